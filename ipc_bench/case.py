@@ -1,0 +1,104 @@
+"""One benchmark case: what to run (``CaseSpec``) and what it measured (``CaseResult``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from ipc_bench.config import ModelConfig, SchedulerConfig
+from ipc_bench.workload import Workload
+
+#: Columns of the scheduler's per-step records, in tuple order. Times in ns, sizes in bytes.
+SCHED_COLUMNS = (
+    "seq",                  # exchange number within the case, from 0
+    "step",                 # logical scheduler step (the clock of the workload)
+    "warmup",               # 1 for warm-up steps (excluded from every figure)
+    "counted",              # 1 for steps the case's figures are computed over
+    "num_reqs",             # requests scheduled this step
+    "num_new_reqs",         # of which scheduled for the first time (NewRequestData)
+    "num_scheduled_tokens",
+    "num_output_tokens",    # tokens sampled this step (partial prefills sample none)
+    "num_finished",
+    "sched_ns",             # Scheduler.schedule()
+    "build_ns",             # building the SchedulerOutput (send's slicing lands here)
+    "encode_ns",            # serializer call on the SchedulerOutput
+    "send_ns",              # socket send of the frame
+    "wait_ns",              # from the end of send to the ModelRunnerOutput frame's arrival
+    "decode_ns",            # serializer call on the ModelRunnerOutput
+    "update_ns",            # Scheduler.update_from_output()
+    "step_ns",              # whole iteration: schedule .. update
+    "sched_cpu_ns",         # scheduler thread CPU time over the step
+    "s2r_payload_bytes",    # SchedulerOutput frame length
+    "r2s_payload_bytes",    # ModelRunnerOutput frame length
+    "gc_collections",       # collections in the scheduler process during the step
+)
+
+#: Columns of the runner's per-step records (one list each, in the RunnerReport).
+RUNNER_COLUMNS = (
+    "runner_idle_ns",       # waiting for the SchedulerOutput frame
+    "runner_decode_ns",     # serializer call on the SchedulerOutput
+    "runner_update_ns",     # ModelRunner.update_states
+    "runner_prepare_ns",    # ModelRunner.prepare_inputs
+    "runner_forward_ns",    # ModelRunner.sample (forward + sampling)
+    "runner_writeback_ns",  # ModelRunner.write_back
+    "runner_build_ns",      # ModelRunner.build_output
+    "runner_encode_ns",     # serializer call on the ModelRunnerOutput
+    "runner_send_ns",       # socket send of the frame
+    "runner_gc_collections",
+)
+
+
+@dataclass
+class CaseSpec:
+    """One case of a scenario: a policy and codec on one workload.
+
+    ``labels``: what tells this case's workload apart inside the scenario (e.g.
+    ``{"num_running": 256}``); cases with equal labels must produce equal token
+    digests. ``max_steps``: stop after that many logical steps (``None``: when the
+    workload is drained). ``count``: ``"decode_only"`` counts only steps where every
+    scheduled request decodes one token; ``"all"`` counts every non-warm-up step.
+    """
+
+    scenario: str
+    labels: dict[str, Any]
+    policy: str
+    codec: str
+    scheduler: SchedulerConfig
+    model: ModelConfig
+    make_workload: Callable[[], Workload]
+    warmup_steps: int = 50
+    max_steps: Optional[int] = None
+    count: str = "all"
+    transport: str = "ipc"
+    peer_timeout_s: float = 30.0
+    floor: bool = True
+    repetition: int = 0
+
+    @property
+    def workload_key(self) -> str:
+        return ",".join(f"{k}={v}" for k, v in sorted(self.labels.items()))
+
+    @property
+    def case_id(self) -> str:
+        labels = ",".join(f"{k}={v}" for k, v in self.labels.items())
+        return f"{labels}/{self.policy}/{self.codec}#{self.repetition}"
+
+
+@dataclass
+class CaseResult:
+    """Everything one case measured. ``sched_rows``: tuples in ``SCHED_COLUMNS``
+    order; ``runner_columns``: ``RUNNER_COLUMNS`` -> per-step list (same step order);
+    ``floor_step_ns``: per replayed step of the floor; ``requests``: per-request dicts;
+    ``s2r_frames``: the counted steps' SchedulerOutput frames (for byte analysis)."""
+
+    spec: CaseSpec
+    sched_rows: list[tuple] = field(default_factory=list)
+    runner_columns: dict[str, list[int]] = field(default_factory=dict)
+    floor_step_ns: list[int] = field(default_factory=list)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    token_digest: str = ""
+    runner_device: str = ""
+    wall_s: float = 0.0
+    num_rejected: int = 0
+    token_bytes: dict[str, float] = field(default_factory=dict)
+    error: Optional[str] = None

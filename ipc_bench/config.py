@@ -1,0 +1,133 @@
+"""Configuration Structs: scheduler limits, model, transport and one benchmark case.
+
+Names follow vLLM's engine arguments (``max_num_seqs``, ``max_num_batched_tokens``,
+``max_model_len``, ``block_size``, ``num_blocks``). Every config validates itself with
+``validate()``, which raises ``ConfigError`` with one line naming the setting.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Optional
+
+import msgspec
+
+Policy = Literal["send", "cached"]
+Codec = Literal["msgpack", "pickle"]
+ModelName = Literal["null"]
+
+POLICIES: tuple[str, ...] = ("send", "cached")
+CODECS: tuple[str, ...] = ("msgpack", "pickle")
+MODELS: tuple[str, ...] = ("null",)
+
+#: Llama 3's vocabulary: ids up to 128,255 take 5 msgpack bytes above 65,535.
+DEFAULT_VOCAB_SIZE = 128_256
+
+
+class ConfigError(ValueError):
+    """A setting is out of range or inconsistent; the message is one line."""
+
+
+class SchedulerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Scheduler limits (vLLM ``SchedulerConfig`` / ``CacheConfig`` names).
+
+    ``max_num_batched_tokens``: token budget of one step. ``max_model_len``: prompt +
+    output tokens of one request. ``block_size``: tokens per KV-cache block;
+    ``num_blocks``: blocks in the cache (accounting only for the null model).
+    Chunked prefill is always on, as in vLLM V1.
+    """
+
+    max_num_seqs: int = 256
+    max_num_batched_tokens: int = 8192
+    max_model_len: int = 4096
+    block_size: int = 16
+    num_blocks: int = 65536
+
+    def validate(self) -> None:
+        """Raise ``ConfigError`` naming the first setting that is out of range."""
+        for name in ("max_num_seqs", "max_num_batched_tokens", "max_model_len",
+                     "block_size", "num_blocks"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.max_model_len < 2:
+            raise ConfigError(f"max_model_len must be at least 2, got {self.max_model_len}")
+        if self.max_model_len < self.block_size:
+            raise ConfigError(
+                f"max_model_len ({self.max_model_len}) is smaller than one block "
+                f"(block_size {self.block_size})")
+        if self.max_num_seqs > 65536:
+            raise ConfigError(f"max_num_seqs must be at most 65536, got {self.max_num_seqs}")
+        if self.max_num_seqs * self.max_model_len > 2**31:
+            raise ConfigError(
+                f"max_num_seqs x max_model_len ({self.max_num_seqs * self.max_model_len}) "
+                "exceeds the runner's 2**31-token buffer")
+
+    @property
+    def max_blocks_per_req(self) -> int:
+        """Blocks one request may hold: ``ceil(max_model_len / block_size)``."""
+        return -(-self.max_model_len // self.block_size)
+
+
+class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The runner's model. ``null``: no compute, each token a hash of the runner's
+    own buffer row (``ipc_bench.model.NullModel``). ``hash_window``: how many of the
+    last tokens the hash reads. ``vocab_size``: sampled ids lie in ``[0, vocab_size)``.
+    """
+
+    name: str = "null"
+    vocab_size: int = DEFAULT_VOCAB_SIZE
+    hash_window: int = 4
+    seed: int = 0
+
+    def validate(self) -> None:
+        if self.name not in MODELS:
+            raise ConfigError(f"unknown model {self.name!r}; choose from {', '.join(MODELS)}")
+        if not 2 <= self.vocab_size <= 2**31 - 1:
+            raise ConfigError(f"vocab_size must be in [2, 2**31-1], got {self.vocab_size}")
+        if not 1 <= self.hash_window <= 64:
+            raise ConfigError(f"hash_window must be in [1, 64], got {self.hash_window}")
+
+
+class RunnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Everything the runner process needs, sent in the start-up ``Handshake``.
+
+    ``policy``: ``send`` or ``cached`` (see ``ipc_bench.model_runner``). ``codec``:
+    ``msgpack`` or ``pickle``. ``warmup_steps``: steps before the heap is frozen.
+    ``peer_timeout_s``: how long the runner waits for the scheduler before it gives up.
+    """
+
+    scheduler: SchedulerConfig
+    model: ModelConfig
+    policy: str
+    codec: str
+    warmup_steps: int
+    peer_timeout_s: float
+    s2r_endpoint: str
+    r2s_endpoint: str
+    record_outputs: bool = True
+
+    def validate(self) -> None:
+        self.scheduler.validate()
+        self.model.validate()
+        if self.policy not in POLICIES:
+            raise ConfigError(f"unknown policy {self.policy!r}; choose from {', '.join(POLICIES)}")
+        if self.codec not in CODECS:
+            raise ConfigError(f"unknown codec {self.codec!r}; choose from {', '.join(CODECS)}")
+        if self.warmup_steps < 0:
+            raise ConfigError(f"warmup_steps must be >= 0, got {self.warmup_steps}")
+        if not self.peer_timeout_s > 0:
+            raise ConfigError(f"peer_timeout_s must be > 0, got {self.peer_timeout_s}")
+
+
+def encode_config(config: msgspec.Struct) -> bytes:
+    """Config Struct -> msgpack bytes (for ``Handshake.config`` and result files)."""
+    return msgspec.msgpack.encode(config)
+
+
+def decode_runner_config(data: bytes) -> RunnerConfig:
+    """Inverse of ``encode_config`` for a ``RunnerConfig``; raises ``ConfigError``."""
+    try:
+        config = msgspec.msgpack.decode(data, type=RunnerConfig)
+    except msgspec.DecodeError as exc:
+        raise ConfigError(f"bad runner config in handshake: {exc}") from None
+    config.validate()
+    return config

@@ -1,0 +1,482 @@
+"""Environment metadata recorded with every benchmark result.
+
+Modelled on pyperf's metadata collection (``pyperf._collect_metadata``), whose
+helpers are reused where they fit (reading /proc and /sys, the CPU model),
+but with our own field names and a flat, JSON-serialisable layout that is
+easy to compare between two result files.
+
+Every collector is best effort: on a machine where a /proc or /sys entry is
+missing, where ``git`` or ``nvidia-smi`` is not installed, or where the code
+does not live in a git checkout, the corresponding field is simply absent
+from the returned dict. Nothing in this module raises because the
+environment is unusual.
+"""
+
+from __future__ import annotations
+
+import datetime
+import importlib.metadata
+import os
+import platform
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+try:  # pyperf's small file helpers (private API: keep a fallback).
+    from pyperf._utils import proc_path, read_first_line, sysfs_path
+except Exception:  # pragma: no cover - only without (a compatible) pyperf
+
+    def read_first_line(path: str, error: bool = False) -> str:
+        try:
+            with open(path, encoding="utf-8") as fp:
+                return fp.readline().rstrip()
+        except OSError:
+            if error:
+                raise
+            return ""
+
+    def proc_path(path: str) -> str:
+        return os.path.join("/proc", path)
+
+    def sysfs_path(path: str) -> str:
+        return os.path.join("/sys", path)
+
+
+try:
+    from pyperf._collect_metadata import collect_cpu_model as _pyperf_cpu_model
+except Exception:  # pragma: no cover - only without (a compatible) pyperf
+    _pyperf_cpu_model = None
+
+
+__all__ = [
+    "collect_metadata",
+    "read_cpu_times",
+    "cpu_usage_between",
+    "compare_metadata",
+    "PACKAGES",
+    "CPU_TIME_FIELDS",
+]
+
+#: Distributions whose versions are recorded under ``metadata["packages"]``
+#: (importlib.metadata distribution names). ``libzmq`` is added next to
+#: ``pyzmq`` when zmq is importable.
+PACKAGES: tuple[str, ...] = (
+    "msgspec",
+    "pyzmq",
+    "pyperf",
+    "numpy",
+    "torch",
+    "pandas",
+    "matplotlib",
+)
+
+#: Fields of the aggregate ``cpu`` line of /proc/stat, in kernel order.
+CPU_TIME_FIELDS: tuple[str, ...] = (
+    "user",
+    "nice",
+    "system",
+    "idle",
+    "iowait",
+    "irq",
+    "softirq",
+    "steal",
+)
+
+#: Directory holding the per-CPU cpufreq entries (monkeypatchable in tests).
+_SYS_CPU_DIR = sysfs_path("devices/system/cpu")
+
+#: Timeout, in seconds, of each ``git`` / ``nvidia-smi`` subprocess.
+_SUBPROCESS_TIMEOUT_S = 5.0
+
+#: Untracked paths under this top-level directory do not make a checkout dirty.
+_RESULTS_PREFIX = "results/"
+
+
+# --------------------------------------------------------------------------
+# Helpers
+# --------------------------------------------------------------------------
+
+
+def _guard(fn: Callable[..., Any], *args: Any) -> Any:
+    """Call ``fn(*args)``, returning None on any error (best-effort fields)."""
+    try:
+        return fn(*args)
+    except Exception:
+        return None
+
+
+def _run_bytes(args: list[str], cwd: str | os.PathLike[str] | None = None,
+               env: dict[str, str] | None = None) -> bytes | None:
+    """Run a command (5 s timeout); return its raw stdout, None on failure."""
+    try:
+        proc = subprocess.run(
+            args,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            timeout=_SUBPROCESS_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+    if proc.returncode != 0:
+        return None
+    return proc.stdout
+
+
+def _run(args: list[str], cwd: str | os.PathLike[str] | None = None,
+         env: dict[str, str] | None = None) -> str | None:
+    """Run a command; return its stdout (decoded, stripped) or None."""
+    out = _run_bytes(args, cwd=cwd, env=env)
+    if out is None:
+        return None
+    return out.decode("utf-8", "replace").strip()
+
+
+def _repo_root() -> Path | None:
+    """Directory of the git checkout holding this package, or None.
+
+    Walks up from this file's directory looking for a ``.git`` entry (a
+    directory, or a file for worktrees/submodules).
+    """
+    here = Path(__file__).resolve().parent
+    for candidate in (here, *here.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+# --------------------------------------------------------------------------
+# Individual collectors (each returns None when unreadable)
+# --------------------------------------------------------------------------
+
+
+def _cpu_model() -> str | None:
+    info: dict[str, Any] = {}
+    if _pyperf_cpu_model is not None:
+        _pyperf_cpu_model(info)  # fills cpu_model_name or cpu_machine
+    model = info.get("cpu_model_name") or info.get("cpu_machine")
+    return str(model) if model else None
+
+
+def _cpu_affinity() -> list[int] | None:
+    if not hasattr(os, "sched_getaffinity"):
+        return None
+    return sorted(int(c) for c in os.sched_getaffinity(0))
+
+
+def _cpu_freq_and_governor(cpus: list[int]) -> tuple[float | None, str | None]:
+    """Mean current frequency (MHz) and governor(s) of ``cpus`` from sysfs."""
+    freqs_khz: list[int] = []
+    governors: set[str] = set()
+    for cpu in cpus:
+        base = os.path.join(_SYS_CPU_DIR, f"cpu{cpu}", "cpufreq")
+        cur = read_first_line(os.path.join(base, "scaling_cur_freq"))
+        if cur:
+            try:
+                freqs_khz.append(int(cur))
+            except ValueError:
+                pass
+        gov = read_first_line(os.path.join(base, "scaling_governor"))
+        if gov:
+            governors.add(gov)
+    freq = round(sum(freqs_khz) / len(freqs_khz) / 1000.0, 1) if freqs_khz else None
+    governor = ",".join(sorted(governors)) if governors else None
+    return freq, governor
+
+
+def _load_avg() -> list[float] | None:
+    if not hasattr(os, "getloadavg"):
+        return None
+    return [float(x) for x in os.getloadavg()]
+
+
+def _packages() -> dict[str, str]:
+    versions: dict[str, str] = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except Exception:
+            continue
+    if "pyzmq" in versions:
+        try:
+            import zmq  # the harness uses zmq anyway; cheap to import
+
+            versions["libzmq"] = str(zmq.zmq_version())
+        except Exception:
+            pass
+    return versions
+
+
+def _git_info() -> dict[str, Any] | None:
+    root = _repo_root()
+    if root is None:
+        return None
+    root = Path(root)
+    # Do not let the caller's GIT_DIR & co. redirect us, and never let git
+    # discover a repository above ``root``.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env["GIT_CEILING_DIRECTORIES"] = str(root.resolve().parent)
+    env["LC_ALL"] = "C"
+
+    def git(*args: str) -> str | None:
+        return _run(["git", "--no-optional-locks", *args], cwd=root, env=env)
+
+    if git("rev-parse", "--is-inside-work-tree") != "true":
+        return None
+
+    info: dict[str, Any] = {}
+    commit = git("rev-parse", "--verify", "-q", "HEAD")
+    if commit:
+        info["commit"] = commit
+    branch = git("symbolic-ref", "--short", "-q", "HEAD")
+    if branch:
+        info["branch"] = branch
+    status = _git_dirty(root, env)
+    if status is not None:
+        info["dirty"] = status
+    return info
+
+
+def _git_dirty(root: Path, env: dict[str, str]) -> bool | None:
+    """True if the checkout has changes other than untracked results/ files."""
+    out = _run_bytes(
+        ["git", "--no-optional-locks", "status", "--porcelain=v1", "-z",
+         "--untracked-files=normal"],
+        cwd=root, env=env,
+    )
+    if out is None:
+        return None
+    entries = out.decode("utf-8", "replace").split("\0")
+    i = 0
+    while i < len(entries):
+        entry = entries[i]
+        i += 1
+        if len(entry) < 4:
+            continue
+        code, path = entry[:2], entry[3:]
+        if "R" in code or "C" in code:
+            i += 1  # a rename/copy entry is followed by its source path
+        if code == "??" and path.startswith(_RESULTS_PREFIX):
+            continue
+        return True
+    return False
+
+
+def _nvidia_driver() -> str | None:
+    out = _run(["nvidia-smi", "--query-gpu=driver_version",
+                "--format=csv,noheader"])
+    if not out:
+        return None
+    first = out.splitlines()[0].strip()
+    return first or None
+
+
+def _gpu_info() -> dict[str, Any] | None:
+    try:
+        import torch
+    except Exception:
+        return None
+    try:
+        if not torch.cuda.is_available():
+            return None
+        count = int(torch.cuda.device_count())
+        major, minor = torch.cuda.get_device_capability(0)
+        info: dict[str, Any] = {
+            "name": str(torch.cuda.get_device_name(0)),
+            "count": count,
+            "cuda": torch.version.cuda,
+            "capability": f"{major}.{minor}",
+        }
+    except Exception:
+        return None
+    driver = _nvidia_driver()
+    if driver:
+        info["driver"] = driver
+    return info
+
+
+# --------------------------------------------------------------------------
+# Public API
+# --------------------------------------------------------------------------
+
+
+def collect_metadata(*, include_hostname: bool = True,
+                     command_line: list[str] | None = None,
+                     probe_gpu: bool = False) -> dict:
+    """Collect a JSON-serialisable description of the machine and software.
+
+    Keys (a key is *absent* when its source cannot be read):
+
+    - ``python_version``: ``platform.python_version()``, e.g. ``"3.11.7"``.
+    - ``python_implementation``: e.g. ``"CPython"``.
+    - ``executable``: ``sys.executable``; absent if empty.
+    - ``platform``: ``platform.platform(aliased=True)``.
+    - ``kernel``: kernel release (``platform.release()``).
+    - ``hostname``: only when ``include_hostname`` is true (and non-empty).
+    - ``cpu_model``: model name from /proc/cpuinfo (via pyperf); absent when
+      /proc/cpuinfo is missing or has no model line (e.g. many ARM boards).
+    - ``cpu_count``: ``os.cpu_count()`` (logical CPUs); absent if unknown.
+    - ``cpu_affinity``: sorted list of CPU ids from
+      ``os.sched_getaffinity(0)``; absent where unsupported.
+    - ``cpu_freq_mhz``: mean ``scaling_cur_freq`` of the CPUs in the
+      affinity set, in MHz (sysfs reports kHz), rounded to 0.1; absent
+      when /sys/devices/system/cpu/cpuN/cpufreq is not readable (VMs,
+      containers).
+    - ``cpu_governor``: the cpufreq scaling governor of those CPUs, or the
+      distinct governors joined by ``","`` when they differ; absent as above.
+    - ``load_avg``: ``[1 min, 5 min, 15 min]`` run-queue load averages
+      (floats, number of runnable tasks); absent where unsupported.
+    - ``packages``: ``{distribution: version}`` for the installed members of
+      :data:`PACKAGES` (uninstalled ones are absent), plus ``libzmq`` (the
+      ``zmq.zmq_version()`` of the bundled/linked libzmq) when pyzmq is
+      installed. Versions come from importlib.metadata; torch, pandas and
+      matplotlib are never imported for this.
+    - ``git``: ``{"commit": 40-hex str, "dirty": bool, "branch": str}`` for
+      the git checkout holding this package. The whole key is absent when
+      the package is not in a checkout or git is unavailable; ``commit`` is
+      absent when the repository has no commit yet, ``branch`` when HEAD is
+      detached, ``dirty`` when ``git status`` fails. Untracked files under
+      ``results/`` do not count as dirty. Each git call times out after 5 s.
+    - ``command_line``: ``command_line`` if given, else ``sys.argv`` (copied).
+    - ``start_time_utc``: ISO 8601 UTC timestamp of this call, e.g.
+      ``"2024-05-01T12:00:00.123456+00:00"``.
+    - ``gpu``: only when ``probe_gpu`` is true. ``None`` when torch is not
+      importable or ``torch.cuda.is_available()`` is false; otherwise
+      ``{"name", "count", "cuda", "capability", "driver"}`` where ``name``
+      and ``capability`` (``"major.minor"``) describe device 0, ``count`` is
+      the number of visible devices, ``cuda`` is ``torch.version.cuda`` and
+      ``driver`` (from ``nvidia-smi``, 5 s timeout) is absent when
+      nvidia-smi is missing or fails. Probing imports torch.
+    """
+    md: dict[str, Any] = {}
+
+    def put(key: str, value: Any) -> None:
+        if value is not None and value != "":
+            md[key] = value
+
+    put("python_version", _guard(platform.python_version))
+    put("python_implementation", _guard(platform.python_implementation))
+    put("executable", sys.executable or None)
+    put("platform", _guard(platform.platform, True, False))
+    put("kernel", _guard(platform.release))
+    if include_hostname:
+        put("hostname", _guard(socket.gethostname))
+
+    put("cpu_model", _guard(_cpu_model))
+    put("cpu_count", _guard(os.cpu_count))
+    affinity = _guard(_cpu_affinity)
+    put("cpu_affinity", affinity)
+    cpus = affinity
+    if not cpus and md.get("cpu_count"):
+        cpus = list(range(md["cpu_count"]))
+    freq_gov = _guard(_cpu_freq_and_governor, cpus or [])
+    if freq_gov is not None:
+        put("cpu_freq_mhz", freq_gov[0])
+        put("cpu_governor", freq_gov[1])
+    put("load_avg", _guard(_load_avg))
+
+    md["packages"] = _guard(_packages) or {}
+    put("git", _guard(_git_info))
+
+    md["command_line"] = [str(a) for a in
+                          (sys.argv if command_line is None else command_line)]
+    md["start_time_utc"] = datetime.datetime.now(datetime.timezone.utc).isoformat()
+
+    if probe_gpu:
+        md["gpu"] = _guard(_gpu_info)
+    return md
+
+
+def read_cpu_times() -> dict:
+    """Read the aggregate ``cpu`` line of /proc/stat.
+
+    Returns ``{"user", "nice", "system", "idle", "iowait", "irq", "softirq",
+    "steal"}`` as ints, in jiffies (USER_HZ ticks, usually 1/100 s) summed
+    over all CPUs since boot. Fields the kernel does not report are 0. Returns
+    an empty dict when /proc/stat is missing or unparsable (non-Linux).
+    """
+    try:
+        with open(proc_path("stat"), encoding="utf-8") as fp:
+            for line in fp:
+                fields = line.split()
+                if not fields or fields[0] != "cpu":
+                    continue
+                values = [int(v) for v in fields[1:1 + len(CPU_TIME_FIELDS)]]
+                values += [0] * (len(CPU_TIME_FIELDS) - len(values))
+                return dict(zip(CPU_TIME_FIELDS, values))
+    except (OSError, ValueError):
+        pass
+    return {}
+
+
+def cpu_usage_between(before: dict, after: dict) -> dict:
+    """Machine-wide CPU usage between two :func:`read_cpu_times` snapshots.
+
+    Returns ``{"busy_pct": float, "steal_pct": float}``, percentages (0-100)
+    of all CPU time elapsed in the interval, summed over every CPU:
+
+    - ``busy_pct``: user + nice + system + irq + softirq (time spent running
+      work; steal is *not* included);
+    - ``steal_pct``: steal, time the hypervisor ran something else while a
+      vCPU wanted to run (non-zero only in VMs).
+
+    The remainder is idle + iowait. Missing keys count as 0. Both values are
+    0.0 when the interval is empty (no jiffy elapsed, an empty snapshot, or
+    counters that went backwards).
+    """
+    delta = {f: int(after.get(f, 0)) - int(before.get(f, 0))
+             for f in CPU_TIME_FIELDS}
+    total = sum(delta.values())
+    if total <= 0:
+        return {"busy_pct": 0.0, "steal_pct": 0.0}
+    busy = sum(delta[f] for f in ("user", "nice", "system", "irq", "softirq"))
+    return {
+        "busy_pct": 100.0 * busy / total,
+        "steal_pct": 100.0 * delta["steal"] / total,
+    }
+
+
+_ABSENT = "absent"
+
+
+def compare_metadata(a: dict, b: dict) -> list[str]:
+    """List the differences between two metadata dicts that matter.
+
+    Compares, in this order: ``cpu_model``, ``cpu_count``,
+    ``python_version``, ``kernel``, every package version in either dict
+    (sorted by name, including ``libzmq``), the git commit and the GPU name.
+    Returns one line per difference, ``"<field> differs: <a> vs <b>"``, e.g.
+    ``"git commit differs: abc123 vs def456"`` or
+    ``"package numpy differs: 1.26.4 vs absent"``; a value missing on one
+    side (or a ``gpu`` of None) prints as ``absent``. A field missing on
+    both sides is not a difference. Returns ``[]`` when nothing differs.
+    """
+    lines: list[str] = []
+
+    def check(label: str, va: Any, vb: Any) -> None:
+        if va != vb:
+            lines.append(f"{label} differs: "
+                         f"{_ABSENT if va is None else va} vs "
+                         f"{_ABSENT if vb is None else vb}")
+
+    for key in ("cpu_model", "cpu_count", "python_version", "kernel"):
+        check(key, a.get(key), b.get(key))
+
+    pa = a.get("packages") or {}
+    pb = b.get("packages") or {}
+    for name in sorted(set(pa) | set(pb)):
+        check(f"package {name}", pa.get(name), pb.get(name))
+
+    ga = a.get("git") or {}
+    gb = b.get("git") or {}
+    check("git commit", ga.get("commit"), gb.get("commit"))
+
+    gpu_a = a.get("gpu") or {}
+    gpu_b = b.get("gpu") or {}
+    check("gpu name", gpu_a.get("name"), gpu_b.get("name"))
+    return lines

@@ -1,0 +1,142 @@
+"""The runner's persistent batch (vLLM V1 ``InputBatch`` and ``CachedRequestState``).
+
+Rows ``[0, num_reqs)`` hold the requests of the current batch. Per row:
+``token_ids_cpu[row, :num_tokens[row]]`` (int32, ``[max_num_seqs, max_model_len]``),
+the counts ``num_tokens``, ``num_tokens_no_spec``, ``num_prompt_tokens``,
+``num_computed_tokens_cpu`` (int32, ``[max_num_seqs]``) and the block table (int32,
+``[max_num_seqs, max_blocks_per_req]``). Removing a request leaves a hole that
+``condense()`` fills by moving the last rows down, as vLLM does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ipc_bench.messages import SamplingParams
+
+
+class CachedRequestState:
+    """Runner-side state of one request, kept while the request lives (vLLM 7f280d69c).
+
+    ``block_ids``: KV blocks of its one KV-cache group. ``output_token_ids`` grows by
+    the runner's token write-back (``ModelRunner.write_token_ids``).
+    """
+
+    __slots__ = ("req_id", "prompt_token_ids", "sampling_params", "block_ids",
+                 "num_computed_tokens", "output_token_ids")
+
+    def __init__(self, req_id: str, prompt_token_ids: list[int], sampling_params: SamplingParams,
+                 block_ids: list[int], num_computed_tokens: int):
+        self.req_id = req_id
+        self.prompt_token_ids = prompt_token_ids
+        self.sampling_params = sampling_params
+        self.block_ids = block_ids
+        self.num_computed_tokens = num_computed_tokens
+        self.output_token_ids: list[int] = []
+
+    @property
+    def num_tokens(self) -> int:
+        return len(self.prompt_token_ids) + len(self.output_token_ids)
+
+
+class InputBatch:
+    """See the module docstring. Raises ``ValueError`` when the batch is full."""
+
+    def __init__(self, max_num_seqs: int, max_model_len: int, max_blocks_per_req: int):
+        self.max_num_seqs = max_num_seqs
+        self.max_model_len = max_model_len
+        self.token_ids_cpu = np.zeros((max_num_seqs, max_model_len), dtype=np.int32)
+        self.num_tokens = np.zeros(max_num_seqs, dtype=np.int32)
+        self.num_tokens_no_spec = np.zeros(max_num_seqs, dtype=np.int32)
+        self.num_prompt_tokens = np.zeros(max_num_seqs, dtype=np.int32)
+        self.num_computed_tokens_cpu = np.zeros(max_num_seqs, dtype=np.int32)
+        self.block_table = np.zeros((max_num_seqs, max_blocks_per_req), dtype=np.int32)
+        self.num_blocks_per_row = np.zeros(max_num_seqs, dtype=np.int32)
+        # Flat int32 views for per-element writes from Python (numpy scalar indexing
+        # costs ~10x more). Same memory as the arrays above.
+        self.token_ids_flat = memoryview(self.token_ids_cpu.reshape(-1))
+        self.num_tokens_mv = memoryview(self.num_tokens)
+        self.num_tokens_no_spec_mv = memoryview(self.num_tokens_no_spec)
+        self.num_computed_tokens_mv = memoryview(self.num_computed_tokens_cpu)
+        self._req_ids: list[str | None] = []
+        self.req_id_to_index: dict[str, int] = {}
+        self._holes: list[int] = []
+
+    @property
+    def num_reqs(self) -> int:
+        return len(self.req_id_to_index)
+
+    @property
+    def req_ids(self) -> list[str]:
+        """Request ids in row order (valid after ``condense()``)."""
+        return self._req_ids  # type: ignore[return-value]
+
+    def add_request(self, state: CachedRequestState) -> int:
+        """Place ``state`` in a free row (lowest hole first); returns the row."""
+        if self._holes:
+            row = min(self._holes)
+            self._holes.remove(row)
+            self._req_ids[row] = state.req_id
+        else:
+            row = len(self._req_ids)
+            if row >= self.max_num_seqs:
+                raise ValueError(f"persistent batch full: max_num_seqs={self.max_num_seqs}")
+            self._req_ids.append(state.req_id)
+        self.req_id_to_index[state.req_id] = row
+        num_prompt = len(state.prompt_token_ids)
+        end = num_prompt + len(state.output_token_ids)
+        self.token_ids_cpu[row, :num_prompt] = state.prompt_token_ids
+        self.token_ids_cpu[row, num_prompt:end] = state.output_token_ids
+        self.num_tokens[row] = end
+        self.num_tokens_no_spec[row] = end
+        self.num_prompt_tokens[row] = num_prompt
+        self.num_computed_tokens_cpu[row] = state.num_computed_tokens
+        self.set_block_ids(row, state.block_ids)
+        return row
+
+    def remove_request(self, req_id: str) -> int | None:
+        """Drop ``req_id`` from the batch (its state is kept by the runner); returns its row."""
+        row = self.req_id_to_index.pop(req_id, None)
+        if row is not None:
+            self._req_ids[row] = None
+            self._holes.append(row)
+        return row
+
+    def set_block_ids(self, row: int, block_ids: list[int]) -> None:
+        n = len(block_ids)
+        self.block_table[row, :n] = block_ids
+        self.num_blocks_per_row[row] = n
+
+    def append_block_ids(self, row: int, block_ids: list[int]) -> None:
+        start = int(self.num_blocks_per_row[row])
+        end = start + len(block_ids)
+        self.block_table[row, start:end] = block_ids
+        self.num_blocks_per_row[row] = end
+
+    def condense(self) -> None:
+        """Move the last rows into the holes so rows ``[0, num_reqs)`` are all used."""
+        if not self._holes:
+            return
+        holes = sorted(self._holes)
+        self._holes.clear()
+        req_ids = self._req_ids
+        while req_ids and req_ids[-1] is None:
+            req_ids.pop()
+        for hole in holes:
+            while req_ids and req_ids[-1] is None:
+                req_ids.pop()
+            last = len(req_ids) - 1
+            if hole >= last:
+                break
+            req_id = req_ids.pop()
+            n = int(self.num_tokens[last])
+            self.token_ids_cpu[hole, :n] = self.token_ids_cpu[last, :n]
+            for arr in (self.num_tokens, self.num_tokens_no_spec, self.num_prompt_tokens,
+                        self.num_computed_tokens_cpu, self.num_blocks_per_row):
+                arr[hole] = arr[last]
+            nb = int(self.num_blocks_per_row[last])
+            self.block_table[hole, :nb] = self.block_table[last, :nb]
+            req_ids[hole] = req_id
+            self.req_id_to_index[req_id] = hole
+        while req_ids and req_ids[-1] is None:
+            req_ids.pop()

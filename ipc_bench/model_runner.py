@@ -1,0 +1,211 @@
+"""GPU model-runner logic, no I/O (vLLM V1 ``GPUModelRunner`` around 7f280d69c).
+
+One step is five phases, each a method the process loop times on its own:
+
+1. ``update_states(so)`` (vLLM ``_update_states``): drop finished and unscheduled
+   requests from the persistent batch, add new ones, and for each cached request set
+   ``num_computed_tokens`` and append its new blocks; under ``send`` also write
+   ``new_token_ids`` into the batch (before PR #20291).
+2. ``prepare_inputs(so)``: per-row scheduled token counts, positions, input ids.
+3. ``sample(inputs)``: the model's forward pass and greedy sampling.
+4. ``write_back(inputs, sampled)``: discard samples of partial prefills; under
+   ``cached`` write the sampled ids into the batch (after PR #20291).
+5. ``build_output(inputs, valid)``: the ``ModelRunnerOutput``.
+
+Both policies write tokens through the same per-request ``write_token_ids``; they
+differ only in where the ids come from (the message, or the sampler) and so in which
+phase the write happens. Neither is vectorized, as in vLLM.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ipc_bench.config import ModelConfig, SchedulerConfig
+from ipc_bench.input_batch import CachedRequestState, InputBatch
+from ipc_bench.messages import ModelRunnerOutput, SchedulerOutput
+from ipc_bench.model import make_model
+from ipc_bench.scheduler import ProtocolError
+
+
+class RunnerError(RuntimeError):
+    """The runner cannot execute a step; the message is one line."""
+
+
+class StepInputs:
+    """Inputs of one step. ``req_ids``: ``[num_reqs]`` in row order;
+    ``num_scheduled`` / ``num_computed``: Python ints per row; ``positions``:
+    last scheduled position per row (int64 ``[num_reqs]``); ``input_ids``: every
+    scheduled token id (int32 ``[total_num_scheduled_tokens]``)."""
+
+    __slots__ = ("req_ids", "num_scheduled", "num_computed", "rows", "positions", "input_ids")
+
+    def __init__(self, req_ids, num_scheduled, num_computed, rows, positions, input_ids):
+        self.req_ids = req_ids
+        self.num_scheduled = num_scheduled
+        self.num_computed = num_computed
+        self.rows = rows
+        self.positions = positions
+        self.input_ids = input_ids
+
+
+class ModelRunner:
+    """See the module docstring. ``policy``: ``send`` or ``cached``."""
+
+    def __init__(self, scheduler_config: SchedulerConfig, model_config: ModelConfig, policy: str):
+        if policy not in ("send", "cached"):
+            raise ValueError(f"unknown policy {policy!r}")
+        self.policy = policy
+        self.tokens_from_scheduler = policy == "send"
+        self.max_model_len = scheduler_config.max_model_len
+        self.input_batch = InputBatch(scheduler_config.max_num_seqs,
+                                      scheduler_config.max_model_len,
+                                      scheduler_config.max_blocks_per_req)
+        self.requests: dict[str, CachedRequestState] = {}
+        self.model = make_model(model_config)
+        self._flat_offsets = (np.arange(scheduler_config.max_num_seqs, dtype=np.int64)
+                              * scheduler_config.max_model_len)
+
+    # ------------------------------------------------------------------ 1
+    def write_token_ids(self, state: CachedRequestState, row: int, start: int,
+                        token_ids: list[int]) -> None:
+        """Write ``token_ids`` at ``token_ids_cpu[row, start:...]``: the one write-back path.
+
+        Sets ``num_tokens_no_spec`` and ``num_tokens`` of ``row`` to the end, and
+        appends to ``state.output_token_ids`` the ids beyond what it already holds.
+        Raises ``RunnerError`` past ``max_model_len`` (vLLM: "Sampled token IDs exceed
+        the max model length").
+        """
+        end = start + len(token_ids)
+        if end > self.max_model_len:
+            raise RunnerError(
+                f"Sampled token IDs exceed the max model length: {state.req_id} would hold "
+                f"{end} tokens, max_model_len is {self.max_model_len}")
+        batch = self.input_batch
+        base = row * self.max_model_len + start
+        if end - start == 1:
+            batch.token_ids_flat[base] = token_ids[0]
+        else:
+            batch.token_ids_flat[base:base + end - start] = np.asarray(token_ids, np.int32)
+        batch.num_tokens_no_spec_mv[row] = end
+        batch.num_tokens_mv[row] = end
+        num_new = end - state.num_tokens
+        if num_new > 0:
+            state.output_token_ids.extend(token_ids[-num_new:])
+
+    def update_states(self, so: SchedulerOutput) -> None:
+        """Apply ``so`` to the runner's request states and persistent batch.
+
+        Raises ``ProtocolError`` on a message inconsistent with the runner's state.
+        """
+        batch = self.input_batch
+        requests = self.requests
+        for req_id in so.finished_req_ids:
+            requests.pop(req_id, None)
+            batch.remove_request(req_id)
+        scheduled = so.num_scheduled_tokens
+        for req_id in batch.req_id_to_index.keys() - scheduled.keys():
+            batch.remove_request(req_id)  # unscheduled (e.g. preempted): state kept
+
+        to_add: list[CachedRequestState] = []
+        for new in so.scheduled_new_reqs:
+            if new.req_id in requests:
+                raise ProtocolError(f"new request {new.req_id} is already on the runner")
+            state = CachedRequestState(new.req_id, new.prompt_token_ids, new.sampling_params,
+                                       list(new.block_ids[0]), new.num_computed_tokens)
+            requests[new.req_id] = state
+            to_add.append(state)
+
+        cached = so.scheduled_cached_reqs
+        req_ids = cached.req_ids
+        new_token_ids = cached.new_token_ids
+        send = self.tokens_from_scheduler
+        if send and len(new_token_ids) != len(req_ids):
+            raise ProtocolError(f"new_token_ids has {len(new_token_ids)} entries for "
+                                f"{len(req_ids)} cached requests under the send policy")
+        index = batch.req_id_to_index
+        for i, req_id in enumerate(req_ids):
+            state = requests.get(req_id)
+            if state is None:
+                raise ProtocolError(f"cached request {req_id} is unknown to the runner")
+            nc = cached.num_computed_tokens[i]
+            state.num_computed_tokens = nc
+            new_blocks = cached.new_block_ids[i][0]
+            state.block_ids.extend(new_blocks)
+            row = index.get(req_id)
+            if row is None:
+                raise ProtocolError(f"cached request {req_id} is not in the persistent batch")
+            batch.num_computed_tokens_mv[row] = nc
+            if new_blocks:
+                batch.append_block_ids(row, new_blocks)
+            if send:
+                self.write_token_ids(state, row, nc, new_token_ids[i])
+
+        for state in to_add:
+            batch.add_request(state)
+        batch.condense()
+
+    # ------------------------------------------------------------------ 2
+    def prepare_inputs(self, so: SchedulerOutput) -> StepInputs:
+        """Per-row counts, last positions and the flat input ids of this step."""
+        batch = self.input_batch
+        req_ids = batch.req_ids
+        scheduled = so.num_scheduled_tokens
+        num_scheduled = [scheduled[r] for r in req_ids]
+        n = len(req_ids)
+        num_computed_np = batch.num_computed_tokens_cpu[:n].astype(np.int64)
+        num_scheduled_np = np.array(num_scheduled, dtype=np.int64)
+        positions = num_computed_np + num_scheduled_np - 1
+        rows = np.arange(n, dtype=np.int64)
+        # Flat token positions of every scheduled token (vLLM gathers input ids alike).
+        total = int(num_scheduled_np.sum())
+        starts = np.repeat(self._flat_offsets[:n] + num_computed_np - np.cumsum(num_scheduled_np)
+                           + num_scheduled_np, num_scheduled_np)
+        flat = starts + np.arange(total, dtype=np.int64)
+        input_ids = np.take(batch.token_ids_cpu.ravel(), flat)
+        return StepInputs(req_ids, num_scheduled, num_computed_np.tolist(), rows, positions,
+                          input_ids)
+
+    # ------------------------------------------------------------------ 3
+    def sample(self, inputs: StepInputs) -> list[int]:
+        """Forward pass and greedy sampling: one token id per row."""
+        return self.model.sample(self.input_batch.token_ids_cpu, inputs.rows,
+                                 inputs.positions).tolist()
+
+    # ------------------------------------------------------------------ 4
+    def write_back(self, inputs: StepInputs, sampled: list[int]) -> list[list[int]]:
+        """Per request: discard partial-prefill samples; under ``cached`` write the rest.
+
+        Returns ``sampled_token_ids``: ``[num_reqs][0 or 1]``.
+        """
+        requests = self.requests
+        write = not self.tokens_from_scheduler
+        num_tokens_no_spec = self.input_batch.num_tokens_no_spec_mv
+        valid: list[list[int]] = []
+        for row, (req_id, nc, ns) in enumerate(zip(inputs.req_ids, inputs.num_computed,
+                                                   inputs.num_scheduled)):
+            state = requests[req_id]
+            if nc + ns < state.num_tokens:
+                valid.append([])  # partial prefill
+                continue
+            ids = [sampled[row]]
+            valid.append(ids)
+            if write:
+                self.write_token_ids(state, row, num_tokens_no_spec[row], ids)
+        return valid
+
+    # ------------------------------------------------------------------ 5
+    def build_output(self, inputs: StepInputs, valid: list[list[int]]) -> ModelRunnerOutput:
+        return ModelRunnerOutput(
+            req_ids=list(inputs.req_ids),
+            req_id_to_index=dict(self.input_batch.req_id_to_index),
+            sampled_token_ids=valid,
+        )
+
+    def execute_model(self, so: SchedulerOutput) -> ModelRunnerOutput:
+        """All five phases in order (for tests and the single-process path)."""
+        self.update_states(so)
+        inputs = self.prepare_inputs(so)
+        sampled = self.sample(inputs)
+        valid = self.write_back(inputs, sampled)
+        return self.build_output(inputs, valid)

@@ -1,0 +1,331 @@
+"""Continuous-batching scheduler logic, no I/O (vLLM V1 ``Scheduler`` at 7f280d69c).
+
+Use: ``add_request`` as requests arrive; each step ``plan = schedule()``, ``so =
+build_scheduler_output(plan)`` (the message), ship ``so`` to the runner, then
+``update_from_output(plan, model_runner_output)``. Tests drive it by hand.
+
+Rules mirrored from vLLM 7f280d69c:
+- running requests are scheduled first, in order, then waiting ones (FIFO), within the
+  step's token budget (``max_num_batched_tokens``) and ``max_num_seqs``; prompts longer
+  than the remaining budget are chunked (chunked prefill);
+- a request may be scheduled at most ``max_model_len - 1 - num_computed_tokens``
+  tokens, leaving room for the sampled token;
+- ``num_computed_tokens`` advances as soon as a step is scheduled;
+- a request stops when ``num_output_tokens >= max_tokens`` or ``num_tokens >=
+  max_model_len``; its blocks are freed and its id goes out in the next step's
+  ``finished_req_ids``;
+- the ``send`` policy fills ``CachedRequestData.new_token_ids`` with
+  ``all_token_ids[num_computed_tokens : num_computed_tokens + num_scheduled_tokens]``
+  (vLLM before #20291, no speculative tokens here); ``cached`` sends one empty list.
+
+Admission rule (documented, counted, never a crash): a request whose prompt has
+``max_model_len`` tokens or more, or which would need more KV blocks than the cache
+has for its prompt plus one token, is rejected on arrival with ``finish_reason =
+"rejected"``. Without preemption, a running request that needs a block when none is
+free stops the run with ``OutOfBlocksError``.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+from ipc_bench.config import SchedulerConfig
+from ipc_bench.kv_cache import KVCacheManager
+from ipc_bench.messages import (
+    CachedRequestData,
+    ModelRunnerOutput,
+    NewRequestData,
+    SamplingParams,
+    SchedulerOutput,
+)
+
+
+class SchedulerError(RuntimeError):
+    """The scheduler cannot go on; the message is one line naming the setting to change."""
+
+
+class OutOfBlocksError(SchedulerError):
+    """A running request needs a KV block and none is free (no preemption)."""
+
+
+class ProtocolError(RuntimeError):
+    """A peer's message is inconsistent with what was scheduled."""
+
+
+class RequestStatus(IntEnum):
+    WAITING = 0
+    RUNNING = 1
+    FINISHED = 2
+    REJECTED = 3
+
+
+class Request:
+    """Scheduler-side state of one request.
+
+    ``all_token_ids``: prompt followed by outputs, ``[num_tokens]``. ``index``: the
+    request's position in its workload (token digests are taken in this order).
+    Steps are scheduler step numbers.
+    """
+
+    __slots__ = (
+        "req_id", "index", "num_prompt_tokens", "all_token_ids", "sampling_params",
+        "max_tokens", "num_computed_tokens", "block_ids", "status", "finish_reason",
+        "arrival_step", "first_scheduled_step", "first_token_step", "finish_step",
+        "prompt_token_ids",
+    )
+
+    def __init__(self, req_id: str, index: int, prompt_token_ids: list[int],
+                 max_tokens: int, arrival_step: int):
+        self.req_id = req_id
+        self.index = index
+        self.prompt_token_ids = prompt_token_ids
+        self.num_prompt_tokens = len(prompt_token_ids)
+        self.all_token_ids = list(prompt_token_ids)
+        self.max_tokens = max_tokens
+        self.sampling_params = SamplingParams(max_tokens=max_tokens)
+        self.num_computed_tokens = 0
+        self.block_ids: list[int] = []
+        self.status = RequestStatus.WAITING
+        self.finish_reason: str | None = None
+        self.arrival_step = arrival_step
+        self.first_scheduled_step = -1
+        self.first_token_step = -1
+        self.finish_step = -1
+
+    @property
+    def num_tokens(self) -> int:
+        return len(self.all_token_ids)
+
+    @property
+    def output_token_ids(self) -> list[int]:
+        return self.all_token_ids[self.num_prompt_tokens:]
+
+
+class SchedulePlan:
+    """What ``schedule()`` decided for one step; consumed by build and update.
+
+    ``cached_num_computed`` holds each cached request's ``num_computed_tokens``
+    before the step (what the message carries), ``cached_new_block_ids`` the blocks
+    allocated to it this step.
+    """
+
+    __slots__ = ("step", "new_reqs", "cached_reqs", "cached_num_computed",
+                 "cached_new_block_ids", "num_scheduled_tokens",
+                 "total_num_scheduled_tokens", "finished_req_ids")
+
+    def __init__(self, step: int, finished_req_ids: set[str]):
+        self.step = step
+        self.new_reqs: list[Request] = []
+        self.cached_reqs: list[Request] = []
+        self.cached_num_computed: list[int] = []
+        self.cached_new_block_ids: list[list[int]] = []
+        self.num_scheduled_tokens: dict[str, int] = {}
+        self.total_num_scheduled_tokens = 0
+        self.finished_req_ids = finished_req_ids
+
+    @property
+    def is_decode_only(self) -> bool:
+        """True when every scheduled request is a cached request decoding one token."""
+        return not self.new_reqs and self.total_num_scheduled_tokens == len(self.cached_reqs)
+
+
+class Scheduler:
+    """See the module docstring. ``policy``: ``send`` or ``cached``."""
+
+    def __init__(self, config: SchedulerConfig, policy: str):
+        config.validate()
+        if policy not in ("send", "cached"):
+            raise ValueError(f"unknown policy {policy!r}")
+        self.config = config
+        self.send_token_ids = policy == "send"
+        self.kv_cache = KVCacheManager(config.num_blocks, config.block_size)
+        self.waiting: list[Request] = []  # FIFO; popped from the front
+        self.running: list[Request] = []
+        self.requests: dict[str, Request] = {}
+        self.finished_req_ids: set[str] = set()
+        self.step = 0
+        self.num_rejected = 0
+        self.num_output_tokens = 0  # tokens sampled so far, all requests
+
+    # ------------------------------------------------------------------ arrivals
+    def add_request(self, req_id: str, index: int, prompt_token_ids: list[int],
+                    max_tokens: int) -> Request:
+        """Queue a request; applies the admission rule (see module docstring)."""
+        if req_id in self.requests:
+            raise SchedulerError(f"duplicate req_id {req_id!r}")
+        req = Request(req_id, index, prompt_token_ids, max_tokens, self.step)
+        self.requests[req_id] = req
+        cfg = self.config
+        too_long = req.num_prompt_tokens >= cfg.max_model_len
+        too_big = -(-(req.num_prompt_tokens + 1) // cfg.block_size) > cfg.num_blocks
+        if too_long or too_big or req.num_prompt_tokens == 0 or max_tokens < 1:
+            req.status = RequestStatus.REJECTED
+            req.finish_reason = "rejected"
+            req.finish_step = self.step
+            self.num_rejected += 1
+        else:
+            self.waiting.append(req)
+        return req
+
+    def has_unfinished_requests(self) -> bool:
+        return bool(self.waiting or self.running)
+
+    # ------------------------------------------------------------------ schedule
+    def schedule(self) -> SchedulePlan:
+        """Decide this step's batch and advance ``num_computed_tokens``.
+
+        Raises ``OutOfBlocksError`` when a running request needs a block and none is
+        free, and ``SchedulerError`` when a waiting request can never be admitted.
+        """
+        cfg = self.config
+        plan = SchedulePlan(self.step, self.finished_req_ids)
+        self.finished_req_ids = set()
+        budget = cfg.max_num_batched_tokens
+        limit = cfg.max_model_len - 1
+        kv = self.kv_cache
+        num_scheduled = plan.num_scheduled_tokens
+        cached_reqs = plan.cached_reqs
+        cached_nc = plan.cached_num_computed
+        cached_blocks = plan.cached_new_block_ids
+
+        block_size = cfg.block_size
+        for req in self.running:
+            if budget == 0:
+                break
+            nc = req.num_computed_tokens
+            n = len(req.all_token_ids) - nc
+            if n > budget:
+                n = budget
+            if n > limit - nc:
+                n = limit - nc
+            if n <= 0:
+                continue
+            new_blocks: list[int] = []
+            need = (nc + n + block_size - 1) // block_size - len(req.block_ids)
+            if need > 0:
+                got = kv.allocate(need)
+                if got is None:
+                    raise OutOfBlocksError(
+                        f"KV cache out of blocks at step {self.step}: request {req.req_id} "
+                        f"needs {need} more, {kv.num_free_blocks} of {cfg.num_blocks} free; "
+                        "raise --num-blocks (preemption is not modelled)")
+                new_blocks = got
+                req.block_ids.extend(got)
+            cached_reqs.append(req)
+            cached_nc.append(nc)
+            cached_blocks.append(new_blocks)
+            num_scheduled[req.req_id] = n
+            budget -= n
+
+        while self.waiting and budget and len(self.running) < cfg.max_num_seqs:
+            req = self.waiting[0]
+            n = min(req.num_prompt_tokens, budget, limit)
+            need = kv.blocks_needed(0, n)
+            got = kv.allocate(need)
+            if got is None:
+                if not self.running:
+                    raise SchedulerError(
+                        f"request {req.req_id} needs {need} KV blocks and only "
+                        f"{kv.num_free_blocks} exist free with nothing running; raise --num-blocks")
+                break
+            self.waiting.pop(0)
+            req.block_ids = got
+            req.status = RequestStatus.RUNNING
+            req.first_scheduled_step = self.step
+            self.running.append(req)
+            plan.new_reqs.append(req)
+            num_scheduled[req.req_id] = n
+            budget -= n
+
+        plan.total_num_scheduled_tokens = cfg.max_num_batched_tokens - budget
+        # vLLM's _update_after_schedule: computed tokens advance once scheduled.
+        for req_id, n in num_scheduled.items():
+            self.requests[req_id].num_computed_tokens += n
+        self.step += 1
+        return plan
+
+    def build_scheduler_output(self, plan: SchedulePlan) -> SchedulerOutput:
+        """The ``SchedulerOutput`` message of ``plan`` (one per-request loop, as vLLM)."""
+        new_reqs = [
+            NewRequestData(req.req_id, req.prompt_token_ids, req.sampling_params,
+                           (list(req.block_ids),), 0)
+            for req in plan.new_reqs
+        ]
+        req_ids: list[str] = []
+        new_token_ids: list[list[int]] = []
+        new_block_ids: list[tuple[list[int], ...]] = []
+        num_scheduled = plan.num_scheduled_tokens
+        send = self.send_token_ids
+        for req, nc, blocks in zip(plan.cached_reqs, plan.cached_num_computed,
+                                   plan.cached_new_block_ids):
+            req_id = req.req_id
+            req_ids.append(req_id)
+            new_block_ids.append((blocks,))
+            if send:
+                new_token_ids.append(req.all_token_ids[nc:nc + num_scheduled[req_id]])
+        if not send:
+            new_token_ids.append([])
+        cached = CachedRequestData(
+            req_ids=req_ids,
+            resumed_from_preemption=[False] * len(req_ids),
+            new_token_ids=new_token_ids,
+            new_block_ids=new_block_ids,
+            num_computed_tokens=list(plan.cached_num_computed),
+        )
+        return SchedulerOutput(
+            scheduled_new_reqs=new_reqs,
+            scheduled_cached_reqs=cached,
+            num_scheduled_tokens=num_scheduled,
+            total_num_scheduled_tokens=plan.total_num_scheduled_tokens,
+            scheduled_spec_decode_tokens={},
+            scheduled_encoder_inputs={},
+            num_common_prefix_blocks=[0],
+            finished_req_ids=plan.finished_req_ids,
+            free_encoder_input_ids=[],
+            structured_output_request_ids={},
+        )
+
+    # ------------------------------------------------------------------ update
+    def update_from_output(self, plan: SchedulePlan, output: ModelRunnerOutput) -> list[Request]:
+        """Append sampled ids, apply stop rules, free finished requests.
+
+        Returns the requests that finished this step. Raises ``ProtocolError`` if the
+        output lacks a scheduled request or samples more than one token for it.
+        """
+        cfg = self.config
+        index = output.req_id_to_index
+        sampled = output.sampled_token_ids
+        finished: list[Request] = []
+        step = plan.step
+        for req_id in plan.num_scheduled_tokens:
+            i = index.get(req_id)
+            if i is None or i >= len(sampled):
+                raise ProtocolError(f"step {step}: ModelRunnerOutput has no row for {req_id}")
+            ids = sampled[i]
+            req = self.requests[req_id]
+            all_ids = req.all_token_ids
+            if len(all_ids) != req.num_computed_tokens:
+                if ids:
+                    raise ProtocolError(
+                        f"step {step}: token sampled for {req_id} before its prefill ended")
+                continue  # partial prefill: the runner discards its sample
+            if len(ids) != 1:
+                raise ProtocolError(
+                    f"step {step}: {len(ids)} tokens sampled for {req_id}, expected 1")
+            all_ids.append(ids[0])
+            self.num_output_tokens += 1
+            if req.first_token_step < 0:
+                req.first_token_step = step
+            if (len(all_ids) - req.num_prompt_tokens >= req.max_tokens
+                    or len(all_ids) >= cfg.max_model_len):
+                req.status = RequestStatus.FINISHED
+                req.finish_reason = "length"
+                req.finish_step = step
+                finished.append(req)
+        if finished:
+            self.running = [r for r in self.running if r.status == RequestStatus.RUNNING]
+            for req in finished:
+                self.kv_cache.free(req.block_ids)
+                req.block_ids = []
+                self.finished_req_ids.add(req.req_id)
+        return finished

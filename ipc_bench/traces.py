@@ -1,0 +1,375 @@
+"""Strict loader for the public Azure LLM inference trace (November 2023).
+
+Source: ``Azure/AzurePublicDataset``, files ``data/AzureLLMInferenceTrace_conv.csv`` and
+``data/AzureLLMInferenceTrace_code.csv``, added in commit
+790921015d50dd6aae7f7e47f39ba0e235ad6b08. It is the data analysed in "Splitwise: Efficient
+generative LLM inference using phase splitting" (Patel et al., ISCA 2024), and is licensed
+CC BY 4.0; cite the Splitwise paper when using it.
+
+Format (one request per row)::
+
+    TIMESTAMP,ContextTokens,GeneratedTokens
+    2023-11-16 18:15:46.6805900,374,44
+    ...
+
+- ``TIMESTAMP``: arrival time ``YYYY-MM-DD HH:MM:SS.fffffff`` (7 fractional digits, i.e.
+  100 ns resolution; no time zone). This loader accepts 0 to 9 fractional digits (no dot
+  for 0) and parses them exactly, with integer arithmetic, so arrival times carry no
+  floating-point drift beyond the single final conversion to seconds.
+- ``ContextTokens``: prompt length in tokens, an integer >= 1.
+- ``GeneratedTokens``: output length in tokens, an integer >= 1.
+
+The published files are ASCII with CRLF line endings and no newline after the last row.
+The loader also accepts LF or CR-only line endings, a trailing newline or not, and a
+UTF-8 byte-order mark. It is strict about everything else: the header must be exactly
+the three column names above, in that order; fields are not quoted (quotes are taken
+literally and then fail validation); blank lines are errors; timestamps must not go
+backwards (equal timestamps are allowed); a field may be at most 64 characters and a
+line at most 1 KiB. Every problem raises :class:`TraceError`, a ``ValueError`` whose
+message is one line naming the file and the 1-based line number (the header is line 1).
+
+The trace files are data, not code: pass them to :func:`load_azure_trace` by path (for
+example from a shared data directory) and never copy them into this project.
+
+The loader uses the ``csv`` module rather than pandas so that importing it stays cheap.
+"""
+
+from __future__ import annotations
+
+import csv
+import operator
+import os
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Iterator, Optional, Union
+
+import numpy as np
+
+__all__ = ["TraceError", "Trace", "load_azure_trace", "COLUMNS"]
+
+#: The header of an Azure LLM inference trace, in order.
+COLUMNS: tuple[str, str, str] = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
+
+_HEADER_TEXT = ",".join(COLUMNS)
+_MAX_LINE_CHARS = 1024  # "huge row": a line (without its terminator) over 1 KiB
+_MAX_FIELD_CHARS = 64
+_INT64_MAX = int(np.iinfo(np.int64).max)
+_NS_PER_S = 1_000_000_000
+_SECONDS_PER_DAY = 86_400
+# The UTF-8 byte-order mark as it appears when the bytes are read as Latin-1.
+_BOM_LATIN1 = "\xef\xbb\xbf"
+
+_TIMESTAMP_RE = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?"
+)
+_UINT_RE = re.compile(r"[0-9]+")
+
+PathArg = Union[str, "os.PathLike[str]"]
+
+
+class TraceError(ValueError):
+    """A trace file is missing, unreadable or malformed.
+
+    The message is one line naming the file and, where the problem is on a line, its
+    1-based line number (the header is line 1), e.g.
+    ``trace.csv line 7: GeneratedTokens is not a non-negative integer: 'abc'``.
+    """
+
+
+@dataclass(frozen=True, eq=False)
+class Trace:
+    """Requests of an Azure LLM inference trace, one entry per CSV data row, in file order.
+
+    Attributes (N = number of requests):
+
+    - ``path``: the file the trace was loaded from, as given to the loader.
+    - ``arrival_s``: float64 array, shape (N,), seconds since the first row's timestamp,
+      so ``arrival_s[0] == 0.0``; non-decreasing.
+    - ``prompt_lens``: int64 array, shape (N,), prompt length in tokens (``ContextTokens``),
+      each >= 1.
+    - ``output_lens``: int64 array, shape (N,), output length in tokens
+      (``GeneratedTokens``), each >= 1.
+
+    Arrays made by :func:`load_azure_trace` are read-only. Equality is identity
+    (``eq=False``), since element-wise array comparison has no single truth value.
+
+    Source: Azure/AzurePublicDataset, commit 790921015d50dd6aae7f7e47f39ba0e235ad6b08
+    (``data/AzureLLMInferenceTrace_{conv,code}.csv``, CC BY 4.0), the data of
+    "Splitwise: Efficient generative LLM inference using phase splitting"
+    (Patel et al., ISCA 2024).
+    """
+
+    path: str
+    arrival_s: np.ndarray
+    prompt_lens: np.ndarray
+    output_lens: np.ndarray
+
+    def __post_init__(self) -> None:
+        for name, dtype in (
+            ("arrival_s", np.float64),
+            ("prompt_lens", np.int64),
+            ("output_lens", np.int64),
+        ):
+            arr = getattr(self, name)
+            if not isinstance(arr, np.ndarray) or arr.dtype != dtype or arr.ndim != 1:
+                raise TypeError(f"Trace.{name} must be a 1-D {np.dtype(dtype).name} numpy array")
+        n = self.arrival_s.shape[0]
+        if self.prompt_lens.shape[0] != n or self.output_lens.shape[0] != n:
+            raise ValueError(
+                "Trace arrays differ in length: "
+                f"arrival_s {n}, prompt_lens {self.prompt_lens.shape[0]}, "
+                f"output_lens {self.output_lens.shape[0]}"
+            )
+
+    def __len__(self) -> int:
+        return int(self.arrival_s.shape[0])
+
+    def head(self, n: int) -> "Trace":
+        """The first ``n`` requests as a new Trace (all of them if ``n >= len(self)``).
+
+        The arrays are views of this trace's arrays; ``arrival_s`` keeps its origin (the
+        first row's timestamp), so ``head(n).arrival_s[0] == 0.0`` for ``n >= 1``.
+        """
+        if isinstance(n, bool):
+            raise TypeError("Trace.head(n): n must be an int, not bool")
+        n = operator.index(n)
+        if n < 0:
+            raise ValueError(f"Trace.head(n): n must be >= 0, got {n}")
+        return Trace(
+            path=self.path,
+            arrival_s=self.arrival_s[:n],
+            prompt_lens=self.prompt_lens[:n],
+            output_lens=self.output_lens[:n],
+        )
+
+
+def _shown_path(path: str) -> str:
+    """The path as it goes into a message, kept on one line."""
+    return path if path.isprintable() else repr(path)
+
+
+def _show(text: str, limit: int = 80) -> str:
+    """repr() of text, cut to ``limit`` characters: always one line."""
+    if len(text) <= limit:
+        return repr(text)
+    return repr(text[:limit]) + f"... ({len(text)} characters)"
+
+
+class _Lines:
+    """Iterator over the lines of a text file opened with ``newline=''`` and Latin-1.
+
+    Yields each line without its terminator (``\\r\\n``, ``\\n`` or ``\\r``), decoded as
+    UTF-8, and keeps ``lineno`` (1-based) of the line last yielded. Reads at most a little
+    over 1 KiB per line, so a huge line fails fast instead of filling memory.
+    """
+
+    def __init__(self, f, where) -> None:
+        self._f = f
+        self._where = where
+        self.lineno = 0
+
+    def __iter__(self) -> Iterator[str]:
+        return self
+
+    def __next__(self) -> str:
+        try:
+            raw = self._f.readline(_MAX_LINE_CHARS + 3)
+        except OSError as exc:
+            raise self._where(self.lineno + 1, f"read error: {exc.strerror or exc}") from None
+        if not raw:
+            raise StopIteration
+        self.lineno += 1
+        if raw.endswith("\r\n"):
+            line = raw[:-2]
+        elif raw.endswith(("\r", "\n")):
+            line = raw[:-1]
+        else:
+            line = raw
+        if self.lineno == 1 and line.startswith(_BOM_LATIN1):
+            line = line[len(_BOM_LATIN1):]
+        if len(line) > _MAX_LINE_CHARS:
+            raise self._where(
+                self.lineno, f"huge row: line is longer than {_MAX_LINE_CHARS} bytes"
+            )
+        try:
+            return line.encode("latin-1").decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise self._where(
+                self.lineno, f"not UTF-8 text (byte {exc.start + 1} of the line)"
+            ) from None
+
+
+def _parse_timestamp_ns(value: str) -> Optional[int]:
+    """Nanoseconds since 0001-01-01 00:00:00, or None if ``value`` is not a timestamp.
+
+    Raises ValueError (from datetime) for a well-formed but impossible date or time.
+    """
+    m = _TIMESTAMP_RE.fullmatch(value)
+    if m is None:
+        return None
+    year, month, day, hour, minute, second = (int(g) for g in m.groups()[:6])
+    dt = datetime(year, month, day, hour, minute, second)  # validates ranges
+    frac = m.group(7) or ""
+    seconds = (dt.toordinal() - 1) * _SECONDS_PER_DAY + hour * 3600 + minute * 60 + second
+    return seconds * _NS_PER_S + int(frac.ljust(9, "0") or "0")
+
+
+def load_azure_trace(path: PathArg, max_requests: Optional[int] = None) -> Trace:
+    """Load an Azure LLM inference trace CSV (see the module docstring for the format).
+
+    ``path``: the trace file (str or path-like), passed by path, never vendored.
+    ``max_requests``: read at most this many data rows (>= 1) and stop there, so rows
+    after them are never read; ``None`` reads the whole file.
+
+    Returns a :class:`Trace` with at least one request. Raises :class:`TraceError`, a
+    one-line message naming the file and line, for any problem with the file.
+    """
+    path_str = os.fsdecode(path)
+    shown = _shown_path(path_str)
+
+    if max_requests is not None:
+        if isinstance(max_requests, bool):
+            raise TypeError("max_requests must be an int or None, not bool")
+        max_requests = operator.index(max_requests)
+        if max_requests < 1:
+            raise TraceError(f"{shown}: max_requests must be >= 1 or None, got {max_requests}")
+
+    def where(lineno: int, problem: str) -> TraceError:
+        return TraceError(f"{shown} line {lineno}: {problem}")
+
+    if os.path.isdir(path_str):
+        raise TraceError(f"{shown}: is a directory, not a trace file")
+    try:
+        f = open(path_str, "r", encoding="latin-1", newline="")
+    except (FileNotFoundError, NotADirectoryError):
+        raise TraceError(f"no such trace file: {shown}") from None
+    except IsADirectoryError:
+        raise TraceError(f"{shown}: is a directory, not a trace file") from None
+    except OSError as exc:
+        raise TraceError(f"cannot read trace file: {shown} ({exc.strerror or exc})") from None
+
+    with f:
+        lines = _Lines(f, where)
+        # One record per line: QUOTE_NONE makes quotes literal, so no record spans lines.
+        reader = csv.reader(lines, quoting=csv.QUOTE_NONE, strict=True)
+
+        def next_record() -> Optional[list[str]]:
+            try:
+                return next(reader)
+            except StopIteration:
+                return None
+            except csv.Error as exc:
+                raise where(lines.lineno, f"CSV error: {exc}") from None
+
+        header = next_record()
+        if header is None:
+            raise where(1, f"empty file; expected header {_HEADER_TEXT!r}")
+        _check_header(header, where)
+
+        ts_ns: list[int] = []
+        prompt: list[int] = []
+        output: list[int] = []
+        prev_ns = -1
+        prev_text = ""
+        prev_line = 0
+        while max_requests is None or len(ts_ns) < max_requests:
+            fields = next_record()
+            if fields is None:
+                break
+            lineno = lines.lineno
+            ns, ctx, gen = _parse_row(fields, lineno, where)
+            if ns < prev_ns:
+                raise where(
+                    lineno,
+                    f"timestamps are unsorted: TIMESTAMP {fields[0]!r} is earlier than "
+                    f"{prev_text!r} on line {prev_line}",
+                )
+            prev_ns, prev_text, prev_line = ns, fields[0], lineno
+            ts_ns.append(ns)
+            prompt.append(ctx)
+            output.append(gen)
+
+        if not ts_ns:
+            raise where(lines.lineno + 1, "no data rows after the header")
+
+    t0 = ts_ns[0]
+    # Python int / int is correctly rounded, so each arrival is exact to float64 precision.
+    arrival_s = np.array([(t - t0) / _NS_PER_S for t in ts_ns], dtype=np.float64)
+    prompt_lens = np.array(prompt, dtype=np.int64)
+    output_lens = np.array(output, dtype=np.int64)
+    for arr in (arrival_s, prompt_lens, output_lens):
+        arr.flags.writeable = False
+    return Trace(
+        path=path_str, arrival_s=arrival_s, prompt_lens=prompt_lens, output_lens=output_lens
+    )
+
+
+def _check_header(fields: list[str], where) -> None:
+    if tuple(fields) == COLUMNS:
+        return
+    found = ",".join(fields)
+    if not fields or found == "":
+        raise where(1, f"header missing: expected {_HEADER_TEXT!r}, found an empty line")
+    if _TIMESTAMP_RE.fullmatch(fields[0]):
+        raise where(
+            1, f"header missing: expected {_HEADER_TEXT!r}, found a data row {_show(found)}"
+        )
+    missing = [c for c in COLUMNS if c not in fields]
+    unexpected = [c for c in fields if c not in COLUMNS]
+    details = []
+    if missing:
+        details.append("missing " + ", ".join(missing))
+    if unexpected:
+        details.append("unexpected " + ", ".join(_show(c, 40) for c in unexpected[:5]))
+        if len(unexpected) > 5:
+            details[-1] += f" and {len(unexpected) - 5} more"
+    if not details:
+        details.append("columns repeated or in the wrong order")
+    raise where(
+        1,
+        f"bad header: expected {_HEADER_TEXT!r}, found {_show(found)} ({'; '.join(details)})",
+    )
+
+
+def _parse_row(fields: list[str], lineno: int, where) -> tuple[int, int, int]:
+    for i, value in enumerate(fields):
+        if len(value) > _MAX_FIELD_CHARS:
+            name = COLUMNS[i] if i < len(COLUMNS) else f"field {i + 1}"
+            raise where(
+                lineno,
+                f"huge row: {name} is {len(value)} characters long "
+                f"(limit {_MAX_FIELD_CHARS}): {_show(value, 40)}",
+            )
+    if len(fields) != len(COLUMNS):
+        if not fields:
+            raise where(lineno, "blank line; expected a data row")
+        raise where(
+            lineno,
+            f"expected {len(COLUMNS)} fields ({_HEADER_TEXT}), found {len(fields)}: "
+            f"{_show(','.join(fields))}",
+        )
+    ts_text, ctx_text, gen_text = fields
+    try:
+        ns = _parse_timestamp_ns(ts_text)
+    except ValueError as exc:
+        raise where(lineno, f"TIMESTAMP is not a valid date and time: {ts_text!r} ({exc})") from None
+    if ns is None:
+        raise where(
+            lineno,
+            f"TIMESTAMP is not of the form 'YYYY-MM-DD HH:MM:SS.fffffff': {ts_text!r}",
+        )
+    ctx = _parse_count("ContextTokens", ctx_text, "prompt", lineno, where)
+    gen = _parse_count("GeneratedTokens", gen_text, "output", lineno, where)
+    return ns, ctx, gen
+
+
+def _parse_count(name: str, text: str, kind: str, lineno: int, where) -> int:
+    if not _UINT_RE.fullmatch(text):
+        raise where(lineno, f"{name} is not a non-negative integer: {text!r}")
+    value = int(text)
+    if value == 0:
+        raise where(lineno, f"{name} is 0; a request needs at least one {kind} token")
+    if value > _INT64_MAX:
+        raise where(lineno, f"{name} does not fit in int64: {text!r}")
+    return value

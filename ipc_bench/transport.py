@@ -1,0 +1,151 @@
+"""ZeroMQ channels between the scheduler and runner processes.
+
+Three sockets per case, all bound by the scheduler and connected by the runner:
+
+- ``s2r``: PUSH -> PULL, one frame per ``SchedulerOutput`` (measured);
+- ``r2s``: PUSH -> PULL, one frame per ``ModelRunnerOutput`` (measured);
+- ``ctl``: PAIR, control messages (``ipc_bench.messages.ControlMessage``), never counted.
+
+An empty frame on a data socket is never a valid message; it tells the peer to read
+the control socket (phase change, stop or error), so data sockets carry measured
+traffic only. ``ipc://`` endpoints live in a private directory (mode 0700) unique to
+the run; ``tcp://`` endpoints bind to 127.0.0.1 unless another host is given.
+
+Every receive has a timeout and a liveness check of the peer.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from typing import Callable, Optional
+
+import msgspec
+import zmq
+
+from ipc_bench.messages import ControlMessage
+
+#: Receive timeout of one wait slice; between slices the peer's liveness is checked.
+POLL_SLICE_MS = 100
+
+_ctl_encoder = msgspec.msgpack.Encoder()
+_ctl_decoder = msgspec.msgpack.Decoder(ControlMessage)
+
+
+class PeerError(RuntimeError):
+    """The peer process died, stopped answering or sent garbage; message is one line."""
+
+
+class Endpoints(msgspec.Struct, frozen=True):
+    """ZeroMQ endpoint strings of one case's three sockets."""
+
+    s2r: str
+    r2s: str
+    ctl: str
+
+
+class EndpointDir:
+    """Private directory for ``ipc://`` socket files; ``cleanup()`` removes it."""
+
+    def __init__(self) -> None:
+        self.path = tempfile.mkdtemp(prefix="ipc-bench-")  # mode 0700
+        os.chmod(self.path, 0o700)
+
+    def cleanup(self) -> None:
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+def _configure(sock: zmq.Socket) -> None:
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.setsockopt(zmq.RCVTIMEO, POLL_SLICE_MS)
+    sock.setsockopt(zmq.SNDTIMEO, 10_000)
+
+
+class SchedulerSockets:
+    """The scheduler's bound sockets. ``transport``: ``ipc`` or ``tcp``; ``host`` for tcp."""
+
+    def __init__(self, ctx: zmq.Context, transport: str, endpoint_dir: Optional[EndpointDir],
+                 host: str = "127.0.0.1"):
+        self.s2r = ctx.socket(zmq.PUSH)
+        self.r2s = ctx.socket(zmq.PULL)
+        self.ctl = ctx.socket(zmq.PAIR)
+        names = {}
+        for name, sock in (("s2r", self.s2r), ("r2s", self.r2s), ("ctl", self.ctl)):
+            _configure(sock)
+            if transport == "ipc":
+                assert endpoint_dir is not None
+                sock.bind(f"ipc://{endpoint_dir.path}/{name}")
+            elif transport == "tcp":
+                sock.bind(f"tcp://{host}:*")
+            else:
+                raise ValueError(f"unknown transport {transport!r}")
+            names[name] = sock.getsockopt_string(zmq.LAST_ENDPOINT)
+        self.endpoints = Endpoints(**names)
+
+    def close(self) -> None:
+        for sock in (self.s2r, self.r2s, self.ctl):
+            sock.close(linger=0)
+
+
+class RunnerSockets:
+    """The runner's connected sockets."""
+
+    def __init__(self, ctx: zmq.Context, ctl_endpoint: str):
+        self.ctl = ctx.socket(zmq.PAIR)
+        _configure(self.ctl)
+        self.ctl.connect(ctl_endpoint)
+        self.s2r: Optional[zmq.Socket] = None
+        self.r2s: Optional[zmq.Socket] = None
+
+    def connect_data(self, s2r_endpoint: str, r2s_endpoint: str) -> None:
+        self.s2r = self.ctl.context.socket(zmq.PULL)
+        self.r2s = self.ctl.context.socket(zmq.PUSH)
+        _configure(self.s2r)
+        _configure(self.r2s)
+        self.s2r.connect(s2r_endpoint)
+        self.r2s.connect(r2s_endpoint)
+
+    def close(self) -> None:
+        for sock in (self.s2r, self.r2s, self.ctl):
+            if sock is not None:
+                sock.close(linger=0)
+
+
+def recv_frame(sock: zmq.Socket, timeout_s: float, peer_problem: Callable[[], Optional[str]],
+               what: str) -> bytes:
+    """Receive one frame, waiting at most ``timeout_s`` seconds.
+
+    ``peer_problem()`` is called every ``POLL_SLICE_MS`` while waiting; a non-None
+    return (e.g. "runner killed by SIGKILL") raises ``PeerError`` at once. Raises
+    ``PeerError`` naming ``what`` on timeout.
+    """
+    try:
+        return sock.recv()
+    except zmq.Again:
+        pass
+    deadline = time.monotonic() + timeout_s
+    while True:
+        problem = peer_problem()
+        if problem:
+            raise PeerError(problem)
+        try:
+            return sock.recv()
+        except zmq.Again:
+            if time.monotonic() > deadline:
+                raise PeerError(f"no {what} within {timeout_s:g} s") from None
+
+
+def send_control(sock: zmq.Socket, msg: ControlMessage) -> None:
+    sock.send(_ctl_encoder.encode(msg))
+
+
+def recv_control(sock: zmq.Socket, timeout_s: float, peer_problem: Callable[[], Optional[str]],
+                 what: str) -> ControlMessage:
+    """Receive and decode one control message; ``PeerError`` on timeout or garbage."""
+    frame = recv_frame(sock, timeout_s, peer_problem, what)
+    try:
+        return _ctl_decoder.decode(frame)
+    except msgspec.DecodeError as exc:
+        raise PeerError(f"malformed control message while waiting for {what}: {exc}") from None

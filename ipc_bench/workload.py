@@ -1,0 +1,148 @@
+"""Workloads: which requests arrive at which scheduler step (the logical clock).
+
+A workload is deterministic for a seed: the same requests (ids, prompt ids, output
+lengths) arrive at the same step numbers in every case of a run, so both policies
+schedule exactly the same batches and must produce the same tokens.
+
+- ``SteadyDecodeWorkload``: exactly ``num_running`` requests at all times; a finished
+  request is replaced by a new one arriving at the next step.
+- ``TraceWorkload``: replay of an Azure LLM inference trace (``ipc_bench.traces``);
+  a request arriving ``t`` seconds after the first one arrives at step
+  ``floor(t / logical_step_s)``.
+
+Request ids look like vLLM's OpenAI server's (``cmpl-<32 hex>-0``); prompt token ids
+are drawn uniformly from the vocabulary with a per-request seeded generator.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ipc_bench.traces import Trace
+
+
+@dataclass(frozen=True)
+class RequestSpec:
+    """One arriving request. ``index``: position in the workload (digest order);
+    ``arrival_step``: logical step; ``arrival_s``: seconds after the first arrival
+    (the trace's, or ``arrival_step * logical_step_s``)."""
+
+    index: int
+    req_id: str
+    prompt_token_ids: list[int]
+    max_tokens: int
+    arrival_step: int
+    arrival_s: float
+
+
+def make_req_id(seed: int, index: int) -> str:
+    """``cmpl-<32 hex>-0``, the 32 hex digits drawn from ``(seed, index)``."""
+    rng = np.random.default_rng([seed, index, 0x1D])
+    return f"cmpl-{int(rng.integers(0, 2**63)):016x}{int(rng.integers(0, 2**63)):016x}-0"
+
+
+def make_prompt(seed: int, index: int, num_tokens: int, vocab_size: int) -> list[int]:
+    """``[num_tokens]`` prompt ids, uniform in ``[0, vocab_size)``, from ``(seed, index)``."""
+    rng = np.random.default_rng([seed, index, 0x9E])
+    return rng.integers(0, vocab_size, size=num_tokens).tolist()
+
+
+class Workload:
+    """Interface: ``arrivals(step)``, ``next_arrival_step()``, ``on_finished``, ``name``."""
+
+    name: str = "workload"
+
+    def arrivals(self, step: int) -> list[RequestSpec]:
+        """Requests arriving at ``step`` or earlier and not yet handed out."""
+        raise NotImplementedError
+
+    def next_arrival_step(self) -> int | None:
+        """Step of the next pending arrival, or ``None`` when none is pending."""
+        raise NotImplementedError
+
+    def on_finished(self, num_finished: int, step: int) -> None:
+        """Told how many requests finished at ``step`` (steady workloads replace them)."""
+
+
+class SteadyDecodeWorkload(Workload):
+    """``num_running`` requests at all times. Prompt lengths uniform in
+    ``[prompt_len_min, prompt_len_max]``, output lengths in
+    ``[output_len_min, output_len_max]`` tokens, per request from the seed."""
+
+    def __init__(self, num_running: int, *, seed: int, vocab_size: int,
+                 prompt_len_range: tuple[int, int] = (32, 256),
+                 output_len_range: tuple[int, int] = (512, 2048)):
+        self.name = f"steady-B{num_running}"
+        self.num_running = num_running
+        self.seed = seed
+        self.vocab_size = vocab_size
+        self.prompt_len_range = prompt_len_range
+        self.output_len_range = output_len_range
+        self._next_index = 0
+        self._pending: list[int] = [0] * num_running  # arrival steps of queued requests
+
+    def _make(self, arrival_step: int) -> RequestSpec:
+        index = self._next_index
+        self._next_index += 1
+        rng = np.random.default_rng([self.seed, index, 0x5E])
+        prompt_len = int(rng.integers(self.prompt_len_range[0], self.prompt_len_range[1] + 1))
+        max_tokens = int(rng.integers(self.output_len_range[0], self.output_len_range[1] + 1))
+        return RequestSpec(index, make_req_id(self.seed, index),
+                           make_prompt(self.seed, index, prompt_len, self.vocab_size),
+                           max_tokens, arrival_step, float(arrival_step))
+
+    def arrivals(self, step: int) -> list[RequestSpec]:
+        due = [s for s in self._pending if s <= step]
+        if not due:
+            return []
+        self._pending = [s for s in self._pending if s > step]
+        return [self._make(s) for s in due]
+
+    def next_arrival_step(self) -> int | None:
+        return min(self._pending) if self._pending else None
+
+    def on_finished(self, num_finished: int, step: int) -> None:
+        self._pending.extend([step + 1] * num_finished)
+
+
+class TraceWorkload(Workload):
+    """Logical-clock replay of ``trace``; ``logical_step_s``: seconds of trace time per
+    scheduler step. Prompts have the trace's ``ContextTokens``; ``max_tokens`` is its
+    ``GeneratedTokens`` (no EOS, so each request generates exactly that many, unless
+    ``max_model_len`` stops it first)."""
+
+    def __init__(self, trace: Trace, *, name: str, seed: int, vocab_size: int,
+                 logical_step_s: float):
+        if not logical_step_s > 0 or not math.isfinite(logical_step_s):
+            raise ValueError(f"logical_step_s must be > 0, got {logical_step_s}")
+        self.name = name
+        self.trace = trace
+        self.seed = seed
+        self.vocab_size = vocab_size
+        self.logical_step_s = logical_step_s
+        self.arrival_steps = np.floor(trace.arrival_s / logical_step_s).astype(np.int64)
+        self._next = 0
+
+    def __len__(self) -> int:
+        return len(self.trace)
+
+    def arrivals(self, step: int) -> list[RequestSpec]:
+        out = []
+        n = len(self.trace)
+        while self._next < n and self.arrival_steps[self._next] <= step:
+            i = self._next
+            self._next += 1
+            out.append(RequestSpec(
+                i, make_req_id(self.seed, i),
+                make_prompt(self.seed, i, int(self.trace.prompt_lens[i]), self.vocab_size),
+                int(self.trace.output_lens[i]), int(self.arrival_steps[i]),
+                float(self.trace.arrival_s[i])))
+        return out
+
+    def next_arrival_step(self) -> int | None:
+        if self._next >= len(self.trace):
+            return None
+        return int(self.arrival_steps[self._next])

@@ -1,0 +1,424 @@
+"""Tests for ipc_bench.environment (fast: no torch import, tiny git repos)."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import msgspec
+import pytest
+import zmq
+
+from ipc_bench import environment as env
+
+HAS_GIT = shutil.which("git") is not None
+needs_git = pytest.mark.skipif(not HAS_GIT, reason="git not installed")
+
+
+def _git(repo: Path, *args: str) -> None:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    clean.update(
+        GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
+        GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com",
+        GIT_CONFIG_NOSYSTEM="1", HOME=str(repo),
+    )
+    subprocess.run(["git", *args], cwd=repo, env=clean, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh git checkout (no commit yet) that _repo_root points at."""
+    root = tmp_path / "checkout"
+    root.mkdir()
+    _git(root, "init", "-q", "-b", "main")
+    monkeypatch.setattr(env, "_repo_root", lambda: root)
+    return root
+
+
+def _commit(root: Path) -> None:
+    (root / "code.py").write_text("x = 1\n")
+    _git(root, "add", "code.py")
+    _git(root, "commit", "-q", "-m", "init")
+
+
+# -------------------------------------------------------------- basic fields
+
+
+def test_basic_fields_match_the_running_interpreter():
+    md = env.collect_metadata()
+    assert md["python_version"] == platform.python_version()
+    assert md["python_implementation"] == platform.python_implementation()
+    assert md["executable"] == sys.executable
+    assert md["kernel"] == platform.release()
+    assert md["platform"] == platform.platform(True, False)
+    assert md["cpu_count"] == os.cpu_count()
+    if hasattr(os, "sched_getaffinity"):
+        assert md["cpu_affinity"] == sorted(os.sched_getaffinity(0))
+        assert all(type(c) is int for c in md["cpu_affinity"])
+    if hasattr(os, "getloadavg"):
+        assert len(md["load_avg"]) == 3
+        assert all(isinstance(x, float) and x >= 0 for x in md["load_avg"])
+    assert md["command_line"] == sys.argv
+    assert "gpu" not in md
+    # Round-trips through JSON unchanged.
+    assert json.loads(json.dumps(md)) == md
+
+
+def test_start_time_is_iso8601_utc_and_current():
+    before = datetime.datetime.now(datetime.timezone.utc)
+    md = env.collect_metadata()
+    after = datetime.datetime.now(datetime.timezone.utc)
+    t = datetime.datetime.fromisoformat(md["start_time_utc"])
+    assert t.utcoffset() == datetime.timedelta(0)
+    assert before <= t <= after
+
+
+def test_hostname_included_or_omitted():
+    assert "hostname" in env.collect_metadata(include_hostname=True)
+    assert "hostname" not in env.collect_metadata(include_hostname=False)
+
+
+def test_command_line_override_is_used():
+    md = env.collect_metadata(command_line=["bench", "--n", "3"])
+    assert md["command_line"] == ["bench", "--n", "3"]
+
+
+def test_package_versions():
+    pkgs = env.collect_metadata()["packages"]
+    assert pkgs["msgspec"] == msgspec.__version__
+    assert pkgs["pyzmq"] == zmq.__version__
+    assert pkgs["libzmq"] == zmq.zmq_version()
+    import numpy
+    import pyperf
+
+    assert pkgs["numpy"] == numpy.__version__
+    assert pkgs["pyperf"] == pyperf.__version__
+    assert set(pkgs) <= set(env.PACKAGES) | {"libzmq"}
+
+
+def test_uninstalled_package_is_absent(monkeypatch):
+    monkeypatch.setattr(env, "PACKAGES", ("msgspec", "no-such-dist-xyz"))
+    pkgs = env.collect_metadata()["packages"]
+    assert pkgs == {"msgspec": msgspec.__version__}
+
+
+def test_collect_does_not_import_heavy_packages():
+    code = (
+        "import sys; from ipc_bench.environment import collect_metadata; "
+        "collect_metadata(); "
+        "print([m for m in ('torch', 'pandas', 'matplotlib') if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                         text=True, check=True,
+                         cwd=Path(env.__file__).resolve().parent.parent)
+    assert out.stdout.strip() == "[]"
+
+
+# ---------------------------------------------------------------- cpufreq
+
+
+def test_cpu_freq_and_governor_from_fake_sysfs(tmp_path, monkeypatch):
+    for cpu, khz, gov in ((0, 2000000, "performance"),
+                          (1, 3000000, "performance"),
+                          (2, 9999999, "powersave")):  # cpu2 not in affinity
+        d = tmp_path / f"cpu{cpu}" / "cpufreq"
+        d.mkdir(parents=True)
+        (d / "scaling_cur_freq").write_text(f"{khz}\n")
+        (d / "scaling_governor").write_text(f"{gov}\n")
+    monkeypatch.setattr(env, "_SYS_CPU_DIR", str(tmp_path))
+    monkeypatch.setattr(env, "_cpu_affinity", lambda: [0, 1])
+    md = env.collect_metadata()
+    assert md["cpu_freq_mhz"] == 2500.0
+    assert md["cpu_governor"] == "performance"
+
+    monkeypatch.setattr(env, "_cpu_affinity", lambda: [0, 2])
+    md = env.collect_metadata()
+    assert md["cpu_governor"] == "performance,powersave"
+
+
+def test_cpu_freq_absent_without_sysfs(tmp_path, monkeypatch):
+    monkeypatch.setattr(env, "_SYS_CPU_DIR", str(tmp_path / "missing"))
+    md = env.collect_metadata()
+    assert "cpu_freq_mhz" not in md
+    assert "cpu_governor" not in md
+
+
+# -------------------------------------------------------------------- git
+
+
+def test_git_absent_for_non_git_directory(tmp_path, monkeypatch):
+    fake = tmp_path / "not_a_repo"
+    fake.mkdir()
+    monkeypatch.setattr(env, "_repo_root", lambda: fake)
+    assert "git" not in env.collect_metadata()
+
+
+def test_git_absent_when_no_repo_root(monkeypatch):
+    monkeypatch.setattr(env, "_repo_root", lambda: None)
+    assert "git" not in env.collect_metadata()
+
+
+@needs_git
+def test_git_without_commits_has_no_commit(repo):
+    (repo / "code.py").write_text("x = 1\n")
+    git = env.collect_metadata()["git"]
+    assert "commit" not in git
+    assert git["branch"] == "main"
+    assert git["dirty"] is True
+
+
+@needs_git
+def test_git_commit_and_dirty_flag(repo):
+    _commit(repo)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, text=True,
+                          capture_output=True, check=True).stdout.strip()
+    git = env.collect_metadata()["git"]
+    assert re.fullmatch(r"[0-9a-f]{40}", git["commit"])
+    assert git["commit"] == head
+    assert git["branch"] == "main"
+    assert git["dirty"] is False
+
+    # Untracked results do not make the checkout dirty ...
+    (repo / "results").mkdir()
+    (repo / "results" / "run1.json").write_text("{}")
+    assert env.collect_metadata()["git"]["dirty"] is False
+    _git(repo, "add", "-f", "results/run1.json")
+    _git(repo, "commit", "-q", "-m", "results")
+    (repo / "results" / "run2.json").write_text("{}")
+    assert env.collect_metadata()["git"]["dirty"] is False
+
+    # ... but other untracked files and modified tracked files do.
+    (repo / "new.py").write_text("")
+    assert env.collect_metadata()["git"]["dirty"] is True
+    (repo / "new.py").unlink()
+    (repo / "code.py").write_text("x = 2\n")
+    assert env.collect_metadata()["git"]["dirty"] is True
+
+
+@needs_git
+def test_git_detached_head_has_no_branch(repo):
+    _commit(repo)
+    _git(repo, "checkout", "-q", "--detach")
+    git = env.collect_metadata()["git"]
+    assert "branch" not in git
+    assert re.fullmatch(r"[0-9a-f]{40}", git["commit"])
+
+
+@needs_git
+def test_git_ignores_callers_git_dir(repo, tmp_path, monkeypatch):
+    _commit(repo)
+    other = tmp_path / "other"
+    other.mkdir()
+    _git(other, "init", "-q")
+    monkeypatch.setenv("GIT_DIR", str(other / ".git"))
+    git = env.collect_metadata()["git"]
+    assert re.fullmatch(r"[0-9a-f]{40}", git["commit"])
+
+
+def test_this_checkout_does_not_raise():
+    # Whatever state the project repository is in (no commit yet, dirty...),
+    # the git entry is either absent or well formed.
+    git = env.collect_metadata().get("git")
+    if git is not None:
+        assert set(git) <= {"commit", "dirty", "branch"}
+        if "commit" in git:
+            assert re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", git["commit"])
+
+
+# ------------------------------------------------------ hostile environment
+
+
+def test_missing_proc_sys_and_git_never_raise(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no git, no nvidia-smi
+    monkeypatch.setattr(env, "_SYS_CPU_DIR", str(tmp_path / "nosys"))
+    monkeypatch.setattr(env, "proc_path", lambda p: str(tmp_path / "noproc" / p))
+    monkeypatch.setattr(env, "_pyperf_cpu_model", None)
+
+    def no_loadavg():
+        raise OSError("unavailable")
+
+    monkeypatch.setattr(os, "getloadavg", no_loadavg)
+    md = env.collect_metadata()
+    for key in ("git", "cpu_model", "cpu_freq_mhz", "cpu_governor", "load_avg"):
+        assert key not in md, key
+    assert md["python_version"] == platform.python_version()
+    assert env.read_cpu_times() == {}
+    assert env.cpu_usage_between(env.read_cpu_times(), env.read_cpu_times()) == {
+        "busy_pct": 0.0, "steal_pct": 0.0}
+
+
+# -------------------------------------------------------------------- gpu
+
+
+def _fake_torch(available: bool) -> types.ModuleType:
+    torch = types.ModuleType("torch")
+    torch.cuda = types.SimpleNamespace(
+        is_available=lambda: available,
+        device_count=lambda: 2,
+        get_device_name=lambda i=0: "Fake GPU 9000",
+        get_device_capability=lambda i=0: (9, 0),
+    )
+    torch.version = types.SimpleNamespace(cuda="12.4")
+    return torch
+
+
+def test_gpu_none_when_torch_missing(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch -> ImportError
+    md = env.collect_metadata(probe_gpu=True)
+    assert "gpu" in md and md["gpu"] is None
+
+
+def test_gpu_none_when_cuda_unavailable(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", _fake_torch(False))
+    assert env.collect_metadata(probe_gpu=True)["gpu"] is None
+
+
+def test_gpu_fields_when_available(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", _fake_torch(True))
+    monkeypatch.setattr(env, "_nvidia_driver", lambda: "550.54.15")
+    gpu = env.collect_metadata(probe_gpu=True)["gpu"]
+    assert gpu == {"name": "Fake GPU 9000", "count": 2, "cuda": "12.4",
+                   "capability": "9.0", "driver": "550.54.15"}
+
+    monkeypatch.setattr(env, "_nvidia_driver", lambda: None)
+    gpu = env.collect_metadata(probe_gpu=True)["gpu"]
+    assert "driver" not in gpu and gpu["name"] == "Fake GPU 9000"
+
+
+def test_gpu_absent_unless_probed(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", _fake_torch(True))
+    assert "gpu" not in env.collect_metadata(probe_gpu=False)
+
+
+# -------------------------------------------------------------- cpu times
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/stat"), reason="no /proc/stat")
+def test_read_cpu_times_from_proc():
+    t = env.read_cpu_times()
+    assert list(t) == list(env.CPU_TIME_FIELDS)
+    assert all(type(v) is int and v >= 0 for v in t.values())
+    assert t["idle"] > 0
+    t2 = env.read_cpu_times()
+    assert all(t2[k] >= t[k] for k in t)
+    usage = env.cpu_usage_between(t, t2)
+    assert 0.0 <= usage["busy_pct"] <= 100.0
+    assert 0.0 <= usage["steal_pct"] <= 100.0
+
+
+def test_read_cpu_times_parses_fake_stat(tmp_path, monkeypatch):
+    (tmp_path / "stat").write_text(
+        "cpu  10 1 5 100 2 3 4 7 0 0\n"
+        "cpu0 5 0 2 50 1 1 2 3 0 0\n"
+        "intr 12345\n")
+    monkeypatch.setattr(env, "proc_path", lambda p: str(tmp_path / p))
+    assert env.read_cpu_times() == {
+        "user": 10, "nice": 1, "system": 5, "idle": 100, "iowait": 2,
+        "irq": 3, "softirq": 4, "steal": 7}
+    # An old kernel without steal: missing fields are 0.
+    (tmp_path / "stat").write_text("cpu  10 1 5 100\n")
+    assert env.read_cpu_times()["steal"] == 0
+
+
+def _times(**kw: int) -> dict:
+    return {f: kw.get(f, 0) for f in env.CPU_TIME_FIELDS}
+
+
+def test_cpu_usage_between_exact_percentages():
+    before = _times(user=100, nice=0, system=50, idle=1000, iowait=10,
+                    irq=1, softirq=2, steal=3)
+    after = _times(user=150, nice=5, system=60, idle=1020, iowait=15,
+                   irq=3, softirq=5, steal=8)
+    # deltas: user 50, nice 5, system 10, idle 20, iowait 5, irq 2,
+    # softirq 3, steal 5 -> total 100; busy = 50+5+10+2+3 = 70.
+    usage = env.cpu_usage_between(before, after)
+    assert usage == {"busy_pct": 70.0, "steal_pct": 5.0}
+
+
+def test_cpu_usage_between_quarter_steal():
+    usage = env.cpu_usage_between(_times(), _times(user=1, idle=2, steal=1))
+    assert usage == {"busy_pct": 25.0, "steal_pct": 25.0}
+
+
+def test_cpu_usage_between_empty_interval():
+    t = _times(user=5, idle=9)
+    assert env.cpu_usage_between(t, dict(t)) == {"busy_pct": 0.0, "steal_pct": 0.0}
+    assert env.cpu_usage_between({}, {}) == {"busy_pct": 0.0, "steal_pct": 0.0}
+
+
+# ------------------------------------------------------------------ compare
+
+
+def _meta(**over):
+    base = {
+        "cpu_model": "AMD EPYC 9654",
+        "cpu_count": 16,
+        "python_version": "3.11.7",
+        "kernel": "6.1.0",
+        "hostname": "a",
+        "load_avg": [0.1, 0.2, 0.3],
+        "packages": {"msgspec": "0.18.6", "pyzmq": "26.0.3",
+                     "libzmq": "4.3.5", "numpy": "1.26.4"},
+        "git": {"commit": "abc123", "dirty": False, "branch": "main"},
+        "gpu": {"name": "NVIDIA H200", "count": 1},
+        "start_time_utc": "2024-01-01T00:00:00+00:00",
+    }
+    base.update(over)
+    return base
+
+
+def test_compare_identical_is_empty():
+    assert env.compare_metadata(_meta(), _meta()) == []
+    # Fields that do not matter for comparison are ignored.
+    assert env.compare_metadata(
+        _meta(), _meta(hostname="b", load_avg=[9, 9, 9],
+                       start_time_utc="2025-01-01T00:00:00+00:00",
+                       git={"commit": "abc123", "dirty": True,
+                            "branch": "other"})) == []
+
+
+def test_compare_lists_exactly_the_differing_fields():
+    a = _meta()
+    b = _meta(cpu_count=32, kernel="6.8.0",
+              packages={"msgspec": "0.18.6", "pyzmq": "26.1.0",
+                        "libzmq": "4.3.5", "torch": "2.3.0"},
+              git={"commit": "def456", "dirty": False, "branch": "main"},
+              gpu={"name": "NVIDIA H100", "count": 1})
+    assert env.compare_metadata(a, b) == [
+        "cpu_count differs: 16 vs 32",
+        "kernel differs: 6.1.0 vs 6.8.0",
+        "package numpy differs: 1.26.4 vs absent",
+        "package pyzmq differs: 26.0.3 vs 26.1.0",
+        "package torch differs: absent vs 2.3.0",
+        "git commit differs: abc123 vs def456",
+        "gpu name differs: NVIDIA H200 vs NVIDIA H100",
+    ]
+
+
+def test_compare_missing_fields_and_no_gpu():
+    a = _meta()
+    b = _meta(gpu=None, python_version="3.12.1")
+    del b["cpu_model"]
+    del b["git"]
+    assert env.compare_metadata(a, b) == [
+        "cpu_model differs: AMD EPYC 9654 vs absent",
+        "python_version differs: 3.11.7 vs 3.12.1",
+        "git commit differs: abc123 vs absent",
+        "gpu name differs: NVIDIA H200 vs absent",
+    ]
+    # Absent on both sides is not a difference.
+    assert env.compare_metadata({}, {"gpu": None, "packages": {}}) == []
+
+
+def test_compare_real_metadata_with_itself():
+    md = env.collect_metadata()
+    assert env.compare_metadata(md, json.loads(json.dumps(md))) == []
