@@ -101,4 +101,6 @@ class CaseResult:
     wall_s: float = 0.0
     num_rejected: int = 0
     token_bytes: dict[str, float] = field(default_factory=dict)
+    s2r_frames: list[bytes] = field(default_factory=list)
+    prompt_lens: dict[str, int] = field(default_factory=dict)
     error: Optional[str] = None

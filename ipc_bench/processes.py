@@ -196,7 +196,7 @@ def run_case(spec: CaseSpec, on_step: Optional[Callable[[int], None]] = None) ->
         if not isinstance(report, RunnerReport):
             raise CaseError(f"expected a runner report, got {type(report).__name__}")
         result.runner_columns = report.columns
-        result.s2r_frames = frames  # type: ignore[attr-defined]
+        result.s2r_frames = frames
         return result
     except PeerError as exc:
         raise CaseError(str(exc)) from None
@@ -299,8 +299,7 @@ def _scheduler_loop(spec, socks, peer_problem, read_runner_error, result, on_ste
                  first_token_step=r.first_token_step, finish_step=r.finish_step,
                  finish_reason=r.finish_reason or "")
             for r in sorted(sched.requests.values(), key=lambda r: r.index)]
-        result.prompt_lens = {r.req_id: r.num_prompt_tokens  # type: ignore[attr-defined]
-                              for r in sched.requests.values()}
+        result.prompt_lens = {r.req_id: r.num_prompt_tokens for r in sched.requests.values()}
     return frames, counted_seqs
 
 

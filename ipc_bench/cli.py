@@ -1,0 +1,240 @@
+"""Command line: ``python bench.py --scenario NAME [options]`` and ``--list``.
+
+Exit codes: 0 success; 1 a case failed or the token streams of two cases differ
+(the correctness oracle); 2 bad input (one line on stderr, no traceback); 130 / 143
+interrupted by SIGINT / SIGTERM (results so far are kept, marked incomplete).
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Optional, Sequence
+
+from ipc_bench.config import CODECS, POLICIES, ConfigError
+from ipc_bench.traces import TraceError
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+class UsageError(Exception):
+    """Bad command-line input; exit code 2."""
+
+
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM arrived; ``code`` is the exit code (130 or 143)."""
+
+    def __init__(self, code: int):
+        super().__init__(code)
+        self.code = code
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 2
+        raise UsageError(message)
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}")
+    if not values or any(v < 1 for v in values):
+        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
+    return values
+
+
+def _choices(allowed: Sequence[str]):
+    def parse(text: str) -> list[str]:
+        values = [v.strip() for v in text.split(",") if v.strip()]
+        bad = [v for v in values if v not in allowed]
+        if bad or not values:
+            raise argparse.ArgumentTypeError(
+                f"{','.join(bad) or text!r}: choose from {', '.join(allowed)}")
+        return list(dict.fromkeys(values))
+    return parse
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}")
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="bench.py", description=(
+        "Measure what shipping sampled token ids from the scheduler to the model runner "
+        "costs (send) against letting the runner cache them (cached, vLLM PR #20291)."))
+    p.add_argument("--scenario", help="scenario to run (see --list)")
+    p.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    p.add_argument("--output", metavar="DIR", help="run folder (default: results/<scenario>-<time>)")
+    p.add_argument("--seed", type=_non_negative_int, default=0, help="workload and model seed")
+    p.add_argument("--steps", type=_positive_int, help="counted steps per case (steady scenarios)")
+    p.add_argument("--warmup-steps", type=_non_negative_int, help="warm-up steps per case")
+    p.add_argument("--num-running", type=_int_list, metavar="B[,B...]",
+                   help="running requests per case (steady scenarios)")
+    p.add_argument("--trace", metavar="PATH", help="Azure LLM inference trace CSV")
+    p.add_argument("--max-requests", type=_positive_int, metavar="N",
+                   help="replay the first N requests of the trace")
+    p.add_argument("--logical-step-ms", type=_positive_float, metavar="MS",
+                   help="trace time per scheduler step on the logical clock (default 20)")
+    p.add_argument("--policies", type=_choices(POLICIES), default=list(POLICIES),
+                   help="comma-separated subset of: " + ", ".join(POLICIES))
+    p.add_argument("--codecs", type=_choices(CODECS), default=list(CODECS),
+                   help="comma-separated subset of: " + ", ".join(CODECS))
+    p.add_argument("--transport", choices=("ipc", "tcp"), default="ipc",
+                   help="ZeroMQ transport (tcp binds 127.0.0.1)")
+    p.add_argument("--repeat", type=_positive_int, default=1, help="repetitions of each case")
+    p.add_argument("--no-floor", dest="floor", action="store_false",
+                   help="skip the floor (bare exchange) baseline")
+    p.add_argument("--peer-timeout", type=_positive_float, default=30.0, metavar="S",
+                   help="seconds to wait for the peer process before failing (default 30)")
+    p.add_argument("--no-hostname", action="store_true", help="leave the hostname out of results")
+    p.add_argument("--quiet", action="store_true", help="print only the final tables")
+    return p
+
+
+def _on_signal(signum, frame):
+    raise Interrupted(128 + signum)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Entry point of ``bench.py``; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _main(argv)
+    except UsageError as exc:
+        print(f"bench.py: error: {exc}", file=sys.stderr)
+        return 2
+    except (ConfigError, TraceError) as exc:
+        print(f"bench.py: error: {exc}", file=sys.stderr)
+        return 2
+    except Interrupted as exc:
+        print(f"bench.py: interrupted (exit {exc.code}); results so far are kept",
+              file=sys.stderr)
+        return exc.code
+
+
+def _main(argv: list[str]) -> int:
+    from ipc_bench.scenario import ScenarioOptions, discover, summary_line
+
+    args = build_parser().parse_args(argv)
+    scenarios = discover()
+    if args.list:
+        width = max(len(n) for n in scenarios)
+        for name, module in scenarios.items():
+            print(f"{name.ljust(width)}  {summary_line(module)}")
+        return 0
+    if not args.scenario:
+        raise UsageError("give --scenario NAME (or --list)")
+    if args.scenario not in scenarios:
+        raise UsageError(f"unknown scenario {args.scenario!r}; choose from "
+                         f"{', '.join(scenarios)}")
+    opts = ScenarioOptions(
+        seed=args.seed, steps=args.steps, warmup_steps=args.warmup_steps,
+        num_running=args.num_running, trace=args.trace, max_requests=args.max_requests,
+        logical_step_ms=args.logical_step_ms, policies=args.policies, codecs=args.codecs,
+        transport=args.transport, floor=args.floor, peer_timeout_s=args.peer_timeout,
+        repeat=args.repeat)
+    cases = scenarios[args.scenario].cases(opts)
+    for case in cases:
+        case.scheduler.validate()
+        case.model.validate()
+    return _run(args, cases)
+
+
+def _run(args, cases) -> int:
+    from ipc_bench.environment import collect_metadata
+    from ipc_bench.metrics import attach_token_bytes, check_digests, summarize_case
+    from ipc_bench.processes import CaseError, run_case
+    from ipc_bench.results import RunWriter, default_run_dir
+    from ipc_bench.scheduler import SchedulerError
+    from ipc_bench.tables import format_tables
+
+    run_dir = Path(args.output) if args.output else default_run_dir(REPO_ROOT / "results",
+                                                                    args.scenario)
+    if run_dir.exists() and any(run_dir.iterdir()):
+        raise UsageError(f"output folder {run_dir} exists and is not empty")
+    metadata = collect_metadata(include_hostname=not args.no_hostname)
+    metadata["scenario"] = args.scenario
+    metadata["seed"] = args.seed
+    metadata["cases"] = [dict(case_id=c.case_id, labels=c.labels, policy=c.policy,
+                              codec=c.codec, scheduler=_struct(c.scheduler),
+                              model=_struct(c.model), warmup_steps=c.warmup_steps,
+                              max_steps=c.max_steps, count=c.count, transport=c.transport,
+                              repetition=c.repetition) for c in cases]
+    try:
+        writer = RunWriter(run_dir, metadata)
+    except OSError as exc:
+        raise UsageError(f"cannot write results to {run_dir}: {exc.strerror}") from None
+    log = (lambda *a: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr,
+                                                                  flush=True))
+    log(f"ipc-bench: {args.scenario}, {len(cases)} cases -> {run_dir}")
+    old_handlers = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    failures: list[str] = []
+    try:
+        for i, case in enumerate(cases, 1):
+            t0 = time.perf_counter()
+            try:
+                result = run_case(case)
+            except (CaseError, SchedulerError) as exc:
+                failures.append(f"{case.case_id}: {exc}")
+                log(f"[{i}/{len(cases)}] {case.case_id}: FAILED: {exc}")
+                writer.finish("failed", failures)
+                print(f"bench.py: error: {case.case_id}: {exc}", file=sys.stderr)
+                return 1
+            attach_token_bytes(result)
+            summary = summarize_case(result)
+            writer.add_case(result, summary)
+            log(f"[{i}/{len(cases)}] {case.case_id}: {summary.get('num_steps', 0)} steps, "
+                f"{summary.get('output_tokens_per_s', 0):,.0f} tok/s "
+                f"({time.perf_counter() - t0:.1f} s)")
+    except Interrupted:
+        writer.finish("incomplete", ["interrupted"])
+        raise
+    finally:
+        for s, h in old_handlers.items():
+            signal.signal(s, h)
+    problems = check_digests(writer.cases)
+    print(format_tables(writer.cases))
+    print(f"\nresults: {run_dir}")
+    if problems:
+        writer.finish("failed", problems)
+        for p in problems:
+            print(f"bench.py: error: {p}", file=sys.stderr)
+        return 1
+    writer.finish("complete")
+    return 0
+
+
+def _struct(obj) -> dict:
+    import msgspec
+
+    return msgspec.to_builtins(obj)

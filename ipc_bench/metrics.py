@@ -1,0 +1,164 @@
+"""Per-case figures from the raw per-step records (``ipc_bench.case``).
+
+Every figure is computed over the case's *counted* steps only (warm-up excluded;
+for steady-state scenarios, only pure-decode steps). Times are ns, sizes bytes.
+
+- ``output_tokens_per_s`` = tokens sampled in counted steps / sum of their
+  ``step_ns`` (a step is a whole scheduler iteration, so this is busy wall time);
+- ``floor_output_tokens_per_s``: the same tokens over the floor's time for the same
+  recorded messages, so ``step_to_floor_ratio`` is the harness's overhead measured
+  side by side;
+- ``encode_ns_per_step`` / ``decode_ns_per_step`` / ``build_ns_per_step``: both
+  directions summed (scheduler's SchedulerOutput + runner's ModelRunnerOutput); each
+  direction is also given on its own;
+- ``decode_token_bytes_per_step`` / ``prompt_chunk_bytes_per_step``: bytes of
+  ``new_token_ids`` in the SchedulerOutput frames, split into decode tokens and
+  prompt chunks re-sent during chunked prefill. Exact: each is the frame's length
+  minus the length of the same message re-encoded with those lists emptied.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from ipc_bench.case import RUNNER_COLUMNS, SCHED_COLUMNS, CaseResult
+from ipc_bench.codec import scheduler_output_codec
+from ipc_bench.messages import SchedulerOutput
+
+_COL = {name: i for i, name in enumerate(SCHED_COLUMNS)}
+
+
+def sched_array(result: CaseResult) -> np.ndarray:
+    """``[num_steps, len(SCHED_COLUMNS)]`` int64 array of the scheduler's records."""
+    if not result.sched_rows:
+        return np.zeros((0, len(SCHED_COLUMNS)), dtype=np.int64)
+    return np.asarray(result.sched_rows, dtype=np.int64)
+
+
+def token_bytes_split(codec_name: str, frames: list[bytes],
+                      prompt_lens: dict[str, int]) -> tuple[int, int]:
+    """Total (decode-token bytes, prompt-chunk bytes) of ``new_token_ids`` in ``frames``.
+
+    A cached request's slice is a prompt chunk when it starts inside the prompt
+    (``num_computed_tokens < num_prompt_tokens``), else decode tokens.
+    """
+    codec = scheduler_output_codec(codec_name)
+    decode_bytes = prompt_bytes = 0
+    replace = msgspec.structs.replace
+    for frame in frames:
+        so: SchedulerOutput = codec.decode(frame)
+        cached = so.scheduled_cached_reqs
+        if not any(cached.new_token_ids):
+            continue
+        is_prompt = [nc < prompt_lens[r] for r, nc in
+                     zip(cached.req_ids, cached.num_computed_tokens)]
+        no_prompt = [[] if p else ids for ids, p in zip(cached.new_token_ids, is_prompt)]
+        none = [[] for _ in cached.new_token_ids]
+        n_full = len(frame)
+        n_no_prompt = len(codec.encode(replace(so, scheduled_cached_reqs=replace(
+            cached, new_token_ids=no_prompt))))
+        n_none = len(codec.encode(replace(so, scheduled_cached_reqs=replace(
+            cached, new_token_ids=none))))
+        prompt_bytes += n_full - n_no_prompt
+        decode_bytes += n_no_prompt - n_none
+    return decode_bytes, prompt_bytes
+
+
+def summarize_case(result: CaseResult) -> dict[str, Any]:
+    """One ``summary.json`` case entry (see the module docstring for definitions)."""
+    spec = result.spec
+    a = sched_array(result)
+    counted = a[:, _COL["counted"]] == 1 if len(a) else np.zeros(0, dtype=bool)
+    c = a[counted]
+    n = int(counted.sum())
+    out: dict[str, Any] = dict(
+        case_id=spec.case_id, scenario=spec.scenario, policy=spec.policy, codec=spec.codec,
+        model=spec.model.name, transport=spec.transport, repetition=spec.repetition,
+        **spec.labels,
+        workload=spec.workload_key,
+        complete=result.error is None, error=result.error,
+        num_steps=n, num_warmup_steps=int(a[:, _COL["warmup"]].sum()) if len(a) else 0,
+        num_total_steps=len(a), wall_s=result.wall_s,
+        num_requests=len(result.requests), num_rejected=result.num_rejected,
+        num_finished=sum(1 for r in result.requests if r["finish_reason"] == "length"),
+        token_digest=result.token_digest, runner_device=result.runner_device,
+    )
+    if n == 0:
+        return out
+
+    def mean(col: str) -> float:
+        return float(c[:, _COL[col]].mean())
+
+    tokens = int(c[:, _COL["num_output_tokens"]].sum())
+    step_ns = c[:, _COL["step_ns"]]
+    out.update(
+        output_tokens=tokens,
+        output_tokens_per_s=tokens / (step_ns.sum() / 1e9),
+        num_running_mean=mean("num_reqs"),
+        step_ns_median=float(np.median(step_ns)), step_ns_mean=float(step_ns.mean()),
+        sched_to_runner_payload_bytes_per_step=mean("s2r_payload_bytes"),
+        runner_to_sched_payload_bytes_per_step=mean("r2s_payload_bytes"),
+        sched_ns_per_step=mean("sched_ns"),
+        sched_build_ns_per_step=mean("build_ns"),
+        sched_encode_ns_per_step=mean("encode_ns"),
+        sched_send_ns_per_step=mean("send_ns"),
+        sched_wait_ns_per_step=mean("wait_ns"),
+        sched_decode_ns_per_step=mean("decode_ns"),
+        sched_update_ns_per_step=mean("update_ns"),
+        sched_cpu_ns_per_step=mean("sched_cpu_ns"),
+        sched_gc_collections_per_step=mean("gc_collections"),
+    )
+    runner = result.runner_columns
+    if runner and all(len(runner[k]) == len(a) for k in RUNNER_COLUMNS):
+        seqs = c[:, _COL["seq"]]
+        for k in RUNNER_COLUMNS:
+            per_step = k.replace("_collections", "_collections_per_step").replace(
+                "_ns", "_ns_per_step")
+            out[per_step] = float(np.asarray(runner[k], dtype=np.int64)[seqs].mean())
+        out["build_ns_per_step"] = out["sched_build_ns_per_step"] + out["runner_build_ns_per_step"]
+        out["encode_ns_per_step"] = (out["sched_encode_ns_per_step"]
+                                     + out["runner_encode_ns_per_step"])
+        out["decode_ns_per_step"] = (out["runner_decode_ns_per_step"]
+                                     + out["sched_decode_ns_per_step"])
+    if result.floor_step_ns:
+        floor = np.asarray(result.floor_step_ns, dtype=np.int64)
+        out.update(
+            floor_step_ns_median=float(np.median(floor)), floor_step_ns_mean=float(floor.mean()),
+            floor_output_tokens_per_s=tokens / (floor.sum() / 1e9),
+            step_to_floor_ratio=float(step_ns.sum() / floor.sum()),
+        )
+    out.update(result.token_bytes)
+    return out
+
+
+def attach_token_bytes(result: CaseResult) -> None:
+    """Fill ``result.token_bytes`` from its recorded frames (send policy only)."""
+    frames = result.s2r_frames
+    n = int((sched_array(result)[:, _COL["counted"]] == 1).sum()) if result.sched_rows else 0
+    if result.spec.policy != "send" or not frames or n == 0:
+        result.token_bytes = dict(decode_token_bytes_per_step=0.0,
+                                  prompt_chunk_bytes_per_step=0.0)
+        return
+    decode_b, prompt_b = token_bytes_split(result.spec.codec, frames,
+                                           result.prompt_lens)
+    result.token_bytes = dict(decode_token_bytes_per_step=decode_b / n,
+                              prompt_chunk_bytes_per_step=prompt_b / n)
+
+
+def check_digests(summaries: list[dict[str, Any]]) -> list[str]:
+    """One line per workload whose complete cases disagree on ``token_digest``."""
+    by_key: dict[tuple, dict[str, list[str]]] = {}
+    for s in summaries:
+        if not s.get("complete"):
+            continue
+        key = (s["scenario"], s["workload"])
+        by_key.setdefault(key, {}).setdefault(s["token_digest"], []).append(s["case_id"])
+    problems = []
+    for (scenario, workload), digests in by_key.items():
+        if len(digests) > 1:
+            parts = "; ".join(f"{d[:12]}: {', '.join(ids)}" for d, ids in digests.items())
+            problems.append(f"token streams differ in {scenario} [{workload}]: {parts}")
+    return problems

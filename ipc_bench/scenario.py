@@ -1,0 +1,74 @@
+"""Scenario plumbing: options every scenario reads, discovery, and the case grid.
+
+A scenario is one module in the top-level ``scenarios`` package defining ``NAME``
+(the ``--scenario`` value), a module docstring (what it shows and why; its first
+line is the ``--list`` summary) and ``cases(opts) -> list[CaseSpec]``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any, Callable, Optional
+
+from ipc_bench.case import CaseSpec
+from ipc_bench.config import CODECS, POLICIES, ConfigError
+
+
+@dataclass
+class ScenarioOptions:
+    """Command-line settings a scenario may read (``None``: the scenario's default)."""
+
+    seed: int = 0
+    steps: Optional[int] = None
+    warmup_steps: Optional[int] = None
+    num_running: Optional[list[int]] = None
+    trace: Optional[str] = None
+    max_requests: Optional[int] = None
+    logical_step_ms: Optional[float] = None
+    policies: list[str] = field(default_factory=lambda: list(POLICIES))
+    codecs: list[str] = field(default_factory=lambda: list(CODECS))
+    transport: str = "ipc"
+    floor: bool = True
+    peer_timeout_s: float = 30.0
+    repeat: int = 1
+
+
+def discover() -> dict[str, ModuleType]:
+    """``NAME`` -> module for every module in the ``scenarios`` package."""
+    import scenarios
+
+    found: dict[str, ModuleType] = {}
+    for info in sorted(pkgutil.iter_modules(scenarios.__path__), key=lambda i: i.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"scenarios.{info.name}")
+        name = getattr(module, "NAME", None)
+        if name and callable(getattr(module, "cases", None)):
+            found[name] = module
+    return found
+
+
+def summary_line(module: ModuleType) -> str:
+    doc = (module.__doc__ or "").strip()
+    return doc.splitlines()[0] if doc else ""
+
+
+def grid(opts: ScenarioOptions, workloads: list[dict[str, Any]],
+         make: Callable[[dict[str, Any], str, str, int], CaseSpec]) -> list[CaseSpec]:
+    """Cases for every workload x codec x policy, interleaved for fair comparison.
+
+    Order: for each repetition, for each workload, for each codec: the policies in
+    turn (send, cached, send, cached, ... across codecs), so both sides of each
+    comparison run next to each other under the same machine conditions.
+    ``make(labels, policy, codec, repetition)`` builds one case.
+    """
+    if not workloads:
+        raise ConfigError("scenario has no workloads")
+    return [make(labels, policy, codec, rep)
+            for rep in range(opts.repeat)
+            for labels in workloads
+            for codec in opts.codecs
+            for policy in opts.policies]

@@ -1,0 +1,1 @@
+"""Scenario modules: one per question the harness answers (``python bench.py --list``)."""

@@ -1,0 +1,58 @@
+"""Azure conversation trace, replayed on the logical clock (needs --trace).
+
+Why: real arrival times and prompt/output lengths (Azure LLM inference trace,
+November 2023, conversation service; Patel et al., "Splitwise", ISCA 2024). Long
+prompts are prefilled in chunks of ``max_num_batched_tokens`` (2048 here), and under
+``send`` every chunk after the first is re-sent in ``new_token_ids`` although the
+runner already has the prompt: the summary splits send's token bytes into decode
+tokens and re-sent prompt chunks.
+
+Clock: a request arriving t seconds after the first one arrives at step
+floor(t / 20 ms) (``--logical-step-ms``), so every case schedules exactly the same
+batches; idle steps are skipped. Tokens/s here is the harness's busy throughput on
+this batch mix, not the trace's arrival rate. Options: ``--trace PATH`` (the
+``AzureLLMInferenceTrace_conv.csv`` file), ``--max-requests N`` (default 300),
+``--warmup-steps`` (default 50).
+"""
+
+from __future__ import annotations
+
+from ipc_bench.case import CaseSpec
+from ipc_bench.config import ConfigError, ModelConfig, SchedulerConfig
+from ipc_bench.scenario import ScenarioOptions, grid
+from ipc_bench.traces import load_azure_trace
+from ipc_bench.workload import TraceWorkload
+
+NAME = "azure-conv"
+TRACE_FILE = "AzureLLMInferenceTrace_conv.csv"
+
+
+def trace_cases(opts: ScenarioOptions, name: str, trace_file: str,
+                scheduler: SchedulerConfig) -> list[CaseSpec]:
+    """Logical-clock replay cases of an Azure trace (shared by the azure-* scenarios)."""
+    if not opts.trace:
+        raise ConfigError(f"scenario {name} needs --trace PATH (the {trace_file} file)")
+    trace = load_azure_trace(opts.trace, max_requests=opts.max_requests or 300)
+    step_s = (opts.logical_step_ms or 20.0) / 1000.0
+    warmup = 50 if opts.warmup_steps is None else opts.warmup_steps
+    model = ModelConfig(seed=opts.seed)
+    workload_name = f"{name}:{len(trace)}"
+
+    def make(labels, policy, codec, rep):
+        return CaseSpec(
+            scenario=name, labels=labels, policy=policy, codec=codec,
+            scheduler=scheduler, model=model,
+            make_workload=lambda: TraceWorkload(trace, name=workload_name, seed=opts.seed,
+                                                vocab_size=model.vocab_size,
+                                                logical_step_s=step_s),
+            warmup_steps=warmup, max_steps=None, count="all",
+            transport=opts.transport, peer_timeout_s=opts.peer_timeout_s,
+            floor=opts.floor, repetition=rep)
+
+    return grid(opts, [{"trace": workload_name}], make)
+
+
+def cases(opts: ScenarioOptions) -> list[CaseSpec]:
+    return trace_cases(opts, NAME, TRACE_FILE, SchedulerConfig(
+        max_num_seqs=256, max_num_batched_tokens=2048, max_model_len=16384,
+        num_blocks=131072))

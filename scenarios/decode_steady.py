@@ -1,0 +1,47 @@
+"""Steady decode: exactly B requests decoding at all times, B in 1, 16, 64, 256.
+
+Why: this is where the per-step cost of shipping sampled tokens is purest. Each
+step every running request adds one token; under ``send`` the scheduler ships it
+back to the runner (``CachedRequestData.new_token_ids``), under ``cached`` the
+runner keeps it (vLLM PR #20291). A finished request is replaced at once, so the
+batch stays at B; only pure-decode steps (no prefill, no new request) are counted.
+
+Workload: prompts of 32-256 tokens and outputs of 512-2048 tokens, uniform per
+request from the seed; ids in a 128,256-token vocabulary. Null model: the control
+plane alone. Options: ``--num-running``, ``--steps`` (counted-steps budget per
+case, default 1000), ``--warmup-steps`` (default 100).
+"""
+
+from __future__ import annotations
+
+from ipc_bench.case import CaseSpec
+from ipc_bench.config import ModelConfig, SchedulerConfig
+from ipc_bench.scenario import ScenarioOptions, grid
+from ipc_bench.workload import SteadyDecodeWorkload
+
+NAME = "decode-steady"
+DEFAULT_NUM_RUNNING = [1, 16, 64, 256]
+
+
+def cases(opts: ScenarioOptions) -> list[CaseSpec]:
+    steps = opts.steps or 1000
+    warmup = 100 if opts.warmup_steps is None else opts.warmup_steps
+    model = ModelConfig(seed=opts.seed)
+
+    def make(labels, policy, codec, rep):
+        b = labels["num_running"]
+        # Each finish costs one mixed step; steps over budget make up for them.
+        max_steps = warmup + steps + steps * b // 1000 + 10
+        return CaseSpec(
+            scenario=NAME, labels=labels, policy=policy, codec=codec,
+            scheduler=SchedulerConfig(max_num_seqs=b, max_num_batched_tokens=8192,
+                                      max_model_len=4096, num_blocks=b * 256 + 256),
+            model=model,
+            make_workload=lambda: SteadyDecodeWorkload(b, seed=opts.seed,
+                                                       vocab_size=model.vocab_size),
+            warmup_steps=warmup, max_steps=max_steps, count="decode_only",
+            transport=opts.transport, peer_timeout_s=opts.peer_timeout_s,
+            floor=opts.floor, repetition=rep)
+
+    return grid(opts, [{"num_running": b} for b in (opts.num_running or DEFAULT_NUM_RUNNING)],
+                make)
