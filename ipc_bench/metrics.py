@@ -75,7 +75,8 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
     c = a[counted]
     n = int(counted.sum())
     out: dict[str, Any] = dict(
-        case_id=spec.case_id, scenario=spec.scenario, policy=spec.policy, codec=spec.codec,
+        case_id=spec.case_id, scenario=spec.scenario, policy=spec.policy, arm=spec.arm_label,
+        codec=spec.codec,
         model=spec.model.name, transport=spec.transport, repetition=spec.repetition,
         **spec.labels,
         workload=spec.workload_key,

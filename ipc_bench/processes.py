@@ -185,6 +185,7 @@ def run_case(spec: CaseSpec, on_step: Optional[Callable[[int], None]] = None) ->
 
         frames, counted_seqs = _scheduler_loop(spec, socks, peer_problem, read_runner_error,
                                                result, on_step)
+        result.counted_seqs = counted_seqs
         if spec.floor and counted_seqs:
             result.floor_step_ns = _floor(spec, socks, peer_problem, read_runner_error,
                                           frames, counted_seqs)
@@ -225,6 +226,7 @@ def _scheduler_loop(spec, socks, peer_problem, read_runner_error, result, on_ste
     rows = result.sched_rows
     record = rows.append
     frames: list[bytes] = []
+    r2s_frames = result.r2s_frames
     counted_seqs: list[int] = []
     decode_only = spec.count == "decode_only"
     warmup_steps = spec.warmup_steps
@@ -279,6 +281,7 @@ def _scheduler_loop(spec, socks, peer_problem, read_runner_error, result, on_ste
                     gc_counter.count - gc0))
             if counted:
                 frames.append(frame)
+                r2s_frames.append(reply)
                 counted_seqs.append(seq)
             if finished:
                 workload.on_finished(len(finished), plan.step)

@@ -29,6 +29,8 @@ from ipc_bench.messages import ControlMessage
 
 #: Receive timeout of one wait slice; between slices the peer's liveness is checked.
 POLL_SLICE_MS = 100
+#: How long the runner's control socket may hold undelivered messages at close.
+CTL_LINGER_MS = 5000
 
 _ctl_encoder = msgspec.msgpack.Encoder()
 _ctl_decoder = msgspec.msgpack.Decoder(ControlMessage)
@@ -108,9 +110,12 @@ class RunnerSockets:
         self.r2s.connect(r2s_endpoint)
 
     def close(self) -> None:
-        for sock in (self.s2r, self.r2s, self.ctl):
+        for sock in (self.s2r, self.r2s):
             if sock is not None:
                 sock.close(linger=0)
+        # The control socket lingers so that a report or error sent just before the
+        # runner exits is delivered rather than dropped (bounded: the peer may be gone).
+        self.ctl.close(linger=CTL_LINGER_MS)
 
 
 def recv_frame(sock: zmq.Socket, timeout_s: float, peer_problem: Callable[[], Optional[str]],
@@ -129,6 +134,10 @@ def recv_frame(sock: zmq.Socket, timeout_s: float, peer_problem: Callable[[], Op
     while True:
         problem = peer_problem()
         if problem:
+            # A peer may send its last message and exit within one wait slice: take
+            # what is already on its way (one more slice) before declaring it gone.
+            if sock.poll(POLL_SLICE_MS, zmq.POLLIN):
+                return sock.recv(zmq.NOBLOCK)
             raise PeerError(problem)
         try:
             return sock.recv()
