@@ -502,3 +502,62 @@ def fit_linear(xs: Sequence[float], ys: Sequence[float]) -> dict:
     res = sps.linregress(xs, ys)
     return dict(fixed=float(res.intercept), per_unit=float(res.slope),
                 r2=float(res.rvalue ** 2), n=len(xs))
+
+
+def byte_model_report(captured: Sequence[tuple], summaries: Sequence[dict]) -> list[dict]:
+    """Check the model on a run's captured pure-decode messages; state what it implies.
+
+    ``captured``: ``(CaseSpec, [CaptureFile, ...])`` of the repetition-0 cases counted
+    as pure decode; ``summaries``: the run's case summaries. One row per case: the
+    number of captured messages whose size the model predicts exactly and of those
+    it misses (``mismatches``, 0 when the model holds), and for ``send`` cases the
+    bytes per running request that ``send`` adds over ``cached``: from the model on
+    the captured steps (``model_send_minus_cached_bytes_per_request``), for uniform
+    token ids of the vocabulary (``uniform_send_minus_cached_bytes_per_request``) and
+    as measured, (send - cached) SchedulerOutput bytes per step / running requests,
+    when both policies ran (``measured_send_minus_cached_bytes_per_request``).
+    """
+    from ipc_bench.codec import model_runner_output_codec, scheduler_output_codec
+
+    rows = []
+    by_key = {(s["workload"], s["codec"], s.get("arm") or s["policy"]): s
+              for s in summaries if s.get("repetition") == 0 and s.get("num_steps")}
+    for spec, caps in captured:
+        checked = mismatches = 0
+        extra_bytes = extra_reqs = 0
+        for cap in caps:
+            if cap.direction == "s2r":
+                codec = scheduler_output_codec(cap.codec)
+                for frame in cap.frames:
+                    so = codec.decode(frame)
+                    content = step_content(so)
+                    checked += 1
+                    mismatches += scheduler_output_bytes(cap.codec, **content) != len(frame)
+                    if content["token_ids"] is not None and content["req_ids"]:
+                        content_cached = dict(content, token_ids=None)
+                        extra_bytes += len(frame) - scheduler_output_bytes(cap.codec,
+                                                                           **content_cached)
+                        extra_reqs += len(content["req_ids"])
+            else:
+                codec = model_runner_output_codec(cap.codec)
+                for frame in cap.frames:
+                    checked += 1
+                    mismatches += predict_model_runner_output(
+                        cap.codec, codec.decode(frame)) != len(frame)
+        row = dict(workload=spec.workload_key, codec=spec.codec, arm=spec.arm_label,
+                   policy=spec.policy, vocab_size=spec.model.vocab_size,
+                   messages_checked=checked, mismatches=mismatches)
+        if spec.policy == "send":
+            row["model_send_minus_cached_bytes_per_request"] = (
+                extra_bytes / extra_reqs if extra_reqs else None)
+            row["uniform_send_minus_cached_bytes_per_request"] = per_request_send_bytes(
+                spec.codec, spec.model.vocab_size)
+            send = by_key.get((spec.workload_key, spec.codec, spec.arm_label))
+            cached = by_key.get((spec.workload_key, spec.codec, "cached"))
+            if send and cached and send.get("num_running_mean"):
+                row["measured_send_minus_cached_bytes_per_request"] = (
+                    (send["sched_to_runner_payload_bytes_per_step"]
+                     - cached["sched_to_runner_payload_bytes_per_step"])
+                    / send["num_running_mean"])
+        rows.append(row)
+    return rows

@@ -1,7 +1,8 @@
 """Captured messages: a bounded sample of the real frames a case exchanged.
 
 A run keeps, per case of repetition 0, up to ``MAX_MESSAGES`` frames per direction
-from its counted steps, evenly spaced over them, in ``messages/`` of the run folder:
+(fewer past ``MAX_CAPTURE_BYTES``) from its counted steps, evenly spaced over them, in
+``messages/`` of the run folder:
 
     messages/<case slug>.s2r.msgpack   SchedulerOutput frames (scheduler -> runner)
     messages/<case slug>.r2s.msgpack   ModelRunnerOutput frames (runner -> scheduler)
@@ -29,8 +30,11 @@ import msgspec
 from ipc_bench.case import SCHED_COLUMNS, CaseResult
 
 CAPTURE_FORMAT_VERSION = 1
-#: Frames kept per case and direction.
+#: Frames kept per case and direction, at most...
 MAX_MESSAGES = 200
+#: ... and at most about this many bytes of frames (but never fewer than MIN_MESSAGES).
+MAX_CAPTURE_BYTES = 8 * 1024 * 1024
+MIN_MESSAGES = 20
 #: Directions and the message type each carries.
 DIRECTIONS = {"s2r": "SchedulerOutput", "r2s": "ModelRunnerOutput"}
 MESSAGES_DIR = "messages"
@@ -85,6 +89,9 @@ def case_slug(case_id: str) -> str:
 def build_captures(result: CaseResult, max_messages: int = MAX_MESSAGES) -> list[CaptureFile]:
     """The two ``CaptureFile`` of ``result`` (empty list if it has no counted frames).
 
+    Keeps ``max_messages`` evenly spaced counted steps, fewer when their frames would
+    exceed ``MAX_CAPTURE_BYTES`` per direction (``MIN_MESSAGES`` at least).
+
     In-loop figures per direction: ``s2r`` encode is the scheduler's ``encode_ns``,
     decode the runner's ``runner_decode_ns``; ``r2s`` encode is the runner's
     ``runner_encode_ns``, decode the scheduler's ``decode_ns``.
@@ -97,7 +104,10 @@ def build_captures(result: CaseResult, max_messages: int = MAX_MESSAGES) -> list
     runner = result.runner_columns
     have_runner = all(len(runner.get(k, ())) == len(rows)
                       for k in ("runner_decode_ns", "runner_encode_ns"))
-    picks = sample_indices(len(seqs), max_messages)
+    biggest = max(sum(map(len, result.s2r_frames)), sum(map(len, result.r2s_frames)))
+    mean_len = biggest / len(seqs)
+    budget = max(MIN_MESSAGES, int(MAX_CAPTURE_BYTES // mean_len)) if mean_len else max_messages
+    picks = sample_indices(len(seqs), min(max_messages, budget))
     picked_seqs = [seqs[i] for i in picks]
 
     def sched(col: str) -> list[int]:
@@ -167,5 +177,10 @@ def load_captures(run_dir: str | os.PathLike) -> list[CaptureFile]:
 
 
 def arms_in(captures: Iterable[CaptureFile]) -> list[str]:
-    """The arms (policies, or A/A labels) present, in first-seen order."""
-    return list(dict.fromkeys(c.arm for c in captures))
+    """The arms (policies, or A/A labels) present: ``send`` before ``cached``, an A/A
+    copy (``send'``) after its original."""
+    from ipc_bench.config import POLICIES
+
+    arms = {c.arm: c.policy for c in captures}
+    order = {p: i for i, p in enumerate(POLICIES)}
+    return sorted(arms, key=lambda a: (order.get(arms[a], len(order)), a))

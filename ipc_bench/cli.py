@@ -1,4 +1,5 @@
-"""Command line: ``python bench.py --scenario NAME [options]`` and ``--list``.
+"""Command line: ``python bench.py --scenario NAME [options]``, ``--list``, and
+``python bench.py microbench RUN_DIR [options]`` (``ipc_bench.microbench``).
 
 Exit codes: 0 success; 1 a case failed or the token streams of two cases differ
 (the correctness oracle); 2 bad input (one line on stderr, no traceback); 130 / 143
@@ -15,7 +16,9 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ipc_bench.config import CODECS, POLICIES, ConfigError
+from ipc_bench.stats import METHODS
 from ipc_bench.traces import TraceError
+from ipc_bench.workload import REQ_ID_FORMATS
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -105,13 +108,27 @@ def build_parser() -> argparse.ArgumentParser:
                    help="replay the first N requests of the trace")
     p.add_argument("--logical-step-ms", type=_positive_float, metavar="MS",
                    help="trace time per scheduler step on the logical clock (default 20)")
-    p.add_argument("--policies", type=_choices(POLICIES), default=list(POLICIES),
-                   help="comma-separated subset of: " + ", ".join(POLICIES))
+    p.add_argument("--policies", type=_choices(POLICIES), default=None,
+                   help="comma-separated subset of: " + ", ".join(POLICIES)
+                   + " (default: all)")
     p.add_argument("--codecs", type=_choices(CODECS), default=list(CODECS),
                    help="comma-separated subset of: " + ", ".join(CODECS))
     p.add_argument("--transport", choices=("ipc", "tcp"), default="ipc",
                    help="ZeroMQ transport (tcp binds 127.0.0.1)")
-    p.add_argument("--repeat", type=_positive_int, default=1, help="repetitions of each case")
+    p.add_argument("--repeat", type=_positive_int, default=1,
+                   help="repetitions of each case, interleaved (A B A B ...); with 2 or "
+                   "more the summary compares the arms with paired 95 %% intervals")
+    p.add_argument("--aa", action="store_true",
+                   help="A/A run: one policy (--policies, default send) against a copy of "
+                   "itself, labelled e.g. send and send'")
+    p.add_argument("--ci-method", choices=METHODS, default="t",
+                   help="interval of the paired comparisons: t (t-interval on log ratios, "
+                   "default) or bootstrap (percentile bootstrap of the median)")
+    p.add_argument("--req-id-format", choices=REQ_ID_FORMATS, default="cmpl",
+                   help="request ids: cmpl (cmpl-<32 hex>-0, default), chatcmpl "
+                   "(chatcmpl-<32 hex>) or numeric (0, 1, ...)")
+    p.add_argument("--vocab-size", type=_positive_int, metavar="N",
+                   help="vocabulary size of prompts and sampled ids (default 128256)")
     p.add_argument("--no-floor", dest="floor", action="store_false",
                    help="skip the floor (bare exchange) baseline")
     p.add_argument("--peer-timeout", type=_positive_float, default=30.0, metavar="S",
@@ -128,6 +145,10 @@ def _on_signal(signum, frame):
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of ``bench.py``; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "microbench":
+        from ipc_bench.microbench import main as microbench_main
+
+        return microbench_main(argv[1:])
     try:
         return _main(argv)
     except UsageError as exc:
@@ -157,12 +178,19 @@ def _main(argv: list[str]) -> int:
     if args.scenario not in scenarios:
         raise UsageError(f"unknown scenario {args.scenario!r}; choose from "
                          f"{', '.join(scenarios)}")
+    policies = args.policies or list(POLICIES)
+    if args.aa:
+        if args.policies and len(args.policies) > 1:
+            raise UsageError("--aa compares one policy with itself: give --policies send "
+                             "or --policies cached")
+        policies = [args.policies[0] if args.policies else "send"]
     opts = ScenarioOptions(
         seed=args.seed, steps=args.steps, warmup_steps=args.warmup_steps,
         num_running=args.num_running, trace=args.trace, max_requests=args.max_requests,
-        logical_step_ms=args.logical_step_ms, policies=args.policies, codecs=args.codecs,
+        logical_step_ms=args.logical_step_ms, policies=policies, codecs=args.codecs,
         transport=args.transport, floor=args.floor, peer_timeout_s=args.peer_timeout,
-        repeat=args.repeat)
+        repeat=args.repeat, aa=args.aa, req_id_format=args.req_id_format,
+        vocab_size=args.vocab_size)
     cases = scenarios[args.scenario].cases(opts)
     for case in cases:
         case.scheduler.validate()
@@ -171,12 +199,15 @@ def _main(argv: list[str]) -> int:
 
 
 def _run(args, cases) -> int:
+    from ipc_bench.bytemodel import byte_model_report
+    from ipc_bench.capture import build_captures, save_captures
     from ipc_bench.environment import collect_metadata
     from ipc_bench.metrics import attach_token_bytes, check_digests, summarize_case
     from ipc_bench.processes import CaseError, run_case
     from ipc_bench.results import RunWriter, default_run_dir
     from ipc_bench.scheduler import SchedulerError
-    from ipc_bench.tables import format_tables
+    from ipc_bench.stats import compare_cases
+    from ipc_bench.tables import format_byte_model, format_comparisons, format_tables
 
     run_dir = Path(args.output) if args.output else default_run_dir(REPO_ROOT / "results",
                                                                     args.scenario)
@@ -185,8 +216,10 @@ def _run(args, cases) -> int:
     metadata = collect_metadata(include_hostname=not args.no_hostname)
     metadata["scenario"] = args.scenario
     metadata["seed"] = args.seed
+    metadata["aa"] = bool(getattr(args, "aa", False))
+    metadata["ci_method"] = getattr(args, "ci_method", "t")
     metadata["cases"] = [dict(case_id=c.case_id, labels=c.labels, policy=c.policy,
-                              codec=c.codec, scheduler=_struct(c.scheduler),
+                              arm=c.arm_label, codec=c.codec, scheduler=_struct(c.scheduler),
                               model=_struct(c.model), warmup_steps=c.warmup_steps,
                               max_steps=c.max_steps, count=c.count, transport=c.transport,
                               repetition=c.repetition) for c in cases]
@@ -199,6 +232,7 @@ def _run(args, cases) -> int:
     log(f"ipc-bench: {args.scenario}, {len(cases)} cases -> {run_dir}")
     old_handlers = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     failures: list[str] = []
+    captured: list = []
     try:
         for i, case in enumerate(cases, 1):
             t0 = time.perf_counter()
@@ -213,6 +247,11 @@ def _run(args, cases) -> int:
             attach_token_bytes(result)
             summary = summarize_case(result)
             writer.add_case(result, summary)
+            if case.repetition == 0:
+                captures = build_captures(result)
+                save_captures(run_dir, result)
+                if case.count == "decode_only":
+                    captured.append((case, captures))
             log(f"[{i}/{len(cases)}] {case.case_id}: {summary.get('num_steps', 0)} steps, "
                 f"{summary.get('output_tokens_per_s', 0):,.0f} tok/s "
                 f"({time.perf_counter() - t0:.1f} s)")
@@ -223,7 +262,16 @@ def _run(args, cases) -> int:
         for s, h in old_handlers.items():
             signal.signal(s, h)
     problems = check_digests(writer.cases)
+    writer.comparisons = compare_cases(writer.cases, method=getattr(args, "ci_method", "t"))
+    writer.byte_model = byte_model_report(captured, writer.cases)
+    problems += [f"byte model: {r['workload']} {r['codec']} {r['arm']}: "
+                 f"{r['mismatches']} of {r['messages_checked']} captured messages differ "
+                 "from the formula" for r in writer.byte_model if r["mismatches"]]
     print(format_tables(writer.cases))
+    if writer.comparisons:
+        print(format_comparisons(writer.comparisons))
+    if writer.byte_model:
+        print(format_byte_model(writer.byte_model))
     print(f"\nresults: {run_dir}")
     if problems:
         writer.finish("failed", problems)

@@ -2,7 +2,9 @@
 
 Layout of a run folder::
 
-    summary.json   {"format_version", "status", "metadata", "cases": [...], "problems"}
+    summary.json   {"format_version", "status", "metadata", "cases": [...],
+                    "comparisons": [...], "byte_model": [...], "problems"}
+    messages/      captured frames of repetition 0 (``ipc_bench.capture``)
     steps.csv      one row per step per case: case identity + SCHED_COLUMNS + RUNNER_COLUMNS
     requests.csv   one row per request per case
     floor.csv      one row per floor step per case: case_id, i, floor_step_ns
@@ -12,7 +14,9 @@ rewritten atomically (write + rename) after every case, so an interrupted run
 leaves a readable folder whose ``status`` says ``incomplete``.
 
 Format history:
-- 1: first version.
+- 1: first version. ``comparisons`` (paired statistics, ``ipc_bench.stats``) and
+  ``byte_model`` (``ipc_bench.bytemodel``) added without a version bump: readers
+  of version 1 that ignore unknown keys are unaffected.
 """
 
 from __future__ import annotations
@@ -82,6 +86,8 @@ class RunWriter:
         self.cases: list[dict[str, Any]] = []
         self.problems: list[str] = []
         self.status = "incomplete"
+        self.comparisons: list[dict[str, Any]] = []  # ipc_bench.stats.compare_cases
+        self.byte_model: list[dict[str, Any]] = []   # ipc_bench.bytemodel.byte_model_report
         self._new_file("steps.csv", CASE_KEYS + SCHED_COLUMNS + RUNNER_COLUMNS)
         self._new_file("requests.csv", CASE_KEYS + REQUEST_COLUMNS)
         self._new_file("floor.csv", ("case_id", "i", "floor_step_ns"))
@@ -129,6 +135,8 @@ class RunWriter:
             "status": self.status,
             "metadata": self.metadata,
             "cases": self.cases,
+            "comparisons": self.comparisons,
+            "byte_model": self.byte_model,
             "problems": self.problems,
         })
 

@@ -34,6 +34,9 @@ class ScenarioOptions:
     floor: bool = True
     peer_timeout_s: float = 30.0
     repeat: int = 1
+    aa: bool = False
+    req_id_format: str = "cmpl"
+    vocab_size: Optional[int] = None
 
 
 def discover() -> dict[str, ModuleType]:
@@ -63,12 +66,20 @@ def grid(opts: ScenarioOptions, workloads: list[dict[str, Any]],
     Order: for each repetition, for each workload, for each codec: the policies in
     turn (send, cached, send, cached, ... across codecs), so both sides of each
     comparison run next to each other under the same machine conditions.
-    ``make(labels, policy, codec, repetition)`` builds one case.
+    ``make(labels, policy, codec, repetition)`` builds one case. With ``opts.aa``
+    each policy runs twice in a row, the second copy labelled ``<policy>'``
+    (``CaseSpec.arm``): an A/A comparison through the same code paths.
     """
     if not workloads:
         raise ConfigError("scenario has no workloads")
-    return [make(labels, policy, codec, rep)
-            for rep in range(opts.repeat)
-            for labels in workloads
-            for codec in opts.codecs
-            for policy in opts.policies]
+    arms = ([(p, a) for p in opts.policies for a in ("", p + "'")] if opts.aa
+            else [(p, "") for p in opts.policies])
+    cases = []
+    for rep in range(opts.repeat):
+        for labels in workloads:
+            for codec in opts.codecs:
+                for policy, arm in arms:
+                    case = make(labels, policy, codec, rep)
+                    case.arm = arm
+                    cases.append(case)
+    return cases

@@ -18,7 +18,7 @@ this batch mix, not the trace's arrival rate. Options: ``--trace PATH`` (the
 from __future__ import annotations
 
 from ipc_bench.case import CaseSpec
-from ipc_bench.config import ConfigError, ModelConfig, SchedulerConfig
+from ipc_bench.config import DEFAULT_VOCAB_SIZE, ConfigError, ModelConfig, SchedulerConfig
 from ipc_bench.scenario import ScenarioOptions, grid
 from ipc_bench.traces import load_azure_trace
 from ipc_bench.workload import TraceWorkload
@@ -35,7 +35,7 @@ def trace_cases(opts: ScenarioOptions, name: str, trace_file: str,
     trace = load_azure_trace(opts.trace, max_requests=opts.max_requests or 300)
     step_s = (opts.logical_step_ms or 20.0) / 1000.0
     warmup = 50 if opts.warmup_steps is None else opts.warmup_steps
-    model = ModelConfig(seed=opts.seed)
+    model = ModelConfig(seed=opts.seed, vocab_size=opts.vocab_size or DEFAULT_VOCAB_SIZE)
     workload_name = f"{name}:{len(trace)}"
 
     def make(labels, policy, codec, rep):
@@ -44,7 +44,8 @@ def trace_cases(opts: ScenarioOptions, name: str, trace_file: str,
             scheduler=scheduler, model=model,
             make_workload=lambda: TraceWorkload(trace, name=workload_name, seed=opts.seed,
                                                 vocab_size=model.vocab_size,
-                                                logical_step_s=step_s),
+                                                logical_step_s=step_s,
+                                                req_id_format=opts.req_id_format),
             warmup_steps=warmup, max_steps=None, count="all",
             transport=opts.transport, peer_timeout_s=opts.peer_timeout_s,
             floor=opts.floor, repetition=rep)

@@ -7,15 +7,16 @@ runner keeps it (vLLM PR #20291). A finished request is replaced at once, so the
 batch stays at B; only pure-decode steps (no prefill, no new request) are counted.
 
 Workload: prompts of 32-256 tokens and outputs of 512-2048 tokens, uniform per
-request from the seed; ids in a 128,256-token vocabulary. Null model: the control
-plane alone. Options: ``--num-running``, ``--steps`` (counted-steps budget per
-case, default 1000), ``--warmup-steps`` (default 100).
+request from the seed; ids in a 128,256-token vocabulary (``--vocab-size``), request
+ids ``cmpl-<32 hex>-0`` (``--req-id-format``). Null model: the control plane alone.
+Options: ``--num-running``, ``--steps`` (counted-steps budget per case, default 1000),
+``--warmup-steps`` (default 100).
 """
 
 from __future__ import annotations
 
 from ipc_bench.case import CaseSpec
-from ipc_bench.config import ModelConfig, SchedulerConfig
+from ipc_bench.config import DEFAULT_VOCAB_SIZE, ModelConfig, SchedulerConfig
 from ipc_bench.scenario import ScenarioOptions, grid
 from ipc_bench.workload import SteadyDecodeWorkload
 
@@ -26,7 +27,7 @@ DEFAULT_NUM_RUNNING = [1, 16, 64, 256]
 def cases(opts: ScenarioOptions) -> list[CaseSpec]:
     steps = opts.steps or 1000
     warmup = 100 if opts.warmup_steps is None else opts.warmup_steps
-    model = ModelConfig(seed=opts.seed)
+    model = ModelConfig(seed=opts.seed, vocab_size=opts.vocab_size or DEFAULT_VOCAB_SIZE)
 
     def make(labels, policy, codec, rep):
         b = labels["num_running"]
@@ -38,7 +39,8 @@ def cases(opts: ScenarioOptions) -> list[CaseSpec]:
                                       max_model_len=4096, num_blocks=b * 256 + 256),
             model=model,
             make_workload=lambda: SteadyDecodeWorkload(b, seed=opts.seed,
-                                                       vocab_size=model.vocab_size),
+                                                       vocab_size=model.vocab_size,
+                                                       req_id_format=opts.req_id_format),
             warmup_steps=warmup, max_steps=max_steps, count="decode_only",
             transport=opts.transport, peer_timeout_s=opts.peer_timeout_s,
             floor=opts.floor, repetition=rep)
