@@ -56,7 +56,8 @@ def measure(fmt: str, vocab: int, num_running: int, steps: int, codecs: list[str
         for f in result.r2s_frames:
             mismatches += bytemodel.predict_model_runner_output(
                 case.codec, r_codec.decode(f)) != len(f)
-        rows.append(dict(req_id_format=fmt, req_id_len=len(result.requests[0]["req_id"]),
+        id_lens = [len(r["req_id"]) for r in result.requests]
+        rows.append(dict(req_id_format=fmt, req_id_len=sum(id_lens) / len(id_lens),
                          vocab_size=vocab, num_running=num_running, policy=case.policy,
                          codec=case.codec, steps=len(counted),
                          s2r_bytes_per_step=float(counted[:, COL["s2r_payload_bytes"]].mean()),
