@@ -123,7 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "itself, labelled e.g. send and send'")
     p.add_argument("--ci-method", choices=METHODS, default="t",
                    help="interval of the paired comparisons: t (t-interval on log ratios, "
-                   "default) or bootstrap (percentile bootstrap of the median)")
+                   "default), bootstrap (percentile bootstrap of the median) or sign "
+                   "(distribution-free sign-test interval of the median, >= 6 pairs)")
     p.add_argument("--req-id-format", choices=REQ_ID_FORMATS, default="cmpl",
                    help="request ids: cmpl (cmpl-<32 hex>-0, default), chatcmpl "
                    "(chatcmpl-<32 hex>) or numeric (0, 1, ...)")

@@ -102,7 +102,8 @@ def format_comparisons(comparisons: Iterable[dict[str, Any]]) -> str:
     for c in comparisons:
         base, treat = c["baseline"], c["treatment"]
         method = {"t": "t-interval on log ratios",
-                  "bootstrap": "bootstrap percentile"}.get(c["method"], c["method"])
+                  "bootstrap": "bootstrap percentile",
+                  "sign": "sign-test order statistics"}.get(c["method"], c["method"])
         out.append(f"\n{treat} vs {base}  [{c['workload']}]  {c['codec']}: {c['n_pairs']} "
                    f"paired repetitions, {c['confidence']:.0%} intervals ({method})")
         header = ["metric", "unit", f"{base} median [IQR]", f"{treat} median [IQR]",

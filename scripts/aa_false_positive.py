@@ -6,13 +6,13 @@ repetition pairs (A A' A A' ...) in one invocation, splits the pairs into G disj
 groups of K consecutive pairs, and compares each group the way a ``--repeat K`` run
 would. Both arms run the same code on the same workload, so every "significant"
 verdict is a false positive; at 95 % the rate should be about 5 %. Reported per
-metric and interval method (t on log ratios, bootstrap of the median), with a
+metric and interval method (t on log ratios, bootstrap, sign test), with a
 Clopper-Pearson 95 % interval for the rate itself (with G = 20 verdicts that interval
 is wide: 1/20 false positives is compatible with a true rate of 0.1 % to 25 %).
 
-Usage (about 4 minutes on 2 cores with the defaults, 100 pairs):
+Usage (about 5 minutes on 2 cores with the defaults, 120 pairs):
 
-    python scripts/aa_false_positive.py [--groups 20] [--pairs-per-group 5]
+    python scripts/aa_false_positive.py [--groups 20] [--pairs-per-group 6]
         [--num-running 256] [--steps 300] [--codec msgpack] [--policy send]
         [--output DIR] [--from-run DIR]
 
@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ipc_bench.results import read_summary  # noqa: E402
-from ipc_bench.stats import METHODS, compare_paired  # noqa: E402
+from ipc_bench.stats import METHODS, compare_paired, min_pairs  # noqa: E402
 
 METRICS = ("step_ns_mean", "step_ns_median", "output_tokens_per_s", "build_ns_per_step",
            "encode_ns_per_step", "decode_ns_per_step", "sched_cpu_ns_per_step")
@@ -63,6 +63,8 @@ def analyse(summary: dict, groups: int, per_group: int) -> dict:
     for metric in METRICS:
         entry = {}
         for method in METHODS:
+            if min_pairs(method) > per_group:
+                continue  # no interval from so few pairs
             flagged = []
             for g in range(groups):
                 rs = reps[g * per_group:(g + 1) * per_group]
@@ -88,8 +90,9 @@ def analyse(summary: dict, groups: int, per_group: int) -> dict:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--groups", type=int, default=20, help="A/A comparisons (default 20)")
-    p.add_argument("--pairs-per-group", type=int, default=5,
-                   help="repetition pairs per comparison, as --repeat (default 5)")
+    p.add_argument("--pairs-per-group", type=int, default=6,
+                   help="repetition pairs per comparison, as --repeat (default 6, the "
+                   "fewest the sign-test interval needs)")
     p.add_argument("--num-running", type=int, default=256)
     p.add_argument("--steps", type=int, default=300, help="counted steps per case")
     p.add_argument("--codec", default="msgpack")
@@ -124,6 +127,8 @@ def main() -> int:
     for metric, entry in result["metrics"].items():
         allp = entry["all_pairs"]
         for method in METHODS:
+            if method not in entry:
+                continue
             e = entry[method]
             tail = ""
             if method == "t" and allp["ratio_ci_low"] is not None:

@@ -83,6 +83,22 @@ def test_paired_difference_t_interval():
     assert cmp.diff_ci_high == pytest.approx(2.0 + half, abs=1e-3)
 
 
+def test_sign_interval_by_hand():
+    # n = 6: P(B <= 0) = 1/64 <= 0.025 < P(B <= 1) = 7/64, so [x(1), x(6)]
+    assert stats.sign_interval([5, 1, 4, 2, 6, 3]) == (3.5, 1.0, 6.0)
+    # n = 30: P(B <= 9) = 0.0214 <= 0.025 < P(B <= 10) = 0.0494, so [x(10), x(21)]
+    values = list(range(1, 31))
+    assert stats.sign_interval(values) == (15.5, 10.0, 21.0)
+    # one wild value does not move it
+    assert stats.sign_interval(values[:-1] + [1e9])[1:] == (10.0, 21.0)
+    with pytest.raises(ValueError, match="95% sign-test interval needs more values, got 5"):
+        stats.sign_interval([1, 2, 3, 4, 5])
+    assert stats.min_pairs("sign") == 6 and stats.min_pairs("t") == 2
+    cmp = stats.compare_paired([100.0] * 5, [90.0] * 5, method="sign")
+    assert cmp.significant is None
+    assert cmp.verdict == "too few repetitions for an interval (use --repeat 6 or more)"
+
+
 def test_one_pair_has_no_interval():
     cmp = stats.compare_paired([100.0], [90.0])
     assert cmp.significant is None
