@@ -116,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--transport", choices=("ipc", "tcp"), default="ipc",
                    help="ZeroMQ transport (tcp binds 127.0.0.1)")
     p.add_argument("--repeat", type=_positive_int, default=1,
-                   help="repetitions of each case, interleaved (A B A B ...); with 2 or "
+                   help="repetitions of each case, interleaved (A B, B A, A B ...); with 2 or "
                    "more the summary compares the arms with paired 95 %% intervals")
     p.add_argument("--aa", action="store_true",
                    help="A/A run: one policy (--policies, default send) against a copy of "
@@ -269,8 +269,8 @@ def _run(args, cases) -> int:
                  f"{r['mismatches']} of {r['messages_checked']} captured messages differ "
                  "from the formula" for r in writer.byte_model if r["mismatches"]]
     print(format_tables(writer.cases))
-    if writer.comparisons:
-        print(format_comparisons(writer.comparisons))
+    if any(c["n_pairs"] >= 2 for c in writer.comparisons):
+        print(format_comparisons(c for c in writer.comparisons if c["n_pairs"] >= 2))
     if writer.byte_model:
         print(format_byte_model(writer.byte_model))
     print(f"\nresults: {run_dir}")

@@ -64,8 +64,11 @@ def grid(opts: ScenarioOptions, workloads: list[dict[str, Any]],
     """Cases for every workload x codec x policy, interleaved for fair comparison.
 
     Order: for each repetition, for each workload, for each codec: the policies in
-    turn (send, cached, send, cached, ... across codecs), so both sides of each
-    comparison run next to each other under the same machine conditions.
+    turn, so both sides of each comparison run next to each other under the same
+    machine conditions; odd repetitions take the policies in reverse order (send
+    cached, cached send, send cached, ...: ABBA counterbalancing), so that an effect
+    of running first or second (a drift, a warmer or fuller parent process) cancels
+    over pairs instead of biasing every pair the same way.
     ``make(labels, policy, codec, repetition)`` builds one case. With ``opts.aa``
     each policy runs twice in a row, the second copy labelled ``<policy>'``
     (``CaseSpec.arm``): an A/A comparison through the same code paths.
@@ -78,7 +81,7 @@ def grid(opts: ScenarioOptions, workloads: list[dict[str, Any]],
     for rep in range(opts.repeat):
         for labels in workloads:
             for codec in opts.codecs:
-                for policy, arm in arms:
+                for policy, arm in (arms if rep % 2 == 0 else arms[::-1]):
                     case = make(labels, policy, codec, rep)
                     case.arm = arm
                     cases.append(case)

@@ -2,7 +2,7 @@
 """A/A false-positive rate of the paired comparison (``ipc_bench.stats``).
 
 Runs one policy against a copy of itself (``bench.py --aa``) for G x K interleaved
-repetition pairs (A A' A A' ...) in one invocation, splits the pairs into G disjoint
+repetition pairs (A A', A' A, ...) in one invocation, splits the pairs into G disjoint
 groups of K consecutive pairs, and compares each group the way a ``--repeat K`` run
 would. Both arms run the same code on the same workload, so every "significant"
 verdict is a false positive; at 95 % the rate should be about 5 %. Reported per
@@ -76,7 +76,7 @@ def analyse(summary: dict, groups: int, per_group: int) -> dict:
             entry[method] = dict(false_positives=k, comparisons=groups, rate=k / groups,
                                  rate_ci_low=lo, rate_ci_high=hi, flagged_groups=[
                                      g for g, f in enumerate(flagged) if f])
-        # all pairs at once: is there an order (A before A') bias?
+        # all pairs at once: is there a bias between the arms (e.g. of position)?
         a = [by[(arms[0], r)][metric] for r in reps]
         b = [by[(arms[1], r)][metric] for r in reps]
         allp = compare_paired(a, b, method="t")

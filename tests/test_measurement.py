@@ -85,7 +85,7 @@ def test_aa_run_labels_the_copy(tmp_path):
     out = tmp_path / "aa"
     assert main(SMALL + ["--aa", "--repeat", "2", "--output", str(out)]) == 0
     summary = json.loads((out / "summary.json").read_text())
-    assert [c["arm"] for c in summary["cases"]] == ["send", "send'"] * 2
+    assert [c["arm"] for c in summary["cases"]] == ["send", "send'", "send'", "send"]  # ABBA
     assert {c["policy"] for c in summary["cases"]} == {"send"}
     [cmp] = summary["comparisons"]
     assert (cmp["baseline"], cmp["treatment"]) == ("send", "send'")
