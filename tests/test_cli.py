@@ -8,6 +8,7 @@ A tiny successful run: exit 0 and a complete result folder that pandas reads.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,9 +21,23 @@ REPO = Path(__file__).resolve().parents[1]
 HEADER = "TIMESTAMP,ContextTokens,GeneratedTokens"
 
 
-def bench(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+def bench(*args: str, timeout: float = 120, env=None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "bench.py", *args], cwd=REPO, capture_output=True,
-                          text=True, timeout=timeout)
+                          text=True, timeout=timeout, env=env)
+
+
+def runner_processes_under(path: Path) -> list[str]:
+    """Command lines of live runner processes whose endpoint lies under ``path``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmd = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if "ipc_bench.runner" in cmd and str(path) in cmd:
+                found.append(cmd)
+    return found
 
 
 def assert_usage_error(proc: subprocess.CompletedProcess, message: str) -> None:
@@ -102,11 +117,16 @@ ITEM_11_FIELDS = (
 
 def test_tiny_run(tmp_path):
     out = tmp_path / "run"
+    tmp = tmp_path / "tmp"  # the runs' private socket directories go here
+    tmp.mkdir()
     proc = bench("--scenario", "decode-steady", "--num-running", "4", "--steps", "30",
-                 "--warmup-steps", "5", "--output", str(out), "--quiet")
+                 "--warmup-steps", "5", "--output", str(out), "--quiet",
+                 env=dict(os.environ, TMPDIR=str(tmp)))
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
     assert f"results: {out}" in proc.stdout
+    assert list(tmp.iterdir()) == []
+    assert runner_processes_under(tmp) == []
 
     summary = json.loads((out / "summary.json").read_text())
     assert summary["format_version"] == 1
@@ -148,3 +168,24 @@ def test_tiny_run(tmp_path):
         assert len(floor[floor["case_id"] == case["case_id"]]) == case["num_steps"]
     assert set(requests["case_id"]) == set(steps["case_id"])
     assert (requests.groupby("case_id")["num_output_tokens"].sum().nunique()) == 1
+
+
+def test_two_runs_at_once(tmp_path):
+    """Two invocations side by side: private endpoints, no collision, same digests."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = dict(os.environ, TMPDIR=str(tmp))
+    procs = [subprocess.Popen(
+        [sys.executable, "bench.py", "--scenario", "decode-steady", "--num-running", "2",
+         "--steps", "40", "--warmup-steps", "2", "--no-floor", "--quiet",
+         "--output", str(tmp_path / f"run{i}")],
+        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        for i in range(2)]
+    errs = [p.communicate(timeout=120)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], errs
+    digests = [{c["token_digest"] for c in
+                json.loads((tmp_path / f"run{i}" / "summary.json").read_text())["cases"]}
+               for i in range(2)]
+    assert digests[0] == digests[1] and len(digests[0]) == 1
+    assert list(tmp.iterdir()) == []
+    assert runner_processes_under(tmp) == []

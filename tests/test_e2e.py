@@ -246,6 +246,15 @@ def test_no_process_or_directory_left(run):
     assert_clean(spy)
 
 
+def test_tcp_transport_same_digest(steady, monkeypatch):
+    results, _ = steady
+    spy = Spy(monkeypatch)
+    result = run_case(steady_spec("send", "msgpack", transport="tcp"))
+    assert result.token_digest == results["send", "msgpack"][0].token_digest
+    assert spy.procs[0].returncode == 0
+    assert_clean(spy)
+
+
 # --- failed runs clean up too ----------------------------------------------------------
 
 
