@@ -1,7 +1,10 @@
 """Per-case figures from the raw per-step records (``ipc_bench.case``).
 
 Every figure is computed over the case's *counted* steps only (warm-up excluded;
-for steady-state scenarios, only pure-decode steps). Times are ns, sizes bytes.
+for steady-state scenarios, only pure-decode steps), except the request counts
+(``num_requests``, ``num_rejected``, ``num_finished``, and ``num_preemptions``:
+preemptions by recompute over the whole case, warm-up included). Times are ns,
+sizes bytes.
 
 - ``output_tokens_per_s`` = tokens sampled in counted steps / sum of their
   ``step_ns`` (a step is a whole scheduler iteration, so this is busy wall time);
@@ -84,6 +87,7 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
         num_total_steps=len(a), wall_s=result.wall_s,
         num_requests=len(result.requests), num_rejected=result.num_rejected,
         num_finished=sum(1 for r in result.requests if r["finish_reason"] == "length"),
+        num_preemptions=sum(r.get("preemptions", 0) for r in result.requests),
         token_digest=result.token_digest, runner_device=result.runner_device,
     )
     if n == 0:

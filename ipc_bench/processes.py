@@ -274,9 +274,9 @@ def _scheduler_loop(spec, socks, peer_problem, read_runner_error, result, on_ste
             total_out = sched.num_output_tokens
             record((seq, plan.step, int(warm), int(counted), len(plan.num_scheduled_tokens),
                     len(plan.new_reqs), plan.total_num_scheduled_tokens, out_tokens,
-                    len(finished), t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5,
-                    t7 - t6, t7 - t0, c1 - c0, len(frame), len(reply),
-                    gc_counter.count - gc0))
+                    len(finished), len(plan.preempted), plan.num_resumed, t1 - t0, t2 - t1,
+                    t3 - t2, t4 - t3, t5 - t4, t6 - t5, t7 - t6, t7 - t0, c1 - c0, len(frame),
+                    len(reply), gc_counter.count - gc0))
             if counted:
                 frames.append(frame)
                 counted_seqs.append(seq)
@@ -297,7 +297,7 @@ def _scheduler_loop(spec, socks, peer_problem, read_runner_error, result, on_ste
                  max_tokens=r.max_tokens, arrival_step=r.arrival_step,
                  first_scheduled_step=r.first_scheduled_step,
                  first_token_step=r.first_token_step, finish_step=r.finish_step,
-                 finish_reason=r.finish_reason or "")
+                 finish_reason=r.finish_reason or "", preemptions=r.num_preemptions)
             for r in sorted(sched.requests.values(), key=lambda r: r.index)]
         result.prompt_lens = {r.req_id: r.num_prompt_tokens for r in sched.requests.values()}
     return frames, counted_seqs

@@ -12,7 +12,9 @@ rewritten atomically (write + rename) after every case, so an interrupted run
 leaves a readable folder whose ``status`` says ``incomplete``.
 
 Format history:
-- 1: first version.
+- 1: first version (``preemptions`` in requests.csv, ``num_preempted`` and
+  ``num_resumed`` in steps.csv and ``num_preemptions`` in summary cases added within
+  it, before any result was published).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ FORMAT_VERSION = 1
 CASE_KEYS = ("case_id", "scenario", "policy", "codec", "repetition", "workload")
 REQUEST_COLUMNS = ("index", "req_id", "num_prompt_tokens", "num_output_tokens", "max_tokens",
                    "arrival_step", "first_scheduled_step", "first_token_step", "finish_step",
-                   "finish_reason")
+                   "finish_reason", "preemptions")
 
 
 class ResultsError(ValueError):
