@@ -46,7 +46,8 @@ def token_bytes_split(codec_name: str, frames: list[bytes],
     """Total (decode-token bytes, prompt-chunk bytes) of ``new_token_ids`` in ``frames``.
 
     A cached request's slice is a prompt chunk when it starts inside the prompt
-    (``num_computed_tokens < num_prompt_tokens``), else decode tokens.
+    (``num_computed_tokens < num_prompt_tokens``), else decode tokens; a request resumed
+    after preemption re-sends prompt + outputs from token 0, all counted as prompt chunk.
     """
     codec = scheduler_output_codec(codec_name)
     decode_bytes = prompt_bytes = 0
