@@ -31,6 +31,7 @@ SCHED_COLUMNS = (
     "s2r_payload_bytes",    # SchedulerOutput frame length
     "r2s_payload_bytes",    # ModelRunnerOutput frame length
     "gc_collections",       # collections in the scheduler process during the step
+    "t_end_ns",             # end of the step, since the start of the case's loop
 )
 
 #: Columns of the runner's per-step records (one list each, in the RunnerReport).
@@ -45,6 +46,7 @@ RUNNER_COLUMNS = (
     "runner_encode_ns",     # serializer call on the ModelRunnerOutput
     "runner_send_ns",       # socket send of the frame
     "runner_gc_collections",
+    "runner_t0_ns",         # start of the runner's wait for this step, since its loop began
 )
 
 
@@ -57,6 +59,9 @@ class CaseSpec:
     digests. ``max_steps``: stop after that many logical steps (``None``: when the
     workload is drained). ``count``: ``"decode_only"`` counts only steps where every
     scheduled request decodes one token; ``"all"`` counts every non-warm-up step.
+    ``transport``: ``ipc`` or ``tcp`` (two processes) or ``inproc`` (the
+    single-process baseline; ``codec`` is then ``"none"``). ``trace_speedup``: ``None``
+    for the logical clock, else the timed clock at that many times real time.
     """
 
     scenario: str
@@ -73,6 +78,7 @@ class CaseSpec:
     peer_timeout_s: float = 30.0
     floor: bool = True
     repetition: int = 0
+    trace_speedup: Optional[float] = None
 
     @property
     def workload_key(self) -> str:

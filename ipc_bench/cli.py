@@ -114,6 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repeat", type=_positive_int, default=1, help="repetitions of each case")
     p.add_argument("--no-floor", dest="floor", action="store_false",
                    help="skip the floor (bare exchange) baseline")
+    p.add_argument("--no-single-process", dest="single_process", action="store_false",
+                   help="skip the single-process (no IPC) baseline cases")
     p.add_argument("--peer-timeout", type=_positive_float, default=30.0, metavar="S",
                    help="seconds to wait for the peer process before failing (default 30)")
     p.add_argument("--no-hostname", action="store_true", help="leave the hostname out of results")
@@ -162,7 +164,7 @@ def _main(argv: list[str]) -> int:
         num_running=args.num_running, trace=args.trace, max_requests=args.max_requests,
         logical_step_ms=args.logical_step_ms, policies=args.policies, codecs=args.codecs,
         transport=args.transport, floor=args.floor, peer_timeout_s=args.peer_timeout,
-        repeat=args.repeat)
+        repeat=args.repeat, single_process=args.single_process)
     cases = scenarios[args.scenario].cases(opts)
     for case in cases:
         case.scheduler.validate()

@@ -138,7 +138,7 @@ def attach_token_bytes(result: CaseResult) -> None:
     """Fill ``result.token_bytes`` from its recorded frames (send policy only)."""
     frames = result.s2r_frames
     n = int((sched_array(result)[:, _COL["counted"]] == 1).sum()) if result.sched_rows else 0
-    if result.spec.policy != "send" or not frames or n == 0:
+    if result.spec.policy != "send" or not frames or n == 0 or result.spec.transport == "inproc":
         result.token_bytes = dict(decode_token_bytes_per_step=0.0,
                                   prompt_chunk_bytes_per_step=0.0)
         return

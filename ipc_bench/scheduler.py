@@ -71,7 +71,7 @@ class Request:
         "req_id", "index", "num_prompt_tokens", "all_token_ids", "sampling_params",
         "max_tokens", "num_computed_tokens", "block_ids", "status", "finish_reason",
         "arrival_step", "first_scheduled_step", "first_token_step", "finish_step",
-        "prompt_token_ids",
+        "prompt_token_ids", "token_steps",
     )
 
     def __init__(self, req_id: str, index: int, prompt_token_ids: list[int],
@@ -91,6 +91,7 @@ class Request:
         self.first_scheduled_step = -1
         self.first_token_step = -1
         self.finish_step = -1
+        self.token_steps: list[int] = []  # steps that sampled each output token (timed clock)
 
     @property
     def num_tokens(self) -> int:
@@ -146,6 +147,7 @@ class Scheduler:
         self.step = 0
         self.num_rejected = 0
         self.num_output_tokens = 0  # tokens sampled so far, all requests
+        self.record_token_steps = False  # timed clock: note the step of every token
 
     # ------------------------------------------------------------------ arrivals
     def add_request(self, req_id: str, index: int, prompt_token_ids: list[int],
@@ -297,6 +299,7 @@ class Scheduler:
         sampled = output.sampled_token_ids
         finished: list[Request] = []
         step = plan.step
+        record_steps = self.record_token_steps
         for req_id in plan.num_scheduled_tokens:
             i = index.get(req_id)
             if i is None or i >= len(sampled):
@@ -314,6 +317,8 @@ class Scheduler:
                     f"step {step}: {len(ids)} tokens sampled for {req_id}, expected 1")
             all_ids.append(ids[0])
             self.num_output_tokens += 1
+            if record_steps:
+                req.token_steps.append(step)
             if req.first_token_step < 0:
                 req.first_token_step = step
             if (len(all_ids) - req.num_prompt_tokens >= req.max_tokens

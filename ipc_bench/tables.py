@@ -8,6 +8,7 @@ from typing import Any, Iterable
 COLUMNS = (
     ("policy", "policy", None, "{}"),
     ("codec", "codec", None, "{}"),
+    ("transport", "transport", None, "{}"),
     ("steps", "num_steps", None, "{}"),
     ("out tok/s", "output_tokens_per_s", 1.0, "{:,.0f}"),
     ("floor tok/s", "floor_output_tokens_per_s", 1.0, "{:,.0f}"),
@@ -42,7 +43,7 @@ def _cell(summary: dict[str, Any], key: str, scale, fmt: str) -> str:
 def _render(header: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
     def line(cells):
-        return "  ".join(c.rjust(w) if i > 1 else c.ljust(w)
+        return "  ".join(c.rjust(w) if i > 2 else c.ljust(w)
                          for i, (c, w) in enumerate(zip(cells, widths)))
     return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])
 
