@@ -109,4 +109,5 @@ class CaseResult:
     token_bytes: dict[str, float] = field(default_factory=dict)
     s2r_frames: list[bytes] = field(default_factory=list)
     prompt_lens: dict[str, int] = field(default_factory=dict)
+    s2r_marker_frames: int = 0  # empty frames sent on s2r (phase changes), 2 wire bytes each
     error: Optional[str] = None

@@ -27,6 +27,7 @@ import numpy as np
 from ipc_bench.case import RUNNER_COLUMNS, SCHED_COLUMNS, CaseResult
 from ipc_bench.codec import scheduler_output_codec
 from ipc_bench.messages import SchedulerOutput
+from ipc_bench.transport import zmtp_frame_bytes, zmtp_handshake_bytes
 
 _COL = {name: i for i, name in enumerate(SCHED_COLUMNS)}
 
@@ -67,6 +68,29 @@ def token_bytes_split(codec_name: str, frames: list[bytes],
     return decode_bytes, prompt_bytes
 
 
+def _wire(payload: np.ndarray) -> np.ndarray:
+    return payload + np.where(payload <= 255, 2, 9)
+
+
+def _wire_bytes(result: CaseResult, a: np.ndarray, c: np.ndarray) -> dict[str, Any]:
+    """ZMTP stream bytes: per counted step, and totals of everything that crossed the
+    data sockets (all steps, floor replays of the counted steps, empty phase markers),
+    the connection handshakes given apart."""
+    s2r, r2s = a[:, _COL["s2r_payload_bytes"]], a[:, _COL["r2s_payload_bytes"]]
+    s2r_total = int(_wire(s2r).sum()) + result.s2r_marker_frames * zmtp_frame_bytes(0)
+    r2s_total = int(_wire(r2s).sum())
+    if result.floor_step_ns:
+        s2r_total += int(_wire(c[:, _COL["s2r_payload_bytes"]]).sum())
+        r2s_total += int(_wire(c[:, _COL["r2s_payload_bytes"]]).sum())
+    return dict(
+        sched_to_runner_wire_bytes_per_step=float(_wire(c[:, _COL["s2r_payload_bytes"]]).mean()),
+        runner_to_sched_wire_bytes_per_step=float(_wire(c[:, _COL["r2s_payload_bytes"]]).mean()),
+        s2r_wire_bytes_total=s2r_total, r2s_wire_bytes_total=r2s_total,
+        zmtp_handshake_bytes={"PUSH": zmtp_handshake_bytes("PUSH"),
+                              "PULL": zmtp_handshake_bytes("PULL")},
+    )
+
+
 def summarize_case(result: CaseResult) -> dict[str, Any]:
     """One ``summary.json`` case entry (see the module docstring for definitions)."""
     spec = result.spec
@@ -92,6 +116,8 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
     def mean(col: str) -> float:
         return float(c[:, _COL[col]].mean())
 
+    if spec.transport != "inproc":
+        out.update(_wire_bytes(result, a, c))
     tokens = int(c[:, _COL["num_output_tokens"]].sum())
     step_ns = c[:, _COL["step_ns"]]
     out.update(

@@ -194,7 +194,9 @@ def run_case(spec: CaseSpec, on_step: Optional[Callable[[int], None]] = None) ->
         link = _ProcessLink(spec, socks, peer_problem, read_runner_error)
         counted_seqs = _scheduler_loop(spec, link, result, on_step)
         if spec.floor and counted_seqs:
+            result.s2r_marker_frames += 1
             result.floor_step_ns = _floor(spec, link, result.s2r_frames, counted_seqs)
+        result.s2r_marker_frames += 1
         socks.s2r.send(_EMPTY)
         send_control(socks.ctl, Stop())
         report = recv_control(socks.ctl, spec.peer_timeout_s, peer_problem, "runner report")
