@@ -105,6 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="replay the first N requests of the trace")
     p.add_argument("--logical-step-ms", type=_positive_float, metavar="MS",
                    help="trace time per scheduler step on the logical clock (default 20)")
+    p.add_argument("--trace-speedup", type=_positive_float, metavar="X",
+                   help="timed replays: arrivals at X times real time (default 10)")
     p.add_argument("--policies", type=_choices(POLICIES), default=list(POLICIES),
                    help="comma-separated subset of: " + ", ".join(POLICIES))
     p.add_argument("--codecs", type=_choices(CODECS), default=list(CODECS),
@@ -164,15 +166,17 @@ def _main(argv: list[str]) -> int:
         num_running=args.num_running, trace=args.trace, max_requests=args.max_requests,
         logical_step_ms=args.logical_step_ms, policies=args.policies, codecs=args.codecs,
         transport=args.transport, floor=args.floor, peer_timeout_s=args.peer_timeout,
-        repeat=args.repeat, single_process=args.single_process)
-    cases = scenarios[args.scenario].cases(opts)
+        repeat=args.repeat, single_process=args.single_process,
+        trace_speedup=args.trace_speedup)
+    module = scenarios[args.scenario]
+    cases = module.cases(opts)
     for case in cases:
         case.scheduler.validate()
         case.model.validate()
-    return _run(args, cases)
+    return _run(args, cases, getattr(module, "report", None))
 
 
-def _run(args, cases) -> int:
+def _run(args, cases, scenario_report=None) -> int:
     from ipc_bench.environment import collect_metadata
     from ipc_bench.metrics import attach_token_bytes, check_digests, summarize_case
     from ipc_bench.processes import CaseError, run_case
@@ -226,6 +230,10 @@ def _run(args, cases) -> int:
             signal.signal(s, h)
     problems = check_digests(writer.cases)
     print(format_tables(writer.cases))
+    if scenario_report is not None:
+        extra = scenario_report(writer.cases)
+        if extra:
+            print(extra)
     print(f"\nresults: {run_dir}")
     if problems:
         writer.finish("failed", problems)

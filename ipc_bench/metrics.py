@@ -157,6 +157,70 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
             step_to_floor_ratio=float(step_ns.sum() / floor.sum()),
         )
     out.update(result.token_bytes)
+    out.update(_breakdown_coverage(result, a, counted))
+    if spec.trace_speedup is not None:
+        # Timed replay: tokens over wall time from the first arrival to the last
+        # completion (arrival-bound); the busy figure stays as busy_output_tokens_per_s.
+        out["busy_output_tokens_per_s"] = out["output_tokens_per_s"]
+        total = sum(r["num_output_tokens"] for r in result.requests)
+        out["output_tokens_per_s"] = total / result.wall_s if result.wall_s else None
+        out.update(latency_summary(result.requests))
+        out["trace_speedup"] = spec.trace_speedup
+    return out
+
+
+SCHED_PARTS = ("sched_ns", "build_ns", "encode_ns", "send_ns", "wait_ns", "decode_ns",
+               "update_ns")
+RUNNER_PARTS = ("runner_idle_ns", "runner_decode_ns", "runner_update_ns", "runner_prepare_ns",
+                "runner_forward_ns", "runner_writeback_ns", "runner_build_ns",
+                "runner_encode_ns", "runner_send_ns")
+
+
+def _breakdown_coverage(result: CaseResult, a: np.ndarray, counted: np.ndarray) -> dict:
+    """Share of each side's measured step that its named parts account for.
+
+    Scheduler: parts / ``step_ns``. Runner: parts / the time from the start of one
+    wait to the start of the next (``runner_t0_ns`` differences), over counted steps
+    that have a successor.
+    """
+    out: dict[str, float] = {}
+    c = a[counted]
+    parts = sum(c[:, _COL[k]] for k in SCHED_PARTS)
+    out["sched_breakdown_coverage"] = float(parts.sum() / c[:, _COL["step_ns"]].sum())
+    runner = result.runner_columns
+    t0 = np.asarray(runner.get("runner_t0_ns", []), dtype=np.int64)
+    if len(t0) == len(a) and len(a) > 1 and t0.any():
+        period = np.diff(t0)
+        rparts = sum(np.asarray(runner[k], dtype=np.int64)[:-1] for k in RUNNER_PARTS)
+        mask = counted[:-1]
+        if mask.any():
+            out["runner_breakdown_coverage"] = float(rparts[mask].sum() / period[mask].sum())
+    return out
+
+
+def _percentiles(values: list[float], prefix: str) -> dict[str, float]:
+    if not values:
+        return {}
+    v = np.asarray(values, dtype=np.float64) * 1e3
+    return {f"{prefix}_ms_mean": float(v.mean()), f"{prefix}_ms_p50": float(np.percentile(v, 50)),
+            f"{prefix}_ms_p90": float(np.percentile(v, 90)),
+            f"{prefix}_ms_p99": float(np.percentile(v, 99))}
+
+
+def latency_summary(requests: list[dict[str, Any]]) -> dict[str, float]:
+    """TTFT, TPOT, ITL and E2E percentiles in ms over the requests of a timed replay.
+
+    As vLLM's serving benchmark (benchmarks/benchmark_serving.py): TTFT from the
+    intended arrival; TPOT per request = (E2E - TTFT) / (output_len - 1), one-token
+    requests left out, then averaged; ITL over every gap between consecutive tokens.
+    """
+    ttft = [r["ttft_s"] for r in requests if r.get("ttft_s") is not None]
+    tpot = [r["tpot_s"] for r in requests if r.get("tpot_s") is not None]
+    e2e = [r["e2e_s"] for r in requests if r.get("e2e_s") is not None]
+    itl = [x for r in requests for x in r.get("itl_s") or ()]
+    out: dict[str, float] = {}
+    for name, values in (("ttft", ttft), ("tpot", tpot), ("itl", itl), ("e2e", e2e)):
+        out.update(_percentiles(values, name))
     return out
 
 
