@@ -177,8 +177,9 @@ def _main(argv: list[str]) -> int:
 
 
 def _run(args, cases, scenario_report=None) -> int:
-    from ipc_bench.environment import collect_metadata
-    from ipc_bench.metrics import attach_token_bytes, check_digests, summarize_case
+    from ipc_bench.environment import collect_metadata, cpu_usage_between, read_cpu_times
+    from ipc_bench.metrics import (attach_token_bytes, check_digests, noise_warnings,
+                                   summarize_case)
     from ipc_bench.processes import CaseError, run_case
     from ipc_bench.results import RunWriter, default_run_dir
     from ipc_bench.scheduler import SchedulerError
@@ -208,6 +209,7 @@ def _run(args, cases, scenario_report=None) -> int:
     try:
         for i, case in enumerate(cases, 1):
             t0 = time.perf_counter()
+            cpu_before = read_cpu_times()
             try:
                 result = run_case(case)
             except (CaseError, SchedulerError) as exc:
@@ -216,8 +218,14 @@ def _run(args, cases, scenario_report=None) -> int:
                 writer.finish("failed", failures)
                 print(f"bench.py: error: {case.case_id}: {exc}", file=sys.stderr)
                 return 1
+            usage = cpu_usage_between(cpu_before, read_cpu_times())
             attach_token_bytes(result)
             summary = summarize_case(result)
+            summary["machine_busy_pct"] = usage.get("busy_pct")
+            summary["cpu_steal_pct"] = usage.get("steal_pct")
+            summary["warnings"] = noise_warnings(summary, usage)
+            for w in summary["warnings"]:
+                log(f"  warning: {w}")
             writer.add_case(result, summary)
             log(f"[{i}/{len(cases)}] {case.case_id}: {summary.get('num_steps', 0)} steps, "
                 f"{summary.get('output_tokens_per_s', 0):,.0f} tok/s "

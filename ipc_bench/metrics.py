@@ -125,6 +125,7 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
         output_tokens_per_s=tokens / (step_ns.sum() / 1e9),
         num_running_mean=mean("num_reqs"),
         step_ns_median=float(np.median(step_ns)), step_ns_mean=float(step_ns.mean()),
+        step_ns_std=float(step_ns.std()),
         sched_to_runner_payload_bytes_per_step=mean("s2r_payload_bytes"),
         runner_to_sched_payload_bytes_per_step=mean("r2s_payload_bytes"),
         sched_ns_per_step=mean("sched_ns"),
@@ -252,3 +253,28 @@ def check_digests(summaries: list[dict[str, Any]]) -> list[str]:
             parts = "; ".join(f"{d[:12]}: {', '.join(ids)}" for d, ids in digests.items())
             problems.append(f"token streams differ in {scenario} [{workload}]: {parts}")
     return problems
+
+
+def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None = None,
+                   min_steps: int = 100) -> list[str]:
+    """Warnings in the style of ``python -m pyperf check`` for one case summary.
+
+    Flags: too few counted steps; a step-time standard deviation over 10 % of the
+    mean (pyperf's threshold); CPU steal time over 1 % of the machine's time during
+    the case (``cpu_usage`` from ``environment.cpu_usage_between``). Returns one line
+    per problem; an empty list means none was seen.
+    """
+    warnings = []
+    n = summary.get("num_steps", 0)
+    if n < min_steps:
+        warnings.append(f"only {n} counted steps (< {min_steps}): figures are rough")
+    std, mean = summary.get("step_ns_std"), summary.get("step_ns_mean")
+    if std is not None and mean:
+        if std > 0.10 * mean:
+            warnings.append(f"step time standard deviation is {std / mean:.0%} of the mean "
+                            "(> 10 %): the machine may be noisy")
+    if cpu_usage:
+        steal = cpu_usage.get("steal_pct", 0.0)
+        if steal > 1.0:
+            warnings.append(f"CPU steal time was {steal:.1f} % of the machine during the case")
+    return warnings
