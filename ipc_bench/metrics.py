@@ -91,6 +91,19 @@ def _wire_bytes(result: CaseResult, a: np.ndarray, c: np.ndarray) -> dict[str, A
     )
 
 
+STEP_BLOCK = 50
+
+
+def _block_cv(step_ns: np.ndarray) -> float | None:
+    """Coefficient of variation of the means of consecutive ``STEP_BLOCK``-step blocks
+    (pyperf's values are likewise means over loops); ``None`` under 3 blocks."""
+    k = len(step_ns) // STEP_BLOCK
+    if k < 3:
+        return None
+    blocks = step_ns[:k * STEP_BLOCK].reshape(k, STEP_BLOCK).mean(axis=1)
+    return float(blocks.std(ddof=1) / blocks.mean())
+
+
 def summarize_case(result: CaseResult) -> dict[str, Any]:
     """One ``summary.json`` case entry (see the module docstring for definitions)."""
     spec = result.spec
@@ -125,7 +138,7 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
         output_tokens_per_s=tokens / (step_ns.sum() / 1e9),
         num_running_mean=mean("num_reqs"),
         step_ns_median=float(np.median(step_ns)), step_ns_mean=float(step_ns.mean()),
-        step_ns_std=float(step_ns.std()),
+        step_ns_block_cv=_block_cv(step_ns),
         sched_to_runner_payload_bytes_per_step=mean("s2r_payload_bytes"),
         runner_to_sched_payload_bytes_per_step=mean("r2s_payload_bytes"),
         sched_ns_per_step=mean("sched_ns"),
@@ -259,8 +272,9 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
                    min_steps: int = 100) -> list[str]:
     """Warnings in the style of ``python -m pyperf check`` for one case summary.
 
-    Flags: too few counted steps; a step-time standard deviation over 10 % of the
-    mean (pyperf's threshold); CPU steal time over 1 % of the machine's time during
+    Flags: too few counted steps; a standard deviation of 50-step mean step times
+    over 10 % of their mean (pyperf's threshold, applied to block means as pyperf
+    applies it to its values, themselves means over loops); CPU steal time over 1 % of the machine's time during
     the case (``cpu_usage`` from ``environment.cpu_usage_between``). Returns one line
     per problem; an empty list means none was seen.
     """
@@ -268,11 +282,10 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
     n = summary.get("num_steps", 0)
     if n < min_steps:
         warnings.append(f"only {n} counted steps (< {min_steps}): figures are rough")
-    std, mean = summary.get("step_ns_std"), summary.get("step_ns_mean")
-    if std is not None and mean:
-        if std > 0.10 * mean:
-            warnings.append(f"step time standard deviation is {std / mean:.0%} of the mean "
-                            "(> 10 %): the machine may be noisy")
+    cv = summary.get("step_ns_block_cv")
+    if cv is not None and cv > 0.10:
+        warnings.append(f"the standard deviation of {STEP_BLOCK}-step mean step times is "
+                        f"{cv:.0%} of their mean (> 10 %): the machine may be noisy")
     if cpu_usage:
         steal = cpu_usage.get("steal_pct", 0.0)
         if steal > 1.0:
