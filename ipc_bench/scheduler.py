@@ -79,7 +79,7 @@ class Request:
         "req_id", "index", "num_prompt_tokens", "all_token_ids", "sampling_params",
         "max_tokens", "num_computed_tokens", "block_ids", "status", "finish_reason",
         "arrival_step", "first_scheduled_step", "first_token_step", "finish_step",
-        "prompt_token_ids", "num_preemptions",
+        "prompt_token_ids", "token_steps", "num_preemptions",
     )
 
     def __init__(self, req_id: str, index: int, prompt_token_ids: list[int],
@@ -99,6 +99,7 @@ class Request:
         self.first_scheduled_step = -1
         self.first_token_step = -1
         self.finish_step = -1
+        self.token_steps: list[int] = []  # steps that sampled each output token (timed clock)
         self.num_preemptions = 0
 
     @property
@@ -175,6 +176,7 @@ class Scheduler:
         self.num_preemptions = 0
         self.preemptions: list[tuple[int, str, int]] = []
         self.num_output_tokens = 0  # tokens sampled so far, all requests
+        self.record_token_steps = False  # timed clock: note the step of every token
 
     # ------------------------------------------------------------------ arrivals
     def add_request(self, req_id: str, index: int, prompt_token_ids: list[int],
@@ -376,6 +378,7 @@ class Scheduler:
         sampled = output.sampled_token_ids
         finished: list[Request] = []
         step = plan.step
+        record_steps = self.record_token_steps
         for req_id in plan.num_scheduled_tokens:
             i = index.get(req_id)
             if i is None or i >= len(sampled):
@@ -393,6 +396,8 @@ class Scheduler:
                     f"step {step}: {len(ids)} tokens sampled for {req_id}, expected 1")
             all_ids.append(ids[0])
             self.num_output_tokens += 1
+            if record_steps:
+                req.token_steps.append(step)
             if req.first_token_step < 0:
                 req.first_token_step = step
             if (len(all_ids) - req.num_prompt_tokens >= req.max_tokens

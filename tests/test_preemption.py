@@ -388,11 +388,11 @@ def test_runner_re_adds_a_request_left_out_for_a_step(policy):
 # ------------------------------------------------------------------ whole cases
 
 
-def case(policy: str, codec: str, num_blocks: int) -> CaseSpec:
+def case(policy: str, codec: str, num_blocks: int, transport: str = "ipc") -> CaseSpec:
     return CaseSpec(scenario="test-preemption", labels={"w": "mixed"}, policy=policy,
                     codec=codec, scheduler=config(num_blocks, **MIXED_CFG), model=MODEL,
                     make_workload=lambda: workload(MIXED), warmup_steps=0, floor=False,
-                    peer_timeout_s=20.0)
+                    peer_timeout_s=20.0, transport=transport)
 
 
 def test_run_case_digests_equal_across_policies_codecs_and_cache_sizes():
@@ -408,6 +408,9 @@ def test_run_case_digests_equal_across_policies_codecs_and_cache_sizes():
             assert s["num_preemptions"] == preempted == resumed > 0
             assert sum(r["preemptions"] for r in result.requests) == preempted
             assert s["num_finished"] == len(MIXED)
+    for policy in ("send", "cached"):  # single process: the messages are not copied
+        summaries[(policy, "none")] = summarize_case(
+            run_case(case(policy, "none", MIXED_TINY_BLOCKS, transport="inproc")))
     reference = summarize_case(run_case(case("cached", "msgpack", PLENTY)))
     assert reference["num_preemptions"] == 0
     in_process = drive("send", config(MIXED_TINY_BLOCKS, **MIXED_CFG), MIXED)
