@@ -3,9 +3,11 @@
 One step is five phases, each a method the process loop times on its own:
 
 1. ``update_states(so)`` (vLLM ``_update_states``): drop finished and unscheduled
-   requests from the persistent batch, add new ones, and for each cached request set
-   ``num_computed_tokens`` and append its new blocks; under ``send`` also write
-   ``new_token_ids`` into the batch (before PR #20291).
+   requests from the persistent batch (an unscheduled one, e.g. preempted, keeps its
+   state), add new ones, and for each cached request set ``num_computed_tokens`` and
+   append its new blocks (replace them when it resumes from preemption, re-adding it
+   to the batch from its kept state); under ``send`` also write ``new_token_ids`` into
+   the batch (before PR #20291).
 2. ``prepare_inputs(so)``: per-row scheduled token counts, positions, input ids.
 3. ``sample(inputs)``: the model's forward pass and greedy sampling.
 4. ``write_back(inputs, sampled)``: discard samples of partial prefills; under
@@ -200,11 +202,11 @@ class ModelRunner:
 
         A sample is discarded while the request's scheduled tokens end before its
         length, counted as prompt + tokens sampled so far
-        (``CachedRequestState.num_sampled_tokens``). vLLM 7f280d69c compares with
-        ``num_tokens`` (prompt + ``output_token_ids``) instead; under ``send`` that
-        misses the token sampled in the step before a preemption, which the runner has
-        not been sent yet, so a resumed chunk ending just before it would be taken as
-        complete. Both policies run this same check.
+        (``CachedRequestState.num_sampled_tokens``). vLLM compares with ``num_tokens``
+        (prompt + ``output_token_ids``) instead; under ``send`` (vLLM before #20291)
+        that misses the token sampled in the step before a preemption, which the runner
+        has not been sent yet, so a resumed chunk ending just before it would be taken
+        as complete and its sample returned. Both policies run this same check.
 
         Returns ``sampled_token_ids``: ``[num_reqs][0 or 1]``.
         """
