@@ -19,7 +19,6 @@ from ipc_bench.config import ModelConfig, SchedulerConfig
 from ipc_bench.messages import ModelRunnerOutput, SchedulerOutput
 from ipc_bench.model_runner import ModelRunner
 from ipc_bench.scheduler import (
-    OutOfBlocksError,
     ProtocolError,
     RequestStatus,
     Scheduler,
@@ -326,18 +325,22 @@ def test_duplicate_request_id():
 # --- KV blocks -------------------------------------------------------------------------
 
 
-def test_out_of_blocks_error_names_num_blocks():
+def test_out_of_blocks_preempts_the_last_running_request():
+    """No error when blocks run out: the last running request is preempted by recompute
+    (its blocks freed, back to the front of the waiting queue) and the run goes on."""
     sched = Scheduler(config(num_blocks=2, block_size=4), "send")
     sched.add_request("A", 0, prompt(4), max_tokens=10)
-    sched.add_request("B", 1, prompt(4), max_tokens=10)
+    sched.add_request("B", 1, prompt(4, 50), max_tokens=10)
     step(sched)  # each takes its one block; both sample
     assert sched.kv_cache.num_free_blocks == 0
-    with pytest.raises(OutOfBlocksError) as info:
-        sched.schedule()  # A's 5th token needs a second block
-    msg = str(info.value)
-    assert msg == ("KV cache out of blocks at step 1: request A needs 1 more, 0 of 2 free; "
-                   "raise --num-blocks (preemption is not modelled)")
-    assert "\n" not in msg
+    plan = sched.schedule()  # A's 5th token needs a second block: B gives its one up
+    assert [r.req_id for r in plan.preempted] == ["B"]
+    assert sched.preemptions == [(1, "B", 4)]
+    assert plan.num_scheduled_tokens == {"A": 1}
+    assert [r.req_id for r in sched.waiting] == ["B"]
+    b = sched.requests["B"]
+    assert (b.status, b.num_computed_tokens, b.block_ids) == (RequestStatus.PREEMPTED, 0, [])
+    assert b.all_token_ids == prompt(4, 50) + [token_for(0, "B")]  # its output is kept
 
 
 @pytest.mark.parametrize("policy", POLICIES)
