@@ -255,6 +255,16 @@ def test_tcp_transport_same_digest(steady, monkeypatch):
     assert_clean(spy)
 
 
+@pytest.mark.parametrize("policy", ["send", "cached"])
+def test_single_process_baseline_same_digest(steady, policy):
+    """The in-process baseline (no runner process, no serialization) samples alike."""
+    results, _ = steady
+    result = run_case(steady_spec(policy, "none", transport="inproc"))
+    assert result.token_digest == results["send", "msgpack"][0].token_digest
+    assert [row[:9] for row in result.sched_rows] == [
+        row[:9] for row in results["send", "msgpack"][0].sched_rows]
+
+
 # --- failed runs clean up too ----------------------------------------------------------
 
 
