@@ -18,11 +18,11 @@ from the MessagePack spec: ``A(n)`` array / ``M(n)`` map header = 1 byte for n <
     SchedulerOutput = 11 + 4 A(R) + R + sum_i [2 S(s_i) + 1 + U(c_i) + 1 + A(|b_i|)
                       + sum_b U(b)] + M(R) + U(R) + A(F) + sum_j S(f_j) + T
         T (new_token_ids) = A(R) + sum_i (1 + U(t_i))   under send
-                          = 2                             under cached ([[]])
+                          = 1                             under cached ([])
     ModelRunnerOutput = 7 + 2 A(R) + M(R) + sum_i [2 S(s_i) + U(i) + 1 + U(t'_i)]
 
 (``t'_i`` the token sampled for row ``i``). So send costs ``1 + U(t_i)`` bytes per
-request more than cached (plus ``A(R) - 2``): 2 to 6 bytes, about 4.97 on average for
+request more than cached (plus ``A(R) - 1``): 2 to 6 bytes, about 4.97 on average for
 uniform ids in a 128,256-token vocabulary.
 
 **pickle** (protocol 5, the C pickler, as vLLM's executor uses it). Per object:
@@ -38,7 +38,8 @@ of 1,000 (``MARK`` ... ``APPENDS``, 2 bytes per batch; a list of one item uses
 (the C pickler emits an empty last batch when n is a multiple of 1,000). A msgspec
 Struct pickles as its class (module and qualified name strings, ``STACK_GLOBAL``) and a
 tuple of its field values (``REDUCE``). Per request, the send policy adds the list
-``[t_i]``: ``EMPTY_LIST MEMOIZE <int> APPEND`` = ``3 + P(t_i)`` bytes (5 to 8).
+``[t_i]``: ``EMPTY_LIST MEMOIZE <int> APPEND`` = ``3 + P(t_i)`` bytes (5 to 8), plus
+the batch markers of ``new_token_ids`` itself (cached sends it empty).
 
 Framing: protocol >= 4 splits the stream after the 2-byte ``PROTO`` header into
 frames; at the start of each object's ``save()`` the pickler closes the current frame
@@ -113,7 +114,7 @@ def _msgpack_scheduler_output(req_ids, num_computed_tokens, new_block_ids, token
                       + sum(mp_uint(x) for x in b)
                       for s, c, b in zip(req_ids, num_computed_tokens, new_block_ids))
     if token_ids is None:
-        new_tokens = 2
+        new_tokens = mp_header(0)  # cached: []
     else:
         new_tokens = a + sum(1 + mp_uint(t) for t in token_ids)
     finished = mp_header(len(finished_req_ids)) + sum(mp_str(f) for f in finished_req_ids)
@@ -297,7 +298,7 @@ def _pickle_scheduler_output(req_ids, num_computed_tokens, new_block_ids, token_
 
     def new_tokens():
         if token_ids is None:
-            p.list(1, lambda _: p.list(0, None))  # [[]]
+            p.list(0, None)  # cached: []
         else:
             p.list(r, lambda i: p.list(1, lambda _: p.int(token_ids[i])))
 
@@ -365,7 +366,7 @@ def scheduler_output_bytes(codec: str, req_ids: Sequence[str],
     ``num_computed_tokens``: ``[R]`` ints as sent; ``new_block_ids``: ``[R]`` lists of
     the KV blocks allocated this step (mostly empty); ``token_ids``: ``[R]`` the token
     each request decodes, sent under the ``send`` policy, or ``None`` for ``cached``
-    (``new_token_ids == [[]]``); ``finished_req_ids``: ids finished since the previous
+    (``new_token_ids == []``); ``finished_req_ids``: ids finished since the previous
     step, in the set's iteration order (none of them in ``req_ids``). Raises
     ``ValueError`` on an unknown codec or mismatched lengths.
     """
@@ -411,18 +412,14 @@ def model_runner_output_bytes(codec: str, req_ids: Sequence[str],
 def send_minus_cached_bytes(codec: str, token_ids: Sequence[int]) -> int:
     """Bytes ``send`` adds to a pure-decode ``SchedulerOutput`` of ``len(token_ids)``
     requests, excluding pickle framing (9 bytes per extra 64 KiB frame):
-    msgpack ``A(R) - 2 + sum(1 + U(t))``; pickle ``2 (batch) * ceil(R / 1000)
-    + sum(3 + P(t))`` - 3 (``[[]]`` has one more list than ``[]`` and an APPEND),
-    for R >= 2."""
+    msgpack ``A(R) - A(0) + sum(1 + U(t))``; pickle ``sum(3 + P(t))`` plus the
+    list's batch markers (``APPEND`` for R = 1, ``MARK``/``APPENDS`` per 1,000 else)."""
     r = len(token_ids)
     if codec == "msgpack":
-        return mp_header(r) - 2 + sum(1 + mp_uint(t) for t in token_ids)
+        return mp_header(r) - mp_header(0) + sum(1 + mp_uint(t) for t in token_ids)
     if codec == "pickle":
-        if r == 0:
-            return -3
-        batches = 0 if r == 1 else 2 * -(-r // BATCHSIZE)
-        appends = 1 if r == 1 else 0
-        return batches + appends + sum(3 + pk_int(t) for t in token_ids) - 3
+        markers = 0 if r == 0 else 1 if r == 1 else 2 * -(-r // BATCHSIZE)
+        return markers + sum(3 + pk_int(t) for t in token_ids)
     raise ValueError(f"unknown codec {codec!r}; choose from {', '.join(CODECS)}")
 
 
@@ -464,8 +461,10 @@ def step_content(so: SchedulerOutput) -> dict:
     if so.scheduled_new_reqs or any(n != 1 for n in so.num_scheduled_tokens.values()) \
             or len(so.num_scheduled_tokens) != len(cached.req_ids):
         raise ValueError("not a pure-decode SchedulerOutput")
-    # cached sends one empty list; send one single-id list per request (none if R = 0)
-    send = cached.new_token_ids != [[]]
+    # cached sends an empty list; send one single-id list per request
+    send = bool(cached.new_token_ids)
+    if send and len(cached.new_token_ids) != len(cached.req_ids):
+        raise ValueError("new_token_ids has neither one entry per request nor none")
     return dict(
         req_ids=list(cached.req_ids),
         num_computed_tokens=list(cached.num_computed_tokens),
@@ -523,6 +522,8 @@ def byte_model_report(captured: Sequence[tuple], summaries: Sequence[dict]) -> l
     by_key = {(s["workload"], s["codec"], s.get("arm") or s["policy"]): s
               for s in summaries if s.get("repetition") == 0 and s.get("num_steps")}
     for spec, caps in captured:
+        if not caps or spec.codec not in CODECS:
+            continue  # nothing serialized (single-process baseline)
         checked = mismatches = 0
         extra_bytes = extra_reqs = 0
         for cap in caps:

@@ -108,6 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="replay the first N requests of the trace")
     p.add_argument("--logical-step-ms", type=_positive_float, metavar="MS",
                    help="trace time per scheduler step on the logical clock (default 20)")
+    p.add_argument("--trace-speedup", type=_positive_float, metavar="X",
+                   help="timed replays: arrivals at X times real time (default 10)")
     p.add_argument("--policies", type=_choices(POLICIES), default=None,
                    help="comma-separated subset of: " + ", ".join(POLICIES)
                    + " (default: all)")
@@ -132,6 +134,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="vocabulary size of prompts and sampled ids (default 128256)")
     p.add_argument("--no-floor", dest="floor", action="store_false",
                    help="skip the floor (bare exchange) baseline")
+    p.add_argument("--no-single-process", dest="single_process", action="store_false",
+                   help="skip the single-process (no IPC) baseline cases")
     p.add_argument("--peer-timeout", type=_positive_float, default=30.0, metavar="S",
                    help="seconds to wait for the peer process before failing (default 30)")
     p.add_argument("--no-hostname", action="store_true", help="leave the hostname out of results")
@@ -190,20 +194,23 @@ def _main(argv: list[str]) -> int:
         num_running=args.num_running, trace=args.trace, max_requests=args.max_requests,
         logical_step_ms=args.logical_step_ms, policies=policies, codecs=args.codecs,
         transport=args.transport, floor=args.floor, peer_timeout_s=args.peer_timeout,
-        repeat=args.repeat, aa=args.aa, req_id_format=args.req_id_format,
+        repeat=args.repeat, single_process=args.single_process,
+        trace_speedup=args.trace_speedup, aa=args.aa, req_id_format=args.req_id_format,
         vocab_size=args.vocab_size)
-    cases = scenarios[args.scenario].cases(opts)
+    module = scenarios[args.scenario]
+    cases = module.cases(opts)
     for case in cases:
         case.scheduler.validate()
         case.model.validate()
-    return _run(args, cases)
+    return _run(args, cases, getattr(module, "report", None))
 
 
-def _run(args, cases) -> int:
+def _run(args, cases, scenario_report=None) -> int:
     from ipc_bench.bytemodel import byte_model_report
     from ipc_bench.capture import build_captures, save_captures
-    from ipc_bench.environment import collect_metadata
-    from ipc_bench.metrics import attach_token_bytes, check_digests, summarize_case
+    from ipc_bench.environment import collect_metadata, cpu_usage_between, read_cpu_times
+    from ipc_bench.metrics import (attach_token_bytes, check_digests, noise_warnings,
+                                   summarize_case)
     from ipc_bench.processes import CaseError, run_case
     from ipc_bench.results import RunWriter, default_run_dir
     from ipc_bench.scheduler import SchedulerError
@@ -237,6 +244,7 @@ def _run(args, cases) -> int:
     try:
         for i, case in enumerate(cases, 1):
             t0 = time.perf_counter()
+            cpu_before = read_cpu_times()
             try:
                 result = run_case(case)
             except (CaseError, SchedulerError) as exc:
@@ -245,8 +253,14 @@ def _run(args, cases) -> int:
                 writer.finish("failed", failures)
                 print(f"bench.py: error: {case.case_id}: {exc}", file=sys.stderr)
                 return 1
+            usage = cpu_usage_between(cpu_before, read_cpu_times())
             attach_token_bytes(result)
             summary = summarize_case(result)
+            summary["machine_busy_pct"] = usage.get("busy_pct")
+            summary["cpu_steal_pct"] = usage.get("steal_pct")
+            summary["warnings"] = noise_warnings(summary, usage)
+            for w in summary["warnings"]:
+                log(f"  warning: {w}")
             writer.add_case(result, summary)
             if case.repetition == 0:
                 captures = build_captures(result)
@@ -273,6 +287,10 @@ def _run(args, cases) -> int:
         print(format_comparisons(c for c in writer.comparisons if c["n_pairs"] >= 2))
     if writer.byte_model:
         print(format_byte_model(writer.byte_model))
+    if scenario_report is not None:
+        extra = scenario_report(writer.cases)
+        if extra:
+            print(extra)
     print(f"\nresults: {run_dir}")
     if problems:
         writer.finish("failed", problems)

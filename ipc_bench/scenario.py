@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any, Callable, Optional
 
@@ -34,6 +34,8 @@ class ScenarioOptions:
     floor: bool = True
     peer_timeout_s: float = 30.0
     repeat: int = 1
+    single_process: bool = True
+    trace_speedup: Optional[float] = None
     aa: bool = False
     req_id_format: str = "cmpl"
     vocab_size: Optional[int] = None
@@ -60,7 +62,8 @@ def summary_line(module: ModuleType) -> str:
 
 
 def grid(opts: ScenarioOptions, workloads: list[dict[str, Any]],
-         make: Callable[[dict[str, Any], str, str, int], CaseSpec]) -> list[CaseSpec]:
+         make: Callable[[dict[str, Any], str, str, int], CaseSpec],
+         single_process: bool = False) -> list[CaseSpec]:
     """Cases for every workload x codec x policy, interleaved for fair comparison.
 
     Order: for each repetition, for each workload, for each codec: the policies in
@@ -68,21 +71,30 @@ def grid(opts: ScenarioOptions, workloads: list[dict[str, Any]],
     machine conditions; odd repetitions take the policies in reverse order (send
     cached, cached send, send cached, ...: ABBA counterbalancing), so that an effect
     of running first or second (a drift, a warmer or fuller parent process) cancels
-    over pairs instead of biasing every pair the same way.
-    ``make(labels, policy, codec, repetition)`` builds one case. With ``opts.aa``
-    each policy runs twice in a row, the second copy labelled ``<policy>'``
-    (``CaseSpec.arm``): an A/A comparison through the same code paths.
+    over pairs instead of biasing every pair the same way. With ``single_process``
+    (and ``opts.single_process``), each workload also gets the single-process
+    baseline per policy (codec ``none``, transport ``inproc``).
+    ``make(labels, policy, codec, repetition)`` builds one two-process case. With
+    ``opts.aa`` each policy runs twice in a row, the second copy labelled
+    ``<policy>'`` (``CaseSpec.arm``): an A/A comparison through the same code paths.
     """
     if not workloads:
         raise ConfigError("scenario has no workloads")
+    codecs = list(opts.codecs)
+    if single_process and opts.single_process:
+        codecs.append("none")
     arms = ([(p, a) for p in opts.policies for a in ("", p + "'")] if opts.aa
             else [(p, "") for p in opts.policies])
     cases = []
     for rep in range(opts.repeat):
         for labels in workloads:
-            for codec in opts.codecs:
+            for codec in codecs:
                 for policy, arm in (arms if rep % 2 == 0 else arms[::-1]):
-                    case = make(labels, policy, codec, rep)
+                    if codec == "none":
+                        case = replace(make(labels, policy, "msgpack", rep), codec="none",
+                                       transport="inproc", floor=False)
+                    else:
+                        case = make(labels, policy, codec, rep)
                     case.arm = arm
                     cases.append(case)
     return cases

@@ -21,7 +21,8 @@ from ipc_bench.workload import make_req_id
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "30",
-         "--warmup-steps", "5", "--codecs", "msgpack", "--no-floor", "--quiet"]
+         "--warmup-steps", "5", "--codecs", "msgpack", "--no-floor", "--no-single-process",
+         "--quiet"]
 
 
 @pytest.fixture(scope="module")
