@@ -42,7 +42,8 @@ COL = {c: i for i, c in enumerate(SCHED_COLUMNS)}
 
 def measure(fmt: str, vocab: int, num_running: int, steps: int, codecs: list[str]) -> list[dict]:
     opts = ScenarioOptions(num_running=[num_running], steps=steps, warmup_steps=20,
-                           codecs=codecs, floor=False, req_id_format=fmt, vocab_size=vocab)
+                           codecs=codecs, floor=False, single_process=False,
+                           req_id_format=fmt, vocab_size=vocab)
     rows = []
     for case in decode_steady.cases(opts):
         result = run_case(case)

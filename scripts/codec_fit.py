@@ -88,7 +88,7 @@ def points(summary: dict, key, medians: dict | None = None
 def run(sizes: str, steps: int, repeat: int, out: Path) -> None:
     cmd = [sys.executable, str(ROOT / "bench.py"), "--scenario", "decode-steady",
            "--num-running", sizes, "--steps", str(steps), "--repeat", str(repeat),
-           "--no-floor", "--quiet", "--output", str(out)]
+           "--no-floor", "--no-single-process", "--quiet", "--output", str(out)]
     print("running:", " ".join(cmd), file=sys.stderr, flush=True)
     if subprocess.run(cmd, stdout=subprocess.DEVNULL).returncode != 0:
         raise SystemExit(f"codec_fit: run failed: {' '.join(cmd)}")
