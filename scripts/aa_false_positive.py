@@ -111,7 +111,8 @@ def main() -> int:
         cmd = [sys.executable, str(ROOT / "bench.py"), "--scenario", "decode-steady", "--aa",
                "--policies", args.policy, "--codecs", args.codec,
                "--num-running", str(args.num_running), "--steps", str(args.steps),
-               "--repeat", str(args.groups * args.pairs_per_group), "--no-floor", "--no-single-process", "--quiet",
+               "--repeat", str(args.groups * args.pairs_per_group), "--no-floor",
+               "--no-single-process", "--quiet",
                "--output", str(run_dir)]
         print("running:", " ".join(cmd), file=sys.stderr, flush=True)
         proc = subprocess.run(cmd, stdout=subprocess.DEVNULL)

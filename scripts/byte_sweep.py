@@ -101,7 +101,7 @@ def main() -> int:
                 diff = send["s2r_bytes_per_step"] - cached["s2r_bytes_per_step"]
                 miss = send["model_mismatches"] + cached["model_mismatches"]
                 checked = send["frames_checked"] + cached["frames_checked"]
-                print(f"{fmt:9} {send['req_id_len']:>6} {vocab:>8,} {codec:8} "
+                print(f"{fmt:9} {send['req_id_len']:>6.1f} {vocab:>8,} {codec:8} "
                       f"{send['s2r_bytes_per_step']:>9,.0f} {cached['s2r_bytes_per_step']:>10,.0f} "
                       f"{send['r2s_bytes_per_step']:>8,.0f} {diff:>11,.1f} "
                       f"{diff / args.num_running:>6.2f} "
