@@ -43,7 +43,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from ipc_bench.capture import CaptureError, CaptureFile, arms_in, case_slug, load_captures
+from ipc_bench.capture import CaptureError, CaptureFile, arms_in, load_captures
 
 BENCH_PY = str(Path(__file__).resolve().parent.parent / "bench.py")
 #: pyperf options the coordinator sets itself.
