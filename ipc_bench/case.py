@@ -19,6 +19,8 @@ SCHED_COLUMNS = (
     "num_scheduled_tokens",
     "num_output_tokens",    # tokens sampled this step (partial prefills sample none)
     "num_finished",
+    "num_preempted",        # requests preempted (by recompute) while scheduling this step
+    "num_resumed",          # requests resumed from preemption this step
     "sched_ns",             # Scheduler.schedule()
     "build_ns",             # building the SchedulerOutput (send's slicing lands here)
     "encode_ns",            # serializer call on the SchedulerOutput
@@ -31,6 +33,7 @@ SCHED_COLUMNS = (
     "s2r_payload_bytes",    # SchedulerOutput frame length
     "r2s_payload_bytes",    # ModelRunnerOutput frame length
     "gc_collections",       # collections in the scheduler process during the step
+    "t_end_ns",             # end of the step, since the start of the case's loop
 )
 
 #: Columns of the runner's per-step records (one list each, in the RunnerReport).
@@ -45,6 +48,7 @@ RUNNER_COLUMNS = (
     "runner_encode_ns",     # serializer call on the ModelRunnerOutput
     "runner_send_ns",       # socket send of the frame
     "runner_gc_collections",
+    "runner_t0_ns",         # start of the runner's wait for this step, since its loop began
 )
 
 
@@ -57,6 +61,9 @@ class CaseSpec:
     digests. ``max_steps``: stop after that many logical steps (``None``: when the
     workload is drained). ``count``: ``"decode_only"`` counts only steps where every
     scheduled request decodes one token; ``"all"`` counts every non-warm-up step.
+    ``transport``: ``ipc`` or ``tcp`` (two processes) or ``inproc`` (the
+    single-process baseline; ``codec`` is then ``"none"``). ``trace_speedup``: ``None``
+    for the logical clock, else the timed clock at that many times real time.
     """
 
     scenario: str
@@ -73,6 +80,7 @@ class CaseSpec:
     peer_timeout_s: float = 30.0
     floor: bool = True
     repetition: int = 0
+    trace_speedup: Optional[float] = None
 
     @property
     def workload_key(self) -> str:
@@ -103,4 +111,5 @@ class CaseResult:
     token_bytes: dict[str, float] = field(default_factory=dict)
     s2r_frames: list[bytes] = field(default_factory=list)
     prompt_lens: dict[str, int] = field(default_factory=dict)
+    s2r_marker_frames: int = 0  # empty frames sent on s2r (phase changes), 2 wire bytes each
     error: Optional[str] = None

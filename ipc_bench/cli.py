@@ -115,6 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="replay the first N requests of the trace")
     p.add_argument("--logical-step-ms", type=_positive_float, metavar="MS",
                    help="trace time per scheduler step on the logical clock (default 20)")
+    p.add_argument("--trace-speedup", type=_positive_float, metavar="X",
+                   help="timed replays: arrivals at X times real time (default 10)")
     p.add_argument("--policies", type=_choices(POLICIES), default=list(POLICIES),
                    help="comma-separated subset of: " + ", ".join(POLICIES))
     p.add_argument("--codecs", type=_choices(CODECS), default=list(CODECS),
@@ -137,6 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repeat", type=_positive_int, default=1, help="repetitions of each case")
     p.add_argument("--no-floor", dest="floor", action="store_false",
                    help="skip the floor (bare exchange) baseline")
+    p.add_argument("--no-single-process", dest="single_process", action="store_false",
+                   help="skip the single-process (no IPC) baseline cases")
     p.add_argument("--peer-timeout", type=_positive_float, default=30.0, metavar="S",
                    help="seconds to wait for the peer process before failing (default 30)")
     p.add_argument("--no-hostname", action="store_true", help="leave the hostname out of results")
@@ -185,9 +189,11 @@ def _main(argv: list[str]) -> int:
         num_running=args.num_running, trace=args.trace, max_requests=args.max_requests,
         logical_step_ms=args.logical_step_ms, policies=args.policies, codecs=args.codecs,
         transport=args.transport, floor=args.floor, peer_timeout_s=args.peer_timeout,
-        repeat=args.repeat, model=args.model, step_time_ms=args.step_time_ms,
-        model_preset=args.model_preset, torch_threads=args.torch_threads,
-        device=args.device, num_blocks=args.num_blocks)
+        repeat=args.repeat, single_process=args.single_process,
+        trace_speedup=args.trace_speedup, model=args.model,
+        step_time_ms=args.step_time_ms, model_preset=args.model_preset,
+        torch_threads=args.torch_threads, device=args.device,
+        num_blocks=args.num_blocks)
     module = scenarios[args.scenario]
     cases = module.cases(opts)
     for case in cases:
@@ -214,9 +220,10 @@ def _check_torch_cases(cases) -> None:
         check_kv_cache_memory(case.scheduler, model, device, memory)
 
 
-def _run(args, cases, report=None) -> int:
-    from ipc_bench.environment import collect_metadata
-    from ipc_bench.metrics import attach_token_bytes, check_digests, summarize_case
+def _run(args, cases, scenario_report=None) -> int:
+    from ipc_bench.environment import collect_metadata, cpu_usage_between, read_cpu_times
+    from ipc_bench.metrics import (attach_token_bytes, check_digests, noise_warnings,
+                                   summarize_case)
     from ipc_bench.processes import CaseError, run_case
     from ipc_bench.results import RunWriter, default_run_dir
     from ipc_bench.scheduler import SchedulerError
@@ -246,6 +253,7 @@ def _run(args, cases, report=None) -> int:
     try:
         for i, case in enumerate(cases, 1):
             t0 = time.perf_counter()
+            cpu_before = read_cpu_times()
             try:
                 result = run_case(case)
             except (CaseError, SchedulerError) as exc:
@@ -254,8 +262,14 @@ def _run(args, cases, report=None) -> int:
                 writer.finish("failed", failures)
                 print(f"bench.py: error: {case.case_id}: {exc}", file=sys.stderr)
                 return 1
+            usage = cpu_usage_between(cpu_before, read_cpu_times())
             attach_token_bytes(result)
             summary = summarize_case(result)
+            summary["machine_busy_pct"] = usage.get("busy_pct")
+            summary["cpu_steal_pct"] = usage.get("steal_pct")
+            summary["warnings"] = noise_warnings(summary, usage)
+            for w in summary["warnings"]:
+                log(f"  warning: {w}")
             writer.add_case(result, summary)
             log(f"[{i}/{len(cases)}] {case.case_id}: {summary.get('num_steps', 0)} steps, "
                 f"{summary.get('output_tokens_per_s', 0):,.0f} tok/s "
@@ -268,10 +282,10 @@ def _run(args, cases, report=None) -> int:
             signal.signal(s, h)
     problems = check_digests(writer.cases)
     print(format_tables(writer.cases))
-    if report is not None:
-        text = report(writer.cases)
-        if text:
-            print(text)
+    if scenario_report is not None:
+        extra = scenario_report(writer.cases)
+        if extra:
+            print(extra)
     print(f"\nresults: {run_dir}")
     if problems:
         writer.finish("failed", problems)

@@ -34,6 +34,8 @@ from ipc_bench.codec import DecodeError, model_runner_output_codec, scheduler_ou
 from ipc_bench.config import ConfigError, RunnerConfig, decode_runner_config, encode_config
 from ipc_bench.messages import (
     PROTOCOL_VERSION,
+    ModelRunnerOutput,
+    SchedulerOutput,
     BeginFloor,
     ErrorReport,
     Handshake,
@@ -54,6 +56,9 @@ from ipc_bench.transport import (
 )
 
 STARTUP_TIMEOUT_S = 60.0
+#: How long the exiting runner keeps trying to deliver its last messages (a RunnerReport
+#: of a long run is megabytes; with ZMQ_LINGER 0 the context would discard it unsent).
+RUNNER_CLOSE_LINGER_MS = 5000
 _EMPTY = b""
 
 
@@ -141,10 +146,16 @@ def reap(proc: Optional[subprocess.Popen], grace_s: float = 2.0) -> None:
 def run_case(spec: CaseSpec, on_step: Optional[Callable[[int], None]] = None) -> CaseResult:
     """Run one case end to end; returns its ``CaseResult``.
 
+    ``spec.transport == "inproc"`` runs the single-process baseline (scheduler and
+    runner objects in this process, no serialization, as vLLM's uni executor);
+    otherwise a runner process is started and reaped in every case. ``on_step(seq)``
+    is called after each step (progress display).
+
     Raises ``CaseError`` (one line) if the runner dies, stops answering, reports an
     error or sends an undecodable frame, and ``SchedulerError`` on a scheduling limit.
-    The runner process is reaped in every case.
     """
+    if spec.transport == "inproc":
+        return _run_case_inproc(spec, on_step)
     result = CaseResult(spec=spec)
     endpoint_dir = EndpointDir()
     ctx = zmq.Context()
@@ -183,11 +194,12 @@ def run_case(spec: CaseSpec, on_step: Optional[Callable[[int], None]] = None) ->
                 return f"runner failed at step {msg.step}: {msg.message}"
             return f"unexpected control message from runner: {type(msg).__name__}"
 
-        frames, counted_seqs = _scheduler_loop(spec, socks, peer_problem, read_runner_error,
-                                               result, on_step)
+        link = _ProcessLink(spec, socks, peer_problem, read_runner_error)
+        counted_seqs = _scheduler_loop(spec, link, result, on_step)
         if spec.floor and counted_seqs:
-            result.floor_step_ns = _floor(spec, socks, peer_problem, read_runner_error,
-                                          frames, counted_seqs)
+            result.s2r_marker_frames += 1
+            result.floor_step_ns = _floor(spec, link, result.s2r_frames, counted_seqs)
+        result.s2r_marker_frames += 1
         socks.s2r.send(_EMPTY)
         send_control(socks.ctl, Stop())
         report = recv_control(socks.ctl, spec.peer_timeout_s, peer_problem, "runner report")
@@ -196,7 +208,6 @@ def run_case(spec: CaseSpec, on_step: Optional[Callable[[int], None]] = None) ->
         if not isinstance(report, RunnerReport):
             raise CaseError(f"expected a runner report, got {type(report).__name__}")
         result.runner_columns = report.columns
-        result.s2r_frames = frames
         return result
     except PeerError as exc:
         raise CaseError(str(exc)) from None
@@ -209,39 +220,123 @@ def run_case(spec: CaseSpec, on_step: Optional[Callable[[int], None]] = None) ->
         endpoint_dir.cleanup()
 
 
-def _scheduler_loop(spec, socks, peer_problem, read_runner_error, result, on_step):
-    """The measured loop. Returns (recorded s2r frames of counted steps, their seqs)."""
+def _run_case_inproc(spec: CaseSpec, on_step) -> CaseResult:
+    """Single-process baseline: the same scheduler loop calling the runner directly."""
+    result = CaseResult(spec=spec)
+    runner = ModelRunner(spec.scheduler, spec.model, spec.policy)
+    result.runner_device = f"{runner.model.device} (in-process)"
+    stepper = TimedRunner(runner)
+    link = _InProcessLink(stepper)
+    _scheduler_loop(spec, link, result, on_step)
+    zero = [0] * len(stepper.columns["runner_update_ns"])
+    result.runner_columns = dict(stepper.columns, runner_idle_ns=zero, runner_decode_ns=zero,
+                                 runner_encode_ns=zero, runner_send_ns=zero,
+                                 runner_gc_collections=zero, runner_t0_ns=zero)
+    return result
+
+
+class _ProcessLink:
+    """Scheduler side of the two-process exchange: encode, send, wait, decode."""
+
+    def __init__(self, spec: CaseSpec, socks: SchedulerSockets, peer_problem, read_runner_error):
+        self.encode = scheduler_output_codec(spec.codec).encode
+        self.decode = model_runner_output_codec(spec.codec).decode
+        self.send = socks.s2r.send
+        self.r2s = socks.r2s
+        self.timeout_s = spec.peer_timeout_s
+        self.peer_problem = peer_problem
+        self.read_runner_error = read_runner_error
+        self.socks = socks
+
+    def exchange(self, so: SchedulerOutput, seq: int, perf=time.perf_counter_ns):
+        """-> (ModelRunnerOutput, s2r frame, r2s bytes, t_encoded, t_sent, t_received, t_decoded)."""
+        frame = self.encode(so)
+        t3 = perf()
+        self.send(frame)
+        t4 = perf()
+        reply = recv_frame(self.r2s, self.timeout_s, self.peer_problem,
+                           f"ModelRunnerOutput for step {seq}")
+        t5 = perf()
+        if not reply:
+            raise CaseError(self.read_runner_error())
+        try:
+            out = self.decode(reply)
+        except DecodeError as exc:
+            raise CaseError(f"step {seq}: undecodable ModelRunnerOutput: {exc}") from None
+        return out, frame, len(reply), t3, t4, t5, perf()
+
+    def check_peer(self) -> None:
+        problem = self.peer_problem()
+        if problem:
+            raise CaseError(problem)
+
+
+class _InProcessLink:
+    """Single-process exchange: the runner executes the SchedulerOutput object itself."""
+
+    def __init__(self, stepper: "TimedRunner"):
+        self.stepper = stepper
+
+    def exchange(self, so: SchedulerOutput, seq: int, perf=time.perf_counter_ns):
+        t = perf()
+        out = self.stepper.execute(so)
+        return out, b"", 0, t, t, perf(), perf()
+
+    def check_peer(self) -> None:
+        pass
+
+
+def _scheduler_loop(spec: CaseSpec, link, result: CaseResult, on_step) -> list[int]:
+    """The measured loop; fills ``result``. Returns the seqs of the counted steps.
+
+    Logical clock (``spec.timed`` false): arrivals by step number, idle steps skipped.
+    Timed clock: a request arrives when ``elapsed * speedup >= arrival_s``; while
+    nothing runs the loop sleeps until the next arrival (checking the peer).
+    """
     sched = Scheduler(spec.scheduler, spec.policy)
+    timed = spec.trace_speedup is not None
+    if timed:
+        sched.record_token_steps = True
     workload = spec.make_workload()
-    encode = scheduler_output_codec(spec.codec).encode
-    out_codec = model_runner_output_codec(spec.codec)
-    decode = out_codec.decode
-    send = socks.s2r.send
-    r2s = socks.r2s
-    timeout_s = spec.peer_timeout_s
+    exchange = link.exchange
     perf = time.perf_counter_ns
     cpu = time.thread_time_ns
     gc_counter = _GcCounter()
-    rows = result.sched_rows
-    record = rows.append
-    frames: list[bytes] = []
+    record = result.sched_rows.append
+    frames = result.s2r_frames
     counted_seqs: list[int] = []
     decode_only = spec.count == "decode_only"
     warmup_steps = spec.warmup_steps
     max_steps = spec.max_steps
+    speedup = spec.trace_speedup or 1.0
+    arrival_s: dict[int, float] = {}
     seq = 0
     total_out = 0
-    t_wall = time.perf_counter()
+    t_start = perf()
     try:
         while max_steps is None or sched.step < max_steps:
-            for r in workload.arrivals(sched.step):
-                sched.add_request(r.req_id, r.index, r.prompt_token_ids, r.max_tokens)
-            if not sched.has_unfinished_requests():
-                nxt = workload.next_arrival_step()
-                if nxt is None:
-                    break
-                sched.step = max(nxt, sched.step + 1)  # logical clock skips idle steps
-                continue
+            if timed:
+                now_s = (perf() - t_start) / 1e9 * speedup
+                for r in workload.arrivals_until(now_s):
+                    sched.add_request(r.req_id, r.index, r.prompt_token_ids, r.max_tokens)
+                    arrival_s[r.index] = r.arrival_s
+                if not sched.has_unfinished_requests():
+                    nxt = workload.next_arrival_s()
+                    if nxt is None:
+                        break
+                    link.check_peer()
+                    time.sleep(min(0.05, max(0.0, (nxt - now_s) / speedup)))
+                    continue
+            else:
+                for r in workload.arrivals(sched.step):
+                    sched.add_request(r.req_id, r.index, r.prompt_token_ids, r.max_tokens)
+                    arrival_s[r.index] = r.arrival_s
+                if not sched.has_unfinished_requests():
+                    nxt = workload.next_arrival_step()
+                    if nxt is None:
+                        break
+                    sched.step = max(nxt, sched.step + 1)  # logical clock skips idle steps
+                    continue
             if seq == warmup_steps:
                 gc.collect()
                 gc.freeze()
@@ -252,19 +347,7 @@ def _scheduler_loop(spec, socks, peer_problem, read_runner_error, result, on_ste
             t1 = perf()
             so = sched.build_scheduler_output(plan)
             t2 = perf()
-            frame = encode(so)
-            t3 = perf()
-            send(frame)
-            t4 = perf()
-            reply = recv_frame(r2s, timeout_s, peer_problem, f"ModelRunnerOutput for step {seq}")
-            t5 = perf()
-            if not reply:
-                raise CaseError(read_runner_error())
-            try:
-                out = decode(reply)
-            except DecodeError as exc:
-                raise CaseError(f"step {seq}: undecodable ModelRunnerOutput: {exc}") from None
-            t6 = perf()
+            out, frame, r2s_bytes, t3, t4, t5, t6 = exchange(so, seq)
             finished = sched.update_from_output(plan, out)
             t7 = perf()
             c1 = cpu()
@@ -274,10 +357,10 @@ def _scheduler_loop(spec, socks, peer_problem, read_runner_error, result, on_ste
             total_out = sched.num_output_tokens
             record((seq, plan.step, int(warm), int(counted), len(plan.num_scheduled_tokens),
                     len(plan.new_reqs), plan.total_num_scheduled_tokens, out_tokens,
-                    len(finished), t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5,
-                    t7 - t6, t7 - t0, c1 - c0, len(frame), len(reply),
-                    gc_counter.count - gc0))
-            if counted:
+                    len(finished), len(plan.preempted), plan.num_resumed, t1 - t0, t2 - t1,
+                    t3 - t2, t4 - t3, t5 - t4, t6 - t5, t7 - t6, t7 - t0, c1 - c0, len(frame),
+                    r2s_bytes, gc_counter.count - gc0, t7 - t_start))
+            if counted and frame:
                 frames.append(frame)
                 counted_seqs.append(seq)
             if finished:
@@ -288,31 +371,56 @@ def _scheduler_loop(spec, socks, peer_problem, read_runner_error, result, on_ste
     finally:
         gc_counter.close()
         gc.unfreeze()
-        result.wall_s = time.perf_counter() - t_wall
+        result.wall_s = (perf() - t_start) / 1e9
         result.num_rejected = sched.num_rejected
         result.token_digest = token_digest(sched.requests.values())
-        result.requests = [
-            dict(index=r.index, req_id=r.req_id, num_prompt_tokens=r.num_prompt_tokens,
-                 num_output_tokens=len(r.all_token_ids) - r.num_prompt_tokens,
-                 max_tokens=r.max_tokens, arrival_step=r.arrival_step,
-                 first_scheduled_step=r.first_scheduled_step,
-                 first_token_step=r.first_token_step, finish_step=r.finish_step,
-                 finish_reason=r.finish_reason or "")
-            for r in sorted(sched.requests.values(), key=lambda r: r.index)]
+        result.requests = _request_records(sched, result.sched_rows, arrival_s,
+                                           speedup if timed else None)
         result.prompt_lens = {r.req_id: r.num_prompt_tokens for r in sched.requests.values()}
-    return frames, counted_seqs
+    return counted_seqs
 
 
-def _floor(spec, socks, peer_problem, read_runner_error, frames, seqs) -> list[int]:
+def _request_records(sched: Scheduler, rows: list[tuple], arrival_s: dict[int, float],
+                     speedup: Optional[float]) -> list[dict]:
+    """Per-request records; with a timed clock also latencies in seconds of wall time.
+
+    TTFT is measured from the request's intended arrival (trace time / speedup), so
+    queueing counts; E2E likewise; TPOT = (E2E - TTFT) / (output_len - 1), left empty
+    for one-token requests; ``itl_s`` lists the gaps between consecutive tokens.
+    """
+    t_end_s = [row[-1] / 1e9 for row in rows]  # end of each step (seq), since case start
+    seq_of_step = {row[1]: row[0] for row in rows}
+    out = []
+    for r in sorted(sched.requests.values(), key=lambda r: r.index):
+        rec = dict(index=r.index, req_id=r.req_id, num_prompt_tokens=r.num_prompt_tokens,
+                   num_output_tokens=len(r.all_token_ids) - r.num_prompt_tokens,
+                   max_tokens=r.max_tokens, arrival_step=r.arrival_step,
+                   first_scheduled_step=r.first_scheduled_step,
+                   first_token_step=r.first_token_step, finish_step=r.finish_step,
+                   finish_reason=r.finish_reason or "", preemptions=r.num_preemptions)
+        if speedup is not None:
+            arrive = arrival_s.get(r.index, 0.0) / speedup
+            times = [t_end_s[seq_of_step[s]] for s in r.token_steps if s in seq_of_step]
+            rec["arrival_s"] = arrive
+            rec["ttft_s"] = times[0] - arrive if times else None
+            rec["e2e_s"] = times[-1] - arrive if times else None
+            rec["tpot_s"] = ((times[-1] - times[0]) / (len(times) - 1)
+                             if len(times) > 1 else None)
+            rec["itl_s"] = [b - a for a, b in zip(times, times[1:])]
+        out.append(rec)
+    return out
+
+
+def _floor(spec: CaseSpec, link: _ProcessLink, frames: list[bytes], seqs: list[int]) -> list[int]:
     """Exchange the recorded frames again, bare. Returns per-step ns."""
     sched_codec = scheduler_output_codec(spec.codec)
     msgs = [sched_codec.decode(f) for f in frames]  # objects, so encode is re-timed
-    decode = model_runner_output_codec(spec.codec).decode
-    encode = sched_codec.encode
-    send = socks.s2r.send
-    r2s = socks.r2s
+    decode = link.decode
+    encode = link.encode
+    send = link.send
+    r2s = link.r2s
     send(_EMPTY)
-    send_control(socks.ctl, BeginFloor(steps=seqs))
+    send_control(link.socks.ctl, BeginFloor(steps=seqs))
     perf = time.perf_counter_ns
     out = []
     gc.collect()
@@ -321,9 +429,9 @@ def _floor(spec, socks, peer_problem, read_runner_error, frames, seqs) -> list[i
         t_prev = perf()
         for i, so in enumerate(msgs):
             send(encode(so))
-            reply = recv_frame(r2s, spec.peer_timeout_s, peer_problem, f"floor reply {i}")
+            reply = recv_frame(r2s, spec.peer_timeout_s, link.peer_problem, f"floor reply {i}")
             if not reply:
-                raise CaseError(read_runner_error())
+                raise CaseError(link.read_runner_error())
             decode(reply)
             t = perf()
             out.append(t - t_prev)
@@ -400,8 +508,42 @@ def runner_main(ctl_endpoint: str) -> int:
     except KeyboardInterrupt:
         return 130
     finally:
-        socks.close()
+        socks.close(linger_ms=RUNNER_CLOSE_LINGER_MS)
         ctx.term()
+
+
+class TimedRunner:
+    """A ``ModelRunner`` whose phases are timed per step into ``columns``
+    (``runner_update_ns`` .. ``runner_build_ns``); shared by both executors."""
+
+    PHASES = ("runner_update_ns", "runner_prepare_ns", "runner_forward_ns",
+              "runner_writeback_ns", "runner_build_ns")
+
+    def __init__(self, runner: ModelRunner):
+        self.runner = runner
+        self.columns: dict[str, list[int]] = {name: [] for name in self.PHASES}
+        (self._rec_update, self._rec_prepare, self._rec_forward, self._rec_writeback,
+         self._rec_build) = [self.columns[name].append for name in self.PHASES]
+
+    def execute(self, so: SchedulerOutput, perf=time.perf_counter_ns) -> ModelRunnerOutput:
+        runner = self.runner
+        t0 = perf()
+        runner.update_states(so)
+        t1 = perf()
+        inputs = runner.prepare_inputs(so)
+        t2 = perf()
+        sampled = runner.sample(inputs)
+        t3 = perf()
+        valid = runner.write_back(inputs, sampled)
+        t4 = perf()
+        out = runner.build_output(inputs, valid)
+        t5 = perf()
+        self._rec_update(t1 - t0)
+        self._rec_prepare(t2 - t1)
+        self._rec_forward(t3 - t2)
+        self._rec_writeback(t4 - t3)
+        self._rec_build(t5 - t4)
+        return out
 
 
 class _RunnerLoop:
@@ -411,28 +553,31 @@ class _RunnerLoop:
                  peer_problem) -> None:
         self.config = config
         self.socks = socks
-        self.runner = runner
+        self.stepper = TimedRunner(runner)
         self.peer_problem = peer_problem
         self.seq = 0
         self.columns: dict[str, list[int]] = {name: [] for name in RUNNER_COLUMNS}
+        self.columns.update(self.stepper.columns)
         self.out_frames: list[bytes] = []
 
     def run(self) -> None:
         cfg = self.config
-        in_codec = scheduler_output_codec(cfg.codec)
-        decode = in_codec.decode
+        decode = scheduler_output_codec(cfg.codec).decode
         encode = model_runner_output_codec(cfg.codec).encode
         s2r, r2s, ctl = self.socks.s2r, self.socks.r2s, self.socks.ctl
         send = r2s.send
-        runner = self.runner
+        execute = self.stepper.execute
         perf = time.perf_counter_ns
         gc_counter = _GcCounter()
-        cols = [self.columns[name].append for name in RUNNER_COLUMNS]
-        (rec_idle, rec_decode, rec_update, rec_prepare, rec_forward, rec_writeback,
-         rec_build, rec_encode, rec_send, rec_gc) = cols
+        cols = self.columns
+        rec_idle, rec_decode, rec_encode, rec_send, rec_gc, rec_t0 = (
+            cols[name].append for name in ("runner_idle_ns", "runner_decode_ns",
+                                           "runner_encode_ns", "runner_send_ns",
+                                           "runner_gc_collections", "runner_t0_ns"))
         warmup = cfg.warmup_steps
         out_frames = self.out_frames
         idle_timeout = cfg.peer_timeout_s
+        t_origin = perf()
         while True:
             t0 = perf()
             frame = recv_frame(s2r, idle_timeout, self.peer_problem,
@@ -448,6 +593,7 @@ class _RunnerLoop:
                     send_control(ctl, RunnerReport(columns=self.columns))
                     return
                 raise ProtocolError(f"unexpected control message {type(msg).__name__}")
+            rec_t0(t0 - t_origin)
             rec_idle(t1 - t0)
             if self.seq == warmup:
                 gc.collect()
@@ -456,26 +602,13 @@ class _RunnerLoop:
             gc0 = gc_counter.count
             so = decode(frame)
             t2 = perf()
-            runner.update_states(so)
-            t3 = perf()
-            inputs = runner.prepare_inputs(so)
-            t4 = perf()
-            sampled = runner.sample(inputs)
-            t5 = perf()
-            valid = runner.write_back(inputs, sampled)
-            t6 = perf()
-            out = runner.build_output(inputs, valid)
+            out = execute(so)
             t7 = perf()
             reply = encode(out)
             t8 = perf()
             send(reply)
             t9 = perf()
             rec_decode(t2 - t1)
-            rec_update(t3 - t2)
-            rec_prepare(t4 - t3)
-            rec_forward(t5 - t4)
-            rec_writeback(t6 - t5)
-            rec_build(t7 - t6)
             rec_encode(t8 - t7)
             rec_send(t9 - t8)
             rec_gc(gc_counter.count - gc0)

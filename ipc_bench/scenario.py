@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any, Callable, Optional
 
@@ -39,6 +39,8 @@ class ScenarioOptions:
     floor: bool = True
     peer_timeout_s: float = 30.0
     repeat: int = 1
+    single_process: bool = True
+    trace_speedup: Optional[float] = None
     model: Optional[str] = None
     step_time_ms: Optional[list[float]] = None
     model_preset: Optional[str] = None
@@ -93,18 +95,31 @@ def summary_line(module: ModuleType) -> str:
 
 
 def grid(opts: ScenarioOptions, workloads: list[dict[str, Any]],
-         make: Callable[[dict[str, Any], str, str, int], CaseSpec]) -> list[CaseSpec]:
+         make: Callable[[dict[str, Any], str, str, int], CaseSpec],
+         single_process: bool = False) -> list[CaseSpec]:
     """Cases for every workload x codec x policy, interleaved for fair comparison.
 
     Order: for each repetition, for each workload, for each codec: the policies in
     turn (send, cached, send, cached, ... across codecs), so both sides of each
-    comparison run next to each other under the same machine conditions.
-    ``make(labels, policy, codec, repetition)`` builds one case.
+    comparison run next to each other under the same machine conditions. With
+    ``single_process`` (and ``opts.single_process``), each workload also gets the
+    single-process baseline per policy (codec ``none``, transport ``inproc``).
+    ``make(labels, policy, codec, repetition)`` builds one two-process case.
     """
     if not workloads:
         raise ConfigError("scenario has no workloads")
-    return [make(labels, policy, codec, rep)
-            for rep in range(opts.repeat)
-            for labels in workloads
-            for codec in opts.codecs
-            for policy in opts.policies]
+    codecs = list(opts.codecs)
+    if single_process and opts.single_process:
+        codecs.append("none")
+    cases = []
+    for rep in range(opts.repeat):
+        for labels in workloads:
+            for codec in codecs:
+                for policy in opts.policies:
+                    if codec == "none":
+                        case = replace(make(labels, policy, "msgpack", rep), codec="none",
+                                       transport="inproc", floor=False)
+                    else:
+                        case = make(labels, policy, codec, rep)
+                    cases.append(case)
+    return cases

@@ -34,6 +34,27 @@ _ctl_encoder = msgspec.msgpack.Encoder()
 _ctl_decoder = msgspec.msgpack.Decoder(ControlMessage)
 
 
+def zmtp_frame_bytes(payload_bytes: int) -> int:
+    """ZMTP 3.x stream bytes of a one-frame message of ``payload_bytes``.
+
+    A frame is a flags byte, then its size in 1 byte (up to 255) or 8 bytes (above),
+    then the payload (RFC 23/ZMTP). TCP/IP headers are not counted.
+    """
+    return payload_bytes + (2 if payload_bytes <= 255 else 9)
+
+
+def zmtp_handshake_bytes(socket_type: str) -> int:
+    """Bytes one peer sends to open a ZMTP 3.0 connection with the NULL mechanism.
+
+    The 64-byte greeting, then a READY command (flags + 1-byte size + body) whose
+    body is ``\\x05READY`` plus the ``Socket-Type`` property (1-byte name length, name,
+    4-byte value length, value). PUSH, PULL and PAIR send no ``Identity`` property.
+    Counted once per connection and direction, apart from message traffic.
+    """
+    body = 1 + len("READY") + 1 + len("Socket-Type") + 4 + len(socket_type)
+    return 64 + 2 + body
+
+
 class PeerError(RuntimeError):
     """The peer process died, stopped answering or sent garbage; message is one line."""
 
@@ -107,10 +128,12 @@ class RunnerSockets:
         self.s2r.connect(s2r_endpoint)
         self.r2s.connect(r2s_endpoint)
 
-    def close(self) -> None:
+    def close(self, linger_ms: int = 0) -> None:
+        """Close the sockets; messages still queued are sent for up to ``linger_ms``
+        (``ZMQ_LINGER``; 0 discards them, even a control message already sent)."""
         for sock in (self.s2r, self.r2s, self.ctl):
             if sock is not None:
-                sock.close(linger=0)
+                sock.close(linger=linger_ms)
 
 
 def recv_frame(sock: zmq.Socket, timeout_s: float, peer_problem: Callable[[], Optional[str]],

@@ -129,20 +129,39 @@ class TraceWorkload(Workload):
     def __len__(self) -> int:
         return len(self.trace)
 
-    def arrivals(self, step: int) -> list[RequestSpec]:
+    def _take(self, n: int) -> list[RequestSpec]:
         out = []
-        n = len(self.trace)
-        while self._next < n and self.arrival_steps[self._next] <= step:
-            i = self._next
-            self._next += 1
+        for i in range(self._next, self._next + n):
             out.append(RequestSpec(
                 i, make_req_id(self.seed, i),
                 make_prompt(self.seed, i, int(self.trace.prompt_lens[i]), self.vocab_size),
                 int(self.trace.output_lens[i]), int(self.arrival_steps[i]),
                 float(self.trace.arrival_s[i])))
+        self._next += n
         return out
+
+    def arrivals(self, step: int) -> list[RequestSpec]:
+        n = 0
+        while self._next + n < len(self.trace) and self.arrival_steps[self._next + n] <= step:
+            n += 1
+        return self._take(n) if n else []
 
     def next_arrival_step(self) -> int | None:
         if self._next >= len(self.trace):
             return None
         return int(self.arrival_steps[self._next])
+
+    # Timed clock: arrivals by trace time instead of step number.
+    def arrivals_until(self, t_s: float) -> list[RequestSpec]:
+        """Requests whose trace arrival time is ``<= t_s`` and not yet handed out."""
+        n = 0
+        arrival = self.trace.arrival_s
+        while self._next + n < len(self.trace) and arrival[self._next + n] <= t_s:
+            n += 1
+        return self._take(n) if n else []
+
+    def next_arrival_s(self) -> float | None:
+        """Trace time of the next pending arrival, or ``None``."""
+        if self._next >= len(self.trace):
+            return None
+        return float(self.trace.arrival_s[self._next])

@@ -6,6 +6,10 @@ back to the runner (``CachedRequestData.new_token_ids``), under ``cached`` the
 runner keeps it (vLLM PR #20291). A finished request is replaced at once, so the
 batch stays at B; only pure-decode steps (no prefill, no new request) are counted.
 
+Each batch size also runs the single-process baseline (codec ``none``: scheduler
+and runner in one process, no serialization, as vLLM's single-GPU executor), so the
+cost of having IPC at all is a ratio from the same run (``--no-single-process`` skips).
+
 Workload: prompts of 32-256 tokens and outputs of 512-2048 tokens, uniform per
 request from the seed; ids in a 128,256-token vocabulary. Null model by default
 (the control plane alone); ``--model fixed-step --step-time-ms MS`` adds a GPU-like
@@ -49,4 +53,4 @@ def cases(opts: ScenarioOptions) -> list[CaseSpec]:
             floor=opts.floor, repetition=rep)
 
     return grid(opts, [{"num_running": b} for b in (opts.num_running or DEFAULT_NUM_RUNNING)],
-                make)
+                make, single_process=True)

@@ -4,7 +4,8 @@
 Runs, in a few minutes on one GPU::
 
     python bench.py --scenario decode-steady --model torch --model-preset gpu-small \
-        --device cuda --num-running 16,64,256 --steps 300 --warmup-steps 30 --codecs msgpack
+        --device cuda --num-running 16,64,256 --steps 300 --warmup-steps 30 --codecs msgpack \
+        --no-single-process
 
 then prints output tokens/s and the median step per running-request count and policy.
 The figures are a smoke test of the CUDA path (the same digests under both policies
@@ -41,7 +42,7 @@ def bench_args(cuda: bool, preset: str, num_running: str, steps: int, output: st
         model = ["--model-preset", "cpu", "--device", "cpu", "--num-running", "1,4",
                  "--steps", "20", "--warmup-steps", "5", "--no-floor"]
     return ["--scenario", "decode-steady", "--model", "torch", *model, "--codecs", "msgpack",
-            "--output", output, "--quiet", "--no-hostname"]
+            "--no-single-process", "--output", output, "--quiet", "--no-hostname"]
 
 
 def format_summary(run_dir: str) -> str:
