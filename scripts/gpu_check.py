@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""GPU smoke test: ``decode-steady`` with the torch model on CUDA, tokens/s per policy.
+r"""GPU smoke test: ``decode-steady`` with the torch model on CUDA, tokens/s per policy.
 
 Runs, in a few minutes on one GPU::
 
