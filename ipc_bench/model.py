@@ -258,6 +258,8 @@ class TorchModel:
         h, hd = p.num_heads, p.head_dim
         bs = self.block_size
         n = len(seq_lens)
+        if n == 0:
+            return torch.empty(0, self.vocab_size, device=dev)
         qsl = np.asarray(query_start_loc, dtype=np.int64)
         num_sched = np.diff(qsl)
         seq_lens = np.asarray(seq_lens, dtype=np.int64)

@@ -18,8 +18,9 @@ case's summary, paired with the cached case of the same repetition):
 - ``send_cost_step_ns``: send's median ``step_ns`` minus cached's: the whole cost seen
   by the scheduler loop (slicing, bigger frames, the runner's per-request writes in
   update_states instead of write_back), subject to the machine's noise;
-- ``send_cost_s2r_ns``: the difference in the SchedulerOutput's mean build + encode
-  (scheduler) + decode (runner) time: the serialization cost alone, less noisy;
+- ``send_cost_s2r_ns``: the difference in the SchedulerOutput's build + encode
+  (scheduler) + decode (runner) time, median over steps
+  (``s2r_build_encode_decode_ns_median``): the serialization cost alone, less noisy;
 - ``send_cost_share_of_step`` / ``send_cost_s2r_share_of_step``: each as a share of
   the step time;
 - the running-request count at which each share passes 1 %, interpolated linearly
@@ -78,12 +79,8 @@ def cases(opts: ScenarioOptions) -> list[CaseSpec]:
                        for b in (opts.num_running or DEFAULT_NUM_RUNNING)], make)
 
 
-_S2R_KEYS = ("sched_build_ns_per_step", "sched_encode_ns_per_step", "runner_decode_ns_per_step")
-
-
 def _s2r_ns(summary: dict[str, Any]) -> Optional[float]:
-    values = [summary.get(k) for k in _S2R_KEYS]
-    return None if None in values else sum(values)
+    return summary.get("s2r_build_encode_decode_ns_median")
 
 
 def crossing(points: list[tuple[float, float]], threshold: float = THRESHOLD) -> str:
@@ -154,7 +151,7 @@ def report(summaries: list[dict[str, Any]]) -> str:
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
     fmt = lambda cells: "  ".join(c.rjust(w) for c, w in zip(cells, widths))  # noqa: E731
     out = ["", "send's cost per step (send minus cached, mean over repetitions; step: "
-           "median step_ns; s2r: SchedulerOutput build + encode + decode, means):",
+           "median step_ns; s2r: median SchedulerOutput build + encode + decode):",
            fmt(header), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]
     out.append("")
     out.append(f"running requests at which send's cost passes {100 * THRESHOLD:g} % of the step:")

@@ -28,7 +28,8 @@ from ipc_bench.model_runner import ModelRunner
 from ipc_bench.processes import CaseError, run_case, token_digest
 from ipc_bench.scenario import ScenarioOptions
 from ipc_bench.scheduler import Scheduler
-from ipc_bench.workload import SteadyDecodeWorkload
+from ipc_bench.traces import Trace
+from ipc_bench.workload import SteadyDecodeWorkload, TraceWorkload
 
 REPO = Path(__file__).resolve().parents[1]
 VOCAB = 128_256
@@ -44,18 +45,33 @@ def _workload(vocab_size: int = VOCAB) -> SteadyDecodeWorkload:
                                 output_len_range=(4, 24))
 
 
+def _drained_workload(vocab_size: int = VOCAB) -> TraceWorkload:
+    """Six requests (prompts 30-90, outputs 6-25) over the first steps, then none."""
+    trace = Trace(path="synthetic", arrival_s=np.array([0, 0, 1, 2, 5, 9], dtype=np.float64),
+                  prompt_lens=np.array([90, 30, 64, 41, 77, 33], dtype=np.int64),
+                  output_lens=np.array([20, 25, 6, 17, 12, 9], dtype=np.int64))
+    return TraceWorkload(trace, name="six", seed=5, vocab_size=vocab_size, logical_step_s=1.0)
+
+
 def drive(sched_cfg: SchedulerConfig, model_cfg: ModelConfig, policy: str, codec: str,
-          max_steps: int, vocab_size: int = VOCAB):
-    """Scheduler and runner in one process, messages through the codec; returns
-    (token digest, number of steps with a partial prefill)."""
+          max_steps: int, workload=None):
+    """Scheduler and runner in one process, messages through the codec, for
+    ``max_steps`` steps or until ``workload`` (default: ``_workload()``) drains; returns
+    (token digest, number of steps with a partial prefill, scheduler)."""
     sched = Scheduler(sched_cfg, policy)
     runner = ModelRunner(sched_cfg, model_cfg, policy)
     s_codec, o_codec = scheduler_output_codec(codec), model_runner_output_codec(codec)
-    workload = _workload(vocab_size)
+    workload = workload or _workload()
     partial_steps = 0
     while sched.step < max_steps:
         for r in workload.arrivals(sched.step):
             sched.add_request(r.req_id, r.index, r.prompt_token_ids, r.max_tokens)
+        if not sched.has_unfinished_requests():
+            nxt = workload.next_arrival_step()
+            if nxt is None:
+                break
+            sched.step = max(nxt, sched.step + 1)
+            continue
         plan = sched.schedule()
         so = s_codec.decode(s_codec.encode(sched.build_scheduler_output(plan)))
         out = o_codec.decode(o_codec.encode(runner.execute_model(so)))
@@ -63,7 +79,7 @@ def drive(sched_cfg: SchedulerConfig, model_cfg: ModelConfig, policy: str, codec
         finished = sched.update_from_output(plan, out)
         if finished:
             workload.on_finished(len(finished), plan.step)
-    return token_digest(sched.requests.values()), partial_steps
+    return token_digest(sched.requests.values()), partial_steps, sched
 
 
 # ---------------------------------------------------------------------- fixed-step
@@ -172,16 +188,31 @@ def test_torch_digests_equal_across_policies_and_codecs_in_process():
     cfg = ModelConfig(name="torch", preset="cpu", seed=1, device="cpu")
     results = {(policy, codec): drive(SCHED, cfg, policy, codec, 50)
                for policy in ("send", "cached") for codec in ("msgpack", "pickle")}
-    digests = {d for d, _ in results.values()}
+    digests = {d for d, _, _ in results.values()}
     assert len(digests) == 1
-    assert all(partial > 0 for _, partial in results.values())  # chunked prefill ran
-    null_digest, _ = drive(SCHED, ModelConfig(seed=1), "send", "msgpack", 50)
+    assert all(partial > 0 for _, partial, _ in results.values())  # chunked prefill ran
+    null_digest = drive(SCHED, ModelConfig(seed=1), "send", "msgpack", 50)[0]
     assert digests != {null_digest}
+
+
+def test_torch_digests_survive_preemption():
+    """A KV cache of 10 blocks for requests of up to 8 blocks each: requests are
+    preempted and recomputed into other blocks; the tokens equal those of a run with
+    room for all."""
+    cfg = ModelConfig(name="torch", preset="tiny", seed=2, device="cpu")
+    roomy, _, sched = drive(SCHED, cfg, "cached", "msgpack", 1000, _drained_workload())
+    assert sched.num_preemptions == 0 and not sched.has_unfinished_requests()
+    tight = SchedulerConfig(max_num_seqs=3, max_num_batched_tokens=48, max_model_len=256,
+                            block_size=16, num_blocks=10)
+    for policy in ("send", "cached"):
+        digest, _, sched = drive(tight, cfg, policy, "msgpack", 1000, _drained_workload())
+        assert sched.num_preemptions > 0 and not sched.has_unfinished_requests()
+        assert digest == roomy
 
 
 def test_torch_digests_equal_through_run_case():
     cfg = ModelConfig(name="torch", preset="cpu", seed=1, device="cpu")
-    in_process, _ = drive(SCHED, cfg, "cached", "msgpack", 50)
+    in_process = drive(SCHED, cfg, "cached", "msgpack", 50)[0]
     digests = set()
     for policy in ("send", "cached"):
         for codec in ("msgpack", "pickle"):
@@ -305,8 +336,8 @@ def test_step_time_report_adds_send_costs():
     def summary(policy, b, step_ns, build, encode, decode):
         return dict(scenario="step-time", complete=True, num_steps=10, step_time_ms=2.0,
                     num_running=b, codec="msgpack", repetition=0, policy=policy,
-                    step_ns_median=step_ns, sched_build_ns_per_step=build,
-                    sched_encode_ns_per_step=encode, runner_decode_ns_per_step=decode)
+                    step_ns_median=step_ns,
+                    s2r_build_encode_decode_ns_median=build + encode + decode)
 
     summaries = [summary("send", 16, 2_010_000, 8_000, 5_000, 7_000),
                  summary("cached", 16, 2_004_000, 4_000, 4_000, 6_000),
