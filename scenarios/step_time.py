@@ -26,12 +26,17 @@ case's summary, paired with the cached case of the same repetition):
 - the running-request count at which each share passes 1 %, interpolated linearly
   between the sweep's B values (extrapolated from the last two when no B reaches it).
 
-Measured on the 2-core development machine (``python bench.py --scenario step-time``,
-msgpack / pickle, B=256): send's s2r cost is about 30 / 25 us per step (1.5 / 1.2 %
-of a 2 ms step, 0.6 / 0.5 % of 5 ms, 0.15 / 0.1 % of 20 ms); its whole-step cost is
-noisier (see the README). The s2r share passes 1 % at about 170 (msgpack) / 200
-(pickle) running requests for 2 ms steps, and at several hundred to a few thousand
-for 5 and 20 ms.
+Measured on the 2-core development machine, saturated by other jobs at the time
+(load ~4, 100 % busy, so a 2 ms step took a median 2.7-3.0 ms): at B=256, send's s2r
+cost was about 30-35 us with msgpack and 60-120 us with pickle at 2 ms steps (1.4-1.8 %
+/ 3-6 %), 45-50 / 65-75 us at 5 ms (0.9-1.0 % / 1.3-1.5 %), 85 / 95-135 us at 20 ms
+(0.4 % / 0.5-0.7 %); the s2r times of both policies grow with the step time (probably colder caches
+after a longer wait on a shared machine). The s2r share passed 1 % at about 136
+(msgpack) / 67 (pickle) running requests for 2 ms steps, 290 / 190 for 5 ms and
+~570 for 20 ms (extrapolated). The whole-step difference was lost in that machine's
+noise (hundreds of us either way); on a quiet machine it is the figure to read.
+(``python bench.py --scenario step-time --repeat 3`` and ``--num-running 256
+--steps 600 --repeat 3``.)
 """
 
 from __future__ import annotations
