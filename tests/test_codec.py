@@ -138,11 +138,12 @@ def test_model_runner_output_pickle_exact_length_and_round_trip():
 
 
 def test_cached_policy_message_is_the_send_one_minus_the_token():
-    """``cached`` sends ``[[]]``: 3 bytes fewer than ``[[300]]`` in msgpack (the uint16)."""
+    """``cached`` sends ``[]`` (vLLM 7f280d69c without PP: an empty list, shorter than
+    the other per-request lists): 4 bytes fewer than ``[[300]]`` in msgpack."""
     send = scheduler_output_codec("msgpack").encode(known_scheduler_output())
-    cached = scheduler_output_codec("msgpack").encode(known_scheduler_output([[]]))
-    assert send.replace(b"\x91\x91\xcd\x01\x2c\x91\x91\x91", b"\x91\x90\x91\x91\x91") == cached
-    assert len(send) - len(cached) == 3
+    cached = scheduler_output_codec("msgpack").encode(known_scheduler_output([]))
+    assert send.replace(b"\x91\x91\xcd\x01\x2c\x91\x91\x91", b"\x90\x91\x91\x91") == cached
+    assert len(send) - len(cached) == 4
 
 
 def test_vllm_shaped_request_id_costs_41_msgpack_bytes():

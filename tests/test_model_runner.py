@@ -295,7 +295,7 @@ def test_sampled_token_ids_exceed_max_model_len(policy):
 @pytest.mark.parametrize("policy", POLICIES)
 def test_unknown_cached_request_is_a_protocol_error(policy):
     runner = ModelRunner(config(), MODEL, policy)
-    so = make_so(cached_ids=["ghost"], new_token_ids=[[5]] if policy == "send" else [[]],
+    so = make_so(cached_ids=["ghost"], new_token_ids=[[5]] if policy == "send" else [],
                  num_computed=[3], num_scheduled={"ghost": 1})
     with pytest.raises(ProtocolError) as info:
         runner.execute_model(so)
@@ -314,11 +314,13 @@ def test_wrong_new_token_ids_length_under_send():
                                "the send policy")
 
 
-def test_one_empty_list_is_fine_under_cached():
+def test_empty_new_token_ids_is_fine_under_cached():
+    """vLLM #20485: under ``cached`` the list is empty, shorter than ``req_ids``;
+    the runner must never index it."""
     runner = ModelRunner(config(), MODEL, "cached")
     out = runner.execute_model(make_so(new=[new_req("A", 3, [0]), new_req("B", 3, [1])],
                                        num_scheduled={"A": 3, "B": 3}))
-    out2 = runner.execute_model(make_so(cached_ids=["A", "B"], new_token_ids=[[]],
+    out2 = runner.execute_model(make_so(cached_ids=["A", "B"], new_token_ids=[],
                                         num_computed=[3, 3], num_scheduled={"A": 1, "B": 1}))
     assert [len(x) for x in out.sampled_token_ids + out2.sampled_token_ids] == [1, 1, 1, 1]
 

@@ -109,7 +109,7 @@ def test_token_budget_and_max_num_seqs(policy):
        policy=st.sampled_from(POLICIES))
 def test_limits_hold_on_random_workloads(seed, budget, max_num_seqs, policy):
     """Every step: budget and max_num_seqs respected; ``send``'s new_token_ids are the
-    exact slice; ``cached`` sends ``[[]]``; every request ends with its output length."""
+    exact slice; ``cached`` sends ``[]``; every request ends with its output length."""
     max_num_seqs = min(max_num_seqs, budget)
     rng = random.Random(seed)
     cfg = config(max_num_seqs=max_num_seqs, max_num_batched_tokens=budget, max_model_len=48,
@@ -140,7 +140,7 @@ def test_limits_hold_on_random_workloads(seed, budget, max_num_seqs, policy):
                 snapshot[r][before[r]:before[r] + so.num_scheduled_tokens[r]]
                 for r in cached.req_ids]
         else:
-            assert cached.new_token_ids == [[]]
+            assert cached.new_token_ids == []
         for rid, n in so.num_scheduled_tokens.items():
             assert before[rid] + n <= cfg.max_model_len - 1
         sched.update_from_output(plan, fake_output(sched, plan))
@@ -170,7 +170,7 @@ def test_chunked_prefill(policy):
     assert new.req_id == "L" and new.prompt_token_ids == p
     assert new.block_ids == ([0, 1, 2, 3],) and new.num_computed_tokens == 0
     assert so.scheduled_cached_reqs.req_ids == []
-    assert so.scheduled_cached_reqs.new_token_ids == ([] if policy == "send" else [[]])
+    assert so.scheduled_cached_reqs.new_token_ids == []
     req = sched.requests["L"]
     assert req.all_token_ids == p and req.first_token_step == -1  # nothing sampled
 
@@ -179,14 +179,14 @@ def test_chunked_prefill(policy):
     assert plan.num_scheduled_tokens == {"L": 16}
     assert c.req_ids == ["L"] and c.num_computed_tokens == [16]
     assert c.new_block_ids == [([4, 5, 6, 7],)]
-    assert c.new_token_ids == ([p[16:32]] if policy == "send" else [[]])
+    assert c.new_token_ids == ([p[16:32]] if policy == "send" else [])
     assert req.all_token_ids == p
 
     plan, so, _ = step(sched)  # last chunk: 8 tokens, the first token is sampled
     c = so.scheduled_cached_reqs
     assert plan.num_scheduled_tokens == {"L": 8}
     assert c.num_computed_tokens == [32] and c.new_block_ids == [([8, 9],)]
-    assert c.new_token_ids == ([p[32:40]] if policy == "send" else [[]])
+    assert c.new_token_ids == ([p[32:40]] if policy == "send" else [])
     t2 = token_for(2, "L")
     assert req.all_token_ids == p + [t2] and req.first_token_step == 2
 
@@ -194,7 +194,7 @@ def test_chunked_prefill(policy):
     c = so.scheduled_cached_reqs
     assert plan.num_scheduled_tokens == {"L": 1}
     assert c.num_computed_tokens == [40] and c.new_block_ids == [([10],)]  # token 41 -> block 11
-    assert c.new_token_ids == ([[t2]] if policy == "send" else [[]])
+    assert c.new_token_ids == ([[t2]] if policy == "send" else [])
 
 
 def test_token_sampled_for_a_partial_prefill_is_a_protocol_error():
@@ -223,7 +223,7 @@ def test_cached_sends_exactly_one_empty_list():
         sched.add_request(f"r{i}", i, prompt(3, 10 * i), max_tokens=5)
     for _ in range(4):
         _, so, _ = step(sched)
-        assert so.scheduled_cached_reqs.new_token_ids == [[]]
+        assert so.scheduled_cached_reqs.new_token_ids == []
     assert so.scheduled_cached_reqs.req_ids == ["r0", "r1", "r2"]
 
 
