@@ -97,8 +97,9 @@ def _num(value, scale: float) -> str:
 
 def format_comparisons(comparisons: Iterable[dict[str, Any]]) -> str:
     """One block per (workload, codec, treatment): per metric, each arm's median over
-    repetitions [IQR], the median paired ratio treatment / baseline with its interval,
-    the paired difference baseline - treatment with its interval, and the verdict."""
+    repetitions [IQR], the paired ratio treatment / baseline and the paired difference
+    baseline - treatment, each with its interval (point estimates: geometric mean and
+    mean for the t method, medians for bootstrap and sign), and the verdict."""
     out = []
     for c in comparisons:
         base, treat = c["baseline"], c["treatment"]
@@ -120,13 +121,17 @@ def format_comparisons(comparisons: Iterable[dict[str, Any]]) -> str:
             dci = "-"
             if m["diff_ci_low"] is not None:
                 dci = f"[{_num(m['diff_ci_low'], scale)}, {_num(m['diff_ci_high'], scale)}]"
-            ratio = m["ratio_median"]
+            # the point estimate each interval is centred on: the geometric mean (t) or
+            # the median (bootstrap, sign) of the per-pair ratios and differences
+            t_method = c["method"] == "t"
+            ratio = m["ratio_geomean"] if t_method else m["ratio_median"]
+            diff = m["diff_mean"] if t_method else m["diff_median"]
             rows.append([
                 label, unit,
                 f"{_num(m['baseline_median'], scale)} [{_num(m['baseline_iqr'], scale)}]",
                 f"{_num(m['treatment_median'], scale)} [{_num(m['treatment_iqr'], scale)}]",
                 f"{ratio:.3f}" if ratio is not None else "-", ci,
-                _num(m["diff_mean"], scale), dci, m["verdict"]])
+                _num(diff, scale), dci, m["verdict"]])
         if rows:
             out.append(_render(header, rows))
     return "\n".join(out)
