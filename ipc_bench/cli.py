@@ -1,4 +1,5 @@
-"""Command line: ``python bench.py --scenario NAME [options]`` and ``--list``.
+"""Command line: ``python bench.py --scenario NAME [options]``, ``--list``, and
+``python bench.py report RUN_DIR [RUN_DIR ...] [--output DIR]`` (``ipc_bench.report``).
 
 Exit codes: 0 success; 1 a case failed or the token streams of two cases differ
 (the correctness oracle); 2 bad input (one line on stderr, no traceback); 130 / 143
@@ -130,6 +131,10 @@ def _on_signal(signum, frame):
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of ``bench.py``; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "report":  # bench.py report RUN_DIR [RUN_DIR ...] [--output DIR]
+        from ipc_bench.report import main as report_main
+
+        return report_main(argv[1:])
     try:
         return _main(argv)
     except UsageError as exc:
