@@ -181,6 +181,7 @@ def _run(args, cases) -> int:
     from ipc_bench.environment import collect_metadata
     from ipc_bench.metrics import attach_token_bytes, check_digests, summarize_case
     from ipc_bench.processes import CaseError, run_case
+    from ipc_bench.progress import case_progress, progress_enabled
     from ipc_bench.results import RunWriter, default_run_dir
     from ipc_bench.scheduler import SchedulerError
     from ipc_bench.tables import format_tables
@@ -204,19 +205,27 @@ def _run(args, cases) -> int:
     log = (lambda *a: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr,
                                                                   flush=True))
     log(f"ipc-bench: {args.scenario}, {len(cases)} cases -> {run_dir}")
+    show_progress = progress_enabled(args.quiet)
     old_handlers = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     failures: list[str] = []
     try:
         for i, case in enumerate(cases, 1):
             t0 = time.perf_counter()
+            bar = case_progress(case, f"[{i}/{len(cases)}] {case.case_id}") \
+                if show_progress else None
             try:
-                result = run_case(case)
+                result = run_case(case, on_step=bar)
             except (CaseError, SchedulerError) as exc:
+                if bar is not None:
+                    bar.close()
                 failures.append(f"{case.case_id}: {exc}")
                 log(f"[{i}/{len(cases)}] {case.case_id}: FAILED: {exc}")
                 writer.finish("failed", failures)
                 print(f"bench.py: error: {case.case_id}: {exc}", file=sys.stderr)
                 return 1
+            finally:
+                if bar is not None:
+                    bar.close()
             attach_token_bytes(result)
             summary = summarize_case(result)
             writer.add_case(result, summary)
