@@ -19,6 +19,8 @@ SCHED_COLUMNS = (
     "num_scheduled_tokens",
     "num_output_tokens",    # tokens sampled this step (partial prefills sample none)
     "num_finished",
+    "num_preempted",        # requests preempted (by recompute) while scheduling this step
+    "num_resumed",          # requests resumed from preemption this step
     "sched_ns",             # Scheduler.schedule()
     "build_ns",             # building the SchedulerOutput (send's slicing lands here)
     "encode_ns",            # serializer call on the SchedulerOutput

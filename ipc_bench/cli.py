@@ -106,6 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="replay the first N requests of the trace")
     p.add_argument("--logical-step-ms", type=_positive_float, metavar="MS",
                    help="trace time per scheduler step on the logical clock (default 20)")
+    p.add_argument("--trace-speedup", type=_positive_float, metavar="X",
+                   help="timed replays: arrivals at X times real time (default 10)")
     p.add_argument("--policies", type=_choices(POLICIES), default=list(POLICIES),
                    help="comma-separated subset of: " + ", ".join(POLICIES))
     p.add_argument("--codecs", type=_choices(CODECS), default=list(CODECS),
@@ -169,17 +171,20 @@ def _main(argv: list[str]) -> int:
         num_running=args.num_running, trace=args.trace, max_requests=args.max_requests,
         logical_step_ms=args.logical_step_ms, policies=args.policies, codecs=args.codecs,
         transport=args.transport, floor=args.floor, peer_timeout_s=args.peer_timeout,
-        repeat=args.repeat, single_process=args.single_process)
-    cases = scenarios[args.scenario].cases(opts)
+        repeat=args.repeat, single_process=args.single_process,
+        trace_speedup=args.trace_speedup)
+    module = scenarios[args.scenario]
+    cases = module.cases(opts)
     for case in cases:
         case.scheduler.validate()
         case.model.validate()
-    return _run(args, cases)
+    return _run(args, cases, getattr(module, "report", None))
 
 
-def _run(args, cases) -> int:
-    from ipc_bench.environment import collect_metadata
-    from ipc_bench.metrics import attach_token_bytes, check_digests, summarize_case
+def _run(args, cases, scenario_report=None) -> int:
+    from ipc_bench.environment import collect_metadata, cpu_usage_between, read_cpu_times
+    from ipc_bench.metrics import (attach_token_bytes, check_digests, noise_warnings,
+                                   summarize_case)
     from ipc_bench.processes import CaseError, run_case
     from ipc_bench.progress import case_progress, progress_enabled
     from ipc_bench.results import RunWriter, default_run_dir
@@ -213,6 +218,7 @@ def _run(args, cases) -> int:
             t0 = time.perf_counter()
             bar = case_progress(case, f"[{i}/{len(cases)}] {case.case_id}") \
                 if show_progress else None
+            cpu_before = read_cpu_times()
             try:
                 result = run_case(case, on_step=bar)
             except (CaseError, SchedulerError) as exc:
@@ -226,8 +232,14 @@ def _run(args, cases) -> int:
             finally:
                 if bar is not None:
                     bar.close()
+            usage = cpu_usage_between(cpu_before, read_cpu_times())
             attach_token_bytes(result)
             summary = summarize_case(result)
+            summary["machine_busy_pct"] = usage.get("busy_pct")
+            summary["cpu_steal_pct"] = usage.get("steal_pct")
+            summary["warnings"] = noise_warnings(summary, usage)
+            for w in summary["warnings"]:
+                log(f"  warning: {w}")
             writer.add_case(result, summary)
             log(f"[{i}/{len(cases)}] {case.case_id}: {summary.get('num_steps', 0)} steps, "
                 f"{summary.get('output_tokens_per_s', 0):,.0f} tok/s "
@@ -240,6 +252,10 @@ def _run(args, cases) -> int:
             signal.signal(s, h)
     problems = check_digests(writer.cases)
     print(format_tables(writer.cases))
+    if scenario_report is not None:
+        extra = scenario_report(writer.cases)
+        if extra:
+            print(extra)
     print(f"\nresults: {run_dir}")
     if problems:
         writer.finish("failed", problems)

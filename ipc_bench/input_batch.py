@@ -18,12 +18,18 @@ from ipc_bench.messages import SamplingParams
 class CachedRequestState:
     """Runner-side state of one request, kept while the request lives (vLLM 7f280d69c).
 
-    ``block_ids``: KV blocks of its one KV-cache group. ``output_token_ids`` grows by
-    the runner's token write-back (``ModelRunner.write_token_ids``).
+    ``block_ids``: KV blocks of its one KV-cache group (replaced on resumption after
+    preemption). ``output_token_ids`` grows by the runner's token write-back
+    (``ModelRunner.write_token_ids``). ``num_sampled_tokens``: valid samples the runner
+    has returned for it; equal to ``len(output_token_ids)`` under ``cached``, one ahead
+    under ``send`` until the next ``new_token_ids`` bring the last sample back. The
+    state outlives a preemption: the request leaves the persistent batch and is re-added
+    from this state when it resumes.
     """
 
     __slots__ = ("req_id", "prompt_token_ids", "sampling_params", "block_ids",
-                 "num_computed_tokens", "output_token_ids")
+                 "num_computed_tokens", "output_token_ids", "num_prompt_tokens",
+                 "num_sampled_tokens")
 
     def __init__(self, req_id: str, prompt_token_ids: list[int], sampling_params: SamplingParams,
                  block_ids: list[int], num_computed_tokens: int):
@@ -33,6 +39,8 @@ class CachedRequestState:
         self.block_ids = block_ids
         self.num_computed_tokens = num_computed_tokens
         self.output_token_ids: list[int] = []
+        self.num_prompt_tokens = len(prompt_token_ids)
+        self.num_sampled_tokens = 0
 
     @property
     def num_tokens(self) -> int:

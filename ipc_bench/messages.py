@@ -71,7 +71,10 @@ class CachedRequestData(msgspec.Struct, **_WIRE):
     as vLLM sends it without pipeline parallelism after #20291. Under ``send`` it holds,
     per request, ``all_token_ids[num_computed_tokens : num_computed_tokens +
     num_scheduled_tokens]`` (the last sampled token while decoding, the next prompt
-    chunk during chunked prefill).
+    chunk during chunked prefill, the first chunk of prompt + outputs for a request
+    resumed after preemption). A resumed request has ``resumed_from_preemption`` set,
+    ``num_computed_tokens`` 0 and all of its block ids in ``new_block_ids`` (they
+    replace the old ones); resumed requests follow the running ones.
     """
 
     req_ids: list[str]

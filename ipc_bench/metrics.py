@@ -1,7 +1,10 @@
 """Per-case figures from the raw per-step records (``ipc_bench.case``).
 
 Every figure is computed over the case's *counted* steps only (warm-up excluded;
-for steady-state scenarios, only pure-decode steps). Times are ns, sizes bytes.
+for steady-state scenarios, only pure-decode steps), except the request counts
+(``num_requests``, ``num_rejected``, ``num_finished``, and ``num_preemptions``:
+preemptions by recompute over the whole case, warm-up included). Times are ns,
+sizes bytes.
 
 - ``output_tokens_per_s`` = tokens sampled in counted steps / sum of their
   ``step_ns`` (a step is a whole scheduler iteration, so this is busy wall time);
@@ -44,7 +47,8 @@ def token_bytes_split(codec_name: str, frames: list[bytes],
     """Total (decode-token bytes, prompt-chunk bytes) of ``new_token_ids`` in ``frames``.
 
     A cached request's slice is a prompt chunk when it starts inside the prompt
-    (``num_computed_tokens < num_prompt_tokens``), else decode tokens.
+    (``num_computed_tokens < num_prompt_tokens``), else decode tokens; a request resumed
+    after preemption re-sends prompt + outputs from token 0, all counted as prompt chunk.
     """
     codec = scheduler_output_codec(codec_name)
     decode_bytes = prompt_bytes = 0
@@ -91,6 +95,19 @@ def _wire_bytes(result: CaseResult, a: np.ndarray, c: np.ndarray) -> dict[str, A
     )
 
 
+STEP_BLOCK = 50
+
+
+def _block_cv(step_ns: np.ndarray) -> float | None:
+    """Coefficient of variation of the means of consecutive ``STEP_BLOCK``-step blocks
+    (pyperf's values are likewise means over loops); ``None`` under 3 blocks."""
+    k = len(step_ns) // STEP_BLOCK
+    if k < 3:
+        return None
+    blocks = step_ns[:k * STEP_BLOCK].reshape(k, STEP_BLOCK).mean(axis=1)
+    return float(blocks.std(ddof=1) / blocks.mean())
+
+
 def summarize_case(result: CaseResult) -> dict[str, Any]:
     """One ``summary.json`` case entry (see the module docstring for definitions)."""
     spec = result.spec
@@ -108,6 +125,7 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
         num_total_steps=len(a), wall_s=result.wall_s,
         num_requests=len(result.requests), num_rejected=result.num_rejected,
         num_finished=sum(1 for r in result.requests if r["finish_reason"] == "length"),
+        num_preemptions=sum(r.get("preemptions", 0) for r in result.requests),
         token_digest=result.token_digest, runner_device=result.runner_device,
     )
     if n == 0:
@@ -125,6 +143,7 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
         output_tokens_per_s=tokens / (step_ns.sum() / 1e9),
         num_running_mean=mean("num_reqs"),
         step_ns_median=float(np.median(step_ns)), step_ns_mean=float(step_ns.mean()),
+        step_ns_block_cv=_block_cv(step_ns),
         sched_to_runner_payload_bytes_per_step=mean("s2r_payload_bytes"),
         runner_to_sched_payload_bytes_per_step=mean("r2s_payload_bytes"),
         sched_ns_per_step=mean("sched_ns"),
@@ -157,6 +176,70 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
             step_to_floor_ratio=float(step_ns.sum() / floor.sum()),
         )
     out.update(result.token_bytes)
+    out.update(_breakdown_coverage(result, a, counted))
+    if spec.trace_speedup is not None:
+        # Timed replay: tokens over wall time from the first arrival to the last
+        # completion (arrival-bound); the busy figure stays as busy_output_tokens_per_s.
+        out["busy_output_tokens_per_s"] = out["output_tokens_per_s"]
+        total = sum(r["num_output_tokens"] for r in result.requests)
+        out["output_tokens_per_s"] = total / result.wall_s if result.wall_s else None
+        out.update(latency_summary(result.requests))
+        out["trace_speedup"] = spec.trace_speedup
+    return out
+
+
+SCHED_PARTS = ("sched_ns", "build_ns", "encode_ns", "send_ns", "wait_ns", "decode_ns",
+               "update_ns")
+RUNNER_PARTS = ("runner_idle_ns", "runner_decode_ns", "runner_update_ns", "runner_prepare_ns",
+                "runner_forward_ns", "runner_writeback_ns", "runner_build_ns",
+                "runner_encode_ns", "runner_send_ns")
+
+
+def _breakdown_coverage(result: CaseResult, a: np.ndarray, counted: np.ndarray) -> dict:
+    """Share of each side's measured step that its named parts account for.
+
+    Scheduler: parts / ``step_ns``. Runner: parts / the time from the start of one
+    wait to the start of the next (``runner_t0_ns`` differences), over counted steps
+    that have a successor.
+    """
+    out: dict[str, float] = {}
+    c = a[counted]
+    parts = sum(c[:, _COL[k]] for k in SCHED_PARTS)
+    out["sched_breakdown_coverage"] = float(parts.sum() / c[:, _COL["step_ns"]].sum())
+    runner = result.runner_columns
+    t0 = np.asarray(runner.get("runner_t0_ns", []), dtype=np.int64)
+    if len(t0) == len(a) and len(a) > 1 and t0.any():
+        period = np.diff(t0)
+        rparts = sum(np.asarray(runner[k], dtype=np.int64)[:-1] for k in RUNNER_PARTS)
+        mask = counted[:-1]
+        if mask.any():
+            out["runner_breakdown_coverage"] = float(rparts[mask].sum() / period[mask].sum())
+    return out
+
+
+def _percentiles(values: list[float], prefix: str) -> dict[str, float]:
+    if not values:
+        return {}
+    v = np.asarray(values, dtype=np.float64) * 1e3
+    return {f"{prefix}_ms_mean": float(v.mean()), f"{prefix}_ms_p50": float(np.percentile(v, 50)),
+            f"{prefix}_ms_p90": float(np.percentile(v, 90)),
+            f"{prefix}_ms_p99": float(np.percentile(v, 99))}
+
+
+def latency_summary(requests: list[dict[str, Any]]) -> dict[str, float]:
+    """TTFT, TPOT, ITL and E2E percentiles in ms over the requests of a timed replay.
+
+    As vLLM's serving benchmark (benchmarks/benchmark_serving.py): TTFT from the
+    intended arrival; TPOT per request = (E2E - TTFT) / (output_len - 1), one-token
+    requests left out, then averaged; ITL over every gap between consecutive tokens.
+    """
+    ttft = [r["ttft_s"] for r in requests if r.get("ttft_s") is not None]
+    tpot = [r["tpot_s"] for r in requests if r.get("tpot_s") is not None]
+    e2e = [r["e2e_s"] for r in requests if r.get("e2e_s") is not None]
+    itl = [x for r in requests for x in r.get("itl_s") or ()]
+    out: dict[str, float] = {}
+    for name, values in (("ttft", ttft), ("tpot", tpot), ("itl", itl), ("e2e", e2e)):
+        out.update(_percentiles(values, name))
     return out
 
 
@@ -188,3 +271,28 @@ def check_digests(summaries: list[dict[str, Any]]) -> list[str]:
             parts = "; ".join(f"{d[:12]}: {', '.join(ids)}" for d, ids in digests.items())
             problems.append(f"token streams differ in {scenario} [{workload}]: {parts}")
     return problems
+
+
+def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None = None,
+                   min_steps: int = 100) -> list[str]:
+    """Warnings in the style of ``python -m pyperf check`` for one case summary.
+
+    Flags: too few counted steps; a standard deviation of 50-step mean step times
+    over 10 % of their mean (pyperf's threshold, applied to block means as pyperf
+    applies it to its values, themselves means over loops); CPU steal time over 1 % of the machine's time during
+    the case (``cpu_usage`` from ``environment.cpu_usage_between``). Returns one line
+    per problem; an empty list means none was seen.
+    """
+    warnings = []
+    n = summary.get("num_steps", 0)
+    if n < min_steps:
+        warnings.append(f"only {n} counted steps (< {min_steps}): figures are rough")
+    cv = summary.get("step_ns_block_cv")
+    if cv is not None and cv > 0.10:
+        warnings.append(f"the standard deviation of {STEP_BLOCK}-step mean step times is "
+                        f"{cv:.0%} of their mean (> 10 %): the machine may be noisy")
+    if cpu_usage:
+        steal = cpu_usage.get("steal_pct", 0.0)
+        if steal > 1.0:
+            warnings.append(f"CPU steal time was {steal:.1f} % of the machine during the case")
+    return warnings

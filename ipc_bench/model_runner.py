@@ -3,9 +3,11 @@
 One step is five phases, each a method the process loop times on its own:
 
 1. ``update_states(so)`` (vLLM ``_update_states``): drop finished and unscheduled
-   requests from the persistent batch, add new ones, and for each cached request set
-   ``num_computed_tokens`` and append its new blocks; under ``send`` also write
-   ``new_token_ids`` into the batch (before PR #20291).
+   requests from the persistent batch (an unscheduled one, e.g. preempted, keeps its
+   state), add new ones, and for each cached request set ``num_computed_tokens`` and
+   append its new blocks (replace them when it resumes from preemption, re-adding it
+   to the batch from its kept state); under ``send`` also write ``new_token_ids`` into
+   the batch (before PR #20291).
 2. ``prepare_inputs(so)``: per-row scheduled token counts, positions, input ids.
 3. ``sample(inputs)``: the model's forward pass and greedy sampling.
 4. ``write_back(inputs, sampled)``: discard samples of partial prefills; under
@@ -96,6 +98,15 @@ class ModelRunner:
     def update_states(self, so: SchedulerOutput) -> None:
         """Apply ``so`` to the runner's request states and persistent batch.
 
+        As vLLM 7f280d69c ``_update_states``: finished requests are forgotten;
+        requests not scheduled this step (preempted, or left out by the token budget)
+        leave the persistent batch but keep their ``CachedRequestState``. A cached
+        request that is not in the batch is re-added from its kept state after the new
+        requests (vLLM ``req_ids_to_add``); when it resumes from preemption its block
+        ids are replaced, not appended to. Under ``send`` every cached request's
+        ``new_token_ids`` then goes through ``write_token_ids`` (for a resumed request:
+        the first chunk of prompt + outputs, from token 0).
+
         Raises ``ProtocolError`` on a message inconsistent with the runner's state.
         """
         batch = self.input_batch
@@ -119,11 +130,13 @@ class ModelRunner:
         cached = so.scheduled_cached_reqs
         req_ids = cached.req_ids
         new_token_ids = cached.new_token_ids
+        resumed_flags = cached.resumed_from_preemption
         send = self.tokens_from_scheduler
         if send and len(new_token_ids) != len(req_ids):
             raise ProtocolError(f"new_token_ids has {len(new_token_ids)} entries for "
                                 f"{len(req_ids)} cached requests under the send policy")
         index = batch.req_id_to_index
+        readd: list[tuple[CachedRequestState, int]] = []  # (state, i in cached)
         for i, req_id in enumerate(req_ids):
             state = requests.get(req_id)
             if state is None:
@@ -131,10 +144,17 @@ class ModelRunner:
             nc = cached.num_computed_tokens[i]
             state.num_computed_tokens = nc
             new_blocks = cached.new_block_ids[i][0]
-            state.block_ids.extend(new_blocks)
             row = index.get(req_id)
+            if resumed_flags[i]:
+                if row is not None:
+                    raise ProtocolError(f"request {req_id} resumed from preemption is still "
+                                        "in the persistent batch")
+                state.block_ids = list(new_blocks)  # replacement: recompute from scratch
+            else:
+                state.block_ids.extend(new_blocks)
             if row is None:
-                raise ProtocolError(f"cached request {req_id} is not in the persistent batch")
+                readd.append((state, i))  # preempted and resumed, or left out last step
+                continue
             batch.num_computed_tokens_mv[row] = nc
             if new_blocks:
                 batch.append_block_ids(row, new_blocks)
@@ -143,6 +163,10 @@ class ModelRunner:
 
         for state in to_add:
             batch.add_request(state)
+        for state, i in readd:
+            row = batch.add_request(state)  # from the kept state: prompt + known outputs
+            if send:
+                self.write_token_ids(state, row, state.num_computed_tokens, new_token_ids[i])
         batch.condense()
 
     # ------------------------------------------------------------------ 2
@@ -176,6 +200,14 @@ class ModelRunner:
     def write_back(self, inputs: StepInputs, sampled: list[int]) -> list[list[int]]:
         """Per request: discard partial-prefill samples; under ``cached`` write the rest.
 
+        A sample is discarded while the request's scheduled tokens end before its
+        length, counted as prompt + tokens sampled so far
+        (``CachedRequestState.num_sampled_tokens``). vLLM compares with ``num_tokens``
+        (prompt + ``output_token_ids``) instead; under ``send`` (vLLM before #20291)
+        that misses the token sampled in the step before a preemption, which the runner
+        has not been sent yet, so a resumed chunk ending just before it would be taken
+        as complete and its sample returned. Both policies run this same check.
+
         Returns ``sampled_token_ids``: ``[num_reqs][0 or 1]``.
         """
         requests = self.requests
@@ -185,11 +217,12 @@ class ModelRunner:
         for row, (req_id, nc, ns) in enumerate(zip(inputs.req_ids, inputs.num_computed,
                                                    inputs.num_scheduled)):
             state = requests[req_id]
-            if nc + ns < state.num_tokens:
-                valid.append([])  # partial prefill
+            if nc + ns < state.num_prompt_tokens + state.num_sampled_tokens:
+                valid.append([])  # partial prefill (or partial recompute after preemption)
                 continue
             ids = [sampled[row]]
             valid.append(ids)
+            state.num_sampled_tokens += 1
             if write:
                 self.write_token_ids(state, row, num_tokens_no_spec[row], ids)
         return valid

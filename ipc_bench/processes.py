@@ -358,9 +358,9 @@ def _scheduler_loop(spec: CaseSpec, link, result: CaseResult, on_step) -> list[i
             total_out = sched.num_output_tokens
             record((seq, plan.step, int(warm), int(counted), len(plan.num_scheduled_tokens),
                     len(plan.new_reqs), plan.total_num_scheduled_tokens, out_tokens,
-                    len(finished), t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5,
-                    t7 - t6, t7 - t0, c1 - c0, len(frame), r2s_bytes,
-                    gc_counter.count - gc0, t7 - t_start))
+                    len(finished), len(plan.preempted), plan.num_resumed, t1 - t0, t2 - t1,
+                    t3 - t2, t4 - t3, t5 - t4, t6 - t5, t7 - t6, t7 - t0, c1 - c0, len(frame),
+                    r2s_bytes, gc_counter.count - gc0, t7 - t_start))
             if counted and frame:
                 frames.append(frame)
                 counted_seqs.append(seq)
@@ -399,7 +399,7 @@ def _request_records(sched: Scheduler, rows: list[tuple], arrival_s: dict[int, f
                    max_tokens=r.max_tokens, arrival_step=r.arrival_step,
                    first_scheduled_step=r.first_scheduled_step,
                    first_token_step=r.first_token_step, finish_step=r.finish_step,
-                   finish_reason=r.finish_reason or "")
+                   finish_reason=r.finish_reason or "", preemptions=r.num_preemptions)
         if speedup is not None:
             arrive = arrival_s.get(r.index, 0.0) / speedup
             times = [t_end_s[seq_of_step[s]] for s in r.token_steps if s in seq_of_step]

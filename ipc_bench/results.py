@@ -6,13 +6,16 @@ Layout of a run folder::
     steps.csv      one row per step per case: case identity + SCHED_COLUMNS + RUNNER_COLUMNS
     requests.csv   one row per request per case
     floor.csv      one row per floor step per case: case_id, i, floor_step_ns
+    itl.csv        timed replays: one row per inter-token gap: case_id, index, itl_s
 
 Cases are appended to the CSV files as each one ends and ``summary.json`` is
 rewritten atomically (write + rename) after every case, so an interrupted run
 leaves a readable folder whose ``status`` says ``incomplete``.
 
 Format history:
-- 1: first version.
+- 1: first version (``preemptions`` in requests.csv, ``num_preempted`` and
+  ``num_resumed`` in steps.csv and ``num_preemptions`` in summary cases added within
+  it, before any result was published).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ FORMAT_VERSION = 1
 CASE_KEYS = ("case_id", "scenario", "policy", "codec", "repetition", "workload")
 REQUEST_COLUMNS = ("index", "req_id", "num_prompt_tokens", "num_output_tokens", "max_tokens",
                    "arrival_step", "first_scheduled_step", "first_token_step", "finish_step",
-                   "finish_reason")
+                   "finish_reason", "preemptions", "arrival_s", "ttft_s", "tpot_s", "e2e_s")
 
 
 class ResultsError(ValueError):
@@ -72,6 +75,10 @@ def write_json_atomic(path: Path, data: Any) -> None:
     os.replace(tmp, path)
 
 
+def _csv(value: Any) -> Any:
+    return "" if value is None else value
+
+
 class RunWriter:
     """Writes one run folder incrementally (see the module docstring)."""
 
@@ -86,6 +93,7 @@ class RunWriter:
         self._new_file("steps.csv", CASE_KEYS + SCHED_COLUMNS + RUNNER_COLUMNS)
         self._new_file("requests.csv", CASE_KEYS + REQUEST_COLUMNS)
         self._new_file("floor.csv", ("case_id", "i", "floor_step_ns"))
+        self._new_file("itl.csv", ("case_id", "index", "itl_s"))
         self._write_summary()
 
     def _new_file(self, name: str, header: tuple[str, ...]) -> None:
@@ -110,8 +118,10 @@ class RunWriter:
             ident + tuple(row) + (tuple(runner[k][i] for k in RUNNER_COLUMNS)
                                   if have_runner else empty)
             for i, row in enumerate(result.sched_rows)))
-        self._append("requests.csv", (ident + tuple(r[k] for k in REQUEST_COLUMNS)
+        self._append("requests.csv", (ident + tuple(_csv(r.get(k)) for k in REQUEST_COLUMNS)
                                       for r in result.requests))
+        self._append("itl.csv", ((spec.case_id, r["index"], x)
+                                 for r in result.requests for x in r.get("itl_s") or ()))
         self._append("floor.csv", ((spec.case_id, i, ns)
                                    for i, ns in enumerate(result.floor_step_ns)))
         self.cases.append(summary)

@@ -11,6 +11,16 @@ Rules mirrored from vLLM 7f280d69c:
 - a request may be scheduled at most ``max_model_len - 1 - num_computed_tokens``
   tokens, leaving room for the sampled token;
 - ``num_computed_tokens`` advances as soon as a step is scheduled;
+- preemption by recompute: when a running request needs KV blocks and none are free,
+  the last request of the running list (the lowest priority under FCFS) is preempted:
+  its blocks are freed, ``num_computed_tokens`` goes back to 0, its status becomes
+  ``PREEMPTED`` and it goes to the front of the waiting queue; this repeats until the
+  allocation succeeds or the request being scheduled is itself the one preempted,
+  which ends the running loop for this step. No waiting request is scheduled in a step
+  that preempted. A preempted request scheduled again is *resumed*: it is sent as a
+  cached request with ``resumed_from_preemption = True`` and all of its (new) block
+  ids, which replace the old ones on the runner; its first chunk is prompt + outputs
+  from token 0 (``all_token_ids[0 : num_scheduled_tokens]`` under ``send``);
 - a request stops when ``num_output_tokens >= max_tokens`` or ``num_tokens >=
   max_model_len``; its blocks are freed and its id goes out in the next step's
   ``finished_req_ids``;
@@ -21,8 +31,9 @@ Rules mirrored from vLLM 7f280d69c:
 Admission rule (documented, counted, never a crash): a request whose prompt has
 ``max_model_len`` tokens or more, or which would need more KV blocks than the cache
 has for its prompt plus one token, is rejected on arrival with ``finish_reason =
-"rejected"``. Without preemption, a running request that needs a block when none is
-free stops the run with ``OutOfBlocksError``.
+"rejected"``. A request that grows past what the whole cache holds (more blocks than
+``num_blocks``) could never be scheduled even after preempting every other request:
+that stops the run with ``SchedulerError``.
 """
 
 from __future__ import annotations
@@ -44,10 +55,6 @@ class SchedulerError(RuntimeError):
     """The scheduler cannot go on; the message is one line naming the setting to change."""
 
 
-class OutOfBlocksError(SchedulerError):
-    """A running request needs a KV block and none is free (no preemption)."""
-
-
 class ProtocolError(RuntimeError):
     """A peer's message is inconsistent with what was scheduled."""
 
@@ -55,8 +62,9 @@ class ProtocolError(RuntimeError):
 class RequestStatus(IntEnum):
     WAITING = 0
     RUNNING = 1
-    FINISHED = 2
-    REJECTED = 3
+    PREEMPTED = 2
+    FINISHED = 3
+    REJECTED = 4
 
 
 class Request:
@@ -64,14 +72,14 @@ class Request:
 
     ``all_token_ids``: prompt followed by outputs, ``[num_tokens]``. ``index``: the
     request's position in its workload (token digests are taken in this order).
-    Steps are scheduler step numbers.
+    Steps are scheduler step numbers. ``num_preemptions``: times it was preempted.
     """
 
     __slots__ = (
         "req_id", "index", "num_prompt_tokens", "all_token_ids", "sampling_params",
         "max_tokens", "num_computed_tokens", "block_ids", "status", "finish_reason",
         "arrival_step", "first_scheduled_step", "first_token_step", "finish_step",
-        "prompt_token_ids", "token_steps",
+        "prompt_token_ids", "token_steps", "num_preemptions",
     )
 
     def __init__(self, req_id: str, index: int, prompt_token_ids: list[int],
@@ -92,6 +100,7 @@ class Request:
         self.first_token_step = -1
         self.finish_step = -1
         self.token_steps: list[int] = []  # steps that sampled each output token (timed clock)
+        self.num_preemptions = 0
 
     @property
     def num_tokens(self) -> int:
@@ -105,14 +114,19 @@ class Request:
 class SchedulePlan:
     """What ``schedule()`` decided for one step; consumed by build and update.
 
-    ``cached_num_computed`` holds each cached request's ``num_computed_tokens``
-    before the step (what the message carries), ``cached_new_block_ids`` the blocks
-    allocated to it this step.
+    Cached requests are the running requests scheduled this step, in running order,
+    followed by the requests resumed from preemption (as vLLM 7f280d69c orders
+    ``CachedRequestData``). ``cached_num_computed`` holds each one's
+    ``num_computed_tokens`` before the step (what the message carries; 0 for a resumed
+    request), ``cached_new_block_ids`` the blocks allocated to it this step (for a
+    resumed request: all of its blocks, which replace the old ones on the runner) and
+    ``cached_resumed`` whether it resumes from preemption. ``preempted``: the requests
+    preempted while scheduling this step, in preemption order.
     """
 
     __slots__ = ("step", "new_reqs", "cached_reqs", "cached_num_computed",
-                 "cached_new_block_ids", "num_scheduled_tokens",
-                 "total_num_scheduled_tokens", "finished_req_ids")
+                 "cached_new_block_ids", "cached_resumed", "num_scheduled_tokens",
+                 "total_num_scheduled_tokens", "finished_req_ids", "preempted")
 
     def __init__(self, step: int, finished_req_ids: set[str]):
         self.step = step
@@ -120,18 +134,31 @@ class SchedulePlan:
         self.cached_reqs: list[Request] = []
         self.cached_num_computed: list[int] = []
         self.cached_new_block_ids: list[list[int]] = []
+        self.cached_resumed: list[bool] = []
         self.num_scheduled_tokens: dict[str, int] = {}
         self.total_num_scheduled_tokens = 0
         self.finished_req_ids = finished_req_ids
+        self.preempted: list[Request] = []
+
+    @property
+    def num_resumed(self) -> int:
+        """Requests resumed from preemption this step."""
+        return sum(self.cached_resumed)
 
     @property
     def is_decode_only(self) -> bool:
-        """True when every scheduled request is a cached request decoding one token."""
-        return not self.new_reqs and self.total_num_scheduled_tokens == len(self.cached_reqs)
+        """True when every scheduled request is a running request decoding one token."""
+        return (not self.new_reqs and self.total_num_scheduled_tokens == len(self.cached_reqs)
+                and not any(self.cached_resumed))
 
 
 class Scheduler:
-    """See the module docstring. ``policy``: ``send`` or ``cached``."""
+    """See the module docstring. ``policy``: ``send`` or ``cached``.
+
+    Counters: ``num_rejected``; ``num_preemptions`` (all requests, whole run) and
+    ``preemptions``: one ``(step, req_id, num_computed_tokens)`` per preemption, in
+    order, with the tokens the request had computed when it was preempted.
+    """
 
     def __init__(self, config: SchedulerConfig, policy: str):
         config.validate()
@@ -146,6 +173,8 @@ class Scheduler:
         self.finished_req_ids: set[str] = set()
         self.step = 0
         self.num_rejected = 0
+        self.num_preemptions = 0
+        self.preemptions: list[tuple[int, str, int]] = []
         self.num_output_tokens = 0  # tokens sampled so far, all requests
         self.record_token_steps = False  # timed clock: note the step of every token
 
@@ -172,12 +201,34 @@ class Scheduler:
     def has_unfinished_requests(self) -> bool:
         return bool(self.waiting or self.running)
 
+    def _never_fits(self, req: Request, num_tokens: int) -> SchedulerError:
+        cfg = self.config
+        need = -(-num_tokens // cfg.block_size)
+        return SchedulerError(
+            f"request {req.req_id} needs {need} KV blocks for {num_tokens} tokens at step "
+            f"{self.step} and the cache has only {cfg.num_blocks} (block_size "
+            f"{cfg.block_size}); raise num_blocks")
+
+    def _preempt(self, req: Request) -> None:
+        """Preempt ``req`` by recompute (vLLM 7f280d69c, FCFS): free its blocks,
+        reset ``num_computed_tokens``, put it at the front of the waiting queue."""
+        num_computed = req.num_computed_tokens
+        self.kv_cache.free(req.block_ids)
+        req.block_ids = []
+        req.num_computed_tokens = 0
+        req.status = RequestStatus.PREEMPTED
+        req.num_preemptions += 1
+        self.num_preemptions += 1
+        self.preemptions.append((self.step, req.req_id, num_computed))
+        self.waiting.insert(0, req)
+
     # ------------------------------------------------------------------ schedule
     def schedule(self) -> SchedulePlan:
         """Decide this step's batch and advance ``num_computed_tokens``.
 
-        Raises ``OutOfBlocksError`` when a running request needs a block and none is
-        free, and ``SchedulerError`` when a waiting request can never be admitted.
+        Preempts running requests when KV blocks run out (see the module docstring).
+        Raises ``SchedulerError`` when one request needs more KV blocks than the
+        whole cache has.
         """
         cfg = self.config
         plan = SchedulePlan(self.step, self.finished_req_ids)
@@ -189,11 +240,14 @@ class Scheduler:
         cached_reqs = plan.cached_reqs
         cached_nc = plan.cached_num_computed
         cached_blocks = plan.cached_new_block_ids
+        cached_resumed = plan.cached_resumed
+        preempted = plan.preempted
+        running = self.running
 
         block_size = cfg.block_size
-        for req in self.running:
-            if budget == 0:
-                break
+        req_index = 0
+        while req_index < len(running) and budget > 0:
+            req = running[req_index]
             nc = req.num_computed_tokens
             n = len(req.all_token_ids) - nc
             if n > budget:
@@ -201,41 +255,61 @@ class Scheduler:
             if n > limit - nc:
                 n = limit - nc
             if n <= 0:
+                req_index += 1
                 continue
             new_blocks: list[int] = []
             need = (nc + n + block_size - 1) // block_size - len(req.block_ids)
             if need > 0:
-                got = kv.allocate(need)
+                if len(req.block_ids) + need > cfg.num_blocks:
+                    raise self._never_fits(req, nc + n)
+                while True:
+                    got = kv.allocate(need)
+                    if got is not None:
+                        break
+                    # Preempt the lowest-priority request: the last one running.
+                    victim = running.pop()
+                    self._preempt(victim)
+                    preempted.append(victim)
+                    if victim is req:
+                        break  # it preempted itself: nothing left to preempt
                 if got is None:
-                    raise OutOfBlocksError(
-                        f"KV cache out of blocks at step {self.step}: request {req.req_id} "
-                        f"needs {need} more, {kv.num_free_blocks} of {cfg.num_blocks} free; "
-                        "raise --num-blocks (preemption is not modelled)")
+                    break
                 new_blocks = got
                 req.block_ids.extend(got)
             cached_reqs.append(req)
             cached_nc.append(nc)
             cached_blocks.append(new_blocks)
+            cached_resumed.append(False)
             num_scheduled[req.req_id] = n
             budget -= n
+            req_index += 1
 
-        while self.waiting and budget and len(self.running) < cfg.max_num_seqs:
-            req = self.waiting[0]
-            n = min(req.num_prompt_tokens, budget, limit)
+        # vLLM schedules no waiting request in a step that preempted.
+        waiting = self.waiting
+        while (not preempted and waiting and budget > 0
+               and len(running) < cfg.max_num_seqs):
+            req = waiting[0]
+            resumed = req.status == RequestStatus.PREEMPTED
+            # num_tokens, not the prompt: a resumed request recomputes its outputs too.
+            n = min(len(req.all_token_ids), budget, limit)
             need = kv.blocks_needed(0, n)
             got = kv.allocate(need)
             if got is None:
-                if not self.running:
-                    raise SchedulerError(
-                        f"request {req.req_id} needs {need} KV blocks and only "
-                        f"{kv.num_free_blocks} exist free with nothing running; raise --num-blocks")
+                if not running:
+                    raise self._never_fits(req, n)
                 break
-            self.waiting.pop(0)
+            waiting.pop(0)
             req.block_ids = got
             req.status = RequestStatus.RUNNING
-            req.first_scheduled_step = self.step
-            self.running.append(req)
-            plan.new_reqs.append(req)
+            running.append(req)
+            if resumed:
+                cached_reqs.append(req)
+                cached_nc.append(0)
+                cached_blocks.append(list(got))  # req.block_ids grows later steps
+                cached_resumed.append(True)
+            else:
+                req.first_scheduled_step = self.step
+                plan.new_reqs.append(req)
             num_scheduled[req.req_id] = n
             budget -= n
 
@@ -247,7 +321,12 @@ class Scheduler:
         return plan
 
     def build_scheduler_output(self, plan: SchedulePlan) -> SchedulerOutput:
-        """The ``SchedulerOutput`` message of ``plan`` (one per-request loop, as vLLM)."""
+        """The ``SchedulerOutput`` message of ``plan`` (one per-request loop, as vLLM).
+
+        A resumed request's ``new_block_ids`` entry is all of its block ids (the runner
+        replaces its old ones); under ``send`` its ``new_token_ids`` entry is
+        ``all_token_ids[0 : num_scheduled_tokens]``, prompt and outputs.
+        """
         new_reqs = [
             NewRequestData(req.req_id, req.prompt_token_ids, req.sampling_params,
                            (list(req.block_ids),), 0)
@@ -269,7 +348,7 @@ class Scheduler:
             new_token_ids.append([])
         cached = CachedRequestData(
             req_ids=req_ids,
-            resumed_from_preemption=[False] * len(req_ids),
+            resumed_from_preemption=list(plan.cached_resumed),
             new_token_ids=new_token_ids,
             new_block_ids=new_block_ids,
             num_computed_tokens=list(plan.cached_num_computed),

@@ -72,3 +72,30 @@ def format_tables(summaries: Iterable[dict[str, Any]]) -> str:
                 parts.append(f"{label} {(sum(b) / len(b)) / (sum(a) / len(a)):.3f}")
             out.append(f"  cached/send ({codec}, mean over repetitions): " + ", ".join(parts))
     return "\n".join(out)
+
+
+LATENCY_COLUMNS = (
+    ("policy", "policy", None, "{}"),
+    ("codec", "codec", None, "{}"),
+    ("transport", "transport", None, "{}"),
+    ("TTFT p50 ms", "ttft_ms_p50", 1.0, "{:.2f}"),
+    ("TTFT p99 ms", "ttft_ms_p99", 1.0, "{:.2f}"),
+    ("TPOT mean ms", "tpot_ms_mean", 1.0, "{:.3f}"),
+    ("ITL p50 ms", "itl_ms_p50", 1.0, "{:.3f}"),
+    ("ITL p99 ms", "itl_ms_p99", 1.0, "{:.3f}"),
+    ("E2E p50 ms", "e2e_ms_p50", 1.0, "{:.1f}"),
+    ("E2E p99 ms", "e2e_ms_p99", 1.0, "{:.1f}"),
+)
+
+
+def format_latency(summaries: Iterable[dict[str, Any]]) -> str:
+    """Latency percentiles per case of a timed replay, with the arrival-bound caveat."""
+    cases = [s for s in summaries if "ttft_ms_p50" in s]
+    if not cases:
+        return ""
+    rows = [[_cell(s, key, scale, fmt) for _, key, scale, fmt in LATENCY_COLUMNS] for s in cases]
+    speedup = cases[0].get("trace_speedup")
+    return (f"\nLatency (timed replay at {speedup:g}x real time; TTFT from intended arrival)\n"
+            + _render([h for h, *_ in LATENCY_COLUMNS], rows)
+            + "\nNote: a replay at a fixed arrival rate is arrival-bound; its tokens/s is not"
+              " a throughput comparison between policies.")

@@ -28,8 +28,9 @@ TRACE_FILE = "AzureLLMInferenceTrace_conv.csv"
 
 
 def trace_cases(opts: ScenarioOptions, name: str, trace_file: str,
-                scheduler: SchedulerConfig) -> list[CaseSpec]:
-    """Logical-clock replay cases of an Azure trace (shared by the azure-* scenarios)."""
+                scheduler: SchedulerConfig, timed: bool = False) -> list[CaseSpec]:
+    """Replay cases of an Azure trace (shared by the azure-* scenarios): logical clock,
+    or with ``timed`` the wall clock at ``--trace-speedup`` times real time."""
     if not opts.trace:
         raise ConfigError(f"scenario {name} needs --trace PATH (the {trace_file} file)")
     trace = load_azure_trace(opts.trace, max_requests=opts.max_requests or 300)
@@ -37,6 +38,7 @@ def trace_cases(opts: ScenarioOptions, name: str, trace_file: str,
     warmup = 50 if opts.warmup_steps is None else opts.warmup_steps
     model = ModelConfig(seed=opts.seed)
     workload_name = f"{name}:{len(trace)}"
+    speedup = (opts.trace_speedup or 10.0) if timed else None
 
     def make(labels, policy, codec, rep):
         return CaseSpec(
@@ -47,7 +49,7 @@ def trace_cases(opts: ScenarioOptions, name: str, trace_file: str,
                                                 logical_step_s=step_s),
             warmup_steps=warmup, max_steps=None, count="all",
             transport=opts.transport, peer_timeout_s=opts.peer_timeout_s,
-            floor=opts.floor, repetition=rep)
+            floor=opts.floor and not timed, repetition=rep, trace_speedup=speedup)
 
     return grid(opts, [{"trace": workload_name}], make)
 

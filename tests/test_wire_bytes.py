@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from ipc_bench import processes
-from ipc_bench.case import CaseSpec
+from ipc_bench.case import SCHED_COLUMNS, CaseSpec
 from ipc_bench.config import ModelConfig, SchedulerConfig
 from ipc_bench.metrics import summarize_case
 from ipc_bench.transport import Endpoints, zmtp_handshake_bytes
@@ -100,5 +100,6 @@ def test_wire_bytes_match_a_counting_relay(monkeypatch, policy, codec):
     assert relays["r2s"].to_target == summary["r2s_wire_bytes_total"] + push
     assert relays["r2s"].from_target == pull
     # Frames both under and over 255 bytes were exchanged.
-    sizes = [row[18] for row in result.sched_rows] + [row[19] for row in result.sched_rows]
+    s2r, r2s = (SCHED_COLUMNS.index(c) for c in ("s2r_payload_bytes", "r2s_payload_bytes"))
+    sizes = [row[s2r] for row in result.sched_rows] + [row[r2s] for row in result.sched_rows]
     assert min(sizes) <= 255 < max(sizes)
