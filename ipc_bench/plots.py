@@ -312,6 +312,10 @@ def throughput(results):
         ["run_id", "workload", "policy", "codec"]).shape[0]))
     ax.set_title("Output tokens/s per case" + (" (mean, 95 % interval)" if reps > 1
                                                else " (one repetition: no interval)"))
+    if "trace_speedup" in cases.columns and cases["trace_speedup"].notna().any():
+        ax.text(0.5, 0.02, "timed replay: arrival-bound, not a throughput comparison",
+                transform=ax.transAxes, ha="center", va="bottom", fontsize="small",
+                color="#B00000")
     ax.grid(True, axis="y", alpha=0.3)
     _legend(ax)
     if rows:
@@ -530,20 +534,29 @@ def _flatten_itl(values) -> list[float]:
 def latency_cdfs(results):
     """Empirical CDFs of TTFT (per request, from its intended arrival) and ITL (every
     gap between consecutive tokens of a request), ms, log x, one line per policy and
-    codec: present for timed replays, whose requests carry ``ttft_*`` / ``itl_*``
-    columns (unit in the suffix). ``itl_*`` may hold a JSON list per request."""
+    codec: present for timed replays, whose requests carry ``ttft_*`` columns (unit in
+    the suffix) and whose ``results.itl`` lists the gaps (else an ``itl_*`` requests
+    column, a number or a JSON list per request)."""
     import numpy as np
 
     _one_run(results)
     req = results.requests
     cols = latency_columns(req) if not req.empty else {}
-    panels = [k for k in ("ttft", "itl") if k in cols]
+    itl = getattr(results, "itl", None)
+    sources = {}
+    if "ttft" in cols:
+        sources["ttft"] = (req, *cols["ttft"])
+    if itl is not None and len(itl) and "itl_s" in itl.columns:
+        sources["itl"] = (itl, "itl_s", 1e3)
+    elif "itl" in cols:
+        sources["itl"] = (req, *cols["itl"])
+    panels = [k for k in ("ttft", "itl") if k in sources]
     if not panels:
-        raise NoData("no per-request latency columns (ttft_s, itl_s): not a timed replay")
+        raise NoData("no per-request latencies (ttft_s, itl.csv): not a timed replay")
     fig, axes = _figure(1, len(panels), width=5.6 * len(panels) + 0.5, height=4.3)
     for ax, what in zip(axes[0], panels):
-        col, factor = cols[what]
-        for (policy, codec), g in _series(req):
+        table, col, factor = sources[what]
+        for (policy, codec), g in _series(table):
             vals = (_flatten_itl(g[col]) if what == "itl"
                     else g[col].dropna().astype(float).tolist())
             vals = np.sort(np.asarray(vals, dtype=float) * factor)

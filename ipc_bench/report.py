@@ -110,6 +110,26 @@ def _codec_name(codec: str) -> str:
 # content
 
 
+def _latency_clause(cases, key: tuple) -> str:
+    """'TTFT p50 a → b ms, p99 ...; ITL ...' for the send/cached cases of ``key``."""
+    workload, codec = key[0], key[1]
+    sel = cases[(cases["workload"] == workload) & (cases["codec"] == codec)]
+    parts = []
+    for name, label in (("ttft", "TTFT"), ("itl", "ITL"), ("tpot", "TPOT")):
+        stats = []
+        for q in ("p50", "p99") if name != "tpot" else ("mean",):
+            col = f"{name}_ms_{q}"
+            if col not in sel.columns:
+                continue
+            send = sel.loc[sel["policy"] == "send", col].mean()
+            cached = sel.loc[sel["policy"] == "cached", col].mean()
+            if send == send and cached == cached:
+                stats.append(f"{q} {send:.3g} → {cached:.3g} ms")
+        if stats:
+            parts.append(f"{label} " + ", ".join(stats))
+    return ("latency send → cached: " + "; ".join(parts)) if parts else ""
+
+
 def findings(results) -> list[str]:
     """Findings of one run as sentences with numbers, one per workload and codec:
     bytes, encode/build time and output tokens/s of ``cached`` against ``send``
@@ -127,6 +147,7 @@ def findings(results) -> list[str]:
         return {(r["workload"], r["codec"], r.get("transport"), r.get("model")): r
                 for r in rows}
 
+    timed = "trace_speedup" in cases.columns and cases["trace_speedup"].notna().any()
     tput = table("output_tokens_per_s")
     s2r = table("sched_to_runner_payload_bytes_per_step")
     enc = table("encode_ns_per_step")
@@ -156,9 +177,15 @@ def findings(results) -> list[str]:
             clauses.append(f"{'saves' if saved >= 0 else 'spends'} {abs(saved):.2f} µs "
                            f"building the SchedulerOutput")
         text = f"{_where(row)} ({what}), cached "
+        joined = (", ".join(clauses[:-1]) + " and " + clauses[-1] if len(clauses) > 1
+                  else "".join(clauses))
+        if timed:
+            lat = _latency_clause(cases, key)
+            text += (joined + "; " if joined else "") + (lat or "shows no latency data") + "."
+            out.append(text)
+            continue
         if clauses:
-            text += (", ".join(clauses[:-1]) + " and " + clauses[-1] if len(clauses) > 1
-                     else clauses[0]) + "; output tokens/s changes by "
+            text += joined + "; output tokens/s changes by "
         else:
             text += "changes output tokens/s by "
         text += f"{_pct(t['ratio'])}"
@@ -168,7 +195,11 @@ def findings(results) -> list[str]:
                      + (", no significant difference" if lo <= 1 <= hi else ""))
         text += f" ({t['send']:,.0f} → {t['cached']:,.0f} tok/s)."
         out.append(text)
-    if tput and all(t["n"] < 2 for t in tput.values()):
+    if timed:
+        out.append("This is a timed replay: arrivals follow the trace's clock, so both "
+                   "policies produce the same tokens in about the same wall time and its "
+                   "tokens/s is not a throughput comparison; the latencies are the result.")
+    if tput and all(t["n"] < 2 for t in tput.values()) and not timed:
         out.insert(0, "One repetition per case, so no intervals: differences of a few % "
                       "may be noise (run with `--repeat N` for 95 % intervals).")
 
@@ -198,6 +229,18 @@ def findings(results) -> list[str]:
         r = ok["step_to_floor_ratio"].dropna()
         out.append(f"The harness's measured steps take {r.min():.2f}x to {r.max():.2f}x the "
                    "floor (the same recorded messages exchanged bare) across cases.")
+    return out
+
+
+def _case_warnings(results) -> list[str]:
+    """``case_id: warning`` for every warning recorded in the run's cases."""
+    cases = results.cases
+    if "warnings" not in cases.columns:
+        return []
+    out = []
+    for case_id, warnings in zip(cases["case_id"], cases["warnings"]):
+        if isinstance(warnings, (list, tuple)):
+            out.extend(f"`{case_id}`: {w}" for w in warnings)
     return out
 
 
@@ -324,6 +367,12 @@ def _run_blocks(results, run_id: str, level: int, prefix: str,
                                "cases that finished."))
     blocks.append(("h", level, "Findings"))
     blocks.append(("ul", findings(one)))
+    warn = _case_warnings(one)
+    if warn:
+        blocks.append(("h", level, "Measurement warnings"))
+        blocks.append(("p", "Recorded by the run for these cases (in the style of "
+                            "`python -m pyperf check`); their figures are less certain."))
+        blocks.append(("ul", warn))
     blocks.append(("h", level, "Figures"))
     for name, fn, title in plots.FIGURES:
         if only_figures is not None and name not in only_figures:

@@ -194,8 +194,14 @@ class Results:
     num_steps, num_warmup_steps, num_total_steps  steps    counted / warm-up / all steps
     wall_s                                        s        wall time of the scheduler loop
     num_requests, num_finished, num_rejected      reqs
+    num_preemptions                               count    preemptions by recompute, whole case
     output_tokens                                 tokens   sampled in counted steps
-    output_tokens_per_s                           tok/s    output_tokens / sum of counted step_ns
+    output_tokens_per_s                           tok/s    output_tokens / sum of counted step_ns;
+                                                           timed replays: all output tokens / wall_s
+                                                           (arrival-bound), the busy figure then in
+                                                           busy_output_tokens_per_s
+    trace_speedup                                 x        timed replays: arrivals at x real time
+    ttft/tpot/itl/e2e_ms_mean/_p50/_p90/_p99      ms       timed replays: latency percentiles
     floor_output_tokens_per_s                     tok/s    same tokens over the floor's time
     step_to_floor_ratio                           ratio
     step_ns_mean, step_ns_median                  ns       one scheduler iteration
@@ -205,6 +211,10 @@ class Results:
     sched_*_ns_per_step, runner_*_ns_per_step     ns       mean per counted step of each phase
     build/encode/decode_ns_per_step               ns       both directions summed
     *_gc_collections_per_step                     1/step
+    sched/runner_breakdown_coverage               ratio    share of the step its named parts cover
+    step_ns_block_cv                              ratio    spread of 50-step mean step times
+    machine_busy_pct, cpu_steal_pct               %        whole machine during the case
+    warnings                                      -        list of pyperf-check-style lines
     token_digest                                  -        sha256 of every output id (oracle)
     ============================================  =======  ==========================================
 
@@ -225,6 +235,7 @@ class Results:
     num_new_reqs                              reqs   of which scheduled for the first time
     num_scheduled_tokens, num_output_tokens   tokens scheduled / sampled this step
     num_finished                              reqs   finished this step
+    num_preempted, num_resumed                reqs   preempted (by recompute) / resumed this step
     sched_ns, build_ns, encode_ns, send_ns,   ns     scheduler phases: schedule(), building the
     wait_ns, decode_ns, update_ns                    SchedulerOutput, encode, socket send, wait for
                                                      the reply, decode the reply, update_from_output
@@ -250,11 +261,16 @@ class Results:
     then ``index``, ``req_id``, ``num_prompt_tokens``, ``num_output_tokens``,
     ``max_tokens`` (tokens), ``arrival_step``, ``first_scheduled_step``,
     ``first_token_step``, ``finish_step`` (logical steps, -1: never),
-    ``finish_reason`` (``""`` while running); timed replays add latencies with their
-    unit in the name (``ttft_s``, ``tpot_s``, ``e2e_s``, ``itl_s``).
+    ``finish_reason`` (``""`` while running), ``preemptions`` (count); timed replays
+    fill ``arrival_s`` (intended arrival, s after the case's start), ``ttft_s``,
+    ``tpot_s`` and ``e2e_s`` (s; NaN elsewhere, and ``tpot_s`` for one-token requests).
 
     ``floor`` (one row per floor exchange): ``run_id``, ``case_id``, ``i`` (index of
     the replayed counted step), ``floor_step_ns`` (ns).
+
+    ``itl`` (timed replays: one row per gap between two consecutive output tokens of
+    a request; empty otherwise): identity columns as in ``steps``, ``index`` (the
+    request), ``itl_s`` (s).
 
     ``metadata``: ``run_id`` -> the run's ``summary.json`` metadata (environment, full
     configuration of every case); ``status``: ``run_id`` -> ``complete`` /
@@ -266,6 +282,7 @@ class Results:
     steps: Any
     requests: Any
     floor: Any
+    itl: Any
     metadata: dict[str, dict[str, Any]]
     status: dict[str, str]
     problems: dict[str, list[str]]
@@ -286,7 +303,7 @@ class Results:
 
         return Results(cases=pick(self.cases), steps=pick(self.steps),
                        requests=pick(self.requests), floor=pick(self.floor),
-                       metadata={run_id: self.metadata[run_id]},
+                       itl=pick(self.itl), metadata={run_id: self.metadata[run_id]},
                        status={run_id: self.status[run_id]},
                        problems={run_id: self.problems[run_id]},
                        paths={run_id: self.paths[run_id]})
@@ -332,9 +349,19 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     steps = _read_csv(pd, run_dir / "steps.csv", CASE_KEYS + SCHED_COLUMNS + RUNNER_COLUMNS)
     requests = _read_csv(pd, run_dir / "requests.csv", CASE_KEYS + REQUEST_COLUMNS)
     floor = _read_csv(pd, run_dir / "floor.csv", ("case_id", "i", "floor_step_ns"))
+    itl_columns = ("case_id", "index", "itl_s")
+    itl = (_read_csv(pd, run_dir / "itl.csv", itl_columns) if (run_dir / "itl.csv").is_file()
+           else pd.DataFrame(columns=list(itl_columns)))
+    if len(itl) and "case_id" in itl:
+        ident = [k for k in CASE_KEYS if k != "case_id"]
+        source = requests if len(requests) else steps
+        known = source.drop_duplicates("case_id").set_index("case_id")
+        for k in ident:
+            if k in known.columns and k not in itl.columns:
+                itl[k] = itl["case_id"].map(known[k])
     if "finish_reason" in requests:
         requests["finish_reason"] = requests["finish_reason"].fillna("")
-    for df in (steps, requests):
+    for df in (steps, requests, itl):
         if "case_id" not in df:
             continue
         ids = df["case_id"]
@@ -347,9 +374,9 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     for lab in labels:
         if lab not in cases and "case_id" in cases:
             cases[lab] = cases["case_id"].map(lambda i, k=lab: label_cols.get(i, {}).get(k))
-    for df in (cases, steps, requests, floor):
+    for df in (cases, steps, requests, floor, itl):
         df.insert(0, "run_id", run_id)
-    return dict(cases=cases, steps=steps, requests=requests, floor=floor,
+    return dict(cases=cases, steps=steps, requests=requests, floor=floor, itl=itl,
                 metadata=metadata, status=summary.get("status", "unknown"),
                 problems=list(summary.get("problems") or []))
 
@@ -398,7 +425,7 @@ def load(path_or_paths) -> Results:
         return _tidy_types(pd, df.reset_index(drop=True))
 
     return Results(cases=cat("cases"), steps=cat("steps"), requests=cat("requests"),
-                   floor=cat("floor"),
+                   floor=cat("floor"), itl=cat("itl"),
                    metadata={r: p["metadata"] for r, p in parts.items()},
                    status={r: p["status"] for r, p in parts.items()},
                    problems={r: p["problems"] for r, p in parts.items()},
