@@ -420,6 +420,7 @@ def step_breakdown(results):
         for t, c in zip(ax.get_xticklabels(), colors):
             t.set_color(c)
         ax.set_ylabel("µs per step (mean over counted steps)")
+        ax.set_xlabel("policy / codec")
         ax.set_title(str(wl), fontsize="medium")
         ax.grid(True, axis="y", alpha=0.3)
     for idx in range(len(workloads), nrows * ncols):

@@ -2,7 +2,7 @@
 
 A bar counts steps done out of the case's step limit (steady scenarios) or
 requests finished out of the workload's requests (trace replays), shows output
-tokens/s so far and tqdm's ETA. It is silent when standard error is not a
+tokens/s since the case's first step and tqdm's ETA. It is silent when standard error is not a
 terminal, in CI (the ``CI`` environment variable set, as GitHub Actions, GitLab CI
 and most others do) and with ``--quiet``.
 
@@ -55,8 +55,9 @@ class CaseProgress:
                         dynamic_ncols=True, mininterval=interval_s, smoothing=0.2)
         self.stride = 1
         self.next_seq = 1
-        self.t0 = time.monotonic()
-        self.t_last = self.t0
+        self.t_last = time.monotonic()
+        self.t_first = self.t_last
+        self.tokens_first = 0
         self.updates = 0
 
     def __call__(self, seq: int, num_output_tokens: int = 0, num_finished: int = 0) -> None:
@@ -66,10 +67,11 @@ class CaseProgress:
         n = num_finished if self.by_requests else seq
         if n > self.bar.n:
             self.bar.update(n - self.bar.n)
-        elapsed = now - self.t0
-        if elapsed > 0:
-            self.bar.set_postfix_str(f"{num_output_tokens / elapsed:,.0f} tok/s",
-                                     refresh=False)
+        if self.updates == 0:  # rates count from the first step (after start-up)
+            self.t_first, self.tokens_first = now, num_output_tokens
+        elif now > self.t_first:
+            rate = (num_output_tokens - self.tokens_first) / (now - self.t_first)
+            self.bar.set_postfix_str(f"{rate:,.0f} tok/s", refresh=False)
         dt = now - self.t_last
         want = self.stride * self.interval_s / dt if dt > 0 else self.stride * 10
         self.stride = int(max(1, min(self.stride * 10, want, 1_000_000)))

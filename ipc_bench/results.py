@@ -360,7 +360,8 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
             if k in known.columns and k not in itl.columns:
                 itl[k] = itl["case_id"].map(known[k])
     if "finish_reason" in requests:
-        requests["finish_reason"] = requests["finish_reason"].fillna("")
+        reason = requests["finish_reason"]
+        requests["finish_reason"] = reason.astype(object).where(reason.notna(), "")
     for df in (steps, requests, itl):
         if "case_id" not in df:
             continue
