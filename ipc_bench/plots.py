@@ -431,71 +431,111 @@ def step_breakdown(results):
     return fig
 
 
+#: The SchedulerOutput's serialization path: the scheduler builds and encodes it, the
+#: runner decodes it (``send``'s extra work on the wire message, less noisy than the
+#: whole step).
+S2R_COST_COLUMNS = ("sched_build_ns_per_step", "sched_encode_ns_per_step",
+                    "runner_decode_ns_per_step")
+
+
+def send_cost_table(cases):
+    """One row per send/cached pair with send's cost as a share of the step, in %:
+    ``share_step`` = (send's median step - cached's) / cached's median step (the whole
+    cost seen by the scheduler loop, noisy) and ``share_s2r`` = the difference in
+    ``S2R_COST_COLUMNS`` summed over the same denominator (the SchedulerOutput's
+    build + encode + decode alone); ``step_ms`` = cached's median step in ms;
+    ``running`` = the ``num_running`` label, else the mean running requests."""
+    step_col = "step_ns_median" if "step_ns_median" in cases.columns else "step_ns_mean"
+    table = paired(cases, step_col)
+    if len(table) == 0:
+        return table
+    table = table.assign(step_ms=table["cached"] / 1e6,
+                         share_step=-100.0 * table["diff"] / table["cached"])
+    if all(c in cases.columns for c in S2R_COST_COLUMNS):
+        s2r = paired(cases.assign(_s2r_ns=cases[list(S2R_COST_COLUMNS)].sum(
+            axis=1, min_count=len(S2R_COST_COLUMNS))), "_s2r_ns")
+        keys = [k for k in ("run_id", "workload", "codec", "transport", "model", "repetition")
+                if k in table.columns]
+        s2r = s2r.set_index(keys)["diff"].rename("_s2r_diff")
+        table = table.join(s2r, on=keys)
+        table["share_s2r"] = -100.0 * table["_s2r_diff"] / table["cached"]
+    else:
+        table["share_s2r"] = math.nan
+    if "num_running" in table.columns:
+        table["running"] = table["num_running"].astype(float)
+    else:
+        running = cases[cases["policy"] == "cached"].set_index(
+            ["workload", "codec", "repetition"])["num_running_mean"]
+        table["running"] = [running.get((w, c, r), math.nan) for w, c, r in
+                            zip(table["workload"], table["codec"], table["repetition"])]
+    return table
+
+
 def send_cost_share(results):
-    """What ``send`` costs: (send's mean step - cached's mean step) / send's mean step,
-    in %, for every workload and codec (mean over repetitions, 95 % interval with 2+),
-    against the step time (the cached case's mean step, ms; a fixed-step sweep spreads
-    it) and against the running requests. Other workload labels (e.g. a configured step
-    time) split the series. Needs both policies."""
+    """What ``send`` costs as a share of the step time (``send_cost_table``), in %, for
+    every workload and codec (mean over repetitions, 95 % interval with 2+): solid, the
+    whole step's difference; dashed, the SchedulerOutput's build + encode + decode
+    alone. Against the step time (the cached case's median step, ms; a fixed-step sweep
+    spreads it) and against the running requests. Other workload labels (e.g. the
+    sweep's ``step_time_ms``) get their own colours. Needs both policies."""
     _one_run(results)
     cases = results.cases
-    pairs = paired(cases, "step_ns_mean")
-    if len(pairs) == 0:
+    table = send_cost_table(cases)
+    if len(table) == 0:
         raise NoData("needs send and cached cases of the same workload and codec")
-    pairs = pairs.assign(share=-100.0 * pairs["diff"] / pairs["send"],
-                         step_ms=pairs["cached"] / 1e6)
-    if "num_running" in pairs.columns:
-        pairs["running"] = pairs["num_running"].astype(float)
-        xlabel = "running requests"
-    else:
-        mean_running = cases[cases["policy"] == "cached"].set_index(
-            ["workload", "codec", "repetition"])["num_running_mean"]
-        pairs["running"] = [mean_running.get((w, c, r), math.nan) for w, c, r in
-                            zip(pairs["workload"], pairs["codec"], pairs["repetition"])]
-        xlabel = "running requests (mean over counted steps)"
+    xlabel = ("running requests" if "num_running" in table.columns
+              else "running requests (mean over counted steps)")
     from ipc_bench.pairs import _label_columns
 
-    other = [c for c in _label_columns(cases) if c != "num_running"]
-    other = [c for c in other if pairs[c].nunique() > 1] if other else []
-    fig, axes = _figure(1, 2, width=11.5, height=4.4)
-    group_keys = ["codec"] + other
-    by = list(pairs.groupby(group_keys, sort=False))
+    other = [c for c in _label_columns(cases) if c != "num_running" and c in table.columns]
+    other = [c for c in other if table[c].nunique() > 1]
+    fig, axes = _figure(1, 2, width=12, height=5.2)
     palette = [POLICY_COLORS["send"], *_EXTRA_COLORS]
     other_values = list(dict.fromkeys(
-        tuple(row) for row in pairs[other].itertuples(index=False))) if other else [()]
-    codec_markers = {c: m for c, m in zip(dict.fromkeys(pairs["codec"]), "osD^v")}
-    for key, g in by:
+        tuple(row) for row in table[other].itertuples(index=False))) if other else [()]
+    codec_markers = {c: m for c, m in zip(dict.fromkeys(table["codec"]), "osD^v")}
+    for key, g in table.groupby(["codec"] + other, sort=False):
         key = key if isinstance(key, tuple) else (key,)
         codec = key[0]
-        label = ("single process" if codec == "none" else codec) + "".join(
-            f", {n}={v}" for n, v in zip(other, key[1:]))
+        name = ("single process" if codec == "none" else codec) + "".join(
+            f", {n}={v:g}" if isinstance(v, float) else f", {n}={v}"
+            for n, v in zip(other, key[1:]))
         color = palette[other_values.index(tuple(key[1:])) % len(palette)]
-        agg = []
-        for wl, gw in g.groupby("workload", sort=False):
-            m, lo, hi = mean_ci(gw["share"].tolist())
-            agg.append((float(gw["step_ms"].mean()), float(gw["running"].mean()), m, lo, hi))
-        agg.sort(key=lambda a: a[1])
-        for ax, xi in ((axes[0][0], 0), (axes[0][1], 1)):
-            xs = [a[xi] for a in agg]
-            ys = [a[2] for a in agg]
-            err = [[a[2] - a[3] if a[3] == a[3] else 0 for a in agg],
-                   [a[4] - a[2] if a[4] == a[4] else 0 for a in agg]]
-            ax.errorbar(xs, ys, yerr=err, color=color, linestyle=codec_linestyle(codec),
-                        marker=codec_markers.get(codec, "o"), capsize=3, label=label)
+        for col, style, what in (("share_step", "-", "whole step"),
+                                 ("share_s2r", "--", "build+encode+decode")):
+            if g[col].isna().all():
+                continue
+            agg = []
+            for _, gw in g.groupby("workload", sort=False):
+                m, lo, hi = mean_ci(gw[col].tolist())
+                agg.append((float(gw["step_ms"].mean()), float(gw["running"].mean()),
+                            m, lo, hi))
+            agg.sort(key=lambda a: (a[1], a[0]))
+            for ax, xi in ((axes[0][0], 0), (axes[0][1], 1)):
+                ax.errorbar([a[xi] for a in agg], [a[2] for a in agg],
+                            yerr=[[a[2] - a[3] if a[3] == a[3] else 0 for a in agg],
+                                  [a[4] - a[2] if a[4] == a[4] else 0 for a in agg]],
+                            color=color, linestyle=style, marker=codec_markers.get(codec, "o"),
+                            mfc=color if style == "-" else "white", capsize=3,
+                            label=f"{name}: {what}" if ax is axes[0][0] else None)
     for ax in axes[0]:
         ax.axhline(0.0, color="black", linewidth=0.8)
         ax.axhline(1.0, color="#777777", linewidth=0.8, linestyle=":")
-        ax.set_ylabel("send's cost, % of send's step time")
+        ax.set_ylabel("send's cost, % of the step time")
         ax.grid(True, alpha=0.3)
-        _legend(ax)
     ax = axes[0][0]
     ax.set_xscale("log")
     _plain_log_ticks(ax)
-    ax.set_xlabel("step time (ms, cached case's mean step)")
+    ax.set_xlabel("step time (ms, cached case's median step)")
     ax.set_title("against step time (dotted: 1 %)")
-    _set_running_axis(axes[0][1], pairs["running"], xlabel)
+    _set_running_axis(axes[0][1], table["running"], xlabel)
     axes[0][1].set_title("against running requests")
-    fig.suptitle("What send costs as a share of the step: (send step - cached step) / send step")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=min(4, len(labels)),
+               fontsize="small")
+    fig.suptitle("What send costs as a share of the step (send - cached) / cached step: "
+                 "whole step (solid), SchedulerOutput build + encode + decode (dashed)",
+                 fontsize="medium")
     return fig
 
 
