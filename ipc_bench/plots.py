@@ -531,8 +531,9 @@ def send_cost_share(results):
     _set_running_axis(axes[0][1], table["running"], xlabel)
     axes[0][1].set_title("against running requests")
     handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncols=min(4, len(labels)),
-               fontsize="small")
+    fig.legend(handles, labels, loc="outside lower center",
+               ncols=min(4 if len(labels) <= 8 else 3, len(labels)),
+               fontsize="small" if len(labels) <= 8 else "x-small")
     fig.suptitle("What send costs as a share of the step (send - cached) / cached step: "
                  "whole step (solid), SchedulerOutput build + encode + decode (dashed)",
                  fontsize="medium")

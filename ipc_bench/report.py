@@ -96,10 +96,26 @@ def _interval(row: dict[str, Any], kind: str = "ratio") -> str:
 
 
 def _where(row: dict[str, Any]) -> str:
+    """'At 256 running requests[, k=v...]' from a ``num_running`` label, else 'On
+    `workload`'. ``row``: ``workload``, optional ``num_running`` and ``labels`` (the
+    workload's other labels)."""
     n = row.get("num_running")
     if n is not None and n == n:
-        return f"At {int(n):,} running requests"
+        extra = "".join(f", {k}={v:g}" if isinstance(v, float) else f", {k}={v}"
+                        for k, v in (row.get("labels") or {}).items())
+        return f"At {int(n):,} running requests{extra}"
     return f"On `{row.get('workload')}`"
+
+
+def _workload_labels(cases) -> dict[str, dict[str, Any]]:
+    """workload -> {label: value} for the run's label columns."""
+    from ipc_bench.pairs import _label_columns
+
+    cols = _label_columns(cases)
+    out = {}
+    for rec in cases.drop_duplicates("workload").to_dict("records"):
+        out[rec["workload"]] = {c: rec[c] for c in cols}
+    return out
 
 
 def _codec_name(codec: str) -> str:
@@ -130,6 +146,32 @@ def _latency_clause(cases, key: tuple) -> str:
     return ("latency send → cached: " + "; ".join(parts)) if parts else ""
 
 
+def _share_findings(cases, where) -> list[str]:
+    """Send's cost as a share of the step at the largest running count of each codec
+    (and other workload label), from ``plots.send_cost_table``."""
+    from ipc_bench.pairs import _label_columns
+    from ipc_bench.plots import send_cost_table
+
+    table = send_cost_table(cases)
+    if len(table) == 0 or table["share_s2r"].isna().all():
+        return []
+    table = table[table["codec"] != "none"]
+    other = [c for c in _label_columns(cases) if c != "num_running" and c in table.columns]
+    out = []
+    for _, g in table.groupby(["codec"] + other, sort=False):
+        top = g[g["running"] == g["running"].max()]
+        s2r_us = -float(top["_s2r_diff"].mean()) / 1e3
+        step_ms = float(top["step_ms"].mean())
+        share_s2r = float(top["share_s2r"].mean())
+        share_step = float(top["share_step"].mean())
+        codec = top["codec"].iloc[0]
+        out.append(f"{where(top['workload'].iloc[0])} ({codec}), send's SchedulerOutput path "
+                   f"(build + encode + decode) costs {s2r_us:.2f} µs per step, "
+                   f"{share_s2r:.2f} % of the {step_ms * 1e3:,.0f} µs median step; the whole "
+                   f"median step differs by {share_step:+.2f} % (noisier).")
+    return out
+
+
 def findings(results) -> list[str]:
     """Findings of one run as sentences with numbers, one per workload and codec:
     bytes, encode/build time and output tokens/s of ``cached`` against ``send``
@@ -152,12 +194,14 @@ def findings(results) -> list[str]:
     s2r = table("sched_to_runner_payload_bytes_per_step")
     enc = table("encode_ns_per_step")
     build = table("build_ns_per_step")
-    labels = {}
-    if "num_running" in cases.columns:
-        labels = dict(zip(cases["workload"], cases["num_running"]))
+    wl_labels = _workload_labels(cases)
+
+    def where(workload: str) -> str:
+        lab = dict(wl_labels.get(workload, {}))
+        return _where(dict(workload=workload, num_running=lab.pop("num_running", None),
+                           labels=lab))
     for key, t in tput.items():
         workload, codec, model = key[0], key[1], key[3]
-        row = dict(t, num_running=labels.get(workload))
         what = _codec_name(codec) + (f", {model} model" if model and model != "null" else "")
         clauses = []
         b = s2r.get(key)
@@ -176,7 +220,7 @@ def findings(results) -> list[str]:
             saved = -bl["diff"] / 1e3
             clauses.append(f"{'saves' if saved >= 0 else 'spends'} {abs(saved):.2f} µs "
                            f"building the SchedulerOutput")
-        text = f"{_where(row)} ({what}), cached "
+        text = f"{where(workload)} ({what}), cached "
         joined = (", ".join(clauses[:-1]) + " and " + clauses[-1] if len(clauses) > 1
                   else "".join(clauses))
         if timed:
@@ -220,11 +264,12 @@ def findings(results) -> list[str]:
             single = g[g["codec"] == "none"]["output_tokens_per_s"].mean()
             two = g[g["codec"] == "msgpack"]["output_tokens_per_s"].mean()
             if single == single and two == two and two > 0:
-                where = _where(dict(num_running=labels.get(workload), workload=workload))
-                out.append(f"{where}, the single-process baseline (no IPC, no serialization) "
+                out.append(f"{where(workload)}, the single-process baseline (no IPC, no serialization) "
                            f"runs {single:,.0f} tok/s, {single / two:.2f}x the two-process "
                            f"msgpack cases ({two:,.0f} tok/s; means over policies): the "
                            "cost of having IPC at all.")
+    if not timed:
+        out.extend(_share_findings(cases, where))
     if "step_to_floor_ratio" in ok.columns and ok["step_to_floor_ratio"].notna().any():
         r = ok["step_to_floor_ratio"].dropna()
         out.append(f"The harness's measured steps take {r.min():.2f}x to {r.max():.2f}x the "
