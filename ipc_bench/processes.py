@@ -56,6 +56,9 @@ from ipc_bench.transport import (
 )
 
 STARTUP_TIMEOUT_S = 60.0
+#: How long the exiting runner keeps trying to deliver its last messages (a RunnerReport
+#: of a long run is megabytes; with ZMQ_LINGER 0 the context would discard it unsent).
+RUNNER_CLOSE_LINGER_MS = 5000
 _EMPTY = b""
 
 
@@ -506,7 +509,7 @@ def runner_main(ctl_endpoint: str) -> int:
     except KeyboardInterrupt:
         return 130
     finally:
-        socks.close()
+        socks.close(linger_ms=RUNNER_CLOSE_LINGER_MS)
         ctx.term()
 
 

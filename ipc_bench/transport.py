@@ -128,10 +128,12 @@ class RunnerSockets:
         self.s2r.connect(s2r_endpoint)
         self.r2s.connect(r2s_endpoint)
 
-    def close(self) -> None:
+    def close(self, linger_ms: int = 0) -> None:
+        """Close the sockets; messages still queued are sent for up to ``linger_ms``
+        (``ZMQ_LINGER``; 0 discards them, even a control message already sent)."""
         for sock in (self.s2r, self.r2s, self.ctl):
             if sock is not None:
-                sock.close(linger=0)
+                sock.close(linger=linger_ms)
 
 
 def recv_frame(sock: zmq.Socket, timeout_s: float, peer_problem: Callable[[], Optional[str]],
