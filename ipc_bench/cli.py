@@ -92,7 +92,9 @@ def _positive_float(text: str) -> float:
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="bench.py", description=(
         "Measure what shipping sampled token ids from the scheduler to the model runner "
-        "costs (send) against letting the runner cache them (cached, vLLM PR #20291)."))
+        "costs (send) against letting the runner cache them (cached, vLLM PR #20291)."),
+        epilog="Reports: python bench.py report RUN_DIR [RUN_DIR ...] [--output DIR] "
+               "(see python bench.py report --help).")
     p.add_argument("--scenario", help="scenario to run (see --list)")
     p.add_argument("--list", action="store_true", help="list the scenarios and exit")
     p.add_argument("--output", metavar="DIR", help="run folder (default: results/<scenario>-<time>)")
