@@ -306,6 +306,8 @@ def throughput(results):
     vals = cases["output_tokens_per_s"]
     if vals.min() > 0 and vals.max() / vals.min() > 20:
         ax.set_yscale("log")
+    else:
+        ax.set_ylim(bottom=0)
     ax.set_ylabel("output tokens/s")
     ax.set_xlabel("workload")
     reps = int(cases.groupby(["run_id", "case_id"]).ngroups / max(1, cases.drop_duplicates(
@@ -346,7 +348,6 @@ def throughput(results):
         ax2.set_title("cached / send (> 1: cached faster)")
         ax2.grid(True, axis="y", alpha=0.3)
         _legend(ax2)
-    fig.suptitle("Output tokens/s")
     return fig
 
 
@@ -396,7 +397,7 @@ def step_breakdown(results):
     nbars = max(len(_series(comp[comp["workload"] == wl])) for wl in workloads)
     ncols = min(max(1, 12 // max(1, nbars)), len(workloads), 4)
     nrows = math.ceil(len(workloads) / ncols)
-    fig, axes = _figure(nrows, ncols, width=max(6.4, ncols * (0.75 * nbars + 1.3)),
+    fig, axes = _figure(nrows, ncols, width=max(9.5, ncols * (0.75 * nbars + 1.3)),
                         height=3.9 * nrows + 1.6)
     for idx, wl in enumerate(workloads):
         ax = axes[idx // ncols][idx % ncols]
@@ -477,12 +478,16 @@ def send_cost_share(results):
     whole step's difference; dashed, the SchedulerOutput's build + encode + decode
     alone. Against the step time (the cached case's median step, ms; a fixed-step sweep
     spreads it) and against the running requests. Other workload labels (e.g. the
-    sweep's ``step_time_ms``) get their own colours. Needs both policies."""
+    sweep's ``step_time_ms``) get their own colours. Needs both policies and two or
+    more workloads."""
     _one_run(results)
     cases = results.cases
     table = send_cost_table(cases)
     if len(table) == 0:
         raise NoData("needs send and cached cases of the same workload and codec")
+    if table["workload"].nunique() < 2:
+        raise NoData("one workload only: this figure needs a sweep over running requests "
+                     "or step times (decode-steady, step-time); the findings give the share")
     xlabel = ("running requests" if "num_running" in table.columns
               else "running requests (mean over counted steps)")
     from ipc_bench.pairs import _label_columns

@@ -256,9 +256,9 @@ def findings(results) -> list[str]:
             total = float(g["sched_to_runner_payload_bytes_per_step"].mean())
             if prompt > 0:
                 out.append(
-                    f"On `{workload}` ({codec}), send's new_token_ids take {tok + prompt:,.0f} "
-                    f"of {total:,.0f} bytes per step: {tok:,.0f} B decode tokens and "
-                    f"{prompt:,.0f} B prompt chunks re-sent during chunked prefill.")
+                    f"On `{workload}` ({codec}), send's new_token_ids take {tok + prompt:,.1f} "
+                    f"of {total:,.0f} bytes per step: {tok:,.1f} B decode tokens and "
+                    f"{prompt:,.1f} B prompt chunks re-sent during chunked prefill.")
     if (ok["codec"] == "none").any():
         for workload, g in ok.groupby("workload", sort=False):
             single = g[g["codec"] == "none"]["output_tokens_per_s"].mean()
