@@ -410,6 +410,13 @@ def _run_blocks(results, run_id: str, level: int, prefix: str,
         problems = "; ".join(one.problems[run_id]) or "no reason recorded"
         blocks.append(("note", f"This run is {status}: {problems}. Its figures cover the "
                                "cases that finished."))
+    load = md.get("load_avg")
+    cpus = md.get("cpu_count")
+    if load and cpus and load[0] >= 0.5 * cpus:
+        blocks.append(("note", f"The machine was loaded when this run started (1-minute load "
+                               f"average {load[0]:.1f} on {cpus} CPUs): other work "
+                               "competed with the two processes, so times and tokens/s are "
+                               "noisy; bytes are exact whatever the load."))
     blocks.append(("h", level, "Findings"))
     blocks.append(("ul", findings(one)))
     warn = _case_warnings(one)
