@@ -103,7 +103,7 @@ def _where(row: dict[str, Any]) -> str:
     if n is not None and n == n:
         extra = "".join(f", {k}={v:g}" if isinstance(v, float) else f", {k}={v}"
                         for k, v in (row.get("labels") or {}).items())
-        return f"At {int(n):,} running requests{extra}"
+        return f"At {int(n):,} running request{'' if int(n) == 1 else 's'}{extra}"
     return f"On `{row.get('workload')}`"
 
 
