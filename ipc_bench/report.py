@@ -339,7 +339,9 @@ def _pair_table(results) -> list[Block]:
     if not rows:
         return [("note", "No send/cached pair in this run.")]
     order = {w: i for i, w in enumerate(dict.fromkeys(results.cases["workload"]))}
-    rows.sort(key=lambda r: (order.get(r[0], 0), r[1]))
+    codec_order = {"msgpack": 0, "pickle": 1, "none": 9}
+    rows = [r for r in rows if not (r[1] == "none" and "B/step" in r[2])]  # no bytes in-process
+    rows.sort(key=lambda r: (order.get(r[0], 0), codec_order.get(r[1], 5), r[1]))
     return [("table", ["workload", "codec", "metric", "n", "send", "cached",
                        "cached - send", "cached / send [95 %]"], rows)]
 
