@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ipc_bench.config import CODECS, POLICIES, ConfigError
+from ipc_bench.config import CODECS, DEVICES, MODELS, POLICIES, TORCH_PRESETS, ConfigError
 from ipc_bench.traces import TraceError
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -57,6 +57,16 @@ def _choices(allowed: Sequence[str]):
                 f"{','.join(bad) or text!r}: choose from {', '.join(allowed)}")
         return list(dict.fromkeys(values))
     return parse
+
+
+def _float_list(text: str) -> list[float]:
+    try:
+        values = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}")
+    if not values or any(not 0 < v < float("inf") for v in values):
+        raise argparse.ArgumentTypeError(f"expected positive numbers, got {text!r}")
+    return list(dict.fromkeys(values))
 
 
 def _positive_int(text: str) -> int:
@@ -116,6 +126,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="comma-separated subset of: " + ", ".join(CODECS))
     p.add_argument("--transport", choices=("ipc", "tcp"), default="ipc",
                    help="ZeroMQ transport (tcp binds 127.0.0.1)")
+    p.add_argument("--model", choices=MODELS, help=(
+        "runner model: null (no compute), fixed-step (busy-waits --step-time-ms, then "
+        "samples as null), torch (decoder with a paged KV cache); default: the scenario's"))
+    p.add_argument("--step-time-ms", type=_float_list, metavar="MS[,MS...]",
+                   help="fixed-step model's step time (default 5; a list in step-time)")
+    p.add_argument("--model-preset", choices=tuple(TORCH_PRESETS),
+                   help="torch model shape (default cpu)")
+    p.add_argument("--torch-threads", type=_positive_int, metavar="N",
+                   help="torch threads in the runner process (default 1)")
+    p.add_argument("--device", choices=DEVICES,
+                   help="torch model device (default auto: cuda when available)")
+    p.add_argument("--num-blocks", type=_positive_int, metavar="N",
+                   help="KV-cache blocks (default: the scenario's; real memory with torch)")
     p.add_argument("--repeat", type=_positive_int, default=1, help="repetitions of each case")
     p.add_argument("--no-floor", dest="floor", action="store_false",
                    help="skip the floor (bare exchange) baseline")
@@ -174,13 +197,34 @@ def _main(argv: list[str]) -> int:
         logical_step_ms=args.logical_step_ms, policies=args.policies, codecs=args.codecs,
         transport=args.transport, floor=args.floor, peer_timeout_s=args.peer_timeout,
         repeat=args.repeat, single_process=args.single_process,
-        trace_speedup=args.trace_speedup)
+        trace_speedup=args.trace_speedup, model=args.model,
+        step_time_ms=args.step_time_ms, model_preset=args.model_preset,
+        torch_threads=args.torch_threads, device=args.device,
+        num_blocks=args.num_blocks)
     module = scenarios[args.scenario]
     cases = module.cases(opts)
     for case in cases:
         case.scheduler.validate()
         case.model.validate()
+    _check_torch_cases(cases)
     return _run(args, cases, getattr(module, "report", None))
+
+
+def _check_torch_cases(cases) -> None:
+    """Probe the torch model's device once (in a child process, so this process never
+    imports torch) and check every torch case's KV cache fits it (``ConfigError``)."""
+    from ipc_bench.config import check_kv_cache_memory
+    from ipc_bench.model import probe_torch_device
+
+    probed: dict[str, tuple] = {}
+    for case in cases:
+        model = case.model
+        if model.name != "torch":
+            continue
+        if model.device not in probed:
+            probed[model.device] = probe_torch_device(model.device)
+        device, memory = probed[model.device]
+        check_kv_cache_memory(case.scheduler, model, device, memory)
 
 
 def _run(args, cases, scenario_report=None) -> int:

@@ -492,7 +492,11 @@ def runner_main(ctl_endpoint: str) -> int:
             send_control(socks.ctl, ErrorReport(str(exc)))
             return 3
         socks.connect_data(config.s2r_endpoint, config.r2s_endpoint)
-        runner = ModelRunner(config.scheduler, config.model, config.policy)
+        try:
+            runner = ModelRunner(config.scheduler, config.model, config.policy)
+        except ConfigError as exc:  # e.g. a torch KV cache too large for the device
+            send_control(socks.ctl, ErrorReport(str(exc)))
+            return 3
         send_control(socks.ctl, Ready(PROTOCOL_VERSION, os.getpid(), runner.model.device))
         loop = _RunnerLoop(config, socks, runner, peer_problem)
         try:

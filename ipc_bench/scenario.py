@@ -2,7 +2,10 @@
 
 A scenario is one module in the top-level ``scenarios`` package defining ``NAME``
 (the ``--scenario`` value), a module docstring (what it shows and why; its first
-line is the ``--list`` summary) and ``cases(opts) -> list[CaseSpec]``.
+line is the ``--list`` summary) and ``cases(opts) -> list[CaseSpec]``. It may also
+define ``report(summaries) -> str``: called by the CLI after the tables with the
+cases' summary dicts (it may add derived fields to them, which are then written to
+``summary.json``); the text it returns is printed.
 """
 
 from __future__ import annotations
@@ -14,7 +17,9 @@ from types import ModuleType
 from typing import Any, Callable, Optional
 
 from ipc_bench.case import CaseSpec
-from ipc_bench.config import CODECS, POLICIES, ConfigError
+import msgspec
+
+from ipc_bench.config import CODECS, POLICIES, ConfigError, ModelConfig, SchedulerConfig
 
 
 @dataclass
@@ -36,6 +41,37 @@ class ScenarioOptions:
     repeat: int = 1
     single_process: bool = True
     trace_speedup: Optional[float] = None
+    model: Optional[str] = None
+    step_time_ms: Optional[list[float]] = None
+    model_preset: Optional[str] = None
+    torch_threads: Optional[int] = None
+    device: Optional[str] = None
+    num_blocks: Optional[int] = None
+
+    def model_config(self, default: str = "null",
+                     step_time_ms: Optional[float] = None) -> ModelConfig:
+        """The ``ModelConfig`` of ``--model`` (else ``default``), ``--step-time-ms``,
+        ``--model-preset``, ``--torch-threads``, ``--device`` and ``--seed``.
+        ``step_time_ms`` overrides ``--step-time-ms`` (for sweeps); otherwise that option
+        takes one value here (``ConfigError`` if given several)."""
+        if step_time_ms is None and self.step_time_ms:
+            if len(self.step_time_ms) > 1:
+                raise ConfigError("--step-time-ms takes one value here (a list only in the "
+                                  "step-time scenario)")
+            step_time_ms = self.step_time_ms[0]
+        base = ModelConfig()
+        return ModelConfig(
+            name=self.model or default, seed=self.seed,
+            step_time_ms=base.step_time_ms if step_time_ms is None else step_time_ms,
+            preset=self.model_preset or base.preset,
+            num_threads=self.torch_threads or base.num_threads,
+            device=self.device or base.device)
+
+    def scheduler_config(self, default: SchedulerConfig) -> SchedulerConfig:
+        """``default`` with ``--num-blocks`` applied when given."""
+        if self.num_blocks is None:
+            return default
+        return msgspec.structs.replace(default, num_blocks=self.num_blocks)
 
 
 def discover() -> dict[str, ModuleType]:

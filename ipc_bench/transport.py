@@ -152,7 +152,10 @@ def recv_frame(sock: zmq.Socket, timeout_s: float, peer_problem: Callable[[], Op
     while True:
         problem = peer_problem()
         if problem:
-            raise PeerError(problem)
+            try:  # the peer may have sent its last frame (e.g. its report) just before exiting
+                return sock.recv(zmq.NOBLOCK)
+            except zmq.Again:
+                raise PeerError(problem) from None
         try:
             return sock.recv()
         except zmq.Again:

@@ -11,15 +11,19 @@ and runner in one process, no serialization, as vLLM's single-GPU executor), so 
 cost of having IPC at all is a ratio from the same run (``--no-single-process`` skips).
 
 Workload: prompts of 32-256 tokens and outputs of 512-2048 tokens, uniform per
-request from the seed; ids in a 128,256-token vocabulary. Null model: the control
-plane alone. Options: ``--num-running``, ``--steps`` (counted-steps budget per
-case, default 1000), ``--warmup-steps`` (default 100).
+request from the seed; ids in a 128,256-token vocabulary. Null model by default
+(the control plane alone); ``--model fixed-step --step-time-ms MS`` adds a GPU-like
+step time, ``--model torch --model-preset cpu|gpu-small|gpu-1b`` a real decoder with
+a paged KV cache (CUDA when present; ``scripts/gpu_check.py``). Options:
+``--num-running``, ``--steps`` (counted-steps budget per case, default 1000),
+``--warmup-steps`` (default 100), ``--num-blocks`` (default 256 per running request
++ 256: room for every request's ``max_model_len``).
 """
 
 from __future__ import annotations
 
 from ipc_bench.case import CaseSpec
-from ipc_bench.config import ModelConfig, SchedulerConfig
+from ipc_bench.config import SchedulerConfig
 from ipc_bench.scenario import ScenarioOptions, grid
 from ipc_bench.workload import SteadyDecodeWorkload
 
@@ -30,7 +34,7 @@ DEFAULT_NUM_RUNNING = [1, 16, 64, 256]
 def cases(opts: ScenarioOptions) -> list[CaseSpec]:
     steps = opts.steps or 1000
     warmup = 100 if opts.warmup_steps is None else opts.warmup_steps
-    model = ModelConfig(seed=opts.seed)
+    model = opts.model_config()
 
     def make(labels, policy, codec, rep):
         b = labels["num_running"]
@@ -38,8 +42,9 @@ def cases(opts: ScenarioOptions) -> list[CaseSpec]:
         max_steps = warmup + steps + steps * b // 1000 + 10
         return CaseSpec(
             scenario=NAME, labels=labels, policy=policy, codec=codec,
-            scheduler=SchedulerConfig(max_num_seqs=b, max_num_batched_tokens=8192,
-                                      max_model_len=4096, num_blocks=b * 256 + 256),
+            scheduler=opts.scheduler_config(SchedulerConfig(
+                max_num_seqs=b, max_num_batched_tokens=8192, max_model_len=4096,
+                num_blocks=b * 256 + 256)),
             model=model,
             make_workload=lambda: SteadyDecodeWorkload(b, seed=opts.seed,
                                                        vocab_size=model.vocab_size),
