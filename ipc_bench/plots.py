@@ -151,11 +151,14 @@ def _plain_log_ticks(ax, axis: str = "x") -> None:
     fmt = FuncFormatter(lambda v, _: f"{v:g}")
     target = ax.xaxis if axis == "x" else ax.yaxis
     target.set_major_formatter(fmt)
+    lo, hi = ax.get_xlim() if axis == "x" else ax.get_ylim()
+    narrow = lo > 0 and hi / lo < 10  # under a decade: label every minor tick
+
     def minor(v, _):
         if v <= 0:
             return ""
         lead = round(v / 10 ** math.floor(math.log10(v) + 1e-9))
-        return f"{v:g}" if lead in (2, 5) else ""
+        return f"{v:g}" if narrow or lead in (2, 5) else ""
 
     target.set_minor_formatter(FuncFormatter(minor))
 
@@ -437,14 +440,17 @@ def step_breakdown(results):
 #: whole step).
 S2R_COST_COLUMNS = ("sched_build_ns_per_step", "sched_encode_ns_per_step",
                     "runner_decode_ns_per_step")
+#: The same path's per-step median, when the run recorded it (preferred: less noisy).
+S2R_MEDIAN_COLUMN = "s2r_build_encode_decode_ns_median"
 
 
 def send_cost_table(cases):
     """One row per send/cached pair with send's cost as a share of the step, in %:
     ``share_step`` = (send's median step - cached's) / cached's median step (the whole
-    cost seen by the scheduler loop, noisy) and ``share_s2r`` = the difference in
-    ``S2R_COST_COLUMNS`` summed over the same denominator (the SchedulerOutput's
-    build + encode + decode alone); ``step_ms`` = cached's median step in ms;
+    cost seen by the scheduler loop, noisy) and ``share_s2r`` = the difference in the
+    SchedulerOutput's build + encode + decode alone (``S2R_MEDIAN_COLUMN`` when the run
+    has it, else the sum of the ``S2R_COST_COLUMNS`` means) over the same denominator;
+    ``step_ms`` = cached's median step in ms;
     ``running`` = the ``num_running`` label, else the mean running requests."""
     step_col = "step_ns_median" if "step_ns_median" in cases.columns else "step_ns_mean"
     table = paired(cases, step_col)
@@ -452,9 +458,13 @@ def send_cost_table(cases):
         return table
     table = table.assign(step_ms=table["cached"] / 1e6,
                          share_step=-100.0 * table["diff"] / table["cached"])
-    if all(c in cases.columns for c in S2R_COST_COLUMNS):
+    s2r = None
+    if S2R_MEDIAN_COLUMN in cases.columns and cases[S2R_MEDIAN_COLUMN].notna().any():
+        s2r = paired(cases, S2R_MEDIAN_COLUMN)
+    elif all(c in cases.columns for c in S2R_COST_COLUMNS):
         s2r = paired(cases.assign(_s2r_ns=cases[list(S2R_COST_COLUMNS)].sum(
             axis=1, min_count=len(S2R_COST_COLUMNS))), "_s2r_ns")
+    if s2r is not None and len(s2r):
         keys = [k for k in ("run_id", "workload", "codec", "transport", "model", "repetition")
                 if k in table.columns]
         s2r = s2r.set_index(keys)["diff"].rename("_s2r_diff")
@@ -536,8 +546,10 @@ def send_cost_share(results):
     _set_running_axis(axes[0][1], table["running"], xlabel)
     axes[0][1].set_title("against running requests")
     handles, labels = axes[0][0].get_legend_handles_labels()
+    longest = max((len(x) for x in labels), default=1)
+    fits = max(1, int(11.5 / (0.068 * longest + 0.7)))
     fig.legend(handles, labels, loc="outside lower center",
-               ncols=min(4 if len(labels) <= 8 else 3, len(labels)),
+               ncols=max(1, min(len(labels), fits, 4)),
                fontsize="small" if len(labels) <= 8 else "x-small")
     fig.suptitle("What send costs as a share of the step (send - cached) / cached step: "
                  "whole step (solid), SchedulerOutput build + encode + decode (dashed)",

@@ -156,6 +156,9 @@ def _share_findings(cases, where) -> list[str]:
     if len(table) == 0 or table["share_s2r"].isna().all():
         return []
     table = table[table["codec"] != "none"]
+    from ipc_bench.plots import S2R_MEDIAN_COLUMN
+
+    median = ", medians" if S2R_MEDIAN_COLUMN in cases.columns else ""
     other = [c for c in _label_columns(cases) if c != "num_running" and c in table.columns]
     out = []
     for _, g in table.groupby(["codec"] + other, sort=False):
@@ -166,7 +169,7 @@ def _share_findings(cases, where) -> list[str]:
         share_step = float(top["share_step"].mean())
         codec = top["codec"].iloc[0]
         out.append(f"{where(top['workload'].iloc[0])} ({codec}), send's SchedulerOutput path "
-                   f"(build + encode + decode) costs {s2r_us:.2f} µs per step, "
+                   f"(build + encode + decode{median}) costs {s2r_us:.2f} µs per step, "
                    f"{share_s2r:.2f} % of the {step_ms * 1e3:,.0f} µs median step; the whole "
                    f"median step differs by {share_step:+.2f} % (noisier).")
     return out

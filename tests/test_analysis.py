@@ -299,3 +299,47 @@ def test_a_run_imports_neither_pandas_nor_matplotlib(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
                           text=True, timeout=120)
     assert proc.stdout.strip().splitlines()[-1] == "0 []", proc.stderr
+
+
+def test_step_time_sweep_lights_up_the_share_figure(tmp_path):
+    run = tmp_path / "sweep"
+    proc = subprocess.run([sys.executable, "bench.py", "--scenario", "step-time",
+                           "--num-running", "2,4", "--step-time-ms", "1,2", "--steps", "20",
+                           "--warmup-steps", "2", "--codecs", "msgpack", "--quiet",
+                           "--output", str(run)], cwd=REPO, capture_output=True, text=True,
+                          timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    res = load(run)
+    fig = plots.send_cost_share(res)
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels == [f"msgpack, step_time_ms={t}: {what}" for t in (1, 2)
+                      for what in ("whole step", "build+encode+decode")]
+    table = plots.send_cost_table(res.cases)
+    assert sorted(table["step_time_ms"].unique()) == [1.0, 2.0]
+    assert (table["step_ms"] > table["step_time_ms"]).all()  # a measured step includes the busy-wait
+    lines = report.findings(res)
+    assert any(line.startswith("At 4 running requests, step_time_ms=2 (msgpack), send's "
+                               "SchedulerOutput path") for line in lines), lines
+
+
+TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces"
+
+
+@pytest.mark.skipif(not (TRACES / "AzureLLMInferenceTrace_conv.csv").is_file(),
+                    reason="Azure traces not in ../shared/traces")
+def test_timed_replay_report_has_latency_cdfs(tmp_path):
+    run = tmp_path / "timed"
+    proc = subprocess.run([sys.executable, "bench.py", "--scenario", "azure-conv-timed",
+                           "--trace", str(TRACES / "AzureLLMInferenceTrace_conv.csv"),
+                           "--max-requests", "20", "--trace-speedup", "50",
+                           "--codecs", "msgpack", "--quiet", "--output", str(run)],
+                          cwd=REPO, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    res = load(run)
+    assert len(res.itl) == int((res.requests["num_output_tokens"] - 1).clip(lower=0).sum())
+    out = tmp_path / "rep"
+    assert report.main([str(run), "--output", str(out)]) == 0
+    assert (out / "latency_cdfs.png").is_file()
+    md = (out / "report.md").read_text()
+    assert "latency send → cached: TTFT p50 " in md
+    assert "This is a timed replay" in md
