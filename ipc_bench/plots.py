@@ -309,8 +309,9 @@ def throughput(results):
     vals = cases["output_tokens_per_s"]
     if vals.min() > 0 and vals.max() / vals.min() > 20:
         ax.set_yscale("log")
+        ax.set_ylim(top=vals.max() * 3)  # headroom for the legend
     else:
-        ax.set_ylim(bottom=0)
+        ax.set_ylim(bottom=0, top=vals.max() * 1.35)
     ax.set_ylabel("output tokens/s")
     ax.set_xlabel("workload")
     reps = int(cases.groupby(["run_id", "case_id"]).ngroups / max(1, cases.drop_duplicates(
