@@ -1,5 +1,6 @@
 """Command line: ``python bench.py --scenario NAME [options]``, ``--list``, and
-``python bench.py microbench RUN_DIR [options]`` (``ipc_bench.microbench``).
+``python bench.py microbench RUN_DIR [options]`` (``ipc_bench.microbench``) and
+``python bench.py report RUN_DIR [RUN_DIR ...] [--output DIR]`` (``ipc_bench.report``).
 
 Exit codes: 0 success; 1 a case failed or the token streams of two cases differ
 (the correctness oracle); 2 bad input (one line on stderr, no traceback); 130 / 143
@@ -104,7 +105,9 @@ def _positive_float(text: str) -> float:
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="bench.py", description=(
         "Measure what shipping sampled token ids from the scheduler to the model runner "
-        "costs (send) against letting the runner cache them (cached, vLLM PR #20291)."))
+        "costs (send) against letting the runner cache them (cached, vLLM PR #20291)."),
+        epilog="Reports: python bench.py report RUN_DIR [RUN_DIR ...] [--output DIR] "
+               "(see python bench.py report --help).")
     p.add_argument("--scenario", help="scenario to run (see --list)")
     p.add_argument("--list", action="store_true", help="list the scenarios and exit")
     p.add_argument("--output", metavar="DIR", help="run folder (default: results/<scenario>-<time>)")
@@ -177,6 +180,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         from ipc_bench.microbench import main as microbench_main
 
         return microbench_main(argv[1:])
+    if argv and argv[0] == "report":  # bench.py report RUN_DIR [RUN_DIR ...] [--output DIR]
+        from ipc_bench.report import main as report_main
+
+        return report_main(argv[1:])
     try:
         return _main(argv)
     except UsageError as exc:
@@ -256,6 +263,7 @@ def _run(args, cases, scenario_report=None) -> int:
     from ipc_bench.metrics import (attach_token_bytes, check_digests, noise_warnings,
                                    summarize_case)
     from ipc_bench.processes import CaseError, run_case
+    from ipc_bench.progress import case_progress, progress_enabled
     from ipc_bench.results import RunWriter, default_run_dir
     from ipc_bench.scheduler import SchedulerError
     from ipc_bench.stats import compare_cases
@@ -282,21 +290,29 @@ def _run(args, cases, scenario_report=None) -> int:
     log = (lambda *a: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr,
                                                                   flush=True))
     log(f"ipc-bench: {args.scenario}, {len(cases)} cases -> {run_dir}")
+    show_progress = progress_enabled(args.quiet)
     old_handlers = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     failures: list[str] = []
     captured: list = []
     try:
         for i, case in enumerate(cases, 1):
             t0 = time.perf_counter()
+            bar = case_progress(case, f"[{i}/{len(cases)}] {case.case_id}") \
+                if show_progress else None
             cpu_before = read_cpu_times()
             try:
-                result = run_case(case)
+                result = run_case(case, on_step=bar)
             except (CaseError, SchedulerError) as exc:
+                if bar is not None:
+                    bar.close()
                 failures.append(f"{case.case_id}: {exc}")
                 log(f"[{i}/{len(cases)}] {case.case_id}: FAILED: {exc}")
                 writer.finish("failed", failures)
                 print(f"bench.py: error: {case.case_id}: {exc}", file=sys.stderr)
                 return 1
+            finally:
+                if bar is not None:
+                    bar.close()
             usage = cpu_usage_between(cpu_before, read_cpu_times())
             attach_token_bytes(result)
             summary = summarize_case(result)

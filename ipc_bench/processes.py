@@ -143,13 +143,16 @@ def reap(proc: Optional[subprocess.Popen], grace_s: float = 2.0) -> None:
 # Scheduler side
 
 
-def run_case(spec: CaseSpec, on_step: Optional[Callable[[int], None]] = None) -> CaseResult:
+def run_case(spec: CaseSpec,
+             on_step: Optional[Callable[[int, int, int], None]] = None) -> CaseResult:
     """Run one case end to end; returns its ``CaseResult``.
 
     ``spec.transport == "inproc"`` runs the single-process baseline (scheduler and
     runner objects in this process, no serialization, as vLLM's uni executor);
-    otherwise a runner process is started and reaped in every case. ``on_step(seq)``
-    is called after each step (progress display).
+    otherwise a runner process is started and reaped in every case.
+    ``on_step(seq, num_output_tokens, num_finished)`` is called after each step,
+    outside its timed region, with the steps done, the tokens sampled and the
+    requests finished so far (progress display: ``ipc_bench.progress``).
 
     Raises ``CaseError`` (one line) if the runner dies, stops answering, reports an
     error or sends an undecodable frame, and ``SchedulerError`` on a scheduling limit.
@@ -318,6 +321,7 @@ def _scheduler_loop(spec: CaseSpec, link, result: CaseResult, on_step) -> list[i
     arrival_s: dict[int, float] = {}
     seq = 0
     total_out = 0
+    num_done = 0
     t_start = perf()
     try:
         while max_steps is None or sched.step < max_steps:
@@ -371,10 +375,11 @@ def _scheduler_loop(spec: CaseSpec, link, result: CaseResult, on_step) -> list[i
                 r2s_frames.append(link.last_reply)
                 counted_seqs.append(seq)
             if finished:
+                num_done += len(finished)
                 workload.on_finished(len(finished), plan.step)
             seq += 1
             if on_step is not None:
-                on_step(seq)
+                on_step(seq, total_out, num_done)
     finally:
         gc_counter.close()
         gc.unfreeze()
