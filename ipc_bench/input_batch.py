@@ -66,6 +66,9 @@ class InputBatch:
         self.num_tokens_mv = memoryview(self.num_tokens)
         self.num_tokens_no_spec_mv = memoryview(self.num_tokens_no_spec)
         self.num_computed_tokens_mv = memoryview(self.num_computed_tokens_cpu)
+        self.max_blocks_per_req = max_blocks_per_req
+        self.block_table_flat = memoryview(self.block_table.reshape(-1))
+        self.num_blocks_per_row_mv = memoryview(self.num_blocks_per_row)
         self._req_ids: list[str | None] = []
         self.req_id_to_index: dict[str, int] = {}
         self._holes: list[int] = []
@@ -116,10 +119,15 @@ class InputBatch:
         self.num_blocks_per_row[row] = n
 
     def append_block_ids(self, row: int, block_ids: list[int]) -> None:
-        start = int(self.num_blocks_per_row[row])
+        """Append ``block_ids`` to the block-table row ``row``."""
+        num_blocks = self.num_blocks_per_row_mv
+        start = num_blocks[row]
         end = start + len(block_ids)
-        self.block_table[row, start:end] = block_ids
-        self.num_blocks_per_row[row] = end
+        if end - start == 1 and end <= self.max_blocks_per_req:  # one block: decoding
+            self.block_table_flat[row * self.max_blocks_per_req + start] = block_ids[0]
+        else:
+            self.block_table[row, start:end] = block_ids
+        num_blocks[row] = end
 
     def condense(self) -> None:
         """Move the last rows into the holes so rows ``[0, num_reqs)`` are all used."""

@@ -28,9 +28,12 @@ class KVCacheManager:
 
     def allocate(self, num_new_blocks: int) -> list[int] | None:
         """Take ``num_new_blocks`` free blocks (FIFO), or ``None`` (nothing taken) if too few."""
-        if num_new_blocks > len(self._free):
+        free = self._free
+        if num_new_blocks > len(free):
             return None
-        popleft = self._free.popleft
+        if num_new_blocks == 1:  # the common case while decoding: one block at a time
+            return [free.popleft()]
+        popleft = free.popleft
         return [popleft() for _ in range(num_new_blocks)]
 
     def free(self, block_ids: list[int]) -> None:

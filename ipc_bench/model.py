@@ -47,6 +47,16 @@ def _mix(h: np.ndarray) -> np.ndarray:
     return h
 
 
+def _mix_into(h: np.ndarray, tmp: np.ndarray) -> None:
+    """``_mix(h)`` with ``tmp`` (same shape and dtype) as scratch: same values, no
+    temporary arrays."""
+    h ^= np.right_shift(h, _S30, out=tmp)
+    h *= _M2
+    h ^= np.right_shift(h, _S27, out=tmp)
+    h *= _M3
+    h ^= np.right_shift(h, _S31, out=tmp)
+
+
 class NullModel:
     """Greedy "sampler" with no forward pass.
 
@@ -63,19 +73,28 @@ class NullModel:
     def __init__(self, config: ModelConfig):
         self.vocab_size = np.uint64(config.vocab_size)
         self.window = np.arange(config.hash_window, dtype=np.int64)
+        self._window_col = self.window[:, None]  # [hash_window, 1]
         self.seed = np.uint64(config.seed & 0xFFFFFFFFFFFFFFFF)
 
     def sample(self, token_ids_cpu: np.ndarray, rows: np.ndarray,
                positions: np.ndarray) -> np.ndarray:
-        idx = positions[:, None] - self.window[None, :]  # [num_reqs, hash_window]
-        valid = idx >= 0
-        tokens = token_ids_cpu[rows[:, None], np.maximum(idx, 0)].astype(np.uint64)
-        tokens[~valid] = 0
-        h = positions.astype(np.uint64) * _M1 + self.seed
-        for j in range(tokens.shape[1]):
-            h ^= tokens[:, j]
-            h = _mix(h)
-        return (h % self.vocab_size).astype(np.int64)
+        # idx[j, i]: position of the j-th last token of request i (one contiguous row
+        # per window slot, so each round of the hash reads one row).
+        idx = positions - self._window_col  # [hash_window, num_reqs]
+        flat = np.maximum(idx, 0)
+        flat += rows * token_ids_cpu.shape[1]
+        tokens = token_ids_cpu.ravel().take(flat).astype(np.uint64)
+        if len(positions) and positions.min() < len(self.window) - 1:
+            tokens[idx < 0] = 0  # before the start of the row
+        h = positions.astype(np.uint64)
+        h *= _M1
+        h += self.seed
+        tmp = np.empty_like(h)
+        for column in tokens:
+            h ^= column
+            _mix_into(h, tmp)
+        h %= self.vocab_size
+        return h.astype(np.int64)
 
     def execute(self, batch: "InputBatch", inputs: "StepInputs") -> np.ndarray:
         """``sample`` over the batch's token buffer at each row's last scheduled position."""

@@ -66,6 +66,45 @@ class StepInputs:
         self.seq_lens = seq_lens
 
 
+def token_layout(num_computed: np.ndarray, num_scheduled: list[int], max_model_len: int):
+    """Row and token arrays of a step (vLLM ``_prepare_inputs``), any mix of rows.
+
+    ``num_computed``: int64 ``[num_reqs]``; ``num_scheduled``: ``num_reqs`` ints.
+    Returns int64 arrays ``(rows [num_reqs], seq_lens [num_reqs], positions [num_reqs]
+    (last scheduled position), query_start_loc [num_reqs + 1], token_positions
+    [num_tokens], flat [num_tokens])``, ``flat`` indexing the flattened token buffer
+    ``[max_num_seqs * max_model_len]``.
+    """
+    n = len(num_scheduled)
+    rows = np.arange(n, dtype=np.int64)
+    num_scheduled_np = np.array(num_scheduled, dtype=np.int64)
+    seq_lens = num_computed + num_scheduled_np
+    positions = seq_lens - 1
+    query_start_loc = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(num_scheduled_np, out=query_start_loc[1:])
+    total = int(query_start_loc[-1])
+    # Token i of row r sits at position num_computed[r] + i (vLLM: positions_np).
+    req_indices = np.repeat(rows, num_scheduled_np)
+    token_positions = (np.arange(total, dtype=np.int64) - query_start_loc[req_indices]
+                       + num_computed[req_indices])
+    flat = req_indices * max_model_len + token_positions
+    return rows, seq_lens, positions, query_start_loc, token_positions, flat
+
+
+def decode_token_layout(num_computed: np.ndarray, max_model_len: int):
+    """``token_layout(num_computed, [1] * num_reqs, max_model_len)`` for a pure-decode
+    step: token ``i`` is row ``i``'s, at position ``num_computed[i]``. Same arrays, same
+    dtypes, none of them shared with another or with ``num_computed``."""
+    n = len(num_computed)
+    rows = np.arange(n, dtype=np.int64)
+    seq_lens = num_computed + 1
+    positions = num_computed.copy()
+    query_start_loc = np.arange(n + 1, dtype=np.int64)
+    token_positions = num_computed.copy()
+    flat = rows * max_model_len + num_computed
+    return rows, seq_lens, positions, query_start_loc, token_positions, flat
+
+
 class ModelRunner:
     """See the module docstring. ``policy``: ``send`` or ``cached``."""
 
@@ -91,22 +130,25 @@ class ModelRunner:
         Raises ``RunnerError`` past ``max_model_len`` (vLLM: "Sampled token IDs exceed
         the max model length").
         """
-        end = start + len(token_ids)
-        if end > self.max_model_len:
+        num = len(token_ids)
+        end = start + num
+        max_model_len = self.max_model_len
+        if end > max_model_len:
             raise RunnerError(
                 f"Sampled token IDs exceed the max model length: {state.req_id} would hold "
-                f"{end} tokens, max_model_len is {self.max_model_len}")
+                f"{end} tokens, max_model_len is {max_model_len}")
         batch = self.input_batch
-        base = row * self.max_model_len + start
-        if end - start == 1:
-            batch.token_ids_flat[base] = token_ids[0]
+        if num == 1:
+            batch.token_ids_flat[row * max_model_len + start] = token_ids[0]
         else:
-            batch.token_ids_flat[base:base + end - start] = np.asarray(token_ids, np.int32)
+            base = row * max_model_len + start
+            batch.token_ids_flat[base:base + num] = np.asarray(token_ids, np.int32)
         batch.num_tokens_no_spec_mv[row] = end
         batch.num_tokens_mv[row] = end
-        num_new = end - state.num_tokens
+        outputs = state.output_token_ids
+        num_new = end - state.num_prompt_tokens - len(outputs)  # end - state.num_tokens
         if num_new > 0:
-            state.output_token_ids.extend(token_ids[-num_new:])
+            outputs.extend(token_ids if num_new >= num else token_ids[-num_new:])
 
     def update_states(self, so: SchedulerOutput) -> None:
         """Apply ``so`` to the runner's request states and persistent batch.
@@ -128,8 +170,10 @@ class ModelRunner:
             requests.pop(req_id, None)
             batch.remove_request(req_id)
         scheduled = so.num_scheduled_tokens
-        for req_id in batch.req_id_to_index.keys() - scheduled.keys():
-            batch.remove_request(req_id)  # unscheduled (e.g. preempted): state kept
+        in_batch = batch.req_id_to_index.keys()
+        if not in_batch <= scheduled.keys():  # (a subset test allocates nothing)
+            for req_id in in_batch - scheduled.keys():
+                batch.remove_request(req_id)  # unscheduled (e.g. preempted): state kept
 
         to_add: list[CachedRequestState] = []
         for new in so.scheduled_new_reqs:
@@ -144,66 +188,75 @@ class ModelRunner:
         req_ids = cached.req_ids
         new_token_ids = cached.new_token_ids
         resumed_flags = cached.resumed_from_preemption
+        num_computed = cached.num_computed_tokens
+        new_block_ids = cached.new_block_ids
+        num_cached = len(req_ids)
+        for name, values in (("resumed_from_preemption", resumed_flags),
+                             ("num_computed_tokens", num_computed),
+                             ("new_block_ids", new_block_ids)):
+            if len(values) != num_cached:
+                raise ProtocolError(f"{name} has {len(values)} entries for {num_cached} "
+                                    "cached requests")
         send = self.tokens_from_scheduler
-        if send and len(new_token_ids) != len(req_ids):
+        if send and len(new_token_ids) != num_cached:
             raise ProtocolError(f"new_token_ids has {len(new_token_ids)} entries for "
-                                f"{len(req_ids)} cached requests under the send policy")
+                                f"{num_cached} cached requests under the send policy")
+        write = self.write_token_ids
         index = batch.req_id_to_index
+        num_computed_mv = batch.num_computed_tokens_mv
         readd: list[tuple[CachedRequestState, int]] = []  # (state, i in cached)
-        for i, req_id in enumerate(req_ids):
+        for i in range(num_cached):
+            req_id = req_ids[i]
             state = requests.get(req_id)
             if state is None:
                 raise ProtocolError(f"cached request {req_id} is unknown to the runner")
-            nc = cached.num_computed_tokens[i]
+            nc = num_computed[i]
             state.num_computed_tokens = nc
-            new_blocks = cached.new_block_ids[i][0]
+            new_blocks = new_block_ids[i][0]
             row = index.get(req_id)
             if resumed_flags[i]:
                 if row is not None:
                     raise ProtocolError(f"request {req_id} resumed from preemption is still "
                                         "in the persistent batch")
                 state.block_ids = list(new_blocks)  # replacement: recompute from scratch
-            else:
+            elif new_blocks:
                 state.block_ids.extend(new_blocks)
             if row is None:
                 readd.append((state, i))  # preempted and resumed, or left out last step
                 continue
-            batch.num_computed_tokens_mv[row] = nc
+            num_computed_mv[row] = nc
             if new_blocks:
                 batch.append_block_ids(row, new_blocks)
             if send:
-                self.write_token_ids(state, row, nc, new_token_ids[i])
+                write(state, row, nc, new_token_ids[i])
 
         for state in to_add:
             batch.add_request(state)
         for state, i in readd:
             row = batch.add_request(state)  # from the kept state: prompt + known outputs
             if send:
-                self.write_token_ids(state, row, state.num_computed_tokens, new_token_ids[i])
+                write(state, row, state.num_computed_tokens, new_token_ids[i])
         batch.condense()
 
     # ------------------------------------------------------------------ 2
     def prepare_inputs(self, so: SchedulerOutput) -> StepInputs:
         """Per-row counts and positions, per-token positions, and the flat input ids of
-        this step gathered from the token buffer (as vLLM's ``_prepare_inputs``)."""
+        this step gathered from the token buffer (as vLLM's ``_prepare_inputs``).
+
+        A pure-decode step (one scheduled token per row) takes ``decode_token_layout``,
+        which gives the same arrays as the general ``token_layout`` with fewer numpy
+        calls."""
         batch = self.input_batch
         req_ids = batch.req_ids
         scheduled = so.num_scheduled_tokens
         num_scheduled = [scheduled[r] for r in req_ids]
         n = len(req_ids)
         num_computed_np = batch.num_computed_tokens_cpu[:n].astype(np.int64)
-        num_scheduled_np = np.array(num_scheduled, dtype=np.int64)
-        seq_lens = num_computed_np + num_scheduled_np
-        positions = seq_lens - 1
-        rows = np.arange(n, dtype=np.int64)
-        query_start_loc = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(num_scheduled_np, out=query_start_loc[1:])
-        total = int(query_start_loc[-1])
-        # Token i of row r sits at position num_computed[r] + i (vLLM: positions_np).
-        req_indices = np.repeat(rows, num_scheduled_np)
-        token_positions = (np.arange(total, dtype=np.int64) - query_start_loc[req_indices]
-                           + num_computed_np[req_indices])
-        flat = req_indices * self.max_model_len + token_positions
+        if n and min(num_scheduled) == 1 and max(num_scheduled) == 1:
+            layout = decode_token_layout(num_computed_np, self.max_model_len)
+        else:
+            layout = token_layout(num_computed_np, num_scheduled, self.max_model_len)
+        rows, seq_lens, positions, query_start_loc, token_positions, flat = layout
         input_ids = np.take(batch.token_ids_cpu.ravel(), flat)
         return StepInputs(req_ids, num_scheduled, num_computed_np.tolist(), rows, positions,
                           input_ids, token_positions, query_start_loc, seq_lens)
@@ -229,20 +282,27 @@ class ModelRunner:
         Returns ``sampled_token_ids``: ``[num_reqs][0 or 1]``.
         """
         requests = self.requests
-        write = not self.tokens_from_scheduler
+        write = None if self.tokens_from_scheduler else self.write_token_ids
         num_tokens_no_spec = self.input_batch.num_tokens_no_spec_mv
+        if len(sampled) != len(inputs.req_ids):
+            raise RunnerError(f"the model sampled {len(sampled)} ids for "
+                              f"{len(inputs.req_ids)} requests")
+        req_ids = inputs.req_ids
+        num_computed = inputs.num_computed
+        num_scheduled = inputs.num_scheduled
         valid: list[list[int]] = []
-        for row, (req_id, nc, ns) in enumerate(zip(inputs.req_ids, inputs.num_computed,
-                                                   inputs.num_scheduled)):
-            state = requests[req_id]
-            if nc + ns < state.num_prompt_tokens + state.num_sampled_tokens:
-                valid.append([])  # partial prefill (or partial recompute after preemption)
+        append = valid.append
+        for row in range(len(req_ids)):
+            state = requests[req_ids[row]]
+            if (num_computed[row] + num_scheduled[row]
+                    < state.num_prompt_tokens + state.num_sampled_tokens):
+                append([])  # partial prefill (or partial recompute after preemption)
                 continue
             ids = [sampled[row]]
-            valid.append(ids)
+            append(ids)
             state.num_sampled_tokens += 1
-            if write:
-                self.write_token_ids(state, row, num_tokens_no_spec[row], ids)
+            if write is not None:
+                write(state, row, num_tokens_no_spec[row], ids)
         return valid
 
     # ------------------------------------------------------------------ 5

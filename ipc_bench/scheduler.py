@@ -74,17 +74,19 @@ class Request:
     ``all_token_ids``: prompt followed by outputs, ``[num_tokens]``. ``index``: the
     request's position in its workload (token digests are taken in this order).
     Steps are scheduler step numbers. ``num_preemptions``: times it was preempted.
+    ``stop_num_tokens``: the length at which it stops, ``min(num_prompt_tokens +
+    max_tokens, max_model_len)`` (without ``max_model_len``: the first term alone).
     """
 
     __slots__ = (
         "req_id", "index", "num_prompt_tokens", "all_token_ids", "sampling_params",
         "max_tokens", "num_computed_tokens", "block_ids", "status", "finish_reason",
         "arrival_step", "first_scheduled_step", "first_token_step", "finish_step",
-        "prompt_token_ids", "token_steps", "num_preemptions",
+        "prompt_token_ids", "token_steps", "num_preemptions", "stop_num_tokens",
     )
 
     def __init__(self, req_id: str, index: int, prompt_token_ids: list[int],
-                 max_tokens: int, arrival_step: int):
+                 max_tokens: int, arrival_step: int, max_model_len: int | None = None):
         self.req_id = req_id
         self.index = index
         self.prompt_token_ids = prompt_token_ids
@@ -102,6 +104,11 @@ class Request:
         self.finish_step = -1
         self.token_steps: list[int] = []  # steps that sampled each output token (timed clock)
         self.num_preemptions = 0
+        # The length-stop rule in one comparison: num_tokens >= stop_num_tokens exactly
+        # when num_output_tokens >= max_tokens or num_tokens >= max_model_len.
+        self.stop_num_tokens = self.num_prompt_tokens + max_tokens
+        if max_model_len is not None and max_model_len < self.stop_num_tokens:
+            self.stop_num_tokens = max_model_len
 
     @property
     def num_tokens(self) -> int:
@@ -122,16 +129,20 @@ class SchedulePlan:
     request), ``cached_new_block_ids`` the blocks allocated to it this step (for a
     resumed request: all of its blocks, which replace the old ones on the runner) and
     ``cached_resumed`` whether it resumes from preemption. ``preempted``: the requests
-    preempted while scheduling this step, in preemption order.
+    preempted while scheduling this step, in preemption order. ``scheduled_reqs``: every
+    scheduled request in the order of ``num_scheduled_tokens`` (running ones, then
+    those taken from the waiting queue, new or resumed).
     """
 
     __slots__ = ("step", "new_reqs", "cached_reqs", "cached_num_computed",
                  "cached_new_block_ids", "cached_resumed", "num_scheduled_tokens",
-                 "total_num_scheduled_tokens", "finished_req_ids", "preempted")
+                 "total_num_scheduled_tokens", "finished_req_ids", "preempted",
+                 "scheduled_reqs")
 
     def __init__(self, step: int, finished_req_ids: set[str]):
         self.step = step
         self.new_reqs: list[Request] = []
+        self.scheduled_reqs: list[Request] = []
         self.cached_reqs: list[Request] = []
         self.cached_num_computed: list[int] = []
         self.cached_new_block_ids: list[list[int]] = []
@@ -185,7 +196,8 @@ class Scheduler:
         """Queue a request; applies the admission rule (see module docstring)."""
         if req_id in self.requests:
             raise SchedulerError(f"duplicate req_id {req_id!r}")
-        req = Request(req_id, index, prompt_token_ids, max_tokens, self.step)
+        req = Request(req_id, index, prompt_token_ids, max_tokens, self.step,
+                      self.config.max_model_len)
         self.requests[req_id] = req
         cfg = self.config
         too_long = req.num_prompt_tokens >= cfg.max_model_len
@@ -241,27 +253,31 @@ class Scheduler:
         cached_reqs = plan.cached_reqs
         cached_nc = plan.cached_num_computed
         cached_blocks = plan.cached_new_block_ids
-        cached_resumed = plan.cached_resumed
         preempted = plan.preempted
         running = self.running
 
         block_size = cfg.block_size
-        req_index = 0
-        while req_index < len(running) and budget > 0:
-            req = running[req_index]
+        num_blocks = cfg.num_blocks
+        # Running requests in order. Preemption pops from the end of ``running``, never a
+        # request already scheduled this step (those lie before the current one), so the
+        # loop may advance ``num_computed_tokens`` as it goes (vLLM does it after both
+        # loops, in ``_update_after_schedule``; nothing in between reads it).
+        for req in running:
+            if budget <= 0:
+                break
             nc = req.num_computed_tokens
-            n = len(req.all_token_ids) - nc
+            end = len(req.all_token_ids)
+            if end > limit:
+                end = limit
+            n = end - nc  # min(num_tokens, max_model_len - 1) - num_computed_tokens
             if n > budget:
                 n = budget
-            if n > limit - nc:
-                n = limit - nc
             if n <= 0:
-                req_index += 1
                 continue
-            new_blocks: list[int] = []
-            need = (nc + n + block_size - 1) // block_size - len(req.block_ids)
-            if need > 0:
-                if len(req.block_ids) + need > cfg.num_blocks:
+            held = req.block_ids
+            if nc + n > len(held) * block_size:  # needs more blocks than it holds
+                need = (nc + n + block_size - 1) // block_size - len(held)
+                if len(held) + need > num_blocks:
                     raise self._never_fits(req, nc + n)
                 while True:
                     got = kv.allocate(need)
@@ -276,14 +292,17 @@ class Scheduler:
                 if got is None:
                     break
                 new_blocks = got
-                req.block_ids.extend(got)
+                held.extend(got)
+            else:
+                new_blocks = []
             cached_reqs.append(req)
             cached_nc.append(nc)
             cached_blocks.append(new_blocks)
-            cached_resumed.append(False)
             num_scheduled[req.req_id] = n
+            req.num_computed_tokens = nc + n
             budget -= n
-            req_index += 1
+        cached_resumed = plan.cached_resumed = [False] * len(cached_reqs)
+        scheduled_reqs = plan.scheduled_reqs = cached_reqs.copy()
 
         # vLLM schedules no waiting request in a step that preempted.
         waiting = self.waiting
@@ -311,46 +330,45 @@ class Scheduler:
             else:
                 req.first_scheduled_step = self.step
                 plan.new_reqs.append(req)
+            scheduled_reqs.append(req)
             num_scheduled[req.req_id] = n
+            req.num_computed_tokens += n  # 0 before: new, or reset by preemption
             budget -= n
 
         plan.total_num_scheduled_tokens = cfg.max_num_batched_tokens - budget
-        # vLLM's _update_after_schedule: computed tokens advance once scheduled.
-        for req_id, n in num_scheduled.items():
-            self.requests[req_id].num_computed_tokens += n
         self.step += 1
         return plan
 
     def build_scheduler_output(self, plan: SchedulePlan) -> SchedulerOutput:
-        """The ``SchedulerOutput`` message of ``plan`` (one per-request loop, as vLLM).
+        """The ``SchedulerOutput`` message of ``plan`` (per-request loops, as vLLM).
 
         A resumed request's ``new_block_ids`` entry is all of its block ids (the runner
         replaces its old ones); under ``send`` its ``new_token_ids`` entry is
-        ``all_token_ids[0 : num_scheduled_tokens]``, prompt and outputs.
+        ``all_token_ids[0 : num_scheduled_tokens]``, prompt and outputs. Every list in
+        the message is new or the plan's own (a plan serves one step), so nothing in it
+        is shared with a later step's message or with the scheduler's requests.
         """
         new_reqs = [
             NewRequestData(req.req_id, req.prompt_token_ids, req.sampling_params,
                            (list(req.block_ids),), 0)
             for req in plan.new_reqs
         ]
-        req_ids: list[str] = []
-        new_token_ids: list[list[int]] = []
-        new_block_ids: list[tuple[list[int], ...]] = []
+        cached_reqs = plan.cached_reqs
         num_scheduled = plan.num_scheduled_tokens
-        send = self.send_token_ids
-        for req, nc, blocks in zip(plan.cached_reqs, plan.cached_num_computed,
-                                   plan.cached_new_block_ids):
-            req_id = req.req_id
-            req_ids.append(req_id)
-            new_block_ids.append((blocks,))
-            if send:
-                new_token_ids.append(req.all_token_ids[nc:nc + num_scheduled[req_id]])
+        req_ids = [req.req_id for req in cached_reqs]
+        new_block_ids = [(blocks,) for blocks in plan.cached_new_block_ids]
+        if self.send_token_ids:
+            new_token_ids = [req.all_token_ids[nc:nc + num_scheduled[req_id]]
+                             for req, req_id, nc in zip(cached_reqs, req_ids,
+                                                        plan.cached_num_computed)]
+        else:
+            new_token_ids = []
         cached = CachedRequestData(
             req_ids=req_ids,
-            resumed_from_preemption=list(plan.cached_resumed),
+            resumed_from_preemption=plan.cached_resumed,
             new_token_ids=new_token_ids,
             new_block_ids=new_block_ids,
-            num_computed_tokens=list(plan.cached_num_computed),
+            num_computed_tokens=plan.cached_num_computed,
         )
         return SchedulerOutput(
             scheduled_new_reqs=new_reqs,
@@ -372,39 +390,41 @@ class Scheduler:
         Returns the requests that finished this step. Raises ``ProtocolError`` if the
         output lacks a scheduled request or samples more than one token for it.
         """
-        cfg = self.config
         index = output.req_id_to_index
         sampled = output.sampled_token_ids
         finished: list[Request] = []
         step = plan.step
         record_steps = self.record_token_steps
-        for req_id in plan.num_scheduled_tokens:
-            i = index.get(req_id)
-            if i is None or i >= len(sampled):
-                raise ProtocolError(f"step {step}: ModelRunnerOutput has no row for {req_id}")
-            ids = sampled[i]
-            req = self.requests[req_id]
-            all_ids = req.all_token_ids
-            if len(all_ids) != req.num_computed_tokens:
-                if ids:
-                    raise ProtocolError(
-                        f"step {step}: token sampled for {req_id} before its prefill ended")
-                continue  # partial prefill: the runner discards its sample
-            if len(ids) != 1:
-                raise ProtocolError(
-                    f"step {step}: {len(ids)} tokens sampled for {req_id}, expected 1")
-            all_ids.append(ids[0])
-            self.num_output_tokens += 1
-            if record_steps:
-                req.token_steps.append(step)
-            if req.first_token_step < 0:
-                req.first_token_step = step
-            if (len(all_ids) - req.num_prompt_tokens >= req.max_tokens
-                    or len(all_ids) >= cfg.max_model_len):
-                req.status = RequestStatus.FINISHED
-                req.finish_reason = "length"
-                req.finish_step = step
-                finished.append(req)
+        num_new_tokens = 0
+        try:
+            for req in plan.scheduled_reqs:
+                try:
+                    ids = sampled[index[req.req_id]]
+                except (KeyError, IndexError):
+                    raise ProtocolError(f"step {step}: ModelRunnerOutput has no row for "
+                                        f"{req.req_id}") from None
+                all_ids = req.all_token_ids
+                if len(all_ids) != req.num_computed_tokens:
+                    if ids:
+                        raise ProtocolError(f"step {step}: token sampled for {req.req_id} "
+                                            "before its prefill ended")
+                    continue  # partial prefill: the runner discards its sample
+                if len(ids) != 1:
+                    raise ProtocolError(f"step {step}: {len(ids)} tokens sampled for "
+                                        f"{req.req_id}, expected 1")
+                all_ids.append(ids[0])
+                num_new_tokens += 1
+                if record_steps:
+                    req.token_steps.append(step)
+                if req.first_token_step < 0:
+                    req.first_token_step = step
+                if len(all_ids) >= req.stop_num_tokens:  # max_tokens or max_model_len
+                    req.status = RequestStatus.FINISHED
+                    req.finish_reason = "length"
+                    req.finish_step = step
+                    finished.append(req)
+        finally:
+            self.num_output_tokens += num_new_tokens
         if finished:
             self.running = [r for r in self.running if r.status == RequestStatus.RUNNING]
             for req in finished:
