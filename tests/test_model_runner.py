@@ -25,7 +25,7 @@ from ipc_bench.messages import (
     SamplingParams,
     SchedulerOutput,
 )
-from ipc_bench.model_runner import ModelRunner, RunnerError
+from ipc_bench.model_runner import ModelRunner, RunnerError, decode_token_layout, token_layout
 from ipc_bench.processes import token_digest
 from ipc_bench.scheduler import ProtocolError, RequestStatus, Scheduler
 
@@ -243,6 +243,47 @@ def test_condense_unit():
     assert batch.num_tokens[:2].tolist() == [4, 2]
     assert batch.num_prompt_tokens[:2].tolist() == [4, 2]
     assert batch.block_table[:2, 0].tolist() == [3, 1]
+
+
+# --- prepare_inputs: the pure-decode layout is the general one ----------------------------
+
+
+@settings(max_examples=50, deadline=None)
+@given(num_computed=st.lists(st.integers(0, 4000), min_size=1, max_size=64),
+       max_model_len=st.sampled_from([4096, 8192]))
+def test_decode_token_layout_equals_token_layout(num_computed, max_model_len):
+    nc = np.array(num_computed, dtype=np.int64)
+    general = token_layout(nc, [1] * len(num_computed), max_model_len)
+    decode = decode_token_layout(nc.copy(), max_model_len)
+    for a, b in zip(general, decode):
+        assert a.dtype == b.dtype and a.shape == b.shape and (a == b).all()
+    ids = {id(a) for a in decode}
+    assert len(ids) == len(decode)  # no array returned twice
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_prepare_inputs_takes_the_decode_layout_only_for_pure_decode(policy, monkeypatch,
+                                                                    good_digest):
+    """Every step of a mixed workload: the inputs equal those of the general layout."""
+    import ipc_bench.model_runner as mr
+
+    calls = {"decode": 0, "general": 0}
+
+    def checked(nc, max_model_len):
+        calls["decode"] += 1
+        out = decode_token_layout(nc, max_model_len)
+        ref = token_layout(nc, [1] * len(nc), max_model_len)
+        assert all((a == b).all() and a.dtype == b.dtype for a, b in zip(out, ref))
+        return out
+
+    def general(nc, num_scheduled, max_model_len):
+        calls["general"] += 1
+        return token_layout(nc, num_scheduled, max_model_len)
+
+    monkeypatch.setattr(mr, "decode_token_layout", checked)
+    monkeypatch.setattr(mr, "token_layout", general)
+    assert run_digest(policy) == good_digest
+    assert calls["decode"] > 10 and calls["general"] > 3
 
 
 # --- error paths with hand-made messages -----------------------------------------------

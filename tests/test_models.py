@@ -82,6 +82,46 @@ def drive(sched_cfg: SchedulerConfig, model_cfg: ModelConfig, policy: str, codec
     return token_digest(sched.requests.values()), partial_steps, sched
 
 
+# ---------------------------------------------------------------------- null
+
+
+def _splitmix_reference(token_ids, rows, positions, window, seed, vocab_size):
+    """NullModel's documented hash in plain Python ints: per request, start from
+    ``position * 0x9E3779B97F4A7C15 + seed``, then for each of the ``window`` tokens
+    ending at ``position`` (last first; before position 0: 0) xor it in and apply the
+    splitmix64 finaliser; reduce modulo ``vocab_size``."""
+    mask = 2**64 - 1
+    out = []
+    for row, pos in zip(rows, positions):
+        h = (pos * 0x9E3779B97F4A7C15 + seed) & mask
+        for j in range(window):
+            p = pos - j
+            h ^= int(token_ids[row][p]) if p >= 0 else 0
+            h ^= h >> 30
+            h = (h * 0xBF58476D1CE4E5B9) & mask
+            h ^= h >> 27
+            h = (h * 0x94D049BB133111EB) & mask
+            h ^= h >> 31
+        out.append(h % vocab_size)
+    return out
+
+
+@pytest.mark.parametrize("window", [1, 4, 7])
+def test_null_model_is_the_documented_hash(window):
+    """Rows in any order, positions near the start of a row (window reads before 0),
+    ids up to 2**31 - 1, a seed over 32 bits."""
+    rng = np.random.default_rng(window)
+    token_ids = rng.integers(0, 2**31 - 1, size=(9, 40)).astype(np.int32)
+    rows = np.array([8, 0, 3, 5, 1, 2], dtype=np.int64)
+    positions = np.array([0, 1, 2, 39, 17, 5], dtype=np.int64)
+    cfg = ModelConfig(seed=2**40 + 7, hash_window=window, vocab_size=VOCAB)
+    got = make_model(cfg).sample(token_ids, rows, positions)
+    assert got.dtype == np.int64
+    assert got.tolist() == _splitmix_reference(token_ids, rows.tolist(), positions.tolist(),
+                                               window, cfg.seed, VOCAB)
+    assert make_model(cfg).sample(token_ids, rows[:0], positions[:0]).tolist() == []
+
+
 # ---------------------------------------------------------------------- fixed-step
 
 
