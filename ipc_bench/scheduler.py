@@ -404,7 +404,8 @@ class Scheduler:
                     raise ProtocolError(f"step {step}: ModelRunnerOutput has no row for "
                                         f"{req.req_id}") from None
                 all_ids = req.all_token_ids
-                if len(all_ids) != req.num_computed_tokens:
+                num_tokens = len(all_ids)
+                if num_tokens != req.num_computed_tokens:
                     if ids:
                         raise ProtocolError(f"step {step}: token sampled for {req.req_id} "
                                             "before its prefill ended")
@@ -418,7 +419,7 @@ class Scheduler:
                     req.token_steps.append(step)
                 if req.first_token_step < 0:
                     req.first_token_step = step
-                if len(all_ids) >= req.stop_num_tokens:  # max_tokens or max_model_len
+                if num_tokens + 1 >= req.stop_num_tokens:  # max_tokens or max_model_len
                     req.status = RequestStatus.FINISHED
                     req.finish_reason = "length"
                     req.finish_step = step
