@@ -301,7 +301,7 @@ def _case_warnings(results) -> list[str]:
 
 
 def _case_tables(results) -> list[Block]:
-    from ipc_bench.tables import COLUMNS, _cell
+    from ipc_bench.tables import COLUMNS, cells
 
     blocks: list[Block] = []
     cases = results.cases
@@ -315,8 +315,7 @@ def _case_tables(results) -> list[Block]:
             if s["workload"] != workload:
                 continue
             s = {k: (None if isinstance(v, float) and v != v else v) for k, v in s.items()}
-            rows.append([str(s.get("repetition", 0))]
-                        + [_cell(s, key, scale, fmt) for _, key, scale, fmt in COLUMNS])
+            rows.append([str(s.get("repetition", 0))] + cells(s, COLUMNS))
         blocks.append(("p", f"**{workload}**"))
         blocks.append(("table", header, rows))
     blocks.append(("p", "Bytes are payload bytes per counted step (`s2r`: scheduler → "

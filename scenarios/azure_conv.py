@@ -19,20 +19,30 @@ with it, lower ``--num-blocks`` from the default 131,072).
 
 from __future__ import annotations
 
+from typing import Any
+
 from ipc_bench.case import CaseSpec
 from ipc_bench.config import ConfigError, SchedulerConfig
 from ipc_bench.scenario import ScenarioOptions, grid
+from ipc_bench.tables import format_latency
 from ipc_bench.traces import load_azure_trace
 from ipc_bench.workload import TraceWorkload
 
 NAME = "azure-conv"
 TRACE_FILE = "AzureLLMInferenceTrace_conv.csv"
+#: Limits of the conversation-trace scenarios (logical and timed): 2,048-token chunks,
+#: room for the trace's longest conversations.
+SCHEDULER = SchedulerConfig(max_num_seqs=256, max_num_batched_tokens=2048,
+                            max_model_len=16384, num_blocks=131072)
 
 
 def trace_cases(opts: ScenarioOptions, name: str, trace_file: str,
                 scheduler: SchedulerConfig, timed: bool = False) -> list[CaseSpec]:
     """Replay cases of an Azure trace (shared by the azure-* scenarios): logical clock,
-    or with ``timed`` the wall clock at ``--trace-speedup`` times real time."""
+    or with ``timed`` the wall clock at ``--trace-speedup`` times real time (default
+    10; no floor case). ``trace_file``: the CSV's expected name, for the error message;
+    ``scheduler``: the scenario's limits (``--num-blocks`` applies). Raises
+    ``ConfigError`` without ``--trace``, ``TraceError`` on an unreadable trace."""
     if not opts.trace:
         raise ConfigError(f"scenario {name} needs --trace PATH (the {trace_file} file)")
     trace = load_azure_trace(opts.trace, max_requests=opts.max_requests or 300)
@@ -58,7 +68,11 @@ def trace_cases(opts: ScenarioOptions, name: str, trace_file: str,
     return grid(opts, [{"trace": workload_name}], make)
 
 
+def latency_report(summaries: list[dict[str, Any]]) -> str:
+    """The timed replays' ``report``: latency percentiles (ms) per case, with the
+    arrival-bound caveat (``ipc_bench.tables.format_latency``)."""
+    return format_latency(summaries)
+
+
 def cases(opts: ScenarioOptions) -> list[CaseSpec]:
-    return trace_cases(opts, NAME, TRACE_FILE, SchedulerConfig(
-        max_num_seqs=256, max_num_batched_tokens=2048, max_model_len=16384,
-        num_blocks=131072))
+    return trace_cases(opts, NAME, TRACE_FILE, SCHEDULER)

@@ -23,13 +23,41 @@ a paged KV cache (CUDA when present; ``scripts/gpu_check.py``). Options:
 
 from __future__ import annotations
 
+from typing import Any
+
 from ipc_bench.case import CaseSpec
-from ipc_bench.config import SchedulerConfig
+from ipc_bench.config import ModelConfig, SchedulerConfig
 from ipc_bench.scenario import ScenarioOptions, grid
 from ipc_bench.workload import SteadyDecodeWorkload
 
 NAME = "decode-steady"
 DEFAULT_NUM_RUNNING = [1, 16, 64, 256]
+
+
+def steady_case(opts: ScenarioOptions, scenario: str, labels: dict[str, Any], policy: str,
+                codec: str, rep: int, *, model: ModelConfig, steps: int,
+                warmup: int) -> CaseSpec:
+    """One steady-decode case (shared by decode-steady and step-time):
+    ``labels["num_running"]`` = B requests decoding at all times, ``warmup`` warm-up
+    steps then ``steps`` counted pure-decode steps (``max_steps`` leaves room for the
+    mixed step each finish costs); 8,192-token budget, ``max_model_len`` 4,096,
+    ``B * 256 + 256`` KV blocks unless ``--num-blocks``; ``opts`` gives the seed,
+    request-id format, transport, peer timeout and floor."""
+    b = labels["num_running"]
+    # Each finish costs one mixed step; steps over budget make up for them.
+    max_steps = warmup + steps + steps * b // 1000 + 10
+    return CaseSpec(
+        scenario=scenario, labels=labels, policy=policy, codec=codec,
+        scheduler=opts.scheduler_config(SchedulerConfig(
+            max_num_seqs=b, max_num_batched_tokens=8192, max_model_len=4096,
+            num_blocks=b * 256 + 256)),
+        model=model,
+        make_workload=lambda: SteadyDecodeWorkload(b, seed=opts.seed,
+                                                   vocab_size=model.vocab_size,
+                                                   req_id_format=opts.req_id_format),
+        warmup_steps=warmup, max_steps=max_steps, count="decode_only",
+        transport=opts.transport, peer_timeout_s=opts.peer_timeout_s,
+        floor=opts.floor, repetition=rep)
 
 
 def cases(opts: ScenarioOptions) -> list[CaseSpec]:
@@ -38,21 +66,8 @@ def cases(opts: ScenarioOptions) -> list[CaseSpec]:
     model = opts.model_config()
 
     def make(labels, policy, codec, rep):
-        b = labels["num_running"]
-        # Each finish costs one mixed step; steps over budget make up for them.
-        max_steps = warmup + steps + steps * b // 1000 + 10
-        return CaseSpec(
-            scenario=NAME, labels=labels, policy=policy, codec=codec,
-            scheduler=opts.scheduler_config(SchedulerConfig(
-                max_num_seqs=b, max_num_batched_tokens=8192, max_model_len=4096,
-                num_blocks=b * 256 + 256)),
-            model=model,
-            make_workload=lambda: SteadyDecodeWorkload(b, seed=opts.seed,
-                                                       vocab_size=model.vocab_size,
-                                                       req_id_format=opts.req_id_format),
-            warmup_steps=warmup, max_steps=max_steps, count="decode_only",
-            transport=opts.transport, peer_timeout_s=opts.peer_timeout_s,
-            floor=opts.floor, repetition=rep)
+        return steady_case(opts, NAME, labels, policy, codec, rep, model=model, steps=steps,
+                           warmup=warmup)
 
     return grid(opts, [{"num_running": b} for b in (opts.num_running or DEFAULT_NUM_RUNNING)],
                 make, single_process=True)
