@@ -13,8 +13,10 @@ from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any, Callable, Optional
 
+import msgspec
+
 from ipc_bench.case import CaseSpec
-from ipc_bench.config import CODECS, POLICIES, ConfigError
+from ipc_bench.config import CODECS, POLICIES, ConfigError, SchedulerConfig
 
 
 @dataclass
@@ -32,10 +34,29 @@ class ScenarioOptions:
     codecs: list[str] = field(default_factory=lambda: list(CODECS))
     transport: str = "ipc"
     floor: bool = True
-    peer_timeout_s: float = 30.0
+    peer_timeout_s: float = 10.0
     repeat: int = 1
     single_process: bool = True
     trace_speedup: Optional[float] = None
+    #: ``SchedulerConfig`` fields set on the command line (``--max-num-seqs`` ...).
+    scheduler_overrides: dict[str, int] = field(default_factory=dict)
+    startup_timeout_s: float = 120.0
+    host: str = "127.0.0.1"
+    allow_pickle_over_tcp: bool = False
+
+    def scheduler_config(self, default: SchedulerConfig) -> SchedulerConfig:
+        """The scenario's ``default`` limits with the command line's overrides applied
+        (validated: ``ConfigError`` names the first bad setting)."""
+        config = msgspec.structs.replace(default, **self.scheduler_overrides)
+        config.validate()
+        return config
+
+    def process_settings(self) -> dict[str, Any]:
+        """``CaseSpec`` keyword arguments for the transport, timeouts and security
+        settings, the same for every scenario."""
+        return dict(transport=self.transport, peer_timeout_s=self.peer_timeout_s,
+                    startup_timeout_s=self.startup_timeout_s, host=self.host,
+                    allow_pickle_over_tcp=self.allow_pickle_over_tcp)
 
 
 def discover() -> dict[str, ModuleType]:

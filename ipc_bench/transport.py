@@ -16,6 +16,7 @@ Every receive has a timeout and a liveness check of the peer.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import shutil
 import tempfile
@@ -59,6 +60,30 @@ class PeerError(RuntimeError):
     """The peer process died, stopped answering or sent garbage; message is one line."""
 
 
+class PeerTimeout(PeerError):
+    """The peer process is alive but sent nothing within the timeout."""
+
+
+#: Default bind address of tcp sockets (``--host`` names another).
+DEFAULT_HOST = "127.0.0.1"
+
+
+def check_host(host: str) -> str:
+    """Validate a ``--host`` value: an IPv4 or IPv6 address literal (no names, so no
+    DNS lookup decides where a benchmark listens). Returns it normalised; raises
+    ``ValueError`` (one line) otherwise."""
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        raise ValueError(f"--host must be an IP address such as 127.0.0.1 or ::1, "
+                         f"got {host!r}") from None
+
+
+def tcp_bind_endpoint(host: str) -> str:
+    """``tcp://HOST:*`` (an ephemeral port), brackets around an IPv6 address."""
+    return f"tcp://[{host}]:*" if ":" in host else f"tcp://{host}:*"
+
+
 class Endpoints(msgspec.Struct, frozen=True):
     """ZeroMQ endpoint strings of one case's three sockets."""
 
@@ -88,7 +113,7 @@ class SchedulerSockets:
     """The scheduler's bound sockets. ``transport``: ``ipc`` or ``tcp``; ``host`` for tcp."""
 
     def __init__(self, ctx: zmq.Context, transport: str, endpoint_dir: Optional[EndpointDir],
-                 host: str = "127.0.0.1"):
+                 host: str = DEFAULT_HOST):
         self.s2r = ctx.socket(zmq.PUSH)
         self.r2s = ctx.socket(zmq.PULL)
         self.ctl = ctx.socket(zmq.PAIR)
@@ -99,7 +124,9 @@ class SchedulerSockets:
                 assert endpoint_dir is not None
                 sock.bind(f"ipc://{endpoint_dir.path}/{name}")
             elif transport == "tcp":
-                sock.bind(f"tcp://{host}:*")
+                if ":" in host:
+                    sock.setsockopt(zmq.IPV6, 1)
+                sock.bind(tcp_bind_endpoint(host))
             else:
                 raise ValueError(f"unknown transport {transport!r}")
             names[name] = sock.getsockopt_string(zmq.LAST_ENDPOINT)
@@ -123,15 +150,18 @@ class RunnerSockets:
     def connect_data(self, s2r_endpoint: str, r2s_endpoint: str) -> None:
         self.s2r = self.ctl.context.socket(zmq.PULL)
         self.r2s = self.ctl.context.socket(zmq.PUSH)
-        _configure(self.s2r)
-        _configure(self.r2s)
-        self.s2r.connect(s2r_endpoint)
-        self.r2s.connect(r2s_endpoint)
+        for sock, endpoint in ((self.s2r, s2r_endpoint), (self.r2s, r2s_endpoint)):
+            _configure(sock)
+            if endpoint.startswith("tcp://["):
+                sock.setsockopt(zmq.IPV6, 1)
+            sock.connect(endpoint)
 
-    def close(self) -> None:
+    def close(self, linger_ms: int = 0) -> None:
+        """Close the sockets; ``linger_ms`` lets queued messages (a final report or
+        error) go out first, bounded."""
         for sock in (self.s2r, self.r2s, self.ctl):
             if sock is not None:
-                sock.close(linger=0)
+                sock.close(linger=linger_ms)
 
 
 def recv_frame(sock: zmq.Socket, timeout_s: float, peer_problem: Callable[[], Optional[str]],
@@ -139,8 +169,10 @@ def recv_frame(sock: zmq.Socket, timeout_s: float, peer_problem: Callable[[], Op
     """Receive one frame, waiting at most ``timeout_s`` seconds.
 
     ``peer_problem()`` is called every ``POLL_SLICE_MS`` while waiting; a non-None
-    return (e.g. "runner killed by SIGKILL") raises ``PeerError`` at once. Raises
-    ``PeerError`` naming ``what`` on timeout.
+    return (e.g. "runner process 12 was killed by SIGKILL") raises ``PeerError``
+    ("... while waiting for WHAT") at once, unless a frame the peer sent before it
+    went is still queued, which is returned first (an empty frame announcing its
+    error report). Raises ``PeerTimeout`` ("no WHAT within N s") on timeout.
     """
     try:
         return sock.recv()
@@ -150,12 +182,15 @@ def recv_frame(sock: zmq.Socket, timeout_s: float, peer_problem: Callable[[], Op
     while True:
         problem = peer_problem()
         if problem:
-            raise PeerError(problem)
+            try:
+                return sock.recv(zmq.NOBLOCK)
+            except zmq.Again:
+                raise PeerError(f"{problem} while waiting for {what}") from None
         try:
             return sock.recv()
         except zmq.Again:
             if time.monotonic() > deadline:
-                raise PeerError(f"no {what} within {timeout_s:g} s") from None
+                raise PeerTimeout(f"no {what} within {timeout_s:g} s") from None
 
 
 def send_control(sock: zmq.Socket, msg: ControlMessage) -> None:

@@ -33,6 +33,7 @@ def trace_cases(opts: ScenarioOptions, name: str, trace_file: str,
     or with ``timed`` the wall clock at ``--trace-speedup`` times real time."""
     if not opts.trace:
         raise ConfigError(f"scenario {name} needs --trace PATH (the {trace_file} file)")
+    scheduler = opts.scheduler_config(scheduler)
     trace = load_azure_trace(opts.trace, max_requests=opts.max_requests or 300)
     step_s = (opts.logical_step_ms or 20.0) / 1000.0
     warmup = 50 if opts.warmup_steps is None else opts.warmup_steps
@@ -48,8 +49,8 @@ def trace_cases(opts: ScenarioOptions, name: str, trace_file: str,
                                                 vocab_size=model.vocab_size,
                                                 logical_step_s=step_s),
             warmup_steps=warmup, max_steps=None, count="all",
-            transport=opts.transport, peer_timeout_s=opts.peer_timeout_s,
-            floor=opts.floor and not timed, repetition=rep, trace_speedup=speedup)
+            floor=opts.floor and not timed, repetition=rep, trace_speedup=speedup,
+            **opts.process_settings())
 
     return grid(opts, [{"trace": workload_name}], make)
 

@@ -19,12 +19,40 @@ case, default 1000), ``--warmup-steps`` (default 100).
 from __future__ import annotations
 
 from ipc_bench.case import CaseSpec
-from ipc_bench.config import ModelConfig, SchedulerConfig
+from ipc_bench.config import ConfigError, ModelConfig, SchedulerConfig
 from ipc_bench.scenario import ScenarioOptions, grid
 from ipc_bench.workload import SteadyDecodeWorkload
 
 NAME = "decode-steady"
 DEFAULT_NUM_RUNNING = [1, 16, 64, 256]
+
+
+#: Longest prompt and output of the workload (``SteadyDecodeWorkload`` defaults).
+PROMPT_LEN_MAX = 256
+OUTPUT_LEN_MAX = 2048
+
+
+def scheduler_config(opts: ScenarioOptions, b: int) -> SchedulerConfig:
+    """Limits for B running requests, with the command line's overrides; refuses
+    limits under which B requests cannot all run (``ConfigError``)."""
+    cfg = opts.scheduler_config(SchedulerConfig(
+        max_num_seqs=b, max_num_batched_tokens=8192, max_model_len=4096,
+        num_blocks=b * 256 + 256))
+    if b > cfg.max_num_seqs:
+        raise ConfigError(f"--num-running {b} is larger than max_num_seqs "
+                          f"{cfg.max_num_seqs}: a steady batch of {b} cannot run")
+    if cfg.max_model_len <= PROMPT_LEN_MAX:
+        raise ConfigError(f"max_model_len {cfg.max_model_len} must exceed {NAME}'s longest "
+                          f"prompt ({PROMPT_LEN_MAX} tokens)")
+    if cfg.max_num_batched_tokens < b:
+        raise ConfigError(f"max_num_batched_tokens {cfg.max_num_batched_tokens} is smaller "
+                          f"than --num-running {b}: not every request can decode each step")
+    longest = min(cfg.max_model_len, PROMPT_LEN_MAX + OUTPUT_LEN_MAX)
+    need = b * -(-longest // cfg.block_size)
+    if cfg.num_blocks < need:
+        raise ConfigError(f"num_blocks {cfg.num_blocks} is too few for {b} requests of up to "
+                          f"{longest} tokens in blocks of {cfg.block_size} (need {need})")
+    return cfg
 
 
 def cases(opts: ScenarioOptions) -> list[CaseSpec]:
@@ -38,14 +66,12 @@ def cases(opts: ScenarioOptions) -> list[CaseSpec]:
         max_steps = warmup + steps + steps * b // 1000 + 10
         return CaseSpec(
             scenario=NAME, labels=labels, policy=policy, codec=codec,
-            scheduler=SchedulerConfig(max_num_seqs=b, max_num_batched_tokens=8192,
-                                      max_model_len=4096, num_blocks=b * 256 + 256),
+            scheduler=scheduler_config(opts, b),
             model=model,
             make_workload=lambda: SteadyDecodeWorkload(b, seed=opts.seed,
                                                        vocab_size=model.vocab_size),
             warmup_steps=warmup, max_steps=max_steps, count="decode_only",
-            transport=opts.transport, peer_timeout_s=opts.peer_timeout_s,
-            floor=opts.floor, repetition=rep)
+            floor=opts.floor, repetition=rep, **opts.process_settings())
 
     return grid(opts, [{"num_running": b} for b in (opts.num_running or DEFAULT_NUM_RUNNING)],
                 make, single_process=True)
