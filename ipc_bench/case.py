@@ -130,5 +130,5 @@ class CaseResult:
     error: Optional[str] = None
     failed_step: Optional[int] = None     # seq of the step the case failed at
     runner_pid: Optional[int] = None
-    rss_samples: list[tuple] = field(default_factory=list)  # (t_s, sched_rss, runner_rss)
+    rss_samples: list[tuple] = field(default_factory=list)  # soak.SAMPLE_COLUMNS tuples
     stream_stats: Optional[Any] = None    # soak.StreamStats of a streamed case

@@ -8,8 +8,14 @@
   load: only use it between processes you started yourself.
 
 A ``Codec`` encodes to ``bytes`` and decodes ``bytes``-like frames into the expected
-type, raising ``DecodeError`` (one line) for anything else: truncated, corrupted or
-wrong-type frames never come back as a wrong value.
+type, raising ``DecodeError`` (one line) for anything else. ``msgpack`` checks every
+field's type on decode, so a truncated, corrupted or wrong-type frame never comes
+back as a wrong value. ``pickle`` checks only the top-level class (checking every
+field would cost more than the decode, and vLLM's ``pickle.loads`` checks nothing):
+a corrupted pickle can decode to a message whose fields have wrong types, which the
+receiving loop then rejects with an error naming the step; it can also ask for
+unbounded memory before failing (a fuzzed frame took 23 GB here). That, and code
+execution on load, is why pickle is refused on TCP unless ``--allow-pickle-over-tcp``.
 """
 
 from __future__ import annotations

@@ -87,6 +87,7 @@ from ipc_bench.transport import (
     recv_control,
     recv_frame,
     send_control,
+    send_frame,
 )
 
 #: Default of ``CaseSpec.startup_timeout_s``: handshake and first step.
@@ -98,6 +99,7 @@ FLUSH_INTERVAL_S = 1.0
 #: Environment variable carrying the scheduler's pid to the runner.
 SCHEDULER_PID_ENV = "IPC_BENCH_SCHEDULER_PID"
 _EMPTY = b""
+_NOBLOCK = zmq.NOBLOCK
 
 
 class CaseError(RuntimeError):
@@ -247,7 +249,7 @@ class CaseSink(Protocol):
         """Final per-request records of a streamed case."""
 
     def stream_rss(self, spec: CaseSpec, samples: list[tuple]) -> None:
-        """RSS samples ``(t_s, sched_rss_bytes, runner_rss_bytes)``."""
+        """Memory samples in ``soak.SAMPLE_COLUMNS`` order."""
 
 
 class StepFlusher:
@@ -386,9 +388,10 @@ def run_case(spec: CaseSpec, on_step: Optional[Callable[[int], None]] = None, *,
                 return f"{problem} ({last})" if last else problem
             return None
 
-        send_control(socks.ctl, Handshake(PROTOCOL_VERSION, encode_config(config)))
+        send_control(socks.ctl, Handshake(PROTOCOL_VERSION, encode_config(config)),
+                     spec.startup_timeout_s, peer_problem)
         reply = recv_control(socks.ctl, spec.startup_timeout_s, peer_problem,
-                             "the runner's handshake reply")
+                             "handshake reply from the runner")
         if isinstance(reply, ErrorReport):
             raise CaseError(f"runner refused the handshake: {reply.message}")
         if not isinstance(reply, Ready):
@@ -401,7 +404,7 @@ def run_case(spec: CaseSpec, on_step: Optional[Callable[[int], None]] = None, *,
 
         def read_runner_error(seq: int) -> CaseError:
             try:
-                msg = recv_control(socks.ctl, 5.0, peer_problem, "the runner's error report")
+                msg = recv_control(socks.ctl, 5.0, peer_problem, "error report from the runner")
             except PeerError as exc:
                 return CaseError(str(exc), seq)
             if isinstance(msg, ErrorReport):
@@ -423,10 +426,10 @@ def run_case(spec: CaseSpec, on_step: Optional[Callable[[int], None]] = None, *,
                 result.s2r_marker_frames += 1
                 result.floor_step_ns = _floor(spec, link, result.s2r_frames, counted_seqs)
             result.s2r_marker_frames += 1
-            socks.s2r.send(_EMPTY)
-            send_control(socks.ctl, Stop())
+            send_frame(socks.s2r, _EMPTY, spec.peer_timeout_s, peer_problem, "the stop marker")
+            send_control(socks.ctl, Stop(), spec.peer_timeout_s, peer_problem)
             report = recv_control(socks.ctl, spec.peer_timeout_s, peer_problem,
-                                  "the runner's report")
+                                  "report from the runner")
         except PeerTimeout as exc:
             raise CaseError(f"runner process {proc.pid} stopped answering: {exc} "
                             f"(state {_process_state(proc.pid)}; killed)", link.seq) from None
@@ -489,6 +492,7 @@ class _ProcessLink:
         self.encode = scheduler_output_codec(spec.codec).encode
         self.decode = model_runner_output_codec(spec.codec).decode
         self.send = socks.s2r.send
+        self.s2r = socks.s2r
         self.r2s = socks.r2s
         self.timeout_s = spec.peer_timeout_s
         self.first_timeout_s = max(spec.startup_timeout_s, spec.peer_timeout_s)
@@ -504,7 +508,12 @@ class _ProcessLink:
         """-> (ModelRunnerOutput, s2r frame, r2s bytes, t_encoded, t_sent, t_received, t_decoded)."""
         frame = self.encode(so)
         t3 = perf()
-        self.send(frame)
+        try:
+            self.send(frame, _NOBLOCK)
+        except zmq.Again:  # the runner is not taking frames: wait, bounded, or fail
+            self.seq = seq
+            send_frame(self.s2r, frame, self.timeout_s, self.peer_problem,
+                       f"SchedulerOutput for step {seq}")
         t4 = perf()
         self.seq = seq
         reply = recv_frame(self.r2s, self.timeout_s if seq else self.first_timeout_s,
@@ -524,14 +533,18 @@ class _ProcessLink:
         if problem:
             raise CaseError(f"{problem} while the scheduler was idle", self.seq)
 
+    def send_marker(self, msg) -> None:
+        """An empty frame on s2r (read the control socket), then ``msg`` there."""
+        send_frame(self.s2r, _EMPTY, self.timeout_s, self.peer_problem, "a phase marker")
+        send_control(self.socks.ctl, msg, self.timeout_s, self.peer_problem)
+
     def idle(self, sleep_s: float, idle_ns: int) -> None:
         """Nothing to run (timed replay): check the runner, keep it waiting
         (``KeepAlive`` once the idle time passes a quarter of its timeout), sleep."""
         self.check_peer()
         now = time.perf_counter_ns()
         if idle_ns > self.keepalive_ns and now - self.last_keepalive_ns > self.keepalive_ns:
-            self.send(_EMPTY)
-            send_control(self.socks.ctl, KeepAlive())
+            self.send_marker(KeepAlive())
             self.result.s2r_marker_frames += 1
             self.last_keepalive_ns = now
         time.sleep(sleep_s)
@@ -628,6 +641,11 @@ def _scheduler_loop(spec: CaseSpec, link, result: CaseResult, on_step,
             except ProtocolError as exc:
                 raise CaseError(f"step {seq}: ModelRunnerOutput contradicts the schedule: "
                                 f"{exc}", seq) from None
+            except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
+                # a decoded message of the right class with fields of the wrong type
+                # (pickle does not check them)
+                raise CaseError(f"step {seq}: malformed ModelRunnerOutput: "
+                                f"{type(exc).__name__}: {exc}", seq) from None
             t7 = perf()
             c1 = cpu()
             warm = seq < warmup_steps
@@ -701,10 +719,8 @@ def _floor(spec: CaseSpec, link: _ProcessLink, frames: list[bytes], seqs: list[i
     msgs = [sched_codec.decode(f) for f in frames]  # objects, so encode is re-timed
     decode = link.decode
     encode = link.encode
-    send = link.send
     r2s = link.r2s
-    send(_EMPTY)
-    send_control(link.socks.ctl, BeginFloor(steps=seqs))
+    link.send_marker(BeginFloor(steps=seqs))
     perf = time.perf_counter_ns
     out = []
     gc.collect()
@@ -712,7 +728,8 @@ def _floor(spec: CaseSpec, link: _ProcessLink, frames: list[bytes], seqs: list[i
     try:
         t_prev = perf()
         for i, so in enumerate(msgs):
-            send(encode(so))
+            send_frame(link.s2r, encode(so), spec.peer_timeout_s, link.peer_problem,
+                       f"floor frame {i}")
             reply = recv_frame(r2s, spec.peer_timeout_s, link.peer_problem, f"floor reply {i}")
             if not reply:
                 raise link.read_runner_error(i)
@@ -781,26 +798,28 @@ def runner_main(ctl_endpoint: str) -> int:
             print(f"runner: {exc}", file=sys.stderr)
             return 3
         if not isinstance(hs, Handshake):
-            send_control(socks.ctl, ErrorReport(f"expected a handshake, got {type(hs).__name__}"))
+            send_control(socks.ctl, ErrorReport(f"expected a handshake, got {type(hs).__name__}"),
+                         5.0, peer_problem)
             return 3
         if hs.protocol_version != PROTOCOL_VERSION:
             send_control(socks.ctl, ErrorReport(
                 f"protocol version mismatch: scheduler speaks {hs.protocol_version}, "
-                f"runner speaks {PROTOCOL_VERSION}"))
+                f"runner speaks {PROTOCOL_VERSION}"), 5.0, peer_problem)
             return 3
         try:
             config = decode_runner_config(hs.config)
         except ConfigError as exc:
-            send_control(socks.ctl, ErrorReport(str(exc)))
+            send_control(socks.ctl, ErrorReport(str(exc)), 5.0, peer_problem)
             return 3
         try:
             socks.connect_data(config.s2r_endpoint, config.r2s_endpoint)
             runner = ModelRunner(config.scheduler, config.model, config.policy)
         except Exception as exc:  # a model that cannot be built: say so, do not hang
             send_control(socks.ctl, ErrorReport(
-                f"runner could not start: {type(exc).__name__}: {exc}"))
+                f"runner could not start: {type(exc).__name__}: {exc}"), 5.0, peer_problem)
             return 3
-        send_control(socks.ctl, Ready(PROTOCOL_VERSION, os.getpid(), runner.model.device))
+        send_control(socks.ctl, Ready(PROTOCOL_VERSION, os.getpid(), runner.model.device),
+                     config.peer_timeout_s, peer_problem)
         loop = _RunnerLoop(config, socks, runner, peer_problem)
         try:
             loop.run()
@@ -825,8 +844,11 @@ def _report_step_error(socks: RunnerSockets, loop: "_RunnerLoop", message: str) 
     """Tell the scheduler: an empty frame on r2s (it is waiting there), then the
     ``ErrorReport`` on the control socket."""
     print(f"runner: step {loop.seq}: {message}", file=sys.stderr)
-    socks.r2s.send(_EMPTY)
-    send_control(socks.ctl, ErrorReport(message, loop.seq))
+    try:
+        send_frame(socks.r2s, _EMPTY, 5.0, loop.peer_problem, "an error marker")
+        send_control(socks.ctl, ErrorReport(message, loop.seq), 5.0, loop.peer_problem)
+    except PeerError as exc:  # nobody to tell: the exit code and stderr remain
+        print(f"runner: could not report the error: {exc}", file=sys.stderr)
 
 
 def _column(record: bool):
@@ -918,7 +940,7 @@ class _RunnerLoop:
                     gc_counter.close()
                     send_control(ctl, RunnerReport(columns={
                         k: list(v) if self.config.record_steps else []
-                        for k, v in self.columns.items()}))
+                        for k, v in self.columns.items()}), idle_timeout, self.peer_problem)
                     return
                 raise ProtocolError(f"unexpected control message {type(msg).__name__}")
             rec_t0(t0 - t_origin)
@@ -934,7 +956,11 @@ class _RunnerLoop:
             t7 = perf()
             reply = encode(out)
             t8 = perf()
-            send(reply)
+            try:
+                send(reply, _NOBLOCK)
+            except zmq.Again:  # the scheduler is not taking frames: wait, bounded, or fail
+                send_frame(r2s, reply, idle_timeout, self.peer_problem,
+                           f"ModelRunnerOutput for step {self.seq}")
             t9 = perf()
             rec_decode(t2 - t1)
             rec_encode(t8 - t7)
@@ -952,11 +978,12 @@ class _RunnerLoop:
             raise ProtocolError(f"floor steps outside the {len(self.out_frames)} steps run")
         reply_codec = model_runner_output_codec(self.config.codec)
         outs = [reply_codec.decode(self.out_frames[s]) for s in seqs]
-        s2r, send = self.socks.s2r, self.socks.r2s.send
+        s2r, r2s = self.socks.s2r, self.socks.r2s
         for i, out in enumerate(outs):
             frame = recv_frame(s2r, self.config.peer_timeout_s, self.peer_problem,
                                f"floor frame {i}")
             if not frame:
                 raise ProtocolError(f"empty frame in the middle of the floor (frame {i})")
             decode(frame)
-            send(encode(out))
+            send_frame(r2s, encode(out), self.config.peer_timeout_s, self.peer_problem,
+                       f"floor reply {i}")

@@ -10,8 +10,9 @@ Layout of a run folder::
     requests.csv       one row per request per case
     floor.csv          one row per floor step per case: case_id, i, floor_step_ns
     itl.csv            timed replays: one row per inter-token gap: case_id, index, itl_s
-    rss.csv            cases that sample memory (soak): case_id, t_s, sched_rss_bytes,
-                       runner_rss_bytes
+    rss.csv            cases that sample memory (soak): case_id, t_s, then VmRSS and
+                       RssAnon of each process: sched_rss_bytes, sched_anon_bytes,
+                       runner_rss_bytes, runner_anon_bytes
     steps.partial.csv  only while a case runs (or after this process was SIGKILLed):
                        case identity + SCHED_COLUMNS of the running case so far
 
@@ -51,7 +52,8 @@ from ipc_bench.signals import deferred
 FORMAT_VERSION = 1
 
 CASE_KEYS = ("case_id", "scenario", "policy", "codec", "repetition", "workload")
-RSS_COLUMNS = ("case_id", "t_s", "sched_rss_bytes", "runner_rss_bytes")
+RSS_COLUMNS = ("case_id", "t_s", "sched_rss_bytes", "sched_anon_bytes", "runner_rss_bytes",
+               "runner_anon_bytes")
 PARTIAL_STEPS = "steps.partial.csv"
 FILE_MODE = 0o644
 DIR_MODE = 0o755
@@ -179,7 +181,7 @@ class RunWriter:
                                  for r in records for x in r.get("itl_s") or ()))
 
     def stream_rss(self, spec: CaseSpec, samples: list[tuple]) -> None:
-        """Append RSS samples ``(t_s, sched_rss_bytes, runner_rss_bytes)`` to ``rss.csv``."""
+        """Append memory samples (``soak.SAMPLE_COLUMNS``) to ``rss.csv``."""
         self._append("rss.csv", ((spec.case_id, *(_csv(v) for v in s)) for s in samples),
                      header=RSS_COLUMNS)
         self._rss_written[spec.case_id] = self._rss_written.get(spec.case_id, 0) + len(samples)

@@ -9,9 +9,12 @@ as it goes and drops them (``processes.StepFlusher``), and ``StreamStats`` keeps
 running sums the case summary needs (a few numbers per flush window, float64 arrays
 of per-request latencies).
 
-- ``RssSampler``: a background thread that reads ``VmRSS`` of this process and of
-  the runner from ``/proc/<pid>/status`` every ``interval_s`` seconds. It sleeps
-  between samples and never touches the loop, so the hot path is unchanged.
+- ``RssSampler``: a background thread that reads ``VmRSS`` and ``RssAnon`` of this
+  process and of the runner from ``/proc/<pid>/status`` every ``interval_s`` seconds.
+  It sleeps between samples and never touches the loop, so the hot path is unchanged.
+  ``VmRSS`` also counts mapped file pages (shared libraries), which the kernel drops
+  under memory pressure from anything else on the machine; ``RssAnon`` (heap, numpy
+  buffers) is what a leak grows, so both are kept and judged.
 - ``rss_growth``: growth after warm-up. Warm-up is the first ``WARMUP_FRACTION`` of
   the samples' time span; the baseline is the mean RSS over the next
   ``WARMUP_FRACTION`` (so one sample's noise does not decide it), the end is the
@@ -39,25 +42,33 @@ WARMUP_FRACTION = 0.10
 _C = {name: i for i, name in enumerate(SCHED_COLUMNS)}
 
 
-def read_rss_bytes(pid: int) -> Optional[int]:
-    """Resident set size of ``pid`` in bytes (``VmRSS`` of ``/proc/<pid>/status``);
-    ``None`` if the process is gone or the line is missing."""
+def read_memory_bytes(pid: int) -> tuple[Optional[int], Optional[int]]:
+    """``(VmRSS, RssAnon)`` of ``pid`` in bytes from ``/proc/<pid>/status``; ``None``
+    for a value that cannot be read (process gone)."""
+    rss = anon = None
     try:
         with open(f"/proc/{pid}/status", "rb") as f:
             for line in f:
                 if line.startswith(b"VmRSS:"):
-                    return int(line.split()[1]) * 1024  # kB
+                    rss = int(line.split()[1]) * 1024  # kB
+                elif line.startswith(b"RssAnon:"):
+                    anon = int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
-        return None
-    return None
+        pass
+    return rss, anon
+
+
+def read_rss_bytes(pid: int) -> Optional[int]:
+    """Resident set size (``VmRSS``) of ``pid`` in bytes, ``None`` if it is gone."""
+    return read_memory_bytes(pid)[0]
 
 
 class RssSampler:
     """Samples the RSS of ``pids`` every ``interval_s`` seconds in a daemon thread.
 
-    ``samples``: one tuple per sample, ``(t_s, rss_bytes of pids[0], rss_bytes of
-    pids[1], ...)``, ``t_s`` from ``start()``; a gone process reads ``None``.
-    The first sample is taken at once.
+    ``samples``: one tuple per sample, ``(t_s, VmRSS of pids[0], RssAnon of pids[0],
+    VmRSS of pids[1], RssAnon of pids[1], ...)`` in bytes, ``t_s`` from ``start()``; a
+    gone process reads ``None``. The first sample is taken at once.
     """
 
     def __init__(self, pids: Sequence[int], interval_s: float = 1.0):
@@ -78,7 +89,7 @@ class RssSampler:
     def _run(self) -> None:
         while True:
             t = time.monotonic() - self._t0
-            self.samples.append((t, *(read_rss_bytes(p) for p in self.pids)))
+            self.samples.append((t, *(v for p in self.pids for v in read_memory_bytes(p))))
             if self._stop.wait(self.interval_s):
                 return
 
@@ -127,16 +138,23 @@ def rss_growth(t_s: Sequence[float], rss: Sequence[Optional[int]]) -> dict[str, 
                 rss_slope_bytes_per_min=slope)
 
 
+#: Columns of ``RssSampler`` samples of (scheduler, runner), as in ``rss.csv``.
+SAMPLE_COLUMNS = ("t_s", "sched_rss_bytes", "sched_anon_bytes", "runner_rss_bytes",
+                  "runner_anon_bytes")
+
+
 def rss_summary(samples: list[tuple]) -> dict[str, Any]:
-    """``sched_*`` and ``runner_*`` growth figures (``rss_growth``) of sampler output
-    ``(t_s, sched_rss, runner_rss)``, plus ``rss_num_samples``."""
+    """Growth figures (``rss_growth``) of sampler output in ``SAMPLE_COLUMNS`` order:
+    ``sched_rss_*``, ``sched_anon_*`` (``RssAnon``), ``runner_rss_*``,
+    ``runner_anon_*``, plus ``rss_num_samples``."""
     if not samples:
         return {}
     t = [s[0] for s in samples]
     out: dict[str, Any] = {"rss_num_samples": len(samples)}
-    for i, who in ((1, "sched"), (2, "runner")):
+    for i, name in enumerate(SAMPLE_COLUMNS[1:], 1):
+        who, kind = name.split("_")[:2]
         for k, v in rss_growth(t, [s[i] for s in samples]).items():
-            out[f"{who}_{k}"] = v
+            out[f"{who}_{k.replace('rss_', kind + '_', 1)}"] = v
     return out
 
 

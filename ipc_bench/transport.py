@@ -106,7 +106,7 @@ class EndpointDir:
 def _configure(sock: zmq.Socket) -> None:
     sock.setsockopt(zmq.LINGER, 0)
     sock.setsockopt(zmq.RCVTIMEO, POLL_SLICE_MS)
-    sock.setsockopt(zmq.SNDTIMEO, 10_000)
+    sock.setsockopt(zmq.SNDTIMEO, POLL_SLICE_MS)
 
 
 class SchedulerSockets:
@@ -193,14 +193,52 @@ def recv_frame(sock: zmq.Socket, timeout_s: float, peer_problem: Callable[[], Op
                 raise PeerTimeout(f"no {what} within {timeout_s:g} s") from None
 
 
-def send_control(sock: zmq.Socket, msg: ControlMessage) -> None:
-    sock.send(_ctl_encoder.encode(msg))
+def send_frame(sock: zmq.Socket, frame: bytes, timeout_s: float,
+               peer_problem: Callable[[], Optional[str]], what: str) -> None:
+    """Send one frame, waiting at most ``timeout_s`` seconds for the peer to take it.
+
+    A PUSH or PAIR socket whose peer is gone (or not yet connected) blocks on send;
+    this tries without blocking first (the hot path: the peer is there), then waits in
+    ``POLL_SLICE_MS`` slices, checking ``peer_problem()`` between them. Raises
+    ``PeerError`` ("... while sending WHAT") or ``PeerTimeout``.
+    """
+    try:
+        sock.send(frame, zmq.NOBLOCK)
+        return
+    except zmq.Again:
+        pass
+    deadline = time.monotonic() + timeout_s
+    while True:
+        problem = peer_problem()
+        if problem:
+            raise PeerError(f"{problem} while sending {what}")
+        try:
+            sock.send(frame)  # blocks at most SNDTIMEO = POLL_SLICE_MS
+            return
+        except zmq.Again:
+            if time.monotonic() > deadline:
+                raise PeerTimeout(f"could not send {what} within {timeout_s:g} s") from None
+
+
+def _no_problem() -> Optional[str]:
+    return None
+
+
+def send_control(sock: zmq.Socket, msg: ControlMessage, timeout_s: float = 10.0,
+                 peer_problem: Callable[[], Optional[str]] = _no_problem) -> None:
+    """Encode and send one control message (``send_frame``: bounded, peer checked)."""
+    send_frame(sock, _ctl_encoder.encode(msg), timeout_s, peer_problem, type(msg).__name__)
 
 
 def recv_control(sock: zmq.Socket, timeout_s: float, peer_problem: Callable[[], Optional[str]],
                  what: str) -> ControlMessage:
     """Receive and decode one control message; ``PeerError`` on timeout or garbage."""
-    frame = recv_frame(sock, timeout_s, peer_problem, what)
+    return decode_control(recv_frame(sock, timeout_s, peer_problem, what), what)
+
+
+def decode_control(frame: bytes, what: str = "a control message") -> ControlMessage:
+    """Decode one control frame; ``PeerError`` (one line) for anything that is not
+    exactly one of the ``ControlMessage`` types (unknown fields are refused too)."""
     try:
         return _ctl_decoder.decode(frame)
     except msgspec.DecodeError as exc:
