@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ipc_bench import signals
+from ipc_bench.codec import one_line
 from ipc_bench.config import CODECS, POLICIES, ConfigError
 from ipc_bench.signals import Interrupted
 from ipc_bench.traces import TraceError
@@ -180,11 +181,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     old_handlers = signals.install()
     try:
         return _main(argv)
-    except UsageError as exc:
-        print(f"bench.py: error: {exc}", file=sys.stderr)
-        return 2
-    except (ConfigError, TraceError) as exc:
-        print(f"bench.py: error: {exc}", file=sys.stderr)
+    except (UsageError, ConfigError, TraceError) as exc:
+        print(f"bench.py: error: {one_line(str(exc))}", file=sys.stderr)
         return 2
     except Interrupted as exc:
         print(f"bench.py: interrupted by {exc.signal_name} (exit {exc.code})", file=sys.stderr)
@@ -276,8 +274,8 @@ def _check_memory(cases) -> None:
         if need > MAX_MEMORY_SHARE * avail:
             raise UsageError(
                 f"max_num_seqs {cfg.max_num_seqs} x max_model_len {cfg.max_model_len} needs "
-                f"{need / 2**30:.1f} GiB of runner buffers, more than "
-                f"{MAX_MEMORY_SHARE:.0%} of the {avail / 2**30:.1f} GiB available")
+                f"{need / 2**20:,.0f} MiB of runner buffers, more than "
+                f"{MAX_MEMORY_SHARE:.0%} of the {avail / 2**20:,.0f} MiB available")
 
 
 def _run(args, cases, scenario_report=None) -> int:

@@ -31,7 +31,15 @@ T = TypeVar("T")
 
 
 class DecodeError(ValueError):
-    """A frame could not be decoded into the expected message type."""
+    """A frame could not be decoded into the expected message type (one line)."""
+
+
+def one_line(text: str) -> str:
+    """``text`` with line breaks and other unprintable characters escaped (as ``repr``
+    writes them), so an error message quoting data stays on one line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 class Codec(Generic[T]):
@@ -64,7 +72,7 @@ class MsgpackCodec(Codec[T]):
         try:
             return self._decoder.decode(frame)
         except msgspec.DecodeError as exc:
-            raise DecodeError(f"{self.msg_type.__name__}: {exc}") from None
+            raise DecodeError(one_line(f"{self.msg_type.__name__}: {exc}")) from None
 
 
 class PickleCodec(Codec[T]):
@@ -83,7 +91,8 @@ class PickleCodec(Codec[T]):
         try:
             msg = pickle.loads(frame)
         except Exception as exc:  # pickle raises many types on corrupt input
-            raise DecodeError(f"{self.msg_type.__name__}: {type(exc).__name__}: {exc}") from None
+            raise DecodeError(one_line(
+                f"{self.msg_type.__name__}: {type(exc).__name__}: {exc}")) from None
         if type(msg) is not self.msg_type:
             raise DecodeError(
                 f"{self.msg_type.__name__}: expected {self.msg_type.__name__}, got {type(msg).__name__}")

@@ -150,6 +150,8 @@ def decode_runner_config(data: bytes) -> RunnerConfig:
     try:
         config = msgspec.msgpack.decode(data, type=RunnerConfig)
     except msgspec.DecodeError as exc:
-        raise ConfigError(f"bad runner config in handshake: {exc}") from None
+        from ipc_bench.codec import one_line
+
+        raise ConfigError(one_line(f"bad runner config in handshake: {exc}")) from None
     config.validate()
     return config

@@ -55,7 +55,12 @@ import numpy as np
 import zmq
 
 from ipc_bench.case import RUNNER_COLUMNS, CaseResult, CaseSpec
-from ipc_bench.codec import DecodeError, model_runner_output_codec, scheduler_output_codec
+from ipc_bench.codec import (
+    DecodeError,
+    model_runner_output_codec,
+    one_line,
+    scheduler_output_codec,
+)
 from ipc_bench.config import (
     ConfigError,
     RunnerConfig,
@@ -109,7 +114,7 @@ class CaseError(RuntimeError):
     """
 
     def __init__(self, message: str, step: Optional[int] = None):
-        super().__init__(message)
+        super().__init__(one_line(message))
         self.step = step
 
 
@@ -341,7 +346,7 @@ class StepFlusher:
 
 def run_case(spec: CaseSpec, on_step: Optional[Callable[[int], None]] = None, *,
              result: Optional[CaseResult] = None, sink: Optional[CaseSink] = None,
-             flush_interval_s: float = FLUSH_INTERVAL_S) -> CaseResult:
+             flush_interval_s: Optional[float] = None) -> CaseResult:
     """Run one case end to end; returns its ``CaseResult``.
 
     ``spec.transport == "inproc"`` runs the single-process baseline (scheduler and
@@ -350,7 +355,7 @@ def run_case(spec: CaseSpec, on_step: Optional[Callable[[int], None]] = None, *,
     when the case fails or is interrupted). ``on_step(seq)`` is called after each
     step (progress display). ``result``: filled in place, so the caller keeps what
     was measured when this raises. ``sink``: receives the records while the case
-    runs (``StepFlusher``).
+    runs (``StepFlusher``, every ``flush_interval_s``, default ``FLUSH_INTERVAL_S``).
 
     Raises ``CaseError`` (one line) if the runner dies, stops answering, reports an
     error or sends an undecodable or inconsistent frame; ``SchedulerError`` on a
@@ -358,6 +363,8 @@ def run_case(spec: CaseSpec, on_step: Optional[Callable[[int], None]] = None, *,
     (pickle over TCP without ``allow_pickle_over_tcp``).
     """
     result = result if result is not None else CaseResult(spec=spec)
+    if flush_interval_s is None:
+        flush_interval_s = FLUSH_INTERVAL_S
     if spec.transport == "inproc":
         return _run_case_inproc(spec, on_step, result, sink, flush_interval_s)
     if spec.stream and spec.floor:
@@ -843,6 +850,7 @@ def runner_main(ctl_endpoint: str) -> int:
 def _report_step_error(socks: RunnerSockets, loop: "_RunnerLoop", message: str) -> None:
     """Tell the scheduler: an empty frame on r2s (it is waiting there), then the
     ``ErrorReport`` on the control socket."""
+    message = one_line(message)
     print(f"runner: step {loop.seq}: {message}", file=sys.stderr)
     try:
         send_frame(socks.r2s, _EMPTY, 5.0, loop.peer_problem, "an error marker")

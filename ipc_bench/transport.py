@@ -26,6 +26,7 @@ from typing import Callable, Optional
 import msgspec
 import zmq
 
+from ipc_bench.codec import one_line
 from ipc_bench.messages import ControlMessage
 
 #: Receive timeout of one wait slice; between slices the peer's liveness is checked.
@@ -242,4 +243,5 @@ def decode_control(frame: bytes, what: str = "a control message") -> ControlMess
     try:
         return _ctl_decoder.decode(frame)
     except msgspec.DecodeError as exc:
-        raise PeerError(f"malformed control message while waiting for {what}: {exc}") from None
+        raise PeerError(one_line(
+            f"malformed control message while waiting for {what}: {exc}")) from None
