@@ -349,8 +349,10 @@ def _run(args, cases, scenario_report=None) -> int:
             return 1
         except Interrupted as exc:
             stop_case(result, f"interrupted by {exc.signal_name}", "incomplete")
-            print(f"bench.py: {case.case_id}: interrupted by {exc.signal_name} at step "
-                  f"{result.failed_step}; partial results: {run_dir}", file=sys.stderr)
+            where = (f"at step {result.failed_step}" if result.failed_step is not None
+                     else "before its first step")
+            print(f"bench.py: {case.case_id}: interrupted by {exc.signal_name} {where}; "
+                  f"partial results: {run_dir}", file=sys.stderr)
             raise
         except OSError as exc:  # the run folder became unwritable (disk full, removed)
             stop_case(result, f"cannot write results: {exc}", "failed")

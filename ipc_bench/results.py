@@ -12,7 +12,8 @@ Layout of a run folder::
     itl.csv            timed replays: one row per inter-token gap: case_id, index, itl_s
     rss.csv            cases that sample memory (soak): case_id, t_s, then VmRSS and
                        RssAnon of each process: sched_rss_bytes, sched_anon_bytes,
-                       runner_rss_bytes, runner_anon_bytes
+                       runner_rss_bytes, runner_anon_bytes; sched_py_blocks: live
+                       Python allocations of the scheduler (sys.getallocatedblocks)
     steps.partial.csv  only while a case runs (or after this process was SIGKILLed):
                        case identity + SCHED_COLUMNS of the running case so far
 
@@ -53,7 +54,7 @@ FORMAT_VERSION = 1
 
 CASE_KEYS = ("case_id", "scenario", "policy", "codec", "repetition", "workload")
 RSS_COLUMNS = ("case_id", "t_s", "sched_rss_bytes", "sched_anon_bytes", "runner_rss_bytes",
-               "runner_anon_bytes")
+               "runner_anon_bytes", "sched_py_blocks")
 PARTIAL_STEPS = "steps.partial.csv"
 FILE_MODE = 0o644
 DIR_MODE = 0o755

@@ -27,6 +27,7 @@ of per-request latencies).
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from array import array
@@ -67,8 +68,11 @@ class RssSampler:
     """Samples the RSS of ``pids`` every ``interval_s`` seconds in a daemon thread.
 
     ``samples``: one tuple per sample, ``(t_s, VmRSS of pids[0], RssAnon of pids[0],
-    VmRSS of pids[1], RssAnon of pids[1], ...)`` in bytes, ``t_s`` from ``start()``; a
-    gone process reads ``None``. The first sample is taken at once.
+    VmRSS of pids[1], RssAnon of pids[1], ..., py_blocks)`` (bytes; ``t_s`` from
+    ``start()``; a gone process reads ``None``), where ``py_blocks`` is
+    ``sys.getallocatedblocks()`` of this process: live Python allocations, which tell a
+    leak (they grow) from allocator fragmentation (RSS grows, they do not). The first
+    sample is taken at once.
     """
 
     def __init__(self, pids: Sequence[int], interval_s: float = 1.0):
@@ -89,7 +93,8 @@ class RssSampler:
     def _run(self) -> None:
         while True:
             t = time.monotonic() - self._t0
-            self.samples.append((t, *(v for p in self.pids for v in read_memory_bytes(p))))
+            self.samples.append((t, *(v for p in self.pids for v in read_memory_bytes(p)),
+                                 sys.getallocatedblocks()))
             if self._stop.wait(self.interval_s):
                 return
 
@@ -140,13 +145,14 @@ def rss_growth(t_s: Sequence[float], rss: Sequence[Optional[int]]) -> dict[str, 
 
 #: Columns of ``RssSampler`` samples of (scheduler, runner), as in ``rss.csv``.
 SAMPLE_COLUMNS = ("t_s", "sched_rss_bytes", "sched_anon_bytes", "runner_rss_bytes",
-                  "runner_anon_bytes")
+                  "runner_anon_bytes", "sched_py_blocks")
 
 
 def rss_summary(samples: list[tuple]) -> dict[str, Any]:
     """Growth figures (``rss_growth``) of sampler output in ``SAMPLE_COLUMNS`` order:
     ``sched_rss_*``, ``sched_anon_*`` (``RssAnon``), ``runner_rss_*``,
-    ``runner_anon_*``, plus ``rss_num_samples``."""
+    ``runner_anon_*``, ``sched_py_*`` (live Python allocations: the ``_bytes`` fields
+    count blocks), plus ``rss_num_samples``."""
     if not samples:
         return {}
     t = [s[0] for s in samples]

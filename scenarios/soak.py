@@ -85,6 +85,11 @@ def report(summaries) -> str:
                     f"(largest after warm-up {s[f'{key}_max_growth_pct']:+.2f} %, slope "
                     f"{s[f'{key}_slope_bytes_per_min'] / 2**10:+.1f} KiB/min) "
                     f"{'ok' if g < GROWTH_GOAL_PCT else 'OVER'} (goal < {GROWTH_GOAL_PCT:g} %)")
+        if s.get("sched_py_growth_pct") is not None:
+            lines.append(f"  sched  live Python allocations: "
+                         f"{s['sched_py_baseline_bytes']:,.0f} -> {s['sched_py_end_bytes']:,.0f} "
+                         f"blocks ({s['sched_py_growth_pct']:+.2f} %): flat means RSS growth "
+                         "is allocator fragmentation, not a leak")
         for d in ("s2r", "r2s"):
             v = s.get(f"{d}_decode_bytes_per_req_drift_pct")
             if v is not None:

@@ -115,8 +115,8 @@ def test_rss_sampler_reads_both_processes():
     time.sleep(0.05)
     sampler.stop()
     assert len(sampler.samples) >= 2
-    t, rss, anon, rss2, anon2 = sampler.samples[0]
-    assert rss > anon > 0 and rss2 > anon2 > 0
+    t, rss, anon, rss2, anon2, blocks = sampler.samples[0]
+    assert rss > anon > 0 and rss2 > anon2 > 0 and blocks > 1000
     assert read_memory_bytes(2**22 + 12345) == (None, None)
 
 
