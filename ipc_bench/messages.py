@@ -68,7 +68,7 @@ class CachedRequestData(msgspec.Struct, **_WIRE):
     """Per-step diff of the requests already on the runner (vLLM 7f280d69c).
 
     Parallel lists over ``len(req_ids)`` requests, except ``new_token_ids``: under
-    the ``cached`` policy it is one empty list (the runner writes its own sampled ids),
+    the ``cached`` policy it is an empty list (the runner writes its own sampled ids),
     as vLLM sends it without pipeline parallelism after #20291. Under ``send`` it holds,
     per request, ``all_token_ids[num_computed_tokens : num_computed_tokens +
     num_scheduled_tokens]`` (the last sampled token while decoding, the next prompt

@@ -147,9 +147,9 @@ class ModelRunner:
             if state is None:
                 raise ProtocolError(f"cached request {req_id} is unknown to the runner")
             nc = cached.num_computed_tokens[i]
-            if not 0 <= nc < self.max_model_len:
+            if not 0 <= nc <= self.max_model_len:
                 raise ProtocolError(f"cached request {req_id}: num_computed_tokens {nc} "
-                                    f"outside [0, max_model_len {self.max_model_len})")
+                                    f"outside [0, max_model_len {self.max_model_len}]")
             state.num_computed_tokens = nc
             new_blocks = cached.new_block_ids[i][0]
             if new_blocks:
@@ -182,9 +182,9 @@ class ModelRunner:
     def _check_new_request(self, new) -> None:
         """``ProtocolError`` unless a ``NewRequestData`` fits this runner's limits."""
         n = len(new.prompt_token_ids)
-        if not 0 < n < self.max_model_len:
+        if not 0 < n <= self.max_model_len:  # it must fit its row of the token buffer
             raise ProtocolError(f"new request {new.req_id}: prompt of {n} tokens outside "
-                                f"[1, max_model_len {self.max_model_len})")
+                                f"[1, max_model_len {self.max_model_len}]")
         if not 0 <= new.num_computed_tokens < n:
             raise ProtocolError(f"new request {new.req_id}: num_computed_tokens "
                                 f"{new.num_computed_tokens} outside [0, {n})")

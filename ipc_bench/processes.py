@@ -103,6 +103,9 @@ PEER_TIMEOUT_S = 10.0
 FLUSH_INTERVAL_S = 1.0
 #: Environment variable carrying the scheduler's pid to the runner.
 SCHEDULER_PID_ENV = "IPC_BENCH_SCHEDULER_PID"
+#: How long the exiting runner keeps trying to deliver its last messages (a RunnerReport
+#: of a long run is megabytes; with ZMQ_LINGER 0 the context would discard it unsent).
+RUNNER_CLOSE_LINGER_MS = 5000
 _EMPTY = b""
 _NOBLOCK = zmq.NOBLOCK
 
@@ -377,6 +380,7 @@ def run_case(spec: CaseSpec, on_step: Optional[Callable[[int], None]] = None, *,
     proc: Optional[subprocess.Popen] = None
     sampler = None
     clean = False
+    exiting = []  # set when the runner reported an error: it exits by itself
     try:
         socks = SchedulerSockets(ctx, spec.transport, endpoint_dir, host=spec.host)
         config = RunnerConfig(
@@ -400,6 +404,7 @@ def run_case(spec: CaseSpec, on_step: Optional[Callable[[int], None]] = None, *,
         reply = recv_control(socks.ctl, spec.startup_timeout_s, peer_problem,
                              "handshake reply from the runner")
         if isinstance(reply, ErrorReport):
+            exiting.append(True)
             raise CaseError(f"runner refused the handshake: {reply.message}")
         if not isinstance(reply, Ready):
             raise CaseError(f"unexpected handshake reply from runner: {type(reply).__name__}")
@@ -415,6 +420,7 @@ def run_case(spec: CaseSpec, on_step: Optional[Callable[[int], None]] = None, *,
             except PeerError as exc:
                 return CaseError(str(exc), seq)
             if isinstance(msg, ErrorReport):
+                exiting.append(True)
                 return CaseError(f"runner failed at step {msg.step}: {msg.message}", msg.step)
             return CaseError(f"unexpected control message from runner at step {seq}: "
                              f"{type(msg).__name__}", seq)
@@ -443,6 +449,7 @@ def run_case(spec: CaseSpec, on_step: Optional[Callable[[int], None]] = None, *,
         except PeerError as exc:
             raise CaseError(str(exc), link.seq) from None
         if isinstance(report, ErrorReport):
+            exiting.append(True)
             raise CaseError(f"runner failed at step {report.step}: {report.message}",
                             report.step)
         if not isinstance(report, RunnerReport):
@@ -470,8 +477,10 @@ def run_case(spec: CaseSpec, on_step: Optional[Callable[[int], None]] = None, *,
             if proc is not None:
                 if clean:
                     reap(proc, grace_s=2.0)
+                elif exiting:  # it reported its error and is on its way out
+                    reap(proc, grace_s=1.0)
                 else:
-                    proc.kill()  # a failed or interrupted case: nothing left to wait for
+                    proc.kill()  # dead, hung or interrupted: nothing left to wait for
                     reap(proc, grace_s=5.0)
             endpoint_dir.cleanup()
 
@@ -843,7 +852,7 @@ def runner_main(ctl_endpoint: str) -> int:
             return 4
         return 0
     finally:
-        socks.close(linger_ms=1000)  # let a final report or error reach the scheduler
+        socks.close(linger_ms=RUNNER_CLOSE_LINGER_MS)
         ctx.term()
 
 

@@ -26,7 +26,8 @@ Rules mirrored from vLLM 7f280d69c:
   ``finished_req_ids``;
 - the ``send`` policy fills ``CachedRequestData.new_token_ids`` with
   ``all_token_ids[num_computed_tokens : num_computed_tokens + num_scheduled_tokens]``
-  (vLLM before #20291, no speculative tokens here); ``cached`` sends one empty list.
+  (vLLM before #20291, no speculative tokens here); ``cached`` sends an empty list, shorter than the
+  per-request lists (as vLLM without pipeline parallelism).
 
 Admission rule (documented, counted, never a crash): a request whose prompt has
 ``max_model_len`` tokens or more, or which would need more KV blocks than the cache
@@ -344,8 +345,6 @@ class Scheduler:
             new_block_ids.append((blocks,))
             if send:
                 new_token_ids.append(req.all_token_ids[nc:nc + num_scheduled[req_id]])
-        if not send:
-            new_token_ids.append([])
         cached = CachedRequestData(
             req_ids=req_ids,
             resumed_from_preemption=list(plan.cached_resumed),

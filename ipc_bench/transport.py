@@ -158,8 +158,8 @@ class RunnerSockets:
             sock.connect(endpoint)
 
     def close(self, linger_ms: int = 0) -> None:
-        """Close the sockets; ``linger_ms`` lets queued messages (a final report or
-        error) go out first, bounded."""
+        """Close the sockets; messages still queued are sent for up to ``linger_ms``
+        (``ZMQ_LINGER``; 0 discards them, even a control message already sent)."""
         for sock in (self.s2r, self.r2s, self.ctl):
             if sock is not None:
                 sock.close(linger=linger_ms)

@@ -192,7 +192,7 @@ def test_resumed_requests_are_cached_with_full_block_ids(policy):
             prefix = req.all_token_ids[:n]
             assert cached.new_token_ids[i] == prefix
         else:
-            assert cached.new_token_ids == [[]]
+            assert cached.new_token_ids == []
     # Non-resumed cached requests only ever get the blocks allocated that step.
     for so in run.outputs:
         cached = so.scheduled_cached_reqs
@@ -220,7 +220,7 @@ def test_resume_chunk_ending_before_the_unsent_token(policy):
     cached = run.outputs[k].scheduled_cached_reqs
     assert cached.new_block_ids[i] == ([0, 1, 2],)
     prompt = sched.requests[r1_id].prompt_token_ids
-    assert cached.new_token_ids == ([prompt] if policy == "send" else [[]])
+    assert cached.new_token_ids == ([prompt] if policy == "send" else [])
     # Step 6 was a partial recompute: no sample for r1; step 7 samples its 2nd token.
     assert sched.requests[r1_id].first_token_step == 2
     ref = drive("cached", config(PLENTY, **EDGE_CFG), EDGE)
@@ -347,7 +347,7 @@ def _message(new=(), cached=(), policy="cached", finished=()):
     num_scheduled.update({c[0]: c[4] for c in cached})
     data = CachedRequestData(
         req_ids=[c[0] for c in cached], resumed_from_preemption=[c[5] for c in cached],
-        new_token_ids=[c[2] for c in cached] if policy == "send" else [[]],
+        new_token_ids=[c[2] for c in cached] if policy == "send" else [],
         new_block_ids=[(c[3],) for c in cached], num_computed_tokens=[c[1] for c in cached])
     return SchedulerOutput(new_reqs, data, num_scheduled, sum(num_scheduled.values()), {}, {},
                            [0], set(finished), [], {})

@@ -348,11 +348,11 @@ SEMANTIC = {
     "negative num_computed_tokens": (
         lambda so: _replace_cached(so, num_computed_tokens=[-3] * len(
             so.scheduled_cached_reqs.req_ids)),
-        "cached request r0: num_computed_tokens -3 outside [0, max_model_len 64)"),
+        "cached request r0: num_computed_tokens -3 outside [0, max_model_len 64]"),
     "num_computed_tokens past max_model_len": (
-        lambda so: _replace_cached(so, num_computed_tokens=[64] * len(
+        lambda so: _replace_cached(so, num_computed_tokens=[65] * len(
             so.scheduled_cached_reqs.req_ids)),
-        "cached request r0: num_computed_tokens 64 outside [0, max_model_len 64)"),
+        "cached request r0: num_computed_tokens 65 outside [0, max_model_len 64]"),
     "block id out of range": (
         lambda so: _replace_cached(so, new_block_ids=[([32],)] * len(
             so.scheduled_cached_reqs.req_ids)),
@@ -369,11 +369,11 @@ SEMANTIC = {
         "new request r0 is already on the runner"),
     "prompt longer than max_model_len": (
         lambda so: msgspec.structs.replace(so, scheduled_new_reqs=[
-            _new_req(prompt_token_ids=list(range(64)))]),
-        "new request n1: prompt of 64 tokens outside [1, max_model_len 64)"),
+            _new_req(prompt_token_ids=list(range(65)))]),
+        "new request n1: prompt of 65 tokens outside [1, max_model_len 64]"),
     "empty prompt": (
         lambda so: msgspec.structs.replace(so, scheduled_new_reqs=[_new_req(prompt_token_ids=[])]),
-        "new request n1: prompt of 0 tokens outside [1, max_model_len 64)"),
+        "new request n1: prompt of 0 tokens outside [1, max_model_len 64]"),
     "two KV-cache groups": (
         lambda so: msgspec.structs.replace(so, scheduled_new_reqs=[_new_req(block_ids=([0], [1]))]),
         "new request n1: 2 KV-cache groups, this runner has 1"),
