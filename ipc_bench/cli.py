@@ -365,15 +365,16 @@ def _run(args, cases, scenario_report=None) -> int:
             print(f"bench.py: internal error in {case.case_id}: {type(exc).__name__}: {exc}",
                   file=sys.stderr)
             return 1
-        usage = cpu_usage_between(cpu_before, read_cpu_times())
-        attach_token_bytes(result)
-        summary = summarize_case(result)
-        summary["machine_busy_pct"] = usage.get("busy_pct")
-        summary["cpu_steal_pct"] = usage.get("steal_pct")
-        summary["warnings"] = noise_warnings(summary, usage)
-        for w in summary["warnings"]:
-            log(f"  warning: {w}")
-        writer.add_case(result, summary)
+        with signals.deferred():  # a finished case is written whole, then the signal acts
+            usage = cpu_usage_between(cpu_before, read_cpu_times())
+            attach_token_bytes(result)
+            summary = summarize_case(result)
+            summary["machine_busy_pct"] = usage.get("busy_pct")
+            summary["cpu_steal_pct"] = usage.get("steal_pct")
+            summary["warnings"] = noise_warnings(summary, usage)
+            for w in summary["warnings"]:
+                log(f"  warning: {w}")
+            writer.add_case(result, summary)
         log(f"[{i}/{len(cases)}] {case.case_id}: {summary.get('num_steps', 0)} steps, "
             f"{summary.get('output_tokens_per_s') or 0:,.0f} tok/s "
             f"({time.perf_counter() - t0:.1f} s)")

@@ -7,7 +7,8 @@ harness's own records must not grow with the run: a streamed case
 (``CaseSpec.stream``) writes its per-step and per-request records to the run folder
 as it goes and drops them (``processes.StepFlusher``), and ``StreamStats`` keeps the
 running sums the case summary needs (a few numbers per flush window, float64 arrays
-of per-request latencies).
+of per-request latencies: 24 bytes per request, plus about 400 bytes a second for the
+RSS samples and window sums, some 70 KiB a minute at the soak's rates).
 
 - ``RssSampler``: a background thread that reads ``VmRSS`` and ``RssAnon`` of this
   process and of the runner from ``/proc/<pid>/status`` every ``interval_s`` seconds.
@@ -120,9 +121,11 @@ def rss_growth(t_s: Sequence[float], rss: Sequence[Optional[int]]) -> dict[str, 
     """Growth of one process's RSS after warm-up (see the module docstring).
 
     Returns ``rss_baseline_bytes``, ``rss_end_bytes``, ``rss_max_bytes`` (after
-    warm-up), ``rss_growth_pct`` (end over baseline), ``rss_max_growth_pct`` and
-    ``rss_slope_bytes_per_min`` (least squares over the samples after warm-up);
-    empty when fewer than 10 samples have a value.
+    warm-up), ``rss_growth_pct`` (end over baseline), ``rss_max_growth_pct``,
+    ``rss_slope_bytes_per_min`` (least squares over the samples after warm-up) and
+    ``rss_late_slope_bytes_per_min`` (over the second half of the run only: memory
+    that rose with a peak of load and then stayed flat has a late slope near 0, a leak
+    keeps climbing); empty when fewer than 10 samples have a value.
     """
     pairs = [(t, r) for t, r in zip(t_s, rss) if r is not None]
     if len(pairs) < 10:
@@ -133,14 +136,19 @@ def rss_growth(t_s: Sequence[float], rss: Sequence[Optional[int]]) -> dict[str, 
     if not base.any() or not end.any():
         return {}
     after = ~warm
+    late = t >= (t[0] + t[-1]) / 2
     baseline = float(r[base].mean())
     final = float(r[end].mean())
     peak = float(r[after].max())
-    slope = float(np.polyfit(t[after], r[after], 1)[0]) * 60.0 if after.sum() > 1 else 0.0
+
+    def slope(mask) -> float:
+        return float(np.polyfit(t[mask], r[mask], 1)[0]) * 60.0 if mask.sum() > 1 else 0.0
+
     return dict(rss_baseline_bytes=baseline, rss_end_bytes=final, rss_max_bytes=peak,
                 rss_growth_pct=100.0 * (final / baseline - 1.0),
                 rss_max_growth_pct=100.0 * (peak / baseline - 1.0),
-                rss_slope_bytes_per_min=slope)
+                rss_slope_bytes_per_min=slope(after),
+                rss_late_slope_bytes_per_min=slope(late))
 
 
 #: Columns of ``RssSampler`` samples of (scheduler, runner), as in ``rss.csv``.
@@ -157,7 +165,7 @@ def rss_summary(samples: list[tuple]) -> dict[str, Any]:
         return {}
     t = [s[0] for s in samples]
     out: dict[str, Any] = {"rss_num_samples": len(samples)}
-    for i, name in enumerate(SAMPLE_COLUMNS[1:], 1):
+    for i, name in enumerate(SAMPLE_COLUMNS[1:len(samples[0])], 1):
         who, kind = name.split("_")[:2]
         for k, v in rss_growth(t, [s[i] for s in samples]).items():
             out[f"{who}_{k.replace('rss_', kind + '_', 1)}"] = v

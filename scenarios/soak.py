@@ -83,7 +83,8 @@ def report(summaries) -> str:
                     f"  {who:6s} {label:7s}: baseline {s[f'{key}_baseline_bytes'] / 2**20:.1f} "
                     f"MiB, end {s[f'{key}_end_bytes'] / 2**20:.1f} MiB, growth {g:+.2f} % "
                     f"(largest after warm-up {s[f'{key}_max_growth_pct']:+.2f} %, slope "
-                    f"{s[f'{key}_slope_bytes_per_min'] / 2**10:+.1f} KiB/min) "
+                    f"{s[f'{key}_slope_bytes_per_min'] / 2**10:+.1f} KiB/min, second half "
+                    f"{s[f'{key}_late_slope_bytes_per_min'] / 2**10:+.1f} KiB/min) "
                     f"{'ok' if g < GROWTH_GOAL_PCT else 'OVER'} (goal < {GROWTH_GOAL_PCT:g} %)")
         if s.get("sched_py_growth_pct") is not None:
             lines.append(f"  sched  live Python allocations: "

@@ -180,8 +180,12 @@ _SUBREAPER = textwrap.dedent("""
 
 
 def _subreaper(mode: str, out_dir) -> dict:
+    # A SIGKILLed bench.py cannot remove its socket directory: keep it under out_dir.
+    tmp = out_dir.parent / "tmp"
+    tmp.mkdir(exist_ok=True)
     proc = subprocess.run([sys.executable, "-c", _SUBREAPER, mode, str(out_dir)], cwd=REPO,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, TMPDIR=str(tmp)))
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 

@@ -85,6 +85,11 @@ def test_rss_growth_definition():
     assert g["rss_baseline_bytes"] == np.mean(range(110, 120))
     assert g["rss_end_bytes"] == np.mean(range(190, 200))
     assert g["rss_slope_bytes_per_min"] == pytest.approx(60.0)
+    assert g["rss_late_slope_bytes_per_min"] == pytest.approx(60.0)
+    # up with a load peak, then flat: growth, but no late slope
+    step = rss_growth(t, [100] * 30 + [150] * 70)
+    assert step["rss_growth_pct"] == 50.0
+    assert step["rss_late_slope_bytes_per_min"] == pytest.approx(0.0, abs=1e-9)
     assert rss_growth(t[:5], [1] * 5) == {}
 
 
