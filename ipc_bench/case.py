@@ -59,7 +59,9 @@ class CaseSpec:
     ``labels``: what tells this case's workload apart inside the scenario (e.g.
     ``{"num_running": 256}``); cases with equal labels must produce equal token
     digests. ``max_steps``: stop after that many logical steps (``None``: when the
-    workload is drained). ``count``: ``"decode_only"`` counts only steps where every
+    workload is drained). ``arm``: the comparison side this case belongs to, when it is
+    not simply ``policy`` (A/A runs label the second copy of a policy ``send'``).
+    ``count``: ``"decode_only"`` counts only steps where every
     scheduled request decodes one token; ``"all"`` counts every non-warm-up step.
     ``transport``: ``ipc`` or ``tcp`` (two processes) or ``inproc`` (the
     single-process baseline; ``codec`` is then ``"none"``). ``trace_speedup``: ``None``
@@ -96,6 +98,12 @@ class CaseSpec:
     floor: bool = True
     repetition: int = 0
     trace_speedup: Optional[float] = None
+    arm: str = ""
+
+    @property
+    def arm_label(self) -> str:
+        """``arm`` if set, else ``policy``: the name comparisons and case ids use."""
+        return self.arm or self.policy
 
     @property
     def workload_key(self) -> str:
@@ -104,7 +112,7 @@ class CaseSpec:
     @property
     def case_id(self) -> str:
         labels = ",".join(f"{k}={v}" for k, v in self.labels.items())
-        return f"{labels}/{self.policy}/{self.codec}#{self.repetition}"
+        return f"{labels}/{self.arm_label}/{self.codec}#{self.repetition}"
 
 
 @dataclass
@@ -112,7 +120,9 @@ class CaseResult:
     """Everything one case measured. ``sched_rows``: tuples in ``SCHED_COLUMNS``
     order; ``runner_columns``: ``RUNNER_COLUMNS`` -> per-step list (same step order);
     ``floor_step_ns``: per replayed step of the floor; ``requests``: per-request dicts;
-    ``s2r_frames``: the counted steps' SchedulerOutput frames (for byte analysis)."""
+    ``s2r_frames``: the counted steps' SchedulerOutput frames (for byte analysis);
+    ``r2s_frames``: the ModelRunnerOutput frames of the same steps, as received;
+    ``counted_seqs``: the ``seq`` of each of those steps."""
 
     spec: CaseSpec
     sched_rows: list[tuple] = field(default_factory=list)
@@ -125,6 +135,8 @@ class CaseResult:
     num_rejected: int = 0
     token_bytes: dict[str, float] = field(default_factory=dict)
     s2r_frames: list[bytes] = field(default_factory=list)
+    r2s_frames: list[bytes] = field(default_factory=list)
+    counted_seqs: list[int] = field(default_factory=list)
     prompt_lens: dict[str, int] = field(default_factory=dict)
     s2r_marker_frames: int = 0  # empty frames sent on s2r (phase changes), 2 wire bytes each
     error: Optional[str] = None

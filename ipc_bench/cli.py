@@ -1,4 +1,5 @@
-"""Command line: ``python bench.py --scenario NAME [options]`` and ``--list``.
+"""Command line: ``python bench.py --scenario NAME [options]``, ``--list``, and
+``python bench.py microbench RUN_DIR [options]`` (``ipc_bench.microbench``).
 
 Exit codes: 0 success; 1 a case failed (the runner died, hung or broke the protocol;
 the error line says which process, how and at which step) or the token streams of two
@@ -14,6 +15,7 @@ bad input never surfaces as a traceback or a hang half-way through a run.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 import traceback
@@ -22,9 +24,11 @@ from typing import Optional, Sequence
 
 from ipc_bench import signals
 from ipc_bench.codec import one_line
-from ipc_bench.config import CODECS, POLICIES, ConfigError
+from ipc_bench.config import CODECS, DEVICES, MODELS, POLICIES, TORCH_PRESETS, ConfigError
 from ipc_bench.signals import Interrupted
+from ipc_bench.stats import METHODS
 from ipc_bench.traces import TraceError
+from ipc_bench.workload import REQ_ID_FORMATS
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -112,6 +116,21 @@ def _float_in(hi: float):
     return parse
 
 
+def _float_list(text: str) -> list[float]:
+    try:
+        values = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}")
+    if not values or any(not 0 < v < float("inf") for v in values):
+        raise argparse.ArgumentTypeError(f"expected positive numbers, got {text!r}")
+    if len(values) > 1000:
+        raise argparse.ArgumentTypeError(f"at most 1000 values, got {len(values)}")
+    return list(dict.fromkeys(values))
+
+
+_positive_int = _int_in(1, 2**31 - 1)
+
+
 def _host(text: str) -> str:
     from ipc_bench.transport import check_host
 
@@ -142,8 +161,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="trace time per scheduler step on the logical clock (default 20)")
     p.add_argument("--trace-speedup", type=_float_in(MAX_SPEEDUP), metavar="X",
                    help="timed replays: arrivals at X times real time (default 10)")
-    p.add_argument("--policies", type=_choices(POLICIES), default=list(POLICIES),
-                   help="comma-separated subset of: " + ", ".join(POLICIES))
+    p.add_argument("--policies", type=_choices(POLICIES), default=None,
+                   help="comma-separated subset of: " + ", ".join(POLICIES)
+                   + " (default: all)")
     p.add_argument("--codecs", type=_choices(CODECS), default=None,
                    help="comma-separated subset of: " + ", ".join(CODECS)
                    + " (default: all; msgpack only with --transport tcp)")
@@ -154,12 +174,37 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-pickle-over-tcp", action="store_true",
                    help="let the pickle codec decode frames from a TCP peer (pickle runs "
                    "code on load: only if every host that can reach the port is trusted)")
+    p.add_argument("--model", choices=MODELS, help=(
+        "runner model: null (no compute), fixed-step (busy-waits --step-time-ms, then "
+        "samples as null), torch (decoder with a paged KV cache); default: the scenario's"))
+    p.add_argument("--step-time-ms", type=_float_list, metavar="MS[,MS...]",
+                   help="fixed-step model's step time (default 5; a list in step-time)")
+    p.add_argument("--model-preset", choices=tuple(TORCH_PRESETS),
+                   help="torch model shape (default cpu)")
+    p.add_argument("--torch-threads", type=_int_in(1, 1024), metavar="N",
+                   help="torch threads in the runner process (default 1)")
+    p.add_argument("--device", choices=DEVICES,
+                   help="torch model device (default auto: cuda when available)")
     g = p.add_argument_group("scheduler limits (override the scenario's SchedulerConfig)")
     for name, hi in SCHEDULER_OVERRIDES.items():
         g.add_argument("--" + name.replace("_", "-"), type=_int_in(1, hi), metavar="N",
-                       help=f"vLLM's {name} (1 to {hi:,})")
+                       help=f"vLLM's {name} (1 to {hi:,})"
+                       + ("; real memory with the torch model" if name == "num_blocks" else ""))
     p.add_argument("--repeat", type=_int_in(1, 1000), default=1,
-                   help="repetitions of each case")
+                   help="repetitions of each case, interleaved (A B, B A, A B ...); with 2 or "
+                   "more the summary compares the arms with paired 95 %% intervals")
+    p.add_argument("--aa", action="store_true",
+                   help="A/A run: one policy (--policies, default send) against a copy of "
+                   "itself, labelled e.g. send and send'")
+    p.add_argument("--ci-method", choices=METHODS, default="t",
+                   help="interval of the paired comparisons: t (t-interval on log ratios, "
+                   "default), bootstrap (percentile bootstrap of the median) or sign "
+                   "(distribution-free sign-test interval of the median, >= 6 pairs)")
+    p.add_argument("--req-id-format", choices=REQ_ID_FORMATS, default="cmpl",
+                   help="request ids: cmpl (cmpl-<32 hex>-0, default), chatcmpl "
+                   "(chatcmpl-<32 hex>) or numeric (0, 1, ...)")
+    p.add_argument("--vocab-size", type=_int_in(2, 2**31 - 1), metavar="N",
+                   help="vocabulary size of prompts and sampled ids (default 128256)")
     p.add_argument("--no-floor", dest="floor", action="store_false",
                    help="skip the floor (bare exchange) baseline")
     p.add_argument("--no-single-process", dest="single_process", action="store_false",
@@ -178,6 +223,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of ``bench.py``; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "microbench":
+        from ipc_bench.microbench import main as microbench_main
+
+        return microbench_main(argv[1:])
     old_handlers = signals.install()
     try:
         return _main(argv)
@@ -206,18 +255,28 @@ def _main(argv: list[str]) -> int:
     if args.scenario not in scenarios:
         raise UsageError(f"unknown scenario {args.scenario!r}; choose from "
                          f"{', '.join(scenarios)}")
+    policies = args.policies or list(POLICIES)
+    if args.aa:
+        if args.policies and len(args.policies) > 1:
+            raise UsageError("--aa compares one policy with itself: give --policies send "
+                             "or --policies cached")
+        policies = [args.policies[0] if args.policies else "send"]
     codecs = _check_transport(args)
     overrides = {k: getattr(args, k) for k in SCHEDULER_OVERRIDES
                  if getattr(args, k) is not None}
     opts = ScenarioOptions(
         seed=args.seed, steps=args.steps, warmup_steps=args.warmup_steps,
         num_running=args.num_running, trace=args.trace, max_requests=args.max_requests,
-        logical_step_ms=args.logical_step_ms, policies=args.policies, codecs=codecs,
+        logical_step_ms=args.logical_step_ms, policies=policies, codecs=codecs,
         transport=args.transport, floor=args.floor, peer_timeout_s=args.peer_timeout,
         repeat=args.repeat, single_process=args.single_process,
         trace_speedup=args.trace_speedup, scheduler_overrides=overrides,
         startup_timeout_s=args.startup_timeout, host=args.host or "127.0.0.1",
-        allow_pickle_over_tcp=args.allow_pickle_over_tcp)
+        allow_pickle_over_tcp=args.allow_pickle_over_tcp, model=args.model,
+        step_time_ms=args.step_time_ms, model_preset=args.model_preset,
+        torch_threads=args.torch_threads, device=args.device,
+        num_blocks=args.num_blocks,
+        aa=args.aa, req_id_format=args.req_id_format, vocab_size=args.vocab_size)
     module = scenarios[args.scenario]
     cases = module.cases(opts)
     if not cases:
@@ -229,8 +288,31 @@ def _main(argv: list[str]) -> int:
                                  f"--{name.replace('_', '-')}")
         case.scheduler.validate()
         case.model.validate()
+        step_s = getattr(case.model, "step_time_ms", 0) / 1e3 if case.model.name == "fixed-step" \
+            else 0.0
+        if step_s >= case.peer_timeout_s:
+            raise UsageError(f"a fixed step of {step_s * 1e3:g} ms is not shorter than "
+                             f"--peer-timeout {case.peer_timeout_s:g} s")
     _check_memory(cases)
+    _check_torch_cases(cases)
     return _run(args, cases, getattr(module, "report", None))
+
+
+def _check_torch_cases(cases) -> None:
+    """Probe the torch model's device once (in a child process, so this process never
+    imports torch) and check every torch case's KV cache fits it (``ConfigError``)."""
+    from ipc_bench.config import check_kv_cache_memory
+    from ipc_bench.model import probe_torch_device
+
+    probed: dict[str, tuple] = {}
+    for case in cases:
+        model = case.model
+        if model.name != "torch":
+            continue
+        if model.device not in probed:
+            probed[model.device] = probe_torch_device(model.device)
+        device, memory = probed[model.device]
+        check_kv_cache_memory(case.scheduler, model, device, memory)
 
 
 def _check_transport(args) -> list[str]:
@@ -279,6 +361,8 @@ def _check_memory(cases) -> None:
 
 
 def _run(args, cases, scenario_report=None) -> int:
+    from ipc_bench.bytemodel import byte_model_report
+    from ipc_bench.capture import build_captures, save_captures
     from ipc_bench.case import CaseResult
     from ipc_bench.environment import collect_metadata, cpu_usage_between, read_cpu_times
     from ipc_bench.metrics import (attach_token_bytes, check_digests, noise_warnings,
@@ -286,8 +370,12 @@ def _run(args, cases, scenario_report=None) -> int:
     from ipc_bench.processes import CaseError, run_case
     from ipc_bench.results import RunWriter, default_run_dir
     from ipc_bench.scheduler import SchedulerError
-    from ipc_bench.tables import format_tables
+    from ipc_bench.stats import compare_cases
+    from ipc_bench.tables import format_byte_model, format_comparisons, format_tables
 
+    # Nothing this run writes (results, captures, socket files) is group- or
+    # world-writable, whatever umask it was started with.
+    os.umask(os.umask(0) | 0o022)
     run_dir = Path(args.output) if args.output else default_run_dir(REPO_ROOT / "results",
                                                                     args.scenario)
     if run_dir.exists() and not run_dir.is_dir():
@@ -297,8 +385,10 @@ def _run(args, cases, scenario_report=None) -> int:
     metadata = collect_metadata(include_hostname=not args.no_hostname)
     metadata["scenario"] = args.scenario
     metadata["seed"] = args.seed
+    metadata["aa"] = bool(getattr(args, "aa", False))
+    metadata["ci_method"] = getattr(args, "ci_method", "t")
     metadata["cases"] = [dict(case_id=c.case_id, labels=c.labels, policy=c.policy,
-                              codec=c.codec, scheduler=_struct(c.scheduler),
+                              arm=c.arm_label, codec=c.codec, scheduler=_struct(c.scheduler),
                               model=_struct(c.model), warmup_steps=c.warmup_steps,
                               max_steps=c.max_steps, count=c.count, transport=c.transport,
                               repetition=c.repetition, peer_timeout_s=c.peer_timeout_s,
@@ -334,6 +424,7 @@ def _run(args, cases, scenario_report=None) -> int:
             writer.finish(status, [f"{result.spec.case_id}: {message}"],
                           failed_case=result.spec.case_id)
 
+    captured: list = []
     for i, case in enumerate(cases, 1):
         t0 = time.perf_counter()
         cpu_before = read_cpu_times()
@@ -375,11 +466,25 @@ def _run(args, cases, scenario_report=None) -> int:
             for w in summary["warnings"]:
                 log(f"  warning: {w}")
             writer.add_case(result, summary)
+            if case.repetition == 0 and not case.stream:  # a streamed case kept no frames
+                captures = build_captures(result)
+                save_captures(run_dir, result)
+                if case.count == "decode_only":
+                    captured.append((case, captures))
         log(f"[{i}/{len(cases)}] {case.case_id}: {summary.get('num_steps', 0)} steps, "
             f"{summary.get('output_tokens_per_s') or 0:,.0f} tok/s "
             f"({time.perf_counter() - t0:.1f} s)")
     problems = check_digests(writer.cases)
+    writer.comparisons = compare_cases(writer.cases, method=getattr(args, "ci_method", "t"))
+    writer.byte_model = byte_model_report(captured, writer.cases)
+    problems += [f"byte model: {r['workload']} {r['codec']} {r['arm']}: "
+                 f"{r['mismatches']} of {r['messages_checked']} captured messages differ "
+                 "from the formula" for r in writer.byte_model if r["mismatches"]]
     print(format_tables(writer.cases))
+    if any(c["n_pairs"] >= 2 for c in writer.comparisons):
+        print(format_comparisons(c for c in writer.comparisons if c["n_pairs"] >= 2))
+    if writer.byte_model:
+        print(format_byte_model(writer.byte_model))
     if scenario_report is not None:
         extra = scenario_report(writer.cases)
         if extra:

@@ -116,7 +116,8 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
     c = a[counted]
     n = int(counted.sum())
     out: dict[str, Any] = dict(
-        case_id=spec.case_id, scenario=spec.scenario, policy=spec.policy, codec=spec.codec,
+        case_id=spec.case_id, scenario=spec.scenario, policy=spec.policy, arm=spec.arm_label,
+        codec=spec.codec,
         model=spec.model.name, transport=spec.transport, repetition=spec.repetition,
         **spec.labels,
         workload=spec.workload_key,
@@ -176,6 +177,11 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
                                      + out["runner_encode_ns_per_step"])
         out["decode_ns_per_step"] = (out["runner_decode_ns_per_step"]
                                      + out["sched_decode_ns_per_step"])
+        # The SchedulerOutput's build + encode (scheduler) + decode (runner) per step:
+        # where send's extra work lies; the median resists descheduling spikes.
+        s2r_ns = (c[:, _COL["build_ns"]] + c[:, _COL["encode_ns"]]
+                  + np.asarray(runner["runner_decode_ns"], dtype=np.int64)[seqs])
+        out["s2r_build_encode_decode_ns_median"] = float(np.median(s2r_ns))
     if result.floor_step_ns:
         floor = np.asarray(result.floor_step_ns, dtype=np.int64)
         out.update(

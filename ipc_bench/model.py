@@ -1,15 +1,33 @@
-"""Runner models. ``null``: no compute, the control plane alone.
+"""Runner models: ``null`` (no compute, the control plane alone), ``fixed-step`` (a
+busy-wait of a set GPU-like step time, then the null model's sampler) and ``torch`` (a
+small Llama-style decoder with a paged KV cache, greedy sampling).
 
 Every model computes each token from the runner's own token buffer, so a bookkeeping
 bug (wrong row, off-by-one, missed write) changes the token stream and the token
 digest that both policies must agree on.
+
+Interface: ``model.execute(batch, inputs) -> np.ndarray`` (int64 ``[num_reqs]``, one
+sampled id per row of the persistent batch), called by ``ModelRunner.sample`` with the
+runner's ``InputBatch`` and the step's ``StepInputs``; ``model.device`` names where it
+runs (sent to the scheduler in ``Ready.device``). torch is imported only by the
+torch model.
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+import time
+from typing import TYPE_CHECKING, Optional, Sequence
+
 import numpy as np
 
-from ipc_bench.config import ModelConfig
+from ipc_bench.config import ConfigError, ModelConfig, SchedulerConfig, check_kv_cache_memory
+
+if TYPE_CHECKING:  # imported for annotations only
+    from ipc_bench.input_batch import InputBatch
+    from ipc_bench.model_runner import StepInputs
 
 _M1 = np.uint64(0x9E3779B97F4A7C15)
 _M2 = np.uint64(0xBF58476D1CE4E5B9)
@@ -59,9 +77,301 @@ class NullModel:
             h = _mix(h)
         return (h % self.vocab_size).astype(np.int64)
 
+    def execute(self, batch: "InputBatch", inputs: "StepInputs") -> np.ndarray:
+        """``sample`` over the batch's token buffer at each row's last scheduled position."""
+        return self.sample(batch.token_ids_cpu, inputs.rows, inputs.positions)
 
-def make_model(config: ModelConfig) -> NullModel:
-    """The model named by ``config.name``; ``ValueError`` if unknown."""
+
+class FixedStepModel(NullModel):
+    """Busy-waits ``step_time_ms`` (a ``time.perf_counter_ns`` spin, not a sleep, so the
+    runner stays on its core as a GPU-driving runner would), then samples exactly as
+    ``NullModel``: the same seed gives the same tokens, and the same digests, as the
+    null model. Models a GPU step of fixed length (2, 5, 20 ms span real decode steps;
+    vLLM's V1 post reports about 5 ms for Llama 8B on an H100)."""
+
+    device = "cpu"
+
+    def __init__(self, config: ModelConfig):
+        super().__init__(config)
+        self.step_ns = int(round(config.step_time_ms * 1e6))
+
+    def execute(self, batch: "InputBatch", inputs: "StepInputs") -> np.ndarray:
+        perf = time.perf_counter_ns
+        deadline = perf() + self.step_ns
+        while perf() < deadline:
+            pass
+        return self.sample(batch.token_ids_cpu, inputs.rows, inputs.positions)
+
+
+def resolve_device(requested: str) -> str:
+    """``auto`` -> ``cuda`` when ``torch.cuda.is_available()``, else ``cpu``; ``cuda``
+    without a usable GPU raises ``ConfigError``. Imports torch."""
+    import torch
+
+    if requested == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if requested == "cuda" and not torch.cuda.is_available():
+        raise ConfigError("device cuda was asked for but torch.cuda.is_available() is False")
+    return requested
+
+
+_PROBE = ("import json, torch; ok = torch.cuda.is_available(); print(json.dumps("
+          "['cuda', torch.cuda.get_device_properties(0).total_memory] if ok else ['cpu', None]))")
+
+
+def probe_torch_device(requested: str, timeout_s: float = 120.0) -> tuple[str, Optional[int]]:
+    """(device, GPU memory in bytes or ``None``) the torch model will run on, found in a
+    child process so that the scheduler process never imports torch. Raises
+    ``ConfigError`` if torch cannot be imported or ``cuda`` is asked for and absent."""
+    if requested == "cpu":
+        return "cpu", None
+    try:
+        proc = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True,
+                              timeout=timeout_s, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise ConfigError(f"probing torch's device took over {timeout_s:.0f} s") from None
+    if proc.returncode != 0:
+        lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+        raise ConfigError(f"the torch model needs torch: {lines[-1] if lines else 'import failed'}")
+    device, memory = json.loads(proc.stdout.strip().splitlines()[-1])
+    if requested == "cuda" and device != "cuda":
+        raise ConfigError("device cuda was asked for but torch.cuda.is_available() is False")
+    return device, memory
+
+
+class TorchModel:
+    """A Llama-style decoder with seeded random weights and a paged KV cache.
+
+    Shape from ``config.torch_preset``: token embedding ``[vocab_size, hidden]``, then
+    ``num_layers`` x (RMSNorm, grouped-query attention with rotary position embedding,
+    RMSNorm, SwiGLU MLP), a final RMSNorm and an untied LM head ``[hidden, vocab_size]``.
+    Weights are drawn from a generator seeded with ``config.seed`` on the model's device.
+    float32 on CPU; ``preset.cuda_dtype`` (bfloat16) on CUDA.
+
+    KV cache: one tensor ``[num_layers, 2, num_blocks, block_size, num_kv_heads,
+    head_dim]`` (``scheduler.num_blocks`` real blocks), laid out by the scheduler's block
+    ids as vLLM's paged attention is: token ``p`` of the request in batch row ``r`` lives
+    in block ``block_table[r, p // block_size]`` at offset ``p % block_size``.
+
+    One forward covers the flat scheduled tokens of the step (prefill chunks and decode
+    tokens alike, ``StepInputs.input_ids`` gathered from the runner's token buffer): each
+    token's K and V are written to its slot, then each request's queries attend to its
+    cached keys ``[0, seq_len)`` causally. Decode rows (one query token) run as one
+    batched attention over their gathered blocks; rows with several query tokens
+    (prefill chunks) one by one. Greedy sampling: argmax of the logits at each
+    request's last scheduled token. Raises ``ConfigError`` when the KV cache does not
+    fit (``check_kv_cache_memory``) or CUDA is asked for and absent.
+    """
+
+    ROPE_THETA = 500_000.0  # Llama 3
+    RMS_EPS = 1e-5
+
+    def __init__(self, config: ModelConfig, scheduler: SchedulerConfig):
+        import torch
+
+        self.torch = torch
+        torch.set_num_threads(config.num_threads)
+        device = resolve_device(config.device)
+        memory = (torch.cuda.get_device_properties(0).total_memory
+                  if device == "cuda" else None)
+        check_kv_cache_memory(scheduler, config, device, memory)
+        p = config.torch_preset
+        self.preset = p
+        self.vocab_size = config.vocab_size
+        self.block_size = scheduler.block_size
+        self.dtype = torch.float32 if device == "cpu" else getattr(torch, p.cuda_dtype)
+        self.torch_device = torch.device(device)
+        self.device = ("cpu" if device == "cpu" else
+                       f"cuda ({torch.cuda.get_device_name(self.torch_device)})")
+        gen = torch.Generator(device=device).manual_seed(config.seed)
+
+        def weight(rows: int, cols: int, std: float):
+            w = torch.randn(rows, cols, generator=gen, device=device, dtype=torch.float32)
+            return w.mul_(std).to(self.dtype)
+
+        d, h, k, hd, f = (p.hidden_size, p.num_heads, p.num_kv_heads, p.head_dim,
+                          p.intermediate_size)
+        ones = lambda: torch.ones(d, device=device, dtype=self.dtype)  # noqa: E731
+        self.embed = weight(config.vocab_size, d, 1.0)  # [vocab, hidden]
+        self.layers = [dict(
+            attn_norm=ones(),
+            wqkv=weight(d, (h + 2 * k) * hd, d ** -0.5),  # [hidden, (H + 2K) * hd]
+            wo=weight(h * hd, d, (h * hd) ** -0.5),
+            mlp_norm=ones(),
+            w_gate_up=weight(d, 2 * f, d ** -0.5),  # [hidden, 2 * intermediate]
+            w_down=weight(f, d, f ** -0.5),
+        ) for _ in range(p.num_layers)]
+        self.final_norm = ones()
+        self.lm_head = weight(d, config.vocab_size, d ** -0.5)  # [hidden, vocab]
+        # [num_layers, 2, num_blocks, block_size, num_kv_heads, head_dim]; zeros so
+        # masked-out slots of a gathered block are finite.
+        self.kv_cache = torch.zeros(p.num_layers, 2, scheduler.num_blocks, scheduler.block_size,
+                                    k, hd, device=device, dtype=self.dtype)
+        inv_freq = 1.0 / (self.ROPE_THETA ** (torch.arange(0, hd, 2, dtype=torch.float64) / hd))
+        angles = torch.outer(torch.arange(scheduler.max_model_len, dtype=torch.float64), inv_freq)
+        self.rope_cos = angles.cos().to(device, self.dtype)  # [max_model_len, hd / 2]
+        self.rope_sin = angles.sin().to(device, self.dtype)
+
+    # ---------------------------------------------------------------- pieces
+    def _rms_norm(self, x, weight):
+        xf = x.float()
+        xf = xf * self.torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.RMS_EPS)
+        return xf.to(x.dtype) * weight
+
+    def _rope(self, x, cos, sin):
+        """Rotary embedding (rotate-half form), ``x``: ``[T, heads, hd]``; ``cos``/``sin``:
+        ``[T, 1, hd / 2]``."""
+        half = x.shape[-1] // 2
+        x1, x2 = x[..., :half], x[..., half:]
+        return self.torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)
+
+    def _qkv(self, layer, x, cos, sin):
+        p = self.preset
+        h, k, hd = p.num_heads, p.num_kv_heads, p.head_dim
+        qkv = self._rms_norm(x, layer["attn_norm"]) @ layer["wqkv"]
+        t = x.shape[0]
+        q = self._rope(qkv[:, :h * hd].view(t, h, hd), cos, sin)
+        key = self._rope(qkv[:, h * hd:(h + k) * hd].view(t, k, hd), cos, sin)
+        value = qkv[:, (h + k) * hd:].reshape(t, k, hd)
+        return q, key, value
+
+    def _mlp(self, layer, x):
+        gate, up = (self._rms_norm(x, layer["mlp_norm"]) @ layer["w_gate_up"]).chunk(2, dim=-1)
+        return (self.torch.nn.functional.silu(gate) * up) @ layer["w_down"]
+
+    # ---------------------------------------------------------------- forward
+    def forward_logits(self, input_ids: np.ndarray, positions: np.ndarray,
+                       query_start_loc: np.ndarray, seq_lens: np.ndarray,
+                       block_table: np.ndarray):
+        """Logits at each request's last scheduled token, float32 ``[num_reqs, vocab]``.
+
+        ``input_ids``, ``positions``: ``[num_tokens]`` (flat scheduled tokens, request by
+        request); ``query_start_loc``: ``[num_reqs + 1]`` offsets of each request's tokens;
+        ``seq_lens``: ``[num_reqs]`` tokens in the cache after this step (computed +
+        scheduled); ``block_table``: ``[num_reqs, >= max blocks]`` KV block ids per row.
+        Writes this step's K and V into the paged cache.
+        """
+        torch = self.torch
+        F = torch.nn.functional
+        dev = self.torch_device
+        p = self.preset
+        h, hd = p.num_heads, p.head_dim
+        bs = self.block_size
+        n = len(seq_lens)
+        if n == 0:
+            return torch.empty(0, self.vocab_size, device=dev)
+        qsl = np.asarray(query_start_loc, dtype=np.int64)
+        num_sched = np.diff(qsl)
+        seq_lens = np.asarray(seq_lens, dtype=np.int64)
+        positions = np.asarray(positions, dtype=np.int64)
+        req_idx = np.repeat(np.arange(n), num_sched)
+        slots = (block_table[req_idx, positions // bs].astype(np.int64) * bs
+                 + positions % bs)  # [num_tokens] flat slot of each token's K/V
+        with torch.inference_mode():
+            ids_t = torch.from_numpy(np.ascontiguousarray(input_ids, dtype=np.int64)).to(dev)
+            pos_t = torch.from_numpy(positions).to(dev)
+            slots_t = torch.from_numpy(slots).to(dev)
+            cos = self.rope_cos[pos_t].unsqueeze(1)
+            sin = self.rope_sin[pos_t].unsqueeze(1)
+            num_tokens = len(positions)
+
+            dec = np.flatnonzero(num_sched == 1)
+            all_decode = len(dec) == n
+            if len(dec):
+                dec_lens = seq_lens[dec]
+                nb = int(-(-dec_lens.max() // bs))
+                dec_bt = torch.from_numpy(block_table[dec, :nb].astype(np.int64)).to(dev)
+                dec_mask = torch.from_numpy(
+                    np.arange(nb * bs)[None, :] < dec_lens[:, None]).to(dev)[:, None, None, :]
+                dec_tok = None if all_decode else torch.from_numpy(qsl[dec]).to(dev)
+            prefills = []
+            for r in np.flatnonzero(num_sched > 1):
+                start, end, ctx = int(qsl[r]), int(qsl[r + 1]), int(seq_lens[r])
+                ns = end - start
+                nbr = -(-ctx // bs)
+                bt = torch.from_numpy(block_table[r, :nbr].astype(np.int64)).to(dev)
+                mask = torch.from_numpy(np.arange(ctx)[None, :]
+                                        <= np.arange(ctx - ns, ctx)[:, None]).to(dev)
+                prefills.append((start, end, ctx, bt, mask))
+
+            x = self.embed[ids_t]  # [num_tokens, hidden]
+            for li, layer in enumerate(self.layers):
+                q, key, value = self._qkv(layer, x, cos, sin)
+                k_cache = self.kv_cache[li, 0]  # [num_blocks, block_size, K, hd]
+                v_cache = self.kv_cache[li, 1]
+                k_flat = k_cache.view(-1, p.num_kv_heads, hd)
+                v_flat = v_cache.view(-1, p.num_kv_heads, hd)
+                k_flat.index_copy_(0, slots_t, key)
+                v_flat.index_copy_(0, slots_t, value)
+                attn = None if all_decode else torch.empty(num_tokens, h * hd, device=dev,
+                                                            dtype=self.dtype)
+                if len(dec):
+                    kb = k_cache[dec_bt].flatten(1, 2).transpose(1, 2)  # [nd, K, L, hd]
+                    vb = v_cache[dec_bt].flatten(1, 2).transpose(1, 2)
+                    qd = (q if all_decode else q[dec_tok]).unsqueeze(2)  # [nd, H, 1, hd]
+                    od = F.scaled_dot_product_attention(qd, kb, vb, attn_mask=dec_mask,
+                                                        enable_gqa=True)
+                    od = od.reshape(len(dec), h * hd)
+                    if all_decode:
+                        attn = od
+                    else:
+                        attn[dec_tok] = od
+                for start, end, ctx, bt, mask in prefills:
+                    kb = k_cache[bt].flatten(0, 1)[:ctx].transpose(0, 1)[None]  # [1, K, ctx, hd]
+                    vb = v_cache[bt].flatten(0, 1)[:ctx].transpose(0, 1)[None]
+                    qp = q[start:end].transpose(0, 1)[None]  # [1, H, ns, hd]
+                    op = F.scaled_dot_product_attention(qp, kb, vb, attn_mask=mask,
+                                                        enable_gqa=True)
+                    attn[start:end] = op[0].transpose(0, 1).reshape(end - start, h * hd)
+                x = x + attn @ layer["wo"]
+                x = x + self._mlp(layer, x)
+            last = torch.from_numpy(qsl[1:] - 1).to(dev)
+            return (self._rms_norm(x[last], self.final_norm) @ self.lm_head).float()
+
+    def execute(self, batch: "InputBatch", inputs: "StepInputs") -> np.ndarray:
+        """Forward over the step's scheduled tokens; greedy ids ``[num_reqs]`` int64."""
+        n = len(inputs.req_ids)
+        logits = self.forward_logits(inputs.input_ids, inputs.token_positions,
+                                     inputs.query_start_loc, inputs.seq_lens,
+                                     batch.block_table[:n])
+        return logits.argmax(dim=-1).cpu().numpy().astype(np.int64)
+
+    def reference_logits(self, token_ids: Sequence[int]):
+        """Test oracle: logits ``[len(token_ids), vocab]`` (float32) of one sequence from a
+        plain full-sequence causal forward, without the KV cache or ``scaled_dot_product_attention``."""
+        torch = self.torch
+        p = self.preset
+        h, k, hd = p.num_heads, p.num_kv_heads, p.head_dim
+        dev = self.torch_device
+        with torch.inference_mode():
+            ids = torch.as_tensor(list(token_ids), dtype=torch.long, device=dev)
+            t = len(ids)
+            pos = torch.arange(t, device=dev)
+            cos = self.rope_cos[pos].unsqueeze(1)
+            sin = self.rope_sin[pos].unsqueeze(1)
+            causal = torch.ones(t, t, dtype=torch.bool, device=dev).tril()
+            x = self.embed[ids]
+            for layer in self.layers:
+                q, key, value = self._qkv(layer, x, cos, sin)
+                key = key.repeat_interleave(h // k, dim=1)  # [T, H, hd]
+                value = value.repeat_interleave(h // k, dim=1)
+                scores = torch.einsum("qhd,khd->hqk", q.float(), key.float()) * hd ** -0.5
+                probs = scores.masked_fill(~causal, float("-inf")).softmax(dim=-1)
+                out = torch.einsum("hqk,khd->qhd", probs, value.float()).to(self.dtype)
+                x = x + out.reshape(t, h * hd) @ layer["wo"]
+                x = x + self._mlp(layer, x)
+            return (self._rms_norm(x, self.final_norm) @ self.lm_head).float()
+
+
+def make_model(config: ModelConfig, scheduler: Optional[SchedulerConfig] = None):
+    """The model named by ``config.name`` (the torch model sizes its KV cache from
+    ``scheduler``); ``ValueError`` if unknown, ``ConfigError`` if it cannot be built."""
     if config.name == "null":
         return NullModel(config)
+    if config.name == "fixed-step":
+        return FixedStepModel(config)
+    if config.name == "torch":
+        if scheduler is None:
+            raise ValueError("the torch model needs the scheduler config (num_blocks, block_size)")
+        return TorchModel(config, scheduler)
     raise ValueError(f"unknown model {config.name!r}")

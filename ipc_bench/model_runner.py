@@ -8,8 +8,10 @@ One step is five phases, each a method the process loop times on its own:
    append its new blocks (replace them when it resumes from preemption, re-adding it
    to the batch from its kept state); under ``send`` also write ``new_token_ids`` into
    the batch (before PR #20291).
-2. ``prepare_inputs(so)``: per-row scheduled token counts, positions, input ids.
-3. ``sample(inputs)``: the model's forward pass and greedy sampling.
+2. ``prepare_inputs(so)``: per-row scheduled token counts and positions, per-token
+   positions, query start offsets, and the input ids gathered from the token buffer.
+3. ``sample(inputs)``: the model's forward pass and greedy sampling
+   (``model.execute(input_batch, inputs)``, see ``ipc_bench.model``).
 4. ``write_back(inputs, sampled)``: discard samples of partial prefills; under
    ``cached`` write the sampled ids into the batch (after PR #20291).
 5. ``build_output(inputs, valid)``: the ``ModelRunnerOutput``.
@@ -35,20 +37,33 @@ class RunnerError(RuntimeError):
 
 
 class StepInputs:
-    """Inputs of one step. ``req_ids``: ``[num_reqs]`` in row order;
-    ``num_scheduled`` / ``num_computed``: Python ints per row; ``positions``:
-    last scheduled position per row (int64 ``[num_reqs]``); ``input_ids``: every
-    scheduled token id (int32 ``[total_num_scheduled_tokens]``)."""
+    """Inputs of one step (vLLM ``_prepare_inputs``), rows in persistent-batch order.
 
-    __slots__ = ("req_ids", "num_scheduled", "num_computed", "rows", "positions", "input_ids")
+    ``req_ids``: ``[num_reqs]``; ``num_scheduled`` / ``num_computed``: Python ints per
+    row; ``rows``: ``arange(num_reqs)``; ``positions``: last scheduled position per row
+    (int64 ``[num_reqs]``); ``input_ids``: every scheduled token id, gathered from the
+    runner's token buffer (int32 ``[total_num_scheduled_tokens]``); ``token_positions``:
+    position of each of those tokens in its request (int64, same shape);
+    ``query_start_loc``: offsets of each row's tokens in ``input_ids`` (int64
+    ``[num_reqs + 1]``); ``seq_lens``: tokens per row once the step is computed
+    (``num_computed + num_scheduled``, int64 ``[num_reqs]``). The block table is the
+    batch's (``InputBatch.block_table[:num_reqs]``).
+    """
 
-    def __init__(self, req_ids, num_scheduled, num_computed, rows, positions, input_ids):
+    __slots__ = ("req_ids", "num_scheduled", "num_computed", "rows", "positions", "input_ids",
+                 "token_positions", "query_start_loc", "seq_lens")
+
+    def __init__(self, req_ids, num_scheduled, num_computed, rows, positions, input_ids,
+                 token_positions=None, query_start_loc=None, seq_lens=None):
         self.req_ids = req_ids
         self.num_scheduled = num_scheduled
         self.num_computed = num_computed
         self.rows = rows
         self.positions = positions
         self.input_ids = input_ids
+        self.token_positions = token_positions
+        self.query_start_loc = query_start_loc
+        self.seq_lens = seq_lens
 
 
 class ModelRunner:
@@ -66,9 +81,7 @@ class ModelRunner:
                                       scheduler_config.max_model_len,
                                       scheduler_config.max_blocks_per_req)
         self.requests: dict[str, CachedRequestState] = {}
-        self.model = make_model(model_config)
-        self._flat_offsets = (np.arange(scheduler_config.max_num_seqs, dtype=np.int64)
-                              * scheduler_config.max_model_len)
+        self.model = make_model(model_config, scheduler_config)
 
     # ------------------------------------------------------------------ 1
     def write_token_ids(self, state: CachedRequestState, row: int, start: int,
@@ -203,7 +216,8 @@ class ModelRunner:
 
     # ------------------------------------------------------------------ 2
     def prepare_inputs(self, so: SchedulerOutput) -> StepInputs:
-        """Per-row counts, last positions and the flat input ids of this step.
+        """Per-row counts and positions, per-token positions, and the flat input ids of
+        this step gathered from the token buffer (as vLLM's ``_prepare_inputs``).
 
         Raises ``ProtocolError`` when ``num_scheduled_tokens`` names a request not in
         the batch, does not sum to ``total_num_scheduled_tokens``, or runs past
@@ -221,28 +235,32 @@ class ModelRunner:
                                 f"batch holds {n} (not in the batch: {', '.join(unknown)})")
         num_computed_np = batch.num_computed_tokens_cpu[:n].astype(np.int64)
         num_scheduled_np = np.array(num_scheduled, dtype=np.int64)
-        positions = num_computed_np + num_scheduled_np - 1
+        seq_lens = num_computed_np + num_scheduled_np
+        positions = seq_lens - 1
         if n and int(positions.max()) >= self.max_model_len:
             raise ProtocolError(f"num_scheduled_tokens runs past max_model_len "
                                 f"{self.max_model_len}: last position {int(positions.max())}")
         rows = np.arange(n, dtype=np.int64)
-        # Flat token positions of every scheduled token (vLLM gathers input ids alike).
-        total = int(num_scheduled_np.sum())
+        query_start_loc = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(num_scheduled_np, out=query_start_loc[1:])
+        total = int(query_start_loc[-1])
         if total != so.total_num_scheduled_tokens:
             raise ProtocolError(f"num_scheduled_tokens sum to {total}, "
                                 f"total_num_scheduled_tokens says {so.total_num_scheduled_tokens}")
-        starts = np.repeat(self._flat_offsets[:n] + num_computed_np - np.cumsum(num_scheduled_np)
-                           + num_scheduled_np, num_scheduled_np)
-        flat = starts + np.arange(total, dtype=np.int64)
+        # Token i of row r sits at position num_computed[r] + i (vLLM: positions_np).
+        req_indices = np.repeat(rows, num_scheduled_np)
+        token_positions = (np.arange(total, dtype=np.int64) - query_start_loc[req_indices]
+                           + num_computed_np[req_indices])
+        flat = req_indices * self.max_model_len + token_positions
         input_ids = np.take(batch.token_ids_cpu.ravel(), flat)
         return StepInputs(req_ids, num_scheduled, num_computed_np.tolist(), rows, positions,
-                          input_ids)
+                          input_ids, token_positions, query_start_loc, seq_lens)
 
     # ------------------------------------------------------------------ 3
     def sample(self, inputs: StepInputs) -> list[int]:
-        """Forward pass and greedy sampling: one token id per row."""
-        return self.model.sample(self.input_batch.token_ids_cpu, inputs.rows,
-                                 inputs.positions).tolist()
+        """Forward pass and greedy sampling: one token id per row. The model reads the
+        persistent batch (token buffer, block table) and ``inputs``."""
+        return self.model.execute(self.input_batch, inputs).tolist()
 
     # ------------------------------------------------------------------ 4
     def write_back(self, inputs: StepInputs, sampled: list[int]) -> list[list[int]]:

@@ -435,6 +435,7 @@ def run_case(spec: CaseSpec, on_step: Optional[Callable[[int], None]] = None, *,
         flusher = StepFlusher(spec, sink, flush_interval_s, rss_source)
         try:
             counted_seqs = _scheduler_loop(spec, link, result, on_step, flusher)
+            result.counted_seqs = counted_seqs
             if spec.floor and counted_seqs:
                 result.s2r_marker_frames += 1
                 result.floor_step_ns = _floor(spec, link, result.s2r_frames, counted_seqs)
@@ -519,6 +520,7 @@ class _ProcessLink:
         self.socks = socks
         self.result = result
         self.seq = 0  # the step being exchanged (for error messages)
+        self.last_reply = b""  # the last ModelRunnerOutput frame (kept for counted steps)
 
     def exchange(self, so: SchedulerOutput, seq: int, perf=time.perf_counter_ns):
         """-> (ModelRunnerOutput, s2r frame, r2s bytes, t_encoded, t_sent, t_received, t_decoded)."""
@@ -535,6 +537,7 @@ class _ProcessLink:
         reply = recv_frame(self.r2s, self.timeout_s if seq else self.first_timeout_s,
                            self.peer_problem, f"ModelRunnerOutput for step {seq}")
         t5 = perf()
+        self.last_reply = reply
         if not reply:
             raise self.read_runner_error(seq)
         try:
@@ -568,6 +571,8 @@ class _ProcessLink:
 
 class _InProcessLink:
     """Single-process exchange: the runner executes the SchedulerOutput object itself."""
+
+    last_reply = b""
 
     def __init__(self, stepper: "TimedRunner"):
         self.stepper = stepper
@@ -604,6 +609,7 @@ def _scheduler_loop(spec: CaseSpec, link, result: CaseResult, on_step,
     gc_counter = _GcCounter()
     record = result.sched_rows.append
     frames = result.s2r_frames
+    r2s_frames = result.r2s_frames
     counted_seqs: list[int] = []
     keep_frames = not spec.stream
     decode_only = spec.count == "decode_only"
@@ -675,6 +681,7 @@ def _scheduler_loop(spec: CaseSpec, link, result: CaseResult, on_step,
                     r2s_bytes, gc_counter.count - gc0, t7 - t_start))
             if counted and frame and keep_frames:
                 frames.append(frame)
+                r2s_frames.append(link.last_reply)
                 counted_seqs.append(seq)
             if finished:
                 workload.on_finished(len(finished), plan.step)
@@ -830,6 +837,9 @@ def runner_main(ctl_endpoint: str) -> int:
         try:
             socks.connect_data(config.s2r_endpoint, config.r2s_endpoint)
             runner = ModelRunner(config.scheduler, config.model, config.policy)
+        except ConfigError as exc:  # e.g. a torch KV cache too large for the device
+            send_control(socks.ctl, ErrorReport(str(exc)), 5.0, peer_problem)
+            return 3
         except Exception as exc:  # a model that cannot be built: say so, do not hang
             send_control(socks.ctl, ErrorReport(
                 f"runner could not start: {type(exc).__name__}: {exc}"), 5.0, peer_problem)

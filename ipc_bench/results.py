@@ -2,8 +2,10 @@
 
 Layout of a run folder::
 
-    summary.json       {"format_version", "status", "metadata", "cases": [...], "problems",
+    summary.json       {"format_version", "status", "metadata", "cases": [...],
+                        "comparisons": [...], "byte_model": [...], "problems",
                         "running_case", "failed_case"}
+    messages/          captured frames of repetition 0 (``ipc_bench.capture``)
     steps.csv          one row per step per case: case identity + SCHED_COLUMNS +
                        RUNNER_COLUMNS (runner columns empty for a failed, interrupted
                        or streamed case: the runner's report never came or was not kept)
@@ -32,9 +34,11 @@ umask, so results are never world-writable.
 
 Format history:
 - 1: first version (``preemptions`` in requests.csv, ``num_preempted`` and
-  ``num_resumed`` in steps.csv and ``num_preemptions`` in summary cases; ``rss.csv``,
-  ``steps.partial.csv``, ``running_case``, ``failed_case`` and the cases' ``failed_step``
-  added within it, before any result was published).
+  ``num_resumed`` in steps.csv and ``num_preemptions`` in summary cases added within
+  it, before any result was published; ``comparisons`` (paired statistics,
+  ``ipc_bench.stats``), ``byte_model`` (``ipc_bench.bytemodel``) and ``messages/``
+  likewise; so were ``rss.csv``, ``steps.partial.csv``, ``running_case``,
+  ``failed_case`` and the cases' ``failed_step``).
 """
 
 from __future__ import annotations
@@ -134,6 +138,8 @@ class RunWriter:
         self.running_case: Optional[str] = None
         self.failed_case: Optional[str] = None
         self._rss_written: dict[str, int] = {}
+        self.comparisons: list[dict[str, Any]] = []  # ipc_bench.stats.compare_cases
+        self.byte_model: list[dict[str, Any]] = []   # ipc_bench.bytemodel.byte_model_report
         self._new_file("steps.csv", CASE_KEYS + SCHED_COLUMNS + RUNNER_COLUMNS)
         self._new_file("requests.csv", CASE_KEYS + REQUEST_COLUMNS)
         self._new_file("floor.csv", ("case_id", "i", "floor_step_ns"))
@@ -240,6 +246,8 @@ class RunWriter:
                 "failed_case": self.failed_case,
                 "metadata": self.metadata,
                 "cases": self.cases,
+                "comparisons": self.comparisons,
+                "byte_model": self.byte_model,
                 "problems": self.problems,
             })
 

@@ -82,6 +82,87 @@ def format_tables(summaries: Iterable[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
+# (metric, label, scale to display unit, display unit)
+COMPARISON_ROWS = (
+    ("step_ns_mean", "step mean", 1e-3, "us"),
+    ("step_ns_median", "step median", 1e-3, "us"),
+    ("output_tokens_per_s", "out tok/s", 1.0, "tok/s"),
+    ("build_ns_per_step", "build", 1e-3, "us"),
+    ("encode_ns_per_step", "encode", 1e-3, "us"),
+    ("decode_ns_per_step", "decode", 1e-3, "us"),
+    ("sched_cpu_ns_per_step", "sched cpu", 1e-3, "us"),
+    ("sched_to_runner_payload_bytes_per_step", "s2r bytes", 1.0, "B"),
+    ("runner_to_sched_payload_bytes_per_step", "r2s bytes", 1.0, "B"),
+)
+
+
+def _num(value, scale: float) -> str:
+    if value is None:
+        return "-"
+    v = value * scale
+    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.2f}" if abs(v) < 10 else f"{v:.1f}"
+
+
+def format_comparisons(comparisons: Iterable[dict[str, Any]]) -> str:
+    """One block per (workload, codec, treatment): per metric, each arm's median over
+    repetitions [IQR], the paired ratio treatment / baseline and the paired difference
+    baseline - treatment, each with its interval (point estimates: geometric mean and
+    mean for the t method, medians for bootstrap and sign), and the verdict."""
+    out = []
+    for c in comparisons:
+        base, treat = c["baseline"], c["treatment"]
+        method = {"t": "t-interval on log ratios",
+                  "bootstrap": "bootstrap percentile",
+                  "sign": "sign-test order statistics"}.get(c["method"], c["method"])
+        out.append(f"\n{treat} vs {base}  [{c['workload']}]  {c['codec']}: {c['n_pairs']} "
+                   f"paired repetitions, {c['confidence']:.0%} intervals ({method})")
+        header = ["metric", "unit", f"{base} median [IQR]", f"{treat} median [IQR]",
+                  f"{treat}/{base}", "ratio CI", f"{base}-{treat}", "diff CI", "verdict"]
+        rows = []
+        for key, label, scale, unit in COMPARISON_ROWS:
+            m = c["metrics"].get(key)
+            if m is None:
+                continue
+            ci = "-"
+            if m["ratio_ci_low"] is not None:
+                ci = f"[{m['ratio_ci_low']:.3f}, {m['ratio_ci_high']:.3f}]"
+            dci = "-"
+            if m["diff_ci_low"] is not None:
+                dci = f"[{_num(m['diff_ci_low'], scale)}, {_num(m['diff_ci_high'], scale)}]"
+            # the point estimate each interval is centred on: the geometric mean (t) or
+            # the median (bootstrap, sign) of the per-pair ratios and differences
+            t_method = c["method"] == "t"
+            ratio = m["ratio_geomean"] if t_method else m["ratio_median"]
+            diff = m["diff_mean"] if t_method else m["diff_median"]
+            rows.append([
+                label, unit,
+                f"{_num(m['baseline_median'], scale)} [{_num(m['baseline_iqr'], scale)}]",
+                f"{_num(m['treatment_median'], scale)} [{_num(m['treatment_iqr'], scale)}]",
+                f"{ratio:.3f}" if ratio is not None else "-", ci,
+                _num(diff, scale), dci, m["verdict"]])
+        if rows:
+            out.append(_render(header, rows))
+    return "\n".join(out)
+
+
+def format_byte_model(rows: Iterable[dict[str, Any]]) -> str:
+    """Lines saying whether the byte model held on the captured messages, and the
+    per-request bytes ``send`` adds over ``cached`` that it implies."""
+    out = ["\nbyte model (ipc_bench.bytemodel) on the captured pure-decode messages:"]
+    for r in rows:
+        line = (f"  [{r['workload']}] {r['codec']} {r['arm']}: "
+                f"{r['messages_checked'] - r['mismatches']}/{r['messages_checked']} exact")
+        if r.get("model_send_minus_cached_bytes_per_request") is not None:
+            line += (f"; send - cached = "
+                     f"{r['model_send_minus_cached_bytes_per_request']:.3f} B per running "
+                     f"request on these steps (uniform ids in a {r['vocab_size']:,} vocabulary: "
+                     f"{r['uniform_send_minus_cached_bytes_per_request']:.3f}")
+            measured = r.get("measured_send_minus_cached_bytes_per_request")
+            line += f"; measured over the run: {measured:.3f})" if measured is not None else ")"
+        out.append(line)
+    return "\n".join(out)
+
+
 LATENCY_COLUMNS = (
     ("policy", "policy", None, "{}"),
     ("codec", "codec", None, "{}"),

@@ -171,9 +171,10 @@ def recv_frame(sock: zmq.Socket, timeout_s: float, peer_problem: Callable[[], Op
 
     ``peer_problem()`` is called every ``POLL_SLICE_MS`` while waiting; a non-None
     return (e.g. "runner process 12 was killed by SIGKILL") raises ``PeerError``
-    ("... while waiting for WHAT") at once, unless a frame the peer sent before it
-    went is still queued, which is returned first (an empty frame announcing its
-    error report). Raises ``PeerTimeout`` ("no WHAT within N s") on timeout.
+    ("... while waiting for WHAT"), unless a frame the peer sent before it went is
+    queued or arrives within one more slice, which is returned first (an empty frame
+    announcing its error report). Raises ``PeerTimeout`` ("no WHAT within N s") on
+    timeout.
     """
     try:
         return sock.recv()
@@ -183,10 +184,11 @@ def recv_frame(sock: zmq.Socket, timeout_s: float, peer_problem: Callable[[], Op
     while True:
         problem = peer_problem()
         if problem:
-            try:
+            # A peer may send its last message and exit within one wait slice: take
+            # what is already on its way (one more slice) before declaring it gone.
+            if sock.poll(POLL_SLICE_MS, zmq.POLLIN):
                 return sock.recv(zmq.NOBLOCK)
-            except zmq.Again:
-                raise PeerError(f"{problem} while waiting for {what}") from None
+            raise PeerError(f"{problem} while waiting for {what}")
         try:
             return sock.recv()
         except zmq.Again:

@@ -10,7 +10,8 @@ schedule exactly the same batches and must produce the same tokens.
   a request arriving ``t`` seconds after the first one arrives at step
   ``floor(t / logical_step_s)``.
 
-Request ids look like vLLM's OpenAI server's (``cmpl-<32 hex>-0``); prompt token ids
+Request ids look like vLLM's OpenAI server's (``cmpl-<32 hex>-0``; other formats in
+``REQ_ID_FORMATS``); prompt token ids
 are drawn uniformly from the vocabulary with a per-request seeded generator.
 """
 
@@ -38,10 +39,28 @@ class RequestSpec:
     arrival_s: float
 
 
-def make_req_id(seed: int, index: int) -> str:
-    """``cmpl-<32 hex>-0``, the 32 hex digits drawn from ``(seed, index)``."""
+#: Request-id formats: vLLM's OpenAI completions (``cmpl-<32 hex>-0``) and chat
+#: completions (``chatcmpl-<32 hex>``) servers, and the short decimal counters of its
+#: offline ``LLM`` class (``"0"``, ``"1"``, ...).
+REQ_ID_FORMATS = ("cmpl", "chatcmpl", "numeric")
+
+
+def make_req_id(seed: int, index: int, fmt: str = "cmpl") -> str:
+    """Request id number ``index`` in format ``fmt`` (``REQ_ID_FORMATS``).
+
+    ``cmpl``: ``cmpl-<32 hex>-0``; ``chatcmpl``: ``chatcmpl-<32 hex>``, the 32 hex
+    digits drawn from ``(seed, index)``; ``numeric``: ``str(index)``. Raises
+    ``ValueError`` on an unknown format.
+    """
+    if fmt == "numeric":
+        return str(index)
     rng = np.random.default_rng([seed, index, 0x1D])
-    return f"cmpl-{int(rng.integers(0, 2**63)):016x}{int(rng.integers(0, 2**63)):016x}-0"
+    hex32 = f"{int(rng.integers(0, 2**63)):016x}{int(rng.integers(0, 2**63)):016x}"
+    if fmt == "cmpl":
+        return f"cmpl-{hex32}-0"
+    if fmt == "chatcmpl":
+        return f"chatcmpl-{hex32}"
+    raise ValueError(f"unknown request-id format {fmt!r}; choose from {', '.join(REQ_ID_FORMATS)}")
 
 
 def make_prompt(seed: int, index: int, num_tokens: int, vocab_size: int) -> list[int]:
@@ -70,12 +89,15 @@ class Workload:
 class SteadyDecodeWorkload(Workload):
     """``num_running`` requests at all times. Prompt lengths uniform in
     ``[prompt_len_min, prompt_len_max]``, output lengths in
-    ``[output_len_min, output_len_max]`` tokens, per request from the seed."""
+    ``[output_len_min, output_len_max]`` tokens, per request from the seed;
+    ``req_id_format``: see ``make_req_id``."""
 
     def __init__(self, num_running: int, *, seed: int, vocab_size: int,
                  prompt_len_range: tuple[int, int] = (32, 256),
-                 output_len_range: tuple[int, int] = (512, 2048)):
+                 output_len_range: tuple[int, int] = (512, 2048),
+                 req_id_format: str = "cmpl"):
         self.name = f"steady-B{num_running}"
+        self.req_id_format = req_id_format
         self.num_running = num_running
         self.seed = seed
         self.vocab_size = vocab_size
@@ -90,7 +112,7 @@ class SteadyDecodeWorkload(Workload):
         rng = np.random.default_rng([self.seed, index, 0x5E])
         prompt_len = int(rng.integers(self.prompt_len_range[0], self.prompt_len_range[1] + 1))
         max_tokens = int(rng.integers(self.output_len_range[0], self.output_len_range[1] + 1))
-        return RequestSpec(index, make_req_id(self.seed, index),
+        return RequestSpec(index, make_req_id(self.seed, index, self.req_id_format),
                            make_prompt(self.seed, index, prompt_len, self.vocab_size),
                            max_tokens, arrival_step, float(arrival_step))
 
@@ -115,7 +137,7 @@ class TraceWorkload(Workload):
     ``max_model_len`` stops it first)."""
 
     def __init__(self, trace: Trace, *, name: str, seed: int, vocab_size: int,
-                 logical_step_s: float):
+                 logical_step_s: float, req_id_format: str = "cmpl"):
         if not logical_step_s > 0 or not math.isfinite(logical_step_s):
             raise ValueError(f"logical_step_s must be > 0, got {logical_step_s}")
         self.name = name
@@ -123,6 +145,7 @@ class TraceWorkload(Workload):
         self.seed = seed
         self.vocab_size = vocab_size
         self.logical_step_s = logical_step_s
+        self.req_id_format = req_id_format
         self.arrival_steps = np.floor(trace.arrival_s / logical_step_s).astype(np.int64)
         self._next = 0
 
@@ -133,7 +156,7 @@ class TraceWorkload(Workload):
         out = []
         for i in range(self._next, self._next + n):
             out.append(RequestSpec(
-                i, make_req_id(self.seed, i),
+                i, make_req_id(self.seed, i, self.req_id_format),
                 make_prompt(self.seed, i, int(self.trace.prompt_lens[i]), self.vocab_size),
                 int(self.trace.output_lens[i]), int(self.arrival_steps[i]),
                 float(self.trace.arrival_s[i])))

@@ -12,13 +12,15 @@ floor(t / 20 ms) (``--logical-step-ms``), so every case schedules exactly the sa
 batches; idle steps are skipped. Tokens/s here is the harness's busy throughput on
 this batch mix, not the trace's arrival rate. Options: ``--trace PATH`` (the
 ``AzureLLMInferenceTrace_conv.csv`` file), ``--max-requests N`` (default 300),
-``--warmup-steps`` (default 50).
+``--warmup-steps`` (default 50); ``--model``, ``--model-preset``, ``--step-time-ms``
+and ``--num-blocks`` as in decode-steady (the torch model's KV cache is real memory:
+with it, lower ``--num-blocks`` from the default 131,072).
 """
 
 from __future__ import annotations
 
 from ipc_bench.case import CaseSpec
-from ipc_bench.config import ConfigError, ModelConfig, SchedulerConfig
+from ipc_bench.config import ConfigError, SchedulerConfig
 from ipc_bench.scenario import ScenarioOptions, grid
 from ipc_bench.traces import load_azure_trace
 from ipc_bench.workload import TraceWorkload
@@ -37,7 +39,8 @@ def trace_cases(opts: ScenarioOptions, name: str, trace_file: str,
     trace = load_azure_trace(opts.trace, max_requests=opts.max_requests or 300)
     step_s = (opts.logical_step_ms or 20.0) / 1000.0
     warmup = 50 if opts.warmup_steps is None else opts.warmup_steps
-    model = ModelConfig(seed=opts.seed)
+    model = opts.model_config()
+    scheduler = opts.scheduler_config(scheduler)
     workload_name = f"{name}:{len(trace)}"
     speedup = (opts.trace_speedup or 10.0) if timed else None
 
@@ -47,7 +50,8 @@ def trace_cases(opts: ScenarioOptions, name: str, trace_file: str,
             scheduler=scheduler, model=model,
             make_workload=lambda: TraceWorkload(trace, name=workload_name, seed=opts.seed,
                                                 vocab_size=model.vocab_size,
-                                                logical_step_s=step_s),
+                                                logical_step_s=step_s,
+                                                req_id_format=opts.req_id_format),
             warmup_steps=warmup, max_steps=None, count="all",
             floor=opts.floor and not timed, repetition=rep, trace_speedup=speedup,
             **opts.process_settings())

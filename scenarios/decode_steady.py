@@ -11,15 +11,20 @@ and runner in one process, no serialization, as vLLM's single-GPU executor), so 
 cost of having IPC at all is a ratio from the same run (``--no-single-process`` skips).
 
 Workload: prompts of 32-256 tokens and outputs of 512-2048 tokens, uniform per
-request from the seed; ids in a 128,256-token vocabulary. Null model: the control
-plane alone. Options: ``--num-running``, ``--steps`` (counted-steps budget per
-case, default 1000), ``--warmup-steps`` (default 100).
+request from the seed; ids in a 128,256-token vocabulary (``--vocab-size``), request
+ids ``cmpl-<32 hex>-0`` (``--req-id-format``). Null model by default
+(the control plane alone); ``--model fixed-step --step-time-ms MS`` adds a GPU-like
+step time, ``--model torch --model-preset cpu|gpu-small|gpu-1b`` a real decoder with
+a paged KV cache (CUDA when present; ``scripts/gpu_check.py``). Options:
+``--num-running``, ``--steps`` (counted-steps budget per case, default 1000),
+``--warmup-steps`` (default 100), ``--num-blocks`` (default 256 per running request
++ 256: room for every request's ``max_model_len``).
 """
 
 from __future__ import annotations
 
 from ipc_bench.case import CaseSpec
-from ipc_bench.config import ConfigError, ModelConfig, SchedulerConfig
+from ipc_bench.config import ConfigError, SchedulerConfig
 from ipc_bench.scenario import ScenarioOptions, grid
 from ipc_bench.workload import SteadyDecodeWorkload
 
@@ -34,7 +39,7 @@ OUTPUT_LEN_MAX = 2048
 
 def scheduler_config(opts: ScenarioOptions, b: int) -> SchedulerConfig:
     """Limits for B running requests, with the command line's overrides; refuses
-    limits under which B requests cannot all run (``ConfigError``)."""
+    limits under which B requests cannot all run or one cannot finish (``ConfigError``)."""
     cfg = opts.scheduler_config(SchedulerConfig(
         max_num_seqs=b, max_num_batched_tokens=8192, max_model_len=4096,
         num_blocks=b * 256 + 256))
@@ -47,10 +52,12 @@ def scheduler_config(opts: ScenarioOptions, b: int) -> SchedulerConfig:
     if cfg.max_num_batched_tokens < b:
         raise ConfigError(f"max_num_batched_tokens {cfg.max_num_batched_tokens} is smaller "
                           f"than --num-running {b}: not every request can decode each step")
+    # Fewer blocks than B requests need is allowed (requests are preempted and
+    # recomputed); fewer than one request needs could never finish it.
     longest = min(cfg.max_model_len, PROMPT_LEN_MAX + OUTPUT_LEN_MAX)
-    need = b * -(-longest // cfg.block_size)
+    need = -(-longest // cfg.block_size)
     if cfg.num_blocks < need:
-        raise ConfigError(f"num_blocks {cfg.num_blocks} is too few for {b} requests of up to "
+        raise ConfigError(f"num_blocks {cfg.num_blocks} cannot hold one request of up to "
                           f"{longest} tokens in blocks of {cfg.block_size} (need {need})")
     return cfg
 
@@ -58,7 +65,7 @@ def scheduler_config(opts: ScenarioOptions, b: int) -> SchedulerConfig:
 def cases(opts: ScenarioOptions) -> list[CaseSpec]:
     steps = opts.steps or 1000
     warmup = 100 if opts.warmup_steps is None else opts.warmup_steps
-    model = ModelConfig(seed=opts.seed)
+    model = opts.model_config()
 
     def make(labels, policy, codec, rep):
         b = labels["num_running"]
@@ -69,7 +76,8 @@ def cases(opts: ScenarioOptions) -> list[CaseSpec]:
             scheduler=scheduler_config(opts, b),
             model=model,
             make_workload=lambda: SteadyDecodeWorkload(b, seed=opts.seed,
-                                                       vocab_size=model.vocab_size),
+                                                       vocab_size=model.vocab_size,
+                                                       req_id_format=opts.req_id_format),
             warmup_steps=warmup, max_steps=max_steps, count="decode_only",
             floor=opts.floor, repetition=rep, **opts.process_settings())
 

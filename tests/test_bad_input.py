@@ -70,8 +70,7 @@ OPTION_CASES = [
     (DS + ["--max-model-len", "100"],
      "max_model_len 100 must exceed decode-steady's longest prompt (256 tokens)"),
     (DS + ["--num-running", "16", "--num-blocks", "10"],
-     "num_blocks 10 is too few for 16 requests of up to 2304 tokens in blocks of 16 "
-     "(need 2304)"),
+     "num_blocks 10 cannot hold one request of up to 2304 tokens in blocks of 16 (need 144)"),
     (DS + ["--num-running", "16", "--max-num-batched-tokens", "8"],
      "max_num_batched_tokens 8 is smaller than --num-running 16: not every request can "
      "decode each step"),

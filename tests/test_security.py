@@ -100,10 +100,10 @@ def test_result_files_are_not_world_writable_even_with_umask_0(tmp_path):
         preexec_fn=lambda: os.umask(0))
     assert proc.returncode == 0, proc.stderr
     assert stat.S_IMODE(run.stat().st_mode) == 0o755
-    files = sorted(run.iterdir())
-    assert {p.name for p in files} >= {"summary.json", "steps.csv", "requests.csv"}
-    assert {p.name: stat.S_IMODE(p.stat().st_mode) for p in files} == {
-        p.name: 0o644 for p in files}
+    paths = sorted(run.rglob("*"))
+    assert {p.name for p in paths} >= {"summary.json", "steps.csv", "requests.csv"}
+    modes = {str(p.relative_to(run)): stat.S_IMODE(p.stat().st_mode) for p in paths}
+    assert modes == {str(p.relative_to(run)): 0o755 if p.is_dir() else 0o644 for p in paths}
 
 
 def _python_sources():

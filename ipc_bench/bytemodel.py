@@ -1,0 +1,564 @@
+"""Analytic byte model of a pure-decode step's messages, per codec.
+
+A pure-decode step (no new request, every scheduled request decodes one token) sends
+one ``SchedulerOutput`` and gets back one ``ModelRunnerOutput``. Their serialized
+sizes follow from a handful of inputs: the request ids (their UTF-8 lengths), the
+token ids (their integer widths), each request's ``num_computed_tokens`` and the KV
+blocks allocated this step, plus the ids finished since the last step. This module
+writes each size down exactly, without encoding anything, for:
+
+**msgpack** (msgspec, ``array_like`` Structs: every field written, in order). Widths
+from the MessagePack spec: ``A(n)`` array / ``M(n)`` map header = 1 byte for n <= 15,
+3 for n <= 65,535, else 5; ``S(s)`` string = len + (1 if len <= 31, 2 if <= 255, 3 if
+<= 65,535, else 5); ``U(v)`` non-negative int = 1 if v < 128, 2 if < 256, 3 if
+< 65,536, 5 if < 2**32, else 9. With R requests, ids ``s_i``, computed counts
+``c_i``, new blocks ``b_i`` (a list per request), decode tokens ``t_i``, finished ids
+``f_j``::
+
+    SchedulerOutput = 11 + 4 A(R) + R + sum_i [2 S(s_i) + 1 + U(c_i) + 1 + A(|b_i|)
+                      + sum_b U(b)] + M(R) + U(R) + A(F) + sum_j S(f_j) + T
+        T (new_token_ids) = A(R) + sum_i (1 + U(t_i))   under send
+                          = 1                             under cached ([])
+    ModelRunnerOutput = 7 + 2 A(R) + M(R) + sum_i [2 S(s_i) + U(i) + 1 + U(t'_i)]
+
+(``t'_i`` the token sampled for row ``i``). So send costs ``1 + U(t_i)`` bytes per
+request more than cached (plus ``A(R) - 1``): 2 to 6 bytes, about 4.97 on average for
+uniform ids in a 128,256-token vocabulary.
+
+**pickle** (protocol 5, the C pickler, as vLLM's executor uses it). Per object:
+``SHORT_BINUNICODE`` + ``MEMOIZE`` for a string seen first (len + 3 bytes), ``BINGET``
+(2) or ``LONG_BINGET`` (5, memo index >= 256) when seen again, so each request id
+string costs ``len + 3`` in ``req_ids`` and 2 or 5 in ``num_scheduled_tokens`` (the
+scheduler uses the same ``str`` object in both, and so does the runner for
+``req_ids`` / ``req_id_to_index``); ints ``P(v)`` = 2 (``BININT1``, < 256), 3
+(``BININT2``, < 65,536), 5 (``BININT``, 32-bit) or ``LONG1``; every list, dict, set
+and non-empty tuple is memoized (1 byte); lists of >= 2 items are written in batches
+of 1,000 (``MARK`` ... ``APPENDS``, 2 bytes per batch; a list of one item uses
+``APPEND``), dicts of >= 2 items and sets of >= 1 in ``floor(n / 1000) + 1`` batches
+(the C pickler emits an empty last batch when n is a multiple of 1,000). A msgspec
+Struct pickles as its class (module and qualified name strings, ``STACK_GLOBAL``) and a
+tuple of its field values (``REDUCE``). Per request, the send policy adds the list
+``[t_i]``: ``EMPTY_LIST MEMOIZE <int> APPEND`` = ``3 + P(t_i)`` bytes (5 to 8), plus
+the batch markers of ``new_token_ids`` itself (cached sends it empty).
+
+Framing: protocol >= 4 splits the stream after the 2-byte ``PROTO`` header into
+frames; at the start of each object's ``save()`` the pickler closes the current frame
+once it holds 64 KiB or more, and each frame of 4 bytes or more gets a 9-byte
+``FRAME`` header. Frame boundaries depend on where object boundaries fall, so the
+pickle model walks the message's object sequence (``_PickleStream``) with the exact
+opcode sizes above instead of a single closed form; the unframed part is the sum
+of the per-object terms. ``tests/test_bytemodel.py`` checks every formula against
+real encodings for 1 to 4,096 running requests.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional, Sequence
+
+from ipc_bench.messages import CachedRequestData, ModelRunnerOutput, SchedulerOutput
+
+CODECS = ("msgpack", "pickle")
+
+# --------------------------------------------------------------------------- msgpack
+
+
+def mp_uint(v: int) -> int:
+    """MessagePack bytes of the integer ``v`` (signed widths for v < 0)."""
+    if v >= 0:
+        if v < 128:
+            return 1
+        if v < 256:
+            return 2
+        if v < 65536:
+            return 3
+        if v < 2**32:
+            return 5
+        return 9
+    if v >= -32:
+        return 1
+    if v >= -128:
+        return 2
+    if v >= -32768:
+        return 3
+    if v >= -2**31:
+        return 5
+    return 9
+
+
+def mp_str(s: str) -> int:
+    """MessagePack bytes of the string ``s`` (header + UTF-8 bytes)."""
+    n = len(s.encode())
+    if n <= 31:
+        return 1 + n
+    if n <= 255:
+        return 2 + n
+    if n <= 65535:
+        return 3 + n
+    return 5 + n
+
+
+def mp_header(n: int) -> int:
+    """MessagePack array or map header bytes for ``n`` elements (or pairs)."""
+    if n <= 15:
+        return 1
+    if n <= 65535:
+        return 3
+    return 5
+
+
+def _msgpack_scheduler_output(req_ids, num_computed_tokens, new_block_ids, token_ids,
+                              finished_req_ids) -> int:
+    r = len(req_ids)
+    a = mp_header(r)
+    per_request = sum(2 * mp_str(s) + 1 + mp_uint(c) + 1 + mp_header(len(b))
+                      + sum(mp_uint(x) for x in b)
+                      for s, c, b in zip(req_ids, num_computed_tokens, new_block_ids))
+    if token_ids is None:
+        new_tokens = mp_header(0)  # cached: []
+    else:
+        new_tokens = a + sum(1 + mp_uint(t) for t in token_ids)
+    finished = mp_header(len(finished_req_ids)) + sum(mp_str(f) for f in finished_req_ids)
+    return 11 + 4 * a + r + per_request + mp_header(r) + mp_uint(r) + finished + new_tokens
+
+
+def _msgpack_model_runner_output(req_ids, sampled_token_ids) -> int:
+    r = len(req_ids)
+    per_request = sum(2 * mp_str(s) + mp_uint(i) + 1 + sum(mp_uint(t) for t in toks)
+                      for i, (s, toks) in enumerate(zip(req_ids, sampled_token_ids)))
+    return 7 + 2 * mp_header(r) + mp_header(r) + per_request
+
+
+# --------------------------------------------------------------------------- pickle
+
+FRAME_SIZE_TARGET = 64 * 1024  # CPython Modules/_pickle.c
+FRAME_SIZE_MIN = 4
+FRAME_HEADER_SIZE = 9
+BATCHSIZE = 1000
+PROTO_HEADER_SIZE = 2
+
+
+def pk_int(v: int) -> int:
+    """Protocol-5 pickle bytes of the int ``v`` (BININT1 / BININT2 / BININT / LONG1)."""
+    if 0 <= v < 256:
+        return 2
+    if 0 <= v < 65536:
+        return 3
+    if -2**31 <= v < 2**31:
+        return 5
+    nbytes = (v.bit_length() + 8) // 8  # two's complement, pickle.encode_long
+    return 2 + nbytes if nbytes < 256 else 5 + nbytes
+
+
+def pk_str(s: str) -> int:
+    """Bytes of a first-seen string: SHORT_BINUNICODE (or BINUNICODE) + MEMOIZE."""
+    n = len(s.encode())
+    return (2 + n if n < 256 else 5 + n) + 1
+
+
+def pk_get(index: int) -> int:
+    """Bytes of a memo reference: BINGET (index < 256) or LONG_BINGET."""
+    return 2 if index < 256 else 5
+
+
+class _PickleStream:
+    """Size accounting of a protocol-5 pickle as CPython's C pickler writes it.
+
+    ``save()`` marks the start of one object's ``save()`` (where the pickler closes
+    a frame that holds ``FRAME_SIZE_TARGET`` bytes or more); ``write(n)`` adds ``n``
+    opcode bytes; ``memoize()`` writes ``MEMOIZE`` and returns the memo index.
+    """
+
+    def __init__(self) -> None:
+        self.frames: list[int] = []
+        self.cur = -1  # bytes in the open frame; -1: none open
+        self.memo = 0
+        self.globals: dict[type, int] = {}
+        self.strings: dict[str, int] = {}  # memo index of strings already pickled
+
+    def save(self) -> None:
+        if self.cur >= FRAME_SIZE_TARGET:
+            self.frames.append(self.cur)
+            self.cur = -1
+
+    def write(self, n: int) -> None:
+        if self.cur < 0:
+            self.cur = 0
+        self.cur += n
+
+    def memoize(self) -> int:
+        self.write(1)
+        self.memo += 1
+        return self.memo - 1
+
+    # one method per kind of object --------------------------------------------
+    def const(self) -> None:  # None, True, False
+        self.save()
+        self.write(1)
+
+    def int(self, v: int) -> None:
+        self.save()
+        self.write(pk_int(v))
+
+    def str(self, s: str) -> None:
+        """A string object: first sight, or a memo reference to the same object."""
+        self.save()
+        if s in self.strings:
+            self.write(pk_get(self.strings[s]))
+        else:
+            self.write(pk_str(s) - 1)
+            self.strings[s] = self.memoize()
+
+    def list(self, n: int, item: Callable[[int], None]) -> None:
+        self.save()
+        self.write(1)  # EMPTY_LIST
+        self.memoize()
+        if n == 1:
+            item(0)
+            self.write(1)  # APPEND
+        elif n >= 2:
+            for start in range(0, n, BATCHSIZE):
+                self.write(1)  # MARK
+                for i in range(start, min(n, start + BATCHSIZE)):
+                    item(i)
+                self.write(1)  # APPENDS
+
+    def _batched(self, n: int, item: Callable[[int], None]) -> None:
+        # dict (n >= 2) and set (n >= 1): do { MARK ... } while (batch was full)
+        start = 0
+        while True:
+            self.write(1)  # MARK
+            end = min(n, start + BATCHSIZE)
+            for i in range(start, end):
+                item(i)
+            self.write(1)  # SETITEMS / ADDITEMS
+            if end - start < BATCHSIZE:
+                break
+            start = end
+
+    def dict(self, n: int, item: Callable[[int], None]) -> None:
+        self.save()
+        self.write(1)  # EMPTY_DICT
+        self.memoize()
+        if n == 1:
+            item(0)
+            self.write(1)  # SETITEM
+        elif n >= 2:
+            self._batched(n, item)
+
+    def set(self, n: int, item: Callable[[int], None]) -> None:
+        self.save()
+        self.write(1)  # EMPTY_SET
+        self.memoize()
+        if n >= 1:
+            self._batched(n, item)
+
+    def tuple(self, items: Sequence[Callable[[], None]]) -> None:
+        self.save()
+        if not items:
+            self.write(1)  # EMPTY_TUPLE, not memoized
+            return
+        if len(items) > 3:
+            self.write(1)  # MARK
+        for item in items:
+            item()
+        self.write(1)  # TUPLE1/2/3 or TUPLE
+        self.memoize()
+
+    def struct(self, cls: type, fields: Sequence[Callable[[], None]]) -> None:
+        """A msgspec Struct: ``REDUCE`` of its class and the tuple of its fields."""
+        self.save()
+        self.save()  # the class (a global)
+        if cls in self.globals:
+            self.write(pk_get(self.globals[cls]))
+        else:
+            self.str(cls.__module__)
+            self.str(cls.__qualname__)
+            self.write(1)  # STACK_GLOBAL
+            self.globals[cls] = self.memoize()
+        self.tuple(fields)
+        self.write(1)  # REDUCE
+        self.memoize()
+
+    def total(self) -> int:
+        """Bytes of the whole pickle: PROTO + frames (+ 9-byte headers) + STOP."""
+        self.write(1)  # STOP, in the last frame
+        frames = self.frames + [self.cur]
+        return PROTO_HEADER_SIZE + sum(frames) + FRAME_HEADER_SIZE * sum(
+            1 for f in frames if f >= FRAME_SIZE_MIN)
+
+
+def _pickle_scheduler_output(req_ids, num_computed_tokens, new_block_ids, token_ids,
+                             finished_req_ids) -> int:
+    p = _PickleStream()
+    r = len(req_ids)
+
+    def block_tuple(i):
+        blocks = new_block_ids[i]
+        p.tuple([lambda: p.list(len(blocks), lambda j: p.int(blocks[j]))])
+
+    def new_tokens():
+        if token_ids is None:
+            p.list(0, None)  # cached: []
+        else:
+            p.list(r, lambda i: p.list(1, lambda _: p.int(token_ids[i])))
+
+    def num_scheduled_item(i):
+        p.str(req_ids[i])  # same str object as in req_ids: a memo reference
+        p.int(1)
+
+    cached = [
+        lambda: p.list(r, lambda i: p.str(req_ids[i])),
+        lambda: p.list(r, lambda i: p.const()),
+        new_tokens,
+        lambda: p.list(r, block_tuple),
+        lambda: p.list(r, lambda i: p.int(num_computed_tokens[i])),
+    ]
+    p.struct(SchedulerOutput, [
+        lambda: p.list(0, None),                       # scheduled_new_reqs
+        lambda: p.struct(CachedRequestData, cached),   # scheduled_cached_reqs
+        lambda: p.dict(r, num_scheduled_item),         # num_scheduled_tokens
+        lambda: p.int(r),                              # total_num_scheduled_tokens
+        lambda: p.dict(0, None),                       # scheduled_spec_decode_tokens
+        lambda: p.dict(0, None),                       # scheduled_encoder_inputs
+        lambda: p.list(1, lambda _: p.int(0)),         # num_common_prefix_blocks
+        lambda: p.set(len(finished_req_ids), lambda j: p.str(finished_req_ids[j])),
+        lambda: p.list(0, None),                       # free_encoder_input_ids
+        lambda: p.dict(0, None),                       # structured_output_request_ids
+        p.const,                                       # grammar_bitmask
+        p.const,                                       # kv_connector_metadata
+    ])
+    return p.total()
+
+
+def _pickle_model_runner_output(req_ids, sampled_token_ids, index_order) -> int:
+    p = _PickleStream()
+    r = len(req_ids)
+
+    def index_item(k):
+        row = index_order[k]
+        p.str(req_ids[row])  # same str object as in req_ids
+        p.int(row)
+
+    p.struct(ModelRunnerOutput, [
+        lambda: p.list(r, lambda i: p.str(req_ids[i])),
+        lambda: p.dict(r, index_item),
+        lambda: p.list(r, lambda i: p.list(len(sampled_token_ids[i]),
+                                           lambda j: p.int(sampled_token_ids[i][j]))),
+        p.const, p.const,                               # spec_token_ids, logprobs
+        lambda: p.dict(0, None),                        # prompt_logprobs_dict
+        lambda: p.list(0, None),                        # pooler_output
+        p.const, p.const,                               # finished_sending / _recving
+    ])
+    return p.total()
+
+
+# --------------------------------------------------------------------------- API
+
+
+def scheduler_output_bytes(codec: str, req_ids: Sequence[str],
+                           num_computed_tokens: Sequence[int],
+                           new_block_ids: Sequence[Sequence[int]],
+                           token_ids: Optional[Sequence[int]],
+                           finished_req_ids: Sequence[str] = ()) -> int:
+    """Serialized bytes of a pure-decode step's ``SchedulerOutput``.
+
+    ``req_ids``: the R scheduled requests in scheduling order (``[R]`` str, distinct);
+    ``num_computed_tokens``: ``[R]`` ints as sent; ``new_block_ids``: ``[R]`` lists of
+    the KV blocks allocated this step (mostly empty); ``token_ids``: ``[R]`` the token
+    each request decodes, sent under the ``send`` policy, or ``None`` for ``cached``
+    (``new_token_ids == []``); ``finished_req_ids``: ids finished since the previous
+    step, in the set's iteration order (none of them in ``req_ids``). Raises
+    ``ValueError`` on an unknown codec or mismatched lengths.
+    """
+    r = len(req_ids)
+    if len(num_computed_tokens) != r or len(new_block_ids) != r or (
+            token_ids is not None and len(token_ids) != r):
+        raise ValueError("req_ids, num_computed_tokens, new_block_ids and token_ids "
+                         "must have one entry per request")
+    finished = list(finished_req_ids)
+    if codec == "msgpack":
+        return _msgpack_scheduler_output(req_ids, num_computed_tokens, new_block_ids,
+                                         token_ids, finished)
+    if codec == "pickle":
+        return _pickle_scheduler_output(req_ids, num_computed_tokens, new_block_ids,
+                                        token_ids, finished)
+    raise ValueError(f"unknown codec {codec!r}; choose from {', '.join(CODECS)}")
+
+
+def model_runner_output_bytes(codec: str, req_ids: Sequence[str],
+                              sampled_token_ids: Sequence[Sequence[int]],
+                              index_order: Optional[Sequence[int]] = None) -> int:
+    """Serialized bytes of a ``ModelRunnerOutput``.
+
+    ``req_ids``: the runner's rows in order (``[R]`` str); ``sampled_token_ids``:
+    ``[R]`` lists (one id per decoding row, empty for a partial prefill);
+    ``index_order``: the iteration order of ``req_id_to_index`` as rows (default
+    ``0..R-1``; it only moves pickle's frame boundaries). Raises ``ValueError`` on an
+    unknown codec or mismatched lengths.
+    """
+    r = len(req_ids)
+    if len(sampled_token_ids) != r:
+        raise ValueError("sampled_token_ids must have one entry per request")
+    order = list(range(r)) if index_order is None else list(index_order)
+    if sorted(order) != list(range(r)):
+        raise ValueError("index_order must be a permutation of the rows")
+    if codec == "msgpack":
+        return _msgpack_model_runner_output(req_ids, sampled_token_ids)
+    if codec == "pickle":
+        return _pickle_model_runner_output(req_ids, sampled_token_ids, order)
+    raise ValueError(f"unknown codec {codec!r}; choose from {', '.join(CODECS)}")
+
+
+def send_minus_cached_bytes(codec: str, token_ids: Sequence[int]) -> int:
+    """Bytes ``send`` adds to a pure-decode ``SchedulerOutput`` of ``len(token_ids)``
+    requests, excluding pickle framing (9 bytes per extra 64 KiB frame):
+    msgpack ``A(R) - A(0) + sum(1 + U(t))``; pickle ``sum(3 + P(t))`` plus the
+    list's batch markers (``APPEND`` for R = 1, ``MARK``/``APPENDS`` per 1,000 else)."""
+    r = len(token_ids)
+    if codec == "msgpack":
+        return mp_header(r) - mp_header(0) + sum(1 + mp_uint(t) for t in token_ids)
+    if codec == "pickle":
+        markers = 0 if r == 0 else 1 if r == 1 else 2 * -(-r // BATCHSIZE)
+        return markers + sum(3 + pk_int(t) for t in token_ids)
+    raise ValueError(f"unknown codec {codec!r}; choose from {', '.join(CODECS)}")
+
+
+def expected_token_bytes(codec: str, vocab_size: int) -> float:
+    """Mean bytes of one token id drawn uniformly from ``[0, vocab_size)``:
+    ``E[U(t)]`` (msgpack) or ``E[P(t)]`` (pickle)."""
+    width = mp_uint if codec == "msgpack" else pk_int
+    # piecewise-constant widths: count ids in each range
+    bounds = [0, 128, 256, 65536, 2**31, 2**32]
+    total = 0
+    for lo, hi in zip(bounds, bounds[1:]):
+        if lo >= vocab_size:
+            break
+        n = min(hi, vocab_size) - lo
+        total += n * width(lo)
+    return total / vocab_size
+
+
+def per_request_send_bytes(codec: str, vocab_size: int) -> float:
+    """Mean bytes per running request that ``send`` adds over ``cached`` in a
+    pure-decode step, for uniform token ids (1 + E[U] msgpack, 3 + E[P] pickle)."""
+    if codec == "msgpack":
+        return 1 + expected_token_bytes(codec, vocab_size)
+    if codec == "pickle":
+        return 3 + expected_token_bytes(codec, vocab_size)
+    raise ValueError(f"unknown codec {codec!r}; choose from {', '.join(CODECS)}")
+
+
+# --------------------------------------------------------------------------- messages
+
+
+def step_content(so: SchedulerOutput) -> dict:
+    """The model's inputs read from a pure-decode ``SchedulerOutput``.
+
+    Raises ``ValueError`` if ``so`` is not pure decode (new requests, or a request
+    scheduled for other than one token).
+    """
+    cached = so.scheduled_cached_reqs
+    if so.scheduled_new_reqs or any(n != 1 for n in so.num_scheduled_tokens.values()) \
+            or len(so.num_scheduled_tokens) != len(cached.req_ids):
+        raise ValueError("not a pure-decode SchedulerOutput")
+    # cached sends an empty list; send one single-id list per request
+    send = bool(cached.new_token_ids)
+    if send and len(cached.new_token_ids) != len(cached.req_ids):
+        raise ValueError("new_token_ids has neither one entry per request nor none")
+    return dict(
+        req_ids=list(cached.req_ids),
+        num_computed_tokens=list(cached.num_computed_tokens),
+        new_block_ids=[list(b[0]) for b in cached.new_block_ids],
+        token_ids=[ids[0] for ids in cached.new_token_ids] if send else None,
+        finished_req_ids=list(so.finished_req_ids),
+    )
+
+
+def predict_scheduler_output(codec: str, so: SchedulerOutput) -> int:
+    """``scheduler_output_bytes`` for the content of a pure-decode ``so``."""
+    return scheduler_output_bytes(codec, **step_content(so))
+
+
+def predict_model_runner_output(codec: str, out: ModelRunnerOutput) -> int:
+    """``model_runner_output_bytes`` for the content of ``out``."""
+    index = out.req_id_to_index
+    return model_runner_output_bytes(codec, out.req_ids, out.sampled_token_ids,
+                                     [index[r] for r in index])
+
+
+def fit_linear(xs: Sequence[float], ys: Sequence[float]) -> dict:
+    """Least-squares ``y = fixed + per_unit * x`` with its coefficient of determination.
+
+    Returns ``{"fixed", "per_unit", "r2", "n"}``; ``scipy.stats.linregress``. Raises
+    ``ValueError`` with fewer than 3 points or a constant ``x``.
+    """
+    from scipy import stats as sps
+
+    if len(xs) != len(ys) or len(xs) < 3:
+        raise ValueError(f"a line fit needs at least 3 (x, y) points, got {len(xs)}")
+    if len(set(xs)) < 2:
+        raise ValueError("a line fit needs at least two distinct x values")
+    res = sps.linregress(xs, ys)
+    return dict(fixed=float(res.intercept), per_unit=float(res.slope),
+                r2=float(res.rvalue ** 2), n=len(xs))
+
+
+def byte_model_report(captured: Sequence[tuple], summaries: Sequence[dict]) -> list[dict]:
+    """Check the model on a run's captured pure-decode messages; state what it implies.
+
+    ``captured``: ``(CaseSpec, [CaptureFile, ...])`` of the repetition-0 cases counted
+    as pure decode; ``summaries``: the run's case summaries. One row per case: the
+    number of captured messages whose size the model predicts exactly and of those
+    it misses (``mismatches``, 0 when the model holds), and for ``send`` cases the
+    bytes per running request that ``send`` adds over ``cached``: from the model on
+    the captured steps (``model_send_minus_cached_bytes_per_request``), for uniform
+    token ids of the vocabulary (``uniform_send_minus_cached_bytes_per_request``) and
+    as measured, (send - cached) SchedulerOutput bytes per step / running requests,
+    when both policies ran (``measured_send_minus_cached_bytes_per_request``).
+    """
+    from ipc_bench.codec import model_runner_output_codec, scheduler_output_codec
+
+    rows = []
+    by_key = {(s["workload"], s["codec"], s.get("arm") or s["policy"]): s
+              for s in summaries if s.get("repetition") == 0 and s.get("num_steps")}
+    for spec, caps in captured:
+        if not caps or spec.codec not in CODECS:
+            continue  # nothing serialized (single-process baseline)
+        checked = mismatches = 0
+        extra_bytes = extra_reqs = 0
+        for cap in caps:
+            if cap.direction == "s2r":
+                codec = scheduler_output_codec(cap.codec)
+                for frame in cap.frames:
+                    so = codec.decode(frame)
+                    content = step_content(so)
+                    checked += 1
+                    mismatches += scheduler_output_bytes(cap.codec, **content) != len(frame)
+                    if content["token_ids"] is not None and content["req_ids"]:
+                        content_cached = dict(content, token_ids=None)
+                        extra_bytes += len(frame) - scheduler_output_bytes(cap.codec,
+                                                                           **content_cached)
+                        extra_reqs += len(content["req_ids"])
+            else:
+                codec = model_runner_output_codec(cap.codec)
+                for frame in cap.frames:
+                    checked += 1
+                    mismatches += predict_model_runner_output(
+                        cap.codec, codec.decode(frame)) != len(frame)
+        row = dict(workload=spec.workload_key, codec=spec.codec, arm=spec.arm_label,
+                   policy=spec.policy, vocab_size=spec.model.vocab_size,
+                   messages_checked=checked, mismatches=mismatches)
+        if spec.policy == "send":
+            row["model_send_minus_cached_bytes_per_request"] = (
+                extra_bytes / extra_reqs if extra_reqs else None)
+            row["uniform_send_minus_cached_bytes_per_request"] = per_request_send_bytes(
+                spec.codec, spec.model.vocab_size)
+            send = by_key.get((spec.workload_key, spec.codec, spec.arm_label))
+            cached = by_key.get((spec.workload_key, spec.codec, "cached"))
+            if send and cached and send.get("num_running_mean"):
+                row["measured_send_minus_cached_bytes_per_request"] = (
+                    (send["sched_to_runner_payload_bytes_per_step"]
+                     - cached["sched_to_runner_payload_bytes_per_step"])
+                    / send["num_running_mean"])
+        rows.append(row)
+    return rows

@@ -1,0 +1,186 @@
+"""Captured messages: a bounded sample of the real frames a case exchanged.
+
+A run keeps, per case of repetition 0, up to ``MAX_MESSAGES`` frames per direction
+(fewer past ``MAX_CAPTURE_BYTES``) from its counted steps, evenly spaced over them, in
+``messages/`` of the run folder:
+
+    messages/<case slug>.s2r.msgpack   SchedulerOutput frames (scheduler -> runner)
+    messages/<case slug>.r2s.msgpack   ModelRunnerOutput frames (runner -> scheduler)
+
+Each file is one MessagePack map (``CaptureFile``): the case's identity, the codec,
+the ``seq`` of each sampled step, the in-loop ``encode_ns`` / ``decode_ns`` the run
+measured for each of those very frames (the sender's serializer call and the
+receiver's), and the frames themselves as MessagePack ``bin`` values (so each frame
+carries its length). ``python bench.py microbench RUN_DIR`` re-times them with pyperf
+(``ipc_bench.microbench``).
+
+Format history:
+- 1: first version.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Iterable
+
+import msgspec
+
+from ipc_bench.case import SCHED_COLUMNS, CaseResult
+
+CAPTURE_FORMAT_VERSION = 1
+#: Frames kept per case and direction, at most...
+MAX_MESSAGES = 200
+#: ... and at most about this many bytes of frames (but never fewer than MIN_MESSAGES).
+MAX_CAPTURE_BYTES = 8 * 1024 * 1024
+MIN_MESSAGES = 20
+#: Directions and the message type each carries.
+DIRECTIONS = {"s2r": "SchedulerOutput", "r2s": "ModelRunnerOutput"}
+MESSAGES_DIR = "messages"
+
+_COL = {name: i for i, name in enumerate(SCHED_COLUMNS)}
+
+
+class CaptureError(ValueError):
+    """A capture file is missing, unreadable or of an unknown format; one line."""
+
+
+class CaptureFile(msgspec.Struct, forbid_unknown_fields=True):
+    """One direction of one case. ``seqs``, ``in_loop_encode_ns``, ``in_loop_decode_ns``
+    and ``frames`` are parallel lists over the sampled steps (ns, bytes)."""
+
+    format_version: int
+    case_id: str
+    scenario: str
+    workload: str
+    policy: str
+    arm: str
+    codec: str
+    repetition: int
+    direction: str
+    message_type: str
+    num_counted_steps: int
+    seqs: list[int]
+    in_loop_encode_ns: list[int]
+    in_loop_decode_ns: list[int]
+    frames: list[bytes]
+
+
+def sample_indices(n: int, k: int = MAX_MESSAGES) -> list[int]:
+    """Up to ``k`` indices into ``range(n)``, evenly spaced, first and last included."""
+    if n <= 0 or k <= 0:
+        return []
+    if n <= k:
+        return list(range(n))
+    if k == 1:
+        return [0]
+    return [round(i * (n - 1) / (k - 1)) for i in range(k)]
+
+
+def case_slug(case_id: str) -> str:
+    """File-name-safe form of a case id (``num_running=256/send'/msgpack#0`` ->
+    ``num_running=256.send-prime.msgpack.r0``)."""
+    base, _, rep = case_id.rpartition("#")
+    text = base.replace("'", "-prime").replace("/", ".") + f".r{rep}"
+    return re.sub(r"[^A-Za-z0-9=,._+-]", "_", text)
+
+
+def build_captures(result: CaseResult, max_messages: int = MAX_MESSAGES) -> list[CaptureFile]:
+    """The two ``CaptureFile`` of ``result`` (empty list if it has no counted frames).
+
+    Keeps ``max_messages`` evenly spaced counted steps, fewer when their frames would
+    exceed ``MAX_CAPTURE_BYTES`` per direction (``MIN_MESSAGES`` at least).
+
+    In-loop figures per direction: ``s2r`` encode is the scheduler's ``encode_ns``,
+    decode the runner's ``runner_decode_ns``; ``r2s`` encode is the runner's
+    ``runner_encode_ns``, decode the scheduler's ``decode_ns``.
+    """
+    spec = result.spec
+    seqs = result.counted_seqs
+    if not seqs or len(result.s2r_frames) != len(seqs) or len(result.r2s_frames) != len(seqs):
+        return []
+    rows = result.sched_rows
+    runner = result.runner_columns
+    have_runner = all(len(runner.get(k, ())) == len(rows)
+                      for k in ("runner_decode_ns", "runner_encode_ns"))
+    biggest = max(sum(map(len, result.s2r_frames)), sum(map(len, result.r2s_frames)))
+    mean_len = biggest / len(seqs)
+    budget = max(MIN_MESSAGES, int(MAX_CAPTURE_BYTES // mean_len)) if mean_len else max_messages
+    picks = sample_indices(len(seqs), min(max_messages, budget))
+    picked_seqs = [seqs[i] for i in picks]
+
+    def sched(col: str) -> list[int]:
+        return [int(rows[s][_COL[col]]) for s in picked_seqs]
+
+    def run(col: str) -> list[int]:
+        return [int(runner[col][s]) for s in picked_seqs] if have_runner else []
+
+    common = dict(format_version=CAPTURE_FORMAT_VERSION, case_id=spec.case_id,
+                  scenario=spec.scenario, workload=spec.workload_key, policy=spec.policy,
+                  arm=spec.arm_label, codec=spec.codec, repetition=spec.repetition,
+                  num_counted_steps=len(seqs), seqs=picked_seqs)
+    return [
+        CaptureFile(direction="s2r", message_type=DIRECTIONS["s2r"],
+                    in_loop_encode_ns=sched("encode_ns"), in_loop_decode_ns=run("runner_decode_ns"),
+                    frames=[result.s2r_frames[i] for i in picks], **common),
+        CaptureFile(direction="r2s", message_type=DIRECTIONS["r2s"],
+                    in_loop_encode_ns=run("runner_encode_ns"), in_loop_decode_ns=sched("decode_ns"),
+                    frames=[result.r2s_frames[i] for i in picks], **common),
+    ]
+
+
+def save_captures(run_dir: str | os.PathLike, result: CaseResult,
+                  max_messages: int = MAX_MESSAGES) -> list[Path]:
+    """Write ``result``'s capture files under ``run_dir/messages``; returns their paths."""
+    out = Path(run_dir) / MESSAGES_DIR
+    paths = []
+    encoder = msgspec.msgpack.Encoder()
+    for cap in build_captures(result, max_messages):
+        out.mkdir(exist_ok=True)
+        path = out / f"{case_slug(cap.case_id)}.{cap.direction}.msgpack"
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_bytes(encoder.encode(cap))
+        os.replace(tmp, path)
+        paths.append(path)
+    return paths
+
+
+def load_capture(path: str | os.PathLike) -> CaptureFile:
+    """Read one capture file; ``CaptureError`` if unreadable or of another format."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise CaptureError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        cap = msgspec.msgpack.decode(data, type=CaptureFile)
+    except msgspec.ValidationError as exc:
+        raise CaptureError(f"{path}: not a capture file of format "
+                           f"{CAPTURE_FORMAT_VERSION}: {exc}") from None
+    except msgspec.DecodeError as exc:
+        raise CaptureError(f"{path}: not a capture file: {exc}") from None
+    if cap.format_version != CAPTURE_FORMAT_VERSION:
+        raise CaptureError(f"{path}: capture format {cap.format_version} is not supported "
+                           f"(this ipc-bench reads {CAPTURE_FORMAT_VERSION})")
+    return cap
+
+
+def load_captures(run_dir: str | os.PathLike) -> list[CaptureFile]:
+    """Every capture file of ``run_dir``, sorted by file name; ``CaptureError`` if the
+    run folder has none."""
+    folder = Path(run_dir) / MESSAGES_DIR
+    paths = sorted(folder.glob("*.msgpack")) if folder.is_dir() else []
+    if not paths:
+        raise CaptureError(f"no captured messages in {folder} (run a scenario first; "
+                           "messages are kept for repetition 0 of each case)")
+    return [load_capture(p) for p in paths]
+
+
+def arms_in(captures: Iterable[CaptureFile]) -> list[str]:
+    """The arms (policies, or A/A labels) present: ``send`` before ``cached``, an A/A
+    copy (``send'``) after its original."""
+    from ipc_bench.config import POLICIES
+
+    arms = {c.arm: c.policy for c in captures}
+    order = {p: i for i, p in enumerate(POLICIES)}
+    return sorted(arms, key=lambda a: (order.get(arms[a], len(order)), a))

@@ -1,0 +1,320 @@
+"""Paired comparison statistics over repetitions (one sample per repetition).
+
+Steps within a case are autocorrelated (caches, allocator, frequency), so a case's
+per-step figures are *one* sample; the unit of replication is the repetition. Runs
+with ``--repeat N`` interleave the two arms (A B A B ...), and repetition ``r`` of
+arm A is paired with repetition ``r`` of arm B: the pair shares machine conditions,
+so the analysis works on per-pair ratios ``B_r / A_r`` and differences ``A_r - B_r``.
+
+Reported per metric and arm: the median and the interquartile range (numpy's
+``linear`` percentiles, type 7 of Hyndman & Fan, "Sample quantiles in statistical
+packages", The American Statistician 50(4), 1996). Per pair of arms:
+
+- ``ratio_median``: the median of the per-pair ratios ``treatment / baseline``;
+- ``ratio_ci``: a 95 % confidence interval for the ratio, by ``method``:
+
+  * ``t`` (default): Student's t-interval on the log ratios, exponentiated, i.e. the
+    interval of the geometric-mean ratio, ``exp(mean(log r) +/- t_{n-1, 0.975} *
+    sd(log r) / sqrt(n))``. Summarising ratios with the geometric mean is what
+    Fleming & Wallace, "How not to lie with statistics: the correct way to summarize
+    benchmark results" (CACM 29(3), 1986) argue for; the t-interval on paired
+    log-transformed data is the standard analysis of a ratio in paired designs
+    (e.g. the bioequivalence test of Schuirmann, J. Pharmacokin. Biopharm. 15(6),
+    1987). It assumes the log ratios are roughly normal, which per-repetition means
+    over hundreds of steps are (central limit theorem); it is exact for n >= 2.
+    The interval's centre is the geometric mean, which equals the median ratio
+    when the log ratios are symmetric.
+  * ``bootstrap``: percentile bootstrap of the median ratio (Efron & Tibshirani, An
+    Introduction to the Bootstrap, 1993, ch. 13), resampling pairs 10,000 times
+    with a fixed seed, so the same samples always give the same interval. With few
+    pairs it is too narrow (at n = 5 its coverage is well under 95 %); the A/A
+    script reports how often it errs.
+  * ``sign``: the distribution-free interval of the median ratio from the order
+    statistics of the sign test (Conover 1999, sec. 3.2); coverage >= 95 % whatever
+    the distribution, so one descheduled repetition cannot widen it much, which the
+    t-interval's standard deviation does on a loaded machine. Needs >= 6 pairs.
+
+- ``diff_mean`` / ``diff_ci``: the paired difference ``baseline - treatment`` (what
+  ``treatment`` saves; for ``step_ns_mean`` that is ns saved per step) with the same
+  method on the raw differences (t-interval of the mean, or bootstrap or sign-test
+  interval of the median);
+- ``significant``: ``False`` when the ratio interval contains 1, worded "no
+  significant difference"; ``None`` with too few pairs for an interval (2; sign: 6).
+
+An A/A comparison (one arm against a copy of itself) is flagged significant 5 % of the
+time at 95 % by construction; ``scripts/aa_false_positive.py`` measures that rate.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+CONFIDENCE = 0.95
+METHODS = ("t", "bootstrap", "sign")
+BOOTSTRAP_RESAMPLES = 10_000
+BOOTSTRAP_SEED = 20291  # fixed: the same samples always give the same interval
+
+NO_DIFFERENCE = "no significant difference"
+
+
+def median_iqr(values: Sequence[float]) -> tuple[float, float]:
+    """(median, interquartile range) of ``values`` (type-7 quantiles).
+
+    Raises ``ValueError`` on an empty sequence.
+    """
+    a = np.asarray(values, dtype=float)
+    if a.size == 0:
+        raise ValueError("median_iqr of an empty sample")
+    q1, med, q3 = np.percentile(a, [25, 50, 75])
+    return float(med), float(q3 - q1)
+
+
+def t_interval(values: Sequence[float], confidence: float = CONFIDENCE
+               ) -> tuple[float, float, float]:
+    """(mean, low, high): Student's t-interval of the mean of ``values``.
+
+    ``mean +/- t_{n-1,(1+confidence)/2} * s / sqrt(n)`` with ``s`` the sample standard
+    deviation (``ddof=1``). Raises ``ValueError`` with fewer than two values.
+    """
+    from scipy import stats as sps
+
+    a = np.asarray(values, dtype=float)
+    n = a.size
+    if n < 2:
+        raise ValueError(f"a t-interval needs at least 2 values, got {n}")
+    mean = float(a.mean())
+    sd = float(a.std(ddof=1))
+    half = float(sps.t.ppf((1 + confidence) / 2, n - 1)) * sd / math.sqrt(n)
+    return mean, mean - half, mean + half
+
+
+def bootstrap_median_interval(values: Sequence[float], confidence: float = CONFIDENCE,
+                              resamples: int = BOOTSTRAP_RESAMPLES,
+                              seed: int = BOOTSTRAP_SEED) -> tuple[float, float, float]:
+    """(median, low, high): percentile-bootstrap interval of the median of ``values``.
+
+    Resamples ``values`` with replacement ``resamples`` times from
+    ``numpy.random.default_rng(seed)``; the bounds are the ``(1 - confidence) / 2``
+    and ``(1 + confidence) / 2`` percentiles of the resampled medians. Raises
+    ``ValueError`` with fewer than two values.
+    """
+    a = np.asarray(values, dtype=float)
+    n = a.size
+    if n < 2:
+        raise ValueError(f"a bootstrap interval needs at least 2 values, got {n}")
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n, size=(resamples, n))
+    medians = np.median(a[idx], axis=1)
+    lo, hi = np.percentile(medians, [100 * (1 - confidence) / 2, 100 * (1 + confidence) / 2])
+    return float(np.median(a)), float(lo), float(hi)
+
+
+def sign_interval(values: Sequence[float], confidence: float = CONFIDENCE
+                  ) -> tuple[float, float, float]:
+    """(median, low, high): distribution-free interval of the median of ``values``.
+
+    The sign-test interval ``[x_(k), x_(n-k+1)]`` of the order statistics, ``k`` the
+    largest integer with ``P(Binomial(n, 1/2) <= k - 1) <= (1 - confidence) / 2``
+    (Conover, Practical Nonparametric Statistics, 3rd ed., 1999, section 3.2): its
+    coverage is at least ``confidence`` for any continuous distribution, outliers
+    included. Raises ``ValueError`` when ``n`` is too small for any such interval
+    (at 95 %: fewer than 6 values).
+    """
+    from scipy.stats import binom
+
+    a = np.sort(np.asarray(values, dtype=float))
+    n = a.size
+    alpha_half = (1 - confidence) / 2
+    k = 0
+    while k + 1 <= n // 2 and binom.cdf(k, n, 0.5) <= alpha_half:
+        k += 1
+    if k == 0:
+        raise ValueError(f"a {confidence:.0%} sign-test interval needs more values, got {n}")
+    return float(np.median(a)), float(a[k - 1]), float(a[n - k])
+
+
+def _interval(values: Sequence[float], method: str, confidence: float
+              ) -> tuple[float, float, float]:
+    if method == "t":
+        return t_interval(values, confidence)
+    if method == "bootstrap":
+        return bootstrap_median_interval(values, confidence)
+    if method == "sign":
+        return sign_interval(values, confidence)
+    raise ValueError(f"unknown interval method {method!r}; choose from {', '.join(METHODS)}")
+
+
+def min_pairs(method: str, confidence: float = CONFIDENCE) -> int:
+    """Fewest pairs for which ``method`` gives an interval (2; sign test: 6 at 95 %)."""
+    if method != "sign":
+        return 2
+    from scipy.stats import binom
+
+    n = 2
+    while binom.cdf(0, n, 0.5) > (1 - confidence) / 2:
+        n += 1
+    return n
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    """One metric, two arms, ``n_pairs`` paired repetitions (see the module docstring).
+
+    Ratios are ``treatment / baseline``; differences ``baseline - treatment`` (in the
+    metric's unit). Interval fields are ``None`` when no interval exists (fewer than two
+    pairs, or a ratio with a zero or negative value in it).
+    """
+
+    metric: str
+    baseline: str
+    treatment: str
+    n_pairs: int
+    method: str
+    confidence: float
+    baseline_median: float
+    baseline_iqr: float
+    treatment_median: float
+    treatment_iqr: float
+    ratio_median: Optional[float]
+    ratio_geomean: Optional[float]
+    ratio_ci_low: Optional[float]
+    ratio_ci_high: Optional[float]
+    diff_mean: float
+    diff_median: float
+    diff_ci_low: Optional[float]
+    diff_ci_high: Optional[float]
+    significant: Optional[bool]
+    verdict: str
+
+    @property
+    def diff_half_width(self) -> Optional[float]:
+        """Half the width of the difference interval (same unit as the metric)."""
+        if self.diff_ci_low is None or self.diff_ci_high is None:
+            return None
+        return (self.diff_ci_high - self.diff_ci_low) / 2
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["diff_half_width"] = self.diff_half_width
+        return d
+
+
+def compare_paired(baseline: Sequence[float], treatment: Sequence[float], *,
+                   metric: str = "", baseline_name: str = "A", treatment_name: str = "B",
+                   method: str = "t", confidence: float = CONFIDENCE) -> PairedComparison:
+    """Compare paired samples ``baseline[i]`` / ``treatment[i]`` (one per repetition).
+
+    Raises ``ValueError`` if the samples differ in length or are empty, or on an
+    unknown ``method``.
+    """
+    if method not in METHODS:
+        raise ValueError(f"unknown interval method {method!r}; choose from {', '.join(METHODS)}")
+    a = np.asarray(baseline, dtype=float)
+    b = np.asarray(treatment, dtype=float)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"paired samples must have equal length, got {a.size} and {b.size}")
+    n = int(a.size)
+    if n == 0:
+        raise ValueError("no pairs to compare")
+    a_med, a_iqr = median_iqr(a)
+    b_med, b_iqr = median_iqr(b)
+    diff = a - b
+    positive = bool(np.all(a > 0) and np.all(b > 0))
+    ratios = b / a if positive else None
+    ratio_median = float(np.median(ratios)) if ratios is not None else None
+    ratio_geomean = float(np.exp(np.mean(np.log(ratios)))) if ratios is not None else None
+    r_lo = r_hi = d_lo = d_hi = None
+    significant: Optional[bool] = None
+    if n >= min_pairs(method, confidence):
+        _, d_lo, d_hi = _interval(diff, method, confidence)
+        if ratios is not None:
+            if method == "t":
+                _, lo, hi = t_interval(np.log(ratios), confidence)
+                r_lo, r_hi = math.exp(lo), math.exp(hi)
+            else:
+                _, r_lo, r_hi = _interval(ratios, method, confidence)
+            significant = not (r_lo <= 1.0 <= r_hi)
+        else:
+            significant = not (d_lo <= 0.0 <= d_hi)
+    if significant is None:
+        verdict = (f"too few repetitions for an interval (use --repeat "
+                   f"{min_pairs(method, confidence)} or more)")
+    elif not significant:
+        verdict = NO_DIFFERENCE
+    else:
+        point = ratio_geomean if method == "t" else ratio_median
+        if point is None:
+            verdict = f"significant: {treatment_name} - {baseline_name} differs from 0"
+        else:
+            change = (point - 1.0) * 100
+            verdict = (f"significant: {treatment_name} {abs(change):.1f} % "
+                       f"{'lower' if change < 0 else 'higher'} than {baseline_name}")
+    return PairedComparison(
+        metric=metric, baseline=baseline_name, treatment=treatment_name, n_pairs=n,
+        method=method, confidence=confidence,
+        baseline_median=a_med, baseline_iqr=a_iqr, treatment_median=b_med,
+        treatment_iqr=b_iqr, ratio_median=ratio_median, ratio_geomean=ratio_geomean,
+        ratio_ci_low=r_lo, ratio_ci_high=r_hi,
+        diff_mean=float(diff.mean()), diff_median=float(np.median(diff)),
+        diff_ci_low=d_lo, diff_ci_high=d_hi, significant=significant, verdict=verdict)
+
+
+#: Summary fields compared between arms, with the unit each is in.
+COMPARED_METRICS: tuple[tuple[str, str], ...] = (
+    ("step_ns_mean", "ns"),
+    ("step_ns_median", "ns"),
+    ("output_tokens_per_s", "tok/s"),
+    ("build_ns_per_step", "ns"),
+    ("encode_ns_per_step", "ns"),
+    ("decode_ns_per_step", "ns"),
+    ("sched_cpu_ns_per_step", "ns"),
+    ("sched_to_runner_payload_bytes_per_step", "B"),
+    ("runner_to_sched_payload_bytes_per_step", "B"),
+)
+
+
+def compare_cases(summaries: Sequence[dict[str, Any]], method: str = "t",
+                  confidence: float = CONFIDENCE,
+                  metrics: Sequence[tuple[str, str]] = COMPARED_METRICS) -> list[dict[str, Any]]:
+    """Paired comparisons of the case summaries of one run (``summary.json`` cases).
+
+    Groups complete cases by (scenario, workload, codec); within a group the first
+    arm seen is the baseline and every other arm is compared with it, pairing cases of
+    equal ``repetition``. Returns one dict per (group, treatment arm): identity,
+    ``n_pairs``, ``repetitions`` and ``metrics`` (metric -> ``PairedComparison.to_dict``
+    plus its ``unit``). Groups with a single arm are left out.
+    """
+    groups: dict[tuple, dict[str, dict[int, dict[str, Any]]]] = {}
+    for s in summaries:
+        if not s.get("complete") or not s.get("num_steps"):
+            continue
+        key = (s["scenario"], s["workload"], s["codec"])
+        arm = s.get("arm") or s["policy"]
+        groups.setdefault(key, {}).setdefault(arm, {})[int(s["repetition"])] = s
+    out = []
+    for (scenario, workload, codec), arms in groups.items():
+        names = list(arms)
+        if len(names) < 2:
+            continue
+        base = names[0]
+        for treat in names[1:]:
+            reps = sorted(set(arms[base]) & set(arms[treat]))
+            entry: dict[str, Any] = dict(scenario=scenario, workload=workload, codec=codec,
+                                         baseline=base, treatment=treat, n_pairs=len(reps),
+                                         repetitions=reps, method=method,
+                                         confidence=confidence, metrics={})
+            for metric, unit in metrics:
+                a = [arms[base][r].get(metric) for r in reps]
+                b = [arms[treat][r].get(metric) for r in reps]
+                if not reps or any(v is None for v in a + b):
+                    continue
+                cmp = compare_paired(a, b, metric=metric, baseline_name=base,
+                                     treatment_name=treat, method=method,
+                                     confidence=confidence)
+                entry["metrics"][metric] = dict(cmp.to_dict(), unit=unit)
+            out.append(entry)
+    return out

@@ -1,0 +1,146 @@
+"""The analytic byte model equals real encodings exactly, for 1 to 4,096 requests.
+
+Messages are built by the scheduler's and the runner's own build paths (no
+processes): the scheduler schedules a prefill step and then decode steps; the runner
+receives each SchedulerOutput through the codec, as the runner process does, and
+builds its ModelRunnerOutput. Prompt lengths straddle KV-block boundaries (so some
+decode steps allocate blocks), ``num_computed_tokens`` spans 1-, 2- and 3-byte
+widths, token ids span every width of a 128,256-token vocabulary, and some requests
+finish early (so ``finished_req_ids`` is non-empty in a pure-decode step).
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from ipc_bench import bytemodel as bm
+from ipc_bench.codec import model_runner_output_codec, scheduler_output_codec
+from ipc_bench.config import ModelConfig, SchedulerConfig
+from ipc_bench.model_runner import ModelRunner
+from ipc_bench.scheduler import Scheduler
+from ipc_bench.workload import REQ_ID_FORMATS, make_prompt, make_req_id
+
+COUNTS = list(range(1, 17)) + [100, 255, 256, 1000, 4096]
+PROMPT_LENS = [1, 15, 16, 17, 100, 127, 128, 255, 256, 300]
+
+
+def decode_steps(num_reqs: int, policy: str, codec: str, req_id_format: str = "cmpl",
+                 vocab_size: int = 128_256, seed: int = 0, num_steps: int = 3):
+    """(SchedulerOutput, its frame, ModelRunnerOutput, its frame) of each pure-decode step."""
+    cfg = SchedulerConfig(max_num_seqs=num_reqs, max_num_batched_tokens=num_reqs * 400,
+                          max_model_len=512, num_blocks=num_reqs * 40)
+    sched = Scheduler(cfg, policy)
+    runner = ModelRunner(cfg, ModelConfig(vocab_size=vocab_size, seed=seed), policy)
+    s_codec = scheduler_output_codec(codec)
+    r_codec = model_runner_output_codec(codec)
+    rng = random.Random(seed)
+    for i in range(num_reqs):
+        sched.add_request(make_req_id(seed, i, req_id_format), i,
+                          make_prompt(seed, i, rng.choice(PROMPT_LENS), vocab_size),
+                          rng.choice([1, 2, 50]))
+    steps = []
+    for _ in range(num_steps):
+        plan = sched.schedule()
+        so = sched.build_scheduler_output(plan)
+        frame = s_codec.encode(so)
+        out = runner.execute_model(s_codec.decode(frame))
+        reply = r_codec.encode(out)
+        sched.update_from_output(plan, r_codec.decode(reply))
+        if plan.is_decode_only and plan.cached_reqs:
+            steps.append((so, frame, out, reply))
+    return steps
+
+
+@pytest.mark.parametrize("codec", bm.CODECS)
+@pytest.mark.parametrize("policy", ["send", "cached"])
+def test_model_equals_payload_bytes(codec, policy):
+    checked = 0
+    finished_seen = False
+    for n in COUNTS:
+        steps = decode_steps(n, policy, codec)
+        assert steps, f"no pure-decode step at {n} requests"
+        for so, frame, out, reply in steps:
+            assert bm.predict_scheduler_output(codec, so) == len(frame), (n, "s2r")
+            assert bm.predict_model_runner_output(codec, out) == len(reply), (n, "r2s")
+            finished_seen |= bool(so.finished_req_ids)
+            checked += 1
+    assert checked >= len(COUNTS)
+    assert finished_seen
+
+
+@pytest.mark.parametrize("req_id_format", REQ_ID_FORMATS)
+@pytest.mark.parametrize("vocab_size", [32_000, 151_936])
+def test_model_other_id_formats_and_vocabularies(req_id_format, vocab_size):
+    for codec in bm.CODECS:
+        for policy in ("send", "cached"):
+            for so, frame, out, reply in decode_steps(300, policy, codec, req_id_format,
+                                                      vocab_size):
+                assert bm.predict_scheduler_output(codec, so) == len(frame)
+                assert bm.predict_model_runner_output(codec, out) == len(reply)
+
+
+def test_pickle_framing_is_modelled():
+    # 4,096 requests: the SchedulerOutput pickle spans several 64 KiB frames
+    so, frame, _, _ = decode_steps(4096, "send", "pickle", num_steps=2)[0]
+    import pickletools
+    frames = [arg for op, arg, _ in pickletools.genops(frame) if op.name == "FRAME"]
+    assert len(frames) >= 3
+    assert bm.predict_scheduler_output("pickle", so) == len(frame)
+
+
+def test_send_minus_cached_matches_two_model_evaluations():
+    rng = random.Random(7)
+    for codec in bm.CODECS:
+        for n in (1, 2, 3, 100, 999, 1000, 1001):
+            ids = [make_req_id(1, i) for i in range(n)]
+            toks = [rng.randrange(128_256) for _ in range(n)]
+            args = (ids, [rng.randrange(4000) for _ in range(n)], [[]] * n)
+            diff = (bm.scheduler_output_bytes(codec, *args, token_ids=toks)
+                    - bm.scheduler_output_bytes(codec, *args, token_ids=None))
+            assert diff == bm.send_minus_cached_bytes(codec, toks), (codec, n)
+
+
+def test_widths():
+    assert [bm.mp_uint(v) for v in (0, 127, 128, 255, 256, 65535, 65536, 2**32)] == \
+        [1, 1, 2, 2, 3, 3, 5, 9]
+    assert [bm.pk_int(v) for v in (0, 255, 256, 65535, 65536, 2**31 - 1, 2**31)] == \
+        [2, 2, 3, 3, 5, 5, 7]
+    assert bm.mp_str("x" * 31) == 32 and bm.mp_str("x" * 32) == 34
+    assert bm.pk_str("cmpl-" + "0" * 32 + "-0") == 42
+    assert bm.pk_get(255) == 2 and bm.pk_get(256) == 5
+
+
+def test_expected_bytes_per_request():
+    # uniform ids in [0, 128256): 128 ids take 1 msgpack byte, 128 take 2, 65280 take 3,
+    # 62720 take 5
+    assert bm.expected_token_bytes("msgpack", 128_256) == pytest.approx(
+        (128 * 1 + 128 * 2 + 65_280 * 3 + 62_720 * 5) / 128_256)
+    assert bm.per_request_send_bytes("msgpack", 128_256) == pytest.approx(4.97505, abs=1e-5)
+    assert bm.per_request_send_bytes("pickle", 128_256) == pytest.approx(6.97605, abs=1e-5)
+    assert bm.per_request_send_bytes("msgpack", 32_000) == pytest.approx(3.988)
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="unknown codec 'json'"):
+        bm.scheduler_output_bytes("json", ["a"], [1], [[]], None)
+    with pytest.raises(ValueError, match="one entry per request"):
+        bm.scheduler_output_bytes("msgpack", ["a", "b"], [1], [[]], None)
+    so = decode_steps(2, "send", "msgpack", num_steps=1)
+    assert so == []  # the first step is a prefill
+    cfg = SchedulerConfig(max_num_seqs=2)
+    sched = Scheduler(cfg, "send")
+    sched.add_request("a", 0, [1, 2], 4)
+    prefill = sched.build_scheduler_output(sched.schedule())
+    with pytest.raises(ValueError, match="not a pure-decode SchedulerOutput"):
+        bm.predict_scheduler_output("msgpack", prefill)
+
+
+def test_fit_linear_exact_line():
+    fit = bm.fit_linear([1, 2, 4, 8], [13.0, 16.0, 22.0, 34.0])
+    assert fit["fixed"] == pytest.approx(10.0)
+    assert fit["per_unit"] == pytest.approx(3.0)
+    assert fit["r2"] == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="at least 3"):
+        bm.fit_linear([1, 2], [1, 2])
