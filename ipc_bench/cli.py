@@ -1,5 +1,6 @@
 """Command line: ``python bench.py --scenario NAME [options]``, ``--list``, and
-``python bench.py microbench RUN_DIR [options]`` (``ipc_bench.microbench``).
+``python bench.py microbench RUN_DIR [options]`` (``ipc_bench.microbench``) and
+``python bench.py report RUN_DIR [RUN_DIR ...] [--output DIR]`` (``ipc_bench.report``).
 
 Exit codes: 0 success; 1 a case failed (the runner died, hung or broke the protocol;
 the error line says which process, how and at which step) or the token streams of two
@@ -143,7 +144,9 @@ def _host(text: str) -> str:
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="bench.py", description=(
         "Measure what shipping sampled token ids from the scheduler to the model runner "
-        "costs (send) against letting the runner cache them (cached, vLLM PR #20291)."))
+        "costs (send) against letting the runner cache them (cached, vLLM PR #20291)."),
+        epilog="Reports: python bench.py report RUN_DIR [RUN_DIR ...] [--output DIR] "
+               "(see python bench.py report --help).")
     p.add_argument("--scenario", help="scenario to run (see --list)")
     p.add_argument("--list", action="store_true", help="list the scenarios and exit")
     p.add_argument("--output", metavar="DIR", help="run folder (default: results/<scenario>-<time>)")
@@ -227,6 +230,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         from ipc_bench.microbench import main as microbench_main
 
         return microbench_main(argv[1:])
+    if argv and argv[0] == "report":  # bench.py report RUN_DIR [RUN_DIR ...] [--output DIR]
+        from ipc_bench.report import main as report_main
+
+        return report_main(argv[1:])
     old_handlers = signals.install()
     try:
         return _main(argv)
@@ -368,6 +375,7 @@ def _run(args, cases, scenario_report=None) -> int:
     from ipc_bench.metrics import (attach_token_bytes, check_digests, noise_warnings,
                                    summarize_case)
     from ipc_bench.processes import CaseError, run_case
+    from ipc_bench.progress import case_progress, progress_enabled
     from ipc_bench.results import RunWriter, default_run_dir
     from ipc_bench.scheduler import SchedulerError
     from ipc_bench.stats import compare_cases
@@ -424,14 +432,17 @@ def _run(args, cases, scenario_report=None) -> int:
             writer.finish(status, [f"{result.spec.case_id}: {message}"],
                           failed_case=result.spec.case_id)
 
+    show_progress = progress_enabled(args.quiet)
     captured: list = []
     for i, case in enumerate(cases, 1):
         t0 = time.perf_counter()
         cpu_before = read_cpu_times()
         result = CaseResult(spec=case)
         writer.begin_case(case)
+        bar = case_progress(case, f"[{i}/{len(cases)}] {case.case_id}") \
+            if show_progress else None
         try:
-            run_case(case, result=result, sink=writer)
+            run_case(case, on_step=bar, result=result, sink=writer)
         except (CaseError, SchedulerError, ConfigError) as exc:
             log(f"[{i}/{len(cases)}] {case.case_id}: FAILED: {exc}")
             stop_case(result, str(exc), "failed")
@@ -456,6 +467,9 @@ def _run(args, cases, scenario_report=None) -> int:
             print(f"bench.py: internal error in {case.case_id}: {type(exc).__name__}: {exc}",
                   file=sys.stderr)
             return 1
+        finally:
+            if bar is not None:
+                bar.close()
         with signals.deferred():  # a finished case is written whole, then the signal acts
             usage = cpu_usage_between(cpu_before, read_cpu_times())
             attach_token_bytes(result)

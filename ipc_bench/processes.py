@@ -347,7 +347,8 @@ class StepFlusher:
 # Scheduler side
 
 
-def run_case(spec: CaseSpec, on_step: Optional[Callable[[int], None]] = None, *,
+def run_case(spec: CaseSpec,
+             on_step: Optional[Callable[[int, int, int], None]] = None, *,
              result: Optional[CaseResult] = None, sink: Optional[CaseSink] = None,
              flush_interval_s: Optional[float] = None) -> CaseResult:
     """Run one case end to end; returns its ``CaseResult``.
@@ -355,10 +356,13 @@ def run_case(spec: CaseSpec, on_step: Optional[Callable[[int], None]] = None, *,
     ``spec.transport == "inproc"`` runs the single-process baseline (scheduler and
     runner objects in this process, no serialization, as vLLM's uni executor);
     otherwise a runner process is started and reaped in every case (killed at once
-    when the case fails or is interrupted). ``on_step(seq)`` is called after each
-    step (progress display). ``result``: filled in place, so the caller keeps what
-    was measured when this raises. ``sink``: receives the records while the case
-    runs (``StepFlusher``, every ``flush_interval_s``, default ``FLUSH_INTERVAL_S``).
+    when the case fails or is interrupted). ``on_step(seq, num_output_tokens,
+    num_finished)`` is called after each step, outside its timed region, with the
+    steps done, the tokens sampled and the requests finished so far (progress
+    display: ``ipc_bench.progress``). ``result``: filled in place, so the caller
+    keeps what was measured when this raises. ``sink``: receives the records while
+    the case runs (``StepFlusher``, every ``flush_interval_s``, default
+    ``FLUSH_INTERVAL_S``).
 
     Raises ``CaseError`` (one line) if the runner dies, stops answering, reports an
     error or sends an undecodable or inconsistent frame; ``SchedulerError`` on a
@@ -619,6 +623,7 @@ def _scheduler_loop(spec: CaseSpec, link, result: CaseResult, on_step,
     arrival_s: dict[int, float] = {}
     seq = 0
     total_out = 0
+    num_done = 0
     t_start = perf()
     t7 = t_start
     if flusher is not None:
@@ -684,10 +689,11 @@ def _scheduler_loop(spec: CaseSpec, link, result: CaseResult, on_step,
                 r2s_frames.append(link.last_reply)
                 counted_seqs.append(seq)
             if finished:
+                num_done += len(finished)
                 workload.on_finished(len(finished), plan.step)
             seq += 1
             if on_step is not None:
-                on_step(seq)
+                on_step(seq, total_out, num_done)
             if next_flush is not None and t7 >= next_flush:
                 flusher.flush(sched, result, arrival_s, speedup if timed else None)
                 next_flush = flusher.next_ns

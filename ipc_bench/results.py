@@ -48,6 +48,7 @@ import json
 import math
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
@@ -263,6 +264,279 @@ def read_summary(run_dir: str | os.PathLike) -> dict[str, Any]:
         raise ResultsError(f"cannot read {path}: {exc}") from None
     version = data.get("format_version") if isinstance(data, dict) else None
     if version != FORMAT_VERSION:
+        if isinstance(version, int) and not isinstance(version, bool):
+            age = "older" if version < FORMAT_VERSION else "newer"
+            hint = ("re-run the scenario with this ipc-bench" if age == "older"
+                    else "read it with the newer ipc-bench that wrote it")
+            raise ResultsError(f"{path}: result format version {version} is {age} than the "
+                               f"version this ipc-bench reads ({FORMAT_VERSION}); {hint}")
         raise ResultsError(f"{path}: result format version {version!r} is not supported "
                            f"(this ipc-bench reads version {FORMAT_VERSION})")
     return data
+
+
+# ======================================================================================
+# Loading run folders into pandas (analysis only: pandas is imported inside these
+# functions, so a benchmark run never imports it).
+
+#: Columns of ``steps.csv`` that hold 0/1 flags (loaded as ``bool``).
+_BOOL_COLUMNS = ("warmup", "counted")
+#: Columns loaded as strings whatever their content.
+_STR_COLUMNS = ("run_id", "case_id", "scenario", "policy", "codec", "workload", "req_id",
+                "finish_reason", "transport", "model")
+
+
+@dataclass
+class Results:
+    """Tidy tables of one or more run folders (``load``). ``run_id`` (the folder's
+    name) tells runs apart in every table; ``case_id`` tells cases apart in a run.
+
+    ``cases`` (one row per case; the ``summary.json`` case entries):
+
+    ============================================  =======  ==========================================
+    column                                        unit     meaning
+    ============================================  =======  ==========================================
+    run_id, case_id, scenario, policy, codec      -        identity (``codec`` ``none``: single-process)
+    transport, model, repetition, workload        -        ``workload`` = the labels as ``k=v,...``
+    <labels> (e.g. num_running, trace)            -        the case's workload labels, one column each
+    complete, error                               -        the case ran to its end / why not
+    num_steps, num_warmup_steps, num_total_steps  steps    counted / warm-up / all steps
+    wall_s                                        s        wall time of the scheduler loop
+    num_requests, num_finished, num_rejected      reqs
+    num_preemptions                               count    preemptions by recompute, whole case
+    output_tokens                                 tokens   sampled in counted steps
+    output_tokens_per_s                           tok/s    output_tokens / sum of counted step_ns;
+                                                           timed replays: all output tokens / wall_s
+                                                           (arrival-bound), the busy figure then in
+                                                           busy_output_tokens_per_s
+    trace_speedup                                 x        timed replays: arrivals at x real time
+    ttft/tpot/itl/e2e_ms_mean/_p50/_p90/_p99      ms       timed replays: latency percentiles
+    floor_output_tokens_per_s                     tok/s    same tokens over the floor's time
+    step_to_floor_ratio                           ratio
+    step_ns_mean, step_ns_median                  ns       one scheduler iteration
+    *_payload_bytes_per_step, *_wire_bytes_*      bytes    per counted step, per direction
+    decode_token_bytes_per_step,                  bytes    ``send`` only: new_token_ids bytes, split
+    prompt_chunk_bytes_per_step                            into decode tokens / re-sent prompt chunks
+    sched_*_ns_per_step, runner_*_ns_per_step     ns       mean per counted step of each phase
+    build/encode/decode_ns_per_step               ns       both directions summed
+    *_gc_collections_per_step                     1/step
+    sched/runner_breakdown_coverage               ratio    share of the step its named parts cover
+    step_ns_block_cv                              ratio    spread of 50-step mean step times
+    machine_busy_pct, cpu_steal_pct               %        whole machine during the case
+    warnings                                      -        list of pyperf-check-style lines
+    token_digest                                  -        sha256 of every output id (oracle)
+    ============================================  =======  ==========================================
+
+    Fields added by later harness versions appear as further columns as they are.
+
+    ``steps`` (one row per scheduler step per case, warm-up included):
+
+    ========================================  =====  ==============================================
+    column                                    unit   meaning
+    ========================================  =====  ==============================================
+    run_id, case_id, scenario, policy,        -      identity, as in ``cases``
+    codec, transport, model, repetition,
+    workload, <labels>
+    seq                                       -      exchange number within the case, from 0
+    step                                      -      logical scheduler step
+    warmup, counted                           bool   warm-up step / counted in the case's figures
+    num_reqs                                  reqs   requests scheduled this step (running)
+    num_new_reqs                              reqs   of which scheduled for the first time
+    num_scheduled_tokens, num_output_tokens   tokens scheduled / sampled this step
+    num_finished                              reqs   finished this step
+    num_preempted, num_resumed                reqs   preempted (by recompute) / resumed this step
+    sched_ns, build_ns, encode_ns, send_ns,   ns     scheduler phases: schedule(), building the
+    wait_ns, decode_ns, update_ns                    SchedulerOutput, encode, socket send, wait for
+                                                     the reply, decode the reply, update_from_output
+    step_ns                                   ns     whole iteration (sum of the phases above)
+    sched_cpu_ns                              ns     scheduler thread CPU time over the step
+    s2r_payload_bytes, r2s_payload_bytes      bytes  SchedulerOutput / ModelRunnerOutput frame
+    gc_collections                            count  scheduler-process collections in the step
+    t_end_ns                                  ns     end of the step since the case's loop began
+    runner_idle_ns                            ns     runner waiting for the SchedulerOutput
+    runner_decode_ns, runner_update_ns,       ns     runner phases: decode, update_states,
+    runner_prepare_ns, runner_forward_ns,            prepare_inputs, forward + sampling,
+    runner_writeback_ns, runner_build_ns,            write_back, build_output, encode the reply,
+    runner_encode_ns, runner_send_ns                 socket send
+    runner_gc_collections                     count  runner-process collections in the step
+    runner_t0_ns                              ns     start of the runner's wait, since its loop began
+    ========================================  =====  ==============================================
+
+    Integer columns are ``int64``; a runner column is ``float64`` with NaN where a
+    failed case has no runner report. Single-process cases (codec ``none``) have 0
+    bytes and 0 runner idle/decode/encode/send.
+
+    ``requests`` (one row per request per case): identity columns as in ``steps``,
+    then ``index``, ``req_id``, ``num_prompt_tokens``, ``num_output_tokens``,
+    ``max_tokens`` (tokens), ``arrival_step``, ``first_scheduled_step``,
+    ``first_token_step``, ``finish_step`` (logical steps, -1: never),
+    ``finish_reason`` (``""`` while running), ``preemptions`` (count); timed replays
+    fill ``arrival_s`` (intended arrival, s after the case's start), ``ttft_s``,
+    ``tpot_s`` and ``e2e_s`` (s; NaN elsewhere, and ``tpot_s`` for one-token requests).
+
+    ``floor`` (one row per floor exchange): ``run_id``, ``case_id``, ``i`` (index of
+    the replayed counted step), ``floor_step_ns`` (ns).
+
+    ``itl`` (timed replays: one row per gap between two consecutive output tokens of
+    a request; empty otherwise): identity columns as in ``steps``, ``index`` (the
+    request), ``itl_s`` (s).
+
+    ``metadata``: ``run_id`` -> the run's ``summary.json`` metadata (environment, full
+    configuration of every case); ``status``: ``run_id`` -> ``complete`` /
+    ``incomplete`` / ``failed``; ``problems``: ``run_id`` -> list of lines;
+    ``paths``: ``run_id`` -> run folder.
+    """
+
+    cases: Any
+    steps: Any
+    requests: Any
+    floor: Any
+    itl: Any
+    metadata: dict[str, dict[str, Any]]
+    status: dict[str, str]
+    problems: dict[str, list[str]]
+    paths: dict[str, Path]
+
+    @property
+    def run_ids(self) -> list[str]:
+        """Run ids in load order."""
+        return list(self.metadata)
+
+    def select(self, run_id: str) -> "Results":
+        """The tables of one run; ``KeyError`` if ``run_id`` is not loaded."""
+        if run_id not in self.metadata:
+            raise KeyError(f"no run {run_id!r}; loaded: {', '.join(self.metadata)}")
+
+        def pick(df):
+            return df[df["run_id"] == run_id].reset_index(drop=True)
+
+        return Results(cases=pick(self.cases), steps=pick(self.steps),
+                       requests=pick(self.requests), floor=pick(self.floor),
+                       itl=pick(self.itl), metadata={run_id: self.metadata[run_id]},
+                       status={run_id: self.status[run_id]},
+                       problems={run_id: self.problems[run_id]},
+                       paths={run_id: self.paths[run_id]})
+
+
+def check_run_dir(path: str | os.PathLike) -> Path:
+    """``Path(path)`` if it is a run folder, else ``ResultsError`` (one line)."""
+    p = Path(path)
+    if not p.exists():
+        raise ResultsError(f"{p}: no such folder")
+    if not p.is_dir():
+        raise ResultsError(f"{p}: not a folder")
+    if not (p / "summary.json").is_file():
+        raise ResultsError(f"{p}: not a run folder (no summary.json)")
+    return p
+
+
+def _read_csv(pd, path: Path, columns: tuple[str, ...]):
+    if not path.is_file():
+        raise ResultsError(f"{path.parent}: not a complete run folder (no {path.name})")
+    try:
+        df = pd.read_csv(path, keep_default_na=True, low_memory=False)
+    except pd.errors.EmptyDataError:
+        df = pd.DataFrame(columns=list(columns))
+    except (OSError, ValueError) as exc:
+        raise ResultsError(f"cannot read {path}: {exc}") from None
+    return df
+
+
+def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
+    summary = read_summary(run_dir)
+    metadata = summary.get("metadata") or {}
+    cases = pd.DataFrame(summary.get("cases") or [])
+    label_cols: dict[str, dict[str, Any]] = {}  # case_id -> labels
+    case_info: dict[str, dict[str, Any]] = {}
+    for c in metadata.get("cases") or []:
+        label_cols[c["case_id"]] = dict(c.get("labels") or {})
+        case_info[c["case_id"]] = dict(transport=c.get("transport"),
+                                       model=(c.get("model") or {}).get("name"))
+    labels = list(dict.fromkeys(k for lab in label_cols.values() for k in lab))
+    if cases.empty:
+        cases = pd.DataFrame(columns=["case_id", "policy", "codec", "workload"])
+    steps = _read_csv(pd, run_dir / "steps.csv", CASE_KEYS + SCHED_COLUMNS + RUNNER_COLUMNS)
+    requests = _read_csv(pd, run_dir / "requests.csv", CASE_KEYS + REQUEST_COLUMNS)
+    floor = _read_csv(pd, run_dir / "floor.csv", ("case_id", "i", "floor_step_ns"))
+    itl_columns = ("case_id", "index", "itl_s")
+    itl = (_read_csv(pd, run_dir / "itl.csv", itl_columns) if (run_dir / "itl.csv").is_file()
+           else pd.DataFrame(columns=list(itl_columns)))
+    if len(itl) and "case_id" in itl:
+        ident = [k for k in CASE_KEYS if k != "case_id"]
+        source = requests if len(requests) else steps
+        known = source.drop_duplicates("case_id").set_index("case_id")
+        for k in ident:
+            if k in known.columns and k not in itl.columns:
+                itl[k] = itl["case_id"].map(known[k])
+    if "finish_reason" in requests:
+        reason = requests["finish_reason"]
+        requests["finish_reason"] = reason.astype(object).where(reason.notna(), "")
+    for df in (steps, requests, itl):
+        if "case_id" not in df:
+            continue
+        ids = df["case_id"]
+        for key in ("transport", "model"):
+            if key not in df:
+                df[key] = ids.map(lambda i, k=key: case_info.get(i, {}).get(k))
+        for lab in labels:
+            if lab not in df:
+                df[lab] = ids.map(lambda i, k=lab: label_cols.get(i, {}).get(k))
+    for lab in labels:
+        if lab not in cases and "case_id" in cases:
+            cases[lab] = cases["case_id"].map(lambda i, k=lab: label_cols.get(i, {}).get(k))
+    for df in (cases, steps, requests, floor, itl):
+        df.insert(0, "run_id", run_id)
+    return dict(cases=cases, steps=steps, requests=requests, floor=floor, itl=itl,
+                metadata=metadata, status=summary.get("status", "unknown"),
+                problems=list(summary.get("problems") or []))
+
+
+def _tidy_types(pd, df):
+    for col in _BOOL_COLUMNS:
+        if col in df and len(df):
+            df[col] = df[col].astype(bool)
+    for col in _STR_COLUMNS:
+        if col in df:
+            df[col] = df[col].astype(str)
+    return df
+
+
+def load(path_or_paths) -> Results:
+    """Load one run folder, or several, into pandas DataFrames (see ``Results``).
+
+    ``path_or_paths``: a path (str or ``os.PathLike``) or an iterable of paths. Each
+    folder's name becomes its ``run_id`` (``name#2``, ``name#3``... when two folders
+    share a name). Raises ``ResultsError`` (one line) when a folder is missing, is not
+    a run folder, is unreadable, or was written by an older or newer result format
+    version (the message names the version).
+    """
+    import pandas as pd
+
+    if isinstance(path_or_paths, (str, os.PathLike)):
+        paths = [path_or_paths]
+    else:
+        paths = list(path_or_paths)
+    if not paths:
+        raise ResultsError("no run folder given")
+    parts: dict[str, dict[str, Any]] = {}
+    run_paths: dict[str, Path] = {}
+    for path in paths:
+        run_dir = check_run_dir(path)
+        run_id, k = run_dir.resolve().name, 1
+        while run_id in parts:
+            k += 1
+            run_id = f"{run_dir.resolve().name}#{k}"
+        parts[run_id] = _load_one(pd, run_dir, run_id)
+        run_paths[run_id] = run_dir
+
+    def cat(key: str):
+        frames = [p[key] for p in parts.values()]
+        df = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+        return _tidy_types(pd, df.reset_index(drop=True))
+
+    return Results(cases=cat("cases"), steps=cat("steps"), requests=cat("requests"),
+                   floor=cat("floor"), itl=cat("itl"),
+                   metadata={r: p["metadata"] for r, p in parts.items()},
+                   status={r: p["status"] for r, p in parts.items()},
+                   problems={r: p["problems"] for r, p in parts.items()},
+                   paths=run_paths)

@@ -286,7 +286,7 @@ def test_scheduler_failure_reaps_runner(monkeypatch):
 def test_killed_runner_is_reported_and_cleaned_up(monkeypatch):
     spy = Spy(monkeypatch)
 
-    def kill_at_step(seq):
+    def kill_at_step(seq, num_output_tokens, num_finished):
         if seq == 10:
             os.kill(spy.procs[0].pid, signal.SIGKILL)
 

@@ -34,7 +34,7 @@ from ipc_bench.workload import TraceWorkload
 def _kill_at(step: int, sig: int, result: CaseResult, marks: dict):
     """``on_step`` callback: signal the runner once ``step`` steps are done."""
 
-    def on_step(seq: int) -> None:
+    def on_step(seq: int, *_) -> None:
         if seq == step:
             os.kill(result.runner_pid, sig)
             if sig == signal.SIGKILL:

@@ -73,7 +73,7 @@ def test_ipc_sockets_live_in_a_private_directory(monkeypatch, tmp_path):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     modes = {}
 
-    def on_step(seq):
+    def on_step(seq, *_):
         if seq == 3:
             (d,) = tmp_path.glob("ipc-bench-*")
             modes["dir"] = stat.S_IMODE(d.stat().st_mode)

@@ -1,0 +1,664 @@
+"""Figures of a run (``ipc_bench.results.load``), one question per figure.
+
+Every function takes a ``Results`` and returns a ``matplotlib.figure.Figure`` drawn
+on the Agg canvas (no pyplot, no global figure state: safe in scripts, servers and
+notebooks; save with ``fig.savefig(path)``). Policies keep their colours in every
+figure (``POLICY_COLORS``: ``send`` orange, ``cached`` blue, Okabe-Ito palette, which
+colour-blind readers can tell apart); codecs keep their line styles
+(``CODEC_LINESTYLES``). Axis labels carry units.
+
+When a run lacks the data a figure needs (a logical-clock run has no latencies, a
+single-policy run has no send/cached pairs), the function raises ``NoData`` whose
+message says what is missing; ``ipc_bench.report`` writes that message in place of
+the figure. Figures that need one run (all but ``throughput``) raise ``ValueError``
+when given several: pass ``results.select(run_id)``.
+
+=======================  ===========================================================
+function                 question
+=======================  ===========================================================
+``bytes_per_step``       How many bytes cross per step, each direction, against the
+                         number of running requests, per policy?
+``codec_time_per_step``  How long do encode and decode take per step (both
+                         directions) against running requests, per policy?
+``throughput``           Output tokens/s of every case (95 % interval over
+                         repetitions), and cached / send per workload and codec.
+``step_breakdown``       Where does a step's time go (scheduler phases, transport,
+                         runner bookkeeping and compute; runner idle beside)?
+``send_cost_share``      What share of the step does ``send`` cost, against the step
+                         time and against running requests?
+``latency_cdfs``         TTFT and ITL distributions per policy (timed replays).
+=======================  ===========================================================
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from ipc_bench.pairs import mean_ci, paired, summarize
+
+#: Okabe-Ito colours: policies keep these in every figure.
+POLICY_COLORS = {"send": "#D55E00", "cached": "#0072B2"}
+_EXTRA_COLORS = ("#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
+POLICY_MARKERS = {"send": "o", "cached": "s"}
+CODEC_LINESTYLES = {"msgpack": "-", "pickle": "--", "none": ":"}
+_EXTRA_LINESTYLES = ("-.", (0, (1, 1)), (0, (5, 1)), (0, (3, 1, 1, 1)))
+
+#: Components of a scheduler step (stacked bottom to top) and their colours; they
+#: sum to ``step_ns`` exactly (see ``step_components``).
+STEP_COMPONENTS = (
+    ("sched", "schedule()", "#999999"),
+    ("build", "build SchedulerOutput", "#F0E442"),
+    ("encode", "encode (both directions)", "#E69F00"),
+    ("transport", "send + transport (wait - runner busy)", "#CC79A7"),
+    ("decode", "decode (both directions)", "#56B4E9"),
+    ("update", "update_from_output()", "#009E73"),
+    ("runner_bookkeeping", "runner bookkeeping (update_states + write_back + build)",
+     "#0072B2"),
+    ("runner_compute", "runner compute (prepare + forward)", "#000000"),
+)
+RUNNER_IDLE_COLOR = "#DDDDDD"
+
+
+class NoData(Exception):
+    """The run lacks what a figure needs; the message says what (one line)."""
+
+
+def policy_color(policy: str) -> str:
+    """Colour of ``policy`` (stable: unknown policies get further Okabe-Ito colours
+    in a fixed order by name)."""
+    if policy in POLICY_COLORS:
+        return POLICY_COLORS[policy]
+    return _EXTRA_COLORS[sum(map(ord, policy)) % len(_EXTRA_COLORS)]
+
+
+def codec_linestyle(codec: str):
+    """Line style of ``codec`` (``msgpack`` solid, ``pickle`` dashed, ``none`` dotted)."""
+    if codec in CODEC_LINESTYLES:
+        return CODEC_LINESTYLES[codec]
+    return _EXTRA_LINESTYLES[sum(map(ord, codec)) % len(_EXTRA_LINESTYLES)]
+
+
+def series_label(policy: str, codec: str) -> str:
+    """Legend label of a (policy, codec) series; codec ``none`` is the single-process
+    baseline."""
+    return f"{policy} / single process" if codec == "none" else f"{policy} / {codec}"
+
+
+# --------------------------------------------------------------------------------------
+# helpers
+
+
+def _figure(nrows: int = 1, ncols: int = 1, width: float = 6.4, height: float = 4.2,
+            **kw):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(nrows, ncols, squeeze=False, **kw)
+    return fig, axes
+
+
+def _one_run(results) -> str:
+    ids = results.run_ids
+    if len(ids) != 1:
+        raise ValueError(f"this figure shows one run, {len(ids)} are loaded: "
+                         "pass results.select(run_id)")
+    return ids[0]
+
+
+def _counted(results, two_process: bool = True):
+    st = results.steps
+    if st.empty or "counted" not in st.columns:
+        raise NoData("no per-step records in this run")
+    st = st[st["counted"]]
+    if two_process:
+        st = st[st["codec"] != "none"]
+    if st.empty:
+        raise NoData("no counted two-process steps in this run" if two_process
+                     else "no counted steps in this run")
+    return st
+
+
+def _running_x(steps):
+    """(x values, axis label): running requests per step, binned to powers of two
+    when a run has many different counts (trace replays)."""
+    import numpy as np
+
+    n = steps["num_reqs"].astype(float)
+    if n.nunique() <= 12:
+        return n, "running requests (scheduled per step)"
+    binned = np.exp2(np.round(np.log2(n.clip(lower=1))))
+    return binned, "running requests per step (binned to the nearest power of 2)"
+
+
+def _set_running_axis(ax, xs, label: str) -> None:
+    xs = sorted(set(float(x) for x in xs if x == x))
+    if xs and xs[0] > 0 and xs[-1] / xs[0] >= 8:
+        ax.set_xscale("log", base=2)
+    if 0 < len(xs) <= 12:
+        ax.set_xticks(xs)
+        ax.set_xticklabels([f"{x:g}" for x in xs])
+        ax.minorticks_off()
+    ax.set_xlabel(label)
+
+
+def _plain_log_ticks(ax, axis: str = "x") -> None:
+    """Log-axis ticks as plain numbers (0.05, 2, 20) instead of 5x10^-2."""
+    from matplotlib.ticker import FuncFormatter
+
+    fmt = FuncFormatter(lambda v, _: f"{v:g}")
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    target.set_major_formatter(fmt)
+    lo, hi = ax.get_xlim() if axis == "x" else ax.get_ylim()
+    narrow = lo > 0 and hi / lo < 10  # under a decade: label every minor tick
+
+    def minor(v, _):
+        if v <= 0:
+            return ""
+        lead = round(v / 10 ** math.floor(math.log10(v) + 1e-9))
+        return f"{v:g}" if narrow or lead in (2, 5) else ""
+
+    target.set_minor_formatter(FuncFormatter(minor))
+
+
+def _series(df, keys=("policy", "codec")):
+    """Groups of ``df`` by ``keys`` in a stable order: send before cached, msgpack before
+    pickle before none."""
+    order_p = {"send": 0, "cached": 1}
+    order_c = {"msgpack": 0, "pickle": 1, "none": 9}
+    groups = list(df.groupby(list(keys), sort=False))
+    groups.sort(key=lambda kv: (order_c.get(kv[0][1], 5), str(kv[0][1]),
+                                order_p.get(kv[0][0], 5), str(kv[0][0])))
+    return groups
+
+
+def _legend(ax, **kw) -> None:
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        ax.legend(fontsize="small", **kw)
+
+
+# --------------------------------------------------------------------------------------
+# figures
+
+
+def bytes_per_step(results):
+    """Payload bytes per step in each direction (SchedulerOutput: scheduler -> runner;
+    ModelRunnerOutput: runner -> scheduler) against running requests, one line per
+    policy and codec, over counted steps (mean). The scheduler -> runner panel notes
+    how many more bytes ``send`` ships than ``cached`` at the largest count."""
+    _one_run(results)
+    st = _counted(results)
+    x, xlabel = _running_x(st)
+    st = st.assign(_x=x)
+    fig, axes = _figure(1, 2, width=11, height=4.3)
+    panels = (("s2r_payload_bytes", "scheduler → runner (SchedulerOutput)"),
+              ("r2s_payload_bytes", "runner → scheduler (ModelRunnerOutput)"))
+    notes = []
+    for ax, (col, title) in zip(axes[0], panels):
+        means = {}
+        for (policy, codec), g in _series(st):
+            m = g.groupby("_x")[col].mean()
+            means[(policy, codec)] = m
+            ax.plot(m.index, m.values, color=policy_color(policy),
+                    linestyle=codec_linestyle(codec), marker=POLICY_MARKERS.get(policy, "^"),
+                    label=series_label(policy, codec))
+        _set_running_axis(ax, st["_x"], xlabel)
+        ax.set_ylabel("payload bytes per step")
+        ax.set_title(title)
+        ax.set_ylim(bottom=0)
+        ax.grid(True, alpha=0.3)
+        _legend(ax)
+        if col == "s2r_payload_bytes":
+            xmax = st["_x"].max()
+            for codec in dict.fromkeys(c for _, c in means):
+                s, c = means.get(("send", codec)), means.get(("cached", codec))
+                if s is None or c is None or xmax not in s.index or xmax not in c.index:
+                    continue
+                d = s[xmax] - c[xmax]
+                notes.append(f"{codec}: send +{d:,.0f} B ({100 * d / c[xmax]:+.1f} %)")
+    if notes:
+        axes[0][0].text(0.02, 0.98, f"at {st['_x'].max():g} running:\n" + "\n".join(notes),
+                        transform=axes[0][0].transAxes, va="top", ha="left",
+                        fontsize="small",
+                        bbox=dict(boxstyle="round", facecolor="white", alpha=0.8))
+    fig.suptitle("Bytes per step against running requests")
+    return fig
+
+
+def codec_time_per_step(results):
+    """Encode and decode µs per step (both directions summed: the scheduler's
+    SchedulerOutput plus the runner's ModelRunnerOutput) against running requests, one
+    panel per codec, one line per policy; mean over counted steps."""
+    _one_run(results)
+    st = _counted(results)
+    if st[["runner_encode_ns", "runner_decode_ns"]].isna().all().all():
+        raise NoData("no runner timings (runner report missing)")
+    st = st.dropna(subset=["runner_encode_ns", "runner_decode_ns"])
+    x, xlabel = _running_x(st)
+    st = st.assign(_x=x, _enc=(st["encode_ns"] + st["runner_encode_ns"]) / 1e3,
+                   _dec=(st["decode_ns"] + st["runner_decode_ns"]) / 1e3)
+    codecs = list(dict.fromkeys(c for (_, c), _ in _series(st)))
+    fig, axes = _figure(2, len(codecs), width=4.6 * len(codecs) + 1, height=7,
+                        sharex=True)
+    for j, codec in enumerate(codecs):
+        sub = st[st["codec"] == codec]
+        for i, (col, what) in enumerate((("_enc", "encode"), ("_dec", "decode"))):
+            ax = axes[i][j]
+            for (policy, _), g in _series(sub):
+                m = g.groupby("_x")[col].mean()
+                ax.plot(m.index, m.values, color=policy_color(policy),
+                        linestyle=codec_linestyle(codec),
+                        marker=POLICY_MARKERS.get(policy, "^"), label=policy)
+            ax.set_title(f"{what}, {codec}")
+            ax.set_ylabel(f"{what} µs per step (both directions)")
+            ax.set_ylim(bottom=0)
+            ax.grid(True, alpha=0.3)
+            _legend(ax)
+            _set_running_axis(ax, st["_x"], xlabel if i == 1 else "")
+    fig.suptitle("Serializer time per step against running requests")
+    return fig
+
+
+def throughput(results):
+    """Output tokens/s of every case (mean over repetitions, 95 % t interval as error
+    bars when a case has 2+ repetitions), grouped by workload (and run, when several
+    are loaded); and, when both policies ran, cached / send per workload and codec
+    (geometric mean of the paired ratios, with its interval). Single-process cases
+    (codec ``none``) appear as their own series. Works on several runs."""
+    import numpy as np
+
+    cases = results.cases
+    if cases.empty or "output_tokens_per_s" not in cases.columns:
+        raise NoData("no case has output_tokens_per_s")
+    cases = cases[cases["output_tokens_per_s"].notna()]
+    if cases.empty:
+        raise NoData("no case has output_tokens_per_s")
+    multi = len(results.run_ids) > 1
+    cases = cases.assign(_group=(cases["run_id"] + "\n" if multi else "")
+                         + cases["workload"].astype(str))
+    groups = list(dict.fromkeys(cases["_group"]))
+    pairs = paired(cases, "output_tokens_per_s")
+    rows = summarize(pairs)
+    npanel = 2 if rows else 1
+    fig, axes = _figure(1, npanel, width=max(6.4, 1.6 * len(groups) + 3) * (1 if npanel == 1
+                                                                             else 1.6),
+                        height=4.6, gridspec_kw=dict(width_ratios=[1.6, 1][:npanel]))
+    ax = axes[0][0]
+    series = _series(cases)
+    width = 0.8 / max(1, len(series))
+    for k, ((policy, codec), g) in enumerate(series):
+        xs, ys, lo, hi = [], [], [], []
+        for gi, grp in enumerate(groups):
+            vals = g.loc[g["_group"] == grp, "output_tokens_per_s"].tolist()
+            if not vals:
+                continue
+            m, l, h = mean_ci(vals)
+            xs.append(gi - 0.4 + width * (k + 0.5))
+            ys.append(m)
+            lo.append(m - l if l == l else 0.0)
+            hi.append(h - m if h == h else 0.0)
+        ax.errorbar(xs, ys, yerr=[lo, hi], fmt=POLICY_MARKERS.get(policy, "^"),
+                    color=policy_color(policy), capsize=3,
+                    mfc="white" if codec == "none" else policy_color(policy),
+                    label=series_label(policy, codec))
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels(groups, fontsize="small")
+    vals = cases["output_tokens_per_s"]
+    if vals.min() > 0 and vals.max() / vals.min() > 20:
+        ax.set_yscale("log")
+        ax.set_ylim(top=vals.max() * 3)  # headroom for the legend
+    else:
+        ax.set_ylim(bottom=0, top=vals.max() * 1.35)
+    ax.set_ylabel("output tokens/s")
+    ax.set_xlabel("workload")
+    reps = int(cases.groupby(["run_id", "case_id"]).ngroups / max(1, cases.drop_duplicates(
+        ["run_id", "workload", "policy", "codec"]).shape[0]))
+    ax.set_title("Output tokens/s per case" + (" (mean, 95 % interval)" if reps > 1
+                                               else " (one repetition: no interval)"))
+    if "trace_speedup" in cases.columns and cases["trace_speedup"].notna().any():
+        ax.text(0.5, 0.02, "timed replay: arrival-bound, not a throughput comparison",
+                transform=ax.transAxes, ha="center", va="bottom", fontsize="small",
+                color="#B00000")
+    ax.grid(True, axis="y", alpha=0.3)
+    _legend(ax)
+    if rows:
+        ax2 = axes[0][1]
+        codecs = list(dict.fromkeys(r["codec"] for r in rows))
+        w = 0.8 / len(codecs)
+        for k, codec in enumerate(codecs):
+            xs, ys, lo, hi = [], [], [], []
+            for r in rows:
+                if r["codec"] != codec:
+                    continue
+                grp = (f"{r['run_id']}\n" if multi else "") + str(r["workload"])
+                xs.append(groups.index(grp) - 0.4 + w * (k + 0.5))
+                ys.append(r["ratio"])
+                lo.append(r["ratio"] - r["ratio_low"] if r["ratio_low"] == r["ratio_low"]
+                          else 0.0)
+                hi.append(r["ratio_high"] - r["ratio"] if r["ratio_high"] == r["ratio_high"]
+                          else 0.0)
+            ax2.errorbar(xs, ys, yerr=[lo, hi], color="#444444", capsize=3,
+                         linestyle="none", mfc="white" if codec == "none" else "#444444",
+                         label="single process" if codec == "none" else codec,
+                         marker=["D", "v", "^", "P"][k % 4])
+        ax2.axhline(1.0, color="black", linewidth=0.8)
+        ax2.set_xticks(range(len(groups)))
+        ax2.set_xticklabels(groups, fontsize="small")
+        ax2.set_xlabel("workload")
+        ax2.set_ylabel("cached / send output tokens/s (ratio)")
+        ax2.set_title("cached / send (> 1: cached faster)")
+        ax2.grid(True, axis="y", alpha=0.3)
+        _legend(ax2)
+    return fig
+
+
+def step_components(steps):
+    """Per-step components (ns) that sum to ``step_ns``; ``steps`` needs the scheduler
+    and runner columns. ``transport`` = ``send_ns`` + ``wait_ns`` - runner busy time
+    (runner decode + update_states + prepare + forward + write_back + build + encode):
+    the sockets' time both ways including the runner's send. Returns a DataFrame with
+    one column per ``STEP_COMPONENTS`` name plus ``runner_idle``."""
+    import pandas as pd
+
+    busy = (steps["runner_decode_ns"] + steps["runner_update_ns"]
+            + steps["runner_prepare_ns"] + steps["runner_forward_ns"]
+            + steps["runner_writeback_ns"] + steps["runner_build_ns"]
+            + steps["runner_encode_ns"])
+    return pd.DataFrame({
+        "sched": steps["sched_ns"],
+        "build": steps["build_ns"],
+        "encode": steps["encode_ns"] + steps["runner_encode_ns"],
+        "transport": steps["send_ns"] + steps["wait_ns"] - busy,
+        "decode": steps["decode_ns"] + steps["runner_decode_ns"],
+        "update": steps["update_ns"],
+        "runner_bookkeeping": (steps["runner_update_ns"] + steps["runner_writeback_ns"]
+                               + steps["runner_build_ns"]),
+        "runner_compute": steps["runner_prepare_ns"] + steps["runner_forward_ns"],
+        "runner_idle": steps["runner_idle_ns"],
+    }, index=steps.index)
+
+
+def step_breakdown(results):
+    """Where a step's time goes: mean µs per counted step of each ``STEP_COMPONENTS``
+    part, stacked (the stack's top is the mean ``step_ns``), one bar per policy and
+    codec, one panel per workload; beside each bar, hatched, the runner's idle time
+    (waiting for the next SchedulerOutput), which overlaps the scheduler's parts and
+    is not part of the stack."""
+    _one_run(results)
+    st = _counted(results, two_process=False)
+    runner_cols = ["runner_idle_ns", "runner_decode_ns", "runner_update_ns",
+                   "runner_prepare_ns", "runner_forward_ns", "runner_writeback_ns",
+                   "runner_build_ns", "runner_encode_ns"]
+    st = st.dropna(subset=[c for c in runner_cols if c in st.columns])
+    if st.empty or any(c not in st.columns for c in runner_cols):
+        raise NoData("no runner timings (runner report missing)")
+    comp = step_components(st)
+    comp[["policy", "codec", "workload"]] = st[["policy", "codec", "workload"]]
+    workloads = list(dict.fromkeys(st["workload"]))
+    nbars = max(len(_series(comp[comp["workload"] == wl])) for wl in workloads)
+    ncols = min(max(1, 12 // max(1, nbars)), len(workloads), 4)
+    nrows = math.ceil(len(workloads) / ncols)
+    fig, axes = _figure(nrows, ncols, width=max(9.5, ncols * (0.75 * nbars + 1.3)),
+                        height=3.9 * nrows + 1.6)
+    for idx, wl in enumerate(workloads):
+        ax = axes[idx // ncols][idx % ncols]
+        sub = comp[comp["workload"] == wl]
+        ticks, labels, colors = [], [], []
+        for k, ((policy, codec), g) in enumerate(_series(sub)):
+            bottom = 0.0
+            for name, label, color in STEP_COMPONENTS:
+                v = float(g[name].mean()) / 1e3
+                ax.bar(k - 0.12, v, width=0.56, bottom=bottom, color=color,
+                       edgecolor="white", linewidth=0.3, label=label if k == 0 else None)
+                bottom += v
+            ax.bar(k + 0.26, float(g["runner_idle"].mean()) / 1e3, width=0.18,
+                   color=RUNNER_IDLE_COLOR, hatch="///", edgecolor="#777777",
+                   label="runner idle (beside: overlaps the step)" if k == 0 else None)
+            ticks.append(k)
+            labels.append(f"{policy}\n{'1 process' if codec == 'none' else codec}")
+            colors.append(policy_color(policy))
+        ax.set_xticks(ticks)
+        ax.set_xticklabels(labels, fontsize="small")
+        for t, c in zip(ax.get_xticklabels(), colors):
+            t.set_color(c)
+        ax.set_ylabel("µs per step (mean over counted steps)")
+        ax.set_xlabel("policy / codec")
+        ax.set_title(str(wl), fontsize="medium")
+        ax.grid(True, axis="y", alpha=0.3)
+    for idx in range(len(workloads), nrows * ncols):
+        axes[idx // ncols][idx % ncols].set_visible(False)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=3, fontsize="small")
+    fig.suptitle("Where a step's time goes (policy / codec per bar; runner idle hatched)")
+    return fig
+
+
+#: The SchedulerOutput's serialization path: the scheduler builds and encodes it, the
+#: runner decodes it (``send``'s extra work on the wire message, less noisy than the
+#: whole step).
+S2R_COST_COLUMNS = ("sched_build_ns_per_step", "sched_encode_ns_per_step",
+                    "runner_decode_ns_per_step")
+#: The same path's per-step median, when the run recorded it (preferred: less noisy).
+S2R_MEDIAN_COLUMN = "s2r_build_encode_decode_ns_median"
+
+
+def send_cost_table(cases):
+    """One row per send/cached pair with send's cost as a share of the step, in %:
+    ``share_step`` = (send's median step - cached's) / cached's median step (the whole
+    cost seen by the scheduler loop, noisy) and ``share_s2r`` = the difference in the
+    SchedulerOutput's build + encode + decode alone (``S2R_MEDIAN_COLUMN`` when the run
+    has it, else the sum of the ``S2R_COST_COLUMNS`` means) over the same denominator;
+    ``step_ms`` = cached's median step in ms;
+    ``running`` = the ``num_running`` label, else the mean running requests."""
+    step_col = "step_ns_median" if "step_ns_median" in cases.columns else "step_ns_mean"
+    table = paired(cases, step_col)
+    if len(table) == 0:
+        return table
+    table = table.assign(step_ms=table["cached"] / 1e6,
+                         share_step=-100.0 * table["diff"] / table["cached"])
+    s2r = None
+    if S2R_MEDIAN_COLUMN in cases.columns and cases[S2R_MEDIAN_COLUMN].notna().any():
+        s2r = paired(cases, S2R_MEDIAN_COLUMN)
+    elif all(c in cases.columns for c in S2R_COST_COLUMNS):
+        s2r = paired(cases.assign(_s2r_ns=cases[list(S2R_COST_COLUMNS)].sum(
+            axis=1, min_count=len(S2R_COST_COLUMNS))), "_s2r_ns")
+    if s2r is not None and len(s2r):
+        keys = [k for k in ("run_id", "workload", "codec", "transport", "model", "repetition")
+                if k in table.columns]
+        s2r = s2r.set_index(keys)["diff"].rename("_s2r_diff")
+        table = table.join(s2r, on=keys)
+        table["share_s2r"] = -100.0 * table["_s2r_diff"] / table["cached"]
+    else:
+        table["share_s2r"] = math.nan
+    if "num_running" in table.columns:
+        table["running"] = table["num_running"].astype(float)
+    else:
+        running = cases[cases["policy"] == "cached"].set_index(
+            ["workload", "codec", "repetition"])["num_running_mean"]
+        table["running"] = [running.get((w, c, r), math.nan) for w, c, r in
+                            zip(table["workload"], table["codec"], table["repetition"])]
+    return table
+
+
+def send_cost_share(results):
+    """What ``send`` costs as a share of the step time (``send_cost_table``), in %, for
+    every workload and codec (mean over repetitions, 95 % interval with 2+): solid, the
+    whole step's difference; dashed, the SchedulerOutput's build + encode + decode
+    alone. Against the step time (the cached case's median step, ms; a fixed-step sweep
+    spreads it) and against the running requests. Other workload labels (e.g. the
+    sweep's ``step_time_ms``) get their own colours. Needs both policies and two or
+    more workloads."""
+    _one_run(results)
+    cases = results.cases
+    table = send_cost_table(cases)
+    if len(table) == 0:
+        raise NoData("needs send and cached cases of the same workload and codec")
+    if table["workload"].nunique() < 2:
+        raise NoData("one workload only: this figure needs a sweep over running requests "
+                     "or step times (decode-steady, step-time); the findings give the share")
+    xlabel = ("running requests" if "num_running" in table.columns
+              else "running requests (mean over counted steps)")
+    from ipc_bench.pairs import _label_columns
+
+    other = [c for c in _label_columns(cases) if c != "num_running" and c in table.columns]
+    other = [c for c in other if table[c].nunique() > 1]
+    fig, axes = _figure(1, 2, width=12, height=5.2)
+    palette = [POLICY_COLORS["send"], *_EXTRA_COLORS]
+    other_values = list(dict.fromkeys(
+        tuple(row) for row in table[other].itertuples(index=False))) if other else [()]
+    codec_markers = {c: m for c, m in zip(dict.fromkeys(table["codec"]), "osD^v")}
+    for key, g in table.groupby(["codec"] + other, sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        codec = key[0]
+        name = ("single process" if codec == "none" else codec) + "".join(
+            f", {n}={v:g}" if isinstance(v, float) else f", {n}={v}"
+            for n, v in zip(other, key[1:]))
+        color = palette[other_values.index(tuple(key[1:])) % len(palette)]
+        for col, style, what in (("share_step", "-", "whole step"),
+                                 ("share_s2r", "--", "build+encode+decode")):
+            if g[col].isna().all():
+                continue
+            agg = []
+            for _, gw in g.groupby("workload", sort=False):
+                m, lo, hi = mean_ci(gw[col].tolist())
+                agg.append((float(gw["step_ms"].mean()), float(gw["running"].mean()),
+                            m, lo, hi))
+            agg.sort(key=lambda a: (a[1], a[0]))
+            for ax, xi in ((axes[0][0], 0), (axes[0][1], 1)):
+                ax.errorbar([a[xi] for a in agg], [a[2] for a in agg],
+                            yerr=[[a[2] - a[3] if a[3] == a[3] else 0 for a in agg],
+                                  [a[4] - a[2] if a[4] == a[4] else 0 for a in agg]],
+                            color=color, linestyle=style, marker=codec_markers.get(codec, "o"),
+                            mfc=color if style == "-" else "white", capsize=3,
+                            label=f"{name}: {what}" if ax is axes[0][0] else None)
+    for ax in axes[0]:
+        ax.axhline(0.0, color="black", linewidth=0.8)
+        ax.axhline(1.0, color="#777777", linewidth=0.8, linestyle=":")
+        ax.set_ylabel("send's cost, % of the step time")
+        ax.grid(True, alpha=0.3)
+    ax = axes[0][0]
+    ax.set_xscale("log")
+    _plain_log_ticks(ax)
+    ax.set_xlabel("step time (ms, cached case's median step)")
+    ax.set_title("against step time (dotted: 1 %)")
+    _set_running_axis(axes[0][1], table["running"], xlabel)
+    axes[0][1].set_title("against running requests")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    longest = max((len(x) for x in labels), default=1)
+    fits = max(1, int(11.5 / (0.068 * longest + 0.7)))
+    fig.legend(handles, labels, loc="outside lower center",
+               ncols=max(1, min(len(labels), fits, 4)),
+               fontsize="small" if len(labels) <= 8 else "x-small")
+    fig.suptitle("What send costs as a share of the step (send - cached) / cached step: "
+                 "whole step (solid), SchedulerOutput build + encode + decode (dashed)",
+                 fontsize="medium")
+    return fig
+
+
+_LATENCY_RE = re.compile(r"^(ttft|itl|tpot|e2e)_(ns|us|ms|s)$")
+_TO_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
+
+
+def latency_columns(requests) -> dict[str, tuple[str, float]]:
+    """Latency columns of a requests table: ``{"ttft": (column, factor to ms), ...}``
+    for columns named ``ttft|itl|tpot|e2e`` + ``_ns|_us|_ms|_s`` with any value."""
+    found = {}
+    for col in requests.columns:
+        m = _LATENCY_RE.match(col)
+        if m and m.group(1) not in found and requests[col].notna().any():
+            found[m.group(1)] = (col, _TO_MS[m.group(2)])
+    return found
+
+
+def _flatten_itl(values) -> list[float]:
+    out: list[float] = []
+    for v in values:
+        if isinstance(v, str):
+            v = v.strip()
+            if not v:
+                continue
+            try:
+                v = json.loads(v)
+            except ValueError:
+                continue
+        if isinstance(v, (list, tuple)):
+            out.extend(float(x) for x in v)
+        elif v is not None and v == v:
+            out.append(float(v))
+    return out
+
+
+def latency_cdfs(results):
+    """Empirical CDFs of TTFT (per request, from its intended arrival) and ITL (every
+    gap between consecutive tokens of a request), ms, log x, one line per policy and
+    codec: present for timed replays, whose requests carry ``ttft_*`` columns (unit in
+    the suffix) and whose ``results.itl`` lists the gaps (else an ``itl_*`` requests
+    column, a number or a JSON list per request)."""
+    import numpy as np
+
+    _one_run(results)
+    req = results.requests
+    cols = latency_columns(req) if not req.empty else {}
+    itl = getattr(results, "itl", None)
+    sources = {}
+    if "ttft" in cols:
+        sources["ttft"] = (req, *cols["ttft"])
+    if itl is not None and len(itl) and "itl_s" in itl.columns:
+        sources["itl"] = (itl, "itl_s", 1e3)
+    elif "itl" in cols:
+        sources["itl"] = (req, *cols["itl"])
+    panels = [k for k in ("ttft", "itl") if k in sources]
+    if not panels:
+        raise NoData("no per-request latencies (ttft_s, itl.csv): not a timed replay")
+    fig, axes = _figure(1, len(panels), width=5.6 * len(panels) + 0.5, height=4.3)
+    for ax, what in zip(axes[0], panels):
+        table, col, factor = sources[what]
+        for (policy, codec), g in _series(table):
+            vals = (_flatten_itl(g[col]) if what == "itl"
+                    else g[col].dropna().astype(float).tolist())
+            vals = np.sort(np.asarray(vals, dtype=float) * factor)
+            vals = vals[np.isfinite(vals)]
+            if len(vals) == 0:
+                continue
+            y = np.arange(1, len(vals) + 1) / len(vals)
+            ax.step(vals, y, where="post", color=policy_color(policy),
+                    linestyle=codec_linestyle(codec),
+                    label=f"{series_label(policy, codec)} (n={len(vals):,})")
+        ax.set_xscale("log")
+        _plain_log_ticks(ax)
+        ax.set_xlabel(("TTFT" if what == "ttft" else "inter-token latency") + " (ms)")
+        ax.set_ylabel("fraction of " + ("requests" if what == "ttft" else "token gaps"))
+        ax.set_ylim(0, 1.0)
+        ax.set_title("TTFT CDF" if what == "ttft" else "ITL CDF")
+        ax.grid(True, alpha=0.3)
+        _legend(ax, loc="lower right")
+    fig.suptitle("Latency distributions per policy (timed replay)")
+    return fig
+
+
+#: Every figure function, in report order: (name, function, title).
+FIGURES = (
+    ("bytes_per_step", bytes_per_step, "Bytes per step"),
+    ("codec_time_per_step", codec_time_per_step, "Encode and decode time per step"),
+    ("throughput", throughput, "Output tokens/s"),
+    ("step_breakdown", step_breakdown, "Where a step's time goes"),
+    ("send_cost_share", send_cost_share, "What send costs as a share of the step"),
+    ("latency_cdfs", latency_cdfs, "TTFT and ITL distributions"),
+)
+
+
+def figure_png(fig, dpi: int = 110) -> bytes:
+    """The figure as PNG bytes."""
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    return buf.getvalue()
+
+
+def axis_labels(fig) -> list[tuple[str, str]]:
+    """``(xlabel, ylabel)`` of every visible axes of ``fig`` (for checks)."""
+    return [(ax.get_xlabel(), ax.get_ylabel()) for ax in fig.axes if ax.get_visible()]

@@ -1,0 +1,23 @@
+"""A small real run for the analysis tests (loader, plots, report, notebook)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+#: The run the analysis tests read: two batch sizes, both policies and codecs, plus the
+#: single-process baseline cases the scenario adds; about 2 s on 2 cores.
+SMALL_RUN_ARGS = ["--scenario", "decode-steady", "--num-running", "4,16", "--steps", "50",
+                  "--warmup-steps", "10"]
+
+
+def make_small_run(path: Path) -> Path:
+    """Run ``bench.py`` with ``SMALL_RUN_ARGS`` into ``path``; returns ``path``."""
+    proc = subprocess.run([sys.executable, "bench.py", *SMALL_RUN_ARGS, "--quiet",
+                           "--output", str(path)], cwd=REPO, capture_output=True, text=True,
+                          timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    return path

@@ -1,0 +1,345 @@
+"""The pandas loader, the figures and the report command, on a small real run."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from analysis_run import REPO, make_small_run
+from ipc_bench import cli, pairs, plots, report
+from ipc_bench.case import RUNNER_COLUMNS, SCHED_COLUMNS
+from ipc_bench.results import (CASE_KEYS, FORMAT_VERSION, REQUEST_COLUMNS, Results,
+                               ResultsError, load)
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory) -> Path:
+    return make_small_run(tmp_path_factory.mktemp("analysis") / "small-run")
+
+
+@pytest.fixture(scope="module")
+def res(run_dir) -> Results:
+    return load(run_dir)
+
+
+@pytest.fixture(scope="module")
+def summary(run_dir) -> dict:
+    return json.loads((run_dir / "summary.json").read_text())
+
+
+# ------------------------------------------------------------------------------ loader
+
+
+def test_load_columns_and_types(res, run_dir, summary):
+    assert res.run_ids == ["small-run"]
+    assert res.status == {"small-run": "complete"}
+    assert res.paths["small-run"] == run_dir
+    assert res.metadata["small-run"]["scenario"] == "decode-steady"
+    st = res.steps
+    expected = ["run_id", *CASE_KEYS, *SCHED_COLUMNS, *RUNNER_COLUMNS]
+    assert list(st.columns[:len(expected)]) == expected
+    assert {"transport", "model", "num_running"} <= set(st.columns)
+    for col in ("seq", "step", "step_ns", "encode_ns", "s2r_payload_bytes", "runner_idle_ns"):
+        assert str(st[col].dtype) == "int64", col
+    assert str(st["counted"].dtype) == "bool" and str(st["warmup"].dtype) == "bool"
+    assert set(st["run_id"]) == {"small-run"}
+    assert sorted(set(st["num_running"])) == [4, 16]
+    assert list(res.requests.columns[:1 + len(CASE_KEYS) + len(REQUEST_COLUMNS)]) == [
+        "run_id", *CASE_KEYS, *REQUEST_COLUMNS]
+    assert list(res.floor.columns) == ["run_id", "case_id", "i", "floor_step_ns"]
+    assert res.itl.empty  # logical clock: no inter-token latencies
+    # One cases row per summary case, in order, with the summary's values.
+    assert list(res.cases["case_id"]) == [c["case_id"] for c in summary["cases"]]
+    assert set(res.cases["codec"]) == {"msgpack", "pickle", "none"}
+    for c in summary["cases"]:
+        rows = st[st["case_id"] == c["case_id"]]
+        assert len(rows) == c["num_total_steps"]
+        counted = rows[rows["counted"]]
+        assert len(counted) == c["num_steps"]
+        assert counted["s2r_payload_bytes"].mean() == pytest.approx(
+            c["sched_to_runner_payload_bytes_per_step"], rel=1e-12)
+        assert counted["num_output_tokens"].sum() == c["output_tokens"]
+        assert len(res.requests[res.requests["case_id"] == c["case_id"]]) == c["num_requests"]
+
+
+def test_results_docstring_names_every_column():
+    doc = Results.__doc__
+    for name in SCHED_COLUMNS + RUNNER_COLUMNS + REQUEST_COLUMNS:
+        assert re.search(rf"\b{name}\b", doc), f"{name} is not documented in Results"
+
+
+def test_load_several_runs_tells_them_apart(run_dir, tmp_path):
+    other = tmp_path / "small-run"
+    shutil.copytree(run_dir, other)
+    both = load([run_dir, other])
+    assert both.run_ids == ["small-run", "small-run#2"]
+    assert both.steps.groupby("run_id").size().to_dict() == {
+        "small-run": len(load(run_dir).steps), "small-run#2": len(load(run_dir).steps)}
+    assert list(both.select("small-run#2").cases["run_id"].unique()) == ["small-run#2"]
+    with pytest.raises(KeyError):
+        both.select("nope")
+
+
+@pytest.mark.parametrize("version, message", [
+    (0, "result format version 0 is older than the version this ipc-bench reads "
+        f"({FORMAT_VERSION}); re-run the scenario with this ipc-bench"),
+    (FORMAT_VERSION + 1, f"result format version {FORMAT_VERSION + 1} is newer than the "
+                         f"version this ipc-bench reads ({FORMAT_VERSION}); read it with the "
+                         "newer ipc-bench that wrote it"),
+    ("x", f"result format version 'x' is not supported (this ipc-bench reads version "
+          f"{FORMAT_VERSION})"),
+])
+def test_load_other_format_version_names_it(run_dir, tmp_path, version, message):
+    copy = tmp_path / "old-run"
+    shutil.copytree(run_dir, copy)
+    data = json.loads((copy / "summary.json").read_text())
+    data["format_version"] = version
+    (copy / "summary.json").write_text(json.dumps(data))
+    with pytest.raises(ResultsError) as err:
+        load(copy)
+    assert str(err.value) == f"{copy / 'summary.json'}: {message}"
+
+
+def test_load_bad_folders(tmp_path):
+    with pytest.raises(ResultsError, match=r"no such folder$"):
+        load(tmp_path / "missing")
+    with pytest.raises(ResultsError, match=r"not a run folder \(no summary.json\)$"):
+        load(tmp_path)
+    with pytest.raises(ResultsError, match="no run folder given"):
+        load([])
+
+
+# ------------------------------------------------------------------------------ intervals
+
+
+def test_t_quantiles_match_scipy():
+    stats = pytest.importorskip("scipy.stats")
+    for df in list(range(1, 41)) + [60, 100, 1000]:
+        assert pairs.t_quantile_975(df) == pytest.approx(stats.t.ppf(0.975, df), abs=2e-3)
+
+
+def test_mean_ci_and_ratio_ci_known_answers():
+    # mean 2, sd 1, n 3: half-width t(0.975, 2) * 1 / sqrt(3) = 4.303 / 1.732 = 2.4843
+    m, lo, hi = pairs.mean_ci([1.0, 2.0, 3.0])
+    assert (m, round(lo, 4), round(hi, 4)) == (2.0, round(2 - 4.303 / math.sqrt(3), 4),
+                                               round(2 + 4.303 / math.sqrt(3), 4))
+    m, lo, hi = pairs.mean_ci([5.0])
+    assert m == 5.0 and math.isnan(lo) and math.isnan(hi)
+    g, lo, hi = pairs.ratio_ci([2.0, 2.0, 2.0])
+    assert (g, lo, hi) == pytest.approx((2.0, 2.0, 2.0))
+    g, _, _ = pairs.ratio_ci([1.0, 4.0])
+    assert g == pytest.approx(2.0)
+
+
+def test_paired_send_cached(res):
+    p = pairs.paired(res.cases, "sched_to_runner_payload_bytes_per_step")
+    assert len(p) == 6  # 2 workloads x (msgpack, pickle, none)
+    c = res.cases.set_index(["workload", "policy", "codec"])
+    for row in p.itertuples():
+        assert row.send == c.loc[(row.workload, "send", row.codec),
+                                 "sched_to_runner_payload_bytes_per_step"]
+        assert row.diff == row.cached - row.send
+    two_process = p[p["codec"] != "none"]
+    assert (two_process["diff"] < 0).all()  # cached always ships fewer bytes
+
+
+# ------------------------------------------------------------------------------ figures
+
+
+@pytest.mark.parametrize("name", [n for n, *_ in plots.FIGURES if n != "latency_cdfs"])
+def test_figure_has_labelled_axes(res, name):
+    fn = dict((n, f) for n, f, _ in plots.FIGURES)[name]
+    fig = fn(res)
+    labels = plots.axis_labels(fig)
+    assert labels
+    assert all(y for _, y in labels), labels
+    assert any(x for x, _ in labels), labels
+    png = plots.figure_png(fig)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_bytes_figure_plots_the_summary_values(res, summary):
+    fig = plots.bytes_per_step(res)
+    s2r = fig.axes[0]
+    line = next(ln for ln in s2r.lines if ln.get_label() == "send / msgpack")
+    expected = {c["num_running"]: c["sched_to_runner_payload_bytes_per_step"]
+                for c in summary["cases"] if c["policy"] == "send" and c["codec"] == "msgpack"}
+    assert dict(zip(line.get_xdata(), line.get_ydata())) == pytest.approx(expected)
+    # The single-process cases move no bytes and are left out.
+    assert not any("single process" in ln.get_label() for ln in s2r.lines)
+
+
+def test_step_components_sum_to_the_step(res):
+    st = res.steps[res.steps["counted"]]
+    comp = plots.step_components(st)
+    parts = [name for name, *_ in plots.STEP_COMPONENTS]
+    assert (comp[parts].sum(axis=1) == st["step_ns"]).all()
+
+
+def test_policy_colours_are_fixed(res):
+    for fig in (plots.bytes_per_step(res), plots.codec_time_per_step(res)):
+        for ax in fig.axes:
+            for ln in ax.lines:
+                if ln.get_label().startswith("send"):
+                    assert ln.get_color() == plots.POLICY_COLORS["send"]
+                elif ln.get_label().startswith("cached"):
+                    assert ln.get_color() == plots.POLICY_COLORS["cached"]
+
+
+def test_latency_figure_needs_a_timed_replay(res):
+    with pytest.raises(plots.NoData, match="not a timed replay"):
+        plots.latency_cdfs(res)
+    # Given per-request latencies (as a timed replay writes them), it draws both CDFs.
+    import pandas as pd
+
+    req = res.requests.assign(ttft_s=0.001 * (1 + res.requests["index"]))
+    itl = req[["run_id", "case_id", "policy", "codec", "index"]].assign(itl_s=0.0002)
+    timed = Results(cases=res.cases, steps=res.steps, requests=req, floor=res.floor,
+                    itl=pd.DataFrame(itl), metadata=res.metadata, status=res.status,
+                    problems=res.problems, paths=res.paths)
+    fig = plots.latency_cdfs(timed)
+    assert [x for x, _ in plots.axis_labels(fig)] == ["TTFT (ms)", "inter-token latency (ms)"]
+    first = fig.axes[0].lines[0]
+    assert first.get_ydata()[-1] == 1.0
+
+
+def test_one_run_figures_refuse_several(res, run_dir, tmp_path):
+    shutil.copytree(run_dir, tmp_path / "b")
+    both = load([run_dir, tmp_path / "b"])
+    with pytest.raises(ValueError, match="pass results.select"):
+        plots.bytes_per_step(both)
+    assert plots.throughput(both) is not None  # compares runs side by side
+
+
+# ------------------------------------------------------------------------------ report
+
+
+def test_report_writes_markdown_html_and_pngs(run_dir, summary, tmp_path, capsys):
+    out = tmp_path / "rep"
+    assert cli.main(["report", str(run_dir), "--output", str(out)]) == 0
+    assert capsys.readouterr().out.strip() == f"report: {out / 'report.html'}"
+    pngs = sorted(p.name for p in out.glob("*.png"))
+    assert pngs == sorted(f"{n}.png" for n, *_ in plots.FIGURES if n != "latency_cdfs")
+    md = (out / "report.md").read_text()
+    html = (out / "report.html").read_text()
+    for name in pngs:
+        assert f"]({name})" in md
+        assert f"({name})" in html  # named in the caption
+    assert html.count('src="data:image/png;base64,') == len(pngs)
+    assert "<img" in html and 'src="http' not in html  # nothing fetched from the network
+    assert "TTFT and ITL distributions: not shown, no per-request latencies" in md
+    assert (out / "small-run.summary.json").read_text() == (run_dir / "summary.json").read_text()
+    # Findings are the summary's numbers.
+    by = {(c["num_running"], c["policy"], c["codec"]): c for c in summary["cases"]}
+    send, cached = by[(16, "send", "msgpack")], by[(16, "cached", "msgpack")]
+    fewer = (send["sched_to_runner_payload_bytes_per_step"]
+             - cached["sched_to_runner_payload_bytes_per_step"])
+    pct = 100 * fewer / send["sched_to_runner_payload_bytes_per_step"]
+    tput = 100 * (cached["output_tokens_per_s"] / send["output_tokens_per_s"] - 1)
+    assert (f"At 16 running requests (msgpack), cached sends {fewer:,.0f} fewer bytes per "
+            f"step to the runner ({pct:.1f} % less)") in md
+    assert f"output tokens/s changes by {tput:+.1f} %" in md
+    for section in ("## Findings", "## Figures", "## Cases", "## Configuration",
+                    "## Environment"):
+        assert section in md
+    assert "| python_version | " in md
+
+
+def test_report_compares_runs_and_warns_on_metadata(run_dir, tmp_path, capsys):
+    other = tmp_path / "other-run"
+    shutil.copytree(run_dir, other)
+    data = json.loads((other / "summary.json").read_text())
+    data["metadata"]["git"] = dict(data["metadata"].get("git") or {}, commit="f" * 40)
+    (other / "summary.json").write_text(json.dumps(data))
+    out = tmp_path / "cmp"
+    assert cli.main(["report", str(run_dir), str(other), "--output", str(out)]) == 0
+    md = (out / "report.md").read_text()
+    assert md.startswith("# ipc-bench report: 2 runs compared")
+    assert "## Side by side" in md
+    assert "| workload | policy | codec | small-run | other-run | other-run / small-run |" in md
+    assert "other-run against small-run: git commit differs: " in md
+    assert (out / "compare-throughput.png").is_file()
+    assert (out / "other-run-bytes_per_step.png").is_file()
+    assert (out / "small-run-bytes_per_step.png").is_file()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["{tmp}/missing"], "bench.py report: error: {tmp}/missing: no such folder"),
+    (["{tmp}"], "bench.py report: error: {tmp}: not a run folder (no summary.json)"),
+    ([], "bench.py report: error: the following arguments are required: RUN_DIR"),
+])
+def test_report_bad_input_exit_2(tmp_path, capsys, args, message):
+    argv = ["report"] + [a.format(tmp=tmp_path) for a in args]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err == message.format(tmp=tmp_path) + "\n"
+
+
+def test_report_entry_point_exit_code(tmp_path):
+    proc = subprocess.run([sys.executable, "bench.py", "report", str(tmp_path / "nope")],
+                          cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr == f"bench.py report: error: {tmp_path / 'nope'}: no such folder\n"
+
+
+def test_a_run_imports_neither_pandas_nor_matplotlib(tmp_path):
+    code = ("import sys; from ipc_bench.cli import main; "
+            f"rc = main(['--scenario', 'decode-steady', '--num-running', '2', '--steps', '5', "
+            f"'--warmup-steps', '0', '--codecs', 'msgpack', '--quiet', "
+            f"'--output', {str(tmp_path / 'r')!r}]); "
+            "bad = [m for m in ('pandas', 'matplotlib', 'tqdm') if m in sys.modules]; "
+            "print(rc, bad)")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.stdout.strip().splitlines()[-1] == "0 []", proc.stderr
+
+
+def test_step_time_sweep_lights_up_the_share_figure(tmp_path):
+    run = tmp_path / "sweep"
+    proc = subprocess.run([sys.executable, "bench.py", "--scenario", "step-time",
+                           "--num-running", "2,4", "--step-time-ms", "1,2", "--steps", "20",
+                           "--warmup-steps", "2", "--codecs", "msgpack", "--quiet",
+                           "--output", str(run)], cwd=REPO, capture_output=True, text=True,
+                          timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    res = load(run)
+    fig = plots.send_cost_share(res)
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels == [f"msgpack, step_time_ms={t}: {what}" for t in (1, 2)
+                      for what in ("whole step", "build+encode+decode")]
+    table = plots.send_cost_table(res.cases)
+    assert sorted(table["step_time_ms"].unique()) == [1.0, 2.0]
+    assert (table["step_ms"] > table["step_time_ms"]).all()  # a measured step includes the busy-wait
+    lines = report.findings(res)
+    assert any(line.startswith("At 4 running requests, step_time_ms=2 (msgpack), send's "
+                               "SchedulerOutput path") for line in lines), lines
+
+
+TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces"
+
+
+@pytest.mark.skipif(not (TRACES / "AzureLLMInferenceTrace_conv.csv").is_file(),
+                    reason="Azure traces not in ../shared/traces")
+def test_timed_replay_report_has_latency_cdfs(tmp_path):
+    run = tmp_path / "timed"
+    proc = subprocess.run([sys.executable, "bench.py", "--scenario", "azure-conv-timed",
+                           "--trace", str(TRACES / "AzureLLMInferenceTrace_conv.csv"),
+                           "--max-requests", "20", "--trace-speedup", "50",
+                           "--codecs", "msgpack", "--quiet", "--output", str(run)],
+                          cwd=REPO, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    res = load(run)
+    assert len(res.itl) == int((res.requests["num_output_tokens"] - 1).clip(lower=0).sum())
+    out = tmp_path / "rep"
+    assert report.main([str(run), "--output", str(out)]) == 0
+    assert (out / "latency_cdfs.png").is_file()
+    md = (out / "report.md").read_text()
+    assert "latency send → cached: TTFT p50 " in md
+    assert "This is a timed replay" in md

@@ -1,0 +1,140 @@
+"""Progress bars: shown on a terminal, silent off a TTY, in CI and with --quiet."""
+
+from __future__ import annotations
+
+import io
+import os
+import pty
+import select
+import struct
+import subprocess
+import sys
+import time
+import types
+
+import pytest
+
+from analysis_run import REPO
+from ipc_bench.progress import CaseProgress, case_progress, progress_enabled
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("quiet, env, tty, shown", [
+    (False, {}, True, True),
+    (False, {"CI": ""}, True, True),
+    (False, {"CI": "false"}, True, True),
+    (False, {"CI": "true"}, True, False),
+    (False, {"CI": "1"}, True, False),
+    (True, {}, True, False),
+    (False, {}, False, False),
+])
+def test_progress_enabled(quiet, env, tty, shown):
+    stream = _Tty() if tty else io.StringIO()
+    assert progress_enabled(quiet, stream=stream, environ=env) is shown
+
+
+def test_bar_counts_steps_and_shows_tokens_per_s():
+    out = io.StringIO()
+    bar = CaseProgress("case", total=1000, by_requests=False, stream=out, interval_s=0.0)
+    for seq in range(1, 1001):
+        bar(seq, 4 * seq, 0)
+    assert bar.bar.n == 1000
+    bar.bar.refresh()
+    text = out.getvalue()
+    bar.close()
+    assert "case" in text and "1000/1000" in text and "tok/s" in text and "step" in text
+
+
+def test_bar_touches_tqdm_only_every_stride_steps():
+    bar = CaseProgress("case", total=None, by_requests=False, stream=io.StringIO(),
+                       interval_s=3600.0)
+    bar(1, 4, 0)  # first update: the stride grows (the interval is far away)
+    assert bar.updates == 1 and bar.stride == 10 and bar.next_seq == 11
+    for seq in range(2, 11):
+        bar(seq, 4 * seq, 0)
+    assert bar.updates == 1 and bar.bar.n == 1  # calls in between are one comparison each
+    bar(11, 44, 0)
+    assert bar.updates == 2 and bar.bar.n == 11 and bar.stride == 100
+    bar.close()
+
+
+def test_bar_counts_requests_for_trace_replays():
+    bar = CaseProgress("trace", total=3, by_requests=True, stream=io.StringIO(),
+                       interval_s=0.0)
+    bar(5, 50, 1)
+    bar(9, 90, 3)
+    assert bar.bar.n == 3 and bar.bar.total == 3 and bar.bar.unit == "req"
+    bar.close()
+
+
+def test_case_progress_picks_steps_or_requests():
+    steady = types.SimpleNamespace(max_steps=120, make_workload=lambda: None)
+    bar = case_progress(steady, "x", stream=io.StringIO())
+    assert (bar.by_requests, bar.bar.total) == (False, 120)
+    bar.close()
+    trace = types.SimpleNamespace(max_steps=None, make_workload=lambda: [0] * 7)
+    bar = case_progress(trace, "x", stream=io.StringIO())
+    assert (bar.by_requests, bar.bar.total) == (True, 7)
+    bar.close()
+
+
+ARGS = ["bench.py", "--scenario", "decode-steady", "--num-running", "2", "--steps", "300",
+        "--warmup-steps", "0", "--codecs", "msgpack", "--no-single-process"]
+
+
+def _run_on_pty(args, env) -> str:
+    """Run ``args`` with stdout and stderr on a pseudo-terminal of 100 columns."""
+    import fcntl
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
+    proc = subprocess.Popen([sys.executable, *args], cwd=REPO, stdin=subprocess.DEVNULL,
+                            stdout=slave, stderr=slave, env=env)
+    os.close(slave)
+    chunks = []
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.2)
+            if ready:
+                try:
+                    data = os.read(master, 65536)
+                except OSError:  # EIO: the child closed the terminal
+                    break
+                if not data:
+                    break
+                chunks.append(data)
+            elif proc.poll() is not None:
+                break
+    finally:
+        proc.wait(timeout=30)
+        os.close(master)
+    assert proc.returncode == 0, b"".join(chunks).decode(errors="replace")
+    return b"".join(chunks).decode(errors="replace")
+
+
+def test_bar_on_a_terminal_and_not_in_ci(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    text = _run_on_pty(ARGS + ["--output", str(tmp_path / "a")], env)
+    assert "num_running=2/send/msgpack#0" in text
+    assert "step/s" in text or "s/step" in text  # tqdm's rate: the bar was drawn
+    env["CI"] = "true"
+    text = _run_on_pty(ARGS + ["--output", str(tmp_path / "b")], env)
+    assert "step/s" not in text and "s/step" not in text
+    env.pop("CI")
+    text = _run_on_pty(ARGS + ["--quiet", "--output", str(tmp_path / "c")], env)
+    assert "step/s" not in text and "s/step" not in text
+
+
+def test_no_bar_when_stderr_is_not_a_terminal(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    proc = subprocess.run([sys.executable, *ARGS, "--output", str(tmp_path / "r")], cwd=REPO,
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "\r" not in proc.stderr and "step/s" not in proc.stderr
+    assert "[1/2] num_running=2/send/msgpack#0: " in proc.stderr
