@@ -380,7 +380,7 @@ class Scheduler:
         record_steps = self.record_token_steps
         for req_id in plan.num_scheduled_tokens:
             i = index.get(req_id)
-            if i is None or i >= len(sampled):
+            if i is None or not 0 <= i < len(sampled):
                 raise ProtocolError(f"step {step}: ModelRunnerOutput has no row for {req_id}")
             ids = sampled[i]
             req = self.requests[req_id]

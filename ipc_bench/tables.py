@@ -77,6 +77,14 @@ def format_tables(summaries: Iterable[dict[str, Any]]) -> str:
     for (scenario, workload), cases in groups.items():
         out.append(f"\n{scenario}  [{workload}]  device={cases[0].get('runner_device', '?')}")
         out.append(_table(COLUMNS, cases))
+        rejected = max((s.get("num_rejected") or 0) for s in cases)
+        if rejected:
+            total = max((s.get("num_requests") or 0) for s in cases)
+            out.append(f"  rejected on arrival: {rejected} of {total} requests could never "
+                       "fit (prompt >= max_model_len, or more KV blocks than the cache has)")
+        failed = [s for s in cases if s.get("complete") is False]
+        for s in failed:
+            out.append(f"  INCOMPLETE {s['case_id']}: {s.get('error')}")
         for codec in dict.fromkeys(s["codec"] for s in cases):
             send = [s for s in cases if s["codec"] == codec and s["policy"] == "send"]
             cached = [s for s in cases if s["codec"] == codec and s["policy"] == "cached"]

@@ -41,15 +41,16 @@ def trace_cases(opts: ScenarioOptions, name: str, trace_file: str,
     """Replay cases of an Azure trace (shared by the azure-* scenarios): logical clock,
     or with ``timed`` the wall clock at ``--trace-speedup`` times real time (default
     10; no floor case). ``trace_file``: the CSV's expected name, for the error message;
-    ``scheduler``: the scenario's limits (``--num-blocks`` applies). Raises
-    ``ConfigError`` without ``--trace``, ``TraceError`` on an unreadable trace."""
+    ``scheduler``: the scenario's limits (the command line's overrides apply). Raises
+    ``ConfigError`` without ``--trace`` or on bad limits, ``TraceError`` on an
+    unreadable trace."""
     if not opts.trace:
         raise ConfigError(f"scenario {name} needs --trace PATH (the {trace_file} file)")
+    scheduler = opts.scheduler_config(scheduler)
     trace = load_azure_trace(opts.trace, max_requests=opts.max_requests or 300)
     step_s = (opts.logical_step_ms or 20.0) / 1000.0
     warmup = 50 if opts.warmup_steps is None else opts.warmup_steps
     model = opts.model_config()
-    scheduler = opts.scheduler_config(scheduler)
     workload_name = f"{name}:{len(trace)}"
     speedup = (opts.trace_speedup or 10.0) if timed else None
 
@@ -62,8 +63,8 @@ def trace_cases(opts: ScenarioOptions, name: str, trace_file: str,
                                                 logical_step_s=step_s,
                                                 req_id_format=opts.req_id_format),
             warmup_steps=warmup, max_steps=None, count="all",
-            transport=opts.transport, peer_timeout_s=opts.peer_timeout_s,
-            floor=opts.floor and not timed, repetition=rep, trace_speedup=speedup)
+            floor=opts.floor and not timed, repetition=rep, trace_speedup=speedup,
+            **opts.process_settings())
 
     return grid(opts, [{"trace": workload_name}], make)
 
