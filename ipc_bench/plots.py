@@ -189,7 +189,8 @@ def bytes_per_step(results):
     """Payload bytes per step in each direction (SchedulerOutput: scheduler -> runner;
     ModelRunnerOutput: runner -> scheduler) against running requests, one line per
     policy and codec, over counted steps (mean). The scheduler -> runner panel notes
-    how many more bytes ``send`` ships than ``cached`` at the largest count."""
+    how many more bytes ``send`` ships than ``cached`` at the largest count. Raises ``ValueError`` when ``results`` holds several runs,
+    ``NoData`` without counted two-process steps."""
     _one_run(results)
     st = _counted(results)
     x, xlabel = _running_x(st)
@@ -232,7 +233,8 @@ def bytes_per_step(results):
 def codec_time_per_step(results):
     """Encode and decode µs per step (both directions summed: the scheduler's
     SchedulerOutput plus the runner's ModelRunnerOutput) against running requests, one
-    panel per codec, one line per policy; mean over counted steps."""
+    panel per codec, one line per policy; mean over counted steps. Raises ``ValueError`` when ``results`` holds several runs,
+    ``NoData`` without counted steps or runner timings."""
     _one_run(results)
     st = _counted(results)
     if st[["runner_encode_ns", "runner_decode_ns"]].isna().all().all():
@@ -387,7 +389,8 @@ def step_breakdown(results):
     part, stacked (the stack's top is the mean ``step_ns``), one bar per policy and
     codec, one panel per workload; beside each bar, hatched, the runner's idle time
     (waiting for the next SchedulerOutput), which overlaps the scheduler's parts and
-    is not part of the stack."""
+    is not part of the stack. Raises ``ValueError`` when ``results`` holds several runs, ``NoData`` without
+    counted steps or runner timings."""
     _one_run(results)
     st = _counted(results, two_process=False)
     runner_cols = ["runner_idle_ns", "runner_decode_ns", "runner_update_ns",
@@ -492,8 +495,8 @@ def send_cost_share(results):
     whole step's difference; dashed, the SchedulerOutput's build + encode + decode
     alone. Against the step time (the cached case's median step, ms; a fixed-step sweep
     spreads it) and against the running requests. Other workload labels (e.g. the
-    sweep's ``step_time_ms``) get their own colours. Needs both policies and two or
-    more workloads."""
+    sweep's ``step_time_ms``) get their own colours. Raises ``ValueError`` when ``results`` holds several runs,
+    ``NoData`` without both policies or with fewer than two workloads."""
     _one_run(results)
     cases = results.cases
     table = send_cost_table(cases)
@@ -597,7 +600,8 @@ def latency_cdfs(results):
     gap between consecutive tokens of a request), ms, log x, one line per policy and
     codec: present for timed replays, whose requests carry ``ttft_*`` columns (unit in
     the suffix) and whose ``results.itl`` lists the gaps (else an ``itl_*`` requests
-    column, a number or a JSON list per request)."""
+    column, a number or a JSON list per request). Raises ``ValueError`` when ``results`` holds several runs,
+    ``NoData`` for a run without per-request latencies (a logical-clock run)."""
     import numpy as np
 
     _one_run(results)
@@ -652,7 +656,7 @@ FIGURES = (
 
 
 def figure_png(fig, dpi: int = 110) -> bytes:
-    """The figure as PNG bytes."""
+    """The figure as PNG bytes at ``dpi`` dots per inch."""
     import io
 
     buf = io.BytesIO()

@@ -181,7 +181,8 @@ def _share_findings(cases, where) -> list[str]:
 
 def findings(results) -> list[str]:
     """Findings of one run as sentences with numbers, one per workload and codec:
-    bytes, encode/build time and output tokens/s of ``cached`` against ``send``
+    bytes per step, encode/build µs per step and output tokens/s (% change) of
+    ``cached`` against ``send``
     (intervals over repetitions when there are 2+: ``stats.summarize_pairs`` with the
     run's ``--ci-method``, so they are the CLI comparison block's), then send's token
     bytes split, the single-process and floor baselines. ``results``: one run
@@ -529,7 +530,9 @@ def _comparison_blocks(results) -> list[Block]:
 
 
 def build_blocks(results, command: str) -> list[Block]:
-    """All blocks of the report of ``results`` (one run or several)."""
+    """All blocks of the report of ``results`` (one run or several), in order: a list
+    of ``Block`` tuples (see the comment above ``Block``); ``command`` is quoted as the
+    command that rendered it. Figures are rendered here (PNG bytes in the blocks)."""
     ids = results.run_ids
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     if len(ids) == 1:

@@ -209,6 +209,7 @@ class PairedComparison:
         return (self.diff_ci_high - self.diff_ci_low) / 2
 
     def to_dict(self) -> dict[str, Any]:
+        """The fields as a plain dict (JSON-ready), plus ``diff_half_width``."""
         d = asdict(self)
         d["diff_half_width"] = self.diff_half_width
         return d

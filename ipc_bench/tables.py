@@ -69,7 +69,10 @@ def _table(columns, summaries: list[dict[str, Any]]) -> str:
 
 
 def format_tables(summaries: Iterable[dict[str, Any]]) -> str:
-    """One table per (scenario, workload), then cached/send ratios per codec."""
+    """One table per (scenario, workload) of ``COLUMNS`` (bytes per counted step, µs
+    per counted step, tok/s), notes on rejected requests and incomplete cases, then per
+    codec the cached / send ratios of the means over repetitions (unpaired; the
+    paired ratios and intervals are ``format_comparisons``')."""
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for s in summaries:
         groups.setdefault((s["scenario"], s["workload"]), []).append(s)

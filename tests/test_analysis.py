@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis_run import REPO, make_small_run
+from analysis_run import REPO, make_small_run, run_bench
 from ipc_bench import cli, plots, report, stats
 from ipc_bench.case import RUNNER_COLUMNS, SCHED_COLUMNS
 from ipc_bench.results import (CASE_KEYS, FORMAT_VERSION, REQUEST_COLUMNS, Results,
@@ -276,13 +276,10 @@ def _cli_comparison_rows(stdout: str) -> dict[tuple, tuple[str, str]]:
 
 def test_report_intervals_are_the_cli_comparison_block(tmp_path):
     run = tmp_path / "repeat-run"
-    proc = subprocess.run([sys.executable, "bench.py", "--scenario", "decode-steady",
-                           "--num-running", "4", "--steps", "20", "--warmup-steps", "5",
-                           "--codecs", "msgpack", "--repeat", "2", "--quiet",
-                           "--output", str(run)], cwd=REPO, capture_output=True, text=True,
-                          timeout=240)
-    assert proc.returncode == 0, proc.stderr
-    cli_rows = _cli_comparison_rows(proc.stdout)
+    stdout = run_bench(run, ["--scenario", "decode-steady", "--num-running", "4",
+                             "--steps", "20", "--warmup-steps", "5", "--codecs", "msgpack",
+                             "--repeat", "2"])
+    cli_rows = _cli_comparison_rows(stdout)
     assert {(c, m) for _, c, m in cli_rows} >= {("msgpack", m) for m in CLI_TO_REPORT.values()}
     assert ("num_running=4", "none", "output tokens/s") in cli_rows  # single process too
     assert report.main([str(run), "--output", str(tmp_path / "rep")]) == 0
@@ -344,12 +341,8 @@ def test_a_run_imports_neither_pandas_nor_matplotlib(tmp_path):
 
 def test_step_time_sweep_lights_up_the_share_figure(tmp_path):
     run = tmp_path / "sweep"
-    proc = subprocess.run([sys.executable, "bench.py", "--scenario", "step-time",
-                           "--num-running", "2,4", "--step-time-ms", "1,2", "--steps", "20",
-                           "--warmup-steps", "2", "--codecs", "msgpack", "--quiet",
-                           "--output", str(run)], cwd=REPO, capture_output=True, text=True,
-                          timeout=240)
-    assert proc.returncode == 0, proc.stderr
+    run_bench(run, ["--scenario", "step-time", "--num-running", "2,4", "--step-time-ms", "1,2",
+                    "--steps", "20", "--warmup-steps", "2", "--codecs", "msgpack"])
     res = load(run)
     fig = plots.send_cost_share(res)
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
@@ -370,12 +363,9 @@ TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces"
                     reason="Azure traces not in ../shared/traces")
 def test_timed_replay_report_has_latency_cdfs(tmp_path):
     run = tmp_path / "timed"
-    proc = subprocess.run([sys.executable, "bench.py", "--scenario", "azure-conv-timed",
-                           "--trace", str(TRACES / "AzureLLMInferenceTrace_conv.csv"),
-                           "--max-requests", "20", "--trace-speedup", "50",
-                           "--codecs", "msgpack", "--quiet", "--output", str(run)],
-                          cwd=REPO, capture_output=True, text=True, timeout=240)
-    assert proc.returncode == 0, proc.stderr
+    run_bench(run, ["--scenario", "azure-conv-timed",
+                    "--trace", str(TRACES / "AzureLLMInferenceTrace_conv.csv"),
+                    "--max-requests", "20", "--trace-speedup", "50", "--codecs", "msgpack"])
     res = load(run)
     assert len(res.itl) == int((res.requests["num_output_tokens"] - 1).clip(lower=0).sum())
     out = tmp_path / "rep"
