@@ -290,7 +290,7 @@ def compare_cases(summaries: Sequence[dict[str, Any]], method: str = "t",
     """
     groups: dict[tuple, dict[str, dict[int, dict[str, Any]]]] = {}
     for s in summaries:
-        if not s.get("complete") or not s.get("num_steps"):
+        if not s.get("complete") or not (s.get("num_steps") or s.get("loop_steps")):
             continue
         key = (s["scenario"], s["workload"], s["codec"])
         arm = s.get("arm") or s["policy"]
