@@ -63,6 +63,10 @@ class CaseSpec:
     not simply ``policy`` (A/A runs label the second copy of a policy ``send'``).
     ``count``: ``"decode_only"`` counts only steps where every
     scheduled request decodes one token; ``"all"`` counts every non-warm-up step.
+    ``instrumentation``: ``"steps"`` records every step (the default); ``"totals"``
+    runs the same steps through loops that record nothing per step, only the loop's
+    total time after warm-up (``CaseResult.loop_totals``), to measure what the
+    per-step recording itself costs (logical clock, two processes only).
     ``transport``: ``ipc`` or ``tcp`` (two processes) or ``inproc`` (the
     single-process baseline; ``codec`` is then ``"none"``). ``trace_speedup``: ``None``
     for the logical clock, else the timed clock at that many times real time.
@@ -99,6 +103,7 @@ class CaseSpec:
     repetition: int = 0
     trace_speedup: Optional[float] = None
     arm: str = ""
+    instrumentation: str = "steps"
 
     @property
     def arm_label(self) -> str:
@@ -138,6 +143,7 @@ class CaseResult:
     r2s_frames: list[bytes] = field(default_factory=list)
     counted_seqs: list[int] = field(default_factory=list)
     prompt_lens: dict[str, int] = field(default_factory=dict)
+    loop_totals: dict[str, int] = field(default_factory=dict)
     s2r_marker_frames: int = 0  # empty frames sent on s2r (phase changes), 2 wire bytes each
     error: Optional[str] = None
     failed_step: Optional[int] = None     # seq of the step the case failed at

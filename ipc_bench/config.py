@@ -205,6 +205,7 @@ class RunnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     r2s_endpoint: str
     record_outputs: bool = True
     record_steps: bool = True
+    bare_loop: bool = False  # instrumentation "totals": no per-step timing at all
     allow_pickle_over_tcp: bool = False
 
     def validate(self) -> None:

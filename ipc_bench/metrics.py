@@ -137,6 +137,14 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
         out.update(rss_summary(result.rss_samples))
     if result.stream_stats is not None:
         return _summarize_streamed(result, out)
+    lt = result.loop_totals
+    if lt.get("loop_steps"):
+        # Whole-loop figures, the same for both instrumentation modes: what the
+        # per-step recording costs is the ratio of loop_step_ns_mean between them.
+        out.update(instrumentation=spec.instrumentation,
+                   loop_steps=lt["loop_steps"],
+                   loop_step_ns_mean=lt["loop_ns"] / lt["loop_steps"],
+                   loop_output_tokens_per_s=lt["loop_output_tokens"] / (lt["loop_ns"] / 1e9))
     if n == 0:
         return out
 

@@ -391,7 +391,8 @@ def run_case(spec: CaseSpec,
             scheduler=spec.scheduler, model=spec.model, policy=spec.policy, codec=spec.codec,
             warmup_steps=spec.warmup_steps, peer_timeout_s=spec.peer_timeout_s,
             s2r_endpoint=socks.endpoints.s2r, r2s_endpoint=socks.endpoints.r2s,
-            record_steps=not spec.stream, allow_pickle_over_tcp=spec.allow_pickle_over_tcp)
+            record_steps=not spec.stream, allow_pickle_over_tcp=spec.allow_pickle_over_tcp,
+            bare_loop=spec.instrumentation == "totals")
         config.validate()
         with deferred():  # the handle must be kept, whatever signal arrives
             proc = _spawn_runner(socks.endpoints.ctl, stderr_path)
@@ -438,7 +439,10 @@ def run_case(spec: CaseSpec,
         link = _ProcessLink(spec, socks, peer_problem, read_runner_error, result)
         flusher = StepFlusher(spec, sink, flush_interval_s, rss_source)
         try:
-            counted_seqs = _scheduler_loop(spec, link, result, on_step, flusher)
+            if spec.instrumentation == "totals":
+                counted_seqs = _scheduler_loop_bare(spec, link, result)
+            else:
+                counted_seqs = _scheduler_loop(spec, link, result, on_step, flusher)
             result.counted_seqs = counted_seqs
             if spec.floor and counted_seqs:
                 result.s2r_marker_frames += 1
@@ -551,6 +555,26 @@ class _ProcessLink:
                             f"({len(reply)} bytes): {exc}", seq) from None
         return out, frame, len(reply), t3, t4, t5, perf()
 
+    def exchange_bare(self, so: SchedulerOutput, seq: int) -> ModelRunnerOutput:
+        """``exchange`` without timestamps or kept frames (instrumentation off)."""
+        frame = self.encode(so)
+        try:
+            self.send(frame, _NOBLOCK)
+        except zmq.Again:
+            self.seq = seq
+            send_frame(self.s2r, frame, self.timeout_s, self.peer_problem,
+                       f"SchedulerOutput for step {seq}")
+        self.seq = seq
+        reply = recv_frame(self.r2s, self.timeout_s if seq else self.first_timeout_s,
+                           self.peer_problem, f"ModelRunnerOutput for step {seq}")
+        if not reply:
+            raise self.read_runner_error(seq)
+        try:
+            return self.decode(reply)
+        except DecodeError as exc:
+            raise CaseError(f"step {seq}: undecodable ModelRunnerOutput from the runner "
+                            f"({len(reply)} bytes): {exc}", seq) from None
+
     def check_peer(self) -> None:
         problem = self.peer_problem()
         if problem:
@@ -626,6 +650,7 @@ def _scheduler_loop(spec: CaseSpec, link, result: CaseResult, on_step,
     num_done = 0
     t_start = perf()
     t7 = t_start
+    t_warm = out_warm = None
     if flusher is not None:
         flusher.start(t_start)
     next_flush = flusher.next_ns if flusher is not None else None
@@ -655,6 +680,8 @@ def _scheduler_loop(spec: CaseSpec, link, result: CaseResult, on_step,
             if seq == warmup_steps:
                 gc.collect()
                 gc.freeze()
+                t_warm = perf()
+                out_warm = sched.num_output_tokens
             gc0 = gc_counter.count
             c0 = cpu()
             t0 = perf()
@@ -698,9 +725,13 @@ def _scheduler_loop(spec: CaseSpec, link, result: CaseResult, on_step,
                 flusher.flush(sched, result, arrival_s, speedup if timed else None)
                 next_flush = flusher.next_ns
     finally:
+        t_end = perf()
         gc_counter.close()
         gc.unfreeze()
-        result.wall_s = (perf() - t_start) / 1e9
+        if t_warm is not None:
+            result.loop_totals = dict(loop_steps=seq - warmup_steps, loop_ns=t_end - t_warm,
+                                      loop_output_tokens=sched.num_output_tokens - out_warm)
+        result.wall_s = (t_end - t_start) / 1e9
         result.num_rejected = sched.num_rejected
         if flusher is not None and flusher.stream:
             flusher.flush(sched, result, arrival_s, speedup if timed else None, final=True)
@@ -713,6 +744,63 @@ def _scheduler_loop(spec: CaseSpec, link, result: CaseResult, on_step,
                                for r in sorted(sched.requests.values(), key=lambda r: r.index)]
         result.prompt_lens = {r.req_id: r.num_prompt_tokens for r in sched.requests.values()}
     return counted_seqs
+
+
+def _scheduler_loop_bare(spec: CaseSpec, link, result: CaseResult) -> list[int]:
+    """The loop of ``_scheduler_loop`` with nothing recorded per step (logical clock).
+
+    Measures only the total time from the end of warm-up (after the heap is frozen,
+    as in the instrumented loop) to the end of the last step, and the steps and
+    tokens in it: ``result.loop_totals``. Its ratio to the instrumented loop's totals
+    is what the per-step recording costs. Returns no counted steps (no floor).
+    """
+    if spec.trace_speedup is not None:
+        raise ConfigError("instrumentation 'totals' needs the logical clock")
+    sched = Scheduler(spec.scheduler, spec.policy)
+    workload = spec.make_workload()
+    exchange = link.exchange_bare
+    warmup_steps = spec.warmup_steps
+    max_steps = spec.max_steps
+    perf = time.perf_counter_ns
+    seq = 0
+    t_warm = out_warm = None
+    t_start = perf()
+    try:
+        while max_steps is None or sched.step < max_steps:
+            for r in workload.arrivals(sched.step):
+                sched.add_request(r.req_id, r.index, r.prompt_token_ids, r.max_tokens)
+            if not sched.has_unfinished_requests():
+                nxt = workload.next_arrival_step()
+                if nxt is None:
+                    break
+                sched.step = max(nxt, sched.step + 1)
+                continue
+            if seq == warmup_steps:
+                gc.collect()
+                gc.freeze()
+                t_warm = perf()
+                out_warm = sched.num_output_tokens
+            plan = sched.schedule()
+            out = exchange(sched.build_scheduler_output(plan), seq)
+            try:
+                finished = sched.update_from_output(plan, out)
+            except ProtocolError as exc:
+                raise CaseError(f"step {seq}: ModelRunnerOutput contradicts the schedule: "
+                                f"{exc}", seq) from None
+            if finished:
+                workload.on_finished(len(finished), plan.step)
+            seq += 1
+    finally:
+        t_end = perf()
+        gc.unfreeze()
+        if t_warm is not None:
+            result.loop_totals = dict(loop_steps=seq - warmup_steps, loop_ns=t_end - t_warm,
+                                      loop_output_tokens=sched.num_output_tokens - out_warm)
+        result.wall_s = (t_end - t_start) / 1e9
+        result.num_rejected = sched.num_rejected
+        result.token_digest = token_digest(sched.requests.values())
+        result.prompt_lens = {r.req_id: r.num_prompt_tokens for r in sched.requests.values()}
+    return []
 
 
 def _request_record(r, t_end_by_step: dict[int, float], arrival_s: dict[int, float],
@@ -854,7 +942,10 @@ def runner_main(ctl_endpoint: str) -> int:
                      config.peer_timeout_s, peer_problem)
         loop = _RunnerLoop(config, socks, runner, peer_problem)
         try:
-            loop.run()
+            if config.bare_loop:
+                loop.run_bare()
+            else:
+                loop.run()
         except PeerError as exc:
             print(f"runner: {exc}", file=sys.stderr)
             return 5
@@ -1000,6 +1091,37 @@ class _RunnerLoop:
             rec_send(t9 - t8)
             rec_gc(gc_counter.count - gc0)
             out_frames.append(reply)
+            self.seq += 1
+
+    def run_bare(self) -> None:
+        """``run`` with nothing timed or kept per step (instrumentation off)."""
+        cfg = self.config
+        decode = scheduler_output_codec(cfg.codec).decode
+        encode = model_runner_output_codec(cfg.codec).encode
+        s2r, r2s, ctl = self.socks.s2r, self.socks.r2s, self.socks.ctl
+        execute = self.stepper.runner.execute_model
+        timeout = cfg.peer_timeout_s
+        while True:
+            frame = recv_frame(s2r, timeout, self.peer_problem,
+                               f"SchedulerOutput for step {self.seq}")
+            if not frame:
+                msg = recv_control(ctl, timeout, self.peer_problem, "control message")
+                if isinstance(msg, KeepAlive):
+                    continue
+                if isinstance(msg, Stop):
+                    send_control(ctl, RunnerReport(columns={}), timeout, self.peer_problem)
+                    return
+                raise ProtocolError(f"unexpected control message {type(msg).__name__} "
+                                    "(this runner records nothing: no floor)")
+            if self.seq == cfg.warmup_steps:
+                gc.collect()
+                gc.freeze()
+            reply = encode(execute(decode(frame)))
+            try:
+                r2s.send(reply, _NOBLOCK)
+            except zmq.Again:
+                send_frame(r2s, reply, timeout, self.peer_problem,
+                           f"ModelRunnerOutput for step {self.seq}")
             self.seq += 1
 
     def _floor(self, seqs: list[int], decode, encode) -> None:

@@ -323,7 +323,8 @@ def compare_cases(summaries: Sequence[dict[str, Any]], method: str = "t",
     out. Raises ``ValueError`` on an unknown ``method``.
     """
     groups = arms_by_repetition(
-        (s for s in summaries if s.get("complete") and s.get("num_steps")),
+        (s for s in summaries
+         if s.get("complete") and (s.get("num_steps") or s.get("loop_steps"))),
         ("scenario", "workload", "codec"))
     out = []
     for (scenario, workload, codec), arms in groups.items():
