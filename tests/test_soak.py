@@ -132,17 +132,19 @@ def test_soak_scenario_short(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(soak, "RSS_INTERVAL_S", 0.02)
     monkeypatch.setattr(processes, "FLUSH_INTERVAL_S", 0.02)
     run = tmp_path / "run"
-    code = cli.main(["--scenario", "soak", "--trace", str(CONV), "--max-requests", "400",
-                     "--trace-speedup", "100", "--output", str(run), "--quiet"])
+    # A slow replay (arrivals sparse per step) so that pure-decode steps fall in the
+    # baseline and end windows even when the machine is loaded.
+    code = cli.main(["--scenario", "soak", "--trace", str(CONV), "--max-requests", "200",
+                     "--trace-speedup", "25", "--output", str(run), "--quiet"])
     out, err = capsys.readouterr()
     assert code == 0, err
     summary = json.loads((run / "summary.json").read_text())
     (case,) = summary["cases"]
-    assert case["complete"] and case["num_requests"] == 400 and case["trace_speedup"] == 100
+    assert case["complete"] and case["num_requests"] == 200 and case["trace_speedup"] == 25
     keys = ["s2r_decode_bytes_per_req_drift_pct", "sched_py_growth_pct"] + [
         f"{who}_{kind}_growth_pct" for who in ("sched", "runner") for kind in ("rss", "anon")]
     assert [k for k in keys if k not in case] == [], case
     rss = pd.read_csv(run / "rss.csv")
     assert len(rss) == case["rss_num_samples"]
-    assert "Soak trace=soak:400/send/msgpack#0" in out
-    assert len(pd.read_csv(run / "requests.csv")) == 400
+    assert "Soak trace=soak:200/send/msgpack#0" in out
+    assert len(pd.read_csv(run / "requests.csv")) == 200
