@@ -63,9 +63,23 @@ class CaseSpec:
     not simply ``policy`` (A/A runs label the second copy of a policy ``send'``).
     ``count``: ``"decode_only"`` counts only steps where every
     scheduled request decodes one token; ``"all"`` counts every non-warm-up step.
+    ``instrumentation``: ``"steps"`` records every step (the default); ``"totals"``
+    runs the same steps through loops that record nothing per step, only the loop's
+    total time after warm-up (``CaseResult.loop_totals``), to measure what the
+    per-step recording itself costs (logical clock, two processes only).
     ``transport``: ``ipc`` or ``tcp`` (two processes) or ``inproc`` (the
     single-process baseline; ``codec`` is then ``"none"``). ``trace_speedup``: ``None``
     for the logical clock, else the timed clock at that many times real time.
+
+    Reliability settings: ``peer_timeout_s``: longest wait for the runner's reply to a
+    step (and the runner's wait for the scheduler); ``startup_timeout_s``: longest wait
+    for the handshake and for the first step, which pay one-time costs (imports,
+    model load, CUDA context and kernel loading on the first forward). ``host``: the
+    address tcp sockets bind to. ``allow_pickle_over_tcp``: see
+    ``config.check_pickle_transport``. ``stream``: long runs: the case's records go to
+    the run folder as the run goes and leave memory (no floor, no runner per-step
+    columns; see ``processes.StepFlusher``). ``sample_rss_s``: sample both processes'
+    RSS every that many seconds (``None``: off).
     """
 
     scenario: str
@@ -79,11 +93,17 @@ class CaseSpec:
     max_steps: Optional[int] = None
     count: str = "all"
     transport: str = "ipc"
-    peer_timeout_s: float = 30.0
+    peer_timeout_s: float = 10.0
+    startup_timeout_s: float = 120.0
+    host: str = "127.0.0.1"
+    allow_pickle_over_tcp: bool = False
+    stream: bool = False
+    sample_rss_s: Optional[float] = None
     floor: bool = True
     repetition: int = 0
     trace_speedup: Optional[float] = None
     arm: str = ""
+    instrumentation: str = "steps"
 
     @property
     def arm_label(self) -> str:
@@ -123,5 +143,10 @@ class CaseResult:
     r2s_frames: list[bytes] = field(default_factory=list)
     counted_seqs: list[int] = field(default_factory=list)
     prompt_lens: dict[str, int] = field(default_factory=dict)
+    loop_totals: dict[str, int] = field(default_factory=dict)
     s2r_marker_frames: int = 0  # empty frames sent on s2r (phase changes), 2 wire bytes each
     error: Optional[str] = None
+    failed_step: Optional[int] = None     # seq of the step the case failed at
+    runner_pid: Optional[int] = None
+    rss_samples: list[tuple] = field(default_factory=list)  # soak.SAMPLE_COLUMNS tuples
+    stream_stats: Optional[Any] = None    # soak.StreamStats of a streamed case

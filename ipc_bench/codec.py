@@ -8,8 +8,14 @@
   load: only use it between processes you started yourself.
 
 A ``Codec`` encodes to ``bytes`` and decodes ``bytes``-like frames into the expected
-type, raising ``DecodeError`` (one line) for anything else: truncated, corrupted or
-wrong-type frames never come back as a wrong value.
+type, raising ``DecodeError`` (one line) for anything else. ``msgpack`` checks every
+field's type on decode, so a truncated, corrupted or wrong-type frame never comes
+back as a wrong value. ``pickle`` checks only the top-level class (checking every
+field would cost more than the decode, and vLLM's ``pickle.loads`` checks nothing):
+a corrupted pickle can decode to a message whose fields have wrong types, which the
+receiving loop then rejects with an error naming the step; it can also ask for
+unbounded memory before failing (a fuzzed frame took 23 GB here). That, and code
+execution on load, is why pickle is refused on TCP unless ``--allow-pickle-over-tcp``.
 """
 
 from __future__ import annotations
@@ -25,7 +31,15 @@ T = TypeVar("T")
 
 
 class DecodeError(ValueError):
-    """A frame could not be decoded into the expected message type."""
+    """A frame could not be decoded into the expected message type (one line)."""
+
+
+def one_line(text: str) -> str:
+    """``text`` with line breaks and other unprintable characters escaped (as ``repr``
+    writes them), so an error message quoting data stays on one line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 class Codec(Generic[T]):
@@ -58,7 +72,7 @@ class MsgpackCodec(Codec[T]):
         try:
             return self._decoder.decode(frame)
         except msgspec.DecodeError as exc:
-            raise DecodeError(f"{self.msg_type.__name__}: {exc}") from None
+            raise DecodeError(one_line(f"{self.msg_type.__name__}: {exc}")) from None
 
 
 class PickleCodec(Codec[T]):
@@ -77,7 +91,8 @@ class PickleCodec(Codec[T]):
         try:
             msg = pickle.loads(frame)
         except Exception as exc:  # pickle raises many types on corrupt input
-            raise DecodeError(f"{self.msg_type.__name__}: {type(exc).__name__}: {exc}") from None
+            raise DecodeError(one_line(
+                f"{self.msg_type.__name__}: {type(exc).__name__}: {exc}")) from None
         if type(msg) is not self.msg_type:
             raise DecodeError(
                 f"{self.msg_type.__name__}: expected {self.msg_type.__name__}, got {type(msg).__name__}")

@@ -187,7 +187,12 @@ class RunnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     ``policy``: ``send`` or ``cached`` (see ``ipc_bench.model_runner``). ``codec``:
     ``msgpack`` or ``pickle``. ``warmup_steps``: steps before the heap is frozen.
-    ``peer_timeout_s``: how long the runner waits for the scheduler before it gives up.
+    ``peer_timeout_s``: how long the runner waits for the scheduler before it gives up
+    (the scheduler sends ``KeepAlive`` while idle, so this bounds a hung scheduler).
+    ``record_steps``: keep per-step timings for the ``RunnerReport`` and the replies for
+    the floor (off for long streamed runs, whose memory must stay flat).
+    ``allow_pickle_over_tcp``: the runner refuses to unpickle frames from a ``tcp://``
+    endpoint unless this is set (``--allow-pickle-over-tcp``): pickle runs code on load.
     """
 
     scheduler: SchedulerConfig
@@ -199,6 +204,9 @@ class RunnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     s2r_endpoint: str
     r2s_endpoint: str
     record_outputs: bool = True
+    record_steps: bool = True
+    bare_loop: bool = False  # instrumentation "totals": no per-step timing at all
+    allow_pickle_over_tcp: bool = False
 
     def validate(self) -> None:
         self.scheduler.validate()
@@ -211,6 +219,21 @@ class RunnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise ConfigError(f"warmup_steps must be >= 0, got {self.warmup_steps}")
         if not self.peer_timeout_s > 0:
             raise ConfigError(f"peer_timeout_s must be > 0, got {self.peer_timeout_s}")
+        check_pickle_transport(self.codec, self.s2r_endpoint, self.allow_pickle_over_tcp)
+
+
+def check_pickle_transport(codec: str, endpoint: str, allow_pickle_over_tcp: bool) -> None:
+    """Refuse ``pickle`` on a ``tcp://`` endpoint unless explicitly allowed.
+
+    Unpickling runs code named by the data, and any local user (or, with ``--host``,
+    any host) can connect to a TCP port; ``ipc://`` sockets live in a private 0700
+    directory. Raises ``ConfigError`` (one line).
+    """
+    if codec == "pickle" and endpoint.startswith("tcp://") and not allow_pickle_over_tcp:
+        raise ConfigError(
+            "refusing to decode pickle from a TCP peer (pickle runs code on load and any "
+            "local user can connect to a TCP port); use --codecs msgpack, --transport ipc, "
+            "or pass --allow-pickle-over-tcp if every host that can reach the port is trusted")
 
 
 def encode_config(config: msgspec.Struct) -> bytes:
@@ -223,6 +246,8 @@ def decode_runner_config(data: bytes) -> RunnerConfig:
     try:
         config = msgspec.msgpack.decode(data, type=RunnerConfig)
     except msgspec.DecodeError as exc:
-        raise ConfigError(f"bad runner config in handshake: {exc}") from None
+        from ipc_bench.codec import one_line
+
+        raise ConfigError(one_line(f"bad runner config in handshake: {exc}")) from None
     config.validate()
     return config

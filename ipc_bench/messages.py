@@ -30,7 +30,8 @@ from typing import Any, Optional, Union
 import msgspec
 
 #: Bumped whenever a field of a wire or control message changes.
-PROTOCOL_VERSION = 1
+#: 2: ``KeepAlive`` control message.
+PROTOCOL_VERSION = 2
 
 _WIRE = dict(array_like=True, omit_defaults=True, gc=False)
 
@@ -161,6 +162,11 @@ class Stop(msgspec.Struct, tag="stop", **_CTL):
     """Scheduler -> runner: send your report and exit."""
 
 
+class KeepAlive(msgspec.Struct, tag="keepalive", **_CTL):
+    """Scheduler -> runner while no step is due (timed replay between arrivals): the
+    scheduler is alive, so the runner keeps waiting instead of timing out."""
+
+
 class RunnerReport(msgspec.Struct, tag="runner_report", **_CTL):
     """Runner -> scheduler at the end: per-step runner timings, column-major.
 
@@ -179,4 +185,4 @@ class ErrorReport(msgspec.Struct, tag="error", **_CTL):
     step: int = -1
 
 
-ControlMessage = Union[Handshake, Ready, BeginFloor, Stop, RunnerReport, ErrorReport]
+ControlMessage = Union[Handshake, Ready, BeginFloor, Stop, KeepAlive, RunnerReport, ErrorReport]

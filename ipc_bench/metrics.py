@@ -129,6 +129,22 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
         num_preemptions=sum(r.get("preemptions", 0) for r in result.requests),
         token_digest=result.token_digest, runner_device=result.runner_device,
     )
+    if result.failed_step is not None or result.error is not None:
+        out["failed_step"] = result.failed_step
+    if result.rss_samples:
+        from ipc_bench.soak import rss_summary
+
+        out.update(rss_summary(result.rss_samples))
+    if result.stream_stats is not None:
+        return _summarize_streamed(result, out)
+    lt = result.loop_totals
+    if lt.get("loop_steps"):
+        # Whole-loop figures, the same for both instrumentation modes: what the
+        # per-step recording costs is the ratio of loop_step_ns_mean between them.
+        out.update(instrumentation=spec.instrumentation,
+                   loop_steps=lt["loop_steps"],
+                   loop_step_ns_mean=lt["loop_ns"] / lt["loop_steps"],
+                   loop_output_tokens_per_s=lt["loop_output_tokens"] / (lt["loop_ns"] / 1e9))
     if n == 0:
         return out
 
@@ -191,6 +207,20 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
         out["output_tokens_per_s"] = total / result.wall_s if result.wall_s else None
         out.update(latency_summary(result.requests))
         out["trace_speedup"] = spec.trace_speedup
+    return out
+
+
+def _summarize_streamed(result: CaseResult, out: dict[str, Any]) -> dict[str, Any]:
+    """Summary of a streamed case (``CaseSpec.stream``): its rows left memory as it
+    ran, so the figures come from ``soak.StreamStats``'s running sums; no medians,
+    no runner columns, no floor. Timed replays: ``output_tokens_per_s`` over wall time."""
+    stats = result.stream_stats
+    out.update(stats.summary())
+    out["num_rejected"] = result.num_rejected
+    if result.spec.trace_speedup is not None:
+        out["output_tokens_per_s"] = (stats.output_tokens_all / result.wall_s
+                                      if result.wall_s else None)
+        out["trace_speedup"] = result.spec.trace_speedup
     return out
 
 

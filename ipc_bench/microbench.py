@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from ipc_bench.capture import CaptureError, CaptureFile, arms_in, load_captures
+from ipc_bench.tables import render
 
 BENCH_PY = str(Path(__file__).resolve().parent.parent / "bench.py")
 #: pyperf options the coordinator sets itself.
@@ -254,12 +255,8 @@ def format_in_loop_vs_pyperf(rows: list[dict[str, Any]]) -> str:
              f"{r['pyperf_mean_ns'] / 1e3:.2f} +- {r['pyperf_stdev_ns'] / 1e3:.2f}",
              f"{r['in_loop_to_pyperf']:.2f}" if r["in_loop_to_pyperf"] else "-"]
             for r in rows]
-    widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h)
-              for i, h in enumerate(header)]
     lines = ["\nin-loop (the run's own timing of these messages) vs pyperf (isolated)",
-             "  ".join(h.ljust(w) for h, w in zip(header, widths)),
-             "  ".join("-" * w for w in widths)]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(b, widths)) for b in body]
+             render(header, body, left=len(header))]
     for op in ("encode", "decode"):
         ratios = sorted(r["in_loop_to_pyperf"] for r in rows
                         if r["op"] == op and r["in_loop_to_pyperf"])

@@ -23,6 +23,8 @@ phase the write happens. Neither is vectorized, as in vLLM.
 
 from __future__ import annotations
 
+from typing import Callable, Optional
+
 import numpy as np
 
 from ipc_bench.config import ModelConfig, SchedulerConfig
@@ -66,14 +68,17 @@ class StepInputs:
         self.seq_lens = seq_lens
 
 
-def token_layout(num_computed: np.ndarray, num_scheduled: list[int], max_model_len: int):
+def token_layout(num_computed: np.ndarray, num_scheduled: list[int], max_model_len: int,
+                 check: Optional[Callable[[np.ndarray, int], None]] = None):
     """Row and token arrays of a step (vLLM ``_prepare_inputs``), any mix of rows.
 
     ``num_computed``: int64 ``[num_reqs]``; ``num_scheduled``: ``num_reqs`` ints.
     Returns int64 arrays ``(rows [num_reqs], seq_lens [num_reqs], positions [num_reqs]
     (last scheduled position), query_start_loc [num_reqs + 1], token_positions
     [num_tokens], flat [num_tokens])``, ``flat`` indexing the flattened token buffer
-    ``[max_num_seqs * max_model_len]``.
+    ``[max_num_seqs * max_model_len]``. ``check(positions, num_tokens)``, if given, runs
+    before the per-token arrays are built and may raise; a negative count raises
+    ``ValueError`` (in ``np.repeat``).
     """
     n = len(num_scheduled)
     rows = np.arange(n, dtype=np.int64)
@@ -83,6 +88,8 @@ def token_layout(num_computed: np.ndarray, num_scheduled: list[int], max_model_l
     query_start_loc = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(num_scheduled_np, out=query_start_loc[1:])
     total = int(query_start_loc[-1])
+    if check is not None:
+        check(positions, total)
     # Token i of row r sits at position num_computed[r] + i (vLLM: positions_np).
     req_indices = np.repeat(rows, num_scheduled_np)
     token_positions = (np.arange(total, dtype=np.int64) - query_start_loc[req_indices]
@@ -114,6 +121,8 @@ class ModelRunner:
         self.policy = policy
         self.tokens_from_scheduler = policy == "send"
         self.max_model_len = scheduler_config.max_model_len
+        self.num_blocks = scheduler_config.num_blocks
+        self.max_blocks_per_req = scheduler_config.max_blocks_per_req
         self.input_batch = InputBatch(scheduler_config.max_num_seqs,
                                       scheduler_config.max_model_len,
                                       scheduler_config.max_blocks_per_req)
@@ -133,6 +142,8 @@ class ModelRunner:
         num = len(token_ids)
         end = start + num
         max_model_len = self.max_model_len
+        if start < 0:
+            raise ProtocolError(f"{state.req_id}: token ids written from position {start}")
         if end > max_model_len:
             raise RunnerError(
                 f"Sampled token IDs exceed the max model length: {state.req_id} would hold "
@@ -179,6 +190,7 @@ class ModelRunner:
         for new in so.scheduled_new_reqs:
             if new.req_id in requests:
                 raise ProtocolError(f"new request {new.req_id} is already on the runner")
+            self._check_new_request(new)
             state = CachedRequestState(new.req_id, new.prompt_token_ids, new.sampling_params,
                                        list(new.block_ids[0]), new.num_computed_tokens)
             requests[new.req_id] = state
@@ -202,6 +214,7 @@ class ModelRunner:
             raise ProtocolError(f"new_token_ids has {len(new_token_ids)} entries for "
                                 f"{num_cached} cached requests under the send policy")
         write = self.write_token_ids
+        max_model_len = self.max_model_len
         index = batch.req_id_to_index
         num_computed_mv = batch.num_computed_tokens_mv
         readd: list[tuple[CachedRequestState, int]] = []  # (state, i in cached)
@@ -211,8 +224,13 @@ class ModelRunner:
             if state is None:
                 raise ProtocolError(f"cached request {req_id} is unknown to the runner")
             nc = num_computed[i]
+            if not 0 <= nc <= max_model_len:
+                raise ProtocolError(f"cached request {req_id}: num_computed_tokens {nc} "
+                                    f"outside [0, max_model_len {max_model_len}]")
             state.num_computed_tokens = nc
             new_blocks = new_block_ids[i][0]
+            if new_blocks:
+                self._check_block_ids(req_id, new_blocks)
             row = index.get(req_id)
             if resumed_flags[i]:
                 if row is not None:
@@ -238,6 +256,38 @@ class ModelRunner:
                 write(state, row, state.num_computed_tokens, new_token_ids[i])
         batch.condense()
 
+    def _check_new_request(self, new) -> None:
+        """``ProtocolError`` unless a ``NewRequestData`` fits this runner's limits."""
+        n = len(new.prompt_token_ids)
+        if not 0 < n <= self.max_model_len:  # it must fit its row of the token buffer
+            raise ProtocolError(f"new request {new.req_id}: prompt of {n} tokens outside "
+                                f"[1, max_model_len {self.max_model_len}]")
+        if not 0 <= new.num_computed_tokens < n:
+            raise ProtocolError(f"new request {new.req_id}: num_computed_tokens "
+                                f"{new.num_computed_tokens} outside [0, {n})")
+        if len(new.block_ids) != 1:
+            raise ProtocolError(f"new request {new.req_id}: {len(new.block_ids)} KV-cache "
+                                "groups, this runner has 1")
+        self._check_block_ids(new.req_id, new.block_ids[0])
+
+    def _check_block_ids(self, req_id: str, block_ids: list[int]) -> None:
+        if (len(block_ids) > self.max_blocks_per_req or min(block_ids, default=0) < 0
+                or max(block_ids, default=0) >= self.num_blocks):
+            raise ProtocolError(
+                f"request {req_id}: block ids {block_ids[:8]}{'...' if len(block_ids) > 8 else ''}"
+                f" outside [0, num_blocks {self.num_blocks}) or more than "
+                f"{self.max_blocks_per_req} per request")
+
+    def _check_schedule(self, so: SchedulerOutput, positions: np.ndarray, total: int) -> None:
+        """``ProtocolError`` if a row's last scheduled position runs past
+        ``max_model_len`` or the counts do not sum to ``total_num_scheduled_tokens``."""
+        if len(positions) and int(positions.max()) >= self.max_model_len:
+            raise ProtocolError(f"num_scheduled_tokens runs past max_model_len "
+                                f"{self.max_model_len}: last position {int(positions.max())}")
+        if total != so.total_num_scheduled_tokens:
+            raise ProtocolError(f"num_scheduled_tokens sum to {total}, "
+                                f"total_num_scheduled_tokens says {so.total_num_scheduled_tokens}")
+
     # ------------------------------------------------------------------ 2
     def prepare_inputs(self, so: SchedulerOutput) -> StepInputs:
         """Per-row counts and positions, per-token positions, and the flat input ids of
@@ -245,17 +295,30 @@ class ModelRunner:
 
         A pure-decode step (one scheduled token per row) takes ``decode_token_layout``,
         which gives the same arrays as the general ``token_layout`` with fewer numpy
-        calls."""
+        calls.
+
+        Raises ``ProtocolError`` when ``num_scheduled_tokens`` names a request not in
+        the batch, does not sum to ``total_num_scheduled_tokens``, or runs past
+        ``max_model_len`` (such a message would otherwise read another row's tokens
+        silently). A negative count fails in ``np.repeat`` (the runner loop reports it).
+        """
         batch = self.input_batch
         req_ids = batch.req_ids
         scheduled = so.num_scheduled_tokens
         num_scheduled = [scheduled[r] for r in req_ids]
         n = len(req_ids)
+        if len(scheduled) != n:
+            unknown = sorted(scheduled.keys() - set(req_ids))[:3]
+            raise ProtocolError(f"num_scheduled_tokens names {len(scheduled)} requests, the "
+                                f"batch holds {n} (not in the batch: {', '.join(unknown)})")
         num_computed_np = batch.num_computed_tokens_cpu[:n].astype(np.int64)
         if n and min(num_scheduled) == 1 and max(num_scheduled) == 1:
             layout = decode_token_layout(num_computed_np, self.max_model_len)
+            self._check_schedule(so, layout[2], n)
         else:
-            layout = token_layout(num_computed_np, num_scheduled, self.max_model_len)
+            layout = token_layout(num_computed_np, num_scheduled, self.max_model_len,
+                                  lambda positions, total: self._check_schedule(
+                                      so, positions, total))
         rows, seq_lens, positions, query_start_loc, token_positions, flat = layout
         input_ids = np.take(batch.token_ids_cpu.ravel(), flat)
         return StepInputs(req_ids, num_scheduled, num_computed_np.tolist(), rows, positions,

@@ -35,7 +35,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from ipc_bench.pairs import mean_ci, paired, summarize
+from ipc_bench.stats import (label_columns, mean_interval, paired, results_ci_method,
+                             summarize_pairs)
 
 #: Okabe-Ito colours: policies keep these in every figure.
 POLICY_COLORS = {"send": "#D55E00", "cached": "#0072B2"}
@@ -188,7 +189,8 @@ def bytes_per_step(results):
     """Payload bytes per step in each direction (SchedulerOutput: scheduler -> runner;
     ModelRunnerOutput: runner -> scheduler) against running requests, one line per
     policy and codec, over counted steps (mean). The scheduler -> runner panel notes
-    how many more bytes ``send`` ships than ``cached`` at the largest count."""
+    how many more bytes ``send`` ships than ``cached`` at the largest count. Raises ``ValueError`` when ``results`` holds several runs,
+    ``NoData`` without counted two-process steps."""
     _one_run(results)
     st = _counted(results)
     x, xlabel = _running_x(st)
@@ -231,7 +233,8 @@ def bytes_per_step(results):
 def codec_time_per_step(results):
     """Encode and decode µs per step (both directions summed: the scheduler's
     SchedulerOutput plus the runner's ModelRunnerOutput) against running requests, one
-    panel per codec, one line per policy; mean over counted steps."""
+    panel per codec, one line per policy; mean over counted steps. Raises ``ValueError`` when ``results`` holds several runs,
+    ``NoData`` without counted steps or runner timings."""
     _one_run(results)
     st = _counted(results)
     if st[["runner_encode_ns", "runner_decode_ns"]].isna().all().all():
@@ -266,10 +269,10 @@ def throughput(results):
     """Output tokens/s of every case (mean over repetitions, 95 % t interval as error
     bars when a case has 2+ repetitions), grouped by workload (and run, when several
     are loaded); and, when both policies ran, cached / send per workload and codec
-    (geometric mean of the paired ratios, with its interval). Single-process cases
-    (codec ``none``) appear as their own series. Works on several runs."""
-    import numpy as np
-
+    (``stats.summarize_pairs`` with the runs' ``--ci-method``: for ``t``, the geometric
+    mean of the paired ratios and its t interval, as the CLI's comparison block).
+    Single-process cases (codec ``none``) appear as their own series. Works on several
+    runs. Raises ``NoData`` when no case has ``output_tokens_per_s``."""
     cases = results.cases
     if cases.empty or "output_tokens_per_s" not in cases.columns:
         raise NoData("no case has output_tokens_per_s")
@@ -280,8 +283,8 @@ def throughput(results):
     cases = cases.assign(_group=(cases["run_id"] + "\n" if multi else "")
                          + cases["workload"].astype(str))
     groups = list(dict.fromkeys(cases["_group"]))
-    pairs = paired(cases, "output_tokens_per_s")
-    rows = summarize(pairs)
+    rows = summarize_pairs(paired(cases, "output_tokens_per_s"),
+                           method=results_ci_method(results.metadata))
     npanel = 2 if rows else 1
     fig, axes = _figure(1, npanel, width=max(6.4, 1.6 * len(groups) + 3) * (1 if npanel == 1
                                                                              else 1.6),
@@ -295,7 +298,7 @@ def throughput(results):
             vals = g.loc[g["_group"] == grp, "output_tokens_per_s"].tolist()
             if not vals:
                 continue
-            m, l, h = mean_ci(vals)
+            m, l, h = mean_interval(vals)
             xs.append(gi - 0.4 + width * (k + 0.5))
             ys.append(m)
             lo.append(m - l if l == l else 0.0)
@@ -386,7 +389,8 @@ def step_breakdown(results):
     part, stacked (the stack's top is the mean ``step_ns``), one bar per policy and
     codec, one panel per workload; beside each bar, hatched, the runner's idle time
     (waiting for the next SchedulerOutput), which overlaps the scheduler's parts and
-    is not part of the stack."""
+    is not part of the stack. Raises ``ValueError`` when ``results`` holds several runs, ``NoData`` without
+    counted steps or runner timings."""
     _one_run(results)
     st = _counted(results, two_process=False)
     runner_cols = ["runner_idle_ns", "runner_decode_ns", "runner_update_ns",
@@ -451,14 +455,16 @@ def send_cost_table(cases):
     cost seen by the scheduler loop, noisy) and ``share_s2r`` = the difference in the
     SchedulerOutput's build + encode + decode alone (``S2R_MEDIAN_COLUMN`` when the run
     has it, else the sum of the ``S2R_COST_COLUMNS`` means) over the same denominator;
-    ``step_ms`` = cached's median step in ms;
-    ``running`` = the ``num_running`` label, else the mean running requests."""
+    ``step_ms`` = cached's median step in ms; ``_s2r_diff`` = that path's send - cached,
+    ns; ``running`` = the ``num_running`` label, else the mean running requests. The
+    other columns are ``stats.paired``'s for the step time (``diff`` = send - cached,
+    ns). Empty when the cases hold no send/cached pair."""
     step_col = "step_ns_median" if "step_ns_median" in cases.columns else "step_ns_mean"
     table = paired(cases, step_col)
     if len(table) == 0:
         return table
     table = table.assign(step_ms=table["cached"] / 1e6,
-                         share_step=-100.0 * table["diff"] / table["cached"])
+                         share_step=100.0 * table["diff"] / table["cached"])
     s2r = None
     if S2R_MEDIAN_COLUMN in cases.columns and cases[S2R_MEDIAN_COLUMN].notna().any():
         s2r = paired(cases, S2R_MEDIAN_COLUMN)
@@ -470,7 +476,7 @@ def send_cost_table(cases):
                 if k in table.columns]
         s2r = s2r.set_index(keys)["diff"].rename("_s2r_diff")
         table = table.join(s2r, on=keys)
-        table["share_s2r"] = -100.0 * table["_s2r_diff"] / table["cached"]
+        table["share_s2r"] = 100.0 * table["_s2r_diff"] / table["cached"]
     else:
         table["share_s2r"] = math.nan
     if "num_running" in table.columns:
@@ -489,8 +495,8 @@ def send_cost_share(results):
     whole step's difference; dashed, the SchedulerOutput's build + encode + decode
     alone. Against the step time (the cached case's median step, ms; a fixed-step sweep
     spreads it) and against the running requests. Other workload labels (e.g. the
-    sweep's ``step_time_ms``) get their own colours. Needs both policies and two or
-    more workloads."""
+    sweep's ``step_time_ms``) get their own colours. Raises ``ValueError`` when ``results`` holds several runs,
+    ``NoData`` without both policies or with fewer than two workloads."""
     _one_run(results)
     cases = results.cases
     table = send_cost_table(cases)
@@ -501,9 +507,7 @@ def send_cost_share(results):
                      "or step times (decode-steady, step-time); the findings give the share")
     xlabel = ("running requests" if "num_running" in table.columns
               else "running requests (mean over counted steps)")
-    from ipc_bench.pairs import _label_columns
-
-    other = [c for c in _label_columns(cases) if c != "num_running" and c in table.columns]
+    other = [c for c in label_columns(cases) if c != "num_running" and c in table.columns]
     other = [c for c in other if table[c].nunique() > 1]
     fig, axes = _figure(1, 2, width=12, height=5.2)
     palette = [POLICY_COLORS["send"], *_EXTRA_COLORS]
@@ -523,7 +527,7 @@ def send_cost_share(results):
                 continue
             agg = []
             for _, gw in g.groupby("workload", sort=False):
-                m, lo, hi = mean_ci(gw[col].tolist())
+                m, lo, hi = mean_interval(gw[col].tolist())
                 agg.append((float(gw["step_ms"].mean()), float(gw["running"].mean()),
                             m, lo, hi))
             agg.sort(key=lambda a: (a[1], a[0]))
@@ -596,7 +600,8 @@ def latency_cdfs(results):
     gap between consecutive tokens of a request), ms, log x, one line per policy and
     codec: present for timed replays, whose requests carry ``ttft_*`` columns (unit in
     the suffix) and whose ``results.itl`` lists the gaps (else an ``itl_*`` requests
-    column, a number or a JSON list per request)."""
+    column, a number or a JSON list per request). Raises ``ValueError`` when ``results`` holds several runs,
+    ``NoData`` for a run without per-request latencies (a logical-clock run)."""
     import numpy as np
 
     _one_run(results)
@@ -651,7 +656,7 @@ FIGURES = (
 
 
 def figure_png(fig, dpi: int = 110) -> bytes:
-    """The figure as PNG bytes."""
+    """The figure as PNG bytes at ``dpi`` dots per inch."""
     import io
 
     buf = io.BytesIO()

@@ -86,12 +86,16 @@ def _pct(ratio: float) -> str:
     return f"{100 * (ratio - 1):+.1f} %"
 
 
-def _interval(row: dict[str, Any], kind: str = "ratio") -> str:
+def _interval(row: dict[str, Any], kind: str = "ratio", sign: float = 1.0) -> str:
+    """' [lo, hi] %' of a ``summarize_pairs`` row's ratio interval (as % change), or
+    ' [lo, hi] µs' of its difference interval (ns in the row) times ``sign`` (-1: the
+    interval of cached - send); '' when the row has no interval."""
     lo, hi = row.get(f"{kind}_low"), row.get(f"{kind}_high")
     if lo is None or hi is None or not (math.isfinite(lo) and math.isfinite(hi)):
         return ""
     if kind == "ratio":
         return f" [{100 * (lo - 1):+.1f}, {100 * (hi - 1):+.1f}] %"
+    lo, hi = sorted((sign * lo, sign * hi))
     return f" [{lo / 1e3:+.2f}, {hi / 1e3:+.2f}] µs"
 
 
@@ -109,9 +113,9 @@ def _where(row: dict[str, Any]) -> str:
 
 def _workload_labels(cases) -> dict[str, dict[str, Any]]:
     """workload -> {label: value} for the run's label columns."""
-    from ipc_bench.pairs import _label_columns
+    from ipc_bench.stats import label_columns
 
-    cols = _label_columns(cases)
+    cols = label_columns(cases)
     out = {}
     for rec in cases.drop_duplicates("workload").to_dict("records"):
         out[rec["workload"]] = {c: rec[c] for c in cols}
@@ -149,8 +153,8 @@ def _latency_clause(cases, key: tuple) -> str:
 def _share_findings(cases, where) -> list[str]:
     """Send's cost as a share of the step at the largest running count of each codec
     (and other workload label), from ``plots.send_cost_table``."""
-    from ipc_bench.pairs import _label_columns
     from ipc_bench.plots import send_cost_table
+    from ipc_bench.stats import label_columns
 
     table = send_cost_table(cases)
     if len(table) == 0 or table["share_s2r"].isna().all():
@@ -159,11 +163,11 @@ def _share_findings(cases, where) -> list[str]:
     from ipc_bench.plots import S2R_MEDIAN_COLUMN
 
     median = ", medians" if S2R_MEDIAN_COLUMN in cases.columns else ""
-    other = [c for c in _label_columns(cases) if c != "num_running" and c in table.columns]
+    other = [c for c in label_columns(cases) if c != "num_running" and c in table.columns]
     out = []
     for _, g in table.groupby(["codec"] + other, sort=False):
         top = g[g["running"] == g["running"].max()]
-        s2r_us = -float(top["_s2r_diff"].mean()) / 1e3
+        s2r_us = float(top["_s2r_diff"].mean()) / 1e3
         step_ms = float(top["step_ms"].mean())
         share_s2r = float(top["share_s2r"].mean())
         share_step = float(top["share_step"].mean())
@@ -177,18 +181,23 @@ def _share_findings(cases, where) -> list[str]:
 
 def findings(results) -> list[str]:
     """Findings of one run as sentences with numbers, one per workload and codec:
-    bytes, encode/build time and output tokens/s of ``cached`` against ``send``
-    (intervals over repetitions when there are 2+), then send's token bytes split,
-    the single-process and floor baselines. ``results``: one run (``load``)."""
-    from ipc_bench.pairs import paired, summarize
+    bytes per step, encode/build µs per step and output tokens/s (% change) of
+    ``cached`` against ``send``
+    (intervals over repetitions when there are 2+: ``stats.summarize_pairs`` with the
+    run's ``--ci-method``, so they are the CLI comparison block's), then send's token
+    bytes split, the single-process and floor baselines. ``results``: one run
+    (``load``)."""
+    from ipc_bench.stats import paired, results_ci_method, summarize_pairs
 
     cases = results.cases
     out: list[str] = []
     if cases.empty:
         return ["The run has no finished case."]
 
+    method = results_ci_method(results.metadata)
+
     def table(metric: str) -> dict[tuple, dict[str, Any]]:
-        rows = summarize(paired(cases, metric))
+        rows = summarize_pairs(paired(cases, metric), method=method)
         return {(r["workload"], r["codec"], r.get("transport"), r.get("model")): r
                 for r in rows}
 
@@ -209,18 +218,19 @@ def findings(results) -> list[str]:
         clauses = []
         b = s2r.get(key)
         if b and codec != "none" and b["send"]:
-            fewer = -b["diff"]
+            fewer = b["diff"]
             clauses.append(f"sends {abs(fewer):,.0f} {'fewer' if fewer >= 0 else 'more'} "
                            f"bytes per step to the runner ({100 * abs(fewer) / b['send']:.1f} % "
                            f"{'less' if fewer >= 0 else 'more'})")
         e = enc.get(key)
         if e and codec != "none":
-            saved = -e["diff"] / 1e3
+            saved = e["diff"] / 1e3
+            interval = _interval(e, "diff", 1.0 if saved >= 0 else -1.0) if e["n"] > 1 else ""
             clauses.append(f"{'saves' if saved >= 0 else 'spends'} {abs(saved):.2f} µs of "
-                           f"encode per step{_interval(e, 'diff') if e['n'] > 1 else ''}")
+                           f"encode per step{interval}")
         bl = build.get(key)
         if bl:
-            saved = -bl["diff"] / 1e3
+            saved = bl["diff"] / 1e3
             clauses.append(f"{'saves' if saved >= 0 else 'spends'} {abs(saved):.2f} µs "
                            f"building the SchedulerOutput")
         text = f"{where(workload)} ({what}), cached "
@@ -237,9 +247,8 @@ def findings(results) -> list[str]:
             text += "changes output tokens/s by "
         text += f"{_pct(t['ratio'])}"
         if t["n"] > 1:
-            lo, hi = t["ratio_low"], t["ratio_high"]
             text += (_interval(t) + f" over {t['n']} repetitions"
-                     + (", no significant difference" if lo <= 1 <= hi else ""))
+                     + (", no significant difference" if t["significant"] is False else ""))
         text += f" ({t['send']:,.0f} → {t['cached']:,.0f} tok/s)."
         out.append(text)
     if timed:
@@ -293,7 +302,7 @@ def _case_warnings(results) -> list[str]:
 
 
 def _case_tables(results) -> list[Block]:
-    from ipc_bench.tables import COLUMNS, _cell
+    from ipc_bench.tables import COLUMNS, cells
 
     blocks: list[Block] = []
     cases = results.cases
@@ -307,8 +316,7 @@ def _case_tables(results) -> list[Block]:
             if s["workload"] != workload:
                 continue
             s = {k: (None if isinstance(v, float) and v != v else v) for k, v in s.items()}
-            rows.append([str(s.get("repetition", 0))]
-                        + [_cell(s, key, scale, fmt) for _, key, scale, fmt in COLUMNS])
+            rows.append([str(s.get("repetition", 0))] + cells(s, COLUMNS))
         blocks.append(("p", f"**{workload}**"))
         blocks.append(("table", header, rows))
     blocks.append(("p", "Bytes are payload bytes per counted step (`s2r`: scheduler → "
@@ -319,7 +327,10 @@ def _case_tables(results) -> list[Block]:
 
 
 def _pair_table(results) -> list[Block]:
-    from ipc_bench.pairs import paired, summarize
+    """The cached-against-send table: per workload, codec and metric, the pairs, the
+    means, send - cached and cached / send with its interval (``stats.summarize_pairs``
+    with the run's ``--ci-method``: the numbers of the CLI's comparison block)."""
+    from ipc_bench.stats import paired, results_ci_method, summarize_pairs
 
     metrics = (("output tokens/s", "output_tokens_per_s", 1.0),
                ("s2r payload B/step", "sched_to_runner_payload_bytes_per_step", 1.0),
@@ -328,9 +339,10 @@ def _pair_table(results) -> list[Block]:
                ("encode µs/step", "encode_ns_per_step", 1e-3),
                ("decode µs/step", "decode_ns_per_step", 1e-3),
                ("step µs (mean)", "step_ns_mean", 1e-3))
+    method = results_ci_method(results.metadata)
     rows = []
     for label, metric, scale in metrics:
-        for r in summarize(paired(results.cases, metric)):
+        for r in summarize_pairs(paired(results.cases, metric), method=method):
             interval = ""
             if r["n"] > 1 and math.isfinite(r["ratio_low"]):
                 interval = f" [{r['ratio_low']:.3f}, {r['ratio_high']:.3f}]"
@@ -345,8 +357,15 @@ def _pair_table(results) -> list[Block]:
     codec_order = {"msgpack": 0, "pickle": 1, "none": 9}
     rows = [r for r in rows if not (r[1] == "none" and "B/step" in r[2])]  # no bytes in-process
     rows.sort(key=lambda r: (order.get(r[0], 0), codec_order.get(r[1], 5), r[1]))
+    point = {"t": "the geometric mean of the ratios and the mean of the differences, "
+                  "with Student-t intervals (the ratio's on the log ratios)",
+             "bootstrap": "medians, with percentile-bootstrap intervals",
+             "sign": "medians, with sign-test intervals"}[method]
     return [("table", ["workload", "codec", "metric", "n", "send", "cached",
-                       "cached - send", "cached / send [95 %]"], rows)]
+                       "send - cached", "cached / send [95 %]"], rows),
+            ("p", f"send, cached: means over the n repetitions. send - cached, cached / "
+                  f"send: paired by repetition, {point} (`--ci-method {method}`, as the "
+                  "comparison block `bench.py` prints after a `--repeat` run).")]
 
 
 def _config_blocks(results, run_id: str) -> list[Block]:
@@ -511,7 +530,9 @@ def _comparison_blocks(results) -> list[Block]:
 
 
 def build_blocks(results, command: str) -> list[Block]:
-    """All blocks of the report of ``results`` (one run or several)."""
+    """All blocks of the report of ``results`` (one run or several), in order: a list
+    of ``Block`` tuples (see the comment above ``Block``); ``command`` is quoted as the
+    command that rendered it. Figures are rendered here (PNG bytes in the blocks)."""
     ids = results.run_ids
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     if len(ids) == 1:

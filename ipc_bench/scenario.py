@@ -16,9 +16,9 @@ from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any, Callable, Optional
 
-from ipc_bench.case import CaseSpec
 import msgspec
 
+from ipc_bench.case import CaseSpec
 from ipc_bench.config import CODECS, POLICIES, ConfigError, ModelConfig, SchedulerConfig
 
 
@@ -37,10 +37,15 @@ class ScenarioOptions:
     codecs: list[str] = field(default_factory=lambda: list(CODECS))
     transport: str = "ipc"
     floor: bool = True
-    peer_timeout_s: float = 30.0
+    peer_timeout_s: float = 10.0
     repeat: int = 1
     single_process: bool = True
     trace_speedup: Optional[float] = None
+    #: ``SchedulerConfig`` fields set on the command line (``--max-num-seqs`` ...).
+    scheduler_overrides: dict[str, int] = field(default_factory=dict)
+    startup_timeout_s: float = 120.0
+    host: str = "127.0.0.1"
+    allow_pickle_over_tcp: bool = False
     aa: bool = False
     req_id_format: str = "cmpl"
     vocab_size: Optional[int] = None
@@ -49,7 +54,7 @@ class ScenarioOptions:
     model_preset: Optional[str] = None
     torch_threads: Optional[int] = None
     device: Optional[str] = None
-    num_blocks: Optional[int] = None
+    num_blocks: Optional[int] = None  # also in scheduler_overrides when given
 
     def model_config(self, default: str = "null",
                      step_time_ms: Optional[float] = None) -> ModelConfig:
@@ -72,10 +77,23 @@ class ScenarioOptions:
             vocab_size=self.vocab_size or base.vocab_size)
 
     def scheduler_config(self, default: SchedulerConfig) -> SchedulerConfig:
-        """``default`` with ``--num-blocks`` applied when given."""
-        if self.num_blocks is None:
-            return default
-        return msgspec.structs.replace(default, num_blocks=self.num_blocks)
+        """The scenario's ``default`` limits with the command line's overrides
+        (``--max-num-seqs``, ``--max-num-batched-tokens``, ``--max-model-len``,
+        ``--block-size``, ``--num-blocks``) applied and validated: ``ConfigError``
+        names the first bad setting."""
+        overrides = dict(self.scheduler_overrides)
+        if self.num_blocks is not None:
+            overrides["num_blocks"] = self.num_blocks
+        config = msgspec.structs.replace(default, **overrides)
+        config.validate()
+        return config
+
+    def process_settings(self) -> dict[str, Any]:
+        """``CaseSpec`` keyword arguments for the transport, timeouts and security
+        settings, the same for every scenario."""
+        return dict(transport=self.transport, peer_timeout_s=self.peer_timeout_s,
+                    startup_timeout_s=self.startup_timeout_s, host=self.host,
+                    allow_pickle_over_tcp=self.allow_pickle_over_tcp)
 
 
 def discover() -> dict[str, ModuleType]:

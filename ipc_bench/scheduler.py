@@ -395,14 +395,15 @@ class Scheduler:
         finished: list[Request] = []
         step = plan.step
         record_steps = self.record_token_steps
+        num_rows = len(sampled)
         num_new_tokens = 0
         try:
             for req in plan.scheduled_reqs:
-                try:
-                    ids = sampled[index[req.req_id]]
-                except (KeyError, IndexError):
+                i = index.get(req.req_id)
+                if i is None or not 0 <= i < num_rows:
                     raise ProtocolError(f"step {step}: ModelRunnerOutput has no row for "
-                                        f"{req.req_id}") from None
+                                        f"{req.req_id}")
+                ids = sampled[i]
                 all_ids = req.all_token_ids
                 num_tokens = len(all_ids)
                 if num_tokens != req.num_computed_tokens:

@@ -43,13 +43,24 @@ packages", The American Statistician 50(4), 1996). Per pair of arms:
 
 An A/A comparison (one arm against a copy of itself) is flagged significant 5 % of the
 time at 95 % by construction; ``scripts/aa_false_positive.py`` measures that rate.
+
+This module owns every paired statistic of the project, and one convention: ratios
+are ``treatment / baseline`` and differences ``baseline - treatment``; for send against
+cached, ``cached / send`` and ``send - cached`` (what ``cached`` saves). Two front ends
+pair cases the same way (``arms_by_repetition``) and compute with ``compare_paired``:
+
+- ``compare_cases``: the summary dicts of one run (the CLI's comparison block after
+  ``--repeat``, ``--aa``, ``summary.json`` ``comparisons``; no pandas);
+- ``paired`` / ``summarize_pairs``: a ``Results.cases`` table (pandas), one row per
+  send/cached pair and one per group of pairs (``ipc_bench.report``, ``ipc_bench.plots``),
+  so the report's intervals are the CLI's for the same run and method.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence
 
 import numpy as np
 
@@ -198,6 +209,7 @@ class PairedComparison:
         return (self.diff_ci_high - self.diff_ci_low) / 2
 
     def to_dict(self) -> dict[str, Any]:
+        """The fields as a plain dict (JSON-ready), plus ``diff_half_width``."""
         d = asdict(self)
         d["diff_half_width"] = self.diff_half_width
         return d
@@ -277,6 +289,27 @@ COMPARED_METRICS: tuple[tuple[str, str], ...] = (
 )
 
 
+def arms_by_repetition(records: Iterable[dict[str, Any]], keys: Sequence[str]
+                       ) -> dict[tuple, dict[str, dict[int, dict[str, Any]]]]:
+    """Case records grouped for pairing: ``{group: {arm: {repetition: record}}}``.
+
+    ``group`` is the tuple of the record's ``keys`` values (``None`` where one is
+    missing), ``arm`` its ``arm`` field when that is a non-empty string, else its
+    ``policy`` (so an A/A run's ``send`` and ``send'`` are two arms), ``repetition``
+    its ``repetition`` as an int (0 when missing). Groups and arms keep the order in which they first appear. The caller
+    filters the records (complete cases, a metric present); a later record of the same
+    group, arm and repetition replaces an earlier one.
+    """
+    groups: dict[tuple, dict[str, dict[int, dict[str, Any]]]] = {}
+    for r in records:
+        key = tuple(r.get(k) for k in keys)
+        arm = r.get("arm")
+        if not isinstance(arm, str) or not arm:  # absent, or NaN in a pandas record
+            arm = r["policy"]
+        groups.setdefault(key, {}).setdefault(arm, {})[int(r.get("repetition") or 0)] = r
+    return groups
+
+
 def compare_cases(summaries: Sequence[dict[str, Any]], method: str = "t",
                   confidence: float = CONFIDENCE,
                   metrics: Sequence[tuple[str, str]] = COMPARED_METRICS) -> list[dict[str, Any]]:
@@ -284,17 +317,15 @@ def compare_cases(summaries: Sequence[dict[str, Any]], method: str = "t",
 
     Groups complete cases by (scenario, workload, codec); within a group the first
     arm seen is the baseline and every other arm is compared with it, pairing cases of
-    equal ``repetition``. Returns one dict per (group, treatment arm): identity,
-    ``n_pairs``, ``repetitions`` and ``metrics`` (metric -> ``PairedComparison.to_dict``
-    plus its ``unit``). Groups with a single arm are left out.
+    equal ``repetition`` (``arms_by_repetition``). Returns one dict per (group,
+    treatment arm): identity, ``n_pairs``, ``repetitions`` and ``metrics`` (metric ->
+    ``PairedComparison.to_dict`` plus its ``unit``). Groups with a single arm are left
+    out. Raises ``ValueError`` on an unknown ``method``.
     """
-    groups: dict[tuple, dict[str, dict[int, dict[str, Any]]]] = {}
-    for s in summaries:
-        if not s.get("complete") or not s.get("num_steps"):
-            continue
-        key = (s["scenario"], s["workload"], s["codec"])
-        arm = s.get("arm") or s["policy"]
-        groups.setdefault(key, {}).setdefault(arm, {})[int(s["repetition"])] = s
+    groups = arms_by_repetition(
+        (s for s in summaries
+         if s.get("complete") and (s.get("num_steps") or s.get("loop_steps"))),
+        ("scenario", "workload", "codec"))
     out = []
     for (scenario, workload, codec), arms in groups.items():
         names = list(arms)
@@ -318,3 +349,130 @@ def compare_cases(summaries: Sequence[dict[str, Any]], method: str = "t",
                 entry["metrics"][metric] = dict(cmp.to_dict(), unit=unit)
             out.append(entry)
     return out
+
+
+# --------------------------------------------------------------------------------------
+# send/cached pairs of a ``Results.cases`` table (pandas; the report and its figures)
+
+#: Columns that identify a pair's two cases apart from their arm.
+PAIR_KEYS = ("run_id", "scenario", "workload", "codec", "transport", "model", "repetition")
+
+#: ``paired``'s value columns: the two cases' metric, ``diff`` (send - cached) and
+#: ``ratio`` (cached / send; NaN where send is 0).
+PAIR_COLUMNS = ("send", "cached", "diff", "ratio")
+
+
+def label_columns(cases) -> list[str]:
+    """Workload label columns of the ``cases`` table: those whose ``k=v`` appears in
+    its ``workload`` column (e.g. ``num_running``, ``step_time_ms``), in that order."""
+    if "workload" not in cases.columns or cases.empty:
+        return []
+    sample = str(cases["workload"].iloc[0])
+    keys = [part.split("=", 1)[0] for part in sample.split(",") if "=" in part]
+    return [k for k in keys if k in cases.columns]
+
+
+def paired(cases, metric: str, baseline: str = "send", treatment: str = "cached"):
+    """One row per send/cached pair of a ``Results.cases`` table, for ``metric``.
+
+    The two cases of a pair share every ``PAIR_KEYS`` column present (repetition
+    included) and are the arms ``baseline`` and ``treatment`` (``arm`` column, else
+    ``policy``; see ``arms_by_repetition``). Columns: those keys, ``send``/``cached``
+    (the two cases' ``metric``, in its unit; named after the default arms),
+    ``diff`` = send - cached (same unit), ``ratio`` = cached / send (NaN where send is
+    0), then the workload's label columns. Incomplete cases and cases without
+    ``metric`` are left out; an empty frame (with those columns) when no pair exists.
+    Groups keep their first appearance order, repetitions ascend.
+    """
+    import pandas as pd
+
+    keys = [k for k in PAIR_KEYS if k in cases.columns]
+    empty = pd.DataFrame(columns=keys + list(PAIR_COLUMNS))
+    if metric not in cases.columns or cases.empty:
+        return empty
+    ok = cases[cases[metric].notna()]
+    if "complete" in ok.columns:
+        ok = ok[ok["complete"].astype(bool)]
+    group_keys = [k for k in keys if k != "repetition"]
+    rows = []
+    for key, arms in arms_by_repetition(ok.to_dict("records"), group_keys).items():
+        a, b = arms.get(baseline, {}), arms.get(treatment, {})
+        for rep in sorted(set(a) & set(b)):
+            send, cached = float(a[rep][metric]), float(b[rep][metric])
+            row = dict(zip(group_keys, key))
+            if "repetition" in keys:
+                row["repetition"] = rep
+            row.update(send=send, cached=cached, diff=send - cached,
+                       ratio=cached / send if send != 0 else math.nan)
+            rows.append(row)
+    if not rows:
+        return empty
+    both = pd.DataFrame(rows, columns=keys + list(PAIR_COLUMNS))
+    labels = [c for c in label_columns(cases) if c not in both.columns]
+    if labels:
+        first = cases.drop_duplicates(keys).set_index(keys)[labels]
+        both = both.join(first, on=keys)
+    return both
+
+
+def summarize_pairs(pairs, group: Sequence[str] | None = None, method: str = "t",
+                    confidence: float = CONFIDENCE) -> list[dict[str, Any]]:
+    """Per group of ``paired`` rows (default: every ``PAIR_KEYS`` column but
+    ``repetition``), ``compare_paired(send, cached)`` over the group's pairs.
+
+    Each dict: the group's keys, ``n`` (pairs), ``send``/``cached`` (means, the
+    metric's unit), the point estimates that match ``method`` (``t``: ``diff`` the mean
+    of send - cached and ``ratio`` the geometric mean of cached / send; ``bootstrap``
+    and ``sign``: their medians), their ``confidence`` intervals ``diff_low``/
+    ``diff_high`` and ``ratio_low``/``ratio_high`` (NaN with too few pairs, or for the
+    ratio when a value is 0 or negative; ``ratio`` is then NaN too), and
+    ``significant`` (``compare_paired``'s: ``None`` without an interval). Empty for no
+    pairs. Raises ``ValueError`` on an unknown ``method``.
+    """
+    if pairs is None or len(pairs) == 0:
+        return []
+    if group is None:
+        group = [k for k in PAIR_KEYS if k in pairs.columns and k != "repetition"]
+
+    def nan(v: Optional[float]) -> float:
+        return math.nan if v is None else float(v)
+
+    out = []
+    for key, g in pairs.groupby(list(group), sort=False, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        cmp = compare_paired(g["send"].tolist(), g["cached"].tolist(), baseline_name="send",
+                             treatment_name="cached", method=method, confidence=confidence)
+        t_method = method == "t"
+        row = dict(zip(group, key))
+        row.update(n=cmp.n_pairs, send=float(g["send"].mean()),
+                   cached=float(g["cached"].mean()),
+                   diff=cmp.diff_mean if t_method else cmp.diff_median,
+                   diff_low=nan(cmp.diff_ci_low), diff_high=nan(cmp.diff_ci_high),
+                   ratio=nan(cmp.ratio_geomean if t_method else cmp.ratio_median),
+                   ratio_low=nan(cmp.ratio_ci_low), ratio_high=nan(cmp.ratio_ci_high),
+                   significant=cmp.significant)
+        out.append(row)
+    return out
+
+
+def mean_interval(values: Iterable[Optional[float]], confidence: float = CONFIDENCE
+                  ) -> tuple[float, float, float]:
+    """(mean, low, high): ``t_interval`` of the finite values among ``values`` (``None``
+    and NaN left out, e.g. error bars over repetitions); ``low``/``high`` are NaN with
+    fewer than two such values, all three NaN with none. Never raises on short input."""
+    xs = [float(v) for v in values if v is not None and math.isfinite(float(v))]
+    if len(xs) < 2:
+        return (xs[0] if xs else math.nan, math.nan, math.nan)
+    return t_interval(xs, confidence)
+
+
+def results_ci_method(metadata: dict[str, dict[str, Any]]) -> str:
+    """The interval method the loaded runs were compared with (``--ci-method``, recorded
+    as ``ci_method`` in each run's metadata): the runs' common one, else ``t``.
+    ``metadata``: ``Results.metadata`` (run id -> metadata dict)."""
+    found = {md.get("ci_method") or "t" for md in metadata.values()}
+    if len(found) == 1:
+        (method,) = found
+        if method in METHODS:
+            return method
+    return "t"

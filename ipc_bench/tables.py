@@ -1,14 +1,22 @@
-"""Plain-text tables of case summaries for the terminal."""
+"""Plain-text tables of case summaries for the terminal.
+
+A column table is a tuple of ``(header, summary key, scale, format)``: the cell is
+``format.format(summary[key] * scale)`` (no scaling when ``scale`` is None), ``-`` when
+the summary lacks the key. ``COLUMNS`` is the per-case table every run prints (and the
+report's case tables), ``LATENCY_COLUMNS`` the timed replays' latency table.
+"""
 
 from __future__ import annotations
 
 from typing import Any, Iterable
 
-# (header, summary key, scale, format)
-COLUMNS = (
+# (header, summary key, scale, format); the identity columns every table starts with
+IDENTITY_COLUMNS = (
     ("policy", "policy", None, "{}"),
     ("codec", "codec", None, "{}"),
     ("transport", "transport", None, "{}"),
+)
+COLUMNS = IDENTITY_COLUMNS + (
     ("steps", "num_steps", None, "{}"),
     ("out tok/s", "output_tokens_per_s", 1.0, "{:,.0f}"),
     ("floor tok/s", "floor_output_tokens_per_s", 1.0, "{:,.0f}"),
@@ -33,31 +41,53 @@ RATIO_KEYS = (
 )
 
 
-def _cell(summary: dict[str, Any], key: str, scale, fmt: str) -> str:
-    value = summary.get(key)
-    if value is None:
-        return "-"
-    return fmt.format(value * scale if scale is not None else value)
+def cells(summary: dict[str, Any], columns=COLUMNS) -> list[str]:
+    """One table row: ``summary``'s values formatted per ``columns`` (see the module
+    docstring), ``-`` for a missing or ``None`` value."""
+    out = []
+    for _, key, scale, fmt in columns:
+        value = summary.get(key)
+        out.append("-" if value is None
+                   else fmt.format(value * scale if scale is not None else value))
+    return out
 
 
-def _render(header: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    def line(cells):
-        return "  ".join(c.rjust(w) if i > 2 else c.ljust(w)
-                         for i, (c, w) in enumerate(zip(cells, widths)))
+def render(header: list[str], rows: list[list[str]], left: int = 3) -> str:
+    """``header``, a dashed rule and ``rows`` as text columns two spaces apart, each as
+    wide as its widest cell: the first ``left`` columns left-aligned, the others
+    right-aligned. Every row has ``len(header)`` cells; ``rows`` may be empty."""
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
+
+    def line(row):
+        return "  ".join(c.rjust(w) if i >= left else c.ljust(w)
+                         for i, (c, w) in enumerate(zip(row, widths)))
     return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])
 
 
+def _table(columns, summaries: list[dict[str, Any]]) -> str:
+    return render([h for h, *_ in columns], [cells(s, columns) for s in summaries])
+
+
 def format_tables(summaries: Iterable[dict[str, Any]]) -> str:
-    """One table per (scenario, workload), then cached/send ratios per codec."""
+    """One table per (scenario, workload) of ``COLUMNS`` (bytes per counted step, µs
+    per counted step, tok/s), notes on rejected requests and incomplete cases, then per
+    codec the cached / send ratios of the means over repetitions (unpaired; the
+    paired ratios and intervals are ``format_comparisons``')."""
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for s in summaries:
         groups.setdefault((s["scenario"], s["workload"]), []).append(s)
     out = []
     for (scenario, workload), cases in groups.items():
         out.append(f"\n{scenario}  [{workload}]  device={cases[0].get('runner_device', '?')}")
-        rows = [[_cell(s, key, scale, fmt) for _, key, scale, fmt in COLUMNS] for s in cases]
-        out.append(_render([h for h, *_ in COLUMNS], rows))
+        out.append(_table(COLUMNS, cases))
+        rejected = max((s.get("num_rejected") or 0) for s in cases)
+        if rejected:
+            total = max((s.get("num_requests") or 0) for s in cases)
+            out.append(f"  rejected on arrival: {rejected} of {total} requests could never "
+                       "fit (prompt >= max_model_len, or more KV blocks than the cache has)")
+        failed = [s for s in cases if s.get("complete") is False]
+        for s in failed:
+            out.append(f"  INCOMPLETE {s['case_id']}: {s.get('error')}")
         for codec in dict.fromkeys(s["codec"] for s in cases):
             send = [s for s in cases if s["codec"] == codec and s["policy"] == "send"]
             cached = [s for s in cases if s["codec"] == codec and s["policy"] == "cached"]
@@ -133,7 +163,7 @@ def format_comparisons(comparisons: Iterable[dict[str, Any]]) -> str:
                 f"{ratio:.3f}" if ratio is not None else "-", ci,
                 _num(diff, scale), dci, m["verdict"]])
         if rows:
-            out.append(_render(header, rows))
+            out.append(render(header, rows))
     return "\n".join(out)
 
 
@@ -155,10 +185,7 @@ def format_byte_model(rows: Iterable[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
-LATENCY_COLUMNS = (
-    ("policy", "policy", None, "{}"),
-    ("codec", "codec", None, "{}"),
-    ("transport", "transport", None, "{}"),
+LATENCY_COLUMNS = IDENTITY_COLUMNS + (
     ("TTFT p50 ms", "ttft_ms_p50", 1.0, "{:.2f}"),
     ("TTFT p99 ms", "ttft_ms_p99", 1.0, "{:.2f}"),
     ("TPOT mean ms", "tpot_ms_mean", 1.0, "{:.3f}"),
@@ -170,13 +197,13 @@ LATENCY_COLUMNS = (
 
 
 def format_latency(summaries: Iterable[dict[str, Any]]) -> str:
-    """Latency percentiles per case of a timed replay, with the arrival-bound caveat."""
+    """Latency percentiles (ms) per case of a timed replay, with the arrival-bound
+    caveat; '' when no summary has latencies."""
     cases = [s for s in summaries if "ttft_ms_p50" in s]
     if not cases:
         return ""
-    rows = [[_cell(s, key, scale, fmt) for _, key, scale, fmt in LATENCY_COLUMNS] for s in cases]
     speedup = cases[0].get("trace_speedup")
     return (f"\nLatency (timed replay at {speedup:g}x real time; TTFT from intended arrival)\n"
-            + _render([h for h, *_ in LATENCY_COLUMNS], rows)
+            + _table(LATENCY_COLUMNS, cases)
             + "\nNote: a replay at a fixed arrival rate is arrival-bound; its tokens/s is not"
               " a throughput comparison between policies.")

@@ -16,6 +16,7 @@ Every receive has a timeout and a liveness check of the peer.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import shutil
 import tempfile
@@ -25,6 +26,7 @@ from typing import Callable, Optional
 import msgspec
 import zmq
 
+from ipc_bench.codec import one_line
 from ipc_bench.messages import ControlMessage
 
 #: Receive timeout of one wait slice; between slices the peer's liveness is checked.
@@ -59,6 +61,30 @@ class PeerError(RuntimeError):
     """The peer process died, stopped answering or sent garbage; message is one line."""
 
 
+class PeerTimeout(PeerError):
+    """The peer process is alive but sent nothing within the timeout."""
+
+
+#: Default bind address of tcp sockets (``--host`` names another).
+DEFAULT_HOST = "127.0.0.1"
+
+
+def check_host(host: str) -> str:
+    """Validate a ``--host`` value: an IPv4 or IPv6 address literal (no names, so no
+    DNS lookup decides where a benchmark listens). Returns it normalised; raises
+    ``ValueError`` (one line) otherwise."""
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        raise ValueError(f"--host must be an IP address such as 127.0.0.1 or ::1, "
+                         f"got {host!r}") from None
+
+
+def tcp_bind_endpoint(host: str) -> str:
+    """``tcp://HOST:*`` (an ephemeral port), brackets around an IPv6 address."""
+    return f"tcp://[{host}]:*" if ":" in host else f"tcp://{host}:*"
+
+
 class Endpoints(msgspec.Struct, frozen=True):
     """ZeroMQ endpoint strings of one case's three sockets."""
 
@@ -81,14 +107,14 @@ class EndpointDir:
 def _configure(sock: zmq.Socket) -> None:
     sock.setsockopt(zmq.LINGER, 0)
     sock.setsockopt(zmq.RCVTIMEO, POLL_SLICE_MS)
-    sock.setsockopt(zmq.SNDTIMEO, 10_000)
+    sock.setsockopt(zmq.SNDTIMEO, POLL_SLICE_MS)
 
 
 class SchedulerSockets:
     """The scheduler's bound sockets. ``transport``: ``ipc`` or ``tcp``; ``host`` for tcp."""
 
     def __init__(self, ctx: zmq.Context, transport: str, endpoint_dir: Optional[EndpointDir],
-                 host: str = "127.0.0.1"):
+                 host: str = DEFAULT_HOST):
         self.s2r = ctx.socket(zmq.PUSH)
         self.r2s = ctx.socket(zmq.PULL)
         self.ctl = ctx.socket(zmq.PAIR)
@@ -99,7 +125,9 @@ class SchedulerSockets:
                 assert endpoint_dir is not None
                 sock.bind(f"ipc://{endpoint_dir.path}/{name}")
             elif transport == "tcp":
-                sock.bind(f"tcp://{host}:*")
+                if ":" in host:
+                    sock.setsockopt(zmq.IPV6, 1)
+                sock.bind(tcp_bind_endpoint(host))
             else:
                 raise ValueError(f"unknown transport {transport!r}")
             names[name] = sock.getsockopt_string(zmq.LAST_ENDPOINT)
@@ -123,10 +151,11 @@ class RunnerSockets:
     def connect_data(self, s2r_endpoint: str, r2s_endpoint: str) -> None:
         self.s2r = self.ctl.context.socket(zmq.PULL)
         self.r2s = self.ctl.context.socket(zmq.PUSH)
-        _configure(self.s2r)
-        _configure(self.r2s)
-        self.s2r.connect(s2r_endpoint)
-        self.r2s.connect(r2s_endpoint)
+        for sock, endpoint in ((self.s2r, s2r_endpoint), (self.r2s, r2s_endpoint)):
+            _configure(sock)
+            if endpoint.startswith("tcp://["):
+                sock.setsockopt(zmq.IPV6, 1)
+            sock.connect(endpoint)
 
     def close(self, linger_ms: int = 0) -> None:
         """Close the sockets; messages still queued are sent for up to ``linger_ms``
@@ -141,8 +170,11 @@ def recv_frame(sock: zmq.Socket, timeout_s: float, peer_problem: Callable[[], Op
     """Receive one frame, waiting at most ``timeout_s`` seconds.
 
     ``peer_problem()`` is called every ``POLL_SLICE_MS`` while waiting; a non-None
-    return (e.g. "runner killed by SIGKILL") raises ``PeerError`` at once. Raises
-    ``PeerError`` naming ``what`` on timeout.
+    return (e.g. "runner process 12 was killed by SIGKILL") raises ``PeerError``
+    ("... while waiting for WHAT"), unless a frame the peer sent before it went is
+    queued or arrives within one more slice, which is returned first (an empty frame
+    announcing its error report). Raises ``PeerTimeout`` ("no WHAT within N s") on
+    timeout.
     """
     try:
         return sock.recv()
@@ -156,23 +188,62 @@ def recv_frame(sock: zmq.Socket, timeout_s: float, peer_problem: Callable[[], Op
             # what is already on its way (one more slice) before declaring it gone.
             if sock.poll(POLL_SLICE_MS, zmq.POLLIN):
                 return sock.recv(zmq.NOBLOCK)
-            raise PeerError(problem)
+            raise PeerError(f"{problem} while waiting for {what}")
         try:
             return sock.recv()
         except zmq.Again:
             if time.monotonic() > deadline:
-                raise PeerError(f"no {what} within {timeout_s:g} s") from None
+                raise PeerTimeout(f"no {what} within {timeout_s:g} s") from None
 
 
-def send_control(sock: zmq.Socket, msg: ControlMessage) -> None:
-    sock.send(_ctl_encoder.encode(msg))
+def send_frame(sock: zmq.Socket, frame: bytes, timeout_s: float,
+               peer_problem: Callable[[], Optional[str]], what: str) -> None:
+    """Send one frame, waiting at most ``timeout_s`` seconds for the peer to take it.
+
+    A PUSH or PAIR socket whose peer is gone (or not yet connected) blocks on send;
+    this tries without blocking first (the hot path: the peer is there), then waits in
+    ``POLL_SLICE_MS`` slices, checking ``peer_problem()`` between them. Raises
+    ``PeerError`` ("... while sending WHAT") or ``PeerTimeout``.
+    """
+    try:
+        sock.send(frame, zmq.NOBLOCK)
+        return
+    except zmq.Again:
+        pass
+    deadline = time.monotonic() + timeout_s
+    while True:
+        problem = peer_problem()
+        if problem:
+            raise PeerError(f"{problem} while sending {what}")
+        try:
+            sock.send(frame)  # blocks at most SNDTIMEO = POLL_SLICE_MS
+            return
+        except zmq.Again:
+            if time.monotonic() > deadline:
+                raise PeerTimeout(f"could not send {what} within {timeout_s:g} s") from None
+
+
+def _no_problem() -> Optional[str]:
+    return None
+
+
+def send_control(sock: zmq.Socket, msg: ControlMessage, timeout_s: float = 10.0,
+                 peer_problem: Callable[[], Optional[str]] = _no_problem) -> None:
+    """Encode and send one control message (``send_frame``: bounded, peer checked)."""
+    send_frame(sock, _ctl_encoder.encode(msg), timeout_s, peer_problem, type(msg).__name__)
 
 
 def recv_control(sock: zmq.Socket, timeout_s: float, peer_problem: Callable[[], Optional[str]],
                  what: str) -> ControlMessage:
     """Receive and decode one control message; ``PeerError`` on timeout or garbage."""
-    frame = recv_frame(sock, timeout_s, peer_problem, what)
+    return decode_control(recv_frame(sock, timeout_s, peer_problem, what), what)
+
+
+def decode_control(frame: bytes, what: str = "a control message") -> ControlMessage:
+    """Decode one control frame; ``PeerError`` (one line) for anything that is not
+    exactly one of the ``ControlMessage`` types (unknown fields are refused too)."""
     try:
         return _ctl_decoder.decode(frame)
     except msgspec.DecodeError as exc:
-        raise PeerError(f"malformed control message while waiting for {what}: {exc}") from None
+        raise PeerError(one_line(
+            f"malformed control message while waiting for {what}: {exc}")) from None

@@ -70,9 +70,26 @@ def make_prompt(seed: int, index: int, num_tokens: int, vocab_size: int) -> list
 
 
 class Workload:
-    """Interface: ``arrivals(step)``, ``next_arrival_step()``, ``on_finished``, ``name``."""
+    """Interface: ``arrivals(step)``, ``next_arrival_step()``, ``on_finished``, ``name``.
 
-    name: str = "workload"
+    ``seed``, ``vocab_size`` and ``req_id_format`` make each request's id and prompt
+    ids (``make_request``), so a request is the same in every case of a run."""
+
+    def __init__(self, name: str, *, seed: int, vocab_size: int, req_id_format: str = "cmpl"):
+        self.name = name
+        self.seed = seed
+        self.vocab_size = vocab_size
+        self.req_id_format = req_id_format
+
+    def make_request(self, index: int, prompt_len: int, max_tokens: int, arrival_step: int,
+                     arrival_s: float) -> RequestSpec:
+        """Request number ``index``: its id (``make_req_id``) and ``[prompt_len]`` prompt
+        ids (``make_prompt``) from the seed, ``max_tokens`` output tokens, arriving at
+        logical step ``arrival_step`` / ``arrival_s`` seconds. Raises ``ValueError`` on
+        an unknown ``req_id_format``."""
+        return RequestSpec(index, make_req_id(self.seed, index, self.req_id_format),
+                           make_prompt(self.seed, index, prompt_len, self.vocab_size),
+                           max_tokens, arrival_step, arrival_s)
 
     def arrivals(self, step: int) -> list[RequestSpec]:
         """Requests arriving at ``step`` or earlier and not yet handed out."""
@@ -96,11 +113,9 @@ class SteadyDecodeWorkload(Workload):
                  prompt_len_range: tuple[int, int] = (32, 256),
                  output_len_range: tuple[int, int] = (512, 2048),
                  req_id_format: str = "cmpl"):
-        self.name = f"steady-B{num_running}"
-        self.req_id_format = req_id_format
+        super().__init__(f"steady-B{num_running}", seed=seed, vocab_size=vocab_size,
+                         req_id_format=req_id_format)
         self.num_running = num_running
-        self.seed = seed
-        self.vocab_size = vocab_size
         self.prompt_len_range = prompt_len_range
         self.output_len_range = output_len_range
         self._next_index = 0
@@ -112,9 +127,8 @@ class SteadyDecodeWorkload(Workload):
         rng = np.random.default_rng([self.seed, index, 0x5E])
         prompt_len = int(rng.integers(self.prompt_len_range[0], self.prompt_len_range[1] + 1))
         max_tokens = int(rng.integers(self.output_len_range[0], self.output_len_range[1] + 1))
-        return RequestSpec(index, make_req_id(self.seed, index, self.req_id_format),
-                           make_prompt(self.seed, index, prompt_len, self.vocab_size),
-                           max_tokens, arrival_step, float(arrival_step))
+        return self.make_request(index, prompt_len, max_tokens, arrival_step,
+                                 float(arrival_step))
 
     def arrivals(self, step: int) -> list[RequestSpec]:
         due = [s for s in self._pending if s <= step]
@@ -140,12 +154,9 @@ class TraceWorkload(Workload):
                  logical_step_s: float, req_id_format: str = "cmpl"):
         if not logical_step_s > 0 or not math.isfinite(logical_step_s):
             raise ValueError(f"logical_step_s must be > 0, got {logical_step_s}")
-        self.name = name
+        super().__init__(name, seed=seed, vocab_size=vocab_size, req_id_format=req_id_format)
         self.trace = trace
-        self.seed = seed
-        self.vocab_size = vocab_size
         self.logical_step_s = logical_step_s
-        self.req_id_format = req_id_format
         self.arrival_steps = np.floor(trace.arrival_s / logical_step_s).astype(np.int64)
         self._next = 0
 
@@ -153,13 +164,10 @@ class TraceWorkload(Workload):
         return len(self.trace)
 
     def _take(self, n: int) -> list[RequestSpec]:
-        out = []
-        for i in range(self._next, self._next + n):
-            out.append(RequestSpec(
-                i, make_req_id(self.seed, i, self.req_id_format),
-                make_prompt(self.seed, i, int(self.trace.prompt_lens[i]), self.vocab_size),
-                int(self.trace.output_lens[i]), int(self.arrival_steps[i]),
-                float(self.trace.arrival_s[i])))
+        t = self.trace
+        out = [self.make_request(i, int(t.prompt_lens[i]), int(t.output_lens[i]),
+                                 int(self.arrival_steps[i]), float(t.arrival_s[i]))
+               for i in range(self._next, self._next + n)]
         self._next += n
         return out
 

@@ -17,9 +17,10 @@ from scenarios.azure_conv import trace_cases
 
 NAME = "azure-code"
 TRACE_FILE = "AzureLLMInferenceTrace_code.csv"
+#: Limits of the code-trace scenarios (logical and timed).
+SCHEDULER = SchedulerConfig(max_num_seqs=256, max_num_batched_tokens=2048,
+                            max_model_len=8192, num_blocks=131072)
 
 
 def cases(opts: ScenarioOptions):
-    return trace_cases(opts, NAME, TRACE_FILE, SchedulerConfig(
-        max_num_seqs=256, max_num_batched_tokens=2048, max_model_len=8192,
-        num_blocks=131072))
+    return trace_cases(opts, NAME, TRACE_FILE, SCHEDULER)

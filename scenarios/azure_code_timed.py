@@ -9,21 +9,13 @@ Options: ``--trace PATH``, ``--max-requests N`` (default 300), ``--trace-speedup
 
 from __future__ import annotations
 
-from ipc_bench.config import SchedulerConfig
 from ipc_bench.scenario import ScenarioOptions
-from ipc_bench.tables import format_latency
-from scenarios.azure_code import TRACE_FILE
-from scenarios.azure_conv import trace_cases
+from scenarios.azure_code import SCHEDULER, TRACE_FILE
+from scenarios.azure_conv import latency_report, trace_cases
 
 NAME = "azure-code-timed"
+report = latency_report
 
 
 def cases(opts: ScenarioOptions):
-    return trace_cases(opts, NAME, TRACE_FILE, SchedulerConfig(
-        max_num_seqs=256, max_num_batched_tokens=2048, max_model_len=8192,
-        num_blocks=131072), timed=True)
-
-
-def report(summaries) -> str:
-    """Latency percentiles per case, with the arrival-bound caveat."""
-    return format_latency(summaries)
+    return trace_cases(opts, NAME, TRACE_FILE, SCHEDULER, timed=True)

@@ -45,9 +45,11 @@ from collections import defaultdict
 from typing import Any, Optional
 
 from ipc_bench.case import CaseSpec
-from ipc_bench.config import ConfigError, SchedulerConfig
+from ipc_bench.config import ConfigError
 from ipc_bench.scenario import ScenarioOptions, grid
-from ipc_bench.workload import SteadyDecodeWorkload
+from ipc_bench.stats import arms_by_repetition
+from ipc_bench.tables import render
+from scenarios.decode_steady import steady_case
 
 NAME = "step-time"
 DEFAULT_STEP_TIMES_MS = [2.0, 5.0, 20.0]
@@ -64,28 +66,27 @@ def cases(opts: ScenarioOptions) -> list[CaseSpec]:
     models = {t: opts.model_config("fixed-step", step_time_ms=t) for t in step_times}
 
     def make(labels, policy, codec, rep):
-        b = labels["num_running"]
-        model = models[labels["step_time_ms"]]
-        max_steps = warmup + steps + steps * b // 1000 + 10
-        return CaseSpec(
-            scenario=NAME, labels=labels, policy=policy, codec=codec,
-            scheduler=opts.scheduler_config(SchedulerConfig(
-                max_num_seqs=b, max_num_batched_tokens=8192, max_model_len=4096,
-                num_blocks=b * 256 + 256)),
-            model=model,
-            make_workload=lambda: SteadyDecodeWorkload(b, seed=opts.seed,
-                                                       vocab_size=model.vocab_size),
-            warmup_steps=warmup, max_steps=max_steps, count="decode_only",
-            transport=opts.transport, peer_timeout_s=opts.peer_timeout_s,
-            floor=opts.floor, repetition=rep)
+        return steady_case(opts, NAME, labels, policy, codec, rep,
+                           model=models[labels["step_time_ms"]], steps=steps, warmup=warmup)
 
     return grid(opts, [{"step_time_ms": t, "num_running": b}
                        for t in step_times
                        for b in (opts.num_running or DEFAULT_NUM_RUNNING)], make)
 
 
-def _s2r_ns(summary: dict[str, Any]) -> Optional[float]:
-    return summary.get("s2r_build_encode_decode_ns_median")
+def _send_costs(send: dict[str, Any], cached: dict[str, Any], step_ns: float
+                ) -> tuple[float, Optional[float]]:
+    """(step diff, s2r diff) in ns, send minus cached, of one repetition's pair; adds
+    them to ``send`` as ``send_cost_*`` fields (shares of ``step_ns``, the fixed step
+    time). The s2r diff is ``None`` when a case lacks its median."""
+    d_step = send["step_ns_median"] - cached["step_ns_median"]
+    s2r_send = send.get("s2r_build_encode_decode_ns_median")
+    s2r_cached = cached.get("s2r_build_encode_decode_ns_median")
+    d_s2r = None if s2r_send is None or s2r_cached is None else s2r_send - s2r_cached
+    send.update(send_cost_step_ns=d_step, send_cost_share_of_step=d_step / step_ns,
+                send_cost_s2r_ns=d_s2r,
+                send_cost_s2r_share_of_step=None if d_s2r is None else d_s2r / step_ns)
+    return d_step, d_s2r
 
 
 def crossing(points: list[tuple[float, float]], threshold: float = THRESHOLD) -> str:
@@ -112,26 +113,17 @@ def report(summaries: list[dict[str, Any]]) -> str:
     """Adds ``send_cost_*`` fields to each send summary (paired with the cached case of
     the same workload, codec and repetition) and returns the cost table and the
     1 % crossings (see the module docstring)."""
-    by_key: dict[tuple, dict[str, dict[str, Any]]] = defaultdict(dict)
-    for s in summaries:
-        if s.get("scenario") != NAME or not s.get("complete") or not s.get("num_steps"):
-            continue
-        key = (s["step_time_ms"], s["num_running"], s["codec"], s["repetition"])
-        by_key[key][s["policy"]] = s
+    groups = arms_by_repetition(
+        (s for s in summaries
+         if s.get("scenario") == NAME and s.get("complete") and s.get("num_steps")),
+        ("step_time_ms", "num_running", "codec"))
     # (step_time_ms, B, codec) -> lists of (step diff ns, s2r diff ns) over repetitions
     diffs: dict[tuple, list[tuple[float, Optional[float]]]] = defaultdict(list)
-    for (t, b, codec, _rep), pair in by_key.items():
-        send, cached = pair.get("send"), pair.get("cached")
-        if send is None or cached is None:
-            continue
-        step_ns = t * 1e6
-        d_step = send["step_ns_median"] - cached["step_ns_median"]
-        s2r_send, s2r_cached = _s2r_ns(send), _s2r_ns(cached)
-        d_s2r = None if s2r_send is None or s2r_cached is None else s2r_send - s2r_cached
-        send.update(send_cost_step_ns=d_step, send_cost_share_of_step=d_step / step_ns,
-                    send_cost_s2r_ns=d_s2r,
-                    send_cost_s2r_share_of_step=None if d_s2r is None else d_s2r / step_ns)
-        diffs[(t, b, codec)].append((d_step, d_s2r))
+    for (t, b, codec), arms in groups.items():
+        sends, cacheds = arms.get("send", {}), arms.get("cached", {})
+        for rep in sorted(set(sends) & set(cacheds)):
+            send, cached = sends[rep], cacheds[rep]
+            diffs[(t, b, codec)].append(_send_costs(send, cached, step_ns=t * 1e6))
     if not diffs:
         return ""
 
@@ -153,11 +145,9 @@ def report(summaries: list[dict[str, Any]]) -> str:
         curves[(t, codec)]["step"].append((b, d_step / step_ns))
         if d_s2r is not None:
             curves[(t, codec)]["s2r"].append((b, d_s2r / step_ns))
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    fmt = lambda cells: "  ".join(c.rjust(w) for c, w in zip(cells, widths))  # noqa: E731
     out = ["", "send's cost per step (send minus cached, mean over repetitions; step: "
            "median step_ns; s2r: median SchedulerOutput build + encode + decode):",
-           fmt(header), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]
+           render(header, rows, left=0)]
     out.append("")
     out.append(f"running requests at which send's cost passes {100 * THRESHOLD:g} % of the step:")
     for (t, codec), curve in sorted(curves.items()):

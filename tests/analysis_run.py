@@ -14,10 +14,16 @@ SMALL_RUN_ARGS = ["--scenario", "decode-steady", "--num-running", "4,16", "--ste
                   "--warmup-steps", "10"]
 
 
+def run_bench(path: Path, args: list[str]) -> str:
+    """Run ``bench.py ARGS --quiet --output PATH`` in a child process (4 minutes at
+    most); asserts it exits 0 and returns its stdout (the tables)."""
+    proc = subprocess.run([sys.executable, "bench.py", *args, "--quiet", "--output", str(path)],
+                          cwd=REPO, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
 def make_small_run(path: Path) -> Path:
     """Run ``bench.py`` with ``SMALL_RUN_ARGS`` into ``path``; returns ``path``."""
-    proc = subprocess.run([sys.executable, "bench.py", *SMALL_RUN_ARGS, "--quiet",
-                           "--output", str(path)], cwd=REPO, capture_output=True, text=True,
-                          timeout=240)
-    assert proc.returncode == 0, proc.stderr
+    run_bench(path, SMALL_RUN_ARGS)
     return path

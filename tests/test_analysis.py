@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis_run import REPO, make_small_run
-from ipc_bench import cli, pairs, plots, report
+from analysis_run import REPO, make_small_run, run_bench
+from ipc_bench import cli, plots, report, stats
 from ipc_bench.case import RUNNER_COLUMNS, SCHED_COLUMNS
 from ipc_bench.results import (CASE_KEYS, FORMAT_VERSION, REQUEST_COLUMNS, Results,
                                ResultsError, load)
@@ -116,38 +116,22 @@ def test_load_bad_folders(tmp_path):
         load([])
 
 
-# ------------------------------------------------------------------------------ intervals
-
-
-def test_t_quantiles_match_scipy():
-    stats = pytest.importorskip("scipy.stats")
-    for df in list(range(1, 41)) + [60, 100, 1000]:
-        assert pairs.t_quantile_975(df) == pytest.approx(stats.t.ppf(0.975, df), abs=2e-3)
-
-
-def test_mean_ci_and_ratio_ci_known_answers():
-    # mean 2, sd 1, n 3: half-width t(0.975, 2) * 1 / sqrt(3) = 4.303 / 1.732 = 2.4843
-    m, lo, hi = pairs.mean_ci([1.0, 2.0, 3.0])
-    assert (m, round(lo, 4), round(hi, 4)) == (2.0, round(2 - 4.303 / math.sqrt(3), 4),
-                                               round(2 + 4.303 / math.sqrt(3), 4))
-    m, lo, hi = pairs.mean_ci([5.0])
-    assert m == 5.0 and math.isnan(lo) and math.isnan(hi)
-    g, lo, hi = pairs.ratio_ci([2.0, 2.0, 2.0])
-    assert (g, lo, hi) == pytest.approx((2.0, 2.0, 2.0))
-    g, _, _ = pairs.ratio_ci([1.0, 4.0])
-    assert g == pytest.approx(2.0)
+# ------------------------------------------------------------------------------ pairs
 
 
 def test_paired_send_cached(res):
-    p = pairs.paired(res.cases, "sched_to_runner_payload_bytes_per_step")
+    p = stats.paired(res.cases, "sched_to_runner_payload_bytes_per_step")
     assert len(p) == 6  # 2 workloads x (msgpack, pickle, none)
     c = res.cases.set_index(["workload", "policy", "codec"])
     for row in p.itertuples():
         assert row.send == c.loc[(row.workload, "send", row.codec),
                                  "sched_to_runner_payload_bytes_per_step"]
-        assert row.diff == row.cached - row.send
+        assert row.cached == c.loc[(row.workload, "cached", row.codec),
+                                   "sched_to_runner_payload_bytes_per_step"]
+        assert row.diff == row.send - row.cached
     two_process = p[p["codec"] != "none"]
-    assert (two_process["diff"] < 0).all()  # cached always ships fewer bytes
+    assert (two_process["diff"] > 0).all()  # cached always ships fewer bytes
+    assert sorted(set(p["num_running"])) == [4, 16]  # label columns come along
 
 
 # ------------------------------------------------------------------------------ figures
@@ -270,6 +254,60 @@ def test_report_compares_runs_and_warns_on_metadata(run_dir, tmp_path, capsys):
     assert (out / "small-run-bytes_per_step.png").is_file()
 
 
+#: The CLI comparison block's metric labels -> the report's cached-against-send labels.
+CLI_TO_REPORT = {"out tok/s": "output tokens/s", "build": "build µs/step",
+                 "encode": "encode µs/step", "decode": "decode µs/step",
+                 "step mean": "step µs (mean)", "s2r bytes": "s2r payload B/step"}
+
+
+def _cli_comparison_rows(stdout: str) -> dict[tuple, tuple[str, str]]:
+    """(workload, codec, report label) -> (ratio, ratio CI) from the CLI's block."""
+    out, where = {}, None
+    for line in stdout.splitlines():
+        head = re.match(r"cached vs send  \[(.+)\]  (\w+): \d+ paired repetitions", line)
+        if head:
+            where = head.groups()
+            continue
+        cells = re.split(r"\s{2,}", line.strip())
+        if where and cells[0] in CLI_TO_REPORT and len(cells) == 9:
+            out[where + (CLI_TO_REPORT[cells[0]],)] = (cells[4], cells[5])
+    return out
+
+
+def test_report_intervals_are_the_cli_comparison_block(tmp_path):
+    run = tmp_path / "repeat-run"
+    stdout = run_bench(run, ["--scenario", "decode-steady", "--num-running", "4",
+                             "--steps", "20", "--warmup-steps", "5", "--codecs", "msgpack",
+                             "--repeat", "2"])
+    cli_rows = _cli_comparison_rows(stdout)
+    assert {(c, m) for _, c, m in cli_rows} >= {("msgpack", m) for m in CLI_TO_REPORT.values()}
+    assert ("num_running=4", "none", "output tokens/s") in cli_rows  # single process too
+    assert report.main([str(run), "--output", str(tmp_path / "rep")]) == 0
+    md = (tmp_path / "rep" / "report.md").read_text()
+    table = {}
+    for line in md.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 8 and cells[3] == "2":
+            table[(cells[0], cells[1], cells[2])] = cells
+    for key, (ratio, ci) in cli_rows.items():
+        if key[1] == "none" and "B/step" in key[2]:
+            continue  # the report leaves out bytes of the in-process cases
+        assert table[key][7] == f"{ratio} {ci}", key
+    # The findings' interval and the table's difference come from the same comparison
+    # as the summary.json comparisons that the CLI block printed.
+    comparisons = json.loads((run / "summary.json").read_text())["comparisons"]
+    entry = next(c for c in comparisons if c["codec"] == "msgpack")
+    tput = entry["metrics"]["output_tokens_per_s"]
+    assert cli_rows[("num_running=4", "msgpack", "output tokens/s")] == (
+        f"{tput['ratio_geomean']:.3f}", f"[{tput['ratio_ci_low']:.3f}, {tput['ratio_ci_high']:.3f}]")
+    assert (f"output tokens/s changes by {100 * (tput['ratio_geomean'] - 1):+.1f} % "
+            f"[{100 * (tput['ratio_ci_low'] - 1):+.1f}, {100 * (tput['ratio_ci_high'] - 1):+.1f}]"
+            " % over 2 repetitions") in md
+    build = entry["metrics"]["build_ns_per_step"]
+    assert table[("num_running=4", "msgpack", "build µs/step")][6] == report._fmt(
+        build["diff_mean"] * 1e-3, 2)
+
+
 @pytest.mark.parametrize("args, message", [
     (["{tmp}/missing"], "bench.py report: error: {tmp}/missing: no such folder"),
     (["{tmp}"], "bench.py report: error: {tmp}: not a run folder (no summary.json)"),
@@ -303,12 +341,8 @@ def test_a_run_imports_neither_pandas_nor_matplotlib(tmp_path):
 
 def test_step_time_sweep_lights_up_the_share_figure(tmp_path):
     run = tmp_path / "sweep"
-    proc = subprocess.run([sys.executable, "bench.py", "--scenario", "step-time",
-                           "--num-running", "2,4", "--step-time-ms", "1,2", "--steps", "20",
-                           "--warmup-steps", "2", "--codecs", "msgpack", "--quiet",
-                           "--output", str(run)], cwd=REPO, capture_output=True, text=True,
-                          timeout=240)
-    assert proc.returncode == 0, proc.stderr
+    run_bench(run, ["--scenario", "step-time", "--num-running", "2,4", "--step-time-ms", "1,2",
+                    "--steps", "20", "--warmup-steps", "2", "--codecs", "msgpack"])
     res = load(run)
     fig = plots.send_cost_share(res)
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
@@ -329,12 +363,9 @@ TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces"
                     reason="Azure traces not in ../shared/traces")
 def test_timed_replay_report_has_latency_cdfs(tmp_path):
     run = tmp_path / "timed"
-    proc = subprocess.run([sys.executable, "bench.py", "--scenario", "azure-conv-timed",
-                           "--trace", str(TRACES / "AzureLLMInferenceTrace_conv.csv"),
-                           "--max-requests", "20", "--trace-speedup", "50",
-                           "--codecs", "msgpack", "--quiet", "--output", str(run)],
-                          cwd=REPO, capture_output=True, text=True, timeout=240)
-    assert proc.returncode == 0, proc.stderr
+    run_bench(run, ["--scenario", "azure-conv-timed",
+                    "--trace", str(TRACES / "AzureLLMInferenceTrace_conv.csv"),
+                    "--max-requests", "20", "--trace-speedup", "50", "--codecs", "msgpack"])
     res = load(run)
     assert len(res.itl) == int((res.requests["num_output_tokens"] - 1).clip(lower=0).sum())
     out = tmp_path / "rep"

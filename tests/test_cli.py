@@ -67,7 +67,7 @@ def test_unknown_scenario(tmp_path):
 
 def test_num_running_zero():
     proc = bench("--scenario", "decode-steady", "--num-running", "0")
-    assert_usage_error(proc, "argument --num-running: expected positive integers, got '0'")
+    assert_usage_error(proc, "argument --num-running: must be at least 1, got 0")
 
 
 def test_unknown_codec():

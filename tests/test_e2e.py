@@ -292,7 +292,10 @@ def test_killed_runner_is_reported_and_cleaned_up(monkeypatch):
 
     with pytest.raises(CaseError) as info:
         run_case(steady_spec("cached", "pickle"), on_step=kill_at_step)
-    assert str(info.value) == f"runner process {spy.procs[0].pid} was killed by SIGKILL"
+    # noticed on the next send if ZeroMQ saw the disconnection first, else on the wait
+    assert str(info.value) in (
+        f"runner process {spy.procs[0].pid} was killed by SIGKILL while {what} for step 10"
+        for what in ("sending SchedulerOutput", "waiting for ModelRunnerOutput"))
     assert spy.procs[0].returncode == -signal.SIGKILL
     assert_clean(spy)
 

@@ -276,9 +276,9 @@ def test_prepare_inputs_takes_the_decode_layout_only_for_pure_decode(policy, mon
         assert all((a == b).all() and a.dtype == b.dtype for a, b in zip(out, ref))
         return out
 
-    def general(nc, num_scheduled, max_model_len):
+    def general(nc, num_scheduled, max_model_len, check=None):
         calls["general"] += 1
-        return token_layout(nc, num_scheduled, max_model_len)
+        return token_layout(nc, num_scheduled, max_model_len, check)
 
     monkeypatch.setattr(mr, "decode_token_layout", checked)
     monkeypatch.setattr(mr, "token_layout", general)

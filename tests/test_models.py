@@ -325,9 +325,9 @@ def test_kv_cache_memory_check():
 
 @pytest.mark.parametrize("args, message", [
     (["--scenario", "decode-steady", "--model", "torch", "--device", "cpu",
-      "--num-blocks", "10000000"],
-     "bench.py: error: the torch model's KV cache (preset cpu, num_blocks 10000000 x "
-     "block_size 16) needs 305.2 GiB on cpu, over the 4.0 GiB limit: lower --num-blocks "
+      "--num-blocks", "1000000"],
+     "bench.py: error: the torch model's KV cache (preset cpu, num_blocks 1000000 x "
+     "block_size 16) needs 30.5 GiB on cpu, over the 4.0 GiB limit: lower --num-blocks "
      "(at most 131072) or use a smaller --model-preset"),
     (["--scenario", "decode-steady", "--model", "fixed-step", "--step-time-ms", "2,5"],
      "bench.py: error: --step-time-ms takes one value here (a list only in the step-time "

@@ -152,3 +152,79 @@ def test_compare_cases_pairs_by_repetition():
     assert m["significant"] is True
     assert m["unit"] == "ns"
     assert m["diff_mean"] == pytest.approx(20.0)
+
+
+# ---------------------------------------------------------------- pairs of a cases table
+
+
+def _cases_table(rows):
+    import pandas as pd
+
+    return pd.DataFrame([dict(run_id="r", scenario="decode-steady", workload=f"num_running={b}",
+                              num_running=b, codec="msgpack", transport="ipc", model="null",
+                              complete=True, policy=arm.rstrip("'"), arm=arm, repetition=rep,
+                              output_tokens_per_s=v)
+                         for b, arm, rep, v in rows])
+
+
+def test_mean_interval_known_answers():
+    # mean 2, sd 1, n 3: half-width t_{2,.975} / sqrt(3) = 4.303 / 1.732
+    m, lo, hi = stats.mean_interval([1.0, 2.0, None, 3.0, float("nan")])
+    assert m == 2.0
+    assert (lo, hi) == pytest.approx((2 - 4.303 / math.sqrt(3), 2 + 4.303 / math.sqrt(3)),
+                                     abs=1e-3)
+    m, lo, hi = stats.mean_interval([5.0])
+    assert m == 5.0 and math.isnan(lo) and math.isnan(hi)
+    assert all(math.isnan(v) for v in stats.mean_interval([]))
+
+
+def test_paired_and_summarize_pairs_match_compare_paired():
+    cases = _cases_table([(4, "send", 0, 100.0), (4, "cached", 0, 200.0),
+                          (4, "cached", 1, 220.0), (4, "send", 1, 110.0),
+                          (4, "send", 2, 90.0), (4, "cached", 2, 180.0),
+                          (16, "send", 0, 10.0), (16, "cached", 0, 40.0),
+                          (16, "send", 1, 10.0), (16, "cached", 1, 10.0),
+                          (16, "send", 2, 50.0)])  # unpaired: left out
+    p = stats.paired(cases, "output_tokens_per_s")
+    assert list(p.columns) == ["run_id", "scenario", "workload", "codec", "transport", "model",
+                               "repetition", "send", "cached", "diff", "ratio", "num_running"]
+    assert p[["num_running", "repetition", "send", "cached", "diff", "ratio"]].values.tolist() == [
+        [4, 0, 100.0, 200.0, -100.0, 2.0], [4, 1, 110.0, 220.0, -110.0, 2.0],
+        [4, 2, 90.0, 180.0, -90.0, 2.0], [16, 0, 10.0, 40.0, -30.0, 4.0],
+        [16, 1, 10.0, 10.0, 0.0, 1.0]]
+    b4, b16 = stats.summarize_pairs(p)
+    assert (b4["workload"], b4["n"], b4["send"], b4["cached"]) == ("num_running=4", 3, 100.0, 200.0)
+    assert (b4["ratio"], b4["ratio_low"], b4["ratio_high"]) == pytest.approx((2.0, 2.0, 2.0))
+    assert b4["diff"] == pytest.approx(-100.0) and b4["significant"] is True
+    assert b16["ratio"] == pytest.approx(2.0)  # geometric mean of 4 and 1
+    cmp = stats.compare_paired([10.0, 10.0], [40.0, 10.0])
+    assert (b16["ratio_low"], b16["ratio_high"]) == (cmp.ratio_ci_low, cmp.ratio_ci_high)
+    assert (b16["diff_low"], b16["diff_high"]) == (cmp.diff_ci_low, cmp.diff_ci_high)
+    assert b16["significant"] is False
+    # the sign test needs 6 pairs: point estimates (medians) but no interval
+    (s4, _) = stats.summarize_pairs(p, method="sign")
+    assert s4["ratio"] == 2.0 and s4["diff"] == -100.0
+    assert math.isnan(s4["ratio_low"]) and s4["significant"] is None
+    assert stats.summarize_pairs(p.iloc[:0]) == []
+
+
+def test_paired_pairs_arms_not_policies():
+    # An A/A run has send and send' (both policy send): no send/cached pair, no error.
+    aa = _cases_table([(4, "send", 0, 1.0), (4, "send'", 0, 1.1)])
+    assert stats.paired(aa, "output_tokens_per_s").empty
+    p = stats.paired(aa, "output_tokens_per_s", baseline="send", treatment="send'")
+    assert p[["send", "cached"]].values.tolist() == [[1.0, 1.1]]
+    # an incomplete case or a missing value leaves its pair out
+    cases = _cases_table([(4, "send", 0, 1.0), (4, "cached", 0, 2.0),
+                          (4, "send", 1, 1.0), (4, "cached", 1, float("nan"))])
+    assert stats.paired(cases, "output_tokens_per_s")["repetition"].tolist() == [0]
+    cases.loc[0, "complete"] = False
+    assert stats.paired(cases, "output_tokens_per_s").empty
+    assert stats.paired(cases, "no_such_metric").empty
+
+
+def test_results_ci_method():
+    assert stats.results_ci_method({"a": {"ci_method": "sign"}}) == "sign"
+    assert stats.results_ci_method({"a": {}}) == "t"
+    assert stats.results_ci_method({"a": {"ci_method": "sign"},
+                                    "b": {"ci_method": "bootstrap"}}) == "t"

@@ -87,7 +87,8 @@ def test_wire_bytes_match_a_counting_relay(monkeypatch, policy, codec):
         make_workload=lambda: SteadyDecodeWorkload(b, seed=1, vocab_size=128_256,
                                                    prompt_len_range=(4, 120),
                                                    output_len_range=(5, 30)),
-        warmup_steps=5, max_steps=80, count="all", transport="tcp")
+        warmup_steps=5, max_steps=80, count="all", transport="tcp",
+        allow_pickle_over_tcp=codec == "pickle")  # loopback, runner started here
     result = processes.run_case(spec)
     for relay in relays.values():
         relay.join()

@@ -1,0 +1,60 @@
+"""Instrumentation overhead: the same decode-steady case with per-step recording on and off.
+
+Why: every figure the harness prints comes from per-step timestamps and records; this
+scenario measures what recording them costs. Arm ``steps`` is the normal loop (about
+ten clock reads, one record and a kept frame per step on the scheduler, as many clock
+reads per step on the runner); arm ``totals`` runs the same steps through loops that
+record nothing per step, only the loop's total time after warm-up. Both arms report
+``loop_step_ns_mean`` (loop time after warm-up / steps) and the scenario prints the
+paired ratio steps/totals with its 95 % interval per policy.
+
+Defaults: 256 running requests (``--num-running``), msgpack (``--codecs``), 1,000
+counted steps (``--steps``), 8 repetitions (``--repeat``, alternating which arm runs
+first), no floor and no single-process case.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ipc_bench.case import CaseSpec
+from ipc_bench.scenario import ScenarioOptions
+from scenarios import decode_steady
+
+NAME = "overhead"
+ARMS = ("totals", "steps")
+
+
+def cases(opts: ScenarioOptions) -> list[CaseSpec]:
+    repeat = opts.repeat if opts.repeat > 1 else 8
+    base = replace(opts, num_running=opts.num_running or [256], repeat=1, aa=False,
+                   codecs=opts.codecs if opts.codecs != ["msgpack", "pickle"] else ["msgpack"],
+                   floor=False, single_process=False)
+    templates = decode_steady.cases(base)
+    out = []
+    for rep in range(repeat):
+        for t in templates:
+            for arm in (ARMS if rep % 2 == 0 else ARMS[::-1]):
+                case = replace(t, labels=dict(t.labels, of=t.policy), repetition=rep,
+                               scenario=NAME, instrumentation=arm, arm=arm)
+                out.append(case)
+    return out
+
+
+def report(summaries) -> str:
+    """steps/totals ratio of loop time per step, per policy, with its 95 % interval."""
+    from ipc_bench.stats import compare_cases
+
+    lines = ["", "Instrumentation overhead (loop time per step, recording on / off):"]
+    for cmp in compare_cases(summaries, metrics=(("loop_step_ns_mean", "ns"),)):
+        m = cmp["metrics"].get("loop_step_ns_mean")
+        if not m:
+            continue
+        ci = (f"[{m['ratio_ci_low']:.4f}, {m['ratio_ci_high']:.4f}]"
+              if m["ratio_ci_low"] is not None else "(no interval)")
+        lines.append(
+            f"  {cmp['workload']} {cmp['codec']}: {m['treatment']}/{m['baseline']} = "
+            f"{m['ratio_geomean']:.4f} {ci} over {m['n_pairs']} pairs; "
+            f"{m['baseline_median'] / 1e3:.1f} vs {m['treatment_median'] / 1e3:.1f} us/step "
+            f"(medians); {m['verdict']}")
+    return "\n".join(lines)

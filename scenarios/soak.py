@@ -1,0 +1,101 @@
+"""Soak: the whole Azure conv trace on the wall clock, about 10 minutes; memory growth and byte drift.
+
+Why: a benchmark run can take an hour. This replays every request of the Azure
+conversation trace (19,366 requests over 58 minutes; needs ``--trace PATH`` to
+``AzureLLMInferenceTrace_conv.csv``) sped up to fit in about 10 minutes, and checks
+that neither process leaks memory and that the bytes per step do not drift:
+
+- RSS of the scheduler and of the runner, sampled every second from a background
+  thread of the scheduler (``/proc/<pid>/status`` VmRSS), goes to ``rss.csv``; the
+  summary gives growth after warm-up (end of run over the baseline just after the
+  first 10 %; goal: under 5 %), the largest sample and a slope (``soak.rss_growth``);
+- bytes per scheduled request in pure-decode steps, per direction, baseline window
+  against the end (``*_decode_bytes_per_req_drift_pct``).
+
+The case is streamed: rows and request records go to the run folder every second
+and leave memory, the runner keeps no per-step columns, there is no floor, so the
+harness's own records do not grow with the run (see ``ipc_bench.soak``). Not part of
+the test suite (``tests/test_soak.py`` runs a short version).
+
+One case: the first of ``--policies`` and of ``--codecs`` (default send, msgpack).
+Options: ``--trace PATH``; ``--trace-speedup X`` (default: the trace's span / 600 s);
+``--max-requests N`` for a shorter soak.
+"""
+
+from __future__ import annotations
+
+from ipc_bench.case import CaseSpec
+from ipc_bench.config import ConfigError, ModelConfig, SchedulerConfig
+from ipc_bench.scenario import ScenarioOptions
+from ipc_bench.traces import load_azure_trace
+from ipc_bench.workload import TraceWorkload
+
+NAME = "soak"
+TRACE_FILE = "AzureLLMInferenceTrace_conv.csv"
+#: Wall time the replay's arrivals are squeezed into when --trace-speedup is not given.
+TARGET_S = 600.0
+RSS_INTERVAL_S = 1.0
+#: Growth of memory after warm-up this soak aims to stay under, in percent.
+GROWTH_GOAL_PCT = 5.0
+
+
+def cases(opts: ScenarioOptions) -> list[CaseSpec]:
+    if not opts.trace:
+        raise ConfigError(f"scenario {NAME} needs --trace PATH (the {TRACE_FILE} file)")
+    trace = load_azure_trace(opts.trace, max_requests=opts.max_requests)
+    span_s = float(trace.arrival_s[-1]) if len(trace) else 0.0
+    speedup = opts.trace_speedup or max(1.0, span_s / TARGET_S)
+    scheduler = opts.scheduler_config(SchedulerConfig(
+        max_num_seqs=256, max_num_batched_tokens=2048, max_model_len=16384,
+        num_blocks=131072))
+    model = ModelConfig(seed=opts.seed)
+    workload_name = f"{NAME}:{len(trace)}"
+    warmup = 50 if opts.warmup_steps is None else opts.warmup_steps
+    policy, codec = opts.policies[0], opts.codecs[0]
+    return [CaseSpec(
+        scenario=NAME, labels={"trace": workload_name}, policy=policy, codec=codec,
+        scheduler=scheduler, model=model,
+        make_workload=lambda: TraceWorkload(trace, name=workload_name, seed=opts.seed,
+                                            vocab_size=model.vocab_size,
+                                            logical_step_s=0.02),
+        warmup_steps=warmup, max_steps=None, count="all", floor=False,
+        trace_speedup=speedup, stream=True, sample_rss_s=RSS_INTERVAL_S,
+        **opts.process_settings())]
+
+
+def report(summaries) -> str:
+    """Memory growth per process (VmRSS and RssAnon) and byte drift, against the goal."""
+    lines = []
+    for s in summaries:
+        if s.get("scenario") != NAME:
+            continue
+        lines.append(f"\nSoak {s['case_id']}: {s.get('num_total_steps', 0):,} steps, "
+                     f"{s.get('num_requests', 0):,} requests, {s.get('wall_s', 0):.0f} s "
+                     f"at {s.get('trace_speedup', 0):.2f}x")
+        for who in ("sched", "runner"):
+            for kind, label in (("rss", "VmRSS"), ("anon", "RssAnon")):
+                key = f"{who}_{kind}"
+                g = s.get(f"{key}_growth_pct")
+                if g is None:
+                    lines.append(f"  {who:6s} {label:7s}: too few samples")
+                    continue
+                lines.append(
+                    f"  {who:6s} {label:7s}: baseline {s[f'{key}_baseline_bytes'] / 2**20:.1f} "
+                    f"MiB, end {s[f'{key}_end_bytes'] / 2**20:.1f} MiB, growth {g:+.2f} % "
+                    f"(largest after warm-up {s[f'{key}_max_growth_pct']:+.2f} %, slope "
+                    f"{s[f'{key}_slope_bytes_per_min'] / 2**10:+.1f} KiB/min, second half "
+                    f"{s[f'{key}_late_slope_bytes_per_min'] / 2**10:+.1f} KiB/min) "
+                    f"{'ok' if g < GROWTH_GOAL_PCT else 'OVER'} (goal < {GROWTH_GOAL_PCT:g} %)")
+        if s.get("sched_py_growth_pct") is not None:
+            lines.append(f"  sched  live Python allocations: "
+                         f"{s['sched_py_baseline_bytes']:,.0f} -> {s['sched_py_end_bytes']:,.0f} "
+                         f"blocks ({s['sched_py_growth_pct']:+.2f} %): flat means RSS growth "
+                         "is allocator fragmentation, not a leak")
+        for d in ("s2r", "r2s"):
+            v = s.get(f"{d}_decode_bytes_per_req_drift_pct")
+            if v is not None:
+                lines.append(
+                    f"  {d} bytes per request per decode step: "
+                    f"{s[f'{d}_decode_bytes_per_req_baseline']:.2f} -> "
+                    f"{s[f'{d}_decode_bytes_per_req_end']:.2f} ({v:+.2f} %)")
+    return "\n".join(lines)

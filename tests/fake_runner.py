@@ -1,0 +1,82 @@
+"""The real runner with one injected fault, for the reliability tests.
+
+``python fake_runner.py CTL_ENDPOINT``; ``FAKE_RUNNER_MODE`` picks the fault and
+``FAKE_RUNNER_STEP`` the step (default 3) it happens at:
+
+- ``wrong-version``: answers the handshake with ``Ready`` of protocol version 99;
+- ``silent``: connects and never answers the handshake;
+- ``exit``: writes a line to stderr and exits with code 7 at the step;
+- ``hang``: stops answering at the step (sleeps);
+- ``garbage``: replies with bytes that are no ModelRunnerOutput at the step;
+- ``missing-row``: replies with a valid ModelRunnerOutput that lacks every request;
+- ``bad-type``: replies with a ModelRunnerOutput whose token ids are strings (pickle
+  codec only: msgpack could not carry it).
+"""
+
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from ipc_bench import messages, processes  # noqa: E402
+
+MODE = os.environ["FAKE_RUNNER_MODE"]
+STEP = int(os.environ.get("FAKE_RUNNER_STEP", "3"))
+
+
+def main() -> int:
+    if MODE == "silent":
+        import zmq
+
+        sock = zmq.Context().socket(zmq.PAIR)
+        sock.connect(sys.argv[1])
+        time.sleep(600)
+        return 0
+    if MODE == "wrong-version":
+        processes.Ready = lambda version, pid, device: messages.Ready(99, pid, device)
+    calls = {"n": 0}
+    execute = processes.TimedRunner.execute
+
+    def faulty_execute(self, so, *a, **kw):
+        n = calls["n"]
+        calls["n"] += 1
+        out = execute(self, so, *a, **kw)
+        if n != STEP:
+            return out
+        if MODE == "exit":
+            print(f"fake runner: exiting at step {n}", file=sys.stderr, flush=True)
+            os._exit(7)
+        if MODE == "hang":
+            time.sleep(600)
+        if MODE == "missing-row":
+            return messages.ModelRunnerOutput(req_ids=[], req_id_to_index={},
+                                              sampled_token_ids=[])
+        if MODE == "bad-type":
+            return messages.ModelRunnerOutput(
+                req_ids=out.req_ids, req_id_to_index=out.req_id_to_index,
+                sampled_token_ids=[[str(t) for t in ids] for ids in out.sampled_token_ids])
+        return out
+
+    processes.TimedRunner.execute = faulty_execute
+    if MODE == "garbage":
+        real = processes.model_runner_output_codec
+
+        def codec(name):
+            c = real(name)
+            encode, count = c.encode, {"n": 0}
+
+            def bad_encode(msg):
+                count["n"] += 1
+                return b"\xc1 not a ModelRunnerOutput" if count["n"] == STEP + 1 else encode(msg)
+
+            c.encode = bad_encode
+            return c
+
+        processes.model_runner_output_codec = codec
+    return processes.runner_main(sys.argv[1])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,103 @@
+"""Shared helpers of the reliability tests: processes, small cases, run folders."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from ipc_bench.case import CaseSpec
+from ipc_bench.config import ModelConfig, SchedulerConfig
+from ipc_bench.workload import SteadyDecodeWorkload
+
+REPO = Path(__file__).resolve().parents[1]
+TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces"
+FAKE_RUNNER = Path(__file__).resolve().parent / "fake_runner.py"
+#: Enough steps that a case is still running when a test interferes with it.
+LONG = 10**8
+
+
+def ppid_of(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[1])
+
+
+def children(pid: int) -> list[int]:
+    """Pids whose parent is ``pid`` (from /proc; zombies included)."""
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit() and ppid_of(int(d)) == pid:
+            out.append(int(d))
+    return out
+
+
+def alive(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def wait_dead(pid: int, timeout_s: float = 10.0) -> float:
+    """Wait until ``pid`` is gone (or a zombie); returns the seconds waited."""
+    t0 = time.monotonic()
+    while alive(pid):
+        if time.monotonic() - t0 > timeout_s:
+            raise AssertionError(f"process {pid} still alive after {timeout_s} s")
+        time.sleep(0.005)
+    return time.monotonic() - t0
+
+
+def wait_for(predicate, timeout_s: float = 30.0, what: str = "condition"):
+    t0 = time.monotonic()
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() - t0 > timeout_s:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.01)
+
+
+def steady_case(b: int = 16, *, policy: str = "send", codec: str = "msgpack",
+                max_steps: int = LONG, **kw) -> CaseSpec:
+    """A small steady-decode case that runs until stopped (``max_steps``)."""
+    return CaseSpec(
+        scenario="t", labels={"num_running": b}, policy=policy, codec=codec,
+        scheduler=SchedulerConfig(max_num_seqs=b, max_model_len=512, num_blocks=b * 64),
+        model=ModelConfig(),
+        make_workload=lambda: SteadyDecodeWorkload(b, seed=3, vocab_size=128_256,
+                                                   prompt_len_range=(8, 64),
+                                                   output_len_range=(16, 200)),
+        warmup_steps=5, max_steps=max_steps, count="all", floor=False, **kw)
+
+
+def bench(args: list[str], **kw) -> subprocess.Popen:
+    """Start ``python bench.py ARGS`` in the repository root (stderr piped)."""
+    return subprocess.Popen([sys.executable, str(REPO / "bench.py"), *args], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def load_run(run_dir: Path) -> tuple[dict, dict[str, pd.DataFrame]]:
+    """``summary.json`` and every CSV of a run folder, as the user would load them."""
+    summary = json.loads((run_dir / "summary.json").read_text())
+    frames = {p.name: pd.read_csv(p) for p in sorted(run_dir.glob("*.csv"))}
+    return summary, frames
+
+
+def kill_quietly(pid: int, sig=signal.SIGKILL) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass

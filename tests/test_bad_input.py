@@ -1,0 +1,225 @@
+"""Bad input: each kind gets exactly one line on stderr naming the problem (and the
+row for traces), exit code 2, no traceback, and nothing started.
+
+``main()`` runs in this process (it returns the exit code and restores the signal
+handlers), so the whole table costs well under a second; one case goes through a real
+``python bench.py`` to check the same holds for the process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from fault_helpers import REPO, children
+from ipc_bench import cli
+from ipc_bench.scenario import discover
+
+DS = ["--scenario", "decode-steady"]
+
+#: (argv, the exact error after "bench.py: error: ")
+OPTION_CASES = [
+    (["--scenario", "nope"],
+     "unknown scenario 'nope'; choose from " + ", ".join(discover())),
+    ([], "give --scenario NAME (or --list)"),
+    (["--frobnicate"], "unrecognized arguments: --frobnicate"),
+    (DS + ["--transport", "udp"],
+     "argument --transport: invalid choice: 'udp' (choose from 'ipc', 'tcp')"),
+    (DS + ["--policies", "foo"], "argument --policies: 'foo': choose from send, cached"),
+    (DS + ["--codecs", "msgpack,json"], "argument --codecs: 'json': choose from msgpack, pickle"),
+    (DS + ["--steps", "-5"], "argument --steps: must be at least 1, got -5"),
+    (DS + ["--steps", "0"], "argument --steps: must be at least 1, got 0"),
+    (DS + ["--steps", "abc"], "argument --steps: expected an integer, got 'abc'"),
+    (DS + ["--steps", "99999999999"],
+     "argument --steps: must be at most 1,000,000,000, got 99,999,999,999"),
+    (DS + ["--warmup-steps", "-1"], "argument --warmup-steps: must be at least 0, got -1"),
+    (DS + ["--num-running", "0"], "argument --num-running: must be at least 1, got 0"),
+    (DS + ["--num-running", "1,x"], "argument --num-running: expected an integer, got 'x'"),
+    (DS + ["--seed", "-1"], "argument --seed: must be at least 0, got -1"),
+    (DS + ["--seed", str(2**63)], "argument --seed: must be at most "
+     "9,223,372,036,854,775,807, got 9,223,372,036,854,775,808"),
+    (DS + ["--peer-timeout", "0"], "argument --peer-timeout: must be a positive number, got 0"),
+    (DS + ["--peer-timeout", "nan"],
+     "argument --peer-timeout: must be a positive number, got nan"),
+    (DS + ["--peer-timeout", "inf"],
+     "argument --peer-timeout: must be a positive number, got inf"),
+    (DS + ["--peer-timeout", "1e9"], "argument --peer-timeout: must be at most 86400, got 1e9"),
+    (DS + ["--trace-speedup", "-2"],
+     "argument --trace-speedup: must be a positive number, got -2"),
+    (DS + ["--logical-step-ms", "0"],
+     "argument --logical-step-ms: must be a positive number, got 0"),
+    (DS + ["--repeat", "0"], "argument --repeat: must be at least 1, got 0"),
+    (["--scenario", "azure-conv", "--max-requests", "0"],
+     "argument --max-requests: must be at least 1, got 0"),
+    # scheduler limits
+    (DS + ["--num-blocks", "0"], "argument --num-blocks: must be at least 1, got 0"),
+    (DS + ["--num-blocks", "99999999"],
+     "argument --num-blocks: must be at most 4,194,304, got 99,999,999"),
+    (DS + ["--max-num-seqs", "70000"],
+     "argument --max-num-seqs: must be at most 65,536, got 70,000"),
+    (DS + ["--block-size", "-16"], "argument --block-size: must be at least 1, got -16"),
+    (DS + ["--max-model-len", "8", "--block-size", "16"],
+     "max_model_len (8) is smaller than one block (block_size 16)"),
+    (DS + ["--num-running", "64", "--max-num-seqs", "16"],
+     "--num-running 64 is larger than max_num_seqs 16: a steady batch of 64 cannot run"),
+    (DS + ["--max-model-len", "100"],
+     "max_model_len 100 must exceed decode-steady's longest prompt (256 tokens)"),
+    (DS + ["--num-running", "16", "--num-blocks", "10"],
+     "num_blocks 10 cannot hold one request of up to 2304 tokens in blocks of 16 (need 144)"),
+    (DS + ["--num-running", "16", "--max-num-batched-tokens", "8"],
+     "max_num_batched_tokens 8 is smaller than --num-running 16: not every request can "
+     "decode each step"),
+    (["--scenario", "azure-conv", "--trace", "x.csv", "--max-num-seqs", "0"],
+     "argument --max-num-seqs: must be at least 1, got 0"),
+    # transport and security
+    (DS + ["--host", "0.0.0.0"], "--host applies to --transport tcp only"),
+    (DS + ["--transport", "tcp", "--host", "localhost"],
+     "argument --host: --host must be an IP address such as 127.0.0.1 or ::1, got 'localhost'"),
+    (DS + ["--transport", "tcp", "--codecs", "pickle"],
+     "refusing to decode pickle from a TCP peer: pickle runs code on load and any local user "
+     "can connect to a TCP port; use --codecs msgpack or --transport ipc, or pass "
+     "--allow-pickle-over-tcp if every host that can reach the port is trusted"),
+    # scenarios that need a trace
+    (["--scenario", "azure-conv"],
+     "scenario azure-conv needs --trace PATH (the AzureLLMInferenceTrace_conv.csv file)"),
+    (["--scenario", "soak"],
+     "scenario soak needs --trace PATH (the AzureLLMInferenceTrace_conv.csv file)"),
+]
+
+
+def _run_main(argv, capsys) -> tuple[int, list[str], str]:
+    code = cli.main(argv)
+    out, err = capsys.readouterr()
+    return code, err.splitlines(), out
+
+
+@pytest.mark.parametrize("argv,message", OPTION_CASES,
+                         ids=[" ".join(a) or "no-args" for a, _ in OPTION_CASES])
+def test_bad_option_is_one_line_and_exit_2(argv, message, capsys):
+    code, lines, out = _run_main(argv, capsys)
+    assert (code, lines, out) == (2, [f"bench.py: error: {message}"], "")
+
+
+HEADER = "TIMESTAMP,ContextTokens,GeneratedTokens"
+ROW = "2023-11-16 18:15:46.6805900,374,44"
+
+#: name -> (file bytes, the error after "bench.py: error: {path}")
+TRACE_CASES = {
+    "empty": (b"", f" line 1: empty file; expected header '{HEADER}'"),
+    "header-only": (f"{HEADER}\r\n".encode(), " line 2: no data rows after the header"),
+    "missing-column": (b"TIMESTAMP,ContextTokens\n2023-11-16 18:15:46.6805900,374\n",
+                       f" line 1: bad header: expected '{HEADER}', found "
+                       "'TIMESTAMP,ContextTokens' (missing GeneratedTokens)"),
+    "no-header": (f"{ROW}\n".encode(),
+                  f" line 1: header missing: expected '{HEADER}', found a data row '{ROW}'"),
+    "non-numeric": (f"{HEADER}\n2023-11-16 18:15:46.6805900,abc,44\n".encode(),
+                    " line 2: ContextTokens is not a non-negative integer: 'abc'"),
+    "negative": (f"{HEADER}\n{ROW}\n2023-11-16 18:15:47.0,374,-4\n".encode(),
+                 " line 3: GeneratedTokens is not a non-negative integer: '-4'"),
+    "zero": (f"{HEADER}\n2023-11-16 18:15:47.0,0,4\n".encode(),
+             " line 2: ContextTokens is 0; a request needs at least one prompt token"),
+    "float": (f"{HEADER}\n2023-11-16 18:15:47.0,12.5,4\n".encode(),
+              " line 2: ContextTokens is not a non-negative integer: '12.5'"),
+    "unsorted": (f"{HEADER}\n2023-11-16 18:15:47.0000000,374,44\n"
+                 "2023-11-16 18:15:46.0000000,10,4\n".encode(),
+                 " line 3: timestamps are unsorted: TIMESTAMP '2023-11-16 18:15:46.0000000' is "
+                 "earlier than '2023-11-16 18:15:47.0000000' on line 2"),
+    "bad-timestamp": (f"{HEADER}\n2023-13-16 18:15:47.0,1,4\n".encode(),
+                      " line 2: TIMESTAMP is not a valid date and time: '2023-13-16 "
+                      "18:15:47.0' (month must be in 1..12)"),
+    "huge-row": (f"{HEADER}\n2023-11-16 18:15:46.6805900,{'9' * 5000},4\n".encode(),
+                 " line 2: huge row: line is longer than 1024 bytes"),
+    "huge-field": (f"{HEADER}\n2023-11-16 18:15:46.6805900,{'9' * 100},4\n".encode(),
+                   " line 2: huge row: ContextTokens is 100 characters long (limit 64): "
+                   f"'{'9' * 40}'... (100 characters)"),
+    "extra-field": (f"{HEADER}\n{ROW},7\n".encode(),
+                    f" line 2: expected 3 fields ({HEADER}), found 4: '{ROW},7'"),
+    "blank-line": (f"{HEADER}\n{ROW}\n\n{ROW}\n".encode(),
+                   " line 3: blank line; expected a data row"),
+    "binary": (f"{HEADER}\n".encode() + b"\xff\xfe,1,2\n",
+               " line 2: not UTF-8 text (byte 1 of the line)"),
+}
+
+
+@pytest.mark.parametrize("kind", list(TRACE_CASES))
+def test_bad_trace_is_one_line_naming_the_row_and_exit_2(kind, tmp_path, capsys):
+    data, message = TRACE_CASES[kind]
+    path = tmp_path / f"{kind}.csv"
+    path.write_bytes(data)
+    code, lines, out = _run_main(["--scenario", "azure-conv", "--trace", str(path),
+                                  "--output", str(tmp_path / "run")], capsys)
+    assert (code, lines, out) == (2, [f"bench.py: error: {path}{message}"], "")
+    assert not (tmp_path / "run").exists()  # refused before anything was written
+
+
+@pytest.mark.parametrize("kind,argv,message", [
+    ("missing", ["--trace", "{tmp}/nope.csv"], "no such trace file: {tmp}/nope.csv"),
+    ("directory", ["--trace", "{tmp}"], "{tmp}: is a directory, not a trace file"),
+    ("output-not-empty", ["--output", "{tmp}"], "output folder {tmp} exists and is not empty"),
+    ("output-is-a-file", ["--output", "{tmp}/f"], "output path {tmp}/f exists and is not a folder"),
+    ("output-under-a-file", ["--output", "{tmp}/f/sub"],
+     "cannot write results to {tmp}/f/sub: Not a directory"),
+])
+def test_bad_paths(kind, argv, message, tmp_path, capsys):
+    (tmp_path / "f").write_text("x")
+    scenario = ["--scenario", "azure-conv"] if "--trace" in argv else DS
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    code, lines, out = _run_main(scenario + argv, capsys)
+    assert (code, lines, out) == (2, [f"bench.py: error: {message.replace('{tmp}', str(tmp_path))}"],
+                                  "")
+
+
+def test_runner_buffers_larger_than_memory_are_refused(monkeypatch, capsys):
+    # 256 x (4096 tokens + 256 block-table entries) x 4 bytes = 4.25 MiB > 50 % of 1 MiB
+    monkeypatch.setattr(cli, "_available_memory_bytes", lambda: 2**20)
+    code, lines, out = _run_main(DS + ["--num-running", "256"], capsys)
+    assert (code, lines, out) == (2, ["bench.py: error: max_num_seqs 256 x max_model_len 4096 "
+                                      "needs 4 MiB of runner buffers, more than 50% of the 1 "
+                                      "MiB available"], "")
+
+
+def test_line_endings_lf_cr_and_crlf_are_all_accepted(tmp_path):
+    from ipc_bench.traces import load_azure_trace
+
+    rows = [HEADER, ROW, "2023-11-16 18:15:47.6805900,30,4"]
+    for name, sep in (("lf", "\n"), ("cr", "\r"), ("crlf", "\r\n")):
+        path = tmp_path / f"{name}.csv"
+        path.write_text(sep.join(rows) + sep, newline="")
+        trace = load_azure_trace(path)
+        assert list(trace.prompt_lens) == [374, 30] and list(trace.output_lens) == [44, 4]
+
+
+def test_requests_that_can_never_fit_are_rejected_and_counted(tmp_path, capsys):
+    # max_model_len 64: the 374-token prompt can never run (admission rule: rejected on
+    # arrival, counted); the 30- and 20-token prompts run.
+    path = tmp_path / "t.csv"
+    path.write_text(f"{HEADER}\r\n{ROW}\r\n2023-11-16 18:15:46.7805900,30,4\r\n"
+                    "2023-11-16 18:15:46.8805900,20,5", newline="")
+    run = tmp_path / "run"
+    code = cli.main(["--scenario", "azure-conv", "--trace", str(path), "--max-model-len", "64",
+                     "--num-blocks", "64", "--warmup-steps", "0", "--codecs", "msgpack",
+                     "--output", str(run), "--quiet"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert ("  rejected on arrival: 1 of 3 requests could never fit (prompt >= max_model_len, "
+            "or more KV blocks than the cache has)") in out.splitlines()
+    summary = json.loads((run / "summary.json").read_text())
+    assert [c["num_rejected"] for c in summary["cases"]] == [1, 1]
+    requests = pd.read_csv(run / "requests.csv")
+    assert list(requests.sort_values(["case_id", "index"]).finish_reason) == [
+        "rejected", "length", "length"] * 2
+
+
+def test_bench_process_bad_input_has_no_traceback():
+    proc = subprocess.run([sys.executable, "bench.py", "--scenario", "decode-steady",
+                           "--num-running", "64", "--max-num-seqs", "16"], cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (
+        2, "", "bench.py: error: --num-running 64 is larger than max_num_seqs 16: a steady "
+               "batch of 64 cannot run\n")
+    assert children(os.getpid()) == []

@@ -1,0 +1,294 @@
+"""Peer failures and interrupts: a killed, crashed or hung runner, a dying scheduler,
+SIGINT / SIGTERM to ``bench.py``. Each test checks the exit code or error, the exact
+error line, that no child process survives and that the partial results load.
+
+Times (detection, shutdown) are printed for the record (``pytest -s``), never asserted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from fault_helpers import (FAKE_RUNNER, REPO, alive, bench, children, kill_quietly, load_run,
+                           steady_case, wait_dead, wait_for)
+from ipc_bench import processes
+from ipc_bench.case import RUNNER_COLUMNS, SCHED_COLUMNS, CaseResult
+from ipc_bench.processes import CaseError, run_case
+from ipc_bench.traces import Trace
+from ipc_bench.workload import TraceWorkload
+
+# ---------------------------------------------------------------------------- in-process
+
+
+def _kill_at(step: int, sig: int, result: CaseResult, marks: dict):
+    """``on_step`` callback: signal the runner once ``step`` steps are done."""
+
+    def on_step(seq: int, *_) -> None:
+        if seq == step:
+            os.kill(result.runner_pid, sig)
+            if sig == signal.SIGKILL:
+                wait_dead(result.runner_pid)
+            marks["t_signal"] = time.monotonic()
+    return on_step
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_runner_sigkill_at_a_random_step_is_reported_with_pid_signal_and_step(seed):
+    step = random.Random(seed).randint(1, 400)
+    result, marks = CaseResult(spec=steady_case()), {}
+    with pytest.raises(CaseError) as err:
+        run_case(result.spec, _kill_at(step, signal.SIGKILL, result, marks), result=result)
+    detect_s = time.monotonic() - marks["t_signal"]
+    pid = result.runner_pid
+    # Noticed on the send if ZeroMQ saw the disconnection first, else on the wait.
+    assert re.fullmatch(rf"runner process {pid} was killed by SIGKILL while (sending "
+                        rf"SchedulerOutput|waiting for ModelRunnerOutput) for step {step}",
+                        str(err.value)), str(err.value)
+    assert err.value.step == step and result.failed_step == step
+    assert [row[0] for row in result.sched_rows] == list(range(step))
+    assert not alive(pid)
+    print(f"\nSIGKILL at step {step}: detected and reaped in {detect_s * 1e3:.1f} ms")
+
+
+def test_hung_runner_times_out_with_its_state_and_is_killed():
+    spec = steady_case(peer_timeout_s=1.0)
+    result, marks = CaseResult(spec=spec), {}
+    with pytest.raises(CaseError) as err:
+        run_case(spec, _kill_at(7, signal.SIGSTOP, result, marks), result=result)
+    detect_s = time.monotonic() - marks["t_signal"]
+    assert str(err.value) == (
+        f"runner process {result.runner_pid} stopped answering: no ModelRunnerOutput for "
+        f"step 7 within 1 s (state T (stopped); killed)")
+    assert result.failed_step == 7 and len(result.sched_rows) == 7
+    assert not alive(result.runner_pid)
+    print(f"\nSIGSTOP at step 7 with --peer-timeout 1: failed after {detect_s:.2f} s")
+
+
+def _fake(monkeypatch, mode: str, step: int = 3) -> None:
+    monkeypatch.setenv("FAKE_RUNNER_MODE", mode)
+    monkeypatch.setenv("FAKE_RUNNER_STEP", str(step))
+    monkeypatch.setattr(processes, "_runner_command",
+                        lambda ctl: [sys.executable, str(FAKE_RUNNER), ctl])
+
+
+def test_runner_exit_code_and_last_stderr_line_are_reported(monkeypatch):
+    _fake(monkeypatch, "exit", step=3)
+    result = CaseResult(spec=steady_case())
+    with pytest.raises(CaseError) as err:
+        run_case(result.spec, result=result)
+    assert str(err.value) == (
+        f"runner process {result.runner_pid} exited with code 7 (fake runner: exiting at "
+        f"step 3) while waiting for ModelRunnerOutput for step 3")
+    assert len(result.sched_rows) == 3 and not alive(result.runner_pid)
+
+
+def test_runner_that_never_answers_the_handshake_fails_after_the_startup_timeout(monkeypatch):
+    _fake(monkeypatch, "silent")
+    spec = steady_case(startup_timeout_s=1.0)
+    with pytest.raises(CaseError) as err:
+        run_case(spec)
+    assert re.fullmatch(r"runner process \d+ stopped answering: no handshake reply from the "
+                        r"runner within 1 s", str(err.value)), str(err.value)
+    assert children(os.getpid()) == []
+
+
+def test_first_step_gets_the_startup_timeout_later_steps_the_peer_timeout(monkeypatch):
+    # A runner that stalls on its first step must not fail under --peer-timeout alone.
+    _fake(monkeypatch, "hang", step=0)
+    spec = steady_case(peer_timeout_s=0.2, startup_timeout_s=1.0)
+    t0 = time.monotonic()
+    with pytest.raises(CaseError) as err:
+        run_case(spec)
+    assert time.monotonic() - t0 >= 1.0
+    assert "no ModelRunnerOutput for step 0 within 1 s" in str(err.value)
+
+
+def test_keepalive_lets_the_runner_wait_through_a_long_idle_gap():
+    # Two requests 30 trace-seconds apart at 10x: a 3 s idle gap, three times the
+    # peer timeout. Without KeepAlive the runner would give up waiting and exit.
+    trace = Trace(path="t", arrival_s=np.array([0.0, 30.0]), prompt_lens=np.array([5, 7]),
+                  output_lens=np.array([3, 4]))
+    spec = steady_case(peer_timeout_s=1.0, max_steps=None)
+    spec.make_workload = lambda: TraceWorkload(trace, name="gap", seed=0, vocab_size=128_256,
+                                               logical_step_s=0.02)
+    spec.trace_speedup = 10.0
+    result = run_case(spec)
+    assert [r["num_output_tokens"] for r in result.requests] == [3, 4]
+    assert result.s2r_marker_frames >= 2 + 1  # keepalives (>= 1 per 0.25 s idle) + stop
+
+
+# ---------------------------------------------------------------------------- the scheduler dies
+
+_SUBREAPER = textwrap.dedent("""
+    import ctypes, json, os, signal, subprocess, sys, time
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    assert libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER: orphans come to us
+    mode, out_dir = sys.argv[1], sys.argv[2]
+    def kids(pid):
+        found = []
+        for d in os.listdir("/proc"):
+            if d.isdigit():
+                try:
+                    st = open(f"/proc/{d}/stat").read()
+                except OSError:
+                    continue
+                if int(st.rsplit(")", 1)[1].split()[1]) == pid:
+                    found.append(int(d))
+        return found
+    if mode == "bench":  # SIGKILL python bench.py in the middle of a case
+        sched = subprocess.Popen([sys.executable, "bench.py", "--scenario", "decode-steady",
+                                  "--num-running", "16", "--steps", "100000000",
+                                  "--policies", "send", "--codecs", "msgpack",
+                                  "--output", out_dir, "--quiet"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        while not os.path.exists(os.path.join(out_dir, "steps.partial.csv")):
+            time.sleep(0.01)
+    else:  # a parent that is gone before the runner can look (before prctl ran)
+        sched = subprocess.Popen([sys.executable, "-c",
+            "import os, subprocess, sys; env = dict(os.environ, "
+            "IPC_BENCH_SCHEDULER_PID=str(os.getpid())); "
+            "subprocess.Popen([sys.executable, '-m', 'ipc_bench.runner', "
+            "'ipc:///nonexistent/ctl'], env=env, stderr=open(sys.argv[1], 'w')); "
+            "os._exit(0)", os.path.join(out_dir, "runner.stderr")])
+    while not kids(sched.pid) and sched.poll() is None:
+        time.sleep(0.01)
+    runner = (kids(sched.pid) or [None])[0]
+    if mode == "bench":
+        time.sleep(0.3)
+        sched.kill()
+    t0 = time.monotonic()
+    sched.wait()
+    if runner is None:
+        runner = max(kids(os.getpid()))
+    _, status = os.waitpid(runner, 0)
+    print(json.dumps(dict(runner=runner, elapsed_s=time.monotonic() - t0,
+                          signaled=os.WIFSIGNALED(status),
+                          signal=os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+                          code=os.WEXITSTATUS(status) if os.WIFEXITED(status) else None)))
+""")
+
+
+def _subreaper(mode: str, out_dir) -> dict:
+    # A SIGKILLed bench.py cannot remove its socket directory: keep it under out_dir.
+    tmp = out_dir.parent / "tmp"
+    tmp.mkdir(exist_ok=True)
+    proc = subprocess.run([sys.executable, "-c", _SUBREAPER, mode, str(out_dir)], cwd=REPO,
+                          capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, TMPDIR=str(tmp)))
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_runner_dies_with_the_scheduler_by_pdeathsig_and_a_partial_folder_remains(tmp_path):
+    run_dir = tmp_path / "run"
+    status = _subreaper("bench", run_dir)
+    # Killed by SIGKILL (PR_SET_PDEATHSIG), not exited on its own (getppid check: code 3/5).
+    assert status["signaled"] and status["signal"] == signal.SIGKILL, status
+    summary, frames = load_run(run_dir)
+    assert summary["status"] == "incomplete"
+    assert summary["running_case"] == "num_running=16/send/msgpack#0"
+    partial = frames["steps.partial.csv"]
+    assert list(partial.columns[6:]) == list(SCHED_COLUMNS)
+    assert len(partial) > 0 and list(partial["seq"]) == list(range(len(partial)))
+    print(f"\nscheduler SIGKILLed: runner gone {status['elapsed_s'] * 1e3:.1f} ms later")
+
+
+def test_runner_exits_when_its_scheduler_died_before_it_started(tmp_path):
+    status = _subreaper("early", tmp_path)
+    assert not status["signaled"] and status["code"] == 5, status
+    line = (tmp_path / "runner.stderr").read_text().strip()
+    assert re.fullmatch(r"runner: scheduler process \d+ is gone at start-up", line), line
+
+
+def test_runner_sets_pdeathsig():
+    code = ("import ctypes, signal; from ipc_bench.processes import _set_parent_death_signal;"
+            "assert _set_parent_death_signal(); libc = ctypes.CDLL('libc.so.6');"
+            "v = ctypes.c_int(); libc.prctl(2, ctypes.byref(v), 0, 0, 0);"  # PR_GET_PDEATHSIG
+            "print(v.value)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
+                         text=True, timeout=60)
+    assert out.stdout.strip() == str(int(signal.SIGKILL)), out.stderr
+
+
+# ---------------------------------------------------------------------------- bench.py
+
+
+def _start_long_run(run_dir, extra=()):
+    proc = bench(["--scenario", "decode-steady", "--num-running", "16", "--steps",
+                  "100000000", "--policies", "send", "--codecs", "msgpack", "--output",
+                  str(run_dir), *extra])
+    # Wait until the case has flushed rows at least once (it is well into its run).
+    wait_for(lambda: (run_dir / "steps.partial.csv").exists(), what="first flush")
+    runner = wait_for(lambda: children(proc.pid), what="runner process")[0]
+    time.sleep(random.Random(os.getpid()).uniform(0.0, 0.5))  # a random step
+    return proc, runner
+
+
+def _check_partial_folder(run_dir, status: str, error: str):
+    summary, frames = load_run(run_dir)
+    assert summary["status"] == status
+    assert summary["failed_case"] == "num_running=16/send/msgpack#0"
+    assert summary["running_case"] is None
+    case = summary["cases"][0]
+    assert case["complete"] is False and case["error"] == error
+    steps = frames["steps.csv"]
+    assert "steps.partial.csv" not in frames
+    assert list(steps["seq"]) == list(range(case["failed_step"]))
+    assert steps[list(RUNNER_COLUMNS)].isna().all().all()  # the runner's report never came
+    assert len(frames["requests.csv"]) > 0
+    return summary, steps
+
+
+def test_bench_reports_a_runner_killed_mid_run(tmp_path):
+    run_dir = tmp_path / "run"
+    proc, runner = _start_long_run(run_dir)
+    os.kill(runner, signal.SIGKILL)
+    t0 = time.monotonic()
+    _, err = proc.communicate(timeout=60)
+    exit_s = time.monotonic() - t0
+    assert proc.returncode == 1
+    lines = err.strip().splitlines()
+    m = re.fullmatch(r"bench\.py: error: num_running=16/send/msgpack#0: runner process "
+                     rf"{runner} was killed by SIGKILL while (?:sending SchedulerOutput|"
+                     r"waiting for ModelRunnerOutput) for step (\d+)", lines[-2])
+    assert m, lines
+    assert lines[-1] == f"bench.py: partial results: {run_dir}"
+    assert "Traceback" not in err
+    assert not alive(runner) and children(proc.pid) == []
+    summary, steps = _check_partial_folder(run_dir, "failed", lines[-2].split(": ", 3)[-1])
+    assert summary["cases"][0]["failed_step"] == int(m.group(1)) == len(steps)
+    print(f"\nrunner SIGKILLed at step {m.group(1)}: bench.py exited 1 after {exit_s:.2f} s")
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_bench_interrupted_kills_the_runner_and_keeps_the_results(tmp_path, sig, code):
+    run_dir = tmp_path / "run"
+    proc, runner = _start_long_run(run_dir)
+    proc.send_signal(sig)
+    t0 = time.monotonic()
+    runner_gone_s = wait_dead(runner, timeout_s=10)
+    _, err = proc.communicate(timeout=60)
+    exit_s = time.monotonic() - t0
+    name = signal.Signals(sig).name
+    assert proc.returncode == code
+    lines = err.strip().splitlines()
+    m = re.fullmatch(rf"bench\.py: num_running=16/send/msgpack#0: interrupted by {name} at "
+                     rf"step (\d+); partial results: {re.escape(str(run_dir))}", lines[-2])
+    assert m, lines
+    assert lines[-1] == f"bench.py: interrupted by {name} (exit {code})"
+    assert "Traceback" not in err and children(proc.pid) == []
+    summary, steps = _check_partial_folder(run_dir, "incomplete", f"interrupted by {name}")
+    assert summary["cases"][0]["failed_step"] == int(m.group(1)) == len(steps)
+    print(f"\n{name}: runner gone after {runner_gone_s * 1e3:.0f} ms, bench.py exited "
+          f"after {exit_s * 1e3:.0f} ms")

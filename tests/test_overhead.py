@@ -1,0 +1,56 @@
+"""Instrumentation off ("totals"): same steps, same tokens, only loop totals recorded."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from ipc_bench.case import CaseSpec
+from ipc_bench.config import ModelConfig, SchedulerConfig
+from ipc_bench.metrics import summarize_case
+from ipc_bench.processes import run_case
+from ipc_bench.workload import SteadyDecodeWorkload
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def spec(instrumentation: str, policy: str = "send") -> CaseSpec:
+    return CaseSpec(
+        scenario="t", labels={"num_running": 4}, policy=policy, codec="msgpack",
+        scheduler=SchedulerConfig(max_num_seqs=4, max_model_len=512, num_blocks=1024),
+        model=ModelConfig(),
+        make_workload=lambda: SteadyDecodeWorkload(4, seed=3, vocab_size=128_256,
+                                                   prompt_len_range=(4, 20),
+                                                   output_len_range=(5, 40)),
+        warmup_steps=10, max_steps=120, count="decode_only", floor=False,
+        instrumentation=instrumentation)
+
+
+def test_totals_mode_runs_the_same_steps_and_records_nothing_per_step():
+    steps = run_case(spec("steps"))
+    totals = run_case(spec("totals"))
+    assert totals.token_digest == steps.token_digest
+    assert totals.sched_rows == [] and totals.runner_columns == {}
+    assert totals.loop_totals["loop_steps"] == steps.loop_totals["loop_steps"] == 110
+    assert (totals.loop_totals["loop_output_tokens"]
+            == steps.loop_totals["loop_output_tokens"]
+            == sum(row[7] for row in steps.sched_rows[10:]))
+    for result in (steps, totals):
+        s = summarize_case(result)
+        assert s["loop_steps"] == 110 and s["loop_step_ns_mean"] > 0
+        assert s["instrumentation"] == result.spec.instrumentation
+
+
+def test_overhead_scenario_prints_the_ratio_per_policy(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "bench.py", "--scenario", "overhead", "--num-running", "4",
+         "--steps", "50", "--warmup-steps", "5", "--repeat", "2", "--quiet",
+         "--output", str(tmp_path / "run")],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    lines = [ln for ln in proc.stdout.splitlines() if "steps/totals = " in ln]
+    assert len(lines) == 2
+    assert "of=send" in lines[0] and "of=cached" in lines[1]
+    assert all("over 2 pairs" in ln for ln in lines)

@@ -1,0 +1,150 @@
+"""The soak machinery on a short run: streamed records, RSS sampling, growth and drift.
+
+The soak itself (``python bench.py --scenario soak --trace ...``, about 10 minutes) is
+not part of the test suite; these tests run its code paths in a few seconds.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fault_helpers import TRACES, steady_case
+from ipc_bench import cli, processes
+from ipc_bench.case import CaseResult, SCHED_COLUMNS
+from ipc_bench.processes import InOrderDigest, run_case, token_digest
+from ipc_bench.results import RunWriter
+from ipc_bench.soak import RssSampler, StreamStats, read_memory_bytes, rss_growth
+from ipc_bench.traces import Trace
+from ipc_bench.workload import TraceWorkload
+
+CONV = TRACES / "AzureLLMInferenceTrace_conv.csv"
+
+
+def _timed_case(stream: bool, n: int = 60):
+    rng = np.random.default_rng(5)
+    trace = Trace(path="t", arrival_s=np.sort(rng.uniform(0, 20, n)),
+                  prompt_lens=rng.integers(1, 300, n), output_lens=rng.integers(1, 60, n))
+    spec = steady_case(max_steps=None, stream=stream, sample_rss_s=0.05 if stream else None)
+    spec.scheduler = type(spec.scheduler)(max_num_seqs=16, max_model_len=512, num_blocks=4096)
+    spec.make_workload = lambda: TraceWorkload(trace, name="w", seed=2, vocab_size=128_256,
+                                               logical_step_s=0.02)
+    spec.trace_speedup = 40.0
+    return spec
+
+
+def test_streamed_case_writes_as_it_goes_and_keeps_the_same_token_digest(tmp_path):
+    plain = run_case(_timed_case(stream=False))
+    writer = RunWriter(tmp_path, {})
+    spec = _timed_case(stream=True)
+    result = CaseResult(spec=spec)
+    run_case(spec, result=result, sink=writer, flush_interval_s=0.05)
+    # Same tokens whatever the batching (the timed clock batches differently each run).
+    assert result.token_digest == plain.token_digest
+    # Nothing per step or per request stayed in memory; it is all on disk.
+    assert result.sched_rows == [] and result.requests == [] and result.s2r_frames == []
+    steps = pd.read_csv(tmp_path / "steps.csv")
+    assert list(steps["seq"]) == list(range(result.stream_stats.num_total_steps))
+    requests = pd.read_csv(tmp_path / "requests.csv")
+    assert sorted(requests["index"]) == list(range(60))
+    assert (requests.finish_reason == "length").all()
+    assert list(requests.sort_values("index").num_output_tokens) == \
+        [r["num_output_tokens"] for r in plain.requests]
+    rss = pd.read_csv(tmp_path / "rss.csv")
+    assert len(rss) > 3 and (rss.sched_rss_bytes > 0).all() and (rss.runner_anon_bytes > 0).all()
+    stats = result.stream_stats.summary()
+    assert stats["num_requests"] == 60 and stats["num_finished"] == 60
+    assert stats["output_tokens"] == int(steps[steps.counted == 1].num_output_tokens.sum())
+
+
+def test_in_order_digest_equals_token_digest_whatever_the_finish_order():
+    class R:
+        def __init__(self, index, out):
+            self.index, self.output_token_ids = index, out
+
+    reqs = [R(i, list(range(i, 3 * i))) for i in range(50)]
+    d = InOrderDigest()
+    for r in np.random.default_rng(1).permutation(reqs):
+        d.add(r.index, r.output_token_ids)
+    assert d.hexdigest() == token_digest(reqs)
+    gaps = InOrderDigest()
+    for r in reqs[5:]:  # indexes 0..4 never arrive
+        gaps.add(r.index, r.output_token_ids)
+    assert gaps.hexdigest() == token_digest(reqs[5:])
+
+
+def test_rss_growth_definition():
+    t = np.arange(100.0)
+    flat = rss_growth(t, [100] * 100)
+    assert flat["rss_growth_pct"] == 0.0 and flat["rss_slope_bytes_per_min"] == pytest.approx(0)
+    # Linear growth from 100 to 199: baseline = mean of t in [9.9, 19.8), end = t >= 89.1
+    g = rss_growth(t, list(range(100, 200)))
+    assert g["rss_baseline_bytes"] == np.mean(range(110, 120))
+    assert g["rss_end_bytes"] == np.mean(range(190, 200))
+    assert g["rss_slope_bytes_per_min"] == pytest.approx(60.0)
+    assert g["rss_late_slope_bytes_per_min"] == pytest.approx(60.0)
+    # up with a load peak, then flat: growth, but no late slope
+    step = rss_growth(t, [100] * 30 + [150] * 70)
+    assert step["rss_growth_pct"] == 50.0
+    assert step["rss_late_slope_bytes_per_min"] == pytest.approx(0.0, abs=1e-9)
+    assert rss_growth(t[:5], [1] * 5) == {}
+
+
+def test_stream_stats_drift_of_bytes_per_request():
+    stats = StreamStats()
+    col = {n: i for i, n in enumerate(SCHED_COLUMNS)}
+    for w in range(20):
+        row = [0] * len(SCHED_COLUMNS)
+        row[col["seq"]], row[col["counted"]] = w, 1
+        row[col["num_reqs"]] = row[col["num_scheduled_tokens"]] = 4
+        row[col["s2r_payload_bytes"]] = 400 + (40 if w >= 18 else 0)
+        row[col["r2s_payload_bytes"]] = 200
+        row[col["t_end_ns"]] = int(w * 1e9)
+        stats.add_rows([tuple(row)])
+    drift = stats.drift()
+    assert drift["s2r_decode_bytes_per_req_baseline"] == 100.0
+    assert drift["s2r_decode_bytes_per_req_end"] == 110.0
+    assert drift["s2r_decode_bytes_per_req_drift_pct"] == pytest.approx(10.0)
+    assert drift["r2s_decode_bytes_per_req_drift_pct"] == 0.0
+
+
+def test_rss_sampler_reads_both_processes():
+    import os
+
+    sampler = RssSampler([os.getpid(), os.getpid()], 0.01).start()
+    import time
+
+    time.sleep(0.05)
+    sampler.stop()
+    assert len(sampler.samples) >= 2
+    t, rss, anon, rss2, anon2, blocks = sampler.samples[0]
+    assert rss > anon > 0 and rss2 > anon2 > 0 and blocks > 1000
+    assert read_memory_bytes(2**22 + 12345) == (None, None)
+
+
+@pytest.mark.skipif(not CONV.exists(), reason=f"trace not found: {CONV}")
+def test_soak_scenario_short(tmp_path, monkeypatch, capsys):
+    import scenarios.soak as soak
+
+    monkeypatch.setattr(soak, "RSS_INTERVAL_S", 0.02)
+    monkeypatch.setattr(processes, "FLUSH_INTERVAL_S", 0.02)
+    run = tmp_path / "run"
+    # A slow replay (arrivals sparse per step) so that pure-decode steps fall in the
+    # baseline and end windows even when the machine is loaded.
+    code = cli.main(["--scenario", "soak", "--trace", str(CONV), "--max-requests", "200",
+                     "--trace-speedup", "25", "--output", str(run), "--quiet"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    summary = json.loads((run / "summary.json").read_text())
+    (case,) = summary["cases"]
+    assert case["complete"] and case["num_requests"] == 200 and case["trace_speedup"] == 25
+    keys = ["s2r_decode_bytes_per_req_drift_pct", "sched_py_growth_pct"] + [
+        f"{who}_{kind}_growth_pct" for who in ("sched", "runner") for kind in ("rss", "anon")]
+    assert [k for k in keys if k not in case] == [], case
+    rss = pd.read_csv(run / "rss.csv")
+    assert len(rss) == case["rss_num_samples"]
+    assert "Soak trace=soak:200/send/msgpack#0" in out
+    assert len(pd.read_csv(run / "requests.csv")) == 200
