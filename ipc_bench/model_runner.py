@@ -215,6 +215,7 @@ class ModelRunner:
                                 f"{num_cached} cached requests under the send policy")
         write = self.write_token_ids
         max_model_len = self.max_model_len
+        num_blocks = self.num_blocks
         index = batch.req_id_to_index
         num_computed_mv = batch.num_computed_tokens_mv
         readd: list[tuple[CachedRequestState, int]] = []  # (state, i in cached)
@@ -229,7 +230,8 @@ class ModelRunner:
                                     f"outside [0, max_model_len {max_model_len}]")
             state.num_computed_tokens = nc
             new_blocks = new_block_ids[i][0]
-            if new_blocks:
+            # One new block in range (decoding) passes _check_block_ids; skip the call.
+            if new_blocks and (len(new_blocks) != 1 or not 0 <= new_blocks[0] < num_blocks):
                 self._check_block_ids(req_id, new_blocks)
             row = index.get(req_id)
             if resumed_flags[i]:
