@@ -80,9 +80,12 @@ class NullModel:
                positions: np.ndarray) -> np.ndarray:
         # idx[j, i]: position of the j-th last token of request i (one contiguous row
         # per window slot, so each round of the hash reads one row).
+        width = token_ids_cpu.shape[1]
+        if len(positions) and positions.max() >= width:  # would read the next row
+            raise IndexError(f"position {int(positions.max())} outside a row of {width} tokens")
         idx = positions - self._window_col  # [hash_window, num_reqs]
         flat = np.maximum(idx, 0)
-        flat += rows * token_ids_cpu.shape[1]
+        flat += rows * width
         tokens = token_ids_cpu.ravel().take(flat).astype(np.uint64)
         if len(positions) and positions.min() < len(self.window) - 1:
             tokens[idx < 0] = 0  # before the start of the row
