@@ -153,7 +153,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=_int_in(0, MAX_SEED), default=0,
                    help="workload and model seed")
     p.add_argument("--steps", type=_int_in(1, MAX_STEPS),
-                   help="counted steps per case (steady scenarios)")
+                   help="counted-steps budget per case (steady scenarios): the case runs "
+                        "about this many pure-decode steps, a few more as finished "
+                        "requests are replaced")
     p.add_argument("--warmup-steps", type=_int_in(0, MAX_STEPS), help="warm-up steps per case")
     p.add_argument("--num-running", type=_int_list(MAX_NUM_SEQS), metavar="B[,B...]",
                    help="running requests per case (steady scenarios)")
@@ -384,12 +386,23 @@ def _run(args, cases, scenario_report=None) -> int:
     # Nothing this run writes (results, captures, socket files) is group- or
     # world-writable, whatever umask it was started with.
     os.umask(os.umask(0) | 0o022)
-    run_dir = Path(args.output) if args.output else default_run_dir(REPO_ROOT / "results",
-                                                                    args.scenario)
+    try:
+        run_dir = (Path(args.output) if args.output
+                   else default_run_dir(REPO_ROOT / "results", args.scenario))
+    except OSError as exc:
+        raise UsageError(f"cannot create a results folder under {REPO_ROOT / 'results'}: "
+                         f"{exc.strerror}") from None
     if run_dir.exists() and not run_dir.is_dir():
         raise UsageError(f"output path {run_dir} exists and is not a folder")
     if run_dir.exists() and any(run_dir.iterdir()):
         raise UsageError(f"output folder {run_dir} exists and is not empty")
+    try:  # claim the folder: of two runs given the same --output, one is refused
+        run_dir.mkdir(parents=True, exist_ok=True)
+        os.close(os.open(run_dir / ".claimed", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+    except FileExistsError:
+        raise UsageError(f"output folder {run_dir} is in use by another run") from None
+    except OSError as exc:
+        raise UsageError(f"cannot write results to {run_dir}: {exc.strerror}") from None
     metadata = collect_metadata(include_hostname=not args.no_hostname)
     metadata["scenario"] = args.scenario
     metadata["seed"] = args.seed

@@ -31,7 +31,7 @@ import msgspec
 
 #: Bumped whenever a field of a wire or control message changes.
 #: 2: ``KeepAlive`` control message.
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 
 _WIRE = dict(array_like=True, omit_defaults=True, gc=False)
 
@@ -158,6 +158,11 @@ class BeginFloor(msgspec.Struct, tag="begin_floor", **_CTL):
     steps: list[int]
 
 
+class FloorReady(msgspec.Struct, tag="floor_ready", **_CTL):
+    """Runner -> scheduler: the floor's replies are decoded and ready; the scheduler
+    starts the floor's clock only after this, so no floor step pays for it."""
+
+
 class Stop(msgspec.Struct, tag="stop", **_CTL):
     """Scheduler -> runner: send your report and exit."""
 
@@ -185,4 +190,5 @@ class ErrorReport(msgspec.Struct, tag="error", **_CTL):
     step: int = -1
 
 
-ControlMessage = Union[Handshake, Ready, BeginFloor, Stop, KeepAlive, RunnerReport, ErrorReport]
+ControlMessage = Union[Handshake, Ready, BeginFloor, FloorReady, Stop, KeepAlive, RunnerReport,
+                       ErrorReport]

@@ -71,6 +71,7 @@ from ipc_bench.config import (
 from ipc_bench.messages import (
     PROTOCOL_VERSION,
     BeginFloor,
+    FloorReady,
     ErrorReport,
     Handshake,
     KeepAlive,
@@ -838,6 +839,12 @@ def _floor(spec: CaseSpec, link: _ProcessLink, frames: list[bytes], seqs: list[i
     encode = link.encode
     r2s = link.r2s
     link.send_marker(BeginFloor(steps=seqs))
+    ready = recv_control(link.socks.ctl, spec.peer_timeout_s, link.peer_problem,
+                         "floor-ready message from the runner")
+    if isinstance(ready, ErrorReport):
+        raise CaseError(f"runner failed before the floor: {ready.message}")
+    if not isinstance(ready, FloorReady):
+        raise CaseError(f"expected FloorReady from the runner, got {type(ready).__name__}")
     perf = time.perf_counter_ns
     out = []
     gc.collect()
@@ -1133,6 +1140,8 @@ class _RunnerLoop:
             raise ProtocolError(f"floor steps outside the {len(self.out_frames)} steps run")
         reply_codec = model_runner_output_codec(self.config.codec)
         outs = [reply_codec.decode(self.out_frames[s]) for s in seqs]
+        send_control(self.socks.ctl, FloorReady(), self.config.peer_timeout_s,
+                     self.peer_problem)
         s2r, r2s = self.socks.s2r, self.socks.r2s
         for i, out in enumerate(outs):
             frame = recv_frame(s2r, self.config.peer_timeout_s, self.peer_problem,

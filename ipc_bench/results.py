@@ -73,14 +73,21 @@ class ResultsError(ValueError):
 
 
 def default_run_dir(root: str | os.PathLike, scenario: str) -> Path:
-    """``root/<scenario>-<UTC yyyymmdd-HHMMSS>``, suffixed ``-2``, ``-3``... if taken."""
+    """Create and return ``root/<scenario>-<UTC yyyymmdd-HHMMSS>``, suffixed ``-2``,
+    ``-3``... if taken. Creation is atomic (``mkdir`` without ``exist_ok``), so two runs
+    started in the same second never share a folder. Raises ``OSError`` if ``root``
+    cannot be written."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     base = Path(root) / f"{scenario}-{stamp}"
+    Path(root).mkdir(parents=True, exist_ok=True)
     path, k = base, 1
-    while path.exists():
-        k += 1
-        path = Path(f"{base}-{k}")
-    return path
+    while True:
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            k += 1
+            path = Path(f"{base}-{k}")
 
 
 def _json_safe(obj: Any) -> Any:
@@ -103,7 +110,7 @@ def _open_new(path: Path, mode: str = "w"):
 
 def write_json_atomic(path: Path, data: Any) -> None:
     """Write ``data`` as JSON to ``path`` via a temporary file and ``os.replace``."""
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     with _open_new(tmp) as f:
         json.dump(_json_safe(data), f, indent=1, allow_nan=False)
         f.write("\n")

@@ -50,12 +50,11 @@ class _State:
 
 
 def _handler(signum, frame) -> None:
-    code = 128 + signum
-    if _State.first is None:
-        _State.first = code
+    if _State.first is not None:
+        return  # already shutting down: a second Ctrl-C must not cut the clean-up short
+    _State.first = 128 + signum
     if _State.depth > 0:
-        if _State.pending is None:
-            _State.pending = _State.first
+        _State.pending = _State.first
         return
     raise Interrupted(_State.first)
 
@@ -68,7 +67,13 @@ def install() -> dict:
 
 
 def restore(old: dict) -> None:
-    """Put back the handlers ``install`` returned."""
+    """Put back the handlers ``install`` returned, unless a signal already arrived:
+    then further signals stay ignored until the process exits, so repeated Ctrl-C
+    during shutdown prints no traceback."""
+    if _State.first is not None:
+        for s in old:
+            signal.signal(s, signal.SIG_IGN)
+        return
     for s, h in old.items():
         signal.signal(s, h)
 

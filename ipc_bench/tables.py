@@ -28,7 +28,7 @@ COLUMNS = IDENTITY_COLUMNS + (
     ("build us", "build_ns_per_step", 1e-3, "{:.1f}"),
     ("encode us", "encode_ns_per_step", 1e-3, "{:.1f}"),
     ("decode us", "decode_ns_per_step", 1e-3, "{:.1f}"),
-    ("step us", "step_ns_mean", 1e-3, "{:.1f}"),
+    ("mean step us", "step_ns_mean", 1e-3, "{:.1f}"),
 )
 
 RATIO_KEYS = (
@@ -100,7 +100,9 @@ def format_tables(summaries: Iterable[dict[str, Any]]) -> str:
                 if None in a or None in b or not sum(a):
                     continue
                 parts.append(f"{label} {(sum(b) / len(b)) / (sum(a) / len(a)):.3f}")
-            out.append(f"  cached/send ({codec}, mean over repetitions): " + ", ".join(parts))
+            if parts:
+                out.append(f"  cached/send ({codec}, mean over repetitions): "
+                           + ", ".join(parts))
     return "\n".join(out)
 
 

@@ -75,13 +75,13 @@ def main(argv=None) -> int:
     else:
         print("gpu_check: no CUDA device (torch.cuda.is_available() is False): running the "
               "cpu preset briefly instead", flush=True)
-    with tempfile.TemporaryDirectory(prefix="gpu-check-") as tmp:
-        out = args.output or str(Path(tmp) / "run")
-        bargs = bench_args(cuda, args.preset, args.num_running, args.steps, out)
-        print("gpu_check: python bench.py " + " ".join(bargs), flush=True)
-        code = bench_main(bargs)
-        if Path(out, "summary.json").exists():
-            print(format_summary(out))
+    # Without --output the run goes to a fresh folder that is kept (bench.py prints it).
+    out = args.output or tempfile.mkdtemp(prefix="gpu-check-")
+    bargs = bench_args(cuda, args.preset, args.num_running, args.steps, out)
+    print("gpu_check: python bench.py " + " ".join(bargs), flush=True)
+    code = bench_main(bargs)
+    if Path(out, "summary.json").exists():
+        print(format_summary(out))
     return code
 
 
