@@ -618,6 +618,26 @@ class _InProcessLink:
         time.sleep(sleep_s)
 
 
+_DRAINED, _IDLE, _READY = 0, 1, 2
+
+
+def _admit_logical(sched: Scheduler, workload, arrival_s: dict[int, float]) -> int:
+    """Logical clock, between steps: hand the current step's arrivals to the scheduler
+    (noting each one's trace time in ``arrival_s``). Returns ``_READY`` (run a step),
+    ``_IDLE`` (nothing to run: the clock jumped to the next arrival's step) or
+    ``_DRAINED`` (no request left, none to come)."""
+    for r in workload.arrivals(sched.step):
+        sched.add_request(r.req_id, r.index, r.prompt_token_ids, r.max_tokens)
+        arrival_s[r.index] = r.arrival_s
+    if sched.has_unfinished_requests():
+        return _READY
+    nxt = workload.next_arrival_step()
+    if nxt is None:
+        return _DRAINED
+    sched.step = max(nxt, sched.step + 1)  # idle steps are skipped
+    return _IDLE
+
+
 def _scheduler_loop(spec: CaseSpec, link, result: CaseResult, on_step,
                     flusher: Optional[StepFlusher] = None) -> list[int]:
     """The measured loop; fills ``result``. Returns the seqs of the counted steps.
@@ -669,14 +689,10 @@ def _scheduler_loop(spec: CaseSpec, link, result: CaseResult, on_step,
                     link.idle(min(0.05, max(0.0, (nxt - now_s) / speedup)), perf() - t7)
                     continue
             else:
-                for r in workload.arrivals(sched.step):
-                    sched.add_request(r.req_id, r.index, r.prompt_token_ids, r.max_tokens)
-                    arrival_s[r.index] = r.arrival_s
-                if not sched.has_unfinished_requests():
-                    nxt = workload.next_arrival_step()
-                    if nxt is None:
+                state = _admit_logical(sched, workload, arrival_s)
+                if state != _READY:
+                    if state == _DRAINED:
                         break
-                    sched.step = max(nxt, sched.step + 1)  # logical clock skips idle steps
                     continue
             if seq == warmup_steps:
                 gc.collect()
@@ -768,13 +784,10 @@ def _scheduler_loop_bare(spec: CaseSpec, link, result: CaseResult) -> list[int]:
     t_start = perf()
     try:
         while max_steps is None or sched.step < max_steps:
-            for r in workload.arrivals(sched.step):
-                sched.add_request(r.req_id, r.index, r.prompt_token_ids, r.max_tokens)
-            if not sched.has_unfinished_requests():
-                nxt = workload.next_arrival_step()
-                if nxt is None:
+            state = _admit_logical(sched, workload, {})
+            if state != _READY:
+                if state == _DRAINED:
                     break
-                sched.step = max(nxt, sched.step + 1)
                 continue
             if seq == warmup_steps:
                 gc.collect()
