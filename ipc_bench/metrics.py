@@ -253,10 +253,12 @@ def _breakdown_coverage(result: CaseResult, a: np.ndarray, counted: np.ndarray) 
     return out
 
 
-def _percentiles(values: list[float], prefix: str) -> dict[str, float]:
-    if not values:
+def percentiles_ms(values_s, prefix: str) -> dict[str, float]:
+    """``{prefix}_ms_mean`` / ``_p50`` / ``_p90`` / ``_p99`` of ``values_s`` (seconds,
+    any sequence or array), in ms; empty when there are no values."""
+    if len(values_s) == 0:
         return {}
-    v = np.asarray(values, dtype=np.float64) * 1e3
+    v = np.asarray(values_s, dtype=np.float64) * 1e3
     return {f"{prefix}_ms_mean": float(v.mean()), f"{prefix}_ms_p50": float(np.percentile(v, 50)),
             f"{prefix}_ms_p90": float(np.percentile(v, 90)),
             f"{prefix}_ms_p99": float(np.percentile(v, 99))}
@@ -275,7 +277,7 @@ def latency_summary(requests: list[dict[str, Any]]) -> dict[str, float]:
     itl = [x for r in requests for x in r.get("itl_s") or ()]
     out: dict[str, float] = {}
     for name, values in (("ttft", ttft), ("tpot", tpot), ("itl", itl), ("e2e", e2e)):
-        out.update(_percentiles(values, name))
+        out.update(percentiles_ms(values, name))
     return out
 
 

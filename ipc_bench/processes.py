@@ -621,6 +621,11 @@ class _InProcessLink:
 _DRAINED, _IDLE, _READY = 0, 1, 2
 
 
+def _loop_totals(steps: int, loop_ns: int, output_tokens: int) -> dict[str, int]:
+    """Whole-loop figures after warm-up, the same for both instrumentation modes."""
+    return dict(loop_steps=steps, loop_ns=loop_ns, loop_output_tokens=output_tokens)
+
+
 def _admit_logical(sched: Scheduler, workload, arrival_s: dict[int, float]) -> int:
     """Logical clock, between steps: hand the current step's arrivals to the scheduler
     (noting each one's trace time in ``arrival_s``). Returns ``_READY`` (run a step),
@@ -746,8 +751,8 @@ def _scheduler_loop(spec: CaseSpec, link, result: CaseResult, on_step,
         gc_counter.close()
         gc.unfreeze()
         if t_warm is not None:
-            result.loop_totals = dict(loop_steps=seq - warmup_steps, loop_ns=t_end - t_warm,
-                                      loop_output_tokens=sched.num_output_tokens - out_warm)
+            result.loop_totals = _loop_totals(seq - warmup_steps, t_end - t_warm,
+                                              sched.num_output_tokens - out_warm)
         result.wall_s = (t_end - t_start) / 1e9
         result.num_rejected = sched.num_rejected
         if flusher is not None and flusher.stream:
@@ -808,8 +813,8 @@ def _scheduler_loop_bare(spec: CaseSpec, link, result: CaseResult) -> list[int]:
         t_end = perf()
         gc.unfreeze()
         if t_warm is not None:
-            result.loop_totals = dict(loop_steps=seq - warmup_steps, loop_ns=t_end - t_warm,
-                                      loop_output_tokens=sched.num_output_tokens - out_warm)
+            result.loop_totals = _loop_totals(seq - warmup_steps, t_end - t_warm,
+                                              sched.num_output_tokens - out_warm)
         result.wall_s = (t_end - t_start) / 1e9
         result.num_rejected = sched.num_rejected
         result.token_digest = token_digest(sched.requests.values())

@@ -290,12 +290,10 @@ class StreamStats:
                 sched_cpu_ns_per_step=s["sched_cpu_ns"] / n,
                 sched_gc_collections_per_step=s["gc_collections"] / n,
             )
+        from ipc_bench.metrics import percentiles_ms
+
         for name in ("ttft", "tpot", "e2e"):
-            v = np.frombuffer(getattr(self, f"{name}_s"), dtype=np.float64) * 1e3
-            if len(v):
-                out[f"{name}_ms_mean"] = float(v.mean())
-                out[f"{name}_ms_p50"] = float(np.percentile(v, 50))
-                out[f"{name}_ms_p90"] = float(np.percentile(v, 90))
-                out[f"{name}_ms_p99"] = float(np.percentile(v, 99))
+            out.update(percentiles_ms(np.frombuffer(getattr(self, f"{name}_s"),
+                                                    dtype=np.float64), name))
         out.update(self.drift())
         return out
