@@ -11,8 +11,8 @@ Options as azure-conv: ``--trace PATH`` (``AzureLLMInferenceTrace_code.csv``),
 
 from __future__ import annotations
 
-from ipc_bench.config import SchedulerConfig
-from ipc_bench.scenario import ScenarioOptions
+from ipc_bench.engine.config import SchedulerConfig
+from ipc_bench.harness.scenario import ScenarioOptions
 from scenarios.azure_conv import trace_cases
 
 NAME = "azure-code"

@@ -9,7 +9,7 @@ Options: ``--trace PATH``, ``--max-requests N`` (default 300), ``--trace-speedup
 
 from __future__ import annotations
 
-from ipc_bench.scenario import ScenarioOptions
+from ipc_bench.harness.scenario import ScenarioOptions
 from scenarios.azure_code import SCHEDULER, TRACE_FILE
 from scenarios.azure_conv import latency_report, trace_cases
 

@@ -21,12 +21,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ipc_bench.case import CaseSpec
-from ipc_bench.config import ConfigError, SchedulerConfig
-from ipc_bench.scenario import ScenarioOptions, grid
-from ipc_bench.tables import format_latency
-from ipc_bench.traces import load_azure_trace
-from ipc_bench.workload import TraceWorkload
+from ipc_bench.harness.spec import CaseSpec
+from ipc_bench.engine.config import ConfigError, SchedulerConfig
+from ipc_bench.harness.scenario import ScenarioOptions, grid
+from ipc_bench.report.tables import format_latency
+from ipc_bench.engine.traces import load_azure_trace
+from ipc_bench.engine.workloads import TraceWorkload
 
 NAME = "azure-conv"
 TRACE_FILE = "AzureLLMInferenceTrace_conv.csv"
@@ -71,7 +71,7 @@ def trace_cases(opts: ScenarioOptions, name: str, trace_file: str,
 
 def latency_report(summaries: list[dict[str, Any]]) -> str:
     """The timed replays' ``report``: latency percentiles (ms) per case, with the
-    arrival-bound caveat (``ipc_bench.tables.format_latency``)."""
+    arrival-bound caveat (``ipc_bench.report.tables.format_latency``)."""
     return format_latency(summaries)
 
 

@@ -10,7 +10,7 @@ Options: ``--trace PATH``, ``--max-requests N`` (default 300), ``--trace-speedup
 
 from __future__ import annotations
 
-from ipc_bench.scenario import ScenarioOptions
+from ipc_bench.harness.scenario import ScenarioOptions
 from scenarios.azure_conv import SCHEDULER, TRACE_FILE, latency_report, trace_cases
 
 NAME = "azure-conv-timed"

@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ipc_bench.case import CaseSpec
-from ipc_bench.config import ConfigError, ModelConfig, SchedulerConfig
-from ipc_bench.scenario import ScenarioOptions, grid
-from ipc_bench.workload import SteadyDecodeWorkload
+from ipc_bench.harness.spec import CaseSpec
+from ipc_bench.engine.config import ConfigError, ModelConfig, SchedulerConfig
+from ipc_bench.harness.scenario import ScenarioOptions, grid
+from ipc_bench.engine.workloads import SteadyDecodeWorkload
 
 NAME = "decode-steady"
 DEFAULT_NUM_RUNNING = [1, 16, 64, 256]

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ipc_bench.case import CaseSpec
-from ipc_bench.scenario import ScenarioOptions
+from ipc_bench.harness.spec import CaseSpec
+from ipc_bench.harness.scenario import ScenarioOptions
 from scenarios import decode_steady
 
 NAME = "overhead"
@@ -43,7 +43,7 @@ def cases(opts: ScenarioOptions) -> list[CaseSpec]:
 
 def report(summaries) -> str:
     """steps/totals ratio of loop time per step, per policy, with its 95 % interval."""
-    from ipc_bench.stats import compare_cases
+    from ipc_bench.analysis.stats import compare_cases
 
     lines = ["", "Instrumentation overhead (loop time per step, recording on / off):"]
     for cmp in compare_cases(summaries, metrics=(("loop_step_ns_mean", "ns"),)):

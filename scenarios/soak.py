@@ -14,7 +14,7 @@ that neither process leaks memory and that the bytes per step do not drift:
 
 The case is streamed: rows and request records go to the run folder every second
 and leave memory, the runner keeps no per-step columns, there is no floor, so the
-harness's own records do not grow with the run (see ``ipc_bench.soak``). Not part of
+harness's own records do not grow with the run (see ``ipc_bench.harness.soak``). Not part of
 the test suite (``tests/test_soak.py`` runs a short version).
 
 One case: the first of ``--policies`` and of ``--codecs`` (default send, msgpack).
@@ -24,11 +24,11 @@ Options: ``--trace PATH``; ``--trace-speedup X`` (default: the trace's span / 60
 
 from __future__ import annotations
 
-from ipc_bench.case import CaseSpec
-from ipc_bench.config import ConfigError, ModelConfig, SchedulerConfig
-from ipc_bench.scenario import ScenarioOptions
-from ipc_bench.traces import load_azure_trace
-from ipc_bench.workload import TraceWorkload
+from ipc_bench.harness.spec import CaseSpec
+from ipc_bench.engine.config import ConfigError, ModelConfig, SchedulerConfig
+from ipc_bench.harness.scenario import ScenarioOptions
+from ipc_bench.engine.traces import load_azure_trace
+from ipc_bench.engine.workloads import TraceWorkload
 
 NAME = "soak"
 TRACE_FILE = "AzureLLMInferenceTrace_conv.csv"

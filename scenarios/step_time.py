@@ -44,11 +44,11 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Optional
 
-from ipc_bench.case import CaseSpec
-from ipc_bench.config import ConfigError
-from ipc_bench.scenario import ScenarioOptions, grid
-from ipc_bench.stats import arms_by_repetition
-from ipc_bench.tables import render
+from ipc_bench.harness.spec import CaseSpec
+from ipc_bench.engine.config import ConfigError
+from ipc_bench.harness.scenario import ScenarioOptions, grid
+from ipc_bench.analysis.stats import arms_by_repetition
+from ipc_bench.report.tables import render
 from scenarios.decode_steady import steady_case
 
 NAME = "step-time"

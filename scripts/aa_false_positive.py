@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A/A false-positive rate of the paired comparison (``ipc_bench.stats``).
+"""A/A false-positive rate of the paired comparison (``ipc_bench.analysis.stats``).
 
 Runs one policy against a copy of itself (``bench.py --aa``) for G x K interleaved
 repetition pairs (A A', A' A, ...) in one invocation, splits the pairs into G disjoint
@@ -31,8 +31,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ipc_bench.results import read_summary  # noqa: E402
-from ipc_bench.stats import METHODS, compare_paired, min_pairs  # noqa: E402
+from ipc_bench.analysis.results import read_summary  # noqa: E402
+from ipc_bench.analysis.stats import METHODS, compare_paired, min_pairs  # noqa: E402
 
 METRICS = ("step_ns_mean", "step_ns_median", "output_tokens_per_s", "build_ns_per_step",
            "encode_ns_per_step", "decode_ns_per_step", "sched_cpu_ns_per_step")
@@ -105,7 +105,7 @@ def main() -> int:
     if args.from_run:
         run_dir = Path(args.from_run)
     else:
-        from ipc_bench.results import default_run_dir
+        from ipc_bench.analysis.results import default_run_dir
 
         run_dir = Path(args.output) if args.output else default_run_dir(ROOT / "results", "aa")
         cmd = [sys.executable, str(ROOT / "bench.py"), "--scenario", "decode-steady", "--aa",

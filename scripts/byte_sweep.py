@@ -7,7 +7,7 @@ request-id format (``cmpl-<32 hex>-0``, ``chatcmpl-<32 hex>``, short numeric ids
 and vocabulary size (32,000 Llama 2, 128,256 Llama 3, 151,936 Qwen 2), this runs the
 decode-steady case for real (two processes, ZeroMQ) with each policy and codec,
 prints the measured payload bytes per step in each direction, checks every counted
-step's frames against the analytic model (``ipc_bench.bytemodel``), and prints what
+step's frames against the analytic model (``ipc_bench.analysis.bytemodel``), and prints what
 ``send`` costs over ``cached`` per running request.
 
 Usage (about 1-2 minutes on 2 cores with the defaults):
@@ -29,12 +29,12 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from ipc_bench import bytemodel  # noqa: E402
-from ipc_bench.case import SCHED_COLUMNS  # noqa: E402
-from ipc_bench.codec import model_runner_output_codec, scheduler_output_codec  # noqa: E402
-from ipc_bench.processes import run_case  # noqa: E402
-from ipc_bench.scenario import ScenarioOptions  # noqa: E402
-from ipc_bench.workload import REQ_ID_FORMATS  # noqa: E402
+from ipc_bench.analysis import bytemodel  # noqa: E402
+from ipc_bench.harness.spec import SCHED_COLUMNS  # noqa: E402
+from ipc_bench.wire.codecs import model_runner_output_codec, scheduler_output_codec  # noqa: E402
+from ipc_bench.harness.processes import run_case  # noqa: E402
+from ipc_bench.harness.scenario import ScenarioOptions  # noqa: E402
+from ipc_bench.engine.workloads import REQ_ID_FORMATS  # noqa: E402
 from scenarios import decode_steady  # noqa: E402
 
 COL = {c: i for i, c in enumerate(SCHED_COLUMNS)}

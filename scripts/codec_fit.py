@@ -2,7 +2,7 @@
 """Codec time per step as fixed + per-request cost, fitted and checked at 1,024.
 
 Fits ``codec_ns_per_step = fixed + per_request * num_running`` (least squares, with
-R^2; ``ipc_bench.bytemodel.fit_linear``) per policy and codec, where codec time is
+R^2; ``ipc_bench.analysis.bytemodel.fit_linear``) per policy and codec, where codec time is
 the in-loop serializer time of one step in both directions (scheduler encode +
 runner decode of the SchedulerOutput, runner encode + scheduler decode of the
 ModelRunnerOutput), per case the median over its counted steps (``--stat mean``:
@@ -34,8 +34,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ipc_bench.bytemodel import fit_linear  # noqa: E402
-from ipc_bench.results import ResultsError, default_run_dir, read_summary  # noqa: E402
+from ipc_bench.analysis.bytemodel import fit_linear  # noqa: E402
+from ipc_bench.analysis.results import ResultsError, default_run_dir, read_summary  # noqa: E402
 
 PARTS = ("sched_encode_ns_per_step", "runner_decode_ns_per_step",
          "runner_encode_ns_per_step", "sched_decode_ns_per_step")

@@ -28,9 +28,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ipc_bench.cli import main as bench_main  # noqa: E402
-from ipc_bench.config import ConfigError  # noqa: E402
-from ipc_bench.model import probe_torch_device  # noqa: E402
-from ipc_bench.results import read_summary  # noqa: E402
+from ipc_bench.engine.config import ConfigError  # noqa: E402
+from ipc_bench.engine.models import probe_torch_device  # noqa: E402
+from ipc_bench.analysis.results import read_summary  # noqa: E402
 
 
 def bench_args(cuda: bool, preset: str, num_running: str, steps: int, output: str) -> list[str]:

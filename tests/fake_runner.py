@@ -20,7 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ipc_bench import messages, processes  # noqa: E402
+from ipc_bench.engine import messages  # noqa: E402
+
+from ipc_bench.harness import processes
 
 MODE = os.environ["FAKE_RUNNER_MODE"]
 STEP = int(os.environ.get("FAKE_RUNNER_STEP", "3"))

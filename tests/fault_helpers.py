@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ipc_bench.case import CaseSpec
-from ipc_bench.config import ModelConfig, SchedulerConfig
-from ipc_bench.workload import SteadyDecodeWorkload
+from ipc_bench.harness.spec import CaseSpec
+from ipc_bench.engine.config import ModelConfig, SchedulerConfig
+from ipc_bench.engine.workloads import SteadyDecodeWorkload
 
 REPO = Path(__file__).resolve().parents[1]
 TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces"

@@ -13,9 +13,12 @@ from pathlib import Path
 import pytest
 
 from analysis_run import REPO, make_small_run, run_bench
-from ipc_bench import cli, plots, report, stats
-from ipc_bench.case import RUNNER_COLUMNS, SCHED_COLUMNS
-from ipc_bench.results import (CASE_KEYS, FORMAT_VERSION, REQUEST_COLUMNS, Results,
+from ipc_bench import cli
+from ipc_bench.report import plots
+from ipc_bench.report import document as report
+from ipc_bench.analysis import stats
+from ipc_bench.harness.spec import RUNNER_COLUMNS, SCHED_COLUMNS
+from ipc_bench.analysis.results import (CASE_KEYS, FORMAT_VERSION, REQUEST_COLUMNS, Results,
                                ResultsError, load)
 
 

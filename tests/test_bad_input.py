@@ -18,7 +18,7 @@ import pytest
 
 from fault_helpers import REPO, children
 from ipc_bench import cli
-from ipc_bench.scenario import discover
+from ipc_bench.harness.scenario import discover
 
 DS = ["--scenario", "decode-steady"]
 
@@ -184,7 +184,7 @@ def test_runner_buffers_larger_than_memory_are_refused(monkeypatch, capsys):
 
 
 def test_line_endings_lf_cr_and_crlf_are_all_accepted(tmp_path):
-    from ipc_bench.traces import load_azure_trace
+    from ipc_bench.engine.traces import load_azure_trace
 
     rows = [HEADER, ROW, "2023-11-16 18:15:47.6805900,30,4"]
     for name, sep in (("lf", "\n"), ("cr", "\r"), ("crlf", "\r\n")):

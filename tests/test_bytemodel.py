@@ -15,12 +15,12 @@ import random
 
 import pytest
 
-from ipc_bench import bytemodel as bm
-from ipc_bench.codec import model_runner_output_codec, scheduler_output_codec
-from ipc_bench.config import ModelConfig, SchedulerConfig
-from ipc_bench.model_runner import ModelRunner
-from ipc_bench.scheduler import Scheduler
-from ipc_bench.workload import REQ_ID_FORMATS, make_prompt, make_req_id
+from ipc_bench.analysis import bytemodel as bm
+from ipc_bench.wire.codecs import model_runner_output_codec, scheduler_output_codec
+from ipc_bench.engine.config import ModelConfig, SchedulerConfig
+from ipc_bench.engine.model_runner import ModelRunner
+from ipc_bench.engine.scheduler import Scheduler
+from ipc_bench.engine.workloads import REQ_ID_FORMATS, make_prompt, make_req_id
 
 COUNTS = list(range(1, 17)) + [100, 255, 256, 1000, 4096]
 PROMPT_LENS = [1, 15, 16, 17, 100, 127, 128, 255, 256, 300]

@@ -1,4 +1,4 @@
-"""Both processes end to end (ipc_bench.processes.run_case): both policies x both codecs.
+"""Both processes end to end (ipc_bench.harness.processes.run_case): both policies x both codecs.
 
 Each workload runs its four cases once (module fixtures). Checked: equal token digests
 (the correctness oracle), ``cached`` ships fewer scheduler->runner bytes per step than
@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from ipc_bench import processes
-from ipc_bench.case import RUNNER_COLUMNS, SCHED_COLUMNS, CaseSpec
-from ipc_bench.config import ModelConfig, SchedulerConfig
-from ipc_bench.metrics import attach_token_bytes, summarize_case
-from ipc_bench.processes import CaseError, run_case
-from ipc_bench.scheduler import SchedulerError
-from ipc_bench.transport import EndpointDir
-from ipc_bench.workload import SteadyDecodeWorkload, TraceWorkload
+from ipc_bench.harness import processes
+from ipc_bench.harness.spec import RUNNER_COLUMNS, SCHED_COLUMNS, CaseSpec
+from ipc_bench.engine.config import ModelConfig, SchedulerConfig
+from ipc_bench.analysis.summary import attach_token_bytes, summarize_case
+from ipc_bench.harness.processes import CaseError, run_case
+from ipc_bench.engine.scheduler import SchedulerError
+from ipc_bench.wire.transport import EndpointDir
+from ipc_bench.engine.workloads import SteadyDecodeWorkload, TraceWorkload
 
 TRACE = Path(__file__).resolve().parents[2] / "shared" / "traces" / "AzureLLMInferenceTrace_conv.csv"
 CASES = [(p, c) for c in ("msgpack", "pickle") for p in ("send", "cached")]
@@ -98,7 +98,7 @@ def assert_clean(spy: Spy) -> None:
     # Other runs on this machine may have runners of their own: ours are the ones whose
     # command line names one of our endpoint directories.
     ours = [cmd for cmd in _cmdlines().values()
-            if "ipc_bench.runner" in cmd and any(d in cmd for d in spy.dirs)]
+            if "ipc_bench.harness.runner_process" in cmd and any(d in cmd for d in spy.dirs)]
     assert ours == []
     for d in spy.dirs:
         assert not os.path.exists(d), f"{d} was not removed"
@@ -120,7 +120,7 @@ def steady_spec(policy: str, codec: str, **kw) -> CaseSpec:
 
 
 def trace_spec(policy: str, codec: str) -> CaseSpec:
-    from ipc_bench.traces import load_azure_trace
+    from ipc_bench.engine.traces import load_azure_trace
 
     trace = load_azure_trace(TRACE, max_requests=40)
     return CaseSpec(
@@ -303,7 +303,7 @@ def test_killed_runner_is_reported_and_cleaned_up(monkeypatch):
 INJECT = '''
 import os
 if os.environ.get("IPC_BENCH_TEST_FAIL_AT"):
-    from ipc_bench import model_runner as _mr
+    from ipc_bench.engine import model_runner as _mr
     _fail_at = int(os.environ["IPC_BENCH_TEST_FAIL_AT"])
     _real = _mr.ModelRunner.write_back
     _calls = [0]
@@ -336,7 +336,7 @@ def test_runner_failure_is_reported_and_cleaned_up(monkeypatch, tmp_path, fail_a
 BIG_REPORT = '''
 import os
 if os.environ.get("IPC_BENCH_TEST_BIG_REPORT"):
-    from ipc_bench import processes as _p
+    from ipc_bench.harness import processes as _p
     _n = int(os.environ["IPC_BENCH_TEST_BIG_REPORT"])
     _real_run = _p._RunnerLoop.run
 

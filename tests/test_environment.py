@@ -1,4 +1,4 @@
-"""Tests for ipc_bench.environment (fast: no torch import, tiny git repos)."""
+"""Tests for ipc_bench.harness.environment (fast: no torch import, tiny git repos)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import msgspec
 import pytest
 import zmq
 
-from ipc_bench import environment as env
+from ipc_bench.harness import environment as env
 
 HAS_GIT = shutil.which("git") is not None
 needs_git = pytest.mark.skipif(not HAS_GIT, reason="git not installed")
@@ -113,7 +113,7 @@ def test_uninstalled_package_is_absent(monkeypatch):
 
 def test_collect_does_not_import_heavy_packages():
     code = (
-        "import sys; from ipc_bench.environment import collect_metadata; "
+        "import sys; from ipc_bench.harness.environment import collect_metadata; "
         "collect_metadata(); "
         "print([m for m in ('torch', 'pandas', 'matplotlib') if m in sys.modules])"
     )

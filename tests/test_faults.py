@@ -22,11 +22,11 @@ import pytest
 
 from fault_helpers import (FAKE_RUNNER, REPO, alive, bench, children, kill_quietly, load_run,
                            steady_case, wait_dead, wait_for)
-from ipc_bench import processes
-from ipc_bench.case import RUNNER_COLUMNS, SCHED_COLUMNS, CaseResult
-from ipc_bench.processes import CaseError, run_case
-from ipc_bench.traces import Trace
-from ipc_bench.workload import TraceWorkload
+from ipc_bench.harness import processes
+from ipc_bench.harness.spec import RUNNER_COLUMNS, SCHED_COLUMNS, CaseResult
+from ipc_bench.harness.processes import CaseError, run_case
+from ipc_bench.engine.traces import Trace
+from ipc_bench.engine.workloads import TraceWorkload
 
 # ---------------------------------------------------------------------------- in-process
 
@@ -158,7 +158,7 @@ _SUBREAPER = textwrap.dedent("""
         sched = subprocess.Popen([sys.executable, "-c",
             "import os, subprocess, sys; env = dict(os.environ, "
             "IPC_BENCH_SCHEDULER_PID=str(os.getpid())); "
-            "subprocess.Popen([sys.executable, '-m', 'ipc_bench.runner', "
+            "subprocess.Popen([sys.executable, '-m', 'ipc_bench.harness.runner_process', "
             "'ipc:///nonexistent/ctl'], env=env, stderr=open(sys.argv[1], 'w')); "
             "os._exit(0)", os.path.join(out_dir, "runner.stderr")])
     while not kids(sched.pid) and sched.poll() is None:
@@ -212,7 +212,7 @@ def test_runner_exits_when_its_scheduler_died_before_it_started(tmp_path):
 
 
 def test_runner_sets_pdeathsig():
-    code = ("import ctypes, signal; from ipc_bench.processes import _set_parent_death_signal;"
+    code = ("import ctypes, signal; from ipc_bench.harness.processes import _set_parent_death_signal;"
             "assert _set_parent_death_signal(); libc = ctypes.CDLL('libc.so.6');"
             "v = ctypes.c_int(); libc.prctl(2, ctypes.byref(v), 0, 0, 0);"  # PR_GET_PDEATHSIG
             "print(v.value)")

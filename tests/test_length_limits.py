@@ -12,16 +12,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ipc_bench.case import CaseSpec
-from ipc_bench.config import ModelConfig, SchedulerConfig
-from ipc_bench.input_batch import CachedRequestState
-from ipc_bench.messages import SamplingParams
-from ipc_bench.metrics import summarize_case
-from ipc_bench.model_runner import ModelRunner, RunnerError
-from ipc_bench.processes import run_case, token_digest
-from ipc_bench.scheduler import RequestStatus, Scheduler
-from ipc_bench.traces import Trace
-from ipc_bench.workload import TraceWorkload
+from ipc_bench.harness.spec import CaseSpec
+from ipc_bench.engine.config import ModelConfig, SchedulerConfig
+from ipc_bench.engine.input_batch import CachedRequestState
+from ipc_bench.engine.messages import SamplingParams
+from ipc_bench.analysis.summary import summarize_case
+from ipc_bench.engine.model_runner import ModelRunner, RunnerError
+from ipc_bench.harness.processes import run_case, token_digest
+from ipc_bench.engine.scheduler import RequestStatus, Scheduler
+from ipc_bench.engine.traces import Trace
+from ipc_bench.engine.workloads import TraceWorkload
 
 MML = 32
 MODEL = ModelConfig(seed=0)

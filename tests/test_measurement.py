@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from ipc_bench import capture
+from ipc_bench.analysis import capture
 from ipc_bench.cli import main
-from ipc_bench.workload import make_req_id
+from ipc_bench.engine.workloads import make_req_id
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "30",

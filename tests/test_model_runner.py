@@ -1,4 +1,4 @@
-"""ModelRunner logic in-process, without sockets (ipc_bench.model_runner).
+"""ModelRunner logic in-process, without sockets (ipc_bench.engine.model_runner).
 
 Both policies run side by side on the same scheduler plans and must sample the same
 streams; the persistent batch is checked row by row against the scheduler's own
@@ -16,18 +16,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ipc_bench.codec import scheduler_output_codec
-from ipc_bench.config import ModelConfig, SchedulerConfig
-from ipc_bench.input_batch import InputBatch
-from ipc_bench.messages import (
+from ipc_bench.wire.codecs import scheduler_output_codec
+from ipc_bench.engine.config import ModelConfig, SchedulerConfig
+from ipc_bench.engine.input_batch import InputBatch
+from ipc_bench.engine.messages import (
     CachedRequestData,
     NewRequestData,
     SamplingParams,
     SchedulerOutput,
 )
-from ipc_bench.model_runner import ModelRunner, RunnerError, decode_token_layout, token_layout
-from ipc_bench.processes import token_digest
-from ipc_bench.scheduler import ProtocolError, RequestStatus, Scheduler
+from ipc_bench.engine.model_runner import ModelRunner, RunnerError, decode_token_layout, token_layout
+from ipc_bench.harness.processes import token_digest
+from ipc_bench.engine.scheduler import ProtocolError, RequestStatus, Scheduler
 
 POLICIES = ("send", "cached")
 MODEL = ModelConfig(seed=3)
@@ -225,7 +225,7 @@ def test_new_request_fills_lowest_hole_then_condense():
 
 def test_condense_unit():
     batch = InputBatch(max_num_seqs=5, max_model_len=8, max_blocks_per_req=2)
-    from ipc_bench.input_batch import CachedRequestState
+    from ipc_bench.engine.input_batch import CachedRequestState
 
     sp = SamplingParams(max_tokens=1)
     for i, name in enumerate("abcde"):
@@ -265,7 +265,7 @@ def test_decode_token_layout_equals_token_layout(num_computed, max_model_len):
 def test_prepare_inputs_takes_the_decode_layout_only_for_pure_decode(policy, monkeypatch,
                                                                     good_digest):
     """Every step of a mixed workload: the inputs equal those of the general layout."""
-    import ipc_bench.model_runner as mr
+    import ipc_bench.engine.model_runner as mr
 
     calls = {"decode": 0, "general": 0}
 

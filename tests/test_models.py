@@ -1,4 +1,4 @@
-"""Runner models: fixed-step and torch (ipc_bench.model), their CLI options and the
+"""Runner models: fixed-step and torch (ipc_bench.engine.models), their CLI options and the
 step-time scenario's report. The torch tests use the ``cpu`` and ``tiny`` presets on
 CPU (float32), small workloads, and chunked prefill."""
 
@@ -13,23 +13,23 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ipc_bench.case import CaseSpec
+from ipc_bench.harness.spec import CaseSpec
 from ipc_bench.cli import main as cli_main
-from ipc_bench.codec import model_runner_output_codec, scheduler_output_codec
-from ipc_bench.config import (
+from ipc_bench.wire.codecs import model_runner_output_codec, scheduler_output_codec
+from ipc_bench.engine.config import (
     ConfigError,
     ModelConfig,
     SchedulerConfig,
     check_kv_cache_memory,
     kv_cache_bytes,
 )
-from ipc_bench.model import FixedStepModel, TorchModel, make_model
-from ipc_bench.model_runner import ModelRunner
-from ipc_bench.processes import CaseError, run_case, token_digest
-from ipc_bench.scenario import ScenarioOptions
-from ipc_bench.scheduler import Scheduler
-from ipc_bench.traces import Trace
-from ipc_bench.workload import SteadyDecodeWorkload, TraceWorkload
+from ipc_bench.engine.models import FixedStepModel, TorchModel, make_model
+from ipc_bench.engine.model_runner import ModelRunner
+from ipc_bench.harness.processes import CaseError, run_case, token_digest
+from ipc_bench.harness.scenario import ScenarioOptions
+from ipc_bench.engine.scheduler import Scheduler
+from ipc_bench.engine.traces import Trace
+from ipc_bench.engine.workloads import SteadyDecodeWorkload, TraceWorkload
 
 REPO = Path(__file__).resolve().parents[1]
 VOCAB = 128_256
@@ -278,10 +278,10 @@ def test_runner_refuses_a_kv_cache_too_large_for_the_device():
 
 
 def test_null_model_does_not_import_torch():
-    code = ("import sys; from ipc_bench.config import *; from ipc_bench.model_runner import "
+    code = ("import sys; from ipc_bench.engine.config import *; from ipc_bench.engine.model_runner import "
             "ModelRunner; ModelRunner(SchedulerConfig(), ModelConfig(name='fixed-step'), 'send');"
             " ModelRunner(SchedulerConfig(), ModelConfig(), 'send');"
-            " import ipc_bench.cli, ipc_bench.processes, scenarios.step_time;"
+            " import ipc_bench.cli, ipc_bench.harness.processes, scenarios.step_time;"
             " print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
                          text=True, check=True)

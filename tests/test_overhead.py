@@ -7,11 +7,11 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from ipc_bench.case import CaseSpec
-from ipc_bench.config import ModelConfig, SchedulerConfig
-from ipc_bench.metrics import summarize_case
-from ipc_bench.processes import run_case
-from ipc_bench.workload import SteadyDecodeWorkload
+from ipc_bench.harness.spec import CaseSpec
+from ipc_bench.engine.config import ModelConfig, SchedulerConfig
+from ipc_bench.analysis.summary import summarize_case
+from ipc_bench.harness.processes import run_case
+from ipc_bench.engine.workloads import SteadyDecodeWorkload
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -19,15 +19,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ipc_bench.case import SCHED_COLUMNS, CaseSpec
-from ipc_bench.config import ModelConfig, SchedulerConfig
-from ipc_bench.messages import CachedRequestData, NewRequestData, SamplingParams, SchedulerOutput
-from ipc_bench.metrics import summarize_case
-from ipc_bench.model_runner import ModelRunner
-from ipc_bench.processes import run_case, token_digest
-from ipc_bench.scheduler import RequestStatus, Scheduler, SchedulerError
-from ipc_bench.traces import Trace
-from ipc_bench.workload import TraceWorkload
+from ipc_bench.harness.spec import SCHED_COLUMNS, CaseSpec
+from ipc_bench.engine.config import ModelConfig, SchedulerConfig
+from ipc_bench.engine.messages import CachedRequestData, NewRequestData, SamplingParams, SchedulerOutput
+from ipc_bench.analysis.summary import summarize_case
+from ipc_bench.engine.model_runner import ModelRunner
+from ipc_bench.harness.processes import run_case, token_digest
+from ipc_bench.engine.scheduler import RequestStatus, Scheduler, SchedulerError
+from ipc_bench.engine.traces import Trace
+from ipc_bench.engine.workloads import TraceWorkload
 
 MODEL = ModelConfig(seed=0)
 PLENTY = 100_000

@@ -15,7 +15,7 @@ import types
 import pytest
 
 from analysis_run import REPO
-from ipc_bench.progress import CaseProgress, case_progress, progress_enabled
+from ipc_bench.harness.progress import CaseProgress, case_progress, progress_enabled
 
 
 class _Tty(io.StringIO):

@@ -2,7 +2,7 @@
 directions, and property-based tests of every decoder.
 
 - A hand-driven scheduler (the test binds the sockets and speaks the protocol by hand)
-  against a real ``python -m ipc_bench.runner``;
+  against a real ``python -m ipc_bench.harness.runner_process``;
 - a real scheduler (``run_case``) against a fake runner with one injected fault
   (``tests/fake_runner.py``);
 - ``ModelRunner`` and ``Scheduler`` fed structurally valid but inconsistent messages;
@@ -28,19 +28,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fault_helpers import FAKE_RUNNER, REPO, alive, steady_case, wait_dead
-from ipc_bench import processes
-from ipc_bench.case import CaseResult
-from ipc_bench.codec import DecodeError, MsgpackCodec, PickleCodec
-from ipc_bench.config import (ConfigError, ModelConfig, RunnerConfig, SchedulerConfig,
+from ipc_bench.harness import processes
+from ipc_bench.harness.spec import CaseResult
+from ipc_bench.wire.codecs import DecodeError, MsgpackCodec, PickleCodec
+from ipc_bench.engine.config import (ConfigError, ModelConfig, RunnerConfig, SchedulerConfig,
                               decode_runner_config, encode_config)
-from ipc_bench.messages import (PROTOCOL_VERSION, BeginFloor, CachedRequestData,
+from ipc_bench.engine.messages import (PROTOCOL_VERSION, BeginFloor, CachedRequestData,
                                 ErrorReport, Handshake, KeepAlive, ModelRunnerOutput,
                                 NewRequestData, Ready, RunnerReport, SamplingParams,
                                 SchedulerOutput, Stop)
-from ipc_bench.model_runner import ModelRunner
-from ipc_bench.processes import CaseError, run_case
-from ipc_bench.scheduler import ProtocolError, Scheduler
-from ipc_bench.transport import (EndpointDir, PeerError, SchedulerSockets, decode_control,
+from ipc_bench.engine.model_runner import ModelRunner
+from ipc_bench.harness.processes import CaseError, run_case
+from ipc_bench.engine.scheduler import ProtocolError, Scheduler
+from ipc_bench.wire.transport import (EndpointDir, PeerError, SchedulerSockets, decode_control,
                                  recv_control, recv_frame, send_control, send_frame)
 
 import zmq
@@ -69,7 +69,7 @@ def _messages(policy: str = "send", steps: int = 6):
 
 
 class HandScheduler:
-    """Binds the three sockets and starts ``python -m ipc_bench.runner`` on them."""
+    """Binds the three sockets and starts ``python -m ipc_bench.harness.runner_process`` on them."""
 
     def __init__(self, transport: str = "ipc"):
         self.dir = EndpointDir()
@@ -543,8 +543,8 @@ _PICKLE_FUZZ = textwrap.dedent("""
     import pickle, sys
     sys.path.insert(0, "tests")
     from hypothesis import HealthCheck, given, settings
-    from ipc_bench.codec import DecodeError, PickleCodec
-    from ipc_bench.messages import ModelRunnerOutput, SchedulerOutput
+    from ipc_bench.wire.codecs import DecodeError, PickleCodec
+    from ipc_bench.engine.messages import ModelRunnerOutput, SchedulerOutput
     import test_protocol as t
     outcomes = {}
     for msg_type, idx in ((SchedulerOutput, 0), (ModelRunnerOutput, 1)):

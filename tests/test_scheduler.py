@@ -1,4 +1,4 @@
-"""Scheduler logic driven by hand, without sockets (ipc_bench.scheduler).
+"""Scheduler logic driven by hand, without sockets (ipc_bench.engine.scheduler).
 
 The scheduler is a plain object: each test calls ``schedule()``,
 ``build_scheduler_output()`` and ``update_from_output()`` itself and answers with a
@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ipc_bench.config import ModelConfig, SchedulerConfig
-from ipc_bench.messages import ModelRunnerOutput, SchedulerOutput
-from ipc_bench.model_runner import ModelRunner
-from ipc_bench.scheduler import (
+from ipc_bench.engine.config import ModelConfig, SchedulerConfig
+from ipc_bench.engine.messages import ModelRunnerOutput, SchedulerOutput
+from ipc_bench.engine.model_runner import ModelRunner
+from ipc_bench.engine.scheduler import (
     ProtocolError,
     RequestStatus,
     Scheduler,

@@ -15,11 +15,11 @@ import pytest
 import zmq
 
 from fault_helpers import REPO, steady_case
-from ipc_bench import processes
-from ipc_bench.case import CaseResult
-from ipc_bench.config import ConfigError
-from ipc_bench.processes import run_case
-from ipc_bench.transport import EndpointDir, SchedulerSockets, check_host
+from ipc_bench.harness import processes
+from ipc_bench.harness.spec import CaseResult
+from ipc_bench.engine.config import ConfigError
+from ipc_bench.harness.processes import run_case
+from ipc_bench.wire.transport import EndpointDir, SchedulerSockets, check_host
 
 
 def test_tcp_binds_loopback_unless_told_otherwise():
@@ -108,7 +108,7 @@ def test_result_files_are_not_world_writable_even_with_umask_0(tmp_path):
 
 def _python_sources():
     for folder in ("ipc_bench", "scenarios"):
-        yield from sorted((REPO / folder).glob("*.py"))
+        yield from sorted((REPO / folder).rglob("*.py"))
     yield REPO / "bench.py"
 
 
@@ -128,8 +128,8 @@ def test_no_eval_exec_or_unpickling_outside_the_codec():
                 found.append(f"{path.relative_to(REPO)}:{node.lineno}: {name}")
             if name == "importlib.import_module" and path.name != "scenario.py":
                 found.append(f"{path.relative_to(REPO)}:{node.lineno}: {name}")
-    assert found == ["ipc_bench/codec.py:%d: pickle.loads" % _line_of("ipc_bench/codec.py",
-                                                                     "pickle.loads(")]
+    codecs = "ipc_bench/wire/codecs.py"
+    assert found == ["%s:%d: pickle.loads" % (codecs, _line_of(codecs, "pickle.loads("))]
 
 
 def _line_of(rel: str, text: str) -> int:

@@ -13,13 +13,14 @@ import pandas as pd
 import pytest
 
 from fault_helpers import TRACES, steady_case
-from ipc_bench import cli, processes
-from ipc_bench.case import CaseResult, SCHED_COLUMNS
-from ipc_bench.processes import InOrderDigest, run_case, token_digest
-from ipc_bench.results import RunWriter
-from ipc_bench.soak import RssSampler, StreamStats, read_memory_bytes, rss_growth
-from ipc_bench.traces import Trace
-from ipc_bench.workload import TraceWorkload
+from ipc_bench import cli
+from ipc_bench.harness import processes
+from ipc_bench.harness.spec import CaseResult, SCHED_COLUMNS
+from ipc_bench.harness.processes import InOrderDigest, run_case, token_digest
+from ipc_bench.analysis.results import RunWriter
+from ipc_bench.harness.soak import RssSampler, StreamStats, read_memory_bytes, rss_growth
+from ipc_bench.engine.traces import Trace
+from ipc_bench.engine.workloads import TraceWorkload
 
 CONV = TRACES / "AzureLLMInferenceTrace_conv.csv"
 

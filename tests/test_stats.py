@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ipc_bench import stats
+from ipc_bench.analysis import stats
 
 # Student's t quantiles t_{df, 0.975} from printed tables (e.g. Fisher & Yates).
 T975 = {3: 3.182, 4: 2.776, 9: 2.262}

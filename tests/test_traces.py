@@ -1,4 +1,4 @@
-"""Tests for ipc_bench.traces: the real Azure traces, every error kind, and a fuzz test.
+"""Tests for ipc_bench.engine.traces: the real Azure traces, every error kind, and a fuzz test.
 
 The real traces are read from the shared data directory next to the checkout
 (``<checkout>/../shared/traces``); they are never copied into the project. The expected
@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ipc_bench import traces
-from ipc_bench.traces import COLUMNS, Trace, TraceError, load_azure_trace
+from ipc_bench.engine import traces
+from ipc_bench.engine.traces import COLUMNS, Trace, TraceError, load_azure_trace
 
 TRACE_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
 CONV = TRACE_DIR / "AzureLLMInferenceTrace_conv.csv"

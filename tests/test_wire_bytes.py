@@ -7,12 +7,12 @@ import threading
 
 import pytest
 
-from ipc_bench import processes
-from ipc_bench.case import SCHED_COLUMNS, CaseSpec
-from ipc_bench.config import ModelConfig, SchedulerConfig
-from ipc_bench.metrics import summarize_case
-from ipc_bench.transport import Endpoints, zmtp_handshake_bytes
-from ipc_bench.workload import SteadyDecodeWorkload
+from ipc_bench.harness import processes
+from ipc_bench.harness.spec import SCHED_COLUMNS, CaseSpec
+from ipc_bench.engine.config import ModelConfig, SchedulerConfig
+from ipc_bench.analysis.summary import summarize_case
+from ipc_bench.wire.transport import Endpoints, zmtp_handshake_bytes
+from ipc_bench.engine.workloads import SteadyDecodeWorkload
 
 
 class CountingRelay:

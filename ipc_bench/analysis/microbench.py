@@ -1,6 +1,6 @@
 """pyperf micro-benchmarks of captured messages: ``python bench.py microbench RUN_DIR``.
 
-For every captured case (``ipc_bench.capture``: up to 200 real frames per direction
+For every captured case (``ipc_bench.analysis.capture``: up to 200 real frames per direction
 from repetition 0 of each case), every direction and the case's codec, pyperf times
 ``encode`` of the decoded messages and ``decode`` of the frames, cycling through all
 captured messages in each loop (not one hot message), with pyperf's worker processes,
@@ -43,10 +43,10 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from ipc_bench.capture import CaptureError, CaptureFile, arms_in, load_captures
-from ipc_bench.tables import render
+from ipc_bench.analysis.capture import CaptureError, CaptureFile, arms_in, load_captures
+from ipc_bench.report.tables import render
 
-BENCH_PY = str(Path(__file__).resolve().parent.parent / "bench.py")
+BENCH_PY = str(Path(__file__).resolve().parents[2] / "bench.py")
 #: pyperf options the coordinator sets itself.
 RESERVED = ("-o", "--output", "--append", "--worker", "--pipe", "--worker-task",
             "--compare-to")
@@ -146,7 +146,7 @@ class _TimedOp:
 def _run_arm(ns: argparse.Namespace, rest: list[str]) -> int:
     import pyperf
 
-    from ipc_bench.codec import model_runner_output_codec, scheduler_output_codec
+    from ipc_bench.wire.codecs import model_runner_output_codec, scheduler_output_codec
 
     caps = _captures_of(ns.run_dir, ns.policy)
     runner = pyperf.Runner(

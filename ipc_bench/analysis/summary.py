@@ -1,4 +1,4 @@
-"""Per-case figures from the raw per-step records (``ipc_bench.case``).
+"""Per-case figures from the raw per-step records (``ipc_bench.harness.spec``).
 
 Every figure is computed over the case's *counted* steps only (warm-up excluded;
 for steady-state scenarios, only pure-decode steps), except the request counts
@@ -27,10 +27,10 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from ipc_bench.case import RUNNER_COLUMNS, SCHED_COLUMNS, CaseResult
-from ipc_bench.codec import scheduler_output_codec
-from ipc_bench.messages import SchedulerOutput
-from ipc_bench.transport import zmtp_frame_bytes, zmtp_handshake_bytes
+from ipc_bench.harness.spec import RUNNER_COLUMNS, SCHED_COLUMNS, CaseResult
+from ipc_bench.wire.codecs import scheduler_output_codec
+from ipc_bench.engine.messages import SchedulerOutput
+from ipc_bench.wire.transport import zmtp_frame_bytes, zmtp_handshake_bytes
 
 _COL = {name: i for i, name in enumerate(SCHED_COLUMNS)}
 
@@ -132,7 +132,7 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
     if result.failed_step is not None or result.error is not None:
         out["failed_step"] = result.failed_step
     if result.rss_samples:
-        from ipc_bench.soak import rss_summary
+        from ipc_bench.harness.soak import rss_summary
 
         out.update(rss_summary(result.rss_samples))
     if result.stream_stats is not None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ipc_bench.messages import SamplingParams
+from ipc_bench.engine.messages import SamplingParams
 
 
 class CachedRequestState:

@@ -4,7 +4,7 @@
 version + ``RunnerConfig``), runs the scheduler loop over the case's workload, then
 the floor (the same recorded frames exchanged bare: same codec, same sockets, no
 scheduling, no metrics), collects the runner's per-step report and reaps the child
-whatever happens. The runner is ``python -m ipc_bench.runner CTL_ENDPOINT``.
+whatever happens. The runner is ``python -m ipc_bench.harness.runner_process CTL_ENDPOINT``.
 
 Per step the scheduler times: schedule, build, encode, send, wait, decode, update;
 the runner: idle (waiting), decode, update_states, prepare, forward+sample,
@@ -54,21 +54,21 @@ from typing import Any, Callable, Optional, Protocol
 import numpy as np
 import zmq
 
-from ipc_bench.case import RUNNER_COLUMNS, CaseResult, CaseSpec
-from ipc_bench.codec import (
+from ipc_bench.harness.spec import RUNNER_COLUMNS, CaseResult, CaseSpec
+from ipc_bench.wire.codecs import (
     DecodeError,
     model_runner_output_codec,
     one_line,
     scheduler_output_codec,
 )
-from ipc_bench.config import (
+from ipc_bench.engine.config import (
     ConfigError,
     RunnerConfig,
     check_pickle_transport,
     decode_runner_config,
     encode_config,
 )
-from ipc_bench.messages import (
+from ipc_bench.engine.messages import (
     PROTOCOL_VERSION,
     BeginFloor,
     FloorReady,
@@ -81,10 +81,10 @@ from ipc_bench.messages import (
     SchedulerOutput,
     Stop,
 )
-from ipc_bench.model_runner import ModelRunner, RunnerError
-from ipc_bench.scheduler import ProtocolError, RequestStatus, Scheduler, SchedulerError
-from ipc_bench.signals import deferred
-from ipc_bench.transport import (
+from ipc_bench.engine.model_runner import ModelRunner, RunnerError
+from ipc_bench.engine.scheduler import ProtocolError, RequestStatus, Scheduler, SchedulerError
+from ipc_bench.harness.signals import deferred
+from ipc_bench.wire.transport import (
     EndpointDir,
     PeerError,
     PeerTimeout,
@@ -206,12 +206,12 @@ def _process_state(pid: int) -> str:
 
 def _runner_command(ctl_endpoint: str) -> list[str]:
     """The runner's command line (tests substitute a fake runner here)."""
-    return [sys.executable, "-m", "ipc_bench.runner", ctl_endpoint]
+    return [sys.executable, "-m", "ipc_bench.harness.runner_process", ctl_endpoint]
 
 
 def _spawn_runner(ctl_endpoint: str, stderr_path: str) -> subprocess.Popen:
     env = dict(os.environ)
-    package_root = str(Path(__file__).resolve().parent.parent)
+    package_root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = package_root + os.pathsep + env.get("PYTHONPATH", "")
     env.setdefault("OMP_NUM_THREADS", "1")
     env[SCHEDULER_PID_ENV] = str(os.getpid())
@@ -280,7 +280,7 @@ class StepFlusher:
 
     def __init__(self, spec: CaseSpec, sink: Optional[CaseSink],
                  interval_s: float = FLUSH_INTERVAL_S, rss_source=None):
-        from ipc_bench.soak import StreamStats
+        from ipc_bench.harness.soak import StreamStats
 
         self.spec = spec
         self.sink = sink
@@ -360,7 +360,7 @@ def run_case(spec: CaseSpec,
     when the case fails or is interrupted). ``on_step(seq, num_output_tokens,
     num_finished)`` is called after each step, outside its timed region, with the
     steps done, the tokens sampled and the requests finished so far (progress
-    display: ``ipc_bench.progress``). ``result``: filled in place, so the caller
+    display: ``ipc_bench.harness.progress``). ``result``: filled in place, so the caller
     keeps what was measured when this raises. ``sink``: receives the records while
     the case runs (``StepFlusher``, every ``flush_interval_s``, default
     ``FLUSH_INTERVAL_S``).
@@ -433,7 +433,7 @@ def run_case(spec: CaseSpec,
 
         rss_source = None
         if spec.sample_rss_s:
-            from ipc_bench.soak import RssSampler
+            from ipc_bench.harness.soak import RssSampler
 
             sampler = RssSampler([os.getpid(), proc.pid], spec.sample_rss_s).start()
             rss_source = lambda: sampler.samples  # noqa: E731

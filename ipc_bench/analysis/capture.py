@@ -12,7 +12,7 @@ the ``seq`` of each sampled step, the in-loop ``encode_ns`` / ``decode_ns`` the 
 measured for each of those very frames (the sender's serializer call and the
 receiver's), and the frames themselves as MessagePack ``bin`` values (so each frame
 carries its length). ``python bench.py microbench RUN_DIR`` re-times them with pyperf
-(``ipc_bench.microbench``).
+(``ipc_bench.analysis.microbench``).
 
 Format history:
 - 1: first version.
@@ -27,7 +27,7 @@ from typing import Iterable
 
 import msgspec
 
-from ipc_bench.case import SCHED_COLUMNS, CaseResult
+from ipc_bench.harness.spec import SCHED_COLUMNS, CaseResult
 
 CAPTURE_FORMAT_VERSION = 1
 #: Frames kept per case and direction, at most...
@@ -179,7 +179,7 @@ def load_captures(run_dir: str | os.PathLike) -> list[CaptureFile]:
 def arms_in(captures: Iterable[CaptureFile]) -> list[str]:
     """The arms (policies, or A/A labels) present: ``send`` before ``cached``, an A/A
     copy (``send'``) after its original."""
-    from ipc_bench.config import POLICIES
+    from ipc_bench.engine.config import POLICIES
 
     arms = {c.arm: c.policy for c in captures}
     order = {p: i for i, p in enumerate(POLICIES)}

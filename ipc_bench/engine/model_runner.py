@@ -11,7 +11,7 @@ One step is five phases, each a method the process loop times on its own:
 2. ``prepare_inputs(so)``: per-row scheduled token counts and positions, per-token
    positions, query start offsets, and the input ids gathered from the token buffer.
 3. ``sample(inputs)``: the model's forward pass and greedy sampling
-   (``model.execute(input_batch, inputs)``, see ``ipc_bench.model``).
+   (``model.execute(input_batch, inputs)``, see ``ipc_bench.engine.models``).
 4. ``write_back(inputs, sampled)``: discard samples of partial prefills; under
    ``cached`` write the sampled ids into the batch (after PR #20291).
 5. ``build_output(inputs, valid)``: the ``ModelRunnerOutput``.
@@ -27,11 +27,11 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ipc_bench.config import ModelConfig, SchedulerConfig
-from ipc_bench.input_batch import CachedRequestState, InputBatch
-from ipc_bench.messages import ModelRunnerOutput, SchedulerOutput
-from ipc_bench.model import make_model
-from ipc_bench.scheduler import ProtocolError
+from ipc_bench.engine.config import ModelConfig, SchedulerConfig
+from ipc_bench.engine.input_batch import CachedRequestState, InputBatch
+from ipc_bench.engine.messages import ModelRunnerOutput, SchedulerOutput
+from ipc_bench.engine.models import make_model
+from ipc_bench.engine.scheduler import ProtocolError
 
 
 class RunnerError(RuntimeError):

@@ -6,7 +6,7 @@ schedule exactly the same batches and must produce the same tokens.
 
 - ``SteadyDecodeWorkload``: exactly ``num_running`` requests at all times; a finished
   request is replaced by a new one arriving at the next step.
-- ``TraceWorkload``: replay of an Azure LLM inference trace (``ipc_bench.traces``);
+- ``TraceWorkload``: replay of an Azure LLM inference trace (``ipc_bench.engine.traces``);
   a request arriving ``t`` seconds after the first one arrives at step
   ``floor(t / logical_step_s)``.
 
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ipc_bench.traces import Trace
+from ipc_bench.engine.traces import Trace
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ Three sockets per case, all bound by the scheduler and connected by the runner:
 
 - ``s2r``: PUSH -> PULL, one frame per ``SchedulerOutput`` (measured);
 - ``r2s``: PUSH -> PULL, one frame per ``ModelRunnerOutput`` (measured);
-- ``ctl``: PAIR, control messages (``ipc_bench.messages.ControlMessage``), never counted.
+- ``ctl``: PAIR, control messages (``ipc_bench.engine.messages.ControlMessage``), never counted.
 
 An empty frame on a data socket is never a valid message; it tells the peer to read
 the control socket (phase change, stop or error), so data sockets carry measured
@@ -26,8 +26,8 @@ from typing import Callable, Optional
 import msgspec
 import zmq
 
-from ipc_bench.codec import one_line
-from ipc_bench.messages import ControlMessage
+from ipc_bench.wire.codecs import one_line
+from ipc_bench.engine.messages import ControlMessage
 
 #: Receive timeout of one wait slice; between slices the peer's liveness is checked.
 POLL_SLICE_MS = 100

@@ -36,7 +36,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from ipc_bench.case import SCHED_COLUMNS
+from ipc_bench.harness.spec import SCHED_COLUMNS
 
 #: Share of a run counted as warm-up, and the width of the baseline and end windows.
 WARMUP_FRACTION = 0.10
@@ -290,7 +290,7 @@ class StreamStats:
                 sched_cpu_ns_per_step=s["sched_cpu_ns"] / n,
                 sched_gc_collections_per_step=s["gc_collections"] / n,
             )
-        from ipc_bench.metrics import percentiles_ms
+        from ipc_bench.analysis.summary import percentiles_ms
 
         for name in ("ttft", "tpot", "e2e"):
             out.update(percentiles_ms(np.frombuffer(getattr(self, f"{name}_s"),

@@ -172,7 +172,7 @@ def format_comparisons(comparisons: Iterable[dict[str, Any]]) -> str:
 def format_byte_model(rows: Iterable[dict[str, Any]]) -> str:
     """Lines saying whether the byte model held on the captured messages, and the
     per-request bytes ``send`` adds over ``cached`` that it implies."""
-    out = ["\nbyte model (ipc_bench.bytemodel) on the captured pure-decode messages:"]
+    out = ["\nbyte model (ipc_bench.analysis.bytemodel) on the captured pure-decode messages:"]
     for r in rows:
         line = (f"  [{r['workload']}] {r['codec']} {r['arm']}: "
                 f"{r['messages_checked'] - r['mismatches']}/{r['messages_checked']} exact")

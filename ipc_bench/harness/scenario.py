@@ -18,8 +18,8 @@ from typing import Any, Callable, Optional
 
 import msgspec
 
-from ipc_bench.case import CaseSpec
-from ipc_bench.config import CODECS, POLICIES, ConfigError, ModelConfig, SchedulerConfig
+from ipc_bench.harness.spec import CaseSpec
+from ipc_bench.engine.config import CODECS, POLICIES, ConfigError, ModelConfig, SchedulerConfig
 
 
 @dataclass

@@ -55,7 +55,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional, Sequence
 
-from ipc_bench.messages import CachedRequestData, ModelRunnerOutput, SchedulerOutput
+from ipc_bench.engine.messages import CachedRequestData, ModelRunnerOutput, SchedulerOutput
 
 CODECS = ("msgpack", "pickle")
 
@@ -516,7 +516,7 @@ def byte_model_report(captured: Sequence[tuple], summaries: Sequence[dict]) -> l
     as measured, (send - cached) SchedulerOutput bytes per step / running requests,
     when both policies ran (``measured_send_minus_cached_bytes_per_request``).
     """
-    from ipc_bench.codec import model_runner_output_codec, scheduler_output_codec
+    from ipc_bench.wire.codecs import model_runner_output_codec, scheduler_output_codec
 
     rows = []
     by_key = {(s["workload"], s["codec"], s.get("arm") or s["policy"]): s

@@ -25,7 +25,7 @@ from typing import Any, Generic, TypeVar
 
 import msgspec
 
-from ipc_bench.messages import ModelRunnerOutput, SchedulerOutput
+from ipc_bench.engine.messages import ModelRunnerOutput, SchedulerOutput
 
 T = TypeVar("T")
 

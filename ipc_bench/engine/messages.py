@@ -136,7 +136,7 @@ _CTL = dict(tag_field="kind", forbid_unknown_fields=True)
 class Handshake(msgspec.Struct, tag="handshake", **_CTL):
     """Scheduler -> runner, first message: protocol version and the runner's config.
 
-    ``config`` is an encoded ``ipc_bench.config.RunnerConfig`` (msgpack bytes) so
+    ``config`` is an encoded ``ipc_bench.engine.config.RunnerConfig`` (msgpack bytes) so
     that this module stays free of config types.
     """
 
@@ -175,7 +175,7 @@ class KeepAlive(msgspec.Struct, tag="keepalive", **_CTL):
 class RunnerReport(msgspec.Struct, tag="runner_report", **_CTL):
     """Runner -> scheduler at the end: per-step runner timings, column-major.
 
-    ``columns`` maps a column name (``ipc_bench.metrics.RUNNER_COLUMNS``) to one
+    ``columns`` maps a column name (``ipc_bench.analysis.summary.RUNNER_COLUMNS``) to one
     int per step the runner executed, in step order.
     """
 

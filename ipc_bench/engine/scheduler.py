@@ -41,9 +41,9 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from ipc_bench.config import SchedulerConfig
-from ipc_bench.kv_cache import KVCacheManager
-from ipc_bench.messages import (
+from ipc_bench.engine.config import SchedulerConfig
+from ipc_bench.engine.kv_cache import KVCacheManager
+from ipc_bench.engine.messages import (
     CachedRequestData,
     ModelRunnerOutput,
     NewRequestData,

@@ -5,10 +5,10 @@ as base64 PNG, so the file reads offline and can be mailed alone), the figures a
 PNG files beside them, and a copy of each run's ``summary.json``
 (``<run_id>.summary.json``) so a reader can check every number. Contents: findings
 stated as numbers (with 95 % intervals when the run has repetitions), the figures
-of ``ipc_bench.plots`` (a figure whose data the run lacks is replaced by a line
+of ``ipc_bench.report.plots`` (a figure whose data the run lacks is replaced by a line
 saying what is missing), per-case tables, the configuration and the environment.
 With two or more runs the report starts with a side-by-side comparison and warns
-when their environments differ (``ipc_bench.environment.compare_metadata``).
+when their environments differ (``ipc_bench.harness.environment.compare_metadata``).
 
 Default output folder: ``RUN_DIR/report`` for one run; ``report-<UTC time>`` beside
 the first run for several. Bad input (a missing folder, not a run folder, an
@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from ipc_bench.results import ResultsError, check_run_dir
+from ipc_bench.analysis.results import ResultsError, check_run_dir
 
 # A report is a list of blocks, rendered to Markdown and to HTML:
 #   ("h", level, text) ("p", text) ("ul", [text]) ("table", header, rows)
@@ -113,7 +113,7 @@ def _where(row: dict[str, Any]) -> str:
 
 def _workload_labels(cases) -> dict[str, dict[str, Any]]:
     """workload -> {label: value} for the run's label columns."""
-    from ipc_bench.stats import label_columns
+    from ipc_bench.analysis.stats import label_columns
 
     cols = label_columns(cases)
     out = {}
@@ -153,14 +153,14 @@ def _latency_clause(cases, key: tuple) -> str:
 def _share_findings(cases, where) -> list[str]:
     """Send's cost as a share of the step at the largest running count of each codec
     (and other workload label), from ``plots.send_cost_table``."""
-    from ipc_bench.plots import send_cost_table
-    from ipc_bench.stats import label_columns
+    from ipc_bench.report.plots import send_cost_table
+    from ipc_bench.analysis.stats import label_columns
 
     table = send_cost_table(cases)
     if len(table) == 0 or table["share_s2r"].isna().all():
         return []
     table = table[table["codec"] != "none"]
-    from ipc_bench.plots import S2R_MEDIAN_COLUMN
+    from ipc_bench.report.plots import S2R_MEDIAN_COLUMN
 
     median = ", medians" if S2R_MEDIAN_COLUMN in cases.columns else ""
     other = [c for c in label_columns(cases) if c != "num_running" and c in table.columns]
@@ -187,7 +187,7 @@ def findings(results) -> list[str]:
     run's ``--ci-method``, so they are the CLI comparison block's), then send's token
     bytes split, the single-process and floor baselines. ``results``: one run
     (``load``)."""
-    from ipc_bench.stats import paired, results_ci_method, summarize_pairs
+    from ipc_bench.analysis.stats import paired, results_ci_method, summarize_pairs
 
     cases = results.cases
     out: list[str] = []
@@ -302,7 +302,7 @@ def _case_warnings(results) -> list[str]:
 
 
 def _case_tables(results) -> list[Block]:
-    from ipc_bench.tables import COLUMNS, cells
+    from ipc_bench.report.tables import COLUMNS, cells
 
     blocks: list[Block] = []
     cases = results.cases
@@ -330,7 +330,7 @@ def _pair_table(results) -> list[Block]:
     """The cached-against-send table: per workload, codec and metric, the pairs, the
     means, send - cached and cached / send with its interval (``stats.summarize_pairs``
     with the run's ``--ci-method``: the numbers of the CLI's comparison block)."""
-    from ipc_bench.stats import paired, results_ci_method, summarize_pairs
+    from ipc_bench.analysis.stats import paired, results_ci_method, summarize_pairs
 
     metrics = (("output tokens/s", "output_tokens_per_s", 1.0),
                ("s2r payload B/step", "sched_to_runner_payload_bytes_per_step", 1.0),
@@ -424,7 +424,7 @@ def _slug(text: str) -> str:
 
 def _run_blocks(results, run_id: str, level: int, prefix: str,
                 only_figures: Optional[set[str]] = None) -> list[Block]:
-    from ipc_bench import plots
+    from ipc_bench.report import plots
 
     one = results.select(run_id) if len(results.run_ids) > 1 else results
     md = one.metadata[run_id]
@@ -472,8 +472,8 @@ def _run_blocks(results, run_id: str, level: int, prefix: str,
 
 
 def _comparison_blocks(results) -> list[Block]:
-    from ipc_bench import plots
-    from ipc_bench.environment import compare_metadata
+    from ipc_bench.report import plots
+    from ipc_bench.harness.environment import compare_metadata
 
     ids = results.run_ids
     blocks: list[Block] = [("h", 2, "Runs")]
@@ -646,7 +646,7 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
     """Load ``run_dirs``, write the report into ``output`` (see the module docstring)
     and return the folder. Raises ``ResultsError`` (one line) on bad input and
     ``OSError`` when the output folder cannot be written."""
-    from ipc_bench.results import load
+    from ipc_bench.analysis.results import load
 
     dirs = [check_run_dir(d) for d in run_dirs]
     results = load(dirs)
@@ -662,7 +662,7 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
     command = command or "python bench.py report " + " ".join(str(d) for d in run_dirs)
     blocks = build_blocks(results, command)
     out.mkdir(parents=True, exist_ok=True)
-    from ipc_bench.plots import FIGURES
+    from ipc_bench.report.plots import FIGURES
 
     names = tuple(f"{n}.png" for n, *_ in FIGURES) + ("compare-throughput.png",)
     for old in out.glob("*.png"):  # figures of an earlier render that may be gone now

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from ipc_bench.config import ModelConfig, SchedulerConfig
-from ipc_bench.workload import Workload
+from ipc_bench.engine.config import ModelConfig, SchedulerConfig
+from ipc_bench.engine.workloads import Workload
 
 #: Columns of the scheduler's per-step records, in tuple order. Times in ns, sizes in bytes.
 SCHED_COLUMNS = (

@@ -5,7 +5,7 @@ Layout of a run folder::
     summary.json       {"format_version", "status", "metadata", "cases": [...],
                         "comparisons": [...], "byte_model": [...], "problems",
                         "running_case", "failed_case"}
-    messages/          captured frames of repetition 0 (``ipc_bench.capture``)
+    messages/          captured frames of repetition 0 (``ipc_bench.analysis.capture``)
     steps.csv          one row per step per case: case identity + SCHED_COLUMNS +
                        RUNNER_COLUMNS (runner columns empty for a failed, interrupted
                        or streamed case: the runner's report never came or was not kept)
@@ -29,14 +29,14 @@ partial file is removed. A streamed case (soak) appends straight to ``steps.csv`
 folder that ``json.load`` and ``pandas.read_csv`` read, with ``status`` ``incomplete``;
 only SIGKILL of this process loses anything: the rows of the last flush interval.
 A row is never cut in half: appends run with SIGINT/SIGTERM deferred
-(``ipc_bench.signals``). Files are created 0644 and the folder 0755 whatever the
+(``ipc_bench.harness.signals``). Files are created 0644 and the folder 0755 whatever the
 umask, so results are never world-writable.
 
 Format history:
 - 1: first version (``preemptions`` in requests.csv, ``num_preempted`` and
   ``num_resumed`` in steps.csv and ``num_preemptions`` in summary cases added within
   it, before any result was published; ``comparisons`` (paired statistics,
-  ``ipc_bench.stats``), ``byte_model`` (``ipc_bench.bytemodel``) and ``messages/``
+  ``ipc_bench.analysis.stats``), ``byte_model`` (``ipc_bench.analysis.bytemodel``) and ``messages/``
   likewise; so were ``rss.csv``, ``steps.partial.csv``, ``running_case``,
   ``failed_case`` and the cases' ``failed_step``).
 """
@@ -52,8 +52,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from ipc_bench.case import RUNNER_COLUMNS, SCHED_COLUMNS, CaseResult, CaseSpec
-from ipc_bench.signals import deferred
+from ipc_bench.harness.spec import RUNNER_COLUMNS, SCHED_COLUMNS, CaseResult, CaseSpec
+from ipc_bench.harness.signals import deferred
 
 FORMAT_VERSION = 1
 
@@ -146,8 +146,8 @@ class RunWriter:
         self.running_case: Optional[str] = None
         self.failed_case: Optional[str] = None
         self._rss_written: dict[str, int] = {}
-        self.comparisons: list[dict[str, Any]] = []  # ipc_bench.stats.compare_cases
-        self.byte_model: list[dict[str, Any]] = []   # ipc_bench.bytemodel.byte_model_report
+        self.comparisons: list[dict[str, Any]] = []  # ipc_bench.analysis.stats.compare_cases
+        self.byte_model: list[dict[str, Any]] = []   # ipc_bench.analysis.bytemodel.byte_model_report
         self._new_file("steps.csv", CASE_KEYS + SCHED_COLUMNS + RUNNER_COLUMNS)
         self._new_file("requests.csv", CASE_KEYS + REQUEST_COLUMNS)
         self._new_file("floor.csv", ("case_id", "i", "floor_step_ns"))

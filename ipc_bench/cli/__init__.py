@@ -1,6 +1,6 @@
 """Command line: ``python bench.py --scenario NAME [options]``, ``--list``, and
-``python bench.py microbench RUN_DIR [options]`` (``ipc_bench.microbench``) and
-``python bench.py report RUN_DIR [RUN_DIR ...] [--output DIR]`` (``ipc_bench.report``).
+``python bench.py microbench RUN_DIR [options]`` (``ipc_bench.analysis.microbench``) and
+``python bench.py report RUN_DIR [RUN_DIR ...] [--output DIR]`` (``ipc_bench.report.document``).
 
 Exit codes: 0 success; 1 a case failed (the runner died, hung or broke the protocol;
 the error line says which process, how and at which step) or the token streams of two
@@ -23,15 +23,15 @@ import traceback
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ipc_bench import signals
-from ipc_bench.codec import one_line
-from ipc_bench.config import CODECS, DEVICES, MODELS, POLICIES, TORCH_PRESETS, ConfigError
-from ipc_bench.signals import Interrupted
-from ipc_bench.stats import METHODS
-from ipc_bench.traces import TraceError
-from ipc_bench.workload import REQ_ID_FORMATS
+from ipc_bench.harness import signals
+from ipc_bench.wire.codecs import one_line
+from ipc_bench.engine.config import CODECS, DEVICES, MODELS, POLICIES, TORCH_PRESETS, ConfigError
+from ipc_bench.harness.signals import Interrupted
+from ipc_bench.analysis.stats import METHODS
+from ipc_bench.engine.traces import TraceError
+from ipc_bench.engine.workloads import REQ_ID_FORMATS
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 #: Upper bounds of numeric options: far above any sensible run, low enough that a
 #: typo (an extra digit or three) is refused before it allocates or runs for days.
@@ -133,7 +133,7 @@ _positive_int = _int_in(1, 2**31 - 1)
 
 
 def _host(text: str) -> str:
-    from ipc_bench.transport import check_host
+    from ipc_bench.wire.transport import check_host
 
     try:
         return check_host(text)
@@ -229,11 +229,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of ``bench.py``; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "microbench":
-        from ipc_bench.microbench import main as microbench_main
+        from ipc_bench.analysis.microbench import main as microbench_main
 
         return microbench_main(argv[1:])
     if argv and argv[0] == "report":  # bench.py report RUN_DIR [RUN_DIR ...] [--output DIR]
-        from ipc_bench.report import main as report_main
+        from ipc_bench.report.document import main as report_main
 
         return report_main(argv[1:])
     old_handlers = signals.install()
@@ -250,7 +250,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 def _main(argv: list[str]) -> int:
-    from ipc_bench.scenario import ScenarioOptions, discover, summary_line
+    from ipc_bench.harness.scenario import ScenarioOptions, discover, summary_line
 
     args = build_parser().parse_args(argv)
     scenarios = discover()
@@ -310,8 +310,8 @@ def _main(argv: list[str]) -> int:
 def _check_torch_cases(cases) -> None:
     """Probe the torch model's device once (in a child process, so this process never
     imports torch) and check every torch case's KV cache fits it (``ConfigError``)."""
-    from ipc_bench.config import check_kv_cache_memory
-    from ipc_bench.model import probe_torch_device
+    from ipc_bench.engine.config import check_kv_cache_memory
+    from ipc_bench.engine.models import probe_torch_device
 
     probed: dict[str, tuple] = {}
     for case in cases:
@@ -370,18 +370,18 @@ def _check_memory(cases) -> None:
 
 
 def _run(args, cases, scenario_report=None) -> int:
-    from ipc_bench.bytemodel import byte_model_report
-    from ipc_bench.capture import build_captures, save_captures
-    from ipc_bench.case import CaseResult
-    from ipc_bench.environment import collect_metadata, cpu_usage_between, read_cpu_times
-    from ipc_bench.metrics import (attach_token_bytes, check_digests, noise_warnings,
+    from ipc_bench.analysis.bytemodel import byte_model_report
+    from ipc_bench.analysis.capture import build_captures, save_captures
+    from ipc_bench.harness.spec import CaseResult
+    from ipc_bench.harness.environment import collect_metadata, cpu_usage_between, read_cpu_times
+    from ipc_bench.analysis.summary import (attach_token_bytes, check_digests, noise_warnings,
                                    summarize_case)
-    from ipc_bench.processes import CaseError, run_case
-    from ipc_bench.progress import case_progress, progress_enabled
-    from ipc_bench.results import RunWriter, default_run_dir
-    from ipc_bench.scheduler import SchedulerError
-    from ipc_bench.stats import compare_cases
-    from ipc_bench.tables import format_byte_model, format_comparisons, format_tables
+    from ipc_bench.harness.processes import CaseError, run_case
+    from ipc_bench.harness.progress import case_progress, progress_enabled
+    from ipc_bench.analysis.results import RunWriter, default_run_dir
+    from ipc_bench.engine.scheduler import SchedulerError
+    from ipc_bench.analysis.stats import compare_cases
+    from ipc_bench.report.tables import format_byte_model, format_comparisons, format_tables
 
     # Nothing this run writes (results, captures, socket files) is group- or
     # world-writable, whatever umask it was started with.

@@ -70,7 +70,7 @@ class SchedulerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class TorchPreset(msgspec.Struct, frozen=True):
-    """Shape of the torch decoder (``ipc_bench.model.TorchModel``), Llama-style.
+    """Shape of the torch decoder (``ipc_bench.engine.models.TorchModel``), Llama-style.
 
     ``hidden_size`` = model width; ``num_heads`` query heads and ``num_kv_heads`` key /
     value heads (grouped-query attention) of ``head_dim`` each; ``intermediate_size``:
@@ -103,7 +103,7 @@ MAX_CUDA_KV_CACHE_SHARE = 0.8
 
 
 class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """The runner's model (``ipc_bench.model``).
+    """The runner's model (``ipc_bench.engine.models``).
 
     ``name``: ``null`` (no compute, each token a hash of the runner's own buffer row),
     ``fixed-step`` (busy-waits ``step_time_ms`` per step, then samples as ``null``) or
@@ -185,7 +185,7 @@ def check_kv_cache_memory(scheduler: "SchedulerConfig", model: ModelConfig, devi
 class RunnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Everything the runner process needs, sent in the start-up ``Handshake``.
 
-    ``policy``: ``send`` or ``cached`` (see ``ipc_bench.model_runner``). ``codec``:
+    ``policy``: ``send`` or ``cached`` (see ``ipc_bench.engine.model_runner``). ``codec``:
     ``msgpack`` or ``pickle``. ``warmup_steps``: steps before the heap is frozen.
     ``peer_timeout_s``: how long the runner waits for the scheduler before it gives up
     (the scheduler sends ``KeepAlive`` while idle, so this bounds a hung scheduler).
@@ -246,7 +246,7 @@ def decode_runner_config(data: bytes) -> RunnerConfig:
     try:
         config = msgspec.msgpack.decode(data, type=RunnerConfig)
     except msgspec.DecodeError as exc:
-        from ipc_bench.codec import one_line
+        from ipc_bench.wire.codecs import one_line
 
         raise ConfigError(one_line(f"bad runner config in handshake: {exc}")) from None
     config.validate()

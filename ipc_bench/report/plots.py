@@ -1,4 +1,4 @@
-"""Figures of a run (``ipc_bench.results.load``), one question per figure.
+"""Figures of a run (``ipc_bench.analysis.results.load``), one question per figure.
 
 Every function takes a ``Results`` and returns a ``matplotlib.figure.Figure`` drawn
 on the Agg canvas (no pyplot, no global figure state: safe in scripts, servers and
@@ -9,7 +9,7 @@ colour-blind readers can tell apart); codecs keep their line styles
 
 When a run lacks the data a figure needs (a logical-clock run has no latencies, a
 single-policy run has no send/cached pairs), the function raises ``NoData`` whose
-message says what is missing; ``ipc_bench.report`` writes that message in place of
+message says what is missing; ``ipc_bench.report.document`` writes that message in place of
 the figure. Figures that need one run (all but ``throughput``) raise ``ValueError``
 when given several: pass ``results.select(run_id)``.
 
@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from ipc_bench.stats import (label_columns, mean_interval, paired, results_ci_method,
+from ipc_bench.analysis.stats import (label_columns, mean_interval, paired, results_ci_method,
                              summarize_pairs)
 
 #: Okabe-Ito colours: policies keep these in every figure.

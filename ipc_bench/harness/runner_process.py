@@ -1,0 +1,11 @@
+"""Runner process entry point: ``python -m ipc_bench.harness.runner_process CTL_ENDPOINT``."""
+
+import sys
+
+from ipc_bench.harness.processes import runner_main
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        print("usage: python -m ipc_bench.harness.runner_process CTL_ENDPOINT", file=sys.stderr)
+        sys.exit(2)
+    sys.exit(runner_main(sys.argv[1]))
