@@ -105,7 +105,7 @@ def main() -> int:
     if args.from_run:
         run_dir = Path(args.from_run)
     else:
-        from ipc_bench.analysis.results import default_run_dir
+        from ipc_bench.harness.run_folder import default_run_dir
 
         run_dir = Path(args.output) if args.output else default_run_dir(ROOT / "results", "aa")
         cmd = [sys.executable, str(ROOT / "bench.py"), "--scenario", "decode-steady", "--aa",

@@ -35,7 +35,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ipc_bench.analysis.bytemodel import fit_linear  # noqa: E402
-from ipc_bench.analysis.results import ResultsError, default_run_dir, read_summary  # noqa: E402
+from ipc_bench.analysis.results import ResultsError, read_summary  # noqa: E402
+from ipc_bench.harness.run_folder import default_run_dir  # noqa: E402
 
 PARTS = ("sched_encode_ns_per_step", "runner_decode_ns_per_step",
          "runner_encode_ns_per_step", "sched_decode_ns_per_step")

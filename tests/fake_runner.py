@@ -21,6 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ipc_bench.engine import messages  # noqa: E402
+from ipc_bench.wire import control  # noqa: E402
 
 from ipc_bench.harness import processes
 
@@ -37,7 +38,7 @@ def main() -> int:
         time.sleep(600)
         return 0
     if MODE == "wrong-version":
-        processes.Ready = lambda version, pid, device: messages.Ready(99, pid, device)
+        processes.Ready = lambda version, pid, device: control.Ready(99, pid, device)
     calls = {"n": 0}
     execute = processes.TimedRunner.execute
 

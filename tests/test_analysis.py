@@ -18,8 +18,8 @@ from ipc_bench.report import plots
 from ipc_bench.report import document as report
 from ipc_bench.analysis import stats
 from ipc_bench.harness.spec import RUNNER_COLUMNS, SCHED_COLUMNS
-from ipc_bench.analysis.results import (CASE_KEYS, FORMAT_VERSION, REQUEST_COLUMNS, Results,
-                               ResultsError, load)
+from ipc_bench.analysis.results import Results, ResultsError, load
+from ipc_bench.harness.run_folder import CASE_KEYS, FORMAT_VERSION, REQUEST_COLUMNS
 
 
 @pytest.fixture(scope="module")

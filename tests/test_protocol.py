@@ -31,17 +31,36 @@ from fault_helpers import FAKE_RUNNER, REPO, alive, steady_case, wait_dead
 from ipc_bench.harness import processes
 from ipc_bench.harness.spec import CaseResult
 from ipc_bench.wire.codecs import DecodeError, MsgpackCodec, PickleCodec
-from ipc_bench.engine.config import (ConfigError, ModelConfig, RunnerConfig, SchedulerConfig,
-                              decode_runner_config, encode_config)
-from ipc_bench.engine.messages import (PROTOCOL_VERSION, BeginFloor, CachedRequestData,
-                                ErrorReport, Handshake, KeepAlive, ModelRunnerOutput,
-                                NewRequestData, Ready, RunnerReport, SamplingParams,
-                                SchedulerOutput, Stop)
+from ipc_bench.engine.config import ConfigError, ModelConfig, SchedulerConfig
+from ipc_bench.wire.handshake import RunnerConfig, decode_runner_config, encode_config
+from ipc_bench.engine.messages import (
+    CachedRequestData,
+    ModelRunnerOutput,
+    NewRequestData,
+    SamplingParams,
+    SchedulerOutput,
+)
+from ipc_bench.wire.control import (
+    PROTOCOL_VERSION,
+    BeginFloor,
+    ErrorReport,
+    Handshake,
+    KeepAlive,
+    Ready,
+    RunnerReport,
+    Stop,
+)
 from ipc_bench.engine.model_runner import ModelRunner
 from ipc_bench.harness.processes import CaseError, run_case
 from ipc_bench.engine.scheduler import ProtocolError, Scheduler
-from ipc_bench.wire.transport import (EndpointDir, PeerError, SchedulerSockets, decode_control,
-                                 recv_control, recv_frame, send_control, send_frame)
+from ipc_bench.wire.transport import (
+    EndpointDir,
+    PeerError,
+    SchedulerSockets,
+    recv_frame,
+    send_frame,
+)
+from ipc_bench.wire.control import decode_control, recv_control, send_control
 
 import zmq
 

@@ -17,8 +17,10 @@ from ipc_bench import cli
 from ipc_bench.harness import processes
 from ipc_bench.harness.spec import CaseResult, SCHED_COLUMNS
 from ipc_bench.harness.processes import InOrderDigest, run_case, token_digest
-from ipc_bench.analysis.results import RunWriter
-from ipc_bench.harness.soak import RssSampler, StreamStats, read_memory_bytes, rss_growth
+from ipc_bench.harness.run_folder import RunWriter
+from ipc_bench.analysis.soak import rss_growth, stream_drift, stream_summary
+from ipc_bench.harness.memory import RssSampler, read_memory_bytes
+from ipc_bench.harness.recording import StreamStats
 from ipc_bench.engine.traces import Trace
 from ipc_bench.engine.workloads import TraceWorkload
 
@@ -56,7 +58,7 @@ def test_streamed_case_writes_as_it_goes_and_keeps_the_same_token_digest(tmp_pat
         [r["num_output_tokens"] for r in plain.requests]
     rss = pd.read_csv(tmp_path / "rss.csv")
     assert len(rss) > 3 and (rss.sched_rss_bytes > 0).all() and (rss.runner_anon_bytes > 0).all()
-    stats = result.stream_stats.summary()
+    stats = stream_summary(result.stream_stats)
     assert stats["num_requests"] == 60 and stats["num_finished"] == 60
     assert stats["output_tokens"] == int(steps[steps.counted == 1].num_output_tokens.sum())
 
@@ -105,7 +107,7 @@ def test_stream_stats_drift_of_bytes_per_request():
         row[col["r2s_payload_bytes"]] = 200
         row[col["t_end_ns"]] = int(w * 1e9)
         stats.add_rows([tuple(row)])
-    drift = stats.drift()
+    drift = stream_drift(stats)
     assert drift["s2r_decode_bytes_per_req_baseline"] == 100.0
     assert drift["s2r_decode_bytes_per_req_end"] == 110.0
     assert drift["s2r_decode_bytes_per_req_drift_pct"] == pytest.approx(10.0)

@@ -476,3 +476,14 @@ def results_ci_method(metadata: dict[str, dict[str, Any]]) -> str:
         if method in METHODS:
             return method
     return "t"
+
+
+def percentiles_ms(values_s, prefix: str) -> dict[str, float]:
+    """``{prefix}_ms_mean`` / ``_p50`` / ``_p90`` / ``_p99`` of ``values_s`` (seconds,
+    any sequence or array), in ms; empty when there are no values."""
+    if len(values_s) == 0:
+        return {}
+    v = np.asarray(values_s, dtype=np.float64) * 1e3
+    return {f"{prefix}_ms_mean": float(v.mean()), f"{prefix}_ms_p50": float(np.percentile(v, 50)),
+            f"{prefix}_ms_p90": float(np.percentile(v, 90)),
+            f"{prefix}_ms_p99": float(np.percentile(v, 99))}

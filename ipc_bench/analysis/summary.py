@@ -27,6 +27,8 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from ipc_bench.analysis.soak import rss_summary, stream_summary
+from ipc_bench.analysis.stats import percentiles_ms
 from ipc_bench.harness.spec import RUNNER_COLUMNS, SCHED_COLUMNS, CaseResult
 from ipc_bench.wire.codecs import scheduler_output_codec
 from ipc_bench.engine.messages import SchedulerOutput
@@ -132,8 +134,6 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
     if result.failed_step is not None or result.error is not None:
         out["failed_step"] = result.failed_step
     if result.rss_samples:
-        from ipc_bench.harness.soak import rss_summary
-
         out.update(rss_summary(result.rss_samples))
     if result.stream_stats is not None:
         return _summarize_streamed(result, out)
@@ -212,10 +212,10 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
 
 def _summarize_streamed(result: CaseResult, out: dict[str, Any]) -> dict[str, Any]:
     """Summary of a streamed case (``CaseSpec.stream``): its rows left memory as it
-    ran, so the figures come from ``soak.StreamStats``'s running sums; no medians,
+    ran, so the figures come from ``harness.recording.StreamStats``'s running sums; no medians,
     no runner columns, no floor. Timed replays: ``output_tokens_per_s`` over wall time."""
     stats = result.stream_stats
-    out.update(stats.summary())
+    out.update(stream_summary(stats))
     out["num_rejected"] = result.num_rejected
     if result.spec.trace_speedup is not None:
         out["output_tokens_per_s"] = (stats.output_tokens_all / result.wall_s
@@ -251,17 +251,6 @@ def _breakdown_coverage(result: CaseResult, a: np.ndarray, counted: np.ndarray) 
         if mask.any():
             out["runner_breakdown_coverage"] = float(rparts[mask].sum() / period[mask].sum())
     return out
-
-
-def percentiles_ms(values_s, prefix: str) -> dict[str, float]:
-    """``{prefix}_ms_mean`` / ``_p50`` / ``_p90`` / ``_p99`` of ``values_s`` (seconds,
-    any sequence or array), in ms; empty when there are no values."""
-    if len(values_s) == 0:
-        return {}
-    v = np.asarray(values_s, dtype=np.float64) * 1e3
-    return {f"{prefix}_ms_mean": float(v.mean()), f"{prefix}_ms_p50": float(np.percentile(v, 50)),
-            f"{prefix}_ms_p90": float(np.percentile(v, 90)),
-            f"{prefix}_ms_p99": float(np.percentile(v, 99))}
 
 
 def latency_summary(requests: list[dict[str, Any]]) -> dict[str, float]:

@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ipc_bench.harness import signals
-from ipc_bench.wire.codecs import one_line
-from ipc_bench.engine.config import CODECS, DEVICES, MODELS, POLICIES, TORCH_PRESETS, ConfigError
+from ipc_bench.errors import one_line
+from ipc_bench.engine.config import DEVICES, MODELS, POLICIES, TORCH_PRESETS, ConfigError
+from ipc_bench.wire.codecs import CODECS
 from ipc_bench.harness.signals import Interrupted
 from ipc_bench.analysis.stats import METHODS
 from ipc_bench.engine.traces import TraceError
@@ -378,7 +379,7 @@ def _run(args, cases, scenario_report=None) -> int:
                                    summarize_case)
     from ipc_bench.harness.processes import CaseError, run_case
     from ipc_bench.harness.progress import case_progress, progress_enabled
-    from ipc_bench.analysis.results import RunWriter, default_run_dir
+    from ipc_bench.harness.run_folder import RunWriter, default_run_dir
     from ipc_bench.engine.scheduler import SchedulerError
     from ipc_bench.analysis.stats import compare_cases
     from ipc_bench.report.tables import format_byte_model, format_comparisons, format_tables

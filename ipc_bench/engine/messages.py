@@ -18,20 +18,15 @@ pickle codec pickles the same objects (a Struct pickles as its class and a tuple
 its field values; vLLM's dataclasses pickle as their class and a field-name dict, a
 few dozen bytes more per object, the same per-request growth).
 
-Control messages (handshake, phase changes, reports, errors) travel on their own
-socket as a tagged union, so the measured data sockets carry nothing but
-``SchedulerOutput`` and ``ModelRunnerOutput`` frames.
+The harness's own control messages (handshake, phase changes, reports, errors) are
+``ipc_bench.wire.control``'s.
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional, Union
+from typing import Any, Optional
 
 import msgspec
-
-#: Bumped whenever a field of a wire or control message changes.
-#: 2: ``KeepAlive`` control message.
-PROTOCOL_VERSION = 3
 
 _WIRE = dict(array_like=True, omit_defaults=True, gc=False)
 
@@ -125,70 +120,3 @@ class ModelRunnerOutput(msgspec.Struct, **_WIRE):
     pooler_output: list[Any] = []
     finished_sending: Optional[set[str]] = None
     finished_recving: Optional[set[str]] = None
-
-
-# --------------------------------------------------------------------------------------
-# Control messages: their own socket, tagged union, never counted as measured traffic.
-
-_CTL = dict(tag_field="kind", forbid_unknown_fields=True)
-
-
-class Handshake(msgspec.Struct, tag="handshake", **_CTL):
-    """Scheduler -> runner, first message: protocol version and the runner's config.
-
-    ``config`` is an encoded ``ipc_bench.engine.config.RunnerConfig`` (msgpack bytes) so
-    that this module stays free of config types.
-    """
-
-    protocol_version: int
-    config: bytes
-
-
-class Ready(msgspec.Struct, tag="ready", **_CTL):
-    """Runner -> scheduler: handshake accepted; ``device`` is where the model runs."""
-
-    protocol_version: int
-    pid: int
-    device: str
-
-
-class BeginFloor(msgspec.Struct, tag="begin_floor", **_CTL):
-    """Scheduler -> runner: replay the recorded outputs of ``steps`` (the floor case)."""
-
-    steps: list[int]
-
-
-class FloorReady(msgspec.Struct, tag="floor_ready", **_CTL):
-    """Runner -> scheduler: the floor's replies are decoded and ready; the scheduler
-    starts the floor's clock only after this, so no floor step pays for it."""
-
-
-class Stop(msgspec.Struct, tag="stop", **_CTL):
-    """Scheduler -> runner: send your report and exit."""
-
-
-class KeepAlive(msgspec.Struct, tag="keepalive", **_CTL):
-    """Scheduler -> runner while no step is due (timed replay between arrivals): the
-    scheduler is alive, so the runner keeps waiting instead of timing out."""
-
-
-class RunnerReport(msgspec.Struct, tag="runner_report", **_CTL):
-    """Runner -> scheduler at the end: per-step runner timings, column-major.
-
-    ``columns`` maps a column name (``ipc_bench.analysis.summary.RUNNER_COLUMNS``) to one
-    int per step the runner executed, in step order.
-    """
-
-    columns: dict[str, list[int]]
-    floor_step_ns: list[int] = []
-
-
-class ErrorReport(msgspec.Struct, tag="error", **_CTL):
-    """Either side: a fatal error, one line, and the step where it happened."""
-
-    message: str
-    step: int = -1
-
-
-ControlMessage = Union[Handshake, Ready, BeginFloor, FloorReady, Stop, KeepAlive, RunnerReport,
-                       ErrorReport]

@@ -28,7 +28,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig
-from ipc_bench.engine.input_batch import CachedRequestState, InputBatch
+from ipc_bench.engine.input_batch import CachedRequestState, InputBatch, StepInputs
 from ipc_bench.engine.messages import ModelRunnerOutput, SchedulerOutput
 from ipc_bench.engine.models import make_model
 from ipc_bench.engine.scheduler import ProtocolError
@@ -36,36 +36,6 @@ from ipc_bench.engine.scheduler import ProtocolError
 
 class RunnerError(RuntimeError):
     """The runner cannot execute a step; the message is one line."""
-
-
-class StepInputs:
-    """Inputs of one step (vLLM ``_prepare_inputs``), rows in persistent-batch order.
-
-    ``req_ids``: ``[num_reqs]``; ``num_scheduled`` / ``num_computed``: Python ints per
-    row; ``rows``: ``arange(num_reqs)``; ``positions``: last scheduled position per row
-    (int64 ``[num_reqs]``); ``input_ids``: every scheduled token id, gathered from the
-    runner's token buffer (int32 ``[total_num_scheduled_tokens]``); ``token_positions``:
-    position of each of those tokens in its request (int64, same shape);
-    ``query_start_loc``: offsets of each row's tokens in ``input_ids`` (int64
-    ``[num_reqs + 1]``); ``seq_lens``: tokens per row once the step is computed
-    (``num_computed + num_scheduled``, int64 ``[num_reqs]``). The block table is the
-    batch's (``InputBatch.block_table[:num_reqs]``).
-    """
-
-    __slots__ = ("req_ids", "num_scheduled", "num_computed", "rows", "positions", "input_ids",
-                 "token_positions", "query_start_loc", "seq_lens")
-
-    def __init__(self, req_ids, num_scheduled, num_computed, rows, positions, input_ids,
-                 token_positions=None, query_start_loc=None, seq_lens=None):
-        self.req_ids = req_ids
-        self.num_scheduled = num_scheduled
-        self.num_computed = num_computed
-        self.rows = rows
-        self.positions = positions
-        self.input_ids = input_ids
-        self.token_positions = token_positions
-        self.query_start_loc = query_start_loc
-        self.seq_lens = seq_lens
 
 
 def token_layout(num_computed: np.ndarray, num_scheduled: list[int], max_model_len: int,

@@ -26,8 +26,7 @@ import numpy as np
 from ipc_bench.engine.config import ConfigError, ModelConfig, SchedulerConfig, check_kv_cache_memory
 
 if TYPE_CHECKING:  # imported for annotations only
-    from ipc_bench.engine.input_batch import InputBatch
-    from ipc_bench.engine.model_runner import StepInputs
+    from ipc_bench.engine.input_batch import InputBatch, StepInputs
 
 _M1 = np.uint64(0x9E3779B97F4A7C15)
 _M2 = np.uint64(0xBF58476D1CE4E5B9)

@@ -58,27 +58,26 @@ from ipc_bench.harness.spec import RUNNER_COLUMNS, CaseResult, CaseSpec
 from ipc_bench.wire.codecs import (
     DecodeError,
     model_runner_output_codec,
-    one_line,
     scheduler_output_codec,
 )
-from ipc_bench.engine.config import (
-    ConfigError,
+from ipc_bench.errors import one_line
+from ipc_bench.engine.config import ConfigError
+from ipc_bench.wire.handshake import (
     RunnerConfig,
     check_pickle_transport,
     decode_runner_config,
     encode_config,
 )
-from ipc_bench.engine.messages import (
+from ipc_bench.engine.messages import ModelRunnerOutput, SchedulerOutput
+from ipc_bench.wire.control import (
     PROTOCOL_VERSION,
     BeginFloor,
     FloorReady,
     ErrorReport,
     Handshake,
     KeepAlive,
-    ModelRunnerOutput,
     Ready,
     RunnerReport,
-    SchedulerOutput,
     Stop,
 )
 from ipc_bench.engine.model_runner import ModelRunner, RunnerError
@@ -90,11 +89,10 @@ from ipc_bench.wire.transport import (
     PeerTimeout,
     RunnerSockets,
     SchedulerSockets,
-    recv_control,
     recv_frame,
-    send_control,
     send_frame,
 )
+from ipc_bench.wire.control import recv_control, send_control
 
 #: Default of ``CaseSpec.startup_timeout_s``: handshake and first step.
 STARTUP_TIMEOUT_S = 120.0
@@ -258,7 +256,7 @@ class CaseSink(Protocol):
         """Final per-request records of a streamed case."""
 
     def stream_rss(self, spec: CaseSpec, samples: list[tuple]) -> None:
-        """Memory samples in ``soak.SAMPLE_COLUMNS`` order."""
+        """Memory samples in ``memory.SAMPLE_COLUMNS`` order."""
 
 
 class StepFlusher:
@@ -270,7 +268,7 @@ class StepFlusher:
     columns arrive at the end and complete them). Streamed cases
     (``CaseSpec.stream``): rows and the records of finished requests go to their
     final files and leave memory, the token digest is kept in order as requests
-    finish (``InOrderDigest``) and ``soak.StreamStats`` keeps the sums the summary
+    finish (``InOrderDigest``) and ``recording.StreamStats`` keeps the sums the summary
     needs. A flush of N rows costs about 2 us per row on this machine's CPU, spent
     between two steps: the runner's idle time of the next step includes it.
 
@@ -280,7 +278,7 @@ class StepFlusher:
 
     def __init__(self, spec: CaseSpec, sink: Optional[CaseSink],
                  interval_s: float = FLUSH_INTERVAL_S, rss_source=None):
-        from ipc_bench.harness.soak import StreamStats
+        from ipc_bench.harness.recording import StreamStats
 
         self.spec = spec
         self.sink = sink
@@ -433,7 +431,7 @@ def run_case(spec: CaseSpec,
 
         rss_source = None
         if spec.sample_rss_s:
-            from ipc_bench.harness.soak import RssSampler
+            from ipc_bench.harness.memory import RssSampler
 
             sampler = RssSampler([os.getpid(), proc.pid], spec.sample_rss_s).start()
             rss_source = lambda: sampler.samples  # noqa: E731

@@ -19,7 +19,8 @@ from typing import Any, Callable, Optional
 import msgspec
 
 from ipc_bench.harness.spec import CaseSpec
-from ipc_bench.engine.config import CODECS, POLICIES, ConfigError, ModelConfig, SchedulerConfig
+from ipc_bench.engine.config import POLICIES, ConfigError, ModelConfig, SchedulerConfig
+from ipc_bench.wire.codecs import CODECS
 
 
 @dataclass

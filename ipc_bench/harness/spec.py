@@ -76,7 +76,7 @@ class CaseSpec:
     for the handshake and for the first step, which pay one-time costs (imports,
     model load, CUDA context and kernel loading on the first forward). ``host``: the
     address tcp sockets bind to. ``allow_pickle_over_tcp``: see
-    ``config.check_pickle_transport``. ``stream``: long runs: the case's records go to
+    ``wire.handshake.check_pickle_transport``. ``stream``: long runs: the case's records go to
     the run folder as the run goes and leave memory (no floor, no runner per-step
     columns; see ``processes.StepFlusher``). ``sample_rss_s``: sample both processes'
     RSS every that many seconds (``None``: off).
@@ -148,5 +148,5 @@ class CaseResult:
     error: Optional[str] = None
     failed_step: Optional[int] = None     # seq of the step the case failed at
     runner_pid: Optional[int] = None
-    rss_samples: list[tuple] = field(default_factory=list)  # soak.SAMPLE_COLUMNS tuples
-    stream_stats: Optional[Any] = None    # soak.StreamStats of a streamed case
+    rss_samples: list[tuple] = field(default_factory=list)  # harness.memory.SAMPLE_COLUMNS tuples
+    stream_stats: Optional[Any] = None    # harness.recording.StreamStats of a streamed case

@@ -26,20 +26,13 @@ from typing import Any, Generic, TypeVar
 import msgspec
 
 from ipc_bench.engine.messages import ModelRunnerOutput, SchedulerOutput
+from ipc_bench.errors import one_line
 
 T = TypeVar("T")
 
 
 class DecodeError(ValueError):
     """A frame could not be decoded into the expected message type (one line)."""
-
-
-def one_line(text: str) -> str:
-    """``text`` with line breaks and other unprintable characters escaped (as ``repr``
-    writes them), so an error message quoting data stays on one line."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 class Codec(Generic[T]):
@@ -99,7 +92,9 @@ class PickleCodec(Codec[T]):
         return msg
 
 
+#: The codecs registry: ``--codecs`` name -> class, in the order runs and tables use.
 CODEC_CLASSES: dict[str, type[Codec]] = {"msgpack": MsgpackCodec, "pickle": PickleCodec}
+CODECS: tuple[str, ...] = tuple(CODEC_CLASSES)
 
 
 def make_codec(name: str, msg_type: type[T]) -> Codec[T]:

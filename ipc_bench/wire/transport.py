@@ -4,7 +4,7 @@ Three sockets per case, all bound by the scheduler and connected by the runner:
 
 - ``s2r``: PUSH -> PULL, one frame per ``SchedulerOutput`` (measured);
 - ``r2s``: PUSH -> PULL, one frame per ``ModelRunnerOutput`` (measured);
-- ``ctl``: PAIR, control messages (``ipc_bench.engine.messages.ControlMessage``), never counted.
+- ``ctl``: PAIR, control messages (``ipc_bench.wire.control``), never counted.
 
 An empty frame on a data socket is never a valid message; it tells the peer to read
 the control socket (phase change, stop or error), so data sockets carry measured
@@ -26,15 +26,9 @@ from typing import Callable, Optional
 import msgspec
 import zmq
 
-from ipc_bench.wire.codecs import one_line
-from ipc_bench.engine.messages import ControlMessage
 
 #: Receive timeout of one wait slice; between slices the peer's liveness is checked.
 POLL_SLICE_MS = 100
-
-_ctl_encoder = msgspec.msgpack.Encoder()
-_ctl_decoder = msgspec.msgpack.Decoder(ControlMessage)
-
 
 def zmtp_frame_bytes(payload_bytes: int) -> int:
     """ZMTP 3.x stream bytes of a one-frame message of ``payload_bytes``.
@@ -221,29 +215,3 @@ def send_frame(sock: zmq.Socket, frame: bytes, timeout_s: float,
         except zmq.Again:
             if time.monotonic() > deadline:
                 raise PeerTimeout(f"could not send {what} within {timeout_s:g} s") from None
-
-
-def _no_problem() -> Optional[str]:
-    return None
-
-
-def send_control(sock: zmq.Socket, msg: ControlMessage, timeout_s: float = 10.0,
-                 peer_problem: Callable[[], Optional[str]] = _no_problem) -> None:
-    """Encode and send one control message (``send_frame``: bounded, peer checked)."""
-    send_frame(sock, _ctl_encoder.encode(msg), timeout_s, peer_problem, type(msg).__name__)
-
-
-def recv_control(sock: zmq.Socket, timeout_s: float, peer_problem: Callable[[], Optional[str]],
-                 what: str) -> ControlMessage:
-    """Receive and decode one control message; ``PeerError`` on timeout or garbage."""
-    return decode_control(recv_frame(sock, timeout_s, peer_problem, what), what)
-
-
-def decode_control(frame: bytes, what: str = "a control message") -> ControlMessage:
-    """Decode one control frame; ``PeerError`` (one line) for anything that is not
-    exactly one of the ``ControlMessage`` types (unknown fields are refused too)."""
-    try:
-        return _ctl_decoder.decode(frame)
-    except msgspec.DecodeError as exc:
-        raise PeerError(one_line(
-            f"malformed control message while waiting for {what}: {exc}")) from None

@@ -1,0 +1,159 @@
+"""Long runs: memory growth, streamed case summaries and byte drift.
+
+A soak run (``scenarios/soak.py``) replays a whole trace for minutes and asks two
+questions: does either process's memory grow (a leak), and do the bytes per step
+drift (state that piles up in the messages)? For the answer to mean anything, the
+harness's own records must not grow with the run: a streamed case
+(``CaseSpec.stream``) writes its per-step and per-request records to the run folder
+as it goes and drops them (``ipc_bench.harness.recording``), and ``StreamStats`` keeps the
+running sums the case summary needs (a few numbers per flush window, float64 arrays
+of per-request latencies: 24 bytes per request, plus about 400 bytes a second for the
+RSS samples and window sums, some 70 KiB a minute at the soak's rates).
+
+- ``ipc_bench.harness.memory.RssSampler``: a background thread that reads ``VmRSS`` and ``RssAnon`` of this
+  process and of the runner from ``/proc/<pid>/status`` every ``interval_s`` seconds.
+  It sleeps between samples and never touches the loop, so the hot path is unchanged.
+  ``VmRSS`` also counts mapped file pages (shared libraries), which the kernel drops
+  under memory pressure from anything else on the machine; ``RssAnon`` (heap, numpy
+  buffers) is what a leak grows, so both are kept and judged.
+- ``rss_growth``: growth after warm-up. Warm-up is the first ``WARMUP_FRACTION`` of
+  the samples' time span; the baseline is the mean RSS over the next
+  ``WARMUP_FRACTION`` (so one sample's noise does not decide it), the end is the
+  mean over the last ``WARMUP_FRACTION``; growth = end / baseline - 1. Also the
+  largest sample after warm-up over the baseline, and a least-squares slope.
+- ``stream_drift``: the same windows applied to bytes per scheduled request in
+  pure-decode steps (``s2r_payload_bytes / num_reqs``), per direction; a batch's
+  size changes with the trace's load, bytes per request should not.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from ipc_bench.analysis.stats import percentiles_ms
+from ipc_bench.harness.memory import SAMPLE_COLUMNS
+from ipc_bench.harness.recording import StreamStats
+
+#: Share of a run counted as warm-up, and the width of the baseline and end windows.
+WARMUP_FRACTION = 0.10
+
+
+def _windows(t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Masks of the warm-up, baseline and end windows over times ``t`` (sorted)."""
+    t0, t1 = float(t[0]), float(t[-1])
+    span = t1 - t0
+    w = WARMUP_FRACTION * span
+    warm = t < t0 + w
+    base = (t >= t0 + w) & (t < t0 + 2 * w)
+    end = t >= t1 - w
+    return warm, base, end
+
+
+def rss_growth(t_s: Sequence[float], rss: Sequence[Optional[int]]) -> dict[str, Any]:
+    """Growth of one process's RSS after warm-up (see the module docstring).
+
+    Returns ``rss_baseline_bytes``, ``rss_end_bytes``, ``rss_max_bytes`` (after
+    warm-up), ``rss_growth_pct`` (end over baseline), ``rss_max_growth_pct``,
+    ``rss_slope_bytes_per_min`` (least squares over the samples after warm-up) and
+    ``rss_late_slope_bytes_per_min`` (over the second half of the run only: memory
+    that rose with a peak of load and then stayed flat has a late slope near 0, a leak
+    keeps climbing); empty when fewer than 10 samples have a value.
+    """
+    pairs = [(t, r) for t, r in zip(t_s, rss) if r is not None]
+    if len(pairs) < 10:
+        return {}
+    t = np.array([p[0] for p in pairs], dtype=np.float64)
+    r = np.array([p[1] for p in pairs], dtype=np.float64)
+    warm, base, end = _windows(t)
+    if not base.any() or not end.any():
+        return {}
+    after = ~warm
+    late = t >= (t[0] + t[-1]) / 2
+    baseline = float(r[base].mean())
+    final = float(r[end].mean())
+    peak = float(r[after].max())
+
+    def slope(mask) -> float:
+        return float(np.polyfit(t[mask], r[mask], 1)[0]) * 60.0 if mask.sum() > 1 else 0.0
+
+    return dict(rss_baseline_bytes=baseline, rss_end_bytes=final, rss_max_bytes=peak,
+                rss_growth_pct=100.0 * (final / baseline - 1.0),
+                rss_max_growth_pct=100.0 * (peak / baseline - 1.0),
+                rss_slope_bytes_per_min=slope(after),
+                rss_late_slope_bytes_per_min=slope(late))
+
+
+def rss_summary(samples: list[tuple]) -> dict[str, Any]:
+    """Growth figures (``rss_growth``) of sampler output in ``SAMPLE_COLUMNS`` order:
+    ``sched_rss_*``, ``sched_anon_*`` (``RssAnon``), ``runner_rss_*``,
+    ``runner_anon_*``, ``sched_py_*`` (live Python allocations: the ``_bytes`` fields
+    count blocks), plus ``rss_num_samples``."""
+    if not samples:
+        return {}
+    t = [s[0] for s in samples]
+    out: dict[str, Any] = {"rss_num_samples": len(samples)}
+    for i, name in enumerate(SAMPLE_COLUMNS[1:len(samples[0])], 1):
+        who, kind = name.split("_")[:2]
+        for k, v in rss_growth(t, [s[i] for s in samples]).items():
+            out[f"{who}_{k.replace('rss_', kind + '_', 1)}"] = v
+    return out
+
+
+def stream_drift(stats: StreamStats) -> dict[str, Any]:
+    """Bytes per scheduled request in pure-decode steps: baseline window (after
+    warm-up) and end window, per direction, and their change in percent."""
+    if len(stats.win_t_s) < 10:
+        return {}
+    t = np.frombuffer(stats.win_t_s, dtype=np.float64)
+    reqs = np.frombuffer(stats.win_decode_reqs, dtype=np.int64)
+    _, base, end = _windows(t)
+    out: dict[str, Any] = {}
+    for name, arr in (("s2r", stats.win_decode_s2r), ("r2s", stats.win_decode_r2s)):
+        b = np.frombuffer(arr, dtype=np.int64)
+        if not reqs[base].sum() or not reqs[end].sum():
+            return {}
+        first = float(b[base].sum() / reqs[base].sum())
+        last = float(b[end].sum() / reqs[end].sum())
+        out[f"{name}_decode_bytes_per_req_baseline"] = first
+        out[f"{name}_decode_bytes_per_req_end"] = last
+        out[f"{name}_decode_bytes_per_req_drift_pct"] = 100.0 * (last / first - 1.0)
+    return out
+
+
+
+def stream_summary(stats: StreamStats) -> dict[str, Any]:
+    """The fields ``metrics.summarize_case`` gives a case, from the sums."""
+    n = stats.num_counted_steps
+    out: dict[str, Any] = dict(
+        num_steps=n, num_warmup_steps=stats.num_warmup_steps,
+        num_total_steps=stats.num_total_steps, num_requests=stats.num_requests,
+        num_finished=stats.num_finished,
+        s2r_payload_bytes_total=stats.s2r_bytes_total,
+        r2s_payload_bytes_total=stats.r2s_bytes_total)
+    if n:
+        s = stats.sums
+        step_s = s["step_ns"] / 1e9
+        out.update(
+            output_tokens=s["num_output_tokens"],
+            busy_output_tokens_per_s=s["num_output_tokens"] / step_s if step_s else None,
+            num_running_mean=s["num_reqs"] / n,
+            step_ns_mean=s["step_ns"] / n,
+            sched_to_runner_payload_bytes_per_step=s["s2r_payload_bytes"] / n,
+            runner_to_sched_payload_bytes_per_step=s["r2s_payload_bytes"] / n,
+            sched_ns_per_step=s["sched_ns"] / n,
+            sched_build_ns_per_step=s["build_ns"] / n,
+            sched_encode_ns_per_step=s["encode_ns"] / n,
+            sched_send_ns_per_step=s["send_ns"] / n,
+            sched_wait_ns_per_step=s["wait_ns"] / n,
+            sched_decode_ns_per_step=s["decode_ns"] / n,
+            sched_update_ns_per_step=s["update_ns"] / n,
+            sched_cpu_ns_per_step=s["sched_cpu_ns"] / n,
+            sched_gc_collections_per_step=s["gc_collections"] / n,
+        )
+    for name in ("ttft", "tpot", "e2e"):
+        out.update(percentiles_ms(np.frombuffer(getattr(stats, f"{name}_s"),
+                                                dtype=np.float64), name))
+    out.update(stream_drift(stats))
+    return out

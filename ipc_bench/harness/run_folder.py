@@ -1,0 +1,256 @@
+"""Run folders: one per run, plain files that pandas reads directly (written here,
+loaded by ``ipc_bench.analysis.results``).
+
+Layout of a run folder::
+
+    summary.json       {"format_version", "status", "metadata", "cases": [...],
+                        "comparisons": [...], "byte_model": [...], "problems",
+                        "running_case", "failed_case"}
+    messages/          captured frames of repetition 0 (``ipc_bench.analysis.capture``)
+    steps.csv          one row per step per case: case identity + SCHED_COLUMNS +
+                       RUNNER_COLUMNS (runner columns empty for a failed, interrupted
+                       or streamed case: the runner's report never came or was not kept)
+    requests.csv       one row per request per case
+    floor.csv          one row per floor step per case: case_id, i, floor_step_ns
+    itl.csv            timed replays: one row per inter-token gap: case_id, index, itl_s
+    rss.csv            cases that sample memory (soak): case_id, t_s, then VmRSS and
+                       RssAnon of each process: sched_rss_bytes, sched_anon_bytes,
+                       runner_rss_bytes, runner_anon_bytes; sched_py_blocks: live
+                       Python allocations of the scheduler (sys.getallocatedblocks)
+    steps.partial.csv  only while a case runs (or after this process was SIGKILLed):
+                       case identity + SCHED_COLUMNS of the running case so far
+
+Writing: ``summary.json`` is rewritten atomically (write to a temporary file, fsync,
+rename) at the start and end of every case, so it always parses; ``running_case``
+names the case under way. While a case runs, its scheduler rows are appended to
+``steps.partial.csv`` about once a second (``harness.recording.StepFlusher``); when it ends,
+however it ends (done, failed, SIGINT, SIGTERM), its rows go to ``steps.csv`` and the
+partial file is removed. A streamed case (soak) appends straight to ``steps.csv``,
+``requests.csv`` and ``rss.csv`` as it runs. So a run killed at any moment leaves a
+folder that ``json.load`` and ``pandas.read_csv`` read, with ``status`` ``incomplete``;
+only SIGKILL of this process loses anything: the rows of the last flush interval.
+A row is never cut in half: appends run with SIGINT/SIGTERM deferred
+(``ipc_bench.harness.signals``). Files are created 0644 and the folder 0755 whatever the
+umask, so results are never world-writable.
+
+Format history:
+- 1: first version (``preemptions`` in requests.csv, ``num_preempted`` and
+  ``num_resumed`` in steps.csv and ``num_preemptions`` in summary cases added within
+  it, before any result was published; ``comparisons`` (paired statistics,
+  ``ipc_bench.analysis.stats``), ``byte_model`` (``ipc_bench.analysis.bytemodel``) and ``messages/``
+  likewise; so were ``rss.csv``, ``steps.partial.csv``, ``running_case``,
+  ``failed_case`` and the cases' ``failed_step``).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+from ipc_bench.harness.signals import deferred
+from ipc_bench.harness.spec import RUNNER_COLUMNS, SCHED_COLUMNS, CaseResult, CaseSpec
+
+FORMAT_VERSION = 1
+
+CASE_KEYS = ("case_id", "scenario", "policy", "codec", "repetition", "workload")
+RSS_COLUMNS = ("case_id", "t_s", "sched_rss_bytes", "sched_anon_bytes", "runner_rss_bytes",
+               "runner_anon_bytes", "sched_py_blocks")
+PARTIAL_STEPS = "steps.partial.csv"
+FILE_MODE = 0o644
+DIR_MODE = 0o755
+REQUEST_COLUMNS = ("index", "req_id", "num_prompt_tokens", "num_output_tokens", "max_tokens",
+                   "arrival_step", "first_scheduled_step", "first_token_step", "finish_step",
+                   "finish_reason", "preemptions", "arrival_s", "ttft_s", "tpot_s", "e2e_s")
+
+
+def default_run_dir(root: str | os.PathLike, scenario: str) -> Path:
+    """Create and return ``root/<scenario>-<UTC yyyymmdd-HHMMSS>``, suffixed ``-2``,
+    ``-3``... if taken. Creation is atomic (``mkdir`` without ``exist_ok``), so two runs
+    started in the same second never share a folder. Raises ``OSError`` if ``root``
+    cannot be written."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    base = Path(root) / f"{scenario}-{stamp}"
+    Path(root).mkdir(parents=True, exist_ok=True)
+    path, k = base, 1
+    while True:
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            k += 1
+            path = Path(f"{base}-{k}")
+
+
+def _json_safe(obj: Any) -> Any:
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_json_safe(v) for v in obj]
+    return obj
+
+
+def _open_new(path: Path, mode: str = "w"):
+    """Open ``path`` for writing with mode 0644 whatever the umask (text, newline='')."""
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if mode == "a" else os.O_TRUNC)
+    fd = os.open(path, flags, FILE_MODE)
+    os.fchmod(fd, FILE_MODE)
+    return open(fd, mode, newline="")
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write ``data`` as JSON to ``path`` via a temporary file and ``os.replace``."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    with _open_new(tmp) as f:
+        json.dump(_json_safe(data), f, indent=1, allow_nan=False)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _csv(value: Any) -> Any:
+    return "" if value is None else value
+
+
+def _ident(spec: CaseSpec) -> tuple:
+    return (spec.case_id, spec.scenario, spec.policy, spec.codec, spec.repetition,
+            spec.workload_key)
+
+
+class RunWriter:
+    """Writes one run folder incrementally (see the module docstring).
+
+    Implements ``harness.recording.CaseSink``. Raises ``OSError`` if the folder cannot be
+    created or written.
+    """
+
+    def __init__(self, run_dir: str | os.PathLike, metadata: dict[str, Any]):
+        self.run_dir = Path(run_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.run_dir, DIR_MODE)
+        self.metadata = metadata
+        self.cases: list[dict[str, Any]] = []
+        self.problems: list[str] = []
+        self.status = "incomplete"
+        self.running_case: Optional[str] = None
+        self.failed_case: Optional[str] = None
+        self._rss_written: dict[str, int] = {}
+        self.comparisons: list[dict[str, Any]] = []  # ipc_bench.analysis.stats.compare_cases
+        self.byte_model: list[dict[str, Any]] = []   # ipc_bench.analysis.bytemodel.byte_model_report
+        self._new_file("steps.csv", CASE_KEYS + SCHED_COLUMNS + RUNNER_COLUMNS)
+        self._new_file("requests.csv", CASE_KEYS + REQUEST_COLUMNS)
+        self._new_file("floor.csv", ("case_id", "i", "floor_step_ns"))
+        self._new_file("itl.csv", ("case_id", "index", "itl_s"))
+        self._write_summary()
+
+    def _new_file(self, name: str, header: tuple[str, ...]) -> None:
+        with _open_new(self.run_dir / name) as f:
+            csv.writer(f).writerow(header)
+
+    def _append(self, name: str, rows, header: Optional[tuple[str, ...]] = None) -> None:
+        path = self.run_dir / name
+        with deferred():
+            new = header is not None and not path.exists()
+            with _open_new(path, "a") as f:
+                w = csv.writer(f)
+                if new:
+                    w.writerow(header)
+                w.writerows(rows)
+
+    # ------------------------------------------------------------------ while a case runs
+    def begin_case(self, spec: CaseSpec) -> None:
+        """Note ``spec`` as the running case (in ``summary.json``)."""
+        self.running_case = spec.case_id
+        self._remove_partial()
+        self._write_summary()
+
+    def partial_steps(self, spec: CaseSpec, rows: list[tuple]) -> None:
+        """Append the running case's newest scheduler rows to ``steps.partial.csv``."""
+        ident = _ident(spec)
+        self._append(PARTIAL_STEPS, (ident + tuple(row) for row in rows),
+                     header=CASE_KEYS + SCHED_COLUMNS)
+
+    def stream_steps(self, spec: CaseSpec, rows: list[tuple]) -> None:
+        """Append a streamed case's scheduler rows to ``steps.csv`` (no runner columns)."""
+        ident = _ident(spec)
+        empty = ("",) * len(RUNNER_COLUMNS)
+        self._append("steps.csv", (ident + tuple(row) + empty for row in rows))
+
+    def stream_requests(self, spec: CaseSpec, records: list[dict]) -> None:
+        """Append per-request records (and their inter-token gaps)."""
+        ident = _ident(spec)
+        self._append("requests.csv", (ident + tuple(_csv(r.get(k)) for k in REQUEST_COLUMNS)
+                                      for r in records))
+        self._append("itl.csv", ((spec.case_id, r["index"], x)
+                                 for r in records for x in r.get("itl_s") or ()))
+
+    def stream_rss(self, spec: CaseSpec, samples: list[tuple]) -> None:
+        """Append memory samples (``harness.memory.SAMPLE_COLUMNS``) to ``rss.csv``."""
+        self._append("rss.csv", ((spec.case_id, *(_csv(v) for v in s)) for s in samples),
+                     header=RSS_COLUMNS)
+        self._rss_written[spec.case_id] = self._rss_written.get(spec.case_id, 0) + len(samples)
+
+    def _remove_partial(self) -> None:
+        try:
+            os.unlink(self.run_dir / PARTIAL_STEPS)
+        except FileNotFoundError:
+            pass
+
+    # ------------------------------------------------------------------ when a case ends
+    def add_case(self, result: CaseResult, summary: dict[str, Any]) -> None:
+        """Append a finished, failed or interrupted case's records (what was not
+        streamed already) and rewrite the summary."""
+        spec = result.spec
+        ident = _ident(spec)
+        runner = result.runner_columns
+        have_runner = bool(runner) and all(
+            len(runner.get(k, ())) == len(result.sched_rows) for k in RUNNER_COLUMNS)
+        empty = ("",) * len(RUNNER_COLUMNS)
+        with deferred():
+            self._append("steps.csv", (
+                ident + tuple(row) + (tuple(runner[k][i] for k in RUNNER_COLUMNS)
+                                      if have_runner else empty)
+                for i, row in enumerate(result.sched_rows)))
+            self.stream_requests(spec, result.requests)
+            self._append("floor.csv", ((spec.case_id, i, ns)
+                                       for i, ns in enumerate(result.floor_step_ns)))
+            rss = result.rss_samples[self._rss_written.get(spec.case_id, 0):]
+            if rss:
+                self.stream_rss(spec, rss)
+            self._remove_partial()
+            self.cases.append(summary)
+            if self.running_case == spec.case_id:
+                self.running_case = None
+            self._write_summary()
+
+    def finish(self, status: str, problems: Optional[list[str]] = None,
+               failed_case: Optional[str] = None) -> None:
+        """Set the run's final ``status`` (``complete``, ``failed``, ``incomplete``);
+        ``failed_case``: the case that ended the run, if one did."""
+        self.status = status
+        if problems:
+            self.problems.extend(problems)
+        if failed_case is not None:
+            self.failed_case = failed_case
+        self._write_summary()
+
+    def _write_summary(self) -> None:
+        with deferred():
+            write_json_atomic(self.run_dir / "summary.json", {
+                "format_version": FORMAT_VERSION,
+                "status": self.status,
+                "running_case": self.running_case,
+                "failed_case": self.failed_case,
+                "metadata": self.metadata,
+                "cases": self.cases,
+                "comparisons": self.comparisons,
+                "byte_model": self.byte_model,
+                "problems": self.problems,
+            })

@@ -1,0 +1,119 @@
+"""Control messages: their own socket, a tagged union, never counted as measured traffic.
+
+Handshake, phase changes (floor, keep-alive, stop), the runner's report and errors
+travel here, so the measured data sockets carry nothing but ``SchedulerOutput`` and
+``ModelRunnerOutput`` frames. ``decode_control`` refuses anything that is not exactly
+one of these types (unknown fields too).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional, Union
+
+import msgspec
+import zmq
+
+from ipc_bench.errors import one_line
+from ipc_bench.wire.transport import PeerError, recv_frame, send_frame
+
+#: Bumped whenever a field of a wire or control message changes.
+#: 2: ``KeepAlive`` control message.
+PROTOCOL_VERSION = 3
+
+
+_CTL = dict(tag_field="kind", forbid_unknown_fields=True)
+
+
+class Handshake(msgspec.Struct, tag="handshake", **_CTL):
+    """Scheduler -> runner, first message: protocol version and the runner's config.
+
+    ``config`` is an encoded ``ipc_bench.wire.handshake.RunnerConfig`` (msgpack
+    bytes), decoded only once the protocol version is known to match.
+    """
+
+    protocol_version: int
+    config: bytes
+
+
+class Ready(msgspec.Struct, tag="ready", **_CTL):
+    """Runner -> scheduler: handshake accepted; ``device`` is where the model runs."""
+
+    protocol_version: int
+    pid: int
+    device: str
+
+
+class BeginFloor(msgspec.Struct, tag="begin_floor", **_CTL):
+    """Scheduler -> runner: replay the recorded outputs of ``steps`` (the floor case)."""
+
+    steps: list[int]
+
+
+class FloorReady(msgspec.Struct, tag="floor_ready", **_CTL):
+    """Runner -> scheduler: the floor's replies are decoded and ready; the scheduler
+    starts the floor's clock only after this, so no floor step pays for it."""
+
+
+class Stop(msgspec.Struct, tag="stop", **_CTL):
+    """Scheduler -> runner: send your report and exit."""
+
+
+class KeepAlive(msgspec.Struct, tag="keepalive", **_CTL):
+    """Scheduler -> runner while no step is due (timed replay between arrivals): the
+    scheduler is alive, so the runner keeps waiting instead of timing out."""
+
+
+class RunnerReport(msgspec.Struct, tag="runner_report", **_CTL):
+    """Runner -> scheduler at the end: per-step runner timings, column-major.
+
+    ``columns`` maps a column name (``ipc_bench.harness.spec.RUNNER_COLUMNS``) to one
+    int per step the runner executed, in step order.
+    """
+
+    columns: dict[str, list[int]]
+    floor_step_ns: list[int] = []
+
+
+class ErrorReport(msgspec.Struct, tag="error", **_CTL):
+    """Either side: a fatal error, one line, and the step where it happened."""
+
+    message: str
+    step: int = -1
+
+
+ControlMessage = Union[Handshake, Ready, BeginFloor, FloorReady, Stop, KeepAlive, RunnerReport,
+                       ErrorReport]
+
+_ctl_encoder = msgspec.msgpack.Encoder()
+_ctl_decoder = msgspec.msgpack.Decoder(ControlMessage)
+
+
+def encode_control(msg: ControlMessage) -> bytes:
+    """One control message -> msgpack bytes."""
+    return _ctl_encoder.encode(msg)
+
+
+def decode_control(frame: bytes, what: str = "a control message") -> ControlMessage:
+    """Decode one control frame; ``PeerError`` (one line) for anything that is not
+    exactly one of the ``ControlMessage`` types (unknown fields are refused too)."""
+    try:
+        return _ctl_decoder.decode(frame)
+    except msgspec.DecodeError as exc:
+        raise PeerError(one_line(
+            f"malformed control message while waiting for {what}: {exc}")) from None
+
+
+def _no_problem() -> Optional[str]:
+    return None
+
+
+def send_control(sock: zmq.Socket, msg: ControlMessage, timeout_s: float = 10.0,
+                 peer_problem: Callable[[], Optional[str]] = _no_problem) -> None:
+    """Encode and send one control message (``send_frame``: bounded, peer checked)."""
+    send_frame(sock, encode_control(msg), timeout_s, peer_problem, type(msg).__name__)
+
+
+def recv_control(sock: zmq.Socket, timeout_s: float, peer_problem: Callable[[], Optional[str]],
+                 what: str) -> ControlMessage:
+    """Receive and decode one control message; ``PeerError`` on timeout or garbage."""
+    return decode_control(recv_frame(sock, timeout_s, peer_problem, what), what)

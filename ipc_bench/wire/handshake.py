@@ -1,0 +1,83 @@
+"""The start-up handshake's payload: ``RunnerConfig``, and the pickle-over-TCP rule.
+
+The scheduler sends ``control.Handshake(PROTOCOL_VERSION, encode_config(config))``;
+the runner decodes it with ``decode_runner_config`` (which validates it) and answers
+``Ready`` or an ``ErrorReport``.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from ipc_bench.engine.config import (POLICIES, ConfigError, ModelConfig,
+                                     SchedulerConfig)
+from ipc_bench.errors import one_line
+from ipc_bench.wire.codecs import CODECS
+
+
+class RunnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Everything the runner process needs, sent in the start-up ``Handshake``.
+
+    ``policy``: ``send`` or ``cached`` (see ``ipc_bench.engine.model_runner``). ``codec``:
+    ``msgpack`` or ``pickle``. ``warmup_steps``: steps before the heap is frozen.
+    ``peer_timeout_s``: how long the runner waits for the scheduler before it gives up
+    (the scheduler sends ``KeepAlive`` while idle, so this bounds a hung scheduler).
+    ``record_steps``: keep per-step timings for the ``RunnerReport`` and the replies for
+    the floor (off for long streamed runs, whose memory must stay flat).
+    ``allow_pickle_over_tcp``: the runner refuses to unpickle frames from a ``tcp://``
+    endpoint unless this is set (``--allow-pickle-over-tcp``): pickle runs code on load.
+    """
+
+    scheduler: SchedulerConfig
+    model: ModelConfig
+    policy: str
+    codec: str
+    warmup_steps: int
+    peer_timeout_s: float
+    s2r_endpoint: str
+    r2s_endpoint: str
+    record_steps: bool = True
+    bare_loop: bool = False  # instrumentation "totals": no per-step timing at all
+    allow_pickle_over_tcp: bool = False
+
+    def validate(self) -> None:
+        self.scheduler.validate()
+        self.model.validate()
+        if self.policy not in POLICIES:
+            raise ConfigError(f"unknown policy {self.policy!r}; choose from {', '.join(POLICIES)}")
+        if self.codec not in CODECS:
+            raise ConfigError(f"unknown codec {self.codec!r}; choose from {', '.join(CODECS)}")
+        if self.warmup_steps < 0:
+            raise ConfigError(f"warmup_steps must be >= 0, got {self.warmup_steps}")
+        if not self.peer_timeout_s > 0:
+            raise ConfigError(f"peer_timeout_s must be > 0, got {self.peer_timeout_s}")
+        check_pickle_transport(self.codec, self.s2r_endpoint, self.allow_pickle_over_tcp)
+
+
+def check_pickle_transport(codec: str, endpoint: str, allow_pickle_over_tcp: bool) -> None:
+    """Refuse ``pickle`` on a ``tcp://`` endpoint unless explicitly allowed.
+
+    Unpickling runs code named by the data, and any local user (or, with ``--host``,
+    any host) can connect to a TCP port; ``ipc://`` sockets live in a private 0700
+    directory. Raises ``ConfigError`` (one line).
+    """
+    if codec == "pickle" and endpoint.startswith("tcp://") and not allow_pickle_over_tcp:
+        raise ConfigError(
+            "refusing to decode pickle from a TCP peer (pickle runs code on load and any "
+            "local user can connect to a TCP port); use --codecs msgpack, --transport ipc, "
+            "or pass --allow-pickle-over-tcp if every host that can reach the port is trusted")
+
+
+def encode_config(config: msgspec.Struct) -> bytes:
+    """Config Struct -> msgpack bytes (for ``Handshake.config`` and result files)."""
+    return msgspec.msgpack.encode(config)
+
+
+def decode_runner_config(data: bytes) -> RunnerConfig:
+    """Inverse of ``encode_config`` for a ``RunnerConfig``; raises ``ConfigError``."""
+    try:
+        config = msgspec.msgpack.decode(data, type=RunnerConfig)
+    except msgspec.DecodeError as exc:
+        raise ConfigError(one_line(f"bad runner config in handshake: {exc}")) from None
+    config.validate()
+    return config
