@@ -32,7 +32,7 @@ import numpy as np  # noqa: E402
 from ipc_bench.analysis import bytemodel  # noqa: E402
 from ipc_bench.harness.spec import SCHED_COLUMNS  # noqa: E402
 from ipc_bench.wire.codecs import model_runner_output_codec, scheduler_output_codec  # noqa: E402
-from ipc_bench.harness.processes import run_case  # noqa: E402
+from ipc_bench.harness.supervisor import run_case
 from ipc_bench.harness.scenario import ScenarioOptions  # noqa: E402
 from ipc_bench.engine.workloads import REQ_ID_FORMATS  # noqa: E402
 from scenarios import decode_steady  # noqa: E402

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ipc_bench.engine import messages  # noqa: E402
 from ipc_bench.wire import control  # noqa: E402
 
-from ipc_bench.harness import processes
+from ipc_bench.harness import runner_loop  # noqa: E402
 
 MODE = os.environ["FAKE_RUNNER_MODE"]
 STEP = int(os.environ.get("FAKE_RUNNER_STEP", "3"))
@@ -38,9 +38,9 @@ def main() -> int:
         time.sleep(600)
         return 0
     if MODE == "wrong-version":
-        processes.Ready = lambda version, pid, device: control.Ready(99, pid, device)
+        runner_loop.Ready = lambda version, pid, device: control.Ready(99, pid, device)
     calls = {"n": 0}
-    execute = processes.TimedRunner.execute
+    execute = runner_loop.TimedModelRunner.execute
 
     def faulty_execute(self, so, *a, **kw):
         n = calls["n"]
@@ -62,9 +62,9 @@ def main() -> int:
                 sampled_token_ids=[[str(t) for t in ids] for ids in out.sampled_token_ids])
         return out
 
-    processes.TimedRunner.execute = faulty_execute
+    runner_loop.TimedModelRunner.execute = faulty_execute
     if MODE == "garbage":
-        real = processes.model_runner_output_codec
+        real = runner_loop.model_runner_output_codec
 
         def codec(name):
             c = real(name)
@@ -77,8 +77,8 @@ def main() -> int:
             c.encode = bad_encode
             return c
 
-        processes.model_runner_output_codec = codec
-    return processes.runner_main(sys.argv[1])
+        runner_loop.model_runner_output_codec = codec
+    return runner_loop.runner_main(sys.argv[1])
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ def runner_processes_under(path: Path) -> list[str]:
                 cmd = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
             except OSError:
                 continue
-            if "ipc_bench.harness.runner_process" in cmd and str(path) in cmd:
+            if "-m ipc_bench.harness " in cmd and str(path) in cmd:
                 found.append(cmd)
     return found
 

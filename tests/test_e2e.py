@@ -1,4 +1,4 @@
-"""Both processes end to end (ipc_bench.harness.processes.run_case): both policies x both codecs.
+"""Both processes end to end (ipc_bench.harness.supervisor.run_case): both policies x both codecs.
 
 Each workload runs its four cases once (module fixtures). Checked: equal token digests
 (the correctness oracle), ``cached`` ships fewer scheduler->runner bytes per step than
@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from ipc_bench.harness import processes
+from ipc_bench.harness import supervisor
 from ipc_bench.harness.spec import RUNNER_COLUMNS, SCHED_COLUMNS, CaseSpec
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig
 from ipc_bench.analysis.summary import attach_token_bytes, summarize_case
-from ipc_bench.harness.processes import CaseError, run_case
+from ipc_bench.harness.spec import CaseError
+from ipc_bench.harness.supervisor import run_case
 from ipc_bench.engine.scheduler import SchedulerError
 from ipc_bench.wire.transport import EndpointDir
 from ipc_bench.engine.workloads import SteadyDecodeWorkload, TraceWorkload
@@ -36,20 +37,19 @@ class Spy:
         self.procs = []
         self.dirs: list[str] = []
         spy = self
-        real_spawn = processes._spawn_runner
 
-        def spawn(ctl_endpoint, stderr_path):
-            proc = real_spawn(ctl_endpoint, stderr_path)
-            spy.procs.append(proc)
-            return proc
+        class RecordingRunner(supervisor.RunnerProcess):
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, **kwargs)
+                spy.procs.append(self.proc)
 
         class RecordingDir(EndpointDir):
             def __init__(self):
                 super().__init__()
                 spy.dirs.append(self.path)
 
-        mp.setattr(processes, "_spawn_runner", spawn)
-        mp.setattr(processes, "EndpointDir", RecordingDir)
+        mp.setattr(supervisor, "RunnerProcess", RecordingRunner)
+        mp.setattr(supervisor, "EndpointDir", RecordingDir)
 
 
 def _cmdlines() -> dict[int, str]:
@@ -98,7 +98,7 @@ def assert_clean(spy: Spy) -> None:
     # Other runs on this machine may have runners of their own: ours are the ones whose
     # command line names one of our endpoint directories.
     ours = [cmd for cmd in _cmdlines().values()
-            if "ipc_bench.harness.runner_process" in cmd and any(d in cmd for d in spy.dirs)]
+            if "-m ipc_bench.harness " in cmd and any(d in cmd for d in spy.dirs)]
     assert ours == []
     for d in spy.dirs:
         assert not os.path.exists(d), f"{d} was not removed"
@@ -336,16 +336,16 @@ def test_runner_failure_is_reported_and_cleaned_up(monkeypatch, tmp_path, fail_a
 BIG_REPORT = '''
 import os
 if os.environ.get("IPC_BENCH_TEST_BIG_REPORT"):
-    from ipc_bench.harness import processes as _p
+    from ipc_bench.harness import runner_loop as _p
     _n = int(os.environ["IPC_BENCH_TEST_BIG_REPORT"])
-    _real_run = _p._RunnerLoop.run
+    _real_run = _p.RunnerLoop.run
 
     def run(self):
         for col in self.columns.values():  # as after a very long run
             col.extend([2**31] * _n)
         return _real_run(self)
 
-    _p._RunnerLoop.run = run
+    _p.RunnerLoop.run = run
 '''
 
 

@@ -22,9 +22,9 @@ import pytest
 
 from fault_helpers import (FAKE_RUNNER, REPO, alive, bench, children, kill_quietly, load_run,
                            steady_case, wait_dead, wait_for)
-from ipc_bench.harness import processes
 from ipc_bench.harness.spec import RUNNER_COLUMNS, SCHED_COLUMNS, CaseResult
-from ipc_bench.harness.processes import CaseError, run_case
+from ipc_bench.harness.spec import CaseError
+from ipc_bench.harness.supervisor import run_case
 from ipc_bench.engine.traces import Trace
 from ipc_bench.engine.workloads import TraceWorkload
 
@@ -75,18 +75,18 @@ def test_hung_runner_times_out_with_its_state_and_is_killed():
     print(f"\nSIGSTOP at step 7 with --peer-timeout 1: failed after {detect_s:.2f} s")
 
 
-def _fake(monkeypatch, mode: str, step: int = 3) -> None:
+def _fake(monkeypatch, mode: str, step: int = 3) -> list[str]:
+    """The fake runner's command (``run_case(runner_command=)``), faulting as ``mode``."""
     monkeypatch.setenv("FAKE_RUNNER_MODE", mode)
     monkeypatch.setenv("FAKE_RUNNER_STEP", str(step))
-    monkeypatch.setattr(processes, "_runner_command",
-                        lambda ctl: [sys.executable, str(FAKE_RUNNER), ctl])
+    return [sys.executable, str(FAKE_RUNNER)]
 
 
 def test_runner_exit_code_and_last_stderr_line_are_reported(monkeypatch):
-    _fake(monkeypatch, "exit", step=3)
+    fake = _fake(monkeypatch, "exit", step=3)
     result = CaseResult(spec=steady_case())
     with pytest.raises(CaseError) as err:
-        run_case(result.spec, result=result)
+        run_case(result.spec, result=result, runner_command=fake)
     assert str(err.value) == (
         f"runner process {result.runner_pid} exited with code 7 (fake runner: exiting at "
         f"step 3) while waiting for ModelRunnerOutput for step 3")
@@ -94,10 +94,10 @@ def test_runner_exit_code_and_last_stderr_line_are_reported(monkeypatch):
 
 
 def test_runner_that_never_answers_the_handshake_fails_after_the_startup_timeout(monkeypatch):
-    _fake(monkeypatch, "silent")
+    fake = _fake(monkeypatch, "silent")
     spec = steady_case(startup_timeout_s=1.0)
     with pytest.raises(CaseError) as err:
-        run_case(spec)
+        run_case(spec, runner_command=fake)
     assert re.fullmatch(r"runner process \d+ stopped answering: no handshake reply from the "
                         r"runner within 1 s", str(err.value)), str(err.value)
     assert children(os.getpid()) == []
@@ -105,11 +105,11 @@ def test_runner_that_never_answers_the_handshake_fails_after_the_startup_timeout
 
 def test_first_step_gets_the_startup_timeout_later_steps_the_peer_timeout(monkeypatch):
     # A runner that stalls on its first step must not fail under --peer-timeout alone.
-    _fake(monkeypatch, "hang", step=0)
+    fake = _fake(monkeypatch, "hang", step=0)
     spec = steady_case(peer_timeout_s=0.2, startup_timeout_s=1.0)
     t0 = time.monotonic()
     with pytest.raises(CaseError) as err:
-        run_case(spec)
+        run_case(spec, runner_command=fake)
     assert time.monotonic() - t0 >= 1.0
     assert "no ModelRunnerOutput for step 0 within 1 s" in str(err.value)
 
@@ -158,7 +158,7 @@ _SUBREAPER = textwrap.dedent("""
         sched = subprocess.Popen([sys.executable, "-c",
             "import os, subprocess, sys; env = dict(os.environ, "
             "IPC_BENCH_SCHEDULER_PID=str(os.getpid())); "
-            "subprocess.Popen([sys.executable, '-m', 'ipc_bench.harness.runner_process', "
+            "subprocess.Popen([sys.executable, '-m', 'ipc_bench.harness', "
             "'ipc:///nonexistent/ctl'], env=env, stderr=open(sys.argv[1], 'w')); "
             "os._exit(0)", os.path.join(out_dir, "runner.stderr")])
     while not kids(sched.pid) and sched.poll() is None:
@@ -212,8 +212,8 @@ def test_runner_exits_when_its_scheduler_died_before_it_started(tmp_path):
 
 
 def test_runner_sets_pdeathsig():
-    code = ("import ctypes, signal; from ipc_bench.harness.processes import _set_parent_death_signal;"
-            "assert _set_parent_death_signal(); libc = ctypes.CDLL('libc.so.6');"
+    code = ("import ctypes, signal; from ipc_bench.harness.runner_loop import set_parent_death_signal;"
+            "assert set_parent_death_signal(); libc = ctypes.CDLL('libc.so.6');"
             "v = ctypes.c_int(); libc.prctl(2, ctypes.byref(v), 0, 0, 0);"  # PR_GET_PDEATHSIG
             "print(v.value)")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,

@@ -26,7 +26,7 @@ from ipc_bench.engine.messages import (
     SchedulerOutput,
 )
 from ipc_bench.engine.model_runner import ModelRunner, RunnerError, decode_token_layout, token_layout
-from ipc_bench.harness.processes import token_digest
+from ipc_bench.harness.recording import token_digest
 from ipc_bench.engine.scheduler import ProtocolError, RequestStatus, Scheduler
 
 POLICIES = ("send", "cached")

@@ -25,7 +25,9 @@ from ipc_bench.engine.config import (
 )
 from ipc_bench.engine.models import FixedStepModel, TorchModel, make_model
 from ipc_bench.engine.model_runner import ModelRunner
-from ipc_bench.harness.processes import CaseError, run_case, token_digest
+from ipc_bench.harness.spec import CaseError
+from ipc_bench.harness.supervisor import run_case
+from ipc_bench.harness.recording import token_digest
 from ipc_bench.harness.scenario import ScenarioOptions
 from ipc_bench.engine.scheduler import Scheduler
 from ipc_bench.engine.traces import Trace
@@ -281,7 +283,7 @@ def test_null_model_does_not_import_torch():
     code = ("import sys; from ipc_bench.engine.config import *; from ipc_bench.engine.model_runner import "
             "ModelRunner; ModelRunner(SchedulerConfig(), ModelConfig(name='fixed-step'), 'send');"
             " ModelRunner(SchedulerConfig(), ModelConfig(), 'send');"
-            " import ipc_bench.cli, ipc_bench.harness.processes, scenarios.step_time;"
+            " import ipc_bench.cli, ipc_bench.harness.supervisor, scenarios.step_time;"
             " print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
                          text=True, check=True)

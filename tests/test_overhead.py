@@ -10,7 +10,7 @@ from pathlib import Path
 from ipc_bench.harness.spec import CaseSpec
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig
 from ipc_bench.analysis.summary import summarize_case
-from ipc_bench.harness.processes import run_case
+from ipc_bench.harness.supervisor import run_case
 from ipc_bench.engine.workloads import SteadyDecodeWorkload
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -24,7 +24,8 @@ from ipc_bench.engine.config import ModelConfig, SchedulerConfig
 from ipc_bench.engine.messages import CachedRequestData, NewRequestData, SamplingParams, SchedulerOutput
 from ipc_bench.analysis.summary import summarize_case
 from ipc_bench.engine.model_runner import ModelRunner
-from ipc_bench.harness.processes import run_case, token_digest
+from ipc_bench.harness.supervisor import run_case
+from ipc_bench.harness.recording import token_digest
 from ipc_bench.engine.scheduler import RequestStatus, Scheduler, SchedulerError
 from ipc_bench.engine.traces import Trace
 from ipc_bench.engine.workloads import TraceWorkload

@@ -2,7 +2,7 @@
 directions, and property-based tests of every decoder.
 
 - A hand-driven scheduler (the test binds the sockets and speaks the protocol by hand)
-  against a real ``python -m ipc_bench.harness.runner_process``;
+  against a real ``python -m ipc_bench.harness``;
 - a real scheduler (``run_case``) against a fake runner with one injected fault
   (``tests/fake_runner.py``);
 - ``ModelRunner`` and ``Scheduler`` fed structurally valid but inconsistent messages;
@@ -28,7 +28,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fault_helpers import FAKE_RUNNER, REPO, alive, steady_case, wait_dead
-from ipc_bench.harness import processes
 from ipc_bench.harness.spec import CaseResult
 from ipc_bench.wire.codecs import DecodeError, MsgpackCodec, PickleCodec
 from ipc_bench.engine.config import ConfigError, ModelConfig, SchedulerConfig
@@ -51,7 +50,8 @@ from ipc_bench.wire.control import (
     Stop,
 )
 from ipc_bench.engine.model_runner import ModelRunner
-from ipc_bench.harness.processes import CaseError, run_case
+from ipc_bench.harness.spec import CaseError
+from ipc_bench.harness.supervisor import RunnerProcess, run_case
 from ipc_bench.engine.scheduler import ProtocolError, Scheduler
 from ipc_bench.wire.transport import (
     EndpointDir,
@@ -88,17 +88,18 @@ def _messages(policy: str = "send", steps: int = 6):
 
 
 class HandScheduler:
-    """Binds the three sockets and starts ``python -m ipc_bench.harness.runner_process`` on them."""
+    """Binds the three sockets and starts ``python -m ipc_bench.harness`` on them."""
 
     def __init__(self, transport: str = "ipc"):
         self.dir = EndpointDir()
         self.ctx = zmq.Context()
         self.socks = SchedulerSockets(self.ctx, transport, self.dir)
         self.stderr = os.path.join(self.dir.path, "runner.stderr")
-        self.proc = processes._spawn_runner(self.socks.endpoints.ctl, self.stderr)
+        self.runner = RunnerProcess(self.socks.endpoints.ctl, self.stderr)
+        self.proc = self.runner.proc
 
     def problem(self):
-        return processes._describe_exit(self.proc)
+        return self.runner.exit_description()
 
     def config(self, **kw) -> RunnerConfig:
         args = dict(scheduler=SCHED, model=ModelConfig(), policy="send", codec="msgpack",
@@ -284,31 +285,31 @@ def test_runner_refuses_a_floor_outside_the_steps_it_ran(hand):
 # The real scheduler against a fake runner
 
 
-def _fake(monkeypatch, mode: str, step: int = 3) -> None:
+def _fake(monkeypatch, mode: str, step: int = 3) -> list[str]:
+    """The fake runner's command (``run_case(runner_command=)``), faulting as ``mode``."""
     monkeypatch.setenv("FAKE_RUNNER_MODE", mode)
     monkeypatch.setenv("FAKE_RUNNER_STEP", str(step))
-    monkeypatch.setattr(processes, "_runner_command",
-                        lambda ctl: [sys.executable, str(FAKE_RUNNER), ctl])
+    return [sys.executable, str(FAKE_RUNNER)]
 
 
 def test_scheduler_refuses_a_runner_of_another_protocol_version(monkeypatch):
-    _fake(monkeypatch, "wrong-version")
+    fake = _fake(monkeypatch, "wrong-version")
     result = CaseResult(spec=steady_case())
     with pytest.raises(CaseError) as err:
-        run_case(result.spec, result=result)
+        run_case(result.spec, result=result, runner_command=fake)
     assert str(err.value) == (f"protocol version mismatch: runner speaks 99, scheduler speaks "
                               f"{PROTOCOL_VERSION}")
     assert result.sched_rows == []
 
 
 def test_scheduler_reports_an_undecodable_reply_with_its_step(monkeypatch):
-    _fake(monkeypatch, "garbage", step=3)
+    fake = _fake(monkeypatch, "garbage", step=3)
     result = CaseResult(spec=steady_case())
     frame = b"\xc1 not a ModelRunnerOutput"
     with pytest.raises(DecodeError) as expected:
         MsgpackCodec(ModelRunnerOutput).decode(frame)
     with pytest.raises(CaseError) as err:
-        run_case(result.spec, result=result)
+        run_case(result.spec, result=result, runner_command=fake)
     assert str(err.value) == (f"step 3: undecodable ModelRunnerOutput from the runner "
                               f"({len(frame)} bytes): {expected.value}")
     assert result.failed_step == 3 and len(result.sched_rows) == 3
@@ -316,10 +317,10 @@ def test_scheduler_reports_an_undecodable_reply_with_its_step(monkeypatch):
 
 
 def test_scheduler_reports_a_reply_that_contradicts_the_schedule(monkeypatch):
-    _fake(monkeypatch, "missing-row", step=3)
+    fake = _fake(monkeypatch, "missing-row", step=3)
     result = CaseResult(spec=steady_case())
     with pytest.raises(CaseError) as err:
-        run_case(result.spec, result=result)
+        run_case(result.spec, result=result, runner_command=fake)
     assert re.fullmatch(r"step 3: ModelRunnerOutput contradicts the schedule: step 3: "
                         r"ModelRunnerOutput has no row for cmpl-[0-9a-f]{32}-0", str(err.value)), \
         str(err.value)
@@ -329,10 +330,10 @@ def test_scheduler_reports_a_reply_that_contradicts_the_schedule(monkeypatch):
 def test_pickled_reply_with_wrong_field_types_ends_the_run_naming_the_step(monkeypatch):
     # pickle checks the class only: string token ids get through the codec; under send
     # the runner gets them back the next step and fails to write them to its buffer.
-    _fake(monkeypatch, "bad-type", step=3)
+    fake = _fake(monkeypatch, "bad-type", step=3)
     result = CaseResult(spec=steady_case(codec="pickle", policy="send"))
     with pytest.raises(CaseError) as err:
-        run_case(result.spec, result=result)
+        run_case(result.spec, result=result, runner_command=fake)
     assert re.fullmatch(r"runner failed at step 4: TypeError while handling SchedulerOutput: .+",
                         str(err.value)), str(err.value)
 

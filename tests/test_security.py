@@ -15,10 +15,9 @@ import pytest
 import zmq
 
 from fault_helpers import REPO, steady_case
-from ipc_bench.harness import processes
 from ipc_bench.harness.spec import CaseResult
 from ipc_bench.engine.config import ConfigError
-from ipc_bench.harness.processes import run_case
+from ipc_bench.harness.supervisor import run_case
 from ipc_bench.wire.transport import EndpointDir, SchedulerSockets, check_host
 
 
@@ -55,8 +54,7 @@ def test_a_tcp_case_runs_on_loopback(monkeypatch):
             super().__init__(*a, **kw)
             seen.append(self.endpoints)
 
-    monkeypatch.setattr(processes, "SchedulerSockets", Spy)
-    result = run_case(steady_case(transport="tcp", max_steps=20))
+    result = run_case(steady_case(transport="tcp", max_steps=20), sockets=Spy)
     assert len(result.sched_rows) == 20
     assert all(e.s2r.startswith("tcp://127.0.0.1:") for e in seen)
 

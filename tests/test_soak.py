@@ -14,9 +14,10 @@ import pytest
 
 from fault_helpers import TRACES, steady_case
 from ipc_bench import cli
-from ipc_bench.harness import processes
+from ipc_bench.harness import recording
 from ipc_bench.harness.spec import CaseResult, SCHED_COLUMNS
-from ipc_bench.harness.processes import InOrderDigest, run_case, token_digest
+from ipc_bench.harness.recording import InOrderDigest, token_digest
+from ipc_bench.harness.supervisor import run_case
 from ipc_bench.harness.run_folder import RunWriter
 from ipc_bench.analysis.soak import rss_growth, stream_drift, stream_summary
 from ipc_bench.harness.memory import RssSampler, read_memory_bytes
@@ -133,7 +134,7 @@ def test_soak_scenario_short(tmp_path, monkeypatch, capsys):
     import scenarios.soak as soak
 
     monkeypatch.setattr(soak, "RSS_INTERVAL_S", 0.02)
-    monkeypatch.setattr(processes, "FLUSH_INTERVAL_S", 0.02)
+    monkeypatch.setattr(recording, "FLUSH_INTERVAL_S", 0.02)
     run = tmp_path / "run"
     # A slow replay (arrivals sparse per step) so that pure-decode steps fall in the
     # baseline and end windows even when the machine is loaded.

@@ -7,11 +7,11 @@ import threading
 
 import pytest
 
-from ipc_bench.harness import processes
+from ipc_bench.harness.supervisor import run_case
 from ipc_bench.harness.spec import SCHED_COLUMNS, CaseSpec
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig
 from ipc_bench.analysis.summary import summarize_case
-from ipc_bench.wire.transport import Endpoints, zmtp_handshake_bytes
+from ipc_bench.wire.transport import Endpoints, SchedulerSockets, zmtp_handshake_bytes
 from ipc_bench.engine.workloads import SteadyDecodeWorkload
 
 
@@ -68,7 +68,7 @@ class CountingRelay:
 def test_wire_bytes_match_a_counting_relay(monkeypatch, policy, codec):
     relays: dict[str, CountingRelay] = {}
 
-    class RelayedSockets(processes.SchedulerSockets):
+    class RelayedSockets(SchedulerSockets):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
             eps = {}
@@ -78,7 +78,6 @@ def test_wire_bytes_match_a_counting_relay(monkeypatch, policy, codec):
                 eps[name] = f"tcp://127.0.0.1:{relays[name].port}"
             self.endpoints = Endpoints(s2r=eps["s2r"], r2s=eps["r2s"], ctl=self.endpoints.ctl)
 
-    monkeypatch.setattr(processes, "SchedulerSockets", RelayedSockets)
     b = 2  # decode frames under 255 bytes (1-byte ZMTP size), prefill frames over it
     spec = CaseSpec(
         scenario="t", labels={"num_running": b}, policy=policy, codec=codec,
@@ -89,7 +88,7 @@ def test_wire_bytes_match_a_counting_relay(monkeypatch, policy, codec):
                                                    output_len_range=(5, 30)),
         warmup_steps=5, max_steps=80, count="all", transport="tcp",
         allow_pickle_over_tcp=codec == "pickle")  # loopback, runner started here
-    result = processes.run_case(spec)
+    result = run_case(spec, sockets=RelayedSockets)
     for relay in relays.values():
         relay.join()
     summary = summarize_case(result)

@@ -377,7 +377,8 @@ def _run(args, cases, scenario_report=None) -> int:
     from ipc_bench.harness.environment import collect_metadata, cpu_usage_between, read_cpu_times
     from ipc_bench.analysis.summary import (attach_token_bytes, check_digests, noise_warnings,
                                    summarize_case)
-    from ipc_bench.harness.processes import CaseError, run_case
+    from ipc_bench.harness.spec import CaseError
+    from ipc_bench.harness.supervisor import run_case
     from ipc_bench.harness.progress import case_progress, progress_enabled
     from ipc_bench.harness.run_folder import RunWriter, default_run_dir
     from ipc_bench.engine.scheduler import SchedulerError

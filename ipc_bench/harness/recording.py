@@ -1,18 +1,32 @@
-"""What the scheduler side keeps of a case while it runs.
+"""What the scheduler side keeps of a case while it runs, and where it goes.
 
-``StreamStats``: running sums over a streamed case's rows (``CaseSpec.stream``), whose
-rows leave memory as the case runs; ``ipc_bench.analysis.soak`` turns them into the
-case summary.
+- ``StepFlusher``: writes the running case's rows to a ``CaseSink`` (the run folder)
+  about once a second, between steps; a streamed case's rows and finished requests
+  leave memory there (``CaseSpec.stream``), their sums kept in ``StreamStats``
+  (``ipc_bench.analysis.soak`` turns them into the case summary).
+- ``token_digest`` / ``InOrderDigest``: the correctness oracle's digest of every
+  request's output token ids.
+- ``request_record`` / ``record_requests``: per-request records (latencies on a timed
+  clock) at the end of a case.
+- ``GcCounter``: garbage collections of this process.
 """
 
 from __future__ import annotations
 
+import gc
+import hashlib
+import time
 from array import array
-from typing import Any
+from typing import Any, Optional, Protocol
 
 import numpy as np
 
-from ipc_bench.harness.spec import SCHED_COLUMNS
+from ipc_bench.engine.scheduler import RequestStatus, Scheduler
+from ipc_bench.harness.signals import deferred
+from ipc_bench.harness.spec import SCHED_COLUMNS, CaseResult, CaseSpec
+
+#: How often ``StepFlusher`` writes the running case's rows, in seconds.
+FLUSH_INTERVAL_S = 1.0
 
 _C = {name: i for i, name in enumerate(SCHED_COLUMNS)}
 
@@ -85,3 +99,205 @@ class StreamStats:
             value = record.get(name)
             if value is not None:
                 getattr(self, name).append(value)
+
+
+class GcCounter:
+    """Counts garbage collections of this process (``gc.callbacks``); ``close()``
+    unregisters it."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        gc.callbacks.append(self._on_gc)
+
+    def _on_gc(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self.count += 1
+
+    def close(self) -> None:
+        if self._on_gc in gc.callbacks:
+            gc.callbacks.remove(self._on_gc)
+
+
+def _digest_bytes(index: int, out: list[int]) -> bytes:
+    return (np.array([index, len(out)], dtype="<i8").tobytes()
+            + np.asarray(out, dtype="<i8").tobytes())
+
+
+def token_digest(requests) -> str:
+    """sha256 over each request's output token ids, in workload index order.
+
+    Each request contributes its index, its output count and its ids (int64 LE), so
+    a token moved between requests changes the digest.
+    """
+    h = hashlib.sha256()
+    for req in sorted(requests, key=lambda r: r.index):
+        h.update(_digest_bytes(req.index, req.output_token_ids))
+    return h.hexdigest()
+
+
+class InOrderDigest:
+    """``token_digest`` computed as requests finish, in any order: each request's bytes
+    wait until every lower index is in, then go into the hash. Requests finish about
+    in arrival order, so little waits. ``hexdigest()`` equals ``token_digest`` of the
+    same requests."""
+
+    def __init__(self) -> None:
+        self._h = hashlib.sha256()
+        self._next = 0
+        self._waiting: dict[int, bytes] = {}
+
+    def add(self, index: int, out: list[int]) -> None:
+        self._waiting[index] = _digest_bytes(index, out)
+        while self._next in self._waiting:
+            self._h.update(self._waiting.pop(self._next))
+            self._next += 1
+
+    def hexdigest(self) -> str:
+        h = self._h.copy()
+        for index in sorted(self._waiting):  # gaps: indexes that never arrived
+            h.update(self._waiting[index])
+        return h.hexdigest()
+
+
+def request_record(r, t_end_by_step: dict[int, float], arrival_s: dict[int, float],
+                   speedup: Optional[float]) -> dict[str, Any]:
+    """One request's record; with a timed clock also latencies in seconds of wall time.
+
+    ``t_end_by_step``: end of each scheduler step (by ``step``), seconds since the
+    case's start. TTFT is measured from the request's intended arrival (trace time /
+    speedup), so queueing counts; E2E likewise; TPOT = (E2E - TTFT) / (output_len - 1),
+    left empty for one-token requests; ``itl_s`` lists the gaps between tokens.
+    """
+    rec = dict(index=r.index, req_id=r.req_id, num_prompt_tokens=r.num_prompt_tokens,
+               num_output_tokens=len(r.all_token_ids) - r.num_prompt_tokens,
+               max_tokens=r.max_tokens, arrival_step=r.arrival_step,
+               first_scheduled_step=r.first_scheduled_step,
+               first_token_step=r.first_token_step, finish_step=r.finish_step,
+               finish_reason=r.finish_reason or "", preemptions=r.num_preemptions)
+    if speedup is not None:
+        arrive = arrival_s.get(r.index, 0.0) / speedup
+        times = [t_end_by_step[s] for s in r.token_steps if s in t_end_by_step]
+        rec["arrival_s"] = arrive
+        rec["ttft_s"] = times[0] - arrive if times else None
+        rec["e2e_s"] = times[-1] - arrive if times else None
+        rec["tpot_s"] = ((times[-1] - times[0]) / (len(times) - 1)
+                         if len(times) > 1 else None)
+        rec["itl_s"] = [b - a for a, b in zip(times, times[1:])]
+    return rec
+
+
+def record_requests(result: CaseResult, sched: Scheduler, arrival_s: dict[int, float],
+                    speedup: Optional[float], flusher: Optional["StepFlusher"] = None,
+                    records: bool = True) -> None:
+    """At the end of a case, however it ended: the token digest, the per-request
+    records (a streamed case: the last flush, its running sums; none unless
+    ``records``) and prompt lengths."""
+    if not records:
+        result.token_digest = token_digest(sched.requests.values())
+    elif flusher is not None and flusher.stream:
+        flusher.flush(sched, result, arrival_s, speedup, final=True)
+        result.token_digest = flusher.digest.hexdigest()
+        result.stream_stats = flusher.stats
+    else:
+        result.token_digest = token_digest(sched.requests.values())
+        t_end = {row[1]: row[-1] / 1e9 for row in result.sched_rows}
+        result.requests = [request_record(r, t_end, arrival_s, speedup)
+                           for r in sorted(sched.requests.values(), key=lambda r: r.index)]
+    result.prompt_lens = {r.req_id: r.num_prompt_tokens for r in sched.requests.values()}
+
+
+class CaseSink(Protocol):
+    """Where a case's records go while it runs (``run_folder.RunWriter`` implements it)."""
+
+    def partial_steps(self, spec: CaseSpec, rows: list[tuple]) -> None:
+        """Scheduler rows of the running case so far (a copy, replaced when it ends)."""
+
+    def stream_steps(self, spec: CaseSpec, rows: list[tuple]) -> None:
+        """Final scheduler rows of a streamed case (no runner columns)."""
+
+    def stream_requests(self, spec: CaseSpec, records: list[dict]) -> None:
+        """Final per-request records of a streamed case."""
+
+    def stream_rss(self, spec: CaseSpec, samples: list[tuple]) -> None:
+        """Memory samples in ``memory.SAMPLE_COLUMNS`` order."""
+
+
+class StepFlusher:
+    """Writes the running case's records every ``interval_s``, between steps.
+
+    The scheduler loop calls ``due(t_ns)`` after each step, outside every timed
+    segment (one comparison), and ``flush`` when it is due. Plain cases: the rows so
+    far are appended to the sink's partial copy and stay in memory (the runner's
+    columns arrive at the end and complete them). Streamed cases
+    (``CaseSpec.stream``): rows and the records of finished requests go to their
+    final files and leave memory, the token digest is kept in order as requests
+    finish (``InOrderDigest``) and ``recording.StreamStats`` keeps the sums the summary
+    needs. A flush of N rows costs about 2 us per row on this machine's CPU, spent
+    between two steps: the runner's idle time of the next step includes it.
+
+    If this process is killed with SIGKILL, at most the last ``interval_s`` of rows
+    is lost; every other way out (exception, SIGINT, SIGTERM) writes all of them.
+    """
+
+    def __init__(self, spec: CaseSpec, sink: Optional[CaseSink],
+                 interval_s: Optional[float] = None, rss_source=None):
+        self.spec = spec
+        self.sink = sink
+        self.stream = spec.stream
+        self.interval_ns = int((FLUSH_INTERVAL_S if interval_s is None else interval_s) * 1e9)
+        self.next_ns = 0
+        self.n_partial = 0
+        self.rss_source = rss_source  # callable -> list of samples so far
+        self.n_rss = 0
+        self.stats = StreamStats() if self.stream else None
+        self.digest = InOrderDigest() if self.stream else None
+        self.t_end_by_step: dict[int, float] = {}
+
+    def start(self, t_ns: int) -> None:
+        self.next_ns = t_ns + self.interval_ns
+
+    def flush(self, sched: Scheduler, result: CaseResult, arrival_s: dict[int, float],
+              speedup: Optional[float], final: bool = False) -> None:
+        """Write what is new; ``final``: also every request still live (end of case)."""
+        with deferred():
+            if self.stream:
+                self._flush_stream(sched, result, arrival_s, speedup, final)
+            elif self.sink is not None and not final:
+                rows = result.sched_rows
+                if len(rows) > self.n_partial:
+                    self.sink.partial_steps(self.spec, rows[self.n_partial:])
+                    self.n_partial = len(rows)
+            self.next_ns = time.perf_counter_ns() + self.interval_ns
+
+    def _flush_stream(self, sched, result, arrival_s, speedup, final) -> None:
+        rows = result.sched_rows
+        chunk = rows[:]
+        del rows[:]  # the same list: the loop appends through a bound method
+        if chunk:
+            self.stats.add_rows(chunk)
+            self.t_end_by_step.update((row[1], row[-1] / 1e9) for row in chunk)
+            if self.sink is not None:
+                self.sink.stream_steps(self.spec, chunk)
+        done = [r for r in sched.requests.values()
+                if final or r.status in (RequestStatus.FINISHED, RequestStatus.REJECTED)]
+        done.sort(key=lambda r: r.index)
+        records = [request_record(r, self.t_end_by_step, arrival_s, speedup) for r in done]
+        for r, rec in zip(done, records):
+            self.digest.add(r.index, r.output_token_ids)
+            self.stats.add_request(rec)
+            del sched.requests[r.req_id]
+            arrival_s.pop(r.index, None)
+        if records and self.sink is not None:
+            self.sink.stream_requests(self.spec, records)
+        if self.rss_source is not None and self.sink is not None:
+            samples = self.rss_source()
+            if len(samples) > self.n_rss:
+                self.sink.stream_rss(self.spec, samples[self.n_rss:])
+                self.n_rss = len(samples)
+        # Step end times are needed until every live request has its record.
+        live_first = min((r.arrival_step for r in sched.requests.values()), default=None)
+        if live_first is None:
+            self.t_end_by_step.clear()
+        elif chunk:
+            for step in [s for s in self.t_end_by_step if s < live_first]:
+                del self.t_end_by_step[step]

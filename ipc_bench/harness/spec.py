@@ -1,4 +1,5 @@
-"""One benchmark case: what to run (``CaseSpec``) and what it measured (``CaseResult``)."""
+"""One benchmark case: what to run (``CaseSpec``), what it measured (``CaseResult``) and
+how it failed (``CaseError``)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig
+from ipc_bench.errors import one_line
 from ipc_bench.engine.workloads import Workload
 
 #: Columns of the scheduler's per-step records, in tuple order. Times in ns, sizes in bytes.
@@ -150,3 +152,14 @@ class CaseResult:
     runner_pid: Optional[int] = None
     rss_samples: list[tuple] = field(default_factory=list)  # harness.memory.SAMPLE_COLUMNS tuples
     stream_stats: Optional[Any] = None    # harness.recording.StreamStats of a streamed case
+
+
+class CaseError(RuntimeError):
+    """A case failed; the message is one line saying which process, how, and the step.
+
+    ``step``: the exchange (``seq``) the case failed at, when known.
+    """
+
+    def __init__(self, message: str, step: Optional[int] = None):
+        super().__init__(one_line(message))
+        self.step = step

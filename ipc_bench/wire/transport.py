@@ -161,7 +161,19 @@ class RunnerSockets:
 
 def recv_frame(sock: zmq.Socket, timeout_s: float, peer_problem: Callable[[], Optional[str]],
                what: str) -> bytes:
-    """Receive one frame, waiting at most ``timeout_s`` seconds.
+    """Receive one frame, waiting at most ``timeout_s`` seconds (plus one slice).
+
+    The first try waits one ``POLL_SLICE_MS`` slice (``RCVTIMEO``); then ``wait_recv``.
+    """
+    try:
+        return sock.recv()
+    except zmq.Again:
+        return wait_recv(sock, timeout_s, peer_problem, what)
+
+
+def wait_recv(sock: zmq.Socket, timeout_s: float, peer_problem: Callable[[], Optional[str]],
+              what: str) -> bytes:
+    """Wait for one frame for at most ``timeout_s`` seconds, in slices.
 
     ``peer_problem()`` is called every ``POLL_SLICE_MS`` while waiting; a non-None
     return (e.g. "runner process 12 was killed by SIGKILL") raises ``PeerError``
@@ -170,10 +182,6 @@ def recv_frame(sock: zmq.Socket, timeout_s: float, peer_problem: Callable[[], Op
     announcing its error report). Raises ``PeerTimeout`` ("no WHAT within N s") on
     timeout.
     """
-    try:
-        return sock.recv()
-    except zmq.Again:
-        pass
     deadline = time.monotonic() + timeout_s
     while True:
         problem = peer_problem()
@@ -194,16 +202,22 @@ def send_frame(sock: zmq.Socket, frame: bytes, timeout_s: float,
                peer_problem: Callable[[], Optional[str]], what: str) -> None:
     """Send one frame, waiting at most ``timeout_s`` seconds for the peer to take it.
 
-    A PUSH or PAIR socket whose peer is gone (or not yet connected) blocks on send;
-    this tries without blocking first (the hot path: the peer is there), then waits in
-    ``POLL_SLICE_MS`` slices, checking ``peer_problem()`` between them. Raises
-    ``PeerError`` ("... while sending WHAT") or ``PeerTimeout``.
+    Tries without blocking first (the peer is there), then ``wait_send``.
     """
     try:
         sock.send(frame, zmq.NOBLOCK)
-        return
     except zmq.Again:
-        pass
+        wait_send(sock, frame, timeout_s, peer_problem, what)
+
+
+def wait_send(sock: zmq.Socket, frame: bytes, timeout_s: float,
+              peer_problem: Callable[[], Optional[str]], what: str) -> None:
+    """Wait for the peer to take ``frame`` for at most ``timeout_s`` seconds.
+
+    A PUSH or PAIR socket whose peer is gone (or not yet connected) blocks on send;
+    this waits in ``POLL_SLICE_MS`` slices, checking ``peer_problem()`` between them.
+    Raises ``PeerError`` ("... while sending WHAT") or ``PeerTimeout``.
+    """
     deadline = time.monotonic() + timeout_s
     while True:
         problem = peer_problem()

@@ -1,0 +1,80 @@
+"""The floor: a case's recorded frames exchanged again, bare.
+
+After a two-process case, the scheduler replays the SchedulerOutput messages of its
+counted steps through the same codec and sockets, and the runner answers each with
+the ModelRunnerOutput it sent for the same step: no scheduling, no runner work, no
+per-step records. The floor's step time is what the exchange alone costs, so a case's
+step time over the floor's (``step_to_floor_ratio``) is the harness's overhead,
+measured side by side.
+
+Sequence: the scheduler sends the marker and ``BeginFloor(steps)``; the runner decodes
+the recorded replies of those steps and answers ``FloorReady`` (the floor's clock
+starts only then, so no floor step pays for that decoding); then one frame and one
+reply per step, each encoded and decoded as in the case.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+
+from ipc_bench.engine.scheduler import ProtocolError
+from ipc_bench.harness.spec import CaseError
+from ipc_bench.wire.channel import FLOOR_REPLY, FLOOR_REQUEST, RunnerChannel
+from ipc_bench.wire.codecs import DecodeError, model_runner_output_codec, scheduler_output_codec
+from ipc_bench.wire.control import BeginFloor, ErrorReport, FloorReady
+
+
+def replay_floor(exchange, codec: str, frames: list[bytes], seqs: list[int]) -> list[int]:
+    """Scheduler side: replay ``frames`` (the counted steps ``seqs``) through
+    ``exchange`` (a ``scheduler_loop.ChannelExchange``). Returns ns per floor step.
+    Raises ``CaseError`` if the runner fails or answers with garbage."""
+    msgs = [scheduler_output_codec(codec).decode(f) for f in frames]  # re-encoded: timed
+    channel = exchange.channel
+    encode, decode = exchange.encode, exchange.decode
+    exchange.send_marker(BeginFloor(steps=seqs))
+    ready = channel.recv_control("floor-ready message from the runner")
+    if isinstance(ready, ErrorReport):
+        raise CaseError(f"runner failed before the floor: {ready.message}")
+    if not isinstance(ready, FloorReady):
+        raise CaseError(f"expected FloorReady from the runner, got {type(ready).__name__}")
+    perf = time.perf_counter_ns
+    out = []
+    gc.collect()
+    gc.freeze()
+    try:
+        t_prev = perf()
+        for i, so in enumerate(msgs):
+            channel.send(encode(so), i, FLOOR_REQUEST)
+            reply = channel.recv(i, label=FLOOR_REPLY)
+            if not reply:
+                raise exchange.read_runner_error(i)
+            try:
+                decode(reply)
+            except DecodeError as exc:
+                raise CaseError(f"floor step {i}: undecodable ModelRunnerOutput from the "
+                                f"runner: {exc}") from None
+            t = perf()
+            out.append(t - t_prev)
+            t_prev = t
+    finally:
+        gc.unfreeze()
+    return out
+
+
+def answer_floor(channel: RunnerChannel, codec: str, out_frames, seqs: list[int]) -> None:
+    """Runner side: answer each floor frame with the recorded reply (``out_frames``,
+    one per step the runner executed) of the same step. ``ProtocolError`` for steps
+    it never ran or an empty frame in the middle of the floor."""
+    if any(not 0 <= s < len(out_frames) for s in seqs):
+        raise ProtocolError(f"floor steps outside the {len(out_frames)} steps run")
+    reply_codec = model_runner_output_codec(codec)
+    decode = scheduler_output_codec(codec).decode
+    outs = [reply_codec.decode(out_frames[s]) for s in seqs]
+    channel.send_control(FloorReady())
+    for i, out in enumerate(outs):
+        frame = channel.recv(i, FLOOR_REQUEST)
+        if not frame:
+            raise ProtocolError(f"empty frame in the middle of the floor (frame {i})")
+        decode(frame)
+        channel.reply(reply_codec.encode(out), i, FLOOR_REPLY)

@@ -1,0 +1,345 @@
+"""The runner process (``python -m ipc_bench.harness CTL_ENDPOINT`` runs ``runner_main``).
+
+``runner_main`` answers the scheduler's handshake (protocol version and
+``wire.handshake.RunnerConfig``), builds the ``engine.model_runner.ModelRunner``, then
+serves steps through a ``wire.channel.RunnerChannel`` until ``Stop``:
+
+- ``RunnerLoop.run``: receive -> decode -> execute (``TimedModelRunner``: update
+  states, prepare inputs, forward + sample, write back, build output) -> encode ->
+  reply, with each part timed per step into the columns of the ``RunnerReport``
+  (``spec.RUNNER_COLUMNS``) and each reply kept for the floor;
+- ``RunnerLoop.run_bare``: the same steps with nothing timed or kept
+  (``RunnerConfig.bare_loop``, the instrumentation-overhead twin).
+
+Both share their control handling (``KeepAlive``, ``Stop``, the floor), warm-up and
+error reporting; their hot bodies stay apart, since a branch per step to skip the
+timing would itself be measured.
+
+Faults: the runner exits when the scheduler dies (``PR_SET_PDEATHSIG`` and, as a
+fallback that also covers a parent that died before ``prctl`` ran, a check every
+100 ms of its waits that its parent is still the scheduler, whose pid comes in
+``IPC_BENCH_SCHEDULER_PID``). It ignores SIGINT: a Ctrl-C reaches the whole process
+group, and the scheduler decides how the run ends and kills the runner. A step that
+fails sends an empty frame on r2s and an ``ErrorReport`` naming the step.
+"""
+
+from __future__ import annotations
+
+import collections
+import ctypes
+import gc
+import os
+import signal
+import sys
+import time
+import traceback
+from typing import Any, Callable, Optional
+
+import zmq
+
+from ipc_bench.engine.config import ConfigError
+from ipc_bench.engine.messages import ModelRunnerOutput, SchedulerOutput
+from ipc_bench.engine.model_runner import ModelRunner, RunnerError
+from ipc_bench.engine.scheduler import ProtocolError, SchedulerError
+from ipc_bench.errors import one_line
+from ipc_bench.harness.floor import answer_floor
+from ipc_bench.harness.recording import GcCounter
+from ipc_bench.harness.spec import RUNNER_COLUMNS
+from ipc_bench.wire.channel import RunnerChannel
+from ipc_bench.wire.codecs import DecodeError, model_runner_output_codec, scheduler_output_codec
+from ipc_bench.wire.control import (
+    PROTOCOL_VERSION,
+    BeginFloor,
+    ErrorReport,
+    Handshake,
+    KeepAlive,
+    Ready,
+    RunnerReport,
+    Stop,
+    recv_control,
+    send_control,
+)
+from ipc_bench.wire.handshake import RunnerConfig, decode_runner_config
+from ipc_bench.wire.transport import PeerError, RunnerSockets
+
+#: How long the runner waits for the handshake (imports and model load come after).
+STARTUP_TIMEOUT_S = 120.0
+#: Environment variable carrying the scheduler's pid to the runner.
+SCHEDULER_PID_ENV = "IPC_BENCH_SCHEDULER_PID"
+#: How long the exiting runner keeps trying to deliver its last messages (a RunnerReport
+#: of a long run is megabytes; with ZMQ_LINGER 0 the context would discard it unsent).
+RUNNER_CLOSE_LINGER_MS = 5000
+#: Timeout of the messages of a runner on its way out (error reports).
+_REPORT_TIMEOUT_S = 5.0
+#: Exit codes of ``runner_main``.
+EXIT_OK, EXIT_HANDSHAKE, EXIT_STEP_FAILED, EXIT_SCHEDULER_GONE = 0, 3, 4, 5
+
+
+def _column(record: bool):
+    """A per-step column: a list, or (``record`` false) a one-slot deque whose
+    ``append`` costs the same C call but keeps nothing (long streamed runs)."""
+    return [] if record else collections.deque(maxlen=1)
+
+
+class TimedModelRunner:
+    """A ``ModelRunner`` whose phases are timed per step into ``columns``
+    (``runner_update_ns`` .. ``runner_build_ns``, ns); shared by the runner process and
+    the single-process baseline."""
+
+    PHASES = ("runner_update_ns", "runner_prepare_ns", "runner_forward_ns",
+              "runner_writeback_ns", "runner_build_ns")
+
+    def __init__(self, runner: ModelRunner, record: bool = True):
+        self.runner = runner
+        self.columns: dict[str, Any] = {name: _column(record) for name in self.PHASES}
+        (self._rec_update, self._rec_prepare, self._rec_forward, self._rec_writeback,
+         self._rec_build) = [self.columns[name].append for name in self.PHASES]
+
+    def execute(self, so: SchedulerOutput, perf=time.perf_counter_ns) -> ModelRunnerOutput:
+        runner = self.runner
+        t0 = perf()
+        runner.update_states(so)
+        t1 = perf()
+        inputs = runner.prepare_inputs(so)
+        t2 = perf()
+        sampled = runner.sample(inputs)
+        t3 = perf()
+        valid = runner.write_back(inputs, sampled)
+        t4 = perf()
+        out = runner.build_output(inputs, valid)
+        t5 = perf()
+        self._rec_update(t1 - t0)
+        self._rec_prepare(t2 - t1)
+        self._rec_forward(t3 - t2)
+        self._rec_writeback(t4 - t3)
+        self._rec_build(t5 - t4)
+        return out
+
+
+class RunnerLoop:
+    """One runner's receive -> execute -> reply loop over ``channel``.
+
+    ``config``: the handshake's ``RunnerConfig`` (codec, warm-up, whether to record);
+    ``seq``: the step being served (error reports name it).
+    """
+
+    def __init__(self, config: RunnerConfig, channel: RunnerChannel, runner: ModelRunner):
+        self.config = config
+        self.channel = channel
+        self.record = config.record_steps
+        self.stepper = TimedModelRunner(runner, self.record)
+        self.seq = 0
+        self.columns: dict[str, Any] = {name: _column(self.record) for name in RUNNER_COLUMNS}
+        self.columns.update(self.stepper.columns)
+        self.out_frames = _column(self.record)
+        self.decode = scheduler_output_codec(config.codec).decode
+        self.encode = model_runner_output_codec(config.codec).encode
+
+    def _control(self, bare: bool = False) -> bool:
+        """After the scheduler's empty frame: read and act on its control message.
+        Returns True on ``Stop`` (the report is sent); ``ProtocolError`` for a message
+        this loop cannot act on."""
+        msg = self.channel.recv_control()
+        if isinstance(msg, KeepAlive):
+            return False
+        if isinstance(msg, Stop):
+            columns = {} if bare else {k: list(v) if self.record else []
+                                       for k, v in self.columns.items()}
+            self.channel.send_control(RunnerReport(columns=columns))
+            return True
+        if isinstance(msg, BeginFloor) and not bare:
+            if not self.record:
+                raise ProtocolError("floor requested but this runner keeps no replies "
+                                    "(record_steps is off)")
+            answer_floor(self.channel, self.config.codec, self.out_frames, msg.steps)
+            return False
+        raise ProtocolError(f"unexpected control message {type(msg).__name__}"
+                            + (" (this runner records nothing: no floor)" if bare else ""))
+
+    def run(self) -> None:
+        """The measured loop: every part of every step timed into ``columns``."""
+        recv, reply = self.channel.recv, self.channel.reply
+        decode, encode, execute = self.decode, self.encode, self.stepper.execute
+        perf = time.perf_counter_ns
+        gc_counter = GcCounter()
+        cols = self.columns
+        rec_idle, rec_decode, rec_encode, rec_send, rec_gc, rec_t0 = (
+            cols[name].append for name in ("runner_idle_ns", "runner_decode_ns",
+                                           "runner_encode_ns", "runner_send_ns",
+                                           "runner_gc_collections", "runner_t0_ns"))
+        warmup = self.config.warmup_steps
+        keep_reply = self.out_frames.append
+        t_origin = perf()
+        try:
+            while True:
+                t0 = perf()
+                frame = recv(self.seq)
+                t1 = perf()
+                if not frame:
+                    if self._control():
+                        return
+                    continue
+                rec_t0(t0 - t_origin)
+                rec_idle(t1 - t0)
+                if self.seq == warmup:
+                    gc.collect()
+                    gc.freeze()
+                    t1 = perf()
+                gc0 = gc_counter.count
+                so = decode(frame)
+                t2 = perf()
+                out = execute(so)
+                t7 = perf()
+                frame = encode(out)
+                t8 = perf()
+                reply(frame, self.seq)
+                t9 = perf()
+                rec_decode(t2 - t1)
+                rec_encode(t8 - t7)
+                rec_send(t9 - t8)
+                rec_gc(gc_counter.count - gc0)
+                keep_reply(frame)
+                self.seq += 1
+        finally:
+            gc_counter.close()
+
+    def run_bare(self) -> None:
+        """``run`` with nothing timed or kept per step (instrumentation off)."""
+        recv, reply = self.channel.recv, self.channel.reply
+        decode, encode = self.decode, self.encode
+        execute = self.stepper.runner.execute_model
+        warmup = self.config.warmup_steps
+        while True:
+            frame = recv(self.seq)
+            if not frame:
+                if self._control(bare=True):
+                    return
+                continue
+            if self.seq == warmup:
+                gc.collect()
+                gc.freeze()
+            reply(encode(execute(decode(frame))), self.seq)
+            self.seq += 1
+
+    def report_error(self, message: str) -> None:
+        """Tell the scheduler that step ``seq`` failed: an empty frame on r2s (it is
+        waiting there), then the ``ErrorReport`` on the control socket."""
+        message = one_line(message)
+        print(f"runner: step {self.seq}: {message}", file=sys.stderr)
+        try:
+            self.channel.send_marker(_REPORT_TIMEOUT_S)
+            self.channel.send_control(ErrorReport(message, self.seq), _REPORT_TIMEOUT_S)
+        except PeerError as exc:  # nobody to tell: the exit code and stderr remain
+            print(f"runner: could not report the error: {exc}", file=sys.stderr)
+
+
+# ======================================================================================
+# The process
+
+
+def set_parent_death_signal() -> bool:
+    """Linux: SIGKILL this process when its parent dies (PR_SET_PDEATHSIG).
+
+    Returns whether ``prctl`` succeeded. The signal fires when the *thread* that
+    forked this process exits; the scheduler starts runners from its main thread.
+    """
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        return libc.prctl(1, signal.SIGKILL, 0, 0, 0) == 0  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        return False
+
+
+def _expected_parent() -> int:
+    """The scheduler's pid: ``IPC_BENCH_SCHEDULER_PID`` if set (so a parent that died
+    before this process could look is still noticed), else the current parent."""
+    value = os.environ.get(SCHEDULER_PID_ENV, "")
+    return int(value) if value.isdigit() else os.getppid()
+
+
+def _accept_handshake(socks: RunnerSockets, peer_problem: Callable[[], Optional[str]]
+                      ) -> tuple[RunnerConfig, ModelRunner] | int:
+    """Receive and check the handshake, connect the data sockets, build the model
+    runner and answer ``Ready``. Returns ``(config, runner)``, or the exit code after
+    telling the scheduler why not (``ErrorReport``)."""
+    try:
+        hs = recv_control(socks.ctl, STARTUP_TIMEOUT_S, peer_problem, "handshake")
+    except PeerError as exc:
+        print(f"runner: {exc}", file=sys.stderr)
+        return EXIT_HANDSHAKE
+
+    def refuse(message: str) -> int:
+        send_control(socks.ctl, ErrorReport(message), _REPORT_TIMEOUT_S, peer_problem)
+        return EXIT_HANDSHAKE
+
+    if not isinstance(hs, Handshake):
+        return refuse(f"expected a handshake, got {type(hs).__name__}")
+    if hs.protocol_version != PROTOCOL_VERSION:
+        return refuse(f"protocol version mismatch: scheduler speaks {hs.protocol_version}, "
+                      f"runner speaks {PROTOCOL_VERSION}")
+    try:
+        config = decode_runner_config(hs.config)
+        socks.connect_data(config.s2r_endpoint, config.r2s_endpoint)
+        runner = ModelRunner(config.scheduler, config.model, config.policy)
+    except ConfigError as exc:  # a bad config, a torch KV cache too large for the device
+        return refuse(str(exc))
+    except Exception as exc:  # a model that cannot be built: say so, do not hang
+        return refuse(f"runner could not start: {type(exc).__name__}: {exc}")
+    send_control(socks.ctl, Ready(PROTOCOL_VERSION, os.getpid(), runner.model.device),
+                 config.peer_timeout_s, peer_problem)
+    return config, runner
+
+
+def _serve(loop: RunnerLoop) -> int:
+    """Run ``loop`` until ``Stop``; returns the exit code. A failed step is reported
+    to the scheduler (``RunnerLoop.report_error``) before the runner exits."""
+    try:
+        if loop.config.bare_loop:
+            loop.run_bare()
+        else:
+            loop.run()
+    except PeerError as exc:
+        print(f"runner: {exc}", file=sys.stderr)
+        return EXIT_SCHEDULER_GONE
+    except (RunnerError, ProtocolError, DecodeError, SchedulerError) as exc:
+        loop.report_error(f"{type(exc).__name__}: {exc}")
+        return EXIT_STEP_FAILED
+    except Exception as exc:  # a bug or a message the checks missed: report, then fail
+        traceback.print_exc(file=sys.stderr)
+        loop.report_error(f"{type(exc).__name__} while handling SchedulerOutput: {exc}")
+        return EXIT_STEP_FAILED
+    return EXIT_OK
+
+
+def runner_main(ctl_endpoint: str) -> int:
+    """Entry point of the runner process; returns its exit code.
+
+    Exit codes: 0 after sending its report; 3 handshake refused or never came; 4 a
+    step failed (an ``ErrorReport`` naming the step went to the scheduler first);
+    5 the scheduler went away or stopped sending.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the scheduler decides and kills us
+    set_parent_death_signal()
+    parent = _expected_parent()
+
+    def peer_problem() -> Optional[str]:
+        if os.getppid() != parent:
+            return f"scheduler process {parent} is gone"
+        return None
+
+    if peer_problem():
+        print(f"runner: {peer_problem()} at start-up", file=sys.stderr)
+        return EXIT_SCHEDULER_GONE
+    ctx = zmq.Context()
+    socks = RunnerSockets(ctx, ctl_endpoint)
+    try:
+        accepted = _accept_handshake(socks, peer_problem)
+        if isinstance(accepted, int):
+            return accepted
+        config, runner = accepted
+        channel = RunnerChannel(socks, config.peer_timeout_s, peer_problem)
+        return _serve(RunnerLoop(config, channel, runner))
+    finally:
+        socks.close(linger_ms=RUNNER_CLOSE_LINGER_MS)
+        ctx.term()
+

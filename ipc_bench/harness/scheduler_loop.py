@@ -1,0 +1,355 @@
+"""The scheduler side of one case: admission, the measured loop and its bare twin.
+
+One step: ``Scheduler.schedule`` -> ``build_scheduler_output`` -> the exchange (encode,
+send, wait, decode; or, in the single-process baseline, the runner called directly)
+-> ``Scheduler.update_from_output``. The measured loop (``run_scheduler_loop``) times
+each part and records one row per step (``spec.SCHED_COLUMNS``); the bare loop
+(``run_bare_scheduler_loop``, ``CaseSpec.instrumentation == "totals"``) runs the same
+steps with nothing recorded per step, so the ratio of their totals is what the
+recording costs. Both share their start (``_LoopRun``: scheduler, workload, warm-up)
+and their end (``_LoopRun.finish``: loop totals, digest, request records); their hot
+bodies stay apart, since a branch per step to skip the timing would itself be
+measured.
+
+Clocks: logical (arrivals by step number, idle steps skipped: both policies schedule
+the same batches) or timed (a request arrives when ``elapsed * speedup >=
+arrival_s``; while nothing runs the loop sleeps until the next arrival, checking the
+peer and sending ``KeepAlive``).
+
+After ``warmup_steps`` steps the heap is collected and frozen (``gc.freeze()``, as
+vLLM's ``freeze_gc_heap``) and unfrozen when the loop ends.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from typing import Callable, Optional
+
+from ipc_bench.engine.messages import ModelRunnerOutput, SchedulerOutput
+from ipc_bench.engine.scheduler import ProtocolError, Scheduler
+from ipc_bench.harness.recording import GcCounter, StepFlusher, record_requests
+from ipc_bench.harness.spec import CaseError, CaseResult, CaseSpec
+from ipc_bench.wire.channel import SchedulerChannel
+from ipc_bench.wire.codecs import DecodeError, model_runner_output_codec, scheduler_output_codec
+from ipc_bench.wire.control import KeepAlive
+
+
+# ======================================================================================
+# Exchanges: how one SchedulerOutput reaches the runner and its output comes back
+
+
+class ChannelExchange:
+    """The two-process exchange: encode, send, wait, decode, through a
+    ``SchedulerChannel``. ``read_runner_error(seq)`` turns the runner's empty frame
+    (it reported an error on the control socket) into a ``CaseError``."""
+
+    def __init__(self, spec: CaseSpec, channel: SchedulerChannel,
+                 read_runner_error: Callable[[int], CaseError], result: CaseResult):
+        self.encode = scheduler_output_codec(spec.codec).encode
+        self.decode = model_runner_output_codec(spec.codec).decode
+        self.channel = channel
+        self.first_timeout_s = max(spec.startup_timeout_s, spec.peer_timeout_s)
+        self.keepalive_ns = int(spec.peer_timeout_s / 4 * 1e9)
+        self.last_keepalive_ns = 0
+        self.read_runner_error = read_runner_error
+        self.result = result
+        self.seq = 0  # the step being exchanged (for error messages)
+        self.last_reply = b""  # the last ModelRunnerOutput frame (kept for counted steps)
+
+    def exchange(self, so: SchedulerOutput, seq: int, perf=time.perf_counter_ns):
+        """-> (ModelRunnerOutput, s2r frame, r2s bytes, t_encoded, t_sent, t_received,
+        t_decoded)."""
+        frame = self.encode(so)
+        t3 = perf()
+        self.seq = seq
+        self.channel.send(frame, seq)
+        t4 = perf()
+        reply = self.channel.recv(seq, None if seq else self.first_timeout_s)
+        t5 = perf()
+        self.last_reply = reply
+        return self._decode(reply, seq), frame, len(reply), t3, t4, t5, perf()
+
+    def exchange_bare(self, so: SchedulerOutput, seq: int) -> ModelRunnerOutput:
+        """``exchange`` without timestamps or kept frames (instrumentation off)."""
+        self.seq = seq
+        self.channel.send(self.encode(so), seq)
+        return self._decode(self.channel.recv(seq, None if seq else self.first_timeout_s), seq)
+
+    def _decode(self, reply: bytes, seq: int) -> ModelRunnerOutput:
+        if not reply:
+            raise self.read_runner_error(seq)
+        try:
+            return self.decode(reply)
+        except DecodeError as exc:
+            raise CaseError(f"step {seq}: undecodable ModelRunnerOutput from the runner "
+                            f"({len(reply)} bytes): {exc}", seq) from None
+
+    def check_peer(self) -> None:
+        problem = self.channel.peer_problem()
+        if problem:
+            raise CaseError(f"{problem} while the scheduler was idle", self.seq)
+
+    def send_marker(self, msg) -> None:
+        """An empty frame on s2r (read the control socket), then ``msg`` there."""
+        self.channel.send_marker()
+        self.channel.send_control(msg)
+        self.result.s2r_marker_frames += 1
+
+    def idle(self, sleep_s: float, idle_ns: int) -> None:
+        """Nothing to run (timed replay): check the runner, keep it waiting
+        (``KeepAlive`` once the idle time passes a quarter of its timeout), sleep."""
+        self.check_peer()
+        now = time.perf_counter_ns()
+        if idle_ns > self.keepalive_ns and now - self.last_keepalive_ns > self.keepalive_ns:
+            self.send_marker(KeepAlive())
+            self.last_keepalive_ns = now
+        time.sleep(sleep_s)
+
+
+class InProcessExchange:
+    """Single-process exchange: the runner executes the SchedulerOutput object itself
+    (``stepper.execute``: a ``runner_loop.TimedModelRunner``), no serialization."""
+
+    last_reply = b""
+
+    def __init__(self, stepper):
+        self.stepper = stepper
+
+    def exchange(self, so: SchedulerOutput, seq: int, perf=time.perf_counter_ns):
+        t = perf()
+        out = self.stepper.execute(so)
+        return out, b"", 0, t, t, perf(), perf()
+
+    def check_peer(self) -> None:
+        pass
+
+    def idle(self, sleep_s: float, idle_ns: int) -> None:
+        time.sleep(sleep_s)
+
+
+def raise_output_error(exc: Exception, seq: int) -> None:
+    """Raise the ``CaseError`` for a ModelRunnerOutput that ``update_from_output``
+    rejected: one that contradicts the schedule (``ProtocolError``) or a decoded message
+    of the right class with fields of the wrong type (pickle does not check them).
+    Returns for any other exception (a bug: the caller re-raises it as it is)."""
+    if isinstance(exc, ProtocolError):
+        raise CaseError(f"step {seq}: ModelRunnerOutput contradicts the schedule: {exc}",
+                        seq) from None
+    if isinstance(exc, (TypeError, ValueError, KeyError, IndexError, AttributeError)):
+        raise CaseError(f"step {seq}: malformed ModelRunnerOutput: "
+                        f"{type(exc).__name__}: {exc}", seq) from None
+
+
+# ======================================================================================
+# Admission
+
+_DRAINED, _IDLE, _READY = 0, 1, 2
+
+
+def _admit_logical(sched: Scheduler, workload, arrival_s: dict[int, float]) -> int:
+    """Logical clock, between steps: hand the current step's arrivals to the scheduler
+    (noting each one's trace time in ``arrival_s``). Returns ``_READY`` (run a step),
+    ``_IDLE`` (nothing to run: the clock jumped to the next arrival's step) or
+    ``_DRAINED`` (no request left, none to come)."""
+    for r in workload.arrivals(sched.step):
+        sched.add_request(r.req_id, r.index, r.prompt_token_ids, r.max_tokens)
+        arrival_s[r.index] = r.arrival_s
+    if sched.has_unfinished_requests():
+        return _READY
+    nxt = workload.next_arrival_step()
+    if nxt is None:
+        return _DRAINED
+    sched.step = max(nxt, sched.step + 1)  # idle steps are skipped
+    return _IDLE
+
+
+def _admit_timed(sched: Scheduler, workload, arrival_s: dict[int, float], now_s: float
+                 ) -> Optional[float]:
+    """Timed clock: hand over the requests that have arrived by trace time ``now_s``.
+    Returns ``None`` when a step can run, else the trace time of the next arrival
+    (``inf`` when none is left: the case is over)."""
+    for r in workload.arrivals_until(now_s):
+        sched.add_request(r.req_id, r.index, r.prompt_token_ids, r.max_tokens)
+        arrival_s[r.index] = r.arrival_s
+    if sched.has_unfinished_requests():
+        return None
+    nxt = workload.next_arrival_s()
+    return float("inf") if nxt is None else nxt
+
+
+# ======================================================================================
+# The loops
+
+
+class _LoopRun:
+    """What both loops share: the scheduler and workload of the case, the heap frozen
+    after warm-up, and what is filled into the result however the loop ends."""
+
+    def __init__(self, spec: CaseSpec, result: CaseResult):
+        self.spec = spec
+        self.result = result
+        self.sched = Scheduler(spec.scheduler, spec.policy)
+        self.workload = spec.make_workload()
+        self.warmup_steps = spec.warmup_steps
+        self.max_steps = spec.max_steps
+        self.arrival_s: dict[int, float] = {}
+        self.t_warm: Optional[int] = None
+        self.out_warm = 0
+        self.t_start = time.perf_counter_ns()
+
+    def end_warmup(self) -> None:
+        """Collect and freeze the heap; the loop totals start here."""
+        gc.collect()
+        gc.freeze()
+        self.t_warm = time.perf_counter_ns()
+        self.out_warm = self.sched.num_output_tokens
+
+    def finish(self, seq: int, speedup: Optional[float] = None,
+               flusher: Optional[StepFlusher] = None, records: bool = True) -> None:
+        """Unfreeze the heap and fill in the loop totals (``loop_steps``, ``loop_ns``,
+        ``loop_output_tokens`` after warm-up), wall time, rejections, the token digest
+        and (``records``) the request records."""
+        t_end = time.perf_counter_ns()
+        gc.unfreeze()
+        result, sched = self.result, self.sched
+        if self.t_warm is not None:
+            result.loop_totals = dict(loop_steps=seq - self.warmup_steps,
+                                      loop_ns=t_end - self.t_warm,
+                                      loop_output_tokens=sched.num_output_tokens - self.out_warm)
+        result.wall_s = (t_end - self.t_start) / 1e9
+        result.num_rejected = sched.num_rejected
+        record_requests(result, sched, self.arrival_s, speedup, flusher, records)
+
+
+def run_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
+                       on_step: Optional[Callable[[int, int, int], None]] = None,
+                       flusher: Optional[StepFlusher] = None) -> list[int]:
+    """The measured loop over ``link`` (``ChannelExchange`` or ``InProcessExchange``);
+    fills ``result`` in place (rows, frames of counted steps, totals, requests).
+    Returns the seqs of the counted steps. ``on_step(seq, output_tokens, finished)``
+    after each step, outside its timed region. A rejected ModelRunnerOutput becomes
+    ``CaseError`` (``raise_output_error``)."""
+    run = _LoopRun(spec, result)
+    sched, workload, arrival_s = run.sched, run.workload, run.arrival_s
+    timed = spec.trace_speedup is not None
+    if timed:
+        sched.record_token_steps = True
+    exchange = link.exchange
+    perf = time.perf_counter_ns
+    cpu = time.thread_time_ns
+    gc_counter = GcCounter()
+    record = result.sched_rows.append
+    frames = result.s2r_frames
+    r2s_frames = result.r2s_frames
+    counted_seqs: list[int] = []
+    keep_frames = not spec.stream
+    decode_only = spec.count == "decode_only"
+    warmup_steps = run.warmup_steps
+    max_steps = run.max_steps
+    speedup = spec.trace_speedup or 1.0
+    seq = 0
+    total_out = 0
+    num_done = 0
+    t_start = run.t_start
+    t7 = t_start
+    if flusher is not None:
+        flusher.start(t_start)
+    next_flush = flusher.next_ns if flusher is not None else None
+    try:
+        while max_steps is None or sched.step < max_steps:
+            if timed:
+                now_s = (perf() - t_start) / 1e9 * speedup
+                nxt = _admit_timed(sched, workload, arrival_s, now_s)
+                if nxt is not None:
+                    if nxt == float("inf"):
+                        break
+                    link.idle(min(0.05, max(0.0, (nxt - now_s) / speedup)), perf() - t7)
+                    continue
+            else:
+                state = _admit_logical(sched, workload, arrival_s)
+                if state != _READY:
+                    if state == _DRAINED:
+                        break
+                    continue
+            if seq == warmup_steps:
+                run.end_warmup()
+            gc0 = gc_counter.count
+            c0 = cpu()
+            t0 = perf()
+            plan = sched.schedule()
+            t1 = perf()
+            so = sched.build_scheduler_output(plan)
+            t2 = perf()
+            out, frame, r2s_bytes, t3, t4, t5, t6 = exchange(so, seq)
+            try:
+                finished = sched.update_from_output(plan, out)
+            except Exception as exc:
+                raise_output_error(exc, seq)
+                raise
+            t7 = perf()
+            c1 = cpu()
+            warm = seq < warmup_steps
+            counted = not warm and (plan.is_decode_only if decode_only else True)
+            out_tokens = sched.num_output_tokens - total_out
+            total_out = sched.num_output_tokens
+            record((seq, plan.step, int(warm), int(counted), len(plan.num_scheduled_tokens),
+                    len(plan.new_reqs), plan.total_num_scheduled_tokens, out_tokens,
+                    len(finished), len(plan.preempted), plan.num_resumed, t1 - t0, t2 - t1,
+                    t3 - t2, t4 - t3, t5 - t4, t6 - t5, t7 - t6, t7 - t0, c1 - c0, len(frame),
+                    r2s_bytes, gc_counter.count - gc0, t7 - t_start))
+            if counted and frame and keep_frames:
+                frames.append(frame)
+                r2s_frames.append(link.last_reply)
+                counted_seqs.append(seq)
+            if finished:
+                num_done += len(finished)
+                workload.on_finished(len(finished), plan.step)
+            seq += 1
+            if on_step is not None:
+                on_step(seq, total_out, num_done)
+            if next_flush is not None and t7 >= next_flush:
+                flusher.flush(sched, result, arrival_s, speedup if timed else None)
+                next_flush = flusher.next_ns
+    finally:
+        gc_counter.close()
+        run.finish(seq, speedup if timed else None, flusher)
+    return counted_seqs
+
+
+def run_bare_scheduler_loop(spec: CaseSpec, link: ChannelExchange,
+                            result: CaseResult) -> list[int]:
+    """``run_scheduler_loop`` with nothing recorded per step (logical clock only).
+
+    Measures only the total time from the end of warm-up (after the heap is frozen,
+    as in the measured loop) to the end of the last step, and the steps and tokens
+    in it: ``result.loop_totals``. Returns no counted steps (no floor).
+    """
+    run = _LoopRun(spec, result)
+    sched, workload = run.sched, run.workload
+    exchange = link.exchange_bare
+    warmup_steps = run.warmup_steps
+    max_steps = run.max_steps
+    seq = 0
+    try:
+        while max_steps is None or sched.step < max_steps:
+            state = _admit_logical(sched, workload, run.arrival_s)
+            if state != _READY:
+                if state == _DRAINED:
+                    break
+                continue
+            if seq == warmup_steps:
+                run.end_warmup()
+            plan = sched.schedule()
+            out = exchange(sched.build_scheduler_output(plan), seq)
+            try:
+                finished = sched.update_from_output(plan, out)
+            except Exception as exc:
+                raise_output_error(exc, seq)
+                raise
+            if finished:
+                workload.on_finished(len(finished), plan.step)
+            seq += 1
+    finally:
+        run.finish(seq, records=False)
+    return []

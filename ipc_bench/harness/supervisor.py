@@ -1,0 +1,330 @@
+"""One case end to end: ``run_case(spec)``.
+
+Two processes (``spec.transport`` ``ipc`` or ``tcp``): this process binds the sockets,
+starts the runner (``python -m ipc_bench.harness CTL_ENDPOINT``), performs
+the start-up handshake (protocol version + ``RunnerConfig``), runs the scheduler loop
+over the case's workload, then the floor (``harness.floor``), stops the runner,
+collects its per-step report and reaps it whatever happens. ``inproc``: the
+single-process baseline, scheduler and runner objects in this process, no
+serialization (as vLLM's uni executor).
+
+Faults (each ends the case with ``CaseError``, one line naming the process, how it
+failed and the step; the partial ``CaseResult`` stays in the caller's hands):
+
+- the runner exits or is killed: noticed within ``transport.POLL_SLICE_MS`` (100 ms)
+  of any wait, reported with its exit code or signal and the last line it wrote to
+  stderr;
+- the runner stops answering: after ``CaseSpec.peer_timeout_s`` (default 10 s; the
+  handshake and the first step get ``startup_timeout_s``, default 120 s, since they
+  pay for imports, model load and, on CUDA, context creation and kernel loading on
+  the first forward), reported with its process state, then killed;
+- the runner reports an error (``ErrorReport``: a frame it could not decode, a
+  message inconsistent with its state, any exception while handling a step), or
+  sends a frame the scheduler cannot decode or that contradicts the schedule.
+
+While a timed replay has nothing to run the scheduler sends ``KeepAlive``, so the
+runner's own timeout only fires on a scheduler that really hangs.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+import zmq
+
+from ipc_bench.engine.config import ConfigError
+from ipc_bench.engine.model_runner import ModelRunner
+from ipc_bench.harness.floor import replay_floor
+from ipc_bench.harness.recording import CaseSink, StepFlusher
+from ipc_bench.harness.runner_loop import SCHEDULER_PID_ENV, TimedModelRunner
+from ipc_bench.harness.scheduler_loop import (
+    ChannelExchange,
+    InProcessExchange,
+    run_bare_scheduler_loop,
+    run_scheduler_loop,
+)
+from ipc_bench.harness.signals import deferred
+from ipc_bench.harness.spec import CaseError, CaseResult, CaseSpec
+from ipc_bench.wire.channel import SchedulerChannel
+from ipc_bench.wire.control import (
+    PROTOCOL_VERSION,
+    ErrorReport,
+    Handshake,
+    Ready,
+    RunnerReport,
+    Stop,
+)
+from ipc_bench.wire.handshake import RunnerConfig, check_pickle_transport, encode_config
+from ipc_bench.wire.transport import EndpointDir, PeerError, PeerTimeout, SchedulerSockets
+
+#: The runner's command line, its control endpoint appended (``run_case(runner_command=)``).
+RUNNER_COMMAND = (sys.executable, "-m", "ipc_bench.harness")
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+
+
+class RunnerProcess:
+    """The runner child process: started with its stderr in a private file, asked how
+    it ended, reaped.
+
+    ``problem()``: ``None`` while it runs, else one line (exit code or signal, and the
+    last line it wrote to stderr). ``state()``: its ``/proc`` state (``S (sleeping)``,
+    ``T (stopped)``..., or ``unknown``).
+    """
+
+    def __init__(self, ctl_endpoint: str, stderr_path: str,
+                 command: Sequence[str] = RUNNER_COMMAND):
+        env = dict(os.environ)
+        env["PYTHONPATH"] = _PACKAGE_ROOT + os.pathsep + env.get("PYTHONPATH", "")
+        env.setdefault("OMP_NUM_THREADS", "1")
+        env[SCHEDULER_PID_ENV] = str(os.getpid())
+        self.stderr_path = stderr_path
+        fd = os.open(stderr_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with open(fd, "wb") as err:
+            self.proc = subprocess.Popen([*command, ctl_endpoint],
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                         stderr=err, env=env, close_fds=True)
+        self.pid = self.proc.pid
+
+    def exit_description(self) -> Optional[str]:
+        """How the process ended (``None`` while it runs)."""
+        code = self.proc.poll()
+        if code is None:
+            return None
+        if code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            return f"runner process {self.pid} was killed by {name}"
+        return f"runner process {self.pid} exited with code {code}"
+
+    def problem(self) -> Optional[str]:
+        problem = self.exit_description()
+        if problem:
+            last = _last_line(self.stderr_path)
+            return f"{problem} ({last})" if last else problem
+        return None
+
+    def state(self) -> str:
+        """``State:`` of ``/proc/<pid>/status``, e.g. ``S (sleeping)``, or ``unknown``."""
+        try:
+            with open(f"/proc/{self.pid}/status") as f:
+                for line in f:
+                    if line.startswith("State:"):
+                        return line.split(":", 1)[1].strip()
+        except OSError:
+            pass
+        return "unknown"
+
+    def reap(self, grace_s: float = 2.0, kill: bool = False) -> None:
+        """Make sure the process is gone: (``kill``: SIGKILL first) wait ``grace_s``,
+        then SIGKILL and wait (5 s at most: a process stuck in the kernel cannot be
+        waited for forever)."""
+        if kill:
+            self.proc.kill()
+        try:
+            self.proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            try:
+                self.proc.wait(timeout=5.0)
+            except subprocess.TimeoutExpired:
+                pass
+
+
+def _last_line(path: str) -> str:
+    try:
+        lines = [ln for ln in Path(path).read_text(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    return lines[-1].strip() if lines else ""
+
+
+def run_case(spec: CaseSpec,
+             on_step: Optional[Callable[[int, int, int], None]] = None, *,
+             result: Optional[CaseResult] = None, sink: Optional[CaseSink] = None,
+             flush_interval_s: Optional[float] = None,
+             runner_command: Sequence[str] = RUNNER_COMMAND,
+             sockets: Callable[..., SchedulerSockets] = SchedulerSockets) -> CaseResult:
+    """Run one case end to end; returns its ``CaseResult``.
+
+    ``on_step(seq, num_output_tokens, num_finished)`` is called after each step,
+    outside its timed region (progress display: ``harness.progress``). ``result``:
+    filled in place, so the caller keeps what was measured when this raises. ``sink``:
+    receives the records while the case runs (``recording.StepFlusher``, every
+    ``flush_interval_s``, default ``recording.FLUSH_INTERVAL_S``).
+    ``runner_command``: how to start the runner (its control endpoint is appended; a
+    wrapper such as ``taskset`` or a profiler may go in front). ``sockets``: builds the
+    scheduler's bound sockets (``transport.SchedulerSockets``' signature).
+
+    Raises ``CaseError`` (one line) if the runner dies, stops answering, reports an
+    error or sends an undecodable or inconsistent frame; ``SchedulerError`` on a
+    scheduling limit; ``ConfigError`` for a configuration the runner must refuse
+    (pickle over TCP without ``allow_pickle_over_tcp``, a streamed case with a floor).
+    """
+    result = result if result is not None else CaseResult(spec=spec)
+    if spec.transport == "inproc":
+        return _run_case_inproc(spec, on_step, result, sink, flush_interval_s)
+    if spec.stream and spec.floor:
+        raise ConfigError("a streamed case keeps no frames for the floor: set floor=False")
+    if spec.instrumentation == "totals" and spec.trace_speedup is not None:
+        raise ConfigError("instrumentation 'totals' needs the logical clock")
+    check_pickle_transport(spec.codec, f"{spec.transport}://", spec.allow_pickle_over_tcp)
+    return _TwoProcessCase(spec, result, runner_command, sockets).run(
+        on_step, StepFlusher(spec, sink, flush_interval_s))
+
+
+def _run_case_inproc(spec: CaseSpec, on_step, result: CaseResult, sink,
+                     flush_interval_s: Optional[float]) -> CaseResult:
+    """Single-process baseline: the same scheduler loop calling the runner directly."""
+    runner = ModelRunner(spec.scheduler, spec.model, spec.policy)
+    result.runner_device = f"{runner.model.device} (in-process)"
+    stepper = TimedModelRunner(runner)
+    run_scheduler_loop(spec, InProcessExchange(stepper), result, on_step,
+                       StepFlusher(spec, sink, flush_interval_s))
+    zero = [0] * len(stepper.columns["runner_update_ns"])
+    result.runner_columns = dict(stepper.columns, runner_idle_ns=zero, runner_decode_ns=zero,
+                                 runner_encode_ns=zero, runner_send_ns=zero,
+                                 runner_gc_collections=zero, runner_t0_ns=zero)
+    return result
+
+
+class _TwoProcessCase:
+    """The scheduler's side of a two-process case: sockets, runner, phases, shutdown."""
+
+    def __init__(self, spec: CaseSpec, result: CaseResult, runner_command: Sequence[str],
+                 sockets: Callable[..., SchedulerSockets]):
+        self.spec = spec
+        self.result = result
+        self.runner_command = runner_command
+        self.make_sockets = sockets
+        self.runner: Optional[RunnerProcess] = None
+        self.channel: Optional[SchedulerChannel] = None
+        self.sampler = None
+        self.exiting = False  # the runner reported an error: it exits by itself
+
+    def run(self, on_step, flusher: StepFlusher) -> CaseResult:
+        spec, result = self.spec, self.result
+        endpoint_dir = EndpointDir()
+        ctx = zmq.Context()
+        socks: Optional[SchedulerSockets] = None
+        clean = False
+        try:
+            socks = self.make_sockets(ctx, spec.transport, endpoint_dir, host=spec.host)
+            self._start_runner(socks, os.path.join(endpoint_dir.path, "runner.stderr"))
+            exchange = ChannelExchange(spec, self.channel, self._read_runner_error, result)
+            if spec.sample_rss_s:
+                from ipc_bench.harness.memory import RssSampler
+
+                self.sampler = RssSampler([os.getpid(), self.runner.pid],
+                                          spec.sample_rss_s).start()
+                flusher.rss_source = lambda: self.sampler.samples
+            try:
+                self._run_phases(exchange, on_step, flusher)
+            except PeerTimeout as exc:
+                raise CaseError(f"runner process {self.runner.pid} stopped answering: {exc} "
+                                f"(state {self.runner.state()}; killed)", exchange.seq) from None
+            except PeerError as exc:
+                raise CaseError(str(exc), exchange.seq) from None
+            clean = True
+            return result
+        except PeerTimeout as exc:
+            where = f"runner process {self.runner.pid}" if self.runner else "runner"
+            raise CaseError(f"{where} stopped answering: {exc}") from None
+        except PeerError as exc:
+            raise CaseError(str(exc)) from None
+        except CaseError as exc:
+            if result.failed_step is None:
+                result.failed_step = exc.step
+            raise
+        finally:
+            with deferred():
+                self._shut_down(socks, ctx, clean)
+                endpoint_dir.cleanup()
+
+    def _start_runner(self, socks: SchedulerSockets, stderr_path: str) -> None:
+        """Spawn the runner and complete the handshake (``startup_timeout_s``)."""
+        spec = self.spec
+        config = RunnerConfig(
+            scheduler=spec.scheduler, model=spec.model, policy=spec.policy, codec=spec.codec,
+            warmup_steps=spec.warmup_steps, peer_timeout_s=spec.peer_timeout_s,
+            s2r_endpoint=socks.endpoints.s2r, r2s_endpoint=socks.endpoints.r2s,
+            record_steps=not spec.stream, allow_pickle_over_tcp=spec.allow_pickle_over_tcp,
+            bare_loop=spec.instrumentation == "totals")
+        config.validate()
+        with deferred():  # the handle must be kept, whatever signal arrives
+            self.runner = RunnerProcess(socks.endpoints.ctl, stderr_path, self.runner_command)
+        self.channel = channel = SchedulerChannel(socks, spec.peer_timeout_s,
+                                                  self.runner.problem)
+        channel.send_control(Handshake(PROTOCOL_VERSION, encode_config(config)),
+                             spec.startup_timeout_s)
+        reply = channel.recv_control("handshake reply from the runner", spec.startup_timeout_s)
+        if isinstance(reply, ErrorReport):
+            self.exiting = True
+            raise CaseError(f"runner refused the handshake: {reply.message}")
+        if not isinstance(reply, Ready):
+            raise CaseError(f"unexpected handshake reply from runner: {type(reply).__name__}")
+        if reply.protocol_version != PROTOCOL_VERSION:
+            raise CaseError(f"protocol version mismatch: runner speaks {reply.protocol_version}, "
+                            f"scheduler speaks {PROTOCOL_VERSION}")
+        self.result.runner_device = reply.device
+        self.result.runner_pid = self.runner.pid
+
+    def _read_runner_error(self, seq: int) -> CaseError:
+        """The runner sent an empty frame where a reply was due: its ``ErrorReport``."""
+        try:
+            msg = self.channel.recv_control("error report from the runner", 5.0)
+        except PeerError as exc:
+            return CaseError(str(exc), seq)
+        if isinstance(msg, ErrorReport):
+            self.exiting = True
+            return CaseError(f"runner failed at step {msg.step}: {msg.message}", msg.step)
+        return CaseError(f"unexpected control message from runner at step {seq}: "
+                         f"{type(msg).__name__}", seq)
+
+    def _run_phases(self, exchange: ChannelExchange, on_step, flusher: StepFlusher) -> None:
+        """The scheduler loop, the floor, then stop and collect the runner's report."""
+        spec, result, channel = self.spec, self.result, self.channel
+        if spec.instrumentation == "totals":
+            counted_seqs = run_bare_scheduler_loop(spec, exchange, result)
+        else:
+            counted_seqs = run_scheduler_loop(spec, exchange, result, on_step, flusher)
+        result.counted_seqs = counted_seqs
+        if spec.floor and counted_seqs:
+            result.floor_step_ns = replay_floor(exchange, spec.codec, result.s2r_frames,
+                                                counted_seqs)
+        result.s2r_marker_frames += 1
+        channel.send_marker("the stop marker")
+        channel.send_control(Stop())
+        report = channel.recv_control("report from the runner")
+        if isinstance(report, ErrorReport):
+            self.exiting = True
+            raise CaseError(f"runner failed at step {report.step}: {report.message}",
+                            report.step)
+        if not isinstance(report, RunnerReport):
+            raise CaseError(f"expected a runner report, got {type(report).__name__}")
+        result.runner_columns = report.columns
+
+    def _shut_down(self, socks: Optional[SchedulerSockets], ctx: zmq.Context,
+                   clean: bool) -> None:
+        """Stop the sampler, close the sockets, reap the runner: after a clean stop it
+        exits by itself; after its error report it is on its way out; otherwise (dead,
+        hung or interrupted) there is nothing left to wait for."""
+        if self.sampler is not None:
+            self.sampler.stop()
+            self.result.rss_samples = list(self.sampler.samples)
+        if socks is not None:
+            socks.close()
+        ctx.term()
+        if self.runner is not None:
+            if clean:
+                self.runner.reap(grace_s=2.0)
+            elif self.exiting:
+                self.runner.reap(grace_s=1.0)
+            else:
+                self.runner.reap(grace_s=5.0, kill=True)

@@ -1,0 +1,183 @@
+"""The channel between the scheduler and its runner(s): one object per side.
+
+Every wait of either loop goes through a channel, so the socket, its timeout, the
+peer's liveness check and the name of what is awaited are written once, here:
+
+- ``SchedulerChannel``: the scheduler's end. ``send`` writes one ``SchedulerOutput``
+  frame to every reader (``num_readers``); ``recv`` returns the ``ModelRunnerOutput``
+  frame of the reader that replies (``reply_rank``); at most ``window`` frames may be
+  sent and not yet answered. ``send_marker`` writes the empty frame that tells every
+  reader to read the control socket; ``send_control`` / ``recv_control`` carry
+  ``ipc_bench.wire.control`` messages.
+- ``RunnerChannel``: one reader's end: ``recv`` the next frame, ``reply`` to it
+  (a reader that is not the reply rank computes the step and sends nothing back).
+
+Over ZeroMQ (``transport.SchedulerSockets`` / ``RunnerSockets``) there is one reader,
+which replies, and a window of 1: the scheduler waits for each reply before it sends
+the next frame. The attributes are there so that the loops are written against a
+channel that may fan out to N ranks or keep two steps in flight, and the tests run the
+loops through such a channel (``tests/stub_channel.py``: one writer, two readers,
+a window of two).
+
+Errors: ``transport.PeerError`` (the peer died; one line naming it and what was
+awaited), ``transport.PeerTimeout`` (no answer within the timeout), ``ChannelError``
+(this side broke the window).
+
+The data-socket calls below try the socket once without waiting (a frame to send is
+taken, a reply already queued is read) and only then enter the bounded, peer-checked
+wait of ``transport.wait_send`` / ``wait_recv``: the try is the hot path of every
+step, so it is written inline rather than through one more call.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import zmq
+
+from ipc_bench.wire.control import ControlMessage, decode_control, encode_control
+from ipc_bench.wire.transport import (
+    RunnerSockets,
+    SchedulerSockets,
+    recv_frame,
+    send_frame,
+    wait_recv,
+    wait_send,
+)
+
+_EMPTY = b""
+_NOBLOCK = zmq.NOBLOCK
+_Again = zmq.Again
+
+#: How the waits name the frames they wait for: ``f"{label} {seq}"``.
+REQUEST = "SchedulerOutput for step"
+REPLY = "ModelRunnerOutput for step"
+FLOOR_REQUEST = "floor frame"
+FLOOR_REPLY = "floor reply"
+
+
+class ChannelError(RuntimeError):
+    """The channel was used against its contract (e.g. more frames in flight than its
+    window); the message is one line."""
+
+
+class SchedulerChannel:
+    """The scheduler's end over ZeroMQ: PUSH ``s2r``, PULL ``r2s``, PAIR ``ctl``.
+
+    ``timeout_s``: longest wait for the peer to take or answer one frame (seconds).
+    ``peer_problem()``: ``None`` while the runner is alive, else one line saying how it
+    ended (checked every ``transport.POLL_SLICE_MS`` of a wait). ``window``: frames that
+    may be sent before their replies are received (1: strictly alternating).
+    """
+
+    num_readers = 1
+    reply_rank = 0
+
+    def __init__(self, socks: SchedulerSockets, timeout_s: float,
+                 peer_problem: Callable[[], Optional[str]], window: int = 1):
+        if window < 1:
+            raise ValueError(f"window must be at least 1, got {window}")
+        self.socks = socks
+        self.timeout_s = timeout_s
+        self.peer_problem = peer_problem
+        self.window = window
+        self.in_flight = 0
+        self._s2r = socks.s2r
+        self._r2s = socks.r2s
+        self._push = socks.s2r.send
+        self._pull = socks.r2s.recv
+
+    def send(self, frame: bytes, seq: int, label: str = REQUEST) -> None:
+        """Write ``frame`` (step ``seq``) to every reader; bounded wait if the peer is
+        not taking frames. ``ChannelError`` past the window."""
+        if self.in_flight >= self.window:
+            raise ChannelError(f"{label} {seq}: {self.in_flight} frames already in flight "
+                               f"(window {self.window})")
+        try:
+            self._push(frame, _NOBLOCK)
+        except _Again:
+            wait_send(self._s2r, frame, self.timeout_s, self.peer_problem, f"{label} {seq}")
+        self.in_flight += 1
+
+    def recv(self, seq: int, timeout_s: Optional[float] = None, label: str = REPLY) -> bytes:
+        """The reply rank's next frame (the reply to step ``seq``), waiting at most
+        ``timeout_s`` (default ``self.timeout_s``). An empty frame means: read the
+        control socket (the runner reported an error)."""
+        try:
+            frame = self._pull()  # waits at most one slice (RCVTIMEO)
+        except _Again:
+            frame = wait_recv(self._r2s, self.timeout_s if timeout_s is None else timeout_s,
+                              self.peer_problem, f"{label} {seq}")
+        self.in_flight -= 1
+        return frame
+
+    def send_marker(self, what: str = "a phase marker") -> None:
+        """The empty frame on ``s2r``: every reader turns to the control socket."""
+        send_frame(self._s2r, _EMPTY, self.timeout_s, self.peer_problem, what)
+
+    def send_control(self, msg: ControlMessage, timeout_s: Optional[float] = None) -> None:
+        """One control message to the runner(s)."""
+        send_frame(self.socks.ctl, encode_control(msg),
+                   self.timeout_s if timeout_s is None else timeout_s, self.peer_problem,
+                   type(msg).__name__)
+
+    def recv_control(self, what: str, timeout_s: Optional[float] = None) -> ControlMessage:
+        """One control message from the reply rank; ``PeerError`` for garbage."""
+        frame = recv_frame(self.socks.ctl, self.timeout_s if timeout_s is None else timeout_s,
+                           self.peer_problem, what)
+        return decode_control(frame, what)
+
+
+class RunnerChannel:
+    """One runner's end over ZeroMQ: PULL ``s2r``, PUSH ``r2s``, PAIR ``ctl``.
+
+    ``rank``: this reader's index; ``replies``: whether it answers (the reply rank).
+    ``timeout_s`` and ``peer_problem`` as for ``SchedulerChannel`` (the peer here is
+    the scheduler).
+    """
+
+    def __init__(self, socks: RunnerSockets, timeout_s: float,
+                 peer_problem: Callable[[], Optional[str]], rank: int = 0,
+                 replies: bool = True):
+        self.socks = socks
+        self.timeout_s = timeout_s
+        self.peer_problem = peer_problem
+        self.rank = rank
+        self.replies = replies
+        self._s2r = socks.s2r
+        self._r2s = socks.r2s
+        self._pull = socks.s2r.recv
+        self._push = socks.r2s.send
+
+    def recv(self, seq: int, label: str = REQUEST) -> bytes:
+        """The next frame from the scheduler (empty: read the control socket)."""
+        try:
+            return self._pull()  # waits at most one slice (RCVTIMEO)
+        except _Again:
+            return wait_recv(self._s2r, self.timeout_s, self.peer_problem, f"{label} {seq}")
+
+    def reply(self, frame: bytes, seq: int, label: str = REPLY) -> None:
+        """Answer step ``seq`` (nothing is sent unless this rank replies)."""
+        if not self.replies:
+            return
+        try:
+            self._push(frame, _NOBLOCK)
+        except _Again:
+            wait_send(self._r2s, frame, self.timeout_s, self.peer_problem, f"{label} {seq}")
+
+    def send_marker(self, timeout_s: float, what: str = "an error marker") -> None:
+        """The empty frame on ``r2s``: the scheduler turns to the control socket."""
+        send_frame(self._r2s, _EMPTY, timeout_s, self.peer_problem, what)
+
+    def send_control(self, msg: ControlMessage, timeout_s: Optional[float] = None) -> None:
+        """One control message to the scheduler."""
+        send_frame(self.socks.ctl, encode_control(msg),
+                   self.timeout_s if timeout_s is None else timeout_s, self.peer_problem,
+                   type(msg).__name__)
+
+    def recv_control(self, what: str = "control message",
+                     timeout_s: Optional[float] = None) -> ControlMessage:
+        """One control message from the scheduler; ``PeerError`` for garbage."""
+        frame = recv_frame(self.socks.ctl, self.timeout_s if timeout_s is None else timeout_s,
+                           self.peer_problem, what)
+        return decode_control(frame, what)
