@@ -32,7 +32,8 @@ from ipc_bench.harness.recording import GcCounter, StepFlusher, record_requests
 from ipc_bench.harness.spec import CaseError, CaseResult, CaseSpec
 from ipc_bench.wire.channel import SchedulerChannel
 from ipc_bench.wire.codecs import DecodeError, model_runner_output_codec, scheduler_output_codec
-from ipc_bench.wire.control import KeepAlive
+from ipc_bench.wire.control import ErrorReport, KeepAlive
+from ipc_bench.wire.transport import PeerError
 
 
 # ======================================================================================
@@ -41,19 +42,18 @@ from ipc_bench.wire.control import KeepAlive
 
 class ChannelExchange:
     """The two-process exchange: encode, send, wait, decode, through a
-    ``SchedulerChannel``. ``read_runner_error(seq)`` turns the runner's empty frame
-    (it reported an error on the control socket) into a ``CaseError``."""
+    ``SchedulerChannel`` (or any object with its methods). ``runner_exiting``: the
+    runner reported an error and is on its way out."""
 
-    def __init__(self, spec: CaseSpec, channel: SchedulerChannel,
-                 read_runner_error: Callable[[int], CaseError], result: CaseResult):
+    def __init__(self, spec: CaseSpec, channel: SchedulerChannel, result: CaseResult):
         self.encode = scheduler_output_codec(spec.codec).encode
         self.decode = model_runner_output_codec(spec.codec).decode
         self.channel = channel
         self.first_timeout_s = max(spec.startup_timeout_s, spec.peer_timeout_s)
         self.keepalive_ns = int(spec.peer_timeout_s / 4 * 1e9)
         self.last_keepalive_ns = 0
-        self.read_runner_error = read_runner_error
         self.result = result
+        self.runner_exiting = False
         self.seq = 0  # the step being exchanged (for error messages)
         self.last_reply = b""  # the last ModelRunnerOutput frame (kept for counted steps)
 
@@ -84,6 +84,19 @@ class ChannelExchange:
         except DecodeError as exc:
             raise CaseError(f"step {seq}: undecodable ModelRunnerOutput from the runner "
                             f"({len(reply)} bytes): {exc}", seq) from None
+
+    def read_runner_error(self, seq: int) -> CaseError:
+        """The runner sent an empty frame where a reply was due: its ``ErrorReport``
+        from the control socket, as a ``CaseError``."""
+        try:
+            msg = self.channel.recv_control("error report from the runner", 5.0)
+        except PeerError as exc:
+            return CaseError(str(exc), seq)
+        if isinstance(msg, ErrorReport):
+            self.runner_exiting = True
+            return CaseError(f"runner failed at step {msg.step}: {msg.message}", msg.step)
+        return CaseError(f"unexpected control message from runner at step {seq}: "
+                         f"{type(msg).__name__}", seq)
 
     def check_peer(self) -> None:
         problem = self.channel.peer_problem()

@@ -194,6 +194,34 @@ def _run_case_inproc(spec: CaseSpec, on_step, result: CaseResult, sink,
     return result
 
 
+def run_phases(spec: CaseSpec, exchange: ChannelExchange, result: CaseResult,
+               on_step=None, flusher: Optional[StepFlusher] = None) -> None:
+    """Everything after the handshake, through ``exchange.channel``: the scheduler loop
+    (measured, or bare for ``instrumentation == "totals"``), the floor, then ``Stop``
+    and the runner's ``RunnerReport`` (its columns go to ``result.runner_columns``).
+    Raises ``CaseError`` when the runner reports an error or answers out of turn;
+    ``PeerError`` / ``PeerTimeout`` from the channel pass through."""
+    channel = exchange.channel
+    if spec.instrumentation == "totals":
+        counted_seqs = run_bare_scheduler_loop(spec, exchange, result)
+    else:
+        counted_seqs = run_scheduler_loop(spec, exchange, result, on_step, flusher)
+    result.counted_seqs = counted_seqs
+    if spec.floor and counted_seqs:
+        result.floor_step_ns = replay_floor(exchange, spec.codec, result.s2r_frames,
+                                            counted_seqs)
+    result.s2r_marker_frames += 1
+    channel.send_marker("the stop marker")
+    channel.send_control(Stop())
+    report = channel.recv_control("report from the runner")
+    if isinstance(report, ErrorReport):
+        exchange.runner_exiting = True
+        raise CaseError(f"runner failed at step {report.step}: {report.message}", report.step)
+    if not isinstance(report, RunnerReport):
+        raise CaseError(f"expected a runner report, got {type(report).__name__}")
+    result.runner_columns = report.columns
+
+
 class _TwoProcessCase:
     """The scheduler's side of a two-process case: sockets, runner, phases, shutdown."""
 
@@ -204,9 +232,8 @@ class _TwoProcessCase:
         self.runner_command = runner_command
         self.make_sockets = sockets
         self.runner: Optional[RunnerProcess] = None
-        self.channel: Optional[SchedulerChannel] = None
+        self.exchange: Optional[ChannelExchange] = None
         self.sampler = None
-        self.exiting = False  # the runner reported an error: it exits by itself
 
     def run(self, on_step, flusher: StepFlusher) -> CaseResult:
         spec, result = self.spec, self.result
@@ -217,7 +244,7 @@ class _TwoProcessCase:
         try:
             socks = self.make_sockets(ctx, spec.transport, endpoint_dir, host=spec.host)
             self._start_runner(socks, os.path.join(endpoint_dir.path, "runner.stderr"))
-            exchange = ChannelExchange(spec, self.channel, self._read_runner_error, result)
+            exchange = self.exchange
             if spec.sample_rss_s:
                 from ipc_bench.harness.memory import RssSampler
 
@@ -225,7 +252,7 @@ class _TwoProcessCase:
                                           spec.sample_rss_s).start()
                 flusher.rss_source = lambda: self.sampler.samples
             try:
-                self._run_phases(exchange, on_step, flusher)
+                run_phases(spec, exchange, result, on_step, flusher)
             except PeerTimeout as exc:
                 raise CaseError(f"runner process {self.runner.pid} stopped answering: {exc} "
                                 f"(state {self.runner.state()}; killed)", exchange.seq) from None
@@ -259,13 +286,13 @@ class _TwoProcessCase:
         config.validate()
         with deferred():  # the handle must be kept, whatever signal arrives
             self.runner = RunnerProcess(socks.endpoints.ctl, stderr_path, self.runner_command)
-        self.channel = channel = SchedulerChannel(socks, spec.peer_timeout_s,
-                                                  self.runner.problem)
+        channel = SchedulerChannel(socks, spec.peer_timeout_s, self.runner.problem)
+        self.exchange = ChannelExchange(spec, channel, self.result)
         channel.send_control(Handshake(PROTOCOL_VERSION, encode_config(config)),
                              spec.startup_timeout_s)
         reply = channel.recv_control("handshake reply from the runner", spec.startup_timeout_s)
         if isinstance(reply, ErrorReport):
-            self.exiting = True
+            self.exchange.runner_exiting = True
             raise CaseError(f"runner refused the handshake: {reply.message}")
         if not isinstance(reply, Ready):
             raise CaseError(f"unexpected handshake reply from runner: {type(reply).__name__}")
@@ -274,41 +301,6 @@ class _TwoProcessCase:
                             f"scheduler speaks {PROTOCOL_VERSION}")
         self.result.runner_device = reply.device
         self.result.runner_pid = self.runner.pid
-
-    def _read_runner_error(self, seq: int) -> CaseError:
-        """The runner sent an empty frame where a reply was due: its ``ErrorReport``."""
-        try:
-            msg = self.channel.recv_control("error report from the runner", 5.0)
-        except PeerError as exc:
-            return CaseError(str(exc), seq)
-        if isinstance(msg, ErrorReport):
-            self.exiting = True
-            return CaseError(f"runner failed at step {msg.step}: {msg.message}", msg.step)
-        return CaseError(f"unexpected control message from runner at step {seq}: "
-                         f"{type(msg).__name__}", seq)
-
-    def _run_phases(self, exchange: ChannelExchange, on_step, flusher: StepFlusher) -> None:
-        """The scheduler loop, the floor, then stop and collect the runner's report."""
-        spec, result, channel = self.spec, self.result, self.channel
-        if spec.instrumentation == "totals":
-            counted_seqs = run_bare_scheduler_loop(spec, exchange, result)
-        else:
-            counted_seqs = run_scheduler_loop(spec, exchange, result, on_step, flusher)
-        result.counted_seqs = counted_seqs
-        if spec.floor and counted_seqs:
-            result.floor_step_ns = replay_floor(exchange, spec.codec, result.s2r_frames,
-                                                counted_seqs)
-        result.s2r_marker_frames += 1
-        channel.send_marker("the stop marker")
-        channel.send_control(Stop())
-        report = channel.recv_control("report from the runner")
-        if isinstance(report, ErrorReport):
-            self.exiting = True
-            raise CaseError(f"runner failed at step {report.step}: {report.message}",
-                            report.step)
-        if not isinstance(report, RunnerReport):
-            raise CaseError(f"expected a runner report, got {type(report).__name__}")
-        result.runner_columns = report.columns
 
     def _shut_down(self, socks: Optional[SchedulerSockets], ctx: zmq.Context,
                    clean: bool) -> None:
@@ -324,7 +316,7 @@ class _TwoProcessCase:
         if self.runner is not None:
             if clean:
                 self.runner.reap(grace_s=2.0)
-            elif self.exiting:
+            elif self.exchange is not None and self.exchange.runner_exiting:
                 self.runner.reap(grace_s=1.0)
             else:
                 self.runner.reap(grace_s=5.0, kill=True)
