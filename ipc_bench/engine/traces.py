@@ -238,61 +238,8 @@ def load_azure_trace(path: PathArg, max_requests: Optional[int] = None) -> Trace
     def where(lineno: int, problem: str) -> TraceError:
         return TraceError(f"{shown} line {lineno}: {problem}")
 
-    if os.path.isdir(path_str):
-        raise TraceError(f"{shown}: is a directory, not a trace file")
-    try:
-        f = open(path_str, "r", encoding="latin-1", newline="")
-    except (FileNotFoundError, NotADirectoryError):
-        raise TraceError(f"no such trace file: {shown}") from None
-    except IsADirectoryError:
-        raise TraceError(f"{shown}: is a directory, not a trace file") from None
-    except OSError as exc:
-        raise TraceError(f"cannot read trace file: {shown} ({exc.strerror or exc})") from None
-
-    with f:
-        lines = _Lines(f, where)
-        # One record per line: QUOTE_NONE makes quotes literal, so no record spans lines.
-        reader = csv.reader(lines, quoting=csv.QUOTE_NONE, strict=True)
-
-        def next_record() -> Optional[list[str]]:
-            try:
-                return next(reader)
-            except StopIteration:
-                return None
-            except csv.Error as exc:
-                raise where(lines.lineno, f"CSV error: {exc}") from None
-
-        header = next_record()
-        if header is None:
-            raise where(1, f"empty file; expected header {_HEADER_TEXT!r}")
-        _check_header(header, where)
-
-        ts_ns: list[int] = []
-        prompt: list[int] = []
-        output: list[int] = []
-        prev_ns = -1
-        prev_text = ""
-        prev_line = 0
-        while max_requests is None or len(ts_ns) < max_requests:
-            fields = next_record()
-            if fields is None:
-                break
-            lineno = lines.lineno
-            ns, ctx, gen = _parse_row(fields, lineno, where)
-            if ns < prev_ns:
-                raise where(
-                    lineno,
-                    f"timestamps are unsorted: TIMESTAMP {fields[0]!r} is earlier than "
-                    f"{prev_text!r} on line {prev_line}",
-                )
-            prev_ns, prev_text, prev_line = ns, fields[0], lineno
-            ts_ns.append(ns)
-            prompt.append(ctx)
-            output.append(gen)
-
-        if not ts_ns:
-            raise where(lines.lineno + 1, "no data rows after the header")
-
+    with _open_trace(path_str, shown) as f:
+        ts_ns, prompt, output = _read_rows(f, where, max_requests)
     t0 = ts_ns[0]
     # Python int / int is correctly rounded, so each arrival is exact to float64 precision.
     arrival_s = np.array([(t - t0) / _NS_PER_S for t in ts_ns], dtype=np.float64)
@@ -303,6 +250,69 @@ def load_azure_trace(path: PathArg, max_requests: Optional[int] = None) -> Trace
     return Trace(
         path=path_str, arrival_s=arrival_s, prompt_lens=prompt_lens, output_lens=output_lens
     )
+
+
+def _open_trace(path_str: str, shown: str):
+    """The trace file opened for reading; ``TraceError`` naming why it cannot be."""
+    if os.path.isdir(path_str):
+        raise TraceError(f"{shown}: is a directory, not a trace file")
+    try:
+        return open(path_str, "r", encoding="latin-1", newline="")
+    except (FileNotFoundError, NotADirectoryError):
+        raise TraceError(f"no such trace file: {shown}") from None
+    except IsADirectoryError:
+        raise TraceError(f"{shown}: is a directory, not a trace file") from None
+    except OSError as exc:
+        raise TraceError(f"cannot read trace file: {shown} ({exc.strerror or exc})") from None
+
+
+def _read_rows(f, where, max_requests: Optional[int]
+               ) -> tuple[list[int], list[int], list[int]]:
+    """The header, then up to ``max_requests`` rows: (timestamps in ns, prompt
+    lengths, output lengths), at least one row, timestamps sorted."""
+    lines = _Lines(f, where)
+    # One record per line: QUOTE_NONE makes quotes literal, so no record spans lines.
+    reader = csv.reader(lines, quoting=csv.QUOTE_NONE, strict=True)
+
+    def next_record() -> Optional[list[str]]:
+        try:
+            return next(reader)
+        except StopIteration:
+            return None
+        except csv.Error as exc:
+            raise where(lines.lineno, f"CSV error: {exc}") from None
+
+    header = next_record()
+    if header is None:
+        raise where(1, f"empty file; expected header {_HEADER_TEXT!r}")
+    _check_header(header, where)
+
+    ts_ns: list[int] = []
+    prompt: list[int] = []
+    output: list[int] = []
+    prev_ns = -1
+    prev_text = ""
+    prev_line = 0
+    while max_requests is None or len(ts_ns) < max_requests:
+        fields = next_record()
+        if fields is None:
+            break
+        lineno = lines.lineno
+        ns, ctx, gen = _parse_row(fields, lineno, where)
+        if ns < prev_ns:
+            raise where(
+                lineno,
+                f"timestamps are unsorted: TIMESTAMP {fields[0]!r} is earlier than "
+                f"{prev_text!r} on line {prev_line}",
+            )
+        prev_ns, prev_text, prev_line = ns, fields[0], lineno
+        ts_ns.append(ns)
+        prompt.append(ctx)
+        output.append(gen)
+
+    if not ts_ns:
+        raise where(lines.lineno + 1, "no data rows after the header")
+    return ts_ns, prompt, output
 
 
 def _check_header(fields: list[str], where) -> None:

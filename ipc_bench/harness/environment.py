@@ -367,6 +367,23 @@ def collect_metadata(*, include_hostname: bool = True,
     if include_hostname:
         put("hostname", _guard(socket.gethostname))
 
+    _put_cpu(put, md)
+
+    md["packages"] = _guard(_packages) or {}
+    put("git", _guard(_git_info))
+
+    md["command_line"] = [str(a) for a in
+                          (sys.argv if command_line is None else command_line)]
+    md["start_time_utc"] = datetime.datetime.now(datetime.timezone.utc).isoformat()
+
+    if probe_gpu:
+        md["gpu"] = _guard(_gpu_info)
+    return md
+
+
+def _put_cpu(put: Callable[[str, Any], None], md: dict) -> None:
+    """The CPU keys of ``collect_metadata``: model, count, affinity, frequency,
+    governor, load average."""
     put("cpu_model", _guard(_cpu_model))
     put("cpu_count", _guard(os.cpu_count))
     affinity = _guard(_cpu_affinity)
@@ -379,17 +396,6 @@ def collect_metadata(*, include_hostname: bool = True,
         put("cpu_freq_mhz", freq_gov[0])
         put("cpu_governor", freq_gov[1])
     put("load_avg", _guard(_load_avg))
-
-    md["packages"] = _guard(_packages) or {}
-    put("git", _guard(_git_info))
-
-    md["command_line"] = [str(a) for a in
-                          (sys.argv if command_line is None else command_line)]
-    md["start_time_utc"] = datetime.datetime.now(datetime.timezone.utc).isoformat()
-
-    if probe_gpu:
-        md["gpu"] = _guard(_gpu_info)
-    return md
 
 
 def read_cpu_times() -> dict:
