@@ -52,7 +52,8 @@ pair cases the same way (``arms_by_repetition``) and compute with ``compare_pair
 - ``compare_cases``: the summary dicts of one run (the CLI's comparison block after
   ``--repeat``, ``--aa``, ``summary.json`` ``comparisons``; no pandas);
 - ``paired`` / ``summarize_pairs``: a ``Results.cases`` table (pandas), one row per
-  send/cached pair and one per group of pairs (``ipc_bench.report.document``, ``ipc_bench.report.plots``),
+  send/cached pair and one per group of pairs (``ipc_bench.report.findings``,
+  ``ipc_bench.report.blocks``, ``ipc_bench.report.plots``),
   so the report's intervals are the CLI's for the same run and method.
 """
 

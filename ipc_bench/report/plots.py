@@ -9,7 +9,7 @@ colour-blind readers can tell apart); codecs keep their line styles
 
 When a run lacks the data a figure needs (a logical-clock run has no latencies, a
 single-policy run has no send/cached pairs), the function raises ``NoData`` whose
-message says what is missing; ``ipc_bench.report.document`` writes that message in place of
+message says what is missing; ``ipc_bench.report.blocks`` writes that message in place of
 the figure. Figures that need one run (all but ``throughput``) raise ``ValueError``
 when given several: pass ``results.select(run_id)``.
 
