@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import re
 import shutil
 import subprocess
@@ -16,6 +15,7 @@ from analysis_run import REPO, make_small_run, run_bench
 from ipc_bench import cli
 from ipc_bench.report import plots
 from ipc_bench.report import document as report
+from ipc_bench.report.blocks import format_value
 from ipc_bench.analysis import stats
 from ipc_bench.harness.spec import RUNNER_COLUMNS, SCHED_COLUMNS
 from ipc_bench.analysis.results import Results, ResultsError, load
@@ -123,7 +123,8 @@ def test_load_bad_folders(tmp_path):
 
 
 def test_paired_send_cached(res):
-    p = stats.paired(res.cases, "sched_to_runner_payload_bytes_per_step")
+    assert res.labels == ["num_running"]  # from the metadata's cases[].labels
+    p = stats.paired(res.cases, "sched_to_runner_payload_bytes_per_step", labels=res.labels)
     assert len(p) == 6  # 2 workloads x (msgpack, pickle, none)
     c = res.cases.set_index(["workload", "policy", "codec"])
     for row in p.itertuples():
@@ -307,7 +308,7 @@ def test_report_intervals_are_the_cli_comparison_block(tmp_path):
             f"[{100 * (tput['ratio_ci_low'] - 1):+.1f}, {100 * (tput['ratio_ci_high'] - 1):+.1f}]"
             " % over 2 repetitions") in md
     build = entry["metrics"]["build_ns_per_step"]
-    assert table[("num_running=4", "msgpack", "build µs/step")][6] == report._fmt(
+    assert table[("num_running=4", "msgpack", "build µs/step")][6] == format_value(
         build["diff_mean"] * 1e-3, 2)
 
 
@@ -351,7 +352,7 @@ def test_step_time_sweep_lights_up_the_share_figure(tmp_path):
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
     assert labels == [f"msgpack, step_time_ms={t}: {what}" for t in (1, 2)
                       for what in ("whole step", "build+encode+decode")]
-    table = plots.send_cost_table(res.cases)
+    table = plots.send_cost_table(res.cases, labels=res.labels)
     assert sorted(table["step_time_ms"].unique()) == [1.0, 2.0]
     assert (table["step_ms"] > table["step_time_ms"]).all()  # a measured step includes the busy-wait
     lines = report.findings(res)

@@ -185,7 +185,10 @@ def test_paired_and_summarize_pairs_match_compare_paired():
                           (16, "send", 0, 10.0), (16, "cached", 0, 40.0),
                           (16, "send", 1, 10.0), (16, "cached", 1, 10.0),
                           (16, "send", 2, 50.0)])  # unpaired: left out
-    p = stats.paired(cases, "output_tokens_per_s")
+    assert list(stats.paired(cases, "output_tokens_per_s").columns) == [
+        "run_id", "scenario", "workload", "codec", "transport", "model", "repetition", "send",
+        "cached", "diff", "ratio"]  # no label columns unless named
+    p = stats.paired(cases, "output_tokens_per_s", labels=["num_running", "not_a_column"])
     assert list(p.columns) == ["run_id", "scenario", "workload", "codec", "transport", "model",
                                "repetition", "send", "cached", "diff", "ratio", "num_running"]
     assert p[["num_running", "repetition", "send", "cached", "diff", "ratio"]].values.tolist() == [

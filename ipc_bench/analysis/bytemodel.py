@@ -55,9 +55,9 @@ from __future__ import annotations
 
 from typing import Callable, Optional, Sequence
 
+from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.engine.messages import CachedRequestData, ModelRunnerOutput, SchedulerOutput
-
-CODECS = ("msgpack", "pickle")
+from ipc_bench.wire.codecs import CODECS  # the codec registry: each has a byte model here
 
 # --------------------------------------------------------------------------- msgpack
 
@@ -548,13 +548,13 @@ def byte_model_report(captured: Sequence[tuple], summaries: Sequence[dict]) -> l
         row = dict(workload=spec.workload_key, codec=spec.codec, arm=spec.arm_label,
                    policy=spec.policy, vocab_size=spec.model.vocab_size,
                    messages_checked=checked, mismatches=mismatches)
-        if spec.policy == "send":
+        if spec.policy == SEND:
             row["model_send_minus_cached_bytes_per_request"] = (
                 extra_bytes / extra_reqs if extra_reqs else None)
             row["uniform_send_minus_cached_bytes_per_request"] = per_request_send_bytes(
                 spec.codec, spec.model.vocab_size)
             send = by_key.get((spec.workload_key, spec.codec, spec.arm_label))
-            cached = by_key.get((spec.workload_key, spec.codec, "cached"))
+            cached = by_key.get((spec.workload_key, spec.codec, CACHED))
             if send and cached and send.get("num_running_mean"):
                 row["measured_send_minus_cached_bytes_per_request"] = (
                     (send["sched_to_runner_payload_bytes_per_step"]

@@ -41,10 +41,9 @@ import sys
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from ipc_bench.analysis.capture import CaptureError, CaptureFile, arms_in, load_captures
-from ipc_bench.report.tables import render
 
 BENCH_PY = str(Path(__file__).resolve().parents[2] / "bench.py")
 #: pyperf options the coordinator sets itself.
@@ -171,7 +170,11 @@ def _run_arm(ns: argparse.Namespace, rest: list[str]) -> int:
 # ------------------------------------------------------------------ coordinator
 
 
-def _coordinate(ns: argparse.Namespace, rest: list[str]) -> int:
+def _coordinate(ns: argparse.Namespace, rest: list[str],
+                format_rows: Optional[Callable[[list[dict[str, Any]]], str]] = None) -> int:
+    """Run pyperf once per arm, then save and print ``in_loop_vs_pyperf``'s rows,
+    printed as ``format_rows`` makes them text (the command line passes
+    ``ipc_bench.report.microbench.format_in_loop_vs_pyperf``)."""
     for opt in rest:
         if opt.split("=", 1)[0] in RESERVED:
             raise MicrobenchError(f"option {opt} is set by microbench itself")
@@ -203,7 +206,11 @@ def _coordinate(ns: argparse.Namespace, rest: list[str]) -> int:
         files[arm] = target
     rows = in_loop_vs_pyperf(caps, files)
     (out_dir / "in_loop_vs_pyperf.json").write_text(json.dumps(rows, indent=1) + "\n")
-    print(format_in_loop_vs_pyperf(rows))
+    if format_rows is None:
+        # Until ``main`` lives in ipc_bench.cli and passes it: the one place analysis
+        # reaches up to report, at call time only.
+        from ipc_bench.report.microbench import format_in_loop_vs_pyperf as format_rows
+    print(format_rows(rows))
     names = [str(files[a]) for a in files]
     if len(names) >= 2:
         print(f"\ncompare: python -m pyperf compare_to {' '.join(names)} --table")
@@ -243,28 +250,3 @@ def in_loop_vs_pyperf(caps: list[CaptureFile], files: dict[str, Path]) -> list[d
                     pyperf_median_ns=bench.median() * 1e9,
                     in_loop_to_pyperf=loop_mean / py_mean if py_mean else None))
     return rows
-
-
-def format_in_loop_vs_pyperf(rows: list[dict[str, Any]]) -> str:
-    """Plain-text table of ``in_loop_vs_pyperf`` rows (times in µs per message)."""
-    header = ["arm", "workload", "dir", "codec", "op", "bytes", "in-loop mean us",
-              "in-loop median us", "pyperf us", "in-loop / pyperf"]
-    body = [[r["arm"], r["workload"], r["direction"], r["codec"], r["op"],
-             f"{r['mean_payload_bytes']:,.0f}", f"{r['in_loop_mean_ns'] / 1e3:.2f}",
-             f"{r['in_loop_median_ns'] / 1e3:.2f}",
-             f"{r['pyperf_mean_ns'] / 1e3:.2f} +- {r['pyperf_stdev_ns'] / 1e3:.2f}",
-             f"{r['in_loop_to_pyperf']:.2f}" if r["in_loop_to_pyperf"] else "-"]
-            for r in rows]
-    lines = ["\nin-loop (the run's own timing of these messages) vs pyperf (isolated)",
-             render(header, body, left=len(header))]
-    for op in ("encode", "decode"):
-        ratios = sorted(r["in_loop_to_pyperf"] for r in rows
-                        if r["op"] == op and r["in_loop_to_pyperf"])
-        if ratios:
-            mid = ratios[len(ratios) // 2] if len(ratios) % 2 else (
-                ratios[len(ratios) // 2 - 1] + ratios[len(ratios) // 2]) / 2
-            lines.append(f"{op}: in-loop mean / pyperf mean: median {mid:.2f} "
-                         f"(range {ratios[0]:.2f} .. {ratios[-1]:.2f}) over {len(ratios)} "
-                         "benchmarks; > 1: the loop's calls run colder (caches, branch "
-                         "predictors) and pay two clock reads")
-    return "\n".join(lines)

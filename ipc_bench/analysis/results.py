@@ -14,6 +14,10 @@ from ipc_bench.harness.run_folder import CASE_KEYS, FORMAT_VERSION, REQUEST_COLU
 from ipc_bench.harness.spec import RUNNER_COLUMNS, SCHED_COLUMNS
 
 
+#: The codec of single-process cases (no IPC, no serialization; 0 bytes per step).
+SINGLE_PROCESS_CODEC = "none"
+
+
 class ResultsError(ValueError):
     """A result folder is missing, unreadable or of an unknown format version."""
 
@@ -167,6 +171,12 @@ class Results:
         """Run ids in load order."""
         return list(self.metadata)
 
+    @property
+    def labels(self) -> list[str]:
+        """Names of the workload labels the loaded runs recorded (``label_names``) that
+        are columns of ``cases``, e.g. ``["num_running"]``."""
+        return [k for k in label_names(self.metadata) if k in self.cases.columns]
+
     def select(self, run_id: str) -> "Results":
         """The tables of one run; ``KeyError`` if ``run_id`` is not loaded."""
         if run_id not in self.metadata:
@@ -181,6 +191,14 @@ class Results:
                        status={run_id: self.status[run_id]},
                        problems={run_id: self.problems[run_id]},
                        paths={run_id: self.paths[run_id]})
+
+
+def label_names(metadata: dict[str, dict[str, Any]]) -> list[str]:
+    """Names of the workload labels recorded in the runs' metadata (``cases[].labels``
+    of each ``summary.json``), sorted by name as in the ``workload`` key (``k=v,...``).
+    ``metadata``: ``Results.metadata`` (run id -> metadata dict)."""
+    return sorted({k for md in metadata.values() for c in md.get("cases") or []
+                   for k in (c.get("labels") or {})})
 
 
 def check_run_dir(path: str | os.PathLike) -> Path:

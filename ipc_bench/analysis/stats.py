@@ -52,7 +52,8 @@ pair cases the same way (``arms_by_repetition``) and compute with ``compare_pair
 - ``compare_cases``: the summary dicts of one run (the CLI's comparison block after
   ``--repeat``, ``--aa``, ``summary.json`` ``comparisons``; no pandas);
 - ``paired`` / ``summarize_pairs``: a ``Results.cases`` table (pandas), one row per
-  send/cached pair and one per group of pairs (``ipc_bench.report.document``, ``ipc_bench.report.plots``),
+  send/cached pair and one per group of pairs (``ipc_bench.report.findings``,
+  ``ipc_bench.report.blocks``, ``ipc_bench.report.plots``),
   so the report's intervals are the CLI's for the same run and method.
 """
 
@@ -63,6 +64,9 @@ from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Optional, Sequence
 
 import numpy as np
+
+from ipc_bench.analysis.metrics import metric
+from ipc_bench.engine.config import CACHED, SEND
 
 CONFIDENCE = 0.95
 METHODS = ("t", "bootstrap", "sign")
@@ -275,18 +279,16 @@ def compare_paired(baseline: Sequence[float], treatment: Sequence[float], *,
         diff_ci_low=d_lo, diff_ci_high=d_hi, significant=significant, verdict=verdict)
 
 
-#: Summary fields compared between arms, with the unit each is in.
-COMPARED_METRICS: tuple[tuple[str, str], ...] = (
-    ("step_ns_mean", "ns"),
-    ("step_ns_median", "ns"),
-    ("output_tokens_per_s", "tok/s"),
-    ("build_ns_per_step", "ns"),
-    ("encode_ns_per_step", "ns"),
-    ("decode_ns_per_step", "ns"),
-    ("sched_cpu_ns_per_step", "ns"),
-    ("sched_to_runner_payload_bytes_per_step", "B"),
-    ("runner_to_sched_payload_bytes_per_step", "B"),
+#: Summary fields compared between arms, in the order the comparison block shows them
+#: (each in the metrics registry).
+COMPARED_KEYS: tuple[str, ...] = (
+    "step_ns_mean", "step_ns_median", "output_tokens_per_s", "build_ns_per_step",
+    "encode_ns_per_step", "decode_ns_per_step", "sched_cpu_ns_per_step",
+    "sched_to_runner_payload_bytes_per_step", "runner_to_sched_payload_bytes_per_step",
 )
+#: ``COMPARED_KEYS`` with the unit each is recorded in (``compare_cases``' default).
+COMPARED_METRICS: tuple[tuple[str, str], ...] = tuple((k, metric(k).unit)
+                                                      for k in COMPARED_KEYS)
 
 
 def arms_by_repetition(records: Iterable[dict[str, Any]], keys: Sequence[str]
@@ -338,15 +340,15 @@ def compare_cases(summaries: Sequence[dict[str, Any]], method: str = "t",
                                          baseline=base, treatment=treat, n_pairs=len(reps),
                                          repetitions=reps, method=method,
                                          confidence=confidence, metrics={})
-            for metric, unit in metrics:
-                a = [arms[base][r].get(metric) for r in reps]
-                b = [arms[treat][r].get(metric) for r in reps]
+            for key, unit in metrics:
+                a = [arms[base][r].get(key) for r in reps]
+                b = [arms[treat][r].get(key) for r in reps]
                 if not reps or any(v is None for v in a + b):
                     continue
-                cmp = compare_paired(a, b, metric=metric, baseline_name=base,
+                cmp = compare_paired(a, b, metric=key, baseline_name=base,
                                      treatment_name=treat, method=method,
                                      confidence=confidence)
-                entry["metrics"][metric] = dict(cmp.to_dict(), unit=unit)
+                entry["metrics"][key] = dict(cmp.to_dict(), unit=unit)
             out.append(entry)
     return out
 
@@ -359,20 +361,11 @@ PAIR_KEYS = ("run_id", "scenario", "workload", "codec", "transport", "model", "r
 
 #: ``paired``'s value columns: the two cases' metric, ``diff`` (send - cached) and
 #: ``ratio`` (cached / send; NaN where send is 0).
-PAIR_COLUMNS = ("send", "cached", "diff", "ratio")
+PAIR_COLUMNS = (SEND, CACHED, "diff", "ratio")
 
 
-def label_columns(cases) -> list[str]:
-    """Workload label columns of the ``cases`` table: those whose ``k=v`` appears in
-    its ``workload`` column (e.g. ``num_running``, ``step_time_ms``), in that order."""
-    if "workload" not in cases.columns or cases.empty:
-        return []
-    sample = str(cases["workload"].iloc[0])
-    keys = [part.split("=", 1)[0] for part in sample.split(",") if "=" in part]
-    return [k for k in keys if k in cases.columns]
-
-
-def paired(cases, metric: str, baseline: str = "send", treatment: str = "cached"):
+def paired(cases, metric: str, baseline: str = SEND, treatment: str = CACHED,
+           labels: Sequence[str] = ()):
     """One row per send/cached pair of a ``Results.cases`` table, for ``metric``.
 
     The two cases of a pair share every ``PAIR_KEYS`` column present (repetition
@@ -380,7 +373,8 @@ def paired(cases, metric: str, baseline: str = "send", treatment: str = "cached"
     ``policy``; see ``arms_by_repetition``). Columns: those keys, ``send``/``cached``
     (the two cases' ``metric``, in its unit; named after the default arms),
     ``diff`` = send - cached (same unit), ``ratio`` = cached / send (NaN where send is
-    0), then the workload's label columns. Incomplete cases and cases without
+    0), then the columns ``labels`` names (the run's workload labels, ``Results.labels``)
+    that ``cases`` has. Incomplete cases and cases without
     ``metric`` are left out; an empty frame (with those columns) when no pair exists.
     Groups keep their first appearance order, repetitions ascend.
     """
@@ -402,13 +396,13 @@ def paired(cases, metric: str, baseline: str = "send", treatment: str = "cached"
             row = dict(zip(group_keys, key))
             if "repetition" in keys:
                 row["repetition"] = rep
-            row.update(send=send, cached=cached, diff=send - cached,
+            row.update({SEND: send, CACHED: cached}, diff=send - cached,
                        ratio=cached / send if send != 0 else math.nan)
             rows.append(row)
     if not rows:
         return empty
     both = pd.DataFrame(rows, columns=keys + list(PAIR_COLUMNS))
-    labels = [c for c in label_columns(cases) if c not in both.columns]
+    labels = [c for c in labels if c in cases.columns and c not in both.columns]
     if labels:
         first = cases.drop_duplicates(keys).set_index(keys)[labels]
         both = both.join(first, on=keys)
@@ -440,13 +434,13 @@ def summarize_pairs(pairs, group: Sequence[str] | None = None, method: str = "t"
     out = []
     for key, g in pairs.groupby(list(group), sort=False, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
-        cmp = compare_paired(g["send"].tolist(), g["cached"].tolist(), baseline_name="send",
-                             treatment_name="cached", method=method, confidence=confidence)
+        cmp = compare_paired(g[SEND].tolist(), g[CACHED].tolist(), baseline_name=SEND,
+                             treatment_name=CACHED, method=method, confidence=confidence)
         t_method = method == "t"
         row = dict(zip(group, key))
-        row.update(n=cmp.n_pairs, send=float(g["send"].mean()),
-                   cached=float(g["cached"].mean()),
-                   diff=cmp.diff_mean if t_method else cmp.diff_median,
+        row["n"] = cmp.n_pairs
+        row.update({SEND: float(g[SEND].mean()), CACHED: float(g[CACHED].mean())})
+        row.update(diff=cmp.diff_mean if t_method else cmp.diff_median,
                    diff_low=nan(cmp.diff_ci_low), diff_high=nan(cmp.diff_ci_high),
                    ratio=nan(cmp.ratio_geomean if t_method else cmp.ratio_median),
                    ratio_low=nan(cmp.ratio_ci_low), ratio_high=nan(cmp.ratio_ci_high),

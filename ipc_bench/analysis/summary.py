@@ -31,6 +31,7 @@ from ipc_bench.analysis.soak import rss_summary, stream_summary
 from ipc_bench.analysis.stats import percentiles_ms
 from ipc_bench.harness.spec import RUNNER_COLUMNS, SCHED_COLUMNS, CaseResult
 from ipc_bench.wire.codecs import scheduler_output_codec
+from ipc_bench.engine.config import SEND
 from ipc_bench.engine.messages import SchedulerOutput
 from ipc_bench.wire.transport import zmtp_frame_bytes, zmtp_handshake_bytes
 
@@ -110,52 +111,34 @@ def _block_cv(step_ns: np.ndarray) -> float | None:
     return float(blocks.std(ddof=1) / blocks.mean())
 
 
-def summarize_case(result: CaseResult) -> dict[str, Any]:
-    """One ``summary.json`` case entry (see the module docstring for definitions)."""
+def _case_identity(result: CaseResult, a: np.ndarray, counted: np.ndarray) -> dict[str, Any]:
+    """The case's identity, labels, outcome and request counts."""
     spec = result.spec
-    a = sched_array(result)
-    counted = a[:, _COL["counted"]] == 1 if len(a) else np.zeros(0, dtype=bool)
-    c = a[counted]
-    n = int(counted.sum())
-    out: dict[str, Any] = dict(
+    return dict(
         case_id=spec.case_id, scenario=spec.scenario, policy=spec.policy, arm=spec.arm_label,
         codec=spec.codec,
         model=spec.model.name, transport=spec.transport, repetition=spec.repetition,
         **spec.labels,
         workload=spec.workload_key,
         complete=result.error is None, error=result.error,
-        num_steps=n, num_warmup_steps=int(a[:, _COL["warmup"]].sum()) if len(a) else 0,
+        num_steps=int(counted.sum()),
+        num_warmup_steps=int(a[:, _COL["warmup"]].sum()) if len(a) else 0,
         num_total_steps=len(a), wall_s=result.wall_s,
         num_requests=len(result.requests), num_rejected=result.num_rejected,
         num_finished=sum(1 for r in result.requests if r["finish_reason"] == "length"),
         num_preemptions=sum(r.get("preemptions", 0) for r in result.requests),
         token_digest=result.token_digest, runner_device=result.runner_device,
     )
-    if result.failed_step is not None or result.error is not None:
-        out["failed_step"] = result.failed_step
-    if result.rss_samples:
-        out.update(rss_summary(result.rss_samples))
-    if result.stream_stats is not None:
-        return _summarize_streamed(result, out)
-    lt = result.loop_totals
-    if lt.get("loop_steps"):
-        # Whole-loop figures, the same for both instrumentation modes: what the
-        # per-step recording costs is the ratio of loop_step_ns_mean between them.
-        out.update(instrumentation=spec.instrumentation,
-                   loop_steps=lt["loop_steps"],
-                   loop_step_ns_mean=lt["loop_ns"] / lt["loop_steps"],
-                   loop_output_tokens_per_s=lt["loop_output_tokens"] / (lt["loop_ns"] / 1e9))
-    if n == 0:
-        return out
 
+
+def _step_figures(c: np.ndarray) -> dict[str, Any]:
+    """Tokens, step times, bytes and scheduler phases over the counted steps ``c``."""
     def mean(col: str) -> float:
         return float(c[:, _COL[col]].mean())
 
-    if spec.transport != "inproc":
-        out.update(_wire_bytes(result, a, c))
     tokens = int(c[:, _COL["num_output_tokens"]].sum())
     step_ns = c[:, _COL["step_ns"]]
-    out.update(
+    return dict(
         output_tokens=tokens,
         output_tokens_per_s=tokens / (step_ns.sum() / 1e9),
         num_running_mean=mean("num_reqs"),
@@ -173,40 +156,92 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
         sched_cpu_ns_per_step=mean("sched_cpu_ns"),
         sched_gc_collections_per_step=mean("gc_collections"),
     )
+
+
+def _runner_figures(result: CaseResult, a: np.ndarray, c: np.ndarray,
+                    out: dict[str, Any]) -> dict[str, Any]:
+    """The runner's phases per counted step and both directions summed (``out`` holds
+    the scheduler's); empty without a full runner report."""
     runner = result.runner_columns
-    if runner and all(len(runner[k]) == len(a) for k in RUNNER_COLUMNS):
-        seqs = c[:, _COL["seq"]]
-        for k in RUNNER_COLUMNS:
-            per_step = k.replace("_collections", "_collections_per_step").replace(
-                "_ns", "_ns_per_step")
-            out[per_step] = float(np.asarray(runner[k], dtype=np.int64)[seqs].mean())
-        out["build_ns_per_step"] = out["sched_build_ns_per_step"] + out["runner_build_ns_per_step"]
-        out["encode_ns_per_step"] = (out["sched_encode_ns_per_step"]
-                                     + out["runner_encode_ns_per_step"])
-        out["decode_ns_per_step"] = (out["runner_decode_ns_per_step"]
-                                     + out["sched_decode_ns_per_step"])
-        # The SchedulerOutput's build + encode (scheduler) + decode (runner) per step:
-        # where send's extra work lies; the median resists descheduling spikes.
-        s2r_ns = (c[:, _COL["build_ns"]] + c[:, _COL["encode_ns"]]
-                  + np.asarray(runner["runner_decode_ns"], dtype=np.int64)[seqs])
-        out["s2r_build_encode_decode_ns_median"] = float(np.median(s2r_ns))
-    if result.floor_step_ns:
-        floor = np.asarray(result.floor_step_ns, dtype=np.int64)
-        out.update(
-            floor_step_ns_median=float(np.median(floor)), floor_step_ns_mean=float(floor.mean()),
-            floor_output_tokens_per_s=tokens / (floor.sum() / 1e9),
-            step_to_floor_ratio=float(step_ns.sum() / floor.sum()),
-        )
+    if not runner or not all(len(runner[k]) == len(a) for k in RUNNER_COLUMNS):
+        return {}
+    seqs = c[:, _COL["seq"]]
+    fig: dict[str, Any] = {}
+    for k in RUNNER_COLUMNS:
+        per_step = k.replace("_collections", "_collections_per_step").replace(
+            "_ns", "_ns_per_step")
+        fig[per_step] = float(np.asarray(runner[k], dtype=np.int64)[seqs].mean())
+    fig["build_ns_per_step"] = out["sched_build_ns_per_step"] + fig["runner_build_ns_per_step"]
+    fig["encode_ns_per_step"] = (out["sched_encode_ns_per_step"]
+                                 + fig["runner_encode_ns_per_step"])
+    fig["decode_ns_per_step"] = (fig["runner_decode_ns_per_step"]
+                                 + out["sched_decode_ns_per_step"])
+    # The SchedulerOutput's build + encode (scheduler) + decode (runner) per step:
+    # where send's extra work lies; the median resists descheduling spikes.
+    s2r_ns = (c[:, _COL["build_ns"]] + c[:, _COL["encode_ns"]]
+              + np.asarray(runner["runner_decode_ns"], dtype=np.int64)[seqs])
+    fig["s2r_build_encode_decode_ns_median"] = float(np.median(s2r_ns))
+    return fig
+
+
+def _floor_figures(result: CaseResult, c: np.ndarray) -> dict[str, Any]:
+    """The floor's step times and the harness's overhead over it; empty without a floor."""
+    if not result.floor_step_ns:
+        return {}
+    floor = np.asarray(result.floor_step_ns, dtype=np.int64)
+    step_ns = c[:, _COL["step_ns"]]
+    tokens = int(c[:, _COL["num_output_tokens"]].sum())
+    return dict(
+        floor_step_ns_median=float(np.median(floor)), floor_step_ns_mean=float(floor.mean()),
+        floor_output_tokens_per_s=tokens / (floor.sum() / 1e9),
+        step_to_floor_ratio=float(step_ns.sum() / floor.sum()),
+    )
+
+
+def _timed_replay_figures(result: CaseResult, out: dict[str, Any]) -> dict[str, Any]:
+    """Timed replay: tokens over wall time from the first arrival to the last completion
+    (arrival-bound; the busy figure stays as busy_output_tokens_per_s) and latencies."""
+    total = sum(r["num_output_tokens"] for r in result.requests)
+    fig: dict[str, Any] = dict(
+        busy_output_tokens_per_s=out["output_tokens_per_s"],
+        output_tokens_per_s=total / result.wall_s if result.wall_s else None)
+    fig.update(latency_summary(result.requests))
+    fig["trace_speedup"] = result.spec.trace_speedup
+    return fig
+
+
+def summarize_case(result: CaseResult) -> dict[str, Any]:
+    """One ``summary.json`` case entry (see the module docstring for definitions)."""
+    spec = result.spec
+    a = sched_array(result)
+    counted = a[:, _COL["counted"]] == 1 if len(a) else np.zeros(0, dtype=bool)
+    c = a[counted]
+    out = _case_identity(result, a, counted)
+    if result.failed_step is not None or result.error is not None:
+        out["failed_step"] = result.failed_step
+    if result.rss_samples:
+        out.update(rss_summary(result.rss_samples))
+    if result.stream_stats is not None:
+        return _summarize_streamed(result, out)
+    lt = result.loop_totals
+    if lt.get("loop_steps"):
+        # Whole-loop figures, the same for both instrumentation modes: what the
+        # per-step recording costs is the ratio of loop_step_ns_mean between them.
+        out.update(instrumentation=spec.instrumentation,
+                   loop_steps=lt["loop_steps"],
+                   loop_step_ns_mean=lt["loop_ns"] / lt["loop_steps"],
+                   loop_output_tokens_per_s=lt["loop_output_tokens"] / (lt["loop_ns"] / 1e9))
+    if len(c) == 0:
+        return out
+    if spec.transport != "inproc":
+        out.update(_wire_bytes(result, a, c))
+    out.update(_step_figures(c))
+    out.update(_runner_figures(result, a, c, out))
+    out.update(_floor_figures(result, c))
     out.update(result.token_bytes)
     out.update(_breakdown_coverage(result, a, counted))
     if spec.trace_speedup is not None:
-        # Timed replay: tokens over wall time from the first arrival to the last
-        # completion (arrival-bound); the busy figure stays as busy_output_tokens_per_s.
-        out["busy_output_tokens_per_s"] = out["output_tokens_per_s"]
-        total = sum(r["num_output_tokens"] for r in result.requests)
-        out["output_tokens_per_s"] = total / result.wall_s if result.wall_s else None
-        out.update(latency_summary(result.requests))
-        out["trace_speedup"] = spec.trace_speedup
+        out.update(_timed_replay_figures(result, out))
     return out
 
 
@@ -274,7 +309,7 @@ def attach_token_bytes(result: CaseResult) -> None:
     """Fill ``result.token_bytes`` from its recorded frames (send policy only)."""
     frames = result.s2r_frames
     n = int((sched_array(result)[:, _COL["counted"]] == 1).sum()) if result.sched_rows else 0
-    if result.spec.policy != "send" or not frames or n == 0 or result.spec.transport == "inproc":
+    if result.spec.policy != SEND or not frames or n == 0 or result.spec.transport == "inproc":
         result.token_bytes = dict(decode_token_bytes_per_step=0.0,
                                   prompt_chunk_bytes_per_step=0.0)
         return

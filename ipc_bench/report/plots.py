@@ -9,7 +9,7 @@ colour-blind readers can tell apart); codecs keep their line styles
 
 When a run lacks the data a figure needs (a logical-clock run has no latencies, a
 single-policy run has no send/cached pairs), the function raises ``NoData`` whose
-message says what is missing; ``ipc_bench.report.document`` writes that message in place of
+message says what is missing; ``ipc_bench.report.blocks`` writes that message in place of
 the figure. Figures that need one run (all but ``throughput``) raise ``ValueError``
 when given several: pass ``results.select(run_id)``.
 
@@ -35,14 +35,19 @@ from __future__ import annotations
 import json
 import math
 import re
-from ipc_bench.analysis.stats import (label_columns, mean_interval, paired, results_ci_method,
-                             summarize_pairs)
+from typing import Sequence
+
+from ipc_bench.analysis.metrics import metric
+from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC
+from ipc_bench.analysis.stats import mean_interval, paired, results_ci_method, summarize_pairs
+from ipc_bench.engine.config import CACHED, POLICIES, SEND
+from ipc_bench.wire.codecs import CODECS
 
 #: Okabe-Ito colours: policies keep these in every figure.
-POLICY_COLORS = {"send": "#D55E00", "cached": "#0072B2"}
+POLICY_COLORS = {SEND: "#D55E00", CACHED: "#0072B2"}
 _EXTRA_COLORS = ("#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
-POLICY_MARKERS = {"send": "o", "cached": "s"}
-CODEC_LINESTYLES = {"msgpack": "-", "pickle": "--", "none": ":"}
+POLICY_MARKERS = {SEND: "o", CACHED: "s"}
+CODEC_LINESTYLES = {"msgpack": "-", "pickle": "--", SINGLE_PROCESS_CODEC: ":"}
 _EXTRA_LINESTYLES = ("-.", (0, (1, 1)), (0, (5, 1)), (0, (3, 1, 1, 1)))
 
 #: Components of a scheduler step (stacked bottom to top) and their colours; they
@@ -83,7 +88,22 @@ def codec_linestyle(codec: str):
 def series_label(policy: str, codec: str) -> str:
     """Legend label of a (policy, codec) series; codec ``none`` is the single-process
     baseline."""
-    return f"{policy} / single process" if codec == "none" else f"{policy} / {codec}"
+    return (f"{policy} / single process" if codec == SINGLE_PROCESS_CODEC
+            else f"{policy} / {codec}")
+
+
+def policy_rank(policy: str) -> int:
+    """Sort rank of ``policy``: the policy registry's order (baseline first), then
+    unknown policies."""
+    return POLICIES.index(policy) if policy in POLICIES else 5
+
+
+def codec_rank(codec: str) -> int:
+    """Sort rank of ``codec``: the codec registry's order, then unknown codecs, then the
+    single-process baseline."""
+    if codec == SINGLE_PROCESS_CODEC:
+        return 9
+    return CODECS.index(codec) if codec in CODECS else 5
 
 
 # --------------------------------------------------------------------------------------
@@ -115,7 +135,7 @@ def _counted(results, two_process: bool = True):
         raise NoData("no per-step records in this run")
     st = st[st["counted"]]
     if two_process:
-        st = st[st["codec"] != "none"]
+        st = st[st["codec"] != SINGLE_PROCESS_CODEC]
     if st.empty:
         raise NoData("no counted two-process steps in this run" if two_process
                      else "no counted steps in this run")
@@ -165,13 +185,11 @@ def _plain_log_ticks(ax, axis: str = "x") -> None:
 
 
 def _series(df, keys=("policy", "codec")):
-    """Groups of ``df`` by ``keys`` in a stable order: send before cached, msgpack before
-    pickle before none."""
-    order_p = {"send": 0, "cached": 1}
-    order_c = {"msgpack": 0, "pickle": 1, "none": 9}
+    """Groups of ``df`` by ``keys`` (policy, codec) in a stable order: codecs by
+    ``codec_rank``, then policies by ``policy_rank`` (send before cached)."""
     groups = list(df.groupby(list(keys), sort=False))
-    groups.sort(key=lambda kv: (order_c.get(kv[0][1], 5), str(kv[0][1]),
-                                order_p.get(kv[0][0], 5), str(kv[0][0])))
+    groups.sort(key=lambda kv: (codec_rank(kv[0][1]), str(kv[0][1]),
+                                policy_rank(kv[0][0]), str(kv[0][0])))
     return groups
 
 
@@ -216,7 +234,7 @@ def bytes_per_step(results):
         if col == "s2r_payload_bytes":
             xmax = st["_x"].max()
             for codec in dict.fromkeys(c for _, c in means):
-                s, c = means.get(("send", codec)), means.get(("cached", codec))
+                s, c = means.get((SEND, codec)), means.get((CACHED, codec))
                 if s is None or c is None or xmax not in s.index or xmax not in c.index:
                     continue
                 d = s[xmax] - c[xmax]
@@ -265,37 +283,32 @@ def codec_time_per_step(results):
     return fig
 
 
-def throughput(results):
-    """Output tokens/s of every case (mean over repetitions, 95 % t interval as error
-    bars when a case has 2+ repetitions), grouped by workload (and run, when several
-    are loaded); and, when both policies ran, cached / send per workload and codec
-    (``stats.summarize_pairs`` with the runs' ``--ci-method``: for ``t``, the geometric
-    mean of the paired ratios and its t interval, as the CLI's comparison block).
-    Single-process cases (codec ``none``) appear as their own series. Works on several
-    runs. Raises ``NoData`` when no case has ``output_tokens_per_s``."""
+#: The metric of the throughput figure.
+THROUGHPUT = "output_tokens_per_s"
+
+
+def _throughput_cases(results):
+    """The cases with a throughput, each with ``_group`` (its workload, prefixed by its
+    run when several are loaded); ``NoData`` when none has one."""
     cases = results.cases
-    if cases.empty or "output_tokens_per_s" not in cases.columns:
-        raise NoData("no case has output_tokens_per_s")
-    cases = cases[cases["output_tokens_per_s"].notna()]
+    if cases.empty or THROUGHPUT not in cases.columns:
+        raise NoData(f"no case has {THROUGHPUT}")
+    cases = cases[cases[THROUGHPUT].notna()]
     if cases.empty:
-        raise NoData("no case has output_tokens_per_s")
+        raise NoData(f"no case has {THROUGHPUT}")
     multi = len(results.run_ids) > 1
-    cases = cases.assign(_group=(cases["run_id"] + "\n" if multi else "")
-                         + cases["workload"].astype(str))
-    groups = list(dict.fromkeys(cases["_group"]))
-    rows = summarize_pairs(paired(cases, "output_tokens_per_s"),
-                           method=results_ci_method(results.metadata))
-    npanel = 2 if rows else 1
-    fig, axes = _figure(1, npanel, width=max(6.4, 1.6 * len(groups) + 3) * (1 if npanel == 1
-                                                                             else 1.6),
-                        height=4.6, gridspec_kw=dict(width_ratios=[1.6, 1][:npanel]))
-    ax = axes[0][0]
+    return cases.assign(_group=(cases["run_id"] + "\n" if multi else "")
+                        + cases["workload"].astype(str))
+
+
+def _throughput_panel(ax, cases, groups: list[str]) -> None:
+    """Each (policy, codec) series' mean tokens/s per group, 95 % interval bars."""
     series = _series(cases)
     width = 0.8 / max(1, len(series))
     for k, ((policy, codec), g) in enumerate(series):
         xs, ys, lo, hi = [], [], [], []
         for gi, grp in enumerate(groups):
-            vals = g.loc[g["_group"] == grp, "output_tokens_per_s"].tolist()
+            vals = g.loc[g["_group"] == grp, THROUGHPUT].tolist()
             if not vals:
                 continue
             m, l, h = mean_interval(vals)
@@ -305,17 +318,17 @@ def throughput(results):
             hi.append(h - m if h == h else 0.0)
         ax.errorbar(xs, ys, yerr=[lo, hi], fmt=POLICY_MARKERS.get(policy, "^"),
                     color=policy_color(policy), capsize=3,
-                    mfc="white" if codec == "none" else policy_color(policy),
+                    mfc="white" if codec == SINGLE_PROCESS_CODEC else policy_color(policy),
                     label=series_label(policy, codec))
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels(groups, fontsize="small")
-    vals = cases["output_tokens_per_s"]
+    vals = cases[THROUGHPUT]
     if vals.min() > 0 and vals.max() / vals.min() > 20:
         ax.set_yscale("log")
         ax.set_ylim(top=vals.max() * 3)  # headroom for the legend
     else:
         ax.set_ylim(bottom=0, top=vals.max() * 1.35)
-    ax.set_ylabel("output tokens/s")
+    ax.set_ylabel(metric(THROUGHPUT).label)
     ax.set_xlabel("workload")
     reps = int(cases.groupby(["run_id", "case_id"]).ngroups / max(1, cases.drop_duplicates(
         ["run_id", "workload", "policy", "codec"]).shape[0]))
@@ -327,34 +340,58 @@ def throughput(results):
                 color="#B00000")
     ax.grid(True, axis="y", alpha=0.3)
     _legend(ax)
+
+
+def _ratio_panel(ax, rows: list[dict], groups: list[str], multi: bool) -> None:
+    """cached / send tokens/s per group and codec (``summarize_pairs`` rows)."""
+    codecs = list(dict.fromkeys(r["codec"] for r in rows))
+    w = 0.8 / len(codecs)
+    for k, codec in enumerate(codecs):
+        xs, ys, lo, hi = [], [], [], []
+        for r in rows:
+            if r["codec"] != codec:
+                continue
+            grp = (f"{r['run_id']}\n" if multi else "") + str(r["workload"])
+            xs.append(groups.index(grp) - 0.4 + w * (k + 0.5))
+            ys.append(r["ratio"])
+            lo.append(r["ratio"] - r["ratio_low"] if r["ratio_low"] == r["ratio_low"]
+                      else 0.0)
+            hi.append(r["ratio_high"] - r["ratio"] if r["ratio_high"] == r["ratio_high"]
+                      else 0.0)
+        single = codec == SINGLE_PROCESS_CODEC
+        ax.errorbar(xs, ys, yerr=[lo, hi], color="#444444", capsize=3,
+                    linestyle="none", mfc="white" if single else "#444444",
+                    label="single process" if single else codec,
+                    marker=["D", "v", "^", "P"][k % 4])
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels(groups, fontsize="small")
+    ax.set_xlabel("workload")
+    ax.set_ylabel(f"{CACHED} / {SEND} {metric(THROUGHPUT).label} (ratio)")
+    ax.set_title(f"{CACHED} / {SEND} (> 1: {CACHED} faster)")
+    ax.grid(True, axis="y", alpha=0.3)
+    _legend(ax)
+
+
+def throughput(results):
+    """Output tokens/s of every case (mean over repetitions, 95 % t interval as error
+    bars when a case has 2+ repetitions), grouped by workload (and run, when several
+    are loaded); and, when both policies ran, cached / send per workload and codec
+    (``stats.summarize_pairs`` with the runs' ``--ci-method``: for ``t``, the geometric
+    mean of the paired ratios and its t interval, as the CLI's comparison block).
+    Single-process cases (codec ``none``) appear as their own series. Works on several
+    runs. Raises ``NoData`` when no case has ``output_tokens_per_s``."""
+    cases = _throughput_cases(results)
+    groups = list(dict.fromkeys(cases["_group"]))
+    rows = summarize_pairs(paired(cases, THROUGHPUT),
+                           method=results_ci_method(results.metadata))
+    npanel = 2 if rows else 1
+    fig, axes = _figure(1, npanel, width=max(6.4, 1.6 * len(groups) + 3) * (1 if npanel == 1
+                                                                             else 1.6),
+                        height=4.6, gridspec_kw=dict(width_ratios=[1.6, 1][:npanel]))
+    _throughput_panel(axes[0][0], cases, groups)
     if rows:
-        ax2 = axes[0][1]
-        codecs = list(dict.fromkeys(r["codec"] for r in rows))
-        w = 0.8 / len(codecs)
-        for k, codec in enumerate(codecs):
-            xs, ys, lo, hi = [], [], [], []
-            for r in rows:
-                if r["codec"] != codec:
-                    continue
-                grp = (f"{r['run_id']}\n" if multi else "") + str(r["workload"])
-                xs.append(groups.index(grp) - 0.4 + w * (k + 0.5))
-                ys.append(r["ratio"])
-                lo.append(r["ratio"] - r["ratio_low"] if r["ratio_low"] == r["ratio_low"]
-                          else 0.0)
-                hi.append(r["ratio_high"] - r["ratio"] if r["ratio_high"] == r["ratio_high"]
-                          else 0.0)
-            ax2.errorbar(xs, ys, yerr=[lo, hi], color="#444444", capsize=3,
-                         linestyle="none", mfc="white" if codec == "none" else "#444444",
-                         label="single process" if codec == "none" else codec,
-                         marker=["D", "v", "^", "P"][k % 4])
-        ax2.axhline(1.0, color="black", linewidth=0.8)
-        ax2.set_xticks(range(len(groups)))
-        ax2.set_xticklabels(groups, fontsize="small")
-        ax2.set_xlabel("workload")
-        ax2.set_ylabel("cached / send output tokens/s (ratio)")
-        ax2.set_title("cached / send (> 1: cached faster)")
-        ax2.grid(True, axis="y", alpha=0.3)
-        _legend(ax2)
+        _ratio_panel(axes[0][1], rows, groups, len(results.run_ids) > 1)
     return fig
 
 
@@ -449,7 +486,7 @@ S2R_COST_COLUMNS = ("sched_build_ns_per_step", "sched_encode_ns_per_step",
 S2R_MEDIAN_COLUMN = "s2r_build_encode_decode_ns_median"
 
 
-def send_cost_table(cases):
+def send_cost_table(cases, labels: Sequence[str] = ()):
     """One row per send/cached pair with send's cost as a share of the step, in %:
     ``share_step`` = (send's median step - cached's) / cached's median step (the whole
     cost seen by the scheduler loop, noisy) and ``share_s2r`` = the difference in the
@@ -458,13 +495,14 @@ def send_cost_table(cases):
     ``step_ms`` = cached's median step in ms; ``_s2r_diff`` = that path's send - cached,
     ns; ``running`` = the ``num_running`` label, else the mean running requests. The
     other columns are ``stats.paired``'s for the step time (``diff`` = send - cached,
-    ns). Empty when the cases hold no send/cached pair."""
+    ns), with the ``labels`` columns (``Results.labels``). Empty when the cases hold no
+    send/cached pair."""
     step_col = "step_ns_median" if "step_ns_median" in cases.columns else "step_ns_mean"
-    table = paired(cases, step_col)
+    table = paired(cases, step_col, labels=labels)
     if len(table) == 0:
         return table
-    table = table.assign(step_ms=table["cached"] / 1e6,
-                         share_step=100.0 * table["diff"] / table["cached"])
+    table = table.assign(step_ms=table[CACHED] / 1e6,
+                         share_step=100.0 * table["diff"] / table[CACHED])
     s2r = None
     if S2R_MEDIAN_COLUMN in cases.columns and cases[S2R_MEDIAN_COLUMN].notna().any():
         s2r = paired(cases, S2R_MEDIAN_COLUMN)
@@ -476,13 +514,13 @@ def send_cost_table(cases):
                 if k in table.columns]
         s2r = s2r.set_index(keys)["diff"].rename("_s2r_diff")
         table = table.join(s2r, on=keys)
-        table["share_s2r"] = 100.0 * table["_s2r_diff"] / table["cached"]
+        table["share_s2r"] = 100.0 * table["_s2r_diff"] / table[CACHED]
     else:
         table["share_s2r"] = math.nan
     if "num_running" in table.columns:
         table["running"] = table["num_running"].astype(float)
     else:
-        running = cases[cases["policy"] == "cached"].set_index(
+        running = cases[cases["policy"] == CACHED].set_index(
             ["workload", "codec", "repetition"])["num_running_mean"]
         table["running"] = [running.get((w, c, r), math.nan) for w, c, r in
                             zip(table["workload"], table["codec"], table["repetition"])]
@@ -499,7 +537,7 @@ def send_cost_share(results):
     ``NoData`` without both policies or with fewer than two workloads."""
     _one_run(results)
     cases = results.cases
-    table = send_cost_table(cases)
+    table = send_cost_table(cases, labels=results.labels)
     if len(table) == 0:
         raise NoData("needs send and cached cases of the same workload and codec")
     if table["workload"].nunique() < 2:
@@ -507,17 +545,17 @@ def send_cost_share(results):
                      "or step times (decode-steady, step-time); the findings give the share")
     xlabel = ("running requests" if "num_running" in table.columns
               else "running requests (mean over counted steps)")
-    other = [c for c in label_columns(cases) if c != "num_running" and c in table.columns]
+    other = [c for c in results.labels if c != "num_running" and c in table.columns]
     other = [c for c in other if table[c].nunique() > 1]
     fig, axes = _figure(1, 2, width=12, height=5.2)
-    palette = [POLICY_COLORS["send"], *_EXTRA_COLORS]
+    palette = [POLICY_COLORS[SEND], *_EXTRA_COLORS]
     other_values = list(dict.fromkeys(
         tuple(row) for row in table[other].itertuples(index=False))) if other else [()]
     codec_markers = {c: m for c, m in zip(dict.fromkeys(table["codec"]), "osD^v")}
     for key, g in table.groupby(["codec"] + other, sort=False):
         key = key if isinstance(key, tuple) else (key,)
         codec = key[0]
-        name = ("single process" if codec == "none" else codec) + "".join(
+        name = ("single process" if codec == SINGLE_PROCESS_CODEC else codec) + "".join(
             f", {n}={v:g}" if isinstance(v, float) else f", {n}={v}"
             for n, v in zip(other, key[1:]))
         color = palette[other_values.index(tuple(key[1:])) % len(palette)]

@@ -1,54 +1,50 @@
 """Plain-text tables of case summaries for the terminal.
 
-A column table is a tuple of ``(header, summary key, scale, format)``: the cell is
-``format.format(summary[key] * scale)`` (no scaling when ``scale`` is None), ``-`` when
-the summary lacks the key. ``COLUMNS`` is the per-case table every run prints (and the
-report's case tables), ``LATENCY_COLUMNS`` the timed replays' latency table.
+A table is a tuple of summary keys: the identity fields (``IDENTITY``: policy, codec,
+transport, shown as recorded) and metrics of the registry
+(``ipc_bench.analysis.metrics.METRICS``), each shown by its ``Metric.cell`` under its
+``Metric.header`` (``-`` when the summary lacks the key). ``CASE_TABLE`` is the per-case
+table every run prints (and the report's case tables), ``LATENCY_TABLE`` the timed
+replays' latency table.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
-# (header, summary key, scale, format); the identity columns every table starts with
-IDENTITY_COLUMNS = (
-    ("policy", "policy", None, "{}"),
-    ("codec", "codec", None, "{}"),
-    ("transport", "transport", None, "{}"),
+from ipc_bench.analysis.metrics import metric
+from ipc_bench.analysis.stats import COMPARED_KEYS
+from ipc_bench.engine.config import CACHED, SEND
+
+#: The identity fields every table starts with, shown as recorded under their own name.
+IDENTITY = ("policy", "codec", "transport")
+CASE_TABLE = IDENTITY + (
+    "num_steps", "output_tokens_per_s", "floor_output_tokens_per_s", "step_to_floor_ratio",
+    "sched_to_runner_payload_bytes_per_step", "runner_to_sched_payload_bytes_per_step",
+    "decode_token_bytes_per_step", "prompt_chunk_bytes_per_step",
+    "build_ns_per_step", "encode_ns_per_step", "decode_ns_per_step", "step_ns_mean",
 )
-COLUMNS = IDENTITY_COLUMNS + (
-    ("steps", "num_steps", None, "{}"),
-    ("out tok/s", "output_tokens_per_s", 1.0, "{:,.0f}"),
-    ("floor tok/s", "floor_output_tokens_per_s", 1.0, "{:,.0f}"),
-    ("x floor", "step_to_floor_ratio", 1.0, "{:.2f}"),
-    ("s2r B/step", "sched_to_runner_payload_bytes_per_step", 1.0, "{:,.0f}"),
-    ("r2s B/step", "runner_to_sched_payload_bytes_per_step", 1.0, "{:,.0f}"),
-    ("tok B/step", "decode_token_bytes_per_step", 1.0, "{:,.0f}"),
-    ("prompt B/step", "prompt_chunk_bytes_per_step", 1.0, "{:,.0f}"),
-    ("build us", "build_ns_per_step", 1e-3, "{:.1f}"),
-    ("encode us", "encode_ns_per_step", 1e-3, "{:.1f}"),
-    ("decode us", "decode_ns_per_step", 1e-3, "{:.1f}"),
-    ("mean step us", "step_ns_mean", 1e-3, "{:.1f}"),
-)
-
-RATIO_KEYS = (
-    ("tok/s", "output_tokens_per_s"),
-    ("s2r B", "sched_to_runner_payload_bytes_per_step"),
-    ("build", "build_ns_per_step"),
-    ("encode", "encode_ns_per_step"),
-    ("decode", "decode_ns_per_step"),
-    ("step", "step_ns_mean"),
-)
+#: The metrics of the one-line cached / send ratios under each case table.
+RATIO_METRICS = ("output_tokens_per_s", "sched_to_runner_payload_bytes_per_step",
+                 "build_ns_per_step", "encode_ns_per_step", "decode_ns_per_step",
+                 "step_ns_mean")
 
 
-def cells(summary: dict[str, Any], columns=COLUMNS) -> list[str]:
-    """One table row: ``summary``'s values formatted per ``columns`` (see the module
-    docstring), ``-`` for a missing or ``None`` value."""
+def header(keys: Sequence[str]) -> list[str]:
+    """Column headers of a table of ``keys`` (identity fields under their own name)."""
+    return [k if k in IDENTITY else metric(k).header for k in keys]
+
+
+def cells(summary: dict[str, Any], keys: Sequence[str] = CASE_TABLE) -> list[str]:
+    """One table row: ``summary``'s values of ``keys`` (see the module docstring),
+    ``-`` for a missing or ``None`` value."""
     out = []
-    for _, key, scale, fmt in columns:
+    for key in keys:
         value = summary.get(key)
-        out.append("-" if value is None
-                   else fmt.format(value * scale if scale is not None else value))
+        if key in IDENTITY:
+            out.append("-" if value is None else f"{value}")
+        else:
+            out.append(metric(key).cell(value))
     return out
 
 
@@ -64,12 +60,12 @@ def render(header: list[str], rows: list[list[str]], left: int = 3) -> str:
     return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])
 
 
-def _table(columns, summaries: list[dict[str, Any]]) -> str:
-    return render([h for h, *_ in columns], [cells(s, columns) for s in summaries])
+def _table(keys: Sequence[str], summaries: list[dict[str, Any]]) -> str:
+    return render(header(keys), [cells(s, keys) for s in summaries])
 
 
 def format_tables(summaries: Iterable[dict[str, Any]]) -> str:
-    """One table per (scenario, workload) of ``COLUMNS`` (bytes per counted step, µs
+    """One table per (scenario, workload) of ``CASE_TABLE`` (bytes per counted step, µs
     per counted step, tok/s), notes on rejected requests and incomplete cases, then per
     codec the cached / send ratios of the means over repetitions (unpaired; the
     paired ratios and intervals are ``format_comparisons``')."""
@@ -79,7 +75,7 @@ def format_tables(summaries: Iterable[dict[str, Any]]) -> str:
     out = []
     for (scenario, workload), cases in groups.items():
         out.append(f"\n{scenario}  [{workload}]  device={cases[0].get('runner_device', '?')}")
-        out.append(_table(COLUMNS, cases))
+        out.append(_table(CASE_TABLE, cases))
         rejected = max((s.get("num_rejected") or 0) for s in cases)
         if rejected:
             total = max((s.get("num_requests") or 0) for s in cases)
@@ -89,35 +85,21 @@ def format_tables(summaries: Iterable[dict[str, Any]]) -> str:
         for s in failed:
             out.append(f"  INCOMPLETE {s['case_id']}: {s.get('error')}")
         for codec in dict.fromkeys(s["codec"] for s in cases):
-            send = [s for s in cases if s["codec"] == codec and s["policy"] == "send"]
-            cached = [s for s in cases if s["codec"] == codec and s["policy"] == "cached"]
+            send = [s for s in cases if s["codec"] == codec and s["policy"] == SEND]
+            cached = [s for s in cases if s["codec"] == codec and s["policy"] == CACHED]
             if not send or not cached:
                 continue
             parts = []
-            for label, key in RATIO_KEYS:
+            for key in RATIO_METRICS:
                 a = [s.get(key) for s in send]
                 b = [s.get(key) for s in cached]
                 if None in a or None in b or not sum(a):
                     continue
-                parts.append(f"{label} {(sum(b) / len(b)) / (sum(a) / len(a)):.3f}")
+                parts.append(f"{metric(key).ratio_short} {(sum(b) / len(b)) / (sum(a) / len(a)):.3f}")
             if parts:
                 out.append(f"  cached/send ({codec}, mean over repetitions): "
                            + ", ".join(parts))
     return "\n".join(out)
-
-
-# (metric, label, scale to display unit, display unit)
-COMPARISON_ROWS = (
-    ("step_ns_mean", "step mean", 1e-3, "us"),
-    ("step_ns_median", "step median", 1e-3, "us"),
-    ("output_tokens_per_s", "out tok/s", 1.0, "tok/s"),
-    ("build_ns_per_step", "build", 1e-3, "us"),
-    ("encode_ns_per_step", "encode", 1e-3, "us"),
-    ("decode_ns_per_step", "decode", 1e-3, "us"),
-    ("sched_cpu_ns_per_step", "sched cpu", 1e-3, "us"),
-    ("sched_to_runner_payload_bytes_per_step", "s2r bytes", 1.0, "B"),
-    ("runner_to_sched_payload_bytes_per_step", "r2s bytes", 1.0, "B"),
-)
 
 
 def _num(value, scale: float) -> str:
@@ -143,10 +125,12 @@ def format_comparisons(comparisons: Iterable[dict[str, Any]]) -> str:
         header = ["metric", "unit", f"{base} median [IQR]", f"{treat} median [IQR]",
                   f"{treat}/{base}", "ratio CI", f"{base}-{treat}", "diff CI", "verdict"]
         rows = []
-        for key, label, scale, unit in COMPARISON_ROWS:
+        for key in COMPARED_KEYS:
             m = c["metrics"].get(key)
             if m is None:
                 continue
+            entry = metric(key)
+            label, scale, unit = entry.short, entry.scale, entry.display_unit
             ci = "-"
             if m["ratio_ci_low"] is not None:
                 ci = f"[{m['ratio_ci_low']:.3f}, {m['ratio_ci_high']:.3f}]"
@@ -187,15 +171,8 @@ def format_byte_model(rows: Iterable[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
-LATENCY_COLUMNS = IDENTITY_COLUMNS + (
-    ("TTFT p50 ms", "ttft_ms_p50", 1.0, "{:.2f}"),
-    ("TTFT p99 ms", "ttft_ms_p99", 1.0, "{:.2f}"),
-    ("TPOT mean ms", "tpot_ms_mean", 1.0, "{:.3f}"),
-    ("ITL p50 ms", "itl_ms_p50", 1.0, "{:.3f}"),
-    ("ITL p99 ms", "itl_ms_p99", 1.0, "{:.3f}"),
-    ("E2E p50 ms", "e2e_ms_p50", 1.0, "{:.1f}"),
-    ("E2E p99 ms", "e2e_ms_p99", 1.0, "{:.1f}"),
-)
+LATENCY_TABLE = IDENTITY + ("ttft_ms_p50", "ttft_ms_p99", "tpot_ms_mean", "itl_ms_p50",
+                            "itl_ms_p99", "e2e_ms_p50", "e2e_ms_p99")
 
 
 def format_latency(summaries: Iterable[dict[str, Any]]) -> str:
@@ -206,6 +183,6 @@ def format_latency(summaries: Iterable[dict[str, Any]]) -> str:
         return ""
     speedup = cases[0].get("trace_speedup")
     return (f"\nLatency (timed replay at {speedup:g}x real time; TTFT from intended arrival)\n"
-            + _table(LATENCY_COLUMNS, cases)
+            + _table(LATENCY_TABLE, cases)
             + "\nNote: a replay at a fixed arrival rate is arrival-bound; its tokens/s is not"
               " a throughput comparison between policies.")

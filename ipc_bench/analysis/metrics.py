@@ -1,0 +1,128 @@
+"""The metrics registry: one entry per case-summary figure that a table, the report,
+a figure or the paired statistics shows or compares.
+
+A ``Metric`` names a key of a ``summary.json`` case entry (a ``Results.cases``
+column; ``ipc_bench.analysis.summary`` computes them) and says how to show it: its
+``unit`` as recorded, the ``scale`` that turns a recorded value into ``display_unit``
+(``None``: shown as recorded, e.g. a count), the ``fmt`` of a table cell, and its
+names in each place it appears (they differ because the places are of different
+widths; each is written once, here):
+
+- ``label``: the long name, in the report's tables and in axis labels
+  (``output tokens/s``, ``step µs (mean)``);
+- ``header``: the column header of the plain-text case tables (``out tok/s``);
+- ``name``: the row name of the paired-comparison block (``step mean``);
+- ``ratio_name``: the name in the one-line cached / send ratios (``step``; default
+  ``name``).
+
+Consumers choose *which* metrics and in what order as tuples of keys
+(``ipc_bench.report.tables.CASE_TABLE``, ``ipc_bench.analysis.stats.COMPARED_KEYS``,
+...); every key they list is in ``METRICS``. This module imports nothing of the
+project: any layer above the engine may read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One summary figure (see the module docstring)."""
+
+    key: str
+    unit: str
+    label: str
+    header: str
+    scale: Optional[float] = 1.0
+    display_unit: str = ""
+    fmt: str = "{}"
+    name: str = ""
+    ratio_name: str = ""
+
+    def display(self, value: Any) -> Any:
+        """``value`` (recorded unit) in ``display_unit``; ``None`` stays ``None``."""
+        if value is None or self.scale is None:
+            return value
+        return value * self.scale
+
+    def cell(self, value: Any) -> str:
+        """A table cell: ``fmt`` of the display value, ``-`` for ``None``."""
+        return "-" if value is None else self.fmt.format(self.display(value))
+
+    @property
+    def short(self) -> str:
+        """``name``, else ``header``."""
+        return self.name or self.header
+
+    @property
+    def ratio_short(self) -> str:
+        """``ratio_name``, else ``short``."""
+        return self.ratio_name or self.short
+
+
+def _ns(key: str, label: str, header: str, **kw) -> Metric:
+    """A time recorded in ns, shown in µs with one decimal."""
+    return Metric(key, "ns", label, header, scale=1e-3, display_unit="us", fmt="{:.1f}", **kw)
+
+
+def _bytes(key: str, label: str, header: str, **kw) -> Metric:
+    """A byte count per step, shown as a whole number with thousands separators."""
+    return Metric(key, "B", label, header, display_unit="B", fmt="{:,.0f}", **kw)
+
+
+def _ms(key: str, fmt: str) -> Metric:
+    """A latency percentile recorded in ms (timed replays), e.g. ``ttft_ms_p50``."""
+    what, _, stat = key.partition("_ms_")
+    header = f"{what.upper()} {stat} ms"
+    return Metric(key, "ms", header, header, display_unit="ms", fmt=fmt)
+
+
+_ALL = (
+    Metric("num_steps", "steps", "counted steps", "steps", scale=None, display_unit="steps"),
+    Metric("output_tokens_per_s", "tok/s", "output tokens/s", "out tok/s",
+           display_unit="tok/s", fmt="{:,.0f}", name="out tok/s", ratio_name="tok/s"),
+    Metric("floor_output_tokens_per_s", "tok/s", "floor output tokens/s", "floor tok/s",
+           display_unit="tok/s", fmt="{:,.0f}"),
+    Metric("step_to_floor_ratio", "x", "step time / floor step time", "x floor",
+           display_unit="x", fmt="{:.2f}"),
+    _bytes("sched_to_runner_payload_bytes_per_step", "s2r payload B/step", "s2r B/step",
+           name="s2r bytes", ratio_name="s2r B"),
+    _bytes("runner_to_sched_payload_bytes_per_step", "r2s payload B/step", "r2s B/step",
+           name="r2s bytes"),
+    _bytes("sched_to_runner_wire_bytes_per_step", "s2r wire B/step", "s2r wire B/step"),
+    _bytes("runner_to_sched_wire_bytes_per_step", "r2s wire B/step", "r2s wire B/step"),
+    _bytes("decode_token_bytes_per_step", "decode-token B/step", "tok B/step"),
+    _bytes("prompt_chunk_bytes_per_step", "prompt-chunk B/step", "prompt B/step"),
+    _ns("build_ns_per_step", "build µs/step", "build us", name="build"),
+    _ns("encode_ns_per_step", "encode µs/step", "encode us", name="encode"),
+    _ns("decode_ns_per_step", "decode µs/step", "decode us", name="decode"),
+    _ns("step_ns_mean", "step µs (mean)", "mean step us", name="step mean", ratio_name="step"),
+    _ns("step_ns_median", "step µs (median)", "median step us", name="step median"),
+    _ns("sched_cpu_ns_per_step", "scheduler CPU µs/step", "sched cpu us", name="sched cpu"),
+    _ns("sched_build_ns_per_step", "scheduler build µs/step", "sched build us"),
+    _ns("sched_encode_ns_per_step", "scheduler encode µs/step", "sched encode us"),
+    _ns("runner_decode_ns_per_step", "runner decode µs/step", "runner decode us"),
+    _ns("s2r_build_encode_decode_ns_median",
+        "SchedulerOutput build + encode + decode µs (median)", "s2r path us"),
+    _ms("ttft_ms_p50", "{:.2f}"),
+    _ms("ttft_ms_p99", "{:.2f}"),
+    _ms("tpot_ms_mean", "{:.3f}"),
+    _ms("itl_ms_p50", "{:.3f}"),
+    _ms("itl_ms_p99", "{:.3f}"),
+    _ms("e2e_ms_p50", "{:.1f}"),
+    _ms("e2e_ms_p99", "{:.1f}"),
+)
+
+#: Every metric by summary key, in a fixed order.
+METRICS: dict[str, Metric] = {m.key: m for m in _ALL}
+
+
+def metric(key: str) -> Metric:
+    """The registry entry of ``key``; ``KeyError`` naming the key when there is none."""
+    try:
+        return METRICS[key]
+    except KeyError:
+        raise KeyError(f"{key!r} is not in the metrics registry "
+                       "(ipc_bench.analysis.metrics.METRICS)") from None

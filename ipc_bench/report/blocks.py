@@ -1,0 +1,355 @@
+"""The blocks of a report (``ipc_bench.report.render`` turns them into Markdown and
+HTML): per run, notes on its state, the findings, measurement warnings, the figures,
+the cached-against-send table, the case tables, the configuration and the
+environment; with several runs, first a side-by-side comparison.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import re
+from typing import Any
+
+from ipc_bench.analysis.metrics import metric
+from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC
+from ipc_bench.engine.config import CACHED, SEND
+from ipc_bench.report.findings import findings
+from ipc_bench.report.render import Block
+
+#: Metrics of the cached-against-send table, in order (keys of the metrics registry).
+PAIR_TABLE = ("output_tokens_per_s", "sched_to_runner_payload_bytes_per_step",
+              "sched_to_runner_wire_bytes_per_step", "build_ns_per_step",
+              "encode_ns_per_step", "decode_ns_per_step", "step_ns_mean")
+#: Metrics of the side-by-side tables of a multi-run report, in order.
+SIDE_BY_SIDE = ("output_tokens_per_s", "sched_to_runner_payload_bytes_per_step",
+                "step_ns_mean")
+
+CAPTIONS = {
+    "bytes_per_step": (
+        "Payload bytes per step in each direction against the number of running "
+        "requests (mean over counted steps). `send` ships each request's new token ids "
+        "to the runner, so its scheduler → runner line rises above `cached`'s; the "
+        "runner → scheduler message is the same for both policies."),
+    "codec_time_per_step": (
+        "Serializer time per step, both directions summed (the scheduler's "
+        "SchedulerOutput and the runner's ModelRunnerOutput), one panel per codec."),
+    "throughput": (
+        "Output tokens/s of every case (tokens sampled in counted steps over their "
+        "busy wall time); error bars are 95 % intervals over repetitions when the run "
+        "has them. Right: cached / send paired by repetition (above 1: cached faster)."),
+    "step_breakdown": (
+        "Where a scheduler step's time goes, mean µs per counted step: the stack sums "
+        "to the mean step time; transport is the send call plus the wait for the reply "
+        "minus the runner's busy time. The hatched bar beside each stack is the "
+        "runner's idle time (waiting for work), which overlaps the scheduler's parts."),
+    "send_cost_share": (
+        "What `send` costs as a share of its step: (send's mean step - cached's mean "
+        "step) / send's mean step, against the step time (the cached case's mean step) "
+        "and the running requests. The dotted line marks 1 %. A fixed-step sweep "
+        "spreads the step-time axis; with the null model every step is the bare "
+        "control plane's, the worst case for send's share."),
+    "latency_cdfs": (
+        "TTFT (from each request's intended arrival, so queueing counts) and "
+        "inter-token latency distributions per policy, from a timed replay."),
+}
+
+
+def format_value(value: Any, digits: int = 1) -> str:
+    """A number for a report table: ``-`` for None or NaN, thousands separators, no
+    decimals from 100 up, else ``digits`` decimals; anything else as ``str``."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "-"
+    if isinstance(value, float):
+        if abs(value) >= 100:
+            return f"{value:,.0f}"
+        return f"{value:,.{digits}f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def _case_warnings(results) -> list[str]:
+    """``case_id: warning`` for every warning recorded in the run's cases."""
+    cases = results.cases
+    if "warnings" not in cases.columns:
+        return []
+    out = []
+    for case_id, warnings in zip(cases["case_id"], cases["warnings"]):
+        if isinstance(warnings, (list, tuple)):
+            out.extend(f"`{case_id}`: {w}" for w in warnings)
+    return out
+
+
+def _case_tables(results) -> list[Block]:
+    from ipc_bench.report.tables import CASE_TABLE, cells, header
+
+    blocks: list[Block] = []
+    cases = results.cases
+    if cases.empty:
+        return [("note", "No case finished.")]
+    head = ["rep"] + header(CASE_TABLE)
+    records = cases.to_dict("records")
+    for workload in dict.fromkeys(cases["workload"]):
+        rows = []
+        for s in records:
+            if s["workload"] != workload:
+                continue
+            s = {k: (None if isinstance(v, float) and v != v else v) for k, v in s.items()}
+            rows.append([str(s.get("repetition", 0))] + cells(s, CASE_TABLE))
+        blocks.append(("p", f"**{workload}**"))
+        blocks.append(("table", head, rows))
+    blocks.append(("p", "Bytes are payload bytes per counted step (`s2r`: scheduler → "
+                        "runner, `r2s`: back), times are µs per counted step, both "
+                        "directions summed for build/encode/decode; `x floor` is the "
+                        "measured step time over the floor's."))
+    return blocks
+
+
+def _pair_table(results) -> list[Block]:
+    """The cached-against-send table: per workload, codec and metric, the pairs, the
+    means, send - cached and cached / send with its interval (``stats.summarize_pairs``
+    with the run's ``--ci-method``: the numbers of the CLI's comparison block)."""
+    from ipc_bench.analysis.stats import paired, results_ci_method, summarize_pairs
+    from ipc_bench.report.plots import codec_rank
+
+    method = results_ci_method(results.metadata)
+    rows = []
+    for key in PAIR_TABLE:
+        label, scale = metric(key).label, metric(key).scale
+        pairs = paired(results.cases, key, labels=results.labels)
+        for r in summarize_pairs(pairs, method=method):
+            interval = ""
+            if r["n"] > 1 and math.isfinite(r["ratio_low"]):
+                interval = f" [{r['ratio_low']:.3f}, {r['ratio_high']:.3f}]"
+            rows.append([str(r["workload"]), r["codec"], label, str(r["n"]),
+                         format_value(r[SEND] * scale, 2), format_value(r[CACHED] * scale, 2),
+                         format_value(r["diff"] * scale, 2),
+                         (f"{r['ratio']:.3f}" if math.isfinite(r["ratio"]) else "-")
+                         + interval])
+    if not rows:
+        return [("note", "No send/cached pair in this run.")]
+    order = {w: i for i, w in enumerate(dict.fromkeys(results.cases["workload"]))}
+    # no bytes in-process
+    rows = [r for r in rows if not (r[1] == SINGLE_PROCESS_CODEC and "B/step" in r[2])]
+    rows.sort(key=lambda r: (order.get(r[0], 0), codec_rank(r[1]), r[1]))
+    point = {"t": "the geometric mean of the ratios and the mean of the differences, "
+                  "with Student-t intervals (the ratio's on the log ratios)",
+             "bootstrap": "medians, with percentile-bootstrap intervals",
+             "sign": "medians, with sign-test intervals"}[method]
+    return [("table", ["workload", "codec", "metric", "n", SEND, CACHED,
+                       f"{SEND} - {CACHED}", f"{CACHED} / {SEND} [95 %]"], rows),
+            ("p", f"send, cached: means over the n repetitions. send - cached, cached / "
+                  f"send: paired by repetition, {point} (`--ci-method {method}`, as the "
+                  "comparison block `bench.py` prints after a `--repeat` run).")]
+
+
+def _config_blocks(results, run_id: str) -> list[Block]:
+    import json
+
+    md = results.metadata[run_id]
+    blocks: list[Block] = [("ul", [
+        f"scenario: `{md.get('scenario', '?')}`, seed {md.get('seed', '?')}",
+        "command: `" + " ".join(md.get("command_line") or []) + "`",
+        f"status: {results.status[run_id]}",
+    ])]
+    groups: dict[str, list[str]] = {}
+    for c in md.get("cases") or []:
+        conf = {k: v for k, v in c.items() if k not in ("case_id", "labels", "policy",
+                                                         "codec", "repetition")}
+        groups.setdefault(json.dumps(conf, sort_keys=True), []).append(c["case_id"])
+    rows = []
+    for conf, ids in groups.items():
+        c = json.loads(conf)
+        sched = c.pop("scheduler", {})
+        model = c.pop("model", {})
+        rows.append([f"{len(ids)}: {ids[0]}" + (f" … {ids[-1]}" if len(ids) > 1 else ""),
+                     ", ".join(f"{k}={v}" for k, v in sched.items()),
+                     ", ".join(f"{k}={v}" for k, v in model.items()),
+                     ", ".join(f"{k}={v}" for k, v in c.items())])
+    if rows:
+        blocks.append(("table", ["cases", "scheduler", "model", "run"], rows))
+    return blocks
+
+
+def _env_rows(md: dict[str, Any]) -> list[list[str]]:
+    rows = []
+    git = md.get("git") or {}
+    if git:
+        rows.append(["git", f"{git.get('commit', '?')[:12]}"
+                     + (" (dirty)" if git.get("dirty") else "")
+                     + (f" on {git['branch']}" if git.get("branch") else "")])
+    for key in ("start_time_utc", "hostname", "python_version", "python_implementation",
+                "platform", "kernel", "cpu_model", "cpu_count", "cpu_affinity",
+                "cpu_freq_mhz", "cpu_governor", "load_avg"):
+        if key in md:
+            v = md[key]
+            rows.append([key, ", ".join(map(str, v)) if isinstance(v, list) else str(v)])
+    gpu = md.get("gpu")
+    if gpu:
+        rows.append(["gpu", ", ".join(f"{k}={v}" for k, v in gpu.items())])
+    pk = md.get("packages") or {}
+    if pk:
+        rows.append(["packages", ", ".join(f"{k} {v}" for k, v in sorted(pk.items()))])
+    return rows
+
+
+def file_slug(text: str) -> str:
+    """``text`` (a run id) as a safe file-name prefix."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "run"
+
+
+def _state_notes(one, run_id: str) -> list[Block]:
+    """Notes on a run that did not complete, or ran on a loaded machine."""
+    md = one.metadata[run_id]
+    blocks: list[Block] = []
+    status = one.status[run_id]
+    if status != "complete":
+        problems = "; ".join(one.problems[run_id]) or "no reason recorded"
+        blocks.append(("note", f"This run is {status}: {problems}. Its figures cover the "
+                               "cases that finished."))
+    load = md.get("load_avg")
+    cpus = md.get("cpu_count")
+    if load and cpus and load[0] >= 0.5 * cpus:
+        blocks.append(("note", f"The machine was loaded when this run started (1-minute load "
+                               f"average {load[0]:.1f} on {cpus} CPUs): other work "
+                               "competed with the two processes, so times and tokens/s are "
+                               "noisy; bytes are exact whatever the load."))
+    return blocks
+
+
+def _figure_blocks(one, prefix: str) -> list[Block]:
+    """Every figure of ``plots.FIGURES``, or a note saying why the run cannot show it."""
+    from ipc_bench.report import plots
+
+    blocks: list[Block] = []
+    for name, fn, title in plots.FIGURES:
+        try:
+            fig = fn(one)
+        except plots.NoData as exc:
+            blocks.append(("note", f"{title}: not shown, {exc}."))
+            continue
+        png = plots.figure_png(fig)
+        blocks.append(("fig", f"{prefix}{name}.png", title, CAPTIONS.get(name, ""), png))
+    return blocks
+
+
+def _run_blocks(results, run_id: str, level: int, prefix: str) -> list[Block]:
+    """The sections of one run's report, headings at ``level``; figure files named
+    ``prefix`` + figure name."""
+    one = results.select(run_id) if len(results.run_ids) > 1 else results
+    blocks = _state_notes(one, run_id)
+    blocks.append(("h", level, "Findings"))
+    blocks.append(("ul", findings(one)))
+    warn = _case_warnings(one)
+    if warn:
+        blocks.append(("h", level, "Measurement warnings"))
+        blocks.append(("p", "Recorded by the run for these cases (in the style of "
+                            "`python -m pyperf check`); their figures are less certain."))
+        blocks.append(("ul", warn))
+    blocks.append(("h", level, "Figures"))
+    blocks.extend(_figure_blocks(one, prefix))
+    blocks.append(("h", level, "cached against send"))
+    blocks.extend(_pair_table(one))
+    blocks.append(("h", level, "Cases"))
+    blocks.extend(_case_tables(one))
+    blocks.append(("h", level, "Configuration"))
+    blocks.extend(_config_blocks(one, run_id))
+    blocks.append(("h", level, "Environment"))
+    blocks.append(("table", ["field", "value"], _env_rows(one.metadata[run_id])))
+    return blocks
+
+
+def _runs_blocks(results) -> list[Block]:
+    """The loaded runs as a table, then how their environments differ."""
+    from ipc_bench.harness.environment import compare_metadata
+
+    ids = results.run_ids
+    blocks: list[Block] = [("h", 2, "Runs")]
+    rows = []
+    for r in ids:
+        md = results.metadata[r]
+        git = (md.get("git") or {}).get("commit", "")[:12]
+        n = int((results.cases["run_id"] == r).sum())
+        rows.append([r, str(md.get("scenario", "?")), results.status[r],
+                     str(md.get("start_time_utc", "?"))[:19], git or "-", str(n)])
+    blocks.append(("table", ["run", "scenario", "status", "start (UTC)", "commit", "cases"],
+                   rows))
+    warnings = []
+    base = results.metadata[ids[0]]
+    for r in ids[1:]:
+        for line in compare_metadata(base, results.metadata[r]):
+            warnings.append(f"{r} against {ids[0]}: {line}")
+        if results.metadata[r].get("scenario") != base.get("scenario"):
+            warnings.append(f"{r} ran scenario {results.metadata[r].get('scenario')!r}, "
+                            f"{ids[0]} ran {base.get('scenario')!r}")
+    if warnings:
+        blocks.append(("note", "The runs differ in ways that can change the numbers: "
+                               "compare with care."))
+        blocks.append(("ul", warnings))
+    else:
+        blocks.append(("p", "Same machine, software and commit by their metadata."))
+    return blocks
+
+
+def _side_by_side(results, key: str) -> list[Block]:
+    """Per (workload, policy, codec), the mean of metric ``key`` in each run and its
+    ratio to the first run's."""
+    ids = results.run_ids
+    entry = metric(key)
+    means = results.cases.groupby(["workload", "policy", "codec", "run_id"], sort=False)[
+        key].mean()
+    groups = list(dict.fromkeys((w, p, c) for w, p, c, _ in means.index))
+    header = ["workload", "policy", "codec"] + ids + [f"{r} / {ids[0]}" for r in ids[1:]]
+    rows = []
+    for group in groups:
+        vals = [means.get(group + (r,), math.nan) * entry.scale for r in ids]
+        ratios = [f"{v / vals[0]:.3f}" if vals[0] and vals[0] == vals[0] and v == v
+                  else "-" for v in vals[1:]]
+        rows.append([str(group[0]), group[1], group[2]]
+                    + [format_value(v, 2) for v in vals] + ratios)
+    return [("p", f"**{entry.label}** (mean over repetitions)"), ("table", header, rows)]
+
+
+def _comparison_blocks(results) -> list[Block]:
+    """The opening of a multi-run report: the runs, side-by-side tables of
+    ``SIDE_BY_SIDE`` and every run's tokens/s in one figure."""
+    from ipc_bench.report import plots
+
+    blocks = _runs_blocks(results)
+    blocks.append(("h", 2, "Side by side"))
+    for key in SIDE_BY_SIDE:
+        if key in results.cases.columns:
+            blocks.extend(_side_by_side(results, key))
+    try:
+        fig = plots.throughput(results)
+        blocks.append(("fig", "compare-throughput.png", "Output tokens/s, all runs",
+                       CAPTIONS["throughput"], plots.figure_png(fig)))
+    except plots.NoData as exc:
+        blocks.append(("note", f"Output tokens/s, all runs: not shown, {exc}."))
+    return blocks
+
+
+def build_blocks(results, command: str) -> list[Block]:
+    """All blocks of the report of ``results`` (one run or several), in order: a list
+    of ``Block`` tuples (see ``ipc_bench.report.render``); ``command`` is quoted as the
+    command that rendered it. Figures are rendered here (PNG bytes in the blocks)."""
+    ids = results.run_ids
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    if len(ids) == 1:
+        md = results.metadata[ids[0]]
+        blocks: list[Block] = [
+            ("h", 1, f"ipc-bench report: {md.get('scenario', '?')} ({ids[0]})"),
+            ("p", f"Rendered {now} by `{command}` from run folder `{ids[0]}` "
+                  f"(raw data: `{ids[0]}.summary.json` beside this file)."),
+        ]
+        blocks.extend(_run_blocks(results, ids[0], 2, ""))
+        return blocks
+    blocks = [("h", 1, f"ipc-bench report: {len(ids)} runs compared"),
+              ("p", f"Rendered {now} by `{command}`.")]
+    blocks.extend(_comparison_blocks(results))
+    for r in ids:
+        md = results.metadata[r]
+        blocks.append(("h", 2, f"Run {r} ({md.get('scenario', '?')})"))
+        blocks.extend(_run_blocks(results, r, 3, f"{file_slug(r)}-"))
+    return blocks

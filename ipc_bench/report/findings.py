@@ -1,0 +1,255 @@
+"""Findings of one run: sentences with numbers, the report's first section.
+
+Per workload and codec: bytes per step, encode and build µs per step and output
+tokens/s (% change) of ``cached`` against ``send``, with intervals over repetitions
+when there are 2+ (``stats.summarize_pairs`` with the run's ``--ci-method``, so they
+are the CLI comparison block's); timed replays give latencies instead of tokens/s.
+Then send's token bytes split, the single-process and floor baselines, and send's
+cost as a share of the step.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC as SINGLE_PROCESS
+from ipc_bench.analysis.stats import paired, results_ci_method, summarize_pairs
+from ipc_bench.engine.config import CACHED, SEND
+
+ONE_REPETITION = ("One repetition per case, so no intervals: differences of a few % "
+                  "may be noise (run with `--repeat N` for 95 % intervals).")
+TIMED_REPLAY = ("This is a timed replay: arrivals follow the trace's clock, so both "
+                "policies produce the same tokens in about the same wall time and its "
+                "tokens/s is not a throughput comparison; the latencies are the result.")
+
+Where = Callable[[str], str]
+
+
+def _pct(ratio: float) -> str:
+    return f"{100 * (ratio - 1):+.1f} %"
+
+
+def _interval(row: dict[str, Any], kind: str = "ratio", sign: float = 1.0) -> str:
+    """' [lo, hi] %' of a ``summarize_pairs`` row's ratio interval (as % change), or
+    ' [lo, hi] µs' of its difference interval (ns in the row) times ``sign`` (-1: the
+    interval of cached - send); '' when the row has no interval."""
+    lo, hi = row.get(f"{kind}_low"), row.get(f"{kind}_high")
+    if lo is None or hi is None or not (math.isfinite(lo) and math.isfinite(hi)):
+        return ""
+    if kind == "ratio":
+        return f" [{100 * (lo - 1):+.1f}, {100 * (hi - 1):+.1f}] %"
+    lo, hi = sorted((sign * lo, sign * hi))
+    return f" [{lo / 1e3:+.2f}, {hi / 1e3:+.2f}] µs"
+
+
+def _where(row: dict[str, Any]) -> str:
+    """'At 256 running requests[, k=v...]' from a ``num_running`` label, else 'On
+    `workload`'. ``row``: ``workload``, optional ``num_running`` and ``labels`` (the
+    workload's other labels)."""
+    n = row.get("num_running")
+    if n is not None and n == n:
+        extra = "".join(f", {k}={v:g}" if isinstance(v, float) else f", {k}={v}"
+                        for k, v in (row.get("labels") or {}).items())
+        return f"At {int(n):,} running request{'' if int(n) == 1 else 's'}{extra}"
+    return f"On `{row.get('workload')}`"
+
+
+def _where_of(cases, labels: list[str]) -> Where:
+    """workload -> 'At 256 running requests...' from the run's label columns."""
+    wl_labels = {rec["workload"]: {c: rec[c] for c in labels}
+                 for rec in cases.drop_duplicates("workload").to_dict("records")}
+
+    def where(workload: str) -> str:
+        lab = dict(wl_labels.get(workload, {}))
+        return _where(dict(workload=workload, num_running=lab.pop("num_running", None),
+                           labels=lab))
+    return where
+
+
+def _codec_name(codec: str) -> str:
+    return "single process, no serialization" if codec == SINGLE_PROCESS else codec
+
+
+def _latency_clause(cases, key: tuple) -> str:
+    """'TTFT p50 a → b ms, p99 ...; ITL ...' for the send/cached cases of ``key``."""
+    workload, codec = key[0], key[1]
+    sel = cases[(cases["workload"] == workload) & (cases["codec"] == codec)]
+    parts = []
+    for name, label in (("ttft", "TTFT"), ("itl", "ITL"), ("tpot", "TPOT")):
+        stats = []
+        for q in ("p50", "p99") if name != "tpot" else ("mean",):
+            col = f"{name}_ms_{q}"
+            if col not in sel.columns:
+                continue
+            send = sel.loc[sel["policy"] == SEND, col].mean()
+            cached = sel.loc[sel["policy"] == CACHED, col].mean()
+            if send == send and cached == cached:
+                stats.append(f"{q} {send:.3g} → {cached:.3g} ms")
+        if stats:
+            parts.append(f"{label} " + ", ".join(stats))
+    return ("latency send → cached: " + "; ".join(parts)) if parts else ""
+
+
+# --------------------------------------------------------------------------------------
+# cached against send, per workload and codec
+
+#: The pair tables a finding reads, by role.
+PAIR_METRICS = dict(tput="output_tokens_per_s", s2r="sched_to_runner_payload_bytes_per_step",
+                     enc="encode_ns_per_step", build="build_ns_per_step")
+
+
+def _pair_tables(results) -> dict[str, dict[tuple, dict[str, Any]]]:
+    """role -> {(workload, codec, transport, model): ``summarize_pairs`` row}."""
+    method = results_ci_method(results.metadata)
+    out = {}
+    for role, key in PAIR_METRICS.items():
+        rows = summarize_pairs(paired(results.cases, key, labels=results.labels),
+                               method=method)
+        out[role] = {(r["workload"], r["codec"], r.get("transport"), r.get("model")): r
+                     for r in rows}
+    return out
+
+
+def _saving_clauses(tables, key: tuple) -> list[str]:
+    """What cached saves (or spends) against send for ``key``: bytes, encode, build."""
+    codec = key[1]
+    clauses = []
+    b = tables["s2r"].get(key)
+    if b and codec != SINGLE_PROCESS and b[SEND]:
+        fewer = b["diff"]
+        clauses.append(f"sends {abs(fewer):,.0f} {'fewer' if fewer >= 0 else 'more'} "
+                       f"bytes per step to the runner ({100 * abs(fewer) / b[SEND]:.1f} % "
+                       f"{'less' if fewer >= 0 else 'more'})")
+    e = tables["enc"].get(key)
+    if e and codec != SINGLE_PROCESS:
+        saved = e["diff"] / 1e3
+        interval = _interval(e, "diff", 1.0 if saved >= 0 else -1.0) if e["n"] > 1 else ""
+        clauses.append(f"{'saves' if saved >= 0 else 'spends'} {abs(saved):.2f} µs of "
+                       f"encode per step{interval}")
+    bl = tables["build"].get(key)
+    if bl:
+        saved = bl["diff"] / 1e3
+        clauses.append(f"{'saves' if saved >= 0 else 'spends'} {abs(saved):.2f} µs "
+                       f"building the SchedulerOutput")
+    return clauses
+
+
+def _pair_finding(cases, tables, key: tuple, where: Where, timed: bool) -> str:
+    """One sentence on cached against send for ``key`` (workload, codec, transport,
+    model): its savings, then its tokens/s change (or, timed, its latencies)."""
+    workload, codec, model = key[0], key[1], key[3]
+    t = tables["tput"][key]
+    what = _codec_name(codec) + (f", {model} model" if model and model != "null" else "")
+    clauses = _saving_clauses(tables, key)
+    text = f"{where(workload)} ({what}), cached "
+    joined = (", ".join(clauses[:-1]) + " and " + clauses[-1] if len(clauses) > 1
+              else "".join(clauses))
+    if timed:
+        lat = _latency_clause(cases, key)
+        return text + (joined + "; " if joined else "") + (lat or "shows no latency data") + "."
+    if clauses:
+        text += joined + "; output tokens/s changes by "
+    else:
+        text += "changes output tokens/s by "
+    text += f"{_pct(t['ratio'])}"
+    if t["n"] > 1:
+        text += (_interval(t) + f" over {t['n']} repetitions"
+                 + (", no significant difference" if t["significant"] is False else ""))
+    return text + f" ({t[SEND]:,.0f} → {t[CACHED]:,.0f} tok/s)."
+
+
+# --------------------------------------------------------------------------------------
+# baselines and shares
+
+
+def _token_bytes_findings(ok) -> list[str]:
+    """send's new_token_ids bytes split into decode tokens and re-sent prompt chunks."""
+    send = ok[(ok["policy"] == SEND) & (ok["codec"] != SINGLE_PROCESS)]
+    if "prompt_chunk_bytes_per_step" not in send.columns:
+        return []
+    out = []
+    for (workload, codec), g in send.groupby(["workload", "codec"], sort=False):
+        tok = float(g["decode_token_bytes_per_step"].mean())
+        prompt = float(g["prompt_chunk_bytes_per_step"].mean())
+        total = float(g["sched_to_runner_payload_bytes_per_step"].mean())
+        if prompt > 0:
+            out.append(
+                f"On `{workload}` ({codec}), send's new_token_ids take {tok + prompt:,.1f} "
+                f"of {total:,.0f} bytes per step: {tok:,.1f} B decode tokens and "
+                f"{prompt:,.1f} B prompt chunks re-sent during chunked prefill.")
+    return out
+
+
+def _single_process_findings(ok, where: Where) -> list[str]:
+    """The single-process baseline's tokens/s against the two-process msgpack cases."""
+    if not (ok["codec"] == SINGLE_PROCESS).any():
+        return []
+    out = []
+    for workload, g in ok.groupby("workload", sort=False):
+        single = g[g["codec"] == SINGLE_PROCESS]["output_tokens_per_s"].mean()
+        two = g[g["codec"] == "msgpack"]["output_tokens_per_s"].mean()
+        if single == single and two == two and two > 0:
+            out.append(f"{where(workload)}, the single-process baseline (no IPC, no serialization) "
+                       f"runs {single:,.0f} tok/s, {single / two:.2f}x the two-process "
+                       f"msgpack cases ({two:,.0f} tok/s; means over policies): the "
+                       "cost of having IPC at all.")
+    return out
+
+
+def _share_findings(cases, where: Where, labels: list[str]) -> list[str]:
+    """Send's cost as a share of the step at the largest running count of each codec
+    (and other workload label), from ``plots.send_cost_table``."""
+    from ipc_bench.report.plots import S2R_MEDIAN_COLUMN, send_cost_table
+
+    table = send_cost_table(cases, labels=labels)
+    if len(table) == 0 or table["share_s2r"].isna().all():
+        return []
+    table = table[table["codec"] != SINGLE_PROCESS]
+    median = ", medians" if S2R_MEDIAN_COLUMN in cases.columns else ""
+    other = [c for c in labels if c != "num_running" and c in table.columns]
+    out = []
+    for _, g in table.groupby(["codec"] + other, sort=False):
+        top = g[g["running"] == g["running"].max()]
+        s2r_us = float(top["_s2r_diff"].mean()) / 1e3
+        step_ms = float(top["step_ms"].mean())
+        share_s2r = float(top["share_s2r"].mean())
+        share_step = float(top["share_step"].mean())
+        codec = top["codec"].iloc[0]
+        out.append(f"{where(top['workload'].iloc[0])} ({codec}), send's SchedulerOutput path "
+                   f"(build + encode + decode{median}) costs {s2r_us:.2f} µs per step, "
+                   f"{share_s2r:.2f} % of the {step_ms * 1e3:,.0f} µs median step; the whole "
+                   f"median step differs by {share_step:+.2f} % (noisier).")
+    return out
+
+
+def _floor_findings(ok) -> list[str]:
+    """The range of measured step time over the floor's across cases."""
+    if "step_to_floor_ratio" not in ok.columns or not ok["step_to_floor_ratio"].notna().any():
+        return []
+    r = ok["step_to_floor_ratio"].dropna()
+    return [f"The harness's measured steps take {r.min():.2f}x to {r.max():.2f}x the "
+            "floor (the same recorded messages exchanged bare) across cases."]
+
+
+def findings(results) -> list[str]:
+    """Findings of one run as sentences with numbers (see the module docstring).
+    ``results``: one run (``load``)."""
+    cases = results.cases
+    if cases.empty:
+        return ["The run has no finished case."]
+    timed = "trace_speedup" in cases.columns and cases["trace_speedup"].notna().any()
+    tables = _pair_tables(results)
+    where = _where_of(cases, results.labels)
+    out = [_pair_finding(cases, tables, key, where, timed) for key in tables["tput"]]
+    if timed:
+        out.append(TIMED_REPLAY)
+    if tables["tput"] and all(t["n"] < 2 for t in tables["tput"].values()) and not timed:
+        out.insert(0, ONE_REPETITION)
+    ok = cases[cases["output_tokens_per_s"].notna()] if "output_tokens_per_s" in cases else cases
+    out.extend(_token_bytes_findings(ok))
+    out.extend(_single_process_findings(ok, where))
+    if not timed:
+        out.extend(_share_findings(cases, where, results.labels))
+    out.extend(_floor_findings(ok))
+    return out

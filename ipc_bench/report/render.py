@@ -1,0 +1,103 @@
+"""Rendering a report's blocks to Markdown and to a self-contained HTML page.
+
+A report is a list of blocks (``ipc_bench.report.blocks`` builds them), each a tuple:
+
+    ("h", level, text) ("p", text) ("ul", [text]) ("table", header, rows)
+    ("fig", file name, title, caption, png bytes) ("note", text) ("code", text)
+
+Text may hold Markdown's ``code`` spans and **bold**; HTML rendering turns those
+two into tags and escapes the rest.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import re
+from typing import Sequence
+
+#: One report block (see the module docstring).
+Block = tuple
+
+
+def _md_cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(blocks: Sequence[Block]) -> str:
+    """Markdown (GitHub flavour) of ``blocks``; figures link to their PNG files."""
+    out: list[str] = []
+    for b in blocks:
+        kind = b[0]
+        if kind == "h":
+            out.append("#" * b[1] + " " + b[2])
+        elif kind == "p":
+            out.append(b[1])
+        elif kind == "note":
+            out.append(f"> **Note:** {b[1]}")
+        elif kind == "code":
+            out.append(f"```\n{b[1]}\n```")
+        elif kind == "ul":
+            out.append("\n".join(f"- {item}" for item in b[1]) if b[1] else "- (none)")
+        elif kind == "table":
+            header, rows = b[1], b[2]
+            lines = ["| " + " | ".join(_md_cell(h) for h in header) + " |",
+                     "|" + "|".join("---" for _ in header) + "|"]
+            lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
+            out.append("\n".join(lines))
+        elif kind == "fig":
+            _, name, title, caption, _png = b
+            out.append(f"**{title}**\n\n![{title}]({name})\n\n{caption}")
+    return "\n\n".join(out) + "\n"
+
+
+def _inline_html(text: str) -> str:
+    text = html.escape(str(text))
+    text = re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
+    return re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", text)
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1200px;
+margin:2em auto;padding:0 1em;line-height:1.45;color:#222}
+table{border-collapse:collapse;margin:.6em 0;font-size:.86em}
+th,td{border:1px solid #ccc;padding:.25em .5em;text-align:right;vertical-align:top}
+th{background:#f2f2f2}td:first-child,th:first-child{text-align:left}
+code{background:#f4f4f4;padding:0 .2em;border-radius:3px}
+figure{margin:1.2em 0}figure img{max-width:100%;border:1px solid #eee}
+figcaption{font-size:.9em;color:#444}
+.note{background:#fff6e0;border-left:4px solid #e69f00;padding:.4em .8em}
+"""
+
+
+def render_html(blocks: Sequence[Block], title: str) -> str:
+    """A self-contained HTML page of ``blocks``: figures embedded as base64 PNG."""
+    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+           f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"]
+    for b in blocks:
+        kind = b[0]
+        if kind == "h":
+            out.append(f"<h{b[1]}>{_inline_html(b[2])}</h{b[1]}>")
+        elif kind == "p":
+            out.append(f"<p>{_inline_html(b[1])}</p>")
+        elif kind == "note":
+            out.append(f'<p class="note"><strong>Note:</strong> {_inline_html(b[1])}</p>')
+        elif kind == "code":
+            out.append(f"<pre>{html.escape(b[1])}</pre>")
+        elif kind == "ul":
+            items = "".join(f"<li>{_inline_html(i)}</li>" for i in b[1]) or "<li>(none)</li>"
+            out.append(f"<ul>{items}</ul>")
+        elif kind == "table":
+            head = "".join(f"<th>{_inline_html(h)}</th>" for h in b[1])
+            body = "".join("<tr>" + "".join(f"<td>{_inline_html(c)}</td>" for c in row)
+                           + "</tr>" for row in b[2])
+            out.append(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+        elif kind == "fig":
+            _, name, ftitle, caption, png = b
+            data = base64.b64encode(png).decode("ascii")
+            out.append(f'<figure><img alt="{html.escape(ftitle)}" '
+                       f'src="data:image/png;base64,{data}"><figcaption><strong>'
+                       f"{html.escape(ftitle)}</strong> ({html.escape(name)}). "
+                       f"{_inline_html(caption)}</figcaption></figure>")
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"

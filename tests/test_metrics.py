@@ -1,0 +1,148 @@
+"""The metrics registry (``ipc_bench.analysis.metrics``) and the tables that read it."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from ipc_bench.analysis import metrics, stats
+from ipc_bench.analysis.metrics import METRICS, metric
+from ipc_bench.report import blocks, findings, plots, tables
+
+PACKAGE = Path(__file__).resolve().parents[1] / "ipc_bench"
+
+
+def _summary(policy: str, rep: int, tps: float, step: float) -> dict:
+    send = policy == "send"
+    return dict(case_id=f"num_running=4/{policy}/msgpack#{rep}", scenario="decode-steady",
+                workload="num_running=4", num_running=4, policy=policy, arm=policy,
+                codec="msgpack", transport="ipc", model="null", repetition=rep, complete=True,
+                num_steps=200, runner_device="cpu", output_tokens_per_s=tps,
+                floor_output_tokens_per_s=2 * tps, step_to_floor_ratio=2.0,
+                sched_to_runner_payload_bytes_per_step=1530.0 if send else 1449.0,
+                runner_to_sched_payload_bytes_per_step=1424.0,
+                decode_token_bytes_per_step=64.0 if send else 0.0,
+                prompt_chunk_bytes_per_step=0.0,
+                build_ns_per_step=8100.0 if send else 3200.0, encode_ns_per_step=5400.0,
+                decode_ns_per_step=16500.0, step_ns_mean=step, step_ns_median=step - 1000,
+                sched_cpu_ns_per_step=step / 2)
+
+
+SUMMARIES = [_summary("send", 0, 56602.0, 282700.0), _summary("cached", 0, 69154.0, 231400.0),
+             _summary("send", 1, 56000.0, 285000.0), _summary("cached", 1, 70000.0, 230000.0)]
+
+# Rendered by the tables of commit da7147c (before the registry) from SUMMARIES.
+GOLDEN_TABLES = """
+decode-steady  [num_running=4]  device=cpu
+policy  codec    transport  steps  out tok/s  floor tok/s  x floor  s2r B/step  r2s B/step  tok B/step  prompt B/step  build us  encode us  decode us  mean step us
+------  -------  ---------  -----  ---------  -----------  -------  ----------  ----------  ----------  -------------  --------  ---------  ---------  ------------
+send    msgpack  ipc          200     56,602      113,204     2.00       1,530       1,424          64              0       8.1        5.4       16.5         282.7
+cached  msgpack  ipc          200     69,154      138,308     2.00       1,449       1,424           0              0       3.2        5.4       16.5         231.4
+send    msgpack  ipc          200     56,000      112,000     2.00       1,530       1,424          64              0       8.1        5.4       16.5         285.0
+cached  msgpack  ipc          200     70,000      140,000     2.00       1,449       1,424           0              0       3.2        5.4       16.5         230.0
+  cached/send (msgpack, mean over repetitions): tok/s 1.236, s2r B 0.947, build 0.395, encode 1.000, decode 1.000, step 0.813"""
+
+GOLDEN_COMPARISONS = """
+cached vs send  [num_running=4]  msgpack: 2 paired repetitions, 95% intervals (t-interval on log ratios)
+metric       unit   send median [IQR]  cached median [IQR]  cached/send        ratio CI  send-cached            diff CI                                      verdict
+-----------  -----  -----------------  -------------------  -----------  --------------  -----------  -----------------  -------------------------------------------
+step mean    us     283.9 [1.15]              230.7 [0.70]        0.813  [0.743, 0.889]         53.1       [29.6, 76.7]   significant: cached 18.7 % lower than send
+step median  us     282.9 [1.15]              229.7 [0.70]        0.812  [0.742, 0.889]         53.1       [29.6, 76.7]   significant: cached 18.8 % lower than send
+out tok/s    tok/s  56,301 [301.0]          69,577 [423.0]        1.236  [1.069, 1.429]      -13,276  [-22,475, -4,077]  significant: cached 23.6 % higher than send
+build        us     8.10 [0.00]                3.20 [0.00]        0.395  [0.395, 0.395]         4.90       [4.90, 4.90]   significant: cached 60.5 % lower than send
+encode       us     5.40 [0.00]                5.40 [0.00]        1.000  [1.000, 1.000]         0.00       [0.00, 0.00]                    no significant difference
+decode       us     16.5 [0.00]                16.5 [0.00]        1.000  [1.000, 1.000]         0.00       [0.00, 0.00]                    no significant difference
+sched cpu    us     141.9 [0.58]              115.4 [0.35]        0.813  [0.743, 0.889]         26.6       [14.8, 38.3]   significant: cached 18.7 % lower than send
+s2r bytes    B      1,530 [0.00]              1,449 [0.00]        0.947  [0.947, 0.947]         81.0       [81.0, 81.0]    significant: cached 5.3 % lower than send
+r2s bytes    B      1,424 [0.00]              1,424 [0.00]        1.000  [1.000, 1.000]         0.00       [0.00, 0.00]                    no significant difference"""
+
+GOLDEN_LATENCY = """
+Latency (timed replay at 2x real time; TTFT from intended arrival)
+policy  codec    transport  TTFT p50 ms  TTFT p99 ms  TPOT mean ms  ITL p50 ms  ITL p99 ms  E2E p50 ms  E2E p99 ms
+------  -------  ---------  -----------  -----------  ------------  ----------  ----------  ----------  ----------
+send    msgpack  ipc               1.23        45.68         0.123       0.457       8.900        12.3      1234.6
+Note: a replay at a fixed arrival rate is arrival-bound; its tokens/s is not a throughput comparison between policies."""
+
+
+def test_case_table_renders_the_golden_text():
+    assert tables.format_tables(SUMMARIES) == GOLDEN_TABLES
+
+
+def test_comparison_block_renders_the_golden_text():
+    assert tables.format_comparisons(stats.compare_cases(SUMMARIES)) == GOLDEN_COMPARISONS
+
+
+def test_latency_table_renders_the_golden_text():
+    s = dict(SUMMARIES[0], trace_speedup=2.0, ttft_ms_p50=1.2345, ttft_ms_p99=45.678,
+             tpot_ms_mean=0.12345, itl_ms_p50=0.4567, itl_ms_p99=8.9, e2e_ms_p50=12.34,
+             e2e_ms_p99=1234.56)
+    assert tables.format_latency([s]) == GOLDEN_LATENCY
+
+
+@pytest.mark.parametrize("keys", [
+    tables.CASE_TABLE, tables.LATENCY_TABLE, tables.RATIO_METRICS, stats.COMPARED_KEYS,
+    blocks.PAIR_TABLE, blocks.SIDE_BY_SIDE, plots.S2R_COST_COLUMNS,
+    (plots.S2R_MEDIAN_COLUMN, plots.THROUGHPUT),
+    tuple(findings.PAIR_METRICS.values()),
+], ids=["case", "latency", "ratios", "compared", "pairs", "side-by-side", "s2r-cost",
+        "plots", "findings"])
+def test_every_listed_metric_is_in_the_registry(keys):
+    for key in keys:
+        if key in tables.IDENTITY:
+            continue
+        assert metric(key).key == key
+
+
+def test_registry_entries():
+    assert all(m.key == k for k, m in METRICS.items())
+    assert len({m.header for m in METRICS.values()}) == len(METRICS)  # headers tell apart
+    for m in METRICS.values():
+        assert m.unit and m.label and m.header
+        if m.scale is not None:
+            assert m.display_unit
+    # compare_cases records each metric's unit as the registry has it
+    assert dict(stats.COMPARED_METRICS) == {k: METRICS[k].unit for k in stats.COMPARED_KEYS}
+    step = metric("step_ns_mean")
+    assert (step.unit, step.display_unit, step.display(282700.0)) == ("ns", "us", 282.7)
+    assert (step.cell(282700.0), step.cell(None)) == ("282.7", "-")
+    assert metric("num_steps").cell(213) == "213"  # counts shown as recorded
+    assert (step.short, step.ratio_short) == ("step mean", "step")
+    with pytest.raises(KeyError, match="not in the metrics registry"):
+        metric("no_such_metric")
+    assert metrics.metric is metric
+
+
+def test_cells_and_headers_follow_the_registry():
+    keys = ("policy", "output_tokens_per_s", "build_ns_per_step", "no_value_here")
+    with pytest.raises(KeyError):
+        tables.header(keys)
+    keys = keys[:3]
+    assert tables.header(keys) == ["policy", "out tok/s", "build us"]
+    assert tables.cells(SUMMARIES[0], keys) == ["send", "56,602", "8.1"]
+    assert tables.cells({}, keys) == ["-", "-", "-"]
+
+
+def _imports(path: Path) -> list[str]:
+    names = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names.append(node.module)
+        elif isinstance(node, ast.Import):
+            names.extend(a.name for a in node.names)
+    return names
+
+
+def test_analysis_imports_neither_report_nor_cli():
+    """Layers: analysis never imports report or cli. One call-time exception until the
+    microbench command moves to cli: the default text of ``microbench._coordinate``."""
+    for path in sorted((PACKAGE / "analysis").glob("*.py")):
+        bad = [n for n in _imports(path)
+               if n.startswith(("ipc_bench.report", "ipc_bench.cli"))]
+        if path.name == "microbench.py":
+            assert bad in ([], ["ipc_bench.report.microbench"]), bad
+        else:
+            assert bad == [], (path.name, bad)
+    for path in sorted((PACKAGE / "report").glob("*.py")):
+        assert not [n for n in _imports(path) if n.startswith("ipc_bench.cli")], path.name
