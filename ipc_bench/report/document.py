@@ -17,14 +17,12 @@ unsupported result format) is one line on stderr and exit code 2.
 
 from __future__ import annotations
 
-import argparse
 import base64
 import datetime
 import html
 import math
 import re
 import shutil
-import sys
 import time
 from pathlib import Path
 from typing import Any, Optional, Sequence
@@ -677,32 +675,3 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
     for run_id, path in results.paths.items():
         shutil.copyfile(path / "summary.json", out / f"{_slug(run_id)}.summary.json")
     return out
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):
-        raise ResultsError(message)
-
-
-def main(argv: Sequence[str]) -> int:
-    """``bench.py report`` entry point; returns the exit code (0, or 2 on bad input)."""
-    p = _Parser(prog="bench.py report", description=(
-        "Render run folders into report.md and a self-contained report.html with "
-        "figures (PNG beside them), findings, tables, configuration and environment; "
-        "two or more runs are compared side by side."))
-    p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run folder(s)")
-    p.add_argument("--output", metavar="DIR",
-                   help="report folder (default: RUN_DIR/report, or report-<time> beside "
-                        "the first run for several)")
-    try:
-        args = p.parse_args(list(argv))
-        out = write_report(args.run_dirs, args.output,
-                           command="python bench.py report " + " ".join(argv))
-    except ResultsError as exc:
-        print(f"bench.py report: error: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"bench.py report: error: cannot write the report: {exc}", file=sys.stderr)
-        return 2
-    print(f"report: {out / 'report.html'}")
-    return 0
