@@ -285,7 +285,7 @@ def test_report_intervals_are_the_cli_comparison_block(tmp_path):
     cli_rows = _cli_comparison_rows(stdout)
     assert {(c, m) for _, c, m in cli_rows} >= {("msgpack", m) for m in CLI_TO_REPORT.values()}
     assert ("num_running=4", "none", "output tokens/s") in cli_rows  # single process too
-    assert report.main([str(run), "--output", str(tmp_path / "rep")]) == 0
+    assert cli.main(["report", str(run), "--output", str(tmp_path / "rep")]) == 0
     md = (tmp_path / "rep" / "report.md").read_text()
     table = {}
     for line in md.splitlines():
@@ -372,7 +372,7 @@ def test_timed_replay_report_has_latency_cdfs(tmp_path):
     res = load(run)
     assert len(res.itl) == int((res.requests["num_output_tokens"] - 1).clip(lower=0).sum())
     out = tmp_path / "rep"
-    assert report.main([str(run), "--output", str(out)]) == 0
+    assert cli.main(["report", str(run), "--output", str(out)]) == 0
     assert (out / "latency_cdfs.png").is_file()
     md = (out / "report.md").read_text()
     assert "latency send → cached: TTFT p50 " in md
