@@ -29,7 +29,7 @@ def cases(opts: ScenarioOptions) -> list[CaseSpec]:
     base = replace(opts, num_running=opts.num_running or [256], repeat=1, aa=False,
                    codecs=opts.codecs if opts.codecs != ["msgpack", "pickle"] else ["msgpack"],
                    floor=False, single_process=False)
-    templates = steady_cases(base, NAME, base.num_running, single_process=True)
+    templates = steady_cases(base, NAME, base.num_running)
     out = []
     for rep in range(repeat):
         for t in templates:

@@ -9,7 +9,8 @@ why; its first line is the ``--list`` summary) and ``cases(opts) -> list[CaseSpe
 It may also define ``report(summaries) -> str``: called by the CLI after the tables
 with the cases' summary dicts (it may add derived fields to them, which are then
 written to ``summary.json``); the text it returns is printed. A scenario imports
-from here and from the engine, never from another scenario.
+what it shares with others from here (and the engine, analysis or report helpers it
+needs), never from another scenario.
 """
 
 from __future__ import annotations
