@@ -11,16 +11,12 @@ Options as azure-conv: ``--trace PATH`` (``AzureLLMInferenceTrace_code.csv``),
 
 from __future__ import annotations
 
-from ipc_bench.engine.config import SchedulerConfig
-from ipc_bench.harness.scenario import ScenarioOptions
-from scenarios.azure_conv import trace_cases
+from ipc_bench.harness.spec import CaseSpec
+from ipc_bench.harness.scenario import (CODE_SCHEDULER, CODE_TRACE_FILE, ScenarioOptions,
+                                        trace_cases)
 
 NAME = "azure-code"
-TRACE_FILE = "AzureLLMInferenceTrace_code.csv"
-#: Limits of the code-trace scenarios (logical and timed).
-SCHEDULER = SchedulerConfig(max_num_seqs=256, max_num_batched_tokens=2048,
-                            max_model_len=8192, num_blocks=131072)
 
 
-def cases(opts: ScenarioOptions):
-    return trace_cases(opts, NAME, TRACE_FILE, SCHEDULER)
+def cases(opts: ScenarioOptions) -> list[CaseSpec]:
+    return trace_cases(opts, NAME, CODE_TRACE_FILE, CODE_SCHEDULER)

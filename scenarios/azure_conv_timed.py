@@ -10,12 +10,15 @@ Options: ``--trace PATH``, ``--max-requests N`` (default 300), ``--trace-speedup
 
 from __future__ import annotations
 
-from ipc_bench.harness.scenario import ScenarioOptions
-from scenarios.azure_conv import SCHEDULER, TRACE_FILE, latency_report, trace_cases
+from ipc_bench.harness.spec import CaseSpec
+from ipc_bench.harness.scenario import (CONV_SCHEDULER, CONV_TRACE_FILE, ScenarioOptions,
+                                        trace_cases)
+from ipc_bench.report.tables import format_latency
 
 NAME = "azure-conv-timed"
-report = latency_report
+#: Latency percentiles (ms) per case, with the arrival-bound caveat.
+report = format_latency
 
 
-def cases(opts: ScenarioOptions):
-    return trace_cases(opts, NAME, TRACE_FILE, SCHEDULER, timed=True)
+def cases(opts: ScenarioOptions) -> list[CaseSpec]:
+    return trace_cases(opts, NAME, CONV_TRACE_FILE, CONV_SCHEDULER, timed=True)

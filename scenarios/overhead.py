@@ -18,8 +18,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ipc_bench.harness.spec import CaseSpec
-from ipc_bench.harness.scenario import ScenarioOptions
-from scenarios import decode_steady
+from ipc_bench.harness.scenario import ScenarioOptions, steady_cases
 
 NAME = "overhead"
 ARMS = ("totals", "steps")
@@ -30,7 +29,7 @@ def cases(opts: ScenarioOptions) -> list[CaseSpec]:
     base = replace(opts, num_running=opts.num_running or [256], repeat=1, aa=False,
                    codecs=opts.codecs if opts.codecs != ["msgpack", "pickle"] else ["msgpack"],
                    floor=False, single_process=False)
-    templates = decode_steady.cases(base)
+    templates = steady_cases(base, NAME, base.num_running)
     out = []
     for rep in range(repeat):
         for t in templates:

@@ -46,10 +46,9 @@ from typing import Any, Optional
 
 from ipc_bench.harness.spec import CaseSpec
 from ipc_bench.engine.config import ConfigError
-from ipc_bench.harness.scenario import ScenarioOptions, grid
+from ipc_bench.harness.scenario import ScenarioOptions, grid, steady_case
 from ipc_bench.analysis.stats import arms_by_repetition
 from ipc_bench.report.tables import render
-from scenarios.decode_steady import steady_case
 
 NAME = "step-time"
 DEFAULT_STEP_TIMES_MS = [2.0, 5.0, 20.0]

@@ -14,7 +14,7 @@ import pytest
 from analysis_run import REPO, make_small_run, run_bench
 from ipc_bench import cli
 from ipc_bench.report import plots
-from ipc_bench.report import document as report
+from ipc_bench.report.findings import findings
 from ipc_bench.report.blocks import format_value
 from ipc_bench.analysis import stats
 from ipc_bench.harness.spec import RUNNER_COLUMNS, SCHED_COLUMNS
@@ -286,7 +286,7 @@ def test_report_intervals_are_the_cli_comparison_block(tmp_path):
     cli_rows = _cli_comparison_rows(stdout)
     assert {(c, m) for _, c, m in cli_rows} >= {("msgpack", m) for m in CLI_TO_REPORT.values()}
     assert ("num_running=4", "none", "output tokens/s") in cli_rows  # single process too
-    assert report.main([str(run), "--output", str(tmp_path / "rep")]) == 0
+    assert cli.main(["report", str(run), "--output", str(tmp_path / "rep")]) == 0
     md = (tmp_path / "rep" / "report.md").read_text()
     table = {}
     for line in md.splitlines():
@@ -355,7 +355,7 @@ def test_step_time_sweep_lights_up_the_share_figure(tmp_path):
     table = plots.send_cost_table(res.cases, labels=res.labels)
     assert sorted(table["step_time_ms"].unique()) == [1.0, 2.0]
     assert (table["step_ms"] > table["step_time_ms"]).all()  # a measured step includes the busy-wait
-    lines = report.findings(res)
+    lines = findings(res)
     assert any(line.startswith("At 4 running requests, step_time_ms=2 (msgpack), send's "
                                "SchedulerOutput path") for line in lines), lines
 
@@ -373,7 +373,7 @@ def test_timed_replay_report_has_latency_cdfs(tmp_path):
     res = load(run)
     assert len(res.itl) == int((res.requests["num_output_tokens"] - 1).clip(lower=0).sum())
     out = tmp_path / "rep"
-    assert report.main([str(run), "--output", str(out)]) == 0
+    assert cli.main(["report", str(run), "--output", str(out)]) == 0
     assert (out / "latency_cdfs.png").is_file()
     md = (out / "report.md").read_text()
     assert "latency send → cached: TTFT p50 " in md

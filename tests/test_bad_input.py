@@ -18,6 +18,7 @@ import pytest
 
 from fault_helpers import REPO, children
 from ipc_bench import cli
+from ipc_bench.cli import run as cli_run
 from ipc_bench.harness.scenario import discover
 
 DS = ["--scenario", "decode-steady"]
@@ -176,7 +177,7 @@ def test_bad_paths(kind, argv, message, tmp_path, capsys):
 
 def test_runner_buffers_larger_than_memory_are_refused(monkeypatch, capsys):
     # 256 x (4096 tokens + 256 block-table entries) x 4 bytes = 4.25 MiB > 50 % of 1 MiB
-    monkeypatch.setattr(cli, "_available_memory_bytes", lambda: 2**20)
+    monkeypatch.setattr(cli_run, "available_memory_bytes", lambda: 2**20)
     code, lines, out = _run_main(DS + ["--num-running", "256"], capsys)
     assert (code, lines, out) == (2, ["bench.py: error: max_num_seqs 256 x max_model_len 4096 "
                                       "needs 4 MiB of runner buffers, more than 50% of the 1 "

@@ -122,27 +122,3 @@ def test_cells_and_headers_follow_the_registry():
     assert tables.header(keys) == ["policy", "out tok/s", "build us"]
     assert tables.cells(SUMMARIES[0], keys) == ["send", "56,602", "8.1"]
     assert tables.cells({}, keys) == ["-", "-", "-"]
-
-
-def _imports(path: Path) -> list[str]:
-    names = []
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            names.append(node.module)
-        elif isinstance(node, ast.Import):
-            names.extend(a.name for a in node.names)
-    return names
-
-
-def test_analysis_imports_neither_report_nor_cli():
-    """Layers: analysis never imports report or cli. One call-time exception until the
-    microbench command moves to cli: the default text of ``microbench._coordinate``."""
-    for path in sorted((PACKAGE / "analysis").glob("*.py")):
-        bad = [n for n in _imports(path)
-               if n.startswith(("ipc_bench.report", "ipc_bench.cli"))]
-        if path.name == "microbench.py":
-            assert bad in ([], ["ipc_bench.report.microbench"]), bad
-        else:
-            assert bad == [], (path.name, bad)
-    for path in sorted((PACKAGE / "report").glob("*.py")):
-        assert not [n for n in _imports(path) if n.startswith("ipc_bench.cli")], path.name

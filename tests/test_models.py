@@ -283,7 +283,7 @@ def test_null_model_does_not_import_torch():
     code = ("import sys; from ipc_bench.engine.config import *; from ipc_bench.engine.model_runner import "
             "ModelRunner; ModelRunner(SchedulerConfig(), ModelConfig(name='fixed-step'), 'send');"
             " ModelRunner(SchedulerConfig(), ModelConfig(), 'send');"
-            " import ipc_bench.cli, ipc_bench.harness.supervisor, scenarios.step_time;"
+            " import ipc_bench.cli, ipc_bench.harness.supervisor, ipc_bench.scenarios.step_time;"
             " print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
                          text=True, check=True)
@@ -354,7 +354,7 @@ def test_cli_rejects_bad_model_settings(args, message, capsys, tmp_path):
 
 
 def test_step_time_grid():
-    from scenarios import step_time
+    from ipc_bench.scenarios import step_time
 
     cases = step_time.cases(ScenarioOptions())
     assert len(cases) == 3 * 3 * 2 * 2
@@ -364,7 +364,7 @@ def test_step_time_grid():
 
 
 def test_step_time_crossing():
-    from scenarios.step_time import crossing
+    from ipc_bench.scenarios.step_time import crossing
 
     assert crossing([(16, 0.002), (64, 0.006), (256, 0.02)]) == "~119 (interpolated)"
     assert crossing([(64, 0.004), (16, 0.001), (256, 0.008)]) == "~352 (extrapolated)"
@@ -373,7 +373,7 @@ def test_step_time_crossing():
 
 
 def test_step_time_report_adds_send_costs():
-    from scenarios.step_time import report
+    from ipc_bench.scenarios.step_time import report
 
     def summary(policy, b, step_ns, build, encode, decode):
         return dict(scenario="step-time", complete=True, num_steps=10, step_time_ms=2.0,

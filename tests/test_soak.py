@@ -131,7 +131,7 @@ def test_rss_sampler_reads_both_processes():
 
 @pytest.mark.skipif(not CONV.exists(), reason=f"trace not found: {CONV}")
 def test_soak_scenario_short(tmp_path, monkeypatch, capsys):
-    import scenarios.soak as soak
+    import ipc_bench.scenarios.soak as soak
 
     monkeypatch.setattr(soak, "RSS_INTERVAL_S", 0.02)
     monkeypatch.setattr(recording, "FLUSH_INTERVAL_S", 0.02)

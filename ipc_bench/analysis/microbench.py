@@ -41,9 +41,9 @@ import sys
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional
 
-from ipc_bench.analysis.capture import CaptureError, CaptureFile, arms_in, load_captures
+from ipc_bench.analysis.capture import CaptureFile, arms_in, load_captures
 
 BENCH_PY = str(Path(__file__).resolve().parents[2] / "bench.py")
 #: pyperf options the coordinator sets itself.
@@ -63,35 +63,6 @@ def arm_file_name(arm: str) -> str:
 def bench_name(cap: CaptureFile, op: str) -> str:
     """pyperf benchmark name: ``<workload>/<direction>/<codec>/<op>``."""
     return f"{cap.workload}/{cap.direction}/{cap.codec}/{op}"
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):
-        raise MicrobenchError(message)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="bench.py microbench", allow_abbrev=False, description=(
-        "Re-time encode and decode of a run's captured messages with pyperf. Other "
-        "options (--fast, --rigorous, -p, -n, -w, -l, --min-time, --affinity ...) are "
-        "pyperf's and are passed to it."))
-    p.add_argument("run_dir", metavar="RUN_DIR", help="run folder with messages/")
-    p.add_argument("--output", metavar="DIR",
-                   help="where the pyperf JSON files go (default RUN_DIR/microbench)")
-    p.add_argument("--policy", metavar="ARM", help=argparse.SUPPRESS)  # internal: one arm
-    return p
-
-
-def main(argv: Sequence[str]) -> int:
-    """``bench.py microbench ...``; returns the exit code (2: bad input)."""
-    try:
-        ns, rest = build_parser().parse_known_args(list(argv))
-        if ns.policy is None:
-            return _coordinate(ns, rest)
-        return _run_arm(ns, rest)
-    except (MicrobenchError, CaptureError) as exc:
-        print(f"bench.py microbench: error: {exc}", file=sys.stderr)
-        return 2
 
 
 def _captures_of(run_dir: str, arm: Optional[str] = None) -> list[CaptureFile]:
@@ -142,7 +113,7 @@ class _TimedOp:
         return perf() - t0
 
 
-def _run_arm(ns: argparse.Namespace, rest: list[str]) -> int:
+def run_arm(ns: argparse.Namespace, rest: list[str]) -> int:
     import pyperf
 
     from ipc_bench.wire.codecs import model_runner_output_codec, scheduler_output_codec
@@ -170,17 +141,11 @@ def _run_arm(ns: argparse.Namespace, rest: list[str]) -> int:
 # ------------------------------------------------------------------ coordinator
 
 
-def _coordinate(ns: argparse.Namespace, rest: list[str],
-                format_rows: Optional[Callable[[list[dict[str, Any]]], str]] = None) -> int:
+def coordinate(ns: argparse.Namespace, rest: list[str],
+                format_rows: Callable[[list[dict[str, Any]]], str]) -> int:
     """Run pyperf once per arm, then save and print ``in_loop_vs_pyperf``'s rows,
-    printed as ``format_rows`` makes them text (the command line passes
+    made text by ``format_rows`` (the command line passes
     ``ipc_bench.report.microbench.format_in_loop_vs_pyperf``)."""
-    for opt in rest:
-        if opt.split("=", 1)[0] in RESERVED:
-            raise MicrobenchError(f"option {opt} is set by microbench itself")
-    if any(opt in ("-h", "--help") for opt in rest):
-        build_parser().print_help()
-        return 0
     caps = _captures_of(ns.run_dir)
     if not caps:
         raise MicrobenchError(f"no captured messages of repetition 0 in {ns.run_dir}")
@@ -206,10 +171,6 @@ def _coordinate(ns: argparse.Namespace, rest: list[str],
         files[arm] = target
     rows = in_loop_vs_pyperf(caps, files)
     (out_dir / "in_loop_vs_pyperf.json").write_text(json.dumps(rows, indent=1) + "\n")
-    if format_rows is None:
-        # Until ``main`` lives in ipc_bench.cli and passes it: the one place analysis
-        # reaches up to report, at call time only.
-        from ipc_bench.report.microbench import format_in_loop_vs_pyperf as format_rows
     print(format_rows(rows))
     names = [str(files[a]) for a in files]
     if len(names) >= 2:

@@ -1,26 +1,40 @@
-"""Scenario plumbing: options every scenario reads, discovery, and the case grid.
+"""Scenario plumbing: options every scenario reads, discovery, the case grid, and the
+case builders scenarios share.
 
-A scenario is one module in the top-level ``scenarios`` package defining ``NAME``
-(the ``--scenario`` value), a module docstring (what it shows and why; its first
-line is the ``--list`` summary) and ``cases(opts) -> list[CaseSpec]``. It may also
-define ``report(summaries) -> str``: called by the CLI after the tables with the
-cases' summary dicts (it may add derived fields to them, which are then written to
-``summary.json``); the text it returns is printed.
+A scenario is one module in the repository's top-level ``scenarios/`` folder, imported
+as the package ``ipc_bench.scenarios`` (``pyproject.toml`` installs the folder under
+that name; from a checkout, ``scenarios_package`` loads it from beside ``ipc_bench/``).
+It defines ``NAME`` (the ``--scenario`` value), a module docstring (what it shows and
+why; its first line is the ``--list`` summary) and ``cases(opts) -> list[CaseSpec]``.
+It may also define ``report(summaries) -> str``: called by the CLI after the tables
+with the cases' summary dicts (it may add derived fields to them, which are then
+written to ``summary.json``); the text it returns is printed. A scenario imports
+what it shares with others from here (and the engine, analysis or report helpers it
+needs), never from another scenario.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import pkgutil
+import sys
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Optional
 
 import msgspec
 
+import ipc_bench
 from ipc_bench.harness.spec import CaseSpec
 from ipc_bench.engine.config import POLICIES, ConfigError, ModelConfig, SchedulerConfig
+from ipc_bench.engine.traces import load_azure_trace
+from ipc_bench.engine.workloads import SteadyDecodeWorkload, TraceWorkload
 from ipc_bench.wire.codecs import CODECS
+
+#: Import name of the scenarios package (the repository's ``scenarios/`` folder).
+PACKAGE = "ipc_bench.scenarios"
 
 
 @dataclass
@@ -97,15 +111,38 @@ class ScenarioOptions:
                     allow_pickle_over_tcp=self.allow_pickle_over_tcp)
 
 
-def discover() -> dict[str, ModuleType]:
-    """``NAME`` -> module for every module in the ``scenarios`` package."""
-    import scenarios
+def scenarios_package() -> ModuleType:
+    """The ``ipc_bench.scenarios`` package. Installed (``pip install .``), it is a
+    subpackage of ``ipc_bench`` like any other; in a checkout (``python bench.py``, or
+    ``pip install -e .``) it is the ``scenarios/`` folder beside ``ipc_bench/``, loaded
+    from there under that name, so no top-level ``scenarios`` package is needed."""
+    if PACKAGE in sys.modules:
+        return sys.modules[PACKAGE]
+    here = Path(ipc_bench.__file__).resolve().parent
+    init = here.parent / "scenarios" / "__init__.py"
+    if not (here / "scenarios" / "__init__.py").is_file() and init.is_file():
+        spec = importlib.util.spec_from_file_location(
+            PACKAGE, init, submodule_search_locations=[str(init.parent)])
+        package = importlib.util.module_from_spec(spec)
+        sys.modules[PACKAGE] = package
+        try:
+            spec.loader.exec_module(package)
+        except BaseException:
+            del sys.modules[PACKAGE]
+            raise
+        return package
+    return importlib.import_module(PACKAGE)
 
+
+def discover() -> dict[str, ModuleType]:
+    """``NAME`` -> module for every module in the scenarios package (``_``-prefixed
+    modules and modules without ``NAME`` and ``cases`` are skipped)."""
+    package = scenarios_package()
     found: dict[str, ModuleType] = {}
-    for info in sorted(pkgutil.iter_modules(scenarios.__path__), key=lambda i: i.name):
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
         if info.name.startswith("_"):
             continue
-        module = importlib.import_module(f"scenarios.{info.name}")
+        module = importlib.import_module(f"{PACKAGE}.{info.name}")
         name = getattr(module, "NAME", None)
         if name and callable(getattr(module, "cases", None)):
             found[name] = module
@@ -154,3 +191,122 @@ def grid(opts: ScenarioOptions, workloads: list[dict[str, Any]],
                     case.arm = arm
                     cases.append(case)
     return cases
+
+
+# ------------------------------------------------------------- shared case builders
+
+#: Longest prompt and output of the steady-decode workload (``SteadyDecodeWorkload``
+#: defaults).
+PROMPT_LEN_MAX = 256
+OUTPUT_LEN_MAX = 2048
+
+
+def steady_scheduler_config(opts: ScenarioOptions, b: int) -> SchedulerConfig:
+    """Limits for B running requests, with the command line's overrides; refuses
+    limits under which B requests cannot all run or one cannot finish (``ConfigError``)."""
+    cfg = opts.scheduler_config(SchedulerConfig(
+        max_num_seqs=b, max_num_batched_tokens=8192, max_model_len=4096,
+        num_blocks=b * 256 + 256))
+    if b > cfg.max_num_seqs:
+        raise ConfigError(f"--num-running {b} is larger than max_num_seqs "
+                          f"{cfg.max_num_seqs}: a steady batch of {b} cannot run")
+    if cfg.max_model_len <= PROMPT_LEN_MAX:
+        raise ConfigError(f"max_model_len {cfg.max_model_len} must exceed decode-steady's "
+                          f"longest prompt ({PROMPT_LEN_MAX} tokens)")
+    if cfg.max_num_batched_tokens < b:
+        raise ConfigError(f"max_num_batched_tokens {cfg.max_num_batched_tokens} is smaller "
+                          f"than --num-running {b}: not every request can decode each step")
+    # Fewer blocks than B requests need is allowed (requests are preempted and
+    # recomputed); fewer than one request needs could never finish it.
+    longest = min(cfg.max_model_len, PROMPT_LEN_MAX + OUTPUT_LEN_MAX)
+    need = -(-longest // cfg.block_size)
+    if cfg.num_blocks < need:
+        raise ConfigError(f"num_blocks {cfg.num_blocks} cannot hold one request of up to "
+                          f"{longest} tokens in blocks of {cfg.block_size} (need {need})")
+    return cfg
+
+
+def steady_case(opts: ScenarioOptions, scenario: str, labels: dict[str, Any], policy: str,
+                codec: str, rep: int, *, model: ModelConfig, steps: int,
+                warmup: int) -> CaseSpec:
+    """One steady-decode case (decode-steady, step-time, overhead):
+    ``labels["num_running"]`` = B requests decoding at all times, ``warmup`` warm-up
+    steps then ``steps`` counted pure-decode steps (``max_steps`` leaves room for the
+    mixed step each finish costs); 8,192-token budget, ``max_model_len`` 4,096,
+    ``B * 256 + 256`` KV blocks (``steady_scheduler_config``: overrides apply,
+    ``ConfigError`` on limits B requests cannot run under); ``opts`` gives the seed,
+    request-id format, floor and process settings (transport, timeouts, host)."""
+    b = labels["num_running"]
+    # Each finish costs one mixed step; steps over budget make up for them.
+    max_steps = warmup + steps + steps * b // 1000 + 10
+    return CaseSpec(
+        scenario=scenario, labels=labels, policy=policy, codec=codec,
+        scheduler=steady_scheduler_config(opts, b),
+        model=model,
+        make_workload=lambda: SteadyDecodeWorkload(b, seed=opts.seed,
+                                                   vocab_size=model.vocab_size,
+                                                   req_id_format=opts.req_id_format),
+        warmup_steps=warmup, max_steps=max_steps, count="decode_only",
+        floor=opts.floor, repetition=rep, **opts.process_settings())
+
+
+def steady_cases(opts: ScenarioOptions, scenario: str, num_running: list[int],
+                 single_process: bool = False) -> list[CaseSpec]:
+    """The steady-decode grid (decode-steady, overhead): one workload per B in
+    ``num_running``, ``--steps`` (default 1000) counted steps after ``--warmup-steps``
+    (default 100), the model of ``--model`` (default null); ``single_process`` as in
+    ``grid``."""
+    steps = opts.steps or 1000
+    warmup = 100 if opts.warmup_steps is None else opts.warmup_steps
+    model = opts.model_config()
+
+    def make(labels, policy, codec, rep):
+        return steady_case(opts, scenario, labels, policy, codec, rep, model=model,
+                           steps=steps, warmup=warmup)
+
+    return grid(opts, [{"num_running": b} for b in num_running], make,
+                single_process=single_process)
+
+
+#: The Azure LLM inference traces (November 2023) the azure-* scenarios replay: the
+#: CSV's expected file name and the limits of its scenarios (logical and timed).
+CONV_TRACE_FILE = "AzureLLMInferenceTrace_conv.csv"
+#: 2,048-token chunks, room for the conversation trace's longest conversations.
+CONV_SCHEDULER = SchedulerConfig(max_num_seqs=256, max_num_batched_tokens=2048,
+                                 max_model_len=16384, num_blocks=131072)
+CODE_TRACE_FILE = "AzureLLMInferenceTrace_code.csv"
+CODE_SCHEDULER = SchedulerConfig(max_num_seqs=256, max_num_batched_tokens=2048,
+                                 max_model_len=8192, num_blocks=131072)
+
+
+def trace_cases(opts: ScenarioOptions, name: str, trace_file: str,
+                scheduler: SchedulerConfig, timed: bool = False) -> list[CaseSpec]:
+    """Replay cases of an Azure trace (the azure-* scenarios): logical clock, or with
+    ``timed`` the wall clock at ``--trace-speedup`` times real time (default 10; no
+    floor case). ``trace_file``: the CSV's expected name, for the error message;
+    ``scheduler``: the scenario's limits (the command line's overrides apply). Raises
+    ``ConfigError`` without ``--trace`` or on bad limits, ``TraceError`` on an
+    unreadable trace."""
+    if not opts.trace:
+        raise ConfigError(f"scenario {name} needs --trace PATH (the {trace_file} file)")
+    scheduler = opts.scheduler_config(scheduler)
+    trace = load_azure_trace(opts.trace, max_requests=opts.max_requests or 300)
+    step_s = (opts.logical_step_ms or 20.0) / 1000.0
+    warmup = 50 if opts.warmup_steps is None else opts.warmup_steps
+    model = opts.model_config()
+    workload_name = f"{name}:{len(trace)}"
+    speedup = (opts.trace_speedup or 10.0) if timed else None
+
+    def make(labels, policy, codec, rep):
+        return CaseSpec(
+            scenario=name, labels=labels, policy=policy, codec=codec,
+            scheduler=scheduler, model=model,
+            make_workload=lambda: TraceWorkload(trace, name=workload_name, seed=opts.seed,
+                                                vocab_size=model.vocab_size,
+                                                logical_step_s=step_s,
+                                                req_id_format=opts.req_id_format),
+            warmup_steps=warmup, max_steps=None, count="all",
+            floor=opts.floor and not timed, repetition=rep, trace_speedup=speedup,
+            **opts.process_settings())
+
+    return grid(opts, [{"trace": workload_name}], make)

@@ -17,20 +17,14 @@ unsupported result format) is one line on stderr and exit code 2.
 
 from __future__ import annotations
 
-import argparse
 import shutil
-import sys
 import time
 from pathlib import Path
 from typing import Optional, Sequence
 
 from ipc_bench.analysis.results import ResultsError, check_run_dir
-from ipc_bench.report.blocks import CAPTIONS, Block, file_slug, build_blocks
-from ipc_bench.report.findings import findings
+from ipc_bench.report.blocks import build_blocks, file_slug
 from ipc_bench.report.render import render_html, render_markdown
-
-__all__ = ["CAPTIONS", "Block", "build_blocks", "findings", "main", "render_html",
-           "render_markdown", "write_report"]
 
 
 def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
@@ -69,32 +63,3 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
     for run_id, path in results.paths.items():
         shutil.copyfile(path / "summary.json", out / f"{file_slug(run_id)}.summary.json")
     return out
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):
-        raise ResultsError(message)
-
-
-def main(argv: Sequence[str]) -> int:
-    """``bench.py report`` entry point; returns the exit code (0, or 2 on bad input)."""
-    p = _Parser(prog="bench.py report", description=(
-        "Render run folders into report.md and a self-contained report.html with "
-        "figures (PNG beside them), findings, tables, configuration and environment; "
-        "two or more runs are compared side by side."))
-    p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run folder(s)")
-    p.add_argument("--output", metavar="DIR",
-                   help="report folder (default: RUN_DIR/report, or report-<time> beside "
-                        "the first run for several)")
-    try:
-        args = p.parse_args(list(argv))
-        out = write_report(args.run_dirs, args.output,
-                           command="python bench.py report " + " ".join(argv))
-    except ResultsError as exc:
-        print(f"bench.py report: error: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"bench.py report: error: cannot write the report: {exc}", file=sys.stderr)
-        return 2
-    print(f"report: {out / 'report.html'}")
-    return 0

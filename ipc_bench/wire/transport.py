@@ -59,6 +59,8 @@ class PeerTimeout(PeerError):
     """The peer process is alive but sent nothing within the timeout."""
 
 
+TRANSPORTS = ("ipc", "tcp")  # the ZeroMQ transports between the processes (--transport)
+
 #: Default bind address of tcp sockets (``--host`` names another).
 DEFAULT_HOST = "127.0.0.1"
 

@@ -1,0 +1,243 @@
+"""Running checked cases into a run folder: claim the folder, write the metadata, run
+the cases one by one (each written whole, or marked incomplete when it fails or is
+interrupted), then check the token digests, compare the arms, fit the byte model and
+print the tables.
+
+Exit codes: 0 success; 1 a case failed or the checks found a problem (the error
+lines say which); ``Interrupted`` propagates after the partial results are written.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import msgspec
+
+from ipc_bench.analysis.bytemodel import byte_model_report
+from ipc_bench.analysis.capture import build_captures, save_captures
+from ipc_bench.analysis.stats import compare_cases
+from ipc_bench.analysis.summary import (attach_token_bytes, check_digests, noise_warnings,
+                                        summarize_case)
+from ipc_bench.cli.options import UsageError
+from ipc_bench.engine.config import ConfigError
+from ipc_bench.engine.scheduler import SchedulerError
+from ipc_bench.harness import signals
+from ipc_bench.harness.environment import collect_metadata, cpu_usage_between, read_cpu_times
+from ipc_bench.harness.spec import CaseError
+from ipc_bench.harness.supervisor import run_case
+from ipc_bench.harness.progress import case_progress, progress_enabled
+from ipc_bench.harness.run_folder import RunWriter, default_run_dir
+from ipc_bench.harness.signals import Interrupted
+from ipc_bench.harness.spec import CaseResult
+from ipc_bench.report.tables import format_byte_model, format_comparisons, format_tables
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_cases(args, cases, scenario_report: Optional[Callable] = None) -> int:
+    """Run ``cases`` (checked) as the command line ``args`` asks; returns the exit code.
+    ``scenario_report``: the scenario's ``report`` (its text is printed after the
+    tables)."""
+    # Nothing this run writes (results, captures, socket files) is group- or
+    # world-writable, whatever umask it was started with.
+    os.umask(os.umask(0) | 0o022)
+    run_dir = claim_run_dir(args)
+    try:
+        writer = RunWriter(run_dir, run_metadata(args, cases))
+    except OSError as exc:
+        raise UsageError(f"cannot write results to {run_dir}: "
+                         f"{exc.strerror or exc}") from None
+    run = _Run(run_dir, writer, quiet=args.quiet, num_cases=len(cases),
+               show_progress=progress_enabled(args.quiet))
+    run.log(f"ipc-bench: {args.scenario}, {len(cases)} cases -> {run_dir}")
+    for i, case in enumerate(cases, 1):
+        code = run.case(i, case)
+        if code is not None:
+            return code
+    return run.finish(args.ci_method, scenario_report)
+
+
+def claim_run_dir(args) -> Path:
+    """Create the run folder (``--output``, else ``results/<scenario>-<time>``) and claim
+    it with a ``.claimed`` file: of two runs given the same folder, one is refused
+    (``UsageError``), as is a folder that is not empty."""
+    try:
+        run_dir = (Path(args.output) if args.output
+                   else default_run_dir(REPO_ROOT / "results", args.scenario))
+    except OSError as exc:
+        raise UsageError(f"cannot create a results folder under {REPO_ROOT / 'results'}: "
+                         f"{exc.strerror}") from None
+    if run_dir.exists() and not run_dir.is_dir():
+        raise UsageError(f"output path {run_dir} exists and is not a folder")
+    if run_dir.exists() and any(run_dir.iterdir()):
+        raise UsageError(f"output folder {run_dir} exists and is not empty")
+    try:  # claim the folder: of two runs given the same --output, one is refused
+        run_dir.mkdir(parents=True, exist_ok=True)
+        os.close(os.open(run_dir / ".claimed", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+    except FileExistsError:
+        raise UsageError(f"output folder {run_dir} is in use by another run") from None
+    except OSError as exc:
+        raise UsageError(f"cannot write results to {run_dir}: {exc.strerror}") from None
+    return run_dir
+
+
+def run_metadata(args, cases) -> dict[str, Any]:
+    """The run's metadata: the environment, the scenario and seed, and every case's
+    settings (``summary.json``'s ``metadata``)."""
+    metadata = collect_metadata(include_hostname=not args.no_hostname)
+    metadata["scenario"] = args.scenario
+    metadata["seed"] = args.seed
+    metadata["aa"] = bool(args.aa)
+    metadata["ci_method"] = args.ci_method
+    metadata["cases"] = [dict(case_id=c.case_id, labels=c.labels, policy=c.policy,
+                              arm=c.arm_label, codec=c.codec,
+                              scheduler=msgspec.to_builtins(c.scheduler),
+                              model=msgspec.to_builtins(c.model), warmup_steps=c.warmup_steps,
+                              max_steps=c.max_steps, count=c.count, transport=c.transport,
+                              repetition=c.repetition, peer_timeout_s=c.peer_timeout_s,
+                              startup_timeout_s=c.startup_timeout_s, stream=c.stream)
+                         for c in cases]
+    return metadata
+
+
+def partial_summary(result: CaseResult) -> dict[str, Any]:
+    """Summary of a case that did not finish; never raises."""
+    try:
+        return summarize_case(result)
+    except Exception as exc:  # the partial data itself may be what is broken
+        return dict(case_id=result.spec.case_id, scenario=result.spec.scenario,
+                    policy=result.spec.policy, codec=result.spec.codec,
+                    workload=result.spec.workload_key, complete=False,
+                    error=result.error, failed_step=result.failed_step,
+                    num_total_steps=len(result.sched_rows),
+                    summary_error=f"{type(exc).__name__}: {exc}")
+
+
+@dataclass
+class _Run:
+    """One run in progress: its folder, writer, log and the captures kept for the
+    byte model."""
+
+    run_dir: Path
+    writer: RunWriter
+    quiet: bool
+    num_cases: int
+    show_progress: bool
+    captured: list = field(default_factory=list)
+
+    def log(self, msg: str) -> None:
+        if not self.quiet:
+            print(msg, file=sys.stderr, flush=True)
+
+    def case(self, i: int, case) -> Optional[int]:
+        """Run case ``i`` and write it whole; the exit code when it failed, else
+        ``None``. ``Interrupted`` propagates once the partial case is written."""
+        tag = f"[{i}/{self.num_cases}]"
+        t0 = time.perf_counter()
+        cpu_before = read_cpu_times()
+        result = CaseResult(spec=case)
+        self.writer.begin_case(case)
+        bar = case_progress(case, f"{tag} {case.case_id}") if self.show_progress else None
+        try:
+            run_case(case, on_step=bar, result=result, sink=self.writer)
+        except Interrupted as exc:
+            self._stop(result, f"interrupted by {exc.signal_name}", "incomplete")
+            where = (f"at step {result.failed_step}" if result.failed_step is not None
+                     else "before its first step")
+            print(f"bench.py: {case.case_id}: interrupted by {exc.signal_name} {where}; "
+                  f"partial results: {self.run_dir}", file=sys.stderr)
+            raise
+        except Exception as exc:  # written, then exit code 1
+            return self._failed(tag, result, exc)
+        finally:
+            if bar is not None:
+                bar.close()
+        with signals.deferred():  # a finished case is written whole, then the signal acts
+            summary = self._record(result, cpu_before)
+        self.log(f"{tag} {case.case_id}: {summary.get('num_steps', 0)} steps, "
+                 f"{summary.get('output_tokens_per_s') or 0:,.0f} tok/s "
+                 f"({time.perf_counter() - t0:.1f} s)")
+        return None
+
+    def _failed(self, tag: str, result: CaseResult, exc: Exception) -> int:
+        """A case that raised (called while handling ``exc``): write what it measured,
+        say why; exit code 1."""
+        case_id = result.spec.case_id
+        if isinstance(exc, (CaseError, SchedulerError, ConfigError)):
+            self.log(f"{tag} {case_id}: FAILED: {exc}")
+            self._stop(result, str(exc), "failed")
+            print(f"bench.py: error: {case_id}: {exc}", file=sys.stderr)
+            print(f"bench.py: partial results: {self.run_dir}", file=sys.stderr)
+        elif isinstance(exc, OSError):  # the run folder became unwritable (disk full, removed)
+            self._stop(result, f"cannot write results: {exc}", "failed")
+            print(f"bench.py: error: cannot write results to {self.run_dir}: "
+                  f"{exc.strerror or exc}", file=sys.stderr)
+        else:  # a bug: keep what was measured, show where it broke
+            traceback.print_exc(file=sys.stderr)
+            self._stop(result, f"internal error: {type(exc).__name__}: {exc}", "failed")
+            print(f"bench.py: internal error in {case_id}: {type(exc).__name__}: {exc}",
+                  file=sys.stderr)
+        return 1
+
+    def _stop(self, result: CaseResult, message: str, status: str) -> None:
+        """Write a case that did not finish and close the run with ``status``."""
+        result.error = message
+        if result.failed_step is None and result.sched_rows:
+            result.failed_step = result.sched_rows[-1][0] + 1
+        with signals.deferred():
+            self.writer.add_case(result, partial_summary(result))
+            self.writer.finish(status, [f"{result.spec.case_id}: {message}"],
+                               failed_case=result.spec.case_id)
+
+    def _record(self, result: CaseResult, cpu_before) -> dict[str, Any]:
+        """Summarize a finished case, write it, keep its captures; its summary."""
+        case = result.spec
+        usage = cpu_usage_between(cpu_before, read_cpu_times())
+        attach_token_bytes(result)
+        summary = summarize_case(result)
+        summary["machine_busy_pct"] = usage.get("busy_pct")
+        summary["cpu_steal_pct"] = usage.get("steal_pct")
+        summary["warnings"] = noise_warnings(summary, usage)
+        for w in summary["warnings"]:
+            self.log(f"  warning: {w}")
+        self.writer.add_case(result, summary)
+        if case.repetition == 0 and not case.stream:  # a streamed case kept no frames
+            captures = build_captures(result)
+            save_captures(self.run_dir, result)
+            if case.count == "decode_only":
+                self.captured.append((case, captures))
+        return summary
+
+    def finish(self, ci_method: str, scenario_report: Optional[Callable]) -> int:
+        """After the last case: digests, paired comparisons, byte model, the tables and
+        the scenario's report; 1 when a check found a problem."""
+        writer = self.writer
+        problems = check_digests(writer.cases)
+        writer.comparisons = compare_cases(writer.cases, method=ci_method)
+        writer.byte_model = byte_model_report(self.captured, writer.cases)
+        problems += [f"byte model: {r['workload']} {r['codec']} {r['arm']}: "
+                     f"{r['mismatches']} of {r['messages_checked']} captured messages differ "
+                     "from the formula" for r in writer.byte_model if r["mismatches"]]
+        print(format_tables(writer.cases))
+        if any(c["n_pairs"] >= 2 for c in writer.comparisons):
+            print(format_comparisons(c for c in writer.comparisons if c["n_pairs"] >= 2))
+        if writer.byte_model:
+            print(format_byte_model(writer.byte_model))
+        if scenario_report is not None:
+            extra = scenario_report(writer.cases)
+            if extra:
+                print(extra)
+        print(f"\nresults: {self.run_dir}")
+        if problems:
+            writer.finish("failed", problems)
+            for p in problems:
+                print(f"bench.py: error: {p}", file=sys.stderr)
+            return 1
+        writer.finish("complete")
+        return 0

@@ -1,0 +1,244 @@
+"""The run command's options: value parsers with ranges, and ``build_parser`` by group.
+
+Every number has a range and every setting is checked before a process starts, so
+bad input never surfaces as a traceback or a hang half-way through a run.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Sequence
+
+from ipc_bench.analysis.stats import METHODS
+from ipc_bench.engine.config import DEVICES, MODELS, POLICIES, TORCH_PRESETS
+from ipc_bench.engine.workloads import REQ_ID_FORMATS
+from ipc_bench.wire.codecs import CODECS
+from ipc_bench.wire.transport import TRANSPORTS
+
+#: Upper bounds of numeric options: far above any sensible run, low enough that a
+#: typo (an extra digit or three) is refused before it allocates or runs for days.
+MAX_STEPS = 10**9
+MAX_NUM_SEQS = 65536
+MAX_NUM_BLOCKS = 2**22          # the scheduler's free-block list: ~40 bytes per block
+MAX_MODEL_LEN = 2**20
+MAX_BLOCK_SIZE = 2**16
+MAX_TIMEOUT_S = 86400.0
+MAX_SPEEDUP = 1e6
+MAX_SEED = 2**63 - 1
+
+#: ``SchedulerConfig`` fields the command line can override, with their bounds.
+SCHEDULER_OVERRIDES = {
+    "max_num_seqs": MAX_NUM_SEQS,
+    "max_num_batched_tokens": MAX_MODEL_LEN * 16,
+    "max_model_len": MAX_MODEL_LEN,
+    "block_size": MAX_BLOCK_SIZE,
+    "num_blocks": MAX_NUM_BLOCKS,
+}
+
+
+class UsageError(Exception):
+    """Bad command-line input; exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 2
+        raise UsageError(message)
+
+
+# ------------------------------------------------------------------ value parsers
+
+
+def _parse_int(text: str, lo: int, hi: int) -> int:
+    try:
+        value = int(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < lo:
+        raise argparse.ArgumentTypeError(f"must be at least {lo}, got {value}")
+    if value > hi:
+        raise argparse.ArgumentTypeError(f"must be at most {hi:,}, got {value:,}")
+    return value
+
+
+def _int_in(lo: int, hi: int):
+    def parse(text: str) -> int:
+        return _parse_int(text, lo, hi)
+    return parse
+
+
+def _int_list(hi: int):
+    def parse(text: str) -> list[int]:
+        parts = [v for v in text.split(",") if v.strip()]
+        if not parts:
+            raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}")
+        return list(dict.fromkeys(_parse_int(v, 1, hi) for v in parts))
+    return parse
+
+
+def _choices(allowed: Sequence[str]):
+    def parse(text: str) -> list[str]:
+        values = [v.strip() for v in text.split(",") if v.strip()]
+        bad = [v for v in values if v not in allowed]
+        if bad or not values:
+            raise argparse.ArgumentTypeError(
+                f"{','.join(bad) or text!r}: choose from {', '.join(allowed)}")
+        return list(dict.fromkeys(values))
+    return parse
+
+
+def _float_in(hi: float):
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if not value > 0 or value == float("inf"):
+            raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+        if value > hi:
+            raise argparse.ArgumentTypeError(f"must be at most {hi:g}, got {text}")
+        return value
+    return parse
+
+
+def _float_list(text: str) -> list[float]:
+    try:
+        values = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}")
+    if not values or any(not 0 < v < float("inf") for v in values):
+        raise argparse.ArgumentTypeError(f"expected positive numbers, got {text!r}")
+    if len(values) > 1000:
+        raise argparse.ArgumentTypeError(f"at most 1000 values, got {len(values)}")
+    return list(dict.fromkeys(values))
+
+
+def _host(text: str) -> str:
+    from ipc_bench.wire.transport import check_host
+
+    try:
+        return check_host(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+# ------------------------------------------------------------------ the parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The run command's parser (``--help`` lists the options in this order)."""
+    p = _Parser(prog="bench.py", description=(
+        "Measure what shipping sampled token ids from the scheduler to the model runner "
+        "costs (send) against letting the runner cache them (cached, vLLM PR #20291)."),
+        epilog="Reports: python bench.py report RUN_DIR [RUN_DIR ...] [--output DIR] "
+               "(see python bench.py report --help).")
+    _add_run_options(p)
+    _add_trace_options(p)
+    _add_arm_options(p)
+    _add_model_options(p)
+    _add_scheduler_options(p)
+    _add_repetition_options(p)
+    _add_case_options(p)
+    return p
+
+
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    """The scenario, the run folder, the seed and the size of a steady case."""
+    p.add_argument("--scenario", help="scenario to run (see --list)")
+    p.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    p.add_argument("--output", metavar="DIR", help="run folder (default: results/<scenario>-<time>)")
+    p.add_argument("--seed", type=_int_in(0, MAX_SEED), default=0,
+                   help="workload and model seed")
+    p.add_argument("--steps", type=_int_in(1, MAX_STEPS),
+                   help="counted-steps budget per case (steady scenarios): the case runs "
+                        "about this many pure-decode steps, a few more as finished "
+                        "requests are replaced")
+    p.add_argument("--warmup-steps", type=_int_in(0, MAX_STEPS), help="warm-up steps per case")
+    p.add_argument("--num-running", type=_int_list(MAX_NUM_SEQS), metavar="B[,B...]",
+                   help="running requests per case (steady scenarios)")
+
+
+def _add_trace_options(p: argparse.ArgumentParser) -> None:
+    """Trace replays: the trace, how much of it, and its clock."""
+    p.add_argument("--trace", metavar="PATH", help="Azure LLM inference trace CSV")
+    p.add_argument("--max-requests", type=_int_in(1, MAX_STEPS), metavar="N",
+                   help="replay the first N requests of the trace")
+    p.add_argument("--logical-step-ms", type=_float_in(MAX_TIMEOUT_S * 1e3), metavar="MS",
+                   help="trace time per scheduler step on the logical clock (default 20)")
+    p.add_argument("--trace-speedup", type=_float_in(MAX_SPEEDUP), metavar="X",
+                   help="timed replays: arrivals at X times real time (default 10)")
+
+
+def _add_arm_options(p: argparse.ArgumentParser) -> None:
+    """What is compared (policies, codecs) and over which transport."""
+    p.add_argument("--policies", type=_choices(POLICIES), default=None,
+                   help="comma-separated subset of: " + ", ".join(POLICIES)
+                   + " (default: all)")
+    p.add_argument("--codecs", type=_choices(CODECS), default=None,
+                   help="comma-separated subset of: " + ", ".join(CODECS)
+                   + " (default: all; msgpack only with --transport tcp)")
+    p.add_argument("--transport", choices=TRANSPORTS, default="ipc",
+                   help="ZeroMQ transport (ipc: socket files in a private 0700 directory)")
+    p.add_argument("--host", type=_host, default=None, metavar="ADDR",
+                   help="address tcp sockets bind to (default 127.0.0.1; an IP address)")
+    p.add_argument("--allow-pickle-over-tcp", action="store_true",
+                   help="let the pickle codec decode frames from a TCP peer (pickle runs "
+                   "code on load: only if every host that can reach the port is trusted)")
+
+
+def _add_model_options(p: argparse.ArgumentParser) -> None:
+    """The runner's model."""
+    p.add_argument("--model", choices=MODELS, help=(
+        "runner model: null (no compute), fixed-step (busy-waits --step-time-ms, then "
+        "samples as null), torch (decoder with a paged KV cache); default: the scenario's"))
+    p.add_argument("--step-time-ms", type=_float_list, metavar="MS[,MS...]",
+                   help="fixed-step model's step time (default 5; a list in step-time)")
+    p.add_argument("--model-preset", choices=tuple(TORCH_PRESETS),
+                   help="torch model shape (default cpu)")
+    p.add_argument("--torch-threads", type=_int_in(1, 1024), metavar="N",
+                   help="torch threads in the runner process (default 1)")
+    p.add_argument("--device", choices=DEVICES,
+                   help="torch model device (default auto: cuda when available)")
+
+
+def _add_scheduler_options(p: argparse.ArgumentParser) -> None:
+    """``SCHEDULER_OVERRIDES``, one option each, in their own help group."""
+    g = p.add_argument_group("scheduler limits (override the scenario's SchedulerConfig)")
+    for name, hi in SCHEDULER_OVERRIDES.items():
+        g.add_argument("--" + name.replace("_", "-"), type=_int_in(1, hi), metavar="N",
+                       help=f"vLLM's {name} (1 to {hi:,})"
+                       + ("; real memory with the torch model" if name == "num_blocks" else ""))
+
+
+def _add_repetition_options(p: argparse.ArgumentParser) -> None:
+    """Repetitions and the paired comparison of the arms."""
+    p.add_argument("--repeat", type=_int_in(1, 1000), default=1,
+                   help="repetitions of each case, interleaved (A B, B A, A B ...); with 2 or "
+                   "more the summary compares the arms with paired 95 %% intervals")
+    p.add_argument("--aa", action="store_true",
+                   help="A/A run: one policy (--policies, default send) against a copy of "
+                   "itself, labelled e.g. send and send'")
+    p.add_argument("--ci-method", choices=METHODS, default="t",
+                   help="interval of the paired comparisons: t (t-interval on log ratios, "
+                   "default), bootstrap (percentile bootstrap of the median) or sign "
+                   "(distribution-free sign-test interval of the median, >= 6 pairs)")
+
+
+def _add_case_options(p: argparse.ArgumentParser) -> None:
+    """Request ids and vocabulary, baselines, timeouts and what is printed."""
+    p.add_argument("--req-id-format", choices=REQ_ID_FORMATS, default="cmpl",
+                   help="request ids: cmpl (cmpl-<32 hex>-0, default), chatcmpl "
+                   "(chatcmpl-<32 hex>) or numeric (0, 1, ...)")
+    p.add_argument("--vocab-size", type=_int_in(2, 2**31 - 1), metavar="N",
+                   help="vocabulary size of prompts and sampled ids (default 128256)")
+    p.add_argument("--no-floor", dest="floor", action="store_false",
+                   help="skip the floor (bare exchange) baseline")
+    p.add_argument("--no-single-process", dest="single_process", action="store_false",
+                   help="skip the single-process (no IPC) baseline cases")
+    p.add_argument("--peer-timeout", type=_float_in(MAX_TIMEOUT_S), default=10.0, metavar="S",
+                   help="seconds to wait for the other process's reply to a step before "
+                   "failing the case (default 10; raise it for a large model on CPU)")
+    p.add_argument("--startup-timeout", type=_float_in(MAX_TIMEOUT_S), default=120.0,
+                   metavar="S", help="seconds allowed for the runner's start-up and first "
+                   "step: imports, model load, CUDA init (default 120)")
+    p.add_argument("--no-hostname", action="store_true", help="leave the hostname out of results")
+    p.add_argument("--quiet", action="store_true", help="print only the final tables")

@@ -1,0 +1,46 @@
+"""``python bench.py report RUN_DIR [RUN_DIR ...] [--output DIR]``: render run folders
+into a report (``ipc_bench.report.document.write_report``). Bad input (a missing
+folder, not a run folder, an unsupported result format) or an unwritable output is
+one line on stderr and exit code 2."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from ipc_bench.analysis.results import ResultsError
+from ipc_bench.report.document import write_report
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):
+        raise ResultsError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="bench.py report", description=(
+        "Render run folders into report.md and a self-contained report.html with "
+        "figures (PNG beside them), findings, tables, configuration and environment; "
+        "two or more runs are compared side by side."))
+    p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run folder(s)")
+    p.add_argument("--output", metavar="DIR",
+                   help="report folder (default: RUN_DIR/report, or report-<time> beside "
+                        "the first run for several)")
+    return p
+
+
+def main(argv: Sequence[str]) -> int:
+    """``bench.py report`` entry point; returns the exit code (0, or 2 on bad input)."""
+    try:
+        args = build_parser().parse_args(list(argv))
+        out = write_report(args.run_dirs, args.output,
+                           command="python bench.py report " + " ".join(argv))
+    except ResultsError as exc:
+        print(f"bench.py report: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"bench.py report: error: cannot write the report: {exc}", file=sys.stderr)
+        return 2
+    print(f"report: {out / 'report.html'}")
+    return 0

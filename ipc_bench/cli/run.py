@@ -1,0 +1,195 @@
+"""The run command (the default): ``python bench.py --scenario NAME [options]``, and
+``--list``.
+
+Parses the options (``ipc_bench.cli.options``), builds the scenario's cases and checks
+every setting against them before a process starts (bad input: one line, exit 2),
+then hands the cases to ``ipc_bench.cli.execute``.
+"""
+
+from __future__ import annotations
+
+import sys
+from types import ModuleType
+from typing import Optional
+
+from ipc_bench.cli.options import SCHEDULER_OVERRIDES, UsageError, build_parser
+from ipc_bench.engine.config import POLICIES, ConfigError
+from ipc_bench.engine.traces import TraceError
+from ipc_bench.errors import one_line
+from ipc_bench.harness import signals
+from ipc_bench.harness.signals import Interrupted
+from ipc_bench.wire.codecs import CODECS
+
+#: The runner's buffers may take at most this share of the machine's available memory.
+MAX_MEMORY_SHARE = 0.5
+
+
+def main(argv: list[str]) -> int:
+    """Runs the command with SIGINT/SIGTERM turned into ``Interrupted``; returns the
+    exit code (2 on bad input, 130/143 when interrupted)."""
+    old_handlers = signals.install()
+    try:
+        return _main(argv)
+    except (UsageError, ConfigError, TraceError) as exc:
+        print(f"bench.py: error: {one_line(str(exc))}", file=sys.stderr)
+        return 2
+    except Interrupted as exc:
+        print(f"bench.py: interrupted by {exc.signal_name} (exit {exc.code})", file=sys.stderr)
+        return exc.code
+    finally:
+        signals.restore(old_handlers)
+
+
+def _main(argv: list[str]) -> int:
+    from ipc_bench.harness.scenario import discover
+
+    args = build_parser().parse_args(argv)
+    scenarios = discover()
+    if args.list:
+        return list_scenarios(scenarios)
+    module = _scenario(args, scenarios)
+    cases = module.cases(_scenario_options(args))
+    _check_cases(args, cases)
+    from ipc_bench.cli.execute import run_cases
+
+    return run_cases(args, cases, getattr(module, "report", None))
+
+
+def list_scenarios(scenarios: dict[str, ModuleType]) -> int:
+    """``--list``: one line per scenario, its name and the first line of its docstring."""
+    from ipc_bench.harness.scenario import summary_line
+
+    width = max(len(n) for n in scenarios)
+    for name, module in scenarios.items():
+        print(f"{name.ljust(width)}  {summary_line(module)}")
+    return 0
+
+
+def _scenario(args, scenarios: dict[str, ModuleType]) -> ModuleType:
+    if not args.scenario:
+        raise UsageError("give --scenario NAME (or --list)")
+    if args.scenario not in scenarios:
+        raise UsageError(f"unknown scenario {args.scenario!r}; choose from "
+                         f"{', '.join(scenarios)}")
+    return scenarios[args.scenario]
+
+
+def _scenario_options(args):
+    """The ``ScenarioOptions`` of the command line (policies, codecs and transport
+    checked first: ``UsageError``)."""
+    from ipc_bench.harness.scenario import ScenarioOptions
+
+    policies = args.policies or list(POLICIES)
+    if args.aa:
+        if args.policies and len(args.policies) > 1:
+            raise UsageError("--aa compares one policy with itself: give --policies send "
+                             "or --policies cached")
+        policies = [args.policies[0] if args.policies else "send"]
+    codecs = _check_transport(args)
+    return ScenarioOptions(
+        seed=args.seed, steps=args.steps, warmup_steps=args.warmup_steps,
+        num_running=args.num_running, trace=args.trace, max_requests=args.max_requests,
+        logical_step_ms=args.logical_step_ms, policies=policies, codecs=codecs,
+        transport=args.transport, floor=args.floor, peer_timeout_s=args.peer_timeout,
+        repeat=args.repeat, single_process=args.single_process,
+        trace_speedup=args.trace_speedup, scheduler_overrides=_overrides(args),
+        startup_timeout_s=args.startup_timeout, host=args.host or "127.0.0.1",
+        allow_pickle_over_tcp=args.allow_pickle_over_tcp, model=args.model,
+        step_time_ms=args.step_time_ms, model_preset=args.model_preset,
+        torch_threads=args.torch_threads, device=args.device,
+        num_blocks=args.num_blocks,
+        aa=args.aa, req_id_format=args.req_id_format, vocab_size=args.vocab_size)
+
+
+def _overrides(args) -> dict[str, int]:
+    """The scheduler limits given on the command line (``SCHEDULER_OVERRIDES``)."""
+    return {k: getattr(args, k) for k in SCHEDULER_OVERRIDES if getattr(args, k) is not None}
+
+
+def _check_transport(args) -> list[str]:
+    """The codecs to run; refuses ``--host`` without tcp and pickle over tcp unless
+    ``--allow-pickle-over-tcp`` (then pickle is left out of the default codecs)."""
+    if args.host is not None and args.transport != "tcp":
+        raise UsageError("--host applies to --transport tcp only")
+    if args.codecs is None:
+        if args.transport == "tcp" and not args.allow_pickle_over_tcp:
+            return ["msgpack"]
+        return list(CODECS)
+    if "pickle" in args.codecs and args.transport == "tcp" and not args.allow_pickle_over_tcp:
+        raise UsageError("refusing to decode pickle from a TCP peer: pickle runs code on load "
+                         "and any local user can connect to a TCP port; use --codecs msgpack "
+                         "or --transport ipc, or pass --allow-pickle-over-tcp if every host "
+                         "that can reach the port is trusted")
+    return args.codecs
+
+
+# ------------------------------------------------------------------ case checks
+
+
+def _check_cases(args, cases) -> None:
+    """Refuses (``UsageError``, ``ConfigError``) cases that could not run: none at all,
+    a scheduler override the scenario ignores, bad limits, a fixed step not shorter
+    than the peer timeout, runner buffers or a KV cache that do not fit."""
+    if not cases:
+        raise UsageError(f"scenario {args.scenario} has no cases for these options")
+    overrides = _overrides(args)
+    for case in cases:
+        for name, value in overrides.items():
+            if getattr(case.scheduler, name) != value:
+                raise UsageError(f"scenario {args.scenario} does not take "
+                                 f"--{name.replace('_', '-')}")
+        case.scheduler.validate()
+        case.model.validate()
+        step_s = getattr(case.model, "step_time_ms", 0) / 1e3 if case.model.name == "fixed-step" \
+            else 0.0
+        if step_s >= case.peer_timeout_s:
+            raise UsageError(f"a fixed step of {step_s * 1e3:g} ms is not shorter than "
+                             f"--peer-timeout {case.peer_timeout_s:g} s")
+    _check_memory(cases)
+    _check_torch_cases(cases)
+
+
+def _check_torch_cases(cases) -> None:
+    """Probe the torch model's device once (in a child process, so this process never
+    imports torch) and check every torch case's KV cache fits it (``ConfigError``)."""
+    from ipc_bench.engine.config import check_kv_cache_memory
+    from ipc_bench.engine.models import probe_torch_device
+
+    probed: dict[str, tuple] = {}
+    for case in cases:
+        model = case.model
+        if model.name != "torch":
+            continue
+        if model.device not in probed:
+            probed[model.device] = probe_torch_device(model.device)
+        device, memory = probed[model.device]
+        check_kv_cache_memory(case.scheduler, model, device, memory)
+
+
+def available_memory_bytes() -> Optional[int]:
+    """``MemAvailable`` of ``/proc/meminfo`` in bytes; ``None`` where it cannot be read."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _check_memory(cases) -> None:
+    """Refuse limits whose runner buffers (int32 ``[max_num_seqs, max_model_len]``
+    tokens + ``[max_num_seqs, max_blocks_per_req]`` block table) would take more than
+    ``MAX_MEMORY_SHARE`` of the available memory."""
+    avail = available_memory_bytes()
+    if avail is None:
+        return
+    for case in cases:
+        cfg = case.scheduler
+        need = 4 * cfg.max_num_seqs * (cfg.max_model_len + cfg.max_blocks_per_req)
+        if need > MAX_MEMORY_SHARE * avail:
+            raise UsageError(
+                f"max_num_seqs {cfg.max_num_seqs} x max_model_len {cfg.max_model_len} needs "
+                f"{need / 2**20:,.0f} MiB of runner buffers, more than "
+                f"{MAX_MEMORY_SHARE:.0%} of the {avail / 2**20:,.0f} MiB available")
