@@ -45,7 +45,7 @@ from collections import defaultdict
 from typing import Any, Optional
 
 from ipc_bench.harness.spec import CaseSpec
-from ipc_bench.engine.config import ConfigError
+from ipc_bench.engine.config import CACHED, SEND, ConfigError
 from ipc_bench.harness.scenario import ScenarioOptions, grid, steady_case
 from ipc_bench.analysis.stats import arms_by_repetition
 from ipc_bench.report.tables import render
@@ -119,7 +119,7 @@ def report(summaries: list[dict[str, Any]]) -> str:
     # (step_time_ms, B, codec) -> lists of (step diff ns, s2r diff ns) over repetitions
     diffs: dict[tuple, list[tuple[float, Optional[float]]]] = defaultdict(list)
     for (t, b, codec), arms in groups.items():
-        sends, cacheds = arms.get("send", {}), arms.get("cached", {})
+        sends, cacheds = arms.get(SEND, {}), arms.get(CACHED, {})
         for rep in sorted(set(sends) & set(cacheds)):
             send, cached = sends[rep], cacheds[rep]
             diffs[(t, b, codec)].append(_send_costs(send, cached, step_ns=t * 1e6))

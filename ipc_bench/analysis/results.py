@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from ipc_bench.harness.run_folder import CASE_KEYS, FORMAT_VERSION, REQUEST_COLUMNS
-from ipc_bench.harness.spec import RUNNER_COLUMNS, SCHED_COLUMNS
+from ipc_bench.harness.spec import NO_CODEC, RUNNER_COLUMNS, SCHED_COLUMNS
 
 
 #: The codec of single-process cases (no IPC, no serialization; 0 bytes per step).
-SINGLE_PROCESS_CODEC = "none"
+SINGLE_PROCESS_CODEC = NO_CODEC
 
 
 class ResultsError(ValueError):

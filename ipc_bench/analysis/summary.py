@@ -29,7 +29,7 @@ import numpy as np
 
 from ipc_bench.analysis.soak import rss_summary, stream_summary
 from ipc_bench.analysis.stats import percentiles_ms
-from ipc_bench.harness.spec import RUNNER_COLUMNS, SCHED_COLUMNS, CaseResult
+from ipc_bench.harness.spec import INPROC, RUNNER_COLUMNS, SCHED_COLUMNS, CaseResult
 from ipc_bench.wire.codecs import scheduler_output_codec
 from ipc_bench.engine.config import SEND
 from ipc_bench.engine.messages import SchedulerOutput
@@ -233,7 +233,7 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
                    loop_output_tokens_per_s=lt["loop_output_tokens"] / (lt["loop_ns"] / 1e9))
     if len(c) == 0:
         return out
-    if spec.transport != "inproc":
+    if spec.transport != INPROC:
         out.update(_wire_bytes(result, a, c))
     out.update(_step_figures(c))
     out.update(_runner_figures(result, a, c, out))
@@ -309,7 +309,7 @@ def attach_token_bytes(result: CaseResult) -> None:
     """Fill ``result.token_bytes`` from its recorded frames (send policy only)."""
     frames = result.s2r_frames
     n = int((sched_array(result)[:, _COL["counted"]] == 1).sum()) if result.sched_rows else 0
-    if result.spec.policy != SEND or not frames or n == 0 or result.spec.transport == "inproc":
+    if result.spec.policy != SEND or not frames or n == 0 or result.spec.transport == INPROC:
         result.token_bytes = dict(decode_token_bytes_per_step=0.0,
                                   prompt_chunk_bytes_per_step=0.0)
         return

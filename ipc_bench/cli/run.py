@@ -13,7 +13,7 @@ from types import ModuleType
 from typing import Optional
 
 from ipc_bench.cli.options import SCHEDULER_OVERRIDES, UsageError, build_parser
-from ipc_bench.engine.config import POLICIES, ConfigError
+from ipc_bench.engine.config import POLICIES, SEND, ConfigError
 from ipc_bench.engine.traces import TraceError
 from ipc_bench.errors import one_line
 from ipc_bench.harness import signals
@@ -84,7 +84,7 @@ def _scenario_options(args):
         if args.policies and len(args.policies) > 1:
             raise UsageError("--aa compares one policy with itself: give --policies send "
                              "or --policies cached")
-        policies = [args.policies[0] if args.policies else "send"]
+        policies = [args.policies[0] if args.policies else SEND]
     codecs = _check_transport(args)
     return ScenarioOptions(
         seed=args.seed, steps=args.steps, warmup_steps=args.warmup_steps,

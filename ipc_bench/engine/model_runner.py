@@ -27,7 +27,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ipc_bench.engine.config import ModelConfig, SchedulerConfig
+from ipc_bench.engine.config import POLICIES, SEND, ModelConfig, SchedulerConfig
 from ipc_bench.engine.input_batch import CachedRequestState, InputBatch, StepInputs
 from ipc_bench.engine.messages import ModelRunnerOutput, SchedulerOutput
 from ipc_bench.engine.models import make_model
@@ -86,10 +86,10 @@ class ModelRunner:
     """See the module docstring. ``policy``: ``send`` or ``cached``."""
 
     def __init__(self, scheduler_config: SchedulerConfig, model_config: ModelConfig, policy: str):
-        if policy not in ("send", "cached"):
+        if policy not in POLICIES:
             raise ValueError(f"unknown policy {policy!r}")
         self.policy = policy
-        self.tokens_from_scheduler = policy == "send"
+        self.tokens_from_scheduler = policy == SEND
         self.max_model_len = scheduler_config.max_model_len
         self.num_blocks = scheduler_config.num_blocks
         self.max_blocks_per_req = scheduler_config.max_blocks_per_req

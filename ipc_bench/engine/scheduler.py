@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from ipc_bench.engine.config import SchedulerConfig
+from ipc_bench.engine.config import POLICIES, SEND, SchedulerConfig
 from ipc_bench.engine.kv_cache import KVCacheManager
 from ipc_bench.engine.messages import (
     CachedRequestData,
@@ -174,10 +174,10 @@ class Scheduler:
 
     def __init__(self, config: SchedulerConfig, policy: str):
         config.validate()
-        if policy not in ("send", "cached"):
+        if policy not in POLICIES:
             raise ValueError(f"unknown policy {policy!r}")
         self.config = config
-        self.send_token_ids = policy == "send"
+        self.send_token_ids = policy == SEND
         self.kv_cache = KVCacheManager(config.num_blocks, config.block_size)
         self.waiting: list[Request] = []  # FIFO; popped from the front
         self.running: list[Request] = []

@@ -27,7 +27,7 @@ from typing import Any, Callable, Optional
 import msgspec
 
 import ipc_bench
-from ipc_bench.harness.spec import CaseSpec
+from ipc_bench.harness.spec import INPROC, NO_CODEC, CaseSpec
 from ipc_bench.engine.config import POLICIES, ConfigError, ModelConfig, SchedulerConfig
 from ipc_bench.engine.traces import load_azure_trace
 from ipc_bench.engine.workloads import SteadyDecodeWorkload, TraceWorkload
@@ -175,7 +175,7 @@ def grid(opts: ScenarioOptions, workloads: list[dict[str, Any]],
         raise ConfigError("scenario has no workloads")
     codecs = list(opts.codecs)
     if single_process and opts.single_process:
-        codecs.append("none")
+        codecs.append(NO_CODEC)
     arms = ([(p, a) for p in opts.policies for a in ("", p + "'")] if opts.aa
             else [(p, "") for p in opts.policies])
     cases = []
@@ -183,9 +183,9 @@ def grid(opts: ScenarioOptions, workloads: list[dict[str, Any]],
         for labels in workloads:
             for codec in codecs:
                 for policy, arm in (arms if rep % 2 == 0 else arms[::-1]):
-                    if codec == "none":
-                        case = replace(make(labels, policy, "msgpack", rep), codec="none",
-                                       transport="inproc", floor=False)
+                    if codec == NO_CODEC:
+                        case = replace(make(labels, policy, CODECS[0], rep), codec=NO_CODEC,
+                                       transport=INPROC, floor=False)
                     else:
                         case = make(labels, policy, codec, rep)
                     case.arm = arm

@@ -8,6 +8,12 @@ from typing import Any, Callable, Optional
 
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig
 from ipc_bench.errors import one_line
+
+#: ``CaseSpec.transport`` and ``codec`` of the single-process baseline: scheduler and
+#: runner objects in one process, no serialization (the two-process transports are
+#: ``wire.transport.TRANSPORTS``, the codecs ``wire.codecs.CODECS``).
+INPROC = "inproc"
+NO_CODEC = "none"
 from ipc_bench.engine.workloads import Workload
 
 #: Columns of the scheduler's per-step records, in tuple order. Times in ns, sizes in bytes.

@@ -49,7 +49,7 @@ from ipc_bench.harness.scheduler_loop import (
     run_scheduler_loop,
 )
 from ipc_bench.harness.signals import deferred
-from ipc_bench.harness.spec import CaseError, CaseResult, CaseSpec
+from ipc_bench.harness.spec import INPROC, CaseError, CaseResult, CaseSpec
 from ipc_bench.wire.channel import SchedulerChannel
 from ipc_bench.wire.control import (
     PROTOCOL_VERSION,
@@ -168,7 +168,7 @@ def run_case(spec: CaseSpec,
     (pickle over TCP without ``allow_pickle_over_tcp``, a streamed case with a floor).
     """
     result = result if result is not None else CaseResult(spec=spec)
-    if spec.transport == "inproc":
+    if spec.transport == INPROC:
         return _run_case_inproc(spec, on_step, result, sink, flush_interval_s)
     if spec.stream and spec.floor:
         raise ConfigError("a streamed case keeps no frames for the floor: set floor=False")

@@ -19,7 +19,7 @@ from ipc_bench.analysis import capture
 from ipc_bench.cli import main
 from ipc_bench.engine.workloads import make_req_id
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SMALL = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "30",
          "--warmup-steps", "5", "--codecs", "msgpack", "--no-floor", "--no-single-process",
          "--quiet"]

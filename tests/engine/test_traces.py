@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from ipc_bench.engine import traces
 from ipc_bench.engine.traces import COLUMNS, Trace, TraceError, load_azure_trace
 
-TRACE_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
+TRACE_DIR = Path(__file__).resolve().parents[3] / "shared" / "traces"
 CONV = TRACE_DIR / "AzureLLMInferenceTrace_conv.csv"
 CODE = TRACE_DIR / "AzureLLMInferenceTrace_code.csv"
 

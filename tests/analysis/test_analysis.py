@@ -360,7 +360,7 @@ def test_step_time_sweep_lights_up_the_share_figure(tmp_path):
                                "SchedulerOutput path") for line in lines), lines
 
 
-TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces"
+TRACES = Path(__file__).resolve().parents[3] / "shared" / "traces"
 
 
 @pytest.mark.skipif(not (TRACES / "AzureLLMInferenceTrace_conv.csv").is_file(),

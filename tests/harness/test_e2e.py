@@ -25,7 +25,7 @@ from ipc_bench.engine.scheduler import SchedulerError
 from ipc_bench.wire.transport import EndpointDir
 from ipc_bench.engine.workloads import SteadyDecodeWorkload, TraceWorkload
 
-TRACE = Path(__file__).resolve().parents[2] / "shared" / "traces" / "AzureLLMInferenceTrace_conv.csv"
+TRACE = Path(__file__).resolve().parents[3] / "shared" / "traces" / "AzureLLMInferenceTrace_conv.csv"
 CASES = [(p, c) for c in ("msgpack", "pickle") for p in ("send", "cached")]
 MODEL = ModelConfig(seed=0)
 

@@ -33,7 +33,7 @@ from ipc_bench.engine.scheduler import Scheduler
 from ipc_bench.engine.traces import Trace
 from ipc_bench.engine.workloads import SteadyDecodeWorkload, TraceWorkload
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 VOCAB = 128_256
 
 # Small steady workload: 3 running requests, prompts of 40-90 tokens against a 48-token

@@ -119,7 +119,7 @@ def test_collect_does_not_import_heavy_packages():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True,
                          text=True, check=True,
-                         cwd=Path(env.__file__).resolve().parent.parent)
+                         cwd=Path(env.__file__).resolve().parents[2])
     assert out.stdout.strip() == "[]"
 
 

@@ -561,7 +561,7 @@ def test_runner_config_decoder_returns_a_valid_config_or_config_error():
 
 _PICKLE_FUZZ = textwrap.dedent("""
     import pickle, sys
-    sys.path.insert(0, "tests")
+    sys.path[:0] = ["tests", "tests/wire"]
     from hypothesis import HealthCheck, given, settings
     from ipc_bench.wire.codecs import DecodeError, PickleCodec
     from ipc_bench.engine.messages import ModelRunnerOutput, SchedulerOutput

@@ -13,7 +13,7 @@ from ipc_bench.analysis.summary import summarize_case
 from ipc_bench.harness.supervisor import run_case
 from ipc_bench.engine.workloads import SteadyDecodeWorkload
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def spec(instrumentation: str, policy: str = "send") -> CaseSpec:

@@ -11,7 +11,7 @@ from ipc_bench.analysis import metrics, stats
 from ipc_bench.analysis.metrics import METRICS, metric
 from ipc_bench.report import blocks, findings, plots, tables
 
-PACKAGE = Path(__file__).resolve().parents[1] / "ipc_bench"
+PACKAGE = Path(__file__).resolve().parents[2] / "ipc_bench"
 
 
 def _summary(policy: str, rep: int, tps: float, step: float) -> dict:

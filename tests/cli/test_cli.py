@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 HEADER = "TIMESTAMP,ContextTokens,GeneratedTokens"
 
