@@ -15,7 +15,7 @@ that neither process leaks memory and that the bytes per step do not drift:
 The case is streamed: rows and request records go to the run folder every second
 and leave memory, the runner keeps no per-step columns, there is no floor, so the
 harness's own records do not grow with the run (see ``ipc_bench.analysis.soak``). Not part of
-the test suite (``tests/test_soak.py`` runs a short version).
+the test suite (``tests/harness/test_soak.py`` runs a short version).
 
 One case: the first of ``--policies`` and of ``--codecs`` (default send, msgpack).
 Options: ``--trace PATH``; ``--trace-speedup X`` (default: the trace's span / 600 s);

@@ -47,7 +47,7 @@ once it holds 64 KiB or more, and each frame of 4 bytes or more gets a 9-byte
 ``FRAME`` header. Frame boundaries depend on where object boundaries fall, so the
 pickle model walks the message's object sequence (``_PickleStream``) with the exact
 opcode sizes above instead of a single closed form; the unframed part is the sum
-of the per-object terms. ``tests/test_bytemodel.py`` checks every formula against
+of the per-object terms. ``tests/analysis/test_bytemodel.py`` checks every formula against
 real encodings for 1 to 4,096 running requests.
 """
 

@@ -124,7 +124,7 @@ def stream_drift(stats: StreamStats) -> dict[str, Any]:
 
 
 def stream_summary(stats: StreamStats) -> dict[str, Any]:
-    """The fields ``metrics.summarize_case`` gives a case, from the sums."""
+    """The fields ``summary.summarize_case`` gives a case, from the sums."""
     n = stats.num_counted_steps
     out: dict[str, Any] = dict(
         num_steps=n, num_warmup_steps=stats.num_warmup_steps,

@@ -86,7 +86,7 @@ class CaseSpec:
     address tcp sockets bind to. ``allow_pickle_over_tcp``: see
     ``wire.handshake.check_pickle_transport``. ``stream``: long runs: the case's records go to
     the run folder as the run goes and leave memory (no floor, no runner per-step
-    columns; see ``processes.StepFlusher``). ``sample_rss_s``: sample both processes'
+    columns; see ``recording.StepFlusher``). ``sample_rss_s``: sample both processes'
     RSS every that many seconds (``None``: off).
     """
 

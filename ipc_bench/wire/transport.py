@@ -1,4 +1,4 @@
-"""ZeroMQ channels between the scheduler and runner processes.
+"""ZeroMQ sockets between the scheduler and runner processes (``channel`` wraps them).
 
 Three sockets per case, all bound by the scheduler and connected by the runner:
 
