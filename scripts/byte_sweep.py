@@ -33,9 +33,8 @@ from ipc_bench.analysis import bytemodel  # noqa: E402
 from ipc_bench.harness.spec import SCHED_COLUMNS  # noqa: E402
 from ipc_bench.wire.codecs import model_runner_output_codec, scheduler_output_codec  # noqa: E402
 from ipc_bench.harness.supervisor import run_case
-from ipc_bench.harness.scenario import ScenarioOptions  # noqa: E402
+from ipc_bench.harness.scenario import ScenarioOptions, steady_cases  # noqa: E402
 from ipc_bench.engine.workloads import REQ_ID_FORMATS  # noqa: E402
-from scenarios import decode_steady  # noqa: E402
 
 COL = {c: i for i, c in enumerate(SCHED_COLUMNS)}
 
@@ -45,7 +44,7 @@ def measure(fmt: str, vocab: int, num_running: int, steps: int, codecs: list[str
                            codecs=codecs, floor=False, single_process=False,
                            req_id_format=fmt, vocab_size=vocab)
     rows = []
-    for case in decode_steady.cases(opts):
+    for case in steady_cases(opts, "decode-steady", [num_running]):
         result = run_case(case)
         a = np.asarray(result.sched_rows, dtype=np.int64)
         counted = a[a[:, COL["counted"]] == 1]
