@@ -61,7 +61,30 @@ class ChannelError(RuntimeError):
     window); the message is one line."""
 
 
-class SchedulerChannel:
+class _ControlEnd:
+    """The control socket of either end (``socks.ctl``), with the end's timeout and
+    peer check."""
+
+    socks: SchedulerSockets | RunnerSockets
+    timeout_s: float
+    peer_problem: Callable[[], Optional[str]]
+
+    def send_control(self, msg: ControlMessage, timeout_s: Optional[float] = None) -> None:
+        """One control message to the other end (every runner, from the scheduler)."""
+        send_frame(self.socks.ctl, encode_control(msg),
+                   self.timeout_s if timeout_s is None else timeout_s, self.peer_problem,
+                   type(msg).__name__)
+
+    def recv_control(self, what: str = "control message",
+                     timeout_s: Optional[float] = None) -> ControlMessage:
+        """One control message from the other end (the reply rank, at the scheduler);
+        ``PeerError`` for garbage."""
+        frame = recv_frame(self.socks.ctl, self.timeout_s if timeout_s is None else timeout_s,
+                           self.peer_problem, what)
+        return decode_control(frame, what)
+
+
+class SchedulerChannel(_ControlEnd):
     """The scheduler's end over ZeroMQ: PUSH ``s2r``, PULL ``r2s``, PAIR ``ctl``.
 
     ``timeout_s``: longest wait for the peer to take or answer one frame (seconds).
@@ -115,20 +138,8 @@ class SchedulerChannel:
         """The empty frame on ``s2r``: every reader turns to the control socket."""
         send_frame(self._s2r, _EMPTY, self.timeout_s, self.peer_problem, what)
 
-    def send_control(self, msg: ControlMessage, timeout_s: Optional[float] = None) -> None:
-        """One control message to the runner(s)."""
-        send_frame(self.socks.ctl, encode_control(msg),
-                   self.timeout_s if timeout_s is None else timeout_s, self.peer_problem,
-                   type(msg).__name__)
 
-    def recv_control(self, what: str, timeout_s: Optional[float] = None) -> ControlMessage:
-        """One control message from the reply rank; ``PeerError`` for garbage."""
-        frame = recv_frame(self.socks.ctl, self.timeout_s if timeout_s is None else timeout_s,
-                           self.peer_problem, what)
-        return decode_control(frame, what)
-
-
-class RunnerChannel:
+class RunnerChannel(_ControlEnd):
     """One runner's end over ZeroMQ: PULL ``s2r``, PUSH ``r2s``, PAIR ``ctl``.
 
     ``rank``: this reader's index; ``replies``: whether it answers (the reply rank).
@@ -168,16 +179,3 @@ class RunnerChannel:
     def send_marker(self, timeout_s: float, what: str = "an error marker") -> None:
         """The empty frame on ``r2s``: the scheduler turns to the control socket."""
         send_frame(self._r2s, _EMPTY, timeout_s, self.peer_problem, what)
-
-    def send_control(self, msg: ControlMessage, timeout_s: Optional[float] = None) -> None:
-        """One control message to the scheduler."""
-        send_frame(self.socks.ctl, encode_control(msg),
-                   self.timeout_s if timeout_s is None else timeout_s, self.peer_problem,
-                   type(msg).__name__)
-
-    def recv_control(self, what: str = "control message",
-                     timeout_s: Optional[float] = None) -> ControlMessage:
-        """One control message from the scheduler; ``PeerError`` for garbage."""
-        frame = recv_frame(self.socks.ctl, self.timeout_s if timeout_s is None else timeout_s,
-                           self.peer_problem, what)
-        return decode_control(frame, what)
