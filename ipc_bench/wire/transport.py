@@ -11,13 +11,19 @@ the control socket (phase change, stop or error), so data sockets carry measured
 traffic only. ``ipc://`` endpoints live in a private directory (mode 0700) unique to
 the run; ``tcp://`` endpoints bind to 127.0.0.1 unless another host is given.
 
-Every receive has a timeout and a liveness check of the peer.
+Every receive has a timeout and a liveness check of the peer. Setting up never hangs:
+a socket that cannot be bound or connected raises ``EndpointError`` (one line naming
+the endpoint and the reason) after closing every socket opened so far, a connect
+waits at most ``CONNECT_TIMEOUT_S`` for the ZeroMQ handshake, and every socket has
+``ZMQ_LINGER`` 0 so that ``Context.destroy(linger=0)`` returns at once.
 """
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -25,10 +31,18 @@ from typing import Callable, Optional
 
 import msgspec
 import zmq
+from zmq.utils.monitor import recv_monitor_message
+
+from ipc_bench.errors import one_line
 
 
 #: Receive timeout of one wait slice; between slices the peer's liveness is checked.
 POLL_SLICE_MS = 100
+#: Longest wait of a connecting socket for its ZeroMQ handshake with the bound peer
+#: (locally it takes a millisecond; a refused connection fails at once).
+CONNECT_TIMEOUT_S = 10.0
+#: Longest ``ipc://`` socket path in bytes (``sockaddr_un.sun_path`` less its NUL).
+IPC_PATH_MAX_BYTES = getattr(zmq, "IPC_PATH_MAX_LEN", 0) or 107
 
 def zmtp_frame_bytes(payload_bytes: int) -> int:
     """ZMTP 3.x stream bytes of a one-frame message of ``payload_bytes``.
@@ -59,6 +73,16 @@ class PeerTimeout(PeerError):
     """The peer process is alive but sent nothing within the timeout."""
 
 
+class EndpointError(RuntimeError):
+    """A socket could not be set up: its folder not created, its endpoint not bound
+    or not connected. The message is one line: ``cannot bind ENDPOINT: REASON``,
+    ``cannot connect to ENDPOINT: REASON`` or ``cannot create a socket folder in
+    DIR: REASON``."""
+
+    def __init__(self, message: str):
+        super().__init__(one_line(message))
+
+
 TRANSPORTS = ("ipc", "tcp")  # the ZeroMQ transports between the processes (--transport)
 
 #: Default bind address of tcp sockets (``--host`` names another).
@@ -67,18 +91,67 @@ DEFAULT_HOST = "127.0.0.1"
 
 def check_host(host: str) -> str:
     """Validate a ``--host`` value: an IPv4 or IPv6 address literal (no names, so no
-    DNS lookup decides where a benchmark listens). Returns it normalised; raises
-    ``ValueError`` (one line) otherwise."""
+    DNS lookup decides where a benchmark listens), not a multicast or broadcast
+    address (those bind but cannot be connected to). Returns it normalised; raises
+    ``ValueError`` (one line) otherwise. Whether the address is one of this machine's
+    shows when it is bound (``check_endpoints``)."""
     try:
-        return str(ipaddress.ip_address(host))
+        address = ipaddress.ip_address(host)
     except ValueError:
-        raise ValueError(f"--host must be an IP address such as 127.0.0.1 or ::1, "
-                         f"got {host!r}") from None
+        raise ValueError(one_line(f"--host must be an IP address such as 127.0.0.1 or ::1, "
+                                  f"got {host!r}")) from None
+    if address.is_multicast or address == ipaddress.IPv4Address("255.255.255.255"):
+        kind = "a multicast" if address.is_multicast else "the broadcast"
+        raise ValueError(f"--host {address} is {kind} address; give an address of this "
+                         f"machine such as 127.0.0.1 or ::1")
+    return str(address)
 
 
 def tcp_bind_endpoint(host: str) -> str:
     """``tcp://HOST:*`` (an ephemeral port), brackets around an IPv6 address."""
     return f"tcp://[{host}]:*" if ":" in host else f"tcp://{host}:*"
+
+
+_TCP_ENDPOINT = re.compile(r"tcp://(?:\[(?P<v6>[^\]]*)\]|(?P<v4>[^:\[\]]*)):(?P<port>\d{1,5})")
+
+
+def check_endpoint(endpoint: str) -> str:
+    """Validate an endpoint to connect to: ``ipc://PATH`` (an absolute path of at
+    most ``IPC_PATH_MAX_BYTES`` UTF-8 bytes) or ``tcp://ADDR:PORT`` (an IP address
+    literal, IPv6 in brackets, port 1-65535). Returns it; raises ``ValueError`` (one
+    line) otherwise."""
+    if endpoint.startswith("ipc://"):
+        problem = _ipc_path_problem(endpoint[len("ipc://"):])
+        if problem:
+            raise ValueError(one_line(f"{endpoint}: {problem}"))
+        return endpoint
+    match = _TCP_ENDPOINT.fullmatch(endpoint)
+    if match is None:
+        raise ValueError(one_line(f"expected ipc://PATH or tcp://ADDR:PORT, got {endpoint!r}"))
+    host = match["v6"] if match["v6"] is not None else match["v4"]
+    if (":" in host) != (match["v6"] is not None):
+        raise ValueError(f"{endpoint}: an IPv6 address goes in brackets, an IPv4 one does not")
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        raise ValueError(one_line(f"{endpoint}: {host!r} is not an IP address")) from None
+    if not 1 <= int(match["port"]) <= 65535:
+        raise ValueError(f"{endpoint}: the port must be 1 to 65535")
+    return endpoint
+
+
+def _ipc_path_problem(path: str) -> Optional[str]:
+    """Why ZeroMQ cannot use ``path`` as an ``ipc://`` socket path, or ``None``."""
+    if not path.startswith("/"):
+        return "the socket path must be absolute"
+    try:
+        size = len(path.encode("utf-8"))
+    except UnicodeEncodeError:
+        return "the socket path is not valid UTF-8 (set TMPDIR to another folder)"
+    if size > IPC_PATH_MAX_BYTES:
+        return (f"the socket path is {size} bytes, the limit is {IPC_PATH_MAX_BYTES} "
+                f"(set TMPDIR to a shorter folder)")
+    return None
 
 
 class Endpoints(msgspec.Struct, frozen=True):
@@ -90,10 +163,19 @@ class Endpoints(msgspec.Struct, frozen=True):
 
 
 class EndpointDir:
-    """Private directory for ``ipc://`` socket files; ``cleanup()`` removes it."""
+    """Private directory for ``ipc://`` socket files (``TMPDIR/ipc-bench-XXXXXXXX``,
+    mode 0700); ``cleanup()`` removes it. Raises ``EndpointError`` when it cannot be
+    created."""
 
     def __init__(self) -> None:
-        self.path = tempfile.mkdtemp(prefix="ipc-bench-")  # mode 0700
+        parent = None
+        try:
+            parent = tempfile.gettempdir()  # TMPDIR, else /tmp ... (Python's order)
+            self.path = tempfile.mkdtemp(prefix="ipc-bench-", dir=parent)  # mode 0700
+        except OSError as exc:  # also gettempdir's "no usable temporary directory"
+            where = parent or os.environ.get("TMPDIR") or "any temporary folder"
+            raise EndpointError(f"cannot create a socket folder in {where}: "
+                                f"{exc.strerror or exc}") from None
         os.chmod(self.path, 0o700)
 
     def cleanup(self) -> None:
@@ -106,52 +188,157 @@ def _configure(sock: zmq.Socket) -> None:
     sock.setsockopt(zmq.SNDTIMEO, POLL_SLICE_MS)
 
 
+#: A hint for the ``errno`` of a failed bind (after the system's own words).
+_BIND_HINTS = {
+    errno.EADDRNOTAVAIL: "not an address of this machine",
+    errno.EADDRINUSE: "another socket holds this port",
+    errno.ENOENT: "the socket folder does not exist",
+}
+
+#: Monitor events that end the wait of ``_connect``.
+_CONNECT_EVENTS = (zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_CONNECT_RETRIED
+                   | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
+                   | zmq.EVENT_HANDSHAKE_FAILED_AUTH)
+
+
+def open_socket(ctx: zmq.Context, socket_type: int, endpoint: str, *, bind: bool,
+                connect_timeout_s: float = CONNECT_TIMEOUT_S) -> zmq.Socket:
+    """A configured socket (``ZMQ_LINGER`` 0, ``POLL_SLICE_MS`` send / receive
+    timeouts, ``ZMQ_IPV6`` for ``tcp://[...]``) bound to or connected to
+    ``endpoint``; a connect waits up to ``connect_timeout_s`` for the ZeroMQ handshake
+    with the bound peer. On any failure the socket is closed and ``EndpointError``
+    raised (``cannot bind ENDPOINT: REASON`` / ``cannot connect to ENDPOINT: REASON``).
+    """
+    action = "bind" if bind else "connect to"
+    if endpoint.startswith("ipc://"):
+        problem = _ipc_path_problem(endpoint[len("ipc://"):])
+        if problem:
+            raise EndpointError(f"cannot {action} {endpoint}: {problem}")
+    sock = ctx.socket(socket_type)
+    try:
+        _configure(sock)
+        if endpoint.startswith("tcp://["):
+            sock.setsockopt(zmq.IPV6, 1)
+        if bind:
+            sock.bind(endpoint)
+        else:
+            _connect(sock, endpoint, connect_timeout_s)
+    except zmq.ZMQError as exc:
+        sock.close(linger=0)
+        hint = _BIND_HINTS.get(exc.errno) if bind else None
+        reason = zmq.strerror(exc.errno) + (f" ({hint})" if hint else "")
+        raise EndpointError(f"cannot {action} {endpoint}: {reason}") from None
+    except BaseException:
+        sock.close(linger=0)
+        raise
+    return sock
+
+
+def _connect(sock: zmq.Socket, endpoint: str, timeout_s: float) -> None:
+    """Connect ``sock`` and wait (``timeout_s`` at most) until the ZeroMQ handshake
+    with the bound peer succeeded; ``EndpointError`` when it is refused, fails or
+    does not come."""
+    monitor = sock.get_monitor_socket(_CONNECT_EVENTS)
+    try:
+        sock.connect(endpoint)
+        deadline = time.monotonic() + timeout_s
+        while True:
+            left_ms = int((deadline - time.monotonic()) * 1000)
+            if left_ms <= 0 or not monitor.poll(left_ms):
+                raise EndpointError(f"cannot connect to {endpoint}: no ZeroMQ handshake within "
+                                    f"{timeout_s:g} s")
+            event = recv_monitor_message(monitor)["event"]
+            if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
+                return
+            if event == zmq.EVENT_CONNECT_RETRIED:
+                raise EndpointError(f"cannot connect to {endpoint}: {_refused(endpoint)}")
+            raise EndpointError(f"cannot connect to {endpoint}: the ZeroMQ handshake "
+                                f"failed (not a socket of this harness)")
+    finally:
+        sock.disable_monitor()
+        monitor.close(linger=0)
+
+
+def _refused(endpoint: str) -> str:
+    """Why a connection to ``endpoint`` was refused, as far as this side can tell."""
+    if endpoint.startswith("ipc://"):
+        if not os.path.exists(endpoint[len("ipc://"):]):
+            return "no such socket file (is the scheduler still running?)"
+        return "connection refused (no process listens on that socket file)"
+    return "connection refused or address unreachable"
+
+
+def destroy_context(ctx: zmq.Context) -> None:
+    """Close every socket of ``ctx`` still open with ``ZMQ_LINGER`` 0, then terminate
+    it: never blocks on a socket left open (``zmq.Context.term`` alone would).
+    Sockets closed earlier with a linger keep it (the runner's last report)."""
+    ctx.destroy(linger=0)
+
+
 class SchedulerSockets:
-    """The scheduler's bound sockets. ``transport``: ``ipc`` or ``tcp``; ``host`` for tcp."""
+    """The scheduler's bound sockets. ``transport``: ``ipc`` (socket files in
+    ``endpoint_dir``) or ``tcp`` (ephemeral ports on ``host``).
+
+    Raises ``EndpointError`` (after closing what it opened) when a socket cannot be
+    bound, ``ValueError`` for an unknown transport.
+    """
 
     def __init__(self, ctx: zmq.Context, transport: str, endpoint_dir: Optional[EndpointDir],
                  host: str = DEFAULT_HOST):
-        self.s2r = ctx.socket(zmq.PUSH)
-        self.r2s = ctx.socket(zmq.PULL)
-        self.ctl = ctx.socket(zmq.PAIR)
+        if transport not in TRANSPORTS:
+            raise ValueError(f"unknown transport {transport!r}")
+        if transport == "ipc" and endpoint_dir is None:
+            raise ValueError("the ipc transport needs an EndpointDir")
+        self.s2r: Optional[zmq.Socket] = None
+        self.r2s: Optional[zmq.Socket] = None
+        self.ctl: Optional[zmq.Socket] = None
         names = {}
-        for name, sock in (("s2r", self.s2r), ("r2s", self.r2s), ("ctl", self.ctl)):
-            _configure(sock)
-            if transport == "ipc":
-                assert endpoint_dir is not None
-                sock.bind(f"ipc://{endpoint_dir.path}/{name}")
-            elif transport == "tcp":
-                if ":" in host:
-                    sock.setsockopt(zmq.IPV6, 1)
-                sock.bind(tcp_bind_endpoint(host))
-            else:
-                raise ValueError(f"unknown transport {transport!r}")
-            names[name] = sock.getsockopt_string(zmq.LAST_ENDPOINT)
+        try:
+            for name, socket_type in (("s2r", zmq.PUSH), ("r2s", zmq.PULL), ("ctl", zmq.PAIR)):
+                endpoint = (f"ipc://{endpoint_dir.path}/{name}" if transport == "ipc"
+                            else tcp_bind_endpoint(host))
+                sock = open_socket(ctx, socket_type, endpoint, bind=True)
+                setattr(self, name, sock)
+                names[name] = sock.getsockopt_string(zmq.LAST_ENDPOINT)
+        except BaseException:
+            self.close()
+            raise
         self.endpoints = Endpoints(**names)
 
     def close(self) -> None:
         for sock in (self.s2r, self.r2s, self.ctl):
-            sock.close(linger=0)
+            if sock is not None:
+                sock.close(linger=0)
 
 
 class RunnerSockets:
-    """The runner's connected sockets."""
+    """The runner's connected sockets: ``ctl`` at once, ``s2r`` / ``r2s`` by
+    ``connect_data``. Each connect waits for its ZeroMQ handshake (at most
+    ``connect_timeout_s``); ``EndpointError`` (after closing what it opened) when the
+    endpoint is malformed, refused or silent."""
 
-    def __init__(self, ctx: zmq.Context, ctl_endpoint: str):
-        self.ctl = ctx.socket(zmq.PAIR)
-        _configure(self.ctl)
-        self.ctl.connect(ctl_endpoint)
+    def __init__(self, ctx: zmq.Context, ctl_endpoint: str,
+                 connect_timeout_s: float = CONNECT_TIMEOUT_S):
+        self.connect_timeout_s = connect_timeout_s
         self.s2r: Optional[zmq.Socket] = None
         self.r2s: Optional[zmq.Socket] = None
+        self.ctl = open_socket(ctx, zmq.PAIR, ctl_endpoint, bind=False,
+                               connect_timeout_s=connect_timeout_s)
 
     def connect_data(self, s2r_endpoint: str, r2s_endpoint: str) -> None:
-        self.s2r = self.ctl.context.socket(zmq.PULL)
-        self.r2s = self.ctl.context.socket(zmq.PUSH)
-        for sock, endpoint in ((self.s2r, s2r_endpoint), (self.r2s, r2s_endpoint)):
-            _configure(sock)
-            if endpoint.startswith("tcp://["):
-                sock.setsockopt(zmq.IPV6, 1)
-            sock.connect(endpoint)
+        """Connect the PULL ``s2r`` and PUSH ``r2s`` sockets (``EndpointError``)."""
+        ctx = self.ctl.context
+        try:
+            self.s2r = open_socket(ctx, zmq.PULL, s2r_endpoint, bind=False,
+                                   connect_timeout_s=self.connect_timeout_s)
+            self.r2s = open_socket(ctx, zmq.PUSH, r2s_endpoint, bind=False,
+                                   connect_timeout_s=self.connect_timeout_s)
+        except BaseException:
+            for sock in (self.s2r, self.r2s):
+                if sock is not None:
+                    sock.close(linger=0)
+            self.s2r = self.r2s = None
+            raise
 
     def close(self, linger_ms: int = 0) -> None:
         """Close the sockets; messages still queued are sent for up to ``linger_ms``
@@ -159,6 +346,26 @@ class RunnerSockets:
         for sock in (self.s2r, self.r2s, self.ctl):
             if sock is not None:
                 sock.close(linger=linger_ms)
+
+
+def check_endpoints(transport: str, host: str = DEFAULT_HOST) -> None:
+    """Set up a case's sockets once in this process and close them again: the
+    scheduler's three bound, the runner's three connected to them (``ipc``: in a
+    fresh ``EndpointDir``, removed after). Raises ``EndpointError`` where a case
+    would fail to set up, in milliseconds and before any process starts."""
+    endpoint_dir: Optional[EndpointDir] = None
+    ctx = zmq.Context()
+    try:
+        endpoint_dir = EndpointDir() if transport == "ipc" else None
+        bound = SchedulerSockets(ctx, transport, endpoint_dir, host=host)
+        connected = RunnerSockets(ctx, bound.endpoints.ctl)
+        connected.connect_data(bound.endpoints.s2r, bound.endpoints.r2s)
+        connected.close()
+        bound.close()
+    finally:
+        destroy_context(ctx)
+        if endpoint_dir is not None:
+            endpoint_dir.cleanup()
 
 
 def recv_frame(sock: zmq.Socket, timeout_s: float, peer_problem: Callable[[], Optional[str]],
