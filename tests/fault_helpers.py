@@ -40,6 +40,23 @@ def children(pid: int) -> list[int]:
     return out
 
 
+def runners_of(pid: int) -> list[int]:
+    """Live runner processes started by the scheduler ``pid`` (their environment
+    names it: ``IPC_BENCH_SCHEDULER_PID``), wherever they were reparented."""
+    mark = f"IPC_BENCH_SCHEDULER_PID={pid}".encode()
+    found = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            env = Path(f"/proc/{d}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if mark in env and alive(int(d)):
+            found.append(int(d))
+    return found
+
+
 def alive(pid: int) -> bool:
     """True while ``pid`` exists and is not a zombie."""
     try:

@@ -1,12 +1,43 @@
-"""The runner process: ``python -m ipc_bench.harness CTL_ENDPOINT`` (``runner_loop.runner_main``)."""
+"""The runner process: ``python -m ipc_bench.harness CTL_ENDPOINT`` (``runner_loop.runner_main``).
 
+``bench.py`` starts it for each case. A missing, extra or malformed argument
+(``transport.check_endpoint``) prints one line and exits 2, as does an endpoint that
+cannot be connected to (``runner_main``).
+"""
+
+import argparse
 import sys
 
-from ipc_bench.harness.runner_loop import runner_main
+from ipc_bench.errors import one_line
+from ipc_bench.harness.runner_loop import EXIT_USAGE, runner_main
+from ipc_bench.wire.transport import check_endpoint
+
+PROG = "python -m ipc_bench.harness"
+USAGE = f"{PROG} CTL_ENDPOINT (the runner process: bench.py starts it for each case)"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 2
+        print(one_line(f"{PROG}: error: {message}; usage: {USAGE}"), file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+
+
+def _endpoint(text: str) -> str:
+    try:
+        return check_endpoint(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def main(argv=None) -> int:
+    """Parse the command line and run the runner; returns its exit code."""
+    parser = _Parser(prog=PROG, usage=USAGE,
+                     description="The runner process of ipc-bench (bench.py starts it).")
+    parser.add_argument("ctl_endpoint", type=_endpoint, metavar="CTL_ENDPOINT",
+                        help="the scheduler's control socket: ipc://PATH or tcp://ADDR:PORT")
+    args = parser.parse_args(argv)
+    return runner_main(args.ctl_endpoint)
+
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        print("usage: python -m ipc_bench.harness CTL_ENDPOINT (the runner process: "
-              "bench.py starts it for each case)", file=sys.stderr)
-        sys.exit(2)
-    sys.exit(runner_main(sys.argv[1]))
+    sys.exit(main())

@@ -60,7 +60,8 @@ from ipc_bench.wire.control import (
     send_control,
 )
 from ipc_bench.wire.handshake import RunnerConfig, decode_runner_config
-from ipc_bench.wire.transport import PeerError, RunnerSockets
+from ipc_bench.wire.transport import (EndpointError, PeerError, RunnerSockets,
+                                      destroy_context)
 
 #: How long the runner waits for the handshake (imports and model load come after).
 STARTUP_TIMEOUT_S = 120.0
@@ -72,7 +73,7 @@ RUNNER_CLOSE_LINGER_MS = 5000
 #: Timeout of the messages of a runner on its way out (error reports).
 _REPORT_TIMEOUT_S = 5.0
 #: Exit codes of ``runner_main``.
-EXIT_OK, EXIT_HANDSHAKE, EXIT_STEP_FAILED, EXIT_SCHEDULER_GONE = 0, 3, 4, 5
+EXIT_OK, EXIT_USAGE, EXIT_HANDSHAKE, EXIT_STEP_FAILED, EXIT_SCHEDULER_GONE = 0, 2, 3, 4, 5
 
 
 def _column(record: bool):
@@ -281,8 +282,8 @@ def _accept_handshake(socks: RunnerSockets, peer_problem: Callable[[], Optional[
         config = decode_runner_config(hs.config)
         socks.connect_data(config.s2r_endpoint, config.r2s_endpoint)
         runner = ModelRunner(config.scheduler, config.model, config.policy)
-    except ConfigError as exc:  # a bad config, a torch KV cache too large for the device
-        return refuse(str(exc))
+    except (ConfigError, EndpointError) as exc:  # a bad config, a torch KV cache too
+        return refuse(str(exc))                   # large for the device, a data socket
     except Exception as exc:  # a model that cannot be built: say so, do not hang
         return refuse(f"runner could not start: {type(exc).__name__}: {exc}")
     send_control(socks.ctl, Ready(PROTOCOL_VERSION, os.getpid(), runner.model.device),
@@ -314,9 +315,11 @@ def _serve(loop: RunnerLoop) -> int:
 def runner_main(ctl_endpoint: str) -> int:
     """Entry point of the runner process; returns its exit code.
 
-    Exit codes: 0 after sending its report; 3 handshake refused or never came; 4 a
-    step failed (an ``ErrorReport`` naming the step went to the scheduler first);
-    5 the scheduler went away or stopped sending.
+    Exit codes: 0 after sending its report; 2 ``ctl_endpoint`` cannot be connected
+    to (``transport.EndpointError``, one line on stderr, within
+    ``transport.CONNECT_TIMEOUT_S``); 3 handshake refused or never came; 4 a step
+    failed (an ``ErrorReport`` naming the step went to the scheduler first); 5 the
+    scheduler went away or stopped sending.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the scheduler decides and kills us
     set_parent_death_signal()
@@ -331,8 +334,13 @@ def runner_main(ctl_endpoint: str) -> int:
         print(f"runner: {peer_problem()} at start-up", file=sys.stderr)
         return EXIT_SCHEDULER_GONE
     ctx = zmq.Context()
-    socks = RunnerSockets(ctx, ctl_endpoint)
+    socks: Optional[RunnerSockets] = None
     try:
+        try:
+            socks = RunnerSockets(ctx, ctl_endpoint)
+        except EndpointError as exc:
+            print(f"runner: {exc}", file=sys.stderr)
+            return EXIT_USAGE
         accepted = _accept_handshake(socks, peer_problem)
         if isinstance(accepted, int):
             return accepted
@@ -340,6 +348,7 @@ def runner_main(ctl_endpoint: str) -> int:
         channel = RunnerChannel(socks, config.peer_timeout_s, peer_problem)
         return _serve(RunnerLoop(config, channel, runner))
     finally:
-        socks.close(linger_ms=RUNNER_CLOSE_LINGER_MS)
-        ctx.term()
+        if socks is not None:
+            socks.close(linger_ms=RUNNER_CLOSE_LINGER_MS)
+        destroy_context(ctx)  # waits RUNNER_CLOSE_LINGER_MS at most, for the report
 

@@ -22,6 +22,10 @@ failed and the step; the partial ``CaseResult`` stays in the caller's hands):
   message inconsistent with its state, any exception while handling a step), or
   sends a frame the scheduler cannot decode or that contradicts the schedule.
 
+A socket folder or socket that cannot be set up raises ``transport.EndpointError``
+instead; whatever fails, the shutdown closes every socket before the context and
+cannot block, removes the socket folder and reaps the runner.
+
 While a timed replay has nothing to run the scheduler sends ``KeepAlive``, so the
 runner's own timeout only fires on a scheduler that really hangs.
 """
@@ -60,7 +64,8 @@ from ipc_bench.wire.control import (
     Stop,
 )
 from ipc_bench.wire.handshake import RunnerConfig, check_pickle_transport, encode_config
-from ipc_bench.wire.transport import EndpointDir, PeerError, PeerTimeout, SchedulerSockets
+from ipc_bench.wire.transport import (EndpointDir, PeerError, PeerTimeout, SchedulerSockets,
+                                      destroy_context)
 
 #: The runner's command line, its control endpoint appended (``run_case(runner_command=)``).
 RUNNER_COMMAND = (sys.executable, "-m", "ipc_bench.harness")
@@ -71,9 +76,10 @@ class RunnerProcess:
     """The runner child process: started with its stderr in a private file, asked how
     it ended, reaped.
 
-    ``problem()``: ``None`` while it runs, else one line (exit code or signal, and the
-    last line it wrote to stderr). ``state()``: its ``/proc`` state (``S (sleeping)``,
-    ``T (stopped)``..., or ``unknown``).
+    ``CaseError`` when it cannot be started. ``problem()``: ``None`` while it runs,
+    else one line (exit code or signal, and the last line it wrote to stderr).
+    ``state()``: its ``/proc`` state (``S (sleeping)``, ``T (stopped)``..., or
+    ``unknown``).
     """
 
     def __init__(self, ctl_endpoint: str, stderr_path: str,
@@ -85,9 +91,13 @@ class RunnerProcess:
         self.stderr_path = stderr_path
         fd = os.open(stderr_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with open(fd, "wb") as err:
-            self.proc = subprocess.Popen([*command, ctl_endpoint],
-                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                         stderr=err, env=env, close_fds=True)
+            try:
+                self.proc = subprocess.Popen([*command, ctl_endpoint],
+                                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                             stderr=err, env=env, close_fds=True)
+            except OSError as exc:  # not an error of the results folder: say what failed
+                raise CaseError(f"cannot start the runner process {command[0]}: "
+                                f"{exc.strerror or exc}") from None
         self.pid = self.proc.pid
 
     def exit_description(self) -> Optional[str]:
@@ -165,7 +175,9 @@ def run_case(spec: CaseSpec,
     Raises ``CaseError`` (one line) if the runner dies, stops answering, reports an
     error or sends an undecodable or inconsistent frame; ``SchedulerError`` on a
     scheduling limit; ``ConfigError`` for a configuration the runner must refuse
-    (pickle over TCP without ``allow_pickle_over_tcp``, a streamed case with a floor).
+    (pickle over TCP without ``allow_pickle_over_tcp``, a streamed case with a floor);
+    ``transport.EndpointError`` (one line naming the endpoint) when the socket folder
+    or a socket cannot be set up: nothing is left open, no runner started.
     """
     result = result if result is not None else CaseResult(spec=spec)
     if spec.transport == INPROC:
@@ -237,11 +249,13 @@ class _TwoProcessCase:
 
     def run(self, on_step, flusher: StepFlusher) -> CaseResult:
         spec, result = self.spec, self.result
-        endpoint_dir = EndpointDir()
-        ctx = zmq.Context()
+        endpoint_dir: Optional[EndpointDir] = None
+        ctx: Optional[zmq.Context] = None
         socks: Optional[SchedulerSockets] = None
         clean = False
         try:
+            endpoint_dir = EndpointDir()
+            ctx = zmq.Context()
             socks = self.make_sockets(ctx, spec.transport, endpoint_dir, host=spec.host)
             self._start_runner(socks, os.path.join(endpoint_dir.path, "runner.stderr"))
             exchange = self.exchange
@@ -271,8 +285,11 @@ class _TwoProcessCase:
             raise
         finally:
             with deferred():
-                self._shut_down(socks, ctx, clean)
-                endpoint_dir.cleanup()
+                try:
+                    self._shut_down(socks, ctx, clean)
+                finally:
+                    if endpoint_dir is not None:
+                        endpoint_dir.cleanup()
 
     def _start_runner(self, socks: SchedulerSockets, stderr_path: str) -> None:
         """Spawn the runner and complete the handshake (``startup_timeout_s``)."""
@@ -302,17 +319,19 @@ class _TwoProcessCase:
         self.result.runner_device = reply.device
         self.result.runner_pid = self.runner.pid
 
-    def _shut_down(self, socks: Optional[SchedulerSockets], ctx: zmq.Context,
+    def _shut_down(self, socks: Optional[SchedulerSockets], ctx: Optional[zmq.Context],
                    clean: bool) -> None:
-        """Stop the sampler, close the sockets, reap the runner: after a clean stop it
-        exits by itself; after its error report it is on its way out; otherwise (dead,
-        hung or interrupted) there is nothing left to wait for."""
+        """Stop the sampler, close the sockets and the context (never blocks: linger
+        0, every socket closed first), reap the runner: after a clean stop it exits by
+        itself; after its error report it is on its way out; otherwise (dead, hung or
+        interrupted) there is nothing left to wait for."""
         if self.sampler is not None:
             self.sampler.stop()
             self.result.rss_samples = list(self.sampler.samples)
         if socks is not None:
             socks.close()
-        ctx.term()
+        if ctx is not None:
+            destroy_context(ctx)
         if self.runner is not None:
             if clean:
                 self.runner.reap(grace_s=2.0)

@@ -1,0 +1,225 @@
+"""Socket set-up failures through ``bench.py``, ``run_case`` and the runner's entry
+point (``python -m ipc_bench.harness``): exit 2 with one line naming the endpoint and
+the reason, within seconds, leaving no socket folder, results folder or runner
+process behind.
+
+Every process runs under a timeout (and the in-process tests under
+``pytest.mark.timeout``), so a hang fails the test instead of stalling the suite.
+Elapsed times are bounded loosely (a hang is 120 s or forever) and printed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+import pytest
+import zmq
+
+from fault_helpers import REPO, bench, runners_of, steady_case
+from ipc_bench.cli import main as bench_main
+from ipc_bench.cli import run as cli_run
+from ipc_bench.harness.spec import CaseError
+from ipc_bench.harness.supervisor import run_case
+from ipc_bench.wire.transport import EndpointError
+
+DS = ["--scenario", "decode-steady", "--num-running", "1", "--steps", "20", "--policies",
+      "send", "--codecs", "msgpack", "--no-single-process", "--quiet"]
+RUNNER_USAGE = ("usage: python -m ipc_bench.harness CTL_ENDPOINT (the runner process: "
+                "bench.py starts it for each case)")
+#: Loose bound on a refusal (Python start-up included, on a busy machine).
+FAST_S = 10.0
+
+
+def has_ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as s:
+            s.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
+def run_bench(args: list[str], tmpdir) -> tuple[int, str, float, int]:
+    """``bench.py ARGS`` with ``TMPDIR=tmpdir``: exit code, stderr, seconds, pid."""
+    t0 = time.monotonic()
+    proc = bench(args, env={**os.environ, "TMPDIR": str(tmpdir)})
+    try:
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, err, time.monotonic() - t0, proc.pid
+
+
+def tmpdir_of_length(tmp_path, length: int):
+    base = f"{tmp_path}/"
+    assert len(base) < length - 1, base
+    path = tmp_path / ("t" * (length - len(base)))
+    path.mkdir(parents=True)
+    assert len(str(path)) == length
+    return path
+
+
+def assert_refused(code: int, err: str, elapsed_s: float, pid: int, tmpdir, output) -> str:
+    """Exit 2, one line, fast; nothing left: socket folder, results folder, runner."""
+    assert code == 2, err
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert elapsed_s < FAST_S
+    assert list(tmpdir.iterdir()) == []
+    assert not output.exists()
+    assert runners_of(pid) == []
+    return lines[0]
+
+
+# ---------------------------------------------------------------------- bench.py
+
+
+def test_a_tmpdir_of_85_characters_is_refused_at_once_84_runs(tmp_path):
+    """The issue's first example: a socket path over 107 bytes made the run hang."""
+    tmpdir = tmpdir_of_length(tmp_path / "a", 85)
+    out = tmp_path / "run85"
+    code, err, elapsed_s, pid = run_bench(DS + ["--output", str(out)], tmpdir)
+    line = assert_refused(code, err, elapsed_s, pid, tmpdir, out)
+    assert re.fullmatch(rf"bench\.py: error: cannot bind ipc://{re.escape(str(tmpdir))}/"
+                        r"ipc-bench-\w{8}/s2r: the socket path is 108 bytes, the limit is 107 "
+                        r"\(set TMPDIR to a shorter folder\)", line), line
+    print(f"\nTMPDIR of 85 characters: exit 2 after {elapsed_s:.2f} s")
+
+    tmpdir = tmpdir_of_length(tmp_path / "b", 84)
+    out = tmp_path / "run84"
+    code, err, _, _ = run_bench(DS + ["--output", str(out)], tmpdir)
+    assert code == 0, err
+    assert json.loads((out / "summary.json").read_text())["status"] == "complete"
+    assert list(tmpdir.iterdir()) == []
+
+
+@pytest.mark.parametrize("host", ["192.0.2.1", "8.8.8.8"])
+def test_a_host_not_on_this_machine_is_refused_at_once(tmp_path, host):
+    out = tmp_path / "run"
+    code, err, elapsed_s, pid = run_bench(
+        DS + ["--transport", "tcp", "--host", host, "--output", str(out)], tmp_path)
+    line = assert_refused(code, err, elapsed_s, pid, tmp_path, out)
+    assert line == (f"bench.py: error: cannot bind tcp://{host}:*: Cannot assign requested "
+                    "address (not an address of this machine)")
+    print(f"\n--host {host}: exit 2 after {elapsed_s:.2f} s")
+
+
+@pytest.mark.skipif(not has_ipv6_loopback(), reason="this machine has no IPv6 loopback (::1)")
+def test_a_case_runs_end_to_end_over_ipv6_loopback(tmp_path):
+    out = tmp_path / "run"
+    code, err, _, _ = run_bench(DS + ["--transport", "tcp", "--host", "::1", "--output",
+                                      str(out)], tmp_path)
+    assert code == 0, err
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"] == "complete"
+    case = summary["cases"][0]
+    assert case["complete"] and case["transport"] == "tcp" and case["output_tokens"] > 0
+
+
+@pytest.mark.timeout(60)
+def test_a_socket_failure_during_the_run_is_written_and_exits_2(monkeypatch, tmp_path, capsys):
+    """The sockets were fine when checked, then a case cannot bind: the case is written
+    as failed and the exit code is still 2."""
+    tmpdir = tmpdir_of_length(tmp_path, 85)
+    monkeypatch.setattr(cli_run, "check_endpoints", lambda transport, host: None)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmpdir))
+    out = tmp_path / "run"
+    assert bench_main(DS + ["--output", str(out)]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    message = lines[0].split(": ", 3)[-1]
+    assert lines == [f"bench.py: error: num_running=1/send/msgpack#0: {message}",
+                     f"bench.py: partial results: {out}"]
+    assert re.fullmatch(r"cannot bind ipc://.*/s2r: the socket path is 108 bytes, the limit "
+                        r"is 107 \(set TMPDIR to a shorter folder\)", message), message
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"] == "failed"
+    assert summary["cases"][0]["error"] == message
+    assert list(tmpdir.iterdir()) == []
+
+
+@pytest.mark.timeout(60)
+def test_run_case_closes_what_a_failing_socket_factory_left_open(monkeypatch, tmp_path):
+    """Whatever failed, the shutdown cannot block: ``Context.term`` with a socket still
+    open would wait forever."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    left_open = []
+
+    def leaky_sockets(ctx, *args, **kwargs):
+        left_open.append(ctx.socket(zmq.PAIR))
+        raise EndpointError("cannot bind ipc://somewhere/s2r: for the test")
+
+    with pytest.raises(EndpointError, match="for the test"):
+        run_case(steady_case(max_steps=5), sockets=leaky_sockets)
+    assert left_open[0].closed
+    assert list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------------- the runner entry
+
+
+def run_runner(args: list[str]) -> tuple[int, list[str], float]:
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "ipc_bench.harness", *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=60)
+    return proc.returncode, proc.stderr.strip().splitlines(), time.monotonic() - t0
+
+
+@pytest.mark.parametrize("args,error", [
+    ([], "the following arguments are required: CTL_ENDPOINT"),
+    (["foo"], "argument CTL_ENDPOINT: expected ipc://PATH or tcp://ADDR:PORT, got 'foo'"),
+    (["tcp://localhost:5555"],
+     "argument CTL_ENDPOINT: tcp://localhost:5555: 'localhost' is not an IP address"),
+    (["ipc:///tmp/x/ctl", "extra"], "unrecognized arguments: extra"),
+])
+def test_bad_runner_arguments_are_one_line_and_exit_2(args, error):
+    code, lines, _ = run_runner(args)
+    assert code == 2
+    assert lines == [f"python -m ipc_bench.harness: error: {error}; {RUNNER_USAGE}"]
+
+
+def test_a_runner_whose_endpoint_is_gone_exits_2_at_once(tmp_path):
+    endpoint = f"ipc://{tmp_path}/gone/ctl"
+    code, lines, elapsed_s = run_runner([endpoint])
+    assert code == 2
+    assert lines == [f"runner: cannot connect to {endpoint}: no such socket file "
+                     "(is the scheduler still running?)"]
+    assert elapsed_s < FAST_S
+    print(f"\nrunner with a gone endpoint: exit 2 after {elapsed_s:.2f} s")
+
+
+def test_a_runner_whose_tcp_port_refuses_exits_2_at_once():
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))  # held, not listening: connects are refused
+    port = holder.getsockname()[1]
+    try:
+        code, lines, elapsed_s = run_runner([f"tcp://127.0.0.1:{port}"])
+    finally:
+        holder.close()
+    assert code == 2
+    assert lines == [f"runner: cannot connect to tcp://127.0.0.1:{port}: connection refused "
+                     "or address unreachable"]
+    assert elapsed_s < FAST_S
+
+
+@pytest.mark.timeout(60)
+def test_a_runner_command_that_cannot_start_is_a_case_error(monkeypatch, tmp_path):
+    """Not mistaken for an unwritable results folder (both are ``OSError``)."""
+    sockets_tmp = tmp_path / "tmp"
+    sockets_tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(sockets_tmp))
+    missing = tmp_path / "no-such-runner"
+    with pytest.raises(CaseError) as err:
+        run_case(steady_case(max_steps=5), runner_command=[str(missing)])
+    assert str(err.value) == (f"cannot start the runner process {missing}: "
+                              "No such file or directory")
+    assert list(sockets_tmp.iterdir()) == []
