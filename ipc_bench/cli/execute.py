@@ -4,7 +4,9 @@ interrupted), then check the token digests, compare the arms, fit the byte model
 print the tables.
 
 Exit codes: 0 success; 1 a case failed or the checks found a problem (the error
-lines say which); ``Interrupted`` propagates after the partial results are written.
+lines say which); 2 a case's sockets could not be set up (``EndpointError``: the
+socket folder or an endpoint); ``Interrupted`` propagates after the partial results
+are written.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from ipc_bench.harness.run_folder import RunWriter, default_run_dir
 from ipc_bench.harness.signals import Interrupted
 from ipc_bench.harness.spec import CaseResult
 from ipc_bench.report.tables import format_byte_model, format_comparisons, format_tables
+from ipc_bench.wire.transport import EndpointError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -167,13 +170,14 @@ class _Run:
 
     def _failed(self, tag: str, result: CaseResult, exc: Exception) -> int:
         """A case that raised (called while handling ``exc``): write what it measured,
-        say why; exit code 1."""
+        say why; exit code 1 (2 for sockets that could not be set up)."""
         case_id = result.spec.case_id
-        if isinstance(exc, (CaseError, SchedulerError, ConfigError)):
+        if isinstance(exc, (CaseError, SchedulerError, ConfigError, EndpointError)):
             self.log(f"{tag} {case_id}: FAILED: {exc}")
             self._stop(result, str(exc), "failed")
             print(f"bench.py: error: {case_id}: {exc}", file=sys.stderr)
             print(f"bench.py: partial results: {self.run_dir}", file=sys.stderr)
+            return 2 if isinstance(exc, EndpointError) else 1
         elif isinstance(exc, OSError):  # the run folder became unwritable (disk full, removed)
             self._stop(result, f"cannot write results: {exc}", "failed")
             print(f"bench.py: error: cannot write results to {self.run_dir}: "

@@ -19,6 +19,7 @@ from ipc_bench.errors import one_line
 from ipc_bench.harness import signals
 from ipc_bench.harness.signals import Interrupted
 from ipc_bench.wire.codecs import CODECS
+from ipc_bench.wire.transport import TRANSPORTS, EndpointError, check_endpoints
 
 #: The runner's buffers may take at most this share of the machine's available memory.
 MAX_MEMORY_SHARE = 0.5
@@ -30,7 +31,7 @@ def main(argv: list[str]) -> int:
     old_handlers = signals.install()
     try:
         return _main(argv)
-    except (UsageError, ConfigError, TraceError) as exc:
+    except (UsageError, ConfigError, TraceError, EndpointError) as exc:
         print(f"bench.py: error: {one_line(str(exc))}", file=sys.stderr)
         return 2
     except Interrupted as exc:
@@ -127,9 +128,10 @@ def _check_transport(args) -> list[str]:
 
 
 def _check_cases(args, cases) -> None:
-    """Refuses (``UsageError``, ``ConfigError``) cases that could not run: none at all,
-    a scheduler override the scenario ignores, bad limits, a fixed step not shorter
-    than the peer timeout, runner buffers or a KV cache that do not fit."""
+    """Refuses (``UsageError``, ``ConfigError``, ``EndpointError``) cases that could
+    not run: none at all, a scheduler override the scenario ignores, bad limits, a
+    fixed step not shorter than the peer timeout, runner buffers or a KV cache that do
+    not fit, sockets that cannot be set up."""
     if not cases:
         raise UsageError(f"scenario {args.scenario} has no cases for these options")
     overrides = _overrides(args)
@@ -147,6 +149,15 @@ def _check_cases(args, cases) -> None:
                              f"--peer-timeout {case.peer_timeout_s:g} s")
     _check_memory(cases)
     _check_torch_cases(cases)
+    _check_sockets(cases)
+
+
+def _check_sockets(cases) -> None:
+    """Set up each transport's sockets once (``transport.check_endpoints``):
+    ``EndpointError`` for a socket folder or ``--host`` that cannot work."""
+    for transport, host in dict.fromkeys((c.transport, c.host) for c in cases):
+        if transport in TRANSPORTS:
+            check_endpoints(transport, host)
 
 
 def _check_torch_cases(cases) -> None:
