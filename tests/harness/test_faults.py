@@ -7,6 +7,8 @@ Times (detection, shutdown) are printed for the record (``pytest -s``), never as
 
 from __future__ import annotations
 
+import errno
+import fnmatch
 import json
 import os
 import random
@@ -16,6 +18,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -292,3 +295,149 @@ def test_bench_interrupted_kills_the_runner_and_keeps_the_results(tmp_path, sig,
     assert summary["cases"][0]["failed_step"] == int(m.group(1)) == len(steps)
     print(f"\n{name}: runner gone after {runner_gone_s * 1e3:.0f} ms, bench.py exited "
           f"after {exit_s * 1e3:.0f} ms")
+
+
+# ---------------------------------------------------------------------------- write failures
+
+ENOSPC_LINE = "cannot write results to {run}: No space left on device"
+
+
+def _no_space(monkeypatch, pattern: str, after: int = 0) -> None:
+    """Every write to a run-folder file named like ``pattern`` after the first ``after``
+    writes half its data, then fails with ENOSPC (a disk filling up mid-write)."""
+    from ipc_bench.harness import run_folder
+
+    real, seen = run_folder.write_fd, [0]
+
+    def write_fd(fd: int, data: bytes, path) -> None:
+        if fnmatch.fnmatch(Path(path).name, pattern):
+            seen[0] += 1
+            if seen[0] > after:
+                os.write(fd, data[:len(data) // 2])
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        real(fd, data, path)
+
+    monkeypatch.setattr(run_folder, "write_fd", write_fd)
+
+
+def _writer_spec():
+    spec = steady_case(2, max_steps=3)
+    spec.make_workload()  # a real spec, as a run would pass it
+    return spec
+
+
+@pytest.mark.parametrize("file,write", [
+    ("steps.partial.csv", lambda w, spec, r: w.partial_steps(spec, r.sched_rows)),
+    ("steps.csv", lambda w, spec, r: w.stream_steps(spec, r.sched_rows)),
+    ("requests.csv", lambda w, spec, r: w.stream_requests(spec, r.requests)),
+    ("itl.csv", lambda w, spec, r: w.stream_requests(spec, r.requests)),
+    ("rss.csv", lambda w, spec, r: w.stream_rss(spec, r.rss_samples)),
+    ("steps.csv", lambda w, spec, r: w.add_case(r, {"case_id": spec.case_id})),
+    ("floor.csv", lambda w, spec, r: w.add_case(r, {"case_id": spec.case_id})),
+    ("summary.json.*.tmp", lambda w, spec, r: w.begin_case(spec)),
+    ("summary.json.*.tmp", lambda w, spec, r: w.finish("complete")),
+])
+def test_every_write_of_the_run_folder_fails_in_one_line_and_keeps_what_was_written(
+        file, write, tmp_path, monkeypatch):
+    from ipc_bench.harness.run_folder import RunFolderError, RunWriter
+
+    spec = _writer_spec()
+    result = run_case(spec)
+    result.rss_samples = [(0.5, 1, 2, 3, 4, 5)]
+    result.floor_step_ns = [7, 8, 9]
+    result.requests[0]["itl_s"] = [0.25]
+    writer = RunWriter(tmp_path / "run", {"scenario": "t"})
+    # a first successful write of each kind, so there is something to keep
+    writer.partial_steps(spec, result.sched_rows[:1])
+    writer.stream_rss(spec, result.rss_samples)
+    before = {p.name: p.read_bytes() for p in (tmp_path / "run").iterdir()}
+    _no_space(monkeypatch, file)
+    with pytest.raises(RunFolderError) as err:
+        write(writer, spec, result)
+    assert str(err.value) == ENOSPC_LINE.format(run=tmp_path / "run")
+    after = {p.name: p.read_bytes() for p in (tmp_path / "run").iterdir()}
+    failed = [n for n in before if fnmatch.fnmatch(n, file)] or ["summary.json"]
+    for name in failed:
+        assert after[name] == before[name], name  # cut back: every row whole
+    assert not any(n.endswith(".tmp") for n in after)
+    load_run(tmp_path / "run")
+
+
+_ONE_CASE = ["--scenario", "decode-steady", "--num-running", "2", "--steps", "400",
+             "--warmup-steps", "2", "--policies", "send", "--codecs", "msgpack",
+             "--no-single-process", "--quiet"]
+
+
+@pytest.mark.parametrize("pattern,after,status", [
+    ("steps.partial.csv", 1, "failed"),   # while the case runs
+    ("steps.csv", 1, "failed"),           # when the case is written (after the header)
+    ("requests.csv", 1, "failed"),
+    ("floor.csv", 1, "failed"),
+    ("summary.json.*.tmp", 2, "incomplete"),  # summary.json itself: its last version stays
+    ("*.msgpack", 0, "failed"),           # the captured messages
+])
+def test_a_full_disk_mid_run_is_one_line_exit_1_and_a_loadable_folder(
+        pattern, after, status, tmp_path, monkeypatch, capsys):
+    from ipc_bench import cli
+    from ipc_bench.analysis import capture
+    from ipc_bench.analysis.results import load
+    from ipc_bench.harness import recording
+
+    monkeypatch.setattr(recording, "FLUSH_INTERVAL_S", 0.0)  # flush after every step
+    run = tmp_path / "run"
+    where = run
+    if pattern == "*.msgpack":
+        where = run / "messages"
+
+        def save_captures(run_dir, result, max_messages=200):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(where / "x.msgpack"))
+
+        monkeypatch.setattr(capture, "save_captures", save_captures)
+        from ipc_bench.cli import execute
+        monkeypatch.setattr(execute, "save_captures", save_captures)
+    else:
+        _no_space(monkeypatch, pattern, after)
+    assert cli.main(_ONE_CASE + ["--output", str(run)]) == 1
+    out, err = capsys.readouterr()
+    message = ENOSPC_LINE.format(run=where)
+    assert (out, err) == ("", f"bench.py: error: {message}\n")
+    summary, frames = load_run(run)
+    assert summary["status"] == status
+    if status == "failed":
+        assert summary["problems"] == [message]
+        assert summary["failed_case"] == "num_running=2/send/msgpack#0"
+    load(run)
+    assert not any(p.name.endswith(".tmp") for p in run.rglob("*"))
+
+
+def test_a_full_disk_before_the_first_case_leaves_no_folder(tmp_path, monkeypatch, capsys):
+    from ipc_bench import cli
+
+    _no_space(monkeypatch, "summary.json.*.tmp")
+    run = tmp_path / "run"
+    assert cli.main(_ONE_CASE + ["--output", str(run)]) == 2
+    assert capsys.readouterr() == ("", f"bench.py: error: {ENOSPC_LINE.format(run=run)}\n")
+    assert not run.exists()
+
+
+def test_a_file_size_limit_mid_run_is_one_line_and_a_loadable_folder(tmp_path):
+    """A real limit (RLIMIT_FSIZE: writes past 64 KiB fail with EFBIG), not a stub."""
+    import resource
+
+    from ipc_bench.analysis.results import load
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
+
+    run = tmp_path / "run"
+    proc = subprocess.run(
+        [sys.executable, "bench.py", "--scenario", "decode-steady", "--num-running", "16",
+         "--steps", "3000", "--policies", "send", "--codecs", "msgpack", "--quiet",
+         "--output", str(run)], cwd=REPO, capture_output=True, text=True, timeout=300,
+        preexec_fn=limit)
+    message = f"cannot write results to {run}: File too large"
+    assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", f"bench.py: error: {message}\n")
+    summary, frames = load_run(run)
+    assert (summary["status"], summary["problems"]) == ("failed", [message])
+    assert all(p.stat().st_size <= 64 * 1024 for p in run.iterdir())
+    load(run)
