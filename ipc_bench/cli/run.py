@@ -16,8 +16,6 @@ from ipc_bench.cli.options import SCHEDULER_OVERRIDES, UsageError, build_parser
 from ipc_bench.engine.config import POLICIES, SEND, ConfigError
 from ipc_bench.engine.traces import TraceError
 from ipc_bench.errors import one_line
-from ipc_bench.harness import signals
-from ipc_bench.harness.signals import Interrupted
 from ipc_bench.wire.codecs import CODECS
 
 #: The runner's buffers may take at most this share of the machine's available memory.
@@ -25,19 +23,13 @@ MAX_MEMORY_SHARE = 0.5
 
 
 def main(argv: list[str]) -> int:
-    """Runs the command with SIGINT/SIGTERM turned into ``Interrupted``; returns the
-    exit code (2 on bad input, 130/143 when interrupted)."""
-    old_handlers = signals.install()
+    """The run command; returns the exit code (2 on bad input). ``Interrupted``
+    propagates to ``ipc_bench.cli.main``."""
     try:
         return _main(argv)
     except (UsageError, ConfigError, TraceError) as exc:
         print(f"bench.py: error: {one_line(str(exc))}", file=sys.stderr)
         return 2
-    except Interrupted as exc:
-        print(f"bench.py: interrupted by {exc.signal_name} (exit {exc.code})", file=sys.stderr)
-        return exc.code
-    finally:
-        signals.restore(old_handlers)
 
 
 def _main(argv: list[str]) -> int:

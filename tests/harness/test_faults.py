@@ -297,6 +297,145 @@ def test_bench_interrupted_kills_the_runner_and_keeps_the_results(tmp_path, sig,
           f"after {exit_s * 1e3:.0f} ms")
 
 
+# ---------------------------------------------------------------------------- signals at start-up
+
+_HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _started(pid: int) -> bool:
+    """True once ``pid`` runs bench.py's first statement: SIGINT, SIGTERM and SIGHUP
+    show as blocked in /proc (until then the interpreter itself is starting)."""
+    mask = sum(1 << (s - 1) for s in _HANDLED)
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("SigBlk:"):
+                return int(line.split()[1], 16) & mask == mask
+    except OSError:
+        pass
+    return False
+
+
+def _signal_after_start(args: list[str], sig: int, delay_s: float) -> subprocess.Popen:
+    """Start ``bench.py ARGS`` and send ``sig`` ``delay_s`` after its first statement."""
+    proc = bench(args)
+    wait_for(lambda: _started(proc.pid) or proc.poll() is not None, timeout_s=60,
+             what="bench.py's first statement")
+    time.sleep(delay_s)
+    proc.send_signal(sig)
+    return proc
+
+
+def _check_interrupted_folder(run_dir: Path, name: str) -> None:
+    """No folder, or a valid one: ``incomplete``, the interrupt named, CSVs loadable."""
+    if not run_dir.exists():
+        return
+    summary, _ = load_run(run_dir)
+    assert summary["status"] == "incomplete"
+    assert len(summary["problems"]) == 1 and f"interrupted by {name}" in summary["problems"][0]
+
+
+#: Delays after bench.py's first statement: imports, option checks, metadata, the
+#: folder's claim, the runner's start and handshake, the first steps (about 1.5 s in all
+#: on the 2-core development machine; later delays land in the first case).
+START_DELAYS_S = (0.0, 0.005, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8,
+                  0.9, 1.0, 1.1, 1.2, 1.4, 1.7, 2.0)
+
+
+@pytest.mark.slow
+def test_a_signal_at_any_moment_of_the_start_ends_with_its_code_and_one_line(tmp_path):
+    outcomes = []
+    for i, delay_s in enumerate(START_DELAYS_S):
+        sig = _HANDLED[i % 3]
+        name, code = signal.Signals(sig).name, 128 + sig
+        run_dir = tmp_path / f"run{i}"
+        proc = _signal_after_start(
+            ["--scenario", "decode-steady", "--num-running", "16", "--steps", "2000",
+             "--policies", "send", "--codecs", "msgpack", "--output", str(run_dir)],
+            sig, delay_s)
+        _, err = proc.communicate(timeout=60)
+        assert (proc.returncode, "Traceback" in err) == (code, False), (delay_s, name, err)
+        lines = err.splitlines()
+        assert lines[-1] == f"bench.py: interrupted by {name} (exit {code})", lines
+        assert all(re.fullmatch(r"ipc-bench: .*|bench\.py: num_running=16/send/msgpack#0: "
+                                rf"interrupted by {name} .*|bench\.py: interrupted .*", line)
+                   for line in lines), lines
+        _check_interrupted_folder(run_dir, name)
+        outcomes.append((delay_s, name, run_dir.exists()))
+    assert children(os.getpid()) == []
+    print("\n" + ", ".join(f"{d:g} s {n}: {'folder' if f else 'none'}"
+                           for d, n, f in outcomes))
+
+
+@pytest.fixture
+def handlers_restored():
+    """Put the process's signal handlers back after an in-process interrupt (which
+    leaves them ignored, as a shutting-down bench.py wants)."""
+    saved = {s: signal.getsignal(s) for s in _HANDLED}
+    yield
+    for s, h in saved.items():
+        signal.signal(s, h)
+
+
+_TINY = ["--scenario", "decode-steady", "--num-running", "2", "--steps", "50",
+         "--warmup-steps", "2", "--policies", "send,cached", "--codecs", "msgpack",
+         "--no-single-process", "--quiet"]
+
+
+def test_a_signal_right_after_the_claim_leaves_a_valid_incomplete_folder(
+        tmp_path, monkeypatch, capsys, handlers_restored):
+    from ipc_bench import cli
+    from ipc_bench.cli import execute
+    from ipc_bench.harness.run_folder import RunWriter
+
+    class InterruptedWriter(RunWriter):
+        def __init__(self, run_dir, metadata):
+            assert (Path(run_dir) / ".claimed").exists()
+            os.kill(os.getpid(), signal.SIGINT)  # pending until the folder is written
+            super().__init__(run_dir, metadata)
+
+    monkeypatch.setattr(execute, "RunWriter", InterruptedWriter)
+    run_dir = tmp_path / "run"
+    assert cli.main(_TINY + ["--output", str(run_dir)]) == 130
+    assert capsys.readouterr().err == "bench.py: interrupted by SIGINT (exit 130)\n"
+    summary, frames = load_run(run_dir)
+    assert (summary["status"], summary["problems"], summary["cases"]) == (
+        "incomplete", ["interrupted by SIGINT after 0 of 2 cases"], [])
+    assert [len(f) for f in frames.values()] == [0, 0, 0, 0]  # floor, itl, requests, steps
+
+
+def test_a_signal_before_the_claim_leaves_no_folder(tmp_path, monkeypatch, capsys,
+                                                    handlers_restored):
+    from ipc_bench import cli
+    from ipc_bench.cli import execute
+
+    def collect_metadata(**_):
+        os.kill(os.getpid(), signal.SIGTERM)
+        return {}
+
+    monkeypatch.setattr(execute, "collect_metadata", collect_metadata)
+    assert cli.main(_TINY + ["--output", str(tmp_path / "run")]) == 143
+    assert capsys.readouterr().err == "bench.py: interrupted by SIGTERM (exit 143)\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_signal_while_the_tables_print_keeps_the_status(tmp_path, monkeypatch, capsys,
+                                                          handlers_restored):
+    from ipc_bench import cli
+    from ipc_bench.cli import execute
+
+    def format_tables(cases):
+        os.kill(os.getpid(), signal.SIGTERM)
+        return "tables"
+
+    monkeypatch.setattr(execute, "format_tables", format_tables)
+    run_dir = tmp_path / "run"
+    assert cli.main(_TINY + ["--output", str(run_dir)]) == 143
+    assert capsys.readouterr().err == "bench.py: interrupted by SIGTERM (exit 143)\n"
+    summary, _ = load_run(run_dir)
+    assert (summary["status"], summary["problems"]) == ("complete", [])
+    assert len(summary["cases"]) == 2
+
+
 # ---------------------------------------------------------------------------- write failures
 
 ENOSPC_LINE = "cannot write results to {run}: No space left on device"
