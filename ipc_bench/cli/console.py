@@ -93,6 +93,8 @@ class Console:
 
     @classmethod
     def install(cls) -> "Console":
+        """Open ``/dev/null`` on closed descriptors 0-2 and put guarded streams in
+        ``sys.stdout`` / ``sys.stderr``; ``restore`` undoes the latter."""
         _open_std_fds()
         console = cls()
         sys.stdout, sys.stderr = console.stdout, console.stderr

@@ -75,14 +75,14 @@ def run_cases(args, cases, scenario_report: Optional[Callable] = None) -> int:
 
 def open_run_dir(args, metadata: dict[str, Any]) -> RunWriter:
     """Claim the run folder (``claim_run_dir``) and write its first files; when they
-    cannot be written, the folder is removed if this created it and ``UsageError``
-    says why (one line)."""
+    cannot be written, the folders this created are removed (an ``--output`` that
+    existed is emptied) and ``UsageError`` says why (one line)."""
     run_dir, created = claim_run_dir(args)
     try:
         return RunWriter(run_dir, metadata)
     except BaseException as exc:
-        if created:
-            shutil.rmtree(run_dir, ignore_errors=True)
+        if created is not None:
+            shutil.rmtree(created, ignore_errors=True)
         else:
             _remove_run_files(run_dir)
         if isinstance(exc, RunFolderError):
@@ -99,18 +99,26 @@ def _remove_run_files(run_dir: Path) -> None:
             entry.unlink(missing_ok=True)
 
 
-def claim_run_dir(args) -> tuple[Path, bool]:
+def _topmost_missing(path: Path) -> Optional[Path]:
+    """The highest folder of ``path`` (itself included) that does not exist yet."""
+    missing = None
+    while not path.exists() and path != path.parent:
+        missing, path = path, path.parent
+    return missing
+
+
+def claim_run_dir(args) -> tuple[Path, Optional[Path]]:
     """Create the run folder (``--output``, else ``results/<scenario>-<time>``) and claim
     it with a ``.claimed`` file: of two runs given the same folder, one is refused
-    (``UsageError``), as is a folder that is not empty. Returns the folder and whether
-    this created it."""
+    (``UsageError``), as is a folder that is not empty. Returns the folder and the
+    highest folder this created for it (``None`` for an ``--output`` that existed)."""
     try:
         run_dir = (Path(args.output) if args.output
                    else default_run_dir(REPO_ROOT / "results", args.scenario))
     except OSError as exc:
         raise UsageError(f"cannot create a results folder under {REPO_ROOT / 'results'}: "
                          f"{exc.strerror}") from None
-    created = not args.output or not run_dir.exists()
+    created = _topmost_missing(run_dir) if args.output else run_dir
     if run_dir.exists() and not run_dir.is_dir():
         raise UsageError(f"output path {run_dir} exists and is not a folder")
     if run_dir.exists() and any(run_dir.iterdir()):
@@ -121,8 +129,8 @@ def claim_run_dir(args) -> tuple[Path, bool]:
     except FileExistsError:
         raise UsageError(f"output folder {run_dir} is in use by another run") from None
     except OSError as exc:
-        if created:
-            shutil.rmtree(run_dir, ignore_errors=True)
+        if created is not None:
+            shutil.rmtree(created, ignore_errors=True)
         raise UsageError(f"cannot write results to {run_dir}: {exc.strerror}") from None
     return run_dir, created
 

@@ -185,6 +185,8 @@ def test_bad_trace_is_one_line_naming_the_row_and_exit_2(kind, tmp_path, capsys)
     ("output-is-a-file", ["--output", "{tmp}/f"], "output path {tmp}/f exists and is not a folder"),
     ("output-under-a-file", ["--output", "{tmp}/f/sub"],
      "cannot write results to {tmp}/f/sub: Not a directory"),
+    ("output-where-no-folder-can-be", ["--output", "/proc/ipc-bench-test/run"],
+     "cannot write results to /proc/ipc-bench-test/run: No such file or directory"),
 ])
 def test_bad_paths(kind, argv, message, tmp_path, capsys):
     (tmp_path / "f").write_text("x")
@@ -193,6 +195,23 @@ def test_bad_paths(kind, argv, message, tmp_path, capsys):
     code, lines, out = _run_main(scenario + argv, capsys)
     assert (code, lines, out) == (2, [f"bench.py: error: {message.replace('{tmp}', str(tmp_path))}"],
                                   "")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f"]  # nothing left behind
+
+
+def test_a_failed_start_removes_the_folders_it_created(tmp_path, monkeypatch, capsys):
+    from ipc_bench.cli import execute
+    from ipc_bench.harness.run_folder import RunFolderError
+
+    class FullDisk(execute.RunWriter):
+        def __init__(self, run_dir, metadata):
+            raise RunFolderError(run_dir, OSError(28, "No space left on device"))
+
+    monkeypatch.setattr(execute, "RunWriter", FullDisk)
+    run = tmp_path / "new" / "parents" / "run"
+    code, lines, out = _run_main(DS + ["--num-running", "1", "--output", str(run)], capsys)
+    assert (code, lines, out) == (
+        2, [f"bench.py: error: cannot write results to {run}: No space left on device"], "")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_runner_buffers_larger_than_memory_are_refused(monkeypatch, capsys):
