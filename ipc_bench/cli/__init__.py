@@ -65,6 +65,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except Interrupted as exc:
         print(f"{prog}: interrupted by {exc.signal_name} (exit {exc.code})", file=sys.stderr)
         code = exc.code
+    except SystemExit as exc:  # --help
+        code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     finally:
         signals.restore(old_handlers)
         code = console.restore(code, prog)

@@ -241,6 +241,18 @@ def test_list_onto_a_full_disk_is_one_line():
             1, f"bench.py: error: cannot write to stdout: {NO_SPACE}\n")
 
 
+@pytest.mark.parametrize("args,prog", [(["--help"], "bench.py"),
+                                       (["report", "--help"], "bench.py report")])
+def test_help_into_a_closed_pipe_or_a_full_disk(args, prog):
+    fd = closed_pipe()
+    try:
+        assert bench_to(fd, *args) == (141, "")
+    finally:
+        os.close(fd)
+    with open("/dev/full", "w") as full:
+        assert bench_to(full, *args) == (1, f"{prog}: error: cannot write to stdout: {NO_SPACE}\n")
+
+
 def test_list_with_stdout_and_stderr_closed_exits_0():
     for fd in (1, 2):
         proc = subprocess.run([sys.executable, "bench.py", "--list"], cwd=REPO, text=True,
