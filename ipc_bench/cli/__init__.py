@@ -25,24 +25,51 @@ ends with its exit code and one line.
 
 from __future__ import annotations
 
-import importlib
 import sys
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from ipc_bench.cli.console import Console
 from ipc_bench.harness import signals
 from ipc_bench.harness.signals import Interrupted
 
-#: Command word after ``bench.py`` -> (its module, whose ``main(argv)`` runs it; the
-#: modules with C extensions it imports lazily: imported before signals are let
-#: through). Anything else on the command line is the run command's options.
-COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "microbench": ("ipc_bench.cli.microbench", ("pyperf",)),
-    "report": ("ipc_bench.cli.report", ("pandas", "scipy.stats", "matplotlib.figure",
-                                        "matplotlib.backends.backend_agg")),
+Command = Callable[[list[str]], int]
+
+
+# Each loader imports a command's module and the modules with C extensions it would
+# import lazily, before signals are let through (see ``main``), and returns its main.
+
+def _run() -> Command:
+    import ipc_bench.cli.execute  # noqa: F401  (msgspec, zmq, numpy, psutil, pyperf)
+    from ipc_bench.cli.run import main as run_main
+
+    return run_main
+
+
+def _report() -> Command:
+    import matplotlib.backends.backend_agg  # noqa: F401
+    import matplotlib.figure  # noqa: F401
+    import pandas  # noqa: F401
+    import scipy.stats  # noqa: F401
+
+    from ipc_bench.cli.report import main as report_main
+
+    return report_main
+
+
+def _microbench() -> Command:
+    import pyperf  # noqa: F401
+
+    from ipc_bench.cli.microbench import main as microbench_main
+
+    return microbench_main
+
+
+#: Command words after ``bench.py`` -> their loaders; anything else on the command
+#: line is the run command's options (``_run``).
+COMMANDS: dict[str, Callable[[], Command]] = {
+    "microbench": _microbench,
+    "report": _report,
 }
-#: The run command (no command word).
-RUN_COMMAND = ("ipc_bench.cli.run", ("ipc_bench.cli.execute",))
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -51,17 +78,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     line, exit 130 / 143 / 129) and restores both when the command ends."""
     argv = list(sys.argv[1:] if argv is None else argv)
     word = argv[0] if argv and argv[0] in COMMANDS else None
-    module_name, preload = COMMANDS[word] if word else RUN_COMMAND
     prog = f"bench.py {word}" if word else "bench.py"
     console = Console.install()
     old_handlers = signals.install()
     code = 1
     try:
-        command = importlib.import_module(module_name)
-        for name in preload:
-            importlib.import_module(name)
+        command = COMMANDS[word]() if word else _run()
         signals.unblock()
-        code = command.main(argv[1:] if word else argv)
+        code = command(argv[1:] if word else argv)
     except Interrupted as exc:
         print(f"{prog}: interrupted by {exc.signal_name} (exit {exc.code})", file=sys.stderr)
         code = exc.code
