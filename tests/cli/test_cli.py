@@ -400,3 +400,19 @@ def test_microbench_interrupted_leaves_no_process_and_no_empty_folder(sig, group
         while _microbench_processes(tiny_run):
             assert time.monotonic() < deadline, _microbench_processes(tiny_run)
             time.sleep(0.05)
+
+
+def test_report_onto_a_full_disk_is_one_line(tiny_run, tmp_path, monkeypatch, capsys):
+    import errno
+
+    from ipc_bench import cli
+    from ipc_bench.report import document
+
+    def copyfile(src, dst):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(dst))
+
+    monkeypatch.setattr(document.shutil, "copyfile", copyfile)
+    out = tmp_path / "rep"
+    assert cli.main(["report", str(tiny_run), "--output", str(out)]) == 2
+    assert capsys.readouterr() == ("", "bench.py report: error: cannot write the report to "
+                                       f"{out / 'run.summary.json'}: {NO_SPACE}\n")
