@@ -1,9 +1,14 @@
 #!/usr/bin/env python3
 """ipc-bench: ``python bench.py --scenario NAME`` (``--list`` for the scenarios)."""
 
-import sys
-
-from ipc_bench.cli import main
+import signal
 
 if __name__ == "__main__":
+    # Before any other import: SIGINT / SIGTERM / SIGHUP stay pending until the command
+    # has installed its handlers and imported its C extensions (ipc_bench.harness.signals).
+    signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
+    import sys
+
+    from ipc_bench.cli import main
+
     sys.exit(main())

@@ -12,10 +12,11 @@ Options as azure-conv: ``--trace PATH`` (``AzureLLMInferenceTrace_code.csv``),
 from __future__ import annotations
 
 from ipc_bench.harness.spec import CaseSpec
-from ipc_bench.harness.scenario import (CODE_SCHEDULER, CODE_TRACE_FILE, ScenarioOptions,
-                                        trace_cases)
+from ipc_bench.harness.scenario import (CODE_SCHEDULER, CODE_TRACE_FILE, LOGICAL_REPLAY,
+                                        ScenarioOptions, trace_cases)
 
 NAME = "azure-code"
+OPTIONS = LOGICAL_REPLAY
 
 
 def cases(opts: ScenarioOptions) -> list[CaseSpec]:

@@ -20,10 +20,11 @@ with it, lower ``--num-blocks`` from the default 131,072).
 from __future__ import annotations
 
 from ipc_bench.harness.spec import CaseSpec
-from ipc_bench.harness.scenario import (CONV_SCHEDULER, CONV_TRACE_FILE, ScenarioOptions,
-                                        trace_cases)
+from ipc_bench.harness.scenario import (CONV_SCHEDULER, CONV_TRACE_FILE, LOGICAL_REPLAY,
+                                        ScenarioOptions, trace_cases)
 
 NAME = "azure-conv"
+OPTIONS = LOGICAL_REPLAY
 
 
 def cases(opts: ScenarioOptions) -> list[CaseSpec]:

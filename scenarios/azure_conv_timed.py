@@ -11,11 +11,12 @@ Options: ``--trace PATH``, ``--max-requests N`` (default 300), ``--trace-speedup
 from __future__ import annotations
 
 from ipc_bench.harness.spec import CaseSpec
-from ipc_bench.harness.scenario import (CONV_SCHEDULER, CONV_TRACE_FILE, ScenarioOptions,
-                                        trace_cases)
+from ipc_bench.harness.scenario import (CONV_SCHEDULER, CONV_TRACE_FILE, TIMED_REPLAY,
+                                        ScenarioOptions, trace_cases)
 from ipc_bench.report.tables import format_latency
 
 NAME = "azure-conv-timed"
+OPTIONS = TIMED_REPLAY
 #: Latency percentiles (ms) per case, with the arrival-bound caveat.
 report = format_latency
 

@@ -24,9 +24,10 @@ a paged KV cache (CUDA when present; ``scripts/gpu_check.py``). Options:
 from __future__ import annotations
 
 from ipc_bench.harness.spec import CaseSpec
-from ipc_bench.harness.scenario import ScenarioOptions, steady_cases
+from ipc_bench.harness.scenario import STEADY, ScenarioOptions, steady_cases
 
 NAME = "decode-steady"
+OPTIONS = STEADY
 DEFAULT_NUM_RUNNING = [1, 16, 64, 256]
 
 

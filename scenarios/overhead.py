@@ -18,9 +18,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ipc_bench.harness.spec import CaseSpec
-from ipc_bench.harness.scenario import ScenarioOptions, steady_cases
+from ipc_bench.harness.scenario import STEADY, ScenarioOptions, steady_cases
 
 NAME = "overhead"
+OPTIONS = STEADY
 ARMS = ("totals", "steps")
 
 

@@ -26,11 +26,13 @@ from __future__ import annotations
 
 from ipc_bench.harness.spec import CaseSpec
 from ipc_bench.engine.config import ConfigError, ModelConfig, SchedulerConfig
-from ipc_bench.harness.scenario import ScenarioOptions
+from ipc_bench.harness.scenario import ScenarioOptions, check_replay_duration
 from ipc_bench.engine.traces import load_azure_trace
 from ipc_bench.engine.workloads import TraceWorkload
 
 NAME = "soak"
+#: The null model, ids as the trace's workload makes them: no model or id options.
+OPTIONS = frozenset({"trace", "max_requests", "trace_speedup"})
 TRACE_FILE = "AzureLLMInferenceTrace_conv.csv"
 #: Wall time the replay's arrivals are squeezed into when --trace-speedup is not given.
 TARGET_S = 600.0
@@ -45,6 +47,7 @@ def cases(opts: ScenarioOptions) -> list[CaseSpec]:
     trace = load_azure_trace(opts.trace, max_requests=opts.max_requests)
     span_s = float(trace.arrival_s[-1]) if len(trace) else 0.0
     speedup = opts.trace_speedup or max(1.0, span_s / TARGET_S)
+    check_replay_duration(span_s, speedup, len(trace))
     scheduler = opts.scheduler_config(SchedulerConfig(
         max_num_seqs=256, max_num_batched_tokens=2048, max_model_len=16384,
         num_blocks=131072))

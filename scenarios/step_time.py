@@ -46,11 +46,12 @@ from typing import Any, Optional
 
 from ipc_bench.harness.spec import CaseSpec
 from ipc_bench.engine.config import CACHED, SEND, ConfigError
-from ipc_bench.harness.scenario import ScenarioOptions, grid, steady_case
+from ipc_bench.harness.scenario import STEADY, ScenarioOptions, grid, steady_case
 from ipc_bench.analysis.stats import arms_by_repetition
 from ipc_bench.report.tables import render
 
 NAME = "step-time"
+OPTIONS = STEADY
 DEFAULT_STEP_TIMES_MS = [2.0, 5.0, 20.0]
 DEFAULT_NUM_RUNNING = [16, 64, 256]
 THRESHOLD = 0.01  # 1 % of the step time

@@ -141,6 +141,29 @@ def run_arm(ns: argparse.Namespace, rest: list[str]) -> int:
 # ------------------------------------------------------------------ coordinator
 
 
+def output_dir(ns: argparse.Namespace) -> Path:
+    """Where the pyperf files go: ``--output``, else ``RUN_DIR/microbench``."""
+    return Path(ns.output) if ns.output else Path(ns.run_dir) / "microbench"
+
+
+def _run_arm_process(cmd: list[str]) -> int:
+    """Run one arm's pyperf process in a session of its own (a Ctrl-C reaches this
+    process only, never a worker still starting up); its exit code. Interrupted (any
+    exception while waiting), it gets SIGTERM, on which pyperf kills its worker, and
+    is reaped (SIGKILL after 5 s)."""
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        return proc.wait()
+    except BaseException:
+        proc.terminate()
+        try:
+            proc.wait(timeout=5.0)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        raise
+
+
 def coordinate(ns: argparse.Namespace, rest: list[str],
                 format_rows: Callable[[list[dict[str, Any]]], str]) -> int:
     """Run pyperf once per arm, then save and print ``in_loop_vs_pyperf``'s rows,
@@ -149,7 +172,7 @@ def coordinate(ns: argparse.Namespace, rest: list[str],
     caps = _captures_of(ns.run_dir)
     if not caps:
         raise MicrobenchError(f"no captured messages of repetition 0 in {ns.run_dir}")
-    out_dir = Path(ns.output) if ns.output else Path(ns.run_dir) / "microbench"
+    out_dir = output_dir(ns)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -163,10 +186,10 @@ def coordinate(ns: argparse.Namespace, rest: list[str],
                *rest, "-o", str(target)]
         print(f"microbench: {arm}: {len(caps)} captures -> {target}", file=sys.stderr,
               flush=True)
-        proc = subprocess.run(cmd, stdin=subprocess.DEVNULL)
-        if proc.returncode != 0:
+        code = _run_arm_process(cmd)
+        if code != 0:
             print(f"bench.py microbench: error: pyperf run of arm {arm} exited with "
-                  f"{proc.returncode}", file=sys.stderr)
+                  f"{code}", file=sys.stderr)
             return 1
         files[arm] = target
     rows = in_loop_vs_pyperf(caps, files)

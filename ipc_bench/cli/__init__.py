@@ -10,12 +10,17 @@
 Exit codes: 0 success; 1 a case failed (the runner died, hung or broke the protocol;
 the error line says which process, how and at which step) or the token streams of two
 cases differ (the correctness oracle); 2 bad input (one line on stderr, no traceback);
-130 / 143 interrupted by SIGINT / SIGTERM: the runner is killed at once, the rows
-measured so far are written (the interrupted case marked ``complete: false``) and
-``summary.json`` says ``incomplete``.
+130 / 143 / 129 interrupted by SIGINT / SIGTERM / SIGHUP: the runner is killed at
+once, the rows measured so far are written (the interrupted case marked
+``complete: false``) and ``summary.json`` says ``incomplete``; 141 stdout's reader went
+away (``| head``: the results are complete, ``ipc_bench.cli.console``).
 
 Every number has a range and every setting is checked before a process starts, so
-bad input never surfaces as a traceback or a hang half-way through a run.
+bad input never surfaces as a traceback or a hang half-way through a run. Signals:
+``bench.py`` blocks them in its first statement; ``main`` installs the handlers,
+imports the command and the C extensions it loads later, then lets a pending signal
+through (``ipc_bench.harness.signals``), so an interrupt at any moment of the start
+ends with its exit code and one line.
 """
 
 from __future__ import annotations
@@ -23,31 +28,70 @@ from __future__ import annotations
 import sys
 from typing import Callable, Optional, Sequence
 
-from ipc_bench.cli.run import main as run_main
+from ipc_bench.cli.console import Console
+from ipc_bench.harness import signals
+from ipc_bench.harness.signals import Interrupted
+
+Command = Callable[[list[str]], int]
 
 
-def _report(argv: list[str]) -> int:
-    from ipc_bench.cli.report import main
+# Each loader imports a command's module and the modules with C extensions it would
+# import lazily, before signals are let through (see ``main``), and returns its main.
 
-    return main(argv)
+def _run() -> Command:
+    import ipc_bench.cli.execute  # noqa: F401  (msgspec, zmq, numpy, psutil, pyperf)
+    from ipc_bench.cli.run import main as run_main
 
-
-def _microbench(argv: list[str]) -> int:
-    from ipc_bench.cli.microbench import main
-
-    return main(argv)
+    return run_main
 
 
-#: Command words after ``bench.py``; anything else is the run command's options.
-COMMANDS: dict[str, Callable[[list[str]], int]] = {
+def _report() -> Command:
+    import matplotlib.backends.backend_agg  # noqa: F401
+    import matplotlib.figure  # noqa: F401
+    import pandas  # noqa: F401
+    import scipy.stats  # noqa: F401
+
+    from ipc_bench.cli.report import main as report_main
+
+    return report_main
+
+
+def _microbench() -> Command:
+    import pyperf  # noqa: F401
+
+    from ipc_bench.cli.microbench import main as microbench_main
+
+    return microbench_main
+
+
+#: Command words after ``bench.py`` -> their loaders; anything else on the command
+#: line is the run command's options (``_run``).
+COMMANDS: dict[str, Callable[[], Command]] = {
     "microbench": _microbench,
     "report": _report,
 }
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Entry point of ``bench.py``; returns the exit code."""
+    """Entry point of ``bench.py``; returns the exit code. Guards stdout and stderr
+    (``console.Console``), turns SIGINT / SIGTERM / SIGHUP into ``Interrupted`` (one
+    line, exit 130 / 143 / 129) and restores both when the command ends."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in COMMANDS:
-        return COMMANDS[argv[0]](argv[1:])
-    return run_main(argv)
+    word = argv[0] if argv and argv[0] in COMMANDS else None
+    prog = f"bench.py {word}" if word else "bench.py"
+    console = Console.install()
+    old_handlers = signals.install()
+    code = 1
+    try:
+        command = COMMANDS[word]() if word else _run()
+        signals.unblock()
+        code = command(argv[1:] if word else argv)
+    except Interrupted as exc:
+        print(f"{prog}: interrupted by {exc.signal_name} (exit {exc.code})", file=sys.stderr)
+        code = exc.code
+    except SystemExit as exc:  # --help
+        code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    finally:
+        signals.restore(old_handlers)
+        code = console.restore(code, prog)
+    return code

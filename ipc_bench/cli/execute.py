@@ -3,15 +3,18 @@ the cases one by one (each written whole, or marked incomplete when it fails or 
 interrupted), then check the token digests, compare the arms, fit the byte model and
 print the tables.
 
-Exit codes: 0 success; 1 a case failed or the checks found a problem (the error
-lines say which); 2 a case's sockets could not be set up (``EndpointError``: the
-socket folder or an endpoint); ``Interrupted`` propagates after the partial results
-are written.
+Exit codes: 0 success; 1 a case failed, the checks found a problem or the run folder
+could not be written (the error lines say which); 2 a case's sockets could not be set
+up (``EndpointError``: the socket folder or an endpoint); ``Interrupted`` propagates
+after the partial results are written. The run's status goes to ``summary.json``
+before the tables are printed, so a closed stdout or a signal while printing costs
+nothing.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import time
 import traceback
@@ -22,19 +25,20 @@ from typing import Any, Callable, Optional
 import msgspec
 
 from ipc_bench.analysis.bytemodel import byte_model_report
-from ipc_bench.analysis.capture import build_captures, save_captures
+from ipc_bench.analysis.capture import MESSAGES_DIR, build_captures, save_captures
 from ipc_bench.analysis.stats import compare_cases
 from ipc_bench.analysis.summary import (attach_token_bytes, check_digests, noise_warnings,
                                         summarize_case)
 from ipc_bench.cli.options import UsageError
 from ipc_bench.engine.config import ConfigError
 from ipc_bench.engine.scheduler import SchedulerError
+from ipc_bench.errors import one_line
 from ipc_bench.harness import signals
 from ipc_bench.harness.environment import collect_metadata, cpu_usage_between, read_cpu_times
 from ipc_bench.harness.spec import CaseError
 from ipc_bench.harness.supervisor import run_case
 from ipc_bench.harness.progress import case_progress, progress_enabled
-from ipc_bench.harness.run_folder import RunWriter, default_run_dir
+from ipc_bench.harness.run_folder import RunFolderError, RunWriter, default_run_dir
 from ipc_bench.harness.signals import Interrupted
 from ipc_bench.harness.spec import CaseResult
 from ipc_bench.report.tables import format_byte_model, format_comparisons, format_tables
@@ -46,36 +50,78 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 def run_cases(args, cases, scenario_report: Optional[Callable] = None) -> int:
     """Run ``cases`` (checked) as the command line ``args`` asks; returns the exit code.
     ``scenario_report``: the scenario's ``report`` (its text is printed after the
-    tables)."""
+    tables). A write error of the run folder ends the run with one line and exit 1;
+    ``Interrupted`` propagates once ``summary.json`` names it."""
     # Nothing this run writes (results, captures, socket files) is group- or
     # world-writable, whatever umask it was started with.
     os.umask(os.umask(0) | 0o022)
-    run_dir = claim_run_dir(args)
+    metadata = run_metadata(args, cases)
+    run: Optional[_Run] = None
     try:
-        writer = RunWriter(run_dir, run_metadata(args, cases))
-    except OSError as exc:
-        raise UsageError(f"cannot write results to {run_dir}: "
-                         f"{exc.strerror or exc}") from None
-    run = _Run(run_dir, writer, quiet=args.quiet, num_cases=len(cases),
-               show_progress=progress_enabled(args.quiet))
-    run.log(f"ipc-bench: {args.scenario}, {len(cases)} cases -> {run_dir}")
-    for i, case in enumerate(cases, 1):
-        code = run.case(i, case)
-        if code is not None:
-            return code
-    return run.finish(args.ci_method, scenario_report)
+        with signals.deferred():  # a signal here leaves no folder or a valid one
+            writer = open_run_dir(args, metadata)
+            run = _Run(writer.run_dir, writer, quiet=args.quiet, num_cases=len(cases),
+                       show_progress=progress_enabled(args.quiet))
+        run.log(f"ipc-bench: {args.scenario}, {len(cases)} cases -> {run.run_dir}")
+        for i, case in enumerate(cases, 1):
+            code = run.case(i, case)
+            if code is not None:
+                return code
+        return run.finish(args.ci_method, scenario_report)
+    except RunFolderError as exc:
+        return run.write_failed(exc)
+    except Interrupted as exc:
+        if run is not None:
+            run.interrupted(exc)
+        raise
 
 
-def claim_run_dir(args) -> Path:
+def open_run_dir(args, metadata: dict[str, Any]) -> RunWriter:
+    """Claim the run folder (``claim_run_dir``) and write its first files; when they
+    cannot be written, the folders this created are removed (an ``--output`` that
+    existed is emptied) and ``UsageError`` says why (one line)."""
+    run_dir, created = claim_run_dir(args)
+    try:
+        return RunWriter(run_dir, metadata)
+    except BaseException as exc:
+        if created is not None:
+            shutil.rmtree(created, ignore_errors=True)
+        else:
+            _remove_run_files(run_dir)
+        if isinstance(exc, RunFolderError):
+            raise UsageError(str(exc)) from None
+        raise
+
+
+def _remove_run_files(run_dir: Path) -> None:
+    """Empty an ``--output`` folder that was empty before this run claimed it."""
+    for entry in run_dir.iterdir():
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+
+
+def _topmost_missing(path: Path) -> Optional[Path]:
+    """The highest folder of ``path`` (itself included) that does not exist yet."""
+    missing = None
+    while not path.exists() and path != path.parent:
+        missing, path = path, path.parent
+    return missing
+
+
+def claim_run_dir(args) -> tuple[Path, Optional[Path]]:
     """Create the run folder (``--output``, else ``results/<scenario>-<time>``) and claim
     it with a ``.claimed`` file: of two runs given the same folder, one is refused
-    (``UsageError``), as is a folder that is not empty."""
+    (``UsageError``), as is a folder that is not empty. Returns the folder and the
+    highest folder this created for it (``None`` for an ``--output`` that existed)."""
     try:
         run_dir = (Path(args.output) if args.output
                    else default_run_dir(REPO_ROOT / "results", args.scenario))
     except OSError as exc:
         raise UsageError(f"cannot create a results folder under {REPO_ROOT / 'results'}: "
                          f"{exc.strerror}") from None
+    created = _topmost_missing(run_dir) if args.output else run_dir
     if run_dir.exists() and not run_dir.is_dir():
         raise UsageError(f"output path {run_dir} exists and is not a folder")
     if run_dir.exists() and any(run_dir.iterdir()):
@@ -86,8 +132,10 @@ def claim_run_dir(args) -> Path:
     except FileExistsError:
         raise UsageError(f"output folder {run_dir} is in use by another run") from None
     except OSError as exc:
+        if created is not None:
+            shutil.rmtree(created, ignore_errors=True)
         raise UsageError(f"cannot write results to {run_dir}: {exc.strerror}") from None
-    return run_dir
+    return run_dir, created
 
 
 def run_metadata(args, cases) -> dict[str, Any]:
@@ -133,6 +181,9 @@ class _Run:
     num_cases: int
     show_progress: bool
     captured: list = field(default_factory=list)
+    num_done: int = 0
+    stopped: bool = False  # the run's status is written (``_stop``, ``finish``)
+    current: Optional[str] = None  # the case being run or written
 
     def log(self, msg: str) -> None:
         if not self.quiet:
@@ -140,11 +191,13 @@ class _Run:
 
     def case(self, i: int, case) -> Optional[int]:
         """Run case ``i`` and write it whole; the exit code when it failed, else
-        ``None``. ``Interrupted`` propagates once the partial case is written."""
+        ``None``. ``Interrupted`` propagates once the partial case is written;
+        ``RunFolderError`` once the run is closed as far as the folder allows."""
         tag = f"[{i}/{self.num_cases}]"
         t0 = time.perf_counter()
         cpu_before = read_cpu_times()
         result = CaseResult(spec=case)
+        self.current = case.case_id
         self.writer.begin_case(case)
         bar = case_progress(case, f"{tag} {case.case_id}") if self.show_progress else None
         try:
@@ -156,6 +209,8 @@ class _Run:
             print(f"bench.py: {case.case_id}: interrupted by {exc.signal_name} {where}; "
                   f"partial results: {self.run_dir}", file=sys.stderr)
             raise
+        except RunFolderError as exc:
+            return self.write_failed(exc, result)
         except Exception as exc:  # written, then exit code 1
             return self._failed(tag, result, exc)
         finally:
@@ -163,6 +218,7 @@ class _Run:
                 bar.close()
         with signals.deferred():  # a finished case is written whole, then the signal acts
             summary = self._record(result, cpu_before)
+        self.num_done, self.current = self.num_done + 1, None
         self.log(f"{tag} {case.case_id}: {summary.get('num_steps', 0)} steps, "
                  f"{summary.get('output_tokens_per_s') or 0:,.0f} tok/s "
                  f"({time.perf_counter() - t0:.1f} s)")
@@ -178,10 +234,10 @@ class _Run:
             print(f"bench.py: error: {case_id}: {exc}", file=sys.stderr)
             print(f"bench.py: partial results: {self.run_dir}", file=sys.stderr)
             return 2 if isinstance(exc, EndpointError) else 1
-        elif isinstance(exc, OSError):  # the run folder became unwritable (disk full, removed)
-            self._stop(result, f"cannot write results: {exc}", "failed")
-            print(f"bench.py: error: cannot write results to {self.run_dir}: "
-                  f"{exc.strerror or exc}", file=sys.stderr)
+        elif isinstance(exc, OSError):  # the system refused (no space in TMPDIR, no fds)
+            message = one_line(f"{type(exc).__name__}: {exc}")
+            self._stop(result, message, "failed")
+            print(f"bench.py: error: {case_id}: {message}", file=sys.stderr)
         else:  # a bug: keep what was measured, show where it broke
             traceback.print_exc(file=sys.stderr)
             self._stop(result, f"internal error: {type(exc).__name__}: {exc}", "failed")
@@ -190,14 +246,52 @@ class _Run:
         return 1
 
     def _stop(self, result: CaseResult, message: str, status: str) -> None:
-        """Write a case that did not finish and close the run with ``status``."""
+        """Write a case that did not finish and close the run with ``status``; a
+        write error here is reported (``write_failed``) and then ignored."""
         result.error = message
         if result.failed_step is None and result.sched_rows:
             result.failed_step = result.sched_rows[-1][0] + 1
+        self.stopped = True
+        try:
+            with signals.deferred():
+                self.writer.add_case(result, partial_summary(result))
+                self.writer.finish(status, [f"{result.spec.case_id}: {message}"],
+                                   failed_case=result.spec.case_id)
+        except RunFolderError as exc:
+            self.write_failed(exc)
+
+    def write_failed(self, exc: RunFolderError, result: Optional[CaseResult] = None) -> int:
+        """The run folder could not be written (``exc``): keep what the folder still
+        takes (``result``'s rows, ``status: failed`` and the reason), say so in one
+        line; exit code 1."""
+        message = str(exc)
+        self.stopped = True
         with signals.deferred():
-            self.writer.add_case(result, partial_summary(result))
-            self.writer.finish(status, [f"{result.spec.case_id}: {message}"],
-                               failed_case=result.spec.case_id)
+            if result is not None:
+                result.error = message
+                try:
+                    self.writer.add_case(result, partial_summary(result))
+                except RunFolderError:
+                    pass
+            try:
+                self.writer.finish("failed", [message], failed_case=self.current)
+            except RunFolderError:
+                pass  # summary.json keeps its last complete version
+        print(f"bench.py: error: {message}", file=sys.stderr)
+        return 1
+
+    def interrupted(self, exc: Interrupted) -> None:
+        """Name an interrupt that came between cases in ``summary.json`` (one inside a
+        case is written by ``case``); a write error here changes nothing."""
+        if self.stopped:
+            return
+        try:
+            with signals.deferred():
+                self.writer.finish("incomplete", [
+                    f"interrupted by {exc.signal_name} after {self.num_done} of "
+                    f"{self.num_cases} cases"])
+        except RunFolderError:
+            pass
 
     def _record(self, result: CaseResult, cpu_before) -> dict[str, Any]:
         """Summarize a finished case, write it, keep its captures; its summary."""
@@ -213,14 +307,18 @@ class _Run:
         self.writer.add_case(result, summary)
         if case.repetition == 0 and not case.stream:  # a streamed case kept no frames
             captures = build_captures(result)
-            save_captures(self.run_dir, result)
+            try:
+                save_captures(self.run_dir, result)
+            except OSError as exc:
+                raise RunFolderError(self.run_dir / MESSAGES_DIR, exc) from None
             if case.count == "decode_only":
                 self.captured.append((case, captures))
         return summary
 
     def finish(self, ci_method: str, scenario_report: Optional[Callable]) -> int:
-        """After the last case: digests, paired comparisons, byte model, the tables and
-        the scenario's report; 1 when a check found a problem."""
+        """After the last case: digests, paired comparisons, byte model and the
+        scenario's report, the final status in ``summary.json``, then the tables; 1
+        when a check found a problem."""
         writer = self.writer
         problems = check_digests(writer.cases)
         writer.comparisons = compare_cases(writer.cases, method=ci_method)
@@ -228,20 +326,19 @@ class _Run:
         problems += [f"byte model: {r['workload']} {r['codec']} {r['arm']}: "
                      f"{r['mismatches']} of {r['messages_checked']} captured messages differ "
                      "from the formula" for r in writer.byte_model if r["mismatches"]]
-        print(format_tables(writer.cases))
+        # The scenario's report may add fields to the summaries: before they are written.
+        extra = scenario_report(writer.cases) if scenario_report is not None else ""
+        self.stopped = True
+        with signals.deferred():
+            writer.finish("failed" if problems else "complete", problems)
+        text = [format_tables(writer.cases)]
         if any(c["n_pairs"] >= 2 for c in writer.comparisons):
-            print(format_comparisons(c for c in writer.comparisons if c["n_pairs"] >= 2))
+            text.append(format_comparisons(c for c in writer.comparisons if c["n_pairs"] >= 2))
         if writer.byte_model:
-            print(format_byte_model(writer.byte_model))
-        if scenario_report is not None:
-            extra = scenario_report(writer.cases)
-            if extra:
-                print(extra)
+            text.append(format_byte_model(writer.byte_model))
+        text.append(extra)
+        print("\n".join(t for t in text if t))
         print(f"\nresults: {self.run_dir}")
-        if problems:
-            writer.finish("failed", problems)
-            for p in problems:
-                print(f"bench.py: error: {p}", file=sys.stderr)
-            return 1
-        writer.finish("complete")
-        return 0
+        for p in problems:
+            print(f"bench.py: error: {p}", file=sys.stderr)
+        return 1 if problems else 0

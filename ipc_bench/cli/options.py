@@ -112,6 +112,16 @@ def _float_list(text: str) -> list[float]:
     return list(dict.fromkeys(values))
 
 
+def nonempty_path(kind: str):
+    """Argument type: a path, refused when empty (``--output ""``)."""
+
+    def parse(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"expected the path of a {kind}, got {text!r}")
+        return text
+    return parse
+
+
 def _host(text: str) -> str:
     from ipc_bench.wire.transport import check_host
 
@@ -145,7 +155,8 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     """The scenario, the run folder, the seed and the size of a steady case."""
     p.add_argument("--scenario", help="scenario to run (see --list)")
     p.add_argument("--list", action="store_true", help="list the scenarios and exit")
-    p.add_argument("--output", metavar="DIR", help="run folder (default: results/<scenario>-<time>)")
+    p.add_argument("--output", metavar="DIR", type=nonempty_path("folder"),
+                   help="run folder (default: results/<scenario>-<time>)")
     p.add_argument("--seed", type=_int_in(0, MAX_SEED), default=0,
                    help="workload and model seed")
     p.add_argument("--steps", type=_int_in(1, MAX_STEPS),
@@ -159,13 +170,14 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
 
 def _add_trace_options(p: argparse.ArgumentParser) -> None:
     """Trace replays: the trace, how much of it, and its clock."""
-    p.add_argument("--trace", metavar="PATH", help="Azure LLM inference trace CSV")
+    p.add_argument("--trace", metavar="PATH", type=nonempty_path("file"), help="Azure LLM inference trace CSV")
     p.add_argument("--max-requests", type=_int_in(1, MAX_STEPS), metavar="N",
                    help="replay the first N requests of the trace")
     p.add_argument("--logical-step-ms", type=_float_in(MAX_TIMEOUT_S * 1e3), metavar="MS",
                    help="trace time per scheduler step on the logical clock (default 20)")
     p.add_argument("--trace-speedup", type=_float_in(MAX_SPEEDUP), metavar="X",
-                   help="timed replays: arrivals at X times real time (default 10)")
+                   help="timed replays: arrivals at X times real time (default 10; the "
+                        "replay may last at most 24 h)")
 
 
 def _add_arm_options(p: argparse.ArgumentParser) -> None:

@@ -1,7 +1,8 @@
 """``python bench.py report RUN_DIR [RUN_DIR ...] [--output DIR]``: render run folders
 into a report (``ipc_bench.report.document.write_report``). Bad input (a missing
-folder, not a run folder, an unsupported result format) or an unwritable output is
-one line on stderr and exit code 2."""
+folder, not a run folder, an unsupported result format) or an unwritable output
+(read-only, disk full) is one line on stderr and exit code 2; SIGINT / SIGTERM /
+SIGHUP end it with one line and 130 / 143 / 129 (``ipc_bench.cli.main``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import sys
 from typing import Sequence
 
 from ipc_bench.analysis.results import ResultsError
+from ipc_bench.cli.options import nonempty_path
 from ipc_bench.report.document import write_report
 
 
@@ -24,7 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
         "figures (PNG beside them), findings, tables, configuration and environment; "
         "two or more runs are compared side by side."))
     p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run folder(s)")
-    p.add_argument("--output", metavar="DIR",
+    p.add_argument("--output", metavar="DIR", type=nonempty_path("folder"),
                    help="report folder (default: RUN_DIR/report, or report-<time> beside "
                         "the first run for several)")
     return p
@@ -40,7 +42,9 @@ def main(argv: Sequence[str]) -> int:
         print(f"bench.py report: error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"bench.py report: error: cannot write the report: {exc}", file=sys.stderr)
+        where = f" to {exc.filename}" if exc.filename else ""
+        print(f"bench.py report: error: cannot write the report{where}: "
+              f"{exc.strerror or exc}", file=sys.stderr)
         return 2
     print(f"report: {out / 'report.html'}")
     return 0

@@ -16,8 +16,6 @@ from ipc_bench.cli.options import SCHEDULER_OVERRIDES, UsageError, build_parser
 from ipc_bench.engine.config import POLICIES, SEND, ConfigError
 from ipc_bench.engine.traces import TraceError
 from ipc_bench.errors import one_line
-from ipc_bench.harness import signals
-from ipc_bench.harness.signals import Interrupted
 from ipc_bench.wire.codecs import CODECS
 from ipc_bench.wire.transport import TRANSPORTS, EndpointError, check_endpoints
 
@@ -26,29 +24,26 @@ MAX_MEMORY_SHARE = 0.5
 
 
 def main(argv: list[str]) -> int:
-    """Runs the command with SIGINT/SIGTERM turned into ``Interrupted``; returns the
-    exit code (2 on bad input, 130/143 when interrupted)."""
-    old_handlers = signals.install()
+    """The run command; returns the exit code (2 on bad input). ``Interrupted``
+    propagates to ``ipc_bench.cli.main``."""
     try:
         return _main(argv)
     except (UsageError, ConfigError, TraceError, EndpointError) as exc:
         print(f"bench.py: error: {one_line(str(exc))}", file=sys.stderr)
         return 2
-    except Interrupted as exc:
-        print(f"bench.py: interrupted by {exc.signal_name} (exit {exc.code})", file=sys.stderr)
-        return exc.code
-    finally:
-        signals.restore(old_handlers)
 
 
 def _main(argv: list[str]) -> int:
     from ipc_bench.harness.scenario import discover
 
-    args = build_parser().parse_args(argv)
-    scenarios = discover()
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    problems: dict[str, str] = {}
+    scenarios = discover(problems)
     if args.list:
-        return list_scenarios(scenarios)
-    module = _scenario(args, scenarios)
+        return list_scenarios(scenarios, problems)
+    module = _scenario(args, scenarios, problems)
+    _check_options(args, parser, module)
     cases = module.cases(_scenario_options(args))
     _check_cases(args, cases)
     from ipc_bench.cli.execute import run_cases
@@ -56,23 +51,42 @@ def _main(argv: list[str]) -> int:
     return run_cases(args, cases, getattr(module, "report", None))
 
 
-def list_scenarios(scenarios: dict[str, ModuleType]) -> int:
-    """``--list``: one line per scenario, its name and the first line of its docstring."""
+def list_scenarios(scenarios: dict[str, ModuleType], problems: dict[str, str]) -> int:
+    """``--list``: one line per scenario, its name and the first line of its docstring;
+    then one line on stderr per scenario module that cannot be used (``problems``)."""
     from ipc_bench.harness.scenario import summary_line
 
-    width = max(len(n) for n in scenarios)
+    width = max((len(n) for n in scenarios), default=0)
     for name, module in scenarios.items():
         print(f"{name.ljust(width)}  {summary_line(module)}")
+    for name, problem in problems.items():
+        print(f"bench.py: warning: scenario {name} is left out: {problem}", file=sys.stderr)
     return 0
 
 
-def _scenario(args, scenarios: dict[str, ModuleType]) -> ModuleType:
+def _scenario(args, scenarios: dict[str, ModuleType], problems: dict[str, str]) -> ModuleType:
     if not args.scenario:
         raise UsageError("give --scenario NAME (or --list)")
-    if args.scenario not in scenarios:
-        raise UsageError(f"unknown scenario {args.scenario!r}; choose from "
-                         f"{', '.join(scenarios)}")
-    return scenarios[args.scenario]
+    if args.scenario in scenarios:
+        return scenarios[args.scenario]
+    if args.scenario in problems:
+        raise UsageError(f"scenario {args.scenario} cannot be used: {problems[args.scenario]}")
+    left_out = f" ({', '.join(problems)} left out: see --list)" if problems else ""
+    raise UsageError(f"unknown scenario {args.scenario!r}; choose from "
+                     f"{', '.join(scenarios)}{left_out}")
+
+
+def _check_options(args, parser, module: ModuleType) -> None:
+    """Refuse (``UsageError``) a scenario-specific option (``SCENARIO_OPTIONS``) given
+    on the command line (a value other than its default) that the scenario does not
+    take (its ``OPTIONS``)."""
+    from ipc_bench.harness.scenario import SCENARIO_OPTIONS, options_taken
+
+    taken = options_taken(module)
+    for field, purpose in SCENARIO_OPTIONS.items():
+        if field not in taken and getattr(args, field) != parser.get_default(field):
+            raise UsageError(f"scenario {args.scenario} does not take "
+                             f"--{field.replace('_', '-')} ({purpose})")
 
 
 def _scenario_options(args):

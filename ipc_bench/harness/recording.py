@@ -22,7 +22,7 @@ from typing import Any, Optional, Protocol
 import numpy as np
 
 from ipc_bench.engine.scheduler import RequestStatus, Scheduler
-from ipc_bench.harness.signals import deferred
+from ipc_bench.harness.signals import deferred, unraisable
 from ipc_bench.harness.spec import SCHED_COLUMNS, CaseResult, CaseSpec
 
 #: How often ``StepFlusher`` writes the running case's rows, in seconds.
@@ -109,6 +109,7 @@ class GcCounter:
         self.count = 0
         gc.callbacks.append(self._on_gc)
 
+    @unraisable  # an exception raised here would be printed and dropped
     def _on_gc(self, phase: str, info: dict) -> None:
         if phase == "start":
             self.count += 1

@@ -30,8 +30,11 @@ partial file is removed. A streamed case (soak) appends straight to ``steps.csv`
 folder that ``json.load`` and ``pandas.read_csv`` read, with ``status`` ``incomplete``;
 only SIGKILL of this process loses anything: the rows of the last flush interval.
 A row is never cut in half: appends run with SIGINT/SIGTERM deferred
-(``ipc_bench.harness.signals``). Files are created 0644 and the folder 0755 whatever the
-umask, so results are never world-writable.
+(``ipc_bench.harness.signals``), and an append that fails (disk full, file size limit)
+is cut back to the file's previous size, so what was written before still loads.
+Every write error of ``RunWriter`` is a ``RunFolderError`` (one line). Files are
+created 0644 and the folder 0755 whatever the umask, so results are never
+world-writable.
 
 Format history:
 - 1: first version (``preemptions`` in requests.csv, ``num_preempted`` and
@@ -45,12 +48,14 @@ Format history:
 from __future__ import annotations
 
 import csv
+import functools
+import io
 import json
 import math
 import os
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterable, Optional
 
 from ipc_bench.harness.signals import deferred
 from ipc_bench.harness.spec import RUNNER_COLUMNS, SCHED_COLUMNS, CaseResult, CaseSpec
@@ -63,6 +68,8 @@ RSS_COLUMNS = ("case_id", "t_s", "sched_rss_bytes", "sched_anon_bytes", "runner_
 PARTIAL_STEPS = "steps.partial.csv"
 FILE_MODE = 0o644
 DIR_MODE = 0o755
+#: Rows encoded and written at a time by an append.
+APPEND_CHUNK_ROWS = 4096
 REQUEST_COLUMNS = ("index", "req_id", "num_prompt_tokens", "num_output_tokens", "max_tokens",
                    "arrival_step", "first_scheduled_step", "first_token_step", "finish_step",
                    "finish_reason", "preemptions", "arrival_s", "ttft_s", "tpot_s", "e2e_s")
@@ -96,23 +103,108 @@ def _json_safe(obj: Any) -> Any:
     return obj
 
 
-def _open_new(path: Path, mode: str = "w"):
-    """Open ``path`` for writing with mode 0644 whatever the umask (text, newline='')."""
-    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if mode == "a" else os.O_TRUNC)
+class RunFolderError(Exception):
+    """A file of the run folder could not be written (disk full, file size limit,
+    folder removed or read-only): ``cannot write results to DIR: REASON``, one line."""
+
+    def __init__(self, run_dir: str | os.PathLike, exc: OSError):
+        super().__init__(f"cannot write results to {run_dir}: {exc.strerror or exc}")
+        self.errno = exc.errno
+
+
+def _create(path: Path, append: bool = False) -> int:
+    """Open ``path`` for writing (appending, else truncated) with mode 0644 whatever
+    the umask; returns the descriptor."""
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
     fd = os.open(path, flags, FILE_MODE)
-    os.fchmod(fd, FILE_MODE)
-    return open(fd, mode, newline="")
+    try:
+        os.fchmod(fd, FILE_MODE)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
+def write_fd(fd: int, data: bytes, path: Path) -> None:
+    """Write all of ``data`` to ``fd`` (the file ``path``); ``OSError`` as ``os.write``
+    raises it (every write of the run folder goes through here)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _csv_chunks(rows: Iterable, header: Optional[tuple[str, ...]]) -> Iterable[bytes]:
+    """``rows`` (and ``header`` first) as CSV bytes, ``APPEND_CHUNK_ROWS`` rows at a time."""
+    buf = io.StringIO(newline="")
+    w = csv.writer(buf)
+    if header is not None:
+        w.writerow(header)
+    n = 0
+    for row in rows:
+        w.writerow(row)
+        n += 1
+        if n % APPEND_CHUNK_ROWS == 0:
+            yield buf.getvalue().encode()
+            buf.seek(0)
+            buf.truncate()
+    yield buf.getvalue().encode()
+
+
+def append_csv(path: Path, rows: Iterable, header: Optional[tuple[str, ...]] = None) -> None:
+    """Append ``rows`` to the CSV file ``path`` (created with ``header`` if new or
+    empty); on a write error the file is cut back to its previous size (removed if it
+    was empty) and the ``OSError`` raised."""
+    fd = _create(path, append=True)
+    try:
+        size = os.fstat(fd).st_size
+        try:
+            for chunk in _csv_chunks(rows, header if size == 0 else None):
+                write_fd(fd, chunk, path)
+        except OSError:
+            try:
+                if size == 0:
+                    os.unlink(path)
+                else:
+                    os.ftruncate(fd, size)
+            except OSError:
+                pass
+            raise
+    finally:
+        os.close(fd)
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
-    """Write ``data`` as JSON to ``path`` via a temporary file and ``os.replace``."""
+    """Write ``data`` as JSON to ``path`` via a temporary file (fsync) and
+    ``os.replace``: ``path`` holds the old or the new content, never a part; on an
+    error the temporary file is removed and the ``OSError`` raised."""
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    with _open_new(tmp) as f:
-        json.dump(_json_safe(data), f, indent=1, allow_nan=False)
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    text = json.dumps(_json_safe(data), indent=1, allow_nan=False) + "\n"
+    fd = _create(tmp)
+    try:
+        try:
+            write_fd(fd, text.encode(), tmp)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _writes(method):
+    """``RunWriter`` method decorator: an ``OSError`` becomes a ``RunFolderError``."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except OSError as exc:
+            raise RunFolderError(self.run_dir, exc) from None
+    return wrapper
 
 
 def _csv(value: Any) -> Any:
@@ -127,10 +219,12 @@ def _ident(spec: CaseSpec) -> tuple:
 class RunWriter:
     """Writes one run folder incrementally (see the module docstring).
 
-    Implements ``harness.recording.CaseSink``. Raises ``OSError`` if the folder cannot be
-    created or written.
+    Implements ``harness.recording.CaseSink``. Every method raises ``RunFolderError``
+    (one line) when the folder cannot be created or written; what was written before
+    still loads.
     """
 
+    @_writes
     def __init__(self, run_dir: str | os.PathLike, metadata: dict[str, Any]):
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -151,38 +245,36 @@ class RunWriter:
         self._write_summary()
 
     def _new_file(self, name: str, header: tuple[str, ...]) -> None:
-        with _open_new(self.run_dir / name) as f:
-            csv.writer(f).writerow(header)
+        os.close(_create(self.run_dir / name))
+        append_csv(self.run_dir / name, (), header)
 
     def _append(self, name: str, rows, header: Optional[tuple[str, ...]] = None) -> None:
-        path = self.run_dir / name
         with deferred():
-            new = header is not None and not path.exists()
-            with _open_new(path, "a") as f:
-                w = csv.writer(f)
-                if new:
-                    w.writerow(header)
-                w.writerows(rows)
+            append_csv(self.run_dir / name, rows, header)
 
     # ------------------------------------------------------------------ while a case runs
+    @_writes
     def begin_case(self, spec: CaseSpec) -> None:
         """Note ``spec`` as the running case (in ``summary.json``)."""
         self.running_case = spec.case_id
         self._remove_partial()
         self._write_summary()
 
+    @_writes
     def partial_steps(self, spec: CaseSpec, rows: list[tuple]) -> None:
         """Append the running case's newest scheduler rows to ``steps.partial.csv``."""
         ident = _ident(spec)
         self._append(PARTIAL_STEPS, (ident + tuple(row) for row in rows),
                      header=CASE_KEYS + SCHED_COLUMNS)
 
+    @_writes
     def stream_steps(self, spec: CaseSpec, rows: list[tuple]) -> None:
         """Append a streamed case's scheduler rows to ``steps.csv`` (no runner columns)."""
         ident = _ident(spec)
         empty = ("",) * len(RUNNER_COLUMNS)
         self._append("steps.csv", (ident + tuple(row) + empty for row in rows))
 
+    @_writes
     def stream_requests(self, spec: CaseSpec, records: list[dict]) -> None:
         """Append per-request records (and their inter-token gaps)."""
         ident = _ident(spec)
@@ -191,6 +283,7 @@ class RunWriter:
         self._append("itl.csv", ((spec.case_id, r["index"], x)
                                  for r in records for x in r.get("itl_s") or ()))
 
+    @_writes
     def stream_rss(self, spec: CaseSpec, samples: list[tuple]) -> None:
         """Append memory samples (``harness.memory.SAMPLE_COLUMNS``) to ``rss.csv``."""
         self._append("rss.csv", ((spec.case_id, *(_csv(v) for v in s)) for s in samples),
@@ -204,6 +297,7 @@ class RunWriter:
             pass
 
     # ------------------------------------------------------------------ when a case ends
+    @_writes
     def add_case(self, result: CaseResult, summary: dict[str, Any]) -> None:
         """Append a finished, failed or interrupted case's records (what was not
         streamed already) and rewrite the summary."""
@@ -230,6 +324,7 @@ class RunWriter:
                 self.running_case = None
             self._write_summary()
 
+    @_writes
     def finish(self, status: str, problems: Optional[list[str]] = None,
                failed_case: Optional[str] = None) -> None:
         """Set the run's final ``status`` (``complete``, ``failed``, ``incomplete``);
@@ -241,6 +336,7 @@ class RunWriter:
             self.failed_case = failed_case
         self._write_summary()
 
+    @_writes
     def _write_summary(self) -> None:
         with deferred():
             write_json_atomic(self.run_dir / "summary.json", {

@@ -18,9 +18,10 @@ timing would itself be measured.
 Faults: the runner exits when the scheduler dies (``PR_SET_PDEATHSIG`` and, as a
 fallback that also covers a parent that died before ``prctl`` ran, a check every
 100 ms of its waits that its parent is still the scheduler, whose pid comes in
-``IPC_BENCH_SCHEDULER_PID``). It ignores SIGINT: a Ctrl-C reaches the whole process
-group, and the scheduler decides how the run ends and kills the runner. A step that
-fails sends an empty frame on r2s and an ``ErrorReport`` naming the step.
+``IPC_BENCH_SCHEDULER_PID``). It ignores SIGINT and SIGHUP: a Ctrl-C or a hung-up
+terminal reaches the whole process group, and the scheduler decides how the run ends
+and kills the runner. A step that fails sends an empty frame on r2s and an
+``ErrorReport`` naming the step.
 """
 
 from __future__ import annotations
@@ -321,7 +322,8 @@ def runner_main(ctl_endpoint: str) -> int:
     failed (an ``ErrorReport`` naming the step went to the scheduler first); 5 the
     scheduler went away or stopped sending.
     """
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the scheduler decides and kills us
+    for sig in (signal.SIGINT, signal.SIGHUP):  # the scheduler decides and kills us
+        signal.signal(sig, signal.SIG_IGN)
     set_parent_death_signal()
     parent = _expected_parent()
 

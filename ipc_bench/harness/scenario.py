@@ -8,7 +8,10 @@ It defines ``NAME`` (the ``--scenario`` value), a module docstring (what it show
 why; its first line is the ``--list`` summary) and ``cases(opts) -> list[CaseSpec]``.
 It may also define ``report(summaries) -> str``: called by the CLI after the tables
 with the cases' summary dicts (it may add derived fields to them, which are then
-written to ``summary.json``); the text it returns is printed. A scenario imports
+written to ``summary.json``); the text it returns is printed. ``OPTIONS`` lists the
+scenario-specific options it takes (``SCENARIO_OPTIONS``; e.g. ``STEADY``): any other
+one on the command line is refused before anything runs; a module without
+``OPTIONS`` takes them all. A scenario imports
 what it shares with others from here (and the engine, analysis or report helpers it
 needs), never from another scenario.
 """
@@ -27,6 +30,7 @@ from typing import Any, Callable, Optional
 import msgspec
 
 import ipc_bench
+from ipc_bench.errors import one_line
 from ipc_bench.harness.spec import INPROC, NO_CODEC, CaseSpec
 from ipc_bench.engine.config import POLICIES, ConfigError, ModelConfig, SchedulerConfig
 from ipc_bench.engine.traces import load_azure_trace
@@ -35,6 +39,38 @@ from ipc_bench.wire.codecs import CODECS
 
 #: Import name of the scenarios package (the repository's ``scenarios/`` folder).
 PACKAGE = "ipc_bench.scenarios"
+
+#: Options only some scenarios take: ``ScenarioOptions`` field (the option is
+#: ``--`` + the field with ``-`` for ``_``) -> what it is for, which the error names
+#: when a scenario's ``OPTIONS`` leave it out. Every other option applies to every
+#: scenario.
+SCENARIO_OPTIONS: dict[str, str] = {
+    "num_running": "the size of a steady batch",
+    "steps": "the counted steps of a steady batch",
+    "trace": "the trace of a replay",
+    "max_requests": "how much of a trace is replayed",
+    "logical_step_ms": "the step of a replay on the logical clock",
+    "trace_speedup": "the speed of a replay on the wall clock",
+    "model": "the runner's model",
+    "step_time_ms": "the fixed-step model's step",
+    "model_preset": "the torch model's shape",
+    "torch_threads": "the torch model's threads",
+    "device": "the torch model's device",
+    "vocab_size": "the vocabulary of prompts and sampled ids",
+    "req_id_format": "the request ids of a generated workload",
+}
+#: ``OPTIONS`` building blocks: the runner's model and the workload's ids.
+MODEL = frozenset({"model", "step_time_ms", "model_preset", "torch_threads", "device",
+                   "vocab_size", "req_id_format"})
+#: Steady batches (decode-steady, step-time, overhead).
+STEADY = frozenset({"num_running", "steps"}) | MODEL
+#: Trace replays on the logical clock (azure-conv, azure-code).
+LOGICAL_REPLAY = frozenset({"trace", "max_requests", "logical_step_ms"}) | MODEL
+#: Trace replays on the wall clock (azure-*-timed).
+TIMED_REPLAY = frozenset({"trace", "max_requests", "trace_speedup"}) | MODEL
+#: Longest wall-clock replay a ``--trace-speedup`` may ask for, in seconds: a day (the
+#: whole conversation trace in real time takes about an hour).
+MAX_REPLAY_S = 86400.0
 
 
 @dataclass
@@ -134,19 +170,54 @@ def scenarios_package() -> ModuleType:
     return importlib.import_module(PACKAGE)
 
 
-def discover() -> dict[str, ModuleType]:
+def discover(problems: Optional[dict[str, str]] = None) -> dict[str, ModuleType]:
     """``NAME`` -> module for every module in the scenarios package (``_``-prefixed
-    modules and modules without ``NAME`` and ``cases`` are skipped)."""
+    modules and modules without ``NAME`` and ``cases`` are skipped). A module that
+    cannot be imported (any ``Exception``: a syntax error, a missing import), and
+    every module of a ``NAME`` that two modules declare, are left out; with
+    ``problems``, each is added there: its ``NAME`` (for a module that did not load,
+    its file name with ``-`` for ``_``) -> one line saying why, naming the file(s)."""
     package = scenarios_package()
     found: dict[str, ModuleType] = {}
+    files: dict[str, list[str]] = {}  # NAME -> the files that declare it
+    problems = {} if problems is None else problems
     for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
         if info.name.startswith("_"):
             continue
-        module = importlib.import_module(f"{PACKAGE}.{info.name}")
+        try:
+            module = importlib.import_module(f"{PACKAGE}.{info.name}")
+        except Exception as exc:
+            path = Path(info.module_finder.path) / f"{info.name}.py"
+            problems[info.name.replace("_", "-")] = one_line(
+                f"{path} cannot be imported: {type(exc).__name__}: {exc}")
+            continue
         name = getattr(module, "NAME", None)
-        if name and callable(getattr(module, "cases", None)):
-            found[name] = module
+        if name and isinstance(name, str) and callable(getattr(module, "cases", None)):
+            found.setdefault(name, module)
+            files.setdefault(name, []).append(str(module.__file__))
+    for name, paths in files.items():
+        if len(paths) > 1:
+            del found[name]
+            problems[name] = f"{' and '.join(paths)} all declare NAME {name!r}" \
+                if len(paths) > 2 else f"{paths[0]} and {paths[1]} both declare NAME {name!r}"
     return found
+
+
+def options_taken(module: ModuleType) -> frozenset[str]:
+    """The ``SCENARIO_OPTIONS`` fields a scenario module takes: its ``OPTIONS``, or all
+    of them when it declares none."""
+    return frozenset(getattr(module, "OPTIONS", SCENARIO_OPTIONS))
+
+
+def check_replay_duration(span_s: float, speedup: float, num_requests: int) -> None:
+    """Refuse (``ConfigError``) a ``--trace-speedup`` under which ``num_requests``
+    arrivals spread over ``span_s`` seconds of trace time would take longer than
+    ``MAX_REPLAY_S`` of wall time."""
+    duration_s = span_s / speedup
+    if duration_s > MAX_REPLAY_S:
+        raise ConfigError(f"--trace-speedup {speedup:g} would make the replay of "
+                          f"{num_requests:,} requests last {duration_s:,.0f} s; at most "
+                          f"{MAX_REPLAY_S:,.0f} s ({MAX_REPLAY_S / 3600:g} h)")
 
 
 def summary_line(module: ModuleType) -> str:
@@ -296,6 +367,8 @@ def trace_cases(opts: ScenarioOptions, name: str, trace_file: str,
     model = opts.model_config()
     workload_name = f"{name}:{len(trace)}"
     speedup = (opts.trace_speedup or 10.0) if timed else None
+    if speedup is not None and len(trace):
+        check_replay_duration(float(trace.arrival_s[-1]), speedup, len(trace))
 
     def make(labels, policy, codec, rep):
         return CaseSpec(

@@ -1,14 +1,27 @@
-"""SIGINT / SIGTERM handling shared by the command line and the case driver.
+"""SIGINT / SIGTERM / SIGHUP handling shared by the command line and the case driver.
 
-``install()`` (called by ``bench.py``) makes SIGINT and SIGTERM raise ``Interrupted``
-in the main thread, carrying the exit code the run should end with (130 / 143, i.e.
-128 + the signal number, as a shell reports it). Code that must not be cut in the
+``install()`` (called by ``bench.py``'s commands) makes SIGINT, SIGTERM and SIGHUP
+raise ``Interrupted`` in the main thread, carrying the exit code the run should end
+with (130 / 143 / 129, i.e. 128 + the signal number, as a shell reports it).
+
+Start-up: ``bench.py`` blocks these signals (``pthread_sigmask``) in its first
+statement, before any third-party module is imported: a signal that arrives while a C
+extension initialises could otherwise be swallowed by it (msgspec 0.23 does, and a
+typed ``Decoder`` built later crashes with SIGSEGV) or be lost. ``install()`` keeps
+them blocked; the command imports what it needs, then ``unblock()`` lets a pending
+signal through to the handler, which raises ``Interrupted`` there. Code that must not be cut in the
 middle (appending rows to a CSV file, killing and reaping the runner, rewriting
 ``summary.json``) runs inside ``deferred()``: a signal arriving there is remembered
 and raised when the block ends, so a file is never left with half a row and a child
 is never left unreaped. The deferral is done in Python, not with
 ``pthread_sigmask``: the handler always runs in the main thread, whichever thread the
 kernel picked, so it also holds while other threads (the RSS sampler) run.
+
+A signal that lands in code whose exceptions the interpreter prints and drops (a
+``__del__``, a function marked ``unraisable`` such as the gc callback that counts
+collections) is deferred the same way instead of raised there, where it would be
+lost: it is raised at the end of the next ``deferred()`` block (the running case
+enters one at least once a second, to flush its rows).
 
 Without ``install()`` (library use, tests), ``deferred()`` is a no-op and signals keep
 their default behaviour.
@@ -20,12 +33,12 @@ import signal
 from contextlib import contextmanager
 from typing import Iterator, Optional
 
-#: Signals turned into ``Interrupted``.
-HANDLED = (signal.SIGINT, signal.SIGTERM)
+#: Signals turned into ``Interrupted`` (``bench.py`` blocks the same set at its start).
+HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class Interrupted(BaseException):
-    """SIGINT or SIGTERM arrived; ``code`` is the exit code (130 or 143).
+    """SIGINT, SIGTERM or SIGHUP arrived; ``code`` is the exit code (130, 143, 129).
 
     A ``BaseException``, like ``KeyboardInterrupt``, so ``except Exception`` blocks
     on the way up do not swallow it.
@@ -43,39 +56,74 @@ class Interrupted(BaseException):
             return f"signal {self.code - 128}"
 
 
+#: Code of the functions marked ``unraisable``.
+_UNRAISABLE: set = set()
+
+
+def unraisable(func):
+    """Mark ``func`` as called by the interpreter with its exceptions dropped (a gc
+    callback): a signal arriving while it runs waits for the next ``deferred()``
+    block's end."""
+    _UNRAISABLE.add(func.__code__)
+    return func
+
+
+def _in_unraisable(frame) -> bool:
+    """True when ``frame`` or one of its callers is a ``__del__`` or ``unraisable``."""
+    while frame is not None:
+        if frame.f_code in _UNRAISABLE or frame.f_code.co_name == "__del__":
+            return True
+        frame = frame.f_back
+    return False
+
+
 class _State:
     depth = 0                      # nesting of deferred() blocks
     pending: Optional[int] = None  # exit code of a signal that arrived while deferred
     first: Optional[int] = None    # exit code of the first signal of the run
+    mask: Optional[set] = None     # the signal mask before install()
 
 
 def _handler(signum, frame) -> None:
     if _State.first is not None:
         return  # already shutting down: a second Ctrl-C must not cut the clean-up short
     _State.first = 128 + signum
-    if _State.depth > 0:
+    if _State.depth > 0 or _in_unraisable(frame):
         _State.pending = _State.first
         return
     raise Interrupted(_State.first)
 
 
+def block() -> set:
+    """Block ``HANDLED`` in this thread (signals that arrive stay pending); returns the
+    previous mask."""
+    return signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED)
+
+
 def install() -> dict:
-    """Route SIGINT and SIGTERM to ``Interrupted``; returns the old handlers for
-    ``restore``."""
+    """Route ``HANDLED`` to ``Interrupted``, leaving them blocked until ``unblock()``;
+    returns the old handlers for ``restore``."""
     _State.depth, _State.pending, _State.first = 0, None, None
+    _State.mask = block()
     return {s: signal.signal(s, _handler) for s in HANDLED}
 
 
+def unblock() -> None:
+    """Let ``HANDLED`` through; one that arrived while they were blocked raises
+    ``Interrupted`` here (the kernel delivers it as the mask changes)."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, HANDLED)
+
+
 def restore(old: dict) -> None:
-    """Put back the handlers ``install`` returned, unless a signal already arrived:
-    then further signals stay ignored until the process exits, so repeated Ctrl-C
-    during shutdown prints no traceback."""
-    if _State.first is not None:
-        for s in old:
-            signal.signal(s, signal.SIG_IGN)
-        return
+    """Put back the handlers ``install`` returned and the mask it found (``bench.py``:
+    blocked, so a signal after the command's end leaves its exit code alone). After a
+    signal arrived, further ones stay ignored until the process exits, so repeated
+    Ctrl-C during shutdown prints no traceback."""
+    block()
     for s, h in old.items():
-        signal.signal(s, h)
+        signal.signal(s, signal.SIG_IGN if _State.first is not None else h)
+    if _State.mask is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, _State.mask)
 
 
 @contextmanager

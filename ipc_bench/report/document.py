@@ -12,7 +12,10 @@ when their environments differ (``ipc_bench.harness.environment.compare_metadata
 
 Default output folder: ``RUN_DIR/report`` for one run; ``report-<UTC time>`` beside
 the first run for several. Bad input (a missing folder, not a run folder, an
-unsupported result format) is one line on stderr and exit code 2.
+unsupported result format) is one line on stderr and exit code 2. Everything is
+rendered before the first file is written, and the files are written with SIGINT /
+SIGTERM / SIGHUP deferred (``ipc_bench.harness.signals``): an interrupted report
+writes nothing or all of it.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ipc_bench.analysis.results import ResultsError, check_run_dir
+from ipc_bench.harness.signals import deferred
 from ipc_bench.report.blocks import build_blocks, file_slug
 from ipc_bench.report.render import render_html, render_markdown
 
@@ -47,19 +51,21 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
         raise ResultsError(f"{out}: exists and is not a folder")
     command = command or "python bench.py report " + " ".join(str(d) for d in run_dirs)
     blocks = build_blocks(results, command)
-    out.mkdir(parents=True, exist_ok=True)
+    title = next((b[2] for b in blocks if b[0] == "h"), "ipc-bench report")
+    markdown, html = render_markdown(blocks), render_html(blocks, title)
     from ipc_bench.report.plots import FIGURES
 
     names = tuple(f"{n}.png" for n, *_ in FIGURES) + ("compare-throughput.png",)
-    for old in out.glob("*.png"):  # figures of an earlier render that may be gone now
-        if old.name.endswith(names):
-            old.unlink()
-    for b in blocks:
-        if b[0] == "fig":
-            (out / b[1]).write_bytes(b[4])
-    title = next((b[2] for b in blocks if b[0] == "h"), "ipc-bench report")
-    (out / "report.md").write_text(render_markdown(blocks), encoding="utf-8")
-    (out / "report.html").write_text(render_html(blocks, title), encoding="utf-8")
-    for run_id, path in results.paths.items():
-        shutil.copyfile(path / "summary.json", out / f"{file_slug(run_id)}.summary.json")
+    with deferred():
+        out.mkdir(parents=True, exist_ok=True)
+        for old in out.glob("*.png"):  # figures of an earlier render that may be gone now
+            if old.name.endswith(names):
+                old.unlink()
+        for b in blocks:
+            if b[0] == "fig":
+                (out / b[1]).write_bytes(b[4])
+        (out / "report.md").write_text(markdown, encoding="utf-8")
+        (out / "report.html").write_text(html, encoding="utf-8")
+        for run_id, path in results.paths.items():
+            shutil.copyfile(path / "summary.json", out / f"{file_slug(run_id)}.summary.json")
     return out

@@ -90,6 +90,26 @@ OPTION_CASES = [
      "scenario azure-conv needs --trace PATH (the AzureLLMInferenceTrace_conv.csv file)"),
     (["--scenario", "soak"],
      "scenario soak needs --trace PATH (the AzureLLMInferenceTrace_conv.csv file)"),
+    # options a scenario does not take (its OPTIONS), empty paths
+    (DS + ["--trace", "x.csv"], "scenario decode-steady does not take --trace (the trace of a "
+     "replay)"),
+    (["--scenario", "azure-conv", "--num-running", "4"],
+     "scenario azure-conv does not take --num-running (the size of a steady batch)"),
+    (["--scenario", "azure-conv", "--trace", "x.csv", "--trace-speedup", "2"],
+     "scenario azure-conv does not take --trace-speedup (the speed of a replay on the wall "
+     "clock)"),
+    (["--scenario", "azure-code-timed", "--trace", "x.csv", "--logical-step-ms", "5"],
+     "scenario azure-code-timed does not take --logical-step-ms (the step of a replay on the "
+     "logical clock)"),
+    (["--scenario", "step-time", "--max-requests", "5"],
+     "scenario step-time does not take --max-requests (how much of a trace is replayed)"),
+    (["--scenario", "soak", "--trace", "x.csv", "--model", "torch"],
+     "scenario soak does not take --model (the runner's model)"),
+    (["--scenario", "soak", "--trace", "x.csv", "--req-id-format", "numeric"],
+     "scenario soak does not take --req-id-format (the request ids of a generated workload)"),
+    (DS + ["--output", ""], "argument --output: expected the path of a folder, got ''"),
+    (["--scenario", "azure-conv", "--trace", " "],
+     "argument --trace: expected the path of a file, got ' '"),
 ]
 
 
@@ -165,6 +185,8 @@ def test_bad_trace_is_one_line_naming_the_row_and_exit_2(kind, tmp_path, capsys)
     ("output-is-a-file", ["--output", "{tmp}/f"], "output path {tmp}/f exists and is not a folder"),
     ("output-under-a-file", ["--output", "{tmp}/f/sub"],
      "cannot write results to {tmp}/f/sub: Not a directory"),
+    ("output-where-no-folder-can-be", ["--output", "/proc/ipc-bench-test/run"],
+     "cannot write results to /proc/ipc-bench-test/run: No such file or directory"),
 ])
 def test_bad_paths(kind, argv, message, tmp_path, capsys):
     (tmp_path / "f").write_text("x")
@@ -173,6 +195,23 @@ def test_bad_paths(kind, argv, message, tmp_path, capsys):
     code, lines, out = _run_main(scenario + argv, capsys)
     assert (code, lines, out) == (2, [f"bench.py: error: {message.replace('{tmp}', str(tmp_path))}"],
                                   "")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f"]  # nothing left behind
+
+
+def test_a_failed_start_removes_the_folders_it_created(tmp_path, monkeypatch, capsys):
+    from ipc_bench.cli import execute
+    from ipc_bench.harness.run_folder import RunFolderError
+
+    class FullDisk(execute.RunWriter):
+        def __init__(self, run_dir, metadata):
+            raise RunFolderError(run_dir, OSError(28, "No space left on device"))
+
+    monkeypatch.setattr(execute, "RunWriter", FullDisk)
+    run = tmp_path / "new" / "parents" / "run"
+    code, lines, out = _run_main(DS + ["--num-running", "1", "--output", str(run)], capsys)
+    assert (code, lines, out) == (
+        2, [f"bench.py: error: cannot write results to {run}: No space left on device"], "")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_runner_buffers_larger_than_memory_are_refused(monkeypatch, capsys):
@@ -224,3 +263,119 @@ def test_bench_process_bad_input_has_no_traceback():
         2, "", "bench.py: error: --num-running 64 is larger than max_num_seqs 16: a steady "
                "batch of 64 cannot run\n")
     assert children(os.getpid()) == []
+
+
+def test_every_scenario_refuses_the_options_it_does_not_take(capsys):
+    from ipc_bench.harness.scenario import SCENARIO_OPTIONS, options_taken
+
+    values = {"num_running": "2", "steps": "5", "trace": "x.csv", "max_requests": "5",
+              "logical_step_ms": "5", "trace_speedup": "2", "model": "torch",
+              "step_time_ms": "3", "model_preset": "tiny", "torch_threads": "2",
+              "device": "cpu", "vocab_size": "1000", "req_id_format": "numeric"}
+    assert set(values) == set(SCENARIO_OPTIONS)
+    refused = {}
+    for name, module in discover().items():
+        for field in sorted(set(SCENARIO_OPTIONS) - options_taken(module)):
+            option = "--" + field.replace("_", "-")
+            code, lines, out = _run_main(["--scenario", name, option, values[field]], capsys)
+            assert (code, lines, out) == (2, [f"bench.py: error: scenario {name} does not take "
+                                              f"{option} ({SCENARIO_OPTIONS[field]})"], "")
+            refused.setdefault(name, []).append(option)
+    replay, logical = ["--max-requests", "--trace"], ["--logical-step-ms"]
+    assert refused == {
+        "azure-code": ["--num-running", "--steps", "--trace-speedup"],
+        "azure-conv": ["--num-running", "--steps", "--trace-speedup"],
+        "azure-code-timed": logical + ["--num-running", "--steps"],
+        "azure-conv-timed": logical + ["--num-running", "--steps"],
+        "decode-steady": logical + replay + ["--trace-speedup"],
+        "overhead": logical + replay + ["--trace-speedup"],
+        "step-time": logical + replay + ["--trace-speedup"],
+        "soak": ["--device", "--logical-step-ms", "--model", "--model-preset",
+                 "--num-running", "--req-id-format", "--step-time-ms", "--steps",
+                 "--torch-threads", "--vocab-size"],
+    }
+
+
+@pytest.mark.parametrize("scenario", ["azure-conv-timed", "soak"])
+def test_a_trace_speedup_that_would_replay_for_days_is_refused(scenario, tmp_path, capsys):
+    path = tmp_path / "t.csv"  # two requests 100 s apart
+    path.write_text(f"{HEADER}\n{ROW}\n2023-11-16 18:17:26.6805900,30,4\n")
+    argv = ["--scenario", scenario, "--trace", str(path), "--output", str(tmp_path / "run")]
+    code, lines, out = _run_main(argv + ["--trace-speedup", "1e-9"], capsys)
+    assert (code, lines, out) == (2, [
+        "bench.py: error: --trace-speedup 1e-09 would make the replay of 2 requests last "
+        "100,000,000,000 s; at most 86,400 s (24 h)"], "")
+    code, lines, out = _run_main(argv + ["--trace-speedup", "0.001"], capsys)
+    assert lines == ["bench.py: error: --trace-speedup 0.001 would make the replay of 2 "
+                     "requests last 100,000 s; at most 86,400 s (24 h)"]
+    assert not (tmp_path / "run").exists()
+
+
+def test_replay_duration_limit_is_inclusive():
+    from ipc_bench.engine.config import ConfigError
+    from ipc_bench.harness.scenario import MAX_REPLAY_S, check_replay_duration
+
+    check_replay_duration(MAX_REPLAY_S, 1.0, 10)
+    with pytest.raises(ConfigError):
+        check_replay_duration(MAX_REPLAY_S * 1.001, 1.0, 10)
+
+
+# ------------------------------------------------------------------ broken scenario modules
+
+BROKEN = {
+    "bad_syntax.py": '"""Broken."""\nNAME = "bad-syntax"\ndef cases(opts:\n',
+    "needs_missing.py": '"""Imports what is not there."""\nimport no_such_module_xyz\n',
+    "twin_a.py": '"""Twin A."""\nNAME = "twin"\ndef cases(opts):\n    return []\n',
+    "twin_b.py": '"""Twin B."""\nNAME = "twin"\ndef cases(opts):\n    return []\n',
+}
+
+
+@pytest.fixture
+def broken_scenarios(tmp_path, monkeypatch):
+    """A user's scenarios folder with broken modules, searched after the shipped ones."""
+    from ipc_bench.harness.scenario import PACKAGE, scenarios_package
+
+    user = tmp_path / "scenarios"
+    user.mkdir()
+    for name, source in BROKEN.items():
+        (user / name).write_text(source)
+    package = scenarios_package()
+    monkeypatch.setattr(package, "__path__", [*package.__path__, str(user)])
+    yield user
+    for name in BROKEN:
+        sys.modules.pop(f"{PACKAGE}.{name[:-3]}", None)
+
+
+def _broken_lines(user) -> list[str]:
+    return [
+        f"bench.py: warning: scenario bad-syntax is left out: {user}/bad_syntax.py cannot be "
+        "imported: SyntaxError: '(' was never closed (bad_syntax.py, line 3)",
+        f"bench.py: warning: scenario needs-missing is left out: {user}/needs_missing.py "
+        "cannot be imported: ModuleNotFoundError: No module named 'no_such_module_xyz'",
+        f"bench.py: warning: scenario twin is left out: {user}/twin_a.py and "
+        f"{user}/twin_b.py both declare NAME 'twin'",
+    ]
+
+
+def test_list_names_the_broken_scenario_modules_and_lists_the_others(broken_scenarios, capsys):
+    code, lines, out = _run_main(["--list"], capsys)
+    assert (code, lines) == (0, _broken_lines(broken_scenarios))
+    assert [line.split()[0] for line in out.splitlines()] == sorted(discover())
+    assert "decode-steady" in discover() and "twin" not in discover()
+
+
+def test_a_broken_scenario_is_refused_in_one_line(broken_scenarios, capsys):
+    for name, line in zip(("bad-syntax", "needs-missing", "twin"),
+                          _broken_lines(broken_scenarios)):
+        code, lines, out = _run_main(["--scenario", name], capsys)
+        reason = line.split(" is left out: ", 1)[1]
+        assert (code, lines, out) == (
+            2, [f"bench.py: error: scenario {name} cannot be used: {reason}"], "")
+    code, lines, _ = _run_main(["--scenario", "nope"], capsys)
+    assert lines == ["bench.py: error: unknown scenario 'nope'; choose from "
+                     f"{', '.join(discover())} (bad-syntax, needs-missing, twin left out: "
+                     "see --list)"]
+    # the other scenarios still work: this error comes after the scenario was found
+    code, lines, _ = _run_main(DS + ["--trace", "x.csv"], capsys)
+    assert lines == ["bench.py: error: scenario decode-steady does not take --trace (the "
+                     "trace of a replay)"]

@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -193,3 +194,225 @@ def test_two_runs_at_once(tmp_path):
     assert digests[0] == digests[1] and len(digests[0]) == 1
     assert list(tmp.iterdir()) == []
     assert runner_processes_under(tmp) == []
+
+
+# ---------------------------------------------------------------------------- stdout, stderr
+
+TINY = ["--scenario", "decode-steady", "--num-running", "2", "--steps", "20", "--warmup-steps",
+        "2", "--policies", "send,cached", "--codecs", "msgpack", "--no-single-process",
+        "--no-floor", "--quiet"]
+NO_SPACE = "No space left on device"
+
+
+def bench_to(stdout, *args: str, stderr=subprocess.PIPE) -> tuple[int, str]:
+    """Run ``bench.py ARGS`` with ``stdout`` as given (a descriptor or file); returns
+    (exit code, stderr)."""
+    proc = subprocess.run([sys.executable, "bench.py", *args], cwd=REPO, stdout=stdout,
+                          stderr=stderr, text=True, timeout=120)
+    return proc.returncode, proc.stderr
+
+
+def closed_pipe() -> int:
+    """The write end of a pipe whose reader is gone (``| head -0``)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    return write_end
+
+
+def _assert_complete(run: Path, num_cases: int = 2) -> None:
+    summary = json.loads((run / "summary.json").read_text())
+    assert (summary["status"], summary["problems"]) == ("complete", [])
+    assert [c["complete"] for c in summary["cases"]] == [True] * num_cases
+    steps = pd.read_csv(run / "steps.csv")
+    assert sorted(steps["case_id"].unique()) == sorted(c["case_id"] for c in summary["cases"])
+
+
+def test_list_into_a_closed_pipe_exits_141_silently():
+    fd = closed_pipe()
+    try:
+        assert bench_to(fd, "--list") == (141, "")
+    finally:
+        os.close(fd)
+
+
+def test_list_onto_a_full_disk_is_one_line():
+    with open("/dev/full", "w") as full:
+        assert bench_to(full, "--list") == (
+            1, f"bench.py: error: cannot write to stdout: {NO_SPACE}\n")
+
+
+@pytest.mark.parametrize("args,prog", [(["--help"], "bench.py"),
+                                       (["report", "--help"], "bench.py report")])
+def test_help_into_a_closed_pipe_or_a_full_disk(args, prog):
+    fd = closed_pipe()
+    try:
+        assert bench_to(fd, *args) == (141, "")
+    finally:
+        os.close(fd)
+    with open("/dev/full", "w") as full:
+        assert bench_to(full, *args) == (1, f"{prog}: error: cannot write to stdout: {NO_SPACE}\n")
+
+
+def test_list_with_stdout_and_stderr_closed_exits_0():
+    for fd in (1, 2):
+        proc = subprocess.run([sys.executable, "bench.py", "--list"], cwd=REPO, text=True,
+                              capture_output=True, timeout=120,
+                              preexec_fn=lambda fd=fd: os.close(fd))
+        assert proc.returncode == 0
+        assert (proc.stdout == "") == (fd == 1) and proc.stderr == ""
+
+
+def test_run_into_a_closed_pipe_keeps_every_result(tmp_path):
+    fd = closed_pipe()
+    try:
+        assert bench_to(fd, *TINY, "--output", str(tmp_path / "run")) == (141, "")
+    finally:
+        os.close(fd)
+    _assert_complete(tmp_path / "run")
+
+
+def test_run_onto_a_full_disk_keeps_every_result(tmp_path):
+    with open("/dev/full", "w") as full:
+        assert bench_to(full, *TINY, "--output", str(tmp_path / "run")) == (
+            1, f"bench.py: error: cannot write to stdout: {NO_SPACE}\n")
+    _assert_complete(tmp_path / "run")
+
+
+def test_run_with_stderr_closed_keeps_every_result(tmp_path):
+    proc = subprocess.run([sys.executable, "bench.py", *TINY[:-1], "--output",
+                           str(tmp_path / "run")], cwd=REPO, capture_output=True, text=True,
+                          timeout=120, preexec_fn=lambda: os.close(2))
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert f"results: {tmp_path / 'run'}" in proc.stdout
+    _assert_complete(tmp_path / "run")
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory) -> Path:
+    """A finished two-case run folder (send and cached, msgpack), with captures."""
+    run = tmp_path_factory.mktemp("tiny") / "run"
+    assert bench_to(subprocess.DEVNULL, *TINY, "--output", str(run))[0] == 0
+    return run
+
+
+def test_report_into_a_closed_pipe_writes_the_report(tiny_run, tmp_path):
+    fd = closed_pipe()
+    try:
+        assert bench_to(fd, "report", str(tiny_run), "--output", str(tmp_path / "rep")) == (
+            141, "")
+    finally:
+        os.close(fd)
+    assert "</html>" in (tmp_path / "rep" / "report.html").read_text()
+    with open("/dev/full", "w") as full:
+        assert bench_to(full, "report", str(tiny_run), "--output", str(tmp_path / "rep2")) == (
+            1, f"bench.py report: error: cannot write to stdout: {NO_SPACE}\n")
+
+
+# ---------------------------------------------------------------------------- interrupts
+
+
+@pytest.fixture
+def handlers_restored():
+    """Put this process's signal handlers back after an in-process interrupt."""
+    import signal
+
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    yield
+    for s, h in saved.items():
+        signal.signal(s, h)
+
+
+@pytest.mark.parametrize("where,sig,files", [
+    ("render_html", "SIGINT", False),   # while rendering: nothing written
+    ("copyfile", "SIGTERM", True),      # while writing: the files are written whole first
+])
+def test_report_interrupted_is_one_line_and_all_or_nothing(
+        where, sig, files, tiny_run, tmp_path, monkeypatch, capsys, handlers_restored):
+    import shutil
+    import signal
+
+    from ipc_bench import cli
+    from ipc_bench.report import document
+
+    signum = getattr(signal, sig)
+    target = document.shutil if where == "copyfile" else document
+    real = getattr(shutil if where == "copyfile" else document, where)
+
+    def interrupted(*args, **kwargs):
+        os.kill(os.getpid(), signum)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(target, where, interrupted)
+    out = tmp_path / "rep"
+    code = cli.main(["report", str(tiny_run), "--output", str(out)])
+    assert (code, capsys.readouterr()) == (
+        128 + signum, ("", f"bench.py report: interrupted by {sig} (exit {128 + signum})\n"))
+    if files:
+        assert "</html>" in (out / "report.html").read_text()
+        assert (out / "run.summary.json").read_bytes() == (tiny_run / "summary.json").read_bytes()
+    else:
+        assert not out.exists()
+
+
+def _microbench_processes(run: Path) -> list[str]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmd = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if "microbench" in cmd and str(run) in cmd:
+                found.append(cmd)
+    return found
+
+
+@pytest.mark.parametrize("sig,group", [("SIGINT", True), ("SIGTERM", False)])
+def test_microbench_interrupted_leaves_no_process_and_no_empty_folder(sig, group, tiny_run,
+                                                                       tmp_path):
+    """SIGINT to the process group (Ctrl-C), SIGTERM to the coordinator alone; at start-up
+    and while the first arm's pyperf workers run."""
+    import signal
+
+    signum = getattr(signal, sig)
+    for phase in ("start", "first arm"):
+        out = tmp_path / f"mb-{phase.replace(' ', '-')}"
+        proc = subprocess.Popen([sys.executable, "bench.py", "microbench", str(tiny_run),
+                                 "--output", str(out), "--fast"], cwd=REPO,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+        if phase == "start":
+            time.sleep(0.3)
+        else:  # a pyperf worker (the arm's child) is running
+            first = proc.stderr.readline()
+            assert first == f"microbench: send: 4 captures -> {out / 'send.json'}\n"
+            deadline = time.monotonic() + 60
+            while not any("--worker" in c for c in _microbench_processes(tiny_run)):
+                assert time.monotonic() < deadline, "no pyperf worker started"
+                time.sleep(0.05)
+        (os.killpg if group else os.kill)(proc.pid, signum)
+        err = proc.communicate(timeout=60)[1]
+        assert proc.returncode == 128 + signum
+        assert err.splitlines()[-1] == (
+            f"bench.py microbench: interrupted by {sig} (exit {128 + signum})")
+        assert "Traceback" not in err and not out.exists()
+        deadline = time.monotonic() + 0.5  # every process was reaped before the exit
+        while _microbench_processes(tiny_run):
+            assert time.monotonic() < deadline, _microbench_processes(tiny_run)
+            time.sleep(0.05)
+
+
+def test_report_onto_a_full_disk_is_one_line(tiny_run, tmp_path, monkeypatch, capsys):
+    import errno
+
+    from ipc_bench import cli
+    from ipc_bench.report import document
+
+    def copyfile(src, dst):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(dst))
+
+    monkeypatch.setattr(document.shutil, "copyfile", copyfile)
+    out = tmp_path / "rep"
+    assert cli.main(["report", str(tiny_run), "--output", str(out)]) == 2
+    assert capsys.readouterr() == ("", "bench.py report: error: cannot write the report to "
+                                       f"{out / 'run.summary.json'}: {NO_SPACE}\n")

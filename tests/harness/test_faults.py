@@ -7,6 +7,8 @@ Times (detection, shutdown) are printed for the record (``pytest -s``), never as
 
 from __future__ import annotations
 
+import errno
+import fnmatch
 import json
 import os
 import random
@@ -16,6 +18,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -292,3 +295,287 @@ def test_bench_interrupted_kills_the_runner_and_keeps_the_results(tmp_path, sig,
     assert summary["cases"][0]["failed_step"] == int(m.group(1)) == len(steps)
     print(f"\n{name}: runner gone after {runner_gone_s * 1e3:.0f} ms, bench.py exited "
           f"after {exit_s * 1e3:.0f} ms")
+
+
+# ---------------------------------------------------------------------------- signals at start-up
+
+_HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _started(pid: int) -> bool:
+    """True once ``pid`` runs bench.py's first statement: SIGINT, SIGTERM and SIGHUP
+    show as blocked in /proc (until then the interpreter itself is starting)."""
+    mask = sum(1 << (s - 1) for s in _HANDLED)
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("SigBlk:"):
+                return int(line.split()[1], 16) & mask == mask
+    except OSError:
+        pass
+    return False
+
+
+def _signal_after_start(args: list[str], sig: int, delay_s: float) -> subprocess.Popen:
+    """Start ``bench.py ARGS`` and send ``sig`` ``delay_s`` after its first statement."""
+    proc = bench(args)
+    wait_for(lambda: _started(proc.pid) or proc.poll() is not None, timeout_s=60,
+             what="bench.py's first statement")
+    time.sleep(delay_s)
+    proc.send_signal(sig)
+    return proc
+
+
+def _check_interrupted_folder(run_dir: Path, name: str) -> None:
+    """No folder, or a valid one: ``incomplete``, the interrupt named, CSVs loadable."""
+    if not run_dir.exists():
+        return
+    summary, _ = load_run(run_dir)
+    assert summary["status"] == "incomplete"
+    assert len(summary["problems"]) == 1 and f"interrupted by {name}" in summary["problems"][0]
+
+
+#: Delays after bench.py's first statement: imports, option checks, metadata, the
+#: folder's claim, the runner's start and handshake, the first steps (about 1.5 s in all
+#: on the 2-core development machine; later delays land in the first case).
+START_DELAYS_S = (0.0, 0.005, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8,
+                  0.9, 1.0, 1.1, 1.2, 1.4, 1.7, 2.0)
+
+
+@pytest.mark.slow
+def test_a_signal_at_any_moment_of_the_start_ends_with_its_code_and_one_line(tmp_path):
+    outcomes = []
+    for i, delay_s in enumerate(START_DELAYS_S):
+        sig = _HANDLED[i % 3]
+        name, code = signal.Signals(sig).name, 128 + sig
+        run_dir = tmp_path / f"run{i}"
+        proc = _signal_after_start(
+            ["--scenario", "decode-steady", "--num-running", "16", "--steps", "100000",
+             "--policies", "send", "--codecs", "msgpack", "--quiet", "--output",
+             str(run_dir)], sig, delay_s)
+        _, err = proc.communicate(timeout=60)
+        assert (proc.returncode, "Traceback" in err) == (code, False), (delay_s, name, err)
+        lines = err.splitlines()
+        assert lines[-1] == f"bench.py: interrupted by {name} (exit {code})", lines
+        assert all(re.fullmatch(rf"bench\.py: num_running=16/send/(msgpack|none)#0: "
+                                rf"interrupted by {name} .*", line) for line in lines[:-1]), lines
+        _check_interrupted_folder(run_dir, name)
+        outcomes.append((delay_s, name, run_dir.exists()))
+    assert children(os.getpid()) == []
+    print("\n" + ", ".join(f"{d:g} s {n}: {'folder' if f else 'none'}"
+                           for d, n, f in outcomes))
+
+
+@pytest.fixture
+def handlers_restored():
+    """Put the process's signal handlers back after an in-process interrupt (which
+    leaves them ignored, as a shutting-down bench.py wants)."""
+    saved = {s: signal.getsignal(s) for s in _HANDLED}
+    yield
+    for s, h in saved.items():
+        signal.signal(s, h)
+
+
+_TINY = ["--scenario", "decode-steady", "--num-running", "2", "--steps", "50",
+         "--warmup-steps", "2", "--policies", "send,cached", "--codecs", "msgpack",
+         "--no-single-process", "--quiet"]
+
+
+def test_a_signal_right_after_the_claim_leaves_a_valid_incomplete_folder(
+        tmp_path, monkeypatch, capsys, handlers_restored):
+    from ipc_bench import cli
+    from ipc_bench.cli import execute
+    from ipc_bench.harness.run_folder import RunWriter
+
+    class InterruptedWriter(RunWriter):
+        def __init__(self, run_dir, metadata):
+            assert (Path(run_dir) / ".claimed").exists()
+            os.kill(os.getpid(), signal.SIGINT)  # pending until the folder is written
+            super().__init__(run_dir, metadata)
+
+    monkeypatch.setattr(execute, "RunWriter", InterruptedWriter)
+    run_dir = tmp_path / "run"
+    assert cli.main(_TINY + ["--output", str(run_dir)]) == 130
+    assert capsys.readouterr().err == "bench.py: interrupted by SIGINT (exit 130)\n"
+    summary, frames = load_run(run_dir)
+    assert (summary["status"], summary["problems"], summary["cases"]) == (
+        "incomplete", ["interrupted by SIGINT after 0 of 2 cases"], [])
+    assert [len(f) for f in frames.values()] == [0, 0, 0, 0]  # floor, itl, requests, steps
+
+
+def test_a_signal_before_the_claim_leaves_no_folder(tmp_path, monkeypatch, capsys,
+                                                    handlers_restored):
+    from ipc_bench import cli
+    from ipc_bench.cli import execute
+
+    def collect_metadata(**_):
+        os.kill(os.getpid(), signal.SIGTERM)
+        return {}
+
+    monkeypatch.setattr(execute, "collect_metadata", collect_metadata)
+    assert cli.main(_TINY + ["--output", str(tmp_path / "run")]) == 143
+    assert capsys.readouterr().err == "bench.py: interrupted by SIGTERM (exit 143)\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_signal_while_the_tables_print_keeps_the_status(tmp_path, monkeypatch, capsys,
+                                                          handlers_restored):
+    from ipc_bench import cli
+    from ipc_bench.cli import execute
+
+    def format_tables(cases):
+        os.kill(os.getpid(), signal.SIGTERM)
+        return "tables"
+
+    monkeypatch.setattr(execute, "format_tables", format_tables)
+    run_dir = tmp_path / "run"
+    assert cli.main(_TINY + ["--output", str(run_dir)]) == 143
+    assert capsys.readouterr().err == "bench.py: interrupted by SIGTERM (exit 143)\n"
+    summary, _ = load_run(run_dir)
+    assert (summary["status"], summary["problems"]) == ("complete", [])
+    assert len(summary["cases"]) == 2
+
+
+# ---------------------------------------------------------------------------- write failures
+
+ENOSPC_LINE = "cannot write results to {run}: No space left on device"
+
+
+def _no_space(monkeypatch, pattern: str, after: int = 0) -> None:
+    """Every write to a run-folder file named like ``pattern`` after the first ``after``
+    writes half its data, then fails with ENOSPC (a disk filling up mid-write)."""
+    from ipc_bench.harness import run_folder
+
+    real, seen = run_folder.write_fd, [0]
+
+    def write_fd(fd: int, data: bytes, path) -> None:
+        if fnmatch.fnmatch(Path(path).name, pattern):
+            seen[0] += 1
+            if seen[0] > after:
+                os.write(fd, data[:len(data) // 2])
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        real(fd, data, path)
+
+    monkeypatch.setattr(run_folder, "write_fd", write_fd)
+
+
+def _writer_spec():
+    spec = steady_case(2, max_steps=3)
+    spec.make_workload()  # a real spec, as a run would pass it
+    return spec
+
+
+@pytest.mark.parametrize("file,write", [
+    ("steps.partial.csv", lambda w, spec, r: w.partial_steps(spec, r.sched_rows)),
+    ("steps.csv", lambda w, spec, r: w.stream_steps(spec, r.sched_rows)),
+    ("requests.csv", lambda w, spec, r: w.stream_requests(spec, r.requests)),
+    ("itl.csv", lambda w, spec, r: w.stream_requests(spec, r.requests)),
+    ("rss.csv", lambda w, spec, r: w.stream_rss(spec, r.rss_samples)),
+    ("steps.csv", lambda w, spec, r: w.add_case(r, {"case_id": spec.case_id})),
+    ("floor.csv", lambda w, spec, r: w.add_case(r, {"case_id": spec.case_id})),
+    ("summary.json.*.tmp", lambda w, spec, r: w.begin_case(spec)),
+    ("summary.json.*.tmp", lambda w, spec, r: w.finish("complete")),
+])
+def test_every_write_of_the_run_folder_fails_in_one_line_and_keeps_what_was_written(
+        file, write, tmp_path, monkeypatch):
+    from ipc_bench.harness.run_folder import RunFolderError, RunWriter
+
+    spec = _writer_spec()
+    result = run_case(spec)
+    result.rss_samples = [(0.5, 1, 2, 3, 4, 5)]
+    result.floor_step_ns = [7, 8, 9]
+    result.requests[0]["itl_s"] = [0.25]
+    writer = RunWriter(tmp_path / "run", {"scenario": "t"})
+    # a first successful write of each kind, so there is something to keep
+    writer.partial_steps(spec, result.sched_rows[:1])
+    writer.stream_rss(spec, result.rss_samples)
+    before = {p.name: p.read_bytes() for p in (tmp_path / "run").iterdir()}
+    _no_space(monkeypatch, file)
+    with pytest.raises(RunFolderError) as err:
+        write(writer, spec, result)
+    assert str(err.value) == ENOSPC_LINE.format(run=tmp_path / "run")
+    after = {p.name: p.read_bytes() for p in (tmp_path / "run").iterdir()}
+    failed = [n for n in before if fnmatch.fnmatch(n, file)] or ["summary.json"]
+    for name in failed:
+        assert after[name] == before[name], name  # cut back: every row whole
+    assert not any(n.endswith(".tmp") for n in after)
+    load_run(tmp_path / "run")
+
+
+_ONE_CASE = ["--scenario", "decode-steady", "--num-running", "2", "--steps", "400",
+             "--warmup-steps", "2", "--policies", "send", "--codecs", "msgpack",
+             "--no-single-process", "--quiet"]
+
+
+@pytest.mark.parametrize("pattern,after,status", [
+    ("steps.partial.csv", 1, "failed"),   # while the case runs
+    ("steps.csv", 1, "failed"),           # when the case is written (after the header)
+    ("requests.csv", 1, "failed"),
+    ("floor.csv", 1, "failed"),
+    ("summary.json.*.tmp", 2, "incomplete"),  # summary.json itself: its last version stays
+    ("*.msgpack", 0, "failed"),           # the captured messages
+])
+def test_a_full_disk_mid_run_is_one_line_exit_1_and_a_loadable_folder(
+        pattern, after, status, tmp_path, monkeypatch, capsys):
+    from ipc_bench import cli
+    from ipc_bench.analysis import capture
+    from ipc_bench.analysis.results import load
+    from ipc_bench.harness import recording
+
+    monkeypatch.setattr(recording, "FLUSH_INTERVAL_S", 0.0)  # flush after every step
+    run = tmp_path / "run"
+    where = run
+    if pattern == "*.msgpack":
+        where = run / "messages"
+
+        def save_captures(run_dir, result, max_messages=200):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(where / "x.msgpack"))
+
+        monkeypatch.setattr(capture, "save_captures", save_captures)
+        from ipc_bench.cli import execute
+        monkeypatch.setattr(execute, "save_captures", save_captures)
+    else:
+        _no_space(monkeypatch, pattern, after)
+    assert cli.main(_ONE_CASE + ["--output", str(run)]) == 1
+    out, err = capsys.readouterr()
+    message = ENOSPC_LINE.format(run=where)
+    assert (out, err) == ("", f"bench.py: error: {message}\n")
+    summary, frames = load_run(run)
+    assert summary["status"] == status
+    if status == "failed":
+        assert summary["problems"] == [message]
+        assert summary["failed_case"] == "num_running=2/send/msgpack#0"
+    load(run)
+    assert not any(p.name.endswith(".tmp") for p in run.rglob("*"))
+
+
+def test_a_full_disk_before_the_first_case_leaves_no_folder(tmp_path, monkeypatch, capsys):
+    from ipc_bench import cli
+
+    _no_space(monkeypatch, "summary.json.*.tmp")
+    run = tmp_path / "run"
+    assert cli.main(_ONE_CASE + ["--output", str(run)]) == 2
+    assert capsys.readouterr() == ("", f"bench.py: error: {ENOSPC_LINE.format(run=run)}\n")
+    assert not run.exists()
+
+
+def test_a_file_size_limit_mid_run_is_one_line_and_a_loadable_folder(tmp_path):
+    """A real limit (RLIMIT_FSIZE: writes past 64 KiB fail with EFBIG), not a stub."""
+    import resource
+
+    from ipc_bench.analysis.results import load
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
+
+    run = tmp_path / "run"
+    proc = subprocess.run(
+        [sys.executable, "bench.py", "--scenario", "decode-steady", "--num-running", "16",
+         "--steps", "3000", "--policies", "send", "--codecs", "msgpack", "--quiet",
+         "--output", str(run)], cwd=REPO, capture_output=True, text=True, timeout=300,
+        preexec_fn=limit)
+    message = f"cannot write results to {run}: File too large"
+    assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", f"bench.py: error: {message}\n")
+    summary, frames = load_run(run)
+    assert (summary["status"], summary["problems"]) == ("failed", [message])
+    assert all(p.stat().st_size <= 64 * 1024 for p in run.iterdir())
+    load(run)

@@ -1,0 +1,115 @@
+"""stdout and stderr that cannot break a command.
+
+A closed pipe (``bench.py --list | head -1``), a full disk (``> /dev/full``), a hung-up
+terminal or a descriptor closed at start (``2>&-``) never costs a result or prints a
+traceback: ``Console.install()`` opens ``/dev/null`` on any of descriptors 0-2 that is
+closed (so no file the run opens can take their place and receive a child's output)
+and replaces ``sys.stdout`` / ``sys.stderr`` with ``GuardedStream``s. The first write
+that fails is remembered, the stream's descriptor is pointed at ``/dev/null`` (later
+writes, child processes and the interpreter's final flush then go nowhere) and the
+command goes on. ``Console.restore(code)`` flushes, puts the streams back and returns
+the exit code: stdout on a broken pipe turns a 0 into 141 (128 + SIGPIPE, what a shell
+reports for a writer killed by SIGPIPE) and says nothing; any other stdout error is one
+line on stderr and turns a 0 into 1. A failing stderr changes nothing: there is
+nowhere left to report it.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import sys
+from typing import Optional, TextIO
+
+#: Exit code after stdout's reader went away (128 + SIGPIPE).
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
+
+
+class GuardedStream:
+    """A text stream (``write``, ``flush``; other attributes are the wrapped stream's)
+    that never raises ``OSError``: the first one is kept in ``error`` and every later
+    write is dropped. ``fd``: the descriptor pointed at ``/dev/null`` on failure when
+    the wrapped stream writes to it."""
+
+    def __init__(self, stream: Optional[TextIO], fd: int):
+        self.stream = stream if stream is not None else open(os.devnull, "w")
+        self.fd = fd
+        self.error: Optional[OSError] = None
+
+    def write(self, text: str) -> int:
+        if self.error is None:
+            try:
+                return self.stream.write(text)
+            except OSError as exc:
+                self._fail(exc)
+        return len(text)
+
+    def flush(self) -> None:
+        if self.error is None:
+            try:
+                self.stream.flush()
+            except OSError as exc:
+                self._fail(exc)
+
+    def isatty(self) -> bool:
+        return self.error is None and self.stream.isatty()
+
+    def __getattr__(self, name: str):
+        return getattr(self.stream, name)
+
+    def _fail(self, exc: OSError) -> None:
+        self.error = exc
+        try:
+            same = self.stream.fileno() == self.fd
+        except (OSError, ValueError, AttributeError):  # not a file (a test's capture)
+            same = False
+        if same:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, self.fd)
+            os.close(null)
+
+
+def _open_std_fds() -> None:
+    """Open ``/dev/null`` on each of descriptors 0, 1, 2 that is closed."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)  # the lowest free descriptor: ``fd``
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+
+
+class Console:
+    """The guarded ``sys.stdout`` and ``sys.stderr`` of one command (see the module
+    docstring)."""
+
+    def __init__(self) -> None:
+        self.saved = (sys.stdout, sys.stderr)
+        self.stdout = GuardedStream(sys.stdout, 1)
+        self.stderr = GuardedStream(sys.stderr, 2)
+
+    @classmethod
+    def install(cls) -> "Console":
+        """Open ``/dev/null`` on closed descriptors 0-2 and put guarded streams in
+        ``sys.stdout`` / ``sys.stderr``; ``restore`` undoes the latter."""
+        _open_std_fds()
+        console = cls()
+        sys.stdout, sys.stderr = console.stdout, console.stderr
+        return console
+
+    def restore(self, code: int, prog: str) -> int:
+        """Flush, put the original streams back; the exit code for ``code`` given what
+        happened to stdout (see the module docstring)."""
+        self.stdout.flush()
+        error = self.stdout.error
+        if error is not None and error.errno != errno.EPIPE:
+            print(f"{prog}: error: cannot write to stdout: {error.strerror or error}",
+                  file=self.stderr)
+        self.stderr.flush()
+        sys.stdout, sys.stderr = self.saved
+        if error is None or code != 0:
+            return code
+        return EXIT_BROKEN_PIPE if error.errno == errno.EPIPE else 1
