@@ -23,7 +23,11 @@ from __future__ import annotations
 import sys
 from typing import Callable, Optional, Sequence
 
-from ipc_bench.cli.run import main as run_main
+
+def _run(argv: list[str]) -> int:
+    from ipc_bench.cli.run import main
+
+    return main(argv)
 
 
 def _report(argv: list[str]) -> int:
@@ -50,4 +54,4 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in COMMANDS:
         return COMMANDS[argv[0]](argv[1:])
-    return run_main(argv)
+    return _run(argv)
