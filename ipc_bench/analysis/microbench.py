@@ -18,11 +18,11 @@ Which benchmarks: all captured cases by default; ``Selection`` narrows them to s
 running-request counts (the ``num_running`` workload label), codecs, directions
 (``s2r``: SchedulerOutput, ``r2s``: ModelRunnerOutput) and operations. How long:
 ``DEFAULT_SETTINGS`` (3 worker processes x (1 warm-up + 3 values) of at least 50 ms,
-loops calibrated by pyperf: about 2 s per benchmark on 2 cores); ``rigorous``:
+loops calibrated by pyperf: about 1.2 s of CPU per benchmark); ``rigorous``:
 pyperf's own defaults in its ``--rigorous`` mode (40 processes x (1 warm-up + 3
-values) of at least 100 ms: about 30 s per benchmark). Every other pyperf option
-(``--fast``, ``-p``, ``-n``, ``-w``, ``-l``, ``--min-time``, ``--affinity`` ...) is
-passed through and applies on top of these.
+values) of at least 100 ms: about 18 s of CPU per benchmark). Every other pyperf
+option (``--fast``, ``-p``, ``-n``, ``-w``, ``-l``, ``--min-time``, ``--affinity`` ...)
+is passed through and applies on top of these.
 
 Then the in-loop figures the run measured for the very same messages (the
 ``encode_ns`` / ``decode_ns`` of those steps) are printed next to pyperf's, and saved
@@ -411,7 +411,8 @@ def settings_text(rigorous: bool, rest: Sequence[str]) -> str:
     else:
         s = DEFAULT_SETTINGS
         base = (f"{s['processes']} processes x ({s['warmups']} warm-up + {s['values']} "
-                f"values) of >= {s['min_time'] * 1e3:.0f} ms; --rigorous: pyperf's rigorous mode")
+                f"values) of >= {s['min_time'] * 1e3:.0f} ms; --rigorous: pyperf's "
+                "rigorous mode")
     return base + (f"; pyperf options: {' '.join(rest)}" if rest else "")
 
 

@@ -48,8 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="bench.py microbench", allow_abbrev=False, description=(
         "Re-time encode and decode of a run's captured messages with pyperf. Default: "
         "every captured case, 3 worker processes x (1 warm-up + 3 values) of >= 50 ms "
-        "per benchmark (about 2 minutes for decode-steady's 64 benchmarks on 2 cores). "
-        "Other options (--fast, -p, -n, -w, -l, --min-time, --affinity ...) are "
+        "per benchmark (about 1.5 minutes for decode-steady's 64 benchmarks on 2 idle "
+        "cores). Other options (--fast, -p, -n, -w, -l, --min-time, --affinity ...) are "
         "pyperf's and are passed to it."))
     p.add_argument("run_dir", metavar="RUN_DIR", help="run folder with messages/")
     p.add_argument("--output", metavar="DIR",

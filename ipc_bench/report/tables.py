@@ -72,9 +72,10 @@ def _table(keys: Sequence[str], summaries: list[dict[str, Any]]) -> str:
 
 def format_tables(summaries: Iterable[dict[str, Any]]) -> str:
     """One table per (scenario, workload) of ``CASE_TABLE`` (bytes per counted step, µs
-    per counted step, tok/s; with repetitions a ``rep`` column first), notes on rejected requests and incomplete cases, then per
-    codec the cached / send ratios of the means over repetitions (unpaired; the
-    paired ratios and intervals are ``format_comparisons``')."""
+    per counted step, tok/s; with repetitions a ``rep`` column first), notes on
+    rejected requests and incomplete cases, then per codec the cached / send ratios of
+    the means over repetitions (unpaired; the paired ratios and intervals are
+    ``format_comparisons``')."""
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for s in summaries:
         groups.setdefault((s["scenario"], s["workload"]), []).append(s)
