@@ -288,7 +288,9 @@ def run_arm(ns: argparse.Namespace, rest: list[str], selection: Selection) -> in
         signals.install()
     done = []
     for task, (path, info, op) in enumerate(items):
-        cap = load_capture(path) if mine is None or mine == task else None
+        # the frames now only where this process times the benchmark (metadata)
+        timed_here = runner.args.in_process or mine == task
+        cap = load_capture(path) if timed_here else None
         bench = runner.bench_time_func(bench_name(info, op), _TimedOp(path, op, cap),
                                        inner_loops=len(info.seqs),
                                        metadata=_bench_metadata(info, cap))
