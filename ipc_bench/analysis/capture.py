@@ -23,11 +23,12 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 import msgspec
 
-from ipc_bench.harness.spec import SCHED_COLUMNS, CaseResult
+if TYPE_CHECKING:  # imported where used: reading captures needs neither it nor numpy
+    from ipc_bench.harness.spec import CaseResult
 
 CAPTURE_FORMAT_VERSION = 1
 #: Frames kept per case and direction, at most...
@@ -38,8 +39,6 @@ MIN_MESSAGES = 20
 #: Directions and the message type each carries.
 DIRECTIONS = {"s2r": "SchedulerOutput", "r2s": "ModelRunnerOutput"}
 MESSAGES_DIR = "messages"
-
-_COL = {name: i for i, name in enumerate(SCHED_COLUMNS)}
 
 
 class CaptureError(ValueError):
@@ -65,6 +64,25 @@ class CaptureFile(msgspec.Struct, forbid_unknown_fields=True):
     in_loop_encode_ns: list[int]
     in_loop_decode_ns: list[int]
     frames: list[bytes]
+
+
+class CaptureInfo(msgspec.Struct):
+    """The identity of a capture file without its frames and timings: what choosing
+    which captures to re-time needs (``load_capture_infos``), read without copying the
+    frames. Same field meanings as ``CaptureFile``."""
+
+    format_version: int
+    case_id: str
+    scenario: str
+    workload: str
+    policy: str
+    arm: str
+    codec: str
+    repetition: int
+    direction: str
+    message_type: str
+    num_counted_steps: int
+    seqs: list[int]
 
 
 def sample_indices(n: int, k: int = MAX_MESSAGES) -> list[int]:
@@ -96,6 +114,9 @@ def build_captures(result: CaseResult, max_messages: int = MAX_MESSAGES) -> list
     decode the runner's ``runner_decode_ns``; ``r2s`` encode is the runner's
     ``runner_encode_ns``, decode the scheduler's ``decode_ns``.
     """
+    from ipc_bench.harness.spec import SCHED_COLUMNS
+
+    col = {name: i for i, name in enumerate(SCHED_COLUMNS)}
     spec = result.spec
     seqs = result.counted_seqs
     if not seqs or len(result.s2r_frames) != len(seqs) or len(result.r2s_frames) != len(seqs):
@@ -110,11 +131,11 @@ def build_captures(result: CaseResult, max_messages: int = MAX_MESSAGES) -> list
     picks = sample_indices(len(seqs), min(max_messages, budget))
     picked_seqs = [seqs[i] for i in picks]
 
-    def sched(col: str) -> list[int]:
-        return [int(rows[s][_COL[col]]) for s in picked_seqs]
+    def sched(name: str) -> list[int]:
+        return [int(rows[s][col[name]]) for s in picked_seqs]
 
-    def run(col: str) -> list[int]:
-        return [int(runner[col][s]) for s in picked_seqs] if have_runner else []
+    def run(name: str) -> list[int]:
+        return [int(runner[name][s]) for s in picked_seqs] if have_runner else []
 
     common = dict(format_version=CAPTURE_FORMAT_VERSION, case_id=spec.case_id,
                   scenario=spec.scenario, workload=spec.workload_key, policy=spec.policy,
@@ -165,18 +186,48 @@ def load_capture(path: str | os.PathLike) -> CaptureFile:
     return cap
 
 
-def load_captures(run_dir: str | os.PathLike) -> list[CaptureFile]:
-    """Every capture file of ``run_dir``, sorted by file name; ``CaptureError`` if the
+def capture_paths(run_dir: str | os.PathLike) -> list[Path]:
+    """The capture files of ``run_dir``, sorted by file name; ``CaptureError`` if the
     run folder has none."""
     folder = Path(run_dir) / MESSAGES_DIR
     paths = sorted(folder.glob("*.msgpack")) if folder.is_dir() else []
     if not paths:
         raise CaptureError(f"no captured messages in {folder} (run a scenario first; "
                            "messages are kept for repetition 0 of each case)")
-    return [load_capture(p) for p in paths]
+    return paths
 
 
-def arms_in(captures: Iterable[CaptureFile]) -> list[str]:
+def load_captures(run_dir: str | os.PathLike) -> list[CaptureFile]:
+    """Every capture file of ``run_dir``, sorted by file name; ``CaptureError`` if the
+    run folder has none."""
+    return [load_capture(p) for p in capture_paths(run_dir)]
+
+
+def load_capture_info(path: str | os.PathLike) -> CaptureInfo:
+    """The ``CaptureInfo`` of one capture file (its frames skipped, not copied);
+    ``CaptureError`` as ``load_capture``."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise CaptureError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        info = msgspec.msgpack.decode(data, type=CaptureInfo)
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise CaptureError(f"{path}: not a capture file of format "
+                           f"{CAPTURE_FORMAT_VERSION}: {exc}") from None
+    if info.format_version != CAPTURE_FORMAT_VERSION:
+        raise CaptureError(f"{path}: capture format {info.format_version} is not supported "
+                           f"(this ipc-bench reads {CAPTURE_FORMAT_VERSION})")
+    return info
+
+
+def load_capture_infos(run_dir: str | os.PathLike) -> list[tuple[Path, CaptureInfo]]:
+    """``(path, CaptureInfo)`` of every capture file of ``run_dir``, sorted by file
+    name; ``CaptureError`` if it has none or one is unreadable."""
+    return [(p, load_capture_info(p)) for p in capture_paths(run_dir)]
+
+
+def arms_in(captures: Iterable[CaptureFile | CaptureInfo]) -> list[str]:
     """The arms (policies, or A/A labels) present: ``send`` before ``cached``, an A/A
     copy (``send'``) after its original."""
     from ipc_bench.engine.config import POLICIES

@@ -14,6 +14,16 @@ loop calibration and warm-ups. One pyperf JSON file per arm (policy) is written 
 
 work on them unchanged. Values are seconds per message (``inner_loops`` = messages).
 
+Which benchmarks: all captured cases by default; ``Selection`` narrows them to some
+running-request counts (the ``num_running`` workload label), codecs, directions
+(``s2r``: SchedulerOutput, ``r2s``: ModelRunnerOutput) and operations. How long:
+``DEFAULT_SETTINGS`` (3 worker processes x (1 warm-up + 3 values) of at least 50 ms,
+loops calibrated by pyperf: about 1.2 s of CPU per benchmark); ``rigorous``:
+pyperf's own defaults in its ``--rigorous`` mode (40 processes x (1 warm-up + 3
+values) of at least 100 ms: about 18 s of CPU per benchmark). Every other pyperf
+option (``--fast``, ``-p``, ``-n``, ``-w``, ``-l``, ``--min-time``, ``--affinity`` ...)
+is passed through and applies on top of these.
+
 Then the in-loop figures the run measured for the very same messages (the
 ``encode_ns`` / ``decode_ns`` of those steps) are printed next to pyperf's, and saved
 as ``in_loop_vs_pyperf.json``. They are not expected to agree: in the loop each call
@@ -24,11 +34,14 @@ the L2 cache). Both run with the garbage collector on and the set-up heap frozen
 The ratio is reported as a finding.
 
 How the processes fit: this command (the coordinator) starts, per arm,
-``bench.py microbench RUN_DIR --policy ARM [pyperf options] -o ARM.json``; that
-process creates the ``pyperf.Runner``, which spawns its workers by re-running
-``bench.py microbench RUN_DIR --policy ARM --worker ...`` (``program_args``). Options
-not listed by ``--help`` here are pyperf's (``--fast``, ``--rigorous``, ``-p``,
-``-n``, ``-w``, ``-l``, ``--min-time``, ``--affinity``, ...), passed through.
+``bench.py microbench RUN_DIR --policy ARM [selection] [pyperf options] --arm-json
+FILE``; that process (the arm) creates the ``pyperf.Runner``, which spawns its workers
+by re-running ``bench.py microbench RUN_DIR --policy ARM [selection] --worker ...``
+(``program_args``). A worker reads the names of all captures but the frames of the
+one it times only. After each benchmark the arm rewrites its JSON file atomically
+(SIGINT / SIGTERM deferred meanwhile) and prints a ``DONE_TAG`` line, from which the
+coordinator shows the progress. Interrupted, the coordinator stops the arm, keeps the
+finished benchmarks (each file loadable) and removes an output folder left empty.
 """
 
 from __future__ import annotations
@@ -36,19 +49,37 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
+import tempfile
 import time
 from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
-from ipc_bench.analysis.capture import CaptureFile, arms_in, load_captures
+from ipc_bench.analysis.capture import (DIRECTIONS, CaptureFile, CaptureInfo, arms_in,
+                                        load_capture, load_capture_infos)
+from ipc_bench.harness import signals
 
 BENCH_PY = str(Path(__file__).resolve().parents[2] / "bench.py")
 #: pyperf options the coordinator sets itself.
 RESERVED = ("-o", "--output", "--append", "--worker", "--pipe", "--worker-task",
             "--compare-to")
+#: The operations timed per captured case and direction.
+OPS = ("encode", "decode")
+#: pyperf ``Runner`` settings of a default run: 3 worker processes (the fewest pyperf's
+#: own ``--fast`` mode uses: three hash seeds) x (1 warm-up + 3 values), each value at
+#: least 50 ms of loops; pyperf calibrates the loops. ``--rigorous`` uses pyperf's own
+#: defaults instead (20 processes, 3 values, 100 ms), doubled in processes by its
+#: ``--rigorous`` mode.
+DEFAULT_SETTINGS = dict(processes=3, values=3, warmups=1, min_time=0.05)
+#: Start of the line an arm process prints on stdout after each benchmark, followed by
+#: JSON: ``{"name", "mean_s", "stdev_s"}`` (seconds per message).
+DONE_TAG = "ipc-bench-microbench-done "
+#: Seconds an arm may take to stop after the coordinator forwards a signal.
+STOP_TIMEOUT_S = 10.0
 
 
 class MicrobenchError(Exception):
@@ -60,18 +91,103 @@ def arm_file_name(arm: str) -> str:
     return arm.replace("'", "-prime") + ".json"
 
 
-def bench_name(cap: CaptureFile, op: str) -> str:
+def bench_name(cap: CaptureFile | CaptureInfo, op: str) -> str:
     """pyperf benchmark name: ``<workload>/<direction>/<codec>/<op>``."""
     return f"{cap.workload}/{cap.direction}/{cap.codec}/{op}"
 
 
-def _captures_of(run_dir: str, arm: Optional[str] = None) -> list[CaptureFile]:
-    caps = [c for c in load_captures(run_dir) if c.repetition == 0]
-    if arm is not None:
-        caps = [c for c in caps if c.arm == arm]
-        if not caps:
-            raise MicrobenchError(f"no captured messages of arm {arm!r} in {run_dir}")
-    return caps
+def workload_labels(workload: str) -> dict[str, str]:
+    """A workload key's labels: ``"num_running=16,step_time_ms=5"`` ->
+    ``{"num_running": "16", "step_time_ms": "5"}`` (a part without ``=`` is skipped)."""
+    return dict(part.split("=", 1) for part in workload.split(",") if "=" in part)
+
+
+def _natural(text: str) -> tuple:
+    """Sort key that orders the numbers inside ``text`` by value (16 before 256)."""
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text))
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which captured cases, directions and operations to re-time; ``None``: all.
+
+    ``num_running``: running-request counts (the workload label ``num_running``);
+    ``codecs``: codec names (``msgpack``, ``pickle``); ``directions``: ``s2r``
+    (SchedulerOutput) and / or ``r2s`` (ModelRunnerOutput); ``ops``: ``encode`` and / or
+    ``decode``. ``argv()`` gives the same selection as ``bench.py microbench`` options.
+    """
+
+    num_running: Optional[tuple[int, ...]] = None
+    codecs: Optional[tuple[str, ...]] = None
+    directions: Optional[tuple[str, ...]] = None
+    ops: Optional[tuple[str, ...]] = None
+
+    def argv(self) -> list[str]:
+        """The selection as command-line options (empty for everything)."""
+        out: list[str] = []
+        for opt, values in (("--num-running", self.num_running), ("--codecs", self.codecs),
+                            ("--directions", self.directions), ("--ops", self.ops)):
+            if values is not None:
+                out += [opt, ",".join(map(str, values))]
+        return out
+
+    def keeps(self, cap: CaptureFile | CaptureInfo) -> bool:
+        """Whether ``cap`` (a capture of one case and direction) is selected."""
+        if self.codecs is not None and cap.codec not in self.codecs:
+            return False
+        if self.directions is not None and cap.direction not in self.directions:
+            return False
+        if self.num_running is not None:
+            value = workload_labels(cap.workload).get("num_running")
+            if value is None or not value.isdigit() or int(value) not in self.num_running:
+                return False
+        return True
+
+    def op_list(self) -> tuple[str, ...]:
+        """The selected operations, in ``OPS`` order."""
+        return tuple(op for op in OPS if self.ops is None or op in self.ops)
+
+
+def _check_available(infos: list[CaptureInfo], selection: Selection, run_dir: str) -> None:
+    """``MicrobenchError`` naming the first selected value no capture has, with what
+    the run did capture."""
+    def have(values) -> list[str]:
+        return sorted({str(v) for v in values}, key=_natural)
+
+    running = [workload_labels(i.workload).get("num_running") for i in infos]
+    checks = (("--num-running", selection.num_running, have(r for r in running if r)),
+              ("--codecs", selection.codecs, have(i.codec for i in infos)),
+              ("--directions", selection.directions, have(i.direction for i in infos)))
+    for opt, wanted, available in checks:
+        missing = [str(v) for v in wanted or () if str(v) not in available]
+        if missing:
+            what = ", ".join(available) if available else "none (no such label)"
+            raise MicrobenchError(f"{opt} {','.join(missing)}: not among the messages "
+                                  f"captured in {run_dir} (available: {what})")
+
+
+def select_captures(run_dir: str, selection: Selection) -> list[tuple[Path, CaptureInfo]]:
+    """The ``(path, CaptureInfo)`` of ``run_dir``'s repetition-0 captures that
+    ``selection`` keeps, sorted by workload (numbers by value), direction and codec.
+    Raises ``CaptureError`` when the run has no captures and ``MicrobenchError`` (one
+    line, listing what is available) when the selection keeps none."""
+    infos = [(p, i) for p, i in load_capture_infos(run_dir) if i.repetition == 0]
+    _check_available([i for _, i in infos], selection, run_dir)
+    kept = [(p, i) for p, i in infos if selection.keeps(i)]
+    if not kept or not selection.op_list():
+        cases = sorted({f"{i.workload} {i.codec}" for _, i in infos}, key=_natural)
+        raise MicrobenchError(f"the selection {' '.join(selection.argv())} matches no "
+                              f"captured messages in {run_dir} (captured: {'; '.join(cases)})")
+    order = {d: k for k, d in enumerate(DIRECTIONS)}
+    return sorted(kept, key=lambda pi: (_natural(pi[1].workload), order[pi[1].direction],
+                                        pi[1].codec))
+
+
+def arm_benchmarks(selected: list[tuple[Path, CaptureInfo]], arm: str,
+                   selection: Selection) -> list[tuple[Path, CaptureInfo, str]]:
+    """``(path, info, op)`` of every benchmark of ``arm``, in the order pyperf runs
+    them (the arm process and its workers must agree on it)."""
+    return [(p, i, op) for p, i in selected if i.arm == arm for op in selection.op_list()]
 
 
 # ------------------------------------------------------------------ one arm (pyperf)
@@ -79,32 +195,42 @@ def _captures_of(run_dir: str, arm: Optional[str] = None) -> list[CaptureFile]:
 
 class _TimedOp:
     """``pyperf`` time function: ``op`` (``encode`` or ``decode``) over every captured
-    message per loop; returns seconds.
+    message of the capture file ``path`` per loop; returns seconds.
 
     Set-up happens on the first call, before the clock starts, so only the worker that
     runs this benchmark pays it (pyperf re-runs every ``bench_time_func`` call in each
-    worker but times one): decoding the frames into message objects for ``encode``,
-    then ``gc.collect(); gc.freeze()``, as the harness freezes its heap after warm-up,
-    so collections during timing see the same small young heap as in the loop.
+    worker but times one): reading the frames, decoding them into message objects for
+    ``encode``, then ``gc.collect(); gc.freeze()``, as the harness freezes its heap
+    after warm-up, so collections during timing see the same small young heap as in
+    the loop.
     """
 
-    def __init__(self, codec, frames: list[bytes], op: str):
-        self.codec = codec
-        self.frames = frames
+    def __init__(self, path: Path, op: str, cap: Optional[CaptureFile] = None):
+        self.path = path
         self.op = op
+        self.cap = cap
+        self.fn: Optional[Callable] = None
         self.items: Optional[list] = None
 
-    def __call__(self, loops: int) -> float:
+    def _set_up(self) -> None:
         import gc
 
+        from ipc_bench.wire.codecs import model_runner_output_codec, scheduler_output_codec
+
+        cap = self.cap if self.cap is not None else load_capture(self.path)
+        make = {"s2r": scheduler_output_codec, "r2s": model_runner_output_codec}
+        codec = make[cap.direction](cap.codec)
+        frames = [bytes(f) for f in cap.frames]
+        self.items = [codec.decode(f) for f in frames] if self.op == "encode" else frames
+        self.fn = codec.encode if self.op == "encode" else codec.decode
+        self.cap = None
+        gc.collect()
+        gc.freeze()
+
+    def __call__(self, loops: int) -> float:
         if self.items is None:
-            codec = self.codec
-            self.items = ([codec.decode(f) for f in self.frames] if self.op == "encode"
-                          else self.frames)
-            gc.collect()
-            gc.freeze()
-        fn = self.codec.encode if self.op == "encode" else self.codec.decode
-        items = self.items
+            self._set_up()
+        fn, items = self.fn, self.items
         perf = time.perf_counter
         sink = deque(maxlen=0).extend
         t0 = perf()
@@ -113,92 +239,262 @@ class _TimedOp:
         return perf() - t0
 
 
-def run_arm(ns: argparse.Namespace, rest: list[str]) -> int:
+def _bench_metadata(info: CaptureInfo, cap: Optional[CaptureFile]) -> dict[str, Any]:
+    meta: dict[str, Any] = {"ipc_bench_case": info.case_id,
+                            "ipc_bench_messages": len(info.seqs)}
+    if cap is not None and cap.frames:
+        meta["ipc_bench_mean_payload_bytes"] = sum(map(len, cap.frames)) / len(cap.frames)
+    return meta
+
+
+def _write_suite(benches: list, path: str) -> None:
+    """Write ``benches`` (pyperf ``Benchmark``s) to ``path`` atomically."""
     import pyperf
 
-    from ipc_bench.wire.codecs import model_runner_output_codec, scheduler_output_codec
+    tmp = path + ".tmp"
+    with signals.deferred():
+        pyperf.BenchmarkSuite(benches).dump(tmp, replace=True)
+        os.replace(tmp, path)
 
-    caps = _captures_of(ns.run_dir, ns.policy)
+
+def runner_settings(rigorous: bool) -> tuple[dict[str, Any], list[str]]:
+    """``(pyperf.Runner keyword arguments, extra pyperf options)`` of a run:
+    ``DEFAULT_SETTINGS`` and none, or for ``rigorous`` pyperf's own defaults and
+    ``["--rigorous"]``."""
+    return ({}, ["--rigorous"]) if rigorous else (dict(DEFAULT_SETTINGS), [])
+
+
+def run_arm(ns: argparse.Namespace, rest: list[str], selection: Selection) -> int:
+    """Time one arm (``ns.policy``) with a ``pyperf.Runner``: in the arm process
+    (``ns.arm_json`` set) the manager, writing the JSON file and a ``DONE_TAG`` line
+    after each benchmark; in a worker (pyperf's ``--worker``) the one benchmark its
+    ``--worker-task`` names. Returns the exit code."""
+    import pyperf
+
+    items = arm_benchmarks(select_captures(ns.run_dir, selection), ns.policy, selection)
+    if not items:
+        raise MicrobenchError(f"no captured messages of arm {ns.policy!r} in {ns.run_dir}")
+    settings, extra = runner_settings(ns.rigorous)
     runner = pyperf.Runner(
-        program_args=(BENCH_PY, "microbench", ns.run_dir, "--policy", ns.policy),
+        **settings,
+        program_args=(BENCH_PY, "microbench", ns.run_dir, "--policy", ns.policy,
+                      *selection.argv()),
         metadata={"description": f"ipc-bench captured messages, arm {ns.policy}",
                   "ipc_bench_run": os.path.basename(os.path.abspath(ns.run_dir)),
                   "ipc_bench_arm": ns.policy})
-    runner.parse_args(rest)
-    make = {"s2r": scheduler_output_codec, "r2s": model_runner_output_codec}
-    for cap in sorted(caps, key=lambda c: (c.workload, c.direction, c.codec)):
-        codec = make[cap.direction](cap.codec)
-        frames = [bytes(f) for f in cap.frames]
-        meta = {"ipc_bench_case": cap.case_id,
-                "ipc_bench_messages": len(frames),
-                "ipc_bench_mean_payload_bytes": sum(map(len, frames)) / len(frames)}
-        for op in ("encode", "decode"):
-            runner.bench_time_func(bench_name(cap, op), _TimedOp(codec, frames, op),
-                                   inner_loops=len(frames), metadata=dict(meta))
+    runner.parse_args(rest + extra)
+    mine = runner.args.worker_task if runner.args.worker else None
+    if ns.arm_json:
+        signals.install()
+    done = []
+    for task, (path, info, op) in enumerate(items):
+        # the frames now only where this process times the benchmark (metadata)
+        timed_here = runner.args.in_process or mine == task
+        cap = load_capture(path) if timed_here else None
+        bench = runner.bench_time_func(bench_name(info, op), _TimedOp(path, op, cap),
+                                       inner_loops=len(info.seqs),
+                                       metadata=_bench_metadata(info, cap))
+        if bench is None or not ns.arm_json:
+            continue
+        done.append(bench)
+        _write_suite(done, ns.arm_json)
+        stdev = bench.stdev() if bench.get_nvalue() > 1 else 0.0
+        print(DONE_TAG + json.dumps({"name": bench.get_name(), "mean_s": bench.mean(),
+                                     "stdev_s": stdev}), flush=True)
     return 0
 
 
 # ------------------------------------------------------------------ coordinator
 
 
-def output_dir(ns: argparse.Namespace) -> Path:
-    """Where the pyperf files go: ``--output``, else ``RUN_DIR/microbench``."""
-    return Path(ns.output) if ns.output else Path(ns.run_dir) / "microbench"
+def check_pyperf_options(rest: Sequence[str], parser_class: type, rigorous: bool) -> None:
+    """Raise ``MicrobenchError`` (one line) when ``rest`` holds an option pyperf does not
+    know, a bad value, one microbench sets itself (``RESERVED``), or ``--fast`` with
+    ``rigorous``. ``parser_class``: an ``argparse.ArgumentParser`` subclass whose
+    ``error`` raises ``MicrobenchError``; pyperf's own parser is built on it."""
+    import pyperf
+
+    for opt in rest:
+        if opt.split("=", 1)[0] in RESERVED:
+            raise MicrobenchError(f"option {opt} is set by microbench itself")
+    parser = parser_class(prog="bench.py microbench")
+    # pyperf allows one Runner per class and process; a class of its own per check
+    # keeps this one (which only builds the parser) from blocking a later Runner.
+    type("OptionCheck", (pyperf.Runner,), {})(_argparser=parser)
+    args = parser.parse_args(list(rest))
+    if rigorous and args.fast:
+        raise MicrobenchError("--fast and --rigorous exclude each other")
 
 
-def _run_arm_process(cmd: list[str]) -> int:
-    """Run one arm's pyperf process in a session of its own (a Ctrl-C reaches this
-    process only, never a worker still starting up); its exit code. Interrupted (any
-    exception while waiting), it gets SIGTERM, on which pyperf kills its worker, and
-    is reaped (SIGKILL after 5 s)."""
-    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, start_new_session=True)
-    try:
-        return proc.wait()
-    except BaseException:
-        proc.terminate()
+class _ArmFailed(Exception):
+    """An arm process exited with an error (not interrupted): its code, last line."""
+
+    def __init__(self, code: int, line: str):
+        super().__init__(line)
+        self.code, self.line = code, line
+
+
+def _stop_arm(proc: subprocess.Popen, signum: int) -> None:
+    """Forward ``signum`` to the arm process and reap it (killed after
+    ``STOP_TIMEOUT_S``)."""
+    if proc.poll() is None:
         try:
-            proc.wait(timeout=5.0)
+            proc.send_signal(signum)
+            proc.wait(timeout=STOP_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-        raise
 
 
-def coordinate(ns: argparse.Namespace, rest: list[str],
-                format_rows: Callable[[list[dict[str, Any]]], str]) -> int:
-    """Run pyperf once per arm, then save and print ``in_loop_vs_pyperf``'s rows,
-    made text by ``format_rows`` (the command line passes
-    ``ipc_bench.report.microbench.format_in_loop_vs_pyperf``)."""
-    caps = _captures_of(ns.run_dir)
-    if not caps:
-        raise MicrobenchError(f"no captured messages of repetition 0 in {ns.run_dir}")
-    out_dir = output_dir(ns)
+def _run_arm_process(cmd: list[str], on_done: Callable[[dict], None], verbose: bool) -> None:
+    """Run one arm process to its end, calling ``on_done`` with each ``DONE_TAG``
+    record. ``_ArmFailed`` when it fails; ``signals.Interrupted`` propagates after the
+    arm has been stopped (its JSON file then holds the finished benchmarks)."""
+    with tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=err, text=True)
+        try:
+            for line in proc.stdout:
+                if line.startswith(DONE_TAG):
+                    on_done(json.loads(line[len(DONE_TAG):]))
+                elif verbose:
+                    sys.stderr.write(line)
+            proc.wait()
+        except signals.Interrupted as exc:
+            _stop_arm(proc, exc.code - 128)
+            raise
+        finally:
+            proc.stdout.close()
+        if proc.returncode != 0:
+            err.seek(0)
+            lines = [ln.strip() for ln in err.read().splitlines() if ln.strip()]
+            raise _ArmFailed(proc.returncode, lines[-1] if lines else "no message")
+
+
+def _output_dir(ns: argparse.Namespace, arms: list[str]) -> Path:
+    """Create the output folder and remove this command's earlier files from it
+    (pyperf files of these arms, ``in_loop_vs_pyperf.json``)."""
+    out_dir = Path(ns.output) if ns.output else Path(ns.run_dir) / "microbench"
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
+        for name in [arm_file_name(a) for a in arms] + ["in_loop_vs_pyperf.json"]:
+            (out_dir / name).unlink(missing_ok=True)
     except OSError as exc:
-        raise MicrobenchError(f"cannot create {out_dir}: {exc.strerror}") from None
-    files = {}
-    for arm in arms_in(caps):
-        target = out_dir / arm_file_name(arm)
-        if target.exists():
-            target.unlink()  # pyperf refuses to overwrite; these are our own outputs
-        cmd = [sys.executable, BENCH_PY, "microbench", ns.run_dir, "--policy", arm,
-               *rest, "-o", str(target)]
-        print(f"microbench: {arm}: {len(caps)} captures -> {target}", file=sys.stderr,
-              flush=True)
-        code = _run_arm_process(cmd)
-        if code != 0:
-            print(f"bench.py microbench: error: pyperf run of arm {arm} exited with "
-                  f"{code}", file=sys.stderr)
-            return 1
-        files[arm] = target
+        raise MicrobenchError(f"cannot write to {out_dir}: {exc.strerror}") from None
+    return out_dir
+
+
+def _tidy_after_stop(out_dir: Path) -> list[Path]:
+    """Remove temporary files an arm left, then the folder if it is empty; returns the
+    pyperf files left (each loadable)."""
+    for tmp in out_dir.glob("*.json.tmp"):
+        tmp.unlink(missing_ok=True)
+    left = sorted(out_dir.glob("*.json"))
+    if not any(out_dir.iterdir()):
+        out_dir.rmdir()
+    return left
+
+
+@dataclass
+class Coordination:
+    """What ``coordinate`` needs besides the command line: ``format_rows`` turns
+    ``in_loop_vs_pyperf``'s rows into text (``ipc_bench.report.microbench``);
+    ``progress(total)`` returns an object with ``done(arm, name, mean_s, stdev_s)`` and
+    ``close()`` (called more than once)."""
+
+    format_rows: Callable[[list[dict[str, Any]]], str]
+    progress: Callable[[int], Any]
+
+
+def settings_text(rigorous: bool, rest: Sequence[str]) -> str:
+    """The pyperf settings in words, for the first line of a run."""
+    if rigorous:
+        base = "pyperf --rigorous (40 processes x (1 warm-up + 3 values) of >= 100 ms)"
+    else:
+        s = DEFAULT_SETTINGS
+        base = (f"{s['processes']} processes x ({s['warmups']} warm-up + {s['values']} "
+                f"values) of >= {s['min_time'] * 1e3:.0f} ms; --rigorous: pyperf's "
+                "rigorous mode")
+    return base + (f"; pyperf options: {' '.join(rest)}" if rest else "")
+
+
+def coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
+               how: Coordination) -> int:
+    """Run pyperf once per arm over the selected captures, showing the progress, then
+    save and print ``in_loop_vs_pyperf``'s rows. Returns the exit code: 0; 1 when an
+    arm failed; 130 / 143 when interrupted by SIGINT / SIGTERM (the finished benchmarks
+    kept, each file loadable, and an output folder left empty removed). Raises
+    ``MicrobenchError`` or ``CaptureError`` (one line) on bad input."""
+    from ipc_bench.analysis.results import ResultsError, check_run_dir
+
+    state: dict[str, Any] = {"done": 0, "total": 0, "out_dir": None}
+    old = signals.install()
+    try:
+        try:
+            check_run_dir(ns.run_dir)
+        except ResultsError as exc:  # the words of bench.py report
+            raise MicrobenchError(str(exc)) from None
+        return _coordinate(ns, rest, selection, how, state)
+    except signals.Interrupted as exc:
+        left = _tidy_after_stop(state["out_dir"]) if state["out_dir"] else []
+        kept = (f"the finished ones are in {', '.join(map(str, left))}" if left
+                else "nothing was written")
+        print(f"bench.py microbench: interrupted by {exc.signal_name} after "
+              f"{state['done']} of {state['total']} benchmarks; {kept}", file=sys.stderr)
+        return exc.code
+    finally:
+        signals.restore(old)
+
+
+def _coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
+                how: Coordination, state: dict[str, Any]) -> int:
+    """``coordinate``'s work; ``state`` (``done``, ``total``, ``out_dir``) tells
+    ``coordinate`` how far it got when a signal arrives."""
+    selected = select_captures(ns.run_dir, selection)
+    arms = arms_in(i for _, i in selected)
+    plan = {arm: arm_benchmarks(selected, arm, selection) for arm in arms}
+    state["total"] = total = sum(map(len, plan.values()))
+    with signals.deferred():
+        state["out_dir"] = out_dir = _output_dir(ns, arms)
+    verbose = any(o in ("-v", "--verbose") for o in rest)
+    print(f"microbench: {total} benchmarks ({', '.join(f'{a}: {len(plan[a])}' for a in arms)})"
+          f" -> {out_dir}; {settings_text(ns.rigorous, rest)}", file=sys.stderr, flush=True)
+    progress = how.progress(total)
+    try:
+        for arm in arms:
+            cmd = [sys.executable, BENCH_PY, "microbench", ns.run_dir, "--policy", arm,
+                   *selection.argv(), *(["--rigorous"] if ns.rigorous else []),
+                   *([] if verbose else ["--quiet"]), *rest,
+                   "--arm-json", str(out_dir / arm_file_name(arm))]
+
+            def on_done(rec: dict, arm=arm) -> None:
+                state["done"] += 1
+                progress.done(arm, rec["name"], rec["mean_s"], rec["stdev_s"])
+            _run_arm_process(cmd, on_done, verbose)
+    except _ArmFailed as exc:
+        progress.close()
+        print(f"bench.py microbench: error: pyperf run of arm {arm} exited with {exc.code}: "
+              f"{exc.line}", file=sys.stderr)
+        return 1
+    finally:
+        progress.close()
+    return _report(selected, {a: out_dir / arm_file_name(a) for a in arms}, how.format_rows)
+
+
+def _report(selected: list[tuple[Path, CaptureInfo]], files: dict[str, Path],
+            format_rows: Callable[[list[dict[str, Any]]], str]) -> int:
+    """Write and print the in-loop against pyperf rows and the pyperf commands."""
+    caps = [load_capture(p) for p, _ in selected]
     rows = in_loop_vs_pyperf(caps, files)
-    (out_dir / "in_loop_vs_pyperf.json").write_text(json.dumps(rows, indent=1) + "\n")
+    out_dir = next(iter(files.values())).parent
+    with signals.deferred():
+        (out_dir / "in_loop_vs_pyperf.json").write_text(json.dumps(rows, indent=1) + "\n")
     print(format_rows(rows))
-    names = [str(files[a]) for a in files]
+    names = [str(p) for p in files.values()]
     if len(names) >= 2:
         print(f"\ncompare: python -m pyperf compare_to {' '.join(names)} --table")
     print(f"stats:   python -m pyperf stats {names[0]}")
+    print(f"check:   python -m pyperf check {names[0]}")
     return 0
 
 

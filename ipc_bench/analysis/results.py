@@ -4,13 +4,16 @@ gives the layout and the format history): ``read_summary`` and, into pandas, ``l
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ipc_bench.harness.run_folder import CASE_KEYS, FORMAT_VERSION, REQUEST_COLUMNS
+from ipc_bench.harness.run_folder import (CASE_KEYS, FORMAT_VERSION, PARTIAL_STEPS,
+                                          REQUEST_COLUMNS)
 from ipc_bench.harness.spec import NO_CODEC, RUNNER_COLUMNS, SCHED_COLUMNS
 
 
@@ -20,6 +23,10 @@ SINGLE_PROCESS_CODEC = NO_CODEC
 
 class ResultsError(ValueError):
     """A result folder is missing, unreadable or of an unknown format version."""
+
+
+class ResultsWarning(UserWarning):
+    """A run folder loaded, but part of it is cut short (one line)."""
 
 
 def read_summary(run_dir: str | os.PathLike) -> dict[str, Any]:
@@ -153,7 +160,11 @@ class Results:
     ``metadata``: ``run_id`` -> the run's ``summary.json`` metadata (environment, full
     configuration of every case); ``status``: ``run_id`` -> ``complete`` /
     ``incomplete`` / ``failed``; ``problems``: ``run_id`` -> list of lines;
-    ``paths``: ``run_id`` -> run folder.
+    ``paths``: ``run_id`` -> run folder. ``status_detail``: ``run_id`` -> why a run is
+    not complete, one line: its recorded problems, else what its files tell
+    (``unfinished_detail``: killed, or still running); ``""`` for a complete run.
+    ``warnings``: ``run_id`` -> lines about files found cut short while loading (also
+    issued as ``ResultsWarning``; what is valid is loaded).
     """
 
     cases: Any
@@ -165,6 +176,8 @@ class Results:
     status: dict[str, str]
     problems: dict[str, list[str]]
     paths: dict[str, Path]
+    status_detail: dict[str, str] = field(default_factory=dict)
+    warnings: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def run_ids(self) -> list[str]:
@@ -190,7 +203,9 @@ class Results:
                        itl=pick(self.itl), metadata={run_id: self.metadata[run_id]},
                        status={run_id: self.status[run_id]},
                        problems={run_id: self.problems[run_id]},
-                       paths={run_id: self.paths[run_id]})
+                       paths={run_id: self.paths[run_id]},
+                       status_detail={run_id: self.status_detail.get(run_id, "")},
+                       warnings={run_id: self.warnings.get(run_id, [])})
 
 
 def label_names(metadata: dict[str, dict[str, Any]]) -> list[str]:
@@ -213,16 +228,105 @@ def check_run_dir(path: str | os.PathLike) -> Path:
     return p
 
 
-def _read_csv(pd, path: Path, columns: tuple[str, ...]):
+def _count_lines(f) -> int:
+    return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+
+
+def _complete_lines(path: Path) -> int | None:
+    """``None`` when ``path`` ends with a line break (or is empty), else the number of
+    whole lines before its cut last line."""
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        if f.tell() == 0:
+            return None
+        f.seek(-1, os.SEEK_END)
+        if f.read(1) in (b"\n", b"\r"):
+            return None
+        f.seek(0)
+        return _count_lines(f)
+
+
+def _read_csv(pd, path: Path, columns: tuple[str, ...], notes: list[str] | None = None):
+    """``path`` as a DataFrame (``columns`` when it is empty). A last line cut mid-row
+    (the writer was killed) is left out and said in ``notes``."""
     if not path.is_file():
         raise ResultsError(f"{path.parent}: not a complete run folder (no {path.name})")
     try:
-        df = pd.read_csv(path, keep_default_na=True, low_memory=False)
+        whole = _complete_lines(path)
+        if whole is not None and notes is not None:
+            notes.append("its last line is cut mid-row (left out)")
+        if whole is not None and whole <= 1:
+            return pd.DataFrame(columns=list(columns))
+        df = pd.read_csv(path, keep_default_na=True, low_memory=False,
+                         nrows=None if whole is None else whole - 1)
     except pd.errors.EmptyDataError:
         df = pd.DataFrame(columns=list(columns))
     except (OSError, ValueError) as exc:
         raise ResultsError(f"cannot read {path}: {exc}") from None
     return df
+
+
+#: Cases named, at most, in the warning about a ``steps.csv`` cut short.
+SHORT_CASES_SHOWN = 3
+
+
+def _short_steps(steps, cases) -> str:
+    """'' when every case of ``cases`` (summary entries) has its ``num_total_steps``
+    rows in ``steps``; else the counts, in words, naming the first cases short."""
+    if "num_total_steps" not in cases or "case_id" not in steps:
+        return ""
+    have = steps["case_id"].astype(str).value_counts()
+    short, got_sum, want_sum = [], 0, 0
+    for case_id, want in zip(cases["case_id"], cases["num_total_steps"]):
+        if want != want:  # NaN: not recorded
+            continue
+        got = int(have.get(str(case_id), 0))
+        got_sum, want_sum = got_sum + min(got, int(want)), want_sum + int(want)
+        if got < want:
+            short.append(f"{case_id}: {got:,} of {int(want):,}")
+    if not short:
+        return ""
+    more = len(short) - SHORT_CASES_SHOWN
+    named = "; ".join(short[:SHORT_CASES_SHOWN]) + (f"; {more} more" if more > 0 else "")
+    return (f"{got_sum:,} of the {want_sum:,} rows summary.json counts "
+            f"({len(short)} case(s) short: {named})")
+
+
+def _load_warnings(run_dir: Path, notes: dict[str, list[str]], short: str) -> list[str]:
+    """One line per CSV file of ``run_dir`` found cut short: ``notes`` per file stem,
+    ``short``: ``_short_steps``'s words on ``steps.csv``."""
+    if short:
+        notes = dict(notes, steps=notes.get("steps", []) + [short])
+    return [f"{run_dir / (stem + '.csv')}: {', and '.join(lines)}; loaded what is valid"
+            for stem, lines in notes.items() if lines]
+
+
+def _utc(ts: float) -> str:
+    return datetime.datetime.fromtimestamp(ts, datetime.timezone.utc).strftime(
+        "%Y-%m-%d %H:%M:%S UTC")
+
+
+def unfinished_detail(summary: dict[str, Any], run_dir: Path) -> str:
+    """One line on a run that ended without recording why (``status`` not complete and
+    no ``problems``: ``bench.py`` was killed, e.g. by SIGKILL, or is still running),
+    from what its files tell: the cases recorded, the case that was running and since
+    when (``summary.json`` is rewritten when a case starts), and the rows in
+    ``steps.partial.csv``."""
+    planned = len((summary.get("metadata") or {}).get("cases") or [])
+    parts = [f"killed (e.g. by SIGKILL) or still running: no end was recorded, summary "
+             f"status {summary.get('status', 'unknown')}, "
+             f"{len(summary.get('cases') or [])} of {planned} cases recorded"]
+    running = summary.get("running_case")
+    if running:
+        since = _utc((run_dir / "summary.json").stat().st_mtime)
+        parts.append(f"last case {running} running since {since}")
+    partial = run_dir / PARTIAL_STEPS
+    if partial.is_file():
+        with open(partial, "rb") as f:
+            lines = _count_lines(f)
+        parts.append(f"{PARTIAL_STEPS} holds {max(lines - 1, 0):,} rows of it (last "
+                     f"written {_utc(partial.stat().st_mtime)})")
+    return ", ".join(parts)
 
 
 def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
@@ -238,12 +342,17 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     labels = list(dict.fromkeys(k for lab in label_cols.values() for k in lab))
     if cases.empty:
         cases = pd.DataFrame(columns=["case_id", "policy", "codec", "workload"])
-    steps = _read_csv(pd, run_dir / "steps.csv", CASE_KEYS + SCHED_COLUMNS + RUNNER_COLUMNS)
-    requests = _read_csv(pd, run_dir / "requests.csv", CASE_KEYS + REQUEST_COLUMNS)
-    floor = _read_csv(pd, run_dir / "floor.csv", ("case_id", "i", "floor_step_ns"))
+    notes: dict[str, list[str]] = {"steps": [], "requests": [], "floor": [], "itl": []}
+    steps = _read_csv(pd, run_dir / "steps.csv", CASE_KEYS + SCHED_COLUMNS + RUNNER_COLUMNS,
+                      notes["steps"])
+    requests = _read_csv(pd, run_dir / "requests.csv", CASE_KEYS + REQUEST_COLUMNS,
+                         notes["requests"])
+    floor = _read_csv(pd, run_dir / "floor.csv", ("case_id", "i", "floor_step_ns"),
+                      notes["floor"])
     itl_columns = ("case_id", "index", "itl_s")
-    itl = (_read_csv(pd, run_dir / "itl.csv", itl_columns) if (run_dir / "itl.csv").is_file()
-           else pd.DataFrame(columns=list(itl_columns)))
+    itl = (_read_csv(pd, run_dir / "itl.csv", itl_columns, notes["itl"])
+           if (run_dir / "itl.csv").is_file() else pd.DataFrame(columns=list(itl_columns)))
+    load_warnings = _load_warnings(run_dir, notes, _short_steps(steps, cases))
     if len(itl) and "case_id" in itl:
         ident = [k for k in CASE_KEYS if k != "case_id"]
         source = requests if len(requests) else steps
@@ -269,9 +378,13 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
             cases[lab] = cases["case_id"].map(lambda i, k=lab: label_cols.get(i, {}).get(k))
     for df in (cases, steps, requests, floor, itl):
         df.insert(0, "run_id", run_id)
+    status = summary.get("status", "unknown")
+    problems = list(summary.get("problems") or [])
+    detail = "" if status == "complete" else (
+        "; ".join(problems) or unfinished_detail(summary, run_dir))
     return dict(cases=cases, steps=steps, requests=requests, floor=floor, itl=itl,
-                metadata=metadata, status=summary.get("status", "unknown"),
-                problems=list(summary.get("problems") or []))
+                metadata=metadata, status=status, problems=problems, status_detail=detail,
+                warnings=load_warnings)
 
 
 def _tidy_types(pd, df):
@@ -291,7 +404,9 @@ def load(path_or_paths) -> Results:
     folder's name becomes its ``run_id`` (``name#2``, ``name#3``... when two folders
     share a name). Raises ``ResultsError`` (one line) when a folder is missing, is not
     a run folder, is unreadable, or was written by an older or newer result format
-    version (the message names the version).
+    version (the message names the version). A file cut short (a last line cut mid-row,
+    fewer ``steps.csv`` rows than the summary counts) loads what is valid and issues a
+    one-line ``ResultsWarning`` naming the file and the counts (``Results.warnings``).
     """
     import pandas as pd
 
@@ -311,6 +426,8 @@ def load(path_or_paths) -> Results:
             run_id = f"{run_dir.resolve().name}#{k}"
         parts[run_id] = _load_one(pd, run_dir, run_id)
         run_paths[run_id] = run_dir
+        for line in parts[run_id]["warnings"]:
+            warnings.warn(line, ResultsWarning, stacklevel=2)
 
     def cat(key: str):
         frames = [p[key] for p in parts.values()]
@@ -322,4 +439,6 @@ def load(path_or_paths) -> Results:
                    metadata={r: p["metadata"] for r, p in parts.items()},
                    status={r: p["status"] for r, p in parts.items()},
                    problems={r: p["problems"] for r, p in parts.items()},
-                   paths=run_paths)
+                   paths=run_paths,
+                   status_detail={r: p["status_detail"] for r, p in parts.items()},
+                   warnings={r: p["warnings"] for r, p in parts.items()})

@@ -200,11 +200,14 @@ def _floor_figures(result: CaseResult, c: np.ndarray) -> dict[str, Any]:
 
 def _timed_replay_figures(result: CaseResult, out: dict[str, Any]) -> dict[str, Any]:
     """Timed replay: tokens over wall time from the first arrival to the last completion
-    (arrival-bound; the busy figure stays as busy_output_tokens_per_s) and latencies."""
+    (arrival-bound; the busy figure over counted steps stays as
+    busy_output_tokens_per_s, absent when no step was counted) and latencies. Both
+    come from every request, warm-up or not, so they exist without counted steps."""
     total = sum(r["num_output_tokens"] for r in result.requests)
     fig: dict[str, Any] = dict(
-        busy_output_tokens_per_s=out["output_tokens_per_s"],
         output_tokens_per_s=total / result.wall_s if result.wall_s else None)
+    if "output_tokens_per_s" in out:
+        fig["busy_output_tokens_per_s"] = out["output_tokens_per_s"]
     fig.update(latency_summary(result.requests))
     fig["trace_speedup"] = result.spec.trace_speedup
     return fig
@@ -231,7 +234,9 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
                    loop_steps=lt["loop_steps"],
                    loop_step_ns_mean=lt["loop_ns"] / lt["loop_steps"],
                    loop_output_tokens_per_s=lt["loop_output_tokens"] / (lt["loop_ns"] / 1e9))
-    if len(c) == 0:
+    if len(c) == 0:  # per-step figures absent (not 0); noise_warnings says why
+        if spec.trace_speedup is not None:
+            out.update(_timed_replay_figures(result, out))
         return out
     if spec.transport != INPROC:
         out.update(_wire_bytes(result, a, c))
@@ -335,19 +340,38 @@ def check_digests(summaries: list[dict[str, Any]]) -> list[str]:
     return problems
 
 
+def no_counted_steps_warning(summary: dict[str, Any]) -> str:
+    """The line for a case that counted no step: its per-step figures (tok/s over
+    counted steps, bytes, times) are absent, not 0. When every step fell in the
+    warm-up it names ``--warmup-steps`` and a value that leaves half the steps."""
+    total = summary.get("num_total_steps") or 0
+    warm = summary.get("num_warmup_steps") or 0
+    timed = " (the latencies and tok/s over wall time cover every request)" if (
+        summary.get("trace_speedup") is not None) else ""
+    if total and warm >= total:
+        return (f"all {total} steps fell in the warm-up, so no step was counted and the "
+                f"per-step figures are absent{timed}: set --warmup-steps below {total} "
+                f"(e.g. --warmup-steps {total // 2}) or replay more requests")
+    return (f"no step was counted ({total} steps, {warm} in the warm-up, none of the rest "
+            f"of the kind this scenario counts): the per-step figures are absent{timed}")
+
+
 def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None = None,
                    min_steps: int = 100) -> list[str]:
     """Warnings in the style of ``python -m pyperf check`` for one case summary.
 
-    Flags: too few counted steps; a standard deviation of 50-step mean step times
-    over 10 % of their mean (pyperf's threshold, applied to block means as pyperf
-    applies it to its values, themselves means over loops); CPU steal time over 1 % of the machine's time during
-    the case (``cpu_usage`` from ``environment.cpu_usage_between``). Returns one line
+    Flags: no counted step (``no_counted_steps_warning``); too few counted steps; a
+    standard deviation of 50-step mean step times over 10 % of their mean (pyperf's
+    threshold, applied to block means as pyperf applies it to its values, themselves
+    means over loops); CPU steal time over 1 % of the machine's time during the case
+    (``cpu_usage`` from ``environment.cpu_usage_between``). Returns one line
     per problem; an empty list means none was seen.
     """
     warnings = []
     n = summary.get("num_steps", 0)
-    if n < min_steps:
+    if n == 0:
+        warnings.append(no_counted_steps_warning(summary))
+    elif n < min_steps:
         warnings.append(f"only {n} counted steps (< {min_steps}): figures are rough")
     cv = summary.get("step_ns_block_cv")
     if cv is not None and cv > 0.10:

@@ -219,8 +219,9 @@ class _Run:
         with signals.deferred():  # a finished case is written whole, then the signal acts
             summary = self._record(result, cpu_before)
         self.num_done, self.current = self.num_done + 1, None
+        rate = summary.get("output_tokens_per_s")  # absent without counted steps
         self.log(f"{tag} {case.case_id}: {summary.get('num_steps', 0)} steps, "
-                 f"{summary.get('output_tokens_per_s') or 0:,.0f} tok/s "
+                 f"{'-' if rate is None else f'{rate:,.0f}'} tok/s "
                  f"({time.perf_counter() - t0:.1f} s)")
         return None
 

@@ -1,14 +1,13 @@
-"""``python bench.py microbench RUN_DIR [--output DIR] [pyperf options]``: re-time a
-run's captured messages with pyperf (``ipc_bench.analysis.microbench``).
+"""``python bench.py microbench RUN_DIR [--output DIR] [selection] [--rigorous] [pyperf
+options]``: re-time a run's captured messages with pyperf
+(``ipc_bench.analysis.microbench``).
 
 Without ``--policy`` this process is the coordinator (one pyperf process per arm);
 with it (internal, set by the coordinator and by pyperf's worker re-invocations of
 ``bench.py microbench RUN_DIR --policy ARM --worker ...``) it times one arm. Options
-this parser does not know are pyperf's and are passed through. Bad input: one line
-on stderr, exit code 2. Interrupted (SIGINT / SIGTERM / SIGHUP), the coordinator
-stops its pyperf processes, keeps the arms that finished (an output folder it created
-and nothing finished in is removed) and ends with one line and 130 / 143 / 129
-(``ipc_bench.cli.main``); an arm's own processes exit with the code and no line.
+this parser does not know are pyperf's and are passed through (checked by pyperf's
+parser first). Bad input: one line on stderr, exit code 2. Interrupted: the finished
+benchmarks are kept, exit code 130 (SIGINT) or 143 (SIGTERM).
 """
 
 from __future__ import annotations
@@ -17,12 +16,11 @@ import argparse
 import sys
 from typing import Sequence
 
-from ipc_bench.analysis.capture import CaptureError
-from ipc_bench.analysis.microbench import (RESERVED, MicrobenchError, coordinate, output_dir,
-                                           run_arm)
+from ipc_bench.analysis.capture import DIRECTIONS, CaptureError
+from ipc_bench.analysis.microbench import (OPS, Coordination, MicrobenchError, Selection,
+                                           check_pyperf_options, coordinate, run_arm)
 from ipc_bench.cli.options import nonempty_path
 from ipc_bench.harness.signals import Interrupted
-from ipc_bench.report.microbench import format_in_loop_vs_pyperf
 
 
 class _Parser(argparse.ArgumentParser):
@@ -30,52 +28,77 @@ class _Parser(argparse.ArgumentParser):
         raise MicrobenchError(message)
 
 
+def _list_of(kind: str, choices: Sequence[str] = ()):
+    """argparse type: a comma-separated list of whole numbers >= 1 (``kind`` ``int``)
+    or of names (of ``choices`` when given); a tuple without repeats."""
+    def parse(text: str) -> tuple:
+        items = [t.strip() for t in text.split(",") if t.strip()]
+        if not items:
+            raise argparse.ArgumentTypeError("give at least one value")
+        for t in items:
+            if kind == "int" and not (t.isdigit() and int(t) >= 1):
+                raise argparse.ArgumentTypeError(f"{t!r} is not a whole number >= 1")
+            if choices and t not in choices:
+                raise argparse.ArgumentTypeError(
+                    f"{t!r} is not one of {', '.join(choices)}")
+        return tuple(dict.fromkeys(int(t) if kind == "int" else t for t in items))
+    return parse
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="bench.py microbench", allow_abbrev=False, description=(
-        "Re-time encode and decode of a run's captured messages with pyperf. Other "
-        "options (--fast, --rigorous, -p, -n, -w, -l, --min-time, --affinity ...) are "
+        "Re-time encode and decode of a run's captured messages with pyperf. Default: "
+        "every captured case, 3 worker processes x (1 warm-up + 3 values) of >= 50 ms "
+        "per benchmark (about 1.5 minutes for decode-steady's 64 benchmarks on 2 idle "
+        "cores). Other options (--fast, -p, -n, -w, -l, --min-time, --affinity ...) are "
         "pyperf's and are passed to it."))
     p.add_argument("run_dir", metavar="RUN_DIR", help="run folder with messages/")
     p.add_argument("--output", metavar="DIR", type=nonempty_path("folder"),
-                   help="where the pyperf JSON files go (default RUN_DIR/microbench)")
+                   help="where the pyperf JSON files go (default RUN_DIR/microbench; "
+                        "earlier microbench files there are replaced)")
+    s = p.add_argument_group("which benchmarks (default: all captured)")
+    s.add_argument("--num-running", type=_list_of("int"), metavar="N[,N...]",
+                   help="running-request counts (the num_running of steady cases)")
+    s.add_argument("--codecs", type=_list_of("str"), metavar="NAME[,NAME...]",
+                   help="codecs, e.g. msgpack or msgpack,pickle")
+    s.add_argument("--directions", type=_list_of("str", tuple(DIRECTIONS)),
+                   metavar="DIR[,DIR...]",
+                   help="s2r (SchedulerOutput) and/or r2s (ModelRunnerOutput)")
+    s.add_argument("--ops", type=_list_of("str", OPS), metavar="OP[,OP...]",
+                   help="encode and/or decode")
+    p.add_argument("--rigorous", action="store_true",
+                   help="pyperf's rigorous mode on pyperf's own defaults: 40 processes "
+                        "x (1 warm-up + 3 values) of >= 100 ms per benchmark (about 15 "
+                        "times the default's time)")
     p.add_argument("--policy", metavar="ARM", help=argparse.SUPPRESS)  # internal: one arm
+    p.add_argument("--arm-json", metavar="FILE", help=argparse.SUPPRESS)  # internal
     return p
 
 
 def main(argv: Sequence[str]) -> int:
-    """``bench.py microbench ...``; returns the exit code (2: bad input)."""
+    """``bench.py microbench ...``; returns the exit code (2: bad input; 130 / 143:
+    interrupted)."""
     try:
         ns, rest = build_parser().parse_known_args(list(argv))
+        selection = Selection(num_running=ns.num_running, codecs=ns.codecs,
+                              directions=ns.directions, ops=ns.ops)
         if ns.policy is not None:
-            try:
-                return run_arm(ns, rest)
-            except Interrupted as exc:  # the coordinator says it, once
-                return exc.code
-        for opt in rest:
-            if opt.split("=", 1)[0] in RESERVED:
-                raise MicrobenchError(f"option {opt} is set by microbench itself")
+            return run_arm(ns, rest, selection)
         if any(opt in ("-h", "--help") for opt in rest):  # after "--": not argparse's
             build_parser().print_help()
             return 0
-        return _coordinate(ns, rest)
+        check_pyperf_options(rest, _Parser, ns.rigorous)
+        # imported here: pyperf's workers re-run this module and need neither
+        from ipc_bench.report.microbench import MicrobenchProgress, format_in_loop_vs_pyperf
+
+        return coordinate(ns, rest, selection,
+                          Coordination(format_in_loop_vs_pyperf, MicrobenchProgress))
     except (MicrobenchError, CaptureError) as exc:
         print(f"bench.py microbench: error: {exc}", file=sys.stderr)
         return 2
+    except Interrupted as exc:  # an arm process stopped by the coordinator
+        return exc.code
     except OSError as exc:  # in_loop_vs_pyperf.json: disk full, folder removed
         print(f"bench.py microbench: error: cannot write {exc.filename or 'the results'}: "
               f"{exc.strerror or exc}", file=sys.stderr)
         return 2
-
-
-def _coordinate(ns: argparse.Namespace, rest: list[str]) -> int:
-    """``coordinate``, removing an output folder it created and left empty (bad input,
-    a failed or interrupted first arm)."""
-    out = output_dir(ns)
-    created = not out.exists()
-    code = 1
-    try:
-        code = coordinate(ns, rest, format_in_loop_vs_pyperf)
-        return code
-    finally:
-        if created and code != 0 and out.is_dir() and not any(out.iterdir()):
-            out.rmdir()

@@ -1,16 +1,19 @@
 """``python bench.py report RUN_DIR [RUN_DIR ...] [--output DIR]``: render run folders
 into a report (``ipc_bench.report.document.write_report``). Bad input (a missing
 folder, not a run folder, an unsupported result format) or an unwritable output
-(read-only, disk full) is one line on stderr and exit code 2; SIGINT / SIGTERM /
-SIGHUP end it with one line and 130 / 143 / 129 (``ipc_bench.cli.main``)."""
+(read-only, disk full) is one line on stderr and exit code 2; a file cut short is one
+warning line on stderr (and a note in the report), and the report covers what is
+valid; SIGINT / SIGTERM / SIGHUP end it with one line and 130 / 143 / 129
+(``ipc_bench.cli.main``)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from typing import Sequence
 
-from ipc_bench.analysis.results import ResultsError
+from ipc_bench.analysis.results import ResultsError, ResultsWarning
 from ipc_bench.cli.options import nonempty_path
 from ipc_bench.report.document import write_report
 
@@ -36,8 +39,13 @@ def main(argv: Sequence[str]) -> int:
     """``bench.py report`` entry point; returns the exit code (0, or 2 on bad input)."""
     try:
         args = build_parser().parse_args(list(argv))
-        out = write_report(args.run_dirs, args.output,
-                           command="python bench.py report " + " ".join(argv))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ResultsWarning)
+            out = write_report(args.run_dirs, args.output,
+                               command="python bench.py report " + " ".join(argv))
+        for w in caught:  # files cut short: one line each (the report says so too)
+            if issubclass(w.category, ResultsWarning):
+                print(f"bench.py report: warning: {w.message}", file=sys.stderr)
     except ResultsError as exc:
         print(f"bench.py report: error: {exc}", file=sys.stderr)
         return 2

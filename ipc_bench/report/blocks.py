@@ -200,14 +200,19 @@ def file_slug(text: str) -> str:
 
 
 def _state_notes(one, run_id: str) -> list[Block]:
-    """Notes on a run that did not complete, or ran on a loaded machine."""
+    """Notes on a run that did not complete (why, or what its files tell when it
+    recorded no reason: ``Results.status_detail``), on files found cut short while
+    loading, or on a loaded machine."""
     md = one.metadata[run_id]
     blocks: list[Block] = []
     status = one.status[run_id]
     if status != "complete":
-        problems = "; ".join(one.problems[run_id]) or "no reason recorded"
-        blocks.append(("note", f"This run is {status}: {problems}. Its figures cover the "
+        detail = (one.status_detail.get(run_id) or "; ".join(one.problems[run_id])
+                  or "no reason recorded")
+        blocks.append(("note", f"This run is {status}: {detail}. Its figures cover the "
                                "cases that finished."))
+    for line in one.warnings.get(run_id, []):
+        blocks.append(("note", f"Loading this run: {line}."))
     load = md.get("load_avg")
     cpus = md.get("cpu_count")
     if load and cpus and load[0] >= 0.5 * cpus:

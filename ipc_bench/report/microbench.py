@@ -1,11 +1,88 @@
-"""Text of ``bench.py microbench``'s findings: the run's in-loop timing of captured
+"""Text of ``bench.py microbench``: its progress while pyperf runs
+(``MicrobenchProgress``) and its findings, the run's in-loop timing of captured
 messages against pyperf's (``ipc_bench.analysis.microbench.in_loop_vs_pyperf``)."""
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+import time
+from typing import IO, Any, Optional
 
+from ipc_bench.harness.progress import progress_enabled
 from ipc_bench.report.tables import render
+
+
+def format_duration(seconds: float) -> str:
+    """``75.2`` -> ``1 min 15 s``; ``42`` -> ``42 s``; ``3725`` -> ``1 h 2 min``."""
+    s = max(0, round(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {s % 3600 // 60} min"
+
+
+def format_time_per_op(seconds: float) -> str:
+    """A pyperf value (seconds per message) in ns, us or ms, 3 significant digits."""
+    for unit, scale in (("ns", 1e9), ("us", 1e6), ("ms", 1e3)):
+        v = seconds * scale
+        if v < 1000 or unit == "ms":
+            return f"{v:.3g} {unit}" if v < 100 else f"{v:.0f} {unit}"
+    return f"{seconds:.3g} s"
+
+
+class MicrobenchProgress:
+    """Progress of ``bench.py microbench`` on ``stream`` (default stderr), one call of
+    ``done`` per finished benchmark out of ``total``: a tqdm bar on a terminal
+    (``harness.progress.progress_enabled``), else one line per benchmark::
+
+        microbench: benchmark 5/64 done (send num_running=16/s2r/msgpack/encode: 21.4 us
+        +- 0.3 us), about 1 min 10 s left
+
+    The time left is the mean time per finished benchmark so far (start-up included)
+    times the benchmarks left.
+    """
+
+    def __init__(self, total: int, stream: Optional[IO] = None,
+                 bar: Optional[bool] = None):
+        self.total, self.n = total, 0
+        self.stream = sys.stderr if stream is None else stream
+        self.t0 = time.monotonic()
+        self.bar = None
+        if bar if bar is not None else progress_enabled(False, self.stream):
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, file=self.stream, smoothing=0, leave=False,
+                            dynamic_ncols=True, bar_format=(
+                                "microbench: benchmark {n_fmt}/{total_fmt} {bar} "
+                                "[{elapsed}, {remaining} left] {postfix}"))
+
+    def left_s(self) -> Optional[float]:
+        """Estimated seconds left; ``None`` before the first benchmark finished."""
+        if self.n == 0:
+            return None
+        return (time.monotonic() - self.t0) / self.n * (self.total - self.n)
+
+    def done(self, arm: str, name: str, mean_s: float, stdev_s: float) -> None:
+        """One more benchmark finished: ``arm``, pyperf ``name``, its mean and standard
+        deviation in seconds per message."""
+        self.n += 1
+        result = (f"{arm} {name}: {format_time_per_op(mean_s)} +- "
+                  f"{format_time_per_op(stdev_s)}")
+        if self.bar is not None:
+            self.bar.set_postfix_str(result, refresh=False)
+            self.bar.update(1)
+            return
+        left = self.left_s()
+        tail = f"about {format_duration(left)} left" if self.n < self.total else "all done"
+        print(f"microbench: benchmark {self.n}/{self.total} done ({result}), {tail}",
+              file=self.stream, flush=True)
+
+    def close(self) -> None:
+        """Remove the bar, if any (safe to call more than once)."""
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
 
 def format_in_loop_vs_pyperf(rows: list[dict[str, Any]]) -> str:

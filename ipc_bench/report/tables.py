@@ -61,14 +61,21 @@ def render(header: list[str], rows: list[list[str]], left: int = 3) -> str:
 
 
 def _table(keys: Sequence[str], summaries: list[dict[str, Any]]) -> str:
-    return render(header(keys), [cells(s, keys) for s in summaries])
+    """``keys`` of ``summaries`` as a table, led by a ``rep`` column (the repetition)
+    when any of them is past repetition 0, so the rows of one case repeated tell apart."""
+    if not any(s.get("repetition") for s in summaries):
+        return render(header(keys), [cells(s, keys) for s in summaries])
+    return render(["rep"] + header(keys),
+                  [[str(s.get("repetition", "-"))] + cells(s, keys) for s in summaries],
+                  left=1 + len(IDENTITY))
 
 
 def format_tables(summaries: Iterable[dict[str, Any]]) -> str:
     """One table per (scenario, workload) of ``CASE_TABLE`` (bytes per counted step, µs
-    per counted step, tok/s), notes on rejected requests and incomplete cases, then per
-    codec the cached / send ratios of the means over repetitions (unpaired; the
-    paired ratios and intervals are ``format_comparisons``')."""
+    per counted step, tok/s; with repetitions a ``rep`` column first), notes on
+    rejected requests and incomplete cases, then per codec the cached / send ratios of
+    the means over repetitions (unpaired; the paired ratios and intervals are
+    ``format_comparisons``')."""
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for s in summaries:
         groups.setdefault((s["scenario"], s["workload"]), []).append(s)
@@ -176,8 +183,8 @@ LATENCY_TABLE = IDENTITY + ("ttft_ms_p50", "ttft_ms_p99", "tpot_ms_mean", "itl_m
 
 
 def format_latency(summaries: Iterable[dict[str, Any]]) -> str:
-    """Latency percentiles (ms) per case of a timed replay, with the arrival-bound
-    caveat; '' when no summary has latencies."""
+    """Latency percentiles (ms) per case of a timed replay (with repetitions a ``rep``
+    column first), with the arrival-bound caveat; '' when no summary has latencies."""
     cases = [s for s in summaries if "ttft_ms_p50" in s]
     if not cases:
         return ""

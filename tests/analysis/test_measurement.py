@@ -132,6 +132,7 @@ def test_microbench_writes_pyperf_files(paired_run, tmp_path):
 
 
 def test_microbench_without_messages(tmp_path):
+    (tmp_path / "summary.json").write_text("{}")  # a run folder, but no messages/
     proc = subprocess.run([sys.executable, "bench.py", "microbench", str(tmp_path)],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2

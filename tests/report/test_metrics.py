@@ -33,15 +33,16 @@ def _summary(policy: str, rep: int, tps: float, step: float) -> dict:
 SUMMARIES = [_summary("send", 0, 56602.0, 282700.0), _summary("cached", 0, 69154.0, 231400.0),
              _summary("send", 1, 56000.0, 285000.0), _summary("cached", 1, 70000.0, 230000.0)]
 
-# Rendered by the tables of commit da7147c (before the registry) from SUMMARIES.
+# Rendered by the tables of commit da7147c (before the registry) from SUMMARIES, with
+# the repetition column added since.
 GOLDEN_TABLES = """
 decode-steady  [num_running=4]  device=cpu
-policy  codec    transport  steps  out tok/s  floor tok/s  x floor  s2r B/step  r2s B/step  tok B/step  prompt B/step  build us  encode us  decode us  mean step us
-------  -------  ---------  -----  ---------  -----------  -------  ----------  ----------  ----------  -------------  --------  ---------  ---------  ------------
-send    msgpack  ipc          200     56,602      113,204     2.00       1,530       1,424          64              0       8.1        5.4       16.5         282.7
-cached  msgpack  ipc          200     69,154      138,308     2.00       1,449       1,424           0              0       3.2        5.4       16.5         231.4
-send    msgpack  ipc          200     56,000      112,000     2.00       1,530       1,424          64              0       8.1        5.4       16.5         285.0
-cached  msgpack  ipc          200     70,000      140,000     2.00       1,449       1,424           0              0       3.2        5.4       16.5         230.0
+rep  policy  codec    transport  steps  out tok/s  floor tok/s  x floor  s2r B/step  r2s B/step  tok B/step  prompt B/step  build us  encode us  decode us  mean step us
+---  ------  -------  ---------  -----  ---------  -----------  -------  ----------  ----------  ----------  -------------  --------  ---------  ---------  ------------
+0    send    msgpack  ipc          200     56,602      113,204     2.00       1,530       1,424          64              0       8.1        5.4       16.5         282.7
+0    cached  msgpack  ipc          200     69,154      138,308     2.00       1,449       1,424           0              0       3.2        5.4       16.5         231.4
+1    send    msgpack  ipc          200     56,000      112,000     2.00       1,530       1,424          64              0       8.1        5.4       16.5         285.0
+1    cached  msgpack  ipc          200     70,000      140,000     2.00       1,449       1,424           0              0       3.2        5.4       16.5         230.0
   cached/send (msgpack, mean over repetitions): tok/s 1.236, s2r B 0.947, build 0.395, encode 1.000, decode 1.000, step 0.813"""
 
 GOLDEN_COMPARISONS = """

@@ -1,0 +1,119 @@
+"""Run folders cut short: a ``steps.csv`` with a torn last line or missing rows loads
+what is valid with a one-line warning; a run whose ``bench.py`` was SIGKILLed is
+described from its files, not as "no reason recorded"."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import pytest
+
+from ipc_bench import cli
+from ipc_bench.analysis.results import ResultsWarning, load, read_summary
+
+ROOT = Path(__file__).resolve().parents[2]
+RUN = ["--scenario", "decode-steady", "--num-running", "2,4", "--steps", "40",
+       "--warmup-steps", "5", "--codecs", "msgpack", "--no-floor", "--no-single-process",
+       "--quiet"]
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("runs") / "small"
+    assert cli.main(RUN + ["--output", str(out)]) == 0
+    return out
+
+
+def _copy(run: Path, where: Path) -> Path:
+    shutil.copytree(run, where)
+    return where
+
+
+def test_an_intact_run_loads_without_warning(small_run):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ResultsWarning)
+        res = load(small_run)
+    assert res.warnings == {"small": []} and res.status_detail == {"small": ""}
+
+
+def test_a_torn_last_row_is_left_out_with_one_warning(small_run, tmp_path, capsys):
+    run = _copy(small_run, tmp_path / "torn")
+    steps = run / "steps.csv"
+    text = steps.read_bytes()
+    steps.write_bytes(text[:-15])  # the writer killed mid-row
+    rows = text.count(b"\n") - 1
+    last_case = text.splitlines()[-1].split(b",")[0].decode()
+    want = {c["case_id"]: c["num_total_steps"] for c in read_summary(run)["cases"]}
+    with pytest.warns(ResultsWarning) as caught:
+        res = load(run)
+    assert len(caught) == 1
+    message = str(caught[0].message)
+    assert message == (
+        f"{steps}: its last line is cut mid-row (left out), and {rows - 1:,} of the "
+        f"{sum(want.values()):,} rows summary.json counts (1 case(s) short: {last_case}: "
+        f"{want[last_case] - 1:,} of {want[last_case]:,}); loaded what is valid")
+    assert res.warnings["torn"] == [message]
+    assert len(res.steps) == rows - 1
+    assert str(res.steps["step_ns"].dtype) == "int64"  # no NaN row spoiling the types
+    assert cli.main(["report", str(run), "--output", str(tmp_path / "rep")]) == 0
+    err = capsys.readouterr().err
+    assert err == f"bench.py report: warning: {message}\n"
+    assert f"Loading this run: {message}." in (tmp_path / "rep" / "report.md").read_text()
+
+
+def test_missing_rows_are_counted_against_the_summary(small_run, tmp_path):
+    run = _copy(small_run, tmp_path / "short")
+    lines = (run / "steps.csv").read_text().splitlines(keepends=True)
+    first_case = lines[1].split(",")[0]
+    kept = [ln for ln in lines if not ln.startswith(first_case + ",")][:1] + [
+        ln for ln in lines[1:] if ln.startswith(first_case + ",")][:10] + [
+        ln for ln in lines[1:] if not ln.startswith(first_case + ",")]
+    (run / "steps.csv").write_text("".join(kept))
+    want = {c["case_id"]: c["num_total_steps"] for c in read_summary(run)["cases"]}
+    with pytest.warns(ResultsWarning, match=re.escape(
+            f"{run / 'steps.csv'}: {len(kept) - 1:,} of the {sum(want.values()):,} rows "
+            f"summary.json counts (1 case(s) short: {first_case}: 10 of "
+            f"{want[first_case]:,}); loaded what is valid")):
+        res = load(run)
+    assert (res.steps["case_id"] == first_case).sum() == 10
+
+
+def test_a_sigkilled_run_is_described_from_its_files(tmp_path):
+    run = tmp_path / "killed"
+    proc = subprocess.Popen(
+        [sys.executable, "bench.py", "--scenario", "decode-steady", "--num-running", "4",
+         "--steps", "1000000", "--codecs", "msgpack", "--policies", "send", "--no-floor",
+         "--no-single-process", "--quiet", "--output", str(run)],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    partial = run / "steps.partial.csv"
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not (
+                partial.is_file() and partial.read_bytes().count(b"\n") > 2):
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    rows = partial.read_bytes().count(b"\n") - 1
+    assert rows >= 2
+    res = load(run)
+    detail = res.status_detail["killed"]
+    assert re.fullmatch(
+        r"killed \(e\.g\. by SIGKILL\) or still running: no end was recorded, summary status "
+        r"incomplete, 0 of 1 cases recorded, last case num_running=4/send/msgpack#0 running "
+        r"since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC, steps\.partial\.csv holds "
+        rf"{rows:,} rows of it \(last written \d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d UTC\)", detail)
+    assert cli.main(["report", str(run), "--output", str(tmp_path / "rep")]) == 0
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert f"This run is incomplete: {detail}." in md
+    assert "no reason recorded" not in md

@@ -1,0 +1,194 @@
+"""``bench.py microbench``: choosing the benchmarks, pyperf's settings, the progress
+shown, bad input and interruption.
+
+A small real run (decode-steady at 4 running requests, msgpack, both policies)
+provides the captured messages; pyperf runs with one worker and one value per
+benchmark unless a test says otherwise, so timings are not checked, only structure.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ipc_bench.analysis import capture
+from ipc_bench.analysis.microbench import (DEFAULT_SETTINGS, Selection, arm_benchmarks,
+                                           bench_name, runner_settings, select_captures,
+                                           workload_labels)
+from ipc_bench.cli import main
+from ipc_bench.report.microbench import MicrobenchProgress, format_duration
+
+ROOT = Path(__file__).resolve().parents[2]
+RUN = ["--scenario", "decode-steady", "--num-running", "2,4", "--steps", "30",
+       "--warmup-steps", "5", "--codecs", "msgpack", "--no-floor", "--no-single-process",
+       "--quiet"]
+QUICK = ["-p", "1", "-n", "1", "-w", "0", "-l", "1"]
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("runs") / "small"
+    assert main(RUN + ["--output", str(out)]) == 0
+    return out
+
+
+def _microbench(args, timeout=300):
+    return subprocess.run([sys.executable, "bench.py", "microbench", *map(str, args)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+def test_selection_runs_only_the_chosen_benchmarks(run_dir, tmp_path):
+    import pyperf
+
+    out = tmp_path / "mb"
+    proc = _microbench([run_dir, "--output", out, "--num-running", "4", "--directions",
+                        "s2r", "--ops", "decode", *QUICK])
+    assert proc.returncode == 0, proc.stderr
+    for arm in ("send", "cached"):
+        suite = pyperf.BenchmarkSuite.load(str(out / f"{arm}.json"))
+        assert suite.get_benchmark_names() == ["num_running=4/s2r/msgpack/decode"]
+    lines = proc.stderr.splitlines()
+    assert lines[0].startswith(f"microbench: 2 benchmarks (send: 1, cached: 1) -> {out}; ")
+    assert re.fullmatch(r"microbench: benchmark 1/2 done \(send num_running=4/s2r/msgpack/"
+                        r"decode: \S+ [nuµm]?s \+- \S+ [nuµm]?s\), about \d+ s left", lines[1])
+    assert lines[2].startswith("microbench: benchmark 2/2 done (cached num_running=4/s2r/")
+    assert lines[2].endswith("all done")
+    rows = json.loads((out / "in_loop_vs_pyperf.json").read_text())
+    assert {(r["arm"], r["workload"], r["direction"], r["op"]) for r in rows} == {
+        (a, "num_running=4", "s2r", "decode") for a in ("send", "cached")}
+
+
+def test_select_captures_order_and_filters(run_dir):
+    everything = select_captures(str(run_dir), Selection())
+    names = [bench_name(i, op) for p, i, op in arm_benchmarks(everything, "send", Selection())]
+    assert names == [f"num_running={b}/{d}/msgpack/{op}" for b in (2, 4)
+                     for d in ("s2r", "r2s") for op in ("encode", "decode")]
+    picked = select_captures(str(run_dir), Selection(num_running=(2,), directions=("r2s",)))
+    assert [(i.arm, i.workload, i.direction) for _, i in picked] == [
+        ("cached", "num_running=2", "r2s"), ("send", "num_running=2", "r2s")]
+    only_encode = Selection(ops=("encode",))
+    assert {op for *_, op in arm_benchmarks(everything, "cached", only_encode)} == {"encode"}
+    assert Selection(num_running=(2, 4), ops=("decode",)).argv() == [
+        "--num-running", "2,4", "--ops", "decode"]
+    assert workload_labels("num_running=16,step_time_ms=5") == {
+        "num_running": "16", "step_time_ms": "5"}
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--num-running", "32"], "--num-running 32: not among the messages captured in {run} "
+                              "(available: 2, 4)"),
+    (["--num-running", "4,8"], "--num-running 8: not among the messages captured in {run} "
+                               "(available: 2, 4)"),
+    (["--codecs", "pickle"], "--codecs pickle: not among the messages captured in {run} "
+                             "(available: msgpack)"),
+    (["--directions", "up"], "argument --directions: 'up' is not one of s2r, r2s"),
+    (["--num-running", "x"], "argument --num-running: 'x' is not a whole number >= 1"),
+    (["--fast", "--rigorous"], "--fast and --rigorous exclude each other"),
+    (["--no-such-option"], "unrecognized arguments: --no-such-option"),
+    (["-o", "x.json"], "option -o is set by microbench itself"),
+])
+def test_bad_selection_or_option_is_one_line(run_dir, capsys, args, message):
+    assert main(["microbench", str(run_dir), *args]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == f"bench.py microbench: error: {message.format(run=run_dir)}\n"
+    assert not (run_dir / "microbench").exists()  # nothing started, nothing created
+
+
+def test_missing_folder_reads_as_report_does(tmp_path):
+    missing = tmp_path / "nope"
+    for command in ("microbench", "report"):
+        proc = subprocess.run([sys.executable, "bench.py", command, str(missing)], cwd=ROOT,
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2
+        assert proc.stderr == f"bench.py {command}: error: {missing}: no such folder\n"
+
+
+def test_runner_settings_default_and_rigorous():
+    import pyperf
+
+    def parsed(rigorous: bool, rest: list[str]):
+        settings, extra = runner_settings(rigorous)
+        runner = type("Probe", (pyperf.Runner,), {})(**settings)  # one Runner per class
+        return runner.parse_args(rest + extra)
+
+    default = parsed(False, [])
+    assert (default.processes, default.values, default.warmups, default.min_time) == (
+        DEFAULT_SETTINGS["processes"], DEFAULT_SETTINGS["values"],
+        DEFAULT_SETTINGS["warmups"], DEFAULT_SETTINGS["min_time"]) == (3, 3, 1, 0.05)
+    fast = parsed(False, ["--fast"])
+    assert (fast.processes, fast.values) == (3, 2)
+    rigorous = parsed(True, [])  # pyperf's own defaults in its rigorous mode
+    assert (rigorous.processes, rigorous.values, rigorous.min_time) == (40, 3, 0.1)
+
+
+def test_progress_lines_estimate_the_time_left(monkeypatch):
+    clock = iter([100.0, 110.0, 130.0])
+    monkeypatch.setattr("ipc_bench.report.microbench.time.monotonic", lambda: next(clock))
+    out = io.StringIO()
+    progress = MicrobenchProgress(4, stream=out, bar=False)
+    progress.done("send", "num_running=4/s2r/msgpack/encode", 2.5e-6, 1e-7)  # t = 110
+    progress.done("send", "num_running=4/s2r/msgpack/decode", 4.0e-6, 0.0)  # t = 130
+    assert out.getvalue().splitlines() == [
+        "microbench: benchmark 1/4 done (send num_running=4/s2r/msgpack/encode: 2.5 us +- "
+        "100 ns), about 30 s left",
+        "microbench: benchmark 2/4 done (send num_running=4/s2r/msgpack/decode: 4 us +- "
+        "0 ns), about 30 s left"]
+    progress.close()
+    assert [format_duration(s) for s in (0.4, 59.6, 75, 3725)] == [
+        "0 s", "1 min 00 s", "1 min 15 s", "1 h 2 min"]
+
+
+def _interrupt(args: list, after_line: str, timeout: float = 120):
+    """Start microbench, wait for a stderr line starting with ``after_line``, send
+    SIGINT to it alone; returns (exit code, stderr lines)."""
+    proc = subprocess.Popen([sys.executable, "bench.py", "microbench", *map(str, args)],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    lines = []
+    deadline = time.monotonic() + timeout
+    try:
+        for line in proc.stderr:
+            lines.append(line.rstrip("\n"))
+            if line.startswith(after_line) or time.monotonic() > deadline:
+                break
+        proc.send_signal(signal.SIGINT)
+        lines += proc.stderr.read().splitlines()
+        return proc.wait(timeout=60), lines
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_interrupt_keeps_the_finished_benchmarks_loadable(run_dir, tmp_path):
+    import pyperf
+
+    out = tmp_path / "mb"
+    code, lines = _interrupt([run_dir, "--output", out, "-p", "2", "-n", "1", "-w", "0",
+                              "--min-time", "0.2"], "microbench: benchmark 1/16 done")
+    assert code == 130, lines
+    assert re.fullmatch(rf"bench.py microbench: interrupted by SIGINT after (\d+) of 16 "
+                        rf"benchmarks; the finished ones are in {re.escape(str(out))}/send.json",
+                        lines[-1]), lines
+    finished = int(re.search(r"after (\d+) of", lines[-1]).group(1))
+    suite = pyperf.BenchmarkSuite.load(str(out / "send.json"))
+    assert len(suite.get_benchmark_names()) == finished >= 1
+    assert sorted(p.name for p in out.iterdir()) == ["send.json"]  # no temporary file
+
+
+def test_interrupt_before_any_benchmark_leaves_no_folder(run_dir, tmp_path):
+    out = tmp_path / "mb"
+    code, lines = _interrupt([run_dir, "--output", out, "-p", "3", "--min-time", "0.5"],
+                             "microbench: 16 benchmarks")
+    assert code == 130, lines
+    assert lines[-1] == ("bench.py microbench: interrupted by SIGINT after 0 of 16 "
+                         "benchmarks; nothing was written")
+    assert not out.exists()

@@ -1,0 +1,80 @@
+"""A case whose steps all fall in the warm-up: per-request figures are reported, the
+per-step ones are absent (never 0) and a warning names ``--warmup-steps``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ipc_bench.analysis.summary import no_counted_steps_warning, noise_warnings
+
+ROOT = Path(__file__).resolve().parents[2]
+TRACE = ROOT.parent / "shared" / "traces" / "AzureLLMInferenceTrace_conv.csv"
+needs_trace = pytest.mark.skipif(not TRACE.is_file(), reason="Azure traces not in ../shared/traces")
+#: Per-step figures a case without counted steps must leave out rather than report as 0.
+PER_STEP = ("busy_output_tokens_per_s", "step_ns_mean", "sched_to_runner_payload_bytes_per_step",
+            "encode_ns_per_step", "floor_output_tokens_per_s")
+
+
+def _bench(args: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "bench.py", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=240)
+
+
+@needs_trace
+def test_timed_replay_inside_the_warmup_reports_its_latencies(tmp_path):
+    run = tmp_path / "timed"
+    proc = _bench(["--scenario", "azure-conv-timed", "--trace", str(TRACE), "--max-requests",
+                   "1", "--codecs", "msgpack", "--output", str(run)])
+    assert proc.returncode == 0, proc.stderr
+    assert " 0 tok/s" not in proc.stderr and " 0 tok/s" not in proc.stdout
+    summary = json.loads((run / "summary.json").read_text())
+    requests = pd.read_csv(run / "requests.csv")
+    for case in summary["cases"]:
+        assert case["num_steps"] == 0 and case["num_warmup_steps"] == case["num_total_steps"] > 0
+        mine = requests[requests["case_id"] == case["case_id"]]
+        assert case["ttft_ms_p50"] == pytest.approx(1e3 * mine["ttft_s"].median())
+        assert case["tpot_ms_mean"] == pytest.approx(1e3 * mine["tpot_s"].mean())
+        assert case["e2e_ms_p99"] == pytest.approx(1e3 * np.percentile(mine["e2e_s"], 99))
+        assert case["itl_ms_p50"] > 0
+        tokens = int(mine["num_output_tokens"].sum())
+        assert case["output_tokens_per_s"] == pytest.approx(tokens / case["wall_s"])
+        assert not [k for k in PER_STEP if k in case]
+        total = case["num_total_steps"]
+        assert case["warnings"] == [
+            f"all {total} steps fell in the warm-up, so no step was counted and the per-step "
+            "figures are absent (the latencies and tok/s over wall time cover every request): "
+            f"set --warmup-steps below {total} (e.g. --warmup-steps {total // 2}) or replay "
+            "more requests"]
+        assert f"warning: {case['warnings'][0]}" in proc.stderr
+    assert "TTFT p50 ms" in proc.stdout  # the latency table is printed
+
+
+@needs_trace
+def test_logical_replay_inside_the_warmup_shows_no_zero_rate(tmp_path):
+    proc = _bench(["--scenario", "azure-conv", "--trace", str(TRACE), "--max-requests", "1",
+                   "--codecs", "msgpack", "--policies", "send", "--no-single-process",
+                   "--output", str(tmp_path / "logical")])
+    assert proc.returncode == 0, proc.stderr
+    progress = [ln for ln in proc.stderr.splitlines() if ln.startswith("[1/")]
+    assert len(progress) == 1 and ": 0 steps, - tok/s (" in progress[0], proc.stderr
+    case = json.loads((tmp_path / "logical" / "summary.json").read_text())["cases"][0]
+    assert "output_tokens_per_s" not in case
+    assert "--warmup-steps" in case["warnings"][0]
+
+
+def test_no_counted_step_after_the_warmup_names_no_option():
+    # a steady case whose steps after the warm-up were none of them pure decode
+    summary = dict(num_steps=0, num_total_steps=120, num_warmup_steps=100)
+    assert noise_warnings(summary) == [
+        "no step was counted (120 steps, 100 in the warm-up, none of the rest of the kind "
+        "this scenario counts): the per-step figures are absent"]
+    assert no_counted_steps_warning(dict(num_steps=0, num_total_steps=1, num_warmup_steps=1,
+                                         trace_speedup=10.0)).endswith(
+        "set --warmup-steps below 1 (e.g. --warmup-steps 0) or replay more requests")
