@@ -284,8 +284,6 @@ def run_arm(ns: argparse.Namespace, rest: list[str], selection: Selection) -> in
                   "ipc_bench_arm": ns.policy})
     runner.parse_args(rest + extra)
     mine = runner.args.worker_task if runner.args.worker else None
-    if ns.arm_json:
-        signals.install()
     done = []
     for task, (path, info, op) in enumerate(items):
         # the frames now only where this process times the benchmark (metadata)
@@ -428,7 +426,6 @@ def coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
     from ipc_bench.analysis.results import ResultsError, check_run_dir
 
     state: dict[str, Any] = {"done": 0, "total": 0, "out_dir": None}
-    old = signals.install()
     try:
         try:
             check_run_dir(ns.run_dir)
@@ -442,8 +439,6 @@ def coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
         print(f"bench.py microbench: interrupted by {exc.signal_name} after "
               f"{state['done']} of {state['total']} benchmarks; {kept}", file=sys.stderr)
         return exc.code
-    finally:
-        signals.restore(old)
 
 
 def _coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
