@@ -87,7 +87,7 @@ from typing import Any, Iterable, Optional, Sequence
 import numpy as np
 
 from ipc_bench.analysis.metrics import metric
-from ipc_bench.engine.config import CACHED, SEND
+from ipc_bench.engine.config import CACHED, POLICIES, SEND
 
 CONFIDENCE = 0.95
 METHODS = ("t", "bootstrap", "sign")
@@ -456,14 +456,22 @@ def arms_by_repetition(records: Iterable[dict[str, Any]], keys: Sequence[str]
     return groups
 
 
+def arm_rank(arm: str) -> tuple[int, str]:
+    """Sort key of an arm name: the policies in ``POLICIES`` order, each copy (``send'``)
+    after its policy, unknown arms last by name."""
+    policy = arm.rstrip("'")
+    return (POLICIES.index(policy) if policy in POLICIES else len(POLICIES), arm)
+
+
 def compare_cases(summaries: Sequence[dict[str, Any]], method: str = "t",
                   confidence: float = CONFIDENCE,
                   metrics: Sequence[tuple[str, str]] = COMPARED_METRICS) -> list[dict[str, Any]]:
     """Paired comparisons of the case summaries of one run (``summary.json`` cases).
 
-    Groups complete cases by (scenario, workload, codec); within a group the first
-    arm seen is the baseline and every other arm is compared with it, pairing cases of
-    equal ``repetition`` (``arms_by_repetition``). Returns one dict per (group,
+    Groups complete cases by (scenario, workload, codec); within a group the arms are
+    ranked by ``arm_rank`` (send, send', cached, cached', then others by name; not by
+    run order, which is random), the first is the baseline and every other arm is
+    compared with it, pairing cases of equal ``repetition`` (``arms_by_repetition``). Returns one dict per (group,
     treatment arm): identity, ``n_pairs``, ``repetitions``, ``metrics`` (metric ->
     ``PairedComparison.to_dict`` plus its ``unit``) and ``family`` (the metrics whose
     verdicts were adjusted together by Holm's method: every compared metric with a
@@ -476,7 +484,7 @@ def compare_cases(summaries: Sequence[dict[str, Any]], method: str = "t",
         ("scenario", "workload", "codec"))
     out = []
     for (scenario, workload, codec), arms in groups.items():
-        names = list(arms)
+        names = sorted(arms, key=arm_rank)
         base = names[0]
         for treat in names[1:]:
             reps = sorted(set(arms[base]) & set(arms[treat]))

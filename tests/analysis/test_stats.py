@@ -225,7 +225,8 @@ def _summary(arm, rep, step_ns, codec="msgpack", workload="num_running=256"):
 def test_compare_cases_pairs_by_repetition():
     summaries = []
     for rep, (a, b) in enumerate([(100.0, 80.0), (110.0, 88.0), (90.0, 72.0)]):
-        summaries += [_summary("send", rep, a), _summary("cached", rep, b)]
+        pair = [_summary("send", rep, a), _summary("cached", rep, b)]
+        summaries += pair[::-1] if rep == 0 else pair  # run order does not pick the baseline
     summaries.append(_summary("send", 3, 500.0))  # unpaired: left out
     out = stats.compare_cases(summaries, metrics=[("step_ns_mean", "ns")])
     assert len(out) == 1
@@ -237,6 +238,11 @@ def test_compare_cases_pairs_by_repetition():
     assert m["unit"] == "ns"
     assert m["diff_mean"] == pytest.approx(20.0)
     assert entry["family"] == ["step_ns_mean"] and m["adjustment"] == "holm"
+
+
+def test_arm_rank_puts_send_first():
+    assert sorted(["cached", "x", "send'", "send", "cached'"], key=stats.arm_rank) == [
+        "send", "send'", "cached", "cached'", "x"]
 
 
 def test_compare_cases_adjusts_the_timed_metrics_by_holm():
