@@ -367,19 +367,37 @@ def run_condition(args, condition: str, study: Path) -> None:
     save()
 
 
+def machine_from_cases(cases: list[dict[str, Any]]) -> dict[str, Any]:
+    """Means and maxima of the cases' own machine records (``machine_busy_pct`` and
+    ``cpu_steal_pct``, measured by the harness over each case)."""
+    out: dict[str, Any] = dict(cases=len(cases))
+    for key in ("machine_busy_pct", "cpu_steal_pct"):
+        vals = [c[key] for c in cases if isinstance(c.get(key), (int, float))]
+        out[f"{key}_mean"] = float(np.mean(vals)) if vals else None
+        out[f"{key}_max"] = float(np.max(vals)) if vals else None
+    return out
+
+
 def analyse_study(study: Path, conditions: list[str], group_sizes: list[int]) -> dict:
-    """Every condition folder of ``study``: its machine record, A/A analysis and
-    precision per reference run."""
+    """Every condition folder of ``study``: its machine record (``condition.json``;
+    a condition stopped before its A/A run ended has none, and is analysed on the
+    pairs it finished), A/A analysis and precision per reference run."""
     out: dict[str, Any] = dict(study=str(study), group_sizes=group_sizes, conditions={})
     for condition in conditions:
         where = study / condition
         try:
             info = json.loads((where / "condition.json").read_text())
+        except FileNotFoundError:
+            info = dict(condition=condition, reference=[], stopped_early=True,
+                        background_load=None if condition == "idle" else "unknown")
         except (OSError, ValueError) as exc:
-            raise SystemExit(f"aa_false_positive: no readable condition.json in {where}: "
+            raise SystemExit(f"aa_false_positive: cannot read {where / 'condition.json'}: "
                              f"{exc}") from None
-        info["aa"] = dict(analyse_aa(case_records(where / "aa"), group_sizes),
-                          run_dir=str(where / "aa"))
+        cases = case_records(where / "aa")
+        info["aa"] = dict(analyse_aa(cases[:len(cases) // 2 * 2], group_sizes),
+                          run_dir=str(where / "aa"), load_avg_at_start=read_summary(
+                              where / "aa")["metadata"].get("load_avg"))
+        info["machine_per_case"] = machine_from_cases(cases)
         info["precision"] = [dict(precision(case_records(where / r["run_dir"]), r["wall_s"]),
                                   steps=r["steps"], num_running=r["num_running"],
                                   run_dir=str(where / r["run_dir"]))
@@ -398,16 +416,22 @@ def _pct(rate: dict[str, Any]) -> str:
 
 def print_condition(info: dict[str, Any]) -> None:
     """The tables of one condition (rates in %, intervals 95 % Clopper-Pearson)."""
-    m, aa = info["machine"], info["aa"]
-    load_txt = (f"busy loop pinned to cpu {info['background_load']['cpu']}"
-                if info.get("background_load") else "no added load")
-    print(f"\n== {info['condition']}: {load_txt}; load avg (1 min) mean {m['load1_mean']:.2f} "
-          f"max {m['load1_max']:.2f}; machine busy {m['busy_pct_mean']:.0f} %; steal "
-          f"{m['steal_pct_mean']:.2f} %")
+    aa, per_case = info["aa"], info["machine_per_case"]
+    load_txt = ("busy loop pinned to cpu " + str(info["background_load"]["cpu"])
+                if isinstance(info.get("background_load"), dict) else "no added load")
+    m = info.get("machine")
+    sampled = (f"load avg (1 min) mean {m['load1_mean']:.2f} max {m['load1_max']:.2f}; "
+               if m and m.get("load1_mean") is not None
+               else f"load avg at start {aa.get('load_avg_at_start')}; ")
+    print(f"\n== {info['condition']}: {load_txt}; {sampled}machine busy "
+          f"{per_case['machine_busy_pct_mean']:.0f} % and steal "
+          f"{per_case['cpu_steal_pct_mean']:.2f} % (means over the cases)")
+    minutes = (f"{info['aa_wall_s'] / 60:.1f} min" if info.get("aa_wall_s")
+               else "a run stopped early")
     run = aa["designs"]["as-run"]
     sizes = list(run["t"])
     print(f"A/A {aa['treatment']} vs {aa['baseline']}: {aa['pairs']} pairs in "
-          f"{info['aa_wall_s'] / 60:.1f} min; false positives of 95 % verdicts, % "
+          f"{minutes}; false positives of 95 % verdicts, % "
           f"[Clopper-Pearson 95 %], groups of K pairs (t; sign at K >= 6)")
     head = f"{'metric':22} {'lag-1 r':>7}  " + "  ".join(
         f"{'K=' + k + ' (' + str(run['t'][k]['family']['comparisons']) + ')':>19}" for k in sizes)
