@@ -148,6 +148,23 @@ def log_ratios(arms: list[str], pairs: list[tuple[dict, dict]], metric: str,
     return sign * (second - first)
 
 
+def case_autocorrelation(pairs: list[tuple[dict, dict]], metric: str,
+                         lags: tuple[int, ...] = (1, 2, 3)) -> Optional[list[float]]:
+    """Autocorrelation of the log of ``metric`` over the cases in run order, at
+    ``lags`` cases. A fixed A B, B A order makes neighbouring pairs' log ratios
+    correlate by about (r1 - 2 r2 + r3) / (2 (1 - r1)) (positive when a burst of noise
+    lasts about one case, zero under a slow drift); a random order, 0 on average."""
+    values = [c.get(metric) for pair in pairs for c in pair]
+    if any(v is None or v <= 0 for v in values):
+        return None
+    x = np.log(values)
+    x = x - x.mean()
+    var = float(np.mean(x * x))
+    if var == 0:
+        return None
+    return [float(np.mean(x[:-k] * x[k:]) / var) for k in lags]
+
+
 def lag1(x: np.ndarray) -> float:
     """Pearson correlation of consecutive values (NaN under three values)."""
     if len(x) < 3 or np.std(x[:-1]) == 0 or np.std(x[1:]) == 0:
@@ -190,7 +207,8 @@ def analyse_aa(cases: list[dict[str, Any]], group_sizes: list[int]) -> dict[str,
     sign where the groups are large enough)."""
     arms, pairs = pair_sequence(cases)
     out: dict[str, Any] = dict(baseline=arms[0], treatment=arms[1], pairs=len(pairs),
-                               designs={})
+                               designs={}, case_autocorrelation={
+                                   m: case_autocorrelation(pairs, m) for m in METRICS})
     for design in DESIGNS:
         ratios = {m: r for m in METRICS
                   if (r := log_ratios(arms, pairs, m, design)) is not None}
@@ -445,11 +463,14 @@ def print_condition(info: dict[str, Any]) -> None:
         row += "".join(f"  {_pct(run['sign'][k][metric]):>19}" for k in sign)
         print(row)
     k = sizes[-1]
-    print(f"same cases re-paired: lag-1 r and K={k} t rate, as run / fixed ABBA / fixed AB")
+    print(f"same cases re-paired: lag-1 r and K={k} t rate, as run / fixed ABBA / fixed AB; "
+          "autocorrelation of the cases at lags 1, 2, 3")
     for metric in run["lag1"]:
         cells = [f"{aa['designs'][d]['lag1'][metric]:+.3f} {_pct(aa['designs'][d]['t'][k][metric])}"
                  for d in DESIGNS]
-        print(f"  {metric:22} " + "  |  ".join(cells))
+        auto = aa["case_autocorrelation"].get(metric) or []
+        print(f"  {metric:22} " + "  |  ".join(cells) + "  |  "
+              + " ".join(f"{v:+.2f}" for v in auto))
     for p in info["precision"]:
         print(f"precision: send - cached at {p['num_running']} running, {p['steps']} steps, "
               f"{p['pairs']} pairs, "

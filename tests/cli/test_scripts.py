@@ -76,6 +76,10 @@ def test_aa_designs_relabel_the_same_cases():
         [log11, -log11, log11, -log11])
     assert aa.log_ratios(arms, pairs, "step_ns_mean", "abba") == pytest.approx([log11] * 4)
     assert aa.lag1(np.array([1.0, -1.0, 1.0, -1.0, 1.0])) == pytest.approx(-1.0)
+    # cases alternate 1000 and 1100 (log values +/- d): autocorrelation -1, +1, -1
+    assert aa.case_autocorrelation(pairs, "step_ns_median") is not None
+    flip = [({"x": 1000.0}, {"x": 1100.0})] * 4
+    assert aa.case_autocorrelation(flip, "x") == pytest.approx([-1.0, 1.0, -1.0])
     assert math.isnan(aa.lag1(np.array([1.0, 2.0])))
     broken = cases[:1] + cases[2:]  # a pair's two cases no longer back to back
     with pytest.raises(SystemExit, match="are not one pair run back to back"):
