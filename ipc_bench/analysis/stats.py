@@ -456,11 +456,12 @@ def arms_by_repetition(records: Iterable[dict[str, Any]], keys: Sequence[str]
     return groups
 
 
-def arm_rank(arm: str) -> tuple[int, str]:
+def arm_rank(arm: str) -> tuple[int, bool]:
     """Sort key of an arm name: the policies in ``POLICIES`` order, each copy (``send'``)
-    after its policy, unknown arms last by name."""
+    after its policy, other arms (e.g. the overhead scenario's) after them; a stable
+    sort keeps those in the order given."""
     policy = arm.rstrip("'")
-    return (POLICIES.index(policy) if policy in POLICIES else len(POLICIES), arm)
+    return (POLICIES.index(policy) if policy in POLICIES else len(POLICIES), arm != policy)
 
 
 def compare_cases(summaries: Sequence[dict[str, Any]], method: str = "t",
@@ -469,8 +470,8 @@ def compare_cases(summaries: Sequence[dict[str, Any]], method: str = "t",
     """Paired comparisons of the case summaries of one run (``summary.json`` cases).
 
     Groups complete cases by (scenario, workload, codec); within a group the arms are
-    ranked by ``arm_rank`` (send, send', cached, cached', then others by name; not by
-    run order, which is random), the first is the baseline and every other arm is
+    ranked by ``arm_rank`` (send, send', cached, cached', then other arms in the order
+    first seen; not by run order, which is random), the first is the baseline and every other arm is
     compared with it, pairing cases of equal ``repetition`` (``arms_by_repetition``). Returns one dict per (group,
     treatment arm): identity, ``n_pairs``, ``repetitions``, ``metrics`` (metric ->
     ``PairedComparison.to_dict`` plus its ``unit``) and ``family`` (the metrics whose
