@@ -24,8 +24,8 @@ process pinned to one core, started and stopped by this script), it
    10 % half-width.
 
 Metrics: the timed metrics of the comparison block, plus 10 % trimmed means of the
-counted steps' ``step_ns`` and ``sched_cpu_ns`` per case (``*_trim10``, computed here
-from ``steps.csv``). The load average, machine busy share and CPU steal are sampled
+counted steps' ``step_ns``, ``sched_cpu_ns``, ``build_ns`` and ``encode_ns`` per case
+(``*_trim10``, computed here from ``steps.csv``; candidates for a cheaper variance). The load average, machine busy share and CPU steal are sampled
 every 5 s and written with the results.
 
 Usage (about 15 minutes per condition and 1,200 cases of 64 running on 2 cores; keep
@@ -69,7 +69,8 @@ from ipc_bench.harness.environment import cpu_usage_between, read_cpu_times  # n
 #: The comparison block's timed metrics: the family Holm's adjustment covers.
 FAMILY = tuple(k for k in COMPARED_KEYS if k not in EXACT_KEYS)
 #: Per-case 10 % trimmed means of a per-step column (``scipy.stats.trim_mean``).
-TRIMMED = {"step_ns_trim10": "step_ns", "sched_cpu_ns_trim10": "sched_cpu_ns"}
+TRIMMED = {"step_ns_trim10": "step_ns", "sched_cpu_ns_trim10": "sched_cpu_ns",
+           "build_ns_trim10": "build_ns", "encode_ns_trim10": "encode_ns"}
 TRIM = 0.1
 METRICS = FAMILY + tuple(TRIMMED)
 #: How the per-pair log ratios are formed from the cases in run order.
