@@ -109,6 +109,10 @@ def _num(value, scale: float) -> str:
     return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.2f}" if abs(v) < 10 else f"{v:.1f}"
 
 
+#: How a withheld verdict starts (``stats.withheld_verdict``); the block says why once.
+WITHHELD = "no verdict"
+
+
 def _p(value: Optional[float]) -> str:
     if value is None:
         return "-"
@@ -121,7 +125,8 @@ def format_comparisons(comparisons: Iterable[dict[str, Any]]) -> str:
     baseline - treatment, each with its interval (point estimates: geometric mean and
     mean for the t method, medians for bootstrap and sign), the p-value [after Holm's
     adjustment over the comparison's ``family``] and the verdict (``stats.compare_cases``).
-    The block's first line says which metrics the adjustment covered."""
+    The block's first line says which metrics the adjustment covered, or why the
+    method gives no verdict with so few pairs (the rows then say "no verdict")."""
     out = []
     for c in comparisons:
         base, treat = c["baseline"], c["treatment"]
@@ -131,6 +136,10 @@ def format_comparisons(comparisons: Iterable[dict[str, Any]]) -> str:
         family = c.get("family") or []
         adjusted = (f"; verdicts Holm-adjusted over {len(family)} timed metrics"
                     if family else "")
+        withheld = [m["verdict"] for m in c["metrics"].values()
+                    if m["verdict"].startswith(WITHHELD)]
+        if withheld:  # the reason once, not on every row
+            adjusted = "; " + withheld[0]
         out.append(f"\n{treat} vs {base}  [{c['workload']}]  {c['codec']}: {c['n_pairs']} "
                    f"paired repetitions, {c['confidence']:.0%} intervals ({method})"
                    + adjusted)
@@ -166,7 +175,8 @@ def _comparison_row(method: str, key: str, m: dict[str, Any]) -> list[str]:
             f"{_num(m['baseline_median'], scale)} [{_num(m['baseline_iqr'], scale)}]",
             f"{_num(m['treatment_median'], scale)} [{_num(m['treatment_iqr'], scale)}]",
             f"{ratio:.3f}" if ratio is not None else "-", ci,
-            _num(diff, scale), dci, p, m["verdict"]]
+            _num(diff, scale), dci, p,
+            WITHHELD if m["verdict"].startswith(WITHHELD) else m["verdict"]]
 
 
 def format_byte_model(rows: Iterable[dict[str, Any]]) -> str:

@@ -76,6 +76,15 @@ def test_comparison_block_renders_the_golden_text():
     assert tables.format_comparisons(stats.compare_cases(SUMMARIES)) == GOLDEN_COMPARISONS
 
 
+def test_comparison_block_says_once_why_a_method_gives_no_verdict():
+    text = tables.format_comparisons(stats.compare_cases(SUMMARIES, method="bootstrap"))
+    head, _, _, *rows = text.strip().splitlines()
+    assert head.endswith("2 paired repetitions, 95% intervals (bootstrap percentile); no "
+                         "verdict: the bootstrap needs >= 34 pairs, have 2 (use --repeat 34 "
+                         "or more, or --ci-method t)")
+    assert len(rows) == 9 and all(r.endswith("  no verdict") for r in rows)
+
+
 def test_latency_table_renders_the_golden_text():
     s = dict(SUMMARIES[0], trace_speedup=2.0, ttft_ms_p50=1.2345, ttft_ms_p99=45.678,
              tpot_ms_mean=0.12345, itl_ms_p50=0.4567, itl_ms_p99=8.9, e2e_ms_p50=12.34,
