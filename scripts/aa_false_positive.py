@@ -28,8 +28,9 @@ counted steps' ``step_ns``, ``sched_cpu_ns``, ``build_ns`` and ``encode_ns`` per
 (``*_trim10``, computed here from ``steps.csv``; candidates for a cheaper variance). The load average, machine busy share and CPU steal are sampled
 every 5 s and written with the results.
 
-Usage (about 15 minutes per condition and 1,200 cases of 64 running on 2 cores; keep
-it out of CI):
+Usage (a script, kept out of CI: each case costs about 0.75 s on an idle 2-core
+machine, mostly process start-up, and 1.5 to 4 s on a loaded one; 400 busy-condition
+pairs took 27 minutes there):
 
     python scripts/aa_false_positive.py [--load idle,busy] [--pairs 600]
         [--group-sizes 2,3,4,6] [--num-running 64] [--steps 150] [--codec msgpack]
