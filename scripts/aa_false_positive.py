@@ -1,41 +1,83 @@
 #!/usr/bin/env python3
-"""A/A false-positive rate of the paired comparison (``ipc_bench.analysis.stats``).
+"""A/A false-positive rate and precision of the paired comparison (``ipc_bench.analysis.stats``).
 
-Runs one policy against a copy of itself (``bench.py --aa``) for G x K interleaved
-repetition pairs (A A', A' A, ...) in one invocation, splits the pairs into G disjoint
-groups of K consecutive pairs, and compares each group the way a ``--repeat K`` run
-would. Both arms run the same code on the same workload, so every "significant"
-verdict is a false positive; at 95 % the rate should be about 5 %. Reported per
-metric and interval method (t on log ratios, bootstrap, sign test), with a
-Clopper-Pearson 95 % interval for the rate itself (with G = 20 verdicts that interval
-is wide: 1/20 false positives is compatible with a true rate of 0.1 % to 25 %).
+For each load condition (``--load idle,busy``: as the machine is, and with one busy
+process pinned to one core, started and stopped by this script), it
 
-Usage (about 5 minutes on 2 cores with the defaults, 120 pairs):
+1. runs one policy against a copy of itself (``bench.py --aa``) for ``--pairs``
+   repetition pairs in one invocation (arms in the harness's random order), splits the
+   pairs into disjoint groups of K consecutive pairs (``--group-sizes``) and compares
+   each group as a ``--repeat K`` run would. Both arms run the same code on the same
+   workload, so every "significant" verdict is a false positive; at 95 % the rate
+   should be 5 %. Reported per metric and K for the t-interval (and the sign test
+   where K >= 6), with a Clopper-Pearson 95 % interval for the rate; the family-wise
+   rate (any of the comparison block's timed metrics significant after Holm's
+   adjustment, as the CLI prints them); the lag-1 correlation of the per-pair log
+   ratios; and the same figures with the same cases re-paired as a fixed A B, B A
+   (ABBA) or A B, A B order would have labelled them, so the designs can be compared
+   on one series of cases;
+2. runs ``send`` against ``cached`` at ``--reference-running`` (default 256) running
+   requests for each ``--reference-steps`` / ``--reference-pairs`` design and
+   reports, per metric, the saving (send - cached), its 95 % half-width as a share of
+   the saving at the pairs run, after 1 and 2 minutes of run (projected from the
+   per-pair spread and the measured seconds per pair) and the minutes needed for a
+   10 % half-width.
 
-    python scripts/aa_false_positive.py [--groups 20] [--pairs-per-group 6]
-        [--num-running 256] [--steps 300] [--codec msgpack] [--policy send]
-        [--output DIR] [--from-run DIR]
+Metrics: the timed metrics of the comparison block, plus 10 % trimmed means of the
+counted steps' ``step_ns``, ``sched_cpu_ns``, ``build_ns`` and ``encode_ns`` per case
+(``*_trim10``, computed here from ``steps.csv``; candidates for a cheaper variance). The load average, machine busy share and CPU steal are sampled
+every 5 s and written with the results.
 
-``--from-run DIR`` re-analyses an earlier A/A run folder instead of running one.
-Writes ``aa_false_positive.json`` into the run folder.
+Usage (a script, kept out of CI: each case costs about 0.75 s on an idle 2-core
+machine, mostly process start-up, and 1.5 to 4 s on a loaded one; 400 busy-condition
+pairs took 27 minutes there):
+
+    python scripts/aa_false_positive.py [--load idle,busy] [--pairs 600]
+        [--group-sizes 2,3,4,6] [--num-running 64] [--steps 150] [--codec msgpack]
+        [--policy send] [--reference-running 256] [--reference-steps 100,400]
+        [--reference-pairs 40,20] [--busy-cpu N] [--seed 0] [--output DIR]
+        [--from-run DIR]
+
+``--from-run DIR`` re-analyses an earlier study folder instead of running one.
+Writes ``aa_false_positive.json`` into the study folder.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import math
+import os
+import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ipc_bench.analysis.results import read_summary  # noqa: E402
-from ipc_bench.analysis.stats import METHODS, compare_paired, min_pairs  # noqa: E402
+from ipc_bench.analysis.results import ResultsError, load, read_summary  # noqa: E402
+from ipc_bench.analysis.stats import (COMPARED_KEYS, EXACT_KEYS, compare_paired,  # noqa: E402
+                                      holm, min_pairs)
+from ipc_bench.harness.environment import cpu_usage_between, read_cpu_times  # noqa: E402
 
-METRICS = ("step_ns_mean", "step_ns_median", "output_tokens_per_s", "build_ns_per_step",
-           "encode_ns_per_step", "decode_ns_per_step", "sched_cpu_ns_per_step")
+#: The comparison block's timed metrics: the family Holm's adjustment covers.
+FAMILY = tuple(k for k in COMPARED_KEYS if k not in EXACT_KEYS)
+#: Per-case 10 % trimmed means of a per-step column (``scipy.stats.trim_mean``).
+TRIMMED = {"step_ns_trim10": "step_ns", "sched_cpu_ns_trim10": "sched_cpu_ns",
+           "build_ns_trim10": "build_ns", "encode_ns_trim10": "encode_ns"}
+TRIM = 0.1
+METRICS = FAMILY + tuple(TRIMMED)
+#: How the per-pair log ratios are formed from the cases in run order.
+DESIGNS = ("as-run", "abba", "ab")
+ALPHA = 0.05
+SAMPLE_S = 5.0
 
 
 def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -48,96 +90,466 @@ def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, fl
     return lo, hi
 
 
-def analyse(summary: dict, groups: int, per_group: int) -> dict:
-    """False-positive counts per metric and method over ``groups`` groups of pairs."""
-    cases = [c for c in summary["cases"] if c.get("complete") and c.get("num_steps")]
+# ------------------------------------------------------------------ the cases
+
+
+def case_records(run_dir: Path) -> list[dict[str, Any]]:
+    """The run's complete cases in run order (``summary.json``), each with the
+    ``TRIMMED`` metrics added from its counted steps (``steps.csv``)."""
+    from scipy.stats import trim_mean
+
+    cases = [c for c in read_summary(run_dir)["cases"]
+             if c.get("complete") and c.get("num_steps")]
+    steps = load(run_dir).steps
+    counted = steps[steps["counted"]]
+    by_case = dict(tuple(counted.groupby("case_id")))
+    for c in cases:
+        rows = by_case.get(c["case_id"])
+        for name, column in TRIMMED.items():
+            c[name] = (float(trim_mean(rows[column].to_numpy(float), TRIM))
+                       if rows is not None and len(rows) else None)
+    return cases
+
+
+def pair_sequence(cases: list[dict[str, Any]]) -> tuple[list[str], list[tuple[dict, dict]]]:
+    """(arms, pairs): the two arms (first seen = baseline) and, per repetition in run
+    order, its two cases (first run, second run). Raises ``SystemExit`` unless there
+    are exactly two arms and each repetition's two cases ran one after the other."""
     arms = list(dict.fromkeys(c["arm"] for c in cases))
     if len(arms) != 2:
-        raise SystemExit(f"aa_false_positive: expected two arms (an --aa run), got {arms}")
-    by = {(c["arm"], c["repetition"]): c for c in cases}
-    reps = sorted(r for (a, r) in by if a == arms[0] and (arms[1], r) in by)
-    if len(reps) < groups * per_group:
-        raise SystemExit(f"aa_false_positive: {len(reps)} pairs, need {groups * per_group}")
-    out = dict(baseline=arms[0], treatment=arms[1], groups=groups,
-               pairs_per_group=per_group, pairs=groups * per_group, metrics={})
-    for metric in METRICS:
-        entry = {}
-        for method in METHODS:
-            if min_pairs(method) > per_group:
-                continue  # no interval from so few pairs
-            flagged = []
-            for g in range(groups):
-                rs = reps[g * per_group:(g + 1) * per_group]
-                a = [by[(arms[0], r)][metric] for r in rs]
-                b = [by[(arms[1], r)][metric] for r in rs]
-                flagged.append(bool(compare_paired(a, b, method=method).significant))
-            k = sum(flagged)
-            lo, hi = clopper_pearson(k, groups)
-            entry[method] = dict(false_positives=k, comparisons=groups, rate=k / groups,
-                                 rate_ci_low=lo, rate_ci_high=hi, flagged_groups=[
-                                     g for g, f in enumerate(flagged) if f])
-        # all pairs at once: is there a bias between the arms (e.g. of position)?
-        a = [by[(arms[0], r)][metric] for r in reps]
-        b = [by[(arms[1], r)][metric] for r in reps]
-        allp = compare_paired(a, b, method="t")
-        entry["all_pairs"] = dict(ratio_geomean=allp.ratio_geomean,
-                                  ratio_ci_low=allp.ratio_ci_low,
-                                  ratio_ci_high=allp.ratio_ci_high, verdict=allp.verdict)
-        out["metrics"][metric] = entry
+        raise SystemExit(f"aa_false_positive: expected two arms, got {arms}")
+    pairs = []
+    for i in range(0, len(cases) - 1, 2):
+        first, second = cases[i], cases[i + 1]
+        if first["repetition"] != second["repetition"] or first["arm"] == second["arm"]:
+            raise SystemExit(f"aa_false_positive: cases {i} and {i + 1} are not one pair "
+                             "run back to back")
+        pairs.append((first, second))
+    return arms, pairs
+
+
+def log_ratios(arms: list[str], pairs: list[tuple[dict, dict]], metric: str,
+               design: str) -> Optional[np.ndarray]:
+    """Per-pair log ratios of ``metric`` (``None`` where a value is missing or not
+    positive). ``as-run``: log(treatment / baseline) by the arms' labels; ``abba``:
+    as a fixed A B, B A, A B ... order labels the same cases (pair i: second / first
+    for even i, first / second for odd i); ``ab``: second / first throughout."""
+    values = [(f.get(metric), s.get(metric)) for f, s in pairs]
+    if any(a is None or b is None or a <= 0 or b <= 0 for a, b in values):
+        return None
+    first = np.log([a for a, _ in values])
+    second = np.log([b for _, b in values])
+    if design == "as-run":
+        sign = np.array([1.0 if f["arm"] == arms[0] else -1.0 for f, _ in pairs])
+    elif design == "abba":
+        sign = np.where(np.arange(len(pairs)) % 2 == 0, 1.0, -1.0)
+    elif design == "ab":
+        sign = np.ones(len(pairs))
+    else:
+        raise ValueError(f"unknown design {design!r}")
+    return sign * (second - first)
+
+
+def case_autocorrelation(pairs: list[tuple[dict, dict]], metric: str,
+                         lags: tuple[int, ...] = (1, 2, 3)) -> Optional[list[float]]:
+    """Autocorrelation of the log of ``metric`` over the cases in run order, at
+    ``lags`` cases. A fixed A B, B A order makes neighbouring pairs' log ratios
+    correlate by about (r1 - 2 r2 + r3) / (2 (1 - r1)) (positive when a burst of noise
+    lasts about one case, zero under a slow drift); a random order, 0 on average."""
+    values = [c.get(metric) for pair in pairs for c in pair]
+    if any(v is None or v <= 0 for v in values):
+        return None
+    x = np.log(values)
+    x = x - x.mean()
+    var = float(np.mean(x * x))
+    if var == 0:
+        return None
+    return [float(np.mean(x[:-k] * x[k:]) / var) for k in lags]
+
+
+def lag1(x: np.ndarray) -> float:
+    """Pearson correlation of consecutive values (NaN under three values)."""
+    if len(x) < 3 or np.std(x[:-1]) == 0 or np.std(x[1:]) == 0:
+        return math.nan
+    return float(np.corrcoef(x[:-1], x[1:])[0, 1])
+
+
+# ------------------------------------------------------------------ false positives
+
+
+def _rate(k: int, n: int) -> dict[str, Any]:
+    lo, hi = clopper_pearson(k, n)
+    return dict(false_positives=k, comparisons=n, rate=k / n if n else math.nan,
+                rate_ci_low=lo, rate_ci_high=hi)
+
+
+def false_positives(ratios: dict[str, np.ndarray], k: int, method: str) -> dict[str, Any]:
+    """Per metric of ``ratios`` (metric -> per-pair log ratios), how many disjoint
+    groups of ``k`` consecutive pairs ``method`` calls significant (unadjusted), and
+    ``family``: how many groups have any ``FAMILY`` metric significant after Holm."""
+    n_groups = min(len(r) for r in ratios.values()) // k
+    flagged = {m: 0 for m in ratios}
+    any_holm = 0
+    for g in range(n_groups):
+        p = {}
+        for m, r in ratios.items():
+            cmp = compare_paired(np.ones(k), np.exp(r[g * k:(g + 1) * k]), method=method)
+            flagged[m] += bool(cmp.significant)
+            p[m] = cmp.p_value
+        fam = [m for m in FAMILY if m in p]
+        any_holm += any(q <= ALPHA for q in holm([p[m] for m in fam]))
+    out = {m: _rate(f, n_groups) for m, f in flagged.items()}
+    out["family"] = dict(_rate(any_holm, n_groups), metrics=[m for m in FAMILY if m in ratios])
     return out
 
 
-def main() -> int:
+def analyse_aa(cases: list[dict[str, Any]], group_sizes: list[int]) -> dict[str, Any]:
+    """False positives, lag-1 correlations and a bias check of one A/A run's cases (in
+    run order, ``case_records``), per design (``DESIGNS``), group size and method (t;
+    sign where the groups are large enough)."""
+    arms, pairs = pair_sequence(cases)
+    out: dict[str, Any] = dict(baseline=arms[0], treatment=arms[1], pairs=len(pairs),
+                               designs={}, case_autocorrelation={
+                                   m: case_autocorrelation(pairs, m) for m in METRICS})
+    for design in DESIGNS:
+        ratios = {m: r for m in METRICS
+                  if (r := log_ratios(arms, pairs, m, design)) is not None}
+        entry: dict[str, Any] = dict(lag1={m: lag1(r) for m, r in ratios.items()})
+        for method in ("t", "sign"):
+            entry[method] = {str(k): false_positives(ratios, k, method) for k in group_sizes
+                             if k >= min_pairs(method) and len(pairs) // k >= 1}
+        out["designs"][design] = entry
+        if design == "as-run":  # all pairs at once: is one arm favoured (e.g. by position)?
+            out["all_pairs"] = {}
+            for m, r in ratios.items():
+                cmp = compare_paired(np.ones(len(r)), np.exp(r))
+                out["all_pairs"][m] = dict(ratio_geomean=cmp.ratio_geomean,
+                                           ratio_ci_low=cmp.ratio_ci_low,
+                                           ratio_ci_high=cmp.ratio_ci_high)
+    return out
+
+
+# ------------------------------------------------------------------ precision
+
+
+def _half_width(sd: float, n: float) -> float:
+    from scipy.stats import t
+
+    return float(t.ppf(0.975, n - 1)) * sd / math.sqrt(n) if n >= 2 else math.inf
+
+
+def precision(cases: list[dict[str, Any]], wall_s: float) -> dict[str, Any]:
+    """Per metric of a send/cached run's cases: the mean saving (send - cached, the
+    metric's unit; ``saving_share`` of send's mean), its 95 % half-width as a share of
+    the saving at the pairs run and projected to 1 and 2 minutes of run at the
+    measured seconds per pair (``wall_s`` / pairs), and the minutes a 10 % half-width
+    needs."""
+    by = {(c["arm"], c["repetition"]): c for c in cases}
+    reps = sorted(r for (a, r) in by if a == "send" and ("cached", r) in by)
+    pair_s = wall_s / len(reps) if reps else math.nan
+    out: dict[str, Any] = dict(pairs=len(reps), wall_s=wall_s, pair_s=pair_s, metrics={})
+    for m in METRICS:
+        d = np.array([by[("send", r)][m] - by[("cached", r)][m] for r in reps
+                      if by[("send", r)].get(m) is not None
+                      and by[("cached", r)].get(m) is not None])
+        if len(d) < 2 or d.mean() == 0:
+            continue
+        sd, eff = float(d.std(ddof=1)), float(abs(d.mean()))
+        send = float(np.mean([by[("send", r)][m] for r in reps]))
+        share = {f"{mins}min": _half_width(sd, mins * 60 / pair_s) / eff for mins in (1, 2)}
+        need = 2
+        while _half_width(sd, need) > 0.1 * eff and need < 1_000_000:
+            need = max(need + 1, int(need * 1.1))
+        out["metrics"][m] = dict(saving=float(d.mean()), saving_share=float(d.mean()) / send,
+                                 sd=sd, half_width_share=_half_width(sd, len(d)) / eff,
+                                 half_width_share_1min=share["1min"],
+                                 half_width_share_2min=share["2min"],
+                                 minutes_to_10pct=need * pair_s / 60)
+    return out
+
+
+# ------------------------------------------------------------------ running
+
+
+class BackgroundLoad:
+    """One busy-looping Python process pinned to ``cpu`` (a bounded load: one core),
+    stopped on ``stop``/exit of the ``with`` block whatever happens; it also exits by
+    itself within about a second of this process dying (it polls its parent)."""
+
+    CODE = ("import os, time\nos.sched_setaffinity(0, {{{cpu}}})\nparent = os.getppid()\n"
+            "deadline = time.monotonic()\nwhile True:\n"
+            "    if time.monotonic() > deadline:\n"
+            "        if os.getppid() != parent:\n            break\n"
+            "        deadline = time.monotonic() + 1.0\n")
+
+    def __init__(self, cpu: int):
+        self.cpu = cpu
+        self.proc: Optional[subprocess.Popen] = None
+
+    def __enter__(self) -> "BackgroundLoad":
+        self.proc = subprocess.Popen([sys.executable, "-c", self.CODE.format(cpu=self.cpu)])
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+class MachineSampler:
+    """Samples the 1-minute load average, machine busy share and CPU steal (both % of
+    all CPU time, ``cpu_usage_between``) every ``SAMPLE_S`` seconds in a thread."""
+
+    def __init__(self):
+        self.samples: list[dict[str, float]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        before, t0 = read_cpu_times(), time.monotonic()
+        while not self._stop.wait(SAMPLE_S):
+            after = read_cpu_times()
+            usage = cpu_usage_between(before, after)
+            self.samples.append(dict(t_s=round(time.monotonic() - t0, 1),
+                                     load1=os.getloadavg()[0],
+                                     busy_pct=usage.get("busy_pct", math.nan),
+                                     steal_pct=usage.get("steal_pct", math.nan)))
+            before = after
+
+    def __enter__(self) -> "MachineSampler":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def summary(self) -> dict[str, Any]:
+        """Means and maxima of the samples, and the samples."""
+        out: dict[str, Any] = dict(samples=self.samples)
+        for key in ("load1", "busy_pct", "steal_pct"):
+            vals = [s[key] for s in self.samples if not math.isnan(s[key])]
+            out[f"{key}_mean"] = float(np.mean(vals)) if vals else None
+            out[f"{key}_max"] = float(np.max(vals)) if vals else None
+        return out
+
+
+def run_bench(extra: list[str], out_dir: Path) -> float:
+    """``bench.py --scenario decode-steady`` with ``extra`` options into ``out_dir``;
+    its wall time in seconds. Exits (``SystemExit``) if the run fails."""
+    cmd = [sys.executable, str(ROOT / "bench.py"), "--scenario", "decode-steady",
+           "--no-floor", "--no-single-process", "--quiet", "--output", str(out_dir)] + extra
+    print("running:", " ".join(cmd[1:]), file=sys.stderr, flush=True)
+    t0 = time.monotonic()
+    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL)
+    if proc.returncode != 0:
+        raise SystemExit(f"aa_false_positive: bench.py exited {proc.returncode} ({out_dir})")
+    return time.monotonic() - t0
+
+
+def run_condition(args, condition: str, study: Path) -> None:
+    """Run one load condition's A/A run and reference runs, recording the machine
+    state, the run folders and their wall times in ``condition.json`` after each run
+    (so an interrupted study keeps what it finished)."""
+    where = study / condition
+    where.mkdir(parents=True, exist_ok=True)
+    cpu = args.busy_cpu if args.busy_cpu is not None else max(os.sched_getaffinity(0))
+    info: dict[str, Any] = dict(condition=condition, reference=[],
+                                background_load=dict(cpu=cpu) if condition == "busy" else None)
+    busy = BackgroundLoad(cpu) if condition == "busy" else contextlib.nullcontext()
+
+    def save() -> None:
+        info["machine"] = sampler.summary()
+        (where / "condition.json").write_text(json.dumps(info, indent=1) + "\n")
+
+    with MachineSampler() as sampler, busy:
+        info["aa_wall_s"] = run_bench(
+            ["--aa", "--policies", args.policy, "--codecs", args.codec, "--seed",
+             str(args.seed), "--num-running", str(args.num_running), "--steps",
+             str(args.steps), "--repeat", str(args.pairs)], where / "aa")
+        save()
+        for steps, pairs in zip(args.reference_steps, args.reference_pairs):
+            folder = where / f"ref-steps{steps}"
+            wall = run_bench(["--policies", "send,cached", "--codecs", args.codec,
+                              "--seed", str(args.seed), "--num-running",
+                              str(args.reference_running), "--steps", str(steps),
+                              "--repeat", str(pairs)], folder)
+            info["reference"].append(dict(run_dir=folder.name, steps=steps, wall_s=wall,
+                                          num_running=args.reference_running))
+            save()
+    save()
+
+
+def machine_from_cases(cases: list[dict[str, Any]]) -> dict[str, Any]:
+    """Means and maxima of the cases' own machine records (``machine_busy_pct`` and
+    ``cpu_steal_pct``, measured by the harness over each case)."""
+    out: dict[str, Any] = dict(cases=len(cases))
+    for key in ("machine_busy_pct", "cpu_steal_pct"):
+        vals = [c[key] for c in cases if isinstance(c.get(key), (int, float))]
+        out[f"{key}_mean"] = float(np.mean(vals)) if vals else None
+        out[f"{key}_max"] = float(np.max(vals)) if vals else None
+    return out
+
+
+def analyse_study(study: Path, conditions: list[str], group_sizes: list[int]) -> dict:
+    """Every condition folder of ``study``: its machine record (``condition.json``;
+    a condition stopped before its A/A run ended has none, and is analysed on the
+    pairs it finished), A/A analysis and precision per reference run."""
+    out: dict[str, Any] = dict(study=str(study), group_sizes=group_sizes, conditions={})
+    for condition in conditions:
+        where = study / condition
+        try:
+            info = json.loads((where / "condition.json").read_text())
+        except FileNotFoundError:
+            info = dict(condition=condition, reference=[], stopped_early=True,
+                        background_load=None if condition == "idle" else "unknown")
+        except (OSError, ValueError) as exc:
+            raise SystemExit(f"aa_false_positive: cannot read {where / 'condition.json'}: "
+                             f"{exc}") from None
+        cases = case_records(where / "aa")
+        info["aa"] = dict(analyse_aa(cases[:len(cases) // 2 * 2], group_sizes),
+                          run_dir=str(where / "aa"), load_avg_at_start=read_summary(
+                              where / "aa")["metadata"].get("load_avg"))
+        info["machine_per_case"] = machine_from_cases(cases)
+        info["precision"] = [dict(precision(case_records(where / r["run_dir"]), r["wall_s"]),
+                                  steps=r["steps"], num_running=r["num_running"],
+                                  run_dir=str(where / r["run_dir"]))
+                             for r in info.get("reference", [])]
+        out["conditions"][condition] = info
+    return out
+
+
+# ------------------------------------------------------------------ printing
+
+
+def _pct(rate: dict[str, Any]) -> str:
+    return (f"{rate['rate']:5.1%} [{rate['rate_ci_low']:.1%}, {rate['rate_ci_high']:.1%}]"
+            .replace("%", ""))
+
+
+def print_condition(info: dict[str, Any]) -> None:
+    """The tables of one condition (rates in %, intervals 95 % Clopper-Pearson)."""
+    aa, per_case = info["aa"], info["machine_per_case"]
+    load_txt = ("busy loop pinned to cpu " + str(info["background_load"]["cpu"])
+                if isinstance(info.get("background_load"), dict) else "no added load")
+    m = info.get("machine")
+    sampled = (f"load avg (1 min) mean {m['load1_mean']:.2f} max {m['load1_max']:.2f}; "
+               if m and m.get("load1_mean") is not None
+               else f"load avg at start {aa.get('load_avg_at_start')}; ")
+    print(f"\n== {info['condition']}: {load_txt}; {sampled}machine busy "
+          f"{per_case['machine_busy_pct_mean']:.0f} % and steal "
+          f"{per_case['cpu_steal_pct_mean']:.2f} % (means over the cases)")
+    minutes = (f"{info['aa_wall_s'] / 60:.1f} min" if info.get("aa_wall_s")
+               else "a run stopped early")
+    run = aa["designs"]["as-run"]
+    sizes = list(run["t"])
+    print(f"A/A {aa['treatment']} vs {aa['baseline']}: {aa['pairs']} pairs in "
+          f"{minutes}; false positives of 95 % verdicts, % "
+          f"[Clopper-Pearson 95 %], groups of K pairs (t; sign at K >= 6)")
+    head = f"{'metric':22} {'lag-1 r':>7}  " + "  ".join(
+        f"{'K=' + k + ' (' + str(run['t'][k]['family']['comparisons']) + ')':>19}" for k in sizes)
+    sign = list(run["sign"])
+    print(head + "".join(f"  {'sign K=' + k:>19}" for k in sign))
+    for metric in list(run["lag1"]) + ["family"]:
+        label = "any timed, Holm" if metric == "family" else metric
+        r = run["lag1"].get(metric, math.nan)
+        row = f"{label:22} {r:+7.3f}  " if metric != "family" else f"{label:22} {'':7}  "
+        row += "  ".join(f"{_pct(run['t'][k][metric]):>19}" for k in sizes)
+        row += "".join(f"  {_pct(run['sign'][k][metric]):>19}" for k in sign)
+        print(row)
+    k = sizes[-1]
+    print(f"same cases re-paired: lag-1 r and K={k} t rate, as run / fixed ABBA / fixed AB; "
+          "autocorrelation of the cases at lags 1, 2, 3")
+    for metric in run["lag1"]:
+        cells = [f"{aa['designs'][d]['lag1'][metric]:+.3f} {_pct(aa['designs'][d]['t'][k][metric])}"
+                 for d in DESIGNS]
+        auto = aa["case_autocorrelation"].get(metric) or []
+        print(f"  {metric:22} " + "  |  ".join(cells) + "  |  "
+              + " ".join(f"{v:+.2f}" for v in auto))
+    for p in info["precision"]:
+        print(f"precision: send - cached at {p['num_running']} running, {p['steps']} steps, "
+              f"{p['pairs']} pairs, "
+              f"{p['pair_s']:.1f} s per pair: half-width as % of the saving")
+        print(f"  {'metric':22} {'(send-cached)/send':>18} {'at n':>6} {'1 min':>6} "
+              f"{'2 min':>6} {'min to 10 %':>11}")
+        for metric, e in p["metrics"].items():
+            print(f"  {metric:22} {e['saving_share']:+18.1%} {e['half_width_share']:6.0%} "
+                  f"{e['half_width_share_1min']:6.0%} {e['half_width_share_2min']:6.0%} "
+                  f"{e['minutes_to_10pct']:11.1f}")
+
+
+# ------------------------------------------------------------------ command line
+
+
+def _ints(text: str) -> list[int]:
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}")
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
+    return values
+
+
+def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--groups", type=int, default=20, help="A/A comparisons (default 20)")
-    p.add_argument("--pairs-per-group", type=int, default=6,
-                   help="repetition pairs per comparison, as --repeat (default 6, the "
-                   "fewest the sign-test interval needs)")
-    p.add_argument("--num-running", type=int, default=256)
-    p.add_argument("--steps", type=int, default=300, help="counted steps per case")
+    p.add_argument("--load", default="idle,busy",
+                   help="conditions, comma-separated: idle (the machine as it is), busy "
+                   "(plus one busy process pinned to one core); default both")
+    p.add_argument("--pairs", type=int, default=600, help="A/A pairs per condition")
+    p.add_argument("--group-sizes", type=_ints, default=[2, 3, 4, 6],
+                   help="pairs per A/A comparison, as --repeat (default 2,3,4,6)")
+    p.add_argument("--num-running", type=int, default=64)
+    p.add_argument("--steps", type=int, default=150, help="counted steps per A/A case")
     p.add_argument("--codec", default="msgpack")
     p.add_argument("--policy", default="send")
-    p.add_argument("--output", help="run folder (default results/aa-<time>)")
-    p.add_argument("--from-run", metavar="DIR", help="analyse this A/A run folder")
-    args = p.parse_args()
-    if args.groups < 1 or args.pairs_per_group < 2:
-        p.error("need --groups >= 1 and --pairs-per-group >= 2")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--reference-running", type=int, default=256)
+    p.add_argument("--reference-steps", type=_ints, default=[100, 400])
+    p.add_argument("--reference-pairs", type=_ints, default=[40, 20])
+    p.add_argument("--busy-cpu", type=int, help="core for the busy process (default the "
+                   "highest this process may use)")
+    p.add_argument("--output", help="study folder (default results/aa-<time>)")
+    p.add_argument("--from-run", metavar="DIR", help="analyse this study folder")
+    args = p.parse_args(argv)
+    args.load = [c for c in args.load.split(",") if c]
+    if not args.load or set(args.load) - {"idle", "busy"}:
+        p.error("--load takes idle, busy or idle,busy")
+    if len(args.reference_steps) != len(args.reference_pairs):
+        p.error("--reference-steps and --reference-pairs need as many values each")
+    if args.pairs < max(args.group_sizes):
+        p.error("--pairs must be at least the largest --group-sizes value")
+    return args
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    args = parse_args(argv)
     if args.from_run:
-        run_dir = Path(args.from_run)
+        study = Path(args.from_run)
     else:
         from ipc_bench.harness.run_folder import default_run_dir
 
-        run_dir = Path(args.output) if args.output else default_run_dir(ROOT / "results", "aa")
-        cmd = [sys.executable, str(ROOT / "bench.py"), "--scenario", "decode-steady", "--aa",
-               "--policies", args.policy, "--codecs", args.codec,
-               "--num-running", str(args.num_running), "--steps", str(args.steps),
-               "--repeat", str(args.groups * args.pairs_per_group), "--no-floor",
-               "--no-single-process", "--quiet",
-               "--output", str(run_dir)]
-        print("running:", " ".join(cmd), file=sys.stderr, flush=True)
-        proc = subprocess.run(cmd, stdout=subprocess.DEVNULL)
-        if proc.returncode != 0:
-            return proc.returncode
-    result = analyse(read_summary(run_dir), args.groups, args.pairs_per_group)
-    (run_dir / "aa_false_positive.json").write_text(json.dumps(result, indent=1) + "\n")
-    print(f"A/A false positives: {result['baseline']} vs {result['treatment']}, "
-          f"{result['groups']} comparisons of {result['pairs_per_group']} pairs "
-          f"({result['pairs']} pairs), 95 % intervals; run {run_dir}")
-    print(f"{'metric':24} {'method':10} {'flagged':>8} {'rate':>6}  rate 95 % CI      "
-          f"all {result['pairs']} pairs: ratio [CI]")
-    for metric, entry in result["metrics"].items():
-        allp = entry["all_pairs"]
-        for method in METHODS:
-            if method not in entry:
-                continue
-            e = entry[method]
-            tail = ""
-            if method == "t" and allp["ratio_ci_low"] is not None:
-                tail = (f"{allp['ratio_geomean']:.4f} [{allp['ratio_ci_low']:.4f}, "
-                        f"{allp['ratio_ci_high']:.4f}]")
-            print(f"{metric:24} {method:10} {e['false_positives']:>3}/{e['comparisons']:<4} "
-                  f"{e['rate']:>6.1%}  [{e['rate_ci_low']:.1%}, {e['rate_ci_high']:.1%}]"
-                  f"{'':4} {tail}")
+        study = Path(args.output) if args.output else default_run_dir(ROOT / "results", "aa")
+        study.mkdir(parents=True, exist_ok=True)
+        # SIGTERM ends the study the way Ctrl-C does, so the busy process is stopped
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+        for condition in args.load:
+            run_condition(args, condition, study)
+    try:
+        result = analyse_study(study, args.load, args.group_sizes)
+    except ResultsError as exc:
+        raise SystemExit(f"aa_false_positive: {exc}") from None
+    (study / "aa_false_positive.json").write_text(json.dumps(result, indent=1) + "\n")
+    print(f"A/A study {study}")
+    for info in result["conditions"].values():
+        print_condition(info)
     return 0
 
 

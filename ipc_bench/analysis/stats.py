@@ -2,9 +2,13 @@
 
 Steps within a case are autocorrelated (caches, allocator, frequency), so a case's
 per-step figures are *one* sample; the unit of replication is the repetition. Runs
-with ``--repeat N`` interleave the two arms (A B A B ...), and repetition ``r`` of
-arm A is paired with repetition ``r`` of arm B: the pair shares machine conditions,
-so the analysis works on per-pair ratios ``B_r / A_r`` and differences ``A_r - B_r``.
+with ``--repeat N`` (N >= 2) run the arms of repetition ``r`` next to each other, in
+an order drawn at random per repetition (``ipc_bench.harness.scenario.grid``), and repetition
+``r`` of arm A is paired with repetition ``r`` of arm B: the pair shares machine
+conditions, so the analysis works on per-pair ratios ``B_r / A_r`` and differences
+``A_r - B_r``. The random order keeps one burst of machine noise that spans a pair
+boundary from pushing two neighbouring ratios the same way (with a fixed A B, B A
+order the same arm sits on both sides of every other boundary).
 
 Reported per metric and arm: the median and the interquartile range (numpy's
 ``linear`` percentiles, type 7 of Hyndman & Fan, "Sample quantiles in statistical
@@ -27,8 +31,11 @@ packages", The American Statistician 50(4), 1996). Per pair of arms:
   * ``bootstrap``: percentile bootstrap of the median ratio (Efron & Tibshirani, An
     Introduction to the Bootstrap, 1993, ch. 13), resampling pairs 10,000 times
     with a fixed seed, so the same samples always give the same interval. With few
-    pairs it is too narrow (at n = 5 its coverage is well under 95 %); the A/A
-    script reports how often it errs.
+    pairs the resampled medians take a handful of values and the interval is far
+    too narrow: on iid data a 95 % interval excludes the true median 50 % of the
+    time at 2 pairs, 25 % at 3, 11 % at 4, 12.5 % at 7 and still 9.3 % at 23
+    (``BOOTSTRAP_MIN_PAIRS`` gives the figures), so it gives no verdict below
+    ``BOOTSTRAP_MIN_PAIRS`` (34) pairs.
   * ``sign``: the distribution-free interval of the median ratio from the order
     statistics of the sign test (Conover 1999, sec. 3.2); coverage >= 95 % whatever
     the distribution, so one descheduled repetition cannot widen it much, which the
@@ -38,11 +45,25 @@ packages", The American Statistician 50(4), 1996). Per pair of arms:
   ``treatment`` saves; for ``step_ns_mean`` that is ns saved per step) with the same
   method on the raw differences (t-interval of the mean, or bootstrap or sign-test
   interval of the median);
+- ``p_value``: the method's two-sided p-value for "no difference" (ratio 1, or
+  difference 0 where a ratio is undefined): Student's t test on the log ratios, the
+  exact sign test, or the bootstrap's share of resampled medians on the far side
+  of 1, doubled;
 - ``significant``: ``False`` when the ratio interval contains 1, worded "no
-  significant difference"; ``None`` with too few pairs for an interval (2; sign: 6).
+  significant difference"; ``None`` with fewer pairs than the method needs
+  (``min_pairs``: t 2, sign 6, bootstrap ``BOOTSTRAP_MIN_PAIRS``), worded "no
+  verdict: <method> needs >= N pairs, have n".
+
+Several metrics compared at once (``compare_cases``) are one family: each verdict
+there comes from Holm's step-down adjustment of the metrics' p-values (Holm, "A
+simple sequentially rejective multiple test procedure", Scand. J. Statistics 6(2),
+1979; ``holm``), so the chance that *any* timed metric of a comparison is called
+significant when none differs stays at most 5 %. The payload bytes are outside the
+family: for a given seed they are exact, not samples of a noisy quantity.
 
 An A/A comparison (one arm against a copy of itself) is flagged significant 5 % of the
-time at 95 % by construction; ``scripts/aa_false_positive.py`` measures that rate.
+time at 95 % by construction; ``scripts/aa_false_positive.py`` measures that rate
+(per metric, before the adjustment, and over the family, after it).
 
 This module owns every paired statistic of the project, and one convention: ratios
 are ``treatment / baseline`` and differences ``baseline - treatment``; for send against
@@ -60,13 +81,13 @@ pair cases the same way (``arms_by_repetition``) and compute with ``compare_pair
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Iterable, Optional, Sequence
 
 import numpy as np
 
 from ipc_bench.analysis.metrics import metric
-from ipc_bench.engine.config import CACHED, SEND
+from ipc_bench.engine.config import CACHED, POLICIES, SEND
 
 CONFIDENCE = 0.95
 METHODS = ("t", "bootstrap", "sign")
@@ -74,6 +95,23 @@ BOOTSTRAP_RESAMPLES = 10_000
 BOOTSTRAP_SEED = 20291  # fixed: the same samples always give the same interval
 
 NO_DIFFERENCE = "no significant difference"
+
+#: Fewest pairs for a bootstrap verdict: the smallest n from which the 95 %
+#: percentile-bootstrap interval of the median (``bootstrap_median_interval``) wrongly
+#: excludes the true median of iid data at most 8 % of the time. For odd n the
+#: resampled median is an order statistic ``x_(j)`` with ``P(median* <= x_(j)) =
+#: P(Binomial(n, j/n) >= (n+1)/2)``, so the interval is ``[x_(a), x_(b)]`` and its
+#: error rate ``P(Binomial(n, 1/2) < a) + P(Binomial(n, 1/2) >= b)`` is exact; it
+#: saw-tooths: n = 5: 6.2 %, 7: 12.5 %, 9: 3.9 %, 13: 9.2 %, 21: 7.8 %, 23: 9.3 %,
+#: 25: 4.3 %, 33: 8.0 %, then at most 7.3 % (45) and falling. Even n, simulated (3,000
+#: samples each, standard error 0.4 points): 2: 50 %, 4: 11 %, 6: 6.2 %, 8: 7.4 %, 22:
+#: 6.9 %, 24 to 44: 4.9 % to 5.8 %. ``tests/analysis/test_stats.py`` recomputes the odd
+#: n figures.
+BOOTSTRAP_MIN_PAIRS = 34
+
+#: What each method is called in a withheld verdict.
+METHOD_NAMES = {"t": "the t-interval", "bootstrap": "the bootstrap",
+                "sign": "the sign test"}
 
 
 def median_iqr(values: Sequence[float]) -> tuple[float, float]:
@@ -107,6 +145,15 @@ def t_interval(values: Sequence[float], confidence: float = CONFIDENCE
     return mean, mean - half, mean + half
 
 
+def _bootstrap_medians(values: Sequence[float], resamples: int, seed: int) -> np.ndarray:
+    """Medians of ``resamples`` resamples (with replacement) of ``values``, drawn from
+    ``numpy.random.default_rng(seed)``."""
+    a = np.asarray(values, dtype=float)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, a.size, size=(resamples, a.size))
+    return np.median(a[idx], axis=1)
+
+
 def bootstrap_median_interval(values: Sequence[float], confidence: float = CONFIDENCE,
                               resamples: int = BOOTSTRAP_RESAMPLES,
                               seed: int = BOOTSTRAP_SEED) -> tuple[float, float, float]:
@@ -115,15 +162,14 @@ def bootstrap_median_interval(values: Sequence[float], confidence: float = CONFI
     Resamples ``values`` with replacement ``resamples`` times from
     ``numpy.random.default_rng(seed)``; the bounds are the ``(1 - confidence) / 2``
     and ``(1 + confidence) / 2`` percentiles of the resampled medians. Raises
-    ``ValueError`` with fewer than two values.
+    ``ValueError`` with fewer than two values. Too narrow below ``BOOTSTRAP_MIN_PAIRS``
+    values (``compare_paired`` gives no verdict there).
     """
     a = np.asarray(values, dtype=float)
     n = a.size
     if n < 2:
         raise ValueError(f"a bootstrap interval needs at least 2 values, got {n}")
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n, size=(resamples, n))
-    medians = np.median(a[idx], axis=1)
+    medians = _bootstrap_medians(a, resamples, seed)
     lo, hi = np.percentile(medians, [100 * (1 - confidence) / 2, 100 * (1 + confidence) / 2])
     return float(np.median(a)), float(lo), float(hi)
 
@@ -164,9 +210,16 @@ def _interval(values: Sequence[float], method: str, confidence: float
 
 
 def min_pairs(method: str, confidence: float = CONFIDENCE) -> int:
-    """Fewest pairs for which ``method`` gives an interval (2; sign test: 6 at 95 %)."""
-    if method != "sign":
+    """Fewest pairs for a verdict by ``method``: ``t`` 2 (exact for normal log ratios
+    at any n; ``tests/analysis/test_stats.py`` simulates it), ``sign`` the fewest with
+    an interval (6 at 95 %), ``bootstrap`` ``BOOTSTRAP_MIN_PAIRS`` (found by
+    simulation at 95 %). Raises ``ValueError`` on an unknown method."""
+    if method == "t":
         return 2
+    if method == "bootstrap":
+        return BOOTSTRAP_MIN_PAIRS
+    if method != "sign":
+        raise ValueError(f"unknown interval method {method!r}; choose from {', '.join(METHODS)}")
     from scipy.stats import binom
 
     n = 2
@@ -175,13 +228,66 @@ def min_pairs(method: str, confidence: float = CONFIDENCE) -> int:
     return n
 
 
+def p_value(values: Sequence[float], method: str, null: float = 0.0) -> float:
+    """Two-sided p-value of "the centre of ``values`` is ``null``" by ``method``.
+
+    ``t``: Student's one-sample t test of the mean (``scipy.stats.ttest_1samp``);
+    ``sign``: the exact sign test of the median (``scipy.stats.binomtest``, values
+    equal to ``null`` left out); ``bootstrap``: twice the smaller share of the
+    resampled medians (``bootstrap_median_interval``'s resamples) at or below and at
+    or above ``null``, at most 1. With no spread (all values equal, to rounding) it
+    is 0 when they differ from ``null`` and 1 when they equal it. Needs two or more values
+    (``ValueError``); for the t test on log ratios pass ``log(ratios)``.
+    """
+    a = np.asarray(values, dtype=float)
+    if a.size < 2:
+        raise ValueError(f"a p-value needs at least 2 values, got {a.size}")
+    tol = 8 * np.finfo(float).eps * max(1.0, float(np.max(np.abs(a))))
+    if np.ptp(a) <= tol:  # no spread beyond rounding (e.g. log ratios of a scaled copy)
+        return 1.0 if abs(float(a.mean()) - null) <= tol else 0.0
+    if method == "t":
+        from scipy.stats import ttest_1samp
+
+        return float(ttest_1samp(a, null).pvalue)
+    if method == "sign":
+        from scipy.stats import binomtest
+
+        above, below = int(np.sum(a > null)), int(np.sum(a < null))
+        return float(binomtest(above, above + below, 0.5).pvalue) if above + below else 1.0
+    if method == "bootstrap":
+        medians = _bootstrap_medians(a, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED)
+        return float(min(1.0, 2 * min(np.mean(medians <= null), np.mean(medians >= null))))
+    raise ValueError(f"unknown interval method {method!r}; choose from {', '.join(METHODS)}")
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (Holm 1979), in the order given.
+
+    With the ``m`` p-values sorted ascending, the ``i``-th (from 1) becomes
+    ``max_{j <= i} min(1, (m - j + 1) p_(j))``; rejecting where the adjusted value is
+    at most ``alpha`` keeps the chance of any false rejection at most ``alpha``
+    whatever the dependence between the tests. Same as R's ``p.adjust(p, "holm")``.
+    """
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    out = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * float(p_values[i])))
+        out[i] = running
+    return out
+
+
 @dataclass(frozen=True)
 class PairedComparison:
     """One metric, two arms, ``n_pairs`` paired repetitions (see the module docstring).
 
     Ratios are ``treatment / baseline``; differences ``baseline - treatment`` (in the
-    metric's unit). Interval fields are ``None`` when no interval exists (fewer than two
-    pairs, or a ratio with a zero or negative value in it).
+    metric's unit). Interval fields and ``p_value`` are ``None`` when the method gives
+    no verdict (fewer than ``min_pairs`` pairs; a ratio with a zero or negative value
+    in it has no ratio interval). ``p_adjusted`` is the p-value after the multiplicity
+    adjustment named by ``adjustment`` (``"holm"`` in ``compare_cases``; ``None`` and
+    ``"none"`` for a comparison on its own); ``significant`` and ``verdict`` follow it.
     """
 
     metric: str
@@ -204,6 +310,9 @@ class PairedComparison:
     diff_ci_high: Optional[float]
     significant: Optional[bool]
     verdict: str
+    p_value: Optional[float] = None
+    p_adjusted: Optional[float] = None
+    adjustment: str = "none"
 
     @property
     def diff_half_width(self) -> Optional[float]:
@@ -218,14 +327,51 @@ class PairedComparison:
         d["diff_half_width"] = self.diff_half_width
         return d
 
+    def adjusted(self, p_adjusted: float, adjustment: str) -> "PairedComparison":
+        """This comparison with its verdict taken from ``p_adjusted`` (significant when
+        it is at most ``1 - confidence``), recorded as ``adjustment`` (e.g. ``holm``).
+        Raises ``ValueError`` on a comparison without a p-value."""
+        if self.p_value is None:
+            raise ValueError(f"{self.metric or 'comparison'} has no p-value to adjust")
+        significant = p_adjusted <= 1 - self.confidence
+        return replace(self, p_adjusted=p_adjusted, adjustment=adjustment,
+                       significant=significant,
+                       verdict=_verdict(significant, self._point(), self.baseline,
+                                        self.treatment))
+
+    def _point(self) -> Optional[float]:
+        return self.ratio_geomean if self.method == "t" else self.ratio_median
+
+
+def withheld_verdict(method: str, n: int, confidence: float = CONFIDENCE) -> str:
+    """The verdict printed instead of one ``method`` cannot support with ``n`` pairs,
+    e.g. "no verdict: the bootstrap needs >= 34 pairs, have 6 (use --repeat 34 or
+    more, or --ci-method t)". Raises ``ValueError`` on an unknown method."""
+    need = min_pairs(method, confidence)
+    other = "" if method == "t" else ", or --ci-method t"
+    return (f"no verdict: {METHOD_NAMES[method]} needs >= {need} pairs, have {n} "
+            f"(use --repeat {need} or more{other})")
+
+
+def _verdict(significant: bool, point: Optional[float], baseline_name: str,
+             treatment_name: str) -> str:
+    if not significant:
+        return NO_DIFFERENCE
+    if point is None:
+        return f"significant: {treatment_name} - {baseline_name} differs from 0"
+    change = (point - 1.0) * 100
+    return (f"significant: {treatment_name} {abs(change):.1f} % "
+            f"{'lower' if change < 0 else 'higher'} than {baseline_name}")
+
 
 def compare_paired(baseline: Sequence[float], treatment: Sequence[float], *,
                    metric: str = "", baseline_name: str = "A", treatment_name: str = "B",
                    method: str = "t", confidence: float = CONFIDENCE) -> PairedComparison:
     """Compare paired samples ``baseline[i]`` / ``treatment[i]`` (one per repetition).
 
-    Raises ``ValueError`` if the samples differ in length or are empty, or on an
-    unknown ``method``.
+    With fewer than ``min_pairs(method)`` pairs there is no interval, p-value or
+    verdict (``withheld_verdict`` says why). Raises ``ValueError`` if the samples
+    differ in length or are empty, or on an unknown ``method``.
     """
     if method not in METHODS:
         raise ValueError(f"unknown interval method {method!r}; choose from {', '.join(METHODS)}")
@@ -243,7 +389,7 @@ def compare_paired(baseline: Sequence[float], treatment: Sequence[float], *,
     ratios = b / a if positive else None
     ratio_median = float(np.median(ratios)) if ratios is not None else None
     ratio_geomean = float(np.exp(np.mean(np.log(ratios)))) if ratios is not None else None
-    r_lo = r_hi = d_lo = d_hi = None
+    r_lo = r_hi = d_lo = d_hi = p = None
     significant: Optional[bool] = None
     if n >= min_pairs(method, confidence):
         _, d_lo, d_hi = _interval(diff, method, confidence)
@@ -251,24 +397,17 @@ def compare_paired(baseline: Sequence[float], treatment: Sequence[float], *,
             if method == "t":
                 _, lo, hi = t_interval(np.log(ratios), confidence)
                 r_lo, r_hi = math.exp(lo), math.exp(hi)
+                p = p_value(np.log(ratios), method)
             else:
                 _, r_lo, r_hi = _interval(ratios, method, confidence)
+                p = p_value(ratios, method, null=1.0)
             significant = not (r_lo <= 1.0 <= r_hi)
         else:
+            p = p_value(diff, method)
             significant = not (d_lo <= 0.0 <= d_hi)
-    if significant is None:
-        verdict = (f"too few repetitions for an interval (use --repeat "
-                   f"{min_pairs(method, confidence)} or more)")
-    elif not significant:
-        verdict = NO_DIFFERENCE
-    else:
-        point = ratio_geomean if method == "t" else ratio_median
-        if point is None:
-            verdict = f"significant: {treatment_name} - {baseline_name} differs from 0"
-        else:
-            change = (point - 1.0) * 100
-            verdict = (f"significant: {treatment_name} {abs(change):.1f} % "
-                       f"{'lower' if change < 0 else 'higher'} than {baseline_name}")
+    point = ratio_geomean if method == "t" else ratio_median
+    verdict = (withheld_verdict(method, n, confidence) if significant is None
+               else _verdict(significant, point, baseline_name, treatment_name))
     return PairedComparison(
         metric=metric, baseline=baseline_name, treatment=treatment_name, n_pairs=n,
         method=method, confidence=confidence,
@@ -276,7 +415,8 @@ def compare_paired(baseline: Sequence[float], treatment: Sequence[float], *,
         treatment_iqr=b_iqr, ratio_median=ratio_median, ratio_geomean=ratio_geomean,
         ratio_ci_low=r_lo, ratio_ci_high=r_hi,
         diff_mean=float(diff.mean()), diff_median=float(np.median(diff)),
-        diff_ci_low=d_lo, diff_ci_high=d_hi, significant=significant, verdict=verdict)
+        diff_ci_low=d_lo, diff_ci_high=d_hi, significant=significant, verdict=verdict,
+        p_value=p)
 
 
 #: Summary fields compared between arms, in the order the comparison block shows them
@@ -289,6 +429,10 @@ COMPARED_KEYS: tuple[str, ...] = (
 #: ``COMPARED_KEYS`` with the unit each is recorded in (``compare_cases``' default).
 COMPARED_METRICS: tuple[tuple[str, str], ...] = tuple((k, metric(k).unit)
                                                       for k in COMPARED_KEYS)
+#: Compared fields that are exact for a given seed (the payload bytes): outside the
+#: multiplicity family of ``compare_cases``, their verdicts are the unadjusted ones.
+EXACT_KEYS: tuple[str, ...] = ("sched_to_runner_payload_bytes_per_step",
+                               "runner_to_sched_payload_bytes_per_step")
 
 
 def arms_by_repetition(records: Iterable[dict[str, Any]], keys: Sequence[str]
@@ -312,17 +456,28 @@ def arms_by_repetition(records: Iterable[dict[str, Any]], keys: Sequence[str]
     return groups
 
 
+def arm_rank(arm: str) -> tuple[int, bool]:
+    """Sort key of an arm name: the policies in ``POLICIES`` order, each copy (``send'``)
+    after its policy, other arms (e.g. the overhead scenario's) after them; a stable
+    sort keeps those in the order given."""
+    policy = arm.rstrip("'")
+    return (POLICIES.index(policy) if policy in POLICIES else len(POLICIES), arm != policy)
+
+
 def compare_cases(summaries: Sequence[dict[str, Any]], method: str = "t",
                   confidence: float = CONFIDENCE,
                   metrics: Sequence[tuple[str, str]] = COMPARED_METRICS) -> list[dict[str, Any]]:
     """Paired comparisons of the case summaries of one run (``summary.json`` cases).
 
-    Groups complete cases by (scenario, workload, codec); within a group the first
-    arm seen is the baseline and every other arm is compared with it, pairing cases of
-    equal ``repetition`` (``arms_by_repetition``). Returns one dict per (group,
-    treatment arm): identity, ``n_pairs``, ``repetitions`` and ``metrics`` (metric ->
-    ``PairedComparison.to_dict`` plus its ``unit``). Groups with a single arm are left
-    out. Raises ``ValueError`` on an unknown ``method``.
+    Groups complete cases by (scenario, workload, codec); within a group the arms are
+    ranked by ``arm_rank`` (send, send', cached, cached', then other arms in the order
+    first seen; not by run order, which is random), the first is the baseline and every other arm is
+    compared with it, pairing cases of equal ``repetition`` (``arms_by_repetition``). Returns one dict per (group,
+    treatment arm): identity, ``n_pairs``, ``repetitions``, ``metrics`` (metric ->
+    ``PairedComparison.to_dict`` plus its ``unit``) and ``family`` (the metrics whose
+    verdicts were adjusted together by Holm's method: every compared metric with a
+    p-value but the ``EXACT_KEYS``; their ``adjustment`` is ``"holm"``). Groups with a
+    single arm are left out. Raises ``ValueError`` on an unknown ``method``.
     """
     groups = arms_by_repetition(
         (s for s in summaries
@@ -330,9 +485,7 @@ def compare_cases(summaries: Sequence[dict[str, Any]], method: str = "t",
         ("scenario", "workload", "codec"))
     out = []
     for (scenario, workload, codec), arms in groups.items():
-        names = list(arms)
-        if len(names) < 2:
-            continue
+        names = sorted(arms, key=arm_rank)
         base = names[0]
         for treat in names[1:]:
             reps = sorted(set(arms[base]) & set(arms[treat]))
@@ -340,15 +493,21 @@ def compare_cases(summaries: Sequence[dict[str, Any]], method: str = "t",
                                          baseline=base, treatment=treat, n_pairs=len(reps),
                                          repetitions=reps, method=method,
                                          confidence=confidence, metrics={})
-            for key, unit in metrics:
+            found: dict[str, PairedComparison] = {}
+            for key, _ in metrics:
                 a = [arms[base][r].get(key) for r in reps]
                 b = [arms[treat][r].get(key) for r in reps]
-                if not reps or any(v is None for v in a + b):
-                    continue
-                cmp = compare_paired(a, b, metric=key, baseline_name=base,
-                                     treatment_name=treat, method=method,
-                                     confidence=confidence)
-                entry["metrics"][key] = dict(cmp.to_dict(), unit=unit)
+                if reps and not any(v is None for v in a + b):
+                    found[key] = compare_paired(a, b, metric=key, baseline_name=base,
+                                                treatment_name=treat, method=method,
+                                                confidence=confidence)
+            family = [k for k, c in found.items()
+                      if k not in EXACT_KEYS and c.p_value is not None]
+            for key, p_adj in zip(family, holm([found[k].p_value for k in family])):
+                found[key] = found[key].adjusted(p_adj, "holm")
+            entry["family"] = family
+            units = dict(metrics)
+            entry["metrics"] = {k: dict(c.to_dict(), unit=units[k]) for k, c in found.items()}
             out.append(entry)
     return out
 

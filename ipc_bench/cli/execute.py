@@ -39,6 +39,7 @@ from ipc_bench.harness.spec import CaseError
 from ipc_bench.harness.supervisor import run_case
 from ipc_bench.harness.progress import case_progress, progress_enabled
 from ipc_bench.harness.run_folder import RunFolderError, RunWriter, default_run_dir
+from ipc_bench.harness.scenario import ARM_ORDER
 from ipc_bench.harness.signals import Interrupted
 from ipc_bench.harness.spec import CaseResult
 from ipc_bench.report.tables import format_byte_model, format_comparisons, format_tables
@@ -139,13 +140,15 @@ def claim_run_dir(args) -> tuple[Path, Optional[Path]]:
 
 
 def run_metadata(args, cases) -> dict[str, Any]:
-    """The run's metadata: the environment, the scenario and seed, and every case's
-    settings (``summary.json``'s ``metadata``)."""
+    """The run's metadata: the environment, the scenario and seed, how the arms were
+    ordered, and every case's settings in the order the cases run (``summary.json``'s
+    ``metadata``)."""
     metadata = collect_metadata(include_hostname=not args.no_hostname)
     metadata["scenario"] = args.scenario
     metadata["seed"] = args.seed
     metadata["aa"] = bool(args.aa)
     metadata["ci_method"] = args.ci_method
+    metadata["arm_order"] = ARM_ORDER  # the order itself: ``cases`` below, as run
     metadata["cases"] = [dict(case_id=c.case_id, labels=c.labels, policy=c.policy,
                               arm=c.arm_label, codec=c.codec,
                               scheduler=msgspec.to_builtins(c.scheduler),

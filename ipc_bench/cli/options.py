@@ -224,15 +224,18 @@ def _add_scheduler_options(p: argparse.ArgumentParser) -> None:
 def _add_repetition_options(p: argparse.ArgumentParser) -> None:
     """Repetitions and the paired comparison of the arms."""
     p.add_argument("--repeat", type=_int_in(1, 1000), default=1,
-                   help="repetitions of each case, interleaved (A B, B A, A B ...); with 2 or "
-                   "more the summary compares the arms with paired 95 %% intervals")
+                   help="repetitions of each case; the arms of a repetition run next to each "
+                   "other in a random order (seeded by --seed); with 2 or more the summary "
+                   "compares the arms with paired 95 %% intervals, verdicts Holm-adjusted "
+                   "over the timed metrics")
     p.add_argument("--aa", action="store_true",
                    help="A/A run: one policy (--policies, default send) against a copy of "
                    "itself, labelled e.g. send and send'")
     p.add_argument("--ci-method", choices=METHODS, default="t",
                    help="interval of the paired comparisons: t (t-interval on log ratios, "
-                   "default), bootstrap (percentile bootstrap of the median) or sign "
-                   "(distribution-free sign-test interval of the median, >= 6 pairs)")
+                   "default, >= 2 pairs), bootstrap (percentile bootstrap of the median, "
+                   ">= 34 pairs) or sign (distribution-free sign-test interval of the "
+                   "median, >= 6 pairs); with fewer pairs no verdict is given")
 
 
 def _add_case_options(p: argparse.ArgumentParser) -> None:

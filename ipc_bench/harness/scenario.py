@@ -21,6 +21,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import pkgutil
+import random
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -225,6 +226,18 @@ def summary_line(module: ModuleType) -> str:
     return doc.splitlines()[0] if doc else ""
 
 
+#: How ``grid`` orders the arms of one repetition (recorded in a run's metadata).
+ARM_ORDER = ("random per repetition, workload and codec (seeded by --seed) with "
+             "--repeat 2 or more; as given with one repetition")
+
+
+def arm_order_rng(seed: int) -> random.Random:
+    """The generator ``grid`` draws the arm orders from: ``random.Random`` seeded with
+    the string ``"arm-order/<seed>"`` (the same orders for the same ``--seed`` on any
+    machine or Python 3 version; independent of the workload's generator)."""
+    return random.Random(f"arm-order/{seed}")
+
+
 def grid(opts: ScenarioOptions, workloads: list[dict[str, Any]],
          make: Callable[[dict[str, Any], str, str, int], CaseSpec],
          single_process: bool = False) -> list[CaseSpec]:
@@ -232,15 +245,20 @@ def grid(opts: ScenarioOptions, workloads: list[dict[str, Any]],
 
     Order: for each repetition, for each workload, for each codec: the policies in
     turn, so both sides of each comparison run next to each other under the same
-    machine conditions; odd repetitions take the policies in reverse order (send
-    cached, cached send, send cached, ...: ABBA counterbalancing), so that an effect
-    of running first or second (a drift, a warmer or fuller parent process) cancels
-    over pairs instead of biasing every pair the same way. With ``single_process``
-    (and ``opts.single_process``), each workload also gets the single-process
-    baseline per policy (codec ``none``, transport ``inproc``).
+    machine conditions. With two or more repetitions their order is drawn at random
+    for each such block (``arm_order_rng(opts.seed)``: the same for the same seed);
+    a single repetition, which gets no interval, keeps the order given (``--policies``)
+    so its tables read the same from run to run. Randomising removes
+    both biases of a fixed order: running first or second (a drift, a warmer or
+    fuller parent process) cancels over pairs on average instead of favouring one
+    arm, and a burst of noise across a pair boundary no longer lands on the same arm
+    on both sides of it (with the alternating A B, B A order it did, so neighbouring
+    pairs' ratios were positively correlated and intervals too narrow). With
+    ``single_process`` (and ``opts.single_process``), each workload also gets the
+    single-process baseline per policy (codec ``none``, transport ``inproc``).
     ``make(labels, policy, codec, repetition)`` builds one two-process case. With
-    ``opts.aa`` each policy runs twice in a row, the second copy labelled
-    ``<policy>'`` (``CaseSpec.arm``): an A/A comparison through the same code paths.
+    ``opts.aa`` each policy runs twice, the copy labelled ``<policy>'``
+    (``CaseSpec.arm``): an A/A comparison through the same code paths.
     """
     if not workloads:
         raise ConfigError("scenario has no workloads")
@@ -249,11 +267,13 @@ def grid(opts: ScenarioOptions, workloads: list[dict[str, Any]],
         codecs.append(NO_CODEC)
     arms = ([(p, a) for p in opts.policies for a in ("", p + "'")] if opts.aa
             else [(p, "") for p in opts.policies])
+    rng = arm_order_rng(opts.seed)
     cases = []
     for rep in range(opts.repeat):
         for labels in workloads:
             for codec in codecs:
-                for policy, arm in (arms if rep % 2 == 0 else arms[::-1]):
+                order = rng.sample(arms, len(arms)) if opts.repeat > 1 else arms
+                for policy, arm in order:
                     if codec == NO_CODEC:
                         case = replace(make(labels, policy, CODECS[0], rep), codec=NO_CODEC,
                                        transport=INPROC, floor=False)

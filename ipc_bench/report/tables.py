@@ -10,7 +10,7 @@ replays' latency table.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Optional, Sequence
 
 from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.stats import COMPARED_KEYS
@@ -116,48 +116,74 @@ def _num(value, scale: float) -> str:
     return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.2f}" if abs(v) < 10 else f"{v:.1f}"
 
 
+#: How a withheld verdict starts (``stats.withheld_verdict``); the block says why once.
+WITHHELD = "no verdict"
+
+
+def _p(value: Optional[float]) -> str:
+    if value is None:
+        return "-"
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
 def format_comparisons(comparisons: Iterable[dict[str, Any]]) -> str:
     """One block per (workload, codec, treatment): per metric, each arm's median over
     repetitions [IQR], the paired ratio treatment / baseline and the paired difference
     baseline - treatment, each with its interval (point estimates: geometric mean and
-    mean for the t method, medians for bootstrap and sign), and the verdict."""
+    mean for the t method, medians for bootstrap and sign), the p-value [after Holm's
+    adjustment over the comparison's ``family``] and the verdict (``stats.compare_cases``).
+    The block's first line says which metrics the adjustment covered, or why the
+    method gives no verdict with so few pairs (the rows then say "no verdict")."""
     out = []
     for c in comparisons:
         base, treat = c["baseline"], c["treatment"]
         method = {"t": "t-interval on log ratios",
                   "bootstrap": "bootstrap percentile",
                   "sign": "sign-test order statistics"}.get(c["method"], c["method"])
+        family = c.get("family") or []
+        adjusted = (f"; verdicts Holm-adjusted over {len(family)} timed metrics"
+                    if family else "")
+        withheld = [m["verdict"] for m in c["metrics"].values()
+                    if m["verdict"].startswith(WITHHELD)]
+        if withheld:  # the reason once, not on every row
+            adjusted = "; " + withheld[0]
         out.append(f"\n{treat} vs {base}  [{c['workload']}]  {c['codec']}: {c['n_pairs']} "
-                   f"paired repetitions, {c['confidence']:.0%} intervals ({method})")
+                   f"paired repetitions, {c['confidence']:.0%} intervals ({method})"
+                   + adjusted)
         header = ["metric", "unit", f"{base} median [IQR]", f"{treat} median [IQR]",
-                  f"{treat}/{base}", "ratio CI", f"{base}-{treat}", "diff CI", "verdict"]
-        rows = []
-        for key in COMPARED_KEYS:
-            m = c["metrics"].get(key)
-            if m is None:
-                continue
-            entry = metric(key)
-            label, scale, unit = entry.short, entry.scale, entry.display_unit
-            ci = "-"
-            if m["ratio_ci_low"] is not None:
-                ci = f"[{m['ratio_ci_low']:.3f}, {m['ratio_ci_high']:.3f}]"
-            dci = "-"
-            if m["diff_ci_low"] is not None:
-                dci = f"[{_num(m['diff_ci_low'], scale)}, {_num(m['diff_ci_high'], scale)}]"
-            # the point estimate each interval is centred on: the geometric mean (t) or
-            # the median (bootstrap, sign) of the per-pair ratios and differences
-            t_method = c["method"] == "t"
-            ratio = m["ratio_geomean"] if t_method else m["ratio_median"]
-            diff = m["diff_mean"] if t_method else m["diff_median"]
-            rows.append([
-                label, unit,
-                f"{_num(m['baseline_median'], scale)} [{_num(m['baseline_iqr'], scale)}]",
-                f"{_num(m['treatment_median'], scale)} [{_num(m['treatment_iqr'], scale)}]",
-                f"{ratio:.3f}" if ratio is not None else "-", ci,
-                _num(diff, scale), dci, m["verdict"]])
+                  f"{treat}/{base}", "ratio CI", f"{base}-{treat}", "diff CI", "p [Holm]",
+                  "verdict"]
+        rows = [_comparison_row(c["method"], key, c["metrics"][key])
+                for key in COMPARED_KEYS if key in c["metrics"]]
         if rows:
             out.append(render(header, rows))
     return "\n".join(out)
+
+
+def _comparison_row(method: str, key: str, m: dict[str, Any]) -> list[str]:
+    """One metric's row of ``format_comparisons``."""
+    entry = metric(key)
+    label, scale, unit = entry.short, entry.scale, entry.display_unit
+    ci = "-"
+    if m["ratio_ci_low"] is not None:
+        ci = f"[{m['ratio_ci_low']:.3f}, {m['ratio_ci_high']:.3f}]"
+    dci = "-"
+    if m["diff_ci_low"] is not None:
+        dci = f"[{_num(m['diff_ci_low'], scale)}, {_num(m['diff_ci_high'], scale)}]"
+    # the point estimate each interval is centred on: the geometric mean (t) or
+    # the median (bootstrap, sign) of the per-pair ratios and differences
+    t_method = method == "t"
+    ratio = m["ratio_geomean"] if t_method else m["ratio_median"]
+    diff = m["diff_mean"] if t_method else m["diff_median"]
+    p = _p(m.get("p_value"))
+    if m.get("p_adjusted") is not None:
+        p += f" [{_p(m['p_adjusted'])}]"
+    return [label, unit,
+            f"{_num(m['baseline_median'], scale)} [{_num(m['baseline_iqr'], scale)}]",
+            f"{_num(m['treatment_median'], scale)} [{_num(m['treatment_iqr'], scale)}]",
+            f"{ratio:.3f}" if ratio is not None else "-", ci,
+            _num(diff, scale), dci, p,
+            WITHHELD if m["verdict"].startswith(WITHHELD) else m["verdict"]]
 
 
 def format_byte_model(rows: Iterable[dict[str, Any]]) -> str:

@@ -273,7 +273,7 @@ def _cli_comparison_rows(stdout: str) -> dict[tuple, tuple[str, str]]:
             where = head.groups()
             continue
         cells = re.split(r"\s{2,}", line.strip())
-        if where and cells[0] in CLI_TO_REPORT and len(cells) == 9:
+        if where and cells[0] in CLI_TO_REPORT and len(cells) == 10:
             out[where + (CLI_TO_REPORT[cells[0]],)] = (cells[4], cells[5])
     return out
 

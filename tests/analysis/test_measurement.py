@@ -18,6 +18,7 @@ import pytest
 from ipc_bench.analysis import capture
 from ipc_bench.cli import main
 from ipc_bench.engine.workloads import make_req_id
+from ipc_bench.harness.scenario import ARM_ORDER
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "30",
@@ -86,7 +87,12 @@ def test_aa_run_labels_the_copy(tmp_path):
     out = tmp_path / "aa"
     assert main(SMALL + ["--aa", "--repeat", "2", "--output", str(out)]) == 0
     summary = json.loads((out / "summary.json").read_text())
-    assert [c["arm"] for c in summary["cases"]] == ["send", "send'", "send'", "send"]  # ABBA
+    # each repetition's two arms back to back, in the seeded random order of the grid
+    arms = [c["arm"] for c in summary["cases"]]
+    assert sorted(arms[:2]) == sorted(arms[2:]) == ["send", "send'"]
+    assert [c["repetition"] for c in summary["cases"]] == [0, 0, 1, 1]
+    assert summary["metadata"]["arm_order"] == ARM_ORDER
+    assert [c["arm"] for c in summary["metadata"]["cases"]] == arms
     assert {c["policy"] for c in summary["cases"]} == {"send"}
     [cmp] = summary["comparisons"]
     assert (cmp["baseline"], cmp["treatment"]) == ("send", "send'")

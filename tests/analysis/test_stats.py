@@ -63,11 +63,12 @@ def test_constant_ratio():
 
 def test_identical_samples_are_no_difference():
     rng = np.random.default_rng(3)
-    a = rng.normal(1000, 50, size=10)
+    a = rng.normal(1000, 50, size=stats.BOOTSTRAP_MIN_PAIRS)
     for method in stats.METHODS:
         cmp = stats.compare_paired(a, a.copy(), method=method)
         assert cmp.ratio_median == 1.0
         assert (cmp.ratio_ci_low, cmp.ratio_ci_high) == (1.0, 1.0)
+        assert cmp.p_value == 1.0
         assert cmp.significant is False
         assert cmp.verdict == stats.NO_DIFFERENCE
 
@@ -93,17 +94,100 @@ def test_sign_interval_by_hand():
     assert stats.sign_interval(values[:-1] + [1e9])[1:] == (10.0, 21.0)
     with pytest.raises(ValueError, match="95% sign-test interval needs more values, got 5"):
         stats.sign_interval([1, 2, 3, 4, 5])
-    assert stats.min_pairs("sign") == 6 and stats.min_pairs("t") == 2
     cmp = stats.compare_paired([100.0] * 5, [90.0] * 5, method="sign")
-    assert cmp.significant is None
-    assert cmp.verdict == "too few repetitions for an interval (use --repeat 6 or more)"
+    assert cmp.significant is None and cmp.p_value is None
+    assert cmp.verdict == ("no verdict: the sign test needs >= 6 pairs, have 5 "
+                           "(use --repeat 6 or more, or --ci-method t)")
 
 
 def test_one_pair_has_no_interval():
     cmp = stats.compare_paired([100.0], [90.0])
-    assert cmp.significant is None
+    assert cmp.significant is None and cmp.p_value is None
     assert cmp.ratio_ci_low is None and cmp.diff_ci_low is None
-    assert cmp.verdict == "too few repetitions for an interval (use --repeat 2 or more)"
+    assert cmp.verdict == "no verdict: the t-interval needs >= 2 pairs, have 1 (use --repeat 2 or more)"
+
+
+def test_minimum_pairs_per_method_and_the_withheld_verdict():
+    assert {m: stats.min_pairs(m) for m in stats.METHODS} == {"t": 2, "bootstrap": 34, "sign": 6}
+    with pytest.raises(ValueError, match="unknown interval method 'z'"):
+        stats.min_pairs("z")
+    # A clear 10 % drop over 33 pairs: the bootstrap still gives no verdict.
+    rng = np.random.default_rng(4)
+    base = rng.lognormal(7, 0.05, size=33)
+    cmp = stats.compare_paired(base, 0.9 * base * rng.lognormal(0, 0.01, size=33),
+                               method="bootstrap")
+    assert cmp.significant is None and cmp.ratio_ci_low is None and cmp.p_value is None
+    assert cmp.ratio_median == pytest.approx(0.9, abs=0.01)  # point estimates remain
+    assert cmp.verdict == ("no verdict: the bootstrap needs >= 34 pairs, have 33 "
+                           "(use --repeat 34 or more, or --ci-method t)")
+    one_more = stats.compare_paired(np.append(base, base[0]), 0.9 * np.append(base, base[0]),
+                                    method="bootstrap")
+    assert one_more.significant is True and one_more.p_value == 0.0
+
+
+def _bootstrap_error_rate_odd(n: int) -> float:
+    """Exact rate at which the 95 % percentile-bootstrap interval of the median of n
+    (odd) iid values excludes the true median, with infinitely many resamples: the
+    resampled median is x_(j) with P(median* <= x_(j)) = P(Binomial(n, j/n) >= (n+1)/2)."""
+    from scipy.stats import binom
+
+    cdf = [binom.sf((n + 1) // 2 - 1, n, j / n) for j in range(1, n + 1)]
+    a = next(j for j in range(1, n + 1) if cdf[j - 1] >= 0.025)
+    b = next(j for j in range(1, n + 1) if cdf[j - 1] >= 0.975)
+    return float(binom.cdf(a - 1, n, 0.5) + binom.sf(b - 1, n, 0.5))
+
+
+def test_bootstrap_minimum_is_where_its_error_rate_settles():
+    rates = {n: _bootstrap_error_rate_odd(n) for n in range(5, 200, 2)}
+    assert rates[7] == pytest.approx(0.125) and rates[23] == pytest.approx(0.0931, abs=1e-4)
+    assert rates[33] > 0.08  # the last n over 8 %: the minimum is the next one
+    assert max(r for n, r in rates.items() if n >= stats.BOOTSTRAP_MIN_PAIRS) <= 0.0725
+    # the implementation (10,000 resamples) errs as the formula says at n = 7
+    rng = np.random.default_rng(8)
+    wrong = sum(not lo <= 0.0 <= hi for lo, hi in (
+        stats.bootstrap_median_interval(rng.standard_normal(7))[1:] for _ in range(400)))
+    assert 0.08 < wrong / 400 < 0.18
+
+
+def test_t_interval_false_positive_rate_is_nominal():
+    # A/A on iid lognormal noise (sd 10 % per value): about 5 % of 95 % intervals
+    # exclude 1 whatever the number of pairs. 1,500 comparisons per n: the standard
+    # error of a 5 % rate is 0.56 points.
+    rng = np.random.default_rng(20291)
+    for n in (2, 3, 6):
+        a = rng.lognormal(7, 0.1, size=(1500, n))
+        b = rng.lognormal(7, 0.1, size=(1500, n))
+        flagged = [stats.compare_paired(x, y).significant for x, y in zip(a, b)]
+        assert 0.035 < sum(flagged) / 1500 < 0.065, n
+    # the bootstrap at 2 pairs, for contrast (hence its minimum): about half
+    flagged = [bool(stats.bootstrap_median_interval(np.log(y / x))[1] > 0
+                    or stats.bootstrap_median_interval(np.log(y / x))[2] < 0)
+               for x, y in zip(a[:200, :2], b[:200, :2])]
+    assert sum(flagged) / 200 > 0.35
+
+
+def test_p_values_match_the_intervals():
+    rng = np.random.default_rng(6)
+    x = rng.normal(0.3, 1.0, size=12)
+    from scipy.stats import binomtest, ttest_1samp
+
+    assert stats.p_value(x, "t") == pytest.approx(ttest_1samp(x, 0.0).pvalue)
+    above = int(np.sum(x > 0))
+    assert stats.p_value(x, "sign") == pytest.approx(binomtest(above, 12, 0.5).pvalue)
+    assert stats.p_value([2.0, 2.0], "t") == 0.0 and stats.p_value([0.0, 0.0], "t") == 1.0
+    # the t interval excludes 0 exactly when p < 0.05
+    for shift in np.linspace(-1, 1, 21):
+        _, lo, hi = stats.t_interval(x + shift)
+        assert (not lo <= 0 <= hi) == (stats.p_value(x + shift, "t") < 0.05)
+    with pytest.raises(ValueError, match="at least 2 values, got 1"):
+        stats.p_value([1.0], "t")
+
+
+def test_holm_known_values():
+    # R: p.adjust(c(0.01, 0.04, 0.03, 0.005), "holm") = 0.03 0.06 0.06 0.02
+    assert stats.holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert stats.holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])
+    assert stats.holm([]) == []
 
 
 def test_bootstrap_is_deterministic_and_brackets_the_median():
@@ -141,7 +225,8 @@ def _summary(arm, rep, step_ns, codec="msgpack", workload="num_running=256"):
 def test_compare_cases_pairs_by_repetition():
     summaries = []
     for rep, (a, b) in enumerate([(100.0, 80.0), (110.0, 88.0), (90.0, 72.0)]):
-        summaries += [_summary("send", rep, a), _summary("cached", rep, b)]
+        pair = [_summary("send", rep, a), _summary("cached", rep, b)]
+        summaries += pair[::-1] if rep == 0 else pair  # run order does not pick the baseline
     summaries.append(_summary("send", 3, 500.0))  # unpaired: left out
     out = stats.compare_cases(summaries, metrics=[("step_ns_mean", "ns")])
     assert len(out) == 1
@@ -152,6 +237,44 @@ def test_compare_cases_pairs_by_repetition():
     assert m["significant"] is True
     assert m["unit"] == "ns"
     assert m["diff_mean"] == pytest.approx(20.0)
+    assert entry["family"] == ["step_ns_mean"] and m["adjustment"] == "holm"
+
+
+def test_arm_rank_puts_send_first():
+    assert sorted(["cached", "x", "send'", "send", "cached'", "a"], key=stats.arm_rank) == [
+        "send", "send'", "cached", "cached'", "x", "a"]
+
+
+def test_compare_cases_adjusts_the_timed_metrics_by_holm():
+    # step mean: 5 % lower in every pair bar noise (p < 0.001); encode: 2 % lower with
+    # more noise (p = 0.045 alone); decode: no change (p = 0.6); bytes: exact, outside
+    # the family. Holm: encode's p is doubled (second smallest of three).
+    noise = [0.01, -0.012, 0.008, -0.006, 0.0]
+    enc_noise = [0.0, 0.012, -0.01, 0.02, -0.015]
+    dec_noise = [0.01, -0.01, 0.02, -0.015, 0.0]
+    summaries = []
+    for rep, (e, f, g) in enumerate(zip(noise, enc_noise, dec_noise)):
+        for arm, step, enc, dec, s2r in (("send", 1000.0, 100.0, 50.0, 500.0),
+                                         ("cached", 950.0 * (1 + e), 98.0 * (1 + f),
+                                          50.0 * (1 + g), 480.0)):
+            summaries.append(dict(_summary(arm, rep, step), encode_ns_per_step=enc,
+                                  decode_ns_per_step=dec,
+                                  sched_to_runner_payload_bytes_per_step=s2r))
+    metrics = [("step_ns_mean", "ns"), ("encode_ns_per_step", "ns"),
+               ("decode_ns_per_step", "ns"), ("sched_to_runner_payload_bytes_per_step", "B")]
+    [entry] = stats.compare_cases(summaries, metrics=metrics)
+    assert entry["family"] == ["step_ns_mean", "encode_ns_per_step", "decode_ns_per_step"]
+    step, enc, dec, s2r = (entry["metrics"][k] for k, _ in metrics)
+    assert enc["p_value"] == pytest.approx(0.0446, abs=1e-4)
+    assert enc["ratio_ci_high"] < 1.0  # alone: significant
+    assert [m["p_adjusted"] for m in (step, enc, dec)] == pytest.approx(
+        stats.holm([step["p_value"], enc["p_value"], dec["p_value"]]))
+    assert enc["p_adjusted"] == pytest.approx(2 * enc["p_value"])
+    assert enc["significant"] is False and dec["significant"] is False
+    assert enc["verdict"] == stats.NO_DIFFERENCE
+    assert step["significant"] is True and step["verdict"].startswith("significant: cached")
+    assert s2r["adjustment"] == "none" and s2r["p_adjusted"] is None
+    assert s2r["significant"] is True
 
 
 # ---------------------------------------------------------------- pairs of a cases table

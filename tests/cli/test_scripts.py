@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import importlib.util
+import math
+import os
+import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,32 +33,89 @@ def test_clopper_pearson_known_values():
     assert lo == pytest.approx(0.00127, abs=1e-5) and hi == pytest.approx(0.24873, abs=1e-5)
 
 
-def _aa_summary(pairs, treat_scale=1.0):
+def _aa_cases(pairs, treat_scale=1.0, first=lambda rep: "send"):
+    """An A/A run's cases in run order: pair ``rep``'s baseline value varies between
+    pairs, ``send'`` is ``treat_scale`` times it, ``first(rep)`` runs first."""
     cases = []
     for rep in range(pairs):
-        base = 1000.0 + 37 * ((rep * 7919) % 11)  # varies between repetitions
-        for arm, scale in (("send", 1.0), ("send'", treat_scale)):
+        base = 1000.0 + 37 * ((rep * 7919) % 11)
+        arms = [("send", 1.0), ("send'", treat_scale)]
+        if first(rep) == "send'":
+            arms.reverse()
+        for arm, scale in arms:
             cases.append(dict(arm=arm, policy="send", repetition=rep, complete=True,
                               num_steps=100, **{m: base * scale for m in aa.METRICS}))
-    return dict(cases=cases)
+    return cases
 
 
-def test_aa_analysis_counts_flagged_groups():
-    same = aa.analyse(_aa_summary(12), groups=2, per_group=6)
+def test_aa_analysis_counts_flagged_groups_and_the_family():
+    same = aa.analyse_aa(_aa_cases(12), group_sizes=[2, 6])
     assert same["pairs"] == 12
-    for entry in same["metrics"].values():
-        for method in ("t", "bootstrap", "sign"):
-            assert entry[method]["false_positives"] == 0
-        assert entry["all_pairs"]["verdict"] == "no significant difference"
-    shifted = aa.analyse(_aa_summary(12, treat_scale=1.1), groups=2, per_group=6)
-    assert shifted["metrics"]["step_ns_mean"]["t"]["false_positives"] == 2
+    t = same["designs"]["as-run"]["t"]
+    assert t["2"]["family"]["comparisons"] == 6 and t["6"]["family"]["comparisons"] == 2
+    assert all(e["false_positives"] == 0 for k in ("2", "6") for e in t[k].values())
+    assert same["designs"]["as-run"]["sign"]["6"]["step_ns_mean"]["false_positives"] == 0
+    assert "2" not in same["designs"]["as-run"]["sign"]  # the sign test needs 6 pairs
+    # a 10 % shift is found in every group, by every metric and by the family
+    shifted = aa.analyse_aa(_aa_cases(12, treat_scale=1.1), group_sizes=[6])
+    t6 = shifted["designs"]["as-run"]["t"]["6"]
+    assert t6["step_ns_mean"]["false_positives"] == 2 and t6["family"]["false_positives"] == 2
+    assert t6["family"]["metrics"] == list(aa.FAMILY)
+    assert shifted["all_pairs"]["step_ns_mean"]["ratio_geomean"] == pytest.approx(1.1)
 
 
-def test_aa_analysis_skips_methods_without_an_interval():
-    result = aa.analyse(_aa_summary(10), groups=2, per_group=5)
-    assert "sign" not in result["metrics"]["step_ns_mean"]  # needs 6 pairs
-    with pytest.raises(SystemExit, match="10 pairs, need 12"):
-        aa.analyse(_aa_summary(10), groups=2, per_group=6)
+def test_aa_designs_relabel_the_same_cases():
+    # send' 10 % slower, run first in odd pairs: as run the ratio is 1.1 in every pair;
+    # a fixed order label reads the run position instead of the arm
+    cases = _aa_cases(4, treat_scale=1.1, first=lambda rep: "send'" if rep % 2 else "send")
+    arms, pairs = aa.pair_sequence(cases)
+    assert arms == ["send", "send'"]
+    log11 = math.log(1.1)
+    assert aa.log_ratios(arms, pairs, "step_ns_mean", "as-run") == pytest.approx([log11] * 4)
+    assert aa.log_ratios(arms, pairs, "step_ns_mean", "ab") == pytest.approx(
+        [log11, -log11, log11, -log11])
+    assert aa.log_ratios(arms, pairs, "step_ns_mean", "abba") == pytest.approx([log11] * 4)
+    assert aa.lag1(np.array([1.0, -1.0, 1.0, -1.0, 1.0])) == pytest.approx(-1.0)
+    # cases alternate 1000 and 1100 (log values +/- d): autocorrelation -1, +1, -1
+    assert aa.case_autocorrelation(pairs, "step_ns_median") is not None
+    flip = [({"x": 1000.0}, {"x": 1100.0})] * 4
+    assert aa.case_autocorrelation(flip, "x") == pytest.approx([-1.0, 1.0, -1.0])
+    assert math.isnan(aa.lag1(np.array([1.0, 2.0])))
+    broken = cases[:1] + cases[2:]  # a pair's two cases no longer back to back
+    with pytest.raises(SystemExit, match="are not one pair run back to back"):
+        aa.pair_sequence(broken)
+
+
+def test_precision_projects_the_half_width_per_minute():
+    # saving 10 ns of 100, differences 9 to 11 (sd 0.894): at n pairs the half-width
+    # is t_{n-1} sd / sqrt(n) ns
+    from scipy.stats import t as student
+
+    cases = []
+    for rep, d in enumerate([9.0, 11.0, 9.0, 11.0, 10.0, 10.0]):
+        cases += [dict(arm="send", repetition=rep, **{m: 100.0 for m in aa.METRICS}),
+                  dict(arm="cached", repetition=rep, **{m: 100.0 - d for m in aa.METRICS})]
+    out = aa.precision(cases, wall_s=30.0)  # 5 s per pair: 12 pairs a minute
+    assert (out["pairs"], out["pair_s"]) == (6, 5.0)
+    e = out["metrics"]["step_ns_mean"]
+    sd = float(np.std([9.0, 11.0, 9.0, 11.0, 10.0, 10.0], ddof=1))
+    assert e["saving"] == pytest.approx(10.0) and e["saving_share"] == pytest.approx(0.1)
+    assert e["half_width_share"] == pytest.approx(student.ppf(0.975, 5) * sd / math.sqrt(6) / 10)
+    assert e["half_width_share_2min"] == pytest.approx(
+        student.ppf(0.975, 23) * sd / math.sqrt(24) / 10)
+    # 10 % of 10 ns = 1 ns needs t_{n-1} sd / sqrt(n) <= 1: 1.11 at n = 5, 0.94 at 6
+    assert e["minutes_to_10pct"] == pytest.approx(6 * 5.0 / 60)
+
+
+def test_background_load_is_one_pinned_process_stopped_at_the_end():
+    cpu = max(os.sched_getaffinity(0))
+    with aa.BackgroundLoad(cpu) as load:
+        pid = load.proc.pid
+        deadline = time.monotonic() + 10
+        while os.sched_getaffinity(pid) != {cpu} and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert os.sched_getaffinity(pid) == {cpu}
+    assert load.proc.poll() is not None  # stopped on leaving the block
 
 
 def test_codec_fit_points_take_the_median_over_repetitions():

@@ -45,19 +45,21 @@ rep  policy  codec    transport  steps  out tok/s  floor tok/s  x floor  s2r B/s
 1    cached  msgpack  ipc          200     70,000      140,000     2.00       1,449       1,424           0              0       3.2        5.4       16.5         230.0
   cached/send (msgpack, mean over repetitions): tok/s 1.236, s2r B 0.947, build 0.395, encode 1.000, decode 1.000, step 0.813"""
 
+# With the p-value column and Holm's adjustment over the timed metrics: two pairs
+# support no timed verdict but the build time's (the same in both pairs).
 GOLDEN_COMPARISONS = """
-cached vs send  [num_running=4]  msgpack: 2 paired repetitions, 95% intervals (t-interval on log ratios)
-metric       unit   send median [IQR]  cached median [IQR]  cached/send        ratio CI  send-cached            diff CI                                      verdict
------------  -----  -----------------  -------------------  -----------  --------------  -----------  -----------------  -------------------------------------------
-step mean    us     283.9 [1.15]              230.7 [0.70]        0.813  [0.743, 0.889]         53.1       [29.6, 76.7]   significant: cached 18.7 % lower than send
-step median  us     282.9 [1.15]              229.7 [0.70]        0.812  [0.742, 0.889]         53.1       [29.6, 76.7]   significant: cached 18.8 % lower than send
-out tok/s    tok/s  56,301 [301.0]          69,577 [423.0]        1.236  [1.069, 1.429]      -13,276  [-22,475, -4,077]  significant: cached 23.6 % higher than send
-build        us     8.10 [0.00]                3.20 [0.00]        0.395  [0.395, 0.395]         4.90       [4.90, 4.90]   significant: cached 60.5 % lower than send
-encode       us     5.40 [0.00]                5.40 [0.00]        1.000  [1.000, 1.000]         0.00       [0.00, 0.00]                    no significant difference
-decode       us     16.5 [0.00]                16.5 [0.00]        1.000  [1.000, 1.000]         0.00       [0.00, 0.00]                    no significant difference
-sched cpu    us     141.9 [0.58]              115.4 [0.35]        0.813  [0.743, 0.889]         26.6       [14.8, 38.3]   significant: cached 18.7 % lower than send
-s2r bytes    B      1,530 [0.00]              1,449 [0.00]        0.947  [0.947, 0.947]         81.0       [81.0, 81.0]    significant: cached 5.3 % lower than send
-r2s bytes    B      1,424 [0.00]              1,424 [0.00]        1.000  [1.000, 1.000]         0.00       [0.00, 0.00]                    no significant difference"""
+cached vs send  [num_running=4]  msgpack: 2 paired repetitions, 95% intervals (t-interval on log ratios); verdicts Holm-adjusted over 7 timed metrics
+metric       unit   send median [IQR]  cached median [IQR]  cached/send        ratio CI  send-cached            diff CI         p [Holm]                                     verdict
+-----------  -----  -----------------  -------------------  -----------  --------------  -----------  -----------------  ---------------  ------------------------------------------
+step mean    us     283.9 [1.15]              230.7 [0.70]        0.813  [0.743, 0.889]         53.1       [29.6, 76.7]    0.022 [0.130]                   no significant difference
+step median  us     282.9 [1.15]              229.7 [0.70]        0.812  [0.742, 0.889]         53.1       [29.6, 76.7]    0.022 [0.130]                   no significant difference
+out tok/s    tok/s  56,301 [301.0]          69,577 [423.0]        1.236  [1.069, 1.429]      -13,276  [-22,475, -4,077]    0.034 [0.130]                   no significant difference
+build        us     8.10 [0.00]                3.20 [0.00]        0.395  [0.395, 0.395]         4.90       [4.90, 4.90]  <0.001 [<0.001]  significant: cached 60.5 % lower than send
+encode       us     5.40 [0.00]                5.40 [0.00]        1.000  [1.000, 1.000]         0.00       [0.00, 0.00]    1.000 [1.000]                   no significant difference
+decode       us     16.5 [0.00]                16.5 [0.00]        1.000  [1.000, 1.000]         0.00       [0.00, 0.00]    1.000 [1.000]                   no significant difference
+sched cpu    us     141.9 [0.58]              115.4 [0.35]        0.813  [0.743, 0.889]         26.6       [14.8, 38.3]    0.022 [0.130]                   no significant difference
+s2r bytes    B      1,530 [0.00]              1,449 [0.00]        0.947  [0.947, 0.947]         81.0       [81.0, 81.0]           <0.001   significant: cached 5.3 % lower than send
+r2s bytes    B      1,424 [0.00]              1,424 [0.00]        1.000  [1.000, 1.000]         0.00       [0.00, 0.00]            1.000                   no significant difference"""
 
 GOLDEN_LATENCY = """
 Latency (timed replay at 2x real time; TTFT from intended arrival)
@@ -73,6 +75,15 @@ def test_case_table_renders_the_golden_text():
 
 def test_comparison_block_renders_the_golden_text():
     assert tables.format_comparisons(stats.compare_cases(SUMMARIES)) == GOLDEN_COMPARISONS
+
+
+def test_comparison_block_says_once_why_a_method_gives_no_verdict():
+    text = tables.format_comparisons(stats.compare_cases(SUMMARIES, method="bootstrap"))
+    head, _, _, *rows = text.strip().splitlines()
+    assert head.endswith("2 paired repetitions, 95% intervals (bootstrap percentile); no "
+                         "verdict: the bootstrap needs >= 34 pairs, have 2 (use --repeat 34 "
+                         "or more, or --ci-method t)")
+    assert len(rows) == 9 and all(r.endswith("  no verdict") for r in rows)
 
 
 def test_latency_table_renders_the_golden_text():
