@@ -266,6 +266,9 @@ def run_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
     cpu = time.thread_time_ns
     gc_counter = GcCounter()
     record = result.sched_rows.append
+    release = None
+    if flusher is not None and flusher.stream:  # rows packed, finished requests dropped
+        record, release = flusher.record, flusher.release_finished
     frames = result.s2r_frames
     r2s_frames = result.r2s_frames
     counted_seqs: list[int] = []
@@ -331,6 +334,8 @@ def run_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
             if finished:
                 num_done += len(finished)
                 workload.on_finished(len(finished), plan.step)
+                if release is not None:
+                    release(sched, finished)
             seq += 1
             if on_step is not None:
                 on_step(seq, total_out, num_done)

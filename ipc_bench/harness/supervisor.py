@@ -254,7 +254,7 @@ class _TwoProcessCase:
 
                 self.sampler = RssSampler([os.getpid(), self.runner.pid],
                                           spec.sample_rss_s).start()
-                flusher.rss_source = lambda: self.sampler.samples
+                flusher.rss_source = self.sampler.samples_since
             try:
                 run_phases(spec, exchange, result, on_step, flusher)
             except PeerTimeout as exc:
