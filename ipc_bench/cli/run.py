@@ -17,6 +17,7 @@ from ipc_bench.engine.config import POLICIES, SEND, ConfigError
 from ipc_bench.engine.traces import TraceError
 from ipc_bench.errors import one_line
 from ipc_bench.harness import signals
+from ipc_bench.harness.memory import HeapReport
 from ipc_bench.harness.signals import Interrupted
 from ipc_bench.wire.codecs import CODECS
 
@@ -147,6 +148,7 @@ def _check_cases(args, cases) -> None:
                              f"--peer-timeout {case.peer_timeout_s:g} s")
     _check_memory(cases)
     _check_torch_cases(cases)
+    HeapReport.from_env()  # a bad IPC_BENCH_HEAP_REPORT is refused before a case starts
 
 
 def _check_torch_cases(cases) -> None:

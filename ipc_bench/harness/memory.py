@@ -21,6 +21,8 @@ import tracemalloc
 from array import array
 from typing import Any, Optional, Sequence
 
+from ipc_bench.engine.config import ConfigError
+
 #: Columns of ``RssSampler`` samples of (scheduler, runner), as in ``rss.csv``.
 SAMPLE_COLUMNS = ("t_s", "sched_rss_bytes", "sched_anon_bytes", "runner_rss_bytes",
                   "runner_anon_bytes", "sched_py_blocks")
@@ -221,15 +223,15 @@ class HeapReport:
     def from_env(cls) -> Optional["HeapReport"]:
         """``None`` when ``IPC_BENCH_HEAP_REPORT`` is unset or empty; ``stats``: figures
         only; a positive integer: also tracemalloc with that many frames. Raises
-        ``ValueError`` on anything else."""
+        ``ConfigError`` (one line) on anything else."""
         value = os.environ.get(HEAP_REPORT_ENV, "").strip()
         if not value:
             return None
         if value == "stats":
             return cls(0)
         if not value.isdigit() or int(value) < 1:
-            raise ValueError(f"{HEAP_REPORT_ENV} must be 'stats' or a number of frames "
-                             f"per traceback, got {value!r}")
+            raise ConfigError(f"{HEAP_REPORT_ENV} must be 'stats' or a number of frames "
+                              f"per traceback, got {value!r}")
         return cls(int(value))
 
     def start(self) -> "HeapReport":
@@ -260,20 +262,23 @@ class HeapReport:
                                                 **allocator_stats())
 
     def report(self, title: str) -> str:
-        """The figures at each mark and their change, then (tracing) the growth of
+        """The figures at each mark (bytes; arenas as counts) and ``end - warm``,
+        then (tracing) the growth of
         traced blocks from ``warm`` to ``end``, largest first, one block per traceback
         (``+size B, +count blocks`` then its frames, oldest first)."""
         mode = f"tracemalloc, {self.frames} frames per traceback" if self.frames else "stats"
         lines = [f"== {title}: heap report ({mode})"]
         names = list(self.figures)
         keys = [k for k in self.figures[names[0]]] if names else []
-        lines.append("  " + f"{'bytes':28s}" + "".join(f"{n:>16s}" for n in names)
-                     + ("     change" if len(names) > 1 else ""))
+        both = "warm" in self.figures and "end" in self.figures
+        lines.append("  " + f"{'figure':28s}" + "".join(f"{n:>16s}" for n in names)
+                     + ("   end - warm" if both else ""))
         for k in keys:
             values = [self.figures[n].get(k) for n in names]
             row = "".join(f"{v:>16,}" if v is not None else f"{'-':>16s}" for v in values)
-            if len(names) > 1 and None not in values:
-                row += f" {values[-1] - values[0]:>+12,}"
+            warm, end = (self.figures.get(n, {}).get(k) for n in ("warm", "end"))
+            if both and warm is not None and end is not None:
+                row += f" {end - warm:>+13,}"
             lines.append(f"  {k:28s}{row}")
         if self.frames:
             lines.extend(self._traced_growth())

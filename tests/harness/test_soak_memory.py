@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from fault_helpers import REPO, steady_case
-from ipc_bench.engine.config import ModelConfig, SchedulerConfig
+from ipc_bench.engine.config import ConfigError, ModelConfig, SchedulerConfig
 from ipc_bench.engine.model_runner import ModelRunner
 from ipc_bench.engine.scheduler import RequestStatus, Scheduler
 from ipc_bench.engine.workloads import SteadyDecodeWorkload
@@ -145,8 +145,20 @@ def test_heap_report_settings(monkeypatch):
     assert HeapReport.from_env().frames == 6
     for bad in ("yes", "-1", "0"):
         monkeypatch.setenv(HEAP_REPORT_ENV, bad)
-        with pytest.raises(ValueError, match=HEAP_REPORT_ENV):
+        with pytest.raises(ConfigError, match=HEAP_REPORT_ENV):
             HeapReport.from_env()
+
+
+def test_a_bad_heap_report_setting_is_one_line_and_exit_2(monkeypatch, capsys, tmp_path):
+    from ipc_bench import cli
+
+    monkeypatch.setenv(HEAP_REPORT_ENV, "yes")
+    code = cli.main(["--scenario", "decode-steady", "--num-running", "1", "--steps", "5",
+                     "--output", str(tmp_path / "run"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and err == ("bench.py: error: IPC_BENCH_HEAP_REPORT must be 'stats' or a "
+                                 "number of frames per traceback, got 'yes'\n")
+    assert not (tmp_path / "run").exists()
 
 
 def test_allocator_stats_reads_glibc_and_pymalloc():
@@ -187,3 +199,25 @@ def test_step_ends_look_up_like_a_dict_of_steps():
     ends.extend(StepEnds([20], [9.0]))
     assert len(ends) == 5 and ends.times([12, 20]) == [3.0, 9.0]
     assert StepEnds().times([1, 2]) == []
+
+
+def test_heap_report_of_both_processes_goes_to_the_run_folder(tmp_path, monkeypatch):
+    from ipc_bench.analysis.summary import summarize_case
+    from ipc_bench.harness.run_folder import RunWriter
+    from ipc_bench.harness.supervisor import run_case
+
+    monkeypatch.setenv(HEAP_REPORT_ENV, "stats")
+    spec = steady_case(B, max_steps=300, stream=True)
+    writer = RunWriter(tmp_path, {})
+    result = CaseResult(spec=spec)
+    run_case(spec, result=result, sink=writer, flush_interval_s=0.05)
+    writer.add_case(result, summarize_case(result))
+    text = (tmp_path / "heap.txt").read_text()
+    runner, sched = text.split("== scheduler ")
+    assert runner.startswith("== runner (pid ") and "heap report (stats)" in sched
+    for part in (runner, sched):
+        rows = {line.split()[0]: line.split()[1:] for line in part.splitlines()[1:]}
+        assert rows["figure"] == ["warm", "end", "end+trim", "end", "-", "warm"]
+        warm, end = (int(v.replace(",", "")) for v in rows["rss_bytes"][:2])
+        assert warm > 10 * 2**20 and end > 10 * 2**20
+        assert int(rows["pymalloc_arenas"][0]) >= 1
