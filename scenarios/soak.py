@@ -19,7 +19,11 @@ the test suite (``tests/harness/test_soak.py`` runs a short version).
 
 One case: the first of ``--policies`` and of ``--codecs`` (default send, msgpack).
 Options: ``--trace PATH``; ``--trace-speedup X`` (default: the trace's span / 600 s);
-``--max-requests N`` for a shorter soak.
+``--max-requests N`` for a shorter soak (``--max-requests 8000 --trace-speedup 6``:
+the same load for about 4 minutes). Where memory went: set
+``IPC_BENCH_HEAP_REPORT=stats`` (allocator figures at the end of warm-up and at the
+end, ``heap.txt``) or a number of frames (tracemalloc too: slow, replay slower);
+see ``ipc_bench.harness.memory.HeapReport``.
 """
 
 from __future__ import annotations

@@ -5,10 +5,13 @@ questions: does either process's memory grow (a leak), and do the bytes per step
 drift (state that piles up in the messages)? For the answer to mean anything, the
 harness's own records must not grow with the run: a streamed case
 (``CaseSpec.stream``) writes its per-step and per-request records to the run folder
-as it goes and drops them (``ipc_bench.harness.recording``), and ``StreamStats`` keeps the
-running sums the case summary needs (a few numbers per flush window, float64 arrays
-of per-request latencies: 24 bytes per request, plus about 400 bytes a second for the
-RSS samples and window sums, some 70 KiB a minute at the soak's rates).
+as it goes and drops them (``ipc_bench.harness.recording``): rows are packed as int64
+until the next flush, a request leaves the scheduler's state the step it finishes,
+and ``StreamStats`` keeps the running sums the case summary needs (40 bytes per flush
+window; per-request latencies go to a scratch file). What stays in memory grows by
+about 100 bytes a second (window sums and packed RSS samples), some 6 KiB a minute.
+The rest of a process's memory is the allocators': ``IPC_BENCH_HEAP_REPORT``
+(``ipc_bench.harness.memory.HeapReport``) tells live objects from memory held free.
 
 - ``ipc_bench.harness.memory.RssSampler``: a background thread that reads ``VmRSS`` and ``RssAnon`` of this
   process and of the runner from ``/proc/<pid>/status`` every ``interval_s`` seconds.
@@ -153,7 +156,6 @@ def stream_summary(stats: StreamStats) -> dict[str, Any]:
             sched_gc_collections_per_step=s["gc_collections"] / n,
         )
     for name in ("ttft", "tpot", "e2e"):
-        out.update(percentiles_ms(np.frombuffer(getattr(stats, f"{name}_s"),
-                                                dtype=np.float64), name))
+        out.update(percentiles_ms(stats.latencies_s(f"{name}_s"), name))
     out.update(stream_drift(stats))
     return out

@@ -16,6 +16,7 @@ from ipc_bench.cli.options import SCHEDULER_OVERRIDES, UsageError, build_parser
 from ipc_bench.engine.config import POLICIES, SEND, ConfigError
 from ipc_bench.engine.traces import TraceError
 from ipc_bench.errors import one_line
+from ipc_bench.harness.memory import HeapReport
 from ipc_bench.wire.codecs import CODECS
 from ipc_bench.wire.transport import TRANSPORTS, EndpointError, check_endpoints
 
@@ -163,6 +164,7 @@ def _check_cases(args, cases) -> None:
                              f"--peer-timeout {case.peer_timeout_s:g} s")
     _check_memory(cases)
     _check_torch_cases(cases)
+    HeapReport.from_env()  # a bad IPC_BENCH_HEAP_REPORT is refused before a case starts
     _check_sockets(cases)
 
 

@@ -9,14 +9,32 @@ path is unchanged.
 
 from __future__ import annotations
 
+import ctypes
+import fnmatch
+import gc
+import os
 import sys
+import tempfile
 import threading
 import time
-from typing import Optional, Sequence
+import tracemalloc
+from array import array
+from typing import Any, Optional, Sequence
+
+from ipc_bench.engine.config import ConfigError
 
 #: Columns of ``RssSampler`` samples of (scheduler, runner), as in ``rss.csv``.
 SAMPLE_COLUMNS = ("t_s", "sched_rss_bytes", "sched_anon_bytes", "runner_rss_bytes",
                   "runner_anon_bytes", "sched_py_blocks")
+#: Environment variable that turns ``HeapReport`` on: ``stats`` or frames per traceback.
+HEAP_REPORT_ENV = "IPC_BENCH_HEAP_REPORT"
+#: Set by the scheduler for its runner: the file the runner writes its heap report to.
+HEAP_REPORT_OUT_ENV = "IPC_BENCH_HEAP_REPORT_OUT"
+# Left out of the snapshots: tracemalloc's own blocks and those of the filtering itself.
+_HEAP_FILTERS = (tracemalloc.Filter(False, tracemalloc.__file__, all_frames=True),
+                 tracemalloc.Filter(False, fnmatch.__file__, all_frames=True),
+                 tracemalloc.Filter(False, "<frozen importlib._bootstrap>"),
+                 tracemalloc.Filter(False, "<unknown>"))
 
 
 
@@ -44,7 +62,8 @@ class RssSampler:
     ``start()``; a gone process reads ``None``), where ``py_blocks`` is
     ``sys.getallocatedblocks()`` of this process: live Python allocations, which tell a
     leak (they grow) from allocator fragmentation (RSS grows, they do not). The first
-    sample is taken at once.
+    sample is taken at once. Samples are kept packed (8 bytes per value, some 50 bytes
+    a sample for two processes) and made into tuples when read (``samples_since``).
     """
 
     def __init__(self, pids: Sequence[int], interval_s: float = 1.0):
@@ -52,7 +71,8 @@ class RssSampler:
             raise ValueError(f"interval_s must be > 0, got {interval_s}")
         self.pids = list(pids)
         self.interval_s = interval_s
-        self.samples: list[tuple] = []
+        self._width = 2 + 2 * len(self.pids)
+        self._values = array("d")  # _width values per sample; nan: not read
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="rss-sampler", daemon=True)
         self._t0 = 0.0
@@ -63,15 +83,216 @@ class RssSampler:
         return self
 
     def _run(self) -> None:
+        nan = float("nan")
         while True:
             t = time.monotonic() - self._t0
-            self.samples.append((t, *(v for p in self.pids for v in read_memory_bytes(p)),
-                                 sys.getallocatedblocks()))
+            row = (t, *(nan if v is None else v for p in self.pids
+                        for v in read_memory_bytes(p)), sys.getallocatedblocks())
+            self._values.extend(row)  # one call: readers never see half a sample
             if self._stop.wait(self.interval_s):
                 return
+
+    def __len__(self) -> int:
+        return len(self._values) // self._width
+
+    def samples_since(self, first: int) -> list[tuple]:
+        """Samples number ``first`` onwards, as tuples (see the class docstring)."""
+        w = self._width
+        values = self._values[first * w:len(self) * w]
+        return [(values[i], *(None if v != v else int(v) for v in values[i + 1:i + w]))
+                for i in range(0, len(values), w)]
+
+    @property
+    def samples(self) -> list[tuple]:
+        """Every sample so far, as tuples."""
+        return self.samples_since(0)
 
     def stop(self) -> None:
         """Stop and join the thread (takes at most one read of /proc)."""
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout=5.0)
+
+
+class _Mallinfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+        "fordblks", "keepcost")]
+
+
+_PYMALLOC_FIELDS = {
+    "# arenas allocated current": "pymalloc_arenas",
+    "# arenas highwater mark": "pymalloc_arenas_highwater",
+    "# bytes in allocated blocks": "pymalloc_used_bytes",
+    "# bytes in available blocks": "pymalloc_free_block_bytes",
+}
+
+
+def allocator_stats() -> dict[str, int]:
+    """Where this process's heap memory sits, in bytes (arena counts as counts).
+
+    glibc (``mallinfo2``, glibc >= 2.33): ``malloc_heap_bytes`` (brk/arena space),
+    ``malloc_used_bytes``, ``malloc_free_bytes`` (free but held: fragmentation),
+    ``malloc_mmap_bytes`` (large blocks mapped on their own). pymalloc (parsed from
+    ``sys._debugmallocstats()``, CPython): ``pymalloc_arenas`` (1 MiB each, returned to
+    the OS only when wholly empty), ``pymalloc_arenas_highwater``,
+    ``pymalloc_used_bytes`` (live small objects), ``pymalloc_free_block_bytes`` and
+    ``pymalloc_unused_pool_bytes`` (held inside arenas: fragmentation). A figure that
+    cannot be read is left out.
+    """
+    out: dict[str, int] = {}
+    try:
+        info = ctypes.CDLL(None).mallinfo2
+        info.restype = _Mallinfo2
+        m = info()
+        out.update(malloc_heap_bytes=m.arena, malloc_used_bytes=m.uordblks,
+                   malloc_free_bytes=m.fordblks, malloc_mmap_bytes=m.hblkhd)
+    except (OSError, AttributeError):
+        pass
+    for line in _debugmallocstats().splitlines():
+        key, _, value = line.partition("=")
+        value = value.strip().replace(",", "")
+        if not value.isdigit():
+            continue
+        if key.strip() in _PYMALLOC_FIELDS:
+            out[_PYMALLOC_FIELDS[key.strip()]] = int(value)
+        elif "unused pools *" in key:
+            out["pymalloc_unused_pool_bytes"] = int(value)
+    return out
+
+
+def malloc_trim() -> bool:
+    """Ask glibc to return the free memory it holds to the OS (``malloc_trim(0)``:
+    the top of each heap and whole free pages inside it). Returns whether the call
+    was made (False off glibc)."""
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        return False
+    return True
+
+
+def _debugmallocstats() -> str:
+    """The text ``sys._debugmallocstats()`` writes to file descriptor 2 ("" when the
+    interpreter has none)."""
+    if not hasattr(sys, "_debugmallocstats"):
+        return ""
+    with tempfile.TemporaryFile() as tmp:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        try:
+            os.dup2(tmp.fileno(), 2)
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        tmp.seek(0)
+        return tmp.read().decode("ascii", "replace")
+
+
+class HeapReport:
+    """Where a process's heap went between the end of warm-up and the end of a case.
+
+    Off unless the environment variable ``IPC_BENCH_HEAP_REPORT`` is set:
+
+    - ``stats``: at each mark, ``VmRSS`` / ``RssAnon`` and ``allocator_stats()``
+      (glibc and pymalloc): memory held by live objects versus memory the allocators
+      keep after it was freed. Costs a few milliseconds per mark, nothing per step.
+    - a number of frames (e.g. ``8``): the same, plus ``tracemalloc`` from the start
+      of the case, snapshots at both marks and their difference grouped by traceback
+      (the ``top`` largest growths). Tracing slows every allocation several times,
+      so a traced timed replay falls behind its arrivals and batches differently: use
+      a slower ``--trace-speedup``, and do not compare its figures with an untraced
+      run. pymalloc's figures are not available while tracing.
+
+    ``start()`` (tracing only), ``mark("warm")``, ``mark("end")`` (stops tracing, then
+    calls ``malloc_trim`` and records the figures again as ``end+trim``: what glibc
+    held free and gave back), then ``report(title)``: text, sizes in bytes. Mirrors the standard library's
+    ``tracemalloc`` snapshot comparison.
+    """
+
+    def __init__(self, frames: int = 0, top: int = 25):
+        if frames < 0:
+            raise ValueError(f"frames must be >= 0, got {frames}")
+        self.frames = frames
+        self.top = top
+        self.snapshots: dict[str, Any] = {}  # mark -> filtered tracemalloc snapshot
+        self.figures: dict[str, dict[str, int]] = {}  # mark -> RSS and allocator bytes
+
+    @classmethod
+    def from_env(cls) -> Optional["HeapReport"]:
+        """``None`` when ``IPC_BENCH_HEAP_REPORT`` is unset or empty; ``stats``: figures
+        only; a positive integer: also tracemalloc with that many frames. Raises
+        ``ConfigError`` (one line) on anything else."""
+        value = os.environ.get(HEAP_REPORT_ENV, "").strip()
+        if not value:
+            return None
+        if value == "stats":
+            return cls(0)
+        if not value.isdigit() or int(value) < 1:
+            raise ConfigError(f"{HEAP_REPORT_ENV} must be 'stats' or a number of frames "
+                              f"per traceback, got {value!r}")
+        return cls(int(value))
+
+    def start(self) -> "HeapReport":
+        """Start tracing (with frames; blocks allocated earlier are not seen)."""
+        if self.frames and not tracemalloc.is_tracing():
+            tracemalloc.start(self.frames)
+        return self
+
+    def mark(self, name: str) -> None:
+        """Record the figures (and, tracing, a snapshot) under ``name``; ``"end"``
+        stops tracing. A name already recorded is left as it is."""
+        if name in self.figures:
+            return
+        gc.collect()
+        figures = dict(zip(("rss_bytes", "anon_bytes"), read_memory_bytes(os.getpid())))
+        if tracemalloc.is_tracing():
+            figures["traced_bytes"] = tracemalloc.get_traced_memory()[0]
+            self.snapshots[name] = tracemalloc.take_snapshot().filter_traces(_HEAP_FILTERS)
+        figures.update(allocator_stats())
+        self.figures[name] = figures
+        if name == "end":
+            if tracemalloc.is_tracing():
+                tracemalloc.stop()
+            # What glibc gives back when asked: free pages it held (fragmentation).
+            if malloc_trim():
+                self.figures["end+trim"] = dict(zip(("rss_bytes", "anon_bytes"),
+                                                    read_memory_bytes(os.getpid())),
+                                                **allocator_stats())
+
+    def report(self, title: str) -> str:
+        """The figures at each mark (bytes; arenas as counts) and ``end - warm``,
+        then (tracing) the growth of
+        traced blocks from ``warm`` to ``end``, largest first, one block per traceback
+        (``+size B, +count blocks`` then its frames, oldest first)."""
+        mode = f"tracemalloc, {self.frames} frames per traceback" if self.frames else "stats"
+        lines = [f"== {title}: heap report ({mode})"]
+        names = list(self.figures)
+        keys = [k for k in self.figures[names[0]]] if names else []
+        both = "warm" in self.figures and "end" in self.figures
+        lines.append("  " + f"{'figure':28s}" + "".join(f"{n:>16s}" for n in names)
+                     + ("   end - warm" if both else ""))
+        for k in keys:
+            values = [self.figures[n].get(k) for n in names]
+            row = "".join(f"{v:>16,}" if v is not None else f"{'-':>16s}" for v in values)
+            warm, end = (self.figures.get(n, {}).get(k) for n in ("warm", "end"))
+            if both and warm is not None and end is not None:
+                row += f" {end - warm:>+13,}"
+            lines.append(f"  {k:28s}{row}")
+        if self.frames:
+            lines.extend(self._traced_growth())
+        return "\n".join(lines) + "\n"
+
+    def _traced_growth(self) -> list[str]:
+        warm, end = self.snapshots.get("warm"), self.snapshots.get("end")
+        if warm is None or end is None:
+            return ["  (no traced comparison: the loop ended before warm-up did)"]
+        stats = end.compare_to(warm, "traceback")
+        lines = [f"  traced blocks, warm -> end: {sum(s.size_diff for s in stats):+,} B in "
+                 f"{sum(s.count_diff for s in stats):+,} blocks; top {self.top}:"]
+        for s in sorted(stats, key=lambda s: s.size_diff, reverse=True)[:self.top]:
+            lines.append(f"  {s.size_diff:+,} B, {s.count_diff:+,} blocks "
+                         f"(now {s.size:,} B in {s.count:,})")
+            lines.extend(f"      {f.filename}:{f.lineno}" for f in s.traceback)
+        return lines

@@ -3,7 +3,8 @@
 - ``StepFlusher``: writes the running case's rows to a ``CaseSink`` (the run folder)
   about once a second, between steps; a streamed case's rows and finished requests
   leave memory there (``CaseSpec.stream``), their sums kept in ``StreamStats``
-  (``ipc_bench.analysis.soak`` turns them into the case summary).
+  (``ipc_bench.analysis.soak`` turns them into the case summary); ``StepEnds`` and
+  ``FinishedRequest`` are what it keeps between flushes.
 - ``token_digest`` / ``InOrderDigest``: the correctness oracle's digest of every
   request's output token ids.
 - ``request_record`` / ``record_requests``: per-request records (latencies on a timed
@@ -15,6 +16,8 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import os
+import tempfile
 import time
 from array import array
 from typing import Any, Optional, Protocol
@@ -29,15 +32,20 @@ from ipc_bench.harness.spec import SCHED_COLUMNS, CaseResult, CaseSpec
 FLUSH_INTERVAL_S = 1.0
 
 _C = {name: i for i, name in enumerate(SCHED_COLUMNS)}
+_NAN = float("nan")
 
 
 class StreamStats:
     """Running sums over a streamed case's per-step rows, fed one chunk at a time.
 
     Totals over *counted* rows (what ``analysis.summary.summarize_case`` averages) and, per
-    chunk (one flush window), the bytes of pure-decode steps for the drift figures.
-    Per-request latencies (``add_request``) go into float64 arrays.
+    chunk (one flush window), the bytes of pure-decode steps for the drift figures
+    (40 bytes a window). Per-request latencies (``add_request``) go to a scratch file,
+    not memory: three float64 per request (TTFT, TPOT, E2E in seconds; NaN where a
+    request has none), read back by ``latencies_s``.
     """
+
+    LATENCIES = ("ttft_s", "tpot_s", "e2e_s")
 
     _SUM_COLUMNS = ("num_output_tokens", "step_ns", "num_reqs", "s2r_payload_bytes",
                     "r2s_payload_bytes", "sched_ns", "build_ns", "encode_ns", "send_ns",
@@ -56,17 +64,16 @@ class StreamStats:
         self.win_decode_reqs = array("q")
         self.win_decode_s2r = array("q")
         self.win_decode_r2s = array("q")
-        self.ttft_s = array("d")
-        self.tpot_s = array("d")
-        self.e2e_s = array("d")
+        self._latencies = tempfile.TemporaryFile()  # removed when closed or collected
         self.num_requests = 0
         self.num_finished = 0
         self.num_rejected = 0
         self.output_tokens_all = 0
 
-    def add_rows(self, rows: list[tuple]) -> None:
-        """Fold a chunk of ``SCHED_COLUMNS`` tuples in (one flush window)."""
-        if not rows:
+    def add_rows(self, rows) -> None:
+        """Fold a chunk of rows in (one flush window): ``SCHED_COLUMNS`` tuples, or an
+        int64 array ``[n, len(SCHED_COLUMNS)]``."""
+        if len(rows) == 0:
             return
         a = np.asarray(rows, dtype=np.int64)
         self.num_total_steps += len(a)
@@ -95,10 +102,21 @@ class StreamStats:
         self.num_finished += reason == "length"
         self.num_rejected += reason == "rejected"
         self.output_tokens_all += int(record.get("num_output_tokens") or 0)
-        for name in ("ttft_s", "tpot_s", "e2e_s"):
-            value = record.get(name)
-            if value is not None:
-                getattr(self, name).append(value)
+        if record.get("ttft_s") is not None or record.get("e2e_s") is not None:
+            self._latencies.write(array("d", [
+                _NAN if record.get(name) is None else record[name]
+                for name in self.LATENCIES]).tobytes())
+
+    def latencies_s(self, name: str) -> np.ndarray:
+        """Every request's ``name`` latency so far (one of ``LATENCIES``), float64
+        seconds in the order the requests were added, those without one left out."""
+        f = self._latencies
+        f.flush()
+        f.seek(0)
+        values = np.fromfile(f, dtype=np.float64).reshape(-1, len(self.LATENCIES))
+        f.seek(0, os.SEEK_END)
+        column = values[:, self.LATENCIES.index(name)]
+        return column[~np.isnan(column)]
 
 
 class GcCounter:
@@ -160,24 +178,75 @@ class InOrderDigest:
         return h.hexdigest()
 
 
-def request_record(r, t_end_by_step: dict[int, float], arrival_s: dict[int, float],
+class FinishedRequest:
+    """What a request's record needs of a finished ``scheduler.Request``, without its
+    token ids: a streamed case keeps this from the step the request finishes to the
+    next flush, and drops the request itself at once."""
+
+    __slots__ = ("index", "req_id", "num_prompt_tokens", "num_tokens", "max_tokens",
+                 "arrival_step", "first_scheduled_step", "first_token_step", "finish_step",
+                 "finish_reason", "num_preemptions", "token_steps")
+
+    def __init__(self, r):
+        for name in self.__slots__:
+            setattr(self, name, getattr(r, name))
+
+
+class StepEnds:
+    """End time of each scheduler step, for the latencies of request records: step
+    numbers (int64, increasing) and their ends (float64 seconds since the case's
+    start), kept as two arrays rather than a Python object per step."""
+
+    def __init__(self, steps=(), ends_s=()):
+        self.steps = np.asarray(steps, dtype=np.int64)
+        self.ends_s = np.asarray(ends_s, dtype=np.float64)
+
+    @classmethod
+    def of_rows(cls, rows) -> "StepEnds":
+        """From ``SCHED_COLUMNS`` rows (tuples or an int64 array), in step order."""
+        a = np.asarray(rows, dtype=np.int64).reshape(-1, len(SCHED_COLUMNS))
+        return cls(a[:, _C["step"]], a[:, _C["t_end_ns"]] / 1e9)
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def extend(self, other: "StepEnds") -> None:
+        """Append later steps."""
+        self.steps = np.concatenate([self.steps, other.steps])
+        self.ends_s = np.concatenate([self.ends_s, other.ends_s])
+
+    def drop_before(self, step: int) -> None:
+        """Forget the steps before ``step``."""
+        i = int(np.searchsorted(self.steps, step))
+        self.steps, self.ends_s = self.steps[i:].copy(), self.ends_s[i:].copy()
+
+    def times(self, steps) -> list[float]:
+        """End times of ``steps`` (increasing) that are known, in order."""
+        if not len(steps) or not len(self.steps):
+            return []
+        s = np.asarray(steps, dtype=np.int64)
+        i = np.minimum(np.searchsorted(self.steps, s), len(self.steps) - 1)
+        return self.ends_s[i[self.steps[i] == s]].tolist()
+
+
+def request_record(r, step_ends: StepEnds, arrival_s: dict[int, float],
                    speedup: Optional[float]) -> dict[str, Any]:
     """One request's record; with a timed clock also latencies in seconds of wall time.
 
-    ``t_end_by_step``: end of each scheduler step (by ``step``), seconds since the
-    case's start. TTFT is measured from the request's intended arrival (trace time /
+    ``r``: a ``scheduler.Request`` or a ``FinishedRequest``.
+    ``step_ends``: end of each scheduler step, seconds since the case's start. TTFT is measured from the request's intended arrival (trace time /
     speedup), so queueing counts; E2E likewise; TPOT = (E2E - TTFT) / (output_len - 1),
     left empty for one-token requests; ``itl_s`` lists the gaps between tokens.
     """
     rec = dict(index=r.index, req_id=r.req_id, num_prompt_tokens=r.num_prompt_tokens,
-               num_output_tokens=len(r.all_token_ids) - r.num_prompt_tokens,
+               num_output_tokens=r.num_tokens - r.num_prompt_tokens,
                max_tokens=r.max_tokens, arrival_step=r.arrival_step,
                first_scheduled_step=r.first_scheduled_step,
                first_token_step=r.first_token_step, finish_step=r.finish_step,
                finish_reason=r.finish_reason or "", preemptions=r.num_preemptions)
     if speedup is not None:
         arrive = arrival_s.get(r.index, 0.0) / speedup
-        times = [t_end_by_step[s] for s in r.token_steps if s in t_end_by_step]
+        times = step_ends.times(r.token_steps)
         rec["arrival_s"] = arrive
         rec["ttft_s"] = times[0] - arrive if times else None
         rec["e2e_s"] = times[-1] - arrive if times else None
@@ -201,7 +270,7 @@ def record_requests(result: CaseResult, sched: Scheduler, arrival_s: dict[int, f
         result.stream_stats = flusher.stats
     else:
         result.token_digest = token_digest(sched.requests.values())
-        t_end = {row[1]: row[-1] / 1e9 for row in result.sched_rows}
+        t_end = StepEnds.of_rows(result.sched_rows)
         result.requests = [request_record(r, t_end, arrival_s, speedup)
                            for r in sorted(sched.requests.values(), key=lambda r: r.index)]
     result.prompt_lens = {r.req_id: r.num_prompt_tokens for r in sched.requests.values()}
@@ -213,8 +282,9 @@ class CaseSink(Protocol):
     def partial_steps(self, spec: CaseSpec, rows: list[tuple]) -> None:
         """Scheduler rows of the running case so far (a copy, replaced when it ends)."""
 
-    def stream_steps(self, spec: CaseSpec, rows: list[tuple]) -> None:
-        """Final scheduler rows of a streamed case (no runner columns)."""
+    def stream_steps(self, spec: CaseSpec, rows) -> None:
+        """Final scheduler rows of a streamed case (no runner columns): an iterable of
+        ``SCHED_COLUMNS`` sequences of ints, read once."""
 
     def stream_requests(self, spec: CaseSpec, records: list[dict]) -> None:
         """Final per-request records of a streamed case."""
@@ -233,7 +303,13 @@ class StepFlusher:
     (``CaseSpec.stream``): rows and the records of finished requests go to their
     final files and leave memory, the token digest is kept in order as requests
     finish (``InOrderDigest``) and ``recording.StreamStats`` keeps the sums the summary
-    needs. A flush of N rows costs about 2 us per row on this machine's CPU, spent
+    needs. Between flushes a streamed case holds no Python object per step or per
+    finished request: the loop records rows through ``record`` (packed int64) and
+    hands finished requests to ``release_finished`` (which drops them from the
+    scheduler at once); step end times for latencies are arrays (``StepEnds``). Held
+    for a second, a Python tuple per row and the token ids of every request finished
+    in that second made each process's allocator keep a second's worth of memory at
+    a time, scattered among long-lived objects, and return little of it. A flush of N rows costs about 2 us per row on this machine's CPU, spent
     between two steps: the runner's idle time of the next step includes it.
 
     If this process is killed with SIGKILL, at most the last ``interval_s`` of rows
@@ -248,11 +324,24 @@ class StepFlusher:
         self.interval_ns = int((FLUSH_INTERVAL_S if interval_s is None else interval_s) * 1e9)
         self.next_ns = 0
         self.n_partial = 0
-        self.rss_source = rss_source  # callable -> list of samples so far
+        self.rss_source = rss_source  # callable(first) -> samples number first onwards
         self.n_rss = 0
         self.stats = StreamStats() if self.stream else None
         self.digest = InOrderDigest() if self.stream else None
-        self.t_end_by_step: dict[int, float] = {}
+        self.step_ends = StepEnds()  # streamed: of the steps live requests ran in
+        # Streamed: the rows since the last flush, packed as int64 (SCHED_COLUMNS per
+        # row), so no row holds Python objects for a flush interval (see ``record``),
+        # and the requests finished since then, without their token ids.
+        self._packed = array("q")
+        self._finished: list[FinishedRequest] = []
+
+    @property
+    def record(self):
+        """What the loop calls with each step's row: streamed, ``extend`` of the packed
+        buffer (the row's tuple and ints are freed at once, so the allocator reuses
+        the same memory every step instead of holding a second's worth of rows);
+        else ``None`` (the loop appends to ``CaseResult.sched_rows``)."""
+        return self._packed.extend if self.stream else None
 
     def start(self, t_ns: int) -> None:
         self.next_ns = t_ns + self.interval_ns
@@ -270,35 +359,66 @@ class StepFlusher:
                     self.n_partial = len(rows)
             self.next_ns = time.perf_counter_ns() + self.interval_ns
 
+    @property
+    def num_pending_rows(self) -> int:
+        """Streamed: rows recorded since the last flush (packed)."""
+        return len(self._packed) // len(SCHED_COLUMNS)
+
+    @property
+    def num_pending_requests(self) -> int:
+        """Streamed: requests released since the last flush, awaiting their records."""
+        return len(self._finished)
+
+    def release_finished(self, sched: Scheduler, finished) -> None:
+        """Streamed cases, called by the loop with the requests that finished this
+        step: their digest bytes and a ``FinishedRequest`` are kept and they leave
+        ``sched.requests`` now, so their token ids are freed at once rather than at
+        the next flush (as vLLM's scheduler frees a finished request)."""
+        for r in finished:
+            self.digest.add(r.index, r.output_token_ids)
+            self._finished.append(FinishedRequest(r))
+            del sched.requests[r.req_id]
+
+    def _take_rows(self, result: CaseResult) -> np.ndarray:
+        """The rows since the last flush, int64 ``[n, len(SCHED_COLUMNS)]``: the packed
+        buffer's, then any the loop appended to ``result.sched_rows``; both emptied
+        (the same objects: the loop holds their bound methods)."""
+        packed = np.frombuffer(self._packed, dtype=np.int64).reshape(-1, len(SCHED_COLUMNS))
+        rows = packed.copy()
+        del packed  # release the buffer export before the buffer is emptied
+        del self._packed[:]
+        if result.sched_rows:
+            rows = np.concatenate([rows, np.asarray(result.sched_rows, dtype=np.int64)])
+            del result.sched_rows[:]
+        return rows
+
     def _flush_stream(self, sched, result, arrival_s, speedup, final) -> None:
-        rows = result.sched_rows
-        chunk = rows[:]
-        del rows[:]  # the same list: the loop appends through a bound method
-        if chunk:
+        chunk = self._take_rows(result)
+        if len(chunk):
             self.stats.add_rows(chunk)
-            self.t_end_by_step.update((row[1], row[-1] / 1e9) for row in chunk)
-            if self.sink is not None:
-                self.sink.stream_steps(self.spec, chunk)
+            if speedup is not None:  # latencies: end time of each step
+                self.step_ends.extend(StepEnds.of_rows(chunk))
+            if self.sink is not None:  # one row at a time: no burst of Python ints
+                self.sink.stream_steps(self.spec, (row.tolist() for row in chunk))
         done = [r for r in sched.requests.values()
                 if final or r.status in (RequestStatus.FINISHED, RequestStatus.REJECTED)]
+        self.release_finished(sched, done)
+        done, self._finished = self._finished, []
         done.sort(key=lambda r: r.index)
-        records = [request_record(r, self.t_end_by_step, arrival_s, speedup) for r in done]
-        for r, rec in zip(done, records):
-            self.digest.add(r.index, r.output_token_ids)
+        records = [request_record(r, self.step_ends, arrival_s, speedup) for r in done]
+        for rec in records:
             self.stats.add_request(rec)
-            del sched.requests[r.req_id]
-            arrival_s.pop(r.index, None)
+            arrival_s.pop(rec["index"], None)
         if records and self.sink is not None:
             self.sink.stream_requests(self.spec, records)
         if self.rss_source is not None and self.sink is not None:
-            samples = self.rss_source()
-            if len(samples) > self.n_rss:
-                self.sink.stream_rss(self.spec, samples[self.n_rss:])
-                self.n_rss = len(samples)
+            samples = self.rss_source(self.n_rss)
+            if samples:
+                self.sink.stream_rss(self.spec, samples)
+                self.n_rss += len(samples)
         # Step end times are needed until every live request has its record.
         live_first = min((r.arrival_step for r in sched.requests.values()), default=None)
         if live_first is None:
-            self.t_end_by_step.clear()
-        elif chunk:
-            for step in [s for s in self.t_end_by_step if s < live_first]:
-                del self.t_end_by_step[step]
+            self.step_ends = StepEnds()
+        elif len(chunk):
+            self.step_ends.drop_before(live_first)

@@ -17,6 +17,9 @@ Layout of a run folder::
                        RssAnon of each process: sched_rss_bytes, sched_anon_bytes,
                        runner_rss_bytes, runner_anon_bytes; sched_py_blocks: live
                        Python allocations of the scheduler (sys.getallocatedblocks)
+    tracemalloc.txt    only with IPC_BENCH_TRACEMALLOC=FRAMES set: per case and process,
+                       where the Python heap grew from warm-up to the end, by traceback
+                       (``harness.memory.HeapReport``)
     steps.partial.csv  only while a case runs (or after this process was SIGKILLed):
                        case identity + SCHED_COLUMNS of the running case so far
 
@@ -66,6 +69,7 @@ CASE_KEYS = ("case_id", "scenario", "policy", "codec", "repetition", "workload")
 RSS_COLUMNS = ("case_id", "t_s", "sched_rss_bytes", "sched_anon_bytes", "runner_rss_bytes",
                "runner_anon_bytes", "sched_py_blocks")
 PARTIAL_STEPS = "steps.partial.csv"
+HEAP_REPORT = "heap.txt"
 FILE_MODE = 0o644
 DIR_MODE = 0o755
 #: Rows encoded and written at a time by an append.
@@ -268,8 +272,9 @@ class RunWriter:
                      header=CASE_KEYS + SCHED_COLUMNS)
 
     @_writes
-    def stream_steps(self, spec: CaseSpec, rows: list[tuple]) -> None:
-        """Append a streamed case's scheduler rows to ``steps.csv`` (no runner columns)."""
+    def stream_steps(self, spec: CaseSpec, rows) -> None:
+        """Append a streamed case's scheduler rows (an iterable of int sequences, read
+        once) to ``steps.csv`` (no runner columns)."""
         ident = _ident(spec)
         empty = ("",) * len(RUNNER_COLUMNS)
         self._append("steps.csv", (ident + tuple(row) + empty for row in rows))
@@ -318,6 +323,14 @@ class RunWriter:
             rss = result.rss_samples[self._rss_written.get(spec.case_id, 0):]
             if rss:
                 self.stream_rss(spec, rss)
+            if result.heap_reports:
+                path = self.run_dir / HEAP_REPORT
+                fd = _create(path, append=True)
+                try:
+                    text = "".join(result.heap_reports[k] for k in sorted(result.heap_reports))
+                    write_fd(fd, text.encode(), path)
+                finally:
+                    os.close(fd)
             self._remove_partial()
             self.cases.append(summary)
             if self.running_case == spec.case_id:

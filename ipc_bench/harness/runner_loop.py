@@ -44,6 +44,7 @@ from ipc_bench.engine.model_runner import ModelRunner, RunnerError
 from ipc_bench.engine.scheduler import ProtocolError, SchedulerError
 from ipc_bench.errors import one_line
 from ipc_bench.harness.floor import answer_floor
+from ipc_bench.harness.memory import HEAP_REPORT_OUT_ENV, HeapReport
 from ipc_bench.harness.recording import GcCounter
 from ipc_bench.harness.spec import RUNNER_COLUMNS
 from ipc_bench.wire.channel import RunnerChannel
@@ -136,6 +137,28 @@ class RunnerLoop:
         self.out_frames = _column(self.record)
         self.decode = scheduler_output_codec(config.codec).decode
         self.encode = model_runner_output_codec(config.codec).encode
+        self.heap = HeapReport.from_env()
+        if self.heap is not None:
+            self.heap.start()
+
+    def _end_warmup(self) -> None:
+        """Collect and freeze the heap (as the scheduler does); the heap report's
+        ``warm`` mark."""
+        gc.collect()
+        gc.freeze()
+        if self.heap is not None:
+            self.heap.mark("warm")
+
+    def _write_heap_report(self) -> None:
+        """With ``IPC_BENCH_HEAP_REPORT`` set: the heap report (``end`` mark now), to
+        the file the scheduler named in ``IPC_BENCH_HEAP_REPORT_OUT`` (it adds the text
+        to the run folder)."""
+        path = os.environ.get(HEAP_REPORT_OUT_ENV)
+        if self.heap is None or not path:
+            return
+        self.heap.mark("end")
+        with open(path, "w") as f:
+            f.write(self.heap.report(f"runner (pid {os.getpid()})"))
 
     def _control(self, bare: bool = False) -> bool:
         """After the scheduler's empty frame: read and act on its control message.
@@ -145,6 +168,7 @@ class RunnerLoop:
         if isinstance(msg, KeepAlive):
             return False
         if isinstance(msg, Stop):
+            self._write_heap_report()
             columns = {} if bare else {k: list(v) if self.record else []
                                        for k, v in self.columns.items()}
             self.channel.send_control(RunnerReport(columns=columns))
@@ -184,8 +208,7 @@ class RunnerLoop:
                 rec_t0(t0 - t_origin)
                 rec_idle(t1 - t0)
                 if self.seq == warmup:
-                    gc.collect()
-                    gc.freeze()
+                    self._end_warmup()
                     t1 = perf()
                 gc0 = gc_counter.count
                 so = decode(frame)
@@ -218,8 +241,7 @@ class RunnerLoop:
                     return
                 continue
             if self.seq == warmup:
-                gc.collect()
-                gc.freeze()
+                self._end_warmup()
             reply(encode(execute(decode(frame))), self.seq)
             self.seq += 1
 

@@ -28,6 +28,7 @@ from typing import Callable, Optional
 
 from ipc_bench.engine.messages import ModelRunnerOutput, SchedulerOutput
 from ipc_bench.engine.scheduler import ProtocolError, Scheduler
+from ipc_bench.harness.memory import HeapReport
 from ipc_bench.harness.recording import GcCounter, StepFlusher, record_requests
 from ipc_bench.harness.spec import CaseError, CaseResult, CaseSpec
 from ipc_bench.wire.channel import SchedulerChannel
@@ -202,6 +203,9 @@ class _LoopRun:
     def __init__(self, spec: CaseSpec, result: CaseResult):
         self.spec = spec
         self.result = result
+        self.heap = HeapReport.from_env()  # traced from here: the scheduler's state too
+        if self.heap is not None:
+            self.heap.start()
         self.sched = Scheduler(spec.scheduler, spec.policy)
         self.workload = spec.make_workload()
         self.warmup_steps = spec.warmup_steps
@@ -212,9 +216,12 @@ class _LoopRun:
         self.t_start = time.perf_counter_ns()
 
     def end_warmup(self) -> None:
-        """Collect and freeze the heap; the loop totals start here."""
+        """Collect and freeze the heap (and take the heap report's ``warm`` mark);
+        the loop totals start here."""
         gc.collect()
         gc.freeze()
+        if self.heap is not None:
+            self.heap.mark("warm")
         self.t_warm = time.perf_counter_ns()
         self.out_warm = self.sched.num_output_tokens
 
@@ -232,7 +239,13 @@ class _LoopRun:
                                       loop_output_tokens=sched.num_output_tokens - self.out_warm)
         result.wall_s = (t_end - self.t_start) / 1e9
         result.num_rejected = sched.num_rejected
-        record_requests(result, sched, self.arrival_s, speedup, flusher, records)
+        try:
+            record_requests(result, sched, self.arrival_s, speedup, flusher, records)
+        finally:
+            if self.heap is not None:  # after the last records left: what stays is kept
+                self.heap.mark("end")
+                result.heap_reports["scheduler"] = self.heap.report(
+                    f"scheduler {self.spec.case_id}")
 
 
 def run_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
@@ -253,6 +266,9 @@ def run_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
     cpu = time.thread_time_ns
     gc_counter = GcCounter()
     record = result.sched_rows.append
+    release = None
+    if flusher is not None and flusher.stream:  # rows packed, finished requests dropped
+        record, release = flusher.record, flusher.release_finished
     frames = result.s2r_frames
     r2s_frames = result.r2s_frames
     counted_seqs: list[int] = []
@@ -318,6 +334,8 @@ def run_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
             if finished:
                 num_done += len(finished)
                 workload.on_finished(len(finished), plan.step)
+                if release is not None:
+                    release(sched, finished)
             seq += 1
             if on_step is not None:
                 on_step(seq, total_out, num_done)

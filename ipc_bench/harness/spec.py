@@ -158,6 +158,7 @@ class CaseResult:
     runner_pid: Optional[int] = None
     rss_samples: list[tuple] = field(default_factory=list)  # harness.memory.SAMPLE_COLUMNS tuples
     stream_stats: Optional[Any] = None    # harness.recording.StreamStats of a streamed case
+    heap_reports: dict[str, str] = field(default_factory=dict)  # process -> memory.HeapReport text
 
 
 class CaseError(RuntimeError):

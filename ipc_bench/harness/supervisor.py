@@ -44,6 +44,7 @@ import zmq
 from ipc_bench.engine.config import ConfigError
 from ipc_bench.engine.model_runner import ModelRunner
 from ipc_bench.harness.floor import replay_floor
+from ipc_bench.harness.memory import HEAP_REPORT_OUT_ENV
 from ipc_bench.harness.recording import CaseSink, StepFlusher
 from ipc_bench.harness.runner_loop import SCHEDULER_PID_ENV, TimedModelRunner
 from ipc_bench.harness.scheduler_loop import (
@@ -89,6 +90,9 @@ class RunnerProcess:
         env.setdefault("OMP_NUM_THREADS", "1")
         env[SCHEDULER_PID_ENV] = str(os.getpid())
         self.stderr_path = stderr_path
+        # Where the runner writes its heap report when IPC_BENCH_HEAP_REPORT is set.
+        self.heap_report_path = os.path.join(os.path.dirname(stderr_path), "runner.heap.txt")
+        env[HEAP_REPORT_OUT_ENV] = self.heap_report_path
         fd = os.open(stderr_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with open(fd, "wb") as err:
             try:
@@ -264,7 +268,7 @@ class _TwoProcessCase:
 
                 self.sampler = RssSampler([os.getpid(), self.runner.pid],
                                           spec.sample_rss_s).start()
-                flusher.rss_source = lambda: self.sampler.samples
+                flusher.rss_source = self.sampler.samples_since
             try:
                 run_phases(spec, exchange, result, on_step, flusher)
             except PeerTimeout as exc:
@@ -339,3 +343,8 @@ class _TwoProcessCase:
                 self.runner.reap(grace_s=1.0)
             else:
                 self.runner.reap(grace_s=5.0, kill=True)
+            try:
+                self.result.heap_reports["runner"] = Path(
+                    self.runner.heap_report_path).read_text()
+            except OSError:  # not tracing, or the runner never got to write it
+                pass
