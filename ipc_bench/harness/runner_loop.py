@@ -46,7 +46,8 @@ from ipc_bench.harness.floor import answer_floor
 from ipc_bench.harness.recording import GcCounter
 from ipc_bench.harness.spec import RUNNER_COLUMNS
 from ipc_bench.wire.channel import RunnerChannel
-from ipc_bench.wire.codecs import DecodeError, model_runner_output_codec, scheduler_output_codec
+from ipc_bench.wire.codecs import (DecodeError, messages_of, model_runner_output_codec,
+                                   scheduler_output_codec)
 from ipc_bench.wire.control import (
     PROTOCOL_VERSION,
     BeginFloor,
@@ -280,7 +281,8 @@ def _accept_handshake(socks: RunnerSockets, peer_problem: Callable[[], Optional[
     try:
         config = decode_runner_config(hs.config)
         socks.connect_data(config.s2r_endpoint, config.r2s_endpoint)
-        runner = ModelRunner(config.scheduler, config.model, config.policy)
+        runner = ModelRunner(config.scheduler, config.model, config.policy,
+                             messages_of(config.codec))
     except ConfigError as exc:  # a bad config, a torch KV cache too large for the device
         return refuse(str(exc))
     except Exception as exc:  # a model that cannot be built: say so, do not hang
