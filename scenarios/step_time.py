@@ -33,7 +33,8 @@ cost was about 30-35 us with msgpack and 60-120 us with pickle at 2 ms steps (1.
 (0.4 % / 0.5-0.7 %); the s2r times of both policies grow with the step time (probably colder caches
 after a longer wait on a shared machine). The s2r share passed 1 % at about 136
 (msgpack) / 67 (pickle) running requests for 2 ms steps, 290 / 190 for 5 ms and
-~570 for 20 ms (extrapolated). The whole-step difference was lost in that machine's
+~570 for 20 ms (extrapolated). (The pickle figures predate the codec's vLLM RPC
+envelope and dataclasses; send's extra pickle bytes per request are unchanged.) The whole-step difference was lost in that machine's
 noise (hundreds of us either way); on a quiet machine it is the figure to read.
 (``python bench.py --scenario step-time --repeat 3`` and ``--num-running 256
 --steps 600 --repeat 3``.)

@@ -9,7 +9,8 @@ in this process over ``inproc://``), at 1 and 256 running requests, ``send`` pol
     python -m pyperf compare_to old.json hot.json --table   # two versions side by side
 
 The messages come from the engine itself: a steady-decode workload stepped 60 times in
-one process, the last step's messages kept.
+one process, the last step's messages kept, built as each codec's messages (the msgspec
+Structs for msgpack, vLLM's dataclasses for pickle: ``ipc_bench.wire.codecs``).
 """
 
 from __future__ import annotations
@@ -28,19 +29,20 @@ from ipc_bench.engine.model_runner import ModelRunner  # noqa: E402
 from ipc_bench.engine.scheduler import Scheduler  # noqa: E402
 from ipc_bench.engine.workloads import SteadyDecodeWorkload  # noqa: E402
 from ipc_bench.wire.channel import RunnerChannel, SchedulerChannel  # noqa: E402
-from ipc_bench.wire.codecs import (CODECS, model_runner_output_codec,  # noqa: E402
-                                   scheduler_output_codec)
+from ipc_bench.wire.codecs import (CODECS, messages_of,  # noqa: E402
+                                   model_runner_output_codec, scheduler_output_codec)
 from ipc_bench.wire.transport import POLL_SLICE_MS  # noqa: E402
 
 BATCH_SIZES = (1, 256)
 STEPS = 60
 
 
-def decode_messages(num_running: int):
-    """(SchedulerOutput, ModelRunnerOutput) of the last of ``STEPS`` steady-decode steps."""
+def decode_messages(num_running: int, codec: str = "msgpack"):
+    """(SchedulerOutput, ModelRunnerOutput) of the last of ``STEPS`` steady-decode steps,
+    as ``codec``'s message classes."""
     cfg = SchedulerConfig(max_num_seqs=num_running, max_model_len=2048, num_blocks=65536)
-    sched = Scheduler(cfg, "send")
-    runner = ModelRunner(cfg, ModelConfig(), "send")
+    sched = Scheduler(cfg, "send", messages_of(codec))
+    runner = ModelRunner(cfg, ModelConfig(), "send", messages_of(codec))
     workload = SteadyDecodeWorkload(num_running, seed=0, vocab_size=128_256,
                                     prompt_len_range=(100, 300),
                                     output_len_range=(1000, 1500))
@@ -115,8 +117,8 @@ def main() -> None:
                                  help="run only the benchmarks whose name contains TEXT")
     only = bench.parse_args().only
     for b in BATCH_SIZES:
-        so, out = decode_messages(b)
         for codec in CODECS:
+            so, out = decode_messages(b, codec)
             s_codec, r_codec = scheduler_output_codec(codec), model_runner_output_codec(codec)
             frame, reply = s_codec.encode(so), r_codec.encode(out)
             for name, fn, arg in (
@@ -128,6 +130,7 @@ def main() -> None:
                     bench.bench_func(name, fn, arg)
         name = f"channel round trip msgpack B={b}"
         if only in name:
+            so, out = decode_messages(b, "msgpack")
             frame = scheduler_output_codec("msgpack").encode(so)
             reply = model_runner_output_codec("msgpack").encode(out)
             bench.bench_time_func(name, round_trip(frame, reply))

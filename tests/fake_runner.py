@@ -20,7 +20,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ipc_bench.engine import messages  # noqa: E402
 from ipc_bench.wire import control  # noqa: E402
 
 from ipc_bench.harness import runner_loop  # noqa: E402
@@ -53,13 +52,12 @@ def main() -> int:
             os._exit(7)
         if MODE == "hang":
             time.sleep(600)
+        build = self.runner.messages.model_runner_output  # the codec's message class
         if MODE == "missing-row":
-            return messages.ModelRunnerOutput(req_ids=[], req_id_to_index={},
-                                              sampled_token_ids=[])
+            return build([], {}, [])
         if MODE == "bad-type":
-            return messages.ModelRunnerOutput(
-                req_ids=out.req_ids, req_id_to_index=out.req_id_to_index,
-                sampled_token_ids=[[str(t) for t in ids] for ids in out.sampled_token_ids])
+            return build(out.req_ids, out.req_id_to_index,
+                         [[str(t) for t in ids] for ids in out.sampled_token_ids])
         return out
 
     runner_loop.TimedModelRunner.execute = faulty_execute

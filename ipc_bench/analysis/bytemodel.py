@@ -25,21 +25,28 @@ from the MessagePack spec: ``A(n)`` array / ``M(n)`` map header = 1 byte for n <
 request more than cached (plus ``A(R) - 1``): 2 to 6 bytes, about 4.97 on average for
 uniform ids in a 128,256-token vocabulary.
 
-**pickle** (protocol 5, the C pickler, as vLLM's executor uses it). Per object:
-``SHORT_BINUNICODE`` + ``MEMOIZE`` for a string seen first (len + 3 bytes), ``BINGET``
-(2) or ``LONG_BINGET`` (5, memo index >= 256) when seen again, so each request id
-string costs ``len + 3`` in ``req_ids`` and 2 or 5 in ``num_scheduled_tokens`` (the
+**pickle** (protocol 5, the C pickler, as vLLM's executor uses it), of what vLLM
+7f280d69c's multiprocess executor pickles: the RPC tuple ``("execute_model", (so,),
+{}, 0)`` around the ``SchedulerOutput`` and ``(WorkerProc.ResponseStatus.SUCCESS,
+out)`` around the ``ModelRunnerOutput``, the messages being the dataclasses of
+``ipc_bench.v1rpc`` (``wire.codecs``). Per object: ``SHORT_BINUNICODE`` +
+``MEMOIZE`` for a string seen first (len + 3 bytes), ``BINGET`` (2) or
+``LONG_BINGET`` (5, memo index >= 256) when seen again, so each request id string
+costs ``len + 3`` in ``req_ids`` and 2 or 5 in ``num_scheduled_tokens`` (the
 scheduler uses the same ``str`` object in both, and so does the runner for
 ``req_ids`` / ``req_id_to_index``); ints ``P(v)`` = 2 (``BININT1``, < 256), 3
 (``BININT2``, < 65,536), 5 (``BININT``, 32-bit) or ``LONG1``; every list, dict, set
 and non-empty tuple is memoized (1 byte); lists of >= 2 items are written in batches
 of 1,000 (``MARK`` ... ``APPENDS``, 2 bytes per batch; a list of one item uses
 ``APPEND``), dicts of >= 2 items and sets of >= 1 in ``floor(n / 1000) + 1`` batches
-(the C pickler emits an empty last batch when n is a multiple of 1,000). A msgspec
-Struct pickles as its class (module and qualified name strings, ``STACK_GLOBAL``) and a
-tuple of its field values (``REDUCE``). Per request, the send policy adds the list
-``[t_i]``: ``EMPTY_LIST MEMOIZE <int> APPEND`` = ``3 + P(t_i)`` bytes (5 to 8), plus
-the batch markers of ``new_token_ids`` itself (cached sends it empty).
+(the C pickler emits an empty last batch when n is a multiple of 1,000). A class is a
+global: its module and qualified name strings, ``STACK_GLOBAL``, ``MEMOIZE`` (a memo
+reference the next time). A dataclass pickles as ``NEWOBJ`` of its class and an empty
+tuple, ``MEMOIZE``, then its ``__dict__`` (field name strings, each memoized once per
+pickle, and values) and ``BUILD``; an ``Enum`` member as ``REDUCE`` of its class and
+``(value,)``. Per request, the send policy adds the list ``[t_i]``: ``EMPTY_LIST
+MEMOIZE <int> APPEND`` = ``3 + P(t_i)`` bytes (5 to 8), plus the batch markers of
+``new_token_ids`` itself (cached sends it empty).
 
 Framing: protocol >= 4 splits the stream after the 2-byte ``PROTO`` header into
 frames; at the start of each object's ``save()`` the pickler closes the current frame
@@ -56,7 +63,8 @@ from __future__ import annotations
 from typing import Callable, Optional, Sequence
 
 from ipc_bench.engine.config import CACHED, SEND
-from ipc_bench.engine.messages import CachedRequestData, ModelRunnerOutput, SchedulerOutput
+from ipc_bench.engine.messages import VLLM_DATACLASSES, ModelRunnerOutput, SchedulerOutput
+from ipc_bench.v1rpc.multiproc_executors import EXECUTE_MODEL, OUTPUT_RANK, WorkerProc
 from ipc_bench.wire.codecs import CODECS  # the codec registry: each has a byte model here
 
 # --------------------------------------------------------------------------- msgpack
@@ -264,10 +272,10 @@ class _PickleStream:
         self.write(1)  # TUPLE1/2/3 or TUPLE
         self.memoize()
 
-    def struct(self, cls: type, fields: Sequence[Callable[[], None]]) -> None:
-        """A msgspec Struct: ``REDUCE`` of its class and the tuple of its fields."""
+    def global_(self, cls: type) -> None:
+        """A class: module and qualified name, ``STACK_GLOBAL`` (a memo reference when
+        seen before)."""
         self.save()
-        self.save()  # the class (a global)
         if cls in self.globals:
             self.write(pk_get(self.globals[cls]))
         else:
@@ -275,9 +283,32 @@ class _PickleStream:
             self.str(cls.__qualname__)
             self.write(1)  # STACK_GLOBAL
             self.globals[cls] = self.memoize()
-        self.tuple(fields)
+
+    def reduce(self, cls: type, args: Sequence[Callable[[], None]]) -> None:
+        """``REDUCE`` of a class and the tuple of ``args`` (a msgspec Struct: its fields;
+        an ``Enum`` member: its value)."""
+        self.save()
+        self.global_(cls)
+        self.tuple(args)
         self.write(1)  # REDUCE
         self.memoize()
+
+    def dataclass(self, cls: type, fields: Sequence[tuple[str, Callable[[], None]]]) -> None:
+        """A plain dataclass: ``NEWOBJ`` of its class and ``()``, then ``BUILD`` of its
+        ``__dict__`` (``fields``: ``(name, save value)`` in field order)."""
+        self.save()
+        self.global_(cls)
+        self.tuple([])
+        self.write(1)  # NEWOBJ
+        self.memoize()
+
+        def item(i):
+            name, value = fields[i]
+            self.str(name)
+            value()
+
+        self.dict(len(fields), item)
+        self.write(1)  # BUILD
 
     def total(self) -> int:
         """Bytes of the whole pickle: PROTO + frames (+ 9-byte headers) + STOP."""
@@ -291,6 +322,7 @@ def _pickle_scheduler_output(req_ids, num_computed_tokens, new_block_ids, token_
                              finished_req_ids) -> int:
     p = _PickleStream()
     r = len(req_ids)
+    msgs = VLLM_DATACLASSES
 
     def block_tuple(i):
         blocks = new_block_ids[i]
@@ -307,26 +339,32 @@ def _pickle_scheduler_output(req_ids, num_computed_tokens, new_block_ids, token_
         p.int(1)
 
     cached = [
-        lambda: p.list(r, lambda i: p.str(req_ids[i])),
-        lambda: p.list(r, lambda i: p.const()),
-        new_tokens,
-        lambda: p.list(r, block_tuple),
-        lambda: p.list(r, lambda i: p.int(num_computed_tokens[i])),
+        ("req_ids", lambda: p.list(r, lambda i: p.str(req_ids[i]))),
+        ("resumed_from_preemption", lambda: p.list(r, lambda i: p.const())),
+        ("new_token_ids", new_tokens),
+        ("new_block_ids", lambda: p.list(r, block_tuple)),
+        ("num_computed_tokens", lambda: p.list(r, lambda i: p.int(num_computed_tokens[i]))),
     ]
-    p.struct(SchedulerOutput, [
-        lambda: p.list(0, None),                       # scheduled_new_reqs
-        lambda: p.struct(CachedRequestData, cached),   # scheduled_cached_reqs
-        lambda: p.dict(r, num_scheduled_item),         # num_scheduled_tokens
-        lambda: p.int(r),                              # total_num_scheduled_tokens
-        lambda: p.dict(0, None),                       # scheduled_spec_decode_tokens
-        lambda: p.dict(0, None),                       # scheduled_encoder_inputs
-        lambda: p.list(1, lambda _: p.int(0)),         # num_common_prefix_blocks
-        lambda: p.set(len(finished_req_ids), lambda j: p.str(finished_req_ids[j])),
-        lambda: p.list(0, None),                       # free_encoder_input_ids
-        lambda: p.dict(0, None),                       # structured_output_request_ids
-        p.const,                                       # grammar_bitmask
-        p.const,                                       # kv_connector_metadata
-    ])
+    fields = [
+        ("scheduled_new_reqs", lambda: p.list(0, None)),
+        ("scheduled_cached_reqs", lambda: p.dataclass(msgs.CachedRequestData, cached)),
+        ("num_scheduled_tokens", lambda: p.dict(r, num_scheduled_item)),
+        ("total_num_scheduled_tokens", lambda: p.int(r)),
+        ("scheduled_spec_decode_tokens", lambda: p.dict(0, None)),
+        ("scheduled_encoder_inputs", lambda: p.dict(0, None)),
+        ("num_common_prefix_blocks", lambda: p.list(1, lambda _: p.int(0))),
+        ("finished_req_ids", lambda: p.set(len(finished_req_ids),
+                                           lambda j: p.str(finished_req_ids[j]))),
+        ("free_encoder_input_ids", lambda: p.list(0, None)),
+        ("structured_output_request_ids", lambda: p.dict(0, None)),
+        ("grammar_bitmask", p.const),
+        ("kv_connector_metadata", p.const),
+    ]
+    # ("execute_model", (scheduler_output,), {}, output_rank)
+    p.tuple([lambda: p.str(EXECUTE_MODEL),
+             lambda: p.tuple([lambda: p.dataclass(msgs.SchedulerOutput, fields)]),
+             lambda: p.dict(0, None),
+             lambda: p.int(OUTPUT_RANK)])
     return p.total()
 
 
@@ -339,16 +377,23 @@ def _pickle_model_runner_output(req_ids, sampled_token_ids, index_order) -> int:
         p.str(req_ids[row])  # same str object as in req_ids
         p.int(row)
 
-    p.struct(ModelRunnerOutput, [
-        lambda: p.list(r, lambda i: p.str(req_ids[i])),
-        lambda: p.dict(r, index_item),
-        lambda: p.list(r, lambda i: p.list(len(sampled_token_ids[i]),
-                                           lambda j: p.int(sampled_token_ids[i][j]))),
-        p.const, p.const,                               # spec_token_ids, logprobs
-        lambda: p.dict(0, None),                        # prompt_logprobs_dict
-        lambda: p.list(0, None),                        # pooler_output
-        p.const, p.const,                               # finished_sending / _recving
-    ])
+    fields = [
+        ("req_ids", lambda: p.list(r, lambda i: p.str(req_ids[i]))),
+        ("req_id_to_index", lambda: p.dict(r, index_item)),
+        ("sampled_token_ids", lambda: p.list(r, lambda i: p.list(
+            len(sampled_token_ids[i]), lambda j: p.int(sampled_token_ids[i][j])))),
+        ("spec_token_ids", p.const),
+        ("logprobs", p.const),
+        ("prompt_logprobs_dict", lambda: p.dict(0, None)),
+        ("pooler_output", lambda: p.list(0, None)),
+        ("finished_sending", p.const),
+        ("finished_recving", p.const),
+        ("num_nans_in_logits", lambda: p.dict(0, None)),
+    ]
+    status = WorkerProc.ResponseStatus.SUCCESS
+    # (WorkerProc.ResponseStatus.SUCCESS, model_runner_output)
+    p.tuple([lambda: p.reduce(type(status), [lambda: p.int(status.value)]),
+             lambda: p.dataclass(VLLM_DATACLASSES.ModelRunnerOutput, fields)])
     return p.total()
 
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
 import numpy as np
 
 from ipc_bench.analysis.soak import rss_summary, stream_summary
@@ -55,7 +54,7 @@ def token_bytes_split(codec_name: str, frames: list[bytes],
     """
     codec = scheduler_output_codec(codec_name)
     decode_bytes = prompt_bytes = 0
-    replace = msgspec.structs.replace
+    replace = codec.messages.replace  # msgspec Structs or vLLM-shaped dataclasses
     for frame in frames:
         so: SchedulerOutput = codec.decode(frame)
         cached = so.scheduled_cached_reqs

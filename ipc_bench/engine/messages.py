@@ -13,10 +13,15 @@ The Structs use ``array_like=True, omit_defaults=True, gc=False``, the options o
 vLLM's msgspec messages (``vllm/v1/engine/__init__.py``): MessagePack then writes
 each Struct as an array of all its field values, without field names (with
 ``array_like`` msgspec writes default values too; ``omit_defaults`` only matters for
-the map form). The
-pickle codec pickles the same objects (a Struct pickles as its class and a tuple of
-its field values; vLLM's dataclasses pickle as their class and a field-name dict, a
-few dozen bytes more per object, the same per-request growth).
+the map form).
+
+These Structs are the msgpack codec's messages. The pickle codec carries what vLLM's
+multiprocess executor pickles instead: the plain dataclasses of ``ipc_bench.v1rpc``
+(vLLM's field names and order, and class paths as long as vLLM's), inside the
+``execute_model`` RPC tuple. ``MessageSet`` says which classes a codec carries and how
+the engine builds them: ``STRUCTS`` (this module) and ``VLLM_DATACLASSES``; the
+scheduler and the runner build the messages of their codec directly, as vLLM builds its
+dataclasses, so no conversion happens between build and encode.
 
 The harness's own control messages (handshake, phase changes, reports, errors) are
 ``ipc_bench.wire.control``'s.
@@ -24,9 +29,13 @@ The harness's own control messages (handshake, phase changes, reports, errors) a
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Optional
 
 import msgspec
+
+from ipc_bench import v1rpc
+from ipc_bench.v1rpc import samp, sched_out
 
 _WIRE = dict(array_like=True, omit_defaults=True, gc=False)
 
@@ -120,3 +129,107 @@ class ModelRunnerOutput(msgspec.Struct, **_WIRE):
     pooler_output: list[Any] = []
     finished_sending: Optional[set[str]] = None
     finished_recving: Optional[set[str]] = None
+
+
+# ======================================================================================
+# Message sets: the classes a codec carries and how the engine builds them
+
+
+class MessageSet:
+    """The message classes one codec carries, and the three messages the engine builds
+    through them (each needs fields the other set lacks).
+
+    ``SchedulerOutput`` and ``CachedRequestData`` take the same keyword arguments in
+    both sets (the scheduler builds them by keyword); ``sampling_params(max_tokens)``,
+    ``new_request_data(...)`` and ``model_runner_output(...)`` fill the rest as the
+    set's source does; ``replace(msg, **changes)`` copies a message with fields changed.
+    """
+
+    name: str
+    SamplingParams: type
+    NewRequestData: type
+    CachedRequestData: type
+    SchedulerOutput: type
+    ModelRunnerOutput: type
+
+    def sampling_params(self, max_tokens: int):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def new_request_data(self, req_id: str, prompt_token_ids: list[int], sampling_params,
+                         block_ids: tuple[list[int], ...]):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def model_runner_output(self, req_ids: list[str], req_id_to_index: dict[str, int],
+                            sampled_token_ids: list[list[int]]):  # pragma: no cover
+        raise NotImplementedError
+
+    def replace(self, msg, **changes):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<MessageSet {self.name}>"
+
+
+class _Structs(MessageSet):
+    """The msgspec Structs of this module (the msgpack codec's messages)."""
+
+    name = "structs"
+    SamplingParams = SamplingParams
+    NewRequestData = NewRequestData
+    CachedRequestData = CachedRequestData
+    SchedulerOutput = SchedulerOutput
+    ModelRunnerOutput = ModelRunnerOutput
+
+    def sampling_params(self, max_tokens):
+        return SamplingParams(max_tokens=max_tokens)
+
+    def new_request_data(self, req_id, prompt_token_ids, sampling_params, block_ids):
+        return NewRequestData(req_id, prompt_token_ids, sampling_params, block_ids, 0)
+
+    def model_runner_output(self, req_ids, req_id_to_index, sampled_token_ids):
+        return ModelRunnerOutput(req_ids, req_id_to_index, sampled_token_ids)
+
+    def replace(self, msg, **changes):
+        return msgspec.structs.replace(msg, **changes)
+
+
+class _VllmDataclasses(MessageSet):
+    """The dataclasses of ``ipc_bench.v1rpc`` (the pickle codec's messages), filled as
+    vLLM 7f280d69c fills them for text generation: ``NewRequestData.from_request``
+    (three empty multimodal lists, no pooling params, no LoRA), the GPU runner's
+    ``ModelRunnerOutput(..., spec_token_ids=None, logprobs=None,
+    prompt_logprobs_dict={}, pooler_output=[], finished_sending=None,
+    finished_recving=None, num_nans_in_logits={})`` and a greedy ``SamplingParams``
+    (``ipc_bench.v1rpc.samp.SamplingParams.greedy``)."""
+
+    name = "vllm-dataclasses"
+    SamplingParams = samp.SamplingParams
+    NewRequestData = sched_out.NewRequestData
+    CachedRequestData = sched_out.CachedRequestData
+    SchedulerOutput = sched_out.SchedulerOutput
+    ModelRunnerOutput = v1rpc.ModelRunnerOutput
+
+    def sampling_params(self, max_tokens):
+        return samp.SamplingParams.greedy(max_tokens)
+
+    def new_request_data(self, req_id, prompt_token_ids, sampling_params, block_ids):
+        return sched_out.NewRequestData(
+            req_id=req_id, prompt_token_ids=prompt_token_ids, mm_inputs=[], mm_hashes=[],
+            mm_positions=[], sampling_params=sampling_params, pooling_params=None,
+            block_ids=block_ids, num_computed_tokens=0, lora_request=None)
+
+    def model_runner_output(self, req_ids, req_id_to_index, sampled_token_ids):
+        return v1rpc.ModelRunnerOutput(
+            req_ids=req_ids, req_id_to_index=req_id_to_index,
+            sampled_token_ids=sampled_token_ids, spec_token_ids=None, logprobs=None,
+            prompt_logprobs_dict={}, pooler_output=[], finished_sending=None,
+            finished_recving=None, num_nans_in_logits={})
+
+    def replace(self, msg, **changes):
+        return dataclasses.replace(msg, **changes)
+
+
+#: The msgpack codec's messages (and the single-process baseline's).
+STRUCTS: MessageSet = _Structs()
+#: The pickle codec's messages: what vLLM's multiprocess executor pickles.
+VLLM_DATACLASSES: MessageSet = _VllmDataclasses()

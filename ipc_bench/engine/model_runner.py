@@ -29,7 +29,7 @@ import numpy as np
 
 from ipc_bench.engine.config import POLICIES, SEND, ModelConfig, SchedulerConfig
 from ipc_bench.engine.input_batch import CachedRequestState, InputBatch, StepInputs
-from ipc_bench.engine.messages import ModelRunnerOutput, SchedulerOutput
+from ipc_bench.engine.messages import STRUCTS, MessageSet, ModelRunnerOutput, SchedulerOutput
 from ipc_bench.engine.models import make_model
 from ipc_bench.engine.scheduler import ProtocolError
 
@@ -83,13 +83,18 @@ def decode_token_layout(num_computed: np.ndarray, max_model_len: int):
 
 
 class ModelRunner:
-    """See the module docstring. ``policy``: ``send`` or ``cached``."""
+    """See the module docstring. ``policy``: ``send`` or ``cached``; ``messages``: the
+    message classes of its ``ModelRunnerOutput`` (``STRUCTS`` for msgpack,
+    ``VLLM_DATACLASSES`` for pickle); it reads either set's ``SchedulerOutput``."""
 
-    def __init__(self, scheduler_config: SchedulerConfig, model_config: ModelConfig, policy: str):
+    def __init__(self, scheduler_config: SchedulerConfig, model_config: ModelConfig, policy: str,
+                 messages: MessageSet = STRUCTS):
         if policy not in POLICIES:
             raise ValueError(f"unknown policy {policy!r}")
         self.policy = policy
         self.tokens_from_scheduler = policy == SEND
+        self.messages = messages
+        self._model_runner_output = messages.model_runner_output
         self.max_model_len = scheduler_config.max_model_len
         self.num_blocks = scheduler_config.num_blocks
         self.max_blocks_per_req = scheduler_config.max_blocks_per_req
@@ -342,11 +347,8 @@ class ModelRunner:
 
     # ------------------------------------------------------------------ 5
     def build_output(self, inputs: StepInputs, valid: list[list[int]]) -> ModelRunnerOutput:
-        return ModelRunnerOutput(
-            req_ids=list(inputs.req_ids),
-            req_id_to_index=dict(self.input_batch.req_id_to_index),
-            sampled_token_ids=valid,
-        )
+        return self._model_runner_output(list(inputs.req_ids),
+                                         dict(self.input_batch.req_id_to_index), valid)
 
     def execute_model(self, so: SchedulerOutput) -> ModelRunnerOutput:
         """All five phases in order (for tests and the single-process path)."""

@@ -43,13 +43,7 @@ from enum import IntEnum
 
 from ipc_bench.engine.config import POLICIES, SEND, SchedulerConfig
 from ipc_bench.engine.kv_cache import KVCacheManager
-from ipc_bench.engine.messages import (
-    CachedRequestData,
-    ModelRunnerOutput,
-    NewRequestData,
-    SamplingParams,
-    SchedulerOutput,
-)
+from ipc_bench.engine.messages import STRUCTS, MessageSet, ModelRunnerOutput, SchedulerOutput
 
 
 class SchedulerError(RuntimeError):
@@ -76,6 +70,8 @@ class Request:
     Steps are scheduler step numbers. ``num_preemptions``: times it was preempted.
     ``stop_num_tokens``: the length at which it stops, ``min(num_prompt_tokens +
     max_tokens, max_model_len)`` (without ``max_model_len``: the first term alone).
+    ``sampling_params``: the message set's (``MessageSet.sampling_params``), sent in
+    its ``NewRequestData``; default the Structs'.
     """
 
     __slots__ = (
@@ -86,14 +82,16 @@ class Request:
     )
 
     def __init__(self, req_id: str, index: int, prompt_token_ids: list[int],
-                 max_tokens: int, arrival_step: int, max_model_len: int | None = None):
+                 max_tokens: int, arrival_step: int, max_model_len: int | None = None,
+                 sampling_params=None):
         self.req_id = req_id
         self.index = index
         self.prompt_token_ids = prompt_token_ids
         self.num_prompt_tokens = len(prompt_token_ids)
         self.all_token_ids = list(prompt_token_ids)
         self.max_tokens = max_tokens
-        self.sampling_params = SamplingParams(max_tokens=max_tokens)
+        self.sampling_params = (STRUCTS.sampling_params(max_tokens) if sampling_params is None
+                                else sampling_params)
         self.num_computed_tokens = 0
         self.block_ids: list[int] = []
         self.status = RequestStatus.WAITING
@@ -165,18 +163,21 @@ class SchedulePlan:
 
 
 class Scheduler:
-    """See the module docstring. ``policy``: ``send`` or ``cached``.
+    """See the module docstring. ``policy``: ``send`` or ``cached``; ``messages``: the
+    message classes it builds (``STRUCTS`` for msgpack, ``VLLM_DATACLASSES`` for
+    pickle: ``wire.codecs.messages_of``).
 
     Counters: ``num_rejected``; ``num_preemptions`` (all requests, whole run) and
     ``preemptions``: one ``(step, req_id, num_computed_tokens)`` per preemption, in
     order, with the tokens the request had computed when it was preempted.
     """
 
-    def __init__(self, config: SchedulerConfig, policy: str):
+    def __init__(self, config: SchedulerConfig, policy: str, messages: MessageSet = STRUCTS):
         config.validate()
         if policy not in POLICIES:
             raise ValueError(f"unknown policy {policy!r}")
         self.config = config
+        self.messages = messages
         self.send_token_ids = policy == SEND
         self.kv_cache = KVCacheManager(config.num_blocks, config.block_size)
         self.waiting: list[Request] = []  # FIFO; popped from the front
@@ -197,7 +198,7 @@ class Scheduler:
         if req_id in self.requests:
             raise SchedulerError(f"duplicate req_id {req_id!r}")
         req = Request(req_id, index, prompt_token_ids, max_tokens, self.step,
-                      self.config.max_model_len)
+                      self.config.max_model_len, self.messages.sampling_params(max_tokens))
         self.requests[req_id] = req
         cfg = self.config
         too_long = req.num_prompt_tokens >= cfg.max_model_len
@@ -348,9 +349,11 @@ class Scheduler:
         the message is new or the plan's own (a plan serves one step), so nothing in it
         is shared with a later step's message or with the scheduler's requests.
         """
+        msgs = self.messages
+        new_request_data = msgs.new_request_data
         new_reqs = [
-            NewRequestData(req.req_id, req.prompt_token_ids, req.sampling_params,
-                           (list(req.block_ids),), 0)
+            new_request_data(req.req_id, req.prompt_token_ids, req.sampling_params,
+                             (list(req.block_ids),))
             for req in plan.new_reqs
         ]
         cached_reqs = plan.cached_reqs
@@ -363,14 +366,14 @@ class Scheduler:
                                                         plan.cached_num_computed)]
         else:
             new_token_ids = []
-        cached = CachedRequestData(
+        cached = msgs.CachedRequestData(
             req_ids=req_ids,
             resumed_from_preemption=plan.cached_resumed,
             new_token_ids=new_token_ids,
             new_block_ids=new_block_ids,
             num_computed_tokens=plan.cached_num_computed,
         )
-        return SchedulerOutput(
+        return msgs.SchedulerOutput(
             scheduled_new_reqs=new_reqs,
             scheduled_cached_reqs=cached,
             num_scheduled_tokens=num_scheduled,
@@ -381,6 +384,7 @@ class Scheduler:
             finished_req_ids=plan.finished_req_ids,
             free_encoder_input_ids=[],
             structured_output_request_ids={},
+            grammar_bitmask=None,
         )
 
     # ------------------------------------------------------------------ update

@@ -48,7 +48,8 @@ from ipc_bench.harness.memory import HEAP_REPORT_OUT_ENV, HeapReport
 from ipc_bench.harness.recording import GcCounter
 from ipc_bench.harness.spec import RUNNER_COLUMNS
 from ipc_bench.wire.channel import RunnerChannel
-from ipc_bench.wire.codecs import DecodeError, model_runner_output_codec, scheduler_output_codec
+from ipc_bench.wire.codecs import (DecodeError, messages_of, model_runner_output_codec,
+                                   scheduler_output_codec)
 from ipc_bench.wire.control import (
     PROTOCOL_VERSION,
     BeginFloor,
@@ -304,7 +305,8 @@ def _accept_handshake(socks: RunnerSockets, peer_problem: Callable[[], Optional[
     try:
         config = decode_runner_config(hs.config)
         socks.connect_data(config.s2r_endpoint, config.r2s_endpoint)
-        runner = ModelRunner(config.scheduler, config.model, config.policy)
+        runner = ModelRunner(config.scheduler, config.model, config.policy,
+                             messages_of(config.codec))
     except (ConfigError, EndpointError) as exc:  # a bad config, a torch KV cache too
         return refuse(str(exc))                   # large for the device, a data socket
     except Exception as exc:  # a model that cannot be built: say so, do not hang

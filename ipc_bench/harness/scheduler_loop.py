@@ -32,7 +32,8 @@ from ipc_bench.harness.memory import HeapReport
 from ipc_bench.harness.recording import GcCounter, StepFlusher, record_requests
 from ipc_bench.harness.spec import CaseError, CaseResult, CaseSpec
 from ipc_bench.wire.channel import SchedulerChannel
-from ipc_bench.wire.codecs import DecodeError, model_runner_output_codec, scheduler_output_codec
+from ipc_bench.wire.codecs import (DecodeError, messages_of, model_runner_output_codec,
+                                   scheduler_output_codec)
 from ipc_bench.wire.control import ErrorReport, KeepAlive
 from ipc_bench.wire.transport import PeerError
 
@@ -206,7 +207,7 @@ class _LoopRun:
         self.heap = HeapReport.from_env()  # traced from here: the scheduler's state too
         if self.heap is not None:
             self.heap.start()
-        self.sched = Scheduler(spec.scheduler, spec.policy)
+        self.sched = Scheduler(spec.scheduler, spec.policy, messages_of(spec.codec))
         self.workload = spec.make_workload()
         self.warmup_steps = spec.warmup_steps
         self.max_steps = spec.max_steps

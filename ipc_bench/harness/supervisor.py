@@ -56,6 +56,7 @@ from ipc_bench.harness.scheduler_loop import (
 from ipc_bench.harness.signals import deferred
 from ipc_bench.harness.spec import INPROC, CaseError, CaseResult, CaseSpec
 from ipc_bench.wire.channel import SchedulerChannel
+from ipc_bench.wire.codecs import messages_of
 from ipc_bench.wire.control import (
     PROTOCOL_VERSION,
     ErrorReport,
@@ -198,7 +199,7 @@ def run_case(spec: CaseSpec,
 def _run_case_inproc(spec: CaseSpec, on_step, result: CaseResult, sink,
                      flush_interval_s: Optional[float]) -> CaseResult:
     """Single-process baseline: the same scheduler loop calling the runner directly."""
-    runner = ModelRunner(spec.scheduler, spec.model, spec.policy)
+    runner = ModelRunner(spec.scheduler, spec.model, spec.policy, messages_of(spec.codec))
     result.runner_device = f"{runner.model.device} (in-process)"
     stepper = TimedModelRunner(runner)
     run_scheduler_loop(spec, InProcessExchange(stepper), result, on_step,

@@ -1,21 +1,36 @@
 """Serializers for the measured messages: one module owns every choice.
 
-- ``msgpack``: msgspec MessagePack with typed decoders built once and reused, as
-  vLLM's ``vllm/v1/serial_utils.py`` does for the frontend <-> EngineCore hop.
-- ``pickle``: ``pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)``, what vLLM's
-  multiprocess executor does to ``SchedulerOutput`` before ``MessageQueue`` ships it
-  (``vllm/distributed/device_communicators/shm_broadcast.py``). Pickle runs code on
-  load: only use it between processes you started yourself.
+- ``msgpack``: msgspec MessagePack of the ``ipc_bench.engine.messages`` Structs
+  (``STRUCTS``), with typed decoders built once and reused, as vLLM's
+  ``vllm/v1/serial_utils.py`` does for the frontend <-> EngineCore hop.
+- ``pickle``: what vLLM's multiprocess executor puts in its ``MessageQueue`` at
+  7f280d69c (``vllm/v1/executor/multiproc_executor.py``,
+  ``vllm/distributed/device_communicators/shm_broadcast.py``): ``pickle.dumps(obj,
+  protocol=pickle.HIGHEST_PROTOCOL)`` of the RPC tuple ``("execute_model",
+  (scheduler_output,), {}, 0)`` scheduler -> runner, and of ``(WorkerProc.
+  ResponseStatus.SUCCESS, model_runner_output)`` back, where the messages are the
+  vLLM-shaped dataclasses of ``ipc_bench.v1rpc`` (``VLLM_DATACLASSES``), whose class
+  paths are as long as vLLM's. Pickle runs code on load: only use it between
+  processes you started yourself.
+
+Each codec names the message classes it carries (``Codec.messages``, ``messages_of``):
+the scheduler and the runner build those directly (as vLLM builds its dataclasses),
+so ``encode`` is the serializer call alone (for pickle: building the RPC tuple and
+``pickle.dumps``, as ``collective_rpc`` and ``MessageQueue.enqueue`` do) and ``decode``
+the deserializer alone (``pickle.loads`` and unpacking the tuple, as
+``worker_busy_loop`` and ``collective_rpc`` do). No conversion between message
+classes is timed, because none happens.
 
 A ``Codec`` encodes to ``bytes`` and decodes ``bytes``-like frames into the expected
 type, raising ``DecodeError`` (one line) for anything else. ``msgpack`` checks every
 field's type on decode, so a truncated, corrupted or wrong-type frame never comes
-back as a wrong value. ``pickle`` checks only the top-level class (checking every
-field would cost more than the decode, and vLLM's ``pickle.loads`` checks nothing):
-a corrupted pickle can decode to a message whose fields have wrong types, which the
-receiving loop then rejects with an error naming the step; it can also ask for
-unbounded memory before failing (a fuzzed frame took 23 GB here). That, and code
-execution on load, is why pickle is refused on TCP unless ``--allow-pickle-over-tcp``.
+back as a wrong value. ``pickle`` checks the RPC envelope and the message's class
+(checking every field would cost more than the decode, and vLLM's ``pickle.loads``
+checks nothing): a corrupted pickle can decode to a message whose fields have wrong
+types, which the receiving loop then rejects with an error naming the step; it can
+also ask for unbounded memory before failing (a fuzzed frame took 23 GB here). That,
+and code execution on load, is why pickle is refused on TCP unless
+``--allow-pickle-over-tcp``.
 """
 
 from __future__ import annotations
@@ -25,8 +40,9 @@ from typing import Any, Generic, TypeVar
 
 import msgspec
 
-from ipc_bench.engine.messages import ModelRunnerOutput, SchedulerOutput
+from ipc_bench.engine.messages import STRUCTS, VLLM_DATACLASSES, MessageSet
 from ipc_bench.errors import one_line
+from ipc_bench.v1rpc.multiproc_executors import EXECUTE_MODEL, OUTPUT_RANK, WorkerProc
 
 T = TypeVar("T")
 
@@ -36,9 +52,11 @@ class DecodeError(ValueError):
 
 
 class Codec(Generic[T]):
-    """Encoder/decoder pair for one message type. ``name`` is the codec's CLI name."""
+    """Encoder/decoder pair for one message type. ``name`` is the codec's CLI name;
+    ``messages`` the message classes it carries (``msg_type`` is one of them)."""
 
     name: str
+    messages: MessageSet
 
     def __init__(self, msg_type: type[T]):
         self.msg_type = msg_type
@@ -54,6 +72,7 @@ class MsgpackCodec(Codec[T]):
     """msgspec MessagePack; the decoder validates the frame against ``msg_type``."""
 
     name = "msgpack"
+    messages = STRUCTS
 
     def __init__(self, msg_type: type[T]):
         super().__init__(msg_type)
@@ -68,17 +87,42 @@ class MsgpackCodec(Codec[T]):
             raise DecodeError(one_line(f"{self.msg_type.__name__}: {exc}")) from None
 
 
+_SUCCESS = WorkerProc.ResponseStatus.SUCCESS
+_FAILURE = WorkerProc.ResponseStatus.FAILURE
+
+
+def _encode_rpc_request(so, dumps=pickle.dumps, protocol=pickle.HIGHEST_PROTOCOL) -> bytes:
+    """``MultiprocExecutor.collective_rpc`` + ``MessageQueue.enqueue`` of vLLM 7f280d69c:
+    ``pickle.dumps((send_method, args, kwargs or {}, unique_reply_rank))``."""
+    return dumps((EXECUTE_MODEL, (so,), {}, OUTPUT_RANK), protocol=protocol)
+
+
+def _encode_rpc_reply(out, dumps=pickle.dumps, protocol=pickle.HIGHEST_PROTOCOL) -> bytes:
+    """``WorkerProc.worker_busy_loop``'s reply: ``(ResponseStatus.SUCCESS, output)``."""
+    return dumps((_SUCCESS, out), protocol=protocol)
+
+
 class PickleCodec(Codec[T]):
-    """pickle at ``HIGHEST_PROTOCOL`` (5 on Python >= 3.8), as vLLM's executor."""
+    """pickle at ``HIGHEST_PROTOCOL`` (5 on Python >= 3.8) of vLLM's execute_model RPC.
+
+    ``msg_type`` is ``VLLM_DATACLASSES.SchedulerOutput`` (encoded inside the request
+    tuple ``("execute_model", (so,), {}, 0)``) or ``VLLM_DATACLASSES.ModelRunnerOutput``
+    (inside the reply ``(WorkerProc.ResponseStatus.SUCCESS, out)``); ``decode`` returns
+    the message itself. ``ValueError`` for any other type.
+    """
 
     name = "pickle"
+    messages = VLLM_DATACLASSES
 
     def __init__(self, msg_type: type[T]):
         super().__init__(msg_type)
-        self._protocol = pickle.HIGHEST_PROTOCOL
-
-    def encode(self, msg: T) -> bytes:
-        return pickle.dumps(msg, protocol=self._protocol)
+        if msg_type is VLLM_DATACLASSES.SchedulerOutput:
+            self.encode, self._open = _encode_rpc_request, self._open_request
+        elif msg_type is VLLM_DATACLASSES.ModelRunnerOutput:
+            self.encode, self._open = _encode_rpc_reply, self._open_reply
+        else:
+            raise ValueError(f"the pickle codec carries vLLM's SchedulerOutput and "
+                             f"ModelRunnerOutput dataclasses, not {msg_type!r}")
 
     def decode(self, frame: Any) -> T:
         try:
@@ -86,10 +130,46 @@ class PickleCodec(Codec[T]):
         except Exception as exc:  # pickle raises many types on corrupt input
             raise DecodeError(one_line(
                 f"{self.msg_type.__name__}: {type(exc).__name__}: {exc}")) from None
+        return self._open(msg)
+
+    def _open_request(self, msg: Any) -> T:
+        """``worker_busy_loop``: ``method, args, kwargs, output_rank = msg``, then
+        ``getattr(worker, method)(*args, **kwargs)``."""
+        if type(msg) is tuple and len(msg) == 4 and type(msg[0]) is str \
+                and msg[0] == EXECUTE_MODEL:
+            args, kwargs = msg[1], msg[2]
+            if type(args) is tuple and len(args) == 1 and type(kwargs) is dict and not kwargs:
+                return self._checked(args[0])
+        raise DecodeError(f"{self.msg_type.__name__}: expected the RPC tuple "
+                          f"('{EXECUTE_MODEL}', (SchedulerOutput,), {{}}, rank), got "
+                          f"{_shape(msg)}")
+
+    def _open_reply(self, msg: Any) -> T:
+        """``collective_rpc``: ``status, result = msg``; anything but ``SUCCESS`` fails."""
+        if type(msg) is tuple and len(msg) == 2:
+            if msg[0] is _SUCCESS:
+                return self._checked(msg[1])
+            if msg[0] is _FAILURE:
+                raise DecodeError(one_line(f"{self.msg_type.__name__}: the worker failed: "
+                                           f"{str(msg[1])[:200]}"))
+        raise DecodeError(f"{self.msg_type.__name__}: expected the RPC reply "
+                          f"(ResponseStatus.SUCCESS, ModelRunnerOutput), got {_shape(msg)}")
+
+    def _checked(self, msg: Any) -> T:
         if type(msg) is not self.msg_type:
-            raise DecodeError(
-                f"{self.msg_type.__name__}: expected {self.msg_type.__name__}, got {type(msg).__name__}")
+            got = type(msg).__name__
+            if got == self.msg_type.__name__:  # e.g. the msgpack codec's Struct
+                got = f"{type(msg).__module__}.{got}"
+            raise DecodeError(f"{self.msg_type.__name__}: expected "
+                              f"{self.msg_type.__name__}, got {got}")
         return msg
+
+
+def _shape(msg: Any) -> str:
+    """A short description of an unpickled object (for error messages)."""
+    if type(msg) is tuple:
+        return f"a tuple of {len(msg)} ({', '.join(type(x).__name__ for x in msg[:4])})"
+    return type(msg).__name__
 
 
 #: The codecs registry: ``--codecs`` name -> class, in the order runs and tables use.
@@ -98,15 +178,27 @@ CODECS: tuple[str, ...] = tuple(CODEC_CLASSES)
 
 
 def make_codec(name: str, msg_type: type[T]) -> Codec[T]:
-    """Codec ``name`` (``msgpack`` or ``pickle``) for ``msg_type``; ``KeyError`` if unknown."""
+    """Codec ``name`` (``msgpack`` or ``pickle``) for ``msg_type``, one of
+    ``messages_of(name)``'s classes; ``KeyError`` if the codec is unknown."""
     return CODEC_CLASSES[name](msg_type)
 
 
-def scheduler_output_codec(name: str) -> Codec[SchedulerOutput]:
-    """The codec for the scheduler -> runner direction."""
-    return make_codec(name, SchedulerOutput)
+def messages_of(name: str) -> MessageSet:
+    """The message classes codec ``name`` carries (``STRUCTS`` for msgpack,
+    ``VLLM_DATACLASSES`` for pickle); the Structs for anything else, i.e. the
+    single-process baseline (codec ``none``), which then builds the same objects as the
+    msgpack path, so that comparing the two isolates the cost of IPC."""
+    cls = CODEC_CLASSES.get(name)
+    return STRUCTS if cls is None else cls.messages
 
 
-def model_runner_output_codec(name: str) -> Codec[ModelRunnerOutput]:
-    """The codec for the runner -> scheduler direction."""
-    return make_codec(name, ModelRunnerOutput)
+def scheduler_output_codec(name: str) -> Codec:
+    """The codec for the scheduler -> runner direction (its ``SchedulerOutput``)."""
+    cls = CODEC_CLASSES[name]
+    return cls(cls.messages.SchedulerOutput)
+
+
+def model_runner_output_codec(name: str) -> Codec:
+    """The codec for the runner -> scheduler direction (its ``ModelRunnerOutput``)."""
+    cls = CODEC_CLASSES[name]
+    return cls(cls.messages.ModelRunnerOutput)

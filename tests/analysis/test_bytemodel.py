@@ -16,7 +16,7 @@ import random
 import pytest
 
 from ipc_bench.analysis import bytemodel as bm
-from ipc_bench.wire.codecs import model_runner_output_codec, scheduler_output_codec
+from ipc_bench.wire.codecs import messages_of, model_runner_output_codec, scheduler_output_codec
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig
 from ipc_bench.engine.model_runner import ModelRunner
 from ipc_bench.engine.scheduler import Scheduler
@@ -31,8 +31,9 @@ def decode_steps(num_reqs: int, policy: str, codec: str, req_id_format: str = "c
     """(SchedulerOutput, its frame, ModelRunnerOutput, its frame) of each pure-decode step."""
     cfg = SchedulerConfig(max_num_seqs=num_reqs, max_num_batched_tokens=num_reqs * 400,
                           max_model_len=512, num_blocks=num_reqs * 40)
-    sched = Scheduler(cfg, policy)
-    runner = ModelRunner(cfg, ModelConfig(vocab_size=vocab_size, seed=seed), policy)
+    sched = Scheduler(cfg, policy, messages_of(codec))
+    runner = ModelRunner(cfg, ModelConfig(vocab_size=vocab_size, seed=seed), policy,
+                         messages_of(codec))
     s_codec = scheduler_output_codec(codec)
     r_codec = model_runner_output_codec(codec)
     rng = random.Random(seed)

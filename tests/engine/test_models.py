@@ -15,7 +15,7 @@ import pytest
 
 from ipc_bench.harness.spec import CaseSpec
 from ipc_bench.cli import main as cli_main
-from ipc_bench.wire.codecs import model_runner_output_codec, scheduler_output_codec
+from ipc_bench.wire.codecs import messages_of, model_runner_output_codec, scheduler_output_codec
 from ipc_bench.engine.config import (
     ConfigError,
     ModelConfig,
@@ -60,8 +60,8 @@ def drive(sched_cfg: SchedulerConfig, model_cfg: ModelConfig, policy: str, codec
     """Scheduler and runner in one process, messages through the codec, for
     ``max_steps`` steps or until ``workload`` (default: ``_workload()``) drains; returns
     (token digest, number of steps with a partial prefill, scheduler)."""
-    sched = Scheduler(sched_cfg, policy)
-    runner = ModelRunner(sched_cfg, model_cfg, policy)
+    sched = Scheduler(sched_cfg, policy, messages_of(codec))
+    runner = ModelRunner(sched_cfg, model_cfg, policy, messages_of(codec))
     s_codec, o_codec = scheduler_output_codec(codec), model_runner_output_codec(codec)
     workload = workload or _workload()
     partial_steps = 0

@@ -24,6 +24,7 @@ from ipc_bench.harness.spec import CaseResult
 from ipc_bench.harness.supervisor import run_case, run_phases
 from ipc_bench.wire.channel import ChannelError, RunnerChannel, SchedulerChannel
 from ipc_bench.wire.control import KeepAlive, Stop
+from ipc_bench.wire.codecs import messages_of
 from ipc_bench.wire.handshake import RunnerConfig
 from ipc_bench.wire.transport import (EndpointDir, PeerError, PeerTimeout, RunnerSockets,
                                       SchedulerSockets)
@@ -88,7 +89,8 @@ def _runner_threads(bus: StubBroadcast, spec):
                           codec=spec.codec, warmup_steps=spec.warmup_steps,
                           peer_timeout_s=30.0, s2r_endpoint="stub", r2s_endpoint="stub")
     loops = [RunnerLoop(config, bus.runner_end(rank),
-                        ModelRunner(spec.scheduler, spec.model, spec.policy))
+                        ModelRunner(spec.scheduler, spec.model, spec.policy,
+                                    messages_of(spec.codec)))
              for rank in range(bus.num_readers)]
 
     def serve(loop):

@@ -2,8 +2,8 @@
 
 The msgpack bytes below are written out field by field from the MessagePack spec
 (array_like Structs: one array of every field value, in declaration order, defaults
-included). The pickle figures are for ``pickle.HIGHEST_PROTOCOL`` (5) and the class
-paths ``ipc_bench.engine.messages.*``; they change if a field or a class name changes.
+included). The pickle codec's exact sizes (vLLM's RPC envelope and dataclasses) are
+counted by hand in ``test_pickle_rpc.py``.
 """
 
 from __future__ import annotations
@@ -17,28 +17,24 @@ from ipc_bench.wire.codecs import (
     DecodeError,
     MsgpackCodec,
     PickleCodec,
+    messages_of,
     model_runner_output_codec,
     scheduler_output_codec,
 )
-from ipc_bench.engine.messages import (
-    CachedRequestData,
-    ModelRunnerOutput,
-    NewRequestData,
-    SamplingParams,
-    SchedulerOutput,
-)
+from ipc_bench.engine.messages import STRUCTS, VLLM_DATACLASSES, MessageSet, ModelRunnerOutput
+from ipc_bench.v1rpc.multiproc_executors import WorkerProc
 from ipc_bench.engine.workloads import make_req_id
 
 CODECS = ("msgpack", "pickle")
 
 
-def known_scheduler_output(new_token_ids=None) -> SchedulerOutput:
+def known_scheduler_output(new_token_ids=None, messages: MessageSet = STRUCTS):
     """One new request ``B`` (3-token prompt), one cached request ``A`` decoding, ``C``
-    finished. ``new_token_ids`` defaults to ``[[300]]`` (send)."""
-    return SchedulerOutput(
-        scheduled_new_reqs=[NewRequestData("B", [1, 200, 70000], SamplingParams(max_tokens=16),
-                                           ([7],), 0)],
-        scheduled_cached_reqs=CachedRequestData(
+    finished, as ``messages``' classes. ``new_token_ids`` defaults to ``[[300]]`` (send)."""
+    return messages.SchedulerOutput(
+        scheduled_new_reqs=[messages.new_request_data(
+            "B", [1, 200, 70000], messages.sampling_params(16), ([7],))],
+        scheduled_cached_reqs=messages.CachedRequestData(
             req_ids=["A"], resumed_from_preemption=[False],
             new_token_ids=[[300]] if new_token_ids is None else new_token_ids,
             new_block_ids=[([8],)], num_computed_tokens=[5]),
@@ -50,12 +46,12 @@ def known_scheduler_output(new_token_ids=None) -> SchedulerOutput:
         finished_req_ids={"C"},  # one element: a set's order is hash-seed dependent
         free_encoder_input_ids=[],
         structured_output_request_ids={},
+        grammar_bitmask=None,
     )
 
 
-def known_model_runner_output() -> ModelRunnerOutput:
-    return ModelRunnerOutput(req_ids=["A", "B"], req_id_to_index={"A": 0, "B": 1},
-                             sampled_token_ids=[[300], []])
+def known_model_runner_output(messages: MessageSet = STRUCTS):
+    return messages.model_runner_output(["A", "B"], {"A": 0, "B": 1}, [[300], []])
 
 
 SCHEDULER_OUTPUT_MSGPACK = (
@@ -116,27 +112,19 @@ def test_model_runner_output_msgpack_exact_bytes():
     assert codec.decode(frame) == out
 
 
-def test_scheduler_output_pickle_exact_length_and_round_trip():
-    codec = scheduler_output_codec("pickle")
-    so = known_scheduler_output()
-    frame = codec.encode(so)
-    assert frame[:2] == b"\x80\x05"  # protocol 5
-    # the class path is in the frame once (memoized): len('ipc_bench.engine.messages') = 25,
-    # the same length as vLLM's 'vllm.v1.core.sched.output'
-    assert len(frame) == 260
-    back = codec.decode(frame)
-    assert back == so and type(back) is SchedulerOutput
-    assert type(back.scheduled_new_reqs[0]) is NewRequestData
+@pytest.mark.parametrize("name", CODECS)
+def test_round_trip_keeps_every_field_and_class(name):
+    messages = messages_of(name)
+    so, out = known_scheduler_output(messages=messages), known_model_runner_output(messages)
+    so_codec, out_codec = scheduler_output_codec(name), model_runner_output_codec(name)
+    back = so_codec.decode(so_codec.encode(so))
+    assert back == so and type(back) is messages.SchedulerOutput
+    assert type(back.scheduled_new_reqs[0]) is messages.NewRequestData
+    assert type(back.scheduled_new_reqs[0].sampling_params) is messages.SamplingParams
     assert back.scheduled_new_reqs[0].block_ids == ([7],)
     assert back.finished_req_ids == {"C"}
-
-
-def test_model_runner_output_pickle_exact_length_and_round_trip():
-    codec = model_runner_output_codec("pickle")
-    out = known_model_runner_output()
-    frame = codec.encode(out)
-    assert len(frame) == 111
-    assert codec.decode(frame) == out
+    back_out = out_codec.decode(out_codec.encode(out))
+    assert back_out == out and type(back_out) is messages.ModelRunnerOutput
 
 
 def test_cached_policy_message_is_the_send_one_minus_the_token():
@@ -192,8 +180,9 @@ def test_token_widths_1_3_5_in_a_decode_batch():
 
 
 def frames():
-    so, out = known_scheduler_output(), known_model_runner_output()
     for name in CODECS:
+        messages = messages_of(name)
+        so, out = known_scheduler_output(messages=messages), known_model_runner_output(messages)
         yield name, scheduler_output_codec(name), scheduler_output_codec(name).encode(so)
         yield name, model_runner_output_codec(name), model_runner_output_codec(name).encode(out)
 
@@ -211,14 +200,37 @@ def test_every_truncation_raises_decode_error(name, codec, frame):
 
 def test_pickle_frame_of_the_wrong_type():
     so_codec = scheduler_output_codec("pickle")
-    mro_frame = model_runner_output_codec("pickle").encode(known_model_runner_output())
+    out_codec = model_runner_output_codec("pickle")
+    mro_frame = out_codec.encode(known_model_runner_output(VLLM_DATACLASSES))
     with pytest.raises(DecodeError) as info:
         so_codec.decode(mro_frame)
     assert type(info.value) is DecodeError
-    assert str(info.value) == "SchedulerOutput: expected SchedulerOutput, got ModelRunnerOutput"
+    assert str(info.value) == (
+        "SchedulerOutput: expected the RPC tuple ('execute_model', (SchedulerOutput,), {}, "
+        "rank), got a tuple of 2 (ResponseStatus, ModelRunnerOutput)")
     with pytest.raises(DecodeError) as info:
-        model_runner_output_codec("pickle").decode(pickle.dumps({"req_ids": []}, protocol=5))
-    assert str(info.value) == "ModelRunnerOutput: expected ModelRunnerOutput, got dict"
+        out_codec.decode(pickle.dumps({"req_ids": []}, protocol=5))
+    assert str(info.value) == ("ModelRunnerOutput: expected the RPC reply "
+                               "(ResponseStatus.SUCCESS, ModelRunnerOutput), got dict")
+    # the right envelope around the msgpack codec's Struct of the same name
+    struct_so = known_scheduler_output()
+    with pytest.raises(DecodeError) as info:
+        so_codec.decode(pickle.dumps(("execute_model", (struct_so,), {}, 0), protocol=5))
+    assert str(info.value) == ("SchedulerOutput: expected SchedulerOutput, got "
+                               "ipc_bench.engine.messages.SchedulerOutput")
+    # a worker that failed answers (FAILURE, message): the message is kept, on one line
+    failure = (WorkerProc.ResponseStatus.FAILURE, "CUDA error:\nout of memory")
+    with pytest.raises(DecodeError) as info:
+        out_codec.decode(pickle.dumps(failure, protocol=5))
+    assert str(info.value) == ("ModelRunnerOutput: the worker failed: "
+                               "CUDA error:\\nout of memory")
+
+
+def test_pickle_codec_carries_only_the_rpc_messages():
+    assert scheduler_output_codec("pickle").msg_type is VLLM_DATACLASSES.SchedulerOutput
+    assert model_runner_output_codec("pickle").msg_type is VLLM_DATACLASSES.ModelRunnerOutput
+    with pytest.raises(ValueError, match="the pickle codec carries vLLM's"):
+        PickleCodec(ModelRunnerOutput)  # the msgpack codec's Struct
 
 
 def test_msgpack_frame_of_the_wrong_type():
@@ -243,3 +255,6 @@ def test_codec_classes():
     assert isinstance(scheduler_output_codec("pickle"), PickleCodec)
     with pytest.raises(KeyError):
         scheduler_output_codec("json")
+    assert messages_of("msgpack") is STRUCTS
+    assert messages_of("pickle") is VLLM_DATACLASSES
+    assert messages_of("none") is STRUCTS  # the single-process baseline builds Structs

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from fault_helpers import FAKE_RUNNER, REPO, alive, steady_case, wait_dead
 from ipc_bench.harness.spec import CaseResult
-from ipc_bench.wire.codecs import DecodeError, MsgpackCodec, PickleCodec
+from ipc_bench.wire.codecs import DecodeError, MsgpackCodec, messages_of, scheduler_output_codec
 from ipc_bench.engine.config import ConfigError, ModelConfig, SchedulerConfig
 from ipc_bench.wire.handshake import RunnerConfig, decode_runner_config, encode_config
 from ipc_bench.engine.messages import (
@@ -67,12 +67,13 @@ import zmq
 SCHED = SchedulerConfig(max_num_seqs=4, max_model_len=64, block_size=16, num_blocks=32)
 
 
-def _messages(policy: str = "send", steps: int = 6):
-    """Real (SchedulerOutput, ModelRunnerOutput) pairs of a short run."""
-    sched = Scheduler(SCHED, policy)
+def _messages(policy: str = "send", steps: int = 6, codec: str = "msgpack"):
+    """Real (SchedulerOutput, ModelRunnerOutput) pairs of a short run, as ``codec``'s
+    message classes."""
+    sched = Scheduler(SCHED, policy, messages_of(codec))
     for i in range(3):
         sched.add_request(f"r{i}", i, list(range(100 + i, 120 + 3 * i)), 5)
-    runner = ModelRunner(SCHED, ModelConfig(), policy)
+    runner = ModelRunner(SCHED, ModelConfig(), policy, messages_of(codec))
     pairs = []
     for _ in range(steps):
         plan = sched.schedule()
@@ -227,7 +228,7 @@ def test_runner_reports_an_undecodable_scheduler_output_with_its_step(hand, kind
                  ModelRunnerOutput(req_ids=[], req_id_to_index={}, sampled_token_ids=[])),
              "random": bytes(range(7, 250, 3)),
              "pickle-wrong-class": pickle.dumps(Stop(), protocol=5)}[kind]
-    decoder = (PickleCodec if codec_name == "pickle" else MsgpackCodec)(SchedulerOutput)
+    decoder = scheduler_output_codec(codec_name)
     with pytest.raises(DecodeError) as expected:
         decoder.decode(frame)
     hand.send_data(frame)
@@ -560,16 +561,18 @@ def test_runner_config_decoder_returns_a_valid_config_or_config_error():
 
 
 _PICKLE_FUZZ = textwrap.dedent("""
-    import pickle, sys
+    import sys
     sys.path[:0] = ["tests", "tests/wire"]
     from hypothesis import HealthCheck, given, settings
-    from ipc_bench.wire.codecs import DecodeError, PickleCodec
-    from ipc_bench.engine.messages import ModelRunnerOutput, SchedulerOutput
+    from ipc_bench.wire.codecs import (DecodeError, model_runner_output_codec,
+                                       scheduler_output_codec)
     import test_protocol as t
     outcomes = {}
-    for msg_type, idx in ((SchedulerOutput, 0), (ModelRunnerOutput, 1)):
-        codec = PickleCodec(msg_type)
-        valid = [pickle.dumps(pair[idx], protocol=5) for pair in t._PAIRS]
+    pairs = t._messages("send", codec="pickle") + t._messages("cached", codec="pickle")
+    for make, idx in ((scheduler_output_codec, 0), (model_runner_output_codec, 1)):
+        codec = make("pickle")
+        msg_type = codec.msg_type
+        valid = [codec.encode(pair[idx]) for pair in pairs]
         @settings(max_examples=int(sys.argv[1]), deadline=None, database=None,
                   suppress_health_check=[HealthCheck.too_slow])
         @given(t._frames(valid))

@@ -78,7 +78,7 @@ def test_wire_bytes_match_a_counting_relay(monkeypatch, policy, codec):
                 eps[name] = f"tcp://127.0.0.1:{relays[name].port}"
             self.endpoints = Endpoints(s2r=eps["s2r"], r2s=eps["r2s"], ctl=self.endpoints.ctl)
 
-    b = 2  # decode frames under 255 bytes (1-byte ZMTP size), prefill frames over it
+    b = 2  # msgpack: decode frames under 255 bytes (1-byte ZMTP size), prefill frames over
     spec = CaseSpec(
         scenario="t", labels={"num_running": b}, policy=policy, codec=codec,
         scheduler=SchedulerConfig(max_num_seqs=b, max_model_len=512, num_blocks=4096),
@@ -99,7 +99,11 @@ def test_wire_bytes_match_a_counting_relay(monkeypatch, policy, codec):
     # r2s: runner PUSH -> scheduler PULL.
     assert relays["r2s"].to_target == summary["r2s_wire_bytes_total"] + push
     assert relays["r2s"].from_target == pull
-    # Frames both under and over 255 bytes were exchanged.
+    # msgpack exchanged frames both under and over 255 bytes; every pickle frame is over
+    # it (vLLM's RPC envelope, class paths and field names: about 380 bytes at 1 request).
     s2r, r2s = (SCHED_COLUMNS.index(c) for c in ("s2r_payload_bytes", "r2s_payload_bytes"))
     sizes = [row[s2r] for row in result.sched_rows] + [row[r2s] for row in result.sched_rows]
-    assert min(sizes) <= 255 < max(sizes)
+    if codec == "msgpack":
+        assert min(sizes) <= 255 < max(sizes)
+    else:
+        assert min(sizes) > 255
