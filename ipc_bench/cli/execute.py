@@ -218,7 +218,7 @@ class _Run:
         """After the last case: digests, paired comparisons, byte model, the tables and
         the scenario's report; 1 when a check found a problem."""
         writer = self.writer
-        problems = check_digests(writer.cases)
+        problems, notes = check_digests(writer.cases)
         writer.comparisons = compare_cases(writer.cases, method=ci_method)
         writer.byte_model = byte_model_report(self.captured, writer.cases)
         problems += [f"byte model: {r['workload']} {r['codec']} {r['arm']}: "
@@ -233,6 +233,8 @@ class _Run:
             extra = scenario_report(writer.cases)
             if extra:
                 print(extra)
+        for note in notes:
+            print(f"note: {note}")
         print(f"\nresults: {self.run_dir}")
         if problems:
             writer.finish("failed", problems)
