@@ -44,6 +44,7 @@ from ipc_bench.engine.messages import ModelRunnerOutput, SchedulerOutput
 from ipc_bench.engine.model_runner import ModelRunner, RunnerError
 from ipc_bench.engine.scheduler import ProtocolError, SchedulerError
 from ipc_bench.errors import one_line
+from ipc_bench.harness.determinism import deterministic_torch, device_label
 from ipc_bench.harness.floor import answer_floor
 from ipc_bench.harness.oracle import RunnerInputLog
 from ipc_bench.harness.recording import GcCounter
@@ -298,12 +299,14 @@ def _accept_handshake(socks: RunnerSockets, peer_problem: Callable[[], Optional[
     try:
         config = decode_runner_config(hs.config)
         socks.connect_data(config.s2r_endpoint, config.r2s_endpoint)
+        note = deterministic_torch(config.model)
         runner = ModelRunner(config.scheduler, config.model, config.policy)
     except ConfigError as exc:  # a bad config, a torch KV cache too large for the device
         return refuse(str(exc))
     except Exception as exc:  # a model that cannot be built: say so, do not hang
         return refuse(f"runner could not start: {type(exc).__name__}: {exc}")
-    send_control(socks.ctl, Ready(PROTOCOL_VERSION, os.getpid(), runner.model.device),
+    send_control(socks.ctl, Ready(PROTOCOL_VERSION, os.getpid(),
+                                  device_label(runner.model.device, note)),
                  config.peer_timeout_s, peer_problem)
     return config, runner
 
