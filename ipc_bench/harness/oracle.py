@@ -33,10 +33,10 @@ processes run on one machine); the digest read as an unsigned little-endian inte
 ``num_scheduled_tokens`` (request id -> tokens scheduled, in the scheduler's order)
 encoded as MessagePack, steps in order, warm-up included; a step that scheduled the same
 requests in the same order with the same counts as the step before contributes the one
-byte 0xC1 instead (a byte MessagePack never uses: pure-decode steps mostly repeat). Equal schedule digests mean
-the two cases computed exactly the same batches at every step; only such cases can be
-expected to produce bitwise-equal tokens on a GPU (``analysis.summary.check_digests``
-compares token streams only between them).
+byte 0xC1 instead (a byte MessagePack never uses: pure-decode steps mostly repeat).
+Equal schedule digests mean the two cases computed exactly the same batches at every
+step; only such cases can be expected to produce bitwise-equal tokens on a GPU
+(``analysis.summary.check_digests`` compares token streams only between them).
 """
 
 from __future__ import annotations
@@ -168,7 +168,10 @@ class InputOracle:
         self.requests = requests
         self.link = link
         self.interval = interval or CHECK_INTERVAL_STEPS
-        self.pending: list[tuple] = []  # (seq, digest, plan, counts, ids)
+        # (seq, digest, (num_scheduled_tokens, cached_num_computed, cached_resumed),
+        #  counts, ids): a few objects per step, not the plan (whose hundreds of lists
+        #  the garbage collector would walk while they wait for the check)
+        self.pending: list[tuple] = []
         self._record_runner = getattr(link, "record_runner_inputs", None)
         self._packers: dict[int, Callable[..., bytes]] = {}  # n -> pack n int32s
 
@@ -199,7 +202,9 @@ class InputOracle:
         except struct.error as exc:
             raise CaseError(f"input oracle: step {seq}: a token id the runner's int32 "
                             f"token buffer cannot hold ({exc})", seq) from None
-        self.pending.append((seq, input_digest(n, num_tokens, counts, ids), plan, counts, ids))
+        self.pending.append((seq, input_digest(n, num_tokens, counts, ids),
+                             (plan.num_scheduled_tokens, plan.cached_num_computed,
+                              plan.cached_resumed), counts, ids))
         if len(self.pending) >= self.interval:
             self.check()
 
@@ -219,24 +224,27 @@ class InputOracle:
 
     def _recheck(self, entry: tuple, digest: int) -> str:
         """The error line for a step whose digests differ, from the runner's ids."""
-        seq, expected, plan, counts, ids = entry
+        seq, expected, schedule, counts, ids = entry
         where = f"input oracle: step {seq}"
         fed = self.link.runner_step_ids(seq)
-        req_ids = list(plan.num_scheduled_tokens)
+        req_ids = list(schedule[0])
         if not fed.found:
             return (f"{where}: input digest {digest:#018x}, expected {expected:#018x} "
                     "(the runner no longer holds that step's ids)")
         if fed.req_ids != req_ids:
             return f"{where}: the runner's requests {fed.req_ids[:4]} are not the schedule's"
         return describe_difference(where, req_ids, _offsets(len(req_ids), counts),
-                                   _as_ints(ids), fed, _start_positions(plan))
+                                   _as_ints(ids), fed, _start_positions(*schedule))
 
 
-def _start_positions(plan: SchedulePlan) -> dict[str, int]:
-    """Position of each scheduled request's first token this step (0 if new)."""
-    starts = {req.req_id: 0 for req in plan.new_reqs}
-    starts.update(zip((req.req_id for req in plan.cached_reqs), plan.cached_num_computed))
-    return starts
+def _start_positions(num_scheduled_tokens: dict[str, int], cached_num_computed: list[int],
+                     cached_resumed: list[bool]) -> dict[str, int]:
+    """Position of each scheduled request's first token this step, from its plan's
+    lists: the running requests come first in ``num_scheduled_tokens`` and in
+    ``cached_num_computed``; new and resumed requests start at 0."""
+    running = cached_resumed.count(False)
+    return {req_id: (cached_num_computed[i] if i < running else 0)
+            for i, req_id in enumerate(num_scheduled_tokens)}
 
 
 def describe_difference(where: str, req_ids: list[str], offsets: list[int],

@@ -285,8 +285,8 @@ def run_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
     after each step, outside its timed region. A rejected ModelRunnerOutput becomes
     ``CaseError`` (``raise_output_error``), as does a step whose fed token ids the
     input oracle rejects (``oracle.InputOracle``: checked every
-    ``oracle.CHECK_INTERVAL_STEPS`` steps and after the last one); ``result.schedule_digest``
-    is set however the loop ends."""
+    ``oracle.CHECK_INTERVAL_STEPS`` steps and after the last one).
+    ``result.schedule_digest`` is set however the loop ends."""
     run = _LoopRun(spec, result)
     sched, workload, arrival_s = run.sched, run.workload, run.arrival_s
     oracle = InputOracle(sched.requests, link)
