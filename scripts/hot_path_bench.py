@@ -159,7 +159,7 @@ class SteadyEngine:
         out, *_ = self.link.exchange(so, self.seq)
         finished = sched.update_from_output(plan, out)
         if self.oracle is not None:
-            self.schedule.add(plan.num_scheduled_tokens)
+            self.schedule.add(plan)
             self.oracle.expect(self.seq, plan, so)
         if finished:
             self.workload.on_finished(len(finished), plan.step)
@@ -191,17 +191,20 @@ def oracle_benchmarks(b: int):
     expecting = InputOracle(engine.sched.requests, object(), interval=1 << 62)
     schedule = ScheduleDigest()
     seq = engine.seq - 1
-    batches = itertools.cycle([plan.num_scheduled_tokens,
-                               dict(reversed(plan.num_scheduled_tokens.items()))])
+    reversed_plan = types.SimpleNamespace(  # the same batch in the other order
+        scheduled_reqs=plan.scheduled_reqs[::-1],
+        num_scheduled_tokens=dict(reversed(plan.num_scheduled_tokens.items())),
+        total_num_scheduled_tokens=plan.total_num_scheduled_tokens)
+    plans = itertools.cycle([plan, reversed_plan])
     return [
         (f"oracle runner record B={b}",
          _batched(lambda: log.record(seq, so.num_scheduled_tokens, rows, inputs), log.take)),
         (f"oracle scheduler expect B={b}",
          _batched(lambda: expecting.expect(seq, plan), expecting.pending.clear)),
         (f"schedule digest repeat B={b}",
-         _batched(lambda: schedule.add(plan.num_scheduled_tokens), lambda: None)),
+         _batched(lambda: schedule.add(plan), lambda: None)),
         (f"schedule digest new B={b}",
-         _batched(lambda: schedule.add(next(batches)), lambda: None)),
+         _batched(lambda: schedule.add(next(plans)), lambda: None)),
     ]
 
 

@@ -275,24 +275,30 @@ def describe_difference(where: str, req_ids: list[str], offsets: list[int],
 
 class ScheduleDigest:
     """sha256 of a case's schedule (layout in the module docstring): ``add`` each
-    step's ``num_scheduled_tokens`` in order, then ``hexdigest()``. Keeps a reference
-    to the last step's dict, which the scheduler never changes once built."""
+    step's ``SchedulePlan`` in order, then ``hexdigest()``. Keeps references to the last
+    plan's request list and ``num_scheduled_tokens``, which the scheduler never changes
+    once the plan is built."""
 
     REPEAT = b"\xc1"
 
     def __init__(self) -> None:
         self._h = hashlib.sha256()
         self._encode = msgspec.msgpack.Encoder().encode
+        self._last_reqs: list[Request] = []
         self._last: dict[str, int] = {}
-        self._last_order: list[str] = []
+        self._last_ones = False
 
-    def add(self, num_scheduled_tokens: dict[str, int]) -> None:
-        order = list(num_scheduled_tokens)
-        if num_scheduled_tokens == self._last and order == self._last_order and order:
+    def add(self, plan: SchedulePlan) -> None:
+        reqs, scheduled = plan.scheduled_reqs, plan.num_scheduled_tokens
+        ones = plan.total_num_scheduled_tokens == len(reqs)  # one token each
+        # The same requests in the same order (list equality: identity, element by
+        # element, in C) with the same counts: one each in both steps, or equal dicts.
+        if reqs and reqs == self._last_reqs and ((ones and self._last_ones)
+                                                 or scheduled == self._last):
             self._h.update(self.REPEAT)
-            return
-        self._last, self._last_order = num_scheduled_tokens, order
-        self._h.update(self._encode(num_scheduled_tokens))
+        else:
+            self._h.update(self._encode(scheduled))
+        self._last_reqs, self._last, self._last_ones = reqs, scheduled, ones
 
     def hexdigest(self) -> str:
         return self._h.hexdigest()

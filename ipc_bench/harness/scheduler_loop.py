@@ -363,7 +363,7 @@ def run_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                 frames.append(frame)
                 r2s_frames.append(link.last_reply)
                 counted_seqs.append(seq)
-            add_schedule(plan.num_scheduled_tokens)
+            add_schedule(plan)
             expect_inputs(seq, plan, so)
             if finished:
                 num_done += len(finished)

@@ -20,6 +20,7 @@ import os
 import re
 import struct
 import sys
+import types
 from array import array
 from dataclasses import replace
 from pathlib import Path
@@ -243,13 +244,24 @@ def test_bench_cached_alone_exits_1_on_a_runner_bug(corrupt, tmp_path, model):
 # Schedule digests and the token oracle
 
 
+def _plan(reqs: list[str], counts: list[int], objects: dict):
+    """A ``SchedulePlan``'s fields for ``ScheduleDigest`` (one object per request id)."""
+    return types.SimpleNamespace(scheduled_reqs=[objects.setdefault(r, object()) for r in reqs],
+                                 num_scheduled_tokens=dict(zip(reqs, counts)),
+                                 total_num_scheduled_tokens=sum(counts))
+
+
 def test_schedule_digest_layout():
-    d = ScheduleDigest()
-    for step in ({"a": 1, "b": 16}, {"a": 1, "b": 1}, {"a": 1, "b": 1}, {"b": 1, "a": 1},
-                 {}, {}):
-        d.add(dict(step))
-    want = hashlib.sha256(b"\x82\xa1a\x01\xa1b\x10" + b"\x82\xa1a\x01\xa1b\x01" + b"\xc1"
-                          + b"\x82\xa1b\x01\xa1a\x01" + b"\x80\x80").hexdigest()
+    d, objects = ScheduleDigest(), {}
+    for reqs, counts in ((["a", "b"], [1, 16]), (["a", "b"], [1, 1]), (["a", "b"], [1, 1]),
+                         (["b", "a"], [1, 1]), (["b", "a"], [2, 3]), (["b", "a"], [2, 3]),
+                         (["b", "a"], [3, 2]), ([], []), ([], [])):
+        d.add(_plan(reqs, counts, objects))
+    want = hashlib.sha256(
+        b"\x82\xa1a\x01\xa1b\x10" + b"\x82\xa1a\x01\xa1b\x01" + b"\xc1"  # repeat
+        + b"\x82\xa1b\x01\xa1a\x01"  # another order
+        + b"\x82\xa1b\x02\xa1a\x03" + b"\xc1" + b"\x82\xa1b\x03\xa1a\x02"  # counts
+        + b"\x80\x80").hexdigest()
     assert d.hexdigest() == want
 
 
