@@ -73,7 +73,8 @@ class CheckInputs(msgspec.Struct, tag="check_inputs", **_CTL):
 class InputDigests(msgspec.Struct, tag="input_digests", **_CTL):
     """Runner -> scheduler, the answer to ``CheckInputs``: one 64-bit input digest
     (``harness.oracle.input_digest``, unsigned) per step, for steps ``first_seq``,
-    ``first_seq + 1``, ... in order; empty when no step ran since the last check."""
+    ``first_seq + 1``, ... in order; empty (``first_seq`` -1) when no step ran since
+    the last check."""
 
     first_seq: int
     digests: list[int]
