@@ -3,8 +3,10 @@
 Why: every figure the harness prints comes from per-step timestamps and records; this
 scenario measures what recording them costs. Arm ``steps`` is the normal loop (about
 ten clock reads, one record and a kept frame per step on the scheduler, as many clock
-reads per step on the runner); arm ``totals`` runs the same steps through loops that
-record nothing per step, only the loop's total time after warm-up. Both arms report
+reads per step on the runner, and the correctness checks: the schedule digest and both
+sides of the input oracle, with its check every 128 steps); arm ``totals`` runs the
+same steps through loops that record and check nothing per step, only the loop's
+total time after warm-up. Both arms report
 ``loop_step_ns_mean`` (loop time after warm-up / steps) and the scenario prints the
 paired ratio steps/totals with its 95 % interval per policy.
 

@@ -4,8 +4,25 @@ pure-decode ``SchedulerOutput`` and ``ModelRunnerOutput``, and one round trip th
 the channel (scheduler send -> runner recv -> runner reply -> scheduler recv, both ends
 in this process over ``inproc://``), at 1 and 256 running requests, ``send`` policy.
 
+The input oracle and the schedule digest (``ipc_bench.harness.oracle``), at 1, 64 and
+256 running requests, ``cached`` policy:
+
+- ``oracle runner record B=N``: the runner's addition per step (its input digest, kept
+  in its log; ``RunnerInputLog.record``);
+- ``oracle scheduler expect B=N``: the scheduler's addition per step (the expected
+  digest from ``all_token_ids``; ``InputOracle.expect`` without its periodic check);
+- ``schedule digest repeat B=N`` / ``schedule digest new B=N``: ``ScheduleDigest.add``
+  of a step that scheduled the same batch as the step before (most pure-decode steps)
+  / another batch;
+- ``oracle check round trip``: one check over the channel (``CheckInputs`` ->
+  ``InputDigests`` of ``CHECK_INTERVAL_STEPS`` steps), made once per that many steps.
+
+``scripts/oracle_cost.py`` measures whole single-process steps with all of it off and
+on, side by side.
+
     python scripts/hot_path_bench.py -o hot.json            # pyperf options apply
     python scripts/hot_path_bench.py --only "round trip"    # a subset, by name
+    python scripts/hot_path_bench.py --only "oracle,schedule,inproc"   # the oracle's figures
     python -m pyperf compare_to old.json hot.json --table   # two versions side by side
 
 The messages come from the engine itself: a steady-decode workload stepped 60 times in
@@ -15,6 +32,7 @@ Structs for msgpack, vLLM's dataclasses for pickle: ``ipc_bench.wire.codecs``).
 
 from __future__ import annotations
 
+import itertools
 import sys
 import types
 from pathlib import Path
@@ -28,12 +46,18 @@ from ipc_bench.engine.config import ModelConfig, SchedulerConfig  # noqa: E402
 from ipc_bench.engine.model_runner import ModelRunner  # noqa: E402
 from ipc_bench.engine.scheduler import Scheduler  # noqa: E402
 from ipc_bench.engine.workloads import SteadyDecodeWorkload  # noqa: E402
+from ipc_bench.harness.oracle import (CHECK_INTERVAL_STEPS, InputOracle,  # noqa: E402
+                                     RunnerInputLog, ScheduleDigest)
+from ipc_bench.harness.runner_loop import TimedModelRunner  # noqa: E402
+from ipc_bench.harness.scheduler_loop import InProcessExchange  # noqa: E402
 from ipc_bench.wire.channel import RunnerChannel, SchedulerChannel  # noqa: E402
+from ipc_bench.wire.control import CheckInputs, InputDigests  # noqa: E402
 from ipc_bench.wire.codecs import (CODECS, messages_of,  # noqa: E402
                                    model_runner_output_codec, scheduler_output_codec)
 from ipc_bench.wire.transport import POLL_SLICE_MS  # noqa: E402
 
 BATCH_SIZES = (1, 256)
+ORACLE_BATCH_SIZES = (1, 64, 256)
 STEPS = 60
 
 
@@ -111,11 +135,121 @@ def round_trip(frame: bytes, reply: bytes):
     return run
 
 
+class SteadyEngine:
+    """Scheduler and runner of a steady-decode workload (``B`` running, ``cached``) in
+    one process, stepped as the single-process case steps them; ``oracle``: also feed
+    the schedule digest and the input oracle after each step, as the loop does."""
+
+    def __init__(self, num_running: int, oracle: bool):
+        cfg = SchedulerConfig(max_num_seqs=num_running, max_model_len=4096,
+                              num_blocks=num_running * 256 + 256)
+        self.sched = Scheduler(cfg, "cached")
+        self.stepper = TimedModelRunner(ModelRunner(cfg, ModelConfig(), "cached"))
+        self.link = InProcessExchange(self.stepper)
+        self.workload = SteadyDecodeWorkload(num_running, seed=0, vocab_size=128_256)
+        self.oracle = InputOracle(self.sched.requests, self.link) if oracle else None
+        self.schedule = ScheduleDigest()
+        self.seq = 0
+
+    def step(self):
+        """One step; returns its plan and ModelRunnerOutput."""
+        sched = self.sched
+        for r in self.workload.arrivals(sched.step):
+            sched.add_request(r.req_id, r.index, r.prompt_token_ids, r.max_tokens)
+        plan = sched.schedule()
+        so = sched.build_scheduler_output(plan)
+        out, *_ = self.link.exchange(so, self.seq)
+        finished = sched.update_from_output(plan, out)
+        if self.oracle is not None:
+            self.schedule.add(plan)
+            self.oracle.expect(self.seq, plan, so)
+        if finished:
+            self.workload.on_finished(len(finished), plan.step)
+        self.seq += 1
+        return plan, so
+
+
+def _batched(call, reset, every: int = CHECK_INTERVAL_STEPS):
+    """A pyperf time function: ``call()`` ``loops`` times, ``reset()`` after every
+    ``every`` calls (as the check empties the logs), all timed."""
+    def run(loops: int) -> float:
+        t0 = pyperf.perf_counter()
+        for i in range(loops):
+            call()
+            if i % every == every - 1:
+                reset()
+        return pyperf.perf_counter() - t0
+    return run
+
+
+def oracle_benchmarks(b: int):
+    """(name, pyperf time function) of the oracle's per-step pieces at ``B = b``."""
+    engine = SteadyEngine(b, oracle=False)
+    for _ in range(STEPS):
+        plan, so = engine.step()
+    inputs = engine.stepper.last_inputs
+    rows = engine.stepper.runner.input_batch.req_id_to_index
+    log = RunnerInputLog()
+    expecting = InputOracle(engine.sched.requests, object(), interval=1 << 62)
+    schedule = ScheduleDigest()
+    seq = engine.seq - 1
+    reversed_plan = types.SimpleNamespace(  # the same batch in the other order
+        scheduled_reqs=plan.scheduled_reqs[::-1],
+        num_scheduled_tokens=dict(reversed(plan.num_scheduled_tokens.items())),
+        total_num_scheduled_tokens=plan.total_num_scheduled_tokens)
+    plans = itertools.cycle([plan, reversed_plan])
+    return [
+        (f"oracle runner record B={b}",
+         _batched(lambda: log.record(seq, so.num_scheduled_tokens, rows, inputs), log.take)),
+        (f"oracle scheduler expect B={b}",
+         _batched(lambda: expecting.expect(seq, plan), expecting.pending.clear)),
+        (f"schedule digest repeat B={b}",
+         _batched(lambda: schedule.add(plan), lambda: None)),
+        (f"schedule digest new B={b}",
+         _batched(lambda: schedule.add(next(plans)), lambda: None)),
+    ]
+
+
+def check_round_trip():
+    """A pyperf time function: ``loops`` input checks over the channel, as the loops
+    make them (scheduler: marker + ``CheckInputs``; runner: read them, answer
+    ``InputDigests`` of ``CHECK_INTERVAL_STEPS`` steps; scheduler: read it)."""
+    digests = InputDigests(first_seq=0, digests=[2**64 - 1 - i for i in
+                                                 range(CHECK_INTERVAL_STEPS)])
+
+    def run(loops: int) -> float:
+        ctx = zmq.Context()
+        socks = _InprocSockets(ctx)
+        sched = SchedulerChannel(socks.scheduler, 10.0, lambda: None)
+        runner = RunnerChannel(socks.runner, 10.0, lambda: None)
+        try:
+            t0 = pyperf.perf_counter()
+            for seq in range(loops):
+                sched.send_marker()
+                sched.send_control(CheckInputs())
+                runner.recv(seq)
+                runner.recv_control()
+                runner.send_control(digests)
+                sched.recv_control("input digests")
+            return pyperf.perf_counter() - t0
+        finally:
+            socks.close()
+            ctx.term()
+    return run
+
+
 def main() -> None:
     bench = pyperf.Runner(add_cmdline_args=lambda cmd, args: cmd.extend(["--only", args.only]))
-    bench.argparser.add_argument("--only", default="", metavar="TEXT",
-                                 help="run only the benchmarks whose name contains TEXT")
-    only = bench.parse_args().only
+    bench.argparser.add_argument("--only", default="", metavar="TEXT[,TEXT...]",
+                                 help="run only the benchmarks whose name contains one of "
+                                      "the TEXTs")
+    texts = bench.parse_args().only.split(",")
+
+    class Only:  # ``name in only``: one of the texts is in the name
+        def __contains__(self, name: str) -> bool:
+            return any(t in name for t in texts)
+
+    only = Only()
     for b in BATCH_SIZES:
         for codec in CODECS:
             so, out = decode_messages(b, codec)
@@ -126,14 +260,24 @@ def main() -> None:
                     (f"decode SchedulerOutput {codec} B={b}", s_codec.decode, frame),
                     (f"encode ModelRunnerOutput {codec} B={b}", r_codec.encode, out),
                     (f"decode ModelRunnerOutput {codec} B={b}", r_codec.decode, reply)):
-                if only in name:
+                if name in only:
                     bench.bench_func(name, fn, arg)
         name = f"channel round trip msgpack B={b}"
-        if only in name:
+        if name in only:
             so, out = decode_messages(b, "msgpack")
             frame = scheduler_output_codec("msgpack").encode(so)
             reply = model_runner_output_codec("msgpack").encode(out)
             bench.bench_time_func(name, round_trip(frame, reply))
+    for b in ORACLE_BATCH_SIZES:
+        if any(f"{kind} B={b}" in only for kind in (
+                "oracle runner record", "oracle scheduler expect", "schedule digest repeat",
+                "schedule digest new")):
+            for name, fn in oracle_benchmarks(b):
+                if name in only:
+                    bench.bench_time_func(name, fn)
+    name = f"oracle check round trip ({CHECK_INTERVAL_STEPS} digests)"
+    if name in only:
+        bench.bench_time_func(name, check_round_trip())
 
 if __name__ == "__main__":
     main()

@@ -101,6 +101,10 @@ class Results:
     machine_busy_pct, cpu_steal_pct               %        whole machine during the case
     warnings                                      -        list of pyperf-check-style lines
     token_digest                                  -        sha256 of every output id (oracle)
+    schedule_digest                               -        sha256 of every step's schedule (None:
+                                                           the bare loop keeps none)
+    token_streams_compared_with, ..._not_...      -        case ids the token digest was (not)
+                                                           compared with: equal schedules only
     ============================================  =======  ==========================================
 
     Fields added by later harness versions appear as further columns as they are.

@@ -126,7 +126,8 @@ def _case_identity(result: CaseResult, a: np.ndarray, counted: np.ndarray) -> di
         num_requests=len(result.requests), num_rejected=result.num_rejected,
         num_finished=sum(1 for r in result.requests if r["finish_reason"] == "length"),
         num_preemptions=sum(r.get("preemptions", 0) for r in result.requests),
-        token_digest=result.token_digest, runner_device=result.runner_device,
+        token_digest=result.token_digest, schedule_digest=result.schedule_digest or None,
+        runner_device=result.runner_device,
     )
 
 
@@ -323,20 +324,56 @@ def attach_token_bytes(result: CaseResult) -> None:
                               prompt_chunk_bytes_per_step=prompt_b / n)
 
 
-def check_digests(summaries: list[dict[str, Any]]) -> list[str]:
-    """One line per workload whose complete cases disagree on ``token_digest``."""
-    by_key: dict[tuple, dict[str, list[str]]] = {}
+def check_digests(summaries: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+    """The token oracle across cases: ``(problems, notes)``, one line each.
+
+    Complete cases of one workload (scenario and labels) are compared only when their
+    ``schedule_digest`` is equal (``harness.oracle.ScheduleDigest``: the same batches
+    at every step), since only then must their token streams be bitwise equal; a
+    group of such cases that disagree on ``token_digest`` is a problem. Where a
+    workload's cases ran different schedules (timed replays), or a case has no schedule
+    digest (the bare loop of ``instrumentation == "totals"`` keeps none), the note says
+    which token streams were not compared. Each complete summary gets
+    ``token_streams_compared_with`` and ``token_streams_not_compared_with`` (case ids).
+    """
+    by_key: dict[tuple, dict[Any, list[dict[str, Any]]]] = {}
     for s in summaries:
-        if not s.get("complete"):
-            continue
-        key = (s["scenario"], s["workload"])
-        by_key.setdefault(key, {}).setdefault(s["token_digest"], []).append(s["case_id"])
-    problems = []
-    for (scenario, workload), digests in by_key.items():
-        if len(digests) > 1:
-            parts = "; ".join(f"{d[:12]}: {', '.join(ids)}" for d, ids in digests.items())
-            problems.append(f"token streams differ in {scenario} [{workload}]: {parts}")
-    return problems
+        if s.get("complete"):
+            by_key.setdefault((s["scenario"], s["workload"]), {}).setdefault(
+                s.get("schedule_digest"), []).append(s)
+    problems, notes = [], []
+    for (scenario, workload), groups in by_key.items():
+        where = f"{scenario} [{workload}]"
+        for schedule, cases in groups.items():
+            for s in cases:
+                s["token_streams_compared_with"] = [
+                    c["case_id"] for c in cases if c is not s] if schedule else []
+                s["token_streams_not_compared_with"] = [
+                    c["case_id"] for sch, cs in groups.items() for c in cs
+                    if c is not s and not (schedule and sch == schedule)]
+            digests: dict[str, list[str]] = {}
+            for s in cases:
+                digests.setdefault(s["token_digest"], []).append(s["case_id"])
+            if schedule and len(digests) > 1:
+                parts = "; ".join(f"{d[:12]}: {', '.join(ids)}" for d, ids in digests.items())
+                problems.append(f"token streams differ in {where}: {parts}")
+        notes.extend(_not_compared_notes(where, groups))
+    return problems, notes
+
+
+def _not_compared_notes(where: str, groups: dict[Any, list[dict[str, Any]]]) -> list[str]:
+    """The notes of one workload's schedule groups (``check_digests``)."""
+    notes = []
+    if None in groups:
+        ids = ", ".join(s["case_id"] for s in groups[None])
+        notes.append(f"token streams not compared in {where}: no schedule digest for {ids}")
+    known = [[s["case_id"] for s in cases] for schedule, cases in groups.items() if schedule]
+    if len(known) > 1:
+        parts = " and ".join(f"({', '.join(ids)})" if len(ids) > 1 else ids[0]
+                             for ids in known)
+        notes.append(f"token streams not compared in {where}: schedules differ between "
+                     f"{parts}")
+    return notes
 
 
 def no_counted_steps_warning(summary: dict[str, Any]) -> str:

@@ -324,7 +324,7 @@ class _Run:
         scenario's report, the final status in ``summary.json``, then the tables; 1
         when a check found a problem."""
         writer = self.writer
-        problems = check_digests(writer.cases)
+        problems, notes = check_digests(writer.cases)
         writer.comparisons = compare_cases(writer.cases, method=ci_method)
         writer.byte_model = byte_model_report(self.captured, writer.cases)
         problems += [f"byte model: {r['workload']} {r['codec']} {r['arm']}: "
@@ -341,6 +341,7 @@ class _Run:
         if writer.byte_model:
             text.append(format_byte_model(writer.byte_model))
         text.append(extra)
+        text += [f"note: {note}" for note in notes]
         print("\n".join(t for t in text if t))
         print(f"\nresults: {self.run_dir}")
         for p in problems:

@@ -7,8 +7,10 @@ serves steps through a ``wire.channel.RunnerChannel`` until ``Stop``:
 - ``RunnerLoop.run``: receive -> decode -> execute (``TimedModelRunner``: update
   states, prepare inputs, forward + sample, write back, build output) -> encode ->
   reply, with each part timed per step into the columns of the ``RunnerReport``
-  (``spec.RUNNER_COLUMNS``) and each reply kept for the floor;
-- ``RunnerLoop.run_bare``: the same steps with nothing timed or kept
+  (``spec.RUNNER_COLUMNS``) and each reply kept for the floor; after the reply, the
+  step's input digest goes into the input oracle's log (``oracle.RunnerInputLog``),
+  which the scheduler reads with ``CheckInputs`` between steps;
+- ``RunnerLoop.run_bare``: the same steps with nothing timed, kept or digested
   (``RunnerConfig.bare_loop``, the instrumentation-overhead twin).
 
 Both share their control handling (``KeepAlive``, ``Stop``, the floor), warm-up and
@@ -43,8 +45,10 @@ from ipc_bench.engine.messages import ModelRunnerOutput, SchedulerOutput
 from ipc_bench.engine.model_runner import ModelRunner, RunnerError
 from ipc_bench.engine.scheduler import ProtocolError, SchedulerError
 from ipc_bench.errors import one_line
+from ipc_bench.harness.determinism import deterministic_torch, device_label
 from ipc_bench.harness.floor import answer_floor
 from ipc_bench.harness.memory import HEAP_REPORT_OUT_ENV, HeapReport
+from ipc_bench.harness.oracle import RunnerInputLog
 from ipc_bench.harness.recording import GcCounter
 from ipc_bench.harness.spec import RUNNER_COLUMNS
 from ipc_bench.wire.channel import RunnerChannel
@@ -53,10 +57,12 @@ from ipc_bench.wire.codecs import (DecodeError, messages_of, model_runner_output
 from ipc_bench.wire.control import (
     PROTOCOL_VERSION,
     BeginFloor,
+    CheckInputs,
     ErrorReport,
     Handshake,
     KeepAlive,
     Ready,
+    RecheckInputs,
     RunnerReport,
     Stop,
     recv_control,
@@ -88,7 +94,8 @@ def _column(record: bool):
 class TimedModelRunner:
     """A ``ModelRunner`` whose phases are timed per step into ``columns``
     (``runner_update_ns`` .. ``runner_build_ns``, ns); shared by the runner process and
-    the single-process baseline."""
+    the single-process baseline. ``last_inputs``: the last step's ``StepInputs`` (for
+    the input oracle, read after the step)."""
 
     PHASES = ("runner_update_ns", "runner_prepare_ns", "runner_forward_ns",
               "runner_writeback_ns", "runner_build_ns")
@@ -98,6 +105,7 @@ class TimedModelRunner:
         self.columns: dict[str, Any] = {name: _column(record) for name in self.PHASES}
         (self._rec_update, self._rec_prepare, self._rec_forward, self._rec_writeback,
          self._rec_build) = [self.columns[name].append for name in self.PHASES]
+        self.last_inputs = None
 
     def execute(self, so: SchedulerOutput, perf=time.perf_counter_ns) -> ModelRunnerOutput:
         runner = self.runner
@@ -112,6 +120,7 @@ class TimedModelRunner:
         t4 = perf()
         out = runner.build_output(inputs, valid)
         t5 = perf()
+        self.last_inputs = inputs
         self._rec_update(t1 - t0)
         self._rec_prepare(t2 - t1)
         self._rec_forward(t3 - t2)
@@ -136,6 +145,7 @@ class RunnerLoop:
         self.columns: dict[str, Any] = {name: _column(self.record) for name in RUNNER_COLUMNS}
         self.columns.update(self.stepper.columns)
         self.out_frames = _column(self.record)
+        self.input_log = RunnerInputLog()
         self.decode = scheduler_output_codec(config.codec).decode
         self.encode = model_runner_output_codec(config.codec).encode
         self.heap = HeapReport.from_env()
@@ -174,6 +184,12 @@ class RunnerLoop:
                                        for k, v in self.columns.items()}
             self.channel.send_control(RunnerReport(columns=columns))
             return True
+        if isinstance(msg, CheckInputs) and not bare:
+            self.channel.send_control(self.input_log.take())
+            return False
+        if isinstance(msg, RecheckInputs) and not bare:
+            self.channel.send_control(self.input_log.step_ids(msg.seq))
+            return False
         if isinstance(msg, BeginFloor) and not bare:
             if not self.record:
                 raise ProtocolError("floor requested but this runner keeps no replies "
@@ -196,6 +212,8 @@ class RunnerLoop:
                                            "runner_gc_collections", "runner_t0_ns"))
         warmup = self.config.warmup_steps
         keep_reply = self.out_frames.append
+        record_inputs, stepper = self.input_log.record, self.stepper
+        rows = self.stepper.runner.input_batch.req_id_to_index  # one dict, kept up to date
         t_origin = perf()
         try:
             while True:
@@ -225,6 +243,7 @@ class RunnerLoop:
                 rec_send(t9 - t8)
                 rec_gc(gc_counter.count - gc0)
                 keep_reply(frame)
+                record_inputs(self.seq, so.num_scheduled_tokens, rows, stepper.last_inputs)
                 self.seq += 1
         finally:
             gc_counter.close()
@@ -305,13 +324,15 @@ def _accept_handshake(socks: RunnerSockets, peer_problem: Callable[[], Optional[
     try:
         config = decode_runner_config(hs.config)
         socks.connect_data(config.s2r_endpoint, config.r2s_endpoint)
+        note = deterministic_torch(config.model)
         runner = ModelRunner(config.scheduler, config.model, config.policy,
                              messages_of(config.codec))
     except (ConfigError, EndpointError) as exc:  # a bad config, a torch KV cache too
         return refuse(str(exc))                   # large for the device, a data socket
     except Exception as exc:  # a model that cannot be built: say so, do not hang
         return refuse(f"runner could not start: {type(exc).__name__}: {exc}")
-    send_control(socks.ctl, Ready(PROTOCOL_VERSION, os.getpid(), runner.model.device),
+    send_control(socks.ctl, Ready(PROTOCOL_VERSION, os.getpid(),
+                                  device_label(runner.model.device, note)),
                  config.peer_timeout_s, peer_problem)
     return config, runner
 

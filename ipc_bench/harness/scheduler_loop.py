@@ -3,10 +3,12 @@
 One step: ``Scheduler.schedule`` -> ``build_scheduler_output`` -> the exchange (encode,
 send, wait, decode; or, in the single-process baseline, the runner called directly)
 -> ``Scheduler.update_from_output``. The measured loop (``run_scheduler_loop``) times
-each part and records one row per step (``spec.SCHED_COLUMNS``); the bare loop
-(``run_bare_scheduler_loop``, ``CaseSpec.instrumentation == "totals"``) runs the same
-steps with nothing recorded per step, so the ratio of their totals is what the
-recording costs. Both share their start (``_LoopRun``: scheduler, workload, warm-up)
+each part and records one row per step (``spec.SCHED_COLUMNS``); between steps,
+outside every timed region, it also feeds the input oracle and the schedule digest
+(``harness.oracle``). The bare loop (``run_bare_scheduler_loop``,
+``CaseSpec.instrumentation == "totals"``) runs the same steps with nothing recorded or
+checked per step, so the ratio of their totals is what the recording and the checks
+cost. Both share their start (``_LoopRun``: scheduler, workload, warm-up)
 and their end (``_LoopRun.finish``: loop totals, digest, request records); their hot
 bodies stay apart, since a branch per step to skip the timing would itself be
 measured.
@@ -29,12 +31,14 @@ from typing import Callable, Optional
 from ipc_bench.engine.messages import ModelRunnerOutput, SchedulerOutput
 from ipc_bench.engine.scheduler import ProtocolError, Scheduler
 from ipc_bench.harness.memory import HeapReport
+from ipc_bench.harness.oracle import InputOracle, RunnerInputLog, ScheduleDigest
 from ipc_bench.harness.recording import GcCounter, StepFlusher, record_requests
 from ipc_bench.harness.spec import CaseError, CaseResult, CaseSpec
 from ipc_bench.wire.channel import SchedulerChannel
 from ipc_bench.wire.codecs import (DecodeError, messages_of, model_runner_output_codec,
                                    scheduler_output_codec)
-from ipc_bench.wire.control import ErrorReport, KeepAlive
+from ipc_bench.wire.control import (CheckInputs, ErrorReport, InputDigests, KeepAlive,
+                                    RecheckInputs, StepInputIds)
 from ipc_bench.wire.transport import PeerError
 
 
@@ -100,6 +104,29 @@ class ChannelExchange:
         return CaseError(f"unexpected control message from runner at step {seq}: "
                          f"{type(msg).__name__}", seq)
 
+    def runner_input_digests(self) -> InputDigests:
+        """The input oracle's check: the runner's input digests since the last one
+        (``CheckInputs`` -> ``InputDigests``, between steps)."""
+        self.send_marker(CheckInputs())
+        return self._control_reply(InputDigests, "input digests from the runner")
+
+    def runner_step_ids(self, seq: int) -> StepInputIds:
+        """The input oracle's re-check: what the runner fed at step ``seq``."""
+        self.send_marker(RecheckInputs(seq))
+        return self._control_reply(StepInputIds, f"input ids of step {seq} from the runner")
+
+    def _control_reply(self, kind: type, what: str):
+        """The runner's next control message, which must be a ``kind``; ``CaseError``
+        for its ``ErrorReport`` or anything else."""
+        msg = self.channel.recv_control(what)
+        if isinstance(msg, kind):
+            return msg
+        if isinstance(msg, ErrorReport):
+            self.runner_exiting = True
+            raise CaseError(f"runner failed at step {msg.step}: {msg.message}", msg.step)
+        raise CaseError(f"expected {kind.__name__} from the runner, got "
+                        f"{type(msg).__name__}", self.seq)
+
     def check_peer(self) -> None:
         problem = self.channel.peer_problem()
         if problem:
@@ -124,12 +151,26 @@ class ChannelExchange:
 
 class InProcessExchange:
     """Single-process exchange: the runner executes the SchedulerOutput object itself
-    (``stepper.execute``: a ``runner_loop.TimedModelRunner``), no serialization."""
+    (``stepper.execute``: a ``runner_loop.TimedModelRunner``), no serialization. The
+    runner's input-oracle log (``input_log``) lives here, in the same process."""
 
     last_reply = b""
 
     def __init__(self, stepper):
         self.stepper = stepper
+        self.input_log = RunnerInputLog()
+
+    def record_runner_inputs(self, seq: int, so: SchedulerOutput) -> None:
+        """The runner's half of the input oracle for step ``seq`` (after the step)."""
+        self.input_log.record(seq, so.num_scheduled_tokens,
+                              self.stepper.runner.input_batch.req_id_to_index,
+                              self.stepper.last_inputs)
+
+    def runner_input_digests(self) -> InputDigests:
+        return self.input_log.take()
+
+    def runner_step_ids(self, seq: int) -> StepInputIds:
+        return self.input_log.step_ids(seq)
 
     def exchange(self, so: SchedulerOutput, seq: int, perf=time.perf_counter_ns):
         t = perf()
@@ -256,9 +297,16 @@ def run_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
     fills ``result`` in place (rows, frames of counted steps, totals, requests).
     Returns the seqs of the counted steps. ``on_step(seq, output_tokens, finished)``
     after each step, outside its timed region. A rejected ModelRunnerOutput becomes
-    ``CaseError`` (``raise_output_error``)."""
+    ``CaseError`` (``raise_output_error``), as does a step whose fed token ids the
+    input oracle rejects (``oracle.InputOracle``: checked every
+    ``oracle.CHECK_INTERVAL_STEPS`` steps and after the last one).
+    ``result.schedule_digest`` is set however the loop ends."""
     run = _LoopRun(spec, result)
     sched, workload, arrival_s = run.sched, run.workload, run.arrival_s
+    oracle = InputOracle(sched.requests, link)
+    expect_inputs = oracle.expect
+    schedule = ScheduleDigest()
+    add_schedule = schedule.add
     timed = spec.trace_speedup is not None
     if timed:
         sched.record_token_steps = True
@@ -332,6 +380,8 @@ def run_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                 frames.append(frame)
                 r2s_frames.append(link.last_reply)
                 counted_seqs.append(seq)
+            add_schedule(plan)
+            expect_inputs(seq, plan, so)
             if finished:
                 num_done += len(finished)
                 workload.on_finished(len(finished), plan.step)
@@ -343,8 +393,10 @@ def run_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
             if next_flush is not None and t7 >= next_flush:
                 flusher.flush(sched, result, arrival_s, speedup if timed else None)
                 next_flush = flusher.next_ns
+        oracle.check()
     finally:
         gc_counter.close()
+        result.schedule_digest = schedule.hexdigest()
         run.finish(seq, speedup if timed else None, flusher)
     return counted_seqs
 

@@ -143,6 +143,7 @@ class CaseResult:
     floor_step_ns: list[int] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     token_digest: str = ""
+    schedule_digest: str = ""  # harness.oracle.ScheduleDigest ("" from the bare loop)
     runner_device: str = ""
     wall_s: float = 0.0
     num_rejected: int = 0

@@ -1,7 +1,8 @@
 """Control messages: their own socket, a tagged union, never counted as measured traffic.
 
-Handshake, phase changes (floor, keep-alive, stop), the runner's report and errors
-travel here, so the measured data sockets carry nothing but ``SchedulerOutput`` and
+Handshake, phase changes (floor, keep-alive, stop), the input oracle's checks (every
+``harness.oracle.CHECK_INTERVAL_STEPS`` steps, between steps), the runner's report and
+errors travel here, so the measured data sockets carry nothing but ``SchedulerOutput`` and
 ``ModelRunnerOutput`` frames. ``decode_control`` refuses anything that is not exactly
 one of these types (unknown fields too).
 """
@@ -17,8 +18,9 @@ from ipc_bench.errors import one_line
 from ipc_bench.wire.transport import PeerError, recv_frame, send_frame
 
 #: Bumped whenever a field of a wire or control message changes.
-#: 2: ``KeepAlive`` control message.
-PROTOCOL_VERSION = 3
+#: 2: ``KeepAlive`` control message. 4: the input oracle's ``CheckInputs``,
+#: ``InputDigests``, ``RecheckInputs`` and ``StepInputIds``.
+PROTOCOL_VERSION = 4
 
 
 _CTL = dict(tag_field="kind", forbid_unknown_fields=True)
@@ -63,6 +65,42 @@ class KeepAlive(msgspec.Struct, tag="keepalive", **_CTL):
     scheduler is alive, so the runner keeps waiting instead of timing out."""
 
 
+class CheckInputs(msgspec.Struct, tag="check_inputs", **_CTL):
+    """Scheduler -> runner, between steps: send the input digests of the steps run
+    since the last ``CheckInputs`` (the input oracle, ``ipc_bench.harness.oracle``)."""
+
+
+class InputDigests(msgspec.Struct, tag="input_digests", **_CTL):
+    """Runner -> scheduler, the answer to ``CheckInputs``: one 64-bit input digest
+    (``harness.oracle.input_digest``, unsigned) per step, for steps ``first_seq``,
+    ``first_seq + 1``, ... in order; empty (``first_seq`` -1) when no step ran since
+    the last check."""
+
+    first_seq: int
+    digests: list[int]
+
+
+class RecheckInputs(msgspec.Struct, tag="recheck_inputs", **_CTL):
+    """Scheduler -> runner after a digest mismatch: send the token ids fed at step
+    ``seq`` (one of the steps of the last ``InputDigests``)."""
+
+    seq: int
+
+
+class StepInputIds(msgspec.Struct, tag="step_input_ids", **_CTL):
+    """Runner -> scheduler, the answer to ``RecheckInputs``: what the runner fed the
+    model at step ``seq``. ``req_ids``: the scheduled requests in the order of the
+    step's ``SchedulerOutput.num_scheduled_tokens``; ``offsets``: ``[len(req_ids) + 1]``
+    offsets of each request's ids in ``input_ids``. ``found`` is false (and the lists
+    empty) when the runner no longer holds that step."""
+
+    seq: int
+    found: bool
+    req_ids: list[str] = []
+    offsets: list[int] = []
+    input_ids: list[int] = []
+
+
 class RunnerReport(msgspec.Struct, tag="runner_report", **_CTL):
     """Runner -> scheduler at the end: per-step runner timings, column-major.
 
@@ -81,8 +119,8 @@ class ErrorReport(msgspec.Struct, tag="error", **_CTL):
     step: int = -1
 
 
-ControlMessage = Union[Handshake, Ready, BeginFloor, FloorReady, Stop, KeepAlive, RunnerReport,
-                       ErrorReport]
+ControlMessage = Union[Handshake, Ready, BeginFloor, FloorReady, Stop, KeepAlive, CheckInputs,
+                       InputDigests, RecheckInputs, StepInputIds, RunnerReport, ErrorReport]
 
 _ctl_encoder = msgspec.msgpack.Encoder()
 _ctl_decoder = msgspec.msgpack.Decoder(ControlMessage)

@@ -1,4 +1,5 @@
-"""The analysis parts of scripts/ on synthetic run summaries (no runs)."""
+"""The analysis parts of scripts/ on synthetic run summaries (no runs); oracle_cost on
+two-request engines in this process."""
 
 from __future__ import annotations
 
@@ -125,3 +126,17 @@ def test_codec_fit_points_take_the_median_over_repetitions():
              for r, v in enumerate(vals)]
     pts = codec_fit.points(dict(cases=cases), codec_fit.codec_ns)
     assert pts == {("send", "msgpack"): {16: 21.0, 64: 42.0}}
+
+
+def test_oracle_cost_steps_both_engines_through_the_same_schedule(capsys):
+    oracle_cost = _load("oracle_cost")
+    m = oracle_cost.measure(2, pairs=2, steps=8)
+    assert m["off"] > 0 and m["on"] > 0 and m["q1"] <= m["diff"] <= m["q3"]
+    off, on = oracle_cost.SteadyEngine(2, False), oracle_cost.SteadyEngine(2, True)
+    for _ in range(40):
+        (plan_off, _), (plan_on, _) = off.step(), on.step()
+        assert plan_off.num_scheduled_tokens == plan_on.num_scheduled_tokens
+    assert len(on.oracle.pending) == 40 % on.oracle.interval  # checked, by calls
+    assert oracle_cost.main(["--num-running", "1", "--pairs", "1"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split()[:3] == ["B", "off", "us/step"] and out[1].split()[0] == "1"

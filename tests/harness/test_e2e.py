@@ -183,6 +183,9 @@ def test_same_schedule_in_every_case(run):
     assert all(s == first for s in shapes.values())
     reqs = {k: r.requests for k, (r, _) in results.items()}
     assert all(rq == reqs[CASES[0]] for rq in reqs.values())
+    # ... and the schedule digest says so (harness.oracle.ScheduleDigest)
+    schedules = {s["schedule_digest"] for _, s in results.values()}
+    assert len(schedules) == 1 and len(schedules.pop()) == 64
 
 
 def test_cached_sends_fewer_bytes(run):

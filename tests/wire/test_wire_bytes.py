@@ -86,9 +86,12 @@ def test_wire_bytes_match_a_counting_relay(monkeypatch, policy, codec):
         make_workload=lambda: SteadyDecodeWorkload(b, seed=1, vocab_size=128_256,
                                                    prompt_len_range=(4, 120),
                                                    output_len_range=(5, 30)),
-        warmup_steps=5, max_steps=80, count="all", transport="tcp",
+        warmup_steps=5, max_steps=300, count="all", transport="tcp",
         allow_pickle_over_tcp=codec == "pickle")  # loopback, runner started here
     result = run_case(spec, sockets=RelayedSockets)
+    # Empty frames: the input oracle's checks after steps 127 and 255 and at the end,
+    # the floor's start and the stop; its digests travel on the control socket.
+    assert result.s2r_marker_frames == 5
     for relay in relays.values():
         relay.join()
     summary = summarize_case(result)

@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""What the input oracle and the schedule digest cost per step: off and on, side by side
+in one run.
+
+Two single-process steady-decode engines (``hot_path_bench.SteadyEngine``: ``cached``,
+the same seed, so the same schedule step for step), one bare and one with everything
+the measured loop adds for the checks (the schedule digest, both sides of the input
+oracle, the in-process check every ``CHECK_INTERVAL_STEPS`` steps), are stepped in
+alternating blocks of ``CHECK_INTERVAL_STEPS`` steps (off on, on off, ...), so that the
+machine's drift and other jobs hit both alike. Each step is timed on its own and a
+block counts by its median step (a step that the operating system descheduled does not
+swamp it). Per running-request count it prints the median of the block medians of
+each and the median of the paired differences (on - off) with their interquartile
+range. ``scripts/hot_path_bench.py --only
+"oracle,schedule"`` times the pieces one by one with pyperf.
+
+    python scripts/oracle_cost.py                          # B = 1, 64, 256; 30 pairs
+    python scripts/oracle_cost.py --num-running 256 --pairs 60
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from hot_path_bench import STEPS, SteadyEngine  # noqa: E402
+from ipc_bench.harness.oracle import CHECK_INTERVAL_STEPS  # noqa: E402
+
+
+def block_ns(engine: SteadyEngine, steps: int) -> float:
+    """Median ns of ``steps`` steps of ``engine``, each timed on its own."""
+    perf = time.perf_counter_ns
+    out = np.empty(steps, dtype=np.int64)
+    for i in range(steps):
+        t0 = perf()
+        engine.step()
+        out[i] = perf() - t0
+    return float(np.median(out))
+
+
+def measure(num_running: int, pairs: int, steps: int = CHECK_INTERVAL_STEPS) -> dict:
+    """``pairs`` pairs of blocks of ``steps`` steps, off and on, order alternating.
+    Returns medians over the blocks of their median ns per step: ``off``, ``on``,
+    ``diff`` (paired, on - off) and the quartiles of ``diff``, ``q1`` and ``q3``."""
+    off, on = SteadyEngine(num_running, oracle=False), SteadyEngine(num_running, oracle=True)
+    for engine in (off, on):  # warm-up, then the heap frozen as the loops do
+        for _ in range(STEPS):
+            engine.step()
+    gc.collect()
+    gc.freeze()
+    try:
+        times = {False: [], True: []}
+        for i in range(pairs):
+            for engine in ((off, on) if i % 2 == 0 else (on, off)):
+                times[engine is on].append(block_ns(engine, steps))
+    finally:
+        gc.unfreeze()
+    t_off, t_on = np.array(times[False]), np.array(times[True])
+    diff = t_on - t_off
+    return dict(off=float(np.median(t_off)), on=float(np.median(t_on)),
+                diff=float(np.median(diff)), q1=float(np.percentile(diff, 25)),
+                q3=float(np.percentile(diff, 75)))
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--num-running", default="1,64,256", help="B values, comma-separated")
+    p.add_argument("--pairs", type=int, default=30, help="block pairs per B (default 30)")
+    args = p.parse_args(argv)
+    try:
+        sizes = [int(b) for b in args.num_running.split(",")]
+    except ValueError:
+        p.error(f"--num-running: not a list of integers: {args.num_running!r}")
+    if args.pairs < 1 or any(b < 1 for b in sizes):
+        p.error("--pairs and every --num-running value must be at least 1")
+    print(f"{'B':>5}  {'off us/step':>11}  {'on us/step':>10}  {'on - off us':>11}  "
+          f"{'IQR of the difference':>22}  {'share':>6}")
+    for b in sizes:
+        m = measure(b, args.pairs)
+        print(f"{b:>5}  {m['off'] / 1e3:>11.1f}  {m['on'] / 1e3:>10.1f}  "
+              f"{m['diff'] / 1e3:>11.1f}  {m['q1'] / 1e3:>10.1f} .. {m['q3'] / 1e3:>9.1f}  "
+              f"{m['diff'] / m['off']:>6.1%}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
