@@ -40,6 +40,7 @@ import zmq
 from ipc_bench.engine.config import ConfigError
 from ipc_bench.engine.messages import ModelRunnerOutput, SchedulerOutput
 from ipc_bench.engine.model_runner import ModelRunner, RunnerError
+from ipc_bench.engine.models import model_step_columns
 from ipc_bench.engine.scheduler import ProtocolError, SchedulerError
 from ipc_bench.errors import one_line
 from ipc_bench.harness.floor import answer_floor
@@ -145,6 +146,8 @@ class RunnerLoop:
         if isinstance(msg, Stop):
             columns = {} if bare else {k: list(v) if self.record else []
                                        for k, v in self.columns.items()}
+            if self.record and not bare:  # the model's own columns (CUDA events, ...)
+                columns.update(model_step_columns(self.stepper.runner.model))
             self.channel.send_control(RunnerReport(columns=columns))
             return True
         if isinstance(msg, BeginFloor) and not bare:

@@ -39,6 +39,7 @@ import zmq
 
 from ipc_bench.engine.config import ConfigError
 from ipc_bench.engine.model_runner import ModelRunner
+from ipc_bench.engine.models import model_step_columns
 from ipc_bench.harness.floor import replay_floor
 from ipc_bench.harness.recording import CaseSink, StepFlusher
 from ipc_bench.harness.runner_loop import SCHEDULER_PID_ENV, TimedModelRunner
@@ -190,7 +191,8 @@ def _run_case_inproc(spec: CaseSpec, on_step, result: CaseResult, sink,
     zero = [0] * len(stepper.columns["runner_update_ns"])
     result.runner_columns = dict(stepper.columns, runner_idle_ns=zero, runner_decode_ns=zero,
                                  runner_encode_ns=zero, runner_send_ns=zero,
-                                 runner_gc_collections=zero, runner_t0_ns=zero)
+                                 runner_gc_collections=zero, runner_t0_ns=zero,
+                                 **model_step_columns(runner.model))
     return result
 
 
