@@ -14,8 +14,10 @@ Workload: prompts of 32-256 tokens and outputs of 512-2048 tokens, uniform per
 request from the seed; ids in a 128,256-token vocabulary (``--vocab-size``), request
 ids ``cmpl-<32 hex>-0`` (``--req-id-format``). Null model by default
 (the control plane alone); ``--model fixed-step --step-time-ms MS`` adds a GPU-like
-step time, ``--model torch --model-preset cpu|gpu-small|gpu-1b`` a real decoder with
-a paged KV cache (CUDA when present; ``scripts/gpu_check.py``). Options:
+step time, ``--model torch --model-preset cpu|qwen2.5-0.5b|llama-3.2-1b|llama-3.1-8b``
+a real decoder with a paged KV cache (CUDA when present; ``scripts/gpu_check.py``),
+``--model emulated`` with the same presets a sleep of that shape's roofline step on an
+H200's (uncalibrated) figures. Options:
 ``--num-running``, ``--steps`` (counted-steps budget per case, default 1000),
 ``--warmup-steps`` (default 100), ``--num-blocks`` (default 256 per running request
 + 256: room for every request's ``max_model_len``).

@@ -1,89 +1,308 @@
 #!/usr/bin/env python3
-r"""GPU smoke test: ``decode-steady`` with the torch model on CUDA, tokens/s per policy.
+r"""Staged GPU check: the torch model on CUDA, stage by stage, within one time budget.
 
-Runs, in a few minutes on one GPU::
+Stages (each one ``bench.py`` run into its own folder under ``--output``; each case is
+written to that folder's ``summary.json`` as it finishes, and each stage's table is
+printed as the stage ends):
 
-    python bench.py --scenario decode-steady --model torch --model-preset gpu-small \
-        --device cuda --num-running 16,64,256 --steps 300 --warmup-steps 30 --codecs msgpack \
-        --no-single-process
+1. ``smoke``: ``llama-3.2-1b``, 16 running, both policies, msgpack, 20 steps. At most
+   ``SMOKE_LIMIT_S`` (90 s, CUDA start and model load included); if it fails or runs
+   out of time, no other stage runs.
+2. ``llama-3.2-1b``: decode-steady at 64 and 256 running, both policies with msgpack
+   and pickle, and the single-process cases.
+3. ``llama-3.1-8b``: the same at 64 running.
+4. ``aa``: the A/A pair (send against a copy of itself), ``llama-3.2-1b`` at 64.
+5. ``azure-conv``: the first 100 requests of the Azure conversation trace, both
+   policies, msgpack, 100 ms of trace time per logical step (``--trace``; the stage
+   is skipped, and says so, when the file is absent).
 
-then prints output tokens/s and the median step per running-request count and policy.
-The figures are a smoke test of the CUDA path (the same digests under both policies
-on a real decoder), not a headline. Options: ``--preset`` (default gpu-small),
-``--num-running``, ``--steps``, ``--output``.
+All of it is meant to take at most ``--budget-s`` (default 300 s) on one H200, CUDA
+start included; a stage still running when the budget ends is interrupted (its
+finished cases stay written) and counts as failed. The step counts (60 counted steps
+per case, 30 for the 8B) were sized from the torch model's step times measured on an
+H200 (gpu-1b, the same layers as llama-3.2-1b: about 20 ms a step at 16 and 256
+running, ../shared/measurements/h200-2026-11-30) and a guess of 5 s to start a runner
+on CUDA; no run of this script on a GPU has checked the budget yet. ``--stages 1,3``
+runs only those stages (numbered as above).
 
-Without CUDA (``torch.cuda.is_available()`` false, checked in a child process) it says
-so, runs the ``cpu`` preset briefly instead (B = 1 and 4, 20 steps) and exits 0 when
-that run passes, so the script is testable anywhere. Exit codes are otherwise
-``bench.py``'s.
+Per case it prints the steady-state output tokens/s (counted steps) beside the
+run-level figure (every token over the case's wall time), the median step, the CUDA
+event times per step (GPU busy, host = step - busy, GPU idle between steps) and, per
+workload and codec, send's share of the step: (send's SchedulerOutput build + encode
++ decode - cached's) / send's median step. Exit status: 0 when every stage passed;
+1 when a stage failed (a token oracle failure included: ``bench.py`` exits 1 when the
+policies' token streams differ) or ran out of time; 2 for bad input.
+
+Without CUDA (``torch.cuda.is_available()`` false, probed in a child process) it says
+so and runs the same stages shrunk (``tiny`` and ``cpu`` presets, a few running
+requests, a few steps) on the CPU, so the script itself is testable anywhere.
+
+Running it on a machine whose Python has torch but not msgspec, pyzmq and pyperf, and
+no package index: download the wheels where there is one, for that machine's Python
+(here CPython 3.12 on x86-64 Linux; pyperf brings psutil), into the git-ignored
+``wheels/`` folder of the checkout::
+
+    pip download --only-binary=:all: --python-version 3.12 \
+        --platform manylinux2014_x86_64 -d wheels/ msgspec pyzmq pyperf
+
+carry ``wheels/`` along with the checkout, and there install them into a folder of
+their own and put it on the path (``--quiet`` runs need nothing else: no pandas,
+scipy, matplotlib or tqdm)::
+
+    python3 -m pip install --no-index --find-links wheels --target /tmp/ipc-deps \
+        msgspec pyzmq pyperf
+    PYTHONPATH=/tmp/ipc-deps python3 scripts/gpu_check.py --output /tmp/gpu-check
+
+The same can be checked on any machine with a CPython 3.12 (the install works with
+``--target`` into a temporary folder; the check then runs its CPU stages).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import signal
+import subprocess
 import sys
 import tempfile
+import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Optional
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
-from ipc_bench.cli import main as bench_main  # noqa: E402
+from ipc_bench.analysis.results import read_summary  # noqa: E402
 from ipc_bench.engine.config import ConfigError  # noqa: E402
 from ipc_bench.engine.models import probe_torch_device  # noqa: E402
-from ipc_bench.analysis.results import read_summary  # noqa: E402
+
+#: The smoke stage's time limit, seconds (CUDA start and model load included).
+SMOKE_LIMIT_S = 90.0
+#: Default budget of the whole check, seconds.
+BUDGET_S = 300.0
+#: After interrupting a stage at the budget, how long it may take to write and exit.
+INTERRUPT_GRACE_S = 15.0
+#: Where the Azure conversation trace is looked for when ``--trace`` is not given.
+TRACE_CANDIDATES = (ROOT.parent / "shared" / "traces" / "AzureLLMInferenceTrace_conv.csv",
+                    ROOT / "shared" / "traces" / "AzureLLMInferenceTrace_conv.csv")
 
 
-def bench_args(cuda: bool, preset: str, num_running: str, steps: int, output: str) -> list[str]:
-    """The ``bench.py`` arguments of the check (CUDA) or of its CPU fallback."""
+@dataclass
+class Stage:
+    """One stage: its ``name``, ``bench.py`` arguments, and time limit (``None``: the
+    rest of the budget). ``skip``: why the stage cannot run here."""
+
+    name: str
+    args: list[str]
+    limit_s: Optional[float] = None
+    skip: str = ""
+
+
+def _steady(preset: str, running: str, steps: int, warmup: int, *extra: str) -> list[str]:
+    return ["--scenario", "decode-steady", "--model-preset", preset, "--num-running", running,
+            "--steps", str(steps), "--warmup-steps", str(warmup), *extra]
+
+
+def build_stages(cuda: bool, trace: Optional[str]) -> list[Stage]:
+    """The check's stages: on CUDA the public presets; on CPU the same stages shrunk
+    (``tiny`` / ``cpu`` presets, few requests and steps)."""
     if cuda:
-        model = ["--model-preset", preset, "--device", "cuda", "--num-running", num_running,
-                 "--steps", str(steps), "--warmup-steps", "30"]
+        small, big, smoke_preset = "llama-3.2-1b", "llama-3.1-8b", "llama-3.2-1b"
+        smoke_b, b_small, b_big, b_aa = "16", "64,256", "64", "64"
+        steps, steps_big, warmup, conv_requests = 60, 30, 10, 100
     else:
-        model = ["--model-preset", "cpu", "--device", "cpu", "--num-running", "1,4",
-                 "--steps", "20", "--warmup-steps", "5", "--no-floor"]
-    return ["--scenario", "decode-steady", "--model", "torch", *model, "--codecs", "msgpack",
-            "--no-single-process", "--output", output, "--quiet", "--no-hostname"]
+        small, big, smoke_preset = "tiny", "cpu", "tiny"
+        smoke_b, b_small, b_big, b_aa = "2", "4", "2", "2"
+        steps, steps_big, warmup, conv_requests = 6, 4, 2, 4
+    # 100 ms of trace time per logical step (default 20): the first 100 requests take
+    # 848 steps instead of 2,370, at 21 running on average instead of 7
+    conv = ["--scenario", "azure-conv", "--model-preset", small, "--trace", str(trace),
+            "--max-requests", str(conv_requests), "--codecs", "msgpack", "--warmup-steps",
+            str(warmup), "--logical-step-ms", "100"] + ([] if cuda else ["--num-blocks", "2048"])
+    return [
+        Stage("smoke", _steady(smoke_preset, smoke_b, 20 if cuda else 5, 5 if cuda else 2,
+                               "--codecs", "msgpack", "--no-single-process", "--no-floor"),
+              SMOKE_LIMIT_S),
+        Stage(small if cuda else "llama-3.2-1b (tiny preset)",
+              _steady(small, b_small, steps, warmup, "--codecs",
+                      "msgpack,pickle" if cuda else "msgpack")),
+        Stage(big if cuda else "llama-3.1-8b (cpu preset)",
+              _steady(big, b_big, steps_big, warmup, "--codecs", "msgpack,pickle")
+              if cuda else _steady(big, b_big, steps_big, warmup, "--codecs", "msgpack",
+                                   "--no-single-process", "--no-floor")),
+        Stage("aa", _steady(small, b_aa, steps, warmup, "--aa",
+                            "--policies", "send", "--codecs", "msgpack",
+                            "--no-single-process")),
+        Stage("azure-conv", conv, skip="" if trace and Path(trace).is_file()
+              else "no Azure conversation trace (give --trace PATH)"),
+    ]
 
 
-def format_summary(run_dir: str) -> str:
-    """Tokens/s and median step per (running requests, policy) from ``summary.json``."""
-    cases = read_summary(run_dir)["cases"]
-    lines = [f"{'B':>5}  {'policy':<7} {'out tok/s':>10}  {'step ms':>8}  device"]
-    for s in sorted(cases, key=lambda s: (s["num_running"], s["policy"] != "send")):
-        lines.append(f"{s['num_running']:>5}  {s['policy']:<7} "
-                     f"{s.get('output_tokens_per_s', 0):>10,.0f}  "
-                     f"{s.get('step_ns_median', 0) / 1e6:>8.2f}  {s.get('runner_device', '?')}")
-    return "\n".join(lines)
+# ------------------------------------------------------------------ printing
+
+
+def _ms(value: Any) -> str:
+    return "-" if value is None else f"{value / 1e6:.2f}"
+
+
+def _num(value: Any) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def case_rows(cases: list[dict[str, Any]]) -> list[list[str]]:
+    """Per case: workload, arm, codec, transport, steady and run-level tokens/s, median
+    step, GPU busy, host and GPU idle ms per step, device."""
+    rows = []
+    for s in cases:
+        rows.append([
+            str(s.get("workload", "?")), str(s.get("arm", s.get("policy", "?"))),
+            str(s.get("codec", "?")), str(s.get("transport", "?")),
+            _num(s.get("output_tokens_per_s")), _num(s.get("run_output_tokens_per_s")),
+            _ms(s.get("step_ns_median")), _ms(s.get("gpu_busy_ns_per_step")),
+            _ms(s.get("host_ns_per_step")), _ms(s.get("gpu_idle_ns_per_step")),
+            "ok" if s.get("complete") else "FAILED", str(s.get("runner_device", "?"))])
+    return rows
+
+
+HEADER = ["workload", "arm", "codec", "transport", "tok/s", "run tok/s", "step ms",
+          "GPU busy ms", "host ms", "GPU idle ms", "case", "device"]
+
+
+def send_shares(cases: list[dict[str, Any]]) -> list[str]:
+    """Per (workload, codec) with both policies: send's share of the step, (send's
+    ``s2r_build_encode_decode_ns_median`` - cached's) / send's ``step_ns_median``."""
+    lines = []
+    key = "s2r_build_encode_decode_ns_median"
+    groups: dict[tuple, dict[str, dict]] = {}
+    for s in cases:
+        if s.get("complete") and s.get(key) is not None and s.get("arm") in ("send", "cached"):
+            groups.setdefault((s["workload"], s["codec"]), {})[s["arm"]] = s
+    for (workload, codec), arms in groups.items():
+        if "send" in arms and "cached" in arms and arms["send"].get("step_ns_median"):
+            extra = arms["send"][key] - arms["cached"][key]
+            share = extra / arms["send"]["step_ns_median"]
+            lines.append(f"  send's share [{workload}] {codec}: {extra / 1e3:.1f} us of a "
+                         f"{arms['send']['step_ns_median'] / 1e6:.2f} ms step = {share:.2%}")
+    return lines
+
+
+def format_stage(run_dir: Path) -> str:
+    """The stage's table and send's shares, from its ``summary.json``."""
+    cases = read_summary(str(run_dir))["cases"]
+    rows = case_rows(cases)
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+              for i, h in enumerate(HEADER)]
+    lines = ["  ".join(c.ljust(w) if i < 4 or i >= 10 else c.rjust(w)
+                       for i, (c, w) in enumerate(zip(row, widths)))
+             for row in [HEADER] + rows]
+    return "\n".join(lines + send_shares(cases))
+
+
+# ------------------------------------------------------------------ running
+
+
+def run_stage(stage: Stage, base: list[str], out: Path, timeout_s: float) -> tuple[int, str]:
+    """Run one stage's ``bench.py`` into ``out``; (exit code, how it ended). A stage
+    still running at ``timeout_s`` gets SIGINT (``bench.py`` writes what finished), then
+    SIGKILL after ``INTERRUPT_GRACE_S``."""
+    cmd = [sys.executable, str(ROOT / "bench.py"), *stage.args, *base, "--output", str(out)]
+    print(f"gpu_check: [{stage.name}] python bench.py "
+          + " ".join(cmd[2:]) + f"  (limit {timeout_s:.0f} s)", flush=True)
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    try:
+        text, _ = proc.communicate(timeout=timeout_s)
+        how = "passed" if proc.returncode == 0 else f"failed (exit {proc.returncode})"
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGINT)
+        try:
+            text, _ = proc.communicate(timeout=INTERRUPT_GRACE_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            text, _ = proc.communicate()
+        return 1, f"cut at its {timeout_s:.0f} s limit:\n{_tail(text)}"
+    if proc.returncode != 0:
+        how += ":\n" + _tail(text)
+    return proc.returncode, how
+
+
+def _tail(text: str, lines: int = 8) -> str:
+    return "\n".join("    " + ln for ln in (text or "").strip().splitlines()[-lines:])
+
+
+def _preflight(device: str) -> tuple[bool, int]:
+    """(CUDA present, exit code if the probe failed)."""
+    try:
+        found, memory = probe_torch_device(device)
+    except ConfigError as exc:
+        print(f"gpu_check: error: {exc}", file=sys.stderr)
+        return False, 2
+    if found == "cuda":
+        print(f"gpu_check: CUDA present ({memory / 1e9:.1f} GB free): stages on the GPU",
+              flush=True)
+        return True, 0
+    print("gpu_check: no CUDA device (torch.cuda.is_available() is False): running the "
+          "stages shrunk on the CPU (tiny and cpu presets) instead", flush=True)
+    return False, 0
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--preset", default="gpu-small", choices=("gpu-small", "gpu-1b", "cpu"))
-    p.add_argument("--num-running", default="16,64,256")
-    p.add_argument("--steps", type=int, default=300)
-    p.add_argument("--output", help="run folder (default: a temporary folder)")
+    p.add_argument("--output", help="folder for the stages' run folders "
+                   "(default: a new temporary folder, kept)")
+    p.add_argument("--trace", help="Azure conversation trace CSV (default: "
+                   "../shared/traces/AzureLLMInferenceTrace_conv.csv when present)")
+    p.add_argument("--budget-s", type=float, default=BUDGET_S,
+                   help=f"time budget of the whole check in seconds (default {BUDGET_S:.0f})")
+    p.add_argument("--device", choices=("auto", "cpu"), default="auto",
+                   help="auto: CUDA when present; cpu: the shrunk CPU stages")
+    p.add_argument("--stages", help="comma-separated stage numbers to run (default: all; "
+                   "the smoke stage, 1, should stay first)")
     args = p.parse_args(argv)
     try:
-        device, memory = probe_torch_device("auto")
-    except ConfigError as exc:
-        print(f"gpu_check: error: {exc}", file=sys.stderr)
-        return 2
-    cuda = device == "cuda"
-    if cuda:
-        print(f"gpu_check: CUDA present ({memory / 2**30:.0f} GiB); decode-steady, torch "
-              f"model preset {args.preset}", flush=True)
-    else:
-        print("gpu_check: no CUDA device (torch.cuda.is_available() is False): running the "
-              "cpu preset briefly instead", flush=True)
-    # Without --output the run goes to a fresh folder that is kept (bench.py prints it).
-    out = args.output or tempfile.mkdtemp(prefix="gpu-check-")
-    bargs = bench_args(cuda, args.preset, args.num_running, args.steps, out)
-    print("gpu_check: python bench.py " + " ".join(bargs), flush=True)
-    code = bench_main(bargs)
-    if Path(out, "summary.json").exists():
-        print(format_summary(out))
-    return code
+        wanted = ({int(v) for v in args.stages.split(",") if v.strip()} if args.stages
+                  else None)
+    except ValueError:
+        p.error(f"--stages: expected comma-separated stage numbers, got {args.stages!r}")
+    t0 = time.monotonic()
+    cuda, code = _preflight(args.device)
+    if code:
+        return code
+    trace = args.trace or next((str(t) for t in TRACE_CANDIDATES if t.is_file()), None)
+    out = Path(args.output or tempfile.mkdtemp(prefix="gpu-check-"))
+    out.mkdir(parents=True, exist_ok=True)
+    base = ["--model", "torch", "--device", "cuda" if cuda else "cpu", "--quiet",
+            "--no-hostname"]
+    failed: list[str] = []
+    for i, stage in enumerate(build_stages(cuda, trace), 1):
+        if wanted is not None and i not in wanted:
+            continue
+        if stage.skip:
+            print(f"gpu_check: [{stage.name}] SKIPPED: {stage.skip}", flush=True)
+            continue
+        left = args.budget_s - (time.monotonic() - t0)
+        if left <= 0:
+            failed.append(f"{stage.name}: not run, the {args.budget_s:.0f} s budget is spent")
+            continue
+        run_dir = out / f"{i}-{stage.name.split()[0]}"
+        code, how = run_stage(stage, base, run_dir, min(left, stage.limit_s or left))
+        print(f"gpu_check: [{stage.name}] {how} ({time.monotonic() - t0:.0f} s so far)",
+              flush=True)
+        if (run_dir / "summary.json").exists():
+            print(format_stage(run_dir), flush=True)
+        if code != 0:
+            failed.append(f"{stage.name}: {how.splitlines()[0]}")
+            if stage.name == "smoke":
+                print("gpu_check: the smoke stage failed: the other stages are not run",
+                      flush=True)
+                break
+    print(f"gpu_check: results in {out} ({time.monotonic() - t0:.0f} s)")
+    for line in failed:
+        print(f"gpu_check: FAILED {line}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
     sys.exit(main())

@@ -14,6 +14,8 @@ sizes bytes.
 - ``encode_ns_per_step`` / ``decode_ns_per_step`` / ``build_ns_per_step``: both
   directions summed (scheduler's SchedulerOutput + runner's ModelRunnerOutput); each
   direction is also given on its own;
+- the model's own columns (emulated step times, CUDA event times) and the marks of
+  an emulated case: ``_model_column_figures``, ``_model_marks``;
 - ``decode_token_bytes_per_step`` / ``prompt_chunk_bytes_per_step``: bytes of
   ``new_token_ids`` in the SchedulerOutput frames, split into decode tokens and
   prompt chunks re-sent during chunked prefill. Exact: each is the frame's length
@@ -22,7 +24,7 @@ sizes bytes.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -31,6 +33,7 @@ from ipc_bench.analysis.stats import percentiles_ms
 from ipc_bench.harness.spec import INPROC, RUNNER_COLUMNS, SCHED_COLUMNS, CaseResult
 from ipc_bench.wire.codecs import scheduler_output_codec
 from ipc_bench.engine.config import SEND
+from ipc_bench.engine.roofline import EMULATED_GPU, load_gpu_figures
 from ipc_bench.engine.messages import SchedulerOutput
 from ipc_bench.wire.transport import zmtp_frame_bytes, zmtp_handshake_bytes
 
@@ -184,6 +187,61 @@ def _runner_figures(result: CaseResult, a: np.ndarray, c: np.ndarray,
     return fig
 
 
+def _model_marks(result: CaseResult) -> dict[str, Any]:
+    """An emulated case says so: ``emulated`` (True), ``emulated_gpu`` (the GPU whose
+    figures the roofline used) and ``gpu_figures`` (``calibrated`` or
+    ``uncalibrated``); ``{}`` for the other models."""
+    if result.spec.model.name != "emulated":
+        return {}
+    gpu = load_gpu_figures(EMULATED_GPU)
+    return dict(emulated=True, emulated_gpu=gpu.name, gpu_figures=gpu.status)
+
+
+def _model_column_figures(result: CaseResult, a: np.ndarray, c: np.ndarray
+                          ) -> dict[str, Any]:
+    """Figures of the model's own per-step columns over the counted steps; a column the
+    runner did not report (CPU, other models) gives no key, never a zero.
+
+    Emulated: ``emulated_step_ns_per_step`` (mean roofline time) and
+    ``emulated_forward_excess_ns_per_step`` (``runner_forward_ns`` over it: the sleep's
+    lateness plus sampling). CUDA (``engine.cuda_step``): ``gpu_busy_ns_per_step``,
+    ``gpu_idle_ns_per_step`` (steps with a previous one), ``host_ns_per_step`` (mean
+    ``step_ns - gpu_busy_ns``: a two-process case's whole step, scheduler and IPC
+    included), ``gpu_busy_share`` (busy over step time) and, beside the steady-state
+    ``output_tokens_per_s``, ``run_output_tokens_per_s``: every sampled token over the
+    case's wall time, warm-up and start-up steps included.
+    """
+    runner = result.runner_columns
+    seqs = c[:, _COL["seq"]]
+
+    def column(name: str) -> Optional[np.ndarray]:
+        values = runner.get(name)
+        if values is None or len(values) != len(a):
+            return None
+        return np.asarray(values, dtype=np.int64)[seqs]
+
+    out: dict[str, Any] = {}
+    emulated = column("emulated_step_ns")
+    if emulated is not None:
+        out["emulated_step_ns_per_step"] = float(emulated.mean())
+        forward = column("runner_forward_ns")
+        if forward is not None:
+            out["emulated_forward_excess_ns_per_step"] = float((forward - emulated).mean())
+    busy = column("gpu_busy_ns")
+    if busy is not None:
+        step_ns = c[:, _COL["step_ns"]]
+        idle = column("gpu_idle_ns")
+        out["gpu_busy_ns_per_step"] = float(busy.mean())
+        if idle is not None and (idle >= 0).any():
+            out["gpu_idle_ns_per_step"] = float(idle[idle >= 0].mean())
+        out["host_ns_per_step"] = float((step_ns - busy).mean())
+        out["gpu_busy_share"] = float(busy.sum() / step_ns.sum())
+        if result.wall_s:
+            out["run_output_tokens_per_s"] = (
+                float(a[:, _COL["num_output_tokens"]].sum()) / result.wall_s)
+    return out
+
+
 def _floor_figures(result: CaseResult, c: np.ndarray) -> dict[str, Any]:
     """The floor's step times and the harness's overhead over it; empty without a floor."""
     if not result.floor_step_ns:
@@ -220,6 +278,7 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
     counted = a[:, _COL["counted"]] == 1 if len(a) else np.zeros(0, dtype=bool)
     c = a[counted]
     out = _case_identity(result, a, counted)
+    out.update(_model_marks(result))
     if result.failed_step is not None or result.error is not None:
         out["failed_step"] = result.failed_step
     if result.rss_samples:
@@ -242,6 +301,7 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
         out.update(_wire_bytes(result, a, c))
     out.update(_step_figures(c))
     out.update(_runner_figures(result, a, c, out))
+    out.update(_model_column_figures(result, a, c))
     out.update(_floor_figures(result, c))
     out.update(result.token_bytes)
     out.update(_breakdown_coverage(result, a, counted))

@@ -201,11 +201,14 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     """The runner's model."""
     p.add_argument("--model", choices=MODELS, help=(
         "runner model: null (no compute), fixed-step (busy-waits --step-time-ms, then "
-        "samples as null), torch (decoder with a paged KV cache); default: the scenario's"))
+        "samples as null), torch (decoder with a paged KV cache), emulated (sleeps the "
+        "preset's roofline step time on an H200's figures, uncalibrated, then samples as "
+        "null); default: the scenario's"))
     p.add_argument("--step-time-ms", type=_float_list, metavar="MS[,MS...]",
                    help="fixed-step model's step time (default 5; a list in step-time)")
-    p.add_argument("--model-preset", choices=tuple(TORCH_PRESETS),
-                   help="torch model shape (default cpu)")
+    p.add_argument("--model-preset", metavar="NAME",
+                   help="shape of the torch and emulated models: "
+                   + ", ".join(TORCH_PRESETS) + " (default cpu)")
     p.add_argument("--torch-threads", type=_int_in(1, 1024), metavar="N",
                    help="torch threads in the runner process (default 1)")
     p.add_argument("--device", choices=DEVICES,

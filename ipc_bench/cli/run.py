@@ -177,20 +177,26 @@ def _check_sockets(cases) -> None:
 
 
 def _check_torch_cases(cases) -> None:
-    """Probe the torch model's device once (in a child process, so this process never
-    imports torch) and check every torch case's KV cache fits it (``ConfigError``)."""
-    from ipc_bench.engine.config import check_kv_cache_memory
+    """Check every torch and emulated case's weights + KV cache fit (``ConfigError``
+    with the figures): the torch model's device probed once (in a child process, so
+    this process never imports torch; free GPU memory), the emulated GPU's memory."""
+    from ipc_bench.engine.config import check_model_memory
     from ipc_bench.engine.models import probe_torch_device
+    from ipc_bench.engine.roofline import EMULATED_GPU, load_gpu_figures
 
     probed: dict[str, tuple] = {}
     for case in cases:
         model = case.model
+        if model.name == "emulated":
+            gpu = load_gpu_figures(EMULATED_GPU)
+            check_model_memory(case.scheduler, model, EMULATED_GPU, gpu.memory_bytes,
+                               f"an emulated {gpu.name}")
         if model.name != "torch":
             continue
         if model.device not in probed:
             probed[model.device] = probe_torch_device(model.device)
         device, memory = probed[model.device]
-        check_kv_cache_memory(case.scheduler, model, device, memory)
+        check_model_memory(case.scheduler, model, device, memory)
 
 
 def available_memory_bytes() -> Optional[int]:

@@ -17,7 +17,9 @@ import msgspec
 SEND = "send"
 CACHED = "cached"
 POLICIES: tuple[str, ...] = (SEND, CACHED)
-MODELS: tuple[str, ...] = ("null", "fixed-step", "torch")
+MODELS: tuple[str, ...] = ("null", "fixed-step", "torch", "emulated")
+#: Models whose shape is ``ModelConfig.preset`` (the others ignore it).
+PRESET_MODELS: tuple[str, ...] = ("torch", "emulated")
 DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda")
 
 #: Llama 3's vocabulary: ids up to 128,255 take 5 msgpack bytes above 65,535.
@@ -34,7 +36,7 @@ class SchedulerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     ``max_num_batched_tokens``: token budget of one step. ``max_model_len``: prompt +
     output tokens of one request. ``block_size``: tokens per KV-cache block;
     ``num_blocks``: blocks in the cache (accounting only for the null and fixed-step
-    models; the torch model allocates them, see ``check_kv_cache_memory``).
+    models; the torch model allocates them, see ``check_model_memory``).
     Chunked prefill is always on, as in vLLM V1.
     """
 
@@ -70,12 +72,16 @@ class SchedulerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class TorchPreset(msgspec.Struct, frozen=True):
-    """Shape of the torch decoder (``ipc_bench.engine.models.TorchModel``), Llama-style.
+    """Shape of the torch decoder (``ipc_bench.engine.models.TorchModel``) and of the
+    emulated model's roofline (``ipc_bench.engine.roofline``), Llama-style.
 
     ``hidden_size`` = model width; ``num_heads`` query heads and ``num_kv_heads`` key /
     value heads (grouped-query attention) of ``head_dim`` each; ``intermediate_size``:
-    SwiGLU MLP width. ``cuda_dtype``: weights and KV cache on CUDA (CPU always uses
-    float32, so runs are deterministic there).
+    SwiGLU MLP width. ``vocab_size``: the published vocabulary (``None``: the
+    harness's ``ModelConfig.vocab_size`` applies, as for ``tiny`` and ``cpu``);
+    ``tie_word_embeddings``: the LM head is the embedding's transpose. ``cuda_dtype``:
+    weights and KV cache on CUDA (CPU always uses float32, so runs are deterministic
+    there). ``source``: where the figures come from.
     """
 
     num_layers: int
@@ -84,33 +90,65 @@ class TorchPreset(msgspec.Struct, frozen=True):
     num_kv_heads: int
     head_dim: int
     intermediate_size: int
+    vocab_size: Optional[int] = None
+    tie_word_embeddings: bool = False
+    rope_theta: float = 500_000.0
+    rms_norm_eps: float = 1e-5
     cuda_dtype: str = "bfloat16"
+    source: str = ""
 
 
-#: ``--model-preset`` values. ``tiny``: tests; ``cpu``: small enough for 2 cores;
-#: ``gpu-small``: a quick GPU smoke test; ``gpu-1b``: Llama 3.2 1B's shape.
+#: ``--model-preset`` values. ``tiny``: tests; ``cpu``: small enough for 2 cores; the
+#: others: public models' shapes from their config.json (random bf16 weights on CUDA).
+#: Not modelled: Qwen2.5's QKV biases (0.03 M parameters of 494 M) and Llama 3's RoPE
+#: frequency scaling (``rope_scaling``), neither of which changes a tensor's shape.
 TORCH_PRESETS: dict[str, TorchPreset] = {
-    "tiny": TorchPreset(2, 64, 4, 2, 16, 128),
-    "cpu": TorchPreset(2, 256, 4, 2, 64, 768),
-    "gpu-small": TorchPreset(4, 1024, 16, 4, 64, 2816),
-    "gpu-1b": TorchPreset(16, 2048, 32, 8, 64, 8192),
+    "tiny": TorchPreset(2, 64, 4, 2, 16, 128, source="test shape"),
+    "cpu": TorchPreset(2, 256, 4, 2, 64, 768, source="test shape, small enough for 2 cores"),
+    "qwen2.5-0.5b": TorchPreset(
+        24, 896, 14, 2, 64, 4864, vocab_size=151_936, tie_word_embeddings=True,
+        rope_theta=1_000_000.0, rms_norm_eps=1e-6,
+        source="https://huggingface.co/Qwen/Qwen2.5-0.5B/blob/main/config.json"),
+    "llama-3.2-1b": TorchPreset(
+        16, 2048, 32, 8, 64, 8192, vocab_size=128_256, tie_word_embeddings=True,
+        source="https://huggingface.co/meta-llama/Llama-3.2-1B/blob/main/config.json"),
+    "llama-3.1-8b": TorchPreset(
+        32, 4096, 32, 8, 128, 14336, vocab_size=128_256,
+        source="https://huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json"),
 }
 
-#: KV cache limit on CPU: the torch model refuses a larger cache (``--num-blocks``).
-MAX_CPU_KV_CACHE_BYTES = 4 * 2**30
-#: Share of the GPU's memory the KV cache may take.
-MAX_CUDA_KV_CACHE_SHARE = 0.8
+#: Presets that were removed, and what to use instead (their names are refused with
+#: this advice; runs recorded with them keep their summaries).
+RETIRED_PRESETS: dict[str, str] = {
+    "gpu-1b": "llama-3.2-1b (the same layer shapes, with Llama 3.2 1B's tied embeddings "
+              "and vocabulary)",
+    "gpu-small": "qwen2.5-0.5b (the smallest public shape)",
+}
+
+#: Limit on the torch model's weights + KV cache on CPU (float32): a guard against a
+#: mistyped ``--num-blocks`` or a public preset on CPU, not a measurement. It was 4 GiB
+#: of KV cache alone; 6 GiB keeps the azure scenarios' default cache with the ``cpu``
+#: preset (4.0 GiB of KV cache + 0.25 GiB of weights) within it.
+MAX_CPU_MODEL_BYTES = 6 * 2**30
+#: Share of a GPU's free memory the torch model's weights + KV cache may take; the rest
+#: is left for activations and the CUDA context (vLLM's ``gpu_memory_utilization``
+#: default, 0.9, which vLLM applies to the total).
+MAX_CUDA_MEMORY_SHARE = 0.9
 
 
 class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """The runner's model (``ipc_bench.engine.models``).
 
     ``name``: ``null`` (no compute, each token a hash of the runner's own buffer row),
-    ``fixed-step`` (busy-waits ``step_time_ms`` per step, then samples as ``null``) or
-    ``torch`` (a decoder of shape ``preset`` with a paged KV cache, greedy sampling).
+    ``fixed-step`` (busy-waits ``step_time_ms`` per step, then samples as ``null``),
+    ``torch`` (a decoder of shape ``preset`` with a paged KV cache, greedy sampling) or
+    ``emulated`` (sleeps the roofline step time of ``preset`` on a GPU's figures,
+    ``ipc_bench.engine.roofline``, then samples as ``null``).
     ``hash_window``: how many of the last tokens the hash reads. ``vocab_size``: sampled
-    ids lie in ``[0, vocab_size)``. ``num_threads``: torch intra-op threads in the
-    runner (1: one thread per process). ``device``: ``auto`` (CUDA when
+    ids (and prompt ids) lie in ``[0, vocab_size)``; for ``torch`` and ``emulated``
+    with a preset that has a published vocabulary it must be that vocabulary
+    (``validate``; the scenarios fill it in). ``num_threads``: torch intra-op threads
+    in the runner (1: one thread per process). ``device``: ``auto`` (CUDA when
     ``torch.cuda.is_available()``), ``cpu`` or ``cuda``.
     """
 
@@ -134,9 +172,13 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         if not 0 < self.step_time_ms <= 10_000:
             raise ConfigError(
                 f"step_time_ms (--step-time-ms) must be in (0, 10000], got {self.step_time_ms}")
-        if self.preset not in TORCH_PRESETS:
-            raise ConfigError(f"unknown model preset {self.preset!r} (--model-preset); "
-                              f"choose from {', '.join(TORCH_PRESETS)}")
+        check_preset_name(self.preset)
+        published = self.torch_preset.vocab_size
+        if self.name in PRESET_MODELS and published and self.vocab_size != published:
+            raise ConfigError(
+                f"--vocab-size {self.vocab_size} differs from preset {self.preset}'s "
+                f"vocabulary of {published:,} ids, which sets the {self.name} model's "
+                "sampled-id range: leave --vocab-size out, or use preset tiny or cpu")
         if not 1 <= self.num_threads <= 1024:
             raise ConfigError(
                 f"num_threads (--torch-threads) must be in [1, 1024], got {self.num_threads}")
@@ -146,37 +188,96 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     @property
     def torch_preset(self) -> TorchPreset:
+        """The preset's shape; ``ConfigError`` for an unknown or retired name."""
+        check_preset_name(self.preset)
         return TORCH_PRESETS[self.preset]
+
+
+def check_preset_name(name: str) -> None:
+    """``ConfigError`` (one line, with the replacement) for a retired or unknown preset."""
+    if name in RETIRED_PRESETS:
+        raise ConfigError(f"model preset {name!r} was retired: use {RETIRED_PRESETS[name]}")
+    if name not in TORCH_PRESETS:
+        raise ConfigError(f"unknown model preset {name!r} (--model-preset); "
+                          f"choose from {', '.join(TORCH_PRESETS)}")
+
+
+def preset_vocab_size(model_name: str, preset: str) -> Optional[int]:
+    """The vocabulary a model must use: the preset's published one for ``torch`` and
+    ``emulated`` (``None`` when the preset has none, or the model ignores presets, or
+    the preset is unknown: ``validate`` says so)."""
+    if model_name not in PRESET_MODELS or preset not in TORCH_PRESETS:
+        return None
+    return TORCH_PRESETS[preset].vocab_size
+
+
+def _itemsize(model: ModelConfig, device: str) -> int:
+    """Bytes per weight and KV-cache element: float32 on CPU, else the preset's
+    ``cuda_dtype`` (bfloat16: 2)."""
+    return 4 if device == "cpu" or model.torch_preset.cuda_dtype == "float32" else 2
+
+
+def weight_count(model: ModelConfig) -> int:
+    """Parameters of the decoder ``model.preset`` describes with ``model.vocab_size``
+    ids: embedding, per layer (two RMSNorm weights, QKV, O, gate + up, down), the final
+    RMSNorm, and the LM head unless tied. Llama 3.1 8B: 8,030,261,248 (its model card
+    says 8.0 B); Llama 3.2 1B: 1,235,814,400 (1.24 B)."""
+    p = model.torch_preset
+    d, qkv = p.hidden_size, (p.num_heads + 2 * p.num_kv_heads) * p.head_dim
+    layer = 2 * d + d * qkv + p.num_heads * p.head_dim * d + 3 * d * p.intermediate_size
+    embed = model.vocab_size * d
+    return embed + p.num_layers * layer + d + (0 if p.tie_word_embeddings else embed)
+
+
+def weight_bytes(model: ModelConfig, device: str) -> int:
+    """Bytes of the torch model's weights on ``device`` (``weight_count`` x 4 on CPU,
+    x 2 in bfloat16)."""
+    return weight_count(model) * _itemsize(model, device)
 
 
 def kv_cache_bytes(scheduler: "SchedulerConfig", model: ModelConfig, device: str) -> int:
     """Bytes of the torch model's KV cache: ``[num_layers, 2, num_blocks, block_size,
-    num_kv_heads, head_dim]`` of float32 on CPU, ``preset.cuda_dtype`` on CUDA."""
+    num_kv_heads, head_dim]`` of float32 on CPU, ``preset.cuda_dtype`` elsewhere."""
     p = model.torch_preset
-    itemsize = 4 if device == "cpu" or p.cuda_dtype == "float32" else 2
     return (p.num_layers * 2 * scheduler.num_blocks * scheduler.block_size
-            * p.num_kv_heads * p.head_dim * itemsize)
+            * p.num_kv_heads * p.head_dim * _itemsize(model, device))
 
 
-def check_kv_cache_memory(scheduler: "SchedulerConfig", model: ModelConfig, device: str,
-                          device_memory_bytes: Optional[int] = None) -> None:
-    """Raise ``ConfigError`` (naming ``--num-blocks``) when the torch model's KV cache
-    is too large for ``device`` (``cpu``: ``MAX_CPU_KV_CACHE_BYTES``; ``cuda``:
-    ``MAX_CUDA_KV_CACHE_SHARE`` of ``device_memory_bytes`` when given). Other models
-    allocate no KV cache: nothing to check."""
-    if model.name != "torch":
+def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device: str,
+                       device_memory_bytes: Optional[int] = None,
+                       device_label: Optional[str] = None) -> None:
+    """Raise ``ConfigError`` with the figures when the model's weights + KV cache do not
+    fit ``device``.
+
+    ``cpu``: at most ``MAX_CPU_MODEL_BYTES`` (float32). ``cuda`` (``torch``) or the
+    emulated GPU (``emulated``, ``device`` naming it): at most
+    ``MAX_CUDA_MEMORY_SHARE`` of ``device_memory_bytes`` (a GPU's free memory, or with
+    ``device_label`` the total memory of the device so named, e.g. "an emulated NVIDIA
+    H200"); nothing is checked when that is ``None``. The null and fixed-step
+    models allocate neither: nothing to check. Sizes in GB (10**9 bytes), e.g.
+    "llama-3.1-8b needs 16.1 GB of weights + 34.9 GB of KV cache ...".
+    """
+    if model.name not in PRESET_MODELS:
         return
-    need = kv_cache_bytes(scheduler, model, device)
     if device == "cpu":
-        limit = MAX_CPU_KV_CACHE_BYTES
+        limit, where = MAX_CPU_MODEL_BYTES, f"the CPU limit is {MAX_CPU_MODEL_BYTES / 1e9:.1f} GB"
     elif device_memory_bytes:
-        limit = int(MAX_CUDA_KV_CACHE_SHARE * device_memory_bytes)
+        limit = int(MAX_CUDA_MEMORY_SHARE * device_memory_bytes)
+        where = (f"it has {device_memory_bytes / 1e9:.1f} GB"
+                 + ("" if device_label else " free")
+                 + f", of which the model may take {MAX_CUDA_MEMORY_SHARE * 100:.0f} % "
+                   f"({limit / 1e9:.1f} GB)")
     else:
         return
-    if need > limit:
-        raise ConfigError(
-            f"the torch model's KV cache (preset {model.preset}, num_blocks "
-            f"{scheduler.num_blocks} x block_size {scheduler.block_size}) needs "
-            f"{need / 2**30:.1f} GiB on {device}, over the {limit / 2**30:.1f} GiB limit: "
-            f"lower --num-blocks (at most {scheduler.num_blocks * limit // need}) "
-            "or use a smaller --model-preset")
+    weights = weight_bytes(model, device)
+    kv = kv_cache_bytes(scheduler, model, device)
+    if weights + kv <= limit:
+        return
+    per_block = kv // scheduler.num_blocks
+    fit = max(0, (limit - weights) // per_block)
+    advice = (f"lower --num-blocks (at most {fit:,}) or use a smaller --model-preset"
+              if fit >= 1 else "the weights alone do not fit: use a smaller --model-preset")
+    raise ConfigError(
+        f"{model.preset} needs {weights / 1e9:.1f} GB of weights + {kv / 1e9:.1f} GB of KV "
+        f"cache (num_blocks {scheduler.num_blocks:,} x block_size {scheduler.block_size}) "
+        f"on {device_label or device}; {where}: {advice}")

@@ -1,6 +1,7 @@
 """Runner models: ``null`` (no compute, the control plane alone), ``fixed-step`` (a
-busy-wait of a set GPU-like step time, then the null model's sampler) and ``torch`` (a
-small Llama-style decoder with a paged KV cache, greedy sampling).
+busy-wait of a set GPU-like step time, then the null model's sampler), ``torch`` (a
+Llama-style decoder with a paged KV cache, greedy sampling) and ``emulated`` (a sleep
+of the step's roofline time on a GPU's figures, then the null model's sampler).
 
 Every model computes each token from the runner's own token buffer, so a bookkeeping
 bug (wrong row, off-by-one, missed write) changes the token stream and the token
@@ -9,8 +10,9 @@ digest that both policies must agree on.
 Interface: ``model.execute(batch, inputs) -> np.ndarray`` (int64 ``[num_reqs]``, one
 sampled id per row of the persistent batch), called by ``ModelRunner.sample`` with the
 runner's ``InputBatch`` and the step's ``StepInputs``; ``model.device`` names where it
-runs (sent to the scheduler in ``Ready.device``). torch is imported only by the
-torch model.
+runs (sent to the scheduler in ``Ready.device``); ``model.step_columns()`` returns the
+model's own per-step columns (``{}`` when it has none; ``model_step_columns``), which
+the runner adds to its report. torch is imported only by the torch model.
 """
 
 from __future__ import annotations
@@ -23,7 +25,10 @@ from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
-from ipc_bench.engine.config import ConfigError, ModelConfig, SchedulerConfig, check_kv_cache_memory
+from ipc_bench.engine.config import ConfigError, ModelConfig, SchedulerConfig, check_model_memory
+from ipc_bench.engine.cuda_step import (PinnedStaging, StepEventTimer,
+                                        configure_cuda_attention)
+from ipc_bench.engine.roofline import EMULATED_GPU, RooflineStep, load_gpu_figures, sleep_until_ns
 
 if TYPE_CHECKING:  # imported for annotations only
     from ipc_bench.engine.input_batch import InputBatch, StepInputs
@@ -102,6 +107,10 @@ class NullModel:
         """``sample`` over the batch's token buffer at each row's last scheduled position."""
         return self.sample(batch.token_ids_cpu, inputs.rows, inputs.positions)
 
+    def step_columns(self) -> dict[str, list[int]]:
+        """The model's own per-step columns: none."""
+        return {}
+
 
 class FixedStepModel(NullModel):
     """Busy-waits ``step_time_ms`` (a ``time.perf_counter_ns`` spin, not a sleep, so the
@@ -124,6 +133,46 @@ class FixedStepModel(NullModel):
         return self.sample(batch.token_ids_cpu, inputs.rows, inputs.positions)
 
 
+class EmulatedModel(NullModel):
+    """Sleeps each step's roofline time for ``config.preset`` on a GPU's figures
+    (``roofline.RooflineStep``, ``gpu_figures.json``: an H200), then samples exactly
+    as ``NullModel`` (same seed, same tokens, same digests). The wait is a sleep, with
+    a spin over its last ``roofline.SPIN_NS``: a runner waiting on a GPU leaves its
+    CPU free. What send costs next to a real 1B or 8B step, on a host without a GPU.
+
+    ``device``: e.g. ``"emulated NVIDIA H200 (roofline, uncalibrated)"``.
+    ``step_columns()``: ``{"emulated_step_ns": [...]}``, the roofline time of each
+    step. Raises ``ConfigError`` when the preset's bf16 weights + KV cache would not
+    fit the emulated GPU (``check_model_memory``).
+    """
+
+    def __init__(self, config: ModelConfig, scheduler: SchedulerConfig):
+        super().__init__(config)
+        self.gpu = load_gpu_figures(EMULATED_GPU)
+        check_model_memory(scheduler, config, EMULATED_GPU, self.gpu.memory_bytes,
+                           f"an emulated {self.gpu.name}")
+        self.device = self.gpu.label
+        self.roofline = RooflineStep(config.torch_preset, config.vocab_size, self.gpu)
+        self.emulated_step_ns: list[int] = []
+
+    def execute(self, batch: "InputBatch", inputs: "StepInputs") -> np.ndarray:
+        t0 = time.perf_counter_ns()
+        step_ns = self.roofline.for_step(inputs.query_start_loc, inputs.seq_lens)
+        self.emulated_step_ns.append(step_ns)
+        sampled = self.sample(batch.token_ids_cpu, inputs.rows, inputs.positions)
+        sleep_until_ns(t0 + step_ns)
+        return sampled
+
+    def step_columns(self) -> dict[str, list[int]]:
+        return {"emulated_step_ns": list(self.emulated_step_ns)}
+
+
+def model_step_columns(model) -> dict[str, list[int]]:
+    """``model.step_columns()``, or ``{}`` for a model without that method."""
+    method = getattr(model, "step_columns", None)
+    return method() if method is not None else {}
+
+
 def resolve_device(requested: str) -> str:
     """``auto`` -> ``cuda`` when ``torch.cuda.is_available()``, else ``cpu``; ``cuda``
     without a usable GPU raises ``ConfigError``. Imports torch."""
@@ -137,13 +186,14 @@ def resolve_device(requested: str) -> str:
 
 
 _PROBE = ("import json, torch; ok = torch.cuda.is_available(); print(json.dumps("
-          "['cuda', torch.cuda.get_device_properties(0).total_memory] if ok else ['cpu', None]))")
+          "['cuda', torch.cuda.mem_get_info(0)[0]] if ok else ['cpu', None]))")
 
 
 def probe_torch_device(requested: str, timeout_s: float = 120.0) -> tuple[str, Optional[int]]:
-    """(device, GPU memory in bytes or ``None``) the torch model will run on, found in a
-    child process so that the scheduler process never imports torch. Raises
-    ``ConfigError`` if torch cannot be imported or ``cuda`` is asked for and absent."""
+    """(device, free GPU memory in bytes or ``None``) the torch model will run on,
+    found in a child process (``torch.cuda.mem_get_info``) so that the scheduler
+    process never imports torch. Raises ``ConfigError`` if torch cannot be imported
+    or ``cuda`` is asked for and absent."""
     if requested == "cpu":
         return "cpu", None
     try:
@@ -165,9 +215,12 @@ class TorchModel:
 
     Shape from ``config.torch_preset``: token embedding ``[vocab_size, hidden]``, then
     ``num_layers`` x (RMSNorm, grouped-query attention with rotary position embedding,
-    RMSNorm, SwiGLU MLP), a final RMSNorm and an untied LM head ``[hidden, vocab_size]``.
-    Weights are drawn from a generator seeded with ``config.seed`` on the model's device.
-    float32 on CPU; ``preset.cuda_dtype`` (bfloat16) on CUDA.
+    RMSNorm, SwiGLU MLP), a final RMSNorm and an LM head ``[hidden, vocab_size]`` (the
+    embedding's transpose when the preset ties them, as Llama 3.2 1B and Qwen2.5 0.5B
+    do). ``vocab_size``: ``config.vocab_size`` (a public preset's own, see
+    ``ModelConfig.validate``). Weights are drawn from a generator seeded with
+    ``config.seed`` on the model's device; float32 on CPU, ``preset.cuda_dtype``
+    (bfloat16) on CUDA.
 
     KV cache: one tensor ``[num_layers, 2, num_blocks, block_size, num_kv_heads,
     head_dim]`` (``scheduler.num_blocks`` real blocks), laid out by the scheduler's block
@@ -180,12 +233,16 @@ class TorchModel:
     cached keys ``[0, seq_len)`` causally. Decode rows (one query token) run as one
     batched attention over their gathered blocks; rows with several query tokens
     (prefill chunks) one by one. Greedy sampling: argmax of the logits at each
-    request's last scheduled token. Raises ``ConfigError`` when the KV cache does not
-    fit (``check_kv_cache_memory``) or CUDA is asked for and absent.
-    """
+    request's last scheduled token.
 
-    ROPE_THETA = 500_000.0  # Llama 3
-    RMS_EPS = 1e-5
+    On CUDA only: cuDNN's SDPA backend is turned off before the first forward
+    (``cuda_step.configure_cuda_attention``; ``device`` then reads e.g. ``"cuda
+    (NVIDIA H200; SDPA without cuDNN)"``), the step's host inputs go through pinned
+    buffers into persistent device tensors (``cuda_step.PinnedStaging``), and each step
+    is timed with CUDA events (``step_columns()``: ``gpu_busy_ns``, ``gpu_idle_ns``;
+    ``{}`` on CPU). Raises ``ConfigError`` when weights + KV cache do not fit
+    (``check_model_memory``: free GPU memory on CUDA) or CUDA is asked for and absent.
+    """
 
     def __init__(self, config: ModelConfig, scheduler: SchedulerConfig):
         import torch
@@ -193,17 +250,28 @@ class TorchModel:
         self.torch = torch
         torch.set_num_threads(config.num_threads)
         device = resolve_device(config.device)
-        memory = (torch.cuda.get_device_properties(0).total_memory
-                  if device == "cuda" else None)
-        check_kv_cache_memory(scheduler, config, device, memory)
+        free = torch.cuda.mem_get_info()[0] if device == "cuda" else None
+        check_model_memory(scheduler, config, device, free)
         p = config.torch_preset
         self.preset = p
+        self.rms_eps = p.rms_norm_eps
         self.vocab_size = config.vocab_size
         self.block_size = scheduler.block_size
         self.dtype = torch.float32 if device == "cpu" else getattr(torch, p.cuda_dtype)
         self.torch_device = torch.device(device)
-        self.device = ("cpu" if device == "cpu" else
-                       f"cuda ({torch.cuda.get_device_name(self.torch_device)})")
+        self.device = "cpu"
+        self.timer: Optional[StepEventTimer] = None
+        self.staging: Optional[PinnedStaging] = None
+        if device == "cuda":
+            attention = configure_cuda_attention(torch)
+            self.device = f"cuda ({torch.cuda.get_device_name(self.torch_device)}; {attention})"
+            self.timer = StepEventTimer(lambda: torch.cuda.Event(enable_timing=True))
+            self.staging = PinnedStaging(torch, self.torch_device)
+        self._init_weights(config, scheduler, device)
+
+    def _init_weights(self, config: ModelConfig, scheduler: SchedulerConfig, device: str):
+        """Seeded random weights, the zeroed KV cache and the RoPE tables."""
+        torch, p = self.torch, self.preset
         gen = torch.Generator(device=device).manual_seed(config.seed)
 
         def weight(rows: int, cols: int, std: float):
@@ -223,20 +291,29 @@ class TorchModel:
             w_down=weight(f, d, f ** -0.5),
         ) for _ in range(p.num_layers)]
         self.final_norm = ones()
-        self.lm_head = weight(d, config.vocab_size, d ** -0.5)  # [hidden, vocab]
+        # [hidden, vocab]: tied, the embedding's transpose (a view: no second copy)
+        self.lm_head = (self.embed.t() if p.tie_word_embeddings
+                        else weight(d, config.vocab_size, d ** -0.5))
         # [num_layers, 2, num_blocks, block_size, num_kv_heads, head_dim]; zeros so
         # masked-out slots of a gathered block are finite.
         self.kv_cache = torch.zeros(p.num_layers, 2, scheduler.num_blocks, scheduler.block_size,
                                     k, hd, device=device, dtype=self.dtype)
-        inv_freq = 1.0 / (self.ROPE_THETA ** (torch.arange(0, hd, 2, dtype=torch.float64) / hd))
+        inv_freq = 1.0 / (p.rope_theta ** (torch.arange(0, hd, 2, dtype=torch.float64) / hd))
         angles = torch.outer(torch.arange(scheduler.max_model_len, dtype=torch.float64), inv_freq)
         self.rope_cos = angles.cos().to(device, self.dtype)  # [max_model_len, hd / 2]
         self.rope_sin = angles.sin().to(device, self.dtype)
 
+    def _to_device(self, name: str, array: np.ndarray):
+        """``array`` on the model's device: on CUDA through the pinned buffer ``name``
+        (once per step per name), on CPU the array itself as a tensor (no copy)."""
+        if self.staging is not None:
+            return self.staging.put(name, array)
+        return self.torch.from_numpy(np.ascontiguousarray(array))
+
     # ---------------------------------------------------------------- pieces
     def _rms_norm(self, x, weight):
         xf = x.float()
-        xf = xf * self.torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.RMS_EPS)
+        xf = xf * self.torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.rms_eps)
         return xf.to(x.dtype) * weight
 
     def _rope(self, x, cos, sin):
@@ -289,9 +366,11 @@ class TorchModel:
         slots = (block_table[req_idx, positions // bs].astype(np.int64) * bs
                  + positions % bs)  # [num_tokens] flat slot of each token's K/V
         with torch.inference_mode():
-            ids_t = torch.from_numpy(np.ascontiguousarray(input_ids, dtype=np.int64)).to(dev)
-            pos_t = torch.from_numpy(positions).to(dev)
-            slots_t = torch.from_numpy(slots).to(dev)
+            if self.timer is not None:  # CUDA: the step's first GPU operation follows
+                self.timer.begin()
+            ids_t = self._to_device("input_ids", np.asarray(input_ids, dtype=np.int64))
+            pos_t = self._to_device("positions", positions)
+            slots_t = self._to_device("slots", slots)
             cos = self.rope_cos[pos_t].unsqueeze(1)
             sin = self.rope_sin[pos_t].unsqueeze(1)
             num_tokens = len(positions)
@@ -301,18 +380,21 @@ class TorchModel:
             if len(dec):
                 dec_lens = seq_lens[dec]
                 nb = int(-(-dec_lens.max() // bs))
-                dec_bt = torch.from_numpy(block_table[dec, :nb].astype(np.int64)).to(dev)
-                dec_mask = torch.from_numpy(
-                    np.arange(nb * bs)[None, :] < dec_lens[:, None]).to(dev)[:, None, None, :]
-                dec_tok = None if all_decode else torch.from_numpy(qsl[dec]).to(dev)
+                dec_bt = self._to_device("decode_block_table",
+                                         block_table[dec, :nb].astype(np.int64))
+                dec_mask = self._to_device(
+                    "decode_mask", np.arange(nb * bs)[None, :] < dec_lens[:, None]
+                )[:, None, None, :]
+                dec_tok = None if all_decode else self._to_device("decode_rows", qsl[dec])
             prefills = []
-            for r in np.flatnonzero(num_sched > 1):
+            for j, r in enumerate(np.flatnonzero(num_sched > 1)):
                 start, end, ctx = int(qsl[r]), int(qsl[r + 1]), int(seq_lens[r])
                 ns = end - start
                 nbr = -(-ctx // bs)
-                bt = torch.from_numpy(block_table[r, :nbr].astype(np.int64)).to(dev)
-                mask = torch.from_numpy(np.arange(ctx)[None, :]
-                                        <= np.arange(ctx - ns, ctx)[:, None]).to(dev)
+                bt = self._to_device(f"prefill_block_table/{j}",
+                                     block_table[r, :nbr].astype(np.int64))
+                mask = self._to_device(f"prefill_mask/{j}", np.arange(ctx)[None, :]
+                                       <= np.arange(ctx - ns, ctx)[:, None])
                 prefills.append((start, end, ctx, bt, mask))
 
             x = self.embed[ids_t]  # [num_tokens, hidden]
@@ -346,16 +428,33 @@ class TorchModel:
                     attn[start:end] = op[0].transpose(0, 1).reshape(end - start, h * hd)
                 x = x + attn @ layer["wo"]
                 x = x + self._mlp(layer, x)
-            last = torch.from_numpy(qsl[1:] - 1).to(dev)
+            last = self._to_device("last_tokens", qsl[1:] - 1)
             return (self._rms_norm(x[last], self.final_norm) @ self.lm_head).float()
 
     def execute(self, batch: "InputBatch", inputs: "StepInputs") -> np.ndarray:
-        """Forward over the step's scheduled tokens; greedy ids ``[num_reqs]`` int64."""
+        """Forward over the step's scheduled tokens; greedy ids ``[num_reqs]`` int64.
+        On CUDA the step's GPU work is bracketed by the timer's events (recorded in
+        ``forward_logits`` before the input copies and here after the argmax)."""
         n = len(inputs.req_ids)
         logits = self.forward_logits(inputs.input_ids, inputs.token_positions,
                                      inputs.query_start_loc, inputs.seq_lens,
                                      batch.block_table[:n])
-        return logits.argmax(dim=-1).cpu().numpy().astype(np.int64)
+        ids = logits.argmax(dim=-1)
+        timer = self.timer
+        if timer is None:
+            return ids.cpu().numpy().astype(np.int64)
+        if n == 0:  # no GPU work: no events recorded
+            timer.skip()
+            return ids.cpu().numpy().astype(np.int64)
+        timer.end()
+        out = ids.cpu().numpy().astype(np.int64)  # synchronises
+        timer.collect()
+        return out
+
+    def step_columns(self) -> dict[str, list[int]]:
+        """``gpu_busy_ns`` and ``gpu_idle_ns`` per step on CUDA
+        (``cuda_step.StepEventTimer``); ``{}`` on CPU (absent, not zero)."""
+        return self.timer.columns() if self.timer is not None else {}
 
     def reference_logits(self, token_ids: Sequence[int]):
         """Test oracle: logits ``[len(token_ids), vocab]`` (float32) of one sequence from a
@@ -385,14 +484,16 @@ class TorchModel:
 
 
 def make_model(config: ModelConfig, scheduler: Optional[SchedulerConfig] = None):
-    """The model named by ``config.name`` (the torch model sizes its KV cache from
-    ``scheduler``); ``ValueError`` if unknown, ``ConfigError`` if it cannot be built."""
+    """The model named by ``config.name`` (the torch and emulated models size their KV
+    cache from ``scheduler``); ``ValueError`` if unknown, ``ConfigError`` if it cannot
+    be built."""
     if config.name == "null":
         return NullModel(config)
     if config.name == "fixed-step":
         return FixedStepModel(config)
-    if config.name == "torch":
+    if config.name in ("torch", "emulated"):
         if scheduler is None:
-            raise ValueError("the torch model needs the scheduler config (num_blocks, block_size)")
-        return TorchModel(config, scheduler)
+            raise ValueError(f"the {config.name} model needs the scheduler config "
+                             "(num_blocks, block_size)")
+        return (TorchModel if config.name == "torch" else EmulatedModel)(config, scheduler)
     raise ValueError(f"unknown model {config.name!r}")

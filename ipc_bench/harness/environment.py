@@ -276,6 +276,102 @@ def _nvidia_driver() -> str | None:
     return first or None
 
 
+#: ``nvidia-smi --query-gpu`` fields recorded per GPU, and their key in ``gpus``.
+NVIDIA_SMI_FIELDS: tuple[tuple[str, str], ...] = (
+    ("index", "index"),
+    ("name", "name"),
+    ("driver_version", "driver"),
+    ("memory.total", "memory_total_mib"),
+    ("clocks.sm", "sm_clock_mhz"),
+    ("clocks.mem", "mem_clock_mhz"),
+    ("clocks.max.sm", "sm_clock_max_mhz"),
+    ("clocks.max.mem", "mem_clock_max_mhz"),
+    ("power.limit", "power_limit_w"),
+    ("pstate", "pstate"),
+    ("persistence_mode", "persistence_mode"),
+)
+
+#: Directory of the DMI (SMBIOS) identity files (monkeypatchable in tests).
+_SYS_DMI_DIR = sysfs_path("class/dmi/id")
+
+
+def _smi_value(text: str) -> Any:
+    """One ``nvidia-smi`` CSV cell (``nounits``): an int or float when numeric, the
+    text otherwise; ``None`` for ``[N/A]``, ``[Not Supported]`` and empty cells."""
+    text = text.strip()
+    if not text or text.startswith("["):
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _nvidia_smi_gpus() -> list[dict[str, Any]] | None:
+    """Per GPU, the ``NVIDIA_SMI_FIELDS`` nvidia-smi reports (unreadable ones absent);
+    ``None`` without nvidia-smi or when it fails. Does not import torch."""
+    query = ",".join(field for field, _ in NVIDIA_SMI_FIELDS)
+    out = _run(["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader,nounits"])
+    if not out:
+        return None
+    gpus = []
+    for line in out.splitlines():
+        cells = line.split(",")
+        if len(cells) != len(NVIDIA_SMI_FIELDS):
+            continue
+        gpu = {key: _smi_value(cell) for (_, key), cell in zip(NVIDIA_SMI_FIELDS, cells)}
+        gpus.append({k: v for k, v in gpu.items() if v is not None})
+    return gpus or None
+
+
+def _run_any_status(args: list[str]) -> str | None:
+    """stdout of a command whatever its exit status (``systemd-detect-virt`` prints
+    ``none`` and exits 1 on bare metal); ``None`` if it cannot run or prints nothing."""
+    try:
+        proc = subprocess.run(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, timeout=_SUBPROCESS_TIMEOUT_S,
+                              check=False)
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+    return proc.stdout.decode("utf-8", "replace").strip() or None
+
+
+def _cpu_hypervisor_flag() -> bool | None:
+    """Whether /proc/cpuinfo's ``flags`` include ``hypervisor`` (the CPU runs under a
+    hypervisor); ``None`` when no flags line can be read (non-x86, no /proc)."""
+    try:
+        with open(proc_path("cpuinfo"), encoding="utf-8") as fp:
+            for line in fp:
+                if line.startswith("flags"):
+                    return "hypervisor" in line.partition(":")[2].split()
+    except OSError:
+        pass
+    return None
+
+
+def _virtualization() -> dict[str, Any] | None:
+    """What can be read about the machine's virtualisation (each key absent when
+    unreadable; ``None`` when nothing is): ``product_name`` and ``sys_vendor`` (DMI),
+    ``cpu_hypervisor_flag`` (/proc/cpuinfo), ``systemd_detect_virt_vm`` and
+    ``systemd_detect_virt_container`` (``systemd-detect-virt --vm`` / ``--container``:
+    e.g. ``kvm``, ``docker``, ``none``)."""
+    info: dict[str, Any] = {}
+    for name in ("product_name", "sys_vendor"):
+        value = read_first_line(os.path.join(_SYS_DMI_DIR, name))
+        if value:
+            info[name] = value
+    flag = _cpu_hypervisor_flag()
+    if flag is not None:
+        info["cpu_hypervisor_flag"] = flag
+    for kind in ("vm", "container"):
+        value = _run_any_status(["systemd-detect-virt", f"--{kind}"])
+        if value:
+            info[f"systemd_detect_virt_{kind}"] = value
+    return info or None
+
+
 def _gpu_info() -> dict[str, Any] | None:
     try:
         import torch
@@ -345,6 +441,9 @@ def collect_metadata(*, include_hostname: bool = True,
     - ``command_line``: ``command_line`` if given, else ``sys.argv`` (copied).
     - ``start_time_utc``: ISO 8601 UTC timestamp of this call, e.g.
       ``"2024-05-01T12:00:00.123456+00:00"``.
+    - ``gpus`` (per GPU: ``nvidia-smi``'s name, driver, clocks, power limit ...;
+      ``_nvidia_smi_gpus``, no torch import) and ``virtualization`` (DMI, CPU
+      flag, systemd-detect-virt; ``_virtualization``): absent when unreadable.
     - ``gpu``: only when ``probe_gpu`` is true. ``None`` when torch is not
       importable or ``torch.cuda.is_available()`` is false; otherwise
       ``{"name", "count", "cuda", "capability", "driver"}`` where ``name``
@@ -376,6 +475,8 @@ def collect_metadata(*, include_hostname: bool = True,
                           (sys.argv if command_line is None else command_line)]
     md["start_time_utc"] = datetime.datetime.now(datetime.timezone.utc).isoformat()
 
+    put("gpus", _guard(_nvidia_smi_gpus))
+    put("virtualization", _guard(_virtualization))
     if probe_gpu:
         md["gpu"] = _guard(_gpu_info)
     return md

@@ -43,9 +43,9 @@ import zmq
 from ipc_bench.engine.config import ConfigError
 from ipc_bench.engine.messages import ModelRunnerOutput, SchedulerOutput
 from ipc_bench.engine.model_runner import ModelRunner, RunnerError
+from ipc_bench.engine.models import model_step_columns
 from ipc_bench.engine.scheduler import ProtocolError, SchedulerError
 from ipc_bench.errors import one_line
-from ipc_bench.harness.determinism import deterministic_torch, device_label
 from ipc_bench.harness.floor import answer_floor
 from ipc_bench.harness.memory import HEAP_REPORT_OUT_ENV, HeapReport
 from ipc_bench.harness.oracle import RunnerInputLog
@@ -182,6 +182,8 @@ class RunnerLoop:
             self._write_heap_report()
             columns = {} if bare else {k: list(v) if self.record else []
                                        for k, v in self.columns.items()}
+            if self.record and not bare:  # the model's own columns (CUDA events, ...)
+                columns.update(model_step_columns(self.stepper.runner.model))
             self.channel.send_control(RunnerReport(columns=columns))
             return True
         if isinstance(msg, CheckInputs) and not bare:
@@ -324,7 +326,6 @@ def _accept_handshake(socks: RunnerSockets, peer_problem: Callable[[], Optional[
     try:
         config = decode_runner_config(hs.config)
         socks.connect_data(config.s2r_endpoint, config.r2s_endpoint)
-        note = deterministic_torch(config.model)
         runner = ModelRunner(config.scheduler, config.model, config.policy,
                              messages_of(config.codec))
     except (ConfigError, EndpointError) as exc:  # a bad config, a torch KV cache too
@@ -332,7 +333,7 @@ def _accept_handshake(socks: RunnerSockets, peer_problem: Callable[[], Optional[
     except Exception as exc:  # a model that cannot be built: say so, do not hang
         return refuse(f"runner could not start: {type(exc).__name__}: {exc}")
     send_control(socks.ctl, Ready(PROTOCOL_VERSION, os.getpid(),
-                                  device_label(runner.model.device, note)),
+                                  runner.model.device),
                  config.peer_timeout_s, peer_problem)
     return config, runner
 

@@ -33,7 +33,8 @@ import msgspec
 import ipc_bench
 from ipc_bench.errors import one_line
 from ipc_bench.harness.spec import INPROC, NO_CODEC, CaseSpec
-from ipc_bench.engine.config import POLICIES, ConfigError, ModelConfig, SchedulerConfig
+from ipc_bench.engine.config import (POLICIES, ConfigError, ModelConfig, SchedulerConfig,
+                                     preset_vocab_size)
 from ipc_bench.engine.traces import load_azure_trace
 from ipc_bench.engine.workloads import SteadyDecodeWorkload, TraceWorkload
 from ipc_bench.wire.codecs import CODECS
@@ -112,6 +113,8 @@ class ScenarioOptions:
                      step_time_ms: Optional[float] = None) -> ModelConfig:
         """The ``ModelConfig`` of ``--model`` (else ``default``), ``--step-time-ms``,
         ``--model-preset``, ``--torch-threads``, ``--device``, ``--vocab-size`` and ``--seed``.
+        Vocabulary: ``--vocab-size``, else the preset's published one for the torch and
+        emulated models (``config.preset_vocab_size``), else 128,256.
         ``step_time_ms`` overrides ``--step-time-ms`` (for sweeps); otherwise that option
         takes one value here (``ConfigError`` if given several)."""
         if step_time_ms is None and self.step_time_ms:
@@ -120,13 +123,16 @@ class ScenarioOptions:
                                   "step-time scenario)")
             step_time_ms = self.step_time_ms[0]
         base = ModelConfig()
+        name = self.model or default
+        preset = self.model_preset or base.preset
         return ModelConfig(
-            name=self.model or default, seed=self.seed,
+            name=name, seed=self.seed,
             step_time_ms=base.step_time_ms if step_time_ms is None else step_time_ms,
-            preset=self.model_preset or base.preset,
+            preset=preset,
             num_threads=self.torch_threads or base.num_threads,
             device=self.device or base.device,
-            vocab_size=self.vocab_size or base.vocab_size)
+            vocab_size=(self.vocab_size or preset_vocab_size(name, preset)
+                        or base.vocab_size))
 
     def scheduler_config(self, default: SchedulerConfig) -> SchedulerConfig:
         """The scenario's ``default`` limits with the command line's overrides

@@ -43,7 +43,7 @@ import zmq
 
 from ipc_bench.engine.config import ConfigError
 from ipc_bench.engine.model_runner import ModelRunner
-from ipc_bench.harness.determinism import deterministic_torch, device_label
+from ipc_bench.engine.models import model_step_columns
 from ipc_bench.harness.floor import replay_floor
 from ipc_bench.harness.memory import HEAP_REPORT_OUT_ENV
 from ipc_bench.harness.recording import CaseSink, StepFlusher
@@ -200,16 +200,16 @@ def run_case(spec: CaseSpec,
 def _run_case_inproc(spec: CaseSpec, on_step, result: CaseResult, sink,
                      flush_interval_s: Optional[float]) -> CaseResult:
     """Single-process baseline: the same scheduler loop calling the runner directly."""
-    note = deterministic_torch(spec.model)
     runner = ModelRunner(spec.scheduler, spec.model, spec.policy, messages_of(spec.codec))
-    result.runner_device = f"{device_label(runner.model.device, note)} (in-process)"
+    result.runner_device = f"{runner.model.device} (in-process)"
     stepper = TimedModelRunner(runner)
     run_scheduler_loop(spec, InProcessExchange(stepper), result, on_step,
                        StepFlusher(spec, sink, flush_interval_s))
     zero = [0] * len(stepper.columns["runner_update_ns"])
     result.runner_columns = dict(stepper.columns, runner_idle_ns=zero, runner_decode_ns=zero,
                                  runner_encode_ns=zero, runner_send_ns=zero,
-                                 runner_gc_collections=zero, runner_t0_ns=zero)
+                                 runner_gc_collections=zero, runner_t0_ns=zero,
+                                 **model_step_columns(runner.model))
     return result
 
 

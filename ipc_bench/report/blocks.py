@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime
 import math
 import re
-from typing import Any
+from typing import Any, Optional
 
 from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC
@@ -188,6 +188,12 @@ def _env_rows(md: dict[str, Any]) -> list[list[str]]:
     gpu = md.get("gpu")
     if gpu:
         rows.append(["gpu", ", ".join(f"{k}={v}" for k, v in gpu.items())])
+    for i, smi in enumerate(md.get("gpus") or []):
+        rows.append([f"gpu {smi.get('index', i)} (nvidia-smi)",
+                     ", ".join(f"{k}={v}" for k, v in smi.items() if k != "index")])
+    virt = md.get("virtualization")
+    if virt:
+        rows.append(["virtualization", ", ".join(f"{k}={v}" for k, v in virt.items())])
     pk = md.get("packages") or {}
     if pk:
         rows.append(["packages", ", ".join(f"{k} {v}" for k, v in sorted(pk.items()))])
@@ -213,6 +219,9 @@ def _state_notes(one, run_id: str) -> list[Block]:
                                "cases that finished."))
     for line in one.warnings.get(run_id, []):
         blocks.append(("note", f"Loading this run: {line}."))
+    emulated = _emulated_block(one)
+    if emulated:
+        blocks.append(emulated)
     load = md.get("load_avg")
     cpus = md.get("cpu_count")
     if load and cpus and load[0] >= 0.5 * cpus:
@@ -221,6 +230,25 @@ def _state_notes(one, run_id: str) -> list[Block]:
                                "competed with the two processes, so times and tokens/s are "
                                "noisy; bytes are exact whatever the load."))
     return blocks
+
+
+def _emulated_block(one) -> Optional[Block]:
+    """A note when cases ran the emulated model (their step times are a roofline
+    sleep, not a GPU's), naming the GPU figures and whether they are calibrated."""
+    from ipc_bench.report.tables import emulated_note
+
+    cases = one.cases
+    if cases.empty or "emulated" not in cases.columns:
+        return None
+    records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
+               for r in cases.to_dict("records")]
+    note = emulated_note(records)
+    if note is None:
+        return None
+    return ("note", note + ": the runner waited each step's roofline time on those "
+                    "figures (ipc_bench/engine/gpu_figures.json), so step times and "
+                    "tokens/s are what send and cached cost next to that step, not a "
+                    "measured GPU run.")
 
 
 def _figure_blocks(one, prefix: str) -> list[Block]:

@@ -88,6 +88,7 @@ def format_tables(summaries: Iterable[dict[str, Any]]) -> str:
             total = max((s.get("num_requests") or 0) for s in cases)
             out.append(f"  rejected on arrival: {rejected} of {total} requests could never "
                        "fit (prompt >= max_model_len, or more KV blocks than the cache has)")
+        out.extend(model_time_lines(cases))
         failed = [s for s in cases if s.get("complete") is False]
         for s in failed:
             out.append(f"  INCOMPLETE {s['case_id']}: {s.get('error')}")
@@ -107,6 +108,48 @@ def format_tables(summaries: Iterable[dict[str, Any]]) -> str:
                 out.append(f"  cached/send ({codec}, mean over repetitions): "
                            + ", ".join(parts))
     return "\n".join(out)
+
+
+def emulated_note(cases: list[dict[str, Any]]) -> Optional[str]:
+    """One line saying the cases ran the emulated model, on which GPU's figures and
+    whether those are calibrated; ``None`` when no case did."""
+    emulated = [s for s in cases if s.get("emulated")]
+    if not emulated:
+        return None
+    gpus = ", ".join(dict.fromkeys(f"{s.get('emulated_gpu', '?')} figures "
+                                   f"{s.get('gpu_figures', '?').upper()}" for s in emulated))
+    return (f"EMULATED: {len(emulated)} of {len(cases)} cases slept a roofline step time "
+            f"({gpus}); no GPU computed their steps")
+
+
+GPU_TIME_COLUMNS = (("gpu_busy_ns_per_step", "GPU busy ms", 1e-6),
+                    ("host_ns_per_step", "host ms", 1e-6),
+                    ("gpu_idle_ns_per_step", "GPU idle ms", 1e-6),
+                    ("gpu_busy_share", "busy share", 1.0),
+                    ("output_tokens_per_s", "steady tok/s", 1.0),
+                    ("run_output_tokens_per_s", "run tok/s", 1.0))
+
+
+def model_time_lines(cases: list[dict[str, Any]]) -> list[str]:
+    """Under a case table: the emulated note with each emulated case's mean roofline
+    step, and a table of the CUDA event times (``summary._model_column_figures``)
+    when some case has them."""
+    out = []
+    note = emulated_note(cases)
+    if note:
+        steps = ", ".join(f"{s['policy']}/{s['codec']} {s['emulated_step_ns_per_step'] / 1e6:.3f}"
+                          for s in cases if s.get("emulated_step_ns_per_step") is not None)
+        out.append(f"  {note}" + (f"; mean emulated step ms: {steps}" if steps else ""))
+    timed = [s for s in cases if s.get("gpu_busy_ns_per_step") is not None]
+    if timed:
+        rows = [[str(s.get(k, "-")) for k in IDENTITY]
+                + [_num(s.get(key), scale) for key, _, scale in GPU_TIME_COLUMNS]
+                for s in timed]
+        table = render(list(IDENTITY) + [h for _, h, _ in GPU_TIME_COLUMNS], rows)
+        out.append("  CUDA event times per counted step (busy: first to last GPU operation "
+                   "of the step; host: step minus busy):")
+        out.extend("  " + line for line in table.splitlines())
+    return out
 
 
 def _num(value, scale: float) -> str:

@@ -42,6 +42,8 @@ def test_non_editable_install(tmp_path):
         == ["ipc_bench"]
     installed = {p.stem for p in (target / "ipc_bench" / "scenarios").glob("*.py")}
     assert installed == {p.stem for p in (REPO / "scenarios").glob("*.py")}
+    assert (target / "ipc_bench" / "engine" / "gpu_figures.json").read_bytes() == (
+        REPO / "ipc_bench" / "engine" / "gpu_figures.json").read_bytes()
     # From outside the checkout, with the installed copy first on the path.
     code = ("import sys; from ipc_bench.cli import main; code = main(['--list']); "
             "print(sys.modules['ipc_bench.scenarios'].__file__); sys.exit(code)")

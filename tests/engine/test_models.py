@@ -17,11 +17,15 @@ from ipc_bench.harness.spec import CaseSpec
 from ipc_bench.cli import main as cli_main
 from ipc_bench.wire.codecs import messages_of, model_runner_output_codec, scheduler_output_codec
 from ipc_bench.engine.config import (
+    TORCH_PRESETS,
     ConfigError,
     ModelConfig,
     SchedulerConfig,
-    check_kv_cache_memory,
+    TorchPreset,
+    check_model_memory,
     kv_cache_bytes,
+    weight_bytes,
+    weight_count,
 )
 from ipc_bench.engine.models import FixedStepModel, TorchModel, make_model
 from ipc_bench.engine.model_runner import ModelRunner
@@ -274,8 +278,8 @@ def test_runner_refuses_a_kv_cache_too_large_for_the_device():
     spec = CaseSpec(scenario="test", labels={}, policy="send", codec="msgpack", scheduler=big,
                     model=ModelConfig(name="torch", preset="cpu", device="cpu"),
                     make_workload=_workload, warmup_steps=0, max_steps=3, floor=False)
-    with pytest.raises(CaseError, match=r"^runner refused the handshake: the torch model's "
-                                        r"KV cache .* lower --num-blocks"):
+    with pytest.raises(CaseError, match=r"^runner refused the handshake: cpu needs 0\.3 GB of "
+                                        r"weights \+ 65\.5 GB of KV cache .* lower --num-blocks"):
         run_case(spec)
 
 
@@ -294,10 +298,18 @@ def test_null_model_does_not_import_torch():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(name="gpt"), "unknown model 'gpt'; choose from null, fixed-step, torch"),
+    (dict(name="gpt"), "unknown model 'gpt'; choose from null, fixed-step, torch, emulated"),
     (dict(step_time_ms=0.0), "step_time_ms (--step-time-ms) must be in (0, 10000], got 0.0"),
     (dict(preset="huge"), "unknown model preset 'huge' (--model-preset); choose from tiny, "
-                          "cpu, gpu-small, gpu-1b"),
+                          "cpu, qwen2.5-0.5b, llama-3.2-1b, llama-3.1-8b"),
+    (dict(preset="gpu-1b"), "model preset 'gpu-1b' was retired: use llama-3.2-1b (the same "
+                            "layer shapes, with Llama 3.2 1B's tied embeddings and vocabulary)"),
+    (dict(preset="gpu-small"), "model preset 'gpu-small' was retired: use qwen2.5-0.5b (the "
+                               "smallest public shape)"),
+    (dict(name="torch", preset="qwen2.5-0.5b"),
+     "--vocab-size 128256 differs from preset qwen2.5-0.5b's vocabulary of 151,936 ids, which "
+     "sets the torch model's sampled-id range: leave --vocab-size out, or use preset tiny or "
+     "cpu"),
     (dict(num_threads=0), "num_threads (--torch-threads) must be in [1, 1024], got 0"),
     (dict(device="tpu"), "unknown device 'tpu'; choose from auto, cpu, cuda"),
 ])
@@ -307,30 +319,59 @@ def test_model_config_errors(kwargs, message):
     assert str(exc.value) == message
 
 
-def test_kv_cache_memory_check():
+def test_model_memory_check_gives_the_figures():
     model = ModelConfig(name="torch", preset="cpu")
     # cpu preset: 2 layers x K/V x 2 kv heads x 64 dims x 4 bytes = 2 KiB per token
     assert kv_cache_bytes(SchedulerConfig(num_blocks=1), model, "cpu") == 16 * 2048
     assert kv_cache_bytes(SchedulerConfig(num_blocks=1), model, "cuda") == 16 * 1024
-    check_kv_cache_memory(SchedulerConfig(num_blocks=131072), model, "cpu")  # 4.0 GiB: ok
+    # 67,241,216 float32 weights (268,964,864 B) + 32 KiB per block <= 6 GiB
+    # (6,442,450,944 B): at most 188,399 blocks
+    check_model_memory(SchedulerConfig(num_blocks=188_399), model, "cpu")
     with pytest.raises(ConfigError) as exc:
-        check_kv_cache_memory(SchedulerConfig(num_blocks=131073), model, "cpu")
+        check_model_memory(SchedulerConfig(num_blocks=188_400), model, "cpu")
     assert str(exc.value) == (
-        "the torch model's KV cache (preset cpu, num_blocks 131073 x block_size 16) needs "
-        "4.0 GiB on cpu, over the 4.0 GiB limit: lower --num-blocks (at most 131072) or use "
-        "a smaller --model-preset")
-    with pytest.raises(ConfigError, match="needs 32.0 GiB on cuda, over the 25.6 GiB limit"):
-        check_kv_cache_memory(SchedulerConfig(num_blocks=2**21), model, "cuda", 32 * 2**30)
+        "cpu needs 0.3 GB of weights + 6.2 GB of KV cache (num_blocks 188,400 x block_size "
+        "16) on cpu; the CPU limit is 6.4 GB: lower --num-blocks (at most 188,399) or use a "
+        "smaller --model-preset")
+    # Llama 3.1 8B in bf16: 16.06 GB of weights; 64 running x 256 + 256 blocks of 16
+    # tokens x 32 layers x K/V x 8 heads x 128 dims x 2 B = 34.9 GB of KV cache
+    big = ModelConfig(name="torch", preset="llama-3.1-8b")
+    with pytest.raises(ConfigError) as exc:
+        check_model_memory(SchedulerConfig(num_blocks=16_640), big, "cuda", 40 * 10**9)
+    assert str(exc.value) == (
+        "llama-3.1-8b needs 16.1 GB of weights + 34.9 GB of KV cache (num_blocks 16,640 x "
+        "block_size 16) on cuda; it has 40.0 GB free, of which the model may take 90 % "
+        "(36.0 GB): lower --num-blocks (at most 9,507) or use a smaller --model-preset")
+    check_model_memory(SchedulerConfig(num_blocks=9_507), big, "cuda", 40 * 10**9)
+    with pytest.raises(ConfigError, match=r"the weights alone do not fit: use a smaller"):
+        check_model_memory(SchedulerConfig(num_blocks=1), big, "cuda", 16 * 10**9)
+    with pytest.raises(ConfigError, match=r"^llama-3.1-8b needs 32.1 GB of weights .* the "
+                                          r"CPU limit is 6.4 GB: the weights alone"):
+        check_model_memory(SchedulerConfig(num_blocks=1), big, "cpu")
     # other models allocate nothing
-    check_kv_cache_memory(SchedulerConfig(num_blocks=2**30), ModelConfig(), "cpu")
+    check_model_memory(SchedulerConfig(num_blocks=2**30), ModelConfig(), "cpu")
 
 
 @pytest.mark.parametrize("args, message", [
     (["--scenario", "decode-steady", "--model", "torch", "--device", "cpu",
       "--num-blocks", "1000000"],
-     "bench.py: error: the torch model's KV cache (preset cpu, num_blocks 1000000 x "
-     "block_size 16) needs 30.5 GiB on cpu, over the 4.0 GiB limit: lower --num-blocks "
-     "(at most 131072) or use a smaller --model-preset"),
+     "bench.py: error: cpu needs 0.3 GB of weights + 32.8 GB of KV cache (num_blocks "
+     "1,000,000 x block_size 16) on cpu; the CPU limit is 6.4 GB: lower --num-blocks "
+     "(at most 188,399) or use a smaller --model-preset"),
+    (["--scenario", "decode-steady", "--model", "emulated", "--model-preset", "llama-3.1-8b",
+      "--num-running", "256"],
+     "bench.py: error: llama-3.1-8b needs 16.1 GB of weights + 138.0 GB of KV cache "
+     "(num_blocks 65,792 x block_size 16) on an emulated NVIDIA H200; it has 150.8 GB, of "
+     "which the model may take 90 % (135.7 GB): lower --num-blocks (at most 57,038) or use "
+     "a smaller --model-preset"),
+    (["--scenario", "decode-steady", "--model", "torch", "--model-preset", "llama-3.2-1b",
+      "--vocab-size", "5000"],
+     "bench.py: error: --vocab-size 5000 differs from preset llama-3.2-1b's vocabulary of "
+     "128,256 ids, which sets the torch model's sampled-id range: leave --vocab-size out, "
+     "or use preset tiny or cpu"),
+    (["--scenario", "decode-steady", "--model", "torch", "--model-preset", "gpu-1b"],
+     "bench.py: error: model preset 'gpu-1b' was retired: use llama-3.2-1b (the same layer "
+     "shapes, with Llama 3.2 1B's tied embeddings and vocabulary)"),
     (["--scenario", "decode-steady", "--model", "fixed-step", "--step-time-ms", "2,5"],
      "bench.py: error: --step-time-ms takes one value here (a list only in the step-time "
      "scenario)"),
@@ -339,14 +380,14 @@ def test_kv_cache_memory_check():
     (["--scenario", "decode-steady", "--step-time-ms", "0"],
      "bench.py: error: argument --step-time-ms: expected positive numbers, got '0'"),
     (["--scenario", "decode-steady", "--model-preset", "big"],
-     "bench.py: error: argument --model-preset: invalid choice: 'big' (choose from "),
+     "bench.py: error: unknown model preset 'big' (--model-preset); choose from tiny, cpu, "
+     "qwen2.5-0.5b, llama-3.2-1b, llama-3.1-8b"),
 ])
 def test_cli_rejects_bad_model_settings(args, message, capsys, tmp_path):
     assert cli_main(args + ["--output", str(tmp_path / "run")]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err
-    # argparse quotes the choices or not depending on the Python version
-    assert err == message or (message.endswith("(choose from ") and err.startswith(message))
+    assert err == message
     assert not (tmp_path / "run").exists()
 
 
@@ -412,21 +453,66 @@ def test_step_time_runs_end_to_end(tmp_path, capsys):
     assert cases[0]["token_digest"] == cases[1]["token_digest"]
 
 
-# ---------------------------------------------------------------------- GPU check
+# ---------------------------------------------------------------------- public presets
 
 
-def test_gpu_check_without_cuda_runs_the_cpu_preset():
-    import torch
+@pytest.mark.parametrize("name, shape, vocab, tied, weights", [
+    # (layers, hidden, heads, KV heads, head dim, intermediate): config.json of each
+    # model card (TorchPreset.source); weight counts as on the model cards (0.49 B less
+    # Qwen2.5's 27,648 QKV biases, 1.24 B, 8.03 B).
+    ("qwen2.5-0.5b", (24, 896, 14, 2, 64, 4864), 151_936, True, 494_005_120),
+    ("llama-3.2-1b", (16, 2048, 32, 8, 64, 8192), 128_256, True, 1_235_814_400),
+    ("llama-3.1-8b", (32, 4096, 32, 8, 128, 14336), 128_256, False, 8_030_261_248),
+])
+def test_public_presets_have_their_published_shapes(name, shape, vocab, tied, weights):
+    p = TORCH_PRESETS[name]
+    assert (p.num_layers, p.hidden_size, p.num_heads, p.num_kv_heads, p.head_dim,
+            p.intermediate_size) == shape
+    assert (p.vocab_size, p.tie_word_embeddings, p.cuda_dtype) == (vocab, tied, "bfloat16")
+    assert p.source.startswith("https://huggingface.co/") and p.source.endswith("config.json")
+    model = ModelConfig(name="torch", preset=name, vocab_size=vocab)
+    model.validate()
+    assert weight_count(model) == weights
+    assert weight_bytes(model, "cuda") == 2 * weights
 
-    if torch.cuda.is_available():
-        pytest.skip("CUDA present: the check would run the GPU preset")
-    out = subprocess.run([sys.executable, "scripts/gpu_check.py"], cwd=REPO,
-                         capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr
-    lines = out.stdout.splitlines()
-    assert lines[0] == ("gpu_check: no CUDA device (torch.cuda.is_available() is False): "
-                        "running the cpu preset briefly instead")
-    table = lines[lines.index("    B  policy   out tok/s   step ms  device") + 1:]
-    assert [line.split()[:2] for line in table] == [["1", "send"], ["1", "cached"],
-                                                   ["4", "send"], ["4", "cached"]]
-    assert all(line.split()[-1] == "cpu" for line in table)
+
+def test_a_presets_vocabulary_sets_the_sampled_id_range():
+    """The rule: --vocab-size when given (refused if it contradicts a public preset),
+    else the preset's published vocabulary for the torch and emulated models, else
+    128,256; the prompts use the same vocabulary."""
+    def model(**kw):
+        return ScenarioOptions(**kw).model_config()
+
+    assert model(model="torch", model_preset="qwen2.5-0.5b").vocab_size == 151_936
+    assert model(model="emulated", model_preset="llama-3.1-8b").vocab_size == 128_256
+    assert model(model="torch", model_preset="tiny").vocab_size == 128_256
+    assert model(model="torch", model_preset="tiny", vocab_size=5000).vocab_size == 5000
+    # the null and fixed-step models ignore the preset
+    assert model(model_preset="qwen2.5-0.5b").vocab_size == 128_256
+    from ipc_bench.scenarios import decode_steady
+
+    case = decode_steady.cases(
+        ScenarioOptions(model="emulated", model_preset="qwen2.5-0.5b", num_running=[2]))[0]
+    prompts = [r.prompt_token_ids for r in case.make_workload().arrivals(0)]
+    assert max(max(p) for p in prompts) >= 128_256  # ids past Llama's vocabulary occur
+    assert max(max(p) for p in prompts) < 151_936
+
+
+def test_tied_embeddings_share_the_lm_head(monkeypatch):
+    """A tied preset's LM head is the embedding's transpose (one tensor), and the paged
+    forward still matches the full-sequence reference."""
+    monkeypatch.setitem(TORCH_PRESETS, "tied-test", TorchPreset(
+        2, 64, 4, 2, 16, 128, vocab_size=500, tie_word_embeddings=True, rope_theta=1e6,
+        rms_norm_eps=1e-6))
+    sched = SchedulerConfig(max_num_seqs=4, max_model_len=128, block_size=4, num_blocks=80)
+    model = TorchModel(ModelConfig(name="torch", preset="tied-test", vocab_size=500, seed=3,
+                                   device="cpu"), sched)
+    assert model.lm_head.shape == (64, 500)
+    assert model.lm_head.data_ptr() == model.embed.data_ptr()
+    assert model.rms_eps == 1e-6
+    assert model.step_columns() == {}  # CPU: no CUDA event columns at all
+    rng = np.random.default_rng(1)
+    seqs = [rng.integers(0, 500, 40).tolist(), rng.integers(0, 500, 23).tolist()]
+    table = np.zeros((2, 32), np.int32)
+    table[0, :10], table[1, :6] = np.arange(10), np.arange(10, 16)
+    assert _paged_vs_reference(model, table, seqs, _STEPS) < 1e-4

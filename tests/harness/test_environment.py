@@ -422,3 +422,68 @@ def test_compare_missing_fields_and_no_gpu():
 def test_compare_real_metadata_with_itself():
     md = env.collect_metadata()
     assert env.compare_metadata(md, json.loads(json.dumps(md))) == []
+
+
+# ------------------------------------------------ nvidia-smi, virtualisation
+
+
+def _fake_command(folder: Path, name: str, stdout: str, status: int = 0) -> None:
+    """An executable ``name`` in ``folder`` that prints ``stdout`` and exits ``status``."""
+    path = folder / name
+    lines = "".join(f"printf '%s\\n' '{line}'\n" for line in stdout.splitlines())
+    path.write_text(f"#!/bin/sh\n{lines}exit {status}\n")  # builtins only: PATH is bare
+    path.chmod(0o755)
+
+
+def test_gpus_from_nvidia_smi(tmp_path, monkeypatch):
+    # two GPUs as `nvidia-smi --query-gpu=... --format=csv,noheader,nounits` prints them
+    _fake_command(tmp_path, "nvidia-smi",
+                  "0, NVIDIA H200, 580.159.04, 143771, 1980, 3201, 1980, 3201, 700.00, P0, "
+                  "Enabled\n"
+                  "1, NVIDIA H200, 580.159.04, 143771, 345, 3201, 1980, 3201, [N/A], P8, "
+                  "[Not Supported]")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    gpus = env.collect_metadata()["gpus"]
+    assert gpus[0] == {"index": 0, "name": "NVIDIA H200", "driver": "580.159.04",
+                       "memory_total_mib": 143771, "sm_clock_mhz": 1980,
+                       "mem_clock_mhz": 3201, "sm_clock_max_mhz": 1980,
+                       "mem_clock_max_mhz": 3201, "power_limit_w": 700.0, "pstate": "P0",
+                       "persistence_mode": "Enabled"}
+    assert gpus[1]["sm_clock_mhz"] == 345
+    assert "power_limit_w" not in gpus[1] and "persistence_mode" not in gpus[1]
+
+
+def test_gpus_absent_when_nvidia_smi_fails_or_is_missing(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert "gpus" not in env.collect_metadata()
+    _fake_command(tmp_path, "nvidia-smi", "NVIDIA-SMI has failed", status=9)
+    assert "gpus" not in env.collect_metadata()
+
+
+def test_virtualization_fields(tmp_path, monkeypatch):
+    dmi = tmp_path / "dmi"
+    dmi.mkdir()
+    (dmi / "product_name").write_text("KVM\n")
+    (tmp_path / "cpuinfo").write_text("processor\t: 0\nflags\t\t: fpu vme hypervisor avx\n")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    # systemd-detect-virt prints "none" and exits 1 when it finds nothing
+    (bin_dir / "systemd-detect-virt").write_text(
+        '#!/bin/sh\nif [ "$1" = --vm ]; then echo kvm; else echo none; exit 1; fi\n')
+    (bin_dir / "systemd-detect-virt").chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.setattr(env, "_SYS_DMI_DIR", str(dmi))
+    monkeypatch.setattr(env, "proc_path", lambda p: str(tmp_path / p))
+    assert env.collect_metadata()["virtualization"] == {
+        "product_name": "KVM", "cpu_hypervisor_flag": True,
+        "systemd_detect_virt_vm": "kvm", "systemd_detect_virt_container": "none"}
+
+
+def test_virtualization_absent_when_nothing_can_be_read(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(env, "_SYS_DMI_DIR", str(tmp_path / "nodmi"))
+    monkeypatch.setattr(env, "proc_path", lambda p: str(tmp_path / "noproc" / p))
+    assert "virtualization" not in env.collect_metadata()
+    (tmp_path / "noproc").mkdir()
+    (tmp_path / "noproc" / "cpuinfo").write_text("processor\t: 0\nflags\t\t: fpu vme\n")
+    assert env.collect_metadata()["virtualization"] == {"cpu_hypervisor_flag": False}

@@ -1,0 +1,123 @@
+"""CUDA helpers of the torch model's step: per-step event timing, pinned host-to-device
+staging, and the attention backend. On CPU the torch model uses none of them (its
+per-step columns are then absent, not zero); each takes torch (or event objects) as an
+argument, so its logic runs on CPU in the tests.
+
+Timing, per step, from two CUDA events on the model's stream (``torch.cuda.Event(
+enable_timing=True)``), one recorded before the step's first operation (its
+host-to-device input copies) and one after its last (the argmax), read once the step
+has synchronised (the sampled ids' copy to the host):
+
+- ``gpu_busy_ns``: from the step's first to its last operation on the GPU. Gaps
+  inside the step where the GPU waited for the host to launch the next kernel count
+  as busy: events bound the step, they do not sum kernel times.
+- ``gpu_idle_ns``: from the previous step's last operation to this step's first: the
+  GPU waiting on the scheduler, the IPC and the runner's input preparation
+  (``-1`` for the first step, which has no previous one, and for a step without GPU
+  work, whose busy time is 0).
+
+The wall time a step takes minus ``gpu_busy_ns`` is the host's share (the summary's
+``host_ns_per_step``, ``ipc_bench.analysis.summary``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+#: What the torch model sets on CUDA before its first forward, as recorded in the
+#: runner's device string: cuDNN's SDPA backend off (flash, memory-efficient and math
+#: remain). Two runs of the same steps in different processes gave different tokens
+#: with cuDNN SDPA on and equal ones with it off (H200, torch 2.11, 2026-11-30:
+#: ../shared/measurements/h200-2026-11-30/README.md).
+CUDA_ATTENTION = "SDPA without cuDNN"
+
+
+def configure_cuda_attention(torch) -> str:
+    """Turn cuDNN's scaled-dot-product-attention backend off for this process
+    (``torch.backends.cuda.enable_cudnn_sdp(False)``); returns ``CUDA_ATTENTION``.
+    Safe to call on a CPU-only build (it sets a flag only)."""
+    torch.backends.cuda.enable_cudnn_sdp(False)
+    return CUDA_ATTENTION
+
+
+def ms_to_ns(ms: float) -> int:
+    """``Event.elapsed_time`` (float ms) as int ns."""
+    return int(round(ms * 1e6))
+
+
+class StepEventTimer:
+    """Per-step GPU busy and idle time from pairs of timing events.
+
+    ``make_event()``: a new event with ``record()`` and ``elapsed_time(other) -> ms``
+    (``lambda: torch.cuda.Event(enable_timing=True)`` on CUDA). Per step: ``begin()``
+    before the step's first GPU operation, ``end()`` after its last, ``collect()`` once
+    the step has synchronised. Two pairs of events alternate, so the previous step's
+    end is still there for the idle gap. ``columns()``: ``{"gpu_busy_ns": [...],
+    "gpu_idle_ns": [...]}``, one int per collected step (see the module docstring).
+    """
+
+    def __init__(self, make_event: Callable[[], Any]):
+        self._pairs = [(make_event(), make_event()), (make_event(), make_event())]
+        self._i = 0
+        self._prev_end = None
+        self.gpu_busy_ns: list[int] = []
+        self.gpu_idle_ns: list[int] = []
+
+    def begin(self) -> None:
+        self._pairs[self._i][0].record()
+
+    def end(self) -> None:
+        self._pairs[self._i][1].record()
+
+    def collect(self) -> None:
+        start, end = self._pairs[self._i]
+        self.gpu_busy_ns.append(ms_to_ns(start.elapsed_time(end)))
+        prev = self._prev_end
+        self.gpu_idle_ns.append(-1 if prev is None else ms_to_ns(prev.elapsed_time(start)))
+        self._prev_end = end
+        self._i ^= 1
+
+    def skip(self) -> None:
+        """A step with no GPU work: busy 0, idle -1; the previous end stays the
+        reference for the next step's idle gap."""
+        self.gpu_busy_ns.append(0)
+        self.gpu_idle_ns.append(-1)
+
+    def columns(self) -> dict[str, list[int]]:
+        return {"gpu_busy_ns": list(self.gpu_busy_ns), "gpu_idle_ns": list(self.gpu_idle_ns)}
+
+
+class PinnedStaging:
+    """Host inputs to persistent device tensors through persistent host buffers.
+
+    ``put(name, array)``: copies the numpy ``array`` into the host buffer ``name``
+    (page-locked when ``pin``), then into the device buffer ``name`` with
+    ``non_blocking=True``, and returns the device buffer's first ``array.size``
+    elements viewed as ``array.shape``. Buffers grow (doubling) and are reused; a
+    name may be put once per step: the returned tensor stays valid until the next
+    ``put`` of that name. Reusing a host buffer the next step is safe because the torch
+    model's step ends with a synchronising copy to the host.
+    """
+
+    def __init__(self, torch, device, pin: bool = True):
+        self.torch = torch
+        self.device = device
+        self.pin = pin
+        self._buffers: dict[str, tuple[Any, Any]] = {}
+
+    def put(self, name: str, array: np.ndarray):
+        torch = self.torch
+        src = torch.from_numpy(np.ascontiguousarray(array).reshape(-1))
+        n = src.numel()
+        bufs = self._buffers.get(name)
+        if bufs is None or bufs[0].numel() < n or bufs[0].dtype != src.dtype:
+            cap = max(n, 2 * bufs[0].numel() if bufs is not None else 1)
+            bufs = (torch.empty(cap, dtype=src.dtype, pin_memory=self.pin),
+                    torch.empty(cap, dtype=src.dtype, device=self.device))
+            self._buffers[name] = bufs
+        host, dev = bufs
+        host[:n].copy_(src)
+        dev[:n].copy_(host[:n], non_blocking=True)
+        return dev[:n].view(array.shape)

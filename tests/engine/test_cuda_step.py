@@ -1,0 +1,89 @@
+"""The torch model's CUDA helpers (ipc_bench.engine.cuda_step) on CPU: event arithmetic
+with synthetic timestamps, the staging buffers without pinning, the attention switch.
+What they do on a GPU (real events, pinned copies, cuDNN SDPA off) needs one."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from ipc_bench.engine.cuda_step import (CUDA_ATTENTION, PinnedStaging, StepEventTimer,
+                                        configure_cuda_attention, ms_to_ns)
+
+
+class FakeEvent:
+    """An event whose ``record()`` takes the next timestamp (ms) from a shared list,
+    as a CUDA event takes the GPU's time when the stream reaches it."""
+
+    def __init__(self, clock: list[float]):
+        self.clock = clock
+        self.t_ms = None
+
+    def record(self) -> None:
+        self.t_ms = self.clock.pop(0)
+
+    def elapsed_time(self, other: "FakeEvent") -> float:
+        return other.t_ms - self.t_ms
+
+
+def test_step_event_timer_gives_busy_and_idle_per_step():
+    # step 0 on the GPU from 10.0 to 14.5 ms, step 1 from 15.25 to 19.0, step 2 (no
+    # GPU work), step 3 from 30.0 to 30.001
+    clock = [10.0, 14.5, 15.25, 19.0, 30.0, 30.001]
+    timer = StepEventTimer(lambda: FakeEvent(clock))
+    for step in range(4):
+        if step == 2:
+            timer.skip()
+            continue
+        timer.begin()
+        timer.end()
+        timer.collect()
+    assert timer.columns() == {"gpu_busy_ns": [4_500_000, 3_750_000, 0, 1_000],
+                               "gpu_idle_ns": [-1, 750_000, -1, 11_000_000]}
+    assert clock == []
+    assert ms_to_ns(0.0000004) == 0 and ms_to_ns(1.5) == 1_500_000
+
+
+def test_pinned_staging_reuses_and_grows_its_buffers():
+    staging = PinnedStaging(torch, "cpu", pin=False)  # pin_memory needs CUDA
+    a = staging.put("ids", np.array([5, 6, 7], dtype=np.int64))
+    assert a.tolist() == [5, 6, 7]
+    ptr = staging._buffers["ids"][1].data_ptr()
+    b = staging.put("ids", np.array([1, 2], dtype=np.int64))
+    assert b.tolist() == [1, 2] and staging._buffers["ids"][1].data_ptr() == ptr
+    c = staging.put("ids", np.arange(7, dtype=np.int64))  # grows to 7 (2 x 3 < 7)
+    assert c.tolist() == list(range(7)) and staging._buffers["ids"][0].numel() == 7
+    mask = staging.put("mask", np.array([[True, False], [False, True]]))
+    assert mask.dtype == torch.bool and mask.shape == (2, 2) and mask.tolist() == [
+        [True, False], [False, True]]
+    assert staging.put("ids", np.zeros((0,), dtype=np.int64)).numel() == 0
+
+
+def test_cuda_attention_switch_turns_cudnn_sdpa_off():
+    before = torch.backends.cuda.cudnn_sdp_enabled()
+    try:
+        assert configure_cuda_attention(torch) == CUDA_ATTENTION == "SDPA without cuDNN"
+        assert torch.backends.cuda.cudnn_sdp_enabled() is False
+    finally:
+        torch.backends.cuda.enable_cudnn_sdp(before)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+def test_torch_model_on_cuda_times_its_steps():  # pragma: no cover - GPU only
+    from ipc_bench.engine.config import ModelConfig, SchedulerConfig
+    from ipc_bench.engine.models import TorchModel
+
+    sched = SchedulerConfig(max_num_seqs=4, max_model_len=128, block_size=4, num_blocks=80)
+    model = TorchModel(ModelConfig(name="torch", preset="tiny", device="cuda"), sched)
+    assert model.device.endswith("; SDPA without cuDNN)")
+    table = np.arange(32, dtype=np.int32)[None, :]
+    for n in (1, 2, 3):
+        model.forward_logits(np.array([n], np.int32), np.array([n - 1]), np.array([0, 1]),
+                             np.array([n]), table).argmax(dim=-1)
+        model.timer.end()
+        torch.cuda.synchronize()
+        model.timer.collect()
+    cols = model.step_columns()
+    assert len(cols["gpu_busy_ns"]) == 3 and min(cols["gpu_busy_ns"]) > 0
+    assert cols["gpu_idle_ns"][0] == -1 and min(cols["gpu_idle_ns"][1:]) >= 0

@@ -1,0 +1,162 @@
+"""The emulated model: the roofline step time (ipc_bench.engine.roofline) against a hand
+calculation, the GPU figures file, the sleep, and emulated runs end to end on CPU,
+marked as emulated and uncalibrated wherever they are shown."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import msgspec
+import numpy as np
+import pytest
+
+from ipc_bench.cli import main as cli_main
+from ipc_bench.engine.config import TORCH_PRESETS, ConfigError, ModelConfig, SchedulerConfig
+from ipc_bench.engine.model_runner import ModelRunner
+from ipc_bench.engine.models import EmulatedModel
+from ipc_bench.engine.roofline import (GPU_FIGURES_PATH, RooflineStep, load_gpu_figures,
+                                       sleep_until_ns)
+from ipc_bench.engine.scheduler import Scheduler
+
+H200 = load_gpu_figures("h200")
+
+
+def test_the_gpu_figures_file_says_where_each_figure_comes_from():
+    assert H200.name == "NVIDIA H200"
+    assert (H200.memory_bandwidth_bytes_per_s, H200.bf16_flops_per_s) == (4.3e12, 7.9e14)
+    assert H200.memory_bytes == 143_771 * 2**20
+    assert (H200.efficiency, H200.fixed_step_ns, H200.calibrated) == (1.0, 0, False)
+    assert H200.status == "uncalibrated"
+    assert H200.label == "emulated NVIDIA H200 (roofline, uncalibrated)"
+    for key in ("memory_bandwidth_bytes_per_s", "bf16_flops_per_s", "memory_bytes",
+                "efficiency", "fixed_step_ns"):
+        assert H200.provenance[key]
+
+
+def test_bad_gpu_figures_are_refused_in_one_line(tmp_path):
+    with pytest.raises(ConfigError, match=r"^cannot read GPU 'a100' from .*gpu_figures.json: "
+                                          r"KeyError"):
+        load_gpu_figures("a100")
+    raw = json.loads(GPU_FIGURES_PATH.read_text())
+    raw["gpus"]["h200"]["efficiency"] = 1.5
+    path = tmp_path / "figures.json"
+    path.write_text(json.dumps(raw))
+    with pytest.raises(ConfigError, match="efficiency in \\(0, 1\\]"):
+        load_gpu_figures("h200", path)
+
+
+# Llama 3.2 1B (16 layers, hidden 2048, 32 x 64 query and 8 x 64 KV dims, MLP 8192,
+# vocabulary 128,256) on 4.3 TB/s and 790 TFLOP/s, each request with 1,024 tokens in
+# its cache, one decode token each; bf16, 2 bytes an element. Per op: max(bytes / BW,
+# FLOPs / rate).
+#
+# 1 running (T = R = 1), every op memory-bound:
+#   QKV     2 (2048 x 3072 + 2048 + 3072)  = 12,593,152 B ->   2.928640 us
+#   O       2 (2048 x 2048 + 2048 + 2048)  =  8,396,800 B ->   1.952744 us
+#   gate+up 2 (2048 x 16384 + 2048 + 16384) = 67,145,728 B ->  15.615286 us
+#   down    2 (8192 x 2048 + 8192 + 2048)  = 33,574,912 B ->   7.808119 us
+#   attention 2 x 2 x 512 x 1024            =  2,097,152 B ->   0.487710 us
+#   per layer 28.792499 us, x 16 = 460.679981 us
+#   LM head 2 (2048 x 128256 + 2048 + 128256) = 525,597,184 B -> 122.231903 us
+#   step 582.911884 us
+# 256 running (T = R = 256): the matmuls are compute-bound, attention memory-bound:
+#   QKV     2 x 256 x 2048 x 3072 = 3,221,225,472 FLOP ->   4.077501 us
+#   O       2 x 256 x 2048 x 2048 = 2,147,483,648 FLOP ->   2.718334 us
+#   gate+up 2 x 256 x 2048 x 16384 = 17,179,869,184 FLOP -> 21.746670 us
+#   down    2 x 256 x 8192 x 2048 = 8,589,934,592 FLOP ->  10.873335 us
+#   attention 2 x 2 x 512 x 256 x 1024 = 536,870,912 B  -> 124.853700 us
+#   per layer 164.269540 us, x 16 = 2,628.312643 us
+#   LM head 2 x 256 x 2048 x 128256 = 134,486,163,456 FLOP -> 170.235650 us
+#   step 2,798.548293 us
+@pytest.mark.parametrize("running, step_ns", [(1, 582_911.884), (256, 2_798_548.293)])
+def test_roofline_step_of_llama_3_2_1b_matches_the_hand_calculation(running, step_ns):
+    step = RooflineStep(TORCH_PRESETS["llama-3.2-1b"], 128_256, H200)
+    got = step.ns(num_tokens=running, num_reqs=running, context_tokens=1024 * running,
+                  attention_pairs=1024 * running)
+    assert got == pytest.approx(step_ns, abs=0.01)
+    # the same from a step's StepInputs arrays
+    qsl = np.arange(running + 1, dtype=np.int64)
+    assert step.for_step(qsl, np.full(running, 1024, dtype=np.int64)) == round(step_ns)
+
+
+def test_roofline_counts_prefill_chunks_and_calibration():
+    """A 100-token prefill chunk next to a decode: attention FLOPs over q x seq_len
+    pairs; efficiency scales both rates, fixed time adds to every step."""
+    step = RooflineStep(TORCH_PRESETS["llama-3.2-1b"], 128_256, H200)
+    qsl = np.array([0, 100, 101])
+    lens = np.array([100, 500])
+    assert step.for_step(qsl, lens) == round(step.ns(101, 2, 600, 100 * 100 + 500))
+    half = RooflineStep(TORCH_PRESETS["llama-3.2-1b"], 128_256,
+                        msgspec.structs.replace(H200, efficiency=0.5, fixed_step_ns=30_000))
+    assert half.ns(1, 1, 1024, 1024) == pytest.approx(2 * 582_911.884 + 30_000, abs=0.02)
+    assert step.for_step(np.array([0]), np.array([], dtype=np.int64)) == 0
+
+
+def test_sleep_until_never_returns_early():
+    late = []
+    for target_ns in (200_000, 1_000_000, 3_000_000):
+        deadline = time.perf_counter_ns() + target_ns
+        late.append(sleep_until_ns(deadline))
+        assert time.perf_counter_ns() >= deadline
+    assert min(late) >= 0
+    assert sleep_until_ns(time.perf_counter_ns() - 1000) >= 1000  # already past: returns
+
+
+def test_emulated_model_sleeps_its_roofline_step_and_samples_as_null():
+    cfg = SchedulerConfig(max_num_seqs=4, max_num_batched_tokens=64, max_model_len=256,
+                          num_blocks=64)
+    emulated = ModelRunner(cfg, ModelConfig(name="emulated", preset="llama-3.1-8b", seed=4),
+                           "cached")
+    null = ModelRunner(cfg, ModelConfig(seed=4), "cached")
+    assert isinstance(emulated.model, EmulatedModel)
+    assert emulated.model.device == "emulated NVIDIA H200 (roofline, uncalibrated)"
+    sched = Scheduler(cfg, "cached")
+    sched.add_request("a", 0, list(range(7, 47)), 4)
+    so = sched.build_scheduler_output(sched.schedule())
+    for runner in (emulated, null):
+        runner.update_states(so)
+    inputs = emulated.prepare_inputs(so)
+    t0 = time.perf_counter_ns()
+    tokens = emulated.sample(inputs)
+    took = time.perf_counter_ns() - t0
+    (want,) = emulated.model.step_columns()["emulated_step_ns"]
+    # a 40-token prefill of Llama 3.1 8B reads its layers' and LM head's weights,
+    # 15.0 GB (the embedding is a lookup), at 4.3 TB/s: 3.5 ms
+    assert want == emulated.model.roofline.for_step(np.array([0, 40]), np.array([40]))
+    assert 3_490_000 < want < 3_600_000
+    assert took >= want
+    assert tokens == null.sample(null.prepare_inputs(so))
+
+
+def test_an_emulated_run_is_marked_everywhere(tmp_path, capsys):
+    """Both policies and the single-process baseline give equal token streams (the CLI
+    exits 1 otherwise); summary.json and the printed table say emulated, uncalibrated."""
+    out = tmp_path / "run"
+    assert cli_main(["--scenario", "decode-steady", "--model", "emulated", "--model-preset",
+                     "llama-3.2-1b", "--num-running", "3", "--steps", "12", "--warmup-steps",
+                     "3", "--codecs", "msgpack", "--no-floor", "--quiet",
+                     "--output", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "device=emulated NVIDIA H200 (roofline, uncalibrated)" in text
+    assert ("EMULATED: 4 of 4 cases slept a roofline step time (NVIDIA H200 figures "
+            "UNCALIBRATED); no GPU computed their steps") in text
+    cases = json.loads((out / "summary.json").read_text())["cases"]
+    assert [(c["policy"], c["codec"]) for c in cases] == [
+        ("send", "msgpack"), ("cached", "msgpack"), ("send", "none"), ("cached", "none")]
+    assert len({c["token_digest"] for c in cases}) == 1
+    for c in cases:
+        assert (c["model"], c["emulated"], c["emulated_gpu"], c["gpu_figures"]) == (
+            "emulated", True, "NVIDIA H200", "uncalibrated")
+        # 3 decoding requests on Llama 3.2 1B: bound by reading 2.47 GB of layer and
+        # LM-head weights at 4.3 TB/s (574.7 us), plus activations and short contexts
+        assert 574_700 < c["emulated_step_ns_per_step"] < 600_000
+        assert c["emulated_forward_excess_ns_per_step"] >= 0  # the sleep is never early
+        assert "gpu_busy_ns_per_step" not in c
+    # the report says so too, before its findings
+    report = tmp_path / "report"
+    assert cli_main(["report", str(out), "--output", str(report)]) == 0
+    md = (report / "report.md").read_text()
+    assert "EMULATED: 4 of 4 cases slept a roofline step time (NVIDIA H200 figures " \
+           "UNCALIBRATED)" in md
+    assert md.index("EMULATED") < md.index("## Findings")
