@@ -32,6 +32,7 @@ Structs for msgpack, vLLM's dataclasses for pickle: ``ipc_bench.wire.codecs``).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import sys
 import types
@@ -108,15 +109,25 @@ class _InprocSockets:
                 sock.close(linger=0)
 
 
+@contextlib.contextmanager
+def inproc_channels():
+    """A ``SchedulerChannel`` and a ``RunnerChannel`` joined over inproc:// sockets
+    (10 s timeouts), closed with their context on exit."""
+    ctx = zmq.Context()
+    socks = _InprocSockets(ctx)
+    try:
+        yield (SchedulerChannel(socks.scheduler, 10.0, lambda: None),
+               RunnerChannel(socks.runner, 10.0, lambda: None))
+    finally:
+        socks.close()
+        ctx.term()
+
+
 def round_trip(frame: bytes, reply: bytes):
     """A pyperf time function: ``loops`` round trips of ``frame`` / ``reply``, each
     as the loops make it (scheduler send, runner recv, runner reply, scheduler recv)."""
     def run(loops: int) -> float:
-        ctx = zmq.Context()
-        socks = _InprocSockets(ctx)
-        sched = SchedulerChannel(socks.scheduler, 10.0, lambda: None)
-        runner = RunnerChannel(socks.runner, 10.0, lambda: None)
-        try:
+        with inproc_channels() as (sched, runner):
             for seq in range(10):  # warm up
                 sched.send(frame, seq)
                 runner.recv(seq)
@@ -129,9 +140,6 @@ def round_trip(frame: bytes, reply: bytes):
                 runner.reply(reply, seq)
                 sched.recv(seq)
             return pyperf.perf_counter() - t0
-        finally:
-            socks.close()
-            ctx.term()
     return run
 
 
@@ -218,11 +226,7 @@ def check_round_trip():
                                                  range(CHECK_INTERVAL_STEPS)])
 
     def run(loops: int) -> float:
-        ctx = zmq.Context()
-        socks = _InprocSockets(ctx)
-        sched = SchedulerChannel(socks.scheduler, 10.0, lambda: None)
-        runner = RunnerChannel(socks.runner, 10.0, lambda: None)
-        try:
+        with inproc_channels() as (sched, runner):
             t0 = pyperf.perf_counter()
             for seq in range(loops):
                 sched.send_marker()
@@ -232,9 +236,6 @@ def check_round_trip():
                 runner.send_control(digests)
                 sched.recv_control("input digests")
             return pyperf.perf_counter() - t0
-        finally:
-            socks.close()
-            ctx.term()
     return run
 
 

@@ -45,31 +45,10 @@ class CaptureError(ValueError):
     """A capture file is missing, unreadable or of an unknown format; one line."""
 
 
-class CaptureFile(msgspec.Struct, forbid_unknown_fields=True):
-    """One direction of one case. ``seqs``, ``in_loop_encode_ns``, ``in_loop_decode_ns``
-    and ``frames`` are parallel lists over the sampled steps (ns, bytes)."""
-
-    format_version: int
-    case_id: str
-    scenario: str
-    workload: str
-    policy: str
-    arm: str
-    codec: str
-    repetition: int
-    direction: str
-    message_type: str
-    num_counted_steps: int
-    seqs: list[int]
-    in_loop_encode_ns: list[int]
-    in_loop_decode_ns: list[int]
-    frames: list[bytes]
-
-
 class CaptureInfo(msgspec.Struct):
     """The identity of a capture file without its frames and timings: what choosing
     which captures to re-time needs (``load_capture_infos``), read without copying the
-    frames. Same field meanings as ``CaptureFile``."""
+    frames. Field meanings as in ``CaptureFile``."""
 
     format_version: int
     case_id: str
@@ -83,6 +62,16 @@ class CaptureInfo(msgspec.Struct):
     message_type: str
     num_counted_steps: int
     seqs: list[int]
+
+
+class CaptureFile(CaptureInfo, forbid_unknown_fields=True):
+    """One direction of one case: ``CaptureInfo`` plus, parallel to ``seqs`` (the
+    sampled steps), ``in_loop_encode_ns``, ``in_loop_decode_ns`` (ns) and ``frames``
+    (the encoded messages, bytes)."""
+
+    in_loop_encode_ns: list[int]
+    in_loop_decode_ns: list[int]
+    frames: list[bytes]
 
 
 def sample_indices(n: int, k: int = MAX_MESSAGES) -> list[int]:
