@@ -465,7 +465,9 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
     """
     warnings = []
     n = summary.get("num_steps", 0)
-    if n == 0:
+    if summary.get("instrumentation") == "totals":  # the bare loop: totals only, by design
+        pass
+    elif n == 0:
         warnings.append(no_counted_steps_warning(summary))
     elif n < min_steps:
         warnings.append(f"only {n} counted steps (< {min_steps}): figures are rough")

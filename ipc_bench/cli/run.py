@@ -8,6 +8,7 @@ then hands the cases to ``ipc_bench.cli.execute``.
 
 from __future__ import annotations
 
+import ipaddress
 import sys
 from types import ModuleType
 from typing import Optional
@@ -127,6 +128,9 @@ def _check_transport(args) -> list[str]:
     ``--allow-pickle-over-tcp`` (then pickle is left out of the default codecs)."""
     if args.host is not None and args.transport != "tcp":
         raise UsageError("--host applies to --transport tcp only")
+    if args.host is not None and ipaddress.ip_address(args.host).is_unspecified:
+        print(f"bench.py: warning: --host {args.host} binds every interface of this machine: "
+              "the case's sockets can be reached from the network", file=sys.stderr)
     if args.codecs is None:
         if args.transport == "tcp" and not args.allow_pickle_over_tcp:
             return ["msgpack"]

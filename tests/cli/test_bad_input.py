@@ -379,3 +379,13 @@ def test_a_broken_scenario_is_refused_in_one_line(broken_scenarios, capsys):
     code, lines, _ = _run_main(DS + ["--trace", "x.csv"], capsys)
     assert lines == ["bench.py: error: scenario decode-steady does not take --trace (the "
                      "trace of a replay)"]
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::"])
+def test_a_wildcard_host_is_warned_about(host, capsys):
+    # pickle over tcp is then refused, so nothing binds: the warning comes first
+    code, err, _ = _run_main(["--scenario", "decode-steady", "--transport", "tcp", "--host",
+                              host, "--codecs", "pickle"], capsys)
+    assert code == 2
+    assert err[0] == (f"bench.py: warning: --host {host} binds every interface of this "
+                      "machine: the case's sockets can be reached from the network")
