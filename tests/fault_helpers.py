@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -118,3 +119,27 @@ def kill_quietly(pid: int, sig=signal.SIGKILL) -> None:
         os.kill(pid, sig)
     except ProcessLookupError:
         pass
+
+
+def processes_matching(*parts: str) -> list[str]:
+    """Command lines of live processes whose command line contains every one of ``parts``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmd = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if all(p in cmd for p in parts):
+                found.append(cmd)
+    return found
+
+
+def has_ipv6_loopback() -> bool:
+    """Whether this machine can bind ``::1``."""
+    try:
+        with socket.socket(socket.AF_INET6) as s:
+            s.bind(("::1", 0))
+        return True
+    except OSError:
+        return False

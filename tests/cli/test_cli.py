@@ -18,6 +18,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from fault_helpers import processes_matching
+
 REPO = Path(__file__).resolve().parents[2]
 
 HEADER = "TIMESTAMP,ContextTokens,GeneratedTokens"
@@ -30,16 +32,7 @@ def bench(*args: str, timeout: float = 120, env=None) -> subprocess.CompletedPro
 
 def runner_processes_under(path: Path) -> list[str]:
     """Command lines of live runner processes whose endpoint lies under ``path``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                cmd = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-            except OSError:
-                continue
-            if "-m ipc_bench.harness " in cmd and str(path) in cmd:
-                found.append(cmd)
-    return found
+    return processes_matching("-m ipc_bench.harness ", str(path))
 
 
 def assert_usage_error(proc: subprocess.CompletedProcess, message: str) -> None:
@@ -356,16 +349,7 @@ def test_report_interrupted_is_one_line_and_all_or_nothing(
 
 
 def _microbench_processes(run: Path) -> list[str]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                cmd = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-            except OSError:
-                continue
-            if "microbench" in cmd and str(run) in cmd:
-                found.append(cmd)
-    return found
+    return processes_matching("microbench", str(run))
 
 
 @pytest.mark.parametrize("sig,group", [("SIGINT", True), ("SIGTERM", False)])

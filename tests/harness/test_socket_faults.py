@@ -22,7 +22,7 @@ import time
 import pytest
 import zmq
 
-from fault_helpers import REPO, bench, runners_of, steady_case
+from fault_helpers import REPO, bench, has_ipv6_loopback, runners_of, steady_case
 from ipc_bench.cli import main as bench_main
 from ipc_bench.cli import run as cli_run
 from ipc_bench.harness.spec import CaseError
@@ -36,14 +36,6 @@ RUNNER_USAGE = ("usage: python -m ipc_bench.harness CTL_ENDPOINT (the runner pro
 #: Loose bound on a refusal (Python start-up included, on a busy machine).
 FAST_S = 10.0
 
-
-def has_ipv6_loopback() -> bool:
-    try:
-        with socket.socket(socket.AF_INET6) as s:
-            s.bind(("::1", 0))
-        return True
-    except OSError:
-        return False
 
 
 def run_bench(args: list[str], tmpdir) -> tuple[int, str, float, int]:

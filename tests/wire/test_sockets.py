@@ -19,6 +19,7 @@ import time
 import pytest
 import zmq
 
+from fault_helpers import has_ipv6_loopback
 from ipc_bench.wire import transport
 from ipc_bench.wire.transport import (EndpointDir, EndpointError, RunnerSockets,
                                       SchedulerSockets, check_endpoint, check_endpoints,
@@ -26,14 +27,6 @@ from ipc_bench.wire.transport import (EndpointDir, EndpointError, RunnerSockets,
 
 pytestmark = pytest.mark.timeout(60)
 
-
-def has_ipv6_loopback() -> bool:
-    try:
-        with socket.socket(socket.AF_INET6) as s:
-            s.bind(("::1", 0))
-        return True
-    except OSError:
-        return False
 
 
 def assert_terminates(ctx: zmq.Context, within_s: float = 5.0) -> None:
