@@ -155,7 +155,7 @@ class InputOracle:
     """The scheduler's side: the expected digest of every step, checked in batches.
 
     ``requests``: the scheduler's ``req_id -> Request``. ``link``: the case's exchange,
-    with ``runner_input_digests() -> InputDigests`` and ``runner_step_ids(seq) ->
+    with ``runner_input_digests(next_seq) -> InputDigests`` and ``runner_step_ids(seq) ->
     StepInputIds`` (and, in the single-process baseline, ``record_runner_inputs(seq,
     so)``, called here after each step). ``expect`` runs after each step's update,
     outside its timed region, and checks every ``interval`` steps (default
@@ -210,7 +210,8 @@ class InputOracle:
 
     def check(self) -> None:
         """Compare the runner's digests of the pending steps with the expected ones."""
-        got = self.link.runner_input_digests()
+        next_seq = self.pending[-1][0] + 1 if self.pending else None
+        got = self.link.runner_input_digests(next_seq)
         pending, self.pending = self.pending, []
         first = pending[0][0] if pending else -1
         if len(got.digests) != len(pending) or (pending and got.first_seq != first):

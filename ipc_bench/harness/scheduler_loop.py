@@ -104,11 +104,13 @@ class ChannelExchange:
         return CaseError(f"unexpected control message from runner at step {seq}: "
                          f"{type(msg).__name__}", seq)
 
-    def runner_input_digests(self) -> InputDigests:
+    def runner_input_digests(self, next_seq: Optional[int] = None) -> InputDigests:
         """The input oracle's check: the runner's input digests since the last one
-        (``CheckInputs`` -> ``InputDigests``, between steps)."""
+        (``CheckInputs`` -> ``InputDigests``, between steps; ``next_seq``: the step the
+        case would run next, named if the runner fails meanwhile)."""
         self.send_marker(CheckInputs())
-        return self._control_reply(InputDigests, "input digests from the runner")
+        before = "" if next_seq is None else f" before step {next_seq}"
+        return self._control_reply(InputDigests, f"input digests from the runner{before}")
 
     def runner_step_ids(self, seq: int) -> StepInputIds:
         """The input oracle's re-check: what the runner fed at step ``seq``."""
@@ -166,7 +168,7 @@ class InProcessExchange:
                               self.stepper.runner.input_batch.req_id_to_index,
                               self.stepper.last_inputs)
 
-    def runner_input_digests(self) -> InputDigests:
+    def runner_input_digests(self, next_seq: Optional[int] = None) -> InputDigests:
         return self.input_log.take()
 
     def runner_step_ids(self, seq: int) -> StepInputIds:

@@ -263,8 +263,9 @@ def test_bench_reports_a_runner_killed_mid_run(tmp_path):
     assert proc.returncode == 1
     lines = err.strip().splitlines()
     m = re.fullmatch(r"bench\.py: error: num_running=16/send/msgpack#0: runner process "
-                     rf"{runner} was killed by SIGKILL while (?:sending SchedulerOutput|"
-                     r"waiting for ModelRunnerOutput) for step (\d+)", lines[-2])
+                     rf"{runner} was killed by SIGKILL while (?:sending SchedulerOutput for|"
+                     r"waiting for ModelRunnerOutput for|waiting for input digests from "
+                     r"the runner before) step (\d+)", lines[-2])
     assert m, lines
     assert lines[-1] == f"bench.py: partial results: {run_dir}"
     assert "Traceback" not in err

@@ -187,7 +187,7 @@ def test_a_check_compares_every_step_since_the_last(monkeypatch):
     """The runner's digests of steps 0..N-1 against the scheduler's: a runner that
     answers for fewer steps fails the case, whatever the digests say."""
     class Link:
-        def runner_input_digests(self):
+        def runner_input_digests(self, next_seq=None):
             from ipc_bench.wire.control import InputDigests
             return InputDigests(first_seq=1, digests=[5])
 
