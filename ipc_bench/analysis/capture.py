@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import msgspec
 
@@ -156,15 +156,18 @@ def save_captures(run_dir: str | os.PathLike, result: CaseResult,
     return paths
 
 
-def load_capture(path: str | os.PathLike) -> CaptureFile:
-    """Read one capture file; ``CaptureError`` if unreadable or of another format."""
+def _read_capture(path: str | os.PathLike, kind: type, decode_errors: tuple) -> Any:
+    """One capture file decoded as ``kind``; ``CaptureError`` (one line) when it is
+    unreadable, not msgpack, or of another format. ``decode_errors``: the msgspec
+    errors reported as "not a capture file of format N" (others as "not a capture
+    file")."""
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise CaptureError(f"cannot read {path}: {exc.strerror}") from None
     try:
-        cap = msgspec.msgpack.decode(data, type=CaptureFile)
-    except msgspec.ValidationError as exc:
+        cap = msgspec.msgpack.decode(data, type=kind)
+    except decode_errors as exc:
         raise CaptureError(f"{path}: not a capture file of format "
                            f"{CAPTURE_FORMAT_VERSION}: {exc}") from None
     except msgspec.DecodeError as exc:
@@ -173,6 +176,11 @@ def load_capture(path: str | os.PathLike) -> CaptureFile:
         raise CaptureError(f"{path}: capture format {cap.format_version} is not supported "
                            f"(this ipc-bench reads {CAPTURE_FORMAT_VERSION})")
     return cap
+
+
+def load_capture(path: str | os.PathLike) -> CaptureFile:
+    """Read one capture file; ``CaptureError`` if unreadable or of another format."""
+    return _read_capture(path, CaptureFile, (msgspec.ValidationError,))
 
 
 def capture_paths(run_dir: str | os.PathLike) -> list[Path]:
@@ -195,19 +203,7 @@ def load_captures(run_dir: str | os.PathLike) -> list[CaptureFile]:
 def load_capture_info(path: str | os.PathLike) -> CaptureInfo:
     """The ``CaptureInfo`` of one capture file (its frames skipped, not copied);
     ``CaptureError`` as ``load_capture``."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise CaptureError(f"cannot read {path}: {exc.strerror}") from None
-    try:
-        info = msgspec.msgpack.decode(data, type=CaptureInfo)
-    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-        raise CaptureError(f"{path}: not a capture file of format "
-                           f"{CAPTURE_FORMAT_VERSION}: {exc}") from None
-    if info.format_version != CAPTURE_FORMAT_VERSION:
-        raise CaptureError(f"{path}: capture format {info.format_version} is not supported "
-                           f"(this ipc-bench reads {CAPTURE_FORMAT_VERSION})")
-    return info
+    return _read_capture(path, CaptureInfo, (msgspec.ValidationError, msgspec.DecodeError))
 
 
 def load_capture_infos(run_dir: str | os.PathLike) -> list[tuple[Path, CaptureInfo]]:
