@@ -10,7 +10,7 @@ import argparse
 from typing import Sequence
 
 from ipc_bench.analysis.stats import METHODS
-from ipc_bench.engine.config import DEVICES, MODELS, POLICIES, TORCH_PRESETS
+from ipc_bench.engine.config import ATTENTION_BACKENDS, DEVICES, MODELS, POLICIES, TORCH_PRESETS
 from ipc_bench.engine.workloads import REQ_ID_FORMATS
 from ipc_bench.wire.codecs import CODECS
 from ipc_bench.wire.transport import TRANSPORTS
@@ -213,6 +213,15 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
                    help="torch threads in the runner process (default 1)")
     p.add_argument("--device", choices=DEVICES,
                    help="torch model device (default auto: cuda when available)")
+    p.add_argument("--attention", choices=ATTENTION_BACKENDS, help=(
+        "torch model's decode attention over the paged KV cache: gather (copies each "
+        "request's blocks, the reference), flex (flex_attention reading the cache in "
+        "place), varlen (FlashAttention's paged kernel, CUDA only); default auto: flex on "
+        "CUDA, gather on CPU"))
+    p.add_argument("--cuda-graphs", action="store_true", help=(
+        "torch model on CUDA: replay decode steps from CUDA graphs captured at start-up "
+        "per batch-size bucket (powers of two up to --max-num-seqs; needs --attention "
+        "flex or varlen)"))
 
 
 def _add_scheduler_options(p: argparse.ArgumentParser) -> None:

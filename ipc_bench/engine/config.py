@@ -21,6 +21,8 @@ MODELS: tuple[str, ...] = ("null", "fixed-step", "torch", "emulated")
 #: Models whose shape is ``ModelConfig.preset`` (the others ignore it).
 PRESET_MODELS: tuple[str, ...] = ("torch", "emulated")
 DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda")
+#: ``--attention``: the torch model's decode attention (``engine.paged_attention``).
+ATTENTION_BACKENDS: tuple[str, ...] = ("auto", "gather", "flex", "varlen")
 
 #: Llama 3's vocabulary: ids up to 128,255 take 5 msgpack bytes above 65,535.
 DEFAULT_VOCAB_SIZE = 128_256
@@ -149,7 +151,11 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     with a preset that has a published vocabulary it must be that vocabulary
     (``validate``; the scenarios fill it in). ``num_threads``: torch intra-op threads
     in the runner (1: one thread per process). ``device``: ``auto`` (CUDA when
-    ``torch.cuda.is_available()``), ``cpu`` or ``cuda``.
+    ``torch.cuda.is_available()``), ``cpu`` or ``cuda``. ``attention``: the torch
+    model's decode attention over the paged cache (``ATTENTION_BACKENDS``; ``auto``:
+    flex on CUDA, gather on CPU; ``engine.paged_attention``). ``cuda_graphs``: replay
+    pure-decode steps from CUDA graphs captured per batch-size bucket (CUDA, flex or
+    varlen only; ``engine.cuda_step.DecodeGraphs``).
     """
 
     name: str = "null"
@@ -160,6 +166,8 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     preset: str = "cpu"
     num_threads: int = 1
     device: str = "auto"
+    attention: str = "auto"
+    cuda_graphs: bool = False
 
     def validate(self) -> None:
         """Raise ``ConfigError`` naming the first setting that is out of range."""
@@ -185,6 +193,9 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         if self.device not in DEVICES:
             raise ConfigError(
                 f"unknown device {self.device!r}; choose from {', '.join(DEVICES)}")
+        if self.attention not in ATTENTION_BACKENDS:
+            raise ConfigError(f"unknown attention backend {self.attention!r}; "
+                              f"choose from {', '.join(ATTENTION_BACKENDS)}")
 
     @property
     def torch_preset(self) -> TorchPreset:

@@ -26,6 +26,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ipc_bench.engine.paged_attention import DecodeRows
+
 #: What the torch model sets on CUDA before its first forward, as recorded in the
 #: runner's device string: cuDNN's SDPA backend off (flash, memory-efficient and math
 #: remain). Two runs of the same steps in different processes gave different tokens
@@ -121,3 +123,122 @@ class PinnedStaging:
         host[:n].copy_(src)
         dev[:n].copy_(host[:n], non_blocking=True)
         return dev[:n].view(array.shape)
+
+
+def cuda_graph_capture(torch) -> Callable[[Callable[[], Any]], Callable[[], Any]]:
+    """A ``capture(fn)`` for ``DecodeGraphs`` on CUDA: runs ``fn`` twice on a side
+    stream (warm-up, as ``torch.cuda.graphs`` requires), captures one call into a
+    ``torch.cuda.CUDAGraph`` (all graphs share one memory pool) and returns
+    ``replay()``, which replays the graph and returns the tensor ``fn`` returned during
+    capture (its contents updated by the replay)."""
+    pool: list[Any] = [None]
+
+    def capture(fn: Callable[[], Any]) -> Callable[[], Any]:
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(2):
+                fn()
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, pool=pool[0]):
+            out = fn()
+        pool[0] = graph.pool()
+
+        def replay():
+            graph.replay()
+            return out
+
+        return replay
+
+    return capture
+
+
+def eager_capture(fn: Callable[[], Any]) -> Callable[[], Any]:
+    """A ``capture(fn)`` without CUDA: ``replay`` calls ``fn`` again. What a graph
+    replays is the same work over the same persistent buffers, so a step that forgot to
+    refill a buffer gives the same wrong tokens here as a real graph would (tests)."""
+    return fn
+
+
+class DecodeGraphs:
+    """Pure-decode steps of a ``models.TorchModel`` replayed per batch-size bucket.
+
+    ``capture``: ``cuda_graph_capture(torch)`` on CUDA (``eager_capture`` in tests).
+    A step of ``n`` decode rows is padded to ``bucket = model.attention.bucket(n)``
+    rows: pad rows feed token 0 at position 0 and write their K/V to the model's pad
+    block, so no request's blocks or tokens change; their sampled ids are dropped.
+    Inputs go into persistent device buffers (``[max_bucket]`` int64 ids, positions
+    and slots, plus the attention backend's own buffers) before each replay.
+    ``capture_all()`` captures every bucket up front with all-pad batches (an engine
+    captures at start-up, so no measured step pays for a capture);
+    ``captured`` lists the buckets captured, ``replays`` counts replays per bucket.
+    """
+
+    def __init__(self, model, capture: Callable[[Callable[[], Any]], Callable[[], Any]]):
+        torch = model.torch
+        self.model = model
+        self.capture = capture
+        self.buckets = model.attention.buckets
+        i64 = dict(dtype=torch.int64, device=model.torch_device)
+        self.input_ids = torch.zeros(self.buckets[-1], **i64)
+        self.positions = torch.zeros(self.buckets[-1], **i64)
+        self.slots = torch.zeros(self.buckets[-1], **i64)
+        self._replay: dict[int, Callable[[], Any]] = {}
+        self.captured: list[int] = []
+        self.replays: dict[int, int] = {}
+
+    def _fill(self, input_ids: np.ndarray, positions: np.ndarray, seq_lens: np.ndarray,
+              block_table: np.ndarray, bucket: int):
+        """Pad the step to ``bucket`` rows, copy it into the buffers; the plan."""
+        model = self.model
+        n, bs, pad = len(seq_lens), model.block_size, model.pad_block
+        ids = np.zeros(bucket, np.int64)
+        ids[:n] = input_ids
+        pos = np.zeros(bucket, np.int64)
+        pos[:n] = positions
+        slots = np.full(bucket, pad * bs, np.int64)
+        slots[:n] = block_table[np.arange(n), pos[:n] // bs].astype(np.int64) * bs + pos[:n] % bs
+        put = model._to_device
+        self.input_ids[:bucket].copy_(put("graph/input_ids", ids), non_blocking=True)
+        self.positions[:bucket].copy_(put("graph/positions", pos), non_blocking=True)
+        self.slots[:bucket].copy_(put("graph/slots", slots), non_blocking=True)
+        rows = DecodeRows(block_table, np.asarray(seq_lens, np.int64), bs, pad, bucket)
+        return model.attention.plan(rows, put)
+
+    def _replay_for(self, bucket: int, plan) -> Callable[[], Any]:
+        replay = self._replay.get(bucket)
+        if replay is None:
+            model = self.model
+            decode = (None, bucket, plan)
+            ids, pos, slots = (self.input_ids[:bucket], self.positions[:bucket],
+                               self.slots[:bucket])
+            replay = self.capture(
+                lambda: model._forward(ids, pos, slots, decode, [], None).argmax(dim=-1))
+            self._replay[bucket] = replay
+            self.captured.append(bucket)
+        return replay
+
+    def capture_all(self) -> None:
+        """Capture every bucket with an all-pad batch (writes only the pad block)."""
+        empty = np.zeros((0, 1), np.int32)
+        with self.model.torch.inference_mode():
+            for bucket in self.buckets:
+                plan = self._fill(empty[:, 0], empty[:, 0], empty[:, 0], empty, bucket)
+                self._replay_for(bucket, plan)
+
+    def run(self, input_ids: np.ndarray, positions: np.ndarray, seq_lens: np.ndarray,
+            block_table: np.ndarray, timer=None):
+        """Greedy ids ``[n]`` (a device tensor) of a pure-decode step of ``n`` rows:
+        ``input_ids``, ``positions``, ``seq_lens`` ``[n]``; ``block_table`` ``[n, >=
+        max blocks]``. ``timer``: a ``StepEventTimer`` whose ``begin`` is recorded
+        before the input copies."""
+        n = len(seq_lens)
+        bucket = self.model.attention.bucket(n)
+        with self.model.torch.inference_mode():
+            if timer is not None:
+                timer.begin()
+            plan = self._fill(input_ids, positions, seq_lens, block_table, bucket)
+            out = self._replay_for(bucket, plan)()
+            self.replays[bucket] = self.replays.get(bucket, 0) + 1
+            return out[:n]

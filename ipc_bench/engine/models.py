@@ -26,8 +26,10 @@ from typing import TYPE_CHECKING, Optional, Sequence
 import numpy as np
 
 from ipc_bench.engine.config import ConfigError, ModelConfig, SchedulerConfig, check_model_memory
-from ipc_bench.engine.cuda_step import (PinnedStaging, StepEventTimer,
-                                        configure_cuda_attention)
+from ipc_bench.engine.cuda_step import (DecodeGraphs, PinnedStaging, StepEventTimer,
+                                        configure_cuda_attention, cuda_graph_capture)
+from ipc_bench.engine.paged_attention import (GRAPH_BACKENDS, DecodeRows, decode_buckets,
+                                              make_attention, resolve_attention)
 from ipc_bench.engine.roofline import EMULATED_GPU, RooflineStep, load_gpu_figures, sleep_until_ns
 
 if TYPE_CHECKING:  # imported for annotations only
@@ -268,6 +270,24 @@ class TorchModel:
             self.timer = StepEventTimer(lambda: torch.cuda.Event(enable_timing=True))
             self.staging = PinnedStaging(torch, self.torch_device)
         self._init_weights(config, scheduler, device)
+        #: the cache's last block: pad rows of a padded batch write and read only it
+        self.pad_block = scheduler.num_blocks
+        name = resolve_attention(config.attention, device)
+        self.attention = make_attention(
+            name, torch, self.torch_device, block_size=self.block_size,
+            num_cache_blocks=scheduler.num_blocks + 1,
+            max_blocks=scheduler.max_blocks_per_req,
+            buckets=decode_buckets(scheduler.max_num_seqs), max_model_len=scheduler.max_model_len)
+        self.graphs: Optional[DecodeGraphs] = None
+        if config.cuda_graphs:
+            if device != "cuda":
+                raise ConfigError("--cuda-graphs needs CUDA; this runner's device is cpu")
+            self.enable_graphs(cuda_graph_capture(torch))
+        elif self.attention.graphable:
+            self.warm_up()
+        settings = f"attention {name}" + ("; CUDA graphs" if self.graphs else "")
+        self.device = (f"{self.device[:-1]}; {settings})" if self.device.endswith(")")
+                       else f"{self.device} ({settings})")
 
     def _init_weights(self, config: ModelConfig, scheduler: SchedulerConfig, device: str):
         """Seeded random weights, the zeroed KV cache and the RoPE tables."""
@@ -296,12 +316,38 @@ class TorchModel:
                         else weight(d, config.vocab_size, d ** -0.5))
         # [num_layers, 2, num_blocks, block_size, num_kv_heads, head_dim]; zeros so
         # masked-out slots of a gathered block are finite.
-        self.kv_cache = torch.zeros(p.num_layers, 2, scheduler.num_blocks, scheduler.block_size,
-                                    k, hd, device=device, dtype=self.dtype)
+        # (num_blocks + 1: the last is the pad block of padded decode batches)
+        self.kv_cache = torch.zeros(p.num_layers, 2, scheduler.num_blocks + 1,
+                                    scheduler.block_size, k, hd, device=device,
+                                    dtype=self.dtype)
         inv_freq = 1.0 / (p.rope_theta ** (torch.arange(0, hd, 2, dtype=torch.float64) / hd))
         angles = torch.outer(torch.arange(scheduler.max_model_len, dtype=torch.float64), inv_freq)
         self.rope_cos = angles.cos().to(device, self.dtype)  # [max_model_len, hd / 2]
         self.rope_sin = angles.sin().to(device, self.dtype)
+
+    def enable_graphs(self, capture) -> None:
+        """Replay pure-decode steps through ``cuda_step.DecodeGraphs`` with
+        ``capture`` (``cuda_step.cuda_graph_capture`` on CUDA), capturing every bucket
+        now. ``ConfigError`` if the attention backend has no static shapes."""
+        if not self.attention.graphable:
+            raise ConfigError(f"CUDA graphs need attention {' or '.join(GRAPH_BACKENDS)}; "
+                              f"this model's is {self.attention.name}")
+        self.graphs = DecodeGraphs(self, capture)
+        self.graphs.capture_all()
+
+    def warm_up(self) -> None:
+        """Run every bucket's decode attention once on all-pad batches (the flex
+        backend compiles once per bucket), so no measured step compiles."""
+        torch = self.torch
+        p = self.preset
+        with torch.inference_mode():
+            for bucket in self.attention.buckets:
+                rows = DecodeRows(np.zeros((0, 1), np.int32), np.zeros(0, np.int64),
+                                  self.block_size, self.pad_block, bucket)
+                plan = self.attention.plan(rows, self._to_device)
+                q = torch.zeros(bucket, p.num_heads, p.head_dim, device=self.torch_device,
+                                dtype=self.dtype)
+                self.attention(q, self.kv_cache[0, 0], self.kv_cache[0, 1], plan)
 
     def _to_device(self, name: str, array: np.ndarray):
         """``array`` on the model's device: on CUDA through the pinned buffer ``name``
@@ -347,99 +393,113 @@ class TorchModel:
         request); ``query_start_loc``: ``[num_reqs + 1]`` offsets of each request's tokens;
         ``seq_lens``: ``[num_reqs]`` tokens in the cache after this step (computed +
         scheduled); ``block_table``: ``[num_reqs, >= max blocks]`` KV block ids per row.
-        Writes this step's K and V into the paged cache.
+        Writes this step's K and V into the paged cache. Decode rows attend through
+        ``self.attention`` (padded to its bucket), prefill chunks through the gathered
+        copy (``paged_attention``).
         """
         torch = self.torch
-        F = torch.nn.functional
-        dev = self.torch_device
-        p = self.preset
-        h, hd = p.num_heads, p.head_dim
-        bs = self.block_size
         n = len(seq_lens)
         if n == 0:
-            return torch.empty(0, self.vocab_size, device=dev)
+            return torch.empty(0, self.vocab_size, device=self.torch_device)
         qsl = np.asarray(query_start_loc, dtype=np.int64)
         num_sched = np.diff(qsl)
         seq_lens = np.asarray(seq_lens, dtype=np.int64)
         positions = np.asarray(positions, dtype=np.int64)
         req_idx = np.repeat(np.arange(n), num_sched)
+        bs = self.block_size
         slots = (block_table[req_idx, positions // bs].astype(np.int64) * bs
                  + positions % bs)  # [num_tokens] flat slot of each token's K/V
         with torch.inference_mode():
             if self.timer is not None:  # CUDA: the step's first GPU operation follows
                 self.timer.begin()
-            ids_t = self._to_device("input_ids", np.asarray(input_ids, dtype=np.int64))
-            pos_t = self._to_device("positions", positions)
-            slots_t = self._to_device("slots", slots)
-            cos = self.rope_cos[pos_t].unsqueeze(1)
-            sin = self.rope_sin[pos_t].unsqueeze(1)
-            num_tokens = len(positions)
-
+            put = self._to_device
+            ids_t = put("input_ids", np.asarray(input_ids, dtype=np.int64))
+            pos_t = put("positions", positions)
+            slots_t = put("slots", slots)
             dec = np.flatnonzero(num_sched == 1)
-            all_decode = len(dec) == n
+            decode = None
             if len(dec):
-                dec_lens = seq_lens[dec]
-                nb = int(-(-dec_lens.max() // bs))
-                dec_bt = self._to_device("decode_block_table",
-                                         block_table[dec, :nb].astype(np.int64))
-                dec_mask = self._to_device(
-                    "decode_mask", np.arange(nb * bs)[None, :] < dec_lens[:, None]
-                )[:, None, None, :]
-                dec_tok = None if all_decode else self._to_device("decode_rows", qsl[dec])
+                attention = self.attention
+                rows = DecodeRows(block_table[dec], seq_lens[dec], bs, self.pad_block,
+                                  attention.bucket(len(dec)))
+                rows_t = None if len(dec) == n else put("decode_rows", qsl[dec])
+                decode = (rows_t, rows.bucket, attention.plan(rows, put))
             prefills = []
             for j, r in enumerate(np.flatnonzero(num_sched > 1)):
                 start, end, ctx = int(qsl[r]), int(qsl[r + 1]), int(seq_lens[r])
-                ns = end - start
-                nbr = -(-ctx // bs)
-                bt = self._to_device(f"prefill_block_table/{j}",
-                                     block_table[r, :nbr].astype(np.int64))
-                mask = self._to_device(f"prefill_mask/{j}", np.arange(ctx)[None, :]
-                                       <= np.arange(ctx - ns, ctx)[:, None])
+                bt = put(f"prefill_block_table/{j}", block_table[r, :-(-ctx // bs)]
+                         .astype(np.int64))
+                mask = put(f"prefill_mask/{j}", np.arange(ctx)[None, :]
+                           <= np.arange(ctx - (end - start), ctx)[:, None])
                 prefills.append((start, end, ctx, bt, mask))
+            last = None if len(dec) == n else put("last_tokens", qsl[1:] - 1)
+            return self._forward(ids_t, pos_t, slots_t, decode, prefills, last)
 
-            x = self.embed[ids_t]  # [num_tokens, hidden]
-            for li, layer in enumerate(self.layers):
-                q, key, value = self._qkv(layer, x, cos, sin)
-                k_cache = self.kv_cache[li, 0]  # [num_blocks, block_size, K, hd]
-                v_cache = self.kv_cache[li, 1]
-                k_flat = k_cache.view(-1, p.num_kv_heads, hd)
-                v_flat = v_cache.view(-1, p.num_kv_heads, hd)
-                k_flat.index_copy_(0, slots_t, key)
-                v_flat.index_copy_(0, slots_t, value)
-                attn = None if all_decode else torch.empty(num_tokens, h * hd, device=dev,
-                                                            dtype=self.dtype)
-                if len(dec):
-                    kb = k_cache[dec_bt].flatten(1, 2).transpose(1, 2)  # [nd, K, L, hd]
-                    vb = v_cache[dec_bt].flatten(1, 2).transpose(1, 2)
-                    qd = (q if all_decode else q[dec_tok]).unsqueeze(2)  # [nd, H, 1, hd]
-                    od = F.scaled_dot_product_attention(qd, kb, vb, attn_mask=dec_mask,
-                                                        enable_gqa=True)
-                    od = od.reshape(len(dec), h * hd)
-                    if all_decode:
-                        attn = od
-                    else:
-                        attn[dec_tok] = od
+    def _forward(self, ids_t, pos_t, slots_t, decode, prefills, last):
+        """The step's device work over tensors only (what a CUDA graph captures for
+        pure-decode steps). ``decode``: ``None`` or ``(rows_t, bucket, plan)``:
+        the decode rows' token indices (``None`` when every token is a decode row),
+        the bucket their attention is padded to and the backend's plan; ``prefills``:
+        ``(start, end, ctx, block_ids, causal mask)`` per prefill chunk; ``last``: each
+        request's last token index, ``None`` when every token is one. Returns float32
+        logits ``[num_tokens or len(last), vocab]``."""
+        torch = self.torch
+        p = self.preset
+        h, kh, hd = p.num_heads, p.num_kv_heads, p.head_dim
+        num_tokens = ids_t.shape[0]
+        cos = self.rope_cos[pos_t].unsqueeze(1)
+        sin = self.rope_sin[pos_t].unsqueeze(1)
+        x = self.embed[ids_t]  # [num_tokens, hidden]
+        for li, layer in enumerate(self.layers):
+            q, key, value = self._qkv(layer, x, cos, sin)
+            k_cache = self.kv_cache[li, 0]  # [num_blocks + 1, block_size, K, hd]
+            v_cache = self.kv_cache[li, 1]
+            k_cache.view(-1, kh, hd).index_copy_(0, slots_t, key)
+            v_cache.view(-1, kh, hd).index_copy_(0, slots_t, value)
+            if decode is not None and decode[0] is None:  # every token a decode row
+                attn = self._decode_attention(q, k_cache, v_cache, decode[1], decode[2])
+            else:
+                attn = torch.empty(num_tokens, h * hd, device=self.torch_device,
+                                   dtype=self.dtype)
+                if decode is not None:
+                    rows_t, bucket, plan = decode
+                    od = self._decode_attention(q[rows_t], k_cache, v_cache, bucket, plan)
+                    attn[rows_t] = od
                 for start, end, ctx, bt, mask in prefills:
                     kb = k_cache[bt].flatten(0, 1)[:ctx].transpose(0, 1)[None]  # [1, K, ctx, hd]
                     vb = v_cache[bt].flatten(0, 1)[:ctx].transpose(0, 1)[None]
                     qp = q[start:end].transpose(0, 1)[None]  # [1, H, ns, hd]
-                    op = F.scaled_dot_product_attention(qp, kb, vb, attn_mask=mask,
-                                                        enable_gqa=True)
+                    op = torch.nn.functional.scaled_dot_product_attention(
+                        qp, kb, vb, attn_mask=mask, enable_gqa=True)
                     attn[start:end] = op[0].transpose(0, 1).reshape(end - start, h * hd)
-                x = x + attn @ layer["wo"]
-                x = x + self._mlp(layer, x)
-            last = self._to_device("last_tokens", qsl[1:] - 1)
-            return (self._rms_norm(x[last], self.final_norm) @ self.lm_head).float()
+            x = x + attn @ layer["wo"]
+            x = x + self._mlp(layer, x)
+        if last is not None:
+            x = x[last]
+        return (self._rms_norm(x, self.final_norm) @ self.lm_head).float()
+
+    def _decode_attention(self, q, k_cache, v_cache, bucket: int, plan):
+        """``q`` ``[nd, H, hd]`` through the backend, padded with zero rows to
+        ``bucket`` (pad rows attend to the pad block) and cut back to ``[nd, H * hd]``."""
+        nd = q.shape[0]
+        if bucket > nd:
+            q = self.torch.cat((q, q.new_zeros(bucket - nd, *q.shape[1:])))
+        return self.attention(q, k_cache, v_cache, plan)[:nd]
 
     def execute(self, batch: "InputBatch", inputs: "StepInputs") -> np.ndarray:
         """Forward over the step's scheduled tokens; greedy ids ``[num_reqs]`` int64.
-        On CUDA the step's GPU work is bracketed by the timer's events (recorded in
-        ``forward_logits`` before the input copies and here after the argmax)."""
+        Pure-decode steps replay the bucket's CUDA graph when graphs are on
+        (``cuda_graphs.DecodeGraphs``). On CUDA the step's GPU work is bracketed by the
+        timer's events (recorded before the input copies and after the argmax)."""
         n = len(inputs.req_ids)
-        logits = self.forward_logits(inputs.input_ids, inputs.token_positions,
-                                     inputs.query_start_loc, inputs.seq_lens,
-                                     batch.block_table[:n])
-        ids = logits.argmax(dim=-1)
+        block_table = batch.block_table[:n]
+        if self.graphs is not None and n and int(inputs.query_start_loc[-1]) == n:
+            ids = self.graphs.run(inputs.input_ids, inputs.token_positions,
+                                  inputs.seq_lens, block_table, self.timer)
+        else:
+            logits = self.forward_logits(inputs.input_ids, inputs.token_positions,
+                                         inputs.query_start_loc, inputs.seq_lens, block_table)
+            ids = logits.argmax(dim=-1)
         timer = self.timer
         if timer is None:
             return ids.cpu().numpy().astype(np.int64)

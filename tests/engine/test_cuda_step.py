@@ -76,7 +76,7 @@ def test_torch_model_on_cuda_times_its_steps():  # pragma: no cover - GPU only
 
     sched = SchedulerConfig(max_num_seqs=4, max_model_len=128, block_size=4, num_blocks=80)
     model = TorchModel(ModelConfig(name="torch", preset="tiny", device="cuda"), sched)
-    assert model.device.endswith("; SDPA without cuDNN)")
+    assert model.device.endswith("; SDPA without cuDNN; attention flex)")
     table = np.arange(32, dtype=np.int32)[None, :]
     for n in (1, 2, 3):
         model.forward_logits(np.array([n], np.int32), np.array([n - 1]), np.array([0, 1]),

@@ -1,0 +1,325 @@
+"""Decode attention over the torch model's paged KV cache, and the batch-size buckets
+its CUDA graphs are captured for.
+
+The KV cache of one layer is ``[num_blocks + 1, block_size, K, hd]`` (``K`` KV heads of
+``hd`` dims); token ``p`` of the request in batch row ``r`` lives in block
+``block_table[r, p // block_size]`` at offset ``p % block_size``, as in vLLM's paged
+attention. The extra last block (``pad_block``) belongs to no request: rows that only
+pad a batch to its bucket write their K/V there and attend to it alone, so padding
+never touches a request's blocks.
+
+Decode rows (one query token each) attend through one of three backends
+(``--attention``):
+
+- ``gather``: each row's blocks, up to the longest context of the step, are copied
+  into a new ``[rows, K, max_len, hd]`` tensor (``k_cache[block_table]``) and
+  ``scaled_dot_product_attention`` runs over it with a length mask. The reference: the
+  same code as before the other backends existed. Its shapes change every step, so it
+  cannot be captured in a CUDA graph.
+- ``flex``: ``torch.nn.attention.flex_attention`` (compiled) over the cache in place,
+  viewed as one sequence of ``(num_blocks + 1) x block_size`` keys, with a
+  ``BlockMask`` whose KV block is the cache block: per row, its full blocks are listed
+  as full (no mask) and its last block as partial, masked to the tokens it holds. The
+  kernel reads only listed blocks, so nothing is gathered. The mask function is exact
+  on the partial block only: block sparsity does the rest, which eager
+  ``flex_attention`` (a dense reference) does not honour, so this backend always runs
+  compiled. Batches are padded to a bucket (``decode_buckets``) so that the compiled
+  kernels see a bounded set of shapes (one compile per bucket).
+- ``varlen``: ``torch.nn.attention.varlen.varlen_attn`` with ``block_table`` and
+  ``seqused_k`` (FlashAttention-2's paged KV), ``num_splits=1`` (batch-invariant: a
+  row's result does not depend on the other rows). CUDA only: PyTorch has no CPU kernel
+  for it.
+
+Rows with several query tokens (prefill chunks) go through the gathered copy with every
+backend (causal mask, one request at a time): they run once per request and are
+compute-bound.
+
+All tensors are on the model's device; host arrays are numpy. Shapes: ``nd`` decode
+rows, ``Bp`` the bucket they are padded to (``nd`` for ``gather``), ``H`` query heads.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+from ipc_bench.engine.config import ATTENTION_BACKENDS, ConfigError
+#: Backends whose decode step has static shapes, so it can be captured in a CUDA graph.
+GRAPH_BACKENDS = ("flex", "varlen")
+
+
+def resolve_attention(requested: str, device: str) -> str:
+    """The backend ``requested`` resolves to on ``device`` (``"cpu"`` or ``"cuda"``):
+    ``auto`` is ``flex`` on CUDA and ``gather`` on CPU (where flex's one compile per
+    bucket costs seconds and the gather is cheap). Raises ``ConfigError`` for an
+    unknown name or ``varlen`` on CPU."""
+    if requested not in ATTENTION_BACKENDS:
+        raise ConfigError(f"unknown attention backend {requested!r}; "
+                          f"choose from {', '.join(ATTENTION_BACKENDS)}")
+    if requested == "auto":
+        return "flex" if device == "cuda" else "gather"
+    if requested == "varlen" and device != "cuda":
+        raise ConfigError("--attention varlen needs CUDA (FlashAttention's paged kernel); "
+                          "on CPU use gather or flex")
+    return requested
+
+
+def decode_buckets(max_num_seqs: int, sizes: Optional[Sequence[int]] = None) -> tuple[int, ...]:
+    """Batch sizes decode steps are padded to: ``sizes`` (sorted, deduplicated) or by
+    default the powers of two from 1 up to the first one ``>= max_num_seqs``, so any
+    batch the scheduler can form has a bucket. vLLM pads to its
+    ``cudagraph_capture_sizes`` (1, 2, 4, then multiples of 8) the same way; powers of
+    two keep the number of captures (and compiles) small at up to 2x padding.
+    Raises ``ConfigError`` if ``sizes`` is empty, has a size below 1, or its largest
+    size is below ``max_num_seqs``."""
+    if sizes is not None:
+        out = tuple(sorted(set(int(s) for s in sizes)))
+        if not out or out[0] < 1:
+            raise ConfigError("CUDA graph batch sizes must be at least 1")
+        if out[-1] < max_num_seqs:
+            raise ConfigError(f"the largest CUDA graph batch size ({out[-1]}) is below "
+                              f"max_num_seqs ({max_num_seqs}): a full batch would have no graph")
+        return out
+    out = [1]
+    while out[-1] < max_num_seqs:
+        out.append(out[-1] * 2)
+    return tuple(out)
+
+
+def bucket_for(num_rows: int, buckets: Sequence[int]) -> int:
+    """The smallest bucket ``>= num_rows``; ``ValueError`` if none is."""
+    for size in buckets:
+        if size >= num_rows:
+            return size
+    raise ValueError(f"{num_rows} rows exceed the largest bucket {buckets[-1]}")
+
+
+class DecodeRows:
+    """Host view of one step's decode rows, padded to ``bucket`` rows.
+
+    ``block_table``: ``[nd, >= max blocks]`` int block ids; ``seq_lens``: ``[nd]`` tokens
+    in each row's cache after the step (>= 1). Pad rows (``nd <= i < bucket``) hold one
+    token in ``pad_block``. Arrays, all ``[bucket]`` int32 unless noted:
+    ``seq_lens``, ``num_blocks`` (blocks each row holds), ``last_block`` (the id of its
+    last block), ``last_len`` (tokens in that block, 1..block_size) and
+    ``block_ids`` ``[bucket, max_blocks]`` (row ``i``'s blocks in order, pad rows
+    ``[pad_block]``), ``max_blocks`` the most blocks of any row.
+    """
+
+    def __init__(self, block_table: np.ndarray, seq_lens: np.ndarray, block_size: int,
+                 pad_block: int, bucket: int):
+        nd = len(seq_lens)
+        if bucket < nd:
+            raise ValueError(f"bucket {bucket} is smaller than the {nd} decode rows")
+        self.num_rows = nd
+        self.bucket = bucket
+        lens = np.ones(bucket, dtype=np.int32)
+        lens[:nd] = seq_lens
+        nblocks = (lens + block_size - 1) // block_size
+        self.max_blocks = int(nblocks.max()) if bucket else 0
+        ids = np.full((bucket, max(self.max_blocks, 1)), pad_block, dtype=np.int32)
+        if nd:
+            ids[:nd] = block_table[:nd, :ids.shape[1]]
+            # a shorter row's columns past its blocks are never read; keep them valid ids
+            ids[:nd][np.arange(ids.shape[1])[None, :] >= nblocks[:nd, None]] = pad_block
+        self.seq_lens = lens
+        self.num_blocks = nblocks.astype(np.int32)
+        self.block_ids = ids
+        self.last_block = ids[np.arange(bucket), nblocks - 1].astype(np.int32)
+        self.last_len = ((lens - 1) % block_size + 1).astype(np.int32)
+
+
+class GatherAttention:
+    """The ``gather`` backend (see the module docstring); no padding, no graphs."""
+
+    name = "gather"
+    graphable = False
+
+    def __init__(self, torch, block_size: int):
+        self.torch = torch
+        self.block_size = block_size
+
+    def bucket(self, num_rows: int) -> int:
+        """Rows the decode attention runs over: ``num_rows`` (no padding)."""
+        return num_rows
+
+    def plan(self, rows: DecodeRows, to_device: Callable[[str, np.ndarray], Any]):
+        """Per-step tensors: the block ids ``[nd, nb]`` (int64) and the length mask
+        ``[nd, 1, 1, nb * block_size]`` (bool) over the gathered copy."""
+        nd, nb = rows.num_rows, rows.max_blocks
+        bt = to_device("decode_block_table", rows.block_ids[:nd, :nb].astype(np.int64))
+        mask = to_device("decode_mask", np.arange(nb * self.block_size)[None, :]
+                         < rows.seq_lens[:nd, None])[:, None, None, :]
+        return bt, mask
+
+    def __call__(self, q, k_cache, v_cache, plan):
+        """``q``: ``[nd, H, hd]``; returns ``[nd, H * hd]``."""
+        bt, mask = plan
+        kb = k_cache[bt].flatten(1, 2).transpose(1, 2)  # [nd, K, nb * bs, hd]
+        vb = v_cache[bt].flatten(1, 2).transpose(1, 2)
+        out = self.torch.nn.functional.scaled_dot_product_attention(
+            q.unsqueeze(2), kb, vb, attn_mask=mask, enable_gqa=True)  # [nd, H, 1, hd]
+        return out.reshape(q.shape[0], -1)
+
+
+class _StaticRows:
+    """Persistent device buffers a padded decode plan reads, ``[max_bucket, ...]``;
+    each bucket's plan views their first ``Bp`` rows, so a plan built once (and a CUDA
+    graph captured over it) sees every later step's values."""
+
+    def __init__(self, torch, device, max_bucket: int, max_blocks: int):
+        i32 = dict(dtype=torch.int32, device=device)
+        self.seq_lens = torch.ones(max_bucket, **i32)
+        self.num_blocks = torch.ones(max_bucket, **i32)
+        self.last_block = torch.zeros(max_bucket, **i32)
+        self.last_len = torch.ones(max_bucket, **i32)
+        self.block_ids = torch.zeros(max_bucket, max_blocks, **i32)
+
+    def fill(self, rows: DecodeRows, to_device) -> None:
+        """Copy ``rows`` into the first ``rows.bucket`` rows (columns past
+        ``rows.max_blocks`` keep stale ids, never read: each row's block count bounds
+        what a kernel reads)."""
+        b, nb = rows.bucket, rows.max_blocks
+        self.seq_lens[:b].copy_(to_device("rows/seq_lens", rows.seq_lens), non_blocking=True)
+        self.num_blocks[:b].copy_(to_device("rows/num_blocks", rows.num_blocks),
+                                  non_blocking=True)
+        self.last_block[:b].copy_(to_device("rows/last_block", rows.last_block),
+                                  non_blocking=True)
+        self.last_len[:b].copy_(to_device("rows/last_len", rows.last_len), non_blocking=True)
+        self.block_ids[:b, :nb].copy_(to_device("rows/block_ids", rows.block_ids[:, :nb]),
+                                      non_blocking=True)
+
+
+class FlexAttention:
+    """The ``flex`` backend (see the module docstring). ``num_cache_blocks``: blocks
+    in the cache including the pad block; ``max_blocks``: most blocks a request may
+    hold (``SchedulerConfig.max_blocks_per_req``); ``buckets``: ``decode_buckets``.
+    One ``BlockMask`` per bucket over persistent buffers (``plan`` refills them)."""
+
+    name = "flex"
+    graphable = True
+
+    def __init__(self, torch, device, block_size: int, num_cache_blocks: int,
+                 max_blocks: int, buckets: Sequence[int]):
+        from torch.nn.attention import flex_attention as fa
+
+        self.torch = torch
+        self.block_size = block_size
+        self.buckets = tuple(buckets)
+        self.kv_len = num_cache_blocks * block_size
+        self.static = _StaticRows(torch, device, self.buckets[-1], max_blocks)
+        # BlockMask's KV dimension must cover the whole cache: index rows are
+        # num_cache_blocks wide (only each row's first num_blocks entries are read).
+        i32 = dict(dtype=torch.int32, device=device)
+        self._full_ids = torch.zeros(self.buckets[-1], 1, 1, num_cache_blocks, **i32)
+        self._last_ids = torch.zeros(self.buckets[-1], 1, 1, num_cache_blocks, **i32)
+        self._full_num = torch.zeros(self.buckets[-1], 1, 1, **i32)
+        self._masks: dict[int, Any] = {}
+        self._fa = fa
+        # one static compile per bucket; the default recompile limit (8) is below the
+        # number of buckets of a 512-sequence batch
+        torch._dynamo.config.recompile_limit = max(
+            torch._dynamo.config.recompile_limit, 2 * len(self.buckets) + 8)
+        self._flex = torch.compile(fa.flex_attention, dynamic=False)
+
+    def bucket(self, num_rows: int) -> int:
+        return bucket_for(num_rows, self.buckets)
+
+    def _block_mask(self, bucket: int):
+        mask = self._masks.get(bucket)
+        if mask is None:
+            last_len = self.static.last_len
+            bs = self.block_size
+
+            def partial_block(b, h, q_idx, kv_idx):  # only the last block is partial
+                return kv_idx % bs < last_len[b]
+
+            ones = self.torch.ones(bucket, 1, 1, dtype=self.torch.int32,
+                                   device=self._full_num.device)
+            mask = self._fa.BlockMask(
+                seq_lengths=(1, self.kv_len),
+                kv_num_blocks=ones, kv_indices=self._last_ids[:bucket],
+                full_kv_num_blocks=self._full_num[:bucket],
+                full_kv_indices=self._full_ids[:bucket],
+                q_num_blocks=None, q_indices=None, full_q_num_blocks=None,
+                full_q_indices=None, BLOCK_SIZE=(128, bs), mask_mod=partial_block)
+            self._masks[bucket] = mask
+        return mask
+
+    def plan(self, rows: DecodeRows, to_device):
+        """Refill the persistent buffers from ``rows`` and return the bucket's
+        ``BlockMask`` (the same object every step of that bucket)."""
+        st = self.static
+        st.fill(rows, to_device)
+        b, nb = rows.bucket, rows.max_blocks
+        self._full_num[:b, 0, 0].copy_(st.num_blocks[:b] - 1)
+        self._full_ids[:b, 0, 0, :nb].copy_(st.block_ids[:b, :nb])
+        self._last_ids[:b, 0, 0, 0].copy_(st.last_block[:b])
+        return self._block_mask(b)
+
+    def __call__(self, q, k_cache, v_cache, plan):
+        """``q``: ``[Bp, H, hd]``; ``k_cache``/``v_cache``: ``[num_cache_blocks,
+        block_size, K, hd]``; returns ``[Bp, H * hd]``."""
+        kv_heads, hd = k_cache.shape[2], k_cache.shape[3]
+        keys = k_cache.view(self.kv_len, kv_heads, hd).permute(1, 0, 2).unsqueeze(0)
+        values = v_cache.view(self.kv_len, kv_heads, hd).permute(1, 0, 2).unsqueeze(0)
+        out = self._flex(q.unsqueeze(2), keys, values, block_mask=plan, enable_gqa=True)
+        return out.reshape(q.shape[0], -1)
+
+
+class VarlenAttention:
+    """The ``varlen`` backend (see the module docstring). ``varlen_attn``: the
+    function to call, ``torch.nn.attention.varlen.varlen_attn`` by default (tests pass
+    a reference of its documented semantics, as PyTorch has no CPU kernel).
+    ``max_model_len`` is passed as ``max_k`` so that a captured graph's host argument
+    never changes."""
+
+    name = "varlen"
+    graphable = True
+
+    def __init__(self, torch, device, block_size: int, max_blocks: int,
+                 buckets: Sequence[int], max_model_len: int,
+                 varlen_attn: Optional[Callable] = None):
+        if varlen_attn is None:
+            from torch.nn.attention.varlen import varlen_attn
+        self.torch = torch
+        self.block_size = block_size
+        self.buckets = tuple(buckets)
+        self.max_model_len = max_model_len
+        self.static = _StaticRows(torch, device, self.buckets[-1], max_blocks)
+        self._cu_seq_q = torch.arange(self.buckets[-1] + 1, dtype=torch.int32, device=device)
+        self._cu_seq_k = torch.zeros(self.buckets[-1] + 1, dtype=torch.int32, device=device)
+        self._varlen_attn = varlen_attn
+
+    def bucket(self, num_rows: int) -> int:
+        return bucket_for(num_rows, self.buckets)
+
+    def plan(self, rows: DecodeRows, to_device):
+        """Refill the buffers; returns the bucket size (the plan is the buffers)."""
+        self.static.fill(rows, to_device)
+        b = rows.bucket
+        self._cu_seq_k[1:b + 1].copy_(self.torch.cumsum(self.static.seq_lens[:b], 0))
+        return b
+
+    def __call__(self, q, k_cache, v_cache, plan):
+        """``q``: ``[Bp, H, hd]``; returns ``[Bp, H * hd]``."""
+        b = plan
+        st = self.static
+        out = self._varlen_attn(
+            q, k_cache, v_cache, self._cu_seq_q[:b + 1], self._cu_seq_k[:b + 1],
+            1, self.max_model_len, window_size=(-1, 0), enable_gqa=True,
+            seqused_k=st.seq_lens[:b], block_table=st.block_ids[:b], num_splits=1)
+        return out.reshape(q.shape[0], -1)
+
+
+def make_attention(name: str, torch, device, *, block_size: int, num_cache_blocks: int,
+                   max_blocks: int, buckets: Sequence[int], max_model_len: int):
+    """The backend ``name`` (already resolved: ``gather``, ``flex`` or ``varlen``)."""
+    if name == "gather":
+        return GatherAttention(torch, block_size)
+    if name == "flex":
+        return FlexAttention(torch, device, block_size, num_cache_blocks, max_blocks, buckets)
+    if name == "varlen":
+        return VarlenAttention(torch, device, block_size, max_blocks, buckets, max_model_len)
+    raise ConfigError(f"unknown attention backend {name!r}")

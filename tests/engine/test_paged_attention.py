@@ -1,0 +1,207 @@
+"""Decode attention over the paged KV cache (ipc_bench.engine.paged_attention) and the
+decode-step graphs (ipc_bench.engine.cuda_step.DecodeGraphs), on CPU: flex runs
+compiled here as on CUDA; varlen has no CPU kernel, so its calls go to a reference of
+``torch.nn.attention.varlen.varlen_attn``'s documented semantics; graphs are replayed
+by ``eager_capture`` (the same work over the same persistent buffers)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from ipc_bench.engine.config import ConfigError, ModelConfig, SchedulerConfig
+from ipc_bench.engine.cuda_step import DecodeGraphs, eager_capture
+from ipc_bench.engine.models import TorchModel
+from ipc_bench.engine.paged_attention import (DecodeRows, FlexAttention, GatherAttention,
+                                              VarlenAttention, bucket_for, decode_buckets,
+                                              resolve_attention)
+
+BS = 4  # tokens per block
+NUM_BLOCKS = 40  # real blocks; the cache holds one more, the pad block
+H, KH, HD = 4, 2, 16
+
+
+def test_decode_buckets_are_powers_of_two_up_to_max_num_seqs():
+    assert decode_buckets(1) == (1,)
+    assert decode_buckets(5) == (1, 2, 4, 8)
+    assert decode_buckets(256) == (1, 2, 4, 8, 16, 32, 64, 128, 256)
+    assert decode_buckets(6, [8, 1, 4, 4]) == (1, 4, 8)
+    assert [bucket_for(n, (1, 2, 4, 8)) for n in (1, 2, 3, 5, 8)] == [1, 2, 4, 8, 8]
+    with pytest.raises(ConfigError, match=r"^the largest CUDA graph batch size \(4\) is below "
+                       r"max_num_seqs \(6\): a full batch would have no graph$"):
+        decode_buckets(6, [1, 4])
+    with pytest.raises(ValueError, match="9 rows exceed the largest bucket 8"):
+        bucket_for(9, (1, 8))
+
+
+def test_resolve_attention_per_device():
+    assert resolve_attention("auto", "cpu") == "gather"
+    assert resolve_attention("auto", "cuda") == "flex"
+    assert resolve_attention("flex", "cpu") == "flex"
+    assert resolve_attention("varlen", "cuda") == "varlen"
+    with pytest.raises(ConfigError, match=r"^--attention varlen needs CUDA \(FlashAttention's "
+                       r"paged kernel\); on CPU use gather or flex$"):
+        resolve_attention("varlen", "cpu")
+    with pytest.raises(ConfigError, match="^unknown attention backend 'paged'; choose from "
+                       "auto, gather, flex, varlen$"):
+        resolve_attention("paged", "cpu")
+
+
+def test_decode_rows_pad_to_the_bucket_with_the_pad_block():
+    table = np.array([[7, 3, 9], [5, 0, 0]], np.int32)
+    rows = DecodeRows(table, np.array([9, 4]), BS, pad_block=40, bucket=4)
+    assert rows.seq_lens.tolist() == [9, 4, 1, 1]
+    assert rows.num_blocks.tolist() == [3, 1, 1, 1]
+    assert rows.last_block.tolist() == [9, 5, 40, 40]
+    assert rows.last_len.tolist() == [1, 4, 1, 1]
+    assert rows.block_ids.tolist() == [[7, 3, 9], [5, 40, 40], [40, 40, 40], [40, 40, 40]]
+
+
+def reference_varlen_attn(query, key, value, cu_seq_q, cu_seq_k, max_q, max_k, *,
+                          window_size=(-1, -1), enable_gqa=False, seqused_k=None,
+                          block_table=None, num_splits=None):
+    """``varlen_attn`` with ``block_table`` as its docstring defines it (paged K/V
+    ``[pages, page_size, Hkv, D]``, ``seqused_k`` valid keys per sequence, causal
+    bottom-right for ``window_size=(-1, 0)``), by explicit softmax."""
+    assert block_table.dtype == torch.int32 and seqused_k.dtype == torch.int32
+    assert cu_seq_q.dtype == torch.int32 and window_size == (-1, 0) and enable_gqa
+    assert num_splits == 1 and max_q == 1 and max_k >= int(seqused_k.max())
+    out = torch.empty_like(query)
+    page = key.shape[1]
+    group = query.shape[1] // key.shape[2]
+    for i in range(len(seqused_k)):
+        q0, q1, used = int(cu_seq_q[i]), int(cu_seq_q[i + 1]), int(seqused_k[i])
+        pages = block_table[i, :-(-used // page)].long()
+        k = key[pages].flatten(0, 1)[:used].repeat_interleave(group, dim=1)  # [used, H, D]
+        v = value[pages].flatten(0, 1)[:used].repeat_interleave(group, dim=1)
+        scores = torch.einsum("qhd,khd->hqk", query[q0:q1], k) * query.shape[-1] ** -0.5
+        nq = q1 - q0
+        causal = torch.arange(used)[None, :] <= torch.arange(used - nq, used)[:, None]
+        probs = scores.masked_fill(~causal, float("-inf")).softmax(-1)
+        out[q0:q1] = torch.einsum("hqk,khd->qhd", probs, v)
+    return out
+
+
+def _cache_and_rows(seed: int, lens):
+    gen = torch.Generator().manual_seed(seed)
+    k_cache = torch.randn(NUM_BLOCKS + 1, BS, KH, HD, generator=gen)
+    v_cache = torch.randn(NUM_BLOCKS + 1, BS, KH, HD, generator=gen)
+    rng = np.random.default_rng(seed)
+    blocks = rng.permutation(NUM_BLOCKS).astype(np.int32)  # scattered, never the pad block
+    width = -(-max(lens) // BS)
+    table = blocks[:len(lens) * width].reshape(len(lens), width)
+    q = torch.randn(len(lens), H, HD, generator=gen)
+    return k_cache, v_cache, table, np.array(lens), q
+
+
+def _padded(q, bucket):
+    return torch.cat((q, q.new_zeros(bucket - len(q), *q.shape[1:])))
+
+
+# lengths on both sides of block boundaries, 1 token, a full block, several blocks
+LENS = [1, BS, BS + 1, 2 * BS, 3 * BS - 1, 17]
+
+
+@pytest.mark.parametrize("make", [
+    lambda buckets: FlexAttention(torch, "cpu", BS, NUM_BLOCKS + 1, 8, buckets),
+    lambda buckets: VarlenAttention(torch, "cpu", BS, 8, buckets, max_model_len=32,
+                                    varlen_attn=reference_varlen_attn),
+], ids=["flex", "varlen"])
+def test_in_place_backends_equal_the_gathered_copy(make):
+    backend = make((1, 2, 8))
+    gather = GatherAttention(torch, BS)
+    put = lambda name, a: torch.from_numpy(np.ascontiguousarray(a))  # noqa: E731
+    for seed, lens in enumerate([LENS, [5], LENS[:2], [2, 30]]):
+        k_cache, v_cache, table, lens, q = _cache_and_rows(seed, lens)
+        bucket = backend.bucket(len(lens))
+        ref = gather(q, k_cache, v_cache, gather.plan(
+            DecodeRows(table, lens, BS, NUM_BLOCKS, len(lens)), put))
+        rows = DecodeRows(table, lens, BS, NUM_BLOCKS, bucket)
+        out = backend(_padded(q, bucket), k_cache, v_cache, backend.plan(rows, put))
+        assert out.shape == (bucket, H * HD)
+        torch.testing.assert_close(out[:len(lens)], ref, rtol=1e-5, atol=1e-5)
+
+
+def test_flex_reads_the_block_table():
+    """Negative control: one block id of a row swapped gives a different result."""
+    backend = FlexAttention(torch, "cpu", BS, NUM_BLOCKS + 1, 8, (8,))
+    put = lambda name, a: torch.from_numpy(np.ascontiguousarray(a))  # noqa: E731
+    k_cache, v_cache, table, lens, q = _cache_and_rows(0, LENS)
+    good = backend(_padded(q, 8), k_cache, v_cache,
+                   backend.plan(DecodeRows(table, lens, BS, NUM_BLOCKS, 8), put))[:6].clone()
+    table[5, 1] = table[0, 0]
+    bad = backend(_padded(q, 8), k_cache, v_cache,
+                  backend.plan(DecodeRows(table, lens, BS, NUM_BLOCKS, 8), put))[:6]
+    torch.testing.assert_close(bad[:5], good[:5])
+    assert float((bad[5] - good[5]).abs().max()) > 1e-2
+
+
+SCHED = SchedulerConfig(max_num_seqs=4, max_model_len=128, block_size=4, num_blocks=80)
+
+
+def _model(attention: str) -> TorchModel:
+    return TorchModel(ModelConfig(name="torch", preset="tiny", vocab_size=5000, seed=3,
+                                  device="cpu", attention=attention), SCHED)
+
+
+def _decode_steps(rng, num_steps: int):
+    """Decode steps of 1..4 rows over 4 sequences with scattered blocks: (rows,
+    input ids, positions, seq_lens) per step, prefixes written by earlier steps."""
+    table = rng.permutation(80).astype(np.int32)[:32].reshape(4, 8)
+    done = [0, 0, 0, 0]
+    steps = []
+    for _ in range(num_steps):
+        rows = sorted(rng.choice(4, size=int(rng.integers(1, 5)), replace=False).tolist())
+        ids = rng.integers(0, 5000, len(rows))
+        pos = np.array([done[r] for r in rows])
+        for r in rows:
+            done[r] += 1
+        steps.append((rows, ids, pos, pos + 1))
+    return table, steps
+
+
+def test_flex_model_equals_the_full_sequence_forward():
+    from tests.engine.test_models import _STEPS, _paged_vs_reference
+
+    model = _model("flex")
+    assert model.device == "cpu (attention flex)"
+    rng = np.random.default_rng(0)
+    seqs = [rng.integers(0, 5000, 40).tolist(), rng.integers(0, 5000, 23).tolist()]
+    blocks = rng.permutation(80)
+    table = np.zeros((2, 32), np.int32)
+    table[0, :10], table[1, :6] = blocks[:10], blocks[10:16]
+    assert _paged_vs_reference(model, table, seqs, _STEPS) < 1e-4
+
+
+def test_decode_graphs_give_the_eager_tokens_and_leave_requests_blocks_alone():
+    """Graph replays (eager_capture: the replayed work over the persistent buffers)
+    against the gather model without padding: equal tokens every step, and equal KV
+    caches outside the pad block; every bucket captured once, up front."""
+    graphed, eager = _model("flex"), _model("gather")
+    graphed.enable_graphs(eager_capture)
+    assert graphed.graphs.captured == [1, 2, 4]
+    table, steps = _decode_steps(np.random.default_rng(1), 24)
+    for rows, ids, pos, lens in steps:
+        want = eager.forward_logits(ids, pos, np.arange(len(rows) + 1), lens,
+                                    table[rows]).argmax(-1)
+        got = graphed.graphs.run(ids, pos, lens, table[rows])
+        assert got.tolist() == want.tolist()
+    assert sum(graphed.graphs.replays.values()) == 24
+    assert set(graphed.graphs.replays) >= {1, 4}
+    assert graphed.graphs.captured == [1, 2, 4]  # nothing captured after start-up
+    torch.testing.assert_close(graphed.kv_cache[:, :, :80], eager.kv_cache[:, :, :80],
+                               rtol=1e-5, atol=1e-5)
+    assert float(graphed.kv_cache[:, :, 80].abs().sum()) > 0  # pad rows wrote there
+
+
+def test_graphs_need_a_static_backend_and_cuda():
+    with pytest.raises(ConfigError, match=r"^CUDA graphs need attention flex or varlen; "
+                       r"this model's is gather$"):
+        _model("gather").enable_graphs(eager_capture)
+    with pytest.raises(ConfigError, match=r"^--cuda-graphs needs CUDA; this runner's "
+                       r"device is cpu$"):
+        TorchModel(ModelConfig(name="torch", preset="tiny", device="cpu", attention="flex",
+                               cuda_graphs=True), SCHED)
+
+
