@@ -28,7 +28,8 @@ import numpy as np
 from ipc_bench.engine.config import ConfigError, ModelConfig, SchedulerConfig, check_model_memory
 from ipc_bench.engine.cuda_step import (DecodeGraphs, PinnedStaging, StepEventTimer,
                                         configure_cuda_attention, cuda_graph_capture)
-from ipc_bench.engine.paged_attention import (GRAPH_BACKENDS, DecodeRows, decode_buckets,
+from ipc_bench.engine.paged_attention import (GRAPH_BACKENDS, DecodeRows, GatherAttention,
+                                              decode_buckets,
                                               make_attention, resolve_attention)
 from ipc_bench.engine.roofline import EMULATED_GPU, RooflineStep, load_gpu_figures, sleep_until_ns
 
@@ -285,6 +286,8 @@ class TorchModel:
             self.enable_graphs(cuda_graph_capture(torch))
         elif self.attention.graphable:
             self.warm_up()
+        if self.attention.graphable:
+            self.check_attention(scheduler)
         settings = f"attention {name}" + ("; CUDA graphs" if self.graphs else "")
         self.device = (f"{self.device[:-1]}; {settings})" if self.device.endswith(")")
                        else f"{self.device} ({settings})")
@@ -348,6 +351,47 @@ class TorchModel:
                 q = torch.zeros(bucket, p.num_heads, p.head_dim, device=self.torch_device,
                                 dtype=self.dtype)
                 self.attention(q, self.kv_cache[0, 0], self.kv_cache[0, 1], plan)
+
+    def check_attention(self, scheduler: SchedulerConfig, num_rows: int = 3) -> float:
+        """Start-up check of an in-place backend against ``gather`` on random K/V:
+        ``num_rows`` decode rows (1 token, one block + 1, three blocks, capped by
+        ``max_model_len``) in the first blocks of layer 0's cache, which are zeroed
+        again after. Returns the largest absolute difference; raises ``ConfigError``
+        (one line, naming ``--attention gather``) above 1e-4 in float32 or 3e-2 in
+        bf16, so a kernel that reads the cache wrongly fails before the first step."""
+        torch = self.torch
+        p = self.preset
+        bs = self.block_size
+        lens = np.minimum([1, bs + 1, 3 * bs], scheduler.max_model_len)[:num_rows]
+        width = -(-int(lens.max()) // bs)
+        if len(lens) * width > scheduler.num_blocks:
+            return 0.0  # too few blocks to check (tiny test caches)
+        table = np.arange(len(lens) * width, dtype=np.int32).reshape(len(lens), width)
+        gen = torch.Generator(device=self.torch_device).manual_seed(0)
+        k_cache, v_cache = self.kv_cache[0, 0], self.kv_cache[0, 1]
+        used = len(lens) * width
+        shape = (used, bs, p.num_kv_heads, p.head_dim)
+        with torch.inference_mode():
+            k_cache[:used] = torch.randn(shape, generator=gen, device=self.torch_device)
+            v_cache[:used] = torch.randn(shape, generator=gen, device=self.torch_device)
+            q = torch.randn(len(lens), p.num_heads, p.head_dim, generator=gen,
+                            device=self.torch_device).to(self.dtype)
+            gather = GatherAttention(torch, bs)
+            want = gather(q, k_cache, v_cache, gather.plan(
+                DecodeRows(table, lens, bs, self.pad_block, len(lens)), self._to_device))
+            bucket = self.attention.bucket(len(lens))
+            plan = self.attention.plan(DecodeRows(table, lens, bs, self.pad_block, bucket),
+                                       self._to_device)
+            got = self._decode_attention(q, k_cache, v_cache, bucket, plan)
+            err = float((got.float() - want.float()).abs().max())
+            k_cache[:used] = 0
+            v_cache[:used] = 0
+        tolerance = 1e-4 if self.dtype == torch.float32 else 3e-2
+        if not err <= tolerance:
+            raise ConfigError(f"attention {self.attention.name} differs from gather by "
+                              f"{err:.3g} (> {tolerance:g}) on {self.torch_device.type} at "
+                              "start-up: use --attention gather")
+        return err
 
     def _to_device(self, name: str, array: np.ndarray):
         """``array`` on the model's device: on CUDA through the pinned buffer ``name``

@@ -205,3 +205,21 @@ def test_graphs_need_a_static_backend_and_cuda():
                                cuda_graphs=True), SCHED)
 
 
+
+
+def test_start_up_check_fails_a_backend_that_reads_the_wrong_block(monkeypatch):
+    model = _model("flex")
+    assert model.check_attention(SCHED) < 1e-5
+    assert float(model.kv_cache.abs().sum()) == 0  # the check's K/V are zeroed again
+    real_plan = model.attention.plan
+
+    def off_by_one(rows, put):  # every request's blocks shifted by one id
+        n = rows.num_rows
+        rows.block_ids[:n] += 1
+        rows.last_block[:n] += 1
+        return real_plan(rows, put)
+
+    monkeypatch.setattr(model.attention, "plan", off_by_one)
+    with pytest.raises(ConfigError, match=r"^attention flex differs from gather by [0-9.e+-]+ "
+                       r"\(> 0.0001\) on cpu at start-up: use --attention gather$"):
+        model.check_attention(SCHED)
