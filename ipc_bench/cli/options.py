@@ -222,6 +222,10 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
         "torch model on CUDA: replay decode steps from CUDA graphs captured at start-up "
         "per batch-size bucket (powers of two up to --max-num-seqs; needs --attention "
         "flex or varlen)"))
+    p.add_argument("--cuda-graph-sizes", type=_int_list(MAX_NUM_SEQS), metavar="B[,B...]",
+                   help="batch sizes decode steps are padded to (graphs, and flex's one "
+                   "compile per size); the largest must be at least --max-num-seqs "
+                   "(default: powers of two up to it)")
 
 
 def _add_scheduler_options(p: argparse.ArgumentParser) -> None:

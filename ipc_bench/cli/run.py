@@ -114,7 +114,8 @@ def _scenario_options(args):
         allow_pickle_over_tcp=args.allow_pickle_over_tcp, model=args.model,
         step_time_ms=args.step_time_ms, model_preset=args.model_preset,
         torch_threads=args.torch_threads, device=args.device,
-        attention=args.attention, cuda_graphs=args.cuda_graphs, num_blocks=args.num_blocks,
+        attention=args.attention, cuda_graphs=args.cuda_graphs,
+        cuda_graph_sizes=args.cuda_graph_sizes, num_blocks=args.num_blocks,
         aa=args.aa, req_id_format=args.req_id_format, vocab_size=args.vocab_size)
 
 
@@ -185,7 +186,8 @@ def _check_torch_cases(cases) -> None:
     with the figures): the torch model's device probed once (in a child process, so
     this process never imports torch; free GPU memory), the emulated GPU's memory."""
     from ipc_bench.engine.config import ConfigError, check_model_memory
-    from ipc_bench.engine.paged_attention import GRAPH_BACKENDS, resolve_attention
+    from ipc_bench.engine.paged_attention import (GRAPH_BACKENDS, decode_buckets,
+                                                  resolve_attention)
     from ipc_bench.engine.models import probe_torch_device
     from ipc_bench.engine.roofline import EMULATED_GPU, load_gpu_figures
 
@@ -203,6 +205,7 @@ def _check_torch_cases(cases) -> None:
         device, memory = probed[model.device]
         check_model_memory(case.scheduler, model, device, memory)
         attention = resolve_attention(model.attention, device)
+        decode_buckets(case.scheduler.max_num_seqs, model.cuda_graph_sizes or None)
         if model.cuda_graphs and device != "cuda":
             raise ConfigError(f"--cuda-graphs needs CUDA; the torch model's device is {device}")
         if model.cuda_graphs and attention not in GRAPH_BACKENDS:

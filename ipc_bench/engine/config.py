@@ -155,7 +155,9 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     model's decode attention over the paged cache (``ATTENTION_BACKENDS``; ``auto``:
     flex on CUDA, gather on CPU; ``engine.paged_attention``). ``cuda_graphs``: replay
     pure-decode steps from CUDA graphs captured per batch-size bucket (CUDA, flex or
-    varlen only; ``engine.cuda_step.DecodeGraphs``).
+    varlen only; ``engine.cuda_step.DecodeGraphs``). ``cuda_graph_sizes``: the batch
+    sizes decode steps are padded to, graphs or not (flex compiles once per size; empty:
+    powers of two up to ``max_num_seqs``, ``paged_attention.decode_buckets``).
     """
 
     name: str = "null"
@@ -168,6 +170,7 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     device: str = "auto"
     attention: str = "auto"
     cuda_graphs: bool = False
+    cuda_graph_sizes: tuple[int, ...] = ()
 
     def validate(self) -> None:
         """Raise ``ConfigError`` naming the first setting that is out of range."""

@@ -278,7 +278,8 @@ class TorchModel:
             name, torch, self.torch_device, block_size=self.block_size,
             num_cache_blocks=scheduler.num_blocks + 1,
             max_blocks=scheduler.max_blocks_per_req,
-            buckets=decode_buckets(scheduler.max_num_seqs), max_model_len=scheduler.max_model_len)
+            buckets=decode_buckets(scheduler.max_num_seqs, config.cuda_graph_sizes or None),
+            max_model_len=scheduler.max_model_len)
         self.graphs: Optional[DecodeGraphs] = None
         if config.cuda_graphs:
             if device != "cuda":
@@ -531,19 +532,24 @@ class TorchModel:
         return self.attention(q, k_cache, v_cache, plan)[:nd]
 
     def execute(self, batch: "InputBatch", inputs: "StepInputs") -> np.ndarray:
-        """Forward over the step's scheduled tokens; greedy ids ``[num_reqs]`` int64.
-        Pure-decode steps replay the bucket's CUDA graph when graphs are on
-        (``cuda_graphs.DecodeGraphs``). On CUDA the step's GPU work is bracketed by the
-        timer's events (recorded before the input copies and after the argmax)."""
+        """``sample_step`` of the step's scheduled tokens over the batch's block table."""
         n = len(inputs.req_ids)
-        block_table = batch.block_table[:n]
-        if self.graphs is not None and n and int(inputs.query_start_loc[-1]) == n:
-            ids = self.graphs.run(inputs.input_ids, inputs.token_positions,
-                                  inputs.seq_lens, block_table, self.timer)
+        return self.sample_step(inputs.input_ids, inputs.token_positions,
+                                inputs.query_start_loc, inputs.seq_lens, batch.block_table[:n])
+
+    def sample_step(self, input_ids: np.ndarray, positions: np.ndarray,
+                    query_start_loc: np.ndarray, seq_lens: np.ndarray,
+                    block_table: np.ndarray) -> np.ndarray:
+        """Greedy ids ``[num_reqs]`` int64 of one step (arrays as ``forward_logits``).
+        Pure-decode steps replay the bucket's CUDA graph when graphs are on
+        (``cuda_step.DecodeGraphs``). On CUDA the step's GPU work is bracketed by the
+        timer's events (recorded before the input copies and after the argmax)."""
+        n = len(seq_lens)
+        if self.graphs is not None and n and int(query_start_loc[-1]) == n:
+            ids = self.graphs.run(input_ids, positions, seq_lens, block_table, self.timer)
         else:
-            logits = self.forward_logits(inputs.input_ids, inputs.token_positions,
-                                         inputs.query_start_loc, inputs.seq_lens, block_table)
-            ids = logits.argmax(dim=-1)
+            ids = self.forward_logits(input_ids, positions, query_start_loc, seq_lens,
+                                      block_table).argmax(dim=-1)
         timer = self.timer
         if timer is None:
             return ids.cpu().numpy().astype(np.int64)

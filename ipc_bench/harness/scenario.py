@@ -60,12 +60,13 @@ SCENARIO_OPTIONS: dict[str, str] = {
     "device": "the torch model's device",
     "attention": "the torch model's decode attention",
     "cuda_graphs": "the torch model's CUDA graphs",
+    "cuda_graph_sizes": "the torch model's decode batch buckets",
     "vocab_size": "the vocabulary of prompts and sampled ids",
     "req_id_format": "the request ids of a generated workload",
 }
 #: ``OPTIONS`` building blocks: the runner's model and the workload's ids.
 MODEL = frozenset({"model", "step_time_ms", "model_preset", "torch_threads", "device",
-                   "attention", "cuda_graphs", "vocab_size", "req_id_format"})
+                   "attention", "cuda_graphs", "cuda_graph_sizes", "vocab_size", "req_id_format"})
 #: Steady batches (decode-steady, step-time, overhead).
 STEADY = frozenset({"num_running", "steps"}) | MODEL
 #: Trace replays on the logical clock (azure-conv, azure-code).
@@ -111,6 +112,7 @@ class ScenarioOptions:
     device: Optional[str] = None
     attention: Optional[str] = None
     cuda_graphs: bool = False
+    cuda_graph_sizes: Optional[list[int]] = None
     num_blocks: Optional[int] = None  # also in scheduler_overrides when given
 
     def model_config(self, default: str = "null",
@@ -136,6 +138,7 @@ class ScenarioOptions:
             num_threads=self.torch_threads or base.num_threads,
             device=self.device or base.device,
             attention=self.attention or base.attention, cuda_graphs=self.cuda_graphs,
+            cuda_graph_sizes=tuple(self.cuda_graph_sizes or ()),
             vocab_size=(self.vocab_size or preset_vocab_size(name, preset)
                         or base.vocab_size))
 
