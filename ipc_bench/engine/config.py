@@ -21,6 +21,8 @@ MODELS: tuple[str, ...] = ("null", "fixed-step", "torch", "emulated")
 #: Models whose shape is ``ModelConfig.preset`` (the others ignore it).
 PRESET_MODELS: tuple[str, ...] = ("torch", "emulated")
 DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda")
+#: ``ModelConfig.roofline`` values: ``auto`` (on with CUDA, off on CPU), ``on``, ``off``.
+ROOFLINE_SETTINGS: tuple[str, ...] = ("auto", "on", "off")
 
 #: Llama 3's vocabulary: ids up to 128,255 take 5 msgpack bytes above 65,535.
 DEFAULT_VOCAB_SIZE = 128_256
@@ -149,7 +151,11 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     with a preset that has a published vocabulary it must be that vocabulary
     (``validate``; the scenarios fill it in). ``num_threads``: torch intra-op threads
     in the runner (1: one thread per process). ``device``: ``auto`` (CUDA when
-    ``torch.cuda.is_available()``), ``cpu`` or ``cuda``.
+    ``torch.cuda.is_available()``), ``cpu`` or ``cuda``. ``roofline`` (torch only):
+    whether the torch model measures its device's copy bandwidth and matmul rate at
+    start-up and reports each step's roofline time on them (``roofline.StepRoofline``):
+    ``auto`` (on CUDA only), ``on`` or ``off``; another model refuses ``on`` and
+    ``off``.
     """
 
     name: str = "null"
@@ -160,6 +166,7 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     preset: str = "cpu"
     num_threads: int = 1
     device: str = "auto"
+    roofline: str = "auto"
 
     def validate(self) -> None:
         """Raise ``ConfigError`` naming the first setting that is out of range."""
@@ -185,6 +192,12 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         if self.device not in DEVICES:
             raise ConfigError(
                 f"unknown device {self.device!r}; choose from {', '.join(DEVICES)}")
+        if self.roofline not in ROOFLINE_SETTINGS:
+            raise ConfigError(f"unknown roofline setting {self.roofline!r} (--roofline); "
+                              f"choose from {', '.join(ROOFLINE_SETTINGS)}")
+        if self.roofline != "auto" and self.name != "torch":
+            raise ConfigError(f"--roofline {self.roofline} applies to the torch model only, "
+                              f"not {self.name}")
 
     @property
     def torch_preset(self) -> TorchPreset:

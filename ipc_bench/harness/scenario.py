@@ -58,12 +58,13 @@ SCENARIO_OPTIONS: dict[str, str] = {
     "model_preset": "the torch model's shape",
     "torch_threads": "the torch model's threads",
     "device": "the torch model's device",
+    "roofline": "the torch model's roofline",
     "vocab_size": "the vocabulary of prompts and sampled ids",
     "req_id_format": "the request ids of a generated workload",
 }
 #: ``OPTIONS`` building blocks: the runner's model and the workload's ids.
 MODEL = frozenset({"model", "step_time_ms", "model_preset", "torch_threads", "device",
-                   "vocab_size", "req_id_format"})
+                   "roofline", "vocab_size", "req_id_format"})
 #: Steady batches (decode-steady, step-time, overhead).
 STEADY = frozenset({"num_running", "steps"}) | MODEL
 #: Trace replays on the logical clock (azure-conv, azure-code).
@@ -107,12 +108,14 @@ class ScenarioOptions:
     model_preset: Optional[str] = None
     torch_threads: Optional[int] = None
     device: Optional[str] = None
+    roofline: Optional[str] = None
     num_blocks: Optional[int] = None  # also in scheduler_overrides when given
 
     def model_config(self, default: str = "null",
                      step_time_ms: Optional[float] = None) -> ModelConfig:
         """The ``ModelConfig`` of ``--model`` (else ``default``), ``--step-time-ms``,
-        ``--model-preset``, ``--torch-threads``, ``--device``, ``--vocab-size`` and ``--seed``.
+        ``--model-preset``, ``--torch-threads``, ``--device``, ``--roofline``,
+        ``--vocab-size`` and ``--seed``.
         Vocabulary: ``--vocab-size``, else the preset's published one for the torch and
         emulated models (``config.preset_vocab_size``), else 128,256.
         ``step_time_ms`` overrides ``--step-time-ms`` (for sweeps); otherwise that option
@@ -131,6 +134,7 @@ class ScenarioOptions:
             preset=preset,
             num_threads=self.torch_threads or base.num_threads,
             device=self.device or base.device,
+            roofline=self.roofline or base.roofline,
             vocab_size=(self.vocab_size or preset_vocab_size(name, preset)
                         or base.vocab_size))
 

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-from ipc_bench.engine.config import TORCH_PRESETS, ConfigError
+from ipc_bench.cli import main as cli_main
+from ipc_bench.engine.config import TORCH_PRESETS, ConfigError, ModelConfig
 from ipc_bench.engine.roofline import (MeasuredFigures, RooflineStep, StepRoofline,
                                        measure_device_figures, roofline_enabled)
 
@@ -92,3 +93,27 @@ def test_step_roofline_records_counts_and_computes_at_the_end():
     keep.record(np.array([0]), np.array([], dtype=np.int64))  # no request: 0
     assert keep.columns() == {"roofline_ns": [59_322, 0]}  # float32: memory-bound
     assert keep.info()["roofline_figures"]["memory_bandwidth_bytes_per_s"] == 1e10
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(name="null", roofline="on"), "--roofline on applies to the torch model only, not null"),
+    (dict(name="emulated", roofline="off"),
+     "--roofline off applies to the torch model only, not emulated"),
+    (dict(name="torch", roofline="yes"),
+     "unknown roofline setting 'yes' (--roofline); choose from auto, on, off"),
+])
+def test_roofline_setting_errors(kwargs, message):
+    with pytest.raises(ConfigError) as exc:
+        ModelConfig(**kwargs).validate()
+    assert str(exc.value) == message
+    ModelConfig(name="fixed-step").validate()  # auto: any model
+
+
+def test_cli_refuses_roofline_for_the_null_model(capsys, tmp_path):
+    assert cli_main(["--scenario", "decode-steady", "--roofline",
+                     "--output", str(tmp_path / "run")]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == ("bench.py: error: --roofline on applies to the torch model only, "
+                            "not null\n")
+    assert captured.out == ""
+    assert not (tmp_path / "run").exists()
