@@ -6,14 +6,20 @@ from __future__ import annotations
 
 import math
 
+import msgspec
 import numpy as np
 import pytest
 import torch
 
 from ipc_bench.cli import main as cli_main
-from ipc_bench.engine.config import TORCH_PRESETS, ConfigError, ModelConfig
+from ipc_bench.engine import roofline
+from ipc_bench.engine.config import TORCH_PRESETS, ConfigError, ModelConfig, SchedulerConfig
+from ipc_bench.engine.model_runner import ModelRunner
+from ipc_bench.engine.models import model_info
 from ipc_bench.engine.roofline import (MeasuredFigures, RooflineStep, StepRoofline,
                                        measure_device_figures, roofline_enabled)
+from ipc_bench.engine.scheduler import Scheduler
+from ipc_bench.engine.workloads import SteadyDecodeWorkload
 
 #: Small sizes so that a model start measures in a few hundredths of a second.
 SMALL = (2**20, 64, 0.01)
@@ -117,3 +123,57 @@ def test_cli_refuses_roofline_for_the_null_model(capsys, tmp_path):
                             "not null\n")
     assert captured.out == ""
     assert not (tmp_path / "run").exists()
+
+
+def _run_torch(roofline_setting: str, steps: int):
+    """The tiny torch model on CPU over ``steps`` steps of 3 running requests with
+    chunked prefill; returns the model and each step's (query_start_loc, seq_lens)."""
+    sched_cfg = SchedulerConfig(max_num_seqs=3, max_num_batched_tokens=48, max_model_len=256,
+                                block_size=16, num_blocks=64)
+    runner = ModelRunner(sched_cfg, ModelConfig(name="torch", preset="tiny", device="cpu",
+                                                roofline=roofline_setting), "cached")
+    sched = Scheduler(sched_cfg, "cached")
+    workload = SteadyDecodeWorkload(3, seed=7, vocab_size=128_256, prompt_len_range=(40, 90),
+                                    output_len_range=(4, 24))
+    seen = []
+    execute = runner.model.execute
+
+    def spy(batch, inputs):
+        seen.append((inputs.query_start_loc.copy(), inputs.seq_lens.copy()))
+        return execute(batch, inputs)
+
+    runner.model.execute = spy
+    while sched.step < steps:
+        for r in workload.arrivals(sched.step):
+            sched.add_request(r.req_id, r.index, r.prompt_token_ids, r.max_tokens)
+        plan = sched.schedule()
+        finished = sched.update_from_output(
+            plan, runner.execute_model(sched.build_scheduler_output(plan)))
+        if finished:
+            workload.on_finished(len(finished), plan.step)
+    return runner.model, seen
+
+
+def test_torch_model_reports_each_steps_roofline(monkeypatch):
+    monkeypatch.setitem(roofline.MEASURE_DEFAULTS, "cpu", SMALL)
+    model, seen = _run_torch("on", 12)
+    figures = model.step_roofline.figures
+    assert (figures.dtype, figures.element_bytes, figures.copy_bytes, figures.matmul_n) == (
+        "float32", 4, 2**20, 64)
+    # an independent RooflineStep on the same figures, float32 (4 bytes)
+    want = RooflineStep(TORCH_PRESETS["tiny"], 128_256, figures, 4)
+    columns = model.step_columns()
+    assert list(columns) == ["roofline_ns"]  # CPU: no CUDA event columns
+    assert len(columns["roofline_ns"]) == len(seen) == 12
+    assert columns["roofline_ns"] == [want.for_step(q, s) for q, s in seen]
+    assert min(columns["roofline_ns"]) > 0
+    # prefill chunks of 48 tokens next to decodes were among the steps
+    assert max(int(q[-1]) for q, _ in seen) == 48
+    assert model_info(model) == {"roofline_figures": msgspec.to_builtins(figures)}
+
+
+def test_torch_model_on_cpu_keeps_no_roofline_unless_asked():
+    model, seen = _run_torch("auto", 3)
+    assert model.step_roofline is None
+    assert model.step_columns() == {}
+    assert model_info(model) == {}
