@@ -4,6 +4,7 @@ model's per-step roofline column, and the --roofline setting."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import msgspec
@@ -177,3 +178,29 @@ def test_torch_model_on_cpu_keeps_no_roofline_unless_asked():
     assert model.step_roofline is None
     assert model.step_columns() == {}
     assert model_info(model) == {}
+
+
+def test_a_cpu_run_with_the_roofline_reports_the_ratio(tmp_path, capsys):
+    """Two processes and the single-process case: the runner's measured figures reach
+    summary.json through the handshake's Ready, and the printed table shows the ratio."""
+    out = tmp_path / "run"
+    assert cli_main(["--scenario", "decode-steady", "--model", "torch", "--model-preset",
+                     "tiny", "--num-running", "2", "--steps", "8", "--warmup-steps", "2",
+                     "--policies", "cached", "--codecs", "msgpack", "--no-floor", "--quiet",
+                     "--roofline", "--output", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "x roofline: median forward / roofline" in text
+    assert "roofline figures measured in the runner on cpu (1 torch thread), float32 " \
+           "(2 cases): copy " in text
+    cases = json.loads((out / "summary.json").read_text())["cases"]
+    assert [c["transport"] for c in cases] == ["ipc", "inproc"]
+    for c in cases:
+        figures = c["roofline_figures"]
+        assert (figures["dtype"], figures["element_bytes"], figures["copy_bytes"],
+                figures["matmul_n"]) == ("float32", 4, 64 * 2**20, 1024)
+        assert figures["provenance"]["flops_per_s"].startswith("measured in this process")
+        assert c["compute_to_roofline_basis"] == "runner_forward_ns"
+        assert c["compute_to_roofline_ratio"] > 0 and c["roofline_ns_per_step"] > 0
+        assert "gpu_busy_ns_per_step" not in c and "host_ns_per_decode_step" not in c
+    config = json.loads((out / "summary.json").read_text())["metadata"]["cases"][0]
+    assert config["model"]["roofline"] == "on"
