@@ -27,7 +27,10 @@ runs only those stages (numbered as above).
 
 Per case it prints the steady-state output tokens/s (counted steps) beside the
 run-level figure (every token over the case's wall time), the median step, the CUDA
-event times per step (GPU busy, host = step - busy, GPU idle between steps) and, per
+event times per step (GPU busy, host = step - busy, the same over pure-decode steps,
+GPU idle between steps), the median ratio of GPU busy time to the step's roofline on
+the figures the runner measured at start-up (``x roofline``; the torch model's
+roofline is on by default on CUDA, off on the CPU stages: ``-``) and, per
 workload and codec, send's share of the step: (send's SchedulerOutput build + encode
 + decode - cached's) / send's median step. Exit status: 0 when every stage passed;
 1 when a stage failed (a token oracle failure included: ``bench.py`` exits 1 when the
@@ -146,13 +149,18 @@ def _ms(value: Any) -> str:
     return "-" if value is None else f"{value / 1e6:.2f}"
 
 
+def _ratio(value: Any) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
 def _num(value: Any) -> str:
     return "-" if value is None else f"{value:,.0f}"
 
 
 def case_rows(cases: list[dict[str, Any]]) -> list[list[str]]:
     """Per case: workload, arm, codec, transport, steady and run-level tokens/s, median
-    step, GPU busy, host and GPU idle ms per step, device."""
+    step, GPU busy, host, host per decode step and GPU idle ms per step, the compute /
+    roofline ratio, outcome, device."""
     rows = []
     for s in cases:
         rows.append([
@@ -160,13 +168,15 @@ def case_rows(cases: list[dict[str, Any]]) -> list[list[str]]:
             str(s.get("codec", "?")), str(s.get("transport", "?")),
             _num(s.get("output_tokens_per_s")), _num(s.get("run_output_tokens_per_s")),
             _ms(s.get("step_ns_median")), _ms(s.get("gpu_busy_ns_per_step")),
-            _ms(s.get("host_ns_per_step")), _ms(s.get("gpu_idle_ns_per_step")),
+            _ms(s.get("host_ns_per_step")), _ms(s.get("host_ns_per_decode_step")),
+            _ms(s.get("gpu_idle_ns_per_step")), _ratio(s.get("compute_to_roofline_ratio")),
             "ok" if s.get("complete") else "FAILED", str(s.get("runner_device", "?"))])
     return rows
 
 
 HEADER = ["workload", "arm", "codec", "transport", "tok/s", "run tok/s", "step ms",
-          "GPU busy ms", "host ms", "GPU idle ms", "case", "device"]
+          "GPU busy ms", "host ms", "host ms/decode", "GPU idle ms", "x roofline", "case",
+          "device"]
 
 
 def send_shares(cases: list[dict[str, Any]]) -> list[str]:
@@ -193,7 +203,7 @@ def format_stage(run_dir: Path) -> str:
     rows = case_rows(cases)
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
               for i, h in enumerate(HEADER)]
-    lines = ["  ".join(c.ljust(w) if i < 4 or i >= 10 else c.rjust(w)
+    lines = ["  ".join(c.ljust(w) if i < 4 or i >= 12 else c.rjust(w)
                        for i, (c, w) in enumerate(zip(row, widths)))
              for row in [HEADER] + rows]
     return "\n".join(lines + send_shares(cases))

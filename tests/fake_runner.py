@@ -37,7 +37,7 @@ def main() -> int:
         time.sleep(600)
         return 0
     if MODE == "wrong-version":
-        runner_loop.Ready = lambda version, pid, device: control.Ready(99, pid, device)
+        runner_loop.Ready = lambda version, pid, *rest: control.Ready(99, pid, *rest)
     calls = {"n": 0}
     execute = runner_loop.TimedModelRunner.execute
 

@@ -14,8 +14,9 @@ sizes bytes.
 - ``encode_ns_per_step`` / ``decode_ns_per_step`` / ``build_ns_per_step``: both
   directions summed (scheduler's SchedulerOutput + runner's ModelRunnerOutput); each
   direction is also given on its own;
-- the model's own columns (emulated step times, CUDA event times) and the marks of
-  an emulated case: ``_model_column_figures``, ``_model_marks``;
+- the model's own columns (emulated step times, CUDA event times, the torch model's
+  roofline and its compute / roofline ratio) and the marks of an emulated case:
+  ``_model_column_figures``, ``_roofline_figures``, ``_model_marks``;
 - ``decode_token_bytes_per_step`` / ``prompt_chunk_bytes_per_step``: bytes of
   ``new_token_ids`` in the SchedulerOutput frames, split into decode tokens and
   prompt chunks re-sent during chunked prefill. Exact: each is the frame's length
@@ -197,6 +198,16 @@ def _model_marks(result: CaseResult) -> dict[str, Any]:
     return dict(emulated=True, emulated_gpu=gpu.name, gpu_figures=gpu.status)
 
 
+def _counted_column(result: CaseResult, a: np.ndarray, c: np.ndarray, name: str
+                    ) -> Optional[np.ndarray]:
+    """The runner's column ``name`` at the counted steps ``c`` (int64), or ``None`` when
+    it is absent or does not have one value per step of ``a``."""
+    values = result.runner_columns.get(name)
+    if values is None or len(values) != len(a):
+        return None
+    return np.asarray(values, dtype=np.int64)[c[:, _COL["seq"]]]
+
+
 def _model_column_figures(result: CaseResult, a: np.ndarray, c: np.ndarray
                           ) -> dict[str, Any]:
     """Figures of the model's own per-step columns over the counted steps; a column the
@@ -207,18 +218,14 @@ def _model_column_figures(result: CaseResult, a: np.ndarray, c: np.ndarray
     lateness plus sampling). CUDA (``engine.cuda_step``): ``gpu_busy_ns_per_step``,
     ``gpu_idle_ns_per_step`` (steps with a previous one), ``host_ns_per_step`` (mean
     ``step_ns - gpu_busy_ns``: a two-process case's whole step, scheduler and IPC
-    included), ``gpu_busy_share`` (busy over step time) and, beside the steady-state
-    ``output_tokens_per_s``, ``run_output_tokens_per_s``: every sampled token over the
-    case's wall time, warm-up and start-up steps included.
+    included), ``host_ns_per_decode_step`` (the same over the counted steps where every
+    scheduled request decodes one token; absent when there is none), ``gpu_busy_share``
+    (busy over step time) and, beside the steady-state ``output_tokens_per_s``,
+    ``run_output_tokens_per_s``: every sampled token over the case's wall time, warm-up
+    and start-up steps included. The torch model's roofline: ``_roofline_figures``.
     """
-    runner = result.runner_columns
-    seqs = c[:, _COL["seq"]]
-
     def column(name: str) -> Optional[np.ndarray]:
-        values = runner.get(name)
-        if values is None or len(values) != len(a):
-            return None
-        return np.asarray(values, dtype=np.int64)[seqs]
+        return _counted_column(result, a, c, name)
 
     out: dict[str, Any] = {}
     emulated = column("emulated_step_ns")
@@ -235,10 +242,45 @@ def _model_column_figures(result: CaseResult, a: np.ndarray, c: np.ndarray
         if idle is not None and (idle >= 0).any():
             out["gpu_idle_ns_per_step"] = float(idle[idle >= 0].mean())
         out["host_ns_per_step"] = float((step_ns - busy).mean())
+        reqs = c[:, _COL["num_reqs"]]
+        decode = (reqs > 0) & (c[:, _COL["num_scheduled_tokens"]] == reqs)
+        if decode.any():
+            out["host_ns_per_decode_step"] = float((step_ns - busy)[decode].mean())
         out["gpu_busy_share"] = float(busy.sum() / step_ns.sum())
         if result.wall_s:
             out["run_output_tokens_per_s"] = (
                 float(a[:, _COL["num_output_tokens"]].sum()) / result.wall_s)
+    out.update(_roofline_figures(result, a, c))
+    return out
+
+
+def _roofline_figures(result: CaseResult, a: np.ndarray, c: np.ndarray) -> dict[str, Any]:
+    """The torch model's roofline (``engine.roofline.StepRoofline``) over the counted
+    steps; no key where the runner kept none (roofline off, other models).
+
+    ``roofline_figures``: the device figures it was computed on, as measured in the
+    runner at start-up (bandwidth, matmul rate, dtype, sizes, provenance).
+    ``roofline_ns_per_step``: mean ``roofline_ns``. ``compute_to_roofline_ratio``: the
+    median over counted steps with a non-zero roofline of the model's compute time over
+    the step's roofline, the compute time being ``gpu_busy_ns`` where the runner
+    reported it (CUDA), else ``runner_forward_ns`` (``ModelRunner.sample``: forward and
+    sampling, on CPU); ``compute_to_roofline_basis`` names which.
+    """
+    out: dict[str, Any] = {}
+    if result.model_info.get("roofline_figures"):
+        out["roofline_figures"] = result.model_info["roofline_figures"]
+    roofline = _counted_column(result, a, c, "roofline_ns")
+    if roofline is None or len(roofline) == 0:
+        return out
+    out["roofline_ns_per_step"] = float(roofline.mean())
+    for basis in ("gpu_busy_ns", "runner_forward_ns"):
+        compute = _counted_column(result, a, c, basis)
+        if compute is not None:
+            break
+    steps = roofline > 0
+    if compute is not None and steps.any():
+        out["compute_to_roofline_ratio"] = float(np.median(compute[steps] / roofline[steps]))
+        out["compute_to_roofline_basis"] = basis
     return out
 
 

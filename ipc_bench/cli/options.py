@@ -10,7 +10,8 @@ import argparse
 from typing import Sequence
 
 from ipc_bench.analysis.stats import METHODS
-from ipc_bench.engine.config import ATTENTION_BACKENDS, DEVICES, MODELS, POLICIES, TORCH_PRESETS
+from ipc_bench.engine.config import (ATTENTION_BACKENDS, DEVICES, MODELS, POLICIES,
+                                     ROOFLINE_SETTINGS, TORCH_PRESETS)
 from ipc_bench.engine.workloads import REQ_ID_FORMATS
 from ipc_bench.wire.codecs import CODECS
 from ipc_bench.wire.transport import TRANSPORTS
@@ -226,6 +227,11 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
                    help="batch sizes decode steps are padded to (graphs, and flex's one "
                    "compile per size); the largest must be at least --max-num-seqs "
                    "(default: powers of two up to it)")
+    p.add_argument("--roofline", nargs="?", const="on", choices=ROOFLINE_SETTINGS,
+                   help="torch model only: measure the device's copy bandwidth and matmul "
+                   "rate at start-up and report each step's roofline time and the case's "
+                   "compute / roofline ratio; --roofline alone is on (default auto: on with "
+                   "CUDA, off on CPU)")
 
 
 def _add_scheduler_options(p: argparse.ArgumentParser) -> None:

@@ -113,7 +113,7 @@ def _scenario_options(args):
         startup_timeout_s=args.startup_timeout, host=args.host or "127.0.0.1",
         allow_pickle_over_tcp=args.allow_pickle_over_tcp, model=args.model,
         step_time_ms=args.step_time_ms, model_preset=args.model_preset,
-        torch_threads=args.torch_threads, device=args.device,
+        torch_threads=args.torch_threads, device=args.device, roofline=args.roofline,
         attention=args.attention, cuda_graphs=args.cuda_graphs,
         cuda_graph_sizes=args.cuda_graph_sizes, num_blocks=args.num_blocks,
         aa=args.aa, req_id_format=args.req_id_format, vocab_size=args.vocab_size)

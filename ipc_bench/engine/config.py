@@ -23,6 +23,8 @@ PRESET_MODELS: tuple[str, ...] = ("torch", "emulated")
 DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda")
 #: ``--attention``: the torch model's decode attention (``engine.paged_attention``).
 ATTENTION_BACKENDS: tuple[str, ...] = ("auto", "gather", "flex", "varlen")
+#: ``ModelConfig.roofline`` values: ``auto`` (on with CUDA, off on CPU), ``on``, ``off``.
+ROOFLINE_SETTINGS: tuple[str, ...] = ("auto", "on", "off")
 
 #: Llama 3's vocabulary: ids up to 128,255 take 5 msgpack bytes above 65,535.
 DEFAULT_VOCAB_SIZE = 128_256
@@ -158,6 +160,10 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     varlen only; ``engine.cuda_step.DecodeGraphs``). ``cuda_graph_sizes``: the batch
     sizes decode steps are padded to, graphs or not (flex compiles once per size; empty:
     powers of two up to ``max_num_seqs``, ``paged_attention.decode_buckets``).
+    ``roofline`` (torch only): whether the torch model measures its device's copy bandwidth and matmul rate at
+    start-up and reports each step's roofline time on them (``roofline.StepRoofline``):
+    ``auto`` (on CUDA only), ``on`` or ``off``; another model refuses ``on`` and
+    ``off``.
     """
 
     name: str = "null"
@@ -171,6 +177,7 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     attention: str = "auto"
     cuda_graphs: bool = False
     cuda_graph_sizes: tuple[int, ...] = ()
+    roofline: str = "auto"
 
     def validate(self) -> None:
         """Raise ``ConfigError`` naming the first setting that is out of range."""
@@ -199,6 +206,17 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         if self.attention not in ATTENTION_BACKENDS:
             raise ConfigError(f"unknown attention backend {self.attention!r}; "
                               f"choose from {', '.join(ATTENTION_BACKENDS)}")
+        for given, option in ((self.attention != "auto", f"--attention {self.attention}"),
+                              (self.cuda_graphs, "--cuda-graphs"),
+                              (bool(self.cuda_graph_sizes), "--cuda-graph-sizes")):
+            if given and self.name != "torch":
+                raise ConfigError(f"{option} applies to the torch model only, not {self.name}")
+        if self.roofline not in ROOFLINE_SETTINGS:
+            raise ConfigError(f"unknown roofline setting {self.roofline!r} (--roofline); "
+                              f"choose from {', '.join(ROOFLINE_SETTINGS)}")
+        if self.roofline != "auto" and self.name != "torch":
+            raise ConfigError(f"--roofline {self.roofline} applies to the torch model only, "
+                              f"not {self.name}")
 
     @property
     def torch_preset(self) -> TorchPreset:

@@ -176,6 +176,14 @@ def model_step_columns(model) -> dict[str, list[int]]:
     return method() if method is not None else {}
 
 
+def model_info(model) -> dict:
+    """What ``model`` measured about its device at start-up, for the case's summary:
+    ``{"roofline_figures": {...}}`` (``roofline.StepRoofline.info``: bandwidth, matmul
+    rate, dtype, sizes, provenance) for a torch model with its roofline on, else ``{}``."""
+    roofline = getattr(model, "step_roofline", None)
+    return roofline.info() if roofline is not None else {}
+
+
 def resolve_device(requested: str) -> str:
     """``auto`` -> ``cuda`` when ``torch.cuda.is_available()``, else ``cpu``; ``cuda``
     without a usable GPU raises ``ConfigError``. Imports torch."""
@@ -270,6 +278,12 @@ class TorchModel:
             self.device = f"cuda ({torch.cuda.get_device_name(self.torch_device)}; {attention})"
             self.timer = StepEventTimer(lambda: torch.cuda.Event(enable_timing=True))
             self.staging = PinnedStaging(torch, self.torch_device)
+        from ipc_bench.engine.roofline import StepRoofline, roofline_enabled
+
+        self.step_roofline: Optional[StepRoofline] = None
+        if roofline_enabled(config.roofline, device):  # measured before the weights exist
+            self.step_roofline = StepRoofline.measure(torch, self.torch_device, self.dtype,
+                                                      p, config.vocab_size)
         self._init_weights(config, scheduler, device)
         #: the cache's last block: pad rows of a padded batch write and read only it
         self.pad_block = scheduler.num_blocks
@@ -532,7 +546,11 @@ class TorchModel:
         return self.attention(q, k_cache, v_cache, plan)[:nd]
 
     def execute(self, batch: "InputBatch", inputs: "StepInputs") -> np.ndarray:
-        """``sample_step`` of the step's scheduled tokens over the batch's block table."""
+        """``sample_step`` of the step's scheduled tokens over the batch's block table.
+        With the roofline on, the step's counts are recorded first
+        (``StepRoofline.record``)."""
+        if self.step_roofline is not None:
+            self.step_roofline.record(inputs.query_start_loc, inputs.seq_lens)
         n = len(inputs.req_ids)
         return self.sample_step(inputs.input_ids, inputs.token_positions,
                                 inputs.query_start_loc, inputs.seq_lens, batch.block_table[:n])
@@ -563,8 +581,13 @@ class TorchModel:
 
     def step_columns(self) -> dict[str, list[int]]:
         """``gpu_busy_ns`` and ``gpu_idle_ns`` per step on CUDA
-        (``cuda_step.StepEventTimer``); ``{}`` on CPU (absent, not zero)."""
-        return self.timer.columns() if self.timer is not None else {}
+        (``cuda_step.StepEventTimer``; absent on CPU, not zero), and with the roofline
+        on ``roofline_ns``: each step's roofline time on the figures measured at start-up
+        (``roofline.StepRoofline``)."""
+        columns = self.timer.columns() if self.timer is not None else {}
+        if self.step_roofline is not None:
+            columns.update(self.step_roofline.columns())
+        return columns
 
     def reference_logits(self, token_ids: Sequence[int]):
         """Test oracle: logits ``[len(token_ids), vocab]`` (float32) of one sequence from a

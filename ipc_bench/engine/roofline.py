@@ -1,19 +1,21 @@
-"""The emulated model's clock: a decoder step's roofline time on a GPU's figures.
+"""A decoder step's roofline time: the emulated model's clock, and the torch model's
+yardstick on figures measured in its own process.
 
-For one step of a preset (``config.TorchPreset``; weights, activations and KV cache in
-bf16, 2 bytes an element) over ``T`` scheduled tokens of ``R`` requests, each op takes
-the larger of its bytes / memory bandwidth and its FLOPs / bf16 rate (both rates
-times ``efficiency``); the step is the sum over the ops plus ``fixed_step_ns``
-(the roofline model: Williams, Waterman and Patterson, "Roofline: an insightful
-visual performance model for multicore architectures", CACM 52(4), 2009).
+For one step of a preset (``config.TorchPreset``; weights, activations and KV cache of
+``e`` bytes an element: 2 in bf16, the emulated model's and the torch model's on CUDA;
+4 in float32, the torch model's on CPU) over ``T`` scheduled tokens of ``R`` requests,
+each op takes the larger of its bytes / memory bandwidth and its FLOPs / matmul rate
+(both rates times ``efficiency``); the step is the sum over the ops plus
+``fixed_step_ns`` (the roofline model: Williams, Waterman and Patterson, "Roofline: an
+insightful visual performance model for multicore architectures", CACM 52(4), 2009).
 
 Per layer (times ``num_layers``), with ``d`` hidden, ``H`` / ``K`` query / KV heads
 of ``hd`` dims and ``F`` the MLP width:
 
 - four matmuls ``[T, in] @ [in, out]``: QKV ``(d, (H + 2K) hd)``, O ``(H hd, d)``,
-  gate + up ``(d, 2F)``, down ``(F, d)``; bytes ``2 (in out + T in + T out)`` (the
+  gate + up ``(d, 2F)``, down ``(F, d)``; bytes ``e (in out + T in + T out)`` (the
   weights read once per step, the activations in and out), FLOPs ``2 T in out``;
-- attention: bytes ``2 x 2 K hd x sum_r seq_len_r`` (each request's K and V over its
+- attention: bytes ``e x 2 K hd x sum_r seq_len_r`` (each request's K and V over its
   whole context, read once), FLOPs ``4 H hd x sum_r q_r seq_len_r`` (``q_r``: the
   request's scheduled tokens; QK^T and PV, no saving for the causal mask).
 
@@ -21,17 +23,21 @@ Then the LM head once, ``[R, d] @ [d, V]`` (logits at each request's last token)
 
 Not modelled (left to ``efficiency`` and ``fixed_step_ns`` once calibrated): the
 embedding lookup, norms, RoPE, activation functions, KV-cache writes, sampling and
-kernel launches. The figures come from ``gpu_figures.json`` beside this module, each
-with its provenance; ``calibrated`` is false until efficiency and fixed time are fitted
-to a GPU run, and every output of an emulated case says which.
+kernel launches. The emulated model's figures come from ``gpu_figures.json`` beside
+this module, each with its provenance; ``calibrated`` is false until efficiency and
+fixed time are fitted to a GPU run, and every output of an emulated case says which.
+The torch model's come from ``measure_device_figures`` (a device-to-device copy and a
+square matmul in the model's dtype, timed in the runner's process at start-up), and
+``StepRoofline`` keeps its per-step roofline times.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import msgspec
 import numpy as np
@@ -75,6 +81,11 @@ class GpuFigures(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         runner's device, as the tables print it."""
         return f"emulated {self.name} (roofline, {self.status})"
 
+    @property
+    def flops_per_s(self) -> float:
+        """The matmul rate the roofline divides by: ``bf16_flops_per_s``."""
+        return self.bf16_flops_per_s
+
 
 def load_gpu_figures(key: str = EMULATED_GPU, path: Optional[Path] = None) -> GpuFigures:
     """The figures of GPU ``key`` from ``path`` (default ``GPU_FIGURES_PATH``).
@@ -101,7 +112,10 @@ def load_gpu_figures(key: str = EMULATED_GPU, path: Optional[Path] = None) -> Gp
 
 class RooflineStep:
     """Step times of ``preset`` with a ``vocab_size``-id LM head on ``gpu``'s figures
-    (see the module docstring for the ops and their bytes and FLOPs).
+    (a ``GpuFigures`` or ``MeasuredFigures``: ``memory_bandwidth_bytes_per_s``,
+    ``flops_per_s``, ``efficiency``, ``fixed_step_ns``), with weights, activations and
+    KV cache of ``element_bytes`` bytes an element (2: bf16, the default; 4: float32).
+    See the module docstring for the ops and their bytes and FLOPs.
 
     ``ns(num_tokens, num_reqs, context_tokens, attention_pairs)``: one step, in ns
     (float); ``context_tokens`` = sum of the requests' ``seq_len`` (tokens in the cache
@@ -110,7 +124,10 @@ class RooflineStep:
     ``StepInputs`` arrays (``[R + 1]`` and ``[R]`` int), as an int.
     """
 
-    def __init__(self, preset: TorchPreset, vocab_size: int, gpu: GpuFigures):
+    def __init__(self, preset: TorchPreset, vocab_size: int, gpu: "GpuFigures | MeasuredFigures",
+                 element_bytes: int = BF16_BYTES):
+        if element_bytes not in (1, 2, 4, 8):
+            raise ConfigError(f"element_bytes must be 1, 2, 4 or 8, got {element_bytes}")
         p = preset
         d, f = p.hidden_size, p.intermediate_size
         q_dim, kv_dim = p.num_heads * p.head_dim, p.num_kv_heads * p.head_dim
@@ -119,17 +136,18 @@ class RooflineStep:
         self.num_layers = p.num_layers
         self.hidden_size = d
         self.vocab_size = vocab_size
-        self.kv_bytes_per_token = 2 * kv_dim * BF16_BYTES  # K and V of one token, one layer
+        self.element_bytes = element_bytes
+        self.kv_bytes_per_token = 2 * kv_dim * element_bytes  # K and V of one token, one layer
         self.attention_flops_per_pair = 4 * q_dim
         self.bandwidth = gpu.memory_bandwidth_bytes_per_s * gpu.efficiency
-        self.flops = gpu.bf16_flops_per_s * gpu.efficiency
+        self.flops = gpu.flops_per_s * gpu.efficiency
         self.fixed_ns = float(gpu.fixed_step_ns)
 
     def _op_ns(self, num_bytes: float, num_flops: float) -> float:
         return max(num_bytes / self.bandwidth, num_flops / self.flops) * 1e9
 
     def _matmul_ns(self, rows: int, n_in: int, n_out: int) -> float:
-        num_bytes = BF16_BYTES * (n_in * n_out + rows * n_in + rows * n_out)
+        num_bytes = self.element_bytes * (n_in * n_out + rows * n_in + rows * n_out)
         return self._op_ns(num_bytes, 2.0 * rows * n_in * n_out)
 
     def breakdown(self, num_tokens: int, num_reqs: int, context_tokens: int,
@@ -154,14 +172,183 @@ class RooflineStep:
         return sum(self.breakdown(num_tokens, num_reqs, context_tokens,
                                   attention_pairs).values())
 
-    def for_step(self, query_start_loc: np.ndarray, seq_lens: np.ndarray) -> int:
-        """``ns`` of one step from its ``StepInputs`` arrays, rounded to an int."""
+    @staticmethod
+    def step_counts(query_start_loc: np.ndarray, seq_lens: np.ndarray
+                    ) -> tuple[int, int, int, int]:
+        """``(num_tokens, num_reqs, context_tokens, attention_pairs)`` of one step from
+        its ``StepInputs`` arrays (``[R + 1]`` and ``[R]`` int): ``ns``'s arguments."""
         num_reqs = len(seq_lens)
         if num_reqs == 0:
-            return 0
+            return 0, 0, 0, 0
         q = np.diff(query_start_loc)
-        return int(round(self.ns(int(query_start_loc[-1]), num_reqs, int(seq_lens.sum()),
-                                 int(np.dot(q, seq_lens)))))
+        return (int(query_start_loc[-1]), num_reqs, int(seq_lens.sum()),
+                int(np.dot(q, seq_lens)))
+
+    def rounded_ns(self, counts: tuple[int, int, int, int]) -> int:
+        """``ns(*counts)`` rounded to an int (0 for a step without requests)."""
+        return int(round(self.ns(*counts))) if counts[1] else 0
+
+    def for_step(self, query_start_loc: np.ndarray, seq_lens: np.ndarray) -> int:
+        """``ns`` of one step from its ``StepInputs`` arrays, rounded to an int."""
+        return self.rounded_ns(self.step_counts(query_start_loc, seq_lens))
+
+
+class MeasuredFigures(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A device's figures measured in this process (``measure_device_figures``), in
+    the shape ``RooflineStep`` reads: ``memory_bandwidth_bytes_per_s`` (bytes read +
+    written per second by a device-to-device copy of ``copy_bytes``), ``flops_per_s``
+    (``matmul_n`` x ``matmul_n`` square matmuls in ``dtype``, ``element_bytes`` bytes an
+    element), ``efficiency`` 1 and ``fixed_step_ns`` 0 (not calibrated: the roofline is
+    a lower bound), on ``device`` (``cpu``, ``cuda``, ...) named ``name`` with
+    ``num_threads`` torch threads, and the ``provenance`` of each figure."""
+
+    name: str
+    device: str
+    dtype: str
+    element_bytes: int
+    memory_bandwidth_bytes_per_s: float
+    flops_per_s: float
+    copy_bytes: int
+    matmul_n: int
+    num_threads: int
+    provenance: dict[str, str]
+    efficiency: float = 1.0
+    fixed_step_ns: int = 0
+    calibrated: bool = False
+
+
+#: ``measure_device_figures``' defaults per device type: (copy buffer in bytes, matmul
+#: size n, seconds of timing per figure). CUDA: 1 GiB (far above any cache) and an
+#: 8192-square GEMM; CPU: 64 MiB and 1024, so the measurement stays under a second.
+MEASURE_DEFAULTS: dict[str, tuple[int, int, float]] = {
+    "cuda": (2**30, 8192, 0.2),
+    "cpu": (64 * 2**20, 1024, 0.15),
+}
+
+
+def _median_s(torch, stmt: str, names: dict[str, Any], min_run_time_s: float) -> float:
+    """Median seconds of one ``stmt`` (``torch.utils.benchmark.Timer.blocked_autorange``,
+    which synchronises the accelerator around each block), at torch's thread count."""
+    from torch.utils import benchmark
+
+    timer = benchmark.Timer(stmt=stmt, globals=names, num_threads=torch.get_num_threads())
+    return float(timer.blocked_autorange(min_run_time=min_run_time_s).median)
+
+
+def _size_text(num_bytes: int) -> str:
+    return (f"{num_bytes / 2**30:g} GiB" if num_bytes >= 2**30
+            else f"{num_bytes / 2**20:g} MiB" if num_bytes >= 2**20 else f"{num_bytes:,} B")
+
+
+def _threads_text(n: int) -> str:
+    return f"{n} torch thread" + ("" if n == 1 else "s")
+
+
+def measure_device_figures(torch, device: Any = "cpu", dtype: Any = None,
+                           copy_bytes: Optional[int] = None, matmul_n: Optional[int] = None,
+                           min_run_time_s: Optional[float] = None) -> MeasuredFigures:
+    """Measure ``device``'s copy bandwidth and matmul rate in ``dtype`` (default
+    float32), the two figures ``gpu_figures.json`` quotes for an H200 from issue 11
+    (device-to-device copy bandwidth, dense bf16 matmul rate), with ``torch`` (the
+    module, passed in as ``cuda_step``'s helpers take it; ``torch.utils.benchmark`` is
+    imported only when this runs): the median time of ``dst.copy_(src)`` over
+    ``copy_bytes`` (2 x ``copy_bytes`` moved: read + write) and of
+    ``torch.matmul(a, b, out=out)`` over ``[matmul_n, matmul_n]`` operands
+    (``2 matmul_n**3`` FLOPs), each timed for ``min_run_time_s`` by
+    ``torch.utils.benchmark.Timer`` at torch's thread count; sizes default to
+    ``MEASURE_DEFAULTS``. Rates in bytes/s and FLOP/s. The buffers are freed before it
+    returns (on CUDA the caching allocator's too). Raises ``ConfigError`` for a buffer
+    below one element, ``matmul_n`` below 1 or a figure that is not positive and
+    finite."""
+    dev = torch.device(device)
+    dtype = torch.float32 if dtype is None else dtype
+    d_copy, d_n, d_time = MEASURE_DEFAULTS.get(dev.type, MEASURE_DEFAULTS["cpu"])
+    copy_bytes, matmul_n = copy_bytes or d_copy, matmul_n or d_n
+    min_run_time_s = min_run_time_s or d_time
+    element_bytes = torch.empty(0, dtype=dtype).element_size()
+    numel = copy_bytes // element_bytes
+    if numel < 1 or matmul_n < 1:
+        raise ConfigError(f"copy_bytes ({copy_bytes}) must hold one {dtype} element and "
+                          f"matmul_n ({matmul_n}) be at least 1")
+    src = torch.ones(numel, dtype=dtype, device=dev)
+    dst = torch.empty_like(src)
+    dst.copy_(src)  # first touch of the pages, outside the timing
+    copy_s = _median_s(torch, "dst.copy_(src)", dict(dst=dst, src=src), min_run_time_s)
+    del src, dst
+    gen = torch.Generator(device=dev).manual_seed(0)
+    a, b = (torch.randn(matmul_n, matmul_n, generator=gen, device=dev).to(dtype)
+            for _ in range(2))
+    out = torch.matmul(a, b)
+    matmul_s = _median_s(torch, "torch.matmul(a, b, out=out)",
+                         dict(torch=torch, a=a, b=b, out=out), min_run_time_s)
+    del a, b, out
+    if dev.type == "cuda":
+        torch.cuda.empty_cache()
+    bandwidth = 2 * numel * element_bytes / copy_s
+    flops = 2.0 * matmul_n ** 3 / matmul_s
+    if not (math.isfinite(bandwidth) and math.isfinite(flops) and bandwidth > 0 and flops > 0):
+        raise ConfigError(f"measured figures of {dev} are not positive and finite: "
+                          f"{bandwidth} B/s, {flops} FLOP/s")
+    name = (torch.cuda.get_device_name(dev) if dev.type == "cuda"
+            else f"{dev.type} ({_threads_text(torch.get_num_threads())})")
+    dtype_name = str(dtype).removeprefix("torch.")
+    how = (f"measured in this process: median of torch.utils.benchmark.Timer."
+           f"blocked_autorange (min_run_time {min_run_time_s:g} s) on {dev}, ")
+    return MeasuredFigures(
+        name=name, device=str(dev), dtype=dtype_name, element_bytes=element_bytes,
+        memory_bandwidth_bytes_per_s=bandwidth, flops_per_s=flops,
+        copy_bytes=numel * element_bytes, matmul_n=matmul_n,
+        num_threads=torch.get_num_threads(),
+        provenance=dict(
+            memory_bandwidth_bytes_per_s=how + (
+                f"dst.copy_(src) of a {_size_text(numel * element_bytes)} {dtype_name} "
+                f"buffer, {copy_s * 1e6:.1f} us, counted as 2 x "
+                f"{numel * element_bytes:,} bytes (read + write)"),
+            flops_per_s=how + (
+                f"torch.matmul of two {matmul_n} x {matmul_n} {dtype_name} matrices, "
+                f"{matmul_s * 1e6:.1f} us, counted as 2 x {matmul_n}**3 FLOPs"),
+            efficiency="1.0: uncalibrated (every op taken to reach the measured rates)",
+            fixed_step_ns="0: uncalibrated (no per-step launch or host time added)"))
+
+
+def roofline_enabled(setting: str, device: str) -> bool:
+    """Whether the torch model keeps a roofline (``ModelConfig.roofline``): ``on``,
+    ``off``, or ``auto`` (on for CUDA, off elsewhere: the CPU's figures are for tests)."""
+    return setting == "on" or (setting == "auto" and device == "cuda")
+
+
+class StepRoofline:
+    """The torch model's roofline per step: ``RooflineStep`` of ``preset`` on
+    ``figures`` (``measure_device_figures``, in the model's dtype and element size).
+
+    ``record(query_start_loc, seq_lens)`` once per step (``StepInputs`` arrays, ``[R +
+    1]`` and ``[R]`` int): keeps the step's four counts (``RooflineStep.step_counts``),
+    so a step pays no float arithmetic. ``columns()``: ``{"roofline_ns": [...]}``, one
+    int per recorded step, each ``RooflineStep.for_step`` of that step's arrays.
+    ``info()``: ``{"roofline_figures": the figures as builtins}``, for the case's
+    summary.
+    """
+
+    def __init__(self, preset: TorchPreset, vocab_size: int, figures: MeasuredFigures):
+        self.figures = figures
+        self.step = RooflineStep(preset, vocab_size, figures, figures.element_bytes)
+        self._counts: list[tuple[int, int, int, int]] = []
+
+    @classmethod
+    def measure(cls, torch, device: Any, dtype: Any, preset: TorchPreset,
+                vocab_size: int) -> "StepRoofline":
+        """Measure ``device``'s figures in ``dtype`` (``measure_device_figures``'
+        default sizes) and keep the roofline of ``preset`` on them."""
+        return cls(preset, vocab_size, measure_device_figures(torch, device, dtype))
+
+    def record(self, query_start_loc: np.ndarray, seq_lens: np.ndarray) -> None:
+        self._counts.append(RooflineStep.step_counts(query_start_loc, seq_lens))
+
+    def columns(self) -> dict[str, list[int]]:
+        return {"roofline_ns": [self.step.rounded_ns(c) for c in self._counts]}
+
+    def info(self) -> dict[str, Any]:
+        return {"roofline_figures": msgspec.to_builtins(self.figures)}
 
 
 def sleep_until_ns(deadline_ns: int, spin_ns: int = SPIN_NS,

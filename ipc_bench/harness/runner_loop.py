@@ -43,7 +43,7 @@ import zmq
 from ipc_bench.engine.config import ConfigError
 from ipc_bench.engine.messages import ModelRunnerOutput, SchedulerOutput
 from ipc_bench.engine.model_runner import ModelRunner, RunnerError
-from ipc_bench.engine.models import model_step_columns
+from ipc_bench.engine.models import model_info, model_step_columns
 from ipc_bench.engine.scheduler import ProtocolError, SchedulerError
 from ipc_bench.errors import one_line
 from ipc_bench.harness.floor import answer_floor
@@ -333,7 +333,7 @@ def _accept_handshake(socks: RunnerSockets, peer_problem: Callable[[], Optional[
     except Exception as exc:  # a model that cannot be built: say so, do not hang
         return refuse(f"runner could not start: {type(exc).__name__}: {exc}")
     send_control(socks.ctl, Ready(PROTOCOL_VERSION, os.getpid(),
-                                  runner.model.device),
+                                  runner.model.device, model_info(runner.model)),
                  config.peer_timeout_s, peer_problem)
     return config, runner
 

@@ -61,12 +61,14 @@ SCENARIO_OPTIONS: dict[str, str] = {
     "attention": "the torch model's decode attention",
     "cuda_graphs": "the torch model's CUDA graphs",
     "cuda_graph_sizes": "the torch model's decode batch buckets",
+    "roofline": "the torch model's roofline",
     "vocab_size": "the vocabulary of prompts and sampled ids",
     "req_id_format": "the request ids of a generated workload",
 }
 #: ``OPTIONS`` building blocks: the runner's model and the workload's ids.
 MODEL = frozenset({"model", "step_time_ms", "model_preset", "torch_threads", "device",
-                   "attention", "cuda_graphs", "cuda_graph_sizes", "vocab_size", "req_id_format"})
+                   "attention", "cuda_graphs", "cuda_graph_sizes", "roofline", "vocab_size",
+                   "req_id_format"})
 #: Steady batches (decode-steady, step-time, overhead).
 STEADY = frozenset({"num_running", "steps"}) | MODEL
 #: Trace replays on the logical clock (azure-conv, azure-code).
@@ -113,13 +115,15 @@ class ScenarioOptions:
     attention: Optional[str] = None
     cuda_graphs: bool = False
     cuda_graph_sizes: Optional[list[int]] = None
+    roofline: Optional[str] = None
     num_blocks: Optional[int] = None  # also in scheduler_overrides when given
 
     def model_config(self, default: str = "null",
                      step_time_ms: Optional[float] = None) -> ModelConfig:
         """The ``ModelConfig`` of ``--model`` (else ``default``), ``--step-time-ms``,
         ``--model-preset``, ``--torch-threads``, ``--device``, ``--attention``,
-        ``--cuda-graphs``, ``--vocab-size`` and ``--seed``. Vocabulary: ``--vocab-size``, else the preset's published one for the torch and
+        ``--cuda-graphs``, ``--cuda-graph-sizes``, ``--roofline``, ``--vocab-size`` and
+        ``--seed``. Vocabulary: ``--vocab-size``, else the preset's published one for the torch and
         emulated models (``config.preset_vocab_size``), else 128,256.
         ``step_time_ms`` overrides ``--step-time-ms`` (for sweeps); otherwise that option
         takes one value here (``ConfigError`` if given several)."""
@@ -139,6 +143,7 @@ class ScenarioOptions:
             device=self.device or base.device,
             attention=self.attention or base.attention, cuda_graphs=self.cuda_graphs,
             cuda_graph_sizes=tuple(self.cuda_graph_sizes or ()),
+            roofline=self.roofline or base.roofline,
             vocab_size=(self.vocab_size or preset_vocab_size(name, preset)
                         or base.vocab_size))
 

@@ -135,7 +135,8 @@ class CaseResult:
     ``floor_step_ns``: per replayed step of the floor; ``requests``: per-request dicts;
     ``s2r_frames``: the counted steps' SchedulerOutput frames (for byte analysis);
     ``r2s_frames``: the ModelRunnerOutput frames of the same steps, as received;
-    ``counted_seqs``: the ``seq`` of each of those steps."""
+    ``counted_seqs``: the ``seq`` of each of those steps; ``model_info``: what the
+    model measured about its device at start-up (``engine.models.model_info``)."""
 
     spec: CaseSpec
     sched_rows: list[tuple] = field(default_factory=list)
@@ -145,6 +146,7 @@ class CaseResult:
     token_digest: str = ""
     schedule_digest: str = ""  # harness.oracle.ScheduleDigest ("" from the bare loop)
     runner_device: str = ""
+    model_info: dict[str, Any] = field(default_factory=dict)
     wall_s: float = 0.0
     num_rejected: int = 0
     token_bytes: dict[str, float] = field(default_factory=dict)

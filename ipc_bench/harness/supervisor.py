@@ -43,7 +43,7 @@ import zmq
 
 from ipc_bench.engine.config import ConfigError
 from ipc_bench.engine.model_runner import ModelRunner
-from ipc_bench.engine.models import model_step_columns
+from ipc_bench.engine.models import model_info, model_step_columns
 from ipc_bench.harness.floor import replay_floor
 from ipc_bench.harness.memory import HEAP_REPORT_OUT_ENV
 from ipc_bench.harness.recording import CaseSink, StepFlusher
@@ -202,6 +202,7 @@ def _run_case_inproc(spec: CaseSpec, on_step, result: CaseResult, sink,
     """Single-process baseline: the same scheduler loop calling the runner directly."""
     runner = ModelRunner(spec.scheduler, spec.model, spec.policy, messages_of(spec.codec))
     result.runner_device = f"{runner.model.device} (in-process)"
+    result.model_info = model_info(runner.model)
     stepper = TimedModelRunner(runner)
     run_scheduler_loop(spec, InProcessExchange(stepper), result, on_step,
                        StepFlusher(spec, sink, flush_interval_s))
@@ -324,6 +325,7 @@ class _TwoProcessCase:
             raise CaseError(f"protocol version mismatch: runner speaks {reply.protocol_version}, "
                             f"scheduler speaks {PROTOCOL_VERSION}")
         self.result.runner_device = reply.device
+        self.result.model_info = dict(reply.model_info)
         self.result.runner_pid = self.runner.pid
 
     def _shut_down(self, socks: Optional[SchedulerSockets], ctx: Optional[zmq.Context],

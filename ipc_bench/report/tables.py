@@ -124,16 +124,26 @@ def emulated_note(cases: list[dict[str, Any]]) -> Optional[str]:
 
 GPU_TIME_COLUMNS = (("gpu_busy_ns_per_step", "GPU busy ms", 1e-6),
                     ("host_ns_per_step", "host ms", 1e-6),
+                    ("host_ns_per_decode_step", "host ms/decode", 1e-6),
                     ("gpu_idle_ns_per_step", "GPU idle ms", 1e-6),
                     ("gpu_busy_share", "busy share", 1.0),
+                    ("roofline_ns_per_step", "roofline ms", 1e-6),
+                    ("compute_to_roofline_ratio", "x roofline", 1.0),
                     ("output_tokens_per_s", "steady tok/s", 1.0),
                     ("run_output_tokens_per_s", "run tok/s", 1.0))
+#: The roofline table of cases without CUDA event times (the torch model on CPU with
+#: ``--roofline``): its compute time is ``runner_forward_ns``.
+ROOFLINE_COLUMNS = (("runner_forward_ns_per_step", "forward ms", 1e-6),
+                    ("roofline_ns_per_step", "roofline ms", 1e-6),
+                    ("compute_to_roofline_ratio", "x roofline", 1.0))
 
 
 def model_time_lines(cases: list[dict[str, Any]]) -> list[str]:
     """Under a case table: the emulated note with each emulated case's mean roofline
-    step, and a table of the CUDA event times (``summary._model_column_figures``)
-    when some case has them."""
+    step, a table of the CUDA event times with the roofline ratio
+    (``summary._model_column_figures``, ``summary._roofline_figures``) when some case
+    has them, a roofline table of the cases that have a roofline but no event times
+    (CPU), and the roofline figures each such case was measured on."""
     out = []
     note = emulated_note(cases)
     if note:
@@ -142,14 +152,53 @@ def model_time_lines(cases: list[dict[str, Any]]) -> list[str]:
         out.append(f"  {note}" + (f"; mean emulated step ms: {steps}" if steps else ""))
     timed = [s for s in cases if s.get("gpu_busy_ns_per_step") is not None]
     if timed:
-        rows = [[str(s.get(k, "-")) for k in IDENTITY]
-                + [_num(s.get(key), scale) for key, _, scale in GPU_TIME_COLUMNS]
-                for s in timed]
-        table = render(list(IDENTITY) + [h for _, h, _ in GPU_TIME_COLUMNS], rows)
         out.append("  CUDA event times per counted step (busy: first to last GPU operation "
-                   "of the step; host: step minus busy):")
-        out.extend("  " + line for line in table.splitlines())
+                   "of the step; host: step minus busy; x roofline: median busy / roofline):")
+        out.extend(_column_table(timed, GPU_TIME_COLUMNS))
+    roofed = [s for s in cases if s.get("gpu_busy_ns_per_step") is None
+              and s.get("roofline_ns_per_step") is not None]
+    if roofed:
+        out.append("  roofline per counted step (forward: ModelRunner.sample, the model's "
+                   "forward and sampling; x roofline: median forward / roofline):")
+        out.extend(_column_table(roofed, ROOFLINE_COLUMNS))
+    out.extend(roofline_figures_lines(cases))
     return out
+
+
+def _column_table(cases: list[dict[str, Any]], columns) -> list[str]:
+    """``columns`` ((key, header, scale) each) of ``cases`` after the identity fields,
+    as indented table lines."""
+    rows = [[str(s.get(k, "-")) for k in IDENTITY]
+            + [_num(s.get(key), scale) for key, _, scale in columns] for s in cases]
+    table = render(list(IDENTITY) + [h for _, h, _ in columns], rows)
+    return ["  " + line for line in table.splitlines()]
+
+
+def roofline_figures_lines(cases: list[dict[str, Any]]) -> list[str]:
+    """One line per distinct device the cases' rooflines were measured on
+    (``roofline_figures``): copy bandwidth and matmul rate with their sizes; figures
+    measured by each runner differ a little, so the range over the cases is shown."""
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for s in cases:
+        f = s.get("roofline_figures")
+        if f:
+            groups.setdefault((f["name"], f["dtype"], f["copy_bytes"], f["matmul_n"]),
+                              []).append(f)
+    out = []
+    for (name, dtype, copy_bytes, n), figs in groups.items():
+        bw = [f["memory_bandwidth_bytes_per_s"] / 1e9 for f in figs]
+        fl = [f["flops_per_s"] / 1e12 for f in figs]
+        out.append(f"  roofline figures measured in the runner on {name}, {dtype} "
+                   f"({len(figs)} cases): copy {_span(bw)} GB/s (read + write, "
+                   f"{copy_bytes / 2**20:,.0f} MiB buffer), matmul {_span(fl, 3)} TFLOP/s "
+                   f"({n} x {n}); efficiency 1, no fixed time (uncalibrated)")
+    return out
+
+
+def _span(values: list[float], digits: int = 1) -> str:
+    lo, hi = min(values), max(values)
+    return f"{lo:,.{digits}f}" if f"{lo:,.{digits}f}" == f"{hi:,.{digits}f}" \
+        else f"{lo:,.{digits}f}-{hi:,.{digits}f}"
 
 
 def _num(value, scale: float) -> str:

@@ -9,7 +9,7 @@ one of these types (unknown fields too).
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Union
+from typing import Any, Callable, Optional, Union
 
 import msgspec
 import zmq
@@ -19,8 +19,9 @@ from ipc_bench.wire.transport import PeerError, recv_frame, send_frame
 
 #: Bumped whenever a field of a wire or control message changes.
 #: 2: ``KeepAlive`` control message. 4: the input oracle's ``CheckInputs``,
-#: ``InputDigests``, ``RecheckInputs`` and ``StepInputIds``.
-PROTOCOL_VERSION = 4
+#: ``InputDigests``, ``RecheckInputs`` and ``StepInputIds``. 5: ``ModelConfig.roofline``
+#: in the handshake, ``Ready.model_info``.
+PROTOCOL_VERSION = 5
 
 
 _CTL = dict(tag_field="kind", forbid_unknown_fields=True)
@@ -38,11 +39,14 @@ class Handshake(msgspec.Struct, tag="handshake", **_CTL):
 
 
 class Ready(msgspec.Struct, tag="ready", **_CTL):
-    """Runner -> scheduler: handshake accepted; ``device`` is where the model runs."""
+    """Runner -> scheduler: handshake accepted; ``device`` is where the model runs;
+    ``model_info``: what the model measured about its device at start-up
+    (``engine.models.model_info``: the torch model's roofline figures), else empty."""
 
     protocol_version: int
     pid: int
     device: str
+    model_info: dict[str, Any] = {}
 
 
 class BeginFloor(msgspec.Struct, tag="begin_floor", **_CTL):

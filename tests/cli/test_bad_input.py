@@ -271,13 +271,16 @@ def test_every_scenario_refuses_the_options_it_does_not_take(capsys):
     values = {"num_running": "2", "steps": "5", "trace": "x.csv", "max_requests": "5",
               "logical_step_ms": "5", "trace_speedup": "2", "model": "torch",
               "step_time_ms": "3", "model_preset": "tiny", "torch_threads": "2",
-              "device": "cpu", "vocab_size": "1000", "req_id_format": "numeric"}
+              "device": "cpu", "roofline": "on", "vocab_size": "1000",
+              "req_id_format": "numeric", "attention": "flex", "cuda_graphs": None,
+              "cuda_graph_sizes": "1,2"}  # None: a flag
     assert set(values) == set(SCENARIO_OPTIONS)
     refused = {}
     for name, module in discover().items():
         for field in sorted(set(SCENARIO_OPTIONS) - options_taken(module)):
             option = "--" + field.replace("_", "-")
-            code, lines, out = _run_main(["--scenario", name, option, values[field]], capsys)
+            value = [] if values[field] is None else [values[field]]
+            code, lines, out = _run_main(["--scenario", name, option, *value], capsys)
             assert (code, lines, out) == (2, [f"bench.py: error: scenario {name} does not take "
                                               f"{option} ({SCENARIO_OPTIONS[field]})"], "")
             refused.setdefault(name, []).append(option)
@@ -290,8 +293,9 @@ def test_every_scenario_refuses_the_options_it_does_not_take(capsys):
         "decode-steady": logical + replay + ["--trace-speedup"],
         "overhead": logical + replay + ["--trace-speedup"],
         "step-time": logical + replay + ["--trace-speedup"],
-        "soak": ["--device", "--logical-step-ms", "--model", "--model-preset",
-                 "--num-running", "--req-id-format", "--step-time-ms", "--steps",
+        "soak": ["--attention", "--cuda-graph-sizes", "--cuda-graphs", "--device",
+                 "--logical-step-ms", "--model", "--model-preset",
+                 "--num-running", "--req-id-format", "--roofline", "--step-time-ms", "--steps",
                  "--torch-threads", "--vocab-size"],
     }
 

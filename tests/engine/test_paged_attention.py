@@ -223,3 +223,12 @@ def test_start_up_check_fails_a_backend_that_reads_the_wrong_block(monkeypatch):
     with pytest.raises(ConfigError, match=r"^attention flex differs from gather by [0-9.e+-]+ "
                        r"\(> 0.0001\) on cpu at start-up: use --attention gather$"):
         model.check_attention(SCHED)
+
+
+@pytest.mark.parametrize("fields, option", [
+    (dict(attention="flex"), "--attention flex"), (dict(cuda_graphs=True), "--cuda-graphs"),
+    (dict(cuda_graph_sizes=(1, 2)), "--cuda-graph-sizes")])
+def test_attention_options_apply_to_the_torch_model_only(fields, option):
+    with pytest.raises(ConfigError, match=f"^{option} applies to the torch model only, "
+                       "not fixed-step$"):
+        ModelConfig(name="fixed-step", **fields).validate()
