@@ -10,8 +10,10 @@ values, and for each batch size of ``--num-running`` a batch of that many reques
 contexts drawn uniformly from ``[--context-min, --context-max]`` (seeded; each request's
 blocks scattered over the cache, as after many allocations and frees) decodes
 ``--warmup`` + ``--steps`` steps: every row one token, its context one longer each step.
-With graphs, each size ``B`` is also run at ``B + 1`` rows, which pads to the next
-bucket: the difference is what padding costs at that boundary.
+Each size ``B`` (a power of two, so its own bucket) is also run at ``B + 1`` rows, which
+pads to the next bucket (``2B``): the difference is what padding costs at that
+boundary. Every size starts from the same random cache and batch in every
+configuration.
 
 Per configuration and size it prints the medians over the counted steps of:
 
@@ -104,33 +106,29 @@ class DecodeBatch:
 
 
 def run_config(torch, preset: str, device: str, backend: str, graphs: bool,
-               sizes: list[int], steps: int, warmup: int, lo: int, hi: int, seed: int,
-               figures) -> list[dict[str, Any]]:
-    """Rows of one configuration (see the module docstring)."""
+               runs: list[int], sched: SchedulerConfig, steps: int, warmup: int, lo: int,
+               hi: int, seed: int, figures) -> list[dict[str, Any]]:
+    """Rows of one configuration at each batch size of ``runs`` (see the module
+    docstring). Every size starts from the same random cache and batch, whatever ran
+    before it, so configurations compare token by token."""
     from ipc_bench.engine.cuda_step import eager_capture
     from ipc_bench.engine.models import TorchModel
     from ipc_bench.engine.roofline import RooflineStep
 
-    runs = sorted({b for b in sizes} | ({b + 1 for b in sizes} if graphs else set()))
-    max_len = hi + warmup + steps + 1
-    buckets = sorted({1 << (b - 1).bit_length() for b in runs})
-    sched = SchedulerConfig(max_num_seqs=max(runs), max_model_len=max_len,
-                            block_size=BLOCK_SIZE,
-                            num_blocks=max(runs) * -(-max_len // BLOCK_SIZE) + 1)
     cfg = ModelConfig(name="torch", preset=preset, device=device, seed=seed,
                       attention=backend, cuda_graphs=graphs and device == "cuda",
-                      cuda_graph_sizes=tuple(buckets),
+                      cuda_graph_sizes=tuple(sorted({1 << (b - 1).bit_length() for b in runs})),
                       vocab_size=ModelConfig(preset=preset).torch_preset.vocab_size or 32000)
     model = TorchModel(cfg, sched)
     if graphs and device != "cuda":
         model.enable_graphs(eager_capture)
-    with torch.inference_mode():
-        model.kv_cache.normal_(generator=torch.Generator(device=model.torch_device)
-                               .manual_seed(seed))
     roofline = RooflineStep(model.preset, cfg.vocab_size, figures, figures.element_bytes)
     rows = []
     for b in runs:
-        batch = DecodeBatch(np.random.default_rng(seed + b), b, lo, hi, max_len,
+        with torch.inference_mode():
+            model.kv_cache.normal_(generator=torch.Generator(device=model.torch_device)
+                                   .manual_seed(seed))
+        batch = DecodeBatch(np.random.default_rng(seed + b), b, lo, hi, sched.max_model_len,
                             sched.num_blocks, cfg.vocab_size)
         wall, tokens, roof = [], [], []
         first_busy = len(model.timer.gpu_busy_ns) if model.timer else 0
@@ -227,6 +225,13 @@ def main(argv=None) -> int:
           f"matmul {figures.flops_per_s / 1e12:,.2f} TFLOP/s ({figures.dtype}); preset {preset}, "
           f"contexts uniform in [{lo}, {hi}], {args.steps} counted steps"
           + ("" if cuda else "; graphs replayed eagerly (no CUDA)"), flush=True)
+    # every configuration runs every size, and B + 1 (padded to the next bucket) beside
+    # each B, on one cache shape, so the rows compare token by token
+    runs = sorted(set(sizes) | {b + 1 for b in sizes})
+    max_len = hi + args.warmup + args.steps + 1
+    sched = SchedulerConfig(max_num_seqs=max(runs), max_model_len=max_len,
+                            block_size=BLOCK_SIZE,
+                            num_blocks=max(runs) * -(-max_len // BLOCK_SIZE))
     rows, failed = [], 0
     for backend, graphs in configs:
         if backend == "varlen" and not cuda:
@@ -234,7 +239,7 @@ def main(argv=None) -> int:
             continue
         t0 = time.monotonic()
         try:
-            got = run_config(torch, preset, device, backend, graphs, sizes, args.steps,
+            got = run_config(torch, preset, device, backend, graphs, runs, sched, args.steps,
                              args.warmup, lo, hi, args.seed, figures)
         except Exception as exc:  # one failing backend must not hide the others
             failed += 1

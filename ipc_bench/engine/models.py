@@ -27,7 +27,8 @@ import numpy as np
 
 from ipc_bench.engine.config import ConfigError, ModelConfig, SchedulerConfig, check_model_memory
 from ipc_bench.engine.cuda_step import (DecodeGraphs, PinnedStaging, StepEventTimer,
-                                        configure_cuda_attention, cuda_graph_capture)
+                                        configure_cuda_attention, cuda_graph_capture,
+                                        eager_capture)
 from ipc_bench.engine.paged_attention import (GRAPH_BACKENDS, DecodeRows, GatherAttention,
                                               decode_buckets,
                                               make_attention, resolve_attention)
@@ -303,9 +304,7 @@ class TorchModel:
             self.warm_up()
         if self.attention.graphable:
             self.check_attention(scheduler)
-        settings = f"attention {name}" + ("; CUDA graphs" if self.graphs else "")
-        self.device = (f"{self.device[:-1]}; {settings})" if self.device.endswith(")")
-                       else f"{self.device} ({settings})")
+        self._add_to_device(f"attention {name}" + ("; CUDA graphs" if self.graphs else ""))
 
     def _init_weights(self, config: ModelConfig, scheduler: SchedulerConfig, device: str):
         """Seeded random weights, the zeroed KV cache and the RoPE tables."""
@@ -352,6 +351,13 @@ class TorchModel:
                               f"this model's is {self.attention.name}")
         self.graphs = DecodeGraphs(self, capture)
         self.graphs.capture_all()
+        if capture is eager_capture:
+            self._add_to_device("graphs replayed eagerly")
+
+    def _add_to_device(self, setting: str) -> None:
+        """Append ``setting`` to the parenthesised settings of ``self.device``."""
+        self.device = (f"{self.device[:-1]}; {setting})" if self.device.endswith(")")
+                       else f"{self.device} ({setting})")
 
     def warm_up(self) -> None:
         """Run every bucket's decode attention once on all-pad batches (the flex

@@ -1,0 +1,57 @@
+"""scripts/decode_step_check.py on CPU: every configuration it can run here gives the
+first one's tokens at every batch size, padded or not, and bad input exits 2."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from ipc_bench.engine.config import ConfigError
+
+ROOT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("decode_step_check",
+                                               ROOT / "scripts" / "decode_step_check.py")
+dsc = importlib.util.module_from_spec(_spec)
+sys.modules["decode_step_check"] = dsc
+_spec.loader.exec_module(dsc)
+
+
+def test_configurations_parse_and_refuse_graphs_on_gather():
+    assert dsc.parse_configs("gather, flex+graphs,varlen") == [
+        ("gather", False), ("flex", True), ("varlen", False)]
+    with pytest.raises(ConfigError, match="^gather\\+graphs: the gather backend's shapes "
+                       "change every step, so it cannot be captured$"):
+        dsc.parse_configs("gather+graphs")
+    with pytest.raises(ConfigError, match="^unknown configuration 'paged': use BACKEND or "
+                       "BACKEND\\+graphs, BACKEND one of gather, flex, varlen$"):
+        dsc.parse_configs("paged")
+
+
+def test_cpu_run_gives_equal_tokens_across_backends_and_padding(tmp_path, capsys):
+    out = tmp_path / "rows.json"
+    code = dsc.main(["--device", "cpu", "--num-running", "2", "--steps", "3", "--warmup", "1",
+                     "--context-min", "5", "--context-max", "40", "--configs",
+                     "gather,flex,flex+graphs,varlen", "--json", str(out)])
+    text = capsys.readouterr().out
+    assert code == 0
+    assert "  varlen: skipped (no CPU kernel)" in text
+    rows = json.loads(out.read_text())["rows"]
+    assert [(r["config"], r["num_running"], r["bucket"]) for r in rows] == [
+        ("gather", 2, 2), ("gather", 3, 3), ("flex", 2, 2), ("flex", 3, 4),
+        ("flex+graphs", 2, 2), ("flex+graphs", 3, 4)]
+    assert rows[-1]["device"] == "cpu (attention flex; graphs replayed eagerly)"
+    table = [ln.split() for ln in text.splitlines() if ln.startswith(("gather ", "flex"))]
+    assert len(table) == 6 and all(line[-1] == "100.0%" for line in table)
+    assert all(r["roofline_ns"] > 0 and r["x_roofline"] > 0 and r["gpu_busy_ns"] is None
+               for r in rows)
+
+
+def test_bad_sizes_exit_2(capsys):
+    assert dsc.main(["--device", "cpu", "--num-running", "0"]) == 2
+    assert capsys.readouterr().err == (
+        "decode_step_check: error: sizes and --steps must be at least 1, --warmup at least "
+        "0, 1 <= --context-min <= --context-max\n")
