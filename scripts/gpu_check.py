@@ -1,7 +1,14 @@
 #!/usr/bin/env python3
 r"""Staged GPU check: the torch model on CUDA, stage by stage, within one time budget.
 
-Stages (each one ``bench.py`` run into its own folder under ``--output``; each case is
+Stage 0, ``decode-step``: ``scripts/decode_step_check.py`` (the torch model's decode
+step alone, per attention backend with and without CUDA graphs: GPU and host time per
+step, the ratio to the step's roofline, padding between buckets; at most
+``DECODE_STEP_LIMIT_S``). The first backend of ``ATTENTION_PREFERENCE`` it ran without
+a failure is the ``--attention`` of every later stage, so a backend that fails on this
+GPU does not stop the others from running.
+
+Stages 1-5 (each one ``bench.py`` run into its own folder under ``--output``; each case is
 written to that folder's ``summary.json`` as it finishes, and each stage's table is
 printed as the stage ends):
 
@@ -16,7 +23,7 @@ printed as the stage ends):
    policies, msgpack, 100 ms of trace time per logical step (``--trace``; the stage
    is skipped, and says so, when the file is absent).
 
-All of it is meant to take at most ``--budget-s`` (default 300 s) on one H200, CUDA
+All of it is meant to take at most ``--budget-s`` (default 420 s) on one H200, CUDA
 start included; a stage still running when the budget ends is interrupted (its
 finished cases stay written) and counts as failed. The step counts (60 counted steps
 per case, 30 for the 8B) were sized from the torch model's step times measured on an
@@ -63,6 +70,7 @@ The same can be checked on any machine with a CPython 3.12 (the install works wi
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import subprocess
@@ -82,8 +90,13 @@ from ipc_bench.engine.models import probe_torch_device  # noqa: E402
 
 #: The smoke stage's time limit, seconds (CUDA start and model load included).
 SMOKE_LIMIT_S = 90.0
-#: Default budget of the whole check, seconds.
-BUDGET_S = 300.0
+#: Default budget of the whole check, seconds (stage 0 included).
+BUDGET_S = 420.0
+#: Stage 0's time limit, seconds (``scripts/decode_step_check.py``).
+DECODE_STEP_LIMIT_S = 150.0
+#: The attention backends stages 1-5 may use, best first: the first that stage 0 ran
+#: without failing is passed as ``--attention``.
+ATTENTION_PREFERENCE = ("flex", "varlen", "gather")
 #: After interrupting a stage at the budget, how long it may take to write and exit.
 INTERRUPT_GRACE_S = 15.0
 #: Where the Azure conversation trace is looked for when ``--trace`` is not given.
@@ -237,6 +250,35 @@ def run_stage(stage: Stage, base: list[str], out: Path, timeout_s: float) -> tup
     return proc.returncode, how
 
 
+def run_decode_step(cuda: bool, out: Path, timeout_s: float) -> tuple[str, list[str]]:
+    """Stage 0: ``decode_step_check.py`` into ``out/0-decode-step.json``, its output
+    printed as it comes. Returns (the ``--attention`` for the later stages, failure
+    lines). On CPU it runs shrunk (2 running, 3 counted steps)."""
+    path = out / "0-decode-step.json"
+    cmd = [sys.executable, str(ROOT / "scripts" / "decode_step_check.py"), "--json", str(path)]
+    if not cuda:
+        cmd += ["--device", "cpu", "--num-running", "2", "--steps", "3", "--warmup", "1"]
+    print(f"gpu_check: [decode-step] python {' '.join(cmd[1:])}  (limit {timeout_s:.0f} s)",
+          flush=True)
+    try:
+        proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, timeout=timeout_s)
+        text, code = proc.stdout, proc.returncode
+    except subprocess.TimeoutExpired as exc:
+        text = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        code = -1
+    print("\n".join(ln for ln in text.splitlines() if "Warning" not in ln), flush=True)
+    ran = set()
+    if path.exists():
+        ran = {row["config"].split("+")[0] for row in json.loads(path.read_text())["rows"]}
+    attention = next(a for a in ATTENTION_PREFERENCE if a in ran or a == "gather")
+    failed = [] if code == 0 else [
+        "decode-step: " + ("cut at its limit" if code == -1 else f"exit {code}")]
+    print(f"gpu_check: [decode-step] {'passed' if code == 0 else 'FAILED'}; later stages "
+          f"use --attention {attention}", flush=True)
+    return attention, failed
+
+
 def _tail(text: str, lines: int = 8) -> str:
     return "\n".join("    " + ln for ln in (text or "").strip().splitlines()[-lines:])
 
@@ -268,7 +310,7 @@ def main(argv=None) -> int:
     p.add_argument("--device", choices=("auto", "cpu"), default="auto",
                    help="auto: CUDA when present; cpu: the shrunk CPU stages")
     p.add_argument("--stages", help="comma-separated stage numbers to run (default: all; "
-                   "the smoke stage, 1, should stay first)")
+                   "0 is decode-step; the smoke stage, 1, should stay first)")
     args = p.parse_args(argv)
     try:
         wanted = ({int(v) for v in args.stages.split(",") if v.strip()} if args.stages
@@ -285,6 +327,13 @@ def main(argv=None) -> int:
     base = ["--model", "torch", "--device", "cuda" if cuda else "cpu", "--quiet",
             "--no-hostname"]
     failed: list[str] = []
+    if wanted is None or 0 in wanted:  # without stage 0 the later ones use auto
+        left = args.budget_s - (time.monotonic() - t0)
+        if left <= 0:
+            failed.append(f"decode-step: not run, the {args.budget_s:.0f} s budget is spent")
+        else:
+            attention, failed = run_decode_step(cuda, out, min(DECODE_STEP_LIMIT_S, left))
+            base += ["--attention", attention]
     for i, stage in enumerate(build_stages(cuda, trace), 1):
         if wanted is not None and i not in wanted:
             continue

@@ -383,6 +383,7 @@ class TorchModel:
         torch = self.torch
         p = self.preset
         bs = self.block_size
+        num_rows = min(num_rows, self.attention.buckets[-1])
         lens = np.minimum([1, bs + 1, 3 * bs], scheduler.max_model_len)[:num_rows]
         width = -(-int(lens.max()) // bs)
         if len(lens) * width > scheduler.num_blocks:

@@ -227,10 +227,14 @@ def test_gpu_check_without_cuda_runs_every_stage_shrunk(tmp_path):
              "azure-conv"]
     assert [ln.split("[")[1].split("]")[0] for ln in ends] == names
     assert sum(ln.startswith("workload ") and "GPU busy ms" in ln for ln in lines) == 5
-    runs = sorted(p.name for p in tmp_path.iterdir())
+    assert "gpu_check: [decode-step] passed; later stages use --attention flex" in lines
+    step_rows = json.loads((tmp_path / "0-decode-step.json").read_text())["rows"]
+    assert [r["config"] for r in step_rows] == ["gather"] * 2 + ["flex"] * 2 + ["flex+graphs"] * 2
+    runs = sorted(p.name for p in tmp_path.iterdir() if p.is_dir())
     for run in runs:
         cases = json.loads((tmp_path / run / "summary.json").read_text())["cases"]
-        assert all(c["complete"] and c["runner_device"].startswith("cpu") for c in cases)
+        assert all(c["complete"] and c["runner_device"].startswith("cpu (attention flex")
+                   for c in cases)
         assert all("gpu_busy_ns_per_step" not in c for c in cases)  # no CUDA: absent
     smoke = json.loads((tmp_path / "1-smoke" / "summary.json").read_text())["cases"]
     assert [(c["policy"], c["codec"]) for c in smoke] == [("send", "msgpack"),

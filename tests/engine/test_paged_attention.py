@@ -232,3 +232,12 @@ def test_attention_options_apply_to_the_torch_model_only(fields, option):
     with pytest.raises(ConfigError, match=f"^{option} applies to the torch model only, "
                        "not fixed-step$"):
         ModelConfig(name="fixed-step", **fields).validate()
+
+
+def test_start_up_check_fits_the_largest_bucket():
+    """A runner of max_num_seqs 2 checks two rows, not three (its largest bucket is 2)."""
+    sched = SchedulerConfig(max_num_seqs=2, max_model_len=128, block_size=4, num_blocks=80)
+    model = TorchModel(ModelConfig(name="torch", preset="tiny", device="cpu",
+                                   attention="flex"), sched)
+    assert model.attention.buckets == (1, 2)
+    assert model.check_attention(sched) < 1e-5
