@@ -131,6 +131,8 @@ def _case_identity(result: CaseResult, a: np.ndarray, counted: np.ndarray) -> di
         num_preemptions=sum(r.get("preemptions", 0) for r in result.requests),
         token_digest=result.token_digest, schedule_digest=result.schedule_digest or None,
         runner_device=result.runner_device,
+        input_oracle_interval=(0 if spec.instrumentation == "totals"
+                               else spec.input_oracle_interval),
     )
 
 

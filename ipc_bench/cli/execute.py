@@ -155,7 +155,8 @@ def run_metadata(args, cases) -> dict[str, Any]:
                               model=msgspec.to_builtins(c.model), warmup_steps=c.warmup_steps,
                               max_steps=c.max_steps, count=c.count, transport=c.transport,
                               repetition=c.repetition, peer_timeout_s=c.peer_timeout_s,
-                              startup_timeout_s=c.startup_timeout_s, stream=c.stream)
+                              startup_timeout_s=c.startup_timeout_s, stream=c.stream,
+                              input_oracle_interval=c.input_oracle_interval)
                          for c in cases]
     return metadata
 

@@ -258,5 +258,9 @@ def _add_case_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--startup-timeout", type=_float_in(MAX_TIMEOUT_S), default=120.0,
                    metavar="S", help="seconds allowed for the runner's start-up and first "
                    "step: imports, model load, CUDA init (default 120)")
+    p.add_argument("--input-oracle-interval", type=_int_in(0, MAX_STEPS), default=128,
+                   metavar="N", help="steps between two checks of the token ids the runner "
+                   "fed (default 128; 0 turns the input oracle off, which the summary and "
+                   "tables then state)")
     p.add_argument("--no-hostname", action="store_true", help="leave the hostname out of results")
     p.add_argument("--quiet", action="store_true", help="print only the final tables")

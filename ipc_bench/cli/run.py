@@ -48,6 +48,10 @@ def _main(argv: list[str]) -> int:
     _check_options(args, parser, module)
     cases = module.cases(_scenario_options(args))
     _check_cases(args, cases)
+    if args.input_oracle_interval == 0:
+        print("bench.py: warning: --input-oracle-interval 0: the input oracle is off, the "
+              "token ids the runner feeds are not checked (the summary and tables say so)",
+              file=sys.stderr)
     from ipc_bench.cli.execute import run_cases
 
     return run_cases(args, cases, getattr(module, "report", None))
@@ -115,7 +119,8 @@ def _scenario_options(args):
         step_time_ms=args.step_time_ms, model_preset=args.model_preset,
         torch_threads=args.torch_threads, device=args.device,
         num_blocks=args.num_blocks,
-        aa=args.aa, req_id_format=args.req_id_format, vocab_size=args.vocab_size)
+        aa=args.aa, req_id_format=args.req_id_format, vocab_size=args.vocab_size,
+        input_oracle_interval=args.input_oracle_interval)
 
 
 def _overrides(args) -> dict[str, int]:

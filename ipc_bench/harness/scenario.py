@@ -32,7 +32,7 @@ import msgspec
 
 import ipc_bench
 from ipc_bench.errors import one_line
-from ipc_bench.harness.spec import INPROC, NO_CODEC, CaseSpec
+from ipc_bench.harness.spec import INPROC, INPUT_ORACLE_INTERVAL, NO_CODEC, CaseSpec
 from ipc_bench.engine.config import (POLICIES, ConfigError, ModelConfig, SchedulerConfig,
                                      preset_vocab_size)
 from ipc_bench.engine.traces import load_azure_trace
@@ -108,6 +108,7 @@ class ScenarioOptions:
     torch_threads: Optional[int] = None
     device: Optional[str] = None
     num_blocks: Optional[int] = None  # also in scheduler_overrides when given
+    input_oracle_interval: int = INPUT_ORACLE_INTERVAL  # 0: the input oracle off
 
     def model_config(self, default: str = "null",
                      step_time_ms: Optional[float] = None) -> ModelConfig:
@@ -147,11 +148,12 @@ class ScenarioOptions:
         return config
 
     def process_settings(self) -> dict[str, Any]:
-        """``CaseSpec`` keyword arguments for the transport, timeouts and security
-        settings, the same for every scenario."""
+        """``CaseSpec`` keyword arguments for the transport, timeouts, security settings
+        and the input oracle's interval, the same for every scenario."""
         return dict(transport=self.transport, peer_timeout_s=self.peer_timeout_s,
                     startup_timeout_s=self.startup_timeout_s, host=self.host,
-                    allow_pickle_over_tcp=self.allow_pickle_over_tcp)
+                    allow_pickle_over_tcp=self.allow_pickle_over_tcp,
+                    input_oracle_interval=self.input_oracle_interval)
 
 
 def scenarios_package() -> ModuleType:

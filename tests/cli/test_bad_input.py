@@ -55,6 +55,8 @@ OPTION_CASES = [
     (DS + ["--logical-step-ms", "0"],
      "argument --logical-step-ms: must be a positive number, got 0"),
     (DS + ["--repeat", "0"], "argument --repeat: must be at least 1, got 0"),
+    (DS + ["--input-oracle-interval", "-1"],
+     "argument --input-oracle-interval: must be at least 0, got -1"),
     (["--scenario", "azure-conv", "--max-requests", "0"],
      "argument --max-requests: must be at least 1, got 0"),
     # scheduler limits
