@@ -423,6 +423,25 @@ def check_digests(summaries: list[dict[str, Any]]) -> tuple[list[str], list[str]
     return problems, notes
 
 
+def no_request_served(summaries: list[dict[str, Any]]) -> list[str]:
+    """One problem line per workload (scenario and labels) whose complete cases all
+    rejected every request on arrival (``num_rejected == num_requests > 0``: a prompt
+    of ``max_model_len`` tokens or more, or more KV blocks than the cache has), so
+    they measured nothing; empty when some request was served."""
+    by_key: dict[tuple, list[dict[str, Any]]] = {}
+    for s in summaries:
+        if s.get("complete"):
+            by_key.setdefault((s["scenario"], s["workload"]), []).append(s)
+    problems = []
+    for (scenario, workload), cases in by_key.items():
+        total = max((s.get("num_requests") or 0) for s in cases)
+        if total and all(s.get("num_rejected") == s.get("num_requests") for s in cases):
+            problems.append(f"no request was served in {scenario} [{workload}]: all {total} "
+                            "were rejected on arrival (prompt >= max_model_len, or more KV "
+                            "blocks than the cache has)")
+    return problems
+
+
 def _not_compared_notes(where: str, groups: dict[Any, list[dict[str, Any]]]) -> list[str]:
     """The notes of one workload's schedule groups (``check_digests``)."""
     notes = []
