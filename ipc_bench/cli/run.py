@@ -153,13 +153,15 @@ def _check_transport(args) -> list[str]:
 
 def _check_cases(args, cases) -> None:
     """Refuses (``UsageError``, ``ConfigError``, ``EndpointError``) cases that could
-    not run: none at all, a scheduler override the scenario ignores, bad limits, a
-    fixed step not shorter than the peer timeout, runner buffers or a KV cache that do
-    not fit, sockets that cannot be set up."""
+    not run: none at all, a model option the case's model does not use (the
+    scenario's own defaults are not checked), a scheduler override the scenario
+    ignores, bad limits, a fixed step not shorter than the peer timeout, runner
+    buffers or a KV cache that do not fit, sockets that cannot be set up."""
     if not cases:
         raise UsageError(f"scenario {args.scenario} has no cases for these options")
     overrides = _overrides(args)
     for case in cases:
+        _check_model_options(args, case.model.name)
         for name, value in overrides.items():
             if getattr(case.scheduler, name) != value:
                 raise UsageError(f"scenario {args.scenario} does not take "
@@ -175,6 +177,18 @@ def _check_cases(args, cases) -> None:
     _check_torch_cases(cases)
     HeapReport.from_env()  # a bad IPC_BENCH_HEAP_REPORT is refused before a case starts
     _check_sockets(cases)
+
+
+def _check_model_options(args, model: str) -> None:
+    """Refuse (``UsageError``) a model option given on the command line that ``model``
+    does not use (``scenario.MODEL_OPTIONS``: ``--step-time-ms`` but for fixed-step,
+    ``--model-preset`` but for torch and emulated, ``--torch-threads`` but for torch)."""
+    from ipc_bench.harness.scenario import MODEL_OPTIONS
+
+    for field, (models, purpose) in MODEL_OPTIONS.items():
+        if model not in models and getattr(args, field) is not None:
+            raise UsageError(f"model {model} does not take --{field.replace('_', '-')} "
+                             f"({purpose})")
 
 
 def _check_sockets(cases) -> None:

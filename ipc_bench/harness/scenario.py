@@ -33,8 +33,8 @@ import msgspec
 import ipc_bench
 from ipc_bench.errors import one_line
 from ipc_bench.harness.spec import INPROC, INPUT_ORACLE_INTERVAL, NO_CODEC, CaseSpec
-from ipc_bench.engine.config import (POLICIES, ConfigError, ModelConfig, SchedulerConfig,
-                                     preset_vocab_size)
+from ipc_bench.engine.config import (POLICIES, PRESET_MODELS, ConfigError, ModelConfig,
+                                     SchedulerConfig, preset_vocab_size)
 from ipc_bench.engine.traces import load_azure_trace
 from ipc_bench.engine.workloads import SteadyDecodeWorkload, TraceWorkload
 from ipc_bench.wire.codecs import CODECS
@@ -60,6 +60,14 @@ SCENARIO_OPTIONS: dict[str, str] = {
     "device": "the torch model's device",
     "vocab_size": "the vocabulary of prompts and sampled ids",
     "req_id_format": "the request ids of a generated workload",
+}
+#: Model options that only some models use: ``ScenarioOptions`` field -> (the models
+#: that use it, what it is for). Given on the command line for a case whose model is
+#: not one of those, the option is refused (a scenario's own defaults are not).
+MODEL_OPTIONS: dict[str, tuple[tuple[str, ...], str]] = {
+    "step_time_ms": (("fixed-step",), "the fixed-step model's step"),
+    "model_preset": (PRESET_MODELS, "the shape of the torch and emulated models"),
+    "torch_threads": (("torch",), "the torch model's threads"),
 }
 #: ``OPTIONS`` building blocks: the runner's model and the workload's ids.
 MODEL = frozenset({"model", "step_time_ms", "model_preset", "torch_threads", "device",

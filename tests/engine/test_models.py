@@ -379,9 +379,30 @@ def test_model_memory_check_gives_the_figures():
      "bench.py: error: scenario step-time uses the fixed-step model; drop --model torch"),
     (["--scenario", "decode-steady", "--step-time-ms", "0"],
      "bench.py: error: argument --step-time-ms: expected positive numbers, got '0'"),
-    (["--scenario", "decode-steady", "--model-preset", "big"],
+    (["--scenario", "decode-steady", "--model", "torch", "--model-preset", "big"],
      "bench.py: error: unknown model preset 'big' (--model-preset); choose from tiny, cpu, "
      "qwen2.5-0.5b, llama-3.2-1b, llama-3.1-8b"),
+    # model options the case's model does not use
+    (["--scenario", "decode-steady", "--step-time-ms", "2"],
+     "bench.py: error: model null does not take --step-time-ms (the fixed-step model's step)"),
+    (["--scenario", "decode-steady", "--model", "emulated", "--step-time-ms", "2"],
+     "bench.py: error: model emulated does not take --step-time-ms (the fixed-step model's "
+     "step)"),
+    (["--scenario", "decode-steady", "--model-preset", "tiny"],
+     "bench.py: error: model null does not take --model-preset (the shape of the torch and "
+     "emulated models)"),
+    (["--scenario", "step-time", "--model-preset", "tiny"],
+     "bench.py: error: model fixed-step does not take --model-preset (the shape of the torch "
+     "and emulated models)"),
+    (["--scenario", "decode-steady", "--model", "fixed-step", "--torch-threads", "2"],
+     "bench.py: error: model fixed-step does not take --torch-threads (the torch model's "
+     "threads)"),
+    (["--scenario", "decode-steady", "--model", "emulated", "--model-preset", "tiny",
+      "--torch-threads", "2"],
+     "bench.py: error: model emulated does not take --torch-threads (the torch model's "
+     "threads)"),
+    (["--scenario", "decode-steady", "--torch-threads", "1"],
+     "bench.py: error: model null does not take --torch-threads (the torch model's threads)"),
 ])
 def test_cli_rejects_bad_model_settings(args, message, capsys, tmp_path):
     assert cli_main(args + ["--output", str(tmp_path / "run")]) == 2
@@ -389,6 +410,24 @@ def test_cli_rejects_bad_model_settings(args, message, capsys, tmp_path):
     assert "\n" not in err
     assert err == message
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("args", [
+    ["--scenario", "step-time"],  # the scenario's own fixed-step model and step times
+    ["--scenario", "step-time", "--step-time-ms", "1,2"],
+    ["--scenario", "decode-steady", "--model", "fixed-step", "--step-time-ms", "2"],
+    ["--scenario", "decode-steady", "--model", "emulated", "--model-preset", "tiny"],
+    ["--scenario", "decode-steady"],
+])
+def test_cli_accepts_the_model_options_a_model_uses(args):
+    from ipc_bench.cli import run as cli_run
+    from ipc_bench.cli.options import build_parser
+    from ipc_bench.harness.scenario import discover
+
+    parsed = build_parser().parse_args(args)
+    cases = discover()[parsed.scenario].cases(cli_run._scenario_options(parsed))
+    cli_run._check_cases(parsed, cases)  # raises on a refused option
+    assert cases
 
 
 # ---------------------------------------------------------------------- step-time
