@@ -174,7 +174,7 @@ def _check_cases(args, cases) -> None:
             raise UsageError(f"a fixed step of {step_s * 1e3:g} ms is not shorter than "
                              f"--peer-timeout {case.peer_timeout_s:g} s")
     _check_memory(cases)
-    _check_torch_cases(cases)
+    _check_torch_cases(cases, num_blocks_given=args.num_blocks is not None)
     HeapReport.from_env()  # a bad IPC_BENCH_HEAP_REPORT is refused before a case starts
     _check_sockets(cases)
 
@@ -199,10 +199,12 @@ def _check_sockets(cases) -> None:
             check_endpoints(transport, host)
 
 
-def _check_torch_cases(cases) -> None:
+def _check_torch_cases(cases, num_blocks_given: bool = False) -> None:
     """Check every torch and emulated case's weights + KV cache fit (``ConfigError``
     with the figures): the torch model's device probed once (in a child process, so
-    this process never imports torch; free GPU memory), the emulated GPU's memory."""
+    this process never imports torch; free GPU memory), the emulated GPU's memory.
+    Without ``num_blocks_given`` (``--num-blocks``) a steady case's advice also names
+    ``--num-running``, which then sizes its KV cache."""
     from ipc_bench.engine.config import check_model_memory
     from ipc_bench.engine.models import probe_torch_device
     from ipc_bench.engine.roofline import EMULATED_GPU, load_gpu_figures
@@ -210,16 +212,28 @@ def _check_torch_cases(cases) -> None:
     probed: dict[str, tuple] = {}
     for case in cases:
         model = case.model
+        sized = None if num_blocks_given else _running_for_blocks(case)
         if model.name == "emulated":
             gpu = load_gpu_figures(EMULATED_GPU)
             check_model_memory(case.scheduler, model, EMULATED_GPU, gpu.memory_bytes,
-                               f"an emulated {gpu.name}")
+                               f"an emulated {gpu.name}", running_for_blocks=sized)
         if model.name != "torch":
             continue
         if model.device not in probed:
             probed[model.device] = probe_torch_device(model.device)
         device, memory = probed[model.device]
-        check_model_memory(case.scheduler, model, device, memory)
+        check_model_memory(case.scheduler, model, device, memory, running_for_blocks=sized)
+
+
+def _running_for_blocks(case):
+    """``scenario.steady_running_for_blocks`` for a steady case whose KV cache is
+    ``scenario.steady_num_blocks`` of its running requests, else ``None``."""
+    from ipc_bench.harness.scenario import steady_num_blocks, steady_running_for_blocks
+
+    b = case.labels.get("num_running")
+    if isinstance(b, int) and case.scheduler.num_blocks == steady_num_blocks(b):
+        return steady_running_for_blocks
+    return None
 
 
 def available_memory_bytes() -> Optional[int]:

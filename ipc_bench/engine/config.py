@@ -7,7 +7,7 @@ Names follow vLLM's engine arguments (``max_num_seqs``, ``max_num_batched_tokens
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 import msgspec
 
@@ -245,7 +245,8 @@ def kv_cache_bytes(scheduler: "SchedulerConfig", model: ModelConfig, device: str
 
 def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device: str,
                        device_memory_bytes: Optional[int] = None,
-                       device_label: Optional[str] = None) -> None:
+                       device_label: Optional[str] = None,
+                       running_for_blocks: Optional[Callable[[int], int]] = None) -> None:
     """Raise ``ConfigError`` with the figures when the model's weights + KV cache do not
     fit ``device``.
 
@@ -256,6 +257,9 @@ def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device:
     H200"); nothing is checked when that is ``None``. The null and fixed-step
     models allocate neither: nothing to check. Sizes in GB (10**9 bytes), e.g.
     "llama-3.1-8b needs 16.1 GB of weights + 34.9 GB of KV cache ...".
+    ``running_for_blocks``: where the number of running requests (``--num-running``)
+    sets ``num_blocks``, the most running requests a cache of that many blocks serves;
+    the advice then names ``--num-running`` with that bound beside ``--num-blocks``.
     """
     if model.name not in PRESET_MODELS:
         return
@@ -277,6 +281,10 @@ def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device:
     fit = max(0, (limit - weights) // per_block)
     advice = (f"lower --num-blocks (at most {fit:,}) or use a smaller --model-preset"
               if fit >= 1 else "the weights alone do not fit: use a smaller --model-preset")
+    running = running_for_blocks(fit) if running_for_blocks is not None and fit >= 1 else 0
+    if running >= 1:
+        advice = (f"lower --num-running (at most {running:,}: it sizes the KV cache here) "
+                  f"or --num-blocks (at most {fit:,}), or use a smaller --model-preset")
     raise ConfigError(
         f"{model.preset} needs {weights / 1e9:.1f} GB of weights + {kv / 1e9:.1f} GB of KV "
         f"cache (num_blocks {scheduler.num_blocks:,} x block_size {scheduler.block_size}) "

@@ -308,12 +308,24 @@ PROMPT_LEN_MAX = 256
 OUTPUT_LEN_MAX = 2048
 
 
+def steady_num_blocks(b: int) -> int:
+    """KV blocks a steady batch of ``b`` running requests gets (``--num-blocks``
+    overrides it): 256 per request (4,096 tokens at the default block size) + 256."""
+    return b * 256 + 256
+
+
+def steady_running_for_blocks(num_blocks: int) -> int:
+    """The largest batch ``b`` whose ``steady_num_blocks(b)`` is at most ``num_blocks``
+    (0 when not even one request's share fits)."""
+    return max(0, (num_blocks - 256) // 256)
+
+
 def steady_scheduler_config(opts: ScenarioOptions, b: int) -> SchedulerConfig:
     """Limits for B running requests, with the command line's overrides; refuses
     limits under which B requests cannot all run or one cannot finish (``ConfigError``)."""
     cfg = opts.scheduler_config(SchedulerConfig(
         max_num_seqs=b, max_num_batched_tokens=8192, max_model_len=4096,
-        num_blocks=b * 256 + 256))
+        num_blocks=steady_num_blocks(b)))
     if b > cfg.max_num_seqs:
         raise ConfigError(f"--num-running {b} is larger than max_num_seqs "
                           f"{cfg.max_num_seqs}: a steady batch of {b} cannot run")

@@ -362,6 +362,18 @@ def test_model_memory_check_gives_the_figures():
       "--num-running", "256"],
      "bench.py: error: llama-3.1-8b needs 16.1 GB of weights + 138.0 GB of KV cache "
      "(num_blocks 65,792 x block_size 16) on an emulated NVIDIA H200; it has 150.8 GB, of "
+     "which the model may take 90 % (135.7 GB): lower --num-running (at most 221: it sizes "
+     "the KV cache here) or --num-blocks (at most 57,038), or use a smaller --model-preset"),
+    (["--scenario", "decode-steady", "--model", "emulated", "--model-preset", "llama-3.1-8b",
+      "--num-running", "1024"],
+     "bench.py: error: llama-3.1-8b needs 16.1 GB of weights + 550.3 GB of KV cache "
+     "(num_blocks 262,400 x block_size 16) on an emulated NVIDIA H200; it has 150.8 GB, of "
+     "which the model may take 90 % (135.7 GB): lower --num-running (at most 221: it sizes "
+     "the KV cache here) or --num-blocks (at most 57,038), or use a smaller --model-preset"),
+    (["--scenario", "decode-steady", "--model", "emulated", "--model-preset", "llama-3.1-8b",
+      "--num-running", "1024", "--num-blocks", "300000"],
+     "bench.py: error: llama-3.1-8b needs 16.1 GB of weights + 629.1 GB of KV cache "
+     "(num_blocks 300,000 x block_size 16) on an emulated NVIDIA H200; it has 150.8 GB, of "
      "which the model may take 90 % (135.7 GB): lower --num-blocks (at most 57,038) or use "
      "a smaller --model-preset"),
     (["--scenario", "decode-steady", "--model", "torch", "--model-preset", "llama-3.2-1b",
