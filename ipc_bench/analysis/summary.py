@@ -192,8 +192,12 @@ def _runner_figures(result: CaseResult, a: np.ndarray, c: np.ndarray,
 def _model_marks(result: CaseResult) -> dict[str, Any]:
     """An emulated case says so: ``emulated`` (True), ``emulated_gpu`` (the GPU whose
     figures the roofline used) and ``gpu_figures`` (``calibrated`` or
-    ``uncalibrated``); ``{}`` for the other models."""
-    if result.spec.model.name != "emulated":
+    ``uncalibrated``); a fixed-step case gives its ``step_wait`` (``sleep`` or
+    ``spin``); ``{}`` for the other models."""
+    model = result.spec.model
+    if model.name == "fixed-step":
+        return dict(step_wait=model.step_wait)
+    if model.name != "emulated":
         return {}
     gpu = load_gpu_figures(EMULATED_GPU)
     return dict(emulated=True, emulated_gpu=gpu.name, gpu_figures=gpu.status)

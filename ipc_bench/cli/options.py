@@ -10,7 +10,7 @@ import argparse
 from typing import Sequence
 
 from ipc_bench.analysis.stats import METHODS
-from ipc_bench.engine.config import DEVICES, MODELS, POLICIES, TORCH_PRESETS
+from ipc_bench.engine.config import DEVICES, MODELS, POLICIES, STEP_WAITS, TORCH_PRESETS
 from ipc_bench.engine.workloads import REQ_ID_FORMATS
 from ipc_bench.wire.codecs import CODECS
 from ipc_bench.wire.transport import TRANSPORTS
@@ -200,12 +200,16 @@ def _add_arm_options(p: argparse.ArgumentParser) -> None:
 def _add_model_options(p: argparse.ArgumentParser) -> None:
     """The runner's model."""
     p.add_argument("--model", choices=MODELS, help=(
-        "runner model: null (no compute), fixed-step (busy-waits --step-time-ms, then "
-        "samples as null), torch (decoder with a paged KV cache), emulated (sleeps the "
+        "runner model: null (no compute), fixed-step (waits --step-time-ms as --step-wait "
+        "says, then samples as null), torch (decoder with a paged KV cache), emulated (sleeps the "
         "preset's roofline step time on an H200's figures, uncalibrated, then samples as "
         "null); default: the scenario's"))
     p.add_argument("--step-time-ms", type=_float_list, metavar="MS[,MS...]",
                    help="fixed-step model's step time (default 5; a list in step-time)")
+    p.add_argument("--step-wait", choices=STEP_WAITS,
+                   help="how the fixed-step model waits: sleep (its core left free, as a "
+                   "runner blocked on a GPU; the default) or spin (a busy wait, as a runner "
+                   "polling a GPU; step-time's default)")
     p.add_argument("--model-preset", metavar="NAME",
                    help="shape of the torch and emulated models: "
                    + ", ".join(TORCH_PRESETS) + " (default cpu)")

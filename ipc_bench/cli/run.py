@@ -116,7 +116,8 @@ def _scenario_options(args):
         trace_speedup=args.trace_speedup, scheduler_overrides=_overrides(args),
         startup_timeout_s=args.startup_timeout, host=args.host or "127.0.0.1",
         allow_pickle_over_tcp=args.allow_pickle_over_tcp, model=args.model,
-        step_time_ms=args.step_time_ms, model_preset=args.model_preset,
+        step_time_ms=args.step_time_ms, step_wait=args.step_wait,
+        model_preset=args.model_preset,
         torch_threads=args.torch_threads, device=args.device,
         num_blocks=args.num_blocks,
         aa=args.aa, req_id_format=args.req_id_format, vocab_size=args.vocab_size,
@@ -181,7 +182,8 @@ def _check_cases(args, cases) -> None:
 
 def _check_model_options(args, model: str) -> None:
     """Refuse (``UsageError``) a model option given on the command line that ``model``
-    does not use (``scenario.MODEL_OPTIONS``: ``--step-time-ms`` but for fixed-step,
+    does not use (``scenario.MODEL_OPTIONS``: ``--step-time-ms`` and ``--step-wait``
+    but for fixed-step,
     ``--model-preset`` but for torch and emulated, ``--torch-threads`` but for torch)."""
     from ipc_bench.harness.scenario import MODEL_OPTIONS
 

@@ -21,6 +21,10 @@ MODELS: tuple[str, ...] = ("null", "fixed-step", "torch", "emulated")
 #: Models whose shape is ``ModelConfig.preset`` (the others ignore it).
 PRESET_MODELS: tuple[str, ...] = ("torch", "emulated")
 DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda")
+#: How the fixed-step model waits out its step (``ModelConfig.step_wait``): ``sleep``
+#: leaves the runner's core free, as a runner blocked on a GPU would; ``spin``
+#: busy-waits, keeping the core as a runner that polls the GPU does.
+STEP_WAITS: tuple[str, ...] = ("sleep", "spin")
 
 #: Llama 3's vocabulary: ids up to 128,255 take 5 msgpack bytes above 65,535.
 DEFAULT_VOCAB_SIZE = 128_256
@@ -140,7 +144,8 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """The runner's model (``ipc_bench.engine.models``).
 
     ``name``: ``null`` (no compute, each token a hash of the runner's own buffer row),
-    ``fixed-step`` (busy-waits ``step_time_ms`` per step, then samples as ``null``),
+    ``fixed-step`` (waits ``step_time_ms`` per step, sleeping or busy-waiting as
+    ``step_wait`` says, ``STEP_WAITS``, then samples as ``null``),
     ``torch`` (a decoder of shape ``preset`` with a paged KV cache, greedy sampling) or
     ``emulated`` (sleeps the roofline step time of ``preset`` on a GPU's figures,
     ``ipc_bench.engine.roofline``, then samples as ``null``).
@@ -157,6 +162,7 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     hash_window: int = 4
     seed: int = 0
     step_time_ms: float = 5.0
+    step_wait: str = "sleep"
     preset: str = "cpu"
     num_threads: int = 1
     device: str = "auto"
@@ -172,6 +178,9 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         if not 0 < self.step_time_ms <= 10_000:
             raise ConfigError(
                 f"step_time_ms (--step-time-ms) must be in (0, 10000], got {self.step_time_ms}")
+        if self.step_wait not in STEP_WAITS:
+            raise ConfigError(f"unknown step wait {self.step_wait!r} (--step-wait); choose "
+                              f"from {', '.join(STEP_WAITS)}")
         check_preset_name(self.preset)
         published = self.torch_preset.vocab_size
         if self.name in PRESET_MODELS and published and self.vocab_size != published:

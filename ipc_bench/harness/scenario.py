@@ -55,6 +55,7 @@ SCENARIO_OPTIONS: dict[str, str] = {
     "trace_speedup": "the speed of a replay on the wall clock",
     "model": "the runner's model",
     "step_time_ms": "the fixed-step model's step",
+    "step_wait": "the fixed-step model's wait",
     "model_preset": "the torch model's shape",
     "torch_threads": "the torch model's threads",
     "device": "the torch model's device",
@@ -66,12 +67,13 @@ SCENARIO_OPTIONS: dict[str, str] = {
 #: not one of those, the option is refused (a scenario's own defaults are not).
 MODEL_OPTIONS: dict[str, tuple[tuple[str, ...], str]] = {
     "step_time_ms": (("fixed-step",), "the fixed-step model's step"),
+    "step_wait": (("fixed-step",), "the fixed-step model's wait"),
     "model_preset": (PRESET_MODELS, "the shape of the torch and emulated models"),
     "torch_threads": (("torch",), "the torch model's threads"),
 }
 #: ``OPTIONS`` building blocks: the runner's model and the workload's ids.
-MODEL = frozenset({"model", "step_time_ms", "model_preset", "torch_threads", "device",
-                   "vocab_size", "req_id_format"})
+MODEL = frozenset({"model", "step_time_ms", "step_wait", "model_preset", "torch_threads",
+                   "device", "vocab_size", "req_id_format"})
 #: Steady batches (decode-steady, step-time, overhead).
 STEADY = frozenset({"num_running", "steps"}) | MODEL
 #: Trace replays on the logical clock (azure-conv, azure-code).
@@ -112,15 +114,17 @@ class ScenarioOptions:
     vocab_size: Optional[int] = None
     model: Optional[str] = None
     step_time_ms: Optional[list[float]] = None
+    step_wait: Optional[str] = None
     model_preset: Optional[str] = None
     torch_threads: Optional[int] = None
     device: Optional[str] = None
     num_blocks: Optional[int] = None  # also in scheduler_overrides when given
     input_oracle_interval: int = INPUT_ORACLE_INTERVAL  # 0: the input oracle off
 
-    def model_config(self, default: str = "null",
-                     step_time_ms: Optional[float] = None) -> ModelConfig:
+    def model_config(self, default: str = "null", step_time_ms: Optional[float] = None,
+                     step_wait: Optional[str] = None) -> ModelConfig:
         """The ``ModelConfig`` of ``--model`` (else ``default``), ``--step-time-ms``,
+        ``--step-wait`` (else ``step_wait``, else ``ModelConfig``'s: ``sleep``),
         ``--model-preset``, ``--torch-threads``, ``--device``, ``--vocab-size`` and ``--seed``.
         Vocabulary: ``--vocab-size``, else the preset's published one for the torch and
         emulated models (``config.preset_vocab_size``), else 128,256.
@@ -137,6 +141,7 @@ class ScenarioOptions:
         return ModelConfig(
             name=name, seed=self.seed,
             step_time_ms=base.step_time_ms if step_time_ms is None else step_time_ms,
+            step_wait=self.step_wait or step_wait or base.step_wait,
             preset=preset,
             num_threads=self.torch_threads or base.num_threads,
             device=self.device or base.device,
