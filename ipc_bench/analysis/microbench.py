@@ -446,8 +446,9 @@ def settings_text(rigorous: bool, rest: Sequence[str]) -> str:
     (1 warm-up + 3 values) of >= 50 ms; --rigorous: pyperf's rigorous mode``."""
     s = effective_settings(rigorous, rest)
     shape = ("pyperf's settings" if s is None else
-             f"{_plural(s['processes'], 'process', 'processes')} x ({_plural(s['warmups'], 'warm-up')} + "
-             f"{_plural(s['values'], 'value')}) of >= {s['min_time'] * 1e3:g} ms")
+             f"{_plural(s['processes'], 'process', 'processes')} x "
+             f"({_plural(s['warmups'], 'warm-up')} + {_plural(s['values'], 'value')}) "
+             f"of >= {s['min_time'] * 1e3:g} ms")
     if rigorous:
         base = f"pyperf --rigorous ({shape})"
     else:

@@ -272,8 +272,9 @@ def test_every_scenario_refuses_the_options_it_does_not_take(capsys):
 
     values = {"num_running": "2", "steps": "5", "trace": "x.csv", "max_requests": "5",
               "logical_step_ms": "5", "trace_speedup": "2", "model": "torch",
-              "step_time_ms": "3", "model_preset": "tiny", "torch_threads": "2",
-              "device": "cpu", "vocab_size": "1000", "req_id_format": "numeric"}
+              "step_time_ms": "3", "step_wait": "spin", "model_preset": "tiny",
+              "torch_threads": "2", "device": "cpu", "vocab_size": "1000",
+              "req_id_format": "numeric"}
     assert set(values) == set(SCENARIO_OPTIONS)
     refused = {}
     for name, module in discover().items():
@@ -293,7 +294,7 @@ def test_every_scenario_refuses_the_options_it_does_not_take(capsys):
         "overhead": logical + replay + ["--trace-speedup"],
         "step-time": logical + replay + ["--trace-speedup"],
         "soak": ["--device", "--logical-step-ms", "--model", "--model-preset",
-                 "--num-running", "--req-id-format", "--step-time-ms", "--steps",
+                 "--num-running", "--req-id-format", "--step-time-ms", "--step-wait", "--steps",
                  "--torch-threads", "--vocab-size"],
     }
 
