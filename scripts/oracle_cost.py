@@ -16,13 +16,26 @@ range. ``scripts/hot_path_bench.py --only
 
     python scripts/oracle_cost.py                          # B = 1, 64, 256; 30 pairs
     python scripts/oracle_cost.py --num-running 256 --pairs 60
+
+``--bench`` measures whole runs instead: ``python bench.py --scenario decode-steady
+--num-running B --steps N`` with ``--input-oracle-interval 0`` and with the default,
+alternating (off on, on off, ...) for ``--pairs`` pairs, each run into its own folder
+under a temporary one. Per case it prints the medians over the pairs of the case's
+wall time (``wall_s``: the whole loop, which includes the checks) and of its median
+step (``step_ns_median``: the timed region, which does not), and the ratio on / off of
+each median:
+
+    python scripts/oracle_cost.py --bench --num-running 256 --steps 2000 --pairs 5
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import json
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -32,6 +45,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hot_path_bench import STEPS, SteadyEngine  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+#: The per-case figures ``--bench`` compares: summary key, heading, scale to print.
+BENCH_FIGURES = (("wall_s", "wall s", 1.0), ("step_ns_median", "step us", 1e-3))
 from ipc_bench.harness.oracle import CHECK_INTERVAL_STEPS  # noqa: E402
 
 
@@ -70,11 +87,73 @@ def measure(num_running: int, pairs: int, steps: int = CHECK_INTERVAL_STEPS) -> 
                 q3=float(np.percentile(diff, 75)))
 
 
+def bench_run(out: Path, num_running: str, steps: int, oracle_on: bool) -> dict[str, dict]:
+    """One ``bench.py --scenario decode-steady`` run into ``out`` with the input oracle
+    on (the default interval) or off (``--input-oracle-interval 0``); its cases'
+    summaries by case id. ``RuntimeError`` (with bench.py's stderr) if it fails."""
+    cmd = [sys.executable, str(REPO / "bench.py"), "--scenario", "decode-steady",
+           "--num-running", num_running, "--steps", str(steps), "--quiet",
+           "--output", str(out)] + ([] if oracle_on else ["--input-oracle-interval", "0"])
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
+    cases = json.loads((out / "summary.json").read_text())["cases"]
+    return {c["case_id"]: c for c in cases}
+
+
+def bench_pairs(num_running: str, steps: int, pairs: int) -> dict[str, dict]:
+    """``pairs`` pairs of ``bench_run``s, off then on, then on then off, ...; per case
+    id and ``BENCH_FIGURES`` key, ``{"off": [...], "on": [...]}`` in pair order."""
+    figures: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory(prefix="oracle-cost-") as tmp:
+        for i in range(pairs):
+            for on in ((False, True) if i % 2 == 0 else (True, False)):
+                run = bench_run(Path(tmp) / f"{i}-{'on' if on else 'off'}", num_running,
+                                steps, on)
+                for case_id, c in run.items():
+                    for key, _, _ in BENCH_FIGURES:
+                        side = figures.setdefault(case_id, {}).setdefault(
+                            key, {"off": [], "on": []})
+                        side["on" if on else "off"].append(c[key])
+                print(f"pair {i + 1}/{pairs}: {'on' if on else 'off'} done",
+                      file=sys.stderr, flush=True)
+    return figures
+
+
+def print_bench(figures: dict[str, dict]) -> None:
+    """One line per case: per figure the median off, on and on / off."""
+    heads = "  ".join(f"{h + ' off':>12} {h + ' on':>12} {'on/off':>6}"
+                      for _, h, _ in BENCH_FIGURES)
+    width = max(len(c) for c in figures)
+    print(f"{'case'.ljust(width)}  {heads}")
+    for case_id, per_key in figures.items():
+        cells = []
+        for key, _, scale in BENCH_FIGURES:
+            off = float(np.median(per_key[key]["off"]))
+            on = float(np.median(per_key[key]["on"]))
+            cells.append(f"{off * scale:>12.3f} {on * scale:>12.3f} {on / off:>6.3f}")
+        print(f"{case_id.ljust(width)}  {'  '.join(cells)}", flush=True)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--num-running", default="1,64,256", help="B values, comma-separated")
-    p.add_argument("--pairs", type=int, default=30, help="block pairs per B (default 30)")
+    p.add_argument("--pairs", type=int, default=None, help="block pairs per B (default 30; "
+                   "with --bench, pairs of runs, default 5)")
+    p.add_argument("--bench", action="store_true",
+                   help="paired bench.py runs with the oracle off and on instead")
+    p.add_argument("--steps", type=int, default=2000, help="--bench: counted steps per case")
     args = p.parse_args(argv)
+    if args.bench:
+        if args.steps < 1:
+            p.error("--steps must be at least 1")
+        pairs = 5 if args.pairs is None else args.pairs
+        if pairs < 1:
+            p.error("--pairs must be at least 1")
+        print_bench(bench_pairs(args.num_running, args.steps, pairs))
+        return 0
+    if args.pairs is None:
+        args.pairs = 30
     try:
         sizes = [int(b) for b in args.num_running.split(",")]
     except ValueError:

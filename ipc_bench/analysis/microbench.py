@@ -47,6 +47,8 @@ finished benchmarks (each file loadable) and removes an output folder left empty
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import re
@@ -305,6 +307,19 @@ def run_arm(ns: argparse.Namespace, rest: list[str], selection: Selection) -> in
 # ------------------------------------------------------------------ coordinator
 
 
+def probe_runner(**kwargs):
+    """A ``pyperf.Runner`` of a class of its own, built with ``kwargs``, only to parse
+    options. pyperf allows one Runner per class and process and remembers each class by
+    ``id(cls)``, which a freed class passes on to a later one: the probe's class is
+    forgotten at once, so neither it nor a later class with its id blocks a Runner."""
+    import pyperf
+
+    cls = type("OptionProbe", (pyperf.Runner,), {})
+    runner = cls(**kwargs)
+    getattr(pyperf.Runner, "_created", set()).discard(id(cls))
+    return runner
+
+
 def check_pyperf_options(rest: Sequence[str], parser_class: type, rigorous: bool) -> None:
     """Raise ``MicrobenchError`` (one line) when ``rest`` holds an option pyperf does not
     know, a bad value, one microbench sets itself (``RESERVED``), or ``--fast`` with
@@ -316,9 +331,7 @@ def check_pyperf_options(rest: Sequence[str], parser_class: type, rigorous: bool
         if opt.split("=", 1)[0] in RESERVED:
             raise MicrobenchError(f"option {opt} is set by microbench itself")
     parser = parser_class(prog="bench.py microbench")
-    # pyperf allows one Runner per class and process; a class of its own per check
-    # keeps this one (which only builds the parser) from blocking a later Runner.
-    type("OptionCheck", (pyperf.Runner,), {})(_argparser=parser)
+    probe_runner(_argparser=parser)
     args = parser.parse_args(list(rest))
     if rigorous and args.fast:
         raise MicrobenchError("--fast and --rigorous exclude each other")
@@ -404,15 +417,42 @@ class Coordination:
     progress: Callable[[int], Any]
 
 
+def effective_settings(rigorous: bool, rest: Sequence[str]) -> Optional[dict[str, Any]]:
+    """What each arm's ``pyperf.Runner`` will use with ``runner_settings(rigorous)`` and
+    the pyperf options ``rest`` (``--fast``, ``-p``, ``-n``, ``-w``, ``--min-time``
+    ...): ``processes``, ``values``, ``warmups`` and ``min_time`` (s), as pyperf itself
+    derives them (a probe ``Runner`` parses the same arguments); ``None`` when pyperf
+    refuses the combination (the arm then says why)."""
+    settings, extra = runner_settings(rigorous)
+    runner = probe_runner(**settings)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):  # pyperf prints its refusal
+            args = runner.parse_args(list(rest) + extra)
+    except SystemExit:
+        return None
+    return dict(processes=args.processes, values=args.values, warmups=args.warmups,
+                min_time=args.min_time)
+
+
+def _plural(n: int, word: str, plural: str = "") -> str:
+    """``1 value``, ``3 values`` (``plural``: the plural when not ``word + "s"``)."""
+    return f"{n} {word}" if n == 1 else f"{n} {plural or word + 's'}"
+
+
 def settings_text(rigorous: bool, rest: Sequence[str]) -> str:
-    """The pyperf settings in words, for the first line of a run."""
+    """The pyperf settings in words, for the first line of a run: the processes,
+    warm-ups, values and minimum time per value that ``rest`` and ``rigorous`` give
+    (``effective_settings``), then the pyperf options as given. E.g. ``3 processes x
+    (1 warm-up + 3 values) of >= 50 ms; --rigorous: pyperf's rigorous mode``."""
+    s = effective_settings(rigorous, rest)
+    shape = ("pyperf's settings" if s is None else
+             f"{_plural(s['processes'], 'process', 'processes')} x "
+             f"({_plural(s['warmups'], 'warm-up')} + {_plural(s['values'], 'value')}) "
+             f"of >= {s['min_time'] * 1e3:g} ms")
     if rigorous:
-        base = "pyperf --rigorous (40 processes x (1 warm-up + 3 values) of >= 100 ms)"
+        base = f"pyperf --rigorous ({shape})"
     else:
-        s = DEFAULT_SETTINGS
-        base = (f"{s['processes']} processes x ({s['warmups']} warm-up + {s['values']} "
-                f"values) of >= {s['min_time'] * 1e3:.0f} ms; --rigorous: pyperf's "
-                "rigorous mode")
+        base = shape + ("" if rest else "; --rigorous: pyperf's rigorous mode")
     return base + (f"; pyperf options: {' '.join(rest)}" if rest else "")
 
 

@@ -105,6 +105,9 @@ class Results:
                                                            the bare loop keeps none)
     token_streams_compared_with, ..._not_...      -        case ids the token digest was (not)
                                                            compared with: equal schedules only
+    input_oracle_interval                         steps    between two input-oracle checks; 0: the
+                                                           fed token ids were not checked
+    step_wait                                     -        fixed-step cases: sleep or spin
     ============================================  =======  ==========================================
 
     Fields added by later harness versions appear as further columns as they are.

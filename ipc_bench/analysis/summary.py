@@ -132,6 +132,8 @@ def _case_identity(result: CaseResult, a: np.ndarray, counted: np.ndarray) -> di
         num_preemptions=sum(r.get("preemptions", 0) for r in result.requests),
         token_digest=result.token_digest, schedule_digest=result.schedule_digest or None,
         runner_device=result.runner_device,
+        input_oracle_interval=(0 if spec.instrumentation == "totals"
+                               else spec.input_oracle_interval),
     )
 
 
@@ -191,8 +193,12 @@ def _runner_figures(result: CaseResult, a: np.ndarray, c: np.ndarray,
 def _model_marks(result: CaseResult) -> dict[str, Any]:
     """An emulated case says so: ``emulated`` (True), ``emulated_gpu`` (the GPU whose
     figures the roofline used) and ``gpu_figures`` (``calibrated`` or
-    ``uncalibrated``); ``{}`` for the other models."""
-    if result.spec.model.name != "emulated":
+    ``uncalibrated``); a fixed-step case gives its ``step_wait`` (``sleep`` or
+    ``spin``); ``{}`` for the other models."""
+    model = result.spec.model
+    if model.name == "fixed-step":
+        return dict(step_wait=model.step_wait)
+    if model.name != "emulated":
         return {}
     gpu = load_gpu_figures(EMULATED_GPU)
     return dict(emulated=True, emulated_gpu=gpu.name, gpu_figures=gpu.status)
@@ -461,6 +467,25 @@ def check_digests(summaries: list[dict[str, Any]]) -> tuple[list[str], list[str]
                 problems.append(f"token streams differ in {where}: {parts}")
         notes.extend(_not_compared_notes(where, groups))
     return problems, notes
+
+
+def no_request_served(summaries: list[dict[str, Any]]) -> list[str]:
+    """One problem line per workload (scenario and labels) whose complete cases all
+    rejected every request on arrival (``num_rejected == num_requests > 0``: a prompt
+    of ``max_model_len`` tokens or more, or more KV blocks than the cache has), so
+    they measured nothing; empty when some request was served."""
+    by_key: dict[tuple, list[dict[str, Any]]] = {}
+    for s in summaries:
+        if s.get("complete"):
+            by_key.setdefault((s["scenario"], s["workload"]), []).append(s)
+    problems = []
+    for (scenario, workload), cases in by_key.items():
+        total = max((s.get("num_requests") or 0) for s in cases)
+        if total and all(s.get("num_rejected") == s.get("num_requests") for s in cases):
+            problems.append(f"no request was served in {scenario} [{workload}]: all {total} "
+                            "were rejected on arrival (prompt >= max_model_len, or more KV "
+                            "blocks than the cache has)")
+    return problems
 
 
 def _not_compared_notes(where: str, groups: dict[Any, list[dict[str, Any]]]) -> list[str]:

@@ -27,8 +27,8 @@ import msgspec
 from ipc_bench.analysis.bytemodel import byte_model_report
 from ipc_bench.analysis.capture import MESSAGES_DIR, build_captures, save_captures
 from ipc_bench.analysis.stats import compare_cases
-from ipc_bench.analysis.summary import (attach_token_bytes, check_digests, noise_warnings,
-                                        summarize_case)
+from ipc_bench.analysis.summary import (attach_token_bytes, check_digests,
+                                        no_request_served, noise_warnings, summarize_case)
 from ipc_bench.cli.options import UsageError
 from ipc_bench.engine.config import ConfigError
 from ipc_bench.engine.scheduler import SchedulerError
@@ -155,7 +155,8 @@ def run_metadata(args, cases) -> dict[str, Any]:
                               model=msgspec.to_builtins(c.model), warmup_steps=c.warmup_steps,
                               max_steps=c.max_steps, count=c.count, transport=c.transport,
                               repetition=c.repetition, peer_timeout_s=c.peer_timeout_s,
-                              startup_timeout_s=c.startup_timeout_s, stream=c.stream)
+                              startup_timeout_s=c.startup_timeout_s, stream=c.stream,
+                              input_oracle_interval=c.input_oracle_interval)
                          for c in cases]
     return metadata
 
@@ -325,6 +326,7 @@ class _Run:
         when a check found a problem."""
         writer = self.writer
         problems, notes = check_digests(writer.cases)
+        problems += no_request_served(writer.cases)
         writer.comparisons = compare_cases(writer.cases, method=ci_method)
         writer.byte_model = byte_model_report(self.captured, writer.cases)
         problems += [f"byte model: {r['workload']} {r['codec']} {r['arm']}: "

@@ -11,7 +11,7 @@ from typing import Sequence
 
 from ipc_bench.analysis.stats import METHODS
 from ipc_bench.engine.config import (ATTENTION_BACKENDS, DEVICES, MODELS, POLICIES,
-                                     ROOFLINE_SETTINGS, TORCH_PRESETS)
+                                     ROOFLINE_SETTINGS, STEP_WAITS, TORCH_PRESETS)
 from ipc_bench.engine.workloads import REQ_ID_FORMATS
 from ipc_bench.wire.codecs import CODECS
 from ipc_bench.wire.transport import TRANSPORTS
@@ -201,12 +201,16 @@ def _add_arm_options(p: argparse.ArgumentParser) -> None:
 def _add_model_options(p: argparse.ArgumentParser) -> None:
     """The runner's model."""
     p.add_argument("--model", choices=MODELS, help=(
-        "runner model: null (no compute), fixed-step (busy-waits --step-time-ms, then "
-        "samples as null), torch (decoder with a paged KV cache), emulated (sleeps the "
+        "runner model: null (no compute), fixed-step (waits --step-time-ms as --step-wait "
+        "says, then samples as null), torch (decoder with a paged KV cache), emulated (sleeps the "
         "preset's roofline step time on an H200's figures, uncalibrated, then samples as "
         "null); default: the scenario's"))
     p.add_argument("--step-time-ms", type=_float_list, metavar="MS[,MS...]",
                    help="fixed-step model's step time (default 5; a list in step-time)")
+    p.add_argument("--step-wait", choices=STEP_WAITS,
+                   help="how the fixed-step model waits: sleep (its core left free, as a "
+                   "runner blocked on a GPU; the default) or spin (a busy wait, as a runner "
+                   "polling a GPU; step-time's default)")
     p.add_argument("--model-preset", metavar="NAME",
                    help="shape of the torch and emulated models: "
                    + ", ".join(TORCH_PRESETS) + " (default cpu)")
@@ -277,5 +281,9 @@ def _add_case_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--startup-timeout", type=_float_in(MAX_TIMEOUT_S), default=120.0,
                    metavar="S", help="seconds allowed for the runner's start-up and first "
                    "step: imports, model load, CUDA init (default 120)")
+    p.add_argument("--input-oracle-interval", type=_int_in(0, MAX_STEPS), default=128,
+                   metavar="N", help="steps between two checks of the token ids the runner "
+                   "fed (default 128; 0 turns the input oracle off, which the summary and "
+                   "tables then state)")
     p.add_argument("--no-hostname", action="store_true", help="leave the hostname out of results")
     p.add_argument("--quiet", action="store_true", help="print only the final tables")

@@ -48,6 +48,10 @@ def _main(argv: list[str]) -> int:
     _check_options(args, parser, module)
     cases = module.cases(_scenario_options(args))
     _check_cases(args, cases)
+    if args.input_oracle_interval == 0:
+        print("bench.py: warning: --input-oracle-interval 0: the input oracle is off, the "
+              "token ids the runner feeds are not checked (the summary and tables say so)",
+              file=sys.stderr)
     from ipc_bench.cli.execute import run_cases
 
     return run_cases(args, cases, getattr(module, "report", None))
@@ -112,11 +116,13 @@ def _scenario_options(args):
         trace_speedup=args.trace_speedup, scheduler_overrides=_overrides(args),
         startup_timeout_s=args.startup_timeout, host=args.host or "127.0.0.1",
         allow_pickle_over_tcp=args.allow_pickle_over_tcp, model=args.model,
-        step_time_ms=args.step_time_ms, model_preset=args.model_preset,
+        step_time_ms=args.step_time_ms, step_wait=args.step_wait,
+        model_preset=args.model_preset,
         torch_threads=args.torch_threads, device=args.device, roofline=args.roofline,
         attention=args.attention, cuda_graphs=args.cuda_graphs,
         cuda_graph_sizes=args.cuda_graph_sizes, num_blocks=args.num_blocks,
-        aa=args.aa, req_id_format=args.req_id_format, vocab_size=args.vocab_size)
+        aa=args.aa, req_id_format=args.req_id_format, vocab_size=args.vocab_size,
+        input_oracle_interval=args.input_oracle_interval)
 
 
 def _overrides(args) -> dict[str, int]:
@@ -149,13 +155,15 @@ def _check_transport(args) -> list[str]:
 
 def _check_cases(args, cases) -> None:
     """Refuses (``UsageError``, ``ConfigError``, ``EndpointError``) cases that could
-    not run: none at all, a scheduler override the scenario ignores, bad limits, a
-    fixed step not shorter than the peer timeout, runner buffers or a KV cache that do
-    not fit, sockets that cannot be set up."""
+    not run: none at all, a model option the case's model does not use (the
+    scenario's own defaults are not checked), a scheduler override the scenario
+    ignores, bad limits, a fixed step not shorter than the peer timeout, runner
+    buffers or a KV cache that do not fit, sockets that cannot be set up."""
     if not cases:
         raise UsageError(f"scenario {args.scenario} has no cases for these options")
     overrides = _overrides(args)
     for case in cases:
+        _check_model_options(args, case.model.name)
         for name, value in overrides.items():
             if getattr(case.scheduler, name) != value:
                 raise UsageError(f"scenario {args.scenario} does not take "
@@ -168,9 +176,23 @@ def _check_cases(args, cases) -> None:
             raise UsageError(f"a fixed step of {step_s * 1e3:g} ms is not shorter than "
                              f"--peer-timeout {case.peer_timeout_s:g} s")
     _check_memory(cases)
-    _check_torch_cases(cases)
+    _check_torch_cases(cases, num_blocks_given=args.num_blocks is not None)
     HeapReport.from_env()  # a bad IPC_BENCH_HEAP_REPORT is refused before a case starts
     _check_sockets(cases)
+
+
+def _check_model_options(args, model: str) -> None:
+    """Refuse (``UsageError``) a model option given on the command line that ``model``
+    does not use (``scenario.MODEL_OPTIONS``: ``--step-time-ms`` and ``--step-wait``
+    but for fixed-step, ``--model-preset`` but for torch and emulated, ``--torch-threads``,
+    ``--device``, ``--attention``, ``--cuda-graphs``, ``--cuda-graph-sizes`` and
+    ``--roofline`` but for torch)."""
+    from ipc_bench.harness.scenario import MODEL_OPTIONS
+
+    for field, (models, purpose) in MODEL_OPTIONS.items():
+        if model not in models and getattr(args, field) not in (None, False):
+            raise UsageError(f"model {model} does not take --{field.replace('_', '-')} "
+                             f"({purpose})")
 
 
 def _check_sockets(cases) -> None:
@@ -181,10 +203,12 @@ def _check_sockets(cases) -> None:
             check_endpoints(transport, host)
 
 
-def _check_torch_cases(cases) -> None:
+def _check_torch_cases(cases, num_blocks_given: bool = False) -> None:
     """Check every torch and emulated case's weights + KV cache fit (``ConfigError``
     with the figures): the torch model's device probed once (in a child process, so
-    this process never imports torch; free GPU memory), the emulated GPU's memory."""
+    this process never imports torch; free GPU memory), the emulated GPU's memory.
+    Without ``num_blocks_given`` (``--num-blocks``) a steady case's advice also names
+    ``--num-running``, which then sizes its KV cache."""
     from ipc_bench.engine.config import ConfigError, check_model_memory
     from ipc_bench.engine.paged_attention import (GRAPH_BACKENDS, decode_buckets,
                                                   resolve_attention)
@@ -194,16 +218,17 @@ def _check_torch_cases(cases) -> None:
     probed: dict[str, tuple] = {}
     for case in cases:
         model = case.model
+        sized = None if num_blocks_given else _running_for_blocks(case)
         if model.name == "emulated":
             gpu = load_gpu_figures(EMULATED_GPU)
             check_model_memory(case.scheduler, model, EMULATED_GPU, gpu.memory_bytes,
-                               f"an emulated {gpu.name}")
+                               f"an emulated {gpu.name}", running_for_blocks=sized)
         if model.name != "torch":
             continue
         if model.device not in probed:
             probed[model.device] = probe_torch_device(model.device)
         device, memory = probed[model.device]
-        check_model_memory(case.scheduler, model, device, memory)
+        check_model_memory(case.scheduler, model, device, memory, running_for_blocks=sized)
         attention = resolve_attention(model.attention, device)
         decode_buckets(case.scheduler.max_num_seqs, model.cuda_graph_sizes or None)
         if model.cuda_graphs and device != "cuda":
@@ -211,6 +236,17 @@ def _check_torch_cases(cases) -> None:
         if model.cuda_graphs and attention not in GRAPH_BACKENDS:
             raise ConfigError(f"--cuda-graphs needs --attention {' or '.join(GRAPH_BACKENDS)}; "
                               f"this run's is {attention}")
+
+
+def _running_for_blocks(case):
+    """``scenario.steady_running_for_blocks`` for a steady case whose KV cache is
+    ``scenario.steady_num_blocks`` of its running requests, else ``None``."""
+    from ipc_bench.harness.scenario import steady_num_blocks, steady_running_for_blocks
+
+    b = case.labels.get("num_running")
+    if isinstance(b, int) and case.scheduler.num_blocks == steady_num_blocks(b):
+        return steady_running_for_blocks
+    return None
 
 
 def available_memory_bytes() -> Optional[int]:

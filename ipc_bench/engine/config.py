@@ -7,7 +7,7 @@ Names follow vLLM's engine arguments (``max_num_seqs``, ``max_num_batched_tokens
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 import msgspec
 
@@ -25,6 +25,10 @@ DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda")
 ATTENTION_BACKENDS: tuple[str, ...] = ("auto", "gather", "flex", "varlen")
 #: ``ModelConfig.roofline`` values: ``auto`` (on with CUDA, off on CPU), ``on``, ``off``.
 ROOFLINE_SETTINGS: tuple[str, ...] = ("auto", "on", "off")
+#: How the fixed-step model waits out its step (``ModelConfig.step_wait``): ``sleep``
+#: leaves the runner's core free, as a runner blocked on a GPU would; ``spin``
+#: busy-waits, keeping the core as a runner that polls the GPU does.
+STEP_WAITS: tuple[str, ...] = ("sleep", "spin")
 
 #: Llama 3's vocabulary: ids up to 128,255 take 5 msgpack bytes above 65,535.
 DEFAULT_VOCAB_SIZE = 128_256
@@ -144,7 +148,8 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """The runner's model (``ipc_bench.engine.models``).
 
     ``name``: ``null`` (no compute, each token a hash of the runner's own buffer row),
-    ``fixed-step`` (busy-waits ``step_time_ms`` per step, then samples as ``null``),
+    ``fixed-step`` (waits ``step_time_ms`` per step, sleeping or busy-waiting as
+    ``step_wait`` says, ``STEP_WAITS``, then samples as ``null``),
     ``torch`` (a decoder of shape ``preset`` with a paged KV cache, greedy sampling) or
     ``emulated`` (sleeps the roofline step time of ``preset`` on a GPU's figures,
     ``ipc_bench.engine.roofline``, then samples as ``null``).
@@ -171,6 +176,7 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     hash_window: int = 4
     seed: int = 0
     step_time_ms: float = 5.0
+    step_wait: str = "sleep"
     preset: str = "cpu"
     num_threads: int = 1
     device: str = "auto"
@@ -190,6 +196,9 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         if not 0 < self.step_time_ms <= 10_000:
             raise ConfigError(
                 f"step_time_ms (--step-time-ms) must be in (0, 10000], got {self.step_time_ms}")
+        if self.step_wait not in STEP_WAITS:
+            raise ConfigError(f"unknown step wait {self.step_wait!r} (--step-wait); choose "
+                              f"from {', '.join(STEP_WAITS)}")
         check_preset_name(self.preset)
         published = self.torch_preset.vocab_size
         if self.name in PRESET_MODELS and published and self.vocab_size != published:
@@ -277,7 +286,8 @@ def kv_cache_bytes(scheduler: "SchedulerConfig", model: ModelConfig, device: str
 
 def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device: str,
                        device_memory_bytes: Optional[int] = None,
-                       device_label: Optional[str] = None) -> None:
+                       device_label: Optional[str] = None,
+                       running_for_blocks: Optional[Callable[[int], int]] = None) -> None:
     """Raise ``ConfigError`` with the figures when the model's weights + KV cache do not
     fit ``device``.
 
@@ -288,6 +298,9 @@ def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device:
     H200"); nothing is checked when that is ``None``. The null and fixed-step
     models allocate neither: nothing to check. Sizes in GB (10**9 bytes), e.g.
     "llama-3.1-8b needs 16.1 GB of weights + 34.9 GB of KV cache ...".
+    ``running_for_blocks``: where the number of running requests (``--num-running``)
+    sets ``num_blocks``, the most running requests a cache of that many blocks serves;
+    the advice then names ``--num-running`` with that bound beside ``--num-blocks``.
     """
     if model.name not in PRESET_MODELS:
         return
@@ -309,6 +322,10 @@ def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device:
     fit = max(0, (limit - weights) // per_block)
     advice = (f"lower --num-blocks (at most {fit:,}) or use a smaller --model-preset"
               if fit >= 1 else "the weights alone do not fit: use a smaller --model-preset")
+    running = running_for_blocks(fit) if running_for_blocks is not None and fit >= 1 else 0
+    if running >= 1:
+        advice = (f"lower --num-running (at most {running:,}: it sizes the KV cache here) "
+                  f"or --num-blocks (at most {fit:,}), or use a smaller --model-preset")
     raise ConfigError(
         f"{model.preset} needs {weights / 1e9:.1f} GB of weights + {kv / 1e9:.1f} GB of KV "
         f"cache (num_blocks {scheduler.num_blocks:,} x block_size {scheduler.block_size}) "

@@ -117,24 +117,35 @@ class NullModel:
 
 
 class FixedStepModel(NullModel):
-    """Busy-waits ``step_time_ms`` (a ``time.perf_counter_ns`` spin, not a sleep, so the
-    runner stays on its core as a GPU-driving runner would), then samples exactly as
-    ``NullModel``: the same seed gives the same tokens, and the same digests, as the
-    null model. Models a GPU step of fixed length (2, 5, 20 ms span real decode steps;
-    vLLM's V1 post reports about 5 ms for Llama 8B on an H100)."""
+    """Waits ``step_time_ms``, then samples exactly as ``NullModel``: the same seed gives
+    the same tokens, and the same digests, as the null model, whichever the wait.
+    Models a GPU step of fixed length (2, 5, 20 ms span real decode steps; vLLM's V1
+    post reports about 5 ms for Llama 8B on an H100).
 
-    device = "cpu"
+    ``config.step_wait``: ``sleep`` (``roofline.sleep_until_ns``: a sleep, then a spin
+    over the last ``roofline.SPIN_NS``) leaves the runner's core free while it waits,
+    as a runner blocked on a GPU would; ``spin`` (a ``time.perf_counter_ns`` loop)
+    keeps it busy, as a runner that polls the GPU does. ``device``: e.g. ``"cpu
+    (fixed step: sleep wait)"``.
+    """
 
     def __init__(self, config: ModelConfig):
         super().__init__(config)
         self.step_ns = int(round(config.step_time_ms * 1e6))
+        self.wait = config.step_wait
+        self.device = f"cpu (fixed step: {config.step_wait} wait)"
+        self._wait_until = _spin_until_ns if config.step_wait == "spin" else sleep_until_ns
 
     def execute(self, batch: "InputBatch", inputs: "StepInputs") -> np.ndarray:
-        perf = time.perf_counter_ns
-        deadline = perf() + self.step_ns
-        while perf() < deadline:
-            pass
+        self._wait_until(time.perf_counter_ns() + self.step_ns)
         return self.sample(batch.token_ids_cpu, inputs.rows, inputs.positions)
+
+
+def _spin_until_ns(deadline_ns: int) -> None:
+    """Busy-wait until ``time.perf_counter_ns() >= deadline_ns``."""
+    perf = time.perf_counter_ns
+    while perf() < deadline_ns:
+        pass
 
 
 class EmulatedModel(NullModel):

@@ -13,7 +13,8 @@ the only gate where the model's numerics differ between cases (greedy sampling o
 flips on last-bit differences).
 
 The digests never ride in the measured frames. The runner keeps them
-(``RunnerInputLog``); every ``CHECK_INTERVAL_STEPS`` steps and after the last step, between
+(``RunnerInputLog``); every ``CHECK_INTERVAL_STEPS`` steps (``CaseSpec.input_oracle_interval``;
+0: no digest and no check on either side) and after the last step, between
 two steps and outside every timed region, the scheduler (``InputOracle``) asks for
 them on the control socket (``CheckInputs`` -> ``InputDigests``), so a bad step is
 found at most ``CHECK_INTERVAL_STEPS`` steps late. On a mismatch it asks for that step's
@@ -50,12 +51,13 @@ import msgspec
 import numpy as np
 
 from ipc_bench.engine.scheduler import Request, SchedulePlan
-from ipc_bench.harness.spec import CaseError
+from ipc_bench.harness.spec import INPUT_ORACLE_INTERVAL, CaseError
 from ipc_bench.wire.control import InputDigests, StepInputIds
 
-#: Steps between two input checks: a bad step fails the case at most this many steps
+#: Steps between two input checks by default (``CaseSpec.input_oracle_interval``,
+#: ``--input-oracle-interval``): a bad step fails the case at most this many steps
 #: after it ran (and at the end of the loop in any case).
-CHECK_INTERVAL_STEPS = 128
+CHECK_INTERVAL_STEPS = INPUT_ORACLE_INTERVAL
 
 _HEADER = struct.Struct("=qq")
 

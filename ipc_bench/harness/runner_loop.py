@@ -91,6 +91,10 @@ def _column(record: bool):
     return [] if record else collections.deque(maxlen=1)
 
 
+def _no_record(seq: int, num_scheduled_tokens: dict, rows: dict, inputs: Any) -> None:
+    """``RunnerInputLog.record`` of a runner whose input oracle is off: nothing."""
+
+
 class TimedModelRunner:
     """A ``ModelRunner`` whose phases are timed per step into ``columns``
     (``runner_update_ns`` .. ``runner_build_ns``, ns); shared by the runner process and
@@ -214,7 +218,8 @@ class RunnerLoop:
                                            "runner_gc_collections", "runner_t0_ns"))
         warmup = self.config.warmup_steps
         keep_reply = self.out_frames.append
-        record_inputs, stepper = self.input_log.record, self.stepper
+        record_inputs = self.input_log.record if self.config.check_inputs else _no_record
+        stepper = self.stepper
         rows = self.stepper.runner.input_batch.req_id_to_index  # one dict, kept up to date
         t_origin = perf()
         try:

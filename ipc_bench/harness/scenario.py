@@ -32,9 +32,9 @@ import msgspec
 
 import ipc_bench
 from ipc_bench.errors import one_line
-from ipc_bench.harness.spec import INPROC, NO_CODEC, CaseSpec
-from ipc_bench.engine.config import (POLICIES, ConfigError, ModelConfig, SchedulerConfig,
-                                     preset_vocab_size)
+from ipc_bench.harness.spec import INPROC, INPUT_ORACLE_INTERVAL, NO_CODEC, CaseSpec
+from ipc_bench.engine.config import (POLICIES, PRESET_MODELS, ConfigError, ModelConfig,
+                                     SchedulerConfig, preset_vocab_size)
 from ipc_bench.engine.traces import load_azure_trace
 from ipc_bench.engine.workloads import SteadyDecodeWorkload, TraceWorkload
 from ipc_bench.wire.codecs import CODECS
@@ -55,6 +55,7 @@ SCENARIO_OPTIONS: dict[str, str] = {
     "trace_speedup": "the speed of a replay on the wall clock",
     "model": "the runner's model",
     "step_time_ms": "the fixed-step model's step",
+    "step_wait": "the fixed-step model's wait",
     "model_preset": "the torch model's shape",
     "torch_threads": "the torch model's threads",
     "device": "the torch model's device",
@@ -65,10 +66,24 @@ SCENARIO_OPTIONS: dict[str, str] = {
     "vocab_size": "the vocabulary of prompts and sampled ids",
     "req_id_format": "the request ids of a generated workload",
 }
+#: Model options that only some models use: ``ScenarioOptions`` field -> (the models
+#: that use it, what it is for). Given on the command line for a case whose model is
+#: not one of those, the option is refused (a scenario's own defaults are not).
+MODEL_OPTIONS: dict[str, tuple[tuple[str, ...], str]] = {
+    "step_time_ms": (("fixed-step",), "the fixed-step model's step"),
+    "step_wait": (("fixed-step",), "the fixed-step model's wait"),
+    "model_preset": (PRESET_MODELS, "the shape of the torch and emulated models"),
+    "torch_threads": (("torch",), "the torch model's threads"),
+    "device": (("torch",), "the torch model's device"),
+    "attention": (("torch",), "the torch model's decode attention"),
+    "cuda_graphs": (("torch",), "the torch model's CUDA graphs"),
+    "cuda_graph_sizes": (("torch",), "the torch model's decode batch buckets"),
+    "roofline": (("torch",), "the torch model's roofline"),
+}
 #: ``OPTIONS`` building blocks: the runner's model and the workload's ids.
-MODEL = frozenset({"model", "step_time_ms", "model_preset", "torch_threads", "device",
-                   "attention", "cuda_graphs", "cuda_graph_sizes", "roofline", "vocab_size",
-                   "req_id_format"})
+MODEL = frozenset({"model", "step_time_ms", "step_wait", "model_preset", "torch_threads",
+                   "device", "attention", "cuda_graphs", "cuda_graph_sizes", "roofline",
+                   "vocab_size", "req_id_format"})
 #: Steady batches (decode-steady, step-time, overhead).
 STEADY = frozenset({"num_running", "steps"}) | MODEL
 #: Trace replays on the logical clock (azure-conv, azure-code).
@@ -109,6 +124,7 @@ class ScenarioOptions:
     vocab_size: Optional[int] = None
     model: Optional[str] = None
     step_time_ms: Optional[list[float]] = None
+    step_wait: Optional[str] = None
     model_preset: Optional[str] = None
     torch_threads: Optional[int] = None
     device: Optional[str] = None
@@ -117,10 +133,12 @@ class ScenarioOptions:
     cuda_graph_sizes: Optional[list[int]] = None
     roofline: Optional[str] = None
     num_blocks: Optional[int] = None  # also in scheduler_overrides when given
+    input_oracle_interval: int = INPUT_ORACLE_INTERVAL  # 0: the input oracle off
 
-    def model_config(self, default: str = "null",
-                     step_time_ms: Optional[float] = None) -> ModelConfig:
+    def model_config(self, default: str = "null", step_time_ms: Optional[float] = None,
+                     step_wait: Optional[str] = None) -> ModelConfig:
         """The ``ModelConfig`` of ``--model`` (else ``default``), ``--step-time-ms``,
+        ``--step-wait`` (else ``step_wait``, else ``ModelConfig``'s: ``sleep``),
         ``--model-preset``, ``--torch-threads``, ``--device``, ``--attention``,
         ``--cuda-graphs``, ``--cuda-graph-sizes``, ``--roofline``, ``--vocab-size`` and
         ``--seed``. Vocabulary: ``--vocab-size``, else the preset's published one for the torch and
@@ -138,6 +156,7 @@ class ScenarioOptions:
         return ModelConfig(
             name=name, seed=self.seed,
             step_time_ms=base.step_time_ms if step_time_ms is None else step_time_ms,
+            step_wait=self.step_wait or step_wait or base.step_wait,
             preset=preset,
             num_threads=self.torch_threads or base.num_threads,
             device=self.device or base.device,
@@ -160,11 +179,12 @@ class ScenarioOptions:
         return config
 
     def process_settings(self) -> dict[str, Any]:
-        """``CaseSpec`` keyword arguments for the transport, timeouts and security
-        settings, the same for every scenario."""
+        """``CaseSpec`` keyword arguments for the transport, timeouts, security settings
+        and the input oracle's interval, the same for every scenario."""
         return dict(transport=self.transport, peer_timeout_s=self.peer_timeout_s,
                     startup_timeout_s=self.startup_timeout_s, host=self.host,
-                    allow_pickle_over_tcp=self.allow_pickle_over_tcp)
+                    allow_pickle_over_tcp=self.allow_pickle_over_tcp,
+                    input_oracle_interval=self.input_oracle_interval)
 
 
 def scenarios_package() -> ModuleType:
@@ -311,12 +331,24 @@ PROMPT_LEN_MAX = 256
 OUTPUT_LEN_MAX = 2048
 
 
+def steady_num_blocks(b: int) -> int:
+    """KV blocks a steady batch of ``b`` running requests gets (``--num-blocks``
+    overrides it): 256 per request (4,096 tokens at the default block size) + 256."""
+    return b * 256 + 256
+
+
+def steady_running_for_blocks(num_blocks: int) -> int:
+    """The largest batch ``b`` whose ``steady_num_blocks(b)`` is at most ``num_blocks``
+    (0 when not even one request's share fits)."""
+    return max(0, (num_blocks - 256) // 256)
+
+
 def steady_scheduler_config(opts: ScenarioOptions, b: int) -> SchedulerConfig:
     """Limits for B running requests, with the command line's overrides; refuses
     limits under which B requests cannot all run or one cannot finish (``ConfigError``)."""
     cfg = opts.scheduler_config(SchedulerConfig(
         max_num_seqs=b, max_num_batched_tokens=8192, max_model_len=4096,
-        num_blocks=b * 256 + 256))
+        num_blocks=steady_num_blocks(b)))
     if b > cfg.max_num_seqs:
         raise ConfigError(f"--num-running {b} is larger than max_num_seqs "
                           f"{cfg.max_num_seqs}: a steady batch of {b} cannot run")

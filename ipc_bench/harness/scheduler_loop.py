@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import gc
 import time
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from ipc_bench.engine.messages import ModelRunnerOutput, SchedulerOutput
 from ipc_bench.engine.scheduler import ProtocolError, Scheduler
@@ -292,6 +292,14 @@ class _LoopRun:
                     f"scheduler {self.spec.case_id}")
 
 
+def _no_expect(seq: int, plan: Any, so: Any) -> None:
+    """``InputOracle.expect`` of a case with the input oracle off: nothing."""
+
+
+def _no_check() -> None:
+    """``InputOracle.check`` of a case with the input oracle off: nothing."""
+
+
 def run_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                        on_step: Optional[Callable[[int, int, int], None]] = None,
                        flusher: Optional[StepFlusher] = None) -> list[int]:
@@ -301,12 +309,15 @@ def run_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
     after each step, outside its timed region. A rejected ModelRunnerOutput becomes
     ``CaseError`` (``raise_output_error``), as does a step whose fed token ids the
     input oracle rejects (``oracle.InputOracle``: checked every
-    ``oracle.CHECK_INTERVAL_STEPS`` steps and after the last one).
+    ``spec.input_oracle_interval`` steps and after the last one; never when that is 0).
     ``result.schedule_digest`` is set however the loop ends."""
     run = _LoopRun(spec, result)
     sched, workload, arrival_s = run.sched, run.workload, run.arrival_s
-    oracle = InputOracle(sched.requests, link)
-    expect_inputs = oracle.expect
+    if spec.input_oracle_interval:
+        oracle = InputOracle(sched.requests, link, spec.input_oracle_interval)
+        expect_inputs, check_inputs = oracle.expect, oracle.check
+    else:
+        expect_inputs, check_inputs = _no_expect, _no_check
     schedule = ScheduleDigest()
     add_schedule = schedule.add
     timed = spec.trace_speedup is not None
@@ -395,7 +406,7 @@ def run_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
             if next_flush is not None and t7 >= next_flush:
                 flusher.flush(sched, result, arrival_s, speedup if timed else None)
                 next_flush = flusher.next_ns
-        oracle.check()
+        check_inputs()
     finally:
         gc_counter.close()
         result.schedule_digest = schedule.hexdigest()

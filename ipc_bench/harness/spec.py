@@ -14,6 +14,8 @@ from ipc_bench.errors import one_line
 #: ``wire.transport.TRANSPORTS``, the codecs ``wire.codecs.CODECS``).
 INPROC = "inproc"
 NO_CODEC = "none"
+#: Default of ``CaseSpec.input_oracle_interval``: steps between two input checks.
+INPUT_ORACLE_INTERVAL = 128
 from ipc_bench.engine.workloads import Workload
 
 #: Columns of the scheduler's per-step records, in tuple order. Times in ns, sizes in bytes.
@@ -87,7 +89,10 @@ class CaseSpec:
     ``wire.handshake.check_pickle_transport``. ``stream``: long runs: the case's records go to
     the run folder as the run goes and leave memory (no floor, no runner per-step
     columns; see ``recording.StepFlusher``). ``sample_rss_s``: sample both processes'
-    RSS every that many seconds (``None``: off).
+    RSS every that many seconds (``None``: off). ``input_oracle_interval``: steps between
+    two checks of the input oracle (``harness.oracle``; a bad step fails the case at most
+    that many steps late); 0 turns the oracle off on both sides (nothing digested or
+    checked: the summary's ``input_oracle_interval`` says 0 and the tables say so).
     """
 
     scenario: str
@@ -112,6 +117,7 @@ class CaseSpec:
     trace_speedup: Optional[float] = None
     arm: str = ""
     instrumentation: str = "steps"
+    input_oracle_interval: int = INPUT_ORACLE_INTERVAL
 
     @property
     def arm_label(self) -> str:

@@ -307,7 +307,8 @@ class _TwoProcessCase:
             warmup_steps=spec.warmup_steps, peer_timeout_s=spec.peer_timeout_s,
             s2r_endpoint=socks.endpoints.s2r, r2s_endpoint=socks.endpoints.r2s,
             record_steps=not spec.stream, allow_pickle_over_tcp=spec.allow_pickle_over_tcp,
-            bare_loop=spec.instrumentation == "totals")
+            bare_loop=spec.instrumentation == "totals",
+            check_inputs=spec.input_oracle_interval > 0)
         config.validate()
         with deferred():  # the handle must be kept, whatever signal arrives
             self.runner = RunnerProcess(socks.endpoints.ctl, stderr_path, self.runner_command)

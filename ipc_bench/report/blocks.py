@@ -222,6 +222,9 @@ def _state_notes(one, run_id: str) -> list[Block]:
     emulated = _emulated_block(one)
     if emulated:
         blocks.append(emulated)
+    unchecked = _unchecked_block(one)
+    if unchecked:
+        blocks.append(unchecked)
     load = md.get("load_avg")
     cpus = md.get("cpu_count")
     if load and cpus and load[0] >= 0.5 * cpus:
@@ -230,6 +233,21 @@ def _state_notes(one, run_id: str) -> list[Block]:
                                "competed with the two processes, so times and tokens/s are "
                                "noisy; bytes are exact whatever the load."))
     return blocks
+
+
+def _unchecked_block(one) -> Optional[Block]:
+    """A note when cases ran with the input oracle off (``tables.unchecked_note``)."""
+    from ipc_bench.report.tables import unchecked_note
+
+    cases = one.cases
+    if cases.empty or "input_oracle_interval" not in cases.columns:
+        return None
+    note = unchecked_note([{"input_oracle_interval": v}
+                           for v in cases["input_oracle_interval"].fillna(128)])
+    if note is None:
+        return None
+    return ("note", note + ": a runner that fed wrong token ids would have gone unnoticed "
+                    "in them.")
 
 
 def _emulated_block(one) -> Optional[Block]:

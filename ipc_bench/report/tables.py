@@ -89,6 +89,9 @@ def format_tables(summaries: Iterable[dict[str, Any]]) -> str:
             out.append(f"  rejected on arrival: {rejected} of {total} requests could never "
                        "fit (prompt >= max_model_len, or more KV blocks than the cache has)")
         out.extend(model_time_lines(cases))
+        unchecked = unchecked_note(cases)
+        if unchecked:
+            out.append(f"  {unchecked}")
         failed = [s for s in cases if s.get("complete") is False]
         for s in failed:
             out.append(f"  INCOMPLETE {s['case_id']}: {s.get('error')}")
@@ -108,6 +111,18 @@ def format_tables(summaries: Iterable[dict[str, Any]]) -> str:
                 out.append(f"  cached/send ({codec}, mean over repetitions): "
                            + ", ".join(parts))
     return "\n".join(out)
+
+
+def unchecked_note(cases: list[dict[str, Any]]) -> Optional[str]:
+    """One line saying which cases ran with the input oracle off (summary field
+    ``input_oracle_interval`` 0: ``--input-oracle-interval 0``, or the bare loop of
+    ``overhead``); ``None`` when every case checked. Summaries older than the field
+    checked every 128 steps."""
+    off = [s for s in cases if s.get("input_oracle_interval", 128) == 0]
+    if not off:
+        return None
+    return (f"INPUT ORACLE OFF: {len(off)} of {len(cases)} cases did not check the token "
+            "ids their runner fed (input_oracle_interval 0)")
 
 
 def emulated_note(cases: list[dict[str, Any]]) -> Optional[str]:

@@ -24,6 +24,8 @@ class RunnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     (the scheduler sends ``KeepAlive`` while idle, so this bounds a hung scheduler).
     ``record_steps``: keep per-step timings for the ``RunnerReport`` and the replies for
     the floor (off for long streamed runs, whose memory must stay flat).
+    ``check_inputs``: keep each step's input digest for the input oracle's checks (off
+    when the case runs with ``input_oracle_interval`` 0: nothing is digested).
     ``allow_pickle_over_tcp``: the runner refuses to unpickle frames from a ``tcp://``
     endpoint unless this is set (``--allow-pickle-over-tcp``): pickle runs code on load.
     """
@@ -39,6 +41,7 @@ class RunnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     record_steps: bool = True
     bare_loop: bool = False  # instrumentation "totals": no per-step timing at all
     allow_pickle_over_tcp: bool = False
+    check_inputs: bool = True
 
     def validate(self) -> None:
         self.scheduler.validate()

@@ -4,6 +4,7 @@ described from its files, not as "no reason recorded"."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import signal
@@ -87,11 +88,14 @@ def test_missing_rows_are_counted_against_the_summary(small_run, tmp_path):
 
 def test_a_sigkilled_run_is_described_from_its_files(tmp_path):
     run = tmp_path / "killed"
+    sockets = tmp_path / "tmp"  # a SIGKILLed bench.py cannot remove its socket folder
+    sockets.mkdir()
     proc = subprocess.Popen(
         [sys.executable, "bench.py", "--scenario", "decode-steady", "--num-running", "4",
          "--steps", "1000000", "--codecs", "msgpack", "--policies", "send", "--no-floor",
          "--no-single-process", "--quiet", "--output", str(run)],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env=dict(os.environ, TMPDIR=str(sockets)))
     partial = run / "steps.partial.csv"
     try:
         deadline = time.monotonic() + 120

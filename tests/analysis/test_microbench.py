@@ -21,8 +21,8 @@ import pytest
 
 from ipc_bench.analysis import capture
 from ipc_bench.analysis.microbench import (DEFAULT_SETTINGS, Selection, arm_benchmarks,
-                                           bench_name, runner_settings, select_captures,
-                                           workload_labels)
+                                           bench_name, probe_runner, runner_settings,
+                                           select_captures, workload_labels)
 from ipc_bench.cli import main
 from ipc_bench.report.microbench import MicrobenchProgress, format_duration
 
@@ -56,7 +56,9 @@ def test_selection_runs_only_the_chosen_benchmarks(run_dir, tmp_path):
         suite = pyperf.BenchmarkSuite.load(str(out / f"{arm}.json"))
         assert suite.get_benchmark_names() == ["num_running=4/s2r/msgpack/decode"]
     lines = proc.stderr.splitlines()
-    assert lines[0].startswith(f"microbench: 2 benchmarks (send: 1, cached: 1) -> {out}; ")
+    assert lines[0] == (f"microbench: 2 benchmarks (send: 1, cached: 1) -> {out}; 1 process "
+                        "x (0 warm-ups + 1 value) of >= 50 ms; pyperf options: -p 1 -n 1 "
+                        "-w 0 -l 1")
     assert re.fullmatch(r"microbench: benchmark 1/2 done \(send num_running=4/s2r/msgpack/"
                         r"decode: \S+ [nuµm]?s \+- \S+ [nuµm]?s\), about \d+ s left", lines[1])
     assert lines[2].startswith("microbench: benchmark 2/2 done (cached num_running=4/s2r/")
@@ -112,12 +114,9 @@ def test_missing_folder_reads_as_report_does(tmp_path):
 
 
 def test_runner_settings_default_and_rigorous():
-    import pyperf
-
     def parsed(rigorous: bool, rest: list[str]):
         settings, extra = runner_settings(rigorous)
-        runner = type("Probe", (pyperf.Runner,), {})(**settings)  # one Runner per class
-        return runner.parse_args(rest + extra)
+        return probe_runner(**settings).parse_args(rest + extra)
 
     default = parsed(False, [])
     assert (default.processes, default.values, default.warmups, default.min_time) == (
@@ -127,6 +126,23 @@ def test_runner_settings_default_and_rigorous():
     assert (fast.processes, fast.values) == (3, 2)
     rigorous = parsed(True, [])  # pyperf's own defaults in its rigorous mode
     assert (rigorous.processes, rigorous.values, rigorous.min_time) == (40, 3, 0.1)
+
+
+@pytest.mark.parametrize("rigorous, rest, text", [
+    (False, [], "3 processes x (1 warm-up + 3 values) of >= 50 ms; --rigorous: pyperf's "
+                "rigorous mode"),
+    (False, ["--fast"], "3 processes x (1 warm-up + 2 values) of >= 50 ms; pyperf options: "
+                        "--fast"),
+    (False, ["-p", "5", "--min-time", "0.2"], "5 processes x (1 warm-up + 3 values) of "
+                                              ">= 200 ms; pyperf options: -p 5 --min-time 0.2"),
+    (True, [], "pyperf --rigorous (40 processes x (1 warm-up + 3 values) of >= 100 ms)"),
+    (True, ["-n", "5"], "pyperf --rigorous (40 processes x (1 warm-up + 5 values) of >= "
+                        "100 ms); pyperf options: -n 5"),
+])
+def test_header_states_the_settings_pyperf_will_use(rigorous, rest, text):
+    from ipc_bench.analysis.microbench import settings_text
+
+    assert settings_text(rigorous, rest) == text
 
 
 def test_progress_lines_estimate_the_time_left(monkeypatch):

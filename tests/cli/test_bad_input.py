@@ -55,6 +55,8 @@ OPTION_CASES = [
     (DS + ["--logical-step-ms", "0"],
      "argument --logical-step-ms: must be a positive number, got 0"),
     (DS + ["--repeat", "0"], "argument --repeat: must be at least 1, got 0"),
+    (DS + ["--input-oracle-interval", "-1"],
+     "argument --input-oracle-interval: must be at least 0, got -1"),
     (["--scenario", "azure-conv", "--max-requests", "0"],
      "argument --max-requests: must be at least 1, got 0"),
     # scheduler limits
@@ -270,8 +272,8 @@ def test_every_scenario_refuses_the_options_it_does_not_take(capsys):
 
     values = {"num_running": "2", "steps": "5", "trace": "x.csv", "max_requests": "5",
               "logical_step_ms": "5", "trace_speedup": "2", "model": "torch",
-              "step_time_ms": "3", "model_preset": "tiny", "torch_threads": "2",
-              "device": "cpu", "roofline": "on", "vocab_size": "1000",
+              "step_time_ms": "3", "step_wait": "spin", "model_preset": "tiny",
+              "torch_threads": "2", "device": "cpu", "roofline": "on", "vocab_size": "1000",
               "req_id_format": "numeric", "attention": "flex", "cuda_graphs": None,
               "cuda_graph_sizes": "1,2"}  # None: a flag
     assert set(values) == set(SCENARIO_OPTIONS)
@@ -295,7 +297,8 @@ def test_every_scenario_refuses_the_options_it_does_not_take(capsys):
         "step-time": logical + replay + ["--trace-speedup"],
         "soak": ["--attention", "--cuda-graph-sizes", "--cuda-graphs", "--device",
                  "--logical-step-ms", "--model", "--model-preset",
-                 "--num-running", "--req-id-format", "--roofline", "--step-time-ms", "--steps",
+                 "--num-running", "--req-id-format", "--roofline", "--step-time-ms",
+                 "--step-wait", "--steps",
                  "--torch-threads", "--vocab-size"],
     }
 

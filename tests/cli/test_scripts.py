@@ -147,6 +147,22 @@ def test_oracle_cost_steps_both_engines_through_the_same_schedule(capsys):
     assert out[0].split()[:3] == ["B", "off", "us/step"] and out[1].split()[0] == "1"
 
 
+def test_oracle_cost_bench_pairs_runs_off_and_on_alternately(capsys):
+    oracle_cost = _load("oracle_cost")
+    figures = oracle_cost.bench_pairs("2", steps=20, pairs=2)
+    assert sorted(figures) == sorted(f"num_running=2/{p}/{c}#0" for p in ("send", "cached")
+                                     for c in ("msgpack", "pickle", "none"))
+    for per_key in figures.values():
+        assert sorted(per_key) == ["step_ns_median", "wall_s"]
+        assert all(len(v["off"]) == 2 and len(v["on"]) == 2 and min(v["off"] + v["on"]) > 0
+                   for v in per_key.values())
+    oracle_cost.print_bench(figures)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split() == ["case", "wall", "s", "off", "wall", "s", "on", "on/off",
+                              "step", "us", "off", "step", "us", "on", "on/off"]
+    assert len(out) == 7
+
+
 # ---------------------------------------------------------------------- gpu_check
 
 

@@ -167,3 +167,47 @@ def test_run_case_ends_at_max_model_len():
             results.append(result)
     _, reqs = drive("cached", config(), REQUESTS)
     assert {r.token_digest for r in results} == {token_digest(reqs)}
+
+
+TRACE_ROWS = ["TIMESTAMP,ContextTokens,GeneratedTokens",
+              "2023-11-16 18:15:46.6805900,100,4",
+              "2023-11-16 18:15:47.0000000,80,4",
+              "2023-11-16 18:15:48.5000000,120,4"]
+
+
+def _replay(tmp_path, rows: list[str], *args: str) -> tuple[int, str, dict]:
+    """``bench.py --scenario azure-conv`` in this process over a trace of ``rows``;
+    returns the exit code, stderr and summary.json."""
+    import contextlib
+    import io
+    import json
+
+    from ipc_bench.cli import main
+
+    trace = tmp_path / "trace.csv"
+    trace.write_text("\r\n".join(rows) + "\r\n")
+    out = tmp_path / "run"
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = main(["--scenario", "azure-conv", "--trace", str(trace), "--codecs", "msgpack",
+                     "--policies", "cached", "--no-single-process", "--no-floor",
+                     "--warmup-steps", "0", "--quiet", "--output", str(out), *args])
+    return code, err.getvalue(), json.loads((out / "summary.json").read_text())
+
+
+def test_a_run_that_served_no_request_exits_1(tmp_path):
+    code, err, summary = _replay(tmp_path, TRACE_ROWS, "--max-model-len", "64")
+    assert code == 1
+    assert err.splitlines() == [
+        "bench.py: error: no request was served in azure-conv [trace=azure-conv:3]: all 3 "
+        "were rejected on arrival (prompt >= max_model_len, or more KV blocks than the "
+        "cache has)"]
+    assert summary["status"] == "failed"
+    assert [(c["num_requests"], c["num_rejected"]) for c in summary["cases"]] == [(3, 3)]
+
+
+def test_a_run_that_served_some_requests_exits_0(tmp_path):
+    code, err, summary = _replay(tmp_path, TRACE_ROWS, "--max-model-len", "96")
+    assert code == 0, err
+    assert summary["status"] == "complete"
+    assert [(c["num_requests"], c["num_rejected"]) for c in summary["cases"]] == [(3, 2)]

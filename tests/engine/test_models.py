@@ -30,6 +30,7 @@ from ipc_bench.engine.config import (
 from ipc_bench.engine.models import FixedStepModel, TorchModel, make_model
 from ipc_bench.engine.model_runner import ModelRunner
 from ipc_bench.harness.spec import CaseError
+from ipc_bench.analysis.summary import summarize_case
 from ipc_bench.harness.supervisor import run_case
 from ipc_bench.harness.recording import token_digest
 from ipc_bench.harness.scenario import ScenarioOptions
@@ -139,19 +140,69 @@ def test_fixed_step_gives_the_null_models_digests():
     assert len(digests) == 1
 
 
-def test_fixed_step_busy_waits_at_least_its_step_time():
+def _fixed_step_runner(step_time_ms: float, wait: str):
+    """A fixed-step ``ModelRunner`` with one request scheduled, and that step's inputs."""
     cfg = SchedulerConfig(max_num_seqs=2, max_num_batched_tokens=64, max_model_len=64)
-    runner = ModelRunner(cfg, ModelConfig(name="fixed-step", step_time_ms=3.0), "cached")
-    assert isinstance(runner.model, FixedStepModel)
-    assert runner.model.step_ns == 3_000_000
+    runner = ModelRunner(cfg, ModelConfig(name="fixed-step", step_time_ms=step_time_ms,
+                                          step_wait=wait), "cached")
     sched = Scheduler(cfg, "cached")
     sched.add_request("a", 0, [5, 6, 7], 4)
     so = sched.build_scheduler_output(sched.schedule())
     runner.update_states(so)
-    inputs = runner.prepare_inputs(so)
+    return runner, runner.prepare_inputs(so)
+
+
+@pytest.mark.parametrize("wait", ["sleep", "spin"])
+def test_fixed_step_waits_at_least_its_step_time(wait):
+    runner, inputs = _fixed_step_runner(3.0, wait)
+    assert isinstance(runner.model, FixedStepModel)
+    assert runner.model.step_ns == 3_000_000 and runner.model.wait == wait
+    assert runner.model.device == f"cpu (fixed step: {wait} wait)"
     t0 = time.perf_counter_ns()
     runner.sample(inputs)
     assert time.perf_counter_ns() - t0 >= 3_000_000
+
+
+def test_a_sleeping_fixed_step_leaves_the_core_free():
+    """Process CPU time over wall time of ten 20 ms steps: a sleep spins only its last
+    150 us, so the share is a few per cent; the bound leaves a wide margin for load."""
+    runner, inputs = _fixed_step_runner(20.0, "sleep")
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    for _ in range(10):
+        runner.sample(inputs)
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - t0
+    assert wall >= 0.2
+    assert cpu / wall < 0.5, (cpu, wall)
+
+
+@pytest.mark.parametrize("scenario, opts, wait", [
+    ("step-time", {}, "spin"),  # as its published figures were measured
+    ("step-time", {"step_wait": "sleep"}, "sleep"),
+    ("decode-steady", {"model": "fixed-step"}, "sleep"),
+    ("decode-steady", {"model": "fixed-step", "step_wait": "spin"}, "spin"),
+])
+def test_fixed_step_wait_defaults_per_scenario(scenario, opts, wait):
+    from ipc_bench.harness.scenario import discover
+
+    cases = discover()[scenario].cases(ScenarioOptions(num_running=[2], **opts))
+    assert {c.model.step_wait for c in cases} == {wait}
+
+
+def test_both_waits_give_the_same_tokens_through_run_case():
+    results = {}
+    for wait in ("sleep", "spin"):
+        spec = CaseSpec(scenario="test", labels={"w": 1}, policy="cached", codec="msgpack",
+                        scheduler=SCHED, model=ModelConfig(name="fixed-step", seed=3,
+                                                           step_time_ms=0.3, step_wait=wait),
+                        make_workload=_workload, warmup_steps=5, max_steps=60, floor=False)
+        result = run_case(spec)
+        summary = summarize_case(result)
+        assert result.runner_device == f"cpu (fixed step: {wait} wait)"
+        assert summary["step_wait"] == wait and summary["runner_device"] == result.runner_device
+        results[wait] = result.token_digest
+    assert results["sleep"] == results["spin"]
+    null = ModelConfig(name="null", seed=3)
+    assert results["sleep"] == drive(SCHED, null, "cached", "msgpack", 60, _workload())[0]
 
 
 # ---------------------------------------------------------------------- torch
@@ -300,6 +351,7 @@ def test_null_model_does_not_import_torch():
 @pytest.mark.parametrize("kwargs, message", [
     (dict(name="gpt"), "unknown model 'gpt'; choose from null, fixed-step, torch, emulated"),
     (dict(step_time_ms=0.0), "step_time_ms (--step-time-ms) must be in (0, 10000], got 0.0"),
+    (dict(step_wait="nap"), "unknown step wait 'nap' (--step-wait); choose from sleep, spin"),
     (dict(preset="huge"), "unknown model preset 'huge' (--model-preset); choose from tiny, "
                           "cpu, qwen2.5-0.5b, llama-3.2-1b, llama-3.1-8b"),
     (dict(preset="gpu-1b"), "model preset 'gpu-1b' was retired: use llama-3.2-1b (the same "
@@ -362,6 +414,18 @@ def test_model_memory_check_gives_the_figures():
       "--num-running", "256"],
      "bench.py: error: llama-3.1-8b needs 16.1 GB of weights + 138.0 GB of KV cache "
      "(num_blocks 65,792 x block_size 16) on an emulated NVIDIA H200; it has 150.8 GB, of "
+     "which the model may take 90 % (135.7 GB): lower --num-running (at most 221: it sizes "
+     "the KV cache here) or --num-blocks (at most 57,038), or use a smaller --model-preset"),
+    (["--scenario", "decode-steady", "--model", "emulated", "--model-preset", "llama-3.1-8b",
+      "--num-running", "1024"],
+     "bench.py: error: llama-3.1-8b needs 16.1 GB of weights + 550.3 GB of KV cache "
+     "(num_blocks 262,400 x block_size 16) on an emulated NVIDIA H200; it has 150.8 GB, of "
+     "which the model may take 90 % (135.7 GB): lower --num-running (at most 221: it sizes "
+     "the KV cache here) or --num-blocks (at most 57,038), or use a smaller --model-preset"),
+    (["--scenario", "decode-steady", "--model", "emulated", "--model-preset", "llama-3.1-8b",
+      "--num-running", "1024", "--num-blocks", "300000"],
+     "bench.py: error: llama-3.1-8b needs 16.1 GB of weights + 629.1 GB of KV cache "
+     "(num_blocks 300,000 x block_size 16) on an emulated NVIDIA H200; it has 150.8 GB, of "
      "which the model may take 90 % (135.7 GB): lower --num-blocks (at most 57,038) or use "
      "a smaller --model-preset"),
     (["--scenario", "decode-steady", "--model", "torch", "--model-preset", "llama-3.2-1b",
@@ -379,9 +443,35 @@ def test_model_memory_check_gives_the_figures():
      "bench.py: error: scenario step-time uses the fixed-step model; drop --model torch"),
     (["--scenario", "decode-steady", "--step-time-ms", "0"],
      "bench.py: error: argument --step-time-ms: expected positive numbers, got '0'"),
-    (["--scenario", "decode-steady", "--model-preset", "big"],
+    (["--scenario", "decode-steady", "--model", "torch", "--model-preset", "big"],
      "bench.py: error: unknown model preset 'big' (--model-preset); choose from tiny, cpu, "
      "qwen2.5-0.5b, llama-3.2-1b, llama-3.1-8b"),
+    # model options the case's model does not use
+    (["--scenario", "decode-steady", "--step-time-ms", "2"],
+     "bench.py: error: model null does not take --step-time-ms (the fixed-step model's step)"),
+    (["--scenario", "decode-steady", "--model", "emulated", "--step-time-ms", "2"],
+     "bench.py: error: model emulated does not take --step-time-ms (the fixed-step model's "
+     "step)"),
+    (["--scenario", "decode-steady", "--model-preset", "tiny"],
+     "bench.py: error: model null does not take --model-preset (the shape of the torch and "
+     "emulated models)"),
+    (["--scenario", "step-time", "--model-preset", "tiny"],
+     "bench.py: error: model fixed-step does not take --model-preset (the shape of the torch "
+     "and emulated models)"),
+    (["--scenario", "decode-steady", "--model", "fixed-step", "--torch-threads", "2"],
+     "bench.py: error: model fixed-step does not take --torch-threads (the torch model's "
+     "threads)"),
+    (["--scenario", "decode-steady", "--model", "emulated", "--model-preset", "tiny",
+      "--torch-threads", "2"],
+     "bench.py: error: model emulated does not take --torch-threads (the torch model's "
+     "threads)"),
+    (["--scenario", "decode-steady", "--torch-threads", "1"],
+     "bench.py: error: model null does not take --torch-threads (the torch model's threads)"),
+    (["--scenario", "decode-steady", "--step-wait", "spin"],
+     "bench.py: error: model null does not take --step-wait (the fixed-step model's wait)"),
+    (["--scenario", "decode-steady", "--model", "fixed-step", "--step-wait", "nap"],
+     "bench.py: error: argument --step-wait: invalid choice: 'nap' (choose from 'sleep', "
+     "'spin')"),
 ])
 def test_cli_rejects_bad_model_settings(args, message, capsys, tmp_path):
     assert cli_main(args + ["--output", str(tmp_path / "run")]) == 2
@@ -389,6 +479,26 @@ def test_cli_rejects_bad_model_settings(args, message, capsys, tmp_path):
     assert "\n" not in err
     assert err == message
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("args", [
+    ["--scenario", "step-time"],  # the scenario's own fixed-step model and step times
+    ["--scenario", "step-time", "--step-time-ms", "1,2"],
+    ["--scenario", "decode-steady", "--model", "fixed-step", "--step-time-ms", "2"],
+    ["--scenario", "decode-steady", "--model", "fixed-step", "--step-wait", "spin"],
+    ["--scenario", "step-time", "--step-wait", "sleep"],
+    ["--scenario", "decode-steady", "--model", "emulated", "--model-preset", "tiny"],
+    ["--scenario", "decode-steady"],
+])
+def test_cli_accepts_the_model_options_a_model_uses(args):
+    from ipc_bench.cli import run as cli_run
+    from ipc_bench.cli.options import build_parser
+    from ipc_bench.harness.scenario import discover
+
+    parsed = build_parser().parse_args(args)
+    cases = discover()[parsed.scenario].cases(cli_run._scenario_options(parsed))
+    cli_run._check_cases(parsed, cases)  # raises on a refused option
+    assert cases
 
 
 # ---------------------------------------------------------------------- step-time

@@ -120,8 +120,8 @@ def test_cli_refuses_roofline_for_the_null_model(capsys, tmp_path):
     assert cli_main(["--scenario", "decode-steady", "--roofline",
                      "--output", str(tmp_path / "run")]) == 2
     captured = capsys.readouterr()
-    assert captured.err == ("bench.py: error: --roofline on applies to the torch model only, "
-                            "not null\n")
+    assert captured.err == ("bench.py: error: model null does not take --roofline (the torch "
+                            "model's roofline)\n")
     assert captured.out == ""
     assert not (tmp_path / "run").exists()
 

@@ -168,19 +168,20 @@ def preempting_spec(transport: str = "ipc", policy: str = "cached") -> CaseSpec:
 @pytest.mark.parametrize("transport", ["ipc", "inproc"])
 @pytest.mark.parametrize("policy", ["send", "cached"])
 def test_digests_agree_through_chunked_prefill_and_preemption(monkeypatch, transport, policy):
-    checked = []
+    checked, batches = [], []
     real_check = InputOracle.check
 
     def check(self):
         checked.extend(s[0] for s in self.pending)
+        batches.append(len(self.pending))
         real_check(self)
 
     monkeypatch.setattr(InputOracle, "check", check)
-    monkeypatch.setattr(oracle, "CHECK_INTERVAL_STEPS", 16)
-    result = run_case(preempting_spec(transport, policy))
+    result = run_case(replace(preempting_spec(transport, policy), input_oracle_interval=16))
     steps = len(result.sched_rows)
     assert steps > 64 and sum(r["preemptions"] for r in result.requests) == 11
     assert checked == list(range(steps))  # every step, checked in batches of 16 and at the end
+    assert batches == [16] * (steps // 16) + [steps % 16]
 
 
 def test_a_check_compares_every_step_since_the_last(monkeypatch):
@@ -215,6 +216,37 @@ def test_a_corrupted_token_fails_the_case_naming_step_and_request(corrupt, trans
     assert len(result.sched_rows) == oracle.CHECK_INTERVAL_STEPS
 
 
+@pytest.mark.parametrize("transport", ["ipc", "inproc"])
+def test_interval_1_fails_the_case_at_the_step_that_fed_the_bad_id(corrupt, transport):
+    log = corrupt(20, here=transport == "inproc")
+    kw = dict(codec="none", transport="inproc") if transport == "inproc" else {}
+    result = CaseResult(spec=steady_case(8, policy="cached", max_steps=400,
+                                         input_oracle_interval=1, **kw))
+    with pytest.raises(CaseError) as err:
+        run_case(result.spec, result=result)
+    assert str(err.value) == expected_error(log)
+    assert err.value.step == 21
+    assert len(result.sched_rows) == 22  # checked right after step 21, the first bad one
+
+
+@pytest.mark.parametrize("transport", ["ipc", "inproc"])
+def test_interval_0_leaves_the_same_bug_uncaught(corrupt, transport):
+    log = corrupt(20, here=transport == "inproc")
+    kw = dict(codec="none", transport="inproc") if transport == "inproc" else {}
+    spec = steady_case(8, policy="cached", max_steps=200, input_oracle_interval=0, **kw)
+    checks = []
+    real_check = InputOracle.check
+    InputOracle.check = lambda self: checks.append(self) or real_check(self)
+    try:
+        result = run_case(spec)
+    finally:
+        InputOracle.check = real_check
+    assert corrupted(log)[0] == 20  # the bug was injected ...
+    assert result.error is None and len(result.sched_rows) == 200  # ... and ran to the end
+    assert checks == []
+    assert summarize_case(result)["input_oracle_interval"] == 0
+
+
 MODELS = {
     "null": [],
     "fixed-step": ["--model", "fixed-step", "--step-time-ms", "0.2"],
@@ -238,6 +270,30 @@ def test_bench_cached_alone_exits_1_on_a_runner_bug(corrupt, tmp_path, model):
     errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("bench.py: error:")]
     assert errors == [f"bench.py: error: num_running=4/cached/msgpack#0: {expected_error(log)}"]
     assert "Traceback" not in proc.stderr
+
+
+def test_bench_with_the_oracle_off_says_so_and_misses_the_bug(corrupt, tmp_path):
+    import json
+    import subprocess
+
+    log = corrupt(12)
+    out = tmp_path / "run"
+    proc = subprocess.run(
+        [sys.executable, "bench.py", "--scenario", "decode-steady", "--policies", "cached",
+         "--num-running", "4", "--steps", "40", "--warmup-steps", "5", "--codecs", "msgpack",
+         "--no-floor", "--no-single-process", "--quiet", "--output", str(out),
+         "--input-oracle-interval", "0"],
+        cwd=REPO, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    assert corrupted(log)[0] == 12
+    assert proc.stderr.splitlines()[0] == (
+        "bench.py: warning: --input-oracle-interval 0: the input oracle is off, the token "
+        "ids the runner feeds are not checked (the summary and tables say so)")
+    assert ("  INPUT ORACLE OFF: 1 of 1 cases did not check the token ids their runner fed "
+            "(input_oracle_interval 0)") in proc.stdout.splitlines()
+    summary = json.loads((out / "summary.json").read_text())
+    assert [c["input_oracle_interval"] for c in summary["cases"]] == [0]
+    assert [c["input_oracle_interval"] for c in summary["metadata"]["cases"]] == [0]
 
 
 # ======================================================================================

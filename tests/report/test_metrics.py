@@ -134,3 +134,22 @@ def test_cells_and_headers_follow_the_registry():
     assert tables.header(keys) == ["policy", "out tok/s", "build us"]
     assert tables.cells(SUMMARIES[0], keys) == ["send", "56,602", "8.1"]
     assert tables.cells({}, keys) == ["-", "-", "-"]
+
+
+def test_cases_without_the_input_oracle_are_named_under_the_table_and_in_the_report():
+    import types
+
+    import pandas as pd
+
+    cases = [dict(input_oracle_interval=0), dict(input_oracle_interval=128), dict()]
+    note = ("INPUT ORACLE OFF: 1 of 3 cases did not check the token ids their runner fed "
+            "(input_oracle_interval 0)")
+    assert tables.unchecked_note(cases) == note
+    assert tables.unchecked_note(cases[1:]) is None  # older summaries: checked every 128
+    one = types.SimpleNamespace(cases=pd.DataFrame([{"input_oracle_interval": 0},
+                                                    {"input_oracle_interval": 128},
+                                                    {"input_oracle_interval": None}]))
+    assert blocks._unchecked_block(one) == (
+        "note", note + ": a runner that fed wrong token ids would have gone unnoticed in them.")
+    one.cases = pd.DataFrame([{"case_id": "a"}])
+    assert blocks._unchecked_block(one) is None
