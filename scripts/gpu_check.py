@@ -4,9 +4,9 @@ r"""Staged GPU check: the torch model on CUDA, stage by stage, within one time b
 Stage 0, ``decode-step``: ``scripts/decode_step_check.py`` (the torch model's decode
 step alone, per attention backend with and without CUDA graphs: GPU and host time per
 step, the ratio to the step's roofline, padding between buckets; at most
-``DECODE_STEP_LIMIT_S``). The first backend of ``ATTENTION_PREFERENCE`` it ran without
-a failure is the ``--attention`` of every later stage, so a backend that fails on this
-GPU does not stop the others from running.
+``DECODE_STEP_LIMIT_S``). The backend with the shortest GPU time per step at the
+largest batch size (``fastest_backend``; step time on CPU) is the ``--attention`` of
+every later stage, so a backend that fails or is slow on this GPU does not decide them.
 
 Stages 1-5 (each one ``bench.py`` run into its own folder under ``--output``; each case is
 written to that folder's ``summary.json`` as it finishes, and each stage's table is
@@ -94,9 +94,7 @@ SMOKE_LIMIT_S = 90.0
 BUDGET_S = 420.0
 #: Stage 0's time limit, seconds (``scripts/decode_step_check.py``).
 DECODE_STEP_LIMIT_S = 150.0
-#: The attention backends stages 1-5 may use, best first: the first that stage 0 ran
-#: without failing is passed as ``--attention``.
-ATTENTION_PREFERENCE = ("flex", "varlen", "gather")
+
 #: After interrupting a stage at the budget, how long it may take to write and exit.
 INTERRUPT_GRACE_S = 15.0
 #: Where the Azure conversation trace is looked for when ``--trace`` is not given.
@@ -250,6 +248,23 @@ def run_stage(stage: Stage, base: list[str], out: Path, timeout_s: float) -> tup
     return proc.returncode, how
 
 
+def fastest_backend(rows: list[dict[str, Any]]) -> str:
+    """The backend (without graphs) of the shortest median GPU time per step (step
+    time on CPU) at the largest batch size every backend ran; ``gather`` when there is
+    no such size (``decode_step_check``'s JSON rows)."""
+    eager = [r for r in rows if "+" not in r["config"]]
+    if not eager:
+        return "gather"
+    common = set.intersection(*({r["num_running"] for r in eager if r["config"] == c}
+                                for c in {r["config"] for r in eager}))
+    if not common:
+        return "gather"
+    size = max(common)
+    best = min((r for r in eager if r["num_running"] == size),
+               key=lambda r: r["gpu_busy_ns"] if r["gpu_busy_ns"] is not None else r["step_ns"])
+    return best["config"]
+
+
 def run_decode_step(cuda: bool, out: Path, timeout_s: float) -> tuple[str, list[str]]:
     """Stage 0: ``decode_step_check.py`` into ``out/0-decode-step.json``, its output
     printed as it comes. Returns (the ``--attention`` for the later stages, failure
@@ -268,10 +283,8 @@ def run_decode_step(cuda: bool, out: Path, timeout_s: float) -> tuple[str, list[
         text = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
         code = -1
     print("\n".join(ln for ln in text.splitlines() if "Warning" not in ln), flush=True)
-    ran = set()
-    if path.exists():
-        ran = {row["config"].split("+")[0] for row in json.loads(path.read_text())["rows"]}
-    attention = next(a for a in ATTENTION_PREFERENCE if a in ran or a == "gather")
+    rows = json.loads(path.read_text())["rows"] if path.exists() else []
+    attention = fastest_backend(rows)
     failed = [] if code == 0 else [
         "decode-step: " + ("cut at its limit" if code == -1 else f"exit {code}")]
     print(f"gpu_check: [decode-step] {'passed' if code == 0 else 'FAILED'}; later stages "

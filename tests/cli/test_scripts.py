@@ -243,16 +243,30 @@ def test_gpu_check_without_cuda_runs_every_stage_shrunk(tmp_path):
              "azure-conv"]
     assert [ln.split("[")[1].split("]")[0] for ln in ends] == names
     assert sum(ln.startswith("workload ") and "GPU busy ms" in ln for ln in lines) == 5
-    assert "gpu_check: [decode-step] passed; later stages use --attention flex" in lines
+    assert "gpu_check: [decode-step] passed; later stages use --attention gather" in lines
     step_rows = json.loads((tmp_path / "0-decode-step.json").read_text())["rows"]
     assert [r["config"] for r in step_rows] == ["gather"] * 2 + ["flex"] * 2 + ["flex+graphs"] * 2
     runs = sorted(p.name for p in tmp_path.iterdir() if p.is_dir())
     for run in runs:
         cases = json.loads((tmp_path / run / "summary.json").read_text())["cases"]
-        assert all(c["complete"] and c["runner_device"].startswith("cpu (attention flex")
+        assert all(c["complete"] and c["runner_device"].startswith("cpu (attention gather")
                    for c in cases)
         assert all("gpu_busy_ns_per_step" not in c for c in cases)  # no CUDA: absent
     smoke = json.loads((tmp_path / "1-smoke" / "summary.json").read_text())["cases"]
     assert [(c["policy"], c["codec"]) for c in smoke] == [("send", "msgpack"),
                                                           ("cached", "msgpack")]
     assert any("send's share [num_running=4] msgpack:" in ln for ln in lines)
+
+
+def test_gpu_check_picks_the_fastest_backend_at_the_largest_common_size():
+    def row(config, b, step, busy=None):
+        return dict(config=config, num_running=b, step_ns=step, gpu_busy_ns=busy)
+
+    cpu = [row("gather", 2, 10), row("gather", 3, 30), row("flex", 2, 20), row("flex", 3, 20),
+           row("flex+graphs", 3, 1)]
+    assert gpu_check.fastest_backend(cpu) == "flex"  # at 3 rows: 20 < 30; graphs left out
+    gpu = [row("gather", 256, 5, busy=40), row("varlen", 256, 9, busy=10),
+           row("flex", 16, 1, busy=1)]  # no size every backend ran
+    assert gpu_check.fastest_backend(gpu) == "gather"
+    assert gpu_check.fastest_backend(gpu[:2]) == "varlen"  # GPU time decides, not step
+    assert gpu_check.fastest_backend([]) == "gather"
