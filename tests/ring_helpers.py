@@ -1,7 +1,6 @@
 """Processes and messages for the shared-memory ring's tests (``tests/wire/test_shm_ring.py``).
 
-Process targets live here, not in the test module, so that ``spawn`` children import
-only this module and the ring.
+Run as a script (``start``), this file is a reader process of its own.
 
 Message ``i`` of a seeded stream (``StreamMessages``) is ``size`` bytes: an 8-byte
 sequence number and a 4-byte CRC-32 of the rest, then bytes cut from a seeded random
@@ -12,10 +11,16 @@ twice the chunk size, so that some messages overflow the chunk.
 
 from __future__ import annotations
 
+import json
 import random
 import struct
+import subprocess
+import sys
+import time
 import zlib
 from typing import Optional, Union
+
+import msgspec
 
 from ipc_bench.wire.shm_ring import RingHandle, RingReader
 
@@ -72,10 +77,10 @@ def check_message(got, expected, seq: int) -> Optional[str]:
     return None
 
 
-def stream_reader(handle: RingHandle, rank: int, count: int, seed: int, results,
-                  timeout_s: float = 30.0) -> None:
-    """Reader ``rank``: receive ``count`` messages of the seeded stream and check each;
-    puts ``(rank, received, first problem or None)`` on ``results``."""
+def stream_reader(handle: RingHandle, rank: int, count: int, seed: int,
+                  timeout_s: float = 30.0) -> tuple[int, int, Optional[str]]:
+    """Reader ``rank``: receive ``count`` messages of the seeded stream and check each.
+    Returns ``(rank, messages received and correct, first problem or None)``."""
     expected = StreamMessages(seed, handle.chunk_bytes)
     received, problem = 0, None
     try:
@@ -89,21 +94,34 @@ def stream_reader(handle: RingHandle, rank: int, count: int, seed: int, results,
                 received += 1
     except Exception as exc:  # reported to the test, which fails on it
         problem = f"{type(exc).__name__}: {exc}"
-    results.put((rank, received, problem))
+    return rank, received, problem
 
 
-def idle_reader(handle: RingHandle, rank: int, ready, count: int = 0) -> None:
-    """Reader ``rank``: attach, read ``count`` messages, set ``ready``, then sleep
-    until killed."""
-    import time
-    reader = RingReader(handle, rank, timeout_s=30.0)
-    for _ in range(count):
+def start(mode: str, handle: RingHandle, *args) -> subprocess.Popen:
+    """This file as a reader process (``main``), its stdout piped back as text. A plain
+    subprocess, not ``multiprocessing``, which would leave a resource tracker child
+    behind in the test process."""
+    return subprocess.Popen([sys.executable, __file__, mode,
+                             msgspec.json.encode(handle).decode(), *map(str, args)],
+                            stdout=subprocess.PIPE, text=True)
+
+
+def main(mode: str, handle_json: str, rank: str, *args: str) -> None:
+    """``stream COUNT SEED``: ``stream_reader``, its result printed as JSON;
+    ``idle COUNT``: read COUNT messages, print ``ready``, sleep until killed;
+    ``attach``: read one message and exit."""
+    handle = msgspec.json.decode(handle_json, type=RingHandle)
+    if mode == "stream":
+        print(json.dumps(stream_reader(handle, int(rank), int(args[0]), int(args[1]))))
+        return
+    reader = RingReader(handle, int(rank), timeout_s=30.0)
+    for _ in range(int(args[0]) if mode == "idle" else 1):
         reader.recv()
-    ready.set()
-    time.sleep(600)
+    if mode == "idle":
+        print("ready", flush=True)
+        time.sleep(600)
+    reader.close()
 
 
-def attach_and_exit(handle: RingHandle, rank: int) -> None:
-    """Reader ``rank``: attach, read one message and exit normally."""
-    with RingReader(handle, rank, timeout_s=30.0) as reader:
-        reader.recv()
+if __name__ == "__main__":
+    main(*sys.argv[1:])

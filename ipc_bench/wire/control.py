@@ -19,8 +19,8 @@ from ipc_bench.wire.transport import PeerError, recv_frame, send_frame
 
 #: Bumped whenever a field of a wire or control message changes.
 #: 2: ``KeepAlive`` control message. 4: the input oracle's ``CheckInputs``,
-#: ``InputDigests``, ``RecheckInputs`` and ``StepInputIds``.
-PROTOCOL_VERSION = 4
+#: ``InputDigests``, ``RecheckInputs`` and ``StepInputIds``. 5: ``RunnerConfig.s2r_ring``.
+PROTOCOL_VERSION = 5
 
 
 _CTL = dict(tag_field="kind", forbid_unknown_fields=True)

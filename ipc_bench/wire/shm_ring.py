@@ -79,17 +79,21 @@ optional ``peer_problem()`` (as the channels') is checked every
 ``transport.POLL_SLICE_MS`` of a wait: ``transport.PeerError`` when it reports one.
 A reader that finds the ring closed with nothing left to read raises ``RingClosed``.
 
-Clean-up: the writer unlinks the segment, closes its socket and removes its folder
-on ``close()``, whatever the readers did (a killed reader included); readers only
-unmap. The segment is registered with the writer's ``multiprocessing`` resource
-tracker, which also unlinks it if the writer itself is killed; readers attach
-without registering (the tracker would otherwise unlink it when a reader exits,
-CPython issue 82300). A SIGKILL of the writer and of its resource tracker leaves the
-segment in ``/dev/shm`` (``ipc-bench-ring-*``).
+Clean-up: the writer unlinks the segment's name as soon as every reader has
+attached (``wait_for_readers``: a reader maps the segment before it subscribes to the
+overflow socket), so from then on no process's death, a SIGKILL of the writer
+included, can leave it in ``/dev/shm``: the memory goes with the last mapping. On
+``close()`` the writer unlinks it if it has not yet, closes its socket and removes
+its folder, whatever the readers did (a killed reader included); readers only unmap.
+Neither end registers the segment with ``multiprocessing``'s resource tracker (the
+tracker is an extra child process, and a reader's would unlink the segment when that
+reader exits, CPython issue 82300). What a SIGKILL of the writer before its readers
+attached leaves: the segment ``/dev/shm/ipc-bench-ring-*`` and the ring's folder.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import select
@@ -106,7 +110,8 @@ import msgspec
 import zmq
 
 from ipc_bench.errors import one_line
-from ipc_bench.wire.transport import POLL_SLICE_MS, PeerError, PeerTimeout, open_socket
+from ipc_bench.wire.transport import (POLL_SLICE_MS, PeerError, PeerTimeout, open_socket,
+                                      zmtp_frame_bytes)
 
 #: Waiting strategies (constructor argument ``wait``).
 WAITS = ("spin", "block")
@@ -166,6 +171,17 @@ class RingHandle(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     overflow_endpoint: str
     folder: str
     wait: str
+
+
+def ring_message_bytes(payload_bytes: int, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> int:
+    """Bytes a one-frame message of ``payload_bytes`` moves through a ring of
+    ``chunk_bytes`` chunks: its chunk's 5-byte head and the payload, written to shared
+    memory; or, when that exceeds a chunk, the head (the overflow marker) plus the
+    overflow message's ZMTP stream bytes (its 5-byte head frame and the payload frame,
+    ``transport.zmtp_frame_bytes``)."""
+    if _HEAD.size + payload_bytes <= chunk_bytes:
+        return _HEAD.size + payload_bytes
+    return _HEAD.size + zmtp_frame_bytes(_OVERFLOW_HEAD.size) + zmtp_frame_bytes(payload_bytes)
 
 
 def check_shape(n_readers: int, n_chunks: int, chunk_bytes: int, wait: str) -> None:
@@ -293,6 +309,17 @@ class _RingEnd:
     shm: Optional[shared_memory.SharedMemory] = None
     _buf: Optional[memoryview] = None
     _fifo_fds: list
+    _waiter: _Waiter
+
+    @property
+    def peer_problem(self) -> Optional[Callable[[], Optional[str]]]:
+        """``None`` or a function checked every ``transport.POLL_SLICE_MS`` of a wait:
+        ``None`` while the peer is alive, else one line saying how it ended."""
+        return self._waiter.peer_problem
+
+    @peer_problem.setter
+    def peer_problem(self, check: Optional[Callable[[], Optional[str]]]) -> None:
+        self._waiter.peer_problem = check
 
     def _map(self, shm: shared_memory.SharedMemory, n_readers: int, n_chunks: int,
              chunk_bytes: int) -> None:
@@ -322,17 +349,33 @@ class _RingEnd:
             self.shm.close()
 
 
-def _attach(name: str) -> shared_memory.SharedMemory:
-    """Map an existing segment without registering it with this process's resource
-    tracker (which would unlink it when this process exits)."""
-    if sys.version_info >= (3, 13):
-        return shared_memory.SharedMemory(name=name, track=False)
-    register = resource_tracker.register
-    resource_tracker.register = lambda name, rtype: None
+@contextlib.contextmanager
+def _untracked():
+    """``multiprocessing.resource_tracker`` left out of what the block does (Python
+    before 3.13, whose ``SharedMemory`` has no ``track=False``)."""
+    register, unregister = resource_tracker.register, resource_tracker.unregister
+    resource_tracker.register = resource_tracker.unregister = lambda name, rtype: None
     try:
-        return shared_memory.SharedMemory(name=name)
+        yield
     finally:
-        resource_tracker.register = register
+        resource_tracker.register, resource_tracker.unregister = register, unregister
+
+
+def _segment(name: str, create: bool = False, size: int = 0) -> shared_memory.SharedMemory:
+    """Create or map a segment without the resource tracker."""
+    if sys.version_info >= (3, 13):
+        return shared_memory.SharedMemory(name, create=create, size=size, track=False)
+    with _untracked():
+        return shared_memory.SharedMemory(name, create=create, size=size)
+
+
+def _unlink(shm: shared_memory.SharedMemory) -> None:
+    """Remove the segment's name (mappings stay valid); gone already is fine."""
+    try:
+        with _untracked():
+            shm.unlink()
+    except FileNotFoundError:
+        pass
 
 
 class RingWriter(_RingEnd):
@@ -366,11 +409,11 @@ class RingWriter(_RingEnd):
         self.ctx = zmq.Context() if ctx is None else ctx
         self.folder: Optional[str] = None
         self.sent = self.overflowed = self._overflow_seq = self._subscribers = 0
+        self.unlinked = False
         try:
             self.folder = tempfile.mkdtemp(prefix="ring-", dir=folder)  # mode 0700
             size = _data_offset(n_readers, n_chunks) + n_chunks * chunk_bytes
-            shm = shared_memory.SharedMemory(SHM_PREFIX + secrets.token_hex(8), create=True,
-                                             size=size)
+            shm = _segment(SHM_PREFIX + secrets.token_hex(8), create=True, size=size)
             self._map(shm, n_readers, n_chunks, chunk_bytes)
             self._buf[:_data_offset(n_readers, n_chunks)] = bytes(self._data)
             _HEADER.pack_into(self._buf, 0, _MAGIC, n_readers, n_chunks, chunk_bytes)
@@ -399,22 +442,26 @@ class RingWriter(_RingEnd):
 
     def wait_for_readers(self, timeout_s: Optional[float] = None) -> None:
         """Wait until every reader has subscribed to the overflow socket (at most
-        ``timeout_s``, default the ring's): an overflow message sent before would be
-        lost to a late reader, so ``send`` calls this before its first overflow.
-        ``RingTimeout`` names how many subscribed."""
+        ``timeout_s``, default the ring's), then unlink the segment's name: every
+        reader has mapped it. An overflow message sent before would be lost to a late
+        reader, so ``send`` calls this before its first overflow. ``RingTimeout``
+        names how many subscribed."""
         timeout_s = self.timeout_s if timeout_s is None else timeout_s
         deadline = time.monotonic() + timeout_s
         while self._subscribers < self.n_readers:
             if self._pub.poll(POLL_SLICE_MS, zmq.POLLIN):
                 self._subscribers += self._pub.recv()[:1] == b"\x01"
                 continue
-            problem = self._waiter.peer_problem() if self._waiter.peer_problem else None
+            problem = self.peer_problem() if self.peer_problem else None
             if problem:
                 raise PeerError(one_line(f"{problem} while waiting for overflow subscriptions"))
             if time.monotonic() > deadline:
                 raise RingTimeout(f"no overflow subscriptions within {timeout_s:g} s "
                                   f"({self._subscribers} of {self.n_readers} reader(s) "
                                   f"subscribed)")
+        if not self.unlinked:
+            _unlink(self.shm)
+            self.unlinked = True
 
     def _unread(self, base: int) -> list[int]:
         buf = self._buf
@@ -512,11 +559,9 @@ class RingWriter(_RingEnd):
             try:
                 self._unmap()
             finally:
-                if shm is not None:
-                    try:
-                        shm.unlink()
-                    except FileNotFoundError:
-                        pass
+                if shm is not None and not self.unlinked:
+                    _unlink(shm)
+                    self.unlinked = True
                 if self._pub is not None:
                     self._pub.close(linger=0)
                 if self._own_ctx:
@@ -557,7 +602,7 @@ class RingReader(_RingEnd):
         self.received = 0
         try:
             try:
-                shm = _attach(handle.shm_name)
+                shm = _segment(handle.shm_name)
             except FileNotFoundError:
                 raise RingClosed(f"shared-memory ring {handle.shm_name} does not exist "
                                  f"(its writer closed it)") from None

@@ -10,17 +10,18 @@ development machine under load (load average 3.5).
 from __future__ import annotations
 
 import array
-import multiprocessing
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
 
+import msgspec
 import pytest
 
-from ring_helpers import (StreamMessages, attach_and_exit, check_message, idle_reader,
-                          stream_reader)
+from ring_helpers import StreamMessages, check_message, start
 from ipc_bench.wire.shm_ring import (SHM_PREFIX, RingClosed, RingHandle, RingReader,
                                      RingTimeout, RingWriter, check_shape)
 from ipc_bench.wire.transport import PeerError
@@ -28,7 +29,6 @@ from ipc_bench.wire.transport import PeerError
 pytestmark = pytest.mark.timeout(120)
 
 STREAM = 100_000
-SPAWN = multiprocessing.get_context("spawn")
 
 
 def segment_exists(name: str) -> bool:
@@ -187,11 +187,9 @@ def test_close_unlinks_the_segment_and_the_folder():
 
 def test_a_reader_that_exits_leaves_the_segment_to_the_writer():
     with RingWriter(1, n_chunks=2, chunk_bytes=64, timeout_s=10) as writer:
-        proc = SPAWN.Process(target=attach_and_exit, args=(writer.handle, 0))
-        proc.start()
+        proc = start("attach", writer.handle, 0)
         writer.send(b"one")
-        proc.join(20)
-        assert proc.exitcode == 0
+        assert proc.wait(20) == 0
         assert segment_exists(writer.handle.shm_name)  # no resource tracker unlinked it
         writer.send(b"two")
     assert not segment_exists(writer.handle.shm_name)
@@ -200,17 +198,14 @@ def test_a_reader_that_exits_leaves_the_segment_to_the_writer():
 def test_a_killed_reader_fails_the_writer_within_its_timeout_and_close_cleans_up():
     writer = RingWriter(2, n_chunks=2, chunk_bytes=64, timeout_s=1.0)
     name, folder = writer.handle.shm_name, writer.folder
-    ready = [SPAWN.Event(), SPAWN.Event()]
-    procs = [SPAWN.Process(target=idle_reader, args=(writer.handle, r, ready[r], 2 * (1 - r)))
-             for r in range(2)]
+    procs = []
     try:
-        for proc in procs:
-            proc.start()
+        procs.extend(start("idle", writer.handle, r, 2 * (1 - r)) for r in range(2))
         writer.send(b"a")
         writer.send(b"b")
-        assert all(e.wait(20) for e in ready)
+        assert [p.stdout.readline() for p in procs] == ["ready\n", "ready\n"]
         os.kill(procs[1].pid, signal.SIGKILL)
-        procs[1].join(10)
+        procs[1].wait(10)
         t0 = time.monotonic()
         with pytest.raises(RingTimeout, match=r"the writer waited for reader\(s\) 1 to read "
                                               r"chunk 0"):
@@ -220,33 +215,40 @@ def test_a_killed_reader_fails_the_writer_within_its_timeout_and_close_cleans_up
         writer.close()
         for proc in procs:
             proc.kill()
-            proc.join(10)
+            proc.wait(10)
     assert not segment_exists(name) and not os.path.exists(folder)
 
 
-def test_a_killed_writer_leaves_no_segment():
-    """A writer process of its own (so with its own resource tracker), killed: the
-    tracker sees its pipe close and unlinks the segment."""
-    code = ("from ipc_bench.wire.shm_ring import RingWriter; import time\n"
-            "w = RingWriter(1, n_chunks=2, chunk_bytes=256)\n"
-            "print(w.handle.shm_name, flush=True); time.sleep(600)")
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    name = None
+def test_the_name_goes_once_every_reader_attached_and_a_killed_writer_leaves_nothing():
+    """A writer process unlinks the segment's name once its reader subscribed; the
+    reader still reads through its mapping; killing the writer leaves no segment (its
+    folder of FIFOs and socket file stays; under the harness it lies in the run's socket
+    folder)."""
+    code = ("import sys, time, msgspec\n"
+            "from ipc_bench.wire.shm_ring import RingWriter\n"
+            "w = RingWriter(1, n_chunks=2, chunk_bytes=256, timeout_s=20)\n"
+            "print(msgspec.json.encode(w.handle).decode(), flush=True)\n"
+            "w.wait_for_readers()\n"
+            "w.send(b'after unlink')\n"
+            "print(w.unlinked, flush=True); time.sleep(600)")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:
-        name = proc.stdout.readline().strip()
-        assert name.startswith(SHM_PREFIX) and segment_exists(name)
+        handle = msgspec.json.decode(proc.stdout.readline(), type=RingHandle)
+        assert segment_exists(handle.shm_name)
+        with RingReader(handle, 0, timeout_s=20) as reader:
+            assert proc.stdout.readline().strip() == "True"
+            assert not segment_exists(handle.shm_name)
+            assert reader.recv() == b"after unlink"
+            proc.kill()
+            proc.wait(10)
+            with pytest.raises(RingTimeout):
+                reader.recv(timeout_s=0.2)
     finally:
         proc.kill()
         proc.wait(10)
-    deadline = time.monotonic() + 10
-    while segment_exists(name) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    try:
-        assert not segment_exists(name)
-    finally:
-        if segment_exists(name):
-            os.unlink(f"/dev/shm/{name}")
+    assert not segment_exists(handle.shm_name)
+    assert os.path.isdir(handle.folder)  # the folder stays, as documented
+    shutil.rmtree(handle.folder)
 
 
 def test_the_stream_checker_catches_a_wrong_message():
@@ -262,46 +264,34 @@ def test_the_stream_checker_catches_a_wrong_message():
     assert any(isinstance(m, list) for m in messages)
 
 
-def drain(results) -> list:
-    """What the reader processes reported so far."""
-    out = []
-    while not results.empty():
-        out.append(results.get(timeout=1))
-    return sorted(out)
-
-
 def run_stream(count: int, n_readers: int, wait: str, seed: int = 20261130,
                chunk_bytes: int = 4096, n_chunks: int = 8) -> RingWriter:
     """Stream ``count`` seeded messages through a ring to ``n_readers`` reader
     processes; every reader checks every message. Returns the closed writer."""
-    results = SPAWN.Queue()
     procs = []
 
     def problem():
-        gone = [p for p in procs if p.exitcode is not None]
-        return f"reader process {gone[0].pid} exited ({gone[0].exitcode})" if gone else None
+        gone = [p for p in procs if p.poll() is not None]
+        return f"reader process {gone[0].pid} exited ({gone[0].returncode})" if gone else None
 
     writer = RingWriter(n_readers, n_chunks=n_chunks, chunk_bytes=chunk_bytes, wait=wait,
                         timeout_s=30.0, peer_problem=problem, spin_s=1.0, idle_sleep_s=0.001)
     name = writer.handle.shm_name
     try:
-        procs.extend(SPAWN.Process(target=stream_reader,
-                                   args=(writer.handle, r, count, seed, results))
-                     for r in range(n_readers))
-        for proc in procs:
-            proc.start()
+        procs.extend(start("stream", writer.handle, r, count, seed) for r in range(n_readers))
         stream = StreamMessages(seed, chunk_bytes)
         try:
             for seq in range(count):
                 writer.send(stream.next(), what=f"message {seq}")
         except PeerError as exc:  # a reader stopped: show what it found
-            raise AssertionError(f"{exc}; readers: {drain(results)}") from None
-        outcomes = sorted(results.get(timeout=60) for _ in procs)
+            found = [p.communicate(timeout=10)[0] for p in procs]
+            raise AssertionError(f"{exc}; readers: {found}") from None
+        outcomes = sorted(tuple(json.loads(p.communicate(timeout=60)[0])) for p in procs)
     finally:
         writer.close()
         for proc in procs:
-            proc.join(10)
             proc.kill()
+            proc.wait(10)
     assert outcomes == [(r, count, None) for r in range(n_readers)]
     assert not segment_exists(name)
     return writer
