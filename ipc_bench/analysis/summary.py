@@ -35,7 +35,7 @@ from ipc_bench.wire.codecs import scheduler_output_codec
 from ipc_bench.engine.config import SEND
 from ipc_bench.engine.roofline import EMULATED_GPU, load_gpu_figures
 from ipc_bench.engine.messages import SchedulerOutput
-from ipc_bench.wire.shm_ring import ring_message_bytes
+from ipc_bench.wire.shm_ring import RING_TRANSPORTS, ring_message_bytes
 from ipc_bench.wire.transport import zmtp_frame_bytes, zmtp_handshake_bytes
 
 _COL = {name: i for i, name in enumerate(SCHED_COLUMNS)}
@@ -89,10 +89,10 @@ def _ring(payload: np.ndarray) -> np.ndarray:
 def _wire_bytes(result: CaseResult, a: np.ndarray, c: np.ndarray) -> dict[str, Any]:
     """ZMTP stream bytes: per counted step, and totals of everything that crossed the
     data sockets (all steps, floor replays of the counted steps, empty phase markers),
-    the connection handshakes given apart. With ``--transport shm`` the scheduler ->
+    the connection handshakes given apart. With ``--transport shm*`` the scheduler ->
     runner figures are the ring's (``shm_ring.ring_message_bytes``: chunk head and
     payload)."""
-    shm = result.spec.transport == "shm"
+    shm = result.spec.transport in RING_TRANSPORTS
     s2r_wire = _ring if shm else _wire
     marker = ring_message_bytes(0) if shm else zmtp_frame_bytes(0)
     s2r, r2s = a[:, _COL["s2r_payload_bytes"]], a[:, _COL["r2s_payload_bytes"]]

@@ -1,7 +1,8 @@
 """One case end to end: ``run_case(spec)``.
 
-Two processes (``spec.transport`` ``ipc``, ``tcp`` or ``shm``: the scheduler -> runner
-frames through a shared-memory ring, ``wire.shm_ring``): this process binds the sockets,
+Two processes (``spec.transport`` ``ipc``, ``tcp``, or ``shm`` / ``shm-block``: the
+scheduler -> runner frames through a shared-memory ring, ``wire.shm_ring``, whose reader
+spins or blocks): this process binds the sockets,
 starts the runner (``python -m ipc_bench.harness CTL_ENDPOINT``), performs
 the start-up handshake (protocol version + ``RunnerConfig``), runs the scheduler loop
 over the case's workload, then the floor (``harness.floor``), stops the runner,
@@ -69,7 +70,7 @@ from ipc_bench.wire.control import (
     Stop,
 )
 from ipc_bench.wire.handshake import RunnerConfig, check_pickle_transport, encode_config
-from ipc_bench.wire.shm_ring import RingWriter
+from ipc_bench.wire.shm_ring import RING_TRANSPORTS, RingWriter
 from ipc_bench.wire.transport import (EndpointDir, PeerError, PeerTimeout, SchedulerSockets,
                                       destroy_context)
 
@@ -268,8 +269,9 @@ class _TwoProcessCase:
             endpoint_dir = EndpointDir()
             ctx = zmq.Context()
             socks = self.make_sockets(ctx, spec.transport, endpoint_dir, host=spec.host)
-            if spec.transport == "shm":
-                self.ring = RingWriter(1, folder=endpoint_dir.path, ctx=ctx,
+            if spec.transport in RING_TRANSPORTS:
+                self.ring = RingWriter(1, wait=RING_TRANSPORTS[spec.transport],
+                                       folder=endpoint_dir.path, ctx=ctx,
                                        timeout_s=spec.peer_timeout_s)
             self._start_runner(socks, os.path.join(endpoint_dir.path, "runner.stderr"))
             exchange = self.exchange

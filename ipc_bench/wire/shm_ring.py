@@ -115,6 +115,9 @@ from ipc_bench.wire.transport import (POLL_SLICE_MS, PeerError, PeerTimeout, ope
 
 #: Waiting strategies (constructor argument ``wait``).
 WAITS = ("spin", "block")
+#: The harness's ``--transport`` values that send SchedulerOutput frames through a ring,
+#: and the ring's waiting strategy for each.
+RING_TRANSPORTS = {"shm": "spin", "shm-block": "block"}
 #: Defaults: vLLM's 10 chunks; 1 MiB each covers a SchedulerOutput of thousands of
 #: requests (vLLM uses 10-24 MiB for multimodal inputs).
 DEFAULT_CHUNKS = 10

@@ -83,10 +83,11 @@ class EndpointError(RuntimeError):
         super().__init__(one_line(message))
 
 
-#: How the two processes talk (--transport): ZeroMQ over ``ipc`` or ``tcp``, or ``shm``:
-#: the scheduler -> runner frames through the shared-memory ring (``wire.shm_ring``),
-#: the replies and control messages over ``ipc`` sockets (so ``shm`` binds as ``ipc``).
-TRANSPORTS = ("ipc", "tcp", "shm")
+#: How the two processes talk (--transport): ZeroMQ over ``ipc`` or ``tcp``, or ``shm`` /
+#: ``shm-block``: the scheduler -> runner frames through the shared-memory ring
+#: (``wire.shm_ring``; its reader spins as vLLM's, or blocks), the replies and control
+#: messages over ``ipc`` sockets (so these bind as ``ipc``).
+TRANSPORTS = ("ipc", "tcp", "shm", "shm-block")
 
 #: Default bind address of tcp sockets (``--host`` names another).
 DEFAULT_HOST = "127.0.0.1"
@@ -279,9 +280,9 @@ def destroy_context(ctx: zmq.Context) -> None:
 
 
 class SchedulerSockets:
-    """The scheduler's bound sockets. ``transport``: ``ipc`` or ``shm`` (socket files
-    in ``endpoint_dir``; under ``shm`` the ``s2r`` socket carries nothing) or ``tcp``
-    (ephemeral ports on ``host``).
+    """The scheduler's bound sockets. ``transport``: ``ipc``, ``shm`` or ``shm-block``
+    (socket files in ``endpoint_dir``; under ``shm*`` the ``s2r`` socket carries
+    nothing) or ``tcp`` (ephemeral ports on ``host``).
 
     Raises ``EndpointError`` (after closing what it opened) when a socket cannot be
     bound, ``ValueError`` for an unknown transport.
@@ -354,7 +355,7 @@ class RunnerSockets:
 
 def check_endpoints(transport: str, host: str = DEFAULT_HOST) -> None:
     """Set up a case's sockets once in this process and close them again: the
-    scheduler's three bound, the runner's three connected to them (``ipc``, ``shm``:
+    scheduler's three bound, the runner's three connected to them (all but ``tcp``:
     in a fresh ``EndpointDir``, removed after). Raises ``EndpointError`` where a case
     would fail to set up, in milliseconds and before any process starts."""
     endpoint_dir: Optional[EndpointDir] = None

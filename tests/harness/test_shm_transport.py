@@ -1,5 +1,6 @@
-"""``--transport shm``: the scheduler -> runner frames through the shared-memory ring
-(``wire.shm_ring``), replies and control messages over ipc sockets.
+"""``--transport shm`` and ``shm-block``: the scheduler -> runner frames through the
+shared-memory ring (``wire.shm_ring``; the runner spins or blocks on it), replies and
+control messages over ipc sockets.
 
 Checked: a known frame arrives byte for byte through the ring channels, and the reply
 and the markers come back; a case runs end to end with the token digest, schedule
@@ -83,17 +84,19 @@ def test_ring_wire_bytes_are_head_and_payload_or_overflow():
 
 @pytest.fixture(scope="module")
 def pair():
-    """The same case over ipc and over shm (send, msgpack; cached, pickle)."""
+    """The same case over ipc, shm and shm-block (send, msgpack; cached, pickle)."""
     before = ring_segments()
     out = {(t, p, c): run_case(steady_spec(p, c, transport=t))
-           for t in ("ipc", "shm") for p, c in (("send", "msgpack"), ("cached", "pickle"))}
+           for t in ("ipc", "shm", "shm-block")
+           for p, c in (("send", "msgpack"), ("cached", "pickle"))}
     assert ring_segments() - before == set()
     return out
 
 
+@pytest.mark.parametrize("transport", ["shm", "shm-block"])
 @pytest.mark.parametrize("policy,codec", [("send", "msgpack"), ("cached", "pickle")])
-def test_shm_case_matches_the_ipc_case(pair, policy, codec):
-    ipc, shm = pair["ipc", policy, codec], pair["shm", policy, codec]
+def test_shm_case_matches_the_ipc_case(pair, policy, codec, transport):
+    ipc, shm = pair["ipc", policy, codec], pair[transport, policy, codec]
     assert shm.token_digest == ipc.token_digest is not None
     assert shm.schedule_digest == ipc.schedule_digest
     payload = SCHED_COLUMNS.index("s2r_payload_bytes")
@@ -113,10 +116,11 @@ def test_shm_summary_counts_the_chunk_head(pair):
     assert shm["runner_to_sched_wire_bytes_per_step"] == ipc["runner_to_sched_wire_bytes_per_step"]
 
 
-def test_shm_case_leaves_nothing_behind(monkeypatch):
+@pytest.mark.parametrize("transport", ["shm", "shm-block"])
+def test_shm_case_leaves_nothing_behind(monkeypatch, transport):
     spy = Spy(monkeypatch)
     before = ring_segments()
-    result = run_case(steady_spec("send", "msgpack", transport="shm", max_steps=20))
+    result = run_case(steady_spec("send", "msgpack", transport=transport, max_steps=20))
     assert result.token_digest
     assert spy.procs[0].returncode == 0
     assert_clean(spy)
