@@ -49,9 +49,11 @@ The same fence is used here, at each point where order matters:
   flag 1 -> *fence* -> writer-waiting flag.
 
 On x86-64 (total store order) the hardware keeps these orders anyway and the fences
-cost about 0.1 us each; ``tests/wire/test_shm_ring.py`` checks 100,000 messages of
+cost about 0.1 us each. ``tests/wire/test_shm_ring.py`` streams 100,000 messages of
 random sizes, each carrying its sequence number and checksum, across the overflow
-threshold, with readers in other processes.
+threshold, to one and two reader processes with both waits; it fails at once if the
+flags are published before the payload is written. It has only run on x86-64, where
+it checks the protocol; the fences are what stands for weakly ordered CPUs.
 
 Waiting (``wait``, a constructor choice; both sides of a ring use the same):
 
@@ -131,7 +133,6 @@ _CLOSED = 20
 _WRITER_WAITING = 21
 _FLAGS = 64
 _HEAD = struct.Struct("<BI")
-_LEN = struct.Struct("<I")
 _OVERFLOW_HEAD = struct.Struct("<IB")
 _ONE, _LIST, _OVERFLOW = 0, 1, 2
 _MAX_CHUNK_BYTES = 1 << 31
@@ -142,9 +143,11 @@ _fence_lock = threading.Lock()
 
 
 def memory_fence() -> None:
-    """A full memory barrier for the shared segment, as vLLM's ``memory_fence``
-    (``shm_broadcast.py``): acquiring and releasing a lock is a locked
-    compare-and-exchange, which no load or store crosses."""
+    """A memory barrier for the shared segment, as vLLM's ``memory_fence``
+    (``shm_broadcast.py``): the acquire and release of a ``threading.Lock`` are atomic
+    read-modify-writes (glibc's ``sem_t`` on CPython before 3.13, ``PyMutex`` after):
+    on x86-64 ``lock``-prefixed instructions, full barriers; on AArch64 acquire and
+    release operations, which order the loads and stores around them. About 0.1 us."""
     _fence_lock.acquire()
     _fence_lock.release()
 
@@ -497,8 +500,11 @@ class RingWriter(_RingEnd):
         reader, in the next chunk or, when larger than a chunk, over the overflow socket.
         Waits at most ``timeout_s`` (default the ring's) for the chunk to be free:
         ``RingTimeout`` ("could not send WHAT within N s (the writer waited for
-        reader(s) R to read chunk C)"), ``PeerError`` when ``peer_problem()`` reports;
+        reader(s) R to read chunk C)"), ``PeerError`` when ``peer_problem()`` reports,
+        ``RingClosed`` after ``close()``;
         ``TypeError`` for anything but bytes frames."""
+        if self._closed:
+            raise RingClosed("send on a closed shared-memory ring")
         kind, frames = _frames_of(message)
         frames = [f.cast("B") if isinstance(f, memoryview) and f.format != "B" else f
                   for f in frames]
@@ -640,9 +646,12 @@ class RingReader(_RingEnd):
         """The next message, as sent (``bytes`` or ``list[bytes]``), waiting at most
         ``timeout_s`` (default the reader's): ``RingTimeout`` ("no WHAT within N s
         (reader R waited for the written flag of chunk C)"), ``RingClosed`` when the
-        writer closed the ring and nothing is left, ``PeerError`` when
+        writer closed the ring and nothing is left or this reader was closed,
+        ``PeerError`` when
         ``peer_problem()`` reports or a chunk or overflow message is malformed."""
         index, buf = self._index, self._buf
+        if buf is None:
+            raise RingClosed("recv on a closed shared-memory ring reader")
         base = self._flag_base(index)
         flag = base + 1 + self.rank
 

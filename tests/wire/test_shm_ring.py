@@ -183,6 +183,10 @@ def test_close_unlinks_the_segment_and_the_folder():
     assert not segment_exists(name) and not os.path.exists(folder)
     writer.close()  # idempotent
     readers[0].close()
+    with pytest.raises(RingClosed, match=r"^send on a closed shared-memory ring$"):
+        writer.send(b"late")
+    with pytest.raises(RingClosed, match=r"^recv on a closed shared-memory ring reader$"):
+        readers[0].recv()
 
 
 def test_a_reader_that_exits_leaves_the_segment_to_the_writer():
