@@ -112,8 +112,8 @@ import msgspec
 import zmq
 
 from ipc_bench.errors import one_line
-from ipc_bench.wire.transport import (POLL_SLICE_MS, PeerError, PeerTimeout, open_socket,
-                                      zmtp_frame_bytes)
+from ipc_bench.wire.transport import (POLL_SLICE_MS, EndpointDir, EndpointError, PeerError,
+                                      PeerTimeout, open_socket, zmtp_frame_bytes)
 
 #: Waiting strategies (constructor argument ``wait``).
 WAITS = ("spin", "block")
@@ -396,8 +396,8 @@ class RingWriter(_RingEnd):
     the system's temporary folder); ``ctx``: the ZeroMQ context (default: its own).
     ``spin_s`` / ``idle_sleep_s``: the spin strategy's busy period and its sleep after
     it (vLLM: 10 s, then 0.1 s). Raises ``ValueError`` for a bad shape,
-    ``transport.EndpointError`` when the overflow socket cannot be bound, ``OSError``
-    when the segment or folder cannot be made (nothing is left behind).
+    ``transport.EndpointError`` (one line) when the folder, the segment, a FIFO or the
+    overflow socket cannot be made (nothing is left behind).
     """
 
     def __init__(self, n_readers: int = 1, *, n_chunks: int = DEFAULT_CHUNKS,
@@ -417,13 +417,18 @@ class RingWriter(_RingEnd):
         self.sent = self.overflowed = self._overflow_seq = self._subscribers = 0
         self.unlinked = False
         try:
-            self.folder = tempfile.mkdtemp(prefix="ring-", dir=folder)  # mode 0700
-            size = _data_offset(n_readers, n_chunks) + n_chunks * chunk_bytes
-            shm = _segment(SHM_PREFIX + secrets.token_hex(8), create=True, size=size)
-            self._map(shm, n_readers, n_chunks, chunk_bytes)
+            try:
+                self.folder = tempfile.mkdtemp(prefix="ring-", dir=folder)  # mode 0700
+                size = _data_offset(n_readers, n_chunks) + n_chunks * chunk_bytes
+                shm = _segment(SHM_PREFIX + secrets.token_hex(8), create=True, size=size)
+                self._map(shm, n_readers, n_chunks, chunk_bytes)
+                self._open_notifications()
+            except OSError as exc:
+                where = self.folder or folder or tempfile.gettempdir()
+                raise EndpointError(f"cannot create a shared-memory ring in {where}: "
+                                    f"{exc.strerror or exc}") from None
             self._buf[:_data_offset(n_readers, n_chunks)] = bytes(self._data)
             _HEADER.pack_into(self._buf, 0, _MAGIC, n_readers, n_chunks, chunk_bytes)
-            self._open_notifications()
             endpoint = f"ipc://{self.folder}/overflow"
             self._pub = open_socket(self.ctx, zmq.XPUB, endpoint, bind=True)
             self._pub.setsockopt(zmq.SNDHWM, 0)  # never drop: the ring bounds the queue
@@ -583,6 +588,18 @@ class RingWriter(_RingEnd):
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def check_ring() -> None:
+    """Make a small ring where a case would (in a fresh ``transport.EndpointDir``) and
+    close it again: ``transport.EndpointError`` (one line) where a case's ring could
+    not be set up (its socket path too long for a long ``TMPDIR``, no shared memory),
+    in milliseconds and before any process starts."""
+    endpoint_dir = EndpointDir()
+    try:
+        RingWriter(1, n_chunks=1, chunk_bytes=64, folder=endpoint_dir.path).close()
+    finally:
+        endpoint_dir.cleanup()
 
 
 class RingReader(_RingEnd):

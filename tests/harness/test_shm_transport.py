@@ -6,13 +6,20 @@ Checked: a known frame arrives byte for byte through the ring channels, and the 
 and the markers come back; a case runs end to end with the token digest, schedule
 digest and per-step payload bytes of the same case over ipc; the wire columns count
 the ring's chunk head; a killed runner is reported as over ipc; no process, folder or
-shared-memory segment is left.
+shared-memory segment is left, and a SIGKILLed ``bench.py`` leaves no segment.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
 
 import pytest
 import zmq
@@ -142,3 +149,52 @@ def test_killed_runner_over_shm_is_reported_and_cleaned_up(monkeypatch):
     assert spy.procs[0].returncode == -signal.SIGKILL
     assert_clean(spy)
     assert ring_segments() - before == set()
+
+
+def test_a_sigkilled_bench_leaves_no_segment(tmp_path):
+    """The ring's name is gone once the runner is ready, so a SIGKILL of ``bench.py`` in
+    the middle of a case leaves no segment (its socket folder stays, under TMPDIR)."""
+    from test_e2e import _cmdlines
+
+    before, out = ring_segments(), tmp_path / "out"
+    tmp = Path(tempfile.mkdtemp(prefix="shm-kill-"))  # short: the ring's socket path fits
+    repo = Path(__file__).resolve().parents[2]
+    bench = subprocess.Popen(
+        [sys.executable, "bench.py", "--scenario", "decode-steady", "--num-running", "16",
+         "--steps", "100000000", "--policies", "send", "--codecs", "msgpack",
+         "--transport", "shm", "--no-single-process", "--output", str(out), "--quiet"],
+        cwd=repo, env=dict(os.environ, TMPDIR=str(tmp)),
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not (out / "steps.partial.csv").exists():
+            assert bench.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        assert ring_segments() - before == set()
+    finally:
+        bench.kill()
+        bench.wait(10)
+    deadline = time.monotonic() + 10  # the runner follows (PR_SET_PDEATHSIG)
+    while any(str(tmp) in cmd for cmd in _cmdlines().values()):
+        assert time.monotonic() < deadline, "the runner outlived bench.py"
+        time.sleep(0.05)
+    assert ring_segments() - before == set()
+    shutil.rmtree(tmp)
+
+
+def test_a_ring_socket_path_too_long_is_refused_before_anything_starts(tmp_path):
+    """A TMPDIR short enough for the ipc sockets but not for the ring's overflow socket
+    (one folder deeper): exit 2, one line naming it, no results folder."""
+    tmp = tmp_path / ("d" * (75 - len(str(tmp_path)) - 1))
+    tmp.mkdir()
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "bench.py", "--scenario", "decode-steady", "--num-running", "4",
+         "--steps", "20", "--transport", "shm", "--output", str(out), "--quiet"],
+        cwd=Path(__file__).resolve().parents[2], env=dict(os.environ, TMPDIR=str(tmp)),
+        capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert re.fullmatch(r"bench\.py: error: cannot bind ipc://\S+/ring-\w+/overflow: the socket "
+                        r"path is 117 bytes, the limit is 107 \(set TMPDIR to a shorter "
+                        r"folder\)\n", proc.stderr), proc.stderr
+    assert not out.exists() and os.listdir(tmp) == []
