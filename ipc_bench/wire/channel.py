@@ -210,7 +210,7 @@ class RingSchedulerChannel(SchedulerChannel):
         if self.in_flight >= self.window:
             raise ChannelError(f"{label} {seq}: {self.in_flight} frames already in flight "
                                f"(window {self.window})")
-        self._ring_send(frame, self.timeout_s, f"{label} {seq}")
+        self._ring_send(frame, self.timeout_s, label, seq)
         self.in_flight += 1
 
     def send_marker(self, what: str = "a phase marker") -> None:
@@ -233,4 +233,4 @@ class RingRunnerChannel(RunnerChannel):
 
     def recv(self, seq: int, label: str = REQUEST) -> bytes:
         """The next frame from the scheduler's ring (empty: read the control socket)."""
-        return self._ring_recv(self.timeout_s, f"{label} {seq}")
+        return self._ring_recv(self.timeout_s, label, seq)

@@ -222,6 +222,11 @@ def _notify(fd: int) -> None:
         pass  # the pipe is full: a wake-up is already pending
 
 
+def _named(what: str, seq: Optional[int]) -> str:
+    """``what``, or ``f"{what} {seq}"`` (formatted only when a wait or error needs it)."""
+    return what if seq is None else f"{what} {seq}"
+
+
 def _frames_of(message: Message) -> tuple[int, list]:
     """(kind, frames) of a message: ``_ONE`` for a bytes-like object, ``_LIST`` for a
     list or tuple of them; ``TypeError`` (one line) for anything else."""
@@ -478,7 +483,8 @@ class RingWriter(_RingEnd):
         buf = self._buf
         return [r for r in range(self.n_readers) if buf[base + 1 + r] == 0]
 
-    def _wait_free(self, index: int, base: int, timeout_s: float, what: str) -> None:
+    def _wait_free(self, index: int, base: int, timeout_s: float, what: str,
+                   seq: Optional[int]) -> None:
         """Wait until chunk ``index`` is free (never written, or read by every reader)."""
         buf, ones, end = self._buf, b"\x01" * self.n_readers, base + 1 + self.n_readers
 
@@ -494,19 +500,20 @@ class RingWriter(_RingEnd):
         try:
             self._waiter.until(free, timeout_s, lambda: (
                 f"the writer waited for reader(s) {', '.join(map(str, self._unread(base)))} "
-                f"to read chunk {index}"), what, sending=True)
+                f"to read chunk {index}"), _named(what, seq), sending=True)
         finally:
             if block:
                 buf[_WRITER_WAITING] = 0
 
     def send(self, message: Message, timeout_s: Optional[float] = None,
-             what: str = "message") -> None:
+             what: str = "message", seq: Optional[int] = None) -> None:
         """Broadcast ``message`` (bytes, or a list / tuple of bytes frames) to every
         reader, in the next chunk or, when larger than a chunk, over the overflow socket.
         Waits at most ``timeout_s`` (default the ring's) for the chunk to be free:
-        ``RingTimeout`` ("could not send WHAT within N s (the writer waited for
+        ``RingTimeout`` ("could not send WHAT [SEQ] within N s (the writer waited for
         reader(s) R to read chunk C)"), ``PeerError`` when ``peer_problem()`` reports,
-        ``RingClosed`` after ``close()``;
+        ``RingClosed`` after ``close()``; errors name the message ``what`` (and ``seq``,
+        appended when given, formatted only then);
         ``TypeError`` for anything but bytes frames."""
         if self._closed:
             raise RingClosed("send on a closed shared-memory ring")
@@ -520,7 +527,7 @@ class RingWriter(_RingEnd):
         inline = head + sum(map(len, frames)) <= self.chunk_bytes
         if not inline and self._subscribers < self.n_readers:
             self.wait_for_readers(timeout_s)
-        self._wait_free(index, base, timeout_s, what)
+        self._wait_free(index, base, timeout_s, what, seq)
         memory_fence()
         buf[base] = 0
         if inline:
@@ -659,13 +666,14 @@ class RingReader(_RingEnd):
                                       f"{wanted}"))
 
     def recv(self, timeout_s: Optional[float] = None,
-             what: str = "message") -> Union[bytes, list[bytes]]:
+             what: str = "message", seq: Optional[int] = None) -> Union[bytes, list[bytes]]:
         """The next message, as sent (``bytes`` or ``list[bytes]``), waiting at most
-        ``timeout_s`` (default the reader's): ``RingTimeout`` ("no WHAT within N s
+        ``timeout_s`` (default the reader's): ``RingTimeout`` ("no WHAT [SEQ] within N s
         (reader R waited for the written flag of chunk C)"), ``RingClosed`` when the
         writer closed the ring and nothing is left or this reader was closed,
         ``PeerError`` when
-        ``peer_problem()`` reports or a chunk or overflow message is malformed."""
+        ``peer_problem()`` reports or a chunk or overflow message is malformed. Errors
+        name the message ``what`` (and ``seq``, appended when given)."""
         index, buf = self._index, self._buf
         if buf is None:
             raise RingClosed("recv on a closed shared-memory ring reader")
@@ -682,9 +690,9 @@ class RingReader(_RingEnd):
             self._waiter.until(
                 written, self.timeout_s if timeout_s is None else timeout_s,
                 lambda: f"reader {self.rank} waited for the written flag of chunk {index}",
-                what, closed=self._closed_flag)
+                _named(what, seq), closed=self._closed_flag)
         memory_fence()
-        message, overflow = self._read_chunk(self._chunk(index), what)
+        message, overflow = self._read_chunk(self._chunk(index), what, seq)
         memory_fence()
         buf[flag] = 1
         memory_fence()
@@ -693,10 +701,10 @@ class RingReader(_RingEnd):
         self._index = (index + 1) % self.n_chunks
         self.received += 1
         if overflow is not None:
-            message = self._recv_overflow(overflow, timeout_s, what)
+            message = self._recv_overflow(overflow, timeout_s, _named(what, seq))
         return message
 
-    def _read_chunk(self, start: int, what: str):
+    def _read_chunk(self, start: int, what: str, seq: Optional[int]):
         """(message, None) for an inline chunk, (None, number) for an overflow marker."""
         buf = self._buf
         kind, count = _HEAD.unpack_from(buf, start)
@@ -716,7 +724,7 @@ class RingReader(_RingEnd):
                     pos += n
                 return frames, None
         raise PeerError(f"malformed shared-memory chunk (kind {kind}, count {count}) "
-                        f"where {what} was expected")
+                        f"where {_named(what, seq)} was expected")
 
     def _recv_overflow(self, number: int, timeout_s: Optional[float], what: str):
         """Overflow message ``number`` from the socket (bounded like ``recv``)."""

@@ -30,7 +30,8 @@ from ipc_bench.harness.spec import SCHED_COLUMNS, CaseError
 from ipc_bench.harness.supervisor import run_case
 from ipc_bench.wire.channel import (ChannelError, RingRunnerChannel, RingSchedulerChannel)
 from ipc_bench.wire.codecs import scheduler_output_codec
-from ipc_bench.wire.shm_ring import SHM_PREFIX, RingReader, RingWriter, ring_message_bytes
+from ipc_bench.wire.shm_ring import (SHM_PREFIX, RingReader, RingTimeout, RingWriter,
+                                     ring_message_bytes)
 from ipc_bench.wire.transport import (EndpointDir, RunnerSockets, SchedulerSockets,
                                       destroy_context, zmtp_frame_bytes)
 
@@ -72,6 +73,11 @@ def test_a_known_frame_crosses_the_ring_channels_byte_for_byte():
         sched.send_marker()
         assert runner.recv(1) == b""
         assert ring.sent == 2 and ring.overflowed == 0 and reader.received == 2
+        impatient = RingRunnerChannel(runner_socks, reader, 0.2, lambda: None)
+        with pytest.raises(RingTimeout, match=r"^no SchedulerOutput for step 7 within 0.2 s "
+                                              r"\(reader 0 waited for the written flag of "
+                                              r"chunk 2\)$"):
+            impatient.recv(7)
         reader.close()
         ring.close()
         runner_socks.close()
