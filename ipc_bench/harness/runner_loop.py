@@ -347,6 +347,7 @@ def _accept_handshake(socks: RunnerSockets, peer_problem: Callable[[], Optional[
 
 
 def _close(ring: Optional[RingReader]) -> None:
+    """Unmap the ring, if any (the scheduler owns and unlinks it)."""
     if ring is not None:
         ring.close()
 

@@ -344,10 +344,10 @@ class _TwoProcessCase:
 
     def _shut_down(self, socks: Optional[SchedulerSockets], ctx: Optional[zmq.Context],
                    clean: bool) -> None:
-        """Stop the sampler, close the ring (unlinking its shared memory) and the
-        sockets and the context (never blocks: linger 0, every socket closed first),
-        reap the runner: after a clean stop it exits by
-        itself; after its error report it is on its way out; otherwise (dead, hung or
+        """Stop the sampler, close the ring (unlinking its shared memory if the runner
+        never attached), the sockets and the context (never blocks: linger 0, every
+        socket closed first), reap the runner: after a clean stop it exits by itself;
+        after its error report it is on its way out; otherwise (dead, hung or
         interrupted) there is nothing left to wait for."""
         if self.sampler is not None:
             self.sampler.stop()

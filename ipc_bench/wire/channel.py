@@ -19,9 +19,9 @@ channel that may fan out to N ranks or keep two steps in flight, and the tests r
 loops through such a channel (``tests/stub_channel.py``: one writer, two readers,
 a window of two).
 
-With ``--transport shm`` or ``shm-block`` the scheduler -> runner frames (and the empty markers) go
-through a shared-memory ring instead (``shm_ring``; ``RingSchedulerChannel`` /
-``RingRunnerChannel``): one writer, one reader, the replies and the control messages
+With ``--transport shm`` or ``shm-block`` the scheduler -> runner frames (and the empty
+markers) go through a shared-memory ring instead (``shm_ring``; ``RingSchedulerChannel``
+/ ``RingRunnerChannel``): one writer, one reader, the replies and the control messages
 still over ZeroMQ.
 
 Errors: ``transport.PeerError`` (the peer died; one line naming it and what was
