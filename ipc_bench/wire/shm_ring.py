@@ -277,7 +277,7 @@ class _Waiter:
             if now >= next_check:
                 next_check = now + POLL_SLICE_MS / 1000
                 problem = self.peer_problem() if self.peer_problem else None
-                if problem:
+                if problem and not ready():  # what the peer did before it went counts
                     verb = "sending" if sending else "waiting for"
                     raise PeerError(one_line(f"{problem} while {verb} {what}"))
             if now - start > timeout_s:
