@@ -36,6 +36,7 @@ from ipc_bench.wire.codecs import scheduler_output_codec
 from ipc_bench.engine.config import SEND
 from ipc_bench.engine.roofline import EMULATED_GPU, load_gpu_figures
 from ipc_bench.engine.messages import SchedulerOutput
+from ipc_bench.wire.shm_ring import RING_TRANSPORTS, ring_message_bytes
 from ipc_bench.wire.transport import zmtp_frame_bytes, zmtp_handshake_bytes
 
 _COL = {name: i for i, name in enumerate(SCHED_COLUMNS)}
@@ -82,18 +83,28 @@ def _wire(payload: np.ndarray) -> np.ndarray:
     return payload + np.where(payload <= 255, 2, 9)
 
 
+def _ring(payload: np.ndarray) -> np.ndarray:
+    return np.fromiter(map(ring_message_bytes, payload.tolist()), np.int64, len(payload))
+
+
 def _wire_bytes(result: CaseResult, a: np.ndarray, c: np.ndarray) -> dict[str, Any]:
     """ZMTP stream bytes: per counted step, and totals of everything that crossed the
     data sockets (all steps, floor replays of the counted steps, empty phase markers),
-    the connection handshakes given apart."""
+    the connection handshakes given apart. With ``--transport shm*`` the scheduler ->
+    runner figures are the ring's (``shm_ring.ring_message_bytes``: chunk head and
+    payload)."""
+    shm = result.spec.transport in RING_TRANSPORTS
+    s2r_wire = _ring if shm else _wire
+    marker = ring_message_bytes(0) if shm else zmtp_frame_bytes(0)
     s2r, r2s = a[:, _COL["s2r_payload_bytes"]], a[:, _COL["r2s_payload_bytes"]]
-    s2r_total = int(_wire(s2r).sum()) + result.s2r_marker_frames * zmtp_frame_bytes(0)
+    s2r_total = int(s2r_wire(s2r).sum()) + result.s2r_marker_frames * marker
     r2s_total = int(_wire(r2s).sum())
     if result.floor_step_ns:
-        s2r_total += int(_wire(c[:, _COL["s2r_payload_bytes"]]).sum())
+        s2r_total += int(s2r_wire(c[:, _COL["s2r_payload_bytes"]]).sum())
         r2s_total += int(_wire(c[:, _COL["r2s_payload_bytes"]]).sum())
     return dict(
-        sched_to_runner_wire_bytes_per_step=float(_wire(c[:, _COL["s2r_payload_bytes"]]).mean()),
+        sched_to_runner_wire_bytes_per_step=float(
+            s2r_wire(c[:, _COL["s2r_payload_bytes"]]).mean()),
         runner_to_sched_wire_bytes_per_step=float(_wire(c[:, _COL["r2s_payload_bytes"]]).mean()),
         s2r_wire_bytes_total=s2r_total, r2s_wire_bytes_total=r2s_total,
         zmtp_handshake_bytes={"PUSH": zmtp_handshake_bytes("PUSH"),

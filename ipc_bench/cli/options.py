@@ -190,7 +190,10 @@ def _add_arm_options(p: argparse.ArgumentParser) -> None:
                    help="comma-separated subset of: " + ", ".join(CODECS)
                    + " (default: all; msgpack only with --transport tcp)")
     p.add_argument("--transport", choices=TRANSPORTS, default="ipc",
-                   help="ZeroMQ transport (ipc: socket files in a private 0700 directory)")
+                   help="ZeroMQ transport (ipc: socket files in a private 0700 directory), "
+                   "or shm: SchedulerOutput frames through a shared-memory ring as vLLM's "
+                   "MessageQueue (the runner spins on it, as vLLM's workers; shm-block: "
+                   "it sleeps on a FIFO), replies over ipc")
     p.add_argument("--host", type=_host, default=None, metavar="ADDR",
                    help="address tcp sockets bind to (default 127.0.0.1; an IP address)")
     p.add_argument("--allow-pickle-over-tcp", action="store_true",

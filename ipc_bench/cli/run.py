@@ -19,6 +19,7 @@ from ipc_bench.engine.traces import TraceError
 from ipc_bench.errors import one_line
 from ipc_bench.harness.memory import HeapReport
 from ipc_bench.wire.codecs import CODECS
+from ipc_bench.wire.shm_ring import RING_TRANSPORTS, check_ring
 from ipc_bench.wire.transport import TRANSPORTS, EndpointError, check_endpoints
 
 #: The runner's buffers may take at most this share of the machine's available memory.
@@ -196,11 +197,14 @@ def _check_model_options(args, model: str) -> None:
 
 
 def _check_sockets(cases) -> None:
-    """Set up each transport's sockets once (``transport.check_endpoints``):
-    ``EndpointError`` for a socket folder or ``--host`` that cannot work."""
+    """Set up each transport's sockets once (``transport.check_endpoints``), and a
+    ring for ``shm*`` (``shm_ring.check_ring``): ``EndpointError`` for a socket folder,
+    ``--host``, ring socket path or shared memory that cannot work."""
     for transport, host in dict.fromkeys((c.transport, c.host) for c in cases):
         if transport in TRANSPORTS:
             check_endpoints(transport, host)
+        if transport in RING_TRANSPORTS:
+            check_ring()
 
 
 def _check_torch_cases(cases, num_blocks_given: bool = False) -> None:

@@ -51,7 +51,7 @@ from ipc_bench.harness.memory import HEAP_REPORT_OUT_ENV, HeapReport
 from ipc_bench.harness.oracle import RunnerInputLog
 from ipc_bench.harness.recording import GcCounter
 from ipc_bench.harness.spec import RUNNER_COLUMNS
-from ipc_bench.wire.channel import RunnerChannel
+from ipc_bench.wire.channel import RingRunnerChannel, RunnerChannel
 from ipc_bench.wire.codecs import (DecodeError, messages_of, model_runner_output_codec,
                                    scheduler_output_codec)
 from ipc_bench.wire.control import (
@@ -69,6 +69,7 @@ from ipc_bench.wire.control import (
     send_control,
 )
 from ipc_bench.wire.handshake import RunnerConfig, decode_runner_config
+from ipc_bench.wire.shm_ring import RingReader
 from ipc_bench.wire.transport import (EndpointError, PeerError, RunnerSockets,
                                       destroy_context)
 
@@ -309,9 +310,10 @@ def _expected_parent() -> int:
 
 
 def _accept_handshake(socks: RunnerSockets, peer_problem: Callable[[], Optional[str]]
-                      ) -> tuple[RunnerConfig, ModelRunner] | int:
-    """Receive and check the handshake, connect the data sockets, build the model
-    runner and answer ``Ready``. Returns ``(config, runner)``, or the exit code after
+                      ) -> tuple[RunnerConfig, ModelRunner, Optional[RingReader]] | int:
+    """Receive and check the handshake, connect the data sockets (and attach the
+    shared-memory ring, ``--transport shm``), build the model runner and answer
+    ``Ready``. Returns ``(config, runner, ring or None)``, or the exit code after
     telling the scheduler why not (``ErrorReport``)."""
     try:
         hs = recv_control(socks.ctl, STARTUP_TIMEOUT_S, peer_problem, "handshake")
@@ -328,19 +330,31 @@ def _accept_handshake(socks: RunnerSockets, peer_problem: Callable[[], Optional[
     if hs.protocol_version != PROTOCOL_VERSION:
         return refuse(f"protocol version mismatch: scheduler speaks {hs.protocol_version}, "
                       f"runner speaks {PROTOCOL_VERSION}")
+    ring = None
     try:
         config = decode_runner_config(hs.config)
         socks.connect_data(config.s2r_endpoint, config.r2s_endpoint)
+        if config.s2r_ring is not None:
+            ring = RingReader(config.s2r_ring, 0, timeout_s=config.peer_timeout_s,
+                              peer_problem=peer_problem, ctx=socks.ctl.context)
         runner = ModelRunner(config.scheduler, config.model, config.policy,
                              messages_of(config.codec))
     except (ConfigError, EndpointError) as exc:  # a bad config, a torch KV cache too
-        return refuse(str(exc))                   # large for the device, a data socket
-    except Exception as exc:  # a model that cannot be built: say so, do not hang
+        _close(ring)                              # large for the device, a data socket
+        return refuse(str(exc))
+    except Exception as exc:  # a model or ring that cannot be set up: say so, do not hang
+        _close(ring)
         return refuse(f"runner could not start: {type(exc).__name__}: {exc}")
     send_control(socks.ctl, Ready(PROTOCOL_VERSION, os.getpid(),
                                   runner.model.device, model_info(runner.model)),
                  config.peer_timeout_s, peer_problem)
-    return config, runner
+    return config, runner, ring
+
+
+def _close(ring: Optional[RingReader]) -> None:
+    """Unmap the ring, if any (the scheduler owns and unlinks it)."""
+    if ring is not None:
+        ring.close()
 
 
 def _serve(loop: RunnerLoop) -> int:
@@ -388,6 +402,7 @@ def runner_main(ctl_endpoint: str) -> int:
         return EXIT_SCHEDULER_GONE
     ctx = zmq.Context()
     socks: Optional[RunnerSockets] = None
+    ring: Optional[RingReader] = None
     try:
         try:
             socks = RunnerSockets(ctx, ctl_endpoint)
@@ -397,10 +412,14 @@ def runner_main(ctl_endpoint: str) -> int:
         accepted = _accept_handshake(socks, peer_problem)
         if isinstance(accepted, int):
             return accepted
-        config, runner = accepted
-        channel = RunnerChannel(socks, config.peer_timeout_s, peer_problem)
+        config, runner, ring = accepted
+        if ring is not None:
+            channel = RingRunnerChannel(socks, ring, config.peer_timeout_s, peer_problem)
+        else:
+            channel = RunnerChannel(socks, config.peer_timeout_s, peer_problem)
         return _serve(RunnerLoop(config, channel, runner))
     finally:
+        _close(ring)
         if socks is not None:
             socks.close(linger_ms=RUNNER_CLOSE_LINGER_MS)
         destroy_context(ctx)  # waits RUNNER_CLOSE_LINGER_MS at most, for the report

@@ -77,7 +77,8 @@ class CaseSpec:
     runs the same steps through loops that record nothing per step, only the loop's
     total time after warm-up (``CaseResult.loop_totals``), to measure what the
     per-step recording itself costs (logical clock, two processes only).
-    ``transport``: ``ipc`` or ``tcp`` (two processes) or ``inproc`` (the
+    ``transport``: ``ipc``, ``tcp``, ``shm`` or ``shm-block`` (two processes; ``shm*``:
+    the scheduler's frames through a shared-memory ring) or ``inproc`` (the
     single-process baseline; ``codec`` is then ``"none"``). ``trace_speedup``: ``None``
     for the logical clock, else the timed clock at that many times real time.
 

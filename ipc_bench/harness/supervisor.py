@@ -1,6 +1,8 @@
 """One case end to end: ``run_case(spec)``.
 
-Two processes (``spec.transport`` ``ipc`` or ``tcp``): this process binds the sockets,
+Two processes (``spec.transport`` ``ipc``, ``tcp``, or ``shm`` / ``shm-block``: the
+scheduler -> runner frames through a shared-memory ring, ``wire.shm_ring``, whose reader
+spins or blocks): this process binds the sockets,
 starts the runner (``python -m ipc_bench.harness CTL_ENDPOINT``), performs
 the start-up handshake (protocol version + ``RunnerConfig``), runs the scheduler loop
 over the case's workload, then the floor (``harness.floor``), stops the runner,
@@ -24,7 +26,8 @@ failed and the step; the partial ``CaseResult`` stays in the caller's hands):
 
 A socket folder or socket that cannot be set up raises ``transport.EndpointError``
 instead; whatever fails, the shutdown closes every socket before the context and
-cannot block, removes the socket folder and reaps the runner.
+cannot block, unlinks the ring's shared memory, removes the socket folder and reaps
+the runner.
 
 While a timed replay has nothing to run the scheduler sends ``KeepAlive``, so the
 runner's own timeout only fires on a scheduler that really hangs.
@@ -56,7 +59,7 @@ from ipc_bench.harness.scheduler_loop import (
 )
 from ipc_bench.harness.signals import deferred
 from ipc_bench.harness.spec import INPROC, CaseError, CaseResult, CaseSpec
-from ipc_bench.wire.channel import SchedulerChannel
+from ipc_bench.wire.channel import RingSchedulerChannel, SchedulerChannel
 from ipc_bench.wire.codecs import messages_of
 from ipc_bench.wire.control import (
     PROTOCOL_VERSION,
@@ -67,6 +70,7 @@ from ipc_bench.wire.control import (
     Stop,
 )
 from ipc_bench.wire.handshake import RunnerConfig, check_pickle_transport, encode_config
+from ipc_bench.wire.shm_ring import RING_TRANSPORTS, RingWriter
 from ipc_bench.wire.transport import (EndpointDir, PeerError, PeerTimeout, SchedulerSockets,
                                       destroy_context)
 
@@ -254,6 +258,7 @@ class _TwoProcessCase:
         self.runner: Optional[RunnerProcess] = None
         self.exchange: Optional[ChannelExchange] = None
         self.sampler = None
+        self.ring: Optional[RingWriter] = None
 
     def run(self, on_step, flusher: StepFlusher) -> CaseResult:
         spec, result = self.spec, self.result
@@ -265,6 +270,10 @@ class _TwoProcessCase:
             endpoint_dir = EndpointDir()
             ctx = zmq.Context()
             socks = self.make_sockets(ctx, spec.transport, endpoint_dir, host=spec.host)
+            if spec.transport in RING_TRANSPORTS:
+                self.ring = RingWriter(1, wait=RING_TRANSPORTS[spec.transport],
+                                       folder=endpoint_dir.path, ctx=ctx,
+                                       timeout_s=spec.peer_timeout_s)
             self._start_runner(socks, os.path.join(endpoint_dir.path, "runner.stderr"))
             exchange = self.exchange
             if spec.sample_rss_s:
@@ -308,11 +317,16 @@ class _TwoProcessCase:
             s2r_endpoint=socks.endpoints.s2r, r2s_endpoint=socks.endpoints.r2s,
             record_steps=not spec.stream, allow_pickle_over_tcp=spec.allow_pickle_over_tcp,
             bare_loop=spec.instrumentation == "totals",
-            check_inputs=spec.input_oracle_interval > 0)
+            check_inputs=spec.input_oracle_interval > 0,
+            s2r_ring=self.ring.handle if self.ring is not None else None)
         config.validate()
         with deferred():  # the handle must be kept, whatever signal arrives
             self.runner = RunnerProcess(socks.endpoints.ctl, stderr_path, self.runner_command)
-        channel = SchedulerChannel(socks, spec.peer_timeout_s, self.runner.problem)
+        if self.ring is not None:
+            channel = RingSchedulerChannel(socks, self.ring, spec.peer_timeout_s,
+                                           self.runner.problem)
+        else:
+            channel = SchedulerChannel(socks, spec.peer_timeout_s, self.runner.problem)
         self.exchange = ChannelExchange(spec, channel, self.result)
         channel.send_control(Handshake(PROTOCOL_VERSION, encode_config(config)),
                              spec.startup_timeout_s)
@@ -325,19 +339,24 @@ class _TwoProcessCase:
         if reply.protocol_version != PROTOCOL_VERSION:
             raise CaseError(f"protocol version mismatch: runner speaks {reply.protocol_version}, "
                             f"scheduler speaks {PROTOCOL_VERSION}")
+        if self.ring is not None:  # the runner has mapped it: its name can go
+            self.ring.wait_for_readers()
         self.result.runner_device = reply.device
         self.result.model_info = dict(reply.model_info)
         self.result.runner_pid = self.runner.pid
 
     def _shut_down(self, socks: Optional[SchedulerSockets], ctx: Optional[zmq.Context],
                    clean: bool) -> None:
-        """Stop the sampler, close the sockets and the context (never blocks: linger
-        0, every socket closed first), reap the runner: after a clean stop it exits by
-        itself; after its error report it is on its way out; otherwise (dead, hung or
+        """Stop the sampler, close the ring (unlinking its shared memory if the runner
+        never attached), the sockets and the context (never blocks: linger 0, every
+        socket closed first), reap the runner: after a clean stop it exits by itself;
+        after its error report it is on its way out; otherwise (dead, hung or
         interrupted) there is nothing left to wait for."""
         if self.sampler is not None:
             self.sampler.stop()
             self.result.rss_samples = list(self.sampler.samples)
+        if self.ring is not None:
+            self.ring.close()
         if socks is not None:
             socks.close()
         if ctx is not None:

@@ -19,6 +19,11 @@ channel that may fan out to N ranks or keep two steps in flight, and the tests r
 loops through such a channel (``tests/stub_channel.py``: one writer, two readers,
 a window of two).
 
+With ``--transport shm`` or ``shm-block`` the scheduler -> runner frames (and the empty
+markers) go through a shared-memory ring instead (``shm_ring``; ``RingSchedulerChannel``
+/ ``RingRunnerChannel``): one writer, one reader, the replies and the control messages
+still over ZeroMQ.
+
 Errors: ``transport.PeerError`` (the peer died; one line naming it and what was
 awaited), ``transport.PeerTimeout`` (no answer within the timeout), ``ChannelError``
 (this side broke the window).
@@ -36,6 +41,7 @@ from typing import Callable, Optional
 import zmq
 
 from ipc_bench.wire.control import ControlMessage, decode_control, encode_control
+from ipc_bench.wire.shm_ring import RingReader, RingWriter
 from ipc_bench.wire.transport import (
     RunnerSockets,
     SchedulerSockets,
@@ -179,3 +185,52 @@ class RunnerChannel(_ControlEnd):
     def send_marker(self, timeout_s: float, what: str = "an error marker") -> None:
         """The empty frame on ``r2s``: the scheduler turns to the control socket."""
         send_frame(self._r2s, _EMPTY, timeout_s, self.peer_problem, what)
+
+
+class RingSchedulerChannel(SchedulerChannel):
+    """The scheduler's end with its frames in a shared-memory ring: ``send`` and
+    ``send_marker`` write to ``ring`` (a ``shm_ring.RingWriter`` with one reader),
+    waiting at most ``timeout_s`` for a free chunk; ``recv`` and the control socket are
+    ``SchedulerChannel``'s (``socks.r2s``, ``socks.ctl``). ``ring.peer_problem`` is set
+    to ``peer_problem``. Errors as ``SchedulerChannel``'s (``shm_ring.RingTimeout`` is a
+    ``transport.PeerTimeout``)."""
+
+    def __init__(self, socks: SchedulerSockets, ring: RingWriter, timeout_s: float,
+                 peer_problem: Callable[[], Optional[str]], window: int = 1):
+        super().__init__(socks, timeout_s, peer_problem, window)
+        if ring.n_readers != self.num_readers:
+            raise ValueError(f"the ring has {ring.n_readers} readers, the channel "
+                             f"{self.num_readers}")
+        ring.peer_problem = peer_problem
+        self.ring = ring
+        self._ring_send = ring.send
+
+    def send(self, frame: bytes, seq: int, label: str = REQUEST) -> None:
+        """Write ``frame`` (step ``seq``) to the ring; ``ChannelError`` past the window."""
+        if self.in_flight >= self.window:
+            raise ChannelError(f"{label} {seq}: {self.in_flight} frames already in flight "
+                               f"(window {self.window})")
+        self._ring_send(frame, self.timeout_s, label, seq)
+        self.in_flight += 1
+
+    def send_marker(self, what: str = "a phase marker") -> None:
+        """The empty frame, through the ring: the reader turns to the control socket."""
+        self._ring_send(_EMPTY, self.timeout_s, what)
+
+
+class RingRunnerChannel(RunnerChannel):
+    """One runner's end reading the scheduler's frames from a shared-memory ring
+    (``ring``: a ``shm_ring.RingReader``, whose rank is this channel's); replies and
+    control messages as ``RunnerChannel``'s. ``ring.peer_problem`` is set to
+    ``peer_problem``."""
+
+    def __init__(self, socks: RunnerSockets, ring: RingReader, timeout_s: float,
+                 peer_problem: Callable[[], Optional[str]], replies: bool = True):
+        super().__init__(socks, timeout_s, peer_problem, rank=ring.rank, replies=replies)
+        ring.peer_problem = peer_problem
+        self.ring = ring
+        self._ring_recv = ring.recv
+
+    def recv(self, seq: int, label: str = REQUEST) -> bytes:
+        """The next frame from the scheduler's ring (empty: read the control socket)."""
+        return self._ring_recv(self.timeout_s, label, seq)

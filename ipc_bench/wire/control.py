@@ -19,8 +19,10 @@ from ipc_bench.wire.transport import PeerError, recv_frame, send_frame
 
 #: Bumped whenever a field of a wire or control message changes.
 #: 2: ``KeepAlive`` control message. 4: the input oracle's ``CheckInputs``,
-#: ``InputDigests``, ``RecheckInputs`` and ``StepInputIds``. 5: ``ModelConfig.roofline``
-#: in the handshake, ``Ready.model_info``.
+#: ``InputDigests``, ``RecheckInputs`` and ``StepInputIds``. 5: ``ModelConfig``'s roofline,
+#: attention and CUDA-graph fields
+#: in the handshake, ``Ready.model_info``, ``RunnerConfig.s2r_ring`` and
+#: ``RunnerConfig.check_inputs``.
 PROTOCOL_VERSION = 5
 
 

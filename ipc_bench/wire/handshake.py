@@ -7,12 +7,15 @@ the runner decodes it with ``decode_runner_config`` (which validates it) and ans
 
 from __future__ import annotations
 
+from typing import Optional
+
 import msgspec
 
 from ipc_bench.engine.config import (POLICIES, ConfigError, ModelConfig,
                                      SchedulerConfig)
 from ipc_bench.errors import one_line
 from ipc_bench.wire.codecs import CODECS
+from ipc_bench.wire.shm_ring import RingHandle
 
 
 class RunnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -28,6 +31,8 @@ class RunnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     when the case runs with ``input_oracle_interval`` 0: nothing is digested).
     ``allow_pickle_over_tcp``: the runner refuses to unpickle frames from a ``tcp://``
     endpoint unless this is set (``--allow-pickle-over-tcp``): pickle runs code on load.
+    ``s2r_ring``: with ``--transport shm``, the shared-memory ring the runner reads its
+    frames from (reader 0) instead of ``s2r_endpoint``; ``None`` otherwise.
     """
 
     scheduler: SchedulerConfig
@@ -42,6 +47,7 @@ class RunnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     bare_loop: bool = False  # instrumentation "totals": no per-step timing at all
     allow_pickle_over_tcp: bool = False
     check_inputs: bool = True
+    s2r_ring: Optional[RingHandle] = None
 
     def validate(self) -> None:
         self.scheduler.validate()

@@ -83,7 +83,11 @@ class EndpointError(RuntimeError):
         super().__init__(one_line(message))
 
 
-TRANSPORTS = ("ipc", "tcp")  # the ZeroMQ transports between the processes (--transport)
+#: How the two processes talk (--transport): ZeroMQ over ``ipc`` or ``tcp``, or ``shm`` /
+#: ``shm-block``: the scheduler -> runner frames through the shared-memory ring
+#: (``wire.shm_ring``; its reader spins as vLLM's, or blocks), the replies and control
+#: messages over ``ipc`` sockets (so these bind as ``ipc``).
+TRANSPORTS = ("ipc", "tcp", "shm", "shm-block")
 
 #: Default bind address of tcp sockets (``--host`` names another).
 DEFAULT_HOST = "127.0.0.1"
@@ -276,8 +280,9 @@ def destroy_context(ctx: zmq.Context) -> None:
 
 
 class SchedulerSockets:
-    """The scheduler's bound sockets. ``transport``: ``ipc`` (socket files in
-    ``endpoint_dir``) or ``tcp`` (ephemeral ports on ``host``).
+    """The scheduler's bound sockets. ``transport``: ``ipc``, ``shm`` or ``shm-block``
+    (socket files in ``endpoint_dir``; under ``shm*`` the ``s2r`` socket carries
+    nothing) or ``tcp`` (ephemeral ports on ``host``).
 
     Raises ``EndpointError`` (after closing what it opened) when a socket cannot be
     bound, ``ValueError`` for an unknown transport.
@@ -287,16 +292,16 @@ class SchedulerSockets:
                  host: str = DEFAULT_HOST):
         if transport not in TRANSPORTS:
             raise ValueError(f"unknown transport {transport!r}")
-        if transport == "ipc" and endpoint_dir is None:
-            raise ValueError("the ipc transport needs an EndpointDir")
+        if transport != "tcp" and endpoint_dir is None:
+            raise ValueError(f"the {transport} transport needs an EndpointDir")
         self.s2r: Optional[zmq.Socket] = None
         self.r2s: Optional[zmq.Socket] = None
         self.ctl: Optional[zmq.Socket] = None
         names = {}
         try:
             for name, socket_type in (("s2r", zmq.PUSH), ("r2s", zmq.PULL), ("ctl", zmq.PAIR)):
-                endpoint = (f"ipc://{endpoint_dir.path}/{name}" if transport == "ipc"
-                            else tcp_bind_endpoint(host))
+                endpoint = (tcp_bind_endpoint(host) if transport == "tcp"
+                            else f"ipc://{endpoint_dir.path}/{name}")
                 sock = open_socket(ctx, socket_type, endpoint, bind=True)
                 setattr(self, name, sock)
                 names[name] = sock.getsockopt_string(zmq.LAST_ENDPOINT)
@@ -350,13 +355,13 @@ class RunnerSockets:
 
 def check_endpoints(transport: str, host: str = DEFAULT_HOST) -> None:
     """Set up a case's sockets once in this process and close them again: the
-    scheduler's three bound, the runner's three connected to them (``ipc``: in a
-    fresh ``EndpointDir``, removed after). Raises ``EndpointError`` where a case
+    scheduler's three bound, the runner's three connected to them (all but ``tcp``:
+    in a fresh ``EndpointDir``, removed after). Raises ``EndpointError`` where a case
     would fail to set up, in milliseconds and before any process starts."""
     endpoint_dir: Optional[EndpointDir] = None
     ctx = zmq.Context()
     try:
-        endpoint_dir = EndpointDir() if transport == "ipc" else None
+        endpoint_dir = EndpointDir() if transport != "tcp" else None
         bound = SchedulerSockets(ctx, transport, endpoint_dir, host=host)
         connected = RunnerSockets(ctx, bound.endpoints.ctl)
         connected.connect_data(bound.endpoints.s2r, bound.endpoints.r2s)

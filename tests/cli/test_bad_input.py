@@ -30,7 +30,7 @@ OPTION_CASES = [
     ([], "give --scenario NAME (or --list)"),
     (["--frobnicate"], "unrecognized arguments: --frobnicate"),
     (DS + ["--transport", "udp"],
-     "argument --transport: invalid choice: 'udp' (choose from 'ipc', 'tcp')"),
+     "argument --transport: invalid choice: 'udp' (choose from 'ipc', 'tcp', 'shm', 'shm-block')"),
     (DS + ["--policies", "foo"], "argument --policies: 'foo': choose from send, cached"),
     (DS + ["--codecs", "msgpack,json"], "argument --codecs: 'json': choose from msgpack, pickle"),
     (DS + ["--steps", "-5"], "argument --steps: must be at least 1, got -5"),

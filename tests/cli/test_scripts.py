@@ -270,3 +270,16 @@ def test_gpu_check_picks_the_fastest_backend_at_the_largest_common_size():
     assert gpu_check.fastest_backend(gpu) == "gather"
     assert gpu_check.fastest_backend(gpu[:2]) == "varlen"  # GPU time decides, not step
     assert gpu_check.fastest_backend([]) == "gather"
+
+
+def test_ring_bench_runs_every_transport_and_size():
+    """``scripts/ring_bench.py`` end to end at a tiny size (timings not checked)."""
+    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "ring_bench.py"), "--sizes",
+                          "0,100,2000000", "--iterations", "20", "--repeat", "2"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    rows = [line.split() for line in out.stdout.splitlines()[1:]]
+    assert [(r[0], r[1], r[2]) for r in rows] == [
+        (size, t, rounds) for size, rounds in (("0", "20"), ("100", "20"), ("2,000,000", "20"))
+        for t in ("ring-spin", "ring-block", "zmq-ipc")]
+    assert all(float(r[3]) > 0 and float(r[5].replace(",", "")) > 0 for r in rows)

@@ -1,0 +1,187 @@
+"""The shared-memory ring against a ZeroMQ PUSH -> PULL over ipc, for the scheduler ->
+runner hop: round-trip latency and one-way throughput per message size.
+
+Usage::
+
+    python scripts/ring_bench.py [--sizes 64,1024,16384,262144,2097152] [--iterations 2000]
+                                 [--repeat 5]
+
+Two processes (this script starts a copy of itself as the reader). For each message
+size and each transport (``ring-spin``, ``ring-block``: ``ipc_bench.wire.shm_ring`` with
+the default 10 chunks of 1 MiB, so 2 MiB overflows to its ZeroMQ socket; ``zmq-ipc``:
+a PUSH -> PULL pair of ``ipc://`` sockets as ``--transport ipc``):
+
+- latency: ``iterations`` round trips, each one message of that size to the reader and
+  an 8-byte answer back over a ZeroMQ PUSH -> PULL ipc pair (the same for all three, as
+  the harness's replies): median and 90th percentile in microseconds;
+- throughput: ``iterations`` messages sent back to back, the reader answering once it
+  has the last one: messages per second and MB/s.
+
+``--repeat R`` runs the whole set R times, the transports in a rotated order each time,
+and prints each figure's median over the repetitions.
+
+Both sides copy the payload once, as the harness does (the ring copies into and out
+of the segment; pyzmq copies into a message and out into ``bytes``). Timings depend on
+the machine's load: say what else ran when quoting them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import msgspec
+import zmq
+
+from ipc_bench.wire.shm_ring import RingHandle, RingReader, RingWriter
+from ipc_bench.wire.transport import EndpointDir, destroy_context, open_socket
+
+TRANSPORTS = ("ring-spin", "ring-block", "zmq-ipc")
+ACK = b"ack-0001"
+
+
+def _iterations(size: int, iterations: int) -> int:
+    """Fewer rounds for large messages: about 1 GB moved per case at most."""
+    return min(iterations, max(50, (1 << 30) // max(size, 1) // 2))
+
+
+def child(transport: str, handle_json: str, s2r: str, r2s: str, plan_json: str) -> None:
+    """The reader: for each (size, count) of the plan, answer ``count`` round trips,
+    then take ``count`` messages and answer once."""
+    ctx = zmq.Context()
+    back = open_socket(ctx, zmq.PUSH, r2s, bind=False)
+    if transport == "zmq-ipc":
+        pull = open_socket(ctx, zmq.PULL, s2r, bind=False)
+        pull.setsockopt(zmq.RCVTIMEO, 30_000)
+        recv = pull.recv
+    else:
+        reader = RingReader(msgspec.json.decode(handle_json, type=RingHandle), 0,
+                            timeout_s=30.0, ctx=ctx)
+        recv = reader.recv
+    back.send(b"ready")
+    for size, count in json.loads(plan_json):
+        for _ in range(count):
+            if len(recv()) != size:
+                raise SystemExit(f"reader: a message of the wrong size (expected {size})")
+            back.send(ACK)
+        for _ in range(count):
+            recv()
+        back.send(ACK)
+    destroy_context(ctx)
+
+
+def measure(transport: str, plan: list[tuple[int, int]]) -> list[dict]:
+    """Run ``plan`` over ``transport`` with a reader process; one row per size."""
+    folder, ctx = EndpointDir(), zmq.Context()
+    writer, rows = None, []
+    try:
+        pull = open_socket(ctx, zmq.PULL, f"ipc://{folder.path}/r2s", bind=True)
+        pull.setsockopt(zmq.RCVTIMEO, 30_000)
+        handle = ""
+        if transport == "zmq-ipc":
+            push = open_socket(ctx, zmq.PUSH, f"ipc://{folder.path}/s2r", bind=True)
+            push.setsockopt(zmq.SNDTIMEO, 30_000)
+            send = push.send
+        else:
+            writer = RingWriter(1, wait=transport.split("-")[1], folder=folder.path, ctx=ctx,
+                                timeout_s=30.0)
+            handle = msgspec.json.encode(writer.handle).decode()
+            send = writer.send
+        proc = subprocess.Popen([sys.executable, __file__, "--child", transport, handle,
+                                 f"ipc://{folder.path}/s2r", f"ipc://{folder.path}/r2s",
+                                 json.dumps(plan)])
+        try:
+            assert pull.recv() == b"ready"
+            if writer is not None:
+                writer.wait_for_readers()
+            for size, count in plan:
+                rows.append(_one_size(transport, size, count, send, pull.recv))
+            if proc.wait(60) != 0:
+                raise SystemExit(f"{transport}: the reader process failed")
+        finally:
+            proc.kill()
+            proc.wait(10)
+    finally:
+        if writer is not None:
+            writer.close()
+        destroy_context(ctx)
+        folder.cleanup()
+    return rows
+
+
+def _one_size(transport: str, size: int, count: int, send, recv) -> dict:
+    payload = os.urandom(size)
+    rtts = []
+    perf = time.perf_counter_ns
+    for _ in range(count):
+        t0 = perf()
+        send(payload)
+        recv()
+        rtts.append(perf() - t0)
+    t0 = perf()
+    for _ in range(count):
+        send(payload)
+    recv()
+    seconds = (perf() - t0) / 1e9
+    rtts.sort()
+    return dict(transport=transport, size=size, count=count,
+                rtt_median_us=statistics.median(rtts) / 1e3,
+                rtt_p90_us=rtts[int(0.9 * (len(rtts) - 1))] / 1e3,
+                msgs_per_s=count / seconds, mb_per_s=count * size / seconds / 1e6)
+
+
+def _medians(runs: list[dict]) -> list[dict]:
+    """One row per (transport, size): each figure's median over the repetitions."""
+    groups: dict[tuple, list[dict]] = {}
+    for row in runs:
+        groups.setdefault((row["transport"], row["size"]), []).append(row)
+    return [dict(rows[0], **{k: statistics.median(r[k] for r in rows)
+                             for k in ("rtt_median_us", "rtt_p90_us", "msgs_per_s", "mb_per_s")})
+            for rows in groups.values()]
+
+
+def main(argv=None) -> int:
+    """Parse the options, run every transport, print one table."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--sizes", default="64,1024,16384,262144,2097152",
+                   help="comma-separated message sizes in bytes")
+    p.add_argument("--iterations", type=int, default=2000,
+                   help="round trips (and streamed messages) per size, fewer above 256 KiB")
+    p.add_argument("--transports", default=",".join(TRANSPORTS))
+    p.add_argument("--repeat", type=int, default=1,
+                   help="repetitions, transports in rotated order; medians are printed")
+    args = p.parse_args(argv)
+    try:
+        sizes = [int(s) for s in args.sizes.split(",")]
+    except ValueError:
+        p.error(f"--sizes must be comma-separated integers, got {args.sizes!r}")
+    transports = args.transports.split(",")
+    if (any(t not in TRANSPORTS for t in transports) or min(sizes) < 0 or args.iterations < 1
+            or args.repeat < 1):
+        p.error(f"--transports from {', '.join(TRANSPORTS)}; sizes >= 0; iterations and "
+                f"repeat >= 1")
+    plan = [(s, _iterations(s, args.iterations)) for s in sizes]
+    runs = []
+    for r in range(args.repeat):
+        order = transports[r % len(transports):] + transports[:r % len(transports)]
+        runs.extend(row for t in order for row in measure(t, plan))
+    rows = _medians(runs)
+    print(f"{'size B':>9}  {'transport':<10}  {'rounds':>6}  {'RTT med us':>10}  "
+          f"{'RTT p90 us':>10}  {'msgs/s':>9}  {'MB/s':>8}")
+    for row in sorted(rows, key=lambda r: (r["size"], transports.index(r["transport"]))):
+        print(f"{row['size']:>9,}  {row['transport']:<10}  {row['count']:>6}  "
+              f"{row['rtt_median_us']:>10.1f}  {row['rtt_p90_us']:>10.1f}  "
+              f"{row['msgs_per_s']:>9,.0f}  {row['mb_per_s']:>8,.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        child(*sys.argv[2:7])
+    else:
+        sys.exit(main())

@@ -1,0 +1,206 @@
+"""``--transport shm`` and ``shm-block``: the scheduler -> runner frames through the
+shared-memory ring (``wire.shm_ring``; the runner spins or blocks on it), replies and
+control messages over ipc sockets.
+
+Checked: a known frame arrives byte for byte through the ring channels, and the reply
+and the markers come back; a case runs end to end with the token digest, schedule
+digest and per-step payload bytes of the same case over ipc; the wire columns count
+the ring's chunk head; a killed runner is reported as over ipc; no process, folder or
+shared-memory segment is left, and a SIGKILLed ``bench.py`` leaves no segment.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+import zmq
+
+from test_e2e import Spy, assert_clean, steady_spec
+from ipc_bench.analysis.summary import summarize_case
+from ipc_bench.harness.spec import SCHED_COLUMNS, CaseError
+from ipc_bench.harness.supervisor import run_case
+from ipc_bench.wire.channel import (ChannelError, RingRunnerChannel, RingSchedulerChannel)
+from ipc_bench.wire.codecs import scheduler_output_codec
+from ipc_bench.wire.shm_ring import (SHM_PREFIX, RingReader, RingTimeout, RingWriter,
+                                     ring_message_bytes)
+from ipc_bench.wire.transport import (EndpointDir, RunnerSockets, SchedulerSockets,
+                                      destroy_context, zmtp_frame_bytes)
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def ring_segments() -> set[str]:
+    return {n for n in os.listdir("/dev/shm") if n.startswith(SHM_PREFIX)}
+
+
+def test_a_known_frame_crosses_the_ring_channels_byte_for_byte():
+    from ipc_bench.engine.messages import CachedRequestData, SchedulerOutput
+
+    so = SchedulerOutput(scheduled_new_reqs=[], scheduled_cached_reqs=CachedRequestData(
+        req_ids=["cmpl-0"], resumed_from_preemption=[False], new_token_ids=[[42]],
+        new_block_ids=[([3],)], num_computed_tokens=[7]), num_scheduled_tokens={"cmpl-0": 1},
+        total_num_scheduled_tokens=1, scheduled_spec_decode_tokens={},
+        scheduled_encoder_inputs={}, num_common_prefix_blocks=[0], finished_req_ids={"cmpl-9"},
+        free_encoder_input_ids=[], structured_output_request_ids={})
+    frame = scheduler_output_codec("msgpack").encode(so)
+    endpoint_dir, ctx = EndpointDir(), zmq.Context()
+    try:
+        socks = SchedulerSockets(ctx, "shm", endpoint_dir)
+        ring = RingWriter(1, folder=endpoint_dir.path, ctx=ctx, timeout_s=2.0)
+        runner_socks = RunnerSockets(ctx, socks.endpoints.ctl)
+        runner_socks.connect_data(socks.endpoints.s2r, socks.endpoints.r2s)
+        reader = RingReader(ring.handle, 0, ctx=ctx, timeout_s=2.0)
+        sched = RingSchedulerChannel(socks, ring, 2.0, lambda: None)
+        runner = RingRunnerChannel(runner_socks, reader, 2.0, lambda: None)
+        sched.send(frame, 0)
+        with pytest.raises(ChannelError, match=r"^SchedulerOutput for step 1: 1 frames "
+                                               r"already in flight \(window 1\)$"):
+            sched.send(frame, 1)
+        got = runner.recv(0)
+        assert type(got) is bytes and got == frame
+        assert scheduler_output_codec("msgpack").decode(got) == so
+        runner.reply(b"\x93reply", 0)
+        assert sched.recv(0) == b"\x93reply"
+        sched.send_marker()
+        assert runner.recv(1) == b""
+        assert ring.sent == 2 and ring.overflowed == 0 and reader.received == 2
+        impatient = RingRunnerChannel(runner_socks, reader, 0.2, lambda: None)
+        with pytest.raises(RingTimeout, match=r"^no SchedulerOutput for step 7 within 0.2 s "
+                                              r"\(reader 0 waited for the written flag of "
+                                              r"chunk 2\)$"):
+            impatient.recv(7)
+        reader.close()
+        ring.close()
+        runner_socks.close()
+        socks.close()
+    finally:
+        destroy_context(ctx)
+        endpoint_dir.cleanup()
+    assert not os.path.exists(endpoint_dir.path)
+
+
+def test_ring_wire_bytes_are_head_and_payload_or_overflow():
+    assert ring_message_bytes(0) == 5
+    assert ring_message_bytes(1000) == 1005
+    assert ring_message_bytes(59, chunk_bytes=64) == 64
+    assert ring_message_bytes(60, chunk_bytes=64) == 5 + 7 + zmtp_frame_bytes(60) == 74
+
+
+@pytest.fixture(scope="module")
+def pair():
+    """The same case over ipc, shm and shm-block (send, msgpack; cached, pickle)."""
+    before = ring_segments()
+    out = {(t, p, c): run_case(steady_spec(p, c, transport=t))
+           for t in ("ipc", "shm", "shm-block")
+           for p, c in (("send", "msgpack"), ("cached", "pickle"))}
+    assert ring_segments() - before == set()
+    return out
+
+
+@pytest.mark.parametrize("transport", ["shm", "shm-block"])
+@pytest.mark.parametrize("policy,codec", [("send", "msgpack"), ("cached", "pickle")])
+def test_shm_case_matches_the_ipc_case(pair, policy, codec, transport):
+    ipc, shm = pair["ipc", policy, codec], pair[transport, policy, codec]
+    assert shm.token_digest == ipc.token_digest is not None
+    assert shm.schedule_digest == ipc.schedule_digest
+    payload = SCHED_COLUMNS.index("s2r_payload_bytes")
+    assert [r[payload] for r in shm.sched_rows] == [r[payload] for r in ipc.sched_rows]
+    assert shm.s2r_frames == ipc.s2r_frames
+    assert shm.floor_step_ns and len(shm.floor_step_ns) == len(ipc.floor_step_ns)
+
+
+def test_shm_summary_counts_the_chunk_head(pair):
+    ipc = summarize_case(pair["ipc", "send", "msgpack"])
+    shm = summarize_case(pair["shm", "send", "msgpack"])
+    assert shm["transport"] == "shm" and ipc["transport"] == "ipc"
+    assert (shm["sched_to_runner_payload_bytes_per_step"]
+            == ipc["sched_to_runner_payload_bytes_per_step"])
+    assert shm["sched_to_runner_wire_bytes_per_step"] == pytest.approx(
+        shm["sched_to_runner_payload_bytes_per_step"] + 5)
+    assert shm["runner_to_sched_wire_bytes_per_step"] == ipc["runner_to_sched_wire_bytes_per_step"]
+
+
+@pytest.mark.parametrize("transport", ["shm", "shm-block"])
+def test_shm_case_leaves_nothing_behind(monkeypatch, transport):
+    spy = Spy(monkeypatch)
+    before = ring_segments()
+    result = run_case(steady_spec("send", "msgpack", transport=transport, max_steps=20))
+    assert result.token_digest
+    assert spy.procs[0].returncode == 0
+    assert_clean(spy)
+    assert ring_segments() - before == set()
+
+
+def test_killed_runner_over_shm_is_reported_and_cleaned_up(monkeypatch):
+    spy = Spy(monkeypatch)
+    before = ring_segments()
+
+    def kill_at_step(seq, num_output_tokens, num_finished):
+        if seq == 10:
+            os.kill(spy.procs[0].pid, signal.SIGKILL)
+
+    with pytest.raises(CaseError) as info:
+        run_case(steady_spec("cached", "pickle", transport="shm"), on_step=kill_at_step)
+    assert str(info.value) == (f"runner process {spy.procs[0].pid} was killed by SIGKILL "
+                               f"while waiting for ModelRunnerOutput for step 10")
+    assert spy.procs[0].returncode == -signal.SIGKILL
+    assert_clean(spy)
+    assert ring_segments() - before == set()
+
+
+def test_a_sigkilled_bench_leaves_no_segment(tmp_path):
+    """The ring's name is gone once the runner is ready, so a SIGKILL of ``bench.py`` in
+    the middle of a case leaves no segment (its socket folder stays, under TMPDIR)."""
+    from test_e2e import _cmdlines
+
+    before, out = ring_segments(), tmp_path / "out"
+    tmp = Path(tempfile.mkdtemp(prefix="shm-kill-"))  # short: the ring's socket path fits
+    repo = Path(__file__).resolve().parents[2]
+    bench = subprocess.Popen(
+        [sys.executable, "bench.py", "--scenario", "decode-steady", "--num-running", "16",
+         "--steps", "100000000", "--policies", "send", "--codecs", "msgpack",
+         "--transport", "shm", "--no-single-process", "--output", str(out), "--quiet"],
+        cwd=repo, env=dict(os.environ, TMPDIR=str(tmp)),
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not (out / "steps.partial.csv").exists():
+            assert bench.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        assert ring_segments() - before == set()
+    finally:
+        bench.kill()
+        bench.wait(10)
+    deadline = time.monotonic() + 10  # the runner follows (PR_SET_PDEATHSIG)
+    while any(str(tmp) in cmd for cmd in _cmdlines().values()):
+        assert time.monotonic() < deadline, "the runner outlived bench.py"
+        time.sleep(0.05)
+    assert ring_segments() - before == set()
+    shutil.rmtree(tmp)
+
+
+def test_a_ring_socket_path_too_long_is_refused_before_anything_starts(tmp_path):
+    """A TMPDIR short enough for the ipc sockets but not for the ring's overflow socket
+    (one folder deeper): exit 2, one line naming it, no results folder."""
+    tmp = tmp_path / ("d" * (75 - len(str(tmp_path)) - 1))
+    tmp.mkdir()
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "bench.py", "--scenario", "decode-steady", "--num-running", "4",
+         "--steps", "20", "--transport", "shm", "--output", str(out), "--quiet"],
+        cwd=Path(__file__).resolve().parents[2], env=dict(os.environ, TMPDIR=str(tmp)),
+        capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert re.fullmatch(r"bench\.py: error: cannot bind ipc://\S+/ring-\w+/overflow: the socket "
+                        r"path is 117 bytes, the limit is 107 \(set TMPDIR to a shorter "
+                        r"folder\)\n", proc.stderr), proc.stderr
+    assert not out.exists() and os.listdir(tmp) == []
