@@ -151,7 +151,7 @@ class PickleCodec(Codec[T]):
                 return self._checked(msg[1])
             if msg[0] is _FAILURE:
                 raise DecodeError(one_line(f"{self.msg_type.__name__}: the worker failed: "
-                                           f"{str(msg[1])[:200]}"))
+                                           f"{_safe_text(msg[1])[:200]}"))
         raise DecodeError(f"{self.msg_type.__name__}: expected the RPC reply "
                           f"(ResponseStatus.SUCCESS, ModelRunnerOutput), got {_shape(msg)}")
 
@@ -163,6 +163,15 @@ class PickleCodec(Codec[T]):
             raise DecodeError(f"{self.msg_type.__name__}: expected "
                               f"{self.msg_type.__name__}, got {got}")
         return msg
+
+
+def _safe_text(obj: Any) -> str:
+    """``str(obj)``, or ``<TYPE that cannot be printed>`` when its ``__str__`` raises
+    (an unpickled object's ``__dict__`` need not hold the fields its class prints)."""
+    try:
+        return str(obj)
+    except Exception:  # any __str__ or __repr__ of a decoded object may raise
+        return f"<{type(obj).__name__} that cannot be printed>"
 
 
 def _shape(msg: Any) -> str:

@@ -224,6 +224,14 @@ def test_pickle_frame_of_the_wrong_type():
         out_codec.decode(pickle.dumps(failure, protocol=5))
     assert str(info.value) == ("ModelRunnerOutput: the worker failed: "
                                "CUDA error:\\nout of memory")
+    # a failure whose payload cannot print itself (a dataclass whose pickled __dict__
+    # lacks its fields) is still one DecodeError line
+    broken = VLLM_DATACLASSES.ModelRunnerOutput.__new__(VLLM_DATACLASSES.ModelRunnerOutput)
+    broken.__dict__["seq_ids"] = []
+    with pytest.raises(DecodeError) as info:
+        out_codec.decode(pickle.dumps((WorkerProc.ResponseStatus.FAILURE, broken), protocol=5))
+    assert str(info.value) == ("ModelRunnerOutput: the worker failed: <ModelRunnerOutput "
+                               "that cannot be printed>")
 
 
 def test_pickle_codec_carries_only_the_rpc_messages():
