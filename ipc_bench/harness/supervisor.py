@@ -201,7 +201,8 @@ def run_case(spec: CaseSpec,
         from ipc_bench.harness.tp_case import run_tp_case
 
         return run_tp_case(spec, on_step, result=result, runner_command=runner_command,
-                           flusher=StepFlusher(spec, sink, flush_interval_s))
+                           flusher=StepFlusher(spec, sink, flush_interval_s),
+                           process=RunnerProcess, phases=run_phases)
     return _TwoProcessCase(spec, result, runner_command, sockets).run(
         on_step, StepFlusher(spec, sink, flush_interval_s))
 

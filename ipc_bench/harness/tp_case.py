@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import zmq
 
@@ -85,28 +85,31 @@ class _Ranks:
 
 
 def run_tp_case(spec: CaseSpec, on_step=None, *, result: CaseResult,
-                flusher: StepFlusher, runner_command: Sequence[str]) -> CaseResult:
-    """Run ``spec`` with ``spec.tp`` ranks; fills and returns ``result``. Raises
+                flusher: StepFlusher, runner_command: Sequence[str],
+                process: Callable[..., Any], phases: Callable[..., None]) -> CaseResult:
+    """Run ``spec`` with ``spec.tp`` ranks; fills and returns ``result``. ``process``
+    starts one rank (``supervisor.RunnerProcess``'s signature), ``phases`` runs
+    everything after the handshakes (``supervisor.run_phases``'). Raises
     ``CaseError`` (one line naming the rank) for a rank that dies, hangs, reports an
     error or drifts from the scheduler's token ids, ``ValueError`` for a ``spec.tp``
     outside ``wire.tp.TP_SIZES``, and ``transport.EndpointError`` when the sockets or
     the ring cannot be set up (nothing left open, no process started)."""
     check_tp(spec.tp)
-    return _TpCase(spec, result, runner_command).run(on_step, flusher)
+    return _TpCase(spec, result, runner_command, process, phases).run(on_step, flusher)
 
 
 class _TpCase:
     """The scheduler's side of a ``--tp`` case: sockets, ring, ranks, phases, shutdown."""
 
-    def __init__(self, spec: CaseSpec, result: CaseResult, runner_command: Sequence[str]):
+    def __init__(self, spec: CaseSpec, result: CaseResult, runner_command: Sequence[str],
+                 process: Callable[..., Any], phases: Callable[..., None]):
         self.spec, self.result, self.runner_command = spec, result, runner_command
+        self.process, self.phases = process, phases
         self.ranks = _Ranks()
         self.ring: Optional[RingWriter] = None
         self.exchange: Optional[TpExchange] = None
 
     def run(self, on_step, flusher: StepFlusher) -> CaseResult:
-        from ipc_bench.harness.supervisor import run_phases
-
         spec, result = self.spec, self.result
         endpoint_dir: Optional[EndpointDir] = None
         ctx: Optional[zmq.Context] = None
@@ -121,7 +124,7 @@ class _TpCase:
                                        folder=endpoint_dir.path, ctx=ctx,
                                        timeout_s=spec.peer_timeout_s)
             self._start_ranks(socks, endpoint_dir.path)
-            run_phases(spec, self.exchange, result, on_step, flusher)
+            self.phases(spec, self.exchange, result, on_step, flusher)
             self._collect_reports()
             clean = True
             return result
@@ -151,15 +154,13 @@ class _TpCase:
     def _start_ranks(self, socks: TpSchedulerSockets, folder: str) -> None:
         """Spawn every rank, then handshake with each (``startup_timeout_s``) and wait
         until each reads the broadcast."""
-        from ipc_bench.harness.supervisor import RunnerProcess
-
         spec = self.spec
         channel = TpSchedulerChannel(socks, self.ring, spec.peer_timeout_s, self.ranks.problem)
         self.exchange = TpExchange(spec, channel, self.result)
         for rank in range(spec.tp):
             os.mkdir(os.path.join(folder, f"rank{rank}"), 0o700)
             with deferred():  # the handle must be kept, whatever signal arrives
-                self.ranks.procs.append(RunnerProcess(
+                self.ranks.procs.append(self.process(
                     socks.endpoints["ctls"][rank],
                     os.path.join(folder, f"rank{rank}", "runner.stderr"), self.runner_command))
         replies = self._handshake(channel, socks)

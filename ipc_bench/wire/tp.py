@@ -39,11 +39,12 @@ import zmq
 
 from ipc_bench.errors import one_line
 from ipc_bench.wire.channel import REPLY, REQUEST, ChannelError, RingRunnerChannel, RunnerChannel
-from ipc_bench.wire.control import ControlMessage, ErrorReport, RunnerReport, decode_control, encode_control
+from ipc_bench.wire.control import (ControlMessage, ErrorReport, RunnerReport, decode_control,
+                                    encode_control)
 from ipc_bench.wire.shm_ring import RingReader, RingWriter
 from ipc_bench.wire.transport import (POLL_SLICE_MS, TRANSPORTS, EndpointDir, PeerError,
                                       PeerTimeout, RunnerSockets, open_socket, send_frame,
-                                      tcp_bind_endpoint, wait_recv, wait_send)
+                                      tcp_bind_endpoint, wait_recv)
 
 #: Rank counts ``--tp`` accepts.
 TP_SIZES = (1, 2, 4)
