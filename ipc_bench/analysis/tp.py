@@ -2,7 +2,9 @@
 
 Per counted step (means unless named ``_median``), added to the case's summary:
 
-- ``tp``: N, the number of runner ranks;
+- ``tp``: N, the number of runner ranks; ``tp_cores``: CPUs of the scheduler's
+  affinity mask; ``tp_oversubscribed``: fewer than N + 1 of them (the ranks and the
+  scheduler share cores: timings not comparable);
 - ``tp_s2r_bytes_written_per_step``: bytes the scheduler writes once per step: on
   the ring (``shm*``) the chunk head and payload (``shm_ring.ring_message_bytes``),
   over XPUB the ZMTP frame it hands to ZeroMQ once;
@@ -63,6 +65,9 @@ def tp_figures(result: CaseResult, c: np.ndarray) -> dict[str, Any]:
     spec = result.spec
     n = spec.tp
     out: dict[str, Any] = {"tp": n}
+    cores = result.model_info.get("tp_cores")
+    if cores is not None:
+        out.update(tp_cores=cores, tp_oversubscribed=cores < n + 1)
     if len(c) == 0:
         return out
     payload = c[:, _COL["s2r_payload_bytes"]]

@@ -169,7 +169,8 @@ class _TpCase:
         else:
             socks.wait_for_subscribers(spec.startup_timeout_s, self.ranks.problem)
         self.result.runner_device = replies[0].device
-        self.result.model_info = dict(replies[0].model_info, tp=spec.tp)
+        self.result.model_info = dict(replies[0].model_info, tp=spec.tp,
+                                      tp_cores=len(os.sched_getaffinity(0)))
         self.result.runner_pid = self.ranks.procs[0].pid
 
     def _config(self, socks: TpSchedulerSockets, rank: int) -> RunnerConfig:
