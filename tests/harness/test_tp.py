@@ -1,0 +1,150 @@
+"""``--tp N``: one scheduler, N runner ranks on one broadcast (``harness.tp_case``).
+
+- N = 2 over XPUB/SUB and over the ring (block wait) produces the token stream and the
+  schedule of N = 1 and of the single runner, under both policies, and every rank
+  reports its per-step columns; the summary's ``tp_*`` figures follow from them.
+- A rank that drifts (one sampled id corrupted in rank 1's token buffer only, through
+  the ``sitecustomize`` fault injection of ``test_oracle``) fails the case naming rank 1,
+  the step, the request, the position and both ids.
+- A SIGKILLed rank is reported naming it; no process, socket folder or shared-memory
+  segment is left.
+- ``--tp`` values other than 1, 2, 4: one line, exit 2.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from fault_helpers import REPO, steady_case
+from harness.test_e2e import Spy, assert_clean
+from harness.test_oracle import CORRUPT, corrupted
+from ipc_bench.analysis.summary import summarize_case
+from ipc_bench.harness import tp_case
+from ipc_bench.harness.spec import CaseError
+from ipc_bench.harness.supervisor import run_case
+from ipc_bench.wire.shm_ring import SHM_PREFIX
+from ipc_bench.wire.transport import EndpointDir
+
+pytestmark = pytest.mark.timeout(180)
+
+#: Rank 1 only: the injected bug of ``test_oracle.CORRUPT`` in the process whose control
+#: endpoint is ``.../ctl1`` (rank 1's socket; the rank's command line ends with it).
+CORRUPT_RANK_1 = CORRUPT.replace(
+    'if os.environ.get("IPC_BENCH_TEST_CORRUPT_AT"):',
+    'import sys\nif os.environ.get("IPC_BENCH_TEST_CORRUPT_AT") and '
+    'sys.argv[-1].endswith("/ctl1"):')
+
+
+def segments() -> set[str]:
+    return {n for n in os.listdir("/dev/shm") if n.startswith(SHM_PREFIX)}
+
+
+def spy_on(monkeypatch) -> Spy:
+    spy = Spy(monkeypatch)
+
+    class RecordingDir(EndpointDir):
+        def __init__(self):
+            super().__init__()
+            spy.dirs.append(self.path)
+
+    monkeypatch.setattr(tp_case, "EndpointDir", RecordingDir)
+    return spy
+
+
+@pytest.mark.parametrize("policy", ["send", "cached"])
+def test_two_ranks_compute_the_single_runners_tokens(monkeypatch, policy):
+    single = run_case(steady_case(16, policy=policy, max_steps=120))
+    for transport in ("ipc", "shm-block"):
+        spy = spy_on(monkeypatch)
+        before = segments()
+        results = {n: run_case(steady_case(16, policy=policy, max_steps=120,
+                                           transport=transport, tp=n)) for n in (1, 2)}
+        for n, result in results.items():
+            assert result.token_digest == single.token_digest, (transport, n)
+            assert result.schedule_digest == single.schedule_digest
+            assert len(result.sched_rows) == 120
+            assert len(result.tp_rank_columns) == n
+            for cols in result.tp_rank_columns:
+                assert len(cols["runner_decode_ns"]) == 120
+                assert all(v > 0 for v in cols["runner_decode_ns"])
+        assert [p.returncode for p in spy.procs] == [0, 0, 0]
+        assert_clean(spy)
+        assert segments() - before == set()
+        s1, s2 = (summarize_case(results[n]) for n in (1, 2))
+        assert (s1["tp"], s2["tp"]) == (1, 2)
+        assert s2["tp_s2r_bytes_written_per_step"] == s1["tp_s2r_bytes_written_per_step"]
+        factor = 1 if transport == "shm-block" else 2
+        assert s2["tp_s2r_wire_bytes_all_ranks_per_step"] == pytest.approx(
+            factor * s2["tp_s2r_bytes_written_per_step"])
+        assert len(s2["tp_rank_decode_ns_per_step"]) == 2
+        assert s2["tp_decode_ns_all_ranks_per_step"] == pytest.approx(
+            sum(s2["tp_rank_decode_ns_per_step"]))
+        assert 0 < s2["tp_ready_ns_median"] < 1e9
+        assert sum(s2["tp_slowest_rank_share"]) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("transport", ["ipc", "shm-block"])
+def test_a_drifting_rank_fails_the_case_naming_it(monkeypatch, tmp_path, transport):
+    (tmp_path / "sitecustomize.py").write_text(CORRUPT_RANK_1)
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    log = tmp_path / "corrupted.txt"
+    monkeypatch.setenv("IPC_BENCH_TEST_CORRUPT_LOG", str(log))
+    monkeypatch.setenv("IPC_BENCH_TEST_CORRUPT_AT", "20")
+    spy = spy_on(monkeypatch)
+    with pytest.raises(CaseError) as err:
+        run_case(steady_case(8, policy="cached", max_steps=300, transport=transport, tp=2,
+                             input_oracle_interval=1))
+    seq, req_id, pos, good, bad = corrupted(log)
+    assert seq == 20
+    assert str(err.value) == (
+        f"rank 1: input oracle: step 21: request {req_id}: the runner fed token id {bad} "
+        f"at position {pos}, the scheduler's all_token_ids hold {good}")
+    assert err.value.step == 21
+    assert_clean(spy)
+
+
+@pytest.mark.parametrize("transport", ["ipc", "shm-block"])
+def test_a_killed_rank_is_named_and_nothing_is_left(monkeypatch, transport):
+    spy = spy_on(monkeypatch)
+    before = segments()
+
+    def kill_rank_1(seq, num_output_tokens, num_finished):
+        if seq == 10:
+            os.kill(spy.procs[1].pid, signal.SIGKILL)
+
+    with pytest.raises(CaseError) as err:
+        run_case(steady_case(8, policy="send", transport=transport, tp=2),
+                 on_step=kill_rank_1)
+    message = str(err.value)
+    assert message.startswith(f"rank 1: runner process {spy.procs[1].pid} was killed by "
+                              f"SIGKILL"), message
+    assert spy.procs[1].returncode == -signal.SIGKILL
+    assert_clean(spy)
+    assert segments() - before == set()
+
+
+@pytest.mark.parametrize("value, why", [
+    ("3", "each value must be one of 1, 2, 4, got 3"),
+    ("0", "must be at least 1, got 0"),
+    ("8", "must be at most 4, got 8"),
+    ("two", "expected an integer, got 'two'"),
+])
+def test_bad_tp_values_get_one_line_and_exit_2(value, why):
+    proc = subprocess.run([sys.executable, str(REPO / "bench.py"), "--scenario", "tp-broadcast",
+                           "--tp", value], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr == f"bench.py: error: argument --tp: {why}\n"
+    assert proc.stdout == ""
+
+
+def test_tp_is_refused_by_scenarios_without_ranks():
+    proc = subprocess.run([sys.executable, str(REPO / "bench.py"), "--scenario", "decode-steady",
+                           "--tp", "2"], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr == ("bench.py: error: scenario decode-steady does not take --tp (the "
+                           "runner ranks of a tensor-parallel broadcast)\n")
