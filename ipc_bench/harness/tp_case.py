@@ -12,7 +12,10 @@ XPUB subscriptions); then runs the same phases as the single runner
 Each rank keeps its own persistent batch and token buffer and computes the same step;
 rank 0 replies. The input oracle checks every rank's digests (``TpExchange`` hands
 ``harness.oracle.InputOracle`` one answer per rank; a drifting rank fails the case with
-``rank R: input oracle: ...``). Each rank's ``RunnerReport`` columns land in
+``rank R: input oracle: ...``); at the end every rank's per-step digests of the
+``ModelRunnerOutput`` it encoded must equal rank 0's (``check_rank_outputs``: under
+``send`` a rank's own samples never reach its token buffer, so only this sees a rank
+that samples other tokens). Each rank's ``RunnerReport`` columns land in
 ``CaseResult.tp_rank_columns`` (rank 0's also in ``runner_columns``), the scheduler's
 send times in ``tp_sent_ns``; ``analysis.tp`` turns them into the per-step figures.
 
@@ -41,7 +44,8 @@ from ipc_bench.wire.control import (PROTOCOL_VERSION, ErrorReport, Handshake, In
                                     Ready, StepInputIds, encode_control)
 from ipc_bench.wire.handshake import RunnerConfig, encode_config
 from ipc_bench.wire.shm_ring import RING_TRANSPORTS, RingWriter
-from ipc_bench.wire.tp import ORIGIN_COLUMN, TpSchedulerChannel, TpSchedulerSockets, check_tp
+from ipc_bench.wire.tp import (ORIGIN_COLUMN, OUTPUT_DIGEST_COLUMN, TpSchedulerChannel,
+                               TpSchedulerSockets, check_tp)
 from ipc_bench.wire.transport import (EndpointDir, PeerError, PeerTimeout, destroy_context,
                                       send_frame)
 
@@ -209,12 +213,15 @@ class _TpCase:
         return list(channel.per_rank)
 
     def _collect_reports(self) -> None:
-        """Every rank's report columns into ``tp_rank_columns``; the send times."""
+        """Every rank's report columns into ``tp_rank_columns``; the send times; then
+        the output oracle (``check_rank_outputs``)."""
         reports = self.exchange.channel.per_rank
         self.result.tp_rank_columns = [dict(r.columns) for r in reports]
         self.result.runner_columns = {k: v for k, v in reports[0].columns.items()
-                                      if k != ORIGIN_COLUMN}
+                                      if k not in (ORIGIN_COLUMN, OUTPUT_DIGEST_COLUMN)}
         self.result.tp_sent_ns = list(self.exchange.channel.sent_ns)
+        check_rank_outputs(self.result.tp_rank_columns)
+
 
     def _shut_down(self, socks: Optional[TpSchedulerSockets], ctx: Optional[zmq.Context],
                    clean: bool) -> None:
@@ -239,3 +246,26 @@ class _TpCase:
                 self.result.heap_reports[f"rank {rank}"] = Path(proc.heap_report_path).read_text()
             except OSError:
                 pass
+
+
+def check_rank_outputs(rank_columns: list[dict[str, list[int]]]) -> None:
+    """Every rank's ``ModelRunnerOutput`` digests (``wire.tp.OUTPUT_DIGEST_COLUMN``, one
+    per step) must equal rank 0's, whose frames the scheduler received: ``CaseError``
+    naming the first rank and step that differ (``rank R: step S: its
+    ModelRunnerOutput differs from rank 0's ...``). Ranks that report no digests (a
+    streamed case keeps no frames) are not compared."""
+    ref = rank_columns[0].get(OUTPUT_DIGEST_COLUMN) if rank_columns else None
+    if not ref:
+        return
+    for rank, cols in enumerate(rank_columns[1:], start=1):
+        mine = cols.get(OUTPUT_DIGEST_COLUMN)
+        if not mine:
+            continue
+        if len(mine) != len(ref):
+            raise CaseError(f"rank {rank}: encoded {len(mine)} ModelRunnerOutputs, rank 0 "
+                            f"{len(ref)}")
+        for seq, (a, b) in enumerate(zip(ref, mine)):
+            if a != b:
+                raise CaseError(f"rank {rank}: step {seq}: its ModelRunnerOutput differs "
+                                f"from rank 0's (the one the scheduler received): it sampled "
+                                f"other tokens", seq)

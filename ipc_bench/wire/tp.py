@@ -32,6 +32,7 @@ control socket.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from typing import Callable, Optional
 
@@ -56,6 +57,16 @@ LIVENESS_INTERVAL_NS = POLL_SLICE_MS * 1_000_000
 #: one clock for every process of the machine) at which its loop started, so its
 #: relative ``runner_t0_ns`` can be put on the scheduler's clock.
 ORIGIN_COLUMN = "runner_origin_ns"
+#: Column a rank adds to its ``RunnerReport``: per step, the 64-bit blake2b digest
+#: (unsigned) of the ``ModelRunnerOutput`` frame it encoded (rank 0's is the frame the
+#: scheduler received; the other ranks encode theirs and send nothing). Equal digests:
+#: the rank sampled the same tokens for the same requests.
+OUTPUT_DIGEST_COLUMN = "runner_output_digest"
+
+
+def frame_digest(frame: bytes) -> int:
+    """The 64-bit blake2b digest of ``frame``, as an unsigned little-endian integer."""
+    return int.from_bytes(hashlib.blake2b(frame, digest_size=8).digest(), "little")
 
 
 def check_tp(value: int) -> int:
@@ -269,13 +280,23 @@ def connect_rank_data(socks: RunnerSockets, s2r_endpoint: str, r2s_endpoint: str
         raise
 
 
-class _OriginClock:
+class _RankReport:
     """Mixin of a rank's channel: notes the ``perf_counter_ns`` before its first data
-    frame's receive and, in the ``RunnerReport``, adds ``ORIGIN_COLUMN`` (that time
-    less the rank's first ``runner_t0_ns``: its loop's origin on the machine's
-    monotonic clock)."""
+    frame's receive and keeps every step's encoded ``ModelRunnerOutput`` (a reference,
+    as the loop keeps it for the floor); the ``RunnerReport`` gets ``ORIGIN_COLUMN``
+    (that time less the rank's first ``runner_t0_ns``: its loop's origin on the
+    machine's monotonic clock) and ``OUTPUT_DIGEST_COLUMN`` (digested then, outside
+    every timed region)."""
 
     _first_ns: Optional[int] = None
+    _outputs: Optional[list] = None
+
+    def reply(self, frame: bytes, seq: int, label: str = REPLY) -> None:
+        if label == REPLY:
+            if self._outputs is None:
+                self._outputs = []
+            self._outputs.append(frame)
+        super().reply(frame, seq, label)
 
     def recv(self, seq: int, label: str = REQUEST, perf=time.perf_counter_ns) -> bytes:
         if self._first_ns is not None:
@@ -289,19 +310,22 @@ class _OriginClock:
     def send_control(self, msg: ControlMessage, timeout_s: Optional[float] = None) -> None:
         t0 = msg.columns.get("runner_t0_ns") if isinstance(msg, RunnerReport) else None
         if t0 and self._first_ns is not None:
-            msg = RunnerReport(columns={**msg.columns, ORIGIN_COLUMN: [self._first_ns - t0[0]]},
+            msg = RunnerReport(columns={**msg.columns, ORIGIN_COLUMN: [self._first_ns - t0[0]],
+                                        OUTPUT_DIGEST_COLUMN: list(map(frame_digest,
+                                                                       self._outputs or []))},
                                floor_step_ns=msg.floor_step_ns)
         super().send_control(msg, timeout_s)
 
 
-class TpRunnerChannel(_OriginClock, RunnerChannel):
+class TpRunnerChannel(_RankReport, RunnerChannel):
     """A rank's end over ZeroMQ (SUB ``s2r``): ``RunnerChannel`` that replies only
-    from rank 0 and reports its clock origin (``ORIGIN_COLUMN``)."""
+    from rank 0 and reports its clock origin and output digests (``_RankReport``)."""
 
 
-class TpRingRunnerChannel(_OriginClock, RingRunnerChannel):
+class TpRingRunnerChannel(_RankReport, RingRunnerChannel):
     """A rank's end on the ring (reader index = rank): ``RingRunnerChannel`` that
-    replies only from rank 0 and reports its clock origin (``ORIGIN_COLUMN``)."""
+    replies only from rank 0 and reports its clock origin and output digests
+    (``_RankReport``)."""
 
 
 def rank_channel(socks: RunnerSockets, ring: Optional[RingReader], rank: int, timeout_s: float,
