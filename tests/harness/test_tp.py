@@ -5,7 +5,8 @@
   reports its per-step columns; the summary's ``tp_*`` figures follow from them.
 - A rank that drifts (one sampled id corrupted in rank 1's token buffer only, through
   the ``sitecustomize`` fault injection of ``test_oracle``) fails the case naming rank 1,
-  the step, the request, the position and both ids.
+  the step, the request, the position and both ids; a rank that samples another token
+  under ``send`` (its buffer stays the scheduler's) fails it through the output oracle.
 - A SIGKILLed rank is reported naming it; no process, socket folder or shared-memory
   segment is left.
 - ``--tp`` values other than 1, 2, 4: one line, exit 2.
@@ -38,6 +39,28 @@ CORRUPT_RANK_1 = CORRUPT.replace(
     'if os.environ.get("IPC_BENCH_TEST_CORRUPT_AT"):',
     'import sys\nif os.environ.get("IPC_BENCH_TEST_CORRUPT_AT") and '
     'sys.argv[-1].endswith("/ctl1"):')
+
+
+#: Rank 1 only, under ``send``: the first id sampled at step IPC_BENCH_TEST_RESAMPLE_AT is
+#: replaced by another (its token buffer is the scheduler's, so no fed id changes: only
+#: the output oracle can see it).
+RESAMPLE_RANK_1 = '''
+import os, sys
+if os.environ.get("IPC_BENCH_TEST_RESAMPLE_AT"):
+    from ipc_bench.engine import model_runner as _mr
+    _at = int(os.environ["IPC_BENCH_TEST_RESAMPLE_AT"])
+    _real = _mr.ModelRunner.sample
+    _calls = [0]
+
+    def sample(self, inputs):
+        ids = _real(self, inputs)
+        if _calls[0] == _at and sys.argv[-1].endswith("/ctl1"):
+            ids[0] = ids[0] + 1
+        _calls[0] += 1
+        return ids
+
+    _mr.ModelRunner.sample = sample
+'''
 
 
 def segments() -> set[str]:
@@ -105,6 +128,21 @@ def test_a_drifting_rank_fails_the_case_naming_it(monkeypatch, tmp_path, transpo
         f"rank 1: input oracle: step 21: request {req_id}: the runner fed token id {bad} "
         f"at position {pos}, the scheduler's all_token_ids hold {good}")
     assert err.value.step == 21
+    assert_clean(spy)
+
+
+def test_a_rank_that_samples_other_tokens_fails_the_case_naming_it(monkeypatch, tmp_path):
+    (tmp_path / "sitecustomize.py").write_text(RESAMPLE_RANK_1)
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    monkeypatch.setenv("IPC_BENCH_TEST_RESAMPLE_AT", "30")
+    spy = spy_on(monkeypatch)
+    result_spec = steady_case(8, policy="send", max_steps=80, transport="shm-block", tp=2,
+                              input_oracle_interval=1)
+    with pytest.raises(CaseError) as err:
+        run_case(result_spec)
+    assert str(err.value) == ("rank 1: step 30: its ModelRunnerOutput differs from rank 0's "
+                              "(the one the scheduler received): it sampled other tokens")
+    assert err.value.step == 30
     assert_clean(spy)
 
 
