@@ -8,20 +8,22 @@
   the step, the request, the position and both ids; a rank that samples another token
   under ``send`` (its buffer stays the scheduler's) fails it through the output oracle.
 - A SIGKILLed rank is reported naming it; no process, socket folder or shared-memory
-  segment is left.
+  segment is left; a stopped rank is named after the peer timeout; neither is anything
+  left after Ctrl-C of ``bench.py`` while two ranks run.
 - ``--tp`` values other than 1, 2, 4: one line, exit 2.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
 
 import pytest
 
-from fault_helpers import REPO, steady_case
+from fault_helpers import REPO, bench, children, steady_case, wait_dead, wait_for
 from harness.test_e2e import Spy, assert_clean
 from harness.test_oracle import CORRUPT, corrupted
 from ipc_bench.analysis.summary import summarize_case
@@ -164,6 +166,52 @@ def test_a_killed_rank_is_named_and_nothing_is_left(monkeypatch, transport):
     assert spy.procs[1].returncode == -signal.SIGKILL
     assert_clean(spy)
     assert segments() - before == set()
+
+
+@pytest.mark.parametrize("transport", ["ipc", "shm-block"])
+def test_a_hung_rank_is_named_within_the_timeout(monkeypatch, transport):
+    spy = spy_on(monkeypatch)
+
+    def stop_rank_1(seq, num_output_tokens, num_finished):
+        if seq == 10:
+            os.kill(spy.procs[1].pid, signal.SIGSTOP)
+
+    with pytest.raises(CaseError) as err:
+        run_case(steady_case(8, policy="cached", transport=transport, tp=2,
+                             peer_timeout_s=1.0), on_step=stop_rank_1)
+    message = str(err.value)
+    assert message.startswith("a rank stopped answering: "), message
+    if transport == "ipc":  # XPUB queues on: the next input check waits for rank 1
+        assert "input digests from the runner before step 128 from rank(s) 1 within 1 s" \
+            in message, message
+    else:  # the ring fills: the writer waits for rank 1 to read
+        assert "waited for reader(s) 1 to read chunk" in message, message
+    assert re.search(r" \(rank 0 [RS] \((running|sleeping)\), rank 1 T \(stopped\); "
+                     r"killed\)$", message), message
+    assert spy.procs[1].returncode == -signal.SIGKILL
+    assert_clean(spy)
+
+
+@pytest.mark.parametrize("transport", ["ipc", "shm-block"])
+def test_ctrl_c_reaps_every_rank_and_leaves_no_segment(tmp_path, transport):
+    before = segments()
+    run_dir = tmp_path / "run"
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    proc = bench(["--scenario", "tp-broadcast", "--tp", "2", "--tp-transports", transport,
+                  "--num-running", "16", "--steps", "100000000", "--policies", "send",
+                  "--codecs", "msgpack", "--output", str(run_dir)], env=env)
+    wait_for(lambda: (run_dir / "steps.partial.csv").exists(), what="first flush")
+    ranks = wait_for(lambda: len(children(proc.pid)) == 2 and children(proc.pid),
+                     what="two ranks")
+    proc.send_signal(signal.SIGINT)
+    for pid in ranks:
+        wait_dead(pid, timeout_s=10)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "bench.py: interrupted by SIGINT (exit 130)"
+    assert "Traceback" not in err and children(proc.pid) == []
+    assert segments() - before == set()
+    assert [p.name for p in tmp_path.iterdir()] == ["run"]  # socket folders removed
 
 
 @pytest.mark.parametrize("value, why", [
