@@ -14,13 +14,20 @@ Per counted step (means unless named ``_median``), added to the case's summary:
 - ``tp_encode_ns_per_step``: the scheduler's one encode of the ``SchedulerOutput``;
 - ``tp_rank_decode_ns_per_step``: each rank's decode, ``[N]``;
   ``tp_decode_ns_all_ranks_per_step``: their sum (CPU the N decodes take);
-- ``tp_ready_ns_per_step`` / ``_median``: receive-to-ready of the slowest rank: from
-  the moment the scheduler hands the encoded frame to the transport (its
-  ``tp_sent_ns``) to the moment the last rank has decoded it (rank's loop origin
-  ``wire.tp.ORIGIN_COLUMN`` + ``runner_t0_ns`` + ``runner_idle_ns`` +
-  ``runner_decode_ns``), both on ``perf_counter_ns`` (CLOCK_MONOTONIC, one clock for
-  the machine's processes); ``tp_slowest_rank_share``: per rank, the share of steps
-  on which it was the last ready.
+- ``tp_ready_ns_per_step`` / ``_median``: receive-to-ready of the slowest rank: per
+  rank, from the later of the scheduler handing the encoded frame to the transport
+  (its ``tp_sent_ns``) and the rank starting to wait for it (``runner_t0_ns``), to
+  the rank having decoded it (``+ runner_idle_ns + runner_decode_ns``); the largest
+  over the ranks. Rank times are put on the scheduler's clock by the rank's loop
+  origin (``wire.tp.ORIGIN_COLUMN``); every process reads ``perf_counter_ns``
+  (CLOCK_MONOTONIC, one clock for the machine).
+- ``tp_lag_ns_median``: from the send to the last rank having decoded the step,
+  backlog included. The scheduler waits for rank 0 only (the null and fixed-step
+  models have no collective operation that would hold every rank to each step, as
+  an all-reduce does in vLLM), so a slower rank can fall behind: by up to the ring's
+  10 chunks, or over XPUB until the next control exchange (the input oracle's check,
+  every 128 steps by default). ``tp_slowest_rank_share``: per rank, the share of
+  steps on which it was the last ready.
 
 ``tp_saving`` pairs each send case with the cached case of the same workload, codec,
 transport, N and repetition: send minus cached of the bytes written, the encode, the
@@ -43,19 +50,23 @@ SAVING_KEYS = ("tp_s2r_bytes_written_per_step", "tp_encode_ns_per_step",
                "tp_decode_ns_all_ranks_per_step", "tp_ready_ns_median")
 
 
-def _ready_ns(result: CaseResult, seqs: np.ndarray) -> Optional[np.ndarray]:
-    """``[steps, N]`` absolute ns at which each rank had decoded each step ``seqs``,
-    or ``None`` when a rank's report lacks a column (a failed case)."""
-    out = []
+def _rank_times(result: CaseResult, seqs: np.ndarray
+                ) -> Optional[tuple[np.ndarray, np.ndarray]]:
+    """``(asked, ready)``, each ``[steps, N]`` absolute ns: when each rank began to
+    wait for each step ``seqs`` and when it had decoded it; ``None`` when a rank's
+    report lacks a column (a failed case)."""
+    asked, ready = [], []
     for cols in result.tp_rank_columns:
         try:
             origin = cols[ORIGIN_COLUMN][0]
-            parts = [np.asarray(cols[k], dtype=np.int64)[seqs]
-                     for k in ("runner_t0_ns", "runner_idle_ns", "runner_decode_ns")]
+            t0, idle, decode = (np.asarray(cols[k], dtype=np.int64)[seqs]
+                                for k in ("runner_t0_ns", "runner_idle_ns",
+                                          "runner_decode_ns"))
         except (KeyError, IndexError):
             return None
-        out.append(origin + parts[0] + parts[1] + parts[2])
-    return np.stack(out, axis=1)
+        asked.append(origin + t0)
+        ready.append(origin + t0 + idle + decode)
+    return np.stack(asked, axis=1), np.stack(ready, axis=1)
 
 
 def tp_figures(result: CaseResult, c: np.ndarray) -> dict[str, Any]:
@@ -90,12 +101,16 @@ def tp_figures(result: CaseResult, c: np.ndarray) -> dict[str, Any]:
         return out
     out.update(tp_rank_decode_ns_per_step=decodes,
                tp_decode_ns_all_ranks_per_step=float(sum(decodes)))
-    ready = _ready_ns(result, seqs)
-    if ready is not None:
-        latency = ready.max(axis=1) - np.asarray(result.tp_sent_ns, dtype=np.int64)[seqs]
+    times = _rank_times(result, seqs)
+    if times is not None:
+        asked, ready = times
+        sent = np.asarray(result.tp_sent_ns, dtype=np.int64)[seqs][:, None]
+        latency = (ready - np.maximum(sent, asked)).max(axis=1)
+        lag = ready.max(axis=1) - sent[:, 0]
         slowest = np.bincount(ready.argmax(axis=1), minlength=n) / len(seqs)
         out.update(tp_ready_ns_per_step=float(latency.mean()),
                    tp_ready_ns_median=float(np.median(latency)),
+                   tp_lag_ns_median=float(np.median(lag)),
                    tp_slowest_rank_share=[float(x) for x in slowest])
     return out
 

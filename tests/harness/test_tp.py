@@ -10,11 +10,14 @@
 - A SIGKILLed rank is reported naming it; no process, socket folder or shared-memory
   segment is left; a stopped rank is named after the peer timeout; neither is anything
   left after Ctrl-C of ``bench.py`` while two ranks run.
+- The tp-broadcast scenario: every case the same token stream, the saving table and
+  figure from the summaries.
 - ``--tp`` values other than 1, 2, 4: one line, exit 2.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -27,6 +30,7 @@ from fault_helpers import REPO, bench, children, steady_case, wait_dead, wait_fo
 from harness.test_e2e import Spy, assert_clean
 from harness.test_oracle import CORRUPT, corrupted
 from ipc_bench.analysis.summary import summarize_case
+from ipc_bench.analysis.tp import tp_saving
 from ipc_bench.harness import tp_case
 from ipc_bench.harness.spec import CaseError
 from ipc_bench.harness.supervisor import run_case
@@ -212,6 +216,38 @@ def test_ctrl_c_reaps_every_rank_and_leaves_no_segment(tmp_path, transport):
     assert "Traceback" not in err and children(proc.pid) == []
     assert segments() - before == set()
     assert [p.name for p in tmp_path.iterdir()] == ["run"]  # socket folders removed
+
+
+def test_the_scenario_reports_the_saving_against_n(tmp_path):
+    run_dir = tmp_path / "run"
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "bench.py"), "--scenario", "tp-broadcast", "--tp", "1,2",
+         "--tp-transports", "shm-block,ipc", "--num-running", "8", "--steps", "30",
+         "--warmup-steps", "5", "--codecs", "msgpack", "--output", str(run_dir), "--quiet"],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+        env=dict(os.environ, TMPDIR=str(tmp_path)))
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((run_dir / "summary.json").read_text())
+    cases = summary["cases"]
+    assert sorted((c["tp"], c["transport"], c["policy"]) for c in cases) == sorted(
+        (n, t, p) for n in (1, 2) for t in ("ipc", "shm-block") for p in ("send", "cached"))
+    assert len({c["token_digest"] for c in cases}) == 1
+    assert "token streams across N, transports and policies: B=8: one token stream" \
+        in proc.stdout
+    rows = tp_saving(cases)
+    assert [(r["transport"], r["tp"]) for r in rows] == [("ipc", 1), ("ipc", 2),
+                                                         ("shm-block", 1), ("shm-block", 2)]
+    for r in rows:  # send ships 8 one-id lists a step: a header and a 3- or 5-byte id each
+        assert 8 * 3 <= r["saving_tp_s2r_bytes_written_per_step"] <= 8 * 5 + 2
+    from ipc_bench.analysis.results import load
+    from ipc_bench.report import plots
+
+    fig = plots.tp_saving_figure(load(run_dir))
+    line = next(ln for ln in fig.axes[0].lines if ln.get_label() == "ipc / msgpack")
+    assert list(line.get_xdata()) == [1, 2]
+    assert list(line.get_ydata()) == pytest.approx(
+        [r["saving_tp_s2r_bytes_written_per_step"] for r in rows if r["transport"] == "ipc"])
+    assert all(y for _, y in plots.axis_labels(fig))
 
 
 @pytest.mark.parametrize("value, why", [
