@@ -41,6 +41,7 @@ from ipc_bench.analysis.tp import tp_saving
 from ipc_bench.engine.config import ConfigError
 from ipc_bench.harness.scenario import STEADY, ScenarioOptions, grid, steady_case
 from ipc_bench.harness.spec import CaseSpec
+from ipc_bench.harness.tp_case import TP_MODELS
 from ipc_bench.report.tables import render
 from ipc_bench.wire.tp import TP_SIZES
 
@@ -48,8 +49,6 @@ NAME = "tp-broadcast"
 OPTIONS = STEADY | {"tp", "tp_transports"}
 DEFAULT_NUM_RUNNING = [256]
 TRANSPORTS = ("ipc", "shm-block", "shm")
-#: Models every rank can run without a copy of real weights.
-MODELS = ("null", "fixed-step")
 
 
 def cores() -> int:
@@ -72,7 +71,7 @@ def transports_for(n: int, opts: ScenarioOptions) -> list[str]:
 
 def cases(opts: ScenarioOptions) -> list[CaseSpec]:
     model = opts.model_config()
-    if model.name not in MODELS:
+    if model.name not in TP_MODELS:
         raise ConfigError(f"scenario {NAME} runs the null and fixed-step models; "
                           f"--model {model.name} is not replicated across ranks here")
     steps = opts.steps or 300

@@ -36,6 +36,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import zmq
 
+from ipc_bench.engine.config import ConfigError
 from ipc_bench.harness.recording import StepFlusher
 from ipc_bench.harness.scheduler_loop import ChannelExchange
 from ipc_bench.harness.signals import deferred
@@ -48,6 +49,10 @@ from ipc_bench.wire.tp import (ORIGIN_COLUMN, OUTPUT_DIGEST_COLUMN, TpSchedulerC
                                TpSchedulerSockets, check_tp)
 from ipc_bench.wire.transport import (EndpointDir, PeerError, PeerTimeout, destroy_context,
                                       send_frame)
+
+
+#: Models every rank runs whole (no weights to shard or replicate).
+TP_MODELS = ("null", "fixed-step")
 
 
 class TpExchange(ChannelExchange):
@@ -96,9 +101,13 @@ def run_tp_case(spec: CaseSpec, on_step=None, *, result: CaseResult,
     everything after the handshakes (``supervisor.run_phases``'). Raises
     ``CaseError`` (one line naming the rank) for a rank that dies, hangs, reports an
     error or drifts from the scheduler's token ids, ``ValueError`` for a ``spec.tp``
-    outside ``wire.tp.TP_SIZES``, and ``transport.EndpointError`` when the sockets or
+    outside ``wire.tp.TP_SIZES``, ``ConfigError`` for a model other than ``TP_MODELS``
+    (the torch model is refused, not replicated), and ``transport.EndpointError`` when the sockets or
     the ring cannot be set up (nothing left open, no process started)."""
     check_tp(spec.tp)
+    if spec.model.name not in TP_MODELS:
+        raise ConfigError(f"--tp runs the {' and '.join(TP_MODELS)} models; the "
+                          f"{spec.model.name} model is not replicated across ranks")
     return _TpCase(spec, result, runner_command, process, phases).run(on_step, flusher)
 
 
