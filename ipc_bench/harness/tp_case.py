@@ -82,6 +82,10 @@ class _Ranks:
                 return f"rank {rank}: {found}"
         return None
 
+    def rank_problem(self, rank: int) -> Optional[str]:
+        """Rank ``rank``'s process alone: ``None`` while it runs, else how it ended."""
+        return self.procs[rank].problem()
+
     def states(self) -> str:
         return ", ".join(f"rank {r} {p.state()}" for r, p in enumerate(self.procs))
 
@@ -168,7 +172,8 @@ class _TpCase:
         """Spawn every rank, then handshake with each (``startup_timeout_s``) and wait
         until each reads the broadcast."""
         spec = self.spec
-        channel = TpSchedulerChannel(socks, self.ring, spec.peer_timeout_s, self.ranks.problem)
+        channel = TpSchedulerChannel(socks, self.ring, spec.peer_timeout_s, self.ranks.problem,
+                                     rank_problem=self.ranks.rank_problem)
         self.exchange = TpExchange(spec, channel, self.result)
         for rank in range(spec.tp):
             os.mkdir(os.path.join(folder, f"rank{rank}"), 0o700)

@@ -152,12 +152,16 @@ class TpSchedulerChannel:
     ``sent_ns``: the ``perf_counter_ns`` at which each data frame (not the markers)
     was handed to the transport, in order, for the receive-to-ready figures.
     ``per_rank``: the messages of the last ``recv_control``, one per rank.
+    ``rank_problem(r)``: as ``peer_problem`` for rank ``r`` alone (``recv_control``
+    then minds only the ranks that have not answered: one that answered and exited,
+    as every rank does after its report, is no fault); default: ``peer_problem``.
     """
 
     reply_rank = 0
 
     def __init__(self, socks: TpSchedulerSockets, ring: Optional[RingWriter], timeout_s: float,
-                 peer_problem: Callable[[], Optional[str]], window: int = 1):
+                 peer_problem: Callable[[], Optional[str]], window: int = 1,
+                 rank_problem: Optional[Callable[[int], Optional[str]]] = None):
         if window < 1:
             raise ValueError(f"window must be at least 1, got {window}")
         if ring is not None and ring.n_readers != socks.n:
@@ -166,6 +170,7 @@ class TpSchedulerChannel:
         self.num_readers = socks.n
         self.timeout_s, self.window = timeout_s, window
         self.peer_problem = peer_problem
+        self.rank_problem = rank_problem
         if ring is not None:
             ring.peer_problem = peer_problem
         self.in_flight = 0
@@ -247,8 +252,10 @@ class TpSchedulerChannel:
                 got[rank] = msg
             if ready:
                 continue
-            problem = self.peer_problem()
+            problem = self._unanswered_problem(got)
             if problem:
+                if poller.poll(POLL_SLICE_MS):  # its last message may be on its way
+                    continue
                 raise PeerError(one_line(f"{problem} while waiting for {what}"))
             if time.monotonic() > deadline:
                 missing = [r for r in range(self.num_readers) if r not in got]
@@ -256,6 +263,16 @@ class TpSchedulerChannel:
                                   f"within {timeout_s:g} s")
         self.per_rank = [got[r] for r in range(self.num_readers)]
         return self.per_rank[0]
+
+    def _unanswered_problem(self, got: dict) -> Optional[str]:
+        """The first problem of a rank that has not answered (``rank R: ...``)."""
+        if self.rank_problem is None:
+            return self.peer_problem()
+        for rank in range(self.num_readers):
+            problem = None if rank in got else self.rank_problem(rank)
+            if problem:
+                return f"rank {rank}: {problem}"
+        return None
 
 
 # ======================================================================================
