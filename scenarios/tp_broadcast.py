@@ -37,7 +37,7 @@ import sys
 from dataclasses import replace
 from typing import Any
 
-from ipc_bench.analysis.tp import tp_saving
+from ipc_bench.analysis.tp import tp_saving, tp_saving_means
 from ipc_bench.engine.config import ConfigError
 from ipc_bench.harness.scenario import STEADY, ScenarioOptions, grid, steady_case
 from ipc_bench.harness.spec import CaseSpec
@@ -89,8 +89,14 @@ def cases(opts: ScenarioOptions) -> list[CaseSpec]:
     return grid(opts, workloads, make)
 
 
-def _us(value: Any) -> str:
-    return "-" if value is None else f"{value / 1e3:.1f}"
+def _us(row: dict[str, Any], key: str) -> str:
+    """Mean and range over repetitions of ``saving_<key>`` (ns) in us."""
+    value = row.get("saving_" + key)
+    if value is None:
+        return "-"
+    lo, hi = row["saving_" + key + "_range"]
+    return f"{value / 1e3:.1f}" if row["n"] == 1 else \
+        f"{value / 1e3:.1f} ({lo / 1e3:.1f}..{hi / 1e3:.1f})"
 
 
 def _same_tokens(summaries: list[dict[str, Any]]) -> str:
@@ -110,20 +116,23 @@ def report(summaries: list[dict[str, Any]]) -> str:
     mine = [s for s in summaries if s.get("scenario") == NAME]
     rows = []
     over = {(s["transport"], s["tp"]) for s in mine if s.get("tp_oversubscribed")}
-    for r in tp_saving(mine):
+    for r in tp_saving_means(tp_saving(mine)):
         mark = "*" if (r["transport"], r["tp"]) in over else ""
         rows.append([r["transport"] + mark, r["codec"], str(r["tp"]), str(r["num_running"]),
+                     str(r["n"]),
                      f"{r.get('saving_tp_s2r_bytes_written_per_step', 0):,.0f}",
-                     _us(r.get("saving_tp_encode_ns_per_step")),
-                     _us(r.get("saving_tp_decode_ns_all_ranks_per_step")),
-                     _us(r.get("saving_tp_ready_ns_median"))])
+                     f"{r.get('saving_tp_s2r_wire_bytes_all_ranks_per_step', 0):,.0f}",
+                     _us(r, "tp_encode_ns_per_step"),
+                     _us(r, "tp_decode_ns_all_ranks_per_step"),
+                     _us(r, "tp_ready_ns_median")])
     if not rows:
         return ""
-    header = ["transport", "codec", "N", "B", "B written", "encode us", "N decodes us",
-              "slowest ready us"]
-    out = ["", "send's saving per step against N (send minus cached; bytes written once, "
-           "one encode, the N ranks' decodes summed, median receive-to-ready of the "
-           "slowest rank):", render(header, rows, left=0)]
+    header = ["transport", "codec", "N", "B", "reps", "B written", "B to ranks", "encode us",
+              "N decodes us", "slowest ready us"]
+    out = ["", "send's saving per step against N (send minus cached; mean over repetitions, "
+           "(min..max); bytes written once and delivered to all ranks, one encode, the N "
+           "ranks' decodes summed, median receive-to-ready of the slowest rank):",
+           render(header, rows, left=0)]
     if over:
         out.append("* N + 1 processes on fewer cores: they share cores, timings not comparable")
     out.append(_same_tokens(mine))

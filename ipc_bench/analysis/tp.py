@@ -31,7 +31,8 @@ Per counted step (means unless named ``_median``), added to the case's summary:
 
 ``tp_saving`` pairs each send case with the cached case of the same workload, codec,
 transport, N and repetition: send minus cached of the bytes written, the encode, the
-N decodes and the slowest rank's receive-to-ready time.
+N decodes and the slowest rank's receive-to-ready time; ``tp_saving_means`` averages
+those pairs over repetitions.
 """
 
 from __future__ import annotations
@@ -46,8 +47,9 @@ from ipc_bench.wire.tp import ORIGIN_COLUMN
 
 _COL = {name: i for i, name in enumerate(SCHED_COLUMNS)}
 #: Summary keys whose send-minus-cached difference ``tp_saving`` reports.
-SAVING_KEYS = ("tp_s2r_bytes_written_per_step", "tp_encode_ns_per_step",
-               "tp_decode_ns_all_ranks_per_step", "tp_ready_ns_median")
+SAVING_KEYS = ("tp_s2r_bytes_written_per_step", "tp_s2r_wire_bytes_all_ranks_per_step",
+               "tp_encode_ns_per_step", "tp_decode_ns_all_ranks_per_step",
+               "tp_ready_ns_median")
 
 
 def _rank_times(result: CaseResult, seqs: np.ndarray
@@ -139,3 +141,22 @@ def tp_saving(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
         rows.append(row)
     return rows
 
+
+def tp_saving_means(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``tp_saving`` rows averaged over repetitions: one dict per (workload, codec,
+    transport, N) with ``n`` (repetitions) and, per ``saving_<key>``, its mean and
+    ``saving_<key>_range`` (min, max). Order as ``rows``."""
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((r["num_running"], r["codec"], r["transport"], r["tp"]), []).append(r)
+    out = []
+    for (b, codec, transport, n), group in groups.items():
+        row: dict[str, Any] = dict(num_running=b, codec=codec, transport=transport, tp=n,
+                                   n=len(group))
+        for k in SAVING_KEYS:
+            values = [r["saving_" + k] for r in group if "saving_" + k in r]
+            if values:
+                row["saving_" + k] = sum(values) / len(values)
+                row[f"saving_{k}_range"] = (min(values), max(values))
+        out.append(row)
+    return out
