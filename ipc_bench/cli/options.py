@@ -208,9 +208,11 @@ def _add_arm_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tp", type=_tp_list, metavar="N[,N...]", help=(
         "tensor-parallel broadcast (scenario tp-broadcast): runner ranks, each of 1, 2, 4 "
         "(default: all three)"))
-    p.add_argument("--tp-transports", type=_choices(TRANSPORTS), metavar="T[,T...]", help=(
-        "transports of the tensor-parallel broadcast (scenario tp-broadcast; default: ipc "
-        "(XPUB/SUB), shm-block, and shm where the machine has a core per process)"))
+    p.add_argument("--tp-transports", type=_choices(("ipc", "shm", "shm-block")),
+                   metavar="T[,T...]", help=(
+                       "transports of the tensor-parallel broadcast (scenario tp-broadcast; "
+                       "default: ipc (XPUB/SUB), shm-block, and shm where the machine has a "
+                       "core per process)"))
     p.add_argument("--host", type=_host, default=None, metavar="ADDR",
                    help="address tcp sockets bind to (default 127.0.0.1; an IP address)")
     p.add_argument("--allow-pickle-over-tcp", action="store_true",

@@ -281,6 +281,15 @@ def test_bad_tp_values_get_one_line_and_exit_2(value, why):
     assert proc.stdout == ""
 
 
+def test_tp_transports_are_the_local_ones():
+    proc = subprocess.run([sys.executable, str(REPO / "bench.py"), "--scenario", "tp-broadcast",
+                           "--tp-transports", "shm,tcp"], cwd=REPO, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr == ("bench.py: error: argument --tp-transports: 'tcp': choose from ipc, "
+                           "shm, shm-block\n")
+
+
 def test_tp_is_refused_by_scenarios_without_ranks():
     proc = subprocess.run([sys.executable, str(REPO / "bench.py"), "--scenario", "decode-steady",
                            "--tp", "2"], cwd=REPO, capture_output=True, text=True, timeout=60)
