@@ -12,6 +12,8 @@
   left after Ctrl-C of ``bench.py`` while two ranks run.
 - The tp-broadcast scenario: every case the same token stream, the saving table and
   figure from the summaries.
+- Spinning readers (``shm``) leave the default sweep where N + 1 > cores, and warn when
+  asked for there.
 - ``--tp`` values other than 1, 2, 4: one line, exit 2.
 """
 
@@ -279,6 +281,32 @@ def test_bad_tp_values_get_one_line_and_exit_2(value, why):
     assert proc.returncode == 2
     assert proc.stderr == f"bench.py: error: argument --tp: {why}\n"
     assert proc.stdout == ""
+
+
+def test_spinning_readers_are_left_out_where_cores_are_short(monkeypatch, capsys):
+    from ipc_bench.harness.scenario import ScenarioOptions
+    from ipc_bench.scenarios import tp_broadcast
+
+    monkeypatch.setattr(tp_broadcast, "cores", lambda: 2)
+    opts = ScenarioOptions()
+    assert tp_broadcast.transports_for(1, opts) == ["ipc", "shm-block", "shm"]
+    assert tp_broadcast.transports_for(2, opts) == ["ipc", "shm-block"]
+    assert tp_broadcast.transports_for(4, opts) == ["ipc", "shm-block"]
+    assert capsys.readouterr().err == ""
+    opts = ScenarioOptions(tp_transports=["shm"])
+    assert tp_broadcast.transports_for(1, opts) == ["shm"]
+    assert capsys.readouterr().err == ""
+    assert tp_broadcast.transports_for(4, opts) == ["shm"]
+    assert capsys.readouterr().err == (
+        "bench.py: warning: --tp 4 with spinning readers (shm) on 2 core(s): 5 processes "
+        "share them; those timings are not comparable\n")
+    monkeypatch.setattr(tp_broadcast, "cores", lambda: 5)
+    assert tp_broadcast.transports_for(4, ScenarioOptions()) == ["ipc", "shm-block", "shm"]
+    specs = tp_broadcast.cases(ScenarioOptions(tp=[4], codecs=["msgpack"]))
+    assert sorted({(c.tp, c.transport) for c in specs}) == [(4, "ipc"), (4, "shm"),
+                                                            (4, "shm-block")]
+    assert all(c.labels == {"num_running": 256, "tp": 4, "broadcast": c.transport}
+               for c in specs)
 
 
 def test_tp_transports_are_the_local_ones():
