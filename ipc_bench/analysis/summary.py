@@ -31,6 +31,7 @@ import numpy as np
 
 from ipc_bench.analysis.soak import rss_summary, stream_summary
 from ipc_bench.analysis.stats import percentiles_ms
+from ipc_bench.analysis.tp import tp_figures
 from ipc_bench.harness.spec import INPROC, RUNNER_COLUMNS, SCHED_COLUMNS, CaseResult
 from ipc_bench.wire.codecs import scheduler_output_codec
 from ipc_bench.engine.config import SEND
@@ -364,6 +365,8 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
     out.update(_floor_figures(result, c))
     out.update(result.token_bytes)
     out.update(_breakdown_coverage(result, a, counted))
+    if spec.tp is not None:
+        out.update(tp_figures(result, c))
     if spec.trace_speedup is not None:
         out.update(_timed_replay_figures(result, out))
     return out

@@ -101,6 +101,17 @@ def _float_in(hi: float):
     return parse
 
 
+def _tp_list(text: str) -> list[int]:
+    from ipc_bench.wire.tp import TP_SIZES
+
+    values = _int_list(max(TP_SIZES))(text)
+    bad = [v for v in values if v not in TP_SIZES]
+    if bad:
+        raise argparse.ArgumentTypeError(f"each value must be one of "
+                                         f"{', '.join(map(str, TP_SIZES))}, got {bad[0]}")
+    return values
+
+
 def _float_list(text: str) -> list[float]:
     try:
         values = [float(v) for v in text.split(",") if v.strip()]
@@ -194,6 +205,14 @@ def _add_arm_options(p: argparse.ArgumentParser) -> None:
                    "or shm: SchedulerOutput frames through a shared-memory ring as vLLM's "
                    "MessageQueue (the runner spins on it, as vLLM's workers; shm-block: "
                    "it sleeps on a FIFO), replies over ipc")
+    p.add_argument("--tp", type=_tp_list, metavar="N[,N...]", help=(
+        "tensor-parallel broadcast (scenario tp-broadcast): runner ranks, each of 1, 2, 4 "
+        "(default: all three)"))
+    p.add_argument("--tp-transports", type=_choices(("ipc", "shm", "shm-block")),
+                   metavar="T[,T...]", help=(
+                       "transports of the tensor-parallel broadcast (scenario tp-broadcast; "
+                       "default: ipc (XPUB/SUB), shm-block, and shm where the machine has a "
+                       "core per process)"))
     p.add_argument("--host", type=_host, default=None, metavar="ADDR",
                    help="address tcp sockets bind to (default 127.0.0.1; an IP address)")
     p.add_argument("--allow-pickle-over-tcp", action="store_true",

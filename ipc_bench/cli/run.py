@@ -123,7 +123,8 @@ def _scenario_options(args):
         attention=args.attention, cuda_graphs=args.cuda_graphs,
         cuda_graph_sizes=args.cuda_graph_sizes, num_blocks=args.num_blocks,
         aa=args.aa, req_id_format=args.req_id_format, vocab_size=args.vocab_size,
-        input_oracle_interval=args.input_oracle_interval)
+        input_oracle_interval=args.input_oracle_interval, tp=args.tp,
+        tp_transports=args.tp_transports)
 
 
 def _overrides(args) -> dict[str, int]:

@@ -211,25 +211,35 @@ class InputOracle:
             self.check()
 
     def check(self) -> None:
-        """Compare the runner's digests of the pending steps with the expected ones."""
+        """Compare the runner's digests of the pending steps with the expected ones.
+        A link with several runner ranks (``harness.tp_case.TpExchange``) answers with
+        one ``InputDigests`` per rank: each rank is checked, and the error names the
+        first rank that differs (``rank R: input oracle: ...``)."""
         next_seq = self.pending[-1][0] + 1 if self.pending else None
-        got = self.link.runner_input_digests(next_seq)
+        answers = self.link.runner_input_digests(next_seq)
+        ranked = isinstance(answers, list)
         pending, self.pending = self.pending, []
         first = pending[0][0] if pending else -1
-        if len(got.digests) != len(pending) or (pending and got.first_seq != first):
-            raise CaseError(f"input oracle: the runner reports input digests of "
-                            f"{len(got.digests)} steps from step {got.first_seq}, the "
-                            f"scheduler ran {len(pending)} from step {first}",
-                            first if pending else None)
-        for entry, digest in zip(pending, got.digests):
-            if digest != entry[1]:
-                raise CaseError(self._recheck(entry, digest), entry[0])
+        for rank, got in enumerate(answers if ranked else [answers]):
+            who = f"rank {rank}: " if ranked else ""
+            if len(got.digests) != len(pending) or (pending and got.first_seq != first):
+                raise CaseError(f"{who}input oracle: the runner reports input digests of "
+                                f"{len(got.digests)} steps from step {got.first_seq}, the "
+                                f"scheduler ran {len(pending)} from step {first}",
+                                first if pending else None)
+            for entry, digest in zip(pending, got.digests):
+                if digest != entry[1]:
+                    raise CaseError(who + self._recheck(entry, digest, rank if ranked
+                                                        else None), entry[0])
 
-    def _recheck(self, entry: tuple, digest: int) -> str:
-        """The error line for a step whose digests differ, from the runner's ids."""
+    def _recheck(self, entry: tuple, digest: int, rank: Optional[int] = None) -> str:
+        """The error line for a step whose digests differ, from the runner's ids
+        (``rank``: which answer of a ranked link)."""
         seq, expected, schedule, counts, ids = entry
         where = f"input oracle: step {seq}"
         fed = self.link.runner_step_ids(seq)
+        if rank is not None:
+            fed = fed[rank]
         req_ids = list(schedule[0])
         if not fed.found:
             return (f"{where}: input digest {digest:#018x}, expected {expected:#018x} "

@@ -70,6 +70,7 @@ from ipc_bench.wire.control import (
 )
 from ipc_bench.wire.handshake import RunnerConfig, decode_runner_config
 from ipc_bench.wire.shm_ring import RingReader
+from ipc_bench.wire.tp import connect_rank_data, rank_channel
 from ipc_bench.wire.transport import (EndpointError, PeerError, RunnerSockets,
                                       destroy_context)
 
@@ -333,9 +334,12 @@ def _accept_handshake(socks: RunnerSockets, peer_problem: Callable[[], Optional[
     ring = None
     try:
         config = decode_runner_config(hs.config)
-        socks.connect_data(config.s2r_endpoint, config.r2s_endpoint)
+        if config.tp_size is None:
+            socks.connect_data(config.s2r_endpoint, config.r2s_endpoint)
+        else:  # one rank of --tp N: the broadcast's SUB end (wire.tp)
+            connect_rank_data(socks, config.s2r_endpoint, config.r2s_endpoint)
         if config.s2r_ring is not None:
-            ring = RingReader(config.s2r_ring, 0, timeout_s=config.peer_timeout_s,
+            ring = RingReader(config.s2r_ring, config.tp_rank, timeout_s=config.peer_timeout_s,
                               peer_problem=peer_problem, ctx=socks.ctl.context)
         runner = ModelRunner(config.scheduler, config.model, config.policy,
                              messages_of(config.codec))
@@ -413,7 +417,10 @@ def runner_main(ctl_endpoint: str) -> int:
         if isinstance(accepted, int):
             return accepted
         config, runner, ring = accepted
-        if ring is not None:
+        if config.tp_size is not None:
+            channel = rank_channel(socks, ring, config.tp_rank, config.peer_timeout_s,
+                                   peer_problem)
+        elif ring is not None:
             channel = RingRunnerChannel(socks, ring, config.peer_timeout_s, peer_problem)
         else:
             channel = RunnerChannel(socks, config.peer_timeout_s, peer_problem)

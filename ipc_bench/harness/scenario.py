@@ -54,6 +54,8 @@ SCENARIO_OPTIONS: dict[str, str] = {
     "logical_step_ms": "the step of a replay on the logical clock",
     "trace_speedup": "the speed of a replay on the wall clock",
     "model": "the runner's model",
+    "tp": "the runner ranks of a tensor-parallel broadcast",
+    "tp_transports": "the transports of a tensor-parallel broadcast",
     "step_time_ms": "the fixed-step model's step",
     "step_wait": "the fixed-step model's wait",
     "model_preset": "the torch model's shape",
@@ -134,6 +136,8 @@ class ScenarioOptions:
     roofline: Optional[str] = None
     num_blocks: Optional[int] = None  # also in scheduler_overrides when given
     input_oracle_interval: int = INPUT_ORACLE_INTERVAL  # 0: the input oracle off
+    tp: Optional[list[int]] = None  # --tp: runner ranks (tp-broadcast)
+    tp_transports: Optional[list[str]] = None  # --tp-transports (tp-broadcast)
 
     def model_config(self, default: str = "null", step_time_ms: Optional[float] = None,
                      step_wait: Optional[str] = None) -> ModelConfig:

@@ -94,6 +94,8 @@ class CaseSpec:
     two checks of the input oracle (``harness.oracle``; a bad step fails the case at most
     that many steps late); 0 turns the oracle off on both sides (nothing digested or
     checked: the summary's ``input_oracle_interval`` says 0 and the tables say so).
+    ``tp``: ``None`` for one runner; 1, 2 or 4 for that many runner ranks receiving one
+    broadcast (``harness.tp_case``, ``wire.tp``; two-process transports only).
     """
 
     scenario: str
@@ -119,6 +121,7 @@ class CaseSpec:
     arm: str = ""
     instrumentation: str = "steps"
     input_oracle_interval: int = INPUT_ORACLE_INTERVAL
+    tp: Optional[int] = None
 
     @property
     def arm_label(self) -> str:
@@ -169,6 +172,8 @@ class CaseResult:
     rss_samples: list[tuple] = field(default_factory=list)  # harness.memory.SAMPLE_COLUMNS tuples
     stream_stats: Optional[Any] = None    # harness.recording.StreamStats of a streamed case
     heap_reports: dict[str, str] = field(default_factory=dict)  # process -> memory.HeapReport text
+    tp_rank_columns: list[dict[str, list[int]]] = field(default_factory=list)  # per rank (--tp)
+    tp_sent_ns: list[int] = field(default_factory=list)  # --tp: each data frame's send, ns
 
 
 class CaseError(RuntimeError):

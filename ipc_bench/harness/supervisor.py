@@ -197,6 +197,12 @@ def run_case(spec: CaseSpec,
     if spec.instrumentation == "totals" and spec.trace_speedup is not None:
         raise ConfigError("instrumentation 'totals' needs the logical clock")
     check_pickle_transport(spec.codec, f"{spec.transport}://", spec.allow_pickle_over_tcp)
+    if spec.tp is not None:  # N runner ranks on one broadcast
+        from ipc_bench.harness.tp_case import run_tp_case
+
+        return run_tp_case(spec, on_step, result=result, runner_command=runner_command,
+                           flusher=StepFlusher(spec, sink, flush_interval_s),
+                           process=RunnerProcess, phases=run_phases)
     return _TwoProcessCase(spec, result, runner_command, sockets).run(
         on_step, StepFlusher(spec, sink, flush_interval_s))
 

@@ -49,6 +49,13 @@ CAPTIONS = {
         "and the running requests. The dotted line marks 1 %. A fixed-step sweep "
         "spreads the step-time axis; with the null model every step is the bare "
         "control plane's, the worst case for send's share."),
+    "tp_saving": (
+        "Send minus cached per step against the number of runner ranks N (scenario "
+        "tp-broadcast), mean over repetitions: the bytes the scheduler writes once "
+        "(the ring's chunk, or the frame handed once to ZeroMQ's XPUB, which then "
+        "copies it to N connections), the N ranks' decode times summed, and the "
+        "median time from the scheduler's send to the last rank having decoded the "
+        "step. Where N + 1 processes outnumber the cores, the times are not comparable."),
     "latency_cdfs": (
         "TTFT (from each request's intended arrival, so queueing counts) and "
         "inter-token latency distributions per policy, from a timed replay."),

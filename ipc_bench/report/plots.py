@@ -600,6 +600,60 @@ def send_cost_share(results):
     return fig
 
 
+#: Panels of ``tp_saving_figure``: (``analysis.tp.tp_saving`` key, scale, y label, title).
+_TP_PANELS = (
+    ("saving_tp_s2r_bytes_written_per_step", 1.0, "bytes per step",
+     "bytes the scheduler writes (once)"),
+    ("saving_tp_decode_ns_all_ranks_per_step", 1e-3, "µs per step",
+     "the N ranks' decodes, summed"),
+    ("saving_tp_ready_ns_median", 1e-3, "µs per step",
+     "slowest rank's receive-to-ready (median)"),
+)
+
+
+def tp_saving_figure(results):
+    """Send's saving per step against the number of runner ranks N (``--tp``, scenario
+    tp-broadcast): send minus cached (``analysis.tp.tp_saving``, mean over repetitions)
+    of the bytes written once, the N decodes summed and the slowest rank's median
+    receive-to-ready time, one line per transport and codec. Raises ``ValueError``
+    when ``results`` holds several runs, ``NoData`` without send/cached pairs of
+    ``--tp`` cases."""
+    from ipc_bench.analysis.tp import tp_saving
+
+    _one_run(results)
+    cases = results.cases
+    if "tp" not in cases.columns:
+        raise NoData("no tensor-parallel cases (scenario tp-broadcast)")
+    rows = tp_saving([{k: v for k, v in r.items() if not (isinstance(v, float) and v != v)}
+                      for r in cases.to_dict("records") if r.get("tp") == r.get("tp")])
+    if not rows:
+        raise NoData("needs send and cached cases of the same --tp, codec and transport")
+    fig, axes = _figure(1, len(_TP_PANELS), width=14, height=4.6)
+    lines = sorted({(r["transport"], r["codec"]) for r in rows})
+    colors = {t: c for t, c in zip(sorted({t for t, _ in lines}),
+                                   (*POLICY_COLORS.values(), *_EXTRA_COLORS))}
+    for ax, (key, scale, ylabel, title) in zip(axes[0], _TP_PANELS):
+        for transport, codec in lines:
+            by_n: dict[int, list[float]] = {}
+            for r in rows:
+                if (r["transport"], r["codec"]) == (transport, codec) and key in r:
+                    by_n.setdefault(int(r["tp"]), []).append(r[key] * scale)
+            ns = sorted(by_n)
+            ax.plot(ns, [sum(by_n[n]) / len(by_n[n]) for n in ns], marker="o",
+                    color=colors[transport], linestyle=codec_linestyle(codec),
+                    label=f"{transport} / {codec}")
+        ax.axhline(0.0, color="black", linewidth=0.8)
+        ax.set_xticks(sorted({int(r["tp"]) for r in rows}))
+        ax.set_xlabel("runner ranks N")
+        ax.set_ylabel(f"send - cached, {ylabel}")
+        ax.set_title(title, fontsize="medium")
+        ax.grid(True, alpha=0.3)
+    _legend(axes[0][0])
+    fig.suptitle("Send's saving per step against N (tensor-parallel broadcast)",
+                 fontsize="medium")
+    return fig
+
+
 _LATENCY_RE = re.compile(r"^(ttft|itl|tpot|e2e)_(ns|us|ms|s)$")
 _TO_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 
@@ -690,6 +744,7 @@ FIGURES = (
     ("step_breakdown", step_breakdown, "Where a step's time goes"),
     ("send_cost_share", send_cost_share, "What send costs as a share of the step"),
     ("latency_cdfs", latency_cdfs, "TTFT and ITL distributions"),
+    ("tp_saving", tp_saving_figure, "Send's saving against the number of ranks"),
 )
 
 

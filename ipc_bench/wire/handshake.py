@@ -33,6 +33,10 @@ class RunnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     endpoint unless this is set (``--allow-pickle-over-tcp``): pickle runs code on load.
     ``s2r_ring``: with ``--transport shm``, the shared-memory ring the runner reads its
     frames from (reader 0) instead of ``s2r_endpoint``; ``None`` otherwise.
+    ``tp_size``: with ``--tp N``, the number of ranks (``wire.tp``: the runner is rank
+    ``tp_rank``, reads the broadcast as ring reader ``tp_rank`` or through a SUB
+    socket, and replies only as rank 0); ``None`` for the single runner of the other
+    scenarios.
     """
 
     scheduler: SchedulerConfig
@@ -48,6 +52,8 @@ class RunnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     allow_pickle_over_tcp: bool = False
     check_inputs: bool = True
     s2r_ring: Optional[RingHandle] = None
+    tp_size: Optional[int] = None
+    tp_rank: int = 0
 
     def validate(self) -> None:
         self.scheduler.validate()
@@ -61,6 +67,8 @@ class RunnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         if not self.peer_timeout_s > 0:
             raise ConfigError(f"peer_timeout_s must be > 0, got {self.peer_timeout_s}")
         check_pickle_transport(self.codec, self.s2r_endpoint, self.allow_pickle_over_tcp)
+        if self.tp_size is not None and not 0 <= self.tp_rank < self.tp_size:
+            raise ConfigError(f"tp_rank {self.tp_rank} is not a rank of tp_size {self.tp_size}")
 
 
 def check_pickle_transport(codec: str, endpoint: str, allow_pickle_over_tcp: bool) -> None:

@@ -347,10 +347,13 @@ class RunnerSockets:
 
     def close(self, linger_ms: int = 0) -> None:
         """Close the sockets; messages still queued are sent for up to ``linger_ms``
-        (``ZMQ_LINGER``; 0 discards them, even a control message already sent)."""
+        (``ZMQ_LINGER``; 0 discards them, even a control message already sent). A SUB
+        ``s2r`` (a ``--tp`` rank, ``wire.tp``) sends only subscriptions, which a
+        reconnect to the scheduler's closed socket would leave queued: it closes with
+        linger 0, or the context's termination would wait ``linger_ms`` for them."""
         for sock in (self.s2r, self.r2s, self.ctl):
             if sock is not None:
-                sock.close(linger=linger_ms)
+                sock.close(linger=0 if sock.socket_type == zmq.SUB else linger_ms)
 
 
 def check_endpoints(transport: str, host: str = DEFAULT_HOST) -> None:

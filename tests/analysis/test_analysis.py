@@ -141,7 +141,8 @@ def test_paired_send_cached(res):
 # ------------------------------------------------------------------------------ figures
 
 
-@pytest.mark.parametrize("name", [n for n, *_ in plots.FIGURES if n != "latency_cdfs"])
+@pytest.mark.parametrize("name", [n for n, *_ in plots.FIGURES
+                                  if n not in ("latency_cdfs", "tp_saving")])
 def test_figure_has_labelled_axes(res, name):
     fn = dict((n, f) for n, f, _ in plots.FIGURES)[name]
     fig = fn(res)
@@ -214,7 +215,8 @@ def test_report_writes_markdown_html_and_pngs(run_dir, summary, tmp_path, capsys
     assert cli.main(["report", str(run_dir), "--output", str(out)]) == 0
     assert capsys.readouterr().out.strip() == f"report: {out / 'report.html'}"
     pngs = sorted(p.name for p in out.glob("*.png"))
-    assert pngs == sorted(f"{n}.png" for n, *_ in plots.FIGURES if n != "latency_cdfs")
+    assert pngs == sorted(f"{n}.png" for n, *_ in plots.FIGURES
+                          if n not in ("latency_cdfs", "tp_saving"))
     md = (out / "report.md").read_text()
     html = (out / "report.html").read_text()
     for name in pngs:
@@ -223,6 +225,8 @@ def test_report_writes_markdown_html_and_pngs(run_dir, summary, tmp_path, capsys
     assert html.count('src="data:image/png;base64,') == len(pngs)
     assert "<img" in html and 'src="http' not in html  # nothing fetched from the network
     assert "TTFT and ITL distributions: not shown, no per-request latencies" in md
+    assert ("Send's saving against the number of ranks: not shown, no tensor-parallel "
+            "cases (scenario tp-broadcast)") in md
     assert (out / "small-run.summary.json").read_text() == (run_dir / "summary.json").read_text()
     # Findings are the summary's numbers.
     by = {(c["num_running"], c["policy"], c["codec"]): c for c in summary["cases"]}

@@ -275,7 +275,7 @@ def test_every_scenario_refuses_the_options_it_does_not_take(capsys):
               "step_time_ms": "3", "step_wait": "spin", "model_preset": "tiny",
               "torch_threads": "2", "device": "cpu", "roofline": "on", "vocab_size": "1000",
               "req_id_format": "numeric", "attention": "flex", "cuda_graphs": None,
-              "cuda_graph_sizes": "1,2"}  # None: a flag
+              "cuda_graph_sizes": "1,2", "tp": "2", "tp_transports": "ipc"}  # None: a flag
     assert set(values) == set(SCENARIO_OPTIONS)
     refused = {}
     for name, module in discover().items():
@@ -287,19 +287,21 @@ def test_every_scenario_refuses_the_options_it_does_not_take(capsys):
                                               f"{option} ({SCENARIO_OPTIONS[field]})"], "")
             refused.setdefault(name, []).append(option)
     replay, logical = ["--max-requests", "--trace"], ["--logical-step-ms"]
+    tp = ["--tp", "--tp-transports"]
     assert refused == {
-        "azure-code": ["--num-running", "--steps", "--trace-speedup"],
-        "azure-conv": ["--num-running", "--steps", "--trace-speedup"],
-        "azure-code-timed": logical + ["--num-running", "--steps"],
-        "azure-conv-timed": logical + ["--num-running", "--steps"],
-        "decode-steady": logical + replay + ["--trace-speedup"],
-        "overhead": logical + replay + ["--trace-speedup"],
-        "step-time": logical + replay + ["--trace-speedup"],
+        "azure-code": ["--num-running", "--steps", "--tp", "--tp-transports", "--trace-speedup"],
+        "azure-conv": ["--num-running", "--steps", "--tp", "--tp-transports", "--trace-speedup"],
+        "azure-code-timed": logical + ["--num-running", "--steps"] + tp,
+        "azure-conv-timed": logical + ["--num-running", "--steps"] + tp,
+        "decode-steady": logical + ["--max-requests"] + tp + ["--trace", "--trace-speedup"],
+        "overhead": logical + ["--max-requests"] + tp + ["--trace", "--trace-speedup"],
+        "step-time": logical + ["--max-requests"] + tp + ["--trace", "--trace-speedup"],
+        "tp-broadcast": logical + replay + ["--trace-speedup"],
         "soak": ["--attention", "--cuda-graph-sizes", "--cuda-graphs", "--device",
                  "--logical-step-ms", "--model", "--model-preset",
                  "--num-running", "--req-id-format", "--roofline", "--step-time-ms",
                  "--step-wait", "--steps",
-                 "--torch-threads", "--vocab-size"],
+                 "--torch-threads", "--tp", "--tp-transports", "--vocab-size"],
     }
 
 

@@ -1,0 +1,162 @@
+"""Figures of a ``--tp N`` case (``harness.tp_case``) and send's saving against N.
+
+Per counted step (means unless named ``_median``), added to the case's summary:
+
+- ``tp``: N, the number of runner ranks; ``tp_cores``: CPUs of the scheduler's
+  affinity mask; ``tp_oversubscribed``: fewer than N + 1 of them (the ranks and the
+  scheduler share cores: timings not comparable);
+- ``tp_s2r_bytes_written_per_step``: bytes the scheduler writes once per step: on
+  the ring (``shm*``) the chunk head and payload (``shm_ring.ring_message_bytes``),
+  over XPUB the ZMTP frame it hands to ZeroMQ once;
+- ``tp_s2r_wire_bytes_all_ranks_per_step``: bytes that reach the ranks in all: the
+  ring's once (the ranks read the same shared memory), XPUB's N times (one ZMTP
+  frame per subscriber connection);
+- ``tp_encode_ns_per_step``: the scheduler's one encode of the ``SchedulerOutput``;
+- ``tp_rank_decode_ns_per_step``: each rank's decode, ``[N]``;
+  ``tp_decode_ns_all_ranks_per_step``: their sum (CPU the N decodes take);
+- ``tp_ready_ns_per_step`` / ``_median``: receive-to-ready of the slowest rank: per
+  rank, from the later of the scheduler handing the encoded frame to the transport
+  (its ``tp_sent_ns``) and the rank starting to wait for it (``runner_t0_ns``), to
+  the rank having decoded it (``+ runner_idle_ns + runner_decode_ns``); the largest
+  over the ranks. Rank times are put on the scheduler's clock by the rank's loop
+  origin (``wire.tp.ORIGIN_COLUMN``); every process reads ``perf_counter_ns``
+  (CLOCK_MONOTONIC, one clock for the machine).
+- ``tp_lag_ns_median``: from the send to the last rank having decoded the step,
+  backlog included. The scheduler waits for rank 0 only (the null and fixed-step
+  models have no collective operation that would hold every rank to each step, as
+  an all-reduce does in vLLM), so a slower rank can fall behind: by up to the ring's
+  10 chunks, or over XPUB until the next control exchange (the input oracle's check,
+  every 128 steps by default). ``tp_slowest_rank_share``: per rank, the share of
+  steps on which it was the last ready.
+
+``tp_saving`` pairs each send case with the cached case of the same workload, codec,
+transport, N and repetition: send minus cached of the bytes written, the encode, the
+N decodes and the slowest rank's receive-to-ready time; ``tp_saving_means`` averages
+those pairs over repetitions.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from ipc_bench.harness.spec import SCHED_COLUMNS, CaseResult
+from ipc_bench.wire.shm_ring import RING_TRANSPORTS, ring_message_bytes
+from ipc_bench.wire.tp import ORIGIN_COLUMN
+
+_COL = {name: i for i, name in enumerate(SCHED_COLUMNS)}
+#: Summary keys whose send-minus-cached difference ``tp_saving`` reports.
+SAVING_KEYS = ("tp_s2r_bytes_written_per_step", "tp_s2r_wire_bytes_all_ranks_per_step",
+               "tp_encode_ns_per_step", "tp_decode_ns_all_ranks_per_step",
+               "tp_ready_ns_median")
+
+
+def _rank_times(result: CaseResult, seqs: np.ndarray
+                ) -> Optional[tuple[np.ndarray, np.ndarray]]:
+    """``(asked, ready)``, each ``[steps, N]`` absolute ns: when each rank began to
+    wait for each step ``seqs`` and when it had decoded it; ``None`` when a rank's
+    report lacks a column (a failed case)."""
+    asked, ready = [], []
+    for cols in result.tp_rank_columns:
+        try:
+            origin = cols[ORIGIN_COLUMN][0]
+            t0, idle, decode = (np.asarray(cols[k], dtype=np.int64)[seqs]
+                                for k in ("runner_t0_ns", "runner_idle_ns",
+                                          "runner_decode_ns"))
+        except (KeyError, IndexError):
+            return None
+        asked.append(origin + t0)
+        ready.append(origin + t0 + idle + decode)
+    return np.stack(asked, axis=1), np.stack(ready, axis=1)
+
+
+def tp_figures(result: CaseResult, c: np.ndarray) -> dict[str, Any]:
+    """The ``tp_*`` summary fields (module docstring) of a ``--tp`` case, over its
+    counted sched rows ``c`` (``[steps, len(SCHED_COLUMNS)]``); only ``tp`` when the
+    ranks' reports are missing. Units: bytes, ns."""
+    spec = result.spec
+    n = spec.tp
+    out: dict[str, Any] = {"tp": n}
+    cores = result.model_info.get("tp_cores")
+    if cores is not None:
+        out.update(tp_cores=cores, tp_oversubscribed=cores < n + 1)
+    if len(c) == 0:
+        return out
+    payload = c[:, _COL["s2r_payload_bytes"]]
+    if spec.transport in RING_TRANSPORTS:
+        written = np.fromiter(map(ring_message_bytes, payload.tolist()), np.int64, len(payload))
+        all_ranks = written
+    else:
+        written = payload + np.where(payload <= 255, 2, 9)
+        all_ranks = written * n
+    out.update(tp_s2r_bytes_written_per_step=float(written.mean()),
+               tp_s2r_wire_bytes_all_ranks_per_step=float(all_ranks.mean()),
+               tp_encode_ns_per_step=float(c[:, _COL["encode_ns"]].mean()))
+    seqs = c[:, _COL["seq"]]
+    if len(result.tp_rank_columns) != n or len(result.tp_sent_ns) <= int(seqs.max()):
+        return out
+    try:
+        decodes = [float(np.asarray(cols["runner_decode_ns"], dtype=np.int64)[seqs].mean())
+                   for cols in result.tp_rank_columns]
+    except (KeyError, IndexError):
+        return out
+    out.update(tp_rank_decode_ns_per_step=decodes,
+               tp_decode_ns_all_ranks_per_step=float(sum(decodes)))
+    times = _rank_times(result, seqs)
+    if times is not None:
+        asked, ready = times
+        sent = np.asarray(result.tp_sent_ns, dtype=np.int64)[seqs][:, None]
+        latency = (ready - np.maximum(sent, asked)).max(axis=1)
+        lag = ready.max(axis=1) - sent[:, 0]
+        slowest = np.bincount(ready.argmax(axis=1), minlength=n) / len(seqs)
+        out.update(tp_ready_ns_per_step=float(latency.mean()),
+                   tp_ready_ns_median=float(np.median(latency)),
+                   tp_lag_ns_median=float(np.median(lag)),
+                   tp_slowest_rank_share=[float(x) for x in slowest])
+    return out
+
+
+def tp_saving(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Send minus cached per (workload, codec, transport, N, repetition) of the
+    complete ``--tp`` cases in ``summaries``: one dict per pair with ``num_running``,
+    ``codec``, ``transport``, ``tp``, ``repetition`` and, for each of ``SAVING_KEYS``
+    both cases have, ``saving_<key>`` (bytes or ns per step; positive: send costs
+    more). Sorted by transport, codec, N."""
+    pairs: dict[tuple, dict[str, dict[str, Any]]] = {}
+    for s in summaries:
+        if s.get("tp") is None or not s.get("complete") or not s.get("num_steps"):
+            continue
+        key = (s.get("num_running"), s["codec"], s["transport"], s["tp"], s["repetition"])
+        pairs.setdefault(key, {})[s["policy"]] = s
+    rows = []
+    for key in sorted(pairs, key=lambda k: (k[2], k[1], k[3], k[4], str(k[0]))):
+        send, cached = pairs[key].get("send"), pairs[key].get("cached")
+        if send is None or cached is None:
+            continue
+        row = dict(zip(("num_running", "codec", "transport", "tp", "repetition"), key))
+        for k in SAVING_KEYS:
+            if send.get(k) is not None and cached.get(k) is not None:
+                row["saving_" + k] = send[k] - cached[k]
+        rows.append(row)
+    return rows
+
+
+def tp_saving_means(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``tp_saving`` rows averaged over repetitions: one dict per (workload, codec,
+    transport, N) with ``n`` (repetitions) and, per ``saving_<key>``, its mean and
+    ``saving_<key>_range`` (min, max). Order as ``rows``."""
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((r["num_running"], r["codec"], r["transport"], r["tp"]), []).append(r)
+    out = []
+    for (b, codec, transport, n), group in groups.items():
+        row: dict[str, Any] = dict(num_running=b, codec=codec, transport=transport, tp=n,
+                                   n=len(group))
+        for k in SAVING_KEYS:
+            values = [r["saving_" + k] for r in group if "saving_" + k in r]
+            if values:
+                row["saving_" + k] = sum(values) / len(values)
+                row[f"saving_{k}_range"] = (min(values), max(values))
+        out.append(row)
+    return out

@@ -1,0 +1,285 @@
+"""One ``--tp N`` case: one scheduler, N runner ranks receiving every ``SchedulerOutput``.
+
+``run_tp_case(spec)`` is ``supervisor.run_case`` for ``spec.tp`` set: it binds the
+broadcast's sockets (``wire.tp.TpSchedulerSockets``) and, under ``shm*``, a ring with N
+readers; starts N runner processes (``python -m ipc_bench.harness CTL_ENDPOINT``,
+rank ``r`` on its own control socket, told its rank in ``RunnerConfig.tp_rank``);
+handshakes with each; waits until every rank reads the broadcast (ring attachments or
+XPUB subscriptions); then runs the same phases as the single runner
+(``supervisor.run_phases``: scheduler loop, floor, stop and reports) through a
+``wire.tp.TpSchedulerChannel``.
+
+Each rank keeps its own persistent batch and token buffer and computes the same step;
+rank 0 replies. The input oracle checks every rank's digests (``TpExchange`` hands
+``harness.oracle.InputOracle`` one answer per rank; a drifting rank fails the case with
+``rank R: input oracle: ...``); at the end every rank's per-step digests of the
+``ModelRunnerOutput`` it encoded must equal rank 0's (``check_rank_outputs``: under
+``send`` a rank's own samples never reach its token buffer, so only this sees a rank
+that samples other tokens). Each rank's ``RunnerReport`` columns land in
+``CaseResult.tp_rank_columns`` (rank 0's also in ``runner_columns``), the scheduler's
+send times in ``tp_sent_ns``; ``analysis.tp`` turns them into the per-step figures.
+
+Faults as the single runner's (``supervisor`` docstring), each naming the rank: a
+rank that exits or is killed (``rank R: runner process P was killed by SIGKILL ...``,
+noticed within ``wire.tp.LIVENESS_INTERVAL_NS`` while frames flow, or in any wait),
+one that stops answering, one that reports an error. Whatever ends the case, the
+shutdown closes the ring (unlinking its shared memory if a rank never attached), the
+sockets and the context, removes the socket folder and reaps every rank (SIGKILL
+unless the case ended cleanly), deferring Ctrl-C until that is done.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence
+
+import zmq
+
+from ipc_bench.engine.config import ConfigError
+from ipc_bench.harness.recording import StepFlusher
+from ipc_bench.harness.scheduler_loop import ChannelExchange
+from ipc_bench.harness.signals import deferred
+from ipc_bench.harness.spec import CaseError, CaseResult, CaseSpec
+from ipc_bench.wire.control import (PROTOCOL_VERSION, ErrorReport, Handshake, InputDigests,
+                                    Ready, StepInputIds, encode_control)
+from ipc_bench.wire.handshake import RunnerConfig, encode_config
+from ipc_bench.wire.shm_ring import RING_TRANSPORTS, RingWriter
+from ipc_bench.wire.tp import (ORIGIN_COLUMN, OUTPUT_DIGEST_COLUMN, TpSchedulerChannel,
+                               TpSchedulerSockets, check_tp)
+from ipc_bench.wire.transport import (EndpointDir, PeerError, PeerTimeout, destroy_context,
+                                      send_frame)
+
+
+#: Models every rank runs whole (no weights to shard or replicate).
+TP_MODELS = ("null", "fixed-step")
+
+
+class TpExchange(ChannelExchange):
+    """``ChannelExchange`` whose input-oracle answers come from every rank: lists
+    indexed by rank (``oracle.InputOracle`` checks each)."""
+
+    def runner_input_digests(self, next_seq: Optional[int] = None) -> list[InputDigests]:
+        super().runner_input_digests(next_seq)
+        return list(self.channel.per_rank)
+
+    def runner_step_ids(self, seq: int) -> list[StepInputIds]:
+        super().runner_step_ids(seq)
+        return list(self.channel.per_rank)
+
+
+class _Ranks:
+    """The N rank processes (``supervisor.RunnerProcess`` each, stderr in its own
+    folder ``rank<R>``): ``problem()`` names the first rank that ended."""
+
+    def __init__(self) -> None:
+        self.procs: list = []
+
+    def problem(self) -> Optional[str]:
+        for rank, proc in enumerate(self.procs):
+            found = proc.problem()
+            if found:
+                return f"rank {rank}: {found}"
+        return None
+
+    def rank_problem(self, rank: int) -> Optional[str]:
+        """Rank ``rank``'s process alone: ``None`` while it runs, else how it ended."""
+        return self.procs[rank].problem()
+
+    def states(self) -> str:
+        return ", ".join(f"rank {r} {p.state()}" for r, p in enumerate(self.procs))
+
+    def reap(self, grace_s: float, kill: bool) -> None:
+        for proc in self.procs:
+            try:
+                proc.reap(grace_s=grace_s, kill=kill)
+            except ProcessLookupError:
+                pass
+
+
+def run_tp_case(spec: CaseSpec, on_step=None, *, result: CaseResult,
+                flusher: StepFlusher, runner_command: Sequence[str],
+                process: Callable[..., Any], phases: Callable[..., None]) -> CaseResult:
+    """Run ``spec`` with ``spec.tp`` ranks; fills and returns ``result``. ``process``
+    starts one rank (``supervisor.RunnerProcess``'s signature), ``phases`` runs
+    everything after the handshakes (``supervisor.run_phases``'). Raises
+    ``CaseError`` (one line naming the rank) for a rank that dies, hangs, reports an
+    error or drifts from the scheduler's token ids, ``ValueError`` for a ``spec.tp``
+    outside ``wire.tp.TP_SIZES``, ``ConfigError`` for a model other than ``TP_MODELS``
+    (the torch model is refused, not replicated), and ``transport.EndpointError`` when the sockets or
+    the ring cannot be set up (nothing left open, no process started)."""
+    check_tp(spec.tp)
+    if spec.model.name not in TP_MODELS:
+        raise ConfigError(f"--tp runs the {' and '.join(TP_MODELS)} models; the "
+                          f"{spec.model.name} model is not replicated across ranks")
+    return _TpCase(spec, result, runner_command, process, phases).run(on_step, flusher)
+
+
+class _TpCase:
+    """The scheduler's side of a ``--tp`` case: sockets, ring, ranks, phases, shutdown."""
+
+    def __init__(self, spec: CaseSpec, result: CaseResult, runner_command: Sequence[str],
+                 process: Callable[..., Any], phases: Callable[..., None]):
+        self.spec, self.result, self.runner_command = spec, result, runner_command
+        self.process, self.phases = process, phases
+        self.ranks = _Ranks()
+        self.ring: Optional[RingWriter] = None
+        self.exchange: Optional[TpExchange] = None
+
+    def run(self, on_step, flusher: StepFlusher) -> CaseResult:
+        spec, result = self.spec, self.result
+        endpoint_dir: Optional[EndpointDir] = None
+        ctx: Optional[zmq.Context] = None
+        socks: Optional[TpSchedulerSockets] = None
+        clean = False
+        try:
+            endpoint_dir = EndpointDir()
+            ctx = zmq.Context()
+            socks = TpSchedulerSockets(ctx, spec.transport, endpoint_dir, spec.tp, spec.host)
+            if spec.transport in RING_TRANSPORTS:
+                self.ring = RingWriter(spec.tp, wait=RING_TRANSPORTS[spec.transport],
+                                       folder=endpoint_dir.path, ctx=ctx,
+                                       timeout_s=spec.peer_timeout_s)
+            self._start_ranks(socks, endpoint_dir.path)
+            self.phases(spec, self.exchange, result, on_step, flusher)
+            self._collect_reports()
+            clean = True
+            return result
+        except PeerTimeout as exc:
+            raise self._failed(f"a rank stopped answering: {exc} "
+                               f"({self.ranks.states()}; killed)")
+        except PeerError as exc:
+            raise self._failed(str(exc))
+        except CaseError as exc:
+            if result.failed_step is None:
+                result.failed_step = exc.step
+            raise
+        finally:
+            with deferred():
+                try:
+                    self._shut_down(socks, ctx, clean)
+                finally:
+                    if endpoint_dir is not None:
+                        endpoint_dir.cleanup()
+
+    def _failed(self, message: str) -> CaseError:
+        seq = self.exchange.seq if self.exchange is not None else None
+        if self.result.failed_step is None:
+            self.result.failed_step = seq
+        return CaseError(message, seq)
+
+    def _start_ranks(self, socks: TpSchedulerSockets, folder: str) -> None:
+        """Spawn every rank, then handshake with each (``startup_timeout_s``) and wait
+        until each reads the broadcast."""
+        spec = self.spec
+        channel = TpSchedulerChannel(socks, self.ring, spec.peer_timeout_s, self.ranks.problem,
+                                     rank_problem=self.ranks.rank_problem)
+        self.exchange = TpExchange(spec, channel, self.result)
+        for rank in range(spec.tp):
+            os.mkdir(os.path.join(folder, f"rank{rank}"), 0o700)
+            with deferred():  # the handle must be kept, whatever signal arrives
+                self.ranks.procs.append(self.process(
+                    socks.endpoints["ctls"][rank],
+                    os.path.join(folder, f"rank{rank}", "runner.stderr"), self.runner_command))
+        replies = self._handshake(channel, socks)
+        if self.ring is not None:  # every rank has mapped it: its name can go
+            self.ring.wait_for_readers()
+        else:
+            socks.wait_for_subscribers(spec.startup_timeout_s, self.ranks.problem)
+        self.result.runner_device = replies[0].device
+        self.result.model_info = dict(replies[0].model_info, tp=spec.tp,
+                                      tp_cores=len(os.sched_getaffinity(0)))
+        self.result.runner_pid = self.ranks.procs[0].pid
+
+    def _config(self, socks: TpSchedulerSockets, rank: int) -> RunnerConfig:
+        spec = self.spec
+        config = RunnerConfig(
+            scheduler=spec.scheduler, model=spec.model, policy=spec.policy, codec=spec.codec,
+            warmup_steps=spec.warmup_steps, peer_timeout_s=spec.peer_timeout_s,
+            s2r_endpoint=socks.endpoints["s2r"], r2s_endpoint=socks.endpoints["r2s"],
+            record_steps=not spec.stream, allow_pickle_over_tcp=spec.allow_pickle_over_tcp,
+            bare_loop=spec.instrumentation == "totals",
+            check_inputs=spec.input_oracle_interval > 0,
+            s2r_ring=self.ring.handle if self.ring is not None else None,
+            tp_size=spec.tp, tp_rank=rank)
+        config.validate()
+        return config
+
+    def _handshake(self, channel: TpSchedulerChannel, socks: TpSchedulerSockets) -> list[Ready]:
+        """Each rank gets its own ``RunnerConfig`` on its control socket; every
+        ``Ready`` is checked (``CaseError`` naming the rank otherwise)."""
+        spec = self.spec
+        for rank, sock in enumerate(socks.ctls):
+            send_frame(sock, encode_control(Handshake(PROTOCOL_VERSION, encode_config(
+                self._config(socks, rank)))), spec.startup_timeout_s, self.ranks.problem,
+                f"handshake to rank {rank}")
+        reply = channel.recv_control("handshake reply from every rank", spec.startup_timeout_s)
+        if isinstance(reply, ErrorReport):
+            self.exchange.runner_exiting = True
+            raise CaseError(f"a rank refused the handshake: {reply.message}")
+        for rank, ready in enumerate(channel.per_rank):
+            if not isinstance(ready, Ready):
+                raise CaseError(f"rank {rank}: unexpected handshake reply "
+                                f"{type(ready).__name__}")
+            if ready.protocol_version != PROTOCOL_VERSION:
+                raise CaseError(f"rank {rank}: protocol version mismatch: it speaks "
+                                f"{ready.protocol_version}, the scheduler {PROTOCOL_VERSION}")
+        return list(channel.per_rank)
+
+    def _collect_reports(self) -> None:
+        """Every rank's report columns into ``tp_rank_columns``; the send times; then
+        the output oracle (``check_rank_outputs``)."""
+        reports = self.exchange.channel.per_rank
+        self.result.tp_rank_columns = [dict(r.columns) for r in reports]
+        self.result.runner_columns = {k: v for k, v in reports[0].columns.items()
+                                      if k not in (ORIGIN_COLUMN, OUTPUT_DIGEST_COLUMN)}
+        self.result.tp_sent_ns = list(self.exchange.channel.sent_ns)
+        check_rank_outputs(self.result.tp_rank_columns)
+
+
+    def _shut_down(self, socks: Optional[TpSchedulerSockets], ctx: Optional[zmq.Context],
+                   clean: bool) -> None:
+        """Close the ring, the sockets and the context (never blocks), then reap every
+        rank: after a clean stop they exit by themselves; after an error report they
+        are on their way out; otherwise each is killed."""
+        if self.ring is not None:
+            self.ring.close()
+        if socks is not None:
+            socks.close()
+        if ctx is not None:
+            destroy_context(ctx)
+        exiting = self.exchange is not None and self.exchange.runner_exiting
+        if clean:
+            self.ranks.reap(grace_s=2.0, kill=False)
+        elif exiting:
+            self.ranks.reap(grace_s=1.0, kill=False)
+        else:
+            self.ranks.reap(grace_s=5.0, kill=True)
+        for rank, proc in enumerate(self.ranks.procs):
+            try:
+                self.result.heap_reports[f"rank {rank}"] = Path(proc.heap_report_path).read_text()
+            except OSError:
+                pass
+
+
+def check_rank_outputs(rank_columns: list[dict[str, list[int]]]) -> None:
+    """Every rank's ``ModelRunnerOutput`` digests (``wire.tp.OUTPUT_DIGEST_COLUMN``, one
+    per step) must equal rank 0's, whose frames the scheduler received: ``CaseError``
+    naming the first rank and step that differ (``rank R: step S: its
+    ModelRunnerOutput differs from rank 0's ...``). Ranks that report no digests (a
+    streamed case keeps no frames) are not compared."""
+    ref = rank_columns[0].get(OUTPUT_DIGEST_COLUMN) if rank_columns else None
+    if not ref:
+        return
+    for rank, cols in enumerate(rank_columns[1:], start=1):
+        mine = cols.get(OUTPUT_DIGEST_COLUMN)
+        if not mine:
+            continue
+        if len(mine) != len(ref):
+            raise CaseError(f"rank {rank}: encoded {len(mine)} ModelRunnerOutputs, rank 0 "
+                            f"{len(ref)}")
+        for seq, (a, b) in enumerate(zip(ref, mine)):
+            if a != b:
+                raise CaseError(f"rank {rank}: step {seq}: its ModelRunnerOutput differs "
+                                f"from rank 0's (the one the scheduler received): it sampled "
+                                f"other tokens", seq)

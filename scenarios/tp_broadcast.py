@@ -1,0 +1,139 @@
+"""Tensor-parallel broadcast: one scheduler, N = 1, 2, 4 runner ranks, send's saving against N.
+
+Why: with one GPU vLLM calls its worker in-process, so PR #20291's wire saving lands
+where the scheduler's output is encoded once and read by every tensor-parallel worker
+(the multiprocess executor's shared-memory ``MessageQueue``). Here N runner processes
+(``--tp``) each receive every ``SchedulerOutput``, keep their own persistent batch and
+token buffer and compute the same step; rank 0 replies. The input oracle checks every
+rank's fed ids, so a rank that drifts fails the case naming it.
+
+Grid: 256 running requests (``--num-running``) x N (``--tp``, default 1, 2, 4) x both
+policies x both codecs x broadcast transport (``--tp-transports``): ``ipc``
+(ZeroMQ XPUB -> SUB: one send call, N copies on the wire), ``shm-block`` (the ring with N
+readers sleeping on FIFOs) and ``shm`` (the ring with N spinning readers, vLLM's wait).
+Every case goes through the broadcast path, N = 1 included, so the rows differ only
+in N. Null model by default; ``--model fixed-step --step-time-ms MS`` adds a step time
+(the torch and emulated models are refused: each rank would hold a full copy of the
+model). ``--steps`` default 300 counted steps, ``--warmup-steps`` default 30.
+
+Spinning readers and cores: N spinning ranks and the scheduler need N + 1 cores, or a
+spinning rank takes the core the scheduler (or another rank) needs. Where the
+process's CPU affinity has fewer than N + 1 cores, ``shm`` is left out of the
+default transports for that N (the ring's block wait, ``shm-block``, is what runs);
+asked for with ``--tp-transports``, it runs, a warning says so, and the table marks
+the row ``*`` (its timings are not comparable). Byte figures and the oracles hold
+whatever the cores.
+
+After the tables: per transport, codec and N, send minus cached per step of the bytes
+the scheduler writes once, its one encode, the N ranks' decodes summed and the
+slowest rank's receive-to-ready time (``analysis.tp``), and whether every case's
+token stream was the same across N, transports and policies.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import replace
+from typing import Any
+
+from ipc_bench.analysis.tp import tp_saving, tp_saving_means
+from ipc_bench.engine.config import ConfigError
+from ipc_bench.harness.scenario import STEADY, ScenarioOptions, grid, steady_case
+from ipc_bench.harness.spec import CaseSpec
+from ipc_bench.harness.tp_case import TP_MODELS
+from ipc_bench.report.tables import render
+from ipc_bench.wire.tp import TP_SIZES
+
+NAME = "tp-broadcast"
+OPTIONS = STEADY | {"tp", "tp_transports"}
+DEFAULT_NUM_RUNNING = [256]
+TRANSPORTS = ("ipc", "shm-block", "shm")
+
+
+def cores() -> int:
+    """CPUs this process may run on (its affinity mask)."""
+    return len(os.sched_getaffinity(0))
+
+
+def transports_for(n: int, opts: ScenarioOptions) -> list[str]:
+    """The broadcast transports of N ranks: ``--tp-transports``, else ``TRANSPORTS``
+    less the spinning ``shm`` where fewer than N + 1 cores are available (a warning on
+    stderr when it was asked for there)."""
+    if opts.tp_transports:
+        if "shm" in opts.tp_transports and cores() < n + 1:
+            print(f"bench.py: warning: --tp {n} with spinning readers (shm) on {cores()} "
+                  f"core(s): {n + 1} processes share them; those timings are not comparable",
+                  file=sys.stderr)
+        return list(opts.tp_transports)
+    return [t for t in TRANSPORTS if t != "shm" or cores() >= n + 1]
+
+
+def cases(opts: ScenarioOptions) -> list[CaseSpec]:
+    model = opts.model_config()
+    if model.name not in TP_MODELS:
+        raise ConfigError(f"scenario {NAME} runs the null and fixed-step models; "
+                          f"--model {model.name} is not replicated across ranks here")
+    steps = opts.steps or 300
+    warmup = 30 if opts.warmup_steps is None else opts.warmup_steps
+
+    def make(labels, policy, codec, rep):
+        case = steady_case(opts, NAME, labels, policy, codec, rep, model=model,
+                           steps=steps, warmup=warmup)
+        return replace(case, transport=labels["broadcast"], tp=labels["tp"])
+
+    workloads = [{"num_running": b, "tp": n, "broadcast": t}
+                 for b in (opts.num_running or DEFAULT_NUM_RUNNING)
+                 for n in (opts.tp or list(TP_SIZES))
+                 for t in transports_for(n, opts)]
+    return grid(opts, workloads, make)
+
+
+def _us(row: dict[str, Any], key: str) -> str:
+    """Mean and range over repetitions of ``saving_<key>`` (ns) in us."""
+    value = row.get("saving_" + key)
+    if value is None:
+        return "-"
+    lo, hi = row["saving_" + key + "_range"]
+    return f"{value / 1e3:.1f}" if row["n"] == 1 else \
+        f"{value / 1e3:.1f} ({lo / 1e3:.1f}..{hi / 1e3:.1f})"
+
+
+def _same_tokens(summaries: list[dict[str, Any]]) -> str:
+    """One line: whether every complete case of each batch size produced the same
+    token stream (all N, transports and policies schedule the same batches)."""
+    by_b: dict[Any, set] = {}
+    for s in summaries:
+        if s.get("scenario") == NAME and s.get("complete"):
+            by_b.setdefault(s.get("num_running"), set()).add(s.get("token_digest"))
+    parts = [f"B={b}: " + ("one token stream" if len(d) == 1 else f"{len(d)} DIFFERENT streams")
+             for b, d in sorted(by_b.items(), key=lambda kv: str(kv[0]))]
+    return "token streams across N, transports and policies: " + ("; ".join(parts) or "none")
+
+
+def report(summaries: list[dict[str, Any]]) -> str:
+    """The saving table (module docstring) and the cross-N token check."""
+    mine = [s for s in summaries if s.get("scenario") == NAME]
+    rows = []
+    over = {(s["transport"], s["tp"]) for s in mine if s.get("tp_oversubscribed")}
+    for r in tp_saving_means(tp_saving(mine)):
+        mark = "*" if (r["transport"], r["tp"]) in over else ""
+        rows.append([r["transport"] + mark, r["codec"], str(r["tp"]), str(r["num_running"]),
+                     str(r["n"]),
+                     f"{r.get('saving_tp_s2r_bytes_written_per_step', 0):,.0f}",
+                     f"{r.get('saving_tp_s2r_wire_bytes_all_ranks_per_step', 0):,.0f}",
+                     _us(r, "tp_encode_ns_per_step"),
+                     _us(r, "tp_decode_ns_all_ranks_per_step"),
+                     _us(r, "tp_ready_ns_median")])
+    if not rows:
+        return ""
+    header = ["transport", "codec", "N", "B", "reps", "B written", "B to ranks", "encode us",
+              "N decodes us", "slowest ready us"]
+    out = ["", "send's saving per step against N (send minus cached; mean over repetitions, "
+           "(min..max); bytes written once and delivered to all ranks, one encode, the N "
+           "ranks' decodes summed, median receive-to-ready of the slowest rank):",
+           render(header, rows, left=0)]
+    if over:
+        out.append("* N + 1 processes on fewer cores: they share cores, timings not comparable")
+    out.append(_same_tokens(mine))
+    return "\n".join(out)

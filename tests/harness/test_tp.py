@@ -1,0 +1,326 @@
+"""``--tp N``: one scheduler, N runner ranks on one broadcast (``harness.tp_case``).
+
+- N = 2 over XPUB/SUB and over the ring (block wait) produces the token stream and the
+  schedule of N = 1 and of the single runner, under both policies, and every rank
+  reports its per-step columns; the summary's ``tp_*`` figures follow from them.
+- A rank that drifts (one sampled id corrupted in rank 1's token buffer only, through
+  the ``sitecustomize`` fault injection of ``test_oracle``) fails the case naming rank 1,
+  the step, the request, the position and both ids; a rank that samples another token
+  under ``send`` (its buffer stays the scheduler's) fails it through the output oracle.
+- A SIGKILLed rank is reported naming it; no process, socket folder or shared-memory
+  segment is left; a stopped rank is named after the peer timeout; neither is anything
+  left after Ctrl-C of ``bench.py`` while two ranks run.
+- The tp-broadcast scenario: every case the same token stream, the saving table and
+  figure from the summaries.
+- Spinning readers (``shm``) leave the default sweep where N + 1 > cores, and warn when
+  asked for there.
+- ``--tp`` values other than 1, 2, 4: one line, exit 2.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from fault_helpers import REPO, bench, children, steady_case, wait_dead, wait_for
+from harness.test_e2e import Spy, assert_clean
+from harness.test_oracle import CORRUPT, corrupted
+from ipc_bench.analysis.summary import summarize_case
+from ipc_bench.analysis.tp import tp_saving
+from ipc_bench.harness import tp_case
+from ipc_bench.harness.spec import CaseError
+from ipc_bench.harness.supervisor import run_case
+from ipc_bench.wire.shm_ring import SHM_PREFIX, RingWriter
+from ipc_bench.wire.transport import EndpointDir
+
+pytestmark = pytest.mark.timeout(180)
+
+#: Rank 1 only: the injected bug of ``test_oracle.CORRUPT`` in the process whose control
+#: endpoint is ``.../ctl1`` (rank 1's socket; the rank's command line ends with it).
+CORRUPT_RANK_1 = CORRUPT.replace(
+    'if os.environ.get("IPC_BENCH_TEST_CORRUPT_AT"):',
+    'import sys\nif os.environ.get("IPC_BENCH_TEST_CORRUPT_AT") and '
+    'sys.argv[-1].endswith("/ctl1"):')
+
+
+#: Rank 1 only, under ``send``: the first id sampled at step IPC_BENCH_TEST_RESAMPLE_AT is
+#: replaced by another (its token buffer is the scheduler's, so no fed id changes: only
+#: the output oracle can see it).
+RESAMPLE_RANK_1 = '''
+import os, sys
+if os.environ.get("IPC_BENCH_TEST_RESAMPLE_AT"):
+    from ipc_bench.engine import model_runner as _mr
+    _at = int(os.environ["IPC_BENCH_TEST_RESAMPLE_AT"])
+    _real = _mr.ModelRunner.sample
+    _calls = [0]
+
+    def sample(self, inputs):
+        ids = _real(self, inputs)
+        if _calls[0] == _at and sys.argv[-1].endswith("/ctl1"):
+            ids[0] = ids[0] + 1
+        _calls[0] += 1
+        return ids
+
+    _mr.ModelRunner.sample = sample
+'''
+
+
+def segments() -> set[str]:
+    """Ring segments in /dev/shm now (other runs on the machine may have theirs)."""
+    return {n for n in os.listdir("/dev/shm") if n.startswith(SHM_PREFIX)}
+
+
+def spy_on(monkeypatch) -> Spy:
+    """``test_e2e.Spy`` that also records the ``--tp`` cases' socket folders and ring
+    segment names (``spy.rings``)."""
+    spy = Spy(monkeypatch)
+    spy.rings = []
+
+    class RecordingDir(EndpointDir):
+        def __init__(self):
+            super().__init__()
+            spy.dirs.append(self.path)
+
+    class RecordingRing(RingWriter):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            spy.rings.append(self.handle.shm_name)
+
+    monkeypatch.setattr(tp_case, "EndpointDir", RecordingDir)
+    monkeypatch.setattr(tp_case, "RingWriter", RecordingRing)
+    return spy
+
+
+def assert_no_segment(spy: Spy) -> None:
+    """Every ring segment the spied cases made is gone."""
+    left = [n for n in spy.rings if os.path.exists(f"/dev/shm/{n}")]
+    assert left == []
+
+
+@pytest.mark.parametrize("policy", ["send", "cached"])
+def test_two_ranks_compute_the_single_runners_tokens(monkeypatch, policy):
+    single = run_case(steady_case(16, policy=policy, max_steps=120))
+    for transport in ("ipc", "shm-block"):
+        spy = spy_on(monkeypatch)
+        results = {n: run_case(steady_case(16, policy=policy, max_steps=120,
+                                           transport=transport, tp=n)) for n in (1, 2)}
+        for n, result in results.items():
+            assert result.token_digest == single.token_digest, (transport, n)
+            assert result.schedule_digest == single.schedule_digest
+            assert len(result.sched_rows) == 120
+            assert len(result.tp_rank_columns) == n
+            for cols in result.tp_rank_columns:
+                assert len(cols["runner_decode_ns"]) == 120
+                assert all(v > 0 for v in cols["runner_decode_ns"])
+        assert [p.returncode for p in spy.procs] == [0, 0, 0]
+        assert_clean(spy)
+        assert_no_segment(spy)
+        assert len(spy.rings) == (2 if transport == "shm-block" else 0)
+        s1, s2 = (summarize_case(results[n]) for n in (1, 2))
+        assert (s1["tp"], s2["tp"]) == (1, 2)
+        assert s2["tp_s2r_bytes_written_per_step"] == s1["tp_s2r_bytes_written_per_step"]
+        factor = 1 if transport == "shm-block" else 2
+        assert s2["tp_s2r_wire_bytes_all_ranks_per_step"] == pytest.approx(
+            factor * s2["tp_s2r_bytes_written_per_step"])
+        assert len(s2["tp_rank_decode_ns_per_step"]) == 2
+        assert s2["tp_decode_ns_all_ranks_per_step"] == pytest.approx(
+            sum(s2["tp_rank_decode_ns_per_step"]))
+        assert 0 < s2["tp_ready_ns_median"] < 1e9
+        assert sum(s2["tp_slowest_rank_share"]) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("transport", ["ipc", "shm-block"])
+def test_a_drifting_rank_fails_the_case_naming_it(monkeypatch, tmp_path, transport):
+    (tmp_path / "sitecustomize.py").write_text(CORRUPT_RANK_1)
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    log = tmp_path / "corrupted.txt"
+    monkeypatch.setenv("IPC_BENCH_TEST_CORRUPT_LOG", str(log))
+    monkeypatch.setenv("IPC_BENCH_TEST_CORRUPT_AT", "20")
+    spy = spy_on(monkeypatch)
+    with pytest.raises(CaseError) as err:
+        run_case(steady_case(8, policy="cached", max_steps=300, transport=transport, tp=2,
+                             input_oracle_interval=1))
+    seq, req_id, pos, good, bad = corrupted(log)
+    assert seq == 20
+    assert str(err.value) == (
+        f"rank 1: input oracle: step 21: request {req_id}: the runner fed token id {bad} "
+        f"at position {pos}, the scheduler's all_token_ids hold {good}")
+    assert err.value.step == 21
+    assert_clean(spy)
+
+
+def test_a_rank_that_samples_other_tokens_fails_the_case_naming_it(monkeypatch, tmp_path):
+    (tmp_path / "sitecustomize.py").write_text(RESAMPLE_RANK_1)
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    monkeypatch.setenv("IPC_BENCH_TEST_RESAMPLE_AT", "30")
+    spy = spy_on(monkeypatch)
+    result_spec = steady_case(8, policy="send", max_steps=80, transport="shm-block", tp=2,
+                              input_oracle_interval=1)
+    with pytest.raises(CaseError) as err:
+        run_case(result_spec)
+    assert str(err.value) == ("rank 1: step 30: its ModelRunnerOutput differs from rank 0's "
+                              "(the one the scheduler received): it sampled other tokens")
+    assert err.value.step == 30
+    assert_clean(spy)
+
+
+@pytest.mark.parametrize("transport", ["ipc", "shm-block"])
+def test_a_killed_rank_is_named_and_nothing_is_left(monkeypatch, transport):
+    spy = spy_on(monkeypatch)
+
+    def kill_rank_1(seq, num_output_tokens, num_finished):
+        if seq == 10:
+            os.kill(spy.procs[1].pid, signal.SIGKILL)
+
+    with pytest.raises(CaseError) as err:
+        run_case(steady_case(8, policy="send", transport=transport, tp=2),
+                 on_step=kill_rank_1)
+    message = str(err.value)
+    assert message.startswith(f"rank 1: runner process {spy.procs[1].pid} was killed by "
+                              f"SIGKILL"), message
+    assert spy.procs[1].returncode == -signal.SIGKILL
+    assert_clean(spy)
+    assert_no_segment(spy)
+
+
+@pytest.mark.parametrize("transport", ["ipc", "shm-block"])
+def test_a_hung_rank_is_named_within_the_timeout(monkeypatch, transport):
+    spy = spy_on(monkeypatch)
+
+    def stop_rank_1(seq, num_output_tokens, num_finished):
+        if seq == 10:
+            os.kill(spy.procs[1].pid, signal.SIGSTOP)
+
+    with pytest.raises(CaseError) as err:
+        run_case(steady_case(8, policy="cached", transport=transport, tp=2,
+                             peer_timeout_s=1.0), on_step=stop_rank_1)
+    message = str(err.value)
+    assert message.startswith("a rank stopped answering: "), message
+    if transport == "ipc":  # XPUB queues on: the next input check waits for rank 1
+        assert "input digests from the runner before step 128 from rank(s) 1 within 1 s" \
+            in message, message
+    else:  # the ring fills: the writer waits for rank 1 to read
+        assert "waited for reader(s) 1 to read chunk" in message, message
+    assert re.search(r" \(rank 0 [RS] \((running|sleeping)\), rank 1 T \(stopped\); "
+                     r"killed\)$", message), message
+    assert spy.procs[1].returncode == -signal.SIGKILL
+    assert_clean(spy)
+
+
+@pytest.mark.parametrize("transport", ["ipc", "shm-block"])
+def test_ctrl_c_reaps_every_rank_and_leaves_no_segment(tmp_path, transport):
+    before = segments()
+    run_dir = tmp_path / "run"
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    proc = bench(["--scenario", "tp-broadcast", "--tp", "2", "--tp-transports", transport,
+                  "--num-running", "16", "--steps", "100000000", "--policies", "send",
+                  "--codecs", "msgpack", "--output", str(run_dir)], env=env)
+    wait_for(lambda: (run_dir / "steps.partial.csv").exists(), what="first flush")
+    ranks = wait_for(lambda: len(children(proc.pid)) == 2 and children(proc.pid),
+                     what="two ranks")
+    proc.send_signal(signal.SIGINT)
+    for pid in ranks:
+        wait_dead(pid, timeout_s=10)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "bench.py: interrupted by SIGINT (exit 130)"
+    assert "Traceback" not in err and children(proc.pid) == []
+    # Another run's ring may exist for a moment (a name lives until its readers
+    # attach); one of ours would stay.
+    wait_for(lambda: not segments() - before, timeout_s=5, what="no new ring segment")
+    assert [p.name for p in tmp_path.iterdir()] == ["run"]  # socket folders removed
+
+
+def test_the_scenario_reports_the_saving_against_n(tmp_path):
+    run_dir = tmp_path / "run"
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "bench.py"), "--scenario", "tp-broadcast", "--tp", "1,2",
+         "--tp-transports", "shm-block,ipc", "--num-running", "8", "--steps", "30",
+         "--warmup-steps", "5", "--codecs", "msgpack", "--output", str(run_dir), "--quiet"],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+        env=dict(os.environ, TMPDIR=str(tmp_path)))
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((run_dir / "summary.json").read_text())
+    cases = summary["cases"]
+    assert sorted((c["tp"], c["transport"], c["policy"]) for c in cases) == sorted(
+        (n, t, p) for n in (1, 2) for t in ("ipc", "shm-block") for p in ("send", "cached"))
+    assert len({c["token_digest"] for c in cases}) == 1
+    assert "token streams across N, transports and policies: B=8: one token stream" \
+        in proc.stdout
+    rows = tp_saving(cases)
+    assert [(r["transport"], r["tp"]) for r in rows] == [("ipc", 1), ("ipc", 2),
+                                                         ("shm-block", 1), ("shm-block", 2)]
+    for r in rows:  # send ships 8 one-id lists a step: a header and a 3- or 5-byte id each
+        assert 8 * 3 <= r["saving_tp_s2r_bytes_written_per_step"] <= 8 * 5 + 2
+    from ipc_bench.analysis.results import load
+    from ipc_bench.report import plots
+
+    fig = plots.tp_saving_figure(load(run_dir))
+    line = next(ln for ln in fig.axes[0].lines if ln.get_label() == "ipc / msgpack")
+    assert list(line.get_xdata()) == [1, 2]
+    assert list(line.get_ydata()) == pytest.approx(
+        [r["saving_tp_s2r_bytes_written_per_step"] for r in rows if r["transport"] == "ipc"])
+    assert all(y for _, y in plots.axis_labels(fig))
+
+
+@pytest.mark.parametrize("value, why", [
+    ("3", "each value must be one of 1, 2, 4, got 3"),
+    ("0", "must be at least 1, got 0"),
+    ("8", "must be at most 4, got 8"),
+    ("two", "expected an integer, got 'two'"),
+])
+def test_bad_tp_values_get_one_line_and_exit_2(value, why):
+    proc = subprocess.run([sys.executable, str(REPO / "bench.py"), "--scenario", "tp-broadcast",
+                           "--tp", value], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr == f"bench.py: error: argument --tp: {why}\n"
+    assert proc.stdout == ""
+
+
+def test_spinning_readers_are_left_out_where_cores_are_short(monkeypatch, capsys):
+    from ipc_bench.harness.scenario import ScenarioOptions
+    from ipc_bench.scenarios import tp_broadcast
+
+    monkeypatch.setattr(tp_broadcast, "cores", lambda: 2)
+    opts = ScenarioOptions()
+    assert tp_broadcast.transports_for(1, opts) == ["ipc", "shm-block", "shm"]
+    assert tp_broadcast.transports_for(2, opts) == ["ipc", "shm-block"]
+    assert tp_broadcast.transports_for(4, opts) == ["ipc", "shm-block"]
+    assert capsys.readouterr().err == ""
+    opts = ScenarioOptions(tp_transports=["shm"])
+    assert tp_broadcast.transports_for(1, opts) == ["shm"]
+    assert capsys.readouterr().err == ""
+    assert tp_broadcast.transports_for(4, opts) == ["shm"]
+    assert capsys.readouterr().err == (
+        "bench.py: warning: --tp 4 with spinning readers (shm) on 2 core(s): 5 processes "
+        "share them; those timings are not comparable\n")
+    monkeypatch.setattr(tp_broadcast, "cores", lambda: 5)
+    assert tp_broadcast.transports_for(4, ScenarioOptions()) == ["ipc", "shm-block", "shm"]
+    specs = tp_broadcast.cases(ScenarioOptions(tp=[4], codecs=["msgpack"]))
+    assert sorted({(c.tp, c.transport) for c in specs}) == [(4, "ipc"), (4, "shm"),
+                                                            (4, "shm-block")]
+    assert all(c.labels == {"num_running": 256, "tp": 4, "broadcast": c.transport}
+               for c in specs)
+
+
+def test_tp_transports_are_the_local_ones():
+    proc = subprocess.run([sys.executable, str(REPO / "bench.py"), "--scenario", "tp-broadcast",
+                           "--tp-transports", "shm,tcp"], cwd=REPO, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr == ("bench.py: error: argument --tp-transports: 'tcp': choose from ipc, "
+                           "shm, shm-block\n")
+
+
+def test_tp_is_refused_by_scenarios_without_ranks():
+    proc = subprocess.run([sys.executable, str(REPO / "bench.py"), "--scenario", "decode-steady",
+                           "--tp", "2"], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr == ("bench.py: error: scenario decode-steady does not take --tp (the "
+                           "runner ranks of a tensor-parallel broadcast)\n")
