@@ -23,7 +23,8 @@ from the MessagePack spec: ``A(n)`` array / ``M(n)`` map header = 1 byte for n <
 
 (``t'_i`` the token sampled for row ``i``). So send costs ``1 + U(t_i)`` bytes per
 request more than cached (plus ``A(R) - 1``): 2 to 6 bytes, about 4.97 on average for
-uniform ids in a 128,256-token vocabulary.
+uniform ids in a 128,256-token vocabulary and 3.17 for Zipf ids (``--token-ids zipf``:
+44 % of ids below 128).
 
 **pickle** (protocol 5, the C pickler, as vLLM's executor uses it), of what vLLM
 7f280d69c's multiprocess executor pickles: the RPC tuple ``("execute_model", (so,),
@@ -64,6 +65,7 @@ from typing import Callable, Optional, Sequence
 
 from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.engine.messages import VLLM_DATACLASSES, ModelRunnerOutput, SchedulerOutput
+from ipc_bench.engine.token_ids import token_id_distribution
 from ipc_bench.v1rpc.multiproc_executors import EXECUTE_MODEL, OUTPUT_RANK, WorkerProc
 from ipc_bench.wire.codecs import CODECS  # the codec registry: each has a byte model here
 
@@ -468,28 +470,34 @@ def send_minus_cached_bytes(codec: str, token_ids: Sequence[int]) -> int:
     raise ValueError(f"unknown codec {codec!r}; choose from {', '.join(CODECS)}")
 
 
-def expected_token_bytes(codec: str, vocab_size: int) -> float:
-    """Mean bytes of one token id drawn uniformly from ``[0, vocab_size)``:
-    ``E[U(t)]`` (msgpack) or ``E[P(t)]`` (pickle)."""
+def expected_token_bytes(codec: str, vocab_size: int, token_ids: str = "uniform") -> float:
+    """Mean bytes of one token id drawn from ``[0, vocab_size)`` by the distribution
+    ``token_ids`` (``uniform``, ``zipf`` or ``hist:PATH``; ``engine.token_ids``):
+    ``E[U(t)]`` (msgpack) or ``E[P(t)]`` (pickle), i.e. the sum over the ranges of equal
+    width of (probability of the range) x (width), exact for the ids the harness draws.
+    Raises ``ConfigError`` on a bad ``token_ids``."""
     width = mp_uint if codec == "msgpack" else pk_int
-    # piecewise-constant widths: count ids in each range
-    bounds = [0, 128, 256, 65536, 2**31, 2**32]
-    total = 0
-    for lo, hi in zip(bounds, bounds[1:]):
-        if lo >= vocab_size:
-            break
-        n = min(hi, vocab_size) - lo
-        total += n * width(lo)
-    return total / vocab_size
+    dist = token_id_distribution(token_ids, vocab_size)
+    if dist.uniform:  # exact rational arithmetic for the uniform case
+        bounds = [0, 128, 256, 65536, 2**31, 2**32]
+        total = 0
+        for lo, hi in zip(bounds, bounds[1:]):
+            if lo >= vocab_size:
+                break
+            total += (min(hi, vocab_size) - lo) * width(lo)
+        return total / vocab_size
+    bounds = [0, 128, 256, 65536, 2**31]
+    return sum(dist.mass(lo, hi) * width(lo) for lo, hi in zip(bounds, bounds[1:]))
 
 
-def per_request_send_bytes(codec: str, vocab_size: int) -> float:
+def per_request_send_bytes(codec: str, vocab_size: int, token_ids: str = "uniform") -> float:
     """Mean bytes per running request that ``send`` adds over ``cached`` in a
-    pure-decode step, for uniform token ids (1 + E[U] msgpack, 3 + E[P] pickle)."""
+    pure-decode step for ids of the distribution ``token_ids`` (``expected_token_bytes``):
+    1 + E[U] msgpack, 3 + E[P] pickle. Raises ``ValueError`` on an unknown codec."""
     if codec == "msgpack":
-        return 1 + expected_token_bytes(codec, vocab_size)
+        return 1 + expected_token_bytes(codec, vocab_size, token_ids)
     if codec == "pickle":
-        return 3 + expected_token_bytes(codec, vocab_size)
+        return 3 + expected_token_bytes(codec, vocab_size, token_ids)
     raise ValueError(f"unknown codec {codec!r}; choose from {', '.join(CODECS)}")
 
 
@@ -559,7 +567,9 @@ def byte_model_report(captured: Sequence[tuple], summaries: Sequence[dict]) -> l
     the captured steps (``model_send_minus_cached_bytes_per_request``), for uniform
     token ids of the vocabulary (``uniform_send_minus_cached_bytes_per_request``) and
     as measured, (send - cached) SchedulerOutput bytes per step / running requests,
-    when both policies ran (``measured_send_minus_cached_bytes_per_request``).
+    when both policies ran (``measured_send_minus_cached_bytes_per_request``); with
+    ``token_ids`` (the run's ``--token-ids``), the mean for ids of that distribution
+    (``expected_send_minus_cached_bytes_per_request``).
     """
     from ipc_bench.wire.codecs import model_runner_output_codec, scheduler_output_codec
 
@@ -592,12 +602,15 @@ def byte_model_report(captured: Sequence[tuple], summaries: Sequence[dict]) -> l
                         cap.codec, codec.decode(frame)) != len(frame)
         row = dict(workload=spec.workload_key, codec=spec.codec, arm=spec.arm_label,
                    policy=spec.policy, vocab_size=spec.model.vocab_size,
+                   token_ids=spec.model.token_ids,
                    messages_checked=checked, mismatches=mismatches)
         if spec.policy == SEND:
             row["model_send_minus_cached_bytes_per_request"] = (
                 extra_bytes / extra_reqs if extra_reqs else None)
             row["uniform_send_minus_cached_bytes_per_request"] = per_request_send_bytes(
                 spec.codec, spec.model.vocab_size)
+            row["expected_send_minus_cached_bytes_per_request"] = per_request_send_bytes(
+                spec.codec, spec.model.vocab_size, spec.model.token_ids)
             send = by_key.get((spec.workload_key, spec.codec, spec.arm_label))
             cached = by_key.get((spec.workload_key, spec.codec, CACHED))
             if send and cached and send.get("num_running_mean"):

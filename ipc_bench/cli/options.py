@@ -271,6 +271,11 @@ def _add_case_options(p: argparse.ArgumentParser) -> None:
                    "(chatcmpl-<32 hex>) or numeric (0, 1, ...)")
     p.add_argument("--vocab-size", type=_int_in(2, 2**31 - 1), metavar="N",
                    help="vocabulary size of prompts and sampled ids (default 128256)")
+    p.add_argument("--token-ids", metavar="uniform|zipf|hist:PATH", default=None,
+                   help="distribution of prompt ids and of the null, fixed-step and emulated "
+                   "models' sampled ids: uniform (default), zipf (rank-frequency exponent "
+                   "1, id = rank) or hist:PATH (CSV of token_id,count lines); "
+                   "ipc_bench/engine/token_ids.py")
     p.add_argument("--no-floor", dest="floor", action="store_false",
                    help="skip the floor (bare exchange) baseline")
     p.add_argument("--no-single-process", dest="single_process", action="store_false",

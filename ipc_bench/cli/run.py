@@ -122,6 +122,7 @@ def _scenario_options(args):
         attention=args.attention, cuda_graphs=args.cuda_graphs,
         cuda_graph_sizes=args.cuda_graph_sizes, num_blocks=args.num_blocks,
         aa=args.aa, req_id_format=args.req_id_format, vocab_size=args.vocab_size,
+        token_ids=args.token_ids,
         input_oracle_interval=args.input_oracle_interval)
 
 

@@ -275,7 +275,7 @@ def test_every_scenario_refuses_the_options_it_does_not_take(capsys):
               "step_time_ms": "3", "step_wait": "spin", "model_preset": "tiny",
               "torch_threads": "2", "device": "cpu", "roofline": "on", "vocab_size": "1000",
               "req_id_format": "numeric", "attention": "flex", "cuda_graphs": None,
-              "cuda_graph_sizes": "1,2"}  # None: a flag
+              "cuda_graph_sizes": "1,2", "token_ids": "zipf"}  # None: a flag
     assert set(values) == set(SCENARIO_OPTIONS)
     refused = {}
     for name, module in discover().items():
@@ -298,7 +298,7 @@ def test_every_scenario_refuses_the_options_it_does_not_take(capsys):
         "soak": ["--attention", "--cuda-graph-sizes", "--cuda-graphs", "--device",
                  "--logical-step-ms", "--model", "--model-preset",
                  "--num-running", "--req-id-format", "--roofline", "--step-time-ms",
-                 "--step-wait", "--steps",
+                 "--step-wait", "--steps", "--token-ids",
                  "--torch-threads", "--vocab-size"],
     }
 
