@@ -188,7 +188,8 @@ def _add_arm_options(p: argparse.ArgumentParser) -> None:
                    + " (default: all)")
     p.add_argument("--codecs", type=_choices(CODECS), default=None,
                    help="comma-separated subset of: " + ", ".join(CODECS)
-                   + " (default: all; msgpack only with --transport tcp)")
+                   + " (default: msgpack,pickle; msgpack only with --transport tcp; packed: "
+                   "vLLM PR #54406's packed SchedulerOutput pickle)")
     p.add_argument("--transport", choices=TRANSPORTS, default="ipc",
                    help="ZeroMQ transport (ipc: socket files in a private 0700 directory)")
     p.add_argument("--host", type=_host, default=None, metavar="ADDR",

@@ -39,7 +39,7 @@ from ipc_bench.engine.config import (POLICIES, PRESET_MODELS, ConfigError, Model
 from ipc_bench.engine.token_ids import token_id_distribution
 from ipc_bench.engine.traces import load_azure_trace
 from ipc_bench.engine.workloads import SteadyDecodeWorkload, TraceWorkload
-from ipc_bench.wire.codecs import CODECS
+from ipc_bench.wire.codecs import CODECS, DEFAULT_CODECS
 
 #: Import name of the scenarios package (the repository's ``scenarios/`` folder).
 PACKAGE = "ipc_bench.scenarios"
@@ -110,7 +110,7 @@ class ScenarioOptions:
     max_requests: Optional[int] = None
     logical_step_ms: Optional[float] = None
     policies: list[str] = field(default_factory=lambda: list(POLICIES))
-    codecs: list[str] = field(default_factory=lambda: list(CODECS))
+    codecs: list[str] = field(default_factory=lambda: list(DEFAULT_CODECS))
     transport: str = "ipc"
     floor: bool = True
     peer_timeout_s: float = 10.0

@@ -96,7 +96,7 @@ def test_pickle_framing_is_modelled():
 
 def test_send_minus_cached_matches_two_model_evaluations():
     rng = random.Random(7)
-    for codec in bm.CODECS:
+    for codec in ("msgpack", "pickle"):  # packed: test_packed_send_bytes_per_request
         for n in (1, 2, 3, 100, 999, 1000, 1001):
             ids = [make_req_id(1, i) for i in range(n)]
             toks = [rng.randrange(128_256) for _ in range(n)]
@@ -178,6 +178,28 @@ def test_expected_bytes_per_request_with_a_histogram(tmp_path):
     # msgpack widths 1, 2, 3 with probabilities 1/2, 1/4, 1/4
     assert bm.expected_token_bytes("msgpack", 128_256, f"hist:{path}") == 1.75
     assert bm.per_request_send_bytes("pickle", 128_256, f"hist:{path}") == 3 + 2.25
+
+
+def test_packed_send_bytes_per_request():
+    """29 bytes per request once memo references take 5 bytes (about 252 requests), 20
+    before, whatever the token ids; ``send_minus_cached_bytes`` refuses packed."""
+    rng = random.Random(3)
+    per_request = {}
+    for n in (1, 100, 256, 1024):
+        ids = [make_req_id(1, i) for i in range(n)]
+        args = (ids, [rng.randrange(4000) for _ in range(n)], [[]] * n)
+        for name, toks in (("small", [rng.randrange(128) for _ in range(n)]),
+                           ("large", [rng.randrange(65_536, 128_256) for _ in range(n)])):
+            per_request[n, name] = (bm.scheduler_output_bytes("packed", *args, token_ids=toks)
+                                    - bm.scheduler_output_bytes("packed", *args,
+                                                                token_ids=None))
+    assert per_request == {(1, "small"): 21, (1, "large"): 21, (100, "small"): 2_299,
+                           (100, "large"): 2_299, (256, "small"): 7_426,
+                           (256, "large"): 7_426, (1024, "small"): 29_700,
+                           (1024, "large"): 29_700}
+    assert bm.per_request_send_bytes("packed", 128_256, "zipf") == 29.0
+    with pytest.raises(ValueError, match="packed: send's bytes depend"):
+        bm.send_minus_cached_bytes("packed", [1])
 
 
 def test_bad_input():

@@ -32,7 +32,8 @@ OPTION_CASES = [
     (DS + ["--transport", "udp"],
      "argument --transport: invalid choice: 'udp' (choose from 'ipc', 'tcp')"),
     (DS + ["--policies", "foo"], "argument --policies: 'foo': choose from send, cached"),
-    (DS + ["--codecs", "msgpack,json"], "argument --codecs: 'json': choose from msgpack, pickle"),
+    (DS + ["--codecs", "msgpack,json"],
+     "argument --codecs: 'json': choose from msgpack, pickle, packed"),
     (DS + ["--steps", "-5"], "argument --steps: must be at least 1, got -5"),
     (DS + ["--steps", "0"], "argument --steps: must be at least 1, got 0"),
     (DS + ["--steps", "abc"], "argument --steps: expected an integer, got 'abc'"),
@@ -84,6 +85,10 @@ OPTION_CASES = [
     (DS + ["--transport", "tcp", "--host", "localhost"],
      "argument --host: --host must be an IP address such as 127.0.0.1 or ::1, got 'localhost'"),
     (DS + ["--transport", "tcp", "--codecs", "pickle"],
+     "refusing to decode pickle from a TCP peer: pickle runs code on load and any local user "
+     "can connect to a TCP port; use --codecs msgpack or --transport ipc, or pass "
+     "--allow-pickle-over-tcp if every host that can reach the port is trusted"),
+    (DS + ["--transport", "tcp", "--codecs", "msgpack,packed"],
      "refusing to decode pickle from a TCP peer: pickle runs code on load and any local user "
      "can connect to a TCP port; use --codecs msgpack or --transport ipc, or pass "
      "--allow-pickle-over-tcp if every host that can reach the port is trusted"),
