@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import pkgutil
 import random
 import sys
@@ -170,7 +171,7 @@ class ScenarioOptions:
             roofline=self.roofline or base.roofline,
             vocab_size=(self.vocab_size or preset_vocab_size(name, preset)
                         or base.vocab_size),
-            token_ids=self.token_ids or base.token_ids)
+            token_ids=_absolute_histogram(self.token_ids or base.token_ids))
         if config.token_ids != base.token_ids:
             check_token_ids_spec(config.token_ids)
             token_id_distribution(config.token_ids, config.vocab_size)
@@ -195,6 +196,14 @@ class ScenarioOptions:
                     startup_timeout_s=self.startup_timeout_s, host=self.host,
                     allow_pickle_over_tcp=self.allow_pickle_over_tcp,
                     input_oracle_interval=self.input_oracle_interval)
+
+
+def _absolute_histogram(spec: str) -> str:
+    """``hist:PATH`` with ``PATH`` made absolute (the runner process reads it too);
+    any other ``--token-ids`` value as it is."""
+    if spec.startswith("hist:") and len(spec) > 5:
+        return "hist:" + os.path.abspath(spec[5:])
+    return spec
 
 
 def scenarios_package() -> ModuleType:

@@ -162,3 +162,13 @@ def test_cli_refuses_a_bad_histogram(tmp_path, capsys):
     assert (code, out) == (2, "")
     assert err.splitlines() == [f"bench.py: error: token-id histogram {tmp_path / 'hist.csv'} "
                                 "line 2: expected 'token_id,count' (two integers), got '2,x'"]
+
+
+def test_a_relative_histogram_path_reaches_the_runner_absolute(tmp_path, monkeypatch):
+    from ipc_bench.harness.scenario import ScenarioOptions
+
+    (tmp_path / "h.csv").write_text("7,1\n")
+    monkeypatch.chdir(tmp_path)
+    model = ScenarioOptions(token_ids="hist:h.csv").model_config()
+    assert model.token_ids == f"hist:{tmp_path / 'h.csv'}"
+    assert ScenarioOptions(token_ids="zipf").model_config().token_ids == "zipf"
