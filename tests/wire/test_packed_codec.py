@@ -158,3 +158,34 @@ def test_packed_codec_is_a_registered_pickle():
     assert isinstance(scheduler_output_codec("packed"), PackedCodec)
     assert scheduler_output_codec("packed").messages is M
 
+
+
+def _prefill_step(messages, token_ids: str):
+    """Four new requests of 2,000-token prompts (``token_ids`` distribution), 125 KV
+    blocks each, nothing cached."""
+    from ipc_bench.engine.workloads import make_prompt, make_req_id
+
+    new = [messages.new_request_data(make_req_id(0, i), make_prompt(0, i, 2000, 128_256,
+                                                                    token_ids),
+                                     messages.sampling_params(100),
+                                     (list(range(i * 125, (i + 1) * 125)),))
+           for i in range(4)]
+    return messages.SchedulerOutput(
+        scheduled_new_reqs=new, scheduled_cached_reqs=messages.CachedRequestData(
+            req_ids=[], resumed_from_preemption=[], new_token_ids=[], new_block_ids=[],
+            num_computed_tokens=[]),
+        num_scheduled_tokens={r.req_id: 2000 for r in new}, total_num_scheduled_tokens=8000,
+        scheduled_spec_decode_tokens={}, scheduled_encoder_inputs={},
+        num_common_prefix_blocks=[0], finished_req_ids=set(), free_encoder_input_ids=[],
+        structured_output_request_ids={}, grammar_bitmask=None)
+
+
+def test_long_prompts_take_four_bytes_per_id_whatever_the_ids():
+    from ipc_bench.engine.messages import STRUCTS
+
+    sizes = {(codec, ids): len(scheduler_output_codec(codec).encode(
+        _prefill_step(STRUCTS if codec == "msgpack" else M, ids)))
+        for codec in ("msgpack", "pickle", "packed") for ids in ("uniform", "zipf")}
+    assert sizes == {("msgpack", "uniform"): 33_416, ("msgpack", "zipf"): 18_899,
+                     ("pickle", "uniform"): 34_637, ("pickle", "zipf"): 23_651,
+                     ("packed", "uniform"): 35_021, ("packed", "zipf"): 35_021}
