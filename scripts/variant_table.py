@@ -23,6 +23,7 @@ build the same dataclasses and reply the same ModelRunnerOutput.
     python scripts/variant_table.py --batch-sizes 1,256 --only "packed"
     python scripts/variant_table.py --table-from variants.json   # reprint the table
     python scripts/variant_table.py --table-from variants.json --compact   # send | cached
+    python scripts/variant_table.py --table-from variants.json --figure variants.png
     python scripts/variant_table.py --table-from variants.json --only "send msgpack"
 
 By default each benchmark gets 2 worker processes x (1 warm-up + 3 values) of at least
@@ -171,6 +172,39 @@ def print_compact(batch_sizes, means: dict[str, float]) -> None:
               f"{send[1]:,} | {totals[0]} | {totals[1]} |")
 
 
+def plot(batch_sizes, means: dict[str, float], path: str) -> None:
+    """PNG at ``path``: SchedulerOutput bytes per running request and the hop's µs per
+    step (build + both encodes and decodes) against running requests, log-log; one
+    colour per codec, solid send, dashed cached, uniform ids (Zipf's lines lie within
+    2 % of them)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    colors = {"msgpack": "tab:blue", "pickle": "tab:orange", "packed": "tab:green"}
+    fig, (ax_b, ax_t) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for codec, policy in itertools.product(CODECS, POLICIES):
+        rows = [variant_row(means, b, policy, codec, "uniform") for b in batch_sizes]
+        style = dict(color=colors.get(codec), linestyle="-" if policy == "send" else "--",
+                     marker="o" if policy == "send" else "s", label=f"{policy} / {codec}")
+        ax_b.plot(batch_sizes, [r[0] / b for r, b in zip(rows, batch_sizes)], **style)
+        us = [None if None in r[2] else sum(r[2]) * 1e6 for r in rows]
+        ax_t.plot(batch_sizes, us, **style)
+    for ax, label in ((ax_b, "SchedulerOutput bytes per running request"),
+                      (ax_t, "µs per step (build, encode, decode)")):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("running requests (pure decode)")
+        ax.set_ylabel(label)
+        ax.grid(True, which="both", alpha=0.3)
+    ax_b.legend(fontsize=8)
+    fig.suptitle("send / cached x msgpack / pickle / packed (vLLM PR #54406), uniform ids")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def main() -> None:
     def worker_args(cmd, args):
         cmd.extend(["--only", args.only, "--batch-sizes", args.batch_sizes])
@@ -186,11 +220,16 @@ def main() -> None:
                                   "contain a TEXT)")
     runner.argparser.add_argument("--compact", action="store_true",
                                   help="with --table-from: send beside cached, µs per step")
+    runner.argparser.add_argument("--figure", metavar="PNG",
+                                  help="with --table-from: also draw bytes and µs per step "
+                                  "against running requests into PNG")
     args = runner.parse_args()
     batch_sizes = [int(x) for x in args.batch_sizes.split(",")]
     if args.table_from:
         suite = pyperf.BenchmarkSuite.load(args.table_from)
         medians = {b.get_name(): b.median() for b in suite.get_benchmarks()}
+        if args.figure:
+            plot(batch_sizes, medians, args.figure)
         if args.compact:
             print_compact(batch_sizes, medians)
         else:
