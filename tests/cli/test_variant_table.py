@@ -39,3 +39,10 @@ def test_table_rows_at_one_running_request(capsys):
         "| 1 | send | packed | uniform | 250 | 381 | 1.0 | 1.0 | 1.0 | 1.0 | 1.0 | 5.0 |"]
     assert lines[7:9] == ["| 1 | msgpack | uniform | 112 | 108 | 97 | - | - |",
                           "| 1 | msgpack | zipf | 112 | 108 | 97 | - | - |"]
+
+
+def test_figure_is_a_png(tmp_path):
+    means = {vt.bench_name(vt.bench_key(w, b, p, c, "uniform")): 1e-6
+             for b in (1, 16) for p in vt.POLICIES for c in vt.CODECS for w in vt.WHATS}
+    vt.plot([1, 16], means, str(tmp_path / "v.png"))
+    assert (tmp_path / "v.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
