@@ -1,25 +1,31 @@
 #!/usr/bin/env python3
-"""Bytes per step against request-id format and vocabulary size, per policy and codec.
+"""Bytes per step against request-id format, vocabulary size and token-id distribution,
+per policy and codec.
 
 What changes the bytes of a pure-decode step: the request ids (sent twice per request
-in each direction) and the token ids' integer widths (the vocabulary). For each
-request-id format (``cmpl-<32 hex>-0``, ``chatcmpl-<32 hex>``, short numeric ids)
-and vocabulary size (32,000 Llama 2, 128,256 Llama 3, 151,936 Qwen 2), this runs the
-decode-steady case for real (two processes, ZeroMQ) with each policy and codec,
-prints the measured payload bytes per step in each direction, checks every counted
-step's frames against the analytic model (``ipc_bench.analysis.bytemodel``), and prints what
-``send`` costs over ``cached`` per running request.
+in each direction) and the token ids' integer widths (the vocabulary, and how ids are
+distributed over it: ``--token-ids``, ``ipc_bench.engine.token_ids``). For each
+request-id format (``cmpl-<32 hex>-0``, ``chatcmpl-<32 hex>``, short numeric ids),
+vocabulary size (32,000 Llama 2, 128,256 Llama 3, 151,936 Qwen 2) and token-id
+distribution (``uniform``, ``zipf``, ``hist:PATH``), this runs the decode-steady case
+for real (two processes, ZeroMQ) with each policy and codec, prints the measured
+payload bytes per step in each direction, checks every counted step's frames against
+the analytic model (``ipc_bench.analysis.bytemodel``), and prints what ``send`` costs
+over ``cached`` per running request, measured and as the model expects for the
+distribution (``expected``). Exit 1 if the model misses any frame.
 
-Usage (about 1-2 minutes on 2 cores with the defaults):
+Usage (about 1-2 minutes on 2 cores with the defaults; each extra distribution adds as
+much again):
 
     python scripts/byte_sweep.py [--num-running 256] [--steps 100]
         [--formats cmpl,chatcmpl,numeric] [--vocab-sizes 32000,128256,151936]
-        [--codecs msgpack,pickle] [--json PATH]
+        [--codecs msgpack,pickle] [--token-ids uniform,zipf] [--json PATH]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 from pathlib import Path
@@ -32,17 +38,21 @@ import numpy as np  # noqa: E402
 from ipc_bench.analysis import bytemodel  # noqa: E402
 from ipc_bench.harness.spec import SCHED_COLUMNS  # noqa: E402
 from ipc_bench.wire.codecs import model_runner_output_codec, scheduler_output_codec  # noqa: E402
-from ipc_bench.harness.supervisor import run_case
+from ipc_bench.harness.supervisor import run_case  # noqa: E402
 from ipc_bench.harness.scenario import ScenarioOptions, steady_cases  # noqa: E402
 from ipc_bench.engine.workloads import REQ_ID_FORMATS  # noqa: E402
 
 COL = {c: i for i, c in enumerate(SCHED_COLUMNS)}
 
 
-def measure(fmt: str, vocab: int, num_running: int, steps: int, codecs: list[str]) -> list[dict]:
+def measure(fmt: str, vocab: int, num_running: int, steps: int, codecs: list[str],
+            token_ids: str = "uniform") -> list[dict]:
+    """Rows of the decode-steady cases at ``num_running`` for one request-id format,
+    vocabulary and token-id distribution: bytes per counted step in each direction and
+    the frames the byte model misses."""
     opts = ScenarioOptions(num_running=[num_running], steps=steps, warmup_steps=20,
                            codecs=codecs, floor=False, single_process=False,
-                           req_id_format=fmt, vocab_size=vocab)
+                           req_id_format=fmt, vocab_size=vocab, token_ids=token_ids)
     rows = []
     for case in steady_cases(opts, "decode-steady", [num_running]):
         result = run_case(case)
@@ -58,13 +68,40 @@ def measure(fmt: str, vocab: int, num_running: int, steps: int, codecs: list[str
                 case.codec, r_codec.decode(f)) != len(f)
         id_lens = [len(r["req_id"]) for r in result.requests]
         rows.append(dict(req_id_format=fmt, req_id_len=sum(id_lens) / len(id_lens),
-                         vocab_size=vocab, num_running=num_running, policy=case.policy,
-                         codec=case.codec, steps=len(counted),
+                         vocab_size=vocab, token_ids=token_ids, num_running=num_running,
+                         policy=case.policy, codec=case.codec, steps=len(counted),
                          s2r_bytes_per_step=float(counted[:, COL["s2r_payload_bytes"]].mean()),
                          r2s_bytes_per_step=float(counted[:, COL["r2s_payload_bytes"]].mean()),
                          frames_checked=len(result.s2r_frames) + len(result.r2s_frames),
                          model_mismatches=mismatches, token_digest=result.token_digest))
     return rows
+
+
+def print_table(rows: list[dict], num_running: int) -> None:
+    """One line per (request-id format, vocabulary, distribution, codec)."""
+    print(f"bytes per pure-decode step at {num_running} running requests "
+          "(measured means over counted steps; model: frames the formula misses)")
+    header = (f"{'ids':9} {'id len':>6} {'vocab':>8} {'tokens':8} {'codec':8} "
+              f"{'s2r send':>9} {'s2r cached':>10} {'r2s':>8} {'send-cached':>11} "
+              f"{'B/req':>6} {'expected':>8} {'model':>6}")
+    print(header)
+    print("-" * len(header))
+    keys = dict.fromkeys((r["req_id_format"], r["vocab_size"], r["token_ids"], r["codec"])
+                         for r in rows)
+    for fmt, vocab, dist, codec in keys:
+        sel = {r["policy"]: r for r in rows if (r["req_id_format"], r["vocab_size"],
+                                                r["token_ids"], r["codec"])
+               == (fmt, vocab, dist, codec)}
+        send, cached = sel["send"], sel["cached"]
+        diff = send["s2r_bytes_per_step"] - cached["s2r_bytes_per_step"]
+        miss = send["model_mismatches"] + cached["model_mismatches"]
+        checked = send["frames_checked"] + cached["frames_checked"]
+        print(f"{fmt:9} {send['req_id_len']:>6.1f} {vocab:>8,} {dist:8} {codec:8} "
+              f"{send['s2r_bytes_per_step']:>9,.0f} {cached['s2r_bytes_per_step']:>10,.0f} "
+              f"{send['r2s_bytes_per_step']:>8,.0f} {diff:>11,.1f} "
+              f"{diff / num_running:>6.2f} "
+              f"{bytemodel.per_request_send_bytes(codec, vocab, dist):>8.2f} "
+              f"{'exact' if miss == 0 else f'{miss}/{checked} off':>6}")
 
 
 def main() -> int:
@@ -74,38 +111,19 @@ def main() -> int:
     p.add_argument("--formats", default=",".join(REQ_ID_FORMATS))
     p.add_argument("--vocab-sizes", default="32000,128256,151936")
     p.add_argument("--codecs", default="msgpack,pickle")
+    p.add_argument("--token-ids", default="uniform",
+                   help="comma-separated token-id distributions: uniform, zipf, hist:PATH")
     p.add_argument("--json", metavar="PATH", help="also write the rows as JSON")
     args = p.parse_args()
-    formats = args.formats.split(",")
     vocabs = [int(v) for v in args.vocab_sizes.split(",")]
-    codecs = args.codecs.split(",")
     rows = []
-    for fmt in formats:
-        for vocab in vocabs:
-            print(f"... {fmt} ids, vocabulary {vocab:,}", file=sys.stderr, flush=True)
-            rows += measure(fmt, vocab, args.num_running, args.steps, codecs)
-    print(f"bytes per pure-decode step at {args.num_running} running requests "
-          "(measured means over counted steps; model: frames the formula misses)")
-    header = (f"{'ids':9} {'id len':>6} {'vocab':>8} {'codec':8} {'s2r send':>9} "
-              f"{'s2r cached':>10} {'r2s':>8} {'send-cached':>11} {'B/req':>6} "
-              f"{'uniform':>7} {'model':>6}")
-    print(header)
-    print("-" * len(header))
-    for fmt in formats:
-        for vocab in vocabs:
-            for codec in codecs:
-                sel = {r["policy"]: r for r in rows if r["req_id_format"] == fmt
-                       and r["vocab_size"] == vocab and r["codec"] == codec}
-                send, cached = sel["send"], sel["cached"]
-                diff = send["s2r_bytes_per_step"] - cached["s2r_bytes_per_step"]
-                miss = send["model_mismatches"] + cached["model_mismatches"]
-                checked = send["frames_checked"] + cached["frames_checked"]
-                print(f"{fmt:9} {send['req_id_len']:>6.1f} {vocab:>8,} {codec:8} "
-                      f"{send['s2r_bytes_per_step']:>9,.0f} {cached['s2r_bytes_per_step']:>10,.0f} "
-                      f"{send['r2s_bytes_per_step']:>8,.0f} {diff:>11,.1f} "
-                      f"{diff / args.num_running:>6.2f} "
-                      f"{bytemodel.per_request_send_bytes(codec, vocab):>7.2f} "
-                      f"{'exact' if miss == 0 else f'{miss}/{checked} off':>6}")
+    for fmt, vocab, dist in itertools.product(args.formats.split(","), vocabs,
+                                              args.token_ids.split(",")):
+        print(f"... {fmt} ids, vocabulary {vocab:,}, {dist} token ids",
+              file=sys.stderr, flush=True)
+        rows += measure(fmt, vocab, args.num_running, args.steps, args.codecs.split(","),
+                        dist)
+    print_table(rows, args.num_running)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
     bad = sum(r["model_mismatches"] for r in rows)

@@ -27,7 +27,7 @@ on, side by side.
 
 The messages come from the engine itself: a steady-decode workload stepped 60 times in
 one process, the last step's messages kept, built as each codec's messages (the msgspec
-Structs for msgpack, vLLM's dataclasses for pickle: ``ipc_bench.wire.codecs``).
+Structs for msgpack, vLLM's dataclasses for pickle and packed: ``ipc_bench.wire.codecs``).
 """
 
 from __future__ import annotations

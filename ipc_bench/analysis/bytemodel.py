@@ -23,7 +23,20 @@ from the MessagePack spec: ``A(n)`` array / ``M(n)`` map header = 1 byte for n <
 
 (``t'_i`` the token sampled for row ``i``). So send costs ``1 + U(t_i)`` bytes per
 request more than cached (plus ``A(R) - 1``): 2 to 6 bytes, about 4.97 on average for
-uniform ids in a 128,256-token vocabulary.
+uniform ids in a 128,256-token vocabulary and 3.17 for Zipf ids (``--token-ids zipf``:
+44 % of ids below 128).
+
+**packed** (vLLM PR #54406, ``wire.codecs.pack_scheduler_output``): the same pickle
+stream rules for the 3-tuple ``(EXECUTE_MODEL_FAST_PATH_TAG, packed, 0)``: no
+dataclass, no field names, every integer list an ``array('i')``, which pickles as
+``REDUCE`` of ``array._array_reconstructor`` and ``(array.array, 'i', 8, bytes)``:
+4 bytes per int whatever its value, after a fixed cost per array (16 bytes with 2-byte
+memo references, 25 with 5-byte ones; the first array writes both globals and ``'i'``
+out, 49 bytes more; every empty array refers to the one ``b''`` object). A pure-decode
+step packs one empty array per request for its new blocks (``([],)`` at 7f280d69c)
+and, under send, one array per request for its token, so at 256 running packed is
+larger than pickle (``PACKED_SEND_BYTES_PER_REQUEST``: 29 bytes per request for send,
+token ids of any distribution). Replies are pickle's.
 
 **pickle** (protocol 5, the C pickler, as vLLM's executor uses it), of what vLLM
 7f280d69c's multiprocess executor pickles: the RPC tuple ``("execute_model", (so,),
@@ -64,7 +77,9 @@ from typing import Callable, Optional, Sequence
 
 from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.engine.messages import VLLM_DATACLASSES, ModelRunnerOutput, SchedulerOutput
-from ipc_bench.v1rpc.multiproc_executors import EXECUTE_MODEL, OUTPUT_RANK, WorkerProc
+from ipc_bench.engine.token_ids import token_id_distribution
+from ipc_bench.v1rpc.multiproc_executors import (EXECUTE_MODEL, EXECUTE_MODEL_FAST_PATH_TAG,
+                                                  OUTPUT_RANK, WorkerProc)
 from ipc_bench.wire.codecs import CODECS  # the codec registry: each has a byte model here
 
 # --------------------------------------------------------------------------- msgpack
@@ -182,6 +197,8 @@ class _PickleStream:
         self.memo = 0
         self.globals: dict[type, int] = {}
         self.strings: dict[str, int] = {}  # memo index of strings already pickled
+        self.unframed = 0  # bytes objects of 64 KiB or more, written outside frames
+        self.arrays: dict[str, int] = {}  # memo indexes of array()'s globals and b''
 
     def save(self) -> None:
         if self.cur >= FRAME_SIZE_TARGET:
@@ -310,11 +327,63 @@ class _PickleStream:
         self.dict(len(fields), item)
         self.write(1)  # BUILD
 
+    def _get_or(self, key: str, first: Callable[[], None]) -> None:
+        """A memo reference to ``key`` if saved before, else ``first()`` and ``MEMOIZE``."""
+        self.save()
+        if key in self.arrays:
+            self.write(pk_get(self.arrays[key]))
+        else:
+            first()
+            self.arrays[key] = self.memoize()
+
+    def _array_global(self, key: str, qualname: str) -> None:
+        """``array._array_reconstructor`` or ``array.array``: first time its module and name
+        strings (new objects each time: never memo references), ``STACK_GLOBAL``."""
+        def first():
+            for name in ("array", qualname):
+                self.save()
+                self.write(pk_str(name) - 1)
+                self.memoize()
+            self.write(1)  # STACK_GLOBAL
+        self._get_or(key, first)
+
+    def bytes_(self, n: int) -> None:
+        """A new ``bytes`` object of ``n`` bytes (``b''`` is one object: memoized once).
+        ``SHORT_BINBYTES`` / ``BINBYTES``; from 64 KiB on, written outside any frame."""
+        if n == 0:
+            self._get_or("b''", lambda: self.write(2))
+            return
+        self.save()
+        header = 2 if n < 256 else 5 if n < 2**32 else 9
+        if n >= FRAME_SIZE_TARGET:  # _Pickler_write_bytes bypasses the frame buffer
+            if self.cur >= 0:
+                self.frames.append(self.cur)
+            self.cur = -1
+            self.unframed += header + n
+        else:
+            self.write(header + n)
+        self.memoize()
+
+    def array(self, n: int) -> None:
+        """An ``array('i')`` of ``n`` ints (``array.__reduce_ex__`` at protocol >= 3):
+        ``REDUCE`` of ``array._array_reconstructor`` and ``(array.array, 'i', 8,
+        <4n bytes>)`` (8: the machine format code of little-endian int32), whatever the
+        values."""
+        self.save()
+        self._array_global("reconstructor", "_array_reconstructor")
+        self.tuple([lambda: self._array_global("array", "array"),
+                    lambda: self._get_or("'i'", lambda: self.write(pk_str("i") - 1)),
+                    lambda: self.int(8),
+                    lambda: self.bytes_(4 * n)])
+        self.write(1)  # REDUCE
+        self.memoize()
+
     def total(self) -> int:
-        """Bytes of the whole pickle: PROTO + frames (+ 9-byte headers) + STOP."""
+        """Bytes of the whole pickle: PROTO + frames (+ 9-byte headers) + STOP, and any
+        bytes written outside frames."""
         self.write(1)  # STOP, in the last frame
         frames = self.frames + [self.cur]
-        return PROTO_HEADER_SIZE + sum(frames) + FRAME_HEADER_SIZE * sum(
+        return PROTO_HEADER_SIZE + sum(frames) + self.unframed + FRAME_HEADER_SIZE * sum(
             1 for f in frames if f >= FRAME_SIZE_MIN)
 
 
@@ -364,6 +433,48 @@ def _pickle_scheduler_output(req_ids, num_computed_tokens, new_block_ids, token_
     p.tuple([lambda: p.str(EXECUTE_MODEL),
              lambda: p.tuple([lambda: p.dataclass(msgs.SchedulerOutput, fields)]),
              lambda: p.dict(0, None),
+             lambda: p.int(OUTPUT_RANK)])
+    return p.total()
+
+
+def _packed_scheduler_output(req_ids, num_computed_tokens, new_block_ids, token_ids,
+                             finished_req_ids) -> int:
+    """vLLM PR #54406's ``(EXECUTE_MODEL_FAST_PATH_TAG, packed, 0)`` pickle of a
+    pure-decode step (``wire.codecs.pack_scheduler_output``)."""
+    p = _PickleStream()
+    r = len(req_ids)
+
+    def new_tokens():
+        if token_ids is None:
+            p.list(0, None)  # cached: []
+        else:
+            p.list(r, lambda i: p.array(1))
+
+    def num_scheduled_item(i):
+        p.str(req_ids[i])  # same str object as in req_ids: a memo reference
+        p.int(1)
+
+    cached = [
+        lambda: p.list(r, lambda i: p.str(req_ids[i])),  # req_ids
+        lambda: p.list(r, lambda i: p.const()),  # resumed_from_preemption
+        new_tokens,
+        lambda: p.list(r, lambda i: p.tuple([lambda: p.array(len(new_block_ids[i]))])),
+        lambda: p.list(r, lambda i: p.int(num_computed_tokens[i])),
+    ]
+    fields = [
+        lambda: p.tuple([]),  # scheduled_new_reqs: ()
+        lambda: p.tuple(cached),
+        lambda: p.dict(r, num_scheduled_item),
+        lambda: p.int(r),
+        lambda: p.dict(0, None),  # scheduled_spec_decode_tokens
+        lambda: p.dict(0, None),  # scheduled_encoder_inputs
+        lambda: p.array(1),  # num_common_prefix_blocks: array('i', [0])
+        lambda: p.set(len(finished_req_ids), lambda j: p.str(finished_req_ids[j])),
+        lambda: p.list(0, None),  # free_encoder_input_ids
+        lambda: p.dict(0, None),  # structured_output_request_ids
+        p.const, p.const,  # grammar_bitmask, kv_connector_metadata
+    ]
+    p.tuple([lambda: p.str(EXECUTE_MODEL_FAST_PATH_TAG), lambda: p.tuple(fields),
              lambda: p.int(OUTPUT_RANK)])
     return p.total()
 
@@ -427,6 +538,9 @@ def scheduler_output_bytes(codec: str, req_ids: Sequence[str],
     if codec == "pickle":
         return _pickle_scheduler_output(req_ids, num_computed_tokens, new_block_ids,
                                         token_ids, finished)
+    if codec == "packed":
+        return _packed_scheduler_output(req_ids, num_computed_tokens, new_block_ids,
+                                        token_ids, finished)
     raise ValueError(f"unknown codec {codec!r}; choose from {', '.join(CODECS)}")
 
 
@@ -449,16 +563,30 @@ def model_runner_output_bytes(codec: str, req_ids: Sequence[str],
         raise ValueError("index_order must be a permutation of the rows")
     if codec == "msgpack":
         return _msgpack_model_runner_output(req_ids, sampled_token_ids)
-    if codec == "pickle":
+    if codec in ("pickle", "packed"):  # packed replies as pickle does
         return _pickle_model_runner_output(req_ids, sampled_token_ids, order)
     raise ValueError(f"unknown codec {codec!r}; choose from {', '.join(CODECS)}")
+
+
+#: Bytes per request that ``send`` adds to a packed pure-decode ``SchedulerOutput`` once
+#: the message holds 256 memo entries (about 252 running requests): one ``array('i')``
+#: of one id, 4 bytes whatever the id, in 25 bytes of opcodes (``BINGET`` of the
+#: reconstructor, the ``array`` class and ``'i'`` at 5 bytes each, ``MARK``,
+#: ``BININT1`` 8, the ``SHORT_BINBYTES`` header, ``TUPLE``, ``REDUCE``, three
+#: ``MEMOIZE``); 9 bytes fewer with 2-byte memo references.
+PACKED_SEND_BYTES_PER_REQUEST = 29
 
 
 def send_minus_cached_bytes(codec: str, token_ids: Sequence[int]) -> int:
     """Bytes ``send`` adds to a pure-decode ``SchedulerOutput`` of ``len(token_ids)``
     requests, excluding pickle framing (9 bytes per extra 64 KiB frame):
     msgpack ``A(R) - A(0) + sum(1 + U(t))``; pickle ``sum(3 + P(t))`` plus the
-    list's batch markers (``APPEND`` for R = 1, ``MARK``/``APPENDS`` per 1,000 else)."""
+    list's batch markers (``APPEND`` for R = 1, ``MARK``/``APPENDS`` per 1,000 else).
+    Packed depends on where the message's memo references point (its request ids),
+    so ``ValueError``: take the difference of two ``scheduler_output_bytes``."""
+    if codec == "packed":
+        raise ValueError("packed: send's bytes depend on the request ids' memo entries; "
+                         "subtract two scheduler_output_bytes evaluations")
     r = len(token_ids)
     if codec == "msgpack":
         return mp_header(r) - mp_header(0) + sum(1 + mp_uint(t) for t in token_ids)
@@ -468,28 +596,37 @@ def send_minus_cached_bytes(codec: str, token_ids: Sequence[int]) -> int:
     raise ValueError(f"unknown codec {codec!r}; choose from {', '.join(CODECS)}")
 
 
-def expected_token_bytes(codec: str, vocab_size: int) -> float:
-    """Mean bytes of one token id drawn uniformly from ``[0, vocab_size)``:
-    ``E[U(t)]`` (msgpack) or ``E[P(t)]`` (pickle)."""
+def expected_token_bytes(codec: str, vocab_size: int, token_ids: str = "uniform") -> float:
+    """Mean bytes of one token id drawn from ``[0, vocab_size)`` by the distribution
+    ``token_ids`` (``uniform``, ``zipf`` or ``hist:PATH``; ``engine.token_ids``):
+    ``E[U(t)]`` (msgpack) or ``E[P(t)]`` (pickle), i.e. the sum over the ranges of equal
+    width of (probability of the range) x (width), exact for the ids the harness draws.
+    Raises ``ConfigError`` on a bad ``token_ids``."""
     width = mp_uint if codec == "msgpack" else pk_int
-    # piecewise-constant widths: count ids in each range
-    bounds = [0, 128, 256, 65536, 2**31, 2**32]
-    total = 0
-    for lo, hi in zip(bounds, bounds[1:]):
-        if lo >= vocab_size:
-            break
-        n = min(hi, vocab_size) - lo
-        total += n * width(lo)
-    return total / vocab_size
+    dist = token_id_distribution(token_ids, vocab_size)
+    if dist.uniform:  # exact rational arithmetic for the uniform case
+        bounds = [0, 128, 256, 65536, 2**31, 2**32]
+        total = 0
+        for lo, hi in zip(bounds, bounds[1:]):
+            if lo >= vocab_size:
+                break
+            total += (min(hi, vocab_size) - lo) * width(lo)
+        return total / vocab_size
+    bounds = [0, 128, 256, 65536, 2**31]
+    return sum(dist.mass(lo, hi) * width(lo) for lo, hi in zip(bounds, bounds[1:]))
 
 
-def per_request_send_bytes(codec: str, vocab_size: int) -> float:
+def per_request_send_bytes(codec: str, vocab_size: int, token_ids: str = "uniform") -> float:
     """Mean bytes per running request that ``send`` adds over ``cached`` in a
-    pure-decode step, for uniform token ids (1 + E[U] msgpack, 3 + E[P] pickle)."""
+    pure-decode step for ids of the distribution ``token_ids`` (``expected_token_bytes``):
+    1 + E[U] msgpack, 3 + E[P] pickle; packed ``PACKED_SEND_BYTES_PER_REQUEST`` whatever
+    the ids. Raises ``ValueError`` on an unknown codec."""
     if codec == "msgpack":
-        return 1 + expected_token_bytes(codec, vocab_size)
+        return 1 + expected_token_bytes(codec, vocab_size, token_ids)
     if codec == "pickle":
-        return 3 + expected_token_bytes(codec, vocab_size)
+        return 3 + expected_token_bytes(codec, vocab_size, token_ids)
+    if codec == "packed":
+        return float(PACKED_SEND_BYTES_PER_REQUEST)
     raise ValueError(f"unknown codec {codec!r}; choose from {', '.join(CODECS)}")
 
 
@@ -559,7 +696,9 @@ def byte_model_report(captured: Sequence[tuple], summaries: Sequence[dict]) -> l
     the captured steps (``model_send_minus_cached_bytes_per_request``), for uniform
     token ids of the vocabulary (``uniform_send_minus_cached_bytes_per_request``) and
     as measured, (send - cached) SchedulerOutput bytes per step / running requests,
-    when both policies ran (``measured_send_minus_cached_bytes_per_request``).
+    when both policies ran (``measured_send_minus_cached_bytes_per_request``); with
+    ``token_ids`` (the run's ``--token-ids``), the mean for ids of that distribution
+    (``expected_send_minus_cached_bytes_per_request``).
     """
     from ipc_bench.wire.codecs import model_runner_output_codec, scheduler_output_codec
 
@@ -592,12 +731,15 @@ def byte_model_report(captured: Sequence[tuple], summaries: Sequence[dict]) -> l
                         cap.codec, codec.decode(frame)) != len(frame)
         row = dict(workload=spec.workload_key, codec=spec.codec, arm=spec.arm_label,
                    policy=spec.policy, vocab_size=spec.model.vocab_size,
+                   token_ids=spec.model.token_ids,
                    messages_checked=checked, mismatches=mismatches)
         if spec.policy == SEND:
             row["model_send_minus_cached_bytes_per_request"] = (
                 extra_bytes / extra_reqs if extra_reqs else None)
             row["uniform_send_minus_cached_bytes_per_request"] = per_request_send_bytes(
                 spec.codec, spec.model.vocab_size)
+            row["expected_send_minus_cached_bytes_per_request"] = per_request_send_bytes(
+                spec.codec, spec.model.vocab_size, spec.model.token_ids)
             send = by_key.get((spec.workload_key, spec.codec, spec.arm_label))
             cached = by_key.get((spec.workload_key, spec.codec, CACHED))
             if send and cached and send.get("num_running_mean"):

@@ -199,7 +199,8 @@ def _add_arm_options(p: argparse.ArgumentParser) -> None:
                    + " (default: all)")
     p.add_argument("--codecs", type=_choices(CODECS), default=None,
                    help="comma-separated subset of: " + ", ".join(CODECS)
-                   + " (default: all; msgpack only with --transport tcp)")
+                   + " (default: msgpack,pickle; msgpack only with --transport tcp; packed: "
+                   "vLLM PR #54406's packed SchedulerOutput pickle)")
     p.add_argument("--transport", choices=TRANSPORTS, default="ipc",
                    help="ZeroMQ transport (ipc: socket files in a private 0700 directory), "
                    "or shm: SchedulerOutput frames through a shared-memory ring as vLLM's "
@@ -293,6 +294,11 @@ def _add_case_options(p: argparse.ArgumentParser) -> None:
                    "(chatcmpl-<32 hex>) or numeric (0, 1, ...)")
     p.add_argument("--vocab-size", type=_int_in(2, 2**31 - 1), metavar="N",
                    help="vocabulary size of prompts and sampled ids (default 128256)")
+    p.add_argument("--token-ids", metavar="uniform|zipf|hist:PATH", default=None,
+                   help="distribution of prompt ids and of the null, fixed-step and emulated "
+                   "models' sampled ids: uniform (default), zipf (rank-frequency exponent "
+                   "1, id = rank) or hist:PATH (CSV of token_id,count lines); "
+                   "ipc_bench/engine/token_ids.py")
     p.add_argument("--no-floor", dest="floor", action="store_false",
                    help="skip the floor (bare exchange) baseline")
     p.add_argument("--no-single-process", dest="single_process", action="store_false",

@@ -18,7 +18,7 @@ from ipc_bench.engine.config import POLICIES, SEND, ConfigError
 from ipc_bench.engine.traces import TraceError
 from ipc_bench.errors import one_line
 from ipc_bench.harness.memory import HeapReport
-from ipc_bench.wire.codecs import CODECS
+from ipc_bench.wire.codecs import DEFAULT_CODECS, PICKLED_CODECS
 from ipc_bench.wire.shm_ring import RING_TRANSPORTS, check_ring
 from ipc_bench.wire.transport import TRANSPORTS, EndpointError, check_endpoints
 
@@ -123,6 +123,7 @@ def _scenario_options(args):
         attention=args.attention, cuda_graphs=args.cuda_graphs,
         cuda_graph_sizes=args.cuda_graph_sizes, num_blocks=args.num_blocks,
         aa=args.aa, req_id_format=args.req_id_format, vocab_size=args.vocab_size,
+        token_ids=args.token_ids,
         input_oracle_interval=args.input_oracle_interval, tp=args.tp,
         tp_transports=args.tp_transports)
 
@@ -143,8 +144,9 @@ def _check_transport(args) -> list[str]:
     if args.codecs is None:
         if args.transport == "tcp" and not args.allow_pickle_over_tcp:
             return ["msgpack"]
-        return list(CODECS)
-    if "pickle" in args.codecs and args.transport == "tcp" and not args.allow_pickle_over_tcp:
+        return list(DEFAULT_CODECS)
+    if (PICKLED_CODECS & set(args.codecs) and args.transport == "tcp"
+            and not args.allow_pickle_over_tcp):
         raise UsageError("refusing to decode pickle from a TCP peer: pickle runs code on load "
                          "and any local user can connect to a TCP port; use --codecs msgpack "
                          "or --transport ipc, or pass --allow-pickle-over-tcp if every host "

@@ -29,6 +29,12 @@ ROOFLINE_SETTINGS: tuple[str, ...] = ("auto", "on", "off")
 #: leaves the runner's core free, as a runner blocked on a GPU would; ``spin``
 #: busy-waits, keeping the core as a runner that polls the GPU does.
 STEP_WAITS: tuple[str, ...] = ("sleep", "spin")
+#: Token-id distributions of prompts and sampled ids (``--token-ids``;
+#: ``ipc_bench.engine.token_ids``): ``hist:`` is followed by a histogram file's path.
+TOKEN_ID_KINDS: tuple[str, ...] = ("uniform", "zipf", "hist:PATH")
+#: Models whose sampled ids follow ``ModelConfig.token_ids`` (the torch model's are its
+#: argmax).
+TOKEN_ID_MODELS: tuple[str, ...] = ("null", "fixed-step", "emulated")
 
 #: Llama 3's vocabulary: ids up to 128,255 take 5 msgpack bytes above 65,535.
 DEFAULT_VOCAB_SIZE = 128_256
@@ -169,6 +175,9 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     start-up and reports each step's roofline time on them (``roofline.StepRoofline``):
     ``auto`` (on CUDA only), ``on`` or ``off``; another model refuses ``on`` and
     ``off``.
+    ``token_ids``: the distribution of prompt ids and of the null, fixed-step and
+    emulated models' sampled ids: ``uniform``, ``zipf`` or ``hist:PATH``
+    (``engine.token_ids``); the torch model takes ``uniform`` only.
     """
 
     name: str = "null"
@@ -184,6 +193,7 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     cuda_graphs: bool = False
     cuda_graph_sizes: tuple[int, ...] = ()
     roofline: str = "auto"
+    token_ids: str = "uniform"
 
     def validate(self) -> None:
         """Raise ``ConfigError`` naming the first setting that is out of range."""
@@ -226,12 +236,27 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         if self.roofline != "auto" and self.name != "torch":
             raise ConfigError(f"--roofline {self.roofline} applies to the torch model only, "
                               f"not {self.name}")
+        check_token_ids_spec(self.token_ids)
+        if self.token_ids != "uniform" and self.name not in TOKEN_ID_MODELS:
+            raise ConfigError(f"--token-ids {self.token_ids} applies to the "
+                              f"{', '.join(TOKEN_ID_MODELS)} models (the {self.name} model "
+                              "samples its own ids)")
 
     @property
     def torch_preset(self) -> TorchPreset:
         """The preset's shape; ``ConfigError`` for an unknown or retired name."""
         check_preset_name(self.preset)
         return TORCH_PRESETS[self.preset]
+
+
+def check_token_ids_spec(spec: str) -> None:
+    """Raise ``ConfigError`` (one line) unless ``spec`` is ``uniform``, ``zipf`` or
+    ``hist:PATH`` with a non-empty path (``engine.token_ids.load_histogram`` reads the
+    file)."""
+    if spec in ("uniform", "zipf") or (spec.startswith("hist:") and len(spec) > 5):
+        return
+    raise ConfigError(f"unknown token-id distribution {spec!r} (--token-ids); choose from "
+                      f"{', '.join(TOKEN_ID_KINDS)}")
 
 
 def check_preset_name(name: str) -> None:

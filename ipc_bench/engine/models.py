@@ -33,6 +33,7 @@ from ipc_bench.engine.paged_attention import (GRAPH_BACKENDS, DecodeRows, Gather
                                               decode_buckets,
                                               make_attention, resolve_attention)
 from ipc_bench.engine.roofline import EMULATED_GPU, RooflineStep, load_gpu_figures, sleep_until_ns
+from ipc_bench.engine.token_ids import token_id_distribution
 
 if TYPE_CHECKING:  # imported for annotations only
     from ipc_bench.engine.input_batch import InputBatch, StepInputs
@@ -71,15 +72,19 @@ class NullModel:
     ``sample(token_ids_cpu, rows, positions)``: for each ``rows[i]``, the next token
     is a splitmix64 hash of the ``hash_window`` tokens of ``token_ids_cpu[rows[i]]``
     ending at ``positions[i]`` (the last scheduled position; earlier ones before 0
-    read as 0), of ``positions[i]`` and of the seed, reduced into ``[0, vocab_size)``.
-    Shapes: ``rows``, ``positions``: ``[num_reqs]`` int; returns ``[num_reqs]`` int64.
-    Uniform ids over 128,256 take 3 or 5 msgpack bytes, as real ones mostly do.
+    read as 0), of ``positions[i]`` and of the seed, mapped into ``[0, vocab_size)`` by
+    ``config.token_ids`` (``engine.token_ids.TokenIds.from_hash``: modulo ``vocab_size``
+    for ``uniform``, the inverse CDF at the hash's top 53 bits for ``zipf`` and
+    ``hist:PATH``). Shapes: ``rows``, ``positions``: ``[num_reqs]`` int; returns
+    ``[num_reqs]`` int64. Uniform ids over 128,256 take 3 or 5 msgpack bytes (an upper
+    bound for text); Zipf ids mostly 1 or 3.
     """
 
     device = "cpu"
 
     def __init__(self, config: ModelConfig):
         self.vocab_size = np.uint64(config.vocab_size)
+        self.token_ids = token_id_distribution(config.token_ids, config.vocab_size)
         self.window = np.arange(config.hash_window, dtype=np.int64)
         self._window_col = self.window[:, None]  # [hash_window, 1]
         self.seed = np.uint64(config.seed & 0xFFFFFFFFFFFFFFFF)
@@ -104,8 +109,7 @@ class NullModel:
         for column in tokens:
             h ^= column
             _mix_into(h, tmp)
-        h %= self.vocab_size
-        return h.astype(np.int64)
+        return self.token_ids.from_hash(h)
 
     def execute(self, batch: "InputBatch", inputs: "StepInputs") -> np.ndarray:
         """``sample`` over the batch's token buffer at each row's last scheduled position."""

@@ -11,8 +11,9 @@ schedule exactly the same batches and must produce the same tokens.
   ``floor(t / logical_step_s)``.
 
 Request ids look like vLLM's OpenAI server's (``cmpl-<32 hex>-0``; other formats in
-``REQ_ID_FORMATS``); prompt token ids
-are drawn uniformly from the vocabulary with a per-request seeded generator.
+``REQ_ID_FORMATS``); prompt token ids are drawn from the vocabulary with a per-request
+seeded generator, uniformly or as ``token_ids`` says (``engine.token_ids``: ``zipf``,
+``hist:PATH``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ipc_bench.engine.token_ids import token_id_distribution
 from ipc_bench.engine.traces import Trace
 
 
@@ -63,23 +65,29 @@ def make_req_id(seed: int, index: int, fmt: str = "cmpl") -> str:
     raise ValueError(f"unknown request-id format {fmt!r}; choose from {', '.join(REQ_ID_FORMATS)}")
 
 
-def make_prompt(seed: int, index: int, num_tokens: int, vocab_size: int) -> list[int]:
-    """``[num_tokens]`` prompt ids, uniform in ``[0, vocab_size)``, from ``(seed, index)``."""
+def make_prompt(seed: int, index: int, num_tokens: int, vocab_size: int,
+                token_ids: str = "uniform") -> list[int]:
+    """``[num_tokens]`` prompt ids in ``[0, vocab_size)`` from ``(seed, index)``, drawn
+    from the distribution ``token_ids`` (``uniform``, ``zipf`` or ``hist:PATH``;
+    ``engine.token_ids.TokenIds.draw``). Raises ``ConfigError`` on a bad ``token_ids``."""
     rng = np.random.default_rng([seed, index, 0x9E])
-    return rng.integers(0, vocab_size, size=num_tokens).tolist()
+    return token_id_distribution(token_ids, vocab_size).draw(rng, num_tokens)
 
 
 class Workload:
     """Interface: ``arrivals(step)``, ``next_arrival_step()``, ``on_finished``, ``name``.
 
-    ``seed``, ``vocab_size`` and ``req_id_format`` make each request's id and prompt
-    ids (``make_request``), so a request is the same in every case of a run."""
+    ``seed``, ``vocab_size``, ``req_id_format`` and ``token_ids`` (the prompt ids'
+    distribution, ``make_prompt``) make each request's id and prompt ids
+    (``make_request``), so a request is the same in every case of a run."""
 
-    def __init__(self, name: str, *, seed: int, vocab_size: int, req_id_format: str = "cmpl"):
+    def __init__(self, name: str, *, seed: int, vocab_size: int, req_id_format: str = "cmpl",
+                 token_ids: str = "uniform"):
         self.name = name
         self.seed = seed
         self.vocab_size = vocab_size
         self.req_id_format = req_id_format
+        self.token_ids = token_ids
 
     def make_request(self, index: int, prompt_len: int, max_tokens: int, arrival_step: int,
                      arrival_s: float) -> RequestSpec:
@@ -88,7 +96,8 @@ class Workload:
         logical step ``arrival_step`` / ``arrival_s`` seconds. Raises ``ValueError`` on
         an unknown ``req_id_format``."""
         return RequestSpec(index, make_req_id(self.seed, index, self.req_id_format),
-                           make_prompt(self.seed, index, prompt_len, self.vocab_size),
+                           make_prompt(self.seed, index, prompt_len, self.vocab_size,
+                                       self.token_ids),
                            max_tokens, arrival_step, arrival_s)
 
     def arrivals(self, step: int) -> list[RequestSpec]:
@@ -107,14 +116,14 @@ class SteadyDecodeWorkload(Workload):
     """``num_running`` requests at all times. Prompt lengths uniform in
     ``[prompt_len_min, prompt_len_max]``, output lengths in
     ``[output_len_min, output_len_max]`` tokens, per request from the seed;
-    ``req_id_format``: see ``make_req_id``."""
+    ``req_id_format``: see ``make_req_id``; ``token_ids``: see ``make_prompt``."""
 
     def __init__(self, num_running: int, *, seed: int, vocab_size: int,
                  prompt_len_range: tuple[int, int] = (32, 256),
                  output_len_range: tuple[int, int] = (512, 2048),
-                 req_id_format: str = "cmpl"):
+                 req_id_format: str = "cmpl", token_ids: str = "uniform"):
         super().__init__(f"steady-B{num_running}", seed=seed, vocab_size=vocab_size,
-                         req_id_format=req_id_format)
+                         req_id_format=req_id_format, token_ids=token_ids)
         self.num_running = num_running
         self.prompt_len_range = prompt_len_range
         self.output_len_range = output_len_range
@@ -151,10 +160,12 @@ class TraceWorkload(Workload):
     ``max_model_len`` stops it first)."""
 
     def __init__(self, trace: Trace, *, name: str, seed: int, vocab_size: int,
-                 logical_step_s: float, req_id_format: str = "cmpl"):
+                 logical_step_s: float, req_id_format: str = "cmpl",
+                 token_ids: str = "uniform"):
         if not logical_step_s > 0 or not math.isfinite(logical_step_s):
             raise ValueError(f"logical_step_s must be > 0, got {logical_step_s}")
-        super().__init__(name, seed=seed, vocab_size=vocab_size, req_id_format=req_id_format)
+        super().__init__(name, seed=seed, vocab_size=vocab_size, req_id_format=req_id_format,
+                         token_ids=token_ids)
         self.trace = trace
         self.logical_step_s = logical_step_s
         self.arrival_steps = np.floor(trace.arrival_s / logical_step_s).astype(np.int64)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import pkgutil
 import random
 import sys
@@ -34,10 +35,12 @@ import ipc_bench
 from ipc_bench.errors import one_line
 from ipc_bench.harness.spec import INPROC, INPUT_ORACLE_INTERVAL, NO_CODEC, CaseSpec
 from ipc_bench.engine.config import (POLICIES, PRESET_MODELS, ConfigError, ModelConfig,
-                                     SchedulerConfig, preset_vocab_size)
+                                     SchedulerConfig, check_token_ids_spec,
+                                     preset_vocab_size)
+from ipc_bench.engine.token_ids import token_id_distribution
 from ipc_bench.engine.traces import load_azure_trace
 from ipc_bench.engine.workloads import SteadyDecodeWorkload, TraceWorkload
-from ipc_bench.wire.codecs import CODECS
+from ipc_bench.wire.codecs import CODECS, DEFAULT_CODECS
 
 #: Import name of the scenarios package (the repository's ``scenarios/`` folder).
 PACKAGE = "ipc_bench.scenarios"
@@ -67,6 +70,7 @@ SCENARIO_OPTIONS: dict[str, str] = {
     "roofline": "the torch model's roofline",
     "vocab_size": "the vocabulary of prompts and sampled ids",
     "req_id_format": "the request ids of a generated workload",
+    "token_ids": "the distribution of prompt and sampled ids",
 }
 #: Model options that only some models use: ``ScenarioOptions`` field -> (the models
 #: that use it, what it is for). Given on the command line for a case whose model is
@@ -85,7 +89,7 @@ MODEL_OPTIONS: dict[str, tuple[tuple[str, ...], str]] = {
 #: ``OPTIONS`` building blocks: the runner's model and the workload's ids.
 MODEL = frozenset({"model", "step_time_ms", "step_wait", "model_preset", "torch_threads",
                    "device", "attention", "cuda_graphs", "cuda_graph_sizes", "roofline",
-                   "vocab_size", "req_id_format"})
+                   "vocab_size", "req_id_format", "token_ids"})
 #: Steady batches (decode-steady, step-time, overhead).
 STEADY = frozenset({"num_running", "steps"}) | MODEL
 #: Trace replays on the logical clock (azure-conv, azure-code).
@@ -109,7 +113,7 @@ class ScenarioOptions:
     max_requests: Optional[int] = None
     logical_step_ms: Optional[float] = None
     policies: list[str] = field(default_factory=lambda: list(POLICIES))
-    codecs: list[str] = field(default_factory=lambda: list(CODECS))
+    codecs: list[str] = field(default_factory=lambda: list(DEFAULT_CODECS))
     transport: str = "ipc"
     floor: bool = True
     peer_timeout_s: float = 10.0
@@ -124,6 +128,7 @@ class ScenarioOptions:
     aa: bool = False
     req_id_format: str = "cmpl"
     vocab_size: Optional[int] = None
+    token_ids: Optional[str] = None
     model: Optional[str] = None
     step_time_ms: Optional[list[float]] = None
     step_wait: Optional[str] = None
@@ -144,7 +149,8 @@ class ScenarioOptions:
         """The ``ModelConfig`` of ``--model`` (else ``default``), ``--step-time-ms``,
         ``--step-wait`` (else ``step_wait``, else ``ModelConfig``'s: ``sleep``),
         ``--model-preset``, ``--torch-threads``, ``--device``, ``--attention``,
-        ``--cuda-graphs``, ``--cuda-graph-sizes``, ``--roofline``, ``--vocab-size`` and
+        ``--cuda-graphs``, ``--cuda-graph-sizes``, ``--roofline``, ``--vocab-size``,
+        ``--token-ids`` (a histogram is read here: ``ConfigError`` on a bad one) and
         ``--seed``. Vocabulary: ``--vocab-size``, else the preset's published one for the torch and
         emulated models (``config.preset_vocab_size``), else 128,256.
         ``step_time_ms`` overrides ``--step-time-ms`` (for sweeps); otherwise that option
@@ -157,7 +163,7 @@ class ScenarioOptions:
         base = ModelConfig()
         name = self.model or default
         preset = self.model_preset or base.preset
-        return ModelConfig(
+        config = ModelConfig(
             name=name, seed=self.seed,
             step_time_ms=base.step_time_ms if step_time_ms is None else step_time_ms,
             step_wait=self.step_wait or step_wait or base.step_wait,
@@ -168,7 +174,12 @@ class ScenarioOptions:
             cuda_graph_sizes=tuple(self.cuda_graph_sizes or ()),
             roofline=self.roofline or base.roofline,
             vocab_size=(self.vocab_size or preset_vocab_size(name, preset)
-                        or base.vocab_size))
+                        or base.vocab_size),
+            token_ids=_absolute_histogram(self.token_ids or base.token_ids))
+        if config.token_ids != base.token_ids:
+            check_token_ids_spec(config.token_ids)
+            token_id_distribution(config.token_ids, config.vocab_size)
+        return config
 
     def scheduler_config(self, default: SchedulerConfig) -> SchedulerConfig:
         """The scenario's ``default`` limits with the command line's overrides
@@ -189,6 +200,14 @@ class ScenarioOptions:
                     startup_timeout_s=self.startup_timeout_s, host=self.host,
                     allow_pickle_over_tcp=self.allow_pickle_over_tcp,
                     input_oracle_interval=self.input_oracle_interval)
+
+
+def _absolute_histogram(spec: str) -> str:
+    """``hist:PATH`` with ``PATH`` made absolute (the runner process reads it too);
+    any other ``--token-ids`` value as it is."""
+    if spec.startswith("hist:") and len(spec) > 5:
+        return "hist:" + os.path.abspath(spec[5:])
+    return spec
 
 
 def scenarios_package() -> ModuleType:
@@ -391,7 +410,8 @@ def steady_case(opts: ScenarioOptions, scenario: str, labels: dict[str, Any], po
         model=model,
         make_workload=lambda: SteadyDecodeWorkload(b, seed=opts.seed,
                                                    vocab_size=model.vocab_size,
-                                                   req_id_format=opts.req_id_format),
+                                                   req_id_format=opts.req_id_format,
+                                                   token_ids=model.token_ids),
         warmup_steps=warmup, max_steps=max_steps, count="decode_only",
         floor=opts.floor, repetition=rep, **opts.process_settings())
 
@@ -452,7 +472,8 @@ def trace_cases(opts: ScenarioOptions, name: str, trace_file: str,
             make_workload=lambda: TraceWorkload(trace, name=workload_name, seed=opts.seed,
                                                 vocab_size=model.vocab_size,
                                                 logical_step_s=step_s,
-                                                req_id_format=opts.req_id_format),
+                                                req_id_format=opts.req_id_format,
+                                                token_ids=model.token_ids),
             warmup_steps=warmup, max_steps=None, count="all",
             floor=opts.floor and not timed, repetition=rep, trace_speedup=speedup,
             **opts.process_settings())

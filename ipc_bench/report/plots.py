@@ -47,7 +47,7 @@ from ipc_bench.wire.codecs import CODECS
 POLICY_COLORS = {SEND: "#D55E00", CACHED: "#0072B2"}
 _EXTRA_COLORS = ("#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
 POLICY_MARKERS = {SEND: "o", CACHED: "s"}
-CODEC_LINESTYLES = {"msgpack": "-", "pickle": "--", SINGLE_PROCESS_CODEC: ":"}
+CODEC_LINESTYLES = {"msgpack": "-", "pickle": "--", "packed": "-.", SINGLE_PROCESS_CODEC: ":"}
 _EXTRA_LINESTYLES = ("-.", (0, (1, 1)), (0, (5, 1)), (0, (3, 1, 1, 1)))
 
 #: Components of a scheduler step (stacked bottom to top) and their colours; they

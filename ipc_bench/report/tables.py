@@ -301,10 +301,14 @@ def format_byte_model(rows: Iterable[dict[str, Any]]) -> str:
         line = (f"  [{r['workload']}] {r['codec']} {r['arm']}: "
                 f"{r['messages_checked'] - r['mismatches']}/{r['messages_checked']} exact")
         if r.get("model_send_minus_cached_bytes_per_request") is not None:
+            expected = r.get("expected_send_minus_cached_bytes_per_request",
+                             r["uniform_send_minus_cached_bytes_per_request"])
+            basis = (f"{r.get('token_ids', 'uniform')} ids in a {r['vocab_size']:,} "
+                     "vocabulary" if r["codec"] != "packed"
+                     else "one array('i') per request from 256 running on")
             line += (f"; send - cached = "
                      f"{r['model_send_minus_cached_bytes_per_request']:.3f} B per running "
-                     f"request on these steps (uniform ids in a {r['vocab_size']:,} vocabulary: "
-                     f"{r['uniform_send_minus_cached_bytes_per_request']:.3f}")
+                     f"request on these steps ({basis}: {expected:.3f}")
             measured = r.get("measured_send_minus_cached_bytes_per_request")
             line += f"; measured over the run: {measured:.3f})" if measured is not None else ")"
         out.append(line)

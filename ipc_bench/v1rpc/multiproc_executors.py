@@ -21,6 +21,10 @@ from enum import Enum, auto
 EXECUTE_MODEL = "execute_model"
 #: ``unique_reply_rank``: the rank that answers (``world_size - tensor_parallel_size``).
 OUTPUT_RANK = 0
+#: First item of the 3-tuple ``(tag, packed SchedulerOutput, output_rank)`` that vLLM PR
+#: #54406 (open, 2026-08-30) enqueues instead of the RPC 4-tuple for ``execute_model``
+#: (its ``EXECUTE_MODEL_FAST_PATH_TAG``; the ``packed`` codec of ``ipc_bench.wire.codecs``).
+EXECUTE_MODEL_FAST_PATH_TAG = "__vllm_execute_model_fast_path_v1__"
 
 
 class WorkerProc:

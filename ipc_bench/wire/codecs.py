@@ -31,18 +31,33 @@ types, which the receiving loop then rejects with an error naming the step; it c
 also ask for unbounded memory before failing (a fuzzed frame took 23 GB here). That,
 and code execution on load, is why pickle is refused on TCP unless
 ``--allow-pickle-over-tcp``.
+
+- ``packed``: vLLM PR #54406 (open, 2026-08-30, "Pack execute_model SchedulerOutput for
+  multiproc RPC") on the same hop: the ``SchedulerOutput`` dataclass flattened into a
+  fixed positional tuple (``pack_scheduler_output``), every integer list in it as an
+  ``array('i')`` (the PR's code converts all of them, not only large ones as its
+  description says; ``CachedRequestData.num_computed_tokens`` stays a list, as there),
+  pickled inside the 3-tuple ``(EXECUTE_MODEL_FAST_PATH_TAG, packed, output_rank)``;
+  ``decode`` unpickles and rebuilds the dataclasses (``unpack_scheduler_output``), and
+  the replies are the pickle codec's (the PR leaves them alone). The PR's messages are
+  newer than 7f280d69c's; the packing here keeps its rules on the 7f280d69c fields the
+  harness carries (``resumed_from_preemption`` a list of bools; ``new_block_ids`` a
+  tuple of lists for every request, where the PR's base may send ``None``). Like
+  pickle it is refused on TCP unless allowed (``PICKLED_CODECS``).
 """
 
 from __future__ import annotations
 
 import pickle
+from array import array
 from typing import Any, Generic, TypeVar
 
 import msgspec
 
 from ipc_bench.engine.messages import STRUCTS, VLLM_DATACLASSES, MessageSet
 from ipc_bench.errors import one_line
-from ipc_bench.v1rpc.multiproc_executors import EXECUTE_MODEL, OUTPUT_RANK, WorkerProc
+from ipc_bench.v1rpc.multiproc_executors import (EXECUTE_MODEL, EXECUTE_MODEL_FAST_PATH_TAG,
+                                                  OUTPUT_RANK, WorkerProc)
 
 T = TypeVar("T")
 
@@ -181,20 +196,137 @@ def _shape(msg: Any) -> str:
     return type(msg).__name__
 
 
+# ------------------------------------------------------------ packed (vLLM PR #54406)
+
+#: Fields of the packed ``SchedulerOutput`` tuple, of each packed ``NewRequestData`` and of
+#: the packed ``CachedRequestData``, in order (``pack_scheduler_output``).
+PACKED_FIELDS = 12
+PACKED_NEW_REQUEST_FIELDS = 10
+PACKED_CACHED_FIELDS = 5
+
+
+def _block_ids(groups) -> tuple:
+    """``([ids...], ...)`` -> a tuple of ``array('i')``, one per KV-cache group."""
+    return tuple([array("i", ids) for ids in groups])
+
+
+def _id_dict(d: dict) -> dict:
+    """``{req_id: [ints]}`` -> ``{req_id: array('i')}``."""
+    return {k: array("i", v) for k, v in d.items()}
+
+
+def pack_scheduler_output(so) -> tuple:
+    """vLLM PR #54406's ``pack_scheduler_output_for_execute_model_fast_path`` on the
+    7f280d69c ``SchedulerOutput`` of ``ipc_bench.v1rpc.sched_out``: a ``PACKED_FIELDS``
+    tuple of its fields in order, each new request a ``PACKED_NEW_REQUEST_FIELDS`` tuple,
+    the cached requests one ``PACKED_CACHED_FIELDS`` tuple; every integer list (prompt ids,
+    block ids, new token ids, spec-decode and encoder-input dict values,
+    ``num_common_prefix_blocks``) becomes an ``array('i')`` except the cached requests'
+    ``num_computed_tokens``. Raises ``OverflowError`` for an int outside int32."""
+    c = so.scheduled_cached_reqs
+    new = tuple([(r.req_id, array("i", r.prompt_token_ids), r.mm_inputs, r.mm_hashes,
+                  r.mm_positions, r.sampling_params, r.pooling_params,
+                  _block_ids(r.block_ids), r.num_computed_tokens, r.lora_request)
+                 for r in so.scheduled_new_reqs])
+    cached = (c.req_ids, c.resumed_from_preemption,
+              [array("i", ids) for ids in c.new_token_ids],
+              [_block_ids(groups) for groups in c.new_block_ids], c.num_computed_tokens)
+    return (new, cached, so.num_scheduled_tokens, so.total_num_scheduled_tokens,
+            _id_dict(so.scheduled_spec_decode_tokens), _id_dict(so.scheduled_encoder_inputs),
+            array("i", so.num_common_prefix_blocks), so.finished_req_ids,
+            so.free_encoder_input_ids, so.structured_output_request_ids, so.grammar_bitmask,
+            so.kv_connector_metadata)
+
+
+def _lists(groups) -> tuple:
+    """A tuple of ``array('i')`` -> a tuple of lists."""
+    return tuple([list(ids) for ids in groups])
+
+
+def unpack_scheduler_output(packed: tuple):
+    """The ``SchedulerOutput`` (``VLLM_DATACLASSES``) of a ``pack_scheduler_output``
+    tuple, arrays back to lists (PR #54406's
+    ``unpack_scheduler_output_from_execute_model_fast_path``). Raises ``ValueError`` or
+    ``TypeError`` on a tuple of another shape."""
+    msgs = VLLM_DATACLASSES
+    (new, cached, num_scheduled, total, spec, encoder, prefix, finished, free, structured,
+     bitmask, kv) = packed
+    req_ids, resumed, new_token_ids, new_block_ids, num_computed = cached
+    return msgs.SchedulerOutput(
+        scheduled_new_reqs=[msgs.NewRequestData(
+            req_id=r[0], prompt_token_ids=list(r[1]), mm_inputs=r[2], mm_hashes=r[3],
+            mm_positions=r[4], sampling_params=r[5], pooling_params=r[6],
+            block_ids=_lists(r[7]), num_computed_tokens=r[8], lora_request=r[9])
+            for r in new],
+        scheduled_cached_reqs=msgs.CachedRequestData(
+            req_ids=req_ids, resumed_from_preemption=resumed,
+            new_token_ids=[list(ids) for ids in new_token_ids],
+            new_block_ids=[_lists(groups) for groups in new_block_ids],
+            num_computed_tokens=num_computed),
+        num_scheduled_tokens=num_scheduled, total_num_scheduled_tokens=total,
+        scheduled_spec_decode_tokens={k: list(v) for k, v in spec.items()},
+        scheduled_encoder_inputs={k: list(v) for k, v in encoder.items()},
+        num_common_prefix_blocks=list(prefix), finished_req_ids=finished,
+        free_encoder_input_ids=free, structured_output_request_ids=structured,
+        grammar_bitmask=bitmask, kv_connector_metadata=kv)
+
+
+def _encode_packed_request(so, dumps=pickle.dumps, protocol=pickle.HIGHEST_PROTOCOL) -> bytes:
+    """PR #54406's ``execute_model`` enqueue: ``pickle.dumps((EXECUTE_MODEL_FAST_PATH_TAG,
+    pack_scheduler_output(so), output_rank))``."""
+    return dumps((EXECUTE_MODEL_FAST_PATH_TAG, pack_scheduler_output(so), OUTPUT_RANK),
+                 protocol=protocol)
+
+
+class PackedCodec(PickleCodec[T]):
+    """vLLM PR #54406's execute_model fast path: the ``SchedulerOutput`` packed
+    (``pack_scheduler_output``) into ``(EXECUTE_MODEL_FAST_PATH_TAG, packed, rank)`` and
+    pickled at ``HIGHEST_PROTOCOL``; ``decode`` unpickles and unpacks it
+    (``unpack_scheduler_output``), ``DecodeError`` (one line) for any other shape. The
+    ``ModelRunnerOutput`` travels as with ``PickleCodec``. ``encode`` raises
+    ``OverflowError`` for a packed int outside int32."""
+
+    name = "packed"
+
+    def __init__(self, msg_type: type[T]):
+        super().__init__(msg_type)
+        if msg_type is VLLM_DATACLASSES.SchedulerOutput:
+            self.encode, self._open = _encode_packed_request, self._open_packed
+
+    def _open_packed(self, msg: Any) -> T:
+        """PR #54406's ``worker_busy_loop``: a 3-tuple whose first item is the tag."""
+        if not (type(msg) is tuple and len(msg) == 3 and type(msg[0]) is str
+                and msg[0] == EXECUTE_MODEL_FAST_PATH_TAG and type(msg[1]) is tuple
+                and len(msg[1]) == PACKED_FIELDS):
+            raise DecodeError(f"{self.msg_type.__name__}: expected the packed execute_model "
+                              f"tuple ('{EXECUTE_MODEL_FAST_PATH_TAG}', ({PACKED_FIELDS} "
+                              f"fields), rank), got {_shape(msg)}")
+        try:
+            return unpack_scheduler_output(msg[1])
+        except (TypeError, ValueError) as exc:
+            raise DecodeError(one_line(f"{self.msg_type.__name__}: malformed packed "
+                                       f"payload: {type(exc).__name__}: {exc}")) from None
+
+
 #: The codecs registry: ``--codecs`` name -> class, in the order runs and tables use.
-CODEC_CLASSES: dict[str, type[Codec]] = {"msgpack": MsgpackCodec, "pickle": PickleCodec}
+CODEC_CLASSES: dict[str, type[Codec]] = {"msgpack": MsgpackCodec, "pickle": PickleCodec,
+                                         "packed": PackedCodec}
 CODECS: tuple[str, ...] = tuple(CODEC_CLASSES)
+#: The codecs a run compares when ``--codecs`` is not given.
+DEFAULT_CODECS: tuple[str, ...] = ("msgpack", "pickle")
+#: The codecs that unpickle what they receive (refused on TCP unless allowed).
+PICKLED_CODECS: frozenset[str] = frozenset({"pickle", "packed"})
 
 
 def make_codec(name: str, msg_type: type[T]) -> Codec[T]:
-    """Codec ``name`` (``msgpack`` or ``pickle``) for ``msg_type``, one of
+    """Codec ``name`` (``msgpack``, ``pickle`` or ``packed``) for ``msg_type``, one of
     ``messages_of(name)``'s classes; ``KeyError`` if the codec is unknown."""
     return CODEC_CLASSES[name](msg_type)
 
 
 def messages_of(name: str) -> MessageSet:
     """The message classes codec ``name`` carries (``STRUCTS`` for msgpack,
-    ``VLLM_DATACLASSES`` for pickle); the Structs for anything else, i.e. the
+    ``VLLM_DATACLASSES`` for pickle and packed); the Structs for anything else, i.e. the
     single-process baseline (codec ``none``), which then builds the same objects as the
     msgpack path, so that comparing the two isolates the cost of IPC."""
     cls = CODEC_CLASSES.get(name)

@@ -14,7 +14,7 @@ import msgspec
 from ipc_bench.engine.config import (POLICIES, ConfigError, ModelConfig,
                                      SchedulerConfig)
 from ipc_bench.errors import one_line
-from ipc_bench.wire.codecs import CODECS
+from ipc_bench.wire.codecs import CODECS, PICKLED_CODECS
 from ipc_bench.wire.shm_ring import RingHandle
 
 
@@ -72,13 +72,14 @@ class RunnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 def check_pickle_transport(codec: str, endpoint: str, allow_pickle_over_tcp: bool) -> None:
-    """Refuse ``pickle`` on a ``tcp://`` endpoint unless explicitly allowed.
+    """Refuse ``pickle`` (and ``packed``, a pickle too: ``PICKLED_CODECS``) on a
+    ``tcp://`` endpoint unless explicitly allowed.
 
     Unpickling runs code named by the data, and any local user (or, with ``--host``,
     any host) can connect to a TCP port; ``ipc://`` sockets live in a private 0700
     directory. Raises ``ConfigError`` (one line).
     """
-    if codec == "pickle" and endpoint.startswith("tcp://") and not allow_pickle_over_tcp:
+    if codec in PICKLED_CODECS and endpoint.startswith("tcp://") and not allow_pickle_over_tcp:
         raise ConfigError(
             "refusing to decode pickle from a TCP peer (pickle runs code on load and any "
             "local user can connect to a TCP port); use --codecs msgpack, --transport ipc, "

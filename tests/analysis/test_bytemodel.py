@@ -27,19 +27,22 @@ PROMPT_LENS = [1, 15, 16, 17, 100, 127, 128, 255, 256, 300]
 
 
 def decode_steps(num_reqs: int, policy: str, codec: str, req_id_format: str = "cmpl",
-                 vocab_size: int = 128_256, seed: int = 0, num_steps: int = 3):
-    """(SchedulerOutput, its frame, ModelRunnerOutput, its frame) of each pure-decode step."""
+                 vocab_size: int = 128_256, seed: int = 0, num_steps: int = 3,
+                 token_ids: str = "uniform"):
+    """(SchedulerOutput, its frame, ModelRunnerOutput, its frame) of each pure-decode step;
+    ``token_ids``: the distribution of prompt and sampled ids."""
     cfg = SchedulerConfig(max_num_seqs=num_reqs, max_num_batched_tokens=num_reqs * 400,
                           max_model_len=512, num_blocks=num_reqs * 40)
     sched = Scheduler(cfg, policy, messages_of(codec))
-    runner = ModelRunner(cfg, ModelConfig(vocab_size=vocab_size, seed=seed), policy,
-                         messages_of(codec))
+    runner = ModelRunner(cfg, ModelConfig(vocab_size=vocab_size, seed=seed,
+                                          token_ids=token_ids), policy, messages_of(codec))
     s_codec = scheduler_output_codec(codec)
     r_codec = model_runner_output_codec(codec)
     rng = random.Random(seed)
     for i in range(num_reqs):
         sched.add_request(make_req_id(seed, i, req_id_format), i,
-                          make_prompt(seed, i, rng.choice(PROMPT_LENS), vocab_size),
+                          make_prompt(seed, i, rng.choice(PROMPT_LENS), vocab_size,
+                                      token_ids),
                           rng.choice([1, 2, 50]))
     steps = []
     for _ in range(num_steps):
@@ -93,7 +96,7 @@ def test_pickle_framing_is_modelled():
 
 def test_send_minus_cached_matches_two_model_evaluations():
     rng = random.Random(7)
-    for codec in bm.CODECS:
+    for codec in ("msgpack", "pickle"):  # packed: test_packed_send_bytes_per_request
         for n in (1, 2, 3, 100, 999, 1000, 1001):
             ids = [make_req_id(1, i) for i in range(n)]
             toks = [rng.randrange(128_256) for _ in range(n)]
@@ -121,6 +124,82 @@ def test_expected_bytes_per_request():
     assert bm.per_request_send_bytes("msgpack", 128_256) == pytest.approx(4.97505, abs=1e-5)
     assert bm.per_request_send_bytes("pickle", 128_256) == pytest.approx(6.97605, abs=1e-5)
     assert bm.per_request_send_bytes("msgpack", 32_000) == pytest.approx(3.988)
+
+
+@pytest.mark.parametrize("codec", bm.CODECS)
+@pytest.mark.parametrize("policy", ["send", "cached"])
+def test_model_equals_payload_bytes_with_zipf_ids(codec, policy):
+    widths = set()
+    for n in (1, 2, 16, 100, 256, 1000):
+        for so, frame, out, reply in decode_steps(n, policy, codec, token_ids="zipf"):
+            assert bm.predict_scheduler_output(codec, so) == len(frame), (n, "s2r")
+            assert bm.predict_model_runner_output(codec, out) == len(reply), (n, "r2s")
+            widths |= {bm.mp_uint(t) for ids in out.sampled_token_ids for t in ids}
+    assert widths == {1, 2, 3, 5}
+
+
+#: (codec, policy, token_ids) -> bytes of the first pure-decode SchedulerOutput at 16
+#: running requests of ``decode_steps`` (seed 0), as encoded and as the model predicts.
+KNOWN_16 = {
+    ("msgpack", "send", "uniform"): 1_198, ("msgpack", "cached", "uniform"): 1_146,
+    ("msgpack", "send", "zipf"): 1_182, ("msgpack", "cached", "zipf"): 1_146,
+    ("pickle", "send", "uniform"): 1_426, ("pickle", "cached", "uniform"): 1_352,
+    ("pickle", "send", "zipf"): 1_412, ("pickle", "cached", "zipf"): 1_352,
+}
+
+
+@pytest.mark.parametrize("key", sorted(KNOWN_16))
+def test_known_message_bytes_under_both_distributions(key):
+    codec, policy, token_ids = key
+    so, frame, _, _ = decode_steps(16, policy, codec, token_ids=token_ids)[0]
+    assert (len(frame), bm.predict_scheduler_output(codec, so)) == (KNOWN_16[key],) * 2
+
+
+def test_expected_bytes_per_request_with_zipf_ids():
+    v = 128_256
+    harmonic = [0.0]
+    for k in range(1, v + 1):
+        harmonic.append(harmonic[-1] + 1 / k)
+
+    def share(lo, hi):  # probability of ids in [lo, hi) under 1/(rank+1)
+        return (harmonic[hi] - harmonic[lo]) / harmonic[v]
+
+    shares = [share(0, 128), share(128, 256), share(256, 65_536), share(65_536, v)]
+    msgpack = 1 + sum(s * w for s, w in zip(shares, (1, 2, 3, 5)))
+    pickle = 3 + sum(s * w for s, w in zip(shares, (2, 2, 3, 5)))
+    assert bm.per_request_send_bytes("msgpack", v, "zipf") == pytest.approx(msgpack, abs=1e-12)
+    assert bm.per_request_send_bytes("pickle", v, "zipf") == pytest.approx(pickle, abs=1e-12)
+    assert round(msgpack, 4) == 3.1722 and round(pickle, 4) == 5.6125
+
+
+def test_expected_bytes_per_request_with_a_histogram(tmp_path):
+    path = tmp_path / "h.csv"
+    path.write_text("token_id,count\n13,2\n200,1\n279,1\n")
+    # msgpack widths 1, 2, 3 with probabilities 1/2, 1/4, 1/4
+    assert bm.expected_token_bytes("msgpack", 128_256, f"hist:{path}") == 1.75
+    assert bm.per_request_send_bytes("pickle", 128_256, f"hist:{path}") == 3 + 2.25
+
+
+def test_packed_send_bytes_per_request():
+    """29 bytes per request once memo references take 5 bytes (about 252 requests), 20
+    before, whatever the token ids; ``send_minus_cached_bytes`` refuses packed."""
+    rng = random.Random(3)
+    per_request = {}
+    for n in (1, 100, 256, 1024):
+        ids = [make_req_id(1, i) for i in range(n)]
+        args = (ids, [rng.randrange(4000) for _ in range(n)], [[]] * n)
+        for name, toks in (("small", [rng.randrange(128) for _ in range(n)]),
+                           ("large", [rng.randrange(65_536, 128_256) for _ in range(n)])):
+            per_request[n, name] = (bm.scheduler_output_bytes("packed", *args, token_ids=toks)
+                                    - bm.scheduler_output_bytes("packed", *args,
+                                                                token_ids=None))
+    assert per_request == {(1, "small"): 21, (1, "large"): 21, (100, "small"): 2_299,
+                           (100, "large"): 2_299, (256, "small"): 7_426,
+                           (256, "large"): 7_426, (1024, "small"): 29_700,
+                           (1024, "large"): 29_700}
+    assert bm.per_request_send_bytes("packed", 128_256, "zipf") == 29.0
+    with pytest.raises(ValueError, match="packed: send's bytes depend"):
+        bm.send_minus_cached_bytes("packed", [1])
 
 
 def test_bad_input():

@@ -32,7 +32,8 @@ OPTION_CASES = [
     (DS + ["--transport", "udp"],
      "argument --transport: invalid choice: 'udp' (choose from 'ipc', 'tcp', 'shm', 'shm-block')"),
     (DS + ["--policies", "foo"], "argument --policies: 'foo': choose from send, cached"),
-    (DS + ["--codecs", "msgpack,json"], "argument --codecs: 'json': choose from msgpack, pickle"),
+    (DS + ["--codecs", "msgpack,json"],
+     "argument --codecs: 'json': choose from msgpack, pickle, packed"),
     (DS + ["--steps", "-5"], "argument --steps: must be at least 1, got -5"),
     (DS + ["--steps", "0"], "argument --steps: must be at least 1, got 0"),
     (DS + ["--steps", "abc"], "argument --steps: expected an integer, got 'abc'"),
@@ -84,6 +85,10 @@ OPTION_CASES = [
     (DS + ["--transport", "tcp", "--host", "localhost"],
      "argument --host: --host must be an IP address such as 127.0.0.1 or ::1, got 'localhost'"),
     (DS + ["--transport", "tcp", "--codecs", "pickle"],
+     "refusing to decode pickle from a TCP peer: pickle runs code on load and any local user "
+     "can connect to a TCP port; use --codecs msgpack or --transport ipc, or pass "
+     "--allow-pickle-over-tcp if every host that can reach the port is trusted"),
+    (DS + ["--transport", "tcp", "--codecs", "msgpack,packed"],
      "refusing to decode pickle from a TCP peer: pickle runs code on load and any local user "
      "can connect to a TCP port; use --codecs msgpack or --transport ipc, or pass "
      "--allow-pickle-over-tcp if every host that can reach the port is trusted"),
@@ -275,7 +280,8 @@ def test_every_scenario_refuses_the_options_it_does_not_take(capsys):
               "step_time_ms": "3", "step_wait": "spin", "model_preset": "tiny",
               "torch_threads": "2", "device": "cpu", "roofline": "on", "vocab_size": "1000",
               "req_id_format": "numeric", "attention": "flex", "cuda_graphs": None,
-              "cuda_graph_sizes": "1,2", "tp": "2", "tp_transports": "ipc"}  # None: a flag
+              "cuda_graph_sizes": "1,2", "tp": "2", "tp_transports": "ipc",
+              "token_ids": "zipf"}  # None: a flag
     assert set(values) == set(SCENARIO_OPTIONS)
     refused = {}
     for name, module in discover().items():
@@ -300,7 +306,7 @@ def test_every_scenario_refuses_the_options_it_does_not_take(capsys):
         "soak": ["--attention", "--cuda-graph-sizes", "--cuda-graphs", "--device",
                  "--logical-step-ms", "--model", "--model-preset",
                  "--num-running", "--req-id-format", "--roofline", "--step-time-ms",
-                 "--step-wait", "--steps",
+                 "--step-wait", "--steps", "--token-ids",
                  "--torch-threads", "--tp", "--tp-transports", "--vocab-size"],
     }
 

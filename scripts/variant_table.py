@@ -1,0 +1,252 @@
+#!/usr/bin/env python3
+"""Bytes and microseconds per pure-decode step of each variant of the scheduler <->
+runner hop (issue 15 item 5, for the variants that exist): the ``send`` policy (vLLM
+before PR #20291) and ``cached`` (#20291), each with the ``msgpack``, ``pickle`` (vLLM
+7f280d69c's executor RPC) and ``packed`` (vLLM PR #54406) codecs, with uniform and
+Zipf token ids (``--token-ids``, ``ipc_bench.engine.token_ids``), at 1, 16, 64, 256
+and 1,024 running requests.
+
+Per step and variant: the SchedulerOutput's and the ModelRunnerOutput's payload bytes,
+and pyperf's median time of building the SchedulerOutput (``Scheduler.
+build_scheduler_output``), encoding and decoding it, and encoding and decoding the
+ModelRunnerOutput; ``total`` is their sum. The messages are those of the last of 60
+steps of a steady-decode workload stepped in one process (prompts of 100-300 tokens,
+no request finishes, so every request decodes one token), built as each codec's
+message classes. Not measured here: the frontend hop, the ``slots`` and ``replicated``
+variants (not built), and the transport itself.
+
+Benchmarks that cannot differ are run once and shared: a ``cached`` SchedulerOutput
+carries no token id, so its uniform and Zipf messages are the same; pickle and packed
+build the same dataclasses and reply the same ModelRunnerOutput.
+
+    python scripts/variant_table.py -o variants.json         # pyperf options apply
+    python scripts/variant_table.py --batch-sizes 1,256 --only "packed"
+    python scripts/variant_table.py --table-from variants.json   # reprint the table
+    python scripts/variant_table.py --table-from variants.json --compact   # send | cached
+    python scripts/variant_table.py --table-from variants.json --figure variants.png
+    python scripts/variant_table.py --table-from variants.json --only "send msgpack"
+
+By default each benchmark gets 2 worker processes x (1 warm-up + 3 values) of at least
+20 ms (``-p``, ``-n``, ``-w``, ``--min-time`` change them; ``--rigorous`` is pyperf's):
+the 150 benchmarks take about 4 minutes on 2 busy cores with the defaults, 7 with
+``-p 4``. Medians, since other work on a shared machine makes some values far slower.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import pyperf  # noqa: E402
+
+from ipc_bench.engine.config import ModelConfig, SchedulerConfig  # noqa: E402
+from ipc_bench.engine.model_runner import ModelRunner  # noqa: E402
+from ipc_bench.engine.scheduler import Scheduler  # noqa: E402
+from ipc_bench.engine.workloads import SteadyDecodeWorkload  # noqa: E402
+from ipc_bench.wire.codecs import (CODECS, messages_of,  # noqa: E402
+                                   model_runner_output_codec, scheduler_output_codec)
+
+BATCH_SIZES = (1, 16, 64, 256, 1024)
+POLICIES = ("send", "cached")
+TOKEN_IDS = ("uniform", "zipf")
+STEPS = 60
+#: The codec whose benchmark stands for another's where they cannot differ.
+SAME_BUILD = {"packed": "pickle"}
+SAME_REPLY = {"packed": "pickle"}
+
+
+@functools.lru_cache(maxsize=None)
+def decode_step(b: int, policy: str, codec: str, token_ids: str):
+    """(scheduler, plan, SchedulerOutput, ModelRunnerOutput) of the last of ``STEPS``
+    steady-decode steps at ``b`` running, built as ``codec``'s message classes."""
+    cfg = SchedulerConfig(max_num_seqs=b, max_model_len=2048, num_blocks=65536)
+    sched = Scheduler(cfg, policy, messages_of(codec))
+    runner = ModelRunner(cfg, ModelConfig(token_ids=token_ids), policy, messages_of(codec))
+    workload = SteadyDecodeWorkload(b, seed=0, vocab_size=128_256,
+                                    prompt_len_range=(100, 300),
+                                    output_len_range=(1000, 1500), token_ids=token_ids)
+    for _ in range(STEPS):
+        for r in workload.arrivals(sched.step):
+            sched.add_request(r.req_id, r.index, r.prompt_token_ids, r.max_tokens)
+        plan = sched.schedule()
+        so = sched.build_scheduler_output(plan)
+        out = runner.execute_model(so)
+        sched.update_from_output(plan, out)
+    if not plan.is_decode_only or len(plan.cached_reqs) != b:
+        raise RuntimeError(f"step {STEPS} at {b} running is not pure decode")
+    return sched, plan, so, out
+
+
+def _call(what: str, b: int, policy: str, codec: str, token_ids: str):
+    """(function, argument) of one timed operation on ``decode_step``'s messages."""
+    sched, plan, so, out = decode_step(b, policy, codec, token_ids)
+    s_codec, r_codec = scheduler_output_codec(codec), model_runner_output_codec(codec)
+    return {"build": (sched.build_scheduler_output, plan),
+            "encode s2r": (s_codec.encode, so),
+            "decode s2r": (s_codec.decode, s_codec.encode(so)),
+            "encode r2s": (r_codec.encode, out),
+            "decode r2s": (r_codec.decode, r_codec.encode(out))}[what]
+
+
+def time_func(*key):
+    """A pyperf time function of ``_call(*key)``: messages built once per worker,
+    outside the timing."""
+    def run(loops: int) -> float:
+        fn, arg = _call(*key)
+        t0 = pyperf.perf_counter()
+        for _ in range(loops):
+            fn(arg)
+        return pyperf.perf_counter() - t0
+    return run
+
+
+def bench_key(what: str, b: int, policy: str, codec: str, token_ids: str) -> tuple:
+    """The benchmark that measures ``what`` for a variant (shared where it cannot
+    differ); its name is ``' '.join`` of the key."""
+    if what == "build":
+        return (what, b, policy, SAME_BUILD.get(codec, codec), "uniform")
+    if what.endswith("r2s"):
+        return (what, b, "send", SAME_REPLY.get(codec, codec), token_ids)
+    return (what, b, policy, codec, token_ids if policy == "send" else "uniform")
+
+
+def bench_name(key: tuple) -> str:
+    what, b, policy, codec, token_ids = key
+    return f"{what} {codec} {policy} {token_ids} B={b}"
+
+
+WHATS = ("build", "encode s2r", "decode s2r", "encode r2s", "decode r2s")
+
+
+def variants(batch_sizes):
+    return itertools.product(batch_sizes, POLICIES, CODECS, TOKEN_IDS)
+
+
+def variant_row(means: dict[str, float], b: int, policy: str, codec: str,
+                token_ids: str) -> tuple[int, int, list]:
+    """(SchedulerOutput bytes, ModelRunnerOutput bytes, [seconds of each of ``WHATS``,
+    ``None`` where not measured]) of one variant."""
+    _, _, so, out = decode_step(b, policy, codec, token_ids)
+    s2r = len(scheduler_output_codec(codec).encode(so))
+    r2s = len(model_runner_output_codec(codec).encode(out))
+    return s2r, r2s, [means.get(bench_name(bench_key(w, b, policy, codec, token_ids)))
+                      for w in WHATS]
+
+
+def _us(seconds) -> str:
+    return "-" if seconds is None else f"{seconds * 1e6:,.1f}"
+
+
+def print_table(batch_sizes, means: dict[str, float], only=("",)) -> None:
+    """Markdown table: one row per variant whose ``policy codec token_ids`` contains one
+    of ``only``, bytes and µs per step (``means``: benchmark name -> seconds per call,
+    pyperf's median)."""
+    print("\n| running | policy | codec | token ids | s2r B | r2s B | build µs | encode "
+          "s2r µs | decode s2r µs | encode r2s µs | decode r2s µs | total µs |")
+    print("| ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for b, policy, codec, token_ids in variants(batch_sizes):
+        if not any(t in f"{policy} {codec} {token_ids}" for t in only):
+            continue
+        s2r, r2s, us = variant_row(means, b, policy, codec, token_ids)
+        total = _us(None if None in us else sum(us))
+        print(f"| {b:,} | {policy} | {codec} | {token_ids} | {s2r:,} | {r2s:,} | "
+              f"{' | '.join(map(_us, us))} | {total} |")
+
+
+def print_compact(batch_sizes, means: dict[str, float]) -> None:
+    """Markdown table: one row per (running, codec, token ids), send beside cached:
+    both directions' bytes and the whole per-step µs (build + both encodes and
+    decodes)."""
+    print("\n| running | codec | token ids | s2r B send | s2r B cached | r2s B | µs/step "
+          "send | µs/step cached |")
+    print("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    for b, codec, token_ids in itertools.product(batch_sizes, CODECS, TOKEN_IDS):
+        send = variant_row(means, b, "send", codec, token_ids)
+        cached = variant_row(means, b, "cached", codec, token_ids)
+        totals = [_us(None if None in row[2] else sum(row[2])) for row in (send, cached)]
+        print(f"| {b:,} | {codec} | {token_ids} | {send[0]:,} | {cached[0]:,} | "
+              f"{send[1]:,} | {totals[0]} | {totals[1]} |")
+
+
+def plot(batch_sizes, means: dict[str, float], path: str) -> None:
+    """PNG at ``path``: SchedulerOutput bytes per running request and the hop's µs per
+    step (build + both encodes and decodes) against running requests, log-log; one
+    colour per codec, solid send, dashed cached, uniform ids (Zipf's lines lie within
+    2 % of them)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    colors = {"msgpack": "tab:blue", "pickle": "tab:orange", "packed": "tab:green"}
+    fig, (ax_b, ax_t) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for codec, policy in itertools.product(CODECS, POLICIES):
+        rows = [variant_row(means, b, policy, codec, "uniform") for b in batch_sizes]
+        style = dict(color=colors.get(codec), linestyle="-" if policy == "send" else "--",
+                     marker="o" if policy == "send" else "s", label=f"{policy} / {codec}")
+        ax_b.plot(batch_sizes, [r[0] / b for r, b in zip(rows, batch_sizes)], **style)
+        us = [None if None in r[2] else sum(r[2]) * 1e6 for r in rows]
+        ax_t.plot(batch_sizes, us, **style)
+    for ax, label in ((ax_b, "SchedulerOutput bytes per running request"),
+                      (ax_t, "µs per step (build, encode, decode)")):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("running requests (pure decode)")
+        ax.set_ylabel(label)
+        ax.grid(True, which="both", alpha=0.3)
+    ax_b.legend(fontsize=8)
+    fig.suptitle("send / cached x msgpack / pickle / packed (vLLM PR #54406), uniform ids")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main() -> None:
+    def worker_args(cmd, args):
+        cmd.extend(["--only", args.only, "--batch-sizes", args.batch_sizes])
+
+    runner = pyperf.Runner(processes=2, values=3, warmups=1, min_time=0.02,
+                           add_cmdline_args=worker_args)
+    runner.argparser.add_argument("--only", default="", metavar="TEXT[,TEXT...]",
+                                  help="only the benchmarks whose name contains a TEXT")
+    runner.argparser.add_argument("--batch-sizes", default=",".join(map(str, BATCH_SIZES)))
+    runner.argparser.add_argument("--table-from", metavar="JSON",
+                                  help="print the table of a finished run and exit (with "
+                                  "--only, the rows whose 'policy codec token_ids' "
+                                  "contain a TEXT)")
+    runner.argparser.add_argument("--compact", action="store_true",
+                                  help="with --table-from: send beside cached, µs per step")
+    runner.argparser.add_argument("--figure", metavar="PNG",
+                                  help="with --table-from: also draw bytes and µs per step "
+                                  "against running requests into PNG")
+    args = runner.parse_args()
+    batch_sizes = [int(x) for x in args.batch_sizes.split(",")]
+    if args.table_from:
+        suite = pyperf.BenchmarkSuite.load(args.table_from)
+        medians = {b.get_name(): b.median() for b in suite.get_benchmarks()}
+        if args.figure:
+            plot(batch_sizes, medians, args.figure)
+        if args.compact:
+            print_compact(batch_sizes, medians)
+        else:
+            print_table(batch_sizes, medians, args.only.split(","))
+        return
+    texts = args.only.split(",")
+    keys = dict.fromkeys(bench_key(w, *v) for v in variants(batch_sizes) for w in WHATS)
+    means = {}  # benchmark name -> median seconds
+    for key in keys:
+        name = bench_name(key)
+        if any(t in name for t in texts):
+            result = runner.bench_time_func(name, time_func(*key))
+            if result is not None and not args.worker:
+                means[name] = result.median()
+    if not args.worker:
+        print_table(batch_sizes, means)
+
+
+if __name__ == "__main__":
+    main()

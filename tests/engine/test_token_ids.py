@@ -1,0 +1,174 @@
+"""Token-id distributions: Zipf thresholds, the hash's inverse CDF, histogram files,
+prompts, and equal token streams under both policies with Zipf ids."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from ipc_bench import cli
+from ipc_bench.engine.config import ConfigError, ModelConfig, SchedulerConfig
+from ipc_bench.engine.models import NullModel
+from ipc_bench.engine.token_ids import HASH_BITS, token_id_distribution
+from ipc_bench.engine.workloads import SteadyDecodeWorkload, make_prompt
+
+from engine.test_models import _splitmix_reference, drive
+
+V = 128_256
+#: The four ids of test_null_model_samples_zipf_ids_through_the_documented_hash.
+ZIPF_SAMPLED = [348, 30, 2_244, 1_673]
+#: make_prompt(4, 2, 6, 128256, "zipf").
+ZIPF_PROMPT = [152, 52, 433, 5_345, 10_986, 1_357]
+
+
+def test_zipf_masses_are_one_over_rank_normalised():
+    d = token_id_distribution("zipf", 5)
+    harmonic = 1 + 1 / 2 + 1 / 3 + 1 / 4 + 1 / 5
+    for k in range(5):
+        assert d.mass(k, k + 1) == pytest.approx(1 / (k + 1) / harmonic, abs=2**-52)
+    assert int(d.thresholds[-1]) == 2**HASH_BITS
+    assert d.mass(0, 5) == 1.0
+
+
+def test_zipf_width_shares_in_a_128256_vocabulary():
+    d = token_id_distribution("zipf", V)
+    shares = [round(d.mass(lo, hi), 4) for lo, hi in
+              ((0, 128), (128, 256), (256, 65_536), (65_536, V))]
+    assert shares == [0.4403, 0.056, 0.4492, 0.0544]
+
+
+def test_hash_maps_through_the_inverse_cdf():
+    d = token_id_distribution("zipf", V)
+    h = np.array([0, 2**11 - 1, 2**63, 2**64 - 1], dtype=np.uint64)
+    assert d.from_hash(h).tolist() == [0, 0, 267, V - 1]
+    # uniform keeps the modulo reduction
+    u = token_id_distribution("uniform", V)
+    h = np.array([5, V + 7, 2**64 - 1], dtype=np.uint64)
+    assert u.from_hash(h).tolist() == [5, 7, (2**64 - 1) % V]
+
+
+def _zipf_reference(h: int, vocab_size: int) -> int:
+    """The documented inverse CDF in plain Python: the first id ``k`` whose threshold
+    ``floor(2**53 * (1 + 1/2 + ... + 1/(k+1)) / H)`` exceeds ``h >> 11``."""
+    total = sum(1 / k for k in range(1, vocab_size + 1))
+    u, acc = h >> (64 - HASH_BITS), 0.0
+    for k in range(vocab_size):
+        acc += 1 / (k + 1)
+        if k == vocab_size - 1 or math.floor(acc * (2**HASH_BITS / total)) > u:
+            return k
+    raise AssertionError("unreachable")
+
+
+def test_null_model_samples_zipf_ids_through_the_documented_hash():
+    rng = np.random.default_rng(5)
+    tokens = rng.integers(0, V, size=(4, 16)).astype(np.int32)
+    rows, positions = np.array([2, 0, 3, 1]), np.array([3, 9, 0, 15])
+    hashes = _splitmix_reference(tokens, rows.tolist(), positions.tolist(), 4, 1, 2**64)
+    uniform = NullModel(ModelConfig(seed=1)).sample(tokens, rows, positions)
+    zipf = NullModel(ModelConfig(seed=1, token_ids="zipf")).sample(tokens, rows, positions)
+    assert uniform.tolist() == [h % V for h in hashes]
+    assert zipf.tolist() == [_zipf_reference(h, V) for h in hashes]
+    assert zipf.tolist() == ZIPF_SAMPLED
+
+
+def test_both_policies_give_the_same_tokens_with_zipf_ids():
+    sched = SchedulerConfig(max_num_seqs=4, max_num_batched_tokens=64, max_model_len=256,
+                            num_blocks=64)
+    cfg = ModelConfig(seed=3, token_ids="zipf")
+
+    def workload():
+        return SteadyDecodeWorkload(3, seed=7, vocab_size=V, prompt_len_range=(40, 90),
+                                    output_len_range=(5, 30), token_ids="zipf")
+
+    digests = {drive(sched, cfg, policy, codec, 80, workload())[0]
+               for policy in ("send", "cached") for codec in ("msgpack", "pickle")}
+    uniform = drive(sched, ModelConfig(seed=3), "send", "msgpack", 80,
+                    SteadyDecodeWorkload(3, seed=7, vocab_size=V, prompt_len_range=(40, 90),
+                                         output_len_range=(5, 30)))[0]
+    assert len(digests) == 1 and digests != {uniform}
+
+
+def test_prompts():
+    uniform = make_prompt(4, 2, 6, V)
+    rng = np.random.default_rng([4, 2, 0x9E])
+    assert uniform == rng.integers(0, V, size=6).tolist()  # as before the option existed
+    rng = np.random.default_rng([4, 2, 0x9E])
+    u = rng.integers(0, 2**HASH_BITS, size=6, dtype=np.uint64).tolist()
+    zipf = make_prompt(4, 2, 6, V, "zipf")
+    assert zipf == [_zipf_reference(x << (64 - HASH_BITS), V) for x in u]
+    assert zipf == ZIPF_PROMPT
+
+
+def _hist(tmp_path, text):
+    path = tmp_path / "hist.csv"
+    path.write_text(text)
+    return f"hist:{path}"
+
+
+def test_histogram_file(tmp_path):
+    spec = _hist(tmp_path, "# from a corpus\ntoken_id,count\n279,6\n13,3\n\n70000,1\n")
+    d = token_id_distribution(spec, V)
+    masses = [d.mass(279, 280), d.mass(13, 14), d.mass(70_000, 70_001)]
+    assert masses == pytest.approx([0.6, 0.3, 0.1], abs=2**-52)
+    assert d.mass(0, 13) == 0.0
+    drawn = set(make_prompt(0, 0, 2_000, V, spec))
+    assert drawn == {13, 279, 70_000}
+
+
+@pytest.mark.parametrize("text,error", [
+    ("1,2\nx,3\n", "line 2: expected 'token_id,count' (two integers), got 'x,3'"),
+    ("1,2,3\n", "line 1: expected 'token_id,count' (two integers), got '1,2,3'"),
+    ("128256,1\n", "line 1: token id 128256 outside the vocabulary [0, 128,256)"),
+    ("5,1\n5,2\n", "line 2: token id 5 already listed on line 1"),
+    ("5,-1\n", "line 1: count -1 is negative"),
+])
+def test_bad_histogram_lines_are_one_line_errors(tmp_path, text, error):
+    spec = _hist(tmp_path, text)
+    with pytest.raises(ConfigError) as exc:
+        token_id_distribution(spec, V)
+    assert str(exc.value) == f"token-id histogram {tmp_path / 'hist.csv'} {error}"
+
+
+def test_bad_histogram_files(tmp_path):
+    with pytest.raises(ConfigError, match=r"^token-id histogram .* has no positive count$"):
+        token_id_distribution(_hist(tmp_path, "token_id,count\n3,0\n"), V)
+    missing = tmp_path / "none.csv"
+    with pytest.raises(ConfigError) as exc:
+        token_id_distribution(f"hist:{missing}", V)
+    assert str(exc.value) == f"cannot read token-id histogram {missing}: No such file or directory"
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--token-ids", "zipfian"], "unknown token-id distribution 'zipfian' (--token-ids); "
+     "choose from uniform, zipf, hist:PATH"),
+    (["--token-ids", "hist:"], "unknown token-id distribution 'hist:' (--token-ids); "
+     "choose from uniform, zipf, hist:PATH"),
+    (["--token-ids", "zipf", "--model", "torch", "--model-preset", "tiny"],
+     "--token-ids zipf applies to the null, fixed-step, emulated models (the torch model "
+     "samples its own ids)"),
+])
+def test_cli_refuses_bad_token_ids(argv, message, capsys):
+    code = cli.main(["--scenario", "decode-steady"] + argv)
+    out, err = capsys.readouterr()
+    assert (code, err.splitlines(), out) == (2, [f"bench.py: error: {message}"], "")
+
+
+def test_cli_refuses_a_bad_histogram(tmp_path, capsys):
+    spec = _hist(tmp_path, "1,1\n2,x\n")
+    code = cli.main(["--scenario", "decode-steady", "--token-ids", spec])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [f"bench.py: error: token-id histogram {tmp_path / 'hist.csv'} "
+                                "line 2: expected 'token_id,count' (two integers), got '2,x'"]
+
+
+def test_a_relative_histogram_path_reaches_the_runner_absolute(tmp_path, monkeypatch):
+    from ipc_bench.harness.scenario import ScenarioOptions
+
+    (tmp_path / "h.csv").write_text("7,1\n")
+    monkeypatch.chdir(tmp_path)
+    model = ScenarioOptions(token_ids="hist:h.csv").model_config()
+    assert model.token_ids == f"hist:{tmp_path / 'h.csv'}"
+    assert ScenarioOptions(token_ids="zipf").model_config().token_ids == "zipf"

@@ -1,0 +1,32 @@
+"""The byte model's lines under the tables name the run's token-id distribution, and
+packed's per-request basis."""
+
+from __future__ import annotations
+
+from ipc_bench.report.tables import format_byte_model
+
+
+def _row(codec, token_ids, expected):
+    return dict(workload="num_running=64", codec=codec, arm="send", policy="send",
+                vocab_size=128_256, token_ids=token_ids, messages_checked=10, mismatches=0,
+                model_send_minus_cached_bytes_per_request=3.25,
+                uniform_send_minus_cached_bytes_per_request=4.975,
+                expected_send_minus_cached_bytes_per_request=expected,
+                measured_send_minus_cached_bytes_per_request=3.3)
+
+
+def test_lines_name_the_distribution_and_the_packed_basis():
+    text = format_byte_model([_row("msgpack", "zipf", 3.172), _row("packed", "zipf", 29.0)])
+    assert text.strip().splitlines()[1:] == [
+        "  [num_running=64] msgpack send: 10/10 exact; send - cached = 3.250 B per running "
+        "request on these steps (zipf ids in a 128,256 vocabulary: 3.172; measured over the "
+        "run: 3.300)",
+        "  [num_running=64] packed send: 10/10 exact; send - cached = 3.250 B per running "
+        "request on these steps (one array('i') per request from 256 running on: 29.000; "
+        "measured over the run: 3.300)"]
+
+
+def test_rows_of_older_runs_read_as_uniform():
+    row = _row("pickle", "uniform", None)
+    del row["token_ids"], row["expected_send_minus_cached_bytes_per_request"]
+    assert "(uniform ids in a 128,256 vocabulary: 4.975;" in format_byte_model([row])
