@@ -189,6 +189,13 @@ def _add_arm_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--codecs", type=_choices(CODECS), default=None,
                    help="comma-separated subset of: " + ", ".join(CODECS)
                    + " (default: all; msgpack only with --transport tcp)")
+    p.add_argument("--async-scheduling", action="store_true", help=(
+        "schedule step n+1 while the runner executes step n (two steps in flight, output "
+        "placeholders reconciled when step n's output arrives, as vLLM's async "
+        "scheduling, #19970); cached policy only: without --policies only cached runs, "
+        "--policies with send is refused; the single-process cases run their runner in a "
+        "worker thread. Not a device-side pipeline: with the torch model the input ids "
+        "still come from the runner's host buffer (process pipelining)"))
     p.add_argument("--transport", choices=TRANSPORTS, default="ipc",
                    help="ZeroMQ transport (ipc: socket files in a private 0700 directory)")
     p.add_argument("--host", type=_host, default=None, metavar="ADDR",

@@ -14,7 +14,7 @@ from types import ModuleType
 from typing import Optional
 
 from ipc_bench.cli.options import SCHEDULER_OVERRIDES, UsageError, build_parser
-from ipc_bench.engine.config import POLICIES, SEND, ConfigError
+from ipc_bench.engine.config import CACHED, POLICIES, SEND, ConfigError
 from ipc_bench.engine.traces import TraceError
 from ipc_bench.errors import one_line
 from ipc_bench.harness.memory import HeapReport
@@ -101,11 +101,17 @@ def _scenario_options(args):
     from ipc_bench.harness.scenario import ScenarioOptions
 
     policies = args.policies or list(POLICIES)
+    if args.async_scheduling:
+        if args.policies and SEND in args.policies:
+            raise UsageError("--async-scheduling runs the cached policy only (under send "
+                             "the ids sampled at step n are unknown when step n+1 is "
+                             "scheduled): use --policies cached")
+        policies = [CACHED]
     if args.aa:
         if args.policies and len(args.policies) > 1:
             raise UsageError("--aa compares one policy with itself: give --policies send "
                              "or --policies cached")
-        policies = [args.policies[0] if args.policies else SEND]
+        policies = [args.policies[0] if args.policies else policies[0]]
     codecs = _check_transport(args)
     return ScenarioOptions(
         seed=args.seed, steps=args.steps, warmup_steps=args.warmup_steps,
@@ -122,7 +128,8 @@ def _scenario_options(args):
         attention=args.attention, cuda_graphs=args.cuda_graphs,
         cuda_graph_sizes=args.cuda_graph_sizes, num_blocks=args.num_blocks,
         aa=args.aa, req_id_format=args.req_id_format, vocab_size=args.vocab_size,
-        input_oracle_interval=args.input_oracle_interval)
+        input_oracle_interval=args.input_oracle_interval,
+        async_scheduling=args.async_scheduling)
 
 
 def _overrides(args) -> dict[str, int]:
@@ -157,7 +164,8 @@ def _check_cases(args, cases) -> None:
     """Refuses (``UsageError``, ``ConfigError``, ``EndpointError``) cases that could
     not run: none at all, a model option the case's model does not use (the
     scenario's own defaults are not checked), a scheduler override the scenario
-    ignores, bad limits, a fixed step not shorter than the peer timeout, runner
+    ignores, async scheduling in a scenario of bare loops (overhead), bad limits, a
+    fixed step not shorter than the peer timeout, runner
     buffers or a KV cache that do not fit, sockets that cannot be set up."""
     if not cases:
         raise UsageError(f"scenario {args.scenario} has no cases for these options")
@@ -168,6 +176,9 @@ def _check_cases(args, cases) -> None:
             if getattr(case.scheduler, name) != value:
                 raise UsageError(f"scenario {args.scenario} does not take "
                                  f"--{name.replace('_', '-')}")
+        if case.async_scheduling and case.instrumentation == "totals":
+            raise UsageError(f"scenario {args.scenario} measures the bare loop, which has "
+                             "no async-scheduling form: drop --async-scheduling")
         case.scheduler.validate()
         case.model.validate()
         step_s = getattr(case.model, "step_time_ms", 0) / 1e3 if case.model.name == "fixed-step" \

@@ -210,10 +210,54 @@ class InputOracle:
         if len(self.pending) >= self.interval:
             self.check()
 
+    def expect_planned(self, seq: int, plan: SchedulePlan, so: Any = None) -> None:
+        """``expect`` under async scheduling, where ``num_computed_tokens`` has moved on
+        to the next step by the time step ``seq``'s output is applied: each request's
+        first position comes from the plan (``cached_num_computed`` for running
+        requests, 0 for new and resumed ones). Read after step ``seq``'s
+        ``update_from_output``: every fed position holds a real id by then (a
+        placeholder is filled before the step that feeds it is applied). Never checks
+        by itself: the async loop calls ``check_requested`` (``CaseError`` on a
+        mismatch, or for an id the int32 buffer cannot hold)."""
+        if self._record_runner is not None:
+            self._record_runner(seq, so)
+        reqs = plan.scheduled_reqs
+        n = len(reqs)
+        num_tokens = plan.total_num_scheduled_tokens
+        starts = plan.cached_num_computed[:plan.cached_resumed.count(False)]
+        starts = starts + [0] * (n - len(starts))
+        try:
+            if num_tokens == n:
+                counts = None
+                ids = _int32s([r.all_token_ids[p] for r, p in zip(reqs, starts)])
+            else:
+                counts = _int32s(list(plan.num_scheduled_tokens.values()))
+                fed: list[int] = []
+                for req, p, k in zip(reqs, starts, plan.num_scheduled_tokens.values()):
+                    fed.extend(req.all_token_ids[p:p + k])
+                ids = _int32s(fed)
+        except struct.error as exc:
+            raise CaseError(f"input oracle: step {seq}: a token id the runner's int32 "
+                            f"token buffer cannot hold ({exc})", seq) from None
+        self.pending.append((seq, input_digest(n, num_tokens, counts, ids),
+                             (plan.num_scheduled_tokens, plan.cached_num_computed,
+                              plan.cached_resumed), counts, ids))
+
+    def check_requested(self) -> None:
+        """Compare the pending steps with the runner's digests, asked for earlier
+        (``link.request_input_digests`` after the frame of the last pending step,
+        so the runner's answer covers exactly those steps; it is read here with
+        ``link.requested_input_digests``). ``CaseError`` on a mismatch."""
+        seq = self.pending[-1][0] if self.pending else None
+        self._compare(self.link.requested_input_digests(seq))
+
     def check(self) -> None:
         """Compare the runner's digests of the pending steps with the expected ones."""
         next_seq = self.pending[-1][0] + 1 if self.pending else None
-        got = self.link.runner_input_digests(next_seq)
+        self._compare(self.link.runner_input_digests(next_seq))
+
+    def _compare(self, got: InputDigests) -> None:
+        """``CaseError`` unless ``got`` holds the pending steps' expected digests."""
         pending, self.pending = self.pending, []
         first = pending[0][0] if pending else -1
         if len(got.digests) != len(pending) or (pending and got.first_seq != first):

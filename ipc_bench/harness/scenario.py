@@ -134,6 +134,7 @@ class ScenarioOptions:
     roofline: Optional[str] = None
     num_blocks: Optional[int] = None  # also in scheduler_overrides when given
     input_oracle_interval: int = INPUT_ORACLE_INTERVAL  # 0: the input oracle off
+    async_scheduling: bool = False  # two steps in flight (CaseSpec.async_scheduling)
 
     def model_config(self, default: str = "null", step_time_ms: Optional[float] = None,
                      step_wait: Optional[str] = None) -> ModelConfig:
@@ -179,12 +180,13 @@ class ScenarioOptions:
         return config
 
     def process_settings(self) -> dict[str, Any]:
-        """``CaseSpec`` keyword arguments for the transport, timeouts, security settings
-        and the input oracle's interval, the same for every scenario."""
+        """``CaseSpec`` keyword arguments for the transport, timeouts, security settings,
+        the input oracle's interval and async scheduling, the same for every scenario."""
         return dict(transport=self.transport, peer_timeout_s=self.peer_timeout_s,
                     startup_timeout_s=self.startup_timeout_s, host=self.host,
                     allow_pickle_over_tcp=self.allow_pickle_over_tcp,
-                    input_oracle_interval=self.input_oracle_interval)
+                    input_oracle_interval=self.input_oracle_interval,
+                    async_scheduling=self.async_scheduling)
 
 
 def scenarios_package() -> ModuleType:

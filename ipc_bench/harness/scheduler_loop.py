@@ -29,7 +29,7 @@ import time
 from typing import Any, Callable, Optional
 
 from ipc_bench.engine.messages import ModelRunnerOutput, SchedulerOutput
-from ipc_bench.engine.scheduler import ProtocolError, Scheduler
+from ipc_bench.engine.scheduler import AsyncScheduler, ProtocolError, Scheduler, SchedulerError
 from ipc_bench.harness.memory import HeapReport
 from ipc_bench.harness.oracle import InputOracle, RunnerInputLog, ScheduleDigest
 from ipc_bench.harness.recording import GcCounter, StepFlusher, record_requests
@@ -81,6 +81,35 @@ class ChannelExchange:
         self.seq = seq
         self.channel.send(self.encode(so), seq)
         return self._decode(self.channel.recv(seq, None if seq else self.first_timeout_s), seq)
+
+    def send_step(self, so: SchedulerOutput, seq: int, perf=time.perf_counter_ns):
+        """The first half of ``exchange`` (async scheduling): encode and send step
+        ``seq``. -> (frame, t_encoded, t_sent)."""
+        frame = self.encode(so)
+        t3 = perf()
+        self.seq = seq
+        self.channel.send(frame, seq)
+        return frame, t3, perf()
+
+    def recv_step(self, seq: int, perf=time.perf_counter_ns):
+        """The second half: wait for step ``seq``'s reply (the oldest in flight) and
+        decode it. -> (ModelRunnerOutput, r2s bytes, t_received, t_decoded)."""
+        self.seq = seq
+        reply = self.channel.recv(seq, None if seq else self.first_timeout_s)
+        t5 = perf()
+        self.last_reply = reply
+        return self._decode(reply, seq), len(reply), t5, perf()
+
+    def request_input_digests(self) -> None:
+        """Ask for the runner's input digests without waiting (async scheduling: sent
+        right after a step's frame, so the runner answers once that step is done and
+        before it reads the next one); ``requested_input_digests`` reads the answer."""
+        self.send_marker(CheckInputs())
+
+    def requested_input_digests(self, seq: Optional[int]) -> InputDigests:
+        """The answer to ``request_input_digests`` (``seq``: the last step it covers)."""
+        return self._control_reply(InputDigests, f"input digests from the runner through "
+                                                 f"step {seq}")
 
     def _decode(self, reply: bytes, seq: int) -> ModelRunnerOutput:
         if not reply:
@@ -250,7 +279,8 @@ class _LoopRun:
         self.heap = HeapReport.from_env()  # traced from here: the scheduler's state too
         if self.heap is not None:
             self.heap.start()
-        self.sched = Scheduler(spec.scheduler, spec.policy, messages_of(spec.codec))
+        cls = AsyncScheduler if spec.async_scheduling else Scheduler
+        self.sched = cls(spec.scheduler, spec.policy, messages_of(spec.codec))
         self.workload = spec.make_workload()
         self.warmup_steps = spec.warmup_steps
         self.max_steps = spec.max_steps

@@ -93,6 +93,9 @@ class CaseSpec:
     two checks of the input oracle (``harness.oracle``; a bad step fails the case at most
     that many steps late); 0 turns the oracle off on both sides (nothing digested or
     checked: the summary's ``input_oracle_interval`` says 0 and the tables say so).
+    ``async_scheduling``: schedule step n+1 before step n's output is applied, two
+    steps in flight (``engine.scheduler.AsyncScheduler``,
+    ``harness.async_loop.run_async_scheduler_loop``; ``cached`` only).
     """
 
     scenario: str
@@ -118,6 +121,7 @@ class CaseSpec:
     arm: str = ""
     instrumentation: str = "steps"
     input_oracle_interval: int = INPUT_ORACLE_INTERVAL
+    async_scheduling: bool = False
 
     @property
     def arm_label(self) -> str:

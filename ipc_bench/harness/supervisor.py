@@ -41,9 +41,10 @@ from typing import Callable, Optional, Sequence
 
 import zmq
 
-from ipc_bench.engine.config import ConfigError
+from ipc_bench.engine.config import CACHED, ConfigError
 from ipc_bench.engine.model_runner import ModelRunner
 from ipc_bench.engine.models import model_info, model_step_columns
+from ipc_bench.harness.async_loop import MAX_IN_FLIGHT, run_async_scheduler_loop
 from ipc_bench.harness.floor import replay_floor
 from ipc_bench.harness.memory import HEAP_REPORT_OUT_ENV
 from ipc_bench.harness.recording import CaseSink, StepFlusher
@@ -186,12 +187,16 @@ def run_case(spec: CaseSpec,
     or a socket cannot be set up: nothing is left open, no runner started.
     """
     result = result if result is not None else CaseResult(spec=spec)
+    if spec.async_scheduling and spec.policy != CACHED:
+        raise ConfigError(f"async scheduling needs the cached policy, not {spec.policy}")
     if spec.transport == INPROC:
         return _run_case_inproc(spec, on_step, result, sink, flush_interval_s)
     if spec.stream and spec.floor:
         raise ConfigError("a streamed case keeps no frames for the floor: set floor=False")
     if spec.instrumentation == "totals" and spec.trace_speedup is not None:
         raise ConfigError("instrumentation 'totals' needs the logical clock")
+    if spec.async_scheduling and spec.instrumentation == "totals":
+        raise ConfigError("instrumentation 'totals' has no async-scheduling loop")
     check_pickle_transport(spec.codec, f"{spec.transport}://", spec.allow_pickle_over_tcp)
     return _TwoProcessCase(spec, result, runner_command, sockets).run(
         on_step, StepFlusher(spec, sink, flush_interval_s))
@@ -224,6 +229,8 @@ def run_phases(spec: CaseSpec, exchange: ChannelExchange, result: CaseResult,
     channel = exchange.channel
     if spec.instrumentation == "totals":
         counted_seqs = run_bare_scheduler_loop(spec, exchange, result)
+    elif spec.async_scheduling:
+        counted_seqs = run_async_scheduler_loop(spec, exchange, result, on_step, flusher)
     else:
         counted_seqs = run_scheduler_loop(spec, exchange, result, on_step, flusher)
     result.counted_seqs = counted_seqs
@@ -312,7 +319,8 @@ class _TwoProcessCase:
         config.validate()
         with deferred():  # the handle must be kept, whatever signal arrives
             self.runner = RunnerProcess(socks.endpoints.ctl, stderr_path, self.runner_command)
-        channel = SchedulerChannel(socks, spec.peer_timeout_s, self.runner.problem)
+        channel = SchedulerChannel(socks, spec.peer_timeout_s, self.runner.problem,
+                                   window=MAX_IN_FLIGHT if spec.async_scheduling else 1)
         self.exchange = ChannelExchange(spec, channel, self.result)
         channel.send_control(Handshake(PROTOCOL_VERSION, encode_config(config)),
                              spec.startup_timeout_s)
