@@ -134,6 +134,7 @@ def _case_identity(result: CaseResult, a: np.ndarray, counted: np.ndarray) -> di
         runner_device=result.runner_device,
         input_oracle_interval=(0 if spec.instrumentation == "totals"
                                else spec.input_oracle_interval),
+        async_scheduling=spec.async_scheduling,
     )
 
 
@@ -353,6 +354,7 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
     out.update(_floor_figures(result, c))
     out.update(result.token_bytes)
     out.update(_breakdown_coverage(result, a, counted))
+    out.update(runner_gap_figures(result.runner_columns, counted))
     if spec.trace_speedup is not None:
         out.update(_timed_replay_figures(result, out))
     return out
@@ -370,6 +372,40 @@ def _summarize_streamed(result: CaseResult, out: dict[str, Any]) -> dict[str, An
                                       if result.wall_s else None)
         out["trace_speedup"] = result.spec.trace_speedup
     return out
+
+
+def runner_gap_figures(runner: dict[str, Any], counted: np.ndarray) -> dict[str, float]:
+    """The runner's idle time between model executions: for each counted step n > 0,
+    ``gap[n] = forward_start[n] - (forward_start[n - 1] + forward[n - 1])`` (ns, from
+    the end of step n - 1's forward + sampling to the start of step n's) and its share
+    of the runner's step, ``gap[n] / (forward_start[n] - forward_start[n - 1])``.
+
+    ``runner``: the runner's columns (``runner_forward_start_ns``, ``runner_forward_ns``,
+    one value per step); ``counted``: bool ``[num_steps]``. Returns
+    ``runner_gap_ns_median`` / ``_p99`` / ``_mean``, ``runner_gap_share_median`` /
+    ``_p99`` and ``runner_gap_share`` (total gap over total runner step time); ``{}``
+    when the columns are missing, of another length, or no counted step has a
+    predecessor with a positive period."""
+    start = runner.get("runner_forward_start_ns")
+    forward = runner.get("runner_forward_ns")
+    n = len(counted)
+    if start is None or forward is None or len(start) != n or len(forward) != n or n < 2:
+        return {}
+    start = np.asarray(start, dtype=np.int64)
+    forward = np.asarray(forward, dtype=np.int64)
+    period = np.diff(start)
+    gap = period - forward[:-1]
+    mask = counted[1:] & (period > 0)
+    if not mask.any():
+        return {}
+    gap, period = gap[mask], period[mask]
+    share = gap / period
+    return dict(runner_gap_ns_median=float(np.median(gap)),
+                runner_gap_ns_p99=float(np.percentile(gap, 99)),
+                runner_gap_ns_mean=float(gap.mean()),
+                runner_gap_share_median=float(np.median(share)),
+                runner_gap_share_p99=float(np.percentile(share, 99)),
+                runner_gap_share=float(gap.sum() / period.sum()))
 
 
 SCHED_PARTS = ("sched_ns", "build_ns", "encode_ns", "send_ns", "wait_ns", "decode_ns",

@@ -28,19 +28,100 @@ drains the pipeline; the last check runs once nothing is in flight.
 from __future__ import annotations
 
 import collections
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Callable, Optional
 
 from ipc_bench.engine.scheduler import SchedulerError
-from ipc_bench.harness.oracle import InputOracle, ScheduleDigest
+from ipc_bench.harness.oracle import InputOracle, RunnerInputLog, ScheduleDigest
 from ipc_bench.harness.recording import GcCounter, StepFlusher
 from ipc_bench.harness.scheduler_loop import (_DRAINED, _IDLE, _READY, _LoopRun,
                                               _admit_logical, _admit_timed,
                                               raise_output_error)
-from ipc_bench.harness.spec import CaseResult, CaseSpec
+from ipc_bench.harness.spec import CaseError, CaseResult, CaseSpec
+from ipc_bench.wire.control import InputDigests, StepInputIds
 
 #: Steps in flight at most (vLLM ``max_concurrent_batches`` with async scheduling).
 MAX_IN_FLIGHT = 2
+
+
+class ThreadedInProcessExchange:
+    """The single-process baseline under async scheduling: the runner
+    (``runner_loop.TimedModelRunner``) executes each step in one worker thread, in
+    order, so the scheduler thread schedules step n+1 while step n runs (the threads
+    share the GIL: they overlap only while the runner waits outside Python, e.g. the
+    fixed-step model's sleep). No serialization. The worker digests each step's inputs
+    right after it (``oracle.RunnerInputLog``, under a lock), before it runs the next.
+
+    ``recv_step`` waits at most ``timeout_s`` for a step (``CaseError`` after that;
+    the thread cannot be stopped, ``close`` abandons it). Exceptions raised by the
+    runner pass through as they are, as in the synchronous single-process case.
+    """
+
+    last_reply = b""
+
+    def __init__(self, stepper, timeout_s: float, check_inputs: bool = True):
+        self.stepper = stepper
+        self.timeout_s = timeout_s
+        self.check_inputs = check_inputs
+        self.input_log = RunnerInputLog()
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="ipc-bench-runner")
+        self._futures: collections.deque = collections.deque()
+
+    def _execute(self, so, seq: int):
+        out = self.stepper.execute(so)
+        if self.check_inputs:
+            with self._lock:
+                self.input_log.record(seq, so.num_scheduled_tokens,
+                                      self.stepper.runner.input_batch.req_id_to_index,
+                                      self.stepper.last_inputs)
+        return out
+
+    def send_step(self, so, seq: int, perf=time.perf_counter_ns):
+        """Queue step ``seq`` on the runner thread. -> (b"", t, t)."""
+        self._futures.append(self._pool.submit(self._execute, so, seq))
+        t = perf()
+        return b"", t, t
+
+    def recv_step(self, seq: int, perf=time.perf_counter_ns):
+        """Step ``seq``'s ModelRunnerOutput (the oldest queued). -> (output, 0, t, t)."""
+        future = self._futures.popleft()
+        try:
+            out = future.result(timeout=self.timeout_s)
+        except FutureTimeout:
+            raise CaseError(f"the runner thread did not finish step {seq} within "
+                            f"{self.timeout_s:g} s", seq) from None
+        t = perf()
+        return out, 0, t, t
+
+    def request_input_digests(self) -> None:
+        """Nothing to send: the log is in this process."""
+
+    def requested_input_digests(self, seq: Optional[int]) -> InputDigests:
+        with self._lock:
+            return self.input_log.take(through=seq)
+
+    def runner_input_digests(self, next_seq: Optional[int] = None) -> InputDigests:
+        with self._lock:
+            return self.input_log.take()
+
+    def runner_step_ids(self, seq: int) -> StepInputIds:
+        with self._lock:
+            return self.input_log.step_ids(seq)
+
+    def check_peer(self) -> None:
+        pass
+
+    def idle(self, sleep_s: float, idle_ns: int) -> None:
+        time.sleep(sleep_s)
+
+    def close(self) -> None:
+        """Stop the worker: wait for it after a clean run (nothing is queued then),
+        abandon it otherwise."""
+        self._pool.shutdown(wait=not self._futures, cancel_futures=True)
 
 
 class _NoOracle:

@@ -123,10 +123,18 @@ class RunnerInputLog:
         digest = input_digest(len(num_scheduled_tokens), len(ids), counts, ids)
         self._steps.append((seq, digest, num_scheduled_tokens, counts, ids))
 
-    def take(self) -> InputDigests:
-        """The digests since the last ``take`` (``first_seq`` -1 when there are none)."""
-        steps = self._taken = self._steps
-        self._steps = []
+    def take(self, through: Optional[int] = None) -> InputDigests:
+        """The digests since the last ``take`` (``first_seq`` -1 when there are none);
+        with ``through``, only those of steps up to that seq (later ones stay for the
+        next ``take``: a runner thread may already have run the next step)."""
+        if through is None:
+            steps = self._taken = self._steps
+            self._steps = []
+        else:
+            k = next((i for i, s in enumerate(self._steps) if s[0] > through),
+                     len(self._steps))
+            steps = self._taken = self._steps[:k]
+            self._steps = self._steps[k:]
         return InputDigests(first_seq=steps[0][0] if steps else -1,
                             digests=[s[1] for s in steps])
 

@@ -59,6 +59,8 @@ RUNNER_COLUMNS = (
     "runner_send_ns",       # socket send of the frame
     "runner_gc_collections",
     "runner_t0_ns",         # start of the runner's wait for this step, since its loop began
+    "runner_forward_start_ns",  # start of the step's forward (model execution), since the
+                                # runner's TimedModelRunner was built
 )
 
 

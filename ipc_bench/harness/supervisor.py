@@ -44,7 +44,8 @@ import zmq
 from ipc_bench.engine.config import CACHED, ConfigError
 from ipc_bench.engine.model_runner import ModelRunner
 from ipc_bench.engine.models import model_info, model_step_columns
-from ipc_bench.harness.async_loop import MAX_IN_FLIGHT, run_async_scheduler_loop
+from ipc_bench.harness.async_loop import (MAX_IN_FLIGHT, ThreadedInProcessExchange,
+                                          run_async_scheduler_loop)
 from ipc_bench.harness.floor import replay_floor
 from ipc_bench.harness.memory import HEAP_REPORT_OUT_ENV
 from ipc_bench.harness.recording import CaseSink, StepFlusher
@@ -204,13 +205,23 @@ def run_case(spec: CaseSpec,
 
 def _run_case_inproc(spec: CaseSpec, on_step, result: CaseResult, sink,
                      flush_interval_s: Optional[float]) -> CaseResult:
-    """Single-process baseline: the same scheduler loop calling the runner directly."""
+    """Single-process baseline: the same scheduler loop calling the runner directly
+    (async scheduling: the async loop, the runner in a worker thread)."""
     runner = ModelRunner(spec.scheduler, spec.model, spec.policy, messages_of(spec.codec))
     result.runner_device = f"{runner.model.device} (in-process)"
     result.model_info = model_info(runner.model)
     stepper = TimedModelRunner(runner)
-    run_scheduler_loop(spec, InProcessExchange(stepper), result, on_step,
-                       StepFlusher(spec, sink, flush_interval_s))
+    flusher = StepFlusher(spec, sink, flush_interval_s)
+    if spec.async_scheduling:
+        link = ThreadedInProcessExchange(stepper, max(spec.startup_timeout_s,
+                                                      spec.peer_timeout_s),
+                                         spec.input_oracle_interval > 0)
+        try:
+            run_async_scheduler_loop(spec, link, result, on_step, flusher)
+        finally:
+            link.close()
+    else:
+        run_scheduler_loop(spec, InProcessExchange(stepper), result, on_step, flusher)
     zero = [0] * len(stepper.columns["runner_update_ns"])
     result.runner_columns = dict(stepper.columns, runner_idle_ns=zero, runner_decode_ns=zero,
                                  runner_encode_ns=zero, runner_send_ns=zero,
