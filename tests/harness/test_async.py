@@ -1,0 +1,291 @@
+"""Async scheduling (``--async-scheduling``): two steps in flight, output placeholders.
+
+- By hand, in one process (``AsyncScheduler`` and ``ModelRunner``, no sockets): step
+  n+1 is scheduled before step n's output is applied; with chunked prefill and a KV
+  cache too small for the workload, requests are preempted while a step that holds
+  them is in flight and finish while the next step is in flight, and every token
+  equals the synchronous scheduler's.
+- Whole cases (two processes and the single-process case with its runner thread):
+  async and sync ``cached`` give equal token streams for the null and fixed-step
+  models, the input oracle checks every step, and an injected runner bug still fails
+  the case naming the step, request, position and ids.
+- The command line: ``send`` with ``--async-scheduling`` is refused (exit 2, one line);
+  without ``--policies`` only ``cached`` runs; the table shows the runner's gap.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import subprocess
+import sys
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from fault_helpers import REPO, steady_case
+from ipc_bench.analysis.summary import summarize_case
+from ipc_bench.engine.config import ModelConfig, SchedulerConfig
+from ipc_bench.engine.model_runner import ModelRunner
+from ipc_bench.engine.traces import Trace
+from ipc_bench.engine.workloads import TraceWorkload
+from ipc_bench.engine.scheduler import PLACEHOLDER, AsyncScheduler, RequestStatus, Scheduler
+from ipc_bench.harness.oracle import InputOracle
+from ipc_bench.harness.recording import token_digest
+from ipc_bench.harness.spec import CaseError, CaseResult, CaseSpec
+from ipc_bench.harness.supervisor import run_case
+from test_oracle import corrupt, expected_error, preempting_spec  # noqa: F401 (fixture)
+
+MODEL = ModelConfig(seed=0)
+# (arrival step, prompt tokens, max_tokens): prompts up to 33 tokens in 16-token chunks.
+MIXED = [(0, 10, 30), (0, 20, 25), (1, 7, 40), (2, 33, 12), (2, 5, 50), (5, 16, 16)]
+
+
+def mixed_workload() -> TraceWorkload:
+    trace = Trace(path="synthetic", arrival_s=np.array([r[0] for r in MIXED], dtype=float),
+                  prompt_lens=np.array([r[1] for r in MIXED]),
+                  output_lens=np.array([r[2] for r in MIXED]))
+    return TraceWorkload(trace, name="mixed", seed=0, vocab_size=MODEL.vocab_size,
+                         logical_step_s=1.0)
+
+
+def mixed_config(num_blocks: int) -> SchedulerConfig:
+    return SchedulerConfig(max_num_seqs=8, max_num_batched_tokens=16, max_model_len=128,
+                           block_size=4, num_blocks=num_blocks)
+
+
+class Drive:
+    """``MIXED`` run by hand with ``scheduler_class``: under ``AsyncScheduler`` each
+    step is scheduled, built and executed by the runner (which serves steps in
+    order, as the runner process does) before the output of the step before it is
+    applied. Counts what happened while a step was in flight."""
+
+    def __init__(self, scheduler_class, num_blocks: int):
+        cfg = mixed_config(num_blocks)
+        self.sched = scheduler_class(cfg, "cached")
+        self.runner = ModelRunner(cfg, MODEL, "cached")
+        self.preempted_in_flight = 0   # preempted while a step holding them was in flight
+        self.preempted_sampling = 0    # ... a step that samples a token for them
+        self.finished_in_flight = 0    # finished while the next step was in flight
+        self.chunks = 0                # partial prefill chunks scheduled
+        self.sos = []
+        self._run()
+
+    def _admit(self, wl) -> bool:
+        sched = self.sched
+        for r in wl.arrivals(sched.step):
+            sched.add_request(r.req_id, r.index, r.prompt_token_ids, r.max_tokens)
+        if sched.has_unfinished_requests():
+            return True
+        nxt = wl.next_arrival_step()
+        if nxt is not None:
+            sched.step = max(nxt, sched.step + 1)
+        return False
+
+    def _run(self) -> None:
+        wl = mixed_workload()
+        sched, runner = self.sched, self.runner
+        window = 2 if isinstance(sched, AsyncScheduler) else 1
+        pending: collections.deque = collections.deque()
+        for _ in range(5000):
+            if len(pending) < window and self._admit(wl):
+                plan = sched.schedule()
+                if plan is not None:
+                    in_flight = {r.req_id for p, _ in pending for r in p.scheduled_reqs}
+                    sampling = {r.req_id for p, _ in pending
+                                for r, pos in zip(p.scheduled_reqs, p.sample_positions)
+                                if pos >= 0}
+                    self.preempted_in_flight += sum(r.req_id in in_flight for r in plan.preempted)
+                    self.preempted_sampling += sum(r.req_id in sampling for r in plan.preempted)
+                    self.chunks += sum(p < 0 for p in plan.sample_positions)
+                    so = sched.build_scheduler_output(plan)
+                    self.sos.append(so)
+                    pending.append((plan, runner.execute_model(so)))
+                    if len(pending) < window:
+                        continue
+            if not pending:
+                if sched.has_unfinished_requests() or wl.next_arrival_step() is not None:
+                    continue
+                return
+            plan, out = pending.popleft()
+            finished = sched.update_from_output(plan, out)
+            if pending:
+                nxt = {r.req_id for r in pending[0][0].scheduled_reqs}
+                assert not nxt & {r.req_id for r in finished}  # no step past the last token
+                self.finished_in_flight += len(finished)
+        raise AssertionError("not finished after 5000 steps")
+
+
+@pytest.fixture(scope="module")
+def sync_reference() -> Drive:
+    return Drive(Scheduler, 100_000)
+
+
+@pytest.mark.parametrize("num_blocks", [100_000, 24])
+def test_by_hand_async_keeps_every_token(sync_reference, num_blocks):
+    run = Drive(AsyncScheduler, num_blocks)
+    sched = run.sched
+    assert token_digest(sched.requests.values()) == token_digest(
+        sync_reference.sched.requests.values())
+    for req in sched.requests.values():
+        assert req.status == RequestStatus.FINISHED
+        assert len(req.output_token_ids) == req.max_tokens
+        assert PLACEHOLDER not in req.all_token_ids
+    assert sched.kv_cache.num_free_blocks == num_blocks
+    # The runner's outputs are the scheduler's for every request it still holds.
+    for req_id, state in run.runner.requests.items():
+        assert state.output_token_ids == sched.requests[req_id].output_token_ids
+    assert run.chunks >= 4                # chunked prefill (33-token prompt, 16-token budget)
+    # Every request but the last finished while the next step was in flight.
+    assert run.finished_in_flight == 5
+    if num_blocks == 24:
+        # Observed: 12 preemptions (the sync scheduler: 11), each of a request in the
+        # step in flight; 5 of them while that step sampled its next token, which
+        # arrived after the preemption and was kept.
+        assert sched.num_preemptions == 12
+        assert run.preempted_in_flight == 12
+        assert run.preempted_sampling == 5
+    else:
+        assert sched.num_preemptions == 0
+
+
+def test_by_hand_async_keeps_two_steps_in_flight_with_placeholders():
+    """After step 0 (a 10-token prompt) is scheduled, step 1 feeds its placeholder:
+    ``num_computed_tokens`` is 11 before step 0's token is known."""
+    sched = AsyncScheduler(mixed_config(100), "cached")
+    req = sched.add_request("a", 0, list(range(1, 11)), 3)
+    p0 = sched.schedule()
+    assert p0.sample_positions == [10] and req.all_token_ids[10:] == [PLACEHOLDER]
+    p1 = sched.schedule()
+    assert p1.num_scheduled_tokens == {"a": 1} and req.num_computed_tokens == 11
+    assert p1.sample_positions == [11] and req.all_token_ids[10:] == [PLACEHOLDER] * 2
+    # The third token is the last (max_tokens 3): it gets no placeholder, so nothing
+    # schedules the request while it is in flight.
+    sched.update_from_output(p0, _output(["a"], [[500]]))
+    p2 = sched.schedule()
+    assert p2.sample_positions == [12] and req.all_token_ids[10:] == [500, PLACEHOLDER]
+    assert sched.schedule() is None
+    sched.update_from_output(p1, _output(["a"], [[501]]))
+    assert sched.update_from_output(p2, _output(["a"], [[502]])) == [req]
+    assert req.output_token_ids == [500, 501, 502]
+    assert sched.schedule() is None  # nothing left; the finished id waits for a step
+
+
+def _output(req_ids, sampled):
+    from ipc_bench.engine.messages import STRUCTS
+
+    return STRUCTS.model_runner_output(req_ids, {r: i for i, r in enumerate(req_ids)},
+                                       sampled)
+
+
+def test_async_scheduler_refuses_send():
+    with pytest.raises(ValueError, match="async scheduling needs the cached policy"):
+        AsyncScheduler(mixed_config(100), "send")
+
+
+# ======================================================================================
+# Whole cases
+
+
+def queued_spec(model: ModelConfig, async_scheduling: bool) -> CaseSpec:
+    """24 requests at step 0, 4 running at most, 32-token budget (chunked prefill): a
+    finished request's slot goes to the next waiting one."""
+    rng = np.random.default_rng(7)
+    n = 24
+    trace = Trace(path="synthetic", arrival_s=np.zeros(n),
+                  prompt_lens=rng.integers(5, 60, n), output_lens=rng.integers(5, 30, n))
+    return CaseSpec(
+        scenario="t", labels={"trace": "queued"}, policy="cached", codec="msgpack",
+        scheduler=SchedulerConfig(max_num_seqs=4, max_num_batched_tokens=32,
+                                  max_model_len=128, num_blocks=1000),
+        model=model,
+        make_workload=lambda: TraceWorkload(trace, name="queued", seed=0,
+                                            vocab_size=128_256, logical_step_s=1.0),
+        warmup_steps=5, count="all", floor=False, input_oracle_interval=32,
+        async_scheduling=async_scheduling)
+
+
+@pytest.mark.parametrize("model", [ModelConfig(), ModelConfig(name="fixed-step",
+                                                             step_time_ms=0.3)])
+def test_two_process_async_equals_sync_tokens(model):
+    sync, asyn = (run_case(queued_spec(model, flag)) for flag in (False, True))
+    assert sync.error is None and asyn.error is None
+    assert asyn.token_digest == sync.token_digest
+    assert [r["num_output_tokens"] for r in asyn.requests] == [
+        r["num_output_tokens"] for r in sync.requests]
+    # A finished request's slot is known to be free one step later under async
+    # scheduling (step n+1 was scheduled before step n's output): other batches.
+    assert asyn.schedule_digest != sync.schedule_digest
+    assert len(asyn.sched_rows) > len(sync.sched_rows)
+    s = summarize_case(asyn)
+    assert s["async_scheduling"] is True and summarize_case(sync)["async_scheduling"] is False
+    assert 0 <= s["runner_gap_share_median"] <= s["runner_gap_share_p99"] < 1
+    assert s["runner_gap_ns_median"] > 0
+
+
+@pytest.mark.parametrize("transport", ["ipc", "inproc"])
+def test_async_chunked_prefill_and_preemption_pass_both_oracles(monkeypatch, transport):
+    compared = []
+    real = InputOracle._compare
+
+    def compare(self, got):
+        compared.extend(s[0] for s in self.pending)
+        real(self, got)
+
+    monkeypatch.setattr(InputOracle, "_compare", compare)
+    spec = replace(preempting_spec(transport), input_oracle_interval=16)
+    sync = run_case(spec)
+    compared.clear()
+    asyn = run_case(replace(spec, async_scheduling=True))
+    assert asyn.error is None
+    assert asyn.token_digest == sync.token_digest
+    assert sum(r["preemptions"] for r in asyn.requests) == 12
+    steps = len(asyn.sched_rows)
+    assert compared == list(range(steps))  # the input oracle checked every step
+    assert sum(row[9] for row in asyn.sched_rows) == 12  # num_preempted per row
+
+
+@pytest.mark.parametrize("transport", ["ipc", "inproc"])
+def test_async_input_oracle_catches_a_runner_bug(corrupt, transport):  # noqa: F811
+    log = corrupt(20, here=transport == "inproc")
+    kw = dict(codec="none", transport="inproc") if transport == "inproc" else {}
+    result = CaseResult(spec=steady_case(8, policy="cached", max_steps=400,
+                                         async_scheduling=True, **kw))
+    with pytest.raises(CaseError) as err:
+        run_case(result.spec, result=result)
+    assert str(err.value) == expected_error(log)
+    assert err.value.step == 21
+    assert len(result.sched_rows) == 128  # found by the first check, not at the end
+
+
+# ======================================================================================
+# Command line
+
+
+def _bench(*args: str, tmp_path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "bench.py", "--scenario", "decode-steady", "--num-running", "4",
+         "--steps", "60", "--warmup-steps", "5", "--codecs", "msgpack", "--no-floor",
+         "--output", str(tmp_path / "run"), *args],
+        cwd=REPO, capture_output=True, text=True, timeout=240)
+
+
+def test_bench_refuses_send_with_async_scheduling(tmp_path):
+    proc = _bench("--async-scheduling", "--policies", "send,cached", tmp_path=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [
+        "bench.py: error: --async-scheduling runs the cached policy only (under send the "
+        "ids sampled at step n are unknown when step n+1 is scheduled): use --policies cached"]
+    assert not (tmp_path / "run").exists()
+
+
+def test_bench_async_without_policies_runs_cached_only(tmp_path):
+    proc = _bench("--async-scheduling", tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    cases = summary["cases"]
+    assert [(c["policy"], c["transport"], c["async_scheduling"]) for c in cases] == [
+        ("cached", "ipc", True), ("cached", "inproc", True)]
+    assert "scheduling  gap us p50" in proc.stdout
+    assert proc.stdout.count(" async ") == 2
