@@ -135,7 +135,21 @@ def _case_identity(result: CaseResult, a: np.ndarray, counted: np.ndarray) -> di
         input_oracle_interval=(0 if spec.instrumentation == "totals"
                                else spec.input_oracle_interval),
         async_scheduling=spec.async_scheduling,
+        async_scheduling_mode=async_scheduling_mode(spec),
     )
+
+
+def async_scheduling_mode(spec) -> Optional[str]:
+    """What overlaps in an async-scheduling case (``None`` for a synchronous one): the
+    runner process serving a queued frame while the scheduler schedules the next
+    (``process pipelining``), or in the single-process case the runner's worker thread
+    (``runner thread``). Either way the runner reads step n+1's input ids from its host
+    token buffer after step n's sampled ids were copied there; the device-side path of
+    vLLM (input ids taken from the sampler's output on the GPU, non-blocking copy
+    back) is not modelled, so neither is called GPU-side async scheduling."""
+    if not spec.async_scheduling:
+        return None
+    return "runner thread" if spec.transport == INPROC else "process pipelining"
 
 
 def _step_figures(c: np.ndarray) -> dict[str, Any]:

@@ -199,7 +199,8 @@ def runner_gap_lines(cases: list[dict[str, Any]]) -> list[str]:
     if not gapped:
         return []
     rows = [[str(s.get(k, "-")) for k in IDENTITY]
-            + ["async" if s.get("async_scheduling") else "sync"]
+            + [f"async ({s.get('async_scheduling_mode')})" if s.get("async_scheduling")
+               else "sync"]
             + [_num(s.get(key), scale) for key, _, scale in RUNNER_GAP_COLUMNS]
             for s in gapped]
     table = render(list(IDENTITY) + ["scheduling"] + [h for _, h, _ in RUNNER_GAP_COLUMNS],

@@ -288,4 +288,7 @@ def test_bench_async_without_policies_runs_cached_only(tmp_path):
     assert [(c["policy"], c["transport"], c["async_scheduling"]) for c in cases] == [
         ("cached", "ipc", True), ("cached", "inproc", True)]
     assert "scheduling  gap us p50" in proc.stdout
-    assert proc.stdout.count(" async ") == 2
+    assert "  async (process pipelining)  " in proc.stdout
+    assert "  async (runner thread)  " in proc.stdout
+    assert [c["async_scheduling_mode"] for c in cases] == ["process pipelining",
+                                                           "runner thread"]
