@@ -72,6 +72,7 @@ class ThreadedInProcessExchange:
         self._futures: collections.deque = collections.deque()
 
     def _execute(self, so, seq: int):
+        """On the worker thread: step ``seq``, then its input digest."""
         out = self.stepper.execute(so)
         if self.check_inputs:
             with self._lock:
@@ -101,21 +102,26 @@ class ThreadedInProcessExchange:
         """Nothing to send: the log is in this process."""
 
     def requested_input_digests(self, seq: Optional[int]) -> InputDigests:
+        """The runner's digests of the steps up to ``seq`` (later ones, which the
+        runner thread may already have run, stay for the next check)."""
         with self._lock:
             return self.input_log.take(through=seq)
 
     def runner_input_digests(self, next_seq: Optional[int] = None) -> InputDigests:
+        """Every digest since the last check (the final check: nothing in flight)."""
         with self._lock:
             return self.input_log.take()
 
     def runner_step_ids(self, seq: int) -> StepInputIds:
+        """What the runner fed at step ``seq`` (the oracle's re-check)."""
         with self._lock:
             return self.input_log.step_ids(seq)
 
     def check_peer(self) -> None:
-        pass
+        """No peer process to check."""
 
     def idle(self, sleep_s: float, idle_ns: int) -> None:
+        """Nothing to run (timed replay): sleep ``sleep_s``."""
         time.sleep(sleep_s)
 
     def close(self) -> None:

@@ -293,3 +293,22 @@ def test_bench_async_without_policies_runs_cached_only(tmp_path):
     assert "  async (runner thread)  " in proc.stdout
     assert [c["async_scheduling_mode"] for c in cases] == ["process pipelining",
                                                            "runner thread"]
+
+
+def test_runner_gap_figures_from_forward_start_and_length():
+    from ipc_bench.analysis.summary import runner_gap_figures
+
+    runner = {"runner_forward_start_ns": [0, 1000, 2100, 3000],
+              "runner_forward_ns": [800, 900, 850, 700]}
+    # Gaps before steps 1, 2, 3: 200 (of 1,000), 200 (of 1,100), 50 (of 900).
+    fig = runner_gap_figures(runner, np.array([False, True, True, True]))
+    assert fig["runner_gap_ns_median"] == 200.0
+    assert fig["runner_gap_ns_mean"] == 150.0
+    assert fig["runner_gap_ns_p99"] == pytest.approx(200.0)
+    assert fig["runner_gap_share_median"] == pytest.approx(200 / 1100)
+    assert fig["runner_gap_share_p99"] == pytest.approx(0.2 - 0.02 * (0.2 - 200 / 1100))
+    assert fig["runner_gap_share"] == pytest.approx(450 / 3000)
+    # Only counted steps with a predecessor count; missing columns give nothing.
+    fig = runner_gap_figures(runner, np.array([True, False, False, True]))
+    assert fig["runner_gap_ns_median"] == 50.0 and fig["runner_gap_share"] == pytest.approx(50 / 900)
+    assert runner_gap_figures({"runner_forward_ns": [1, 2]}, np.array([True, True])) == {}
