@@ -312,3 +312,17 @@ def test_runner_gap_figures_from_forward_start_and_length():
     fig = runner_gap_figures(runner, np.array([True, False, False, True]))
     assert fig["runner_gap_ns_median"] == 50.0 and fig["runner_gap_share"] == pytest.approx(50 / 900)
     assert runner_gap_figures({"runner_forward_ns": [1, 2]}, np.array([True, True])) == {}
+
+
+def test_report_shows_the_runner_gap_and_names_the_async_mode(tmp_path):
+    proc = _bench("--async-scheduling", "--no-single-process", tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    report = subprocess.run([sys.executable, "bench.py", "report", str(tmp_path / "run"),
+                             "--output", str(tmp_path / "report")],
+                            cwd=REPO, capture_output=True, text=True, timeout=240)
+    assert report.returncode == 0, report.stderr
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert "### Runner gap" in md or "## Runner gap" in md
+    row = next(ln for ln in md.splitlines() if "| async (process pipelining) |" in ln)
+    assert row.startswith("| 0 | num_running=4 | cached | msgpack | ipc |")
+    assert "not vLLM's device-side input ids" in md
