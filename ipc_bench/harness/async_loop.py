@@ -206,7 +206,7 @@ def run_async_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
     warmup_steps, max_steps = run.warmup_steps, run.max_steps
     in_flight: collections.deque = collections.deque()
     seq_next = 0      # the next step to send
-    check_after = -1  # the step whose update reads the requested digests
+    checks: collections.deque = collections.deque()  # steps whose digests were asked for
     total_out = num_done = 0
     t_start = run.t_start
     if flusher is not None:
@@ -232,7 +232,7 @@ def run_async_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                                           t1 - t0, t2 - t1, t3 - t2, t4 - t3))
                         if interval and (seq_next + 1) % interval == 0:
                             link.request_input_digests()
-                            check_after = seq_next
+                            checks.append(seq_next)
                         seq_next += 1
                         if len(in_flight) < MAX_IN_FLIGHT:
                             continue  # keep two steps in flight before waiting
@@ -271,7 +271,8 @@ def run_async_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                 counted_seqs.append(seq)
             schedule.add(plan)
             oracle.expect_planned(seq, plan, so)
-            if seq == check_after:
+            if checks and checks[0] == seq:
+                checks.popleft()
                 oracle.check_requested()
             if finished:
                 num_done += len(finished)

@@ -108,14 +108,16 @@ class RunnerInputLog:
     ``record(seq, num_scheduled_tokens, req_id_to_index, inputs)`` after step ``seq``
     (its ``SchedulerOutput.num_scheduled_tokens``, the batch's rows, its ``StepInputs``;
     see ``fed_in_schedule_order``). ``take()`` -> ``InputDigests`` of the steps recorded
-    since the last ``take``; their ids stay until the next ``take`` so that
-    ``step_ids(seq)`` can answer a re-check. Memory: at most two check intervals of
-    steps' ids.
+    since the last ``take``; their ids stay for two more ``take``s so that
+    ``step_ids(seq)`` can answer a re-check, also under async scheduling, where the
+    next check's digests may have been taken before the scheduler compared these.
+    Memory: at most three check intervals of steps' ids.
     """
 
     def __init__(self) -> None:
         self._steps: list[tuple] = []   # (seq, digest, num_scheduled_tokens, counts, ids)
         self._taken: list[tuple] = []
+        self._older: list[tuple] = []
 
     def record(self, seq: int, num_scheduled_tokens: dict[str, int],
                req_id_to_index: dict[str, int], inputs: Any) -> None:
@@ -127,6 +129,7 @@ class RunnerInputLog:
         """The digests since the last ``take`` (``first_seq`` -1 when there are none);
         with ``through``, only those of steps up to that seq (later ones stay for the
         next ``take``: a runner thread may already have run the next step)."""
+        self._older = self._taken
         if through is None:
             steps = self._taken = self._steps
             self._steps = []
@@ -139,9 +142,9 @@ class RunnerInputLog:
                             digests=[s[1] for s in steps])
 
     def step_ids(self, seq: int) -> StepInputIds:
-        """What was fed at step ``seq`` (one of the last ``take``'s steps, or a step
-        recorded since); ``found=False`` when it is no longer held."""
-        for s, _, scheduled, counts, ids in self._taken + self._steps:
+        """What was fed at step ``seq`` (one of the last two ``take``s' steps, or a
+        step recorded since); ``found=False`` when it is no longer held."""
+        for s, _, scheduled, counts, ids in self._older + self._taken + self._steps:
             if s == seq:
                 return StepInputIds(seq=seq, found=True, req_ids=list(scheduled),
                                     offsets=_offsets(len(scheduled), counts),

@@ -62,6 +62,7 @@ class ChannelExchange:
         self.runner_exiting = False
         self.seq = 0  # the step being exchanged (for error messages)
         self.last_reply = b""  # the last ModelRunnerOutput frame (kept for counted steps)
+        self.digest_requests = 0  # request_input_digests not yet read (async scheduling)
 
     def exchange(self, so: SchedulerOutput, seq: int, perf=time.perf_counter_ns):
         """-> (ModelRunnerOutput, s2r frame, r2s bytes, t_encoded, t_sent, t_received,
@@ -105,9 +106,11 @@ class ChannelExchange:
         right after a step's frame, so the runner answers once that step is done and
         before it reads the next one); ``requested_input_digests`` reads the answer."""
         self.send_marker(CheckInputs())
+        self.digest_requests += 1
 
     def requested_input_digests(self, seq: Optional[int]) -> InputDigests:
         """The answer to ``request_input_digests`` (``seq``: the last step it covers)."""
+        self.digest_requests -= 1
         return self._control_reply(InputDigests, f"input digests from the runner through "
                                                  f"step {seq}")
 
@@ -142,7 +145,10 @@ class ChannelExchange:
         return self._control_reply(InputDigests, f"input digests from the runner{before}")
 
     def runner_step_ids(self, seq: int) -> StepInputIds:
-        """The input oracle's re-check: what the runner fed at step ``seq``."""
+        """The input oracle's re-check: what the runner fed at step ``seq`` (answers
+        to digest requests still unread are read and dropped first: the case fails)."""
+        while self.digest_requests > 0:
+            self.requested_input_digests(None)
         self.send_marker(RecheckInputs(seq))
         return self._control_reply(StepInputIds, f"input ids of step {seq} from the runner")
 

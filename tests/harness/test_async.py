@@ -247,17 +247,29 @@ def test_async_chunked_prefill_and_preemption_pass_both_oracles(monkeypatch, tra
     assert sum(row[9] for row in asyn.sched_rows) == 12  # num_preempted per row
 
 
+@pytest.mark.parametrize("interval", [128, 1])
 @pytest.mark.parametrize("transport", ["ipc", "inproc"])
-def test_async_input_oracle_catches_a_runner_bug(corrupt, transport):  # noqa: F811
+def test_async_input_oracle_catches_a_runner_bug(corrupt, transport, interval):  # noqa: F811
     log = corrupt(20, here=transport == "inproc")
     kw = dict(codec="none", transport="inproc") if transport == "inproc" else {}
     result = CaseResult(spec=steady_case(8, policy="cached", max_steps=400,
-                                         async_scheduling=True, **kw))
+                                         async_scheduling=True,
+                                         input_oracle_interval=interval, **kw))
     with pytest.raises(CaseError) as err:
         run_case(result.spec, result=result)
     assert str(err.value) == expected_error(log)
     assert err.value.step == 21
-    assert len(result.sched_rows) == 128  # found by the first check, not at the end
+    # Found by the first check after it (not at the end of the 400 steps); with
+    # interval 1 every step's digests are asked for while the next step is in flight.
+    assert len(result.sched_rows) == (128 if interval == 128 else 22)
+
+
+@pytest.mark.parametrize("transport", ["ipc", "inproc"])
+def test_async_checks_every_step_with_interval_1(transport):
+    spec = replace(preempting_spec(transport), input_oracle_interval=1,
+                   async_scheduling=True)
+    result = run_case(spec)
+    assert result.error is None and len(result.sched_rows) > 64
 
 
 # ======================================================================================
