@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import collections
 import json
+import os
 import re
 import subprocess
 import sys
@@ -338,3 +339,21 @@ def test_report_shows_the_runner_gap_and_names_the_async_mode(tmp_path):
     row = next(ln for ln in md.splitlines() if "| async (process pipelining) |" in ln)
     assert row.startswith("| 0 | num_running=4 | cached | msgpack | ipc |")
     assert "not vLLM's device-side input ids" in md
+
+
+@pytest.mark.parametrize("fail_at", [0, 10])
+def test_async_runner_failure_is_reported_with_a_step_in_flight(monkeypatch, tmp_path,
+                                                                fail_at):
+    """The runner fails at a step while the next one is already queued for it: the
+    scheduler reports the runner's line and step, and every process and folder goes."""
+    from test_e2e import INJECT, Spy, assert_clean, steady_spec
+
+    (tmp_path / "sitecustomize.py").write_text(INJECT)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    monkeypatch.setenv("IPC_BENCH_TEST_FAIL_AT", str(fail_at))
+    spy = Spy(monkeypatch)
+    with pytest.raises(CaseError) as info:
+        run_case(steady_spec("cached", "msgpack", async_scheduling=True))
+    assert str(info.value) == f"runner failed at step {fail_at}: RunnerError: injected failure"
+    assert spy.procs[0].returncode == 4
+    assert_clean(spy)
