@@ -171,7 +171,11 @@ def test_by_hand_async_keeps_two_steps_in_flight_with_placeholders():
     sched.update_from_output(p1, _output(["a"], [[501]]))
     assert sched.update_from_output(p2, _output(["a"], [[502]])) == [req]
     assert req.output_token_ids == [500, 501, 502]
-    assert sched.schedule() is None  # nothing left; the finished id waits for a step
+    assert sched.schedule() is None  # nothing to schedule: the plan is held ...
+    sched.add_request("b", 1, [7, 8], 2)
+    p3 = sched.schedule()  # ... and its finished id goes with the next step that is sent
+    assert p3.finished_req_ids == {"a"} and p3.num_scheduled_tokens == {"b": 2}
+    assert p3.step == 5 and p3.sample_positions == [2]  # steps 3 and 4 scheduled nothing
 
 
 def _output(req_ids, sampled):
