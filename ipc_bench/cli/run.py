@@ -107,6 +107,8 @@ def _scenario_options(args):
                              "the ids sampled at step n are unknown when step n+1 is "
                              "scheduled): use --policies cached")
         policies = [CACHED]
+    # --async-scheduling alone: each case also runs synchronously, next to it (paired).
+    counterpart = args.async_scheduling and not args.policies and not args.aa
     if args.aa:
         if args.policies and len(args.policies) > 1:
             raise UsageError("--aa compares one policy with itself: give --policies send "
@@ -129,7 +131,7 @@ def _scenario_options(args):
         cuda_graph_sizes=args.cuda_graph_sizes, num_blocks=args.num_blocks,
         aa=args.aa, req_id_format=args.req_id_format, vocab_size=args.vocab_size,
         input_oracle_interval=args.input_oracle_interval,
-        async_scheduling=args.async_scheduling)
+        async_scheduling=args.async_scheduling, sync_counterpart=counterpart)
 
 
 def _overrides(args) -> dict[str, int]:

@@ -82,10 +82,11 @@ class ThreadedInProcessExchange:
         return out
 
     def send_step(self, so, seq: int, perf=time.perf_counter_ns):
-        """Queue step ``seq`` on the runner thread. -> (b"", t, t)."""
-        self._futures.append(self._pool.submit(self._execute, so, seq))
+        """Queue step ``seq`` on the runner thread. -> (b"", t_before, t_queued): the
+        queueing counts as the send, nothing as the encode."""
         t = perf()
-        return b"", t, t
+        self._futures.append(self._pool.submit(self._execute, so, seq))
+        return b"", t, perf()
 
     def recv_step(self, seq: int, perf=time.perf_counter_ns):
         """Step ``seq``'s ModelRunnerOutput (the oldest queued). -> (output, 0, t, t)."""

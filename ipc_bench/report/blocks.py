@@ -122,7 +122,8 @@ def _gap_blocks(results, level: int) -> list[Block]:
         return []
     head = ["rep", "workload", "policy", "codec", "transport", "scheduling"] + [
         h for _, h, _ in RUNNER_GAP_COLUMNS]
-    rows = [[str(r.get("repetition", 0)), str(r["workload"]), str(r["policy"]),
+    rows = [[str(r.get("repetition", 0)), str(r["workload"]),
+             str(r["arm"] if r.get("async_scheduling") and r.get("arm") else r["policy"]),
              str(r["codec"]), str(r["transport"]),
              f"async ({r.get('async_scheduling_mode')})" if r.get("async_scheduling")
              else "sync"]

@@ -37,10 +37,13 @@ def header(keys: Sequence[str]) -> list[str]:
 
 def cells(summary: dict[str, Any], keys: Sequence[str] = CASE_TABLE) -> list[str]:
     """One table row: ``summary``'s values of ``keys`` (see the module docstring),
-    ``-`` for a missing or ``None`` value."""
+    ``-`` for a missing or ``None`` value; an async-scheduling case shows its arm
+    (``cached+async`` beside its synchronous twin) as its policy."""
     out = []
     for key in keys:
         value = summary.get(key)
+        if key == "policy" and summary.get("async_scheduling") and summary.get("arm"):
+            value = summary["arm"]  # cached+async beside its synchronous twin
         if key in IDENTITY:
             out.append("-" if value is None else f"{value}")
         else:
@@ -198,7 +201,7 @@ def runner_gap_lines(cases: list[dict[str, Any]]) -> list[str]:
     gapped = [s for s in cases if s.get("runner_gap_ns_median") is not None]
     if not gapped:
         return []
-    rows = [[str(s.get(k, "-")) for k in IDENTITY]
+    rows = [cells(s, IDENTITY)
             + [f"async ({s.get('async_scheduling_mode')})" if s.get("async_scheduling")
                else "sync"]
             + [_num(s.get(key), scale) for key, _, scale in RUNNER_GAP_COLUMNS]

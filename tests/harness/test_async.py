@@ -298,37 +298,30 @@ def test_bench_refuses_send_with_async_scheduling(tmp_path):
     assert not (tmp_path / "run").exists()
 
 
-def test_bench_async_without_policies_runs_cached_only(tmp_path):
+def test_bench_async_alone_pairs_each_case_with_its_sync_twin(tmp_path):
     proc = _bench("--async-scheduling", tmp_path=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
-    cases = summary["cases"]
-    assert [(c["policy"], c["transport"], c["async_scheduling"]) for c in cases] == [
-        ("cached", "ipc", True), ("cached", "inproc", True)]
+    cases = json.loads((tmp_path / "run" / "summary.json").read_text())["cases"]
+    assert [(c["arm"], c["policy"], c["transport"], c["async_scheduling"],
+             c["async_scheduling_mode"]) for c in cases] == [
+        ("cached", "cached", "ipc", False, None),
+        ("cached+async", "cached", "ipc", True, "process pipelining"),
+        ("cached", "cached", "inproc", False, None),
+        ("cached+async", "cached", "inproc", True, "runner thread")]
     assert re.search(r"  scheduling +gap us p50  gap us p99  gap % p50  gap % p99", proc.stdout)
-    assert "  async (process pipelining)  " in proc.stdout
-    assert "  async (runner thread)  " in proc.stdout
-    assert [c["async_scheduling_mode"] for c in cases] == ["process pipelining",
-                                                           "runner thread"]
+    assert re.search(r"\n  cached\+async +msgpack +ipc +async \(process pipelining\) ",
+                     proc.stdout)
+    assert re.search(r"\n  cached\+async +none +inproc +async \(runner thread\) ", proc.stdout)
+    assert re.search(r"\n  cached +msgpack +ipc +sync ", proc.stdout)
+    assert re.search(r"\ncached\+async +msgpack +ipc +70 ", proc.stdout)  # the case table
 
 
-def test_runner_gap_figures_from_forward_start_and_length():
-    from ipc_bench.analysis.summary import runner_gap_figures
-
-    runner = {"runner_forward_start_ns": [0, 1000, 2100, 3000],
-              "runner_forward_ns": [800, 900, 850, 700]}
-    # Gaps before steps 1, 2, 3: 200 (of 1,000), 200 (of 1,100), 50 (of 900).
-    fig = runner_gap_figures(runner, np.array([False, True, True, True]))
-    assert fig["runner_gap_ns_median"] == 200.0
-    assert fig["runner_gap_ns_mean"] == 150.0
-    assert fig["runner_gap_ns_p99"] == pytest.approx(200.0)
-    assert fig["runner_gap_share_median"] == pytest.approx(200 / 1100)
-    assert fig["runner_gap_share_p99"] == pytest.approx(0.2 - 0.02 * (0.2 - 200 / 1100))
-    assert fig["runner_gap_share"] == pytest.approx(450 / 3000)
-    # Only counted steps with a predecessor count; missing columns give nothing.
-    fig = runner_gap_figures(runner, np.array([True, False, False, True]))
-    assert fig["runner_gap_ns_median"] == 50.0 and fig["runner_gap_share"] == pytest.approx(50 / 900)
-    assert runner_gap_figures({"runner_forward_ns": [1, 2]}, np.array([True, True])) == {}
+def test_bench_async_with_policies_cached_runs_the_async_cases_only(tmp_path):
+    proc = _bench("--async-scheduling", "--policies", "cached", "--no-single-process",
+                  tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    cases = json.loads((tmp_path / "run" / "summary.json").read_text())["cases"]
+    assert [(c["arm"], c["async_scheduling"]) for c in cases] == [("cached", True)]
 
 
 def test_report_shows_the_runner_gap_and_names_the_async_mode(tmp_path):
@@ -341,7 +334,8 @@ def test_report_shows_the_runner_gap_and_names_the_async_mode(tmp_path):
     md = (tmp_path / "report" / "report.md").read_text()
     assert "### Runner gap" in md or "## Runner gap" in md
     row = next(ln for ln in md.splitlines() if "| async (process pipelining) |" in ln)
-    assert row.startswith("| 0 | num_running=4 | cached | msgpack | ipc |")
+    assert row.startswith("| 0 | num_running=4 | cached+async | msgpack | ipc |")
+    assert "| 0 | num_running=4 | cached | msgpack | ipc | sync |" in md
     assert "not vLLM's device-side input ids" in md
 
 
