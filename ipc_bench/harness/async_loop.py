@@ -266,7 +266,7 @@ def run_async_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                     len(finished), len(plan.preempted), plan.num_resumed, sched_ns, build_ns,
                     encode_ns, send_ns, t5 - t5a, t6 - t5, t7 - t6, t7 - t_row, c1 - c_row,
                     len(frame), r2s_bytes, gc_counter.count - gc_row, t7 - t_start))
-            if counted and keep_frames:
+            if counted and frame and keep_frames:  # (no frame in the single process)
                 result.s2r_frames.append(frame)
                 result.r2s_frames.append(link.last_reply)
                 counted_seqs.append(seq)

@@ -250,6 +250,8 @@ def test_async_chunked_prefill_and_preemption_pass_both_oracles(monkeypatch, tra
     steps = len(asyn.sched_rows)
     assert compared == list(range(steps))  # the input oracle checked every step
     assert sum(row[9] for row in asyn.sched_rows) == 12  # num_preempted per row
+    # Frames are kept for the byte analysis in two processes only, as under sync.
+    assert len(asyn.s2r_frames) == (0 if transport == "inproc" else len(asyn.counted_seqs))
 
 
 @pytest.mark.parametrize("interval", [128, 1])
