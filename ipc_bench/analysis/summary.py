@@ -491,7 +491,9 @@ def check_digests(summaries: list[dict[str, Any]]) -> tuple[list[str], list[str]
     group of such cases that disagree on ``token_digest`` is a problem. Where a
     workload's cases ran different schedules (timed replays), or a case has no schedule
     digest (the bare loop of ``instrumentation == "totals"`` keeps none), the note says
-    which token streams were not compared. Each complete summary gets
+    which token streams were not compared, except between cases whose streams cannot
+    depend on the schedule (``_row_only_drained``: a model of ``ROW_ONLY_MODELS``, every
+    request finished), which are compared across schedules. Each complete summary gets
     ``token_streams_compared_with`` and ``token_streams_not_compared_with`` (case ids).
     """
     by_key: dict[tuple, dict[Any, list[dict[str, Any]]]] = {}
@@ -515,8 +517,51 @@ def check_digests(summaries: list[dict[str, Any]]) -> tuple[list[str], list[str]
             if schedule and len(digests) > 1:
                 parts = "; ".join(f"{d[:12]}: {', '.join(ids)}" for d, ids in digests.items())
                 problems.append(f"token streams differ in {where}: {parts}")
+        drained = _row_only_drained(groups)
+        if drained:
+            problems.extend(_compare_across_schedules(where, drained))
+            groups = {k: [c for c in v if c not in drained] for k, v in groups.items()}
+            groups = {k: v for k, v in groups.items() if v}
         notes.extend(_not_compared_notes(where, groups))
     return problems, notes
+
+
+#: Models whose every token is computed from its request's own row (a hash of its last
+#: tokens and position: ``engine.models``), so a request's stream does not depend on
+#: the batches it ran in.
+ROW_ONLY_MODELS = ("null", "fixed-step", "emulated")
+
+
+def _row_only_drained(groups: dict[Any, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The cases of one workload whose token streams must be equal whatever their
+    schedules: a ``ROW_ONLY_MODELS`` model, every request finished or rejected (none
+    cut short by ``max_steps``), a schedule digest; ``[]`` unless they span two or
+    more schedules (equal schedules are compared anyway)."""
+    cases = [s for schedule, cs in groups.items() if schedule for s in cs
+             if s.get("model") in ROW_ONLY_MODELS and s.get("num_requests")
+             and (s.get("num_finished") or 0) + (s.get("num_rejected") or 0)
+             == s["num_requests"]]
+    return cases if len({s["schedule_digest"] for s in cases}) > 1 else []
+
+
+def _compare_across_schedules(where: str, cases: list[dict[str, Any]]) -> list[str]:
+    """``check_digests`` for ``_row_only_drained`` cases: each is compared with all the
+    others (its ``token_streams_*`` fields say so); one problem line if they differ.
+    Async scheduling and timed replays change the batches, not such a stream."""
+    ids = {s["case_id"] for s in cases}
+    for s in cases:
+        s["token_streams_compared_with"] = sorted(ids - {s["case_id"]})
+        s["token_streams_not_compared_with"] = [
+            c for c in s["token_streams_not_compared_with"] if c not in ids]
+    digests: dict[str, list[str]] = {}
+    for s in cases:
+        digests.setdefault(s["token_digest"], []).append(s["case_id"])
+    if len(digests) < 2:
+        return []
+    parts = "; ".join(f"{d[:12]}: {', '.join(c)}" for d, c in digests.items())
+    return [f"token streams differ in {where} (every request finished and the model "
+            f"computes each token from its request's row, so the schedule cannot change "
+            f"them): {parts}"]
 
 
 def no_request_served(summaries: list[dict[str, Any]]) -> list[str]:

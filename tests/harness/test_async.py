@@ -357,3 +357,32 @@ def test_async_runner_failure_is_reported_with_a_step_in_flight(monkeypatch, tmp
     assert str(info.value) == f"runner failed at step {fail_at}: RunnerError: injected failure"
     assert spy.procs[0].returncode == 4
     assert_clean(spy)
+
+
+def _drained(case_id: str, schedule: str, tokens: str, model: str = "null",
+             num_finished: int = 9) -> dict:
+    """A summary with 10 requests, 1 rejected: drained when 9 finished."""
+    return dict(case_id=case_id, scenario="s", workload="trace=x", complete=True,
+                schedule_digest=schedule, token_digest=tokens, model=model,
+                num_requests=10, num_finished=num_finished, num_rejected=1)
+
+
+def test_drained_row_only_cases_are_compared_across_schedules():
+    from ipc_bench.analysis.summary import check_digests
+
+    cases = [_drained("sync", "S1", "T1"), _drained("async", "S2", "T1")]
+    assert check_digests(cases) == ([], [])
+    assert [c["token_streams_compared_with"] for c in cases] == [["async"], ["sync"]]
+    assert [c["token_streams_not_compared_with"] for c in cases] == [[], []]
+    problems, notes = check_digests([_drained("sync", "S1", "T1"),
+                                     _drained("async", "S2", "T2")])
+    assert problems == ["token streams differ in s [trace=x] (every request finished and "
+                        "the model computes each token from its request's row, so the "
+                        "schedule cannot change them): T1: sync; T2: async"]
+    # A torch case, or one cut short by max_steps, is not compared across schedules.
+    for other in (_drained("async", "S2", "T2", model="torch"),
+                  _drained("async", "S2", "T2", num_finished=8)):
+        problems, notes = check_digests([_drained("sync", "S1", "T1"), other])
+        assert problems == [] and notes == [
+            "token streams not compared in s [trace=x]: schedules differ between sync "
+            "and async"]
