@@ -201,13 +201,14 @@ def runner_gap_lines(cases: list[dict[str, Any]]) -> list[str]:
     gapped = [s for s in cases if s.get("runner_gap_ns_median") is not None]
     if not gapped:
         return []
-    rows = [cells(s, IDENTITY)
+    reps = any(s.get("repetition") for s in gapped)  # a rep column, as the case table
+    rows = [([str(s.get("repetition", "-"))] if reps else []) + cells(s, IDENTITY)
             + [f"async ({s.get('async_scheduling_mode')})" if s.get("async_scheduling")
                else "sync"]
             + [_num(s.get(key), scale) for key, _, scale in RUNNER_GAP_COLUMNS]
             for s in gapped]
-    table = render(list(IDENTITY) + ["scheduling"] + [h for _, h, _ in RUNNER_GAP_COLUMNS],
-                   rows, left=4)
+    table = render((["rep"] if reps else []) + list(IDENTITY) + ["scheduling"]
+                   + [h for _, h, _ in RUNNER_GAP_COLUMNS], rows, left=4 + reps)
     return (["  runner gap per counted step (end of one forward + sampling to the start of "
              "the next; % of the runner's step):"]
             + ["  " + line for line in table.splitlines()])

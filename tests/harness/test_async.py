@@ -386,3 +386,23 @@ def test_drained_row_only_cases_are_compared_across_schedules():
         assert problems == [] and notes == [
             "token streams not compared in s [trace=x]: schedules differ between sync "
             "and async"]
+
+
+def test_gap_table_rows_name_the_scheduling_and_the_repetition():
+    from ipc_bench.report.tables import runner_gap_lines
+
+    c = dict(policy="cached", codec="msgpack", transport="ipc", runner_gap_ns_median=1000.0,
+             runner_gap_ns_p99=25_000.0, runner_gap_share_median=0.1,
+             runner_gap_share_p99=0.2, step_ns_median=5e6)
+    lines = runner_gap_lines([dict(c, repetition=0),
+                              dict(c, repetition=1, async_scheduling=True, arm="cached+async",
+                                   async_scheduling_mode="process pipelining")])
+    assert [ln.split() for ln in lines[1:]] == [
+        ["rep", "policy", "codec", "transport", "scheduling", "gap", "us", "p50", "gap", "us",
+         "p99", "gap", "%", "p50", "gap", "%", "p99", "step", "us", "p50"],
+        ["---", "------------", "-------", "---------", "-" * 26, "-" * 10, "-" * 10, "-" * 9,
+         "-" * 9, "-" * 11],
+        ["0", "cached", "msgpack", "ipc", "sync", "1.00", "25.0", "10.0", "20.0", "5,000"],
+        ["1", "cached+async", "msgpack", "ipc", "async", "(process", "pipelining)", "1.00",
+         "25.0", "10.0", "20.0", "5,000"]]
+    assert runner_gap_lines([dict(c, runner_gap_ns_median=None)]) == []
