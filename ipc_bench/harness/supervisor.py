@@ -183,7 +183,11 @@ def run_case(spec: CaseSpec,
     Raises ``CaseError`` (one line) if the runner dies, stops answering, reports an
     error or sends an undecodable or inconsistent frame; ``SchedulerError`` on a
     scheduling limit; ``ConfigError`` for a configuration the runner must refuse
-    (pickle over TCP without ``allow_pickle_over_tcp``, a streamed case with a floor);
+    (pickle over TCP without ``allow_pickle_over_tcp``, a streamed case with a floor,
+    async scheduling under ``send`` or with the bare loop of ``instrumentation ==
+    "totals"``). With ``spec.async_scheduling`` the scheduler keeps two steps in flight
+    (``async_loop.run_async_scheduler_loop``; in the single process the runner runs in a
+    worker thread);
     ``transport.EndpointError`` (one line naming the endpoint) when the socket folder
     or a socket cannot be set up: nothing is left open, no runner started.
     """
