@@ -406,3 +406,27 @@ def test_gap_table_rows_name_the_scheduling_and_the_repetition():
         ["1", "cached+async", "msgpack", "ipc", "async", "(process", "pipelining)", "1.00",
          "25.0", "10.0", "20.0", "5,000"]]
     assert runner_gap_lines([dict(c, runner_gap_ns_median=None)]) == []
+
+
+@pytest.mark.parametrize("transport", ["ipc", "inproc"])
+def test_async_stops_at_max_model_len_without_a_step_past_it(transport):
+    """Requests that would sample 50 tokens stop at max_model_len 32: the last token
+    gets no placeholder, so no step is scheduled past it (the runner would refuse to
+    write it: "Sampled token IDs exceed the max model length")."""
+    n = 6
+    trace = Trace(path="synthetic", arrival_s=np.zeros(n),
+                  prompt_lens=np.array([10, 12, 14, 16, 18, 20]),
+                  output_lens=np.full(n, 50))
+    spec = CaseSpec(
+        scenario="t", labels={"trace": "long"}, policy="cached",
+        codec="none" if transport == "inproc" else "msgpack", transport=transport,
+        scheduler=SchedulerConfig(max_num_seqs=4, max_num_batched_tokens=16,
+                                  max_model_len=32, num_blocks=100),
+        model=MODEL,
+        make_workload=lambda: TraceWorkload(trace, name="long", seed=0,
+                                            vocab_size=128_256, logical_step_s=1.0),
+        warmup_steps=2, count="all", floor=False, input_oracle_interval=8)
+    sync, asyn = run_case(spec), run_case(replace(spec, async_scheduling=True))
+    assert asyn.error is None and asyn.token_digest == sync.token_digest
+    assert [(r["num_prompt_tokens"] + r["num_output_tokens"], r["finish_reason"])
+            for r in asyn.requests] == [(32, "length")] * n
