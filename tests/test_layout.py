@@ -23,6 +23,7 @@ LAYERS = ("engine", "wire", "harness", "analysis", "report", "cli")
 HOT_FUNCTIONS = {
     "engine/scheduler.py:schedule", "engine/model_runner.py:update_states",
     "engine/models.py:forward_logits", "harness/scheduler_loop.py:run_scheduler_loop",
+    "harness/async_loop.py:run_async_scheduler_loop",
 }
 MAX_FUNCTION_LINES = 80
 

@@ -143,6 +143,8 @@ class Results:
     runner_encode_ns, runner_send_ns                 socket send
     runner_gc_collections                     count  runner-process collections in the step
     runner_t0_ns                              ns     start of the runner's wait, since its loop began
+    runner_forward_start_ns                   ns     start of the step's forward, since the
+                                                     runner's timing began (runner gap)
     ========================================  =====  ==============================================
 
     Integer columns are ``int64``; a runner column is ``float64`` with NaN where a

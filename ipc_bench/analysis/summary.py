@@ -146,7 +146,22 @@ def _case_identity(result: CaseResult, a: np.ndarray, counted: np.ndarray) -> di
         runner_device=result.runner_device,
         input_oracle_interval=(0 if spec.instrumentation == "totals"
                                else spec.input_oracle_interval),
+        async_scheduling=spec.async_scheduling,
+        async_scheduling_mode=async_scheduling_mode(spec),
     )
+
+
+def async_scheduling_mode(spec) -> Optional[str]:
+    """What overlaps in an async-scheduling case (``None`` for a synchronous one): the
+    runner process serving a queued frame while the scheduler schedules the next
+    (``process pipelining``), or in the single-process case the runner's worker thread
+    (``runner thread``). Either way the runner reads step n+1's input ids from its host
+    token buffer after step n's sampled ids were copied there; the device-side path of
+    vLLM (input ids taken from the sampler's output on the GPU, non-blocking copy
+    back) is not modelled, so neither is called GPU-side async scheduling."""
+    if not spec.async_scheduling:
+        return None
+    return "runner thread" if spec.transport == INPROC else "process pipelining"
 
 
 def _step_figures(c: np.ndarray) -> dict[str, Any]:
@@ -365,6 +380,7 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
     out.update(_floor_figures(result, c))
     out.update(result.token_bytes)
     out.update(_breakdown_coverage(result, a, counted))
+    out.update(runner_gap_figures(result.runner_columns, counted))
     if spec.tp is not None:
         out.update(tp_figures(result, c))
     if spec.trace_speedup is not None:
@@ -384,6 +400,40 @@ def _summarize_streamed(result: CaseResult, out: dict[str, Any]) -> dict[str, An
                                       if result.wall_s else None)
         out["trace_speedup"] = result.spec.trace_speedup
     return out
+
+
+def runner_gap_figures(runner: dict[str, Any], counted: np.ndarray) -> dict[str, float]:
+    """The runner's idle time between model executions: for each counted step n > 0,
+    ``gap[n] = forward_start[n] - (forward_start[n - 1] + forward[n - 1])`` (ns, from
+    the end of step n - 1's forward + sampling to the start of step n's) and its share
+    of the runner's step, ``gap[n] / (forward_start[n] - forward_start[n - 1])``.
+
+    ``runner``: the runner's columns (``runner_forward_start_ns``, ``runner_forward_ns``,
+    one value per step); ``counted``: bool ``[num_steps]``. Returns
+    ``runner_gap_ns_median`` / ``_p99`` / ``_mean``, ``runner_gap_share_median`` /
+    ``_p99`` and ``runner_gap_share`` (total gap over total runner step time); ``{}``
+    when the columns are missing, of another length, or no counted step has a
+    predecessor with a positive period."""
+    start = runner.get("runner_forward_start_ns")
+    forward = runner.get("runner_forward_ns")
+    n = len(counted)
+    if start is None or forward is None or len(start) != n or len(forward) != n or n < 2:
+        return {}
+    start = np.asarray(start, dtype=np.int64)
+    forward = np.asarray(forward, dtype=np.int64)
+    period = np.diff(start)
+    gap = period - forward[:-1]
+    mask = counted[1:] & (period > 0)
+    if not mask.any():
+        return {}
+    gap, period = gap[mask], period[mask]
+    share = gap / period
+    return dict(runner_gap_ns_median=float(np.median(gap)),
+                runner_gap_ns_p99=float(np.percentile(gap, 99)),
+                runner_gap_ns_mean=float(gap.mean()),
+                runner_gap_share_median=float(np.median(share)),
+                runner_gap_share_p99=float(np.percentile(share, 99)),
+                runner_gap_share=float(gap.sum() / period.sum()))
 
 
 SCHED_PARTS = ("sched_ns", "build_ns", "encode_ns", "send_ns", "wait_ns", "decode_ns",
@@ -455,7 +505,9 @@ def check_digests(summaries: list[dict[str, Any]]) -> tuple[list[str], list[str]
     group of such cases that disagree on ``token_digest`` is a problem. Where a
     workload's cases ran different schedules (timed replays), or a case has no schedule
     digest (the bare loop of ``instrumentation == "totals"`` keeps none), the note says
-    which token streams were not compared. Each complete summary gets
+    which token streams were not compared, except between cases whose streams cannot
+    depend on the schedule (``_row_only_drained``: a model of ``ROW_ONLY_MODELS``, every
+    request finished), which are compared across schedules. Each complete summary gets
     ``token_streams_compared_with`` and ``token_streams_not_compared_with`` (case ids).
     """
     by_key: dict[tuple, dict[Any, list[dict[str, Any]]]] = {}
@@ -479,8 +531,51 @@ def check_digests(summaries: list[dict[str, Any]]) -> tuple[list[str], list[str]
             if schedule and len(digests) > 1:
                 parts = "; ".join(f"{d[:12]}: {', '.join(ids)}" for d, ids in digests.items())
                 problems.append(f"token streams differ in {where}: {parts}")
+        drained = _row_only_drained(groups)
+        if drained:
+            problems.extend(_compare_across_schedules(where, drained))
+            groups = {k: [c for c in v if c not in drained] for k, v in groups.items()}
+            groups = {k: v for k, v in groups.items() if v}
         notes.extend(_not_compared_notes(where, groups))
     return problems, notes
+
+
+#: Models whose every token is computed from its request's own row (a hash of its last
+#: tokens and position: ``engine.models``), so a request's stream does not depend on
+#: the batches it ran in.
+ROW_ONLY_MODELS = ("null", "fixed-step", "emulated")
+
+
+def _row_only_drained(groups: dict[Any, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The cases of one workload whose token streams must be equal whatever their
+    schedules: a ``ROW_ONLY_MODELS`` model, every request finished or rejected (none
+    cut short by ``max_steps``), a schedule digest; ``[]`` unless they span two or
+    more schedules (equal schedules are compared anyway)."""
+    cases = [s for schedule, cs in groups.items() if schedule for s in cs
+             if s.get("model") in ROW_ONLY_MODELS and s.get("num_requests")
+             and (s.get("num_finished") or 0) + (s.get("num_rejected") or 0)
+             == s["num_requests"]]
+    return cases if len({s["schedule_digest"] for s in cases}) > 1 else []
+
+
+def _compare_across_schedules(where: str, cases: list[dict[str, Any]]) -> list[str]:
+    """``check_digests`` for ``_row_only_drained`` cases: each is compared with all the
+    others (its ``token_streams_*`` fields say so); one problem line if they differ.
+    Async scheduling and timed replays change the batches, not such a stream."""
+    ids = {s["case_id"] for s in cases}
+    for s in cases:
+        s["token_streams_compared_with"] = sorted(ids - {s["case_id"]})
+        s["token_streams_not_compared_with"] = [
+            c for c in s["token_streams_not_compared_with"] if c not in ids]
+    digests: dict[str, list[str]] = {}
+    for s in cases:
+        digests.setdefault(s["token_digest"], []).append(s["case_id"])
+    if len(digests) < 2:
+        return []
+    parts = "; ".join(f"{d[:12]}: {', '.join(c)}" for d, c in digests.items())
+    return [f"token streams differ in {where} (every request finished and the model "
+            f"computes each token from its request's row, so the schedule cannot change "
+            f"them): {parts}"]
 
 
 def no_request_served(summaries: list[dict[str, Any]]) -> list[str]:

@@ -201,6 +201,15 @@ def _add_arm_options(p: argparse.ArgumentParser) -> None:
                    help="comma-separated subset of: " + ", ".join(CODECS)
                    + " (default: msgpack,pickle; msgpack only with --transport tcp; packed: "
                    "vLLM PR #54406's packed SchedulerOutput pickle)")
+    p.add_argument("--async-scheduling", action="store_true", help=(
+        "schedule step n+1 while the runner executes step n (two steps in flight, output "
+        "placeholders reconciled when step n's output arrives, as vLLM's async "
+        "scheduling, #19970); cached policy only: --policies with send is refused; "
+        "without --policies each case runs twice, cached synchronously and cached with "
+        "async scheduling (arm cached+async), paired as the policies are (--repeat); "
+        "with --policies cached only the async case runs. The single-process cases run "
+        "their runner in a worker thread. Not a device-side pipeline: the runner reads "
+        "step n+1's input ids from its host buffer (process pipelining)"))
     p.add_argument("--transport", choices=TRANSPORTS, default="ipc",
                    help="ZeroMQ transport (ipc: socket files in a private 0700 directory), "
                    "or shm: SchedulerOutput frames through a shared-memory ring as vLLM's "

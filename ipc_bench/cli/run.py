@@ -14,7 +14,7 @@ from types import ModuleType
 from typing import Optional
 
 from ipc_bench.cli.options import SCHEDULER_OVERRIDES, UsageError, build_parser
-from ipc_bench.engine.config import POLICIES, SEND, ConfigError
+from ipc_bench.engine.config import CACHED, POLICIES, SEND, ConfigError
 from ipc_bench.engine.traces import TraceError
 from ipc_bench.errors import one_line
 from ipc_bench.harness.memory import HeapReport
@@ -102,11 +102,19 @@ def _scenario_options(args):
     from ipc_bench.harness.scenario import ScenarioOptions
 
     policies = args.policies or list(POLICIES)
+    if args.async_scheduling:
+        if args.policies and SEND in args.policies:
+            raise UsageError("--async-scheduling runs the cached policy only (under send "
+                             "the ids sampled at step n are unknown when step n+1 is "
+                             "scheduled): use --policies cached")
+        policies = [CACHED]
+    # --async-scheduling alone: each case also runs synchronously, next to it (paired).
+    counterpart = args.async_scheduling and not args.policies and not args.aa
     if args.aa:
         if args.policies and len(args.policies) > 1:
             raise UsageError("--aa compares one policy with itself: give --policies send "
                              "or --policies cached")
-        policies = [args.policies[0] if args.policies else SEND]
+        policies = [args.policies[0] if args.policies else policies[0]]
     codecs = _check_transport(args)
     return ScenarioOptions(
         seed=args.seed, steps=args.steps, warmup_steps=args.warmup_steps,
@@ -125,7 +133,8 @@ def _scenario_options(args):
         aa=args.aa, req_id_format=args.req_id_format, vocab_size=args.vocab_size,
         token_ids=args.token_ids,
         input_oracle_interval=args.input_oracle_interval, tp=args.tp,
-        tp_transports=args.tp_transports)
+        tp_transports=args.tp_transports,
+        async_scheduling=args.async_scheduling, sync_counterpart=counterpart)
 
 
 def _overrides(args) -> dict[str, int]:
@@ -161,7 +170,9 @@ def _check_cases(args, cases) -> None:
     """Refuses (``UsageError``, ``ConfigError``, ``EndpointError``) cases that could
     not run: none at all, a model option the case's model does not use (the
     scenario's own defaults are not checked), a scheduler override the scenario
-    ignores, bad limits, a fixed step not shorter than the peer timeout, runner
+    ignores, async scheduling in a scenario of bare loops (overhead) or with --tp
+    ranks, bad limits, a
+    fixed step not shorter than the peer timeout, runner
     buffers or a KV cache that do not fit, sockets that cannot be set up."""
     if not cases:
         raise UsageError(f"scenario {args.scenario} has no cases for these options")
@@ -172,6 +183,12 @@ def _check_cases(args, cases) -> None:
             if getattr(case.scheduler, name) != value:
                 raise UsageError(f"scenario {args.scenario} does not take "
                                  f"--{name.replace('_', '-')}")
+        if case.async_scheduling and case.instrumentation == "totals":
+            raise UsageError(f"scenario {args.scenario} measures the bare loop, which has "
+                             "no async-scheduling form: drop --async-scheduling")
+        if case.async_scheduling and case.tp is not None:
+            raise UsageError(f"scenario {args.scenario} broadcasts to --tp runner ranks, "
+                             "which run synchronously only: drop --async-scheduling")
         case.scheduler.validate()
         case.model.validate()
         step_s = getattr(case.model, "step_time_ms", 0) / 1e3 if case.model.name == "fixed-step" \

@@ -129,13 +129,16 @@ class SchedulePlan:
     ``cached_resumed`` whether it resumes from preemption. ``preempted``: the requests
     preempted while scheduling this step, in preemption order. ``scheduled_reqs``: every
     scheduled request in the order of ``num_scheduled_tokens`` (running ones, then
-    those taken from the waiting queue, new or resumed).
+    those taken from the waiting queue, new or resumed). ``sample_positions``
+    (``AsyncScheduler`` only): per scheduled request, in that order, the position in
+    ``all_token_ids`` that this step's sampled token fills, or -1 for a partial
+    prefill (no sample).
     """
 
     __slots__ = ("step", "new_reqs", "cached_reqs", "cached_num_computed",
                  "cached_new_block_ids", "cached_resumed", "num_scheduled_tokens",
                  "total_num_scheduled_tokens", "finished_req_ids", "preempted",
-                 "scheduled_reqs")
+                 "scheduled_reqs", "sample_positions")
 
     def __init__(self, step: int, finished_req_ids: set[str]):
         self.step = step
@@ -149,6 +152,7 @@ class SchedulePlan:
         self.total_num_scheduled_tokens = 0
         self.finished_req_ids = finished_req_ids
         self.preempted: list[Request] = []
+        self.sample_positions: list[int] = []  # AsyncScheduler only
 
     @property
     def num_resumed(self) -> int:
@@ -438,3 +442,151 @@ class Scheduler:
                 req.block_ids = []
                 self.finished_req_ids.add(req.req_id)
         return finished
+
+
+#: The value an output placeholder holds in ``Request.all_token_ids`` until its token
+#: arrives (no vocabulary id is negative).
+PLACEHOLDER = -1
+
+
+class AsyncScheduler(Scheduler):
+    """Async scheduling (vLLM #19970, d4d309409: ``AsyncScheduler``): step n+1 is
+    scheduled before step n's ``ModelRunnerOutput`` is applied, so two steps may be in
+    flight. Only the ``cached`` policy can run it: the ids sampled at step n are unknown
+    when step n+1 is built (``ValueError`` for ``send``).
+
+    Output placeholders. vLLM counts them per request (``num_output_placeholders``) and
+    schedules ``num_tokens + num_output_placeholders - num_computed_tokens`` tokens. Here
+    a placeholder is an entry of ``all_token_ids`` holding ``PLACEHOLDER``: a step whose
+    scheduled tokens reach the end of ``all_token_ids`` samples a token, and
+    ``schedule`` appends a placeholder at that position, so the inherited rule
+    ``len(all_token_ids) - num_computed_tokens`` schedules it next step (the runner
+    has the real id in its own buffer). ``update_from_output`` writes each sampled id
+    over its placeholder (``SchedulePlan.sample_positions``), in step order.
+
+    A sample that completes the request (``max_tokens`` or ``max_model_len``) gets no
+    placeholder, so nothing schedules the request again while that token is in flight
+    (vLLM skips such a request in its running loop: "Avoid scheduling an extra step
+    when we are sure that the previous step has reached request.max_tokens"). It stays
+    running, holding its KV blocks and its ``max_num_seqs`` slot, until its output
+    arrives, as in vLLM; the request that replaces it in a steady workload arrives
+    one step later than under sync scheduling, so the two schedules differ.
+
+    Preemption while a step is in flight (the kind of vLLM #26385, #38624): the
+    preempted request keeps its placeholder; its in-flight sample is valid (the runner
+    computed it from the right inputs) and is written when it arrives, possibly
+    finishing the request while it waits. It can only resume after that output (a
+    request preempted while scheduling step n+1 resumes at n+2 at the earliest, and
+    step n's output is applied before n+2 is scheduled); ``SchedulerError`` if it
+    would resume with a placeholder. A step that schedules nothing (every running
+    request waits for its last token) is not sent: its finished ids and preemptions
+    go with the next step that schedules something (``schedule`` returns ``None``).
+    """
+
+    def __init__(self, config: SchedulerConfig, policy: str, messages: MessageSet = STRUCTS):
+        super().__init__(config, policy, messages)
+        if self.send_token_ids:
+            raise ValueError("async scheduling needs the cached policy: under send the "
+                             "ids sampled at step n are unknown when step n+1 is built")
+        self._held: SchedulePlan | None = None
+
+    def schedule(self) -> SchedulePlan | None:  # type: ignore[override]
+        """``Scheduler.schedule``, then one placeholder per sampling request (see the
+        class docstring); ``None`` when nothing was scheduled (the plan is held and
+        merged into the next one)."""
+        plan = super().schedule()
+        held = self._held
+        if held is not None:
+            self._held = None
+            plan.finished_req_ids |= held.finished_req_ids
+            plan.preempted[:0] = held.preempted
+        if not plan.scheduled_reqs:
+            self._held = plan
+            return None
+        positions = plan.sample_positions
+        for req, resumed in zip(plan.cached_reqs, plan.cached_resumed):
+            if resumed and req.all_token_ids[-1] == PLACEHOLDER:
+                raise SchedulerError(f"request {req.req_id} resumed at step {plan.step} "
+                                     "with an output still in flight")
+        for req in plan.scheduled_reqs:
+            ids = req.all_token_ids
+            end = len(ids)
+            if req.num_computed_tokens != end:
+                positions.append(-1)  # partial prefill: its sample is discarded
+                continue
+            positions.append(end)
+            if end + 1 < req.stop_num_tokens:
+                ids.append(PLACEHOLDER)
+        return plan
+
+    def update_from_output(self, plan: SchedulePlan, output: ModelRunnerOutput) -> list[Request]:
+        """Write each sampled id at its ``sample_positions`` entry, apply the stop rules
+        and free finished requests (running ones, and preempted ones whose last
+        token was in flight). Returns the requests that finished.
+
+        Raises ``ProtocolError`` if the output lacks a scheduled request, samples for a
+        partial prefill, samples other than one token for a sampling request, or
+        (a scheduler bug) the position holds no placeholder.
+        """
+        index = output.req_id_to_index
+        sampled = output.sampled_token_ids
+        finished: list[Request] = []
+        step = plan.step
+        num_rows = len(sampled)
+        num_new_tokens = 0
+        try:
+            for req, pos in zip(plan.scheduled_reqs, plan.sample_positions):
+                i = index.get(req.req_id)
+                if i is None or not 0 <= i < num_rows:
+                    raise ProtocolError(f"step {step}: ModelRunnerOutput has no row for "
+                                        f"{req.req_id}")
+                ids = sampled[i]
+                if pos < 0:
+                    if ids:
+                        raise ProtocolError(f"step {step}: token sampled for {req.req_id} "
+                                            "before its prefill ended")
+                    continue
+                if len(ids) != 1:
+                    raise ProtocolError(f"step {step}: {len(ids)} tokens sampled for "
+                                        f"{req.req_id}, expected 1")
+                self._place(req, pos, ids[0], step)
+                num_new_tokens += 1
+                if pos + 1 >= req.stop_num_tokens:
+                    req.finish_reason = "length"
+                    req.finish_step = step
+                    finished.append(req)
+        finally:
+            self.num_output_tokens += num_new_tokens
+        if finished:
+            self._finish(finished)
+        return finished
+
+    def _place(self, req: Request, pos: int, token_id: int, step: int) -> None:
+        """Write ``token_id`` over the placeholder at ``pos`` (or append it: a request's
+        last token has none)."""
+        all_ids = req.all_token_ids
+        if pos == len(all_ids):
+            all_ids.append(token_id)
+        elif pos < len(all_ids) and all_ids[pos] == PLACEHOLDER:
+            all_ids[pos] = token_id
+        else:
+            raise ProtocolError(f"step {step}: {req.req_id}: no output placeholder at "
+                                f"position {pos} ({len(all_ids)} tokens)")
+        if self.record_token_steps:
+            req.token_steps.append(step)
+        if req.first_token_step < 0:
+            req.first_token_step = step
+
+    def _finish(self, finished: list[Request]) -> None:
+        """Take finished requests out of the running list or, when preempted while
+        their last token was in flight, out of the waiting queue; free their blocks."""
+        preempted = [r for r in finished if r.status == RequestStatus.PREEMPTED]
+        for req in finished:
+            req.status = RequestStatus.FINISHED
+        self.running = [r for r in self.running if r.status == RequestStatus.RUNNING]
+        if preempted:
+            self.waiting = [r for r in self.waiting if r.status != RequestStatus.FINISHED]
+        for req in finished:
+            self.kv_cache.free(req.block_ids)
+            req.block_ids = []
+            self.finished_req_ids.add(req.req_id)

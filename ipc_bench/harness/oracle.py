@@ -108,14 +108,16 @@ class RunnerInputLog:
     ``record(seq, num_scheduled_tokens, req_id_to_index, inputs)`` after step ``seq``
     (its ``SchedulerOutput.num_scheduled_tokens``, the batch's rows, its ``StepInputs``;
     see ``fed_in_schedule_order``). ``take()`` -> ``InputDigests`` of the steps recorded
-    since the last ``take``; their ids stay until the next ``take`` so that
-    ``step_ids(seq)`` can answer a re-check. Memory: at most two check intervals of
-    steps' ids.
+    since the last ``take``; their ids stay for two more ``take``s so that
+    ``step_ids(seq)`` can answer a re-check, also under async scheduling, where the
+    next check's digests may have been taken before the scheduler compared these.
+    Memory: at most three check intervals of steps' ids.
     """
 
     def __init__(self) -> None:
         self._steps: list[tuple] = []   # (seq, digest, num_scheduled_tokens, counts, ids)
         self._taken: list[tuple] = []
+        self._older: list[tuple] = []
 
     def record(self, seq: int, num_scheduled_tokens: dict[str, int],
                req_id_to_index: dict[str, int], inputs: Any) -> None:
@@ -123,17 +125,26 @@ class RunnerInputLog:
         digest = input_digest(len(num_scheduled_tokens), len(ids), counts, ids)
         self._steps.append((seq, digest, num_scheduled_tokens, counts, ids))
 
-    def take(self) -> InputDigests:
-        """The digests since the last ``take`` (``first_seq`` -1 when there are none)."""
-        steps = self._taken = self._steps
-        self._steps = []
+    def take(self, through: Optional[int] = None) -> InputDigests:
+        """The digests since the last ``take`` (``first_seq`` -1 when there are none);
+        with ``through``, only those of steps up to that seq (later ones stay for the
+        next ``take``: a runner thread may already have run the next step)."""
+        self._older = self._taken
+        if through is None:
+            steps = self._taken = self._steps
+            self._steps = []
+        else:
+            k = next((i for i, s in enumerate(self._steps) if s[0] > through),
+                     len(self._steps))
+            steps = self._taken = self._steps[:k]
+            self._steps = self._steps[k:]
         return InputDigests(first_seq=steps[0][0] if steps else -1,
                             digests=[s[1] for s in steps])
 
     def step_ids(self, seq: int) -> StepInputIds:
-        """What was fed at step ``seq`` (one of the last ``take``'s steps, or a step
-        recorded since); ``found=False`` when it is no longer held."""
-        for s, _, scheduled, counts, ids in self._taken + self._steps:
+        """What was fed at step ``seq`` (one of the last two ``take``s' steps, or a
+        step recorded since); ``found=False`` when it is no longer held."""
+        for s, _, scheduled, counts, ids in self._older + self._taken + self._steps:
             if s == seq:
                 return StepInputIds(seq=seq, found=True, req_ids=list(scheduled),
                                     offsets=_offsets(len(scheduled), counts),
@@ -210,13 +221,58 @@ class InputOracle:
         if len(self.pending) >= self.interval:
             self.check()
 
+    def expect_planned(self, seq: int, plan: SchedulePlan, so: Any = None) -> None:
+        """``expect`` under async scheduling, where ``num_computed_tokens`` has moved on
+        to the next step by the time step ``seq``'s output is applied: each request's
+        first position comes from the plan (``cached_num_computed`` for running
+        requests, 0 for new and resumed ones). Read after step ``seq``'s
+        ``update_from_output``: every fed position holds a real id by then (a
+        placeholder is filled before the step that feeds it is applied). Never checks
+        by itself: the async loop calls ``check_requested`` (``CaseError`` on a
+        mismatch, or for an id the int32 buffer cannot hold)."""
+        if self._record_runner is not None:
+            self._record_runner(seq, so)
+        reqs = plan.scheduled_reqs
+        n = len(reqs)
+        num_tokens = plan.total_num_scheduled_tokens
+        starts = plan.cached_num_computed[:plan.cached_resumed.count(False)]
+        starts = starts + [0] * (n - len(starts))
+        try:
+            if num_tokens == n:
+                counts = None
+                ids = _int32s([r.all_token_ids[p] for r, p in zip(reqs, starts)])
+            else:
+                counts = _int32s(list(plan.num_scheduled_tokens.values()))
+                fed: list[int] = []
+                for req, p, k in zip(reqs, starts, plan.num_scheduled_tokens.values()):
+                    fed.extend(req.all_token_ids[p:p + k])
+                ids = _int32s(fed)
+        except struct.error as exc:
+            raise CaseError(f"input oracle: step {seq}: a token id the runner's int32 "
+                            f"token buffer cannot hold ({exc})", seq) from None
+        self.pending.append((seq, input_digest(n, num_tokens, counts, ids),
+                             (plan.num_scheduled_tokens, plan.cached_num_computed,
+                              plan.cached_resumed), counts, ids))
+
+    def check_requested(self) -> None:
+        """Compare the pending steps with the runner's digests, asked for earlier
+        (``link.request_input_digests`` after the frame of the last pending step,
+        so the runner's answer covers exactly those steps; it is read here with
+        ``link.requested_input_digests``). ``CaseError`` on a mismatch."""
+        seq = self.pending[-1][0] if self.pending else None
+        self._compare(self.link.requested_input_digests(seq))
+
     def check(self) -> None:
         """Compare the runner's digests of the pending steps with the expected ones.
         A link with several runner ranks (``harness.tp_case.TpExchange``) answers with
         one ``InputDigests`` per rank: each rank is checked, and the error names the
         first rank that differs (``rank R: input oracle: ...``)."""
         next_seq = self.pending[-1][0] + 1 if self.pending else None
-        answers = self.link.runner_input_digests(next_seq)
+        self._compare(self.link.runner_input_digests(next_seq))
+
+    def _compare(self, answers: Any) -> None:
+        """``CaseError`` unless ``answers`` (one ``InputDigests``, or a list of one per
+        rank) hold the pending steps' expected digests."""
         ranked = isinstance(answers, list)
         pending, self.pending = self.pending, []
         first = pending[0][0] if pending else -1

@@ -101,17 +101,23 @@ class TimedModelRunner:
     """A ``ModelRunner`` whose phases are timed per step into ``columns``
     (``runner_update_ns`` .. ``runner_build_ns``, ns); shared by the runner process and
     the single-process baseline. ``last_inputs``: the last step's ``StepInputs`` (for
-    the input oracle, read after the step)."""
+    the input oracle, read after the step). ``runner_forward_start_ns``: when each
+    step's forward (``ModelRunner.sample``) began, ns since this object was built, so
+    that the gap between one step's model execution and the next one's is
+    ``forward_start[n + 1] - forward_start[n] - forward[n]``."""
 
     PHASES = ("runner_update_ns", "runner_prepare_ns", "runner_forward_ns",
               "runner_writeback_ns", "runner_build_ns")
 
     def __init__(self, runner: ModelRunner, record: bool = True):
         self.runner = runner
-        self.columns: dict[str, Any] = {name: _column(record) for name in self.PHASES}
+        self.columns: dict[str, Any] = {name: _column(record)
+                                        for name in self.PHASES + ("runner_forward_start_ns",)}
         (self._rec_update, self._rec_prepare, self._rec_forward, self._rec_writeback,
-         self._rec_build) = [self.columns[name].append for name in self.PHASES]
+         self._rec_build, self._rec_forward_start) = [
+            self.columns[name].append for name in self.PHASES + ("runner_forward_start_ns",)]
         self.last_inputs = None
+        self.t_origin = time.perf_counter_ns()
 
     def execute(self, so: SchedulerOutput, perf=time.perf_counter_ns) -> ModelRunnerOutput:
         runner = self.runner
@@ -132,6 +138,7 @@ class TimedModelRunner:
         self._rec_forward(t3 - t2)
         self._rec_writeback(t4 - t3)
         self._rec_build(t5 - t4)
+        self._rec_forward_start(t2 - self.t_origin)
         return out
 
 

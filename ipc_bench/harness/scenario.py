@@ -34,8 +34,8 @@ import msgspec
 import ipc_bench
 from ipc_bench.errors import one_line
 from ipc_bench.harness.spec import INPROC, INPUT_ORACLE_INTERVAL, NO_CODEC, CaseSpec
-from ipc_bench.engine.config import (POLICIES, PRESET_MODELS, ConfigError, ModelConfig,
-                                     SchedulerConfig, check_token_ids_spec,
+from ipc_bench.engine.config import (CACHED, POLICIES, PRESET_MODELS, ConfigError,
+                                     ModelConfig, SchedulerConfig, check_token_ids_spec,
                                      preset_vocab_size)
 from ipc_bench.engine.token_ids import token_id_distribution
 from ipc_bench.engine.traces import load_azure_trace
@@ -143,6 +143,10 @@ class ScenarioOptions:
     input_oracle_interval: int = INPUT_ORACLE_INTERVAL  # 0: the input oracle off
     tp: Optional[list[int]] = None  # --tp: runner ranks (tp-broadcast)
     tp_transports: Optional[list[str]] = None  # --tp-transports (tp-broadcast)
+    async_scheduling: bool = False  # two steps in flight (CaseSpec.async_scheduling)
+    #: With ``async_scheduling``: each async case (arm ``ASYNC_ARM``) has a synchronous
+    #: twin (arm ``cached``) in the grid, run next to it and paired with it.
+    sync_counterpart: bool = False
 
     def model_config(self, default: str = "null", step_time_ms: Optional[float] = None,
                      step_wait: Optional[str] = None) -> ModelConfig:
@@ -194,12 +198,13 @@ class ScenarioOptions:
         return config
 
     def process_settings(self) -> dict[str, Any]:
-        """``CaseSpec`` keyword arguments for the transport, timeouts, security settings
-        and the input oracle's interval, the same for every scenario."""
+        """``CaseSpec`` keyword arguments for the transport, timeouts, security settings,
+        the input oracle's interval and async scheduling, the same for every scenario."""
         return dict(transport=self.transport, peer_timeout_s=self.peer_timeout_s,
                     startup_timeout_s=self.startup_timeout_s, host=self.host,
                     allow_pickle_over_tcp=self.allow_pickle_over_tcp,
-                    input_oracle_interval=self.input_oracle_interval)
+                    input_oracle_interval=self.input_oracle_interval,
+                    async_scheduling=self.async_scheduling)
 
 
 def _absolute_histogram(spec: str) -> str:
@@ -300,6 +305,10 @@ def arm_order_rng(seed: int) -> random.Random:
     return random.Random(f"arm-order/{seed}")
 
 
+#: The arm of an async-scheduling case that has a synchronous twin in its run.
+ASYNC_ARM = "cached+async"
+
+
 def grid(opts: ScenarioOptions, workloads: list[dict[str, Any]],
          make: Callable[[dict[str, Any], str, str, int], CaseSpec],
          single_process: bool = False) -> list[CaseSpec]:
@@ -320,7 +329,9 @@ def grid(opts: ScenarioOptions, workloads: list[dict[str, Any]],
     single-process baseline per policy (codec ``none``, transport ``inproc``).
     ``make(labels, policy, codec, repetition)`` builds one two-process case. With
     ``opts.aa`` each policy runs twice, the copy labelled ``<policy>'``
-    (``CaseSpec.arm``): an A/A comparison through the same code paths.
+    (``CaseSpec.arm``): an A/A comparison through the same code paths. With
+    ``opts.async_scheduling`` and ``opts.sync_counterpart`` the arms are ``cached``
+    run synchronously and ``cached`` with async scheduling, labelled ``ASYNC_ARM``.
     """
     if not workloads:
         raise ConfigError("scenario has no workloads")
@@ -329,6 +340,9 @@ def grid(opts: ScenarioOptions, workloads: list[dict[str, Any]],
         codecs.append(NO_CODEC)
     arms = ([(p, a) for p in opts.policies for a in ("", p + "'")] if opts.aa
             else [(p, "") for p in opts.policies])
+    counterpart = opts.async_scheduling and opts.sync_counterpart
+    if counterpart:
+        arms = [(CACHED, ""), (CACHED, ASYNC_ARM)]
     rng = arm_order_rng(opts.seed)
     cases = []
     for rep in range(opts.repeat):
@@ -342,6 +356,8 @@ def grid(opts: ScenarioOptions, workloads: list[dict[str, Any]],
                     else:
                         case = make(labels, policy, codec, rep)
                     case.arm = arm
+                    if counterpart:
+                        case.async_scheduling = arm == ASYNC_ARM
                     cases.append(case)
     return cases
 

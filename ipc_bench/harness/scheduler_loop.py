@@ -29,7 +29,7 @@ import time
 from typing import Any, Callable, Optional
 
 from ipc_bench.engine.messages import ModelRunnerOutput, SchedulerOutput
-from ipc_bench.engine.scheduler import ProtocolError, Scheduler
+from ipc_bench.engine.scheduler import AsyncScheduler, ProtocolError, Scheduler, SchedulerError
 from ipc_bench.harness.memory import HeapReport
 from ipc_bench.harness.oracle import InputOracle, RunnerInputLog, ScheduleDigest
 from ipc_bench.harness.recording import GcCounter, StepFlusher, record_requests
@@ -62,6 +62,7 @@ class ChannelExchange:
         self.runner_exiting = False
         self.seq = 0  # the step being exchanged (for error messages)
         self.last_reply = b""  # the last ModelRunnerOutput frame (kept for counted steps)
+        self.digest_requests = 0  # request_input_digests not yet read (async scheduling)
 
     def exchange(self, so: SchedulerOutput, seq: int, perf=time.perf_counter_ns):
         """-> (ModelRunnerOutput, s2r frame, r2s bytes, t_encoded, t_sent, t_received,
@@ -81,6 +82,37 @@ class ChannelExchange:
         self.seq = seq
         self.channel.send(self.encode(so), seq)
         return self._decode(self.channel.recv(seq, None if seq else self.first_timeout_s), seq)
+
+    def send_step(self, so: SchedulerOutput, seq: int, perf=time.perf_counter_ns):
+        """The first half of ``exchange`` (async scheduling): encode and send step
+        ``seq``. -> (frame, t_encoded, t_sent)."""
+        frame = self.encode(so)
+        t3 = perf()
+        self.seq = seq
+        self.channel.send(frame, seq)
+        return frame, t3, perf()
+
+    def recv_step(self, seq: int, perf=time.perf_counter_ns):
+        """The second half: wait for step ``seq``'s reply (the oldest in flight) and
+        decode it. -> (ModelRunnerOutput, r2s bytes, t_received, t_decoded)."""
+        self.seq = seq
+        reply = self.channel.recv(seq, None if seq else self.first_timeout_s)
+        t5 = perf()
+        self.last_reply = reply
+        return self._decode(reply, seq), len(reply), t5, perf()
+
+    def request_input_digests(self) -> None:
+        """Ask for the runner's input digests without waiting (async scheduling: sent
+        right after a step's frame, so the runner answers once that step is done and
+        before it reads the next one); ``requested_input_digests`` reads the answer."""
+        self.send_marker(CheckInputs())
+        self.digest_requests += 1
+
+    def requested_input_digests(self, seq: Optional[int]) -> InputDigests:
+        """The answer to ``request_input_digests`` (``seq``: the last step it covers)."""
+        self.digest_requests -= 1
+        return self._control_reply(InputDigests, f"input digests from the runner through "
+                                                 f"step {seq}")
 
     def _decode(self, reply: bytes, seq: int) -> ModelRunnerOutput:
         if not reply:
@@ -113,7 +145,10 @@ class ChannelExchange:
         return self._control_reply(InputDigests, f"input digests from the runner{before}")
 
     def runner_step_ids(self, seq: int) -> StepInputIds:
-        """The input oracle's re-check: what the runner fed at step ``seq``."""
+        """The input oracle's re-check: what the runner fed at step ``seq`` (answers
+        to digest requests still unread are read and dropped first: the case fails)."""
+        while self.digest_requests > 0:
+            self.requested_input_digests(None)
         self.send_marker(RecheckInputs(seq))
         return self._control_reply(StepInputIds, f"input ids of step {seq} from the runner")
 
@@ -250,7 +285,8 @@ class _LoopRun:
         self.heap = HeapReport.from_env()  # traced from here: the scheduler's state too
         if self.heap is not None:
             self.heap.start()
-        self.sched = Scheduler(spec.scheduler, spec.policy, messages_of(spec.codec))
+        cls = AsyncScheduler if spec.async_scheduling else Scheduler
+        self.sched = cls(spec.scheduler, spec.policy, messages_of(spec.codec))
         self.workload = spec.make_workload()
         self.warmup_steps = spec.warmup_steps
         self.max_steps = spec.max_steps

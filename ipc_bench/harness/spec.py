@@ -59,6 +59,8 @@ RUNNER_COLUMNS = (
     "runner_send_ns",       # socket send of the frame
     "runner_gc_collections",
     "runner_t0_ns",         # start of the runner's wait for this step, since its loop began
+    "runner_forward_start_ns",  # start of the step's forward (model execution), since the
+                                # runner's TimedModelRunner was built
 )
 
 
@@ -96,6 +98,9 @@ class CaseSpec:
     checked: the summary's ``input_oracle_interval`` says 0 and the tables say so).
     ``tp``: ``None`` for one runner; 1, 2 or 4 for that many runner ranks receiving one
     broadcast (``harness.tp_case``, ``wire.tp``; two-process transports only).
+    ``async_scheduling``: schedule step n+1 before step n's output is applied, two
+    steps in flight (``engine.scheduler.AsyncScheduler``,
+    ``harness.async_loop.run_async_scheduler_loop``; ``cached`` only).
     """
 
     scenario: str
@@ -122,6 +127,7 @@ class CaseSpec:
     instrumentation: str = "steps"
     input_oracle_interval: int = INPUT_ORACLE_INTERVAL
     tp: Optional[int] = None
+    async_scheduling: bool = False
 
     @property
     def arm_label(self) -> str:

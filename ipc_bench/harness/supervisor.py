@@ -44,9 +44,11 @@ from typing import Callable, Optional, Sequence
 
 import zmq
 
-from ipc_bench.engine.config import ConfigError
+from ipc_bench.engine.config import CACHED, ConfigError
 from ipc_bench.engine.model_runner import ModelRunner
 from ipc_bench.engine.models import model_info, model_step_columns
+from ipc_bench.harness.async_loop import (MAX_IN_FLIGHT, ThreadedInProcessExchange,
+                                          run_async_scheduler_loop)
 from ipc_bench.harness.floor import replay_floor
 from ipc_bench.harness.memory import HEAP_REPORT_OUT_ENV
 from ipc_bench.harness.recording import CaseSink, StepFlusher
@@ -185,18 +187,28 @@ def run_case(spec: CaseSpec,
     Raises ``CaseError`` (one line) if the runner dies, stops answering, reports an
     error or sends an undecodable or inconsistent frame; ``SchedulerError`` on a
     scheduling limit; ``ConfigError`` for a configuration the runner must refuse
-    (pickle over TCP without ``allow_pickle_over_tcp``, a streamed case with a floor);
+    (pickle over TCP without ``allow_pickle_over_tcp``, a streamed case with a floor,
+    async scheduling under ``send`` or with the bare loop of ``instrumentation ==
+    "totals"``). With ``spec.async_scheduling`` the scheduler keeps two steps in flight
+    (``async_loop.run_async_scheduler_loop``; in the single process the runner runs in a
+    worker thread);
     ``transport.EndpointError`` (one line naming the endpoint) when the socket folder
     or a socket cannot be set up: nothing is left open, no runner started.
     """
     result = result if result is not None else CaseResult(spec=spec)
+    if spec.async_scheduling and spec.policy != CACHED:
+        raise ConfigError(f"async scheduling needs the cached policy, not {spec.policy}")
     if spec.transport == INPROC:
         return _run_case_inproc(spec, on_step, result, sink, flush_interval_s)
     if spec.stream and spec.floor:
         raise ConfigError("a streamed case keeps no frames for the floor: set floor=False")
     if spec.instrumentation == "totals" and spec.trace_speedup is not None:
         raise ConfigError("instrumentation 'totals' needs the logical clock")
+    if spec.async_scheduling and spec.instrumentation == "totals":
+        raise ConfigError("instrumentation 'totals' has no async-scheduling loop")
     check_pickle_transport(spec.codec, f"{spec.transport}://", spec.allow_pickle_over_tcp)
+    if spec.tp is not None and spec.async_scheduling:
+        raise ConfigError("--tp ranks run synchronously only: no async scheduling")
     if spec.tp is not None:  # N runner ranks on one broadcast
         from ipc_bench.harness.tp_case import run_tp_case
 
@@ -209,13 +221,23 @@ def run_case(spec: CaseSpec,
 
 def _run_case_inproc(spec: CaseSpec, on_step, result: CaseResult, sink,
                      flush_interval_s: Optional[float]) -> CaseResult:
-    """Single-process baseline: the same scheduler loop calling the runner directly."""
+    """Single-process baseline: the same scheduler loop calling the runner directly
+    (async scheduling: the async loop, the runner in a worker thread)."""
     runner = ModelRunner(spec.scheduler, spec.model, spec.policy, messages_of(spec.codec))
     result.runner_device = f"{runner.model.device} (in-process)"
     result.model_info = model_info(runner.model)
     stepper = TimedModelRunner(runner)
-    run_scheduler_loop(spec, InProcessExchange(stepper), result, on_step,
-                       StepFlusher(spec, sink, flush_interval_s))
+    flusher = StepFlusher(spec, sink, flush_interval_s)
+    if spec.async_scheduling:
+        link = ThreadedInProcessExchange(stepper, max(spec.startup_timeout_s,
+                                                      spec.peer_timeout_s),
+                                         spec.input_oracle_interval > 0)
+        try:
+            run_async_scheduler_loop(spec, link, result, on_step, flusher)
+        finally:
+            link.close()
+    else:
+        run_scheduler_loop(spec, InProcessExchange(stepper), result, on_step, flusher)
     zero = [0] * len(stepper.columns["runner_update_ns"])
     result.runner_columns = dict(stepper.columns, runner_idle_ns=zero, runner_decode_ns=zero,
                                  runner_encode_ns=zero, runner_send_ns=zero,
@@ -234,6 +256,8 @@ def run_phases(spec: CaseSpec, exchange: ChannelExchange, result: CaseResult,
     channel = exchange.channel
     if spec.instrumentation == "totals":
         counted_seqs = run_bare_scheduler_loop(spec, exchange, result)
+    elif spec.async_scheduling:
+        counted_seqs = run_async_scheduler_loop(spec, exchange, result, on_step, flusher)
     else:
         counted_seqs = run_scheduler_loop(spec, exchange, result, on_step, flusher)
     result.counted_seqs = counted_seqs
@@ -328,11 +352,13 @@ class _TwoProcessCase:
         config.validate()
         with deferred():  # the handle must be kept, whatever signal arrives
             self.runner = RunnerProcess(socks.endpoints.ctl, stderr_path, self.runner_command)
+        window = MAX_IN_FLIGHT if spec.async_scheduling else 1
         if self.ring is not None:
             channel = RingSchedulerChannel(socks, self.ring, spec.peer_timeout_s,
-                                           self.runner.problem)
+                                           self.runner.problem, window=window)
         else:
-            channel = SchedulerChannel(socks, spec.peer_timeout_s, self.runner.problem)
+            channel = SchedulerChannel(socks, spec.peer_timeout_s, self.runner.problem,
+                                       window=window)
         self.exchange = ChannelExchange(spec, channel, self.result)
         channel.send_control(Handshake(PROTOCOL_VERSION, encode_config(config)),
                              spec.startup_timeout_s)

@@ -113,6 +113,44 @@ def _case_tables(results) -> list[Block]:
     return blocks
 
 
+def _gap_blocks(results, level: int) -> list[Block]:
+    """The runner gap of every case that has it (``summary.runner_gap_figures``), with
+    its scheduling (sync, or async and what overlapped), under its own heading; a
+    note when cases ran with async scheduling; nothing when no case has a gap."""
+    from ipc_bench.report.tables import RUNNER_GAP_COLUMNS
+
+    cases = results.cases
+    if cases.empty or "runner_gap_ns_median" not in cases.columns:
+        return []
+    records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
+               for r in cases.to_dict("records")]
+    records = [r for r in records if r.get("runner_gap_ns_median") is not None]
+    if not records:
+        return []
+    head = ["rep", "workload", "policy", "codec", "transport", "scheduling"] + [
+        h for _, h, _ in RUNNER_GAP_COLUMNS]
+    rows = [[str(r.get("repetition", 0)), str(r["workload"]),
+             str(r["arm"] if r.get("async_scheduling") and r.get("arm") else r["policy"]),
+             str(r["codec"]), str(r["transport"]),
+             f"async ({r.get('async_scheduling_mode')})" if r.get("async_scheduling")
+             else "sync"]
+            + [format_value(None if r.get(k) is None else r[k] * scale)
+               for k, _, scale in RUNNER_GAP_COLUMNS] for r in records]
+    blocks: list[Block] = [("h", level, "Runner gap"), ("table", head, rows),
+                           ("p", "The runner's idle time between the end of one step's "
+                                 "forward + sampling and the start of the next one's, per "
+                                 "counted step: median and p99 in µs and as a share of the "
+                                 "runner's step (forward start to forward start).")]
+    if any(r.get("async_scheduling") for r in records):
+        blocks.append(("note", "Async scheduling: the scheduler sent step n+1 before "
+                               "step n's output was applied (two steps in flight). The "
+                               "runner took step n+1's input ids from its host token "
+                               "buffer: process pipelining (or a runner thread in the "
+                               "single-process case), not vLLM's device-side input ids "
+                               "with a non-blocking copy back."))
+    return blocks
+
+
 def _pair_table(results) -> list[Block]:
     """The cached-against-send table: per workload, codec and metric, the pairs, the
     means, send - cached and cached / send with its interval (``stats.summarize_pairs``
@@ -311,6 +349,7 @@ def _run_blocks(results, run_id: str, level: int, prefix: str) -> list[Block]:
     blocks.extend(_pair_table(one))
     blocks.append(("h", level, "Cases"))
     blocks.extend(_case_tables(one))
+    blocks.extend(_gap_blocks(one, level))
     blocks.append(("h", level, "Configuration"))
     blocks.extend(_config_blocks(one, run_id))
     blocks.append(("h", level, "Environment"))

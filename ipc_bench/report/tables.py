@@ -37,10 +37,13 @@ def header(keys: Sequence[str]) -> list[str]:
 
 def cells(summary: dict[str, Any], keys: Sequence[str] = CASE_TABLE) -> list[str]:
     """One table row: ``summary``'s values of ``keys`` (see the module docstring),
-    ``-`` for a missing or ``None`` value."""
+    ``-`` for a missing or ``None`` value; an async-scheduling case shows its arm
+    (``cached+async`` beside its synchronous twin) as its policy."""
     out = []
     for key in keys:
         value = summary.get(key)
+        if key == "policy" and summary.get("async_scheduling") and summary.get("arm"):
+            value = summary["arm"]  # cached+async beside its synchronous twin
         if key in IDENTITY:
             out.append("-" if value is None else f"{value}")
         else:
@@ -177,7 +180,38 @@ def model_time_lines(cases: list[dict[str, Any]]) -> list[str]:
                    "forward and sampling; x roofline: median forward / roofline):")
         out.extend(_column_table(roofed, ROOFLINE_COLUMNS))
     out.extend(roofline_figures_lines(cases))
+    out.extend(runner_gap_lines(cases))
     return out
+
+
+#: The runner-gap table: idle time between two model executions of the runner
+#: (``summary.runner_gap_figures``), median and p99, in µs and as a share of its step.
+RUNNER_GAP_COLUMNS = (("runner_gap_ns_median", "gap us p50", 1e-3),
+                      ("runner_gap_ns_p99", "gap us p99", 1e-3),
+                      ("runner_gap_share_median", "gap % p50", 100.0),
+                      ("runner_gap_share_p99", "gap % p99", 100.0),
+                      ("step_ns_median", "step us p50", 1e-3))
+
+
+def runner_gap_lines(cases: list[dict[str, Any]]) -> list[str]:
+    """Under a case table: per case, sync or async scheduling and the runner's idle
+    time between the end of one step's forward + sampling and the start of the next
+    one's (``summary.runner_gap_figures``), median and p99, in µs and as a share of
+    the runner's step; nothing when no case has it."""
+    gapped = [s for s in cases if s.get("runner_gap_ns_median") is not None]
+    if not gapped:
+        return []
+    reps = any(s.get("repetition") for s in gapped)  # a rep column, as the case table
+    rows = [([str(s.get("repetition", "-"))] if reps else []) + cells(s, IDENTITY)
+            + [f"async ({s.get('async_scheduling_mode')})" if s.get("async_scheduling")
+               else "sync"]
+            + [_num(s.get(key), scale) for key, _, scale in RUNNER_GAP_COLUMNS]
+            for s in gapped]
+    table = render((["rep"] if reps else []) + list(IDENTITY) + ["scheduling"]
+                   + [h for _, h, _ in RUNNER_GAP_COLUMNS], rows, left=4 + reps)
+    return (["  runner gap per counted step (end of one forward + sampling to the start of "
+             "the next; % of the runner's step):"]
+            + ["  " + line for line in table.splitlines()])
 
 
 def _column_table(cases: list[dict[str, Any]], columns) -> list[str]:

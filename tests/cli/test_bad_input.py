@@ -80,6 +80,16 @@ OPTION_CASES = [
      "decode each step"),
     (["--scenario", "azure-conv", "--trace", "x.csv", "--max-num-seqs", "0"],
      "argument --max-num-seqs: must be at least 1, got 0"),
+    # async scheduling: cached only, no bare loops
+    (DS + ["--async-scheduling", "--policies", "send"],
+     "--async-scheduling runs the cached policy only (under send the ids sampled at step n "
+     "are unknown when step n+1 is scheduled): use --policies cached"),
+    (["--scenario", "tp-broadcast", "--tp", "2", "--async-scheduling"],
+     "scenario tp-broadcast broadcasts to --tp runner ranks, which run synchronously "
+     "only: drop --async-scheduling"),
+    (["--scenario", "overhead", "--async-scheduling"],
+     "scenario overhead measures the bare loop, which has no async-scheduling form: drop "
+     "--async-scheduling"),
     # transport and security
     (DS + ["--host", "0.0.0.0"], "--host applies to --transport tcp only"),
     (DS + ["--transport", "tcp", "--host", "localhost"],
