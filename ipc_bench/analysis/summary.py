@@ -129,11 +129,13 @@ def _block_cv(step_ns: np.ndarray) -> float | None:
 def _case_identity(result: CaseResult, a: np.ndarray, counted: np.ndarray) -> dict[str, Any]:
     """The case's identity, labels, outcome and request counts."""
     spec = result.spec
+    # With --num-spec-tokens the draft count is also a label (the same value).
+    labels = {k: v for k, v in spec.labels.items() if k != "num_spec_tokens"}
     return dict(
         case_id=spec.case_id, scenario=spec.scenario, policy=spec.policy, arm=spec.arm_label,
         codec=spec.codec,
         model=spec.model.name, transport=spec.transport, repetition=spec.repetition,
-        **spec.labels,
+        **labels,
         workload=spec.workload_key,
         complete=result.error is None, error=result.error,
         num_steps=int(counted.sum()),
@@ -148,6 +150,9 @@ def _case_identity(result: CaseResult, a: np.ndarray, counted: np.ndarray) -> di
                                else spec.input_oracle_interval),
         async_scheduling=spec.async_scheduling,
         async_scheduling_mode=async_scheduling_mode(spec),
+        num_spec_tokens=spec.scheduler.num_spec_tokens,
+        spec_acceptance=(spec.model.spec_acceptance if spec.scheduler.num_spec_tokens
+                         else None),
     )
 
 
@@ -171,8 +176,19 @@ def _step_figures(c: np.ndarray) -> dict[str, Any]:
 
     tokens = int(c[:, _COL["num_output_tokens"]].sum())
     step_ns = c[:, _COL["step_ns"]]
+    reqs = int(c[:, _COL["num_reqs"]].sum())
+    scheduled = int(c[:, _COL["num_scheduled_tokens"]].sum())
+    drafts = scheduled - reqs  # counted steps are pure decode: one real token per request
     return dict(
         output_tokens=tokens,
+        output_tokens_per_step=tokens / len(c),
+        scheduled_tokens_per_step=scheduled / len(c),
+        # Speculative decoding: draft tokens scheduled and accepted per counted step
+        # (each decoding request samples one target token beside its accepted drafts;
+        # a request that stops on a draft's token counts only the ids it kept).
+        spec_draft_tokens_per_step=drafts / len(c),
+        spec_accepted_tokens_per_step=(tokens - reqs) / len(c),
+        spec_draft_acceptance_rate=(tokens - reqs) / drafts if drafts > 0 else None,
         output_tokens_per_s=tokens / (step_ns.sum() / 1e9),
         num_running_mean=mean("num_reqs"),
         step_ns_median=float(np.median(step_ns)), step_ns_mean=float(step_ns.mean()),

@@ -181,7 +181,31 @@ def model_time_lines(cases: list[dict[str, Any]]) -> list[str]:
         out.extend(_column_table(roofed, ROOFLINE_COLUMNS))
     out.extend(roofline_figures_lines(cases))
     out.extend(runner_gap_lines(cases))
+    out.extend(spec_decode_lines(cases))
     return out
+
+
+#: The speculative-decoding table (``--num-spec-tokens``): K, the acceptance setting,
+#: tokens scheduled and produced per counted step, accepted drafts per step and the
+#: share of drafts accepted (``summary._step_figures``).
+SPEC_COLUMNS = (("num_spec_tokens", "K", 1.0),
+                ("spec_acceptance", "P", 1.0),
+                ("scheduled_tokens_per_step", "sched tok/step", 1.0),
+                ("output_tokens_per_step", "out tok/step", 1.0),
+                ("spec_accepted_tokens_per_step", "accepted/step", 1.0),
+                ("spec_draft_acceptance_rate", "accepted/drafted", 1.0),
+                ("sched_to_runner_payload_bytes_per_step", "s2r B/step", 1.0),
+                ("decode_token_bytes_per_step", "tok B/step", 1.0))
+
+
+def spec_decode_lines(cases: list[dict[str, Any]]) -> list[str]:
+    """Under a case table: the speculative-decoding figures of its cases
+    (``SPEC_COLUMNS``) when any of them ran with draft tokens; nothing otherwise."""
+    if not any(s.get("num_spec_tokens") for s in cases):
+        return []
+    return ["  speculative decoding per counted step (K drafts per request, P: chance a "
+            "draft is the target's token; tok B/step: new_token_ids bytes, send only):"
+            ] + _column_table(cases, SPEC_COLUMNS)
 
 
 #: The runner-gap table: idle time between two model executions of the runner
