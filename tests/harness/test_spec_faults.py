@@ -148,3 +148,36 @@ def test_bench_cached_alone_exits_1_naming_the_step(fault, tmp_path):
     assert re.fullmatch("bench.py: error: num_running=4,num_spec_tokens=2/cached/msgpack#0: "
                         + expected_error(log), errors[0]), errors[0]
     assert "Traceback" not in proc.stderr
+
+
+def test_token_streams_across_k_equal_and_compared_only_within_one_k(tmp_path):
+    """A drained replay (every request finished) with K = 0 and 3: each K is its own
+    workload, so the token oracle pairs only cases of one K (equal schedules), while
+    the streams themselves are equal across K (different schedules); the K = 3 cases
+    count every step (mixed prefill), so they report no acceptance figures."""
+    import json
+
+    from fault_helpers import TRACES
+
+    out = tmp_path / "run"
+    proc = subprocess.run(
+        [sys.executable, "bench.py", "--scenario", "azure-conv", "--trace",
+         str(TRACES / "AzureLLMInferenceTrace_conv.csv"), "--max-requests", "12",
+         "--num-spec-tokens", "0,3", "--codecs", "msgpack", "--no-single-process",
+         "--no-floor", "--quiet", "--output", str(out)],
+        cwd=REPO, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    cases = {(c["num_spec_tokens"], c["policy"]): c for c in summary["cases"]}
+    assert summary["problems"] == []
+    assert all(c["num_finished"] == c["num_requests"] == 12 for c in cases.values())
+    assert len({c["token_digest"] for c in cases.values()}) == 1
+    assert cases[0, "send"]["schedule_digest"] == cases[0, "cached"]["schedule_digest"]
+    assert cases[3, "send"]["schedule_digest"] == cases[3, "cached"]["schedule_digest"]
+    assert cases[0, "send"]["schedule_digest"] != cases[3, "send"]["schedule_digest"]
+    for (k, policy), c in cases.items():
+        other = "cached" if policy == "send" else "send"
+        assert c["token_streams_compared_with"] == [cases[k, other]["case_id"]]
+        assert c["token_streams_not_compared_with"] == []
+    assert cases[3, "cached"]["spec_acceptance"] == 0.7
+    assert "spec_draft_acceptance_rate" not in cases[3, "cached"]
