@@ -13,6 +13,11 @@ runner's ``InputBatch`` and the step's ``StepInputs``; ``model.device`` names wh
 runs (sent to the scheduler in ``Ready.device``); ``model.step_columns()`` returns the
 model's own per-step columns (``{}`` when it has none; ``model_step_columns``), which
 the runner adds to its report. torch is imported only by the torch model.
+
+Speculative decoding: the null, fixed-step and emulated models sample at
+``StepInputs.sample_rows`` / ``sample_positions`` (several positions per row with draft
+tokens; one id per position) and draft with ``NullModel.propose``; the torch model
+takes no drafts (``ModelRunner`` refuses it with ``--num-spec-tokens``).
 """
 
 from __future__ import annotations
