@@ -188,9 +188,7 @@ def model_time_lines(cases: list[dict[str, Any]]) -> list[str]:
 #: The speculative-decoding table (``--num-spec-tokens``): K, the acceptance setting,
 #: tokens scheduled and produced per counted step, accepted drafts per step and the
 #: share of drafts accepted (``summary._step_figures``).
-SPEC_COLUMNS = (("num_spec_tokens", "K", 1.0),
-                ("spec_acceptance", "P", 1.0),
-                ("scheduled_tokens_per_step", "sched tok/step", 1.0),
+SPEC_COLUMNS = (("scheduled_tokens_per_step", "sched tok/step", 1.0),
                 ("output_tokens_per_step", "out tok/step", 1.0),
                 ("spec_accepted_tokens_per_step", "accepted/step", 1.0),
                 ("spec_draft_acceptance_rate", "accepted/drafted", 1.0),
@@ -203,9 +201,14 @@ def spec_decode_lines(cases: list[dict[str, Any]]) -> list[str]:
     (``SPEC_COLUMNS``) when any of them ran with draft tokens; nothing otherwise."""
     if not any(s.get("num_spec_tokens") for s in cases):
         return []
+    rows = [[str(s.get(k, "-")) for k in IDENTITY]
+            + [str(s.get("num_spec_tokens") or 0),
+               "-" if s.get("spec_acceptance") is None else f"{s['spec_acceptance']:g}"]
+            + [_num(s.get(key), scale) for key, _, scale in SPEC_COLUMNS] for s in cases]
+    table = render(list(IDENTITY) + ["K", "P"] + [h for _, h, _ in SPEC_COLUMNS], rows)
     return ["  speculative decoding per counted step (K drafts per request, P: chance a "
             "draft is the target's token; tok B/step: new_token_ids bytes, send only):"
-            ] + _column_table(cases, SPEC_COLUMNS)
+            ] + ["  " + line for line in table.splitlines()]
 
 
 #: The runner-gap table: idle time between two model executions of the runner

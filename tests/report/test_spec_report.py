@@ -32,6 +32,11 @@ def test_spec_block_gives_send_minus_cached_and_its_share():
     assert rows[3][-2:] == ["-", "-"]
     lines = spec_decode_lines(cases.to_dict("records"))
     assert lines[0].startswith("  speculative decoding per counted step")
+    assert lines[1].split() == ["policy", "codec", "transport", "K", "P", "sched", "tok/step",
+                                "out", "tok/step", "accepted/step", "accepted/drafted", "s2r",
+                                "B/step", "tok", "B/step"]
+    assert lines[5].split() == ["send", "msgpack", "ipc", "2", "0.7", "12.0", "8.76", "4.76",
+                                "0.59", "700.0", "-"]
 
 
 def test_no_spec_block_without_draft_tokens():
