@@ -69,6 +69,16 @@ pickle model walks the message's object sequence (``_PickleStream``) with the ex
 opcode sizes above instead of a single closed form; the unframed part is the sum
 of the per-object terms. ``tests/analysis/test_bytemodel.py`` checks every formula against
 real encodings for 1 to 4,096 running requests.
+
+**Speculative decoding** (``spec_token_ids``; vLLM 7f280d69c's messages). A step with
+drafts schedules ``1 + k_i`` tokens per request (``U(1 + k_i)``, and ``U(R + sum k_i)``
+for the total) and adds ``scheduled_spec_decode_tokens``: in msgpack ``M(D) + sum
+[S(s_i) + A(k_i) + sum U(d)]`` over the D drafted requests (each request id written
+again), in pickle a dict whose keys are memo references to the ids already written
+and whose values are lists of ints (``array('i')`` for packed). ``new_token_ids``
+under ``send`` is unchanged (one real token per request). A reply carries 1 to
+``k_i + 1`` ids per row (``A(n)`` headers of any width) and ``spec_token_ids``, a list
+of lists instead of nil / ``None``.
 """
 
 from __future__ import annotations
