@@ -198,6 +198,9 @@ def run_case(spec: CaseSpec,
     result = result if result is not None else CaseResult(spec=spec)
     if spec.async_scheduling and spec.policy != CACHED:
         raise ConfigError(f"async scheduling needs the cached policy, not {spec.policy}")
+    if spec.async_scheduling and spec.scheduler.num_spec_tokens:
+        raise ConfigError("async scheduling does not run speculative decoding "
+                          "(num_spec_tokens must be 0)")
     if spec.transport == INPROC:
         return _run_case_inproc(spec, on_step, result, sink, flush_interval_s)
     if spec.stream and spec.floor:

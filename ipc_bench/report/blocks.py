@@ -151,6 +151,53 @@ def _gap_blocks(results, level: int) -> list[Block]:
     return blocks
 
 
+def _spec_blocks(results, level: int) -> list[Block]:
+    """Speculative decoding (``--num-spec-tokens``), under its own heading: per case
+    with draft tokens and per case of the same run without (K = 0), K, the acceptance
+    setting, tokens scheduled and produced per counted step, accepted drafts per step
+    and accepted / drafted, s2r bytes per step, and per workload and codec send -
+    cached s2r bytes per step and send's share of its own s2r bytes; nothing when no
+    case ran with ``num_spec_tokens``."""
+    cases = results.cases
+    if cases.empty or "num_spec_tokens" not in cases.columns:
+        return []
+    records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
+               for r in cases.to_dict("records")]
+    if not any(r.get("num_spec_tokens") for r in records):
+        return []
+    s2r = "sched_to_runner_payload_bytes_per_step"
+    means: dict[tuple, list[float]] = {}
+    for r in records:
+        if r.get(s2r) is not None:
+            means.setdefault((r["workload"], r["codec"], r["policy"]), []).append(r[s2r])
+    head = ["rep", "workload", "policy", "codec", "K", "P", "sched tok/step", "out tok/step",
+            "accepted/step", "accepted/drafted", "s2r B/step", "send - cached B/step",
+            "send's share"]
+    rows = []
+    for r in records:
+        send = means.get((r["workload"], r["codec"], "send"))
+        cached = means.get((r["workload"], r["codec"], "cached"))
+        extra = share = None
+        if send and cached and r["policy"] == "send" and sum(send) > 0:
+            extra = sum(send) / len(send) - sum(cached) / len(cached)
+            share = 100 * extra / (sum(send) / len(send))
+        rows.append([str(r.get("repetition", 0)), str(r["workload"]), str(r["policy"]),
+                     str(r["codec"]), str(r.get("num_spec_tokens") or 0),
+                     format_value(r.get("spec_acceptance"), 2)]
+                    + [format_value(r.get(k), 2) for k in (
+                        "scheduled_tokens_per_step", "output_tokens_per_step",
+                        "spec_accepted_tokens_per_step", "spec_draft_acceptance_rate")]
+                    + [format_value(r.get(s2r)), format_value(extra),
+                       "-" if share is None else f"{share:.1f} %"])
+    return [("h", level, "Speculative decoding"), ("table", head, rows),
+            ("p", "Per counted step: K draft tokens per request, P the chance a draft is "
+                  "the target's token; accepted/drafted is vLLM's draft acceptance rate "
+                  "(pure-decode counted steps only). Drafts travel under both policies "
+                  "(scheduled_spec_decode_tokens); send - cached is new_token_ids, one "
+                  "real token per request whatever K, and its share is of send's own "
+                  "s2r bytes (means over repetitions).")]
+
+
 def _pair_table(results) -> list[Block]:
     """The cached-against-send table: per workload, codec and metric, the pairs, the
     means, send - cached and cached / send with its interval (``stats.summarize_pairs``
@@ -350,6 +397,7 @@ def _run_blocks(results, run_id: str, level: int, prefix: str) -> list[Block]:
     blocks.append(("h", level, "Cases"))
     blocks.extend(_case_tables(one))
     blocks.extend(_gap_blocks(one, level))
+    blocks.extend(_spec_blocks(one, level))
     blocks.append(("h", level, "Configuration"))
     blocks.extend(_config_blocks(one, run_id))
     blocks.append(("h", level, "Environment"))

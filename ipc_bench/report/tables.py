@@ -181,7 +181,34 @@ def model_time_lines(cases: list[dict[str, Any]]) -> list[str]:
         out.extend(_column_table(roofed, ROOFLINE_COLUMNS))
     out.extend(roofline_figures_lines(cases))
     out.extend(runner_gap_lines(cases))
+    out.extend(spec_decode_lines(cases))
     return out
+
+
+#: The speculative-decoding table (``--num-spec-tokens``): K, the acceptance setting,
+#: tokens scheduled and produced per counted step, accepted drafts per step and the
+#: share of drafts accepted (``summary._step_figures``).
+SPEC_COLUMNS = (("scheduled_tokens_per_step", "sched tok/step", 1.0),
+                ("output_tokens_per_step", "out tok/step", 1.0),
+                ("spec_accepted_tokens_per_step", "accepted/step", 1.0),
+                ("spec_draft_acceptance_rate", "accepted/drafted", 1.0),
+                ("sched_to_runner_payload_bytes_per_step", "s2r B/step", 1.0),
+                ("decode_token_bytes_per_step", "tok B/step", 1.0))
+
+
+def spec_decode_lines(cases: list[dict[str, Any]]) -> list[str]:
+    """Under a case table: the speculative-decoding figures of its cases
+    (``SPEC_COLUMNS``) when any of them ran with draft tokens; nothing otherwise."""
+    if not any(s.get("num_spec_tokens") for s in cases):
+        return []
+    rows = [[str(s.get(k, "-")) for k in IDENTITY]
+            + [str(s.get("num_spec_tokens") or 0),
+               "-" if s.get("spec_acceptance") is None else f"{s['spec_acceptance']:g}"]
+            + [_num(s.get(key), scale) for key, _, scale in SPEC_COLUMNS] for s in cases]
+    table = render(list(IDENTITY) + ["K", "P"] + [h for _, h, _ in SPEC_COLUMNS], rows)
+    return ["  speculative decoding per counted step (K drafts per request, P: chance a "
+            "draft is the target's token; tok B/step: new_token_ids bytes, send only):"
+            ] + ["  " + line for line in table.splitlines()]
 
 
 #: The runner-gap table: idle time between two model executions of the runner

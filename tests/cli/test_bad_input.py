@@ -90,6 +90,35 @@ OPTION_CASES = [
     (["--scenario", "overhead", "--async-scheduling"],
      "scenario overhead measures the bare loop, which has no async-scheduling form: drop "
      "--async-scheduling"),
+    # speculative decoding: K and P in range, models that verify drafts, sync loops only
+    (DS + ["--num-spec-tokens", "-1"], "argument --num-spec-tokens: must be at least 0, got -1"),
+    (DS + ["--num-spec-tokens", "33"], "argument --num-spec-tokens: must be at most 32, got 33"),
+    (DS + ["--num-spec-tokens", "2,x"],
+     "argument --num-spec-tokens: expected an integer, got 'x'"),
+    (DS + ["--num-spec-tokens", "2", "--spec-acceptance", "1.5"],
+     "argument --spec-acceptance: must be in [0, 1], got 1.5"),
+    (DS + ["--num-spec-tokens", "2", "--spec-acceptance", "-0.1"],
+     "argument --spec-acceptance: must be in [0, 1], got -0.1"),
+    (DS + ["--num-spec-tokens", "2", "--spec-acceptance", "nan"],
+     "argument --spec-acceptance: must be in [0, 1], got nan"),
+    (DS + ["--spec-acceptance", "0.5"],
+     "--spec-acceptance applies to speculative decoding: give --num-spec-tokens K with K "
+     "above 0"),
+    (DS + ["--num-spec-tokens", "0", "--spec-acceptance", "0.5"],
+     "--spec-acceptance applies to speculative decoding: give --num-spec-tokens K with K "
+     "above 0"),
+    (DS + ["--num-spec-tokens", "2", "--async-scheduling", "--policies", "cached"],
+     "--num-spec-tokens does not run with --async-scheduling (drafts of step n are unknown "
+     "when step n+1 is scheduled): drop one"),
+    (DS + ["--num-spec-tokens", "0,2", "--model", "torch", "--model-preset", "tiny"],
+     "--num-spec-tokens needs a model whose drafts can be verified (null, fixed-step, "
+     "emulated), not torch"),
+    (["--scenario", "overhead", "--num-spec-tokens", "2"],
+     "scenario overhead measures the bare loop, which has no speculative decoding: drop "
+     "--num-spec-tokens"),
+    (["--scenario", "tp-broadcast", "--tp", "2", "--num-spec-tokens", "2"],
+     "scenario tp-broadcast broadcasts to --tp runner ranks, which run without "
+     "speculative decoding: drop --num-spec-tokens"),
     # transport and security
     (DS + ["--host", "0.0.0.0"], "--host applies to --transport tcp only"),
     (DS + ["--transport", "tcp", "--host", "localhost"],
