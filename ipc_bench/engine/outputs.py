@@ -17,9 +17,11 @@ the file at 7f280d69c itself was not available to check line by line, and fields
 types the harness never fills (logprobs, tensors, events) are typed ``Any`` here.
 
 Both Structs are declared as vLLM declares them (``array_like=True,
-omit_defaults=True, gc=False``): encoded as MessagePack arrays, trailing fields at
-their default left out (a field at its default before a set one is written, ``nil``
-or ``0``). ``scheduler_stats`` is vLLM's ``SchedulerStats`` dataclass (encoded by
+omit_defaults=True, gc=False``): encoded as MessagePack arrays of every field in
+order. ``omit_defaults`` omits nothing from an ``array_like`` Struct (msgspec issue
+#720; checked with msgspec 0.23 here), so each ``EngineCoreOutput`` carries its 8
+unused fields (7 ``nil`` and a 0: 9 bytes with the array header) and each
+``EngineCoreOutputs`` its 4 unused trailing ``nil``, as in vLLM. ``scheduler_stats`` is vLLM's ``SchedulerStats`` dataclass (encoded by
 msgspec as a map with its field names, as in vLLM), attached to each step's message
 when stats are logged (the OpenAI server's default); the fields are those of
 ``vllm/v1/metrics/stats.py`` of the same months (``num_running_reqs``,

@@ -125,7 +125,8 @@ class FrontendHop:
                 wait_send(self.socks.out, bytes(frame), self.timeout_s, self.problem,
                           "EngineCoreOutputs to the frontend")
             except PeerError as exc:
-                raise CaseError(f"step {seq}: frontend: {exc}", seq) from None
+                where = f"step {seq}: " if seq >= 0 else ""
+                raise CaseError(f"{where}{exc}", seq if seq >= 0 else None) from None
 
     def keepalive(self) -> None:
         """While nothing runs (timed replay): a ``KEEPALIVE`` frame once a quarter of
