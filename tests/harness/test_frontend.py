@@ -236,3 +236,26 @@ def test_the_frontend_process_refuses_bad_arguments_in_one_line(argv, message):
     assert lines[0].startswith("python -m ipc_bench.harness.frontend_loop: error: ")
     if message:
         assert lines[0].endswith(message), lines[0]
+
+
+def test_the_byte_model_gives_every_engine_core_outputs_size_exactly():
+    import random
+
+    from ipc_bench.analysis.bytemodel import engine_outputs_bytes
+
+    rng = random.Random(0)
+    enc = OutputsEncoder()
+    for _ in range(300):
+        n = rng.choice([0, 1, 2, 15, 16, 17, 300])
+        ids = [f"cmpl-{rng.getrandbits(128):032x}-0"[:rng.choice([5, 31, 32, 41, 300])]
+               for _ in range(n)]
+        toks = [[rng.choice([0, 127, 128, 255, 256, 65535, 65536, 128255])
+                 for _ in range(rng.choice([0, 1, 1, 1, 3, 20]))] for _ in range(n)]
+        outs = [EngineCoreOutput(r, t, finish_reason=rng.choice([None, FinishReason.LENGTH]))
+                for r, t in zip(ids, toks)]
+        stats = rng.choice([None, (rng.choice([0, 200, 70000]), rng.choice([0, 5, 300]))])
+        msg = EngineCoreOutputs(outputs=outs, scheduler_stats=None if stats is None else
+                                SchedulerStats(num_running_reqs=stats[0],
+                                               num_waiting_reqs=stats[1],
+                                               gpu_cache_usage=rng.random()))
+        assert len(enc.encode(msg)) == engine_outputs_bytes(ids, toks, stats)
