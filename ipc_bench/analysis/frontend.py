@@ -14,7 +14,11 @@ Per case (``frontend_figures``, over the case's counted steps; a step that sent 
   single-process baseline the first two are not serialized: 0);
   ``control_plane_wire_bytes_per_step`` the same on the wire (two processes);
   ``frontend_share_of_control_plane``: the frontend's part of it;
-- ``control_plane_codec_ns_per_step``: encode + decode of the three messages per step.
+- ``control_plane_codec_ns_per_step``: encode + decode of the three messages per step;
+- ``frontend_token_digest``: one digest of every request's token stream as the
+  frontend received it (``engine.outputs.streams_digest``; the frontend oracle has
+  checked it request by request against the scheduler's streams). Cases that ran the
+  same schedule have equal ones.
 
 Per pair (``pair_send_savings``: a ``send`` case and the ``cached`` case of the same
 scenario, workload, codec, transport, repetition and scheduling), set on both:
@@ -52,7 +56,7 @@ def frontend_figures(result, seqs: np.ndarray, out: dict[str, Any]) -> dict[str,
     def mean(values) -> float:
         return float(np.asarray(values, dtype=np.int64)[seqs].mean())
 
-    fig = dict(frontend=True,
+    fig = dict(frontend=True, frontend_token_digest=result.frontend_token_digest or None,
                frontend_bytes_per_step=mean(nbytes), frontend_wire_bytes_per_step=mean(wire),
                frontend_messages_per_step=float((nbytes[seqs] > 0).mean()),
                frontend_build_ns_per_step=mean(cols["frontend_build_ns"]),

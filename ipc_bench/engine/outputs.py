@@ -151,3 +151,14 @@ def request_streams(requests) -> dict[str, tuple[int, str]]:
     received)."""
     return {r.req_id: (len(out), stream_digest(out))
             for r in requests if (out := r.output_token_ids)}
+
+
+def streams_digest(streams: dict[str, tuple[int, str]]) -> str:
+    """One sha256 over ``request_streams``' entries in request-id order: the case's
+    token digest as the frontend saw it (equal to the scheduler's when the frontend
+    oracle passed)."""
+    h = hashlib.sha256()
+    for req_id in sorted(streams):
+        n, digest = streams[req_id]
+        h.update(f"{req_id}\0{n}\0{digest}\n".encode())
+    return h.hexdigest()

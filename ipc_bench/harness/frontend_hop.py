@@ -30,7 +30,7 @@ from typing import Optional
 import msgspec
 import zmq
 
-from ipc_bench.engine.outputs import build_engine_core_outputs
+from ipc_bench.engine.outputs import build_engine_core_outputs, streams_digest
 from ipc_bench.harness.signals import deferred
 from ipc_bench.harness.spec import CaseError, CaseResult, CaseSpec
 from ipc_bench.wire.frontend import (KEEPALIVE, STOP, FrontendError, FrontendReady,
@@ -151,6 +151,8 @@ class FrontendHop:
             raise CaseError(f"expected the frontend's report, got {type(report).__name__}")
         self.clean = True
         self.result.frontend_decode_ns = report.decode_ns
+        self.result.frontend_token_digest = streams_digest(
+            {k: tuple(v) for k, v in report.streams.items()})
         check_report(report, self.columns["frontend_payload_bytes"],
                      self.result.frontend_expected_streams)
 

@@ -191,6 +191,7 @@ class CaseResult:
     frontend_decode_ns: list[int] = field(default_factory=list)
     frontend_expected_streams: dict[str, tuple[int, str]] = field(default_factory=dict)
     frontend_pid: Optional[int] = None
+    frontend_token_digest: str = ""  # engine.outputs.streams_digest of the frontend's report
 
 
 class CaseError(RuntimeError):

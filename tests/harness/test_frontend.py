@@ -16,7 +16,8 @@ import pytest
 
 from fault_helpers import alive, bench, children, steady_case, wait_dead, wait_for
 from ipc_bench.engine.outputs import (EngineCoreOutput, EngineCoreOutputs, FinishReason,
-                                      SchedulerStats, request_streams, stream_digest)
+                                      SchedulerStats, request_streams, stream_digest,
+                                      streams_digest)
 from ipc_bench.harness import supervisor
 from ipc_bench.harness.frontend_loop import FAULT_ENV, FrontendState, StreamError
 from ipc_bench.harness.spec import SCHED_COLUMNS, CaseError
@@ -102,6 +103,8 @@ def test_frontend_streams_equal_the_schedulers_under_both_policies(codec, transp
         assert len(r.frontend_decode_ns) == len(sent) > 0
         assert r.frontend_pid is not None and not alive(r.frontend_pid)
     # Same schedule, same tokens: the frontend saw the same streams under both policies.
+    assert results["send"].frontend_token_digest == results["cached"].frontend_token_digest \
+        == streams_digest(results["send"].frontend_expected_streams) != ""
     assert results["send"].frontend_expected_streams == results["cached"].frontend_expected_streams
     assert results["send"].frontend_columns["frontend_payload_bytes"] == \
         results["cached"].frontend_columns["frontend_payload_bytes"]
