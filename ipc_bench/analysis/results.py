@@ -108,6 +108,10 @@ class Results:
     input_oracle_interval                         steps    between two input-oracle checks; 0: the
                                                            fed token ids were not checked
     step_wait                                     -        fixed-step cases: sleep or spin
+    frontend_*_per_step, control_plane_*          -        ``--frontend``: the engine core -> frontend
+                                                           hop and the whole control plane
+                                                           (``analysis.frontend``), bytes and ns
+    send_saving_*                                 B, ratio ``--frontend``: send's saving per pair
     ============================================  =======  ==========================================
 
     Fields added by later harness versions appear as further columns as they are.
