@@ -262,3 +262,41 @@ def test_the_byte_model_gives_every_engine_core_outputs_size_exactly():
                                                num_waiting_reqs=stats[1],
                                                gpu_cache_usage=rng.random()))
         assert len(enc.encode(msg)) == engine_outputs_bytes(ids, toks, stats)
+
+
+def test_a_frontend_run_reports_the_control_plane_and_keeps_the_raw_samples(tmp_path, capsys):
+    import json
+
+    import pandas as pd
+
+    from ipc_bench import cli
+
+    run_dir = tmp_path / "run"
+    code = cli.main(["--scenario", "decode-steady", "--frontend", "--num-running", "4",
+                     "--steps", "60", "--warmup-steps", "10", "--codecs", "msgpack",
+                     "--no-floor", "--output", str(run_dir)])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "frontend hop (EngineCoreOutputs, msgpack) beside the scheduler <-> runner hop" in out
+    cases = {(c["policy"], c["codec"]): c
+             for c in json.loads((run_dir / "summary.json").read_text())["cases"]}
+    for c in cases.values():
+        assert c["control_plane_bytes_per_step"] == pytest.approx(
+            c["sched_to_runner_payload_bytes_per_step"]
+            + c["runner_to_sched_payload_bytes_per_step"] + c["frontend_bytes_per_step"])
+        assert c["frontend_token_digest"] == cases[("send", "msgpack")]["frontend_token_digest"]
+    send, cached = cases[("send", "msgpack")], cases[("cached", "msgpack")]
+    assert send["frontend_bytes_per_step"] == cached["frontend_bytes_per_step"] > 0
+    saving = send["control_plane_bytes_per_step"] - cached["control_plane_bytes_per_step"]
+    assert saving > 0 and saving == pytest.approx(
+        send["sched_to_runner_payload_bytes_per_step"]
+        - cached["sched_to_runner_payload_bytes_per_step"])
+    for c in (send, cached):
+        assert c["send_saving_share_of_control_plane"] == pytest.approx(
+            saving / send["control_plane_bytes_per_step"])
+    assert cases[("send", "none")]["send_saving_share_of_control_plane"] == 0.0
+    fe = pd.read_csv(run_dir / "frontend.csv")
+    steps = pd.read_csv(run_dir / "steps.csv")
+    assert len(fe) == len(steps)
+    sent = fe[fe.frontend_payload_bytes > 0]
+    assert sent.frontend_decode_ns.notna().all() and len(sent) > 0
