@@ -21,7 +21,9 @@ Per case (``frontend_figures``, over the case's counted steps; a step that sent 
   same schedule have equal ones.
 
 Per pair (``pair_send_savings``: a ``send`` case and the ``cached`` case of the same
-scenario, workload, codec, transport, repetition and scheduling), set on both:
+scenario, workload, codec, transport, repetition and scheduling that scheduled the
+same batches, i.e. have equal schedule digests; a timed replay's policies schedule
+different batches and get no saving figure), set on both:
 ``send_saving_bytes_per_step`` (``SchedulerOutput`` payload, send minus cached) and
 ``send_saving_share_of_control_plane`` (send's control plane minus cached's, over
 send's): what PR #20291 saves, stated against everything that crosses a process
@@ -95,8 +97,9 @@ def pair_send_savings(summaries: list[dict[str, Any]]) -> None:
                 or c.get("control_plane_bytes_per_step") is None:
             continue
         s = send.get(_pair_key(c))
-        if s is None:
-            continue
+        if s is None or not c.get("schedule_digest") \
+                or s.get("schedule_digest") != c["schedule_digest"]:
+            continue  # other batches (a timed replay): not a like-for-like saving
         saving = s["control_plane_bytes_per_step"] - c["control_plane_bytes_per_step"]
         figs = dict(send_saving_bytes_per_step=(
                         s.get("sched_to_runner_payload_bytes_per_step", 0.0)

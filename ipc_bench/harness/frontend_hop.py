@@ -100,9 +100,10 @@ class FrontendHop:
         t0 = perf()
         msg = build_engine_core_outputs(sched, plan, output, finished)
         t1 = perf()
-        if msg is None:
+        if msg is None:  # nothing sampled (partial prefills): vLLM sends nothing
             t2 = t3 = t1
             nbytes = 0
+            self.keepalive()  # a long run of such steps must not time the frontend out
         else:
             buf = self.encoder.encode(msg)
             t2 = perf()

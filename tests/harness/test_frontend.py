@@ -300,3 +300,21 @@ def test_a_frontend_run_reports_the_control_plane_and_keeps_the_raw_samples(tmp_
     assert len(fe) == len(steps)
     sent = fe[fe.frontend_payload_bytes > 0]
     assert sent.frontend_decode_ns.notna().all() and len(sent) > 0
+
+
+def test_send_saving_is_paired_only_over_the_same_batches():
+    from ipc_bench.analysis.frontend import pair_send_savings
+
+    def case(policy, s2r, digest):
+        return dict(scenario="s", workload="w", codec="msgpack", transport="ipc",
+                    repetition=0, policy=policy, arm=policy, schedule_digest=digest,
+                    sched_to_runner_payload_bytes_per_step=s2r,
+                    control_plane_bytes_per_step=s2r + 300.0)
+
+    same = [case("send", 120.0, "a"), case("cached", 100.0, "a")]
+    pair_send_savings(same)
+    assert [c["send_saving_share_of_control_plane"] for c in same] == [20 / 420] * 2
+    assert [c["send_saving_bytes_per_step"] for c in same] == [20.0] * 2
+    other = [case("send", 120.0, "a"), case("cached", 100.0, "b")]  # a timed replay
+    pair_send_savings(other)
+    assert not any("send_saving_share_of_control_plane" in c for c in other)
