@@ -48,8 +48,8 @@ from ipc_bench.harness.floor import answer_floor
 from ipc_bench.harness.memory import HEAP_REPORT_OUT_ENV, HeapReport
 from ipc_bench.harness.oracle import RunnerInputLog
 from ipc_bench.harness.recording import GcCounter
-from ipc_bench.harness.signals import (SCHEDULER_PID_ENV, child_of_scheduler,  # noqa: F401
-                                       set_parent_death_signal)
+from ipc_bench.harness.signals import child_of_scheduler
+from ipc_bench.harness.signals import set_parent_death_signal  # noqa: F401 (kept importable here)
 from ipc_bench.harness.spec import RUNNER_COLUMNS
 from ipc_bench.wire.channel import RingRunnerChannel, RunnerChannel
 from ipc_bench.wire.codecs import (DecodeError, messages_of, model_runner_output_codec,

@@ -53,14 +53,14 @@ from ipc_bench.harness.floor import replay_floor
 from ipc_bench.harness.frontend_hop import FrontendHop
 from ipc_bench.harness.memory import HEAP_REPORT_OUT_ENV
 from ipc_bench.harness.recording import CaseSink, StepFlusher
-from ipc_bench.harness.runner_loop import SCHEDULER_PID_ENV, TimedModelRunner
+from ipc_bench.harness.runner_loop import TimedModelRunner
 from ipc_bench.harness.scheduler_loop import (
     ChannelExchange,
     InProcessExchange,
     run_bare_scheduler_loop,
     run_scheduler_loop,
 )
-from ipc_bench.harness.signals import deferred
+from ipc_bench.harness.signals import SCHEDULER_PID_ENV, deferred
 from ipc_bench.harness.spec import INPROC, CaseError, CaseResult, CaseSpec
 from ipc_bench.wire.channel import RingSchedulerChannel, SchedulerChannel
 from ipc_bench.wire.codecs import messages_of
