@@ -23,10 +23,13 @@ order. ``omit_defaults`` omits nothing from an ``array_like`` Struct (msgspec is
 unused fields (7 ``nil`` and a 0: 9 bytes with the array header) and each
 ``EngineCoreOutputs`` its 4 unused trailing ``nil``, as in vLLM. ``scheduler_stats`` is vLLM's ``SchedulerStats`` dataclass (encoded by
 msgspec as a map with its field names, as in vLLM), attached to each step's message
-when stats are logged (the OpenAI server's default); the fields are those of
-``vllm/v1/metrics/stats.py`` of the same months (``num_running_reqs``,
-``num_waiting_reqs``, ``gpu_cache_usage``, ``prefix_cache_stats``,
-``spec_decoding_stats``); no prefix cache is modelled, so its counters stay 0.
+when stats are logged (the OpenAI server's default). Its fields here are
+``num_running_reqs``, ``num_waiting_reqs``, ``gpu_cache_usage`` (read in a stored
+early-2025 copy of ``vllm/v1/metrics/stats.py``), ``prefix_cache_stats`` and
+``spec_decoding_stats`` (added to vLLM during 2025; not checked at 7f280d69c, where
+the set may differ by a field or a name, e.g. the later ``kv_cache_usage``), so its
+135 bytes are vLLM's size of that time to within a few tens of bytes, not exactly;
+no prefix cache is modelled, so its counters stay 0.
 ``timestamp`` is ``time.monotonic()`` when the message is built, as vLLM's
 ``__post_init__`` sets it.
 
