@@ -26,6 +26,19 @@ request more than cached (plus ``A(R) - 1``): 2 to 6 bytes, about 4.97 on averag
 uniform ids in a 128,256-token vocabulary and 3.17 for Zipf ids (``--token-ids zipf``:
 44 % of ids below 128).
 
+**EngineCoreOutputs** (``--frontend``: the engine core -> frontend hop, msgpack only,
+``engine_outputs_bytes``). ``omit_defaults`` omits nothing from an ``array_like``
+Struct (msgspec #720), so with n outputs, request ids ``s_i`` and new ids ``t_i``::
+
+    EngineCoreOutputs = 15 + A(n) + sum_i [9 + S(s_i) + A(|t_i|) + sum_t U(t)] + STATS
+        STATS = 1 (nil)  or  133 + U(num_running) + U(num_waiting)  (the SchedulerStats map)
+
+(``finish_reason`` is 1 byte either way: ``nil`` or 1). The run's byte-model check
+(``byte_model_report``) does not cover these messages: the run captures only the
+scheduler <-> runner frames, not the frontend's. ``tests/harness/test_frontend.py``
+checks the formula against encoded messages, and every run checks the frontend's
+received sizes against the sizes the scheduler sent.
+
 **packed** (vLLM PR #54406, ``wire.codecs.pack_scheduler_output``): the same pickle
 stream rules for the 3-tuple ``(EXECUTE_MODEL_FAST_PATH_TAG, packed, 0)``: no
 dataclass, no field names, every integer list an ``array('i')``, which pickles as
@@ -631,6 +644,20 @@ def model_runner_output_bytes(codec: str, req_ids: Sequence[str],
     if codec in ("pickle", "packed"):  # packed replies as pickle does
         return _pickle_model_runner_output(req_ids, sampled_token_ids, order, spec_token_ids)
     raise ValueError(f"unknown codec {codec!r}; choose from {', '.join(CODECS)}")
+
+
+def engine_outputs_bytes(req_ids: Sequence[str], new_token_ids: Sequence[Sequence[int]],
+                         stats: Optional[tuple[int, int]] = None) -> int:
+    """msgpack bytes of an ``EngineCoreOutputs`` (``engine.outputs``) with one output
+    per request (``req_ids[i]``, ``new_token_ids[i]``) and, if ``stats`` is given as
+    ``(num_running_reqs, num_waiting_reqs)``, a ``SchedulerStats`` (module docstring;
+    its float is always 9 bytes, its prefix-cache counters 0)."""
+    if len(req_ids) != len(new_token_ids):
+        raise ValueError("new_token_ids must have one entry per request")
+    body = sum(9 + mp_str(r) + mp_header(len(t)) + sum(mp_uint(x) for x in t)
+               for r, t in zip(req_ids, new_token_ids))
+    tail = 1 if stats is None else 133 + mp_uint(stats[0]) + mp_uint(stats[1])
+    return 15 + mp_header(len(req_ids)) + body + tail
 
 
 #: Bytes per request that ``send`` adds to a packed pure-decode ``SchedulerOutput`` once

@@ -115,6 +115,10 @@ class Results:
     spec_draft_tokens_per_step,                   tok      pure-decode counted steps with drafts:
     spec_accepted_tokens_per_step,                         drafts scheduled / accepted, and
     spec_draft_acceptance_rate                    ratio    accepted / drafted
+    frontend_*_per_step, control_plane_*          -        ``--frontend``: the engine core -> frontend
+                                                           hop and the whole control plane
+                                                           (``analysis.frontend``), bytes and ns
+    send_saving_*                                 B, ratio ``--frontend``: send's saving per pair
     ============================================  =======  ==========================================
 
     Fields added by later harness versions appear as further columns as they are.

@@ -17,6 +17,9 @@ sizes bytes.
 - the model's own columns (emulated step times, CUDA event times, the torch model's
   roofline and its compute / roofline ratio) and the marks of an emulated case:
   ``_model_column_figures``, ``_roofline_figures``, ``_model_marks``;
+- with ``--frontend``, the engine core -> frontend hop and the whole control plane
+  (``analysis.frontend``: ``frontend_bytes_per_step``, ``control_plane_bytes_per_step``
+  ...);
 - ``decode_token_bytes_per_step`` / ``prompt_chunk_bytes_per_step``: bytes of
   ``new_token_ids`` in the SchedulerOutput frames, split into decode tokens and
   prompt chunks re-sent during chunked prefill. Exact: each is the frame's length
@@ -29,6 +32,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ipc_bench.analysis.frontend import frontend_figures
 from ipc_bench.analysis.soak import rss_summary, stream_summary
 from ipc_bench.analysis.stats import percentiles_ms
 from ipc_bench.analysis.tp import tp_figures
@@ -406,6 +410,7 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
     out.update(result.token_bytes)
     out.update(_breakdown_coverage(result, a, counted))
     out.update(runner_gap_figures(result.runner_columns, counted))
+    out.update(frontend_figures(result, c[:, _COL["seq"]], out))
     if spec.tp is not None:
         out.update(tp_figures(result, c))
     if spec.trace_speedup is not None:

@@ -244,6 +244,16 @@ def _add_arm_options(p: argparse.ArgumentParser) -> None:
         "model's own next token (seeded by --seed: the same drafts under both policies); "
         "default 0.7. Drafts after the first wrong one are rejected too, so accepted "
         "drafts per request-step average P + P^2 + ... + P^K"))
+    p.add_argument("--frontend", action="store_true", help=(
+        "add a third process, the frontend: every step the scheduler (vLLM's engine "
+        "core) sends it EngineCoreOutputs (each request's new token ids; msgspec "
+        "msgpack over ZeroMQ PUSH/PULL, as vLLM V1's output path; tcp on 127.0.0.1 "
+        "with --transport tcp, else ipc). It detokenizes nothing, checks each "
+        "request's token stream against the scheduler's (a difference fails the "
+        "case) and reports its bytes and decode time beside the scheduler <-> runner "
+        "hop's, so send's saving is also given as a share of the whole per-step "
+        "control plane. The single-process cases run it too (the hop exists with one "
+        "GPU). Not with --tp, a streamed case (soak) or the bare loops (overhead)"))
     p.add_argument("--transport", choices=TRANSPORTS, default="ipc",
                    help="ZeroMQ transport (ipc: socket files in a private 0700 directory), "
                    "or shm: SchedulerOutput frames through a shared-memory ring as vLLM's "

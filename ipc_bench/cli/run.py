@@ -142,7 +142,8 @@ def _scenario_options(args):
         token_ids=args.token_ids,
         input_oracle_interval=args.input_oracle_interval, tp=args.tp,
         tp_transports=args.tp_transports,
-        async_scheduling=args.async_scheduling, sync_counterpart=counterpart)
+        async_scheduling=args.async_scheduling, sync_counterpart=counterpart,
+        frontend=args.frontend)
 
 
 def with_spec_decoding(cases: list, num_spec_tokens: Optional[list[int]],
@@ -235,6 +236,7 @@ def _check_cases(args, cases) -> None:
         if case.async_scheduling and case.tp is not None:
             raise UsageError(f"scenario {args.scenario} broadcasts to --tp runner ranks, "
                              "which run synchronously only: drop --async-scheduling")
+        _check_frontend(args, case)
         case.scheduler.validate()
         case.model.validate()
         step_s = getattr(case.model, "step_time_ms", 0) / 1e3 if case.model.name == "fixed-step" \
@@ -246,6 +248,24 @@ def _check_cases(args, cases) -> None:
     _check_torch_cases(cases, num_blocks_given=args.num_blocks is not None)
     HeapReport.from_env()  # a bad IPC_BENCH_HEAP_REPORT is refused before a case starts
     _check_sockets(cases)
+
+
+def _check_frontend(args, case) -> None:
+    """Refuse (``UsageError``) ``--frontend`` where its process is not wired in: the
+    --tp ranks' supervisor, a streamed case (its finished requests leave memory
+    before the frontend's streams are compared) and the bare loops."""
+    if not case.frontend:
+        return
+    if case.tp is not None:
+        raise UsageError(f"scenario {args.scenario} broadcasts to --tp runner ranks, whose "
+                         "cases do not run a frontend: drop --frontend")
+    if case.stream:
+        raise UsageError(f"scenario {args.scenario} streams its records (finished requests "
+                         "leave memory), so the frontend's token streams could not be "
+                         "checked: drop --frontend")
+    if case.instrumentation == "totals":
+        raise UsageError(f"scenario {args.scenario} measures the bare loop, which sends "
+                         "nothing to a frontend: drop --frontend")
 
 
 def _check_model_options(args, model: str) -> None:

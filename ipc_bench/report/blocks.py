@@ -196,6 +196,37 @@ def _spec_blocks(results, level: int) -> list[Block]:
                   "(scheduled_spec_decode_tokens); send - cached is new_token_ids, one "
                   "real token per request whatever K, and its share is of send's own "
                   "s2r bytes (means over repetitions).")]
+def _frontend_blocks(results, level: int) -> list[Block]:
+    """The frontend hop of every case that ran one (``--frontend``,
+    ``analysis.frontend``) beside the scheduler <-> runner hop, under its own heading;
+    nothing when no case did."""
+    from ipc_bench.report.tables import FRONTEND_COLUMNS
+
+    cases = results.cases
+    if cases.empty or "frontend_bytes_per_step" not in cases.columns:
+        return []
+    records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
+               for r in cases.to_dict("records")]
+    records = [r for r in records if r.get("frontend_bytes_per_step") is not None]
+    if not records:
+        return []
+    head = ["rep", "workload", "policy", "codec", "transport"] + [
+        h for _, h, _ in FRONTEND_COLUMNS]
+    rows = [[str(r.get("repetition", 0)), str(r["workload"]),
+             str(r["arm"] if r.get("async_scheduling") and r.get("arm") else r["policy"]),
+             str(r["codec"]), str(r["transport"])]
+            + [format_value(None if r.get(k) is None else r[k] * scale)
+               for k, _, scale in FRONTEND_COLUMNS] for r in records]
+    return [("h", level, "Frontend hop"), ("table", head, rows),
+            ("p", "The engine core -> frontend hop (`EngineCoreOutputs`, msgspec msgpack "
+                  "over ZeroMQ PUSH/PULL, as vLLM V1) beside the scheduler <-> runner hop: "
+                  "payload bytes per counted step of each hop (`s2r`, `r2s`, `fe`) and of "
+                  "the whole control plane (`control`), the frontend hop's encode (in the "
+                  "scheduler) and decode (in the frontend) µs per step, the encode + "
+                  "decode µs of all three messages, and send's saving in bytes and as a "
+                  "share of send's whole control plane. The single-process cases "
+                  "serialize only the frontend hop. The frontend's token streams equalled "
+                  "the scheduler's in every case shown (a difference fails the case).")]
 
 
 def _pair_table(results) -> list[Block]:
@@ -398,6 +429,7 @@ def _run_blocks(results, run_id: str, level: int, prefix: str) -> list[Block]:
     blocks.extend(_case_tables(one))
     blocks.extend(_gap_blocks(one, level))
     blocks.extend(_spec_blocks(one, level))
+    blocks.extend(_frontend_blocks(one, level))
     blocks.append(("h", level, "Configuration"))
     blocks.extend(_config_blocks(one, run_id))
     blocks.append(("h", level, "Environment"))

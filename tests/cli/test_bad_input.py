@@ -119,6 +119,13 @@ OPTION_CASES = [
     (["--scenario", "tp-broadcast", "--tp", "2", "--num-spec-tokens", "2"],
      "scenario tp-broadcast broadcasts to --tp runner ranks, which run without "
      "speculative decoding: drop --num-spec-tokens"),
+    (["--scenario", "tp-broadcast", "--tp", "2", "--frontend"],
+     "scenario tp-broadcast broadcasts to --tp runner ranks, whose cases do not run a "
+     "frontend: drop --frontend"),
+    (["--scenario", "overhead", "--frontend"],
+     "scenario overhead measures the bare loop, which sends nothing to a frontend: drop "
+     "--frontend"),
+    (DS + ["--frontend=yes"], "argument --frontend: ignored explicit argument 'yes'"),
     # transport and security
     (DS + ["--host", "0.0.0.0"], "--host applies to --transport tcp only"),
     (DS + ["--transport", "tcp", "--host", "localhost"],
@@ -443,3 +450,16 @@ def test_a_wildcard_host_is_warned_about(host, capsys):
     assert code == 2
     assert err[0] == (f"bench.py: warning: --host {host} binds every interface of this "
                       "machine: the case's sockets can be reached from the network")
+
+
+def test_frontend_with_a_streamed_scenario_is_refused(tmp_path, capsys):
+    # soak streams its records (finished requests leave memory): the frontend's
+    # streams could not be compared with the scheduler's, so --frontend is refused.
+    path = tmp_path / "t.csv"
+    path.write_text(f"{HEADER}\n{ROW}\n")
+    code, lines, out = _run_main(["--scenario", "soak", "--trace", str(path), "--frontend",
+                                  "--output", str(tmp_path / "run")], capsys)
+    assert (code, lines, out) == (2, [
+        "bench.py: error: scenario soak streams its records (finished requests leave "
+        "memory), so the frontend's token streams could not be checked: drop --frontend"], "")
+    assert not (tmp_path / "run").exists()
