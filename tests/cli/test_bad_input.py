@@ -398,3 +398,72 @@ def test_a_wildcard_host_is_warned_about(host, capsys):
     assert code == 2
     assert err[0] == (f"bench.py: warning: --host {host} binds every interface of this "
                       "machine: the case's sockets can be reached from the network")
+
+
+# ---------------------------------------------------------------------- scripts/
+
+
+def _script(name: str):
+    """``scripts/NAME.py`` as a module (its ``main(argv)`` returns the exit code)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+STAGES = ("the stages are 0 decode-step, 1 smoke, 2 llama-3.2-1b, 3 llama-3.1-8b, 4 aa, "
+          "5 azure-conv")
+
+#: (gpu_check arguments, the exact error after "gpu_check: error: "); {tmp}: tmp_path
+GPU_CHECK_CASES = [
+    (["--stages", "9"], f"argument --stages: unknown stage '9'; {STAGES}"),
+    (["--stages", "1,-1"], f"argument --stages: unknown stage '-1'; {STAGES}"),
+    (["--stages", ","], "argument --stages: give at least one stage number (0 decode-step, "
+                        "1 smoke, 2 llama-3.2-1b, 3 llama-3.1-8b, 4 aa, 5 azure-conv)"),
+    (["--budget-s", "0"],
+     "argument --budget-s: must be a positive, finite number of seconds, got '0'"),
+    (["--budget-s", "-5"],
+     "argument --budget-s: must be a positive, finite number of seconds, got '-5'"),
+    (["--budget-s", "nan"],
+     "argument --budget-s: must be a positive, finite number of seconds, got 'nan'"),
+    (["--budget-s", "inf"],
+     "argument --budget-s: must be a positive, finite number of seconds, got 'inf'"),
+    (["--budget-s", "5m"], "argument --budget-s: expected a number of seconds, got '5m'"),
+    (["--trace", "{tmp}/nope.csv"], "argument --trace: no such trace file: {tmp}/nope.csv"),
+    (["--trace", "{tmp}"], "argument --trace: {tmp} is not a file"),
+    (["--output", "{tmp}/f/sub"], "argument --output: cannot write to {tmp}/f/sub: "
+                                  "Not a directory"),
+    (["--output", "{tmp}/f"], "argument --output: cannot write to {tmp}/f: Not a directory"),
+    (["--output", "/proc/ipc-bench-test/run"], "argument --output: cannot write to "
+     "/proc/ipc-bench-test/run: No such file or directory"),
+    (["--output", ""], "argument --output: expected the path of a folder, got ''"),
+]
+
+
+@pytest.mark.parametrize("argv,message", GPU_CHECK_CASES,
+                         ids=[" ".join(a) for a, _ in GPU_CHECK_CASES])
+def test_gpu_check_bad_input_is_one_line_before_any_stage(argv, message, tmp_path,
+                                                          monkeypatch, capsys):
+    gpu_check = _script("gpu_check")
+    started = []
+    monkeypatch.setattr(gpu_check, "_preflight", lambda device: started.append(device))
+    monkeypatch.setattr(gpu_check, "run_child", lambda *a: started.append(a))
+    (tmp_path / "f").write_text("x")
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    assert gpu_check.main(argv) == 2
+    assert capsys.readouterr() == ("", f"gpu_check: error: "
+                                       f"{message.replace('{tmp}', str(tmp_path))}\n")
+    assert started == [] and sorted(p.name for p in tmp_path.iterdir()) == ["f"]
+
+
+def test_gpu_check_bad_input_in_its_own_process_has_no_traceback(tmp_path):
+    proc = subprocess.run([sys.executable, "scripts/gpu_check.py", "--budget-s", "nan",
+                           "--output", str(tmp_path / "out")], cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (
+        2, "", "gpu_check: error: argument --budget-s: must be a positive, finite number "
+               "of seconds, got 'nan'\n")
+    assert not (tmp_path / "out").exists()
