@@ -467,3 +467,51 @@ def test_gpu_check_bad_input_in_its_own_process_has_no_traceback(tmp_path):
         2, "", "gpu_check: error: argument --budget-s: must be a positive, finite number "
                "of seconds, got 'nan'\n")
     assert not (tmp_path / "out").exists()
+
+
+#: (decode_step_check arguments, the exact error after "decode_step_check: error: ")
+DECODE_STEP_CASES = [
+    (["--device", "cuda"], "--device cuda: no CUDA device here (torch.cuda.is_available() "
+                           "is False); use --device cpu or auto"),
+    (["--json", "{tmp}/no/rows.json"],
+     "argument --json: cannot write {tmp}/no/rows.json: No such file or directory"),
+    (["--json", "{tmp}"], "argument --json: {tmp} is a folder"),
+    (["--preset", "llama-9"], "argument --preset: unknown preset 'llama-9'; choose from tiny, "
+                              "cpu, qwen2.5-0.5b, llama-3.2-1b, llama-3.1-8b"),
+    (["--configs", "varlen"], "varlen needs CUDA (FlashAttention's paged kernel has no CPU "
+     "version) and --configs has nothing else to run here; on CPU use gather, flex or "
+     "flex+graphs"),
+    (["--configs", "varlen+graphs,varlen"], "varlen needs CUDA (FlashAttention's paged kernel "
+     "has no CPU version) and --configs has nothing else to run here; on CPU use gather, "
+     "flex or flex+graphs"),
+    (["--configs", "paged"], "argument --configs: unknown configuration 'paged': use BACKEND "
+                             "or BACKEND+graphs, BACKEND one of gather, flex, varlen"),
+    (["--context-min", "0"], "argument --context-min: must be at least 1, got 0"),
+    (["--context-max", "-3"], "argument --context-max: must be at least 1, got -3"),
+    (["--context-min", "50", "--context-max", "40"],
+     "--context-min 50 is larger than --context-max 40"),
+    (["--context-min", "150"], "--context-min 150 is larger than --context-max 100 (the CPU "
+                               "default)"),
+    (["--num-running", "4,x"], "argument --num-running: expected a whole number, got 'x'"),
+    (["--steps", "0"], "argument --steps: must be at least 1, got 0"),
+    (["--warmup", "-1"], "argument --warmup: must be at least 0, got -1"),
+]
+
+
+@pytest.mark.parametrize("argv,message", DECODE_STEP_CASES,
+                         ids=[" ".join(a) for a, _ in DECODE_STEP_CASES])
+def test_decode_step_check_bad_input_is_one_line_before_it_runs(argv, message, tmp_path,
+                                                                monkeypatch, capsys):
+    """Checked before any configuration runs (the --json path too, not after the run); on
+    a machine without CUDA, as torch reports it here."""
+    import torch
+
+    dsc = _script("decode_step_check")
+    ran = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(dsc, "run_config", lambda *a: ran.append(a))
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    assert dsc.main(argv) == 2
+    assert capsys.readouterr() == ("", f"decode_step_check: error: "
+                                       f"{message.replace('{tmp}', str(tmp_path))}\n")
+    assert ran == [] and list(tmp_path.iterdir()) == []
