@@ -110,6 +110,32 @@ OPTION_CASES = [
     (["--scenario", "soak", "--trace", "x.csv", "--req-id-format", "numeric"],
      "scenario soak does not take --req-id-format (the request ids of a generated workload)"),
     (DS + ["--output", ""], "argument --output: expected the path of a folder, got ''"),
+    # --cuda-graph-sizes: whole numbers, each once; only where the attention pads
+    (DS + ["--cuda-graph-sizes", "1,2,2,4,4"],
+     "argument --cuda-graph-sizes: 2, 4 given more than once"),
+    (DS + ["--cuda-graph-sizes", "1,,2"],
+     "argument --cuda-graph-sizes: expected comma-separated whole numbers, got '1,,2'"),
+    (DS + ["--cuda-graph-sizes", "1,2,"],
+     "argument --cuda-graph-sizes: expected comma-separated whole numbers, got '1,2,'"),
+    (DS + ["--cuda-graph-sizes", "+2"], "argument --cuda-graph-sizes: expected whole numbers, "
+                                        "got '+2'"),
+    (DS + ["--cuda-graph-sizes", "1_6"], "argument --cuda-graph-sizes: expected whole "
+                                         "numbers, got '1_6'"),
+    (DS + ["--cuda-graph-sizes", "0,4"], "argument --cuda-graph-sizes: must be at least 1, "
+                                         "got 0"),
+    (DS + ["--model", "torch", "--model-preset", "tiny", "--device", "cpu", "--num-running",
+           "4", "--cuda-graph-sizes", "4"],
+     "--cuda-graph-sizes sets the decode batch buckets of the flex and varlen attention "
+     "(padding, compiles, CUDA graphs); this run's is gather (--attention auto on cpu), "
+     "which does not pad, so the sizes would go unused: leave them out or use --attention "
+     "flex or varlen"),
+    (DS + ["--model", "torch", "--model-preset", "tiny", "--device", "cpu", "--num-running",
+           "4", "--attention", "gather", "--cuda-graphs", "--cuda-graph-sizes", "1,4"],
+     "--cuda-graph-sizes sets the decode batch buckets of the flex and varlen attention "
+     "(padding, compiles, CUDA graphs); this run's is gather, which does not pad, so the "
+     "sizes would go unused: leave them out or use --attention flex or varlen"),
+    (DS + ["--cuda-graph-sizes", "4"],
+     "model null does not take --cuda-graph-sizes (the torch model's decode batch buckets)"),
     (["--scenario", "azure-conv", "--trace", " "],
      "argument --trace: expected the path of a file, got ' '"),
 ]
@@ -515,3 +541,13 @@ def test_decode_step_check_bad_input_is_one_line_before_it_runs(argv, message, t
     assert capsys.readouterr() == ("", f"decode_step_check: error: "
                                        f"{message.replace('{tmp}', str(tmp_path))}\n")
     assert ran == [] and list(tmp_path.iterdir()) == []
+
+
+def test_cuda_graph_sizes_are_stored_sorted():
+    from ipc_bench.cli.options import build_parser
+    from ipc_bench.harness.scenario import ScenarioOptions
+
+    args = build_parser().parse_args(DS + ["--cuda-graph-sizes", "16, 1,4"])
+    assert args.cuda_graph_sizes == [1, 4, 16]
+    opts = ScenarioOptions(model="torch", cuda_graph_sizes=[8, 2, 2, 1])
+    assert opts.model_config().cuda_graph_sizes == (1, 2, 8)
