@@ -356,3 +356,13 @@ def test_ring_bench_runs_every_transport_and_size():
         (size, t, rounds) for size, rounds in (("0", "20"), ("100", "20"), ("2,000,000", "20"))
         for t in ("ring-spin", "ring-block", "zmq-ipc")]
     assert all(float(r[3]) > 0 and float(r[5].replace(",", "")) > 0 for r in rows)
+
+
+def test_readme_lists_every_script_and_states_gpu_checks_budget():
+    """README's layout block names each script of scripts/ on a line of its own, and
+    its gpu_check paragraph gives the script's own budget."""
+    readme = (ROOT / "README.md").read_text()
+    block = readme[readme.index("\nscripts/ "):readme.index("\nresults/ ")]
+    listed = [line.split()[0] for line in block.splitlines()[2:]]
+    assert listed and sorted(listed) == sorted(p.name for p in (ROOT / "scripts").glob("*.py"))
+    assert f"within a budget of {gpu_check.BUDGET_S:.0f} s (`--budget-s`" in readme
