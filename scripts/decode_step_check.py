@@ -32,7 +32,9 @@ Per configuration and size it prints the medians over the counted steps of:
   is promised only between equal settings, see README "Correctness oracles").
 
 On CPU (no CUDA) graphs are replayed by ``cuda_step.eager_capture`` (the same work over
-the same persistent buffers), ``varlen`` is skipped (no CPU kernel), and the defaults
+the same persistent buffers), ``varlen`` is skipped with a line saying it needs CUDA (no
+CPU kernel) while other configurations remain to run, and refused (exit 2) when
+``--configs`` names varlen only, since the run would measure nothing; the defaults
 shrink to the ``tiny`` preset, 4 and 8 running and short contexts, so the script runs
 anywhere: ``python scripts/decode_step_check.py``. On an H200::
 
@@ -40,13 +42,19 @@ anywhere: ``python scripts/decode_step_check.py``. On an H200::
         --configs gather,flex,flex+graphs,varlen,varlen+graphs --json out.json
 
 Exit status: 0 when every configuration ran; 1 when one failed (it is reported and the
-others still run); 2 for bad input.
+others still run) or the ``--json`` file could not be written at the end; 2 for bad
+input, one line on stderr before anything runs (a value out of range, such as
+``--context-min 0`` or a ``--context-min`` above ``--context-max``, an unknown
+``--preset`` or configuration, a ``--json`` path that cannot be written, ``--device
+cuda`` without CUDA); 130 / 143 / 129 when interrupted by SIGINT / SIGTERM / SIGHUP,
+with one line.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -58,6 +66,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ipc_bench.engine.config import ConfigError, ModelConfig, SchedulerConfig  # noqa: E402
+from ipc_bench.harness import signals  # noqa: E402
 
 #: Tokens per KV block (the scheduler's default, as vLLM's).
 BLOCK_SIZE = 16
@@ -182,39 +191,158 @@ def format_rows(rows: list[dict[str, Any]]) -> str:
                                for i, (c, w) in enumerate(zip(row, widths))) for row in table)
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--preset", help="model shape (default: llama-3.2-1b on CUDA, tiny on CPU)")
-    p.add_argument("--num-running", help="batch sizes, e.g. 16,256 (CPU default 4,8)")
-    p.add_argument("--configs", help="BACKEND[+graphs],... (default: every one this "
-                   "device runs: gather, flex, flex+graphs and on CUDA varlen, varlen+graphs)")
-    p.add_argument("--steps", type=int, default=30, help="counted steps per size")
-    p.add_argument("--warmup", type=int, default=5, help="steps before counting")
-    p.add_argument("--context-min", type=int, help="shortest context (CUDA 300, CPU 30)")
-    p.add_argument("--context-max", type=int, help="longest context (CUDA 2000, CPU 100)")
-    p.add_argument("--seed", type=int, default=0)
+class _Parser(argparse.ArgumentParser):
+    """Bad input: one line on stderr (``decode_step_check: error: ...``), exit 2."""
+
+    def error(self, message: str):
+        print(f"decode_step_check: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def whole_number(low: int):
+    """argparse type: a whole number >= ``low``."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+    return parse
+
+
+def batch_sizes(text: str) -> list[int]:
+    """argparse type of ``--num-running``: comma-separated whole numbers >= 1, sorted,
+    without repeats."""
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items:
+        raise argparse.ArgumentTypeError("give at least one batch size")
+    return sorted({whole_number(1)(t) for t in items})
+
+
+def preset_name(text: str) -> str:
+    """argparse type of ``--preset``: a ``TORCH_PRESETS`` name."""
+    from ipc_bench.engine.config import RETIRED_PRESETS, TORCH_PRESETS
+
+    if text in RETIRED_PRESETS:
+        raise argparse.ArgumentTypeError(f"preset {text!r} was retired: use "
+                                         f"{RETIRED_PRESETS[text]}")
+    if text not in TORCH_PRESETS:
+        raise argparse.ArgumentTypeError(f"unknown preset {text!r}; choose from "
+                                         f"{', '.join(TORCH_PRESETS)}")
+    return text
+
+
+def config_list(text: str) -> list[tuple[str, bool]]:
+    """argparse type of ``--configs`` (``parse_configs``)."""
+    try:
+        return parse_configs(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def json_path(text: str) -> str:
+    """argparse type of ``--json``: a file this script can write, found out now (by
+    opening it to append; a file that was not there is removed again), not after the
+    run."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected the path of a file, got {text!r}")
+    if os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text} is a folder")
+    existed = os.path.lexists(text)
+    try:
+        with open(text, "a"):
+            pass
+        if not existed:
+            os.unlink(text)
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"cannot write {text}: {exc.strerror or exc}") from None
+    return text
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(description=__doc__.split("\n\n")[0],
+                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--preset", type=preset_name,
+                   help="model shape (default: llama-3.2-1b on CUDA, tiny on CPU)")
+    p.add_argument("--num-running", type=batch_sizes,
+                   help="batch sizes, e.g. 16,256 (CPU default 4,8)")
+    p.add_argument("--configs", type=config_list, help="BACKEND[+graphs],... (default: every "
+                   "one this device runs: gather, flex, flex+graphs and on CUDA varlen, "
+                   "varlen+graphs; varlen needs CUDA)")
+    p.add_argument("--steps", type=whole_number(1), default=30, help="counted steps per size")
+    p.add_argument("--warmup", type=whole_number(0), default=5, help="steps before counting")
+    p.add_argument("--context-min", type=whole_number(1),
+                   help="shortest context (CUDA 300, CPU 30)")
+    p.add_argument("--context-max", type=whole_number(1),
+                   help="longest context (CUDA 2000, CPU 100)")
+    p.add_argument("--seed", type=whole_number(0), default=0)
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
-    p.add_argument("--json", metavar="PATH", help="also write the rows (tokens left out)")
-    args = p.parse_args(argv)
+    p.add_argument("--json", metavar="PATH", type=json_path,
+                   help="also write the rows (tokens left out)")
+    return p
+
+
+def main(argv=None) -> int:
+    """The check; returns the exit code: 0, 1 (a configuration failed, or the JSON file
+    could not be written), 2 (bad input, one line), 130 / 143 / 129 (interrupted by
+    SIGINT / SIGTERM / SIGHUP, one line)."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help, or the one-line error
+        return exc.code if isinstance(exc.code, int) else 2
+    old = signals.install()
+    signals.unblock()
+    try:
+        return _check(args)
+    except signals.Interrupted as exc:
+        print(f"decode_step_check: interrupted by {exc.signal_name}", file=sys.stderr)
+        return exc.code
+    finally:
+        signals.restore(old)
+
+
+def _error(message: str) -> int:
+    print(f"decode_step_check: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _settings(args: argparse.Namespace, cuda: bool):
+    """(preset, sizes, configs, lo, hi) with the device's defaults, or the one-line
+    error for a setting that cannot run here."""
+    where = "CUDA" if cuda else "CPU"
+    lo = args.context_min if args.context_min is not None else (300 if cuda else 30)
+    hi = args.context_max if args.context_max is not None else (2000 if cuda else 100)
+    if lo > hi:
+        def shown(value, given) -> str:
+            return f"{value}" if given is not None else f"{value} (the {where} default)"
+        return (f"--context-min {shown(lo, args.context_min)} is larger than "
+                f"--context-max {shown(hi, args.context_max)}")
+    configs = args.configs or parse_configs(
+        "gather,flex,flex+graphs,varlen,varlen+graphs" if cuda else "gather,flex,flex+graphs")
+    if not cuda and all(backend == "varlen" for backend, _ in configs):
+        return ("varlen needs CUDA (FlashAttention's paged kernel has no CPU version) and "
+                "--configs has nothing else to run here; on CPU use gather, flex or "
+                "flex+graphs")
+    return (args.preset or ("llama-3.2-1b" if cuda else "tiny"),
+            args.num_running or ([16, 256] if cuda else [4, 8]), configs, lo, hi)
+
+
+def _check(args: argparse.Namespace) -> int:
+    """``main``'s run, signals routed to ``signals.Interrupted``."""
     import torch
 
+    if args.device == "cuda" and not torch.cuda.is_available():
+        return _error("--device cuda: no CUDA device here (torch.cuda.is_available() is "
+                      "False); use --device cpu or auto")
     device = args.device if args.device != "auto" else (
         "cuda" if torch.cuda.is_available() else "cpu")
     cuda = device == "cuda"
-    try:
-        preset = args.preset or ("llama-3.2-1b" if cuda else "tiny")
-        sizes = [int(x) for x in (args.num_running or ("16,256" if cuda else "4,8")).split(",")]
-        configs = parse_configs(args.configs or (
-            "gather,flex,flex+graphs,varlen,varlen+graphs" if cuda else "gather,flex,flex+graphs"))
-        lo = args.context_min or (300 if cuda else 30)
-        hi = args.context_max or (2000 if cuda else 100)
-        if min(sizes) < 1 or args.steps < 1 or args.warmup < 0 or not 1 <= lo <= hi:
-            raise ConfigError("sizes and --steps must be at least 1, --warmup at least 0, "
-                              "1 <= --context-min <= --context-max")
-    except (ConfigError, ValueError) as exc:
-        print(f"decode_step_check: error: {exc}", file=sys.stderr)
-        return 2
+    settings = _settings(args, cuda)
+    if isinstance(settings, str):
+        return _error(settings)
+    preset, sizes, configs, lo, hi = settings
     from ipc_bench.engine.roofline import measure_device_figures
 
     torch.set_num_threads(1 if not cuda else torch.get_num_threads())
@@ -232,10 +360,30 @@ def main(argv=None) -> int:
     sched = SchedulerConfig(max_num_seqs=max(runs), max_model_len=max_len,
                             block_size=BLOCK_SIZE,
                             num_blocks=max(runs) * -(-max_len // BLOCK_SIZE))
+    rows, failed = _run_configs(torch, preset, device, configs, runs, sched, args, lo, hi,
+                                figures)
+    if rows:
+        print(format_rows(rows))
+    if args.json:
+        try:
+            Path(args.json).write_text(json.dumps(dict(
+                figures=dict(name=figures.name, bandwidth=figures.memory_bandwidth_bytes_per_s,
+                             flops=figures.flops_per_s, dtype=figures.dtype),
+                rows=[{k: v for k, v in r.items() if k != "tokens"} for r in rows]), indent=1))
+        except OSError as exc:
+            print(f"decode_step_check: error: cannot write {args.json}: "
+                  f"{exc.strerror or exc}", file=sys.stderr)
+            return 1
+    return 1 if failed else 0
+
+
+def _run_configs(torch, preset, device, configs, runs, sched, args, lo, hi, figures):
+    """(rows, number of configurations that failed); varlen is skipped on CPU."""
     rows, failed = [], 0
     for backend, graphs in configs:
-        if backend == "varlen" and not cuda:
-            print(f"  {backend}{'+graphs' if graphs else ''}: skipped (no CPU kernel)")
+        if backend == "varlen" and device != "cuda":
+            print(f"  {backend}{'+graphs' if graphs else ''}: skipped (varlen needs CUDA: "
+                  "no CPU kernel)")
             continue
         t0 = time.monotonic()
         try:
@@ -250,14 +398,7 @@ def main(argv=None) -> int:
         rows += got
         print(f"  {got[0]['config']}: {time.monotonic() - t0:.1f} s "
               f"(build, compile, capture and steps); {got[0]['device']}", flush=True)
-    if rows:
-        print(format_rows(rows))
-    if args.json:
-        Path(args.json).write_text(json.dumps(dict(
-            figures=dict(name=figures.name, bandwidth=figures.memory_bandwidth_bytes_per_s,
-                         flops=figures.flops_per_s, dtype=figures.dtype),
-            rows=[{k: v for k, v in r.items() if k != "tokens"} for r in rows]), indent=1))
-    return 1 if failed else 0
+    return rows, failed
 
 
 if __name__ == "__main__":

@@ -41,7 +41,13 @@ roofline is on by default on CUDA, off on the CPU stages: ``-``) and, per
 workload and codec, send's share of the step: (send's SchedulerOutput build + encode
 + decode - cached's) / send's median step. Exit status: 0 when every stage passed;
 1 when a stage failed (a token oracle failure included: ``bench.py`` exits 1 when the
-policies' token streams differ) or ran out of time; 2 for bad input.
+policies' token streams differ) or ran out of time; 2 for bad input, refused in one
+line before any stage runs (``--stages`` other than 0-5, a ``--budget-s`` that is not
+a positive finite number, a ``--trace`` that is not a readable file, an ``--output``
+that cannot be created or written); 130 / 143 / 129 when interrupted by SIGINT /
+SIGTERM / SIGHUP: the running stage gets the same signal (``bench.py`` then writes
+what it measured), is killed if it has not exited ``INTERRUPT_GRACE_S`` later, and is
+reaped before the script exits with one line.
 
 Without CUDA (``torch.cuda.is_available()`` false, probed in a child process) it says
 so and runs the same stages shrunk (``tiny`` and ``cpu`` presets, a few running
@@ -71,6 +77,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import signal
 import subprocess
@@ -87,6 +94,7 @@ sys.path.insert(0, str(ROOT))
 from ipc_bench.analysis.results import read_summary  # noqa: E402
 from ipc_bench.engine.config import ConfigError  # noqa: E402
 from ipc_bench.engine.models import probe_torch_device  # noqa: E402
+from ipc_bench.harness import signals  # noqa: E402
 
 #: The smoke stage's time limit, seconds (CUDA start and model load included).
 SMOKE_LIMIT_S = 90.0
@@ -95,8 +103,11 @@ BUDGET_S = 420.0
 #: Stage 0's time limit, seconds (``scripts/decode_step_check.py``).
 DECODE_STEP_LIMIT_S = 150.0
 
-#: After interrupting a stage at the budget, how long it may take to write and exit.
+#: After interrupting a stage (at the budget, or passing on a signal this script got),
+#: how long it may take to write and exit before it is killed.
 INTERRUPT_GRACE_S = 15.0
+#: The stages by number (``--stages``): 0 and the five ``build_stages`` returns.
+STAGE_NAMES = ("decode-step", "smoke", "llama-3.2-1b", "llama-3.1-8b", "aa", "azure-conv")
 #: Where the Azure conversation trace is looked for when ``--trace`` is not given.
 TRACE_CANDIDATES = (ROOT.parent / "shared" / "traces" / "AzureLLMInferenceTrace_conv.csv",
                     ROOT / "shared" / "traces" / "AzureLLMInferenceTrace_conv.csv")
@@ -223,6 +234,54 @@ def format_stage(run_dir: Path) -> str:
 # ------------------------------------------------------------------ running
 
 
+def _stop(proc: subprocess.Popen, signum: int) -> str:
+    """Send ``signum`` to ``proc``, give it ``INTERRUPT_GRACE_S`` to write and exit,
+    then SIGKILL it; reaped either way. Returns what it printed."""
+    try:
+        proc.send_signal(signum)
+        text, _ = proc.communicate(timeout=INTERRUPT_GRACE_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        text, _ = proc.communicate()
+    return text or ""
+
+
+def run_child(name: str, cmd: list[str], timeout_s: float) -> tuple[Optional[int], str]:
+    """Run stage ``name``'s ``cmd`` (stdout and stderr together) for at most
+    ``timeout_s``: (exit code, output), the code ``None`` when it was cut at the limit
+    (SIGINT, then SIGKILL after ``INTERRUPT_GRACE_S``). A signal this script gets
+    meanwhile (``signals.Interrupted``) is passed on to the child the same way, and
+    raised once the child is reaped, so no stage outlives the script."""
+    proc = None
+    try:
+        with signals.deferred():  # no signal between the fork and holding the handle
+            proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, text=True,
+                                    stdin=subprocess.DEVNULL)
+        try:
+            text, _ = proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return None, _stop(proc, signal.SIGINT)
+        return proc.returncode, text or ""
+    except signals.Interrupted as exc:
+        if proc is not None:
+            with signals.deferred():
+                _stop(proc, exc.code - 128)
+            print(f"gpu_check: [{name}] stopped: {exc.signal_name} passed on, it exited "
+                  f"{_exit_text(proc.returncode)}", flush=True)
+        raise
+
+
+def _exit_text(code: int) -> str:
+    """``143``, or ``killed by SIGKILL`` for a negative ``returncode``."""
+    if code >= 0:
+        return str(code)
+    try:
+        return f"killed by {signal.Signals(-code).name}"
+    except ValueError:
+        return f"killed by signal {-code}"
+
+
 def run_stage(stage: Stage, base: list[str], out: Path, timeout_s: float) -> tuple[int, str]:
     """Run one stage's ``bench.py`` into ``out``; (exit code, how it ended). A stage
     still running at ``timeout_s`` gets SIGINT (``bench.py`` writes what finished), then
@@ -230,22 +289,13 @@ def run_stage(stage: Stage, base: list[str], out: Path, timeout_s: float) -> tup
     cmd = [sys.executable, str(ROOT / "bench.py"), *stage.args, *base, "--output", str(out)]
     print(f"gpu_check: [{stage.name}] python bench.py "
           + " ".join(cmd[2:]) + f"  (limit {timeout_s:.0f} s)", flush=True)
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True)
-    try:
-        text, _ = proc.communicate(timeout=timeout_s)
-        how = "passed" if proc.returncode == 0 else f"failed (exit {proc.returncode})"
-    except subprocess.TimeoutExpired:
-        proc.send_signal(signal.SIGINT)
-        try:
-            text, _ = proc.communicate(timeout=INTERRUPT_GRACE_S)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            text, _ = proc.communicate()
+    code, text = run_child(stage.name, cmd, timeout_s)
+    if code is None:
         return 1, f"cut at its {timeout_s:.0f} s limit:\n{_tail(text)}"
-    if proc.returncode != 0:
+    how = "passed" if code == 0 else f"failed (exit {code})"
+    if code != 0:
         how += ":\n" + _tail(text)
-    return proc.returncode, how
+    return code, how
 
 
 def fastest_backend(rows: list[dict[str, Any]]) -> str:
@@ -275,13 +325,8 @@ def run_decode_step(cuda: bool, out: Path, timeout_s: float) -> tuple[str, list[
         cmd += ["--device", "cpu", "--num-running", "2", "--steps", "3", "--warmup", "1"]
     print(f"gpu_check: [decode-step] python {' '.join(cmd[1:])}  (limit {timeout_s:.0f} s)",
           flush=True)
-    try:
-        proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True, timeout=timeout_s)
-        text, code = proc.stdout, proc.returncode
-    except subprocess.TimeoutExpired as exc:
-        text = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-        code = -1
+    code, text = run_child("decode-step", cmd, timeout_s)
+    code = -1 if code is None else code
     print("\n".join(ln for ln in text.splitlines() if "Warning" not in ln), flush=True)
     rows = json.loads(path.read_text())["rows"] if path.exists() else []
     attention = fastest_backend(rows)
@@ -312,30 +357,131 @@ def _preflight(device: str) -> tuple[bool, int]:
     return False, 0
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--output", help="folder for the stages' run folders "
+class _Parser(argparse.ArgumentParser):
+    """Bad input: one line on stderr (``gpu_check: error: ...``), exit 2."""
+
+    def error(self, message: str):
+        print(f"gpu_check: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def budget_seconds(text: str) -> float:
+    """argparse type of ``--budget-s``: a finite number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive, finite number of seconds, "
+                                         f"got {text!r}")
+    return value
+
+
+def stage_numbers(text: str) -> set[int]:
+    """argparse type of ``--stages``: comma-separated numbers of ``STAGE_NAMES``."""
+    known = ", ".join(f"{i} {name}" for i, name in enumerate(STAGE_NAMES))
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items:
+        raise argparse.ArgumentTypeError(f"give at least one stage number ({known})")
+    for t in items:
+        if not (t.isdigit() and int(t) < len(STAGE_NAMES)):
+            raise argparse.ArgumentTypeError(f"unknown stage {t!r}; the stages are {known}")
+    return {int(t) for t in items}
+
+
+def trace_file(text: str) -> str:
+    """argparse type of ``--trace``: a readable file (stage 5 would otherwise be skipped
+    after the others ran)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected the path of a file, got {text!r}")
+    if not os.path.exists(text):
+        raise argparse.ArgumentTypeError(f"no such trace file: {text}")
+    if not os.path.isfile(text):
+        raise argparse.ArgumentTypeError(f"{text} is not a file")
+    if not os.access(text, os.R_OK):
+        raise argparse.ArgumentTypeError(f"cannot read {text}: permission denied")
+    return text
+
+
+def output_folder(text: str) -> str:
+    """argparse type of ``--output``: a folder this script can create (if missing) and
+    write in, found out by making its missing folders and a file in it, all removed
+    again, so a bad path is refused before any stage runs and leaves nothing."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected the path of a folder, got {text!r}")
+    missing, folder = [], Path(text)
+    while not os.path.lexists(folder):
+        missing.append(folder)
+        folder = folder.parent
+    created: list[Path] = []
+    try:
+        for folder in reversed(missing):
+            folder.mkdir()
+            created.append(folder)
+        with tempfile.TemporaryFile(dir=text):
+            pass
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(
+            f"cannot write to {text}: {exc.strerror or exc}") from None
+    finally:
+        for folder in reversed(created):
+            folder.rmdir()
+    return text
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(description=__doc__.splitlines()[0])
+    p.add_argument("--output", type=output_folder, help="folder for the stages' run folders "
                    "(default: a new temporary folder, kept)")
-    p.add_argument("--trace", help="Azure conversation trace CSV (default: "
-                   "../shared/traces/AzureLLMInferenceTrace_conv.csv when present)")
-    p.add_argument("--budget-s", type=float, default=BUDGET_S,
+    p.add_argument("--trace", type=trace_file, help="Azure conversation trace CSV (default: "
+                   "../shared/traces/AzureLLMInferenceTrace_conv.csv when present; without "
+                   "one stage 5 is skipped)")
+    p.add_argument("--budget-s", type=budget_seconds, default=BUDGET_S,
                    help=f"time budget of the whole check in seconds (default {BUDGET_S:.0f})")
     p.add_argument("--device", choices=("auto", "cpu"), default="auto",
                    help="auto: CUDA when present; cpu: the shrunk CPU stages")
-    p.add_argument("--stages", help="comma-separated stage numbers to run (default: all; "
-                   "0 is decode-step; the smoke stage, 1, should stay first)")
-    args = p.parse_args(argv)
+    p.add_argument("--stages", type=stage_numbers,
+                   help="comma-separated stage numbers to run (default: all: "
+                   + ", ".join(f"{i} {n}" for i, n in enumerate(STAGE_NAMES))
+                   + "; the smoke stage, 1, should stay first)")
+    return p
+
+
+def main(argv=None) -> int:
+    """The check; returns the exit code: 0, 1 (a stage failed), 2 (bad input), 130 /
+    143 / 129 (interrupted by SIGINT / SIGTERM / SIGHUP: the running stage gets the
+    same signal and is reaped, killed after ``INTERRUPT_GRACE_S``, before the exit)."""
     try:
-        wanted = ({int(v) for v in args.stages.split(",") if v.strip()} if args.stages
-                  else None)
-    except ValueError:
-        p.error(f"--stages: expected comma-separated stage numbers, got {args.stages!r}")
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help, or the one-line error
+        return exc.code if isinstance(exc.code, int) else 2
+    old = signals.install()
+    signals.unblock()
+    out: Optional[Path] = None
+    try:
+        try:
+            out = Path(args.output or tempfile.mkdtemp(prefix="gpu-check-"))
+        except OSError as exc:
+            print(f"gpu_check: error: cannot create a temporary folder: "
+                  f"{exc.strerror or exc}", file=sys.stderr)
+            return 2
+        return _check(args, out)
+    except signals.Interrupted as exc:
+        where = f"; results so far in {out}" if out is not None else ""
+        print(f"gpu_check: interrupted by {exc.signal_name}{where}", file=sys.stderr)
+        return exc.code
+    finally:
+        signals.restore(old)
+
+
+def _check(args: argparse.Namespace, out: Path) -> int:
+    """``main``'s stages, into ``out``."""
+    wanted = args.stages
     t0 = time.monotonic()
     cuda, code = _preflight(args.device)
     if code:
         return code
     trace = args.trace or next((str(t) for t in TRACE_CANDIDATES if t.is_file()), None)
-    out = Path(args.output or tempfile.mkdtemp(prefix="gpu-check-"))
     out.mkdir(parents=True, exist_ok=True)
     base = ["--model", "torch", "--device", "cuda" if cuda else "cpu", "--quiet",
             "--no-hostname"]
@@ -343,7 +489,7 @@ def main(argv=None) -> int:
     if wanted is None or 0 in wanted:  # without stage 0 the later ones use auto
         left = args.budget_s - (time.monotonic() - t0)
         if left <= 0:
-            failed.append(f"decode-step: not run, the {args.budget_s:.0f} s budget is spent")
+            failed.append(f"decode-step: not run, the {args.budget_s:g} s budget is spent")
         else:
             attention, failed = run_decode_step(cuda, out, min(DECODE_STEP_LIMIT_S, left))
             base += ["--attention", attention]
@@ -355,7 +501,7 @@ def main(argv=None) -> int:
             continue
         left = args.budget_s - (time.monotonic() - t0)
         if left <= 0:
-            failed.append(f"{stage.name}: not run, the {args.budget_s:.0f} s budget is spent")
+            failed.append(f"{stage.name}: not run, the {args.budget_s:g} s budget is spent")
             continue
         run_dir = out / f"{i}-{stage.name.split()[0]}"
         code, how = run_stage(stage, base, run_dir, min(left, stage.limit_s or left))

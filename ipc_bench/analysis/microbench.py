@@ -461,11 +461,13 @@ def coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
     """Run pyperf once per arm over the selected captures, showing the progress, then
     save and print ``in_loop_vs_pyperf``'s rows. Returns the exit code: 0; 1 when an
     arm failed; 130 / 143 when interrupted by SIGINT / SIGTERM (the finished benchmarks
-    kept, each file loadable, and an output folder left empty removed). Raises
-    ``MicrobenchError`` or ``CaptureError`` (one line) on bad input."""
+    kept, each file loadable, and an output folder left empty removed, with one line
+    saying how many had finished). An interrupt before the benchmarks are planned
+    propagates (``bench.py`` prints its own line). Raises ``MicrobenchError`` or
+    ``CaptureError`` (one line) on bad input."""
     from ipc_bench.analysis.results import ResultsError, check_run_dir
 
-    state: dict[str, Any] = {"done": 0, "total": 0, "out_dir": None}
+    state: dict[str, Any] = {"done": 0, "total": None, "out_dir": None}
     try:
         try:
             check_run_dir(ns.run_dir)
@@ -473,6 +475,8 @@ def coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
             raise MicrobenchError(str(exc)) from None
         return _coordinate(ns, rest, selection, how, state)
     except signals.Interrupted as exc:
+        if state["total"] is None:  # nothing planned yet: bench.py's own line
+            raise
         left = _tidy_after_stop(state["out_dir"]) if state["out_dir"] else []
         kept = (f"the finished ones are in {', '.join(map(str, left))}" if left
                 else "nothing was written")

@@ -7,7 +7,10 @@ with it (internal, set by the coordinator and by pyperf's worker re-invocations 
 ``bench.py microbench RUN_DIR --policy ARM --worker ...``) it times one arm. Options
 this parser does not know are pyperf's and are passed through (checked by pyperf's
 parser first). Bad input: one line on stderr, exit code 2. Interrupted: the finished
-benchmarks are kept, exit code 130 (SIGINT) or 143 (SIGTERM).
+benchmarks are kept, exit code 130 (SIGINT) or 143 (SIGTERM), with one line on stderr:
+``coordinate``'s (how many benchmarks had finished) once the benchmarks are planned,
+``bench.py``'s own before that (``interrupted by SIGTERM (exit 143)``). An arm process
+stops without a line: the coordinator that stopped it reports.
 """
 
 from __future__ import annotations
@@ -75,6 +78,11 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _is_arm(argv: Sequence[str]) -> bool:
+    """Whether ``argv`` runs one arm (``--policy``, set by the coordinator)."""
+    return any(a == "--policy" or a.startswith("--policy=") for a in argv)
+
+
 def main(argv: Sequence[str]) -> int:
     """``bench.py microbench ...``; returns the exit code (2: bad input; 130 / 143:
     interrupted)."""
@@ -96,8 +104,10 @@ def main(argv: Sequence[str]) -> int:
     except (MicrobenchError, CaptureError) as exc:
         print(f"bench.py microbench: error: {exc}", file=sys.stderr)
         return 2
-    except Interrupted as exc:  # an arm process stopped by the coordinator
-        return exc.code
+    except Interrupted as exc:
+        if _is_arm(argv):  # an arm process stopped by the coordinator, which reports
+            return exc.code
+        raise  # before coordinate() planned the benchmarks: bench.py's one line
     except OSError as exc:  # in_loop_vs_pyperf.json: disk full, folder removed
         print(f"bench.py microbench: error: cannot write {exc.filename or 'the results'}: "
               f"{exc.strerror or exc}", file=sys.stderr)

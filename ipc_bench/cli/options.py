@@ -77,6 +77,23 @@ def _int_list(hi: int):
     return parse
 
 
+def _batch_sizes(text: str) -> list[int]:
+    """``--cuda-graph-sizes``: comma-separated whole numbers from 1 to ``MAX_NUM_SEQS``
+    (digits only: no sign, no empty item), without repeats; sorted."""
+    parts = [v.strip() for v in text.split(",")]
+    if not all(parts):
+        raise argparse.ArgumentTypeError(f"expected comma-separated whole numbers, got {text!r}")
+    for v in parts:
+        if not (v.isascii() and v.isdigit()):
+            raise argparse.ArgumentTypeError(f"expected whole numbers, got {v!r}")
+    values = [_parse_int(v, 1, MAX_NUM_SEQS) for v in parts]
+    repeated = sorted({v for v in values if values.count(v) > 1})
+    if repeated:
+        raise argparse.ArgumentTypeError(
+            f"{', '.join(map(str, repeated))} given more than once")
+    return sorted(values)
+
+
 def _choices(allowed: Sequence[str]):
     def parse(text: str) -> list[str]:
         values = [v.strip() for v in text.split(",") if v.strip()]
@@ -303,10 +320,11 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
         "torch model on CUDA: replay decode steps from CUDA graphs captured at start-up "
         "per batch-size bucket (powers of two up to --max-num-seqs; needs --attention "
         "flex or varlen)"))
-    p.add_argument("--cuda-graph-sizes", type=_int_list(MAX_NUM_SEQS), metavar="B[,B...]",
-                   help="batch sizes decode steps are padded to (graphs, and flex's one "
-                   "compile per size); the largest must be at least --max-num-seqs "
-                   "(default: powers of two up to it)")
+    p.add_argument("--cuda-graph-sizes", type=_batch_sizes, metavar="B[,B...]",
+                   help="batch sizes decode steps are padded to with --attention flex or "
+                   "varlen (graphs, and flex's one compile per size; gather does not pad "
+                   "and refuses them); whole numbers, each once; the largest must be at "
+                   "least --max-num-seqs (default: powers of two up to it)")
     p.add_argument("--roofline", nargs="?", const="on", choices=ROOFLINE_SETTINGS,
                    help="torch model only: measure the device's copy bandwidth and matmul "
                    "rate at start-up and report each step's roofline time and the case's "

@@ -296,9 +296,11 @@ def _check_sockets(cases) -> None:
 def _check_torch_cases(cases, num_blocks_given: bool = False) -> None:
     """Check every torch and emulated case's weights + KV cache fit (``ConfigError``
     with the figures): the torch model's device probed once (in a child process, so
-    this process never imports torch; free GPU memory), the emulated GPU's memory.
-    Without ``num_blocks_given`` (``--num-blocks``) a steady case's advice also names
-    ``--num-running``, which then sizes its KV cache."""
+    this process never imports torch; free GPU memory), the emulated GPU's memory,
+    and the torch model's attention options on that device (``--cuda-graph-sizes``
+    only where the attention pads to buckets, ``--cuda-graphs`` only on CUDA with a
+    backend that can be captured). Without ``num_blocks_given`` (``--num-blocks``) a
+    steady case's advice also names ``--num-running``, which then sizes its KV cache."""
     from ipc_bench.engine.config import ConfigError, check_model_memory
     from ipc_bench.engine.paged_attention import (GRAPH_BACKENDS, decode_buckets,
                                                   resolve_attention)
@@ -320,6 +322,14 @@ def _check_torch_cases(cases, num_blocks_given: bool = False) -> None:
         device, memory = probed[model.device]
         check_model_memory(case.scheduler, model, device, memory, running_for_blocks=sized)
         attention = resolve_attention(model.attention, device)
+        if model.cuda_graph_sizes and attention not in GRAPH_BACKENDS:
+            raise ConfigError(
+                f"--cuda-graph-sizes sets the decode batch buckets of the "
+                f"{' and '.join(GRAPH_BACKENDS)} attention (padding, compiles, CUDA graphs); "
+                f"this run's is {attention}"
+                + (f" (--attention auto on {device})" if model.attention == "auto" else "")
+                + ", which does not pad, so the sizes would go "
+                f"unused: leave them out or use --attention {' or '.join(GRAPH_BACKENDS)}")
         decode_buckets(case.scheduler.max_num_seqs, model.cuda_graph_sizes or None)
         if model.cuda_graphs and device != "cuda":
             raise ConfigError(f"--cuda-graphs needs CUDA; the torch model's device is {device}")

@@ -176,7 +176,7 @@ class ScenarioOptions:
             num_threads=self.torch_threads or base.num_threads,
             device=self.device or base.device,
             attention=self.attention or base.attention, cuda_graphs=self.cuda_graphs,
-            cuda_graph_sizes=tuple(self.cuda_graph_sizes or ()),
+            cuda_graph_sizes=tuple(sorted(set(self.cuda_graph_sizes or ()))),
             roofline=self.roofline or base.roofline,
             vocab_size=(self.vocab_size or preset_vocab_size(name, preset)
                         or base.vocab_size),

@@ -18,8 +18,10 @@ failed and the step; the partial ``CaseResult`` stays in the caller's hands):
   stderr;
 - the runner stops answering: after ``CaseSpec.peer_timeout_s`` (default 10 s; the
   handshake and the first step get ``startup_timeout_s``, default 120 s, since they
-  pay for imports, model load and, on CUDA, context creation and kernel loading on
-  the first forward), reported with its process state, then killed;
+  pay for imports, model load, flex_attention compiles and, on CUDA, context creation
+  and kernel loading on the first forward), reported with its process state, then
+  killed; a start-up that runs out of time is reported as still starting, with what
+  the start-up does and ``--startup-timeout``;
 - the runner reports an error (``ErrorReport``: a frame it could not decode, a
   message inconsistent with its state, any exception while handling a step), or
   sends a frame the scheduler cannot decode or that contradicts the schedule.
@@ -353,6 +355,8 @@ class _TwoProcessCase:
             try:
                 run_phases(spec, exchange, result, on_step, flusher, self.frontend)
             except PeerTimeout as exc:
+                if exchange.seq == 0:  # the first step: still the start-up's allowance
+                    raise CaseError(self._still_starting(exc), 0) from None
                 raise CaseError(f"runner process {self.runner.pid} stopped answering: {exc} "
                                 f"(state {self.runner.state()}; killed)", exchange.seq) from None
             except PeerError as exc:
@@ -398,9 +402,13 @@ class _TwoProcessCase:
             channel = SchedulerChannel(socks, spec.peer_timeout_s, self.runner.problem,
                                        window=window)
         self.exchange = ChannelExchange(spec, channel, self.result)
-        channel.send_control(Handshake(PROTOCOL_VERSION, encode_config(config)),
-                             spec.startup_timeout_s)
-        reply = channel.recv_control("handshake reply from the runner", spec.startup_timeout_s)
+        try:
+            channel.send_control(Handshake(PROTOCOL_VERSION, encode_config(config)),
+                                 spec.startup_timeout_s)
+            reply = channel.recv_control("handshake reply from the runner",
+                                         spec.startup_timeout_s)
+        except PeerTimeout as exc:
+            raise CaseError(self._still_starting(exc)) from None
         if isinstance(reply, ErrorReport):
             self.exchange.runner_exiting = True
             raise CaseError(f"runner refused the handshake: {reply.message}")
@@ -414,6 +422,27 @@ class _TwoProcessCase:
         self.result.runner_device = reply.device
         self.result.model_info = dict(reply.model_info)
         self.result.runner_pid = self.runner.pid
+
+    def _still_starting(self, exc: PeerTimeout) -> str:
+        """The line for a start-up timeout (the handshake or the first step): the runner
+        was still starting, with what its start-up does and the option that allows it
+        more time, rather than "stopped answering"."""
+        model = self.spec.model
+        if model.name != "torch":
+            work = f"imports and builds the {model.name} model"
+        else:
+            work = "imports torch, builds the model"
+            compiles = "compiles flex_attention once per decode batch bucket"
+            if model.attention == "flex":
+                work += " and " + compiles
+            elif model.attention == "auto":
+                work += " and, on CUDA (where auto is flex), " + compiles
+            if model.cuda_graphs:
+                work += "; captures a CUDA graph per bucket"
+        return (f"runner process {self.runner.pid} was still starting when the start-up "
+                f"timeout ran out: {exc} (state {self.runner.state()}; killed); its start-up "
+                f"{work}, which can take minutes: raise --startup-timeout (now "
+                f"{self.spec.startup_timeout_s:g} s)")
 
     def _shut_down(self, socks: Optional[SchedulerSockets], ctx: Optional[zmq.Context],
                    clean: bool) -> None:

@@ -161,6 +161,32 @@ OPTION_CASES = [
     (["--scenario", "soak", "--trace", "x.csv", "--req-id-format", "numeric"],
      "scenario soak does not take --req-id-format (the request ids of a generated workload)"),
     (DS + ["--output", ""], "argument --output: expected the path of a folder, got ''"),
+    # --cuda-graph-sizes: whole numbers, each once; only where the attention pads
+    (DS + ["--cuda-graph-sizes", "1,2,2,4,4"],
+     "argument --cuda-graph-sizes: 2, 4 given more than once"),
+    (DS + ["--cuda-graph-sizes", "1,,2"],
+     "argument --cuda-graph-sizes: expected comma-separated whole numbers, got '1,,2'"),
+    (DS + ["--cuda-graph-sizes", "1,2,"],
+     "argument --cuda-graph-sizes: expected comma-separated whole numbers, got '1,2,'"),
+    (DS + ["--cuda-graph-sizes", "+2"], "argument --cuda-graph-sizes: expected whole numbers, "
+                                        "got '+2'"),
+    (DS + ["--cuda-graph-sizes", "1_6"], "argument --cuda-graph-sizes: expected whole "
+                                         "numbers, got '1_6'"),
+    (DS + ["--cuda-graph-sizes", "0,4"], "argument --cuda-graph-sizes: must be at least 1, "
+                                         "got 0"),
+    (DS + ["--model", "torch", "--model-preset", "tiny", "--device", "cpu", "--num-running",
+           "4", "--cuda-graph-sizes", "4"],
+     "--cuda-graph-sizes sets the decode batch buckets of the flex and varlen attention "
+     "(padding, compiles, CUDA graphs); this run's is gather (--attention auto on cpu), "
+     "which does not pad, so the sizes would go unused: leave them out or use --attention "
+     "flex or varlen"),
+    (DS + ["--model", "torch", "--model-preset", "tiny", "--device", "cpu", "--num-running",
+           "4", "--attention", "gather", "--cuda-graphs", "--cuda-graph-sizes", "1,4"],
+     "--cuda-graph-sizes sets the decode batch buckets of the flex and varlen attention "
+     "(padding, compiles, CUDA graphs); this run's is gather, which does not pad, so the "
+     "sizes would go unused: leave them out or use --attention flex or varlen"),
+    (DS + ["--cuda-graph-sizes", "4"],
+     "model null does not take --cuda-graph-sizes (the torch model's decode batch buckets)"),
     (["--scenario", "azure-conv", "--trace", " "],
      "argument --trace: expected the path of a file, got ' '"),
 ]
@@ -463,3 +489,130 @@ def test_frontend_with_a_streamed_scenario_is_refused(tmp_path, capsys):
         "bench.py: error: scenario soak streams its records (finished requests leave "
         "memory), so the frontend's token streams could not be checked: drop --frontend"], "")
     assert not (tmp_path / "run").exists()
+
+
+# ---------------------------------------------------------------------- scripts/
+
+
+def _script(name: str):
+    """``scripts/NAME.py`` as a module (its ``main(argv)`` returns the exit code)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+STAGES = ("the stages are 0 decode-step, 1 smoke, 2 llama-3.2-1b, 3 llama-3.1-8b, 4 aa, "
+          "5 azure-conv")
+
+#: (gpu_check arguments, the exact error after "gpu_check: error: "); {tmp}: tmp_path
+GPU_CHECK_CASES = [
+    (["--stages", "9"], f"argument --stages: unknown stage '9'; {STAGES}"),
+    (["--stages", "1,-1"], f"argument --stages: unknown stage '-1'; {STAGES}"),
+    (["--stages", ","], "argument --stages: give at least one stage number (0 decode-step, "
+                        "1 smoke, 2 llama-3.2-1b, 3 llama-3.1-8b, 4 aa, 5 azure-conv)"),
+    (["--budget-s", "0"],
+     "argument --budget-s: must be a positive, finite number of seconds, got '0'"),
+    (["--budget-s", "-5"],
+     "argument --budget-s: must be a positive, finite number of seconds, got '-5'"),
+    (["--budget-s", "nan"],
+     "argument --budget-s: must be a positive, finite number of seconds, got 'nan'"),
+    (["--budget-s", "inf"],
+     "argument --budget-s: must be a positive, finite number of seconds, got 'inf'"),
+    (["--budget-s", "5m"], "argument --budget-s: expected a number of seconds, got '5m'"),
+    (["--trace", "{tmp}/nope.csv"], "argument --trace: no such trace file: {tmp}/nope.csv"),
+    (["--trace", "{tmp}"], "argument --trace: {tmp} is not a file"),
+    (["--output", "{tmp}/f/sub"], "argument --output: cannot write to {tmp}/f/sub: "
+                                  "Not a directory"),
+    (["--output", "{tmp}/f"], "argument --output: cannot write to {tmp}/f: Not a directory"),
+    (["--output", "/proc/ipc-bench-test/run"], "argument --output: cannot write to "
+     "/proc/ipc-bench-test/run: No such file or directory"),
+    (["--output", ""], "argument --output: expected the path of a folder, got ''"),
+]
+
+
+@pytest.mark.parametrize("argv,message", GPU_CHECK_CASES,
+                         ids=[" ".join(a) for a, _ in GPU_CHECK_CASES])
+def test_gpu_check_bad_input_is_one_line_before_any_stage(argv, message, tmp_path,
+                                                          monkeypatch, capsys):
+    gpu_check = _script("gpu_check")
+    started = []
+    monkeypatch.setattr(gpu_check, "_preflight", lambda device: started.append(device))
+    monkeypatch.setattr(gpu_check, "run_child", lambda *a: started.append(a))
+    (tmp_path / "f").write_text("x")
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    assert gpu_check.main(argv) == 2
+    assert capsys.readouterr() == ("", f"gpu_check: error: "
+                                       f"{message.replace('{tmp}', str(tmp_path))}\n")
+    assert started == [] and sorted(p.name for p in tmp_path.iterdir()) == ["f"]
+
+
+def test_gpu_check_bad_input_in_its_own_process_has_no_traceback(tmp_path):
+    proc = subprocess.run([sys.executable, "scripts/gpu_check.py", "--budget-s", "nan",
+                           "--output", str(tmp_path / "out")], cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (
+        2, "", "gpu_check: error: argument --budget-s: must be a positive, finite number "
+               "of seconds, got 'nan'\n")
+    assert not (tmp_path / "out").exists()
+
+
+#: (decode_step_check arguments, the exact error after "decode_step_check: error: ")
+DECODE_STEP_CASES = [
+    (["--device", "cuda"], "--device cuda: no CUDA device here (torch.cuda.is_available() "
+                           "is False); use --device cpu or auto"),
+    (["--json", "{tmp}/no/rows.json"],
+     "argument --json: cannot write {tmp}/no/rows.json: No such file or directory"),
+    (["--json", "{tmp}"], "argument --json: {tmp} is a folder"),
+    (["--preset", "llama-9"], "argument --preset: unknown preset 'llama-9'; choose from tiny, "
+                              "cpu, qwen2.5-0.5b, llama-3.2-1b, llama-3.1-8b"),
+    (["--configs", "varlen"], "varlen needs CUDA (FlashAttention's paged kernel has no CPU "
+     "version) and --configs has nothing else to run here; on CPU use gather, flex or "
+     "flex+graphs"),
+    (["--configs", "varlen+graphs,varlen"], "varlen needs CUDA (FlashAttention's paged kernel "
+     "has no CPU version) and --configs has nothing else to run here; on CPU use gather, "
+     "flex or flex+graphs"),
+    (["--configs", "paged"], "argument --configs: unknown configuration 'paged': use BACKEND "
+                             "or BACKEND+graphs, BACKEND one of gather, flex, varlen"),
+    (["--context-min", "0"], "argument --context-min: must be at least 1, got 0"),
+    (["--context-max", "-3"], "argument --context-max: must be at least 1, got -3"),
+    (["--context-min", "50", "--context-max", "40"],
+     "--context-min 50 is larger than --context-max 40"),
+    (["--context-min", "150"], "--context-min 150 is larger than --context-max 100 (the CPU "
+                               "default)"),
+    (["--num-running", "4,x"], "argument --num-running: expected a whole number, got 'x'"),
+    (["--steps", "0"], "argument --steps: must be at least 1, got 0"),
+    (["--warmup", "-1"], "argument --warmup: must be at least 0, got -1"),
+]
+
+
+@pytest.mark.parametrize("argv,message", DECODE_STEP_CASES,
+                         ids=[" ".join(a) for a, _ in DECODE_STEP_CASES])
+def test_decode_step_check_bad_input_is_one_line_before_it_runs(argv, message, tmp_path,
+                                                                monkeypatch, capsys):
+    """Checked before any configuration runs (the --json path too, not after the run); on
+    a machine without CUDA, as torch reports it here."""
+    import torch
+
+    dsc = _script("decode_step_check")
+    ran = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(dsc, "run_config", lambda *a: ran.append(a))
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    assert dsc.main(argv) == 2
+    assert capsys.readouterr() == ("", f"decode_step_check: error: "
+                                       f"{message.replace('{tmp}', str(tmp_path))}\n")
+    assert ran == [] and list(tmp_path.iterdir()) == []
+
+
+def test_cuda_graph_sizes_are_stored_sorted():
+    from ipc_bench.cli.options import build_parser
+    from ipc_bench.harness.scenario import ScenarioOptions
+
+    args = build_parser().parse_args(DS + ["--cuda-graph-sizes", "16, 1,4"])
+    assert args.cuda_graph_sizes == [1, 4, 16]
+    opts = ScenarioOptions(model="torch", cuda_graph_sizes=[8, 2, 2, 1])
+    assert opts.model_config().cuda_graph_sizes == (1, 2, 8)

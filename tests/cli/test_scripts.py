@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from fault_helpers import children, processes_matching
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -216,13 +218,84 @@ def test_gpu_check_stops_after_a_failed_smoke_stage(monkeypatch, tmp_path, capsy
 
 
 def test_gpu_check_counts_a_spent_budget_as_a_failure(monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(gpu_check, "_preflight", lambda device: (False, 0))
-    assert gpu_check.main(["--output", str(tmp_path), "--budget-s", "0",
+    def slow_preflight(device):  # the probe alone spends the 1 ms budget
+        time.sleep(0.01)
+        return False, 0
+
+    monkeypatch.setattr(gpu_check, "_preflight", slow_preflight)
+    assert gpu_check.main(["--output", str(tmp_path), "--budget-s", "0.001",
                            "--stages", "1,2"]) == 1
     err = capsys.readouterr().err
-    assert "FAILED smoke: not run, the 0 s budget is spent" in err
+    assert "FAILED smoke: not run, the 0.001 s budget is spent" in err
     assert "FAILED llama-3.2-1b (tiny preset): not run" in err
     assert "FAILED llama-3.1-8b" not in err  # not asked for
+
+
+@pytest.fixture
+def handlers_restored():
+    """Put this process's signal handlers back after an in-process interrupt."""
+    import signal
+
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    yield
+    for s, h in saved.items():
+        signal.signal(s, h)
+
+
+def test_gpu_check_passes_a_signal_on_and_kills_a_stage_that_ignores_it(
+        monkeypatch, capsys, handlers_restored):
+    """A stage that ignores the forwarded SIGTERM is killed after the grace period and
+    reaped before the interrupt goes on."""
+    import signal
+    import threading
+
+    from ipc_bench.harness import signals
+
+    monkeypatch.setattr(gpu_check, "INTERRUPT_GRACE_S", 0.5)
+    stubborn = [sys.executable, "-c", "import signal, sys, time; "
+                "signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); "
+                "time.sleep(60)"]
+    old = signals.install()
+    signals.unblock()
+    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGTERM))
+    t0 = time.monotonic()
+    try:
+        timer.start()
+        with pytest.raises(signals.Interrupted) as info:
+            gpu_check.run_child("stubborn", stubborn, 60)
+    finally:
+        timer.cancel()
+        signals.restore(old)
+    assert info.value.code == 143 and 1.4 < time.monotonic() - t0 < 10
+    assert capsys.readouterr().out == ("gpu_check: [stubborn] stopped: SIGTERM passed on, "
+                                       "it exited killed by SIGKILL\n")
+    assert children(os.getpid()) == []  # reaped, not left a zombie
+
+
+def test_gpu_check_sigterm_stops_and_reaps_the_running_stage(tmp_path):
+    """SIGTERM to gpu_check alone (not its group) while the smoke stage's bench.py runs:
+    the stage gets it, writes its results and exits 143, then gpu_check does, with one
+    line; no process is left."""
+    import signal
+
+    out = tmp_path / "check"
+    proc = subprocess.Popen([sys.executable, "scripts/gpu_check.py", "--device", "cpu",
+                             "--stages", "1", "--output", str(out)], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not (out / "1-smoke" / "summary.json").exists():  # the stage has started its run
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    stage = processes_matching("bench.py", str(out / "1-smoke"))
+    assert len(stage) == 1
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert (proc.returncode, stderr) == (
+        143, f"gpu_check: interrupted by SIGTERM; results so far in {out}\n")
+    assert stdout.splitlines()[-1] == ("gpu_check: [smoke] stopped: SIGTERM passed on, "
+                                       "it exited 143")
+    assert processes_matching("bench.py", str(out)) == []  # reaped before the exit
+    assert json.loads((out / "1-smoke" / "summary.json").read_text())["status"] == "incomplete"
 
 
 @pytest.mark.slow
@@ -283,3 +356,13 @@ def test_ring_bench_runs_every_transport_and_size():
         (size, t, rounds) for size, rounds in (("0", "20"), ("100", "20"), ("2,000,000", "20"))
         for t in ("ring-spin", "ring-block", "zmq-ipc")]
     assert all(float(r[3]) > 0 and float(r[5].replace(",", "")) > 0 for r in rows)
+
+
+def test_readme_lists_every_script_and_states_gpu_checks_budget():
+    """README's layout block names each script of scripts/ on a line of its own, and
+    its gpu_check paragraph gives the script's own budget."""
+    readme = (ROOT / "README.md").read_text()
+    block = readme[readme.index("\nscripts/ "):readme.index("\nresults/ ")]
+    listed = [line.split()[0] for line in block.splitlines()[2:]]
+    assert listed and sorted(listed) == sorted(p.name for p in (ROOT / "scripts").glob("*.py"))
+    assert f"within a budget of {gpu_check.BUDGET_S:.0f} s (`--budget-s`" in readme

@@ -25,6 +25,7 @@ import pytest
 
 from fault_helpers import (FAKE_RUNNER, REPO, alive, bench, children, kill_quietly, load_run,
                            steady_case, wait_dead, wait_for)
+from ipc_bench.engine.config import ModelConfig
 from ipc_bench.harness.spec import RUNNER_COLUMNS, SCHED_COLUMNS, CaseResult
 from ipc_bench.harness.spec import CaseError
 from ipc_bench.harness.supervisor import run_case
@@ -96,13 +97,32 @@ def test_runner_exit_code_and_last_stderr_line_are_reported(monkeypatch):
     assert len(result.sched_rows) == 3 and not alive(result.runner_pid)
 
 
-def test_runner_that_never_answers_the_handshake_fails_after_the_startup_timeout(monkeypatch):
+@pytest.mark.parametrize("model,work", [
+    (ModelConfig(), "imports and builds the null model"),
+    (ModelConfig(name="torch", preset="tiny", attention="flex"),
+     "imports torch, builds the model and compiles flex_attention once per decode batch "
+     "bucket"),
+    (ModelConfig(name="torch", preset="tiny"),
+     "imports torch, builds the model and, on CUDA (where auto is flex), compiles "
+     "flex_attention once per decode batch bucket"),
+    (ModelConfig(name="torch", preset="tiny", attention="varlen", cuda_graphs=True),
+     "imports torch, builds the model; captures a CUDA graph per bucket"),
+])
+def test_runner_that_never_answers_the_handshake_fails_after_the_startup_timeout(
+        monkeypatch, model, work):
+    """The runner (a torch one compiling flex_attention, say) had not finished starting:
+    the line says so, what its start-up does and which option gives it more time, not
+    that it stopped answering."""
     fake = _fake(monkeypatch, "silent")
     spec = steady_case(startup_timeout_s=1.0)
+    spec.model = model
     with pytest.raises(CaseError) as err:
         run_case(spec, runner_command=fake)
-    assert re.fullmatch(r"runner process \d+ stopped answering: no handshake reply from the "
-                        r"runner within 1 s", str(err.value)), str(err.value)
+    assert re.fullmatch(r"runner process \d+ was still starting when the start-up timeout "
+                        r"ran out: no handshake reply from the runner within 1 s \(state "
+                        r"[RS] \((running|sleeping)\); killed\); its start-up "
+                        + re.escape(work) + r", which can take minutes: raise "
+                        r"--startup-timeout \(now 1 s\)", str(err.value)), str(err.value)
     assert children(os.getpid()) == []
 
 
@@ -114,7 +134,12 @@ def test_first_step_gets_the_startup_timeout_later_steps_the_peer_timeout(monkey
     with pytest.raises(CaseError) as err:
         run_case(spec, runner_command=fake)
     assert time.monotonic() - t0 >= 1.0
-    assert "no ModelRunnerOutput for step 0 within 1 s" in str(err.value)
+    assert re.fullmatch(r"runner process \d+ was still starting when the start-up timeout "
+                        r"ran out: no ModelRunnerOutput for step 0 within 1 s \(state S "
+                        r"\(sleeping\); killed\); its start-up imports and builds the null "
+                        r"model, which can take minutes: raise --startup-timeout \(now 1 s\)",
+                        str(err.value)), str(err.value)
+    assert err.value.step == 0
 
 
 def test_keepalive_lets_the_runner_wait_through_a_long_idle_gap():

@@ -26,6 +26,7 @@ import zmq
 
 from test_e2e import Spy, assert_clean, steady_spec
 from ipc_bench.analysis.summary import summarize_case
+from ipc_bench.harness import supervisor
 from ipc_bench.harness.spec import SCHED_COLUMNS, CaseError
 from ipc_bench.harness.supervisor import run_case
 from ipc_bench.wire.channel import (ChannelError, RingRunnerChannel, RingSchedulerChannel)
@@ -38,8 +39,42 @@ from ipc_bench.wire.transport import (EndpointDir, RunnerSockets, SchedulerSocke
 pytestmark = pytest.mark.timeout(120)
 
 
-def ring_segments() -> set[str]:
-    return {n for n in os.listdir("/dev/shm") if n.startswith(SHM_PREFIX)}
+class RingSpy:
+    """Records the name of every ring segment ``run_case`` creates in this process
+    (``names``), so a test checks its own segments: other runs on the machine create
+    and remove theirs in ``/dev/shm`` meanwhile."""
+
+    def __init__(self, mp: pytest.MonkeyPatch):
+        self.names: list[str] = []
+        spy = self
+
+        class RecordingRing(RingWriter):
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, **kwargs)
+                spy.names.append(self.handle.shm_name)
+
+        mp.setattr(supervisor, "RingWriter", RecordingRing)
+
+    def left(self) -> list[str]:
+        """The recorded segments still in ``/dev/shm``."""
+        return segments_left(self.names)
+
+
+def segments_left(names) -> list[str]:
+    """Those of the ring segments ``names`` still in ``/dev/shm``."""
+    return [n for n in names if os.path.exists(f"/dev/shm/{n}")]
+
+
+def mapped_segments(pid: int) -> set[str]:
+    """The ring segments process ``pid`` has mapped, from ``/proc/PID/maps`` (unlinked
+    ones included: their path there ends in `` (deleted)``)."""
+    found = set()
+    with open(f"/proc/{pid}/maps") as maps:
+        for line in maps:
+            path = line.split(maxsplit=5)[5:]
+            if path and path[0].startswith("/dev/shm/" + SHM_PREFIX):
+                found.add(path[0].rstrip("\n").removesuffix(" (deleted)")[len("/dev/shm/"):])
+    return found
 
 
 def test_a_known_frame_crosses_the_ring_channels_byte_for_byte():
@@ -98,11 +133,12 @@ def test_ring_wire_bytes_are_head_and_payload_or_overflow():
 @pytest.fixture(scope="module")
 def pair():
     """The same case over ipc, shm and shm-block (send, msgpack; cached, pickle)."""
-    before = ring_segments()
-    out = {(t, p, c): run_case(steady_spec(p, c, transport=t))
-           for t in ("ipc", "shm", "shm-block")
-           for p, c in (("send", "msgpack"), ("cached", "pickle"))}
-    assert ring_segments() - before == set()
+    with pytest.MonkeyPatch.context() as mp:
+        rings = RingSpy(mp)
+        out = {(t, p, c): run_case(steady_spec(p, c, transport=t))
+               for t in ("ipc", "shm", "shm-block")
+               for p, c in (("send", "msgpack"), ("cached", "pickle"))}
+    assert len(rings.names) == 4 and rings.left() == []
     return out
 
 
@@ -131,18 +167,16 @@ def test_shm_summary_counts_the_chunk_head(pair):
 
 @pytest.mark.parametrize("transport", ["shm", "shm-block"])
 def test_shm_case_leaves_nothing_behind(monkeypatch, transport):
-    spy = Spy(monkeypatch)
-    before = ring_segments()
+    spy, rings = Spy(monkeypatch), RingSpy(monkeypatch)
     result = run_case(steady_spec("send", "msgpack", transport=transport, max_steps=20))
     assert result.token_digest
     assert spy.procs[0].returncode == 0
     assert_clean(spy)
-    assert ring_segments() - before == set()
+    assert len(rings.names) == 1 and rings.left() == []
 
 
 def test_killed_runner_over_shm_is_reported_and_cleaned_up(monkeypatch):
-    spy = Spy(monkeypatch)
-    before = ring_segments()
+    spy, rings = Spy(monkeypatch), RingSpy(monkeypatch)
 
     def kill_at_step(seq, num_output_tokens, num_finished):
         if seq == 10:
@@ -154,7 +188,7 @@ def test_killed_runner_over_shm_is_reported_and_cleaned_up(monkeypatch):
                                f"while waiting for ModelRunnerOutput for step 10")
     assert spy.procs[0].returncode == -signal.SIGKILL
     assert_clean(spy)
-    assert ring_segments() - before == set()
+    assert len(rings.names) == 1 and rings.left() == []
 
 
 def test_a_sigkilled_bench_leaves_no_segment(tmp_path):
@@ -162,7 +196,7 @@ def test_a_sigkilled_bench_leaves_no_segment(tmp_path):
     the middle of a case leaves no segment (its socket folder stays, under TMPDIR)."""
     from test_e2e import _cmdlines
 
-    before, out = ring_segments(), tmp_path / "out"
+    out = tmp_path / "out"
     tmp = Path(tempfile.mkdtemp(prefix="shm-kill-"))  # short: the ring's socket path fits
     repo = Path(__file__).resolve().parents[2]
     bench = subprocess.Popen(
@@ -176,7 +210,8 @@ def test_a_sigkilled_bench_leaves_no_segment(tmp_path):
         while not (out / "steps.partial.csv").exists():
             assert bench.poll() is None and time.monotonic() < deadline
             time.sleep(0.05)
-        assert ring_segments() - before == set()
+        mine = mapped_segments(bench.pid)  # this bench.py's ring, by the name it mapped
+        assert len(mine) == 1 and segments_left(mine) == []
     finally:
         bench.kill()
         bench.wait(10)
@@ -184,7 +219,7 @@ def test_a_sigkilled_bench_leaves_no_segment(tmp_path):
     while any(str(tmp) in cmd for cmd in _cmdlines().values()):
         assert time.monotonic() < deadline, "the runner outlived bench.py"
         time.sleep(0.05)
-    assert ring_segments() - before == set()
+    assert segments_left(mine) == []
     shutil.rmtree(tmp)
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fault_helpers import TRACES, steady_case
+from fault_helpers import steady_case
 from ipc_bench import cli
 from ipc_bench.harness import recording
 from ipc_bench.harness.spec import CaseResult, SCHED_COLUMNS
@@ -25,7 +25,6 @@ from ipc_bench.harness.recording import StreamStats
 from ipc_bench.engine.traces import Trace
 from ipc_bench.engine.workloads import TraceWorkload
 
-CONV = TRACES / "AzureLLMInferenceTrace_conv.csv"
 
 
 def _timed_case(stream: bool, n: int = 60):
@@ -129,26 +128,52 @@ def test_rss_sampler_reads_both_processes():
     assert read_memory_bytes(2**22 + 12345) == (None, None)
 
 
-@pytest.mark.skipif(not CONV.exists(), reason=f"trace not found: {CONV}")
+def _burst_trace(path, n: int = 200) -> tuple[list[int], list[int]]:
+    """Write an Azure-format trace of ``n`` requests arriving within 0.1 s of trace time
+    (4 ms of wall time at 25x), with short prompts and outputs of 10 to 2,000 tokens;
+    returns (prompt lengths, output lengths)."""
+    prompts = [16 + i % 17 for i in range(n)]
+    outputs = [10 + i * 1990 // (n - 1) for i in range(n)]
+    rows = [f"2023-11-16 18:15:46.{i * 500:06d}0,{p},{o}"
+            for i, (p, o) in enumerate(zip(prompts, outputs))]
+    path.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n" + "\n".join(rows) + "\n")
+    return prompts, outputs
+
+
 def test_soak_scenario_short(tmp_path, monkeypatch, capsys):
+    """The soak scenario end to end on a trace whose schedule does not depend on the
+    machine's load: every request arrives in the first few steps (a burst) and their
+    prefill takes two or three steps, so all later steps are pure decode, some 2,000 of
+    them whatever their speed. A replay whose arrivals are spread over wall time makes
+    a slow (loaded) machine run fewer steps between arrivals, until no pure-decode step
+    falls in the drift's baseline window (10-20 % of the run) and the drift goes
+    missing. About 1.5 s on 2 idle cores (20 ms steps: about 20 s)."""
     import ipc_bench.scenarios.soak as soak
 
     monkeypatch.setattr(soak, "RSS_INTERVAL_S", 0.02)
     monkeypatch.setattr(recording, "FLUSH_INTERVAL_S", 0.02)
-    run = tmp_path / "run"
-    # A slow replay (arrivals sparse per step) so that pure-decode steps fall in the
-    # baseline and end windows even when the machine is loaded.
-    code = cli.main(["--scenario", "soak", "--trace", str(CONV), "--max-requests", "200",
+    trace, run = tmp_path / "burst.csv", tmp_path / "run"
+    prompts, outputs = _burst_trace(trace)
+    code = cli.main(["--scenario", "soak", "--trace", str(trace), "--max-requests", "200",
                      "--trace-speedup", "25", "--output", str(run), "--quiet"])
     out, err = capsys.readouterr()
     assert code == 0, err
     summary = json.loads((run / "summary.json").read_text())
     (case,) = summary["cases"]
     assert case["complete"] and case["num_requests"] == 200 and case["trace_speedup"] == 25
-    keys = ["s2r_decode_bytes_per_req_drift_pct", "sched_py_growth_pct"] + [
+    assert case["num_finished"] == 200 and case["num_warmup_steps"] == 50
+    keys = ["s2r_decode_bytes_per_req_drift_pct", "r2s_decode_bytes_per_req_drift_pct",
+            "sched_py_growth_pct"] + [
         f"{who}_{kind}_growth_pct" for who in ("sched", "runner") for kind in ("rss", "anon")]
     assert [k for k in keys if k not in case] == [], case
     rss = pd.read_csv(run / "rss.csv")
-    assert len(rss) == case["rss_num_samples"]
+    assert len(rss) == case["rss_num_samples"] >= 10
     assert "Soak trace=soak:200/send/msgpack#0" in out
-    assert len(pd.read_csv(run / "requests.csv")) == 200
+    steps = pd.read_csv(run / "steps.csv")
+    assert len(steps) == case["num_total_steps"] >= max(outputs)  # one token a step
+    assert case["output_tokens"] == int(steps[steps.counted == 1].num_output_tokens.sum())
+    requests = pd.read_csv(run / "requests.csv").sort_values("index")
+    assert list(requests["index"]) == list(range(200))
+    assert list(requests.num_prompt_tokens) == prompts
+    assert list(requests.num_output_tokens) == outputs  # every token, load or not
+    assert (requests.finish_reason == "length").all()
