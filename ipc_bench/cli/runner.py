@@ -31,10 +31,12 @@ class _Parser(argparse.ArgumentParser):
 def connect_endpoint(text: str) -> str:
     """``--connect``'s value: ``tcp://ADDR:PORT``, ADDR an IP address of the scheduler
     (IPv6 in brackets, no wildcard or multicast), PORT 1-65535."""
-    if not text.startswith("tcp://"):
+    try:
+        split_tcp_endpoint(text)
+    except ValueError:
         raise argparse.ArgumentTypeError(
-            f"expected tcp://ADDR:PORT (the scheduler's address and control port), got "
-            f"{text!r}")
+            f"expected tcp://ADDR:PORT (the scheduler's address and control port; IPv6 in "
+            f"brackets), got {text!r}") from None
     try:
         check_endpoint(text)
     except ValueError as exc:

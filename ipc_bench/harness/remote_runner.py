@@ -51,6 +51,8 @@ from ipc_bench.wire.remote import KEEPALIVE
 from ipc_bench.wire.transport import (EndpointError, PeerError, RunnerSockets, destroy_context,
                                       split_tcp_endpoint, tcp_endpoint)
 
+#: How its lines on stderr begin (the command that runs it, ``cli.runner``).
+PREFIX = "bench.py runner"
 #: Exit code after a ``Goodbye`` that says the run failed.
 EXIT_RUN_FAILED = 1
 #: How long a wait for the next case may last: no deadline (module docstring).
@@ -113,10 +115,10 @@ def serve_remote(ctl_endpoint: str, allow_pickle: bool = False) -> int:
         try:
             socks = RunnerSockets(ctx, ctl_endpoint, options=KEEPALIVE)
         except EndpointError as exc:
-            print(f"runner: {exc}", file=sys.stderr)
+            print(f"{PREFIX}: error: {exc}", file=sys.stderr)
             return EXIT_USAGE
         watch = _SchedulerWatch(socks.ctl, ctl_endpoint)
-        print(f"runner: connected to {ctl_endpoint}; serving cases until the scheduler's "
+        print(f"{PREFIX}: connected to {ctl_endpoint}; serving cases until the scheduler's "
               f"run ends", file=sys.stderr)
         return _serve_cases(socks, watch.problem, remote_config(host, allow_pickle))
     finally:
@@ -136,11 +138,11 @@ def _serve_cases(socks: RunnerSockets, peer_problem: Callable[[], Optional[str]]
             msg = recv_control(socks.ctl, _NO_DEADLINE_S, peer_problem,
                                "the next case or the end of the run")
         except PeerError as exc:
-            print(f"runner: {exc}", file=sys.stderr)
+            print(f"{PREFIX}: error: {exc}", file=sys.stderr)
             return EXIT_SCHEDULER_GONE
         if isinstance(msg, Goodbye):
             ended = f"the run failed: {msg.reason}" if msg.reason else "the run is complete"
-            print(f"runner: {ended} ({served} case(s) served)", file=sys.stderr)
+            print(f"{PREFIX}: {ended} ({served} case(s) served)", file=sys.stderr)
             return EXIT_RUN_FAILED if msg.reason else EXIT_OK
         accepted = accept_handshake(socks, msg, peer_problem, adapt)
         if isinstance(accepted, int):
