@@ -47,7 +47,7 @@ from ipc_bench.harness.runner_loop import (EXIT_HANDSHAKE, EXIT_OK, EXIT_SCHEDUL
 from ipc_bench.wire.codecs import PICKLED_CODECS
 from ipc_bench.wire.control import Goodbye, Handshake, recv_control
 from ipc_bench.wire.handshake import RunnerConfig
-from ipc_bench.wire.remote import KEEPALIVE
+from ipc_bench.wire.remote import CLOCK_KEY, KEEPALIVE, clock_id
 from ipc_bench.wire.transport import (EndpointError, PeerError, RunnerSockets, destroy_context,
                                       split_tcp_endpoint, tcp_endpoint)
 
@@ -144,7 +144,7 @@ def _serve_cases(socks: RunnerSockets, peer_problem: Callable[[], Optional[str]]
             ended = f"the run failed: {msg.reason}" if msg.reason else "the run is complete"
             print(f"{PREFIX}: {ended} ({served} case(s) served)", file=sys.stderr)
             return EXIT_RUN_FAILED if msg.reason else EXIT_OK
-        accepted = accept_handshake(socks, msg, peer_problem, adapt)
+        accepted = accept_handshake(socks, msg, peer_problem, adapt, {CLOCK_KEY: clock_id()})
         if isinstance(accepted, int):
             return accepted if isinstance(msg, Handshake) else EXIT_HANDSHAKE
         try:

@@ -329,12 +329,14 @@ def _accept_handshake(socks: RunnerSockets, peer_problem: Callable[[], Optional[
 
 
 def accept_handshake(socks: RunnerSockets, hs: Any, peer_problem: Callable[[], Optional[str]],
-                     adapt: Optional[Callable[[RunnerConfig], RunnerConfig]] = None
+                     adapt: Optional[Callable[[RunnerConfig], RunnerConfig]] = None,
+                     ready_info: Optional[dict[str, Any]] = None
                      ) -> tuple[RunnerConfig, ModelRunner, Optional[RingReader]] | int:
     """Check the handshake ``hs``, connect the data sockets (and attach the
     shared-memory ring, ``--transport shm``), build the model runner and answer
     ``Ready``. ``adapt``: applied to the decoded config first (a runner started by
     hand checks and rewrites it: ``harness.remote_runner``; ``ConfigError`` refuses it).
+    ``ready_info``: added to ``Ready.model_info`` (such a runner's clock id).
     Returns ``(config, runner, ring or None)``, or the exit code after telling the
     scheduler why not (``ErrorReport``; the reason also goes to stderr)."""
 
@@ -368,8 +370,8 @@ def accept_handshake(socks: RunnerSockets, hs: Any, peer_problem: Callable[[], O
     except Exception as exc:  # a model or ring that cannot be set up: say so, do not hang
         _close(ring)
         return refuse(f"runner could not start: {type(exc).__name__}: {exc}")
-    send_control(socks.ctl, Ready(PROTOCOL_VERSION, os.getpid(),
-                                  runner.model.device, model_info(runner.model)),
+    send_control(socks.ctl, Ready(PROTOCOL_VERSION, os.getpid(), runner.model.device,
+                                  dict(model_info(runner.model), **(ready_info or {}))),
                  config.peer_timeout_s, peer_problem)
     return config, runner, ring
 

@@ -44,7 +44,7 @@ from ipc_bench.harness.spec import CaseError, CaseResult, CaseSpec
 from ipc_bench.wire.control import (PROTOCOL_VERSION, ErrorReport, Handshake, InputDigests,
                                     Ready, StepInputIds, encode_control)
 from ipc_bench.wire.handshake import RunnerConfig, encode_config
-from ipc_bench.wire.remote import RemoteRunners
+from ipc_bench.wire.remote import CLOCK_KEY, RemoteRunners, clock_id
 from ipc_bench.wire.shm_ring import RING_TRANSPORTS, RingWriter
 from ipc_bench.wire.tp import (ORIGIN_COLUMN, OUTPUT_DIGEST_COLUMN, TpSchedulerChannel,
                                TpSchedulerSockets, check_tp)
@@ -202,8 +202,18 @@ class _TpCase:
         self.result.runner_device = replies[0].device + (" (remote runners)" if self.remote
                                                          else "")
         self.result.model_info = dict(replies[0].model_info, tp=spec.tp,
-                                      tp_cores=len(os.sched_getaffinity(0)))
+                                      tp_cores=len(os.sched_getaffinity(0)),
+                                      tp_one_clock=self._one_clock(replies))
         self.result.runner_pid = self.ranks.procs[0].pid
+
+    def _one_clock(self, replies: list[Ready]) -> bool:
+        """Whether every rank reads this machine's monotonic clock, so that its times
+        can be put on the scheduler's (spawned ranks do; ranks started by hand say
+        which machine's clock they read: ``wire.remote.clock_id``)."""
+        if self.remote is None:
+            return True
+        mine = clock_id()
+        return bool(mine) and all(r.model_info.get(CLOCK_KEY) == mine for r in replies)
 
     def _config(self, socks: TpSchedulerSockets, rank: int) -> RunnerConfig:
         spec = self.spec

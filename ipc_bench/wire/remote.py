@@ -59,7 +59,22 @@ GOODBYE_LINGER_MS = 1000
 #: What to type where the scheduler binds every interface (its address is not known here).
 SCHEDULER_PLACEHOLDER = "SCHEDULER_ADDRESS"
 
+#: Key of ``control.Ready.model_info`` by which a runner started by hand names its
+#: machine's monotonic clock (``clock_id``).
+CLOCK_KEY = "monotonic_clock_id"
+
 _EVENTS = zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED
+
+
+def clock_id() -> str:
+    """This machine's boot id (``/proc/sys/kernel/random/boot_id``): processes with the
+    same one read the same ``CLOCK_MONOTONIC`` (``perf_counter_ns``), so their times
+    can be compared; ``""`` where it cannot be read (then none are compared)."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
 
 
 class RemotePorts(NamedTuple):

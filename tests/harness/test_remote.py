@@ -178,13 +178,17 @@ def test_pickle_needs_the_runners_own_consent(tmp_path):
            "over tcp" in err.splitlines()[0]
 
 
-def test_tp_ranks_started_by_hand_broadcast_over_tcp(tmp_path):
+@pytest.mark.parametrize("other_machine", [False, True], ids=["one-clock", "two-clocks"])
+def test_tp_ranks_started_by_hand_broadcast_over_tcp(tmp_path, other_machine):
     port = free_base_port(4)
     sched = start_scheduler(["--scenario", "tp-broadcast", "--tp", "2", "--transport", "tcp",
                              "--num-running", "8", "--steps", "30", "--policies", "cached",
                              "--remote-runners", "--port", str(port), "--quiet"],
                             tmp_path / "r")
-    runners = [start_runner(port + rank) for rank in range(2)]
+    # rank 1 may claim another machine's clock, as a rank on another host would
+    other = "import ipc_bench.wire.remote as r\nr.clock_id = lambda: 'another-boot-id'"
+    runners = [start_runner(port), start_runner(port + 1,
+                                                python_code=other if other_machine else "")]
     for r in runners:
         r.communicate(timeout=120)
     out, err = sched.communicate(timeout=60)
@@ -192,3 +196,11 @@ def test_tp_ranks_started_by_hand_broadcast_over_tcp(tmp_path):
     assert [r.returncode for r in runners] == [0, 0]
     assert "broadcast=tcp,num_running=8,tp=2" in out
     assert "device=cpu (remote runners)" in out
+    case = json.loads((tmp_path / "r" / "summary.json").read_text())["cases"][0]
+    assert case["tp"] == 2 and len(case["tp_rank_decode_ns_per_step"]) == 2
+    if other_machine:  # receive-to-ready needs one clock: left out, and said why
+        assert "tp_ready_ns_median" not in case
+        assert case["tp_ready_note"] == ("not computed: ranks on other machines read other "
+                                         "clocks than the scheduler's")
+    else:
+        assert case["tp_ready_ns_median"] > 0
