@@ -31,6 +31,11 @@ the runner.
 
 While a timed replay has nothing to run the scheduler sends ``KeepAlive``, so the
 runner's own timeout only fires on a scheduler that really hangs.
+
+With ``run_case(remote=)`` (``--remote-runners``) the runner was started by hand,
+perhaps on another host (``wire.remote``, ``harness.remote_runner``): nothing is spawned
+(``RemotePeer`` stands in for ``RunnerProcess``), the data sockets are bound at the run's
+fixed ports, and the runner's closed connection takes the place of its exit.
 """
 
 from __future__ import annotations
@@ -172,7 +177,7 @@ class RemotePeer:
     (``RemoteRunners.problem``); there is no process here to inspect or reap."""
 
     pid = None
-    heap_report_path = os.devnull
+    heap_report_path = ""  # no report file here: reading it fails (OSError), as intended
 
     def __init__(self, remote: RemoteRunners, rank: int = 0):
         self.remote, self.rank = remote, rank
@@ -385,7 +390,8 @@ class _TwoProcessCase:
             clean = True
             return result
         except PeerTimeout as exc:
-            if self.remote is not None and not self.remote.connected[0]:
+            if self.remote is not None and not (self.remote.connected[0]
+                                                or self.remote.gone[0]):
                 raise CaseError(str(exc)) from None  # it never connected: the line says so
             where = self.runner.name if self.runner else "runner"
             raise CaseError(f"{where} stopped answering: {exc}") from None

@@ -153,7 +153,9 @@ class _TpCase:
             clean = True
             return result
         except PeerTimeout as exc:
-            if self.remote is not None and not all(self.remote.connected[:spec.tp]):
+            if self.remote is not None and not all(
+                    c or g for c, g in zip(self.remote.connected[:spec.tp],
+                                           self.remote.gone[:spec.tp])):
                 raise self._failed(str(exc))  # a rank never connected: the line says so
             kill = "" if self.remote is not None else "; killed"
             raise self._failed(f"a rank stopped answering: {exc} "

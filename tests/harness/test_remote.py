@@ -204,3 +204,46 @@ def test_tp_ranks_started_by_hand_broadcast_over_tcp(tmp_path, other_machine):
                                          "clocks than the scheduler's")
     else:
         assert case["tp_ready_ns_median"] > 0
+
+
+def test_a_tp_rank_that_never_connects_is_named_and_the_others_are_told(tmp_path):
+    port = free_base_port(4)
+    sched = start_scheduler(["--scenario", "tp-broadcast", "--tp", "2", "--transport", "tcp",
+                             "--num-running", "8", "--steps", "30", "--policies", "cached",
+                             "--remote-runners", "--port", str(port), "--quiet",
+                             "--startup-timeout", "2"], tmp_path / "r")
+    rank0 = start_runner(port)
+    _, err = sched.communicate(timeout=60)
+    _, rank0_err = rank0.communicate(timeout=30)
+    assert sched.returncode == 1
+    assert err.splitlines()[0] == (
+        f"bench.py: error: num_running=8,tp=2,broadcast=tcp/cached/msgpack#0: no remote "
+        f"runner connected to tcp://127.0.0.1:{port + 1} (rank 1) within 2 s; start it on its "
+        f"host with: python bench.py runner --connect tcp://127.0.0.1:{port + 1}")
+    assert rank0.returncode == 1  # the Goodbye said the run failed
+    assert rank0_err.splitlines()[-1].startswith("bench.py runner: the run failed: ")
+
+
+def test_a_runner_whose_scheduler_is_killed_exits_at_once(tmp_path):
+    port = free_base_port(3)
+    own_tmp = tmp_path / "tmp"  # a SIGKILLed bench.py leaves its socket folder here
+    own_tmp.mkdir()
+    args = [a if a != "40" else "100000000" for a in CASE]
+    env = dict(os.environ, TMPDIR=str(own_tmp))
+    sched = subprocess.Popen([sys.executable, "bench.py", *args, "--remote-runners", "--port",
+                              str(port), "--output", str(tmp_path / "r")], cwd=REPO, env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    sched.stderr.readline()
+    runner = start_runner(port)
+    deadline = time.monotonic() + 60
+    while not list((tmp_path / "r").glob("steps.partial.csv")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    sched.kill()
+    sched.communicate(timeout=30)
+    t_kill = time.monotonic()
+    _, runner_err = runner.communicate(timeout=30)
+    assert time.monotonic() - t_kill < 5
+    assert runner.returncode == 5
+    assert runner_err.splitlines()[-1].startswith(
+        f"runner: the scheduler at tcp://127.0.0.1:{port} closed the connection while "
+        f"waiting for SchedulerOutput for step ")
