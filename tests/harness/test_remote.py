@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import socket
 import subprocess
@@ -247,3 +248,28 @@ def test_a_runner_whose_scheduler_is_killed_exits_at_once(tmp_path):
     assert runner_err.splitlines()[-1].startswith(
         f"runner: the scheduler at tcp://127.0.0.1:{port} closed the connection while "
         f"waiting for SchedulerOutput for step ")
+
+
+def test_a_runner_that_stops_answering_fails_the_case_after_the_peer_timeout(tmp_path):
+    port = free_base_port(3)
+    args = [a if a != "40" else "100000000" for a in CASE]
+    sched = start_scheduler(args + ["--remote-runners", "--port", str(port),
+                                    "--peer-timeout", "2"], tmp_path / "r")
+    runner = start_runner(port)
+    deadline = time.monotonic() + 60
+    while not list((tmp_path / "r").glob("steps.partial.csv")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    runner.send_signal(signal.SIGSTOP)
+    t_stop = time.monotonic()
+    try:
+        _, err = sched.communicate(timeout=30)
+    finally:
+        runner.send_signal(signal.SIGCONT)
+    assert 1.5 < time.monotonic() - t_stop < 10
+    assert sched.returncode == 1
+    assert re.fullmatch(
+        rf"bench\.py: error: {re.escape(CASE_ID)}: remote runner 0 \(control port "
+        rf"tcp://127\.0\.0\.1:{port}\) stopped answering: no ModelRunnerOutput for step \d+ "
+        rf"within 2 s \(on another host: not killed from here\)", err.splitlines()[0]), err
+    _, runner_err = runner.communicate(timeout=30)  # the scheduler is gone: it exits
+    assert runner.returncode == 5, runner_err
