@@ -21,8 +21,10 @@ no case inherits a frame or a subscription from the one before). After the last 
 or the first that fails (a failed case ends the run), ``close`` sends every connected
 runner ``control.Goodbye`` and the runners exit.
 
-Liveness. Each control socket is monitored (``ZMQ_EVENT_HANDSHAKE_SUCCEEDED`` /
-``ZMQ_EVENT_DISCONNECTED``): a runner whose connection closes (its process died, was
+Liveness. Each control socket is monitored (``ZMQ_EVENT_ACCEPTED``,
+``ZMQ_EVENT_HANDSHAKE_SUCCEEDED``, ``ZMQ_EVENT_DISCONNECTED``; the runner's connection is
+the first to complete a ZeroMQ handshake, so another peer that connects to the port and
+leaves is not taken for it): a runner whose connection closes (its process died, was
 killed, or its host closed it) is named by ``problem(rank)`` within the next wait slice
 (``transport.POLL_SLICE_MS``) of any wait, as a spawned runner's exit is. A host that
 vanishes without closing the connection is caught by the peer timeout while a case runs,
@@ -63,7 +65,7 @@ SCHEDULER_PLACEHOLDER = "SCHEDULER_ADDRESS"
 #: machine's monotonic clock (``clock_id``).
 CLOCK_KEY = "monotonic_clock_id"
 
-_EVENTS = zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED
+_EVENTS = zmq.EVENT_ACCEPTED | zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED
 
 
 def clock_id() -> str:
@@ -119,6 +121,11 @@ class RemoteRunners:
         self._monitors: list[zmq.Socket] = []
         self.connected = [False] * n
         self.gone = [False] * n
+        # The runner's connection: the last one accepted when the first ZeroMQ handshake
+        # succeeded (its fd, as the monitor's ACCEPTED and DISCONNECTED events give it),
+        # so that another peer's connection coming and going is not taken for its.
+        self._accepted: list[Optional[int]] = [None] * n
+        self._runner_fd: list[Optional[int]] = [None] * n
         try:
             for port in self.ports.ctls:
                 sock = open_socket(self.ctx, zmq.PAIR, tcp_endpoint(host, port), bind=True,
@@ -158,10 +165,15 @@ class RemoteRunners:
     def _events(self, rank: int) -> None:
         monitor = self._monitors[rank]
         while monitor.poll(0):
-            event = recv_monitor_message(monitor)["event"]
-            if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
+            message = recv_monitor_message(monitor)
+            event, fd = message["event"], message["value"]
+            if event == zmq.EVENT_ACCEPTED:
+                self._accepted[rank] = fd
+            elif event == zmq.EVENT_HANDSHAKE_SUCCEEDED and self._runner_fd[rank] is None:
+                self._runner_fd[rank] = self._accepted[rank]
                 self.connected[rank] = True
-            elif event == zmq.EVENT_DISCONNECTED and self.connected[rank]:
+            elif event == zmq.EVENT_DISCONNECTED and fd == self._runner_fd[rank] \
+                    and self.connected[rank]:
                 self.connected[rank], self.gone[rank] = False, True
 
     def problem(self, rank: int) -> Optional[str]:

@@ -273,3 +273,19 @@ def test_a_runner_that_stops_answering_fails_the_case_after_the_peer_timeout(tmp
         rf"within 2 s \(on another host: not killed from here\)", err.splitlines()[0]), err
     _, runner_err = runner.communicate(timeout=30)  # the scheduler is gone: it exits
     assert runner.returncode == 5, runner_err
+
+
+def test_another_peer_coming_and_going_on_the_control_port_is_not_the_runner(tmp_path):
+    port = free_base_port(3)
+    args = [a if a != "40" else "20000" for a in CASE]  # a few seconds: still running
+    sched = start_scheduler(args + ["--remote-runners", "--port", str(port), "--no-floor"],
+                            tmp_path / "r")
+    runner = start_runner(port)
+    deadline = time.monotonic() + 60
+    while not list((tmp_path / "r").glob("steps.partial.csv")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    stranger = socket.create_connection(("127.0.0.1", port))  # a port scan, say
+    stranger.close()
+    runner.communicate(timeout=120)
+    _, err = sched.communicate(timeout=60)
+    assert (sched.returncode, err, runner.returncode) == (0, "", 0)
