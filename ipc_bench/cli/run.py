@@ -18,6 +18,7 @@ from ipc_bench.engine.config import CACHED, POLICIES, SEND, ConfigError
 from ipc_bench.engine.traces import TraceError
 from ipc_bench.errors import one_line
 from ipc_bench.harness.memory import HeapReport
+from ipc_bench.harness.spec import INPROC
 from ipc_bench.wire.codecs import DEFAULT_CODECS, PICKLED_CODECS
 from ipc_bench.wire.shm_ring import RING_TRANSPORTS, check_ring
 from ipc_bench.wire.transport import TRANSPORTS, EndpointError, check_endpoints
@@ -247,8 +248,11 @@ def _check_cases(args, cases) -> None:
         if step_s >= case.peer_timeout_s:
             raise UsageError(f"a fixed step of {step_s * 1e3:g} ms is not shorter than "
                              f"--peer-timeout {case.peer_timeout_s:g} s")
-    _check_memory(cases)
-    _check_torch_cases(cases, num_blocks_given=args.num_blocks is not None)
+    # A runner started by hand checks its own memory and device in the handshake (this
+    # machine is not its): only the cases that run here are checked here.
+    local = [c for c in cases if not args.remote_runners or c.transport == INPROC]
+    _check_memory(local)
+    _check_torch_cases(local, num_blocks_given=args.num_blocks is not None)
     HeapReport.from_env()  # a bad IPC_BENCH_HEAP_REPORT is refused before a case starts
     _check_sockets(cases)
 
