@@ -289,3 +289,44 @@ def test_another_peer_coming_and_going_on_the_control_port_is_not_the_runner(tmp
     runner.communicate(timeout=120)
     _, err = sched.communicate(timeout=60)
     assert (sched.returncode, err, runner.returncode) == (0, "", 0)
+
+
+def _config(**kw):
+    from ipc_bench.engine.config import ModelConfig, SchedulerConfig
+    from ipc_bench.wire.handshake import RunnerConfig
+
+    fields = dict(scheduler=SchedulerConfig(max_num_seqs=4, max_model_len=64, block_size=16,
+                                            num_blocks=32),
+                  model=ModelConfig(), policy="send", codec="msgpack", warmup_steps=0,
+                  peer_timeout_s=1.0, s2r_endpoint="tcp://0.0.0.0:5601",
+                  r2s_endpoint="tcp://0.0.0.0:5602")
+    fields.update(kw)
+    return RunnerConfig(**fields)
+
+
+@pytest.mark.parametrize("host,s2r,r2s", [
+    ("10.1.2.3", "tcp://10.1.2.3:5601", "tcp://10.1.2.3:5602"),
+    ("fd00::1", "tcp://[fd00::1]:5601", "tcp://[fd00::1]:5602"),
+])
+def test_the_runner_reaches_the_data_ports_at_the_address_it_connected_to(host, s2r, r2s):
+    from ipc_bench.harness.remote_runner import remote_config
+
+    # the scheduler bound a wildcard and names it: the runner keeps only the ports
+    adapted = remote_config(host, allow_pickle=False)(_config())
+    assert (adapted.s2r_endpoint, adapted.r2s_endpoint) == (s2r, r2s)
+    assert adapted.codec == "msgpack" and adapted.scheduler == _config().scheduler
+
+
+def test_the_runner_refuses_the_ring_and_unconsented_pickle():
+    from ipc_bench.engine.config import ConfigError
+    from ipc_bench.harness.remote_runner import remote_config
+    from ipc_bench.wire.shm_ring import RingHandle
+
+    ring = RingHandle(shm_name="x", n_readers=1, n_chunks=2, chunk_bytes=64,
+                      overflow_endpoint="ipc:///x/o", folder="/x", wait="spin")
+    with pytest.raises(ConfigError, match="the shared-memory ring is local only"):
+        remote_config("10.1.2.3", False)(_config(s2r_ring=ring))
+    pickled = _config(codec="pickle", allow_pickle_over_tcp=True)
+    with pytest.raises(ConfigError, match="start this runner with --allow-pickle-over-tcp"):
+        remote_config("10.1.2.3", False)(pickled)
+    assert remote_config("10.1.2.3", True)(pickled).codec == "pickle"
