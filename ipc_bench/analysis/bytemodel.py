@@ -26,6 +26,19 @@ request more than cached (plus ``A(R) - 1``): 2 to 6 bytes, about 4.97 on averag
 uniform ids in a 128,256-token vocabulary and 3.17 for Zipf ids (``--token-ids zipf``:
 44 % of ids below 128).
 
+**EngineCoreOutputs** (``--frontend``: the engine core -> frontend hop, msgpack only,
+``engine_outputs_bytes``). ``omit_defaults`` omits nothing from an ``array_like``
+Struct (msgspec #720), so with n outputs, request ids ``s_i`` and new ids ``t_i``::
+
+    EngineCoreOutputs = 15 + A(n) + sum_i [9 + S(s_i) + A(|t_i|) + sum_t U(t)] + STATS
+        STATS = 1 (nil)  or  133 + U(num_running) + U(num_waiting)  (the SchedulerStats map)
+
+(``finish_reason`` is 1 byte either way: ``nil`` or 1). The run's byte-model check
+(``byte_model_report``) does not cover these messages: the run captures only the
+scheduler <-> runner frames, not the frontend's. ``tests/harness/test_frontend.py``
+checks the formula against encoded messages, and every run checks the frontend's
+received sizes against the sizes the scheduler sent.
+
 **packed** (vLLM PR #54406, ``wire.codecs.pack_scheduler_output``): the same pickle
 stream rules for the 3-tuple ``(EXECUTE_MODEL_FAST_PATH_TAG, packed, 0)``: no
 dataclass, no field names, every integer list an ``array('i')``, which pickles as
@@ -69,6 +82,16 @@ pickle model walks the message's object sequence (``_PickleStream``) with the ex
 opcode sizes above instead of a single closed form; the unframed part is the sum
 of the per-object terms. ``tests/analysis/test_bytemodel.py`` checks every formula against
 real encodings for 1 to 4,096 running requests.
+
+**Speculative decoding** (``spec_token_ids``; vLLM 7f280d69c's messages). A step with
+drafts schedules ``1 + k_i`` tokens per request (``U(1 + k_i)``, and ``U(R + sum k_i)``
+for the total) and adds ``scheduled_spec_decode_tokens``: in msgpack ``M(D) + sum
+[S(s_i) + A(k_i) + sum U(d)]`` over the D drafted requests (each request id written
+again), in pickle a dict whose keys are memo references to the ids already written
+and whose values are lists of ints (``array('i')`` for packed). ``new_token_ids``
+under ``send`` is unchanged (one real token per request). A reply carries 1 to
+``k_i + 1`` ids per row (``A(n)`` headers of any width) and ``spec_token_ids``, a list
+of lists instead of nil / ``None``.
 """
 
 from __future__ import annotations
@@ -130,9 +153,18 @@ def mp_header(n: int) -> int:
 
 
 def _msgpack_scheduler_output(req_ids, num_computed_tokens, new_block_ids, token_ids,
-                              finished_req_ids) -> int:
+                              finished_req_ids, spec=None) -> int:
     r = len(req_ids)
     a = mp_header(r)
+    if spec is not None:  # drafts: num_scheduled_tokens 1 + k, and their own map
+        drafted = [(sid, d) for sid, d in zip(req_ids, spec) if d]
+        extra = (mp_header(len(drafted)) - 1
+                 + sum(mp_str(sid) + mp_header(len(d)) + sum(mp_uint(x) for x in d)
+                       for sid, d in drafted)
+                 + sum(mp_uint(1 + len(d)) - 1 for d in spec)
+                 + mp_uint(r + sum(len(d) for d in spec)) - mp_uint(r))
+    else:
+        extra = 0
     per_request = sum(2 * mp_str(s) + 1 + mp_uint(c) + 1 + mp_header(len(b))
                       + sum(mp_uint(x) for x in b)
                       for s, c, b in zip(req_ids, num_computed_tokens, new_block_ids))
@@ -141,14 +173,19 @@ def _msgpack_scheduler_output(req_ids, num_computed_tokens, new_block_ids, token
     else:
         new_tokens = a + sum(1 + mp_uint(t) for t in token_ids)
     finished = mp_header(len(finished_req_ids)) + sum(mp_str(f) for f in finished_req_ids)
-    return 11 + 4 * a + r + per_request + mp_header(r) + mp_uint(r) + finished + new_tokens
+    return (11 + 4 * a + r + per_request + mp_header(r) + mp_uint(r) + finished + new_tokens
+            + extra)
 
 
-def _msgpack_model_runner_output(req_ids, sampled_token_ids) -> int:
+def _msgpack_model_runner_output(req_ids, sampled_token_ids, spec_token_ids=None) -> int:
     r = len(req_ids)
-    per_request = sum(2 * mp_str(s) + mp_uint(i) + 1 + sum(mp_uint(t) for t in toks)
+    per_request = sum(2 * mp_str(s) + mp_uint(i) + mp_header(len(toks))
+                      + sum(mp_uint(t) for t in toks)
                       for i, (s, toks) in enumerate(zip(req_ids, sampled_token_ids)))
-    return 7 + 2 * mp_header(r) + mp_header(r) + per_request
+    spec = 0 if spec_token_ids is None else (  # a list of lists instead of nil
+        mp_header(len(spec_token_ids)) - 1
+        + sum(mp_header(len(d)) + sum(mp_uint(x) for x in d) for d in spec_token_ids))
+    return 7 + 2 * mp_header(r) + mp_header(r) + per_request + spec
 
 
 # --------------------------------------------------------------------------- pickle
@@ -388,10 +425,11 @@ class _PickleStream:
 
 
 def _pickle_scheduler_output(req_ids, num_computed_tokens, new_block_ids, token_ids,
-                             finished_req_ids) -> int:
+                             finished_req_ids, spec=None) -> int:
     p = _PickleStream()
     r = len(req_ids)
     msgs = VLLM_DATACLASSES
+    counts, total, drafted, spec_item = _spec_parts(p, req_ids, spec, "list")
 
     def block_tuple(i):
         blocks = new_block_ids[i]
@@ -405,7 +443,7 @@ def _pickle_scheduler_output(req_ids, num_computed_tokens, new_block_ids, token_
 
     def num_scheduled_item(i):
         p.str(req_ids[i])  # same str object as in req_ids: a memo reference
-        p.int(1)
+        p.int(counts[i])
 
     cached = [
         ("req_ids", lambda: p.list(r, lambda i: p.str(req_ids[i]))),
@@ -418,8 +456,8 @@ def _pickle_scheduler_output(req_ids, num_computed_tokens, new_block_ids, token_
         ("scheduled_new_reqs", lambda: p.list(0, None)),
         ("scheduled_cached_reqs", lambda: p.dataclass(msgs.CachedRequestData, cached)),
         ("num_scheduled_tokens", lambda: p.dict(r, num_scheduled_item)),
-        ("total_num_scheduled_tokens", lambda: p.int(r)),
-        ("scheduled_spec_decode_tokens", lambda: p.dict(0, None)),
+        ("total_num_scheduled_tokens", lambda: p.int(total)),
+        ("scheduled_spec_decode_tokens", lambda: p.dict(len(drafted), spec_item)),
         ("scheduled_encoder_inputs", lambda: p.dict(0, None)),
         ("num_common_prefix_blocks", lambda: p.list(1, lambda _: p.int(0))),
         ("finished_req_ids", lambda: p.set(len(finished_req_ids),
@@ -437,12 +475,34 @@ def _pickle_scheduler_output(req_ids, num_computed_tokens, new_block_ids, token_
     return p.total()
 
 
+def _spec_parts(p: "_PickleStream", req_ids, spec, write_ids: str):
+    """Pickle pieces of a step's drafts: each request's ``num_scheduled_tokens`` (1 +
+    its drafts), ``total_num_scheduled_tokens``, the drafted rows, and the writer of one
+    ``scheduled_spec_decode_tokens`` item (the request id, a memo reference, then its
+    ids: ``write_ids`` ``"list"`` for pickle, ``"array"`` (an ``array('i')``) for packed)."""
+    r = len(req_ids)
+    if spec is None:
+        return [1] * r, r, [], None
+    counts = [1 + len(d) for d in spec]
+    drafted = [i for i, d in enumerate(spec) if d]
+
+    def item(k):
+        i = drafted[k]
+        p.str(req_ids[i])  # the scheduler's key is the request's own id string
+        if write_ids == "list":
+            p.list(len(spec[i]), lambda j: p.int(spec[i][j]))
+        else:
+            p.array(len(spec[i]))
+    return counts, sum(counts), drafted, item
+
+
 def _packed_scheduler_output(req_ids, num_computed_tokens, new_block_ids, token_ids,
-                             finished_req_ids) -> int:
+                             finished_req_ids, spec=None) -> int:
     """vLLM PR #54406's ``(EXECUTE_MODEL_FAST_PATH_TAG, packed, 0)`` pickle of a
     pure-decode step (``wire.codecs.pack_scheduler_output``)."""
     p = _PickleStream()
     r = len(req_ids)
+    counts, total, drafted, spec_item = _spec_parts(p, req_ids, spec, "array")
 
     def new_tokens():
         if token_ids is None:
@@ -452,7 +512,7 @@ def _packed_scheduler_output(req_ids, num_computed_tokens, new_block_ids, token_
 
     def num_scheduled_item(i):
         p.str(req_ids[i])  # same str object as in req_ids: a memo reference
-        p.int(1)
+        p.int(counts[i])
 
     cached = [
         lambda: p.list(r, lambda i: p.str(req_ids[i])),  # req_ids
@@ -465,8 +525,8 @@ def _packed_scheduler_output(req_ids, num_computed_tokens, new_block_ids, token_
         lambda: p.tuple([]),  # scheduled_new_reqs: ()
         lambda: p.tuple(cached),
         lambda: p.dict(r, num_scheduled_item),
-        lambda: p.int(r),
-        lambda: p.dict(0, None),  # scheduled_spec_decode_tokens
+        lambda: p.int(total),
+        lambda: p.dict(len(drafted), spec_item),  # scheduled_spec_decode_tokens
         lambda: p.dict(0, None),  # scheduled_encoder_inputs
         lambda: p.array(1),  # num_common_prefix_blocks: array('i', [0])
         lambda: p.set(len(finished_req_ids), lambda j: p.str(finished_req_ids[j])),
@@ -479,7 +539,8 @@ def _packed_scheduler_output(req_ids, num_computed_tokens, new_block_ids, token_
     return p.total()
 
 
-def _pickle_model_runner_output(req_ids, sampled_token_ids, index_order) -> int:
+def _pickle_model_runner_output(req_ids, sampled_token_ids, index_order,
+                                spec_token_ids=None) -> int:
     p = _PickleStream()
     r = len(req_ids)
 
@@ -493,7 +554,9 @@ def _pickle_model_runner_output(req_ids, sampled_token_ids, index_order) -> int:
         ("req_id_to_index", lambda: p.dict(r, index_item)),
         ("sampled_token_ids", lambda: p.list(r, lambda i: p.list(
             len(sampled_token_ids[i]), lambda j: p.int(sampled_token_ids[i][j])))),
-        ("spec_token_ids", p.const),
+        ("spec_token_ids", p.const if spec_token_ids is None else lambda: p.list(
+            len(spec_token_ids), lambda i: p.list(
+                len(spec_token_ids[i]), lambda j: p.int(spec_token_ids[i][j])))),
         ("logprobs", p.const),
         ("prompt_logprobs_dict", lambda: p.dict(0, None)),
         ("pooler_output", lambda: p.list(0, None)),
@@ -515,7 +578,8 @@ def scheduler_output_bytes(codec: str, req_ids: Sequence[str],
                            num_computed_tokens: Sequence[int],
                            new_block_ids: Sequence[Sequence[int]],
                            token_ids: Optional[Sequence[int]],
-                           finished_req_ids: Sequence[str] = ()) -> int:
+                           finished_req_ids: Sequence[str] = (),
+                           spec_token_ids: Optional[Sequence[Sequence[int]]] = None) -> int:
     """Serialized bytes of a pure-decode step's ``SchedulerOutput``.
 
     ``req_ids``: the R scheduled requests in scheduling order (``[R]`` str, distinct);
@@ -523,37 +587,49 @@ def scheduler_output_bytes(codec: str, req_ids: Sequence[str],
     the KV blocks allocated this step (mostly empty); ``token_ids``: ``[R]`` the token
     each request decodes, sent under the ``send`` policy, or ``None`` for ``cached``
     (``new_token_ids == []``); ``finished_req_ids``: ids finished since the previous
-    step, in the set's iteration order (none of them in ``req_ids``). Raises
+    step, in the set's iteration order (none of them in ``req_ids``);
+    ``spec_token_ids``: speculative decoding, ``[R]`` lists of the draft ids scheduled
+    for each request (``[]`` for none; ``scheduled_spec_decode_tokens`` holds the
+    non-empty ones in ``req_ids`` order, and each request is scheduled ``1 + len``
+    tokens; ``token_ids`` stays the one real token each: vLLM's ``num_scheduled -
+    num_spec`` slice), or ``None`` (no drafts: ``{}``, one token each). Raises
     ``ValueError`` on an unknown codec or mismatched lengths.
     """
     r = len(req_ids)
     if len(num_computed_tokens) != r or len(new_block_ids) != r or (
-            token_ids is not None and len(token_ids) != r):
-        raise ValueError("req_ids, num_computed_tokens, new_block_ids and token_ids "
-                         "must have one entry per request")
+            token_ids is not None and len(token_ids) != r) or (
+            spec_token_ids is not None and len(spec_token_ids) != r):
+        raise ValueError("req_ids, num_computed_tokens, new_block_ids, token_ids and "
+                         "spec_token_ids must have one entry per request")
     finished = list(finished_req_ids)
+    spec = None if spec_token_ids is None else [list(d) for d in spec_token_ids]
     if codec == "msgpack":
         return _msgpack_scheduler_output(req_ids, num_computed_tokens, new_block_ids,
-                                         token_ids, finished)
+                                         token_ids, finished, spec)
     if codec == "pickle":
         return _pickle_scheduler_output(req_ids, num_computed_tokens, new_block_ids,
-                                        token_ids, finished)
+                                        token_ids, finished, spec)
     if codec == "packed":
         return _packed_scheduler_output(req_ids, num_computed_tokens, new_block_ids,
-                                        token_ids, finished)
+                                        token_ids, finished, spec)
     raise ValueError(f"unknown codec {codec!r}; choose from {', '.join(CODECS)}")
 
 
 def model_runner_output_bytes(codec: str, req_ids: Sequence[str],
                               sampled_token_ids: Sequence[Sequence[int]],
-                              index_order: Optional[Sequence[int]] = None) -> int:
+                              index_order: Optional[Sequence[int]] = None,
+                              spec_token_ids: Optional[Sequence[Sequence[int]]] = None
+                              ) -> int:
     """Serialized bytes of a ``ModelRunnerOutput``.
 
     ``req_ids``: the runner's rows in order (``[R]`` str); ``sampled_token_ids``:
-    ``[R]`` lists (one id per decoding row, empty for a partial prefill);
+    ``[R]`` lists (one id per decoding row, empty for a partial prefill; with
+    speculative decoding the accepted drafts + the target's token, 1 to K + 1 ids);
     ``index_order``: the iteration order of ``req_id_to_index`` as rows (default
-    ``0..R-1``; it only moves pickle's frame boundaries). Raises ``ValueError`` on an
-    unknown codec or mismatched lengths.
+    ``0..R-1``; it only moves pickle's frame boundaries); ``spec_token_ids``: ``[R]``
+    lists of drafts proposed for the next step, or ``None`` (no speculative decoding:
+    the field is nil / ``None``). Raises ``ValueError`` on an unknown codec or
+    mismatched lengths.
     """
     r = len(req_ids)
     if len(sampled_token_ids) != r:
@@ -561,11 +637,27 @@ def model_runner_output_bytes(codec: str, req_ids: Sequence[str],
     order = list(range(r)) if index_order is None else list(index_order)
     if sorted(order) != list(range(r)):
         raise ValueError("index_order must be a permutation of the rows")
+    if spec_token_ids is not None and len(spec_token_ids) != r:
+        raise ValueError("spec_token_ids must have one entry per request")
     if codec == "msgpack":
-        return _msgpack_model_runner_output(req_ids, sampled_token_ids)
+        return _msgpack_model_runner_output(req_ids, sampled_token_ids, spec_token_ids)
     if codec in ("pickle", "packed"):  # packed replies as pickle does
-        return _pickle_model_runner_output(req_ids, sampled_token_ids, order)
+        return _pickle_model_runner_output(req_ids, sampled_token_ids, order, spec_token_ids)
     raise ValueError(f"unknown codec {codec!r}; choose from {', '.join(CODECS)}")
+
+
+def engine_outputs_bytes(req_ids: Sequence[str], new_token_ids: Sequence[Sequence[int]],
+                         stats: Optional[tuple[int, int]] = None) -> int:
+    """msgpack bytes of an ``EngineCoreOutputs`` (``engine.outputs``) with one output
+    per request (``req_ids[i]``, ``new_token_ids[i]``) and, if ``stats`` is given as
+    ``(num_running_reqs, num_waiting_reqs)``, a ``SchedulerStats`` (module docstring;
+    its float is always 9 bytes, its prefix-cache counters 0)."""
+    if len(req_ids) != len(new_token_ids):
+        raise ValueError("new_token_ids must have one entry per request")
+    body = sum(9 + mp_str(r) + mp_header(len(t)) + sum(mp_uint(x) for x in t)
+               for r, t in zip(req_ids, new_token_ids))
+    tail = 1 if stats is None else 133 + mp_uint(stats[0]) + mp_uint(stats[1])
+    return 15 + mp_header(len(req_ids)) + body + tail
 
 
 #: Bytes per request that ``send`` adds to a packed pure-decode ``SchedulerOutput`` once
@@ -637,12 +729,19 @@ def step_content(so: SchedulerOutput) -> dict:
     """The model's inputs read from a pure-decode ``SchedulerOutput``.
 
     Raises ``ValueError`` if ``so`` is not pure decode (new requests, or a request
-    scheduled for other than one token).
+    scheduled for other than one token plus its draft tokens, or drafts listed out of
+    the requests' order).
     """
     cached = so.scheduled_cached_reqs
-    if so.scheduled_new_reqs or any(n != 1 for n in so.num_scheduled_tokens.values()) \
-            or len(so.num_scheduled_tokens) != len(cached.req_ids):
+    drafts = so.scheduled_spec_decode_tokens
+    if so.scheduled_new_reqs or len(so.num_scheduled_tokens) != len(cached.req_ids) or any(
+            n != 1 + len(drafts.get(r, ())) for r, n in so.num_scheduled_tokens.items()):
         raise ValueError("not a pure-decode SchedulerOutput")
+    spec = None
+    if drafts:
+        spec = [list(drafts.get(r, ())) for r in cached.req_ids]
+        if list(drafts) != [r for r in cached.req_ids if r in drafts]:
+            raise ValueError("scheduled_spec_decode_tokens out of the requests' order")
     # cached sends an empty list; send one single-id list per request
     send = bool(cached.new_token_ids)
     if send and len(cached.new_token_ids) != len(cached.req_ids):
@@ -653,6 +752,7 @@ def step_content(so: SchedulerOutput) -> dict:
         new_block_ids=[list(b[0]) for b in cached.new_block_ids],
         token_ids=[ids[0] for ids in cached.new_token_ids] if send else None,
         finished_req_ids=list(so.finished_req_ids),
+        spec_token_ids=spec,
     )
 
 
@@ -665,7 +765,7 @@ def predict_model_runner_output(codec: str, out: ModelRunnerOutput) -> int:
     """``model_runner_output_bytes`` for the content of ``out``."""
     index = out.req_id_to_index
     return model_runner_output_bytes(codec, out.req_ids, out.sampled_token_ids,
-                                     [index[r] for r in index])
+                                     [index[r] for r in index], out.spec_token_ids)
 
 
 def fit_linear(xs: Sequence[float], ys: Sequence[float]) -> dict:

@@ -108,6 +108,17 @@ class Results:
     input_oracle_interval                         steps    between two input-oracle checks; 0: the
                                                            fed token ids were not checked
     step_wait                                     -        fixed-step cases: sleep or spin
+    num_spec_tokens, spec_acceptance              -        draft tokens per request and step (0:
+                                                           none), chance a draft is the target's
+    scheduled_tokens_per_step,                    tok      per counted step: tokens scheduled
+    output_tokens_per_step                                 (drafts included) / sampled
+    spec_draft_tokens_per_step,                   tok      pure-decode counted steps with drafts:
+    spec_accepted_tokens_per_step,                         drafts scheduled / accepted, and
+    spec_draft_acceptance_rate                    ratio    accepted / drafted
+    frontend_*_per_step, control_plane_*          -        ``--frontend``: the engine core -> frontend
+                                                           hop and the whole control plane
+                                                           (``analysis.frontend``), bytes and ns
+    send_saving_*                                 B, ratio ``--frontend``: send's saving per pair
     ============================================  =======  ==========================================
 
     Fields added by later harness versions appear as further columns as they are.

@@ -17,6 +17,9 @@ sizes bytes.
 - the model's own columns (emulated step times, CUDA event times, the torch model's
   roofline and its compute / roofline ratio) and the marks of an emulated case:
   ``_model_column_figures``, ``_roofline_figures``, ``_model_marks``;
+- with ``--frontend``, the engine core -> frontend hop and the whole control plane
+  (``analysis.frontend``: ``frontend_bytes_per_step``, ``control_plane_bytes_per_step``
+  ...);
 - ``decode_token_bytes_per_step`` / ``prompt_chunk_bytes_per_step``: bytes of
   ``new_token_ids`` in the SchedulerOutput frames, split into decode tokens and
   prompt chunks re-sent during chunked prefill. Exact: each is the frame's length
@@ -29,6 +32,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ipc_bench.analysis.frontend import frontend_figures
 from ipc_bench.analysis.soak import rss_summary, stream_summary
 from ipc_bench.analysis.stats import percentiles_ms
 from ipc_bench.analysis.tp import tp_figures
@@ -129,11 +133,13 @@ def _block_cv(step_ns: np.ndarray) -> float | None:
 def _case_identity(result: CaseResult, a: np.ndarray, counted: np.ndarray) -> dict[str, Any]:
     """The case's identity, labels, outcome and request counts."""
     spec = result.spec
+    # With --num-spec-tokens the draft count is also a label (the same value).
+    labels = {k: v for k, v in spec.labels.items() if k != "num_spec_tokens"}
     return dict(
         case_id=spec.case_id, scenario=spec.scenario, policy=spec.policy, arm=spec.arm_label,
         codec=spec.codec,
         model=spec.model.name, transport=spec.transport, repetition=spec.repetition,
-        **spec.labels,
+        **labels,
         workload=spec.workload_key,
         complete=result.error is None, error=result.error,
         num_steps=int(counted.sum()),
@@ -148,6 +154,9 @@ def _case_identity(result: CaseResult, a: np.ndarray, counted: np.ndarray) -> di
                                else spec.input_oracle_interval),
         async_scheduling=spec.async_scheduling,
         async_scheduling_mode=async_scheduling_mode(spec),
+        num_spec_tokens=spec.scheduler.num_spec_tokens,
+        spec_acceptance=(spec.model.spec_acceptance if spec.scheduler.num_spec_tokens
+                         else None),
     )
 
 
@@ -171,8 +180,11 @@ def _step_figures(c: np.ndarray) -> dict[str, Any]:
 
     tokens = int(c[:, _COL["num_output_tokens"]].sum())
     step_ns = c[:, _COL["step_ns"]]
+    scheduled = int(c[:, _COL["num_scheduled_tokens"]].sum())
     return dict(
         output_tokens=tokens,
+        output_tokens_per_step=tokens / len(c),
+        scheduled_tokens_per_step=scheduled / len(c),
         output_tokens_per_s=tokens / (step_ns.sum() / 1e9),
         num_running_mean=mean("num_reqs"),
         step_ns_median=float(np.median(step_ns)), step_ns_mean=float(step_ns.mean()),
@@ -189,6 +201,21 @@ def _step_figures(c: np.ndarray) -> dict[str, Any]:
         sched_cpu_ns_per_step=mean("sched_cpu_ns"),
         sched_gc_collections_per_step=mean("gc_collections"),
     )
+
+
+def _spec_figures(c: np.ndarray) -> dict[str, Any]:
+    """Speculative decoding over pure-decode counted steps ``c``, where each scheduled
+    request feeds one real token and its drafts and samples one target token beside
+    its accepted drafts: draft tokens scheduled and accepted per step, and accepted /
+    drafted (vLLM's draft acceptance rate). A request that stops on an accepted
+    draft keeps only the ids up to its stop, so near the end of requests the count
+    is a lower bound. Cases counting every step (mixed prefill) have none of these."""
+    tokens = int(c[:, _COL["num_output_tokens"]].sum())
+    reqs = int(c[:, _COL["num_reqs"]].sum())
+    drafts = int(c[:, _COL["num_scheduled_tokens"]].sum()) - reqs
+    return dict(spec_draft_tokens_per_step=drafts / len(c),
+                spec_accepted_tokens_per_step=(tokens - reqs) / len(c),
+                spec_draft_acceptance_rate=(tokens - reqs) / drafts if drafts > 0 else None)
 
 
 def _runner_figures(result: CaseResult, a: np.ndarray, c: np.ndarray,
@@ -375,12 +402,15 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
     if spec.transport != INPROC:
         out.update(_wire_bytes(result, a, c))
     out.update(_step_figures(c))
+    if spec.scheduler.num_spec_tokens and spec.count == "decode_only":
+        out.update(_spec_figures(c))
     out.update(_runner_figures(result, a, c, out))
     out.update(_model_column_figures(result, a, c))
     out.update(_floor_figures(result, c))
     out.update(result.token_bytes)
     out.update(_breakdown_coverage(result, a, counted))
     out.update(runner_gap_figures(result.runner_columns, counted))
+    out.update(frontend_figures(result, c[:, _COL["seq"]], out))
     if spec.tp is not None:
         out.update(tp_figures(result, c))
     if spec.trace_speedup is not None:

@@ -27,6 +27,7 @@ import msgspec
 from ipc_bench.analysis.bytemodel import byte_model_report
 from ipc_bench.analysis.capture import MESSAGES_DIR, build_captures, save_captures
 from ipc_bench.analysis.stats import compare_cases
+from ipc_bench.analysis.frontend import pair_send_savings
 from ipc_bench.analysis.summary import (attach_token_bytes, check_digests,
                                         no_request_served, noise_warnings, summarize_case)
 from ipc_bench.cli.options import UsageError
@@ -334,6 +335,7 @@ class _Run:
         when a check found a problem."""
         writer = self.writer
         problems, notes = check_digests(writer.cases)
+        pair_send_savings(writer.cases)
         problems += no_request_served(writer.cases)
         writer.comparisons = compare_cases(writer.cases, method=ci_method)
         writer.byte_model = byte_model_report(self.captured, writer.cases)

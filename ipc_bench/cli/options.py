@@ -10,8 +10,9 @@ import argparse
 from typing import Sequence
 
 from ipc_bench.analysis.stats import METHODS
-from ipc_bench.engine.config import (ATTENTION_BACKENDS, DEVICES, MODELS, POLICIES,
-                                     ROOFLINE_SETTINGS, STEP_WAITS, TORCH_PRESETS)
+from ipc_bench.engine.config import (ATTENTION_BACKENDS, DEVICES, MAX_NUM_SPEC_TOKENS, MODELS,
+                                     POLICIES, ROOFLINE_SETTINGS, SPEC_MODELS, STEP_WAITS,
+                                     TORCH_PRESETS)
 from ipc_bench.engine.workloads import REQ_ID_FORMATS
 from ipc_bench.wire.codecs import CODECS
 from ipc_bench.wire.transport import TRANSPORTS
@@ -99,6 +100,26 @@ def _float_in(hi: float):
             raise argparse.ArgumentTypeError(f"must be at most {hi:g}, got {text}")
         return value
     return parse
+
+
+def _spec_tokens_list(text: str) -> list[int]:
+    """``--num-spec-tokens``: comma-separated draft counts, each in [0,
+    ``MAX_NUM_SPEC_TOKENS``], duplicates dropped."""
+    parts = [v for v in text.split(",") if v.strip()]
+    if not parts:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}")
+    return list(dict.fromkeys(_parse_int(v, 0, MAX_NUM_SPEC_TOKENS) for v in parts))
+
+
+def _probability(text: str) -> float:
+    """``--spec-acceptance``: a number in [0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be in [0, 1], got {text}")
+    return value
 
 
 def _tp_list(text: str) -> list[int]:
@@ -210,6 +231,29 @@ def _add_arm_options(p: argparse.ArgumentParser) -> None:
         "with --policies cached only the async case runs. The single-process cases run "
         "their runner in a worker thread. Not a device-side pipeline: the runner reads "
         "step n+1's input ids from its host buffer (process pipelining)"))
+    p.add_argument("--num-spec-tokens", type=_spec_tokens_list, metavar="K[,K...]", help=(
+        "speculative decoding: K draft tokens per decoding request and step (0 to "
+        f"{MAX_NUM_SPEC_TOKENS}; 0: off), proposed by the runner (ModelRunnerOutput."
+        "spec_token_ids), scheduled the next step as SchedulerOutput."
+        "scheduled_spec_decode_tokens and verified against the model's own tokens, as "
+        "vLLM V1; each K is its own workload (label num_spec_tokens), run for every "
+        "policy and codec; token streams equal those without drafts. Models "
+        f"{', '.join(SPEC_MODELS)} only; not with --async-scheduling"))
+    p.add_argument("--spec-acceptance", type=_probability, metavar="P", help=(
+        "with --num-spec-tokens: the probability that each draft token is the target "
+        "model's own next token (seeded by --seed: the same drafts under both policies); "
+        "default 0.7. Drafts after the first wrong one are rejected too, so accepted "
+        "drafts per request-step average P + P^2 + ... + P^K"))
+    p.add_argument("--frontend", action="store_true", help=(
+        "add a third process, the frontend: every step the scheduler (vLLM's engine "
+        "core) sends it EngineCoreOutputs (each request's new token ids; msgspec "
+        "msgpack over ZeroMQ PUSH/PULL, as vLLM V1's output path; tcp on 127.0.0.1 "
+        "with --transport tcp, else ipc). It detokenizes nothing, checks each "
+        "request's token stream against the scheduler's (a difference fails the "
+        "case) and reports its bytes and decode time beside the scheduler <-> runner "
+        "hop's, so send's saving is also given as a share of the whole per-step "
+        "control plane. The single-process cases run it too (the hop exists with one "
+        "GPU). Not with --tp, a streamed case (soak) or the bare loops (overhead)"))
     p.add_argument("--transport", choices=TRANSPORTS, default="ipc",
                    help="ZeroMQ transport (ipc: socket files in a private 0700 directory), "
                    "or shm: SchedulerOutput frames through a shared-memory ring as vLLM's "

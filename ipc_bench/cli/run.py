@@ -14,7 +14,7 @@ from types import ModuleType
 from typing import Optional
 
 from ipc_bench.cli.options import SCHEDULER_OVERRIDES, UsageError, build_parser
-from ipc_bench.engine.config import CACHED, POLICIES, SEND, ConfigError
+from ipc_bench.engine.config import CACHED, POLICIES, SEND, SPEC_MODELS, ConfigError
 from ipc_bench.engine.traces import TraceError
 from ipc_bench.errors import one_line
 from ipc_bench.harness.memory import HeapReport
@@ -48,7 +48,8 @@ def _main(argv: list[str]) -> int:
         return list_scenarios(scenarios, problems)
     module = _scenario(args, scenarios, problems)
     _check_options(args, parser, module)
-    cases = module.cases(_scenario_options(args))
+    cases = with_spec_decoding(module.cases(_scenario_options(args)), args.num_spec_tokens,
+                               args.spec_acceptance)
     _check_cases(args, cases)
     if args.input_oracle_interval == 0:
         print("bench.py: warning: --input-oracle-interval 0: the input oracle is off, the "
@@ -129,6 +130,13 @@ def _scenario_options(args):
     from ipc_bench.harness.scenario import ScenarioOptions
 
     policies = args.policies or list(POLICIES)
+    spec = any(args.num_spec_tokens or ())
+    if args.spec_acceptance is not None and not spec:
+        raise UsageError("--spec-acceptance applies to speculative decoding: give "
+                         "--num-spec-tokens K with K above 0")
+    if args.async_scheduling and spec:
+        raise UsageError("--num-spec-tokens does not run with --async-scheduling (drafts "
+                         "of step n are unknown when step n+1 is scheduled): drop one")
     if args.async_scheduling:
         if args.policies and SEND in args.policies:
             raise UsageError("--async-scheduling runs the cached policy only (under send "
@@ -161,7 +169,35 @@ def _scenario_options(args):
         token_ids=args.token_ids,
         input_oracle_interval=args.input_oracle_interval, tp=args.tp,
         tp_transports=args.tp_transports, remote_runners=args.remote_runners,
-        async_scheduling=args.async_scheduling, sync_counterpart=counterpart)
+        async_scheduling=args.async_scheduling, sync_counterpart=counterpart,
+        frontend=args.frontend)
+
+
+def with_spec_decoding(cases: list, num_spec_tokens: Optional[list[int]],
+                       spec_acceptance: Optional[float]) -> list:
+    """The scenario's ``cases`` once per draft count of ``--num-spec-tokens`` (``None``:
+    as they are): each copy's ``SchedulerConfig.num_spec_tokens`` set, its
+    ``ModelConfig.spec_acceptance`` set when ``spec_acceptance`` is given, and the label
+    ``num_spec_tokens`` added, so each K is a workload of its own (its own table; its
+    policies paired with each other, never with another K's; token streams of
+    different K are compared only through the input oracle). Cases stay in the
+    scenario's order within each K, the K in the order given."""
+    if num_spec_tokens is None:
+        return cases
+    import dataclasses
+
+    import msgspec
+
+    out = []
+    for k in num_spec_tokens:
+        for case in cases:
+            model = case.model
+            if spec_acceptance is not None:
+                model = msgspec.structs.replace(model, spec_acceptance=spec_acceptance)
+            out.append(dataclasses.replace(
+                case, labels={**case.labels, "num_spec_tokens": k}, model=model,
+                scheduler=msgspec.structs.replace(case.scheduler, num_spec_tokens=k)))
+    return out
 
 
 def _overrides(args) -> dict[str, int]:
@@ -238,9 +274,21 @@ def _check_cases(args, cases) -> None:
         if case.async_scheduling and case.instrumentation == "totals":
             raise UsageError(f"scenario {args.scenario} measures the bare loop, which has "
                              "no async-scheduling form: drop --async-scheduling")
+        if case.scheduler.num_spec_tokens:
+            if case.model.name not in SPEC_MODELS:
+                raise UsageError(f"--num-spec-tokens needs a model whose drafts can be "
+                                 f"verified ({', '.join(SPEC_MODELS)}), not {case.model.name}")
+            if case.instrumentation == "totals":
+                raise UsageError(f"scenario {args.scenario} measures the bare loop, which "
+                                 "has no speculative decoding: drop --num-spec-tokens")
+            if case.tp is not None:
+                raise UsageError(f"scenario {args.scenario} broadcasts to --tp runner ranks, "
+                                 "which run without speculative decoding: drop "
+                                 "--num-spec-tokens")
         if case.async_scheduling and case.tp is not None:
             raise UsageError(f"scenario {args.scenario} broadcasts to --tp runner ranks, "
                              "which run synchronously only: drop --async-scheduling")
+        _check_frontend(args, case)
         case.scheduler.validate()
         case.model.validate()
         step_s = getattr(case.model, "step_time_ms", 0) / 1e3 if case.model.name == "fixed-step" \
@@ -255,6 +303,24 @@ def _check_cases(args, cases) -> None:
     _check_torch_cases(local, num_blocks_given=args.num_blocks is not None)
     HeapReport.from_env()  # a bad IPC_BENCH_HEAP_REPORT is refused before a case starts
     _check_sockets(cases)
+
+
+def _check_frontend(args, case) -> None:
+    """Refuse (``UsageError``) ``--frontend`` where its process is not wired in: the
+    --tp ranks' supervisor, a streamed case (its finished requests leave memory
+    before the frontend's streams are compared) and the bare loops."""
+    if not case.frontend:
+        return
+    if case.tp is not None:
+        raise UsageError(f"scenario {args.scenario} broadcasts to --tp runner ranks, whose "
+                         "cases do not run a frontend: drop --frontend")
+    if case.stream:
+        raise UsageError(f"scenario {args.scenario} streams its records (finished requests "
+                         "leave memory), so the frontend's token streams could not be "
+                         "checked: drop --frontend")
+    if case.instrumentation == "totals":
+        raise UsageError(f"scenario {args.scenario} measures the bare loop, which sends "
+                         "nothing to a frontend: drop --frontend")
 
 
 def _check_model_options(args, model: str) -> None:

@@ -36,6 +36,15 @@ TOKEN_ID_KINDS: tuple[str, ...] = ("uniform", "zipf", "hist:PATH")
 #: argmax).
 TOKEN_ID_MODELS: tuple[str, ...] = ("null", "fixed-step", "emulated")
 
+#: Most draft tokens per request and step (``--num-spec-tokens``): far above what
+#: engines use (vLLM's examples use 1 to 8), low enough to keep a typo from
+#: scheduling thousands of drafts per request.
+MAX_NUM_SPEC_TOKENS = 32
+#: Models that can verify drafts (``ModelConfig.spec_acceptance``): those whose token at
+#: each position is a hash of the runner's own buffer row, so the drafter can compute
+#: the target's continuation exactly. The torch model refuses ``--num-spec-tokens``.
+SPEC_MODELS: tuple[str, ...] = ("null", "fixed-step", "emulated")
+
 #: Llama 3's vocabulary: ids up to 128,255 take 5 msgpack bytes above 65,535.
 DEFAULT_VOCAB_SIZE = 128_256
 
@@ -52,6 +61,11 @@ class SchedulerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     ``num_blocks``: blocks in the cache (accounting only for the null and fixed-step
     models; the torch model allocates them, see ``check_model_memory``).
     Chunked prefill is always on, as in vLLM V1.
+
+    ``num_spec_tokens``: draft tokens per decoding request and step (speculative
+    decoding, vLLM ``SpeculativeConfig.num_speculative_tokens``; 0: off). The runner
+    proposes them (``ModelRunnerOutput.spec_token_ids``), the scheduler schedules them
+    the next step (``SchedulerOutput.scheduled_spec_decode_tokens``), as vLLM V1 does.
     """
 
     max_num_seqs: int = 256
@@ -59,6 +73,7 @@ class SchedulerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     max_model_len: int = 4096
     block_size: int = 16
     num_blocks: int = 65536
+    num_spec_tokens: int = 0
 
     def validate(self) -> None:
         """Raise ``ConfigError`` naming the first setting that is out of range."""
@@ -74,6 +89,9 @@ class SchedulerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
                 f"(block_size {self.block_size})")
         if self.max_num_seqs > 65536:
             raise ConfigError(f"max_num_seqs must be at most 65536, got {self.max_num_seqs}")
+        if not 0 <= self.num_spec_tokens <= MAX_NUM_SPEC_TOKENS:
+            raise ConfigError(f"num_spec_tokens (--num-spec-tokens) must be in [0, "
+                              f"{MAX_NUM_SPEC_TOKENS}], got {self.num_spec_tokens}")
         if self.max_num_seqs * self.max_model_len > 2**31:
             raise ConfigError(
                 f"max_num_seqs x max_model_len ({self.max_num_seqs * self.max_model_len}) "
@@ -178,6 +196,10 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     ``token_ids``: the distribution of prompt ids and of the null, fixed-step and
     emulated models' sampled ids: ``uniform``, ``zipf`` or ``hist:PATH``
     (``engine.token_ids``); the torch model takes ``uniform`` only.
+    ``spec_acceptance``: with speculative decoding (``SchedulerConfig.num_spec_tokens``
+    > 0), the probability that each draft token equals the target model's own next
+    token (``engine.models.NullModel.propose``: a seeded hash decides, so the drafts
+    are reproducible); in [0, 1]. Unused without drafts.
     """
 
     name: str = "null"
@@ -194,6 +216,7 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     cuda_graph_sizes: tuple[int, ...] = ()
     roofline: str = "auto"
     token_ids: str = "uniform"
+    spec_acceptance: float = 0.7
 
     def validate(self) -> None:
         """Raise ``ConfigError`` naming the first setting that is out of range."""
@@ -236,6 +259,9 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         if self.roofline != "auto" and self.name != "torch":
             raise ConfigError(f"--roofline {self.roofline} applies to the torch model only, "
                               f"not {self.name}")
+        if not 0.0 <= self.spec_acceptance <= 1.0:
+            raise ConfigError(f"spec_acceptance (--spec-acceptance) must be in [0, 1], got "
+                              f"{self.spec_acceptance}")
         check_token_ids_spec(self.token_ids)
         if self.token_ids != "uniform" and self.name not in TOKEN_ID_MODELS:
             raise ConfigError(f"--token-ids {self.token_ids} applies to the "

@@ -185,13 +185,22 @@ class StepInputs:
     ``[num_reqs + 1]``); ``seq_lens``: tokens per row once the step is computed
     (``num_computed + num_scheduled``, int64 ``[num_reqs]``). The block table is the
     batch's (``InputBatch.block_table[:num_reqs]``).
+
+    Speculative decoding: ``spec_token_ids``: per row, the draft ids scheduled for it
+    (``[]`` for none; ``None`` when the step has no drafts at all). ``sample_rows`` /
+    ``sample_positions`` (int64 ``[num_samples]``): where the model samples, row by row:
+    each row's last scheduled position, and for a row with ``s`` drafts the ``s + 1``
+    positions ending there (vLLM's ``logits_indices``); without drafts ``rows`` and
+    ``positions``.
     """
 
     __slots__ = ("req_ids", "num_scheduled", "num_computed", "rows", "positions", "input_ids",
-                 "token_positions", "query_start_loc", "seq_lens")
+                 "token_positions", "query_start_loc", "seq_lens", "spec_token_ids",
+                 "sample_rows", "sample_positions")
 
     def __init__(self, req_ids, num_scheduled, num_computed, rows, positions, input_ids,
-                 token_positions=None, query_start_loc=None, seq_lens=None):
+                 token_positions=None, query_start_loc=None, seq_lens=None,
+                 spec_token_ids=None, sample_rows=None, sample_positions=None):
         self.req_ids = req_ids
         self.num_scheduled = num_scheduled
         self.num_computed = num_computed
@@ -201,3 +210,6 @@ class StepInputs:
         self.token_positions = token_positions
         self.query_start_loc = query_start_loc
         self.seq_lens = seq_lens
+        self.spec_token_ids = spec_token_ids
+        self.sample_rows = rows if sample_rows is None else sample_rows
+        self.sample_positions = positions if sample_positions is None else sample_positions

@@ -94,8 +94,12 @@ class SchedulerOutput(msgspec.Struct, **_WIRE):
 
     ``num_scheduled_tokens`` maps ``req_id`` to the tokens scheduled this step;
     ``finished_req_ids`` are requests finished since the previous step, which the
-    runner drops from its state. Fields after ``finished_req_ids`` exist for layout
-    fidelity and keep their empty defaults in text generation.
+    runner drops from its state. ``scheduled_spec_decode_tokens`` maps a decoding
+    request's id to the draft ids scheduled for it this step (speculative decoding:
+    ``[num_spec]`` ids, the last ``num_spec`` of its ``num_scheduled_tokens``; only
+    requests with drafts appear; ``{}`` without speculative decoding). Fields after
+    ``finished_req_ids`` exist for layout fidelity and keep their empty defaults in text
+    generation.
     """
 
     scheduled_new_reqs: list[NewRequestData]
@@ -117,7 +121,11 @@ class ModelRunnerOutput(msgspec.Struct, **_WIRE):
 
     ``req_ids``: the persistent batch's requests in row order; ``req_id_to_index``
     their rows; ``sampled_token_ids``: ``[num_reqs][0 or 1]`` ids sampled this step
-    (empty for a request still in chunked prefill, whose sample is discarded).
+    (empty for a request still in chunked prefill, whose sample is discarded); with
+    speculative decoding ``[num_reqs][0 .. num_spec + 1]``: the accepted draft ids and
+    the target's next token. ``spec_token_ids``: ``None`` without speculative decoding,
+    else ``[num_reqs][0 or num_spec_tokens]`` draft ids proposed for the next step
+    (vLLM V1: the drafter runs in the runner, the scheduler schedules them next step).
     """
 
     req_ids: list[str]
@@ -160,7 +168,9 @@ class MessageSet:
         raise NotImplementedError
 
     def model_runner_output(self, req_ids: list[str], req_id_to_index: dict[str, int],
-                            sampled_token_ids: list[list[int]]):  # pragma: no cover
+                            sampled_token_ids: list[list[int]],
+                            spec_token_ids: Optional[list[list[int]]] = None
+                            ):  # pragma: no cover
         raise NotImplementedError
 
     def replace(self, msg, **changes):  # pragma: no cover - interface
@@ -186,8 +196,9 @@ class _Structs(MessageSet):
     def new_request_data(self, req_id, prompt_token_ids, sampling_params, block_ids):
         return NewRequestData(req_id, prompt_token_ids, sampling_params, block_ids, 0)
 
-    def model_runner_output(self, req_ids, req_id_to_index, sampled_token_ids):
-        return ModelRunnerOutput(req_ids, req_id_to_index, sampled_token_ids)
+    def model_runner_output(self, req_ids, req_id_to_index, sampled_token_ids,
+                            spec_token_ids=None):
+        return ModelRunnerOutput(req_ids, req_id_to_index, sampled_token_ids, spec_token_ids)
 
     def replace(self, msg, **changes):
         return msgspec.structs.replace(msg, **changes)
@@ -218,10 +229,11 @@ class _VllmDataclasses(MessageSet):
             mm_positions=[], sampling_params=sampling_params, pooling_params=None,
             block_ids=block_ids, num_computed_tokens=0, lora_request=None)
 
-    def model_runner_output(self, req_ids, req_id_to_index, sampled_token_ids):
+    def model_runner_output(self, req_ids, req_id_to_index, sampled_token_ids,
+                            spec_token_ids=None):
         return v1rpc.ModelRunnerOutput(
             req_ids=req_ids, req_id_to_index=req_id_to_index,
-            sampled_token_ids=sampled_token_ids, spec_token_ids=None, logprobs=None,
+            sampled_token_ids=sampled_token_ids, spec_token_ids=spec_token_ids, logprobs=None,
             prompt_logprobs_dict={}, pooler_output=[], finished_sending=None,
             finished_recving=None, num_nans_in_logits={})
 

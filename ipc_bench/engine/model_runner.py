@@ -19,6 +19,20 @@ One step is five phases, each a method the process loop times on its own:
 Both policies write tokens through the same per-request ``write_token_ids``; they
 differ only in where the ids come from (the message, or the sampler) and so in which
 phase the write happens. Neither is vectorized, as in vLLM.
+
+Speculative decoding (``SchedulerConfig.num_spec_tokens`` = K > 0), as vLLM V1's
+``GPUModelRunner`` at 7f280d69c: ``update_states`` writes each request's scheduled
+draft ids (``scheduled_spec_decode_tokens``) into its row after its last real token
+(``num_tokens_no_spec``; ``num_tokens`` counts them); the model samples at every
+drafted position; ``write_back`` verifies greedily (a draft is accepted while it
+equals the target's own token at the position before it; the target's token after
+the last accepted draft is the bonus), returns the accepted drafts + the bonus as
+``sampled_token_ids`` and, under ``cached``, writes them over the drafts from
+``num_tokens_no_spec`` on; rejected drafts are left behind past ``num_tokens_no_spec``
+and overwritten later. It then proposes K drafts per sampled request for the next step
+(``NullModel.propose``, acceptance ``ModelConfig.spec_acceptance``), sent back in
+``ModelRunnerOutput.spec_token_ids``. Only the models of ``config.SPEC_MODELS`` can
+verify drafts (``ConfigError`` for the torch model).
 """
 
 from __future__ import annotations
@@ -27,7 +41,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ipc_bench.engine.config import POLICIES, SEND, ModelConfig, SchedulerConfig
+from ipc_bench.engine.config import (POLICIES, SEND, SPEC_MODELS, ConfigError, ModelConfig,
+                                     SchedulerConfig)
 from ipc_bench.engine.input_batch import CachedRequestState, InputBatch, StepInputs
 from ipc_bench.engine.messages import STRUCTS, MessageSet, ModelRunnerOutput, SchedulerOutput
 from ipc_bench.engine.models import make_model
@@ -102,6 +117,12 @@ class ModelRunner:
                                       scheduler_config.max_model_len,
                                       scheduler_config.max_blocks_per_req)
         self.requests: dict[str, CachedRequestState] = {}
+        self.num_spec_tokens = scheduler_config.num_spec_tokens
+        self.spec_acceptance = model_config.spec_acceptance
+        if self.num_spec_tokens and model_config.name not in SPEC_MODELS:
+            raise ConfigError(f"--num-spec-tokens needs a model whose drafts can be verified "
+                              f"({', '.join(SPEC_MODELS)}), not {model_config.name}")
+        self._proposals: Optional[list[list[int]]] = None  # spec_token_ids of this step
         self.model = make_model(model_config, scheduler_config)
 
     # ------------------------------------------------------------------ 1
@@ -133,7 +154,13 @@ class ModelRunner:
         batch.num_tokens_mv[row] = end
         outputs = state.output_token_ids
         num_new = end - state.num_prompt_tokens - len(outputs)  # end - state.num_tokens
-        if num_new > 0:
+        if num_new > num:
+            # Under send with speculative decoding the ids before ``start`` are accepted
+            # drafts, already in the row (written from scheduled_spec_decode_tokens).
+            base = row * max_model_len + end - num_new
+            outputs.extend(batch.token_ids_flat[base:base + num_new - num].tolist())
+            outputs.extend(token_ids)
+        elif num_new > 0:
             outputs.extend(token_ids if num_new >= num else token_ids[-num_new:])
 
     def update_states(self, so: SchedulerOutput) -> None:
@@ -232,6 +259,34 @@ class ModelRunner:
             if send:
                 write(state, row, state.num_computed_tokens, new_token_ids[i])
         batch.condense()
+        if so.scheduled_spec_decode_tokens:
+            self._write_drafts(so.scheduled_spec_decode_tokens)
+
+    def _write_drafts(self, spec_tokens: dict[str, list[int]]) -> None:
+        """Write each request's draft ids into its row from ``num_tokens_no_spec`` on and
+        count them in ``num_tokens`` (vLLM 7f280d69c ``_update_states``: "Add
+        spec_token_ids to token_ids_cpu"). Raises ``ProtocolError`` for a request not in
+        the batch, more drafts than ``num_spec_tokens``, or drafts past
+        ``max_model_len``."""
+        batch = self.input_batch
+        index = batch.req_id_to_index
+        width = self.max_model_len
+        for req_id, drafts in spec_tokens.items():
+            row = index.get(req_id)
+            if row is None:
+                raise ProtocolError(f"draft tokens scheduled for {req_id}, which is not in "
+                                    "the batch")
+            num = len(drafts)
+            if num > self.num_spec_tokens:
+                raise ProtocolError(f"{num} draft tokens scheduled for {req_id}, "
+                                    f"num_spec_tokens is {self.num_spec_tokens}")
+            start = batch.num_tokens_no_spec_mv[row]
+            if start + num > width:
+                raise ProtocolError(f"draft tokens of {req_id} run past max_model_len "
+                                    f"{width}")
+            base = row * width + start
+            batch.token_ids_flat[base:base + num] = np.asarray(drafts, np.int32)
+            batch.num_tokens_mv[row] = start + num
 
     def _check_new_request(self, new) -> None:
         """``ProtocolError`` unless a ``NewRequestData`` fits this runner's limits."""
@@ -298,8 +353,21 @@ class ModelRunner:
                                       so, positions, total))
         rows, seq_lens, positions, query_start_loc, token_positions, flat = layout
         input_ids = np.take(batch.token_ids_cpu.ravel(), flat)
+        spec = so.scheduled_spec_decode_tokens
+        if not spec:
+            return StepInputs(req_ids, num_scheduled, num_computed_np.tolist(), rows,
+                              positions, input_ids, token_positions, query_start_loc, seq_lens)
+        # Speculative decoding: sample at each draft's position and the one before it.
+        spec_token_ids = [spec.get(r, []) for r in req_ids]
+        counts = np.array([len(d) + 1 for d in spec_token_ids], dtype=np.int64)
+        sample_rows = np.repeat(rows, counts)
+        starts = np.cumsum(counts) - counts
+        sample_positions = (np.repeat(positions - counts + 1, counts)
+                            + np.arange(len(sample_rows), dtype=np.int64)
+                            - np.repeat(starts, counts))
         return StepInputs(req_ids, num_scheduled, num_computed_np.tolist(), rows, positions,
-                          input_ids, token_positions, query_start_loc, seq_lens)
+                          input_ids, token_positions, query_start_loc, seq_lens,
+                          spec_token_ids, sample_rows, sample_positions)
 
     # ------------------------------------------------------------------ 3
     def sample(self, inputs: StepInputs) -> list[int]:
@@ -319,8 +387,11 @@ class ModelRunner:
         has not been sent yet, so a resumed chunk ending just before it would be taken
         as complete and its sample returned. Both policies run this same check.
 
-        Returns ``sampled_token_ids``: ``[num_reqs][0 or 1]``.
+        Returns ``sampled_token_ids``: ``[num_reqs][0 or 1]`` (with drafts:
+        ``write_back_spec``).
         """
+        if self.num_spec_tokens:
+            return self.write_back_spec(inputs, sampled)
         requests = self.requests
         write = None if self.tokens_from_scheduler else self.write_token_ids
         num_tokens_no_spec = self.input_batch.num_tokens_no_spec_mv
@@ -345,10 +416,93 @@ class ModelRunner:
                 write(state, row, num_tokens_no_spec[row], ids)
         return valid
 
+    def write_back_spec(self, inputs: StepInputs, sampled: list[int]) -> list[list[int]]:
+        """``write_back`` with speculative decoding (vLLM 7f280d69c ``execute_model``:
+        the rejection sampler, greedy, then "Cache the sampled tokens in the model
+        runner", then ``propose_draft_token_ids``).
+
+        ``sampled``: the target's ids at ``inputs.sample_positions``, row by row (``s +
+        1`` for a row with ``s`` drafts, else 1). Per row: a partial prefill gives
+        ``[]``; else draft ``j`` is accepted while it equals the target's id at the
+        position before it, and the row's ids are the accepted drafts + the target's id
+        after them (1 to ``s + 1`` ids); under ``cached`` they are written from
+        ``num_tokens_no_spec``. Then ``num_spec_tokens`` drafts are proposed for every
+        row with ids (``spec_token_ids`` of ``build_output``; ``[]`` for the others).
+
+        Returns ``sampled_token_ids``: ``[num_reqs][0 .. s + 1]``. Raises
+        ``RunnerError`` when the model returns the wrong number of ids.
+        """
+        requests = self.requests
+        write = None if self.tokens_from_scheduler else self.write_token_ids
+        batch = self.input_batch
+        num_tokens_no_spec = batch.num_tokens_no_spec_mv
+        req_ids = inputs.req_ids
+        drafts_of = inputs.spec_token_ids or [()] * len(req_ids)
+        if len(sampled) != len(inputs.sample_rows):
+            raise RunnerError(f"the model sampled {len(sampled)} ids for "
+                              f"{len(inputs.sample_rows)} positions")
+        num_computed = inputs.num_computed
+        num_scheduled = inputs.num_scheduled
+        valid: list[list[int]] = []
+        prop_rows: list[int] = []
+        first_new: list[int] = []
+        offset = 0
+        for row in range(len(req_ids)):
+            drafts = drafts_of[row]
+            num = len(drafts)
+            target = sampled[offset:offset + num + 1]
+            offset += num + 1
+            state = requests[req_ids[row]]
+            if (num_computed[row] + num_scheduled[row] - num
+                    < state.num_prompt_tokens + state.num_sampled_tokens):
+                valid.append([])  # partial prefill (or partial recompute after preemption)
+                continue
+            accepted = 0
+            while accepted < num and drafts[accepted] == target[accepted]:
+                accepted += 1
+            ids = target[:accepted + 1]
+            valid.append(ids)
+            prop_rows.append(row)
+            first_new.append(state.num_prompt_tokens + state.num_sampled_tokens)
+            state.num_sampled_tokens += len(ids)
+            if write is not None:
+                write(state, row, num_tokens_no_spec[row], ids)
+        self._proposals = self._propose(prop_rows, first_new, valid)
+        return valid
+
+    def _propose(self, rows: list[int], first_new: list[int],
+                 valid: list[list[int]]) -> list[list[int]]:
+        """``num_spec_tokens`` draft ids per row in ``rows`` (whose ids this step,
+        ``valid[row]``, start at position ``first_new``), ``[]`` for the other rows
+        (``NullModel.propose``)."""
+        proposals: list[list[int]] = [[] for _ in valid]
+        if not rows:
+            return proposals
+        k = self.num_spec_tokens
+        n = len(rows)
+        new_ids = np.zeros((n, k + 1), dtype=np.int64)
+        last = np.empty(n, dtype=np.int64)
+        for i, row in enumerate(rows):
+            ids = valid[row]
+            new_ids[i, :len(ids)] = ids
+            last[i] = first_new[i] + len(ids) - 1
+        drafts = self.model.propose(self.input_batch.token_ids_cpu,
+                                    np.asarray(rows, dtype=np.int64), last,
+                                    np.asarray(first_new, dtype=np.int64), new_ids, k,
+                                    self.spec_acceptance).tolist()
+        for i, row in enumerate(rows):
+            proposals[row] = drafts[i]
+        return proposals
+
     # ------------------------------------------------------------------ 5
     def build_output(self, inputs: StepInputs, valid: list[list[int]]) -> ModelRunnerOutput:
+        """The step's ``ModelRunnerOutput``: the batch's rows, ``valid`` as
+        ``sampled_token_ids`` and, with speculative decoding, the drafts proposed by
+        ``write_back_spec`` as ``spec_token_ids``."""
+        proposals, self._proposals = self._proposals, None
         return self._model_runner_output(list(inputs.req_ids),
-                                         dict(self.input_batch.req_id_to_index), valid)
+                                         dict(self.input_batch.req_id_to_index), valid,
+                                         proposals)
 
     def execute_model(self, so: SchedulerOutput) -> ModelRunnerOutput:
         """All five phases in order (for tests and the single-process path)."""

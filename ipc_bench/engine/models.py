@@ -13,6 +13,11 @@ runner's ``InputBatch`` and the step's ``StepInputs``; ``model.device`` names wh
 runs (sent to the scheduler in ``Ready.device``); ``model.step_columns()`` returns the
 model's own per-step columns (``{}`` when it has none; ``model_step_columns``), which
 the runner adds to its report. torch is imported only by the torch model.
+
+Speculative decoding: the null, fixed-step and emulated models sample at
+``StepInputs.sample_rows`` / ``sample_positions`` (several positions per row with draft
+tokens; one id per position) and draft with ``NullModel.propose``; the torch model
+takes no drafts (``ModelRunner`` refuses it with ``--num-spec-tokens``).
 """
 
 from __future__ import annotations
@@ -44,6 +49,11 @@ _M3 = np.uint64(0x94D049BB133111EB)
 _S30 = np.uint64(30)
 _S27 = np.uint64(27)
 _S31 = np.uint64(31)
+_S11 = np.uint64(11)
+#: Salts of the drafter's two hashes (``NullModel.propose``): whether a draft is the
+#: target's token, and the id of a draft that is not.
+_ACCEPT_SALT = np.uint64(0x5EC0DEC0DE5A17ED)
+_WRONG_SALT = np.uint64(0xD12AF7BADD1D5A17)
 
 
 def _mix(h: np.ndarray) -> np.ndarray:
@@ -102,6 +112,12 @@ class NullModel:
         tokens = token_ids_cpu.ravel().take(flat).astype(np.uint64)
         if len(positions) and positions.min() < len(self.window) - 1:
             tokens[idx < 0] = 0  # before the start of the row
+        return self.token_ids.from_hash(self._hash(tokens, positions))
+
+    def _hash(self, tokens: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """The 64-bit hash behind each sampled id: ``tokens`` uint64 ``[hash_window,
+        n]`` (row 0 the token at ``positions``, row j the one j positions before it),
+        ``positions`` int ``[n]``. Returns uint64 ``[n]`` (``from_hash`` maps it to an id)."""
         h = positions.astype(np.uint64)
         h *= _M1
         h += self.seed
@@ -109,11 +125,62 @@ class NullModel:
         for column in tokens:
             h ^= column
             _mix_into(h, tmp)
-        return self.token_ids.from_hash(h)
+        return h
 
     def execute(self, batch: "InputBatch", inputs: "StepInputs") -> np.ndarray:
-        """``sample`` over the batch's token buffer at each row's last scheduled position."""
-        return self.sample(batch.token_ids_cpu, inputs.rows, inputs.positions)
+        """``sample`` over the batch's token buffer at each sampled position
+        (``StepInputs.sample_rows`` / ``sample_positions``: each row's last scheduled
+        position, and with draft tokens every position from the one before the first
+        draft to the last, as vLLM's ``logits_indices`` with spec decoding)."""
+        return self.sample(batch.token_ids_cpu, inputs.sample_rows, inputs.sample_positions)
+
+    def propose(self, token_ids_cpu: np.ndarray, rows: np.ndarray, last_positions: np.ndarray,
+                first_new: np.ndarray, new_ids: np.ndarray, num_drafts: int,
+                acceptance: float) -> np.ndarray:
+        """Draft ids for the next step (speculative decoding; vLLM V1 runs its drafter
+        in the runner, ``GPUModelRunner.propose_draft_token_ids`` at 7f280d69c).
+
+        For each ``rows[i]`` whose tokens run to ``last_positions[i]``, of which those
+        from ``first_new[i]`` on were sampled this step and are in ``new_ids[i]``
+        (int64 ``[n, k]``, ``new_ids[i, p - first_new[i]]`` at position ``p``; under
+        ``send`` they are not in ``token_ids_cpu`` yet), draft ``j`` (0-based) is the
+        target's own token at ``last_positions[i] + 1 + j`` (this model's hash over the
+        drafts before it, as if all of them were accepted) with probability
+        ``acceptance``, else another id of the same distribution. The choice is a hash
+        of the target token's hash (its context and position) and a salt, so it is
+        seeded by the model's seed, the same under both policies and whatever the
+        schedule. Returns int64 ``[n, num_drafts]``.
+        """
+        n = len(rows)
+        width = token_ids_cpu.shape[1]
+        pos = last_positions - self._window_col  # [hash_window, n], newest first
+        win = token_ids_cpu.ravel().take(np.maximum(pos, 0) + rows * width).astype(np.int64)
+        fresh = pos >= first_new
+        if fresh.any():
+            cols = np.nonzero(fresh)[1]
+            win[fresh] = new_ids[cols, (pos - first_new)[fresh]]
+        win[pos < 0] = 0
+        win = win.astype(np.uint64)
+        threshold = np.uint64(min(int(round(acceptance * 2**53)), 2**53))
+        drafts = np.empty((n, num_drafts), dtype=np.int64)
+        p = last_positions.astype(np.int64)
+        vocab = np.int64(self.token_ids.vocab_size)
+        for j in range(num_drafts):
+            h = self._hash(win, p)
+            true = self.token_ids.from_hash(h.copy())
+            u = h ^ _ACCEPT_SALT
+            _mix(u)
+            accept = (u >> _S11) < threshold
+            alt = h ^ _WRONG_SALT
+            _mix(alt)
+            alt = self.token_ids.from_hash(alt)
+            clash = alt == true
+            alt[clash] = (true[clash] + 1) % vocab
+            drafts[:, j] = np.where(accept, true, alt)
+            win = np.roll(win, 1, axis=0)
+            win[0] = true.astype(np.uint64)  # the continuation assumes every draft right
+            p = p + 1
+        return drafts
 
     def step_columns(self) -> dict[str, list[int]]:
         """The model's own per-step columns: none."""
@@ -142,7 +209,7 @@ class FixedStepModel(NullModel):
 
     def execute(self, batch: "InputBatch", inputs: "StepInputs") -> np.ndarray:
         self._wait_until(time.perf_counter_ns() + self.step_ns)
-        return self.sample(batch.token_ids_cpu, inputs.rows, inputs.positions)
+        return self.sample(batch.token_ids_cpu, inputs.sample_rows, inputs.sample_positions)
 
 
 def _spin_until_ns(deadline_ns: int) -> None:
@@ -178,7 +245,7 @@ class EmulatedModel(NullModel):
         t0 = time.perf_counter_ns()
         step_ns = self.roofline.for_step(inputs.query_start_loc, inputs.seq_lens)
         self.emulated_step_ns.append(step_ns)
-        sampled = self.sample(batch.token_ids_cpu, inputs.rows, inputs.positions)
+        sampled = self.sample(batch.token_ids_cpu, inputs.sample_rows, inputs.sample_positions)
         sleep_until_ns(t0 + step_ns)
         return sampled
 

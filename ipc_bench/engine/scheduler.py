@@ -25,9 +25,22 @@ Rules mirrored from vLLM 7f280d69c:
   max_model_len``; its blocks are freed and its id goes out in the next step's
   ``finished_req_ids``;
 - the ``send`` policy fills ``CachedRequestData.new_token_ids`` with
-  ``all_token_ids[num_computed_tokens : num_computed_tokens + num_scheduled_tokens]``
-  (vLLM before #20291, no speculative tokens here); ``cached`` sends an empty list, shorter than the
-  per-request lists (as vLLM without pipeline parallelism).
+  ``all_token_ids[num_computed_tokens : num_computed_tokens + num_scheduled_tokens -
+  num_spec]`` (vLLM before #20291: draft tokens are not in it); ``cached`` sends an
+  empty list, shorter than the per-request lists (as vLLM without pipeline parallelism).
+
+Speculative decoding (``SchedulerConfig.num_spec_tokens`` > 0), as vLLM V1
+(``vllm/v1/core/sched/scheduler.py`` at 7f280d69c): the runner proposes draft ids for
+each request it sampled for (``ModelRunnerOutput.spec_token_ids``), kept in
+``Request.spec_token_ids``; a running request is scheduled ``num_tokens +
+len(spec_token_ids) - num_computed_tokens`` tokens (vLLM ``num_tokens_with_spec``),
+cut by the token budget and ``max_model_len - 1 - num_computed_tokens``; the drafts
+that fit (``num_scheduled + num_computed - num_tokens`` of them) go out in
+``scheduled_spec_decode_tokens``. ``update_from_output`` takes 1 to ``num_spec + 1``
+ids, rolls ``num_computed_tokens`` back by the rejected ``num_spec + 1 - len(ids)``,
+appends the ids one by one and stops at the first that completes the request (the
+rest are dropped, as vLLM's ``check_stop`` loop does). A preempted request's drafts
+are dropped.
 
 Admission rule (documented, counted, never a crash): a request whose prompt has
 ``max_model_len`` tokens or more, or which would need more KV blocks than the cache
@@ -79,6 +92,7 @@ class Request:
         "max_tokens", "num_computed_tokens", "block_ids", "status", "finish_reason",
         "arrival_step", "first_scheduled_step", "first_token_step", "finish_step",
         "prompt_token_ids", "token_steps", "num_preemptions", "stop_num_tokens",
+        "spec_token_ids",
     )
 
     def __init__(self, req_id: str, index: int, prompt_token_ids: list[int],
@@ -102,6 +116,7 @@ class Request:
         self.finish_step = -1
         self.token_steps: list[int] = []  # steps that sampled each output token (timed clock)
         self.num_preemptions = 0
+        self.spec_token_ids: list[int] = []  # drafts for the next step (speculative decoding)
         # The length-stop rule in one comparison: num_tokens >= stop_num_tokens exactly
         # when num_output_tokens >= max_tokens or num_tokens >= max_model_len.
         self.stop_num_tokens = self.num_prompt_tokens + max_tokens
@@ -132,13 +147,15 @@ class SchedulePlan:
     those taken from the waiting queue, new or resumed). ``sample_positions``
     (``AsyncScheduler`` only): per scheduled request, in that order, the position in
     ``all_token_ids`` that this step's sampled token fills, or -1 for a partial
-    prefill (no sample).
+    prefill (no sample). ``spec_tokens``: ``req_id -> [num_spec]`` draft ids scheduled
+    this step (the message's ``scheduled_spec_decode_tokens``); ``num_spec_tokens``
+    their total.
     """
 
     __slots__ = ("step", "new_reqs", "cached_reqs", "cached_num_computed",
                  "cached_new_block_ids", "cached_resumed", "num_scheduled_tokens",
                  "total_num_scheduled_tokens", "finished_req_ids", "preempted",
-                 "scheduled_reqs", "sample_positions")
+                 "scheduled_reqs", "sample_positions", "spec_tokens", "num_spec_tokens")
 
     def __init__(self, step: int, finished_req_ids: set[str]):
         self.step = step
@@ -153,6 +170,8 @@ class SchedulePlan:
         self.finished_req_ids = finished_req_ids
         self.preempted: list[Request] = []
         self.sample_positions: list[int] = []  # AsyncScheduler only
+        self.spec_tokens: dict[str, list[int]] = {}
+        self.num_spec_tokens = 0
 
     @property
     def num_resumed(self) -> int:
@@ -161,9 +180,11 @@ class SchedulePlan:
 
     @property
     def is_decode_only(self) -> bool:
-        """True when every scheduled request is a running request decoding one token."""
-        return (not self.new_reqs and self.total_num_scheduled_tokens == len(self.cached_reqs)
-                and not any(self.cached_resumed))
+        """True when every scheduled request is a running request decoding one token
+        (plus its scheduled draft tokens, with speculative decoding)."""
+        return (not self.new_reqs
+                and self.total_num_scheduled_tokens == len(self.cached_reqs)
+                + self.num_spec_tokens and not any(self.cached_resumed))
 
 
 class Scheduler:
@@ -234,6 +255,7 @@ class Scheduler:
         self.kv_cache.free(req.block_ids)
         req.block_ids = []
         req.num_computed_tokens = 0
+        req.spec_token_ids = []
         req.status = RequestStatus.PREEMPTED
         req.num_preemptions += 1
         self.num_preemptions += 1
@@ -263,6 +285,8 @@ class Scheduler:
 
         block_size = cfg.block_size
         num_blocks = cfg.num_blocks
+        spec = cfg.num_spec_tokens > 0
+        spec_tokens = plan.spec_tokens
         # Running requests in order. Preemption pops from the end of ``running``, never a
         # request already scheduled this step (those lie before the current one), so the
         # loop may advance ``num_computed_tokens`` as it goes (vLLM does it after both
@@ -272,6 +296,8 @@ class Scheduler:
                 break
             nc = req.num_computed_tokens
             end = len(req.all_token_ids)
+            if spec and req.spec_token_ids:  # vLLM: num_tokens_with_spec
+                end += len(req.spec_token_ids)
             if end > limit:
                 end = limit
             n = end - nc  # min(num_tokens, max_model_len - 1) - num_computed_tokens
@@ -304,6 +330,13 @@ class Scheduler:
             cached_nc.append(nc)
             cached_blocks.append(new_blocks)
             num_scheduled[req.req_id] = n
+            if spec and req.spec_token_ids:
+                num_spec = nc + n - len(req.all_token_ids)  # the drafts that fit
+                if num_spec > 0:
+                    drafts = req.spec_token_ids[:num_spec]
+                    spec_tokens[req.req_id] = drafts
+                    plan.num_spec_tokens += len(drafts)
+                req.spec_token_ids = []
             req.num_computed_tokens = nc + n
             budget -= n
         cached_resumed = plan.cached_resumed = [False] * len(cached_reqs)
@@ -364,7 +397,13 @@ class Scheduler:
         num_scheduled = plan.num_scheduled_tokens
         req_ids = [req.req_id for req in cached_reqs]
         new_block_ids = [(blocks,) for blocks in plan.cached_new_block_ids]
-        if self.send_token_ids:
+        spec_tokens = plan.spec_tokens
+        if self.send_token_ids and spec_tokens:  # num_scheduled - num_spec (vLLM)
+            new_token_ids = [req.all_token_ids[nc:nc + num_scheduled[req_id]
+                                               - len(spec_tokens.get(req_id, ()))]
+                             for req, req_id, nc in zip(cached_reqs, req_ids,
+                                                        plan.cached_num_computed)]
+        elif self.send_token_ids:
             new_token_ids = [req.all_token_ids[nc:nc + num_scheduled[req_id]]
                              for req, req_id, nc in zip(cached_reqs, req_ids,
                                                         plan.cached_num_computed)]
@@ -382,7 +421,7 @@ class Scheduler:
             scheduled_cached_reqs=cached,
             num_scheduled_tokens=num_scheduled,
             total_num_scheduled_tokens=plan.total_num_scheduled_tokens,
-            scheduled_spec_decode_tokens={},
+            scheduled_spec_decode_tokens=spec_tokens,
             scheduled_encoder_inputs={},
             num_common_prefix_blocks=[0],
             finished_req_ids=plan.finished_req_ids,
@@ -396,8 +435,12 @@ class Scheduler:
         """Append sampled ids, apply stop rules, free finished requests.
 
         Returns the requests that finished this step. Raises ``ProtocolError`` if the
-        output lacks a scheduled request or samples more than one token for it.
+        output lacks a scheduled request or samples more than one token for it (with
+        speculative decoding: fewer than one or more than its drafts + 1; see
+        ``_update_spec``).
         """
+        if plan.spec_tokens or self.config.num_spec_tokens:
+            return self._update_spec(plan, output)
         index = output.req_id_to_index
         sampled = output.sampled_token_ids
         finished: list[Request] = []
@@ -436,11 +479,92 @@ class Scheduler:
         finally:
             self.num_output_tokens += num_new_tokens
         if finished:
-            self.running = [r for r in self.running if r.status == RequestStatus.RUNNING]
-            for req in finished:
-                self.kv_cache.free(req.block_ids)
-                req.block_ids = []
-                self.finished_req_ids.add(req.req_id)
+            self._free_finished(finished)
+        return finished
+
+    def _free_finished(self, finished: list[Request]) -> None:
+        self.running = [r for r in self.running if r.status == RequestStatus.RUNNING]
+        for req in finished:
+            self.kv_cache.free(req.block_ids)
+            req.block_ids = []
+            req.spec_token_ids = []
+            self.finished_req_ids.add(req.req_id)
+
+    def _update_spec(self, plan: SchedulePlan, output: ModelRunnerOutput) -> list[Request]:
+        """``update_from_output`` with speculative decoding (vLLM 7f280d69c
+        ``Scheduler.update_from_output``): per scheduled request, ``sampled_token_ids``
+        holds 1 to ``num_spec + 1`` ids (its accepted drafts, then the target's token);
+        ``num_computed_tokens`` goes back by the rejected ``num_spec + 1 - len(ids)``;
+        the ids are appended one by one until one completes the request (the rest are
+        dropped); a request still running takes ``output.spec_token_ids[row]`` as its
+        drafts for the next step (``None``: none).
+
+        Raises ``ProtocolError`` for a missing row, ids for a partial prefill, or a
+        count outside ``[1, num_spec + 1]`` (or drafts longer than
+        ``num_spec_tokens``).
+        """
+        index = output.req_id_to_index
+        sampled = output.sampled_token_ids
+        proposals = output.spec_token_ids
+        max_drafts = self.config.num_spec_tokens
+        spec_tokens = plan.spec_tokens
+        finished: list[Request] = []
+        step = plan.step
+        record_steps = self.record_token_steps
+        num_rows = len(sampled)
+        num_new_tokens = 0
+        try:
+            for req in plan.scheduled_reqs:
+                i = index.get(req.req_id)
+                if i is None or not 0 <= i < num_rows:
+                    raise ProtocolError(f"step {step}: ModelRunnerOutput has no row for "
+                                        f"{req.req_id}")
+                ids = sampled[i]
+                all_ids = req.all_token_ids
+                num_tokens = len(all_ids)
+                if num_tokens != req.num_computed_tokens:
+                    drafts = spec_tokens.get(req.req_id)
+                    if drafts is None:
+                        if ids:
+                            raise ProtocolError(f"step {step}: token sampled for "
+                                                f"{req.req_id} before its prefill ended")
+                        continue  # partial prefill: the runner discards its sample
+                    num_spec = len(drafts)
+                    if not 1 <= len(ids) <= num_spec + 1:
+                        raise ProtocolError(
+                            f"step {step}: {len(ids)} tokens sampled for {req.req_id}, "
+                            f"expected 1 to {num_spec + 1} ({num_spec} drafts)")
+                    # vLLM: num_computed_tokens -= len(spec) + 1 - len(generated)
+                    req.num_computed_tokens -= num_spec + 1 - len(ids)
+                elif len(ids) != 1:
+                    raise ProtocolError(f"step {step}: {len(ids)} tokens sampled for "
+                                        f"{req.req_id}, expected 1")
+                if req.first_token_step < 0:
+                    req.first_token_step = step
+                stopped = False
+                for token_id in ids:
+                    all_ids.append(token_id)
+                    num_new_tokens += 1
+                    if record_steps:
+                        req.token_steps.append(step)
+                    if len(all_ids) >= req.stop_num_tokens:  # max_tokens or max_model_len
+                        stopped = True
+                        break
+                if stopped:
+                    req.status = RequestStatus.FINISHED
+                    req.finish_reason = "length"
+                    req.finish_step = step
+                    finished.append(req)
+                    continue
+                drafts = proposals[i] if proposals is not None and i < len(proposals) else []
+                if len(drafts) > max_drafts:
+                    raise ProtocolError(f"step {step}: {len(drafts)} draft tokens proposed "
+                                        f"for {req.req_id}, num_spec_tokens is {max_drafts}")
+                req.spec_token_ids = list(drafts)
+        finally:
+            self.num_output_tokens += num_new_tokens
+        if finished:
+            self._free_finished(finished)
         return finished
 
 
@@ -488,6 +612,9 @@ class AsyncScheduler(Scheduler):
         if self.send_token_ids:
             raise ValueError("async scheduling needs the cached policy: under send the "
                              "ids sampled at step n are unknown when step n+1 is built")
+        if config.num_spec_tokens:
+            raise ValueError("async scheduling does not run speculative decoding "
+                             "(num_spec_tokens must be 0)")
         self._held: SchedulePlan | None = None
 
     def schedule(self) -> SchedulePlan | None:  # type: ignore[override]

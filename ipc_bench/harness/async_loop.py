@@ -175,12 +175,14 @@ class _Admission:
 
 def run_async_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                              on_step: Optional[Callable[[int, int, int], None]] = None,
-                             flusher: Optional[StepFlusher] = None) -> list[int]:
+                             flusher: Optional[StepFlusher] = None,
+                             frontend=None) -> list[int]:
     """``run_scheduler_loop`` with async scheduling (module docstring) over ``link``
     (a ``ChannelExchange`` whose channel's window is at least 2, or an exchange with
     the same ``send_step`` / ``recv_step`` / ``request_input_digests`` /
     ``requested_input_digests`` methods). Returns the counted seqs; fills ``result``
-    in place. Raises ``CaseError`` for a rejected ModelRunnerOutput or a failed input
+    in place (``frontend``: as in ``run_scheduler_loop``, each step's outputs once
+    applied). Raises ``CaseError`` for a rejected ModelRunnerOutput or a failed input
     check, ``SchedulerError`` when nothing can be scheduled while nothing is in flight.
     Kept in one piece: it is the measured hot loop (a call per part would be timed)."""
     run = _LoopRun(spec, result)
@@ -245,6 +247,8 @@ def run_async_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                     break  # drained, or max_steps reached
                 if timed:  # nothing has arrived yet: wait for it, checking the runner
                     link.idle(min(0.05, max(0.0, admission.wait_s)), perf() - t_row)
+                    if frontend is not None:
+                        frontend.keepalive()
                     t_row, c_row = perf(), cpu()
                 continue
             seq, plan, so, frame, sched_ns, build_ns, encode_ns, send_ns = in_flight.popleft()
@@ -257,6 +261,8 @@ def run_async_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                 raise
             t7 = perf()
             c1 = cpu()
+            if frontend is not None:  # after the step: vLLM's output thread sends it
+                frontend.step(seq, sched, plan, out, finished)
             warm = seq < warmup_steps
             counted = not warm and (plan.is_decode_only if decode_only else True)
             out_tokens = sched.num_output_tokens - total_out

@@ -8,7 +8,11 @@ request's row of its token buffer (``StepInputs.input_ids`` between the row's
 num_scheduled - 1``), with each request's boundaries. The scheduler computes the same
 digest from its own ``Request.all_token_ids``. A runner that feeds a wrong id (a
 sampled id written to the wrong row or position, a missed write, a stale row) fails
-the case, whatever its model makes of that id: the token oracle across cases cannot be
+the case, whatever its model makes of that id (with speculative decoding the fed ids
+include the step's draft ids, which the scheduler takes from its
+``scheduled_spec_decode_tokens``: a runner that writes a wrong id over a draft, or
+leaves a rejected draft where an accepted or sampled id belongs, fails): the token
+oracle across cases cannot be
 the only gate where the model's numerics differ between cases (greedy sampling on a GPU
 flips on last-bit differences).
 
@@ -195,6 +199,11 @@ class InputOracle:
         never change."""
         if self._record_runner is not None:
             self._record_runner(seq, so)
+        if plan.spec_tokens:
+            self._expect_from_plan(seq, plan)
+            if len(self.pending) >= self.interval:
+                self.check()
+            return
         reqs = plan.scheduled_reqs
         n = len(reqs)
         num_tokens = plan.total_num_scheduled_tokens
@@ -232,9 +241,19 @@ class InputOracle:
         mismatch, or for an id the int32 buffer cannot hold)."""
         if self._record_runner is not None:
             self._record_runner(seq, so)
+        self._expect_from_plan(seq, plan)
+
+    def _expect_from_plan(self, seq: int, plan: SchedulePlan) -> None:
+        """Note step ``seq``'s expected digest from the plan alone: each request's first
+        position (``cached_num_computed`` for running requests, 0 for new and resumed
+        ones), its ids from ``all_token_ids`` and, for a request with draft tokens
+        (``plan.spec_tokens``), those drafts as its last ids (``num_computed_tokens``
+        may have been rolled back, and the rejected drafts are in no ``all_token_ids``).
+        ``CaseError`` for an id the int32 buffer cannot hold."""
         reqs = plan.scheduled_reqs
         n = len(reqs)
         num_tokens = plan.total_num_scheduled_tokens
+        spec = plan.spec_tokens
         starts = plan.cached_num_computed[:plan.cached_resumed.count(False)]
         starts = starts + [0] * (n - len(starts))
         try:
@@ -245,7 +264,12 @@ class InputOracle:
                 counts = _int32s(list(plan.num_scheduled_tokens.values()))
                 fed: list[int] = []
                 for req, p, k in zip(reqs, starts, plan.num_scheduled_tokens.values()):
-                    fed.extend(req.all_token_ids[p:p + k])
+                    drafts = spec.get(req.req_id) if spec else None
+                    if drafts:
+                        fed.extend(req.all_token_ids[p:p + k - len(drafts)])
+                        fed.extend(drafts)
+                    else:
+                        fed.extend(req.all_token_ids[p:p + k])
                 ids = _int32s(fed)
         except struct.error as exc:
             raise CaseError(f"input oracle: step {seq}: a token id the runner's int32 "

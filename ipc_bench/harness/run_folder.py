@@ -17,6 +17,11 @@ Layout of a run folder::
                        RssAnon of each process: sched_rss_bytes, sched_anon_bytes,
                        runner_rss_bytes, runner_anon_bytes; sched_py_blocks: live
                        Python allocations of the scheduler (sys.getallocatedblocks)
+    frontend.csv       only with --frontend: one row per step per case: case_id, seq,
+                       frontend_build_ns, frontend_encode_ns, frontend_send_ns,
+                       frontend_payload_bytes (0: no message that step) and
+                       frontend_decode_ns (empty where nothing was sent, or the
+                       frontend's report never came)
     tracemalloc.txt    only with IPC_BENCH_TRACEMALLOC=FRAMES set: per case and process,
                        where the Python heap grew from warm-up to the end, by traceback
                        (``harness.memory.HeapReport``)
@@ -152,6 +157,24 @@ def _csv_chunks(rows: Iterable, header: Optional[tuple[str, ...]]) -> Iterable[b
             buf.seek(0)
             buf.truncate()
     yield buf.getvalue().encode()
+
+
+#: Columns of ``frontend.csv`` (``--frontend``).
+FRONTEND_CSV = ("case_id", "seq", "frontend_build_ns", "frontend_encode_ns",
+                "frontend_send_ns", "frontend_payload_bytes", "frontend_decode_ns")
+
+
+def frontend_rows(result: CaseResult):
+    """``frontend.csv`` rows of a case: the scheduler's columns per step, and the
+    frontend's decode ns on the steps that sent a message (when its report came)."""
+    cols = result.frontend_columns
+    nbytes = cols["frontend_payload_bytes"]
+    decode = iter(result.frontend_decode_ns)
+    have_decode = len(result.frontend_decode_ns) == sum(1 for b in nbytes if b)
+    for seq, row in enumerate(zip(cols["frontend_build_ns"], cols["frontend_encode_ns"],
+                                  cols["frontend_send_ns"], nbytes)):
+        yield (result.spec.case_id, seq, *row,
+               next(decode) if have_decode and row[3] else "")
 
 
 def append_csv(path: Path, rows: Iterable, header: Optional[tuple[str, ...]] = None) -> None:
@@ -320,6 +343,8 @@ class RunWriter:
             self.stream_requests(spec, result.requests)
             self._append("floor.csv", ((spec.case_id, i, ns)
                                        for i, ns in enumerate(result.floor_step_ns)))
+            if result.frontend_columns:
+                self._append("frontend.csv", frontend_rows(result), header=FRONTEND_CSV)
             rss = result.rss_samples[self._rss_written.get(spec.case_id, 0):]
             if rss:
                 self.stream_rss(spec, rss)

@@ -29,10 +29,8 @@ and kills the runner. A step that fails sends an empty frame on r2s and an
 from __future__ import annotations
 
 import collections
-import ctypes
 import gc
 import os
-import signal
 import sys
 import time
 import traceback
@@ -50,6 +48,8 @@ from ipc_bench.harness.floor import answer_floor
 from ipc_bench.harness.memory import HEAP_REPORT_OUT_ENV, HeapReport
 from ipc_bench.harness.oracle import RunnerInputLog
 from ipc_bench.harness.recording import GcCounter
+from ipc_bench.harness.signals import child_of_scheduler
+from ipc_bench.harness.signals import set_parent_death_signal  # noqa: F401 (kept importable here)
 from ipc_bench.harness.spec import RUNNER_COLUMNS
 from ipc_bench.wire.channel import RingRunnerChannel, RunnerChannel
 from ipc_bench.wire.codecs import (DecodeError, messages_of, model_runner_output_codec,
@@ -76,8 +76,6 @@ from ipc_bench.wire.transport import (EndpointError, PeerError, RunnerSockets,
 
 #: How long the runner waits for the handshake (imports and model load come after).
 STARTUP_TIMEOUT_S = 120.0
-#: Environment variable carrying the scheduler's pid to the runner.
-SCHEDULER_PID_ENV = "IPC_BENCH_SCHEDULER_PID"
 #: How long the exiting runner keeps trying to deliver its last messages (a RunnerReport
 #: of a long run is megabytes; with ZMQ_LINGER 0 the context would discard it unsent).
 RUNNER_CLOSE_LINGER_MS = 5000
@@ -297,26 +295,6 @@ class RunnerLoop:
 # The process
 
 
-def set_parent_death_signal() -> bool:
-    """Linux: SIGKILL this process when its parent dies (PR_SET_PDEATHSIG).
-
-    Returns whether ``prctl`` succeeded. The signal fires when the *thread* that
-    forked this process exits; the scheduler starts runners from its main thread.
-    """
-    try:
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        return libc.prctl(1, signal.SIGKILL, 0, 0, 0) == 0  # PR_SET_PDEATHSIG = 1
-    except (OSError, AttributeError):
-        return False
-
-
-def _expected_parent() -> int:
-    """The scheduler's pid: ``IPC_BENCH_SCHEDULER_PID`` if set (so a parent that died
-    before this process could look is still noticed), else the current parent."""
-    value = os.environ.get(SCHEDULER_PID_ENV, "")
-    return int(value) if value.isdigit() else os.getppid()
-
-
 def _accept_handshake(socks: RunnerSockets, peer_problem: Callable[[], Optional[str]]
                       ) -> tuple[RunnerConfig, ModelRunner, Optional[RingReader]] | int:
     """Receive the handshake and ``accept_handshake`` it."""
@@ -428,16 +406,7 @@ def runner_main(ctl_endpoint: str) -> int:
     failed (an ``ErrorReport`` naming the step went to the scheduler first); 5 the
     scheduler went away or stopped sending.
     """
-    for sig in (signal.SIGINT, signal.SIGHUP):  # the scheduler decides and kills us
-        signal.signal(sig, signal.SIG_IGN)
-    set_parent_death_signal()
-    parent = _expected_parent()
-
-    def peer_problem() -> Optional[str]:
-        if os.getppid() != parent:
-            return f"scheduler process {parent} is gone"
-        return None
-
+    peer_problem = child_of_scheduler()  # the scheduler decides and kills us
     if peer_problem():
         print(f"runner: {peer_problem()} at start-up", file=sys.stderr)
         return EXIT_SCHEDULER_GONE

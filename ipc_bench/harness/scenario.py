@@ -148,6 +148,7 @@ class ScenarioOptions:
     #: With ``async_scheduling``: each async case (arm ``ASYNC_ARM``) has a synchronous
     #: twin (arm ``cached``) in the grid, run next to it and paired with it.
     sync_counterpart: bool = False
+    frontend: bool = False  # --frontend: a frontend process (CaseSpec.frontend)
 
     def model_config(self, default: str = "null", step_time_ms: Optional[float] = None,
                      step_wait: Optional[str] = None) -> ModelConfig:
@@ -200,12 +201,13 @@ class ScenarioOptions:
 
     def process_settings(self) -> dict[str, Any]:
         """``CaseSpec`` keyword arguments for the transport, timeouts, security settings,
-        the input oracle's interval and async scheduling, the same for every scenario."""
+        the input oracle's interval, async scheduling and the frontend, the same for
+        every scenario."""
         return dict(transport=self.transport, peer_timeout_s=self.peer_timeout_s,
                     startup_timeout_s=self.startup_timeout_s, host=self.host,
                     allow_pickle_over_tcp=self.allow_pickle_over_tcp,
                     input_oracle_interval=self.input_oracle_interval,
-                    async_scheduling=self.async_scheduling)
+                    async_scheduling=self.async_scheduling, frontend=self.frontend)
 
 
 def _absolute_histogram(spec: str) -> str:

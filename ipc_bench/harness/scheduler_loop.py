@@ -29,6 +29,7 @@ import time
 from typing import Any, Callable, Optional
 
 from ipc_bench.engine.messages import ModelRunnerOutput, SchedulerOutput
+from ipc_bench.engine.outputs import request_streams
 from ipc_bench.engine.scheduler import AsyncScheduler, ProtocolError, Scheduler, SchedulerError
 from ipc_bench.harness.memory import HeapReport
 from ipc_bench.harness.oracle import InputOracle, RunnerInputLog, ScheduleDigest
@@ -321,6 +322,8 @@ class _LoopRun:
         result.num_rejected = sched.num_rejected
         try:
             record_requests(result, sched, self.arrival_s, speedup, flusher, records)
+            if self.spec.frontend:
+                result.frontend_expected_streams = request_streams(sched.requests.values())
         finally:
             if self.heap is not None:  # after the last records left: what stays is kept
                 self.heap.mark("end")
@@ -338,9 +341,11 @@ def _no_check() -> None:
 
 def run_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                        on_step: Optional[Callable[[int, int, int], None]] = None,
-                       flusher: Optional[StepFlusher] = None) -> list[int]:
+                       flusher: Optional[StepFlusher] = None, frontend=None) -> list[int]:
     """The measured loop over ``link`` (``ChannelExchange`` or ``InProcessExchange``);
     fills ``result`` in place (rows, frames of counted steps, totals, requests).
+    ``frontend``: a ``frontend_hop.FrontendHop`` that gets each step's outputs after
+    the step's timed region (and keep-alives while a timed replay idles).
     Returns the seqs of the counted steps. ``on_step(seq, output_tokens, finished)``
     after each step, outside its timed region. A rejected ModelRunnerOutput becomes
     ``CaseError`` (``raise_output_error``), as does a step whose fed token ids the
@@ -392,6 +397,8 @@ def run_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                     if nxt == float("inf"):
                         break
                     link.idle(min(0.05, max(0.0, (nxt - now_s) / speedup)), perf() - t7)
+                    if frontend is not None:
+                        frontend.keepalive()
                     continue
             else:
                 state = _admit_logical(sched, workload, arrival_s)
@@ -416,6 +423,8 @@ def run_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                 raise
             t7 = perf()
             c1 = cpu()
+            if frontend is not None:  # after the step: vLLM's output thread sends it
+                frontend.step(seq, sched, plan, out, finished)
             warm = seq < warmup_steps
             counted = not warm and (plan.is_decode_only if decode_only else True)
             out_tokens = sched.num_output_tokens - total_out

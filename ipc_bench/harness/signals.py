@@ -29,9 +29,11 @@ their default behaviour.
 
 from __future__ import annotations
 
+import ctypes
+import os
 import signal
 from contextlib import contextmanager
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 #: Signals turned into ``Interrupted`` (``bench.py`` blocks the same set at its start).
 HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -138,3 +140,50 @@ def deferred() -> Iterator[None]:
         if _State.depth == 0 and _State.pending is not None:
             code, _State.pending = _State.pending, None
             raise Interrupted(code)
+
+
+# ======================================================================================
+# Child processes (the runner, the frontend): leaving with the scheduler
+
+#: Environment variable carrying the scheduler's pid to its child processes.
+SCHEDULER_PID_ENV = "IPC_BENCH_SCHEDULER_PID"
+
+
+def set_parent_death_signal() -> bool:
+    """Linux: SIGKILL this process when its parent dies (PR_SET_PDEATHSIG).
+
+    Returns whether ``prctl`` succeeded. The signal fires when the *thread* that
+    forked this process exits; the scheduler starts its children from its main thread.
+    """
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        return libc.prctl(1, signal.SIGKILL, 0, 0, 0) == 0  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        return False
+
+
+def expected_parent() -> int:
+    """The scheduler's pid: ``IPC_BENCH_SCHEDULER_PID`` if set (so a parent that died
+    before this process could look is still noticed), else the current parent."""
+    value = os.environ.get(SCHEDULER_PID_ENV, "")
+    return int(value) if value.isdigit() else os.getppid()
+
+
+def child_of_scheduler() -> Callable[[], Optional[str]]:
+    """What a child process does first: ignore SIGINT and SIGHUP (a Ctrl-C or a
+    hung-up terminal reaches the whole process group; the scheduler decides how the
+    run ends and kills its children), die with its parent (``PR_SET_PDEATHSIG``), and
+    return its ``peer_problem()``: ``None`` while the scheduler is its parent, else
+    one line (checked every wait slice, a fallback that also covers a parent that
+    died before ``prctl`` ran)."""
+    for sig in (signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)
+    set_parent_death_signal()
+    parent = expected_parent()
+
+    def peer_problem() -> Optional[str]:
+        if os.getppid() != parent:
+            return f"scheduler process {parent} is gone"
+        return None
+
+    return peer_problem

@@ -101,6 +101,9 @@ class CaseSpec:
     ``async_scheduling``: schedule step n+1 before step n's output is applied, two
     steps in flight (``engine.scheduler.AsyncScheduler``,
     ``harness.async_loop.run_async_scheduler_loop``; ``cached`` only).
+    ``frontend``: a third process, the frontend, receives the engine core's
+    ``EngineCoreOutputs`` every step (``harness.frontend_hop``); its bytes and times are
+    reported beside the scheduler <-> runner hop's.
     """
 
     scenario: str
@@ -128,6 +131,7 @@ class CaseSpec:
     input_oracle_interval: int = INPUT_ORACLE_INTERVAL
     tp: Optional[int] = None
     async_scheduling: bool = False
+    frontend: bool = False
 
     @property
     def arm_label(self) -> str:
@@ -180,6 +184,14 @@ class CaseResult:
     heap_reports: dict[str, str] = field(default_factory=dict)  # process -> memory.HeapReport text
     tp_rank_columns: list[dict[str, list[int]]] = field(default_factory=list)  # per rank (--tp)
     tp_sent_ns: list[int] = field(default_factory=list)  # --tp: each data frame's send, ns
+    # --frontend: the scheduler's per-step columns of the hop (frontend_hop.FRONTEND_COLUMNS),
+    # the frontend's decode ns per message received, the scheduler's request streams
+    # (engine.outputs.request_streams) and the frontend's pid
+    frontend_columns: dict[str, list[int]] = field(default_factory=dict)
+    frontend_decode_ns: list[int] = field(default_factory=list)
+    frontend_expected_streams: dict[str, tuple[int, str]] = field(default_factory=dict)
+    frontend_pid: Optional[int] = None
+    frontend_token_digest: str = ""  # engine.outputs.streams_digest of the frontend's report
 
 
 class CaseError(RuntimeError):

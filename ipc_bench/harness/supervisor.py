@@ -56,16 +56,17 @@ from ipc_bench.engine.models import model_info, model_step_columns
 from ipc_bench.harness.async_loop import (MAX_IN_FLIGHT, ThreadedInProcessExchange,
                                           run_async_scheduler_loop)
 from ipc_bench.harness.floor import replay_floor
+from ipc_bench.harness.frontend_hop import FrontendHop
 from ipc_bench.harness.memory import HEAP_REPORT_OUT_ENV
 from ipc_bench.harness.recording import CaseSink, StepFlusher
-from ipc_bench.harness.runner_loop import SCHEDULER_PID_ENV, TimedModelRunner
+from ipc_bench.harness.runner_loop import TimedModelRunner
 from ipc_bench.harness.scheduler_loop import (
     ChannelExchange,
     InProcessExchange,
     run_bare_scheduler_loop,
     run_scheduler_loop,
 )
-from ipc_bench.harness.signals import deferred
+from ipc_bench.harness.signals import SCHEDULER_PID_ENV, deferred
 from ipc_bench.harness.spec import INPROC, CaseError, CaseResult, CaseSpec
 from ipc_bench.wire.channel import RingSchedulerChannel, SchedulerChannel
 from ipc_bench.wire.codecs import messages_of
@@ -89,8 +90,9 @@ _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 
 
 class RunnerProcess:
-    """The runner child process: started with its stderr in a private file, asked how
-    it ended, reaped.
+    """The runner child process (or, ``role="frontend"``, the frontend's: ``args`` then
+    holds its arguments): started with its stderr in a private file, asked how it
+    ended, reaped.
 
     ``CaseError`` when it cannot be started. ``problem()``: ``None`` while it runs,
     else one line (exit code or signal, and the last line it wrote to stderr).
@@ -98,27 +100,29 @@ class RunnerProcess:
     ``unknown``).
     """
 
-    def __init__(self, ctl_endpoint: str, stderr_path: str,
-                 command: Sequence[str] = RUNNER_COMMAND):
+    def __init__(self, ctl_endpoint: str | Sequence[str], stderr_path: str,
+                 command: Sequence[str] = RUNNER_COMMAND, role: str = "runner"):
         env = dict(os.environ)
         env["PYTHONPATH"] = _PACKAGE_ROOT + os.pathsep + env.get("PYTHONPATH", "")
         env.setdefault("OMP_NUM_THREADS", "1")
         env[SCHEDULER_PID_ENV] = str(os.getpid())
         self.stderr_path = stderr_path
         # Where the runner writes its heap report when IPC_BENCH_HEAP_REPORT is set.
-        self.heap_report_path = os.path.join(os.path.dirname(stderr_path), "runner.heap.txt")
+        self.role = role
+        self.heap_report_path = os.path.join(os.path.dirname(stderr_path), f"{role}.heap.txt")
+        args = [ctl_endpoint] if isinstance(ctl_endpoint, str) else list(ctl_endpoint)
         env[HEAP_REPORT_OUT_ENV] = self.heap_report_path
         fd = os.open(stderr_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with open(fd, "wb") as err:
             try:
-                self.proc = subprocess.Popen([*command, ctl_endpoint],
+                self.proc = subprocess.Popen([*command, *args],
                                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                              stderr=err, env=env, close_fds=True)
             except OSError as exc:  # not an error of the results folder: say what failed
-                raise CaseError(f"cannot start the runner process {command[0]}: "
+                raise CaseError(f"cannot start the {role} process {command[0]}: "
                                 f"{exc.strerror or exc}") from None
         self.pid = self.proc.pid
-        self.name = f"runner process {self.pid}"
+        self.name = f"{role} process {self.pid}"
 
     def hang_note(self) -> str:
         """What the case's error line adds for a runner that stopped answering."""
@@ -134,8 +138,8 @@ class RunnerProcess:
                 name = signal.Signals(-code).name
             except ValueError:
                 name = f"signal {-code}"
-            return f"runner process {self.pid} was killed by {name}"
-        return f"runner process {self.pid} exited with code {code}"
+            return f"{self.role} process {self.pid} was killed by {name}"
+        return f"{self.role} process {self.pid} exited with code {code}"
 
     def problem(self) -> Optional[str]:
         problem = self.exit_description()
@@ -250,6 +254,9 @@ def run_case(spec: CaseSpec,
     result = result if result is not None else CaseResult(spec=spec)
     if spec.async_scheduling and spec.policy != CACHED:
         raise ConfigError(f"async scheduling needs the cached policy, not {spec.policy}")
+    if spec.async_scheduling and spec.scheduler.num_spec_tokens:
+        raise ConfigError("async scheduling does not run speculative decoding "
+                          "(num_spec_tokens must be 0)")
     if spec.transport == INPROC:
         return _run_case_inproc(spec, on_step, result, sink, flush_interval_s)
     if spec.stream and spec.floor:
@@ -284,6 +291,22 @@ def _remote_sockets(remote: RemoteRunners, ctx: zmq.Context, transport: str,
     return RemoteSchedulerSockets(ctx, remote)
 
 
+def start_frontend(spec: CaseSpec, result: CaseResult,
+                   command: Sequence[str] = RUNNER_COMMAND[:1]) -> Optional[FrontendHop]:
+    """``spec.frontend``: the case's frontend process, started and ready (closed
+    again if it is not); else ``None``. ``command``: the interpreter (with any
+    wrapper in front) that runs its module."""
+    if not spec.frontend:
+        return None
+    hop = FrontendHop(spec, result, RunnerProcess, tuple(command))
+    try:
+        hop.wait_ready()
+    except BaseException:
+        hop.close()
+        raise
+    return hop
+
+
 def _run_case_inproc(spec: CaseSpec, on_step, result: CaseResult, sink,
                      flush_interval_s: Optional[float]) -> CaseResult:
     """Single-process baseline: the same scheduler loop calling the runner directly
@@ -293,16 +316,24 @@ def _run_case_inproc(spec: CaseSpec, on_step, result: CaseResult, sink,
     result.model_info = model_info(runner.model)
     stepper = TimedModelRunner(runner)
     flusher = StepFlusher(spec, sink, flush_interval_s)
-    if spec.async_scheduling:
-        link = ThreadedInProcessExchange(stepper, max(spec.startup_timeout_s,
-                                                      spec.peer_timeout_s),
-                                         spec.input_oracle_interval > 0)
-        try:
-            run_async_scheduler_loop(spec, link, result, on_step, flusher)
-        finally:
-            link.close()
-    else:
-        run_scheduler_loop(spec, InProcessExchange(stepper), result, on_step, flusher)
+    frontend = start_frontend(spec, result)
+    try:
+        if spec.async_scheduling:
+            link = ThreadedInProcessExchange(stepper, max(spec.startup_timeout_s,
+                                                          spec.peer_timeout_s),
+                                             spec.input_oracle_interval > 0)
+            try:
+                run_async_scheduler_loop(spec, link, result, on_step, flusher, frontend)
+            finally:
+                link.close()
+        else:
+            run_scheduler_loop(spec, InProcessExchange(stepper), result, on_step, flusher,
+                               frontend)
+        if frontend is not None:
+            frontend.finish()
+    finally:
+        if frontend is not None:
+            frontend.close()
     zero = [0] * len(stepper.columns["runner_update_ns"])
     result.runner_columns = dict(stepper.columns, runner_idle_ns=zero, runner_decode_ns=zero,
                                  runner_encode_ns=zero, runner_send_ns=zero,
@@ -312,19 +343,24 @@ def _run_case_inproc(spec: CaseSpec, on_step, result: CaseResult, sink,
 
 
 def run_phases(spec: CaseSpec, exchange: ChannelExchange, result: CaseResult,
-               on_step=None, flusher: Optional[StepFlusher] = None) -> None:
+               on_step=None, flusher: Optional[StepFlusher] = None, frontend=None) -> None:
     """Everything after the handshake, through ``exchange.channel``: the scheduler loop
-    (measured, or bare for ``instrumentation == "totals"``), the floor, then ``Stop``
-    and the runner's ``RunnerReport`` (its columns go to ``result.runner_columns``).
+    (measured, or bare for ``instrumentation == "totals"``), the frontend's report
+    (``frontend``: a ``FrontendHop``, checked by ``FrontendHop.finish``), the floor,
+    then ``Stop`` and the runner's ``RunnerReport`` (its columns go to
+    ``result.runner_columns``).
     Raises ``CaseError`` when the runner reports an error or answers out of turn;
     ``PeerError`` / ``PeerTimeout`` from the channel pass through."""
     channel = exchange.channel
     if spec.instrumentation == "totals":
         counted_seqs = run_bare_scheduler_loop(spec, exchange, result)
     elif spec.async_scheduling:
-        counted_seqs = run_async_scheduler_loop(spec, exchange, result, on_step, flusher)
+        counted_seqs = run_async_scheduler_loop(spec, exchange, result, on_step, flusher,
+                                                frontend)
     else:
-        counted_seqs = run_scheduler_loop(spec, exchange, result, on_step, flusher)
+        counted_seqs = run_scheduler_loop(spec, exchange, result, on_step, flusher, frontend)
+    if frontend is not None:
+        frontend.finish()
     result.counted_seqs = counted_seqs
     if spec.floor and counted_seqs:
         result.floor_step_ns = replay_floor(exchange, spec.codec, result.s2r_frames,
@@ -356,6 +392,7 @@ class _TwoProcessCase:
         self.exchange: Optional[ChannelExchange] = None
         self.sampler = None
         self.ring: Optional[RingWriter] = None
+        self.frontend: Optional[FrontendHop] = None
 
     def run(self, on_step, flusher: StepFlusher) -> CaseResult:
         spec, result = self.spec, self.result
@@ -373,6 +410,7 @@ class _TwoProcessCase:
                                        timeout_s=spec.peer_timeout_s)
             self._start_runner(socks, os.path.join(endpoint_dir.path, "runner.stderr"))
             exchange = self.exchange
+            self.frontend = start_frontend(spec, result)
             if spec.sample_rss_s:
                 from ipc_bench.harness.memory import RssSampler
 
@@ -381,7 +419,7 @@ class _TwoProcessCase:
                                           spec.sample_rss_s).start()
                 flusher.rss_source = self.sampler.samples_since
             try:
-                run_phases(spec, exchange, result, on_step, flusher)
+                run_phases(spec, exchange, result, on_step, flusher, self.frontend)
             except PeerTimeout as exc:
                 raise CaseError(f"{self.runner.name} stopped answering: {exc} "
                                 f"{self.runner.hang_note()}", exchange.seq) from None
@@ -463,6 +501,8 @@ class _TwoProcessCase:
         if self.sampler is not None:
             self.sampler.stop()
             self.result.rss_samples = list(self.sampler.samples)
+        if self.frontend is not None:
+            self.frontend.close()
         if self.ring is not None:
             self.ring.close()
         if socks is not None:

@@ -151,6 +151,84 @@ def _gap_blocks(results, level: int) -> list[Block]:
     return blocks
 
 
+def _spec_blocks(results, level: int) -> list[Block]:
+    """Speculative decoding (``--num-spec-tokens``), under its own heading: per case
+    with draft tokens and per case of the same run without (K = 0), K, the acceptance
+    setting, tokens scheduled and produced per counted step, accepted drafts per step
+    and accepted / drafted, s2r bytes per step, and per workload and codec send -
+    cached s2r bytes per step and send's share of its own s2r bytes; nothing when no
+    case ran with ``num_spec_tokens``."""
+    cases = results.cases
+    if cases.empty or "num_spec_tokens" not in cases.columns:
+        return []
+    records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
+               for r in cases.to_dict("records")]
+    if not any(r.get("num_spec_tokens") for r in records):
+        return []
+    s2r = "sched_to_runner_payload_bytes_per_step"
+    means: dict[tuple, list[float]] = {}
+    for r in records:
+        if r.get(s2r) is not None:
+            means.setdefault((r["workload"], r["codec"], r["policy"]), []).append(r[s2r])
+    head = ["rep", "workload", "policy", "codec", "K", "P", "sched tok/step", "out tok/step",
+            "accepted/step", "accepted/drafted", "s2r B/step", "send - cached B/step",
+            "send's share"]
+    rows = []
+    for r in records:
+        send = means.get((r["workload"], r["codec"], "send"))
+        cached = means.get((r["workload"], r["codec"], "cached"))
+        extra = share = None
+        if send and cached and r["policy"] == "send" and sum(send) > 0:
+            extra = sum(send) / len(send) - sum(cached) / len(cached)
+            share = 100 * extra / (sum(send) / len(send))
+        rows.append([str(r.get("repetition", 0)), str(r["workload"]), str(r["policy"]),
+                     str(r["codec"]), str(r.get("num_spec_tokens") or 0),
+                     format_value(r.get("spec_acceptance"), 2)]
+                    + [format_value(r.get(k), 2) for k in (
+                        "scheduled_tokens_per_step", "output_tokens_per_step",
+                        "spec_accepted_tokens_per_step", "spec_draft_acceptance_rate")]
+                    + [format_value(r.get(s2r)), format_value(extra),
+                       "-" if share is None else f"{share:.1f} %"])
+    return [("h", level, "Speculative decoding"), ("table", head, rows),
+            ("p", "Per counted step: K draft tokens per request, P the chance a draft is "
+                  "the target's token; accepted/drafted is vLLM's draft acceptance rate "
+                  "(pure-decode counted steps only). Drafts travel under both policies "
+                  "(scheduled_spec_decode_tokens); send - cached is new_token_ids, one "
+                  "real token per request whatever K, and its share is of send's own "
+                  "s2r bytes (means over repetitions).")]
+def _frontend_blocks(results, level: int) -> list[Block]:
+    """The frontend hop of every case that ran one (``--frontend``,
+    ``analysis.frontend``) beside the scheduler <-> runner hop, under its own heading;
+    nothing when no case did."""
+    from ipc_bench.report.tables import FRONTEND_COLUMNS
+
+    cases = results.cases
+    if cases.empty or "frontend_bytes_per_step" not in cases.columns:
+        return []
+    records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
+               for r in cases.to_dict("records")]
+    records = [r for r in records if r.get("frontend_bytes_per_step") is not None]
+    if not records:
+        return []
+    head = ["rep", "workload", "policy", "codec", "transport"] + [
+        h for _, h, _ in FRONTEND_COLUMNS]
+    rows = [[str(r.get("repetition", 0)), str(r["workload"]),
+             str(r["arm"] if r.get("async_scheduling") and r.get("arm") else r["policy"]),
+             str(r["codec"]), str(r["transport"])]
+            + [format_value(None if r.get(k) is None else r[k] * scale)
+               for k, _, scale in FRONTEND_COLUMNS] for r in records]
+    return [("h", level, "Frontend hop"), ("table", head, rows),
+            ("p", "The engine core -> frontend hop (`EngineCoreOutputs`, msgspec msgpack "
+                  "over ZeroMQ PUSH/PULL, as vLLM V1) beside the scheduler <-> runner hop: "
+                  "payload bytes per counted step of each hop (`s2r`, `r2s`, `fe`) and of "
+                  "the whole control plane (`control`), the frontend hop's encode (in the "
+                  "scheduler) and decode (in the frontend) µs per step, the encode + "
+                  "decode µs of all three messages, and send's saving in bytes and as a "
+                  "share of send's whole control plane. The single-process cases "
+                  "serialize only the frontend hop. The frontend's token streams equalled "
+                  "the scheduler's in every case shown (a difference fails the case).")]
+
+
 def _pair_table(results) -> list[Block]:
     """The cached-against-send table: per workload, codec and metric, the pairs, the
     means, send - cached and cached / send with its interval (``stats.summarize_pairs``
@@ -350,6 +428,8 @@ def _run_blocks(results, run_id: str, level: int, prefix: str) -> list[Block]:
     blocks.append(("h", level, "Cases"))
     blocks.extend(_case_tables(one))
     blocks.extend(_gap_blocks(one, level))
+    blocks.extend(_spec_blocks(one, level))
+    blocks.extend(_frontend_blocks(one, level))
     blocks.append(("h", level, "Configuration"))
     blocks.extend(_config_blocks(one, run_id))
     blocks.append(("h", level, "Environment"))

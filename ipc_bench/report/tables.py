@@ -181,7 +181,70 @@ def model_time_lines(cases: list[dict[str, Any]]) -> list[str]:
         out.extend(_column_table(roofed, ROOFLINE_COLUMNS))
     out.extend(roofline_figures_lines(cases))
     out.extend(runner_gap_lines(cases))
+    out.extend(spec_decode_lines(cases))
+    out.extend(frontend_lines(cases))
     return out
+
+
+#: The speculative-decoding table (``--num-spec-tokens``): K, the acceptance setting,
+#: tokens scheduled and produced per counted step, accepted drafts per step and the
+#: share of drafts accepted (``summary._step_figures``).
+SPEC_COLUMNS = (("scheduled_tokens_per_step", "sched tok/step", 1.0),
+                ("output_tokens_per_step", "out tok/step", 1.0),
+                ("spec_accepted_tokens_per_step", "accepted/step", 1.0),
+                ("spec_draft_acceptance_rate", "accepted/drafted", 1.0),
+                ("sched_to_runner_payload_bytes_per_step", "s2r B/step", 1.0),
+                ("decode_token_bytes_per_step", "tok B/step", 1.0))
+
+
+def spec_decode_lines(cases: list[dict[str, Any]]) -> list[str]:
+    """Under a case table: the speculative-decoding figures of its cases
+    (``SPEC_COLUMNS``) when any of them ran with draft tokens; nothing otherwise."""
+    if not any(s.get("num_spec_tokens") for s in cases):
+        return []
+    rows = [[str(s.get(k, "-")) for k in IDENTITY]
+            + [str(s.get("num_spec_tokens") or 0),
+               "-" if s.get("spec_acceptance") is None else f"{s['spec_acceptance']:g}"]
+            + [_num(s.get(key), scale) for key, _, scale in SPEC_COLUMNS] for s in cases]
+    table = render(list(IDENTITY) + ["K", "P"] + [h for _, h, _ in SPEC_COLUMNS], rows)
+    return ["  speculative decoding per counted step (K drafts per request, P: chance a "
+            "draft is the target's token; tok B/step: new_token_ids bytes, send only):"
+            ] + ["  " + line for line in table.splitlines()]
+
+
+#: The frontend-hop table (``--frontend``, ``analysis.frontend``): bytes per counted
+#: step of each hop and of the whole control plane, the frontend hop's encode
+#: (scheduler) and decode (frontend) µs, and send's saving as a share of the control plane.
+FRONTEND_COLUMNS = (("sched_to_runner_payload_bytes_per_step", "s2r B", 1.0),
+                    ("runner_to_sched_payload_bytes_per_step", "r2s B", 1.0),
+                    ("frontend_bytes_per_step", "fe B", 1.0),
+                    ("control_plane_bytes_per_step", "control B", 1.0),
+                    ("frontend_share_of_control_plane", "fe %", 100.0),
+                    ("frontend_encode_ns_per_step", "fe enc us", 1e-3),
+                    ("frontend_decode_ns_per_step", "fe dec us", 1e-3),
+                    ("control_plane_codec_ns_per_step", "codec us all", 1e-3),
+                    ("send_saving_bytes_per_step", "send saves B", 1.0),
+                    ("send_saving_share_of_control_plane", "saving % control", 100.0))
+
+
+def frontend_lines(cases: list[dict[str, Any]]) -> list[str]:
+    """Under a case table: per case with a frontend, each hop's bytes per counted step,
+    the control plane's, the frontend hop's encode / decode µs, the encode + decode µs
+    of all three messages, and send's saving in bytes and as a share of send's control
+    plane (on both cases of a pair); nothing when no case ran a frontend."""
+    fronted = [s for s in cases if s.get("frontend_bytes_per_step") is not None]
+    if not fronted:
+        return []
+    reps = any(s.get("repetition") for s in fronted)
+    rows = [([str(s.get("repetition", "-"))] if reps else []) + cells(s, IDENTITY)
+            + [_num(s.get(key), scale) for key, _, scale in FRONTEND_COLUMNS]
+            for s in fronted]
+    table = render((["rep"] if reps else []) + list(IDENTITY)
+                   + [h for _, h, _ in FRONTEND_COLUMNS], rows, left=3 + reps)
+    return (["  frontend hop (EngineCoreOutputs, msgpack) beside the scheduler <-> runner "
+             "hop, payload bytes and µs per counted step (fe enc: scheduler, fe dec: "
+             "frontend; control = s2r + r2s + fe):"]
+            + ["  " + line for line in table.splitlines()])
 
 
 #: The runner-gap table: idle time between two model executions of the runner

@@ -28,11 +28,13 @@ PROMPT_LENS = [1, 15, 16, 17, 100, 127, 128, 255, 256, 300]
 
 def decode_steps(num_reqs: int, policy: str, codec: str, req_id_format: str = "cmpl",
                  vocab_size: int = 128_256, seed: int = 0, num_steps: int = 3,
-                 token_ids: str = "uniform"):
+                 token_ids: str = "uniform", num_spec_tokens: int = 0):
     """(SchedulerOutput, its frame, ModelRunnerOutput, its frame) of each pure-decode step;
-    ``token_ids``: the distribution of prompt and sampled ids."""
+    ``token_ids``: the distribution of prompt and sampled ids; ``num_spec_tokens``:
+    draft tokens per request (speculative decoding)."""
     cfg = SchedulerConfig(max_num_seqs=num_reqs, max_num_batched_tokens=num_reqs * 400,
-                          max_model_len=512, num_blocks=num_reqs * 40)
+                          max_model_len=512, num_blocks=num_reqs * 40,
+                          num_spec_tokens=num_spec_tokens)
     sched = Scheduler(cfg, policy, messages_of(codec))
     runner = ModelRunner(cfg, ModelConfig(vocab_size=vocab_size, seed=seed,
                                           token_ids=token_ids), policy, messages_of(codec))
@@ -72,6 +74,43 @@ def test_model_equals_payload_bytes(codec, policy):
             checked += 1
     assert checked >= len(COUNTS)
     assert finished_seen
+
+
+@pytest.mark.parametrize("codec", bm.CODECS)
+@pytest.mark.parametrize("policy", ["send", "cached"])
+@pytest.mark.parametrize("k", [1, 4, 20])
+def test_model_equals_payload_bytes_with_draft_tokens(codec, policy, k):
+    """Speculative decoding: num_scheduled_tokens of 1 + K, the drafts' map, 1 to K + 1
+    sampled ids and K proposed drafts per row (K = 20: arrays over 15 items)."""
+    checked = drafted = 0
+    for n in (1, 3, 16, 256, 300):
+        for so, frame, out, reply in decode_steps(n, policy, codec, num_steps=4,
+                                                  num_spec_tokens=k):
+            assert bm.predict_scheduler_output(codec, so) == len(frame), (n, "s2r")
+            assert bm.predict_model_runner_output(codec, out) == len(reply), (n, "r2s")
+            drafted += len(so.scheduled_spec_decode_tokens)
+            checked += 1
+    assert checked >= 5 and drafted > 256
+
+
+def test_known_message_with_draft_tokens():
+    """One request ``a``, 10 computed tokens, drafts [1, 200], cached, msgpack: 28 bytes
+    without drafts (11 + 4 A(1) + 1 + [2 S(a) + 1 + U(10) + 1 + A(0)] + M(1) + U(1) +
+    A(0) + 1) plus S(a) + A(2) + U(1) + U(200) = 2 + 1 + 1 + 2 for the drafts' map (its
+    empty map's byte becomes the 1-byte header) = 34; num_scheduled_tokens 3 and
+    total 3 keep their 1-byte widths."""
+    from ipc_bench.engine.messages import CachedRequestData, SchedulerOutput
+
+    so = SchedulerOutput([], CachedRequestData(["a"], [False], [], [([],)], [10]), {"a": 3}, 3,
+                         {"a": [1, 200]}, {}, [0], set(), [], {})
+    assert len(scheduler_output_codec("msgpack").encode(so)) == 34
+    assert bm.predict_scheduler_output("msgpack", so) == 34
+    assert bm.scheduler_output_bytes("msgpack", ["a"], [10], [[]], None) == 28
+    assert bm.scheduler_output_bytes("msgpack", ["a"], [10], [[]], None,
+                                     spec_token_ids=[[1, 200]]) == 34
+    # send adds [[t]] whatever the drafts: A(1) - A(0) + 1 + U(t)
+    assert (bm.scheduler_output_bytes("msgpack", ["a"], [10], [[]], [70000],
+                                      spec_token_ids=[[1, 200]]) == 34 + 6)
 
 
 @pytest.mark.parametrize("req_id_format", REQ_ID_FORMATS)

@@ -107,6 +107,42 @@ OPTION_CASES = [
     (["--scenario", "overhead", "--async-scheduling"],
      "scenario overhead measures the bare loop, which has no async-scheduling form: drop "
      "--async-scheduling"),
+    # speculative decoding: K and P in range, models that verify drafts, sync loops only
+    (DS + ["--num-spec-tokens", "-1"], "argument --num-spec-tokens: must be at least 0, got -1"),
+    (DS + ["--num-spec-tokens", "33"], "argument --num-spec-tokens: must be at most 32, got 33"),
+    (DS + ["--num-spec-tokens", "2,x"],
+     "argument --num-spec-tokens: expected an integer, got 'x'"),
+    (DS + ["--num-spec-tokens", "2", "--spec-acceptance", "1.5"],
+     "argument --spec-acceptance: must be in [0, 1], got 1.5"),
+    (DS + ["--num-spec-tokens", "2", "--spec-acceptance", "-0.1"],
+     "argument --spec-acceptance: must be in [0, 1], got -0.1"),
+    (DS + ["--num-spec-tokens", "2", "--spec-acceptance", "nan"],
+     "argument --spec-acceptance: must be in [0, 1], got nan"),
+    (DS + ["--spec-acceptance", "0.5"],
+     "--spec-acceptance applies to speculative decoding: give --num-spec-tokens K with K "
+     "above 0"),
+    (DS + ["--num-spec-tokens", "0", "--spec-acceptance", "0.5"],
+     "--spec-acceptance applies to speculative decoding: give --num-spec-tokens K with K "
+     "above 0"),
+    (DS + ["--num-spec-tokens", "2", "--async-scheduling", "--policies", "cached"],
+     "--num-spec-tokens does not run with --async-scheduling (drafts of step n are unknown "
+     "when step n+1 is scheduled): drop one"),
+    (DS + ["--num-spec-tokens", "0,2", "--model", "torch", "--model-preset", "tiny"],
+     "--num-spec-tokens needs a model whose drafts can be verified (null, fixed-step, "
+     "emulated), not torch"),
+    (["--scenario", "overhead", "--num-spec-tokens", "2"],
+     "scenario overhead measures the bare loop, which has no speculative decoding: drop "
+     "--num-spec-tokens"),
+    (["--scenario", "tp-broadcast", "--tp", "2", "--num-spec-tokens", "2"],
+     "scenario tp-broadcast broadcasts to --tp runner ranks, which run without "
+     "speculative decoding: drop --num-spec-tokens"),
+    (["--scenario", "tp-broadcast", "--tp", "2", "--frontend"],
+     "scenario tp-broadcast broadcasts to --tp runner ranks, whose cases do not run a "
+     "frontend: drop --frontend"),
+    (["--scenario", "overhead", "--frontend"],
+     "scenario overhead measures the bare loop, which sends nothing to a frontend: drop "
+     "--frontend"),
+    (DS + ["--frontend=yes"], "argument --frontend: ignored explicit argument 'yes'"),
     # transport and security
     (DS + ["--host", "0.0.0.0"], "--host applies to --transport tcp only"),
     (DS + ["--transport", "tcp", "--host", "localhost"],
@@ -476,3 +512,16 @@ def test_a_runner_without_connect_or_with_nobody_listening_is_one_line_and_exit_
     assert (code, lines, out) == (
         2, [f"bench.py runner: error: cannot connect to tcp://127.0.0.1:{port}: connection "
             f"refused or address unreachable"], "")
+
+
+def test_frontend_with_a_streamed_scenario_is_refused(tmp_path, capsys):
+    # soak streams its records (finished requests leave memory): the frontend's
+    # streams could not be compared with the scheduler's, so --frontend is refused.
+    path = tmp_path / "t.csv"
+    path.write_text(f"{HEADER}\n{ROW}\n")
+    code, lines, out = _run_main(["--scenario", "soak", "--trace", str(path), "--frontend",
+                                  "--output", str(tmp_path / "run")], capsys)
+    assert (code, lines, out) == (2, [
+        "bench.py: error: scenario soak streams its records (finished requests leave "
+        "memory), so the frontend's token streams could not be checked: drop --frontend"], "")
+    assert not (tmp_path / "run").exists()
