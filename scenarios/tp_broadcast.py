@@ -10,7 +10,10 @@ rank's fed ids, so a rank that drifts fails the case naming it.
 Grid: 256 running requests (``--num-running``) x N (``--tp``, default 1, 2, 4) x both
 policies x both codecs x broadcast transport (``--tp-transports``): ``ipc``
 (ZeroMQ XPUB -> SUB: one send call, N copies on the wire), ``shm-block`` (the ring with N
-readers sleeping on FIFOs) and ``shm`` (the ring with N spinning readers, vLLM's wait).
+readers sleeping on FIFOs) and ``shm`` (the ring with N spinning readers, vLLM's wait);
+with ranks started by hand on other hosts (``--remote-runners``, ``wire.remote``)
+``tcp`` only: XPUB -> SUB over tcp, as vLLM's ``MessageQueue`` does for readers on other
+nodes.
 Every case goes through the broadcast path, N = 1 included, so the rows differ only
 in N. Null model by default; ``--model fixed-step --step-time-ms MS`` adds a step time
 (the torch and emulated models are refused: each rank would hold a full copy of the
@@ -57,9 +60,12 @@ def cores() -> int:
 
 
 def transports_for(n: int, opts: ScenarioOptions) -> list[str]:
-    """The broadcast transports of N ranks: ``--tp-transports``, else ``TRANSPORTS``
+    """The broadcast transports of N ranks: ``tcp`` (XPUB/SUB) with ranks on other
+    hosts (``--remote-runners``); else ``--tp-transports``, else ``TRANSPORTS``
     less the spinning ``shm`` where fewer than N + 1 cores are available (a warning on
     stderr when it was asked for there)."""
+    if opts.remote_runners:
+        return ["tcp"]
     if opts.tp_transports:
         if "shm" in opts.tp_transports and cores() < n + 1:
             print(f"bench.py: warning: --tp {n} with spinning readers (shm) on {cores()} "

@@ -21,6 +21,9 @@ Per counted step (means unless named ``_median``), added to the case's summary:
   over the ranks. Rank times are put on the scheduler's clock by the rank's loop
   origin (``wire.tp.ORIGIN_COLUMN``); every process reads ``perf_counter_ns``
   (CLOCK_MONOTONIC, one clock for the machine).
+  With ranks started by hand on other machines (``--remote-runners``) these and
+  ``tp_lag_ns_median`` need one clock: they are left out, and ``tp_ready_note`` says why,
+  unless every rank reports this machine's clock (``wire.remote.clock_id``).
 - ``tp_lag_ns_median``: from the send to the last rank having decoded the step,
   backlog included. The scheduler waits for rank 0 only (the null and fixed-step
   models have no collective operation that would hold every rank to each step, as
@@ -104,7 +107,10 @@ def tp_figures(result: CaseResult, c: np.ndarray) -> dict[str, Any]:
     out.update(tp_rank_decode_ns_per_step=decodes,
                tp_decode_ns_all_ranks_per_step=float(sum(decodes)))
     times = _rank_times(result, seqs)
-    if times is not None:
+    if not result.model_info.get("tp_one_clock", True):  # ranks on other machines
+        out["tp_ready_note"] = ("not computed: ranks on other machines read other clocks "
+                                "than the scheduler's")
+    elif times is not None:
         asked, ready = times
         sent = np.asarray(result.tp_sent_ns, dtype=np.int64)[seqs][:, None]
         latency = (ready - np.maximum(sent, asked)).max(axis=1)

@@ -5,7 +5,9 @@
   ``ipc_bench.cli.options``, the cases run by ``ipc_bench.cli.execute``);
 - ``python bench.py report RUN_DIR [RUN_DIR ...] [--output DIR]``
   (``ipc_bench.cli.report``);
-- ``python bench.py microbench RUN_DIR [options]`` (``ipc_bench.cli.microbench``).
+- ``python bench.py microbench RUN_DIR [options]`` (``ipc_bench.cli.microbench``);
+- ``python bench.py runner --connect tcp://SCHEDULER:PORT`` (``ipc_bench.cli.runner``): a
+  runner started by hand on another host for a run with ``--remote-runners``.
 
 Exit codes: 0 success; 1 a case failed (the runner died, hung or broke the protocol;
 the error line says which process, how and at which step) or the token streams of two
@@ -64,11 +66,22 @@ def _microbench() -> Command:
     return microbench_main
 
 
+def _runner() -> Command:
+    import msgspec  # noqa: F401
+    import zmq  # noqa: F401
+
+    import ipc_bench.harness.remote_runner  # noqa: F401
+    from ipc_bench.cli.runner import main as runner_main
+
+    return runner_main
+
+
 #: Command words after ``bench.py`` -> their loaders; anything else on the command
 #: line is the run command's options (``_run``).
 COMMANDS: dict[str, Callable[[], Command]] = {
     "microbench": _microbench,
     "report": _report,
+    "runner": _runner,
 }
 
 

@@ -44,26 +44,33 @@ from ipc_bench.harness.scenario import ARM_ORDER
 from ipc_bench.harness.signals import Interrupted
 from ipc_bench.harness.spec import CaseResult
 from ipc_bench.report.tables import format_byte_model, format_comparisons, format_tables
+from ipc_bench.wire.remote import RemoteRunners
 from ipc_bench.wire.transport import EndpointError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
-def run_cases(args, cases, scenario_report: Optional[Callable] = None) -> int:
+def run_cases(args, cases, scenario_report: Optional[Callable] = None,
+              remote: Optional[RemoteRunners] = None) -> int:
     """Run ``cases`` (checked) as the command line ``args`` asks; returns the exit code.
     ``scenario_report``: the scenario's ``report`` (its text is printed after the
-    tables). A write error of the run folder ends the run with one line and exit 1;
-    ``Interrupted`` propagates once ``summary.json`` names it."""
+    tables). ``remote``: the runners started by hand (``--remote-runners``), passed to
+    every case (``supervisor.run_case``). A write error of the run folder ends the run
+    with one line and exit 1; ``Interrupted`` propagates once ``summary.json`` names
+    it."""
     # Nothing this run writes (results, captures, socket files) is group- or
     # world-writable, whatever umask it was started with.
     os.umask(os.umask(0) | 0o022)
     metadata = run_metadata(args, cases)
+    if remote is not None:
+        metadata["remote_runners"] = dict(count=remote.n, host=remote.host,
+                                          ports=remote.ports._asdict())
     run: Optional[_Run] = None
     try:
         with signals.deferred():  # a signal here leaves no folder or a valid one
             writer = open_run_dir(args, metadata)
             run = _Run(writer.run_dir, writer, quiet=args.quiet, num_cases=len(cases),
-                       show_progress=progress_enabled(args.quiet))
+                       show_progress=progress_enabled(args.quiet), remote=remote)
         run.log(f"ipc-bench: {args.scenario}, {len(cases)} cases -> {run.run_dir}")
         for i, case in enumerate(cases, 1):
             code = run.case(i, case)
@@ -189,6 +196,7 @@ class _Run:
     num_done: int = 0
     stopped: bool = False  # the run's status is written (``_stop``, ``finish``)
     current: Optional[str] = None  # the case being run or written
+    remote: Optional[RemoteRunners] = None  # runners started by hand (--remote-runners)
 
     def log(self, msg: str) -> None:
         if not self.quiet:
@@ -206,7 +214,7 @@ class _Run:
         self.writer.begin_case(case)
         bar = case_progress(case, f"{tag} {case.case_id}") if self.show_progress else None
         try:
-            run_case(case, on_step=bar, result=result, sink=self.writer)
+            run_case(case, on_step=bar, result=result, sink=self.writer, remote=self.remote)
         except Interrupted as exc:
             self._stop(result, f"interrupted by {exc.signal_name}", "incomplete")
             where = (f"at step {result.failed_step}" if result.failed_step is not None

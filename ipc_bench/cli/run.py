@@ -18,6 +18,7 @@ from ipc_bench.engine.config import CACHED, POLICIES, SEND, SPEC_MODELS, ConfigE
 from ipc_bench.engine.traces import TraceError
 from ipc_bench.errors import one_line
 from ipc_bench.harness.memory import HeapReport
+from ipc_bench.harness.spec import INPROC
 from ipc_bench.wire.codecs import DEFAULT_CODECS, PICKLED_CODECS
 from ipc_bench.wire.shm_ring import RING_TRANSPORTS, check_ring
 from ipc_bench.wire.transport import TRANSPORTS, EndpointError, check_endpoints
@@ -56,7 +57,33 @@ def _main(argv: list[str]) -> int:
               file=sys.stderr)
     from ipc_bench.cli.execute import run_cases
 
-    return run_cases(args, cases, getattr(module, "report", None))
+    remote = _remote_runners(args, cases)
+    if remote is None:
+        return run_cases(args, cases, getattr(module, "report", None))
+    code = None
+    try:
+        code = run_cases(args, cases, getattr(module, "report", None), remote=remote)
+        return code
+    finally:
+        remote.close("" if code == 0 else "the scheduler's run was interrupted"
+                     if code is None else f"the scheduler's run ended with exit code {code}")
+
+
+def _remote_runners(args, cases):
+    """With ``--remote-runners``: the run's ``wire.remote.RemoteRunners`` (one per rank:
+    the largest ``--tp`` of the cases, else 1), its control ports bound and its data
+    ports checked (``EndpointError``, one line, exit 2, when one is taken), and one line
+    on stderr with the command that starts each runner; else ``None``."""
+    if not args.remote_runners:
+        return None
+    from ipc_bench.wire.remote import DEFAULT_PORT, RemoteRunners, runner_command
+
+    n = max((c.tp or 1) for c in cases)
+    remote = RemoteRunners(args.host or "127.0.0.1", args.port or DEFAULT_PORT, n)
+    commands = "; ".join(runner_command(remote.host, p) for p in remote.ports.ctls)
+    print(f"bench.py: waiting up to {args.startup_timeout:g} s for {n} runner(s) started by "
+          f"hand; on each runner's host run: {commands}", file=sys.stderr, flush=True)
+    return remote
 
 
 def list_scenarios(scenarios: dict[str, ModuleType], problems: dict[str, str]) -> int:
@@ -141,7 +168,7 @@ def _scenario_options(args):
         aa=args.aa, req_id_format=args.req_id_format, vocab_size=args.vocab_size,
         token_ids=args.token_ids,
         input_oracle_interval=args.input_oracle_interval, tp=args.tp,
-        tp_transports=args.tp_transports,
+        tp_transports=args.tp_transports, remote_runners=args.remote_runners,
         async_scheduling=args.async_scheduling, sync_counterpart=counterpart,
         frontend=args.frontend)
 
@@ -183,6 +210,7 @@ def _check_transport(args) -> list[str]:
     ``--allow-pickle-over-tcp`` (then pickle is left out of the default codecs)."""
     if args.host is not None and args.transport != "tcp":
         raise UsageError("--host applies to --transport tcp only")
+    _check_remote(args)
     if args.host is not None and ipaddress.ip_address(args.host).is_unspecified:
         print(f"bench.py: warning: --host {args.host} binds every interface of this machine: "
               "the case's sockets can be reached from the network", file=sys.stderr)
@@ -197,6 +225,30 @@ def _check_transport(args) -> list[str]:
                          "or --transport ipc, or pass --allow-pickle-over-tcp if every host "
                          "that can reach the port is trusted")
     return args.codecs
+
+
+def _check_remote(args) -> None:
+    """``--remote-runners`` needs ``--transport tcp`` (the shared-memory ring and ipc
+    sockets are local only) and takes no ``--tp-transports``; ``--port`` applies to it
+    only, and its ports must fit below 65536 (``UsageError``)."""
+    if args.port is not None and not args.remote_runners:
+        raise UsageError("--port applies to --remote-runners only (the spawned runner's "
+                         "tcp ports are ephemeral)")
+    if not args.remote_runners:
+        return
+    if args.transport != "tcp":
+        raise UsageError(f"--remote-runners needs --transport tcp, not {args.transport}: "
+                         f"runners on other hosts reach the scheduler over tcp only (the "
+                         f"shared-memory ring and ipc sockets are local)")
+    if args.tp_transports:
+        raise UsageError("--remote-runners broadcasts to the ranks over tcp (XPUB/SUB): "
+                         "drop --tp-transports")
+    from ipc_bench.wire.remote import DEFAULT_PORT, remote_ports
+
+    try:
+        remote_ports(args.port or DEFAULT_PORT, max(args.tp or [1]))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 # ------------------------------------------------------------------ case checks
@@ -244,8 +296,11 @@ def _check_cases(args, cases) -> None:
         if step_s >= case.peer_timeout_s:
             raise UsageError(f"a fixed step of {step_s * 1e3:g} ms is not shorter than "
                              f"--peer-timeout {case.peer_timeout_s:g} s")
-    _check_memory(cases)
-    _check_torch_cases(cases, num_blocks_given=args.num_blocks is not None)
+    # A runner started by hand checks its own memory and device in the handshake (this
+    # machine is not its): only the cases that run here are checked here.
+    local = [c for c in cases if not args.remote_runners or c.transport == INPROC]
+    _check_memory(local)
+    _check_torch_cases(local, num_blocks_given=args.num_blocks is not None)
     HeapReport.from_env()  # a bad IPC_BENCH_HEAP_REPORT is refused before a case starts
     _check_sockets(cases)
 

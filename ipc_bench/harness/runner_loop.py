@@ -297,17 +297,29 @@ class RunnerLoop:
 
 def _accept_handshake(socks: RunnerSockets, peer_problem: Callable[[], Optional[str]]
                       ) -> tuple[RunnerConfig, ModelRunner, Optional[RingReader]] | int:
-    """Receive and check the handshake, connect the data sockets (and attach the
-    shared-memory ring, ``--transport shm``), build the model runner and answer
-    ``Ready``. Returns ``(config, runner, ring or None)``, or the exit code after
-    telling the scheduler why not (``ErrorReport``)."""
+    """Receive the handshake and ``accept_handshake`` it."""
     try:
         hs = recv_control(socks.ctl, STARTUP_TIMEOUT_S, peer_problem, "handshake")
     except PeerError as exc:
         print(f"runner: {exc}", file=sys.stderr)
         return EXIT_HANDSHAKE
+    return accept_handshake(socks, hs, peer_problem)
+
+
+def accept_handshake(socks: RunnerSockets, hs: Any, peer_problem: Callable[[], Optional[str]],
+                     adapt: Optional[Callable[[RunnerConfig], RunnerConfig]] = None,
+                     ready_info: Optional[dict[str, Any]] = None
+                     ) -> tuple[RunnerConfig, ModelRunner, Optional[RingReader]] | int:
+    """Check the handshake ``hs``, connect the data sockets (and attach the
+    shared-memory ring, ``--transport shm``), build the model runner and answer
+    ``Ready``. ``adapt``: applied to the decoded config first (a runner started by
+    hand checks and rewrites it: ``harness.remote_runner``; ``ConfigError`` refuses it).
+    ``ready_info``: added to ``Ready.model_info`` (such a runner's clock id).
+    Returns ``(config, runner, ring or None)``, or the exit code after telling the
+    scheduler why not (``ErrorReport``; the reason also goes to stderr)."""
 
     def refuse(message: str) -> int:
+        print(f"runner: refusing the handshake: {one_line(message)}", file=sys.stderr)
         send_control(socks.ctl, ErrorReport(message), _REPORT_TIMEOUT_S, peer_problem)
         return EXIT_HANDSHAKE
 
@@ -319,6 +331,8 @@ def _accept_handshake(socks: RunnerSockets, peer_problem: Callable[[], Optional[
     ring = None
     try:
         config = decode_runner_config(hs.config)
+        if adapt is not None:
+            config = adapt(config)
         if config.tp_size is None:
             socks.connect_data(config.s2r_endpoint, config.r2s_endpoint)
         else:  # one rank of --tp N: the broadcast's SUB end (wire.tp)
@@ -334,8 +348,8 @@ def _accept_handshake(socks: RunnerSockets, peer_problem: Callable[[], Optional[
     except Exception as exc:  # a model or ring that cannot be set up: say so, do not hang
         _close(ring)
         return refuse(f"runner could not start: {type(exc).__name__}: {exc}")
-    send_control(socks.ctl, Ready(PROTOCOL_VERSION, os.getpid(),
-                                  runner.model.device, model_info(runner.model)),
+    send_control(socks.ctl, Ready(PROTOCOL_VERSION, os.getpid(), runner.model.device,
+                                  dict(model_info(runner.model), **(ready_info or {}))),
                  config.peer_timeout_s, peer_problem)
     return config, runner, ring
 
@@ -367,6 +381,22 @@ def _serve(loop: RunnerLoop) -> int:
     return EXIT_OK
 
 
+def serve_case(socks: RunnerSockets,
+               accepted: tuple[RunnerConfig, ModelRunner, Optional[RingReader]],
+               peer_problem: Callable[[], Optional[str]]) -> int:
+    """Serve the case whose handshake was accepted (``accept_handshake``'s tuple) until
+    ``Stop``; returns the exit code (``_serve``)."""
+    config, runner, ring = accepted
+    if config.tp_size is not None:
+        channel = rank_channel(socks, ring, config.tp_rank, config.peer_timeout_s,
+                               peer_problem)
+    elif ring is not None:
+        channel = RingRunnerChannel(socks, ring, config.peer_timeout_s, peer_problem)
+    else:
+        channel = RunnerChannel(socks, config.peer_timeout_s, peer_problem)
+    return _serve(RunnerLoop(config, channel, runner))
+
+
 def runner_main(ctl_endpoint: str) -> int:
     """Entry point of the runner process; returns its exit code.
 
@@ -392,15 +422,8 @@ def runner_main(ctl_endpoint: str) -> int:
         accepted = _accept_handshake(socks, peer_problem)
         if isinstance(accepted, int):
             return accepted
-        config, runner, ring = accepted
-        if config.tp_size is not None:
-            channel = rank_channel(socks, ring, config.tp_rank, config.peer_timeout_s,
-                                   peer_problem)
-        elif ring is not None:
-            channel = RingRunnerChannel(socks, ring, config.peer_timeout_s, peer_problem)
-        else:
-            channel = RunnerChannel(socks, config.peer_timeout_s, peer_problem)
-        return _serve(RunnerLoop(config, channel, runner))
+        ring = accepted[2]
+        return serve_case(socks, accepted, peer_problem)
     finally:
         _close(ring)
         if socks is not None:

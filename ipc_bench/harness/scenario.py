@@ -143,6 +143,7 @@ class ScenarioOptions:
     input_oracle_interval: int = INPUT_ORACLE_INTERVAL  # 0: the input oracle off
     tp: Optional[list[int]] = None  # --tp: runner ranks (tp-broadcast)
     tp_transports: Optional[list[str]] = None  # --tp-transports (tp-broadcast)
+    remote_runners: bool = False  # --remote-runners: runners started by hand (tcp only)
     async_scheduling: bool = False  # two steps in flight (CaseSpec.async_scheduling)
     #: With ``async_scheduling``: each async case (arm ``ASYNC_ARM``) has a synchronous
     #: twin (arm ``cached``) in the grid, run next to it and paired with it.

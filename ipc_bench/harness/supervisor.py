@@ -33,6 +33,11 @@ the runner.
 
 While a timed replay has nothing to run the scheduler sends ``KeepAlive``, so the
 runner's own timeout only fires on a scheduler that really hangs.
+
+With ``run_case(remote=)`` (``--remote-runners``) the runner was started by hand,
+perhaps on another host (``wire.remote``, ``harness.remote_runner``): nothing is spawned
+(``RemotePeer`` stands in for ``RunnerProcess``), the data sockets are bound at the run's
+fixed ports, and the runner's closed connection takes the place of its exit.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ import os
 import signal
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
@@ -75,6 +81,7 @@ from ipc_bench.wire.control import (
     Stop,
 )
 from ipc_bench.wire.handshake import RunnerConfig, check_pickle_transport, encode_config
+from ipc_bench.wire.remote import RemoteRunners, RemoteSchedulerSockets
 from ipc_bench.wire.shm_ring import RING_TRANSPORTS, RingWriter
 from ipc_bench.wire.transport import (EndpointDir, PeerError, PeerTimeout, SchedulerSockets,
                                       destroy_context)
@@ -117,6 +124,11 @@ class RunnerProcess:
                 raise CaseError(f"cannot start the {role} process {command[0]}: "
                                 f"{exc.strerror or exc}") from None
         self.pid = self.proc.pid
+        self.name = f"{role} process {self.pid}"
+
+    def hang_note(self) -> str:
+        """What the case's error line adds for a runner that stopped answering."""
+        return f"(state {self.state()}; killed)"
 
     def exit_description(self) -> Optional[str]:
         """How the process ended (``None`` while it runs)."""
@@ -165,6 +177,40 @@ class RunnerProcess:
                 pass
 
 
+class RemotePeer:
+    """A runner started by hand on another host (``wire.remote``), rank ``rank`` of
+    ``remote``, in ``RunnerProcess``'s place: ``problem()`` is its connection's
+    (``RemoteRunners.problem``); there is no process here to inspect or reap."""
+
+    pid = None
+    heap_report_path = ""  # no report file here: reading it fails (OSError), as intended
+
+    def __init__(self, remote: RemoteRunners, rank: int = 0):
+        self.remote, self.rank = remote, rank
+        self.name = remote.name(rank)
+
+    def problem(self) -> Optional[str]:
+        return self.remote.problem(self.rank)
+
+    def hang_note(self) -> str:
+        return "(on another host: not killed from here)"
+
+    def state(self) -> str:
+        return "remote"
+
+    def reap(self, grace_s: float = 2.0, kill: bool = False) -> None:
+        """Nothing to reap: the runner serves the next case or exits on ``Goodbye``."""
+
+
+def remote_peer_factory(remote: RemoteRunners) -> Callable[..., RemotePeer]:
+    """``RunnerProcess``' signature for ``tp_case``: the peer of the rank whose control
+    endpoint is given (nothing is started)."""
+
+    def peer(ctl_endpoint: str, stderr_path: str, command=None) -> RemotePeer:
+        return RemotePeer(remote, remote.rank_of(ctl_endpoint))
+    return peer
+
+
 def _last_line(path: str) -> str:
     try:
         lines = [ln for ln in Path(path).read_text(errors="replace").splitlines() if ln.strip()]
@@ -178,7 +224,8 @@ def run_case(spec: CaseSpec,
              result: Optional[CaseResult] = None, sink: Optional[CaseSink] = None,
              flush_interval_s: Optional[float] = None,
              runner_command: Sequence[str] = RUNNER_COMMAND,
-             sockets: Callable[..., SchedulerSockets] = SchedulerSockets) -> CaseResult:
+             sockets: Callable[..., SchedulerSockets] = SchedulerSockets,
+             remote: Optional[RemoteRunners] = None) -> CaseResult:
     """Run one case end to end; returns its ``CaseResult``.
 
     ``on_step(seq, num_output_tokens, num_finished)`` is called after each step,
@@ -200,6 +247,11 @@ def run_case(spec: CaseSpec,
     worker thread);
     ``transport.EndpointError`` (one line naming the endpoint) when the socket folder
     or a socket cannot be set up: nothing is left open, no runner started.
+    ``remote``: the runners were started by hand (``--remote-runners``,
+    ``wire.remote``): nothing is spawned; the case binds its data sockets at the run's
+    fixed ports, waits up to ``startup_timeout_s`` for rank 0's (or every rank's)
+    connection, and a runner whose connection closes fails the case naming it
+    (``ConfigError`` for a transport other than tcp).
     """
     result = result if result is not None else CaseResult(spec=spec)
     if spec.async_scheduling and spec.policy != CACHED:
@@ -218,14 +270,27 @@ def run_case(spec: CaseSpec,
     check_pickle_transport(spec.codec, f"{spec.transport}://", spec.allow_pickle_over_tcp)
     if spec.tp is not None and spec.async_scheduling:
         raise ConfigError("--tp ranks run synchronously only: no async scheduling")
+    if remote is not None and spec.transport != "tcp":
+        raise ConfigError(f"runners on other hosts need --transport tcp, not {spec.transport} "
+                          f"(the shared-memory ring and ipc sockets are local only)")
     if spec.tp is not None:  # N runner ranks on one broadcast
         from ipc_bench.harness.tp_case import run_tp_case
 
         return run_tp_case(spec, on_step, result=result, runner_command=runner_command,
                            flusher=StepFlusher(spec, sink, flush_interval_s),
-                           process=RunnerProcess, phases=run_phases)
-    return _TwoProcessCase(spec, result, runner_command, sockets).run(
+                           process=RunnerProcess if remote is None
+                           else remote_peer_factory(remote),
+                           phases=run_phases, remote=remote)
+    if remote is not None:
+        sockets = partial(_remote_sockets, remote)
+    return _TwoProcessCase(spec, result, runner_command, sockets, remote).run(
         on_step, StepFlusher(spec, sink, flush_interval_s))
+
+
+def _remote_sockets(remote: RemoteRunners, ctx: zmq.Context, transport: str,
+                    endpoint_dir, host: str) -> RemoteSchedulerSockets:
+    """``SchedulerSockets``' signature for a remote runner (``run_case(remote=)``)."""
+    return RemoteSchedulerSockets(ctx, remote)
 
 
 def start_frontend(spec: CaseSpec, result: CaseResult,
@@ -318,12 +383,14 @@ class _TwoProcessCase:
     """The scheduler's side of a two-process case: sockets, runner, phases, shutdown."""
 
     def __init__(self, spec: CaseSpec, result: CaseResult, runner_command: Sequence[str],
-                 sockets: Callable[..., SchedulerSockets]):
+                 sockets: Callable[..., SchedulerSockets],
+                 remote: Optional[RemoteRunners] = None):
         self.spec = spec
         self.result = result
         self.runner_command = runner_command
         self.make_sockets = sockets
-        self.runner: Optional[RunnerProcess] = None
+        self.remote = remote
+        self.runner: Optional[RunnerProcess | RemotePeer] = None
         self.exchange: Optional[ChannelExchange] = None
         self.sampler = None
         self.ring: Optional[RingWriter] = None
@@ -349,22 +416,26 @@ class _TwoProcessCase:
             if spec.sample_rss_s:
                 from ipc_bench.harness.memory import RssSampler
 
-                self.sampler = RssSampler([os.getpid(), self.runner.pid],
+                pids = [os.getpid()] + ([self.runner.pid] if self.runner.pid else [])
+                self.sampler = RssSampler(pids,
                                           spec.sample_rss_s).start()
                 flusher.rss_source = self.sampler.samples_since
             try:
                 run_phases(spec, exchange, result, on_step, flusher, self.frontend)
             except PeerTimeout as exc:
-                if exchange.seq == 0:  # the first step: still the start-up's allowance
+                if exchange.seq == 0 and self.remote is None:  # still the start-up's allowance
                     raise CaseError(self._still_starting(exc), 0) from None
-                raise CaseError(f"runner process {self.runner.pid} stopped answering: {exc} "
-                                f"(state {self.runner.state()}; killed)", exchange.seq) from None
+                raise CaseError(f"{self.runner.name} stopped answering: {exc} "
+                                f"{self.runner.hang_note()}", exchange.seq) from None
             except PeerError as exc:
                 raise CaseError(str(exc), exchange.seq) from None
             clean = True
             return result
         except PeerTimeout as exc:
-            where = f"runner process {self.runner.pid}" if self.runner else "runner"
+            if self.remote is not None and not (self.remote.connected[0]
+                                                or self.remote.gone[0]):
+                raise CaseError(str(exc)) from None  # it never connected: the line says so
+            where = self.runner.name if self.runner else "runner"
             raise CaseError(f"{where} stopped answering: {exc}") from None
         except PeerError as exc:
             raise CaseError(str(exc)) from None
@@ -392,8 +463,13 @@ class _TwoProcessCase:
             check_inputs=spec.input_oracle_interval > 0,
             s2r_ring=self.ring.handle if self.ring is not None else None)
         config.validate()
-        with deferred():  # the handle must be kept, whatever signal arrives
-            self.runner = RunnerProcess(socks.endpoints.ctl, stderr_path, self.runner_command)
+        if self.remote is not None:  # started by hand: wait for its connection
+            self.runner = RemotePeer(self.remote)
+            self.remote.wait_connected(0, spec.startup_timeout_s)
+        else:
+            with deferred():  # the handle must be kept, whatever signal arrives
+                self.runner = RunnerProcess(socks.endpoints.ctl, stderr_path,
+                                            self.runner_command)
         window = MAX_IN_FLIGHT if spec.async_scheduling else 1
         if self.ring is not None:
             channel = RingSchedulerChannel(socks, self.ring, spec.peer_timeout_s,
@@ -408,6 +484,8 @@ class _TwoProcessCase:
             reply = channel.recv_control("handshake reply from the runner",
                                          spec.startup_timeout_s)
         except PeerTimeout as exc:
+            if self.remote is not None:  # run()'s handler names a runner that never came
+                raise
             raise CaseError(self._still_starting(exc)) from None
         if isinstance(reply, ErrorReport):
             self.exchange.runner_exiting = True
@@ -419,7 +497,7 @@ class _TwoProcessCase:
                             f"scheduler speaks {PROTOCOL_VERSION}")
         if self.ring is not None:  # the runner has mapped it: its name can go
             self.ring.wait_for_readers()
-        self.result.runner_device = reply.device
+        self.result.runner_device = reply.device + (" (remote runner)" if self.remote else "")
         self.result.model_info = dict(reply.model_info)
         self.result.runner_pid = self.runner.pid
 

@@ -44,6 +44,7 @@ from ipc_bench.harness.spec import CaseError, CaseResult, CaseSpec
 from ipc_bench.wire.control import (PROTOCOL_VERSION, ErrorReport, Handshake, InputDigests,
                                     Ready, StepInputIds, encode_control)
 from ipc_bench.wire.handshake import RunnerConfig, encode_config
+from ipc_bench.wire.remote import CLOCK_KEY, RemoteRunners, clock_id
 from ipc_bench.wire.shm_ring import RING_TRANSPORTS, RingWriter
 from ipc_bench.wire.tp import (ORIGIN_COLUMN, OUTPUT_DIGEST_COLUMN, TpSchedulerChannel,
                                TpSchedulerSockets, check_tp)
@@ -99,7 +100,8 @@ class _Ranks:
 
 def run_tp_case(spec: CaseSpec, on_step=None, *, result: CaseResult,
                 flusher: StepFlusher, runner_command: Sequence[str],
-                process: Callable[..., Any], phases: Callable[..., None]) -> CaseResult:
+                process: Callable[..., Any], phases: Callable[..., None],
+                remote: Optional[RemoteRunners] = None) -> CaseResult:
     """Run ``spec`` with ``spec.tp`` ranks; fills and returns ``result``. ``process``
     starts one rank (``supervisor.RunnerProcess``'s signature), ``phases`` runs
     everything after the handshakes (``supervisor.run_phases``'). Raises
@@ -107,21 +109,25 @@ def run_tp_case(spec: CaseSpec, on_step=None, *, result: CaseResult,
     error or drifts from the scheduler's token ids, ``ValueError`` for a ``spec.tp``
     outside ``wire.tp.TP_SIZES``, ``ConfigError`` for a model other than ``TP_MODELS``
     (the torch model is refused, not replicated), and ``transport.EndpointError`` when the sockets or
-    the ring cannot be set up (nothing left open, no process started)."""
+    the ring cannot be set up (nothing left open, no process started). ``remote``: the
+    ranks were started by hand on other hosts (``wire.remote``; ``process`` then returns
+    their ``supervisor.RemotePeer``): the broadcast goes over tcp XPUB/SUB at the run's
+    fixed ports, each rank's connection is awaited up to ``startup_timeout_s``."""
     check_tp(spec.tp)
     if spec.model.name not in TP_MODELS:
         raise ConfigError(f"--tp runs the {' and '.join(TP_MODELS)} models; the "
                           f"{spec.model.name} model is not replicated across ranks")
-    return _TpCase(spec, result, runner_command, process, phases).run(on_step, flusher)
+    return _TpCase(spec, result, runner_command, process, phases, remote).run(on_step, flusher)
 
 
 class _TpCase:
     """The scheduler's side of a ``--tp`` case: sockets, ring, ranks, phases, shutdown."""
 
     def __init__(self, spec: CaseSpec, result: CaseResult, runner_command: Sequence[str],
-                 process: Callable[..., Any], phases: Callable[..., None]):
+                 process: Callable[..., Any], phases: Callable[..., None],
+                 remote: Optional[RemoteRunners] = None):
         self.spec, self.result, self.runner_command = spec, result, runner_command
-        self.process, self.phases = process, phases
+        self.process, self.phases, self.remote = process, phases, remote
         self.ranks = _Ranks()
         self.ring: Optional[RingWriter] = None
         self.exchange: Optional[TpExchange] = None
@@ -135,7 +141,8 @@ class _TpCase:
         try:
             endpoint_dir = EndpointDir()
             ctx = zmq.Context()
-            socks = TpSchedulerSockets(ctx, spec.transport, endpoint_dir, spec.tp, spec.host)
+            socks = TpSchedulerSockets(ctx, spec.transport, endpoint_dir, spec.tp, spec.host,
+                                       remote=self.remote)
             if spec.transport in RING_TRANSPORTS:
                 self.ring = RingWriter(spec.tp, wait=RING_TRANSPORTS[spec.transport],
                                        folder=endpoint_dir.path, ctx=ctx,
@@ -146,8 +153,13 @@ class _TpCase:
             clean = True
             return result
         except PeerTimeout as exc:
+            if self.remote is not None and not all(
+                    c or g for c, g in zip(self.remote.connected[:spec.tp],
+                                           self.remote.gone[:spec.tp])):
+                raise self._failed(str(exc))  # a rank never connected: the line says so
+            kill = "" if self.remote is not None else "; killed"
             raise self._failed(f"a rank stopped answering: {exc} "
-                               f"({self.ranks.states()}; killed)")
+                               f"({self.ranks.states()}{kill})")
         except PeerError as exc:
             raise self._failed(str(exc))
         except CaseError as exc:
@@ -181,15 +193,29 @@ class _TpCase:
                 self.ranks.procs.append(self.process(
                     socks.endpoints["ctls"][rank],
                     os.path.join(folder, f"rank{rank}", "runner.stderr"), self.runner_command))
+        if self.remote is not None:  # started by hand: wait for each rank's connection
+            for rank in range(spec.tp):
+                self.remote.wait_connected(rank, spec.startup_timeout_s)
         replies = self._handshake(channel, socks)
         if self.ring is not None:  # every rank has mapped it: its name can go
             self.ring.wait_for_readers()
         else:
             socks.wait_for_subscribers(spec.startup_timeout_s, self.ranks.problem)
-        self.result.runner_device = replies[0].device
+        self.result.runner_device = replies[0].device + (" (remote runners)" if self.remote
+                                                         else "")
         self.result.model_info = dict(replies[0].model_info, tp=spec.tp,
-                                      tp_cores=len(os.sched_getaffinity(0)))
+                                      tp_cores=len(os.sched_getaffinity(0)),
+                                      tp_one_clock=self._one_clock(replies))
         self.result.runner_pid = self.ranks.procs[0].pid
+
+    def _one_clock(self, replies: list[Ready]) -> bool:
+        """Whether every rank reads this machine's monotonic clock, so that its times
+        can be put on the scheduler's (spawned ranks do; ranks started by hand say
+        which machine's clock they read: ``wire.remote.clock_id``)."""
+        if self.remote is None:
+            return True
+        mine = clock_id()
+        return bool(mine) and all(r.model_info.get(CLOCK_KEY) == mine for r in replies)
 
     def _config(self, socks: TpSchedulerSockets, rank: int) -> RunnerConfig:
         spec = self.spec

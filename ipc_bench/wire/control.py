@@ -22,8 +22,9 @@ from ipc_bench.wire.transport import PeerError, recv_frame, send_frame
 #: ``InputDigests``, ``RecheckInputs`` and ``StepInputIds``. 5: ``ModelConfig``'s roofline,
 #: attention and CUDA-graph fields
 #: in the handshake, ``Ready.model_info``, ``RunnerConfig.s2r_ring`` and
-#: ``RunnerConfig.check_inputs``.
-PROTOCOL_VERSION = 5
+#: ``RunnerConfig.check_inputs``. 6: ``Goodbye`` (the end of a run, to runners started
+#: by hand on other hosts, ``wire.remote``).
+PROTOCOL_VERSION = 6
 
 
 _CTL = dict(tag_field="kind", forbid_unknown_fields=True)
@@ -64,6 +65,14 @@ class FloorReady(msgspec.Struct, tag="floor_ready", **_CTL):
 
 class Stop(msgspec.Struct, tag="stop", **_CTL):
     """Scheduler -> runner: send your report and exit."""
+
+
+class Goodbye(msgspec.Struct, tag="goodbye", **_CTL):
+    """Scheduler -> a runner started by hand (``--remote-runners``), between cases: the
+    run is over, no case follows; ``reason`` is empty after a complete run, else one
+    line saying why it ended. The runner exits."""
+
+    reason: str = ""
 
 
 class KeepAlive(msgspec.Struct, tag="keepalive", **_CTL):
@@ -125,8 +134,9 @@ class ErrorReport(msgspec.Struct, tag="error", **_CTL):
     step: int = -1
 
 
-ControlMessage = Union[Handshake, Ready, BeginFloor, FloorReady, Stop, KeepAlive, CheckInputs,
-                       InputDigests, RecheckInputs, StepInputIds, RunnerReport, ErrorReport]
+ControlMessage = Union[Handshake, Ready, BeginFloor, FloorReady, Stop, Goodbye, KeepAlive,
+                       CheckInputs, InputDigests, RecheckInputs, StepInputIds, RunnerReport,
+                       ErrorReport]
 
 _ctl_encoder = msgspec.msgpack.Encoder()
 _ctl_decoder = msgspec.msgpack.Decoder(ControlMessage)

@@ -42,6 +42,7 @@ from ipc_bench.errors import one_line
 from ipc_bench.wire.channel import REPLY, REQUEST, ChannelError, RingRunnerChannel, RunnerChannel
 from ipc_bench.wire.control import (ControlMessage, ErrorReport, RunnerReport, decode_control,
                                     encode_control)
+from ipc_bench.wire.remote import KEEPALIVE, RemoteRunners
 from ipc_bench.wire.shm_ring import RingReader, RingWriter
 from ipc_bench.wire.transport import (POLL_SLICE_MS, TRANSPORTS, EndpointDir, PeerError,
                                       PeerTimeout, RunnerSockets, open_socket, send_frame,
@@ -80,26 +81,34 @@ class TpSchedulerSockets:
     """The scheduler's bound sockets for ``n`` ranks: ``s2r`` XPUB (the broadcast over
     ZeroMQ; bound but unused under ``shm*``), ``r2s`` PULL (rank 0's replies),
     ``ctls[r]`` PAIR (rank ``r``'s control socket). ``transport`` and ``host`` as
-    ``transport.SchedulerSockets``'. ``endpoints``: ``s2r``, ``r2s`` and ``ctls``
+    ``transport.SchedulerSockets``'. ``remote``: ranks started by hand on other hosts
+    (``wire.remote``): ``s2r`` and ``r2s`` at the run's fixed ports, the control
+    sockets the run's (tcp only). ``endpoints``: ``s2r``, ``r2s`` and ``ctls``
     (strings). Raises ``transport.EndpointError`` (after closing what it opened),
     ``ValueError`` for an unknown transport or a bad ``n``."""
 
     def __init__(self, ctx: zmq.Context, transport: str, endpoint_dir: Optional[EndpointDir],
-                 n: int, host: str = "127.0.0.1"):
+                 n: int, host: str = "127.0.0.1", remote: Optional[RemoteRunners] = None):
         if transport not in TRANSPORTS:
             raise ValueError(f"unknown transport {transport!r}")
         check_tp(n)
         if transport != "tcp" and endpoint_dir is None:
             raise ValueError(f"the {transport} transport needs an EndpointDir")
+        if remote is not None and (transport != "tcp" or n > remote.n):
+            raise ValueError(f"{n} remote rank(s) over {transport}: needs tcp and at most "
+                             f"{remote.n} rank(s)")
         self.n = n
         self.s2r: Optional[zmq.Socket] = None
         self.r2s: Optional[zmq.Socket] = None
         self.ctls: list[zmq.Socket] = []
+        self._own_ctls = remote is None
+        fixed = dict(zip(("s2r", "r2s"), remote.data_endpoints())) if remote else {}
 
         def bind(kind: int, name: str) -> zmq.Socket:
-            endpoint = (tcp_bind_endpoint(host) if transport == "tcp"
-                        else f"ipc://{endpoint_dir.path}/{name}")
-            return open_socket(ctx, kind, endpoint, bind=True)
+            endpoint = (fixed[name] if name in fixed else tcp_bind_endpoint(host)
+                        if transport == "tcp" else f"ipc://{endpoint_dir.path}/{name}")
+            return open_socket(ctx, kind, endpoint, bind=True,
+                               options=KEEPALIVE if remote else None)
 
         try:
             self.s2r = bind(zmq.XPUB, "s2r")
@@ -107,7 +116,7 @@ class TpSchedulerSockets:
             self.s2r.setsockopt(zmq.XPUB_VERBOSE, 1)
             self.r2s = bind(zmq.PULL, "r2s")
             for rank in range(n):
-                self.ctls.append(bind(zmq.PAIR, f"ctl{rank}"))
+                self.ctls.append(remote.ctls[rank] if remote else bind(zmq.PAIR, f"ctl{rank}"))
         except BaseException:
             self.close()
             raise
@@ -136,8 +145,9 @@ class TpSchedulerSockets:
                                   f"({subscribed} of {self.n} subscribed)")
 
     def close(self) -> None:
-        """Close every socket (linger 0)."""
-        for sock in (self.s2r, self.r2s, *self.ctls):
+        """Close every socket (linger 0); remote ranks' control sockets stay open (the
+        run's, ``remote.RemoteRunners``)."""
+        for sock in (self.s2r, self.r2s, *(self.ctls if self._own_ctls else ())):
             if sock is not None:
                 sock.close(linger=0)
 
@@ -285,10 +295,12 @@ def connect_rank_data(socks: RunnerSockets, s2r_endpoint: str, r2s_endpoint: str
     ctx = socks.ctl.context
     try:
         socks.s2r = open_socket(ctx, zmq.SUB, s2r_endpoint, bind=False,
-                                connect_timeout_s=socks.connect_timeout_s)
+                                connect_timeout_s=socks.connect_timeout_s,
+                                options=socks.options)
         socks.s2r.setsockopt(zmq.SUBSCRIBE, b"")
         socks.r2s = open_socket(ctx, zmq.PUSH, r2s_endpoint, bind=False,
-                                connect_timeout_s=socks.connect_timeout_s)
+                                connect_timeout_s=socks.connect_timeout_s,
+                                options=socks.options)
     except BaseException:
         for sock in (socks.s2r, socks.r2s):
             if sock is not None:

@@ -119,6 +119,20 @@ def tcp_bind_endpoint(host: str) -> str:
 _TCP_ENDPOINT = re.compile(r"tcp://(?:\[(?P<v6>[^\]]*)\]|(?P<v4>[^:\[\]]*)):(?P<port>\d{1,5})")
 
 
+def tcp_endpoint(host: str, port: int) -> str:
+    """``tcp://HOST:PORT``, brackets around an IPv6 address."""
+    return f"tcp://[{host}]:{port}" if ":" in host else f"tcp://{host}:{port}"
+
+
+def split_tcp_endpoint(endpoint: str) -> tuple[str, int]:
+    """``(host, port)`` of a ``tcp://ADDR:PORT`` endpoint (``check_endpoint``'s form);
+    ``ValueError`` for anything else."""
+    match = _TCP_ENDPOINT.fullmatch(endpoint)
+    if match is None:
+        raise ValueError(one_line(f"expected tcp://ADDR:PORT, got {endpoint!r}"))
+    return (match["v6"] if match["v6"] is not None else match["v4"]), int(match["port"])
+
+
 def check_endpoint(endpoint: str) -> str:
     """Validate an endpoint to connect to: ``ipc://PATH`` (an absolute path of at
     most ``IPC_PATH_MAX_BYTES`` UTF-8 bytes) or ``tcp://ADDR:PORT`` (an IP address
@@ -206,9 +220,11 @@ _CONNECT_EVENTS = (zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_CONNECT_RETRIED
 
 
 def open_socket(ctx: zmq.Context, socket_type: int, endpoint: str, *, bind: bool,
-                connect_timeout_s: float = CONNECT_TIMEOUT_S) -> zmq.Socket:
+                connect_timeout_s: float = CONNECT_TIMEOUT_S,
+                options: Optional[dict[int, int]] = None) -> zmq.Socket:
     """A configured socket (``ZMQ_LINGER`` 0, ``POLL_SLICE_MS`` send / receive
-    timeouts, ``ZMQ_IPV6`` for ``tcp://[...]``) bound to or connected to
+    timeouts, ``ZMQ_IPV6`` for ``tcp://[...]``, then ``options``: socket option ->
+    value, set before the bind or connect) bound to or connected to
     ``endpoint``; a connect waits up to ``connect_timeout_s`` for the ZeroMQ handshake
     with the bound peer. On any failure the socket is closed and ``EndpointError``
     raised (``cannot bind ENDPOINT: REASON`` / ``cannot connect to ENDPOINT: REASON``).
@@ -223,6 +239,8 @@ def open_socket(ctx: zmq.Context, socket_type: int, endpoint: str, *, bind: bool
         _configure(sock)
         if endpoint.startswith("tcp://["):
             sock.setsockopt(zmq.IPV6, 1)
+        for option, value in (options or {}).items():
+            sock.setsockopt(option, value)
         if bind:
             sock.bind(endpoint)
         else:
@@ -323,27 +341,39 @@ class RunnerSockets:
     endpoint is malformed, refused or silent."""
 
     def __init__(self, ctx: zmq.Context, ctl_endpoint: str,
-                 connect_timeout_s: float = CONNECT_TIMEOUT_S):
+                 connect_timeout_s: float = CONNECT_TIMEOUT_S,
+                 options: Optional[dict[int, int]] = None):
         self.connect_timeout_s = connect_timeout_s
+        self.options = options
         self.s2r: Optional[zmq.Socket] = None
         self.r2s: Optional[zmq.Socket] = None
         self.ctl = open_socket(ctx, zmq.PAIR, ctl_endpoint, bind=False,
-                               connect_timeout_s=connect_timeout_s)
+                               connect_timeout_s=connect_timeout_s, options=options)
 
     def connect_data(self, s2r_endpoint: str, r2s_endpoint: str) -> None:
         """Connect the PULL ``s2r`` and PUSH ``r2s`` sockets (``EndpointError``)."""
         ctx = self.ctl.context
         try:
             self.s2r = open_socket(ctx, zmq.PULL, s2r_endpoint, bind=False,
-                                   connect_timeout_s=self.connect_timeout_s)
+                                   connect_timeout_s=self.connect_timeout_s,
+                                   options=self.options)
             self.r2s = open_socket(ctx, zmq.PUSH, r2s_endpoint, bind=False,
-                                   connect_timeout_s=self.connect_timeout_s)
+                                   connect_timeout_s=self.connect_timeout_s,
+                                   options=self.options)
         except BaseException:
             for sock in (self.s2r, self.r2s):
                 if sock is not None:
                     sock.close(linger=0)
             self.s2r = self.r2s = None
             raise
+
+    def close_data(self) -> None:
+        """Close the data sockets (linger 0), keep ``ctl``: a runner serving several
+        cases (``harness.remote_runner``) connects them again for the next one."""
+        for sock in (self.s2r, self.r2s):
+            if sock is not None:
+                sock.close(linger=0)
+        self.s2r = self.r2s = None
 
     def close(self, linger_ms: int = 0) -> None:
         """Close the sockets; messages still queued are sent for up to ``linger_ms``

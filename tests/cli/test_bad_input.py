@@ -60,6 +60,23 @@ OPTION_CASES = [
      "argument --input-oracle-interval: must be at least 0, got -1"),
     (["--scenario", "azure-conv", "--max-requests", "0"],
      "argument --max-requests: must be at least 1, got 0"),
+    # runners started by hand on other hosts
+    (DS + ["--remote-runners"],
+     "--remote-runners needs --transport tcp, not ipc: runners on other hosts reach the "
+     "scheduler over tcp only (the shared-memory ring and ipc sockets are local)"),
+    (DS + ["--transport", "shm", "--remote-runners"],
+     "--remote-runners needs --transport tcp, not shm: runners on other hosts reach the "
+     "scheduler over tcp only (the shared-memory ring and ipc sockets are local)"),
+    (DS + ["--port", "5600"],
+     "--port applies to --remote-runners only (the spawned runner's tcp ports are ephemeral)"),
+    (DS + ["--transport", "tcp", "--remote-runners", "--port", "0"],
+     "argument --port: must be at least 1, got 0"),
+    (DS + ["--transport", "tcp", "--remote-runners", "--port", "65534"],
+     "--port 65534 with 1 remote runner(s) needs ports 65534 to 65536: the first must be at "
+     "least 1, the last at most 65535"),
+    (["--scenario", "tp-broadcast", "--transport", "tcp", "--remote-runners",
+      "--tp-transports", "shm"],
+     "--remote-runners broadcasts to the ranks over tcp (XPUB/SUB): drop --tp-transports"),
     # scheduler limits
     (DS + ["--num-blocks", "0"], "argument --num-blocks: must be at least 1, got 0"),
     (DS + ["--num-blocks", "99999999"],
@@ -476,6 +493,51 @@ def test_a_wildcard_host_is_warned_about(host, capsys):
     assert code == 2
     assert err[0] == (f"bench.py: warning: --host {host} binds every interface of this "
                       "machine: the case's sockets can be reached from the network")
+
+
+EXPECTED_TCP = ("argument --connect: expected tcp://ADDR:PORT (the scheduler's address and "
+                "control port; IPv6 in brackets)")
+#: (--connect value, the exact error after "bench.py runner: error: ")
+CONNECT_CASES = [
+    ("scheduler:5600", f"{EXPECTED_TCP}, got 'scheduler:5600'"),
+    ("ipc:///tmp/x", f"{EXPECTED_TCP}, got 'ipc:///tmp/x'"),
+    ("tcp://sched.example:5600", "argument --connect: tcp://sched.example:5600: "
+     "'sched.example' is not an IP address"),
+    ("tcp://127.0.0.1", f"{EXPECTED_TCP}, got 'tcp://127.0.0.1'"),
+    ("tcp://127.0.0.1:0", "argument --connect: tcp://127.0.0.1:0: the port must be 1 to 65535"),
+    ("tcp://127.0.0.1:70000",
+     "argument --connect: tcp://127.0.0.1:70000: the port must be 1 to 65535"),
+    ("tcp://::1:5600", f"{EXPECTED_TCP}, got 'tcp://::1:5600'"),
+    ("tcp://[127.0.0.1]:5600", "argument --connect: tcp://[127.0.0.1]:5600: an IPv6 address "
+     "goes in brackets, an IPv4 one does not"),
+    ("tcp://0.0.0.0:5600", "argument --connect: tcp://0.0.0.0:5600: 0.0.0.0 is not an "
+     "address to connect to; give the scheduler's address"),
+    ("tcp://[::]:5600", "argument --connect: tcp://[::]:5600: :: is not an address to "
+     "connect to; give the scheduler's address"),
+    ("tcp://224.0.0.1:5600", "argument --connect: tcp://224.0.0.1:5600: 224.0.0.1 is not an "
+     "address to connect to; give the scheduler's address"),
+]
+
+
+@pytest.mark.parametrize("value,message", CONNECT_CASES, ids=[v for v, _ in CONNECT_CASES])
+def test_a_bad_connect_address_is_one_line_and_exit_2(value, message, capsys):
+    code, lines, out = _run_main(["runner", "--connect", value], capsys)
+    assert (code, lines, out) == (2, [f"bench.py runner: error: {message}"], "")
+
+
+def test_a_runner_without_connect_or_with_nobody_listening_is_one_line_and_exit_2(capsys):
+    code, lines, out = _run_main(["runner"], capsys)
+    assert (code, lines, out) == (
+        2, ["bench.py runner: error: the following arguments are required: --connect"], "")
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on: bound, never listening
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        code, lines, out = _run_main(["runner", "--connect", f"tcp://127.0.0.1:{port}"], capsys)
+    assert (code, lines, out) == (
+        2, [f"bench.py runner: error: cannot connect to tcp://127.0.0.1:{port}: connection "
+            f"refused or address unreachable"], "")
 
 
 def test_frontend_with_a_streamed_scenario_is_refused(tmp_path, capsys):

@@ -1,0 +1,74 @@
+"""``python bench.py runner --connect tcp://SCHEDULER:PORT [--allow-pickle-over-tcp]``:
+a runner started by hand on another host, for a run started with ``--remote-runners``.
+
+It connects to the scheduler's control port (``PORT``: ``--port``'s base plus the
+rank; the scheduler prints the command for each rank) and serves the run's cases until
+the run ends (``harness.remote_runner``: its exit codes). A missing or malformed
+``--connect`` (not ``tcp://ADDR:PORT`` with an IP address, a wildcard address, a port
+outside 1-65535) prints one line and exits 2, as does an address it cannot connect
+to.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import sys
+
+from ipc_bench.cli.options import UsageError
+from ipc_bench.errors import one_line
+from ipc_bench.wire.transport import check_endpoint, split_tcp_endpoint
+
+PROG = "bench.py runner"
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 2
+        raise UsageError(message)
+
+
+def connect_endpoint(text: str) -> str:
+    """``--connect``'s value: ``tcp://ADDR:PORT``, ADDR an IP address of the scheduler
+    (IPv6 in brackets, no wildcard or multicast), PORT 1-65535."""
+    try:
+        split_tcp_endpoint(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected tcp://ADDR:PORT (the scheduler's address and control port; IPv6 in "
+            f"brackets), got {text!r}") from None
+    try:
+        check_endpoint(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    address = ipaddress.ip_address(split_tcp_endpoint(text)[0])
+    if address.is_unspecified or address.is_multicast:
+        raise argparse.ArgumentTypeError(
+            f"{text}: {address} is not an address to connect to; give the scheduler's "
+            f"address")
+    return text
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog=PROG, description=(
+        "A runner on this host for a bench.py run started with --remote-runners on the "
+        "scheduler's host: serves its cases until the run ends."))
+    p.add_argument("--connect", required=True, type=connect_endpoint, metavar="tcp://ADDR:PORT",
+                   help="the scheduler's address and the control port of this runner's "
+                   "rank (--port's base + rank; the scheduler prints the command)")
+    p.add_argument("--allow-pickle-over-tcp", action="store_true",
+                   help="decode pickle from the scheduler (pickle runs code on load: only "
+                   "if the scheduler's host and the network between are trusted)")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    """The runner command; returns its exit code (2 on bad input)."""
+    try:
+        args = build_parser().parse_args(argv)
+    except UsageError as exc:
+        print(one_line(f"{PROG}: error: {exc}"), file=sys.stderr)
+        return EXIT_USAGE
+    from ipc_bench.harness.remote_runner import serve_remote
+
+    return serve_remote(args.connect, args.allow_pickle_over_tcp)

@@ -1,0 +1,158 @@
+"""A runner started by hand on another host: ``python bench.py runner --connect
+tcp://SCHEDULER:PORT`` (``cli.runner``) runs ``serve_remote``.
+
+It connects its control socket to the scheduler's (``bench.py ... --remote-runners``,
+``wire.remote``: the port of its rank), then serves the run's cases in a loop until the
+scheduler's ``Goodbye``: each case starts with a ``Handshake`` carrying its
+``RunnerConfig`` (the protocol version is checked first: another version refuses the
+case and the runner exits), gets a fresh ``ModelRunner``, connects its data sockets to
+the ports the config names on the scheduler's address, runs the case as a spawned
+runner does (``runner_loop.serve_case``), then closes its data sockets, unfreezes and
+collects the heap (each case freezes it after warm-up) and waits for the next case.
+Why a loop and not a runner per case: ``wire.remote``.
+
+What it refuses, before a case starts (an ``ErrorReport`` to the scheduler, the line on
+stderr, exit 3): the shared-memory ring (local only: ``--transport shm*``), and a
+pickled codec unless this runner was started with ``--allow-pickle-over-tcp`` too: the
+scheduler's own flag cannot speak for this host, since a pickle frame from whatever
+answers at the scheduler's address runs code here.
+
+Liveness: its control socket is monitored; when the scheduler's connection closes (the
+scheduler exited or was killed, or its host closed it) the runner says so in one line
+and exits 5, between cases or during one (within ``transport.POLL_SLICE_MS`` of its
+waits). Within a case the peer timeout of the config applies as for a spawned runner;
+between cases it waits without a deadline (the scheduler writes its results there)
+but TCP keepalive (``wire.remote.KEEPALIVE``) ends a connection to a host that
+vanished.
+
+Exit codes: 0 after the ``Goodbye`` of a run whose cases it all served cleanly; 2 the
+scheduler cannot be reached (one line, within ``transport.CONNECT_TIMEOUT_S``); 3 a
+handshake it refused (protocol version, ring, pickle); 4 a step failed (reported to
+the scheduler first); 5 the scheduler went away; 1 the ``Goodbye`` said the run failed.
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+from typing import Callable, Optional
+
+import msgspec
+import zmq
+from zmq.utils.monitor import recv_monitor_message
+
+from ipc_bench.engine.config import ConfigError
+from ipc_bench.harness.runner_loop import (EXIT_HANDSHAKE, EXIT_OK, EXIT_SCHEDULER_GONE,
+                                           EXIT_USAGE, accept_handshake, serve_case)
+from ipc_bench.wire.codecs import PICKLED_CODECS
+from ipc_bench.wire.control import Goodbye, Handshake, recv_control
+from ipc_bench.wire.handshake import RunnerConfig
+from ipc_bench.wire.remote import CLOCK_KEY, KEEPALIVE, clock_id
+from ipc_bench.wire.transport import (EndpointError, PeerError, RunnerSockets, destroy_context,
+                                      split_tcp_endpoint, tcp_endpoint)
+
+#: How its lines on stderr begin (the command that runs it, ``cli.runner``).
+PREFIX = "bench.py runner"
+#: Exit code after a ``Goodbye`` that says the run failed.
+EXIT_RUN_FAILED = 1
+#: How long a wait for the next case may last: no deadline (module docstring).
+_NO_DEADLINE_S = float("inf")
+
+
+class _SchedulerWatch:
+    """The monitor of the runner's control connection: ``problem()`` is one line once
+    the scheduler's end has closed it."""
+
+    def __init__(self, sock: zmq.Socket, endpoint: str):
+        self.endpoint = endpoint
+        # Its own inproc address: the connect's monitor (``transport.open_socket``) may
+        # still hold the default one.
+        self.monitor = sock.get_monitor_socket(zmq.EVENT_DISCONNECTED,
+                                               addr=f"inproc://ipc-bench-watch-{id(sock)}")
+        self.gone = False
+
+    def problem(self) -> Optional[str]:
+        while not self.gone and self.monitor.poll(0):
+            self.gone = recv_monitor_message(self.monitor)["event"] == zmq.EVENT_DISCONNECTED
+        if self.gone:
+            return f"the scheduler at {self.endpoint} closed the connection"
+        return None
+
+    def close(self, sock: zmq.Socket) -> None:
+        sock.disable_monitor()
+        self.monitor.close(linger=0)
+
+
+def remote_config(host: str, allow_pickle: bool) -> Callable[[RunnerConfig], RunnerConfig]:
+    """The check and rewrite of each case's config on a runner started by hand:
+    ``ConfigError`` for the ring or a pickled codec this host did not allow; the data
+    endpoints moved to ``host``, the scheduler's address as this runner reached it
+    (the scheduler names its bind address, which may be a wildcard)."""
+
+    def adapt(config: RunnerConfig) -> RunnerConfig:
+        if config.s2r_ring is not None:
+            raise ConfigError("the shared-memory ring is local only: a runner on another "
+                              "host needs --transport tcp")
+        if config.codec in PICKLED_CODECS and not allow_pickle:
+            raise ConfigError(f"refusing to decode {config.codec} from the scheduler over "
+                              f"tcp (pickle runs code on load); start this runner with "
+                              f"--allow-pickle-over-tcp if the scheduler's host and network "
+                              f"are trusted")
+        ports = [split_tcp_endpoint(e)[1] for e in (config.s2r_endpoint, config.r2s_endpoint)]
+        return msgspec.structs.replace(config, s2r_endpoint=tcp_endpoint(host, ports[0]),
+                                       r2s_endpoint=tcp_endpoint(host, ports[1]))
+    return adapt
+
+
+def serve_remote(ctl_endpoint: str, allow_pickle: bool = False) -> int:
+    """Connect to the scheduler's control port ``ctl_endpoint`` (``tcp://ADDR:PORT``)
+    and serve its cases until ``Goodbye``; returns the exit code (module docstring)."""
+    host = split_tcp_endpoint(ctl_endpoint)[0]
+    ctx = zmq.Context()
+    socks: Optional[RunnerSockets] = None
+    watch: Optional[_SchedulerWatch] = None
+    try:
+        try:
+            socks = RunnerSockets(ctx, ctl_endpoint, options=KEEPALIVE)
+        except EndpointError as exc:
+            print(f"{PREFIX}: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        watch = _SchedulerWatch(socks.ctl, ctl_endpoint)
+        print(f"{PREFIX}: connected to {ctl_endpoint}; serving cases until the scheduler's "
+              f"run ends", file=sys.stderr)
+        return _serve_cases(socks, watch.problem, remote_config(host, allow_pickle))
+    finally:
+        if watch is not None and socks is not None:
+            watch.close(socks.ctl)
+        if socks is not None:
+            socks.close(linger_ms=2000)
+        destroy_context(ctx)
+
+
+def _serve_cases(socks: RunnerSockets, peer_problem: Callable[[], Optional[str]],
+                 adapt: Callable[[RunnerConfig], RunnerConfig]) -> int:
+    """The loop of ``serve_remote``: one case per ``Handshake`` until ``Goodbye``."""
+    served = 0
+    while True:
+        try:
+            msg = recv_control(socks.ctl, _NO_DEADLINE_S, peer_problem,
+                               "the next case or the end of the run")
+        except PeerError as exc:
+            print(f"{PREFIX}: error: {exc}", file=sys.stderr)
+            return EXIT_SCHEDULER_GONE
+        if isinstance(msg, Goodbye):
+            ended = f"the run failed: {msg.reason}" if msg.reason else "the run is complete"
+            print(f"{PREFIX}: {ended} ({served} case(s) served)", file=sys.stderr)
+            return EXIT_RUN_FAILED if msg.reason else EXIT_OK
+        accepted = accept_handshake(socks, msg, peer_problem, adapt, {CLOCK_KEY: clock_id()})
+        if isinstance(accepted, int):
+            return accepted if isinstance(msg, Handshake) else EXIT_HANDSHAKE
+        try:
+            code = serve_case(socks, accepted, peer_problem)
+        finally:
+            socks.close_data()
+        if code != EXIT_OK:
+            return code
+        served += 1
+        gc.unfreeze()
+        gc.collect()

@@ -1,0 +1,243 @@
+"""Runners started by hand on other hosts (``--remote-runners``): fixed tcp ports and
+control connections that last the whole run.
+
+Ports, from ``--port BASE`` (default ``DEFAULT_PORT``), for R runners (R = 1, or the
+largest ``--tp`` of the run): rank r's control socket (PAIR) at ``BASE + r``, the
+``SchedulerOutput`` socket (PUSH; XPUB for ``--tp``) at ``BASE + R`` and the
+``ModelRunnerOutput`` socket (PULL) at ``BASE + R + 1``, all bound by the scheduler on
+``--host``. A runner is told only its control endpoint (``python bench.py runner
+--connect tcp://SCHEDULER:BASE+r``); each case's ``Handshake`` carries the rest (the
+``RunnerConfig``: limits, model, policy, codec, the data endpoints and its rank).
+
+One long-lived runner per host serves the run's cases in a loop
+(``harness.remote_runner``), rather than one runner per case: a person starts it once
+per host, not once per case (the tp-broadcast grid has dozens); its control connection
+stays up between cases, so the scheduler notices a runner that dies at any time (a
+closed connection, below), and the runner notices a scheduler that goes away between
+cases as well as during one. The control sockets are bound once, here, in their own
+context; the data sockets are bound for each case in the case's context and closed with
+it (the runner connects its data sockets per case and closes them after its report, so
+no case inherits a frame or a subscription from the one before). After the last case,
+or the first that fails (a failed case ends the run), ``close`` sends every connected
+runner ``control.Goodbye`` and the runners exit.
+
+Liveness. Each control socket is monitored (``ZMQ_EVENT_ACCEPTED``,
+``ZMQ_EVENT_HANDSHAKE_SUCCEEDED``, ``ZMQ_EVENT_DISCONNECTED``; the runner's connection is
+the first to complete a ZeroMQ handshake, so another peer that connects to the port and
+leaves is not taken for it): a runner whose connection closes (its process died, was
+killed, or its host closed it) is named by ``problem(rank)`` within the next wait slice
+(``transport.POLL_SLICE_MS``) of any wait, as a spawned runner's exit is. A host that
+vanishes without closing the connection is caught by the peer timeout while a case runs,
+and by TCP keepalive (``KEEPALIVE``: about 25 s) between cases.
+
+Security: every port here accepts a connection from anyone who can reach ``--host``. The
+first peer on a control port is the runner of that rank (it can feed the scheduler
+made-up outputs, which the input and token oracles may catch; with
+``--allow-pickle-over-tcp`` it can run code in the scheduler), and a second peer on the
+``SchedulerOutput`` port would receive frames in turn with the runner (PUSH). Bind an
+address of a trusted network only.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import NamedTuple, Optional
+
+import zmq
+from zmq.utils.monitor import recv_monitor_message
+
+from ipc_bench.wire.control import Goodbye, encode_control
+from ipc_bench.wire.transport import (POLL_SLICE_MS, Endpoints, PeerTimeout, destroy_context,
+                                      open_socket, tcp_endpoint)
+
+#: Default first port of ``--port``.
+DEFAULT_PORT = 5600
+#: TCP keepalive of every socket to or from a remote runner: probes after 10 s idle,
+#: every 5 s, 3 unanswered end the connection (a host gone without a FIN).
+KEEPALIVE = {zmq.TCP_KEEPALIVE: 1, zmq.TCP_KEEPALIVE_IDLE: 10, zmq.TCP_KEEPALIVE_INTVL: 5,
+             zmq.TCP_KEEPALIVE_CNT: 3}
+#: How long ``close`` lets the ``Goodbye`` messages go out (ms).
+GOODBYE_LINGER_MS = 1000
+#: What to type where the scheduler binds every interface (its address is not known here).
+SCHEDULER_PLACEHOLDER = "SCHEDULER_ADDRESS"
+
+#: Key of ``control.Ready.model_info`` by which a runner started by hand names its
+#: machine's monotonic clock (``clock_id``).
+CLOCK_KEY = "monotonic_clock_id"
+
+_EVENTS = zmq.EVENT_ACCEPTED | zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED
+
+
+def clock_id() -> str:
+    """This machine's boot id (``/proc/sys/kernel/random/boot_id``): processes with the
+    same one read the same ``CLOCK_MONOTONIC`` (``perf_counter_ns``), so their times
+    can be compared; ``""`` where it cannot be read (then none are compared)."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+class RemotePorts(NamedTuple):
+    """The fixed ports of a run with remote runners (module docstring)."""
+
+    ctls: list[int]
+    s2r: int
+    r2s: int
+
+
+def remote_ports(base: int, n: int) -> RemotePorts:
+    """The ports of ``n`` remote runners from ``base``; ``ValueError`` (one line) when
+    they do not fit below 65536."""
+    if not 1 <= base or base + n + 1 > 65535:
+        raise ValueError(f"--port {base} with {n} remote runner(s) needs ports {base} to "
+                         f"{base + n + 1}: the first must be at least 1, the last at most 65535")
+    return RemotePorts([base + r for r in range(n)], base + n, base + n + 1)
+
+
+def runner_command(host: str, port: int) -> str:
+    """The command that starts the runner of the control port ``port`` on its host."""
+    address = SCHEDULER_PLACEHOLDER if host in ("0.0.0.0", "::") else host
+    return f"python bench.py runner --connect {tcp_endpoint(address, port)}"
+
+
+class RemoteRunners:
+    """The scheduler's side of ``n`` runners started by hand: one PAIR control socket
+    per rank, bound on ``host`` at its fixed port for the whole run and monitored.
+
+    Raises ``transport.EndpointError`` (one line naming the endpoint, e.g. ``cannot bind
+    tcp://127.0.0.1:5600: Address already in use (another socket holds this port)``)
+    when a control port cannot be bound or a data port is taken, after closing what it
+    opened. ``problem(rank)``: ``None`` while rank ``rank`` is connected or has not
+    connected yet, else one line; ``wait_connected`` bounds the wait for the first
+    connection; ``close`` says goodbye."""
+
+    def __init__(self, host: str, base_port: int, n: int):
+        self.host, self.n = host, n
+        self.ports = remote_ports(base_port, n)
+        self.ctx = zmq.Context()
+        self.ctls: list[zmq.Socket] = []
+        self._monitors: list[zmq.Socket] = []
+        self.connected = [False] * n
+        self.gone = [False] * n
+        # The runner's connection: the last one accepted when the first ZeroMQ handshake
+        # succeeded (its fd, as the monitor's ACCEPTED and DISCONNECTED events give it),
+        # so that another peer's connection coming and going is not taken for its.
+        self._accepted: list[Optional[int]] = [None] * n
+        self._runner_fd: list[Optional[int]] = [None] * n
+        try:
+            for port in self.ports.ctls:
+                sock = open_socket(self.ctx, zmq.PAIR, tcp_endpoint(host, port), bind=True,
+                                   options=KEEPALIVE)
+                self.ctls.append(sock)
+                self._monitors.append(sock.get_monitor_socket(_EVENTS))
+            self._check_data_ports()
+        except BaseException:
+            self.close()
+            raise
+
+    def _check_data_ports(self) -> None:
+        """Bind the data ports once, in a context of their own that is gone before this
+        returns (each case binds them again): ``EndpointError`` if one is taken."""
+        ctx = zmq.Context()
+        try:
+            for endpoint in self.data_endpoints():
+                open_socket(ctx, zmq.PULL, endpoint, bind=True).close(linger=0)
+        finally:
+            destroy_context(ctx)
+
+    def ctl_endpoint(self, rank: int) -> str:
+        return tcp_endpoint(self.host, self.ports.ctls[rank])
+
+    def data_endpoints(self) -> tuple[str, str]:
+        """The ``SchedulerOutput`` and ``ModelRunnerOutput`` endpoints to bind."""
+        return tcp_endpoint(self.host, self.ports.s2r), tcp_endpoint(self.host, self.ports.r2s)
+
+    def name(self, rank: int) -> str:
+        """How messages name the runner of ``rank``."""
+        return f"remote runner {rank} (control port {self.ctl_endpoint(rank)})"
+
+    def rank_of(self, ctl_endpoint: str) -> int:
+        """The rank whose control endpoint is ``ctl_endpoint`` (``ValueError``)."""
+        return [self.ctl_endpoint(r) for r in range(self.n)].index(ctl_endpoint)
+
+    def _events(self, rank: int) -> None:
+        monitor = self._monitors[rank]
+        while monitor.poll(0):
+            message = recv_monitor_message(monitor)
+            event, fd = message["event"], message["value"]
+            if event == zmq.EVENT_ACCEPTED:
+                self._accepted[rank] = fd
+            elif event == zmq.EVENT_HANDSHAKE_SUCCEEDED and self._runner_fd[rank] is None:
+                self._runner_fd[rank] = self._accepted[rank]
+                self.connected[rank] = True
+            elif event == zmq.EVENT_DISCONNECTED and fd == self._runner_fd[rank] \
+                    and self.connected[rank]:
+                self.connected[rank], self.gone[rank] = False, True
+
+    def problem(self, rank: int) -> Optional[str]:
+        """One line when rank ``rank``'s runner was connected and its connection closed."""
+        self._events(rank)
+        if self.gone[rank]:
+            return f"{self.name(rank)} disconnected (its process ended or its host closed " \
+                   f"the connection)"
+        return None
+
+    def wait_connected(self, rank: int, timeout_s: float) -> None:
+        """Wait (at most ``timeout_s``) until rank ``rank``'s runner is connected;
+        ``PeerTimeout`` (one line with the command that starts it) when it is not."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            self._events(rank)
+            if self.connected[rank] or self.gone[rank]:
+                return
+            if time.monotonic() > deadline:
+                raise PeerTimeout(
+                    f"no remote runner connected to {self.ctl_endpoint(rank)} (rank {rank}) "
+                    f"within {timeout_s:g} s; start it on its host with: "
+                    f"{runner_command(self.host, self.ports.ctls[rank])}")
+            self._monitors[rank].poll(POLL_SLICE_MS)
+
+    def close(self, reason: str = "") -> None:
+        """Send ``Goodbye(reason)`` to every runner still connected (each gets up to
+        ``GOODBYE_LINGER_MS`` to take it), then close every socket and the context."""
+        frame = encode_control(Goodbye(reason))
+        for rank, sock in enumerate(self.ctls):
+            self._events(rank)
+            linger = 0
+            if self.connected[rank]:
+                try:
+                    sock.send(frame, zmq.NOBLOCK)
+                    linger = GOODBYE_LINGER_MS
+                except zmq.ZMQError:
+                    pass
+            sock.disable_monitor()
+            sock.close(linger=linger)
+        for monitor in self._monitors:
+            monitor.close(linger=0)
+        self.ctx.term()  # every socket is closed: waits at most GOODBYE_LINGER_MS
+
+
+class RemoteSchedulerSockets:
+    """``transport.SchedulerSockets``' interface for one remote runner (rank 0): the
+    PUSH ``s2r`` and PULL ``r2s`` bound at the fixed data ports in the case's context
+    ``ctx``, and the run's control socket of rank 0, which ``close`` leaves open."""
+
+    def __init__(self, ctx: zmq.Context, remote: RemoteRunners):
+        s2r, r2s = remote.data_endpoints()
+        self.s2r: Optional[zmq.Socket] = None
+        self.r2s: Optional[zmq.Socket] = None
+        try:
+            self.s2r = open_socket(ctx, zmq.PUSH, s2r, bind=True, options=KEEPALIVE)
+            self.r2s = open_socket(ctx, zmq.PULL, r2s, bind=True, options=KEEPALIVE)
+        except BaseException:
+            self.close()
+            raise
+        self.ctl = remote.ctls[0]
+        self.endpoints = Endpoints(s2r=s2r, r2s=r2s, ctl=remote.ctl_endpoint(0))
+
+    def close(self) -> None:
+        for sock in (self.s2r, self.r2s):
+            if sock is not None:
+                sock.close(linger=0)

@@ -1,0 +1,332 @@
+"""Runners started by hand (``--remote-runners``, ``bench.py runner --connect``).
+
+"Another host" is emulated: the runner is started by the test as a separate process
+on 127.0.0.1, as a person would start it on another host, and talks to the scheduler
+only through the address and port it is given. Everything binds 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from fault_helpers import REPO
+
+CASE = ["--scenario", "decode-steady", "--transport", "tcp", "--num-running", "4",
+        "--steps", "40", "--policies", "send", "--codecs", "msgpack", "--no-single-process",
+        "--quiet"]
+CASE_ID = "num_running=4/send/msgpack#0"
+
+
+def free_base_port(n: int) -> int:
+    """A port P with P .. P + n - 1 free on 127.0.0.1 (checked by binding each)."""
+    for _ in range(200):
+        base = random.randrange(20000, 60000)
+        socks = []
+        try:
+            for port in range(base, base + n):
+                s = socket.socket()
+                socks.append(s)
+                s.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError("no free run of ports")
+
+
+def start_scheduler(args: list[str], out: Path) -> subprocess.Popen:
+    """``bench.py`` with ``args``; returns once it printed its first stderr line (the
+    'waiting ... for runners' line, or an error)."""
+    proc = subprocess.Popen([sys.executable, "bench.py", *args, "--output", str(out)],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    proc.first_line = proc.stderr.readline()
+    return proc
+
+
+def start_runner(port: int, *extra: str, python_code: str = "") -> subprocess.Popen:
+    """``bench.py runner --connect tcp://127.0.0.1:PORT`` (``python_code`` runs first,
+    in the same interpreter, e.g. to change the protocol version it speaks)."""
+    argv = ["runner", "--connect", f"tcp://127.0.0.1:{port}", *extra]
+    code = (f"{python_code}\nimport sys\nfrom ipc_bench.cli import main\n"
+            f"sys.exit(main({argv!r}))")
+    return subprocess.Popen([sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def digests(run: Path) -> dict[str, str]:
+    summary = json.loads((run / "summary.json").read_text())
+    return {c["case_id"]: c["token_digest"] for c in summary["cases"]}
+
+
+def test_a_runner_started_by_hand_gives_the_spawned_runners_tokens(tmp_path):
+    port = free_base_port(3)
+    sched = start_scheduler(CASE + ["--remote-runners", "--port", str(port)],
+                            tmp_path / "remote")
+    assert sched.first_line == (
+        f"bench.py: waiting up to 120 s for 1 runner(s) started by hand; on each runner's "
+        f"host run: python bench.py runner --connect tcp://127.0.0.1:{port}\n")
+    runner = start_runner(port)
+    _, runner_err = runner.communicate(timeout=120)
+    out, err = sched.communicate(timeout=60)
+    assert (sched.returncode, err) == (0, ""), err
+    assert runner.returncode == 0, runner_err
+    assert runner_err.splitlines()[-1] == ("bench.py runner: the run is complete "
+                                           "(1 case(s) served)")
+    assert "device=cpu (remote runner)" in out
+    spawned = subprocess.run([sys.executable, "bench.py", *CASE, "--output",
+                              str(tmp_path / "spawned")], cwd=REPO, capture_output=True,
+                             text=True, timeout=120)
+    assert spawned.returncode == 0, spawned.stderr
+    remote, local = digests(tmp_path / "remote"), digests(tmp_path / "spawned")
+    assert list(remote) == [CASE_ID] and remote == local
+
+
+def test_a_runner_of_another_protocol_version_is_refused_in_one_line(tmp_path):
+    from ipc_bench.wire.control import PROTOCOL_VERSION
+
+    port = free_base_port(3)
+    sched = start_scheduler(CASE + ["--remote-runners", "--port", str(port)], tmp_path / "r")
+    runner = start_runner(port, python_code="import ipc_bench.wire.control as c\n"
+                                            f"c.PROTOCOL_VERSION = {PROTOCOL_VERSION - 1}")
+    _, runner_err = runner.communicate(timeout=120)
+    _, err = sched.communicate(timeout=60)
+    line = (f"protocol version mismatch: scheduler speaks {PROTOCOL_VERSION}, runner speaks "
+            f"{PROTOCOL_VERSION - 1}")
+    assert sched.returncode == 1
+    assert err.splitlines() == [f"bench.py: error: {CASE_ID}: runner refused the handshake: "
+                                f"{line}", f"bench.py: partial results: {tmp_path / 'r'}"]
+    assert runner.returncode == 3
+    assert runner_err.splitlines()[-1] == f"runner: refusing the handshake: {line}"
+
+
+def test_a_runner_that_never_connects_fails_the_case_within_the_startup_timeout(tmp_path):
+    port = free_base_port(3)
+    t0 = time.monotonic()
+    sched = start_scheduler(CASE + ["--remote-runners", "--port", str(port),
+                                    "--startup-timeout", "2"], tmp_path / "r")
+    _, err = sched.communicate(timeout=60)
+    assert time.monotonic() - t0 < 20
+    assert sched.returncode == 1
+    assert err.splitlines() == [
+        f"bench.py: error: {CASE_ID}: no remote runner connected to tcp://127.0.0.1:{port} "
+        f"(rank 0) within 2 s; start it on its host with: python bench.py runner --connect "
+        f"tcp://127.0.0.1:{port}", f"bench.py: partial results: {tmp_path / 'r'}"]
+
+
+def test_a_runner_killed_mid_run_fails_the_case_and_the_scheduler_exits(tmp_path):
+    port = free_base_port(3)
+    args = [a if a != "40" else "100000000" for a in CASE]  # still running when killed
+    sched = start_scheduler(args + ["--remote-runners", "--port", str(port)], tmp_path / "r")
+    runner = start_runner(port)
+    deadline = time.monotonic() + 60
+    while not list((tmp_path / "r").glob("steps.partial.csv")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(1.0)
+    runner.send_signal(signal.SIGKILL)
+    runner.communicate(timeout=30)
+    t_kill = time.monotonic()
+    _, err = sched.communicate(timeout=30)
+    assert time.monotonic() - t_kill < 10  # noticed at once, not after a timeout
+    lines = err.splitlines()
+    assert sched.returncode == 1, err
+    assert lines[0].startswith(f"bench.py: error: {CASE_ID}: remote runner 0 (control port "
+                               f"tcp://127.0.0.1:{port}) disconnected (its process ended or "
+                               f"its host closed the connection) while "), lines
+    assert len(lines) == 2
+
+
+def test_ports_in_use_are_refused_in_one_line(tmp_path):
+    port = free_base_port(3)
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", port + 2))  # the ModelRunnerOutput port
+    holder.listen()
+    try:
+        proc = subprocess.run([sys.executable, "bench.py", *CASE, "--remote-runners", "--port",
+                               str(port), "--output", str(tmp_path / "r")], cwd=REPO,
+                              capture_output=True, text=True, timeout=60)
+    finally:
+        holder.close()
+    assert (proc.returncode, proc.stderr) == (
+        2, f"bench.py: error: cannot bind tcp://127.0.0.1:{port + 2}: Address already in use "
+           f"(another socket holds this port)\n")
+    assert not (tmp_path / "r").exists()
+
+
+def test_pickle_needs_the_runners_own_consent(tmp_path):
+    port = free_base_port(3)
+    args = [a if a != "msgpack" else "pickle" for a in CASE]
+    sched = start_scheduler(args + ["--remote-runners", "--port", str(port),
+                                    "--allow-pickle-over-tcp"], tmp_path / "r")
+    runner = start_runner(port)
+    _, runner_err = runner.communicate(timeout=120)
+    _, err = sched.communicate(timeout=60)
+    assert (sched.returncode, runner.returncode) == (1, 3)
+    assert "runner refused the handshake: refusing to decode pickle from the scheduler " \
+           "over tcp" in err.splitlines()[0]
+
+
+@pytest.mark.parametrize("other_machine", [False, True], ids=["one-clock", "two-clocks"])
+def test_tp_ranks_started_by_hand_broadcast_over_tcp(tmp_path, other_machine):
+    port = free_base_port(4)
+    sched = start_scheduler(["--scenario", "tp-broadcast", "--tp", "2", "--transport", "tcp",
+                             "--num-running", "8", "--steps", "30", "--policies", "cached",
+                             "--remote-runners", "--port", str(port), "--quiet"],
+                            tmp_path / "r")
+    # rank 1 may claim another machine's clock, as a rank on another host would
+    other = "import ipc_bench.wire.remote as r\nr.clock_id = lambda: 'another-boot-id'"
+    runners = [start_runner(port), start_runner(port + 1,
+                                                python_code=other if other_machine else "")]
+    for r in runners:
+        r.communicate(timeout=120)
+    out, err = sched.communicate(timeout=60)
+    assert (sched.returncode, err) == (0, ""), err
+    assert [r.returncode for r in runners] == [0, 0]
+    assert "broadcast=tcp,num_running=8,tp=2" in out
+    assert "device=cpu (remote runners)" in out
+    case = json.loads((tmp_path / "r" / "summary.json").read_text())["cases"][0]
+    assert case["tp"] == 2 and len(case["tp_rank_decode_ns_per_step"]) == 2
+    if other_machine:  # receive-to-ready needs one clock: left out, and said why
+        assert "tp_ready_ns_median" not in case
+        assert case["tp_ready_note"] == ("not computed: ranks on other machines read other "
+                                         "clocks than the scheduler's")
+    else:
+        assert case["tp_ready_ns_median"] > 0
+
+
+def test_a_tp_rank_that_never_connects_is_named_and_the_others_are_told(tmp_path):
+    port = free_base_port(4)
+    sched = start_scheduler(["--scenario", "tp-broadcast", "--tp", "2", "--transport", "tcp",
+                             "--num-running", "8", "--steps", "30", "--policies", "cached",
+                             "--remote-runners", "--port", str(port), "--quiet",
+                             "--startup-timeout", "2"], tmp_path / "r")
+    rank0 = start_runner(port)
+    _, err = sched.communicate(timeout=60)
+    _, rank0_err = rank0.communicate(timeout=30)
+    assert sched.returncode == 1
+    assert err.splitlines()[0] == (
+        f"bench.py: error: num_running=8,tp=2,broadcast=tcp/cached/msgpack#0: no remote "
+        f"runner connected to tcp://127.0.0.1:{port + 1} (rank 1) within 2 s; start it on its "
+        f"host with: python bench.py runner --connect tcp://127.0.0.1:{port + 1}")
+    assert rank0.returncode == 1  # the Goodbye said the run failed
+    assert rank0_err.splitlines()[-1].startswith("bench.py runner: the run failed: ")
+
+
+def test_a_runner_whose_scheduler_is_killed_exits_at_once(tmp_path):
+    port = free_base_port(3)
+    own_tmp = tmp_path / "tmp"  # a SIGKILLed bench.py leaves its socket folder here
+    own_tmp.mkdir()
+    args = [a if a != "40" else "100000000" for a in CASE]
+    env = dict(os.environ, TMPDIR=str(own_tmp))
+    sched = subprocess.Popen([sys.executable, "bench.py", *args, "--remote-runners", "--port",
+                              str(port), "--output", str(tmp_path / "r")], cwd=REPO, env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    sched.stderr.readline()
+    runner = start_runner(port)
+    deadline = time.monotonic() + 60
+    while not list((tmp_path / "r").glob("steps.partial.csv")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    sched.kill()
+    sched.communicate(timeout=30)
+    t_kill = time.monotonic()
+    _, runner_err = runner.communicate(timeout=30)
+    assert time.monotonic() - t_kill < 5
+    assert runner.returncode == 5
+    assert runner_err.splitlines()[-1].startswith(
+        f"runner: the scheduler at tcp://127.0.0.1:{port} closed the connection while "
+        f"waiting for SchedulerOutput for step ")
+
+
+def test_a_runner_that_stops_answering_fails_the_case_after_the_peer_timeout(tmp_path):
+    port = free_base_port(3)
+    args = [a if a != "40" else "100000000" for a in CASE]
+    sched = start_scheduler(args + ["--remote-runners", "--port", str(port),
+                                    "--peer-timeout", "2"], tmp_path / "r")
+    runner = start_runner(port)
+    deadline = time.monotonic() + 60
+    while not list((tmp_path / "r").glob("steps.partial.csv")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    runner.send_signal(signal.SIGSTOP)
+    t_stop = time.monotonic()
+    try:
+        _, err = sched.communicate(timeout=30)
+    finally:
+        runner.send_signal(signal.SIGCONT)
+    assert 1.5 < time.monotonic() - t_stop < 10
+    assert sched.returncode == 1
+    assert re.fullmatch(
+        rf"bench\.py: error: {re.escape(CASE_ID)}: remote runner 0 \(control port "
+        rf"tcp://127\.0\.0\.1:{port}\) stopped answering: no ModelRunnerOutput for step \d+ "
+        rf"within 2 s \(on another host: not killed from here\)", err.splitlines()[0]), err
+    _, runner_err = runner.communicate(timeout=30)  # the scheduler is gone: it exits
+    assert runner.returncode == 5, runner_err
+
+
+def test_another_peer_coming_and_going_on_the_control_port_is_not_the_runner(tmp_path):
+    port = free_base_port(3)
+    args = [a if a != "40" else "20000" for a in CASE]  # a few seconds: still running
+    sched = start_scheduler(args + ["--remote-runners", "--port", str(port), "--no-floor"],
+                            tmp_path / "r")
+    runner = start_runner(port)
+    deadline = time.monotonic() + 60
+    while not list((tmp_path / "r").glob("steps.partial.csv")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    stranger = socket.create_connection(("127.0.0.1", port))  # a port scan, say
+    stranger.close()
+    runner.communicate(timeout=120)
+    _, err = sched.communicate(timeout=60)
+    assert (sched.returncode, err, runner.returncode) == (0, "", 0)
+
+
+def _config(**kw):
+    from ipc_bench.engine.config import ModelConfig, SchedulerConfig
+    from ipc_bench.wire.handshake import RunnerConfig
+
+    fields = dict(scheduler=SchedulerConfig(max_num_seqs=4, max_model_len=64, block_size=16,
+                                            num_blocks=32),
+                  model=ModelConfig(), policy="send", codec="msgpack", warmup_steps=0,
+                  peer_timeout_s=1.0, s2r_endpoint="tcp://0.0.0.0:5601",
+                  r2s_endpoint="tcp://0.0.0.0:5602")
+    fields.update(kw)
+    return RunnerConfig(**fields)
+
+
+@pytest.mark.parametrize("host,s2r,r2s", [
+    ("10.1.2.3", "tcp://10.1.2.3:5601", "tcp://10.1.2.3:5602"),
+    ("fd00::1", "tcp://[fd00::1]:5601", "tcp://[fd00::1]:5602"),
+])
+def test_the_runner_reaches_the_data_ports_at_the_address_it_connected_to(host, s2r, r2s):
+    from ipc_bench.harness.remote_runner import remote_config
+
+    # the scheduler bound a wildcard and names it: the runner keeps only the ports
+    adapted = remote_config(host, allow_pickle=False)(_config())
+    assert (adapted.s2r_endpoint, adapted.r2s_endpoint) == (s2r, r2s)
+    assert adapted.codec == "msgpack" and adapted.scheduler == _config().scheduler
+
+
+def test_the_runner_refuses_the_ring_and_unconsented_pickle():
+    from ipc_bench.engine.config import ConfigError
+    from ipc_bench.harness.remote_runner import remote_config
+    from ipc_bench.wire.shm_ring import RingHandle
+
+    ring = RingHandle(shm_name="x", n_readers=1, n_chunks=2, chunk_bytes=64,
+                      overflow_endpoint="ipc:///x/o", folder="/x", wait="spin")
+    with pytest.raises(ConfigError, match="the shared-memory ring is local only"):
+        remote_config("10.1.2.3", False)(_config(s2r_ring=ring))
+    pickled = _config(codec="pickle", allow_pickle_over_tcp=True)
+    with pytest.raises(ConfigError, match="start this runner with --allow-pickle-over-tcp"):
+        remote_config("10.1.2.3", False)(pickled)
+    assert remote_config("10.1.2.3", True)(pickled).codec == "pickle"
