@@ -91,6 +91,12 @@ class NullModel:
 
     def sample(self, token_ids_cpu: np.ndarray, rows: np.ndarray,
                positions: np.ndarray) -> np.ndarray:
+        return self.token_ids.from_hash(self.hash_state(token_ids_cpu, rows, positions))
+
+    def hash_state(self, token_ids_cpu: np.ndarray, rows: np.ndarray,
+                   positions: np.ndarray) -> np.ndarray:
+        """The uint64 hash ``sample`` maps to ids (``[num_reqs]``): what a pipeline's
+        first stage carries to the last in its hidden states (``engine.pipeline``)."""
         # idx[j, i]: position of the j-th last token of request i (one contiguous row
         # per window slot, so each round of the hash reads one row).
         width = token_ids_cpu.shape[1]
@@ -109,7 +115,7 @@ class NullModel:
         for column in tokens:
             h ^= column
             _mix_into(h, tmp)
-        return self.token_ids.from_hash(h)
+        return h
 
     def execute(self, batch: "InputBatch", inputs: "StepInputs") -> np.ndarray:
         """``sample`` over the batch's token buffer at each row's last scheduled position."""

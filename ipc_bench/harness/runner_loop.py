@@ -188,7 +188,10 @@ class RunnerLoop:
         """After the scheduler's empty frame: read and act on its control message.
         Returns True on ``Stop`` (the report is sent); ``ProtocolError`` for a message
         this loop cannot act on."""
-        msg = self.channel.recv_control()
+        return self._act(self.channel.recv_control(), bare)
+
+    def _act(self, msg, bare: bool = False) -> bool:
+        """Act on control message ``msg`` (``_control``'s part after the read)."""
         if isinstance(msg, KeepAlive):
             return False
         if isinstance(msg, Stop):
@@ -317,7 +320,12 @@ def _expected_parent() -> int:
     return int(value) if value.isdigit() else os.getppid()
 
 
-def _accept_handshake(socks: RunnerSockets, peer_problem: Callable[[], Optional[str]]
+def _model_runner(config: RunnerConfig) -> ModelRunner:
+    return ModelRunner(config.scheduler, config.model, config.policy, messages_of(config.codec))
+
+
+def _accept_handshake(socks: RunnerSockets, peer_problem: Callable[[], Optional[str]],
+                      make_runner: Callable[[RunnerConfig], Any] = _model_runner
                       ) -> tuple[RunnerConfig, ModelRunner, Optional[RingReader]] | int:
     """Receive and check the handshake, connect the data sockets (and attach the
     shared-memory ring, ``--transport shm``), build the model runner and answer
@@ -341,15 +349,14 @@ def _accept_handshake(socks: RunnerSockets, peer_problem: Callable[[], Optional[
     ring = None
     try:
         config = decode_runner_config(hs.config)
-        if config.tp_size is None:
+        if config.tp_size is None and config.pp_size is None:
             socks.connect_data(config.s2r_endpoint, config.r2s_endpoint)
         else:  # one rank of --tp N: the broadcast's SUB end (wire.tp)
             connect_rank_data(socks, config.s2r_endpoint, config.r2s_endpoint)
         if config.s2r_ring is not None:
             ring = RingReader(config.s2r_ring, config.tp_rank, timeout_s=config.peer_timeout_s,
                               peer_problem=peer_problem, ctx=socks.ctl.context)
-        runner = ModelRunner(config.scheduler, config.model, config.policy,
-                             messages_of(config.codec))
+        runner = make_runner(config)
     except (ConfigError, EndpointError) as exc:  # a bad config, a torch KV cache too
         _close(ring)                              # large for the device, a data socket
         return refuse(str(exc))
@@ -389,7 +396,8 @@ def _serve(loop: RunnerLoop) -> int:
     return EXIT_OK
 
 
-def runner_main(ctl_endpoint: str) -> int:
+def runner_main(ctl_endpoint: str, make_runner: Callable[[RunnerConfig], Any] = _model_runner,
+                serve: Optional[Callable[..., int]] = None) -> int:
     """Entry point of the runner process; returns its exit code.
 
     Exit codes: 0 after sending its report; 2 ``ctl_endpoint`` cannot be connected
@@ -420,10 +428,12 @@ def runner_main(ctl_endpoint: str) -> int:
         except EndpointError as exc:
             print(f"runner: {exc}", file=sys.stderr)
             return EXIT_USAGE
-        accepted = _accept_handshake(socks, peer_problem)
+        accepted = _accept_handshake(socks, peer_problem, make_runner)
         if isinstance(accepted, int):
             return accepted
         config, runner, ring = accepted
+        if serve is not None:  # another loop over the same sockets (harness.pp_stage)
+            return serve(config, socks, runner, peer_problem)
         if config.tp_size is not None:
             channel = rank_channel(socks, ring, config.tp_rank, config.peer_timeout_s,
                                    peer_problem)

@@ -101,6 +101,10 @@ class CaseSpec:
     ``async_scheduling``: schedule step n+1 before step n's output is applied, two
     steps in flight (``engine.scheduler.AsyncScheduler``,
     ``harness.async_loop.run_async_scheduler_loop``; ``cached`` only).
+    ``pp``: ``None`` for one runner; 1, 2 or 4 pipeline stages (``harness.pp_case``,
+    ``engine.pipeline``): ``pp`` micro-batches in flight through the async loop.
+    ``pp_direct``: the last stage sends its sampled ids to the other stages
+    (``policy`` is then ``cached`` and ``arm`` ``direct``).
     """
 
     scenario: str
@@ -128,6 +132,8 @@ class CaseSpec:
     input_oracle_interval: int = INPUT_ORACLE_INTERVAL
     tp: Optional[int] = None
     async_scheduling: bool = False
+    pp: Optional[int] = None
+    pp_direct: bool = False
 
     @property
     def arm_label(self) -> str:
