@@ -133,7 +133,7 @@ def _scenario_options(args):
         aa=args.aa, req_id_format=args.req_id_format, vocab_size=args.vocab_size,
         token_ids=args.token_ids,
         input_oracle_interval=args.input_oracle_interval, tp=args.tp,
-        tp_transports=args.tp_transports,
+        tp_transports=args.tp_transports, pp=args.pp,
         async_scheduling=args.async_scheduling, sync_counterpart=counterpart)
 
 
@@ -186,6 +186,9 @@ def _check_cases(args, cases) -> None:
         if case.async_scheduling and case.instrumentation == "totals":
             raise UsageError(f"scenario {args.scenario} measures the bare loop, which has "
                              "no async-scheduling form: drop --async-scheduling")
+        if case.async_scheduling and case.pp is not None:
+            raise UsageError(f"scenario {args.scenario} keeps --pp micro-batches in flight "
+                             "with its own batch queue: drop --async-scheduling")
         if case.async_scheduling and case.tp is not None:
             raise UsageError(f"scenario {args.scenario} broadcasts to --tp runner ranks, "
                              "which run synchronously only: drop --async-scheduling")
