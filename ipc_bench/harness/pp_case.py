@@ -45,6 +45,15 @@ from ipc_bench.wire.tp import ORIGIN_COLUMN, OUTPUT_DIGEST_COLUMN, TpSchedulerCh
 _RANK = re.compile(r"\brank (\d+)\b")
 
 
+class PpExchange(TpExchange):
+    """``TpExchange`` whose answers to digest requests sent ahead (the async loop's
+    ``request_input_digests``) are also one per stage."""
+
+    def requested_input_digests(self, seq):
+        super().requested_input_digests(seq)
+        return list(self.channel.per_rank)
+
+
 def check_pp_spec(spec: CaseSpec) -> None:
     """``ValueError`` / ``ConfigError`` (one line) for a ``--pp`` case that cannot run."""
     check_pp(spec.pp)
@@ -79,7 +88,8 @@ def run_pp_case(spec: CaseSpec, on_step=None, *, result: CaseResult, flusher: St
     try:
         return _PpCase(spec, result, STAGE_COMMAND, process, phases).run(on_step, flusher)
     except CaseError as exc:  # "rank R" of the broadcast machinery is stage R here
-        raise CaseError(_RANK.sub(r"stage \1", str(exc)), exc.step) from None
+        message = _RANK.sub(r"stage \1", str(exc)).replace("a rank ", "a stage ")
+        raise CaseError(message, exc.step) from None
 
 
 class _PpCase(_TpCase):
@@ -97,7 +107,7 @@ class _PpCase(_TpCase):
         channel = TpSchedulerChannel(socks, None, self.spec.peer_timeout_s, self.ranks.problem,
                                      window=self.spec.pp, rank_problem=self.ranks.rank_problem)
         channel.per_rank = self.exchange.channel.per_rank
-        self.exchange = TpExchange(self.pp_spec, channel, self.result)
+        self.exchange = PpExchange(self.pp_spec, channel, self.result)
         self.result.model_info = dict(self.result.model_info, pp=self.spec.pp,
                                       pp_direct=self.spec.pp_direct)
         self.result.model_info.pop("tp", None)

@@ -26,10 +26,11 @@ pair sockets bind to the loopback interface (``GLOO_SOCKET_IFNAME=lo``).
 Timing columns (``perf_counter_ns``, CLOCK_MONOTONIC, one clock for every process of the
 machine), one entry per step (``-1`` where the stage has no such hop):
 ``pp_in_wait_ns`` / ``pp_in_done_ns`` (when the stage began waiting for the step's
-hidden states, when they were there), ``pp_out_start_ns`` (when it handed its own to
+hidden states, when they were there), ``pp_in_bytes`` (the bytes received),
+``pp_out_start_ns`` (when it handed its own to
 ``isend``), ``pp_direct_out_start_ns`` (the last stage, direct) and, on the other
-stages, ``pp_direct_in_wait_ns`` / ``pp_direct_in_done_ns`` per step of ids received
-(in step order). ``analysis.pp`` pairs them into per-hop times.
+stages, ``pp_direct_in_wait_ns`` / ``pp_direct_in_done_ns`` / ``pp_direct_in_bytes`` per step
+of ids received (in step order). ``analysis.pp`` pairs them into per-hop times.
 """
 
 from __future__ import annotations
@@ -45,8 +46,9 @@ import numpy as np
 from ipc_bench.engine.pipeline import HIDDEN_DTYPE, HIDDEN_SIZE
 
 #: Columns a stage adds to its ``RunnerReport``.
-PP_COLUMNS = ("pp_in_wait_ns", "pp_in_done_ns", "pp_out_start_ns", "pp_direct_out_start_ns",
-              "pp_direct_in_wait_ns", "pp_direct_in_done_ns")
+PP_COLUMNS = ("pp_in_wait_ns", "pp_in_done_ns", "pp_in_bytes", "pp_out_start_ns",
+              "pp_direct_out_start_ns", "pp_direct_in_wait_ns", "pp_direct_in_done_ns",
+              "pp_direct_in_bytes")
 #: Name of the rendezvous file in the case's socket folder.
 STORE_FILE = "pp-store"
 
@@ -117,6 +119,7 @@ class StageLink:
                             f"hidden states of step {seq}")
         self.columns["pp_in_wait_ns"].append(t0)
         self.columns["pp_in_done_ns"].append(perf())
+        self.columns["pp_in_bytes"].append(hidden.nbytes)
         return hidden
 
     def send_hidden(self, hidden: np.ndarray, seq: int, perf=time.perf_counter_ns) -> None:
@@ -136,6 +139,7 @@ class StageLink:
         ids = self._recv((num_reqs,), np.int32, self.last, f"sampled ids of step {seq}")
         self.columns["pp_direct_in_wait_ns"].append(t0)
         self.columns["pp_direct_in_done_ns"].append(perf())
+        self.columns["pp_direct_in_bytes"].append(ids.nbytes)
         return ids
 
     def finish(self) -> None:

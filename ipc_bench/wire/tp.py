@@ -250,6 +250,7 @@ class TpSchedulerChannel:
                 if isinstance(msg, ErrorReport):
                     return ErrorReport(f"rank {rank}: {msg.message}", msg.step)
                 got[rank] = msg
+                poller.unregister(sock)  # its next message answers the next request
             if ready:
                 continue
             problem = self._unanswered_problem(got)
