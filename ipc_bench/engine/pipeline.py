@@ -100,6 +100,7 @@ class PipelineScheduler(Scheduler):
         self.max_reqs_per_step = -(-config.max_num_seqs // pp)
         self.in_flight: collections.Counter = collections.Counter()  # req_id -> steps
         self._held: Optional[SchedulePlan] = None
+        self._computed: dict[int, list[int]] = {}  # step -> num_computed_tokens it left
 
     def schedule(self) -> Optional[SchedulePlan]:  # type: ignore[override]
         plan = super().schedule()
@@ -118,12 +119,25 @@ class PipelineScheduler(Scheduler):
             return None
         for req in plan.scheduled_reqs:
             self.in_flight[req.req_id] += 1
+        self._computed[plan.step] = [req.num_computed_tokens for req in plan.scheduled_reqs]
         return plan
 
     def update_from_output(self, plan: SchedulePlan, output: ModelRunnerOutput) -> list[Request]:
-        finished = super().update_from_output(plan, output)
+        """``Scheduler.update_from_output`` with each request's ``num_computed_tokens``
+        as this plan left it: a later step in flight may have scheduled the request's
+        next prefill chunk since, and this step's sample (or its absence) is judged by
+        where this step's tokens end."""
+        reqs = plan.scheduled_reqs
+        now = [req.num_computed_tokens for req in reqs]
+        for req, nc in zip(reqs, self._computed.pop(plan.step)):
+            req.num_computed_tokens = nc
+        try:
+            finished = super().update_from_output(plan, output)
+        finally:
+            for req, nc in zip(reqs, now):
+                req.num_computed_tokens = nc
         in_flight = self.in_flight
-        for req in plan.scheduled_reqs:
+        for req in reqs:
             in_flight[req.req_id] -= 1
             if not in_flight[req.req_id]:
                 del in_flight[req.req_id]

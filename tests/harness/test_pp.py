@@ -2,7 +2,8 @@
 
 - N = 1, 2, 4 stages under send and direct produce the single runner's token stream on a
   workload where every request finishes (the null model's tokens do not depend on the
-  schedule); send and direct schedule the same batches at each N.
+  schedule), with prompts chunked over steps that are in flight together; send and
+  direct schedule the same batches at each N.
 - The hidden-state hop carries exactly 4,096 bytes per scheduled token per step (as
   received by the next stage), the direct path 4 bytes per scheduled request; the
   summary's per-hop figures follow.
@@ -99,8 +100,8 @@ class BatchWorkload(Workload):
 def batch_case(pp=None, direct=False) -> CaseSpec:
     return CaseSpec(
         scenario="t", labels={"n": 12}, policy="cached" if direct else "send",
-        codec="msgpack", scheduler=SchedulerConfig(max_num_seqs=8, max_model_len=256,
-                                                   num_blocks=512),
+        codec="msgpack", scheduler=SchedulerConfig(max_num_seqs=8, max_num_batched_tokens=64,
+                                                   max_model_len=256, num_blocks=512),
         model=ModelConfig(), make_workload=lambda: BatchWorkload(12), warmup_steps=2,
         floor=False, pp=pp, pp_direct=direct, peer_timeout_s=30, input_oracle_interval=4)
 
