@@ -107,6 +107,7 @@ class _PpCase(_TpCase):
         channel = TpSchedulerChannel(socks, None, self.spec.peer_timeout_s, self.ranks.problem,
                                      window=self.spec.pp, rank_problem=self.ranks.rank_problem)
         channel.per_rank = self.exchange.channel.per_rank
+        channel.reply_rank = self.spec.pp - 1  # the last stage replies
         self.exchange = PpExchange(self.pp_spec, channel, self.result)
         self.result.model_info = dict(self.result.model_info, pp=self.spec.pp,
                                       pp_direct=self.spec.pp_direct)
