@@ -37,6 +37,7 @@ import sys
 from dataclasses import replace
 from typing import Any
 
+from ipc_bench.analysis.pp import hop_table
 from ipc_bench.engine.config import CACHED, ConfigError
 from ipc_bench.engine.pipeline import DIRECT, PP_MODELS, PP_SIZES
 from ipc_bench.harness.scenario import STEADY, ScenarioOptions, grid, steady_case
@@ -90,31 +91,6 @@ def cases(opts: ScenarioOptions) -> list[CaseSpec]:
     return out
 
 
-def _us(value) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, list):
-        return ", ".join(f"{v / 1e3:.1f}" for v in value) or "-"
-    return f"{value / 1e3:.1f}"
-
-
-def _b(value) -> str:
-    return "-" if value is None else f"{value:,.0f}"
-
-
-def _row(s: dict[str, Any]) -> list[str]:
-    n = s["pp"]
-    mark = "*" if s.get("pp_oversubscribed") else ""
-    return [f"{n}{mark}", s.get("arm") or s["policy"], s["codec"], str(s.get("repetition", 0)),
-            _b(s.get("pp_s2r_bytes_per_step")), _us(s.get("pp_s2r_ready_ns_median")),
-            _b(s.get("pp_hidden_bytes_per_step")) if n > 1 else "-",
-            _us(s.get("pp_hidden_ns_median")),
-            _b(s.get("pp_r2s_bytes_per_step")),
-            _b(s.get("pp_direct_bytes_per_step")) if s.get("pp_direct") and n > 1 else "-",
-            _us(s.get("pp_direct_ns_median")),
-            "-" if s.get("output_tokens_per_s") is None else f"{s['output_tokens_per_s']:,.0f}"]
-
-
 def _same_tokens(mine: list[dict[str, Any]]) -> str:
     """One line: per (B, N), whether send and direct produced one token stream."""
     by: dict[tuple, set] = {}
@@ -132,15 +108,11 @@ def report(summaries: list[dict[str, Any]]) -> str:
     mine = [s for s in summaries if s.get("scenario") == NAME and s.get("pp") is not None]
     if not mine:
         return ""
-    mine.sort(key=lambda s: (s.get("num_running") or 0, s["pp"], s["codec"],
-                             s.get("arm") or s["policy"], s.get("repetition", 0)))
-    header = ["N", "policy", "codec", "rep", "sched->stages B", "s->st0 us",
-              "hidden B/hop", "hidden us/hop", "last->sched B", "direct B", "direct us",
-              "tok/s"]
+    header, rows = hop_table(mine)
     out = ["", "pipeline hops per counted step (bytes: means, exact; times: medians, "
            "from the later of send and the receiver's wait to the data being there; "
            "hidden and direct: one figure per hop / receiving stage):",
-           render(header, [_row(s) for s in mine], left=0)]
+           render(header, rows, left=0)]
     if any(s.get("pp_oversubscribed") for s in mine):
         out.append("* N + 1 processes on fewer cores: they share cores, timings not comparable")
     out.append(_same_tokens(mine))

@@ -98,3 +98,45 @@ def pp_figures(result: CaseResult, c: np.ndarray) -> dict[str, Any]:
         if None not in direct:
             out["pp_direct_ns_median"] = direct
     return out
+
+
+#: Columns of ``hop_table``.
+HOP_TABLE_HEADER = ["N", "policy", "codec", "rep", "sched->stages B", "s->st0 us",
+                    "hidden B/hop", "hidden us/hop", "last->sched B", "direct B", "direct us",
+                    "tok/s"]
+
+
+def _us(value) -> str:
+    if value is None or (isinstance(value, float) and value != value):
+        return "-"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(f"{v / 1e3:.1f}" for v in value) or "-"
+    return f"{value / 1e3:.1f}"
+
+
+def _b(value) -> str:
+    return "-" if value is None or value != value else f"{value:,.0f}"
+
+
+def _hop_row(s: dict[str, Any]) -> list[str]:
+    n = int(s["pp"])
+    direct = bool(s.get("pp_direct")) and n > 1
+    tok = s.get("output_tokens_per_s")
+    return [f"{n}{'*' if s.get('pp_oversubscribed') is True else ''}",
+            s.get("arm") or s["policy"], s["codec"], str(s.get("repetition", 0)),
+            _b(s.get("pp_s2r_bytes_per_step")), _us(s.get("pp_s2r_ready_ns_median")),
+            _b(s.get("pp_hidden_bytes_per_step")) if n > 1 else "-",
+            _us(s.get("pp_hidden_ns_median")), _b(s.get("pp_r2s_bytes_per_step")),
+            _b(s.get("pp_direct_bytes_per_step")) if direct else "-",
+            _us(s.get("pp_direct_ns_median")),
+            "-" if tok is None or tok != tok else f"{tok:,.0f}"]
+
+
+def hop_table(summaries: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    """``(header, rows)``: one row per ``--pp`` case summary (those with ``pp``), by
+    batch size, N, codec, policy and repetition: the bytes and median times of every
+    hop and the output tokens/s (``*`` after N: N + 1 processes on fewer cores)."""
+    mine = [s for s in summaries if s.get("pp") is not None and s.get("pp") == s.get("pp")]
+    mine.sort(key=lambda s: (s.get("num_running") or 0, s["pp"], s["codec"],
+                             s.get("arm") or s["policy"], s.get("repetition", 0)))
+    return list(HOP_TABLE_HEADER), [_hop_row(s) for s in mine]

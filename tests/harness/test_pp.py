@@ -256,11 +256,11 @@ def test_ctrl_c_reaps_every_stage(tmp_path):
 
 def test_the_scenario_reports_every_hop(tmp_path):
     run_dir = tmp_path / "run"
+    cwd = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     proc = subprocess.run(
         [sys.executable, "bench.py", "--scenario", "pp", "--pp", "1,2", "--num-running", "8",
          "--steps", "40", "--warmup-steps", "5", "--codecs", "msgpack", "--no-single-process",
-         "--output", str(run_dir)], cwd=os.path.dirname(os.path.dirname(os.path.dirname(
-             os.path.abspath(__file__)))), capture_output=True, text=True, timeout=200,
+         "--output", str(run_dir)], cwd=cwd, capture_output=True, text=True, timeout=200,
         env=dict(os.environ, TMPDIR=str(tmp_path)))
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
@@ -274,3 +274,10 @@ def test_the_scenario_reports_every_hop(tmp_path):
         assert c["pp_hidden_bytes_per_step"] == 4 * HIDDEN_BYTES_PER_TOKEN
         assert c["output_tokens_per_s"] > 0
     assert [c for c in cases if c["arm"] == "direct"][0]["pp_direct_bytes_per_step"] == 16
+    report = subprocess.run([sys.executable, "bench.py", "report", str(run_dir), "--output",
+                             str(tmp_path / "report")], cwd=cwd, capture_output=True,
+                            text=True, timeout=200)
+    assert report.returncode == 0, report.stderr
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert "## Pipeline hops" in md
+    assert "| 2 | direct | msgpack | 0 |" in md.replace("2* |", "2 |")
