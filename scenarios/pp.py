@@ -17,8 +17,9 @@ where the machine has 5 cores; asked for on fewer, N runs with a warning, and ro
 with N + 1 processes on fewer cores are marked ``*``) x policy x codec. ``--policies``: ``send``, and
 ``cached``, which runs as ``direct`` (at N = 1, where the first stage is the last,
 ``direct`` is vLLM #20291's cached). Null model by default; ``--model fixed-step
---step-time-ms MS`` splits MS evenly over the stages; the torch and emulated models
-are refused (not split by layers here). ``--steps`` default 300 counted steps,
+--step-time-ms MS`` splits MS evenly over the stages; ``--model torch`` (CPU only) is
+split by layers, evenly, the hidden states then float32 ``[tokens, hidden_size]``; the
+emulated model is refused (not split by layers here). ``--steps`` default 300 counted steps,
 ``--warmup-steps`` default 30. There is no floor.
 
 After the tables: per N, codec and policy, bytes per step of every hop (scheduler ->
@@ -39,7 +40,8 @@ from typing import Any
 
 from ipc_bench.analysis.pp import hop_table
 from ipc_bench.engine.config import CACHED, ConfigError
-from ipc_bench.engine.pipeline import DIRECT, PP_MODELS, PP_SIZES
+from ipc_bench.engine.models import resolve_device
+from ipc_bench.engine.pipeline import DIRECT, PP_MODELS, PP_SIZES, check_pp_model
 from ipc_bench.harness.scenario import STEADY, ScenarioOptions, grid, steady_case
 from ipc_bench.harness.spec import CaseSpec
 from ipc_bench.report.tables import render
@@ -71,8 +73,12 @@ def sizes(opts: ScenarioOptions) -> list[int]:
 def cases(opts: ScenarioOptions) -> list[CaseSpec]:
     model = opts.model_config()
     if model.name not in PP_MODELS:
-        raise ConfigError(f"scenario {NAME} runs the null and fixed-step models; "
+        raise ConfigError(f"scenario {NAME} runs the {', '.join(PP_MODELS)} models; "
                           f"--model {model.name} is not split by layers here")
+    if model.name == "torch" and resolve_device(model.device) != "cpu":
+        raise ConfigError(f"scenario {NAME} splits the torch model by layers on CPU only "
+                          "(gloo moves host tensors): use --device cpu")
+    check_pp_model(model)
     steps = opts.steps or 300
     warmup = 30 if opts.warmup_steps is None else opts.warmup_steps
 

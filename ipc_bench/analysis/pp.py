@@ -10,9 +10,10 @@ the case's summary:
   ``pp_s2r_wire_bytes_all_stages_per_step`` (N copies, one per stage),
   ``pp_s2r_ready_ns_median`` (stage 0: from the later of the scheduler's send and the
   stage starting to wait, to the stage having decoded the step);
-- stage i -> stage i + 1: ``pp_hidden_bytes_per_step`` (per hop:
-  ``num_scheduled_tokens x engine.pipeline.HIDDEN_BYTES_PER_TOKEN``; every hop
-  carries the same) and ``pp_hidden_ns_median`` (``[N - 1]``: from the later of the
+- stage i -> stage i + 1: ``pp_hidden_bytes_per_step`` (per hop, as stage 1 received
+  them: ``num_scheduled_tokens x engine.pipeline.HIDDEN_BYTES_PER_TOKEN`` with the null
+  and fixed-step models, ``x hidden_size x 4`` with the torch model; every hop carries
+  the same) and ``pp_hidden_ns_median`` (``[N - 1]``: from the later of the
   sender's ``isend`` and the receiver starting to wait, to the tensor being there);
 - last stage -> scheduler: ``pp_r2s_bytes_per_step`` (the ModelRunnerOutput frame);
 - last stage -> other stages (``direct``): ``pp_direct_bytes_per_step`` (int32 per
@@ -30,7 +31,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ipc_bench.analysis.tp import _rank_times
-from ipc_bench.engine.pipeline import DIRECT_ID_BYTES, HIDDEN_BYTES_PER_TOKEN
+from ipc_bench.engine.pipeline import DIRECT_ID_BYTES
 from ipc_bench.harness.spec import SCHED_COLUMNS, CaseResult
 
 _COL = {name: i for i, name in enumerate(SCHED_COLUMNS)}
@@ -67,12 +68,9 @@ def pp_figures(result: CaseResult, c: np.ndarray) -> dict[str, Any]:
         return out
     payload = c[:, _COL["s2r_payload_bytes"]]
     frame = payload + np.where(payload <= 255, 2, 9)
-    tokens = c[:, _COL["num_scheduled_tokens"]]
     reqs = c[:, _COL["num_reqs"]]
     out.update(pp_s2r_bytes_per_step=float(frame.mean()),
                pp_s2r_wire_bytes_all_stages_per_step=float(frame.mean() * n),
-               pp_hidden_bytes_per_step=float((tokens * HIDDEN_BYTES_PER_TOKEN).mean())
-               if n > 1 else 0.0,
                pp_r2s_bytes_per_step=float(c[:, _COL["r2s_payload_bytes"]].mean()),
                pp_direct_bytes_per_step=float((reqs * DIRECT_ID_BYTES).mean() * (n - 1))
                if spec.pp_direct else 0.0)
@@ -80,6 +78,11 @@ def pp_figures(result: CaseResult, c: np.ndarray) -> dict[str, Any]:
     stages = result.tp_rank_columns
     if len(stages) != n or len(result.tp_sent_ns) <= int(seqs.max()):
         return out
+    received = _col(stages[1], "pp_in_bytes", seqs) if n > 1 else None
+    if n == 1:
+        out["pp_hidden_bytes_per_step"] = 0.0
+    elif received is not None:  # as stage 1 received them (every hop carries the same)
+        out["pp_hidden_bytes_per_step"] = float(received.mean())
     times = _rank_times(result, seqs)
     if times is not None:
         asked, ready = times

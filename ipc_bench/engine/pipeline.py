@@ -58,8 +58,8 @@ from ipc_bench.engine.scheduler import Request, SchedulePlan, Scheduler, Schedul
 
 #: Stage counts ``--pp`` accepts.
 PP_SIZES = (1, 2, 4)
-#: Models whose stages run here (the torch model is not split by layers).
-PP_MODELS = ("null", "fixed-step")
+#: Models whose stages run here (the torch model split by layers, on CPU).
+PP_MODELS = ("null", "fixed-step", "torch")
 #: The policy whose ids go last stage -> first stage directly (vLLM #32618).
 DIRECT = "direct"
 #: Policies of a pipeline: ``send`` and ``direct`` (``cached`` only at pp = 1).
@@ -77,6 +77,18 @@ def check_pp(value: int) -> int:
     if value not in PP_SIZES:
         raise ValueError(f"--pp must be one of {', '.join(map(str, PP_SIZES))}, got {value}")
     return value
+
+
+def check_pp_model(model: ModelConfig) -> None:
+    """``ConfigError`` (one line) for a model whose stages do not run here: other than
+    ``PP_MODELS``, or the torch model on CUDA or with CUDA graphs (its stages pass host
+    tensors over gloo)."""
+    if model.name not in PP_MODELS:
+        raise ConfigError(f"--pp runs the {', '.join(PP_MODELS)} models; the "
+                          f"{model.name} model is not split by layers here")
+    if model.name == "torch" and (model.cuda_graphs or model.device == "cuda"):
+        raise ConfigError("--pp splits the torch model by layers on CPU only (gloo moves "
+                          "host tensors): use --device cpu, no --cuda-graphs")
 
 
 def hidden_bytes(num_tokens: int) -> int:
@@ -161,14 +173,19 @@ class PipelineStage:
         check_pp(pp_size)
         if not 0 <= rank < pp_size:
             raise ConfigError(f"pp_rank {rank} is not a stage of pp_size {pp_size}")
-        if model.name not in PP_MODELS:
-            raise ConfigError(f"--pp runs the {' and '.join(PP_MODELS)} models; the "
-                              f"{model.name} model is not split by layers here")
+        check_pp_model(model)
         self.rank, self.pp_size, self.direct = rank, pp_size, direct
         self.first, self.last = rank == 0, rank == pp_size - 1
         policy = CACHED if (self.last or direct) else SEND
         self.runner = ModelRunner(scheduler, model, policy, messages)
         self.model = self.runner.model
+        self.torch = model.name == "torch"
+        if self.torch and self.model.torch_device.type != "cpu":
+            raise ConfigError("--pp splits the torch model by layers on CPU only (gloo moves "
+                              "host tensors): use --device cpu")
+        num_layers = self.model.preset.num_layers if self.torch else pp_size
+        #: the decoder layers this stage runs (the torch model: an even split)
+        self.layers = (rank * num_layers // pp_size, (rank + 1) * num_layers // pp_size)
         step_ns = getattr(self.model, "step_ns", 0)
         self.compute_ns = step_ns // pp_size
         self._wait_until = getattr(self.model, "_wait_until", None)
@@ -226,7 +243,35 @@ class PipelineStage:
             else:
                 runner.write_token_ids(state, row, int(end[row]), [tok])
 
-    def first_hidden(self, inputs: StepInputs) -> np.ndarray:
+    def hidden_spec(self, num_tokens: int) -> tuple[tuple[int, int], np.dtype]:
+        """Shape and dtype of a step's hidden states between two stages: ``[num_tokens,
+        HIDDEN_SIZE]`` int16 (null, fixed-step), ``[num_tokens, hidden_size]`` float32
+        (torch, CPU)."""
+        if self.torch:
+            return (num_tokens, self.model.preset.hidden_size), np.dtype(np.float32)
+        return (num_tokens, HIDDEN_SIZE), np.dtype(HIDDEN_DTYPE)
+
+    def forward(self, hidden: Optional[np.ndarray], inputs: StepInputs):
+        """This stage's share of the step: from the token ids (first stage, ``hidden``
+        ``None``) or the previous stage's hidden states; returns the hidden states for
+        the next stage or, on the last stage, one sampled id per row (a list)."""
+        if self.torch:
+            return self._torch_forward(hidden, inputs)
+        if hidden is None:
+            hidden = self._first_hidden(inputs)
+        self.compute()
+        return self._sample(hidden, inputs) if self.last else hidden
+
+    def _torch_forward(self, hidden: Optional[np.ndarray], inputs: StepInputs):
+        n = len(inputs.req_ids)
+        lo, hi = self.layers
+        out = self.model.forward_stage(
+            inputs.input_ids if hidden is None else hidden, inputs.token_positions,
+            inputs.query_start_loc, inputs.seq_lens, self.runner.input_batch.block_table[:n],
+            lo, hi, self.last)
+        return out.tolist() if self.last else out
+
+    def _first_hidden(self, inputs: StepInputs) -> np.ndarray:
         """The first stage's hidden states: int16 ``[num_tokens, HIDDEN_SIZE]``, each
         request's hash in the first 8 bytes of its last scheduled token's row."""
         hidden = np.zeros((len(inputs.input_ids), HIDDEN_SIZE), HIDDEN_DTYPE)
@@ -241,7 +286,7 @@ class PipelineStage:
         if self.compute_ns and self._wait_until is not None:
             self._wait_until(time.perf_counter_ns() + self.compute_ns)
 
-    def sample(self, hidden: np.ndarray, inputs: StepInputs) -> list[int]:
+    def _sample(self, hidden: np.ndarray, inputs: StepInputs) -> list[int]:
         """The last stage: one id per row, from the hash in its last token's row."""
         if not len(inputs.req_ids):
             return []

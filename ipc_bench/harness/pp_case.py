@@ -34,7 +34,7 @@ from dataclasses import replace
 from typing import Any, Callable
 
 from ipc_bench.engine.config import CACHED, SEND, ConfigError
-from ipc_bench.engine.pipeline import PP_MODELS, check_pp
+from ipc_bench.engine.pipeline import check_pp, check_pp_model
 from ipc_bench.harness.recording import StepFlusher
 from ipc_bench.harness.spec import CaseError, CaseResult, CaseSpec
 from ipc_bench.harness.tp_case import TpExchange, _TpCase
@@ -57,9 +57,7 @@ class PpExchange(TpExchange):
 def check_pp_spec(spec: CaseSpec) -> None:
     """``ValueError`` / ``ConfigError`` (one line) for a ``--pp`` case that cannot run."""
     check_pp(spec.pp)
-    if spec.model.name not in PP_MODELS:
-        raise ConfigError(f"--pp runs the {' and '.join(PP_MODELS)} models; the "
-                          f"{spec.model.name} model is not split by layers here")
+    check_pp_model(spec.model)
     if spec.transport != "ipc":
         raise ConfigError(f"--pp stages read the scheduler's broadcast over ipc, not "
                           f"{spec.transport}")

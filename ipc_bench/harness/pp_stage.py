@@ -135,17 +135,15 @@ class StageLoop(RunnerLoop):
                 t3 = perf()
                 inputs = runner.prepare_inputs(so)
                 t4 = perf()
-                if first:
-                    hidden = stage.first_hidden(inputs)
-                else:
-                    hidden = link.recv_hidden(len(inputs.input_ids), self.seq)
-                stage.compute()
+                hidden = None if first else link.recv_hidden(
+                    *stage.hidden_spec(len(inputs.input_ids)), self.seq)
+                forward = stage.forward(hidden, inputs)
                 if not last:
-                    link.send_hidden(hidden, self.seq)
+                    link.send_hidden(forward, self.seq)
                     t5 = t6 = t7 = perf()
                     out_frame = b""
                 else:
-                    sampled = stage.sample(hidden, inputs)
+                    sampled = forward
                     t5 = perf()
                     valid = runner.write_back(inputs, sampled)
                     if direct:

@@ -5,7 +5,8 @@ reads every ``SchedulerOutput`` from the XPUB broadcast; the last stage replies 
 ``r2s``; each has its own control socket). Between the stages, ``StageLink`` moves:
 
 - hidden states, stage ``i`` -> ``i + 1``, one tensor per step (``engine.pipeline``:
-  ``[num_tokens, HIDDEN_SIZE]`` int16), sent with ``isend`` so the stage goes on with
+  ``[num_tokens, HIDDEN_SIZE]`` int16, or the torch model's float32 ``[num_tokens,
+  hidden_size]``), sent with ``isend`` so the stage goes on with
   its next micro-batch while the bytes travel (the arrays are kept until their send
   completes; a gloo send completes once the receiver has posted its receive, so the
   sender never waits for one before ``finish``);
@@ -42,8 +43,6 @@ import time
 from typing import Optional
 
 import numpy as np
-
-from ipc_bench.engine.pipeline import HIDDEN_DTYPE, HIDDEN_SIZE
 
 #: Columns a stage adds to its ``RunnerReport``.
 PP_COLUMNS = ("pp_in_wait_ns", "pp_in_done_ns", "pp_in_bytes", "pp_out_start_ns",
@@ -112,11 +111,12 @@ class StageLink:
             raise StageLinkError(f"stage {self.rank}: {what}: "
                                  f"{str(exc).strip()[-200:]}") from None
 
-    def recv_hidden(self, num_tokens: int, seq: int, perf=time.perf_counter_ns) -> np.ndarray:
-        """Step ``seq``'s hidden states from the previous stage."""
+    def recv_hidden(self, shape: tuple, dtype, seq: int,
+                    perf=time.perf_counter_ns) -> np.ndarray:
+        """Step ``seq``'s hidden states from the previous stage (``shape`` and ``dtype``:
+        ``engine.pipeline.PipelineStage.hidden_spec``)."""
         t0 = perf()
-        hidden = self._recv((num_tokens, HIDDEN_SIZE), HIDDEN_DTYPE, self.prev,
-                            f"hidden states of step {seq}")
+        hidden = self._recv(shape, dtype, self.prev, f"hidden states of step {seq}")
         self.columns["pp_in_wait_ns"].append(t0)
         self.columns["pp_in_done_ns"].append(perf())
         self.columns["pp_in_bytes"].append(hidden.nbytes)

@@ -94,12 +94,12 @@ OPTION_CASES = [
     (["--scenario", "pp", "--pp", "3"],
      "argument --pp: each value must be one of 1, 2, 4, got 3"),
     (["--scenario", "pp", "--pp", "2,x"], "argument --pp: expected an integer, got 'x'"),
-    (["--scenario", "pp", "--model", "torch"],
-     "scenario pp runs the null and fixed-step models; --model torch is not split by "
-     "layers here"),
     (["--scenario", "pp", "--model", "emulated"],
-     "scenario pp runs the null and fixed-step models; --model emulated is not split by "
-     "layers here"),
+     "scenario pp runs the null, fixed-step, torch models; --model emulated is not split "
+     "by layers here"),
+    (["--scenario", "pp", "--model", "torch", "--cuda-graphs"],
+     "--pp splits the torch model by layers on CPU only (gloo moves host tensors): use "
+     "--device cpu, no --cuda-graphs"),
     (["--scenario", "overhead", "--async-scheduling"],
      "scenario overhead measures the bare loop, which has no async-scheduling form: drop "
      "--async-scheduling"),

@@ -7,6 +7,8 @@
 - The hidden-state hop carries exactly 4,096 bytes per scheduled token per step (as
   received by the next stage), the direct path 4 bytes per scheduled request; the
   summary's per-hop figures follow.
+- The torch model split by layers (tiny preset, CPU): send and direct agree, one stage
+  gives the single runner's tokens, the hidden states are float32 [tokens, 64].
 - A stage that loses a token fails the case naming the step: under send through the
   input oracle (stage 0 skips writing one request's new_token_ids, vLLM #41133's kind;
   also through bench.py: exit 1), under direct because the token never comes.
@@ -25,6 +27,7 @@ import subprocess
 import sys
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from fault_helpers import bench, children, steady_case, wait_dead, wait_for
@@ -85,8 +88,8 @@ if os.environ.get("IPC_BENCH_TEST_LOSE_AT") and sys.argv[-1].endswith("/ctl1"):
 class BatchWorkload(Workload):
     """``n`` requests at step 0, each finishing (prompts of 8..40, 10..40 outputs)."""
 
-    def __init__(self, n: int):
-        super().__init__(f"batch-{n}", seed=5, vocab_size=128_256)
+    def __init__(self, n: int, vocab_size: int = 128_256):
+        super().__init__(f"batch-{n}", seed=5, vocab_size=vocab_size)
         self._pending = [self.make_request(i, 8 + 3 * i % 33, 10 + 7 * i % 31, 0, 0.0)
                          for i in range(n)]
 
@@ -98,12 +101,12 @@ class BatchWorkload(Workload):
         return 0 if self._pending else None
 
 
-def batch_case(pp=None, direct=False) -> CaseSpec:
+def batch_case(pp=None, direct=False, model: ModelConfig = ModelConfig()) -> CaseSpec:
     return CaseSpec(
         scenario="t", labels={"n": 12}, policy="cached" if direct else "send",
         codec="msgpack", scheduler=SchedulerConfig(max_num_seqs=8, max_num_batched_tokens=64,
                                                    max_model_len=256, num_blocks=512),
-        model=ModelConfig(), make_workload=lambda: BatchWorkload(12), warmup_steps=2,
+        model=model, make_workload=lambda: BatchWorkload(12, model.vocab_size), warmup_steps=2,
         floor=False, pp=pp, pp_direct=direct, peer_timeout_s=30, input_oracle_interval=4)
 
 
@@ -127,6 +130,31 @@ def test_stages_compute_the_single_runners_tokens(monkeypatch):
             assert max(r[_COL["num_reqs"]] for r in send.sched_rows) == 8 // n
         assert len(send.tp_rank_columns) == n
     assert all(p.returncode == 0 for p in spy.procs) and len(spy.procs) == 2 * (1 + 2 + 4)
+    assert_clean(spy)
+
+
+TINY = ModelConfig(name="torch", preset="tiny", vocab_size=5000, seed=3, device="cpu",
+                  attention="gather", roofline="off")
+
+
+def test_the_torch_model_split_over_two_stages(monkeypatch):
+    """Two stages of one layer each: send and direct give the same tokens, every stage's
+    fed ids pass the input oracle, and the hidden states are float32 [tokens, 64]; one
+    stage gives the single runner's tokens (same schedule)."""
+    spy = spy_on(monkeypatch)
+    single = run_case(batch_case(model=TINY))
+    one = run_case(batch_case(1, model=TINY))
+    assert one.token_digest == single.token_digest
+    send = run_case(batch_case(2, model=TINY))
+    direct = run_case(batch_case(2, direct=True, model=TINY))
+    assert send.token_digest == direct.token_digest
+    assert send.schedule_digest == direct.schedule_digest
+    tokens = [r[_COL["num_scheduled_tokens"]] for r in send.sched_rows]
+    assert send.tp_rank_columns[1]["pp_in_bytes"] == [t * 64 * 4 for t in tokens]
+    counted = [r[_COL["num_scheduled_tokens"]] * 256 for r in send.sched_rows
+               if r[_COL["counted"]]]
+    assert summarize_case(send)["pp_hidden_bytes_per_step"] == pytest.approx(np.mean(counted))
+    assert all(p.returncode == 0 for p in spy.procs)
     assert_clean(spy)
 
 
