@@ -39,7 +39,9 @@ token's row; the middle stages pass the rows on; the last stage maps the hash to
 (``TokenIds.from_hash``). So the ids equal the single runner's, and a stage that feeds
 a wrong id changes the tokens as well as failing the input oracle. The fixed-step
 model's step is split evenly over the stages: each waits ``step_time_ms / pp`` per
-micro-batch. The torch model is not split by layers here (refused).
+micro-batch. The torch model (CPU only) is split by layers, evenly
+(``PipelineStage.layers``, ``TorchModel.forward_stage``): its hidden states are the
+float32 ``[num_tokens, hidden_size]`` tensor between two layers.
 """
 
 from __future__ import annotations
@@ -163,9 +165,9 @@ class PipelineStage:
     Step order (``harness.pp_stage``): ``update(so)``; under ``direct`` on a non-last
     stage, while ``needs_ids(so)``: ``apply_ids(ids)`` of the oldest step whose ids
     have not come (``expected_ids()`` gives its length); ``runner.prepare_inputs(so)``;
-    the first stage ``first_hidden(inputs)``, the others receive it; ``compute()``
-    (the fixed-step model's share of the step); the last stage
-    ``sample(hidden, inputs)``, ``runner.write_back`` and ``runner.build_output``, and
+    the stages after the first receive their hidden states (``hidden_spec``);
+    ``forward(hidden, inputs)`` (hidden states out, or on the last stage the sampled
+    ids); the last stage then ``runner.write_back`` and ``runner.build_output``, and
     under ``direct`` ``ids_in_schedule_order`` for the other stages."""
 
     def __init__(self, scheduler: SchedulerConfig, model: ModelConfig, pp_size: int, rank: int,
@@ -212,7 +214,7 @@ class PipelineStage:
             if num_tokens[row] < num_computed[row] + n:
                 if not self.awaiting or self.awaiting[0][0] >= self.seq - 1:
                     raise RunnerError(
-                        f"stage {self.rank}: step {self.seq - 1}: request {req_id} needs "
+                        f"step {self.seq - 1}: request {req_id} needs "
                         f"token {num_computed[row] + n - 1}, which no earlier step's "
                         "direct ids carried (a lost token)")
                 return True

@@ -13,8 +13,8 @@ Every stage reads every ``SchedulerOutput``; the last stage replies.
 
 Oracles: the input oracle checks every stage's fed ids (``stage R: input oracle:
 step S: ...``); the token oracle compares the cases' token digests as for any case
-(``analysis.summary.check_digests``: the null and fixed-step models' tokens do not
-depend on the schedule, so pp = 1, 2, 4 and both policies must agree). There is no
+(``analysis.summary.check_digests``: send and direct at equal N schedule the same
+batches; the null and fixed-step models' tokens do not depend on the schedule at all). There is no
 floor (``CaseSpec.floor`` is ignored: the bare exchange it replays is the scheduler's
 hop alone, which the stages' hops would leave out).
 

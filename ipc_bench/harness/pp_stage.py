@@ -5,11 +5,11 @@ Each step, in the order of the scheduler's broadcast (``wire.tp``'s SUB end):
 decode the ``SchedulerOutput``; ``update_states``; under ``direct`` on a non-last
 stage, receive the last stage's sampled ids of earlier steps until every scheduled
 row holds the tokens it reads (``engine.pipeline.PipelineStage.needs_ids``);
-``prepare_inputs``; the first stage computes its hidden states from its token buffer,
-the others receive theirs from the stage before (``wire.pp.StageLink``, bounded by
-the group's timeout); the fixed-step model's share of the step; a non-last stage
-hands its hidden states to ``isend`` and goes on to its next micro-batch; the last
-stage samples, writes its samples into its buffer, under ``direct`` sends them to
+``prepare_inputs``; the stages after the first receive their hidden states from the
+stage before (``wire.pp.StageLink``, bounded by the group's timeout); the stage's share
+of the step (``PipelineStage.forward``: the null model's hash, the fixed-step model's
+wait, the torch model's layers); a non-last stage hands its hidden states to ``isend``
+and goes on to its next micro-batch; the last stage samples, writes its samples into its buffer, under ``direct`` sends them to
 the other stages, and replies to the scheduler. Every stage digests the ids it fed
 (``oracle.RunnerInputLog``): the input oracle checks every stage.
 

@@ -206,8 +206,8 @@ def test_a_lost_direct_token_fails_naming_the_step(monkeypatch, tmp_path):
     seq, req_id = (tmp_path / "lost.txt").read_text().split()
     message = str(err.value)
     # the request is next scheduled two steps later (two micro-batches in flight)
-    assert message.startswith(f"runner failed at step 22: stage 0: RunnerError: stage 0: "
-                              f"step 22: request {req_id} needs token "), message
+    assert message.startswith(f"runner failed at step 22: stage 0: RunnerError: step 22: "
+                              f"request {req_id} needs token "), message
     assert message.endswith("which no earlier step's direct ids carried (a lost token)")
     assert_clean(spy)
 
