@@ -93,6 +93,10 @@ def run_pp_case(spec: CaseSpec, on_step=None, *, result: CaseResult, flusher: St
 class _PpCase(_TpCase):
     """``tp_case._TpCase`` with N stages: window N, stage configs, no output oracle."""
 
+    #: A stage leaves its gloo group and unloads torch after its report: on a loaded
+    #: machine that can take longer than a rank's 2 s.
+    clean_grace_s = 10.0
+
     def __init__(self, spec: CaseSpec, result: CaseResult, runner_command, process, phases):
         # the broadcast machinery sizes itself by spec.tp; the phases get the pp spec
         super().__init__(replace(spec, tp=spec.pp), result, runner_command, process,
