@@ -35,6 +35,7 @@ import numpy as np
 from ipc_bench.analysis.frontend import frontend_figures
 from ipc_bench.analysis.soak import rss_summary, stream_summary
 from ipc_bench.analysis.stats import percentiles_ms
+from ipc_bench.analysis.pp import pp_figures
 from ipc_bench.analysis.tp import tp_figures
 from ipc_bench.harness.spec import INPROC, RUNNER_COLUMNS, SCHED_COLUMNS, CaseResult
 from ipc_bench.wire.codecs import scheduler_output_codec
@@ -413,6 +414,8 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
     out.update(frontend_figures(result, c[:, _COL["seq"]], out))
     if spec.tp is not None:
         out.update(tp_figures(result, c))
+    if spec.pp is not None:
+        out.update(pp_figures(result, c))
     if spec.trace_speedup is not None:
         out.update(_timed_replay_figures(result, out))
     return out

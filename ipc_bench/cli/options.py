@@ -150,6 +150,17 @@ def _tp_list(text: str) -> list[int]:
     return values
 
 
+def _pp_list(text: str) -> list[int]:
+    from ipc_bench.engine.pipeline import PP_SIZES
+
+    values = _int_list(max(PP_SIZES))(text)
+    bad = [v for v in values if v not in PP_SIZES]
+    if bad:
+        raise argparse.ArgumentTypeError(f"each value must be one of "
+                                         f"{', '.join(map(str, PP_SIZES))}, got {bad[0]}")
+    return values
+
+
 def _float_list(text: str) -> list[float]:
     try:
         values = [float(v) for v in text.split(",") if v.strip()]
@@ -279,6 +290,9 @@ def _add_arm_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tp", type=_tp_list, metavar="N[,N...]", help=(
         "tensor-parallel broadcast (scenario tp-broadcast): runner ranks, each of 1, 2, 4 "
         "(default: all three)"))
+    p.add_argument("--pp", type=_pp_list, metavar="N[,N...]", help=(
+        "pipeline stages (scenario pp): each of 1, 2, 4 (default: 1, 2, and 4 where the "
+        "machine has a core per process)"))
     p.add_argument("--tp-transports", type=_choices(("ipc", "shm", "shm-block")),
                    metavar="T[,T...]", help=(
                        "transports of the tensor-parallel broadcast (scenario tp-broadcast; "

@@ -170,7 +170,7 @@ def _scenario_options(args):
         input_oracle_interval=args.input_oracle_interval, tp=args.tp,
         tp_transports=args.tp_transports, remote_runners=args.remote_runners,
         async_scheduling=args.async_scheduling, sync_counterpart=counterpart,
-        frontend=args.frontend)
+        frontend=args.frontend, pp=args.pp)
 
 
 def with_spec_decoding(cases: list, num_spec_tokens: Optional[list[int]],
@@ -285,6 +285,11 @@ def _check_cases(args, cases) -> None:
                 raise UsageError(f"scenario {args.scenario} broadcasts to --tp runner ranks, "
                                  "which run without speculative decoding: drop "
                                  "--num-spec-tokens")
+        if case.pp is not None:
+            _check_pp(args, case)
+        if case.async_scheduling and case.pp is not None:
+            raise UsageError(f"scenario {args.scenario} keeps --pp micro-batches in flight "
+                             "with its own batch queue: drop --async-scheduling")
         if case.async_scheduling and case.tp is not None:
             raise UsageError(f"scenario {args.scenario} broadcasts to --tp runner ranks, "
                              "which run synchronously only: drop --async-scheduling")
@@ -303,6 +308,21 @@ def _check_cases(args, cases) -> None:
     _check_torch_cases(local, num_blocks_given=args.num_blocks is not None)
     HeapReport.from_env()  # a bad IPC_BENCH_HEAP_REPORT is refused before a case starts
     _check_sockets(cases)
+
+
+def _check_pp(args, case) -> None:
+    """Refuse (``UsageError``) what ``--pp`` stages do not run: drafts, a frontend,
+    runners started by hand (the stages meet through a file store on this machine;
+    torch.distributed across hosts is not built)."""
+    where = f"scenario {args.scenario} runs --pp pipeline stages"
+    if case.scheduler.num_spec_tokens:
+        raise UsageError(f"{where}, which run without speculative decoding: drop "
+                         "--num-spec-tokens")
+    if case.frontend:
+        raise UsageError(f"{where}, whose cases do not run a frontend: drop --frontend")
+    if args.remote_runners:
+        raise UsageError(f"{where}, all on this machine (their torch.distributed group "
+                         "meets through a local file store): drop --remote-runners")
 
 
 def _check_frontend(args, case) -> None:

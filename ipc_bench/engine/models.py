@@ -101,6 +101,12 @@ class NullModel:
 
     def sample(self, token_ids_cpu: np.ndarray, rows: np.ndarray,
                positions: np.ndarray) -> np.ndarray:
+        return self.token_ids.from_hash(self.hash_state(token_ids_cpu, rows, positions))
+
+    def hash_state(self, token_ids_cpu: np.ndarray, rows: np.ndarray,
+                   positions: np.ndarray) -> np.ndarray:
+        """The uint64 hash ``sample`` maps to ids (``[num_reqs]``): what a pipeline's
+        first stage carries to the last in its hidden states (``engine.pipeline``)."""
         # idx[j, i]: position of the j-th last token of request i (one contiguous row
         # per window slot, so each round of the hash reads one row).
         width = token_ids_cpu.shape[1]
@@ -112,7 +118,7 @@ class NullModel:
         tokens = token_ids_cpu.ravel().take(flat).astype(np.uint64)
         if len(positions) and positions.min() < len(self.window) - 1:
             tokens[idx < 0] = 0  # before the start of the row
-        return self.token_ids.from_hash(self._hash(tokens, positions))
+        return self._hash(tokens, positions)
 
     def _hash(self, tokens: np.ndarray, positions: np.ndarray) -> np.ndarray:
         """The 64-bit hash behind each sampled id: ``tokens`` uint64 ``[hash_window,
@@ -549,6 +555,18 @@ class TorchModel:
         n = len(seq_lens)
         if n == 0:
             return torch.empty(0, self.vocab_size, device=self.torch_device)
+        with torch.inference_mode():
+            if self.timer is not None:  # CUDA: the step's first GPU operation follows
+                self.timer.begin()
+            ids_t = self._to_device("input_ids", np.asarray(input_ids, dtype=np.int64))
+            return self._forward(ids_t, *self._step_plan(positions, query_start_loc, seq_lens,
+                                                         block_table))
+
+    def _step_plan(self, positions: np.ndarray, query_start_loc: np.ndarray,
+                   seq_lens: np.ndarray, block_table: np.ndarray) -> tuple:
+        """``(pos_t, slots_t, decode, prefills, last)`` of a step (``_forward``'s
+        arguments after the ids), on the device; arrays as ``forward_logits``'."""
+        n = len(seq_lens)
         qsl = np.asarray(query_start_loc, dtype=np.int64)
         num_sched = np.diff(qsl)
         seq_lens = np.asarray(seq_lens, dtype=np.int64)
@@ -557,31 +575,27 @@ class TorchModel:
         bs = self.block_size
         slots = (block_table[req_idx, positions // bs].astype(np.int64) * bs
                  + positions % bs)  # [num_tokens] flat slot of each token's K/V
-        with torch.inference_mode():
-            if self.timer is not None:  # CUDA: the step's first GPU operation follows
-                self.timer.begin()
-            put = self._to_device
-            ids_t = put("input_ids", np.asarray(input_ids, dtype=np.int64))
-            pos_t = put("positions", positions)
-            slots_t = put("slots", slots)
-            dec = np.flatnonzero(num_sched == 1)
-            decode = None
-            if len(dec):
-                attention = self.attention
-                rows = DecodeRows(block_table[dec], seq_lens[dec], bs, self.pad_block,
-                                  attention.bucket(len(dec)))
-                rows_t = None if len(dec) == n else put("decode_rows", qsl[dec])
-                decode = (rows_t, rows.bucket, attention.plan(rows, put))
-            prefills = []
-            for j, r in enumerate(np.flatnonzero(num_sched > 1)):
-                start, end, ctx = int(qsl[r]), int(qsl[r + 1]), int(seq_lens[r])
-                bt = put(f"prefill_block_table/{j}", block_table[r, :-(-ctx // bs)]
-                         .astype(np.int64))
-                mask = put(f"prefill_mask/{j}", np.arange(ctx)[None, :]
-                           <= np.arange(ctx - (end - start), ctx)[:, None])
-                prefills.append((start, end, ctx, bt, mask))
-            last = None if len(dec) == n else put("last_tokens", qsl[1:] - 1)
-            return self._forward(ids_t, pos_t, slots_t, decode, prefills, last)
+        put = self._to_device
+        pos_t = put("positions", positions)
+        slots_t = put("slots", slots)
+        dec = np.flatnonzero(num_sched == 1)
+        decode = None
+        if len(dec):
+            attention = self.attention
+            rows = DecodeRows(block_table[dec], seq_lens[dec], bs, self.pad_block,
+                              attention.bucket(len(dec)))
+            rows_t = None if len(dec) == n else put("decode_rows", qsl[dec])
+            decode = (rows_t, rows.bucket, attention.plan(rows, put))
+        prefills = []
+        for j, r in enumerate(np.flatnonzero(num_sched > 1)):
+            start, end, ctx = int(qsl[r]), int(qsl[r + 1]), int(seq_lens[r])
+            bt = put(f"prefill_block_table/{j}", block_table[r, :-(-ctx // bs)]
+                     .astype(np.int64))
+            mask = put(f"prefill_mask/{j}", np.arange(ctx)[None, :]
+                       <= np.arange(ctx - (end - start), ctx)[:, None])
+            prefills.append((start, end, ctx, bt, mask))
+        last = None if len(dec) == n else put("last_tokens", qsl[1:] - 1)
+        return pos_t, slots_t, decode, prefills, last
 
     def _forward(self, ids_t, pos_t, slots_t, decode, prefills, last):
         """The step's device work over tensors only (what a CUDA graph captures for
@@ -591,14 +605,28 @@ class TorchModel:
         ``(start, end, ctx, block_ids, causal mask)`` per prefill chunk; ``last``: each
         request's last token index, ``None`` when every token is one. Returns float32
         logits ``[num_tokens or len(last), vocab]``."""
+        x = self._layers(self.embed[ids_t], pos_t, slots_t, decode, prefills, 0,
+                         len(self.layers))
+        return self._head(x, last)
+
+    def _head(self, x, last):
+        """Final norm and LM head at each request's last token (``last``: their indices,
+        ``None`` when every token is one): float32 logits."""
+        if last is not None:
+            x = x[last]
+        return (self._rms_norm(x, self.final_norm) @ self.lm_head).float()
+
+    def _layers(self, x, pos_t, slots_t, decode, prefills, lo: int, hi: int):
+        """Decoder layers ``lo .. hi - 1`` over hidden states ``x`` ``[num_tokens,
+        hidden]`` (a pipeline stage runs its share: ``forward_stage``)."""
         torch = self.torch
         p = self.preset
         h, kh, hd = p.num_heads, p.num_kv_heads, p.head_dim
-        num_tokens = ids_t.shape[0]
+        num_tokens = x.shape[0]
         cos = self.rope_cos[pos_t].unsqueeze(1)
         sin = self.rope_sin[pos_t].unsqueeze(1)
-        x = self.embed[ids_t]  # [num_tokens, hidden]
-        for li, layer in enumerate(self.layers):
+        for li in range(lo, hi):
+            layer = self.layers[li]
             q, key, value = self._qkv(layer, x, cos, sin)
             k_cache = self.kv_cache[li, 0]  # [num_blocks + 1, block_size, K, hd]
             v_cache = self.kv_cache[li, 1]
@@ -622,9 +650,32 @@ class TorchModel:
                     attn[start:end] = op[0].transpose(0, 1).reshape(end - start, h * hd)
             x = x + attn @ layer["wo"]
             x = x + self._mlp(layer, x)
-        if last is not None:
-            x = x[last]
-        return (self._rms_norm(x, self.final_norm) @ self.lm_head).float()
+        return x
+
+    def forward_stage(self, x: np.ndarray, positions: np.ndarray, query_start_loc: np.ndarray,
+                      seq_lens: np.ndarray, block_table: np.ndarray, lo: int, hi: int,
+                      head: bool) -> np.ndarray:
+        """One pipeline stage's share of a step (``engine.pipeline``, CPU): layers ``lo ..
+        hi - 1`` from token ids (``lo == 0``: ``x`` int ``[num_tokens]``) or from the
+        previous stage's hidden states (``x`` float32 ``[num_tokens, hidden]``). Returns
+        the hidden states after layer ``hi - 1`` (float32 ``[num_tokens, hidden]``) or,
+        with ``head``, the greedy ids (int64 ``[num_reqs]``). The same operations as
+        ``forward_logits``, split: the ids equal the whole model's on the same batch."""
+        torch = self.torch
+        n = len(seq_lens)
+        if n == 0:
+            return (np.zeros(0, np.int64) if head
+                    else np.zeros((0, self.preset.hidden_size), np.float32))
+        with torch.inference_mode():
+            plan = self._step_plan(positions, query_start_loc, seq_lens, block_table)
+            if lo == 0:
+                x_t = self.embed[self._to_device("input_ids", np.asarray(x, dtype=np.int64))]
+            else:
+                x_t = self._to_device("hidden", x).to(self.dtype)
+            x_t = self._layers(x_t, plan[0], plan[1], plan[2], plan[3], lo, hi)
+            if head:
+                return self._head(x_t, plan[4]).argmax(dim=-1).cpu().numpy().astype(np.int64)
+            return x_t.float().cpu().numpy()
 
     def _decode_attention(self, q, k_cache, v_cache, bucket: int, plan):
         """``q`` ``[nd, H, hd]`` through the backend, padded with zero rows to

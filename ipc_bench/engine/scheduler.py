@@ -192,6 +192,10 @@ class Scheduler:
     message classes it builds (``STRUCTS`` for msgpack, ``VLLM_DATACLASSES`` for
     pickle: ``wire.codecs.messages_of``).
 
+    ``max_reqs_per_step`` (default ``max_num_seqs``): requests one step may schedule
+    (``engine.pipeline.PipelineScheduler`` lowers it to split the running requests into
+    micro-batches).
+
     Counters: ``num_rejected``; ``num_preemptions`` (all requests, whole run) and
     ``preemptions``: one ``(step, req_id, num_computed_tokens)`` per preemption, in
     order, with the tokens the request had computed when it was preempted.
@@ -215,6 +219,8 @@ class Scheduler:
         self.preemptions: list[tuple[int, str, int]] = []
         self.num_output_tokens = 0  # tokens sampled so far, all requests
         self.record_token_steps = False  # timed clock: note the step of every token
+        # Requests one step may schedule (a pipeline's micro-batch: engine.pipeline)
+        self.max_reqs_per_step = config.max_num_seqs
 
     # ------------------------------------------------------------------ arrivals
     def add_request(self, req_id: str, index: int, prompt_token_ids: list[int],
@@ -291,8 +297,9 @@ class Scheduler:
         # request already scheduled this step (those lie before the current one), so the
         # loop may advance ``num_computed_tokens`` as it goes (vLLM does it after both
         # loops, in ``_update_after_schedule``; nothing in between reads it).
+        max_reqs = self.max_reqs_per_step
         for req in running:
-            if budget <= 0:
+            if budget <= 0 or len(num_scheduled) >= max_reqs:
                 break
             nc = req.num_computed_tokens
             end = len(req.all_token_ids)
@@ -345,7 +352,7 @@ class Scheduler:
         # vLLM schedules no waiting request in a step that preempted.
         waiting = self.waiting
         while (not preempted and waiting and budget > 0
-               and len(running) < cfg.max_num_seqs):
+               and len(running) < cfg.max_num_seqs and len(num_scheduled) < max_reqs):
             req = waiting[0]
             resumed = req.status == RequestStatus.PREEMPTED
             # num_tokens, not the prompt: a resumed request recomputes its outputs too.

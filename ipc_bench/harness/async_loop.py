@@ -1,5 +1,9 @@
 """The scheduler side of an async-scheduling case: two steps in flight.
 
+With ``--pp N`` (``CaseSpec.pp``) the same loop keeps N micro-batches in flight
+(vLLM's batch queue, ``max_concurrent_batches = pp``) with an
+``engine.pipeline.PipelineScheduler``.
+
 As vLLM's ``EngineCore.step_with_batch_queue`` with a batch queue of two (#19970,
 d4d309409): schedule step n+1 and send it, then wait for step n's
 ``ModelRunnerOutput`` and apply it; at the start, steps 0 and 1 are both sent before
@@ -208,6 +212,7 @@ def run_async_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
     decode_only = spec.count == "decode_only"
     warmup_steps, max_steps = run.warmup_steps, run.max_steps
     in_flight: collections.deque = collections.deque()
+    depth = spec.pp or MAX_IN_FLIGHT  # --pp: one micro-batch per stage in flight
     seq_next = 0      # the next step to send
     checks: collections.deque = collections.deque()  # steps whose digests were asked for
     total_out = num_done = 0
@@ -219,7 +224,7 @@ def run_async_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
     try:
         while True:
             state = None
-            if len(in_flight) < MAX_IN_FLIGHT and (max_steps is None or sched.step < max_steps):
+            if len(in_flight) < depth and (max_steps is None or sched.step < max_steps):
                 state = admission.ready()
                 if state == _READY:
                     if seq_next == warmup_steps and run.t_warm is None:
@@ -237,8 +242,8 @@ def run_async_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                             link.request_input_digests()
                             checks.append(seq_next)
                         seq_next += 1
-                        if len(in_flight) < MAX_IN_FLIGHT:
-                            continue  # keep two steps in flight before waiting
+                        if len(in_flight) < depth:
+                            continue  # keep two (pp) steps in flight before waiting
                     elif not in_flight:
                         raise SchedulerError(f"step {sched.step}: nothing could be "
                                              "scheduled and no step is in flight")

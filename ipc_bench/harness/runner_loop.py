@@ -186,7 +186,10 @@ class RunnerLoop:
         """After the scheduler's empty frame: read and act on its control message.
         Returns True on ``Stop`` (the report is sent); ``ProtocolError`` for a message
         this loop cannot act on."""
-        msg = self.channel.recv_control()
+        return self._act(self.channel.recv_control(), bare)
+
+    def _act(self, msg, bare: bool = False) -> bool:
+        """Act on control message ``msg`` (``_control``'s part after the read)."""
         if isinstance(msg, KeepAlive):
             return False
         if isinstance(msg, Stop):
@@ -295,7 +298,12 @@ class RunnerLoop:
 # The process
 
 
-def _accept_handshake(socks: RunnerSockets, peer_problem: Callable[[], Optional[str]]
+def _model_runner(config: RunnerConfig) -> ModelRunner:
+    return ModelRunner(config.scheduler, config.model, config.policy, messages_of(config.codec))
+
+
+def _accept_handshake(socks: RunnerSockets, peer_problem: Callable[[], Optional[str]],
+                      make_runner: Callable[[RunnerConfig], Any] = _model_runner
                       ) -> tuple[RunnerConfig, ModelRunner, Optional[RingReader]] | int:
     """Receive the handshake and ``accept_handshake`` it."""
     try:
@@ -303,18 +311,21 @@ def _accept_handshake(socks: RunnerSockets, peer_problem: Callable[[], Optional[
     except PeerError as exc:
         print(f"runner: {exc}", file=sys.stderr)
         return EXIT_HANDSHAKE
-    return accept_handshake(socks, hs, peer_problem)
+    return accept_handshake(socks, hs, peer_problem, make_runner=make_runner)
 
 
 def accept_handshake(socks: RunnerSockets, hs: Any, peer_problem: Callable[[], Optional[str]],
                      adapt: Optional[Callable[[RunnerConfig], RunnerConfig]] = None,
-                     ready_info: Optional[dict[str, Any]] = None
+                     ready_info: Optional[dict[str, Any]] = None,
+                     make_runner: Callable[[RunnerConfig], Any] = _model_runner
                      ) -> tuple[RunnerConfig, ModelRunner, Optional[RingReader]] | int:
     """Check the handshake ``hs``, connect the data sockets (and attach the
     shared-memory ring, ``--transport shm``), build the model runner and answer
     ``Ready``. ``adapt``: applied to the decoded config first (a runner started by
     hand checks and rewrites it: ``harness.remote_runner``; ``ConfigError`` refuses it).
     ``ready_info``: added to ``Ready.model_info`` (such a runner's clock id).
+    ``make_runner``: builds the runner from the config (a pipeline stage's:
+    ``harness.pp_stage``).
     Returns ``(config, runner, ring or None)``, or the exit code after telling the
     scheduler why not (``ErrorReport``; the reason also goes to stderr)."""
 
@@ -333,15 +344,14 @@ def accept_handshake(socks: RunnerSockets, hs: Any, peer_problem: Callable[[], O
         config = decode_runner_config(hs.config)
         if adapt is not None:
             config = adapt(config)
-        if config.tp_size is None:
+        if config.tp_size is None and config.pp_size is None:
             socks.connect_data(config.s2r_endpoint, config.r2s_endpoint)
         else:  # one rank of --tp N: the broadcast's SUB end (wire.tp)
             connect_rank_data(socks, config.s2r_endpoint, config.r2s_endpoint)
         if config.s2r_ring is not None:
             ring = RingReader(config.s2r_ring, config.tp_rank, timeout_s=config.peer_timeout_s,
                               peer_problem=peer_problem, ctx=socks.ctl.context)
-        runner = ModelRunner(config.scheduler, config.model, config.policy,
-                             messages_of(config.codec))
+        runner = make_runner(config)
     except (ConfigError, EndpointError) as exc:  # a bad config, a torch KV cache too
         _close(ring)                              # large for the device, a data socket
         return refuse(str(exc))
@@ -397,7 +407,8 @@ def serve_case(socks: RunnerSockets,
     return _serve(RunnerLoop(config, channel, runner))
 
 
-def runner_main(ctl_endpoint: str) -> int:
+def runner_main(ctl_endpoint: str, make_runner: Callable[[RunnerConfig], Any] = _model_runner,
+                serve: Optional[Callable[..., int]] = None) -> int:
     """Entry point of the runner process; returns its exit code.
 
     Exit codes: 0 after sending its report; 2 ``ctl_endpoint`` cannot be connected
@@ -419,10 +430,12 @@ def runner_main(ctl_endpoint: str) -> int:
         except EndpointError as exc:
             print(f"runner: {exc}", file=sys.stderr)
             return EXIT_USAGE
-        accepted = _accept_handshake(socks, peer_problem)
+        accepted = _accept_handshake(socks, peer_problem, make_runner)
         if isinstance(accepted, int):
             return accepted
-        ring = accepted[2]
+        config, runner, ring = accepted
+        if serve is not None:  # another loop over the same sockets (harness.pp_stage)
+            return serve(config, socks, runner, peer_problem)
         return serve_case(socks, accepted, peer_problem)
     finally:
         _close(ring)

@@ -59,6 +59,7 @@ SCENARIO_OPTIONS: dict[str, str] = {
     "model": "the runner's model",
     "tp": "the runner ranks of a tensor-parallel broadcast",
     "tp_transports": "the transports of a tensor-parallel broadcast",
+    "pp": "the stages of a pipeline",
     "step_time_ms": "the fixed-step model's step",
     "step_wait": "the fixed-step model's wait",
     "model_preset": "the torch model's shape",
@@ -144,6 +145,7 @@ class ScenarioOptions:
     tp: Optional[list[int]] = None  # --tp: runner ranks (tp-broadcast)
     tp_transports: Optional[list[str]] = None  # --tp-transports (tp-broadcast)
     remote_runners: bool = False  # --remote-runners: runners started by hand (tcp only)
+    pp: Optional[list[int]] = None  # --pp: pipeline stages (pp)
     async_scheduling: bool = False  # two steps in flight (CaseSpec.async_scheduling)
     #: With ``async_scheduling``: each async case (arm ``ASYNC_ARM``) has a synchronous
     #: twin (arm ``cached``) in the grid, run next to it and paired with it.

@@ -286,8 +286,14 @@ class _LoopRun:
         self.heap = HeapReport.from_env()  # traced from here: the scheduler's state too
         if self.heap is not None:
             self.heap.start()
-        cls = AsyncScheduler if spec.async_scheduling else Scheduler
-        self.sched = cls(spec.scheduler, spec.policy, messages_of(spec.codec))
+        if spec.pp is not None:  # a batch queue of pp micro-batches
+            from ipc_bench.engine.pipeline import PipelineScheduler
+
+            self.sched = PipelineScheduler(spec.scheduler, spec.policy,
+                                           messages_of(spec.codec), spec.pp)
+        else:
+            cls = AsyncScheduler if spec.async_scheduling else Scheduler
+            self.sched = cls(spec.scheduler, spec.policy, messages_of(spec.codec))
         self.workload = spec.make_workload()
         self.warmup_steps = spec.warmup_steps
         self.max_steps = spec.max_steps

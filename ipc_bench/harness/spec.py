@@ -104,6 +104,10 @@ class CaseSpec:
     ``frontend``: a third process, the frontend, receives the engine core's
     ``EngineCoreOutputs`` every step (``harness.frontend_hop``); its bytes and times are
     reported beside the scheduler <-> runner hop's.
+    ``pp``: ``None`` for one runner; 1, 2 or 4 pipeline stages (``harness.pp_case``,
+    ``engine.pipeline``): ``pp`` micro-batches in flight through the async loop.
+    ``pp_direct``: the last stage sends its sampled ids to the other stages
+    (``policy`` is then ``cached`` and ``arm`` ``direct``).
     """
 
     scenario: str
@@ -132,6 +136,8 @@ class CaseSpec:
     tp: Optional[int] = None
     async_scheduling: bool = False
     frontend: bool = False
+    pp: Optional[int] = None
+    pp_direct: bool = False
 
     @property
     def arm_label(self) -> str:

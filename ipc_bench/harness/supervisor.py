@@ -273,6 +273,12 @@ def run_case(spec: CaseSpec,
     if remote is not None and spec.transport != "tcp":
         raise ConfigError(f"runners on other hosts need --transport tcp, not {spec.transport} "
                           f"(the shared-memory ring and ipc sockets are local only)")
+    if spec.pp is not None:  # N pipeline stages (harness.pp_case)
+        from ipc_bench.harness.pp_case import run_pp_case
+
+        return run_pp_case(spec, on_step, result=result,
+                           flusher=StepFlusher(spec, sink, flush_interval_s),
+                           process=RunnerProcess, phases=run_phases)
     if spec.tp is not None:  # N runner ranks on one broadcast
         from ipc_bench.harness.tp_case import run_tp_case
 
@@ -356,7 +362,7 @@ def run_phases(spec: CaseSpec, exchange: ChannelExchange, result: CaseResult,
     channel = exchange.channel
     if spec.instrumentation == "totals":
         counted_seqs = run_bare_scheduler_loop(spec, exchange, result)
-    elif spec.async_scheduling:
+    elif spec.async_scheduling or spec.pp is not None:
         counted_seqs = run_async_scheduler_loop(spec, exchange, result, on_step, flusher,
                                                 frontend)
     else:

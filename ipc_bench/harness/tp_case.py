@@ -123,6 +123,9 @@ def run_tp_case(spec: CaseSpec, on_step=None, *, result: CaseResult,
 class _TpCase:
     """The scheduler's side of a ``--tp`` case: sockets, ring, ranks, phases, shutdown."""
 
+    #: How long a rank may take to exit after its report before it is killed.
+    clean_grace_s = 2.0
+
     def __init__(self, spec: CaseSpec, result: CaseResult, runner_command: Sequence[str],
                  process: Callable[..., Any], phases: Callable[..., None],
                  remote: Optional[RemoteRunners] = None):
@@ -276,7 +279,7 @@ class _TpCase:
             destroy_context(ctx)
         exiting = self.exchange is not None and self.exchange.runner_exiting
         if clean:
-            self.ranks.reap(grace_s=2.0, kill=False)
+            self.ranks.reap(grace_s=self.clean_grace_s, kill=False)
         elif exiting:
             self.ranks.reap(grace_s=1.0, kill=False)
         else:

@@ -408,6 +408,28 @@ def _figure_blocks(one, prefix: str) -> list[Block]:
     return blocks
 
 
+def _pp_blocks(results, level: int) -> list[Block]:
+    """The ``--pp`` cases' hops (``analysis.pp.hop_table``) under their own heading;
+    nothing when the run has none."""
+    from ipc_bench.analysis.pp import hop_table
+
+    cases = results.cases
+    if cases.empty or "pp_s2r_bytes_per_step" not in cases.columns:
+        return []
+    header, rows = hop_table(cases.to_dict("records"))
+    if not rows:
+        return []
+    return [("h", level, "Pipeline hops"),
+            ("p", "Per counted step of each `--pp` case: bytes (means, exact) and median "
+                  "µs of each hop, from the later of the send and the receiver starting "
+                  "to wait to the data being there: scheduler → stages (the frame handed "
+                  "once to XPUB; µs: stage 0), stage → next stage hidden states (one time "
+                  "per hop), last stage → scheduler, last stage → other stages under "
+                  "`direct` (one time per receiving stage); `*`: N + 1 processes on "
+                  "fewer cores, times not comparable."),
+            ("table", header, rows)]
+
+
 def _run_blocks(results, run_id: str, level: int, prefix: str) -> list[Block]:
     """The sections of one run's report, headings at ``level``; figure files named
     ``prefix`` + figure name."""
@@ -430,6 +452,7 @@ def _run_blocks(results, run_id: str, level: int, prefix: str) -> list[Block]:
     blocks.extend(_gap_blocks(one, level))
     blocks.extend(_spec_blocks(one, level))
     blocks.extend(_frontend_blocks(one, level))
+    blocks.extend(_pp_blocks(one, level))
     blocks.append(("h", level, "Configuration"))
     blocks.extend(_config_blocks(one, run_id))
     blocks.append(("h", level, "Environment"))

@@ -36,7 +36,11 @@ class RunnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     ``tp_size``: with ``--tp N``, the number of ranks (``wire.tp``: the runner is rank
     ``tp_rank``, reads the broadcast as ring reader ``tp_rank`` or through a SUB
     socket, and replies only as rank 0); ``None`` for the single runner of the other
-    scenarios.
+    scenarios. ``pp_size``: with ``--pp N``, the number of pipeline stages (the runner is
+    stage ``pp_rank``: it reads the broadcast through a SUB socket as a ``--tp`` rank
+    does, passes hidden states over ``torch.distributed`` rendezvousing at the file
+    ``pp_store``, and replies only as the last stage; ``pp_direct``: the last stage
+    sends its sampled ids to the other stages, ``engine.pipeline``).
     """
 
     scheduler: SchedulerConfig
@@ -54,6 +58,10 @@ class RunnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     s2r_ring: Optional[RingHandle] = None
     tp_size: Optional[int] = None
     tp_rank: int = 0
+    pp_size: Optional[int] = None
+    pp_rank: int = 0
+    pp_direct: bool = False
+    pp_store: Optional[str] = None
 
     def validate(self) -> None:
         self.scheduler.validate()
@@ -69,6 +77,8 @@ class RunnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         check_pickle_transport(self.codec, self.s2r_endpoint, self.allow_pickle_over_tcp)
         if self.tp_size is not None and not 0 <= self.tp_rank < self.tp_size:
             raise ConfigError(f"tp_rank {self.tp_rank} is not a rank of tp_size {self.tp_size}")
+        if self.pp_size is not None and not 0 <= self.pp_rank < self.pp_size:
+            raise ConfigError(f"pp_rank {self.pp_rank} is not a stage of pp_size {self.pp_size}")
 
 
 def check_pickle_transport(codec: str, endpoint: str, allow_pickle_over_tcp: bool) -> None:

@@ -220,7 +220,7 @@ class TpSchedulerChannel:
             frame = self._pull()  # waits at most one slice (RCVTIMEO)
         except zmq.Again:
             frame = wait_recv(self.socks.r2s, self.timeout_s if timeout_s is None else timeout_s,
-                              self.peer_problem, f"{label} {seq} from rank 0")
+                              self.peer_problem, f"{label} {seq} from rank {self.reply_rank}")
         self.in_flight -= 1
         return frame
 
@@ -260,6 +260,7 @@ class TpSchedulerChannel:
                 if isinstance(msg, ErrorReport):
                     return ErrorReport(f"rank {rank}: {msg.message}", msg.step)
                 got[rank] = msg
+                poller.unregister(sock)  # its next message answers the next request
             if ready:
                 continue
             problem = self._unanswered_problem(got)

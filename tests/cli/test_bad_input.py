@@ -104,6 +104,19 @@ OPTION_CASES = [
     (["--scenario", "tp-broadcast", "--tp", "2", "--async-scheduling"],
      "scenario tp-broadcast broadcasts to --tp runner ranks, which run synchronously "
      "only: drop --async-scheduling"),
+    (["--scenario", "pp", "--pp", "1", "--async-scheduling"],
+     "scenario pp keeps --pp micro-batches in flight with its own batch queue: drop "
+     "--async-scheduling"),
+    # pipeline stages
+    (["--scenario", "pp", "--pp", "3"],
+     "argument --pp: each value must be one of 1, 2, 4, got 3"),
+    (["--scenario", "pp", "--pp", "2,x"], "argument --pp: expected an integer, got 'x'"),
+    (["--scenario", "pp", "--model", "emulated"],
+     "scenario pp runs the null, fixed-step, torch models; --model emulated is not split "
+     "by layers here"),
+    (["--scenario", "pp", "--model", "torch", "--cuda-graphs"],
+     "--pp splits the torch model by layers on CPU only (gloo moves host tensors): use "
+     "--device cpu, no --cuda-graphs"),
     (["--scenario", "overhead", "--async-scheduling"],
      "scenario overhead measures the bare loop, which has no async-scheduling form: drop "
      "--async-scheduling"),
@@ -139,6 +152,15 @@ OPTION_CASES = [
     (["--scenario", "tp-broadcast", "--tp", "2", "--frontend"],
      "scenario tp-broadcast broadcasts to --tp runner ranks, whose cases do not run a "
      "frontend: drop --frontend"),
+    (["--scenario", "pp", "--pp", "1", "--num-spec-tokens", "2"],
+     "scenario pp runs --pp pipeline stages, which run without speculative decoding: drop "
+     "--num-spec-tokens"),
+    (["--scenario", "pp", "--pp", "1", "--frontend"],
+     "scenario pp runs --pp pipeline stages, whose cases do not run a frontend: drop "
+     "--frontend"),
+    (["--scenario", "pp", "--pp", "1", "--transport", "tcp", "--remote-runners"],
+     "scenario pp runs --pp pipeline stages, all on this machine (their torch.distributed "
+     "group meets through a local file store): drop --remote-runners"),
     (["--scenario", "overhead", "--frontend"],
      "scenario overhead measures the bare loop, which sends nothing to a frontend: drop "
      "--frontend"),
@@ -369,7 +391,7 @@ def test_every_scenario_refuses_the_options_it_does_not_take(capsys):
               "step_time_ms": "3", "step_wait": "spin", "model_preset": "tiny",
               "torch_threads": "2", "device": "cpu", "roofline": "on", "vocab_size": "1000",
               "req_id_format": "numeric", "attention": "flex", "cuda_graphs": None,
-              "cuda_graph_sizes": "1,2", "tp": "2", "tp_transports": "ipc",
+              "cuda_graph_sizes": "1,2", "tp": "2", "tp_transports": "ipc", "pp": "2",
               "token_ids": "zipf"}  # None: a flag
     assert set(values) == set(SCENARIO_OPTIONS)
     refused = {}
@@ -384,17 +406,21 @@ def test_every_scenario_refuses_the_options_it_does_not_take(capsys):
     replay, logical = ["--max-requests", "--trace"], ["--logical-step-ms"]
     tp = ["--tp", "--tp-transports"]
     assert refused == {
-        "azure-code": ["--num-running", "--steps", "--tp", "--tp-transports", "--trace-speedup"],
-        "azure-conv": ["--num-running", "--steps", "--tp", "--tp-transports", "--trace-speedup"],
-        "azure-code-timed": logical + ["--num-running", "--steps"] + tp,
-        "azure-conv-timed": logical + ["--num-running", "--steps"] + tp,
-        "decode-steady": logical + ["--max-requests"] + tp + ["--trace", "--trace-speedup"],
-        "overhead": logical + ["--max-requests"] + tp + ["--trace", "--trace-speedup"],
-        "step-time": logical + ["--max-requests"] + tp + ["--trace", "--trace-speedup"],
-        "tp-broadcast": logical + replay + ["--trace-speedup"],
+        "azure-code": ["--num-running", "--pp", "--steps", "--tp", "--tp-transports",
+                       "--trace-speedup"],
+        "azure-conv": ["--num-running", "--pp", "--steps", "--tp", "--tp-transports",
+                       "--trace-speedup"],
+        "azure-code-timed": logical + ["--num-running", "--pp", "--steps"] + tp,
+        "azure-conv-timed": logical + ["--num-running", "--pp", "--steps"] + tp,
+        "decode-steady": logical + ["--max-requests", "--pp"] + tp
+        + ["--trace", "--trace-speedup"],
+        "overhead": logical + ["--max-requests", "--pp"] + tp + ["--trace", "--trace-speedup"],
+        "step-time": logical + ["--max-requests", "--pp"] + tp + ["--trace", "--trace-speedup"],
+        "tp-broadcast": logical + ["--max-requests", "--pp", "--trace", "--trace-speedup"],
+        "pp": logical + ["--max-requests"] + tp + ["--trace", "--trace-speedup"],
         "soak": ["--attention", "--cuda-graph-sizes", "--cuda-graphs", "--device",
                  "--logical-step-ms", "--model", "--model-preset",
-                 "--num-running", "--req-id-format", "--roofline", "--step-time-ms",
+                 "--num-running", "--pp", "--req-id-format", "--roofline", "--step-time-ms",
                  "--step-wait", "--steps", "--token-ids",
                  "--torch-threads", "--tp", "--tp-transports", "--vocab-size"],
     }

@@ -1,0 +1,135 @@
+"""One ``--pp N`` case: one scheduler, N pipeline stages (``engine.pipeline``).
+
+``run_pp_case(spec)`` is ``supervisor.run_case`` for ``spec.pp`` set, built on the
+``--tp`` case (``harness.tp_case``): the scheduler binds the broadcast's sockets
+(``wire.tp.TpSchedulerSockets``: XPUB ``s2r``, PULL ``r2s``, one control socket per
+stage), starts N stage processes (``python -m ipc_bench.harness.pp_stage
+CTL_ENDPOINT``), handshakes with each (its ``RunnerConfig`` names its stage, the policy
+and the rendezvous file of the stages' gloo group, in the case's private socket
+folder), waits until every stage has subscribed, then runs the phases with a channel
+whose window is N: the scheduler's loop is the async loop with N steps in flight
+(``async_loop``, vLLM's batch queue) over an ``engine.pipeline.PipelineScheduler``.
+Every stage reads every ``SchedulerOutput``; the last stage replies.
+
+Oracles: the input oracle checks every stage's fed ids (``stage R: input oracle:
+step S: ...``); the token oracle compares the cases' token digests as for any case
+(``analysis.summary.check_digests``: send and direct at equal N schedule the same
+batches; the null and fixed-step models' tokens do not depend on the schedule at all). There is no
+floor (``CaseSpec.floor`` is ignored: the bare exchange it replays is the scheduler's
+hop alone, which the stages' hops would leave out).
+
+Faults as the ``--tp`` case's, naming the stage: a stage that exits or is killed, one
+that stops answering (the scheduler's ``peer_timeout_s``; a stage waiting on another
+for hidden states or ids gives up after the same timeout, the gloo group's), one that
+reports an error (a lost token: ``engine.pipeline.PipelineStage.needs_ids``). Whatever
+ends the case, Ctrl-C included, every stage is reaped and the socket folder (with the
+rendezvous file) removed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import replace
+from typing import Any, Callable
+
+from ipc_bench.engine.config import CACHED, SEND, ConfigError
+from ipc_bench.engine.pipeline import check_pp, check_pp_model
+from ipc_bench.harness.recording import StepFlusher
+from ipc_bench.harness.spec import CaseError, CaseResult, CaseSpec
+from ipc_bench.harness.tp_case import TpExchange, _TpCase
+from ipc_bench.wire.handshake import RunnerConfig
+from ipc_bench.wire.pp import STORE_FILE
+from ipc_bench.wire.tp import ORIGIN_COLUMN, OUTPUT_DIGEST_COLUMN, TpSchedulerChannel
+
+_RANK = re.compile(r"\brank (\d+)\b")
+
+
+class PpExchange(TpExchange):
+    """``TpExchange`` whose answers to digest requests sent ahead (the async loop's
+    ``request_input_digests``) are also one per stage."""
+
+    def requested_input_digests(self, seq):
+        super().requested_input_digests(seq)
+        return list(self.channel.per_rank)
+
+
+def check_pp_spec(spec: CaseSpec) -> None:
+    """``ValueError`` / ``ConfigError`` (one line) for a ``--pp`` case that cannot run."""
+    check_pp(spec.pp)
+    check_pp_model(spec.model)
+    if spec.transport != "ipc":
+        raise ConfigError(f"--pp stages read the scheduler's broadcast over ipc, not "
+                          f"{spec.transport}")
+    if spec.async_scheduling or spec.instrumentation != "steps" or spec.stream:
+        raise ConfigError("--pp runs its own batch queue with every step recorded: no "
+                          "--async-scheduling, bare loops or streamed records")
+    if spec.pp_direct and spec.policy != CACHED:
+        raise ConfigError("the direct path sends no ids in the SchedulerOutput: its "
+                          "scheduler policy is cached")
+    if not spec.pp_direct and spec.policy != SEND and spec.pp > 1:
+        raise ConfigError(f"--pp {spec.pp} with the {spec.policy} policy: the first stage "
+                          "never sees the sampler, so its ids must be sent (send) or come "
+                          "from the last stage (direct); vLLM #20291 keeps sending under PP")
+
+
+def run_pp_case(spec: CaseSpec, on_step=None, *, result: CaseResult, flusher: StepFlusher,
+                process: Callable[..., Any], phases: Callable[..., None]) -> CaseResult:
+    """Run ``spec`` with ``spec.pp`` stages; fills and returns ``result``. Raises as
+    ``tp_case.run_tp_case`` does, naming the stage; ``ConfigError`` /
+    ``ValueError`` from ``check_pp_spec``."""
+    check_pp_spec(spec)
+    from ipc_bench.harness.pp_stage import STAGE_COMMAND
+
+    spec = replace(spec, floor=False)
+    result.spec = spec
+    try:
+        return _PpCase(spec, result, STAGE_COMMAND, process, phases).run(on_step, flusher)
+    except CaseError as exc:  # "rank R" of the broadcast machinery is stage R here
+        message = _RANK.sub(r"stage \1", str(exc)).replace("a rank ", "a stage ")
+        raise CaseError(message, exc.step) from None
+
+
+class _PpCase(_TpCase):
+    """``tp_case._TpCase`` with N stages: window N, stage configs, no output oracle."""
+
+    #: A stage leaves its gloo group and unloads torch after its report: on a loaded
+    #: machine that can take longer than a rank's 2 s.
+    clean_grace_s = 10.0
+
+    def __init__(self, spec: CaseSpec, result: CaseResult, runner_command, process, phases):
+        # the broadcast machinery sizes itself by spec.tp; the phases get the pp spec
+        super().__init__(replace(spec, tp=spec.pp), result, runner_command, process,
+                         lambda _spec, *args: phases(spec, *args))
+        self.pp_spec = spec
+
+    def _start_ranks(self, socks, folder: str) -> None:
+        self.store = os.path.join(folder, STORE_FILE)
+        super()._start_ranks(socks, folder)
+        channel = TpSchedulerChannel(socks, None, self.spec.peer_timeout_s, self.ranks.problem,
+                                     window=self.spec.pp, rank_problem=self.ranks.rank_problem)
+        channel.per_rank = self.exchange.channel.per_rank
+        channel.reply_rank = self.spec.pp - 1  # the last stage replies
+        self.exchange = PpExchange(self.pp_spec, channel, self.result)
+        self.result.model_info = dict(self.result.model_info, pp=self.spec.pp,
+                                      pp_direct=self.spec.pp_direct)
+        self.result.model_info.pop("tp", None)
+
+    def _config(self, socks, rank: int) -> RunnerConfig:
+        spec = self.spec
+        config = RunnerConfig(
+            scheduler=spec.scheduler, model=spec.model, policy=spec.policy, codec=spec.codec,
+            warmup_steps=spec.warmup_steps, peer_timeout_s=spec.peer_timeout_s,
+            s2r_endpoint=socks.endpoints["s2r"], r2s_endpoint=socks.endpoints["r2s"],
+            record_steps=True, allow_pickle_over_tcp=spec.allow_pickle_over_tcp,
+            check_inputs=spec.input_oracle_interval > 0,
+            pp_size=spec.pp, pp_rank=rank, pp_direct=spec.pp_direct, pp_store=self.store)
+        config.validate()
+        return config
+
+    def _collect_reports(self) -> None:
+        reports = self.exchange.channel.per_rank
+        self.result.tp_rank_columns = [dict(r.columns) for r in reports]
+        self.result.runner_columns = {k: v for k, v in reports[-1].columns.items()
+                                      if k not in (ORIGIN_COLUMN, OUTPUT_DIGEST_COLUMN)}
+        self.result.tp_sent_ns = list(self.exchange.channel.sent_ns)

@@ -1,0 +1,156 @@
+"""Pipeline stages' own transport (``--pp N``): ``torch.distributed`` over gloo.
+
+The scheduler reaches the stages as it reaches ``--tp`` ranks (``wire.tp``: every stage
+reads every ``SchedulerOutput`` from the XPUB broadcast; the last stage replies on
+``r2s``; each has its own control socket). Between the stages, ``StageLink`` moves:
+
+- hidden states, stage ``i`` -> ``i + 1``, one tensor per step (``engine.pipeline``:
+  ``[num_tokens, HIDDEN_SIZE]`` int16, or the torch model's float32 ``[num_tokens,
+  hidden_size]``), sent with ``isend`` so the stage goes on with
+  its next micro-batch while the bytes travel (the arrays are kept until their send
+  completes; a gloo send completes once the receiver has posted its receive, so the
+  sender never waits for one before ``finish``);
+- under ``direct``, the last stage's sampled ids, int32 ``[num_reqs]`` per step, to
+  every other stage (vLLM #32618 broadcasts them over the GPU).
+
+The receiver knows each tensor's size from the step's ``SchedulerOutput``, so nothing
+else travels. Every receive is bounded by the group's timeout (``init_process_group(
+timeout=...)``: the case's ``peer_timeout_s``): a stage whose peer hangs fails with
+one line naming the peer and the step; one whose peer died fails at once (gloo sees the
+connection close) and the scheduler names the dead stage.
+
+Rendezvous: a ``FileStore`` in the case's private socket folder (mode 0700), not a
+``TCPStore``: torch 2.13's TCPStore server listens on every interface (``*:PORT``,
+whatever host it is given), and nothing here may listen beyond 127.0.0.1. gloo's own
+pair sockets bind to the loopback interface (``GLOO_SOCKET_IFNAME=lo``).
+
+Timing columns (``perf_counter_ns``, CLOCK_MONOTONIC, one clock for every process of the
+machine), one entry per step (``-1`` where the stage has no such hop):
+``pp_in_wait_ns`` / ``pp_in_done_ns`` (when the stage began waiting for the step's
+hidden states, when they were there), ``pp_in_bytes`` (the bytes received),
+``pp_out_start_ns`` (when it handed its own to
+``isend``), ``pp_direct_out_start_ns`` (the last stage, direct) and, on the other
+stages, ``pp_direct_in_wait_ns`` / ``pp_direct_in_done_ns`` / ``pp_direct_in_bytes`` per step
+of ids received (in step order). ``analysis.pp`` pairs them into per-hop times.
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime
+import os
+import time
+from typing import Optional
+
+import numpy as np
+
+#: Columns a stage adds to its ``RunnerReport``.
+PP_COLUMNS = ("pp_in_wait_ns", "pp_in_done_ns", "pp_in_bytes", "pp_out_start_ns",
+              "pp_direct_out_start_ns", "pp_direct_in_wait_ns", "pp_direct_in_done_ns",
+              "pp_direct_in_bytes")
+#: Name of the rendezvous file in the case's socket folder.
+STORE_FILE = "pp-store"
+
+
+class StageLinkError(RuntimeError):
+    """A receive or send between stages failed or timed out (one line)."""
+
+
+def _loopback_interface() -> Optional[str]:
+    return "lo" if os.path.exists("/sys/class/net/lo") else None
+
+
+class StageLink:
+    """Stage ``rank`` of ``size`` in the gloo group rendezvousing at ``store_path``.
+    ``timeout_s`` bounds every receive and send. ``columns``: ``PP_COLUMNS`` lists."""
+
+    def __init__(self, store_path: str, rank: int, size: int, timeout_s: float):
+        iface = _loopback_interface()
+        if iface:
+            os.environ.setdefault("GLOO_SOCKET_IFNAME", iface)
+        import torch
+        import torch.distributed as dist
+
+        self.torch, self.dist = torch, dist
+        self.rank, self.size, self.timeout_s = rank, size, timeout_s
+        self.prev = rank - 1 if rank > 0 else None
+        self.next = rank + 1 if rank < size - 1 else None
+        self.last = size - 1
+        self.columns: dict[str, list[int]] = {name: [] for name in PP_COLUMNS}
+        self._sends: collections.deque = collections.deque()  # (work, array, what)
+        if size > 1:
+            store = dist.FileStore(store_path, size)
+            dist.init_process_group("gloo", store=store, rank=rank, world_size=size,
+                                    timeout=datetime.timedelta(seconds=timeout_s))
+
+    def _recv(self, shape: tuple, dtype, src: int, what: str) -> np.ndarray:
+        out = np.empty(shape, dtype)
+        if out.size == 0:
+            return out
+        try:
+            self.dist.recv(self.torch.from_numpy(out), src)
+        except RuntimeError as exc:
+            first = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+            raise StageLinkError(f"stage {self.rank}: {what} from stage {src}: "
+                                 f"{first[-200:]}") from None
+        return out
+
+    def _isend(self, array: np.ndarray, dst: int, what: str) -> None:
+        if array.size:
+            work = self.dist.isend(self.torch.from_numpy(array), dst)
+            self._sends.append((work, array, what))
+        sends = self._sends  # drop the completed ones; never wait here: a send of ids
+        while sends and sends[0][0].is_completed():  # completes when its receiver posts
+            self._wait_oldest()                       # the receive, which may be later
+
+    def _wait_oldest(self) -> None:
+        work, _, what = self._sends.popleft()
+        try:
+            work.wait()
+        except RuntimeError as exc:
+            raise StageLinkError(f"stage {self.rank}: {what}: "
+                                 f"{str(exc).strip()[-200:]}") from None
+
+    def recv_hidden(self, shape: tuple, dtype, seq: int,
+                    perf=time.perf_counter_ns) -> np.ndarray:
+        """Step ``seq``'s hidden states from the previous stage (``shape`` and ``dtype``:
+        ``engine.pipeline.PipelineStage.hidden_spec``)."""
+        t0 = perf()
+        hidden = self._recv(shape, dtype, self.prev, f"hidden states of step {seq}")
+        self.columns["pp_in_wait_ns"].append(t0)
+        self.columns["pp_in_done_ns"].append(perf())
+        self.columns["pp_in_bytes"].append(hidden.nbytes)
+        return hidden
+
+    def send_hidden(self, hidden: np.ndarray, seq: int, perf=time.perf_counter_ns) -> None:
+        """Step ``seq``'s hidden states to the next stage (``isend``)."""
+        self.columns["pp_out_start_ns"].append(perf())
+        self._isend(hidden, self.next, f"hidden states of step {seq} to stage {self.next}")
+
+    def send_ids(self, ids: np.ndarray, seq: int, perf=time.perf_counter_ns) -> None:
+        """The last stage, ``direct``: step ``seq``'s sampled ids to every other stage."""
+        self.columns["pp_direct_out_start_ns"].append(perf())
+        for dst in range(self.size - 1):
+            self._isend(ids, dst, f"sampled ids of step {seq} to stage {dst}")
+
+    def recv_ids(self, num_reqs: int, seq: int, perf=time.perf_counter_ns) -> np.ndarray:
+        """A non-last stage, ``direct``: step ``seq``'s sampled ids from the last stage."""
+        t0 = perf()
+        ids = self._recv((num_reqs,), np.int32, self.last, f"sampled ids of step {seq}")
+        self.columns["pp_direct_in_wait_ns"].append(t0)
+        self.columns["pp_direct_in_done_ns"].append(perf())
+        self.columns["pp_direct_in_bytes"].append(ids.nbytes)
+        return ids
+
+    def finish(self) -> None:
+        """Wait for every send still in flight (bounded by the timeout)."""
+        while self._sends:
+            self._wait_oldest()
+
+    def close(self) -> None:
+        """Leave the group (after ``finish``; never raises)."""
+        try:
+            if self.size > 1 and self.dist.is_initialized():
+                self.dist.destroy_process_group()
+        except Exception:  # a peer already gone: nothing left to tidy
+            pass

@@ -1,0 +1,311 @@
+"""``--pp N``: pipeline stages over torch.distributed (``harness.pp_case``).
+
+- N = 1, 2, 4 stages under send and direct produce the single runner's token stream on a
+  workload where every request finishes (the null model's tokens do not depend on the
+  schedule), with prompts chunked over steps that are in flight together; send and
+  direct schedule the same batches at each N.
+- The hidden-state hop carries exactly 4,096 bytes per scheduled token per step (as
+  received by the next stage), the direct path 4 bytes per scheduled request; the
+  summary's per-hop figures follow.
+- The torch model split by layers (tiny preset, CPU): send and direct agree, one stage
+  gives the single runner's tokens, the hidden states are float32 [tokens, 64].
+- A stage that loses a token fails the case naming the step: under send through the
+  input oracle (stage 0 skips writing one request's new_token_ids, vLLM #41133's kind;
+  also through bench.py: exit 1), under direct because the token never comes.
+- A SIGKILLed stage is named and every stage reaped; Ctrl-C of bench.py reaps every
+  stage and leaves no socket folder; a stopped stage is named after the timeout.
+- The pp scenario: the hop table, send and direct with one token stream.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from fault_helpers import bench, children, steady_case, wait_dead, wait_for
+from harness.test_e2e import assert_clean
+from harness.test_tp import spy_on
+from ipc_bench.analysis.summary import summarize_case
+from ipc_bench.engine.config import ModelConfig, SchedulerConfig
+from ipc_bench.engine.pipeline import HIDDEN_BYTES_PER_TOKEN
+from ipc_bench.engine.workloads import Workload
+from ipc_bench.harness.spec import SCHED_COLUMNS, CaseError, CaseSpec
+from ipc_bench.harness.supervisor import run_case
+
+pytestmark = pytest.mark.timeout(240)
+
+_COL = {name: i for i, name in enumerate(SCHED_COLUMNS)}
+
+#: Stage 0 only, under send: at its step IPC_BENCH_TEST_LOSE_AT the first cached
+#: request's new_token_ids never reach its token buffer (a lost token, vLLM #41133).
+LOSE_ON_STAGE_0 = '''
+import os, sys
+if os.environ.get("IPC_BENCH_TEST_LOSE_AT") and sys.argv[-1].endswith("/ctl0"):
+    from ipc_bench.engine import pipeline as _pl
+    _at = int(os.environ["IPC_BENCH_TEST_LOSE_AT"])
+    _real = _pl.PipelineStage.update
+
+    def update(self, so):
+        cached = so.scheduled_cached_reqs
+        if self.seq == _at and cached.new_token_ids:
+            with open(os.environ["IPC_BENCH_TEST_LOSE_LOG"], "a") as f:
+                f.write(f"{self.seq} {cached.req_ids[0]} {cached.num_computed_tokens[0]}\\n")
+            cached.new_token_ids[0] = []
+        return _real(self, so)
+
+    _pl.PipelineStage.update = update
+'''
+
+#: The last stage of 2, under direct: at its step IPC_BENCH_TEST_LOSE_AT the first
+#: request's sampled id is left out of what it sends the first stage.
+LOSE_ON_LAST_STAGE = '''
+import os, sys
+if os.environ.get("IPC_BENCH_TEST_LOSE_AT") and sys.argv[-1].endswith("/ctl1"):
+    from ipc_bench.engine import pipeline as _pl
+    _at = int(os.environ["IPC_BENCH_TEST_LOSE_AT"])
+    _real = _pl.PipelineStage.ids_in_schedule_order
+
+    def ids_in_schedule_order(self, so, valid):
+        ids = _real(self, so, valid)
+        if self.seq - 1 == _at:
+            with open(os.environ["IPC_BENCH_TEST_LOSE_LOG"], "a") as f:
+                f.write(f"{self.seq - 1} {list(so.num_scheduled_tokens)[0]}\\n")
+            ids[0] = -1
+        return ids
+
+    _pl.PipelineStage.ids_in_schedule_order = ids_in_schedule_order
+'''
+
+
+class BatchWorkload(Workload):
+    """``n`` requests at step 0, each finishing (prompts of 8..40, 10..40 outputs)."""
+
+    def __init__(self, n: int, vocab_size: int = 128_256):
+        super().__init__(f"batch-{n}", seed=5, vocab_size=vocab_size)
+        self._pending = [self.make_request(i, 8 + 3 * i % 33, 10 + 7 * i % 31, 0, 0.0)
+                         for i in range(n)]
+
+    def arrivals(self, step):
+        out, self._pending = self._pending, []
+        return out
+
+    def next_arrival_step(self):
+        return 0 if self._pending else None
+
+
+def batch_case(pp=None, direct=False, model: ModelConfig = ModelConfig()) -> CaseSpec:
+    return CaseSpec(
+        scenario="t", labels={"n": 12}, policy="cached" if direct else "send",
+        codec="msgpack", scheduler=SchedulerConfig(max_num_seqs=8, max_num_batched_tokens=64,
+                                                   max_model_len=256, num_blocks=512),
+        model=model, make_workload=lambda: BatchWorkload(12, model.vocab_size), warmup_steps=2,
+        floor=False, pp=pp, pp_direct=direct, peer_timeout_s=30, input_oracle_interval=4)
+
+
+def _with_site(monkeypatch, tmp_path, code: str) -> None:
+    (tmp_path / "sitecustomize.py").write_text(code)
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    monkeypatch.setenv("IPC_BENCH_TEST_LOSE_LOG", str(tmp_path / "lost.txt"))
+
+
+def test_stages_compute_the_single_runners_tokens(monkeypatch):
+    single = run_case(batch_case())
+    assert sum(r[_COL["num_finished"]] for r in single.sched_rows) == 12  # all finished
+    spy = spy_on(monkeypatch)
+    for n in (1, 2, 4):
+        send = run_case(batch_case(n))
+        direct = run_case(batch_case(n, direct=True))
+        assert send.token_digest == single.token_digest, n
+        assert direct.token_digest == single.token_digest, n
+        assert send.schedule_digest == direct.schedule_digest, n
+        if n > 1:  # micro-batches of max_num_seqs / N requests
+            assert max(r[_COL["num_reqs"]] for r in send.sched_rows) == 8 // n
+        assert len(send.tp_rank_columns) == n
+    assert all(p.returncode == 0 for p in spy.procs) and len(spy.procs) == 2 * (1 + 2 + 4)
+    assert_clean(spy)
+
+
+TINY = ModelConfig(name="torch", preset="tiny", vocab_size=5000, seed=3, device="cpu",
+                  attention="gather", roofline="off")
+
+
+def test_the_torch_model_split_over_two_stages(monkeypatch):
+    """Two stages of one layer each: send and direct give the same tokens, every stage's
+    fed ids pass the input oracle, and the hidden states are float32 [tokens, 64]; one
+    stage gives the single runner's tokens (same schedule)."""
+    spy = spy_on(monkeypatch)
+    single = run_case(batch_case(model=TINY))
+    one = run_case(batch_case(1, model=TINY))
+    assert one.token_digest == single.token_digest
+    send = run_case(batch_case(2, model=TINY))
+    direct = run_case(batch_case(2, direct=True, model=TINY))
+    assert send.token_digest == direct.token_digest
+    assert send.schedule_digest == direct.schedule_digest
+    tokens = [r[_COL["num_scheduled_tokens"]] for r in send.sched_rows]
+    assert send.tp_rank_columns[1]["pp_in_bytes"] == [t * 64 * 4 for t in tokens]
+    counted = [r[_COL["num_scheduled_tokens"]] * 256 for r in send.sched_rows
+               if r[_COL["counted"]]]
+    assert summarize_case(send)["pp_hidden_bytes_per_step"] == pytest.approx(np.mean(counted))
+    assert all(p.returncode == 0 for p in spy.procs)
+    assert_clean(spy)
+
+
+def test_each_hop_carries_exact_bytes(monkeypatch):
+    spy = spy_on(monkeypatch)
+    spec = replace(steady_case(8, policy="cached", max_steps=80, pp=2, pp_direct=True),
+                   count="decode_only")
+    result = run_case(spec)
+    stage1 = result.tp_rank_columns[1]
+    tokens = [r[_COL["num_scheduled_tokens"]] for r in result.sched_rows]
+    assert stage1["pp_in_bytes"] == [t * HIDDEN_BYTES_PER_TOKEN for t in tokens]
+    reqs = [r[_COL["num_reqs"]] for r in result.sched_rows]
+    assert result.tp_rank_columns[0]["pp_direct_in_bytes"] == [4 * r for r in reqs]
+    decode = [r for r in result.sched_rows if r[_COL["counted"]]]
+    assert decode and all(r[_COL["num_scheduled_tokens"]] == r[_COL["num_reqs"]] == 4
+                          for r in decode)  # 8 running, two micro-batches of 4
+    s = summarize_case(result)
+    assert (s["pp"], s["pp_direct"]) == (2, True)
+    assert s["pp_hidden_bytes_per_step"] == 4 * 4_096 == 16_384
+    assert s["pp_direct_bytes_per_step"] == 16
+    assert s["pp_s2r_wire_bytes_all_stages_per_step"] == 2 * s["pp_s2r_bytes_per_step"]
+    assert len(s["pp_hidden_ns_median"]) == 1 and len(s["pp_direct_ns_median"]) == 1
+    assert 0 < s["pp_hidden_ns_median"][0] < 1e9
+    assert_clean(spy)
+
+
+def test_a_stage_that_loses_a_token_fails_the_input_oracle(monkeypatch, tmp_path):
+    _with_site(monkeypatch, tmp_path, LOSE_ON_STAGE_0)
+    monkeypatch.setenv("IPC_BENCH_TEST_LOSE_AT", "20")
+    spy = spy_on(monkeypatch)
+    with pytest.raises(CaseError) as err:
+        run_case(steady_case(8, policy="send", max_steps=200, pp=2, input_oracle_interval=1))
+    seq, req_id, pos = (tmp_path / "lost.txt").read_text().split()
+    assert seq == "20"
+    message = str(err.value)
+    assert message.startswith(f"stage 0: input oracle: step 20: request {req_id}: the runner "
+                              f"fed token id "), message
+    assert f"at position {pos}, the scheduler's all_token_ids hold " in message
+    assert err.value.step == 20
+    assert_clean(spy)
+
+
+def test_a_lost_direct_token_fails_naming_the_step(monkeypatch, tmp_path):
+    _with_site(monkeypatch, tmp_path, LOSE_ON_LAST_STAGE)
+    monkeypatch.setenv("IPC_BENCH_TEST_LOSE_AT", "20")
+    spy = spy_on(monkeypatch)
+    with pytest.raises(CaseError) as err:
+        run_case(steady_case(8, policy="cached", max_steps=200, pp=2, pp_direct=True))
+    seq, req_id = (tmp_path / "lost.txt").read_text().split()
+    message = str(err.value)
+    # the request is next scheduled two steps later (two micro-batches in flight)
+    assert message.startswith(f"runner failed at step 22: stage 0: RunnerError: step 22: "
+                              f"request {req_id} needs token "), message
+    assert message.endswith("which no earlier step's direct ids carried (a lost token)")
+    assert_clean(spy)
+
+
+def test_bench_exits_1_naming_the_step_of_a_lost_token(tmp_path):
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text(LOSE_ON_STAGE_0)
+    env = dict(os.environ, TMPDIR=str(tmp_path), IPC_BENCH_TEST_LOSE_AT="20",
+               IPC_BENCH_TEST_LOSE_LOG=str(tmp_path / "lost.txt"),
+               PYTHONPATH=f"{tmp_path / 'site'}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    proc = bench(["--scenario", "pp", "--pp", "2", "--num-running", "8", "--steps", "60",
+                  "--warmup-steps", "5", "--policies", "send", "--codecs", "msgpack",
+                  "--input-oracle-interval", "1", "--output", str(tmp_path / "run")], env=env)
+    out, err = proc.communicate(timeout=180)
+    assert proc.returncode == 1, err
+    assert "input oracle: step 20: request " in err + out, err
+    assert "stage 0: " in err + out
+    assert "Traceback" not in err
+
+
+def test_a_killed_stage_is_named_and_every_stage_reaped(monkeypatch):
+    spy = spy_on(monkeypatch)
+
+    def kill_stage_1(seq, num_output_tokens, num_finished):
+        if seq == 10:
+            os.kill(spy.procs[1].pid, signal.SIGKILL)
+
+    with pytest.raises(CaseError) as err:
+        run_case(steady_case(8, policy="send", pp=2), on_step=kill_stage_1)
+    message = str(err.value)
+    assert message.startswith(f"stage 1: runner process {spy.procs[1].pid} was killed by "
+                              "SIGKILL"), message
+    assert spy.procs[1].returncode == -signal.SIGKILL
+    assert spy.procs[0].returncode is not None
+    assert_clean(spy)
+
+
+def test_a_stopped_stage_is_named_within_the_timeout(monkeypatch):
+    spy = spy_on(monkeypatch)
+
+    def stop_stage_1(seq, num_output_tokens, num_finished):
+        if seq == 10:
+            os.kill(spy.procs[1].pid, signal.SIGSTOP)
+
+    with pytest.raises(CaseError) as err:
+        run_case(steady_case(8, policy="send", pp=2, peer_timeout_s=2.0),
+                 on_step=stop_stage_1)
+    message = str(err.value)
+    assert re.fullmatch(r"a stage stopped answering: no ModelRunnerOutput for step \d+ from "
+                        r"stage 1 within 2 s \(stage 0 [RS] \((running|sleeping)\), stage 1 T "
+                        r"\(stopped\); killed\)", message), message
+    assert spy.procs[1].returncode == -signal.SIGKILL
+    assert_clean(spy)
+
+
+def test_ctrl_c_reaps_every_stage(tmp_path):
+    run_dir = tmp_path / "run"
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    proc = bench(["--scenario", "pp", "--pp", "2", "--num-running", "8", "--steps",
+                  "100000000", "--policies", "send", "--codecs", "msgpack",
+                  "--output", str(run_dir)], env=env)
+    wait_for(lambda: (run_dir / "steps.partial.csv").exists(), what="first flush")
+    stages = wait_for(lambda: len(children(proc.pid)) == 2 and children(proc.pid),
+                      what="two stages")
+    proc.send_signal(signal.SIGINT)
+    for pid in stages:
+        wait_dead(pid, timeout_s=10)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "bench.py: interrupted by SIGINT (exit 130)"
+    assert "Traceback" not in err and children(proc.pid) == []
+    assert [p.name for p in tmp_path.iterdir()] == ["run"]  # socket folders removed
+
+
+def test_the_scenario_reports_every_hop(tmp_path):
+    run_dir = tmp_path / "run"
+    cwd = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    proc = subprocess.run(
+        [sys.executable, "bench.py", "--scenario", "pp", "--pp", "1,2", "--num-running", "8",
+         "--steps", "40", "--warmup-steps", "5", "--codecs", "msgpack", "--no-single-process",
+         "--output", str(run_dir)], cwd=cwd, capture_output=True, text=True, timeout=200,
+        env=dict(os.environ, TMPDIR=str(tmp_path)))
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "pipeline hops per counted step" in out
+    assert "token streams of send and direct: B=8 N=1: one token stream; B=8 N=2: one " \
+        "token stream" in out
+    summary = json.loads((run_dir / "summary.json").read_text())
+    cases = [c for c in summary["cases"] if c.get("pp") == 2]
+    assert sorted(c["arm"] for c in cases) == ["direct", "send"]
+    for c in cases:
+        assert c["pp_hidden_bytes_per_step"] == 4 * HIDDEN_BYTES_PER_TOKEN
+        assert c["output_tokens_per_s"] > 0
+    assert [c for c in cases if c["arm"] == "direct"][0]["pp_direct_bytes_per_step"] == 16
+    report = subprocess.run([sys.executable, "bench.py", "report", str(run_dir), "--output",
+                             str(tmp_path / "report")], cwd=cwd, capture_output=True,
+                            text=True, timeout=200)
+    assert report.returncode == 0, report.stderr
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert "## Pipeline hops" in md
+    assert "| 2 | direct | msgpack | 0 |" in md.replace("2* |", "2 |")
