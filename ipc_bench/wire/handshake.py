@@ -37,6 +37,9 @@ class RunnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     ``tp_rank``, reads the broadcast as ring reader ``tp_rank`` or through a SUB
     socket, and replies only as rank 0); ``None`` for the single runner of the other
     scenarios.
+    ``device_inputs``: the torch model's runner under async scheduling takes the
+    device-input path (``ModelRunner(device_inputs=True)``, ``RunnerLoop.run_pipelined``):
+    step n + 1's placeholder input ids come from step n's sampled ids on the device.
     """
 
     scheduler: SchedulerConfig
@@ -54,6 +57,7 @@ class RunnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     s2r_ring: Optional[RingHandle] = None
     tp_size: Optional[int] = None
     tp_rank: int = 0
+    device_inputs: bool = False
 
     def validate(self) -> None:
         self.scheduler.validate()
