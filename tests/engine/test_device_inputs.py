@@ -21,7 +21,7 @@ import pytest
 pytest.importorskip("torch")
 
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig  # noqa: E402
-from ipc_bench.engine.cuda_step import DeviceSampledIds  # noqa: E402
+from ipc_bench.engine.cuda_step import DeviceSampledIds, eager_capture  # noqa: E402
 from ipc_bench.engine.model_runner import ModelRunner  # noqa: E402
 from ipc_bench.engine.scheduler import AsyncScheduler, RequestStatus  # noqa: E402
 from ipc_bench.engine.traces import Trace  # noqa: E402
@@ -55,10 +55,14 @@ class DeviceDrive:
     schedule's order) and the scheduler's expected ids, and checks every reply's ids
     against the runner's host token buffer."""
 
-    def __init__(self, device: bool, num_blocks: int = 100_000):
+    def __init__(self, device: bool, num_blocks: int = 100_000, graphs: bool = False):
         cfg = config(num_blocks)
         self.sched = AsyncScheduler(cfg, "cached")
-        self.runner = ModelRunner(cfg, MODEL, "cached", device_inputs=device)
+        model = (ModelConfig(name="torch", preset="tiny", device="cpu", seed=0, attention="flex")
+                 if graphs else MODEL)
+        self.runner = ModelRunner(cfg, model, "cached", device_inputs=device)
+        if graphs:  # decode steps replayed over the graphs' persistent input buffers
+            self.runner.model.enable_graphs(eager_capture)
         self.device = device
         self.fed: list[np.ndarray] = []
         self.expected: list[np.ndarray] = []
@@ -157,3 +161,31 @@ def test_device_path_equals_host_path_and_feeds_the_scheduled_ids(host_reference
     assert len(run.fed) == len(run.expected)
     for i, (fed, exp) in enumerate(zip(run.fed, run.expected)):
         assert fed.tolist() == exp.tolist(), f"step {i}"
+
+
+def test_device_path_through_decode_graphs_equals_the_host_path():
+    """Pure-decode steps replayed through ``DecodeGraphs`` (``eager_capture`` on CPU:
+    the same work over the same persistent buffers): the placeholders are filled in the
+    graphs' own input buffer, after the staged ids are copied in."""
+    dev, host = DeviceDrive(True, graphs=True), DeviceDrive(False, graphs=True)
+    assert sum(dev.runner.model.graphs.replays.values()) > 10
+    assert dev.runner.device_ids.num_filled > 20
+    assert token_digest(dev.sched.requests.values()) == token_digest(
+        host.sched.requests.values())
+    for fed, exp in zip(dev.fed, dev.expected):
+        assert fed.tolist() == exp.tolist()
+
+
+def test_a_wrong_gather_index_feeds_wrong_ids(monkeypatch):
+    """The fault the input oracle must catch (whole cases: tests/harness/
+    test_device_async.py): placeholders that take each other's sampled ids."""
+    real = DeviceSampledIds.fill
+
+    def fill(self, ids_t, flat_idx, prev_idx, put):
+        return real(self, ids_t, flat_idx, np.roll(prev_idx, 1), put)
+
+    monkeypatch.setattr(DeviceSampledIds, "fill", fill)
+    run = DeviceDrive(True)
+    bad = [i for i, (f, e) in enumerate(zip(run.fed, run.expected))
+           if f.tolist() != e.tolist()]
+    assert bad and bad[0] <= 3
