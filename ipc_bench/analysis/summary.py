@@ -184,8 +184,9 @@ def async_scheduling_mode(spec, runner_device: Optional[str] = None) -> Optional
       starts with ``cuda``), where the GPU computes step n + 1 while the runner's host
       finishes step n; ``device-input path (CPU: no overlap)`` on CPU, where the same
       code runs but every op and copy completes as it is called; ``device-input path
-      (shm ring: no lookahead)`` with ``--transport shm`` or ``shm-block``, whose runner cannot poll for
-      the next frame and so finishes each step before it reads the next.
+      (shm ring: no lookahead)`` with ``--transport shm`` or ``shm-block``, whose
+      runner cannot poll for the next frame and so finishes each step before it reads
+      the next.
     """
     if not spec.async_scheduling:
         return None

@@ -57,8 +57,9 @@ class StepEventTimer:
     before the step's first GPU operation, ``end()`` after its last, ``collect()`` once
     the step has synchronised. Three pairs of events rotate, so the previous step's
     end is still there for the idle gap and step n + 1 can be launched (``begin``,
-    ``end``) before step n is collected (the device-input path). ``columns()``: ``{"gpu_busy_ns": [...],
-    "gpu_idle_ns": [...]}``, one int per collected step (see the module docstring).
+    ``end``) before step n is collected (the device-input path). ``columns()``:
+    ``{"gpu_busy_ns": [...], "gpu_idle_ns": [...]}``, one int per collected step (see
+    the module docstring).
     """
 
     def __init__(self, make_event: Callable[[], Any]):

@@ -294,42 +294,25 @@ class RunnerLoop:
         finally:
             gc_counter.close()
 
-    def run_pipelined(self) -> None:
-        """``run`` on the device-input path (``RunnerConfig.device_inputs``), as vLLM's
-        worker with async scheduling (PR #23569: ``execute_model`` returns an
-        ``AsyncModelRunnerOutput`` and the worker moves on to the next step while the
-        output's copy completes): after launching step n it reads step n + 1's frame
-        if one is already queued (``channel.poll``) and launches step n + 1 before it
-        finishes step n (waits for step n's ids, writes them into the host buffer,
-        replies, digests what step n fed). With no frame queued, or a control frame, it
-        finishes step n first, so the scheduler never waits on a reply the runner holds
-        back for a frame that will not come. One step is pending at most. Columns as
-        ``run``'s, each appended in step order (``runner_idle_ns`` of a looked-ahead
-        step is the poll's), plus ``runner_lookahead``: 1 for a step whose successor
-        was launched before it was finished, else 0."""
-        channel = self.channel
-        recv, poll, reply = channel.recv, channel.poll, channel.reply
-        decode, encode = self.decode, self.encode
-        launch, finish = self.stepper.launch, self.stepper.finish
-        perf = time.perf_counter_ns
-        gc_counter = GcCounter()
+    def _completer(self, gc_counter: GcCounter) -> Callable[[tuple, int], None]:
+        """``complete(pending, ahead)`` of ``run_pipelined``: finish a launched step
+        (``TimedModelRunner.finish``), encode and send its reply, record its columns and
+        its input digest (the ids the device fed, read back once its copy completed).
+        ``pending``: ``(seq, SchedulerOutput, LaunchedStep, gc count at launch)``;
+        ``ahead``: 1 if its successor was launched first."""
         cols = self.columns
-        rec_idle, rec_decode, rec_encode, rec_send, rec_gc, rec_t0 = (
-            cols[name].append for name in ("runner_idle_ns", "runner_decode_ns",
-                                           "runner_encode_ns", "runner_send_ns",
-                                           "runner_gc_collections", "runner_t0_ns"))
-        warmup = self.config.warmup_steps
+        rec_encode, rec_send, rec_gc = (cols[name].append for name in (
+            "runner_encode_ns", "runner_send_ns", "runner_gc_collections"))
+        rec_lookahead = cols.setdefault("runner_lookahead", _column(self.record)).append
+        finish, encode, reply = self.stepper.finish, self.encode, self.channel.reply
         keep_reply = self.out_frames.append
         record_inputs = self.input_log.record if self.config.check_inputs else _no_record
-        lookahead = self.columns.setdefault("runner_lookahead", _column(self.record))
-        rec_lookahead = lookahead.append
-        pending = None  # (seq, so, LaunchedStep, gc count at launch)
-        next_seq = self.seq
+        perf = time.perf_counter_ns
 
-        def complete(p, ahead: int = 0) -> None:
-            seq, so, step, gc0 = p
+        def complete(pending: tuple, ahead: int) -> None:
+            seq, so, step, gc0 = pending
+            next_seq, self.seq = self.seq, seq  # an error names this step
             rec_lookahead(ahead)
-            self.seq = seq  # an error names this step
             out = finish(step)
             t7 = perf()
             frame = encode(out)
@@ -343,39 +326,59 @@ class RunnerLoop:
             record_inputs(seq, so.num_scheduled_tokens, step.rows, step.inputs)
             self.seq = next_seq
 
+        return complete
+
+    def run_pipelined(self) -> None:
+        """``run`` on the device-input path (``RunnerConfig.device_inputs``), as vLLM's
+        worker with async scheduling (PR #23569: ``execute_model`` returns an
+        ``AsyncModelRunnerOutput``; the worker goes on to the next step while the
+        output's copy completes): after launching step n it reads step n + 1's frame
+        if one is already queued (``channel.poll``) and launches step n + 1 before it
+        finishes step n (``_completer``). With no frame queued, or a control frame, it
+        finishes step n first, so it never holds a reply back for a frame that will not
+        come. One step is pending at most. Columns as ``run``'s, in step order
+        (``runner_idle_ns`` of a looked-ahead step is the poll's), plus
+        ``runner_lookahead``: 1 for a step whose successor was launched first, else 0."""
+        recv, poll = self.channel.recv, self.channel.poll
+        decode, launch = self.decode, self.stepper.launch
+        perf = time.perf_counter_ns
+        gc_counter = GcCounter()
+        complete = self._completer(gc_counter)
+        rec_idle, rec_decode, rec_t0 = (self.columns[name].append for name in (
+            "runner_idle_ns", "runner_decode_ns", "runner_t0_ns"))
+        warmup = self.config.warmup_steps
+        pending = None  # (seq, so, LaunchedStep, gc count at launch)
         t_origin = perf()
         try:
             while True:
                 t0 = perf()
                 if pending is None:
-                    frame = recv(next_seq)
+                    frame = recv(self.seq)
                 else:
                     frame = poll()
                     if frame is None:  # nothing queued: finish step n, then wait
-                        complete(pending)
+                        complete(pending, 0)
                         pending = None
                         continue
                 t1 = perf()
                 if not frame:
                     if pending is not None:
-                        complete(pending)
+                        complete(pending, 0)
                         pending = None
                     if self._control():
                         return
                     continue
                 rec_t0(t0 - t_origin)
                 rec_idle(t1 - t0)
-                self.seq = next_seq
-                if next_seq == warmup:
+                if self.seq == warmup:
                     self._end_warmup()
                     t1 = perf()
                 gc0 = gc_counter.count
                 so = decode(frame)
                 t2 = perf()
                 rec_decode(t2 - t1)
-                step = launch(so)
-                launched = (next_seq, so, step, gc0)
-                next_seq += 1
+                launched = (self.seq, so, launch(so), gc0)
+                self.seq += 1
                 if pending is not None:
                     complete(pending, 1)
                 pending = launched

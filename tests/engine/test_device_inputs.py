@@ -21,7 +21,8 @@ import pytest
 pytest.importorskip("torch")
 
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig  # noqa: E402
-from ipc_bench.engine.cuda_step import DeviceSampledIds, eager_capture  # noqa: E402
+from ipc_bench.engine.cuda_step import (DeviceSampledIds, SampledCopy,  # noqa: E402
+                                        eager_capture)
 from ipc_bench.engine.model_runner import ModelRunner  # noqa: E402
 from ipc_bench.engine.scheduler import AsyncScheduler, RequestStatus  # noqa: E402
 from ipc_bench.engine.traces import Trace  # noqa: E402
@@ -189,3 +190,42 @@ def test_a_wrong_gather_index_feeds_wrong_ids(monkeypatch):
     bad = [i for i, (f, e) in enumerate(zip(run.fed, run.expected))
            if f.tolist() != e.tolist()]
     assert bad and bad[0] <= 3
+
+
+class FakeEvent:
+    def __init__(self):
+        self.done = False
+        self.waited = 0
+
+    def query(self) -> bool:
+        return self.done
+
+    def synchronize(self) -> None:
+        self.waited += 1
+        self.done = True
+
+
+def test_sampled_copy_waits_on_its_event_only_when_read():
+    import torch
+
+    event = FakeEvent()
+    copy = SampledCopy(event, torch.tensor([7, 8]), torch.tensor([1, 2, 3]))
+    assert not copy.ready() and event.waited == 0
+    sampled, fed = copy.wait()
+    assert event.waited == 1 and copy.ready()
+    assert sampled.tolist() == [7, 8] and fed.tolist() == [1, 2, 3]
+
+
+def test_fill_copies_in_order_or_scatters_from_the_previous_step():
+    import torch
+
+    ids = DeviceSampledIds(torch, torch.device("cpu"))
+    ids.start_copy(torch.tensor([10, 11, 12]), torch.tensor([0]))
+    put = lambda name, a: torch.from_numpy(np.ascontiguousarray(a))  # noqa: E731
+    t = torch.zeros(5, dtype=torch.int64)
+    ids.fill(t, np.arange(2), np.arange(2), put)  # the first rows, same order
+    assert t.tolist() == [10, 11, 0, 0, 0]
+    t = torch.zeros(5, dtype=torch.int64)
+    ids.fill(t, np.array([4, 1]), np.array([0, 2]), put)  # rows moved
+    assert t.tolist() == [0, 12, 0, 0, 10]
+    assert ids.num_filled == 4

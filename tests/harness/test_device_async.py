@@ -110,3 +110,38 @@ def test_a_wrong_index_in_the_device_gather_fails_the_input_oracle(monkeypatch, 
     assert err.value.step == 12
     assert re.match(r"input oracle: step 12: request \S+: the runner fed token id \d+ at "
                     r"position \d+, the scheduler's all_token_ids hold \d+", str(err.value))
+
+
+def test_shm_ring_runs_the_device_path_without_lookahead():
+    """The ring's runner cannot poll (``RingRunnerChannel.poll`` is always ``None``):
+    it finishes each step before it reads the next, and the mode says so."""
+    sync = run_case(steady_torch(False, transport="shm"))
+    dev = run_case(steady_torch(True, transport="shm"))
+    assert sync.error is None and dev.error is None
+    assert dev.token_digest == sync.token_digest
+    s = summarize_case(dev)
+    assert s["async_scheduling_mode"] == "device-input path (shm ring: no lookahead)"
+    assert s["runner_lookahead_share"] == 0
+
+
+def test_async_scheduling_mode_names_what_ran():
+    from types import SimpleNamespace as NS
+
+    from ipc_bench.analysis.summary import async_scheduling_mode
+
+    def spec(model="torch", transport="ipc", async_scheduling=True):
+        return NS(model=NS(name=model), transport=transport,
+                  async_scheduling=async_scheduling)
+
+    gpu = "cuda (NVIDIA H200; SDPA without cuDNN; attention flex)"
+    assert async_scheduling_mode(spec(), gpu) == "device pipelining"
+    assert async_scheduling_mode(spec(), "cpu (attention gather)") == (
+        "device-input path (CPU: no overlap)")
+    assert async_scheduling_mode(spec(transport="shm-block"), gpu) == (
+        "device-input path (shm ring: no lookahead)")
+    assert async_scheduling_mode(spec(transport="inproc"), gpu) == "runner thread"
+    for model in ("null", "fixed-step", "emulated"):
+        assert async_scheduling_mode(spec(model=model), gpu) == "process pipelining"
+    assert async_scheduling_mode(spec(async_scheduling=False), gpu) is None
+    assert supervisor.uses_device_inputs(spec()) is True
+    assert supervisor.uses_device_inputs(spec(model="fixed-step")) is False
