@@ -56,11 +56,13 @@ class DeviceDrive:
     schedule's order) and the scheduler's expected ids, and checks every reply's ids
     against the runner's host token buffer."""
 
-    def __init__(self, device: bool, num_blocks: int = 100_000, graphs: bool = False):
+    def __init__(self, device: bool, num_blocks: int = 100_000, graphs: bool = False,
+                 model: ModelConfig = MODEL):
         cfg = config(num_blocks)
         self.sched = AsyncScheduler(cfg, "cached")
-        model = (ModelConfig(name="torch", preset="tiny", device="cpu", seed=0, attention="flex")
-                 if graphs else MODEL)
+        if graphs:
+            model = ModelConfig(name="torch", preset="tiny", device="cpu", seed=0,
+                                attention="flex")
         self.runner = ModelRunner(cfg, model, "cached", device_inputs=device)
         if graphs:  # decode steps replayed over the graphs' persistent input buffers
             self.runner.model.enable_graphs(eager_capture)
@@ -229,3 +231,24 @@ def test_fill_copies_in_order_or_scatters_from_the_previous_step():
     ids.fill(t, np.array([4, 1]), np.array([0, 2]), put)  # rows moved
     assert t.tolist() == [0, 12, 0, 0, 10]
     assert ids.num_filled == 4
+
+
+def _cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+@pytest.mark.skipif(not _cuda(), reason="needs a GPU")
+def test_device_path_on_cuda_equals_host_path():  # pragma: no cover - GPU only
+    """On CUDA: side-stream copies, events, pinned buffers, the graphs' buffers."""
+    for attention, graphs in (("gather", False), ("flex", True)):
+        model = ModelConfig(name="torch", preset="tiny", device="cuda", seed=0,
+                            attention=attention, cuda_graphs=graphs)
+        dev = DeviceDrive(True, model=model)
+        host = DeviceDrive(False, model=model)
+        assert dev.runner.device_ids.num_filled > 20
+        assert token_digest(dev.sched.requests.values()) == token_digest(
+            host.sched.requests.values())
+        for fed, exp in zip(dev.fed, dev.expected):
+            assert fed.tolist() == exp.tolist()
