@@ -8,7 +8,7 @@ step, the ratio to the step's roofline, padding between buckets; at most
 largest batch size (``fastest_backend``; step time on CPU) is the ``--attention`` of
 every later stage, so a backend that fails or is slow on this GPU does not decide them.
 
-Stages 1-5 (each one ``bench.py`` run into its own folder under ``--output``; each case is
+Stages 1-6 (each one ``bench.py`` run into its own folder under ``--output``; each case is
 written to that folder's ``summary.json`` as it finishes, and each stage's table is
 printed as the stage ends):
 
