@@ -8,7 +8,7 @@ step, the ratio to the step's roofline, padding between buckets; at most
 largest batch size (``fastest_backend``; step time on CPU) is the ``--attention`` of
 every later stage, so a backend that fails or is slow on this GPU does not decide them.
 
-Stages 1-5 (each one ``bench.py`` run into its own folder under ``--output``; each case is
+Stages 1-6 (each one ``bench.py`` run into its own folder under ``--output``; each case is
 written to that folder's ``summary.json`` as it finishes, and each stage's table is
 printed as the stage ends):
 
@@ -22,6 +22,15 @@ printed as the stage ends):
 5. ``azure-conv``: the first 100 requests of the Azure conversation trace, both
    policies, msgpack, 100 ms of trace time per logical step (``--trace``; the stage
    is skipped, and says so, when the file is absent).
+6. ``async``: ``llama-3.2-1b`` at 64 running, ``cached`` synchronously and with
+   ``--async-scheduling`` (the torch model's device-input path: step n+1's input ids
+   from step n's sampled ids on the GPU, non-blocking copy back, step n+1 launched
+   before step n's reply), msgpack, two processes, 40 counted steps, at most
+   ``ASYNC_LIMIT_S``. Besides the table it prints per workload both tokens/s, the
+   runner gap (median, µs and share of the step), the GPU's idle time between steps,
+   the share of steps launched ahead and the mode the summary names (``device
+   pipelining`` on CUDA; ``device-input path (CPU: no overlap)`` on the CPU stages).
+   A short device session can run it right after the smoke stage: ``--stages 1,6``.
 
 All of it is meant to take at most ``--budget-s`` (default 420 s) on one H200, CUDA
 start included; a stage still running when the budget ends is interrupted (its
@@ -30,7 +39,10 @@ per case, 30 for the 8B) were sized from the torch model's step times measured o
 H200 (gpu-1b, the same layers as llama-3.2-1b: about 20 ms a step at 16 and 256
 running, ../shared/measurements/h200-2026-11-30) and a guess of 5 s to start a runner
 on CUDA; no run of this script on a GPU has checked the budget yet. ``--stages 1,3``
-runs only those stages (numbered as above).
+runs only those stages (numbered as above). The async stage (6) came later and was
+sized the same way, not measured: it runs last and gets what is left of the budget
+(at most ``ASYNC_LIMIT_S``), so where stages 1-5 spend it, it is not run (a failure);
+a session with little device time should run ``--stages 1,6``.
 
 Per case it prints the steady-state output tokens/s (counted steps) beside the
 run-level figure (every token over the case's wall time), the median step, the CUDA
@@ -100,14 +112,17 @@ from ipc_bench.harness import signals  # noqa: E402
 SMOKE_LIMIT_S = 90.0
 #: Default budget of the whole check, seconds (stage 0 included).
 BUDGET_S = 420.0
+#: The async stage's time limit, seconds (two cases of the 1B shape at 64 running).
+ASYNC_LIMIT_S = 75.0
 #: Stage 0's time limit, seconds (``scripts/decode_step_check.py``).
 DECODE_STEP_LIMIT_S = 150.0
 
 #: After interrupting a stage (at the budget, or passing on a signal this script got),
 #: how long it may take to write and exit before it is killed.
 INTERRUPT_GRACE_S = 15.0
-#: The stages by number (``--stages``): 0 and the five ``build_stages`` returns.
-STAGE_NAMES = ("decode-step", "smoke", "llama-3.2-1b", "llama-3.1-8b", "aa", "azure-conv")
+#: The stages by number (``--stages``): 0 and the six ``build_stages`` returns.
+STAGE_NAMES = ("decode-step", "smoke", "llama-3.2-1b", "llama-3.1-8b", "aa", "azure-conv",
+               "async")
 #: Where the Azure conversation trace is looked for when ``--trace`` is not given.
 TRACE_CANDIDATES = (ROOT.parent / "shared" / "traces" / "AzureLLMInferenceTrace_conv.csv",
                     ROOT / "shared" / "traces" / "AzureLLMInferenceTrace_conv.csv")
@@ -136,10 +151,12 @@ def build_stages(cuda: bool, trace: Optional[str]) -> list[Stage]:
         small, big, smoke_preset = "llama-3.2-1b", "llama-3.1-8b", "llama-3.2-1b"
         smoke_b, b_small, b_big, b_aa = "16", "64,256", "64", "64"
         steps, steps_big, warmup, conv_requests = 60, 30, 10, 100
+        b_async, steps_async = "64", 40
     else:
         small, big, smoke_preset = "tiny", "cpu", "tiny"
         smoke_b, b_small, b_big, b_aa = "2", "4", "2", "2"
         steps, steps_big, warmup, conv_requests = 6, 4, 2, 4
+        b_async, steps_async = "4", 8
     # 100 ms of trace time per logical step (default 20): the first 100 requests take
     # 848 steps instead of 2,370, at 21 running on average instead of 7
     conv = ["--scenario", "azure-conv", "--model-preset", small, "--trace", str(trace),
@@ -161,6 +178,9 @@ def build_stages(cuda: bool, trace: Optional[str]) -> list[Stage]:
                             "--no-single-process")),
         Stage("azure-conv", conv, skip="" if trace and Path(trace).is_file()
               else "no Azure conversation trace (give --trace PATH)"),
+        Stage("async", _steady(small, b_async, steps_async, warmup, "--async-scheduling",
+                               "--codecs", "msgpack", "--no-single-process", "--no-floor"),
+              ASYNC_LIMIT_S),
     ]
 
 
@@ -219,8 +239,41 @@ def send_shares(cases: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def async_lines(cases: list[dict[str, Any]]) -> list[str]:
+    """Per workload with a sync ``cached`` case and its ``cached+async`` twin: both
+    tokens/s and their ratio, the runner gap (median µs and share of the step) of each,
+    the async case's GPU idle ms per step, share of steps launched ahead
+    (``runner_lookahead_share``) and mode (``async_scheduling_mode``)."""
+    groups: dict[str, dict[str, dict]] = {}
+    for s in cases:
+        if s.get("complete") and s.get("arm") in ("cached", "cached+async"):
+            groups.setdefault(s["workload"], {})[s["arm"]] = s
+    lines = []
+
+    def gap(s: dict) -> str:
+        us, share = s.get("runner_gap_ns_median"), s.get("runner_gap_share_median")
+        return "-" if us is None else f"{us / 1e3:,.0f} us ({share:.1%})"
+
+    for workload, arms in groups.items():
+        if "cached" not in arms or "cached+async" not in arms:
+            continue
+        sync, asyn = arms["cached"], arms["cached+async"]
+        ts, ta = sync.get("output_tokens_per_s"), asyn.get("output_tokens_per_s")
+        ratio = f" = x{ta / ts:.2f}" if ts and ta else ""
+        ahead = asyn.get("runner_lookahead_share")
+        lines.append(
+            f"  async [{workload}]: tok/s sync {_num(ts)} -> async {_num(ta)}{ratio}; "
+            f"runner gap p50 sync {gap(sync)} -> async {gap(asyn)}; GPU idle ms/step "
+            f"sync {_ms(sync.get('gpu_idle_ns_per_step'))} -> async "
+            f"{_ms(asyn.get('gpu_idle_ns_per_step'))}; launched ahead "
+            f"{'-' if ahead is None else f'{ahead:.0%}'}; mode: "
+            f"{asyn.get('async_scheduling_mode')}")
+    return lines
+
+
 def format_stage(run_dir: Path) -> str:
-    """The stage's table and send's shares, from its ``summary.json``."""
+    """The stage's table, send's shares and the async comparison, from its
+    ``summary.json``."""
     cases = read_summary(str(run_dir))["cases"]
     rows = case_rows(cases)
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
@@ -228,7 +281,7 @@ def format_stage(run_dir: Path) -> str:
     lines = ["  ".join(c.ljust(w) if i < 4 or i >= 12 else c.rjust(w)
                        for i, (c, w) in enumerate(zip(row, widths)))
              for row in [HEADER] + rows]
-    return "\n".join(lines + send_shares(cases))
+    return "\n".join(lines + send_shares(cases) + async_lines(cases))
 
 
 # ------------------------------------------------------------------ running

@@ -154,24 +154,52 @@ def _case_identity(result: CaseResult, a: np.ndarray, counted: np.ndarray) -> di
         input_oracle_interval=(0 if spec.instrumentation == "totals"
                                else spec.input_oracle_interval),
         async_scheduling=spec.async_scheduling,
-        async_scheduling_mode=async_scheduling_mode(spec),
+        async_scheduling_mode=async_scheduling_mode(spec, result.runner_device),
         num_spec_tokens=spec.scheduler.num_spec_tokens,
         spec_acceptance=(spec.model.spec_acceptance if spec.scheduler.num_spec_tokens
                          else None),
     )
 
 
-def async_scheduling_mode(spec) -> Optional[str]:
-    """What overlaps in an async-scheduling case (``None`` for a synchronous one): the
-    runner process serving a queued frame while the scheduler schedules the next
-    (``process pipelining``), or in the single-process case the runner's worker thread
-    (``runner thread``). Either way the runner reads step n+1's input ids from its host
-    token buffer after step n's sampled ids were copied there; the device-side path of
-    vLLM (input ids taken from the sampler's output on the GPU, non-blocking copy
-    back) is not modelled, so neither is called GPU-side async scheduling."""
+#: ``async_scheduling_mode`` values (the summary, the gap tables, the report)
+PROCESS_PIPELINING = "process pipelining"
+RUNNER_THREAD = "runner thread"
+DEVICE_PIPELINING = "device pipelining"
+DEVICE_INPUT_CPU = "device-input path (CPU: no overlap)"
+DEVICE_INPUT_NO_LOOKAHEAD = "device-input path (shm ring: no lookahead)"
+
+
+def async_scheduling_mode(spec, runner_device: Optional[str] = None) -> Optional[str]:
+    """What overlaps in an async-scheduling case (``None`` for a synchronous one).
+
+    - ``runner thread``: the single-process case (the runner's worker thread; host
+      token buffer, as below).
+    - ``process pipelining``: the null, fixed-step and emulated models: the runner
+      process serves a queued frame while the scheduler schedules the next, and reads
+      step n + 1's input ids from its host token buffer once step n's ids are there.
+    - The torch model takes the device-input path (``harness.supervisor.
+      uses_device_inputs``: step n + 1's placeholder ids filled on the device from step
+      n's sampled ids, copied back to the host without blocking, step n + 1 launched
+      before step n is finished when its frame is queued; vLLM PR #23569):
+      ``device pipelining`` only when the runner's device was CUDA (``runner_device``
+      starts with ``cuda``), where the GPU computes step n + 1 while the runner's host
+      finishes step n; ``device-input path (CPU: no overlap)`` on CPU, where the same
+      code runs but every op and copy completes as it is called; ``device-input path
+      (shm ring: no lookahead)`` with ``--transport shm`` or ``shm-block``, whose
+      runner cannot poll for the next frame and so finishes each step before it reads
+      the next.
+    """
     if not spec.async_scheduling:
         return None
-    return "runner thread" if spec.transport == INPROC else "process pipelining"
+    if spec.transport == INPROC:
+        return RUNNER_THREAD
+    if spec.model.name != "torch":
+        return PROCESS_PIPELINING
+    if spec.transport.startswith("shm"):  # shm, shm-block
+        return DEVICE_INPUT_NO_LOOKAHEAD
+    if runner_device and runner_device.startswith("cuda"):
+        return DEVICE_PIPELINING
+    return DEVICE_INPUT_CPU
 
 
 def _step_figures(c: np.ndarray) -> dict[str, Any]:
@@ -283,7 +311,10 @@ def _model_column_figures(result: CaseResult, a: np.ndarray, c: np.ndarray
     scheduled request decodes one token; absent when there is none), ``gpu_busy_share``
     (busy over step time) and, beside the steady-state ``output_tokens_per_s``,
     ``run_output_tokens_per_s``: every sampled token over the case's wall time, warm-up
-    and start-up steps included. The torch model's roofline: ``_roofline_figures``.
+    and start-up steps included. Device-input path (async scheduling, torch model):
+    ``runner_lookahead_share``, the share of counted steps whose successor the runner
+    launched before it finished them (``RunnerLoop.run_pipelined``). The torch model's
+    roofline: ``_roofline_figures``.
     """
     def column(name: str) -> Optional[np.ndarray]:
         return _counted_column(result, a, c, name)
@@ -311,6 +342,9 @@ def _model_column_figures(result: CaseResult, a: np.ndarray, c: np.ndarray
         if result.wall_s:
             out["run_output_tokens_per_s"] = (
                 float(a[:, _COL["num_output_tokens"]].sum()) / result.wall_s)
+    ahead = column("runner_lookahead")
+    if ahead is not None and len(ahead):
+        out["runner_lookahead_share"] = float(ahead.mean())
     out.update(_roofline_figures(result, a, c))
     return out
 

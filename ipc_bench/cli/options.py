@@ -257,8 +257,11 @@ def _add_arm_options(p: argparse.ArgumentParser) -> None:
         "without --policies each case runs twice, cached synchronously and cached with "
         "async scheduling (arm cached+async), paired as the policies are (--repeat); "
         "with --policies cached only the async case runs. The single-process cases run "
-        "their runner in a worker thread. Not a device-side pipeline: the runner reads "
-        "step n+1's input ids from its host buffer (process pipelining)"))
+        "their runner in a worker thread. With the null, fixed-step and emulated models "
+        "the runner reads step n+1's input ids from its host buffer (process "
+        "pipelining); with the torch model they come from step n's sampled ids on the "
+        "device, copied back without blocking (device pipelining on CUDA; on CPU the "
+        "same path with no overlap)"))
     p.add_argument("--num-spec-tokens", type=_spec_tokens_list, metavar="K[,K...]", help=(
         "speculative decoding: K draft tokens per decoding request and step (0 to "
         f"{MAX_NUM_SPEC_TOKENS}; 0: off), proposed by the runner (ModelRunnerOutput."

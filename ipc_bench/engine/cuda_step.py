@@ -22,7 +22,7 @@ The wall time a step takes minus ``gpu_busy_ns`` is the host's share (the summar
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -55,31 +55,38 @@ class StepEventTimer:
     ``make_event()``: a new event with ``record()`` and ``elapsed_time(other) -> ms``
     (``lambda: torch.cuda.Event(enable_timing=True)`` on CUDA). Per step: ``begin()``
     before the step's first GPU operation, ``end()`` after its last, ``collect()`` once
-    the step has synchronised. Two pairs of events alternate, so the previous step's
-    end is still there for the idle gap. ``columns()``: ``{"gpu_busy_ns": [...],
-    "gpu_idle_ns": [...]}``, one int per collected step (see the module docstring).
+    the step has synchronised. Three pairs of events rotate, so the previous step's
+    end is still there for the idle gap and step n + 1 can be launched (``begin``,
+    ``end``) before step n is collected (the device-input path). ``columns()``:
+    ``{"gpu_busy_ns": [...], "gpu_idle_ns": [...]}``, one int per collected step (see
+    the module docstring).
     """
 
     def __init__(self, make_event: Callable[[], Any]):
-        self._pairs = [(make_event(), make_event()), (make_event(), make_event())]
-        self._i = 0
+        # Three pairs: with the device-input path (``DeviceSampledIds``) step n + 1 is
+        # launched (begin, end) before step n is collected, so two pairs can be
+        # outstanding while the previous step's end is kept for the idle gap.
+        self._pairs = [(make_event(), make_event()) for _ in range(3)]
+        self._launch_i = 0   # the pair of the step being launched
+        self._collect_i = 0  # the oldest launched, uncollected step's pair
         self._prev_end = None
         self.gpu_busy_ns: list[int] = []
         self.gpu_idle_ns: list[int] = []
 
     def begin(self) -> None:
-        self._pairs[self._i][0].record()
+        self._pairs[self._launch_i][0].record()
 
     def end(self) -> None:
-        self._pairs[self._i][1].record()
+        self._pairs[self._launch_i][1].record()
+        self._launch_i = (self._launch_i + 1) % 3
 
     def collect(self) -> None:
-        start, end = self._pairs[self._i]
+        start, end = self._pairs[self._collect_i]
         self.gpu_busy_ns.append(ms_to_ns(start.elapsed_time(end)))
         prev = self._prev_end
         self.gpu_idle_ns.append(-1 if prev is None else ms_to_ns(prev.elapsed_time(start)))
         self._prev_end = end
-        self._i ^= 1
+        self._collect_i = (self._collect_i + 1) % 3
 
     def skip(self) -> None:
         """A step with no GPU work: busy 0, idle -1; the previous end stays the
@@ -99,26 +106,36 @@ class PinnedStaging:
     ``non_blocking=True``, and returns the device buffer's first ``array.size``
     elements viewed as ``array.shape``. Buffers grow (doubling) and are reused; a
     name may be put once per step: the returned tensor stays valid until the next
-    ``put`` of that name. Reusing a host buffer the next step is safe because the torch
-    model's step ends with a synchronising copy to the host.
+    ``put`` of that name. Two sets of host buffers alternate step by step
+    (``next_step()``, called by the model before each step's first ``put``): with the
+    device-input path step n + 1's inputs are staged while step n's non-blocking
+    copies may still be queued, and a set is reused only two steps later, after the
+    step that used it was waited for (``DeviceSampledIds``: the runner waits for
+    step n - 1's copy event before it launches step n + 1).
     """
 
     def __init__(self, torch, device, pin: bool = True):
         self.torch = torch
         self.device = device
         self.pin = pin
-        self._buffers: dict[str, tuple[Any, Any]] = {}
+        self._buffers: dict[tuple[str, int], tuple[Any, Any]] = {}
+        self._set = 0
+
+    def next_step(self) -> None:
+        """Switch to the other set of host buffers (once per step)."""
+        self._set ^= 1
 
     def put(self, name: str, array: np.ndarray):
         torch = self.torch
         src = torch.from_numpy(np.ascontiguousarray(array).reshape(-1))
         n = src.numel()
-        bufs = self._buffers.get(name)
+        key = (name, self._set)
+        bufs = self._buffers.get(key)
         if bufs is None or bufs[0].numel() < n or bufs[0].dtype != src.dtype:
             cap = max(n, 2 * bufs[0].numel() if bufs is not None else 1)
             bufs = (torch.empty(cap, dtype=src.dtype, pin_memory=self.pin),
                     torch.empty(cap, dtype=src.dtype, device=self.device))
-            self._buffers[name] = bufs
+            self._buffers[key] = bufs
         host, dev = bufs
         host[:n].copy_(src)
         dev[:n].copy_(host[:n], non_blocking=True)
@@ -189,8 +206,10 @@ class DecodeGraphs:
         self.replays: dict[int, int] = {}
 
     def _fill(self, input_ids: np.ndarray, positions: np.ndarray, seq_lens: np.ndarray,
-              block_table: np.ndarray, bucket: int):
-        """Pad the step to ``bucket`` rows, copy it into the buffers; the plan."""
+              block_table: np.ndarray, bucket: int, fill=None):
+        """Pad the step to ``bucket`` rows, copy it into the buffers; the plan.
+        ``fill(ids_t)``, if given, then overwrites input ids on the device
+        (``DeviceSampledIds.fill``: step n - 1's sampled ids)."""
         model = self.model
         n, bs, pad = len(seq_lens), model.block_size, model.pad_block
         ids = np.zeros(bucket, np.int64)
@@ -203,6 +222,9 @@ class DecodeGraphs:
         self.input_ids[:bucket].copy_(put("graph/input_ids", ids), non_blocking=True)
         self.positions[:bucket].copy_(put("graph/positions", pos), non_blocking=True)
         self.slots[:bucket].copy_(put("graph/slots", slots), non_blocking=True)
+        if fill is not None:
+            fill(self.input_ids)
+        model.last_fed = self.input_ids[:n]
         rows = DecodeRows(block_table, np.asarray(seq_lens, np.int64), bs, pad, bucket)
         return model.attention.plan(rows, put)
 
@@ -228,17 +250,128 @@ class DecodeGraphs:
                 self._replay_for(bucket, plan)
 
     def run(self, input_ids: np.ndarray, positions: np.ndarray, seq_lens: np.ndarray,
-            block_table: np.ndarray, timer=None):
+            block_table: np.ndarray, timer=None, fill=None):
         """Greedy ids ``[n]`` (a device tensor) of a pure-decode step of ``n`` rows:
         ``input_ids``, ``positions``, ``seq_lens`` ``[n]``; ``block_table`` ``[n, >=
         max blocks]``. ``timer``: a ``StepEventTimer`` whose ``begin`` is recorded
-        before the input copies."""
+        before the input copies; ``fill``: as ``_fill``'s. The device ids fed are left
+        in ``model.last_fed``."""
         n = len(seq_lens)
         bucket = self.model.attention.bucket(n)
         with self.model.torch.inference_mode():
             if timer is not None:
                 timer.begin()
-            plan = self._fill(input_ids, positions, seq_lens, block_table, bucket)
+            plan = self._fill(input_ids, positions, seq_lens, block_table, bucket, fill)
             out = self._replay_for(bucket, plan)()
             self.replays[bucket] = self.replays.get(bucket, 0) + 1
             return out[:n]
+
+
+class SampledCopy:
+    """One step's sampled ids (and the input ids it fed) on their way to the host.
+
+    ``wait()`` -> ``(sampled, fed)``: int64 numpy ``[num_reqs]`` and ``[num_tokens]``,
+    once the copy event has completed (``event.synchronize()`` on CUDA; on CPU the
+    copies were synchronous and there is no event). The arrays are the caller's own.
+    """
+
+    __slots__ = ("event", "sampled_host", "fed_host")
+
+    def __init__(self, event, sampled_host, fed_host):
+        self.event = event
+        self.sampled_host = sampled_host
+        self.fed_host = fed_host
+
+    def ready(self) -> bool:
+        """Whether ``wait`` would return at once."""
+        return self.event is None or self.event.query()
+
+    def wait(self) -> tuple[np.ndarray, np.ndarray]:
+        if self.event is not None:
+            self.event.synchronize()
+        return self.sampled_host.numpy().copy(), self.fed_host.numpy().copy()
+
+
+class DeviceSampledIds:
+    """Step n's sampled ids kept on the device, fed into step n + 1 there, and copied
+    to the host without blocking: the runner side of vLLM V1's async scheduling
+    (PR #23569 "[Perf][V1] Fully overlap model execution", 2025-09: ``GPUModelRunner.
+    _prepare_input_ids`` with ``input_batch.prev_sampled_token_ids`` /
+    ``prev_req_id_to_index``, and ``AsyncGPUModelRunnerOutput``, whose sampled ids are
+    copied on ``async_output_copy_stream`` and waited for through a CUDA event only when
+    the output is read).
+
+    ``start_copy(sampled_t, fed_t)``: after a step's sampler, keeps ``sampled_t`` (int64
+    ``[num_reqs]``, a private clone made on the compute stream: a CUDA graph's output
+    buffer is overwritten by the next replay) as ``prev``, and copies it and the step's
+    device input ids ``fed_t`` (``[num_tokens]``, also cloned) into pinned host buffers
+    on a side stream that first waits for the compute stream, then records an event;
+    returns the ``SampledCopy``. Two sets of host buffers alternate (a step's copy
+    is waited for before the step after next is launched).
+
+    ``fill(ids_t, flat_idx, prev_idx, put)``: in the next step, on the device, input
+    position ``flat_idx[i]`` of ``ids_t`` takes ``prev[prev_idx[i]]`` (a plain copy
+    when both are ``0..k-1``, as vLLM's fast path, else ``scatter_`` of an
+    ``index_select``); the index arrays go through ``put`` (the model's staging).
+
+    On CPU (``torch_device.type != "cuda"``) the same calls run with no side stream
+    and no event: the copies are synchronous, so nothing overlaps, but the ids fed and
+    returned take the same path (device tensor -> gather/scatter -> host copy).
+    """
+
+    def __init__(self, torch, torch_device, pin: Optional[bool] = None):
+        self.torch = torch
+        self.torch_device = torch_device
+        self.cuda = torch_device.type == "cuda"
+        self.pin = self.cuda if pin is None else pin
+        self.stream = torch.cuda.Stream(torch_device) if self.cuda else None
+        self.prev = None  # int64 [num_reqs] on the device: the last launched step's ids
+        self._host: list[dict[str, Any]] = [{}, {}]
+        self._set = 0
+        self.num_filled = 0  # input positions filled on the device so far (tests)
+
+    def _host_buffer(self, name: str, n: int):
+        bufs = self._host[self._set]
+        buf = bufs.get(name)
+        if buf is None or buf.numel() < n:
+            buf = self.torch.empty(max(n, 2 * (buf.numel() if buf is not None else 1)),
+                                   dtype=self.torch.int64, pin_memory=self.pin)
+            bufs[name] = buf
+        return buf[:n]
+
+    def fill(self, ids_t, flat_idx: np.ndarray, prev_idx: np.ndarray, put) -> None:
+        k = len(flat_idx)
+        if not k:
+            return
+        if self.prev is None:
+            raise RuntimeError("device input ids requested with no previous step's ids")
+        seq = np.arange(k, dtype=np.int64)
+        if np.array_equal(flat_idx, seq) and np.array_equal(prev_idx, seq):
+            ids_t[:k].copy_(self.prev[:k])  # the first k rows, in the same order
+        else:
+            src = self.prev.index_select(0, put("prev_sampled/src", prev_idx))
+            ids_t.scatter_(0, put("prev_sampled/dst", flat_idx), src)
+        self.num_filled += k
+
+    def start_copy(self, sampled_t, fed_t) -> SampledCopy:
+        torch = self.torch
+        sampled_t = sampled_t.to(torch.int64).clone()
+        fed_t = fed_t.to(torch.int64).clone()
+        self.prev = sampled_t
+        self._set ^= 1
+        sampled_host = self._host_buffer("sampled", sampled_t.numel())
+        fed_host = self._host_buffer("fed", fed_t.numel())
+        if not self.cuda:
+            sampled_host.copy_(sampled_t)
+            fed_host.copy_(fed_t)
+            return SampledCopy(None, sampled_host, fed_host)
+        stream = self.stream
+        stream.wait_stream(torch.cuda.current_stream(self.torch_device))
+        with torch.cuda.stream(stream):
+            sampled_t.record_stream(stream)
+            fed_t.record_stream(stream)
+            sampled_host.copy_(sampled_t, non_blocking=True)
+            fed_host.copy_(fed_t, non_blocking=True)
+            event = torch.cuda.Event()
+            event.record(stream)
+        return SampledCopy(event, sampled_host, fed_host)

@@ -103,7 +103,7 @@ class ModelRunner:
     ``VLLM_DATACLASSES`` for pickle); it reads either set's ``SchedulerOutput``."""
 
     def __init__(self, scheduler_config: SchedulerConfig, model_config: ModelConfig, policy: str,
-                 messages: MessageSet = STRUCTS):
+                 messages: MessageSet = STRUCTS, device_inputs: bool = False):
         if policy not in POLICIES:
             raise ValueError(f"unknown policy {policy!r}")
         self.policy = policy
@@ -124,6 +124,15 @@ class ModelRunner:
                               f"({', '.join(SPEC_MODELS)}), not {model_config.name}")
         self._proposals: Optional[list[list[int]]] = None  # spec_token_ids of this step
         self.model = make_model(model_config, scheduler_config)
+        #: the device-input path of async scheduling (``launch`` / ``finish``)
+        self.device_ids = None
+        self._prev_step: Optional[LaunchedStep] = None  # the last launched step
+        if device_inputs:
+            if self.tokens_from_scheduler or not hasattr(self.model, "launch"):
+                raise ConfigError("the device-input path needs the cached policy and the "
+                                  "torch model")
+            from ipc_bench.engine.cuda_step import DeviceSampledIds
+            self.device_ids = DeviceSampledIds(self.model.torch, self.model.torch_device)
 
     # ------------------------------------------------------------------ 1
     def write_token_ids(self, state: CachedRequestState, row: int, start: int,
@@ -504,6 +513,120 @@ class ModelRunner:
                                          dict(self.input_batch.req_id_to_index), valid,
                                          proposals)
 
+    # ------------------------------------------------- device-input path (async)
+    def placeholder_map(self, inputs: StepInputs) -> tuple[np.ndarray, np.ndarray]:
+        """Where this step feeds the last launched step's samples (vLLM #23569
+        ``_prepare_input_ids``): int64 ``(flat_idx, prev_idx)``, input position
+        ``flat_idx[i]`` takes the previous step's sampled id ``prev_idx[i]`` (its row
+        then). A row qualifies when its request was in the previous step, that step
+        sampled a kept id for it (not a partial prefill: the same test as
+        ``write_back``, whose bookkeeping for the step before has been done; or, when
+        the previous step was finished already, its recorded ``kept`` ids) and this
+        step's last scheduled position is the one that id fills (the scheduler's
+        placeholder: vLLM takes each such request's last scheduled token too)."""
+        prev = self._prev_step
+        empty = np.zeros(0, np.int64)
+        if prev is None:
+            return empty, empty
+        prev_index, prev_seq_lens, kept = prev.rows, prev.inputs.seq_lens, prev.kept
+        requests = self.requests
+        qsl = inputs.query_start_loc
+        flat: list[int] = []
+        src: list[int] = []
+        for row, req_id in enumerate(inputs.req_ids):
+            j = prev_index.get(req_id)
+            if j is None:
+                continue
+            seq_len = int(prev_seq_lens[j])
+            if kept is not None:  # the previous step was finished already
+                if req_id not in kept:
+                    continue
+            elif seq_len < (requests[req_id].num_prompt_tokens
+                            + requests[req_id].num_sampled_tokens):
+                continue  # the previous step was a partial prefill: no sample
+            if int(inputs.positions[row]) != seq_len:
+                continue  # the sampled id is not this step's input
+            flat.append(int(qsl[row + 1]) - 1)
+            src.append(j)
+        return np.asarray(flat, np.int64), np.asarray(src, np.int64)
+
+    def launch(self, so: SchedulerOutput) -> "LaunchedStep":
+        """Phases 1-3 of a step on the device-input path, without waiting for its ids.
+
+        ``update_states`` and ``prepare_inputs`` as always (the input ids gathered from
+        the host token buffer, where a placeholder position may still hold a stale id:
+        the previous step's sample is not written there yet), then the forward, whose
+        placeholder positions (``placeholder_map``) are filled on the device from the
+        previous step's sampled ids (``cuda_step.DeviceSampledIds.fill``), and the
+        non-blocking copy of this step's ids (and of the input ids it fed) to the host.
+        The previous step must have been ``finish``-ed before this step's successor is
+        launched (one step pending at most). Returns the ``LaunchedStep`` for
+        ``finish``; ``inputs.req_ids`` and the rows are snapshots (the next step's
+        ``update_states`` moves rows)."""
+        self.update_states(so)
+        return self.launch_prepared(so, self.prepare_inputs(so))
+
+    def launch_prepared(self, so: SchedulerOutput, inputs: StepInputs) -> "LaunchedStep":
+        """The forward + copy part of ``launch`` (timed apart by the process loop)."""
+        inputs.req_ids = list(inputs.req_ids)
+        rows = dict(self.input_batch.req_id_to_index)
+        flat_idx, prev_idx = self.placeholder_map(inputs)
+        device_ids = self.device_ids
+        fill = None
+        if len(flat_idx):
+            put = self.model._to_device
+            fill = lambda ids_t: device_ids.fill(ids_t, flat_idx, prev_idx, put)  # noqa: E731
+        sampled_t, fed_t = self.model.launch(self.input_batch, inputs, fill)
+        step = LaunchedStep(so, inputs, rows, device_ids.start_copy(sampled_t, fed_t))
+        self._prev_step = step
+        return step
+
+    def finish(self, step: "LaunchedStep") -> ModelRunnerOutput:
+        """Phases 4-5 of a launched step: wait for its copy to the host (on CUDA the
+        event; the next step may be running on the device meanwhile), set
+        ``inputs.input_ids`` to the ids the device actually fed (read back from the
+        device input tensor, so the input oracle digests those, at this point), write
+        the sampled ids into the host token buffer and build the output."""
+        inputs = step.inputs
+        sampled, fed = step.copy.wait()
+        self.model.collect(len(inputs.req_ids))
+        inputs.input_ids = fed.astype(np.int32)
+        valid = self.write_back_by_id(inputs, sampled.tolist())
+        step.kept = {r for r, ids in zip(inputs.req_ids, valid) if ids}
+        return self._model_runner_output(list(inputs.req_ids), step.rows, valid, None)
+
+    def write_back_by_id(self, inputs: StepInputs, sampled: list[int]) -> list[list[int]]:
+        """``write_back`` for a step finished after its successor's ``update_states``:
+        each request is found by id, in its current row (rows move when the batch is
+        condensed); one no longer in the batch (not scheduled in the successor, its
+        state kept) gets its id appended to its kept state's outputs, from which it is
+        re-added. Same partial-prefill test as ``write_back``."""
+        if len(sampled) != len(inputs.req_ids):
+            raise RunnerError(f"the model sampled {len(sampled)} ids for "
+                              f"{len(inputs.req_ids)} requests")
+        requests = self.requests
+        index = self.input_batch.req_id_to_index
+        num_tokens_no_spec = self.input_batch.num_tokens_no_spec_mv
+        write = self.write_token_ids
+        valid: list[list[int]] = []
+        for i, req_id in enumerate(inputs.req_ids):
+            state = requests.get(req_id)
+            if state is None:
+                raise RunnerError(f"{req_id} was finished while its step was in flight")
+            if (inputs.num_computed[i] + inputs.num_scheduled[i]
+                    < state.num_prompt_tokens + state.num_sampled_tokens):
+                valid.append([])
+                continue
+            ids = [sampled[i]]
+            valid.append(ids)
+            state.num_sampled_tokens += 1
+            row = index.get(req_id)
+            if row is None:
+                state.output_token_ids.append(ids[0])
+            else:
+                write(state, row, num_tokens_no_spec[row], ids)
+        return valid
+
     def execute_model(self, so: SchedulerOutput) -> ModelRunnerOutput:
         """All five phases in order (for tests and the single-process path)."""
         self.update_states(so)
@@ -511,3 +634,20 @@ class ModelRunner:
         sampled = self.sample(inputs)
         valid = self.write_back(inputs, sampled)
         return self.build_output(inputs, valid)
+
+
+class LaunchedStep:
+    """A step launched on the device-input path (``ModelRunner.launch``): its
+    ``SchedulerOutput``, ``StepInputs`` (``req_ids`` a snapshot), ``rows`` (the batch's
+    ``req_id_to_index`` at launch, a copy) and ``copy`` (``cuda_step.SampledCopy``);
+    ``kept``: once finished, the ids of the requests whose sample was kept (``None``
+    before)."""
+
+    __slots__ = ("so", "inputs", "rows", "copy", "kept")
+
+    def __init__(self, so, inputs, rows, copy):
+        self.so = so
+        self.inputs = inputs
+        self.rows = rows
+        self.copy = copy
+        self.kept: Optional[set[str]] = None

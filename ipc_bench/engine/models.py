@@ -362,6 +362,7 @@ class TorchModel:
         self.device = "cpu"
         self.timer: Optional[StepEventTimer] = None
         self.staging: Optional[PinnedStaging] = None
+        self.last_fed = None  # the device input ids of the last step (``forward_logits``)
         if device == "cuda":
             attention = configure_cuda_attention(torch)
             self.device = f"cuda ({torch.cuda.get_device_name(self.torch_device)}; {attention})"
@@ -540,7 +541,7 @@ class TorchModel:
     # ---------------------------------------------------------------- forward
     def forward_logits(self, input_ids: np.ndarray, positions: np.ndarray,
                        query_start_loc: np.ndarray, seq_lens: np.ndarray,
-                       block_table: np.ndarray):
+                       block_table: np.ndarray, fill=None):
         """Logits at each request's last scheduled token, float32 ``[num_reqs, vocab]``.
 
         ``input_ids``, ``positions``: ``[num_tokens]`` (flat scheduled tokens, request by
@@ -549,16 +550,23 @@ class TorchModel:
         scheduled); ``block_table``: ``[num_reqs, >= max blocks]`` KV block ids per row.
         Writes this step's K and V into the paged cache. Decode rows attend through
         ``self.attention`` (padded to its bucket), prefill chunks through the gathered
-        copy (``paged_attention``).
+        copy (``paged_attention``). ``fill(ids_t)``, if given, overwrites input ids on the
+        device after they were staged (the device-input path,
+        ``cuda_step.DeviceSampledIds.fill``); the device ids fed are left in
+        ``self.last_fed`` (``[num_tokens]``).
         """
         torch = self.torch
         n = len(seq_lens)
         if n == 0:
+            self.last_fed = torch.empty(0, dtype=torch.int64, device=self.torch_device)
             return torch.empty(0, self.vocab_size, device=self.torch_device)
         with torch.inference_mode():
             if self.timer is not None:  # CUDA: the step's first GPU operation follows
                 self.timer.begin()
             ids_t = self._to_device("input_ids", np.asarray(input_ids, dtype=np.int64))
+            if fill is not None:
+                fill(ids_t)
+            self.last_fed = ids_t
             return self._forward(ids_t, *self._step_plan(positions, query_start_loc, seq_lens,
                                                          block_table))
 
@@ -695,6 +703,44 @@ class TorchModel:
         return self.sample_step(inputs.input_ids, inputs.token_positions,
                                 inputs.query_start_loc, inputs.seq_lens, batch.block_table[:n])
 
+    def launch(self, batch: "InputBatch", inputs: "StepInputs", fill=None):
+        """The device-input path (async scheduling, ``model_runner.ModelRunner`` with
+        ``device_inputs``): ``execute`` without waiting for the result. Returns
+        ``(sampled_t, fed_t)``: the greedy ids ``[num_reqs]`` and the input ids fed
+        ``[num_tokens]``, device tensors whose values may not be computed yet (on
+        CUDA). ``fill(ids_t)`` overwrites input ids on the device before the forward.
+        ``collect(num_reqs)`` once the step's copy to the host has completed."""
+        if self.step_roofline is not None:
+            self.step_roofline.record(inputs.query_start_loc, inputs.seq_lens)
+        n = len(inputs.req_ids)
+        ids = self._launch_step(inputs.input_ids, inputs.token_positions,
+                                inputs.query_start_loc, inputs.seq_lens,
+                                batch.block_table[:n], fill)
+        if self.timer is not None and n:
+            self.timer.end()
+        return ids, self.last_fed
+
+    def collect(self, n: int) -> None:
+        """The timer's side of a launched step of ``n`` rows, once it has synchronised
+        (``StepEventTimer.collect``, or ``skip`` for an empty step)."""
+        if self.timer is not None:
+            if n:
+                self.timer.collect()
+            else:
+                self.timer.skip()
+
+    def _launch_step(self, input_ids, positions, query_start_loc, seq_lens, block_table,
+                     fill=None):
+        """Greedy ids ``[num_reqs]`` as a device tensor (not waited for)."""
+        n = len(seq_lens)
+        if self.staging is not None:
+            self.staging.next_step()
+        if self.graphs is not None and n and int(query_start_loc[-1]) == n:
+            return self.graphs.run(input_ids, positions, seq_lens, block_table, self.timer,
+                                   fill)
+        return self.forward_logits(input_ids, positions, query_start_loc, seq_lens,
+                                   block_table, fill).argmax(dim=-1)
+
     def sample_step(self, input_ids: np.ndarray, positions: np.ndarray,
                     query_start_loc: np.ndarray, seq_lens: np.ndarray,
                     block_table: np.ndarray) -> np.ndarray:
@@ -703,11 +749,7 @@ class TorchModel:
         (``cuda_step.DecodeGraphs``). On CUDA the step's GPU work is bracketed by the
         timer's events (recorded before the input copies and after the argmax)."""
         n = len(seq_lens)
-        if self.graphs is not None and n and int(query_start_loc[-1]) == n:
-            ids = self.graphs.run(input_ids, positions, seq_lens, block_table, self.timer)
-        else:
-            ids = self.forward_logits(input_ids, positions, query_start_loc, seq_lens,
-                                      block_table).argmax(dim=-1)
+        ids = self._launch_step(input_ids, positions, query_start_loc, seq_lens, block_table)
         timer = self.timer
         if timer is None:
             return ids.cpu().numpy().astype(np.int64)

@@ -139,6 +139,38 @@ class TimedModelRunner:
         self._rec_forward_start(t2 - self.t_origin)
         return out
 
+    def launch(self, so: SchedulerOutput, perf=time.perf_counter_ns):
+        """The device-input path's first half (``ModelRunner.launch``): update states,
+        prepare inputs, launch the forward (whose placeholder inputs are filled on the
+        device) and the non-blocking copy of its ids. ``runner_forward_ns`` is then the
+        time to launch it: the whole forward on CPU, where ops run as they are called;
+        on CUDA the host's launch time (the device's time is ``gpu_busy_ns``)."""
+        runner = self.runner
+        t0 = perf()
+        runner.update_states(so)
+        t1 = perf()
+        inputs = runner.prepare_inputs(so)
+        t2 = perf()
+        step = runner.launch_prepared(so, inputs)
+        t3 = perf()
+        self._rec_update(t1 - t0)
+        self._rec_prepare(t2 - t1)
+        self._rec_forward(t3 - t2)
+        self._rec_forward_start(t2 - self.t_origin)
+        return step
+
+    def finish(self, step, perf=time.perf_counter_ns) -> ModelRunnerOutput:
+        """The second half (``ModelRunner.finish``), timed as ``runner_writeback_ns``
+        (it includes the wait for the copy's event) and ``runner_build_ns`` 0 (the
+        output is built in the same call)."""
+        t0 = perf()
+        out = self.runner.finish(step)
+        t1 = perf()
+        self.last_inputs = step.inputs
+        self._rec_writeback(t1 - t0)
+        self._rec_build(0)
+        return out
+
 
 class RunnerLoop:
     """One runner's receive -> execute -> reply loop over ``channel``.
@@ -265,6 +297,97 @@ class RunnerLoop:
         finally:
             gc_counter.close()
 
+    def _completer(self, gc_counter: GcCounter) -> Callable[[tuple, int], None]:
+        """``complete(pending, ahead)`` of ``run_pipelined``: finish a launched step
+        (``TimedModelRunner.finish``), encode and send its reply, record its columns and
+        its input digest (the ids the device fed, read back once its copy completed).
+        ``pending``: ``(seq, SchedulerOutput, LaunchedStep, gc count at launch)``;
+        ``ahead``: 1 if its successor was launched first."""
+        cols = self.columns
+        rec_encode, rec_send, rec_gc = (cols[name].append for name in (
+            "runner_encode_ns", "runner_send_ns", "runner_gc_collections"))
+        rec_lookahead = cols.setdefault("runner_lookahead", _column(self.record)).append
+        finish, encode, reply = self.stepper.finish, self.encode, self.channel.reply
+        keep_reply = self.out_frames.append
+        record_inputs = self.input_log.record if self.config.check_inputs else _no_record
+        perf = time.perf_counter_ns
+
+        def complete(pending: tuple, ahead: int) -> None:
+            seq, so, step, gc0 = pending
+            next_seq, self.seq = self.seq, seq  # an error names this step
+            rec_lookahead(ahead)
+            out = finish(step)
+            t7 = perf()
+            frame = encode(out)
+            t8 = perf()
+            reply(frame, seq)
+            t9 = perf()
+            rec_encode(t8 - t7)
+            rec_send(t9 - t8)
+            rec_gc(gc_counter.count - gc0)
+            keep_reply(frame)
+            record_inputs(seq, so.num_scheduled_tokens, step.rows, step.inputs)
+            self.seq = next_seq
+
+        return complete
+
+    def run_pipelined(self) -> None:
+        """``run`` on the device-input path (``RunnerConfig.device_inputs``), as vLLM's
+        worker with async scheduling (PR #23569: ``execute_model`` returns an
+        ``AsyncModelRunnerOutput``; the worker goes on to the next step while the
+        output's copy completes): after launching step n it reads step n + 1's frame
+        if one is already queued (``channel.poll``) and launches step n + 1 before it
+        finishes step n (``_completer``). With no frame queued, or a control frame, it
+        finishes step n first, so it never holds a reply back for a frame that will not
+        come. One step is pending at most. Columns as ``run``'s, in step order
+        (``runner_idle_ns`` of a looked-ahead step is the poll's), plus
+        ``runner_lookahead``: 1 for a step whose successor was launched first, else 0."""
+        recv, poll = self.channel.recv, self.channel.poll
+        decode, launch = self.decode, self.stepper.launch
+        perf = time.perf_counter_ns
+        gc_counter = GcCounter()
+        complete = self._completer(gc_counter)
+        rec_idle, rec_decode, rec_t0 = (self.columns[name].append for name in (
+            "runner_idle_ns", "runner_decode_ns", "runner_t0_ns"))
+        warmup = self.config.warmup_steps
+        pending = None  # (seq, so, LaunchedStep, gc count at launch)
+        t_origin = perf()
+        try:
+            while True:
+                t0 = perf()
+                if pending is None:
+                    frame = recv(self.seq)
+                else:
+                    frame = poll()
+                    if frame is None:  # nothing queued: finish step n, then wait
+                        complete(pending, 0)
+                        pending = None
+                        continue
+                t1 = perf()
+                if not frame:
+                    if pending is not None:
+                        complete(pending, 0)
+                        pending = None
+                    if self._control():
+                        return
+                    continue
+                rec_t0(t0 - t_origin)
+                rec_idle(t1 - t0)
+                if self.seq == warmup:
+                    self._end_warmup()
+                    t1 = perf()
+                gc0 = gc_counter.count
+                so = decode(frame)
+                t2 = perf()
+                rec_decode(t2 - t1)
+                launched = (self.seq, so, launch(so), gc0)
+                self.seq += 1
+                if pending is not None:
+                    complete(pending, 1)
+                pending = launched
+        finally:
+            gc_counter.close()
+
     def run_bare(self) -> None:
         """``run`` with nothing timed or kept per step (instrumentation off)."""
         recv, reply = self.channel.recv, self.channel.reply
@@ -299,7 +422,8 @@ class RunnerLoop:
 
 
 def _model_runner(config: RunnerConfig) -> ModelRunner:
-    return ModelRunner(config.scheduler, config.model, config.policy, messages_of(config.codec))
+    return ModelRunner(config.scheduler, config.model, config.policy, messages_of(config.codec),
+                       device_inputs=config.device_inputs)
 
 
 def _accept_handshake(socks: RunnerSockets, peer_problem: Callable[[], Optional[str]],
@@ -376,6 +500,8 @@ def _serve(loop: RunnerLoop) -> int:
     try:
         if loop.config.bare_loop:
             loop.run_bare()
+        elif loop.config.device_inputs:
+            loop.run_pipelined()
         else:
             loop.run()
     except PeerError as exc:

@@ -91,6 +91,13 @@ RUNNER_COMMAND = (sys.executable, "-m", "ipc_bench.harness")
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 
 
+
+def uses_device_inputs(spec: CaseSpec) -> bool:
+    """Whether the case's runner process takes the device-input path of async
+    scheduling (``RunnerConfig.device_inputs``): async scheduling with the torch model
+    (the models without a device have no device tensor to feed from)."""
+    return bool(spec.async_scheduling and spec.model.name == "torch")
+
 class RunnerProcess:
     """The runner child process (or, ``role="frontend"``, the frontend's: ``args`` then
     holds its arguments): started with its stderr in a private file, asked how it
@@ -467,7 +474,8 @@ class _TwoProcessCase:
             record_steps=not spec.stream, allow_pickle_over_tcp=spec.allow_pickle_over_tcp,
             bare_loop=spec.instrumentation == "totals",
             check_inputs=spec.input_oracle_interval > 0,
-            s2r_ring=self.ring.handle if self.ring is not None else None)
+            s2r_ring=self.ring.handle if self.ring is not None else None,
+            device_inputs=uses_device_inputs(spec))
         config.validate()
         if self.remote is not None:  # started by hand: wait for its connection
             self.runner = RemotePeer(self.remote)

@@ -143,11 +143,17 @@ def _gap_blocks(results, level: int) -> list[Block]:
                                  "runner's step (forward start to forward start).")]
     if any(r.get("async_scheduling") for r in records):
         blocks.append(("note", "Async scheduling: the scheduler sent step n+1 before "
-                               "step n's output was applied (two steps in flight). The "
-                               "runner took step n+1's input ids from its host token "
-                               "buffer: process pipelining (or a runner thread in the "
-                               "single-process case), not vLLM's device-side input ids "
-                               "with a non-blocking copy back."))
+                               "step n's output was applied (two steps in flight). "
+                               "'process pipelining' (and 'runner thread', the single "
+                               "process): the runner took step n+1's input ids from its "
+                               "host token buffer. 'device pipelining' (torch model on "
+                               "CUDA): step n+1's input ids came from step n's sampled ids "
+                               "on the GPU, copied back without blocking, and step n+1 was "
+                               "launched before step n's reply, as vLLM's async scheduling; "
+                               "there the gap is the host's time between launches, the "
+                               "GPU's own idle time is gpu_idle_ns. 'device-input path "
+                               "(CPU: no overlap)': the same code on CPU, where nothing "
+                               "overlaps."))
     return blocks
 
 

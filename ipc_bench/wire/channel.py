@@ -173,6 +173,15 @@ class RunnerChannel(_ControlEnd):
         except _Again:
             return wait_recv(self._s2r, self.timeout_s, self.peer_problem, f"{label} {seq}")
 
+    def poll(self) -> Optional[bytes]:
+        """The next frame if one is queued now, else ``None`` (never waits): the
+        device-input runner loop reads step n + 1's frame, when it is already there,
+        before it finishes step n (``RunnerLoop.run_pipelined``)."""
+        try:
+            return self._pull(_NOBLOCK)
+        except _Again:
+            return None
+
     def reply(self, frame: bytes, seq: int, label: str = REPLY) -> None:
         """Answer step ``seq`` (nothing is sent unless this rank replies)."""
         if not self.replies:
@@ -234,3 +243,8 @@ class RingRunnerChannel(RunnerChannel):
     def recv(self, seq: int, label: str = REQUEST) -> bytes:
         """The next frame from the scheduler's ring (empty: read the control socket)."""
         return self._ring_recv(self.timeout_s, label, seq)
+
+    def poll(self) -> Optional[bytes]:
+        """Always ``None``: the ring has no non-blocking read here, so the device-input
+        loop finishes each step before it reads the next frame (no lookahead)."""
+        return None

@@ -41,6 +41,9 @@ class RunnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     does, passes hidden states over ``torch.distributed`` rendezvousing at the file
     ``pp_store``, and replies only as the last stage; ``pp_direct``: the last stage
     sends its sampled ids to the other stages, ``engine.pipeline``).
+    ``device_inputs``: the torch model's runner under async scheduling takes the
+    device-input path (``ModelRunner(device_inputs=True)``, ``RunnerLoop.run_pipelined``):
+    step n + 1's placeholder input ids come from step n's sampled ids on the device.
     """
 
     scheduler: SchedulerConfig
@@ -62,6 +65,7 @@ class RunnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     pp_rank: int = 0
     pp_direct: bool = False
     pp_store: Optional[str] = None
+    device_inputs: bool = False
 
     def validate(self) -> None:
         self.scheduler.validate()

@@ -594,14 +594,15 @@ def _script(name: str):
 
 
 STAGES = ("the stages are 0 decode-step, 1 smoke, 2 llama-3.2-1b, 3 llama-3.1-8b, 4 aa, "
-          "5 azure-conv")
+          "5 azure-conv, 6 async")
 
 #: (gpu_check arguments, the exact error after "gpu_check: error: "); {tmp}: tmp_path
 GPU_CHECK_CASES = [
     (["--stages", "9"], f"argument --stages: unknown stage '9'; {STAGES}"),
     (["--stages", "1,-1"], f"argument --stages: unknown stage '-1'; {STAGES}"),
     (["--stages", ","], "argument --stages: give at least one stage number (0 decode-step, "
-                        "1 smoke, 2 llama-3.2-1b, 3 llama-3.1-8b, 4 aa, 5 azure-conv)"),
+                        "1 smoke, 2 llama-3.2-1b, 3 llama-3.1-8b, 4 aa, 5 azure-conv, "
+                        "6 async)"),
     (["--budget-s", "0"],
      "argument --budget-s: must be a positive, finite number of seconds, got '0'"),
     (["--budget-s", "-5"],

@@ -7,6 +7,7 @@ import importlib.util
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import time
@@ -173,8 +174,9 @@ def test_gpu_check_stages_on_cuda_are_the_public_presets(tmp_path):
     trace.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n")
     stages = gpu_check.build_stages(True, str(trace))
     assert [s.name for s in stages] == ["smoke", "llama-3.2-1b", "llama-3.1-8b", "aa",
-                                        "azure-conv"]
-    assert stages[0].limit_s == 90.0 and all(s.limit_s is None for s in stages[1:])
+                                        "azure-conv", "async"]
+    assert stages[0].limit_s == 90.0 and all(s.limit_s is None for s in stages[1:5])
+    assert stages[5].limit_s == gpu_check.ASYNC_LIMIT_S
 
     def arg(stage, name):
         return stage.args[stage.args.index(name) + 1]
@@ -186,6 +188,9 @@ def test_gpu_check_stages_on_cuda_are_the_public_presets(tmp_path):
     assert "--no-single-process" not in stages[1].args + stages[2].args
     assert "--aa" in stages[3].args
     assert (arg(stages[4], "--max-requests"), arg(stages[4], "--trace")) == ("100", str(trace))
+    assert "--async-scheduling" in stages[5].args and "--policies" not in stages[5].args
+    assert (arg(stages[5], "--model-preset"), arg(stages[5], "--num-running")) == (
+        "llama-3.2-1b", "64")
     assert gpu_check.build_stages(True, None)[4].skip.startswith("no Azure conversation trace")
 
 
@@ -298,6 +303,43 @@ def test_gpu_check_sigterm_stops_and_reaps_the_running_stage(tmp_path):
     assert json.loads((out / "1-smoke" / "summary.json").read_text())["status"] == "incomplete"
 
 
+def test_gpu_check_async_lines_compare_sync_and_async():
+    def case(arm, tok_s, gap_ns, share, **kw):
+        return dict(workload="num_running=64", arm=arm, complete=True,
+                    output_tokens_per_s=tok_s, runner_gap_ns_median=gap_ns,
+                    runner_gap_share_median=share, **kw)
+
+    lines = gpu_check.async_lines([
+        case("cached", 1000.0, 2_000_000, 0.1, gpu_idle_ns_per_step=2_100_000),
+        case("cached+async", 1250.0, 500_000, 0.025, gpu_idle_ns_per_step=50_000,
+             runner_lookahead_share=0.95, async_scheduling_mode="device pipelining")])
+    assert lines == ["  async [num_running=64]: tok/s sync 1,000 -> async 1,250 = x1.25; "
+                     "runner gap p50 sync 2,000 us (10.0%) -> async 500 us (2.5%); GPU idle "
+                     "ms/step sync 2.10 -> async 0.05; launched ahead 95%; mode: device "
+                     "pipelining"]
+    assert gpu_check.async_lines([case("cached", 1.0, 1, 0.1)]) == []
+
+
+def test_gpu_check_async_stage_runs_shrunk_on_cpu(tmp_path):
+    """Stage 6 on the CPU (tiny preset, 4 running, 8 counted steps): sync and async
+    cached, both tokens/s, the gap and the mode the summary names."""
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("CUDA present: the check would run the GPU stage")
+    out = subprocess.run([sys.executable, "scripts/gpu_check.py", "--output",
+                          str(tmp_path), "--stages", "6", "--device", "cpu"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=280)
+    assert out.returncode == 0, out.stdout + out.stderr
+    line = next(ln for ln in out.stdout.splitlines() if ln.startswith("  async ["))
+    assert re.match(r"  async \[num_running=4\]: tok/s sync [\d,]+ -> async [\d,]+ = x[\d.]+; "
+                    r"runner gap p50 sync [\d,]+ us \([\d.]+%\) -> async [\d,]+ us "
+                    r"\([\d.]+%\); GPU idle ms/step sync - -> async -; launched ahead \d+%; "
+                    r"mode: device-input path \(CPU: no overlap\)$", line), line
+    cases = json.loads((tmp_path / "6-async" / "summary.json").read_text())["cases"]
+    assert sorted(c["arm"] for c in cases) == ["cached", "cached+async"]
+
+
 @pytest.mark.slow
 def test_gpu_check_without_cuda_runs_every_stage_shrunk(tmp_path):
     import torch
@@ -313,9 +355,9 @@ def test_gpu_check_without_cuda_runs_every_stage_shrunk(tmp_path):
                         "running the stages shrunk on the CPU (tiny and cpu presets) instead")
     ends = [ln for ln in lines if "] passed (" in ln or "] SKIPPED" in ln]
     names = ["smoke", "llama-3.2-1b (tiny preset)", "llama-3.1-8b (cpu preset)", "aa",
-             "azure-conv"]
+             "azure-conv", "async"]
     assert [ln.split("[")[1].split("]")[0] for ln in ends] == names
-    assert sum(ln.startswith("workload ") and "GPU busy ms" in ln for ln in lines) == 5
+    assert sum(ln.startswith("workload ") and "GPU busy ms" in ln for ln in lines) == 6
     assert "gpu_check: [decode-step] passed; later stages use --attention gather" in lines
     step_rows = json.loads((tmp_path / "0-decode-step.json").read_text())["rows"]
     assert [r["config"] for r in step_rows] == ["gather"] * 2 + ["flex"] * 2 + ["flex+graphs"] * 2

@@ -49,15 +49,45 @@ def test_pinned_staging_reuses_and_grows_its_buffers():
     staging = PinnedStaging(torch, "cpu", pin=False)  # pin_memory needs CUDA
     a = staging.put("ids", np.array([5, 6, 7], dtype=np.int64))
     assert a.tolist() == [5, 6, 7]
-    ptr = staging._buffers["ids"][1].data_ptr()
+    ptr = staging._buffers["ids", 0][1].data_ptr()
     b = staging.put("ids", np.array([1, 2], dtype=np.int64))
-    assert b.tolist() == [1, 2] and staging._buffers["ids"][1].data_ptr() == ptr
+    assert b.tolist() == [1, 2] and staging._buffers["ids", 0][1].data_ptr() == ptr
     c = staging.put("ids", np.arange(7, dtype=np.int64))  # grows to 7 (2 x 3 < 7)
-    assert c.tolist() == list(range(7)) and staging._buffers["ids"][0].numel() == 7
+    assert c.tolist() == list(range(7)) and staging._buffers["ids", 0][0].numel() == 7
     mask = staging.put("mask", np.array([[True, False], [False, True]]))
     assert mask.dtype == torch.bool and mask.shape == (2, 2) and mask.tolist() == [
         [True, False], [False, True]]
     assert staging.put("ids", np.zeros((0,), dtype=np.int64)).numel() == 0
+
+
+def test_pinned_staging_alternates_two_sets_of_buffers_step_by_step():
+    # Step n + 1's inputs are staged while step n's copies may be queued (device-input
+    # path): each step writes the other set's host buffer.
+    staging = PinnedStaging(torch, "cpu", pin=False)
+    a = staging.put("ids", np.array([1, 2], dtype=np.int64))
+    staging.next_step()
+    b = staging.put("ids", np.array([3, 4], dtype=np.int64))
+    assert a.tolist() == [1, 2] and b.tolist() == [3, 4]
+    assert staging._buffers["ids", 0][0].data_ptr() != staging._buffers["ids", 1][0].data_ptr()
+    staging.next_step()
+    assert staging.put("ids", np.array([5], dtype=np.int64)).data_ptr() == a.data_ptr()
+
+
+def test_step_event_timer_with_the_next_step_launched_before_a_collect():
+    # step 0 from 10 to 14 ms; step 1 launched (begun, ended) before step 0 is
+    # collected, from 14.5 to 18; step 2 from 18.25 to 20, launched before step 1's
+    # collect: each collect reads its own step's pair.
+    clock = [10.0, 14.0, 14.5, 18.0, 18.25, 20.0]
+    timer = StepEventTimer(lambda: FakeEvent(clock))
+    timer.begin()
+    timer.end()
+    for _ in range(2):
+        timer.begin()
+        timer.end()
+        timer.collect()
+    timer.collect()
+    assert timer.columns() == {"gpu_busy_ns": [4_000_000, 3_500_000, 1_750_000],
+                               "gpu_idle_ns": [-1, 500_000, 250_000]}
 
 
 def test_cuda_attention_switch_turns_cudnn_sdpa_off():
