@@ -52,8 +52,7 @@ from ipc_bench.harness.oracle import RunnerInputLog
 from ipc_bench.harness.recording import GcCounter
 from ipc_bench.harness.spec import RUNNER_COLUMNS
 from ipc_bench.wire.channel import RingRunnerChannel, RunnerChannel
-from ipc_bench.wire.codecs import (DecodeError, messages_of, model_runner_output_codec,
-                                   scheduler_output_codec)
+from ipc_bench.wire.codecs import DecodeError, messages_of, session_codecs
 from ipc_bench.wire.control import (
     PROTOCOL_VERSION,
     BeginFloor,
@@ -159,8 +158,7 @@ class RunnerLoop:
         self.columns.update(self.stepper.columns)
         self.out_frames = _column(self.record)
         self.input_log = RunnerInputLog()
-        self.decode = scheduler_output_codec(config.codec).decode
-        self.encode = model_runner_output_codec(config.codec).encode
+        self.encode, self.decode = session_codecs(config.codec, "runner")
         self.heap = HeapReport.from_env()
         if self.heap is not None:
             self.heap.start()

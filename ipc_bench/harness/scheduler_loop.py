@@ -35,8 +35,7 @@ from ipc_bench.harness.oracle import InputOracle, RunnerInputLog, ScheduleDigest
 from ipc_bench.harness.recording import GcCounter, StepFlusher, record_requests
 from ipc_bench.harness.spec import CaseError, CaseResult, CaseSpec
 from ipc_bench.wire.channel import SchedulerChannel
-from ipc_bench.wire.codecs import (DecodeError, messages_of, model_runner_output_codec,
-                                   scheduler_output_codec)
+from ipc_bench.wire.codecs import DecodeError, messages_of, session_codecs
 from ipc_bench.wire.control import (CheckInputs, ErrorReport, InputDigests, KeepAlive,
                                     RecheckInputs, StepInputIds)
 from ipc_bench.wire.transport import PeerError
@@ -52,8 +51,7 @@ class ChannelExchange:
     runner reported an error and is on its way out."""
 
     def __init__(self, spec: CaseSpec, channel: SchedulerChannel, result: CaseResult):
-        self.encode = scheduler_output_codec(spec.codec).encode
-        self.decode = model_runner_output_codec(spec.codec).decode
+        self.encode, self.decode = session_codecs(spec.codec, "scheduler")
         self.channel = channel
         self.first_timeout_s = max(spec.startup_timeout_s, spec.peer_timeout_s)
         self.keepalive_ns = int(spec.peer_timeout_s / 4 * 1e9)

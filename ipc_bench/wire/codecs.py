@@ -44,6 +44,12 @@ and code execution on load, is why pickle is refused on TCP unless
   harness carries (``resumed_from_preemption`` a list of bools; ``new_block_ids`` a
   tuple of lists for every request, where the PR's base may send ``None``). Like
   pickle it is refused on TCP unless allowed (``PICKLED_CODECS``).
+- ``slots``: the slots protocol (issue 15 item 4, ``wire.slots``): requests named by
+  integer slots after their first step, per-request lists as raw int32 arrays, nothing
+  sent for a request whose state the runner can infer. It is stateful: the loops get
+  its two ends from ``session_codecs``; ``make_codec("slots", ...)`` and the other
+  per-direction helpers give its stateless wire part (frame <-> ``SlotsStep`` /
+  ``SlotsReply`` with their arrays), which the floor replays and captures time.
 """
 
 from __future__ import annotations
@@ -56,14 +62,12 @@ import msgspec
 
 from ipc_bench.engine.messages import STRUCTS, VLLM_DATACLASSES, MessageSet
 from ipc_bench.errors import one_line
+from ipc_bench.wire import slots
+from ipc_bench.wire.decode_error import DecodeError
 from ipc_bench.v1rpc.multiproc_executors import (EXECUTE_MODEL, EXECUTE_MODEL_FAST_PATH_TAG,
                                                   OUTPUT_RANK, WorkerProc)
 
 T = TypeVar("T")
-
-
-class DecodeError(ValueError):
-    """A frame could not be decoded into the expected message type (one line)."""
 
 
 class Codec(Generic[T]):
@@ -308,14 +312,56 @@ class PackedCodec(PickleCodec[T]):
                                        f"payload: {type(exc).__name__}: {exc}")) from None
 
 
+# ------------------------------------------------------------------- slots (issue 15)
+
+
+class SlotsCodec(Codec[T]):
+    """The slots protocol's stateless wire part (``wire.slots.SlotsWireCodec``):
+    ``encode`` / ``decode`` map a frame to and from ``(SlotsStep or SlotsReply, arrays)``.
+    The engine's messages are the Structs; the loops encode and decode them through
+    ``session_codecs``, whose ends keep the slot tables."""
+
+    name = "slots"
+    messages = STRUCTS
+
+    def __init__(self, msg_type: type[T]):
+        super().__init__(msg_type)
+        if msg_type is STRUCTS.SchedulerOutput:
+            wire = slots.SlotsWireCodec(slots.SlotsStep)
+        elif msg_type is STRUCTS.ModelRunnerOutput:
+            wire = slots.SlotsWireCodec(slots.SlotsReply)
+        else:
+            raise ValueError(f"the slots codec carries SchedulerOutput and "
+                             f"ModelRunnerOutput, not {msg_type!r}")
+        self.encode, self.decode = wire.encode, wire.decode
+
+
 #: The codecs registry: ``--codecs`` name -> class, in the order runs and tables use.
 CODEC_CLASSES: dict[str, type[Codec]] = {"msgpack": MsgpackCodec, "pickle": PickleCodec,
-                                         "packed": PackedCodec}
+                                         "packed": PackedCodec, "slots": SlotsCodec}
 CODECS: tuple[str, ...] = tuple(CODEC_CLASSES)
 #: The codecs a run compares when ``--codecs`` is not given.
 DEFAULT_CODECS: tuple[str, ...] = ("msgpack", "pickle")
 #: The codecs that unpickle what they receive (refused on TCP unless allowed).
 PICKLED_CODECS: frozenset[str] = frozenset({"pickle", "packed"})
+#: The codecs whose two ends keep state across steps (``session_codecs``): a frame of
+#: theirs decodes to a ``SchedulerOutput`` only in order, from the first step.
+STATEFUL_CODECS: frozenset[str] = frozenset({"slots"})
+
+
+def session_codecs(name: str, side: str):
+    """The ``(encode, decode)`` functions one loop uses for a whole case: on the
+    ``"scheduler"`` side, encode ``SchedulerOutput`` and decode ``ModelRunnerOutput``;
+    on the ``"runner"`` side, decode ``SchedulerOutput`` and encode
+    ``ModelRunnerOutput``. For the stateless codecs these are ``scheduler_output_codec``
+    and ``model_runner_output_codec``'s; for ``slots`` the two ends of
+    ``wire.slots``, which share the slot table of their side."""
+    if name == "slots":
+        end = slots.SlotsSchedulerSide() if side == "scheduler" else slots.SlotsRunnerSide()
+        return end.encode, end.decode
+    if side == "scheduler":
+        return scheduler_output_codec(name).encode, model_runner_output_codec(name).decode
+    return model_runner_output_codec(name).encode, scheduler_output_codec(name).decode
 
 
 def make_codec(name: str, msg_type: type[T]) -> Codec[T]:
