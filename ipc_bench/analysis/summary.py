@@ -261,6 +261,9 @@ def _model_column_figures(result: CaseResult, a: np.ndarray, c: np.ndarray
         return _counted_column(result, a, c, name)
 
     out: dict[str, Any] = {}
+    replica = column("replica_schedule_ns"), column("replica_update_ns")
+    if replica[0] is not None and replica[1] is not None:  # the replicated codec
+        out["replica_scheduler_ns_per_step"] = float((replica[0] + replica[1]).mean())
     emulated = column("emulated_step_ns")
     if emulated is not None:
         out["emulated_step_ns_per_step"] = float(emulated.mean())
