@@ -62,6 +62,9 @@ class ReplicatedStep(msgspec.Struct, array_like=True, gc=False):
 
 
 _encode_dict = msgspec.msgpack.Encoder().encode
+_STEP_WIRE = SlotsWireCodec(ReplicatedStep)
+_REPLY_WIRE = SlotsWireCodec(SlotsReply)
+_ENCODE = msgspec.msgpack.Encoder().encode
 
 
 def schedule_digest(num_scheduled_tokens: dict[str, int]) -> bytes:
@@ -76,11 +79,11 @@ class ReplicatedSchedulerSide:
     ``encode(SchedulerOutput)`` sends the step's number, arrivals and digest;
     ``decode(reply)`` rebuilds the ``ModelRunnerOutput`` in the step's order."""
 
+    _reply, _enc = _REPLY_WIRE, _ENCODE  # stateless, shared
+
     def __init__(self):
         self.sched: Optional[Scheduler] = None
         self.orders: list[list[str]] = []
-        self._enc = msgspec.msgpack.Encoder().encode
-        self._reply = SlotsWireCodec(SlotsReply)
 
     def attach(self, sched: Scheduler) -> None:
         self.sched = sched
@@ -117,12 +120,12 @@ class ReplicatedRunnerSide:
     ``encode(ModelRunnerOutput)`` applies it to the replica and answers the tokens.
     ``columns``: ``replica_schedule_ns`` and ``replica_update_ns`` per step."""
 
+    _step, _enc = _STEP_WIRE, _ENCODE  # stateless, shared
+
     def __init__(self, config: SchedulerConfig, policy: str):
         self.replica = Scheduler(config, policy)
         self.plan = None
         self.order: list[str] = []
-        self._step = SlotsWireCodec(ReplicatedStep)
-        self._enc = msgspec.msgpack.Encoder().encode
         self.columns: dict[str, list[int]] = {"replica_schedule_ns": [],
                                               "replica_update_ns": []}
 

@@ -243,20 +243,24 @@ class _Table:
         self.req_of[slot] = req_id
 
 
+_STEP_WIRE = SlotsWireCodec(SlotsStep)
+_REPLY_WIRE = SlotsWireCodec(SlotsReply)
+_ENCODE = msgspec.msgpack.Encoder().encode
+
+
 class SlotsSchedulerSide:
     """The scheduler's end: ``encode(SchedulerOutput) -> frame`` assigns slots and sends
     what the runner cannot infer; ``decode(reply frame) -> ModelRunnerOutput`` names
     the tokens by the order of the step they answer (steps in flight are queued, so
-    async scheduling works)."""
+    async scheduling works). Its state is plain data (``copy.deepcopy`` copies it)."""
+
+    _reply, _enc = _REPLY_WIRE, _ENCODE  # stateless, shared
 
     def __init__(self):
         self.t = _Table()
         self.slot_of: dict[str, int] = {}
         self.free: list[int] = []  # a heap of freed slots
         self.orders: list[list[str]] = []  # the scheduled req_ids of steps in flight
-        self._step = SlotsWireCodec(SlotsStep)
-        self._reply = SlotsWireCodec(SlotsReply)
-        self._enc = msgspec.msgpack.Encoder().encode
 
     def _alloc(self, req_id: str) -> int:
         slot = heapq.heappop(self.free) if self.free else len(self.t.req_of)
@@ -350,11 +354,11 @@ class SlotsRunnerSide:
     changes; ``encode(ModelRunnerOutput) -> frame``: the sampled tokens in the order of
     the step just decoded. ``DecodeError`` for a step inconsistent with the table."""
 
+    _step, _enc = _STEP_WIRE, _ENCODE  # stateless, shared
+
     def __init__(self):
         self.t = _Table()
         self.order_rids: list[str] = []
-        self._step = SlotsWireCodec(SlotsStep)
-        self._enc = msgspec.msgpack.Encoder().encode
 
     def decode(self, frame) -> SchedulerOutput:
         msg, oob = self._step.decode(frame)

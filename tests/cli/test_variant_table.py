@@ -25,7 +25,10 @@ def test_variants_that_cannot_differ_share_a_benchmark():
     assert vt.bench_key("decode s2r", 16, "send", "packed", "zipf") == \
         ("decode s2r", 16, "send", "packed", "zipf")
     keys = {vt.bench_key(w, *v) for v in vt.variants(vt.BATCH_SIZES) for w in vt.WHATS}
-    assert len(keys) == 150
+    # slots and replicated build msgpack's Structs: their build is msgpack's
+    assert vt.bench_key("build", 16, "send", "slots", "zipf") == \
+        ("build", 16, "send", "msgpack", "uniform")
+    assert len(keys) == 250
 
 
 def test_table_rows_at_one_running_request(capsys):
@@ -39,6 +42,13 @@ def test_table_rows_at_one_running_request(capsys):
         "| 1 | send | packed | uniform | 250 | 381 | 1.0 | 1.0 | 1.0 | 1.0 | 1.0 | 5.0 |"]
     assert lines[7:9] == ["| 1 | msgpack | uniform | 112 | 108 | 97 | - | - |",
                           "| 1 | msgpack | zipf | 112 | 108 | 97 | - | - |"]
+    # slots: a 28-byte step under cached (nothing per request), 4 more per token id
+    # under send; replicated: 18 bytes (step, no arrival, 8-byte digest); both reply
+    # 4 bytes per token in 12
+    assert lines[13:17] == ["| 1 | slots | uniform | 32 | 28 | 12 | - | - |",
+                            "| 1 | slots | zipf | 32 | 28 | 12 | - | - |",
+                            "| 1 | replicated | uniform | 18 | 18 | 12 | - | - |",
+                            "| 1 | replicated | zipf | 18 | 18 | 12 | - | - |"]
 
 
 def test_figure_is_a_png(tmp_path):
