@@ -507,7 +507,9 @@ def attach_token_bytes(result: CaseResult) -> None:
         result.token_bytes = dict(decode_token_bytes_per_step=0.0,
                                   prompt_chunk_bytes_per_step=0.0)
         return
-    if result.spec.codec in STATEFUL_CODECS:
+    if result.spec.codec == "replicated":  # the replica has every token: none travels
+        decode_b, prompt_b = 0, 0
+    elif result.spec.codec in STATEFUL_CODECS:
         decode_b, prompt_b = slots_token_bytes(frames), 0
     else:
         decode_b, prompt_b = token_bytes_split(result.spec.codec, frames,

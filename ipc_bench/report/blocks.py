@@ -151,6 +151,33 @@ def _gap_blocks(results, level: int) -> list[Block]:
     return blocks
 
 
+def _replica_blocks(results, level: int) -> list[Block]:
+    """The ``replicated`` cases' bytes and replica scheduler time per step
+    (``tables.REPLICA_COLUMNS``) under their own heading; nothing without one."""
+    from ipc_bench.report.tables import REPLICA_COLUMNS
+
+    cases = results.cases
+    if cases.empty or "replica_scheduler_ns_per_step" not in cases.columns:
+        return []
+    records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
+               for r in cases.to_dict("records")]
+    records = [r for r in records if r.get("replica_scheduler_ns_per_step") is not None]
+    if not records:
+        return []
+    head = ["rep", "workload", "policy", "codec"] + [h for _, h, _ in REPLICA_COLUMNS]
+    rows = [[str(r.get("repetition", 0)), str(r["workload"]), str(r["policy"]),
+             str(r["codec"])]
+            + [format_value(None if r.get(k) is None else r[k] * scale)
+               for k, _, scale in REPLICA_COLUMNS] for r in records]
+    return [("h", level, "Replicated scheduler"), ("table", head, rows),
+            ("p", "With the replicated codec (SGLang style) the runner runs a replica of "
+                  "the scheduler: only arrivals and a step message (step number, 8-byte "
+                  "schedule digest, checked by the replica every step) travel to it, and "
+                  "the sampled tokens come back. `replica sched us`: the replica's "
+                  "schedule + build + update per counted step, which every rank pays; "
+                  "`sched cpu us`: the scheduler process's own CPU per step.")]
+
+
 def _pair_table(results) -> list[Block]:
     """The cached-against-send table: per workload, codec and metric, the pairs, the
     means, send - cached and cached / send with its interval (``stats.summarize_pairs``
@@ -350,6 +377,7 @@ def _run_blocks(results, run_id: str, level: int, prefix: str) -> list[Block]:
     blocks.append(("h", level, "Cases"))
     blocks.extend(_case_tables(one))
     blocks.extend(_gap_blocks(one, level))
+    blocks.extend(_replica_blocks(one, level))
     blocks.append(("h", level, "Configuration"))
     blocks.extend(_config_blocks(one, run_id))
     blocks.append(("h", level, "Environment"))
