@@ -16,10 +16,11 @@ steps of a steady-decode workload stepped in one process (prompts of 100-300 tok
 no request finishes, so every request decodes one token), built as each codec's
 message classes. Not measured here: the frontend hop (not built) and the transport.
 
-``slots`` and ``replicated`` keep state across steps, so their two ends are stepped
-with the 60 steps (``session_codecs``), and each timed call starts from a copy of the
-state after step 59, taken outside the timing: ``encode s2r`` is the scheduler end's
-encode of step 60 (slots: finding what changed and writing the arrays; replicated: the
+``slots`` and ``replicated`` keep state across steps, so a call cannot be repeated on
+the same message: their ends (``session_codecs``) are stepped with the workload, and a
+timed loop runs consecutive whole steps from step 60 on, timing one operation in each
+(``_Stateful``: steps 60 to 459, then the case restarts from step 0, untimed). Their
+bytes are step 60's. ``encode s2r`` is the scheduler end's encode (slots: finding what changed and writing the arrays; replicated: the
 arrivals and the schedule digest), ``decode s2r`` the runner end's decode (slots:
 rebuilding the SchedulerOutput from its table; replicated: the replica's ``schedule``
 and ``build_scheduler_output``), ``encode r2s`` the runner end's reply (replicated:
@@ -48,10 +49,10 @@ the 150 benchmarks take about 4 minutes on 2 busy cores with the defaults, 7 wit
 
 from __future__ import annotations
 
-import copy
 import functools
 import gc
 import itertools
+import time
 import sys
 from pathlib import Path
 
@@ -80,9 +81,8 @@ SAME_REPLY = {"packed": "pickle"}
 def decode_step(b: int, policy: str, codec: str, token_ids: str):
     """(scheduler, plan, SchedulerOutput, ModelRunnerOutput, ends) of the last of
     ``STEPS`` steady-decode steps at ``b`` running, built as ``codec``'s message classes.
-    ``ends``: for a stateful codec, ``(scheduler end, runner end, frame, reply)`` with
-    both ends in their state after step ``STEPS - 1`` and the last step's frames;
-    else ``None``."""
+    ``ends``: for a stateful codec, the last step's ``(frame, reply)`` through its ends
+    (``session_codecs``); else ``None``."""
     cfg = SchedulerConfig(max_num_seqs=b, max_model_len=2048, num_blocks=65536)
     sched = Scheduler(cfg, policy, messages_of(codec))
     runner = ModelRunner(cfg, ModelConfig(token_ids=token_ids), policy, messages_of(codec))
@@ -93,16 +93,14 @@ def decode_step(b: int, policy: str, codec: str, token_ids: str):
     if stateful:
         (s_enc, s_dec), (r_enc, r_dec) = (session_codecs(codec, "scheduler"),
                                           session_codecs(codec, "runner", cfg, policy))
-        s_end, r_end = session_end(s_enc), session_end(r_enc)
-        if hasattr(s_end, "attach"):
-            s_end.attach(sched)
+        attach = getattr(session_end(s_enc), "attach", None)
+        if attach is not None:
+            attach(sched)
     for step in range(STEPS):
         for r in workload.arrivals(sched.step):
             sched.add_request(r.req_id, r.index, r.prompt_token_ids, r.max_tokens)
         plan = sched.schedule()
         so = sched.build_scheduler_output(plan)
-        if stateful and step == STEPS - 1:
-            ends = copy.deepcopy((s_end, r_end))  # the state before the last step
         if stateful:
             frame = s_enc(so)
             out = runner.execute_model(r_dec(frame))
@@ -113,30 +111,74 @@ def decode_step(b: int, policy: str, codec: str, token_ids: str):
             sched.update_from_output(plan, out)
     if not plan.is_decode_only or len(plan.cached_reqs) != b:
         raise RuntimeError(f"step {STEPS} at {b} running is not pure decode")
-    return sched, plan, so, out, (ends + (frame, reply) if stateful else None)
+    return sched, plan, so, out, ((frame, reply) if stateful else None)
 
 
 class _Stateful:
-    """One timed operation of a stateful codec's end: each call runs on a fresh copy of
-    the end's state before the last step (``prepare``, untimed)."""
+    """One timed operation of a stateful codec: consecutive steady-decode steps from
+    step ``STEPS`` on, each run whole (schedule, build, both ends, the runner, the
+    update) with only ``what`` timed. Every ``RESTART`` steps the case restarts from
+    step 0 (untimed), so every timed step is one of steps ``STEPS`` to ``STEPS +
+    RESTART - 1``: pure decode, no request finishes."""
 
-    def __init__(self, what: str, ends: tuple, so, out):
-        self.what, self.ends, self.so, self.out = what, ends, so, out
+    RESTART = 400
 
-    def prepare(self):
-        """-> (function, argument) on a fresh copy of the ends."""
-        s_end, r_end, frame, reply = copy.deepcopy(self.ends)
-        if self.what == "encode s2r":
-            if getattr(s_end, "sched", None) is not None:
-                s_end.sched.arrivals = []
-            return s_end.encode, self.so
-        if self.what == "decode s2r":
-            return r_end.decode, frame
-        r_end.decode(frame)  # the runner's end after the step's decode
-        if self.what == "encode r2s":
-            return r_end.encode, self.out
-        s_end.encode(self.so)  # the scheduler's end with the step in flight
-        return s_end.decode, reply
+    def __init__(self, what: str, key: tuple):
+        self.what, self.key = what, key
+        self.left = 0
+
+    def _start(self) -> None:
+        b, policy, codec, token_ids = self.key
+        cfg = SchedulerConfig(max_num_seqs=b, max_model_len=2048, num_blocks=65536)
+        self.sched = Scheduler(cfg, policy, messages_of(codec))
+        self.runner = ModelRunner(cfg, ModelConfig(token_ids=token_ids), policy,
+                                  messages_of(codec))
+        self.workload = SteadyDecodeWorkload(b, seed=0, vocab_size=128_256,
+                                             prompt_len_range=(100, 300),
+                                             output_len_range=(1000, 1500),
+                                             token_ids=token_ids)
+        (self.s_enc, self.s_dec), (self.r_enc, self.r_dec) = (
+            session_codecs(codec, "scheduler"), session_codecs(codec, "runner", cfg, policy))
+        attach = getattr(session_end(self.s_enc), "attach", None)
+        if attach is not None:
+            attach(self.sched)
+        for _ in range(STEPS - 1):
+            self.step(None)
+        gc.collect()
+        gc.freeze()  # as the harness after its warm-up: collections see the young heap
+        self.left = self.RESTART
+
+    def step(self, what, perf=time.perf_counter) -> float:
+        """One whole step; seconds of ``what`` in it (0 for ``None``)."""
+        sched = self.sched
+        for r in self.workload.arrivals(sched.step):
+            sched.add_request(r.req_id, r.index, r.prompt_token_ids, r.max_tokens)
+        plan = sched.schedule()
+        so = sched.build_scheduler_output(plan)
+        t0 = perf()
+        frame = self.s_enc(so)
+        t1 = perf()
+        so_runner = self.r_dec(frame)
+        t2 = perf()
+        out = self.runner.execute_model(so_runner)
+        t3 = perf()
+        reply = self.r_enc(out)
+        t4 = perf()
+        out_sched = self.s_dec(reply)
+        t5 = perf()
+        sched.update_from_output(plan, out_sched)
+        return {None: 0.0, "encode s2r": t1 - t0, "decode s2r": t2 - t1,
+                "encode r2s": t4 - t3, "decode r2s": t5 - t4}[what]
+
+    def run(self, loops: int) -> float:
+        """Seconds of ``what`` over ``loops`` consecutive steps (restarts untimed)."""
+        total = 0.0
+        for _ in range(loops):
+            if self.left == 0:
+                self._start()
+            total += self.step(self.what)
+            self.left -= 1
+        return total
 
 
 def _call(what: str, b: int, policy: str, codec: str, token_ids: str):
@@ -146,7 +188,7 @@ def _call(what: str, b: int, policy: str, codec: str, token_ids: str):
     if what == "build":
         return sched.build_scheduler_output, plan
     if ends is not None:
-        return _Stateful(what, ends, so, out)
+        return _Stateful(what, (b, policy, codec, token_ids))
     s_codec, r_codec = scheduler_output_codec(codec), model_runner_output_codec(codec)
     return {"encode s2r": (s_codec.encode, so),
             "decode s2r": (s_codec.decode, s_codec.encode(so)),
@@ -160,31 +202,13 @@ def time_func(*key):
     def run(loops: int) -> float:
         call = _call(*key)
         if isinstance(call, _Stateful):
-            return _run_stateful(call, loops)
+            return call.run(loops)
         fn, arg = call
         t0 = pyperf.perf_counter()
         for _ in range(loops):
             fn(arg)
         return pyperf.perf_counter() - t0
     return run
-
-
-def _run_stateful(call: _Stateful, loops: int) -> float:
-    """Seconds of ``loops`` calls, each on a fresh copy of the state (copied untimed).
-    The collector is off during each call: the copy's allocations would otherwise
-    trigger collections inside it (the harness freezes its heap after warm-up)."""
-    total = 0.0
-    perf = pyperf.perf_counter
-    for _ in range(loops):
-        fn, arg = call.prepare()
-        gc.disable()
-        try:
-            t0 = perf()
-            fn(arg)
-            total += perf() - t0
-        finally:
-            gc.enable()
-    return total
 
 
 def bench_key(what: str, b: int, policy: str, codec: str, token_ids: str) -> tuple:
@@ -215,7 +239,7 @@ def variant_row(means: dict[str, float], b: int, policy: str, codec: str,
     ``None`` where not measured]) of one variant."""
     _, _, so, out, ends = decode_step(b, policy, codec, token_ids)
     if ends is not None:
-        s2r, r2s = len(ends[2]), len(ends[3])
+        s2r, r2s = len(ends[0]), len(ends[1])
     else:
         s2r = len(scheduler_output_codec(codec).encode(so))
         r2s = len(model_runner_output_codec(codec).encode(out))
