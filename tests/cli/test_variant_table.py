@@ -56,3 +56,15 @@ def test_figure_is_a_png(tmp_path):
              for b in (1, 16) for p in vt.POLICIES for c in vt.CODECS for w in vt.WHATS}
     vt.plot([1, 16], means, str(tmp_path / "v.png"))
     assert (tmp_path / "v.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_stateful_codecs_time_consecutive_steps():
+    """slots and replicated cannot repeat one step: each loop is the next whole step,
+    and the case restarts (untimed) every RESTART steps."""
+    for codec in ("slots", "replicated"):
+        for what in ("encode s2r", "decode s2r", "encode r2s", "decode r2s"):
+            call = vt._call(what, 4, "send", codec, "uniform")
+            assert isinstance(call, vt._Stateful)
+            call.RESTART = 2
+            assert call.run(3) > 0 and call.left == 1
+            assert call.sched.step == vt.STEPS  # restarted once: steps 0..59, then one
