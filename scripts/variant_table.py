@@ -181,14 +181,20 @@ class _Stateful:
         return total
 
 
+_STATEFUL: dict[tuple, _Stateful] = {}
+
+
 def _call(what: str, b: int, policy: str, codec: str, token_ids: str):
     """(function, argument) of one timed operation on ``decode_step``'s messages, or a
     ``_Stateful`` for a stateful codec's encode or decode."""
+    if what != "build" and codec in STATEFUL_CODECS:  # one per worker: restarts are rare
+        key = (what, b, policy, codec, token_ids)
+        if key not in _STATEFUL:
+            _STATEFUL[key] = _Stateful(what, key[1:])
+        return _STATEFUL[key]
     sched, plan, so, out, ends = decode_step(b, policy, codec, token_ids)
     if what == "build":
         return sched.build_scheduler_output, plan
-    if ends is not None:
-        return _Stateful(what, (b, policy, codec, token_ids))
     s_codec, r_codec = scheduler_output_codec(codec), model_runner_output_codec(codec)
     return {"encode s2r": (s_codec.encode, so),
             "decode s2r": (s_codec.decode, s_codec.encode(so)),
