@@ -184,3 +184,34 @@ def test_errors_are_one_line_decode_errors():
     with pytest.raises(DecodeError, match="no step in flight"):
         SlotsSchedulerSide().decode(SlotsRunnerSide().encode(
             ModelRunnerOutput([], {}, [])))
+
+
+def test_replicated_step_exact_bytes():
+    """replicated: step number, arrivals, 8-byte schedule digest (blake2b of the
+    MessagePack of num_scheduled_tokens, computed here independently)."""
+    import hashlib
+
+    import msgspec
+
+    from ipc_bench.engine.config import SchedulerConfig
+    from ipc_bench.wire.replicated import ReplicatedRunnerSide, ReplicatedSchedulerSide
+
+    cfg = SchedulerConfig(max_num_seqs=4, max_num_batched_tokens=64, max_model_len=128,
+                          num_blocks=64)
+    sched = Scheduler(cfg, "cached")
+    end, replica = ReplicatedSchedulerSide(), ReplicatedRunnerSide(cfg, "cached")
+    end.attach(sched)
+    sched.add_request(RID, 0, [5, 70000], 8)
+    plan = sched.schedule()
+    so = sched.build_scheduler_output(plan)
+    frame = end.encode(so)
+    digest = hashlib.blake2b(msgspec.msgpack.encode({RID: 2}), digest_size=8).digest()
+    arrival = (b"\x94\xd9\x27" + RID.encode() + b"\x00"
+               + b"\xc4\x08" + struct.pack("<2i", 5, 70000) + b"\x08")
+    header = b"\x94\x00\x91" + arrival + b"\xc4\x08" + digest + b"\x90"
+    assert frame == struct.pack("<I", len(header)) + header
+    assert replica.decode(frame) == so  # the replica schedules the same step
+    # a step with no arrival: 18 bytes whatever the batch
+    out = ModelRunnerOutput([RID], {RID: 0}, [[9]])
+    sched.update_from_output(plan, end.decode(replica.encode(out)))
+    assert len(end.encode(sched.build_scheduler_output(sched.schedule()))) == 18
