@@ -53,7 +53,7 @@ from ipc_bench.harness.runner_loop import TimedModelRunner  # noqa: E402
 from ipc_bench.harness.scheduler_loop import InProcessExchange  # noqa: E402
 from ipc_bench.wire.channel import RunnerChannel, SchedulerChannel  # noqa: E402
 from ipc_bench.wire.control import CheckInputs, InputDigests  # noqa: E402
-from ipc_bench.wire.codecs import (CODECS, messages_of,  # noqa: E402
+from ipc_bench.wire.codecs import (CODECS, STATEFUL_CODECS, messages_of,  # noqa: E402
                                    model_runner_output_codec, scheduler_output_codec)
 from ipc_bench.wire.transport import POLL_SLICE_MS  # noqa: E402
 
@@ -253,6 +253,8 @@ def main() -> None:
     only = Only()
     for b in BATCH_SIZES:
         for codec in CODECS:
+            if codec in STATEFUL_CODECS:  # slots, replicated: see scripts/variant_table.py
+                continue
             so, out = decode_messages(b, codec)
             s_codec, r_codec = scheduler_output_codec(codec), model_runner_output_codec(codec)
             frame, reply = s_codec.encode(so), r_codec.encode(out)

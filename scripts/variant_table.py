@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Bytes and microseconds per pure-decode step of each variant of the scheduler <->
-runner hop (issue 15 item 5, for the variants that exist): the ``send`` policy (vLLM
-before PR #20291) and ``cached`` (#20291), each with the ``msgpack``, ``pickle`` (vLLM
-7f280d69c's executor RPC) and ``packed`` (vLLM PR #54406) codecs, with uniform and
-Zipf token ids (``--token-ids``, ``ipc_bench.engine.token_ids``), at 1, 16, 64, 256
-and 1,024 running requests.
+runner hop (issue 15 item 5): the ``send`` policy (vLLM before PR #20291) and ``cached``
+(#20291), each with the ``msgpack``, ``pickle`` (vLLM 7f280d69c's executor RPC),
+``packed`` (vLLM PR #54406), ``slots`` (integer slots, raw arrays, nothing for an
+unchanged request: ``ipc_bench.wire.slots``) and ``replicated`` (SGLang style: the
+runner runs a replica of the scheduler, ``ipc_bench.wire.replicated``) codecs, with
+uniform and Zipf token ids (``--token-ids``, ``ipc_bench.engine.token_ids``), at 1, 16,
+64, 256 and 1,024 running requests.
 
 Per step and variant: the SchedulerOutput's and the ModelRunnerOutput's payload bytes,
 and pyperf's median time of building the SchedulerOutput (``Scheduler.
@@ -12,8 +14,21 @@ build_scheduler_output``), encoding and decoding it, and encoding and decoding t
 ModelRunnerOutput; ``total`` is their sum. The messages are those of the last of 60
 steps of a steady-decode workload stepped in one process (prompts of 100-300 tokens,
 no request finishes, so every request decodes one token), built as each codec's
-message classes. Not measured here: the frontend hop, the ``slots`` and ``replicated``
-variants (not built), and the transport itself.
+message classes. Not measured here: the frontend hop (not built) and the transport.
+
+``slots`` and ``replicated`` keep state across steps, so a call cannot be repeated on
+the same message: their ends (``session_codecs``) are stepped with the workload, and a
+timed loop runs consecutive whole steps from step 60 on, timing one operation in each
+(``_Stateful``: steps 60 to 459, then the case restarts from step 0, untimed). Their
+bytes are step 60's. ``encode s2r`` is the scheduler end's encode (slots: finding what changed and writing the arrays; replicated: the
+arrivals and the schedule digest), ``decode s2r`` the runner end's decode (slots:
+rebuilding the SchedulerOutput from its table; replicated: the replica's ``schedule``
+and ``build_scheduler_output``), ``encode r2s`` the runner end's reply (replicated:
+with the replica's ``update_from_output``), ``decode r2s`` the scheduler end's. So
+replicated's decode s2r + encode r2s is the scheduler CPU that every rank pays per
+step. Their ``build`` is msgpack's (the same Structs; replicated's scheduler still
+builds the SchedulerOutput here, for its digest, which needs only
+``num_scheduled_tokens``).
 
 Benchmarks that cannot differ are run once and shared: a ``cached`` SchedulerOutput
 carries no token id, so its uniform and Zipf messages are the same; pickle and packed
@@ -35,7 +50,9 @@ the 150 benchmarks take about 4 minutes on 2 busy cores with the defaults, 7 wit
 from __future__ import annotations
 
 import functools
+import gc
 import itertools
+import time
 import sys
 from pathlib import Path
 
@@ -47,46 +64,139 @@ from ipc_bench.engine.config import ModelConfig, SchedulerConfig  # noqa: E402
 from ipc_bench.engine.model_runner import ModelRunner  # noqa: E402
 from ipc_bench.engine.scheduler import Scheduler  # noqa: E402
 from ipc_bench.engine.workloads import SteadyDecodeWorkload  # noqa: E402
-from ipc_bench.wire.codecs import (CODECS, messages_of,  # noqa: E402
-                                   model_runner_output_codec, scheduler_output_codec)
+from ipc_bench.wire.codecs import (CODECS, STATEFUL_CODECS, messages_of,  # noqa: E402
+                                   model_runner_output_codec, scheduler_output_codec,
+                                   session_codecs, session_end)
 
 BATCH_SIZES = (1, 16, 64, 256, 1024)
 POLICIES = ("send", "cached")
 TOKEN_IDS = ("uniform", "zipf")
 STEPS = 60
 #: The codec whose benchmark stands for another's where they cannot differ.
-SAME_BUILD = {"packed": "pickle"}
+SAME_BUILD = {"packed": "pickle", "slots": "msgpack", "replicated": "msgpack"}
 SAME_REPLY = {"packed": "pickle"}
 
 
 @functools.lru_cache(maxsize=None)
 def decode_step(b: int, policy: str, codec: str, token_ids: str):
-    """(scheduler, plan, SchedulerOutput, ModelRunnerOutput) of the last of ``STEPS``
-    steady-decode steps at ``b`` running, built as ``codec``'s message classes."""
+    """(scheduler, plan, SchedulerOutput, ModelRunnerOutput, ends) of the last of
+    ``STEPS`` steady-decode steps at ``b`` running, built as ``codec``'s message classes.
+    ``ends``: for a stateful codec, the last step's ``(frame, reply)`` through its ends
+    (``session_codecs``); else ``None``."""
     cfg = SchedulerConfig(max_num_seqs=b, max_model_len=2048, num_blocks=65536)
     sched = Scheduler(cfg, policy, messages_of(codec))
     runner = ModelRunner(cfg, ModelConfig(token_ids=token_ids), policy, messages_of(codec))
     workload = SteadyDecodeWorkload(b, seed=0, vocab_size=128_256,
                                     prompt_len_range=(100, 300),
                                     output_len_range=(1000, 1500), token_ids=token_ids)
-    for _ in range(STEPS):
+    stateful = codec in STATEFUL_CODECS
+    if stateful:
+        (s_enc, s_dec), (r_enc, r_dec) = (session_codecs(codec, "scheduler"),
+                                          session_codecs(codec, "runner", cfg, policy))
+        attach = getattr(session_end(s_enc), "attach", None)
+        if attach is not None:
+            attach(sched)
+    for step in range(STEPS):
         for r in workload.arrivals(sched.step):
             sched.add_request(r.req_id, r.index, r.prompt_token_ids, r.max_tokens)
         plan = sched.schedule()
         so = sched.build_scheduler_output(plan)
-        out = runner.execute_model(so)
-        sched.update_from_output(plan, out)
+        if stateful:
+            frame = s_enc(so)
+            out = runner.execute_model(r_dec(frame))
+            reply = r_enc(out)
+            sched.update_from_output(plan, s_dec(reply))
+        else:
+            out = runner.execute_model(so)
+            sched.update_from_output(plan, out)
     if not plan.is_decode_only or len(plan.cached_reqs) != b:
         raise RuntimeError(f"step {STEPS} at {b} running is not pure decode")
-    return sched, plan, so, out
+    return sched, plan, so, out, ((frame, reply) if stateful else None)
+
+
+class _Stateful:
+    """One timed operation of a stateful codec: consecutive steady-decode steps from
+    step ``STEPS`` on, each run whole (schedule, build, both ends, the runner, the
+    update) with only ``what`` timed. Every ``RESTART`` steps the case restarts from
+    step 0 (untimed), so every timed step is one of steps ``STEPS`` to ``STEPS +
+    RESTART - 1``: pure decode, no request finishes."""
+
+    RESTART = 400
+
+    def __init__(self, what: str, key: tuple):
+        self.what, self.key = what, key
+        self.left = 0
+
+    def _start(self) -> None:
+        b, policy, codec, token_ids = self.key
+        cfg = SchedulerConfig(max_num_seqs=b, max_model_len=2048, num_blocks=65536)
+        self.sched = Scheduler(cfg, policy, messages_of(codec))
+        self.runner = ModelRunner(cfg, ModelConfig(token_ids=token_ids), policy,
+                                  messages_of(codec))
+        self.workload = SteadyDecodeWorkload(b, seed=0, vocab_size=128_256,
+                                             prompt_len_range=(100, 300),
+                                             output_len_range=(1000, 1500),
+                                             token_ids=token_ids)
+        (self.s_enc, self.s_dec), (self.r_enc, self.r_dec) = (
+            session_codecs(codec, "scheduler"), session_codecs(codec, "runner", cfg, policy))
+        attach = getattr(session_end(self.s_enc), "attach", None)
+        if attach is not None:
+            attach(self.sched)
+        for _ in range(STEPS - 1):
+            self.step(None)
+        gc.collect()
+        gc.freeze()  # as the harness after its warm-up: collections see the young heap
+        self.left = self.RESTART
+
+    def step(self, what, perf=time.perf_counter) -> float:
+        """One whole step; seconds of ``what`` in it (0 for ``None``)."""
+        sched = self.sched
+        for r in self.workload.arrivals(sched.step):
+            sched.add_request(r.req_id, r.index, r.prompt_token_ids, r.max_tokens)
+        plan = sched.schedule()
+        so = sched.build_scheduler_output(plan)
+        t0 = perf()
+        frame = self.s_enc(so)
+        t1 = perf()
+        so_runner = self.r_dec(frame)
+        t2 = perf()
+        out = self.runner.execute_model(so_runner)
+        t3 = perf()
+        reply = self.r_enc(out)
+        t4 = perf()
+        out_sched = self.s_dec(reply)
+        t5 = perf()
+        sched.update_from_output(plan, out_sched)
+        return {None: 0.0, "encode s2r": t1 - t0, "decode s2r": t2 - t1,
+                "encode r2s": t4 - t3, "decode r2s": t5 - t4}[what]
+
+    def run(self, loops: int) -> float:
+        """Seconds of ``what`` over ``loops`` consecutive steps (restarts untimed)."""
+        total = 0.0
+        for _ in range(loops):
+            if self.left == 0:
+                self._start()
+            total += self.step(self.what)
+            self.left -= 1
+        return total
+
+
+_STATEFUL: dict[tuple, _Stateful] = {}
 
 
 def _call(what: str, b: int, policy: str, codec: str, token_ids: str):
-    """(function, argument) of one timed operation on ``decode_step``'s messages."""
-    sched, plan, so, out = decode_step(b, policy, codec, token_ids)
+    """(function, argument) of one timed operation on ``decode_step``'s messages, or a
+    ``_Stateful`` for a stateful codec's encode or decode."""
+    if what != "build" and codec in STATEFUL_CODECS:  # one per worker: restarts are rare
+        key = (what, b, policy, codec, token_ids)
+        if key not in _STATEFUL:
+            _STATEFUL[key] = _Stateful(what, key[1:])
+        return _STATEFUL[key]
+    sched, plan, so, out, ends = decode_step(b, policy, codec, token_ids)
+    if what == "build":
+        return sched.build_scheduler_output, plan
     s_codec, r_codec = scheduler_output_codec(codec), model_runner_output_codec(codec)
-    return {"build": (sched.build_scheduler_output, plan),
-            "encode s2r": (s_codec.encode, so),
+    return {"encode s2r": (s_codec.encode, so),
             "decode s2r": (s_codec.decode, s_codec.encode(so)),
             "encode r2s": (r_codec.encode, out),
             "decode r2s": (r_codec.decode, r_codec.encode(out))}[what]
@@ -96,7 +206,10 @@ def time_func(*key):
     """A pyperf time function of ``_call(*key)``: messages built once per worker,
     outside the timing."""
     def run(loops: int) -> float:
-        fn, arg = _call(*key)
+        call = _call(*key)
+        if isinstance(call, _Stateful):
+            return call.run(loops)
+        fn, arg = call
         t0 = pyperf.perf_counter()
         for _ in range(loops):
             fn(arg)
@@ -130,9 +243,12 @@ def variant_row(means: dict[str, float], b: int, policy: str, codec: str,
                 token_ids: str) -> tuple[int, int, list]:
     """(SchedulerOutput bytes, ModelRunnerOutput bytes, [seconds of each of ``WHATS``,
     ``None`` where not measured]) of one variant."""
-    _, _, so, out = decode_step(b, policy, codec, token_ids)
-    s2r = len(scheduler_output_codec(codec).encode(so))
-    r2s = len(model_runner_output_codec(codec).encode(out))
+    _, _, so, out, ends = decode_step(b, policy, codec, token_ids)
+    if ends is not None:
+        s2r, r2s = len(ends[0]), len(ends[1])
+    else:
+        s2r = len(scheduler_output_codec(codec).encode(so))
+        r2s = len(model_runner_output_codec(codec).encode(out))
     return s2r, r2s, [means.get(bench_name(bench_key(w, b, policy, codec, token_ids)))
                       for w in WHATS]
 
@@ -182,13 +298,15 @@ def plot(batch_sizes, means: dict[str, float], path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    colors = {"msgpack": "tab:blue", "pickle": "tab:orange", "packed": "tab:green"}
+    colors = {"msgpack": "tab:blue", "pickle": "tab:orange", "packed": "tab:green",
+              "slots": "tab:red", "replicated": "tab:purple"}
     fig, (ax_b, ax_t) = plt.subplots(1, 2, figsize=(11, 4.2))
     for codec, policy in itertools.product(CODECS, POLICIES):
         rows = [variant_row(means, b, policy, codec, "uniform") for b in batch_sizes]
         style = dict(color=colors.get(codec), linestyle="-" if policy == "send" else "--",
                      marker="o" if policy == "send" else "s", label=f"{policy} / {codec}")
-        ax_b.plot(batch_sizes, [r[0] / b for r, b in zip(rows, batch_sizes)], **style)
+        ax_b.plot(batch_sizes, [max(r[0] / b, 0.01) for r, b in zip(rows, batch_sizes)],
+                  **style)
         us = [None if None in r[2] else sum(r[2]) * 1e6 for r in rows]
         ax_t.plot(batch_sizes, us, **style)
     for ax, label in ((ax_b, "SchedulerOutput bytes per running request"),
@@ -199,7 +317,8 @@ def plot(batch_sizes, means: dict[str, float], path: str) -> None:
         ax.set_ylabel(label)
         ax.grid(True, which="both", alpha=0.3)
     ax_b.legend(fontsize=8)
-    fig.suptitle("send / cached x msgpack / pickle / packed (vLLM PR #54406), uniform ids")
+    fig.suptitle("send / cached x msgpack / pickle / packed (vLLM PR #54406) / slots / "
+                 "replicated (SGLang style), uniform ids")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -62,20 +62,19 @@ def main() -> int:
 
     runner_loop.TimedModelRunner.execute = faulty_execute
     if MODE == "garbage":
-        real = runner_loop.model_runner_output_codec
+        real = runner_loop.session_codecs
 
-        def codec(name):
-            c = real(name)
-            encode, count = c.encode, {"n": 0}
+        def session_codecs(name, side, *args):
+            encode, decode = real(name, side, *args)
+            count = {"n": 0}
 
             def bad_encode(msg):
                 count["n"] += 1
                 return b"\xc1 not a ModelRunnerOutput" if count["n"] == STEP + 1 else encode(msg)
 
-            c.encode = bad_encode
-            return c
+            return bad_encode, decode
 
-        runner_loop.model_runner_output_codec = codec
+        runner_loop.session_codecs = session_codecs
     return runner_loop.runner_main(sys.argv[1])
 
 

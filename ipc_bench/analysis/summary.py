@@ -38,7 +38,7 @@ from ipc_bench.analysis.stats import percentiles_ms
 from ipc_bench.analysis.pp import pp_figures
 from ipc_bench.analysis.tp import tp_figures
 from ipc_bench.harness.spec import INPROC, RUNNER_COLUMNS, SCHED_COLUMNS, CaseResult
-from ipc_bench.wire.codecs import scheduler_output_codec
+from ipc_bench.wire.codecs import STATEFUL_CODECS, scheduler_output_codec
 from ipc_bench.engine.config import SEND
 from ipc_bench.engine.roofline import EMULATED_GPU, load_gpu_figures
 from ipc_bench.engine.messages import SchedulerOutput
@@ -320,6 +320,9 @@ def _model_column_figures(result: CaseResult, a: np.ndarray, c: np.ndarray
         return _counted_column(result, a, c, name)
 
     out: dict[str, Any] = {}
+    replica = column("replica_schedule_ns"), column("replica_update_ns")
+    if replica[0] is not None and replica[1] is not None:  # the replicated codec
+        out["replica_scheduler_ns_per_step"] = float((replica[0] + replica[1]).mean())
     emulated = column("emulated_step_ns")
     if emulated is not None:
         out["emulated_step_ns_per_step"] = float(emulated.mean())
@@ -549,6 +552,20 @@ def latency_summary(requests: list[dict[str, Any]]) -> dict[str, float]:
     return out
 
 
+def slots_token_bytes(frames: list[bytes]) -> int:
+    """Bytes of the ``tokens`` arrays of slots frames: 4 per id, all counted as decode
+    tokens (telling prompt chunks apart needs the runner's slot table)."""
+    from ipc_bench.wire.slots import SlotsStep, unpack_frame
+    import msgspec
+    decoder = msgspec.msgpack.Decoder(SlotsStep)
+    total = 0
+    for frame in frames:
+        msg, oob = unpack_frame(frame, decoder)
+        t = msg.tokens
+        total += len(t) if type(t) is bytes else 4 * len(oob[t])
+    return total
+
+
 def attach_token_bytes(result: CaseResult) -> None:
     """Fill ``result.token_bytes`` from its recorded frames (send policy only)."""
     frames = result.s2r_frames
@@ -557,8 +574,13 @@ def attach_token_bytes(result: CaseResult) -> None:
         result.token_bytes = dict(decode_token_bytes_per_step=0.0,
                                   prompt_chunk_bytes_per_step=0.0)
         return
-    decode_b, prompt_b = token_bytes_split(result.spec.codec, frames,
-                                           result.prompt_lens)
+    if result.spec.codec == "replicated":  # the replica has every token: none travels
+        decode_b, prompt_b = 0, 0
+    elif result.spec.codec in STATEFUL_CODECS:
+        decode_b, prompt_b = slots_token_bytes(frames), 0
+    else:
+        decode_b, prompt_b = token_bytes_split(result.spec.codec, frames,
+                                               result.prompt_lens)
     result.token_bytes = dict(decode_token_bytes_per_step=decode_b / n,
                               prompt_chunk_bytes_per_step=prompt_b / n)
 

@@ -249,7 +249,11 @@ def _add_arm_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--codecs", type=_choices(CODECS), default=None,
                    help="comma-separated subset of: " + ", ".join(CODECS)
                    + " (default: msgpack,pickle; msgpack only with --transport tcp; packed: "
-                   "vLLM PR #54406's packed SchedulerOutput pickle)")
+                   "vLLM PR #54406's packed SchedulerOutput pickle; slots: requests named by "
+                   "integer slots after their first step, int32 arrays, nothing sent for a "
+                   "request the runner can infer; replicated: SGLang style, the runner runs "
+                   "a replica of the scheduler fed the arrivals and a per-step digest, "
+                   "synchronous scheduling only; slots and replicated: not with --tp)")
     p.add_argument("--async-scheduling", action="store_true", help=(
         "schedule step n+1 while the runner executes step n (two steps in flight, output "
         "placeholders reconciled when step n's output arrives, as vLLM's async "

@@ -19,7 +19,7 @@ from ipc_bench.engine.traces import TraceError
 from ipc_bench.errors import one_line
 from ipc_bench.harness.memory import HeapReport
 from ipc_bench.harness.spec import INPROC
-from ipc_bench.wire.codecs import DEFAULT_CODECS, PICKLED_CODECS
+from ipc_bench.wire.codecs import DEFAULT_CODECS, PICKLED_CODECS, STATEFUL_CODECS
 from ipc_bench.wire.shm_ring import RING_TRANSPORTS, check_ring
 from ipc_bench.wire.transport import TRANSPORTS, EndpointError, check_endpoints
 
@@ -259,7 +259,8 @@ def _check_cases(args, cases) -> None:
     not run: none at all, a model option the case's model does not use (the
     scenario's own defaults are not checked), a scheduler override the scenario
     ignores, async scheduling in a scenario of bare loops (overhead) or with --tp
-    ranks, bad limits, a
+    ranks, the replicated codec with async scheduling, a stateful codec (slots,
+    replicated) with --tp, bad limits, a
     fixed step not shorter than the peer timeout, runner
     buffers or a KV cache that do not fit, sockets that cannot be set up."""
     if not cases:
@@ -293,6 +294,16 @@ def _check_cases(args, cases) -> None:
         if case.async_scheduling and case.tp is not None:
             raise UsageError(f"scenario {args.scenario} broadcasts to --tp runner ranks, "
                              "which run synchronously only: drop --async-scheduling")
+        if case.async_scheduling and case.codec == "replicated":
+            raise UsageError("--codecs replicated runs synchronously only (the runner's "
+                             "replica applies step n's output before it schedules n+1): "
+                             "drop --async-scheduling")
+        if case.tp is not None and case.codec in STATEFUL_CODECS:
+            raise UsageError(f"--codecs {case.codec} does not run with --tp ranks yet "
+                             "(each rank would keep its own slot table or replica): "
+                             "use --codecs msgpack,pickle,packed")
+        if case.codec in STATEFUL_CODECS:
+            _check_stateful_codec(args, case)
         _check_frontend(args, case)
         case.scheduler.validate()
         case.model.validate()
@@ -308,6 +319,18 @@ def _check_cases(args, cases) -> None:
     _check_torch_cases(local, num_blocks_given=args.num_blocks is not None)
     HeapReport.from_env()  # a bad IPC_BENCH_HEAP_REPORT is refused before a case starts
     _check_sockets(cases)
+
+
+def _check_stateful_codec(args, case) -> None:
+    """Refuse (``UsageError``) what ``--codecs slots`` and ``replicated`` do not encode:
+    draft tokens (``scheduled_spec_decode_tokens``) and ``--pp`` stages."""
+    if case.scheduler.num_spec_tokens:
+        raise UsageError(f"--codecs {case.codec} does not carry draft tokens "
+                         "(scheduled_spec_decode_tokens): use --codecs msgpack,pickle,packed "
+                         "with --num-spec-tokens")
+    if case.pp is not None:
+        raise UsageError(f"--codecs {case.codec} does not run with --pp stages: use --codecs "
+                         "msgpack,pickle,packed")
 
 
 def _check_pp(args, case) -> None:

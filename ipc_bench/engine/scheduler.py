@@ -53,6 +53,7 @@ that stops the run with ``SchedulerError``.
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import Optional
 
 from ipc_bench.engine.config import POLICIES, SEND, SchedulerConfig
 from ipc_bench.engine.kv_cache import KVCacheManager
@@ -221,6 +222,9 @@ class Scheduler:
         self.record_token_steps = False  # timed clock: note the step of every token
         # Requests one step may schedule (a pipeline's micro-batch: engine.pipeline)
         self.max_reqs_per_step = config.max_num_seqs
+        #: ``None``, or a list each ``add_request`` appends ``(req_id, index, prompt ids,
+        #: max_tokens)`` to (the ``replicated`` codec's scheduler end takes them per step)
+        self.arrivals: Optional[list[tuple[str, int, list[int], int]]] = None
 
     # ------------------------------------------------------------------ arrivals
     def add_request(self, req_id: str, index: int, prompt_token_ids: list[int],
@@ -228,6 +232,8 @@ class Scheduler:
         """Queue a request; applies the admission rule (see module docstring)."""
         if req_id in self.requests:
             raise SchedulerError(f"duplicate req_id {req_id!r}")
+        if self.arrivals is not None:  # a replicated case ships them to its replicas
+            self.arrivals.append((req_id, index, prompt_token_ids, max_tokens))
         req = Request(req_id, index, prompt_token_ids, max_tokens, self.step,
                       self.config.max_model_len, self.messages.sampling_params(max_tokens))
         self.requests[req_id] = req

@@ -29,9 +29,10 @@ def replay_floor(exchange, codec: str, frames: list[bytes], seqs: list[int]) -> 
     """Scheduler side: replay ``frames`` (the counted steps ``seqs``) through
     ``exchange`` (a ``scheduler_loop.ChannelExchange``). Returns ns per floor step.
     Raises ``CaseError`` if the runner fails or answers with garbage."""
-    msgs = [scheduler_output_codec(codec).decode(f) for f in frames]  # re-encoded: timed
+    s_codec = scheduler_output_codec(codec)  # stateless (slots: its wire part)
+    msgs = [s_codec.decode(f) for f in frames]  # re-encoded: timed
     channel = exchange.channel
-    encode, decode = exchange.encode, exchange.decode
+    encode, decode = s_codec.encode, model_runner_output_codec(codec).decode
     exchange.send_marker(BeginFloor(steps=seqs))
     ready = channel.recv_control("floor-ready message from the runner")
     if isinstance(ready, ErrorReport):

@@ -52,8 +52,7 @@ from ipc_bench.harness.signals import child_of_scheduler
 from ipc_bench.harness.signals import set_parent_death_signal  # noqa: F401 (kept importable here)
 from ipc_bench.harness.spec import RUNNER_COLUMNS
 from ipc_bench.wire.channel import RingRunnerChannel, RunnerChannel
-from ipc_bench.wire.codecs import (DecodeError, messages_of, model_runner_output_codec,
-                                   scheduler_output_codec)
+from ipc_bench.wire.codecs import DecodeError, messages_of, session_codecs, session_end
 from ipc_bench.wire.control import (
     PROTOCOL_VERSION,
     BeginFloor,
@@ -189,8 +188,9 @@ class RunnerLoop:
         self.columns.update(self.stepper.columns)
         self.out_frames = _column(self.record)
         self.input_log = RunnerInputLog()
-        self.decode = scheduler_output_codec(config.codec).decode
-        self.encode = model_runner_output_codec(config.codec).encode
+        self.encode, self.decode = session_codecs(config.codec, "runner", config.scheduler,
+                                                  config.policy)
+        self.end = session_end(self.encode)  # a stateful codec's runner end, or None
         self.heap = HeapReport.from_env()
         if self.heap is not None:
             self.heap.start()
@@ -230,6 +230,7 @@ class RunnerLoop:
                                        for k, v in self.columns.items()}
             if self.record and not bare:  # the model's own columns (CUDA events, ...)
                 columns.update(model_step_columns(self.stepper.runner.model))
+                columns.update(getattr(self.end, "columns", {}))  # replicated: the replica
             self.channel.send_control(RunnerReport(columns=columns))
             return True
         if isinstance(msg, CheckInputs) and not bare:

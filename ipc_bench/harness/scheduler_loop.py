@@ -36,8 +36,7 @@ from ipc_bench.harness.oracle import InputOracle, RunnerInputLog, ScheduleDigest
 from ipc_bench.harness.recording import GcCounter, StepFlusher, record_requests
 from ipc_bench.harness.spec import CaseError, CaseResult, CaseSpec
 from ipc_bench.wire.channel import SchedulerChannel
-from ipc_bench.wire.codecs import (DecodeError, messages_of, model_runner_output_codec,
-                                   scheduler_output_codec)
+from ipc_bench.wire.codecs import DecodeError, messages_of, session_codecs, session_end
 from ipc_bench.wire.control import (CheckInputs, ErrorReport, InputDigests, KeepAlive,
                                     RecheckInputs, StepInputIds)
 from ipc_bench.wire.transport import PeerError
@@ -53,8 +52,8 @@ class ChannelExchange:
     runner reported an error and is on its way out."""
 
     def __init__(self, spec: CaseSpec, channel: SchedulerChannel, result: CaseResult):
-        self.encode = scheduler_output_codec(spec.codec).encode
-        self.decode = model_runner_output_codec(spec.codec).decode
+        self.encode, self.decode = session_codecs(spec.codec, "scheduler")
+        self.end = session_end(self.encode)  # a stateful codec's scheduler end, or None
         self.channel = channel
         self.first_timeout_s = max(spec.startup_timeout_s, spec.peer_timeout_s)
         self.keepalive_ns = int(spec.peer_timeout_s / 4 * 1e9)
@@ -64,6 +63,13 @@ class ChannelExchange:
         self.seq = 0  # the step being exchanged (for error messages)
         self.last_reply = b""  # the last ModelRunnerOutput frame (kept for counted steps)
         self.digest_requests = 0  # request_input_digests not yet read (async scheduling)
+
+    def attach(self, sched: Scheduler) -> None:
+        """Give the case's scheduler to a codec end that reads it (``replicated``: its
+        arrivals)."""
+        attach = getattr(self.end, "attach", None)
+        if attach is not None:
+            attach(sched)
 
     def exchange(self, so: SchedulerOutput, seq: int, perf=time.perf_counter_ns):
         """-> (ModelRunnerOutput, s2r frame, r2s bytes, t_encoded, t_sent, t_received,
@@ -280,7 +286,7 @@ class _LoopRun:
     """What both loops share: the scheduler and workload of the case, the heap frozen
     after warm-up, and what is filled into the result however the loop ends."""
 
-    def __init__(self, spec: CaseSpec, result: CaseResult):
+    def __init__(self, spec: CaseSpec, result: CaseResult, link: Any = None):
         self.spec = spec
         self.result = result
         self.heap = HeapReport.from_env()  # traced from here: the scheduler's state too
@@ -294,6 +300,9 @@ class _LoopRun:
         else:
             cls = AsyncScheduler if spec.async_scheduling else Scheduler
             self.sched = cls(spec.scheduler, spec.policy, messages_of(spec.codec))
+        attach = getattr(link, "attach", None)  # ChannelExchange: a codec end may read it
+        if attach is not None:
+            attach(self.sched)
         self.workload = spec.make_workload()
         self.warmup_steps = spec.warmup_steps
         self.max_steps = spec.max_steps
@@ -358,7 +367,7 @@ def run_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
     input oracle rejects (``oracle.InputOracle``: checked every
     ``spec.input_oracle_interval`` steps and after the last one; never when that is 0).
     ``result.schedule_digest`` is set however the loop ends."""
-    run = _LoopRun(spec, result)
+    run = _LoopRun(spec, result, link)
     sched, workload, arrival_s = run.sched, run.workload, run.arrival_s
     if spec.input_oracle_interval:
         oracle = InputOracle(sched.requests, link, spec.input_oracle_interval)
@@ -473,7 +482,7 @@ def run_bare_scheduler_loop(spec: CaseSpec, link: ChannelExchange,
     as in the measured loop) to the end of the last step, and the steps and tokens
     in it: ``result.loop_totals``. Returns no counted steps (no floor).
     """
-    run = _LoopRun(spec, result)
+    run = _LoopRun(spec, result, link)
     sched, workload = run.sched, run.workload
     exchange = link.exchange_bare
     warmup_steps = run.warmup_steps

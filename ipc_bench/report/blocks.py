@@ -202,6 +202,8 @@ def _spec_blocks(results, level: int) -> list[Block]:
                   "(scheduled_spec_decode_tokens); send - cached is new_token_ids, one "
                   "real token per request whatever K, and its share is of send's own "
                   "s2r bytes (means over repetitions).")]
+
+
 def _frontend_blocks(results, level: int) -> list[Block]:
     """The frontend hop of every case that ran one (``--frontend``,
     ``analysis.frontend``) beside the scheduler <-> runner hop, under its own heading;
@@ -233,6 +235,33 @@ def _frontend_blocks(results, level: int) -> list[Block]:
                   "share of send's whole control plane. The single-process cases "
                   "serialize only the frontend hop. The frontend's token streams equalled "
                   "the scheduler's in every case shown (a difference fails the case).")]
+
+
+def _replica_blocks(results, level: int) -> list[Block]:
+    """The ``replicated`` cases' bytes and replica scheduler time per step
+    (``tables.REPLICA_COLUMNS``) under their own heading; nothing without one."""
+    from ipc_bench.report.tables import REPLICA_COLUMNS
+
+    cases = results.cases
+    if cases.empty or "replica_scheduler_ns_per_step" not in cases.columns:
+        return []
+    records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
+               for r in cases.to_dict("records")]
+    records = [r for r in records if r.get("replica_scheduler_ns_per_step") is not None]
+    if not records:
+        return []
+    head = ["rep", "workload", "policy", "codec"] + [h for _, h, _ in REPLICA_COLUMNS]
+    rows = [[str(r.get("repetition", 0)), str(r["workload"]), str(r["policy"]),
+             str(r["codec"])]
+            + [format_value(None if r.get(k) is None else r[k] * scale)
+               for k, _, scale in REPLICA_COLUMNS] for r in records]
+    return [("h", level, "Replicated scheduler"), ("table", head, rows),
+            ("p", "With the replicated codec (SGLang style) the runner runs a replica of "
+                  "the scheduler: only arrivals and a step message (step number, 8-byte "
+                  "schedule digest, checked by the replica every step) travel to it, and "
+                  "the sampled tokens come back. `replica sched us`: the replica's "
+                  "schedule + build + update per counted step, which every rank pays; "
+                  "`sched cpu us`: the scheduler process's own CPU per step.")]
 
 
 def _pair_table(results) -> list[Block]:
@@ -459,6 +488,7 @@ def _run_blocks(results, run_id: str, level: int, prefix: str) -> list[Block]:
     blocks.extend(_spec_blocks(one, level))
     blocks.extend(_frontend_blocks(one, level))
     blocks.extend(_pp_blocks(one, level))
+    blocks.extend(_replica_blocks(one, level))
     blocks.append(("h", level, "Configuration"))
     blocks.extend(_config_blocks(one, run_id))
     blocks.append(("h", level, "Environment"))

@@ -183,6 +183,7 @@ def model_time_lines(cases: list[dict[str, Any]]) -> list[str]:
     out.extend(runner_gap_lines(cases))
     out.extend(spec_decode_lines(cases))
     out.extend(frontend_lines(cases))
+    out.extend(replica_lines(cases))
     return out
 
 
@@ -245,6 +246,26 @@ def frontend_lines(cases: list[dict[str, Any]]) -> list[str]:
              "hop, payload bytes and µs per counted step (fe enc: scheduler, fe dec: "
              "frontend; control = s2r + r2s + fe):"]
             + ["  " + line for line in table.splitlines()])
+
+
+#: The replicated codec's table: what travels and the scheduler every runner runs.
+REPLICA_COLUMNS = (("sched_to_runner_payload_bytes_per_step", "s2r B/step", 1.0),
+                   ("runner_to_sched_payload_bytes_per_step", "r2s B/step", 1.0),
+                   ("replica_scheduler_ns_per_step", "replica sched us", 1e-3),
+                   ("sched_cpu_ns_per_step", "sched cpu us", 1e-3))
+
+
+def replica_lines(cases: list[dict[str, Any]]) -> list[str]:
+    """Under a case table, for ``replicated`` cases: bytes per step each way and the
+    runner's replica scheduler time per step (schedule, build, update: what every rank
+    pays) beside the scheduler's own CPU time; nothing when no case has a replica."""
+    replicas = [s for s in cases if s.get("replica_scheduler_ns_per_step") is not None]
+    if not replicas:
+        return []
+    return (["  replicated: only arrivals and a step message (step, schedule digest) travel; "
+             "each runner runs the scheduler itself (replica sched: schedule + build + "
+             "update per counted step, paid by every rank):"]
+            + _column_table(replicas, REPLICA_COLUMNS))
 
 
 #: The runner-gap table: idle time between two model executions of the runner

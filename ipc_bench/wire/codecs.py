@@ -44,26 +44,34 @@ and code execution on load, is why pickle is refused on TCP unless
   harness carries (``resumed_from_preemption`` a list of bools; ``new_block_ids`` a
   tuple of lists for every request, where the PR's base may send ``None``). Like
   pickle it is refused on TCP unless allowed (``PICKLED_CODECS``).
+- ``slots``: the slots protocol (issue 15 item 4, ``wire.slots``): requests named by
+  integer slots after their first step, per-request lists as raw int32 arrays, nothing
+  sent for a request whose state the runner can infer. It is stateful: the loops get
+  its two ends from ``session_codecs``; ``make_codec("slots", ...)`` and the other
+  per-direction helpers give its stateless wire part (frame <-> ``SlotsStep`` /
+  ``SlotsReply`` with their arrays), which the floor replays and captures time.
+- ``replicated``: the SGLang-style baseline (``wire.replicated``): the runner runs a
+  replica of the scheduler, fed the arrivals and, per step, the step number and an
+  8-byte digest of the schedule, which the replica checks; replies as ``slots``'.
+  Stateful like ``slots``; synchronous scheduling only.
 """
 
 from __future__ import annotations
 
 import pickle
 from array import array
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Optional, TypeVar
 
 import msgspec
 
 from ipc_bench.engine.messages import STRUCTS, VLLM_DATACLASSES, MessageSet
 from ipc_bench.errors import one_line
+from ipc_bench.wire import replicated, slots
+from ipc_bench.wire.decode_error import DecodeError
 from ipc_bench.v1rpc.multiproc_executors import (EXECUTE_MODEL, EXECUTE_MODEL_FAST_PATH_TAG,
                                                   OUTPUT_RANK, WorkerProc)
 
 T = TypeVar("T")
-
-
-class DecodeError(ValueError):
-    """A frame could not be decoded into the expected message type (one line)."""
 
 
 class Codec(Generic[T]):
@@ -308,18 +316,95 @@ class PackedCodec(PickleCodec[T]):
                                        f"payload: {type(exc).__name__}: {exc}")) from None
 
 
+# ------------------------------------------------------------------- slots (issue 15)
+
+
+class _StatefulWire(Codec[T]):
+    """The stateless wire part of a stateful codec: ``encode`` / ``decode`` map a
+    frame to and from ``(header message, out-of-band arrays)``
+    (``wire.slots.SlotsWireCodec``). ``STEP``: the header type of the scheduler's
+    frames; replies are ``wire.slots.SlotsReply``."""
+
+    messages = STRUCTS
+    STEP: type
+
+    def __init__(self, msg_type: type[T]):
+        super().__init__(msg_type)
+        if msg_type is STRUCTS.SchedulerOutput:
+            wire = slots.SlotsWireCodec(self.STEP)
+        elif msg_type is STRUCTS.ModelRunnerOutput:
+            wire = slots.SlotsWireCodec(slots.SlotsReply)
+        else:
+            raise ValueError(f"the {self.name} codec carries SchedulerOutput and "
+                             f"ModelRunnerOutput, not {msg_type!r}")
+        self.encode, self.decode = wire.encode, wire.decode
+
+
+class SlotsCodec(_StatefulWire[T]):
+    """The slots protocol's stateless wire part (``wire.slots.SlotsWireCodec``):
+    ``encode`` / ``decode`` map a frame to and from ``(SlotsStep or SlotsReply, arrays)``.
+    The engine's messages are the Structs; the loops encode and decode them through
+    ``session_codecs``, whose ends keep the slot tables."""
+
+    name = "slots"
+    STEP = slots.SlotsStep
+
+
+class ReplicatedCodec(_StatefulWire[T]):
+    """The ``replicated`` baseline's stateless wire part (``wire.replicated``): frames
+    of ``ReplicatedStep`` (step, arrivals, schedule digest) and ``SlotsReply``."""
+
+    name = "replicated"
+    STEP = replicated.ReplicatedStep
+
+
 #: The codecs registry: ``--codecs`` name -> class, in the order runs and tables use.
 CODEC_CLASSES: dict[str, type[Codec]] = {"msgpack": MsgpackCodec, "pickle": PickleCodec,
-                                         "packed": PackedCodec}
+                                         "packed": PackedCodec, "slots": SlotsCodec,
+                                         "replicated": ReplicatedCodec}
 CODECS: tuple[str, ...] = tuple(CODEC_CLASSES)
 #: The codecs a run compares when ``--codecs`` is not given.
 DEFAULT_CODECS: tuple[str, ...] = ("msgpack", "pickle")
 #: The codecs that unpickle what they receive (refused on TCP unless allowed).
 PICKLED_CODECS: frozenset[str] = frozenset({"pickle", "packed"})
+#: The codecs whose two ends keep state across steps (``session_codecs``): a frame of
+#: theirs decodes to a ``SchedulerOutput`` only in order, from the first step.
+STATEFUL_CODECS: frozenset[str] = frozenset({"slots", "replicated"})
+
+
+def session_codecs(name: str, side: str, config=None, policy: Optional[str] = None):
+    """The ``(encode, decode)`` functions one loop uses for a whole case: on the
+    ``"scheduler"`` side, encode ``SchedulerOutput`` and decode ``ModelRunnerOutput``;
+    on the ``"runner"`` side, decode ``SchedulerOutput`` and encode
+    ``ModelRunnerOutput``. For the stateless codecs these are ``scheduler_output_codec``
+    and ``model_runner_output_codec``'s; for ``slots`` the two ends of
+    ``wire.slots``, which share the slot table of their side; for ``replicated`` those of
+    ``wire.replicated`` (the runner's end needs the case's ``SchedulerConfig`` and
+    ``policy`` for its replica). ``session_end(encode)`` gives a stateful end back."""
+    if name == "slots":
+        end = slots.SlotsSchedulerSide() if side == "scheduler" else slots.SlotsRunnerSide()
+        return end.encode, end.decode
+    if name == "replicated":
+        end = (replicated.ReplicatedSchedulerSide() if side == "scheduler"
+               else replicated.ReplicatedRunnerSide(config, policy))
+        return end.encode, end.decode
+    if side == "scheduler":
+        return scheduler_output_codec(name).encode, model_runner_output_codec(name).decode
+    return model_runner_output_codec(name).encode, scheduler_output_codec(name).decode
+
+
+def session_end(encode) -> Any:
+    """The stateful end behind an ``encode`` of ``session_codecs`` (``None`` for a
+    stateless codec): what ``attach`` and the runner's extra columns reach."""
+    end = getattr(encode, "__self__", None)
+    return end if isinstance(end, (slots.SlotsSchedulerSide, slots.SlotsRunnerSide,
+                                   replicated.ReplicatedSchedulerSide,
+                                   replicated.ReplicatedRunnerSide)) else None
 
 
 def make_codec(name: str, msg_type: type[T]) -> Codec[T]:
-    """Codec ``name`` (``msgpack``, ``pickle`` or ``packed``) for ``msg_type``, one of
+    """Codec ``name`` (``CODECS``; for ``slots`` and ``replicated`` their stateless wire
+    part) for ``msg_type``, one of
     ``messages_of(name)``'s classes; ``KeyError`` if the codec is unknown."""
     return CODEC_CLASSES[name](msg_type)
 

@@ -33,7 +33,7 @@ OPTION_CASES = [
      "argument --transport: invalid choice: 'udp' (choose from 'ipc', 'tcp', 'shm', 'shm-block')"),
     (DS + ["--policies", "foo"], "argument --policies: 'foo': choose from send, cached"),
     (DS + ["--codecs", "msgpack,json"],
-     "argument --codecs: 'json': choose from msgpack, pickle, packed"),
+     "argument --codecs: 'json': choose from msgpack, pickle, packed, slots, replicated"),
     (DS + ["--steps", "-5"], "argument --steps: must be at least 1, got -5"),
     (DS + ["--steps", "0"], "argument --steps: must be at least 1, got 0"),
     (DS + ["--steps", "abc"], "argument --steps: expected an integer, got 'abc'"),
@@ -117,6 +117,17 @@ OPTION_CASES = [
     (["--scenario", "pp", "--model", "torch", "--cuda-graphs"],
      "--pp splits the torch model by layers on CPU only (gloo moves host tensors): use "
      "--device cpu, no --cuda-graphs"),
+    (DS + ["--async-scheduling", "--policies", "cached", "--codecs", "replicated"],
+     "--codecs replicated runs synchronously only (the runner's replica applies step n's "
+     "output before it schedules n+1): drop --async-scheduling"),
+    (["--scenario", "tp-broadcast", "--tp", "2", "--codecs", "slots"],
+     "--codecs slots does not run with --tp ranks yet (each rank would keep its own slot "
+     "table or replica): use --codecs msgpack,pickle,packed"),
+    (DS + ["--num-spec-tokens", "2", "--codecs", "slots"],
+     "--codecs slots does not carry draft tokens (scheduled_spec_decode_tokens): use "
+     "--codecs msgpack,pickle,packed with --num-spec-tokens"),
+    (["--scenario", "pp", "--pp", "1", "--codecs", "replicated"],
+     "--codecs replicated does not run with --pp stages: use --codecs msgpack,pickle,packed"),
     (["--scenario", "overhead", "--async-scheduling"],
      "scenario overhead measures the bare loop, which has no async-scheduling form: drop "
      "--async-scheduling"),

@@ -67,7 +67,7 @@ def test_num_running_zero():
 
 def test_unknown_codec():
     proc = bench("--scenario", "decode-steady", "--codecs", "foo")
-    assert_usage_error(proc, "argument --codecs: 'foo': choose from msgpack, pickle, packed")
+    assert_usage_error(proc, "argument --codecs: 'foo': choose from msgpack, pickle, packed, slots, replicated")
 
 
 def test_azure_conv_needs_trace(tmp_path):
