@@ -33,6 +33,7 @@ from ipc_bench.analysis.summary import (attach_token_bytes, check_digests,
 from ipc_bench.cli.options import UsageError
 from ipc_bench.engine.config import ConfigError
 from ipc_bench.engine.scheduler import SchedulerError
+from ipc_bench.engine.token_ids import histogram_digest
 from ipc_bench.errors import one_line
 from ipc_bench.harness import signals
 from ipc_bench.harness.environment import collect_metadata, cpu_usage_between, read_cpu_times
@@ -160,13 +161,24 @@ def run_metadata(args, cases) -> dict[str, Any]:
     metadata["cases"] = [dict(case_id=c.case_id, labels=c.labels, policy=c.policy,
                               arm=c.arm_label, codec=c.codec,
                               scheduler=msgspec.to_builtins(c.scheduler),
-                              model=msgspec.to_builtins(c.model), warmup_steps=c.warmup_steps,
+                              model=_model_metadata(c.model), warmup_steps=c.warmup_steps,
                               max_steps=c.max_steps, count=c.count, transport=c.transport,
                               repetition=c.repetition, peer_timeout_s=c.peer_timeout_s,
                               startup_timeout_s=c.startup_timeout_s, stream=c.stream,
                               input_oracle_interval=c.input_oracle_interval)
                          for c in cases]
     return metadata
+
+
+def _model_metadata(model) -> dict[str, Any]:
+    """A case's ``ModelConfig`` as recorded in the metadata: with ``--token-ids
+    hist:PATH``, the histogram's text is replaced by its SHA-256, ``token_ids_sha256``
+    (``engine.token_ids.histogram_digest``), beside ``token_ids`` (the path)."""
+    d = msgspec.to_builtins(model)
+    text = d.pop("token_id_histogram", "")
+    if text:
+        d["token_ids_sha256"] = histogram_digest(text)
+    return d
 
 
 def partial_summary(result: CaseResult) -> dict[str, Any]:

@@ -196,6 +196,10 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     ``token_ids``: the distribution of prompt ids and of the null, fixed-step and
     emulated models' sampled ids: ``uniform``, ``zipf`` or ``hist:PATH``
     (``engine.token_ids``); the torch model takes ``uniform`` only.
+    ``token_id_histogram``: with ``hist:PATH``, the histogram's content as the
+    ``bench.py`` process read it, once (``engine.token_ids.normalized_histogram``):
+    runner processes draw from this text and never open ``PATH``; empty otherwise.
+    The run's metadata records its SHA-256 (``token_ids_sha256``) instead of the text.
     ``spec_acceptance``: with speculative decoding (``SchedulerConfig.num_spec_tokens``
     > 0), the probability that each draft token equals the target model's own next
     token (``engine.models.NullModel.propose``: a seeded hash decides, so the drafts
@@ -217,6 +221,7 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     roofline: str = "auto"
     token_ids: str = "uniform"
     spec_acceptance: float = 0.7
+    token_id_histogram: str = ""
 
     def validate(self) -> None:
         """Raise ``ConfigError`` naming the first setting that is out of range."""

@@ -94,7 +94,8 @@ class NullModel:
 
     def __init__(self, config: ModelConfig):
         self.vocab_size = np.uint64(config.vocab_size)
-        self.token_ids = token_id_distribution(config.token_ids, config.vocab_size)
+        self.token_ids = token_id_distribution(config.token_ids, config.vocab_size,
+                                               config.token_id_histogram or None)
         self.window = np.arange(config.hash_window, dtype=np.int64)
         self._window_col = self.window[:, None]  # [hash_window, 1]
         self.seed = np.uint64(config.seed & 0xFFFFFFFFFFFFFFFF)

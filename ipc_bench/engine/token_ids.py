@@ -36,12 +36,15 @@ exactly ``2**53``: the id distribution is exactly ``diff(thresholds) / 2**53``
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
+import stat
 from typing import Optional
 
 import numpy as np
 
 from ipc_bench.engine.config import ConfigError, check_token_ids_spec
+from ipc_bench.engine.input_files import open_input_fd
 
 #: Rank-frequency exponent of the ``zipf`` distribution.
 ZIPF_EXPONENT = 1.0
@@ -50,6 +53,8 @@ HASH_BITS = 53
 _SCALE = 2 ** HASH_BITS
 _SHIFT = np.uint64(64 - HASH_BITS)
 _HIST = "hist:"
+#: Largest histogram count (an int64).
+MAX_COUNT = 2 ** 63 - 1
 
 
 class TokenIds:
@@ -121,15 +126,25 @@ def zipf_weights(vocab_size: int, exponent: float = ZIPF_EXPONENT) -> np.ndarray
 
 def load_histogram(path: str, vocab_size: int) -> np.ndarray:
     """Counts, int64 ``[vocab_size]``, from a ``token_id,count`` CSV file (format in the
-    module docstring). Raises ``ConfigError`` (one line naming the file and line) on an
-    unreadable file, a malformed line, an id outside ``[0, vocab_size)`` or listed twice,
-    a negative count or no positive count."""
+    module docstring), read once (a pipe too: ``engine.input_files``). Raises
+    ``ConfigError`` (one line naming the file and line) on an unreadable file, a
+    malformed line, an id outside ``[0, vocab_size)`` or listed twice, a negative count,
+    a count above ``2**63 - 1`` or no positive count."""
     try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
+        with open(open_input_fd(path), encoding="utf-8") as f:
+            text = f.read()
+            if not text and stat.S_ISFIFO(os.fstat(f.fileno()).st_mode):
+                raise OSError(0, "a pipe with nothing written to it (a named FIFO needs "
+                                 "its writer started first)")
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         raise ConfigError(f"cannot read token-id histogram {path}: {reason}") from None
+    return parse_histogram(text, path, vocab_size)
+
+
+def parse_histogram(text: str, path: str, vocab_size: int) -> np.ndarray:
+    """``load_histogram`` of a file's content ``text`` (``path`` names it in errors)."""
+    lines = text.splitlines()
     counts = np.zeros(vocab_size, dtype=np.int64)
     seen: dict[int, int] = {}
     for number, line in enumerate(lines, 1):
@@ -152,6 +167,9 @@ def load_histogram(path: str, vocab_size: int) -> np.ndarray:
                               f"{seen[token]}")
         if count < 0:
             raise ConfigError(f"{where}: count {count} is negative")
+        if count > MAX_COUNT:
+            raise ConfigError(f"{where}: count {parts[1][:40]} is above the largest "
+                              f"allowed, 2**63 - 1 = {MAX_COUNT:,}")
         seen[token] = number
         counts[token] = count
     if not counts.any():
@@ -159,15 +177,64 @@ def load_histogram(path: str, vocab_size: int) -> np.ndarray:
     return counts
 
 
-@functools.lru_cache(maxsize=8)
-def token_id_distribution(spec: str, vocab_size: int) -> TokenIds:
-    """The ``TokenIds`` of ``spec`` (``uniform``, ``zipf`` or ``hist:PATH``) over
-    ``vocab_size`` ids (cached). Raises ``ConfigError`` on a bad spec or histogram."""
+def normalized_histogram(counts: np.ndarray) -> str:
+    """The canonical text of a histogram: ``token_id,count`` lines, one per positive
+    count, in increasing id order, each ending in a newline (no header, comments or zero
+    counts). Two files with the same counts give the same text; it is what the runner
+    processes receive (``ModelConfig.token_id_histogram``) and what
+    ``histogram_digest`` hashes."""
+    ids = np.flatnonzero(counts)
+    return "".join(f"{i},{c}\n" for i, c in zip(ids.tolist(), counts[ids].tolist()))
+
+
+def histogram_digest(normalized: str) -> str:
+    """SHA-256 (hex) of ``normalized_histogram``'s text, UTF-8: the run's record of which
+    histogram it drew from (``token_ids_sha256`` in summary.json)."""
+    return hashlib.sha256(normalized.encode("utf-8")).hexdigest()
+
+
+#: Histogram texts read in this process: ``hist:PATH`` -> ``normalized_histogram``. A
+#: file is read once per process (``read_histogram``); every later draw uses this copy.
+_READ: dict[str, str] = {}
+
+
+def read_histogram(spec: str, vocab_size: int) -> str:
+    """The normalized text of ``spec``'s histogram (``hist:PATH``), read from the file
+    the first time only (``ConfigError`` on a bad one); ``""`` for ``uniform`` and
+    ``zipf``."""
     check_token_ids_spec(spec)
+    if not spec.startswith(_HIST):
+        return ""
+    if spec not in _READ:
+        counts = load_histogram(spec[len(_HIST):], vocab_size)
+        _READ[spec] = normalized_histogram(counts)
+    return _READ[spec]
+
+
+def token_id_distribution(spec: str, vocab_size: int,
+                          histogram: Optional[str] = None) -> TokenIds:
+    """The ``TokenIds`` of ``spec`` (``uniform``, ``zipf`` or ``hist:PATH``) over
+    ``vocab_size`` ids. For ``hist:``, ``histogram`` is the histogram's normalized text
+    (the runner's ``ModelConfig.token_id_histogram``); ``None`` takes this process's
+    one read of the file (``read_histogram``). Raises ``ConfigError`` on a bad spec or
+    histogram."""
+    check_token_ids_spec(spec)
+    if spec.startswith(_HIST):
+        if histogram is None:
+            histogram = read_histogram(spec, vocab_size)
+        if not histogram:
+            raise ConfigError(f"--token-ids {spec}: the histogram's content was not "
+                              "passed to this process")
+    else:
+        histogram = ""
+    return _distribution(spec, vocab_size, histogram)
+
+
+@functools.lru_cache(maxsize=8)
+def _distribution(spec: str, vocab_size: int, histogram: str) -> TokenIds:
     if spec == "uniform":
         return TokenIds(spec, vocab_size, None)
     if spec == "zipf":
         return TokenIds(spec, vocab_size, _thresholds(zipf_weights(vocab_size)))
-    path = os.path.abspath(spec[len(_HIST):])
-    counts = load_histogram(path, vocab_size)
+    counts = parse_histogram(histogram, spec[len(_HIST):], vocab_size)
     return TokenIds(spec, vocab_size, _thresholds(counts.astype(np.float64)))

@@ -46,6 +46,8 @@ from typing import Iterator, Optional, Union
 
 import numpy as np
 
+from ipc_bench.engine.input_files import open_input_fd
+
 __all__ = ["TraceError", "Trace", "load_azure_trace", "COLUMNS"]
 
 #: The header of an Azure LLM inference trace, in order.
@@ -257,7 +259,8 @@ def _open_trace(path_str: str, shown: str):
     if os.path.isdir(path_str):
         raise TraceError(f"{shown}: is a directory, not a trace file")
     try:
-        return open(path_str, "r", encoding="latin-1", newline="")
+        # A FIFO does not block here; anything but a regular file or a pipe is refused.
+        return open(open_input_fd(path_str), "r", encoding="latin-1", newline="")
     except (FileNotFoundError, NotADirectoryError):
         raise TraceError(f"no such trace file: {shown}") from None
     except IsADirectoryError:

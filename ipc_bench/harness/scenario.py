@@ -37,7 +37,7 @@ from ipc_bench.harness.spec import INPROC, INPUT_ORACLE_INTERVAL, NO_CODEC, Case
 from ipc_bench.engine.config import (CACHED, POLICIES, PRESET_MODELS, ConfigError,
                                      ModelConfig, SchedulerConfig, check_token_ids_spec,
                                      preset_vocab_size)
-from ipc_bench.engine.token_ids import token_id_distribution
+from ipc_bench.engine.token_ids import read_histogram, token_id_distribution
 from ipc_bench.engine.traces import load_azure_trace
 from ipc_bench.engine.workloads import SteadyDecodeWorkload, TraceWorkload
 from ipc_bench.wire.codecs import CODECS, DEFAULT_CODECS
@@ -186,7 +186,11 @@ class ScenarioOptions:
             token_ids=_absolute_histogram(self.token_ids or base.token_ids))
         if config.token_ids != base.token_ids:
             check_token_ids_spec(config.token_ids)
-            token_id_distribution(config.token_ids, config.vocab_size)
+            # The histogram is read here, once; the runners get its content.
+            config = msgspec.structs.replace(config, token_id_histogram=read_histogram(
+                config.token_ids, config.vocab_size))
+            token_id_distribution(config.token_ids, config.vocab_size,
+                                  config.token_id_histogram or None)
         return config
 
     def scheduler_config(self, default: SchedulerConfig) -> SchedulerConfig:
@@ -213,7 +217,7 @@ class ScenarioOptions:
 
 
 def _absolute_histogram(spec: str) -> str:
-    """``hist:PATH`` with ``PATH`` made absolute (the runner process reads it too);
+    """``hist:PATH`` with ``PATH`` made absolute (as recorded in the run's metadata);
     any other ``--token-ids`` value as it is."""
     if spec.startswith("hist:") and len(spec) > 5:
         return "hist:" + os.path.abspath(spec[5:])

@@ -716,3 +716,16 @@ def test_cuda_graph_sizes_are_stored_sorted():
     assert args.cuda_graph_sizes == [1, 4, 16]
     opts = ScenarioOptions(model="torch", cuda_graph_sizes=[8, 2, 2, 1])
     assert opts.model_config().cuda_graph_sizes == (1, 2, 8)
+
+
+def test_a_trace_that_is_not_a_file_or_a_pipe_is_refused_and_a_fifo_does_not_hang(
+        tmp_path, capsys):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    code, lines, out = _run_main(["--scenario", "azure-conv", "--trace", str(fifo),
+                                  "--output", str(tmp_path / "run")], capsys)
+    assert (code, lines, out) == (2, [f"bench.py: error: {fifo} line 1: empty file; "
+                                      f"expected header '{HEADER}'"], "")
+    code, lines, out = _run_main(["--scenario", "azure-conv", "--trace", "/dev/null"], capsys)
+    assert (code, lines, out) == (2, ["bench.py: error: cannot read trace file: /dev/null "
+                                      "(not a regular file or a pipe)"], "")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import msgspec
 import numpy as np
 import pytest
 
@@ -172,3 +173,92 @@ def test_a_relative_histogram_path_reaches_the_runner_absolute(tmp_path, monkeyp
     model = ScenarioOptions(token_ids="hist:h.csv").model_config()
     assert model.token_ids == f"hist:{tmp_path / 'h.csv'}"
     assert ScenarioOptions(token_ids="zipf").model_config().token_ids == "zipf"
+
+
+def test_a_histogram_count_above_int64_is_a_one_line_error_exit_2(tmp_path, capsys):
+    spec = _hist(tmp_path, "1,99999999999999999999999999999\n2,1\n")
+    code = cli.main(["--scenario", "decode-steady", "--token-ids", spec,
+                     "--output", str(tmp_path / "run")])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        f"bench.py: error: token-id histogram {tmp_path / 'hist.csv'} line 1: count "
+        "99999999999999999999999999999 is above the largest allowed, 2**63 - 1 = "
+        "9,223,372,036,854,775,807"]
+    # 2**63 - 1 itself is a count.
+    d = token_id_distribution(_hist(tmp_path, f"1,{2**63 - 1}\n2,0\n"), V)
+    assert d.mass(1, 2) == 1.0
+
+
+def test_a_named_fifo_without_a_writer_is_refused_not_waited_on(tmp_path, capsys):
+    import os
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    code = cli.main(["--scenario", "decode-steady", "--token-ids", f"hist:{fifo}",
+                     "--output", str(tmp_path / "run")])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        f"bench.py: error: cannot read token-id histogram {fifo}: a pipe with nothing "
+        "written to it (a named FIFO needs its writer started first)"]
+    code = cli.main(["--scenario", "decode-steady", "--token-ids", "hist:/dev/null"])
+    out, err = capsys.readouterr()
+    assert (code, err.splitlines()) == (2, [
+        "bench.py: error: cannot read token-id histogram /dev/null: not a regular file "
+        "or a pipe"])
+
+
+def test_the_histogram_is_read_once_and_its_content_reaches_the_runner(tmp_path):
+    """The bench process reads the file once; the runner's ModelConfig carries the
+    normalized content (not only the path), so a file edited or gone after validation
+    changes nothing, and a pipe read once works."""
+    import hashlib
+    import os
+    from ipc_bench.engine.token_ids import read_histogram
+    from ipc_bench.harness.scenario import ScenarioOptions
+
+    path = tmp_path / "h.csv"
+    path.write_text("token_id,count\n# c\n7,3\n2,5\n9,0\n")
+    model = ScenarioOptions(token_ids=f"hist:{path}").model_config()
+    assert model.token_id_histogram == "2,5\n7,3\n"
+    path.write_text("1,1\n")  # edited after validation
+    assert read_histogram(model.token_ids, V) == "2,5\n7,3\n"
+    path.unlink()
+    # What a runner process decodes from the handshake draws from the carried content.
+    runner_model = msgspec.msgpack.decode(msgspec.msgpack.encode(model), type=ModelConfig)
+    d = NullModel(runner_model).token_ids
+    assert [d.mass(2, 3), d.mass(7, 8)] == pytest.approx([5 / 8, 3 / 8], abs=2**-52)
+    # A pipe (a process substitution is one) is read once, in this process.
+    r, w = os.pipe()
+    os.write(w, b"1,5\n2,7\n")
+    os.close(w)
+    try:
+        piped = ScenarioOptions(token_ids=f"hist:/dev/fd/{r}").model_config()
+    finally:
+        os.close(r)
+    assert piped.token_id_histogram == "1,5\n2,7\n"
+    assert hashlib.sha256(b"1,5\n2,7\n").hexdigest() == (
+        "2d6851c5487c527783b3605dd4e666d48eb40154b18d0ecaae513c2592f5f326")
+
+
+def test_a_process_substitution_histogram_runs_and_its_digest_is_recorded(tmp_path):
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    run = tmp_path / "run"
+    script = (f"{sys.executable} bench.py --scenario decode-steady --num-running 2 "
+              f"--steps 10 --warmup-steps 0 --codecs msgpack --no-single-process --quiet "
+              f"--token-ids hist:<(printf '1,5\\n2,7\\n') --output {run}")
+    proc = subprocess.run(["bash", "-c", script], cwd=repo, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["status"] == "complete"
+    models = [c["model"] for c in summary["metadata"]["cases"]]
+    digest = "2d6851c5487c527783b3605dd4e666d48eb40154b18d0ecaae513c2592f5f326"
+    assert [m["token_ids_sha256"] for m in models] == [digest] * len(models)
+    assert all(m["token_ids"].startswith("hist:/dev/fd/") for m in models)
+    assert all("token_id_histogram" not in m for m in models)
