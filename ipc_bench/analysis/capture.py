@@ -140,9 +140,14 @@ def build_captures(result: CaseResult, max_messages: int = MAX_MESSAGES) -> list
     ]
 
 
+def _write_file(path: Path, data: bytes) -> None:
+    path.write_bytes(data)
+
+
 def save_captures(run_dir: str | os.PathLike, result: CaseResult,
                   max_messages: int = MAX_MESSAGES) -> list[Path]:
-    """Write ``result``'s capture files under ``run_dir/messages``; returns their paths."""
+    """Write ``result``'s capture files under ``run_dir/messages``; returns their paths.
+    On an ``OSError`` the file being written is removed (files written whole stay)."""
     out = Path(run_dir) / MESSAGES_DIR
     paths = []
     encoder = msgspec.msgpack.Encoder()
@@ -150,8 +155,17 @@ def save_captures(run_dir: str | os.PathLike, result: CaseResult,
         out.mkdir(exist_ok=True)
         path = out / f"{case_slug(cap.case_id)}.{cap.direction}.msgpack"
         tmp = path.with_name(path.name + ".tmp")
-        tmp.write_bytes(encoder.encode(cap))
-        os.replace(tmp, path)
+        try:
+            _write_file(tmp, encoder.encode(cap))
+            os.replace(tmp, path)
+        except BaseException:
+            # A disk that filled leaves a partial file: removing it gives the space
+            # back, so that summary.json can still say why the run failed.
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
         paths.append(path)
     return paths
 

@@ -301,8 +301,11 @@ class _Run:
                     pass
             try:
                 self.writer.finish("failed", [message], failed_case=self.current)
-            except RunFolderError:
-                pass  # summary.json keeps its last complete version
+            except RunFolderError as again:
+                # summary.json keeps its last complete version: say that it is stale.
+                reason = str(again).rpartition(": ")[2]
+                message += (f" (summary.json could not be updated either: {reason}; it "
+                            "still says the run is incomplete)")
         print(f"bench.py: error: {message}", file=sys.stderr)
         return 1
 

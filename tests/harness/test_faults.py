@@ -564,7 +564,9 @@ def test_a_full_disk_mid_run_is_one_line_exit_1_and_a_loadable_folder(
     assert cli.main(_ONE_CASE + ["--output", str(run)]) == 1
     out, err = capsys.readouterr()
     message = ENOSPC_LINE.format(run=where)
-    assert (out, err) == ("", f"bench.py: error: {message}\n")
+    stale = ("" if status == "failed" else " (summary.json could not be updated either: No "
+             "space left on device; it still says the run is incomplete)")
+    assert (out, err) == ("", f"bench.py: error: {message}{stale}\n")
     summary, frames = load_run(run)
     assert summary["status"] == status
     if status == "failed":
@@ -605,3 +607,63 @@ def test_a_file_size_limit_mid_run_is_one_line_and_a_loadable_folder(tmp_path):
     assert (summary["status"], summary["problems"]) == ("failed", [message])
     assert all(p.stat().st_size <= 64 * 1024 for p in run.iterdir())
     load(run)
+
+
+def _messages_fill_the_disk(monkeypatch, summary_fits_after_cleanup: bool):
+    """The disk fills while a capture file is written (half of it lands, then ENOSPC);
+    while that partial file is on disk, or always when ``summary_fits_after_cleanup``
+    is false, every write of summary.json fails with ENOSPC too."""
+    from ipc_bench.analysis import capture
+    from ipc_bench.harness import run_folder
+
+    def write_file(path, data):
+        Path(path).write_bytes(data[:len(data) // 2])
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+
+    real = run_folder.write_fd
+    full = [False]
+
+    def write_fd(fd, data, path):
+        path = Path(path)
+        if path.name.startswith("summary.json"):
+            partial = list((path.parent / "messages").glob("*.tmp"))
+            if partial or (full[0] and not summary_fits_after_cleanup):
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        real(fd, data, path)
+
+    def marked(path, data):
+        full[0] = True
+        write_file(path, data)
+
+    monkeypatch.setattr(capture, "_write_file", marked)
+    monkeypatch.setattr(run_folder, "write_fd", write_fd)
+
+
+def test_a_disk_filled_by_the_captured_messages_leaves_a_failed_summary_with_the_problem(
+        tmp_path, monkeypatch, capsys):
+    _messages_fill_the_disk(monkeypatch, summary_fits_after_cleanup=True)
+    run = tmp_path / "run"
+    from ipc_bench import cli
+    assert cli.main(_ONE_CASE + ["--output", str(run)]) == 1
+    out, err = capsys.readouterr()
+    message = ENOSPC_LINE.format(run=run / "messages")
+    assert (out, err) == ("", f"bench.py: error: {message}\n")
+    summary = json.loads((run / "summary.json").read_text())
+    assert (summary["status"], summary["problems"], summary["failed_case"]) == (
+        "failed", [message], "num_running=2/send/msgpack#0")
+    assert not any(p.name.endswith(".tmp") for p in run.rglob("*"))
+
+
+def test_a_summary_that_cannot_be_updated_either_is_said_in_the_one_line(
+        tmp_path, monkeypatch, capsys):
+    _messages_fill_the_disk(monkeypatch, summary_fits_after_cleanup=False)
+    run = tmp_path / "run"
+    from ipc_bench import cli
+    assert cli.main(_ONE_CASE + ["--output", str(run)]) == 1
+    out, err = capsys.readouterr()
+    assert (out, err) == ("", (
+        f"bench.py: error: {ENOSPC_LINE.format(run=run / 'messages')} (summary.json could "
+        "not be updated either: No space left on device; it still says the run is "
+        "incomplete)\n"))
+    summary = json.loads((run / "summary.json").read_text())
+    assert (summary["status"], summary["problems"]) == ("incomplete", [])
