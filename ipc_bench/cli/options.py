@@ -68,12 +68,22 @@ def _int_in(lo: int, hi: int):
     return parse
 
 
+def _no_repeats(values: list) -> list:
+    """``values`` as they are; ``ArgumentTypeError`` naming the values given more than
+    once (every list option refuses repeats: ``--tp 2,2`` is a mistake, not one value)."""
+    repeated = list(dict.fromkeys(v for v in values if values.count(v) > 1))
+    if repeated:
+        shown = ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in repeated)
+        raise argparse.ArgumentTypeError(f"{shown} given more than once")
+    return values
+
+
 def _int_list(hi: int):
     def parse(text: str) -> list[int]:
         parts = [v for v in text.split(",") if v.strip()]
         if not parts:
             raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}")
-        return list(dict.fromkeys(_parse_int(v, 1, hi) for v in parts))
+        return _no_repeats([_parse_int(v, 1, hi) for v in parts])
     return parse
 
 
@@ -87,11 +97,7 @@ def _batch_sizes(text: str) -> list[int]:
         if not (v.isascii() and v.isdigit()):
             raise argparse.ArgumentTypeError(f"expected whole numbers, got {v!r}")
     values = [_parse_int(v, 1, MAX_NUM_SEQS) for v in parts]
-    repeated = sorted({v for v in values if values.count(v) > 1})
-    if repeated:
-        raise argparse.ArgumentTypeError(
-            f"{', '.join(map(str, repeated))} given more than once")
-    return sorted(values)
+    return sorted(_no_repeats(sorted(values)))
 
 
 def _choices(allowed: Sequence[str]):
@@ -101,7 +107,7 @@ def _choices(allowed: Sequence[str]):
         if bad or not values:
             raise argparse.ArgumentTypeError(
                 f"{','.join(bad) or text!r}: choose from {', '.join(allowed)}")
-        return list(dict.fromkeys(values))
+        return _no_repeats(values)
     return parse
 
 
@@ -121,11 +127,11 @@ def _float_in(hi: float):
 
 def _spec_tokens_list(text: str) -> list[int]:
     """``--num-spec-tokens``: comma-separated draft counts, each in [0,
-    ``MAX_NUM_SPEC_TOKENS``], duplicates dropped."""
+    ``MAX_NUM_SPEC_TOKENS``], without repeats."""
     parts = [v for v in text.split(",") if v.strip()]
     if not parts:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}")
-    return list(dict.fromkeys(_parse_int(v, 0, MAX_NUM_SPEC_TOKENS) for v in parts))
+    return _no_repeats([_parse_int(v, 0, MAX_NUM_SPEC_TOKENS) for v in parts])
 
 
 def _probability(text: str) -> float:
@@ -170,7 +176,7 @@ def _float_list(text: str) -> list[float]:
         raise argparse.ArgumentTypeError(f"expected positive numbers, got {text!r}")
     if len(values) > 1000:
         raise argparse.ArgumentTypeError(f"at most 1000 values, got {len(values)}")
-    return list(dict.fromkeys(values))
+    return _no_repeats(values)
 
 
 def nonempty_path(kind: str):
@@ -200,7 +206,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="bench.py", description=(
         "Measure what shipping sampled token ids from the scheduler to the model runner "
         "costs (send) against letting the runner cache them (cached, vLLM PR #20291)."),
-        epilog="Reports: python bench.py report RUN_DIR [RUN_DIR ...] [--output DIR] "
+        epilog="Options that take a comma-separated list refuse a value given twice. "
+               "Reports: python bench.py report RUN_DIR [RUN_DIR ...] [--output DIR] "
                "(see python bench.py report --help).")
     _add_run_options(p)
     _add_trace_options(p)

@@ -211,6 +211,18 @@ OPTION_CASES = [
     (["--scenario", "soak", "--trace", "x.csv", "--req-id-format", "numeric"],
      "scenario soak does not take --req-id-format (the request ids of a generated workload)"),
     (DS + ["--output", ""], "argument --output: expected the path of a folder, got ''"),
+    # every list option refuses a value given twice, as --cuda-graph-sizes does
+    (DS + ["--num-running", "4,16,4"], "argument --num-running: 4 given more than once"),
+    (["--scenario", "tp-broadcast", "--tp", "2,2"], "argument --tp: 2 given more than once"),
+    (["--scenario", "pp", "--pp", "1,2,2,1"], "argument --pp: 1, 2 given more than once"),
+    (DS + ["--codecs", "packed,packed"], "argument --codecs: packed given more than once"),
+    (DS + ["--policies", "cached,send,cached"],
+     "argument --policies: cached given more than once"),
+    (DS + ["--num-spec-tokens", "2,2"], "argument --num-spec-tokens: 2 given more than once"),
+    (["--scenario", "step-time", "--step-time-ms", "5,2.5,5.0"],
+     "argument --step-time-ms: 5 given more than once"),
+    (["--scenario", "tp-broadcast", "--tp-transports", "shm,shm"],
+     "argument --tp-transports: shm given more than once"),
     # --cuda-graph-sizes: whole numbers, each once; only where the attention pads
     (DS + ["--cuda-graph-sizes", "1,2,2,4,4"],
      "argument --cuda-graph-sizes: 2, 4 given more than once"),
