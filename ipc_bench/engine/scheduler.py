@@ -227,20 +227,36 @@ class Scheduler:
         self.arrivals: Optional[list[tuple[str, int, list[int], int]]] = None
 
     # ------------------------------------------------------------------ arrivals
+    def never_fits(self, num_prompt_tokens: int) -> bool:
+        """Whether a prompt of ``num_prompt_tokens`` tokens is rejected on arrival
+        whatever else runs (admission rule, module docstring): ``>= max_model_len``
+        tokens, or more KV blocks than the cache has for it plus one token."""
+        cfg = self.config
+        return (num_prompt_tokens >= cfg.max_model_len
+                or -(-(num_prompt_tokens + 1) // cfg.block_size) > cfg.num_blocks)
+
     def add_request(self, req_id: str, index: int, prompt_token_ids: list[int],
-                    max_tokens: int) -> Request:
-        """Queue a request; applies the admission rule (see module docstring)."""
+                    max_tokens: int, num_prompt_tokens: Optional[int] = None) -> Request:
+        """Queue a request; applies the admission rule (see module docstring).
+        ``num_prompt_tokens``: given (with an empty ``prompt_token_ids``) for a prompt
+        that ``never_fits`` and was therefore never built; it is rejected on arrival and
+        counted like any other (``SchedulerError`` if it would fit)."""
         if req_id in self.requests:
             raise SchedulerError(f"duplicate req_id {req_id!r}")
+        unbuilt = num_prompt_tokens is not None and not prompt_token_ids
+        if unbuilt and not self.never_fits(num_prompt_tokens):
+            raise SchedulerError(f"request {req_id}: a prompt of {num_prompt_tokens} tokens "
+                                 "that fits was not built")
         if self.arrivals is not None:  # a replicated case ships them to its replicas
+            # (an unbuilt prompt ships empty: a replica rejects it as well)
             self.arrivals.append((req_id, index, prompt_token_ids, max_tokens))
         req = Request(req_id, index, prompt_token_ids, max_tokens, self.step,
                       self.config.max_model_len, self.messages.sampling_params(max_tokens))
+        if unbuilt:
+            req.num_prompt_tokens = num_prompt_tokens  # all_token_ids stays empty
         self.requests[req_id] = req
-        cfg = self.config
-        too_long = req.num_prompt_tokens >= cfg.max_model_len
-        too_big = -(-(req.num_prompt_tokens + 1) // cfg.block_size) > cfg.num_blocks
-        if too_long or too_big or req.num_prompt_tokens == 0 or max_tokens < 1:
+        if (self.never_fits(req.num_prompt_tokens) or req.num_prompt_tokens == 0
+                or max_tokens < 1):
             req.status = RequestStatus.REJECTED
             req.finish_reason = "rejected"
             req.finish_step = self.step

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -39,6 +40,9 @@ class RequestSpec:
     max_tokens: int
     arrival_step: int
     arrival_s: float
+    #: ``None``, or the prompt's length when its ids were never built because it can
+    #: never fit (``Workload.never_fits``; ``prompt_token_ids`` is then empty).
+    unbuilt_prompt_len: Optional[int] = None
 
 
 #: Request-id formats: vLLM's OpenAI completions (``cmpl-<32 hex>-0``) and chat
@@ -88,14 +92,23 @@ class Workload:
         self.vocab_size = vocab_size
         self.req_id_format = req_id_format
         self.token_ids = token_ids
+        #: Set by the scheduler loop to ``Scheduler.never_fits``: a prompt for which it
+        #: is true is rejected on arrival, so its ids are never built (a trace row of
+        #: 100,000,000 tokens costs nothing).
+        self.never_fits: Optional[Callable[[int], bool]] = None
 
     def make_request(self, index: int, prompt_len: int, max_tokens: int, arrival_step: int,
                      arrival_s: float) -> RequestSpec:
         """Request number ``index``: its id (``make_req_id``) and ``[prompt_len]`` prompt
         ids (``make_prompt``) from the seed, ``max_tokens`` output tokens, arriving at
-        logical step ``arrival_step`` / ``arrival_s`` seconds. Raises ``ValueError`` on
+        logical step ``arrival_step`` / ``arrival_s`` seconds; no ids (and
+        ``unbuilt_prompt_len``) when ``never_fits(prompt_len)``. Raises ``ValueError`` on
         an unknown ``req_id_format``."""
-        return RequestSpec(index, make_req_id(self.seed, index, self.req_id_format),
+        req_id = make_req_id(self.seed, index, self.req_id_format)
+        if self.never_fits is not None and self.never_fits(prompt_len):
+            return RequestSpec(index, req_id, [], max_tokens, arrival_step, arrival_s,
+                               unbuilt_prompt_len=prompt_len)
+        return RequestSpec(index, req_id,
                            make_prompt(self.seed, index, prompt_len, self.vocab_size,
                                        self.token_ids),
                            max_tokens, arrival_step, arrival_s)

@@ -239,7 +239,8 @@ def request_record(r, step_ends: StepEnds, arrival_s: dict[int, float],
     left empty for one-token requests; ``itl_s`` lists the gaps between tokens.
     """
     rec = dict(index=r.index, req_id=r.req_id, num_prompt_tokens=r.num_prompt_tokens,
-               num_output_tokens=r.num_tokens - r.num_prompt_tokens,
+               # (0 for a rejected prompt that was never built: it has no token ids at all)
+               num_output_tokens=max(r.num_tokens - r.num_prompt_tokens, 0),
                max_tokens=r.max_tokens, arrival_step=r.arrival_step,
                first_scheduled_step=r.first_scheduled_step,
                first_token_step=r.first_token_step, finish_step=r.finish_step,

@@ -253,7 +253,8 @@ def _admit_logical(sched: Scheduler, workload, arrival_s: dict[int, float]) -> i
     ``_IDLE`` (nothing to run: the clock jumped to the next arrival's step) or
     ``_DRAINED`` (no request left, none to come)."""
     for r in workload.arrivals(sched.step):
-        sched.add_request(r.req_id, r.index, r.prompt_token_ids, r.max_tokens)
+        sched.add_request(r.req_id, r.index, r.prompt_token_ids, r.max_tokens,
+                          r.unbuilt_prompt_len)
         arrival_s[r.index] = r.arrival_s
     if sched.has_unfinished_requests():
         return _READY
@@ -270,7 +271,8 @@ def _admit_timed(sched: Scheduler, workload, arrival_s: dict[int, float], now_s:
     Returns ``None`` when a step can run, else the trace time of the next arrival
     (``inf`` when none is left: the case is over)."""
     for r in workload.arrivals_until(now_s):
-        sched.add_request(r.req_id, r.index, r.prompt_token_ids, r.max_tokens)
+        sched.add_request(r.req_id, r.index, r.prompt_token_ids, r.max_tokens,
+                          r.unbuilt_prompt_len)
         arrival_s[r.index] = r.arrival_s
     if sched.has_unfinished_requests():
         return None
@@ -304,6 +306,7 @@ class _LoopRun:
         if attach is not None:
             attach(self.sched)
         self.workload = spec.make_workload()
+        self.workload.never_fits = self.sched.never_fits  # such prompts are never built
         self.warmup_steps = spec.warmup_steps
         self.max_steps = spec.max_steps
         self.arrival_s: dict[int, float] = {}

@@ -741,3 +741,48 @@ def test_a_trace_that_is_not_a_file_or_a_pipe_is_refused_and_a_fifo_does_not_han
     code, lines, out = _run_main(["--scenario", "azure-conv", "--trace", "/dev/null"], capsys)
     assert (code, lines, out) == (2, ["bench.py: error: cannot read trace file: /dev/null "
                                       "(not a regular file or a pipe)"], "")
+
+
+def test_a_100m_token_trace_row_is_rejected_without_building_its_prompt(
+        tmp_path, capsys, monkeypatch):
+    """A row whose prompt can never fit is counted as rejected on arrival, exactly as
+    before, and its ids are never drawn: the scheduler's memory stays small (a 100M-id
+    prompt is 800 MB as int64 alone)."""
+    import tracemalloc
+
+    from ipc_bench.engine import workloads
+
+    real, drawn = workloads.make_prompt, []
+
+    def make_prompt(seed, index, num_tokens, vocab_size, token_ids="uniform"):
+        drawn.append(num_tokens)
+        assert num_tokens < 10**6, f"a prompt of {num_tokens} tokens was built"
+        return real(seed, index, num_tokens, vocab_size, token_ids)
+
+    monkeypatch.setattr(workloads, "make_prompt", make_prompt)
+    path = tmp_path / "t.csv"
+    path.write_text(f"{HEADER}\n{ROW}\n2023-11-16 18:15:46.7805900,100000000,4\n"
+                    "2023-11-16 18:15:46.8805900,20,5\n"
+                    "2023-11-16 18:15:46.9805900,8000,5\n")
+    run = tmp_path / "run"
+    tracemalloc.start()
+    try:
+        code = cli.main(["--scenario", "azure-conv", "--trace", str(path),
+                         "--max-model-len", "4096", "--warmup-steps", "0",
+                         "--codecs", "msgpack", "--no-single-process", "--output", str(run),
+                         "--quiet"])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert ("  rejected on arrival: 2 of 4 requests could never fit (prompt >= max_model_len, "
+            "or more KV blocks than the cache has)") in out.splitlines()
+    assert peak < 64 * 2**20, peak
+    assert sorted(set(drawn)) == [20, 374]
+    summary = json.loads((run / "summary.json").read_text())
+    assert [c["num_rejected"] for c in summary["cases"]] == [2, 2]
+    requests = pd.read_csv(run / "requests.csv").sort_values(["case_id", "index"])
+    assert list(requests.finish_reason) == ["length", "rejected", "length", "rejected"] * 2
+    assert list(requests.num_prompt_tokens) == [374, 100_000_000, 20, 8000] * 2
+    assert list(requests.num_output_tokens) == [44, 0, 5, 0] * 2
