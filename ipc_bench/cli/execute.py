@@ -165,7 +165,10 @@ def run_metadata(args, cases) -> dict[str, Any]:
                               max_steps=c.max_steps, count=c.count, transport=c.transport,
                               repetition=c.repetition, peer_timeout_s=c.peer_timeout_s,
                               startup_timeout_s=c.startup_timeout_s, stream=c.stream,
-                              input_oracle_interval=c.input_oracle_interval)
+                              input_oracle_interval=c.input_oracle_interval,
+                              async_scheduling=c.async_scheduling, frontend=c.frontend,
+                              tp=c.tp, pp=c.pp, trace_speedup=c.trace_speedup,
+                              floor=c.floor)
                          for c in cases]
     return metadata
 

@@ -302,6 +302,29 @@ def _pair_table(results) -> list[Block]:
                   "comparison block `bench.py` prints after a `--repeat` run).")]
 
 
+def _run_option_lines(md: dict[str, Any]) -> list[str]:
+    """Lines for the options that shaped the whole run beyond each case's settings:
+    runners started by hand (``--remote-runners``) and, with ``--token-ids hist:PATH``,
+    the histogram's path and SHA-256 (also in each case's model column)."""
+    lines = []
+    remote = md.get("remote_runners")
+    if remote:
+        lines.append(f"remote runners: {remote.get('count', '?')} on "
+                     f"{remote.get('host', '?')} (ports {remote.get('ports', '?')})")
+    hists = {(m.get("token_ids"), m.get("token_ids_sha256"))
+             for m in (c.get("model") or {} for c in md.get("cases") or [])
+             if m.get("token_ids_sha256")}
+    for path, digest in sorted(hists):
+        lines.append(f"token ids: `{path}`, sha256 `{digest}`")
+    return lines
+
+
+#: Case settings shown in the configuration table only when they are not at their
+#: default (``CaseSpec``'s): older runs, which lack them, show nothing for them.
+_CASE_DEFAULTS = {"async_scheduling": False, "frontend": False, "tp": None, "pp": None,
+                  "trace_speedup": None, "floor": True}
+
+
 def _config_blocks(results, run_id: str) -> list[Block]:
     import json
 
@@ -310,11 +333,12 @@ def _config_blocks(results, run_id: str) -> list[Block]:
         f"scenario: `{md.get('scenario', '?')}`, seed {md.get('seed', '?')}",
         "command: `" + " ".join(md.get("command_line") or []) + "`",
         f"status: {results.status[run_id]}",
-    ])]
+    ] + _run_option_lines(md))]
     groups: dict[str, list[str]] = {}
     for c in md.get("cases") or []:
         conf = {k: v for k, v in c.items() if k not in ("case_id", "labels", "policy",
-                                                         "codec", "repetition")}
+                                                         "codec", "repetition")
+                and not (k in _CASE_DEFAULTS and v == _CASE_DEFAULTS[k])}
         groups.setdefault(json.dumps(conf, sort_keys=True), []).append(c["case_id"])
     rows = []
     for conf, ids in groups.items():

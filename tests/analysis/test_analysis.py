@@ -382,3 +382,57 @@ def test_timed_replay_report_has_latency_cdfs(tmp_path):
     md = (out / "report.md").read_text()
     assert "latency send → cached: TTFT p50 " in md
     assert "This is a timed replay" in md
+
+
+def test_the_configuration_block_shows_the_options_that_shaped_the_run(tmp_path, capsys):
+    """--frontend, --num-spec-tokens and --token-ids hist: (path and digest) reach the
+    report's configuration from a real run's metadata."""
+    import hashlib
+
+    hist = tmp_path / "h.csv"
+    hist.write_text("# counts\n2,7\n1,5\n")
+    run = tmp_path / "run"
+    assert cli.main(["--scenario", "decode-steady", "--num-running", "2", "--steps", "20",
+                     "--warmup-steps", "0", "--policies", "cached", "--codecs", "msgpack",
+                     "--no-single-process", "--frontend", "--num-spec-tokens", "2",
+                     "--token-ids", f"hist:{hist}", "--quiet", "--output", str(run)]) == 0
+    out = tmp_path / "rep"
+    assert cli.main(["report", str(run), "--output", str(out)]) == 0
+    capsys.readouterr()
+    md = (out / "report.md").read_text()
+    config = md[md.index("## Configuration"):md.index("## Environment")]
+    digest = hashlib.sha256(b"1,5\n2,7\n").hexdigest()
+    assert f"- token ids: `hist:{hist}`, sha256 `{digest}`" in config.splitlines()
+    row = [line for line in config.splitlines() if line.startswith("| 1: ")]
+    assert len(row) == 1
+    sched, model, run_col = row[0].split(" | ")[1:4]
+    assert "num_spec_tokens=2" in sched.split(", ")
+    assert f"token_ids_sha256={digest}" in model.split(", ")
+    assert f"token_ids=hist:{hist}" in model.split(", ")
+    assert "frontend=True" in run_col.split(", ")
+    assert "async_scheduling" not in run_col  # at its default: not shown
+
+
+def test_the_configuration_block_names_async_pp_tp_and_remote_runners():
+    from types import SimpleNamespace
+
+    from ipc_bench.report.blocks import _config_blocks
+
+    base = dict(labels={}, policy="cached", codec="msgpack", repetition=0, arm="cached",
+                scheduler={"max_num_seqs": 4}, model={"name": "null"}, transport="tcp",
+                async_scheduling=False, frontend=False, tp=None, pp=None,
+                trace_speedup=None, floor=True)
+    md = {"scenario": "x", "seed": 0, "command_line": ["bench.py"],
+          "remote_runners": {"count": 2, "host": "10.0.0.5", "ports": {"ctl": 5600}},
+          "cases": [dict(base, case_id="a"),
+                    dict(base, case_id="b", arm="cached+async", async_scheduling=True),
+                    dict(base, case_id="c", pp=2, floor=False),
+                    dict(base, case_id="d", tp=4)]}
+    results = SimpleNamespace(metadata={"r": md}, status={"r": "complete"})
+    blocks = _config_blocks(results, "r")
+    assert blocks[0][1][3] == "remote runners: 2 on 10.0.0.5 (ports {'ctl': 5600})"
+    runs = {row[0]: row[3] for row in blocks[1][2]}
+    assert runs == {"1: a": "arm=cached, transport=tcp",
+                    "1: b": "arm=cached+async, async_scheduling=True, transport=tcp",
+                    "1: c": "arm=cached, floor=False, pp=2, transport=tcp",
+                    "1: d": "arm=cached, tp=4, transport=tcp"}
