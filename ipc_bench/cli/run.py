@@ -38,8 +38,10 @@ def main(argv: list[str]) -> int:
 
 
 def _main(argv: list[str]) -> int:
+    from ipc_bench.engine.token_ids import forget_histograms
     from ipc_bench.harness.scenario import discover
 
+    forget_histograms()  # each run reads its --token-ids hist: file afresh, once
     parser = build_parser()
     args = parser.parse_args(argv)
     problems: dict[str, str] = {}

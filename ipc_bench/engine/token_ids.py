@@ -198,6 +198,12 @@ def histogram_digest(normalized: str) -> str:
 _READ: dict[str, str] = {}
 
 
+def forget_histograms() -> None:
+    """Forget the histograms read so far (a new run in the same process reads its
+    file again, once)."""
+    _READ.clear()
+
+
 def read_histogram(spec: str, vocab_size: int) -> str:
     """The normalized text of ``spec``'s histogram (``hist:PATH``), read from the file
     the first time only (``ConfigError`` on a bad one); ``""`` for ``uniform`` and

@@ -262,3 +262,32 @@ def test_a_process_substitution_histogram_runs_and_its_digest_is_recorded(tmp_pa
     assert [m["token_ids_sha256"] for m in models] == [digest] * len(models)
     assert all(m["token_ids"].startswith("hist:/dev/fd/") for m in models)
     assert all("token_id_histogram" not in m for m in models)
+
+
+def test_each_run_reads_the_histogram_afresh_once(tmp_path, monkeypatch):
+    import json
+
+    from ipc_bench.engine import token_ids
+
+    hist = tmp_path / "h.csv"
+    reads = []
+    real = token_ids.load_histogram
+    monkeypatch.setattr(token_ids, "load_histogram",
+                        lambda path, v: reads.append(path) or real(path, v))
+    digests = []
+    for i, text in enumerate(["1,5\n", "1,5\n2,1\n"]):
+        hist.write_text(text)
+        run = tmp_path / f"run{i}"
+        assert cli.main(["--scenario", "decode-steady", "--num-running", "2,4",
+                         "--steps", "5", "--warmup-steps", "0", "--codecs", "msgpack",
+                         "--token-ids", f"hist:{hist}", "--quiet",
+                         "--output", str(run)]) == 0
+        cases = json.loads((run / "summary.json").read_text())["metadata"]["cases"]
+        digests.append({c["model"]["token_ids_sha256"] for c in cases})
+    assert reads == [str(hist)] * 2  # once per run, whatever the number of cases
+    assert digests == [{hashlib_sha("1,5\n")}, {hashlib_sha("1,5\n2,1\n")}]
+
+
+def hashlib_sha(text: str) -> str:
+    import hashlib
+    return hashlib.sha256(text.encode()).hexdigest()
