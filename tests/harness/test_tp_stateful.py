@@ -8,6 +8,9 @@ broadcast; rank 0 replies.
 - Exact bytes at N = 2: a replicated pure-decode step with no arrival is an 18-byte
   payload, written once on the ring as its chunk head and payload, over XPUB as one
   20-byte ZMTP frame per rank.
+- The tp-broadcast scenario takes ``--codecs slots,replicated``: its per-case table
+  and figure show the bytes written once per step and the replica scheduler per rank
+  and over the N ranks.
 - A rank whose state drifts fails the case naming the rank and the step: rank 1's
   replica fed one arrival with one ``max_tokens`` less (its schedule digest check), rank
   1's slot table one token ahead for one request (its input oracle).
@@ -15,11 +18,14 @@ broadcast; rank 0 replies.
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 
 import pytest
 
-from fault_helpers import steady_case
+from fault_helpers import REPO, steady_case
 from harness.test_e2e import assert_clean
 from harness.test_tp import spy_on, assert_no_segment
 from ipc_bench.analysis.summary import summarize_case
@@ -196,3 +202,45 @@ def test_a_rank_whose_slot_table_drifts_fails_the_case_naming_it(monkeypatch, tm
     assert "the runner fed token id 0 at position" in message, message
     assert err.value.step == 20, message
     assert_clean(spy)
+
+
+def test_the_scenario_runs_slots_and_replicated(tmp_path):
+    run_dir = tmp_path / "run"
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "bench.py"), "--scenario", "tp-broadcast", "--tp", "1,2",
+         "--tp-transports", "shm-block", "--num-running", "8", "--steps", "30",
+         "--warmup-steps", "5", "--codecs", "slots,replicated", "--output", str(run_dir),
+         "--quiet"],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+        env=dict(os.environ, TMPDIR=str(tmp_path)))
+    assert proc.returncode == 0, proc.stderr
+    cases = json.loads((run_dir / "summary.json").read_text())["cases"]
+    assert sorted((c["codec"], c["tp"], c["policy"]) for c in cases) == sorted(
+        (k, n, p) for k in ("slots", "replicated") for n in (1, 2) for p in ("send", "cached"))
+    assert len({c["token_digest"] for c in cases}) == 1
+    for c in cases:
+        if c["codec"] == "replicated":
+            assert len(c["tp_replica_scheduler_ns_per_rank"]) == c["tp"]
+            assert c["tp_replica_scheduler_ns_all_ranks_per_step"] == pytest.approx(
+                sum(c["tp_replica_scheduler_ns_per_rank"]))
+    assert "replica sched us/rank" in proc.stdout and "x N ranks us" in proc.stdout
+    rep = next(line for line in proc.stdout.splitlines()
+               if line.split()[:4] == ["shm-block*", "replicated", "cached", "2"])
+    cells = rep.split()
+    by = {(c["codec"], c["policy"], c["tp"]): c for c in cases}
+    two = by["replicated", "cached", 2]
+    assert cells[6] == f"{two['tp_s2r_bytes_written_per_step']:,.1f}"
+    assert cells[10] == f"{two['tp_replica_scheduler_ns_all_ranks_per_step'] / 1e3:,.1f}"
+    from ipc_bench.analysis.results import load
+    from ipc_bench.report import plots
+
+    fig = plots.tp_per_step_figure(load(run_dir))
+    lines = {ln.get_label(): ln for ln in fig.axes[0].lines}
+    assert list(lines["shm-block / slots / cached"].get_xdata()) == [1, 2]
+    assert list(lines["shm-block / slots / cached"].get_ydata()) == pytest.approx(
+        [by["slots", "cached", n]["tp_s2r_bytes_written_per_step"] for n in (1, 2)])
+    right = {ln.get_label(): ln for ln in fig.axes[1].lines}
+    assert list(right["shm-block / cached: N ranks"].get_ydata()) == pytest.approx(
+        [by["replicated", "cached", n]["tp_replica_scheduler_ns_all_ranks_per_step"] / 1e3
+         for n in (1, 2)])
+    assert all(y for _, y in plots.axis_labels(fig))
