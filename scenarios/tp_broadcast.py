@@ -8,7 +8,9 @@ token buffer and compute the same step; rank 0 replies. The input oracle checks 
 rank's fed ids, so a rank that drifts fails the case naming it.
 
 Grid: 256 running requests (``--num-running``) x N (``--tp``, default 1, 2, 4) x both
-policies x both codecs x broadcast transport (``--tp-transports``): ``ipc``
+policies x codec (``--codecs``, default msgpack and pickle; ``packed``, ``slots`` and
+``replicated`` when asked for: every rank keeps its own slot table or replica
+scheduler and decodes the one broadcast) x broadcast transport (``--tp-transports``): ``ipc``
 (ZeroMQ XPUB -> SUB: one send call, N copies on the wire), ``shm-block`` (the ring with N
 readers sleeping on FIFOs) and ``shm`` (the ring with N spinning readers, vLLM's wait);
 with ranks started by hand on other hosts (``--remote-runners``, ``wire.remote``)
@@ -27,7 +29,10 @@ asked for with ``--tp-transports``, it runs, a warning says so, and the table ma
 the row ``*`` (its timings are not comparable). Byte figures and the oracles hold
 whatever the cores.
 
-After the tables: per transport, codec and N, send minus cached per step of the bytes
+After the tables: per case (mean over repetitions) the bytes the scheduler writes once
+per step and delivers to all ranks, the N decodes summed and, for ``replicated``, the
+replica scheduler one rank runs per step and the N ranks together (every rank pays
+it: the machine's cost); then per transport, codec and N, send minus cached per step of the bytes
 the scheduler writes once, its one encode, the N ranks' decodes summed and the
 slowest rank's receive-to-ready time (``analysis.tp``), and whether every case's
 token stream was the same across N, transports and policies.

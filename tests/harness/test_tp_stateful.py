@@ -13,7 +13,8 @@ broadcast; rank 0 replies.
   and over the N ranks.
 - A rank whose state drifts fails the case naming the rank and the step: rank 1's
   replica fed one arrival with one ``max_tokens`` less (its schedule digest check), rank
-  1's slot table one token ahead for one request (its input oracle).
+  1's slot table one token ahead for one request (its input oracle under ``cached``,
+  the output oracle under ``send``).
 """
 
 from __future__ import annotations
@@ -244,3 +245,17 @@ def test_the_scenario_runs_slots_and_replicated(tmp_path):
         [by["replicated", "cached", n]["tp_replica_scheduler_ns_all_ranks_per_step"] / 1e3
          for n in (1, 2)])
     assert all(y for _, y in plots.axis_labels(fig))
+
+
+def test_under_send_a_drifted_slot_table_is_seen_by_the_output_oracle(monkeypatch, tmp_path):
+    # under send the fed ids come from the frame, so the one-token slip shows as rank 1
+    # sampling other tokens at that step
+    inject(monkeypatch, tmp_path, SLIP_RANK_1, IPC_BENCH_TEST_SLIP_AT="20")
+    spy = spy_on(monkeypatch)
+    with pytest.raises(CaseError) as err:
+        run_case(steady_case(8, policy="send", codec="slots", max_steps=300,
+                             transport="shm-block", tp=2))
+    assert str(err.value) == ("rank 1: step 20: its ModelRunnerOutput differs from rank 0's "
+                              "(the one the scheduler received): it sampled other tokens")
+    assert err.value.step == 20
+    assert_clean(spy)
