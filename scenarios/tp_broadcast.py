@@ -8,7 +8,9 @@ token buffer and compute the same step; rank 0 replies. The input oracle checks 
 rank's fed ids, so a rank that drifts fails the case naming it.
 
 Grid: 256 running requests (``--num-running``) x N (``--tp``, default 1, 2, 4) x both
-policies x both codecs x broadcast transport (``--tp-transports``): ``ipc``
+policies x codec (``--codecs``, default msgpack and pickle; ``packed``, ``slots`` and
+``replicated`` when asked for: every rank keeps its own slot table or replica
+scheduler and decodes the one broadcast) x broadcast transport (``--tp-transports``): ``ipc``
 (ZeroMQ XPUB -> SUB: one send call, N copies on the wire), ``shm-block`` (the ring with N
 readers sleeping on FIFOs) and ``shm`` (the ring with N spinning readers, vLLM's wait);
 with ranks started by hand on other hosts (``--remote-runners``, ``wire.remote``)
@@ -27,7 +29,10 @@ asked for with ``--tp-transports``, it runs, a warning says so, and the table ma
 the row ``*`` (its timings are not comparable). Byte figures and the oracles hold
 whatever the cores.
 
-After the tables: per transport, codec and N, send minus cached per step of the bytes
+After the tables: per case (mean over repetitions) the bytes the scheduler writes once
+per step and delivers to all ranks, the N decodes summed and, for ``replicated``, the
+replica scheduler one rank runs per step and the N ranks together (every rank pays
+it: the machine's cost); then per transport, codec and N, send minus cached per step of the bytes
 the scheduler writes once, its one encode, the N ranks' decodes summed and the
 slowest rank's receive-to-ready time (``analysis.tp``), and whether every case's
 token stream was the same across N, transports and policies.
@@ -38,7 +43,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import replace
-from typing import Any
+from typing import Any, Optional
 
 from ipc_bench.analysis.tp import tp_saving, tp_saving_means
 from ipc_bench.engine.config import ConfigError
@@ -117,8 +122,71 @@ def _same_tokens(summaries: list[dict[str, Any]]) -> str:
     return "token streams across N, transports and policies: " + ("; ".join(parts) or "none")
 
 
+def _mean(cases: list[dict[str, Any]], key: str) -> Optional[float]:
+    values = [c[key] for c in cases if c.get(key) is not None]
+    return sum(values) / len(values) if values else None
+
+
+def per_step_rows(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per (B, transport, codec, policy, N) of the complete cases, means over
+    repetitions: ``written`` and ``to_ranks`` (bytes per step written once and
+    delivered to all ranks), ``decodes_ns`` (the N decodes summed), and for
+    ``replicated`` ``replica_rank_ns`` (one rank's replica scheduler per step, the mean
+    over ranks) and ``replica_all_ns`` (summed over the N ranks: what the machine
+    pays). Sorted by transport, codec, policy, N."""
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for c in summaries:
+        if c.get("tp") is None or not c.get("complete") or not c.get("num_steps"):
+            continue
+        key = (c.get("num_running"), c["transport"], c["codec"], c["policy"], c["tp"])
+        groups.setdefault(key, []).append(c)
+    rows = []
+    for key in sorted(groups, key=lambda k: (k[1], k[2], k[3], k[4], str(k[0]))):
+        cases = groups[key]
+        ranks = [sum(v) / len(v) for v in (c.get("tp_replica_scheduler_ns_per_rank")
+                                             for c in cases) if v]
+        rows.append(dict(zip(("num_running", "transport", "codec", "policy", "tp"), key),
+                         n=len(cases), oversubscribed=any(c.get("tp_oversubscribed")
+                                                          for c in cases),
+                         written=_mean(cases, "tp_s2r_bytes_written_per_step"),
+                         to_ranks=_mean(cases, "tp_s2r_wire_bytes_all_ranks_per_step"),
+                         decodes_ns=_mean(cases, "tp_decode_ns_all_ranks_per_step"),
+                         replica_rank_ns=sum(ranks) / len(ranks) if ranks else None,
+                         replica_all_ns=_mean(cases,
+                                              "tp_replica_scheduler_ns_all_ranks_per_step")))
+    return rows
+
+
+def _cell(value: Optional[float], scale: float = 1.0, digits: int = 1) -> str:
+    if value is None:
+        return "-"
+    v = value * scale
+    return f"{v:,.0f}" if digits == 0 else f"{v:,.{digits}f}"
+
+
+def per_step_table(summaries: list[dict[str, Any]]) -> list[str]:
+    """The lines of ``per_step_rows``' table: bytes written once per step and, for
+    ``replicated``, the replica scheduler one rank pays and the N ranks together."""
+    rows = per_step_rows(summaries)
+    if not rows:
+        return []
+    cells = [[r["transport"] + ("*" if r["oversubscribed"] else ""), r["codec"], r["policy"],
+              str(r["tp"]), str(r["num_running"]), str(r["n"]), _cell(r["written"]),
+              _cell(r["to_ranks"]), _cell(r["decodes_ns"], 1e-3),
+              _cell(r["replica_rank_ns"], 1e-3), _cell(r["replica_all_ns"], 1e-3)]
+             for r in rows]
+    header = ["transport", "codec", "policy", "N", "B", "reps", "B written once",
+              "B to ranks", "N decodes us", "replica sched us/rank", "x N ranks us"]
+    return ["", "per step, per case (mean over repetitions): bytes the scheduler writes once "
+            "and bytes delivered to all ranks, the N ranks' decodes summed; replicated: "
+            "each rank runs the scheduler (schedule + build + update), one rank's time and "
+            "the N ranks' together (the machine's cost):",
+            render(header, cells, left=0)]
+
+
 def report(summaries: list[dict[str, Any]]) -> str:
-    """The saving table (module docstring) and the cross-N token check."""
+    """The per-case table (``per_step_table``), the saving table (module docstring)
+    and the cross-N token check."""
     mine = [s for s in summaries if s.get("scenario") == NAME]
     rows = []
     over = {(s["transport"], s["tp"]) for s in mine if s.get("tp_oversubscribed")}
@@ -131,14 +199,16 @@ def report(summaries: list[dict[str, Any]]) -> str:
                      _us(r, "tp_encode_ns_per_step"),
                      _us(r, "tp_decode_ns_all_ranks_per_step"),
                      _us(r, "tp_ready_ns_median")])
-    if not rows:
+    out = per_step_table(mine)
+    if not rows and not out:
         return ""
-    header = ["transport", "codec", "N", "B", "reps", "B written", "B to ranks", "encode us",
-              "N decodes us", "slowest ready us"]
-    out = ["", "send's saving per step against N (send minus cached; mean over repetitions, "
-           "(min..max); bytes written once and delivered to all ranks, one encode, the N "
-           "ranks' decodes summed, median receive-to-ready of the slowest rank):",
-           render(header, rows, left=0)]
+    if rows:
+        header = ["transport", "codec", "N", "B", "reps", "B written", "B to ranks",
+                  "encode us", "N decodes us", "slowest ready us"]
+        out += ["", "send's saving per step against N (send minus cached; mean over "
+                "repetitions, (min..max); bytes written once and delivered to all ranks, one "
+                "encode, the N ranks' decodes summed, median receive-to-ready of the slowest "
+                "rank):", render(header, rows, left=0)]
     if over:
         out.append("* N + 1 processes on fewer cores: they share cores, timings not comparable")
     out.append(_same_tokens(mine))

@@ -14,6 +14,10 @@ Per counted step (means unless named ``_median``), added to the case's summary:
 - ``tp_encode_ns_per_step``: the scheduler's one encode of the ``SchedulerOutput``;
 - ``tp_rank_decode_ns_per_step``: each rank's decode, ``[N]``;
   ``tp_decode_ns_all_ranks_per_step``: their sum (CPU the N decodes take);
+- ``tp_replica_scheduler_ns_per_rank`` (``--codecs replicated`` only): each rank's
+  replica scheduler per step (schedule + build + update: every rank runs the
+  scheduler), ``[N]``; ``tp_replica_scheduler_ns_all_ranks_per_step``: their sum, the
+  machine-wide cost (about N times one rank's);
 - ``tp_ready_ns_per_step`` / ``_median``: receive-to-ready of the slowest rank: per
   rank, from the later of the scheduler handing the encoded frame to the transport
   (its ``tp_sent_ns``) and the rank starting to wait for it (``runner_t0_ns``), to
@@ -74,6 +78,21 @@ def _rank_times(result: CaseResult, seqs: np.ndarray
     return np.stack(asked, axis=1), np.stack(ready, axis=1)
 
 
+def _replica_per_rank(result: CaseResult, seqs: np.ndarray) -> Optional[list[float]]:
+    """Per rank, its replica scheduler's ns per counted step (``replica_schedule_ns``
+    + ``replica_update_ns``: the replicated codec); ``None`` for other codecs or when a
+    rank's report lacks them."""
+    out = []
+    for cols in result.tp_rank_columns:
+        try:
+            sched, update = (np.asarray(cols[k], dtype=np.int64)[seqs]
+                             for k in ("replica_schedule_ns", "replica_update_ns"))
+        except (KeyError, IndexError):
+            return None
+        out.append(float((sched + update).mean()))
+    return out
+
+
 def tp_figures(result: CaseResult, c: np.ndarray) -> dict[str, Any]:
     """The ``tp_*`` summary fields (module docstring) of a ``--tp`` case, over its
     counted sched rows ``c`` (``[steps, len(SCHED_COLUMNS)]``); only ``tp`` when the
@@ -106,6 +125,10 @@ def tp_figures(result: CaseResult, c: np.ndarray) -> dict[str, Any]:
         return out
     out.update(tp_rank_decode_ns_per_step=decodes,
                tp_decode_ns_all_ranks_per_step=float(sum(decodes)))
+    replica = _replica_per_rank(result, seqs)
+    if replica is not None:
+        out.update(tp_replica_scheduler_ns_per_rank=replica,
+                   tp_replica_scheduler_ns_all_ranks_per_step=float(sum(replica)))
     times = _rank_times(result, seqs)
     if not result.model_info.get("tp_one_clock", True):  # ranks on other machines
         out["tp_ready_note"] = ("not computed: ranks on other machines read other clocks "

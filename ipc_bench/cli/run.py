@@ -262,7 +262,7 @@ def _check_cases(args, cases) -> None:
     scenario's own defaults are not checked), a scheduler override the scenario
     ignores, async scheduling in a scenario of bare loops (overhead) or with --tp
     ranks, the replicated codec with async scheduling, a stateful codec (slots,
-    replicated) with --tp, bad limits, a
+    replicated) with drafts or --pp, bad limits, a
     fixed step not shorter than the peer timeout, runner
     buffers or a KV cache that do not fit, sockets that cannot be set up."""
     if not cases:
@@ -300,10 +300,6 @@ def _check_cases(args, cases) -> None:
             raise UsageError("--codecs replicated runs synchronously only (the runner's "
                              "replica applies step n's output before it schedules n+1): "
                              "drop --async-scheduling")
-        if case.tp is not None and case.codec in STATEFUL_CODECS:
-            raise UsageError(f"--codecs {case.codec} does not run with --tp ranks yet "
-                             "(each rank would keep its own slot table or replica): "
-                             "use --codecs msgpack,pickle,packed")
         if case.codec in STATEFUL_CODECS:
             _check_stateful_codec(args, case)
         _check_frontend(args, case)

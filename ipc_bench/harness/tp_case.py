@@ -10,7 +10,12 @@ XPUB subscriptions); then runs the same phases as the single runner
 ``wire.tp.TpSchedulerChannel``.
 
 Each rank keeps its own persistent batch and token buffer and computes the same step;
-rank 0 replies. The input oracle checks every rank's digests (``TpExchange`` hands
+rank 0 replies. With a stateful codec (``--codecs slots``, ``replicated``) each rank
+also keeps its own end of the codec session (``codecs.session_codecs``: its slot
+table, or its replica scheduler, which checks the schedule digest every step) and
+decodes the same broadcast frame; a rank whose table or replica drifts fails the case
+through its input oracle or its replica's digest check (``runner failed at step S:
+rank R: DecodeError: ...``). The input oracle checks every rank's digests (``TpExchange`` hands
 ``harness.oracle.InputOracle`` one answer per rank; a drifting rank fails the case with
 ``rank R: input oracle: ...``); at the end every rank's per-step digests of the
 ``ModelRunnerOutput`` it encoded must equal rank 0's (``check_rank_outputs``: under

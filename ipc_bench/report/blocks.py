@@ -56,6 +56,14 @@ CAPTIONS = {
         "copies it to N connections), the N ranks' decode times summed, and the "
         "median time from the scheduler's send to the last rank having decoded the "
         "step. Where N + 1 processes outnumber the cores, the times are not comparable."),
+    "tp_per_step": (
+        "Per case against the number of runner ranks N (scenario tp-broadcast), mean "
+        "over repetitions: the bytes the scheduler writes once per step (log scale; the "
+        "ring's chunk head and payload, or the frame handed once to XPUB), and for "
+        "--codecs replicated the scheduler every rank runs itself (schedule + build + "
+        "update per step): one rank's (dashed) and the N ranks' together (solid), what "
+        "the machine pays. Where N + 1 processes outnumber the cores, the times are not "
+        "comparable."),
     "latency_cdfs": (
         "TTFT (from each request's intended arrival, so queueing counts) and "
         "inter-token latency distributions per policy, from a timed replay."),

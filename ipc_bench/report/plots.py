@@ -47,7 +47,8 @@ from ipc_bench.wire.codecs import CODECS
 POLICY_COLORS = {SEND: "#D55E00", CACHED: "#0072B2"}
 _EXTRA_COLORS = ("#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
 POLICY_MARKERS = {SEND: "o", CACHED: "s"}
-CODEC_LINESTYLES = {"msgpack": "-", "pickle": "--", "packed": "-.", SINGLE_PROCESS_CODEC: ":"}
+CODEC_LINESTYLES = {"msgpack": "-", "pickle": "--", "packed": "-.", SINGLE_PROCESS_CODEC: ":",
+                    "slots": (0, (1, 1)), "replicated": (0, (5, 1))}
 _EXTRA_LINESTYLES = ("-.", (0, (1, 1)), (0, (5, 1)), (0, (3, 1, 1, 1)))
 
 #: Components of a scheduler step (stacked bottom to top) and their colours; they
@@ -654,6 +655,66 @@ def tp_saving_figure(results):
     return fig
 
 
+def tp_per_step_figure(results):
+    """Per case of the tensor-parallel broadcast (scenario tp-broadcast), against the
+    number of runner ranks N, means over repetitions: left, the bytes the scheduler
+    writes once per step (log scale), one line per transport, codec and policy; right,
+    for ``--codecs replicated``, the replica scheduler per step of one rank (dashed:
+    ``tp_replica_scheduler_ns_all_ranks_per_step`` / N) and of the N ranks together
+    (solid: what the machine pays). Raises ``ValueError`` when ``results`` holds several
+    runs, ``NoData`` without ``--tp`` cases."""
+    _one_run(results)
+    cases = results.cases
+    if "tp" not in cases.columns or "tp_s2r_bytes_written_per_step" not in cases.columns:
+        raise NoData("no tensor-parallel cases (scenario tp-broadcast)")
+    done = cases[cases["tp"].notna() & cases["tp_s2r_bytes_written_per_step"].notna()]
+    if done.empty:
+        raise NoData("no tensor-parallel cases (scenario tp-broadcast)")
+    fig, axes = _figure(1, 2, width=13, height=4.6)
+    left, right = axes[0]
+    keys = sorted({(t, c, p) for t, c, p in zip(done["transport"], done["codec"],
+                                                  done["policy"])},
+                  key=lambda k: (k[0], codec_rank(k[1]), k[1], policy_rank(k[2])))
+    transports = sorted({k[0] for k in keys})
+    markers = dict(zip(transports, ("o", "s", "^", "D")))
+    replica = "tp_replica_scheduler_ns_all_ranks_per_step"
+    has_replica = replica in done.columns and done[replica].notna().any()
+    for transport, codec, policy in keys:
+        sel = done[(done["transport"] == transport) & (done["codec"] == codec)
+                   & (done["policy"] == policy)]
+        by_n = sel.groupby("tp")
+        ns = [int(n) for n in by_n.groups]
+        label = f"{transport} / {codec} / {policy}"
+        style = dict(marker=markers.get(transport, "o"), color=policy_color(policy),
+                     linestyle=codec_linestyle(codec))
+        left.plot(ns, list(by_n["tp_s2r_bytes_written_per_step"].mean()), label=label,
+                  **style)
+        if has_replica and codec == "replicated":
+            total = by_n[replica].mean() * 1e-3
+            right.plot(ns, list(total), label=f"{transport} / {policy}: N ranks",
+                       marker=style["marker"], color=style["color"], linestyle="-")
+            right.plot(ns, [t / n for t, n in zip(total, ns)],
+                       label=f"{transport} / {policy}: one rank", marker=style["marker"],
+                       color=style["color"], linestyle="--")
+    ticks = sorted({int(n) for n in done["tp"]})
+    left.set_yscale("log")
+    left.set_title("bytes the scheduler writes once per step", fontsize="medium")
+    left.set_ylabel("bytes per step")
+    right.set_title("replicated: the replica scheduler per step", fontsize="medium")
+    right.set_ylabel("µs per step")
+    if not has_replica:
+        right.text(0.5, 0.5, "no --codecs replicated case", ha="center", va="center",
+                   transform=right.transAxes)
+    for ax in (left, right):
+        ax.set_xticks(ticks)
+        ax.set_xlabel("runner ranks N")
+        ax.grid(True, alpha=0.3)
+        _legend(ax)
+    fig.suptitle("Per step against N (tensor-parallel broadcast): bytes written once, and "
+                 "the scheduler every replicated rank runs", fontsize="medium")
+    return fig
+
+
 _LATENCY_RE = re.compile(r"^(ttft|itl|tpot|e2e)_(ns|us|ms|s)$")
 _TO_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 
@@ -745,6 +806,8 @@ FIGURES = (
     ("send_cost_share", send_cost_share, "What send costs as a share of the step"),
     ("latency_cdfs", latency_cdfs, "TTFT and ITL distributions"),
     ("tp_saving", tp_saving_figure, "Send's saving against the number of ranks"),
+    ("tp_per_step", tp_per_step_figure, "Bytes written once and the replicated scheduler "
+     "against the number of ranks"),
 )
 
 

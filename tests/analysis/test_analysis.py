@@ -142,7 +142,7 @@ def test_paired_send_cached(res):
 
 
 @pytest.mark.parametrize("name", [n for n, *_ in plots.FIGURES
-                                  if n not in ("latency_cdfs", "tp_saving")])
+                                  if n not in ("latency_cdfs", "tp_saving", "tp_per_step")])
 def test_figure_has_labelled_axes(res, name):
     fn = dict((n, f) for n, f, _ in plots.FIGURES)[name]
     fig = fn(res)
@@ -216,7 +216,7 @@ def test_report_writes_markdown_html_and_pngs(run_dir, summary, tmp_path, capsys
     assert capsys.readouterr().out.strip() == f"report: {out / 'report.html'}"
     pngs = sorted(p.name for p in out.glob("*.png"))
     assert pngs == sorted(f"{n}.png" for n, *_ in plots.FIGURES
-                          if n not in ("latency_cdfs", "tp_saving"))
+                          if n not in ("latency_cdfs", "tp_saving", "tp_per_step"))
     md = (out / "report.md").read_text()
     html = (out / "report.html").read_text()
     for name in pngs:
@@ -227,6 +227,8 @@ def test_report_writes_markdown_html_and_pngs(run_dir, summary, tmp_path, capsys
     assert "TTFT and ITL distributions: not shown, no per-request latencies" in md
     assert ("Send's saving against the number of ranks: not shown, no tensor-parallel "
             "cases (scenario tp-broadcast)") in md
+    assert ("Bytes written once and the replicated scheduler against the number of ranks: "
+            "not shown, no tensor-parallel cases (scenario tp-broadcast)") in md
     assert (out / "small-run.summary.json").read_text() == (run_dir / "summary.json").read_text()
     # Findings are the summary's numbers.
     by = {(c["num_running"], c["policy"], c["codec"]): c for c in summary["cases"]}

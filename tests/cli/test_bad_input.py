@@ -120,9 +120,12 @@ OPTION_CASES = [
     (DS + ["--async-scheduling", "--policies", "cached", "--codecs", "replicated"],
      "--codecs replicated runs synchronously only (the runner's replica applies step n's "
      "output before it schedules n+1): drop --async-scheduling"),
-    (["--scenario", "tp-broadcast", "--tp", "2", "--codecs", "slots"],
-     "--codecs slots does not run with --tp ranks yet (each rank would keep its own slot "
-     "table or replica): use --codecs msgpack,pickle,packed"),
+    # --tp ranks run slots and replicated (each keeps its own table or replica), and
+    # synchronously only, whatever the codec
+    (["--scenario", "tp-broadcast", "--tp", "2", "--codecs", "replicated",
+      "--async-scheduling"],
+     "scenario tp-broadcast broadcasts to --tp runner ranks, which run synchronously "
+     "only: drop --async-scheduling"),
     (DS + ["--num-spec-tokens", "2", "--codecs", "slots"],
      "--codecs slots does not carry draft tokens (scheduled_spec_decode_tokens): use "
      "--codecs msgpack,pickle,packed with --num-spec-tokens"),
