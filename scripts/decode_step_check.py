@@ -45,8 +45,9 @@ Exit status: 0 when every configuration ran; 1 when one failed (it is reported a
 others still run) or the ``--json`` file could not be written at the end; 2 for bad
 input, one line on stderr before anything runs (a value out of range, such as
 ``--context-min 0`` or a ``--context-min`` above ``--context-max``, an unknown
-``--preset`` or configuration, a ``--json`` path that cannot be written, ``--device
-cuda`` without CUDA); 130 / 143 / 129 when interrupted by SIGINT / SIGTERM / SIGHUP,
+``--preset`` or configuration, a ``--preset`` whose weights and KV cache do not fit
+the device (checked once, before any configuration), a ``--json`` path that cannot be
+written, ``--device cuda`` without CUDA); 130 / 143 / 129 when interrupted by SIGINT / SIGTERM / SIGHUP,
 with one line.
 """
 
@@ -65,7 +66,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ipc_bench.engine.config import ConfigError, ModelConfig, SchedulerConfig  # noqa: E402
+from ipc_bench.engine.config import (ConfigError, ModelConfig, SchedulerConfig,  # noqa: E402
+                                     check_model_memory)
 from ipc_bench.harness import signals  # noqa: E402
 
 #: Tokens per KV block (the scheduler's default, as vLLM's).
@@ -345,6 +347,19 @@ def _check(args: argparse.Namespace) -> int:
     preset, sizes, configs, lo, hi = settings
     from ipc_bench.engine.roofline import measure_device_figures
 
+    # every configuration runs every size, and B + 1 (padded to the next bucket) beside
+    # each B, on one cache shape, so the rows compare token by token
+    runs = sorted(set(sizes) | {b + 1 for b in sizes})
+    max_len = hi + args.warmup + args.steps + 1
+    sched = SchedulerConfig(max_num_seqs=max(runs), max_model_len=max_len,
+                            block_size=BLOCK_SIZE,
+                            num_blocks=max(runs) * -(-max_len // BLOCK_SIZE))
+    try:  # once, before anything runs: every configuration builds the same model
+        check_model_memory(sched, ModelConfig(name="torch", preset=preset, device=device),
+                           device, torch.cuda.mem_get_info()[0] if cuda else None)
+    except ConfigError as exc:  # the option is --preset here
+        return _error(str(exc).replace("--model-preset", "--preset"))
+
     torch.set_num_threads(1 if not cuda else torch.get_num_threads())
     dtype = getattr(torch, ModelConfig(preset=preset).torch_preset.cuda_dtype) if cuda \
         else torch.float32
@@ -353,13 +368,6 @@ def _check(args: argparse.Namespace) -> int:
           f"matmul {figures.flops_per_s / 1e12:,.2f} TFLOP/s ({figures.dtype}); preset {preset}, "
           f"contexts uniform in [{lo}, {hi}], {args.steps} counted steps"
           + ("" if cuda else "; graphs replayed eagerly (no CUDA)"), flush=True)
-    # every configuration runs every size, and B + 1 (padded to the next bucket) beside
-    # each B, on one cache shape, so the rows compare token by token
-    runs = sorted(set(sizes) | {b + 1 for b in sizes})
-    max_len = hi + args.warmup + args.steps + 1
-    sched = SchedulerConfig(max_num_seqs=max(runs), max_model_len=max_len,
-                            block_size=BLOCK_SIZE,
-                            num_blocks=max(runs) * -(-max_len // BLOCK_SIZE))
     rows, failed = _run_configs(torch, preset, device, configs, runs, sched, args, lo, hi,
                                 figures)
     if rows:
