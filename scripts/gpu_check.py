@@ -54,7 +54,7 @@ workload and codec, send's share of the step: (send's SchedulerOutput build + en
 + decode - cached's) / send's median step. Exit status: 0 when every stage passed;
 1 when a stage failed (a token oracle failure included: ``bench.py`` exits 1 when the
 policies' token streams differ) or ran out of time; 2 for bad input, refused in one
-line before any stage runs (``--stages`` other than 0-5, a ``--budget-s`` that is not
+line before any stage runs (``--stages`` other than 0-6, a ``--budget-s`` that is not
 a positive finite number, a ``--trace`` that is not a readable file, an ``--output``
 that cannot be created or written); 130 / 143 / 129 when interrupted by SIGINT /
 SIGTERM / SIGHUP: the running stage gets the same signal (``bench.py`` then writes
@@ -496,7 +496,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stages", type=stage_numbers,
                    help="comma-separated stage numbers to run (default: all: "
                    + ", ".join(f"{i} {n}" for i, n in enumerate(STAGE_NAMES))
-                   + "; the smoke stage, 1, should stay first)")
+                   + "). They run in that order whatever order they are given in: "
+                   "stage 0 first (it picks the --attention of the later stages; without "
+                   "it they use auto), then the smoke stage, 1, whose failure stops the "
+                   "check")
     return p
 
 

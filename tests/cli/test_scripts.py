@@ -464,3 +464,14 @@ def test_byte_sweep_sigterm_removes_the_socket_folder(tmp_path):
     assert proc.returncode == 143
     assert err.splitlines()[-1] == "byte_sweep.py: interrupted by SIGTERM (exit 143)"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_gpu_check_help_states_the_stage_order(capsys):
+    with pytest.raises(SystemExit):
+        gpu_check.build_parser().parse_args(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "should stay first" not in text
+    assert ("(default: all: 0 decode-step, 1 smoke, 2 llama-3.2-1b, 3 llama-3.1-8b, 4 aa, "
+            "5 azure-conv, 6 async). They run in that order whatever order they are given in: "
+            "stage 0 first (it picks the --attention of the later stages; without it they use "
+            "auto), then the smoke stage, 1, whose failure stops the check") in text
