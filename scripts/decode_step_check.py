@@ -27,6 +27,8 @@ Per configuration and size it prints the medians over the counted steps of:
   matmul rate in the model's dtype);
 - ``x roofline``: GPU (on CPU: step) time over the roofline, per step, then the median
   (the goals on an H200 for the Llama-3.2-1B shape: at most 2 at 256 running, 3 at 16);
+  below 1 it is marked ``!`` with a line under the table: the start-up figures
+  underestimated the device (e.g. measured under load), shown as measured;
 - ``same tokens``: the share of sampled ids equal to the first configuration's at the
   same size (all configurations start from the same cache and batch; bitwise equality
   is promised only between equal settings, see README "Correctness oracles").
@@ -69,6 +71,8 @@ sys.path.insert(0, str(ROOT))
 from ipc_bench.engine.config import (ConfigError, ModelConfig, SchedulerConfig,  # noqa: E402
                                      check_model_memory)
 from ipc_bench.harness import signals  # noqa: E402
+from ipc_bench.report.tables import (ROOFLINE_BELOW_ONE_NOTE, below_roofline,  # noqa: E402
+                                     roofline_ratio)
 
 #: Tokens per KV block (the scheduler's default, as vLLM's).
 BLOCK_SIZE = 16
@@ -187,10 +191,12 @@ def format_rows(rows: list[dict[str, Any]]) -> str:
         same = sum(a == b for a, b in zip(r["tokens"], ref)) / max(len(ref), 1)
         table.append([r["config"], str(r["num_running"]), str(r["bucket"]), _ms(r["step_ns"]),
                       _ms(r["gpu_busy_ns"]), _ms(r["host_ns"]), _ms(r["roofline_ns"]),
-                      f"{r['x_roofline']:.2f}", f"{same:.1%}"])
+                      roofline_ratio(r["x_roofline"]), f"{same:.1%}"])
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-    return "\n".join("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                               for i, (c, w) in enumerate(zip(row, widths))) for row in table)
+    return "\n".join(["  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                                for i, (c, w) in enumerate(zip(row, widths))) for row in table]
+                     + ([ROOFLINE_BELOW_ONE_NOTE]
+                        if below_roofline(r["x_roofline"] for r in rows) else []))
 
 
 class _Parser(argparse.ArgumentParser):

@@ -107,6 +107,8 @@ from ipc_bench.analysis.results import read_summary  # noqa: E402
 from ipc_bench.engine.config import ConfigError  # noqa: E402
 from ipc_bench.engine.models import probe_torch_device  # noqa: E402
 from ipc_bench.harness import signals  # noqa: E402
+from ipc_bench.report.tables import (ROOFLINE_BELOW_ONE_NOTE, below_roofline,  # noqa: E402
+                                     roofline_ratio)
 
 #: The smoke stage's time limit, seconds (CUDA start and model load included).
 SMOKE_LIMIT_S = 90.0
@@ -211,7 +213,7 @@ def case_rows(cases: list[dict[str, Any]]) -> list[list[str]]:
             _num(s.get("output_tokens_per_s")), _num(s.get("run_output_tokens_per_s")),
             _ms(s.get("step_ns_median")), _ms(s.get("gpu_busy_ns_per_step")),
             _ms(s.get("host_ns_per_step")), _ms(s.get("host_ns_per_decode_step")),
-            _ms(s.get("gpu_idle_ns_per_step")), _ratio(s.get("compute_to_roofline_ratio")),
+            _ms(s.get("gpu_idle_ns_per_step")), roofline_ratio(s.get("compute_to_roofline_ratio")),
             "ok" if s.get("complete") else "FAILED", str(s.get("runner_device", "?"))])
     return rows
 
@@ -281,6 +283,8 @@ def format_stage(run_dir: Path) -> str:
     lines = ["  ".join(c.ljust(w) if i < 4 or i >= 12 else c.rjust(w)
                        for i, (c, w) in enumerate(zip(row, widths)))
              for row in [HEADER] + rows]
+    if below_roofline(s.get("compute_to_roofline_ratio") for s in cases):
+        lines.append(ROOFLINE_BELOW_ONE_NOTE)
     return "\n".join(lines + send_shares(cases) + async_lines(cases))
 
 
