@@ -24,6 +24,13 @@ much again):
 
 from __future__ import annotations
 
+import signal
+
+if __name__ == "__main__":
+    # As bench.py: SIGINT / SIGTERM / SIGHUP stay pending until main() has installed
+    # its handlers (ipc_bench.harness.signals), so none lands in an import.
+    signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
+
 import argparse
 import itertools
 import json
