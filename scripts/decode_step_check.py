@@ -49,8 +49,8 @@ input, one line on stderr before anything runs (a value out of range, such as
 ``--context-min 0`` or a ``--context-min`` above ``--context-max``, an unknown
 ``--preset`` or configuration, a ``--preset`` whose weights and KV cache do not fit
 the device (checked once, before any configuration), a ``--json`` path that cannot be
-written, ``--device cuda`` without CUDA); 130 / 143 / 129 when interrupted by SIGINT / SIGTERM / SIGHUP,
-with one line.
+written, ``--device cuda`` without CUDA); 130 / 143 / 129 when interrupted by SIGINT /
+SIGTERM / SIGHUP, with one line.
 """
 
 from __future__ import annotations

@@ -166,7 +166,8 @@ def _oversubscribed(cases, workload: str, codec=None, transport=None) -> str:
     (``tp_oversubscribed``), else ''."""
     if "tp_oversubscribed" not in cases.columns:
         return ""
-    sel = cases[(cases["workload"] == workload) & (cases["tp_oversubscribed"] == True)]  # noqa: E712
+    over = cases["tp_oversubscribed"] == True  # noqa: E712 (NaN where not a --tp case)
+    sel = cases[(cases["workload"] == workload) & over]
     if codec is not None:
         sel = sel[sel["codec"] == codec]
     if transport is not None and "transport" in sel.columns:

@@ -418,7 +418,8 @@ def _byte_sweep(*argv, env=None, timeout=60):
 def test_byte_sweep_bad_input_is_one_line_exit_2_before_any_case(tmp_path):
     (tmp_path / "h.csv").write_text("5,x\n")
     cases = [
-        (["--formats", "bogus"], "argument --formats: 'bogus': choose from cmpl, chatcmpl, numeric"),
+        (["--formats", "bogus"],
+         "argument --formats: 'bogus': choose from cmpl, chatcmpl, numeric"),
         (["--vocab-sizes", "0"], "argument --vocab-sizes: must be at least 2, got 0"),
         (["--vocab-sizes", "abc"], "argument --vocab-sizes: expected an integer, got 'abc'"),
         (["--codecs", "nope"], "argument --codecs: 'nope': choose from msgpack, pickle, packed"),
@@ -441,7 +442,8 @@ def test_byte_sweep_bad_input_is_one_line_exit_2_before_any_case(tmp_path):
 
 def test_byte_sweep_help_is_whole():
     text = " ".join(_byte_sweep("--help").stdout.split())
-    assert "distribution (``uniform``, ``zipf``, ``hist:PATH``), this runs the decode-steady" in text
+    assert ("distribution (``uniform``, ``zipf``, ``hist:PATH``), this runs the "
+            "decode-steady") in text
     assert "Exit 1 if the model misses any frame." in text
     for option in ("--num-running N running requests", "--formats F[,F...] request-id formats",
                    "--vocab-sizes N[,N...] vocabulary sizes", "--codecs C[,C...] codecs"):

@@ -8,7 +8,7 @@ import types
 import pandas as pd
 
 from ipc_bench.report.blocks import _processes_phrase, _state_notes
-from ipc_bench.report.findings import _pair_finding, _share_findings  # noqa: F401
+from ipc_bench.report.findings import _pair_finding
 
 
 def _case(tp, policy, codec="msgpack", cores=2):
