@@ -24,9 +24,17 @@ much again):
 
 from __future__ import annotations
 
+import signal
+
+if __name__ == "__main__":
+    # As bench.py: SIGINT / SIGTERM / SIGHUP stay pending until main() has installed
+    # its handlers (ipc_bench.harness.signals), so none lands in an import.
+    signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
+
 import argparse
 import itertools
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -41,6 +49,10 @@ from ipc_bench.wire.codecs import model_runner_output_codec, scheduler_output_co
 from ipc_bench.harness.supervisor import run_case  # noqa: E402
 from ipc_bench.harness.scenario import ScenarioOptions, steady_cases  # noqa: E402
 from ipc_bench.engine.workloads import REQ_ID_FORMATS  # noqa: E402
+from ipc_bench.engine.config import ConfigError  # noqa: E402
+from ipc_bench.engine.token_ids import token_id_distribution  # noqa: E402
+from ipc_bench.cli.options import MAX_NUM_SEQS, _choices, _int_in, _parse_int  # noqa: E402
+from ipc_bench.harness import signals  # noqa: E402
 
 COL = {c: i for i, c in enumerate(SCHED_COLUMNS)}
 
@@ -104,25 +116,99 @@ def print_table(rows: list[dict], num_running: int) -> None:
               f"{'exact' if miss == 0 else f'{miss}/{checked} off':>6}")
 
 
-def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--num-running", type=int, default=256)
-    p.add_argument("--steps", type=int, default=100, help="counted steps per case")
-    p.add_argument("--formats", default=",".join(REQ_ID_FORMATS))
-    p.add_argument("--vocab-sizes", default="32000,128256,151936")
-    p.add_argument("--codecs", default="msgpack,pickle")
-    p.add_argument("--token-ids", default="uniform",
-                   help="comma-separated token-id distributions: uniform, zipf, hist:PATH")
-    p.add_argument("--json", metavar="PATH", help="also write the rows as JSON")
-    args = p.parse_args()
-    vocabs = [int(v) for v in args.vocab_sizes.split(",")]
+class _Parser(argparse.ArgumentParser):
+    """Bad input: one line on stderr (``byte_sweep.py: error: ...``), exit 2."""
+
+    def error(self, message: str):
+        print(f"byte_sweep.py: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _json_path(text: str) -> str:
+    """``--json``: a file that can be written, checked before any case runs (opened to
+    append, then removed again if it did not exist)."""
+    path = Path(text)
+    existed = path.exists()
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: is a directory")
+    try:
+        with open(path, "a"):
+            pass
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"{text}: {exc.strerror}") from None
+    if not existed:
+        path.unlink()
+    return text
+
+
+def _vocab_sizes(text: str) -> list[int]:
+    parts = [v for v in text.split(",") if v.strip()]
+    if not parts:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}")
+    return list(dict.fromkeys(_parse_int(v, 2, 2**31 - 1) for v in parts))
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    """The options, every one checked (histograms read) before any case runs."""
+    p = _Parser(prog="byte_sweep.py", description=__doc__.split("\n\nUsage")[0],
+                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--num-running", type=_int_in(1, MAX_NUM_SEQS), default=256, metavar="N",
+                   help="running requests of every decode-steady case (default 256)")
+    p.add_argument("--steps", type=_int_in(1, 1_000_000), default=100, metavar="N",
+                   help="counted steps per case (default 100)")
+    p.add_argument("--formats", type=_choices(REQ_ID_FORMATS),
+                   default=list(REQ_ID_FORMATS), metavar="F[,F...]",
+                   help="request-id formats, comma-separated: "
+                   f"{', '.join(REQ_ID_FORMATS)} (default: all)")
+    p.add_argument("--vocab-sizes", type=_vocab_sizes, default=[32000, 128256, 151936],
+                   metavar="N[,N...]", help="vocabulary sizes, at least 2 each "
+                   "(default 32000,128256,151936: Llama 2, Llama 3, Qwen 2)")
+    p.add_argument("--codecs", type=_choices(bytemodel.MODELLED_CODECS),
+                   default=["msgpack", "pickle"], metavar="C[,C...]",
+                   help="codecs, comma-separated, those the byte model covers: "
+                   f"{', '.join(bytemodel.MODELLED_CODECS)} "
+                   "(default msgpack,pickle)")
+    p.add_argument("--token-ids", default="uniform", metavar="D[,D...]",
+                   help="comma-separated token-id distributions: uniform, zipf, hist:PATH "
+                   "(default uniform)")
+    p.add_argument("--json", metavar="PATH", type=_json_path,
+                   help="also write the rows as JSON")
+    args = p.parse_args(argv)
+    args.token_ids = [d.strip() for d in args.token_ids.split(",") if d.strip()]
+    if not args.token_ids:
+        p.error("argument --token-ids: expected uniform, zipf or hist:PATH")
+    for dist in args.token_ids:
+        for vocab in args.vocab_sizes:
+            try:
+                token_id_distribution(dist, vocab)
+            except ConfigError as exc:
+                p.error(f"argument --token-ids: {exc}")
+    return args
+
+
+def main(argv=None) -> int:
+    """Exit 0, 1 if the model misses a frame, 2 on bad input; SIGINT / SIGTERM /
+    SIGHUP end the running case as ``bench.py`` does (``ipc_bench.harness.signals``:
+    the runner reaped, the socket folder removed), one line, exit 130 / 143 / 129."""
+    old = signals.install()
+    try:
+        args = parse_args(argv)
+        signals.unblock()
+        return _sweep(args)
+    except signals.Interrupted as exc:
+        print(f"byte_sweep.py: interrupted by {exc.signal_name} (exit {exc.code})",
+              file=sys.stderr)
+        return exc.code
+    finally:
+        signals.restore(old)
+
+
+def _sweep(args: argparse.Namespace) -> int:
     rows = []
-    for fmt, vocab, dist in itertools.product(args.formats.split(","), vocabs,
-                                              args.token_ids.split(",")):
+    for fmt, vocab, dist in itertools.product(args.formats, args.vocab_sizes, args.token_ids):
         print(f"... {fmt} ids, vocabulary {vocab:,}, {dist} token ids",
               file=sys.stderr, flush=True)
-        rows += measure(fmt, vocab, args.num_running, args.steps, args.codecs.split(","),
-                        dist)
+        rows += measure(fmt, vocab, args.num_running, args.steps, args.codecs, dist)
     print_table(rows, args.num_running)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")

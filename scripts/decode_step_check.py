@@ -27,6 +27,8 @@ Per configuration and size it prints the medians over the counted steps of:
   matmul rate in the model's dtype);
 - ``x roofline``: GPU (on CPU: step) time over the roofline, per step, then the median
   (the goals on an H200 for the Llama-3.2-1B shape: at most 2 at 256 running, 3 at 16);
+  below 1 it is marked ``!`` with a line under the table: the start-up figures
+  underestimated the device (e.g. measured under load), shown as measured;
 - ``same tokens``: the share of sampled ids equal to the first configuration's at the
   same size (all configurations start from the same cache and batch; bitwise equality
   is promised only between equal settings, see README "Correctness oracles").
@@ -45,9 +47,10 @@ Exit status: 0 when every configuration ran; 1 when one failed (it is reported a
 others still run) or the ``--json`` file could not be written at the end; 2 for bad
 input, one line on stderr before anything runs (a value out of range, such as
 ``--context-min 0`` or a ``--context-min`` above ``--context-max``, an unknown
-``--preset`` or configuration, a ``--json`` path that cannot be written, ``--device
-cuda`` without CUDA); 130 / 143 / 129 when interrupted by SIGINT / SIGTERM / SIGHUP,
-with one line.
+``--preset`` or configuration, a ``--preset`` whose weights and KV cache do not fit
+the device (checked once, before any configuration), a ``--json`` path that cannot be
+written, ``--device cuda`` without CUDA); 130 / 143 / 129 when interrupted by SIGINT /
+SIGTERM / SIGHUP, with one line.
 """
 
 from __future__ import annotations
@@ -65,8 +68,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ipc_bench.engine.config import ConfigError, ModelConfig, SchedulerConfig  # noqa: E402
+from ipc_bench.engine.config import (ConfigError, ModelConfig, SchedulerConfig,  # noqa: E402
+                                     check_model_memory)
 from ipc_bench.harness import signals  # noqa: E402
+from ipc_bench.report.tables import (ROOFLINE_BELOW_ONE_NOTE, below_roofline,  # noqa: E402
+                                     roofline_ratio)
 
 #: Tokens per KV block (the scheduler's default, as vLLM's).
 BLOCK_SIZE = 16
@@ -185,10 +191,12 @@ def format_rows(rows: list[dict[str, Any]]) -> str:
         same = sum(a == b for a, b in zip(r["tokens"], ref)) / max(len(ref), 1)
         table.append([r["config"], str(r["num_running"]), str(r["bucket"]), _ms(r["step_ns"]),
                       _ms(r["gpu_busy_ns"]), _ms(r["host_ns"]), _ms(r["roofline_ns"]),
-                      f"{r['x_roofline']:.2f}", f"{same:.1%}"])
+                      roofline_ratio(r["x_roofline"]), f"{same:.1%}"])
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-    return "\n".join("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                               for i, (c, w) in enumerate(zip(row, widths))) for row in table)
+    return "\n".join(["  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                                for i, (c, w) in enumerate(zip(row, widths))) for row in table]
+                     + ([ROOFLINE_BELOW_ONE_NOTE]
+                        if below_roofline(r["x_roofline"] for r in rows) else []))
 
 
 class _Parser(argparse.ArgumentParser):
@@ -345,6 +353,19 @@ def _check(args: argparse.Namespace) -> int:
     preset, sizes, configs, lo, hi = settings
     from ipc_bench.engine.roofline import measure_device_figures
 
+    # every configuration runs every size, and B + 1 (padded to the next bucket) beside
+    # each B, on one cache shape, so the rows compare token by token
+    runs = sorted(set(sizes) | {b + 1 for b in sizes})
+    max_len = hi + args.warmup + args.steps + 1
+    sched = SchedulerConfig(max_num_seqs=max(runs), max_model_len=max_len,
+                            block_size=BLOCK_SIZE,
+                            num_blocks=max(runs) * -(-max_len // BLOCK_SIZE))
+    try:  # once, before anything runs: every configuration builds the same model
+        check_model_memory(sched, ModelConfig(name="torch", preset=preset, device=device),
+                           device, torch.cuda.mem_get_info()[0] if cuda else None)
+    except ConfigError as exc:  # the option is --preset here
+        return _error(str(exc).replace("--model-preset", "--preset"))
+
     torch.set_num_threads(1 if not cuda else torch.get_num_threads())
     dtype = getattr(torch, ModelConfig(preset=preset).torch_preset.cuda_dtype) if cuda \
         else torch.float32
@@ -353,13 +374,6 @@ def _check(args: argparse.Namespace) -> int:
           f"matmul {figures.flops_per_s / 1e12:,.2f} TFLOP/s ({figures.dtype}); preset {preset}, "
           f"contexts uniform in [{lo}, {hi}], {args.steps} counted steps"
           + ("" if cuda else "; graphs replayed eagerly (no CUDA)"), flush=True)
-    # every configuration runs every size, and B + 1 (padded to the next bucket) beside
-    # each B, on one cache shape, so the rows compare token by token
-    runs = sorted(set(sizes) | {b + 1 for b in sizes})
-    max_len = hi + args.warmup + args.steps + 1
-    sched = SchedulerConfig(max_num_seqs=max(runs), max_model_len=max_len,
-                            block_size=BLOCK_SIZE,
-                            num_blocks=max(runs) * -(-max_len // BLOCK_SIZE))
     rows, failed = _run_configs(torch, preset, device, configs, runs, sched, args, lo, hi,
                                 figures)
     if rows:

@@ -54,7 +54,7 @@ workload and codec, send's share of the step: (send's SchedulerOutput build + en
 + decode - cached's) / send's median step. Exit status: 0 when every stage passed;
 1 when a stage failed (a token oracle failure included: ``bench.py`` exits 1 when the
 policies' token streams differ) or ran out of time; 2 for bad input, refused in one
-line before any stage runs (``--stages`` other than 0-5, a ``--budget-s`` that is not
+line before any stage runs (``--stages`` other than 0-6, a ``--budget-s`` that is not
 a positive finite number, a ``--trace`` that is not a readable file, an ``--output``
 that cannot be created or written); 130 / 143 / 129 when interrupted by SIGINT /
 SIGTERM / SIGHUP: the running stage gets the same signal (``bench.py`` then writes
@@ -107,6 +107,8 @@ from ipc_bench.analysis.results import read_summary  # noqa: E402
 from ipc_bench.engine.config import ConfigError  # noqa: E402
 from ipc_bench.engine.models import probe_torch_device  # noqa: E402
 from ipc_bench.harness import signals  # noqa: E402
+from ipc_bench.report.tables import (ROOFLINE_BELOW_ONE_NOTE, below_roofline,  # noqa: E402
+                                     roofline_ratio)
 
 #: The smoke stage's time limit, seconds (CUDA start and model load included).
 SMOKE_LIMIT_S = 90.0
@@ -211,7 +213,7 @@ def case_rows(cases: list[dict[str, Any]]) -> list[list[str]]:
             _num(s.get("output_tokens_per_s")), _num(s.get("run_output_tokens_per_s")),
             _ms(s.get("step_ns_median")), _ms(s.get("gpu_busy_ns_per_step")),
             _ms(s.get("host_ns_per_step")), _ms(s.get("host_ns_per_decode_step")),
-            _ms(s.get("gpu_idle_ns_per_step")), _ratio(s.get("compute_to_roofline_ratio")),
+            _ms(s.get("gpu_idle_ns_per_step")), roofline_ratio(s.get("compute_to_roofline_ratio")),
             "ok" if s.get("complete") else "FAILED", str(s.get("runner_device", "?"))])
     return rows
 
@@ -281,6 +283,8 @@ def format_stage(run_dir: Path) -> str:
     lines = ["  ".join(c.ljust(w) if i < 4 or i >= 12 else c.rjust(w)
                        for i, (c, w) in enumerate(zip(row, widths)))
              for row in [HEADER] + rows]
+    if below_roofline(s.get("compute_to_roofline_ratio") for s in cases):
+        lines.append(ROOFLINE_BELOW_ONE_NOTE)
     return "\n".join(lines + send_shares(cases) + async_lines(cases))
 
 
@@ -496,7 +500,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stages", type=stage_numbers,
                    help="comma-separated stage numbers to run (default: all: "
                    + ", ".join(f"{i} {n}" for i, n in enumerate(STAGE_NAMES))
-                   + "; the smoke stage, 1, should stay first)")
+                   + "). They run in that order whatever order they are given in: "
+                   "stage 0 first (it picks the --attention of the later stages; without "
+                   "it they use auto), then the smoke stage, 1, whose failure stops the "
+                   "check")
     return p
 
 

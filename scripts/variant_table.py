@@ -39,7 +39,8 @@ build the same dataclasses and reply the same ModelRunnerOutput.
     python scripts/variant_table.py --table-from variants.json   # reprint the table
     python scripts/variant_table.py --table-from variants.json --compact   # send | cached
     python scripts/variant_table.py --table-from variants.json --figure variants.png
-    python scripts/variant_table.py --table-from variants.json --only "send msgpack"
+    python scripts/variant_table.py --table-from variants.json --only "msgpack send"
+    python scripts/variant_table.py --table-from results/published/variants/variants.json.gz
 
 By default each benchmark gets 2 worker processes x (1 warm-up + 3 values) of at least
 20 ms (``-p``, ``-n``, ``-w``, ``--min-time`` change them; ``--rigorous`` is pyperf's):
@@ -49,8 +50,11 @@ the 150 benchmarks take about 4 minutes on 2 busy cores with the defaults, 7 wit
 
 from __future__ import annotations
 
+import argparse
 import functools
 import gc
+import os
+import stat
 import itertools
 import time
 import sys
@@ -257,30 +261,49 @@ def _us(seconds) -> str:
     return "-" if seconds is None else f"{seconds * 1e6:,.1f}"
 
 
-def print_table(batch_sizes, means: dict[str, float], only=("",)) -> None:
-    """Markdown table: one row per variant whose ``policy codec token_ids`` contains one
-    of ``only``, bytes and µs per step (``means``: benchmark name -> seconds per call,
-    pyperf's median)."""
+def selection(only: str) -> list[frozenset]:
+    """``--only``: comma-separated alternatives, each a set of words (any order)."""
+    return [frozenset(alt.split()) for alt in only.split(",") if alt.split()]
+
+
+def selected(alts: list[frozenset], what: str, b: int, policy: str, codec: str,
+             token_ids: str) -> bool:
+    """Whether ``what`` of a variant is selected: no alternative, or every word of one
+    alternative is among ``what``'s words, the policy, codec, token ids and ``B=b``."""
+    words = {*what.split(), policy, codec, token_ids, f"B={b}"}
+    return not alts or any(alt <= words for alt in alts)
+
+
+def selected_rows(batch_sizes, alts) -> list[tuple]:
+    """The variants (b, policy, codec, token ids) with at least one selected
+    measurement."""
+    return [v for v in variants(batch_sizes) if any(selected(alts, w, *v) for w in WHATS)]
+
+
+def print_table(batch_sizes, means: dict[str, float], rows=None) -> None:
+    """Markdown table: one row per variant of ``rows`` (default: every variant), bytes
+    and µs per step (``means``: benchmark name -> seconds per call, pyperf's median)."""
     print("\n| running | policy | codec | token ids | s2r B | r2s B | build µs | encode "
           "s2r µs | decode s2r µs | encode r2s µs | decode r2s µs | total µs |")
     print("| ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for b, policy, codec, token_ids in variants(batch_sizes):
-        if not any(t in f"{policy} {codec} {token_ids}" for t in only):
-            continue
+    for b, policy, codec, token_ids in (variants(batch_sizes) if rows is None else rows):
         s2r, r2s, us = variant_row(means, b, policy, codec, token_ids)
         total = _us(None if None in us else sum(us))
         print(f"| {b:,} | {policy} | {codec} | {token_ids} | {s2r:,} | {r2s:,} | "
               f"{' | '.join(map(_us, us))} | {total} |")
 
 
-def print_compact(batch_sizes, means: dict[str, float]) -> None:
-    """Markdown table: one row per (running, codec, token ids), send beside cached:
-    both directions' bytes and the whole per-step µs (build + both encodes and
-    decodes)."""
+def print_compact(batch_sizes, means: dict[str, float], rows=None) -> None:
+    """Markdown table: one row per (running, codec, token ids) with a variant in
+    ``rows`` (default: all), send beside cached: both directions' bytes and the whole
+    per-step µs (build + both encodes and decodes)."""
+    keep = None if rows is None else {(b, c, t) for b, _, c, t in rows}
     print("\n| running | codec | token ids | s2r B send | s2r B cached | r2s B | µs/step "
           "send | µs/step cached |")
     print("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |")
     for b, codec, token_ids in itertools.product(batch_sizes, CODECS, TOKEN_IDS):
+        if keep is not None and (b, codec, token_ids) not in keep:
+            continue
         send = variant_row(means, b, "send", codec, token_ids)
         cached = variant_row(means, b, "cached", codec, token_ids)
         totals = [_us(None if None in row[2] else sum(row[2])) for row in (send, cached)]
@@ -324,48 +347,127 @@ def plot(batch_sizes, means: dict[str, float], path: str) -> None:
     plt.close(fig)
 
 
-def main() -> None:
+ONLY_HELP = ("comma-separated alternatives, each a set of words matched in any order: "
+             "a measurement is selected when every word of one alternative is one of "
+             "its words: the operation (build, encode, decode, s2r, r2s), the policy "
+             f"({', '.join(POLICIES)}), the codec ({', '.join(CODECS)}), the token ids "
+             f"({', '.join(TOKEN_IDS)}) or B=<running>. E.g. \"send packed uniform\", "
+             "\"encode s2r B=256\", \"slots,replicated\". Running, it picks the "
+             "benchmarks; with --table-from, the rows (a row when any of its "
+             "measurements is selected; --compact: send beside cached of those rows). "
+             "Selecting nothing is an error (exit 2)")
+
+
+def _regular_file(text: str) -> str:
+    """argparse type of ``--table-from``: an existing regular file (a FIFO or a device
+    would block or never end)."""
+    try:
+        st = os.stat(text)
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"{text}: {exc.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise argparse.ArgumentTypeError(f"{text}: not a regular file")
+    return text
+
+
+def _batch_sizes(text: str) -> list[int]:
+    """``--batch-sizes``: comma-separated whole numbers of at least 1, no repeats."""
+    parts = [v.strip() for v in text.split(",")]
+    if not all(p.isascii() and p.isdigit() for p in parts):
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated whole numbers, got {text!r}")
+    values = [int(p) for p in parts]
+    if min(values) < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {min(values)}")
+    if len(set(values)) != len(values):
+        raise argparse.ArgumentTypeError(f"a size given more than once in {text!r}")
+    return values
+
+
+def _only(text: str) -> str:
+    words = set().union(*selection(text)) if selection(text) else set()
+    known = {"build", "encode", "decode", "s2r", "r2s", *POLICIES, *CODECS, *TOKEN_IDS}
+    bad = sorted(w for w in words if w not in known
+                 and not (w.startswith("B=") and w[2:].isdigit()))
+    if bad:
+        raise argparse.ArgumentTypeError(
+            f"unknown word {bad[0]!r}: use build, encode, decode, s2r, r2s, "
+            f"{', '.join(POLICIES)}, {', '.join(CODECS)}, {', '.join(TOKEN_IDS)}, B=N")
+    return text
+
+
+def _load_medians(path: str) -> dict[str, float]:
+    """Benchmark name -> median of the pyperf suite at ``path`` (.json or .json.gz);
+    ``ValueError`` with one line if it is not one."""
+    try:
+        suite = pyperf.BenchmarkSuite.load(path)
+        medians = {b.get_name(): b.median() for b in suite.get_benchmarks()}
+    except Exception as exc:  # pyperf raises KeyError, TypeError, ValueError, ...
+        raise ValueError(f"{path}: not a pyperf benchmark suite "
+                         f"({type(exc).__name__}: {exc})".replace("\n", " ")) from None
+    if not medians:
+        raise ValueError(f"{path}: no benchmark in it")
+    return medians
+
+
+def main() -> int:
+    prog = "variant_table.py"
+
     def worker_args(cmd, args):
-        cmd.extend(["--only", args.only, "--batch-sizes", args.batch_sizes])
+        cmd.extend(["--only", args.only, "--batch-sizes",
+                    ",".join(map(str, args.batch_sizes))])
+
+    def error(message: str):  # one line, exit 2
+        print(f"{prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
 
     runner = pyperf.Runner(processes=2, values=3, warmups=1, min_time=0.02,
                            add_cmdline_args=worker_args)
-    runner.argparser.add_argument("--only", default="", metavar="TEXT[,TEXT...]",
-                                  help="only the benchmarks whose name contains a TEXT")
-    runner.argparser.add_argument("--batch-sizes", default=",".join(map(str, BATCH_SIZES)))
-    runner.argparser.add_argument("--table-from", metavar="JSON",
-                                  help="print the table of a finished run and exit (with "
-                                  "--only, the rows whose 'policy codec token_ids' "
-                                  "contain a TEXT)")
+    runner.argparser.error = error
+    runner.argparser.add_argument("--only", default="", type=_only, metavar="WORDS[,WORDS...]",
+                                  help=ONLY_HELP)
+    runner.argparser.add_argument("--batch-sizes", type=_batch_sizes,
+                                  default=list(BATCH_SIZES), metavar="N[,N...]",
+                                  help="running requests of each case (default: "
+                                  f"{','.join(map(str, BATCH_SIZES))})")
+    runner.argparser.add_argument("--table-from", metavar="JSON", type=_regular_file,
+                                  help="print the table of a finished run (pyperf's "
+                                  ".json or .json.gz) and exit")
     runner.argparser.add_argument("--compact", action="store_true",
                                   help="with --table-from: send beside cached, µs per step")
     runner.argparser.add_argument("--figure", metavar="PNG",
                                   help="with --table-from: also draw bytes and µs per step "
                                   "against running requests into PNG")
     args = runner.parse_args()
-    batch_sizes = [int(x) for x in args.batch_sizes.split(",")]
+    batch_sizes, alts = args.batch_sizes, selection(args.only)
+    rows = selected_rows(batch_sizes, alts)
+    if not rows:
+        error(f"--only {args.only!r} selects nothing at --batch-sizes "
+              f"{','.join(map(str, batch_sizes))}")
     if args.table_from:
-        suite = pyperf.BenchmarkSuite.load(args.table_from)
-        medians = {b.get_name(): b.median() for b in suite.get_benchmarks()}
+        try:
+            medians = _load_medians(args.table_from)
+        except ValueError as exc:
+            error(f"argument --table-from: {exc}")
         if args.figure:
             plot(batch_sizes, medians, args.figure)
         if args.compact:
-            print_compact(batch_sizes, medians)
+            print_compact(batch_sizes, medians, rows)
         else:
-            print_table(batch_sizes, medians, args.only.split(","))
-        return
-    texts = args.only.split(",")
-    keys = dict.fromkeys(bench_key(w, *v) for v in variants(batch_sizes) for w in WHATS)
+            print_table(batch_sizes, medians, rows)
+        return 0
+    keys = dict.fromkeys(bench_key(w, *v) for v in variants(batch_sizes) for w in WHATS
+                         if selected(alts, w, *v))
     means = {}  # benchmark name -> median seconds
     for key in keys:
         name = bench_name(key)
-        if any(t in name for t in texts):
-            result = runner.bench_time_func(name, time_func(*key))
-            if result is not None and not args.worker:
-                means[name] = result.median()
+        result = runner.bench_time_func(name, time_func(*key))
+        if result is not None and not args.worker:
+            means[name] = result.median()
     if not args.worker:
-        print_table(batch_sizes, means)
+        print_table(batch_sizes, means, rows)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -420,9 +420,33 @@ def _state_notes(one, run_id: str) -> list[Block]:
     if load and cpus and load[0] >= 0.5 * cpus:
         blocks.append(("note", f"The machine was loaded when this run started (1-minute load "
                                f"average {load[0]:.1f} on {cpus} CPUs): other work "
-                               "competed with the two processes, so times and tokens/s are "
-                               "noisy; bytes are exact whatever the load."))
+                               f"competed with {_processes_phrase(one.cases)}, so times and "
+                               "tokens/s are noisy; bytes are exact whatever the load."))
     return blocks
+
+
+_WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}
+
+
+def _processes_phrase(cases) -> str:
+    """'the two processes', or with ``--tp`` / ``--pp`` cases 'each case's 2 to 5
+    processes (the scheduler and its N runner ranks or stages)': a case runs one
+    process (single-process baseline), else the scheduler and max(tp, pp, 1) runners."""
+    counts = set()
+    for rec in cases.to_dict("records"):
+        if rec.get("codec") == SINGLE_PROCESS_CODEC:
+            counts.add(1)
+            continue
+        ranks = [v for v in (rec.get("tp"), rec.get("pp")) if v is not None and v == v]
+        counts.add(1 + int(max(ranks, default=1)))
+    if len(counts) > 1:
+        counts.discard(1)  # the single-process baseline beside two-process cases
+    if len(counts) <= 1:
+        n = next(iter(counts), 2)
+        return (f"the {_WORDS.get(n, str(n))} process{'' if n == 1 else 'es'} of each "
+                "case" if n != 2 else "the two processes")
+    return (f"each case's {min(counts)} to {max(counts)} processes (the scheduler and its "
+            "N runner ranks or stages)")
 
 
 def _unchecked_block(one) -> Optional[Block]:

@@ -156,7 +156,32 @@ def _pair_finding(cases, tables, key: tuple, where: Where, timed: bool) -> str:
     if t["n"] > 1:
         text += (_interval(t) + f" over {t['n']} repetitions"
                  + (", no significant difference" if t["significant"] is False else ""))
-    return text + f" ({t[SEND]:,.0f} → {t[CACHED]:,.0f} tok/s)."
+    return text + f" ({t[SEND]:,.0f} → {t[CACHED]:,.0f} tok/s)." + _oversubscribed(
+        cases, workload, codec, key[2])
+
+
+def _oversubscribed(cases, workload: str, codec=None, transport=None) -> str:
+    """' OVERSUBSCRIBED: ...' when a ``--tp`` case of ``workload`` (and ``codec``,
+    ``transport`` when given) ran more processes than it had cores
+    (``tp_oversubscribed``), else ''."""
+    if "tp_oversubscribed" not in cases.columns:
+        return ""
+    over = cases["tp_oversubscribed"] == True  # noqa: E712 (NaN where not a --tp case)
+    sel = cases[(cases["workload"] == workload) & over]
+    if codec is not None:
+        sel = sel[sel["codec"] == codec]
+    if transport is not None and "transport" in sel.columns:
+        sel = sel[sel["transport"] == transport]
+    if sel.empty:
+        return ""
+    row = sel.iloc[0]
+    n = int(row["tp"])
+    cores = row.get("tp_cores")
+    on = f" on {int(cores)} core{'' if int(cores) == 1 else 's'}" if cores == cores and \
+        cores is not None else ""
+    return (f" OVERSUBSCRIBED: tp={n} ran {n + 1} processes (the scheduler and {n} ranks)"
+            f"{on}, so they shared cores: its times and tokens/s are not comparable "
+            "with the other cases', only its bytes are.")
 
 
 # --------------------------------------------------------------------------------------
@@ -219,7 +244,8 @@ def _share_findings(cases, where: Where, labels: list[str]) -> list[str]:
         out.append(f"{where(top['workload'].iloc[0])} ({codec}), send's SchedulerOutput path "
                    f"(build + encode + decode{median}) costs {s2r_us:.2f} µs per step, "
                    f"{share_s2r:.2f} % of the {step_ms * 1e3:,.0f} µs median step; the whole "
-                   f"median step differs by {share_step:+.2f} % (noisier).")
+                   f"median step differs by {share_step:+.2f} % (noisier)."
+                   + _oversubscribed(cases, top["workload"].iloc[0], codec))
     return out
 
 

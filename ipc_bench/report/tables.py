@@ -298,13 +298,40 @@ def runner_gap_lines(cases: list[dict[str, Any]]) -> list[str]:
             + ["  " + line for line in table.splitlines()])
 
 
+#: After a table where a roofline ratio is below 1 (marked ``!``): why it can be.
+ROOFLINE_BELOW_ONE_NOTE = (
+    "!: x roofline below 1, faster than the roofline, which is meant as a lower bound: "
+    "its inputs, the copy bandwidth and matmul rate measured once at start-up "
+    "(roofline.measure_device_figures), underestimated the device (e.g. measured while "
+    "other work loaded it); the ratio is shown as measured, not clamped")
+
+
+def roofline_ratio(value: Optional[float]) -> str:
+    """A roofline ratio with two decimals, ``!`` after it when below 1
+    (``ROOFLINE_BELOW_ONE_NOTE``); ``-`` for none."""
+    if value is None:
+        return "-"
+    return f"{value:.2f}" + ("!" if value < 1 else "")
+
+
+def below_roofline(values: Iterable[Optional[float]]) -> bool:
+    """Whether any of ``values`` is a roofline ratio below 1."""
+    return any(v is not None and v < 1 for v in values)
+
+
 def _column_table(cases: list[dict[str, Any]], columns) -> list[str]:
     """``columns`` ((key, header, scale) each) of ``cases`` after the identity fields,
-    as indented table lines."""
+    as indented table lines; a roofline ratio below 1 is marked ``!`` and explained
+    in a line under the table."""
+    ratio = "compute_to_roofline_ratio"
     rows = [[str(s.get(k, "-")) for k in IDENTITY]
-            + [_num(s.get(key), scale) for key, _, scale in columns] for s in cases]
+            + [roofline_ratio(s.get(key)) if key == ratio else _num(s.get(key), scale)
+               for key, _, scale in columns] for s in cases]
     table = render(list(IDENTITY) + [h for _, h, _ in columns], rows)
-    return ["  " + line for line in table.splitlines()]
+    marked = any(key == ratio for key, _, _ in columns) and \
+        below_roofline(s.get(ratio) for s in cases)
+    return ["  " + line for line in table.splitlines()] + \
+        ([f"  {ROOFLINE_BELOW_ONE_NOTE}"] if marked else [])
 
 
 def roofline_figures_lines(cases: list[dict[str, Any]]) -> list[str]:

@@ -408,3 +408,72 @@ def test_readme_lists_every_script_and_states_gpu_checks_budget():
     listed = [line.split()[0] for line in block.splitlines()[2:]]
     assert listed and sorted(listed) == sorted(p.name for p in (ROOT / "scripts").glob("*.py"))
     assert f"within a budget of {gpu_check.BUDGET_S:.0f} s (`--budget-s`" in readme
+
+
+def _byte_sweep(*argv, env=None, timeout=60):
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / "byte_sweep.py"), *argv],
+                          capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def test_byte_sweep_bad_input_is_one_line_exit_2_before_any_case(tmp_path):
+    (tmp_path / "h.csv").write_text("5,x\n")
+    cases = [
+        (["--formats", "bogus"],
+         "argument --formats: 'bogus': choose from cmpl, chatcmpl, numeric"),
+        (["--vocab-sizes", "0"], "argument --vocab-sizes: must be at least 2, got 0"),
+        (["--vocab-sizes", "abc"], "argument --vocab-sizes: expected an integer, got 'abc'"),
+        (["--codecs", "nope"], "argument --codecs: 'nope': choose from msgpack, pickle, packed"),
+        (["--num-running", "0"], "argument --num-running: must be at least 1, got 0"),
+        (["--steps", "0"], "argument --steps: must be at least 1, got 0"),
+        (["--steps", "-3"], "argument --steps: must be at least 1, got -3"),
+        (["--json", "/proc/x"], "argument --json: /proc/x: No such file or directory"),
+        (["--json", str(tmp_path)], f"argument --json: {tmp_path}: is a directory"),
+        (["--token-ids", f"uniform,hist:{tmp_path}/h.csv"],
+         f"argument --token-ids: token-id histogram {tmp_path}/h.csv line 1: expected "
+         "'token_id,count' (two integers), got '5,x'"),
+        (["--token-ids", f"hist:{tmp_path}/none.csv"], "argument --token-ids: cannot read "
+         f"token-id histogram {tmp_path}/none.csv: No such file or directory"),
+    ]
+    for argv, message in cases:
+        out = _byte_sweep(*argv)
+        assert (out.returncode, out.stderr, out.stdout) == \
+            (2, f"byte_sweep.py: error: {message}\n", ""), argv
+
+
+def test_byte_sweep_help_is_whole():
+    text = " ".join(_byte_sweep("--help").stdout.split())
+    assert ("distribution (``uniform``, ``zipf``, ``hist:PATH``), this runs the "
+            "decode-steady") in text
+    assert "Exit 1 if the model misses any frame." in text
+    for option in ("--num-running N running requests", "--formats F[,F...] request-id formats",
+                   "--vocab-sizes N[,N...] vocabulary sizes", "--codecs C[,C...] codecs"):
+        assert option in text, option
+
+
+def test_byte_sweep_sigterm_removes_the_socket_folder(tmp_path):
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    proc = subprocess.Popen([sys.executable, str(ROOT / "scripts" / "byte_sweep.py"),
+                             "--num-running", "4", "--steps", "1000000", "--formats",
+                             "numeric", "--vocab-sizes", "32000", "--codecs", "msgpack"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 60
+    while not list(tmp_path.glob("ipc-bench-*")) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert list(tmp_path.glob("ipc-bench-*")), "the case never started"
+    time.sleep(1)
+    proc.terminate()
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143
+    assert err.splitlines()[-1] == "byte_sweep.py: interrupted by SIGTERM (exit 143)"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_gpu_check_help_states_the_stage_order(capsys):
+    with pytest.raises(SystemExit):
+        gpu_check.build_parser().parse_args(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "should stay first" not in text
+    assert ("(default: all: 0 decode-step, 1 smoke, 2 llama-3.2-1b, 3 llama-3.1-8b, 4 aa, "
+            "5 azure-conv, 6 async). They run in that order whatever order they are given in: "
+            "stage 0 first (it picks the --attention of the later stages; without it they use "
+            "auto), then the smoke stage, 1, whose failure stops the check") in text

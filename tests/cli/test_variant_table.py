@@ -4,6 +4,8 @@ table's bytes and sums on given medians."""
 from __future__ import annotations
 
 import importlib.util
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -34,7 +36,8 @@ def test_variants_that_cannot_differ_share_a_benchmark():
 def test_table_rows_at_one_running_request(capsys):
     means = {vt.bench_name(vt.bench_key(w, 1, p, c, t)): 1e-6
              for p in vt.POLICIES for c in vt.CODECS for t in vt.TOKEN_IDS for w in vt.WHATS}
-    vt.print_table([1], means, only=["send msgpack uniform", "send packed uniform"])
+    rows = vt.selected_rows([1], vt.selection("send msgpack uniform,send packed uniform"))
+    vt.print_table([1], means, rows=rows)
     vt.print_compact([1], {})
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[2:4] == [
@@ -68,3 +71,83 @@ def test_stateful_codecs_time_consecutive_steps():
             call.RESTART = 2
             assert call.run(3) > 0 and call.left == 1
             assert call.sched.step == vt.STEPS  # restarted once: steps 0..59, then one
+
+
+def _vt(*argv, timeout=60):
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / "variant_table.py"), *argv],
+                          capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+
+
+PUBLISHED = str(ROOT / "results" / "published" / "variants" / "variants.json.gz")
+
+
+def test_only_is_a_set_of_words_in_any_order():
+    """The same words select a benchmark (named ``encode s2r packed send uniform B=4``)
+    and a table row (``send packed uniform``), in any order; a variant's shared
+    benchmarks (packed's build is pickle's) come with it."""
+    alts = vt.selection("uniform send packed")
+    names = {vt.bench_name(vt.bench_key(w, *v)) for v in vt.variants([4]) for w in vt.WHATS
+             if vt.selected(alts, w, *v)}
+    assert names == {"build pickle send uniform B=4", "encode s2r packed send uniform B=4",
+                     "decode s2r packed send uniform B=4", "encode r2s pickle send uniform B=4",
+                     "decode r2s pickle send uniform B=4"}
+    assert vt.selected_rows([4, 16], vt.selection("send packed uniform")) == \
+        [(4, "send", "packed", "uniform"), (16, "send", "packed", "uniform")]
+    assert vt.selected_rows([4, 16], vt.selection("B=16 slots zipf cached,encode s2r B=4 "
+                                                  "pickle zipf")) == \
+        [(4, "send", "pickle", "zipf"), (4, "cached", "pickle", "zipf"),
+         (16, "cached", "slots", "zipf")]
+
+
+def test_table_from_the_published_gz_with_only_and_compact():
+    out = _vt("--table-from", PUBLISHED, "--only", "send packed zipf", "--compact",
+              "--batch-sizes", "1,1024")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[2:] == [
+        "| 1 | packed | zipf | 250 | 229 | 381 | 33.3 | 30.5 |",
+        "| 1,024 | packed | zipf | 112,668 | 82,968 | 56,306 | 4,070.0 | 2,550.0 |"]
+    out = _vt("--table-from", PUBLISHED, "--only", "uniform packed send", "--batch-sizes", "1")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[2:] == [
+        "| 1 | send | packed | uniform | 250 | 381 | 3.5 | 8.2 | 14.4 | 4.9 | 6.2 | 37.2 |"]
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path):
+    (tmp_path / "brace.json").write_text("{\n")
+    (tmp_path / "empty.json").write_text("{}\n")
+    (tmp_path / "list.json").write_text("[]\n")
+    os.mkfifo(tmp_path / "fifo")
+    t = str(tmp_path)
+    cases = [
+        (["--table-from", f"{t}/missing.json"],
+         f"argument --table-from: {t}/missing.json: No such file or directory"),
+        (["--table-from", t], f"argument --table-from: {t}: not a regular file"),
+        (["--table-from", f"{t}/fifo"], f"argument --table-from: {t}/fifo: not a regular file"),
+        (["--table-from", f"{t}/brace.json"], f"argument --table-from: {t}/brace.json: not a "
+         "pyperf benchmark suite (JSONDecodeError: Expecting property name enclosed in double "
+         "quotes: line 2 column 1 (char 2))"),
+        (["--table-from", f"{t}/empty.json"], f"argument --table-from: {t}/empty.json: not a "
+         "pyperf benchmark suite (ValueError: file format version None not supported)"),
+        (["--table-from", f"{t}/list.json"], f"argument --table-from: {t}/list.json: not a "
+         "pyperf benchmark suite (AttributeError: 'list' object has no attribute 'get')"),
+        (["--batch-sizes", "a"],
+         "argument --batch-sizes: expected comma-separated whole numbers, got 'a'"),
+        (["--batch-sizes", "0"], "argument --batch-sizes: must be at least 1, got 0"),
+        (["--only", "send bogus"], "argument --only: unknown word 'bogus': use build, encode, "
+         "decode, s2r, r2s, send, cached, msgpack, pickle, packed, slots, replicated, "
+         "uniform, zipf, B=N"),
+        (["--only", "B=7", "--batch-sizes", "1,16"],
+         "--only 'B=7' selects nothing at --batch-sizes 1,16"),
+        (["--only", "B=7", "--table-from", PUBLISHED],
+         "--only 'B=7' selects nothing at --batch-sizes 1,16,64,256,1024"),
+    ]
+    for argv, message in cases:
+        out = _vt(*argv, timeout=20)
+        assert (out.returncode, out.stderr, out.stdout) == \
+            (2, f"variant_table.py: error: {message}\n", ""), argv
+
+
+def test_help_documents_only():
+    out = _vt("--help")
+    assert out.returncode == 0
+    assert "a set of words matched in any order" in " ".join(out.stdout.split())
