@@ -40,6 +40,7 @@ import sys
 from dataclasses import replace
 from typing import Any
 
+from ipc_bench.analysis.cores import MARK, footnote, is_withheld
 from ipc_bench.analysis.tp import tp_saving, tp_saving_means
 from ipc_bench.engine.config import ConfigError
 from ipc_bench.harness.scenario import STEADY, ScenarioOptions, grid, steady_case
@@ -121,9 +122,12 @@ def report(summaries: list[dict[str, Any]]) -> str:
     """The saving table (module docstring) and the cross-N token check."""
     mine = [s for s in summaries if s.get("scenario") == NAME]
     rows = []
-    over = {(s["transport"], s["tp"]) for s in mine if s.get("tp_oversubscribed")}
+    over = {(s["transport"], s["tp"]) for s in mine if is_withheld(s)}
     for r in tp_saving_means(tp_saving(mine)):
-        mark = "*" if (r["transport"], r["tp"]) in over else ""
+        hide = (r["transport"], r["tp"]) in over  # bytes only (analysis.cores)
+        if hide:
+            r = {k: v for k, v in r.items() if "_ns_" not in k}
+        mark = MARK if hide else ""
         rows.append([r["transport"] + mark, r["codec"], str(r["tp"]), str(r["num_running"]),
                      str(r["n"]),
                      f"{r.get('saving_tp_s2r_bytes_written_per_step', 0):,.0f}",
@@ -139,7 +143,8 @@ def report(summaries: list[dict[str, Any]]) -> str:
            "(min..max); bytes written once and delivered to all ranks, one encode, the N "
            "ranks' decodes summed, median receive-to-ready of the slowest rank):",
            render(header, rows, left=0)]
-    if over:
-        out.append("* N + 1 processes on fewer cores: they share cores, timings not comparable")
+    withheld = footnote(mine)
+    if withheld:
+        out.append(withheld)
     out.append(_same_tokens(mine))
     return "\n".join(out)
