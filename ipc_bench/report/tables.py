@@ -328,7 +328,8 @@ def _shown(summary: dict[str, Any], key: str) -> Any:
 def _column_table(cases: list[dict[str, Any]], columns) -> list[str]:
     """``columns`` ((key, header, scale) each) of ``cases`` after the identity fields,
     as indented table lines."""
-    rows = [cells(s, IDENTITY)
+    rows = [[str(s.get(k, "-")) + (cores.MARK if k == "transport" and cores.is_withheld(s)
+                                    else "") for k in IDENTITY]
             + [_num(_shown(s, key), scale) for key, _, scale in columns] for s in cases]
     table = render(list(IDENTITY) + [h for _, h, _ in columns], rows)
     return ["  " + line for line in table.splitlines()]
