@@ -223,3 +223,11 @@ def test_tp_ranks_in_another_namespace_broadcast_over_the_veth(pair, tmp_path):
                       "cached", "--tp-transports", "ipc"], tmp_path / "spawned")
     assert list(remote) and list(remote.values()) == list(local.values())
     print(f"token digests over the veth = spawned ranks': {remote}")
+
+
+def test_the_skip_reason_names_what_is_missing(monkeypatch):
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert _why_not() == ("not root (euid 1000): `ip netns add` needs CAP_SYS_ADMIN and "
+                          "CAP_NET_ADMIN")
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    assert _why_not() == "no `ip` command (iproute2) on PATH"
