@@ -38,6 +38,7 @@ import sys
 from dataclasses import replace
 from typing import Any
 
+from ipc_bench.analysis.cores import MARK, footnote, is_withheld
 from ipc_bench.analysis.pp import hop_table
 from ipc_bench.engine.config import CACHED, ConfigError
 from ipc_bench.engine.models import resolve_device
@@ -119,7 +120,8 @@ def report(summaries: list[dict[str, Any]]) -> str:
            "from the later of send and the receiver's wait to the data being there; "
            "hidden and direct: one figure per hop / receiving stage):",
            render(header, rows, left=0)]
-    if any(s.get("pp_oversubscribed") for s in mine):
-        out.append("* N + 1 processes on fewer cores: they share cores, timings not comparable")
+    withheld = footnote(mine)
+    if withheld:
+        out.append(withheld)
     out.append(_same_tokens(mine))
     return "\n".join(out)

@@ -45,6 +45,7 @@ import sys
 from dataclasses import replace
 from typing import Any, Optional
 
+from ipc_bench.analysis.cores import MARK, footnote, is_withheld
 from ipc_bench.analysis.tp import tp_saving, tp_saving_means
 from ipc_bench.engine.config import ConfigError
 from ipc_bench.harness.scenario import STEADY, ScenarioOptions, grid, steady_case
@@ -133,7 +134,8 @@ def per_step_rows(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     delivered to all ranks), ``decodes_ns`` (the N decodes summed), and for
     ``replicated`` ``replica_rank_ns`` (one rank's replica scheduler per step, the mean
     over ranks) and ``replica_all_ns`` (summed over the N ranks: what the machine
-    pays). Sorted by transport, codec, policy, N."""
+    pays), ``withheld`` (a case's timings are withheld: ``analysis.cores``). Sorted
+    by transport, codec, policy, N."""
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for c in summaries:
         if c.get("tp") is None or not c.get("complete") or not c.get("num_steps"):
@@ -146,8 +148,7 @@ def per_step_rows(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
         ranks = [sum(v) / len(v) for v in (c.get("tp_replica_scheduler_ns_per_rank")
                                              for c in cases) if v]
         rows.append(dict(zip(("num_running", "transport", "codec", "policy", "tp"), key),
-                         n=len(cases), oversubscribed=any(c.get("tp_oversubscribed")
-                                                          for c in cases),
+                         n=len(cases), withheld=any(is_withheld(c) for c in cases),
                          written=_mean(cases, "tp_s2r_bytes_written_per_step"),
                          to_ranks=_mean(cases, "tp_s2r_wire_bytes_all_ranks_per_step"),
                          decodes_ns=_mean(cases, "tp_decode_ns_all_ranks_per_step"),
@@ -170,10 +171,13 @@ def per_step_table(summaries: list[dict[str, Any]]) -> list[str]:
     rows = per_step_rows(summaries)
     if not rows:
         return []
-    cells = [[r["transport"] + ("*" if r["oversubscribed"] else ""), r["codec"], r["policy"],
+    def timing(r: dict[str, Any], key: str) -> str:  # bytes only where withheld
+        return "-" if r["withheld"] else _cell(r[key], 1e-3)
+
+    cells = [[r["transport"] + (MARK if r["withheld"] else ""), r["codec"], r["policy"],
               str(r["tp"]), str(r["num_running"]), str(r["n"]), _cell(r["written"]),
-              _cell(r["to_ranks"]), _cell(r["decodes_ns"], 1e-3),
-              _cell(r["replica_rank_ns"], 1e-3), _cell(r["replica_all_ns"], 1e-3)]
+              _cell(r["to_ranks"]), timing(r, "decodes_ns"), timing(r, "replica_rank_ns"),
+              timing(r, "replica_all_ns")]
              for r in rows]
     header = ["transport", "codec", "policy", "N", "B", "reps", "B written once",
               "B to ranks", "N decodes us", "replica sched us/rank", "x N ranks us"]
@@ -189,9 +193,12 @@ def report(summaries: list[dict[str, Any]]) -> str:
     and the cross-N token check."""
     mine = [s for s in summaries if s.get("scenario") == NAME]
     rows = []
-    over = {(s["transport"], s["tp"]) for s in mine if s.get("tp_oversubscribed")}
+    over = {(s["transport"], s["tp"]) for s in mine if is_withheld(s)}
     for r in tp_saving_means(tp_saving(mine)):
-        mark = "*" if (r["transport"], r["tp"]) in over else ""
+        hide = (r["transport"], r["tp"]) in over  # bytes only (analysis.cores)
+        if hide:
+            r = {k: v for k, v in r.items() if "_ns_" not in k}
+        mark = MARK if hide else ""
         rows.append([r["transport"] + mark, r["codec"], str(r["tp"]), str(r["num_running"]),
                      str(r["n"]),
                      f"{r.get('saving_tp_s2r_bytes_written_per_step', 0):,.0f}",
@@ -209,7 +216,8 @@ def report(summaries: list[dict[str, Any]]) -> str:
                 "repetitions, (min..max); bytes written once and delivered to all ranks, one "
                 "encode, the N ranks' decodes summed, median receive-to-ready of the slowest "
                 "rank):", render(header, rows, left=0)]
-    if over:
-        out.append("* N + 1 processes on fewer cores: they share cores, timings not comparable")
+    withheld = footnote(mine)
+    if withheld:
+        out.append(withheld)
     out.append(_same_tokens(mine))
     return "\n".join(out)

@@ -5,7 +5,8 @@ the case's summary:
 
 - ``pp``: N stages; ``pp_direct``: whether the last stage sends its ids to the others;
   ``pp_cores``: CPUs of the scheduler's affinity mask; ``pp_oversubscribed``: fewer
-  than N + 1 of them (timings not comparable);
+  than N + 1 of them (timings not comparable); ``pp_timings_withheld``: fewer than
+  N + 2 (``analysis.cores``: the tables leave the timings out, this file keeps them);
 - scheduler -> stages: ``pp_s2r_bytes_per_step`` (the ZMTP frame handed once to XPUB),
   ``pp_s2r_wire_bytes_all_stages_per_step`` (N copies, one per stage),
   ``pp_s2r_ready_ns_median`` (stage 0: from the later of the scheduler's send and the
@@ -30,6 +31,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ipc_bench.analysis.cores import MARK, is_withheld, withheld
 from ipc_bench.analysis.tp import _rank_times
 from ipc_bench.engine.pipeline import DIRECT_ID_BYTES
 from ipc_bench.harness.spec import SCHED_COLUMNS, CaseResult
@@ -63,7 +65,8 @@ def pp_figures(result: CaseResult, c: np.ndarray) -> dict[str, Any]:
     out: dict[str, Any] = {"pp": n, "pp_direct": bool(spec.pp_direct)}
     cores = result.model_info.get("tp_cores")
     if cores is not None:
-        out.update(pp_cores=cores, pp_oversubscribed=cores < n + 1)
+        out.update(pp_cores=cores, pp_oversubscribed=cores < n + 1,
+                   pp_timings_withheld=withheld(n, cores))
     if len(c) == 0:
         return out
     payload = c[:, _COL["s2r_payload_bytes"]]
@@ -125,7 +128,11 @@ def _hop_row(s: dict[str, Any]) -> list[str]:
     n = int(s["pp"])
     direct = bool(s.get("pp_direct")) and n > 1
     tok = s.get("output_tokens_per_s")
-    return [f"{n}{'*' if s.get('pp_oversubscribed') is True else ''}",
+    hide = is_withheld(s)
+    if hide:  # bytes only (analysis.cores)
+        s = {k: v for k, v in s.items() if not k.endswith("_ns_median")}
+        tok = None
+    return [f"{n}{MARK if hide else ''}",
             s.get("arm") or s["policy"], s["codec"], str(s.get("repetition", 0)),
             _b(s.get("pp_s2r_bytes_per_step")), _us(s.get("pp_s2r_ready_ns_median")),
             _b(s.get("pp_hidden_bytes_per_step")) if n > 1 else "-",
@@ -138,7 +145,8 @@ def _hop_row(s: dict[str, Any]) -> list[str]:
 def hop_table(summaries: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
     """``(header, rows)``: one row per ``--pp`` case summary (those with ``pp``), by
     batch size, N, codec, policy and repetition: the bytes and median times of every
-    hop and the output tokens/s (``*`` after N: N + 1 processes on fewer cores)."""
+    hop and the output tokens/s (``*`` after N: fewer than N + 2 cores, the times and
+    tokens/s left out as ``-``, ``analysis.cores``)."""
     mine = [s for s in summaries if s.get("pp") is not None and s.get("pp") == s.get("pp")]
     mine.sort(key=lambda s: (s.get("num_running") or 0, s["pp"], s["codec"],
                              s.get("arm") or s["policy"], s.get("repetition", 0)))

@@ -86,6 +86,7 @@ from typing import Any, Iterable, Optional, Sequence
 
 import numpy as np
 
+from ipc_bench.analysis.cores import TIMING_UNITS, footnote
 from ipc_bench.analysis.metrics import metric
 from ipc_bench.engine.config import CACHED, POLICIES, SEND
 
@@ -494,7 +495,13 @@ def compare_cases(summaries: Sequence[dict[str, Any]], method: str = "t",
                                          repetitions=reps, method=method,
                                          confidence=confidence, metrics={})
             found: dict[str, PairedComparison] = {}
-            for key, _ in metrics:
+            # N readers on fewer than N + 2 cores: no timing is compared (analysis.cores)
+            held = footnote([arms[arm][r] for arm in (base, treat) for r in reps])
+            if held:
+                entry["timings_withheld"] = held
+            for key, unit in metrics:
+                if held and unit in TIMING_UNITS:
+                    continue
                 a = [arms[base][r].get(key) for r in reps]
                 b = [arms[treat][r].get(key) for r in reps]
                 if reps and not any(v is None for v in a + b):

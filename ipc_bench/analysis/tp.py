@@ -4,7 +4,8 @@ Per counted step (means unless named ``_median``), added to the case's summary:
 
 - ``tp``: N, the number of runner ranks; ``tp_cores``: CPUs of the scheduler's
   affinity mask; ``tp_oversubscribed``: fewer than N + 1 of them (the ranks and the
-  scheduler share cores: timings not comparable);
+  scheduler share cores: timings not comparable); ``tp_timings_withheld``: fewer than
+  N + 2 (``analysis.cores``: the tables leave the timings out, this file keeps them);
 - ``tp_s2r_bytes_written_per_step``: bytes the scheduler writes once per step: on
   the ring (``shm*``) the chunk head and payload (``shm_ring.ring_message_bytes``),
   over XPUB the ZMTP frame it hands to ZeroMQ once;
@@ -48,6 +49,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ipc_bench.analysis.cores import withheld
 from ipc_bench.harness.spec import SCHED_COLUMNS, CaseResult
 from ipc_bench.wire.shm_ring import RING_TRANSPORTS, ring_message_bytes
 from ipc_bench.wire.tp import ORIGIN_COLUMN
@@ -102,7 +104,8 @@ def tp_figures(result: CaseResult, c: np.ndarray) -> dict[str, Any]:
     out: dict[str, Any] = {"tp": n}
     cores = result.model_info.get("tp_cores")
     if cores is not None:
-        out.update(tp_cores=cores, tp_oversubscribed=cores < n + 1)
+        out.update(tp_cores=cores, tp_oversubscribed=cores < n + 1,
+                   tp_timings_withheld=withheld(n, cores))
     if len(c) == 0:
         return out
     payload = c[:, _COL["s2r_payload_bytes"]]

@@ -25,6 +25,7 @@ from typing import Any, Callable, Optional
 import msgspec
 
 from ipc_bench.analysis.bytemodel import byte_model_report
+from ipc_bench.analysis.cores import is_withheld
 from ipc_bench.analysis.capture import MESSAGES_DIR, build_captures, save_captures
 from ipc_bench.analysis.stats import compare_cases
 from ipc_bench.analysis.frontend import pair_send_savings
@@ -248,6 +249,8 @@ class _Run:
             summary = self._record(result, cpu_before)
         self.num_done, self.current = self.num_done + 1, None
         rate = summary.get("output_tokens_per_s")  # absent without counted steps
+        if is_withheld(summary):  # fewer than N + 2 cores for N readers
+            rate = None
         self.log(f"{tag} {case.case_id}: {summary.get('num_steps', 0)} steps, "
                  f"{'-' if rate is None else f'{rate:,.0f}'} tok/s "
                  f"({time.perf_counter() - t0:.1f} s)")

@@ -97,6 +97,7 @@ def _case_warnings(results) -> list[str]:
 
 
 def _case_tables(results) -> list[Block]:
+    from ipc_bench.analysis.cores import footnote
     from ipc_bench.report.tables import CASE_TABLE, cells, header
 
     blocks: list[Block] = []
@@ -114,6 +115,9 @@ def _case_tables(results) -> list[Block]:
             rows.append([str(s.get("repetition", 0))] + cells(s, CASE_TABLE))
         blocks.append(("p", f"**{workload}**"))
         blocks.append(("table", head, rows))
+        withheld = footnote([s for s in records if s["workload"] == workload])
+        if withheld:
+            blocks.append(("p", withheld.replace("* ", "`*` ", 1)))
     blocks.append(("p", "Bytes are payload bytes per counted step (`s2r`: scheduler → "
                         "runner, `r2s`: back), times are µs per counted step, both "
                         "directions summed for build/encode/decode; `x floor` is the "
@@ -502,6 +506,7 @@ def _figure_blocks(one, prefix: str) -> list[Block]:
 def _pp_blocks(results, level: int) -> list[Block]:
     """The ``--pp`` cases' hops (``analysis.pp.hop_table``) under their own heading;
     nothing when the run has none."""
+    from ipc_bench.analysis.cores import footnote
     from ipc_bench.analysis.pp import hop_table
 
     cases = results.cases
@@ -510,15 +515,19 @@ def _pp_blocks(results, level: int) -> list[Block]:
     header, rows = hop_table(cases.to_dict("records"))
     if not rows:
         return []
-    return [("h", level, "Pipeline hops"),
+    hops = [("h", level, "Pipeline hops"),
             ("p", "Per counted step of each `--pp` case: bytes (means, exact) and median "
                   "µs of each hop, from the later of the send and the receiver starting "
                   "to wait to the data being there: scheduler → stages (the frame handed "
                   "once to XPUB; µs: stage 0), stage → next stage hidden states (one time "
                   "per hop), last stage → scheduler, last stage → other stages under "
-                  "`direct` (one time per receiving stage); `*`: N + 1 processes on "
-                  "fewer cores, times not comparable."),
+                  "`direct` (one time per receiving stage); `*`: fewer than N + 2 "
+                  "cores, times and tokens/s left out (`-`)."),
             ("table", header, rows)]
+    withheld = footnote(cases.to_dict("records"))
+    if withheld:
+        hops.append(("p", withheld.replace("* ", "`*` ", 1)))
+    return hops
 
 
 def _run_blocks(results, run_id: str, level: int, prefix: str) -> list[Block]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional, Sequence
 
+from ipc_bench.analysis import cores
 from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.stats import COMPARED_KEYS
 from ipc_bench.engine.config import CACHED, SEND
@@ -38,14 +39,20 @@ def header(keys: Sequence[str]) -> list[str]:
 def cells(summary: dict[str, Any], keys: Sequence[str] = CASE_TABLE) -> list[str]:
     """One table row: ``summary``'s values of ``keys`` (see the module docstring),
     ``-`` for a missing or ``None`` value; an async-scheduling case shows its arm
-    (``cached+async`` beside its synchronous twin) as its policy."""
+    (``cached+async`` beside its synchronous twin) as its policy. A ``--tp`` / ``--pp``
+    case with fewer than N + 2 cores shows ``-`` for every timing and ``*`` after its
+    transport (``analysis.cores``; ``cores.footnote`` says why)."""
     out = []
+    hide = cores.is_withheld(summary)
     for key in keys:
         value = summary.get(key)
         if key == "policy" and summary.get("async_scheduling") and summary.get("arm"):
             value = summary["arm"]  # cached+async beside its synchronous twin
         if key in IDENTITY:
-            out.append("-" if value is None else f"{value}")
+            mark = cores.MARK if hide and key == "transport" else ""
+            out.append("-" if value is None else f"{value}{mark}")
+        elif hide and metric(key).unit in cores.TIMING_UNITS:
+            out.append("-")
         else:
             out.append(metric(key).cell(value))
     return out
@@ -86,6 +93,9 @@ def format_tables(summaries: Iterable[dict[str, Any]]) -> str:
     for (scenario, workload), cases in groups.items():
         out.append(f"\n{scenario}  [{workload}]  device={cases[0].get('runner_device', '?')}")
         out.append(_table(CASE_TABLE, cases))
+        withheld = cores.footnote(cases)
+        if withheld:
+            out.append(f"  {withheld}")
         rejected = max((s.get("num_rejected") or 0) for s in cases)
         if rejected:
             total = max((s.get("num_requests") or 0) for s in cases)
@@ -104,7 +114,10 @@ def format_tables(summaries: Iterable[dict[str, Any]]) -> str:
             if not send or not cached:
                 continue
             parts = []
+            hide = any(map(cores.is_withheld, send + cached))
             for key in RATIO_METRICS:
+                if hide and metric(key).unit in cores.TIMING_UNITS:
+                    continue
                 a = [s.get(key) for s in send]
                 b = [s.get(key) for s in cached]
                 if None in a or None in b or not sum(a):
@@ -203,7 +216,7 @@ def spec_decode_lines(cases: list[dict[str, Any]]) -> list[str]:
     (``SPEC_COLUMNS``) when any of them ran with draft tokens; nothing otherwise."""
     if not any(s.get("num_spec_tokens") for s in cases):
         return []
-    rows = [[str(s.get(k, "-")) for k in IDENTITY]
+    rows = [cells(s, IDENTITY)
             + [str(s.get("num_spec_tokens") or 0),
                "-" if s.get("spec_acceptance") is None else f"{s['spec_acceptance']:g}"]
             + [_num(s.get(key), scale) for key, _, scale in SPEC_COLUMNS] for s in cases]
@@ -289,7 +302,7 @@ def runner_gap_lines(cases: list[dict[str, Any]]) -> list[str]:
     rows = [([str(s.get("repetition", "-"))] if reps else []) + cells(s, IDENTITY)
             + [f"async ({s.get('async_scheduling_mode')})" if s.get("async_scheduling")
                else "sync"]
-            + [_num(s.get(key), scale) for key, _, scale in RUNNER_GAP_COLUMNS]
+            + [_num(_shown(s, key), scale) for key, _, scale in RUNNER_GAP_COLUMNS]
             for s in gapped]
     table = render((["rep"] if reps else []) + list(IDENTITY) + ["scheduling"]
                    + [h for _, h, _ in RUNNER_GAP_COLUMNS], rows, left=4 + reps)
@@ -319,17 +332,33 @@ def below_roofline(values: Iterable[Optional[float]]) -> bool:
     return any(v is not None and v < 1 for v in values)
 
 
+def _is_timing(key: str) -> bool:
+    """Whether a column of the tables under a case table is a time or derived from one
+    (a share of a step, a ratio of times, a rate)."""
+    return "_ns" in key or "ratio" in key or "share" in key or key.endswith("_per_s")
+
+
+def _shown(summary: dict[str, Any], key: str) -> Any:
+    """``summary[key]``, or ``None`` (shown ``-``) for a timing of a case whose timings
+    are withheld (``analysis.cores``)."""
+    if _is_timing(key) and cores.is_withheld(summary):
+        return None
+    return summary.get(key)
+
+
 def _column_table(cases: list[dict[str, Any]], columns) -> list[str]:
     """``columns`` ((key, header, scale) each) of ``cases`` after the identity fields,
-    as indented table lines; a roofline ratio below 1 is marked ``!`` and explained
-    in a line under the table."""
+    as indented table lines; a timing of a case whose timings are withheld
+    (``analysis.cores``) is shown ``-``, its transport marked; a roofline ratio below 1
+    is marked ``!`` and explained in a line under the table."""
     ratio = "compute_to_roofline_ratio"
-    rows = [[str(s.get(k, "-")) for k in IDENTITY]
-            + [roofline_ratio(s.get(key)) if key == ratio else _num(s.get(key), scale)
+    rows = [[str(s.get(k, "-")) + (cores.MARK if k == "transport" and cores.is_withheld(s)
+                                    else "") for k in IDENTITY]
+            + [roofline_ratio(_shown(s, key)) if key == ratio else _num(_shown(s, key), scale)
                for key, _, scale in columns] for s in cases]
     table = render(list(IDENTITY) + [h for _, h, _ in columns], rows)
     marked = any(key == ratio for key, _, _ in columns) and \
-        below_roofline(s.get(ratio) for s in cases)
+        below_roofline(_shown(s, ratio) for s in cases)
     return ["  " + line for line in table.splitlines()] + \
         ([f"  {ROOFLINE_BELOW_ONE_NOTE}"] if marked else [])
 
@@ -409,6 +438,8 @@ def format_comparisons(comparisons: Iterable[dict[str, Any]]) -> str:
                 for key in COMPARED_KEYS if key in c["metrics"]]
         if rows:
             out.append(render(header, rows))
+        if c.get("timings_withheld"):  # analysis.cores: bytes only
+            out.append(c["timings_withheld"].replace("* timings", "timings", 1))
     return "\n".join(out)
 
 

@@ -1,0 +1,56 @@
+"""When the timings of a case with N readers (``--tp`` ranks, ``--pp`` stages) are
+published (issue 13): only where at least N + 2 cores are free, the N readers, the
+scheduler and one spare for the rest of the machine (the kernel, interrupts, the
+harness's own threads). Elsewhere the tables leave the timing cells empty (``-``) and
+mark the row ``*`` with the reason below them; ``summary.json`` keeps the raw numbers
+with ``tp_timings_withheld`` / ``pp_timings_withheld``; bytes and the oracles are
+reported whatever the cores.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Optional
+
+#: Cores beyond the N readers that publishing timings needs (the scheduler, one spare).
+SPARE_CORES = 2
+#: Units of the case table's timing metrics (``analysis.metrics``): left empty.
+TIMING_UNITS = frozenset({"ns", "tok/s", "x"})
+#: The mark a row whose timings are withheld carries.
+MARK = "*"
+
+
+def withheld(n: int, cores: Optional[int]) -> bool:
+    """Whether N readers on ``cores`` cores (``None``: unknown) get no timings."""
+    return cores is not None and cores < n + SPARE_CORES
+
+
+def readers_and_cores(summary: dict[str, Any]) -> Optional[tuple[int, int]]:
+    """``(N, cores)`` of a ``--tp`` or ``--pp`` case summary whose timings are
+    withheld; ``None`` otherwise (not such a case, or enough cores)."""
+    for kind in ("tp", "pp"):
+        n, cores = summary.get(kind), summary.get(f"{kind}_cores")
+        if n is None or cores is None or n != n or cores != cores:
+            continue
+        flag = summary.get(f"{kind}_timings_withheld")
+        if flag is None or flag != flag:  # a summary from before the flag (or NaN)
+            flag = withheld(int(n), int(cores))
+        if flag:
+            return int(n), int(cores)
+    return None
+
+
+def is_withheld(summary: dict[str, Any]) -> bool:
+    return readers_and_cores(summary) is not None
+
+
+def footnote(summaries: Iterable[dict[str, Any]]) -> Optional[str]:
+    """The line under a table with withheld rows (``None`` when it has none), e.g.
+    ``* timings left out: N readers need N + 2 free cores (N = 2 needs 4, N = 4 needs
+    6); this machine has 2. Bytes and the oracles hold.``"""
+    found = [rc for rc in map(readers_and_cores, summaries) if rc is not None]
+    if not found:
+        return None
+    needs = ", ".join(f"N = {n} needs {n + SPARE_CORES}" for n in sorted({n for n, _ in found}))
+    cores = "/".join(str(c) for c in sorted({c for _, c in found}))
+    return (f"{MARK} timings left out: N readers need N + {SPARE_CORES} free cores ({needs}); "
+            f"this machine has {cores}. Bytes and the oracles hold.")
