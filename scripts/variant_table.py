@@ -63,8 +63,10 @@ prints: their µs columns show ``-`` (bytes are computed, not read from the file
 
 By default each benchmark gets 2 worker processes x (1 warm-up + 3 values) of at least
 20 ms (``-p``, ``-n``, ``-w``, ``--min-time`` change them; ``--rigorous`` is pyperf's):
-the 150 benchmarks take about 4 minutes on 2 busy cores with the defaults, 7 with
-``-p 4``. Medians, since other work on a shared machine makes some values far slower.
+the scheduler <-> runner hop's 250 benchmarks took 23 minutes on 2 busy cores with
+the defaults, the frontend hop's 30 (``--only frontend``) 1 minute, 3 with ``-p 10``
+(``results/published/variants-slots``). Medians, since other work on a shared
+machine makes some values far slower.
 """
 
 from __future__ import annotations
