@@ -14,7 +14,20 @@ build_scheduler_output``), encoding and decoding it, and encoding and decoding t
 ModelRunnerOutput; ``total`` is their sum. The messages are those of the last of 60
 steps of a steady-decode workload stepped in one process (prompts of 100-300 tokens,
 no request finishes, so every request decodes one token), built as each codec's
-message classes. Not measured here: the frontend hop (not built) and the transport.
+message classes. Not measured here: the transport.
+
+The frontend hop (engine core -> frontend, ``EngineCoreOutputs`` in msgspec MessagePack,
+as vLLM V1 and ``--frontend``) is the same under every policy and codec of the other
+hop, so it is one set of benchmarks per running count and token ids (``frontend build
+uniform B=16`` ...): the same step's message built by the harness's builder
+(``engine.outputs.build_engine_core_outputs``, as ``harness.frontend_hop`` calls it
+after ``update_from_output``; no request finished), its exact bytes (checked against
+``analysis.bytemodel.engine_outputs_bytes``), and the median time of building it,
+encoding it (``wire.frontend.OutputsEncoder``: ``encode_into`` a reused buffer) and
+decoding it (the frontend's typed decoder). Each table row joins them: frontend B and
+µs per step, the control plane's bytes (s2r + r2s + frontend) and send's saving as a
+share of send's control plane ((send's control plane - cached's) / send's, as
+``analysis.frontend``).
 
 ``slots`` and ``replicated`` keep state across steps, so a call cannot be repeated on
 the same message: their ends (``session_codecs``) are stepped with the workload, and a
@@ -41,11 +54,20 @@ build the same dataclasses and reply the same ModelRunnerOutput.
     python scripts/variant_table.py --table-from variants.json --figure variants.png
     python scripts/variant_table.py --table-from variants.json --only "msgpack send"
     python scripts/variant_table.py --table-from results/published/variants/variants.json.gz
+    python scripts/variant_table.py --only frontend -o frontend.json   # frontend hop only
+    python scripts/variant_table.py --table-from variants.json --table-from frontend.json
+
+``--table-from`` may be repeated: the files' medians are merged (a benchmark in more
+than one file takes the last file's), so benchmarks run apart (e.g. ``--only
+frontend``) join an earlier run's table. A table without the frontend benchmarks still
+prints: their µs columns show ``-`` (bytes are computed, not read from the file).
 
 By default each benchmark gets 2 worker processes x (1 warm-up + 3 values) of at least
 20 ms (``-p``, ``-n``, ``-w``, ``--min-time`` change them; ``--rigorous`` is pyperf's):
-the 150 benchmarks take about 4 minutes on 2 busy cores with the defaults, 7 with
-``-p 4``. Medians, since other work on a shared machine makes some values far slower.
+the scheduler <-> runner hop's 250 benchmarks took 23 minutes on 2 busy cores with
+the defaults, the frontend hop's 30 (``--only frontend``) 1 minute, 3 with ``-p 10``
+(``results/published/variants-slots``). Medians, since other work on a shared
+machine makes some values far slower.
 """
 
 from __future__ import annotations
@@ -64,13 +86,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pyperf  # noqa: E402
 
+from ipc_bench.analysis.bytemodel import engine_outputs_bytes  # noqa: E402
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig  # noqa: E402
+from ipc_bench.engine.outputs import build_engine_core_outputs  # noqa: E402
 from ipc_bench.engine.model_runner import ModelRunner  # noqa: E402
 from ipc_bench.engine.scheduler import Scheduler  # noqa: E402
 from ipc_bench.engine.workloads import SteadyDecodeWorkload  # noqa: E402
 from ipc_bench.wire.codecs import (CODECS, STATEFUL_CODECS, messages_of,  # noqa: E402
                                    model_runner_output_codec, scheduler_output_codec,
                                    session_codecs, session_end)
+from ipc_bench.wire.frontend import OutputsEncoder, outputs_decoder  # noqa: E402
 
 BATCH_SIZES = (1, 16, 64, 256, 1024)
 POLICIES = ("send", "cached")
@@ -210,7 +235,7 @@ def time_func(*key):
     """A pyperf time function of ``_call(*key)``: messages built once per worker,
     outside the timing."""
     def run(loops: int) -> float:
-        call = _call(*key)
+        call = _frontend_call(*key) if len(key) == 3 else _call(*key)
         if isinstance(call, _Stateful):
             return call.run(loops)
         fn, arg = call
@@ -232,11 +257,54 @@ def bench_key(what: str, b: int, policy: str, codec: str, token_ids: str) -> tup
 
 
 def bench_name(key: tuple) -> str:
+    if len(key) == 3:  # frontend_key
+        what, b, token_ids = key
+        return f"{what} {token_ids} B={b}"
     what, b, policy, codec, token_ids = key
     return f"{what} {codec} {policy} {token_ids} B={b}"
 
 
 WHATS = ("build", "encode s2r", "decode s2r", "encode r2s", "decode r2s")
+FRONTEND_WHATS = ("build", "encode", "decode")
+
+
+def frontend_key(what: str, b: int, token_ids: str) -> tuple:
+    """The frontend hop's benchmark of ``what`` (one of ``FRONTEND_WHATS``): one per
+    running count and token ids, whatever the other hop's policy and codec."""
+    return (f"frontend {what}", b, token_ids)
+
+
+@functools.lru_cache(maxsize=None)
+def frontend_step(b: int, token_ids: str):
+    """(builder arguments, EngineCoreOutputs, frame) of ``decode_step``'s step for the
+    frontend: ``build_engine_core_outputs(*args)`` as ``FrontendHop.step`` calls it
+    after the step's ``update_from_output`` (which finished no request), and the frame
+    as ``OutputsEncoder`` writes it. ``RuntimeError`` if the frame's size is not
+    ``engine_outputs_bytes``'."""
+    sched, plan, so, out, ends = decode_step(b, "send", "msgpack", token_ids)
+    if len(sched.running) != b or sched.waiting:
+        raise RuntimeError(f"step {STEPS} at {b} running finished or queued a request")
+    args = (sched, plan, out, [])
+    msg = build_engine_core_outputs(*args)
+    frame = bytes(OutputsEncoder().encode(msg))
+    model = engine_outputs_bytes([o.request_id for o in msg.outputs],
+                                 [o.new_token_ids for o in msg.outputs],
+                                 (len(sched.running), len(sched.waiting)))
+    if len(frame) != model:
+        raise RuntimeError(f"EngineCoreOutputs at {b} running: {len(frame)} B, the byte "
+                           f"model says {model}")
+    return args, msg, frame
+
+
+def _frontend_call(what: str, b: int, token_ids: str):
+    """(function, argument) of one timed operation of the frontend hop."""
+    args, msg, frame = frontend_step(b, token_ids)
+    what = what.removeprefix("frontend ")
+    if what == "build":
+        return functools.partial(build_engine_core_outputs, *args[:3]), args[3]
+    if what == "encode":  # encode_into the same reused buffer every call, as the hop
+        return OutputsEncoder().encode, msg
+    return outputs_decoder().decode, frame
 
 
 def variants(batch_sizes):
@@ -255,6 +323,28 @@ def variant_row(means: dict[str, float], b: int, policy: str, codec: str,
         r2s = len(model_runner_output_codec(codec).encode(out))
     return s2r, r2s, [means.get(bench_name(bench_key(w, b, policy, codec, token_ids)))
                       for w in WHATS]
+
+
+def frontend_row(means: dict[str, float], b: int, token_ids: str) -> tuple[int, list]:
+    """(EngineCoreOutputs bytes, [seconds of each of ``FRONTEND_WHATS``, ``None`` where
+    not measured]) at ``b`` running."""
+    return (len(frontend_step(b, token_ids)[2]),
+            [means.get(bench_name(frontend_key(w, b, token_ids))) for w in FRONTEND_WHATS])
+
+
+def control_plane(b: int, codec: str, token_ids: str) -> dict[str, int]:
+    """Per policy, the control plane's bytes per step: s2r + r2s + frontend."""
+    fe = len(frontend_step(b, token_ids)[2])
+    return {p: sum(variant_row({}, b, p, codec, token_ids)[:2]) + fe for p in POLICIES}
+
+
+def _saving(cp: dict[str, int]) -> str:
+    """Send's saving as a share of send's control plane."""
+    return f"{(cp['send'] - cp['cached']) / cp['send'] * 100:.2f} %"
+
+
+def _sum_us(seconds: list) -> str:
+    return _us(None if None in seconds else sum(seconds))
 
 
 def _us(seconds) -> str:
@@ -280,35 +370,56 @@ def selected_rows(batch_sizes, alts) -> list[tuple]:
     return [v for v in variants(batch_sizes) if any(selected(alts, w, *v) for w in WHATS)]
 
 
+def selected_frontend(alts: list[frozenset], what: str, b: int, token_ids: str) -> bool:
+    """Whether the frontend hop's ``what`` (one of ``FRONTEND_WHATS``) at ``b`` running
+    with ``token_ids`` is selected: no alternative, or every word of one is among
+    ``frontend``, ``what``, the token ids and ``B=b``."""
+    words = {"frontend", what, token_ids, f"B={b}"}
+    return not alts or any(alt <= words for alt in alts)
+
+
 def print_table(batch_sizes, means: dict[str, float], rows=None) -> None:
     """Markdown table: one row per variant of ``rows`` (default: every variant), bytes
-    and µs per step (``means``: benchmark name -> seconds per call, pyperf's median)."""
+    and µs per step (``means``: benchmark name -> seconds per call, pyperf's median),
+    with the frontend hop joined: its bytes and µs (build + encode + decode), the row's
+    control plane bytes (s2r + r2s + frontend) and send's saving as a share of send's
+    control plane."""
     print("\n| running | policy | codec | token ids | s2r B | r2s B | build µs | encode "
-          "s2r µs | decode s2r µs | encode r2s µs | decode r2s µs | total µs |")
-    print("| ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+          "s2r µs | decode s2r µs | encode r2s µs | decode r2s µs | total µs | frontend B "
+          "| frontend µs | control plane B | send saves / control plane |")
+    print("| ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+          "| ---: | ---: | ---: | ---: |")
     for b, policy, codec, token_ids in (variants(batch_sizes) if rows is None else rows):
         s2r, r2s, us = variant_row(means, b, policy, codec, token_ids)
-        total = _us(None if None in us else sum(us))
+        fe, fe_us = frontend_row(means, b, token_ids)
+        cp = control_plane(b, codec, token_ids)
         print(f"| {b:,} | {policy} | {codec} | {token_ids} | {s2r:,} | {r2s:,} | "
-              f"{' | '.join(map(_us, us))} | {total} |")
+              f"{' | '.join(map(_us, us))} | {_sum_us(us)} | {fe:,} | {_sum_us(fe_us)} | "
+              f"{cp[policy]:,} | {_saving(cp)} |")
 
 
 def print_compact(batch_sizes, means: dict[str, float], rows=None) -> None:
     """Markdown table: one row per (running, codec, token ids) with a variant in
     ``rows`` (default: all), send beside cached: both directions' bytes and the whole
-    per-step µs (build + both encodes and decodes)."""
+    per-step µs (build + both encodes and decodes), then the frontend hop's bytes and
+    µs (build + encode + decode), the control plane's bytes (s2r + r2s + frontend)
+    under each policy and send's saving as a share of send's control plane."""
     keep = None if rows is None else {(b, c, t) for b, _, c, t in rows}
     print("\n| running | codec | token ids | s2r B send | s2r B cached | r2s B | µs/step "
-          "send | µs/step cached |")
-    print("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |")
+          "send | µs/step cached | frontend B | frontend µs/step | control plane B send | "
+          "control plane B cached | send saves / control plane |")
+    print("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+          "| ---: |")
     for b, codec, token_ids in itertools.product(batch_sizes, CODECS, TOKEN_IDS):
         if keep is not None and (b, codec, token_ids) not in keep:
             continue
         send = variant_row(means, b, "send", codec, token_ids)
         cached = variant_row(means, b, "cached", codec, token_ids)
-        totals = [_us(None if None in row[2] else sum(row[2])) for row in (send, cached)]
+        fe, fe_us = frontend_row(means, b, token_ids)
+        cp = control_plane(b, codec, token_ids)
         print(f"| {b:,} | {codec} | {token_ids} | {send[0]:,} | {cached[0]:,} | "
-              f"{send[1]:,} | {totals[0]} | {totals[1]} |")
+              f"{send[1]:,} | {_sum_us(send[2])} | {_sum_us(cached[2])} | {fe:,} | "
+              f"{_sum_us(fe_us)} | {cp['send']:,} | {cp['cached']:,} | {_saving(cp)} |")
 
 
 def plot(batch_sizes, means: dict[str, float], path: str) -> None:
@@ -351,7 +462,9 @@ ONLY_HELP = ("comma-separated alternatives, each a set of words matched in any o
              "a measurement is selected when every word of one alternative is one of "
              "its words: the operation (build, encode, decode, s2r, r2s), the policy "
              f"({', '.join(POLICIES)}), the codec ({', '.join(CODECS)}), the token ids "
-             f"({', '.join(TOKEN_IDS)}) or B=<running>. E.g. \"send packed uniform\", "
+             f"({', '.join(TOKEN_IDS)}), B=<running>, or frontend (the frontend hop's "
+             "benchmarks, one per running count and token ids, joined onto every row). "
+             "E.g. \"send packed uniform\", "
              "\"encode s2r B=256\", \"slots,replicated\". Running, it picks the "
              "benchmarks; with --table-from, the rows (a row when any of its "
              "measurements is selected; --compact: send beside cached of those rows). "
@@ -386,12 +499,13 @@ def _batch_sizes(text: str) -> list[int]:
 
 def _only(text: str) -> str:
     words = set().union(*selection(text)) if selection(text) else set()
-    known = {"build", "encode", "decode", "s2r", "r2s", *POLICIES, *CODECS, *TOKEN_IDS}
+    known = {"build", "encode", "decode", "s2r", "r2s", "frontend", *POLICIES, *CODECS,
+             *TOKEN_IDS}
     bad = sorted(w for w in words if w not in known
                  and not (w.startswith("B=") and w[2:].isdigit()))
     if bad:
         raise argparse.ArgumentTypeError(
-            f"unknown word {bad[0]!r}: use build, encode, decode, s2r, r2s, "
+            f"unknown word {bad[0]!r}: use build, encode, decode, s2r, r2s, frontend, "
             f"{', '.join(POLICIES)}, {', '.join(CODECS)}, {', '.join(TOKEN_IDS)}, B=N")
     return text
 
@@ -431,8 +545,13 @@ def main() -> int:
                                   help="running requests of each case (default: "
                                   f"{','.join(map(str, BATCH_SIZES))})")
     runner.argparser.add_argument("--table-from", metavar="JSON", type=_regular_file,
+                                  action="append",
                                   help="print the table of a finished run (pyperf's "
-                                  ".json or .json.gz) and exit")
+                                  ".json or .json.gz) and exit. Repeat to merge runs, e.g. "
+                                  "'--table-from variants.json --table-from "
+                                  "frontend.json' after '--only frontend -o "
+                                  "frontend.json': a benchmark in several files takes "
+                                  "the last file's median; benchmarks in none show '-'")
     runner.argparser.add_argument("--compact", action="store_true",
                                   help="with --table-from: send beside cached, µs per step")
     runner.argparser.add_argument("--figure", metavar="PNG",
@@ -441,14 +560,20 @@ def main() -> int:
     args = runner.parse_args()
     batch_sizes, alts = args.batch_sizes, selection(args.only)
     rows = selected_rows(batch_sizes, alts)
+    frontend_only = not rows and any(selected_frontend(alts, w, b, t) for b in batch_sizes
+                                     for t in TOKEN_IDS for w in FRONTEND_WHATS)
+    if frontend_only:  # the frontend hop joins every row
+        rows = list(variants(batch_sizes))
     if not rows:
         error(f"--only {args.only!r} selects nothing at --batch-sizes "
               f"{','.join(map(str, batch_sizes))}")
     if args.table_from:
-        try:
-            medians = _load_medians(args.table_from)
-        except ValueError as exc:
-            error(f"argument --table-from: {exc}")
+        medians = {}
+        for path in args.table_from:
+            try:
+                medians.update(_load_medians(path))
+            except ValueError as exc:
+                error(f"argument --table-from: {exc}")
         if args.figure:
             plot(batch_sizes, medians, args.figure)
         if args.compact:
@@ -458,6 +583,8 @@ def main() -> int:
         return 0
     keys = dict.fromkeys(bench_key(w, *v) for v in variants(batch_sizes) for w in WHATS
                          if selected(alts, w, *v))
+    keys.update(dict.fromkeys(frontend_key(w, b, t) for b in batch_sizes for t in TOKEN_IDS
+                              for w in FRONTEND_WHATS if selected_frontend(alts, w, b, t)))
     means = {}  # benchmark name -> median seconds
     for key in keys:
         name = bench_name(key)

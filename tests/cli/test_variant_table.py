@@ -40,18 +40,98 @@ def test_table_rows_at_one_running_request(capsys):
     vt.print_table([1], means, rows=rows)
     vt.print_compact([1], {})
     lines = capsys.readouterr().out.strip().splitlines()
+    # no frontend benchmark in means: its µs show '-', its bytes are computed
     assert lines[2:4] == [
-        "| 1 | send | msgpack | uniform | 112 | 97 | 1.0 | 1.0 | 1.0 | 1.0 | 1.0 | 5.0 |",
-        "| 1 | send | packed | uniform | 250 | 381 | 1.0 | 1.0 | 1.0 | 1.0 | 1.0 | 5.0 |"]
-    assert lines[7:9] == ["| 1 | msgpack | uniform | 112 | 108 | 97 | - | - |",
-                          "| 1 | msgpack | zipf | 112 | 108 | 97 | - | - |"]
+        "| 1 | send | msgpack | uniform | 112 | 97 | 1.0 | 1.0 | 1.0 | 1.0 | 1.0 | 5.0 "
+        "| 205 | - | 414 | 0.97 % |",
+        "| 1 | send | packed | uniform | 250 | 381 | 1.0 | 1.0 | 1.0 | 1.0 | 1.0 | 5.0 "
+        "| 205 | - | 836 | 2.51 % |"]
+    # control plane: s2r + r2s + 205 frontend bytes; send saves (112 - 108) / 414
+    assert lines[7:9] == ["| 1 | msgpack | uniform | 112 | 108 | 97 | - | - | 205 | - | 414 "
+                          "| 410 | 0.97 % |",
+                          "| 1 | msgpack | zipf | 112 | 108 | 97 | - | - | 205 | - | 414 "
+                          "| 410 | 0.97 % |"]
     # slots: a 28-byte step under cached (nothing per request), 4 more per token id
     # under send; replicated: 18 bytes (step, no arrival, 8-byte digest); both reply
     # 4 bytes per token in 12
-    assert lines[13:17] == ["| 1 | slots | uniform | 32 | 28 | 12 | - | - |",
-                            "| 1 | slots | zipf | 32 | 28 | 12 | - | - |",
-                            "| 1 | replicated | uniform | 18 | 18 | 12 | - | - |",
-                            "| 1 | replicated | zipf | 18 | 18 | 12 | - | - |"]
+    assert lines[13:17] == [
+        "| 1 | slots | uniform | 32 | 28 | 12 | - | - | 205 | - | 249 | 245 | 1.61 % |",
+        "| 1 | slots | zipf | 32 | 28 | 12 | - | - | 205 | - | 249 | 245 | 1.61 % |",
+        "| 1 | replicated | uniform | 18 | 18 | 12 | - | - | 205 | - | 235 | 235 | 0.00 % |",
+        "| 1 | replicated | zipf | 18 | 18 | 12 | - | - | 205 | - | 235 | 235 | 0.00 % |"]
+
+
+def test_frontend_message_of_a_known_step_has_exact_bytes():
+    """One EngineCoreOutput per running request: 15 + A(n) + per output 9 + S(id) +
+    A(ids) + ids, + the stats' 133 + U(running) + U(waiting)."""
+    from ipc_bench.analysis.bytemodel import engine_outputs_bytes
+    from ipc_bench.engine.outputs import build_engine_core_outputs
+    from ipc_bench.wire.frontend import OutputsEncoder, outputs_decoder
+
+    args, msg, frame = vt.frontend_step(1, "uniform")
+    (out,) = msg.outputs
+    assert len(out.request_id) == 39 and out.new_token_ids == [33821]  # a 3-byte id
+    # 15 + 1 + (9 + 2 + 39 + 1 + 3) + (133 + 1 + 1)
+    assert len(frame) == 205 == engine_outputs_bytes([out.request_id], [[33821]], (1, 0))
+    assert msg.scheduler_stats.num_running_reqs == 1 and out.finish_reason is None
+    assert outputs_decoder().decode(frame).outputs == msg.outputs
+    # 16 running: Zipf ids are smaller (fewer 5-byte ids of 65,536 and above)
+    assert len(vt.frontend_step(16, "uniform")[2]) == 1039
+    assert len(vt.frontend_step(16, "zipf")[2]) == 1003
+    # the same message whatever the other hop's policy and codec
+    for policy, codec in (("cached", "pickle"), ("send", "slots"), ("cached", "replicated")):
+        sched, plan, _, output, _ = vt.decode_step(16, policy, codec, "zipf")
+        assert len(OutputsEncoder().encode(
+            build_engine_core_outputs(sched, plan, output, []))) == 1003
+    # the timed operations: build, encode_into the reused buffer, decode
+    for what, kind in (("build", type(msg)), ("encode", bytearray), ("decode", type(msg))):
+        fn, arg = vt._frontend_call(f"frontend {what}", 1, "uniform")
+        assert isinstance(fn(arg), kind)
+
+
+def test_frontend_columns_join_every_row(capsys):
+    means = {vt.bench_name(vt.bench_key(w, 16, p, c, t)): 1e-6
+             for p in vt.POLICIES for c in vt.CODECS for t in vt.TOKEN_IDS for w in vt.WHATS}
+    means.update({vt.bench_name(vt.frontend_key(w, 16, t)): s
+                  for t in vt.TOKEN_IDS for w, s in zip(vt.FRONTEND_WHATS, (2e-6, 1e-6, 3e-6))})
+    assert vt.bench_name(vt.frontend_key("encode", 16, "zipf")) == "frontend encode zipf B=16"
+    vt.print_compact([16], means)
+    vt.print_table([16], means, vt.selected_rows([16], vt.selection("cached msgpack zipf")))
+    lines = capsys.readouterr().out.strip().splitlines()
+    # msgpack: 1,526 + 1,430 + 1,039 send, 1,446 + 1,430 + 1,039 cached; 80 / 3,995
+    assert lines[2] == ("| 16 | msgpack | uniform | 1,526 | 1,446 | 1,430 | 5.0 | 5.0 | "
+                        "1,039 | 6.0 | 3,995 | 3,915 | 2.00 % |")
+    assert lines[3] == ("| 16 | msgpack | zipf | 1,494 | 1,446 | 1,394 | 5.0 | 5.0 | "
+                        "1,003 | 6.0 | 3,891 | 3,843 | 1.23 % |")
+    assert lines[-1] == ("| 16 | cached | msgpack | zipf | 1,446 | 1,394 | 1.0 | 1.0 | 1.0 | "
+                         "1.0 | 1.0 | 5.0 | 1,003 | 6.0 | 3,843 | 1.23 % |")
+
+
+def test_table_from_merges_runs(tmp_path):
+    """--table-from repeated: an old run without the frontend benchmarks and a run of
+    only them give one table."""
+    import subprocess
+
+    import pyperf
+
+    def suite(path, names):
+        pyperf.BenchmarkSuite([pyperf.Benchmark([pyperf.Run(
+            [1e-6, 1e-6], metadata={"name": n, "unit": "second", "loops": 1},
+            collect_metadata=False)]) for n in names]).dump(str(path))
+
+    suite(tmp_path / "old.json", {vt.bench_name(vt.bench_key(w, 1, p, "msgpack", "uniform"))
+                                  for p in vt.POLICIES for w in vt.WHATS})
+    suite(tmp_path / "fe.json", [vt.bench_name(vt.frontend_key(w, 1, "uniform"))
+                                 for w in vt.FRONTEND_WHATS])
+    cmd = [sys.executable, str(ROOT / "scripts" / "variant_table.py"), "--batch-sizes", "1",
+           "--compact", "--table-from", str(tmp_path / "old.json")]
+    rows = [subprocess.run(args, capture_output=True, text=True, check=True
+                           ).stdout.splitlines()[3] for args in
+            (cmd, cmd + ["--table-from", str(tmp_path / "fe.json")])]
+    assert rows == ["| 1 | msgpack | uniform | 112 | 108 | 97 | 5.0 | 5.0 | 205 | - | 414 | "
+                    "410 | 0.97 % |",
+                    "| 1 | msgpack | uniform | 112 | 108 | 97 | 5.0 | 5.0 | 205 | 3.0 | 414 | "
+                    "410 | 0.97 % |"]
 
 
 def test_figure_is_a_png(tmp_path):
@@ -104,12 +184,16 @@ def test_table_from_the_published_gz_with_only_and_compact():
               "--batch-sizes", "1,1024")
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[2:] == [
-        "| 1 | packed | zipf | 250 | 229 | 381 | 33.3 | 30.5 |",
-        "| 1,024 | packed | zipf | 112,668 | 82,968 | 56,306 | 4,070.0 | 2,550.0 |"]
+        # then the frontend hop (not in this older run: its µs "-"), control plane
+        # send and cached (s2r + r2s + frontend), send's saving over send's
+        "| 1 | packed | zipf | 250 | 229 | 381 | 33.3 | 30.5 | 205 | - | 836 | 815 | 2.51 % |",
+        "| 1,024 | packed | zipf | 112,668 | 82,968 | 56,306 | 4,070.0 | 2,550.0 | 54,616 | - "
+        "| 223,590 | 193,890 | 13.28 % |"]
     out = _vt("--table-from", PUBLISHED, "--only", "uniform packed send", "--batch-sizes", "1")
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[2:] == [
-        "| 1 | send | packed | uniform | 250 | 381 | 3.5 | 8.2 | 14.4 | 4.9 | 6.2 | 37.2 |"]
+        "| 1 | send | packed | uniform | 250 | 381 | 3.5 | 8.2 | 14.4 | 4.9 | 6.2 | 37.2 | 205 | "
+        "- | 836 | 2.51 % |"]
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path):
