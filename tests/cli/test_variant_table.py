@@ -218,7 +218,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
          "argument --batch-sizes: expected comma-separated whole numbers, got 'a'"),
         (["--batch-sizes", "0"], "argument --batch-sizes: must be at least 1, got 0"),
         (["--only", "send bogus"], "argument --only: unknown word 'bogus': use build, encode, "
-         "decode, s2r, r2s, send, cached, msgpack, pickle, packed, slots, replicated, "
+         "decode, s2r, r2s, frontend, send, cached, msgpack, pickle, packed, slots, replicated, "
          "uniform, zipf, B=N"),
         (["--only", "B=7", "--batch-sizes", "1,16"],
          "--only 'B=7' selects nothing at --batch-sizes 1,16"),
