@@ -120,7 +120,10 @@ def build_engine_core_outputs(sched, plan, output, finished: list,
     """The step's ``EngineCoreOutputs`` (``None`` when no request sampled a token:
     vLLM sends nothing then). ``sched``: the ``Scheduler`` after
     ``update_from_output(plan, output)`` returned ``finished``; ``stats``: attach its
-    ``SchedulerStats``."""
+    ``SchedulerStats``. Each output carries the ids the scheduler kept: with drafts, a
+    request that finished keeps its sampled ids up to the one that completed it
+    (``Request.num_ids_kept_at_stop``), as vLLM's output processor sends the new ids
+    cut at the stop."""
     index = output.req_id_to_index
     sampled = output.sampled_token_ids
     done = {r.req_id for r in finished} if finished else ()
@@ -129,6 +132,8 @@ def build_engine_core_outputs(sched, plan, output, finished: list,
         ids = sampled[index[req.req_id]]
         if ids:
             if req.req_id in done:
+                if len(ids) > 1:  # drafts accepted past the stop are dropped
+                    ids = ids[:req.num_ids_kept_at_stop]
                 outputs.append(EngineCoreOutput(req.req_id, ids,
                                                 finish_reason=FinishReason.LENGTH))
             else:

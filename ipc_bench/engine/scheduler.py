@@ -93,7 +93,7 @@ class Request:
         "max_tokens", "num_computed_tokens", "block_ids", "status", "finish_reason",
         "arrival_step", "first_scheduled_step", "first_token_step", "finish_step",
         "prompt_token_ids", "token_steps", "num_preemptions", "stop_num_tokens",
-        "spec_token_ids",
+        "spec_token_ids", "num_ids_kept_at_stop",
     )
 
     def __init__(self, req_id: str, index: int, prompt_token_ids: list[int],
@@ -118,6 +118,9 @@ class Request:
         self.token_steps: list[int] = []  # steps that sampled each output token (timed clock)
         self.num_preemptions = 0
         self.spec_token_ids: list[int] = []  # drafts for the next step (speculative decoding)
+        # With drafts: how many of its finishing step's sampled ids the request kept (the
+        # ids after the one that completed it are dropped, as vLLM's stop check does)
+        self.num_ids_kept_at_stop = 1
         # The length-stop rule in one comparison: num_tokens >= stop_num_tokens exactly
         # when num_output_tokens >= max_tokens or num_tokens >= max_model_len.
         self.stop_num_tokens = self.num_prompt_tokens + max_tokens
@@ -571,13 +574,14 @@ class Scheduler:
                 if req.first_token_step < 0:
                     req.first_token_step = step
                 stopped = False
-                for token_id in ids:
+                for kept, token_id in enumerate(ids, 1):
                     all_ids.append(token_id)
                     num_new_tokens += 1
                     if record_steps:
                         req.token_steps.append(step)
                     if len(all_ids) >= req.stop_num_tokens:  # max_tokens or max_model_len
                         stopped = True
+                        req.num_ids_kept_at_stop = kept
                         break
                 if stopped:
                     req.status = RequestStatus.FINISHED

@@ -318,3 +318,21 @@ def test_send_saving_is_paired_only_over_the_same_batches():
     other = [case("send", 120.0, "a"), case("cached", 100.0, "b")]  # a timed replay
     pair_send_savings(other)
     assert not any("send_saving_share_of_control_plane" in c for c in other)
+
+
+@pytest.mark.parametrize("policy", ["send", "cached"])
+def test_frontend_streams_with_drafts_through_finishes(policy):
+    """With drafts a request's last step may accept ids past its stop; the scheduler
+    keeps them up to the stop, and so must EngineCoreOutputs (vLLM cuts the new ids at
+    the stop): outputs of 16-200 tokens over 300 steps at K = 4, P = 1 finish requests
+    mid-draft."""
+    import msgspec
+
+    case = steady_case(4, policy=policy, max_steps=300, frontend=True)
+    case.scheduler = msgspec.structs.replace(case.scheduler, num_spec_tokens=4)
+    case.model = msgspec.structs.replace(case.model, spec_acceptance=1.0)
+    r = run_case(case)
+    finished = [q for q in r.requests if q["finish_reason"] == "length"]
+    assert finished  # the case passed its frontend oracle with requests that finished
+    streams = r.frontend_expected_streams
+    assert all(streams[q["req_id"]][0] == q["num_output_tokens"] for q in finished)
