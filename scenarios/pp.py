@@ -40,7 +40,7 @@ from typing import Any
 
 from ipc_bench.analysis.cores import MARK, footnote, is_withheld
 from ipc_bench.analysis.pp import hop_table
-from ipc_bench.engine.config import CACHED, ConfigError
+from ipc_bench.engine.config import CACHED, TORCH_PRESETS, ConfigError
 from ipc_bench.engine.models import resolve_device
 from ipc_bench.engine.pipeline import DIRECT, PP_MODELS, PP_SIZES, check_pp_model
 from ipc_bench.harness.scenario import STEADY, ScenarioOptions, grid, steady_case
@@ -80,6 +80,19 @@ def cases(opts: ScenarioOptions) -> list[CaseSpec]:
         raise ConfigError(f"scenario {NAME} splits the torch model by layers on CPU only "
                           "(gloo moves host tensors): use --device cpu")
     check_pp_model(model)
+    if opts.remote_runners:
+        raise ConfigError(f"scenario {NAME} runs --pp pipeline stages, all on this machine "
+                          "(their torch.distributed group meets through a local file "
+                          "store): drop --remote-runners")
+    if opts.transport != "ipc":
+        raise ConfigError(f"scenario {NAME} broadcasts each SchedulerOutput to its stages "
+                          f"over ipc and passes hidden states over gloo: drop --transport "
+                          f"{opts.transport}")
+    layers = TORCH_PRESETS[model.preset].num_layers if model.name == "torch" else None
+    if layers is not None and opts.pp and max(opts.pp) > layers:  # a stage holds a layer
+        raise ConfigError(f"--pp {max(opts.pp)}: the {model.preset} preset has {layers} "
+                          f"layers, fewer than the stages (each stage holds at least one)")
+    stages = [n for n in sizes(opts) if layers is None or n <= layers]
     steps = opts.steps or 300
     warmup = 30 if opts.warmup_steps is None else opts.warmup_steps
 
@@ -90,7 +103,7 @@ def cases(opts: ScenarioOptions) -> list[CaseSpec]:
         return replace(case, transport="ipc", pp=labels["pp"], pp_direct=direct, floor=False)
 
     workloads = [{"num_running": b, "pp": n}
-                 for b in (opts.num_running or DEFAULT_NUM_RUNNING) for n in sizes(opts)]
+                 for b in (opts.num_running or DEFAULT_NUM_RUNNING) for n in stages]
     out = grid(opts, workloads, make)
     for case in out:  # grid sets the arm (A/A copies: direct')
         if case.pp_direct:
@@ -99,14 +112,23 @@ def cases(opts: ScenarioOptions) -> list[CaseSpec]:
 
 
 def _same_tokens(mine: list[dict[str, Any]]) -> str:
-    """One line: per (B, N), whether send and direct produced one token stream."""
-    by: dict[tuple, set] = {}
+    """One line: per (B, N), whether send and direct produced one token stream, or that
+    only one of them ran (nothing compared)."""
+    by: dict[tuple, dict[str, set]] = {}
     for s in mine:
         if s.get("complete"):
-            by.setdefault((s.get("num_running"), s["pp"]), set()).add(s.get("token_digest"))
-    parts = [f"B={b} N={n}: " + ("one token stream" if len(d) == 1
-                                 else f"{len(d)} DIFFERENT streams")
-             for (b, n), d in sorted(by.items(), key=lambda kv: str(kv[0]))]
+            arms = by.setdefault((s.get("num_running"), s["pp"]), {})
+            arms.setdefault(s.get("arm") or s["policy"], set()).add(s.get("token_digest"))
+    parts = []
+    for (b, n), arms in sorted(by.items(), key=lambda kv: str(kv[0])):
+        digests = set().union(*arms.values())
+        if len(arms) < 2:
+            parts.append(f"B={b} N={n}: only {', '.join(sorted(arms))} ran, nothing compared"
+                         + ("" if len(digests) == 1 else f" ({len(digests)} DIFFERENT "
+                            "streams among its copies)"))
+        else:
+            parts.append(f"B={b} N={n}: " + ("one token stream" if len(digests) == 1
+                                             else f"{len(digests)} DIFFERENT streams"))
     return "token streams of send and direct: " + ("; ".join(parts) or "none")
 
 

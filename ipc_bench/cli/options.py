@@ -260,7 +260,7 @@ def _add_arm_options(p: argparse.ArgumentParser) -> None:
                    "integer slots after their first step, int32 arrays, nothing sent for a "
                    "request the runner can infer; replicated: SGLang style, the runner runs "
                    "a replica of the scheduler fed the arrivals and a per-step digest, "
-                   "synchronous scheduling only; slots and replicated: not with --tp)")
+                   "synchronous scheduling only; slots and replicated: not with drafts or --pp)")
     p.add_argument("--async-scheduling", action="store_true", help=(
         "schedule step n+1 while the runner executes step n (two steps in flight, output "
         "placeholders reconciled when step n's output arrives, as vLLM's async "

@@ -39,6 +39,7 @@ from __future__ import annotations
 import collections
 import datetime
 import os
+import re
 import time
 from typing import Optional
 
@@ -51,6 +52,18 @@ PP_COLUMNS = ("pp_in_wait_ns", "pp_in_done_ns", "pp_in_bytes", "pp_out_start_ns"
 #: Name of the rendezvous file in the case's socket folder.
 STORE_FILE = "pp-store"
 
+
+
+def _gloo_line(exc: BaseException, limit: int = 200) -> str:
+    """gloo's error as one readable line: its last line without the ``[file:line]``
+    source prefix, at most ``limit`` characters, cut at a word (the line names the
+    stage; the case's error adds which stage raised it)."""
+    text = str(exc).strip()
+    line = text.splitlines()[-1] if text else type(exc).__name__
+    line = re.sub(r"^\[[^\]]*\]\s*", "", line.strip())
+    if len(line) > limit:
+        line = "..." + line[-limit:].split(" ", 1)[-1]
+    return line
 
 class StageLinkError(RuntimeError):
     """A receive or send between stages failed or timed out (one line)."""
@@ -90,9 +103,7 @@ class StageLink:
         try:
             self.dist.recv(self.torch.from_numpy(out), src)
         except RuntimeError as exc:
-            first = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
-            raise StageLinkError(f"stage {self.rank}: {what} from stage {src}: "
-                                 f"{first[-200:]}") from None
+            raise StageLinkError(f"{what} from stage {src}: {_gloo_line(exc)}") from None
         return out
 
     def _isend(self, array: np.ndarray, dst: int, what: str) -> None:
@@ -108,8 +119,7 @@ class StageLink:
         try:
             work.wait()
         except RuntimeError as exc:
-            raise StageLinkError(f"stage {self.rank}: {what}: "
-                                 f"{str(exc).strip()[-200:]}") from None
+            raise StageLinkError(f"{what}: {_gloo_line(exc)}") from None
 
     def recv_hidden(self, shape: tuple, dtype, seq: int,
                     perf=time.perf_counter_ns) -> np.ndarray:

@@ -175,6 +175,12 @@ OPTION_CASES = [
     (["--scenario", "pp", "--pp", "1", "--transport", "tcp", "--remote-runners"],
      "scenario pp runs --pp pipeline stages, all on this machine (their torch.distributed "
      "group meets through a local file store): drop --remote-runners"),
+    (["--scenario", "pp", "--pp", "1", "--transport", "tcp"],
+     "scenario pp broadcasts each SchedulerOutput to its stages over ipc and passes hidden "
+     "states over gloo: drop --transport tcp"),
+    (["--scenario", "pp", "--model", "torch", "--model-preset", "tiny", "--pp", "1,4"],
+     "--pp 4: the tiny preset has 2 layers, fewer than the stages (each stage holds at "
+     "least one)"),
     (["--scenario", "overhead", "--frontend"],
      "scenario overhead measures the bare loop, which sends nothing to a frontend: drop "
      "--frontend"),

@@ -309,3 +309,18 @@ def test_the_scenario_reports_every_hop(tmp_path):
     md = (tmp_path / "report" / "report.md").read_text()
     assert "## Pipeline hops" in md
     assert "| 2 | direct | msgpack | 0 |" in md.replace("2* |", "2 |")
+
+
+def test_the_token_line_says_when_only_one_policy_ran():
+    from ipc_bench.scenarios import pp as pp_scenario
+
+    def case(arm, digest, n=2):
+        return dict(complete=True, num_running=4, pp=n, arm=arm, policy=arm,
+                    token_digest=digest)
+
+    assert pp_scenario._same_tokens([case("send", "a"), case("send", "a")]) == (
+        "token streams of send and direct: B=4 N=2: only send ran, nothing compared")
+    assert pp_scenario._same_tokens([case("send", "a"), case("direct", "a"),
+                                     case("send", "b", 1), case("direct", "c", 1)]) == (
+        "token streams of send and direct: B=4 N=1: 2 DIFFERENT streams; "
+        "B=4 N=2: one token stream")
