@@ -510,6 +510,21 @@ def _only(text: str) -> str:
     return text
 
 
+def _unwritable(path: str) -> str | None:
+    """Why a file cannot be written at ``path`` (creating nothing), or ``None``."""
+    target = Path(path)
+    folder = target.parent
+    if target.is_dir():
+        return "a directory"
+    if not folder.exists():
+        return f"no folder {folder}"
+    if not folder.is_dir():
+        return f"{folder} is not a folder"
+    if not os.access(target if target.exists() else folder, os.W_OK):
+        return "permission denied"
+    return None
+
+
 def _load_medians(path: str) -> dict[str, float]:
     """Benchmark name -> median of the pyperf suite at ``path`` (.json or .json.gz);
     ``ValueError`` with one line if it is not one."""
@@ -558,6 +573,12 @@ def main() -> int:
                                   help="with --table-from: also draw bytes and µs per step "
                                   "against running requests into PNG")
     args = runner.parse_args()
+    for flag, path in (("-o", None if args.table_from else args.output),
+                       ("--append", None if args.table_from else args.append),
+                       ("--figure", args.figure)):
+        why = path and not args.worker and _unwritable(path)
+        if why:
+            error(f"argument {flag}: cannot write {path}: {why}")
     batch_sizes, alts = args.batch_sizes, selection(args.only)
     rows = selected_rows(batch_sizes, alts)
     frontend_only = not rows and any(selected_frontend(alts, w, b, t) for b in batch_sizes

@@ -235,3 +235,26 @@ def test_help_documents_only():
     out = _vt("--help")
     assert out.returncode == 0
     assert "a set of words matched in any order" in " ".join(out.stdout.split())
+
+
+def test_unwritable_outputs_and_misplaced_flags_are_refused_before_running(tmp_path):
+    """-o and --figure are checked before any benchmark runs, creating nothing."""
+    t = str(tmp_path)
+    (tmp_path / "file").write_text("")
+    cases = [
+        (["-o", f"{t}/missing-folder/v.json"],
+         f"argument -o: cannot write {t}/missing-folder/v.json: no folder {t}/missing-folder"),
+        (["-o", f"{t}/file/v.json"],
+         f"argument -o: cannot write {t}/file/v.json: {t}/file is not a folder"),
+        (["--table-from", PUBLISHED, "--figure", f"{t}/missing-folder/x.png"],
+         f"argument --figure: cannot write {t}/missing-folder/x.png: no folder "
+         f"{t}/missing-folder"),
+        (["--table-from", PUBLISHED, "--figure", t],
+         f"argument --figure: cannot write {t}: a directory"),
+    ]
+    for argv, message in cases:
+        out = _vt(*argv, timeout=20)
+        assert (out.returncode, out.stderr, out.stdout) == \
+            (2, f"variant_table.py: error: {message}\n", ""), argv
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
