@@ -573,6 +573,10 @@ def main() -> int:
                                   help="with --table-from: also draw bytes and µs per step "
                                   "against running requests into PNG")
     args = runner.parse_args()
+    if not args.table_from:
+        for flag in ("--compact", "--figure"):
+            if getattr(args, flag[2:]):
+                error(f"{flag} applies to --table-from")
     for flag, path in (("-o", None if args.table_from else args.output),
                        ("--append", None if args.table_from else args.append),
                        ("--figure", args.figure)):

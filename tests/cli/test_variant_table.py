@@ -238,7 +238,8 @@ def test_help_documents_only():
 
 
 def test_unwritable_outputs_and_misplaced_flags_are_refused_before_running(tmp_path):
-    """-o and --figure are checked before any benchmark runs, creating nothing."""
+    """-o and --figure are checked before any benchmark runs, creating nothing;
+    --compact and --figure need --table-from."""
     t = str(tmp_path)
     (tmp_path / "file").write_text("")
     cases = [
@@ -251,6 +252,8 @@ def test_unwritable_outputs_and_misplaced_flags_are_refused_before_running(tmp_p
          f"{t}/missing-folder"),
         (["--table-from", PUBLISHED, "--figure", t],
          f"argument --figure: cannot write {t}: a directory"),
+        (["--compact"], "--compact applies to --table-from"),
+        (["--figure", f"{t}/x.png"], "--figure applies to --table-from"),
     ]
     for argv, message in cases:
         out = _vt(*argv, timeout=20)
