@@ -261,3 +261,18 @@ def test_unwritable_outputs_and_misplaced_flags_are_refused_before_running(tmp_p
             (2, f"variant_table.py: error: {message}\n", ""), argv
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
 
+
+def test_only_refuses_empty_and_repeated_alternatives():
+    cases = [
+        ("", "empty: give words, or leave --only out"),
+        (" ", "empty: give words, or leave --only out"),
+        (",", "an empty alternative in ','"),
+        ("send,", "an empty alternative in 'send,'"),
+        ("send, ,packed", "an empty alternative in 'send, ,packed'"),
+        ("send,send", "send given more than once"),
+        ("send packed,zipf,packed  send,zipf", "packed send, zipf given more than once"),
+    ]
+    for only, message in cases:
+        out = _vt("--only", only, "--table-from", PUBLISHED, timeout=20)
+        assert (out.returncode, out.stderr, out.stdout) == \
+            (2, f"variant_table.py: error: argument --only: {message}\n", ""), only
