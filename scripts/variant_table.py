@@ -468,7 +468,8 @@ ONLY_HELP = ("comma-separated alternatives, each a set of words matched in any o
              "\"encode s2r B=256\", \"slots,replicated\". Running, it picks the "
              "benchmarks; with --table-from, the rows (a row when any of its "
              "measurements is selected; --compact: send beside cached of those rows). "
-             "Selecting nothing is an error (exit 2)")
+             "Selecting nothing, an empty alternative or one given more than once is an "
+             "error (exit 2)")
 
 
 def _regular_file(text: str) -> str:
@@ -498,7 +499,21 @@ def _batch_sizes(text: str) -> list[int]:
 
 
 def _only(text: str) -> str:
-    words = set().union(*selection(text)) if selection(text) else set()
+    """``--only``: known words; no empty value or alternative, no alternative (a set of
+    words) given more than once."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("empty: give words, or leave --only out")
+    alts = [alt.split() for alt in text.split(",")]
+    if not all(alts):
+        raise argparse.ArgumentTypeError(f"an empty alternative in {text!r}")
+    seen, repeated = set(), []
+    for alt in alts:
+        if frozenset(alt) in seen and " ".join(alt) not in repeated:
+            repeated.append(" ".join(alt))
+        seen.add(frozenset(alt))
+    if repeated:
+        raise argparse.ArgumentTypeError(f"{', '.join(repeated)} given more than once")
+    words = set().union(*selection(text))
     known = {"build", "encode", "decode", "s2r", "r2s", "frontend", *POLICIES, *CODECS,
              *TOKEN_IDS}
     bad = sorted(w for w in words if w not in known
@@ -508,6 +523,21 @@ def _only(text: str) -> str:
             f"unknown word {bad[0]!r}: use build, encode, decode, s2r, r2s, frontend, "
             f"{', '.join(POLICIES)}, {', '.join(CODECS)}, {', '.join(TOKEN_IDS)}, B=N")
     return text
+
+
+def _unwritable(path: str) -> str | None:
+    """Why a file cannot be written at ``path`` (creating nothing), or ``None``."""
+    target = Path(path)
+    folder = target.parent
+    if target.is_dir():
+        return "a directory"
+    if not folder.exists():
+        return f"no folder {folder}"
+    if not folder.is_dir():
+        return f"{folder} is not a folder"
+    if not os.access(target if target.exists() else folder, os.W_OK):
+        return "permission denied"
+    return None
 
 
 def _load_medians(path: str) -> dict[str, float]:
@@ -528,8 +558,9 @@ def main() -> int:
     prog = "variant_table.py"
 
     def worker_args(cmd, args):
-        cmd.extend(["--only", args.only, "--batch-sizes",
-                    ",".join(map(str, args.batch_sizes))])
+        if args.only is not None:
+            cmd.extend(["--only", args.only])
+        cmd.extend(["--batch-sizes", ",".join(map(str, args.batch_sizes))])
 
     def error(message: str):  # one line, exit 2
         print(f"{prog}: error: {message}", file=sys.stderr)
@@ -538,7 +569,7 @@ def main() -> int:
     runner = pyperf.Runner(processes=2, values=3, warmups=1, min_time=0.02,
                            add_cmdline_args=worker_args)
     runner.argparser.error = error
-    runner.argparser.add_argument("--only", default="", type=_only, metavar="WORDS[,WORDS...]",
+    runner.argparser.add_argument("--only", type=_only, metavar="WORDS[,WORDS...]",
                                   help=ONLY_HELP)
     runner.argparser.add_argument("--batch-sizes", type=_batch_sizes,
                                   default=list(BATCH_SIZES), metavar="N[,N...]",
@@ -558,7 +589,17 @@ def main() -> int:
                                   help="with --table-from: also draw bytes and µs per step "
                                   "against running requests into PNG")
     args = runner.parse_args()
-    batch_sizes, alts = args.batch_sizes, selection(args.only)
+    if not args.table_from:
+        for flag in ("--compact", "--figure"):
+            if getattr(args, flag[2:]):
+                error(f"{flag} applies to --table-from")
+    for flag, path in (("-o", None if args.table_from else args.output),
+                       ("--append", None if args.table_from else args.append),
+                       ("--figure", args.figure)):
+        why = path and not args.worker and _unwritable(path)
+        if why:
+            error(f"argument {flag}: cannot write {path}: {why}")
+    batch_sizes, alts = args.batch_sizes, selection(args.only or "")
     rows = selected_rows(batch_sizes, alts)
     frontend_only = not rows and any(selected_frontend(alts, w, b, t) for b in batch_sizes
                                      for t in TOKEN_IDS for w in FRONTEND_WHATS)

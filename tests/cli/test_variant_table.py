@@ -235,3 +235,44 @@ def test_help_documents_only():
     out = _vt("--help")
     assert out.returncode == 0
     assert "a set of words matched in any order" in " ".join(out.stdout.split())
+
+
+def test_unwritable_outputs_and_misplaced_flags_are_refused_before_running(tmp_path):
+    """-o and --figure are checked before any benchmark runs, creating nothing;
+    --compact and --figure need --table-from."""
+    t = str(tmp_path)
+    (tmp_path / "file").write_text("")
+    cases = [
+        (["-o", f"{t}/missing-folder/v.json"],
+         f"argument -o: cannot write {t}/missing-folder/v.json: no folder {t}/missing-folder"),
+        (["-o", f"{t}/file/v.json"],
+         f"argument -o: cannot write {t}/file/v.json: {t}/file is not a folder"),
+        (["--table-from", PUBLISHED, "--figure", f"{t}/missing-folder/x.png"],
+         f"argument --figure: cannot write {t}/missing-folder/x.png: no folder "
+         f"{t}/missing-folder"),
+        (["--table-from", PUBLISHED, "--figure", t],
+         f"argument --figure: cannot write {t}: a directory"),
+        (["--compact"], "--compact applies to --table-from"),
+        (["--figure", f"{t}/x.png"], "--figure applies to --table-from"),
+    ]
+    for argv, message in cases:
+        out = _vt(*argv, timeout=20)
+        assert (out.returncode, out.stderr, out.stdout) == \
+            (2, f"variant_table.py: error: {message}\n", ""), argv
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+def test_only_refuses_empty_and_repeated_alternatives():
+    cases = [
+        ("", "empty: give words, or leave --only out"),
+        (" ", "empty: give words, or leave --only out"),
+        (",", "an empty alternative in ','"),
+        ("send,", "an empty alternative in 'send,'"),
+        ("send, ,packed", "an empty alternative in 'send, ,packed'"),
+        ("send,send", "send given more than once"),
+        ("send packed,zipf,packed  send,zipf", "packed send, zipf given more than once"),
+    ]
+    for only, message in cases:
+        out = _vt("--only", only, "--table-from", PUBLISHED, timeout=20)
+        assert (out.returncode, out.stderr, out.stdout) == \
+            (2, f"variant_table.py: error: argument --only: {message}\n", ""), only
