@@ -143,3 +143,25 @@ def has_ipv6_loopback() -> bool:
         return True
     except OSError:
         return False
+
+
+def ctrl_c_reaps_every_child(tmp_path: Path, args: list[str], num_children: int,
+                             what: str) -> None:
+    """Start ``bench.py ARGS --output TMP/run`` (a run that would last for ever), wait
+    for its first flush and its ``num_children`` child processes, send SIGINT, and
+    check: every child gone, exit 130 with bench.py's one line, no traceback, nothing
+    left in its ``TMPDIR`` but the run folder (socket folders removed)."""
+    run_dir = tmp_path / "run"
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    proc = bench(args + ["--output", str(run_dir)], env=env)
+    wait_for(lambda: (run_dir / "steps.partial.csv").exists(), what="first flush")
+    kids = wait_for(lambda: len(children(proc.pid)) == num_children and children(proc.pid),
+                    what=what)
+    proc.send_signal(signal.SIGINT)
+    for pid in kids:
+        wait_dead(pid, timeout_s=10)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "bench.py: interrupted by SIGINT (exit 130)"
+    assert "Traceback" not in err and children(proc.pid) == []
+    assert [p.name for p in tmp_path.iterdir()] == ["run"]

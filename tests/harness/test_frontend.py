@@ -14,7 +14,8 @@ import sys
 import msgspec
 import pytest
 
-from fault_helpers import alive, bench, children, steady_case, wait_dead, wait_for
+from fault_helpers import (alive, bench, children, ctrl_c_reaps_every_child, steady_case,
+                           wait_dead, wait_for)
 from ipc_bench.engine.outputs import (EngineCoreOutput, EngineCoreOutputs, FinishReason,
                                       SchedulerStats, request_streams, stream_digest,
                                       streams_digest)
@@ -192,22 +193,10 @@ def test_a_dead_runner_kills_the_frontend(monkeypatch):
 
 
 def test_ctrl_c_reaps_the_frontend(tmp_path):
-    run_dir = tmp_path / "run"
-    env = dict(os.environ, TMPDIR=str(tmp_path))
-    proc = bench(["--scenario", "decode-steady", "--frontend", "--num-running", "16",
-                  "--steps", "100000000", "--policies", "send", "--codecs", "msgpack",
-                  "--output", str(run_dir)], env=env)
-    wait_for(lambda: (run_dir / "steps.partial.csv").exists(), what="first flush")
-    kids = wait_for(lambda: len(children(proc.pid)) == 2 and children(proc.pid),
-                    what="the runner and the frontend")
-    proc.send_signal(signal.SIGINT)
-    for pid in kids:
-        wait_dead(pid, timeout_s=10)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
-    assert err.strip().splitlines()[-1] == "bench.py: interrupted by SIGINT (exit 130)"
-    assert "Traceback" not in err and children(proc.pid) == []
-    assert [p.name for p in tmp_path.iterdir()] == ["run"]  # socket folders removed
+    ctrl_c_reaps_every_child(tmp_path, ["--scenario", "decode-steady", "--frontend",
+                                        "--num-running", "16", "--steps", "100000000",
+                                        "--policies", "send", "--codecs", "msgpack"],
+                             2, "the runner and the frontend")
 
 
 def test_a_killed_scheduler_takes_the_frontend_with_it(tmp_path):

@@ -30,7 +30,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from fault_helpers import bench, children, steady_case, wait_dead, wait_for
+from fault_helpers import bench, ctrl_c_reaps_every_child, steady_case
 from harness.test_e2e import assert_clean
 from harness.test_tp import spy_on
 from ipc_bench.analysis.summary import summarize_case
@@ -264,22 +264,9 @@ def test_a_stopped_stage_is_named_within_the_timeout(monkeypatch):
 
 
 def test_ctrl_c_reaps_every_stage(tmp_path):
-    run_dir = tmp_path / "run"
-    env = dict(os.environ, TMPDIR=str(tmp_path))
-    proc = bench(["--scenario", "pp", "--pp", "2", "--num-running", "8", "--steps",
-                  "100000000", "--policies", "send", "--codecs", "msgpack",
-                  "--output", str(run_dir)], env=env)
-    wait_for(lambda: (run_dir / "steps.partial.csv").exists(), what="first flush")
-    stages = wait_for(lambda: len(children(proc.pid)) == 2 and children(proc.pid),
-                      what="two stages")
-    proc.send_signal(signal.SIGINT)
-    for pid in stages:
-        wait_dead(pid, timeout_s=10)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
-    assert err.strip().splitlines()[-1] == "bench.py: interrupted by SIGINT (exit 130)"
-    assert "Traceback" not in err and children(proc.pid) == []
-    assert [p.name for p in tmp_path.iterdir()] == ["run"]  # socket folders removed
+    ctrl_c_reaps_every_child(tmp_path, ["--scenario", "pp", "--pp", "2", "--num-running", "8",
+                                        "--steps", "100000000", "--policies", "send",
+                                        "--codecs", "msgpack"], 2, "two stages")
 
 
 def test_the_scenario_reports_every_hop(tmp_path):
