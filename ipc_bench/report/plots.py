@@ -28,6 +28,10 @@ function                 question
                          time and against running requests?
 ``latency_cdfs``         TTFT and ITL distributions per policy (timed replays).
 =======================  ===========================================================
+
+Timings withheld (``analysis.cores``: a ``--tp`` or ``--pp`` case with N readers on
+fewer than N + 2 cores) are not drawn: the figures of times leave those cases out and
+say so under the figure (the footnote of the tables); the figures of bytes keep them.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ import math
 import re
 from typing import Sequence
 
+from ipc_bench.analysis import cores
 from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC
 from ipc_bench.analysis.stats import mean_interval, paired, results_ci_method, summarize_pairs
@@ -128,6 +133,43 @@ def _one_run(results) -> str:
         raise ValueError(f"this figure shows one run, {len(ids)} are loaded: "
                          "pass results.select(run_id)")
     return ids[0]
+
+
+def _timed_only(results):
+    """``(results, note)``: ``results`` without the cases whose timings are withheld
+    (``analysis.cores.is_withheld``: N readers on fewer than N + 2 cores), in every
+    table, and the line that says so (``None``, and ``results`` as given, when no case
+    is withheld). Raises ``NoData`` with that line when every case is withheld."""
+    from dataclasses import replace
+
+    cases = results.cases
+    if cases.empty:
+        return results, None
+    records = cases.to_dict("records")
+    hidden = [cores.is_withheld(r) for r in records]
+    if not any(hidden):
+        return results, None
+    note = cores.footnote(r for r, h in zip(records, hidden) if h)
+    note = note.replace(f"{cores.MARK} timings left out", "not drawn: the timings of "
+                        f"{sum(hidden)} case{'s' if sum(hidden) > 1 else ''}", 1)
+    if all(hidden):
+        raise NoData(note)
+    keep = {(r["run_id"], r["case_id"]) for r, h in zip(records, hidden) if not h}
+
+    def pick(df):
+        if df is None or len(df) == 0 or "case_id" not in df.columns:
+            return df
+        mask = [(run, case) in keep for run, case in zip(df["run_id"], df["case_id"])]
+        return df[mask].reset_index(drop=True)
+
+    return replace(results, cases=pick(cases), steps=pick(results.steps),
+                   requests=pick(results.requests), floor=pick(results.floor),
+                   itl=pick(getattr(results, "itl", None))), note
+
+
+def _with_note(title: str, note) -> str:
+    """``title``, with ``note`` (from ``_timed_only``) as its second line when given."""
+    return f"{title}\n{note}" if note else title
 
 
 def _counted(results, two_process: bool = True):
@@ -255,6 +297,7 @@ def codec_time_per_step(results):
     panel per codec, one line per policy; mean over counted steps. Raises ``ValueError`` when ``results`` holds several runs,
     ``NoData`` without counted steps or runner timings."""
     _one_run(results)
+    results, note = _timed_only(results)
     st = _counted(results)
     if st[["runner_encode_ns", "runner_decode_ns"]].isna().all().all():
         raise NoData("no runner timings (runner report missing)")
@@ -280,7 +323,7 @@ def codec_time_per_step(results):
             ax.grid(True, alpha=0.3)
             _legend(ax)
             _set_running_axis(ax, st["_x"], xlabel if i == 1 else "")
-    fig.suptitle("Serializer time per step against running requests")
+    fig.suptitle(_with_note("Serializer time per step against running requests", note))
     return fig
 
 
@@ -382,6 +425,7 @@ def throughput(results):
     mean of the paired ratios and its t interval, as the CLI's comparison block).
     Single-process cases (codec ``none``) appear as their own series. Works on several
     runs. Raises ``NoData`` when no case has ``output_tokens_per_s``."""
+    results, note = _timed_only(results)
     cases = _throughput_cases(results)
     groups = list(dict.fromkeys(cases["_group"]))
     rows = summarize_pairs(paired(cases, THROUGHPUT),
@@ -393,6 +437,8 @@ def throughput(results):
     _throughput_panel(axes[0][0], cases, groups)
     if rows:
         _ratio_panel(axes[0][1], rows, groups, len(results.run_ids) > 1)
+    if note:
+        fig.suptitle(note, fontsize="small")
     return fig
 
 
@@ -430,6 +476,7 @@ def step_breakdown(results):
     is not part of the stack. Raises ``ValueError`` when ``results`` holds several runs, ``NoData`` without
     counted steps or runner timings."""
     _one_run(results)
+    results, note = _timed_only(results)
     st = _counted(results, two_process=False)
     runner_cols = ["runner_idle_ns", "runner_decode_ns", "runner_update_ns",
                    "runner_prepare_ns", "runner_forward_ns", "runner_writeback_ns",
@@ -474,7 +521,8 @@ def step_breakdown(results):
         axes[idx // ncols][idx % ncols].set_visible(False)
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncols=3, fontsize="small")
-    fig.suptitle("Where a step's time goes (policy / codec per bar; runner idle hatched)")
+    fig.suptitle(_with_note("Where a step's time goes (policy / codec per bar; runner idle "
+                            "hatched)", note))
     return fig
 
 
@@ -537,6 +585,7 @@ def send_cost_share(results):
     sweep's ``step_time_ms``) get their own colours. Raises ``ValueError`` when ``results`` holds several runs,
     ``NoData`` without both policies or with fewer than two workloads."""
     _one_run(results)
+    results, note = _timed_only(results)
     cases = results.cases
     table = send_cost_table(cases, labels=results.labels)
     if len(table) == 0:
@@ -595,9 +644,9 @@ def send_cost_share(results):
     fig.legend(handles, labels, loc="outside lower center",
                ncols=max(1, min(len(labels), fits, 4)),
                fontsize="small" if len(labels) <= 8 else "x-small")
-    fig.suptitle("What send costs as a share of the step (send - cached) / cached step: "
-                 "whole step (solid), SchedulerOutput build + encode + decode (dashed)",
-                 fontsize="medium")
+    fig.suptitle(_with_note("What send costs as a share of the step (send - cached) / cached "
+                            "step: whole step (solid), SchedulerOutput build + encode + "
+                            "decode (dashed)", note), fontsize="medium")
     return fig
 
 
@@ -616,17 +665,24 @@ def tp_saving_figure(results):
     """Send's saving per step against the number of runner ranks N (``--tp``, scenario
     tp-broadcast): send minus cached (``analysis.tp.tp_saving``, mean over repetitions)
     of the bytes written once, the N decodes summed and the slowest rank's median
-    receive-to-ready time, one line per transport and codec. Raises ``ValueError``
+    receive-to-ready time, one line per transport and codec; the times of cases whose
+    timings are withheld (``analysis.cores``) are not drawn. Raises ``ValueError``
     when ``results`` holds several runs, ``NoData`` without send/cached pairs of
     ``--tp`` cases."""
-    from ipc_bench.analysis.tp import tp_saving
+    from ipc_bench.analysis.tp import SAVING_KEYS, tp_saving
 
+    timing_keys = [k for k in SAVING_KEYS if "bytes" not in k]
     _one_run(results)
     cases = results.cases
     if "tp" not in cases.columns:
         raise NoData("no tensor-parallel cases (scenario tp-broadcast)")
-    rows = tp_saving([{k: v for k, v in r.items() if not (isinstance(v, float) and v != v)}
-                      for r in cases.to_dict("records") if r.get("tp") == r.get("tp")])
+    records = [{k: v for k, v in r.items() if not (isinstance(v, float) and v != v)}
+               for r in cases.to_dict("records") if r.get("tp") == r.get("tp")]
+    hidden = [r for r in records if cores.is_withheld(r)]
+    for r in hidden:  # their bytes stay; their times are not drawn
+        for k in [k for k in r if k in timing_keys]:
+            del r[k]
+    rows = tp_saving(records)
     if not rows:
         raise NoData("needs send and cached cases of the same --tp, codec and transport")
     fig, axes = _figure(1, len(_TP_PANELS), width=14, height=4.6)
@@ -634,12 +690,17 @@ def tp_saving_figure(results):
     colors = {t: c for t, c in zip(sorted({t for t, _ in lines}),
                                    (*POLICY_COLORS.values(), *_EXTRA_COLORS))}
     for ax, (key, scale, ylabel, title) in zip(axes[0], _TP_PANELS):
+        if key[len("saving_"):] in timing_keys and not any(key in r for r in rows):
+            ax.text(0.5, 0.5, "timings left out\n(see below)", ha="center", va="center",
+                    transform=ax.transAxes)
         for transport, codec in lines:
             by_n: dict[int, list[float]] = {}
             for r in rows:
                 if (r["transport"], r["codec"]) == (transport, codec) and key in r:
                     by_n.setdefault(int(r["tp"]), []).append(r[key] * scale)
             ns = sorted(by_n)
+            if not ns:
+                continue
             ax.plot(ns, [sum(by_n[n]) / len(by_n[n]) for n in ns], marker="o",
                     color=colors[transport], linestyle=codec_linestyle(codec),
                     label=f"{transport} / {codec}")
@@ -650,8 +711,12 @@ def tp_saving_figure(results):
         ax.set_title(title, fontsize="medium")
         ax.grid(True, alpha=0.3)
     _legend(axes[0][0])
-    fig.suptitle("Send's saving per step against N (tensor-parallel broadcast)",
-                 fontsize="medium")
+    note = cores.footnote(hidden)
+    if note:
+        note = note.replace(f"{cores.MARK} timings left out", "times not drawn for "
+                            f"{len(hidden)} case{'s' if len(hidden) > 1 else ''}", 1)
+    fig.suptitle(_with_note("Send's saving per step against N (tensor-parallel broadcast)",
+                            note), fontsize="medium")
     return fig
 
 
@@ -758,6 +823,7 @@ def latency_cdfs(results):
     import numpy as np
 
     _one_run(results)
+    results, note = _timed_only(results)
     req = results.requests
     cols = latency_columns(req) if not req.empty else {}
     itl = getattr(results, "itl", None)
@@ -793,7 +859,7 @@ def latency_cdfs(results):
         ax.set_title("TTFT CDF" if what == "ttft" else "ITL CDF")
         ax.grid(True, alpha=0.3)
         _legend(ax, loc="lower right")
-    fig.suptitle("Latency distributions per policy (timed replay)")
+    fig.suptitle(_with_note("Latency distributions per policy (timed replay)", note))
     return fig
 
 

@@ -1,0 +1,71 @@
+"""Figures leave out the times of cases whose timings are withheld (``analysis.cores``:
+N readers on fewer than N + 2 cores) and say so; figures of bytes keep those cases."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from ipc_bench.analysis.results import Results
+from ipc_bench.report import plots
+from test_withheld_timings import tp_summary
+
+NOTE = ("not drawn: the timings of 2 cases: N readers need N + 2 free cores (N = 2 needs "
+        "4); this machine has 2. Bytes and the oracles hold.")
+
+
+def results_of(summaries: list[dict]) -> Results:
+    """A one-run ``Results`` whose ``cases`` are ``summaries`` (no per-step tables)."""
+    cases = pd.DataFrame([dict(s, run_id="run") for s in summaries])
+    empty = pd.DataFrame(columns=["run_id", "case_id"])
+    return Results(cases=cases, steps=empty, requests=empty, floor=empty, itl=empty,
+                   metadata={"run": {}}, status={"run": "complete"}, problems={"run": []},
+                   paths={"run": "run"})
+
+
+def points(fig) -> list[float]:
+    """The tokens/s the throughput panel draws, one per case, sorted."""
+    return sorted(round(y) for c in fig.axes[0].containers for y in c.lines[0].get_ydata())
+
+
+def test_throughput_leaves_out_the_withheld_cases_and_says_so():
+    withheld = [tp_summary(p, 2, 2, output_tokens_per_s=70_000.0) for p in ("send", "cached")]
+    kept = [tp_summary(p, 1, 16, case_id=f"{p}-1", workload="broadcast=ipc,num_running=8,tp=1")
+            for p in ("send", "cached")]
+    fig = plots.throughput(results_of(withheld + kept))
+    assert fig._suptitle.get_text() == NOTE
+    assert points(fig) == [50_000, 50_000]
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == [
+        "broadcast=ipc,num_running=8,tp=1"]
+    fig = plots.throughput(results_of(kept))  # nothing withheld: no note
+    assert fig._suptitle is None
+    with pytest.raises(plots.NoData) as info:
+        plots.throughput(results_of(withheld))
+    assert str(info.value) == NOTE
+
+
+def panel_lines(fig) -> list[list[str]]:
+    return [[ln.get_label() for ln in ax.lines if not ln.get_label().startswith("_")]
+            for ax in fig.axes]
+
+
+def panel_texts(fig) -> list[list[str]]:
+    return [[t.get_text() for t in ax.texts] for ax in fig.axes]
+
+
+def test_tp_saving_draws_bytes_of_withheld_cases_but_not_their_times():
+    withheld = [tp_summary(p, 2, 2) for p in ("send", "cached")]
+    fig = plots.tp_saving_figure(results_of(withheld))
+    assert panel_lines(fig) == [["ipc / msgpack"], [], []]
+    assert panel_texts(fig) == [[], ["timings left out\n(see below)"],
+                                ["timings left out\n(see below)"]]
+    assert fig.axes[0].lines[0].get_ydata().tolist() == [20.0]  # 402 - 382 B written
+    assert fig._suptitle.get_text().endswith(
+        "\ntimes not drawn for 2 cases: N readers need N + 2 free cores (N = 2 needs 4); "
+        "this machine has 2. Bytes and the oracles hold.")
+    published = [tp_summary(p, 2, 16) for p in ("send", "cached")]
+    fig = plots.tp_saving_figure(results_of(published))
+    assert panel_lines(fig) == [["ipc / msgpack"]] * 3
+    assert panel_texts(fig) == [[], [], []]
+    assert fig.axes[2].lines[0].get_ydata().tolist() == [1.0]  # 1,000 ns later, in µs
+    assert "\n" not in fig._suptitle.get_text()
