@@ -284,10 +284,6 @@ def _check_cases(args, cases) -> None:
             if case.instrumentation == "totals":
                 raise UsageError(f"scenario {args.scenario} measures the bare loop, which "
                                  "has no speculative decoding: drop --num-spec-tokens")
-            if case.tp is not None:
-                raise UsageError(f"scenario {args.scenario} broadcasts to --tp runner ranks, "
-                                 "which run without speculative decoding: drop "
-                                 "--num-spec-tokens")
         if case.pp is not None:
             _check_pp(args, case)
         if case.async_scheduling and case.pp is not None:

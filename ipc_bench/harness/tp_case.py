@@ -10,7 +10,14 @@ XPUB subscriptions); then runs the same phases as the single runner
 ``wire.tp.TpSchedulerChannel``.
 
 Each rank keeps its own persistent batch and token buffer and computes the same step;
-rank 0 replies. With a stateful codec (``--codecs slots``, ``replicated``) each rank
+rank 0 replies. With speculative decoding (``SchedulerConfig.num_spec_tokens`` K > 0)
+every rank, as every TP worker of vLLM V1 (7f280d69c ``GPUModelRunner.execute_model``),
+writes the broadcast's ``scheduled_spec_decode_tokens`` into its own rows, runs the
+rejection sampler and the drafter itself, and writes its accepted drafts + bonus token
+into its own buffer; rank 0's ``ModelRunnerOutput`` (its ``spec_token_ids`` included)
+is the one the scheduler applies. A rank that drops accepted drafts (vLLM #20530's
+kind) fails its input oracle (``rank R: input oracle: ...``); one that proposes other
+drafts fails the output oracle below. With a stateful codec (``--codecs slots``, ``replicated``) each rank
 also keeps its own end of the codec session (``codecs.session_codecs``: its slot
 table, or its replica scheduler, which checks the schedule digest every step) and
 decodes the same broadcast frame; a rank whose table or replica drifts fails the case

@@ -160,9 +160,10 @@ OPTION_CASES = [
     (["--scenario", "overhead", "--num-spec-tokens", "2"],
      "scenario overhead measures the bare loop, which has no speculative decoding: drop "
      "--num-spec-tokens"),
-    (["--scenario", "tp-broadcast", "--tp", "2", "--num-spec-tokens", "2"],
-     "scenario tp-broadcast broadcasts to --tp runner ranks, which run without "
-     "speculative decoding: drop --num-spec-tokens"),
+    (["--scenario", "tp-broadcast", "--tp", "2", "--num-spec-tokens", "2", "--codecs",
+      "replicated"],
+     "--codecs replicated does not carry draft tokens (scheduled_spec_decode_tokens): use "
+     "--codecs msgpack,pickle,packed with --num-spec-tokens"),
     (["--scenario", "tp-broadcast", "--tp", "2", "--frontend"],
      "scenario tp-broadcast broadcasts to --tp runner ranks, whose cases do not run a "
      "frontend: drop --frontend"),
