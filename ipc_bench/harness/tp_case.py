@@ -275,7 +275,8 @@ class _TpCase:
         self.result.runner_columns = {k: v for k, v in reports[0].columns.items()
                                       if k not in (ORIGIN_COLUMN, OUTPUT_DIGEST_COLUMN)}
         self.result.tp_sent_ns = list(self.exchange.channel.sent_ns)
-        check_rank_outputs(self.result.tp_rank_columns)
+        check_rank_outputs(self.result.tp_rank_columns,
+                           drafts=self.spec.scheduler.num_spec_tokens > 0)
 
 
     def _shut_down(self, socks: Optional[TpSchedulerSockets], ctx: Optional[zmq.Context],
@@ -303,12 +304,13 @@ class _TpCase:
                 pass
 
 
-def check_rank_outputs(rank_columns: list[dict[str, list[int]]]) -> None:
+def check_rank_outputs(rank_columns: list[dict[str, list[int]]], drafts: bool = False) -> None:
     """Every rank's ``ModelRunnerOutput`` digests (``wire.tp.OUTPUT_DIGEST_COLUMN``, one
     per step) must equal rank 0's, whose frames the scheduler received: ``CaseError``
     naming the first rank and step that differ (``rank R: step S: its
-    ModelRunnerOutput differs from rank 0's ...``). Ranks that report no digests (a
-    streamed case keeps no frames) are not compared."""
+    ModelRunnerOutput differs from rank 0's ...``; with ``drafts``, speculative
+    decoding, the line also names other drafts: ``spec_token_ids`` is in the digest).
+    Ranks that report no digests (a streamed case keeps no frames) are not compared."""
     ref = rank_columns[0].get(OUTPUT_DIGEST_COLUMN) if rank_columns else None
     if not ref:
         return
@@ -323,4 +325,5 @@ def check_rank_outputs(rank_columns: list[dict[str, list[int]]]) -> None:
             if a != b:
                 raise CaseError(f"rank {rank}: step {seq}: its ModelRunnerOutput differs "
                                 f"from rank 0's (the one the scheduler received): it sampled "
-                                f"other tokens", seq)
+                                f"other tokens" + (" or proposed other drafts" if drafts
+                                                   else ""), seq)

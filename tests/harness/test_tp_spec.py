@@ -12,6 +12,8 @@ gets, and each rank writes its accepted drafts + bonus token into its own buffer
   of rank 1's control socket) fails the case through that rank's input oracle, naming
   rank 1, the step, the request, the position and the id the scheduler holds; no
   process or socket folder is left.
+- A rank whose drafter proposes other drafts (its buffer stays right: the next drafts
+  come from rank 0's reply) fails the output oracle, naming rank 1 and the step.
 - The tp-broadcast scenario with ``--num-spec-tokens 0,2``: each K its own rows (a K
   column) and its own token-stream line; drafts add bytes per step under both policies.
 """
@@ -45,6 +47,29 @@ FAULT_RANK_1 = FAULT.replace(
     'if os.environ.get("IPC_BENCH_TEST_SPEC_FAULT_AT"):',
     'import sys\nif os.environ.get("IPC_BENCH_TEST_SPEC_FAULT_AT") and '
     'sys.argv[-1].endswith("/ctl1"):')
+
+
+#: Rank 1 only: at step IPC_BENCH_TEST_REDRAFT_AT its drafter proposes, for the first
+#: request with drafts, its first draft + 1 (its buffer and its sampled ids stay right:
+#: the next step's drafts come from rank 0's reply, through the broadcast).
+REDRAFT_RANK_1 = '''
+import os, sys
+if os.environ.get("IPC_BENCH_TEST_REDRAFT_AT") and sys.argv[-1].endswith("/ctl1"):
+    from ipc_bench.engine import model_runner as _mr
+    _at = int(os.environ["IPC_BENCH_TEST_REDRAFT_AT"])
+    _real = _mr.ModelRunner._propose
+    _calls = [0]
+
+    def _propose(self, rows, first_new, valid):
+        proposals = _real(self, rows, first_new, valid)
+        if _calls[0] == _at:
+            row = next(r for r, p in enumerate(proposals) if p)
+            proposals[row][0] += 1
+        _calls[0] += 1
+        return proposals
+
+    _mr.ModelRunner._propose = _propose
+'''
 
 
 class DrainedWorkload(SteadyDecodeWorkload):
@@ -103,6 +128,23 @@ def test_rank_1_dropping_accepted_drafts_fails_naming_rank_1(monkeypatch, tmp_pa
     assert err.value.step == seq + 1
     assert_clean(spy)
     assert_no_segment(spy)
+
+
+def test_rank_1_proposing_other_drafts_fails_the_output_oracle(monkeypatch, tmp_path):
+    (tmp_path / "sitecustomize.py").write_text(REDRAFT_RANK_1)
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    monkeypatch.setenv("IPC_BENCH_TEST_REDRAFT_AT", "30")
+    spy = spy_on(monkeypatch)
+    case = steady_case(8, policy="cached", max_steps=80, transport="shm-block", tp=2,
+                       input_oracle_interval=1)
+    case = replace(case, scheduler=msgspec.structs.replace(case.scheduler, num_spec_tokens=2))
+    with pytest.raises(CaseError) as err:
+        run_case(case)
+    assert str(err.value) == ("rank 1: step 30: its ModelRunnerOutput differs from rank 0's "
+                              "(the one the scheduler received): it sampled other tokens or "
+                              "proposed other drafts")
+    assert err.value.step == 30
+    assert_clean(spy)
 
 
 def test_the_scenario_reports_each_k_on_its_own_rows(tmp_path):
