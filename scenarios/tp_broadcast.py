@@ -20,6 +20,9 @@ Every case goes through the broadcast path, N = 1 included, so the rows differ o
 in N. Null model by default; ``--model fixed-step --step-time-ms MS`` adds a step time
 (the torch and emulated models are refused: each rank would hold a full copy of the
 model). ``--steps`` default 300 counted steps, ``--warmup-steps`` default 30.
+``--num-spec-tokens K[,K...]``: every rank verifies the drafts and proposes the next
+ones (``harness.tp_case``); each K is its own workload, so the tables gain a K column
+and the token-stream line one entry per K (drafts change the schedule).
 
 Spinning readers and cores: N spinning ranks and the scheduler need N + 1 cores, or a
 spinning rank takes the core the scheduler (or another rank) needs. Where the
@@ -112,14 +115,18 @@ def _us(row: dict[str, Any], key: str) -> str:
 
 
 def _same_tokens(summaries: list[dict[str, Any]]) -> str:
-    """One line: whether every complete case of each batch size produced the same
-    token stream (all N, transports and policies schedule the same batches)."""
+    """One line: whether every complete case of each batch size and draft count K
+    (``--num-spec-tokens``; named where above 0) produced the same token stream (all
+    N, transports and policies schedule the same batches; different K schedule
+    different ones, so their streams are not compared here)."""
     by_b: dict[Any, set] = {}
     for s in summaries:
         if s.get("scenario") == NAME and s.get("complete"):
-            by_b.setdefault(s.get("num_running"), set()).add(s.get("token_digest"))
-    parts = [f"B={b}: " + ("one token stream" if len(d) == 1 else f"{len(d)} DIFFERENT streams")
-             for b, d in sorted(by_b.items(), key=lambda kv: str(kv[0]))]
+            key = (s.get("num_running"), s.get("num_spec_tokens") or 0)
+            by_b.setdefault(key, set()).add(s.get("token_digest"))
+    parts = [f"B={b}" + (f" K={k}" if k else "") + ": "
+             + ("one token stream" if len(d) == 1 else f"{len(d)} DIFFERENT streams")
+             for (b, k), d in sorted(by_b.items(), key=lambda kv: (str(kv[0][0]), kv[0][1]))]
     return "token streams across N, transports and policies: " + ("; ".join(parts) or "none")
 
 
@@ -129,25 +136,27 @@ def _mean(cases: list[dict[str, Any]], key: str) -> Optional[float]:
 
 
 def per_step_rows(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per (B, transport, codec, policy, N) of the complete cases, means over
-    repetitions: ``written`` and ``to_ranks`` (bytes per step written once and
+    """Per (B, transport, codec, policy, N, K) of the complete cases (K: draft tokens,
+    ``num_spec_tokens``, 0 without), means over repetitions: ``written`` and ``to_ranks`` (bytes per step written once and
     delivered to all ranks), ``decodes_ns`` (the N decodes summed), and for
     ``replicated`` ``replica_rank_ns`` (one rank's replica scheduler per step, the mean
     over ranks) and ``replica_all_ns`` (summed over the N ranks: what the machine
     pays), ``withheld`` (a case's timings are withheld: ``analysis.cores``). Sorted
-    by transport, codec, policy, N."""
+    by transport, codec, policy, K, N."""
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for c in summaries:
         if c.get("tp") is None or not c.get("complete") or not c.get("num_steps"):
             continue
-        key = (c.get("num_running"), c["transport"], c["codec"], c["policy"], c["tp"])
+        key = (c.get("num_running"), c["transport"], c["codec"], c["policy"], c["tp"],
+               c.get("num_spec_tokens") or 0)
         groups.setdefault(key, []).append(c)
     rows = []
-    for key in sorted(groups, key=lambda k: (k[1], k[2], k[3], k[4], str(k[0]))):
+    for key in sorted(groups, key=lambda k: (k[1], k[2], k[3], k[5], k[4], str(k[0]))):
         cases = groups[key]
         ranks = [sum(v) / len(v) for v in (c.get("tp_replica_scheduler_ns_per_rank")
                                              for c in cases) if v]
-        rows.append(dict(zip(("num_running", "transport", "codec", "policy", "tp"), key),
+        rows.append(dict(zip(("num_running", "transport", "codec", "policy", "tp",
+                              "num_spec_tokens"), key),
                          n=len(cases), withheld=any(is_withheld(c) for c in cases),
                          written=_mean(cases, "tp_s2r_bytes_written_per_step"),
                          to_ranks=_mean(cases, "tp_s2r_wire_bytes_all_ranks_per_step"),
@@ -174,13 +183,16 @@ def per_step_table(summaries: list[dict[str, Any]]) -> list[str]:
     def timing(r: dict[str, Any], key: str) -> str:  # bytes only where withheld
         return "-" if r["withheld"] else _cell(r[key], 1e-3)
 
+    spec = any(r["num_spec_tokens"] for r in rows)  # a K column only with drafts
     cells = [[r["transport"] + (MARK if r["withheld"] else ""), r["codec"], r["policy"],
-              str(r["tp"]), str(r["num_running"]), str(r["n"]), _cell(r["written"]),
+              str(r["tp"]), *([str(r["num_spec_tokens"])] if spec else []),
+              str(r["num_running"]), str(r["n"]), _cell(r["written"]),
               _cell(r["to_ranks"]), timing(r, "decodes_ns"), timing(r, "replica_rank_ns"),
               timing(r, "replica_all_ns")]
              for r in rows]
-    header = ["transport", "codec", "policy", "N", "B", "reps", "B written once",
-              "B to ranks", "N decodes us", "replica sched us/rank", "x N ranks us"]
+    header = ["transport", "codec", "policy", "N", *(["K"] if spec else []), "B", "reps",
+              "B written once", "B to ranks", "N decodes us", "replica sched us/rank",
+              "x N ranks us"]
     return ["", "per step, per case (mean over repetitions): bytes the scheduler writes once "
             "and bytes delivered to all ranks, the N ranks' decodes summed; replicated: "
             "each rank runs the scheduler (schedule + build + update), one rank's time and "
@@ -194,12 +206,15 @@ def report(summaries: list[dict[str, Any]]) -> str:
     mine = [s for s in summaries if s.get("scenario") == NAME]
     rows = []
     over = {(s["transport"], s["tp"]) for s in mine if is_withheld(s)}
-    for r in tp_saving_means(tp_saving(mine)):
+    means = tp_saving_means(tp_saving(mine))
+    spec = any(r["num_spec_tokens"] for r in means)  # a K column only with drafts
+    for r in means:
         hide = (r["transport"], r["tp"]) in over  # bytes only (analysis.cores)
         if hide:
             r = {k: v for k, v in r.items() if "_ns_" not in k}
         mark = MARK if hide else ""
-        rows.append([r["transport"] + mark, r["codec"], str(r["tp"]), str(r["num_running"]),
+        rows.append([r["transport"] + mark, r["codec"], str(r["tp"]),
+                     *([str(r["num_spec_tokens"])] if spec else []), str(r["num_running"]),
                      str(r["n"]),
                      f"{r.get('saving_tp_s2r_bytes_written_per_step', 0):,.0f}",
                      f"{r.get('saving_tp_s2r_wire_bytes_all_ranks_per_step', 0):,.0f}",
@@ -210,8 +225,8 @@ def report(summaries: list[dict[str, Any]]) -> str:
     if not rows and not out:
         return ""
     if rows:
-        header = ["transport", "codec", "N", "B", "reps", "B written", "B to ranks",
-                  "encode us", "N decodes us", "slowest ready us"]
+        header = ["transport", "codec", "N", *(["K"] if spec else []), "B", "reps",
+                  "B written", "B to ranks", "encode us", "N decodes us", "slowest ready us"]
         out += ["", "send's saving per step against N (send minus cached; mean over "
                 "repetitions, (min..max); bytes written once and delivered to all ranks, one "
                 "encode, the N ranks' decodes summed, median receive-to-ready of the slowest "

@@ -38,7 +38,8 @@ Per counted step (means unless named ``_median``), added to the case's summary:
   steps on which it was the last ready.
 
 ``tp_saving`` pairs each send case with the cached case of the same workload, codec,
-transport, N and repetition: send minus cached of the bytes written, the encode, the
+transport, N, draft count K (``num_spec_tokens``, 0 without speculative decoding) and
+repetition: send minus cached of the bytes written, the encode, the
 N decodes and the slowest rank's receive-to-ready time; ``tp_saving_means`` averages
 those pairs over repetitions.
 """
@@ -150,23 +151,26 @@ def tp_figures(result: CaseResult, c: np.ndarray) -> dict[str, Any]:
 
 
 def tp_saving(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Send minus cached per (workload, codec, transport, N, repetition) of the
+    """Send minus cached per (workload, codec, transport, N, K, repetition) of the
     complete ``--tp`` cases in ``summaries``: one dict per pair with ``num_running``,
-    ``codec``, ``transport``, ``tp``, ``repetition`` and, for each of ``SAVING_KEYS``
-    both cases have, ``saving_<key>`` (bytes or ns per step; positive: send costs
-    more). Sorted by transport, codec, N."""
+    ``codec``, ``transport``, ``tp``, ``num_spec_tokens`` (K; 0 where a summary has
+    none), ``repetition`` and, for each of ``SAVING_KEYS`` both cases have,
+    ``saving_<key>`` (bytes or ns per step; positive: send costs more). Sorted by
+    transport, codec, K, N."""
     pairs: dict[tuple, dict[str, dict[str, Any]]] = {}
     for s in summaries:
         if s.get("tp") is None or not s.get("complete") or not s.get("num_steps"):
             continue
-        key = (s.get("num_running"), s["codec"], s["transport"], s["tp"], s["repetition"])
+        key = (s.get("num_running"), s["codec"], s["transport"], s["tp"],
+               s.get("num_spec_tokens") or 0, s["repetition"])
         pairs.setdefault(key, {})[s["policy"]] = s
     rows = []
-    for key in sorted(pairs, key=lambda k: (k[2], k[1], k[3], k[4], str(k[0]))):
+    for key in sorted(pairs, key=lambda k: (k[2], k[1], k[4], k[3], k[5], str(k[0]))):
         send, cached = pairs[key].get("send"), pairs[key].get("cached")
         if send is None or cached is None:
             continue
-        row = dict(zip(("num_running", "codec", "transport", "tp", "repetition"), key))
+        row = dict(zip(("num_running", "codec", "transport", "tp", "num_spec_tokens",
+                        "repetition"), key))
         for k in SAVING_KEYS:
             if send.get(k) is not None and cached.get(k) is not None:
                 row["saving_" + k] = send[k] - cached[k]
@@ -176,15 +180,16 @@ def tp_saving(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def tp_saving_means(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``tp_saving`` rows averaged over repetitions: one dict per (workload, codec,
-    transport, N) with ``n`` (repetitions) and, per ``saving_<key>``, its mean and
+    transport, N, K) with ``n`` (repetitions) and, per ``saving_<key>``, its mean and
     ``saving_<key>_range`` (min, max). Order as ``rows``."""
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for r in rows:
-        groups.setdefault((r["num_running"], r["codec"], r["transport"], r["tp"]), []).append(r)
+        groups.setdefault((r["num_running"], r["codec"], r["transport"], r["tp"],
+                           r.get("num_spec_tokens", 0)), []).append(r)
     out = []
-    for (b, codec, transport, n), group in groups.items():
+    for (b, codec, transport, n, k), group in groups.items():
         row: dict[str, Any] = dict(num_running=b, codec=codec, transport=transport, tp=n,
-                                   n=len(group))
+                                   num_spec_tokens=k, n=len(group))
         for k in SAVING_KEYS:
             values = [r["saving_" + k] for r in group if "saving_" + k in r]
             if values:

@@ -10,7 +10,14 @@ XPUB subscriptions); then runs the same phases as the single runner
 ``wire.tp.TpSchedulerChannel``.
 
 Each rank keeps its own persistent batch and token buffer and computes the same step;
-rank 0 replies. With a stateful codec (``--codecs slots``, ``replicated``) each rank
+rank 0 replies. With speculative decoding (``SchedulerConfig.num_spec_tokens`` K > 0)
+every rank, as every TP worker of vLLM V1 (7f280d69c ``GPUModelRunner.execute_model``),
+writes the broadcast's ``scheduled_spec_decode_tokens`` into its own rows, runs the
+rejection sampler and the drafter itself, and writes its accepted drafts + bonus token
+into its own buffer; rank 0's ``ModelRunnerOutput`` (its ``spec_token_ids`` included)
+is the one the scheduler applies. A rank that drops accepted drafts (vLLM #20530's
+kind) fails its input oracle (``rank R: input oracle: ...``); one that proposes other
+drafts fails the output oracle below. With a stateful codec (``--codecs slots``, ``replicated``) each rank
 also keeps its own end of the codec session (``codecs.session_codecs``: its slot
 table, or its replica scheduler, which checks the schedule digest every step) and
 decodes the same broadcast frame; a rank whose table or replica drifts fails the case
@@ -268,7 +275,8 @@ class _TpCase:
         self.result.runner_columns = {k: v for k, v in reports[0].columns.items()
                                       if k not in (ORIGIN_COLUMN, OUTPUT_DIGEST_COLUMN)}
         self.result.tp_sent_ns = list(self.exchange.channel.sent_ns)
-        check_rank_outputs(self.result.tp_rank_columns)
+        check_rank_outputs(self.result.tp_rank_columns,
+                           drafts=self.spec.scheduler.num_spec_tokens > 0)
 
 
     def _shut_down(self, socks: Optional[TpSchedulerSockets], ctx: Optional[zmq.Context],
@@ -296,12 +304,13 @@ class _TpCase:
                 pass
 
 
-def check_rank_outputs(rank_columns: list[dict[str, list[int]]]) -> None:
+def check_rank_outputs(rank_columns: list[dict[str, list[int]]], drafts: bool = False) -> None:
     """Every rank's ``ModelRunnerOutput`` digests (``wire.tp.OUTPUT_DIGEST_COLUMN``, one
     per step) must equal rank 0's, whose frames the scheduler received: ``CaseError``
     naming the first rank and step that differ (``rank R: step S: its
-    ModelRunnerOutput differs from rank 0's ...``). Ranks that report no digests (a
-    streamed case keeps no frames) are not compared."""
+    ModelRunnerOutput differs from rank 0's ...``; with ``drafts``, speculative
+    decoding, the line also names other drafts: ``spec_token_ids`` is in the digest).
+    Ranks that report no digests (a streamed case keeps no frames) are not compared."""
     ref = rank_columns[0].get(OUTPUT_DIGEST_COLUMN) if rank_columns else None
     if not ref:
         return
@@ -316,4 +325,5 @@ def check_rank_outputs(rank_columns: list[dict[str, list[int]]]) -> None:
             if a != b:
                 raise CaseError(f"rank {rank}: step {seq}: its ModelRunnerOutput differs "
                                 f"from rank 0's (the one the scheduler received): it sampled "
-                                f"other tokens", seq)
+                                f"other tokens" + (" or proposed other drafts" if drafts
+                                                   else ""), seq)

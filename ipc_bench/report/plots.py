@@ -665,8 +665,9 @@ def tp_saving_figure(results):
     """Send's saving per step against the number of runner ranks N (``--tp``, scenario
     tp-broadcast): send minus cached (``analysis.tp.tp_saving``, mean over repetitions)
     of the bytes written once, the N decodes summed and the slowest rank's median
-    receive-to-ready time, one line per transport and codec; the times of cases whose
-    timings are withheld (``analysis.cores``) are not drawn. Raises ``ValueError``
+    receive-to-ready time, one line per transport and codec (and draft count K,
+    ``--num-spec-tokens``, where the run has several); the times of cases whose timings
+    are withheld (``analysis.cores``) are not drawn. Raises ``ValueError``
     when ``results`` holds several runs, ``NoData`` without send/cached pairs of
     ``--tp`` cases."""
     from ipc_bench.analysis.tp import SAVING_KEYS, tp_saving
@@ -686,24 +687,28 @@ def tp_saving_figure(results):
     if not rows:
         raise NoData("needs send and cached cases of the same --tp, codec and transport")
     fig, axes = _figure(1, len(_TP_PANELS), width=14, height=4.6)
-    lines = sorted({(r["transport"], r["codec"]) for r in rows})
-    colors = {t: c for t, c in zip(sorted({t for t, _ in lines}),
+    lines = sorted({(r["transport"], r["codec"], r["num_spec_tokens"]) for r in rows})
+    several_k = len({k for _, _, k in lines}) > 1
+    colors = {t: c for t, c in zip(sorted({t for t, _, _ in lines}),
                                    (*POLICY_COLORS.values(), *_EXTRA_COLORS))}
+    markers = dict(zip(sorted({k for _, _, k in lines}), ("o", "s", "^", "D", "v", "P")))
     for ax, (key, scale, ylabel, title) in zip(axes[0], _TP_PANELS):
         if key[len("saving_"):] in timing_keys and not any(key in r for r in rows):
             ax.text(0.5, 0.5, "timings left out\n(see below)", ha="center", va="center",
                     transform=ax.transAxes)
-        for transport, codec in lines:
+        for transport, codec, k in lines:
             by_n: dict[int, list[float]] = {}
             for r in rows:
-                if (r["transport"], r["codec"]) == (transport, codec) and key in r:
+                if (r["transport"], r["codec"], r["num_spec_tokens"]) == (transport, codec, k) \
+                        and key in r:
                     by_n.setdefault(int(r["tp"]), []).append(r[key] * scale)
             ns = sorted(by_n)
             if not ns:
                 continue
-            ax.plot(ns, [sum(by_n[n]) / len(by_n[n]) for n in ns], marker="o",
-                    color=colors[transport], linestyle=codec_linestyle(codec),
-                    label=f"{transport} / {codec}")
+            ax.plot(ns, [sum(by_n[n]) / len(by_n[n]) for n in ns],
+                    marker=markers.get(k, "o"), color=colors[transport],
+                    linestyle=codec_linestyle(codec),
+                    label=f"{transport} / {codec}" + (f" / K={k}" if several_k else ""))
         ax.axhline(0.0, color="black", linewidth=0.8)
         ax.set_xticks(sorted({int(r["tp"]) for r in rows}))
         ax.set_xlabel("runner ranks N")
@@ -723,7 +728,8 @@ def tp_saving_figure(results):
 def tp_per_step_figure(results):
     """Per case of the tensor-parallel broadcast (scenario tp-broadcast), against the
     number of runner ranks N, means over repetitions: left, the bytes the scheduler
-    writes once per step (log scale), one line per transport, codec and policy; right,
+    writes once per step (log scale), one line per transport, codec and policy (and
+    draft count K, ``--num-spec-tokens``, where the run has several); right,
     for ``--codecs replicated``, the replica scheduler per step of one rank (dashed:
     ``tp_replica_scheduler_ns_all_ranks_per_step`` / N) and of the N ranks together
     (solid: what the machine pays). Raises ``ValueError`` when ``results`` holds several
@@ -737,19 +743,22 @@ def tp_per_step_figure(results):
         raise NoData("no tensor-parallel cases (scenario tp-broadcast)")
     fig, axes = _figure(1, 2, width=13, height=4.6)
     left, right = axes[0]
-    keys = sorted({(t, c, p) for t, c, p in zip(done["transport"], done["codec"],
-                                                  done["policy"])},
-                  key=lambda k: (k[0], codec_rank(k[1]), k[1], policy_rank(k[2])))
+    spec = (done["num_spec_tokens"].fillna(0).astype(int) if "num_spec_tokens" in done.columns
+            else done["tp"] * 0)  # K: 0 where the run has no draft count
+    keys = sorted({(t, c, p, int(k)) for t, c, p, k in zip(done["transport"], done["codec"],
+                                                          done["policy"], spec)},
+                  key=lambda k: (k[0], codec_rank(k[1]), k[1], policy_rank(k[2]), k[3]))
+    several_k = len({k[3] for k in keys}) > 1
     transports = sorted({k[0] for k in keys})
     markers = dict(zip(transports, ("o", "s", "^", "D")))
     replica = "tp_replica_scheduler_ns_all_ranks_per_step"
     has_replica = replica in done.columns and done[replica].notna().any()
-    for transport, codec, policy in keys:
+    for transport, codec, policy, k in keys:
         sel = done[(done["transport"] == transport) & (done["codec"] == codec)
-                   & (done["policy"] == policy)]
+                   & (done["policy"] == policy) & (spec == k)]
         by_n = sel.groupby("tp")
         ns = [int(n) for n in by_n.groups]
-        label = f"{transport} / {codec} / {policy}"
+        label = f"{transport} / {codec} / {policy}" + (f" / K={k}" if several_k else "")
         style = dict(marker=markers.get(transport, "o"), color=policy_color(policy),
                      linestyle=codec_linestyle(codec))
         left.plot(ns, list(by_n["tp_s2r_bytes_written_per_step"].mean()), label=label,

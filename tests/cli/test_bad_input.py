@@ -160,14 +160,17 @@ OPTION_CASES = [
     (["--scenario", "overhead", "--num-spec-tokens", "2"],
      "scenario overhead measures the bare loop, which has no speculative decoding: drop "
      "--num-spec-tokens"),
-    (["--scenario", "tp-broadcast", "--tp", "2", "--num-spec-tokens", "2"],
-     "scenario tp-broadcast broadcasts to --tp runner ranks, which run without "
-     "speculative decoding: drop --num-spec-tokens"),
+    (["--scenario", "tp-broadcast", "--tp", "2", "--num-spec-tokens", "2", "--codecs",
+      "replicated"],
+     "--codecs replicated does not carry draft tokens (scheduled_spec_decode_tokens): use "
+     "--codecs msgpack,pickle,packed with --num-spec-tokens"),
     (["--scenario", "tp-broadcast", "--tp", "2", "--frontend"],
      "scenario tp-broadcast broadcasts to --tp runner ranks, whose cases do not run a "
      "frontend: drop --frontend"),
     (["--scenario", "pp", "--pp", "1", "--num-spec-tokens", "2"],
-     "scenario pp runs --pp pipeline stages, which run without speculative decoding: drop "
+     "scenario pp runs --pp pipeline stages without speculative decoding: vLLM does not "
+     "run speculative decoding with pipeline parallelism at the commits mirrored here (its "
+     "docs: \"not composable ... as of vllm<=0.15.0\"; added later by PR #50514): drop "
      "--num-spec-tokens"),
     (["--scenario", "pp", "--pp", "1", "--frontend"],
      "scenario pp runs --pp pipeline stages, whose cases do not run a frontend: drop "
