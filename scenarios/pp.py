@@ -13,8 +13,9 @@ replies; the scheduler keeps N micro-batches in flight (vLLM's batch queue), B /
 requests each.
 
 Grid: 256 running requests (``--num-running``) x N (``--pp``, default 1, 2, and 4
-where the machine has 5 cores; asked for on fewer, N runs with a warning, and rows
-with N + 1 processes on fewer cores are marked ``*``) x policy x codec. ``--policies``: ``send``, and
+where the machine has 5 cores; asked for on fewer, N runs, each of its cases warning
+that its N + 1 processes share the cores, and rows with fewer than N + 2 cores are
+marked ``*``) x policy x codec. ``--policies``: ``send``, and
 ``cached``, which runs as ``direct`` (at N = 1, where the first stage is the last,
 ``direct`` is vLLM #20291's cached). Null model by default; ``--model fixed-step
 --step-time-ms MS`` splits MS evenly over the stages; ``--model torch`` (CPU only) is
@@ -58,15 +59,12 @@ def cores() -> int:
 
 
 def sizes(opts: ScenarioOptions) -> list[int]:
-    """``--pp``, with a warning where N + 1 > cores (a stage beside the scheduler on
-    each core is what the figures assume); else 1, 2 and, where the machine has 5
-    cores, 4 (pp = 2 runs on 2 cores too: the stages block in their waits, none spins,
-    and its rows are marked)."""
+    """``--pp``; else 1, 2 and, where the machine has 5 cores, 4 (pp = 2 runs on 2 cores
+    too: the stages block in their waits, none spins, and its rows are marked). A size
+    with N + 1 > cores runs; each of its cases carries the warning
+    (``analysis.summary.noise_warnings``: ``pp_oversubscribed``), so a run refused
+    later says only why."""
     if opts.pp:
-        for n in opts.pp:
-            if n + 1 > cores():
-                print(f"bench.py: warning: --pp {n} on {cores()} core(s): {n + 1} processes "
-                      "share them; those timings are not comparable", file=sys.stderr)
         return list(opts.pp)
     return [n for n in PP_SIZES if n <= 2 or n + 1 <= cores()]
 

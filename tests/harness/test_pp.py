@@ -212,20 +212,52 @@ def test_a_lost_direct_token_fails_naming_the_step(monkeypatch, tmp_path):
     assert_clean(spy)
 
 
+def _one_core() -> None:
+    """``preexec_fn``: run the child (and its stages) on one core of this process's."""
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+
+def test_an_oversubscribed_pp_run_refused_prints_its_error_alone():
+    """--pp 2 on one core (3 processes) with an option --pp refuses: exit 2 and the
+    error line alone (the oversubscription warning goes with the cases that run)."""
+    proc = bench(["--scenario", "pp", "--pp", "2", "--codecs", "slots"], preexec_fn=_one_core)
+    out, err = proc.communicate(timeout=60)
+    assert (proc.returncode, out, err) == (
+        2, "", "bench.py: error: --codecs slots does not run with --pp stages: use --codecs "
+               "msgpack,pickle,packed\n")
+
+
+def test_an_oversubscribed_pp_case_carries_the_warning():
+    from ipc_bench.analysis.summary import noise_warnings
+
+    base = dict(num_steps=300, pp=2, pp_cores=2)
+    assert noise_warnings(dict(base, pp_oversubscribed=True)) == [
+        "--pp 2 on 2 core(s): 3 processes share them; those timings are not comparable"]
+    assert noise_warnings(dict(base, pp_cores=3, pp_oversubscribed=False)) == []
+
+
 def test_bench_exits_1_naming_the_step_of_a_lost_token(tmp_path):
     (tmp_path / "site").mkdir()
     (tmp_path / "site" / "sitecustomize.py").write_text(LOSE_ON_STAGE_0)
     env = dict(os.environ, TMPDIR=str(tmp_path), IPC_BENCH_TEST_LOSE_AT="20",
                IPC_BENCH_TEST_LOSE_LOG=str(tmp_path / "lost.txt"),
                PYTHONPATH=f"{tmp_path / 'site'}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    # on one core, so the case is oversubscribed (3 processes) on any machine
     proc = bench(["--scenario", "pp", "--pp", "2", "--num-running", "8", "--steps", "60",
                   "--warmup-steps", "5", "--policies", "send", "--codecs", "msgpack",
-                  "--input-oracle-interval", "1", "--output", str(tmp_path / "run")], env=env)
+                  "--input-oracle-interval", "1", "--output", str(tmp_path / "run")], env=env,
+                 preexec_fn=_one_core)
     out, err = proc.communicate(timeout=180)
     assert proc.returncode == 1, err
     assert "input oracle: step 20: request " in err + out, err
     assert "stage 0: " in err + out
     assert "Traceback" not in err
+    # the failure's one line comes first, no oversubscription warning before it
+    lines = [ln for ln in err.splitlines() if ln.startswith("bench.py:")]
+    assert lines[0].startswith("bench.py: error: num_running=8,pp=2/send/msgpack#0: stage 0: "
+                               "input oracle: step 20: request "), err
+    assert lines[1:] == [f"bench.py: partial results: {tmp_path / 'run'}"], err
+    assert "processes share them" not in err
 
 
 def test_a_killed_stage_is_named_and_every_stage_reaped(monkeypatch):
