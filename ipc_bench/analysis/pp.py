@@ -7,19 +7,30 @@ the case's summary:
   ``pp_cores``: CPUs of the scheduler's affinity mask; ``pp_oversubscribed``: fewer
   than N + 1 of them (timings not comparable); ``pp_timings_withheld``: fewer than
   N + 2 (``analysis.cores``: the tables leave the timings out, this file keeps them);
-- scheduler -> stages: ``pp_s2r_bytes_per_step`` (the ZMTP frame handed once to XPUB),
-  ``pp_s2r_wire_bytes_all_stages_per_step`` (N copies, one per stage),
-  ``pp_s2r_ready_ns_median`` (stage 0: from the later of the scheduler's send and the
-  stage starting to wait, to the stage having decoded the step);
-- stage i -> stage i + 1: ``pp_hidden_bytes_per_step`` (per hop, as stage 1 received
-  them: ``num_scheduled_tokens x engine.pipeline.HIDDEN_BYTES_PER_TOKEN`` with the null
-  and fixed-step models, ``x hidden_size x 4`` with the torch model; every hop carries
-  the same) and ``pp_hidden_ns_median`` (``[N - 1]``: from the later of the
-  sender's ``isend`` and the receiver starting to wait, to the tensor being there);
-- last stage -> scheduler: ``pp_r2s_bytes_per_step`` (the ModelRunnerOutput frame);
-- last stage -> other stages (``direct``): ``pp_direct_bytes_per_step`` (int32 per
-  scheduled request, to each of the N - 1 other stages: the sum) and
-  ``pp_direct_ns_median`` (``[N - 1]``, per receiving stage, as the hidden hop).
+Every byte figure is payload: the serialized message (ZeroMQ hops) or the tensor
+bytes handed to / received from gloo (stage hops), each measured where the harness
+sends or receives it; the ZeroMQ frame heads are a figure of their own.
+
+- scheduler -> stages: ``pp_s2r_bytes_per_step`` (the encoded ``SchedulerOutput``,
+  handed once to XPUB, which copies it to each stage),
+  ``pp_s2r_wire_bytes_all_stages_per_step`` (N ZMTP frames, head and payload, one per
+  stage), ``pp_s2r_ready_ns_median`` (stage 0: from the later of the scheduler's send
+  and the stage starting to wait, to the stage having decoded the step);
+- stage i -> stage i + 1: ``pp_hidden_bytes_per_step`` (per hop, the tensor bytes
+  stage 1 received: ``num_scheduled_tokens x engine.pipeline.HIDDEN_BYTES_PER_TOKEN``
+  with the null and fixed-step models, ``x hidden_size x 4`` with the torch model;
+  every hop carries the same) and ``pp_hidden_ns_median`` (``[N - 1]``: from the later
+  of the sender's ``isend`` and the receiver starting to wait, to the tensor being
+  there);
+- last stage -> scheduler: ``pp_r2s_bytes_per_step`` (the encoded ModelRunnerOutput);
+- last stage -> other stages (``direct``): ``pp_direct_bytes_per_step`` (the int32 ids'
+  tensor bytes the last stage handed to ``isend``, its ``pp_direct_out_bytes``: one
+  per scheduled request to each of the N - 1 other stages, the sum) and
+  ``pp_direct_ns_median`` (``[N - 1]``, per receiving stage, as the hidden hop);
+- wire overhead: ``pp_zmq_frame_head_bytes_per_step``, the ZMTP frame heads of the two
+  ZeroMQ hops (``wire.transport.zmtp_frame_bytes``: 2 bytes up to 255 of payload, else
+  9): N on the broadcast (one per stage) and one on the reply. gloo's own headers are
+  not counted.
 
 Stage times are ``perf_counter_ns`` (CLOCK_MONOTONIC, one clock for every process of the
 machine); ``analysis.tp._rank_times`` puts the stages' loop times on it.
@@ -33,13 +44,22 @@ import numpy as np
 
 from ipc_bench.analysis.cores import MARK, is_withheld, withheld
 from ipc_bench.analysis.tp import _rank_times
-from ipc_bench.engine.pipeline import DIRECT_ID_BYTES
+from ipc_bench.engine.config import SEND
+from ipc_bench.engine.pipeline import DIRECT
 from ipc_bench.harness.spec import SCHED_COLUMNS, CaseResult
+from ipc_bench.wire.transport import zmtp_frame_bytes
 
 _COL = {name: i for i, name in enumerate(SCHED_COLUMNS)}
+#: The arms a pp run compares (``scenarios/pp``: ``direct`` runs the cached policy).
+SEND_ARM, DIRECT_ARM = SEND, DIRECT
 #: The per-hop keys the scenario's table shows, in order.
 HOP_KEYS = ("pp_s2r_bytes_per_step", "pp_hidden_bytes_per_step", "pp_r2s_bytes_per_step",
-            "pp_direct_bytes_per_step")
+            "pp_direct_bytes_per_step", "pp_zmq_frame_head_bytes_per_step")
+
+
+def _frame_heads(payload: np.ndarray) -> np.ndarray:
+    """ZMTP frame head bytes of one-frame messages of ``payload`` bytes each."""
+    return np.asarray([zmtp_frame_bytes(int(b)) - int(b) for b in payload], dtype=np.int64)
 
 
 def _col(cols: dict, name: str, seqs: np.ndarray) -> Optional[np.ndarray]:
@@ -70,13 +90,14 @@ def pp_figures(result: CaseResult, c: np.ndarray) -> dict[str, Any]:
     if len(c) == 0:
         return out
     payload = c[:, _COL["s2r_payload_bytes"]]
-    frame = payload + np.where(payload <= 255, 2, 9)
-    reqs = c[:, _COL["num_reqs"]]
-    out.update(pp_s2r_bytes_per_step=float(frame.mean()),
-               pp_s2r_wire_bytes_all_stages_per_step=float(frame.mean() * n),
-               pp_r2s_bytes_per_step=float(c[:, _COL["r2s_payload_bytes"]].mean()),
-               pp_direct_bytes_per_step=float((reqs * DIRECT_ID_BYTES).mean() * (n - 1))
-               if spec.pp_direct else 0.0)
+    reply = c[:, _COL["r2s_payload_bytes"]]
+    head = _frame_heads(payload)
+    out.update(pp_s2r_bytes_per_step=float(payload.mean()),
+               pp_s2r_wire_bytes_all_stages_per_step=float((payload + head).mean() * n),
+               pp_r2s_bytes_per_step=float(reply.mean()),
+               pp_zmq_frame_head_bytes_per_step=float((head * n + _frame_heads(reply)).mean()))
+    if not spec.pp_direct:
+        out["pp_direct_bytes_per_step"] = 0.0
     seqs = c[:, _COL["seq"]]
     stages = result.tp_rank_columns
     if len(stages) != n or len(result.tp_sent_ns) <= int(seqs.max()):
@@ -86,6 +107,10 @@ def pp_figures(result: CaseResult, c: np.ndarray) -> dict[str, Any]:
         out["pp_hidden_bytes_per_step"] = 0.0
     elif received is not None:  # as stage 1 received them (every hop carries the same)
         out["pp_hidden_bytes_per_step"] = float(received.mean())
+    if spec.pp_direct:  # as the last stage handed them to isend, all receiving stages
+        sent_ids = _col(stages[-1], "pp_direct_out_bytes", seqs)
+        if sent_ids is not None:
+            out["pp_direct_bytes_per_step"] = float(sent_ids.mean())
     times = _rank_times(result, seqs)
     if times is not None:
         asked, ready = times
@@ -109,7 +134,13 @@ def pp_figures(result: CaseResult, c: np.ndarray) -> dict[str, Any]:
 #: Columns of ``hop_table``.
 HOP_TABLE_HEADER = ["N", "policy", "codec", "rep", "sched->stages B", "s->st0 us",
                     "hidden B/hop", "hidden us/hop", "last->sched B", "direct B", "direct us",
-                    "tok/s"]
+                    "ZMTP heads B", "tok/s"]
+#: What the byte columns of ``hop_table`` count (the terminal and the report say it).
+HOP_BYTES_NOTE = ("bytes: payload, means over counted steps, exact (the encoded "
+                  "SchedulerOutput handed once to XPUB, each hop's hidden-state tensor, "
+                  "the encoded ModelRunnerOutput, the direct ids' tensors to all N - 1 "
+                  "other stages); ZMTP heads: the ZeroMQ frame heads of a step, N on the "
+                  "broadcast and one on the reply (gloo's headers not counted)")
 
 
 def _us(value) -> str:
@@ -138,14 +169,15 @@ def _hop_row(s: dict[str, Any]) -> list[str]:
             _b(s.get("pp_hidden_bytes_per_step")) if n > 1 else "-",
             _us(s.get("pp_hidden_ns_median")), _b(s.get("pp_r2s_bytes_per_step")),
             _b(s.get("pp_direct_bytes_per_step")) if direct else "-",
-            _us(s.get("pp_direct_ns_median")),
+            _us(s.get("pp_direct_ns_median")), _b(s.get("pp_zmq_frame_head_bytes_per_step")),
             "-" if tok is None or tok != tok else f"{tok:,.0f}"]
 
 
 def hop_table(summaries: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
     """``(header, rows)``: one row per ``--pp`` case summary (those with ``pp``), by
-    batch size, N, codec, policy and repetition: the bytes and median times of every
-    hop and the output tokens/s (``*`` after N: fewer than N + 2 cores, the times and
+    batch size, N, codec, policy and repetition: the payload bytes and median times of
+    every hop, the ZeroMQ frame heads (``HOP_BYTES_NOTE``) and the output tokens/s
+    (``*`` after N: fewer than N + 2 cores, the times and
     tokens/s left out as ``-``, ``analysis.cores``)."""
     mine = [s for s in summaries if s.get("pp") is not None and s.get("pp") == s.get("pp")]
     mine.sort(key=lambda s: (s.get("num_running") or 0, s["pp"], s["codec"],

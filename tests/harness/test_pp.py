@@ -129,6 +129,14 @@ def test_stages_compute_the_single_runners_tokens(monkeypatch):
         if n > 1:  # micro-batches of max_num_seqs / N requests
             assert max(r[_COL["num_reqs"]] for r in send.sched_rows) == 8 // n
         assert len(send.tp_rank_columns) == n
+        # the direct ids as the last stage handed them to isend: 4 B per scheduled
+        # request to each of the N - 1 other stages, every step; each received its share
+        reqs = [r[_COL["num_reqs"]] for r in direct.sched_rows]
+        assert direct.tp_rank_columns[-1]["pp_direct_out_bytes"] == [
+            4 * q * (n - 1) for q in reqs], n
+        for stage in direct.tp_rank_columns[:-1]:
+            assert stage["pp_direct_in_bytes"] == [4 * q for q in reqs], n
+        assert send.tp_rank_columns[-1]["pp_direct_out_bytes"] == []  # send: no ids
     assert all(p.returncode == 0 for p in spy.procs) and len(spy.procs) == 2 * (1 + 2 + 4)
     assert_clean(spy)
 
@@ -171,11 +179,24 @@ def test_each_hop_carries_exact_bytes(monkeypatch):
     decode = [r for r in result.sched_rows if r[_COL["counted"]]]
     assert decode and all(r[_COL["num_scheduled_tokens"]] == r[_COL["num_reqs"]] == 4
                           for r in decode)  # 8 running, two micro-batches of 4
+    assert stage1["pp_direct_out_bytes"] == [4 * r for r in reqs]  # sent = received
+    assert result.tp_rank_columns[0]["pp_out_bytes"] == [t * HIDDEN_BYTES_PER_TOKEN
+                                                         for t in tokens]
     s = summarize_case(result)
     assert (s["pp"], s["pp_direct"]) == (2, True)
     assert s["pp_hidden_bytes_per_step"] == 4 * 4_096 == 16_384
     assert s["pp_direct_bytes_per_step"] == 16
-    assert s["pp_s2r_wire_bytes_all_stages_per_step"] == 2 * s["pp_s2r_bytes_per_step"]
+    # one base: payload bytes, the encoded messages as the sched records count them
+    s2r = [r[_COL["s2r_payload_bytes"]] for r in decode]
+    r2s = [r[_COL["r2s_payload_bytes"]] for r in decode]
+    assert s["pp_s2r_bytes_per_step"] == np.mean(s2r)
+    assert s["pp_r2s_bytes_per_step"] == np.mean(r2s)
+    assert s["pp_s2r_bytes_per_step"] == s["sched_to_runner_payload_bytes_per_step"]
+    # the frame heads apart: every frame here is over 255 B, so 9 B each, two stages
+    assert min(s2r + r2s) > 255
+    assert s["pp_zmq_frame_head_bytes_per_step"] == 2 * 9 + 9 == 27
+    assert s["pp_s2r_wire_bytes_all_stages_per_step"] == pytest.approx(2 * (np.mean(s2r) + 9),
+                                                                      abs=1e-9)
     assert len(s["pp_hidden_ns_median"]) == 1 and len(s["pp_direct_ns_median"]) == 1
     assert 0 < s["pp_hidden_ns_median"][0] < 1e9
     assert_clean(spy)

@@ -58,6 +58,7 @@ def pp_summary(arm: str, n: int, n_cores: int) -> dict:
                 pp_hidden_bytes_per_step=16_384.0, pp_hidden_ns_median=[250_000.0],
                 pp_r2s_bytes_per_step=186.0, pp_direct_bytes_per_step=16.0 if direct else 0.0,
                 pp_direct_ns_median=[350_000.0] if direct else None,
+                pp_zmq_frame_head_bytes_per_step=6.0, token_digest="t0",
                 output_tokens_per_s=24_658.0)
 
 
@@ -150,10 +151,13 @@ def test_the_saving_table_keeps_bytes_and_drops_times():
 def test_the_hop_table_keeps_bytes_and_drops_times():
     header, rows = hop_table([pp_summary("send", 2, 2), pp_summary("direct", 2, 2),
                               pp_summary("send", 2, 16)])
+    assert header[4:6] == ["sched->stages B", "s->st0 us"] and header[-2:] == [
+        "ZMTP heads B", "tok/s"]
     assert rows == [
-        ["2*", "direct", "msgpack", "0", "200", "-", "16,384", "-", "186", "16", "-", "-"],
-        ["2*", "send", "msgpack", "0", "200", "-", "16,384", "-", "186", "-", "-", "-"],
-        ["2", "send", "msgpack", "0", "200", "75.0", "16,384", "250.0", "186", "-", "-",
+        ["2*", "direct", "msgpack", "0", "200", "-", "16,384", "-", "186", "16", "-", "6",
+         "-"],
+        ["2*", "send", "msgpack", "0", "200", "-", "16,384", "-", "186", "-", "-", "6", "-"],
+        ["2", "send", "msgpack", "0", "200", "75.0", "16,384", "250.0", "186", "-", "-", "6",
          "24,658"],
     ]
     text = pp_scenario.report([pp_summary("send", 2, 2), pp_summary("direct", 2, 2)])
