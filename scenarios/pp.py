@@ -23,10 +23,12 @@ split by layers, evenly, the hidden states then float32 ``[tokens, hidden_size]`
 emulated model is refused (not split by layers here). ``--steps`` default 300 counted steps,
 ``--warmup-steps`` default 30. There is no floor.
 
-After the tables: per N, codec and policy, bytes per step of every hop (scheduler ->
-stages, stage -> stage hidden states, last stage -> scheduler, last -> other stages
-for direct), the median time of each hop and output tokens/s; then whether send and
-direct produced the same token stream at each N. (Across N the schedules differ, B / N
+After the tables: per N, codec and policy, payload bytes per step of every hop
+(scheduler -> stages, stage -> stage hidden states, last stage -> scheduler, last ->
+other stages for direct; the ZeroMQ frame heads in a column of their own), the median
+time of each hop and output tokens/s; then send against direct per B, N and codec;
+then whether send and direct produced the same token stream at each N (``bench.py
+report`` says the same in its findings). (Across N the schedules differ, B / N
 requests per step, and a steady run stops mid-request, so the streams are compared
 where the schedules are equal; ``tests/harness/test_pp.py`` compares N = 1, 2, 4 on a
 workload that finishes.)
@@ -35,12 +37,12 @@ workload that finishes.)
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import replace
 from typing import Any
 
-from ipc_bench.analysis.cores import MARK, footnote, is_withheld
-from ipc_bench.analysis.pp import hop_table
+from ipc_bench.analysis.cores import footnote
+from ipc_bench.analysis.pp import (HOP_BYTES_NOTE, hop_table, send_direct_lines,
+                                   token_check_line)
 from ipc_bench.engine.config import CACHED, TORCH_PRESETS, ConfigError
 from ipc_bench.engine.models import resolve_device
 from ipc_bench.engine.pipeline import DIRECT, PP_MODELS, PP_SIZES, check_pp_model
@@ -109,39 +111,26 @@ def cases(opts: ScenarioOptions) -> list[CaseSpec]:
     return out
 
 
-def _same_tokens(mine: list[dict[str, Any]]) -> str:
-    """One line: per (B, N), whether send and direct produced one token stream, or that
-    only one of them ran (nothing compared)."""
-    by: dict[tuple, dict[str, set]] = {}
-    for s in mine:
-        if s.get("complete"):
-            arms = by.setdefault((s.get("num_running"), s["pp"]), {})
-            arms.setdefault(s.get("arm") or s["policy"], set()).add(s.get("token_digest"))
-    parts = []
-    for (b, n), arms in sorted(by.items(), key=lambda kv: str(kv[0])):
-        digests = set().union(*arms.values())
-        if len(arms) < 2:
-            parts.append(f"B={b} N={n}: only {', '.join(sorted(arms))} ran, nothing compared"
-                         + ("" if len(digests) == 1 else f" ({len(digests)} DIFFERENT "
-                            "streams among its copies)"))
-        else:
-            parts.append(f"B={b} N={n}: " + ("one token stream" if len(digests) == 1
-                                             else f"{len(digests)} DIFFERENT streams"))
-    return "token streams of send and direct: " + ("; ".join(parts) or "none")
+#: The intro of the hop table (terminal and report).
+HOPS_INTRO = ("pipeline hops per counted step (" + HOP_BYTES_NOTE + "; times: medians, "
+              "from the later of send and the receiver's wait to the data being there; "
+              "hidden and direct: one figure per hop / receiving stage):")
 
 
 def report(summaries: list[dict[str, Any]]) -> str:
-    """The per-hop table (module docstring) and the send/direct token check."""
+    """The per-hop table (module docstring), send against direct
+    (``analysis.pp.send_direct_lines``) and the send/direct token check
+    (``analysis.pp.token_check_line``); ``bench.py report`` says the same."""
     mine = [s for s in summaries if s.get("scenario") == NAME and s.get("pp") is not None]
     if not mine:
         return ""
     header, rows = hop_table(mine)
-    out = ["", "pipeline hops per counted step (bytes: means, exact; times: medians, "
-           "from the later of send and the receiver's wait to the data being there; "
-           "hidden and direct: one figure per hop / receiving stage):",
-           render(header, rows, left=0)]
+    out = ["", HOPS_INTRO, render(header, rows, left=0)]
     withheld = footnote(mine)
     if withheld:
         out.append(withheld)
-    out.append(_same_tokens(mine))
+    compared = send_direct_lines(mine)
+    if compared:
+        out += ["send against direct per step (means over repetitions):"] + compared
+    out.append(token_check_line(mine))
     return "\n".join(out)

@@ -183,3 +183,130 @@ def hop_table(summaries: list[dict[str, Any]]) -> tuple[list[str], list[list[str
     mine.sort(key=lambda s: (s.get("num_running") or 0, s["pp"], s["codec"],
                              s.get("arm") or s["policy"], s.get("repetition", 0)))
     return list(HOP_TABLE_HEADER), [_hop_row(s) for s in mine]
+
+
+def _value(s: dict[str, Any], key: str) -> Any:
+    """``s[key]``, ``None`` for a missing or NaN value (a pandas record's gap)."""
+    v = s.get(key)
+    return None if v is None or (isinstance(v, float) and v != v) else v
+
+
+def _pp_cases(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The complete ``--pp`` case summaries of ``summaries``."""
+    return [s for s in summaries if _value(s, "pp") is not None and _value(s, "complete")]
+
+
+def _arm(s: dict[str, Any]) -> str:
+    arm = _value(s, "arm")
+    return arm if isinstance(arm, str) and arm else s["policy"]
+
+
+def token_check_line(summaries: list[dict[str, Any]]) -> str:
+    """One line: per (B, N) of the complete ``--pp`` cases, whether send and direct
+    produced one token stream, or that only one of them ran (nothing compared), e.g.
+    ``token streams of send and direct: B=8 N=1: one token stream; B=8 N=2: only send
+    ran, nothing compared``."""
+    by: dict[tuple, dict[str, set]] = {}
+    for s in _pp_cases(summaries):
+        arms = by.setdefault((_value(s, "num_running"), int(s["pp"])), {})
+        arms.setdefault(_arm(s), set()).add(_value(s, "token_digest"))
+    parts = []
+    for (b, n), arms in sorted(by.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
+        digests = set().union(*arms.values())
+        b = "-" if b is None else int(b)
+        if len(arms) < 2:
+            parts.append(f"B={b} N={n}: only {', '.join(sorted(arms))} ran, nothing compared"
+                         + ("" if len(digests) == 1 else f" ({len(digests)} DIFFERENT "
+                            "streams among its copies)"))
+        else:
+            parts.append(f"B={b} N={n}: " + ("one token stream" if len(digests) == 1
+                                             else f"{len(digests)} DIFFERENT streams"))
+    return "token streams of send and direct: " + ("; ".join(parts) or "none")
+
+
+def _mean_of(cases: list[dict[str, Any]], key: str) -> Optional[float]:
+    """Mean over ``cases`` of ``key`` (a list value: its mean first); ``None`` when a
+    case lacks it."""
+    values = [_value(c, key) for c in cases]
+    if not values or any(v is None for v in values):
+        return None
+    values = [float(np.mean(v)) if isinstance(v, (list, tuple)) else float(v) for v in values]
+    return sum(values) / len(values)
+
+
+def _nb(value: float) -> str:
+    """Bytes (a mean) for a sentence: whole, or with one decimal when not whole."""
+    return f"{value:,.0f}" if value == round(value) else f"{value:,.1f}"
+
+
+def _bytes_pair(label: str, unit: str, a: Optional[float], b: Optional[float]
+                ) -> Optional[str]:
+    """'the reply 362 B under both' (or each arm's figure); ``None`` when one lacks it."""
+    if a is None or b is None:
+        return None
+    if a == b:
+        return f"{label} {_nb(a)} {unit} under both"
+    return f"{label} {_nb(a)} {unit} under send, {_nb(b)} {unit} under direct"
+
+
+def send_direct_lines(summaries: list[dict[str, Any]]) -> list[str]:
+    """One sentence per (B, N, codec) with both a ``send`` and a ``direct`` complete
+    ``--pp`` case (means over repetitions): the payload bytes per step each sends the
+    stages, the ids direct moves over gloo instead, the payload all stages receive per
+    step, the hops that carry the same; then, where no case's timings are withheld
+    (``analysis.cores``), stage 0's receive median, the direct ids' and the output
+    tokens/s of each, else that they are left out. The terminal (``scenarios/pp``) and
+    the report's findings print these lines."""
+    groups: dict[tuple, dict[str, list[dict[str, Any]]]] = {}
+    for s in _pp_cases(summaries):
+        key = (_value(s, "num_running"), int(s["pp"]), s["codec"])
+        groups.setdefault(key, {}).setdefault(_arm(s), []).append(s)
+    out = []
+    for (b, n, codec), arms in sorted(groups.items(),
+                                      key=lambda kv: (str(kv[0][0]), kv[0][1], kv[0][2])):
+        send, direct = arms.get(SEND_ARM), arms.get(DIRECT_ARM)
+        if not send or not direct:
+            continue
+        s_b, d_b = (_mean_of(arms_, "pp_s2r_bytes_per_step") for arms_ in (send, direct))
+        if s_b is None or d_b is None:
+            continue
+        ids = _mean_of(direct, "pp_direct_bytes_per_step") or 0.0
+        fewer = s_b - d_b
+        where = f"B={'-' if b is None else int(b)} N={n} ({codec}): "
+        text = where + ("direct runs as cached (one stage samples and reads its own "
+                        "ids), and " if n == 1 else "direct ")
+        text += (f"sends {_nb(abs(fewer))} {'fewer' if fewer >= 0 else 'more'} payload "
+                 f"bytes per step to the stages than send ({_nb(s_b)} -> {_nb(d_b)} B, "
+                 f"{100 * abs(fewer) / s_b:.1f} % {'less' if fewer >= 0 else 'more'}: no "
+                 "new_token_ids)" if s_b else f"sends {_nb(d_b)} B per step to the stages")
+        if n > 1:
+            others = "the other stage" if n == 2 else f"the other {n - 1} stages"
+            text += (f" and {_nb(ids)} B of sampled ids per step over gloo, last stage -> "
+                     f"{others}; payload all stages receive per step: send {_nb(n * s_b)} B "
+                     f"({n} x {_nb(s_b)}), direct {_nb(n * d_b + ids)} B ({n} x {_nb(d_b)} "
+                     f"+ {_nb(ids)})")
+        same = [p for p in (_bytes_pair("hidden states", "B per hop", *(
+            _mean_of(a, "pp_hidden_bytes_per_step") for a in (send, direct))) if n > 1 else None,
+                            _bytes_pair("the reply", "B", *(_mean_of(a, "pp_r2s_bytes_per_step")
+                                                         for a in (send, direct))))
+                if p]
+        if same:
+            text += "; " + ", ".join(same)
+        if any(is_withheld(c) for c in send + direct):
+            text += "; times and tokens/s left out (fewer than N + 2 cores)."
+        else:
+            times = []
+            a, d = (_mean_of(x, "pp_s2r_ready_ns_median") for x in (send, direct))
+            if a is not None and d is not None:
+                times.append(f"scheduler -> stage 0 median {a / 1e3:.1f} -> {d / 1e3:.1f} us")
+            ids_ns = _mean_of(direct, "pp_direct_ns_median") if n > 1 else None
+            if ids_ns is not None:
+                times.append(f"direct ids median {ids_ns / 1e3:.1f} us (mean over receiving "
+                             "stages)")
+            ta, td = (_mean_of(x, "output_tokens_per_s") for x in (send, direct))
+            if ta and td is not None:
+                times.append(f"output tokens/s {ta:,.0f} -> {td:,.0f} "
+                             f"({100 * (td / ta - 1):+.1f} %)")
+            text += ("; send -> direct: " + ", ".join(times) + "." if times else ".")
+        out.append(text)
+    return out

@@ -341,6 +341,8 @@ def test_the_scenario_reports_every_hop(tmp_path):
     for c in cases:
         assert c["pp_hidden_bytes_per_step"] == 4 * HIDDEN_BYTES_PER_TOKEN
         assert c["output_tokens_per_s"] > 0
+        assert c["pp_zmq_frame_head_bytes_per_step"] == 27  # 2 x 9 + 9: frames over 255 B
+        assert c["pp_s2r_bytes_per_step"] == c["sched_to_runner_payload_bytes_per_step"]
     assert [c for c in cases if c["arm"] == "direct"][0]["pp_direct_bytes_per_step"] == 16
     report = subprocess.run([sys.executable, "bench.py", "report", str(run_dir), "--output",
                              str(tmp_path / "report")], cwd=cwd, capture_output=True,
@@ -349,18 +351,38 @@ def test_the_scenario_reports_every_hop(tmp_path):
     md = (tmp_path / "report" / "report.md").read_text()
     assert "## Pipeline hops" in md
     assert "| 2 | direct | msgpack | 0 |" in md.replace("2* |", "2 |")
+    # the report says what the terminal said, with the same figures: the send/direct
+    # lines and the token check as findings, the footnote where timings are withheld
+    lines = out.splitlines()
+    start = lines.index("send against direct per step (means over repetitions):")
+    compared = lines[start + 1:start + 3]
+    assert [ln.split(":")[0] for ln in compared] == ["B=8 N=1 (msgpack)", "B=8 N=2 (msgpack)"]
+    assert "and 16 B of sampled ids per step over gloo, last stage -> the other stage; " \
+        in compared[1]
+    assert "hidden states 16,384 B per hop under both" in compared[1]
+    findings = md.split("## Findings", 1)[1].split("\n## ", 1)[0]
+    for line in compared:
+        assert f"- {line}\n" in findings
+    assert ("- token streams of send and direct: B=8 N=1: one token stream; B=8 N=2: one "
+            "token stream.\n") in findings
+    footnote = [ln for ln in lines if ln.startswith("* timings left out")]
+    if footnote:  # fewer than N + 2 cores for some N: the terminal's footnote, verbatim
+        assert f"- `*`{footnote[0][1:]}\n" in findings
+        assert "; times and tokens/s left out (fewer than N + 2 cores)." in compared[1]
+    assert "No send/cached pair in this run: a `--pp` run compares send with `direct`" in md
+    assert "What send costs as a share of the step: not shown, a --pp run compares " in md
 
 
 def test_the_token_line_says_when_only_one_policy_ran():
-    from ipc_bench.scenarios import pp as pp_scenario
+    from ipc_bench.analysis.pp import token_check_line
 
     def case(arm, digest, n=2):
         return dict(complete=True, num_running=4, pp=n, arm=arm, policy=arm,
                     token_digest=digest)
 
-    assert pp_scenario._same_tokens([case("send", "a"), case("send", "a")]) == (
+    assert token_check_line([case("send", "a"), case("send", "a")]) == (
         "token streams of send and direct: B=4 N=2: only send ran, nothing compared")
-    assert pp_scenario._same_tokens([case("send", "a"), case("direct", "a"),
-                                     case("send", "b", 1), case("direct", "c", 1)]) == (
+    assert token_check_line([case("send", "a"), case("direct", "a"),
+                             case("send", "b", 1), case("direct", "c", 1)]) == (
         "token streams of send and direct: B=4 N=1: 2 DIFFERENT streams; "
         "B=4 N=2: one token stream")
