@@ -13,8 +13,9 @@ replies; the scheduler keeps N micro-batches in flight (vLLM's batch queue), B /
 requests each.
 
 Grid: 256 running requests (``--num-running``) x N (``--pp``, default 1, 2, and 4
-where the machine has 5 cores; asked for on fewer, N runs with a warning, and rows
-with N + 1 processes on fewer cores are marked ``*``) x policy x codec. ``--policies``: ``send``, and
+where the machine has 5 cores; asked for on fewer, N runs, each of its cases warning
+that its N + 1 processes share the cores, and rows with fewer than N + 2 cores are
+marked ``*``) x policy x codec. ``--policies``: ``send``, and
 ``cached``, which runs as ``direct`` (at N = 1, where the first stage is the last,
 ``direct`` is vLLM #20291's cached). Null model by default; ``--model fixed-step
 --step-time-ms MS`` splits MS evenly over the stages; ``--model torch`` (CPU only) is
@@ -22,10 +23,12 @@ split by layers, evenly, the hidden states then float32 ``[tokens, hidden_size]`
 emulated model is refused (not split by layers here). ``--steps`` default 300 counted steps,
 ``--warmup-steps`` default 30. There is no floor.
 
-After the tables: per N, codec and policy, bytes per step of every hop (scheduler ->
-stages, stage -> stage hidden states, last stage -> scheduler, last -> other stages
-for direct), the median time of each hop and output tokens/s; then whether send and
-direct produced the same token stream at each N. (Across N the schedules differ, B / N
+After the tables: per N, codec and policy, payload bytes per step of every hop
+(scheduler -> stages, stage -> stage hidden states, last stage -> scheduler, last ->
+other stages for direct; the ZeroMQ frame heads in a column of their own), the median
+time of each hop and output tokens/s; then send against direct per B, N and codec;
+then whether send and direct produced the same token stream at each N (``bench.py
+report`` says the same in its findings). (Across N the schedules differ, B / N
 requests per step, and a steady run stops mid-request, so the streams are compared
 where the schedules are equal; ``tests/harness/test_pp.py`` compares N = 1, 2, 4 on a
 workload that finishes.)
@@ -34,12 +37,12 @@ workload that finishes.)
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import replace
 from typing import Any
 
-from ipc_bench.analysis.cores import MARK, footnote, is_withheld
-from ipc_bench.analysis.pp import hop_table
+from ipc_bench.analysis.cores import footnote
+from ipc_bench.analysis.pp import (HOP_BYTES_NOTE, hop_table, send_direct_lines,
+                                   token_check_line)
 from ipc_bench.engine.config import CACHED, TORCH_PRESETS, ConfigError
 from ipc_bench.engine.models import resolve_device
 from ipc_bench.engine.pipeline import DIRECT, PP_MODELS, PP_SIZES, check_pp_model
@@ -58,15 +61,12 @@ def cores() -> int:
 
 
 def sizes(opts: ScenarioOptions) -> list[int]:
-    """``--pp``, with a warning where N + 1 > cores (a stage beside the scheduler on
-    each core is what the figures assume); else 1, 2 and, where the machine has 5
-    cores, 4 (pp = 2 runs on 2 cores too: the stages block in their waits, none spins,
-    and its rows are marked)."""
+    """``--pp``; else 1, 2 and, where the machine has 5 cores, 4 (pp = 2 runs on 2 cores
+    too: the stages block in their waits, none spins, and its rows are marked). A size
+    with N + 1 > cores runs; each of its cases carries the warning
+    (``analysis.summary.noise_warnings``: ``pp_oversubscribed``), so a run refused
+    later says only why."""
     if opts.pp:
-        for n in opts.pp:
-            if n + 1 > cores():
-                print(f"bench.py: warning: --pp {n} on {cores()} core(s): {n + 1} processes "
-                      "share them; those timings are not comparable", file=sys.stderr)
         return list(opts.pp)
     return [n for n in PP_SIZES if n <= 2 or n + 1 <= cores()]
 
@@ -111,39 +111,26 @@ def cases(opts: ScenarioOptions) -> list[CaseSpec]:
     return out
 
 
-def _same_tokens(mine: list[dict[str, Any]]) -> str:
-    """One line: per (B, N), whether send and direct produced one token stream, or that
-    only one of them ran (nothing compared)."""
-    by: dict[tuple, dict[str, set]] = {}
-    for s in mine:
-        if s.get("complete"):
-            arms = by.setdefault((s.get("num_running"), s["pp"]), {})
-            arms.setdefault(s.get("arm") or s["policy"], set()).add(s.get("token_digest"))
-    parts = []
-    for (b, n), arms in sorted(by.items(), key=lambda kv: str(kv[0])):
-        digests = set().union(*arms.values())
-        if len(arms) < 2:
-            parts.append(f"B={b} N={n}: only {', '.join(sorted(arms))} ran, nothing compared"
-                         + ("" if len(digests) == 1 else f" ({len(digests)} DIFFERENT "
-                            "streams among its copies)"))
-        else:
-            parts.append(f"B={b} N={n}: " + ("one token stream" if len(digests) == 1
-                                             else f"{len(digests)} DIFFERENT streams"))
-    return "token streams of send and direct: " + ("; ".join(parts) or "none")
+#: The intro of the hop table (terminal and report).
+HOPS_INTRO = ("pipeline hops per counted step (" + HOP_BYTES_NOTE + "; times: medians, "
+              "from the later of send and the receiver's wait to the data being there; "
+              "hidden and direct: one figure per hop / receiving stage):")
 
 
 def report(summaries: list[dict[str, Any]]) -> str:
-    """The per-hop table (module docstring) and the send/direct token check."""
+    """The per-hop table (module docstring), send against direct
+    (``analysis.pp.send_direct_lines``) and the send/direct token check
+    (``analysis.pp.token_check_line``); ``bench.py report`` says the same."""
     mine = [s for s in summaries if s.get("scenario") == NAME and s.get("pp") is not None]
     if not mine:
         return ""
     header, rows = hop_table(mine)
-    out = ["", "pipeline hops per counted step (bytes: means, exact; times: medians, "
-           "from the later of send and the receiver's wait to the data being there; "
-           "hidden and direct: one figure per hop / receiving stage):",
-           render(header, rows, left=0)]
+    out = ["", HOPS_INTRO, render(header, rows, left=0)]
     withheld = footnote(mine)
     if withheld:
         out.append(withheld)
-    out.append(_same_tokens(mine))
+    compared = send_direct_lines(mine)
+    if compared:
+        out += ["send against direct per step (means over repetitions):"] + compared
+    out.append(token_check_line(mine))
     return "\n".join(out)

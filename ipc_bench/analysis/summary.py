@@ -725,10 +725,17 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
     standard deviation of 50-step mean step times over 10 % of their mean (pyperf's
     threshold, applied to block means as pyperf applies it to its values, themselves
     means over loops); CPU steal time over 1 % of the machine's time during the case
-    (``cpu_usage`` from ``environment.cpu_usage_between``). Returns one line
-    per problem; an empty list means none was seen.
+    (``cpu_usage`` from ``environment.cpu_usage_between``); a ``--pp`` case whose N
+    stages and scheduler outnumbered the cores (``pp_oversubscribed``: the warning
+    ``scenarios/pp`` printed before the run once, now with the case, so a run refused
+    later prints its error alone). Returns one line per problem; an empty list means
+    none was seen.
     """
     warnings = []
+    if summary.get("pp_oversubscribed") and summary.get("pp_cores") is not None:
+        n, n_cores = summary["pp"], summary["pp_cores"]
+        warnings.append(f"--pp {n} on {n_cores} core(s): {n + 1} processes share them; "
+                        "those timings are not comparable")
     n = summary.get("num_steps", 0)
     if summary.get("instrumentation") == "totals":  # the bare loop: totals only, by design
         pass

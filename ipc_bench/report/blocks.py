@@ -276,6 +276,11 @@ def _replica_blocks(results, level: int) -> list[Block]:
                   "`sched cpu us`: the scheduler process's own CPU per step.")]
 
 
+def _is_pp(cases) -> bool:
+    """Whether ``cases`` (a ``Results.cases`` table) hold ``--pp`` cases."""
+    return "pp" in cases.columns and bool(cases["pp"].notna().any())
+
+
 def _pair_table(results) -> list[Block]:
     """The cached-against-send table: per workload, codec and metric, the pairs, the
     means, send - cached and cached / send with its interval (``stats.summarize_pairs``
@@ -298,7 +303,10 @@ def _pair_table(results) -> list[Block]:
                          (f"{r['ratio']:.3f}" if math.isfinite(r["ratio"]) else "-")
                          + interval])
     if not rows:
-        return [("note", "No send/cached pair in this run.")]
+        return [("note", "No send/cached pair in this run" + (
+            ": a `--pp` run compares send with `direct` (the cached policy, the ids sent "
+            "last stage → other stages over gloo), in the findings and under \"Pipeline "
+            "hops\"." if _is_pp(results.cases) else "."))]
     order = {w: i for i, w in enumerate(dict.fromkeys(results.cases["workload"]))}
     # no bytes in-process
     rows = [r for r in rows if not (r[1] == SINGLE_PROCESS_CODEC and "B/step" in r[2])]
@@ -507,7 +515,7 @@ def _pp_blocks(results, level: int) -> list[Block]:
     """The ``--pp`` cases' hops (``analysis.pp.hop_table``) under their own heading;
     nothing when the run has none."""
     from ipc_bench.analysis.cores import footnote
-    from ipc_bench.analysis.pp import hop_table
+    from ipc_bench.analysis.pp import hop_table, token_check_line
 
     cases = results.cases
     if cases.empty or "pp_s2r_bytes_per_step" not in cases.columns:
@@ -516,17 +524,23 @@ def _pp_blocks(results, level: int) -> list[Block]:
     if not rows:
         return []
     hops = [("h", level, "Pipeline hops"),
-            ("p", "Per counted step of each `--pp` case: bytes (means, exact) and median "
-                  "µs of each hop, from the later of the send and the receiver starting "
-                  "to wait to the data being there: scheduler → stages (the frame handed "
-                  "once to XPUB; µs: stage 0), stage → next stage hidden states (one time "
-                  "per hop), last stage → scheduler, last stage → other stages under "
-                  "`direct` (one time per receiving stage); `*`: fewer than N + 2 "
-                  "cores, times and tokens/s left out (`-`)."),
+            ("p", "Per counted step of each `--pp` case: bytes (means, exact; payload: the "
+                  "encoded SchedulerOutput handed once to XPUB, each hop's hidden-state "
+                  "tensor, the encoded ModelRunnerOutput, the direct ids' tensors to all "
+                  "N - 1 other stages; `ZMTP heads B`: the ZeroMQ frame heads of a step, N "
+                  "on the broadcast and one on the reply, gloo's headers not counted) and "
+                  "median µs of each hop, from the later of the send and the receiver "
+                  "starting to wait to the data being there: scheduler → stages (µs: stage "
+                  "0), stage → next stage hidden states (one time per hop), last stage → "
+                  "scheduler, last stage → other stages under `direct` (one time per "
+                  "receiving stage); `*`: fewer than N + 2 cores, times and tokens/s left "
+                  "out (`-`)."),
             ("table", header, rows)]
-    withheld = footnote(cases.to_dict("records"))
+    records = cases.to_dict("records")
+    withheld = footnote(records)
     if withheld:
         hops.append(("p", withheld.replace("* ", "`*` ", 1)))
+    hops.append(("p", token_check_line(records) + "."))
     return hops
 
 

@@ -5,7 +5,9 @@ tokens/s (% change) of ``cached`` against ``send``, with intervals over repetiti
 when there are 2+ (``stats.summarize_pairs`` with the run's ``--ci-method``, so they
 are the CLI comparison block's); timed replays give latencies instead of tokens/s.
 Then send's token bytes split, the single-process and floor baselines, and send's
-cost as a share of the step.
+cost as a share of the step. A ``--pp`` run compares send with ``direct`` (cached
+policy, ids last stage -> other stages over gloo) instead: the lines its terminal
+printed (``analysis.pp``), first.
 """
 
 from __future__ import annotations
@@ -258,12 +260,32 @@ def _floor_findings(ok) -> list[str]:
             "floor (the same recorded messages exchanged bare) across cases."]
 
 
+def _pp_findings(cases) -> list[str]:
+    """A ``--pp`` run's findings, the lines its terminal printed after the hop table
+    (``analysis.pp``): send against direct per B, N and codec (bytes; times only where
+    not withheld), the footnote when some are withheld (``analysis.cores``), and the
+    send/direct token check."""
+    from ipc_bench.analysis.cores import footnote
+    from ipc_bench.analysis.pp import send_direct_lines, token_check_line
+
+    if "pp" not in cases.columns or not cases["pp"].notna().any():
+        return []
+    records = [r for r in cases.to_dict("records") if r.get("pp") == r.get("pp")]
+    out = send_direct_lines(records)
+    withheld = footnote(records)
+    if withheld:
+        out.append(withheld.replace("* ", "`*` ", 1))
+    out.append(token_check_line(records) + ".")
+    return out
+
+
 def findings(results) -> list[str]:
-    """Findings of one run as sentences with numbers (see the module docstring).
-    ``results``: one run (``load``)."""
+    """Findings of one run as sentences with numbers (see the module docstring; a
+    ``--pp`` run: ``_pp_findings``). ``results``: one run (``load``)."""
     cases = results.cases
     if cases.empty:
         return ["The run has no finished case."]
+    pp = _pp_findings(cases)
     timed = "trace_speedup" in cases.columns and cases["trace_speedup"].notna().any()
     tables = _pair_tables(results)
     where = _where_of(cases, results.labels)
@@ -278,4 +300,4 @@ def findings(results) -> list[str]:
     if not timed:
         out.extend(_share_findings(cases, where, results.labels))
     out.extend(_floor_findings(ok))
-    return out
+    return pp + out

@@ -589,6 +589,10 @@ def send_cost_share(results):
     cases = results.cases
     table = send_cost_table(cases, labels=results.labels)
     if len(table) == 0:
+        if "pp" in cases.columns and cases["pp"].notna().any():
+            raise NoData("a --pp run compares send with direct (the cached policy, the ids "
+                         "sent last stage → other stages over gloo): the findings and "
+                         "\"Pipeline hops\" give its bytes, and its times where published")
         raise NoData("needs send and cached cases of the same workload and codec")
     if table["workload"].nunique() < 2:
         raise NoData("one workload only: this figure needs a sweep over running requests "

@@ -29,7 +29,9 @@ machine), one entry per step (``-1`` where the stage has no such hop):
 ``pp_in_wait_ns`` / ``pp_in_done_ns`` (when the stage began waiting for the step's
 hidden states, when they were there), ``pp_in_bytes`` (the bytes received),
 ``pp_out_start_ns`` (when it handed its own to
-``isend``), ``pp_direct_out_start_ns`` (the last stage, direct) and, on the other
+``isend``), ``pp_out_bytes`` (the tensor bytes handed to ``isend``),
+``pp_direct_out_start_ns`` and ``pp_direct_out_bytes`` (the last stage, direct: the
+ids' tensor bytes handed to ``isend``, summed over the N - 1 receiving stages) and, on the other
 stages, ``pp_direct_in_wait_ns`` / ``pp_direct_in_done_ns`` / ``pp_direct_in_bytes`` per step
 of ids received (in step order). ``analysis.pp`` pairs them into per-hop times.
 """
@@ -47,8 +49,8 @@ import numpy as np
 
 #: Columns a stage adds to its ``RunnerReport``.
 PP_COLUMNS = ("pp_in_wait_ns", "pp_in_done_ns", "pp_in_bytes", "pp_out_start_ns",
-              "pp_direct_out_start_ns", "pp_direct_in_wait_ns", "pp_direct_in_done_ns",
-              "pp_direct_in_bytes")
+              "pp_out_bytes", "pp_direct_out_start_ns", "pp_direct_out_bytes",
+              "pp_direct_in_wait_ns", "pp_direct_in_done_ns", "pp_direct_in_bytes")
 #: Name of the rendezvous file in the case's socket folder.
 STORE_FILE = "pp-store"
 
@@ -106,13 +108,15 @@ class StageLink:
             raise StageLinkError(f"{what} from stage {src}: {_gloo_line(exc)}") from None
         return out
 
-    def _isend(self, array: np.ndarray, dst: int, what: str) -> None:
+    def _isend(self, array: np.ndarray, dst: int, what: str) -> int:
+        """Hand ``array`` to ``isend`` (nothing for an empty one); returns its bytes."""
         if array.size:
             work = self.dist.isend(self.torch.from_numpy(array), dst)
             self._sends.append((work, array, what))
         sends = self._sends  # drop the completed ones; never wait here: a send of ids
         while sends and sends[0][0].is_completed():  # completes when its receiver posts
             self._wait_oldest()                       # the receive, which may be later
+        return array.nbytes
 
     def _wait_oldest(self) -> None:
         work, _, what = self._sends.popleft()
@@ -135,13 +139,15 @@ class StageLink:
     def send_hidden(self, hidden: np.ndarray, seq: int, perf=time.perf_counter_ns) -> None:
         """Step ``seq``'s hidden states to the next stage (``isend``)."""
         self.columns["pp_out_start_ns"].append(perf())
-        self._isend(hidden, self.next, f"hidden states of step {seq} to stage {self.next}")
+        self.columns["pp_out_bytes"].append(
+            self._isend(hidden, self.next, f"hidden states of step {seq} to stage {self.next}"))
 
     def send_ids(self, ids: np.ndarray, seq: int, perf=time.perf_counter_ns) -> None:
         """The last stage, ``direct``: step ``seq``'s sampled ids to every other stage."""
         self.columns["pp_direct_out_start_ns"].append(perf())
-        for dst in range(self.size - 1):
-            self._isend(ids, dst, f"sampled ids of step {seq} to stage {dst}")
+        self.columns["pp_direct_out_bytes"].append(
+            sum(self._isend(ids, dst, f"sampled ids of step {seq} to stage {dst}")
+                for dst in range(self.size - 1)))
 
     def recv_ids(self, num_reqs: int, seq: int, perf=time.perf_counter_ns) -> np.ndarray:
         """A non-last stage, ``direct``: step ``seq``'s sampled ids from the last stage."""

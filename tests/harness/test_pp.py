@@ -129,6 +129,14 @@ def test_stages_compute_the_single_runners_tokens(monkeypatch):
         if n > 1:  # micro-batches of max_num_seqs / N requests
             assert max(r[_COL["num_reqs"]] for r in send.sched_rows) == 8 // n
         assert len(send.tp_rank_columns) == n
+        # the direct ids as the last stage handed them to isend: 4 B per scheduled
+        # request to each of the N - 1 other stages, every step; each received its share
+        reqs = [r[_COL["num_reqs"]] for r in direct.sched_rows]
+        assert direct.tp_rank_columns[-1]["pp_direct_out_bytes"] == [
+            4 * q * (n - 1) for q in reqs], n
+        for stage in direct.tp_rank_columns[:-1]:
+            assert stage["pp_direct_in_bytes"] == [4 * q for q in reqs], n
+        assert send.tp_rank_columns[-1]["pp_direct_out_bytes"] == []  # send: no ids
     assert all(p.returncode == 0 for p in spy.procs) and len(spy.procs) == 2 * (1 + 2 + 4)
     assert_clean(spy)
 
@@ -171,11 +179,24 @@ def test_each_hop_carries_exact_bytes(monkeypatch):
     decode = [r for r in result.sched_rows if r[_COL["counted"]]]
     assert decode and all(r[_COL["num_scheduled_tokens"]] == r[_COL["num_reqs"]] == 4
                           for r in decode)  # 8 running, two micro-batches of 4
+    assert stage1["pp_direct_out_bytes"] == [4 * r for r in reqs]  # sent = received
+    assert result.tp_rank_columns[0]["pp_out_bytes"] == [t * HIDDEN_BYTES_PER_TOKEN
+                                                         for t in tokens]
     s = summarize_case(result)
     assert (s["pp"], s["pp_direct"]) == (2, True)
     assert s["pp_hidden_bytes_per_step"] == 4 * 4_096 == 16_384
     assert s["pp_direct_bytes_per_step"] == 16
-    assert s["pp_s2r_wire_bytes_all_stages_per_step"] == 2 * s["pp_s2r_bytes_per_step"]
+    # one base: payload bytes, the encoded messages as the sched records count them
+    s2r = [r[_COL["s2r_payload_bytes"]] for r in decode]
+    r2s = [r[_COL["r2s_payload_bytes"]] for r in decode]
+    assert s["pp_s2r_bytes_per_step"] == np.mean(s2r)
+    assert s["pp_r2s_bytes_per_step"] == np.mean(r2s)
+    assert s["pp_s2r_bytes_per_step"] == s["sched_to_runner_payload_bytes_per_step"]
+    # the frame heads apart: every frame here is over 255 B, so 9 B each, two stages
+    assert min(s2r + r2s) > 255
+    assert s["pp_zmq_frame_head_bytes_per_step"] == 2 * 9 + 9 == 27
+    assert s["pp_s2r_wire_bytes_all_stages_per_step"] == pytest.approx(2 * (np.mean(s2r) + 9),
+                                                                      abs=1e-9)
     assert len(s["pp_hidden_ns_median"]) == 1 and len(s["pp_direct_ns_median"]) == 1
     assert 0 < s["pp_hidden_ns_median"][0] < 1e9
     assert_clean(spy)
@@ -212,20 +233,52 @@ def test_a_lost_direct_token_fails_naming_the_step(monkeypatch, tmp_path):
     assert_clean(spy)
 
 
+def _one_core() -> None:
+    """``preexec_fn``: run the child (and its stages) on one core of this process's."""
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+
+def test_an_oversubscribed_pp_run_refused_prints_its_error_alone():
+    """--pp 2 on one core (3 processes) with an option --pp refuses: exit 2 and the
+    error line alone (the oversubscription warning goes with the cases that run)."""
+    proc = bench(["--scenario", "pp", "--pp", "2", "--codecs", "slots"], preexec_fn=_one_core)
+    out, err = proc.communicate(timeout=60)
+    assert (proc.returncode, out, err) == (
+        2, "", "bench.py: error: --codecs slots does not run with --pp stages: use --codecs "
+               "msgpack,pickle,packed\n")
+
+
+def test_an_oversubscribed_pp_case_carries_the_warning():
+    from ipc_bench.analysis.summary import noise_warnings
+
+    base = dict(num_steps=300, pp=2, pp_cores=2)
+    assert noise_warnings(dict(base, pp_oversubscribed=True)) == [
+        "--pp 2 on 2 core(s): 3 processes share them; those timings are not comparable"]
+    assert noise_warnings(dict(base, pp_cores=3, pp_oversubscribed=False)) == []
+
+
 def test_bench_exits_1_naming_the_step_of_a_lost_token(tmp_path):
     (tmp_path / "site").mkdir()
     (tmp_path / "site" / "sitecustomize.py").write_text(LOSE_ON_STAGE_0)
     env = dict(os.environ, TMPDIR=str(tmp_path), IPC_BENCH_TEST_LOSE_AT="20",
                IPC_BENCH_TEST_LOSE_LOG=str(tmp_path / "lost.txt"),
                PYTHONPATH=f"{tmp_path / 'site'}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    # on one core, so the case is oversubscribed (3 processes) on any machine
     proc = bench(["--scenario", "pp", "--pp", "2", "--num-running", "8", "--steps", "60",
                   "--warmup-steps", "5", "--policies", "send", "--codecs", "msgpack",
-                  "--input-oracle-interval", "1", "--output", str(tmp_path / "run")], env=env)
+                  "--input-oracle-interval", "1", "--output", str(tmp_path / "run")], env=env,
+                 preexec_fn=_one_core)
     out, err = proc.communicate(timeout=180)
     assert proc.returncode == 1, err
     assert "input oracle: step 20: request " in err + out, err
     assert "stage 0: " in err + out
     assert "Traceback" not in err
+    # the failure's one line comes first, no oversubscription warning before it
+    lines = [ln for ln in err.splitlines() if ln.startswith("bench.py:")]
+    assert lines[0].startswith("bench.py: error: num_running=8,pp=2/send/msgpack#0: stage 0: "
+                               "input oracle: step 20: request "), err
+    assert lines[1:] == [f"bench.py: partial results: {tmp_path / 'run'}"], err
+    assert "processes share them" not in err
 
 
 def test_a_killed_stage_is_named_and_every_stage_reaped(monkeypatch):
@@ -288,6 +341,8 @@ def test_the_scenario_reports_every_hop(tmp_path):
     for c in cases:
         assert c["pp_hidden_bytes_per_step"] == 4 * HIDDEN_BYTES_PER_TOKEN
         assert c["output_tokens_per_s"] > 0
+        assert c["pp_zmq_frame_head_bytes_per_step"] == 27  # 2 x 9 + 9: frames over 255 B
+        assert c["pp_s2r_bytes_per_step"] == c["sched_to_runner_payload_bytes_per_step"]
     assert [c for c in cases if c["arm"] == "direct"][0]["pp_direct_bytes_per_step"] == 16
     report = subprocess.run([sys.executable, "bench.py", "report", str(run_dir), "--output",
                              str(tmp_path / "report")], cwd=cwd, capture_output=True,
@@ -296,18 +351,38 @@ def test_the_scenario_reports_every_hop(tmp_path):
     md = (tmp_path / "report" / "report.md").read_text()
     assert "## Pipeline hops" in md
     assert "| 2 | direct | msgpack | 0 |" in md.replace("2* |", "2 |")
+    # the report says what the terminal said, with the same figures: the send/direct
+    # lines and the token check as findings, the footnote where timings are withheld
+    lines = out.splitlines()
+    start = lines.index("send against direct per step (means over repetitions):")
+    compared = lines[start + 1:start + 3]
+    assert [ln.split(":")[0] for ln in compared] == ["B=8 N=1 (msgpack)", "B=8 N=2 (msgpack)"]
+    assert "and 16 B of sampled ids per step over gloo, last stage -> the other stage; " \
+        in compared[1]
+    assert "hidden states 16,384 B per hop under both" in compared[1]
+    findings = md.split("## Findings", 1)[1].split("\n## ", 1)[0]
+    for line in compared:
+        assert f"- {line}\n" in findings
+    assert ("- token streams of send and direct: B=8 N=1: one token stream; B=8 N=2: one "
+            "token stream.\n") in findings
+    footnote = [ln for ln in lines if ln.startswith("* timings left out")]
+    if footnote:  # fewer than N + 2 cores for some N: the terminal's footnote, verbatim
+        assert f"- `*`{footnote[0][1:]}\n" in findings
+        assert "; times and tokens/s left out (fewer than N + 2 cores)." in compared[1]
+    assert "No send/cached pair in this run: a `--pp` run compares send with `direct`" in md
+    assert "What send costs as a share of the step: not shown, a --pp run compares " in md
 
 
 def test_the_token_line_says_when_only_one_policy_ran():
-    from ipc_bench.scenarios import pp as pp_scenario
+    from ipc_bench.analysis.pp import token_check_line
 
     def case(arm, digest, n=2):
         return dict(complete=True, num_running=4, pp=n, arm=arm, policy=arm,
                     token_digest=digest)
 
-    assert pp_scenario._same_tokens([case("send", "a"), case("send", "a")]) == (
+    assert token_check_line([case("send", "a"), case("send", "a")]) == (
         "token streams of send and direct: B=4 N=2: only send ran, nothing compared")
-    assert pp_scenario._same_tokens([case("send", "a"), case("direct", "a"),
-                                     case("send", "b", 1), case("direct", "c", 1)]) == (
+    assert token_check_line([case("send", "a"), case("direct", "a"),
+                             case("send", "b", 1), case("direct", "c", 1)]) == (
         "token streams of send and direct: B=4 N=1: 2 DIFFERENT streams; "
         "B=4 N=2: one token stream")

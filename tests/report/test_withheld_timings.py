@@ -58,6 +58,7 @@ def pp_summary(arm: str, n: int, n_cores: int) -> dict:
                 pp_hidden_bytes_per_step=16_384.0, pp_hidden_ns_median=[250_000.0],
                 pp_r2s_bytes_per_step=186.0, pp_direct_bytes_per_step=16.0 if direct else 0.0,
                 pp_direct_ns_median=[350_000.0] if direct else None,
+                pp_zmq_frame_head_bytes_per_step=6.0, token_digest="t0",
                 output_tokens_per_s=24_658.0)
 
 
@@ -150,10 +151,13 @@ def test_the_saving_table_keeps_bytes_and_drops_times():
 def test_the_hop_table_keeps_bytes_and_drops_times():
     header, rows = hop_table([pp_summary("send", 2, 2), pp_summary("direct", 2, 2),
                               pp_summary("send", 2, 16)])
+    assert header[4:6] == ["sched->stages B", "s->st0 us"] and header[-2:] == [
+        "ZMTP heads B", "tok/s"]
     assert rows == [
-        ["2*", "direct", "msgpack", "0", "200", "-", "16,384", "-", "186", "16", "-", "-"],
-        ["2*", "send", "msgpack", "0", "200", "-", "16,384", "-", "186", "-", "-", "-"],
-        ["2", "send", "msgpack", "0", "200", "75.0", "16,384", "250.0", "186", "-", "-",
+        ["2*", "direct", "msgpack", "0", "200", "-", "16,384", "-", "186", "16", "-", "6",
+         "-"],
+        ["2*", "send", "msgpack", "0", "200", "-", "16,384", "-", "186", "-", "-", "6", "-"],
+        ["2", "send", "msgpack", "0", "200", "75.0", "16,384", "250.0", "186", "-", "-", "6",
          "24,658"],
     ]
     text = pp_scenario.report([pp_summary("send", 2, 2), pp_summary("direct", 2, 2)])
@@ -171,3 +175,50 @@ def test_comparisons_compare_no_timing_and_say_why():
                                for rep in range(3)])[0]
     assert "encode_ns_per_step" in published["metrics"]
     assert "timings_withheld" not in published
+
+
+def _pp_pair(n_cores: int) -> list[dict]:
+    send, direct = pp_summary("send", 2, n_cores), pp_summary("direct", 2, n_cores)
+    send.update(pp_s2r_bytes_per_step=391.0, pp_r2s_bytes_per_step=362.0)
+    direct.update(pp_s2r_bytes_per_step=371.0, pp_r2s_bytes_per_step=362.0,
+                  pp_s2r_ready_ns_median=60_000.0, output_tokens_per_s=30_000.0)
+    return [send, direct]
+
+
+SEND_DIRECT_BYTES = (
+    "B=8 N=2 (msgpack): direct sends 20 fewer payload bytes per step to the stages than "
+    "send (391 -> 371 B, 5.1 % less: no new_token_ids) and 16 B of sampled ids per step "
+    "over gloo, last stage -> the other stage; payload all stages receive per step: send "
+    "782 B (2 x 391), direct 758 B (2 x 371 + 16); hidden states 16,384 B per hop under "
+    "both, the reply 362 B under both")
+
+
+def test_send_against_direct_gives_bytes_and_times_only_where_published():
+    from ipc_bench.analysis.pp import send_direct_lines
+
+    assert send_direct_lines(_pp_pair(2)) == [
+        SEND_DIRECT_BYTES + "; times and tokens/s left out (fewer than N + 2 cores)."]
+    assert send_direct_lines(_pp_pair(16)) == [
+        SEND_DIRECT_BYTES + "; send -> direct: scheduler -> stage 0 median 75.0 -> 60.0 us, "
+        "direct ids median 350.0 us (mean over receiving stages), output tokens/s 24,658 -> "
+        "30,000 (+21.7 %)."]
+    # one arm only: nothing compared (the token line says so)
+    assert send_direct_lines(_pp_pair(2)[:1]) == []
+
+
+def test_a_pp_reports_findings_are_the_terminals_lines():
+    """The report's findings of a --pp run: the lines the terminal printed after the
+    hop table (send against direct, the footnote, the token check), same figures."""
+    import pandas as pd
+
+    from ipc_bench.report.findings import _pp_findings
+
+    summaries = _pp_pair(2)
+    terminal = pp_scenario.report(summaries).splitlines()
+    assert terminal[-4:] == [
+        NOTE_2, "send against direct per step (means over repetitions):",
+        SEND_DIRECT_BYTES + "; times and tokens/s left out (fewer than N + 2 cores).",
+        "token streams of send and direct: B=8 N=2: one token stream"]
+    assert _pp_findings(pd.DataFrame(summaries)) == [
+        terminal[-2], "`*`" + NOTE_2[1:], terminal[-1] + "."]
+    assert _pp_findings(pd.DataFrame([tp_summary("send", 2, 2)])) == []
