@@ -28,7 +28,8 @@ Spinning readers and cores: N spinning ranks and the scheduler need N + 1 cores,
 spinning rank takes the core the scheduler (or another rank) needs. Where the
 process's CPU affinity has fewer than N + 1 cores, ``shm`` is left out of the
 default transports for that N (the ring's block wait, ``shm-block``, is what runs);
-asked for with ``--tp-transports``, it runs, a warning says so, and the table marks
+asked for with ``--tp-transports``, it runs, each of its cases warns (after the case,
+in its summary's warnings, so a run refused later prints its error alone), and the table marks
 the row ``*`` (its timings are not comparable). Byte figures and the oracles hold
 whatever the cores.
 
@@ -44,7 +45,6 @@ token stream was the same across N, transports and policies.
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import replace
 from typing import Any, Optional
 
@@ -71,15 +71,11 @@ def cores() -> int:
 def transports_for(n: int, opts: ScenarioOptions) -> list[str]:
     """The broadcast transports of N ranks: ``tcp`` (XPUB/SUB) with ranks on other
     hosts (``--remote-runners``); else ``--tp-transports``, else ``TRANSPORTS``
-    less the spinning ``shm`` where fewer than N + 1 cores are available (a warning on
-    stderr when it was asked for there)."""
+    less the spinning ``shm`` where fewer than N + 1 cores are available (asked for
+    there, it runs, and each case warns: ``analysis.summary.noise_warnings``)."""
     if opts.remote_runners:
         return ["tcp"]
     if opts.tp_transports:
-        if "shm" in opts.tp_transports and cores() < n + 1:
-            print(f"bench.py: warning: --tp {n} with spinning readers (shm) on {cores()} "
-                  f"core(s): {n + 1} processes share them; those timings are not comparable",
-                  file=sys.stderr)
         return list(opts.tp_transports)
     return [t for t in TRANSPORTS if t != "shm" or cores() >= n + 1]
 

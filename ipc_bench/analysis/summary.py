@@ -728,7 +728,8 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
     (``cpu_usage`` from ``environment.cpu_usage_between``); a ``--pp`` case whose N
     stages and scheduler outnumbered the cores (``pp_oversubscribed``: the warning
     ``scenarios/pp`` printed before the run once, now with the case, so a run refused
-    later prints its error alone). Returns one line per problem; an empty list means
+    later prints its error alone); likewise a ``--tp`` case of spinning ``shm`` readers
+    with fewer than N + 1 cores (``tp_oversubscribed``). Returns one line per problem; an empty list means
     none was seen.
     """
     warnings = []
@@ -736,6 +737,11 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
         n, n_cores = summary["pp"], summary["pp_cores"]
         warnings.append(f"--pp {n} on {n_cores} core(s): {n + 1} processes share them; "
                         "those timings are not comparable")
+    if (summary.get("tp_oversubscribed") and summary.get("tp_cores") is not None
+            and summary.get("transport") == "shm"):
+        n, n_cores = summary["tp"], summary["tp_cores"]
+        warnings.append(f"--tp {n} with spinning readers (shm) on {n_cores} core(s): "
+                        f"{n + 1} processes share them; those timings are not comparable")
     n = summary.get("num_steps", 0)
     if summary.get("instrumentation") == "totals":  # the bare loop: totals only, by design
         pass
