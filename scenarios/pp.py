@@ -7,7 +7,8 @@ still travel last stage -> scheduler -> first stage in the next SchedulerOutput
 ``direct`` here). This scenario runs both on N pipeline stages (``--pp``; processes
 ``harness.pp_stage``, ``engine.pipeline``): every stage reads every SchedulerOutput
 (the XPUB broadcast of ``--tp``), stage i passes stage i + 1 hidden states over
-``torch.distributed`` (gloo, 127.0.0.1 only), 4,096 bytes per scheduled token (2,048
+``torch.distributed`` (gloo; on 127.0.0.1, or with ``--remote-runners`` on each
+stage's address towards the scheduler, meeting through the scheduler's tcp store), 4,096 bytes per scheduled token (2,048
 int16 elements, Llama-3.2-1B's hidden size in bf16); the last stage samples and
 replies; the scheduler keeps N micro-batches in flight (vLLM's batch queue), B / N
 requests each.
@@ -80,11 +81,9 @@ def cases(opts: ScenarioOptions) -> list[CaseSpec]:
         raise ConfigError(f"scenario {NAME} splits the torch model by layers on CPU only "
                           "(gloo moves host tensors): use --device cpu")
     check_pp_model(model)
-    if opts.remote_runners:
-        raise ConfigError(f"scenario {NAME} runs --pp pipeline stages, all on this machine "
-                          "(their torch.distributed group meets through a local file "
-                          "store): drop --remote-runners")
-    if opts.transport != "ipc":
+    # stages started by hand read the broadcast over tcp (--remote-runners needs it)
+    transport = "tcp" if opts.remote_runners else "ipc"
+    if opts.transport != transport and not opts.remote_runners:
         raise ConfigError(f"scenario {NAME} broadcasts each SchedulerOutput to its stages "
                           f"over ipc and passes hidden states over gloo: drop --transport "
                           f"{opts.transport}")
@@ -100,7 +99,8 @@ def cases(opts: ScenarioOptions) -> list[CaseSpec]:
         case = steady_case(opts, NAME, labels, policy, codec, rep, model=model,
                            steps=steps, warmup=warmup)
         direct = policy == CACHED
-        return replace(case, transport="ipc", pp=labels["pp"], pp_direct=direct, floor=False)
+        return replace(case, transport=transport, pp=labels["pp"], pp_direct=direct,
+                       floor=False)
 
     workloads = [{"num_running": b, "pp": n}
                  for b in (opts.num_running or DEFAULT_NUM_RUNNING) for n in stages]
