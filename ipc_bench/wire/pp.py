@@ -159,10 +159,13 @@ class StageLink:
     """Stage ``rank`` of ``size`` in the gloo group rendezvousing at ``store_path`` (a
     ``FileStore`` path, or ``tcp://ADDR:PORT`` of a ``StoreServer``: module docstring).
     ``timeout_s`` bounds the store's connect, every receive and send. ``columns``:
-    ``PP_COLUMNS`` lists. ``StageLinkError`` (one line) when the store cannot be
+    ``PP_COLUMNS`` lists. ``device``: the stage's (``"cuda"``: hidden states are
+    received into page-locked host memory, ``cuda_step.stage_host_buffer``).
+    ``StageLinkError`` (one line) when the store cannot be
     reached or this stage's address has no interface for gloo."""
 
-    def __init__(self, store_path: str, rank: int, size: int, timeout_s: float):
+    def __init__(self, store_path: str, rank: int, size: int, timeout_s: float,
+                 device: str = "cpu"):
         remote = store_path.startswith(TCP_STORE_PREFIX)
         if remote:  # gloo on the interface this stage reaches the scheduler through
             from ipc_bench.wire.transport import split_tcp_endpoint
@@ -182,6 +185,7 @@ class StageLink:
         import torch.distributed as dist
 
         self.torch, self.dist = torch, dist
+        self.device = device  # "cuda": hidden states are received into page-locked memory
         self.rank, self.size, self.timeout_s = rank, size, timeout_s
         self.prev = rank - 1 if rank > 0 else None
         self.next = rank + 1 if rank < size - 1 else None
@@ -202,8 +206,11 @@ class StageLink:
             dist.init_process_group("gloo", store=store, rank=rank, world_size=size,
                                     timeout=datetime.timedelta(seconds=timeout_s))
 
-    def _recv(self, shape: tuple, dtype, src: int, what: str) -> np.ndarray:
-        out = np.empty(shape, dtype)
+    def _recv(self, shape: tuple, dtype, src: int, what: str,
+              device: str = "cpu") -> np.ndarray:
+        from ipc_bench.engine.cuda_step import stage_host_buffer
+
+        out = stage_host_buffer(self.torch, shape, dtype, device)
         if out.size == 0:
             return out
         try:
@@ -232,7 +239,8 @@ class StageLink:
         """Step ``seq``'s hidden states from the previous stage (``shape`` and ``dtype``:
         ``engine.pipeline.PipelineStage.hidden_spec``)."""
         t0 = perf()
-        hidden = self._recv(shape, dtype, self.prev, f"hidden states of step {seq}")
+        hidden = self._recv(shape, dtype, self.prev, f"hidden states of step {seq}",
+                            self.device)
         self.columns["pp_in_wait_ns"].append(t0)
         self.columns["pp_in_done_ns"].append(perf())
         self.columns["pp_in_bytes"].append(hidden.nbytes)

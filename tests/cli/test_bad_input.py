@@ -115,8 +115,7 @@ OPTION_CASES = [
      "scenario pp runs the null, fixed-step, torch models; --model emulated is not split "
      "by layers here"),
     (["--scenario", "pp", "--model", "torch", "--cuda-graphs"],
-     "--pp splits the torch model by layers on CPU only (gloo moves host tensors): use "
-     "--device cpu, no --cuda-graphs"),
+     "--pp runs each stage's share of the torch model's layers eagerly: drop --cuda-graphs"),
     (DS + ["--async-scheduling", "--policies", "cached", "--codecs", "replicated"],
      "--codecs replicated runs synchronously only (the runner's replica applies step n's "
      "output before it schedules n+1): drop --async-scheduling"),
