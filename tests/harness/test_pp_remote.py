@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -136,6 +137,7 @@ def _waiting_line(sched: subprocess.Popen) -> str:
     return line
 
 
+@needs_ss
 def test_two_stages_started_by_hand_run_send_and_direct_to_one_token_stream(tmp_path):
     port = free_base_port(5)
     sched = start_scheduler(PP + ["--remote-runners", "--port", str(port)], tmp_path / "r")
@@ -144,8 +146,22 @@ def test_two_stages_started_by_hand_run_send_and_direct_to_one_token_stream(tmp_
         f"host run: python bench.py runner --connect tcp://127.0.0.1:{port}; python bench.py "
         f"runner --connect tcp://127.0.0.1:{port + 1}\n")
     stages = [start_runner(port + r) for r in range(2)]
-    errs = [s.communicate(timeout=120)[1] for s in stages]
-    out, err = sched.communicate(timeout=60)
+    seen: set[str] = set()  # listeners on the store port (BASE + R + 2), polled
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(0.2):
+            seen.update(listening(port + 4))
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        errs = [s.communicate(timeout=120)[1] for s in stages]
+        out, err = sched.communicate(timeout=60)
+    finally:
+        done.set()
+        watcher.join(10)
+    assert seen == {f"127.0.0.1:{port + 4}"}  # the store, on the given address only
     assert sched.returncode == 0, err
     assert [s.returncode for s in stages] == [0, 0], errs
     assert [e.splitlines()[-1] for e in errs] == [
@@ -156,7 +172,7 @@ def test_two_stages_started_by_hand_run_send_and_direct_to_one_token_stream(tmp_
     assert sorted(c["arm"] or c["policy"] for c in cases) == ["direct", "send"]
     assert [c["pp"] for c in cases] == [2, 2]
     digests = {c["token_digest"] for c in cases}
-    assert len(digests) == 1 and len(digests.pop()) == 64
+    assert len(digests) == 1 and len(next(iter(digests))) == 64
     assert listening(port + 4) == []  # the store port (BASE + R + 2) is free again
 
 
