@@ -99,11 +99,21 @@ def local_address_towards(host: str) -> str:
 
 
 def gloo_interface(address: str) -> str:
-    """The name of the network interface that holds the IPv4 ``address`` (what
-    ``GLOO_SOCKET_IFNAME`` takes: gloo binds that interface's address). ``StageLinkError``
-    (one line) where none does (an IPv6 address included: gloo's interface lookup is
-    used for IPv4 here)."""
-    if ":" not in address:
+    """The name of the network interface that holds ``address`` (IPv4: ``SIOCGIFADDR``
+    of each interface; IPv6: ``/proc/net/if_inet6``), what ``GLOO_SOCKET_IFNAME``
+    takes (gloo binds an address of that interface: with IPv4 and IPv6 on it, the
+    first its lookup finds). ``StageLinkError`` (one line) where none does."""
+    if ":" in address:
+        wanted = socket.inet_pton(socket.AF_INET6, address.split("%")[0]).hex()
+        try:
+            with open("/proc/net/if_inet6") as f:
+                for line in f:
+                    fields = line.split()
+                    if len(fields) == 6 and fields[0] == wanted:
+                        return fields[5]
+        except OSError:
+            pass
+    else:
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
             for _, name in socket.if_nameindex():
                 try:

@@ -72,6 +72,9 @@ def test_a_taken_store_port_is_one_line():
 def test_gloo_is_bound_to_the_interface_of_the_address_towards_the_scheduler():
     assert local_address_towards("127.0.0.1") == "127.0.0.1"
     assert gloo_interface("127.0.0.1") == "lo"
+    inet6 = Path("/proc/net/if_inet6")
+    if inet6.exists() and "0" * 31 + "1" in inet6.read_text():  # ::1 is configured
+        assert gloo_interface("::1") == "lo"
     with pytest.raises(StageLinkError) as err:
         gloo_interface("192.0.2.77")  # TEST-NET-1: held by no interface here
     assert str(err.value) == ("no network interface holds 192.0.2.77, this stage's address "
