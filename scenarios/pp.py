@@ -7,7 +7,8 @@ still travel last stage -> scheduler -> first stage in the next SchedulerOutput
 ``direct`` here). This scenario runs both on N pipeline stages (``--pp``; processes
 ``harness.pp_stage``, ``engine.pipeline``): every stage reads every SchedulerOutput
 (the XPUB broadcast of ``--tp``), stage i passes stage i + 1 hidden states over
-``torch.distributed`` (gloo, 127.0.0.1 only), 4,096 bytes per scheduled token (2,048
+``torch.distributed`` (gloo; on 127.0.0.1, or with ``--remote-runners`` on each
+stage's address towards the scheduler, meeting through the scheduler's tcp store), 4,096 bytes per scheduled token (2,048
 int16 elements, Llama-3.2-1B's hidden size in bf16); the last stage samples and
 replies; the scheduler keeps N micro-batches in flight (vLLM's batch queue), B / N
 requests each.
@@ -18,8 +19,9 @@ that its N + 1 processes share the cores, and rows with fewer than N + 2 cores a
 marked ``*``) x policy x codec. ``--policies``: ``send``, and
 ``cached``, which runs as ``direct`` (at N = 1, where the first stage is the last,
 ``direct`` is vLLM #20291's cached). Null model by default; ``--model fixed-step
---step-time-ms MS`` splits MS evenly over the stages; ``--model torch`` (CPU only) is
-split by layers, evenly, the hidden states then float32 ``[tokens, hidden_size]``; the
+--step-time-ms MS`` splits MS evenly over the stages; ``--model torch`` is
+split by layers, evenly, the hidden states then float32 ``[tokens, hidden_size]`` (on
+CUDA staged through page-locked host memory for gloo: not yet run on a GPU); the
 emulated model is refused (not split by layers here). ``--steps`` default 300 counted steps,
 ``--warmup-steps`` default 30. There is no floor.
 
@@ -44,7 +46,6 @@ from ipc_bench.analysis.cores import footnote
 from ipc_bench.analysis.pp import (HOP_BYTES_NOTE, hop_table, send_direct_lines,
                                    token_check_line)
 from ipc_bench.engine.config import CACHED, TORCH_PRESETS, ConfigError
-from ipc_bench.engine.models import resolve_device
 from ipc_bench.engine.pipeline import DIRECT, PP_MODELS, PP_SIZES, check_pp_model
 from ipc_bench.harness.scenario import STEADY, ScenarioOptions, grid, steady_case
 from ipc_bench.harness.spec import CaseSpec
@@ -76,15 +77,10 @@ def cases(opts: ScenarioOptions) -> list[CaseSpec]:
     if model.name not in PP_MODELS:
         raise ConfigError(f"scenario {NAME} runs the {', '.join(PP_MODELS)} models; "
                           f"--model {model.name} is not split by layers here")
-    if model.name == "torch" and resolve_device(model.device) != "cpu":
-        raise ConfigError(f"scenario {NAME} splits the torch model by layers on CPU only "
-                          "(gloo moves host tensors): use --device cpu")
     check_pp_model(model)
-    if opts.remote_runners:
-        raise ConfigError(f"scenario {NAME} runs --pp pipeline stages, all on this machine "
-                          "(their torch.distributed group meets through a local file "
-                          "store): drop --remote-runners")
-    if opts.transport != "ipc":
+    # stages started by hand read the broadcast over tcp (--remote-runners needs it)
+    transport = "tcp" if opts.remote_runners else "ipc"
+    if opts.transport != transport and not opts.remote_runners:
         raise ConfigError(f"scenario {NAME} broadcasts each SchedulerOutput to its stages "
                           f"over ipc and passes hidden states over gloo: drop --transport "
                           f"{opts.transport}")
@@ -100,7 +96,8 @@ def cases(opts: ScenarioOptions) -> list[CaseSpec]:
         case = steady_case(opts, NAME, labels, policy, codec, rep, model=model,
                            steps=steps, warmup=warmup)
         direct = policy == CACHED
-        return replace(case, transport="ipc", pp=labels["pp"], pp_direct=direct, floor=False)
+        return replace(case, transport=transport, pp=labels["pp"], pp_direct=direct,
+                       floor=False)
 
     workloads = [{"num_running": b, "pp": n}
                  for b in (opts.num_running or DEFAULT_NUM_RUNNING) for n in stages]

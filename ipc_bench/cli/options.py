@@ -319,12 +319,14 @@ def _add_arm_options(p: argparse.ArgumentParser) -> None:
                    "code on load: only if every host that can reach the port is trusted)")
     p.add_argument("--remote-runners", action="store_true", help=(
         "runners on other hosts: start none, wait (--startup-timeout) for runners started "
-        "by hand with python bench.py runner --connect tcp://SCHEDULER:PORT (one per rank: "
-        "1, or the largest --tp); needs --transport tcp; sockets at fixed ports from --port"))
+        "by hand with python bench.py runner --connect tcp://SCHEDULER:PORT (one per rank "
+        "or stage: 1, or the largest --tp or --pp); needs --transport tcp; sockets at fixed "
+        "ports from --port"))
     p.add_argument("--port", type=_int_in(1, 65535), default=None, metavar="BASE",
                    help="with --remote-runners: first of the fixed ports (default 5600): "
                    "rank r's control port BASE+r, then the SchedulerOutput and "
-                   "ModelRunnerOutput ports BASE+R and BASE+R+1 for R runners")
+                   "ModelRunnerOutput ports BASE+R and BASE+R+1 for R runners, and with "
+                   "--pp the stages' torch.distributed store at BASE+R+2")
 
 
 def _add_model_options(p: argparse.ArgumentParser) -> None:

@@ -80,16 +80,18 @@ def _main(argv: list[str]) -> int:
 
 
 def _remote_runners(args, cases):
-    """With ``--remote-runners``: the run's ``wire.remote.RemoteRunners`` (one per rank:
-    the largest ``--tp`` of the cases, else 1), its control ports bound and its data
-    ports checked (``EndpointError``, one line, exit 2, when one is taken), and one line
-    on stderr with the command that starts each runner; else ``None``."""
+    """With ``--remote-runners``: the run's ``wire.remote.RemoteRunners`` (one per rank
+    or stage: the largest ``--tp`` or ``--pp`` of the cases, else 1; with ``--pp`` also
+    the stages' store port), its control ports bound and its data ports checked
+    (``EndpointError``, one line, exit 2, when one is taken), and one line on stderr
+    with the command that starts each runner; else ``None``."""
     if not args.remote_runners:
         return None
     from ipc_bench.wire.remote import DEFAULT_PORT, RemoteRunners, runner_command
 
-    n = max((c.tp or 1) for c in cases)
-    remote = RemoteRunners(args.host or "127.0.0.1", args.port or DEFAULT_PORT, n)
+    n = max((c.tp or c.pp or 1) for c in cases)
+    remote = RemoteRunners(args.host or "127.0.0.1", args.port or DEFAULT_PORT, n,
+                           store=any(c.pp is not None for c in cases))
     commands = "; ".join(runner_command(remote.host, p) for p in remote.ports.ctls)
     print(f"bench.py: waiting up to {args.startup_timeout:g} s for {n} runner(s) started by "
           f"hand; on each runner's host run: {commands}", file=sys.stderr, flush=True)
@@ -256,7 +258,8 @@ def _check_remote(args) -> None:
     from ipc_bench.wire.remote import DEFAULT_PORT, remote_ports
 
     try:
-        remote_ports(args.port or DEFAULT_PORT, max(args.tp or [1]))
+        remote_ports(args.port or DEFAULT_PORT, max(args.tp or args.pp or [1]),
+                     store=bool(args.pp))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 
@@ -337,18 +340,13 @@ def _check_stateful_codec(args, case) -> None:
 
 def _check_pp(args, case) -> None:
     """Refuse (``UsageError``) what ``--pp`` stages do not run: drafts (as vLLM at the
-    mirrored commits: ``PP_SPEC_REFUSAL``), a frontend,
-    runners started by hand (the stages meet through a file store on this machine;
-    torch.distributed across hosts is not built)."""
+    mirrored commits: ``PP_SPEC_REFUSAL``), a frontend."""
     where = f"scenario {args.scenario} runs --pp pipeline stages"
     if case.scheduler.num_spec_tokens:
         raise UsageError(f"{where} without speculative decoding: {PP_SPEC_REFUSAL}: drop "
                          "--num-spec-tokens")
     if case.frontend:
         raise UsageError(f"{where}, whose cases do not run a frontend: drop --frontend")
-    if args.remote_runners:
-        raise UsageError(f"{where}, all on this machine (their torch.distributed group "
-                         "meets through a local file store): drop --remote-runners")
 
 
 def _check_frontend(args, case) -> None:

@@ -375,3 +375,44 @@ class DeviceSampledIds:
             event = torch.cuda.Event()
             event.record(stream)
         return SampledCopy(event, sampled_host, fed_host)
+
+
+# ---------------------------------------------------------------- pipeline stages
+# gloo moves host tensors only (NCCL would need a GPU per stage, which one GPU cannot
+# give), so a ``--pp`` stage on CUDA copies its hidden states to page-locked host memory
+# before the send and back to its device after the receive (``engine.pipeline``,
+# ``wire.pp``). vLLM's PP over NCCL sends device tensors (``vllm.distributed.
+# parallel_state.GroupCoordinator.send_tensor_dict``); this is the host-staged form.
+
+
+def stage_host_buffer(torch, shape: tuple, dtype, device_type: str) -> np.ndarray:
+    """A host array of ``shape`` / numpy ``dtype`` for a receive between stages:
+    page-locked (``pin_memory``, torch's caching host allocator) when the stage runs
+    on ``device_type`` ``"cuda"``, else a plain ``np.empty``. A fresh one per call (a
+    buffer may be read by an ``isend`` or a copy while the next step is received)."""
+    if device_type != "cuda":
+        return np.empty(shape, dtype)
+    return torch.empty(shape, dtype=torch.from_numpy(np.empty(0, dtype)).dtype,
+                       pin_memory=True).numpy()
+
+
+def hidden_to_host(torch, hidden) -> np.ndarray:
+    """The float32 ``[num_tokens, hidden_size]`` hidden states ``hidden`` (a tensor on
+    the stage's device) as a host array for gloo: on CUDA copied (synchronously, so
+    the bytes are there before the send reads them) into a fresh page-locked tensor;
+    on CPU the tensor's own memory (no copy)."""
+    hidden = hidden.float()
+    if hidden.device.type == "cpu":
+        return hidden.numpy()
+    host = torch.empty(tuple(hidden.shape), dtype=torch.float32, pin_memory=True)
+    host.copy_(hidden)
+    return host.numpy()  # keeps ``host`` alive
+
+
+def hidden_to_device(torch, hidden: np.ndarray, device):
+    """Hidden states received from the previous stage (a host array, page-locked on
+    CUDA: ``stage_host_buffer``) as a tensor on ``device``: on CPU the array's own
+    memory, on CUDA one host-to-device copy (blocking: the buffer may go once it
+    returns)."""
+    t = torch.from_numpy(np.ascontiguousarray(hidden))
+    return t if torch.device(device).type == "cpu" else t.to(device)

@@ -33,7 +33,7 @@ import numpy as np
 from ipc_bench.engine.config import ConfigError, ModelConfig, SchedulerConfig, check_model_memory
 from ipc_bench.engine.cuda_step import (DecodeGraphs, PinnedStaging, StepEventTimer,
                                         configure_cuda_attention, cuda_graph_capture,
-                                        eager_capture)
+                                        eager_capture, hidden_to_device, hidden_to_host)
 from ipc_bench.engine.paged_attention import (GRAPH_BACKENDS, DecodeRows, GatherAttention,
                                               decode_buckets,
                                               make_attention, resolve_attention)
@@ -669,7 +669,9 @@ class TorchModel:
         previous stage's hidden states (``x`` float32 ``[num_tokens, hidden]``). Returns
         the hidden states after layer ``hi - 1`` (float32 ``[num_tokens, hidden]``) or,
         with ``head``, the greedy ids (int64 ``[num_reqs]``). The same operations as
-        ``forward_logits``, split: the ids equal the whole model's on the same batch."""
+        ``forward_logits``, split: the ids equal the whole model's on the same batch.
+        On CUDA the hidden states come in and go out through page-locked host memory
+        (``cuda_step.hidden_to_device`` / ``hidden_to_host``: gloo moves host tensors)."""
         torch = self.torch
         n = len(seq_lens)
         if n == 0:
@@ -680,11 +682,11 @@ class TorchModel:
             if lo == 0:
                 x_t = self.embed[self._to_device("input_ids", np.asarray(x, dtype=np.int64))]
             else:
-                x_t = self._to_device("hidden", x).to(self.dtype)
+                x_t = hidden_to_device(torch, x, self.torch_device).to(self.dtype)
             x_t = self._layers(x_t, plan[0], plan[1], plan[2], plan[3], lo, hi)
             if head:
                 return self._head(x_t, plan[4]).argmax(dim=-1).cpu().numpy().astype(np.int64)
-            return x_t.float().cpu().numpy()
+            return hidden_to_host(torch, x_t)
 
     def _decode_attention(self, q, k_cache, v_cache, bucket: int, plan):
         """``q`` ``[nd, H, hd]`` through the backend, padded with zero rows to

@@ -39,9 +39,10 @@ token's row; the middle stages pass the rows on; the last stage maps the hash to
 (``TokenIds.from_hash``). So the ids equal the single runner's, and a stage that feeds
 a wrong id changes the tokens as well as failing the input oracle. The fixed-step
 model's step is split evenly over the stages: each waits ``step_time_ms / pp`` per
-micro-batch. The torch model (CPU only) is split by layers, evenly
+micro-batch. The torch model is split by layers, evenly
 (``PipelineStage.layers``, ``TorchModel.forward_stage``): its hidden states are the
-float32 ``[num_tokens, hidden_size]`` tensor between two layers.
+float32 ``[num_tokens, hidden_size]`` tensor between two layers; on CUDA they go through
+page-locked host memory (gloo moves host tensors; that path has not run on a GPU here).
 """
 
 from __future__ import annotations
@@ -83,14 +84,16 @@ def check_pp(value: int) -> int:
 
 def check_pp_model(model: ModelConfig) -> None:
     """``ConfigError`` (one line) for a model whose stages do not run here: other than
-    ``PP_MODELS``, or the torch model on CUDA or with CUDA graphs (its stages pass host
-    tensors over gloo)."""
+    ``PP_MODELS``, or the torch model with CUDA graphs (a stage runs its layers
+    eagerly). On CUDA a stage stages its hidden states through page-locked host memory
+    for gloo (``cuda_step.hidden_to_host``); NCCL is not used (it needs a GPU per
+    stage)."""
     if model.name not in PP_MODELS:
         raise ConfigError(f"--pp runs the {', '.join(PP_MODELS)} models; the "
                           f"{model.name} model is not split by layers here")
-    if model.name == "torch" and (model.cuda_graphs or model.device == "cuda"):
-        raise ConfigError("--pp splits the torch model by layers on CPU only (gloo moves "
-                          "host tensors): use --device cpu, no --cuda-graphs")
+    if model.name == "torch" and model.cuda_graphs:
+        raise ConfigError("--pp runs each stage's share of the torch model's layers "
+                          "eagerly: drop --cuda-graphs")
 
 
 def hidden_bytes(num_tokens: int) -> int:
@@ -182,9 +185,6 @@ class PipelineStage:
         self.runner = ModelRunner(scheduler, model, policy, messages)
         self.model = self.runner.model
         self.torch = model.name == "torch"
-        if self.torch and self.model.torch_device.type != "cpu":
-            raise ConfigError("--pp splits the torch model by layers on CPU only (gloo moves "
-                              "host tensors): use --device cpu")
         num_layers = self.model.preset.num_layers if self.torch else pp_size
         #: the decoder layers this stage runs (the torch model: an even split)
         self.layers = (rank * num_layers // pp_size, (rank + 1) * num_layers // pp_size)
@@ -248,7 +248,7 @@ class PipelineStage:
     def hidden_spec(self, num_tokens: int) -> tuple[tuple[int, int], np.dtype]:
         """Shape and dtype of a step's hidden states between two stages: ``[num_tokens,
         HIDDEN_SIZE]`` int16 (null, fixed-step), ``[num_tokens, hidden_size]`` float32
-        (torch, CPU)."""
+        (torch)."""
         if self.torch:
             return (num_tokens, self.model.preset.hidden_size), np.dtype(np.float32)
         return (num_tokens, HIDDEN_SIZE), np.dtype(HIDDEN_DTYPE)

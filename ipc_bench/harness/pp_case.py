@@ -18,6 +18,11 @@ batches; the null and fixed-step models' tokens do not depend on the schedule at
 floor (``CaseSpec.floor`` is ignored: the bare exchange it replays is the scheduler's
 hop alone, which the stages' hops would leave out).
 
+Stages started by hand (``--remote-runners``, ``harness.remote_runner``): as ``--tp``
+ranks started by hand (nothing spawned, the broadcast over tcp at the run's fixed
+ports), and the gloo group meets through a ``TCPStore`` this case hosts on ``--host``
+at the run's store port (``wire.pp.StoreServer``), stopped when the case ends.
+
 Faults as the ``--tp`` case's, naming the stage: a stage that exits or is killed, one
 that stops answering (the scheduler's ``peer_timeout_s``; a stage waiting on another
 for hidden states or ids gives up after the same timeout, the gloo group's), one that
@@ -31,7 +36,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from ipc_bench.engine.config import CACHED, SEND, ConfigError
 from ipc_bench.engine.pipeline import check_pp, check_pp_model
@@ -39,8 +44,10 @@ from ipc_bench.harness.recording import StepFlusher
 from ipc_bench.harness.spec import CaseError, CaseResult, CaseSpec
 from ipc_bench.harness.tp_case import TpExchange, _TpCase
 from ipc_bench.wire.handshake import RunnerConfig
-from ipc_bench.wire.pp import STORE_FILE
+from ipc_bench.wire.pp import STORE_FILE, StoreServer
+from ipc_bench.wire.remote import RemoteRunners
 from ipc_bench.wire.tp import ORIGIN_COLUMN, OUTPUT_DIGEST_COLUMN, TpSchedulerChannel
+from ipc_bench.wire.transport import split_tcp_endpoint
 
 _RANK = re.compile(r"\brank (\d+)\b")
 
@@ -54,13 +61,15 @@ class PpExchange(TpExchange):
         return list(self.channel.per_rank)
 
 
-def check_pp_spec(spec: CaseSpec) -> None:
-    """``ValueError`` / ``ConfigError`` (one line) for a ``--pp`` case that cannot run."""
+def check_pp_spec(spec: CaseSpec, remote: bool = False) -> None:
+    """``ValueError`` / ``ConfigError`` (one line) for a ``--pp`` case that cannot run
+    (``remote``: stages started by hand, which read the broadcast over tcp)."""
     check_pp(spec.pp)
     check_pp_model(spec.model)
-    if spec.transport != "ipc":
-        raise ConfigError(f"--pp stages read the scheduler's broadcast over ipc, not "
-                          f"{spec.transport}")
+    transport = "tcp" if remote else "ipc"
+    if spec.transport != transport:
+        raise ConfigError(f"--pp stages {'started by hand ' if remote else ''}read the "
+                          f"scheduler's broadcast over {transport}, not {spec.transport}")
     if spec.async_scheduling or spec.instrumentation != "steps" or spec.stream:
         raise ConfigError("--pp runs its own batch queue with every step recorded: no "
                           "--async-scheduling, bare loops or streamed records")
@@ -74,17 +83,25 @@ def check_pp_spec(spec: CaseSpec) -> None:
 
 
 def run_pp_case(spec: CaseSpec, on_step=None, *, result: CaseResult, flusher: StepFlusher,
-                process: Callable[..., Any], phases: Callable[..., None]) -> CaseResult:
+                process: Callable[..., Any], phases: Callable[..., None],
+                remote: Optional[RemoteRunners] = None) -> CaseResult:
     """Run ``spec`` with ``spec.pp`` stages; fills and returns ``result``. Raises as
     ``tp_case.run_tp_case`` does, naming the stage; ``ConfigError`` /
-    ``ValueError`` from ``check_pp_spec``."""
-    check_pp_spec(spec)
+    ``ValueError`` from ``check_pp_spec``. ``remote``: the stages were started by hand
+    (``harness.remote_runner``; ``process`` returns their ``supervisor.RemotePeer``):
+    the broadcast goes over tcp at the run's fixed ports and the stages' group meets
+    through a ``wire.pp.StoreServer`` at the run's store port, hosted for this case
+    (``transport.EndpointError`` when it cannot be bound)."""
+    check_pp_spec(spec, remote is not None)
+    if remote is not None and remote.ports.store is None:
+        raise ConfigError("the remote runners' ports hold no store port for --pp stages")
     from ipc_bench.harness.pp_stage import STAGE_COMMAND
 
     spec = replace(spec, floor=False)
     result.spec = spec
     try:
-        return _PpCase(spec, result, STAGE_COMMAND, process, phases).run(on_step, flusher)
+        return _PpCase(spec, result, STAGE_COMMAND, process, phases, remote).run(on_step,
+                                                                                 flusher)
     except CaseError as exc:  # "rank R" of the broadcast machinery is stage R here
         message = _RANK.sub(r"stage \1", str(exc)).replace("a rank ", "a stage ")
         raise CaseError(message, exc.step) from None
@@ -97,14 +114,21 @@ class _PpCase(_TpCase):
     #: machine that can take longer than a rank's 2 s.
     clean_grace_s = 10.0
 
-    def __init__(self, spec: CaseSpec, result: CaseResult, runner_command, process, phases):
+    def __init__(self, spec: CaseSpec, result: CaseResult, runner_command, process, phases,
+                 remote: Optional[RemoteRunners] = None):
         # the broadcast machinery sizes itself by spec.tp; the phases get the pp spec
         super().__init__(replace(spec, tp=spec.pp), result, runner_command, process,
-                         lambda _spec, *args: phases(spec, *args))
+                         lambda _spec, *args: phases(spec, *args), remote)
         self.pp_spec = spec
+        self.store_server: Optional[StoreServer] = None
 
     def _start_ranks(self, socks, folder: str) -> None:
-        self.store = os.path.join(folder, STORE_FILE)
+        if self.remote is None:
+            self.store = os.path.join(folder, STORE_FILE)
+        else:  # stages on other hosts: a tcp store on --host, at the run's store port
+            host, port = split_tcp_endpoint(self.remote.store_endpoint())
+            self.store_server = StoreServer(host, port, self.spec.peer_timeout_s)
+            self.store = self.store_server.endpoint
         super()._start_ranks(socks, folder)
         channel = TpSchedulerChannel(socks, None, self.spec.peer_timeout_s, self.ranks.problem,
                                      window=self.spec.pp, rank_problem=self.ranks.rank_problem)
@@ -114,6 +138,14 @@ class _PpCase(_TpCase):
         self.result.model_info = dict(self.result.model_info, pp=self.spec.pp,
                                       pp_direct=self.spec.pp_direct)
         self.result.model_info.pop("tp", None)
+
+    def _shut_down(self, socks, ctx, clean: bool) -> None:
+        """``_TpCase._shut_down``, then the store (if this case hosts one) is stopped."""
+        try:
+            super()._shut_down(socks, ctx, clean)
+        finally:
+            if self.store_server is not None:
+                self.store_server.close()
 
     def _config(self, socks, rank: int) -> RunnerConfig:
         spec = self.spec

@@ -46,8 +46,9 @@ def make_stage(config: RunnerConfig) -> PipelineStage:
     group: returns once every stage has joined, or raises after the timeout)."""
     stage = PipelineStage(config.scheduler, config.model, config.pp_size, config.pp_rank,
                           config.pp_direct, messages_of(config.codec))
+    device = stage.model.torch_device.type if stage.torch else "cpu"
     stage.link = StageLink(config.pp_store, config.pp_rank, config.pp_size,
-                           config.peer_timeout_s)
+                           config.peer_timeout_s, device)
     return stage
 
 

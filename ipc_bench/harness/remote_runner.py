@@ -7,7 +7,10 @@ scheduler's ``Goodbye``: each case starts with a ``Handshake`` carrying its
 ``RunnerConfig`` (the protocol version is checked first: another version refuses the
 case and the runner exits), gets a fresh ``ModelRunner``, connects its data sockets to
 the ports the config names on the scheduler's address, runs the case as a spawned
-runner does (``runner_loop.serve_case``), then closes its data sockets, unfreezes and
+runner does (``runner_loop.serve_case``; a ``--pp`` stage's config, ``pp_size`` set:
+``pp_stage.make_stage`` joins the stages' gloo group through the scheduler's tcp store,
+whose address is moved to the scheduler's as the data endpoints are, and
+``pp_stage.serve_stage`` runs the stage), then closes its data sockets, unfreezes and
 collects the heap (each case freezes it after warm-up) and waits for the next case.
 Why a loop and not a runner per case: ``wire.remote``.
 
@@ -43,10 +46,12 @@ from zmq.utils.monitor import recv_monitor_message
 
 from ipc_bench.engine.config import ConfigError
 from ipc_bench.harness.runner_loop import (EXIT_HANDSHAKE, EXIT_OK, EXIT_SCHEDULER_GONE,
-                                           EXIT_USAGE, accept_handshake, serve_case)
+                                           EXIT_USAGE, _model_runner, accept_handshake,
+                                           serve_case)
 from ipc_bench.wire.codecs import PICKLED_CODECS
 from ipc_bench.wire.control import Goodbye, Handshake, recv_control
 from ipc_bench.wire.handshake import RunnerConfig
+from ipc_bench.wire.pp import TCP_STORE_PREFIX
 from ipc_bench.wire.remote import CLOCK_KEY, KEEPALIVE, clock_id
 from ipc_bench.wire.transport import (EndpointError, PeerError, RunnerSockets, destroy_context,
                                       split_tcp_endpoint, tcp_endpoint)
@@ -99,9 +104,25 @@ def remote_config(host: str, allow_pickle: bool) -> Callable[[RunnerConfig], Run
                               f"--allow-pickle-over-tcp if the scheduler's host and network "
                               f"are trusted")
         ports = [split_tcp_endpoint(e)[1] for e in (config.s2r_endpoint, config.r2s_endpoint)]
-        return msgspec.structs.replace(config, s2r_endpoint=tcp_endpoint(host, ports[0]),
-                                       r2s_endpoint=tcp_endpoint(host, ports[1]))
+        moved = dict(s2r_endpoint=tcp_endpoint(host, ports[0]),
+                     r2s_endpoint=tcp_endpoint(host, ports[1]))
+        if config.pp_size is not None:  # a pipeline stage: its group's store is there too
+            if not (config.pp_store or "").startswith(TCP_STORE_PREFIX):
+                raise ConfigError(f"a pipeline stage on another host needs the scheduler's "
+                                  f"tcp store, not {config.pp_store!r}")
+            moved["pp_store"] = tcp_endpoint(host, split_tcp_endpoint(config.pp_store)[1])
+        return msgspec.structs.replace(config, **moved)
     return adapt
+
+
+def _runner_or_stage(config: RunnerConfig):
+    """A pipeline stage (``pp_stage.make_stage``: joins its gloo group) for a config
+    with ``pp_size``, else the model runner."""
+    if config.pp_size is not None:
+        from ipc_bench.harness.pp_stage import make_stage
+
+        return make_stage(config)
+    return _model_runner(config)
 
 
 def serve_remote(ctl_endpoint: str, allow_pickle: bool = False) -> int:
@@ -144,11 +165,18 @@ def _serve_cases(socks: RunnerSockets, peer_problem: Callable[[], Optional[str]]
             ended = f"the run failed: {msg.reason}" if msg.reason else "the run is complete"
             print(f"{PREFIX}: {ended} ({served} case(s) served)", file=sys.stderr)
             return EXIT_RUN_FAILED if msg.reason else EXIT_OK
-        accepted = accept_handshake(socks, msg, peer_problem, adapt, {CLOCK_KEY: clock_id()})
+        accepted = accept_handshake(socks, msg, peer_problem, adapt, {CLOCK_KEY: clock_id()},
+                                    make_runner=_runner_or_stage)
         if isinstance(accepted, int):
             return accepted if isinstance(msg, Handshake) else EXIT_HANDSHAKE
         try:
-            code = serve_case(socks, accepted, peer_problem)
+            config, runner, _ = accepted
+            if config.pp_size is not None:
+                from ipc_bench.harness.pp_stage import serve_stage
+
+                code = serve_stage(config, socks, runner, peer_problem)
+            else:
+                code = serve_case(socks, accepted, peer_problem)
         finally:
             socks.close_data()
         if code != EXIT_OK:

@@ -285,7 +285,9 @@ def run_case(spec: CaseSpec,
 
         return run_pp_case(spec, on_step, result=result,
                            flusher=StepFlusher(spec, sink, flush_interval_s),
-                           process=RunnerProcess, phases=run_phases)
+                           process=RunnerProcess if remote is None
+                           else remote_peer_factory(remote),
+                           phases=run_phases, remote=remote)
     if spec.tp is not None:  # N runner ranks on one broadcast
         from ipc_bench.harness.tp_case import run_tp_case
 

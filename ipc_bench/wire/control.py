@@ -23,8 +23,9 @@ from ipc_bench.wire.transport import PeerError, recv_frame, send_frame
 #: attention and CUDA-graph fields
 #: in the handshake, ``Ready.model_info``, ``RunnerConfig.s2r_ring`` and
 #: ``RunnerConfig.check_inputs``. 6: ``Goodbye`` (the end of a run, to runners started
-#: by hand on other hosts, ``wire.remote``).
-PROTOCOL_VERSION = 6
+#: by hand on other hosts, ``wire.remote``). 7: a runner started by hand serves ``--pp``
+#: stages (``RunnerConfig.pp_store`` may name the scheduler's tcp store).
+PROTOCOL_VERSION = 7
 
 
 _CTL = dict(tag_field="kind", forbid_unknown_fields=True)

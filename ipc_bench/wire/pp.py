@@ -19,10 +19,18 @@ timeout=...)``: the case's ``peer_timeout_s``): a stage whose peer hangs fails w
 one line naming the peer and the step; one whose peer died fails at once (gloo sees the
 connection close) and the scheduler names the dead stage.
 
-Rendezvous: a ``FileStore`` in the case's private socket folder (mode 0700), not a
-``TCPStore``: torch 2.13's TCPStore server listens on every interface (``*:PORT``,
-whatever host it is given), and nothing here may listen beyond 127.0.0.1. gloo's own
-pair sockets bind to the loopback interface (``GLOO_SOCKET_IFNAME=lo``).
+Rendezvous. Stages spawned on this machine: a ``FileStore`` in the case's private socket
+folder (mode 0700); gloo's own pair sockets bind to the loopback interface
+(``GLOO_SOCKET_IFNAME=lo``). Stages started by hand (``--remote-runners``,
+``harness.remote_runner``): a ``TCPStore`` that the scheduler hosts (``StoreServer``) on
+its ``--host`` address at the run's store port (``wire.remote``), which the stages
+join as clients (``RunnerConfig.pp_store`` ``tcp://ADDR:PORT``, connect bounded by the
+peer timeout). A plain torch 2.13 ``TCPStore`` server listens on every interface
+(``*:PORT``, whatever host it is given); handed a socket already bound and listening
+(``master_listen_fd``, libuv server) it listens there only. Each stage binds gloo's
+pair sockets to the interface that holds its own address towards the scheduler
+(``GLOO_SOCKET_IFNAME``, ``gloo_interface``): gloo listens on that interface's address
+at an ephemeral port (one listener per stage process), not on every interface.
 
 Timing columns (``perf_counter_ns``, CLOCK_MONOTONIC, one clock for every process of the
 machine), one entry per step (``-1`` where the stage has no such hop):
@@ -40,8 +48,11 @@ from __future__ import annotations
 
 import collections
 import datetime
+import fcntl
 import os
 import re
+import socket
+import struct
 import time
 from typing import Optional
 
@@ -53,7 +64,8 @@ PP_COLUMNS = ("pp_in_wait_ns", "pp_in_done_ns", "pp_in_bytes", "pp_out_start_ns"
               "pp_direct_in_wait_ns", "pp_direct_in_done_ns", "pp_direct_in_bytes")
 #: Name of the rendezvous file in the case's socket folder.
 STORE_FILE = "pp-store"
-
+#: How ``RunnerConfig.pp_store`` names a ``TCPStore`` (else it is a ``FileStore`` path).
+TCP_STORE_PREFIX = "tcp://"
 
 
 def _gloo_line(exc: BaseException, limit: int = 200) -> str:
@@ -75,18 +87,117 @@ def _loopback_interface() -> Optional[str]:
     return "lo" if os.path.exists("/sys/class/net/lo") else None
 
 
-class StageLink:
-    """Stage ``rank`` of ``size`` in the gloo group rendezvousing at ``store_path``.
-    ``timeout_s`` bounds every receive and send. ``columns``: ``PP_COLUMNS`` lists."""
+_SIOCGIFADDR = 0x8915  # linux/sockios.h
 
-    def __init__(self, store_path: str, rank: int, size: int, timeout_s: float):
-        iface = _loopback_interface()
-        if iface:
-            os.environ.setdefault("GLOO_SOCKET_IFNAME", iface)
+
+def local_address_towards(host: str) -> str:
+    """This machine's own address on the route to ``host`` (an IPv4 or IPv6 literal):
+    what a connection to ``host`` would use as its source. Nothing is sent (a UDP
+    socket's ``connect`` only picks the route). ``OSError`` where no route exists."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_DGRAM) as probe:
+        probe.connect((host, 9))
+        return probe.getsockname()[0]
+
+
+def gloo_interface(address: str) -> str:
+    """The name of the network interface that holds ``address`` (IPv4: ``SIOCGIFADDR``
+    of each interface; IPv6: ``/proc/net/if_inet6``), what ``GLOO_SOCKET_IFNAME``
+    takes (gloo binds an address of that interface: with IPv4 and IPv6 on it, the
+    first its lookup finds). ``StageLinkError`` (one line) where none does."""
+    if ":" in address:
+        wanted = socket.inet_pton(socket.AF_INET6, address.split("%")[0]).hex()
+        try:
+            with open("/proc/net/if_inet6") as f:
+                for line in f:
+                    fields = line.split()
+                    if len(fields) == 6 and fields[0] == wanted:
+                        return fields[5]
+        except OSError:
+            pass
+    else:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            for _, name in socket.if_nameindex():
+                try:
+                    info = fcntl.ioctl(probe.fileno(), _SIOCGIFADDR,
+                                       struct.pack("256s", name.encode()[:15]))
+                except OSError:  # no IPv4 address on it
+                    continue
+                if socket.inet_ntoa(info[20:24]) == address:
+                    return name
+    raise StageLinkError(f"no network interface holds {address}, this stage's address "
+                         f"towards the scheduler: gloo cannot be bound to it")
+
+
+class StoreServer:
+    """The scheduler's ``TCPStore`` for stages started by hand: listens on ``host`` only,
+    at ``port`` (a socket bound and listening here, handed to torch's libuv server with
+    ``master_listen_fd``; it owns the socket from then on). ``endpoint``: the
+    ``tcp://HOST:PORT`` the stages join (``RunnerConfig.pp_store``). ``close()`` stops
+    the server (the port is free again). Raises ``transport.EndpointError`` (one line)
+    when the port cannot be bound; mirrors torch's own ``TCPStore(is_master=True)``
+    with ``wait_for_workers=False`` (the scheduler is no rank of the group)."""
+
+    def __init__(self, host: str, port: int, timeout_s: float):
+        import torch.distributed as dist
+
+        from ipc_bench.wire.transport import EndpointError, tcp_endpoint
+
+        self.endpoint = tcp_endpoint(host, port)
+        sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((host, port))
+            sock.listen(128)
+            self.store = dist.TCPStore(host, port, None, True,
+                                       timeout=datetime.timedelta(seconds=timeout_s),
+                                       wait_for_workers=False, master_listen_fd=sock.fileno(),
+                                       use_libuv=True)
+        except OSError as exc:
+            sock.close()
+            raise EndpointError(f"cannot bind {self.endpoint} (the pipeline stages' store): "
+                                f"{exc.strerror or exc}") from None
+        except BaseException:
+            sock.close()
+            raise
+        sock.detach()  # the store's server closes it
+
+    def close(self) -> None:
+        """Stop the server (idempotent)."""
+        self.store = None
+
+
+class StageLink:
+    """Stage ``rank`` of ``size`` in the gloo group rendezvousing at ``store_path`` (a
+    ``FileStore`` path, or ``tcp://ADDR:PORT`` of a ``StoreServer``: module docstring).
+    ``timeout_s`` bounds the store's connect, every receive and send. ``columns``:
+    ``PP_COLUMNS`` lists. ``device``: the stage's (``"cuda"``: hidden states are
+    received into page-locked host memory, ``cuda_step.stage_host_buffer``).
+    ``StageLinkError`` (one line) when the store cannot be
+    reached or this stage's address has no interface for gloo."""
+
+    def __init__(self, store_path: str, rank: int, size: int, timeout_s: float,
+                 device: str = "cpu"):
+        remote = store_path.startswith(TCP_STORE_PREFIX)
+        if remote:  # gloo on the interface this stage reaches the scheduler through
+            from ipc_bench.wire.transport import split_tcp_endpoint
+
+            host, port = split_tcp_endpoint(store_path)
+            try:
+                address = local_address_towards(host)
+            except OSError as exc:
+                raise StageLinkError(f"no route to the stages' store at {store_path}: "
+                                     f"{exc.strerror or exc}") from None
+            os.environ["GLOO_SOCKET_IFNAME"] = gloo_interface(address)
+        else:
+            iface = _loopback_interface()
+            if iface:
+                os.environ.setdefault("GLOO_SOCKET_IFNAME", iface)
         import torch
         import torch.distributed as dist
 
         self.torch, self.dist = torch, dist
+        self.device = device  # "cuda": hidden states are received into page-locked memory
         self.rank, self.size, self.timeout_s = rank, size, timeout_s
         self.prev = rank - 1 if rank > 0 else None
         self.next = rank + 1 if rank < size - 1 else None
@@ -94,12 +205,24 @@ class StageLink:
         self.columns: dict[str, list[int]] = {name: [] for name in PP_COLUMNS}
         self._sends: collections.deque = collections.deque()  # (work, array, what)
         if size > 1:
-            store = dist.FileStore(store_path, size)
+            if remote:
+                try:
+                    store = dist.TCPStore(host, port, None, False,
+                                          timeout=datetime.timedelta(seconds=timeout_s))
+                except (RuntimeError, OSError) as exc:  # torch's DistNetworkError included
+                    raise StageLinkError(f"stage {rank}: cannot join the stages' store at "
+                                         f"{store_path} within {timeout_s:g} s: "
+                                         f"{_gloo_line(exc)}") from None
+            else:
+                store = dist.FileStore(store_path, size)
             dist.init_process_group("gloo", store=store, rank=rank, world_size=size,
                                     timeout=datetime.timedelta(seconds=timeout_s))
 
-    def _recv(self, shape: tuple, dtype, src: int, what: str) -> np.ndarray:
-        out = np.empty(shape, dtype)
+    def _recv(self, shape: tuple, dtype, src: int, what: str,
+              device: str = "cpu") -> np.ndarray:
+        from ipc_bench.engine.cuda_step import stage_host_buffer
+
+        out = stage_host_buffer(self.torch, shape, dtype, device)
         if out.size == 0:
             return out
         try:
@@ -130,7 +253,8 @@ class StageLink:
         """Step ``seq``'s hidden states from the previous stage (``shape`` and ``dtype``:
         ``engine.pipeline.PipelineStage.hidden_spec``)."""
         t0 = perf()
-        hidden = self._recv(shape, dtype, self.prev, f"hidden states of step {seq}")
+        hidden = self._recv(shape, dtype, self.prev, f"hidden states of step {seq}",
+                            self.device)
         self.columns["pp_in_wait_ns"].append(t0)
         self.columns["pp_in_done_ns"].append(perf())
         self.columns["pp_in_bytes"].append(hidden.nbytes)

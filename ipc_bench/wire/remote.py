@@ -5,7 +5,9 @@ Ports, from ``--port BASE`` (default ``DEFAULT_PORT``), for R runners (R = 1, or
 largest ``--tp`` of the run): rank r's control socket (PAIR) at ``BASE + r``, the
 ``SchedulerOutput`` socket (PUSH; XPUB for ``--tp``) at ``BASE + R`` and the
 ``ModelRunnerOutput`` socket (PULL) at ``BASE + R + 1``, all bound by the scheduler on
-``--host``. A runner is told only its control endpoint (``python bench.py runner
+``--host``; with ``--pp`` stages (R = the largest ``--pp``) also the stages'
+``torch.distributed`` store (a ``TCPStore``, ``wire.pp.StoreServer``, one per case) at
+``BASE + R + 2``. A runner is told only its control endpoint (``python bench.py runner
 --connect tcp://SCHEDULER:BASE+r``); each case's ``Handshake`` carries the rest (the
 ``RunnerConfig``: limits, model, policy, codec, the data endpoints and its rank).
 
@@ -34,8 +36,11 @@ Security: every port here accepts a connection from anyone who can reach ``--hos
 first peer on a control port is the runner of that rank (it can feed the scheduler
 made-up outputs, which the input and token oracles may catch; with
 ``--allow-pickle-over-tcp`` it can run code in the scheduler), and a second peer on the
-``SchedulerOutput`` port would receive frames in turn with the runner (PUSH). Bind an
-address of a trusted network only.
+``SchedulerOutput`` port would receive frames in turn with the runner (PUSH). The stages'
+store (``--pp``) takes any client: one can read or overwrite the gloo rendezvous keys
+(misdirecting or stalling the stages); each stage's gloo listener (an ephemeral port on
+its own address towards the scheduler) takes whoever connects during the rendezvous.
+Bind an address of a trusted network only.
 """
 
 from __future__ import annotations
@@ -80,20 +85,24 @@ def clock_id() -> str:
 
 
 class RemotePorts(NamedTuple):
-    """The fixed ports of a run with remote runners (module docstring)."""
+    """The fixed ports of a run with remote runners (module docstring); ``store``:
+    the pipeline stages' store, ``None`` in a run without ``--pp``."""
 
     ctls: list[int]
     s2r: int
     r2s: int
+    store: Optional[int] = None
 
 
-def remote_ports(base: int, n: int) -> RemotePorts:
-    """The ports of ``n`` remote runners from ``base``; ``ValueError`` (one line) when
-    they do not fit below 65536."""
-    if not 1 <= base or base + n + 1 > 65535:
+def remote_ports(base: int, n: int, store: bool = False) -> RemotePorts:
+    """The ports of ``n`` remote runners from ``base`` (and the stages' store port with
+    ``store``); ``ValueError`` (one line) when they do not fit below 65536."""
+    last = base + n + 1 + store
+    if not 1 <= base or last > 65535:
         raise ValueError(f"--port {base} with {n} remote runner(s) needs ports {base} to "
-                         f"{base + n + 1}: the first must be at least 1, the last at most 65535")
-    return RemotePorts([base + r for r in range(n)], base + n, base + n + 1)
+                         f"{last}: the first must be at least 1, the last at most 65535")
+    return RemotePorts([base + r for r in range(n)], base + n, base + n + 1,
+                       base + n + 2 if store else None)
 
 
 def runner_command(host: str, port: int) -> str:
@@ -113,9 +122,9 @@ class RemoteRunners:
     connected yet, else one line; ``wait_connected`` bounds the wait for the first
     connection; ``close`` says goodbye."""
 
-    def __init__(self, host: str, base_port: int, n: int):
+    def __init__(self, host: str, base_port: int, n: int, store: bool = False):
         self.host, self.n = host, n
-        self.ports = remote_ports(base_port, n)
+        self.ports = remote_ports(base_port, n, store)
         self.ctx = zmq.Context()
         self.ctls: list[zmq.Socket] = []
         self._monitors: list[zmq.Socket] = []
@@ -144,8 +153,15 @@ class RemoteRunners:
         try:
             for endpoint in self.data_endpoints():
                 open_socket(ctx, zmq.PULL, endpoint, bind=True).close(linger=0)
+            if self.ports.store is not None:  # the stages' store: a plain socket
+                open_socket(ctx, zmq.PULL, self.store_endpoint(), bind=True).close(linger=0)
         finally:
             destroy_context(ctx)
+
+    def store_endpoint(self) -> str:
+        """``tcp://HOST:PORT`` of the pipeline stages' store (``ports.store``; ``None``
+        in a run without ``--pp``)."""
+        return None if self.ports.store is None else tcp_endpoint(self.host, self.ports.store)
 
     def ctl_endpoint(self, rank: int) -> str:
         return tcp_endpoint(self.host, self.ports.ctls[rank])

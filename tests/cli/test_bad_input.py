@@ -115,8 +115,7 @@ OPTION_CASES = [
      "scenario pp runs the null, fixed-step, torch models; --model emulated is not split "
      "by layers here"),
     (["--scenario", "pp", "--model", "torch", "--cuda-graphs"],
-     "--pp splits the torch model by layers on CPU only (gloo moves host tensors): use "
-     "--device cpu, no --cuda-graphs"),
+     "--pp runs each stage's share of the torch model's layers eagerly: drop --cuda-graphs"),
     (DS + ["--async-scheduling", "--policies", "cached", "--codecs", "replicated"],
      "--codecs replicated runs synchronously only (the runner's replica applies step n's "
      "output before it schedules n+1): drop --async-scheduling"),
@@ -175,9 +174,11 @@ OPTION_CASES = [
     (["--scenario", "pp", "--pp", "1", "--frontend"],
      "scenario pp runs --pp pipeline stages, whose cases do not run a frontend: drop "
      "--frontend"),
-    (["--scenario", "pp", "--pp", "1", "--transport", "tcp", "--remote-runners"],
-     "scenario pp runs --pp pipeline stages, all on this machine (their torch.distributed "
-     "group meets through a local file store): drop --remote-runners"),
+    # stages started by hand: 2 control ports, 2 data ports and the stages' store port
+    (["--scenario", "pp", "--pp", "2", "--transport", "tcp", "--remote-runners", "--port",
+      "65532"],
+     "--port 65532 with 2 remote runner(s) needs ports 65532 to 65536: the first must be at "
+     "least 1, the last at most 65535"),
     (["--scenario", "pp", "--pp", "1", "--transport", "tcp"],
      "scenario pp broadcasts each SchedulerOutput to its stages over ipc and passes hidden "
      "states over gloo: drop --transport tcp"),

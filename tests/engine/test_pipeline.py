@@ -18,7 +18,7 @@ import pytest
 from ipc_bench.engine.config import ConfigError, ModelConfig, SchedulerConfig
 from ipc_bench.engine.model_runner import ModelRunner
 from ipc_bench.engine.pipeline import (HIDDEN_BYTES_PER_TOKEN, PipelineScheduler,
-                                       PipelineStage)
+                                       PipelineStage, check_pp_model)
 from ipc_bench.engine.scheduler import Scheduler
 
 CFG = SchedulerConfig(max_num_seqs=4, max_num_batched_tokens=48, max_model_len=128,
@@ -75,7 +75,29 @@ def test_the_batch_queue_splits_the_running_requests():
     assert len(a.scheduled_reqs) <= 2 and len(b.scheduled_reqs) <= 2
 
 
-def test_the_torch_model_splits_on_cpu_only():
-    with pytest.raises(ConfigError, match="on CPU only"):
-        PipelineStage(CFG, ModelConfig(name="torch", preset="tiny", device="cuda"), 2, 0,
-                      direct=False)
+def test_the_torch_split_takes_cuda_but_not_cuda_graphs():
+    check_pp_model(ModelConfig(name="torch", preset="tiny", device="cuda"))  # no error
+    with pytest.raises(ConfigError) as err:
+        check_pp_model(ModelConfig(name="torch", preset="tiny", device="cuda",
+                                   cuda_graphs=True))
+    assert str(err.value) == ("--pp runs each stage's share of the torch model's layers "
+                              "eagerly: drop --cuda-graphs")
+
+
+def test_the_hidden_state_copy_helpers_keep_every_byte_on_cpu():
+    """The helpers a CUDA stage uses around gloo, on their CPU branch (the page-locked
+    branch needs a GPU and has not run here)."""
+    import torch
+
+    from ipc_bench.engine.cuda_step import (hidden_to_device, hidden_to_host,
+                                            stage_host_buffer)
+
+    buf = stage_host_buffer(torch, (3, 4), np.dtype(np.float32), "cpu")
+    assert type(buf) is np.ndarray and buf.shape == (3, 4) and buf.dtype == np.float32
+    buf[:] = np.arange(12, dtype=np.float32).reshape(3, 4) / 7
+    t = hidden_to_device(torch, buf, torch.device("cpu"))
+    assert t.dtype == torch.float32 and t.data_ptr() == buf.ctypes.data  # no copy on CPU
+    back = hidden_to_host(torch, t.to(torch.bfloat16))  # a stage computes in its dtype
+    assert back.dtype == np.float32 and back.shape == (3, 4)
+    assert back.tobytes() == t.to(torch.bfloat16).float().numpy().tobytes()
+    assert hidden_to_host(torch, t).tobytes() == buf.tobytes()

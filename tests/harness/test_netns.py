@@ -162,6 +162,14 @@ def _run(procs: list[subprocess.Popen]) -> list[tuple[int, str, str]]:
     return results
 
 
+def _ip_netns_ss(ns: str) -> list[tuple[str, int]]:
+    """``(ADDR:PORT, pid)`` of every listening TCP socket in namespace ``ns``."""
+    out = subprocess.run(["ip", "netns", "exec", ns, "ss", "-ltnpH"], capture_output=True,
+                         text=True, timeout=30).stdout
+    return [(line.split()[3], int(pid)) for line in out.splitlines()
+            for pid in re.findall(r"pid=(\d+),", line)]
+
+
 def _digests(run: Path) -> dict[str, str]:
     summary = json.loads((run / "summary.json").read_text())
     return {c["case_id"]: c["token_digest"] for c in summary["cases"]}
@@ -223,6 +231,51 @@ def test_tp_ranks_in_another_namespace_broadcast_over_the_veth(pair, tmp_path):
                       "cached", "--tp-transports", "ipc"], tmp_path / "spawned")
     assert list(remote) and list(remote.values()) == list(local.values())
     print(f"token digests over the veth = spawned ranks': {remote}")
+
+
+def test_pp_stages_in_another_namespace_meet_through_the_schedulers_store(pair, tmp_path):
+    args = ["--scenario", "pp", "--pp", "2", "--transport", "tcp", "--num-running", "8",
+            "--steps", "20", "--warmup-steps", "5", "--codecs", "msgpack", "--quiet"]
+    sched = pair.popen(pair.a, ["bench.py", *args, "--host", pair.addr_a, "--remote-runners",
+                                "--port", str(PORT), "--output", str(tmp_path / "remote")])
+    first = _first_line(sched)
+    while first.startswith("bench.py: warning: --pp 2 on "):  # this machine's cores
+        first = _first_line(sched)
+    assert first == (f"bench.py: waiting up to 120 s for 2 runner(s) started by hand; on "
+                     f"each runner's host run: python bench.py runner --connect "
+                     f"tcp://{pair.addr_a}:{PORT}; python bench.py runner --connect "
+                     f"tcp://{pair.addr_a}:{PORT + 1}\n")
+    stages = [pair.popen(pair.b, ["bench.py", "runner", "--connect",
+                                  f"tcp://{pair.addr_a}:{PORT + r}"]) for r in range(2)]
+    seen: set[str] = set()  # the stages' listening sockets, polled while they run
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(0.2):
+            listing = _ip_netns_ss(pair.b)
+            seen.update(local for local, pid in listing if pid in {s.pid for s in stages})
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        (s_rc, s_out, s_err), *stage_results = _run([sched, *stages])
+    finally:
+        done.set()
+        watcher.join(10)
+    print(f"stages' listening sockets seen in {pair.b}: {sorted(seen)}")
+    # gloo's listener of each stage: on B's veth address only (GLOO_SOCKET_IFNAME)
+    assert seen and {a.rsplit(":", 1)[0] for a in seen} == {pair.addr_b}, seen
+    print(f"scheduler exit {s_rc}, stages exit {[r[0] for r in stage_results]}")
+    assert s_rc == 0, s_err
+    assert [r[0] for r in stage_results] == [0, 0], [r[2] for r in stage_results]
+    assert "device=cpu (remote runners)" in s_out
+    # both stages in B: gloo's pairs on B's veth address, the store on A's (PORT + 4)
+    assert "token streams of send and direct: B=8 N=2: one token stream" in s_out
+    cases = json.loads((tmp_path / "remote" / "summary.json").read_text())["cases"]
+    assert sorted(c["arm"] or c["policy"] for c in cases) == ["direct", "send"]
+    digests = {c["token_digest"] for c in cases}
+    assert len(digests) == 1
+    print(f"send and direct over the veth: one token stream {digests}")
 
 
 def test_the_skip_reason_names_what_is_missing(monkeypatch):
