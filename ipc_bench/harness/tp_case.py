@@ -218,9 +218,12 @@ class _TpCase:
             socks.wait_for_subscribers(spec.startup_timeout_s, self.ranks.problem)
         self.result.runner_device = replies[0].device + (" (remote runners)" if self.remote
                                                          else "")
+        one_clock = self._one_clock(replies)
+        # The N + 2 cores rule (analysis.cores) counts readers on this machine: ranks
+        # started by hand on other machines leave it no cores to count.
         self.result.model_info = dict(replies[0].model_info, tp=spec.tp,
-                                      tp_cores=len(os.sched_getaffinity(0)),
-                                      tp_one_clock=self._one_clock(replies))
+                                      tp_cores=len(os.sched_getaffinity(0)) if one_clock
+                                      else None, tp_one_clock=one_clock)
         self.result.runner_pid = self.ranks.procs[0].pid
 
     def _one_clock(self, replies: list[Ready]) -> bool:

@@ -203,8 +203,12 @@ def test_tp_ranks_started_by_hand_broadcast_over_tcp(tmp_path, other_machine):
         assert "tp_ready_ns_median" not in case
         assert case["tp_ready_note"] == ("not computed: ranks on other machines read other "
                                          "clocks than the scheduler's")
+        # the N + 2 cores rule counts readers on this machine: none here
+        assert "tp_cores" not in case and "tp_timings_withheld" not in case
     else:
         assert case["tp_ready_ns_median"] > 0
+        assert case["tp_cores"] == len(os.sched_getaffinity(0))
+        assert case["tp_timings_withheld"] == (len(os.sched_getaffinity(0)) < 4)
 
 
 def test_a_tp_rank_that_never_connects_is_named_and_the_others_are_told(tmp_path):
