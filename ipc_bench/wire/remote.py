@@ -30,6 +30,10 @@ killed, or its host closed it) is named by ``problem(rank)`` within the next wai
 vanishes without closing the connection is caught by the peer timeout while a case runs,
 and by TCP keepalive (``KEEPALIVE``: about 25 s) between cases.
 
+One runner per control port: the ``Doorman`` (a ZAP handler) admits the first peer whose
+ZeroMQ handshake reaches it and refuses every later one at once, as it connects (a
+second runner started for a taken port exits with one line; the run goes on).
+
 Security: every port here accepts a connection from anyone who can reach ``--host``. The
 first peer on a control port is the runner of that rank (it can feed the scheduler
 made-up outputs, which the input and token oracles may catch; with
@@ -40,6 +44,7 @@ address of a trusted network only.
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import NamedTuple, Optional
 
@@ -66,6 +71,12 @@ SCHEDULER_PLACEHOLDER = "SCHEDULER_ADDRESS"
 CLOCK_KEY = "monotonic_clock_id"
 
 _EVENTS = zmq.EVENT_ACCEPTED | zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED
+
+#: ZAP status (RFC 27) of a connection refused on a control port that already has its
+#: runner; the refused peer's monitor reports it (``ZMQ_EVENT_HANDSHAKE_FAILED_AUTH``).
+ZAP_REFUSED = 400
+#: How often the doorman's thread looks whether it should stop (ms).
+_DOORMAN_SLICE_MS = 250
 
 
 def clock_id() -> str:
@@ -102,6 +113,75 @@ def runner_command(host: str, port: int) -> str:
     return f"python bench.py runner --connect {tcp_endpoint(address, port)}"
 
 
+def zap_domain(rank: int) -> str:
+    """The ZAP domain of rank ``rank``'s control socket (``Doorman``)."""
+    return f"ipc-bench-ctl-{rank}"
+
+
+class Doorman:
+    """The ZAP handler (RFC 27, ``inproc://zeromq.zap.01``) of the control sockets'
+    context: on each control port it admits the first peer whose ZeroMQ handshake
+    reaches it (the runner of that rank) and refuses every later one with status
+    ``ZAP_REFUSED``, which ends that peer's handshake at once: a second runner started
+    for a port that has one is told so when it connects (``transport.HandshakeRefused``)
+    instead of waiting on a PAIR socket that never reads it (a bound PAIR takes one
+    peer and drops the pipes of the others, silently). Libzmq asks the handler because
+    each control socket has a ``ZMQ_ZAP_DOMAIN`` (``zap_domain``); the answer comes from
+    this thread, so it does not wait for the scheduler's loop. ``admitted[rank]``: that
+    rank's runner got in. ``close`` stops the thread (within ``_DOORMAN_SLICE_MS``)."""
+
+    ENDPOINT = "inproc://zeromq.zap.01"
+
+    def __init__(self, ctx: zmq.Context, n: int, start_timeout_s: float = 10.0):
+        self.ctx, self.n = ctx, n
+        self.admitted = [False] * n
+        self._stop = threading.Event()
+        self._ready = threading.Event()
+        self._error: Optional[BaseException] = None
+        self._thread = threading.Thread(target=self._serve, name="ipc-bench-doorman",
+                                        daemon=True)
+        self._thread.start()
+        if not self._ready.wait(start_timeout_s) or self._error is not None:
+            self.close()
+            raise RuntimeError(f"the control ports' ZAP handler did not start: {self._error}")
+
+    def _serve(self) -> None:
+        try:
+            rep = self.ctx.socket(zmq.REP)
+            rep.setsockopt(zmq.LINGER, 0)
+            rep.bind(self.ENDPOINT)
+        except zmq.ZMQError as exc:
+            self._error = exc
+            self._ready.set()
+            return
+        self._ready.set()
+        try:
+            while not self._stop.is_set():
+                if rep.poll(_DOORMAN_SLICE_MS, zmq.POLLIN):
+                    rep.send_multipart(self.answer(rep.recv_multipart()))
+        finally:
+            rep.close(linger=0)
+
+    def answer(self, request: list[bytes]) -> list[bytes]:
+        """The ZAP reply to ``request`` (version, request id, domain, address, routing
+        id, mechanism, ...): 200 for the first peer of a control port's domain,
+        ``ZAP_REFUSED`` after it, 200 for a domain that is not a control port's."""
+        version, request_id = (request + [b"1.0", b""])[:2]
+        domain = request[2].decode(errors="replace") if len(request) > 2 else ""
+        status = b"200"
+        for rank in range(self.n):
+            if domain == zap_domain(rank):
+                if self.admitted[rank]:
+                    status = str(ZAP_REFUSED).encode()
+                self.admitted[rank] = True
+        return [version, request_id, status, b"" if status == b"200" else
+                b"this control port already has its runner", b"", b""]
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5.0)
+
+
 class RemoteRunners:
     """The scheduler's side of ``n`` runners started by hand: one PAIR control socket
     per rank, bound on ``host`` at its fixed port for the whole run and monitored.
@@ -126,10 +206,13 @@ class RemoteRunners:
         # so that another peer's connection coming and going is not taken for its.
         self._accepted: list[Optional[int]] = [None] * n
         self._runner_fd: list[Optional[int]] = [None] * n
+        self.doorman: Optional[Doorman] = None
         try:
-            for port in self.ports.ctls:
+            self.doorman = Doorman(self.ctx, n)
+            for rank, port in enumerate(self.ports.ctls):
                 sock = open_socket(self.ctx, zmq.PAIR, tcp_endpoint(host, port), bind=True,
-                                   options=KEEPALIVE)
+                                   options={**KEEPALIVE,
+                                            zmq.ZAP_DOMAIN: zap_domain(rank).encode()})
                 self.ctls.append(sock)
                 self._monitors.append(sock.get_monitor_socket(_EVENTS))
             self._check_data_ports()
@@ -216,6 +299,8 @@ class RemoteRunners:
             sock.close(linger=linger)
         for monitor in self._monitors:
             monitor.close(linger=0)
+        if self.doorman is not None:
+            self.doorman.close()
         self.ctx.term()  # every socket is closed: waits at most GOODBYE_LINGER_MS
 
 
