@@ -113,7 +113,8 @@ def connect_problem(ctl_endpoint: str, exc: EndpointError, connect_timeout_s: fl
     """The one line (after ``bench.py runner: error: ``) for a control connection that
     failed with ``exc``: a port that already has its runner (the scheduler's
     ``wire.remote.Doorman`` refused it), a listener that did not complete the ZeroMQ
-    handshake (a data port, or not the scheduler), else ``exc``'s own line."""
+    handshake (a data port, or not the scheduler), else ``exc``'s own line (nobody
+    listens there) and where the port to connect to comes from."""
     if isinstance(exc, HandshakeRefused) and exc.status_code == ZAP_REFUSED:
         return (f"the scheduler at {ctl_endpoint} already has its runner on that port (one "
                 f"runner per control port: rank r's is --port's base + r); this one was "
@@ -122,7 +123,8 @@ def connect_problem(ctl_endpoint: str, exc: EndpointError, connect_timeout_s: fl
         return (f"the peer at {ctl_endpoint} did not answer the handshake (within "
                 f"{connect_timeout_s:g} s): is it the scheduler's control port? The "
                 f"scheduler prints the command with the port to connect to")
-    return str(exc)
+    return (f"{exc} (start the scheduler first, with --remote-runners; it prints the "
+            f"command with the port to connect to)")
 
 
 def serve_remote(ctl_endpoint: str, allow_pickle: bool = False,

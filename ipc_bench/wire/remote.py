@@ -75,8 +75,9 @@ _EVENTS = zmq.EVENT_ACCEPTED | zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONN
 #: ZAP status (RFC 27) of a connection refused on a control port that already has its
 #: runner; the refused peer's monitor reports it (``ZMQ_EVENT_HANDSHAKE_FAILED_AUTH``).
 ZAP_REFUSED = 400
-#: How often the doorman's thread looks whether it should stop (ms).
-_DOORMAN_SLICE_MS = 250
+#: Longest wait of the doorman's thread for a request (ms): ``close`` wakes it at once,
+#: so it wakes (and takes the GIL) only for requests, not on a timer.
+_DOORMAN_POLL_MS = 10_000
 
 
 def clock_id() -> str:
@@ -127,14 +128,16 @@ class Doorman:
     instead of waiting on a PAIR socket that never reads it (a bound PAIR takes one
     peer and drops the pipes of the others, silently). Libzmq asks the handler because
     each control socket has a ``ZMQ_ZAP_DOMAIN`` (``zap_domain``); the answer comes from
-    this thread, so it does not wait for the scheduler's loop. ``admitted[rank]``: that
-    rank's runner got in. ``close`` stops the thread (within ``_DOORMAN_SLICE_MS``)."""
+    this thread, so it does not wait for the scheduler's loop; between requests the
+    thread sleeps in ``zmq_poll`` (no timer wakes it during a measured case).
+    ``admitted[rank]``: that rank's runner got in. ``close`` wakes and stops the thread."""
 
     ENDPOINT = "inproc://zeromq.zap.01"
 
     def __init__(self, ctx: zmq.Context, n: int, start_timeout_s: float = 10.0):
         self.ctx, self.n = ctx, n
         self.admitted = [False] * n
+        self._wake_endpoint = f"inproc://ipc-bench-doorman-{id(self)}"
         self._stop = threading.Event()
         self._ready = threading.Event()
         self._error: Optional[BaseException] = None
@@ -146,21 +149,25 @@ class Doorman:
             raise RuntimeError(f"the control ports' ZAP handler did not start: {self._error}")
 
     def _serve(self) -> None:
+        rep = self.ctx.socket(zmq.REP)
+        wake = self.ctx.socket(zmq.PULL)
         try:
-            rep = self.ctx.socket(zmq.REP)
-            rep.setsockopt(zmq.LINGER, 0)
-            rep.bind(self.ENDPOINT)
+            for sock, endpoint in ((rep, self.ENDPOINT), (wake, self._wake_endpoint)):
+                sock.setsockopt(zmq.LINGER, 0)
+                sock.bind(endpoint)
         except zmq.ZMQError as exc:
             self._error = exc
-            self._ready.set()
-            return
         self._ready.set()
+        poller = zmq.Poller()
+        poller.register(rep, zmq.POLLIN)
+        poller.register(wake, zmq.POLLIN)
         try:
-            while not self._stop.is_set():
-                if rep.poll(_DOORMAN_SLICE_MS, zmq.POLLIN):
+            while self._error is None and not self._stop.is_set():
+                if rep in dict(poller.poll(_DOORMAN_POLL_MS)):
                     rep.send_multipart(self.answer(rep.recv_multipart()))
         finally:
             rep.close(linger=0)
+            wake.close(linger=0)
 
     def answer(self, request: list[bytes]) -> list[bytes]:
         """The ZAP reply to ``request`` (version, request id, domain, address, routing
@@ -178,7 +185,17 @@ class Doorman:
                 b"this control port already has its runner", b"", b""]
 
     def close(self) -> None:
+        """Stop the thread (woken at once) and wait for it (at most 5 s)."""
         self._stop.set()
+        waker = self.ctx.socket(zmq.PUSH)
+        waker.setsockopt(zmq.LINGER, 0)
+        waker.setsockopt(zmq.SNDTIMEO, 1000)
+        waker.connect(self._wake_endpoint)
+        try:
+            waker.send(b"")
+        except zmq.ZMQError:  # its thread ended already (or ends within _DOORMAN_POLL_MS)
+            pass
+        waker.close(linger=0)
         self._thread.join(timeout=5.0)
 
 
