@@ -52,8 +52,8 @@ import zmq
 from zmq.utils.monitor import recv_monitor_message
 
 from ipc_bench.wire.control import Goodbye, encode_control
-from ipc_bench.wire.transport import (POLL_SLICE_MS, Endpoints, PeerTimeout, destroy_context,
-                                      open_socket, tcp_endpoint)
+from ipc_bench.wire.transport import (POLL_SLICE_MS, EndpointError, Endpoints, PeerTimeout,
+                                      destroy_context, open_socket, tcp_endpoint)
 
 #: Default first port of ``--port``.
 DEFAULT_PORT = 5600
@@ -121,7 +121,8 @@ def zap_domain(rank: int) -> str:
 
 class Doorman:
     """The ZAP handler (RFC 27, ``inproc://zeromq.zap.01``) of the control sockets'
-    context: on each control port it admits the first peer whose ZeroMQ handshake
+    context ``ctx`` with ``n`` control ports (``EndpointError`` if it cannot start):
+    on each control port it admits the first peer whose ZeroMQ handshake
     reaches it (the runner of that rank) and refuses every later one with status
     ``ZAP_REFUSED``, which ends that peer's handshake at once: a second runner started
     for a port that has one is told so when it connects (``transport.HandshakeRefused``)
@@ -146,7 +147,8 @@ class Doorman:
         self._thread.start()
         if not self._ready.wait(start_timeout_s) or self._error is not None:
             self.close()
-            raise RuntimeError(f"the control ports' ZAP handler did not start: {self._error}")
+            raise EndpointError(f"cannot bind {self.ENDPOINT} (the control ports' ZAP "
+                                f"handler): {self._error or 'its thread did not start'}")
 
     def _serve(self) -> None:
         rep = self.ctx.socket(zmq.REP)

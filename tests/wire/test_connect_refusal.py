@@ -72,3 +72,23 @@ def test_a_second_peer_on_a_control_port_is_refused_and_the_first_kept():
     finally:
         ctx.destroy(linger=0)
         remote.close()
+
+
+def test_a_doorman_that_cannot_bind_is_one_line_and_leaves_no_thread():
+    import threading
+
+    from ipc_bench.wire.remote import Doorman
+    from ipc_bench.wire.transport import EndpointError
+
+    ctx = zmq.Context()
+    taken = ctx.socket(zmq.REP)
+    taken.bind(Doorman.ENDPOINT)
+    try:
+        with pytest.raises(EndpointError) as err:
+            Doorman(ctx, 1)
+        assert str(err.value).startswith("cannot bind inproc://zeromq.zap.01 (the control "
+                                         "ports' ZAP handler): Address already in use")
+        assert not [t for t in threading.enumerate() if t.name == "ipc-bench-doorman"]
+    finally:
+        taken.close(linger=0)
+        ctx.term()
