@@ -72,7 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
         "scheduler's host: serves its cases until the run ends."))
     p.add_argument("--connect", required=True, type=connect_endpoint, metavar="tcp://ADDR:PORT",
                    help="the scheduler's address and the control port of this runner's "
-                   "rank (--port's base + rank; the scheduler prints the command)")
+                   "rank (--port's base + rank; the scheduler prints the command). One "
+                   "runner per control port: a port that has its runner refuses another "
+                   "as it connects (one line, exit 3)")
     p.add_argument("--connect-timeout", type=_connect_timeout, default=CONNECT_TIMEOUT_S,
                    metavar="S", help=f"how long to wait for the scheduler's ZeroMQ handshake "
                    f"when connecting (seconds, 0.1 to {MAX_CONNECT_TIMEOUT_S:g}; default "

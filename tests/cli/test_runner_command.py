@@ -88,3 +88,13 @@ def test_ctrl_c_while_waiting_for_the_first_case_ends_in_one_line():
     assert first == (f"bench.py runner: connected to tcp://127.0.0.1:{port}; serving cases "
                      f"until the scheduler's run ends\n")
     assert (proc.returncode, err) == (130, "bench.py runner: interrupted by SIGINT (exit 130)\n")
+
+
+def test_the_runner_help_names_its_refusals():
+    from ipc_bench.cli.runner import build_parser
+
+    text = " ".join(build_parser().format_help().split())
+    assert ("One runner per control port: a port that has its runner refuses another as it "
+            "connects (one line, exit 3)") in text
+    assert ("a peer that does not complete it (not the control port) ends this runner with "
+            "one line, exit 2") in text
