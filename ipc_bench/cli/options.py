@@ -279,7 +279,9 @@ def _add_arm_options(p: argparse.ArgumentParser) -> None:
         "spec_token_ids), scheduled the next step as SchedulerOutput."
         "scheduled_spec_decode_tokens and verified against the model's own tokens, as "
         "vLLM V1; each K is its own workload (label num_spec_tokens), run for every "
-        "policy and codec; token streams equal those without drafts. Models "
+        "policy and codec; a run compares the token streams of the policies and codecs "
+        "within each K (equal schedules), never across K, whose schedules differ: the "
+        "input oracle checks every K. Models "
         f"{', '.join(SPEC_MODELS)} only; not with --async-scheduling"))
     p.add_argument("--spec-acceptance", type=_probability, metavar="P", help=(
         "with --num-spec-tokens: the probability that each draft token is the target "

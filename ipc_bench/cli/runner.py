@@ -6,7 +6,9 @@ rank; the scheduler prints the command for each rank) and serves the run's cases
 the run ends (``harness.remote_runner``: its exit codes). A missing or malformed
 ``--connect`` (not ``tcp://ADDR:PORT`` with an IP address, a wildcard address, a port
 outside 1-65535) prints one line and exits 2, as does an address it cannot connect
-to.
+to or a peer there that does not complete the ZeroMQ handshake within
+``--connect-timeout`` (a data port, not the control port); a control port that already
+has its runner refuses it at once (one line, exit 3).
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ import sys
 
 from ipc_bench.cli.options import UsageError
 from ipc_bench.errors import one_line
-from ipc_bench.wire.transport import check_endpoint, split_tcp_endpoint
+from ipc_bench.wire.transport import CONNECT_TIMEOUT_S, check_endpoint, split_tcp_endpoint
 
 PROG = "bench.py runner"
 EXIT_USAGE = 2
+#: Longest ``--connect-timeout`` (s).
+MAX_CONNECT_TIMEOUT_S = 3600.0
 
 
 class _Parser(argparse.ArgumentParser):
@@ -49,13 +53,33 @@ def connect_endpoint(text: str) -> str:
     return text
 
 
+def _connect_timeout(text: str) -> float:
+    """``--connect-timeout``: seconds, 0.1 to ``MAX_CONNECT_TIMEOUT_S``."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") \
+            from None
+    if not 0.1 <= value <= MAX_CONNECT_TIMEOUT_S:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"must be 0.1 to {MAX_CONNECT_TIMEOUT_S:g} s, "
+                                         f"got {text}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description=(
         "A runner on this host for a bench.py run started with --remote-runners on the "
         "scheduler's host: serves its cases until the run ends."))
     p.add_argument("--connect", required=True, type=connect_endpoint, metavar="tcp://ADDR:PORT",
                    help="the scheduler's address and the control port of this runner's "
-                   "rank (--port's base + rank; the scheduler prints the command)")
+                   "rank (--port's base + rank; the scheduler prints the command). One "
+                   "runner per control port: a port that has its runner refuses another "
+                   "as it connects (one line, exit 3)")
+    p.add_argument("--connect-timeout", type=_connect_timeout, default=CONNECT_TIMEOUT_S,
+                   metavar="S", help=f"how long to wait for the scheduler's ZeroMQ handshake "
+                   f"when connecting (seconds, 0.1 to {MAX_CONNECT_TIMEOUT_S:g}; default "
+                   f"{CONNECT_TIMEOUT_S:g}); a peer that does not complete it (not the "
+                   f"control port) ends this runner with one line, exit 2")
     p.add_argument("--allow-pickle-over-tcp", action="store_true",
                    help="decode pickle from the scheduler (pickle runs code on load: only "
                    "if the scheduler's host and the network between are trusted)")
@@ -71,4 +95,4 @@ def main(argv: list[str]) -> int:
         return EXIT_USAGE
     from ipc_bench.harness.remote_runner import serve_remote
 
-    return serve_remote(args.connect, args.allow_pickle_over_tcp)
+    return serve_remote(args.connect, args.allow_pickle_over_tcp, args.connect_timeout)

@@ -29,9 +29,13 @@ but TCP keepalive (``wire.remote.KEEPALIVE``) ends a connection to a host that
 vanished.
 
 Exit codes: 0 after the ``Goodbye`` of a run whose cases it all served cleanly; 2 the
-scheduler cannot be reached (one line, within ``transport.CONNECT_TIMEOUT_S``); 3 a
-handshake it refused (protocol version, ring, pickle); 4 a step failed (reported to
-the scheduler first); 5 the scheduler went away; 1 the ``Goodbye`` said the run failed.
+scheduler cannot be reached or the peer at that address does not complete the ZeroMQ
+handshake (a data port, not the scheduler: one line, within the connect timeout,
+``transport.CONNECT_TIMEOUT_S`` unless ``--connect-timeout``); 3 a handshake refused:
+by this runner (protocol version, ring, pickle) or by the scheduler, whose control
+port already has its runner (``wire.remote.Doorman``: refused as it connects, the
+scheduler's run goes on); 4 a step failed (reported to the scheduler first); 5 the
+scheduler went away; 1 the ``Goodbye`` said the run failed.
 """
 
 from __future__ import annotations
@@ -52,8 +56,9 @@ from ipc_bench.wire.codecs import PICKLED_CODECS
 from ipc_bench.wire.control import Goodbye, Handshake, recv_control
 from ipc_bench.wire.handshake import RunnerConfig
 from ipc_bench.wire.pp import TCP_STORE_PREFIX
-from ipc_bench.wire.remote import CLOCK_KEY, KEEPALIVE, clock_id
-from ipc_bench.wire.transport import (EndpointError, PeerError, RunnerSockets, destroy_context,
+from ipc_bench.wire.remote import CLOCK_KEY, KEEPALIVE, ZAP_REFUSED, clock_id
+from ipc_bench.wire.transport import (CONNECT_TIMEOUT_S, EndpointError, HandshakeRefused,
+                                      NoHandshake, PeerError, RunnerSockets, destroy_context,
                                       split_tcp_endpoint, tcp_endpoint)
 
 #: How its lines on stderr begin (the command that runs it, ``cli.runner``).
@@ -125,19 +130,41 @@ def _runner_or_stage(config: RunnerConfig):
     return _model_runner(config)
 
 
-def serve_remote(ctl_endpoint: str, allow_pickle: bool = False) -> int:
-    """Connect to the scheduler's control port ``ctl_endpoint`` (``tcp://ADDR:PORT``)
-    and serve its cases until ``Goodbye``; returns the exit code (module docstring)."""
+def connect_problem(ctl_endpoint: str, exc: EndpointError, connect_timeout_s: float) -> str:
+    """The one line (after ``bench.py runner: error: ``) for a control connection that
+    failed with ``exc``: a port that already has its runner (the scheduler's
+    ``wire.remote.Doorman`` refused it), a listener that did not complete the ZeroMQ
+    handshake (a data port, or not the scheduler), else ``exc``'s own line (nobody
+    listens there) and where the port to connect to comes from."""
+    if isinstance(exc, HandshakeRefused) and exc.status_code == ZAP_REFUSED:
+        return (f"the scheduler at {ctl_endpoint} already has its runner on that port (one "
+                f"runner per control port: rank r's is --port's base + r); this one was "
+                f"refused")
+    if isinstance(exc, NoHandshake):
+        return (f"the peer at {ctl_endpoint} did not answer the handshake (within "
+                f"{connect_timeout_s:g} s): is it the scheduler's control port? The "
+                f"scheduler prints the command with the port to connect to")
+    return (f"{exc} (start the scheduler first, with --remote-runners; it prints the "
+            f"command with the port to connect to)")
+
+
+def serve_remote(ctl_endpoint: str, allow_pickle: bool = False,
+                 connect_timeout_s: float = CONNECT_TIMEOUT_S) -> int:
+    """Connect to the scheduler's control port ``ctl_endpoint`` (``tcp://ADDR:PORT``),
+    waiting at most ``connect_timeout_s`` for its ZeroMQ handshake, and serve its cases
+    until ``Goodbye``; returns the exit code (module docstring)."""
     host = split_tcp_endpoint(ctl_endpoint)[0]
     ctx = zmq.Context()
     socks: Optional[RunnerSockets] = None
     watch: Optional[_SchedulerWatch] = None
     try:
         try:
-            socks = RunnerSockets(ctx, ctl_endpoint, options=KEEPALIVE)
+            socks = RunnerSockets(ctx, ctl_endpoint, connect_timeout_s=connect_timeout_s,
+                                  options=KEEPALIVE)
         except EndpointError as exc:
-            print(f"{PREFIX}: error: {exc}", file=sys.stderr)
-            return EXIT_USAGE
+            print(f"{PREFIX}: error: {connect_problem(ctl_endpoint, exc, connect_timeout_s)}",
+                  file=sys.stderr)
+            return EXIT_HANDSHAKE if isinstance(exc, HandshakeRefused) else EXIT_USAGE
         watch = _SchedulerWatch(socks.ctl, ctl_endpoint)
         print(f"{PREFIX}: connected to {ctl_endpoint}; serving cases until the scheduler's "
               f"run ends", file=sys.stderr)

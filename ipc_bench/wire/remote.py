@@ -32,6 +32,10 @@ killed, or its host closed it) is named by ``problem(rank)`` within the next wai
 vanishes without closing the connection is caught by the peer timeout while a case runs,
 and by TCP keepalive (``KEEPALIVE``: about 25 s) between cases.
 
+One runner per control port: the ``Doorman`` (a ZAP handler) admits the first peer whose
+ZeroMQ handshake reaches it and refuses every later one at once, as it connects (a
+second runner started for a taken port exits with one line; the run goes on).
+
 Security: every port here accepts a connection from anyone who can reach ``--host``. The
 first peer on a control port is the runner of that rank (it can feed the scheduler
 made-up outputs, which the input and token oracles may catch; with
@@ -45,6 +49,7 @@ Bind an address of a trusted network only.
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import NamedTuple, Optional
 
@@ -52,8 +57,8 @@ import zmq
 from zmq.utils.monitor import recv_monitor_message
 
 from ipc_bench.wire.control import Goodbye, encode_control
-from ipc_bench.wire.transport import (POLL_SLICE_MS, Endpoints, PeerTimeout, destroy_context,
-                                      open_socket, tcp_endpoint)
+from ipc_bench.wire.transport import (POLL_SLICE_MS, EndpointError, Endpoints, PeerTimeout,
+                                      destroy_context, open_socket, tcp_endpoint)
 
 #: Default first port of ``--port``.
 DEFAULT_PORT = 5600
@@ -71,6 +76,13 @@ SCHEDULER_PLACEHOLDER = "SCHEDULER_ADDRESS"
 CLOCK_KEY = "monotonic_clock_id"
 
 _EVENTS = zmq.EVENT_ACCEPTED | zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED
+
+#: ZAP status (RFC 27) of a connection refused on a control port that already has its
+#: runner; the refused peer's monitor reports it (``ZMQ_EVENT_HANDSHAKE_FAILED_AUTH``).
+ZAP_REFUSED = 400
+#: Longest wait of the doorman's thread for a request (ms): ``close`` wakes it at once,
+#: so it wakes (and takes the GIL) only for requests, not on a timer.
+_DOORMAN_POLL_MS = 10_000
 
 
 def clock_id() -> str:
@@ -111,6 +123,93 @@ def runner_command(host: str, port: int) -> str:
     return f"python bench.py runner --connect {tcp_endpoint(address, port)}"
 
 
+def zap_domain(rank: int) -> str:
+    """The ZAP domain of rank ``rank``'s control socket (``Doorman``)."""
+    return f"ipc-bench-ctl-{rank}"
+
+
+class Doorman:
+    """The ZAP handler (RFC 27, ``inproc://zeromq.zap.01``) of the control sockets'
+    context ``ctx`` with ``n`` control ports (``EndpointError`` if it cannot start):
+    on each control port it admits the first peer whose ZeroMQ handshake
+    reaches it (the runner of that rank) and refuses every later one with status
+    ``ZAP_REFUSED``, which ends that peer's handshake at once: a second runner started
+    for a port that has one is told so when it connects (``transport.HandshakeRefused``)
+    instead of waiting on a PAIR socket that never reads it (a bound PAIR takes one
+    peer and drops the pipes of the others, silently). Libzmq asks the handler because
+    each control socket has a ``ZMQ_ZAP_DOMAIN`` (``zap_domain``); the answer comes from
+    this thread, so it does not wait for the scheduler's loop; between requests the
+    thread sleeps in ``zmq_poll`` (no timer wakes it during a measured case).
+    ``admitted[rank]``: that rank's runner got in. ``close`` wakes and stops the thread."""
+
+    ENDPOINT = "inproc://zeromq.zap.01"
+
+    def __init__(self, ctx: zmq.Context, n: int, start_timeout_s: float = 10.0):
+        self.ctx, self.n = ctx, n
+        self.admitted = [False] * n
+        self._wake_endpoint = f"inproc://ipc-bench-doorman-{id(self)}"
+        self._stop = threading.Event()
+        self._ready = threading.Event()
+        self._error: Optional[BaseException] = None
+        self._thread = threading.Thread(target=self._serve, name="ipc-bench-doorman",
+                                        daemon=True)
+        self._thread.start()
+        if not self._ready.wait(start_timeout_s) or self._error is not None:
+            self.close()
+            raise EndpointError(f"cannot bind {self.ENDPOINT} (the control ports' ZAP "
+                                f"handler): {self._error or 'its thread did not start'}")
+
+    def _serve(self) -> None:
+        rep = self.ctx.socket(zmq.REP)
+        wake = self.ctx.socket(zmq.PULL)
+        try:
+            for sock, endpoint in ((rep, self.ENDPOINT), (wake, self._wake_endpoint)):
+                sock.setsockopt(zmq.LINGER, 0)
+                sock.bind(endpoint)
+        except zmq.ZMQError as exc:
+            self._error = exc
+        self._ready.set()
+        poller = zmq.Poller()
+        poller.register(rep, zmq.POLLIN)
+        poller.register(wake, zmq.POLLIN)
+        try:
+            while self._error is None and not self._stop.is_set():
+                if rep in dict(poller.poll(_DOORMAN_POLL_MS)):
+                    rep.send_multipart(self.answer(rep.recv_multipart()))
+        finally:
+            rep.close(linger=0)
+            wake.close(linger=0)
+
+    def answer(self, request: list[bytes]) -> list[bytes]:
+        """The ZAP reply to ``request`` (version, request id, domain, address, routing
+        id, mechanism, ...): 200 for the first peer of a control port's domain,
+        ``ZAP_REFUSED`` after it, 200 for a domain that is not a control port's."""
+        version, request_id = (request + [b"1.0", b""])[:2]
+        domain = request[2].decode(errors="replace") if len(request) > 2 else ""
+        status = b"200"
+        for rank in range(self.n):
+            if domain == zap_domain(rank):
+                if self.admitted[rank]:
+                    status = str(ZAP_REFUSED).encode()
+                self.admitted[rank] = True
+        return [version, request_id, status, b"" if status == b"200" else
+                b"this control port already has its runner", b"", b""]
+
+    def close(self) -> None:
+        """Stop the thread (woken at once) and wait for it (at most 5 s)."""
+        self._stop.set()
+        waker = self.ctx.socket(zmq.PUSH)
+        waker.setsockopt(zmq.LINGER, 0)
+        waker.setsockopt(zmq.SNDTIMEO, 1000)
+        waker.connect(self._wake_endpoint)
+        try:
+            waker.send(b"")
+        except zmq.ZMQError:  # its thread ended already (or ends within _DOORMAN_POLL_MS)
+            pass
+        waker.close(linger=0)
+        self._thread.join(timeout=5.0)
+
+
 class RemoteRunners:
     """The scheduler's side of ``n`` runners started by hand: one PAIR control socket
     per rank, bound on ``host`` at its fixed port for the whole run and monitored.
@@ -135,10 +234,13 @@ class RemoteRunners:
         # so that another peer's connection coming and going is not taken for its.
         self._accepted: list[Optional[int]] = [None] * n
         self._runner_fd: list[Optional[int]] = [None] * n
+        self.doorman: Optional[Doorman] = None
         try:
-            for port in self.ports.ctls:
+            self.doorman = Doorman(self.ctx, n)
+            for rank, port in enumerate(self.ports.ctls):
                 sock = open_socket(self.ctx, zmq.PAIR, tcp_endpoint(host, port), bind=True,
-                                   options=KEEPALIVE)
+                                   options={**KEEPALIVE,
+                                            zmq.ZAP_DOMAIN: zap_domain(rank).encode()})
                 self.ctls.append(sock)
                 self._monitors.append(sock.get_monitor_socket(_EVENTS))
             self._check_data_ports()
@@ -232,6 +334,8 @@ class RemoteRunners:
             sock.close(linger=linger)
         for monitor in self._monitors:
             monitor.close(linger=0)
+        if self.doorman is not None:
+            self.doorman.close()
         self.ctx.term()  # every socket is closed: waits at most GOODBYE_LINGER_MS
 
 

@@ -83,6 +83,23 @@ class EndpointError(RuntimeError):
         super().__init__(one_line(message))
 
 
+class NoHandshake(EndpointError):
+    """A connect reached a listener that did not complete the ZeroMQ handshake: it
+    closed the connection during it (a socket of an incompatible type, e.g. a PAIR
+    connecting to a PUSH port), failed it (not ZeroMQ), or did not answer within the
+    connect timeout."""
+
+
+class HandshakeRefused(EndpointError):
+    """A connect whose ZeroMQ handshake the bound peer's ZAP handler (RFC 27) denied
+    (``ZMQ_EVENT_HANDSHAKE_FAILED_AUTH``): ``status_code`` is the handler's (400 for a
+    control port that already has its runner, ``wire.remote``)."""
+
+    def __init__(self, message: str, status_code: int):
+        super().__init__(message)
+        self.status_code = status_code
+
+
 #: How the two processes talk (--transport): ZeroMQ over ``ipc`` or ``tcp``, or ``shm`` /
 #: ``shm-block``: the scheduler -> runner frames through the shared-memory ring
 #: (``wire.shm_ring``; its reader spins as vLLM's, or blocks), the replies and control
@@ -216,12 +233,12 @@ _BIND_HINTS = {
 #: Monitor events that end the wait of ``_connect``.
 _CONNECT_EVENTS = (zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_CONNECT_RETRIED
                    | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
-                   | zmq.EVENT_HANDSHAKE_FAILED_AUTH)
+                   | zmq.EVENT_HANDSHAKE_FAILED_AUTH | zmq.EVENT_DISCONNECTED)
 
 
 def open_socket(ctx: zmq.Context, socket_type: int, endpoint: str, *, bind: bool,
                 connect_timeout_s: float = CONNECT_TIMEOUT_S,
-                options: Optional[dict[int, int]] = None) -> zmq.Socket:
+                options: Optional[dict[int, int | bytes]] = None) -> zmq.Socket:
     """A configured socket (``ZMQ_LINGER`` 0, ``POLL_SLICE_MS`` send / receive
     timeouts, ``ZMQ_IPV6`` for ``tcp://[...]``, then ``options``: socket option ->
     value, set before the bind or connect) bound to or connected to
@@ -258,8 +275,10 @@ def open_socket(ctx: zmq.Context, socket_type: int, endpoint: str, *, bind: bool
 
 def _connect(sock: zmq.Socket, endpoint: str, timeout_s: float) -> None:
     """Connect ``sock`` and wait (``timeout_s`` at most) until the ZeroMQ handshake
-    with the bound peer succeeded; ``EndpointError`` when it is refused, fails or
-    does not come."""
+    with the bound peer succeeded; ``EndpointError`` when the connection is refused,
+    ``HandshakeRefused`` when the peer's ZAP handler denies it, ``NoHandshake`` when the
+    handshake fails, the peer closes the connection before it completes, or it does not
+    come."""
     monitor = sock.get_monitor_socket(_CONNECT_EVENTS)
     try:
         sock.connect(endpoint)
@@ -267,15 +286,23 @@ def _connect(sock: zmq.Socket, endpoint: str, timeout_s: float) -> None:
         while True:
             left_ms = int((deadline - time.monotonic()) * 1000)
             if left_ms <= 0 or not monitor.poll(left_ms):
-                raise EndpointError(f"cannot connect to {endpoint}: no ZeroMQ handshake within "
-                                    f"{timeout_s:g} s")
-            event = recv_monitor_message(monitor)["event"]
+                raise NoHandshake(f"cannot connect to {endpoint}: no ZeroMQ handshake within "
+                                  f"{timeout_s:g} s")
+            message = recv_monitor_message(monitor)
+            event = message["event"]
             if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
                 return
             if event == zmq.EVENT_CONNECT_RETRIED:
                 raise EndpointError(f"cannot connect to {endpoint}: {_refused(endpoint)}")
-            raise EndpointError(f"cannot connect to {endpoint}: the ZeroMQ handshake "
-                                f"failed (not a socket of this harness)")
+            if event == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
+                raise HandshakeRefused(f"cannot connect to {endpoint}: the peer refused the "
+                                       f"connection (ZAP status {message['value']})",
+                                       message["value"])
+            # failed, or the peer closed the connection before it completed (a socket
+            # type that does not pair with this one: either event may come first)
+            raise NoHandshake(f"cannot connect to {endpoint}: the ZeroMQ handshake "
+                              f"failed (not a socket of this harness, or one of another "
+                              f"kind)")
     finally:
         sock.disable_monitor()
         monitor.close(linger=0)

@@ -599,7 +599,8 @@ def test_a_runner_without_connect_or_with_nobody_listening_is_one_line_and_exit_
         code, lines, out = _run_main(["runner", "--connect", f"tcp://127.0.0.1:{port}"], capsys)
     assert (code, lines, out) == (
         2, [f"bench.py runner: error: cannot connect to tcp://127.0.0.1:{port}: connection "
-            f"refused or address unreachable"], "")
+            f"refused or address unreachable (start the scheduler first, with "
+            f"--remote-runners; it prints the command with the port to connect to)"], "")
 
 
 def test_frontend_with_a_streamed_scenario_is_refused(tmp_path, capsys):

@@ -1,0 +1,194 @@
+"""A runner started by hand (``bench.py runner``) at the wrong place or in surplus:
+refused or told in one line, at once, the scheduler's run unaffected; a runner
+interrupted or left by its scheduler ends in one line, leaving no process.
+
+"Another host" is emulated on 127.0.0.1, as in ``test_remote.py``."""
+
+from __future__ import annotations
+
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import zmq
+
+from fault_helpers import REPO
+
+CASE = ["--scenario", "decode-steady", "--transport", "tcp", "--num-running", "4",
+        "--policies", "send", "--codecs", "msgpack", "--no-single-process", "--quiet",
+        "--no-floor"]
+
+
+def free_base_port(n: int) -> int:
+    """A port P with P .. P + n - 1 free on 127.0.0.1."""
+    import random
+
+    for _ in range(200):
+        base = random.randrange(20000, 60000)
+        socks = []
+        try:
+            for port in range(base, base + n):
+                s = socket.socket()
+                socks.append(s)
+                s.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError("no free run of ports")
+
+
+def scheduler(port: int, steps: int, out: Path, *extra: str) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, "bench.py", *CASE, "--steps", str(steps),
+                             "--remote-runners", "--port", str(port), "--output", str(out),
+                             *extra], cwd=REPO, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stderr.readline().startswith("bench.py: waiting up to ")
+    return proc
+
+
+def runner(port: int, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "bench.py", "runner", "--connect",
+                             f"tcp://127.0.0.1:{port}", *extra], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wait_for_steps(out: Path, timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not list(out.glob("steps.partial.csv")):
+        assert time.monotonic() < deadline, "the case did not start"
+        time.sleep(0.05)
+
+
+def test_a_second_runner_on_a_taken_control_port_is_refused_at_once(tmp_path):
+    port = free_base_port(3)
+    sched = scheduler(port, 20000, tmp_path / "r")  # a few seconds: still running
+    first = runner(port)
+    try:
+        wait_for_steps(tmp_path / "r")
+        t0 = time.monotonic()
+        second = runner(port)
+        _, err = second.communicate(timeout=30)
+        assert time.monotonic() - t0 < 10  # at once (the interpreter's start included)
+        assert (second.returncode, err) == (3, (
+            f"bench.py runner: error: the scheduler at tcp://127.0.0.1:{port} already has "
+            f"its runner on that port (one runner per control port: rank r's is --port's "
+            f"base + r); this one was refused\n"))
+        _, first_err = first.communicate(timeout=120)
+        _, sched_err = sched.communicate(timeout=60)
+    finally:
+        for p in (first, sched):
+            p.kill()
+            p.wait()
+    assert (sched.returncode, sched_err) == (0, "")
+    assert (first.returncode, first_err.splitlines()[-1]) == (
+        0, "bench.py runner: the run is complete (1 case(s) served)")
+
+
+@pytest.mark.parametrize("offset", [1, 2], ids=["SchedulerOutput", "ModelRunnerOutput"])
+def test_a_runner_pointed_at_a_data_port_says_it_is_not_the_control_port(tmp_path, offset):
+    port = free_base_port(3)
+    sched = scheduler(port, 10**8, tmp_path / "r")
+    first = runner(port)
+    try:
+        wait_for_steps(tmp_path / "r")  # the case binds its data ports
+        lost = runner(port + offset, "--connect-timeout", "2")
+        _, err = lost.communicate(timeout=30)
+        assert (lost.returncode, err) == (2, (
+            f"bench.py runner: error: the peer at tcp://127.0.0.1:{port + offset} did not "
+            f"answer the handshake (within 2 s): is it the scheduler's control port? The "
+            f"scheduler prints the command with the port to connect to\n"))
+    finally:
+        sched.send_signal(signal.SIGINT)
+        sched.communicate(timeout=60)
+        first.communicate(timeout=30)
+    assert sched.returncode == 130 and first.returncode == 5
+
+
+def test_a_listener_that_never_answers_is_named_within_the_connect_timeout():
+    listener = socket.socket()  # accepts, never speaks ZeroMQ
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    try:
+        t0 = time.monotonic()
+        proc = runner(port, "--connect-timeout", "0.5")
+        _, err = proc.communicate(timeout=30)
+        elapsed = time.monotonic() - t0
+    finally:
+        listener.close()
+    assert (proc.returncode, err) == (2, (
+        f"bench.py runner: error: the peer at tcp://127.0.0.1:{port} did not answer the "
+        f"handshake (within 0.5 s): is it the scheduler's control port? The scheduler "
+        f"prints the command with the port to connect to\n"))
+    assert elapsed < 10
+
+
+def test_the_doorman_admits_one_peer_per_control_port():
+    from ipc_bench.wire.remote import ZAP_REFUSED, Doorman, zap_domain
+
+    ctx = zmq.Context()
+    doorman = Doorman(ctx, 2)
+    try:
+        def ask(domain: str) -> bytes:
+            return doorman.answer([b"1.0", b"7", domain.encode(), b"10.0.0.2", b"", b"NULL"])[2]
+
+        assert ask(zap_domain(0)) == b"200"
+        assert ask(zap_domain(0)) == str(ZAP_REFUSED).encode() == b"400"
+        assert ask(zap_domain(1)) == b"200"
+        assert ask("another-domain") == b"200"
+        assert doorman.admitted == [True, True]
+    finally:
+        doorman.close()
+        ctx.term()
+
+
+def test_a_runner_whose_scheduler_hangs_mid_case_exits_within_the_peer_timeout(tmp_path):
+    port = free_base_port(3)
+    sched = scheduler(port, 10**8, tmp_path / "r", "--peer-timeout", "2")
+    proc = runner(port)
+    try:
+        wait_for_steps(tmp_path / "r")
+        sched.send_signal(signal.SIGSTOP)
+        t0 = time.monotonic()
+        _, err = proc.communicate(timeout=30)
+        elapsed = time.monotonic() - t0
+    finally:
+        sched.send_signal(signal.SIGCONT)
+        proc.kill()
+        proc.wait()
+        sched.communicate(timeout=60)
+    assert 1.5 < elapsed < 10 and proc.returncode == 5
+    lines = err.splitlines()
+    assert len(lines) == 2 and re.fullmatch(
+        r"runner: no SchedulerOutput for step \d+ within 2 s", lines[1]), err
+    assert sched.returncode == 1  # its runner left: the case failed, said in its own line
+
+
+def test_a_runner_interrupted_mid_case_ends_in_one_line_and_fails_the_case(tmp_path):
+    port = free_base_port(3)
+    sched = scheduler(port, 10**8, tmp_path / "r")
+    proc = runner(port)
+    try:
+        wait_for_steps(tmp_path / "r")
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        _, sched_err = sched.communicate(timeout=30)
+    finally:
+        for p in (proc, sched):
+            p.kill()
+            p.wait()
+    assert (proc.returncode, err.splitlines()[1:]) == (
+        130, ["bench.py runner: interrupted by SIGINT (exit 130)"])
+    assert sched.returncode == 1
+    assert sched_err.splitlines()[0].startswith(
+        f"bench.py: error: num_running=4/send/msgpack#0: remote runner 0 (control port "
+        f"tcp://127.0.0.1:{port}) disconnected (its process ended or its host closed the "
+        f"connection) while ")
