@@ -858,7 +858,6 @@ class TorchModel:
         the request's KV blocks (a scheduler without ``num_lookahead_tokens``).
         """
         t0 = time.perf_counter_ns()
-        torch = self.torch
         n = len(rows)
         drafts = np.empty((n, num_drafts), dtype=np.int64)
         tokens = new_ids[np.arange(n), last_positions - first_new].astype(np.int64)
@@ -866,47 +865,65 @@ class TorchModel:
         rows = np.asarray(rows, dtype=np.int64)
         table = batch.block_table[rows]
         held = batch.num_blocks_per_row[rows].astype(np.int64)
-        bs = self.block_size
-        threshold = np.uint64(min(int(round(acceptance * 2**53)), 2**53))
-        vocab = np.uint64(self.vocab_size)
         for j in range(num_drafts):
-            active = np.flatnonzero(pos + 1 < self.max_model_len - 1)
+            schedulable = pos + 1 < self.max_model_len - 1  # the draft's position
             true = tokens.copy()  # stands in where no forward runs (never scheduled)
+            active = np.flatnonzero(schedulable)
             if len(active):
-                short = active[pos[active] // bs >= held[active]]
-                if len(short):
-                    r = int(short[0])
-                    raise RuntimeError(
-                        f"the drafter's slot at position {int(pos[r])} of batch row "
-                        f"{int(rows[r])} lies past its {int(held[r])} KV blocks (block_size "
-                        f"{bs}): the scheduler must allocate num_lookahead_tokens "
-                        f"{num_drafts}")
-                p = pos[active]
-                with torch.inference_mode():
-                    plan = self._step_plan(p, np.arange(len(active) + 1, dtype=np.int64),
-                                           p + 1, table[active])
-                    ids_t = self._to_device("draft_ids", tokens[active])
-                    true[active] = (self._forward(ids_t, *plan).argmax(dim=-1)
-                                    .cpu().numpy().astype(np.int64))
-            h = (pos + 1).astype(np.uint64) * _M1 + self._seed
-            h ^= tokens.astype(np.uint64)
-            _mix(h)
-            h ^= true.astype(np.uint64)
-            _mix(h)
-            u = h ^ _ACCEPT_SALT
-            _mix(u)
-            accept = (u >> _S11) < threshold
-            accept[pos + 1 >= self.max_model_len - 1] = False
-            alt = h ^ _WRONG_SALT
-            _mix(alt)
-            wrong = ((true.astype(np.uint64) + np.uint64(1) + alt % (vocab - np.uint64(1)))
-                     % vocab).astype(np.int64)
-            drafts[:, j] = np.where(accept, true, wrong)
+                true[active] = self._draft_forward(tokens[active], pos[active],
+                                                   table[active], held[active], rows[active],
+                                                   num_drafts)
+            drafts[:, j] = self._spoil(tokens, true, pos + 1, schedulable, acceptance)
             tokens = true
             pos += 1
         if self.draft_ns:
             self.draft_ns[-1] += time.perf_counter_ns() - t0
         return drafts
+
+    def _draft_forward(self, tokens: np.ndarray, positions: np.ndarray,
+                       block_table: np.ndarray, num_blocks: np.ndarray, rows: np.ndarray,
+                       num_drafts: int) -> np.ndarray:
+        """One pure-decode forward of the drafter (``propose``): ``tokens`` (int64
+        ``[m]``) fed at ``positions`` (``[m]``), K/V written there through
+        ``block_table`` (``[m, >= blocks]``, each row holding ``num_blocks[i]``
+        blocks). Returns the greedy ids ``[m]`` int64. No step timer, no CUDA graph.
+        ``RuntimeError`` if a position lies past its row's blocks (``rows``: batch rows,
+        for the message)."""
+        bs = self.block_size
+        short = np.flatnonzero(positions // bs >= num_blocks)
+        if len(short):
+            r = int(short[0])
+            raise RuntimeError(
+                f"the drafter's slot at position {int(positions[r])} of batch row "
+                f"{int(rows[r])} lies past its {int(num_blocks[r])} KV blocks (block_size "
+                f"{bs}): the scheduler must allocate num_lookahead_tokens {num_drafts}")
+        with self.torch.inference_mode():
+            plan = self._step_plan(positions, np.arange(len(tokens) + 1, dtype=np.int64),
+                                   positions + 1, block_table)
+            ids_t = self._to_device("draft_ids", tokens)
+            return self._forward(ids_t, *plan).argmax(dim=-1).cpu().numpy().astype(np.int64)
+
+    def _spoil(self, before: np.ndarray, true: np.ndarray, positions: np.ndarray,
+               schedulable: np.ndarray, acceptance: float) -> np.ndarray:
+        """Drafts for ``positions`` (int64 ``[m]``): the target's id ``true[i]`` with
+        probability ``acceptance``, else a different id in ``[0, vocab_size)``, as a
+        splitmix64 hash of the seed, the position, ``before[i]`` (the id at the position
+        before) and ``true[i]`` decides; a row not ``schedulable`` always gets the
+        different id. Returns int64 ``[m]``."""
+        h = positions.astype(np.uint64) * _M1 + self._seed
+        h ^= before.astype(np.uint64)
+        _mix(h)
+        h ^= true.astype(np.uint64)
+        _mix(h)
+        u = h ^ _ACCEPT_SALT
+        _mix(u)
+        threshold = np.uint64(min(int(round(acceptance * 2**53)), 2**53))
+        accept = ((u >> _S11) < threshold) & schedulable
+        alt = h ^ _WRONG_SALT
+        _mix(alt)
+        vocab = np.uint64(self.vocab_size)
+        wrong = (true.astype(np.uint64) + np.uint64(1) + alt % (vocab - np.uint64(1))) % vocab
+        return np.where(accept, true, wrong.astype(np.int64))
 
     def reference_logits(self, token_ids: Sequence[int]):
         """Test oracle: logits ``[len(token_ids), vocab]`` (float32) of one sequence from a

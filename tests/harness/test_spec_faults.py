@@ -8,6 +8,8 @@
   input oracle at the next step, naming the step, the request, the position and the
   id the scheduler holds; ``bench.py --policies cached`` exits 1 with that one line
   (both cases of such a run would agree on their tokens, so nothing else sees it).
+- The same with the torch model (a verification forward over every drafted position,
+  the target's own forward run ahead as the drafter).
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ import msgspec
 import pytest
 
 from fault_helpers import REPO, steady_case
+from ipc_bench.engine.config import ModelConfig
+from ipc_bench.engine.workloads import SteadyDecodeWorkload
 from ipc_bench.harness.spec import CaseError, CaseResult
 from ipc_bench.harness.supervisor import run_case
 
@@ -106,6 +110,43 @@ def spec_case(k: int = 2, **kw):
     case = steady_case(8, max_steps=200, **kw)
     return replace(case, labels={**case.labels, "num_spec_tokens": k},
                    scheduler=msgspec.structs.replace(case.scheduler, num_spec_tokens=k))
+
+
+def torch_spec_case(k: int = 2, **kw):
+    """``spec_case`` with the torch model (tiny preset, float32 on CPU, a vocabulary of
+    512) and the lookahead slots its drafter writes (``num_lookahead_tokens``)."""
+    case = spec_case(k, **kw)
+    return replace(
+        case, model=ModelConfig(name="torch", preset="tiny", device="cpu", vocab_size=512),
+        scheduler=msgspec.structs.replace(case.scheduler, num_lookahead_tokens=k),
+        make_workload=lambda: SteadyDecodeWorkload(8, seed=3, vocab_size=512,
+                                                   prompt_len_range=(8, 64),
+                                                   output_len_range=(16, 200)))
+
+
+def test_torch_draft_tokens_give_send_and_cached_one_digest():
+    """The torch model's verification and drafter under both policies, two processes:
+    the same schedule and bitwise the same tokens, the input oracle checking every
+    16 steps."""
+    digests = set()
+    for policy in ("send", "cached"):
+        result = run_case(torch_spec_case(2, policy=policy, input_oracle_interval=16))
+        assert result.error is None and len(result.sched_rows) == 200
+        assert len(result.runner_columns["draft_ns"]) == 200
+        digests.add((result.token_digest, result.schedule_digest))
+    assert len(digests) == 1
+
+
+def test_torch_accepted_drafts_not_written_fail_the_input_oracle(fault):
+    log = fault(20)
+    result = CaseResult(spec=torch_spec_case(2, policy="cached", input_oracle_interval=1))
+    with pytest.raises(CaseError) as err:
+        run_case(result.spec, result=result)
+    seq = faulted(log)[0]
+    assert seq >= 20
+    assert re.fullmatch(expected_error(log), str(err.value)), str(err.value)
+    assert err.value.step == seq + 1
+    assert len(result.sched_rows) == seq + 2  # checked right after the first bad step
 
 
 @pytest.mark.parametrize("transport", ["ipc", "inproc"])
