@@ -213,8 +213,8 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     The run's metadata records its SHA-256 (``token_ids_sha256``) instead of the text.
     ``spec_acceptance``: with speculative decoding (``SchedulerConfig.num_spec_tokens``
     > 0), the probability that each draft token equals the target model's own next
-    token (``engine.models.NullModel.propose``: a seeded hash decides, so the drafts
-    are reproducible); in [0, 1]. Unused without drafts.
+    token (``engine.models.NullModel.propose``, ``TorchModel.propose``: a seeded hash
+    decides, so the drafts are reproducible); in [0, 1]. Unused without drafts.
     """
 
     name: str = "null"
