@@ -222,3 +222,33 @@ def test_token_streams_across_k_equal_and_compared_only_within_one_k(tmp_path):
         assert c["token_streams_not_compared_with"] == []
     assert cases[3, "cached"]["spec_acceptance"] == 0.7
     assert "spec_draft_acceptance_rate" not in cases[3, "cached"]
+
+
+def test_bench_runs_the_torch_model_with_drafts(tmp_path):
+    """``bench.py --model torch --num-spec-tokens 0,2``: no refusal; within each K both
+    policies share one schedule and one token digest, the K = 2 cases report the
+    drafter's time apart from the verification forward and an acceptance rate."""
+    import json
+
+    out = tmp_path / "run"
+    proc = subprocess.run(
+        [sys.executable, "bench.py", "--scenario", "decode-steady", "--model", "torch",
+         "--model-preset", "tiny", "--device", "cpu", "--vocab-size", "512",
+         "--num-running", "4", "--steps", "30", "--warmup-steps", "5", "--codecs", "msgpack",
+         "--no-floor", "--no-single-process", "--quiet", "--output", str(out),
+         "--num-spec-tokens", "0,2", "--spec-acceptance", "0.7"],
+        cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["problems"] == []
+    cases = {(c["num_spec_tokens"], c["policy"]): c for c in summary["cases"]}
+    assert sorted(cases) == [(0, "cached"), (0, "send"), (2, "cached"), (2, "send")]
+    for k in (0, 2):
+        assert cases[k, "send"]["token_digest"] == cases[k, "cached"]["token_digest"]
+        assert cases[k, "send"]["schedule_digest"] == cases[k, "cached"]["schedule_digest"]
+    assert "draft_ns_per_step" not in cases[0, "send"]
+    for policy in ("send", "cached"):
+        c = cases[2, policy]
+        assert c["draft_ns_per_step"] > 0
+        assert c["runner_writeback_ns_per_step"] >= c["draft_ns_per_step"]
+        assert 0 < c["spec_draft_acceptance_rate"] < 1
