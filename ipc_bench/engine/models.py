@@ -336,8 +336,10 @@ class TorchModel:
     token's K and V are written to its slot, then each request's queries attend to its
     cached keys ``[0, seq_len)`` causally. Decode rows (one query token) run as one
     batched attention over their gathered blocks; rows with several query tokens
-    (prefill chunks) one by one. Greedy sampling: argmax of the logits at each
-    request's last scheduled token.
+    (prefill chunks, and rows with draft tokens to verify) one by one. Greedy
+    sampling: argmax of the logits at each request's last scheduled token (with draft
+    tokens at every drafted position and the one before, ``execute``; drafts come
+    from ``propose``).
 
     On CUDA only: cuDNN's SDPA backend is turned off before the first forward
     (``cuda_step.configure_cuda_attention``; ``device`` then reads e.g. ``"cuda
