@@ -115,6 +115,8 @@ class Results:
     spec_draft_tokens_per_step,                   tok      pure-decode counted steps with drafts:
     spec_accepted_tokens_per_step,                         drafts scheduled / accepted, and
     spec_draft_acceptance_rate                    ratio    accepted / drafted
+    draft_ns_per_step                             ns       torch model with drafts: its drafter
+                                                           (in runner_writeback_ns_per_step)
     frontend_*_per_step, control_plane_*          -        ``--frontend``: the engine core -> frontend
                                                            hop and the whole control plane
                                                            (``analysis.frontend``), bytes and ns

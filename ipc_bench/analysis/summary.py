@@ -314,7 +314,9 @@ def _model_column_figures(result: CaseResult, a: np.ndarray, c: np.ndarray
     and start-up steps included. Device-input path (async scheduling, torch model):
     ``runner_lookahead_share``, the share of counted steps whose successor the runner
     launched before it finished them (``RunnerLoop.run_pipelined``). The torch model's
-    roofline: ``_roofline_figures``.
+    drafter (speculative decoding): ``draft_ns_per_step``, its mean time per step
+    (``runner_writeback_ns`` includes it; ``runner_forward_ns`` is the verification
+    forward alone). The torch model's roofline: ``_roofline_figures``.
     """
     def column(name: str) -> Optional[np.ndarray]:
         return _counted_column(result, a, c, name)
@@ -345,6 +347,9 @@ def _model_column_figures(result: CaseResult, a: np.ndarray, c: np.ndarray
         if result.wall_s:
             out["run_output_tokens_per_s"] = (
                 float(a[:, _COL["num_output_tokens"]].sum()) / result.wall_s)
+    draft = column("draft_ns")
+    if draft is not None:  # the torch model's drafter (speculative decoding)
+        out["draft_ns_per_step"] = float(draft.mean())
     ahead = column("runner_lookahead")
     if ahead is not None and len(ahead):
         out["runner_lookahead_share"] = float(ahead.mean())

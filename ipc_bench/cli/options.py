@@ -287,7 +287,9 @@ def _add_arm_options(p: argparse.ArgumentParser) -> None:
         "with --num-spec-tokens: the probability that each draft token is the target "
         "model's own next token (seeded by --seed: the same drafts under both policies); "
         "default 0.7. Drafts after the first wrong one are rejected too, so accepted "
-        "drafts per request-step average P + P^2 + ... + P^K"))
+        "drafts per request-step average P + P^2 + ... + P^K. The torch model's drafter "
+        "is the target itself run K decode forwards ahead (it models acceptance, not a "
+        "drafter's cost; timed apart as draft_ns, outside runner_forward_ns)"))
     p.add_argument("--frontend", action="store_true", help=(
         "add a third process, the frontend: every step the scheduler (vLLM's engine "
         "core) sends it EngineCoreOutputs (each request's new token ids; msgspec "

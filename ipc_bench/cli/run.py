@@ -192,8 +192,10 @@ def with_spec_decoding(cases: list, num_spec_tokens: Optional[list[int]],
     ``ModelConfig.spec_acceptance`` set when ``spec_acceptance`` is given, and the label
     ``num_spec_tokens`` added, so each K is a workload of its own (its own table; its
     policies paired with each other, never with another K's; token streams of
-    different K are compared only through the input oracle). Cases stay in the
-    scenario's order within each K, the K in the order given."""
+    different K are compared only through the input oracle). With the torch model the
+    scheduler also allocates K lookahead slots (``num_lookahead_tokens``: its drafter
+    writes K/V ahead, ``TorchModel.propose``). Cases stay in the scenario's order
+    within each K, the K in the order given."""
     if num_spec_tokens is None:
         return cases
     import dataclasses
@@ -206,9 +208,11 @@ def with_spec_decoding(cases: list, num_spec_tokens: Optional[list[int]],
             model = case.model
             if spec_acceptance is not None:
                 model = msgspec.structs.replace(model, spec_acceptance=spec_acceptance)
+            lookahead = k if model.name == "torch" else 0
             out.append(dataclasses.replace(
                 case, labels={**case.labels, "num_spec_tokens": k}, model=model,
-                scheduler=msgspec.structs.replace(case.scheduler, num_spec_tokens=k)))
+                scheduler=msgspec.structs.replace(case.scheduler, num_spec_tokens=k,
+                                                  num_lookahead_tokens=lookahead)))
     return out
 
 

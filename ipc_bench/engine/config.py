@@ -40,10 +40,12 @@ TOKEN_ID_MODELS: tuple[str, ...] = ("null", "fixed-step", "emulated")
 #: engines use (vLLM's examples use 1 to 8), low enough to keep a typo from
 #: scheduling thousands of drafts per request.
 MAX_NUM_SPEC_TOKENS = 32
-#: Models that can verify drafts (``ModelConfig.spec_acceptance``): those whose token at
-#: each position is a hash of the runner's own buffer row, so the drafter can compute
-#: the target's continuation exactly. The torch model refuses ``--num-spec-tokens``.
-SPEC_MODELS: tuple[str, ...] = ("null", "fixed-step", "emulated")
+#: Models that can verify drafts (``ModelConfig.spec_acceptance``): the null,
+#: fixed-step and emulated models (each token a hash of the runner's own buffer row,
+#: so the drafter computes the target's continuation exactly) and the torch model
+#: (a verification forward over every drafted position; its drafter runs the target's
+#: own decode forward ahead, ``models.TorchModel.propose``).
+SPEC_MODELS: tuple[str, ...] = ("null", "fixed-step", "emulated", "torch")
 
 #: Llama 3's vocabulary: ids up to 128,255 take 5 msgpack bytes above 65,535.
 DEFAULT_VOCAB_SIZE = 128_256
@@ -66,6 +68,11 @@ class SchedulerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     decoding, vLLM ``SpeculativeConfig.num_speculative_tokens``; 0: off). The runner
     proposes them (``ModelRunnerOutput.spec_token_ids``), the scheduler schedules them
     the next step (``SchedulerOutput.scheduled_spec_decode_tokens``), as vLLM V1 does.
+    ``num_lookahead_tokens``: KV slots the scheduler allocates past each request's
+    scheduled tokens (capped at ``max_model_len``), for a drafter that writes K/V ahead
+    (vLLM's ``Scheduler.num_lookahead_tokens``, ``num_spec_tokens`` with EAGLE; here
+    the torch model's drafter, ``models.TorchModel.propose``); at most
+    ``num_spec_tokens``.
     """
 
     max_num_seqs: int = 256
@@ -74,6 +81,7 @@ class SchedulerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     block_size: int = 16
     num_blocks: int = 65536
     num_spec_tokens: int = 0
+    num_lookahead_tokens: int = 0
 
     def validate(self) -> None:
         """Raise ``ConfigError`` naming the first setting that is out of range."""
@@ -92,6 +100,9 @@ class SchedulerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         if not 0 <= self.num_spec_tokens <= MAX_NUM_SPEC_TOKENS:
             raise ConfigError(f"num_spec_tokens (--num-spec-tokens) must be in [0, "
                               f"{MAX_NUM_SPEC_TOKENS}], got {self.num_spec_tokens}")
+        if not 0 <= self.num_lookahead_tokens <= self.num_spec_tokens:
+            raise ConfigError(f"num_lookahead_tokens must be in [0, num_spec_tokens "
+                              f"{self.num_spec_tokens}], got {self.num_lookahead_tokens}")
         if self.max_num_seqs * self.max_model_len > 2**31:
             raise ConfigError(
                 f"max_num_seqs x max_model_len ({self.max_num_seqs * self.max_model_len}) "
@@ -202,8 +213,8 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     The run's metadata records its SHA-256 (``token_ids_sha256``) instead of the text.
     ``spec_acceptance``: with speculative decoding (``SchedulerConfig.num_spec_tokens``
     > 0), the probability that each draft token equals the target model's own next
-    token (``engine.models.NullModel.propose``: a seeded hash decides, so the drafts
-    are reproducible); in [0, 1]. Unused without drafts.
+    token (``engine.models.NullModel.propose``, ``TorchModel.propose``: a seeded hash
+    decides, so the drafts are reproducible); in [0, 1]. Unused without drafts.
     """
 
     name: str = "null"

@@ -30,9 +30,10 @@ the last accepted draft is the bonus), returns the accepted drafts + the bonus a
 ``sampled_token_ids`` and, under ``cached``, writes them over the drafts from
 ``num_tokens_no_spec`` on; rejected drafts are left behind past ``num_tokens_no_spec``
 and overwritten later. It then proposes K drafts per sampled request for the next step
-(``NullModel.propose``, acceptance ``ModelConfig.spec_acceptance``), sent back in
+(``NullModel.propose``, or ``TorchModel.propose``, which runs the target's own
+decode forward ahead; acceptance ``ModelConfig.spec_acceptance``), sent back in
 ``ModelRunnerOutput.spec_token_ids``. Only the models of ``config.SPEC_MODELS`` can
-verify drafts (``ConfigError`` for the torch model).
+verify drafts (``ConfigError`` for any other).
 """
 
 from __future__ import annotations
@@ -483,7 +484,7 @@ class ModelRunner:
                  valid: list[list[int]]) -> list[list[int]]:
         """``num_spec_tokens`` draft ids per row in ``rows`` (whose ids this step,
         ``valid[row]``, start at position ``first_new``), ``[]`` for the other rows
-        (``NullModel.propose``)."""
+        (the model's ``propose``: ``NullModel.propose``, ``TorchModel.propose``)."""
         proposals: list[list[int]] = [[] for _ in valid]
         if not rows:
             return proposals
@@ -495,7 +496,7 @@ class ModelRunner:
             ids = valid[row]
             new_ids[i, :len(ids)] = ids
             last[i] = first_new[i] + len(ids) - 1
-        drafts = self.model.propose(self.input_batch.token_ids_cpu,
+        drafts = self.model.propose(self.input_batch,
                                     np.asarray(rows, dtype=np.int64), last,
                                     np.asarray(first_new, dtype=np.int64), new_ids, k,
                                     self.spec_acceptance).tolist()

@@ -14,10 +14,11 @@ runs (sent to the scheduler in ``Ready.device``); ``model.step_columns()`` retur
 model's own per-step columns (``{}`` when it has none; ``model_step_columns``), which
 the runner adds to its report. torch is imported only by the torch model.
 
-Speculative decoding: the null, fixed-step and emulated models sample at
-``StepInputs.sample_rows`` / ``sample_positions`` (several positions per row with draft
-tokens; one id per position) and draft with ``NullModel.propose``; the torch model
-takes no drafts (``ModelRunner`` refuses it with ``--num-spec-tokens``).
+Speculative decoding: every model samples at ``StepInputs.sample_rows`` /
+``sample_positions`` (several positions per row with draft tokens; one id per
+position); the null, fixed-step and emulated models draft with ``NullModel.propose``,
+the torch model verifies in one forward over every drafted position and drafts with
+``TorchModel.propose`` (the target's own decode forward run ahead).
 """
 
 from __future__ import annotations
@@ -141,16 +142,17 @@ class NullModel:
         draft to the last, as vLLM's ``logits_indices`` with spec decoding)."""
         return self.sample(batch.token_ids_cpu, inputs.sample_rows, inputs.sample_positions)
 
-    def propose(self, token_ids_cpu: np.ndarray, rows: np.ndarray, last_positions: np.ndarray,
+    def propose(self, batch: "InputBatch", rows: np.ndarray, last_positions: np.ndarray,
                 first_new: np.ndarray, new_ids: np.ndarray, num_drafts: int,
                 acceptance: float) -> np.ndarray:
         """Draft ids for the next step (speculative decoding; vLLM V1 runs its drafter
         in the runner, ``GPUModelRunner.propose_draft_token_ids`` at 7f280d69c).
 
-        For each ``rows[i]`` whose tokens run to ``last_positions[i]``, of which those
-        from ``first_new[i]`` on were sampled this step and are in ``new_ids[i]``
-        (int64 ``[n, k]``, ``new_ids[i, p - first_new[i]]`` at position ``p``; under
-        ``send`` they are not in ``token_ids_cpu`` yet), draft ``j`` (0-based) is the
+        For each ``rows[i]`` of the persistent ``batch`` whose tokens run to
+        ``last_positions[i]``, of which those from ``first_new[i]`` on were sampled
+        this step and are in ``new_ids[i]`` (int64 ``[n, k]``, ``new_ids[i, p -
+        first_new[i]]`` at position ``p``; under ``send`` they are not in
+        ``batch.token_ids_cpu`` yet), draft ``j`` (0-based) is the
         target's own token at ``last_positions[i] + 1 + j`` (this model's hash over the
         drafts before it, as if all of them were accepted) with probability
         ``acceptance``, else another id of the same distribution. The choice is a hash
@@ -158,6 +160,7 @@ class NullModel:
         seeded by the model's seed, the same under both policies and whatever the
         schedule. Returns int64 ``[n, num_drafts]``.
         """
+        token_ids_cpu = batch.token_ids_cpu
         n = len(rows)
         width = token_ids_cpu.shape[1]
         pos = last_positions - self._window_col  # [hash_window, n], newest first
@@ -333,8 +336,10 @@ class TorchModel:
     token's K and V are written to its slot, then each request's queries attend to its
     cached keys ``[0, seq_len)`` causally. Decode rows (one query token) run as one
     batched attention over their gathered blocks; rows with several query tokens
-    (prefill chunks) one by one. Greedy sampling: argmax of the logits at each
-    request's last scheduled token.
+    (prefill chunks, and rows with draft tokens to verify) one by one. Greedy
+    sampling: argmax of the logits at each request's last scheduled token (with draft
+    tokens at every drafted position and the one before, ``execute``; drafts come
+    from ``propose``).
 
     On CUDA only: cuDNN's SDPA backend is turned off before the first forward
     (``cuda_step.configure_cuda_attention``; ``device`` then reads e.g. ``"cuda
@@ -358,6 +363,17 @@ class TorchModel:
         self.rms_eps = p.rms_norm_eps
         self.vocab_size = config.vocab_size
         self.block_size = scheduler.block_size
+        self.max_model_len = scheduler.max_model_len
+        #: speculative decoding: drafts per request (``propose``), and the drafter's time
+        #: per step (``step_columns``: ``draft_ns``; 0 on a step that drafted nothing)
+        self.num_spec_tokens = scheduler.num_spec_tokens
+        if self.num_spec_tokens and scheduler.num_lookahead_tokens < self.num_spec_tokens:
+            raise ConfigError(
+                f"the torch model's drafter writes K/V {self.num_spec_tokens} positions "
+                f"ahead: num_lookahead_tokens must be {self.num_spec_tokens}, got "
+                f"{scheduler.num_lookahead_tokens}")
+        self.draft_ns: list[int] = []
+        self._seed = np.uint64(config.seed & 0xFFFFFFFFFFFFFFFF)
         self.dtype = torch.float32 if device == "cpu" else getattr(torch, p.cuda_dtype)
         self.torch_device = torch.device(device)
         self.device = "cpu"
@@ -542,8 +558,12 @@ class TorchModel:
     # ---------------------------------------------------------------- forward
     def forward_logits(self, input_ids: np.ndarray, positions: np.ndarray,
                        query_start_loc: np.ndarray, seq_lens: np.ndarray,
-                       block_table: np.ndarray, fill=None):
-        """Logits at each request's last scheduled token, float32 ``[num_reqs, vocab]``.
+                       block_table: np.ndarray, fill=None,
+                       logits_indices: Optional[np.ndarray] = None):
+        """Logits at each request's last scheduled token, float32 ``[num_reqs, vocab]``
+        (with ``logits_indices``, int ``[num_samples]`` indices into the flat scheduled
+        tokens: at those tokens, ``[num_samples, vocab]``, vLLM's ``logits_indices``
+        of a speculative-decoding step).
 
         ``input_ids``, ``positions``: ``[num_tokens]`` (flat scheduled tokens, request by
         request); ``query_start_loc``: ``[num_reqs + 1]`` offsets of each request's tokens;
@@ -569,12 +589,15 @@ class TorchModel:
                 fill(ids_t)
             self.last_fed = ids_t
             return self._forward(ids_t, *self._step_plan(positions, query_start_loc, seq_lens,
-                                                         block_table))
+                                                         block_table, logits_indices))
 
     def _step_plan(self, positions: np.ndarray, query_start_loc: np.ndarray,
-                   seq_lens: np.ndarray, block_table: np.ndarray) -> tuple:
+                   seq_lens: np.ndarray, block_table: np.ndarray,
+                   logits_indices: Optional[np.ndarray] = None) -> tuple:
         """``(pos_t, slots_t, decode, prefills, last)`` of a step (``_forward``'s
-        arguments after the ids), on the device; arrays as ``forward_logits``'."""
+        arguments after the ids), on the device; arrays as ``forward_logits``'. Rows
+        with several query tokens (prefill chunks, and decode rows with draft tokens to
+        verify) go through the gathered causal path, K/V written at every position."""
         n = len(seq_lens)
         qsl = np.asarray(query_start_loc, dtype=np.int64)
         num_sched = np.diff(qsl)
@@ -603,7 +626,10 @@ class TorchModel:
             mask = put(f"prefill_mask/{j}", np.arange(ctx)[None, :]
                        <= np.arange(ctx - (end - start), ctx)[:, None])
             prefills.append((start, end, ctx, bt, mask))
-        last = None if len(dec) == n else put("last_tokens", qsl[1:] - 1)
+        if logits_indices is not None:
+            last = put("logits_indices", np.asarray(logits_indices, dtype=np.int64))
+        else:
+            last = None if len(dec) == n else put("last_tokens", qsl[1:] - 1)
         return pos_t, slots_t, decode, prefills, last
 
     def _forward(self, ids_t, pos_t, slots_t, decode, prefills, last):
@@ -699,12 +725,28 @@ class TorchModel:
     def execute(self, batch: "InputBatch", inputs: "StepInputs") -> np.ndarray:
         """``sample_step`` of the step's scheduled tokens over the batch's block table.
         With the roofline on, the step's counts are recorded first
-        (``StepRoofline.record``)."""
+        (``StepRoofline.record``).
+
+        Speculative decoding (vLLM 7f280d69c ``GPUModelRunner``: one target forward
+        over each request's last token and its scheduled drafts, logits at
+        ``logits_indices``): a row with drafts is a multi-token row (the gathered causal
+        path of prefill chunks, K/V written at every scheduled position) and the greedy
+        ids come back at every ``inputs.sample_positions`` (int64 ``[num_samples]``),
+        verified by ``ModelRunner.write_back_spec``."""
         if self.step_roofline is not None:
             self.step_roofline.record(inputs.query_start_loc, inputs.seq_lens)
         n = len(inputs.req_ids)
+        logits_indices = None
+        if self.num_spec_tokens:
+            self.draft_ns.append(0)  # propose adds this step's drafting time
+            if inputs.spec_token_ids is not None:
+                rows = inputs.sample_rows
+                num_computed = np.asarray(inputs.num_computed, dtype=np.int64)
+                logits_indices = (inputs.query_start_loc[rows] + inputs.sample_positions
+                                  - num_computed[rows])
         return self.sample_step(inputs.input_ids, inputs.token_positions,
-                                inputs.query_start_loc, inputs.seq_lens, batch.block_table[:n])
+                                inputs.query_start_loc, inputs.seq_lens, batch.block_table[:n],
+                                logits_indices)
 
     def launch(self, batch: "InputBatch", inputs: "StepInputs", fill=None):
         """The device-input path (async scheduling, ``model_runner.ModelRunner`` with
@@ -733,26 +775,31 @@ class TorchModel:
                 self.timer.skip()
 
     def _launch_step(self, input_ids, positions, query_start_loc, seq_lens, block_table,
-                     fill=None):
-        """Greedy ids ``[num_reqs]`` as a device tensor (not waited for)."""
+                     fill=None, logits_indices=None):
+        """Greedy ids ``[num_reqs]`` (``[num_samples]`` with ``logits_indices``) as a
+        device tensor (not waited for)."""
         n = len(seq_lens)
         if self.staging is not None:
             self.staging.next_step()
-        if self.graphs is not None and n and int(query_start_loc[-1]) == n:
+        if (self.graphs is not None and n and int(query_start_loc[-1]) == n
+                and logits_indices is None):
             return self.graphs.run(input_ids, positions, seq_lens, block_table, self.timer,
                                    fill)
         return self.forward_logits(input_ids, positions, query_start_loc, seq_lens,
-                                   block_table, fill).argmax(dim=-1)
+                                   block_table, fill, logits_indices).argmax(dim=-1)
 
     def sample_step(self, input_ids: np.ndarray, positions: np.ndarray,
                     query_start_loc: np.ndarray, seq_lens: np.ndarray,
-                    block_table: np.ndarray) -> np.ndarray:
-        """Greedy ids ``[num_reqs]`` int64 of one step (arrays as ``forward_logits``).
+                    block_table: np.ndarray,
+                    logits_indices: Optional[np.ndarray] = None) -> np.ndarray:
+        """Greedy ids ``[num_reqs]`` int64 of one step (arrays as ``forward_logits``;
+        with ``logits_indices``, ``[num_samples]``: one per index).
         Pure-decode steps replay the bucket's CUDA graph when graphs are on
         (``cuda_step.DecodeGraphs``). On CUDA the step's GPU work is bracketed by the
         timer's events (recorded before the input copies and after the argmax)."""
         n = len(seq_lens)
-        ids = self._launch_step(input_ids, positions, query_start_loc, seq_lens, block_table)
+        ids = self._launch_step(input_ids, positions, query_start_loc, seq_lens, block_table,
+                                logits_indices=logits_indices)
         timer = self.timer
         if timer is None:
             return ids.cpu().numpy().astype(np.int64)
@@ -768,11 +815,119 @@ class TorchModel:
         """``gpu_busy_ns`` and ``gpu_idle_ns`` per step on CUDA
         (``cuda_step.StepEventTimer``; absent on CPU, not zero), and with the roofline
         on ``roofline_ns``: each step's roofline time on the figures measured at start-up
-        (``roofline.StepRoofline``)."""
+        (``roofline.StepRoofline``); with speculative decoding ``draft_ns``: the
+        drafter's time in each step (``propose``, inside the runner's write-back phase;
+        the verification forward is ``runner_forward_ns``)."""
         columns = self.timer.columns() if self.timer is not None else {}
         if self.step_roofline is not None:
             columns.update(self.step_roofline.columns())
+        if self.num_spec_tokens:
+            columns["draft_ns"] = list(self.draft_ns)
         return columns
+
+    def propose(self, batch: "InputBatch", rows: np.ndarray, last_positions: np.ndarray,
+                first_new: np.ndarray, new_ids: np.ndarray, num_drafts: int,
+                acceptance: float) -> np.ndarray:
+        """Draft ids for the next step (speculative decoding; vLLM V1 runs its drafter
+        in the runner after the rejection sampler, ``GPUModelRunner.
+        propose_draft_token_ids`` at 7f280d69c): an "oracle" drafter, the target model
+        itself run ahead, whose drafts are then spoiled at a set rate. It models a
+        drafter's acceptance, not a drafter's cost: a real one (EAGLE, a small draft
+        model, n-gram) costs less per forward than the target.
+
+        Arguments as ``NullModel.propose``. For ``rows[i]``, whose last token (the
+        target's bonus token, ``new_ids[i, last_positions[i] - first_new[i]]``) sits at
+        ``L = last_positions[i]`` and is not in the KV cache yet, forward ``j`` (``j =
+        0 .. num_drafts - 1``) is one pure-decode step of the target over every
+        drafting row (the model's decode attention, as a K = 0 step): it feeds the id
+        at ``L + j`` (the bonus token, then the target's own greedy id of forward ``j -
+        1``) and writes its K/V into the request's own slot there. Those slots lie at
+        or past the request's ``num_computed_tokens``: no step reads them before the
+        next verification step writes them again (it feeds ``L`` on), so the real KV
+        cache keeps its values; the scheduler allocated them
+        (``SchedulerConfig.num_lookahead_tokens``, as vLLM does for EAGLE, whose
+        drafter writes K/V ahead too). Its greedy id is the target's token at ``L + j
+        + 1``: draft ``j`` with probability ``acceptance``, else a different id, as a
+        splitmix64 hash of the seed, the position, that token and the one before it
+        decides (reproducible, the same under both policies and whatever the
+        schedule). Later drafts continue the target's own tokens, so they are rejected
+        after the first wrong one, as ``NullModel.propose``'s. A draft for a position
+        that can never be scheduled (``>= max_model_len - 1``) gets a wrong id without
+        a forward. Up to numerics (the verification runs the multi-token path) each
+        draft is accepted with probability ``acceptance``.
+
+        Cost: ``num_drafts`` decode forwards per drafting step, timed apart
+        (``draft_ns``, inside the runner's write-back phase). Returns int64 ``[n,
+        num_drafts]``. Raises ``RuntimeError`` (one line) if a slot to write lies past
+        the request's KV blocks (a scheduler without ``num_lookahead_tokens``).
+        """
+        t0 = time.perf_counter_ns()
+        n = len(rows)
+        drafts = np.empty((n, num_drafts), dtype=np.int64)
+        tokens = new_ids[np.arange(n), last_positions - first_new].astype(np.int64)
+        pos = np.asarray(last_positions, dtype=np.int64).copy()
+        rows = np.asarray(rows, dtype=np.int64)
+        table = batch.block_table[rows]
+        held = batch.num_blocks_per_row[rows].astype(np.int64)
+        for j in range(num_drafts):
+            schedulable = pos + 1 < self.max_model_len - 1  # the draft's position
+            true = tokens.copy()  # stands in where no forward runs (never scheduled)
+            active = np.flatnonzero(schedulable)
+            if len(active):
+                true[active] = self._draft_forward(tokens[active], pos[active],
+                                                   table[active], held[active], rows[active],
+                                                   num_drafts)
+            drafts[:, j] = self._spoil(tokens, true, pos + 1, schedulable, acceptance)
+            tokens = true
+            pos += 1
+        if self.draft_ns:
+            self.draft_ns[-1] += time.perf_counter_ns() - t0
+        return drafts
+
+    def _draft_forward(self, tokens: np.ndarray, positions: np.ndarray,
+                       block_table: np.ndarray, num_blocks: np.ndarray, rows: np.ndarray,
+                       num_drafts: int) -> np.ndarray:
+        """One pure-decode forward of the drafter (``propose``): ``tokens`` (int64
+        ``[m]``) fed at ``positions`` (``[m]``), K/V written there through
+        ``block_table`` (``[m, >= blocks]``, each row holding ``num_blocks[i]``
+        blocks). Returns the greedy ids ``[m]`` int64. No step timer, no CUDA graph.
+        ``RuntimeError`` if a position lies past its row's blocks (``rows``: batch rows,
+        for the message)."""
+        bs = self.block_size
+        short = np.flatnonzero(positions // bs >= num_blocks)
+        if len(short):
+            r = int(short[0])
+            raise RuntimeError(
+                f"the drafter's slot at position {int(positions[r])} of batch row "
+                f"{int(rows[r])} lies past its {int(num_blocks[r])} KV blocks (block_size "
+                f"{bs}): the scheduler must allocate num_lookahead_tokens {num_drafts}")
+        with self.torch.inference_mode():
+            plan = self._step_plan(positions, np.arange(len(tokens) + 1, dtype=np.int64),
+                                   positions + 1, block_table)
+            ids_t = self._to_device("draft_ids", tokens)
+            return self._forward(ids_t, *plan).argmax(dim=-1).cpu().numpy().astype(np.int64)
+
+    def _spoil(self, before: np.ndarray, true: np.ndarray, positions: np.ndarray,
+               schedulable: np.ndarray, acceptance: float) -> np.ndarray:
+        """Drafts for ``positions`` (int64 ``[m]``): the target's id ``true[i]`` with
+        probability ``acceptance``, else a different id in ``[0, vocab_size)``, as a
+        splitmix64 hash of the seed, the position, ``before[i]`` (the id at the position
+        before) and ``true[i]`` decides; a row not ``schedulable`` always gets the
+        different id. Returns int64 ``[m]``."""
+        h = positions.astype(np.uint64) * _M1 + self._seed
+        h ^= before.astype(np.uint64)
+        _mix(h)
+        h ^= true.astype(np.uint64)
+        _mix(h)
+        u = h ^ _ACCEPT_SALT
+        _mix(u)
+        threshold = np.uint64(min(int(round(acceptance * 2**53)), 2**53))
+        accept = ((u >> _S11) < threshold) & schedulable
+        alt = h ^ _WRONG_SALT
+        _mix(alt)
+        vocab = np.uint64(self.vocab_size)
+        wrong = (true.astype(np.uint64) + np.uint64(1) + alt % (vocab - np.uint64(1))) % vocab
+        return np.where(accept, true, wrong.astype(np.int64))
 
     def reference_logits(self, token_ids: Sequence[int]):
         """Test oracle: logits ``[len(token_ids), vocab]`` (float32) of one sequence from a

@@ -40,7 +40,9 @@ that fit (``num_scheduled + num_computed - num_tokens`` of them) go out in
 ids, rolls ``num_computed_tokens`` back by the rejected ``num_spec + 1 - len(ids)``,
 appends the ids one by one and stops at the first that completes the request (the
 rest are dropped, as vLLM's ``check_stop`` loop does). A preempted request's drafts
-are dropped.
+are dropped. With ``num_lookahead_tokens`` (the torch model's drafter, which writes
+K/V ahead) each allocation covers that many slots past the scheduled tokens, capped at
+``max_model_len`` (vLLM ``KVCacheManager.allocate_slots(num_lookahead_tokens=...)``).
 
 Admission rule (documented, counted, never a crash): a request whose prompt has
 ``max_model_len`` tokens or more, or which would need more KV blocks than the cache
@@ -318,6 +320,7 @@ class Scheduler:
         num_blocks = cfg.num_blocks
         spec = cfg.num_spec_tokens > 0
         spec_tokens = plan.spec_tokens
+        lookahead = cfg.num_lookahead_tokens
         # Running requests in order. Preemption pops from the end of ``running``, never a
         # request already scheduled this step (those lie before the current one), so the
         # loop may advance ``num_computed_tokens`` as it goes (vLLM does it after both
@@ -338,10 +341,13 @@ class Scheduler:
             if n <= 0:
                 continue
             held = req.block_ids
-            if nc + n > len(held) * block_size:  # needs more blocks than it holds
-                need = (nc + n + block_size - 1) // block_size - len(held)
+            slots = nc + n  # vLLM allocate_slots: + num_lookahead_tokens, capped
+            if lookahead:
+                slots = min(slots + lookahead, cfg.max_model_len)
+            if slots > len(held) * block_size:  # needs more blocks than it holds
+                need = (slots + block_size - 1) // block_size - len(held)
                 if len(held) + need > num_blocks:
-                    raise self._never_fits(req, nc + n)
+                    raise self._never_fits(req, slots)
                 while True:
                     got = kv.allocate(need)
                     if got is not None:
@@ -382,11 +388,12 @@ class Scheduler:
             resumed = req.status == RequestStatus.PREEMPTED
             # num_tokens, not the prompt: a resumed request recomputes its outputs too.
             n = min(len(req.all_token_ids), budget, limit)
-            need = kv.blocks_needed(0, n)
+            slots = min(n + lookahead, cfg.max_model_len) if lookahead else n
+            need = kv.blocks_needed(0, slots)
             got = kv.allocate(need)
             if got is None:
                 if not running:
-                    raise self._never_fits(req, n)
+                    raise self._never_fits(req, slots)
                 break
             waiting.pop(0)
             req.block_ids = got

@@ -48,6 +48,15 @@ def test_cuda_event_columns_give_busy_host_and_idle_times():
     assert "emulated" not in s and "emulated_step_ns_per_step" not in s
 
 
+def test_the_torch_drafters_column_gives_its_mean_over_counted_steps():
+    s = summarize_case(_result(ModelConfig(name="torch", preset="tiny"),
+                               [9_000_000, 5_000_000, 7_000_000],
+                               draft_ns=[0, 3_000_000, 2_000_000]))
+    assert s["draft_ns_per_step"] == 2_500_000  # steps 1 and 2; step 0 is warm-up
+    assert "draft_ns_per_step" not in summarize_case(
+        _result(ModelConfig(name="torch", preset="tiny"), [5_000_000] * 3))
+
+
 def test_without_model_columns_the_figures_are_absent_not_zero():
     s = summarize_case(_result(ModelConfig(name="torch", preset="tiny"), [5_000_000] * 3))
     for key in ("gpu_busy_ns_per_step", "gpu_idle_ns_per_step", "host_ns_per_step",

@@ -153,9 +153,6 @@ OPTION_CASES = [
     (DS + ["--num-spec-tokens", "2", "--async-scheduling", "--policies", "cached"],
      "--num-spec-tokens does not run with --async-scheduling (drafts of step n are unknown "
      "when step n+1 is scheduled): drop one"),
-    (DS + ["--num-spec-tokens", "0,2", "--model", "torch", "--model-preset", "tiny"],
-     "--num-spec-tokens needs a model whose drafts can be verified (null, fixed-step, "
-     "emulated), not torch"),
     (["--scenario", "overhead", "--num-spec-tokens", "2"],
      "scenario overhead measures the bare loop, which has no speculative decoding: drop "
      "--num-spec-tokens"),

@@ -9,7 +9,12 @@
   with 0 none, and the same seed gives the same drafts under both policies.
 - Token streams with drafts equal those without, for K = 1, 2, 4, both policies, both
   message sets, with chunked prefill, max_model_len stops and preemption.
-- What is refused: too many ids back, the torch model, async scheduling.
+- The torch model: its tokens with drafts equal those without (float32 on CPU), its
+  drafter (the target run ahead) is accepted at P = 1 always and at P = 0 never, and
+  writes K/V only into lookahead slots that the next verification overwrites; the
+  scheduler allocates those slots (``num_lookahead_tokens``).
+- What is refused: too many ids back, async scheduling, a torch drafter without
+  lookahead slots.
 """
 
 from __future__ import annotations
@@ -192,14 +197,148 @@ def test_more_ids_than_drafts_plus_one_is_a_protocol_error():
         sched.update_from_output(plan, out)
 
 
-def test_torch_model_and_async_scheduling_are_refused():
+def test_async_scheduling_and_a_torch_drafter_without_lookahead_are_refused():
     sc = config(2)
-    with pytest.raises(ConfigError, match="needs a model whose drafts can be verified"):
-        ModelRunner(sc, ModelConfig(name="torch", preset="tiny", device="cpu"), "cached")
     with pytest.raises(ValueError, match="async scheduling does not run speculative"):
         AsyncScheduler(sc, "cached")
+    with pytest.raises(ConfigError) as err:
+        ModelRunner(sc, TORCH, "cached")
+    assert str(err.value) == ("the torch model's drafter writes K/V 2 positions ahead: "
+                              "num_lookahead_tokens must be 2, got 0")
+    with pytest.raises(ConfigError) as err:
+        config(2, num_lookahead_tokens=3).validate()
+    assert str(err.value) == "num_lookahead_tokens must be in [0, num_spec_tokens 2], got 3"
+
+
+def test_lookahead_slots_are_allocated_past_the_scheduled_tokens_up_to_max_model_len():
+    """vLLM ``allocate_slots(num_lookahead_tokens=...)``: blocks for the scheduled tokens
+    + the lookahead, capped at ``max_model_len``, for new and running requests."""
+    blocks = {}
+    for lookahead in (0, 2):
+        sched = Scheduler(config(2, num_lookahead_tokens=lookahead, max_model_len=16),
+                          "cached")
+        sched.add_request("a", 0, list(range(1, 8)), 100)  # 7 tokens (+ 2: 9)
+        sched.add_request("b", 1, list(range(1, 16)), 100)  # 15 tokens (+ 2, capped: 16)
+        plan = sched.schedule()
+        blocks[lookahead] = [len(sched.requests[r].block_ids) for r in ("a", "b")]
+    assert blocks == {0: [2, 4], 2: [3, 4]}
+
+
+# The torch model (tiny preset, float32 on CPU): a vocabulary of 512 keeps it fast.
+TORCH = ModelConfig(name="torch", preset="tiny", device="cpu", vocab_size=512)
+
+
+def torch_pair(k: int, policy: str = "cached", acceptance: float = 0.7, **kw):
+    sc = config(k, num_lookahead_tokens=k, **kw)
+    model = ModelConfig(**{**{f: getattr(TORCH, f) for f in TORCH.__struct_fields__},
+                           "spec_acceptance": acceptance})
+    return Scheduler(sc, policy), ModelRunner(sc, model, policy)
+
+
+def add_torch(sched: Scheduler, n: int = 6) -> None:
+    rng = np.random.default_rng(1)
+    for i in range(n):
+        sched.add_request(f"r{i}", i, rng.integers(0, 512, 5 + 7 * i).tolist(), 10 + 13 * i)
+
+
+@pytest.fixture(scope="module")
+def torch_base_streams():
+    sched, runner = torch_pair(0, "send")
+    add_torch(sched)
+    return drain(sched, runner)[0]
+
+
+@pytest.mark.parametrize("policy", ["send", "cached"])
+@pytest.mark.parametrize("limits", [{}, dict(num_blocks=30), dict(max_num_batched_tokens=7)],
+                         ids=["decode", "preemption", "chunked-prefill"])
+def test_torch_token_streams_with_drafts_equal_those_without(torch_base_streams, policy,
+                                                             limits):
+    """The verification forward (every drafted position, K/V written at each) gives
+    the K = 0 run's tokens, float32 on CPU, through preemption and chunked prefill."""
+    sched, runner = torch_pair(2, policy, **limits)
+    add_torch(sched)
+    streams, steps = drain(sched, runner)
+    assert streams == torch_base_streams
+    assert [len(streams[f"r{i}"]) for i in range(6)] == [10, 23, 36, 38, 31, 24]
+    assert any(len(o.sampled_token_ids[o.req_id_to_index[r]]) == 3
+               for _, so, o in steps for r in so.scheduled_spec_decode_tokens)
+    if "num_blocks" in limits:
+        assert sched.num_preemptions > 0
+    draft_ns = runner.model.step_columns()["draft_ns"]
+    assert len(draft_ns) == len(steps) and sum(d > 0 for d in draft_ns) > len(steps) // 2
+
+
+def test_torch_acceptance_one_accepts_every_draft_and_zero_none():
+    """The drafter is the target itself: at P = 1 every scheduled draft is the
+    verification's own token, at P = 0 none is."""
+    for acceptance in (1.0, 0.0):
+        sched, runner = torch_pair(3, "cached", acceptance)
+        add_torch(sched, 3)
+        _, steps = drain(sched, runner)
+        drafted = accepted = 0
+        for _, so, out in steps:
+            for req_id, drafts in so.scheduled_spec_decode_tokens.items():
+                ids = out.sampled_token_ids[out.req_id_to_index[req_id]]
+                drafted += len(drafts)
+                accepted += len(ids) - 1
+                assert ids[:-1] == drafts[:len(ids) - 1]
+        assert drafted > 30
+        assert accepted == (drafted if acceptance == 1.0 else 0)
+
+
+def test_torch_drafter_writes_only_slots_the_verification_overwrites():
+    """``TorchModel.propose`` runs the target's decode forward ahead: it writes K/V at
+    positions from each row's bonus token on (at or past ``num_computed_tokens``, in
+    the request's lookahead slots) and nowhere else in the cache."""
+    sched, runner = torch_pair(3, "cached")
+    add_torch(sched, 4)
+    model = runner.model
+    bs = 4
+    for _ in range(6):  # prefill, then steps with drafts
+        plan = sched.schedule()
+        so = sched.build_scheduler_output(plan)
+        runner.update_states(so)
+        inputs = runner.prepare_inputs(so)
+        sampled = runner.sample(inputs)
+        before = model.kv_cache.clone()
+        valid = runner.write_back(inputs, sampled)  # verifies, then drafts
+        out = runner.build_output(inputs, valid)
+        diff = (before != model.kv_cache).any(dim=(0, 1, 4, 5))  # [blocks + 1, bs]
+        changed = set(map(tuple, diff.nonzero().tolist()))
+        allowed = set()
+        batch = runner.input_batch
+        for row, req_id in enumerate(inputs.req_ids):
+            if not valid[row]:
+                continue
+            drafts = len(inputs.spec_token_ids[row]) if inputs.spec_token_ids else 0
+            # the bonus token's position: the last real token's + the ids kept
+            start = (inputs.num_computed[row] + inputs.num_scheduled[row] - 1 - drafts
+                     + len(valid[row]))
+            for p in range(start, start + 3):
+                allowed.add((int(batch.block_table[row, p // bs]), p % bs))
+        assert changed and changed <= allowed
+        sched.update_from_output(plan, out)
+
     with pytest.raises(ConfigError, match=r"num_spec_tokens \(--num-spec-tokens\) must be in "
                                           r"\[0, 32\], got 33"):
         config(33).validate()
     with pytest.raises(ConfigError, match=r"spec_acceptance \(--spec-acceptance\) must be in"):
         ModelConfig(spec_acceptance=1.5).validate()
+
+
+def test_each_k_is_its_own_workload_and_only_torch_cases_get_lookahead_slots():
+    """``cli.run.with_spec_decoding``: one copy per K, labelled, P set; the torch
+    model's copies allocate K lookahead slots (its drafter writes K/V ahead), the
+    null model's none."""
+    from fault_helpers import steady_case
+
+    from ipc_bench.cli.run import with_spec_decoding
+
+    null = steady_case(4)
+    torch_case = steady_case(4, policy="cached")
+    torch_case.model = TORCH
+    cases = with_spec_decoding([null, torch_case], [0, 3], 0.5)
+    assert [(c.labels["num_spec_tokens"], c.model.name, c.scheduler.num_spec_tokens,
+             c.scheduler.num_lookahead_tokens, c.model.spec_acceptance) for c in cases] == [
+        (0, "null", 0, 0, 0.5), (0, "torch", 0, 0, 0.5),
+        (3, "null", 3, 0, 0.5), (3, "torch", 3, 3, 0.5)]

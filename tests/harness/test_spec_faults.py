@@ -8,6 +8,8 @@
   input oracle at the next step, naming the step, the request, the position and the
   id the scheduler holds; ``bench.py --policies cached`` exits 1 with that one line
   (both cases of such a run would agree on their tokens, so nothing else sees it).
+- The same with the torch model (a verification forward over every drafted position,
+  the target's own forward run ahead as the drafter).
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ import msgspec
 import pytest
 
 from fault_helpers import REPO, steady_case
+from ipc_bench.engine.config import ModelConfig
+from ipc_bench.engine.workloads import SteadyDecodeWorkload
 from ipc_bench.harness.spec import CaseError, CaseResult
 from ipc_bench.harness.supervisor import run_case
 
@@ -108,6 +112,43 @@ def spec_case(k: int = 2, **kw):
                    scheduler=msgspec.structs.replace(case.scheduler, num_spec_tokens=k))
 
 
+def torch_spec_case(k: int = 2, **kw):
+    """``spec_case`` with the torch model (tiny preset, float32 on CPU, a vocabulary of
+    512) and the lookahead slots its drafter writes (``num_lookahead_tokens``)."""
+    case = spec_case(k, **kw)
+    return replace(
+        case, model=ModelConfig(name="torch", preset="tiny", device="cpu", vocab_size=512),
+        scheduler=msgspec.structs.replace(case.scheduler, num_lookahead_tokens=k),
+        make_workload=lambda: SteadyDecodeWorkload(8, seed=3, vocab_size=512,
+                                                   prompt_len_range=(8, 64),
+                                                   output_len_range=(16, 200)))
+
+
+def test_torch_draft_tokens_give_send_and_cached_one_digest():
+    """The torch model's verification and drafter under both policies, two processes:
+    the same schedule and bitwise the same tokens, the input oracle checking every
+    16 steps."""
+    digests = set()
+    for policy in ("send", "cached"):
+        result = run_case(torch_spec_case(2, policy=policy, input_oracle_interval=16))
+        assert result.error is None and len(result.sched_rows) == 200
+        assert len(result.runner_columns["draft_ns"]) == 200
+        digests.add((result.token_digest, result.schedule_digest))
+    assert len(digests) == 1
+
+
+def test_torch_accepted_drafts_not_written_fail_the_input_oracle(fault):
+    log = fault(20)
+    result = CaseResult(spec=torch_spec_case(2, policy="cached", input_oracle_interval=1))
+    with pytest.raises(CaseError) as err:
+        run_case(result.spec, result=result)
+    seq = faulted(log)[0]
+    assert seq >= 20
+    assert re.fullmatch(expected_error(log), str(err.value)), str(err.value)
+    assert err.value.step == seq + 1
+    assert len(result.sched_rows) == seq + 2  # checked right after the first bad step
+
+
 @pytest.mark.parametrize("transport", ["ipc", "inproc"])
 def test_draft_tokens_pass_both_oracles(transport):
     kw = dict(codec="none", transport="inproc") if transport == "inproc" else {}
@@ -181,3 +222,33 @@ def test_token_streams_across_k_equal_and_compared_only_within_one_k(tmp_path):
         assert c["token_streams_not_compared_with"] == []
     assert cases[3, "cached"]["spec_acceptance"] == 0.7
     assert "spec_draft_acceptance_rate" not in cases[3, "cached"]
+
+
+def test_bench_runs_the_torch_model_with_drafts(tmp_path):
+    """``bench.py --model torch --num-spec-tokens 0,2``: no refusal; within each K both
+    policies share one schedule and one token digest, the K = 2 cases report the
+    drafter's time apart from the verification forward and an acceptance rate."""
+    import json
+
+    out = tmp_path / "run"
+    proc = subprocess.run(
+        [sys.executable, "bench.py", "--scenario", "decode-steady", "--model", "torch",
+         "--model-preset", "tiny", "--device", "cpu", "--vocab-size", "512",
+         "--num-running", "4", "--steps", "30", "--warmup-steps", "5", "--codecs", "msgpack",
+         "--no-floor", "--no-single-process", "--quiet", "--output", str(out),
+         "--num-spec-tokens", "0,2", "--spec-acceptance", "0.7"],
+        cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["problems"] == []
+    cases = {(c["num_spec_tokens"], c["policy"]): c for c in summary["cases"]}
+    assert sorted(cases) == [(0, "cached"), (0, "send"), (2, "cached"), (2, "send")]
+    for k in (0, 2):
+        assert cases[k, "send"]["token_digest"] == cases[k, "cached"]["token_digest"]
+        assert cases[k, "send"]["schedule_digest"] == cases[k, "cached"]["schedule_digest"]
+    assert "draft_ns_per_step" not in cases[0, "send"]
+    for policy in ("send", "cached"):
+        c = cases[2, policy]
+        assert c["draft_ns_per_step"] > 0
+        assert c["runner_writeback_ns_per_step"] >= c["draft_ns_per_step"]
+        assert 0 < c["spec_draft_acceptance_rate"] < 1
