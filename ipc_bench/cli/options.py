@@ -280,7 +280,8 @@ def _add_arm_options(p: argparse.ArgumentParser) -> None:
         "scheduled_spec_decode_tokens and verified against the model's own tokens, as "
         "vLLM V1; each K is its own workload (label num_spec_tokens), run for every "
         "policy and codec; token streams equal those without drafts. Models "
-        f"{', '.join(SPEC_MODELS)} only; not with --async-scheduling"))
+        f"{', '.join(SPEC_MODELS)} only; with --async-scheduling the drafts stay on the "
+        "runner and step n+1 assumes step n's drafts accepted (vLLM #24799)"))
     p.add_argument("--spec-acceptance", type=_probability, metavar="P", help=(
         "with --num-spec-tokens: the probability that each draft token is the target "
         "model's own next token (seeded by --seed: the same drafts under both policies); "

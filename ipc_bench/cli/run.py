@@ -136,9 +136,6 @@ def _scenario_options(args):
     if args.spec_acceptance is not None and not spec:
         raise UsageError("--spec-acceptance applies to speculative decoding: give "
                          "--num-spec-tokens K with K above 0")
-    if args.async_scheduling and spec:
-        raise UsageError("--num-spec-tokens does not run with --async-scheduling (drafts "
-                         "of step n are unknown when step n+1 is scheduled): drop one")
     if args.async_scheduling:
         if args.policies and SEND in args.policies:
             raise UsageError("--async-scheduling runs the cached policy only (under send "

@@ -151,9 +151,10 @@ OPTION_CASES = [
     (DS + ["--num-spec-tokens", "0", "--spec-acceptance", "0.5"],
      "--spec-acceptance applies to speculative decoding: give --num-spec-tokens K with K "
      "above 0"),
-    (DS + ["--num-spec-tokens", "2", "--async-scheduling", "--policies", "cached"],
-     "--num-spec-tokens does not run with --async-scheduling (drafts of step n are unknown "
-     "when step n+1 is scheduled): drop one"),
+    (DS + ["--num-spec-tokens", "2", "--async-scheduling", "--model", "torch",
+           "--model-preset", "tiny"],
+     "--num-spec-tokens needs a model whose drafts can be verified (null, fixed-step, "
+     "emulated), not torch"),
     (DS + ["--num-spec-tokens", "0,2", "--model", "torch", "--model-preset", "tiny"],
      "--num-spec-tokens needs a model whose drafts can be verified (null, fixed-step, "
      "emulated), not torch"),

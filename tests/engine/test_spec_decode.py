@@ -20,7 +20,7 @@ import pytest
 from ipc_bench.engine.config import ConfigError, ModelConfig, SchedulerConfig
 from ipc_bench.engine.messages import STRUCTS, VLLM_DATACLASSES
 from ipc_bench.engine.model_runner import ModelRunner
-from ipc_bench.engine.scheduler import AsyncScheduler, ProtocolError, Scheduler
+from ipc_bench.engine.scheduler import ProtocolError, Scheduler
 
 
 def config(k: int, **kw) -> SchedulerConfig:
@@ -192,12 +192,13 @@ def test_more_ids_than_drafts_plus_one_is_a_protocol_error():
         sched.update_from_output(plan, out)
 
 
-def test_torch_model_and_async_scheduling_are_refused():
+def test_torch_model_is_refused_and_bad_settings_too():
     sc = config(2)
     with pytest.raises(ConfigError, match="needs a model whose drafts can be verified"):
         ModelRunner(sc, ModelConfig(name="torch", preset="tiny", device="cpu"), "cached")
-    with pytest.raises(ValueError, match="async scheduling does not run speculative"):
-        AsyncScheduler(sc, "cached")
+    with pytest.raises(ConfigError, match="needs a model whose drafts can be verified"):
+        ModelRunner(sc, ModelConfig(name="torch", preset="tiny", device="cpu"), "cached",
+                    async_scheduling=True)
     with pytest.raises(ConfigError, match=r"num_spec_tokens \(--num-spec-tokens\) must be in "
                                           r"\[0, 32\], got 33"):
         config(33).validate()
