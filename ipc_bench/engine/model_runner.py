@@ -504,6 +504,8 @@ class ModelRunner:
         num_computed = inputs.num_computed
         num_scheduled = inputs.num_scheduled
         async_spec = self.async_spec
+        masked_rows: list[int] = []     # async_spec: rows with rejected drafts
+        masked_counts: list[int] = []   # ... and how many (the row's last fed ids)
         valid: list[list[int]] = []
         prop_rows: list[int] = []
         first_new: list[int] = []
@@ -528,9 +530,9 @@ class ModelRunner:
                 rejected = num - accepted
                 state.num_computed_tokens = num_computed[row] + num_scheduled[row] - rejected
                 state.num_rejected = rejected
-                if rejected:  # the scheduler never learns them (they read -1 in the digest)
-                    end = int(inputs.query_start_loc[row + 1])
-                    inputs.input_ids[end - rejected:end] = PLACEHOLDER
+                if rejected:  # the scheduler never learns them (-1 in the digest, below)
+                    masked_rows.append(row)
+                    masked_counts.append(rejected)
             ids = target[:accepted + 1]
             valid.append(ids)
             prop_rows.append(row)
@@ -539,6 +541,13 @@ class ModelRunner:
             if write is not None:
                 write(state, row, num_tokens_no_spec[row], ids)
         self._proposals = self._propose(prop_rows, first_new, valid)
+        if masked_rows:  # each row's last `rejected` fed ids read -1
+            counts = np.asarray(masked_counts, dtype=np.int64)
+            ends = inputs.query_start_loc[np.asarray(masked_rows, dtype=np.int64) + 1]
+            starts = np.cumsum(counts) - counts
+            idx = (np.repeat(ends - counts - starts, counts)
+                   + np.arange(int(starts[-1] + counts[-1]), dtype=np.int64))
+            inputs.input_ids[idx] = PLACEHOLDER
         if async_spec:  # kept for the next step (vLLM #24799: _draft_token_ids)
             held = self._draft_token_ids
             proposals = self._proposals

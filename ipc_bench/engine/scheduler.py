@@ -747,7 +747,7 @@ class AsyncScheduler(Scheduler):
             positions.append(end)
             counts.append(m)
             if m:
-                ids.extend(drafts[:m] if m <= len(drafts) else [PLACEHOLDER] * m)
+                ids.extend([PLACEHOLDER] * m)
                 req.num_output_placeholders += m
 
     def update_from_output(self, plan: SchedulePlan, output: ModelRunnerOutput) -> list[Request]:
@@ -757,7 +757,8 @@ class AsyncScheduler(Scheduler):
 
         Raises ``ProtocolError`` if the output lacks a scheduled request, samples for a
         partial prefill, samples other than one token for a sampling request, or
-        (a scheduler bug) the position holds no placeholder.
+        (a scheduler bug) the position holds no placeholder. With drafts:
+        ``_update_spec_async``.
         """
         self._num_in_flight -= 1
         if self._spec:

@@ -11,7 +11,9 @@ sampled id written to the wrong row or position, a missed write, a stale row) fa
 the case, whatever its model makes of that id (with speculative decoding the fed ids
 include the step's draft ids, which the scheduler takes from its
 ``scheduled_spec_decode_tokens``: a runner that writes a wrong id over a draft, or
-leaves a rejected draft where an accepted or sampled id belongs, fails): the token
+leaves a rejected draft where an accepted or sampled id belongs, fails; under async
+scheduling, where the drafts stay on the runner (vLLM #24799), the accepted drafts are
+the step's sampled ids and both sides digest each rejected draft as -1): the token
 oracle across cases cannot be
 the only gate where the model's numerics differ between cases (greedy sampling on a GPU
 flips on last-bit differences).
