@@ -655,8 +655,9 @@ class AsyncScheduler(Scheduler):
     go with the next step that schedules something (``schedule`` returns ``None``).
 
     With draft tokens (``num_spec_tokens`` K > 0), as vLLM #24799 ("[Core] Async
-    Scheduling X Spec Decoding Compatibility", merged 2025-10, v0.11.1: its
-    ``AsyncScheduler._update_after_schedule`` and ``GPUModelRunner._update_states``):
+    Scheduling X Spec Decoding Compatibility", merged late 2025, the basic support
+    listed in vLLM #28947; its ``AsyncScheduler._update_after_schedule`` and
+    ``GPUModelRunner._update_states``):
     the drafts of step n are proposed by the runner while step n+1 is being
     scheduled, so the scheduler never learns them. It schedules placeholders assuming
     every draft is accepted: a step that samples for a request with ``s`` drafts
