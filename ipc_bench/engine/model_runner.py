@@ -541,20 +541,27 @@ class ModelRunner:
             if write is not None:
                 write(state, row, num_tokens_no_spec[row], ids)
         self._proposals = self._propose(prop_rows, first_new, valid)
-        if masked_rows:  # each row's last `rejected` fed ids read -1
+        if async_spec:
+            self._keep_drafts(inputs, prop_rows, masked_rows, masked_counts)
+        return valid
+
+    def _keep_drafts(self, inputs: StepInputs, prop_rows: list[int], masked_rows: list[int],
+                     masked_counts: list[int]) -> None:
+        """Async scheduling with drafts, after ``write_back_spec``: keep this step's
+        proposals for the rows ``prop_rows`` in ``_draft_token_ids`` (vLLM #24799), send
+        none, and write -1 over the last ``masked_counts[i]`` ids fed by row
+        ``masked_rows[i]`` in ``inputs.input_ids`` (its rejected drafts)."""
+        if masked_rows:
             counts = np.asarray(masked_counts, dtype=np.int64)
             ends = inputs.query_start_loc[np.asarray(masked_rows, dtype=np.int64) + 1]
             starts = np.cumsum(counts) - counts
             idx = (np.repeat(ends - counts - starts, counts)
                    + np.arange(int(starts[-1] + counts[-1]), dtype=np.int64))
             inputs.input_ids[idx] = PLACEHOLDER
-        if async_spec:  # kept for the next step (vLLM #24799: _draft_token_ids)
-            held = self._draft_token_ids
-            proposals = self._proposals
-            for row in prop_rows:
-                held[req_ids[row]] = proposals[row]
-            self._proposals = None  # not sent: spec_token_ids stays None
-        return valid
+        held, req_ids, proposals = self._draft_token_ids, inputs.req_ids, self._proposals
+        for row in prop_rows:
+            held[req_ids[row]] = proposals[row]
+        self._proposals = None  # not sent: spec_token_ids stays None
 
     def _propose(self, rows: list[int], first_new: list[int],
                  valid: list[list[int]]) -> list[list[int]]:

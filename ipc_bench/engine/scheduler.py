@@ -838,27 +838,13 @@ class AsyncScheduler(Scheduler):
                                         f"{req.req_id}, expected 1 to {want} "
                                         f"({want - 1} drafts)")
                 all_ids = req.all_token_ids
-                first = len(all_ids) - req.num_output_placeholders
-                stop = req.stop_num_tokens
-                kept = 0
-                for token_id in ids:
-                    p = first + kept
-                    if kept < m:
-                        if all_ids[p] != PLACEHOLDER:
-                            raise ProtocolError(f"step {step}: {req.req_id}: no output "
-                                                f"placeholder at position {p}")
-                        all_ids[p] = token_id
-                    else:
-                        all_ids.append(token_id)
-                    kept += 1
-                    if p + 1 >= stop:
-                        break
+                first, kept = self._place_ids(req, ids, m, step)
                 num_new_tokens += kept
                 if record_steps:
                     req.token_steps.extend([step] * kept)
                 if req.first_token_step < 0:
                     req.first_token_step = step
-                if first + kept >= stop:  # max_tokens or max_model_len
+                if first + kept >= req.stop_num_tokens:  # max_tokens or max_model_len
                     del all_ids[first + kept:]
                     req.num_output_placeholders = 0
                     req.num_ids_kept_at_stop = kept
@@ -878,6 +864,30 @@ class AsyncScheduler(Scheduler):
         if finished:
             self._finish(finished)
         return finished
+
+    @staticmethod
+    def _place_ids(req: Request, ids: list[int], m: int, step: int) -> tuple[int, int]:
+        """Write one step's ``ids`` over its ``m`` placeholders (the first of the
+        request's; ids past them are appended), up to the one that completes the
+        request. Returns ``(first position, ids kept)``; ``ProtocolError`` when a
+        position that should hold a placeholder does not."""
+        all_ids = req.all_token_ids
+        first = len(all_ids) - req.num_output_placeholders
+        stop = req.stop_num_tokens
+        kept = 0
+        for token_id in ids:
+            p = first + kept
+            if kept < m:
+                if all_ids[p] != PLACEHOLDER:
+                    raise ProtocolError(f"step {step}: {req.req_id}: no output placeholder "
+                                        f"at position {p}")
+                all_ids[p] = token_id
+            else:
+                all_ids.append(token_id)
+            kept += 1
+            if p + 1 >= stop:
+                break
+        return first, kept
 
     def _place(self, req: Request, pos: int, token_id: int, step: int) -> None:
         """Write ``token_id`` over the placeholder at ``pos`` (or append it: a request's
