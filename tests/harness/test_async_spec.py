@@ -30,7 +30,8 @@ from fault_helpers import REPO
 from ipc_bench.engine.config import SchedulerConfig
 from ipc_bench.engine.messages import STRUCTS
 from ipc_bench.engine.model_runner import ModelRunner
-from ipc_bench.engine.scheduler import PLACEHOLDER, AsyncScheduler, RequestStatus, Scheduler
+from ipc_bench.engine.scheduler import (PLACEHOLDER, AsyncScheduler, ProtocolError,
+                                        RequestStatus, Scheduler)
 from ipc_bench.harness.oracle import InputOracle
 from ipc_bench.harness.recording import token_digest
 from ipc_bench.harness.spec import CaseError, CaseResult
@@ -197,7 +198,6 @@ def test_runner_refuses_a_count_it_cannot_explain():
     runner.execute_model(sched.build_scheduler_output(p0))
     so = sched.build_scheduler_output(sched.schedule())
     so.scheduled_cached_reqs.num_computed_tokens[0] = 11
-    from ipc_bench.engine.scheduler import ProtocolError
     with pytest.raises(ProtocolError, match=r"^cached request a: num_computed_tokens 11, the "
                                             r"runner computed 10 \(0 drafts rejected\)$"):
         runner.execute_model(so)
