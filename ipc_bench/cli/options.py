@@ -282,7 +282,9 @@ def _add_arm_options(p: argparse.ArgumentParser) -> None:
         "policy and codec; a run compares the token streams of the policies and codecs "
         "within each K (equal schedules), never across K, whose schedules differ: the "
         "input oracle checks every K. Models "
-        f"{', '.join(SPEC_MODELS)} only; not with --async-scheduling"))
+        f"{', '.join(SPEC_MODELS)}; with --async-scheduling (not the torch model) the "
+        "drafts stay on the runner and step n+1 assumes step n's drafts accepted (vLLM "
+        "#24799)"))
     p.add_argument("--spec-acceptance", type=_probability, metavar="P", help=(
         "with --num-spec-tokens: the probability that each draft token is the target "
         "model's own next token (seeded by --seed: the same drafts under both policies); "

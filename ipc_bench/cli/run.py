@@ -15,6 +15,7 @@ from typing import Optional
 
 from ipc_bench.cli.options import SCHEDULER_OVERRIDES, UsageError, build_parser
 from ipc_bench.engine.config import CACHED, POLICIES, SEND, SPEC_MODELS, ConfigError
+from ipc_bench.engine.model_runner import ASYNC_TORCH_DRAFTS
 from ipc_bench.engine.traces import TraceError
 from ipc_bench.errors import one_line
 from ipc_bench.harness.memory import HeapReport
@@ -146,9 +147,6 @@ def _scenario_options(args):
     if args.spec_acceptance is not None and not spec:
         raise UsageError("--spec-acceptance applies to speculative decoding: give "
                          "--num-spec-tokens K with K above 0")
-    if args.async_scheduling and spec:
-        raise UsageError("--num-spec-tokens does not run with --async-scheduling (drafts "
-                         "of step n are unknown when step n+1 is scheduled): drop one")
     if args.async_scheduling:
         if args.policies and SEND in args.policies:
             raise UsageError("--async-scheduling runs the cached policy only (under send "
@@ -299,6 +297,8 @@ def _check_cases(args, cases) -> None:
             if case.instrumentation == "totals":
                 raise UsageError(f"scenario {args.scenario} measures the bare loop, which "
                                  "has no speculative decoding: drop --num-spec-tokens")
+            if case.async_scheduling and case.model.name == "torch":
+                raise UsageError(ASYNC_TORCH_DRAFTS)
         if case.pp is not None:
             _check_pp(args, case)
         if case.async_scheduling and case.pp is not None:

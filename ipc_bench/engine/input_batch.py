@@ -40,11 +40,17 @@ class CachedRequestState:
     under ``send`` until the next ``new_token_ids`` bring the last sample back. The
     state outlives a preemption: the request leaves the persistent batch and is re-added
     from this state when it resumes.
+
+    Async scheduling with drafts (``ModelRunner(async_scheduling=True)``, vLLM #24799's
+    ``prev_num_draft_len`` bookkeeping): after each step ``num_computed_tokens`` is the
+    request's true count after it (scheduled tokens less its rejected drafts) and
+    ``num_rejected`` that step's rejected drafts, against which the next step's
+    optimistic ``num_computed_tokens`` is corrected.
     """
 
     __slots__ = ("req_id", "prompt_token_ids", "sampling_params", "block_ids",
                  "num_computed_tokens", "output_token_ids", "num_prompt_tokens",
-                 "num_sampled_tokens")
+                 "num_sampled_tokens", "num_rejected")
 
     def __init__(self, req_id: str, prompt_token_ids: list[int], sampling_params: SamplingParams,
                  block_ids: list[int], num_computed_tokens: int):
@@ -56,6 +62,7 @@ class CachedRequestState:
         self.output_token_ids: list[int] = []
         self.num_prompt_tokens = len(prompt_token_ids)
         self.num_sampled_tokens = 0
+        self.num_rejected = 0
 
     @property
     def num_tokens(self) -> int:

@@ -33,7 +33,25 @@ and overwritten later. It then proposes K drafts per sampled request for the nex
 (``NullModel.propose``, or ``TorchModel.propose``, which runs the target's own
 decode forward ahead; acceptance ``ModelConfig.spec_acceptance``), sent back in
 ``ModelRunnerOutput.spec_token_ids``. Only the models of ``config.SPEC_MODELS`` can
-verify drafts (``ConfigError`` for any other).
+verify drafts (``ConfigError`` for any other); with async scheduling the torch model
+takes none (``ConfigError``: ``ASYNC_TORCH_DRAFTS``).
+
+Async scheduling with drafts (``async_scheduling=True``; vLLM #24799, "[Core] Async
+Scheduling X Spec Decoding Compatibility", its ``GPUModelRunner._update_states`` and
+``_draft_token_ids``): the scheduler builds step n+1 before step n's drafts and
+acceptance are known, so its ``scheduled_spec_decode_tokens`` hold ``-1``
+placeholders and its ``num_computed_tokens`` assumes every draft of step n accepted.
+The runner keeps its own drafts (``_draft_token_ids``, not sent:
+``spec_token_ids`` is ``None``) and writes them in place of the placeholders, and
+keeps each request's true count and rejected drafts of its last step
+(``CachedRequestState.num_rejected``): a request of the previous batch whose count is
+the true one plus those rejected drafts is lowered to the true one (vLLM:
+``num_computed_tokens -= num_rejected``); the true count itself is taken as is (the
+step was scheduled after that output was applied: here a step that schedules
+nothing is held back, where vLLM sends it empty); any other count is a
+``ProtocolError``. After verification the ids of the rejected drafts in
+``StepInputs.input_ids`` read ``-1``, as the message showed them (the scheduler never
+learns them), so the input oracle's digest covers every id the scheduler can know.
 """
 
 from __future__ import annotations
@@ -47,7 +65,13 @@ from ipc_bench.engine.config import (POLICIES, SEND, SPEC_MODELS, ConfigError, M
 from ipc_bench.engine.input_batch import CachedRequestState, InputBatch, StepInputs
 from ipc_bench.engine.messages import STRUCTS, MessageSet, ModelRunnerOutput, SchedulerOutput
 from ipc_bench.engine.models import make_model
-from ipc_bench.engine.scheduler import ProtocolError
+from ipc_bench.engine.scheduler import PLACEHOLDER, ProtocolError
+
+#: Why the torch model takes no drafts with async scheduling: its device-input path
+#: (step n+1's ids gathered on the device from step n's samples) has no draft form.
+ASYNC_TORCH_DRAFTS = ("--num-spec-tokens with --async-scheduling runs the null, fixed-step "
+                      "and emulated models: the torch model's device-input path takes no "
+                      "drafts: drop one")
 
 
 class RunnerError(RuntimeError):
@@ -104,7 +128,8 @@ class ModelRunner:
     ``VLLM_DATACLASSES`` for pickle); it reads either set's ``SchedulerOutput``."""
 
     def __init__(self, scheduler_config: SchedulerConfig, model_config: ModelConfig, policy: str,
-                 messages: MessageSet = STRUCTS, device_inputs: bool = False):
+                 messages: MessageSet = STRUCTS, device_inputs: bool = False,
+                 async_scheduling: bool = False):
         if policy not in POLICIES:
             raise ValueError(f"unknown policy {policy!r}")
         self.policy = policy
@@ -123,7 +148,12 @@ class ModelRunner:
         if self.num_spec_tokens and model_config.name not in SPEC_MODELS:
             raise ConfigError(f"--num-spec-tokens needs a model whose drafts can be verified "
                               f"({', '.join(SPEC_MODELS)}), not {model_config.name}")
+        if self.num_spec_tokens and async_scheduling and model_config.name == "torch":
+            raise ConfigError(ASYNC_TORCH_DRAFTS)
         self._proposals: Optional[list[list[int]]] = None  # spec_token_ids of this step
+        #: async scheduling with drafts (module docstring): the drafts stay here
+        self.async_spec = async_scheduling and self.num_spec_tokens > 0
+        self._draft_token_ids: dict[str, list[int]] = {}
         self.model = make_model(model_config, scheduler_config)
         #: the device-input path of async scheduling (``launch`` / ``finish``)
         self.device_ids = None
@@ -192,6 +222,7 @@ class ModelRunner:
         for req_id in so.finished_req_ids:
             requests.pop(req_id, None)
             batch.remove_request(req_id)
+            self._draft_token_ids.pop(req_id, None)
         scheduled = so.num_scheduled_tokens
         in_batch = batch.req_id_to_index.keys()
         if not in_batch <= scheduled.keys():  # (a subset test allocates nothing)
@@ -231,6 +262,7 @@ class ModelRunner:
         index = batch.req_id_to_index
         num_computed_mv = batch.num_computed_tokens_mv
         readd: list[tuple[CachedRequestState, int]] = []  # (state, i in cached)
+        async_spec = self.async_spec
         for i in range(num_cached):
             req_id = req_ids[i]
             state = requests.get(req_id)
@@ -240,12 +272,21 @@ class ModelRunner:
             if not 0 <= nc <= max_model_len:
                 raise ProtocolError(f"cached request {req_id}: num_computed_tokens {nc} "
                                     f"outside [0, max_model_len {max_model_len}]")
-            state.num_computed_tokens = nc
             new_blocks = new_block_ids[i][0]
             # One new block in range (decoding) passes _check_block_ids; skip the call.
             if new_blocks and (len(new_blocks) != 1 or not 0 <= new_blocks[0] < num_blocks):
                 self._check_block_ids(req_id, new_blocks)
             row = index.get(req_id)
+            if async_spec and row is not None and nc != state.num_computed_tokens:
+                # in the previous step: nc is optimistic by its rejected drafts (vLLM
+                # #24799: num_computed_tokens -= num_rejected), or already true
+                if nc != state.num_computed_tokens + state.num_rejected:
+                    raise ProtocolError(
+                        f"cached request {req_id}: num_computed_tokens {nc}, the runner "
+                        f"computed {state.num_computed_tokens} ({state.num_rejected} "
+                        "drafts rejected)")
+                nc = state.num_computed_tokens
+            state.num_computed_tokens = nc
             if resumed_flags[i]:
                 if row is not None:
                     raise ProtocolError(f"request {req_id} resumed from preemption is still "
@@ -275,18 +316,28 @@ class ModelRunner:
     def _write_drafts(self, spec_tokens: dict[str, list[int]]) -> None:
         """Write each request's draft ids into its row from ``num_tokens_no_spec`` on and
         count them in ``num_tokens`` (vLLM 7f280d69c ``_update_states``: "Add
-        spec_token_ids to token_ids_cpu"). Raises ``ProtocolError`` for a request not in
-        the batch, more drafts than ``num_spec_tokens``, or drafts past
-        ``max_model_len``."""
+        spec_token_ids to token_ids_cpu"). Under async scheduling the message's drafts
+        are placeholders and the runner's own (``_draft_token_ids``) are written
+        instead. Raises ``ProtocolError`` for a request not in the batch, more drafts
+        than ``num_spec_tokens`` (or, under async scheduling, than the runner holds, or
+        ids other than placeholders), or drafts past ``max_model_len``."""
         batch = self.input_batch
         index = batch.req_id_to_index
         width = self.max_model_len
+        held = self._draft_token_ids if self.async_spec else None
         for req_id, drafts in spec_tokens.items():
             row = index.get(req_id)
             if row is None:
                 raise ProtocolError(f"draft tokens scheduled for {req_id}, which is not in "
                                     "the batch")
             num = len(drafts)
+            if held is not None:  # placeholders: this runner's own drafts go there
+                own = held.get(req_id, ())
+                if num > len(own) or (num and drafts[0] != PLACEHOLDER):
+                    raise ProtocolError(f"{num} draft tokens scheduled for {req_id} "
+                                        f"(first {drafts[0] if num else '-'}), the runner "
+                                        f"holds {len(own)} drafts for it")
+                drafts = own[:num]
             if num > self.num_spec_tokens:
                 raise ProtocolError(f"{num} draft tokens scheduled for {req_id}, "
                                     f"num_spec_tokens is {self.num_spec_tokens}")
@@ -368,7 +419,11 @@ class ModelRunner:
             return StepInputs(req_ids, num_scheduled, num_computed_np.tolist(), rows,
                               positions, input_ids, token_positions, query_start_loc, seq_lens)
         # Speculative decoding: sample at each draft's position and the one before it.
-        spec_token_ids = [spec.get(r, []) for r in req_ids]
+        if self.async_spec:  # the runner's own drafts in place of the placeholders
+            held = self._draft_token_ids
+            spec_token_ids = [held[r][:len(spec[r])] if r in spec else [] for r in req_ids]
+        else:
+            spec_token_ids = [spec.get(r, []) for r in req_ids]
         counts = np.array([len(d) + 1 for d in spec_token_ids], dtype=np.int64)
         sample_rows = np.repeat(rows, counts)
         starts = np.cumsum(counts) - counts
@@ -439,6 +494,11 @@ class ModelRunner:
         ``num_tokens_no_spec``. Then ``num_spec_tokens`` drafts are proposed for every
         row with ids (``spec_token_ids`` of ``build_output``; ``[]`` for the others).
 
+        Under async scheduling (``async_spec``) the proposals are kept in
+        ``_draft_token_ids``, each row's true count after the step and its rejected
+        drafts go to its ``CachedRequestState`` and the rejected drafts' ids in
+        ``inputs.input_ids`` become ``-1`` (module docstring).
+
         Returns ``sampled_token_ids``: ``[num_reqs][0 .. s + 1]``. Raises
         ``RunnerError`` when the model returns the wrong number of ids.
         """
@@ -453,6 +513,9 @@ class ModelRunner:
                               f"{len(inputs.sample_rows)} positions")
         num_computed = inputs.num_computed
         num_scheduled = inputs.num_scheduled
+        async_spec = self.async_spec
+        masked_rows: list[int] = []     # async_spec: rows with rejected drafts
+        masked_counts: list[int] = []   # ... and how many (the row's last fed ids)
         valid: list[list[int]] = []
         prop_rows: list[int] = []
         first_new: list[int] = []
@@ -466,10 +529,20 @@ class ModelRunner:
             if (num_computed[row] + num_scheduled[row] - num
                     < state.num_prompt_tokens + state.num_sampled_tokens):
                 valid.append([])  # partial prefill (or partial recompute after preemption)
+                if async_spec:
+                    state.num_computed_tokens = num_computed[row] + num_scheduled[row]
+                    state.num_rejected = 0
                 continue
             accepted = 0
             while accepted < num and drafts[accepted] == target[accepted]:
                 accepted += 1
+            if async_spec:
+                rejected = num - accepted
+                state.num_computed_tokens = num_computed[row] + num_scheduled[row] - rejected
+                state.num_rejected = rejected
+                if rejected:  # the scheduler never learns them (-1 in the digest, below)
+                    masked_rows.append(row)
+                    masked_counts.append(rejected)
             ids = target[:accepted + 1]
             valid.append(ids)
             prop_rows.append(row)
@@ -478,7 +551,27 @@ class ModelRunner:
             if write is not None:
                 write(state, row, num_tokens_no_spec[row], ids)
         self._proposals = self._propose(prop_rows, first_new, valid)
+        if async_spec:
+            self._keep_drafts(inputs, prop_rows, masked_rows, masked_counts)
         return valid
+
+    def _keep_drafts(self, inputs: StepInputs, prop_rows: list[int], masked_rows: list[int],
+                     masked_counts: list[int]) -> None:
+        """Async scheduling with drafts, after ``write_back_spec``: keep this step's
+        proposals for the rows ``prop_rows`` in ``_draft_token_ids`` (vLLM #24799), send
+        none, and write -1 over the last ``masked_counts[i]`` ids fed by row
+        ``masked_rows[i]`` in ``inputs.input_ids`` (its rejected drafts)."""
+        if masked_rows:
+            counts = np.asarray(masked_counts, dtype=np.int64)
+            ends = inputs.query_start_loc[np.asarray(masked_rows, dtype=np.int64) + 1]
+            starts = np.cumsum(counts) - counts
+            idx = (np.repeat(ends - counts - starts, counts)
+                   + np.arange(int(starts[-1] + counts[-1]), dtype=np.int64))
+            inputs.input_ids[idx] = PLACEHOLDER
+        held, req_ids, proposals = self._draft_token_ids, inputs.req_ids, self._proposals
+        for row in prop_rows:
+            held[req_ids[row]] = proposals[row]
+        self._proposals = None  # not sent: spec_token_ids stays None
 
     def _propose(self, rows: list[int], first_new: list[int],
                  valid: list[list[int]]) -> list[list[int]]:

@@ -95,7 +95,7 @@ class Request:
         "max_tokens", "num_computed_tokens", "block_ids", "status", "finish_reason",
         "arrival_step", "first_scheduled_step", "first_token_step", "finish_step",
         "prompt_token_ids", "token_steps", "num_preemptions", "stop_num_tokens",
-        "spec_token_ids", "num_ids_kept_at_stop",
+        "spec_token_ids", "num_ids_kept_at_stop", "num_output_placeholders",
     )
 
     def __init__(self, req_id: str, index: int, prompt_token_ids: list[int],
@@ -123,6 +123,9 @@ class Request:
         # With drafts: how many of its finishing step's sampled ids the request kept (the
         # ids after the one that completed it are dropped, as vLLM's stop check does)
         self.num_ids_kept_at_stop = 1
+        # AsyncScheduler with drafts: trailing PLACEHOLDER entries of all_token_ids
+        # (vLLM ``Request.num_output_placeholders``)
+        self.num_output_placeholders = 0
         # The length-stop rule in one comparison: num_tokens >= stop_num_tokens exactly
         # when num_output_tokens >= max_tokens or num_tokens >= max_model_len.
         self.stop_num_tokens = self.num_prompt_tokens + max_tokens
@@ -156,12 +159,21 @@ class SchedulePlan:
     prefill (no sample). ``spec_tokens``: ``req_id -> [num_spec]`` draft ids scheduled
     this step (the message's ``scheduled_spec_decode_tokens``); ``num_spec_tokens``
     their total.
+
+    ``AsyncScheduler`` with drafts only: ``num_placeholders``, per scheduled request
+    (same order), the output placeholders this step appended (0 for a partial
+    prefill); ``scheduled_in_flight``: whether a step was in flight when this one was
+    scheduled (then each running request that sampled in that step has an optimistic
+    ``cached_num_computed`` entry, which the runner lowers by that step's rejected
+    drafts); ``output``: the ``ModelRunnerOutput`` applied to it (for the input
+    oracle, which reads the accepted drafts from it).
     """
 
     __slots__ = ("step", "new_reqs", "cached_reqs", "cached_num_computed",
                  "cached_new_block_ids", "cached_resumed", "num_scheduled_tokens",
                  "total_num_scheduled_tokens", "finished_req_ids", "preempted",
-                 "scheduled_reqs", "sample_positions", "spec_tokens", "num_spec_tokens")
+                 "scheduled_reqs", "sample_positions", "spec_tokens", "num_spec_tokens",
+                 "num_placeholders", "scheduled_in_flight", "output")
 
     def __init__(self, step: int, finished_req_ids: set[str]):
         self.step = step
@@ -178,6 +190,9 @@ class SchedulePlan:
         self.sample_positions: list[int] = []  # AsyncScheduler only
         self.spec_tokens: dict[str, list[int]] = {}
         self.num_spec_tokens = 0
+        self.num_placeholders: list[int] = []  # AsyncScheduler with drafts only
+        self.scheduled_in_flight = False
+        self.output: Optional[ModelRunnerOutput] = None
 
     @property
     def num_resumed(self) -> int:
@@ -645,6 +660,30 @@ class AsyncScheduler(Scheduler):
     would resume with a placeholder. A step that schedules nothing (every running
     request waits for its last token) is not sent: its finished ids and preemptions
     go with the next step that schedules something (``schedule`` returns ``None``).
+
+    With draft tokens (``num_spec_tokens`` K > 0), as vLLM #24799 ("[Core] Async
+    Scheduling X Spec Decoding Compatibility", merged late 2025, the basic support
+    listed in vLLM #28947; its ``AsyncScheduler._update_after_schedule`` and
+    ``GPUModelRunner._update_states``):
+    the drafts of step n are proposed by the runner while step n+1 is being
+    scheduled, so the scheduler never learns them. It schedules placeholders assuming
+    every draft is accepted: a step that samples for a request with ``s`` drafts
+    appends ``s + 1`` placeholders (vLLM: ``num_output_placeholders += 1 + s``) and
+    sets its ``spec_token_ids`` to K ``PLACEHOLDER`` drafts, so step n+1 schedules the
+    bonus token and K drafts at optimistic positions (``scheduled_spec_decode_tokens``
+    carries ``-1`` ids; ``ModelRunnerOutput.spec_token_ids`` stays ``None``). The
+    runner keeps its drafts and each request's rejected count, substitutes its drafts
+    for the placeholders and lowers the optimistic ``num_computed_tokens`` by the
+    rejected drafts of the step before (``ModelRunner``, ``async_scheduling``). When
+    step n's output arrives, its ids overwrite the first placeholders, the rejected
+    ones are deleted and ``num_computed_tokens`` goes back by ``s + 1 - len(ids)``
+    (vLLM: ``num_computed_tokens -= num_rejected``), unless the request was preempted
+    meanwhile (its count restarted at 0). Placeholders never reach the request's last
+    position (``stop_num_tokens - 1``): a step whose accepted drafts could complete the
+    request appends only as many as fit and leaves ``spec_token_ids`` empty, so the
+    request waits for that output before it is scheduled again (as without drafts,
+    no step is ever scheduled past a request's last token; vLLM instead may run one
+    step for a request that turns out finished and drops its output).
     """
 
     def __init__(self, config: SchedulerConfig, policy: str, messages: MessageSet = STRUCTS):
@@ -652,10 +691,11 @@ class AsyncScheduler(Scheduler):
         if self.send_token_ids:
             raise ValueError("async scheduling needs the cached policy: under send the "
                              "ids sampled at step n are unknown when step n+1 is built")
-        if config.num_spec_tokens:
-            raise ValueError("async scheduling does not run speculative decoding "
-                             "(num_spec_tokens must be 0)")
         self._held: SchedulePlan | None = None
+        self._spec = config.num_spec_tokens > 0
+        # vLLM AsyncScheduler._spec_token_placeholders: shared, never mutated
+        self._spec_placeholders = [PLACEHOLDER] * config.num_spec_tokens
+        self._num_in_flight = 0  # plans returned by schedule() and not yet updated
 
     def schedule(self) -> SchedulePlan | None:  # type: ignore[override]
         """``Scheduler.schedule``, then one placeholder per sampling request (see the
@@ -675,6 +715,11 @@ class AsyncScheduler(Scheduler):
             if resumed and req.all_token_ids[-1] == PLACEHOLDER:
                 raise SchedulerError(f"request {req.req_id} resumed at step {plan.step} "
                                      "with an output still in flight")
+        plan.scheduled_in_flight = self._num_in_flight > 0
+        self._num_in_flight += 1
+        if self._spec:
+            self._add_spec_placeholders(plan)
+            return plan
         for req in plan.scheduled_reqs:
             ids = req.all_token_ids
             end = len(ids)
@@ -686,6 +731,33 @@ class AsyncScheduler(Scheduler):
                 ids.append(PLACEHOLDER)
         return plan
 
+    def _add_spec_placeholders(self, plan: SchedulePlan) -> None:
+        """With drafts: per sampling request of ``plan``, ``min(s + 1, stop_num_tokens
+        - 1 - len(all_token_ids))`` placeholders (``s``: its drafts this step) and, when
+        all ``s + 1`` fit, K placeholder drafts for the next step (class docstring).
+        Fills ``sample_positions`` (the first position this step's ids fill as
+        scheduled, -1 for a partial prefill) and ``num_placeholders``."""
+        positions, counts = plan.sample_positions, plan.num_placeholders
+        spec_tokens = plan.spec_tokens
+        drafts = self._spec_placeholders
+        for req in plan.scheduled_reqs:
+            ids = req.all_token_ids
+            end = len(ids)
+            if req.num_computed_tokens < end:
+                positions.append(-1)  # partial prefill: its sample is discarded
+                counts.append(0)
+                continue
+            want = len(spec_tokens.get(req.req_id, ())) + 1
+            m = req.stop_num_tokens - 1 - end
+            if m >= want:
+                m = want
+                req.spec_token_ids = drafts
+            positions.append(end)
+            counts.append(m)
+            if m:
+                ids.extend([PLACEHOLDER] * m)
+                req.num_output_placeholders += m
+
     def update_from_output(self, plan: SchedulePlan, output: ModelRunnerOutput) -> list[Request]:
         """Write each sampled id at its ``sample_positions`` entry, apply the stop rules
         and free finished requests (running ones, and preempted ones whose last
@@ -693,8 +765,12 @@ class AsyncScheduler(Scheduler):
 
         Raises ``ProtocolError`` if the output lacks a scheduled request, samples for a
         partial prefill, samples other than one token for a sampling request, or
-        (a scheduler bug) the position holds no placeholder.
+        (a scheduler bug) the position holds no placeholder. With drafts:
+        ``_update_spec_async``.
         """
+        self._num_in_flight -= 1
+        if self._spec:
+            return self._update_spec_async(plan, output)
         index = output.req_id_to_index
         sampled = output.sampled_token_ids
         finished: list[Request] = []
@@ -727,6 +803,98 @@ class AsyncScheduler(Scheduler):
         if finished:
             self._finish(finished)
         return finished
+
+    def _update_spec_async(self, plan: SchedulePlan, output: ModelRunnerOutput) -> list[Request]:
+        """``update_from_output`` with drafts (class docstring; vLLM #24799): per
+        sampling request, its 1 to ``s + 1`` ids overwrite its first placeholders (the
+        ids past them, when fewer were appended, are appended), the request stops at
+        the id that completes it (the rest dropped, its later placeholders removed),
+        the unfilled placeholders of this step are deleted and, for a running request,
+        ``num_computed_tokens`` goes back by the rejected ``s + 1 - len(ids)``; one
+        whose placeholders were cut short gets K placeholder drafts again.
+
+        Raises ``ProtocolError`` for a missing row, ids for a partial prefill, a count
+        outside ``[1, s + 1]``, or (a scheduler bug) an id over a non-placeholder.
+        """
+        plan.output = output
+        index = output.req_id_to_index
+        sampled = output.sampled_token_ids
+        spec_tokens = plan.spec_tokens
+        finished: list[Request] = []
+        step = plan.step
+        num_rows = len(sampled)
+        num_new_tokens = 0
+        record_steps = self.record_token_steps
+        try:
+            for req, pos, m in zip(plan.scheduled_reqs, plan.sample_positions,
+                                   plan.num_placeholders):
+                i = index.get(req.req_id)
+                if i is None or not 0 <= i < num_rows:
+                    raise ProtocolError(f"step {step}: ModelRunnerOutput has no row for "
+                                        f"{req.req_id}")
+                ids = sampled[i]
+                if pos < 0:
+                    if ids:
+                        raise ProtocolError(f"step {step}: token sampled for {req.req_id} "
+                                            "before its prefill ended")
+                    continue
+                num = len(ids)
+                want = len(spec_tokens.get(req.req_id, ())) + 1
+                if not 1 <= num <= want:
+                    raise ProtocolError(f"step {step}: {num} tokens sampled for "
+                                        f"{req.req_id}, expected 1 to {want} "
+                                        f"({want - 1} drafts)")
+                all_ids = req.all_token_ids
+                first, kept = self._place_ids(req, ids, m, step)
+                num_new_tokens += kept
+                if record_steps:
+                    req.token_steps.extend([step] * kept)
+                if req.first_token_step < 0:
+                    req.first_token_step = step
+                if first + kept >= req.stop_num_tokens:  # max_tokens or max_model_len
+                    del all_ids[first + kept:]
+                    req.num_output_placeholders = 0
+                    req.num_ids_kept_at_stop = kept
+                    req.finish_reason = "length"
+                    req.finish_step = step
+                    finished.append(req)
+                    continue
+                if kept < m:
+                    del all_ids[first + kept:first + m]
+                req.num_output_placeholders -= m
+                if req.status == RequestStatus.RUNNING:
+                    req.num_computed_tokens -= want - num  # vLLM: -= num_rejected
+                    if m < want:
+                        req.spec_token_ids = self._spec_placeholders
+        finally:
+            self.num_output_tokens += num_new_tokens
+        if finished:
+            self._finish(finished)
+        return finished
+
+    @staticmethod
+    def _place_ids(req: Request, ids: list[int], m: int, step: int) -> tuple[int, int]:
+        """Write one step's ``ids`` over its ``m`` placeholders (the first of the
+        request's; ids past them are appended), up to the one that completes the
+        request. Returns ``(first position, ids kept)``; ``ProtocolError`` when a
+        position that should hold a placeholder does not."""
+        all_ids = req.all_token_ids
+        first = len(all_ids) - req.num_output_placeholders
+        stop = req.stop_num_tokens
+        kept = 0
+        for token_id in ids:
+            p = first + kept
+            if kept < m:
+                if all_ids[p] != PLACEHOLDER:
+                    raise ProtocolError(f"step {step}: {req.req_id}: no output placeholder "
+                                        f"at position {p}")
+                all_ids[p] = token_id
+            else:
+                all_ids.append(token_id)
+            kept += 1
+            if p + 1 >= stop:
+                break
+        return first, kept
 
     def _place(self, req: Request, pos: int, token_id: int, step: int) -> None:
         """Write ``token_id`` over the placeholder at ``pos`` (or append it: a request's

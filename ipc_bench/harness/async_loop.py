@@ -12,6 +12,9 @@ placeholders: ``num_computed_tokens`` advances when a step is scheduled, the sam
 id is written when its output arrives). The runner is unchanged: it serves frames in
 order, and under ``cached`` step n+1's input ids are the ones it wrote itself at step
 n, so the next frame waits in its socket while it computes (process pipelining).
+With draft tokens the runner also keeps its drafts and corrects step n+1's optimistic
+``num_computed_tokens`` by step n's rejected drafts (vLLM #24799: ``ModelRunner``,
+``async_scheduling``).
 
 Records. One row per step (``spec.SCHED_COLUMNS``), written when its output is
 applied: its own schedule, build, encode and send times (measured when it was

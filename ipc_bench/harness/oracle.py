@@ -11,7 +11,9 @@ sampled id written to the wrong row or position, a missed write, a stale row) fa
 the case, whatever its model makes of that id (with speculative decoding the fed ids
 include the step's draft ids, which the scheduler takes from its
 ``scheduled_spec_decode_tokens``: a runner that writes a wrong id over a draft, or
-leaves a rejected draft where an accepted or sampled id belongs, fails): the token
+leaves a rejected draft where an accepted or sampled id belongs, fails; under async
+scheduling, where the drafts stay on the runner (vLLM #24799), the accepted drafts are
+the step's sampled ids and both sides digest each rejected draft as -1): the token
 oracle across cases cannot be
 the only gate where the model's numerics differ between cases (greedy sampling on a GPU
 flips on last-bit differences).
@@ -191,6 +193,8 @@ class InputOracle:
         self.pending: list[tuple] = []
         self._record_runner = getattr(link, "record_runner_inputs", None)
         self._packers: dict[int, Callable[..., bytes]] = {}  # n -> pack n int32s
+        # async scheduling with drafts: rejected drafts per request of the last step
+        self._rejected: dict[str, int] = {}
 
     def expect(self, seq: int, plan: SchedulePlan, so: Any = None) -> None:
         """Step ``seq`` ran ``plan`` (its message ``so``, used only to record the
@@ -241,7 +245,56 @@ class InputOracle:
         mismatch, or for an id the int32 buffer cannot hold)."""
         if self._record_runner is not None:
             self._record_runner(seq, so)
-        self._expect_from_plan(seq, plan)
+        if plan.output is not None:  # AsyncScheduler with drafts
+            self._expect_async_spec(seq, plan)
+        else:
+            self._expect_from_plan(seq, plan)
+
+    def _expect_async_spec(self, seq: int, plan: SchedulePlan) -> None:
+        """``_expect_from_plan`` under async scheduling with drafts (vLLM #24799), from
+        ``plan`` after its update. A running request of a step scheduled while the
+        step before was in flight (``plan.scheduled_in_flight``) starts at its
+        optimistic ``cached_num_computed`` less that step's rejected drafts for it
+        (what the runner corrects it to). A request with ``s`` drafts fed its non-draft
+        ids from ``all_token_ids``, then ``a`` accepted drafts, which are its first
+        ``a`` sampled ids in ``plan.output`` (``a + 1`` ids), then ``s - a`` rejected
+        ones, which the scheduler never learns and the runner's digest shows as -1.
+        ``CaseError`` for an id the int32 buffer cannot hold."""
+        reqs = plan.scheduled_reqs
+        n = len(reqs)
+        num_tokens = plan.total_num_scheduled_tokens
+        spec = plan.spec_tokens
+        out = plan.output
+        index, sampled = out.req_id_to_index, out.sampled_token_ids
+        num_running = plan.cached_resumed.count(False)
+        before = self._rejected if plan.scheduled_in_flight else {}
+        starts = [p - before.get(r.req_id, 0)
+                  for r, p in zip(reqs, plan.cached_num_computed[:num_running])]
+        starts += [0] * (n - num_running)
+        rejected: dict[str, int] = {}
+        fed: list[int] = []
+        for req, p, k in zip(reqs, starts, plan.num_scheduled_tokens.values()):
+            drafts = spec.get(req.req_id)
+            if drafts:
+                s = len(drafts)
+                ids = sampled[index[req.req_id]]
+                a = len(ids) - 1
+                fed.extend(req.all_token_ids[p:p + k - s])
+                fed.extend(ids[:a])
+                fed.extend([-1] * (s - a))
+                rejected[req.req_id] = s - a
+            else:
+                fed.extend(req.all_token_ids[p:p + k])
+        self._rejected = rejected
+        try:
+            counts = None if num_tokens == n else _int32s(list(plan.num_scheduled_tokens.values()))
+            ids = _int32s(fed)
+        except struct.error as exc:
+            raise CaseError(f"input oracle: step {seq}: a token id the runner's int32 "
+                            f"token buffer cannot hold ({exc})", seq) from None
+        self.pending.append((seq, input_digest(n, num_tokens, counts, ids),
+                             (plan.num_scheduled_tokens, starts[:num_running],
+                              plan.cached_resumed), counts, ids))
 
     def _expect_from_plan(self, seq: int, plan: SchedulePlan) -> None:
         """Note step ``seq``'s expected digest from the plan alone: each request's first

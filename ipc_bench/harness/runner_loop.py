@@ -424,7 +424,8 @@ class RunnerLoop:
 
 def _model_runner(config: RunnerConfig) -> ModelRunner:
     return ModelRunner(config.scheduler, config.model, config.policy, messages_of(config.codec),
-                       device_inputs=config.device_inputs)
+                       device_inputs=config.device_inputs,
+                       async_scheduling=config.async_scheduling)
 
 
 def _accept_handshake(socks: RunnerSockets, peer_problem: Callable[[], Optional[str]],

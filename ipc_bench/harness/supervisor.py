@@ -263,9 +263,6 @@ def run_case(spec: CaseSpec,
     result = result if result is not None else CaseResult(spec=spec)
     if spec.async_scheduling and spec.policy != CACHED:
         raise ConfigError(f"async scheduling needs the cached policy, not {spec.policy}")
-    if spec.async_scheduling and spec.scheduler.num_spec_tokens:
-        raise ConfigError("async scheduling does not run speculative decoding "
-                          "(num_spec_tokens must be 0)")
     if spec.transport == INPROC:
         return _run_case_inproc(spec, on_step, result, sink, flush_interval_s)
     if spec.stream and spec.floor:
@@ -328,7 +325,8 @@ def _run_case_inproc(spec: CaseSpec, on_step, result: CaseResult, sink,
                      flush_interval_s: Optional[float]) -> CaseResult:
     """Single-process baseline: the same scheduler loop calling the runner directly
     (async scheduling: the async loop, the runner in a worker thread)."""
-    runner = ModelRunner(spec.scheduler, spec.model, spec.policy, messages_of(spec.codec))
+    runner = ModelRunner(spec.scheduler, spec.model, spec.policy, messages_of(spec.codec),
+                         async_scheduling=spec.async_scheduling)
     result.runner_device = f"{runner.model.device} (in-process)"
     result.model_info = model_info(runner.model)
     stepper = TimedModelRunner(runner)
@@ -477,7 +475,7 @@ class _TwoProcessCase:
             bare_loop=spec.instrumentation == "totals",
             check_inputs=spec.input_oracle_interval > 0,
             s2r_ring=self.ring.handle if self.ring is not None else None,
-            device_inputs=uses_device_inputs(spec))
+            device_inputs=uses_device_inputs(spec), async_scheduling=spec.async_scheduling)
         config.validate()
         if self.remote is not None:  # started by hand: wait for its connection
             self.runner = RemotePeer(self.remote)

@@ -44,6 +44,9 @@ class RunnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     ``device_inputs``: the torch model's runner under async scheduling takes the
     device-input path (``ModelRunner(device_inputs=True)``, ``RunnerLoop.run_pipelined``):
     step n + 1's placeholder input ids come from step n's sampled ids on the device.
+    ``async_scheduling``: the scheduler keeps two steps in flight; with draft tokens the
+    runner keeps its drafts and corrects the optimistic ``num_computed_tokens``
+    (``ModelRunner(async_scheduling=True)``, vLLM #24799).
     """
 
     scheduler: SchedulerConfig
@@ -66,6 +69,7 @@ class RunnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     pp_direct: bool = False
     pp_store: Optional[str] = None
     device_inputs: bool = False
+    async_scheduling: bool = False
 
     def validate(self) -> None:
         self.scheduler.validate()

@@ -25,7 +25,7 @@ import pytest
 from ipc_bench.engine.config import ConfigError, ModelConfig, SchedulerConfig
 from ipc_bench.engine.messages import STRUCTS, VLLM_DATACLASSES
 from ipc_bench.engine.model_runner import ModelRunner
-from ipc_bench.engine.scheduler import AsyncScheduler, ProtocolError, Scheduler
+from ipc_bench.engine.scheduler import ProtocolError, Scheduler
 
 
 def config(k: int, **kw) -> SchedulerConfig:
@@ -199,8 +199,11 @@ def test_more_ids_than_drafts_plus_one_is_a_protocol_error():
 
 def test_async_scheduling_and_a_torch_drafter_without_lookahead_are_refused():
     sc = config(2)
-    with pytest.raises(ValueError, match="async scheduling does not run speculative"):
-        AsyncScheduler(sc, "cached")
+    with pytest.raises(ConfigError) as err:
+        ModelRunner(config(2, num_lookahead_tokens=2), TORCH, "cached", async_scheduling=True)
+    assert str(err.value) == ("--num-spec-tokens with --async-scheduling runs the null, "
+                              "fixed-step and emulated models: the torch model's device-input "
+                              "path takes no drafts: drop one")
     with pytest.raises(ConfigError) as err:
         ModelRunner(sc, TORCH, "cached")
     assert str(err.value) == ("the torch model's drafter writes K/V 2 positions ahead: "
