@@ -163,6 +163,7 @@ def _case_identity(result: CaseResult, a: np.ndarray, counted: np.ndarray) -> di
 
 #: ``async_scheduling_mode`` values (the summary, the gap tables, the report)
 PROCESS_PIPELINING = "process pipelining"
+PROCESS_PIPELINING_DRAFTS = "process pipelining (drafts: host path)"
 RUNNER_THREAD = "runner thread"
 DEVICE_PIPELINING = "device pipelining"
 DEVICE_INPUT_CPU = "device-input path (CPU: no overlap)"
@@ -177,7 +178,11 @@ def async_scheduling_mode(spec, runner_device: Optional[str] = None) -> Optional
     - ``process pipelining``: the null, fixed-step and emulated models: the runner
       process serves a queued frame while the scheduler schedules the next, and reads
       step n + 1's input ids from its host token buffer once step n's ids are there.
-    - The torch model takes the device-input path (``harness.supervisor.
+    - ``process pipelining (drafts: host path)``: the torch model with draft tokens
+      (``--num-spec-tokens`` K > 0), two processes: the host path above (step n's
+      verification and drafter done and its ids in the host token buffer before step
+      n + 1 is prepared); the device-input path takes no drafts.
+    - Otherwise the torch model takes the device-input path (``harness.supervisor.
       uses_device_inputs``: step n + 1's placeholder ids filled on the device from step
       n's sampled ids, copied back to the host without blocking, step n + 1 launched
       before step n is finished when its frame is queued; vLLM PR #23569):
@@ -195,6 +200,8 @@ def async_scheduling_mode(spec, runner_device: Optional[str] = None) -> Optional
         return RUNNER_THREAD
     if spec.model.name != "torch":
         return PROCESS_PIPELINING
+    if spec.scheduler.num_spec_tokens:  # supervisor.uses_device_inputs: the host path
+        return PROCESS_PIPELINING_DRAFTS
     if spec.transport.startswith("shm"):  # shm, shm-block
         return DEVICE_INPUT_NO_LOOKAHEAD
     if runner_device and runner_device.startswith("cuda"):

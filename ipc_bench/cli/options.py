@@ -272,7 +272,8 @@ def _add_arm_options(p: argparse.ArgumentParser) -> None:
         "the runner reads step n+1's input ids from its host buffer (process "
         "pipelining); with the torch model they come from step n's sampled ids on the "
         "device, copied back without blocking (device pipelining on CUDA; on CPU the "
-        "same path with no overlap)"))
+        "same path with no overlap), except with --num-spec-tokens, where its runner "
+        "takes the host path too (process pipelining (drafts: host path))"))
     p.add_argument("--num-spec-tokens", type=_spec_tokens_list, metavar="K[,K...]", help=(
         "speculative decoding: K draft tokens per decoding request and step (0 to "
         f"{MAX_NUM_SPEC_TOKENS}; 0: off), proposed by the runner (ModelRunnerOutput."
@@ -282,9 +283,9 @@ def _add_arm_options(p: argparse.ArgumentParser) -> None:
         "policy and codec; a run compares the token streams of the policies and codecs "
         "within each K (equal schedules), never across K, whose schedules differ: the "
         "input oracle checks every K. Models "
-        f"{', '.join(SPEC_MODELS)}; with --async-scheduling (not the torch model) the "
-        "drafts stay on the runner and step n+1 assumes step n's drafts accepted (vLLM "
-        "#24799)"))
+        f"{', '.join(SPEC_MODELS)}; with --async-scheduling the drafts stay on the "
+        "runner and step n+1 assumes step n's drafts accepted (vLLM #24799; the torch "
+        "model's runner then reads its input ids from its host buffer)"))
     p.add_argument("--spec-acceptance", type=_probability, metavar="P", help=(
         "with --num-spec-tokens: the probability that each draft token is the target "
         "model's own next token (seeded by --seed: the same drafts under both policies); "

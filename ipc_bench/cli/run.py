@@ -15,7 +15,6 @@ from typing import Optional
 
 from ipc_bench.cli.options import SCHEDULER_OVERRIDES, UsageError, build_parser
 from ipc_bench.engine.config import CACHED, POLICIES, SEND, SPEC_MODELS, ConfigError
-from ipc_bench.engine.model_runner import ASYNC_TORCH_DRAFTS
 from ipc_bench.engine.traces import TraceError
 from ipc_bench.errors import one_line
 from ipc_bench.harness.memory import HeapReport
@@ -192,7 +191,8 @@ def with_spec_decoding(cases: list, num_spec_tokens: Optional[list[int]],
     policies paired with each other, never with another K's; token streams of
     different K are compared only through the input oracle). With the torch model the
     scheduler also allocates K lookahead slots (``num_lookahead_tokens``: its drafter
-    writes K/V ahead, ``TorchModel.propose``). Cases stay in the scenario's order
+    writes K/V ahead, ``TorchModel.propose``; K slots cover it under async scheduling
+    too). Cases stay in the scenario's order
     within each K, the K in the order given."""
     if num_spec_tokens is None:
         return cases
@@ -297,8 +297,6 @@ def _check_cases(args, cases) -> None:
             if case.instrumentation == "totals":
                 raise UsageError(f"scenario {args.scenario} measures the bare loop, which "
                                  "has no speculative decoding: drop --num-spec-tokens")
-            if case.async_scheduling and case.model.name == "torch":
-                raise UsageError(ASYNC_TORCH_DRAFTS)
         if case.pp is not None:
             _check_pp(args, case)
         if case.async_scheduling and case.pp is not None:

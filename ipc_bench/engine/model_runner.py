@@ -33,8 +33,10 @@ and overwritten later. It then proposes K drafts per sampled request for the nex
 (``NullModel.propose``, or ``TorchModel.propose``, which runs the target's own
 decode forward ahead; acceptance ``ModelConfig.spec_acceptance``), sent back in
 ``ModelRunnerOutput.spec_token_ids``. Only the models of ``config.SPEC_MODELS`` can
-verify drafts (``ConfigError`` for any other); with async scheduling the torch model
-takes none (``ConfigError``: ``ASYNC_TORCH_DRAFTS``).
+verify drafts (``ConfigError`` for any other); the device-input path (``launch`` /
+``finish``) takes none (``ConfigError``: ``DEVICE_INPUT_DRAFTS``): with async
+scheduling the torch model's runner then takes the host path, as the null model's
+(``harness.supervisor.uses_device_inputs``).
 
 Async scheduling with drafts (``async_scheduling=True``; vLLM #24799, "[Core] Async
 Scheduling X Spec Decoding Compatibility", its ``GPUModelRunner._update_states`` and
@@ -67,11 +69,11 @@ from ipc_bench.engine.messages import STRUCTS, MessageSet, ModelRunnerOutput, Sc
 from ipc_bench.engine.models import make_model
 from ipc_bench.engine.scheduler import PLACEHOLDER, ProtocolError
 
-#: Why the torch model takes no drafts with async scheduling: its device-input path
-#: (step n+1's ids gathered on the device from step n's samples) has no draft form.
-ASYNC_TORCH_DRAFTS = ("--num-spec-tokens with --async-scheduling runs the null, fixed-step "
-                      "and emulated models: the torch model's device-input path takes no "
-                      "drafts: drop one")
+#: Why the device-input path takes no drafts (step n+1's ids gathered on the device from
+#: step n's samples: one id per request, no draft form; vLLM #24799's device-side drafts
+#: are not built). The torch model with drafts and async scheduling takes the host path.
+DEVICE_INPUT_DRAFTS = ("the device-input path takes no draft tokens: the torch model with "
+                       "--num-spec-tokens runs async scheduling on the host path")
 
 
 class RunnerError(RuntimeError):
@@ -148,8 +150,8 @@ class ModelRunner:
         if self.num_spec_tokens and model_config.name not in SPEC_MODELS:
             raise ConfigError(f"--num-spec-tokens needs a model whose drafts can be verified "
                               f"({', '.join(SPEC_MODELS)}), not {model_config.name}")
-        if self.num_spec_tokens and async_scheduling and model_config.name == "torch":
-            raise ConfigError(ASYNC_TORCH_DRAFTS)
+        if self.num_spec_tokens and device_inputs:
+            raise ConfigError(DEVICE_INPUT_DRAFTS)
         self._proposals: Optional[list[list[int]]] = None  # spec_token_ids of this step
         #: async scheduling with drafts (module docstring): the drafts stay here
         self.async_spec = async_scheduling and self.num_spec_tokens > 0

@@ -846,7 +846,15 @@ class TorchModel:
         next verification step writes them again (it feeds ``L`` on), so the real KV
         cache keeps its values; the scheduler allocated them
         (``SchedulerConfig.num_lookahead_tokens``, as vLLM does for EAGLE, whose
-        drafter writes K/V ahead too). Its greedy id is the target's token at ``L + j
+        drafter writes K/V ahead too). With async scheduling (host path) the scheduler
+        allocated from its optimistic ``num_computed_tokens`` (every draft of the step
+        before accepted), never below the runner's corrected count ``c``; the step feeds
+        positions ``c .. c + s`` (``s`` drafts, ``s + 1`` scheduled), so ``L <= c + s +
+        1`` and the last slot written, ``L + num_drafts - 1``, lies below ``c + s + 1 +
+        num_lookahead_tokens``, inside the allocation: K lookahead slots suffice there
+        too (the scheduler frees no block when it rolls its count back; tested, with
+        writes on the last allocated slot, in ``tests/harness/test_torch_async_spec.py``).
+        Its greedy id is the target's token at ``L + j
         + 1``: draft ``j`` with probability ``acceptance``, else a different id, as a
         splitmix64 hash of the seed, the position, that token and the one before it
         decides (reproducible, the same under both policies and whatever the

@@ -95,8 +95,13 @@ _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 def uses_device_inputs(spec: CaseSpec) -> bool:
     """Whether the case's runner process takes the device-input path of async
     scheduling (``RunnerConfig.device_inputs``): async scheduling with the torch model
-    (the models without a device have no device tensor to feed from)."""
-    return bool(spec.async_scheduling and spec.model.name == "torch")
+    (the models without a device have no device tensor to feed from) and no draft
+    tokens. With drafts the torch model's runner takes the host path, as the null
+    model's: it finishes step n (verification, drafter, ids written into its host
+    token buffer) before it prepares step n + 1 (vLLM #24799's device-side drafts are
+    not built; ``summary.async_scheduling_mode`` names it)."""
+    return bool(spec.async_scheduling and spec.model.name == "torch"
+                and not spec.scheduler.num_spec_tokens)
 
 class RunnerProcess:
     """The runner child process (or, ``role="frontend"``, the frontend's: ``args`` then

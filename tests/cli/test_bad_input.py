@@ -150,10 +150,6 @@ OPTION_CASES = [
     (DS + ["--num-spec-tokens", "0", "--spec-acceptance", "0.5"],
      "--spec-acceptance applies to speculative decoding: give --num-spec-tokens K with K "
      "above 0"),
-    (DS + ["--num-spec-tokens", "2", "--async-scheduling", "--model", "torch",
-           "--model-preset", "tiny"],
-     "--num-spec-tokens with --async-scheduling runs the null, fixed-step and emulated "
-     "models: the torch model's device-input path takes no drafts: drop one"),
     (["--scenario", "overhead", "--num-spec-tokens", "2"],
      "scenario overhead measures the bare loop, which has no speculative decoding: drop "
      "--num-spec-tokens"),

@@ -13,8 +13,8 @@
   drafter (the target run ahead) is accepted at P = 1 always and at P = 0 never, and
   writes K/V only into lookahead slots that the next verification overwrites; the
   scheduler allocates those slots (``num_lookahead_tokens``).
-- What is refused: too many ids back, async scheduling, a torch drafter without
-  lookahead slots.
+- What is refused: too many ids back, the device-input path (async scheduling with
+  drafts runs on the host path), a torch drafter without lookahead slots.
 """
 
 from __future__ import annotations
@@ -197,13 +197,16 @@ def test_more_ids_than_drafts_plus_one_is_a_protocol_error():
         sched.update_from_output(plan, out)
 
 
-def test_async_scheduling_and_a_torch_drafter_without_lookahead_are_refused():
+def test_the_device_input_path_and_a_torch_drafter_without_lookahead_are_refused():
     sc = config(2)
     with pytest.raises(ConfigError) as err:
-        ModelRunner(config(2, num_lookahead_tokens=2), TORCH, "cached", async_scheduling=True)
-    assert str(err.value) == ("--num-spec-tokens with --async-scheduling runs the null, "
-                              "fixed-step and emulated models: the torch model's device-input "
-                              "path takes no drafts: drop one")
+        ModelRunner(config(2, num_lookahead_tokens=2), TORCH, "cached", device_inputs=True,
+                    async_scheduling=True)
+    assert str(err.value) == ("the device-input path takes no draft tokens: the torch model "
+                              "with --num-spec-tokens runs async scheduling on the host path")
+    runner = ModelRunner(config(2, num_lookahead_tokens=2), TORCH, "cached",
+                         async_scheduling=True)  # the host path (async_spec)
+    assert runner.async_spec and runner.device_ids is None
     with pytest.raises(ConfigError) as err:
         ModelRunner(sc, TORCH, "cached")
     assert str(err.value) == ("the torch model's drafter writes K/V 2 positions ahead: "

@@ -44,11 +44,11 @@ MODEL = ModelConfig(seed=0)
 MIXED = [(0, 10, 30), (0, 20, 25), (1, 7, 40), (2, 33, 12), (2, 5, 50), (5, 16, 16)]
 
 
-def mixed_workload() -> TraceWorkload:
+def mixed_workload(vocab_size: int = MODEL.vocab_size) -> TraceWorkload:
     trace = Trace(path="synthetic", arrival_s=np.array([r[0] for r in MIXED], dtype=float),
                   prompt_lens=np.array([r[1] for r in MIXED]),
                   output_lens=np.array([r[2] for r in MIXED]))
-    return TraceWorkload(trace, name="mixed", seed=0, vocab_size=MODEL.vocab_size,
+    return TraceWorkload(trace, name="mixed", seed=0, vocab_size=vocab_size,
                          logical_step_s=1.0)
 
 

@@ -43,9 +43,10 @@ from test_spec_faults import expected_error, fault, faulted, spec_case  # noqa: 
 PH = PLACEHOLDER
 
 
-def config(k: int, num_blocks: int = 100_000) -> SchedulerConfig:
+def config(k: int, num_blocks: int = 100_000, lookahead: int = 0) -> SchedulerConfig:
     return SchedulerConfig(max_num_seqs=8, max_num_batched_tokens=16, max_model_len=128,
-                           block_size=4, num_blocks=num_blocks, num_spec_tokens=k)
+                           block_size=4, num_blocks=num_blocks, num_spec_tokens=k,
+                           num_lookahead_tokens=lookahead)
 
 
 def _output(req_ids, sampled):
@@ -109,14 +110,21 @@ def test_drafts_that_could_complete_the_request_get_fewer_placeholders(
         assert req.num_computed_tokens == computed and req.spec_token_ids == [PH, PH]
 
 
-def drive(scheduler_class, k: int, num_blocks: int, async_runner: bool) -> dict:
+def drive(scheduler_class, k: int, num_blocks: int, async_runner: bool, model=MODEL,
+          setup=None) -> dict:
     """The mixed workload of ``test_async`` by hand (the runner serves steps in order;
     under ``AsyncScheduler`` step n+1 is scheduled and executed before step n's output
-    is applied). Returns the scheduler, the runner and counts of what happened."""
-    sched = scheduler_class(config(k, num_blocks), "cached")
-    runner = ModelRunner(config(k, num_blocks), MODEL, "cached",
+    is applied). ``model``: the runner's ``ModelConfig`` (the torch model gets K
+    lookahead slots and a workload over its vocabulary); ``setup(sched, runner)``, if
+    given, runs before the first step. Returns the scheduler, the runner and counts of
+    what happened."""
+    lookahead = k if model.name == "torch" else 0
+    sched = scheduler_class(config(k, num_blocks, lookahead), "cached")
+    runner = ModelRunner(config(k, num_blocks, lookahead), model, "cached",
                          async_scheduling=async_runner)
-    wl = mixed_workload()
+    if setup is not None:
+        setup(sched, runner)
+    wl = mixed_workload(model.vocab_size)
     window = 2 if scheduler_class is AsyncScheduler else 1
     pending: collections.deque = collections.deque()
     seen = collections.Counter()

@@ -131,9 +131,9 @@ def test_async_scheduling_mode_names_what_ran():
 
     from ipc_bench.analysis.summary import async_scheduling_mode
 
-    def spec(model="torch", transport="ipc", async_scheduling=True):
+    def spec(model="torch", transport="ipc", async_scheduling=True, k=0):
         return NS(model=NS(name=model), transport=transport,
-                  async_scheduling=async_scheduling)
+                  async_scheduling=async_scheduling, scheduler=NS(num_spec_tokens=k))
 
     gpu = "cuda (NVIDIA H200; SDPA without cuDNN; attention flex)"
     assert async_scheduling_mode(spec(), gpu) == "device pipelining"
@@ -147,3 +147,10 @@ def test_async_scheduling_mode_names_what_ran():
     assert async_scheduling_mode(spec(async_scheduling=False), gpu) is None
     assert supervisor.uses_device_inputs(spec()) is True
     assert supervisor.uses_device_inputs(spec(model="fixed-step")) is False
+    # drafts: the torch model's runner takes the host path, named so on any device
+    for transport in ("ipc", "shm-block"):
+        assert async_scheduling_mode(spec(transport=transport, k=2), gpu) == (
+            "process pipelining (drafts: host path)")
+    assert async_scheduling_mode(spec(transport="inproc", k=2), gpu) == "runner thread"
+    assert async_scheduling_mode(spec(model="null", k=2), gpu) == "process pipelining"
+    assert supervisor.uses_device_inputs(spec(k=2)) is False
