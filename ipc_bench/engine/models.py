@@ -854,6 +854,9 @@ class TorchModel:
         num_lookahead_tokens``, inside the allocation: K lookahead slots suffice there
         too (the scheduler frees no block when it rolls its count back; tested, with
         writes on the last allocated slot, in ``tests/harness/test_torch_async_spec.py``).
+        A request preempted while its step is in flight has its blocks freed and
+        perhaps given to another request in the next step; the host path runs this
+        drafter before that step, whose writes then come after its own.
         Its greedy id is the target's token at ``L + j
         + 1``: draft ``j`` with probability ``acceptance``, else a different id, as a
         splitmix64 hash of the seed, the position, that token and the one before it

@@ -41,8 +41,8 @@ class RunnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     does, passes hidden states over ``torch.distributed`` rendezvousing at the file
     ``pp_store``, and replies only as the last stage; ``pp_direct``: the last stage
     sends its sampled ids to the other stages, ``engine.pipeline``).
-    ``device_inputs``: the torch model's runner under async scheduling takes the
-    device-input path (``ModelRunner(device_inputs=True)``, ``RunnerLoop.run_pipelined``):
+    ``device_inputs``: the torch model's runner under async scheduling without draft
+    tokens takes the device-input path (``ModelRunner(device_inputs=True)``, ``RunnerLoop.run_pipelined``):
     step n + 1's placeholder input ids come from step n's sampled ids on the device.
     ``async_scheduling``: the scheduler keeps two steps in flight; with draft tokens the
     runner keeps its drafts and corrects the optimistic ``num_computed_tokens``
