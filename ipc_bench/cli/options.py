@@ -303,6 +303,12 @@ def _add_arm_options(p: argparse.ArgumentParser) -> None:
         "hop's, so send's saving is also given as a share of the whole per-step "
         "control plane. The single-process cases run it too (the hop exists with one "
         "GPU). Not with --tp, a streamed case (soak) or the bare loops (overhead)"))
+    _add_topology_options(p)
+
+
+def _add_topology_options(p: argparse.ArgumentParser) -> None:
+    """Where the processes run and how they are joined: transport, ranks, stages,
+    hosts and ports."""
     p.add_argument("--transport", choices=TRANSPORTS, default="ipc",
                    help="ZeroMQ transport (ipc: socket files in a private 0700 directory), "
                    "or shm: SchedulerOutput frames through a shared-memory ring as vLLM's "

@@ -585,15 +585,19 @@ def send_cost_share(results):
     sweep's ``step_time_ms``) get their own colours. Raises ``ValueError`` when ``results`` holds several runs,
     ``NoData`` without both policies or with fewer than two workloads."""
     _one_run(results)
-    results, note = _timed_only(results)
     cases = results.cases
-    table = send_cost_table(cases, labels=results.labels)
-    if len(table) == 0:
+    if len(send_cost_table(cases, labels=results.labels)) == 0:
         if "pp" in cases.columns and cases["pp"].notna().any():
             raise NoData("a --pp run compares send with direct (the cached policy, the ids "
                          "sent last stage → other stages over gloo): the findings and "
                          "\"Pipeline hops\" give its bytes, and its times where published")
         raise NoData("needs send and cached cases of the same workload and codec")
+    results, note = _timed_only(results)
+    cases = results.cases
+    table = send_cost_table(cases, labels=results.labels)
+    if len(table) == 0:
+        raise NoData("needs send and cached cases of the same workload and codec whose "
+                     "timings are published (" + note + ")")
     if table["workload"].nunique() < 2:
         raise NoData("one workload only: this figure needs a sweep over running requests "
                      "or step times (decode-steady, step-time); the findings give the share")
