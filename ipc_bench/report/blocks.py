@@ -286,16 +286,23 @@ def _is_pp(cases) -> bool:
 def _pair_table(results) -> list[Block]:
     """The cached-against-send table: per workload, codec and metric, the pairs, the
     means, send - cached and cached / send with its interval (``stats.summarize_pairs``
-    with the run's ``--ci-method``: the numbers of the CLI's comparison block)."""
+    with the run's ``--ci-method``: the numbers of the CLI's comparison block). Pairs
+    whose timings are withheld (``analysis.cores``) keep their byte rows only."""
+    from ipc_bench.analysis import cores
     from ipc_bench.analysis.stats import paired, results_ci_method, summarize_pairs
+    from ipc_bench.report.findings import withheld_keys
     from ipc_bench.report.plots import codec_rank
 
     method = results_ci_method(results.metadata)
+    withheld = withheld_keys(results.cases)
     rows = []
     for key in PAIR_TABLE:
         label, scale = metric(key).label, metric(key).scale
         pairs = paired(results.cases, key, labels=results.labels)
         for r in summarize_pairs(pairs, method=method):
+            if metric(key).unit in cores.TIMING_UNITS and \
+                    (r["workload"], r["codec"], r.get("transport")) in withheld:
+                continue
             interval = ""
             if r["n"] > 1 and math.isfinite(r["ratio_low"]):
                 interval = f" [{r['ratio_low']:.3f}, {r['ratio_high']:.3f}]"
@@ -317,11 +324,14 @@ def _pair_table(results) -> list[Block]:
                   "with Student-t intervals (the ratio's on the log ratios)",
              "bootstrap": "medians, with percentile-bootstrap intervals",
              "sign": "medians, with sign-test intervals"}[method]
+    note = cores.footnote(results.cases.to_dict("records")) if withheld else None
     return [("table", ["workload", "codec", "metric", "n", SEND, CACHED,
                        f"{SEND} - {CACHED}", f"{CACHED} / {SEND} [95 %]"], rows),
             ("p", f"send, cached: means over the n repetitions. send - cached, cached / "
                   f"send: paired by repetition, {point} (`--ci-method {method}`, as the "
-                  "comparison block `bench.py` prints after a `--repeat` run).")]
+                  "comparison block `bench.py` prints after a `--repeat` run)."
+                  + (" Pairs whose timings are left out show their bytes only: "
+                     + note.replace("* timings left out: ", "", 1) if note else ""))]
 
 
 def _run_option_lines(md: dict[str, Any]) -> list[str]:

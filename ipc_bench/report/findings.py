@@ -137,12 +137,31 @@ def _saving_clauses(tables, key: tuple) -> list[str]:
     return clauses
 
 
-def _pair_finding(cases, tables, key: tuple, where: Where, timed: bool) -> str:
+#: The clause a finding ends with when its cases' timings are withheld.
+WITHHELD_CLAUSE = "times and tokens/s left out (fewer than N + 2 cores: see `*` below)"
+
+
+def withheld_keys(cases) -> set[tuple]:
+    """``(workload, codec, transport)`` of the cases whose timings are withheld
+    (``analysis.cores``: N readers on fewer than N + 2 cores)."""
+    from ipc_bench.analysis.cores import is_withheld
+
+    return {(r["workload"], r["codec"], r.get("transport"))
+            for r in cases.to_dict("records") if is_withheld(r)}
+
+
+def _pair_finding(cases, tables, key: tuple, where: Where, timed: bool,
+                  withheld: frozenset = frozenset()) -> str:
     """One sentence on cached against send for ``key`` (workload, codec, transport,
-    model): its savings, then its tokens/s change (or, timed, its latencies)."""
+    model): its savings, then its tokens/s change (or, timed, its latencies); its bytes
+    alone when ``key[:3]`` is in ``withheld`` (``withheld_keys``)."""
     workload, codec, model = key[0], key[1], key[3]
     t = tables["tput"][key]
     what = _codec_name(codec) + (f", {model} model" if model and model != "null" else "")
+    if key[:3] in withheld:
+        clauses = _saving_clauses(tables, key)[:1]  # the bytes
+        return (f"{where(workload)} ({what}), cached "
+                + (clauses[0] + "; " if clauses else "") + WITHHELD_CLAUSE + ".")
     clauses = _saving_clauses(tables, key)
     text = f"{where(workload)} ({what}), cached "
     joined = (", ".join(clauses[:-1]) + " and " + clauses[-1] if len(clauses) > 1
@@ -226,8 +245,12 @@ def _single_process_findings(ok, where: Where) -> list[str]:
 
 def _share_findings(cases, where: Where, labels: list[str]) -> list[str]:
     """Send's cost as a share of the step at the largest running count of each codec
-    (and other workload label), from ``plots.send_cost_table``."""
+    (and other workload label), from ``plots.send_cost_table``; cases whose timings are
+    withheld (``analysis.cores``) are left out."""
+    from ipc_bench.analysis.cores import is_withheld
     from ipc_bench.report.plots import S2R_MEDIAN_COLUMN, send_cost_table
+
+    cases = cases[[not is_withheld(r) for r in cases.to_dict("records")]]
 
     table = send_cost_table(cases, labels=labels)
     if len(table) == 0 or table["share_s2r"].isna().all():
@@ -289,15 +312,26 @@ def findings(results) -> list[str]:
     timed = "trace_speedup" in cases.columns and cases["trace_speedup"].notna().any()
     tables = _pair_tables(results)
     where = _where_of(cases, results.labels)
-    out = [_pair_finding(cases, tables, key, where, timed) for key in tables["tput"]]
+    withheld = frozenset(withheld_keys(cases))
+    out = [_pair_finding(cases, tables, key, where, timed, withheld) for key in tables["tput"]]
     if timed:
         out.append(TIMED_REPLAY)
-    if tables["tput"] and all(t["n"] < 2 for t in tables["tput"].values()) and not timed:
+    if tables["tput"] and all(t["n"] < 2 for t in tables["tput"].values()) and not timed \
+            and any(k[:3] not in withheld for k in tables["tput"]):
         out.insert(0, ONE_REPETITION)
     ok = cases[cases["output_tokens_per_s"].notna()] if "output_tokens_per_s" in cases else cases
     out.extend(_token_bytes_findings(ok))
     out.extend(_single_process_findings(ok, where))
     if not timed:
         out.extend(_share_findings(cases, where, results.labels))
-    out.extend(_floor_findings(ok))
+    if withheld:
+        timed_ok = ok[[(w, c, t) not in withheld for w, c, t in
+                       zip(ok["workload"], ok["codec"], ok.get("transport", [None] * len(ok)))]]
+        out.extend(_floor_findings(timed_ok))
+        if not pp:  # a pp run's lines carry the footnote already
+            from ipc_bench.analysis.cores import footnote
+
+            out.append(footnote(cases.to_dict("records")).replace("* ", "`*` ", 1))
+    else:
+        out.extend(_floor_findings(ok))
     return pp + out

@@ -702,7 +702,7 @@ def tp_saving_figure(results):
     markers = dict(zip(sorted({k for _, _, k in lines}), ("o", "s", "^", "D", "v", "P")))
     for ax, (key, scale, ylabel, title) in zip(axes[0], _TP_PANELS):
         if key[len("saving_"):] in timing_keys and not any(key in r for r in rows):
-            ax.text(0.5, 0.5, "timings left out\n(see below)", ha="center", va="center",
+            ax.text(0.5, 0.5, "timings left out\n(why: above)", ha="center", va="center",
                     transform=ax.transAxes)
         for transport, codec, k in lines:
             by_n: dict[int, list[float]] = {}

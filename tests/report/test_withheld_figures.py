@@ -19,7 +19,9 @@ def results_of(summaries: list[dict]) -> Results:
     cases = pd.DataFrame([dict(s, run_id="run") for s in summaries])
     empty = pd.DataFrame(columns=["run_id", "case_id"])
     return Results(cases=cases, steps=empty, requests=empty, floor=empty, itl=empty,
-                   metadata={"run": {}}, status={"run": "complete"}, problems={"run": []},
+                   metadata={"run": {"cases": [{"labels": {"broadcast": "ipc", "num_running": 8,
+                                                           "tp": 1}}]}},
+                   status={"run": "complete"}, problems={"run": []},
                    paths={"run": "run"})
 
 
@@ -57,8 +59,8 @@ def test_tp_saving_draws_bytes_of_withheld_cases_but_not_their_times():
     withheld = [tp_summary(p, 2, 2) for p in ("send", "cached")]
     fig = plots.tp_saving_figure(results_of(withheld))
     assert panel_lines(fig) == [["ipc / msgpack"], [], []]
-    assert panel_texts(fig) == [[], ["timings left out\n(see below)"],
-                                ["timings left out\n(see below)"]]
+    assert panel_texts(fig) == [[], ["timings left out\n(why: above)"],
+                                ["timings left out\n(why: above)"]]
     assert fig.axes[0].lines[0].get_ydata().tolist() == [20.0]  # 402 - 382 B written
     assert fig._suptitle.get_text().endswith(
         "\ntimes not drawn for 2 cases: N readers need N + 2 free cores (N = 2 needs 4); "
@@ -69,3 +71,32 @@ def test_tp_saving_draws_bytes_of_withheld_cases_but_not_their_times():
     assert panel_texts(fig) == [[], [], []]
     assert fig.axes[2].lines[0].get_ydata().tolist() == [1.0]  # 1,000 ns later, in µs
     assert "\n" not in fig._suptitle.get_text()
+
+
+def test_findings_and_the_pair_table_give_bytes_only_where_timings_are_withheld():
+    from ipc_bench.report.blocks import _pair_table
+    from ipc_bench.report.findings import findings
+
+    withheld = [tp_summary(p, 2, 2) for p in ("send", "cached")]
+    kept = [tp_summary(p, 1, 16, case_id=f"{p}-1", workload="broadcast=ipc,num_running=8,tp=1")
+            for p in ("send", "cached")]
+    lines = findings(results_of(withheld + kept))
+    assert lines[0] == "One repetition per case, so no intervals: differences of a few % " \
+                       "may be noise (run with `--repeat N` for 95 % intervals)."
+    assert "At 8 running requests, tp=2 (msgpack), cached sends 20 fewer " \
+           "bytes per step to the runner (5.0 % less); times and tokens/s left out (fewer " \
+           "than N + 2 cores: see `*` below)." in lines
+    published = [ln for ln in lines if ln.startswith("At 8 running requests, "
+                                                     "tp=1 (msgpack)")]
+    assert len(published) == 1 and "tok/s" in published[0] and "µs of encode" in published[0]
+    assert lines[-1] == ("`*` timings left out: N readers need N + 2 free cores (N = 2 needs "
+                         "4); this machine has 2. Bytes and the oracles hold.")
+    assert not any("OVERSUBSCRIBED" in ln for ln in lines)
+    # all withheld: no tokens/s anywhere, and no "one repetition" caveat about differences
+    lines = findings(results_of(withheld))
+    assert not any("tok/s" in ln or "µs" in ln or "One repetition" in ln for ln in lines)
+    table = _pair_table(results_of(withheld + kept))[0][2]
+    metrics = {(row[0], row[2]) for row in table}
+    assert ("broadcast=ipc,num_running=8,tp=2", "s2r payload B/step") in metrics
+    assert not any(w.endswith("tp=2") and ("µs" in m or "tok/s" in m) for w, m in metrics)
+    assert ("broadcast=ipc,num_running=8,tp=1", "output tokens/s") in metrics
