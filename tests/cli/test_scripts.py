@@ -209,14 +209,19 @@ def test_gpu_check_send_share_is_sends_extra_work_over_its_step():
 def test_gpu_check_stops_after_a_failed_smoke_stage(monkeypatch, tmp_path, capsys):
     ran = []
 
+    def fake_decode_step(cuda, out, timeout_s):  # stage 0 is run for real elsewhere
+        ran.append(("decode-step", cuda))
+        return "flex", []
+
     def fake_stage(stage, base, out, timeout_s):
-        ran.append((stage.name, timeout_s))
+        ran.append((stage.name, timeout_s, base[base.index("--attention") + 1]))
         return 1, "failed (exit 1):\n    bench.py: error: token streams differ"
 
+    monkeypatch.setattr(gpu_check, "run_decode_step", fake_decode_step)
     monkeypatch.setattr(gpu_check, "run_stage", fake_stage)
     monkeypatch.setattr(gpu_check, "_preflight", lambda device: (True, 0))
     assert gpu_check.main(["--output", str(tmp_path)]) == 1
-    assert ran == [("smoke", 90.0)]
+    assert ran == [("decode-step", True), ("smoke", 90.0, "flex")]
     captured = capsys.readouterr()
     assert "the smoke stage failed: the other stages are not run" in captured.out
     assert "gpu_check: FAILED smoke: failed (exit 1):" in captured.err
