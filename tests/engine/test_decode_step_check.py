@@ -33,9 +33,10 @@ def test_configurations_parse_and_refuse_graphs_on_gather():
 
 def test_cpu_run_gives_equal_tokens_across_backends_and_padding(tmp_path, capsys):
     out = tmp_path / "rows.json"
+    # gpu_check's stage 0 on CPU (test_scripts.py) runs these sizes and contexts too: the
+    # session's inductor cache then has this run's flex kernels (about 15 s to compile)
     code = dsc.main(["--device", "cpu", "--num-running", "2", "--steps", "3", "--warmup", "1",
-                     "--context-min", "5", "--context-max", "40", "--configs",
-                     "gather,flex,flex+graphs,varlen", "--json", str(out)])
+                     "--configs", "gather,flex,flex+graphs,varlen", "--json", str(out)])
     text = capsys.readouterr().out
     assert code == 0
     assert "  varlen: skipped (varlen needs CUDA: no CPU kernel)" in text

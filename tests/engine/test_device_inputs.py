@@ -59,10 +59,15 @@ class DeviceDrive:
     def __init__(self, device: bool, num_blocks: int = 100_000, graphs: bool = False,
                  model: ModelConfig = MODEL):
         cfg = config(num_blocks)
-        self.sched = AsyncScheduler(cfg, "cached")
         if graphs:
+            # The attention shapes of test_paged_attention.py's flex model (SCHED: 4
+            # sequences, 80 blocks of 4, 128 tokens), whose compiled flex kernels
+            # (about 10 s each on CPU) this process then compiles once for both files.
+            cfg = SchedulerConfig(max_num_seqs=4, max_num_batched_tokens=16,
+                                  max_model_len=128, block_size=4, num_blocks=80)
             model = ModelConfig(name="torch", preset="tiny", device="cpu", seed=0,
                                 attention="flex")
+        self.sched = AsyncScheduler(cfg, "cached")
         self.runner = ModelRunner(cfg, model, "cached", device_inputs=device)
         if graphs:  # decode steps replayed over the graphs' persistent input buffers
             self.runner.model.enable_graphs(eager_capture)

@@ -280,9 +280,11 @@ def test_each_run_reads_the_histogram_afresh_once(tmp_path, monkeypatch):
         run = tmp_path / f"run{i}"
         assert cli.main(["--scenario", "decode-steady", "--num-running", "2,4",
                          "--steps", "5", "--warmup-steps", "0", "--codecs", "msgpack",
+                         "--policies", "send",  # still 4 cases a run (2 sizes x 2 transports)
                          "--token-ids", f"hist:{hist}", "--quiet",
                          "--output", str(run)]) == 0
         cases = json.loads((run / "summary.json").read_text())["metadata"]["cases"]
+        assert len(cases) == 4
         digests.append({c["model"]["token_ids_sha256"] for c in cases})
     assert reads == [str(hist)] * 2  # once per run, whatever the number of cases
     assert digests == [{hashlib_sha("1,5\n")}, {hashlib_sha("1,5\n2,1\n")}]
