@@ -23,7 +23,7 @@ from ipc_bench.analysis.capture import DIRECTIONS, CaptureError
 from ipc_bench.analysis.microbench import (OPS, Coordination, MicrobenchError, Selection,
                                            check_pyperf_options, coordinate, run_arm)
 from ipc_bench.cli.options import nonempty_path
-from ipc_bench.harness.signals import Interrupted
+from ipc_bench.harness.signals import Interrupted, set_parent_death_signal
 
 
 class _Parser(argparse.ArgumentParser):
@@ -91,6 +91,9 @@ def main(argv: Sequence[str]) -> int:
         selection = Selection(num_running=ns.num_running, codecs=ns.codecs,
                               directions=ns.directions, ops=ns.ops)
         if ns.policy is not None:
+            # an arm dies with its coordinator, a pyperf worker with its arm: a stopped
+            # run leaves no worker timing on by itself
+            set_parent_death_signal()
             return run_arm(ns, rest, selection)
         if any(opt in ("-h", "--help") for opt in rest):  # after "--": not argparse's
             build_parser().print_help()
