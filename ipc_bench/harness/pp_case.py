@@ -122,14 +122,14 @@ class _PpCase(_TpCase):
         self.pp_spec = spec
         self.store_server: Optional[StoreServer] = None
 
-    def _start_ranks(self, socks, folder: str) -> None:
+    def _start(self, socks, folder: str) -> None:
         if self.remote is None:
             self.store = os.path.join(folder, STORE_FILE)
         else:  # stages on other hosts: a tcp store on --host, at the run's store port
             host, port = split_tcp_endpoint(self.remote.store_endpoint())
             self.store_server = StoreServer(host, port, self.spec.peer_timeout_s)
             self.store = self.store_server.endpoint
-        super()._start_ranks(socks, folder)
+        super()._start(socks, folder)
         channel = TpSchedulerChannel(socks, None, self.spec.peer_timeout_s, self.ranks.problem,
                                      window=self.spec.pp, rank_problem=self.ranks.rank_problem)
         channel.per_rank = self.exchange.channel.per_rank
@@ -149,15 +149,10 @@ class _PpCase(_TpCase):
 
     def _config(self, socks, rank: int) -> RunnerConfig:
         spec = self.spec
-        config = RunnerConfig(
-            scheduler=spec.scheduler, model=spec.model, policy=spec.policy, codec=spec.codec,
-            warmup_steps=spec.warmup_steps, peer_timeout_s=spec.peer_timeout_s,
-            s2r_endpoint=socks.endpoints["s2r"], r2s_endpoint=socks.endpoints["r2s"],
-            record_steps=True, allow_pickle_over_tcp=spec.allow_pickle_over_tcp,
-            check_inputs=spec.input_oracle_interval > 0,
+        return self._runner_config(
+            socks.endpoints["s2r"], socks.endpoints["r2s"], record_steps=True,
+            bare_loop=False, s2r_ring=None,  # stages record every step and read no ring
             pp_size=spec.pp, pp_rank=rank, pp_direct=spec.pp_direct, pp_store=self.store)
-        config.validate()
-        return config
 
     def _collect_reports(self) -> None:
         reports = self.exchange.channel.per_rank

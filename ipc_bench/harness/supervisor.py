@@ -48,7 +48,7 @@ import subprocess
 import sys
 from functools import partial
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Callable, NoReturn, Optional, Sequence
 
 import zmq
 
@@ -57,6 +57,7 @@ from ipc_bench.engine.model_runner import ModelRunner
 from ipc_bench.engine.models import model_info, model_step_columns
 from ipc_bench.harness.async_loop import (MAX_IN_FLIGHT, ThreadedInProcessExchange,
                                           run_async_scheduler_loop)
+from ipc_bench.harness.case_lifecycle import CaseLifecycle
 from ipc_bench.harness.floor import replay_floor
 from ipc_bench.harness.frontend_hop import FrontendHop
 from ipc_bench.harness.memory import HEAP_REPORT_OUT_ENV
@@ -68,7 +69,7 @@ from ipc_bench.harness.scheduler_loop import (
     run_bare_scheduler_loop,
     run_scheduler_loop,
 )
-from ipc_bench.harness.signals import SCHEDULER_PID_ENV, deferred
+from ipc_bench.harness.signals import SCHEDULER_PID_ENV
 from ipc_bench.harness.spec import INPROC, CaseError, CaseResult, CaseSpec
 from ipc_bench.wire.channel import RingSchedulerChannel, SchedulerChannel
 from ipc_bench.wire.codecs import messages_of
@@ -80,11 +81,9 @@ from ipc_bench.wire.control import (
     RunnerReport,
     Stop,
 )
-from ipc_bench.wire.handshake import RunnerConfig, check_pickle_transport, encode_config
+from ipc_bench.wire.handshake import check_pickle_transport, encode_config
 from ipc_bench.wire.remote import RemoteRunners, RemoteSchedulerSockets
-from ipc_bench.wire.shm_ring import RING_TRANSPORTS, RingWriter
-from ipc_bench.wire.transport import (EndpointDir, PeerError, PeerTimeout, SchedulerSockets,
-                                      destroy_context)
+from ipc_bench.wire.transport import EndpointDir, PeerError, PeerTimeout, SchedulerSockets
 
 #: The runner's command line, its control endpoint appended (``run_case(runner_command=)``).
 RUNNER_COMMAND = (sys.executable, "-m", "ipc_bench.harness")
@@ -397,98 +396,74 @@ def run_phases(spec: CaseSpec, exchange: ChannelExchange, result: CaseResult,
     result.runner_columns = report.columns
 
 
-class _TwoProcessCase:
-    """The scheduler's side of a two-process case: sockets, runner, phases, shutdown."""
+class _TwoProcessCase(CaseLifecycle):
+    """The scheduler's side of a two-process case (``case_lifecycle.CaseLifecycle``):
+    its sockets, one runner, its handshake, the phases with the frontend and the RSS
+    sampler."""
+
+    ring_readers = 1
 
     def __init__(self, spec: CaseSpec, result: CaseResult, runner_command: Sequence[str],
                  sockets: Callable[..., SchedulerSockets],
                  remote: Optional[RemoteRunners] = None):
-        self.spec = spec
-        self.result = result
+        super().__init__(spec, result, remote)
         self.runner_command = runner_command
         self.make_sockets = sockets
-        self.remote = remote
-        self.runner: Optional[RunnerProcess | RemotePeer] = None
-        self.exchange: Optional[ChannelExchange] = None
         self.sampler = None
-        self.ring: Optional[RingWriter] = None
         self.frontend: Optional[FrontendHop] = None
 
-    def run(self, on_step, flusher: StepFlusher) -> CaseResult:
-        spec, result = self.spec, self.result
-        endpoint_dir: Optional[EndpointDir] = None
-        ctx: Optional[zmq.Context] = None
-        socks: Optional[SchedulerSockets] = None
-        clean = False
+    @property
+    def runner(self) -> Optional[RunnerProcess | RemotePeer]:
+        """The runner, once started (or its ``RemotePeer``)."""
+        return self.procs[0] if self.procs else None
+
+    def _bind(self, ctx: zmq.Context, endpoint_dir: EndpointDir) -> SchedulerSockets:
+        return self.make_sockets(ctx, self.spec.transport, endpoint_dir, host=self.spec.host)
+
+    def _exchange(self, on_step, flusher: StepFlusher) -> None:
+        """The frontend and the RSS sampler, then the phases; a ``PeerTimeout`` /
+        ``PeerError`` in them fails the case at the exchange's step."""
+        spec, result, exchange = self.spec, self.result, self.exchange
+        self.frontend = start_frontend(spec, result)
+        if spec.sample_rss_s:
+            from ipc_bench.harness.memory import RssSampler
+
+            pids = [os.getpid()] + ([self.runner.pid] if self.runner.pid else [])
+            self.sampler = RssSampler(pids,
+                                      spec.sample_rss_s).start()
+            flusher.rss_source = self.sampler.samples_since
         try:
-            endpoint_dir = EndpointDir()
-            ctx = zmq.Context()
-            socks = self.make_sockets(ctx, spec.transport, endpoint_dir, host=spec.host)
-            if spec.transport in RING_TRANSPORTS:
-                self.ring = RingWriter(1, wait=RING_TRANSPORTS[spec.transport],
-                                       folder=endpoint_dir.path, ctx=ctx,
-                                       timeout_s=spec.peer_timeout_s)
-            self._start_runner(socks, os.path.join(endpoint_dir.path, "runner.stderr"))
-            exchange = self.exchange
-            self.frontend = start_frontend(spec, result)
-            if spec.sample_rss_s:
-                from ipc_bench.harness.memory import RssSampler
-
-                pids = [os.getpid()] + ([self.runner.pid] if self.runner.pid else [])
-                self.sampler = RssSampler(pids,
-                                          spec.sample_rss_s).start()
-                flusher.rss_source = self.sampler.samples_since
-            try:
-                run_phases(spec, exchange, result, on_step, flusher, self.frontend)
-            except PeerTimeout as exc:
-                if exchange.seq == 0 and self.remote is None:  # still the start-up's allowance
-                    raise CaseError(self._still_starting(exc), 0) from None
-                raise CaseError(f"{self.runner.name} stopped answering: {exc} "
-                                f"{self.runner.hang_note()}", exchange.seq) from None
-            except PeerError as exc:
-                raise CaseError(str(exc), exchange.seq) from None
-            clean = True
-            return result
+            run_phases(spec, exchange, result, on_step, flusher, self.frontend)
         except PeerTimeout as exc:
-            if self.remote is not None and not (self.remote.connected[0]
-                                                or self.remote.gone[0]):
-                raise CaseError(str(exc)) from None  # it never connected: the line says so
-            where = self.runner.name if self.runner else "runner"
-            raise CaseError(f"{where} stopped answering: {exc}") from None
+            if exchange.seq == 0 and self.remote is None:  # still the start-up's allowance
+                raise CaseError(self._still_starting(exc), 0) from None
+            raise CaseError(f"{self.runner.name} stopped answering: {exc} "
+                            f"{self.runner.hang_note()}", exchange.seq) from None
         except PeerError as exc:
-            raise CaseError(str(exc)) from None
-        except CaseError as exc:
-            if result.failed_step is None:
-                result.failed_step = exc.step
-            raise
-        finally:
-            with deferred():
-                try:
-                    self._shut_down(socks, ctx, clean)
-                finally:
-                    if endpoint_dir is not None:
-                        endpoint_dir.cleanup()
+            raise CaseError(str(exc), exchange.seq) from None
 
-    def _start_runner(self, socks: SchedulerSockets, stderr_path: str) -> None:
+    def _timed_out(self, exc: PeerTimeout) -> NoReturn:
+        if self.remote is not None and not (self.remote.connected[0]
+                                            or self.remote.gone[0]):
+            raise CaseError(str(exc)) from None  # it never connected: the line says so
+        where = self.runner.name if self.runner else "runner"
+        raise CaseError(f"{where} stopped answering: {exc}") from None
+
+    def _peer_failed(self, exc: PeerError) -> NoReturn:
+        raise CaseError(str(exc)) from None
+
+    def _start(self, socks: SchedulerSockets, folder: str) -> None:
         """Spawn the runner and complete the handshake (``startup_timeout_s``)."""
         spec = self.spec
-        config = RunnerConfig(
-            scheduler=spec.scheduler, model=spec.model, policy=spec.policy, codec=spec.codec,
-            warmup_steps=spec.warmup_steps, peer_timeout_s=spec.peer_timeout_s,
-            s2r_endpoint=socks.endpoints.s2r, r2s_endpoint=socks.endpoints.r2s,
-            record_steps=not spec.stream, allow_pickle_over_tcp=spec.allow_pickle_over_tcp,
-            bare_loop=spec.instrumentation == "totals",
-            check_inputs=spec.input_oracle_interval > 0,
-            s2r_ring=self.ring.handle if self.ring is not None else None,
+        config = self._runner_config(
+            socks.endpoints.s2r, socks.endpoints.r2s,
             device_inputs=uses_device_inputs(spec), async_scheduling=spec.async_scheduling)
-        config.validate()
         if self.remote is not None:  # started by hand: wait for its connection
-            self.runner = RemotePeer(self.remote)
-            self.remote.wait_connected(0, spec.startup_timeout_s)
+            self.procs.append(RemotePeer(self.remote))
+            self._await_remote(1)
         else:
-            with deferred():  # the handle must be kept, whatever signal arrives
-                self.runner = RunnerProcess(socks.endpoints.ctl, stderr_path,
-                                            self.runner_command)
+            self._spawn(RunnerProcess, socks.endpoints.ctl,
+                        os.path.join(folder, "runner.stderr"), self.runner_command)
         window = MAX_IN_FLIGHT if spec.async_scheduling else 1
         if self.ring is not None:
             channel = RingSchedulerChannel(socks, self.ring, spec.peer_timeout_s,
@@ -503,7 +478,7 @@ class _TwoProcessCase:
             reply = channel.recv_control("handshake reply from the runner",
                                          spec.startup_timeout_s)
         except PeerTimeout as exc:
-            if self.remote is not None:  # run()'s handler names a runner that never came
+            if self.remote is not None:  # _timed_out names a runner that never came
                 raise
             raise CaseError(self._still_starting(exc)) from None
         if isinstance(reply, ErrorReport):
@@ -541,33 +516,13 @@ class _TwoProcessCase:
                 f"{work}, which can take minutes: raise --startup-timeout (now "
                 f"{self.spec.startup_timeout_s:g} s)")
 
-    def _shut_down(self, socks: Optional[SchedulerSockets], ctx: Optional[zmq.Context],
-                   clean: bool) -> None:
-        """Stop the sampler, close the ring (unlinking its shared memory if the runner
-        never attached), the sockets and the context (never blocks: linger 0, every
-        socket closed first), reap the runner: after a clean stop it exits by itself;
-        after its error report it is on its way out; otherwise (dead, hung or
-        interrupted) there is nothing left to wait for."""
+    def _close_extras(self) -> None:
+        """Stop the RSS sampler (its samples into the result) and close the frontend."""
         if self.sampler is not None:
             self.sampler.stop()
             self.result.rss_samples = list(self.sampler.samples)
         if self.frontend is not None:
             self.frontend.close()
-        if self.ring is not None:
-            self.ring.close()
-        if socks is not None:
-            socks.close()
-        if ctx is not None:
-            destroy_context(ctx)
-        if self.runner is not None:
-            if clean:
-                self.runner.reap(grace_s=2.0)
-            elif self.exchange is not None and self.exchange.runner_exiting:
-                self.runner.reap(grace_s=1.0)
-            else:
-                self.runner.reap(grace_s=5.0, kill=True)
-            try:
-                self.result.heap_reports["runner"] = Path(
-                    self.runner.heap_report_path).read_text()
-            except OSError:  # not tracing, or the runner never got to write it
-                pass
+
+    def _proc_label(self, index: int) -> str:
+        return "runner"

@@ -43,25 +43,22 @@ unless the case ended cleanly), deferring Ctrl-C until that is done.
 from __future__ import annotations
 
 import os
-from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, NoReturn, Optional, Sequence
 
 import zmq
 
 from ipc_bench.engine.config import ConfigError
+from ipc_bench.harness.case_lifecycle import CaseLifecycle
 from ipc_bench.harness.recording import StepFlusher
 from ipc_bench.harness.scheduler_loop import ChannelExchange
-from ipc_bench.harness.signals import deferred
 from ipc_bench.harness.spec import CaseError, CaseResult, CaseSpec
 from ipc_bench.wire.control import (PROTOCOL_VERSION, ErrorReport, Handshake, InputDigests,
                                     Ready, StepInputIds, encode_control)
 from ipc_bench.wire.handshake import RunnerConfig, encode_config
 from ipc_bench.wire.remote import CLOCK_KEY, RemoteRunners, clock_id
-from ipc_bench.wire.shm_ring import RING_TRANSPORTS, RingWriter
 from ipc_bench.wire.tp import (ORIGIN_COLUMN, OUTPUT_DIGEST_COLUMN, TpSchedulerChannel,
                                TpSchedulerSockets, check_tp)
-from ipc_bench.wire.transport import (EndpointDir, PeerError, PeerTimeout, destroy_context,
-                                      send_frame)
+from ipc_bench.wire.transport import PeerError, PeerTimeout, send_frame
 
 
 #: Models every rank runs whole (no weights to shard or replicate).
@@ -83,10 +80,11 @@ class TpExchange(ChannelExchange):
 
 class _Ranks:
     """The N rank processes (``supervisor.RunnerProcess`` each, stderr in its own
-    folder ``rank<R>``): ``problem()`` names the first rank that ended."""
+    folder ``rank<R>``; ``procs``: the case's list, in rank order): ``problem()`` names
+    the first rank that ended."""
 
-    def __init__(self) -> None:
-        self.procs: list = []
+    def __init__(self, procs: list) -> None:
+        self.procs = procs
 
     def problem(self) -> Optional[str]:
         for rank, proc in enumerate(self.procs):
@@ -101,13 +99,6 @@ class _Ranks:
 
     def states(self) -> str:
         return ", ".join(f"rank {r} {p.state()}" for r, p in enumerate(self.procs))
-
-    def reap(self, grace_s: float, kill: bool) -> None:
-        for proc in self.procs:
-            try:
-                proc.reap(grace_s=grace_s, kill=kill)
-            except ProcessLookupError:
-                pass
 
 
 def run_tp_case(spec: CaseSpec, on_step=None, *, result: CaseResult,
@@ -132,62 +123,44 @@ def run_tp_case(spec: CaseSpec, on_step=None, *, result: CaseResult,
     return _TpCase(spec, result, runner_command, process, phases, remote).run(on_step, flusher)
 
 
-class _TpCase:
-    """The scheduler's side of a ``--tp`` case: sockets, ring, ranks, phases, shutdown."""
-
-    #: How long a rank may take to exit after its report before it is killed.
-    clean_grace_s = 2.0
+class _TpCase(CaseLifecycle):
+    """The scheduler's side of a ``--tp`` case (``case_lifecycle.CaseLifecycle``): the
+    broadcast's sockets, N ranks, their handshakes, the phases, every rank's report."""
 
     def __init__(self, spec: CaseSpec, result: CaseResult, runner_command: Sequence[str],
                  process: Callable[..., Any], phases: Callable[..., None],
                  remote: Optional[RemoteRunners] = None):
-        self.spec, self.result, self.runner_command = spec, result, runner_command
-        self.process, self.phases, self.remote = process, phases, remote
-        self.ranks = _Ranks()
-        self.ring: Optional[RingWriter] = None
+        super().__init__(spec, result, remote)
+        self.runner_command, self.process, self.phases = runner_command, process, phases
+        self.ranks = _Ranks(self.procs)
         self.exchange: Optional[TpExchange] = None
 
-    def run(self, on_step, flusher: StepFlusher) -> CaseResult:
-        spec, result = self.spec, self.result
-        endpoint_dir: Optional[EndpointDir] = None
-        ctx: Optional[zmq.Context] = None
-        socks: Optional[TpSchedulerSockets] = None
-        clean = False
-        try:
-            endpoint_dir = EndpointDir()
-            ctx = zmq.Context()
-            socks = TpSchedulerSockets(ctx, spec.transport, endpoint_dir, spec.tp, spec.host,
-                                       remote=self.remote)
-            if spec.transport in RING_TRANSPORTS:
-                self.ring = RingWriter(spec.tp, wait=RING_TRANSPORTS[spec.transport],
-                                       folder=endpoint_dir.path, ctx=ctx,
-                                       timeout_s=spec.peer_timeout_s)
-            self._start_ranks(socks, endpoint_dir.path)
-            self.phases(spec, self.exchange, result, on_step, flusher)
-            self._collect_reports()
-            clean = True
-            return result
-        except PeerTimeout as exc:
-            if self.remote is not None and not all(
-                    c or g for c, g in zip(self.remote.connected[:spec.tp],
-                                           self.remote.gone[:spec.tp])):
-                raise self._failed(str(exc))  # a rank never connected: the line says so
-            kill = "" if self.remote is not None else "; killed"
-            raise self._failed(f"a rank stopped answering: {exc} "
-                               f"({self.ranks.states()}{kill})")
-        except PeerError as exc:
-            raise self._failed(str(exc))
-        except CaseError as exc:
-            if result.failed_step is None:
-                result.failed_step = exc.step
-            raise
-        finally:
-            with deferred():
-                try:
-                    self._shut_down(socks, ctx, clean)
-                finally:
-                    if endpoint_dir is not None:
-                        endpoint_dir.cleanup()
+    @property
+    def ring_readers(self) -> int:
+        return self.spec.tp
+
+    def _bind(self, ctx: zmq.Context, endpoint_dir) -> TpSchedulerSockets:
+        spec = self.spec
+        return TpSchedulerSockets(ctx, spec.transport, endpoint_dir, spec.tp, spec.host,
+                                  remote=self.remote)
+
+    def _exchange(self, on_step, flusher: StepFlusher) -> None:
+        self.phases(self.spec, self.exchange, self.result, on_step, flusher)
+        self._collect_reports()
+
+    def _timed_out(self, exc: PeerTimeout) -> NoReturn:
+        tp = self.spec.tp
+        if self.remote is not None and not all(
+                c or g for c, g in zip(self.remote.connected[:tp], self.remote.gone[:tp])):
+            raise self._failed(str(exc))  # a rank never connected: the line says so
+        kill = "" if self.remote is not None else "; killed"
+        raise self._failed(f"a rank stopped answering: {exc} ({self.ranks.states()}{kill})")
+
+    def _peer_failed(self, exc: PeerError) -> NoReturn:
+        raise self._failed(str(exc))
+
+    def _proc_label(self, index: int) -> str:
+        return f"rank {index}"
 
     def _failed(self, message: str) -> CaseError:
         seq = self.exchange.seq if self.exchange is not None else None
@@ -195,7 +168,7 @@ class _TpCase:
             self.result.failed_step = seq
         return CaseError(message, seq)
 
-    def _start_ranks(self, socks: TpSchedulerSockets, folder: str) -> None:
+    def _start(self, socks: TpSchedulerSockets, folder: str) -> None:
         """Spawn every rank, then handshake with each (``startup_timeout_s``) and wait
         until each reads the broadcast."""
         spec = self.spec
@@ -204,13 +177,10 @@ class _TpCase:
         self.exchange = TpExchange(spec, channel, self.result)
         for rank in range(spec.tp):
             os.mkdir(os.path.join(folder, f"rank{rank}"), 0o700)
-            with deferred():  # the handle must be kept, whatever signal arrives
-                self.ranks.procs.append(self.process(
-                    socks.endpoints["ctls"][rank],
-                    os.path.join(folder, f"rank{rank}", "runner.stderr"), self.runner_command))
+            self._spawn(self.process, socks.endpoints["ctls"][rank],
+                        os.path.join(folder, f"rank{rank}", "runner.stderr"), self.runner_command)
         if self.remote is not None:  # started by hand: wait for each rank's connection
-            for rank in range(spec.tp):
-                self.remote.wait_connected(rank, spec.startup_timeout_s)
+            self._await_remote(spec.tp)
         replies = self._handshake(channel, socks)
         if self.ring is not None:  # every rank has mapped it: its name can go
             self.ring.wait_for_readers()
@@ -236,18 +206,8 @@ class _TpCase:
         return bool(mine) and all(r.model_info.get(CLOCK_KEY) == mine for r in replies)
 
     def _config(self, socks: TpSchedulerSockets, rank: int) -> RunnerConfig:
-        spec = self.spec
-        config = RunnerConfig(
-            scheduler=spec.scheduler, model=spec.model, policy=spec.policy, codec=spec.codec,
-            warmup_steps=spec.warmup_steps, peer_timeout_s=spec.peer_timeout_s,
-            s2r_endpoint=socks.endpoints["s2r"], r2s_endpoint=socks.endpoints["r2s"],
-            record_steps=not spec.stream, allow_pickle_over_tcp=spec.allow_pickle_over_tcp,
-            bare_loop=spec.instrumentation == "totals",
-            check_inputs=spec.input_oracle_interval > 0,
-            s2r_ring=self.ring.handle if self.ring is not None else None,
-            tp_size=spec.tp, tp_rank=rank)
-        config.validate()
-        return config
+        return self._runner_config(socks.endpoints["s2r"], socks.endpoints["r2s"],
+                                   tp_size=self.spec.tp, tp_rank=rank)
 
     def _handshake(self, channel: TpSchedulerChannel, socks: TpSchedulerSockets) -> list[Ready]:
         """Each rank gets its own ``RunnerConfig`` on its control socket; every
@@ -280,31 +240,6 @@ class _TpCase:
         self.result.tp_sent_ns = list(self.exchange.channel.sent_ns)
         check_rank_outputs(self.result.tp_rank_columns,
                            drafts=self.spec.scheduler.num_spec_tokens > 0)
-
-
-    def _shut_down(self, socks: Optional[TpSchedulerSockets], ctx: Optional[zmq.Context],
-                   clean: bool) -> None:
-        """Close the ring, the sockets and the context (never blocks), then reap every
-        rank: after a clean stop they exit by themselves; after an error report they
-        are on their way out; otherwise each is killed."""
-        if self.ring is not None:
-            self.ring.close()
-        if socks is not None:
-            socks.close()
-        if ctx is not None:
-            destroy_context(ctx)
-        exiting = self.exchange is not None and self.exchange.runner_exiting
-        if clean:
-            self.ranks.reap(grace_s=self.clean_grace_s, kill=False)
-        elif exiting:
-            self.ranks.reap(grace_s=1.0, kill=False)
-        else:
-            self.ranks.reap(grace_s=5.0, kill=True)
-        for rank, proc in enumerate(self.ranks.procs):
-            try:
-                self.result.heap_reports[f"rank {rank}"] = Path(proc.heap_report_path).read_text()
-            except OSError:
-                pass
 
 
 def check_rank_outputs(rank_columns: list[dict[str, list[int]]], drafts: bool = False) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ipc_bench.harness import supervisor
+from ipc_bench.harness import case_lifecycle, supervisor
 from ipc_bench.harness.spec import RUNNER_COLUMNS, SCHED_COLUMNS, CaseSpec
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig
 from ipc_bench.analysis.summary import attach_token_bytes, summarize_case
@@ -49,7 +49,7 @@ class Spy:
                 spy.dirs.append(self.path)
 
         mp.setattr(supervisor, "RunnerProcess", RecordingRunner)
-        mp.setattr(supervisor, "EndpointDir", RecordingDir)
+        mp.setattr(case_lifecycle, "EndpointDir", RecordingDir)
 
 
 def _cmdlines() -> dict[int, str]:

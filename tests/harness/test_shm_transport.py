@@ -26,7 +26,7 @@ import zmq
 
 from test_e2e import Spy, assert_clean, steady_spec
 from ipc_bench.analysis.summary import summarize_case
-from ipc_bench.harness import supervisor
+from ipc_bench.harness import case_lifecycle
 from ipc_bench.harness.spec import SCHED_COLUMNS, CaseError
 from ipc_bench.harness.supervisor import run_case
 from ipc_bench.wire.channel import (ChannelError, RingRunnerChannel, RingSchedulerChannel)
@@ -53,7 +53,7 @@ class RingSpy:
                 super().__init__(*args, **kwargs)
                 spy.names.append(self.handle.shm_name)
 
-        mp.setattr(supervisor, "RingWriter", RecordingRing)
+        mp.setattr(case_lifecycle, "RingWriter", RecordingRing)
 
     def left(self) -> list[str]:
         """The recorded segments still in ``/dev/shm``."""

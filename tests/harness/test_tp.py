@@ -33,7 +33,7 @@ from harness.test_e2e import Spy, assert_clean
 from harness.test_oracle import CORRUPT, corrupted
 from ipc_bench.analysis.summary import summarize_case
 from ipc_bench.analysis.tp import tp_saving
-from ipc_bench.harness import tp_case
+from ipc_bench.harness import case_lifecycle
 from ipc_bench.harness.spec import CaseError
 from ipc_bench.harness.supervisor import run_case
 from ipc_bench.wire.shm_ring import SHM_PREFIX, RingWriter
@@ -92,8 +92,8 @@ def spy_on(monkeypatch) -> Spy:
             super().__init__(*args, **kwargs)
             spy.rings.append(self.handle.shm_name)
 
-    monkeypatch.setattr(tp_case, "EndpointDir", RecordingDir)
-    monkeypatch.setattr(tp_case, "RingWriter", RecordingRing)
+    monkeypatch.setattr(case_lifecycle, "EndpointDir", RecordingDir)
+    monkeypatch.setattr(case_lifecycle, "RingWriter", RecordingRing)
     return spy
 
 
