@@ -232,7 +232,7 @@ class DecodeGraphs:
         replay = self._replay.get(bucket)
         if replay is None:
             model = self.model
-            decode = (None, bucket, plan)
+            decode = (None, 0, plan)
             ids, pos, slots = (self.input_ids[:bucket], self.positions[:bucket],
                                self.slots[:bucket])
             replay = self.capture(

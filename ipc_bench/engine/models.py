@@ -334,9 +334,11 @@ class TorchModel:
     One forward covers the flat scheduled tokens of the step (prefill chunks and decode
     tokens alike, ``StepInputs.input_ids`` gathered from the runner's token buffer): each
     token's K and V are written to its slot, then each request's queries attend to its
-    cached keys ``[0, seq_len)`` causally. Decode rows (one query token) run as one
-    batched attention over their gathered blocks; rows with several query tokens
-    (prefill chunks, and rows with draft tokens to verify) one by one. Greedy
+    cached keys ``[0, seq_len)`` causally. Decode rows (one query token) and rows with
+    draft tokens to verify (at most ``decode_threshold = 1 + num_spec_tokens`` query
+    tokens) run as one batched call of the attention backend per layer
+    (``paged_attention``, every backend: ``gather``, ``flex``, ``varlen``); longer rows
+    (prefill chunks) one by one through the gathered causal path. Greedy
     sampling: argmax of the logits at each request's last scheduled token (with draft
     tokens at every drafted position and the one before, ``execute``; drafts come
     from ``propose``).
@@ -373,6 +375,11 @@ class TorchModel:
                 f"ahead: num_lookahead_tokens must be {self.num_spec_tokens}, got "
                 f"{scheduler.num_lookahead_tokens}")
         self.draft_ns: list[int] = []
+        #: rows of at most this many query tokens go through the batched decode
+        #: attention (vLLM's ``reorder_batch_threshold``, ``1 + num_speculative_tokens``
+        #: for backends that take verification rows as decodes); longer rows one by one
+        #: through the gathered causal path. 1 sends verification rows one by one.
+        self.decode_threshold = 1 + self.num_spec_tokens
         self._seed = np.uint64(config.seed & 0xFFFFFFFFFFFFFFFF)
         self.dtype = torch.float32 if device == "cpu" else getattr(torch, p.cuda_dtype)
         self.torch_device = torch.device(device)
@@ -466,14 +473,17 @@ class TorchModel:
                        else f"{self.device} ({setting})")
 
     def warm_up(self) -> None:
-        """Run every bucket's decode attention once on all-pad batches (the flex
-        backend compiles once per bucket), so no measured step compiles."""
+        """Run every bucket's decode attention once on all-pad batches, with one query
+        per row and, with drafts, ``decode_threshold`` (the flex backend compiles once
+        per bucket and query width), so no measured step compiles."""
         torch = self.torch
         p = self.preset
+        widths = (1,) if self.decode_threshold == 1 else (1, self.decode_threshold)
         with torch.inference_mode():
-            for bucket in self.attention.buckets:
+            for bucket, nq in ((b, w) for b in self.attention.buckets for w in widths):
                 rows = DecodeRows(np.zeros((0, 1), np.int32), np.zeros(0, np.int64),
-                                  self.block_size, self.pad_block, bucket)
+                                  self.block_size, self.pad_block, bucket,
+                                  max_query_len=nq)
                 plan = self.attention.plan(rows, self._to_device)
                 q = torch.zeros(bucket, p.num_heads, p.head_dim, device=self.torch_device,
                                 dtype=self.dtype)
@@ -483,7 +493,8 @@ class TorchModel:
         """Start-up check of an in-place backend against ``gather`` on random K/V:
         ``num_rows`` decode rows (1 token, one block + 1, three blocks, capped by
         ``max_model_len``) in the first blocks of layer 0's cache, which are zeroed
-        again after. Returns the largest absolute difference; raises ``ConfigError``
+        again after; with drafts also as multi-query rows (``min(decode_threshold,
+        seq_len)`` queries each). Returns the largest absolute difference; raises ``ConfigError``
         (one line, naming ``--attention gather``) above 1e-4 in float32 or 3e-2 in
         bf16, so a kernel that reads the cache wrongly fails before the first step."""
         torch = self.torch
@@ -502,16 +513,19 @@ class TorchModel:
         with torch.inference_mode():
             k_cache[:used] = torch.randn(shape, generator=gen, device=self.torch_device)
             v_cache[:used] = torch.randn(shape, generator=gen, device=self.torch_device)
-            q = torch.randn(len(lens), p.num_heads, p.head_dim, generator=gen,
-                            device=self.torch_device).to(self.dtype)
             gather = GatherAttention(torch, bs)
-            want = gather(q, k_cache, v_cache, gather.plan(
-                DecodeRows(table, lens, bs, self.pad_block, len(lens)), self._to_device))
             bucket = self.attention.bucket(len(lens))
-            plan = self.attention.plan(DecodeRows(table, lens, bs, self.pad_block, bucket),
-                                       self._to_device)
-            got = self._decode_attention(q, k_cache, v_cache, bucket, plan)
-            err = float((got.float() - want.float()).abs().max())
+            err = 0.0
+            for nq in sorted({1, self.decode_threshold}):
+                qlens = np.minimum(nq, lens)
+                q = torch.randn(int(qlens.sum()), p.num_heads, p.head_dim, generator=gen,
+                                device=self.torch_device).to(self.dtype)
+                want = gather(q, k_cache, v_cache, gather.plan(DecodeRows(
+                    table, lens, bs, self.pad_block, len(lens), qlens, nq), self._to_device))
+                plan = self.attention.plan(DecodeRows(table, lens, bs, self.pad_block, bucket,
+                                                      qlens, nq), self._to_device)
+                got = self._decode_attention(q, k_cache, v_cache, bucket - len(lens), plan)
+                err = max(err, float((got.float() - want.float()).abs().max()))
             k_cache[:used] = 0
             v_cache[:used] = 0
         tolerance = 1e-4 if self.dtype == torch.float32 else 3e-2
@@ -595,9 +609,12 @@ class TorchModel:
                    seq_lens: np.ndarray, block_table: np.ndarray,
                    logits_indices: Optional[np.ndarray] = None) -> tuple:
         """``(pos_t, slots_t, decode, prefills, last)`` of a step (``_forward``'s
-        arguments after the ids), on the device; arrays as ``forward_logits``'. Rows
-        with several query tokens (prefill chunks, and decode rows with draft tokens to
-        verify) go through the gathered causal path, K/V written at every position."""
+        arguments after the ids), on the device; arrays as ``forward_logits``'. Rows of
+        at most ``decode_threshold`` query tokens (decode rows, and decode rows with
+        draft tokens to verify) go through one batched call of ``self.attention`` per
+        layer (``Q = decode_threshold`` queries per row when any has more than one,
+        ``DecodeRows``); longer rows (prefill chunks) through the gathered causal path
+        one by one. K/V are written at every scheduled position first."""
         n = len(seq_lens)
         qsl = np.asarray(query_start_loc, dtype=np.int64)
         num_sched = np.diff(qsl)
@@ -610,16 +627,22 @@ class TorchModel:
         put = self._to_device
         pos_t = put("positions", positions)
         slots_t = put("slots", slots)
-        dec = np.flatnonzero(num_sched == 1)
+        batched = (num_sched >= 1) & (num_sched <= self.decode_threshold)
+        dec = np.flatnonzero(batched)
+        nq = 1 if len(dec) == 0 or int(num_sched[dec].max()) == 1 else self.decode_threshold
         decode = None
         if len(dec):
             attention = self.attention
             rows = DecodeRows(block_table[dec], seq_lens[dec], bs, self.pad_block,
-                              attention.bucket(len(dec)))
-            rows_t = None if len(dec) == n else put("decode_rows", qsl[dec])
-            decode = (rows_t, rows.bucket, attention.plan(rows, put))
+                              attention.bucket(len(dec)), num_sched[dec], nq)
+            rows_t = None
+            if len(dec) != n:  # the batched rows' tokens in the flat scheduled tokens
+                rows_t = put("decode_rows", np.repeat(qsl[dec] - rows.query_start[:len(dec)],
+                                                      num_sched[dec])
+                             + np.arange(int(rows.query_start[len(dec)])))
+            decode = (rows_t, rows.bucket - len(dec), attention.plan(rows, put))
         prefills = []
-        for j, r in enumerate(np.flatnonzero(num_sched > 1)):
+        for j, r in enumerate(np.flatnonzero(num_sched > self.decode_threshold)):
             start, end, ctx = int(qsl[r]), int(qsl[r + 1]), int(seq_lens[r])
             bt = put(f"prefill_block_table/{j}", block_table[r, :-(-ctx // bs)]
                      .astype(np.int64))
@@ -629,14 +652,15 @@ class TorchModel:
         if logits_indices is not None:
             last = put("logits_indices", np.asarray(logits_indices, dtype=np.int64))
         else:
-            last = None if len(dec) == n else put("last_tokens", qsl[1:] - 1)
+            last = None if len(dec) == n and nq == 1 else put("last_tokens", qsl[1:] - 1)
         return pos_t, slots_t, decode, prefills, last
 
     def _forward(self, ids_t, pos_t, slots_t, decode, prefills, last):
         """The step's device work over tensors only (what a CUDA graph captures for
-        pure-decode steps). ``decode``: ``None`` or ``(rows_t, bucket, plan)``:
-        the decode rows' token indices (``None`` when every token is a decode row),
-        the bucket their attention is padded to and the backend's plan; ``prefills``:
+        pure-decode steps). ``decode``: ``None`` or ``(rows_t, num_pad, plan)``:
+        the batched rows' token indices (``None`` when every row is one), the pad rows
+        their attention appends (one query token each; bucket minus rows) and the
+        backend's plan; ``prefills``:
         ``(start, end, ctx, block_ids, causal mask)`` per prefill chunk; ``last``: each
         request's last token index, ``None`` when every token is one. Returns float32
         logits ``[num_tokens or len(last), vocab]``."""
@@ -673,8 +697,8 @@ class TorchModel:
                 attn = torch.empty(num_tokens, h * hd, device=self.torch_device,
                                    dtype=self.dtype)
                 if decode is not None:
-                    rows_t, bucket, plan = decode
-                    od = self._decode_attention(q[rows_t], k_cache, v_cache, bucket, plan)
+                    rows_t, num_pad, plan = decode
+                    od = self._decode_attention(q[rows_t], k_cache, v_cache, num_pad, plan)
                     attn[rows_t] = od
                 for start, end, ctx, bt, mask in prefills:
                     kb = k_cache[bt].flatten(0, 1)[:ctx].transpose(0, 1)[None]  # [1, K, ctx, hd]
@@ -714,13 +738,15 @@ class TorchModel:
                 return self._head(x_t, plan[4]).argmax(dim=-1).cpu().numpy().astype(np.int64)
             return hidden_to_host(torch, x_t)
 
-    def _decode_attention(self, q, k_cache, v_cache, bucket: int, plan):
-        """``q`` ``[nd, H, hd]`` through the backend, padded with zero rows to
-        ``bucket`` (pad rows attend to the pad block) and cut back to ``[nd, H * hd]``."""
-        nd = q.shape[0]
-        if bucket > nd:
-            q = self.torch.cat((q, q.new_zeros(bucket - nd, *q.shape[1:])))
-        return self.attention(q, k_cache, v_cache, plan)[:nd]
+    def _decode_attention(self, q, k_cache, v_cache, num_pad: int, plan):
+        """``q`` ``[T, H, hd]`` (the batched rows' query tokens, row by row: ``T = nd``
+        for single-token rows) through the backend, with ``num_pad`` zero query tokens
+        appended (the pad rows up to the bucket, which attend to the pad block), cut
+        back to ``[T, H * hd]``."""
+        nt = q.shape[0]
+        if num_pad:
+            q = self.torch.cat((q, q.new_zeros(num_pad, *q.shape[1:])))
+        return self.attention(q, k_cache, v_cache, plan)[:nt]
 
     def execute(self, batch: "InputBatch", inputs: "StepInputs") -> np.ndarray:
         """``sample_step`` of the step's scheduled tokens over the batch's block table.
@@ -729,8 +755,9 @@ class TorchModel:
 
         Speculative decoding (vLLM 7f280d69c ``GPUModelRunner``: one target forward
         over each request's last token and its scheduled drafts, logits at
-        ``logits_indices``): a row with drafts is a multi-token row (the gathered causal
-        path of prefill chunks, K/V written at every scheduled position) and the greedy
+        ``logits_indices``): a row with drafts is a multi-query row of the batched
+        decode attention (``_step_plan``, K/V written at every scheduled position
+        first) and the greedy
         ids come back at every ``inputs.sample_positions`` (int64 ``[num_samples]``),
         verified by ``ModelRunner.write_back_spec``."""
         if self.step_roofline is not None:
@@ -864,7 +891,7 @@ class TorchModel:
         schedule). Later drafts continue the target's own tokens, so they are rejected
         after the first wrong one, as ``NullModel.propose``'s. A draft for a position
         that can never be scheduled (``>= max_model_len - 1``) gets a wrong id without
-        a forward. Up to numerics (the verification runs the multi-token path) each
+        a forward. Up to numerics (the verification runs multi-query rows) each
         draft is accepted with probability ``acceptance``.
 
         Cost: ``num_drafts`` decode forwards per drafting step, timed apart

@@ -30,12 +30,27 @@ Decode rows (one query token each) attend through one of three backends
   row's result does not depend on the other rows). CUDA only: PyTorch has no CPU kernel
   for it.
 
-Rows with several query tokens (prefill chunks) go through the gathered copy with every
-backend (causal mask, one request at a time): they run once per request and are
-compute-bound.
+Multi-query rows (speculative decoding's verification rows: the last token and its
+``K`` drafts, ``1 + K`` query tokens) go through the same batched call, as vLLM's
+attention backends take them: its metadata builders count a row of at most
+``reorder_batch_threshold = 1 + num_speculative_tokens`` query tokens as a decode
+(``split_decodes_and_prefills(..., decode_threshold)`` in
+``vllm/v1/attention/backends/utils.py``) and FlashAttention's varlen kernel runs them
+with ``max_query_len = 1 + K``. Query ``j`` of a row of ``q`` query tokens and
+``seq_len`` cached tokens (its own K/V already written) sees the keys at positions
+``<= seq_len - q + j``, causal bottom-right. Per backend: ``gather`` pads each row's
+queries to ``Q`` (``DecodeRows.max_query_len``) and masks its gathered copy
+(``[rows, 1, Q, nb * block_size]``); ``flex`` runs ``Q`` queries per batch row, its
+``BlockMask`` listing as full the blocks every query sees and as partial the rest,
+masked by position (``FlexAttention``); ``varlen`` takes ``cu_seqlens_q`` of the rows'
+own query lengths, no padding of queries. Rows with more query tokens (prefill chunks)
+go through the gathered copy with every backend (causal mask, one request at a time):
+they run once per request and are compute-bound.
 
 All tensors are on the model's device; host arrays are numpy. Shapes: ``nd`` decode
-rows, ``Bp`` the bucket they are padded to (``nd`` for ``gather``), ``H`` query heads.
+rows, ``Bp`` the bucket they are padded to (``nd`` for ``gather``), ``H`` query heads;
+with multi-query rows, ``T`` their query tokens and ``Tp = T + Bp - nd`` (a pad row
+has one query token).
 """
 
 from __future__ import annotations
@@ -99,21 +114,40 @@ class DecodeRows:
     """Host view of one step's decode rows, padded to ``bucket`` rows.
 
     ``block_table``: ``[nd, >= max blocks]`` int block ids; ``seq_lens``: ``[nd]`` tokens
-    in each row's cache after the step (>= 1). Pad rows (``nd <= i < bucket``) hold one
-    token in ``pad_block``. Arrays, all ``[bucket]`` int32 unless noted:
-    ``seq_lens``, ``num_blocks`` (blocks each row holds), ``last_block`` (the id of its
-    last block), ``last_len`` (tokens in that block, 1..block_size) and
-    ``block_ids`` ``[bucket, max_blocks]`` (row ``i``'s blocks in order, pad rows
-    ``[pad_block]``), ``max_blocks`` the most blocks of any row.
+    in each row's cache after the step (>= 1). ``query_lens``: ``[nd]`` query tokens of
+    each row (default all 1; ``1 + drafts`` for a verification row), at most
+    ``max_query_len`` (``Q``: the width ``gather`` and ``flex`` pad each row's queries
+    to; 1 for a step of single-token rows). Pad rows (``nd <= i < bucket``) hold one
+    token in ``pad_block`` and have one query token. Arrays, all ``[bucket]`` int32
+    unless noted: ``seq_lens``, ``query_lens``, ``num_blocks`` (blocks each row holds),
+    ``last_block`` (the id of its last block), ``last_len`` (tokens in that block,
+    1..block_size), ``block_ids`` ``[bucket, max_blocks]`` (row ``i``'s blocks in order,
+    pad rows ``[pad_block]``), ``max_blocks`` the most blocks of any row,
+    ``query_start`` ``[bucket + 1]`` (offsets of each row's queries in the flat
+    ``[Tp]`` queries) and ``padded_index`` int64 ``[Tp]`` (query ``j`` of row ``i`` at
+    ``i * Q + j`` in the padded ``[bucket * Q]`` layout).
     """
 
     def __init__(self, block_table: np.ndarray, seq_lens: np.ndarray, block_size: int,
-                 pad_block: int, bucket: int):
+                 pad_block: int, bucket: int, query_lens: Optional[np.ndarray] = None,
+                 max_query_len: int = 1):
         nd = len(seq_lens)
         if bucket < nd:
             raise ValueError(f"bucket {bucket} is smaller than the {nd} decode rows")
         self.num_rows = nd
         self.bucket = bucket
+        qlens = np.ones(bucket, dtype=np.int32)
+        if query_lens is not None:
+            qlens[:nd] = query_lens
+        if nd and (int(qlens.max()) > max_query_len
+                   or (qlens[:nd] > np.asarray(seq_lens)).any() or int(qlens.min()) < 1):
+            raise ValueError(f"query lengths must be in [1, min(seq_len, {max_query_len})]")
+        self.query_lens = qlens
+        self.max_query_len = max_query_len
+        self.query_start = np.concatenate(([0], np.cumsum(qlens))).astype(np.int32)
+        self.padded_index = (np.repeat(np.arange(bucket, dtype=np.int64) * max_query_len
+                                       - self.query_start[:-1], qlens)
+                             + np.arange(int(self.query_start[-1]), dtype=np.int64))
         lens = np.ones(bucket, dtype=np.int32)
         lens[:nd] = seq_lens
         nblocks = (lens + block_size - 1) // block_size
@@ -145,22 +179,39 @@ class GatherAttention:
         return num_rows
 
     def plan(self, rows: DecodeRows, to_device: Callable[[str, np.ndarray], Any]):
-        """Per-step tensors: the block ids ``[nd, nb]`` (int64) and the length mask
-        ``[nd, 1, 1, nb * block_size]`` (bool) over the gathered copy."""
-        nd, nb = rows.num_rows, rows.max_blocks
+        """Per-step tensors ``(block ids, mask, index)``: the block ids ``[nd, nb]``
+        (int64) and the mask ``[nd, 1, Q, nb * block_size]`` (bool) over the gathered
+        copy: key ``p`` is seen by query ``j`` of row ``i`` when ``p < seq_len[i]`` and
+        ``p <= seq_len[i] - query_len[i] + j`` (for ``Q == 1`` the length mask alone);
+        ``index``: ``None`` for ``Q == 1``, else ``padded_index`` (int64 ``[T]``)."""
+        nd, nb, nq = rows.num_rows, rows.max_blocks, rows.max_query_len
         bt = to_device("decode_block_table", rows.block_ids[:nd, :nb].astype(np.int64))
-        mask = to_device("decode_mask", np.arange(nb * self.block_size)[None, :]
-                         < rows.seq_lens[:nd, None])[:, None, None, :]
-        return bt, mask
+        keys = np.arange(nb * self.block_size)[None, None, :]
+        lens = rows.seq_lens[:nd, None, None]
+        if nq == 1:
+            mask = to_device("decode_mask", keys < lens)[:, None]
+            return bt, mask, None
+        last = lens - rows.query_lens[:nd, None, None] + np.arange(nq)[None, :, None]
+        mask = to_device("decode_mask", (keys < lens) & (keys <= last))[:, None]
+        return bt, mask, to_device("decode_padded_index", rows.padded_index)
 
     def __call__(self, q, k_cache, v_cache, plan):
-        """``q``: ``[nd, H, hd]``; returns ``[nd, H * hd]``."""
-        bt, mask = plan
+        """``q``: ``[nd, H, hd]`` (``[T, H, hd]``, each row's queries in turn, for
+        ``Q > 1``); returns ``[nd, H * hd]`` (``[T, H * hd]``)."""
+        bt, mask, index = plan
         kb = k_cache[bt].flatten(1, 2).transpose(1, 2)  # [nd, K, nb * bs, hd]
         vb = v_cache[bt].flatten(1, 2).transpose(1, 2)
+        if index is None:
+            out = self.torch.nn.functional.scaled_dot_product_attention(
+                q.unsqueeze(2), kb, vb, attn_mask=mask, enable_gqa=True)  # [nd, H, 1, hd]
+            return out.reshape(q.shape[0], -1)
+        nd, nq = bt.shape[0], mask.shape[2]
+        qp = q.new_zeros(nd * nq, *q.shape[1:])
+        qp[index] = q
+        qp = qp.view(nd, nq, *q.shape[1:]).transpose(1, 2)  # [nd, H, Q, hd]
         out = self.torch.nn.functional.scaled_dot_product_attention(
-            q.unsqueeze(2), kb, vb, attn_mask=mask, enable_gqa=True)  # [nd, H, 1, hd]
-        return out.reshape(q.shape[0], -1)
+            qp, kb, vb, attn_mask=mask, enable_gqa=True)  # [nd, H, Q, hd]
+        return out.transpose(1, 2).reshape(nd * nq, -1)[index]
 
 
 class _StaticRows:
@@ -195,7 +246,17 @@ class FlexAttention:
     """The ``flex`` backend (see the module docstring). ``num_cache_blocks``: blocks
     in the cache including the pad block; ``max_blocks``: most blocks a request may
     hold (``SchedulerConfig.max_blocks_per_req``); ``buckets``: ``decode_buckets``.
-    One ``BlockMask`` per bucket over persistent buffers (``plan`` refills them)."""
+    One ``BlockMask`` per bucket and query width ``Q`` over persistent buffers
+    (``plan`` refills them).
+
+    Multi-query rows (``Q > 1``): ``q`` ``[Bp, H, Q, hd]`` (each row's queries padded
+    to ``Q``). Row ``i``'s blocks ``[0, num_full)`` hold only keys every query of the
+    row sees (positions ``<= seq_len - query_len``, the first query's own) and are
+    listed full; its blocks ``[num_full, num_blocks)`` (at most ``(Q - 1) //
+    block_size + 2``) partial, where the mask function finds a key's position in its
+    request through ``block_pos`` (``[num_cache_blocks]``: the index of each partial
+    block in its request's block table, refilled each step; a block belongs to one
+    request) and keeps ``pos < seq_len`` and ``pos <= seq_len - query_len + j``."""
 
     name = "flex"
     graphable = True
@@ -215,57 +276,104 @@ class FlexAttention:
         self._full_ids = torch.zeros(self.buckets[-1], 1, 1, num_cache_blocks, **i32)
         self._last_ids = torch.zeros(self.buckets[-1], 1, 1, num_cache_blocks, **i32)
         self._full_num = torch.zeros(self.buckets[-1], 1, 1, **i32)
-        self._masks: dict[int, Any] = {}
+        # multi-query rows: partial blocks per row, the first query's position per row,
+        # and each partial block's index in its request (see the class docstring)
+        self._part_num = torch.ones(self.buckets[-1], 1, 1, **i32)
+        self._first_q = torch.zeros(self.buckets[-1], **i32)
+        self._block_pos = torch.zeros(num_cache_blocks, **i32)
+        self._masks: dict[tuple[int, int], Any] = {}
         self._fa = fa
-        # one static compile per bucket; the default recompile limit (8) is below the
-        # number of buckets of a 512-sequence batch
+        # one static compile per bucket and query width (1, and 1 + K with drafts);
+        # the default recompile limit (8) is below the number of buckets of a
+        # 512-sequence batch
         torch._dynamo.config.recompile_limit = max(
-            torch._dynamo.config.recompile_limit, 2 * len(self.buckets) + 8)
+            torch._dynamo.config.recompile_limit, 3 * len(self.buckets) + 8)
         self._flex = torch.compile(fa.flex_attention, dynamic=False)
 
     def bucket(self, num_rows: int) -> int:
         return bucket_for(num_rows, self.buckets)
 
-    def _block_mask(self, bucket: int):
-        mask = self._masks.get(bucket)
-        if mask is None:
+    def _block_mask(self, bucket: int, nq: int = 1):
+        mask = self._masks.get((bucket, nq))
+        if mask is not None:
+            return mask
+        bs = self.block_size
+        if nq == 1:
             last_len = self.static.last_len
-            bs = self.block_size
 
             def partial_block(b, h, q_idx, kv_idx):  # only the last block is partial
                 return kv_idx % bs < last_len[b]
 
-            ones = self.torch.ones(bucket, 1, 1, dtype=self.torch.int32,
-                                   device=self._full_num.device)
-            mask = self._fa.BlockMask(
-                seq_lengths=(1, self.kv_len),
-                kv_num_blocks=ones, kv_indices=self._last_ids[:bucket],
-                full_kv_num_blocks=self._full_num[:bucket],
-                full_kv_indices=self._full_ids[:bucket],
-                q_num_blocks=None, q_indices=None, full_q_num_blocks=None,
-                full_q_indices=None, BLOCK_SIZE=(128, bs), mask_mod=partial_block)
-            self._masks[bucket] = mask
+            num_partial = self.torch.ones(bucket, 1, 1, dtype=self.torch.int32,
+                                          device=self._full_num.device)
+        else:
+            seq_lens, first_q, block_pos = self.static.seq_lens, self._first_q, self._block_pos
+
+            def partial_block(b, h, q_idx, kv_idx):  # causal bottom-right, by position
+                pos = block_pos[kv_idx // bs] * bs + kv_idx % bs
+                return (pos < seq_lens[b]) & (pos <= first_q[b] + q_idx)
+
+            num_partial = self._part_num[:bucket]
+        mask = self._fa.BlockMask(
+            seq_lengths=(nq, self.kv_len),
+            kv_num_blocks=num_partial, kv_indices=self._last_ids[:bucket],
+            full_kv_num_blocks=self._full_num[:bucket],
+            full_kv_indices=self._full_ids[:bucket],
+            q_num_blocks=None, q_indices=None, full_q_num_blocks=None,
+            full_q_indices=None, BLOCK_SIZE=(128, bs), mask_mod=partial_block)
+        self._masks[(bucket, nq)] = mask
         return mask
 
     def plan(self, rows: DecodeRows, to_device):
-        """Refill the persistent buffers from ``rows`` and return the bucket's
-        ``BlockMask`` (the same object every step of that bucket)."""
+        """Refill the persistent buffers from ``rows`` and return ``(BlockMask,
+        index)``: the mask of the bucket and query width (the same object every step of
+        both), ``index`` ``None`` for ``Q == 1``, else ``padded_index`` (int64 ``[Tp]``)."""
         st = self.static
         st.fill(rows, to_device)
-        b, nb = rows.bucket, rows.max_blocks
-        self._full_num[:b, 0, 0].copy_(st.num_blocks[:b] - 1)
+        b, nb, nq = rows.bucket, rows.max_blocks, rows.max_query_len
         self._full_ids[:b, 0, 0, :nb].copy_(st.block_ids[:b, :nb])
-        self._last_ids[:b, 0, 0, 0].copy_(st.last_block[:b])
-        return self._block_mask(b)
+        if nq == 1:
+            self._full_num[:b, 0, 0].copy_(st.num_blocks[:b] - 1)
+            self._last_ids[:b, 0, 0, 0].copy_(st.last_block[:b])
+            return self._block_mask(b), None
+        bs = self.block_size
+        nblocks = rows.num_blocks.astype(np.int64)
+        first_q = (rows.seq_lens - rows.query_lens).astype(np.int64)
+        num_full = np.minimum((first_q + 1) // bs, nblocks - 1)
+        width = int((nblocks - num_full).max())
+        col = num_full[:, None] + np.arange(width)[None, :]  # [Bp, width] block index
+        listed = col < nblocks[:, None]
+        col = np.where(listed, col, 0)
+        part_ids = np.where(listed, np.take_along_axis(rows.block_ids, np.minimum(
+            col, rows.block_ids.shape[1] - 1), axis=1), rows.block_ids[:, :1])
+        part_pos = np.where(listed, col, 0)  # unlisted slots repeat block 0 at index 0
+        self._full_num[:b, 0, 0].copy_(to_device("rows/num_full", num_full.astype(np.int32)))
+        self._part_num[:b, 0, 0].copy_(to_device(
+            "rows/num_partial", (nblocks - num_full).astype(np.int32)))
+        self._first_q[:b].copy_(to_device("rows/first_q", first_q.astype(np.int32)))
+        ids_t = to_device("rows/partial_ids", part_ids.astype(np.int32))
+        self._last_ids[:b, 0, 0, :width].copy_(ids_t)
+        self._block_pos[ids_t.long().flatten()] = to_device(
+            "rows/partial_pos", part_pos.astype(np.int32)).flatten()
+        return self._block_mask(b, nq), to_device("decode_padded_index", rows.padded_index)
 
     def __call__(self, q, k_cache, v_cache, plan):
-        """``q``: ``[Bp, H, hd]``; ``k_cache``/``v_cache``: ``[num_cache_blocks,
-        block_size, K, hd]``; returns ``[Bp, H * hd]``."""
+        """``q``: ``[Bp, H, hd]`` (``[Tp, H, hd]`` for ``Q > 1``); ``k_cache``/``v_cache``:
+        ``[num_cache_blocks, block_size, K, hd]``; returns ``[Bp, H * hd]``
+        (``[Tp, H * hd]``)."""
+        mask, index = plan
         kv_heads, hd = k_cache.shape[2], k_cache.shape[3]
         keys = k_cache.view(self.kv_len, kv_heads, hd).permute(1, 0, 2).unsqueeze(0)
         values = v_cache.view(self.kv_len, kv_heads, hd).permute(1, 0, 2).unsqueeze(0)
-        out = self._flex(q.unsqueeze(2), keys, values, block_mask=plan, enable_gqa=True)
-        return out.reshape(q.shape[0], -1)
+        if index is None:
+            out = self._flex(q.unsqueeze(2), keys, values, block_mask=mask, enable_gqa=True)
+            return out.reshape(q.shape[0], -1)
+        bp, nq = mask.kv_num_blocks.shape[0], mask.seq_lengths[0]
+        qp = q.new_zeros(bp * nq, *q.shape[1:])
+        qp[index] = q
+        qp = qp.view(bp, nq, *q.shape[1:]).transpose(1, 2)  # [Bp, H, Q, hd]
+        out = self._flex(qp, keys, values, block_mask=mask, enable_gqa=True)
+        return out.transpose(1, 2).reshape(bp * nq, -1)[index]
 
 
 class VarlenAttention:
@@ -290,25 +398,33 @@ class VarlenAttention:
         self.static = _StaticRows(torch, device, self.buckets[-1], max_blocks)
         self._cu_seq_q = torch.arange(self.buckets[-1] + 1, dtype=torch.int32, device=device)
         self._cu_seq_k = torch.zeros(self.buckets[-1] + 1, dtype=torch.int32, device=device)
+        self._cu_seq_q_multi = torch.zeros(self.buckets[-1] + 1, dtype=torch.int32,
+                                           device=device)
         self._varlen_attn = varlen_attn
 
     def bucket(self, num_rows: int) -> int:
         return bucket_for(num_rows, self.buckets)
 
     def plan(self, rows: DecodeRows, to_device):
-        """Refill the buffers; returns the bucket size (the plan is the buffers)."""
+        """Refill the buffers; returns ``(bucket, Q)`` (the plan is the buffers). For
+        ``Q > 1`` ``cu_seqlens_q`` holds the rows' own query lengths (pad rows 1)."""
         self.static.fill(rows, to_device)
-        b = rows.bucket
+        b, nq = rows.bucket, rows.max_query_len
         self._cu_seq_k[1:b + 1].copy_(self.torch.cumsum(self.static.seq_lens[:b], 0))
-        return b
+        if nq > 1:
+            self._cu_seq_q_multi[:b + 1].copy_(to_device("rows/query_start", rows.query_start))
+        return b, nq
 
     def __call__(self, q, k_cache, v_cache, plan):
-        """``q``: ``[Bp, H, hd]``; returns ``[Bp, H * hd]``."""
-        b = plan
+        """``q``: ``[Bp, H, hd]`` (``[Tp, H, hd]`` for ``Q > 1``); returns ``[Bp, H * hd]``
+        (``[Tp, H * hd]``). ``window_size=(-1, 0)``: causal, aligned bottom-right, so
+        query ``j`` of a row of ``q`` queries sees keys ``<= seqused_k - q + j``."""
+        b, nq = plan
         st = self.static
+        cu_seq_q = self._cu_seq_q if nq == 1 else self._cu_seq_q_multi
         out = self._varlen_attn(
-            q, k_cache, v_cache, self._cu_seq_q[:b + 1], self._cu_seq_k[:b + 1],
-            1, self.max_model_len, window_size=(-1, 0), enable_gqa=True,
+            q, k_cache, v_cache, cu_seq_q[:b + 1], self._cu_seq_k[:b + 1],
+            nq, self.max_model_len, window_size=(-1, 0), enable_gqa=True,
             seqused_k=st.seq_lens[:b], block_table=st.block_ids[:b], num_splits=1)
         return out.reshape(q.shape[0], -1)
 

@@ -471,3 +471,17 @@ def test_gpu_check_help_states_the_stage_order(capsys):
             "5 azure-conv, 6 async). They run in that order whatever order they are given in: "
             "stage 0 first (it picks the --attention of the later stages; without it they use "
             "auto), then the smoke stage, 1, whose failure stops the check") in text
+
+
+def test_verify_step_bench_times_both_paths_and_refuses_bad_input(capsys):
+    """``scripts/verify_step_bench.py`` on the tiny preset: a row per size, both paths
+    giving the same ids; bad input is one line and exit 2 before any model is built."""
+    bench = _load("verify_step_bench")
+    assert bench.main(["--num-running", "2,3", "--reps", "1", "--warmup", "0",
+                       "--context-min", "8", "--context-max", "40"]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()[2:]]
+    assert [r[0] for r in rows] == ["2", "3"] and all(r[4] == "True" for r in rows)
+    for argv in (["--num-running", "0"], ["--num-spec-tokens", "0"],
+                 ["--context-min", "2"]):
+        assert bench.main(argv) == 2
+        assert len(capsys.readouterr().err.strip().splitlines()) == 1

@@ -66,7 +66,8 @@ def reference_varlen_attn(query, key, value, cu_seq_q, cu_seq_k, max_q, max_k, *
     bottom-right for ``window_size=(-1, 0)``), by explicit softmax."""
     assert block_table.dtype == torch.int32 and seqused_k.dtype == torch.int32
     assert cu_seq_q.dtype == torch.int32 and window_size == (-1, 0) and enable_gqa
-    assert num_splits == 1 and max_q == 1 and max_k >= int(seqused_k.max())
+    assert num_splits == 1 and max_k >= int(seqused_k.max())
+    assert max_q >= int((cu_seq_q[1:] - cu_seq_q[:-1]).max())
     out = torch.empty_like(query)
     page = key.shape[1]
     group = query.shape[1] // key.shape[2]
@@ -121,6 +122,70 @@ def test_in_place_backends_equal_the_gathered_copy(make):
         out = backend(_padded(q, bucket), k_cache, v_cache, backend.plan(rows, put))
         assert out.shape == (bucket, H * HD)
         torch.testing.assert_close(out[:len(lens)], ref, rtol=1e-5, atol=1e-5)
+
+
+# multi-query rows (verification rows of 1 + K tokens, decode rows, a 2-token row),
+# their contexts on both sides of block boundaries
+MQ_LENS = [1, BS, BS + 1, 2 * BS, 3 * BS - 1, 17, 3, 9]
+MQ_QUERIES = [1, 3, 3, 1, 2, 3, 3, 3]
+
+
+@pytest.mark.parametrize("make", [
+    lambda buckets: GatherAttention(torch, BS),
+    lambda buckets: FlexAttention(torch, "cpu", BS, NUM_BLOCKS + 1, 8, buckets),
+    lambda buckets: VarlenAttention(torch, "cpu", BS, 8, buckets, max_model_len=32,
+                                    varlen_attn=reference_varlen_attn),
+], ids=["gather", "flex", "varlen"])
+def test_multi_query_rows_in_one_call_equal_a_causal_softmax_per_row(make):
+    """Verification rows batched: query ``j`` of a row of ``q`` queries and ``seq_len``
+    keys sees keys ``<= seq_len - q + j`` (an explicit softmax, row by row), whatever
+    the padding of rows to a bucket and of queries to ``Q``."""
+    backend = make((1, 2, 8, 16))
+    put = lambda name, a: torch.from_numpy(np.ascontiguousarray(a))  # noqa: E731
+    for seed, (lens, qlens, nq) in enumerate([
+            (MQ_LENS, MQ_QUERIES, 3), (MQ_LENS[:3], [1, 2, 2], 3), ([5], [4], 4),
+            (MQ_LENS, MQ_QUERIES, 5), ([2, 30, 7], [2, 3, 1], 3)]):
+        k_cache, v_cache, table, lens, _ = _cache_and_rows(seed, lens)
+        qlens = np.array(qlens)
+        q = torch.randn(int(qlens.sum()), H, HD, generator=torch.Generator().manual_seed(seed))
+        cu_q = torch.from_numpy(np.concatenate(([0], np.cumsum(qlens))).astype(np.int32))
+        want = reference_varlen_attn(
+            q, k_cache, v_cache, cu_q, None, nq, 64, window_size=(-1, 0), enable_gqa=True,
+            seqused_k=torch.from_numpy(lens.astype(np.int32)),
+            block_table=torch.from_numpy(table), num_splits=1).reshape(len(q), -1)
+        bucket = backend.bucket(len(lens))
+        rows = DecodeRows(table, lens, BS, NUM_BLOCKS, bucket, qlens, nq)
+        assert rows.query_lens.tolist() == qlens.tolist() + [1] * (bucket - len(lens))
+        padded = torch.cat((q, q.new_zeros(bucket - len(lens), H, HD)))
+        out = backend(padded, k_cache, v_cache, backend.plan(rows, put))
+        assert out.shape == (len(padded), H * HD)
+        torch.testing.assert_close(out[:len(q)], want, rtol=1e-5, atol=1e-5)
+
+
+def test_flex_multi_query_mask_is_causal_and_reads_block_positions():
+    """Negative controls: every query seeing its row's later keys, or the partial
+    blocks' positions all read as 0, changes the result."""
+    backend = FlexAttention(torch, "cpu", BS, NUM_BLOCKS + 1, 8, (8,))
+    put = lambda name, a: torch.from_numpy(np.ascontiguousarray(a))  # noqa: E731
+    k_cache, v_cache, table, lens, _ = _cache_and_rows(0, MQ_LENS)
+    qlens = np.array(MQ_QUERIES)
+    q = torch.randn(int(qlens.sum()), H, HD, generator=torch.Generator().manual_seed(0))
+    rows = DecodeRows(table, lens, BS, NUM_BLOCKS, 8, qlens, 3)
+    good = backend(q, k_cache, v_cache, backend.plan(rows, put)).clone()
+    for spoil in (lambda: backend._first_q.add_(2), lambda: backend._block_pos.zero_()):
+        plan = backend.plan(rows, put)
+        spoil()
+        assert float((backend(q, k_cache, v_cache, plan) - good).abs().max()) > 1e-2
+
+
+def test_decode_rows_index_multi_query_rows_into_the_padded_layout():
+    rows = DecodeRows(np.array([[7, 3], [5, 0]], np.int32), np.array([6, 2]), BS,
+                      pad_block=40, bucket=4, query_lens=np.array([3, 1]), max_query_len=3)
+    assert rows.query_lens.tolist() == [3, 1, 1, 1]
+    assert rows.query_start.tolist() == [0, 3, 4, 5, 6]
+    assert rows.padded_index.tolist() == [0, 1, 2, 3, 6, 9]
+    with pytest.raises(ValueError, match=r"query lengths must be in \[1, min\(seq_len, 3\)\]"):
+        DecodeRows(np.array([[7]], np.int32), np.array([2]), BS, 40, 1, np.array([3]), 3)
 
 
 def test_flex_reads_the_block_table():
@@ -241,3 +306,84 @@ def test_start_up_check_fits_the_largest_bucket():
                                    attention="flex"), sched)
     assert model.attention.buckets == (1, 2)
     assert model.check_attention(sched) < 1e-5
+
+
+SPEC_SCHED = SchedulerConfig(max_num_seqs=4, max_model_len=128, block_size=4, num_blocks=80,
+                             num_spec_tokens=2, num_lookahead_tokens=2)
+# Tokens per sequence per step with K = 2 (rows of at most 3 tokens are batched): a
+# 4-token prefill chunk and 1-token rows first, then verification rows (3 and 2
+# tokens) next to a plain decode and a prefill chunk, an all-verification step, and a
+# step of 2- and 3-token rows only.
+SPEC_STEPS = [(7, 1, 5, 4), (3, 1, 6, 2), (3, 3, 1, 3), (1, 3, 9, 2), (3, 3, 3, 3),
+              (2, 3, 3, 2)]
+
+
+def _spec_model(attention: str, threshold=None) -> TorchModel:
+    model = TorchModel(ModelConfig(name="torch", preset="tiny", vocab_size=512, seed=3,
+                                   device="cpu",
+                                   attention="gather" if attention == "varlen" else attention),
+                       SPEC_SCHED)
+    if attention == "varlen":  # no CPU kernel: its documented semantics
+        model.attention = VarlenAttention(torch, "cpu", 4, SPEC_SCHED.max_blocks_per_req,
+                                          decode_buckets(4), 128,
+                                          varlen_attn=reference_varlen_attn)
+    if threshold is not None:
+        model.decode_threshold = threshold
+    return model
+
+
+def _run_spec_steps(model: TorchModel, table: np.ndarray, seqs, steps):
+    """``steps`` through ``forward_logits``: even steps with ``logits_indices`` at every
+    scheduled token (as a verification step's), odd ones at each row's last token.
+    Returns per step the logits and each one's (sequence, position)."""
+    done = [0] * len(seqs)
+    out = []
+    for s, ns in enumerate(steps):
+        rows = [i for i, n in enumerate(ns) if n]
+        ids, pos, qsl, lens, where = [], [], [0], [], []
+        for i in rows:
+            ids += seqs[i][done[i]:done[i] + ns[i]]
+            pos += range(done[i], done[i] + ns[i])
+            where += [(i, p) for p in range(done[i], done[i] + ns[i])]
+            done[i] += ns[i]
+            qsl.append(qsl[-1] + ns[i])
+            lens.append(done[i])
+        indices = np.arange(len(ids)) if s % 2 == 0 else None
+        if indices is None:
+            where = [where[e - 1] for e in qsl[1:]]
+        logits = model.forward_logits(np.array(ids), np.array(pos), np.array(qsl),
+                                      np.array(lens), table[rows], logits_indices=indices)
+        out.append((logits, where))
+    return out
+
+
+@pytest.mark.parametrize("attention", ["gather", "flex", "varlen"])
+def test_batched_verification_rows_equal_one_by_one_and_the_reference(attention,
+                                                                      monkeypatch):
+    """Verification rows (1 + K tokens) in one attention call per layer give the logits
+    (float32, to 1e-5) and greedy ids of the same rows sent one by one through the
+    prefill path, and of the full-sequence reference forward, in steps that mix them
+    with plain decode rows and prefill chunks; the batched path is the one taken."""
+    rng = np.random.default_rng(4)
+    seqs = [rng.integers(0, 512, n).tolist() for n in (19, 14, 27, 16)]
+    blocks = rng.permutation(80)
+    table = np.zeros((4, 32), np.int32)
+    table[:, :8] = blocks[:32].reshape(4, 8)
+    batched, serial = _spec_model(attention), _spec_model(attention, threshold=1)
+    assert batched.decode_threshold == 3
+    calls = []
+    real = batched.attention.plan
+    monkeypatch.setattr(batched.attention, "plan",
+                        lambda rows, put: calls.append(rows.max_query_len) or real(rows, put))
+    got = _run_spec_steps(batched, table, seqs, SPEC_STEPS)
+    want = _run_spec_steps(serial, table, seqs, SPEC_STEPS)
+    assert calls == [1, 3, 3, 3, 3, 3]  # step 0: 1-token rows only
+    refs = [batched.reference_logits(s) for s in seqs]
+    for (logits, where), (logits_1, where_1) in zip(got, want):
+        assert where == where_1
+        torch.testing.assert_close(logits, logits_1, rtol=1e-5, atol=1e-5)
+        ref = torch.stack([refs[i][p] for i, p in where])
+        torch.testing.assert_close(logits, ref, rtol=1e-4, atol=1e-4)
+        assert logits.argmax(-1).tolist() == logits_1.argmax(-1).tolist()
+        assert logits.argmax(-1).tolist() == ref.argmax(-1).tolist()
+    torch.testing.assert_close(batched.kv_cache, serial.kv_cache, rtol=1e-5, atol=1e-5)

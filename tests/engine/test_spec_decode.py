@@ -234,10 +234,11 @@ def test_lookahead_slots_are_allocated_past_the_scheduled_tokens_up_to_max_model
 TORCH = ModelConfig(name="torch", preset="tiny", device="cpu", vocab_size=512)
 
 
-def torch_pair(k: int, policy: str = "cached", acceptance: float = 0.7, **kw):
+def torch_pair(k: int, policy: str = "cached", acceptance: float = 0.7,
+               attention: str = "auto", **kw):
     sc = config(k, num_lookahead_tokens=k, **kw)
     model = ModelConfig(**{**{f: getattr(TORCH, f) for f in TORCH.__struct_fields__},
-                           "spec_acceptance": acceptance})
+                           "spec_acceptance": acceptance, "attention": attention})
     return Scheduler(sc, policy), ModelRunner(sc, model, policy)
 
 
@@ -272,6 +273,19 @@ def test_torch_token_streams_with_drafts_equal_those_without(torch_base_streams,
         assert sched.num_preemptions > 0
     draft_ns = runner.model.step_columns()["draft_ns"]
     assert len(draft_ns) == len(steps) and sum(d > 0 for d in draft_ns) > len(steps) // 2
+
+
+def test_torch_flex_token_streams_with_drafts_equal_those_without():
+    """With ``--attention flex`` the verification rows run as multi-query rows of the
+    compiled flex kernel (one call per layer); the tokens equal flex's own K = 0 run."""
+    streams = {}
+    for k in (0, 2):
+        sched, runner = torch_pair(k, "cached", attention="flex")
+        assert runner.model.decode_threshold == 1 + k
+        add_torch(sched)
+        streams[k], steps = drain(sched, runner)
+    assert streams[2] == streams[0]
+    assert any(len(so.scheduled_spec_decode_tokens) > 1 for _, so, _ in steps)
 
 
 def test_torch_acceptance_one_accepts_every_draft_and_zero_none():

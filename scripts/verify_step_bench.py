@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+r"""One verification step of the torch model (speculative decoding), its rows batched
+against one by one: the forward time of the step, and whether both give the same ids.
+
+For each size of ``--num-running`` one ``TorchModel`` of ``--preset`` is built
+(``--attention``, ``--num-spec-tokens`` K, K lookahead slots), its whole KV cache filled
+with random values, and a step of that many verification rows formed: each row 1 + K
+query tokens (its last token and K drafts) at the end of a context drawn uniformly from
+``[--context-min, --context-max]`` (seeded; blocks scattered over the cache), logits at
+every verified position (vLLM's ``logits_indices``). The step runs through
+``TorchModel.sample_step`` (host preparation, the forward, the greedy ids back on the
+host) with the rows batched (``decode_threshold = 1 + K``: one attention call per layer,
+``paged_attention``) and one by one (``decode_threshold = 1``: the gathered causal path
+of prefill chunks, one call per row per layer), alternated, ``--reps`` times each after
+``--warmup`` rounds; the same step each time (its K/V are written again at the same
+slots). Printed per size: the median ms of each, their ratio (one by one / batched),
+whether the greedy ids agree and the largest logit difference of the two paths.
+
+    python scripts/verify_step_bench.py                       # tiny, 16 and 64 running
+    python scripts/verify_step_bench.py --preset cpu --vocab-size 128256 --reps 31
+
+On a loaded CPU only the ratio means anything; a GPU's ratio (many small launches per
+layer one by one) is not measured by it. Exit status 0, or 2 for bad input (one line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from ipc_bench.engine.config import (ConfigError, ModelConfig, SchedulerConfig,  # noqa: E402
+                                     TORCH_PRESETS)
+
+#: Tokens per KV block (the scheduler's default, as vLLM's).
+BLOCK_SIZE = 16
+
+
+def build_step(rng: np.random.Generator, num_rows: int, k: int, lo: int, hi: int,
+               num_blocks: int, vocab: int):
+    """``sample_step``'s arguments of a step of ``num_rows`` verification rows of ``1 +
+    k`` tokens each, contexts uniform in ``[lo, hi]`` (after the step), blocks scattered
+    over ``num_blocks``. Returns ``(ids, positions, query_start_loc, seq_lens,
+    block_table, logits_indices)``."""
+    lens = rng.integers(lo, hi + 1, num_rows)
+    width = -(-hi // BLOCK_SIZE)
+    table = rng.permutation(num_blocks)[:num_rows * width].reshape(num_rows, width)
+    nq = k + 1
+    positions = (lens[:, None] - nq + np.arange(nq)[None, :]).ravel()
+    qsl = np.arange(num_rows + 1) * nq
+    ids = rng.integers(0, vocab, num_rows * nq)
+    return ids, positions, qsl, lens, table.astype(np.int32), np.arange(num_rows * nq)
+
+
+def run_size(torch, args, num_rows: int) -> dict:
+    """Medians (ms) of both paths at ``num_rows`` rows, the ids' agreement, the
+    largest logit difference."""
+    width = -(-args.context_max // BLOCK_SIZE)
+    sched = SchedulerConfig(max_num_seqs=num_rows, max_model_len=args.context_max + 1,
+                            block_size=BLOCK_SIZE, num_blocks=num_rows * width,
+                            num_spec_tokens=args.num_spec_tokens,
+                            num_lookahead_tokens=args.num_spec_tokens)
+    model = torch_model(args, sched)
+    gen = torch.Generator().manual_seed(args.seed)
+    model.kv_cache.copy_(torch.randn(model.kv_cache.shape, generator=gen))
+    step = build_step(np.random.default_rng(args.seed), num_rows, args.num_spec_tokens,
+                      args.context_min, args.context_max, sched.num_blocks,
+                      model.vocab_size)
+    threshold = {"batched": 1 + args.num_spec_tokens, "one by one": 1}
+    times = {name: [] for name in threshold}
+    ids = {}
+    logits = {}
+    for rep in range(args.warmup + args.reps):
+        order = list(threshold) if rep % 2 == 0 else list(threshold)[::-1]
+        for name in order:
+            model.decode_threshold = threshold[name]
+            t0 = time.perf_counter_ns()
+            ids[name] = model.sample_step(*step)
+            dt = time.perf_counter_ns() - t0
+            if rep >= args.warmup:
+                times[name].append(dt / 1e6)
+    for name in threshold:  # the logits of each path, once more, outside the timing
+        model.decode_threshold = threshold[name]
+        logits[name] = model.forward_logits(*step[:5], logits_indices=step[5])
+    med = {name: float(np.median(t)) for name, t in times.items()}
+    return dict(running=num_rows, batched_ms=med["batched"], serial_ms=med["one by one"],
+                ratio=med["one by one"] / med["batched"],
+                same_ids=bool((ids["batched"] == ids["one by one"]).all()),
+                max_diff=float((logits["batched"] - logits["one by one"]).abs().max()))
+
+
+def torch_model(args, sched: SchedulerConfig):
+    from ipc_bench.engine.models import TorchModel
+
+    return TorchModel(ModelConfig(name="torch", preset=args.preset, vocab_size=args.vocab_size,
+                                  device=args.device, attention=args.attention,
+                                  num_threads=args.threads, seed=args.seed), sched)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--preset", default="tiny", choices=sorted(TORCH_PRESETS))
+    ap.add_argument("--vocab-size", type=int, default=512)
+    ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    ap.add_argument("--attention", default="gather", choices=("gather", "flex", "varlen"))
+    ap.add_argument("--num-running", default="16,64",
+                    help="comma-separated numbers of verification rows (default 16,64)")
+    ap.add_argument("--num-spec-tokens", type=int, default=2)
+    ap.add_argument("--context-min", type=int, default=64)
+    ap.add_argument("--context-max", type=int, default=512)
+    ap.add_argument("--reps", type=int, default=21)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=0)
+    return ap
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        sizes = [int(s) for s in args.num_running.split(",")]
+    except ValueError:
+        sizes = []
+    if not sizes or min(sizes) < 1:
+        print("verify_step_bench: --num-running takes positive integers, e.g. 16,64",
+              file=sys.stderr)
+        return 2
+    k = args.num_spec_tokens
+    if not (1 <= k and k + 1 <= args.context_min <= args.context_max and args.reps >= 1
+            and args.warmup >= 0):
+        print("verify_step_bench: need --num-spec-tokens >= 1, --num-spec-tokens + 1 <= "
+              "--context-min <= --context-max, --reps >= 1, --warmup >= 0", file=sys.stderr)
+        return 2
+    import torch
+
+    print(f"preset {args.preset}, vocab {args.vocab_size}, {args.device}, attention "
+          f"{args.attention}, K = {k}, contexts {args.context_min}-{args.context_max}, "
+          f"{args.reps} alternated reps, {args.threads} thread(s)")
+    print(f"{'running':>8} {'batched ms':>11} {'one-by-one ms':>14} {'ratio':>6} "
+          f"{'same ids':>9} {'max |dlogit|':>13}")
+    for n in sizes:
+        try:
+            r = run_size(torch, args, n)
+        except ConfigError as err:
+            print(f"verify_step_bench: {err}", file=sys.stderr)
+            return 2
+        print(f"{r['running']:>8} {r['batched_ms']:>11.2f} {r['serial_ms']:>14.2f} "
+              f"{r['ratio']:>6.2f} {str(r['same_ids']):>9} {r['max_diff']:>13.2e}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
