@@ -165,3 +165,24 @@ def ctrl_c_reaps_every_child(tmp_path: Path, args: list[str], num_children: int,
     assert err.strip().splitlines()[-1] == "bench.py: interrupted by SIGINT (exit 130)"
     assert "Traceback" not in err and children(proc.pid) == []
     assert [p.name for p in tmp_path.iterdir()] == ["run"]
+
+
+def free_base_port(n: int) -> int:
+    """A port P with P .. P + n - 1 free on 127.0.0.1 (checked by binding each)."""
+    import random
+
+    for _ in range(200):
+        base = random.randrange(20000, 60000)
+        socks = []
+        try:
+            for port in range(base, base + n):
+                s = socket.socket()
+                socks.append(s)
+                s.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError("no free run of ports")

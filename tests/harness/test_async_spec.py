@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import collections
 import json
-import re
 import subprocess
 import sys
 from dataclasses import replace
@@ -34,11 +33,12 @@ from ipc_bench.engine.scheduler import (PLACEHOLDER, AsyncScheduler, ProtocolErr
                                         RequestStatus, Scheduler)
 from ipc_bench.harness.oracle import InputOracle
 from ipc_bench.harness.recording import token_digest
-from ipc_bench.harness.spec import CaseError, CaseResult
+from ipc_bench.harness.spec import CaseResult
 from ipc_bench.harness.supervisor import run_case
 from test_async import MODEL, mixed_workload
 from test_oracle import preempting_spec
-from test_spec_faults import expected_error, fault, faulted, spec_case  # noqa: F401 (fixture)
+from test_spec_faults import (fails_at_the_step_after_the_fault, fault,  # noqa: F401 (fixture)
+                              spec_case)
 
 PH = PLACEHOLDER
 
@@ -245,13 +245,7 @@ def test_async_accepted_drafts_not_written_fail_the_input_oracle(fault, transpor
     kw = dict(codec="none", transport="inproc") if transport == "inproc" else {}
     result = CaseResult(spec=spec_case(2, policy="cached", input_oracle_interval=1,
                                        async_scheduling=True, **kw))
-    with pytest.raises(CaseError) as err:
-        run_case(result.spec, result=result)
-    seq = faulted(log)[0]
-    assert seq >= 20
-    assert re.fullmatch(expected_error(log), str(err.value)), str(err.value)
-    assert err.value.step == seq + 1
-    assert len(result.sched_rows) == seq + 2  # found when step seq + 1 was applied
+    fails_at_the_step_after_the_fault(result, log)
 
 
 def test_bench_runs_drafts_with_async_scheduling(tmp_path):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import re
 import signal
 import socket
@@ -20,31 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from fault_helpers import REPO
+from fault_helpers import REPO, free_base_port
 
 CASE = ["--scenario", "decode-steady", "--transport", "tcp", "--num-running", "4",
         "--steps", "40", "--policies", "send", "--codecs", "msgpack", "--no-single-process",
         "--quiet"]
 CASE_ID = "num_running=4/send/msgpack#0"
-
-
-def free_base_port(n: int) -> int:
-    """A port P with P .. P + n - 1 free on 127.0.0.1 (checked by binding each)."""
-    for _ in range(200):
-        base = random.randrange(20000, 60000)
-        socks = []
-        try:
-            for port in range(base, base + n):
-                s = socket.socket()
-                socks.append(s)
-                s.bind(("127.0.0.1", port))
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in socks:
-                s.close()
-    raise RuntimeError("no free run of ports")
 
 
 def start_scheduler(args: list[str], out: Path) -> subprocess.Popen:

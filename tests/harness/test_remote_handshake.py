@@ -17,32 +17,11 @@ from pathlib import Path
 import pytest
 import zmq
 
-from fault_helpers import REPO
+from fault_helpers import REPO, free_base_port
 
 CASE = ["--scenario", "decode-steady", "--transport", "tcp", "--num-running", "4",
         "--policies", "send", "--codecs", "msgpack", "--no-single-process", "--quiet",
         "--no-floor"]
-
-
-def free_base_port(n: int) -> int:
-    """A port P with P .. P + n - 1 free on 127.0.0.1."""
-    import random
-
-    for _ in range(200):
-        base = random.randrange(20000, 60000)
-        socks = []
-        try:
-            for port in range(base, base + n):
-                s = socket.socket()
-                socks.append(s)
-                s.bind(("127.0.0.1", port))
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in socks:
-                s.close()
-    raise RuntimeError("no free run of ports")
 
 
 def scheduler(port: int, steps: int, out: Path, *extra: str) -> subprocess.Popen:

@@ -105,6 +105,19 @@ def expected_error(log: Path) -> str:
             rf"token id \d+ at position {start + len(ids) - 1}, the scheduler's "
             rf"all_token_ids hold {ids[-1]}")
 
+def fails_at_the_step_after_the_fault(result: CaseResult, log) -> None:
+    """Run ``result.spec`` with the fault of ``log`` armed (``fault``): the case fails
+    with ``expected_error`` at the step after the first faulted one, found as soon as
+    that step was applied (its record is the last)."""
+    with pytest.raises(CaseError) as err:
+        run_case(result.spec, result=result)
+    seq = faulted(log)[0]
+    assert seq >= 20
+    assert re.fullmatch(expected_error(log), str(err.value)), str(err.value)
+    assert err.value.step == seq + 1
+    assert len(result.sched_rows) == seq + 2
+
+
 
 def spec_case(k: int = 2, **kw):
     case = steady_case(8, max_steps=200, **kw)
@@ -140,13 +153,7 @@ def test_torch_draft_tokens_give_send_and_cached_one_digest():
 def test_torch_accepted_drafts_not_written_fail_the_input_oracle(fault):
     log = fault(20)
     result = CaseResult(spec=torch_spec_case(2, policy="cached", input_oracle_interval=1))
-    with pytest.raises(CaseError) as err:
-        run_case(result.spec, result=result)
-    seq = faulted(log)[0]
-    assert seq >= 20
-    assert re.fullmatch(expected_error(log), str(err.value)), str(err.value)
-    assert err.value.step == seq + 1
-    assert len(result.sched_rows) == seq + 2  # checked right after the first bad step
+    fails_at_the_step_after_the_fault(result, log)
 
 
 @pytest.mark.parametrize("transport", ["ipc", "inproc"])
@@ -165,13 +172,7 @@ def test_accepted_drafts_not_written_fail_the_input_oracle(fault, transport):
     log = fault(20, here=transport == "inproc")
     kw = dict(codec="none", transport="inproc") if transport == "inproc" else {}
     result = CaseResult(spec=spec_case(2, policy="cached", input_oracle_interval=1, **kw))
-    with pytest.raises(CaseError) as err:
-        run_case(result.spec, result=result)
-    seq = faulted(log)[0]
-    assert seq >= 20
-    assert re.fullmatch(expected_error(log), str(err.value)), str(err.value)
-    assert err.value.step == seq + 1
-    assert len(result.sched_rows) == seq + 2  # checked right after the first bad step
+    fails_at_the_step_after_the_fault(result, log)
 
 
 def test_bench_cached_alone_exits_1_naming_the_step(fault, tmp_path):

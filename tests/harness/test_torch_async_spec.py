@@ -18,7 +18,6 @@ Tiny preset, float32 on CPU, a vocabulary of 512 (as ``tests/engine/test_spec_de
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 from dataclasses import replace
@@ -34,11 +33,11 @@ from ipc_bench.engine.scheduler import PLACEHOLDER, AsyncScheduler, RequestStatu
 from ipc_bench.engine.workloads import TraceWorkload
 from ipc_bench.harness.oracle import InputOracle
 from ipc_bench.harness.recording import token_digest
-from ipc_bench.harness.spec import CaseError, CaseResult
+from ipc_bench.harness.spec import CaseResult
 from ipc_bench.harness.supervisor import run_case
 from test_async_spec import drive
 from test_oracle import preempting_spec
-from test_spec_faults import (expected_error, fault, faulted,  # noqa: F401 (fixture)
+from test_spec_faults import (fails_at_the_step_after_the_fault, fault,  # noqa: F401 (fixture)
                               torch_spec_case)
 
 TORCH = ModelConfig(name="torch", preset="tiny", device="cpu", vocab_size=512, seed=0)
@@ -145,13 +144,7 @@ def test_torch_async_accepted_drafts_not_written_fail_the_input_oracle(fault):  
     log = fault(20)
     result = CaseResult(spec=torch_spec_case(2, policy="cached", input_oracle_interval=1,
                                              async_scheduling=True))
-    with pytest.raises(CaseError) as err:
-        run_case(result.spec, result=result)
-    seq = faulted(log)[0]
-    assert seq >= 20
-    assert re.fullmatch(expected_error(log), str(err.value)), str(err.value)
-    assert err.value.step == seq + 1
-    assert len(result.sched_rows) == seq + 2  # found when step seq + 1 was applied
+    fails_at_the_step_after_the_fault(result, log)
 
 
 def test_bench_runs_the_torch_model_with_drafts_and_async_scheduling(tmp_path):

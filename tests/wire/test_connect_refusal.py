@@ -9,29 +9,9 @@ import time
 import pytest
 import zmq
 
+from fault_helpers import free_base_port
 from ipc_bench.wire.remote import ZAP_REFUSED, RemoteRunners
 from ipc_bench.wire.transport import HandshakeRefused, NoHandshake, RunnerSockets
-
-
-def _free_base_port(n: int) -> int:
-    import random
-    import socket
-
-    for _ in range(200):
-        base = random.randrange(20000, 60000)
-        socks = []
-        try:
-            for port in range(base, base + n):
-                s = socket.socket()
-                socks.append(s)
-                s.bind(("127.0.0.1", port))
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in socks:
-                s.close()
-    raise RuntimeError("no free run of ports")
 
 
 @pytest.mark.parametrize("kind", [zmq.PUSH, zmq.PULL, zmq.XPUB], ids=["PUSH", "PULL", "XPUB"])
@@ -54,7 +34,7 @@ def test_a_control_connect_to_a_data_socket_fails_the_handshake_at_once(kind):
 
 
 def test_a_second_peer_on_a_control_port_is_refused_and_the_first_kept():
-    port = _free_base_port(3)
+    port = free_base_port(3)
     remote = RemoteRunners("127.0.0.1", port, 1)
     ctx = zmq.Context()
     try:
