@@ -57,6 +57,6 @@ def report(summaries) -> str:
         lines.append(
             f"  {cmp['workload']} {cmp['codec']}: {m['treatment']}/{m['baseline']} = "
             f"{m['ratio_geomean']:.4f} {ci} over {m['n_pairs']} pairs; "
-            f"{m['baseline_median'] / 1e3:.1f} vs {m['treatment_median'] / 1e3:.1f} us/step "
-            f"(medians); {m['verdict']}")
+            f"{m['treatment_median'] / 1e3:.1f} vs {m['baseline_median'] / 1e3:.1f} us/step "
+            f"({m['treatment']} vs {m['baseline']}, medians); {m['verdict']}")
     return "\n".join(lines)

@@ -493,7 +493,9 @@ def runner_gap_figures(runner: dict[str, Any], counted: np.ndarray) -> dict[str,
     ``runner``: the runner's columns (``runner_forward_start_ns``, ``runner_forward_ns``,
     one value per step); ``counted``: bool ``[num_steps]``. Returns
     ``runner_gap_ns_median`` / ``_p99`` / ``_mean``, ``runner_gap_share_median`` /
-    ``_p99`` and ``runner_gap_share`` (total gap over total runner step time); ``{}``
+    ``_p99``, ``runner_gap_share`` (total gap over total runner step time) and
+    ``runner_step_ns_median`` (the runner's step the shares divide by, forward start to
+    forward start, ns); ``{}``
     when the columns are missing, of another length, or no counted step has a
     predecessor with a positive period."""
     start = runner.get("runner_forward_start_ns")
@@ -515,7 +517,8 @@ def runner_gap_figures(runner: dict[str, Any], counted: np.ndarray) -> dict[str,
                 runner_gap_ns_mean=float(gap.mean()),
                 runner_gap_share_median=float(np.median(share)),
                 runner_gap_share_p99=float(np.percentile(share, 99)),
-                runner_gap_share=float(gap.sum() / period.sum()))
+                runner_gap_share=float(gap.sum() / period.sum()),
+                runner_step_ns_median=float(np.median(period)))
 
 
 SCHED_PARTS = ("sched_ns", "build_ns", "encode_ns", "send_ns", "wait_ns", "decode_ns",

@@ -287,7 +287,7 @@ RUNNER_GAP_COLUMNS = (("runner_gap_ns_median", "gap us p50", 1e-3),
                       ("runner_gap_ns_p99", "gap us p99", 1e-3),
                       ("runner_gap_share_median", "gap % p50", 100.0),
                       ("runner_gap_share_p99", "gap % p99", 100.0),
-                      ("step_ns_median", "step us p50", 1e-3))
+                      ("runner_step_ns_median", "runner step us p50", 1e-3))
 
 
 def runner_gap_lines(cases: list[dict[str, Any]]) -> list[str]:
