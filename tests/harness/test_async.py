@@ -393,15 +393,16 @@ def test_gap_table_rows_name_the_scheduling_and_the_repetition():
 
     c = dict(policy="cached", codec="msgpack", transport="ipc", runner_gap_ns_median=1000.0,
              runner_gap_ns_p99=25_000.0, runner_gap_share_median=0.1,
-             runner_gap_share_p99=0.2, step_ns_median=5e6)
+             runner_gap_share_p99=0.2, runner_step_ns_median=5e6,
+             step_ns_median=9e6)
     lines = runner_gap_lines([dict(c, repetition=0),
                               dict(c, repetition=1, async_scheduling=True, arm="cached+async",
                                    async_scheduling_mode="process pipelining")])
     assert [ln.split() for ln in lines[1:]] == [
         ["rep", "policy", "codec", "transport", "scheduling", "gap", "us", "p50", "gap", "us",
-         "p99", "gap", "%", "p50", "gap", "%", "p99", "step", "us", "p50"],
+         "p99", "gap", "%", "p50", "gap", "%", "p99", "runner", "step", "us", "p50"],
         ["---", "------------", "-------", "---------", "-" * 26, "-" * 10, "-" * 10, "-" * 9,
-         "-" * 9, "-" * 11],
+         "-" * 9, "-" * 18],
         ["0", "cached", "msgpack", "ipc", "sync", "1.00", "25.0", "10.0", "20.0", "5,000"],
         ["1", "cached+async", "msgpack", "ipc", "async", "(process", "pipelining)", "1.00",
          "25.0", "10.0", "20.0", "5,000"]]
