@@ -283,11 +283,16 @@ class FlexAttention:
         self._block_pos = torch.zeros(num_cache_blocks, **i32)
         self._masks: dict[tuple[int, int], Any] = {}
         self._fa = fa
-        # one static compile per bucket and query width (1, and 1 + K with drafts);
-        # the default recompile limit (8) is below the number of buckets of a
-        # 512-sequence batch
-        torch._dynamo.config.recompile_limit = max(
-            torch._dynamo.config.recompile_limit, 3 * len(self.buckets) + 8)
+        # One static compile per bucket and query width (1, and 1 + K with drafts).
+        # Dynamo counts compiles per code object, flex_attention's, across every
+        # instance in the process (a notebook or a test session builds many), and past
+        # its limit it runs flex eagerly, which the start-up check refuses. Each
+        # instance therefore adds its own compiles to the limits.
+        need = 3 * len(self.buckets) + 8
+        dynamo_config = torch._dynamo.config
+        dynamo_config.recompile_limit = max(dynamo_config.recompile_limit, 8) + need
+        dynamo_config.accumulated_recompile_limit = max(
+            dynamo_config.accumulated_recompile_limit, 256) + need
         self._flex = torch.compile(fa.flex_attention, dynamic=False)
 
     def bucket(self, num_rows: int) -> int:
