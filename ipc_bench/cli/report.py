@@ -1,6 +1,6 @@
 """``python bench.py report RUN_DIR [RUN_DIR ...] [--output DIR]``: render run folders
 into a report (``ipc_bench.report.document.write_report``). Bad input (a missing
-folder, not a run folder, an unsupported result format) or
+folder, not a run folder, an unsupported result format, a run folder given twice) or
 an unwritable output (read-only, disk full: ``cannot write PATH: REASON``, the file
 that failed, with nothing written or changed) is one line on stderr and exit code 2;
 a file cut short is one warning line on stderr (and a note in the report), and the

@@ -551,3 +551,28 @@ def test_report_refuses_an_output_folder_holding_other_files(tiny_run, tmp_path,
                                        "not a report's (notes.txt); give --output a new "
                                        "folder or an earlier report's\n")
     assert _tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("first,second,shown", [
+    ("run", "run", "run folder run is given twice"),
+    ("run", "run/", "run folder run is given twice (also as run/)"),
+    ("./run", "run", "run folder ./run is given twice (also as run)"),
+    ("run", "alias", "run folder run is given twice (also as alias)"),  # a symlink to it
+    ("alias/", "./run/", "run folder alias/ is given twice (also as ./run/)"),
+])
+def test_report_refuses_a_run_given_twice(first, second, shown, tiny_run, tmp_path,
+                                          monkeypatch, capsys):
+    """The same run folder twice, however it is spelt, would compare the run with
+    itself: one line naming it, exit 2, nothing written."""
+    import shutil
+
+    from ipc_bench import cli
+
+    shutil.copytree(tiny_run, tmp_path / "run")
+    (tmp_path / "alias").symlink_to("run")
+    monkeypatch.chdir(tmp_path)
+    before = _tree(tmp_path)
+    assert cli.main(["report", first, second]) == 2
+    assert capsys.readouterr() == ("", f"bench.py report: error: {shown}: a run is not "
+                                       "compared with itself; give each run once\n")
+    assert _tree(tmp_path) == before
