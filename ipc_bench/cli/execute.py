@@ -235,8 +235,9 @@ class _Run:
             self._stop(result, f"interrupted by {exc.signal_name}", "incomplete")
             where = (f"at step {result.failed_step}" if result.failed_step is not None
                      else "before its first step")
-            print(f"bench.py: {case.case_id}: interrupted by {exc.signal_name} {where}; "
-                  f"partial results: {self.run_dir}", file=sys.stderr)
+            kept = f"; partial results: {self.run_dir}" if self.kept() else ""
+            print(f"bench.py: {case.case_id}: interrupted by {exc.signal_name} {where}{kept}",
+                  file=sys.stderr)
             raise
         except RunFolderError as exc:
             return self.write_failed(exc, result)
@@ -264,7 +265,8 @@ class _Run:
             self.log(f"{tag} {case_id}: FAILED: {exc}")
             self._stop(result, str(exc), "failed")
             print(f"bench.py: error: {case_id}: {exc}", file=sys.stderr)
-            print(f"bench.py: partial results: {self.run_dir}", file=sys.stderr)
+            if self.kept():
+                print(f"bench.py: partial results: {self.run_dir}", file=sys.stderr)
             return 2 if isinstance(exc, EndpointError) else 1
         elif isinstance(exc, OSError):  # the system refused (no space in TMPDIR, no fds)
             message = one_line(f"{type(exc).__name__}: {exc}")
@@ -308,12 +310,25 @@ class _Run:
             try:
                 self.writer.finish("failed", [message], failed_case=self.current)
             except RunFolderError as again:
-                # summary.json keeps its last complete version: say that it is stale.
-                reason = str(again).rpartition(": ")[2]
-                message += (f" (summary.json could not be updated either: {reason}; it "
-                            "still says the run is incomplete)")
+                message += f" ({self._left_behind(str(again).rpartition(': ')[2])})"
         print(f"bench.py: error: {message}", file=sys.stderr)
         return 1
+
+    def _left_behind(self, reason: str) -> str:
+        """What the folder holds once ``summary.json`` could not be rewritten (for
+        ``reason``), said only as far as it is true: the last complete version, which
+        still says the run is incomplete; no summary at all; or no folder."""
+        if (self.run_dir / "summary.json").is_file():
+            return (f"summary.json could not be updated either: {reason}; it still says "
+                    "the run is incomplete")
+        if self.run_dir.is_dir():
+            return (f"summary.json could not be written either: {reason}; the folder has "
+                    "no summary.json")
+        return f"{self.run_dir} no longer exists: no results were kept"
+
+    def kept(self) -> bool:
+        """Whether the run folder still holds a ``summary.json`` (results to point at)."""
+        return (self.run_dir / "summary.json").is_file()
 
     def interrupted(self, exc: Interrupted) -> None:
         """Name an interrupt that came between cases in ``summary.json`` (one inside a

@@ -1,10 +1,11 @@
 """``python bench.py report RUN_DIR [RUN_DIR ...] [--output DIR]``: render run folders
 into a report (``ipc_bench.report.document.write_report``). Bad input (a missing
-folder, not a run folder, an unsupported result format) or an unwritable output
-(read-only, disk full) is one line on stderr and exit code 2; a file cut short is one
-warning line on stderr (and a note in the report), and the report covers what is
-valid; SIGINT / SIGTERM / SIGHUP end it with one line and 130 / 143 / 129
-(``ipc_bench.cli.main``)."""
+folder, not a run folder, an unsupported result format, a run folder given twice) or
+an unwritable output (read-only, disk full: ``cannot write PATH: REASON``, the file
+that failed, with nothing written or changed) is one line on stderr and exit code 2;
+a file cut short is one warning line on stderr (and a note in the report), and the
+report covers what is valid; SIGINT / SIGTERM / SIGHUP end it with one line and 130 /
+143 / 129 (``ipc_bench.cli.main``)."""
 
 from __future__ import annotations
 
@@ -49,10 +50,10 @@ def main(argv: Sequence[str]) -> int:
     except ResultsError as exc:
         print(f"bench.py report: error: {exc}", file=sys.stderr)
         return 2
-    except OSError as exc:
-        where = f" to {exc.filename}" if exc.filename else ""
-        print(f"bench.py report: error: cannot write the report{where}: "
-              f"{exc.strerror or exc}", file=sys.stderr)
+    except OSError as exc:  # nothing was written (``document.write_folder``)
+        where = exc.filename if exc.filename else "the report"
+        print(f"bench.py report: error: cannot write {where}: {exc.strerror or exc}",
+              file=sys.stderr)
         return 2
     print(f"report: {out / 'report.html'}")
     return 0

@@ -12,15 +12,19 @@ when their environments differ (``ipc_bench.harness.environment.compare_metadata
 
 Default output folder: ``RUN_DIR/report`` for one run; ``report-<UTC time>`` beside
 the first run for several. Bad input (a missing folder, not a run folder, an
-unsupported result format) is one line on stderr and exit code 2. Everything is
-rendered before the first file is written, and the files are written with SIGINT /
-SIGTERM / SIGHUP deferred (``ipc_bench.harness.signals``): an interrupted report
-writes nothing or all of it.
+unsupported result format, a run folder given twice, an output that holds other
+files) is one line on stderr and exit code 2. Everything is rendered before the
+first file is written; the files go into a temporary folder beside the output,
+renamed into place once all are written (``write_folder``), with SIGINT / SIGTERM /
+SIGHUP deferred (``ipc_bench.harness.signals``): an interrupted or failed report
+(disk full) writes all of it or changes nothing, an earlier report included.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 import time
 from pathlib import Path
 from typing import Optional, Sequence
@@ -30,15 +34,21 @@ from ipc_bench.harness.signals import deferred
 from ipc_bench.report.blocks import build_blocks, file_slug
 from ipc_bench.report.render import render_html, render_markdown
 
+#: The report's own files besides its figures (``*.png``) and summaries
+#: (``*.summary.json``).
+REPORT_FILES = ("report.md", "report.html")
+
 
 def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
                  command: Optional[str] = None) -> Path:
     """Load ``run_dirs``, write the report into ``output`` (see the module docstring)
     and return the folder. Raises ``ResultsError`` (one line) on bad input and
-    ``OSError`` when the output folder cannot be written."""
+    ``OSError`` naming the file when the output folder cannot be written (nothing
+    changed then: ``write_folder``)."""
     from ipc_bench.analysis.results import load
 
     dirs = [check_run_dir(d) for d in run_dirs]
+    check_distinct_runs(run_dirs)
     results = load(dirs)
     if output:
         out = Path(output)
@@ -47,25 +57,119 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
     else:
         stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
         out = dirs[0].resolve().parent / f"report-{stamp}"
-    if out.exists() and not out.is_dir():
-        raise ResultsError(f"{out}: exists and is not a folder")
+    check_output(out)
     command = command or "python bench.py report " + " ".join(str(d) for d in run_dirs)
     blocks = build_blocks(results, command)
     title = next((b[2] for b in blocks if b[0] == "h"), "ipc-bench report")
     markdown, html = render_markdown(blocks), render_html(blocks, title)
-    from ipc_bench.report.plots import FIGURES
-
-    names = tuple(f"{n}.png" for n, *_ in FIGURES) + ("compare-throughput.png",)
+    files: list[tuple[str, bytes | Path]] = [(b[1], b[4]) for b in blocks if b[0] == "fig"]
+    files += [("report.md", markdown.encode("utf-8")), ("report.html", html.encode("utf-8"))]
+    files += [(f"{file_slug(run_id)}.summary.json", path / "summary.json")
+              for run_id, path in results.paths.items()]
     with deferred():
-        out.mkdir(parents=True, exist_ok=True)
-        for old in out.glob("*.png"):  # figures of an earlier render that may be gone now
-            if old.name.endswith(names):
-                old.unlink()
-        for b in blocks:
-            if b[0] == "fig":
-                (out / b[1]).write_bytes(b[4])
-        (out / "report.md").write_text(markdown, encoding="utf-8")
-        (out / "report.html").write_text(html, encoding="utf-8")
-        for run_id, path in results.paths.items():
-            shutil.copyfile(path / "summary.json", out / f"{file_slug(run_id)}.summary.json")
+        write_folder(out, files)
     return out
+
+
+def check_distinct_runs(run_dirs: Sequence[str | os.PathLike]) -> None:
+    """Refuse (``ResultsError``, one line) a run folder given more than once, however
+    it is spelt (a trailing slash, ``./``, a symlink): the report would compare the
+    run with itself. The folders must exist."""
+    seen: dict[tuple[int, int], str] = {}
+    for given in run_dirs:
+        st = os.stat(given)
+        key = (st.st_dev, st.st_ino)
+        if key in seen:
+            first = seen[key]
+            also = "" if str(given) == first else f" (also as {given})"
+            raise ResultsError(f"run folder {first} is given twice{also}: a run is not "
+                               "compared with itself; give each run once")
+        seen[key] = str(given)
+
+
+def check_output(out: Path) -> Path:
+    """Refuse (``ResultsError``, one line) an ``out`` that exists and is not a folder,
+    or holds files a report does not write (``REPORT_FILES``, ``*.png``,
+    ``*.summary.json``): replacing it would lose them. Returns the folder to replace:
+    ``out``, or where it points when it is a symlink to a folder."""
+    target = Path(os.path.realpath(out)) if out.is_symlink() and out.is_dir() else out
+    if target.exists():
+        if not target.is_dir():
+            raise ResultsError(f"{out}: exists and is not a folder")
+        foreign = sorted(e.name for e in target.iterdir() if not _is_report_file(e.name))
+        if foreign:
+            raise ResultsError(
+                f"{out}: holds files that are not a report's ({', '.join(foreign[:3])}"
+                f"{', ...' if len(foreign) > 3 else ''}); give --output a new folder or an "
+                "earlier report's")
+    return target
+
+
+def _is_report_file(name: str) -> bool:
+    return name in REPORT_FILES or name.endswith((".png", ".summary.json"))
+
+
+def write_folder(out: Path, files: Sequence[tuple[str, bytes | Path]]) -> None:
+    """Make ``out`` a folder holding exactly ``files`` (name, and bytes or a file to
+    copy), all or nothing: they are written into a temporary folder beside ``out``
+    (``.NAME.tmp-*``), which is renamed to ``out`` once every file is written; an
+    earlier ``out`` is renamed aside first and removed after. On an error nothing
+    changes (an earlier ``out`` stays as it was, the temporary folder and any parent
+    folder created for it are removed) and ``OSError`` is raised with ``filename`` the
+    path under ``out`` that could not be written (``out`` itself for the folder).
+    ``ResultsError`` (one line) from ``check_output``."""
+    target = check_output(out)
+    parent = target.parent
+    created = _topmost_missing(parent)
+    tmp: Optional[Path] = None
+    current = out
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=parent))
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o777 & ~mask)
+        for name, data in files:
+            current = out / name
+            if isinstance(data, Path):
+                shutil.copyfile(data, tmp / name)
+            else:
+                with open(tmp / name, "wb") as f:
+                    f.write(data)
+        current = out
+        _move_into_place(tmp, target)
+        tmp = None
+    except OSError as exc:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        if created is not None:
+            shutil.rmtree(created, ignore_errors=True)
+        raise OSError(exc.errno, exc.strerror or str(exc), str(current)) from None
+
+
+def _move_into_place(tmp: Path, target: Path) -> None:
+    """Rename the written folder ``tmp`` to ``target``; an earlier ``target`` is renamed
+    aside first (and back if the second rename fails), then removed."""
+    if not target.exists():
+        os.replace(tmp, target)
+        return
+    old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
+    try:
+        os.replace(target, old)  # a folder onto an empty folder
+    except OSError:
+        old.rmdir()
+        raise
+    try:
+        os.replace(tmp, target)
+    except OSError:
+        os.replace(old, target)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _topmost_missing(path: Path) -> Optional[Path]:
+    """The highest folder of ``path`` (itself included) that does not exist yet."""
+    missing = None
+    while not path.exists() and path != path.parent:
+        missing, path = path, path.parent
+    return missing

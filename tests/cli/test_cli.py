@@ -421,17 +421,158 @@ def test_microbench_interrupted_before_the_plan_is_one_line(
     assert not out.exists()
 
 
-def test_report_onto_a_full_disk_is_one_line(tiny_run, tmp_path, monkeypatch, capsys):
+# ---------------------------------------------------------------------------- report output
+
+#: The files a report of ``tiny_run`` writes, in the order it writes them.
+REPORT_ORDER = ["bytes_per_step.png", "codec_time_per_step.png", "throughput.png",
+                "step_breakdown.png", "report.md", "report.html", "run.summary.json"]
+
+
+def _tree(root: Path) -> dict[str, bytes | None]:
+    """Every path under ``root`` (relative), hidden ones included, with a file's bytes
+    (``None`` for a folder)."""
+    return {str(p.relative_to(root)): (None if p.is_dir() else p.read_bytes())
+            for p in sorted(root.rglob("*"))}
+
+
+def _disk_full_at(monkeypatch, under: Path, name: str) -> list[str]:
+    """Every file opened for writing under ``under`` is noted (its name) in the list
+    returned; the one named ``name`` gets its first bytes, then the disk is full
+    (``OSError`` ENOSPC), as ``open`` itself would fail on a full disk mid-report."""
+    import builtins
+    import errno
+
+    real_open, opened = builtins.open, []
+
+    def full_open(file, mode="r", *args, **kwargs):
+        if (isinstance(file, (str, os.PathLike)) and any(m in mode for m in "wax")
+                and Path(file).is_relative_to(under)):
+            opened.append(Path(file).name)
+            if Path(file).name == name:
+                with real_open(file, mode, *args, **kwargs) as f:
+                    f.write(b"\x89PNG" if "b" in mode else "partial")
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(file))
+        return real_open(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", full_open)
+    return opened
+
+
+@pytest.mark.parametrize("name,earlier", [
+    ("bytes_per_step.png", False),   # the first file
+    ("throughput.png", True),        # a figure after others were written
+    ("report.md", False),
+    ("report.html", True),
+    ("run.summary.json", True),      # the last file (copied)
+])
+def test_report_onto_a_full_disk_names_the_file_and_changes_nothing(
+        name, earlier, tiny_run, tmp_path, monkeypatch, capsys):
+    """A disk that fills at any file of the report: one line naming that file, exit 2,
+    and the folder holds what it held before: nothing (no output folder, no parent
+    folder created for it, no temporary folder), or an earlier report byte for byte."""
+    from ipc_bench import cli
+
+    out = tmp_path / "reports" / "rep"
+    if earlier:
+        assert cli.main(["report", str(tiny_run), "--output", str(out)]) == 0
+        (out / "report.md").write_text("an earlier report\n")
+        (out / "stale.png").write_bytes(b"an earlier figure")
+    capsys.readouterr()
+    before = _tree(tmp_path)
+    opened = _disk_full_at(monkeypatch, tmp_path, name)
+    assert cli.main(["report", str(tiny_run), "--output", str(out)]) == 2
+    assert capsys.readouterr() == (
+        "", f"bench.py report: error: cannot write {out / name}: {NO_SPACE}\n")
+    assert opened == REPORT_ORDER[:REPORT_ORDER.index(name) + 1]
+    assert _tree(tmp_path) == before
+
+
+def test_report_that_cannot_be_moved_into_place_keeps_the_earlier_one(
+        tiny_run, tmp_path, monkeypatch, capsys):
+    """Every file written, then the rename that puts the new folder in place fails: the
+    earlier report is renamed back and nothing else is left."""
     import errno
 
     from ipc_bench import cli
     from ipc_bench.report import document
 
-    def copyfile(src, dst):
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(dst))
-
-    monkeypatch.setattr(document.shutil, "copyfile", copyfile)
     out = tmp_path / "rep"
+    assert cli.main(["report", str(tiny_run), "--output", str(out)]) == 0
+    (out / "report.md").write_text("an earlier report\n")
+    capsys.readouterr()
+    before = _tree(tmp_path)
+    real_replace = os.replace
+
+    def replace(src, dst):
+        if Path(src).name.startswith(".rep.tmp-"):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(dst))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(document.os, "replace", replace)
     assert cli.main(["report", str(tiny_run), "--output", str(out)]) == 2
-    assert capsys.readouterr() == ("", "bench.py report: error: cannot write the report to "
-                                       f"{out / 'run.summary.json'}: {NO_SPACE}\n")
+    assert capsys.readouterr() == ("", f"bench.py report: error: cannot write {out}: "
+                                       f"{NO_SPACE}\n")
+    assert _tree(tmp_path) == before
+
+
+def test_report_replaces_an_earlier_report_whole(tiny_run, tmp_path, capsys):
+    """A new report replaces the earlier one in the same folder: no figure of the earlier
+    render stays, and nothing temporary is left beside it."""
+    from ipc_bench import cli
+
+    out = tmp_path / "rep"
+    assert cli.main(["report", str(tiny_run), "--output", str(out)]) == 0
+    (out / "stale.png").write_bytes(b"an earlier figure")
+    (out / "report.md").write_text("an earlier report\n")
+    assert cli.main(["report", str(tiny_run), "--output", str(out)]) == 0
+    assert capsys.readouterr() == (f"report: {out / 'report.html'}\n" * 2, "")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rep"]
+    assert sorted(p.name for p in out.iterdir()) == sorted(REPORT_ORDER)
+    assert (out / "report.md").read_text().startswith("# ipc-bench report")
+    assert oct(out.stat().st_mode & 0o777) == oct(0o777 & ~_umask())
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_report_refuses_an_output_folder_holding_other_files(tiny_run, tmp_path, capsys):
+    from ipc_bench import cli
+
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine\n")
+    (out / "report.md").write_text("mine too\n")
+    before = _tree(tmp_path)
+    assert cli.main(["report", str(tiny_run), "--output", str(out)]) == 2
+    assert capsys.readouterr() == ("", f"bench.py report: error: {out}: holds files that are "
+                                       "not a report's (notes.txt); give --output a new "
+                                       "folder or an earlier report's\n")
+    assert _tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("first,second,shown", [
+    ("run", "run", "run folder run is given twice"),
+    ("run", "run/", "run folder run is given twice (also as run/)"),
+    ("./run", "run", "run folder ./run is given twice (also as run)"),
+    ("run", "alias", "run folder run is given twice (also as alias)"),  # a symlink to it
+    ("alias/", "./run/", "run folder alias/ is given twice (also as ./run/)"),
+])
+def test_report_refuses_a_run_given_twice(first, second, shown, tiny_run, tmp_path,
+                                          monkeypatch, capsys):
+    """The same run folder twice, however it is spelt, would compare the run with
+    itself: one line naming it, exit 2, nothing written."""
+    import shutil
+
+    from ipc_bench import cli
+
+    shutil.copytree(tiny_run, tmp_path / "run")
+    (tmp_path / "alias").symlink_to("run")
+    monkeypatch.chdir(tmp_path)
+    before = _tree(tmp_path)
+    assert cli.main(["report", first, second]) == 2
+    assert capsys.readouterr() == ("", f"bench.py report: error: {shown}: a run is not "
+                                       "compared with itself; give each run once\n")
+    assert _tree(tmp_path) == before

@@ -669,3 +669,116 @@ def test_a_summary_that_cannot_be_updated_either_is_said_in_the_one_line(
         "incomplete)\n"))
     summary = json.loads((run / "summary.json").read_text())
     assert (summary["status"], summary["problems"]) == ("incomplete", [])
+
+
+# ---------------------------------------------------------------------------- a removed folder
+
+
+def _remove_at_case(monkeypatch, run: Path, when: str, sig: int = 0) -> None:
+    """Remove the run folder (``summary.json`` alone when ``when`` ends ``-summary``) when
+    the first case starts (``start``: before its first step) or once it has run
+    (``end``: before it is written); ``sig``: then send this process that signal."""
+    import shutil
+
+    from ipc_bench.cli import execute
+
+    real, calls = execute.run_case, []
+
+    def remove():
+        if when.endswith("-summary"):
+            (run / "summary.json").unlink()
+        else:
+            shutil.rmtree(run)
+        if sig:
+            os.kill(os.getpid(), sig)
+
+    def run_case(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1 and when.startswith("start"):
+            remove()
+        out = real(*args, **kwargs)
+        if len(calls) == 1 and when.startswith("end"):
+            remove()
+        return out
+
+    monkeypatch.setattr(execute, "run_case", run_case)
+
+
+@pytest.mark.parametrize("when", ["start", "end"])
+def test_a_run_folder_removed_mid_run_is_one_line_and_claims_no_file(
+        when, tmp_path, monkeypatch, capsys):
+    """The folder is removed while a case runs (its rows cannot be flushed) or after it
+    ran (it cannot be written): one line naming the folder and the OS error, saying
+    that no results were kept, exit 1; no line claims a file that is not there."""
+    from ipc_bench import cli
+    from ipc_bench.harness import recording
+
+    monkeypatch.setattr(recording, "FLUSH_INTERVAL_S", 0.0)  # flush after every step
+    run = tmp_path / "run"
+    _remove_at_case(monkeypatch, run, when)
+    assert cli.main(_TINY + ["--output", str(run)]) == 1
+    assert capsys.readouterr() == ("", (
+        f"bench.py: error: cannot write results to {run}: No such file or directory "
+        f"({run} no longer exists: no results were kept)\n"))
+    assert not run.exists()
+
+
+def test_a_removed_summary_that_cannot_be_written_again_is_said_so(
+        tmp_path, monkeypatch, capsys):
+    """summary.json removed while the case runs, and the disk full when the case is
+    written: the line says the folder has no summary.json, not that it is stale."""
+    from ipc_bench import cli
+
+    run = tmp_path / "run"
+    _remove_at_case(monkeypatch, run, "end-summary")
+    _no_space(monkeypatch, "summary.json.*.tmp", after=2)  # the claim's and the case's start
+    assert cli.main(_ONE_CASE + ["--output", str(run)]) == 1
+    assert capsys.readouterr() == ("", (
+        f"bench.py: error: {ENOSPC_LINE.format(run=run)} (summary.json could not be "
+        "written either: No space left on device; the folder has no summary.json)\n"))
+    assert not (run / "summary.json").exists()
+    assert not any(p.name.endswith(".tmp") for p in run.iterdir())
+
+
+@pytest.mark.parametrize("when", ["start", "end"])
+def test_an_interrupt_after_the_folder_was_removed_points_at_no_results(
+        when, tmp_path, monkeypatch, capsys, handlers_restored):
+    from ipc_bench import cli
+
+    run = tmp_path / "run"
+    _remove_at_case(monkeypatch, run, when, signal.SIGTERM)
+    assert cli.main(_TINY + ["--output", str(run)]) == 143
+    where = "before its first step" if when == "start" else "at step 62"
+    assert capsys.readouterr() == ("", (
+        f"bench.py: error: cannot write results to {run}: No such file or directory "
+        f"({run} no longer exists: no results were kept)\n"
+        f"bench.py: num_running=2/send/msgpack#0: interrupted by SIGTERM {where}\n"
+        "bench.py: interrupted by SIGTERM (exit 143)\n"))
+    assert not run.exists()
+
+
+@pytest.mark.parametrize("removed", [False, True])
+def test_a_failed_case_points_at_partial_results_only_where_they_are(
+        removed, tmp_path, monkeypatch, capsys):
+    import shutil
+
+    from ipc_bench import cli
+    from ipc_bench.cli import execute
+
+    run = tmp_path / "run"
+
+    def run_case(case, **kwargs):
+        if removed:
+            shutil.rmtree(run)
+        raise CaseError("runner process 4242 exited with code 3 at step 0", step=0)
+
+    monkeypatch.setattr(execute, "run_case", run_case)
+    assert cli.main(_TINY + ["--output", str(run)]) == 1
+    lost = (f"bench.py: error: cannot write results to {run}: No such file or directory "
+            f"({run} no longer exists: no results were kept)\n")
+    assert capsys.readouterr() == ("", (
+        (lost if removed else "")
+        + "bench.py: error: num_running=2/send/msgpack#0: runner process 4242 exited with "
+        "code 3 at step 0\n"
+        + ("" if removed else f"bench.py: partial results: {run}\n")))
+    assert run.exists() is not removed
