@@ -1,6 +1,7 @@
 """A steady batch's KV cache: the most slots one request holds in a case
 (``scenario.steady_context_max``) is what the scheduler allocates, not a looser bound;
-a cache of exactly B requests' worth runs all B at every counted step.
+a cache of exactly B requests' worth runs all B at every counted step; a batch that
+ran short is warned about (``analysis.summary.running_shortfall_warning``).
 
 The refusal line of a cache that is too small, through ``bench.py``'s main, is in
 ``tests/cli/test_bad_input.py``.
@@ -13,12 +14,16 @@ import json
 import pytest
 
 from ipc_bench import cli
+from ipc_bench.analysis.summary import (attach_token_bytes, noise_warnings,
+                                        running_shortfall_warning, summarize_case)
 from ipc_bench.engine.config import ConfigError, ModelConfig, SchedulerConfig
 from ipc_bench.engine.model_runner import ModelRunner
 from ipc_bench.engine.scheduler import Scheduler
+from ipc_bench.engine.workloads import SteadyDecodeWorkload
 from ipc_bench.harness.scenario import (OUTPUT_LEN_MAX, PROMPT_LEN_MAX, check_steady_cache,
                                         steady_context_max)
 from ipc_bench.harness.spec import CaseSpec
+from ipc_bench.harness.supervisor import run_case
 
 
 def most_slots(cfg: SchedulerConfig, max_steps: int) -> int:
@@ -97,4 +102,53 @@ def test_a_cache_that_exactly_fits_runs_the_whole_batch(tmp_path, capsys):
     (case,) = json.loads((run / "summary.json").read_text())["cases"]
     assert (case["num_running"], case["num_running_mean"], case["num_preemptions"],
             case["num_steps"]) == (4, 4.0, 0, 40)
+    assert running_shortfall_warning(case) is None
+    assert "requests ran per counted step" not in err
 
+
+def test_the_shortfall_warning():
+    assert running_shortfall_warning(dict(num_running=256, num_running_mean=15.8,
+                                          num_preemptions=1234)) == (
+        "15.8 requests ran per counted step on average, 93.8 % fewer than --num-running "
+        "256 (1,234 preemptions): these figures are not those of a batch of 256")
+    # more than 5 % below warns, whatever the cause; 5 % or less does not
+    assert running_shortfall_warning(dict(num_running=100, num_running_mean=94.9)) == (
+        "94.9 requests ran per counted step on average, 5.1 % fewer than --num-running 100: "
+        "these figures are not those of a batch of 100")
+    assert running_shortfall_warning(dict(num_running=100, num_running_mean=95.0)) is None
+    # --pp N: each step is one of N micro-batches of B / N
+    assert running_shortfall_warning(dict(num_running=256, num_running_mean=64.0,
+                                          pp=4)) is None
+    assert running_shortfall_warning(dict(num_running=256, num_running_mean=60.0, pp=4)) == (
+        "60.0 requests ran per counted step on average, 6.2 % fewer than the 64 per "
+        "micro-batch of --num-running 256 with --pp 4: these figures are not those of a "
+        "batch of 256")
+    # no batch asked for, or no counted step: nothing to compare
+    assert running_shortfall_warning(dict(trace="conv:40", num_running_mean=3.0)) is None
+    assert running_shortfall_warning(dict(num_running=4)) is None
+    # it is one of the case's warnings
+    assert noise_warnings(dict(num_running=100, num_running_mean=50.0, num_steps=200)) == [
+        "50.0 requests ran per counted step on average, 50.0 % fewer than --num-running "
+        "100: these figures are not those of a batch of 100"]
+
+
+def test_a_case_that_preempts_is_warned_about():
+    # 4 requests of 8-40 prompt tokens in 16 blocks of 16 (not through the CLI, which
+    # refuses this cache): requests are preempted and fewer decode per counted step
+    spec = CaseSpec(
+        scenario="t", labels={"num_running": 4}, policy="cached", codec="msgpack",
+        scheduler=SchedulerConfig(max_num_seqs=4, max_model_len=512, num_blocks=16),
+        model=ModelConfig(),
+        make_workload=lambda: SteadyDecodeWorkload(4, seed=0, vocab_size=128_256,
+                                                   prompt_len_range=(8, 40),
+                                                   output_len_range=(200, 300)),
+        warmup_steps=5, max_steps=200, count="decode_only", floor=False)
+    result = run_case(spec)
+    attach_token_bytes(result)
+    summary = summarize_case(result)
+    # the logical clock makes the schedule, and so these figures, the same on any machine
+    assert (summary["num_steps"], summary["num_running_mean"], summary["num_preemptions"]) \
+        == (195, 367 / 195, 3)
+    assert noise_warnings(summary)[0] == (
+        "1.9 requests ran per counted step on average, 52.9 % fewer than --num-running 4 "
+        "(3 preemptions): these figures are not those of a batch of 4")
