@@ -20,7 +20,9 @@ a real decoder with a paged KV cache (CUDA when present; ``scripts/gpu_check.py`
 H200's (uncalibrated) figures. Options:
 ``--num-running``, ``--steps`` (counted-steps budget per case, default 1000),
 ``--warmup-steps`` (default 100), ``--num-blocks`` (default 256 per running request
-+ 256: room for every request's ``max_model_len``).
++ 256: room for every request's ``max_model_len``; a cache that cannot hold all B
+requests at once at the longest context each reaches in the case is refused,
+``harness.scenario.check_steady_cache``).
 """
 
 from __future__ import annotations

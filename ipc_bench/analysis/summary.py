@@ -732,11 +732,42 @@ def no_counted_steps_warning(summary: dict[str, Any]) -> str:
             f"of the kind this scenario counts): the per-step figures are absent{timed}")
 
 
+#: ``running_shortfall_warning`` warns when a steady case's mean running requests per
+#: counted step fall more than this share below the number asked.
+RUNNING_SHORTFALL = 0.05
+
+
+def running_shortfall_warning(summary: dict[str, Any]) -> Optional[str]:
+    """One line when a steady case (a ``num_running`` label: B asked for) scheduled on
+    average more than ``RUNNING_SHORTFALL`` fewer requests per counted step
+    (``num_running_mean``) than B, or than B / N with ``--pp`` N (each step one of N
+    micro-batches), whatever the cause (a KV cache that preempts, a token budget, a
+    bug); else ``None``, also for a case without counted steps or a batch label."""
+    asked, ran = summary.get("num_running"), summary.get("num_running_mean")
+    if not isinstance(asked, int) or ran is None:
+        return None
+    pp = summary.get("pp") or 1
+    expected = asked / pp
+    if ran >= expected * (1 - RUNNING_SHORTFALL):
+        return None
+    short = f"{(1 - ran / expected) * 100:.1f} % fewer than"
+    if pp > 1:
+        short += f" the {expected:g} per micro-batch of --num-running {asked} with --pp {pp}"
+    else:
+        short += f" --num-running {asked}"
+    preempted = summary.get("num_preemptions") or 0
+    why = f" ({preempted:,} preemptions)" if preempted else ""
+    return (f"{ran:.1f} requests ran per counted step on average, {short}{why}: these "
+            f"figures are not those of a batch of {asked}")
+
+
 def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None = None,
                    min_steps: int = 100) -> list[str]:
     """Warnings in the style of ``python -m pyperf check`` for one case summary.
 
-    Flags: no counted step (``no_counted_steps_warning``); too few counted steps; a
+    Flags: fewer requests per counted step than the batch asked for
+    (``running_shortfall_warning``); no counted step (``no_counted_steps_warning``);
+    too few counted steps; a
     standard deviation of 50-step mean step times over 10 % of their mean (pyperf's
     threshold, applied to block means as pyperf applies it to its values, themselves
     means over loops); CPU steal time over 1 % of the machine's time during the case
@@ -748,6 +779,9 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
     none was seen.
     """
     warnings = []
+    shortfall = running_shortfall_warning(summary)
+    if shortfall:
+        warnings.append(shortfall)
     if summary.get("pp_oversubscribed") and summary.get("pp_cores") is not None:
         n, n_cores = summary["pp"], summary["pp_cores"]
         warnings.append(f"--pp {n} on {n_cores} core(s): {n + 1} processes share them; "

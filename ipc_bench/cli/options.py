@@ -383,13 +383,20 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
                    "CUDA, off on CPU)")
 
 
+#: ``--num-blocks``'s help past its range.
+NUM_BLOCKS_HELP = ("; real memory with the torch model. A steady scenario (--num-running) "
+                   "refuses a cache that cannot hold all of its requests at once at the "
+                   "longest context each reaches in the case (the figures and the "
+                   "--num-blocks that fits are in the error)")
+
+
 def _add_scheduler_options(p: argparse.ArgumentParser) -> None:
     """``SCHEDULER_OVERRIDES``, one option each, in their own help group."""
     g = p.add_argument_group("scheduler limits (override the scenario's SchedulerConfig)")
     for name, hi in SCHEDULER_OVERRIDES.items():
         g.add_argument("--" + name.replace("_", "-"), type=_int_in(1, hi), metavar="N",
                        help=f"vLLM's {name} (1 to {hi:,})"
-                       + ("; real memory with the torch model" if name == "num_blocks" else ""))
+                       + (NUM_BLOCKS_HELP if name == "num_blocks" else ""))
 
 
 def _add_repetition_options(p: argparse.ArgumentParser) -> None:

@@ -275,9 +275,12 @@ def _check_cases(args, cases) -> None:
     scenario's own defaults are not checked), a scheduler override the scenario
     ignores, async scheduling in a scenario of bare loops (overhead) or with --tp
     ranks, the replicated codec with async scheduling, a stateful codec (slots,
-    replicated) with drafts or --pp, bad limits, a
+    replicated) with drafts or --pp, bad limits, a steady batch whose KV cache cannot
+    hold all of its requests (``scenario.check_steady_cache``), a
     fixed step not shorter than the peer timeout, runner
     buffers or a KV cache that do not fit, sockets that cannot be set up."""
+    from ipc_bench.harness.scenario import check_steady_cache
+
     if not cases:
         raise UsageError(f"scenario {args.scenario} has no cases for these options")
     overrides = _overrides(args)
@@ -313,6 +316,7 @@ def _check_cases(args, cases) -> None:
             _check_stateful_codec(args, case)
         _check_frontend(args, case)
         case.scheduler.validate()
+        check_steady_cache(case, num_blocks_given=args.num_blocks is not None)
         case.model.validate()
         step_s = getattr(case.model, "step_time_ms", 0) / 1e3 if case.model.name == "fixed-step" \
             else 0.0

@@ -125,6 +125,12 @@ class Workload:
         """Told how many requests finished at ``step`` (steady workloads replace them)."""
 
 
+#: ``SteadyDecodeWorkload``'s default prompt and output lengths (tokens, both ends
+#: included).
+STEADY_PROMPT_LEN_RANGE = (32, 256)
+STEADY_OUTPUT_LEN_RANGE = (512, 2048)
+
+
 class SteadyDecodeWorkload(Workload):
     """``num_running`` requests at all times. Prompt lengths uniform in
     ``[prompt_len_min, prompt_len_max]``, output lengths in
@@ -132,8 +138,8 @@ class SteadyDecodeWorkload(Workload):
     ``req_id_format``: see ``make_req_id``; ``token_ids``: see ``make_prompt``."""
 
     def __init__(self, num_running: int, *, seed: int, vocab_size: int,
-                 prompt_len_range: tuple[int, int] = (32, 256),
-                 output_len_range: tuple[int, int] = (512, 2048),
+                 prompt_len_range: tuple[int, int] = STEADY_PROMPT_LEN_RANGE,
+                 output_len_range: tuple[int, int] = STEADY_OUTPUT_LEN_RANGE,
                  req_id_format: str = "cmpl", token_ids: str = "uniform"):
         super().__init__(f"steady-B{num_running}", seed=seed, vocab_size=vocab_size,
                          req_id_format=req_id_format, token_ids=token_ids)

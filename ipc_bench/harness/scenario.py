@@ -39,7 +39,8 @@ from ipc_bench.engine.config import (CACHED, POLICIES, PRESET_MODELS, ConfigErro
                                      preset_vocab_size)
 from ipc_bench.engine.token_ids import read_histogram, token_id_distribution
 from ipc_bench.engine.traces import load_azure_trace
-from ipc_bench.engine.workloads import SteadyDecodeWorkload, TraceWorkload
+from ipc_bench.engine.workloads import (STEADY_OUTPUT_LEN_RANGE, STEADY_PROMPT_LEN_RANGE,
+                                         SteadyDecodeWorkload, TraceWorkload)
 from ipc_bench.wire.codecs import CODECS, DEFAULT_CODECS
 
 #: Import name of the scenarios package (the repository's ``scenarios/`` folder).
@@ -375,8 +376,8 @@ def grid(opts: ScenarioOptions, workloads: list[dict[str, Any]],
 
 #: Longest prompt and output of the steady-decode workload (``SteadyDecodeWorkload``
 #: defaults).
-PROMPT_LEN_MAX = 256
-OUTPUT_LEN_MAX = 2048
+PROMPT_LEN_MAX = STEADY_PROMPT_LEN_RANGE[1]
+OUTPUT_LEN_MAX = STEADY_OUTPUT_LEN_RANGE[1]
 
 
 def steady_num_blocks(b: int) -> int:
@@ -393,7 +394,9 @@ def steady_running_for_blocks(num_blocks: int) -> int:
 
 def steady_scheduler_config(opts: ScenarioOptions, b: int) -> SchedulerConfig:
     """Limits for B running requests, with the command line's overrides; refuses
-    limits under which B requests cannot all run or one cannot finish (``ConfigError``)."""
+    limits under which B requests cannot all decode each step (``ConfigError``). Whether
+    the KV cache holds them is checked per case (``check_steady_cache``: drafts, set
+    later, need more)."""
     cfg = opts.scheduler_config(SchedulerConfig(
         max_num_seqs=b, max_num_batched_tokens=8192, max_model_len=4096,
         num_blocks=steady_num_blocks(b)))
@@ -406,14 +409,69 @@ def steady_scheduler_config(opts: ScenarioOptions, b: int) -> SchedulerConfig:
     if cfg.max_num_batched_tokens < b:
         raise ConfigError(f"max_num_batched_tokens {cfg.max_num_batched_tokens} is smaller "
                           f"than --num-running {b}: not every request can decode each step")
-    # Fewer blocks than B requests need is allowed (requests are preempted and
-    # recomputed); fewer than one request needs could never finish it.
-    longest = min(cfg.max_model_len, PROMPT_LEN_MAX + OUTPUT_LEN_MAX)
-    need = -(-longest // cfg.block_size)
-    if cfg.num_blocks < need:
-        raise ConfigError(f"num_blocks {cfg.num_blocks} cannot hold one request of up to "
-                          f"{longest} tokens in blocks of {cfg.block_size} (need {need})")
+    # The KV cache is checked per case once drafts are set (check_steady_cache).
     return cfg
+
+
+def steady_context_max(cfg: SchedulerConfig, max_steps: int) -> int:
+    """The most KV-cache slots one request of the steady workload holds in a case of
+    ``max_steps`` scheduler steps under ``cfg``, from ``Scheduler.schedule``'s rule
+    (``AsyncScheduler`` and ``PipelineScheduler`` schedule no further).
+
+    A request of prompt P and output M stops at ``S = min(P + M, max_model_len)``
+    tokens and its last sampled token is never fed back, so it is scheduled up to
+    ``S - 1`` tokens; with K drafts (``num_spec_tokens``) up to K past its tokens,
+    cut at ``max_model_len - 1``. Arriving at step 0 (the steady workload's first
+    requests), it is scheduled its prompt at step 0 and gains at most K + 1 tokens a
+    step, so at step t at most ``P + t * (K + 1)`` are scheduled; the last step is
+    ``max_steps - 1``. The scheduler allocates ``num_lookahead_tokens`` slots past the
+    scheduled tokens, capped at ``max_model_len``. Every bound grows with P and M, so
+    the workload's longest prompt and output (``PROMPT_LEN_MAX``, ``OUTPUT_LEN_MAX``)
+    give the worst case; a request arriving later reaches less."""
+    k = cfg.num_spec_tokens
+    stop = min(PROMPT_LEN_MAX + OUTPUT_LEN_MAX, cfg.max_model_len)
+    scheduled = min(PROMPT_LEN_MAX + (max_steps - 1) * (k + 1), stop - 1 + k,
+                    cfg.max_model_len - 1)
+    if cfg.num_lookahead_tokens:
+        return min(scheduled + cfg.num_lookahead_tokens, cfg.max_model_len)
+    return scheduled
+
+
+def check_steady_cache(case: CaseSpec, num_blocks_given: bool = True) -> None:
+    """Refuse (``ConfigError``, one line with the figures) a steady case (a
+    ``num_running`` label and ``max_steps``) whose KV cache cannot hold all of its
+    ``num_running`` requests at once at the most slots each holds in the case
+    (``steady_context_max``): a steady batch promises ``num_running`` requests at
+    every step, and a cache that must preempt would run fewer. The bound is the
+    worst case and exact: a cache of ``num_running * ceil(slots / block_size)`` blocks
+    runs. The advice names the ``--num-blocks`` that fits and, when ``--num-blocks``
+    was given (``num_blocks_given``; otherwise ``--num-running`` sizes the cache), the
+    largest ``--num-running`` that fits it. Other cases pass."""
+    b = case.labels.get("num_running")
+    if not isinstance(b, int) or case.max_steps is None:
+        return
+    cfg = case.scheduler
+    slots = steady_context_max(cfg, case.max_steps)
+    per_request = -(-slots // cfg.block_size)
+    need = b * per_request
+    if cfg.num_blocks >= need:
+        return
+    what = "tokens"
+    if cfg.num_spec_tokens:
+        k, lookahead = cfg.num_spec_tokens, cfg.num_lookahead_tokens
+        what = (f"KV slots ({k} draft{'s' if k > 1 else ''} a step"
+                + (f", {lookahead} lookahead slot{'s' if lookahead > 1 else ''}"
+                   if lookahead else "") + ")")
+    fit = cfg.num_blocks // per_request
+    advice = f"give --num-blocks {need:,} or more"
+    if num_blocks_given and fit >= 1:
+        advice += f", or --num-running {fit:,} or fewer"
+    raise ConfigError(
+        f"--num-running {b} needs {need:,} KV blocks ({b:,} requests x {per_request:,} "
+        f"blocks of {cfg.block_size} tokens: each reaches up to {slots:,} {what} in up to "
+        f"{case.max_steps:,} steps, warm-up included) and the cache has {cfg.num_blocks:,}: "
+        f"a steady batch holds every request at once, and one that must preempt runs "
+        f"fewer requests than asked; {advice}")
 
 
 def steady_case(opts: ScenarioOptions, scenario: str, labels: dict[str, Any], policy: str,
@@ -424,7 +482,8 @@ def steady_case(opts: ScenarioOptions, scenario: str, labels: dict[str, Any], po
     steps then ``steps`` counted pure-decode steps (``max_steps`` leaves room for the
     mixed step each finish costs); 8,192-token budget, ``max_model_len`` 4,096,
     ``B * 256 + 256`` KV blocks (``steady_scheduler_config``: overrides apply,
-    ``ConfigError`` on limits B requests cannot run under); ``opts`` gives the seed,
+    ``ConfigError`` on limits B requests cannot run under; the CLI checks the cache
+    with ``check_steady_cache``); ``opts`` gives the seed,
     request-id format, floor and process settings (transport, timeouts, host)."""
     b = labels["num_running"]
     # Each finish costs one mixed step; steps over budget make up for them.
