@@ -79,6 +79,7 @@ OPTION_CASES = [
      "--remote-runners broadcasts to the ranks over tcp (XPUB/SUB): drop --tp-transports"),
     # scheduler limits
     (DS + ["--num-blocks", "0"], "argument --num-blocks: must be at least 1, got 0"),
+    (DS + ["--max-model-len", "1"], "argument --max-model-len: must be at least 2, got 1"),
     (DS + ["--num-blocks", "99999999"],
      "argument --num-blocks: must be at most 4,194,304, got 99,999,999"),
     (DS + ["--max-num-seqs", "70000"],
