@@ -51,7 +51,7 @@ from zmq.utils.monitor import recv_monitor_message
 from ipc_bench.engine.config import ConfigError
 from ipc_bench.harness.runner_loop import (EXIT_HANDSHAKE, EXIT_OK, EXIT_SCHEDULER_GONE,
                                            EXIT_USAGE, _model_runner, accept_handshake,
-                                           serve_case)
+                                           serve_case, speak_as)
 from ipc_bench.wire.codecs import PICKLED_CODECS
 from ipc_bench.wire.control import Goodbye, Handshake, recv_control
 from ipc_bench.wire.handshake import RunnerConfig
@@ -158,6 +158,7 @@ def serve_remote(ctl_endpoint: str, allow_pickle: bool = False,
     """Connect to the scheduler's control port ``ctl_endpoint`` (``tcp://ADDR:PORT``),
     waiting at most ``connect_timeout_s`` for its ZeroMQ handshake, and serve its cases
     until ``Goodbye``; returns the exit code (module docstring)."""
+    speaker = speak_as(PREFIX)  # the runner loop's lines too: this is bench.py runner
     host = split_tcp_endpoint(ctl_endpoint)[0]
     ctx = zmq.Context()
     socks: Optional[RunnerSockets] = None
@@ -180,6 +181,7 @@ def serve_remote(ctl_endpoint: str, allow_pickle: bool = False,
         if socks is not None:
             socks.close(linger_ms=2000)
         destroy_context(ctx)
+        speak_as(speaker)
 
 
 def _serve_cases(socks: RunnerSockets, peer_problem: Callable[[], Optional[str]],
