@@ -20,6 +20,10 @@ sizes bytes.
 - with ``--frontend``, the engine core -> frontend hop and the whole control plane
   (``analysis.frontend``: ``frontend_bytes_per_step``, ``control_plane_bytes_per_step``
   ...);
+- a one-runner case over the spinning ring (``--transport shm``): ``shm_cores``, CPUs
+  of the scheduler's affinity mask, and ``shm_oversubscribed``: fewer than 2 of them
+  (the spinning runner and the scheduler share a core: timings not comparable; the
+  rule of ``--tp``'s N spinning readers, N + 1 cores, at N = 1);
 - ``decode_token_bytes_per_step`` / ``prompt_chunk_bytes_per_step``: bytes of
   ``new_token_ids`` in the SchedulerOutput frames, split into decode tokens and
   prompt chunks re-sent during chunked prefill. Exact: each is the frame's length
@@ -280,6 +284,19 @@ def _runner_figures(result: CaseResult, a: np.ndarray, c: np.ndarray,
     return fig
 
 
+def shm_cores_figures(result: CaseResult) -> dict[str, Any]:
+    """``shm_cores`` and ``shm_oversubscribed`` (module docstring) of a one-runner case
+    whose runner spins on the ring (``--transport shm``, no ``--tp`` / ``--pp``: those
+    count their readers themselves, ``analysis.tp`` / ``analysis.pp``); ``{}`` for any
+    other case or when the cores were not recorded."""
+    spec = result.spec
+    cores = result.model_info.get("shm_cores")
+    if (RING_TRANSPORTS.get(spec.transport) != "spin" or spec.tp is not None
+            or spec.pp is not None or cores is None):
+        return {}
+    return dict(shm_cores=cores, shm_oversubscribed=cores < 2)
+
+
 def _model_marks(result: CaseResult) -> dict[str, Any]:
     """An emulated case says so: ``emulated`` (True), ``emulated_gpu`` (the GPU whose
     figures the roofline used) and ``gpu_figures`` (``calibrated`` or
@@ -431,6 +448,7 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
     c = a[counted]
     out = _case_identity(result, a, counted)
     out.update(_model_marks(result))
+    out.update(shm_cores_figures(result))
     if result.failed_step is not None or result.error is not None:
         out["failed_step"] = result.failed_step
     if result.rss_samples:
@@ -744,8 +762,9 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
     stages and scheduler outnumbered the cores (``pp_oversubscribed``: the warning
     ``scenarios/pp`` printed before the run once, now with the case, so a run refused
     later prints its error alone); likewise a ``--tp`` case of spinning ``shm`` readers
-    with fewer than N + 1 cores (``tp_oversubscribed``). Returns one line per problem; an empty list means
-    none was seen.
+    with fewer than N + 1 cores (``tp_oversubscribed``) and a one-runner ``shm`` case
+    with fewer than 2 (``shm_oversubscribed``). Returns one line per problem; an empty
+    list means none was seen.
     """
     warnings = []
     if summary.get("pp_oversubscribed") and summary.get("pp_cores") is not None:
@@ -757,6 +776,9 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
         n, n_cores = summary["tp"], summary["tp_cores"]
         warnings.append(f"--tp {n} with spinning readers (shm) on {n_cores} core(s): "
                         f"{n + 1} processes share them; those timings are not comparable")
+    if summary.get("shm_oversubscribed") and summary.get("shm_cores") is not None:
+        warnings.append(f"--transport shm with a spinning reader on {summary['shm_cores']} "
+                        "core(s): 2 processes share them; those timings are not comparable")
     n = summary.get("num_steps", 0)
     if summary.get("instrumentation") == "totals":  # the bare loop: totals only, by design
         pass
