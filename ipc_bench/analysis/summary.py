@@ -147,7 +147,8 @@ def _case_identity(result: CaseResult, a: np.ndarray, counted: np.ndarray) -> di
         **labels,
         workload=spec.workload_key,
         complete=result.error is None, error=result.error,
-        num_steps=int(counted.sum()),
+        num_steps=int(counted.sum()), counted_steps_asked=spec.counted_steps,
+        max_steps=spec.max_steps,
         num_warmup_steps=int(a[:, _COL["warmup"]].sum()) if len(a) else 0,
         num_total_steps=len(a), wall_s=result.wall_s,
         num_requests=len(result.requests), num_rejected=result.num_rejected,
@@ -754,7 +755,9 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
                    min_steps: int = 100) -> list[str]:
     """Warnings in the style of ``python -m pyperf check`` for one case summary.
 
-    Flags: no counted step (``no_counted_steps_warning``); too few counted steps; a
+    Flags: no counted step (``no_counted_steps_warning``); too few counted steps;
+    fewer counted steps than ``--steps`` asked for (``counted_steps_asked``: a steady
+    case that reached its ``max_steps`` cap, ``scenario.steady_max_steps``); a
     standard deviation of 50-step mean step times over 10 % of their mean (pyperf's
     threshold, applied to block means as pyperf applies it to its values, themselves
     means over loops); CPU steal time over 1 % of the machine's time during the case
@@ -786,6 +789,12 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
         warnings.append(no_counted_steps_warning(summary))
     elif n < min_steps:
         warnings.append(f"only {n} counted steps (< {min_steps}): figures are rough")
+    asked = summary.get("counted_steps_asked")
+    if (asked and n < asked and summary.get("complete") and summary.get("max_steps")
+            and summary.get("instrumentation") != "totals"):  # (it counts no step)
+        warnings.append(f"{n} of the {asked} counted steps asked for (--steps): the case "
+                        f"stopped at its limit of {summary['max_steps']:,} steps in all, "
+                        f"most of them not pure decode (prefills, preemptions)")
     cv = summary.get("step_ns_block_cv")
     if cv is not None and cv > 0.10:
         warnings.append(f"the standard deviation of {STEP_BLOCK}-step mean step times is "

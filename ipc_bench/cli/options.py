@@ -239,9 +239,10 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=_int_in(0, MAX_SEED), default=0,
                    help="workload and model seed")
     p.add_argument("--steps", type=_int_in(1, MAX_STEPS),
-                   help="counted-steps budget per case (steady scenarios): the case runs "
-                        "about this many pure-decode steps, a few more as finished "
-                        "requests are replaced")
+                   help="counted steps per case (steady scenarios): after the warm-up the "
+                        "case runs exactly this many pure-decode steps, and between them, "
+                        "uncounted, the mixed steps (a finished request's replacement "
+                        "prefilling, a preempted one resuming)")
     p.add_argument("--warmup-steps", type=_int_in(0, MAX_STEPS), help="warm-up steps per case")
     p.add_argument("--num-running", type=_int_list(MAX_NUM_SEQS), metavar="B[,B...]",
                    help="running requests per case (steady scenarios)")

@@ -416,19 +416,29 @@ def steady_scheduler_config(opts: ScenarioOptions, b: int) -> SchedulerConfig:
     return cfg
 
 
+def steady_max_steps(b: int, steps: int, warmup: int) -> int:
+    """The cap on the steps in all of a steady case of ``b`` requests, ``steps`` counted
+    and ``warmup`` warm-up steps: ten times the counted steps and the mixed steps a
+    finish costs (about ``steps * b / 1000``: outputs average about 1,000 tokens), so
+    that only a case whose steps are mostly not pure decode (preemptions under a small
+    ``--num-blocks``) reaches it."""
+    return warmup + 10 * (steps + steps * b // 1000 + 10)
+
+
 def steady_case(opts: ScenarioOptions, scenario: str, labels: dict[str, Any], policy: str,
                 codec: str, rep: int, *, model: ModelConfig, steps: int,
                 warmup: int) -> CaseSpec:
     """One steady-decode case (decode-steady, step-time, overhead):
     ``labels["num_running"]`` = B requests decoding at all times, ``warmup`` warm-up
-    steps then ``steps`` counted pure-decode steps (``max_steps`` leaves room for the
-    mixed step each finish costs); 8,192-token budget, ``max_model_len`` 4,096,
+    steps then exactly ``steps`` counted pure-decode steps (``counted_steps``), the
+    mixed steps between them (a replacement prefilling, a preempted request resuming)
+    uncounted;
+    ``max_steps`` caps the steps in all at ``steady_max_steps`` (a case that reaches it
+    counted fewer, and its summary warns); 8,192-token budget, ``max_model_len`` 4,096,
     ``B * 256 + 256`` KV blocks (``steady_scheduler_config``: overrides apply,
     ``ConfigError`` on limits B requests cannot run under); ``opts`` gives the seed,
     request-id format, floor and process settings (transport, timeouts, host)."""
     b = labels["num_running"]
-    # Each finish costs one mixed step; steps over budget make up for them.
-    max_steps = warmup + steps + steps * b // 1000 + 10
     return CaseSpec(
         scenario=scenario, labels=labels, policy=policy, codec=codec,
         scheduler=steady_scheduler_config(opts, b),
@@ -437,8 +447,9 @@ def steady_case(opts: ScenarioOptions, scenario: str, labels: dict[str, Any], po
                                                    vocab_size=model.vocab_size,
                                                    req_id_format=opts.req_id_format,
                                                    token_ids=model.token_ids),
-        warmup_steps=warmup, max_steps=max_steps, count="decode_only",
-        floor=opts.floor, repetition=rep, **opts.process_settings())
+        warmup_steps=warmup, max_steps=steady_max_steps(b, steps, warmup),
+        counted_steps=steps, count="decode_only", floor=opts.floor, repetition=rep,
+        **opts.process_settings())
 
 
 def steady_cases(opts: ScenarioOptions, scenario: str, num_running: list[int],

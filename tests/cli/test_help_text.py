@@ -25,3 +25,10 @@ def test_scheduler_limits_state_their_true_minimum():
 def test_the_lowest_values_the_help_gives_are_accepted():
     args = build_parser().parse_args(["--max-model-len", "2", "--num-blocks", "1"])
     assert (args.max_model_len, args.num_blocks) == (2, 1)
+
+
+def test_steps_says_exactly_what_is_run():
+    assert _help_of("--steps") == (
+        "counted steps per case (steady scenarios): after the warm-up the case runs exactly "
+        "this many pure-decode steps, and between them, uncounted, the mixed steps (a "
+        "finished request's replacement prefilling, a preempted one resuming)")
