@@ -43,9 +43,9 @@ SCHEDULER_OVERRIDES = {
     "num_blocks": (1, MAX_NUM_BLOCKS,
                    "; the steady scenarios: at least the blocks of one request of "
                    "min(max_model_len, 2304) tokens, 144 by default; the trace "
-                   "scenarios reject a prompt that needs more blocks than the cache, and a "
-                   "request that outgrows it fails the case; real memory with the torch "
-                   "model"),
+                   "scenarios reject a prompt that, with its first sampled token, needs more "
+                   "blocks than the cache, and a request that outgrows it fails the case; "
+                   "real memory with the torch model"),
 }
 
 

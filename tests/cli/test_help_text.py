@@ -18,8 +18,9 @@ def test_scheduler_limits_state_their_true_minimum():
     assert _help_of("--num-blocks") == (
         "vLLM's num_blocks (1 to 4,194,304; the steady scenarios: at least the blocks of one "
         "request of min(max_model_len, 2304) tokens, 144 by default; the trace "
-        "scenarios reject a prompt that needs more blocks than the cache, and a request that "
-        "outgrows it fails the case; real memory with the torch model)")
+        "scenarios reject a prompt that, with its first sampled token, needs more blocks than "
+        "the cache, and a request that outgrows it fails the case; real memory with the "
+        "torch model)")
 
 
 def test_the_lowest_values_the_help_gives_are_accepted():
