@@ -18,7 +18,7 @@ step time, ``--model torch --model-preset cpu|qwen2.5-0.5b|llama-3.2-1b|llama-3.
 a real decoder with a paged KV cache (CUDA when present; ``scripts/gpu_check.py``),
 ``--model emulated`` with the same presets a sleep of that shape's roofline step on an
 H200's (uncalibrated) figures. Options:
-``--num-running``, ``--steps`` (counted-steps budget per case, default 1000),
+``--num-running``, ``--steps`` (counted pure-decode steps per case, exactly; default 1000),
 ``--warmup-steps`` (default 100), ``--num-blocks`` (default 256 per running request
 + 256: room for every request's ``max_model_len``; a cache that cannot hold all B
 requests at once at the longest context each reaches in the case is refused,

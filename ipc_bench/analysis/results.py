@@ -77,6 +77,8 @@ class Results:
     <labels> (e.g. num_running, trace)            -        the case's workload labels, one column each
     complete, error                               -        the case ran to its end / why not
     num_steps, num_warmup_steps, num_total_steps  steps    counted / warm-up / all steps
+    counted_steps_asked, max_steps                steps    ``--steps`` (steady scenarios; None:
+                                                           no such limit) / the cap on all steps
     wall_s                                        s        wall time of the scheduler loop
     num_requests, num_finished, num_rejected      reqs
     num_preemptions                               count    preemptions by recompute, whole case
@@ -108,6 +110,9 @@ class Results:
     input_oracle_interval                         steps    between two input-oracle checks; 0: the
                                                            fed token ids were not checked
     step_wait                                     -        fixed-step cases: sleep or spin
+    shm_cores, shm_oversubscribed                 -        ``--transport shm``, one runner: CPUs of
+                                                           the scheduler's affinity mask / fewer
+                                                           than 2 (the spinning reader shares one)
     num_spec_tokens, spec_acceptance              -        draft tokens per request and step (0:
                                                            none), chance a draft is the target's
     scheduled_tokens_per_step,                    tok      per counted step: tokens scheduled

@@ -20,6 +20,10 @@ sizes bytes.
 - with ``--frontend``, the engine core -> frontend hop and the whole control plane
   (``analysis.frontend``: ``frontend_bytes_per_step``, ``control_plane_bytes_per_step``
   ...);
+- a one-runner case over the spinning ring (``--transport shm``): ``shm_cores``, CPUs
+  of the scheduler's affinity mask, and ``shm_oversubscribed``: fewer than 2 of them
+  (the spinning runner and the scheduler share a core: timings not comparable; the
+  rule of ``--tp``'s N spinning readers, N + 1 cores, at N = 1);
 - ``decode_token_bytes_per_step`` / ``prompt_chunk_bytes_per_step``: bytes of
   ``new_token_ids`` in the SchedulerOutput frames, split into decode tokens and
   prompt chunks re-sent during chunked prefill. Exact: each is the frame's length
@@ -143,7 +147,8 @@ def _case_identity(result: CaseResult, a: np.ndarray, counted: np.ndarray) -> di
         **labels,
         workload=spec.workload_key,
         complete=result.error is None, error=result.error,
-        num_steps=int(counted.sum()),
+        num_steps=int(counted.sum()), counted_steps_asked=spec.counted_steps,
+        max_steps=spec.max_steps,
         num_warmup_steps=int(a[:, _COL["warmup"]].sum()) if len(a) else 0,
         num_total_steps=len(a), wall_s=result.wall_s,
         num_requests=len(result.requests), num_rejected=result.num_rejected,
@@ -278,6 +283,19 @@ def _runner_figures(result: CaseResult, a: np.ndarray, c: np.ndarray,
               + np.asarray(runner["runner_decode_ns"], dtype=np.int64)[seqs])
     fig["s2r_build_encode_decode_ns_median"] = float(np.median(s2r_ns))
     return fig
+
+
+def shm_cores_figures(result: CaseResult) -> dict[str, Any]:
+    """``shm_cores`` and ``shm_oversubscribed`` (module docstring) of a one-runner case
+    whose runner spins on the ring (``--transport shm``, no ``--tp`` / ``--pp``: those
+    count their readers themselves, ``analysis.tp`` / ``analysis.pp``); ``{}`` for any
+    other case or when the cores were not recorded."""
+    spec = result.spec
+    cores = result.model_info.get("shm_cores")
+    if (RING_TRANSPORTS.get(spec.transport) != "spin" or spec.tp is not None
+            or spec.pp is not None or cores is None):
+        return {}
+    return dict(shm_cores=cores, shm_oversubscribed=cores < 2)
 
 
 def _model_marks(result: CaseResult) -> dict[str, Any]:
@@ -431,6 +449,7 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
     c = a[counted]
     out = _case_identity(result, a, counted)
     out.update(_model_marks(result))
+    out.update(shm_cores_figures(result))
     if result.failed_step is not None or result.error is not None:
         out["failed_step"] = result.failed_step
     if result.rss_samples:
@@ -767,7 +786,9 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
 
     Flags: fewer requests per counted step than the batch asked for
     (``running_shortfall_warning``); no counted step (``no_counted_steps_warning``);
-    too few counted steps; a
+    too few counted steps; fewer counted steps than ``--steps`` asked for
+    (``counted_steps_asked``: a steady case that reached its ``max_steps`` cap,
+    ``scenario.steady_max_steps``); a
     standard deviation of 50-step mean step times over 10 % of their mean (pyperf's
     threshold, applied to block means as pyperf applies it to its values, themselves
     means over loops); CPU steal time over 1 % of the machine's time during the case
@@ -775,8 +796,9 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
     stages and scheduler outnumbered the cores (``pp_oversubscribed``: the warning
     ``scenarios/pp`` printed before the run once, now with the case, so a run refused
     later prints its error alone); likewise a ``--tp`` case of spinning ``shm`` readers
-    with fewer than N + 1 cores (``tp_oversubscribed``). Returns one line per problem; an empty list means
-    none was seen.
+    with fewer than N + 1 cores (``tp_oversubscribed``) and a one-runner ``shm`` case
+    with fewer than 2 (``shm_oversubscribed``). Returns one line per problem; an empty
+    list means none was seen.
     """
     warnings = []
     shortfall = running_shortfall_warning(summary)
@@ -791,6 +813,9 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
         n, n_cores = summary["tp"], summary["tp_cores"]
         warnings.append(f"--tp {n} with spinning readers (shm) on {n_cores} core(s): "
                         f"{n + 1} processes share them; those timings are not comparable")
+    if summary.get("shm_oversubscribed") and summary.get("shm_cores") is not None:
+        warnings.append(f"--transport shm with a spinning reader on {summary['shm_cores']} "
+                        "core(s): 2 processes share them; those timings are not comparable")
     n = summary.get("num_steps", 0)
     if summary.get("instrumentation") == "totals":  # the bare loop: totals only, by design
         pass
@@ -798,6 +823,12 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
         warnings.append(no_counted_steps_warning(summary))
     elif n < min_steps:
         warnings.append(f"only {n} counted steps (< {min_steps}): figures are rough")
+    asked = summary.get("counted_steps_asked")
+    if (asked and n < asked and summary.get("complete") and summary.get("max_steps")
+            and summary.get("instrumentation") != "totals"):  # (it counts no step)
+        warnings.append(f"{n} of the {asked} counted steps asked for (--steps): the case "
+                        f"stopped at its limit of {summary['max_steps']:,} steps in all, "
+                        f"the others mixed steps (replacements prefilling, preemptions)")
     cv = summary.get("step_ns_block_cv")
     if cv is not None and cv > 0.10:
         warnings.append(f"the standard deviation of {STEP_BLOCK}-step mean step times is "

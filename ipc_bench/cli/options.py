@@ -28,13 +28,25 @@ MAX_TIMEOUT_S = 86400.0
 MAX_SPEEDUP = 1e6
 MAX_SEED = 2**63 - 1
 
-#: ``SchedulerConfig`` fields the command line can override, with their bounds.
+#: ``SchedulerConfig`` fields the command line can override, with their bounds (lowest,
+#: highest) and what else limits them (the help's note). ``max_model_len`` is at least
+#: 2: a request holds at least one prompt token and the token sampled after it
+#: (``SchedulerConfig.validate``); the notes give the checks that depend on other
+#: settings (``SchedulerConfig.validate``, ``scenario.steady_scheduler_config``).
 SCHEDULER_OVERRIDES = {
-    "max_num_seqs": MAX_NUM_SEQS,
-    "max_num_batched_tokens": MAX_MODEL_LEN * 16,
-    "max_model_len": MAX_MODEL_LEN,
-    "block_size": MAX_BLOCK_SIZE,
-    "num_blocks": MAX_NUM_BLOCKS,
+    "max_num_seqs": (1, MAX_NUM_SEQS, ""),
+    "max_num_batched_tokens": (1, MAX_MODEL_LEN * 16, ""),
+    "max_model_len": (2, MAX_MODEL_LEN,
+                      "; at least --block-size; the steady scenarios: more than 256, their "
+                      "longest prompt"),
+    "block_size": (1, MAX_BLOCK_SIZE, ""),
+    "num_blocks": (1, MAX_NUM_BLOCKS,
+                   "; a steady scenario (--num-running) refuses a cache that cannot hold "
+                   "all of its requests at once at the longest context each can reach in "
+                   "the case (the figures and the --num-blocks that fits are in the error); "
+                   "the trace scenarios reject a prompt that, with its first sampled token, "
+                   "needs more blocks than the cache, and a request that outgrows it fails "
+                   "the case; real memory with the torch model"),
 }
 
 
@@ -228,9 +240,10 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=_int_in(0, MAX_SEED), default=0,
                    help="workload and model seed")
     p.add_argument("--steps", type=_int_in(1, MAX_STEPS),
-                   help="counted-steps budget per case (steady scenarios): the case runs "
-                        "about this many pure-decode steps, a few more as finished "
-                        "requests are replaced")
+                   help="counted steps per case (steady scenarios): after the warm-up the "
+                        "case runs exactly this many pure-decode steps, and between them, "
+                        "uncounted, the mixed steps (a finished request's replacement "
+                        "prefilling, a preempted one resuming)")
     p.add_argument("--warmup-steps", type=_int_in(0, MAX_STEPS), help="warm-up steps per case")
     p.add_argument("--num-running", type=_int_list(MAX_NUM_SEQS), metavar="B[,B...]",
                    help="running requests per case (steady scenarios)")
@@ -384,19 +397,12 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
 
 
 #: ``--num-blocks``'s help past its range.
-NUM_BLOCKS_HELP = ("; real memory with the torch model. A steady scenario (--num-running) "
-                   "refuses a cache that cannot hold all of its requests at once at the "
-                   "longest context each reaches in the case (the figures and the "
-                   "--num-blocks that fits are in the error)")
-
-
 def _add_scheduler_options(p: argparse.ArgumentParser) -> None:
     """``SCHEDULER_OVERRIDES``, one option each, in their own help group."""
     g = p.add_argument_group("scheduler limits (override the scenario's SchedulerConfig)")
-    for name, hi in SCHEDULER_OVERRIDES.items():
-        g.add_argument("--" + name.replace("_", "-"), type=_int_in(1, hi), metavar="N",
-                       help=f"vLLM's {name} (1 to {hi:,})"
-                       + (NUM_BLOCKS_HELP if name == "num_blocks" else ""))
+    for name, (lo, hi, note) in SCHEDULER_OVERRIDES.items():
+        g.add_argument("--" + name.replace("_", "-"), type=_int_in(lo, hi), metavar="N",
+                       help=f"vLLM's {name} ({lo} to {hi:,}{note})")
 
 
 def _add_repetition_options(p: argparse.ArgumentParser) -> None:

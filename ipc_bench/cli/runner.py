@@ -6,8 +6,8 @@ rank; the scheduler prints the command for each rank) and serves the run's cases
 the run ends (``harness.remote_runner``: its exit codes). A missing or malformed
 ``--connect`` (not ``tcp://ADDR:PORT`` with an IP address, a wildcard address, a port
 outside 1-65535) prints one line and exits 2, as does an address it cannot connect
-to or a peer there that does not complete the ZeroMQ handshake within
-``--connect-timeout`` (a data port, not the control port); a control port that already
+to or a peer there that fails the ZeroMQ handshake (a data port, not the control
+port) or does not answer it within ``--connect-timeout``; a control port that already
 has its runner refuses it at once (one line, exit 3).
 """
 

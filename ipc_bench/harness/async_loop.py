@@ -214,6 +214,9 @@ def run_async_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
     keep_frames = not spec.stream
     decode_only = spec.count == "decode_only"
     warmup_steps, max_steps = run.warmup_steps, run.max_steps
+    # Counted steps are known when they are scheduled: none is scheduled past the limit.
+    budget = spec.counted_steps
+    num_counted = 0
     in_flight: collections.deque = collections.deque()
     depth = spec.pp or MAX_IN_FLIGHT  # --pp: one micro-batch per stage in flight
     seq_next = 0      # the next step to send
@@ -227,7 +230,8 @@ def run_async_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
     try:
         while True:
             state = None
-            if len(in_flight) < depth and (max_steps is None or sched.step < max_steps):
+            if len(in_flight) < depth and (max_steps is None or sched.step < max_steps) \
+                    and (budget is None or num_counted < budget):
                 state = admission.ready()
                 if state == _READY:
                     if seq_next == warmup_steps and run.t_warm is None:
@@ -241,6 +245,9 @@ def run_async_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                         frame, t3, t4 = send_step(so, seq_next)
                         in_flight.append((seq_next, plan, so, frame,
                                           t1 - t0, t2 - t1, t3 - t2, t4 - t3))
+                        if seq_next >= warmup_steps and (plan.is_decode_only
+                                                         or not decode_only):
+                            num_counted += 1
                         if interval and (seq_next + 1) % interval == 0:
                             link.request_input_digests()
                             checks.append(seq_next)
@@ -252,7 +259,7 @@ def run_async_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                                              "scheduled and no step is in flight")
             if not in_flight:
                 if state == _DRAINED or state is None:
-                    break  # drained, or max_steps reached
+                    break  # drained, or max_steps or the counted steps reached
                 if timed:  # nothing has arrived yet: wait for it, checking the runner
                     link.idle(min(0.05, max(0.0, admission.wait_s)), perf() - t_row)
                     if frontend is not None:

@@ -32,7 +32,7 @@ from ipc_bench.engine.pipeline import PipelineStage
 from ipc_bench.engine.scheduler import ProtocolError, SchedulerError
 from ipc_bench.harness.recording import GcCounter
 from ipc_bench.harness.runner_loop import (EXIT_OK, EXIT_SCHEDULER_GONE, EXIT_STEP_FAILED,
-                                           RunnerLoop, _no_record, runner_main)
+                                           RunnerLoop, _no_record, runner_main, say)
 from ipc_bench.wire.codecs import DecodeError, messages_of
 from ipc_bench.wire.control import Stop
 from ipc_bench.wire.handshake import RunnerConfig
@@ -177,7 +177,7 @@ def serve_stage(config: RunnerConfig, socks: RunnerSockets, stage: PipelineStage
         loop.run()
         return EXIT_OK
     except PeerError as exc:
-        print(f"runner: {exc}", file=sys.stderr)
+        say(str(exc))
         return EXIT_SCHEDULER_GONE
     except StageLinkError as exc:
         loop.report_error(str(exc))

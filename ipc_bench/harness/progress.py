@@ -1,6 +1,7 @@
 """Progress bars for long runs: one tqdm bar per case, on a terminal only.
 
-A bar counts steps done out of the case's step limit (steady scenarios) or
+A bar counts steps done out of the case's warm-up and counted steps (steady scenarios:
+the uncounted mixed steps take it a little past them), or out of its step limit, or
 requests finished out of the workload's requests (trace replays), shows output
 tokens/s since the case's first step and tqdm's ETA. It is silent when standard error is not a
 terminal, in CI (the ``CI`` environment variable set, as GitHub Actions, GitLab CI
@@ -87,7 +88,12 @@ class CaseProgress:
 def case_progress(spec, desc: str, stream: Optional[IO] = None) -> CaseProgress:
     """The bar for ``spec`` (a ``CaseSpec``): requests finished out of the workload's
     length when the workload has one and the case has no step limit, else steps out of
-    ``spec.max_steps``."""
+    ``spec.warmup_steps + spec.counted_steps`` when it counts a number of steps, else
+    out of ``spec.max_steps``."""
+    counted = getattr(spec, "counted_steps", None)
+    if counted is not None:
+        return CaseProgress(desc, spec.warmup_steps + counted, by_requests=False,
+                            stream=stream)
     if spec.max_steps is None:
         total = None
         try:

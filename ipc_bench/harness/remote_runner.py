@@ -51,7 +51,7 @@ from zmq.utils.monitor import recv_monitor_message
 from ipc_bench.engine.config import ConfigError
 from ipc_bench.harness.runner_loop import (EXIT_HANDSHAKE, EXIT_OK, EXIT_SCHEDULER_GONE,
                                            EXIT_USAGE, _model_runner, accept_handshake,
-                                           serve_case)
+                                           serve_case, speak_as)
 from ipc_bench.wire.codecs import PICKLED_CODECS
 from ipc_bench.wire.control import Goodbye, Handshake, recv_control
 from ipc_bench.wire.handshake import RunnerConfig
@@ -134,16 +134,21 @@ def connect_problem(ctl_endpoint: str, exc: EndpointError, connect_timeout_s: fl
     """The one line (after ``bench.py runner: error: ``) for a control connection that
     failed with ``exc``: a port that already has its runner (the scheduler's
     ``wire.remote.Doorman`` refused it), a listener that did not complete the ZeroMQ
-    handshake (a data port, or not the scheduler), else ``exc``'s own line (nobody
+    handshake (a data port, or not the scheduler: it failed the handshake, or did not
+    answer within ``connect_timeout_s``), else ``exc``'s own line (nobody
     listens there) and where the port to connect to comes from."""
     if isinstance(exc, HandshakeRefused) and exc.status_code == ZAP_REFUSED:
         return (f"the scheduler at {ctl_endpoint} already has its runner on that port (one "
                 f"runner per control port: rank r's is --port's base + r); this one was "
                 f"refused")
     if isinstance(exc, NoHandshake):
-        return (f"the peer at {ctl_endpoint} did not answer the handshake (within "
-                f"{connect_timeout_s:g} s): is it the scheduler's control port? The "
-                f"scheduler prints the command with the port to connect to")
+        if exc.timed_out:
+            why = f"did not answer the ZeroMQ handshake within {connect_timeout_s:g} s"
+        else:  # it closed or failed the handshake, whatever time was left
+            why = ("failed the ZeroMQ handshake (not a socket of this harness, or one of "
+                   "another kind, such as a data port)")
+        return (f"the peer at {ctl_endpoint} {why}: is it the scheduler's control port? "
+                f"The scheduler prints the command with the port to connect to")
     return (f"{exc} (start the scheduler first, with --remote-runners; it prints the "
             f"command with the port to connect to)")
 
@@ -153,6 +158,7 @@ def serve_remote(ctl_endpoint: str, allow_pickle: bool = False,
     """Connect to the scheduler's control port ``ctl_endpoint`` (``tcp://ADDR:PORT``),
     waiting at most ``connect_timeout_s`` for its ZeroMQ handshake, and serve its cases
     until ``Goodbye``; returns the exit code (module docstring)."""
+    speaker = speak_as(PREFIX)  # the runner loop's lines too: this is bench.py runner
     host = split_tcp_endpoint(ctl_endpoint)[0]
     ctx = zmq.Context()
     socks: Optional[RunnerSockets] = None
@@ -175,6 +181,7 @@ def serve_remote(ctl_endpoint: str, allow_pickle: bool = False,
         if socks is not None:
             socks.close(linger_ms=2000)
         destroy_context(ctx)
+        speak_as(speaker)
 
 
 def _serve_cases(socks: RunnerSockets, peer_problem: Callable[[], Optional[str]],

@@ -82,6 +82,24 @@ RUNNER_CLOSE_LINGER_MS = 5000
 _REPORT_TIMEOUT_S = 5.0
 #: Exit codes of ``runner_main``.
 EXIT_OK, EXIT_USAGE, EXIT_HANDSHAKE, EXIT_STEP_FAILED, EXIT_SCHEDULER_GONE = 0, 2, 3, 4, 5
+#: What starts each line the runner writes to stderr (``say``): the process that speaks.
+#: ``runner`` for a runner the scheduler spawned (its stderr goes to a file in the
+#: case's socket folder, and the scheduler's own lines quote its last line); a runner
+#: started by hand (``bench.py runner``) speaks as that command (``speak_as``).
+_speaker = "runner"
+
+
+def speak_as(name: str) -> str:
+    """Start every later stderr line of this runner process with ``name: ``; returns
+    the name it replaces (to restore it)."""
+    global _speaker
+    before, _speaker = _speaker, name
+    return before
+
+
+def say(line: str) -> None:
+    """Write ``line`` to stderr after the runner's name (``speak_as``)."""
+    print(f"{_speaker}: {line}", file=sys.stderr)
 
 
 def _column(record: bool):
@@ -410,12 +428,12 @@ class RunnerLoop:
         """Tell the scheduler that step ``seq`` failed: an empty frame on r2s (it is
         waiting there), then the ``ErrorReport`` on the control socket."""
         message = one_line(message)
-        print(f"runner: step {self.seq}: {message}", file=sys.stderr)
+        say(f"step {self.seq}: {message}")
         try:
             self.channel.send_marker(_REPORT_TIMEOUT_S)
             self.channel.send_control(ErrorReport(message, self.seq), _REPORT_TIMEOUT_S)
         except PeerError as exc:  # nobody to tell: the exit code and stderr remain
-            print(f"runner: could not report the error: {exc}", file=sys.stderr)
+            say(f"could not report the error: {exc}")
 
 
 # ======================================================================================
@@ -435,7 +453,7 @@ def _accept_handshake(socks: RunnerSockets, peer_problem: Callable[[], Optional[
     try:
         hs = recv_control(socks.ctl, STARTUP_TIMEOUT_S, peer_problem, "handshake")
     except PeerError as exc:
-        print(f"runner: {exc}", file=sys.stderr)
+        say(str(exc))
         return EXIT_HANDSHAKE
     return accept_handshake(socks, hs, peer_problem, make_runner=make_runner)
 
@@ -456,7 +474,7 @@ def accept_handshake(socks: RunnerSockets, hs: Any, peer_problem: Callable[[], O
     scheduler why not (``ErrorReport``; the reason also goes to stderr)."""
 
     def refuse(message: str) -> int:
-        print(f"runner: refusing the handshake: {one_line(message)}", file=sys.stderr)
+        say(f"refusing the handshake: {one_line(message)}")
         send_control(socks.ctl, ErrorReport(message), _REPORT_TIMEOUT_S, peer_problem)
         return EXIT_HANDSHAKE
 
@@ -507,7 +525,7 @@ def _serve(loop: RunnerLoop) -> int:
         else:
             loop.run()
     except PeerError as exc:
-        print(f"runner: {exc}", file=sys.stderr)
+        say(str(exc))
         return EXIT_SCHEDULER_GONE
     except (RunnerError, ProtocolError, DecodeError, SchedulerError) as exc:
         loop.report_error(f"{type(exc).__name__}: {exc}")
@@ -547,7 +565,7 @@ def runner_main(ctl_endpoint: str, make_runner: Callable[[RunnerConfig], Any] = 
     """
     peer_problem = child_of_scheduler()  # the scheduler decides and kills us
     if peer_problem():
-        print(f"runner: {peer_problem()} at start-up", file=sys.stderr)
+        say(f"{peer_problem()} at start-up")
         return EXIT_SCHEDULER_GONE
     ctx = zmq.Context()
     socks: Optional[RunnerSockets] = None
@@ -556,7 +574,7 @@ def runner_main(ctl_endpoint: str, make_runner: Callable[[RunnerConfig], Any] = 
         try:
             socks = RunnerSockets(ctx, ctl_endpoint)
         except EndpointError as exc:
-            print(f"runner: {exc}", file=sys.stderr)
+            say(str(exc))
             return EXIT_USAGE
         accepted = _accept_handshake(socks, peer_problem, make_runner)
         if isinstance(accepted, int):

@@ -474,20 +474,35 @@ def check_steady_cache(case: CaseSpec, num_blocks_given: bool = True) -> None:
         f"fewer requests than asked; {advice}")
 
 
+def steady_max_steps(b: int, steps: int, warmup: int) -> int:
+    """The cap on the steps in all of a steady case of ``b`` requests, ``steps`` counted
+    and ``warmup`` warm-up steps. With a cache that holds every request at once
+    (``check_steady_cache``, which takes this cap as its horizon) no request is
+    preempted, so the only uncounted steps after the warm-up are the mixed steps of a
+    finished request's replacement, one per finish at most. Outputs average 1,280
+    tokens (``STEADY_OUTPUT_LEN_RANGE``), so ``steps`` steps see about
+    ``steps * b / 1,280`` finishes; the cap allows twice ``steps * b // 1000 + 10``
+    (measured: 558 mixed steps for B = 256 and 136 for B = 64 at 3,000 counted steps,
+    against 1,556 and 404 allowed). A case that reaches it counted fewer steps than
+    asked, and its summary warns."""
+    return warmup + steps + 2 * (steps * b // 1000 + 10)
+
+
 def steady_case(opts: ScenarioOptions, scenario: str, labels: dict[str, Any], policy: str,
                 codec: str, rep: int, *, model: ModelConfig, steps: int,
                 warmup: int) -> CaseSpec:
     """One steady-decode case (decode-steady, step-time, overhead):
     ``labels["num_running"]`` = B requests decoding at all times, ``warmup`` warm-up
-    steps then ``steps`` counted pure-decode steps (``max_steps`` leaves room for the
-    mixed step each finish costs); 8,192-token budget, ``max_model_len`` 4,096,
+    steps then exactly ``steps`` counted pure-decode steps (``counted_steps``), the
+    mixed steps between them (a replacement prefilling, a preempted request resuming)
+    uncounted;
+    ``max_steps`` caps the steps in all at ``steady_max_steps`` (a case that reaches it
+    counted fewer, and its summary warns); 8,192-token budget, ``max_model_len`` 4,096,
     ``B * 256 + 256`` KV blocks (``steady_scheduler_config``: overrides apply,
     ``ConfigError`` on limits B requests cannot run under; the CLI checks the cache
     with ``check_steady_cache``); ``opts`` gives the seed,
     request-id format, floor and process settings (transport, timeouts, host)."""
     b = labels["num_running"]
-    # Each finish costs one mixed step; steps over budget make up for them.
-    max_steps = warmup + steps + steps * b // 1000 + 10
     return CaseSpec(
         scenario=scenario, labels=labels, policy=policy, codec=codec,
         scheduler=steady_scheduler_config(opts, b),
@@ -496,8 +511,9 @@ def steady_case(opts: ScenarioOptions, scenario: str, labels: dict[str, Any], po
                                                    vocab_size=model.vocab_size,
                                                    req_id_format=opts.req_id_format,
                                                    token_ids=model.token_ids),
-        warmup_steps=warmup, max_steps=max_steps, count="decode_only",
-        floor=opts.floor, repetition=rep, **opts.process_settings())
+        warmup_steps=warmup, max_steps=steady_max_steps(b, steps, warmup),
+        counted_steps=steps, count="decode_only", floor=opts.floor, repetition=rep,
+        **opts.process_settings())
 
 
 def steady_cases(opts: ScenarioOptions, scenario: str, num_running: list[int],

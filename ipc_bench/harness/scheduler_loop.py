@@ -397,6 +397,8 @@ def run_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
     decode_only = spec.count == "decode_only"
     warmup_steps = run.warmup_steps
     max_steps = run.max_steps
+    budget = spec.counted_steps  # stop after this many counted steps (None: no limit)
+    num_counted = 0
     speedup = spec.trace_speedup or 1.0
     seq = 0
     total_out = 0
@@ -469,6 +471,10 @@ def run_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
             if next_flush is not None and t7 >= next_flush:
                 flusher.flush(sched, result, arrival_s, speedup if timed else None)
                 next_flush = flusher.next_ns
+            if counted and budget is not None:
+                num_counted += 1
+                if num_counted == budget:
+                    break
         check_inputs()
     finally:
         gc_counter.close()
@@ -490,6 +496,10 @@ def run_bare_scheduler_loop(spec: CaseSpec, link: ChannelExchange,
     exchange = link.exchange_bare
     warmup_steps = run.warmup_steps
     max_steps = run.max_steps
+    # The same counted-steps limit as the measured loop, so both run the same steps.
+    budget = spec.counted_steps
+    decode_only = spec.count == "decode_only"
+    num_counted = 0
     seq = 0
     try:
         while max_steps is None or sched.step < max_steps:
@@ -510,6 +520,11 @@ def run_bare_scheduler_loop(spec: CaseSpec, link: ChannelExchange,
             if finished:
                 workload.on_finished(len(finished), plan.step)
             seq += 1
+            if budget is not None and seq > warmup_steps and (
+                    plan.is_decode_only or not decode_only):
+                num_counted += 1
+                if num_counted == budget:
+                    break
     finally:
         run.finish(seq, records=False)
     return []

@@ -71,7 +71,9 @@ class CaseSpec:
     ``labels``: what tells this case's workload apart inside the scenario (e.g.
     ``{"num_running": 256}``); cases with equal labels must produce equal token
     digests. ``max_steps``: stop after that many logical steps (``None``: when the
-    workload is drained). ``arm``: the comparison side this case belongs to, when it is
+    workload is drained). ``counted_steps``: stop after that many counted steps
+    (``count`` says which; ``None``: no such limit), ``max_steps`` still capping the
+    steps in all. ``arm``: the comparison side this case belongs to, when it is
     not simply ``policy`` (A/A runs label the second copy of a policy ``send'``).
     ``count``: ``"decode_only"`` counts only steps where every
     scheduled request decodes one token; ``"all"`` counts every non-warm-up step.
@@ -119,6 +121,7 @@ class CaseSpec:
     make_workload: Callable[[], Workload]
     warmup_steps: int = 50
     max_steps: Optional[int] = None
+    counted_steps: Optional[int] = None
     count: str = "all"
     transport: str = "ipc"
     peer_timeout_s: float = 10.0

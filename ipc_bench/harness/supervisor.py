@@ -493,6 +493,8 @@ class _TwoProcessCase(CaseLifecycle):
             self.ring.wait_for_readers()
         self.result.runner_device = reply.device + (" (remote runner)" if self.remote else "")
         self.result.model_info = dict(reply.model_info)
+        if self.ring is not None and not self.remote:  # what the spinning reader shares
+            self.result.model_info["shm_cores"] = len(os.sched_getaffinity(0))
         self.result.runner_pid = self.runner.pid
 
     def _still_starting(self, exc: PeerTimeout) -> str:

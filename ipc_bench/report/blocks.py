@@ -129,7 +129,7 @@ def _gap_blocks(results, level: int) -> list[Block]:
     """The runner gap of every case that has it (``summary.runner_gap_figures``), with
     its scheduling (sync, or async and what overlapped), under its own heading; a
     note when cases ran with async scheduling; nothing when no case has a gap."""
-    from ipc_bench.report.tables import RUNNER_GAP_COLUMNS
+    from ipc_bench.report.tables import RUNNER_GAP_COLUMNS, arm_label
 
     cases = results.cases
     if cases.empty or "runner_gap_ns_median" not in cases.columns:
@@ -142,7 +142,7 @@ def _gap_blocks(results, level: int) -> list[Block]:
     head = ["rep", "workload", "policy", "codec", "transport", "scheduling"] + [
         h for _, h, _ in RUNNER_GAP_COLUMNS]
     rows = [[str(r.get("repetition", 0)), str(r["workload"]),
-             str(r["arm"] if r.get("async_scheduling") and r.get("arm") else r["policy"]),
+             str(arm_label(r)),
              str(r["codec"]), str(r["transport"]),
              f"async ({r.get('async_scheduling_mode')})" if r.get("async_scheduling")
              else "sync"]
@@ -178,6 +178,8 @@ def _spec_blocks(results, level: int) -> list[Block]:
     and accepted / drafted, s2r bytes per step, and per workload and codec send -
     cached s2r bytes per step and send's share of its own s2r bytes; nothing when no
     case ran with ``num_spec_tokens``."""
+    from ipc_bench.report.tables import arm_label
+
     cases = results.cases
     if cases.empty or "num_spec_tokens" not in cases.columns:
         return []
@@ -201,7 +203,7 @@ def _spec_blocks(results, level: int) -> list[Block]:
         if send and cached and r["policy"] == "send" and sum(send) > 0:
             extra = sum(send) / len(send) - sum(cached) / len(cached)
             share = 100 * extra / (sum(send) / len(send))
-        rows.append([str(r.get("repetition", 0)), str(r["workload"]), str(r["policy"]),
+        rows.append([str(r.get("repetition", 0)), str(r["workload"]), str(arm_label(r)),
                      str(r["codec"]), str(r.get("num_spec_tokens") or 0),
                      format_value(r.get("spec_acceptance"), 2)]
                     + [format_value(r.get(k), 2) for k in (
@@ -222,7 +224,7 @@ def _frontend_blocks(results, level: int) -> list[Block]:
     """The frontend hop of every case that ran one (``--frontend``,
     ``analysis.frontend``) beside the scheduler <-> runner hop, under its own heading;
     nothing when no case did."""
-    from ipc_bench.report.tables import FRONTEND_COLUMNS
+    from ipc_bench.report.tables import FRONTEND_COLUMNS, arm_label
 
     cases = results.cases
     if cases.empty or "frontend_bytes_per_step" not in cases.columns:
@@ -235,7 +237,7 @@ def _frontend_blocks(results, level: int) -> list[Block]:
     head = ["rep", "workload", "policy", "codec", "transport"] + [
         h for _, h, _ in FRONTEND_COLUMNS]
     rows = [[str(r.get("repetition", 0)), str(r["workload"]),
-             str(r["arm"] if r.get("async_scheduling") and r.get("arm") else r["policy"]),
+             str(arm_label(r)),
              str(r["codec"]), str(r["transport"])]
             + [format_value(None if r.get(k) is None else r[k] * scale)
                for k, _, scale in FRONTEND_COLUMNS] for r in records]
@@ -254,7 +256,7 @@ def _frontend_blocks(results, level: int) -> list[Block]:
 def _replica_blocks(results, level: int) -> list[Block]:
     """The ``replicated`` cases' bytes and replica scheduler time per step
     (``tables.REPLICA_COLUMNS``) under their own heading; nothing without one."""
-    from ipc_bench.report.tables import REPLICA_COLUMNS
+    from ipc_bench.report.tables import REPLICA_COLUMNS, arm_label
 
     cases = results.cases
     if cases.empty or "replica_scheduler_ns_per_step" not in cases.columns:
@@ -265,7 +267,7 @@ def _replica_blocks(results, level: int) -> list[Block]:
     if not records:
         return []
     head = ["rep", "workload", "policy", "codec"] + [h for _, h, _ in REPLICA_COLUMNS]
-    rows = [[str(r.get("repetition", 0)), str(r["workload"]), str(r["policy"]),
+    rows = [[str(r.get("repetition", 0)), str(r["workload"]), str(arm_label(r)),
              str(r["codec"])]
             + [format_value(None if r.get(k) is None else r[k] * scale)
                for k, _, scale in REPLICA_COLUMNS] for r in records]

@@ -36,18 +36,26 @@ def header(keys: Sequence[str]) -> list[str]:
     return [k if k in IDENTITY else metric(k).header for k in keys]
 
 
+def arm_label(summary: dict[str, Any]) -> Any:
+    """What a table shows under ``policy``: the case's arm, as the summary labels it
+    (``send'``, the second copy of an A/A pair; ``cached+async`` beside its synchronous
+    twin; ``direct``, a ``--pp`` case's direct path), else its policy (``None`` when it
+    has neither)."""
+    return summary.get("arm") or summary.get("policy")
+
+
 def cells(summary: dict[str, Any], keys: Sequence[str] = CASE_TABLE) -> list[str]:
     """One table row: ``summary``'s values of ``keys`` (see the module docstring),
-    ``-`` for a missing or ``None`` value; an async-scheduling case shows its arm
-    (``cached+async`` beside its synchronous twin) as its policy. A ``--tp`` / ``--pp``
+    ``-`` for a missing or ``None`` value; under ``policy`` each case shows its arm
+    (``arm_label``: ``send'`` of an A/A pair, ``cached+async``). A ``--tp`` / ``--pp``
     case with fewer than N + 2 cores shows ``-`` for every timing and ``*`` after its
     transport (``analysis.cores``; ``cores.footnote`` says why)."""
     out = []
     hide = cores.is_withheld(summary)
     for key in keys:
         value = summary.get(key)
-        if key == "policy" and summary.get("async_scheduling") and summary.get("arm"):
-            value = summary["arm"]  # cached+async beside its synchronous twin
+        if key == "policy":
+            value = arm_label(summary)
         if key in IDENTITY:
             mark = cores.MARK if hide and key == "transport" else ""
             out.append("-" if value is None else f"{value}{mark}")
@@ -178,7 +186,7 @@ def model_time_lines(cases: list[dict[str, Any]]) -> list[str]:
     out = []
     note = emulated_note(cases)
     if note:
-        steps = ", ".join(f"{s['policy']}/{s['codec']} {s['emulated_step_ns_per_step'] / 1e6:.3f}"
+        steps = ", ".join(f"{arm_label(s)}/{s['codec']} {s['emulated_step_ns_per_step'] / 1e6:.3f}"
                           for s in cases if s.get("emulated_step_ns_per_step") is not None)
         out.append(f"  {note}" + (f"; mean emulated step ms: {steps}" if steps else ""))
     timed = [s for s in cases if s.get("gpu_busy_ns_per_step") is not None]
@@ -352,8 +360,7 @@ def _column_table(cases: list[dict[str, Any]], columns) -> list[str]:
     (``analysis.cores``) is shown ``-``, its transport marked; a roofline ratio below 1
     is marked ``!`` and explained in a line under the table."""
     ratio = "compute_to_roofline_ratio"
-    rows = [[str(s.get(k, "-")) + (cores.MARK if k == "transport" and cores.is_withheld(s)
-                                    else "") for k in IDENTITY]
+    rows = [cells(s, IDENTITY)
             + [roofline_ratio(_shown(s, key)) if key == ratio else _num(_shown(s, key), scale)
                for key, _, scale in columns] for s in cases]
     table = render(list(IDENTITY) + [h for _, h, _ in columns], rows)

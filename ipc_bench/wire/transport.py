@@ -87,7 +87,11 @@ class NoHandshake(EndpointError):
     """A connect reached a listener that did not complete the ZeroMQ handshake: it
     closed the connection during it (a socket of an incompatible type, e.g. a PAIR
     connecting to a PUSH port), failed it (not ZeroMQ), or did not answer within the
-    connect timeout."""
+    connect timeout (``timed_out``: only then did the connect wait the whole timeout)."""
+
+    def __init__(self, message: str, timed_out: bool = False):
+        super().__init__(message)
+        self.timed_out = timed_out
 
 
 class HandshakeRefused(EndpointError):
@@ -287,7 +291,7 @@ def _connect(sock: zmq.Socket, endpoint: str, timeout_s: float) -> None:
             left_ms = int((deadline - time.monotonic()) * 1000)
             if left_ms <= 0 or not monitor.poll(left_ms):
                 raise NoHandshake(f"cannot connect to {endpoint}: no ZeroMQ handshake within "
-                                  f"{timeout_s:g} s")
+                                  f"{timeout_s:g} s", timed_out=True)
             message = recv_monitor_message(monitor)
             event = message["event"]
             if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:

@@ -79,6 +79,7 @@ OPTION_CASES = [
      "--remote-runners broadcasts to the ranks over tcp (XPUB/SUB): drop --tp-transports"),
     # scheduler limits
     (DS + ["--num-blocks", "0"], "argument --num-blocks: must be at least 1, got 0"),
+    (DS + ["--max-model-len", "1"], "argument --max-model-len: must be at least 2, got 1"),
     (DS + ["--num-blocks", "99999999"],
      "argument --num-blocks: must be at most 4,194,304, got 99,999,999"),
     (DS + ["--max-num-seqs", "70000"],
@@ -91,38 +92,38 @@ OPTION_CASES = [
     (DS + ["--max-model-len", "100"],
      "max_model_len 100 must exceed decode-steady's longest prompt (256 tokens)"),
     # a steady batch's KV cache holds all of its requests at the most each reaches in
-    # the case (up to max_steps = warm-up + steps + steps * B // 1000 + 10), or it is
+    # the case (up to max_steps = warm-up + steps + 2 * (steps * B // 1000 + 10)), or it is
     # refused; 256 prompt tokens + 1 a step (+ K with drafts), 2,303 at most
     (DS + ["--num-running", "16", "--num-blocks", "10"],
-     "--num-running 16 needs 1,392 KV blocks (16 requests x 87 blocks of 16 tokens: each "
-     "reaches up to 1,381 tokens in up to 1,126 steps, warm-up included) and the cache has "
+     "--num-running 16 needs 1,408 KV blocks (16 requests x 88 blocks of 16 tokens: each "
+     "reaches up to 1,407 tokens in up to 1,152 steps, warm-up included) and the cache has "
      "10: a steady batch holds every request at once, and one that must preempt runs fewer "
-     "requests than asked; give --num-blocks 1,392 or more"),
+     "requests than asked; give --num-blocks 1,408 or more"),
     (DS + ["--num-running", "256", "--num-blocks", "1000", "--steps", "200", "--codecs",
            "msgpack", "--no-floor"],
-     "--num-running 256 needs 9,984 KV blocks (256 requests x 39 blocks of 16 tokens: each "
-     "reaches up to 616 tokens in up to 361 steps, warm-up included) and the cache has "
+     "--num-running 256 needs 11,008 KV blocks (256 requests x 43 blocks of 16 tokens: "
+     "each reaches up to 677 tokens in up to 422 steps, warm-up included) and the cache has "
      "1,000: a steady batch holds every request at once, and one that must preempt runs "
-     "fewer requests than asked; give --num-blocks 9,984 or more, or --num-running 25 or "
+     "fewer requests than asked; give --num-blocks 11,008 or more, or --num-running 23 or "
      "fewer"),
-    # one block short of the cache test_steady_cache.py runs
+    # one block short of the cache test_steady_cache.py runs (80)
     (DS + ["--num-running", "4", "--steps", "30", "--warmup-steps", "5", "--num-blocks",
-           "75"],
-     "--num-running 4 needs 76 KV blocks (4 requests x 19 blocks of 16 tokens: each "
-     "reaches up to 300 tokens in up to 45 steps, warm-up included) and the cache has 75: "
+           "79"],
+     "--num-running 4 needs 80 KV blocks (4 requests x 20 blocks of 16 tokens: each "
+     "reaches up to 310 tokens in up to 55 steps, warm-up included) and the cache has 79: "
      "a steady batch holds every request at once, and one that must preempt runs fewer "
-     "requests than asked; give --num-blocks 76 or more, or --num-running 3 or fewer"),
+     "requests than asked; give --num-blocks 80 or more, or --num-running 3 or fewer"),
     # the default cache (--num-running sizes it) in blocks of 4 tokens
     (DS + ["--num-running", "4", "--block-size", "4"],
-     "--num-running 4 needs 1,372 KV blocks (4 requests x 343 blocks of 4 tokens: each "
-     "reaches up to 1,369 tokens in up to 1,114 steps, warm-up included) and the cache has "
+     "--num-running 4 needs 1,384 KV blocks (4 requests x 346 blocks of 4 tokens: each "
+     "reaches up to 1,383 tokens in up to 1,128 steps, warm-up included) and the cache has "
      "1,280: a steady batch holds every request at once, and one that must preempt runs "
-     "fewer requests than asked; give --num-blocks 1,372 or more"),
+     "fewer requests than asked; give --num-blocks 1,384 or more"),
     # drafts past the last token and the torch drafter's lookahead slots
     (DS + ["--num-running", "4", "--num-blocks", "500", "--num-spec-tokens", "2", "--model",
            "torch", "--model-preset", "tiny", "--device", "cpu"],
      "--num-running 4 needs 580 KV blocks (4 requests x 145 blocks of 16 tokens: each "
-     "reaches up to 2,307 KV slots (2 drafts a step, 2 lookahead slots) in up to 1,114 "
+     "reaches up to 2,307 KV slots (2 drafts a step, 2 lookahead slots) in up to 1,128 "
      "steps, warm-up included) and the cache has 500: a steady batch holds every request "
      "at once, and one that must preempt runs fewer requests than asked; give --num-blocks "
      "580 or more, or --num-running 3 or fewer"),

@@ -315,7 +315,7 @@ def test_bench_async_alone_pairs_each_case_with_its_sync_twin(tmp_path):
                      proc.stdout)
     assert re.search(r"\n  cached\+async +none +inproc +async \(runner thread\) ", proc.stdout)
     assert re.search(r"\n  cached +msgpack +ipc +sync ", proc.stdout)
-    assert re.search(r"\ncached\+async +msgpack +ipc +70 ", proc.stdout)  # the case table
+    assert re.search(r"\ncached\+async +msgpack +ipc +60 ", proc.stdout)  # the case table: --steps
 
 
 def test_bench_async_with_policies_cached_runs_the_async_cases_only(tmp_path):

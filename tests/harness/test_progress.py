@@ -76,6 +76,11 @@ def test_case_progress_picks_steps_or_requests():
     bar = case_progress(steady, "x", stream=io.StringIO())
     assert (bar.by_requests, bar.bar.total) == (False, 120)
     bar.close()
+    counted = types.SimpleNamespace(max_steps=1200, counted_steps=100, warmup_steps=20,
+                                    make_workload=lambda: None)
+    bar = case_progress(counted, "x", stream=io.StringIO())
+    assert (bar.by_requests, bar.bar.total) == (False, 120)
+    bar.close()
     trace = types.SimpleNamespace(max_steps=None, make_workload=lambda: [0] * 7)
     bar = case_progress(trace, "x", stream=io.StringIO())
     assert (bar.by_requests, bar.bar.total) == (True, 7)

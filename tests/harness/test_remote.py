@@ -90,7 +90,7 @@ def test_a_runner_of_another_protocol_version_is_refused_in_one_line(tmp_path):
     assert err.splitlines() == [f"bench.py: error: {CASE_ID}: runner refused the handshake: "
                                 f"{line}", f"bench.py: partial results: {tmp_path / 'r'}"]
     assert runner.returncode == 3
-    assert runner_err.splitlines()[-1] == f"runner: refusing the handshake: {line}"
+    assert runner_err.splitlines()[-1] == f"bench.py runner: refusing the handshake: {line}"
 
 
 def test_a_runner_that_never_connects_fails_the_case_within_the_startup_timeout(tmp_path):
@@ -230,8 +230,8 @@ def test_a_runner_whose_scheduler_is_killed_exits_at_once(tmp_path):
     assert time.monotonic() - t_kill < 5
     assert runner.returncode == 5
     assert runner_err.splitlines()[-1].startswith(
-        f"runner: the scheduler at tcp://127.0.0.1:{port} closed the connection while "
-        f"waiting for SchedulerOutput for step ")
+        f"bench.py runner: the scheduler at tcp://127.0.0.1:{port} closed the connection "
+        f"while waiting for SchedulerOutput for step ")
 
 
 def test_a_runner_that_stops_answering_fails_the_case_after_the_peer_timeout(tmp_path):

@@ -81,9 +81,10 @@ def test_a_runner_pointed_at_a_data_port_says_it_is_not_the_control_port(tmp_pat
         lost = runner(port + offset, "--connect-timeout", "2")
         _, err = lost.communicate(timeout=30)
         assert (lost.returncode, err) == (2, (
-            f"bench.py runner: error: the peer at tcp://127.0.0.1:{port + offset} did not "
-            f"answer the handshake (within 2 s): is it the scheduler's control port? The "
-            f"scheduler prints the command with the port to connect to\n"))
+            f"bench.py runner: error: the peer at tcp://127.0.0.1:{port + offset} failed "
+            f"the ZeroMQ handshake (not a socket of this harness, or one of another kind, "
+            f"such as a data port): is it the scheduler's control port? The scheduler "
+            f"prints the command with the port to connect to\n"))
     finally:
         sched.send_signal(signal.SIGINT)
         sched.communicate(timeout=60)
@@ -105,7 +106,7 @@ def test_a_listener_that_never_answers_is_named_within_the_connect_timeout():
         listener.close()
     assert (proc.returncode, err) == (2, (
         f"bench.py runner: error: the peer at tcp://127.0.0.1:{port} did not answer the "
-        f"handshake (within 0.5 s): is it the scheduler's control port? The scheduler "
+        f"ZeroMQ handshake within 0.5 s: is it the scheduler's control port? The scheduler "
         f"prints the command with the port to connect to\n"))
     assert elapsed < 10
 
@@ -147,7 +148,7 @@ def test_a_runner_whose_scheduler_hangs_mid_case_exits_within_the_peer_timeout(t
     assert 1.5 < elapsed < 10 and proc.returncode == 5
     lines = err.splitlines()
     assert len(lines) == 2 and re.fullmatch(
-        r"runner: no SchedulerOutput for step \d+ within 2 s", lines[1]), err
+        r"bench.py runner: no SchedulerOutput for step \d+ within 2 s", lines[1]), err
     assert sched.returncode == 1  # its runner left: the case failed, said in its own line
 
 

@@ -239,3 +239,36 @@ def test_a_ring_socket_path_too_long_is_refused_before_anything_starts(tmp_path)
                         r"path is 117 bytes, the limit is 107 \(set TMPDIR to a shorter "
                         r"folder\)\n", proc.stderr), proc.stderr
     assert not out.exists() and os.listdir(tmp) == []
+
+
+SHM_ONE_CORE = ("--transport shm with a spinning reader on 1 core(s): 2 processes share "
+                "them; those timings are not comparable")
+
+
+def test_a_spinning_reader_without_a_core_of_its_own_is_warned_about():
+    from ipc_bench.analysis.summary import noise_warnings
+
+    base = dict(num_steps=1000, transport="shm", shm_cores=1)
+    assert noise_warnings(dict(base, shm_oversubscribed=True)) == [SHM_ONE_CORE]
+    assert noise_warnings(dict(base, shm_cores=2, shm_oversubscribed=False)) == []
+
+
+def test_a_shm_run_on_one_core_prints_and_keeps_the_warning(tmp_path):
+    import json
+
+    from fault_helpers import bench
+
+    def one_core() -> None:
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+    run = tmp_path / "run"
+    proc = bench(["--scenario", "decode-steady", "--transport", "shm", "--num-running", "4",
+                  "--steps", "100", "--warmup-steps", "5", "--policies", "send", "--codecs",
+                  "msgpack", "--no-floor", "--no-single-process", "--output", str(run)],
+                 preexec_fn=one_core)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert f"  warning: {SHM_ONE_CORE}" in out.splitlines() + err.splitlines()
+    (case,) = json.loads((run / "summary.json").read_text())["cases"]
+    assert (case["shm_cores"], case["shm_oversubscribed"]) == (1, True)
+    assert case["warnings"][0] == SHM_ONE_CORE  # then any the machine's noise adds

@@ -89,19 +89,19 @@ def test_the_check_refuses_one_block_short_and_names_what_fits():
 
 
 def test_a_cache_that_exactly_fits_runs_the_whole_batch(tmp_path, capsys):
-    # 5 warm-up steps + 30 counted: max_steps 45 (the 40 steps after the warm-up are all
-    # pure decode here, so all count), 76 blocks (above); every counted step decodes all
-    # 4 requests
+    # 5 warm-up steps + 30 counted: max_steps 55 (steady_max_steps: 5 + 30 + 2 * 10),
+    # 256 + 54 = 310 tokens each, 20 blocks of 16; 4 requests: 80. No request finishes,
+    # so the case stops after exactly 30 counted steps, each decoding all 4 requests
     run = tmp_path / "run"
     code = cli.main(["--scenario", "decode-steady", "--num-running", "4", "--steps", "30",
-                     "--warmup-steps", "5", "--num-blocks", "76", "--codecs", "msgpack",
+                     "--warmup-steps", "5", "--num-blocks", "80", "--codecs", "msgpack",
                      "--policies", "cached", "--no-single-process", "--no-floor",
                      "--output", str(run), "--quiet"])
     err = capsys.readouterr().err
     assert code == 0, err
     (case,) = json.loads((run / "summary.json").read_text())["cases"]
     assert (case["num_running"], case["num_running_mean"], case["num_preemptions"],
-            case["num_steps"]) == (4, 4.0, 0, 40)
+            case["num_steps"]) == (4, 4.0, 0, 30)
     assert running_shortfall_warning(case) is None
     assert "requests ran per counted step" not in err
 

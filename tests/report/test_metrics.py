@@ -153,3 +153,25 @@ def test_cases_without_the_input_oracle_are_named_under_the_table_and_in_the_rep
         "note", note + ": a runner that fed wrong token ids would have gone unnoticed in them.")
     one.cases = pd.DataFrame([{"case_id": "a"}])
     assert blocks._unchecked_block(one) is None
+
+
+def test_an_aa_pair_shows_each_arms_own_label_in_the_tables():
+    first = _summary("send", 0, 56602.0, 282700.0)
+    second = dict(_summary("send", 0, 56000.0, 285000.0), arm="send'",
+                  case_id="num_running=4/send'/msgpack#0")
+    for s, gap in ((first, 80000.0), (second, 90000.0)):
+        s.update(runner_gap_ns_median=gap, runner_gap_ns_p99=2 * gap,
+                 runner_gap_share_median=0.5, runner_gap_share_p99=0.9,
+                 runner_step_ns_median=2 * gap)
+    assert tables.format_tables([first, second]) == """
+decode-steady  [num_running=4]  device=cpu
+policy  codec    transport  steps  out tok/s  floor tok/s  x floor  s2r B/step  r2s B/step  tok B/step  prompt B/step  build us  encode us  decode us  mean step us
+------  -------  ---------  -----  ---------  -----------  -------  ----------  ----------  ----------  -------------  --------  ---------  ---------  ------------
+send    msgpack  ipc          200     56,602      113,204     2.00       1,530       1,424          64              0       8.1        5.4       16.5         282.7
+send'   msgpack  ipc          200     56,000      112,000     2.00       1,530       1,424          64              0       8.1        5.4       16.5         285.0
+  runner gap per counted step (end of one forward + sampling to the start of the next; % of the runner's step):
+  policy  codec    transport  scheduling  gap us p50  gap us p99  gap % p50  gap % p99  runner step us p50
+  ------  -------  ---------  ----------  ----------  ----------  ---------  ---------  ------------------
+  send    msgpack  ipc        sync              80.0       160.0       50.0       90.0               160.0
+  send'   msgpack  ipc        sync              90.0       180.0       50.0       90.0               180.0"""
+    assert tables.cells(dict(policy="send"), ("policy",)) == ["send"]  # a summary without an arm

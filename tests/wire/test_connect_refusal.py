@@ -28,6 +28,7 @@ def test_a_control_connect_to_a_data_socket_fails_the_handshake_at_once(kind):
         assert str(err.value) == (f"cannot connect to tcp://127.0.0.1:{port}: the ZeroMQ "
                                   f"handshake failed (not a socket of this harness, or one "
                                   f"of another kind)")
+        assert err.value.timed_out is False  # the runner's line names no wait
     finally:
         data.close(linger=0)
         ctx.destroy(linger=0)

@@ -249,6 +249,7 @@ def test_a_peer_that_never_completes_the_handshake_times_out():
         assert 0.29 <= time.monotonic() - t0 < 2.0
         assert str(err.value) == (f"cannot connect to tcp://127.0.0.1:{port}: no ZeroMQ "
                                   "handshake within 0.3 s")
+        assert err.value.timed_out is True
         assert_terminates(ctx)
     finally:
         listener.close()

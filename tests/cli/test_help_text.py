@@ -1,0 +1,36 @@
+"""The run command's help states the limits its checks apply, word for word."""
+
+from __future__ import annotations
+
+from ipc_bench.cli.options import build_parser
+
+
+def _help_of(option: str) -> str:
+    """The help of ``option`` as ``--help`` prints it, on one line."""
+    action = next(a for a in build_parser()._actions if option in a.option_strings)
+    return " ".join(action.help.split())
+
+
+def test_scheduler_limits_state_their_true_minimum():
+    assert _help_of("--max-model-len") == (
+        "vLLM's max_model_len (2 to 1,048,576; at least --block-size; the steady scenarios: "
+        "more than 256, their longest prompt)")
+    assert _help_of("--num-blocks") == (
+        "vLLM's num_blocks (1 to 4,194,304; a steady scenario (--num-running) refuses a "
+        "cache that cannot hold all of its requests at once at the longest context each can "
+        "reach in the case (the figures and the --num-blocks that fits are in the error); "
+        "the trace scenarios reject a prompt that, with its first sampled token, needs more "
+        "blocks than the cache, and a request that outgrows it fails the case; real memory "
+        "with the torch model)")
+
+
+def test_the_lowest_values_the_help_gives_are_accepted():
+    args = build_parser().parse_args(["--max-model-len", "2", "--num-blocks", "1"])
+    assert (args.max_model_len, args.num_blocks) == (2, 1)
+
+
+def test_steps_says_exactly_what_is_run():
+    assert _help_of("--steps") == (
+        "counted steps per case (steady scenarios): after the warm-up the case runs exactly "
+        "this many pure-decode steps, and between them, uncounted, the mixed steps (a "
+        "finished request's replacement prefilling, a preempted one resuming)")
