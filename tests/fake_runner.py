@@ -10,7 +10,11 @@
 - ``garbage``: replies with bytes that are no ModelRunnerOutput at the step;
 - ``missing-row``: replies with a valid ModelRunnerOutput that lacks every request;
 - ``bad-type``: replies with a ModelRunnerOutput whose token ids are strings (pickle
-  codec only: msgpack could not carry it).
+  codec only: msgpack could not carry it);
+- ``slow-floor``: decoding each recorded reply for the floor takes ``FAKE_RUNNER_DELAY_S``
+  more (default 0.04 s), as decoding a very long run's replies does;
+- ``slow-report``: digesting each output for a ``--tp`` rank's report takes
+  ``FAKE_RUNNER_DELAY_S`` more.
 """
 
 import os
@@ -26,6 +30,39 @@ from ipc_bench.harness import runner_loop  # noqa: E402
 
 MODE = os.environ["FAKE_RUNNER_MODE"]
 STEP = int(os.environ.get("FAKE_RUNNER_STEP", "3"))
+DELAY_S = float(os.environ.get("FAKE_RUNNER_DELAY_S", "0.04"))
+
+
+class _SlowDecode:
+    """A codec whose ``decode`` first sleeps ``DELAY_S``."""
+
+    def __init__(self, codec):
+        self.codec = codec
+        self.encode = codec.encode
+
+    def decode(self, frame):
+        time.sleep(DELAY_S)
+        return self.codec.decode(frame)
+
+
+def _slow_down_the_preparations() -> None:
+    """``slow-floor`` and ``slow-report``: the runner's work before ``FloorReady`` or
+    its report, made slow per step."""
+    if MODE == "slow-floor":
+        from ipc_bench.harness import floor
+
+        real_codec = floor.model_runner_output_codec
+        floor.model_runner_output_codec = lambda name: _SlowDecode(real_codec(name))
+    if MODE == "slow-report":
+        from ipc_bench.wire import tp
+
+        real_digest = tp.frame_digest
+
+        def frame_digest(frame):
+            time.sleep(DELAY_S)
+            return real_digest(frame)
+
+        tp.frame_digest = frame_digest
 
 
 def main() -> int:
@@ -75,6 +112,7 @@ def main() -> int:
             return bad_encode, decode
 
         runner_loop.session_codecs = session_codecs
+    _slow_down_the_preparations()
     return runner_loop.runner_main(sys.argv[1])
 
 

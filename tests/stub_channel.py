@@ -17,7 +17,7 @@ import threading
 from typing import Optional
 
 from ipc_bench.wire.channel import REPLY, REQUEST, ChannelError
-from ipc_bench.wire.control import ControlMessage, decode_control, encode_control
+from ipc_bench.wire.control import ControlMessage, KeepAlive, decode_control, encode_control
 from ipc_bench.wire.transport import PeerTimeout
 
 
@@ -84,8 +84,11 @@ class StubSchedulerEnd:
             q.put(encode_control(msg))
 
     def recv_control(self, what: str, timeout_s: Optional[float] = None) -> ControlMessage:
-        return decode_control(_get(self.bus.ctl_replies, timeout_s or self.timeout_s, what),
-                              what)
+        while True:  # as SchedulerChannel's: the runner's KeepAlive is no answer
+            msg = decode_control(_get(self.bus.ctl_replies, timeout_s or self.timeout_s,
+                                      what), what)
+            if not isinstance(msg, KeepAlive):
+                return msg
 
 
 class StubRunnerEnd:

@@ -45,10 +45,10 @@ from ipc_bench.engine.scheduler import SchedulerError
 from ipc_bench.harness.oracle import InputOracle, RunnerInputLog, ScheduleDigest
 from ipc_bench.harness.recording import GcCounter, StepFlusher
 from ipc_bench.harness.scheduler_loop import (_DRAINED, _IDLE, _READY, _LoopRun,
-                                              _admit_logical, _admit_timed,
+                                              _admit_logical, _admit_timed, end_beat,
                                               raise_output_error)
 from ipc_bench.harness.spec import CaseError, CaseResult, CaseSpec
-from ipc_bench.wire.control import InputDigests, StepInputIds
+from ipc_bench.wire.control import InputDigests, StepInputIds, no_beat
 
 #: Steps in flight at most (vLLM ``max_concurrent_batches`` with async scheduling).
 MAX_IN_FLIGHT = 2
@@ -227,6 +227,7 @@ def run_async_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
         flusher.start(t_start)
     next_flush = flusher.next_ns if flusher is not None else None
     t_row, c_row, gc_row = perf(), cpu(), gc_counter.count
+    beat = no_beat  # until the loop has ended well: no KeepAlive to a failed runner
     try:
         while True:
             state = None
@@ -308,8 +309,9 @@ def run_async_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                 next_flush = flusher.next_ns
             t_row, c_row, gc_row = perf(), cpu(), gc_counter.count
         oracle.check()
+        beat = end_beat(link, frontend)
     finally:
         gc_counter.close()
         result.schedule_digest = schedule.hexdigest()
-        run.finish(seq_next, speedup if timed else None, flusher)
+        run.finish(seq_next, speedup if timed else None, flusher, beat=beat)
     return counted_seqs

@@ -27,6 +27,7 @@ import numpy as np
 from ipc_bench.engine.scheduler import RequestStatus, Scheduler
 from ipc_bench.harness.signals import deferred, unraisable
 from ipc_bench.harness.spec import SCHED_COLUMNS, CaseResult, CaseSpec
+from ipc_bench.wire.control import no_beat
 
 #: How often ``StepFlusher`` writes the running case's rows, in seconds.
 FLUSH_INTERVAL_S = 1.0
@@ -259,21 +260,28 @@ def request_record(r, step_ends: StepEnds, arrival_s: dict[int, float],
 
 def record_requests(result: CaseResult, sched: Scheduler, arrival_s: dict[int, float],
                     speedup: Optional[float], flusher: Optional["StepFlusher"] = None,
-                    records: bool = True) -> None:
+                    records: bool = True, beat=no_beat) -> None:
     """At the end of a case, however it ended: the token digest, the per-request
     records (a streamed case: the last flush, its running sums; none unless
-    ``records``) and prompt lengths."""
+    ``records``) and prompt lengths. ``beat()`` between these pieces, whose cost grows
+    with the case (``wire.control.Heartbeat.beat``: the runner may be waiting)."""
     if not records:
         result.token_digest = token_digest(sched.requests.values())
     elif flusher is not None and flusher.stream:
         flusher.flush(sched, result, arrival_s, speedup, final=True)
+        beat()
         result.token_digest = flusher.digest.hexdigest()
         result.stream_stats = flusher.stats
     else:
         result.token_digest = token_digest(sched.requests.values())
-        t_end = StepEnds.of_rows(result.sched_rows)
+        beat()
+        # Step end times only for latencies (a timed clock): built from every row, they
+        # would cost about 1 us per step of the case for nothing.
+        t_end = StepEnds.of_rows(result.sched_rows) if speedup is not None else StepEnds()
+        beat()
         result.requests = [request_record(r, t_end, arrival_s, speedup)
                            for r in sorted(sched.requests.values(), key=lambda r: r.index)]
+    beat()
     result.prompt_lens = {r.req_id: r.num_prompt_tokens for r in sched.requests.values()}
 
 

@@ -59,6 +59,7 @@ from ipc_bench.wire.control import (
     CheckInputs,
     ErrorReport,
     Handshake,
+    Heartbeat,
     KeepAlive,
     Ready,
     RecheckInputs,
@@ -243,12 +244,23 @@ class RunnerLoop:
         if isinstance(msg, KeepAlive):
             return False
         if isinstance(msg, Stop):
+            # The scheduler waits for the report under its peer timeout, and each piece
+            # grows with the step count: KeepAlive between them when one is due.
+            beat = Heartbeat(lambda: self.channel.send_control(KeepAlive()),
+                             self.config.peer_timeout_s).beat
             self._write_heap_report()
-            columns = {} if bare else {k: list(v) if self.record else []
-                                       for k, v in self.columns.items()}
-            if self.record and not bare:  # the model's own columns (CUDA events, ...)
+            beat()
+            columns = {}
+            if self.record and not bare:
+                for k, v in self.columns.items():
+                    columns[k] = list(v)
+                    beat()
+                # the model's own columns (CUDA events, ...)
                 columns.update(model_step_columns(self.stepper.runner.model))
+                beat()
                 columns.update(getattr(self.end, "columns", {}))  # replicated: the replica
+            elif not bare:
+                columns = {k: [] for k in self.columns}
             self.channel.send_control(RunnerReport(columns=columns))
             return True
         if isinstance(msg, CheckInputs) and not bare:
@@ -261,7 +273,8 @@ class RunnerLoop:
             if not self.record:
                 raise ProtocolError("floor requested but this runner keeps no replies "
                                     "(record_steps is off)")
-            answer_floor(self.channel, self.config.codec, self.out_frames, msg.steps)
+            answer_floor(self.channel, self.config.codec, self.out_frames, msg.steps,
+                         self.config.peer_timeout_s)
             return False
         raise ProtocolError(f"unexpected control message {type(msg).__name__}"
                             + (" (this runner records nothing: no floor)" if bare else ""))

@@ -37,8 +37,8 @@ from ipc_bench.harness.recording import GcCounter, StepFlusher, record_requests
 from ipc_bench.harness.spec import CaseError, CaseResult, CaseSpec
 from ipc_bench.wire.channel import SchedulerChannel
 from ipc_bench.wire.codecs import DecodeError, messages_of, session_codecs, session_end
-from ipc_bench.wire.control import (CheckInputs, ErrorReport, InputDigests, KeepAlive,
-                                    RecheckInputs, StepInputIds)
+from ipc_bench.wire.control import (CheckInputs, ErrorReport, Heartbeat, InputDigests,
+                                    KeepAlive, RecheckInputs, StepInputIds, no_beat)
 from ipc_bench.wire.transport import PeerError
 
 
@@ -56,6 +56,7 @@ class ChannelExchange:
         self.end = session_end(self.encode)  # a stateful codec's scheduler end, or None
         self.channel = channel
         self.first_timeout_s = max(spec.startup_timeout_s, spec.peer_timeout_s)
+        self.peer_timeout_s = spec.peer_timeout_s
         self.keepalive_ns = int(spec.peer_timeout_s / 4 * 1e9)
         self.last_keepalive_ns = 0
         self.result = result
@@ -181,6 +182,11 @@ class ChannelExchange:
         self.channel.send_marker()
         self.channel.send_control(msg)
         self.result.s2r_marker_frames += 1
+
+    def heartbeat(self) -> Heartbeat:
+        """A ``Heartbeat`` that sends ``KeepAlive`` markers to the runner (waiting for
+        the next frame under its peer timeout) while the scheduler prepares a phase."""
+        return Heartbeat(lambda: self.send_marker(KeepAlive()), self.peer_timeout_s)
 
     def idle(self, sleep_s: float, idle_ns: int) -> None:
         """Nothing to run (timed replay): check the runner, keep it waiting
@@ -325,10 +331,12 @@ class _LoopRun:
         self.out_warm = self.sched.num_output_tokens
 
     def finish(self, seq: int, speedup: Optional[float] = None,
-               flusher: Optional[StepFlusher] = None, records: bool = True) -> None:
+               flusher: Optional[StepFlusher] = None, records: bool = True,
+               beat: Callable[[], None] = no_beat) -> None:
         """Unfreeze the heap and fill in the loop totals (``loop_steps``, ``loop_ns``,
         ``loop_output_tokens`` after warm-up), wall time, rejections, the token digest
-        and (``records``) the request records."""
+        and (``records``) the request records. ``beat``: called between these pieces
+        (``Heartbeat.beat``: the runner waits for the floor's marker meanwhile)."""
         t_end = time.perf_counter_ns()
         gc.unfreeze()
         result, sched = self.result, self.sched
@@ -339,14 +347,36 @@ class _LoopRun:
         result.wall_s = (t_end - self.t_start) / 1e9
         result.num_rejected = sched.num_rejected
         try:
-            record_requests(result, sched, self.arrival_s, speedup, flusher, records)
+            record_requests(result, sched, self.arrival_s, speedup, flusher, records, beat)
             if self.spec.frontend:
                 result.frontend_expected_streams = request_streams(sched.requests.values())
+                beat()
         finally:
             if self.heap is not None:  # after the last records left: what stays is kept
                 self.heap.mark("end")
                 result.heap_reports["scheduler"] = self.heap.report(
                     f"scheduler {self.spec.case_id}")
+                beat()
+
+
+def end_beat(link, frontend=None) -> Callable[[], None]:
+    """The keep-alive for the work after a loop that ended well, while the others wait
+    under their timeouts: ``link``'s ``Heartbeat.beat`` (a ``ChannelExchange``: the
+    runner waits for its next frame) and ``frontend.keepalive`` (a ``FrontendHop``: the
+    frontend waits for its stop), whichever there are; else ``no_beat``."""
+    heartbeat = getattr(link, "heartbeat", None)
+    beats = [] if heartbeat is None else [heartbeat().beat]
+    if frontend is not None:
+        beats.append(frontend.keepalive)
+    if not beats:
+        return no_beat
+    if len(beats) == 1:
+        return beats[0]
+
+    def beat() -> None:
+        for b in beats:
+            b()
+    return beat
 
 
 def _no_expect(seq: int, plan: Any, so: Any) -> None:
@@ -408,6 +438,7 @@ def run_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
     if flusher is not None:
         flusher.start(t_start)
     next_flush = flusher.next_ns if flusher is not None else None
+    beat = no_beat  # until the loop has ended well: no KeepAlive to a failed runner
     try:
         while max_steps is None or sched.step < max_steps:
             if timed:
@@ -476,10 +507,11 @@ def run_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                 if num_counted == budget:
                     break
         check_inputs()
+        beat = end_beat(link, frontend)
     finally:
         gc_counter.close()
         result.schedule_digest = schedule.hexdigest()
-        run.finish(seq, speedup if timed else None, flusher)
+        run.finish(seq, speedup if timed else None, flusher, beat=beat)
     return counted_seqs
 
 

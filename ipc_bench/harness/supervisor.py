@@ -32,7 +32,10 @@ cannot block, unlinks the ring's shared memory, removes the socket folder and re
 the runner.
 
 While a timed replay has nothing to run the scheduler sends ``KeepAlive``, so the
-runner's own timeout only fires on a scheduler that really hangs.
+runner's own timeout only fires on a scheduler that really hangs; so does each end while
+it prepares what follows the loop and the other waits (``wire.control.Heartbeat``: the
+scheduler's records and the floor's frames, the runner's floor replies and its report;
+``harness.floor``).
 
 With ``run_case(remote=)`` (``--remote-runners``) the runner was started by hand,
 perhaps on another host (``wire.remote``, ``harness.remote_runner``): nothing is spawned

@@ -40,7 +40,7 @@ from typing import Callable, Optional
 
 import zmq
 
-from ipc_bench.wire.control import ControlMessage, decode_control, encode_control
+from ipc_bench.wire.control import ControlMessage, KeepAlive, decode_control, encode_control
 from ipc_bench.wire.shm_ring import RingReader, RingWriter
 from ipc_bench.wire.transport import (
     RunnerSockets,
@@ -143,6 +143,16 @@ class SchedulerChannel(_ControlEnd):
     def send_marker(self, what: str = "a phase marker") -> None:
         """The empty frame on ``s2r``: every reader turns to the control socket."""
         send_frame(self._s2r, _EMPTY, self.timeout_s, self.peer_problem, what)
+
+    def recv_control(self, what: str = "control message",
+                     timeout_s: Optional[float] = None) -> ControlMessage:
+        """The runner's next control message other than ``KeepAlive`` (which it sends
+        while it prepares the floor or its report: each one restarts the wait);
+        ``PeerError`` for garbage."""
+        while True:
+            msg = super().recv_control(what, timeout_s)
+            if not isinstance(msg, KeepAlive):
+                return msg
 
 
 class RunnerChannel(_ControlEnd):

@@ -9,6 +9,7 @@ one of these types (unknown fields too).
 
 from __future__ import annotations
 
+import time
 from typing import Any, Callable, Optional, Union
 
 import msgspec
@@ -24,8 +25,10 @@ from ipc_bench.wire.transport import PeerError, recv_frame, send_frame
 #: in the handshake, ``Ready.model_info``, ``RunnerConfig.s2r_ring`` and
 #: ``RunnerConfig.check_inputs``. 6: ``Goodbye`` (the end of a run, to runners started
 #: by hand on other hosts, ``wire.remote``). 7: a runner started by hand serves ``--pp``
-#: stages (``RunnerConfig.pp_store`` may name the scheduler's tcp store).
-PROTOCOL_VERSION = 7
+#: stages (``RunnerConfig.pp_store`` may name the scheduler's tcp store). 8: the runner
+#: sends ``KeepAlive`` while it prepares the floor's replies and its report (the scheduler
+#: skips it in every control wait).
+PROTOCOL_VERSION = 8
 
 
 _CTL = dict(tag_field="kind", forbid_unknown_fields=True)
@@ -77,8 +80,39 @@ class Goodbye(msgspec.Struct, tag="goodbye", **_CTL):
 
 
 class KeepAlive(msgspec.Struct, tag="keepalive", **_CTL):
-    """Scheduler -> runner while no step is due (timed replay between arrivals): the
-    scheduler is alive, so the runner keeps waiting instead of timing out."""
+    """Either end, while the other waits under its peer timeout: I am alive, keep
+    waiting (``Heartbeat``). Scheduler -> runner (after an empty frame) while no step
+    is due (timed replay between arrivals) and while it prepares the floor (the end of
+    the case's records, decoding the recorded frames); runner -> scheduler while it
+    decodes the floor's replies and builds its report. The scheduler skips it in every
+    control wait, each one restarting the wait's timeout."""
+
+
+class Heartbeat:
+    """A long preparation's ``KeepAlive``: ``beat()``, called between pieces of the
+    work, calls ``send`` (which sends one) once a quarter of ``timeout_s`` (the peer's
+    timeout) has passed since the last one or since this object was made, so the peer
+    never waits longer than that quarter plus one piece. ``sent``: how many it sent."""
+
+    def __init__(self, send: Callable[[], None], timeout_s: float,
+                 clock: Callable[[], int] = time.monotonic_ns):
+        self.send = send
+        self.interval_ns = int(timeout_s / 4 * 1e9)
+        self.clock = clock
+        self.last_ns = clock()
+        self.sent = 0
+
+    def beat(self) -> None:
+        """Send a ``KeepAlive`` (through ``send``) if one is due."""
+        now = self.clock()
+        if now - self.last_ns >= self.interval_ns:
+            self.send()
+            self.last_ns = self.clock()
+            self.sent += 1
+
+
+def no_beat() -> None:
+    """``Heartbeat.beat`` where no peer waits: nothing."""
 
 
 class CheckInputs(msgspec.Struct, tag="check_inputs", **_CTL):

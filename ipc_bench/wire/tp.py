@@ -40,8 +40,8 @@ import zmq
 
 from ipc_bench.errors import one_line
 from ipc_bench.wire.channel import REPLY, REQUEST, ChannelError, RingRunnerChannel, RunnerChannel
-from ipc_bench.wire.control import (ControlMessage, ErrorReport, RunnerReport, decode_control,
-                                    encode_control)
+from ipc_bench.wire.control import (ControlMessage, ErrorReport, Heartbeat, KeepAlive,
+                                    RunnerReport, decode_control, encode_control)
 from ipc_bench.wire.remote import KEEPALIVE, RemoteRunners
 from ipc_bench.wire.shm_ring import RingReader, RingWriter
 from ipc_bench.wire.transport import (POLL_SLICE_MS, TRANSPORTS, EndpointDir, PeerError,
@@ -244,9 +244,10 @@ class TpSchedulerChannel:
         ``per_rank``), or, as soon as any rank sends one, that rank's ``ErrorReport``
         with ``rank R: `` before its message. Waits at most ``timeout_s`` for all:
         ``PeerTimeout`` names the ranks that did not answer; ``PeerError`` for a rank
-        that ended or sent garbage."""
+        that ended or sent garbage. A rank's ``KeepAlive`` (sent while it prepares the
+        floor or its report) is no answer: it restarts that rank's wait."""
         timeout_s = self.timeout_s if timeout_s is None else timeout_s
-        deadline = time.monotonic() + timeout_s
+        deadline = [time.monotonic() + timeout_s] * self.num_readers
         got: dict[int, ControlMessage] = {}
         poller = zmq.Poller()
         for sock in self.socks.ctls:
@@ -259,6 +260,9 @@ class TpSchedulerChannel:
                 msg = decode_control(sock.recv(zmq.NOBLOCK), f"{what} (rank {rank})")
                 if isinstance(msg, ErrorReport):
                     return ErrorReport(f"rank {rank}: {msg.message}", msg.step)
+                if isinstance(msg, KeepAlive):
+                    deadline[rank] = time.monotonic() + timeout_s
+                    continue
                 got[rank] = msg
                 poller.unregister(sock)  # its next message answers the next request
             if ready:
@@ -268,8 +272,10 @@ class TpSchedulerChannel:
                 if poller.poll(POLL_SLICE_MS):  # its last message may be on its way
                     continue
                 raise PeerError(one_line(f"{problem} while waiting for {what}"))
-            if time.monotonic() > deadline:
-                missing = [r for r in range(self.num_readers) if r not in got]
+            now = time.monotonic()
+            if any(now > deadline[r] for r in range(self.num_readers) if r not in got):
+                missing = [r for r in range(self.num_readers)
+                           if r not in got and now > deadline[r]]
                 raise PeerTimeout(f"no {what} from rank(s) {', '.join(map(str, missing))} "
                                   f"within {timeout_s:g} s")
         self.per_rank = [got[r] for r in range(self.num_readers)]
@@ -341,10 +347,20 @@ class _RankReport:
         t0 = msg.columns.get("runner_t0_ns") if isinstance(msg, RunnerReport) else None
         if t0 and self._first_ns is not None:
             msg = RunnerReport(columns={**msg.columns, ORIGIN_COLUMN: [self._first_ns - t0[0]],
-                                        OUTPUT_DIGEST_COLUMN: list(map(frame_digest,
-                                                                       self._outputs or []))},
+                                        OUTPUT_DIGEST_COLUMN: self._output_digests()},
                                floor_step_ns=msg.floor_step_ns)
         super().send_control(msg, timeout_s)
+
+    def _output_digests(self) -> list[int]:
+        """``frame_digest`` of every kept output (about 3 us each: seconds after a long
+        run), with ``KeepAlive`` to the scheduler, which waits for the report."""
+        send = super().send_control
+        beat = Heartbeat(lambda: send(KeepAlive()), self.timeout_s).beat
+        digests = []
+        for frame in self._outputs or []:
+            digests.append(frame_digest(frame))
+            beat()
+        return digests
 
 
 class TpRunnerChannel(_RankReport, RunnerChannel):
