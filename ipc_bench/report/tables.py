@@ -16,6 +16,7 @@ from ipc_bench.analysis import cores
 from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.stats import COMPARED_KEYS
 from ipc_bench.engine.config import CACHED, SEND
+from ipc_bench.engine.pipeline import DIRECT
 
 #: The identity fields every table starts with, shown as recorded under their own name.
 IDENTITY = ("policy", "codec", "transport")
@@ -91,8 +92,9 @@ def _table(keys: Sequence[str], summaries: list[dict[str, Any]]) -> str:
 def format_tables(summaries: Iterable[dict[str, Any]]) -> str:
     """One table per (scenario, workload) of ``CASE_TABLE`` (bytes per counted step, µs
     per counted step, tok/s; with repetitions a ``rep`` column first), notes on
-    rejected requests and incomplete cases, then per codec the cached / send ratios of
-    the means over repetitions (unpaired; the paired ratios and intervals are
+    rejected requests and incomplete cases, then per codec the cached / send (and, for
+    ``pp``, direct / send) ratios of the means over repetitions, by arm
+    (``_ratio_lines``; unpaired: the paired ratios and intervals are
     ``format_comparisons``')."""
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for s in summaries:
@@ -117,24 +119,35 @@ def format_tables(summaries: Iterable[dict[str, Any]]) -> str:
         for s in failed:
             out.append(f"  INCOMPLETE {s['case_id']}: {s.get('error')}")
         for codec in dict.fromkeys(s["codec"] for s in cases):
-            send = [s for s in cases if s["codec"] == codec and s["policy"] == SEND]
-            cached = [s for s in cases if s["codec"] == codec and s["policy"] == CACHED]
-            if not send or not cached:
-                continue
-            parts = []
-            hide = any(map(cores.is_withheld, send + cached))
-            for key in RATIO_METRICS:
-                if hide and metric(key).unit in cores.TIMING_UNITS:
-                    continue
-                a = [s.get(key) for s in send]
-                b = [s.get(key) for s in cached]
-                if None in a or None in b or not sum(a):
-                    continue
-                parts.append(f"{metric(key).ratio_short} {(sum(b) / len(b)) / (sum(a) / len(a)):.3f}")
-            if parts:
-                out.append(f"  cached/send ({codec}, mean over repetitions): "
-                           + ", ".join(parts))
+            out.extend(_ratio_lines(codec, [s for s in cases if s["codec"] == codec]))
     return "\n".join(out)
+
+
+def _ratio_lines(codec: str, cases: list[dict[str, Any]]) -> list[str]:
+    """The ``<arm>/send`` line of ``codec``'s cases for each arm that stands against
+    ``send``: ``cached`` (PR #20291) and, in ``pp`` runs, ``direct``. Arms, not
+    policies, are compared, so an A/A copy (``send'``) or an async arm
+    (``cached+async``) never joins another arm's mean; timing metrics are left out
+    where a case's timings are withheld (``cores.is_withheld``)."""
+    send = [s for s in cases if (s.get("arm") or s["policy"]) == SEND]
+    out = []
+    for name in (CACHED, DIRECT):
+        other = [s for s in cases if (s.get("arm") or s["policy"]) == name]
+        if not send or not other:
+            continue
+        parts = []
+        hide = any(map(cores.is_withheld, send + other))
+        for key in RATIO_METRICS:
+            if hide and metric(key).unit in cores.TIMING_UNITS:
+                continue
+            a = [s.get(key) for s in send]
+            b = [s.get(key) for s in other]
+            if None in a or None in b or not sum(a):
+                continue
+            parts.append(f"{metric(key).ratio_short} {(sum(b) / len(b)) / (sum(a) / len(a)):.3f}")
+        if parts:
+            out.append(f"  {name}/send ({codec}, mean over repetitions): " + ", ".join(parts))
+    return out
 
 
 def unchecked_note(cases: list[dict[str, Any]]) -> Optional[str]:

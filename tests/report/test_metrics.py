@@ -175,3 +175,20 @@ send'   msgpack  ipc          200     56,000      112,000     2.00       1,530  
   send    msgpack  ipc        sync              80.0       160.0       50.0       90.0               160.0
   send'   msgpack  ipc        sync              90.0       180.0       50.0       90.0               180.0"""
     assert tables.cells(dict(policy="send"), ("policy",)) == ["send"]  # a summary without an arm
+
+
+def test_ratio_lines_compare_arms_not_policies():
+    """An A/A copy (``send'``) or an async arm (``cached+async``) never joins another
+    arm's mean, and a pp run's ``direct`` arm is compared with ``send`` by name."""
+    send, cached = _summary("send", 0, 50000.0, 282700.0), _summary("cached", 0, 60000.0, 231400.0)
+    copy = dict(_summary("send", 0, 10000.0, 282700.0), arm="send'")
+    asyn = dict(_summary("cached", 0, 90000.0, 231400.0), arm="cached+async")
+    direct = dict(_summary("cached", 0, 55000.0, 231400.0), arm="direct")
+    ratio = [ln for ln in tables.format_tables([send, copy, cached, asyn]).splitlines()
+             if "/send (" in ln]
+    assert ratio == ["  cached/send (msgpack, mean over repetitions): tok/s 1.200, s2r B 0.947, "
+                     "build 0.395, encode 1.000, decode 1.000, step 0.819"]
+    ratio = [ln for ln in tables.format_tables([send, direct]).splitlines() if "/send (" in ln]
+    assert ratio == ["  direct/send (msgpack, mean over repetitions): tok/s 1.100, s2r B 0.947, "
+                     "build 0.395, encode 1.000, decode 1.000, step 0.819"]
+    assert not [ln for ln in tables.format_tables([copy, asyn]).splitlines() if "/send (" in ln]
