@@ -19,9 +19,10 @@ kernel picked, so it also holds while other threads (the RSS sampler) run.
 
 A signal that lands in code whose exceptions the interpreter prints and drops (a
 ``__del__``, a function marked ``unraisable`` such as the gc callback that counts
-collections) is deferred the same way instead of raised there, where it would be
-lost: it is raised at the end of the next ``deferred()`` block (the running case
-enters one at least once a second, to flush its rows).
+collections), or in pyzmq's socket makers (an exception there would leave a socket
+its context cannot close, ``_zmq_socket_makers``), is deferred the same way instead
+of raised there: it is raised at the end of the next ``deferred()`` block (the
+running case enters one at least once a second, to flush its rows).
 
 Without ``install()`` (library use, tests), ``deferred()`` is a no-op and signals keep
 their default behaviour.
@@ -58,8 +59,24 @@ class Interrupted(BaseException):
             return f"signal {self.code - 128}"
 
 
-#: Code of the functions marked ``unraisable``.
+#: Code of the functions marked ``unraisable``, and of pyzmq's socket makers
+#: (``_zmq_socket_makers``, added by ``install``).
 _UNRAISABLE: set = set()
+
+
+def _zmq_socket_makers() -> set:
+    """Code of pyzmq's Python functions that have libzmq make a socket and only then
+    record it in its context (``Context.socket``, ``Socket.__init__``,
+    ``Socket.get_monitor_socket``; pyzmq 27). An ``Interrupted`` raised between the two
+    leaves a socket that ``Context.destroy(linger=0)`` does not see while the
+    exception's traceback keeps it alive, and the context's term then waits for it
+    forever (a scheduler hung in ``zmq_ctx_term`` after a SIGTERM at start-up). A
+    signal landing in them waits for the next ``deferred()`` block's end instead."""
+    import zmq
+
+    funcs = (zmq.Context.socket, zmq.Context._add_socket, zmq.Socket.__init__,
+             zmq.Socket.get_monitor_socket)
+    return {f.__code__ for f in funcs if hasattr(f, "__code__")}
 
 
 def unraisable(func):
@@ -107,6 +124,7 @@ def install() -> dict:
     returns the old handlers for ``restore``."""
     _State.depth, _State.pending, _State.first = 0, None, None
     _State.mask = block()
+    _UNRAISABLE.update(_zmq_socket_makers())
     return {s: signal.signal(s, _handler) for s in HANDLED}
 
 

@@ -62,6 +62,40 @@ def test_a_signal_in_a_del_is_not_dropped(installed, capsys):
     assert err.value.code == 143
 
 
+def test_a_signal_while_pyzmq_makes_a_socket_leaves_it_for_destroy_to_close(installed):
+    """SIGTERM between libzmq's making a socket and pyzmq's recording it in its context
+    (here at the end of the socket class's ``__init__``, inside ``Context.socket``):
+    raised there, the socket would be unknown to ``Context.destroy`` while the
+    traceback keeps it alive, and the context's term would wait for it forever."""
+    import zmq
+
+    from ipc_bench.wire.transport import destroy_context
+
+    class SignalledSocket(zmq.Socket):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            signal.raise_signal(signal.SIGTERM)  # handled before raise_signal returns
+
+    ctx = zmq.Context()
+    try:
+        sock = None
+        try:
+            sock = ctx.socket(zmq.PAIR, socket_class=SignalledSocket)
+        except signals.Interrupted:
+            pass
+        gc.collect()  # (if raised there: the traceback held the socket's last reference)
+        assert sock is not None, ("Interrupted raised inside Context.socket, before the "
+                                  "socket was recorded in its context")
+        assert sock in ctx._sockets  # recorded: destroy will close it
+        with pytest.raises(signals.Interrupted) as err:
+            with signals.deferred():
+                pass
+        assert err.value.code == 143
+    finally:
+        destroy_context(ctx)  # returns: no socket left open
+    assert ctx.closed
+
+
 def test_a_signal_while_blocked_acts_when_unblocked():
     old = signals.install()  # blocks them
     try:
