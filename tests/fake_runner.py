@@ -27,22 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ipc_bench.wire import control  # noqa: E402
 
 from ipc_bench.harness import runner_loop  # noqa: E402
+from fault_helpers import SlowDecode  # noqa: E402  (this folder: sys.path[0])
 
 MODE = os.environ["FAKE_RUNNER_MODE"]
 STEP = int(os.environ.get("FAKE_RUNNER_STEP", "3"))
 DELAY_S = float(os.environ.get("FAKE_RUNNER_DELAY_S", "0.04"))
-
-
-class _SlowDecode:
-    """A codec whose ``decode`` first sleeps ``DELAY_S``."""
-
-    def __init__(self, codec):
-        self.codec = codec
-        self.encode = codec.encode
-
-    def decode(self, frame):
-        time.sleep(DELAY_S)
-        return self.codec.decode(frame)
 
 
 def _slow_down_the_preparations() -> None:
@@ -52,7 +41,8 @@ def _slow_down_the_preparations() -> None:
         from ipc_bench.harness import floor
 
         real_codec = floor.model_runner_output_codec
-        floor.model_runner_output_codec = lambda name: _SlowDecode(real_codec(name))
+        floor.model_runner_output_codec = lambda name: SlowDecode(real_codec(name),
+                                                                  DELAY_S)
     if MODE == "slow-report":
         from ipc_bench.wire import tp
 

@@ -186,3 +186,16 @@ def free_base_port(n: int) -> int:
             for s in socks:
                 s.close()
     raise RuntimeError("no free run of ports")
+
+
+class SlowDecode:
+    """``codec`` whose ``decode`` first sleeps ``delay_s`` seconds: an end of run whose
+    decoding for the floor or the report is slow (the keep-alive tests)."""
+
+    def __init__(self, codec, delay_s: float):
+        self.codec, self.delay_s = codec, delay_s
+        self.encode = codec.encode
+
+    def decode(self, frame):
+        time.sleep(self.delay_s)
+        return self.codec.decode(frame)

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import math
 import sys
-import time
 
 import pytest
 
-from fault_helpers import FAKE_RUNNER, steady_case
+from fault_helpers import FAKE_RUNNER, SlowDecode, steady_case
 from ipc_bench.analysis.summary import summarize_case
 from ipc_bench.harness import floor
 from ipc_bench.harness.scheduler_loop import ChannelExchange
@@ -39,18 +38,6 @@ def _spec(**kw):
     spec = steady_case(max_steps=STEPS, peer_timeout_s=TIMEOUT_S, **kw)
     spec.floor = True
     return spec
-
-
-class _SlowDecode:
-    """A codec whose ``decode`` first sleeps ``DELAY_S``."""
-
-    def __init__(self, codec):
-        self.codec = codec
-        self.encode = codec.encode
-
-    def decode(self, frame):
-        time.sleep(DELAY_S)
-        return self.codec.decode(frame)
 
 
 def _assert_complete(result: CaseResult) -> None:
@@ -99,7 +86,8 @@ def test_the_runner_waits_while_the_scheduler_decodes_the_floor_frames(monkeypat
     # waits for its next frame under the peer timeout (async scheduling: the same floor
     # after the async loop's end).
     real = floor.scheduler_output_codec
-    monkeypatch.setattr(floor, "scheduler_output_codec", lambda name: _SlowDecode(real(name)))
+    monkeypatch.setattr(floor, "scheduler_output_codec",
+                        lambda name: SlowDecode(real(name), DELAY_S))
     heartbeats: list[Heartbeat] = []
     real_heartbeat = ChannelExchange.heartbeat
 
