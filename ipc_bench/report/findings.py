@@ -304,7 +304,9 @@ def _pp_findings(cases) -> list[str]:
 
 def findings(results) -> list[str]:
     """Findings of one run as sentences with numbers (see the module docstring; a
-    ``--pp`` run: ``_pp_findings``). ``results``: one run (``load``)."""
+    ``--pp`` run: ``_pp_findings``). ``results``: one run (``load``); cases that did
+    not finish (``Results.unfinished``) are left out of every finding."""
+    results = results.finished()
     cases = results.cases
     if cases.empty:
         return ["The run has no finished case."]

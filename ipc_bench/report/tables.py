@@ -14,6 +14,7 @@ from typing import Any, Iterable, Optional, Sequence
 
 from ipc_bench.analysis import cores
 from ipc_bench.analysis.metrics import metric
+from ipc_bench.analysis.results import case_unfinished
 from ipc_bench.analysis.stats import COMPARED_KEYS
 from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.engine.pipeline import DIRECT
@@ -92,7 +93,9 @@ def _table(keys: Sequence[str], summaries: list[dict[str, Any]]) -> str:
 def format_tables(summaries: Iterable[dict[str, Any]]) -> str:
     """One table per (scenario, workload) of ``CASE_TABLE`` (bytes per counted step, µs
     per counted step, tok/s; with repetitions a ``rep`` column first), notes on
-    rejected requests and incomplete cases, then per codec the cached / send (and, for
+    rejected requests and incomplete cases (``complete`` false: left out of the table,
+    the tables under it and the ratios, one ``INCOMPLETE`` line each saying why), then
+    per codec the cached / send (and, for
     ``pp``, direct / send) ratios of the means over repetitions, by arm
     (``_ratio_lines``; unpaired: the paired ratios and intervals are
     ``format_comparisons``')."""
@@ -100,13 +103,15 @@ def format_tables(summaries: Iterable[dict[str, Any]]) -> str:
     for s in summaries:
         groups.setdefault((s["scenario"], s["workload"]), []).append(s)
     out = []
-    for (scenario, workload), cases in groups.items():
-        out.append(f"\n{scenario}  [{workload}]  device={cases[0].get('runner_device', '?')}")
-        out.append(_table(CASE_TABLE, cases))
+    for (scenario, workload), recorded in groups.items():
+        out.append(f"\n{scenario}  [{workload}]  device={recorded[0].get('runner_device', '?')}")
+        cases = [s for s in recorded if not case_unfinished(s)]
+        failed = [s for s in recorded if case_unfinished(s)]
+        out.append(_table(CASE_TABLE, cases) if cases else "  no case finished")
         withheld = cores.footnote(cases)
         if withheld:
             out.append(f"  {withheld}")
-        rejected = max((s.get("num_rejected") or 0) for s in cases)
+        rejected = max(((s.get("num_rejected") or 0) for s in cases), default=0)
         if rejected:
             total = max((s.get("num_requests") or 0) for s in cases)
             out.append(f"  rejected on arrival: {rejected} of {total} requests could never "
@@ -115,9 +120,9 @@ def format_tables(summaries: Iterable[dict[str, Any]]) -> str:
         unchecked = unchecked_note(cases)
         if unchecked:
             out.append(f"  {unchecked}")
-        failed = [s for s in cases if s.get("complete") is False]
         for s in failed:
-            out.append(f"  INCOMPLETE {s['case_id']}: {s.get('error')}")
+            out.append(f"  INCOMPLETE {s['case_id']}: {s.get('error') or 'no reason recorded'} "
+                       "(left out of this table and the ratios)")
         for codec in dict.fromkeys(s["codec"] for s in cases):
             out.extend(_ratio_lines(codec, [s for s in cases if s["codec"] == codec]))
     return "\n".join(out)
@@ -516,9 +521,10 @@ LATENCY_TABLE = IDENTITY + ("ttft_ms_p50", "ttft_ms_p99", "tpot_ms_mean", "itl_m
 
 
 def format_latency(summaries: Iterable[dict[str, Any]]) -> str:
-    """Latency percentiles (ms) per case of a timed replay (with repetitions a ``rep``
-    column first), with the arrival-bound caveat; '' when no summary has latencies."""
-    cases = [s for s in summaries if "ttft_ms_p50" in s]
+    """Latency percentiles (ms) per finished case of a timed replay (with repetitions a
+    ``rep`` column first), with the arrival-bound caveat; '' when no finished case has
+    latencies."""
+    cases = [s for s in summaries if "ttft_ms_p50" in s and not case_unfinished(s)]
     if not cases:
         return ""
     speedup = cases[0].get("trace_speedup")
