@@ -439,7 +439,9 @@ def format_comparisons(comparisons: Iterable[dict[str, Any]]) -> str:
     mean for the t method, medians for bootstrap and sign), the p-value [after Holm's
     adjustment over the comparison's ``family``] and the verdict (``stats.compare_cases``).
     The block's first line says which metrics the adjustment covered, or why the
-    method gives no verdict with so few pairs (the rows then say "no verdict")."""
+    method gives no verdict with so few pairs (the rows then say "no verdict"). A
+    comparison with no metric in ``COMPARED_KEYS`` (and no withheld timings) prints
+    nothing, not a header over no table."""
     out = []
     for c in comparisons:
         base, treat = c["baseline"], c["treatment"]
@@ -449,6 +451,10 @@ def format_comparisons(comparisons: Iterable[dict[str, Any]]) -> str:
         family = c.get("family") or []
         adjusted = (f"; verdicts Holm-adjusted over {len(family)} timed metrics"
                     if family else "")
+        rows = [_comparison_row(c["method"], key, c["metrics"][key])
+                for key in COMPARED_KEYS if key in c["metrics"]]
+        if not rows and not c.get("timings_withheld"):
+            continue  # nothing compared (older summaries kept such entries): no header
         withheld = [m["verdict"] for m in c["metrics"].values()
                     if m["verdict"].startswith(WITHHELD)]
         if withheld:  # the reason once, not on every row
@@ -459,8 +465,6 @@ def format_comparisons(comparisons: Iterable[dict[str, Any]]) -> str:
         header = ["metric", "unit", f"{base} median [IQR]", f"{treat} median [IQR]",
                   f"{treat}/{base}", "ratio CI", f"{base}-{treat}", "diff CI", "p [Holm]",
                   "verdict"]
-        rows = [_comparison_row(c["method"], key, c["metrics"][key])
-                for key in COMPARED_KEYS if key in c["metrics"]]
         if rows:
             out.append(render(header, rows))
         if c.get("timings_withheld"):  # analysis.cores: bytes only
