@@ -97,8 +97,12 @@ def _case_warnings(results) -> list[str]:
 
 
 def _case_tables(results) -> list[Block]:
-    from ipc_bench.analysis.cores import footnote
-    from ipc_bench.report.tables import CASE_TABLE, cells, header
+    """Per workload, the case table (``tables.CASE_TABLE``) of ``results``' cases, its
+    footnotes (withheld timings; an ``x floor`` below 1, marked ``!``) and what the
+    columns mean."""
+    from ipc_bench.analysis.cores import footnote, is_withheld
+    from ipc_bench.report.tables import (CASE_TABLE, FLOOR_BELOW_ONE_NOTE, FLOOR_RATIO,
+                                         cells, floor_below_one, header)
 
     blocks: list[Block] = []
     cases = results.cases
@@ -118,6 +122,10 @@ def _case_tables(results) -> list[Block]:
         withheld = footnote([s for s in records if s["workload"] == workload])
         if withheld:
             blocks.append(("p", withheld.replace("* ", "`*` ", 1)))
+        if any(floor_below_one(s.get(FLOOR_RATIO)) and not is_withheld(s)
+               for s in records if s["workload"] == workload):
+            blocks.append(("p", FLOOR_BELOW_ONE_NOTE.replace("!: x floor", "`!`: `x floor`",
+                                                             1)))
     blocks.append(("p", "Bytes are payload bytes per counted step (`s2r`: scheduler → "
                         "runner, `r2s`: back), times are µs per counted step, both "
                         "directions summed for build/encode/decode; `x floor` is the "

@@ -64,8 +64,24 @@ def cells(summary: dict[str, Any], keys: Sequence[str] = CASE_TABLE) -> list[str
         elif hide and metric(key).unit in cores.TIMING_UNITS:
             out.append("-")
         else:
-            out.append(metric(key).cell(value))
+            out.append(metric(key).cell(value)
+                       + (FLOOR_MARK if key == FLOOR_RATIO and floor_below_one(value) else ""))
     return out
+
+
+#: The ``x floor`` column and the mark after a value below 1 (``FLOOR_BELOW_ONE_NOTE``).
+FLOOR_RATIO = "step_to_floor_ratio"
+FLOOR_MARK = "!"
+#: Under a table where an ``x floor`` is below 1 (marked ``!``): what it means.
+FLOOR_BELOW_ONE_NOTE = (
+    "!: x floor below 1, the floor (the same messages exchanged bare, less work) ran "
+    "slower than the case: that case's overhead over the floor is noise (an async case "
+    "overlaps steps the floor replays one at a time); its warning says which")
+
+
+def floor_below_one(value: Any) -> bool:
+    """Whether ``value`` is an ``x floor`` (``step_to_floor_ratio``) below 1."""
+    return isinstance(value, (int, float)) and value == value and value < 1
 
 
 def render(header: list[str], rows: list[list[str]], left: int = 3) -> str:
@@ -111,6 +127,9 @@ def format_tables(summaries: Iterable[dict[str, Any]]) -> str:
         withheld = cores.footnote(cases)
         if withheld:
             out.append(f"  {withheld}")
+        if any(floor_below_one(s.get(FLOOR_RATIO)) and not cores.is_withheld(s)
+               for s in cases):
+            out.append(f"  {FLOOR_BELOW_ONE_NOTE}")
         rejected = max(((s.get("num_rejected") or 0) for s in cases), default=0)
         if rejected:
             total = max((s.get("num_requests") or 0) for s in cases)
