@@ -114,3 +114,18 @@ def test_a_workload_with_no_finished_case_says_so():
         "", "decode-steady  [num_running=4]  device=?", "  no case finished",
         "  INCOMPLETE num_running=4/send/msgpack#0: no reason recorded (left out of this "
         "table and the ratios)"]
+
+
+def test_a_multi_run_report_counts_and_leaves_out_the_unfinished_case(finished_run, tmp_path):
+    run, summary = _interrupted(finished_run, tmp_path / "cut")
+    assert cli.main(["report", str(finished_run), str(run),
+                     "--output", str(tmp_path / "rep")]) == 0
+    md = (tmp_path / "rep" / "report.md").read_text()
+    runs = _section(md, "## Runs", "## Side by side")
+    assert [line.split(" | ")[-1] for line in runs.splitlines()
+            if line.startswith(("| whole |", "| cut |"))] == [
+        "4 |", "4 (1 unfinished, left out) |"]
+    tok_s = _section(md, "**output tokens/s**", "**s2r payload B/step**")
+    whole = summary["cases"][-1]["output_tokens_per_s"]  # the same case, finished there
+    assert [line for line in tok_s.splitlines() if "| cached | none |" in line] == [
+        f"| num_running=4 | cached | none | {whole:,.0f} | - | - |"]
