@@ -531,7 +531,10 @@ def load(path_or_paths) -> Results:
     a run folder, is unreadable, or was written by an older or newer result format
     version (the message names the version). A file cut short (a last line cut mid-row,
     fewer ``steps.csv`` rows than the summary counts) loads what is valid and issues a
-    one-line ``ResultsWarning`` naming the file and the counts (``Results.warnings``).
+    one-line ``ResultsWarning`` naming the file and the counts (``Results.warnings``);
+    so does a CSV file whose header is not its columns, or an empty one (none of its
+    rows is loaded: ``header_problem`` says what is wrong). Every case is loaded, those
+    that did not finish included: ``Results.finished`` leaves them out.
     """
     import pandas as pd
 
