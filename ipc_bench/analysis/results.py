@@ -4,6 +4,7 @@ gives the layout and the format history): ``read_summary`` and, into pandas, ``l
 
 from __future__ import annotations
 
+import csv
 import datetime
 import json
 import os
@@ -217,6 +218,42 @@ class Results:
         are columns of ``cases``, e.g. ``["num_running"]``."""
         return [k for k in label_names(self.metadata) if k in self.cases.columns]
 
+    def unfinished(self) -> list[dict[str, Any]]:
+        """The cases recorded as not complete (``complete`` false: interrupted, failed,
+        or the running case of a killed run that ``summary.json`` lists), one dict
+        each with ``run_id``, ``case_id`` and ``error`` (``""`` when none was
+        recorded), in load order."""
+        cases = self.cases
+        if cases.empty or "complete" not in cases.columns:
+            return []
+        errors = cases["error"] if "error" in cases.columns else [None] * len(cases)
+        return [dict(run_id=run, case_id=case,
+                     error=error if isinstance(error, str) else "")
+                for run, case, done, error in zip(cases["run_id"], cases["case_id"],
+                                                  cases["complete"], errors)
+                if _not_complete(done)]
+
+    def finished(self) -> "Results":
+        """These tables without the ``unfinished`` cases (their rows of ``cases``,
+        ``steps``, ``requests``, ``floor`` and ``itl``): what findings, comparisons and
+        figures are computed from, so that a figure of a case that did not finish
+        never passes for a finished one. The same object when every case finished."""
+        gone = {(c["run_id"], c["case_id"]) for c in self.unfinished()}
+        if not gone:
+            return self
+
+        def pick(df):
+            if df is None or len(df) == 0 or "case_id" not in df.columns:
+                return df
+            mask = [(run, case) not in gone for run, case in zip(df["run_id"], df["case_id"])]
+            return df[mask].reset_index(drop=True)
+
+        return Results(cases=pick(self.cases), steps=pick(self.steps),
+                       requests=pick(self.requests), floor=pick(self.floor),
+                       itl=pick(self.itl), metadata=self.metadata, status=self.status,
+                       problems=self.problems, paths=self.paths,
+                       status_detail=self.status_detail, warnings=self.warnings)
+
     def select(self, run_id: str) -> "Results":
         """The tables of one run; ``KeyError`` if ``run_id`` is not loaded."""
         if run_id not in self.metadata:
@@ -233,6 +270,19 @@ class Results:
                        paths={run_id: self.paths[run_id]},
                        status_detail={run_id: self.status_detail.get(run_id, "")},
                        warnings={run_id: self.warnings.get(run_id, [])})
+
+
+def _not_complete(value: Any) -> bool:
+    """Whether a case's ``complete`` field says it did not finish (false; a missing
+    value, NaN in a table, is no such record)."""
+    return value is not None and value == value and not bool(value)
+
+
+def case_unfinished(summary: dict[str, Any]) -> bool:
+    """Whether a case summary (a ``summary.json`` case entry) records that the case did
+    not finish (``complete`` false); such a case's figures are never shown as a
+    finished case's (``Results.finished``, ``report.tables.format_tables``)."""
+    return _not_complete(summary.get("complete"))
 
 
 def label_names(metadata: dict[str, dict[str, Any]]) -> list[str]:
@@ -273,12 +323,57 @@ def _complete_lines(path: Path) -> int | None:
         return _count_lines(f)
 
 
+#: Column names named, at most, in the warning about a CSV header.
+HEADER_NAMES_SHOWN = 5
+
+
+def _names(names: list[str]) -> str:
+    """``names`` joined by commas, the first ``HEADER_NAMES_SHOWN`` only ('and N more')."""
+    more = len(names) - HEADER_NAMES_SHOWN
+    return ", ".join(names[:HEADER_NAMES_SHOWN]) + (f" and {more} more" if more > 0 else "")
+
+
+def header_problem(path: Path, columns: tuple[str, ...]) -> str | None:
+    """What is wrong with the header line of the CSV file ``path``, whose columns
+    should be ``columns`` (in any order), in words (``its header is not ...``);
+    ``None`` when it names exactly those columns."""
+    with open(path, "rb") as f:
+        first = f.readline()
+    if not first:
+        return "it is empty (not even its header line)"
+    if not first.strip():
+        return "its first line is blank, not its header"
+    try:
+        names = next(csv.reader([first.decode("utf-8").rstrip("\r\n")]))
+    except (UnicodeDecodeError, csv.Error):
+        return "its first line is not a CSV header"
+    missing = [c for c in columns if c not in names]
+    unexpected = [n for n in names if n not in columns]
+    if not missing and not unexpected:
+        return None
+    parts = ([f"missing {_names(missing)}"] if missing else []) + (
+        [f"unexpected {_names(unexpected)}"] if unexpected else [])
+    return f"its header is not {path.name}'s columns ({'; '.join(parts)})"
+
+
 def _read_csv(pd, path: Path, columns: tuple[str, ...], notes: list[str] | None = None):
     """``path`` as a DataFrame (``columns`` when it is empty). A last line cut mid-row
-    (the writer was killed) is left out and said in ``notes``."""
+    (the writer was killed) is left out and said in ``notes``; so is every row of a
+    file whose header is not ``columns`` (``header_problem``: its rows cannot be
+    told apart), which loads as an empty frame."""
     if not path.is_file():
         raise ResultsError(f"{path.parent}: not a complete run folder (no {path.name})")
     try:
+        wrong = header_problem(path, columns)
+        if wrong is not None:
+            with open(path, "rb") as f:
+                data = f.read()
+            rows = max(len(data.splitlines()) - 1, 0)
+            if notes is not None:
+                left = ("nothing is loaded from it" if rows == 0 else "its row is left out"
+                        if rows == 1 else f"its {rows:,} rows are left out")
+                notes.append(f"{wrong}, so {left}")
+            return pd.DataFrame(columns=list(columns))
         whole = _complete_lines(path)
         if whole is not None and notes is not None:
             notes.append("its last line is cut mid-row (left out)")
@@ -415,8 +510,11 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
 
 
 def _tidy_types(pd, df):
+    """``df`` with the flag columns as ``bool`` (an empty table's too, so that
+    ``steps[steps["counted"]]`` selects rows, not columns) and the identity columns
+    as strings."""
     for col in _BOOL_COLUMNS:
-        if col in df and len(df):
+        if col in df:
             df[col] = df[col].astype(bool)
     for col in _STR_COLUMNS:
         if col in df:
@@ -433,7 +531,10 @@ def load(path_or_paths) -> Results:
     a run folder, is unreadable, or was written by an older or newer result format
     version (the message names the version). A file cut short (a last line cut mid-row,
     fewer ``steps.csv`` rows than the summary counts) loads what is valid and issues a
-    one-line ``ResultsWarning`` naming the file and the counts (``Results.warnings``).
+    one-line ``ResultsWarning`` naming the file and the counts (``Results.warnings``);
+    so does a CSV file whose header is not its columns, or an empty one (none of its
+    rows is loaded: ``header_problem`` says what is wrong). Every case is loaded, those
+    that did not finish included: ``Results.finished`` leaves them out.
     """
     import pandas as pd
 

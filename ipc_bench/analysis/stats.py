@@ -478,7 +478,9 @@ def compare_cases(summaries: Sequence[dict[str, Any]], method: str = "t",
     ``PairedComparison.to_dict`` plus its ``unit``) and ``family`` (the metrics whose
     verdicts were adjusted together by Holm's method: every compared metric with a
     p-value but the ``EXACT_KEYS``; their ``adjustment`` is ``"holm"``). Groups with a
-    single arm are left out. Raises ``ValueError`` on an unknown ``method``.
+    single arm are left out, and so are arm pairs with no metric of ``metrics`` that
+    both record (e.g. the overhead scenario's ``totals`` arm, which records loop totals
+    only, against ``steps``). Raises ``ValueError`` on an unknown ``method``.
     """
     groups = arms_by_repetition(
         (s for s in summaries
@@ -508,6 +510,8 @@ def compare_cases(summaries: Sequence[dict[str, Any]], method: str = "t",
                     found[key] = compare_paired(a, b, metric=key, baseline_name=base,
                                                 treatment_name=treat, method=method,
                                                 confidence=confidence)
+            if not found:  # no metric both arms record (overhead's totals arm records
+                continue   # loop totals only): nothing to compare, no entry
             family = [k for k, c in found.items()
                       if k not in EXACT_KEYS and c.p_value is not None]
             for key, p_adj in zip(family, holm([found[k].p_value for k in family])):

@@ -780,6 +780,25 @@ def running_shortfall_warning(summary: dict[str, Any]) -> Optional[str]:
             f"figures are not those of a batch of {asked}")
 
 
+def floor_below_one_warning(summary: dict[str, Any]) -> str | None:
+    """The warning of a case whose ``step_to_floor_ratio`` (``x floor``) is below 1:
+    the floor, the same recorded messages exchanged bare (less work), took longer
+    than the case, so that case's overhead over the floor is noise (for an async
+    case: the floor replays its frames one at a time while the case overlapped its
+    steps, so it is no overhead figure at all); ``None`` at 1 or above, or without
+    a floor."""
+    ratio = summary.get("step_to_floor_ratio")
+    if ratio is None or ratio != ratio or ratio >= 1:
+        return None
+    if summary.get("async_scheduling"):
+        return (f"x floor {ratio:.2f}: the floor replays the frames one at a time while "
+                "this async case overlapped its steps, so x floor is not the harness's "
+                "overhead here")
+    return (f"the floor (the same messages exchanged bare, less work) ran slower than the "
+            f"case (x floor {ratio:.2f}, below 1): the machine's noise outweighed what "
+            "the harness's logic adds, so this case's overhead over the floor is noise")
+
+
 def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None = None,
                    min_steps: int = 100) -> list[str]:
     """Warnings in the style of ``python -m pyperf check`` for one case summary.
@@ -797,7 +816,8 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
     ``scenarios/pp`` printed before the run once, now with the case, so a run refused
     later prints its error alone); likewise a ``--tp`` case of spinning ``shm`` readers
     with fewer than N + 1 cores (``tp_oversubscribed``) and a one-runner ``shm`` case
-    with fewer than 2 (``shm_oversubscribed``). Returns one line per problem; an empty
+    with fewer than 2 (``shm_oversubscribed``); an ``x floor`` below 1
+    (``floor_below_one_warning``). Returns one line per problem; an empty
     list means none was seen.
     """
     warnings = []
@@ -829,6 +849,9 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
         warnings.append(f"{n} of the {asked} counted steps asked for (--steps): the case "
                         f"stopped at its limit of {summary['max_steps']:,} steps in all, "
                         f"the others mixed steps (replacements prefilling, preemptions)")
+    floor = floor_below_one_warning(summary)
+    if floor:
+        warnings.append(floor)
     cv = summary.get("step_ns_block_cv")
     if cv is not None and cv > 0.10:
         warnings.append(f"the standard deviation of {STEP_BLOCK}-step mean step times is "

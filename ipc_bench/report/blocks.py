@@ -97,8 +97,12 @@ def _case_warnings(results) -> list[str]:
 
 
 def _case_tables(results) -> list[Block]:
-    from ipc_bench.analysis.cores import footnote
-    from ipc_bench.report.tables import CASE_TABLE, cells, header
+    """Per workload, the case table (``tables.CASE_TABLE``) of ``results``' cases, its
+    footnotes (withheld timings; an ``x floor`` below 1, marked ``!``) and what the
+    columns mean."""
+    from ipc_bench.analysis.cores import footnote, is_withheld
+    from ipc_bench.report.tables import (CASE_TABLE, FLOOR_BELOW_ONE_NOTE, FLOOR_RATIO,
+                                         cells, floor_below_one, header)
 
     blocks: list[Block] = []
     cases = results.cases
@@ -118,6 +122,10 @@ def _case_tables(results) -> list[Block]:
         withheld = footnote([s for s in records if s["workload"] == workload])
         if withheld:
             blocks.append(("p", withheld.replace("* ", "`*` ", 1)))
+        if any(floor_below_one(s.get(FLOOR_RATIO)) and not is_withheld(s)
+               for s in records if s["workload"] == workload):
+            blocks.append(("p", FLOOR_BELOW_ONE_NOTE.replace("!: x floor", "`!`: `x floor`",
+                                                             1)))
     blocks.append(("p", "Bytes are payload bytes per counted step (`s2r`: scheduler → "
                         "runner, `r2s`: back), times are µs per counted step, both "
                         "directions summed for build/encode/decode; `x floor` is the "
@@ -421,10 +429,24 @@ def file_slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "run"
 
 
+def unfinished_note(unfinished: list[dict[str, Any]]) -> Optional[str]:
+    """The sentence naming the cases that did not finish (``Results.unfinished``) and
+    why, which every finding, table and figure leaves out; ``None`` when there are
+    none."""
+    if not unfinished:
+        return None
+    named = "; ".join(f"`{c['case_id']}` ({c['error'] or 'no reason recorded'})"
+                      for c in unfinished)
+    they = "it" if len(unfinished) == 1 else "they"
+    return f"Left out of every finding, table and figure, as {they} did not finish: {named}."
+
+
 def _state_notes(one, run_id: str) -> list[Block]:
     """Notes on a run that did not complete (why, or what its files tell when it
-    recorded no reason: ``Results.status_detail``), on files found cut short while
-    loading, or on a loaded machine."""
+    recorded no reason: ``Results.status_detail``), on the cases that did not finish
+    (``unfinished_note``: left out of everything below), on files found cut short
+    while loading, or on a loaded machine. ``one``: the run's whole tables, the
+    unfinished cases included."""
     md = one.metadata[run_id]
     blocks: list[Block] = []
     status = one.status[run_id]
@@ -433,12 +455,16 @@ def _state_notes(one, run_id: str) -> list[Block]:
                   or "no reason recorded")
         blocks.append(("note", f"This run is {status}: {detail}. Its figures cover the "
                                "cases that finished."))
+    left_out = unfinished_note(one.unfinished())
+    if left_out:
+        blocks.append(("note", left_out))
     for line in one.warnings.get(run_id, []):
         blocks.append(("note", f"Loading this run: {line}."))
-    emulated = _emulated_block(one)
+    shown = one.finished()
+    emulated = _emulated_block(shown)
     if emulated:
         blocks.append(emulated)
-    unchecked = _unchecked_block(one)
+    unchecked = _unchecked_block(shown)
     if unchecked:
         blocks.append(unchecked)
     load = md.get("load_avg")
@@ -561,8 +587,9 @@ def _pp_blocks(results, level: int) -> list[Block]:
 def _run_blocks(results, run_id: str, level: int, prefix: str) -> list[Block]:
     """The sections of one run's report, headings at ``level``; figure files named
     ``prefix`` + figure name."""
-    one = results.select(run_id) if len(results.run_ids) > 1 else results
-    blocks = _state_notes(one, run_id)
+    whole = results.select(run_id) if len(results.run_ids) > 1 else results
+    one = whole.finished()  # every finding, table and figure: finished cases only
+    blocks = _state_notes(whole, run_id)
     blocks.append(("h", level, "Findings"))
     blocks.append(("ul", findings(one)))
     warn = _case_warnings(one)
@@ -600,8 +627,10 @@ def _runs_blocks(results) -> list[Block]:
         md = results.metadata[r]
         git = (md.get("git") or {}).get("commit", "")[:12]
         n = int((results.cases["run_id"] == r).sum())
+        unfinished = sum(c["run_id"] == r for c in results.unfinished())
         rows.append([r, str(md.get("scenario", "?")), results.status[r],
-                     str(md.get("start_time_utc", "?"))[:19], git or "-", str(n)])
+                     str(md.get("start_time_utc", "?"))[:19], git or "-",
+                     str(n) + (f" ({unfinished} unfinished, left out)" if unfinished else "")])
     blocks.append(("table", ["run", "scenario", "status", "start (UTC)", "commit", "cases"],
                    rows))
     warnings = []
@@ -646,6 +675,7 @@ def _comparison_blocks(results) -> list[Block]:
     from ipc_bench.report import plots
 
     blocks = _runs_blocks(results)
+    results = results.finished()
     blocks.append(("h", 2, "Side by side"))
     for key in SIDE_BY_SIDE:
         if key in results.cases.columns:

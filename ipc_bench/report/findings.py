@@ -275,12 +275,21 @@ def _share_findings(cases, where: Where, labels: list[str]) -> list[str]:
 
 
 def _floor_findings(ok) -> list[str]:
-    """The range of measured step time over the floor's across cases."""
+    """The range of measured step time over the floor's across cases; cases whose
+    floor ran slower than the case (``x floor`` below 1: noise) are left out of it and
+    counted."""
     if "step_to_floor_ratio" not in ok.columns or not ok["step_to_floor_ratio"].notna().any():
         return []
     r = ok["step_to_floor_ratio"].dropna()
+    below = int((r < 1).sum())
+    noise = (f"the floor ran slower than the case in {below} case{'' if below == 1 else 's'}"
+             " (`x floor` below 1, marked `!`): that overhead is noise")
+    r = r[r >= 1]
+    if r.empty:
+        return [f"No overhead over the floor can be read from this run: {noise}."]
     return [f"The harness's measured steps take {r.min():.2f}x to {r.max():.2f}x the "
-            "floor (the same recorded messages exchanged bare) across cases."]
+            "floor (the same recorded messages exchanged bare) across cases"
+            + (f"; {noise}, left out." if below else ".")]
 
 
 def _pp_findings(cases) -> list[str]:
@@ -304,7 +313,9 @@ def _pp_findings(cases) -> list[str]:
 
 def findings(results) -> list[str]:
     """Findings of one run as sentences with numbers (see the module docstring; a
-    ``--pp`` run: ``_pp_findings``). ``results``: one run (``load``)."""
+    ``--pp`` run: ``_pp_findings``). ``results``: one run (``load``); cases that did
+    not finish (``Results.unfinished``) are left out of every finding."""
+    results = results.finished()
     cases = results.cases
     if cases.empty:
         return ["The run has no finished case."]

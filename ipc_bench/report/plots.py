@@ -29,6 +29,9 @@ function                 question
 ``latency_cdfs``         TTFT and ITL distributions per policy (timed replays).
 =======================  ===========================================================
 
+Cases that did not finish (``complete`` false: ``Results.unfinished``) are left out
+of every figure.
+
 Timings withheld (``analysis.cores``: a ``--tp`` or ``--pp`` case with N readers on
 fewer than N + 2 cores) are not drawn: the figures of times leave those cases out and
 say so under the figure (the footnote of the tables); the figures of bytes keep them.
@@ -36,6 +39,7 @@ say so under the figure (the footnote of the tables); the figures of bytes keep 
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -125,6 +129,15 @@ def _figure(nrows: int = 1, ncols: int = 1, width: float = 6.4, height: float = 
     FigureCanvasAgg(fig)
     axes = fig.subplots(nrows, ncols, squeeze=False, **kw)
     return fig, axes
+
+
+def _finished_cases(draw):
+    """``draw`` (a figure function) given ``results.finished()``: the cases that did
+    not finish (``Results.unfinished``) are never drawn."""
+    @functools.wraps(draw)
+    def figure(results):
+        return draw(results.finished())
+    return figure
 
 
 def _one_run(results) -> str:
@@ -246,6 +259,7 @@ def _legend(ax, **kw) -> None:
 # figures
 
 
+@_finished_cases
 def bytes_per_step(results):
     """Payload bytes per step in each direction (SchedulerOutput: scheduler -> runner;
     ModelRunnerOutput: runner -> scheduler) against running requests, one line per
@@ -291,6 +305,7 @@ def bytes_per_step(results):
     return fig
 
 
+@_finished_cases
 def codec_time_per_step(results):
     """Encode and decode µs per step (both directions summed: the scheduler's
     SchedulerOutput plus the runner's ModelRunnerOutput) against running requests, one
@@ -417,6 +432,7 @@ def _ratio_panel(ax, rows: list[dict], groups: list[str], multi: bool) -> None:
     _legend(ax)
 
 
+@_finished_cases
 def throughput(results):
     """Output tokens/s of every case (mean over repetitions, 95 % t interval as error
     bars when a case has 2+ repetitions), grouped by workload (and run, when several
@@ -468,6 +484,7 @@ def step_components(steps):
     }, index=steps.index)
 
 
+@_finished_cases
 def step_breakdown(results):
     """Where a step's time goes: mean µs per counted step of each ``STEP_COMPONENTS``
     part, stacked (the stack's top is the mean ``step_ns``), one bar per policy and
@@ -576,6 +593,7 @@ def send_cost_table(cases, labels: Sequence[str] = ()):
     return table
 
 
+@_finished_cases
 def send_cost_share(results):
     """What ``send`` costs as a share of the step time (``send_cost_table``), in %, for
     every workload and codec (mean over repetitions, 95 % interval with 2+): solid, the
@@ -669,6 +687,7 @@ _TP_PANELS = (
 )
 
 
+@_finished_cases
 def tp_saving_figure(results):
     """Send's saving per step against the number of runner ranks N (``--tp``, scenario
     tp-broadcast): send minus cached (``analysis.tp.tp_saving``, mean over repetitions)
@@ -733,6 +752,7 @@ def tp_saving_figure(results):
     return fig
 
 
+@_finished_cases
 def tp_per_step_figure(results):
     """Per case of the tensor-parallel broadcast (scenario tp-broadcast), against the
     number of runner ranks N, means over repetitions: left, the bytes the scheduler
@@ -830,6 +850,7 @@ def _flatten_itl(values) -> list[float]:
     return out
 
 
+@_finished_cases
 def latency_cdfs(results):
     """Empirical CDFs of TTFT (per request, from its intended arrival) and ITL (every
     gap between consecutive tokens of a request), ms, log x, one line per policy and

@@ -14,6 +14,7 @@ from typing import Any, Iterable, Optional, Sequence
 
 from ipc_bench.analysis import cores
 from ipc_bench.analysis.metrics import metric
+from ipc_bench.analysis.results import case_unfinished
 from ipc_bench.analysis.stats import COMPARED_KEYS
 from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.engine.pipeline import DIRECT
@@ -63,8 +64,24 @@ def cells(summary: dict[str, Any], keys: Sequence[str] = CASE_TABLE) -> list[str
         elif hide and metric(key).unit in cores.TIMING_UNITS:
             out.append("-")
         else:
-            out.append(metric(key).cell(value))
+            out.append(metric(key).cell(value)
+                       + (FLOOR_MARK if key == FLOOR_RATIO and floor_below_one(value) else ""))
     return out
+
+
+#: The ``x floor`` column and the mark after a value below 1 (``FLOOR_BELOW_ONE_NOTE``).
+FLOOR_RATIO = "step_to_floor_ratio"
+FLOOR_MARK = "!"
+#: Under a table where an ``x floor`` is below 1 (marked ``!``): what it means.
+FLOOR_BELOW_ONE_NOTE = (
+    "!: x floor below 1, the floor (the same messages exchanged bare, less work) ran "
+    "slower than the case: that case's overhead over the floor is noise (an async case "
+    "overlaps steps the floor replays one at a time); its warning says which")
+
+
+def floor_below_one(value: Any) -> bool:
+    """Whether ``value`` is an ``x floor`` (``step_to_floor_ratio``) below 1."""
+    return isinstance(value, (int, float)) and value == value and value < 1
 
 
 def render(header: list[str], rows: list[list[str]], left: int = 3) -> str:
@@ -92,7 +109,9 @@ def _table(keys: Sequence[str], summaries: list[dict[str, Any]]) -> str:
 def format_tables(summaries: Iterable[dict[str, Any]]) -> str:
     """One table per (scenario, workload) of ``CASE_TABLE`` (bytes per counted step, µs
     per counted step, tok/s; with repetitions a ``rep`` column first), notes on
-    rejected requests and incomplete cases, then per codec the cached / send (and, for
+    rejected requests and incomplete cases (``complete`` false: left out of the table,
+    the tables under it and the ratios, one ``INCOMPLETE`` line each saying why), then
+    per codec the cached / send (and, for
     ``pp``, direct / send) ratios of the means over repetitions, by arm
     (``_ratio_lines``; unpaired: the paired ratios and intervals are
     ``format_comparisons``')."""
@@ -100,13 +119,18 @@ def format_tables(summaries: Iterable[dict[str, Any]]) -> str:
     for s in summaries:
         groups.setdefault((s["scenario"], s["workload"]), []).append(s)
     out = []
-    for (scenario, workload), cases in groups.items():
-        out.append(f"\n{scenario}  [{workload}]  device={cases[0].get('runner_device', '?')}")
-        out.append(_table(CASE_TABLE, cases))
+    for (scenario, workload), recorded in groups.items():
+        out.append(f"\n{scenario}  [{workload}]  device={recorded[0].get('runner_device', '?')}")
+        cases = [s for s in recorded if not case_unfinished(s)]
+        failed = [s for s in recorded if case_unfinished(s)]
+        out.append(_table(CASE_TABLE, cases) if cases else "  no case finished")
         withheld = cores.footnote(cases)
         if withheld:
             out.append(f"  {withheld}")
-        rejected = max((s.get("num_rejected") or 0) for s in cases)
+        if any(floor_below_one(s.get(FLOOR_RATIO)) and not cores.is_withheld(s)
+               for s in cases):
+            out.append(f"  {FLOOR_BELOW_ONE_NOTE}")
+        rejected = max(((s.get("num_rejected") or 0) for s in cases), default=0)
         if rejected:
             total = max((s.get("num_requests") or 0) for s in cases)
             out.append(f"  rejected on arrival: {rejected} of {total} requests could never "
@@ -115,9 +139,9 @@ def format_tables(summaries: Iterable[dict[str, Any]]) -> str:
         unchecked = unchecked_note(cases)
         if unchecked:
             out.append(f"  {unchecked}")
-        failed = [s for s in cases if s.get("complete") is False]
         for s in failed:
-            out.append(f"  INCOMPLETE {s['case_id']}: {s.get('error')}")
+            out.append(f"  INCOMPLETE {s['case_id']}: {s.get('error') or 'no reason recorded'} "
+                       "(left out of this table and the ratios)")
         for codec in dict.fromkeys(s["codec"] for s in cases):
             out.extend(_ratio_lines(codec, [s for s in cases if s["codec"] == codec]))
     return "\n".join(out)
@@ -434,7 +458,9 @@ def format_comparisons(comparisons: Iterable[dict[str, Any]]) -> str:
     mean for the t method, medians for bootstrap and sign), the p-value [after Holm's
     adjustment over the comparison's ``family``] and the verdict (``stats.compare_cases``).
     The block's first line says which metrics the adjustment covered, or why the
-    method gives no verdict with so few pairs (the rows then say "no verdict")."""
+    method gives no verdict with so few pairs (the rows then say "no verdict"). A
+    comparison with no metric in ``COMPARED_KEYS`` (and no withheld timings) prints
+    nothing, not a header over no table."""
     out = []
     for c in comparisons:
         base, treat = c["baseline"], c["treatment"]
@@ -444,6 +470,10 @@ def format_comparisons(comparisons: Iterable[dict[str, Any]]) -> str:
         family = c.get("family") or []
         adjusted = (f"; verdicts Holm-adjusted over {len(family)} timed metrics"
                     if family else "")
+        rows = [_comparison_row(c["method"], key, c["metrics"][key])
+                for key in COMPARED_KEYS if key in c["metrics"]]
+        if not rows and not c.get("timings_withheld"):
+            continue  # nothing compared (older summaries kept such entries): no header
         withheld = [m["verdict"] for m in c["metrics"].values()
                     if m["verdict"].startswith(WITHHELD)]
         if withheld:  # the reason once, not on every row
@@ -454,8 +484,6 @@ def format_comparisons(comparisons: Iterable[dict[str, Any]]) -> str:
         header = ["metric", "unit", f"{base} median [IQR]", f"{treat} median [IQR]",
                   f"{treat}/{base}", "ratio CI", f"{base}-{treat}", "diff CI", "p [Holm]",
                   "verdict"]
-        rows = [_comparison_row(c["method"], key, c["metrics"][key])
-                for key in COMPARED_KEYS if key in c["metrics"]]
         if rows:
             out.append(render(header, rows))
         if c.get("timings_withheld"):  # analysis.cores: bytes only
@@ -516,9 +544,10 @@ LATENCY_TABLE = IDENTITY + ("ttft_ms_p50", "ttft_ms_p99", "tpot_ms_mean", "itl_m
 
 
 def format_latency(summaries: Iterable[dict[str, Any]]) -> str:
-    """Latency percentiles (ms) per case of a timed replay (with repetitions a ``rep``
-    column first), with the arrival-bound caveat; '' when no summary has latencies."""
-    cases = [s for s in summaries if "ttft_ms_p50" in s]
+    """Latency percentiles (ms) per finished case of a timed replay (with repetitions a
+    ``rep`` column first), with the arrival-bound caveat; '' when no finished case has
+    latencies."""
+    cases = [s for s in summaries if "ttft_ms_p50" in s and not case_unfinished(s)]
     if not cases:
         return ""
     speedup = cases[0].get("trace_speedup")

@@ -1,5 +1,6 @@
-"""Run folders cut short: a ``steps.csv`` with a torn last line or missing rows loads
-what is valid with a one-line warning; a run whose ``bench.py`` was SIGKILLed is
+"""Run folders cut short or damaged: a ``steps.csv`` with a torn last line or missing
+rows loads what is valid with a one-line warning, and so does a CSV file whose header
+is not its columns (its rows left out); a run whose ``bench.py`` was SIGKILLed is
 described from its files, not as "no reason recorded"."""
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import pytest
 
 from ipc_bench import cli
 from ipc_bench.analysis.results import ResultsWarning, load, read_summary
+from ipc_bench.harness.run_folder import CASE_KEYS, REQUEST_COLUMNS
+from ipc_bench.harness.spec import RUNNER_COLUMNS, SCHED_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = ["--scenario", "decode-steady", "--num-running", "2,4", "--steps", "40",
@@ -121,3 +124,62 @@ def test_a_sigkilled_run_is_described_from_its_files(tmp_path):
     md = (tmp_path / "rep" / "report.md").read_text()
     assert f"This run is incomplete: {detail}." in md
     assert "no reason recorded" not in md
+
+
+#: The columns each CSV file of a run folder holds, as the loader expects them.
+EXPECTED_COLUMNS = {"steps": CASE_KEYS + SCHED_COLUMNS + RUNNER_COLUMNS,
+                    "requests": CASE_KEYS + REQUEST_COLUMNS,
+                    "floor": ("case_id", "i", "floor_step_ns"),
+                    "itl": ("case_id", "index", "itl_s")}
+
+
+def _missing(stem: str) -> str:
+    columns = EXPECTED_COLUMNS[stem]
+    more = len(columns) - 5
+    return ", ".join(columns[:5]) + (f" and {more} more" if more > 0 else "")
+
+
+@pytest.mark.parametrize("stem", ["steps", "requests", "floor", "itl"])
+def test_a_csv_with_a_wrong_header_is_left_out_with_one_warning(small_run, tmp_path, capsys,
+                                                                stem):
+    run = _copy(small_run, tmp_path / "garbled")
+    path = run / f"{stem}.csv"
+    path.write_text("garbage,x\n1,2\n")
+    message = (f"{path}: its header is not {stem}.csv's columns (missing {_missing(stem)}; "
+               "unexpected garbage, x), so its row is left out")
+    if stem == "steps":
+        want = {c["case_id"]: c["num_total_steps"] for c in read_summary(run)["cases"]}
+        named = "; ".join(f"{case}: 0 of {n:,}" for case, n in list(want.items())[:3])
+        message += (f", and 0 of the {sum(want.values()):,} rows summary.json counts "
+                    f"({len(want)} case(s) short: {named}; {len(want) - 3} more)")
+    message += "; loaded what is valid"
+    with pytest.warns(ResultsWarning) as caught:
+        res = load(run)
+    assert [str(w.message) for w in caught] == [message]
+    table = getattr(res, stem)
+    assert len(table) == 0 and "garbage" not in table.columns
+    assert cli.main(["report", str(run), "--output", str(tmp_path / "rep")]) == 0
+    assert capsys.readouterr().err == f"bench.py report: warning: {message}\n"
+    assert f"Loading this run: {message}." in (tmp_path / "rep" / "report.md").read_text()
+
+
+def test_an_empty_csv_without_its_header_is_said_so(small_run, tmp_path):
+    run = _copy(small_run, tmp_path / "emptied")
+    (run / "requests.csv").write_bytes(b"")
+    with pytest.warns(ResultsWarning) as caught:
+        res = load(run)
+    assert [str(w.message) for w in caught] == [
+        f"{run / 'requests.csv'}: it is empty (not even its header line), so nothing is "
+        "loaded from it; loaded what is valid"]
+    assert len(res.requests) == 0 and list(res.requests.columns)[:2] == ["run_id", "case_id"]
+
+
+def test_a_header_only_steps_file_loads_typed_flags(small_run, tmp_path):
+    run = _copy(small_run, tmp_path / "headers")
+    steps = run / "steps.csv"
+    steps.write_text(steps.read_text().splitlines(keepends=True)[0])
+    with pytest.warns(ResultsWarning):
+        res = load(run)
+    assert len(res.steps) == 0
+    assert str(res.steps["counted"].dtype) == "bool"  # selects rows, not columns
+    assert list(res.steps[res.steps["counted"]].columns) == list(res.steps.columns)

@@ -240,6 +240,37 @@ def test_compare_cases_pairs_by_repetition():
     assert entry["family"] == ["step_ns_mean"] and m["adjustment"] == "holm"
 
 
+def _overhead_pair(rep, loop_ns):
+    """The overhead scenario's two arms of one repetition: ``steps`` records every
+    per-step figure, ``totals`` the loop's total time only (no counted step)."""
+    steps = dict(scenario="overhead", workload="num_running=4,of=send", codec="msgpack",
+                 policy="send", arm="steps", repetition=rep, complete=True, num_steps=100,
+                 loop_steps=100, step_ns_mean=1000.0 + rep, encode_ns_per_step=50.0,
+                 loop_step_ns_mean=loop_ns[0])
+    totals = dict(steps, arm="totals", num_steps=0, loop_step_ns_mean=loop_ns[1])
+    for key in ("step_ns_mean", "encode_ns_per_step"):
+        del totals[key]
+    return [totals, steps]
+
+
+def test_arm_pairs_with_no_metric_in_common_make_no_comparison():
+    summaries = [c for rep, loops in enumerate([(1100.0, 1000.0), (1210.0, 1100.0)])
+                 for c in _overhead_pair(rep, loops)]
+    assert stats.compare_cases(summaries) == []
+    [entry] = stats.compare_cases(summaries, metrics=[("loop_step_ns_mean", "ns")])
+    assert (entry["baseline"], entry["treatment"], entry["n_pairs"]) == ("totals", "steps", 2)
+    assert entry["metrics"]["loop_step_ns_mean"]["ratio_geomean"] == pytest.approx(1.1)
+
+
+def test_a_comparison_with_no_compared_metric_prints_nothing():
+    from ipc_bench.report.tables import format_comparisons
+
+    empty = dict(scenario="overhead", workload="num_running=4,of=send", codec="msgpack",
+                 baseline="totals", treatment="steps", n_pairs=8, repetitions=list(range(8)),
+                 method="t", confidence=0.95, metrics={}, family=[])
+    assert format_comparisons([empty]) == ""
+
+
 def test_arm_rank_puts_send_first():
     assert sorted(["cached", "x", "send'", "send", "cached'", "a"], key=stats.arm_rank) == [
         "send", "send'", "cached", "cached'", "x", "a"]

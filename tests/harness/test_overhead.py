@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from dataclasses import replace
@@ -54,3 +55,7 @@ def test_overhead_scenario_prints_the_ratio_per_policy(tmp_path):
     assert len(lines) == 2
     assert "of=send" in lines[0] and "of=cached" in lines[1]
     assert all("over 2 pairs" in ln for ln in lines)
+    # the arms share no per-step metric: no comparison block, not a header over no table
+    assert not [ln for ln in proc.stdout.splitlines() if ln.startswith("steps vs totals")]
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["comparisons"] == []

@@ -1,6 +1,9 @@
-"""notebooks/analysis.ipynb: committed clean, and runs end to end on a small real run."""
+"""notebooks/analysis.ipynb: committed clean, and runs end to end on a small real run and
+on a run killed in its first case (no case recorded, header-only CSV files)."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
@@ -41,3 +44,42 @@ def test_notebook_runs_on_a_small_run(tmp_path):
     markdown = "\n".join(o["data"]["text/markdown"] for o in outputs
                          if "text/markdown" in o.get("data", {}))
     assert "At 16 running requests (msgpack), cached sends" in markdown
+
+
+def _execute(run_dir):
+    """The notebook executed on ``run_dir``: its code cells' outputs."""
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    nb.cells[0].source = f"RESULTS = {str(run_dir)!r}"
+    client = nbclient.NotebookClient(nb, kernel_name="python3", timeout=180,
+                                     resources={"metadata": {"path": str(NOTEBOOK.parent)}})
+    client.execute()  # raises CellExecutionError on any failing cell
+    return [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+
+
+def test_notebook_runs_on_a_run_killed_in_its_first_case(tmp_path):
+    # What a SIGKILLed bench.py leaves while its first case runs: summary.json naming
+    # the running case and no case, every CSV file its header line alone, the case's
+    # rows so far in steps.partial.csv.
+    run_dir = make_small_run(tmp_path / "killed")
+    summary = json.loads((run_dir / "summary.json").read_text())
+    first = summary["metadata"]["cases"][0]["case_id"]
+    summary.update(status="incomplete", cases=[], comparisons=[], byte_model=[],
+                   running_case=first)
+    (run_dir / "summary.json").write_text(json.dumps(summary))
+    steps = (run_dir / "steps.csv").read_text().splitlines(keepends=True)
+    (run_dir / "steps.partial.csv").write_text("".join(steps[:30]))
+    for name in ("steps.csv", "requests.csv", "floor.csv", "itl.csv"):
+        path = run_dir / name
+        path.write_text(path.read_text().splitlines(keepends=True)[0])
+    outputs = _execute(run_dir)
+    assert not [o for o in outputs if o.output_type == "error"]
+    assert not [o for o in outputs if "image/png" in o.get("data", {})]
+    text = "\n".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+    assert "runs: killed (incomplete)" in text
+    assert "steps: 0 | counted: 0 | requests: 0" in text
+    assert "no finished case in this run" in text
+    assert "not shown: no per-step records in this run" in text
+    assert "not shown: no counted steps in this run" in text
+    markdown = [o["data"]["text/markdown"] for o in outputs
+                if "text/markdown" in o.get("data", {})]
+    assert markdown == ["- The run has no finished case."]

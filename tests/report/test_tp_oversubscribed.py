@@ -3,10 +3,10 @@ loaded-machine note counts the processes a case ran."""
 
 from __future__ import annotations
 
-import types
 
 import pandas as pd
 
+from ipc_bench.analysis.results import Results
 from ipc_bench.report.blocks import _processes_phrase, _state_notes
 from ipc_bench.report.findings import _pair_finding
 
@@ -50,9 +50,10 @@ def test_load_note_counts_the_processes_of_a_case():
     assert _processes_phrase(plain) == "the two processes"
     assert _processes_phrase(pd.DataFrame([_case(2, "send")])) == \
         "the three processes of each case"
-    one = types.SimpleNamespace(
-        cases=tp, metadata={"r": dict(load_avg=[6.1, 5, 4], cpu_count=2)},
-        status={"r": "complete"}, warnings={}, status_detail={}, problems={"r": []})
+    empty = pd.DataFrame(columns=["run_id", "case_id"])
+    one = Results(cases=tp, steps=empty, requests=empty, floor=empty, itl=empty,
+                  metadata={"r": dict(load_avg=[6.1, 5, 4], cpu_count=2)},
+                  status={"r": "complete"}, problems={"r": []}, paths={})
     notes = [b for b in _state_notes(one, "r") if "loaded" in b[1]]
     assert notes == [("note", "The machine was loaded when this run started (1-minute load "
                       "average 6.1 on 2 CPUs): other work competed with each case's 2 to 5 "

@@ -1,0 +1,77 @@
+"""An ``x floor`` below 1 (the floor, less work, ran slower than the case) is flagged:
+a warning with the case, a ``!`` after the value in the terminal and report tables
+with a note saying what it means, and the findings' floor range leaves it out."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from analysis_run import run_bench
+from ipc_bench import cli
+from ipc_bench.analysis.summary import floor_below_one_warning, noise_warnings
+from ipc_bench.report.tables import FLOOR_BELOW_ONE_NOTE, format_tables
+
+RUN = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "40",
+       "--warmup-steps", "5", "--codecs", "msgpack", "--no-single-process"]
+SLOW = ("the floor (the same messages exchanged bare, less work) ran slower than the case "
+        "(x floor 0.89, below 1): the machine's noise outweighed what the harness's logic "
+        "adds, so this case's overhead over the floor is noise")
+
+
+def test_a_case_whose_floor_ran_slower_carries_a_warning():
+    case = dict(num_steps=200, step_to_floor_ratio=0.8912)
+    assert noise_warnings(case) == [SLOW]
+    assert floor_below_one_warning(dict(case, async_scheduling=True)) == (
+        "x floor 0.89: the floor replays the frames one at a time while this async case "
+        "overlapped its steps, so x floor is not the harness's overhead here")
+    assert noise_warnings(dict(case, step_to_floor_ratio=1.0)) == []
+    assert noise_warnings(dict(case, step_to_floor_ratio=None)) == []
+
+
+@pytest.fixture(scope="module")
+def slow_floor_run(tmp_path_factory):
+    """A real run whose cached case's ``x floor`` is set to 0.89, with its warning,
+    and its send case's to 3.25."""
+    base = tmp_path_factory.mktemp("runs")
+    run_bench(base / "whole", RUN)
+    run = base / "slow"
+    shutil.copytree(base / "whole", run)
+    summary = json.loads((run / "summary.json").read_text())
+    case = summary["cases"][1]
+    assert case["case_id"] == "num_running=4/cached/msgpack#0"
+    case["step_to_floor_ratio"] = 0.89
+    case["warnings"] = [SLOW]
+    summary["cases"][0]["step_to_floor_ratio"] = 3.25  # above 1 whatever the machine's load
+    summary["cases"][0]["warnings"] = []
+    (run / "summary.json").write_text(json.dumps(summary))
+    return run, summary
+
+
+def test_the_terminal_table_marks_it(slow_floor_run):
+    _, summary = slow_floor_run
+    lines = format_tables(summary["cases"]).splitlines()
+    cached = next(ln for ln in lines if ln.startswith("cached"))
+    assert cached.split()[6] == "0.89!"
+    send = next(ln for ln in lines if ln.startswith("send"))
+    assert send.split()[6] == "3.25"
+    assert f"  {FLOOR_BELOW_ONE_NOTE}" in lines
+
+
+def test_the_report_marks_it_and_leaves_it_out_of_the_floor_range(slow_floor_run, tmp_path):
+    run, _ = slow_floor_run
+    assert cli.main(["report", str(run), "--output", str(tmp_path / "rep")]) == 0
+    md = (tmp_path / "rep" / "report.md").read_text()
+    row = next(ln for ln in md.splitlines() if ln.startswith("| 0 | cached | msgpack |"))
+    assert row.split(" | ")[7] == "0.89!"
+    assert ("`!`: `x floor` below 1, the floor (the same messages exchanged bare, less "
+            "work) ran slower than the case: that case's overhead over the floor is noise "
+            "(an async case overlaps steps the floor replays one at a time); its warning "
+            "says which") in md
+    assert ("- The harness's measured steps take 3.25x to 3.25x the floor (the "
+            "same recorded messages exchanged bare) across cases; the floor ran slower than "
+            "the case in 1 case (`x floor` below 1, marked `!`): that overhead is noise, "
+            "left out.") in md
+    assert f"- `num_running=4/cached/msgpack#0`: {SLOW}" in md

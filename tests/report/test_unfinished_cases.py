@@ -1,0 +1,131 @@
+"""Cases that did not finish (``complete`` false: interrupted, or failed by a runner
+that died) never feed a finding, comparison or figure, and no table shows their
+figures: the report and the terminal tables leave them out and name them."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from analysis_run import run_bench
+from ipc_bench import cli
+from ipc_bench.analysis.results import load
+from ipc_bench.report import plots
+from ipc_bench.report.findings import findings
+from ipc_bench.report.tables import format_tables
+
+RUN = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "40",
+       "--warmup-steps", "5", "--codecs", "msgpack"]
+LAST = "num_running=4/cached/none#0"
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    path = tmp_path_factory.mktemp("runs") / "whole"
+    run_bench(path, RUN)
+    return path
+
+
+def _interrupted(run, where, error="interrupted by SIGINT"):
+    """A copy of ``run`` whose last case is recorded as ``bench.py`` records an
+    interrupted (or failed) one: ``complete`` false, the error, the step."""
+    shutil.copytree(run, where)
+    summary = json.loads((where / "summary.json").read_text())
+    case = summary["cases"][-1]
+    assert case["case_id"] == LAST
+    case.update(complete=False, error=error, failed_step=45)
+    summary.update(status="incomplete", problems=[f"{LAST}: {error}"], failed_case=LAST)
+    (where / "summary.json").write_text(json.dumps(summary))
+    return where, summary
+
+
+def _section(md: str, start: str, end: str) -> str:
+    return md[md.index(start):md.index(end)]
+
+
+def test_the_report_leaves_an_unfinished_case_out_and_names_it(finished_run, tmp_path):
+    run, summary = _interrupted(finished_run, tmp_path / "cut")
+    assert cli.main(["report", str(run), "--output", str(tmp_path / "rep")]) == 0
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert (f"> **Note:** This run is incomplete: {LAST}: interrupted by SIGINT. Its "
+            "figures cover the cases that finished.") in md
+    assert (f"> **Note:** Left out of every finding, table and figure, as it did not "
+            f"finish: `{LAST}` (interrupted by SIGINT).") in md
+    cases = {c["case_id"]: c for c in summary["cases"]}
+    single = cases["num_running=4/send/none#0"]["output_tokens_per_s"]
+    two = (cases["num_running=4/send/msgpack#0"]["output_tokens_per_s"]
+           + cases["num_running=4/cached/msgpack#0"]["output_tokens_per_s"]) / 2
+    assert (f"- At 4 running requests, the single-process baseline (no IPC, no "
+            f"serialization) runs {single:,.0f} tok/s, {single / two:.2f}x the two-process "
+            f"msgpack cases ({two:,.0f} tok/s; means over policies): the cost of having "
+            "IPC at all.") in md
+    body = _section(md, "## Findings", "## Configuration")
+    assert "| cached | none |" not in body
+    assert f"{cases[LAST]['output_tokens_per_s']:,.0f}" not in body
+    table = _section(md, "## Cases", "## Runner gap")
+    assert [line.split(" | ")[1:3] for line in table.splitlines()
+            if line.startswith("| 0 |")] == [["send", "msgpack"], ["cached", "msgpack"],
+                                              ["send", "none"]]
+    pairs = _section(md, "## cached against send", "## Cases")
+    assert "| num_running=4 | none |" not in pairs
+
+
+def test_findings_and_figures_read_the_finished_cases_only(finished_run, tmp_path):
+    run, _ = _interrupted(finished_run, tmp_path / "cut",
+                          error="runner process 4242 was killed by SIGKILL while waiting "
+                                "for ModelRunnerOutput for step 45")
+    res = load(run)
+    assert res.unfinished() == [dict(run_id="cut", case_id=LAST, error=(
+        "runner process 4242 was killed by SIGKILL while waiting for ModelRunnerOutput "
+        "for step 45"))]
+    done = res.finished()
+    assert list(done.cases["case_id"]) == ["num_running=4/send/msgpack#0",
+                                           "num_running=4/cached/msgpack#0",
+                                           "num_running=4/send/none#0"]
+    assert LAST not in set(done.steps["case_id"]) | set(done.requests["case_id"])
+    assert LAST in set(res.steps["case_id"])  # kept in the whole tables
+    assert findings(res) == findings(done)
+    for figure in (plots.throughput,):  # the others draw two-process cases only
+        drawn = plots.figure_png(figure(res))
+        assert drawn == plots.figure_png(figure(done))
+        assert drawn != plots.figure_png(figure.__wrapped__(res))  # it would show
+
+
+def test_the_terminal_tables_leave_an_unfinished_case_out(finished_run, tmp_path):
+    _, summary = _interrupted(finished_run, tmp_path / "cut")
+    text = format_tables(summary["cases"])
+    rows = [line.split()[:2] for line in text.splitlines()
+            if line.split()[:1] in (["send"], ["cached"])]
+    assert rows == [["send", "msgpack"], ["cached", "msgpack"], ["send", "none"],
+                    ["send", "msgpack"], ["cached", "msgpack"], ["send", "none"]]  # + gaps
+    assert (f"  INCOMPLETE {LAST}: interrupted by SIGINT (left out of this table and the "
+            "ratios)") in text.splitlines()
+    assert not [line for line in text.splitlines() if line.startswith("  cached/send (none")]
+    assert [line for line in text.splitlines() if line.startswith("  cached/send (msgpack")]
+
+
+def test_a_workload_with_no_finished_case_says_so():
+    text = format_tables([dict(case_id="num_running=4/send/msgpack#0", scenario="decode-steady",
+                               workload="num_running=4", policy="send", codec="msgpack",
+                               transport="ipc", complete=False, error=None)])
+    assert text.splitlines() == [
+        "", "decode-steady  [num_running=4]  device=?", "  no case finished",
+        "  INCOMPLETE num_running=4/send/msgpack#0: no reason recorded (left out of this "
+        "table and the ratios)"]
+
+
+def test_a_multi_run_report_counts_and_leaves_out_the_unfinished_case(finished_run, tmp_path):
+    run, summary = _interrupted(finished_run, tmp_path / "cut")
+    assert cli.main(["report", str(finished_run), str(run),
+                     "--output", str(tmp_path / "rep")]) == 0
+    md = (tmp_path / "rep" / "report.md").read_text()
+    runs = _section(md, "## Runs", "## Side by side")
+    assert [line.split(" | ")[-1] for line in runs.splitlines()
+            if line.startswith(("| whole |", "| cut |"))] == [
+        "4 |", "4 (1 unfinished, left out) |"]
+    tok_s = _section(md, "**output tokens/s**", "**s2r payload B/step**")
+    whole = summary["cases"][-1]["output_tokens_per_s"]  # the same case, finished there
+    assert [line for line in tok_s.splitlines() if "| cached | none |" in line] == [
+        f"| num_running=4 | cached | none | {whole:,.0f} | - | - |"]
