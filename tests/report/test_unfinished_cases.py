@@ -129,3 +129,14 @@ def test_a_multi_run_report_counts_and_leaves_out_the_unfinished_case(finished_r
     whole = summary["cases"][-1]["output_tokens_per_s"]  # the same case, finished there
     assert [line for line in tok_s.splitlines() if "| cached | none |" in line] == [
         f"| num_running=4 | cached | none | {whole:,.0f} | - | - |"]
+
+
+def test_a_failed_runs_note_says_it_failed(finished_run, tmp_path):
+    error = "runner process 4242 was killed by SIGKILL at step 45"
+    run, summary = _interrupted(finished_run, tmp_path / "failed", error)
+    summary.update(status="failed")
+    (run / "summary.json").write_text(json.dumps(summary))
+    assert cli.main(["report", str(run), "--output", str(tmp_path / "rep")]) == 0
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert (f"> **Note:** This run failed: {LAST}: {error}. Its figures cover the cases "
+            "that finished.") in md
