@@ -41,7 +41,9 @@ SCHEDULER_OVERRIDES = {
                       "longest prompt"),
     "block_size": (1, MAX_BLOCK_SIZE, ""),
     "num_blocks": (1, MAX_NUM_BLOCKS,
-                   "; a steady scenario (--num-running) refuses a cache that cannot hold "
+                   "; a steady scenario (--num-running) defaults to 4,096 tokens per "
+                   "running request, plus 4,096, in whole blocks (256 x (B + 1) at "
+                   "--block-size 16), and refuses a cache that cannot hold "
                    "all of its requests at once at the longest context each can reach in "
                    "the case (the figures and the --num-blocks that fits are in the error); "
                    "the trace scenarios reject a prompt that, with its first sampled token, "

@@ -444,13 +444,15 @@ def _check_torch_cases(cases, num_blocks_given: bool = False) -> None:
 
 
 def _running_for_blocks(case):
-    """``scenario.steady_running_for_blocks`` for a steady case whose KV cache is
-    ``scenario.steady_num_blocks`` of its running requests, else ``None``."""
+    """``scenario.steady_running_for_blocks`` at the case's block size for a steady case
+    whose KV cache is ``scenario.steady_num_blocks`` of its running requests, else
+    ``None``."""
     from ipc_bench.harness.scenario import steady_num_blocks, steady_running_for_blocks
 
     b = case.labels.get("num_running")
-    if isinstance(b, int) and case.scheduler.num_blocks == steady_num_blocks(b):
-        return steady_running_for_blocks
+    block_size = case.scheduler.block_size
+    if isinstance(b, int) and case.scheduler.num_blocks == steady_num_blocks(b, block_size):
+        return lambda num_blocks: steady_running_for_blocks(num_blocks, block_size)
     return None
 
 

@@ -380,26 +380,42 @@ PROMPT_LEN_MAX = STEADY_PROMPT_LEN_RANGE[1]
 OUTPUT_LEN_MAX = STEADY_OUTPUT_LEN_RANGE[1]
 
 
-def steady_num_blocks(b: int) -> int:
-    """KV blocks a steady batch of ``b`` running requests gets (``--num-blocks``
-    overrides it): 256 per request (4,096 tokens at the default block size) + 256."""
-    return b * 256 + 256
+#: KV-cache tokens per running request in a steady batch's default cache (``--num-blocks``
+#: not given): more than ``steady_context_max`` ever reaches (at most
+#: ``PROMPT_LEN_MAX + OUTPUT_LEN_MAX - 1`` tokens + 2 x ``MAX_NUM_SPEC_TOKENS`` slots).
+STEADY_TOKENS_PER_REQUEST = 4096
 
 
-def steady_running_for_blocks(num_blocks: int) -> int:
-    """The largest batch ``b`` whose ``steady_num_blocks(b)`` is at most ``num_blocks``
-    (0 when not even one request's share fits)."""
-    return max(0, (num_blocks - 256) // 256)
+def steady_blocks_per_request(block_size: int) -> int:
+    """Blocks of ``block_size`` tokens that hold ``STEADY_TOKENS_PER_REQUEST`` tokens."""
+    return -(-STEADY_TOKENS_PER_REQUEST // block_size)
+
+
+def steady_num_blocks(b: int, block_size: int = 16) -> int:
+    """KV blocks a steady batch of ``b`` running requests gets when ``--num-blocks`` is
+    not given: ``STEADY_TOKENS_PER_REQUEST`` tokens per request in whole blocks of
+    ``block_size``, for ``b + 1`` requests (``b * 256 + 256`` at the default block size
+    16). Every request's most slots fit its share at any block size, so
+    ``check_steady_cache`` passes it."""
+    return (b + 1) * steady_blocks_per_request(block_size)
+
+
+def steady_running_for_blocks(num_blocks: int, block_size: int = 16) -> int:
+    """The largest batch ``b`` whose ``steady_num_blocks(b, block_size)`` is at most
+    ``num_blocks`` (0 when not even one request's share fits)."""
+    return max(0, num_blocks // steady_blocks_per_request(block_size) - 1)
 
 
 def steady_scheduler_config(opts: ScenarioOptions, b: int) -> SchedulerConfig:
-    """Limits for B running requests, with the command line's overrides; refuses
-    limits under which B requests cannot all decode each step (``ConfigError``). Whether
-    the KV cache holds them is checked per case (``check_steady_cache``: drafts, set
-    later, need more)."""
+    """Limits for B running requests, with the command line's overrides (without
+    ``--num-blocks`` the cache is ``steady_num_blocks`` at the block size in force);
+    refuses limits under which B requests cannot all decode each step (``ConfigError``).
+    Whether the KV cache holds them is checked per case (``check_steady_cache``: drafts,
+    set later, need more)."""
+    block_size = opts.scheduler_overrides.get("block_size", SchedulerConfig().block_size)
     cfg = opts.scheduler_config(SchedulerConfig(
         max_num_seqs=b, max_num_batched_tokens=8192, max_model_len=4096,
-        num_blocks=steady_num_blocks(b)))
+        num_blocks=steady_num_blocks(b, max(1, block_size))))
     if b > cfg.max_num_seqs:
         raise ConfigError(f"--num-running {b} is larger than max_num_seqs "
                           f"{cfg.max_num_seqs}: a steady batch of {b} cannot run")
@@ -498,7 +514,8 @@ def steady_case(opts: ScenarioOptions, scenario: str, labels: dict[str, Any], po
     uncounted;
     ``max_steps`` caps the steps in all at ``steady_max_steps`` (a case that reaches it
     counted fewer, and its summary warns); 8,192-token budget, ``max_model_len`` 4,096,
-    ``B * 256 + 256`` KV blocks (``steady_scheduler_config``: overrides apply,
+    ``steady_num_blocks(B, block_size)`` KV blocks (``steady_scheduler_config``:
+    overrides apply,
     ``ConfigError`` on limits B requests cannot run under; the CLI checks the cache
     with ``check_steady_cache``); ``opts`` gives the seed,
     request-id format, floor and process settings (transport, timeouts, host)."""
