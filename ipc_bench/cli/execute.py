@@ -3,8 +3,9 @@ the cases one by one (each written whole, or marked incomplete when it fails or 
 interrupted), then check the token digests, compare the arms, fit the byte model and
 print the tables.
 
-Exit codes: 0 success; 1 a case failed, the checks found a problem or the run folder
-could not be written (the error lines say which); 2 a case's sockets could not be set
+Exit codes: 0 success; 1 a case failed, the checks found a problem, or the run folder
+or stdout could not be written (the error lines say which; a stdout that failed for
+any reason but a broken pipe is recorded in ``summary.json`` after the tables); 2 a case's sockets could not be set
 up (``EndpointError``: the socket folder or an endpoint); ``Interrupted`` propagates
 after the partial results are written. The run's status goes to ``summary.json``
 before the tables are printed, so a closed stdout or a signal while printing costs
@@ -31,6 +32,7 @@ from ipc_bench.analysis.stats import compare_cases
 from ipc_bench.analysis.frontend import pair_send_savings
 from ipc_bench.analysis.summary import (attach_token_bytes, check_digests,
                                         no_request_served, noise_warnings, summarize_case)
+from ipc_bench.cli.console import stdout_failure
 from ipc_bench.cli.options import UsageError
 from ipc_bench.engine.config import ConfigError
 from ipc_bench.engine.scheduler import SchedulerError
@@ -369,7 +371,9 @@ class _Run:
     def finish(self, ci_method: str, scenario_report: Optional[Callable]) -> int:
         """After the last case: digests, paired comparisons, byte model and the
         scenario's report, the final status in ``summary.json``, then the tables; 1
-        when a check found a problem."""
+        when a check found a problem, or when the tables could not be written to
+        stdout (``console.stdout_failure``: ``summary.json`` is rewritten ``failed``
+        with that reason in ``problems``)."""
         writer = self.writer
         problems, notes = check_digests(writer.cases)
         pair_send_savings(writer.cases)
@@ -393,6 +397,15 @@ class _Run:
         text += [f"note: {note}" for note in notes]
         print("\n".join(t for t in text if t))
         print(f"\nresults: {self.run_dir}")
+        sys.stdout.flush()
         for p in problems:
             print(f"bench.py: error: {p}", file=sys.stderr)
+        lost = stdout_failure(sys.stdout)
+        if lost is not None:  # the tables are lost: the run says so (its line: Console)
+            try:
+                with signals.deferred():
+                    writer.finish("failed", [lost])
+            except RunFolderError as exc:
+                return self.write_failed(exc)
+            return 1
         return 1 if problems else 0
