@@ -21,7 +21,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 import msgspec
 
@@ -55,17 +55,20 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_cases(args, cases, scenario_report: Optional[Callable] = None,
-              remote: Optional[RemoteRunners] = None) -> int:
+              remote: Optional[RemoteRunners] = None, notes: Sequence[str] = ()) -> int:
     """Run ``cases`` (checked) as the command line ``args`` asks; returns the exit code.
     ``scenario_report``: the scenario's ``report`` (its text is printed after the
     tables). ``remote``: the runners started by hand (``--remote-runners``), passed to
-    every case (``supervisor.run_case``). A write error of the run folder ends the run
-    with one line and exit 1; ``Interrupted`` propagates once ``summary.json`` names
-    it."""
+    every case (``supervisor.run_case``). ``notes``: lines about the run as asked
+    (``ScenarioOptions.notes``), each printed as ``note: ...`` after the first line
+    (unless ``--quiet``) and kept in the metadata's ``notes``. A write error of the
+    run folder ends the run with one line and exit 1; ``Interrupted`` propagates once
+    ``summary.json`` names it."""
     # Nothing this run writes (results, captures, socket files) is group- or
     # world-writable, whatever umask it was started with.
     os.umask(os.umask(0) | 0o022)
     metadata = run_metadata(args, cases)
+    metadata["notes"] = list(notes)
     if remote is not None:
         metadata["remote_runners"] = dict(count=remote.n, host=remote.host,
                                           ports=remote.ports._asdict())
@@ -76,6 +79,8 @@ def run_cases(args, cases, scenario_report: Optional[Callable] = None,
             run = _Run(writer.run_dir, writer, quiet=args.quiet, num_cases=len(cases),
                        show_progress=progress_enabled(args.quiet), remote=remote)
         run.log(f"ipc-bench: {args.scenario}, {len(cases)} cases -> {run.run_dir}")
+        for note in notes:
+            run.log(f"note: {note}")
         for i, case in enumerate(cases, 1):
             code = run.case(i, case)
             if code is not None:

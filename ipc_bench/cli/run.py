@@ -58,7 +58,8 @@ def _main(argv: list[str]) -> int:
         return list_scenarios(scenarios, problems)
     module = _scenario(args, scenarios, problems)
     _check_options(args, parser, module)
-    cases = with_spec_decoding(module.cases(_scenario_options(args)), args.num_spec_tokens,
+    opts = _scenario_options(args)
+    cases = with_spec_decoding(module.cases(opts), args.num_spec_tokens,
                                args.spec_acceptance)
     _check_cases(args, cases)
     if args.input_oracle_interval == 0:
@@ -68,11 +69,12 @@ def _main(argv: list[str]) -> int:
     from ipc_bench.cli.execute import run_cases
 
     remote = _remote_runners(args, cases)
+    report = getattr(module, "report", None)
     if remote is None:
-        return run_cases(args, cases, getattr(module, "report", None))
+        return run_cases(args, cases, report, notes=opts.notes)
     code = None
     try:
-        code = run_cases(args, cases, getattr(module, "report", None), remote=remote)
+        code = run_cases(args, cases, report, remote=remote, notes=opts.notes)
         return code
     finally:
         remote.close("" if code == 0 else "the scheduler's run was interrupted"

@@ -152,6 +152,9 @@ class ScenarioOptions:
     #: twin (arm ``cached``) in the grid, run next to it and paired with it.
     sync_counterpart: bool = False
     frontend: bool = False  # --frontend: a frontend process (CaseSpec.frontend)
+    #: Lines the run prints before its cases and records in ``summary.json``'s
+    #: ``metadata.notes`` (a scenario's ``cases`` may add them: ``replay_trace``).
+    notes: list[str] = field(default_factory=list)
 
     def model_config(self, default: str = "null", step_time_ms: Optional[float] = None,
                      step_wait: Optional[str] = None) -> ModelConfig:
@@ -551,6 +554,23 @@ def steady_cases(opts: ScenarioOptions, scenario: str, num_running: list[int],
                 single_process=single_process)
 
 
+#: Requests an Azure trace replay (azure-conv, azure-code and their -timed twins)
+#: replays when ``--max-requests`` is not given.
+DEFAULT_MAX_REQUESTS = 300
+
+
+def replay_trace(opts: ScenarioOptions, default: Optional[int] = DEFAULT_MAX_REQUESTS):
+    """The first ``--max-requests`` requests of ``--trace`` (else ``default``; ``None``:
+    the whole trace), an ``engine.traces.Trace``. When ``--max-requests`` was given and
+    the trace has fewer, ``opts.notes`` gets a line that says so. Raises ``TraceError``
+    on an unreadable trace."""
+    trace = load_azure_trace(opts.trace, max_requests=opts.max_requests or default)
+    if opts.max_requests is not None and len(trace) < opts.max_requests:
+        opts.notes.append(f"the trace has {len(trace):,} requests, fewer than --max-requests "
+                          f"{opts.max_requests:,}: all {len(trace):,} are replayed")
+    return trace
+
+
 #: The Azure LLM inference traces (November 2023) the azure-* scenarios replay: the
 #: CSV's expected file name and the limits of its scenarios (logical and timed).
 CONV_TRACE_FILE = "AzureLLMInferenceTrace_conv.csv"
@@ -566,14 +586,15 @@ def trace_cases(opts: ScenarioOptions, name: str, trace_file: str,
                 scheduler: SchedulerConfig, timed: bool = False) -> list[CaseSpec]:
     """Replay cases of an Azure trace (the azure-* scenarios): logical clock, or with
     ``timed`` the wall clock at ``--trace-speedup`` times real time (default 10; no
-    floor case). ``trace_file``: the CSV's expected name, for the error message;
+    floor case), of the first ``--max-requests`` requests (``replay_trace``; default
+    ``DEFAULT_MAX_REQUESTS``). ``trace_file``: the CSV's expected name, for the error message;
     ``scheduler``: the scenario's limits (the command line's overrides apply). Raises
     ``ConfigError`` without ``--trace`` or on bad limits, ``TraceError`` on an
     unreadable trace."""
     if not opts.trace:
         raise ConfigError(f"scenario {name} needs --trace PATH (the {trace_file} file)")
     scheduler = opts.scheduler_config(scheduler)
-    trace = load_azure_trace(opts.trace, max_requests=opts.max_requests or 300)
+    trace = replay_trace(opts)
     step_s = (opts.logical_step_ms or 20.0) / 1000.0
     warmup = 50 if opts.warmup_steps is None else opts.warmup_steps
     model = opts.model_config()

@@ -35,3 +35,9 @@ def test_steps_says_exactly_what_is_run():
         "counted steps per case (steady scenarios): after the warm-up the case runs exactly "
         "this many pure-decode steps, and between them, uncounted, the mixed steps (a "
         "finished request's replacement prefilling, a preempted one resuming)")
+
+
+def test_max_requests_states_its_default():
+    assert _help_of("--max-requests") == (
+        "replay the first N requests of the trace (default 300; soak: the whole trace); a "
+        "trace with fewer than a given N is replayed whole, with a note")
