@@ -250,7 +250,7 @@ class _Run:
         except RunFolderError as exc:
             return self.write_failed(exc, result)
         except Exception as exc:  # written, then exit code 1
-            return self._failed(tag, result, exc)
+            return self._failed(result, exc)
         finally:
             if bar is not None:
                 bar.close()
@@ -265,27 +265,26 @@ class _Run:
                  f"({time.perf_counter() - t0:.1f} s)")
         return None
 
-    def _failed(self, tag: str, result: CaseResult, exc: Exception) -> int:
+    def _failed(self, result: CaseResult, exc: Exception) -> int:
         """A case that raised (called while handling ``exc``): write what it measured,
-        say why; exit code 1 (2 for sockets that could not be set up)."""
+        say why in one line, ``bench.py: error: CASE: REASON``, which ends ``; partial
+        results: DIR`` when the folder holds cases that finished before it; exit code 1
+        (2 for sockets that could not be set up)."""
         case_id = result.spec.case_id
         if isinstance(exc, (CaseError, SchedulerError, ConfigError, EndpointError)):
-            self.log(f"{tag} {case_id}: FAILED: {exc}")
-            self._stop(result, str(exc), "failed")
-            print(f"bench.py: error: {case_id}: {exc}", file=sys.stderr)
-            if self.kept():
-                print(f"bench.py: partial results: {self.run_dir}", file=sys.stderr)
-            return 2 if isinstance(exc, EndpointError) else 1
+            message = str(exc)
         elif isinstance(exc, OSError):  # the system refused (no space in TMPDIR, no fds)
             message = one_line(f"{type(exc).__name__}: {exc}")
-            self._stop(result, message, "failed")
-            print(f"bench.py: error: {case_id}: {message}", file=sys.stderr)
         else:  # a bug: keep what was measured, show where it broke
             traceback.print_exc(file=sys.stderr)
             self._stop(result, f"internal error: {type(exc).__name__}: {exc}", "failed")
             print(f"bench.py: internal error in {case_id}: {type(exc).__name__}: {exc}",
                   file=sys.stderr)
-        return 1
+            return 1
+        self._stop(result, message, "failed")
+        kept = f"; partial results: {self.run_dir}" if self.num_done and self.kept() else ""
+        print(f"bench.py: error: {case_id}: {message}{kept}", file=sys.stderr)
+        return 2 if isinstance(exc, EndpointError) else 1
 
     def _stop(self, result: CaseResult, message: str, status: str) -> None:
         """Write a case that did not finish and close the run with ``status``; a

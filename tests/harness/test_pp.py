@@ -273,11 +273,12 @@ def test_bench_exits_1_naming_the_step_of_a_lost_token(tmp_path):
     assert "input oracle: step 20: request " in err + out, err
     assert "stage 0: " in err + out
     assert "Traceback" not in err
-    # the failure's one line comes first, no oversubscription warning before it
+    # the failure is one line, no oversubscription warning before it; no case finished
+    # before it, so it points at no results
     lines = [ln for ln in err.splitlines() if ln.startswith("bench.py:")]
     assert lines[0].startswith("bench.py: error: num_running=8,pp=2/send/msgpack#0: stage 0: "
                                "input oracle: step 20: request "), err
-    assert lines[1:] == [f"bench.py: partial results: {tmp_path / 'run'}"], err
+    assert len(lines) == 1 and "partial results" not in lines[0], err
     assert "processes share them" not in err
 
 
