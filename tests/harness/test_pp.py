@@ -370,6 +370,15 @@ def test_the_scenario_reports_every_hop(tmp_path):
     if footnote:  # fewer than N + 2 cores for some N: the terminal's footnote, verbatim
         assert f"- `*`{footnote[0][1:]}\n" in findings
         assert "; times and tokens/s left out (fewer than N + 2 cores)." in compared[1]
+    # the byte model's lines name the arms as the summary does: send against direct
+    byte_lines = sorted(ln for ln in lines if ln.startswith("  [num_running=8,pp="))
+    assert [ln.split(":")[0] for ln in byte_lines] == [
+        f"  [num_running=8,pp={n}] msgpack {arm}" for n in (1, 2) for arm in ("direct", "send")]
+    for ln in byte_lines[1::2]:
+        assert re.fullmatch(r".*: \d+/\d+ exact; send - direct = \d+\.\d{3} B per running "
+                            r"request on these steps \(uniform ids in a 128,256 vocabulary: "
+                            r"4\.975; measured over the run: \d+\.\d{3}\)", ln), ln
+    assert "cached" not in "".join(byte_lines)
     assert "No send/cached pair in this run: a `--pp` run compares send with `direct`" in md
     assert "What send costs as a share of the step: not shown, a --pp run compares " in md
 
