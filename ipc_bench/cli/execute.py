@@ -78,7 +78,8 @@ def run_cases(args, cases, scenario_report: Optional[Callable] = None,
             writer = open_run_dir(args, metadata)
             run = _Run(writer.run_dir, writer, quiet=args.quiet, num_cases=len(cases),
                        show_progress=progress_enabled(args.quiet), remote=remote)
-        run.log(f"ipc-bench: {args.scenario}, {len(cases)} cases -> {run.run_dir}")
+        run.log(f"ipc-bench: {args.scenario}, {len(cases)} case{'' if len(cases) == 1 else 's'}"
+                f" -> {run.run_dir}")
         for note in notes:
             run.log(f"note: {note}")
         for i, case in enumerate(cases, 1):
@@ -263,6 +264,8 @@ class _Run:
         self.log(f"{tag} {case.case_id}: {summary.get('num_steps', 0)} steps, "
                  f"{'-' if rate is None else f'{rate:,.0f}'} tok/s "
                  f"({time.perf_counter() - t0:.1f} s)")
+        for w in summary["warnings"]:  # under the case's line
+            self.log(f"  warning: {w}")
         return None
 
     def _failed(self, result: CaseResult, exc: Exception) -> int:
@@ -359,8 +362,6 @@ class _Run:
         summary["machine_busy_pct"] = usage.get("busy_pct")
         summary["cpu_steal_pct"] = usage.get("steal_pct")
         summary["warnings"] = noise_warnings(summary, usage)
-        for w in summary["warnings"]:
-            self.log(f"  warning: {w}")
         self.writer.add_case(result, summary)
         if case.repetition == 0 and not case.stream:  # a streamed case kept no frames
             captures = build_captures(result)

@@ -486,11 +486,17 @@ def check_steady_cache(case: CaseSpec, num_blocks_given: bool = True) -> None:
     if num_blocks_given and fit >= 1:
         advice += f", or --num-running {fit:,} or fewer"
     raise ConfigError(
-        f"--num-running {b} needs {need:,} KV blocks ({b:,} requests x {per_request:,} "
-        f"blocks of {cfg.block_size} tokens: each reaches up to {slots:,} {what} in up to "
+        f"--num-running {b} needs {need:,} KV blocks ({_count(b, 'request')} x "
+        f"{_count(per_request, 'block')} of {_count(cfg.block_size, 'token')}: each reaches "
+        f"up to {slots:,} {what} in up to "
         f"{case.max_steps:,} steps, warm-up included) and the cache has {cfg.num_blocks:,}: "
         f"a steady batch holds every request at once, and one that must preempt runs "
         f"fewer requests than asked; {advice}")
+
+
+def _count(n: int, word: str) -> str:
+    """``1 token``, ``4 tokens``, ``1,024 tokens``."""
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
 def steady_max_steps(b: int, steps: int, warmup: int) -> int:

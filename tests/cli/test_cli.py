@@ -125,7 +125,7 @@ def test_a_trace_shorter_than_max_requests_is_noted(tmp_path, max_requests, note
     proc = bench(*args, *(["--max-requests", max_requests] if max_requests else []))
     assert proc.returncode == 0, proc.stderr
     lines = proc.stderr.splitlines()
-    assert lines[0].startswith("ipc-bench: azure-conv, 1 ")
+    assert lines[0] == f"ipc-bench: azure-conv, 1 case -> {out}"
     notes = [f"note: {note}"] if note else []
     assert lines[1:1 + len(notes)] == notes  # right after the first line
     assert [line for line in lines if line.startswith("note:")] == notes
