@@ -19,9 +19,10 @@ a real decoder with a paged KV cache (CUDA when present; ``scripts/gpu_check.py`
 ``--model emulated`` with the same presets a sleep of that shape's roofline step on an
 H200's (uncalibrated) figures. Options:
 ``--num-running``, ``--steps`` (counted pure-decode steps per case, exactly; default 1000),
-``--warmup-steps`` (default 100), ``--num-blocks`` (default 256 per running request
-+ 256: room for every request's ``max_model_len``; a cache that cannot hold all B
-requests at once at the longest context each reaches in the case is refused,
+``--warmup-steps`` (default 100), ``--num-blocks`` (default: 4,096 tokens' worth of
+blocks per running request, plus one request's worth: 256 x (B + 1) at the default
+``--block-size`` 16, more than any request of the workload reaches; a cache that cannot
+hold all B requests at once at the longest context each reaches in the case is refused,
 ``harness.scenario.check_steady_cache``).
 """
 

@@ -30,8 +30,7 @@ from __future__ import annotations
 
 from ipc_bench.harness.spec import CaseSpec
 from ipc_bench.engine.config import ConfigError, ModelConfig, SchedulerConfig
-from ipc_bench.harness.scenario import ScenarioOptions, check_replay_duration
-from ipc_bench.engine.traces import load_azure_trace
+from ipc_bench.harness.scenario import ScenarioOptions, check_replay_duration, replay_trace
 from ipc_bench.engine.workloads import TraceWorkload
 
 NAME = "soak"
@@ -48,7 +47,7 @@ GROWTH_GOAL_PCT = 5.0
 def cases(opts: ScenarioOptions) -> list[CaseSpec]:
     if not opts.trace:
         raise ConfigError(f"scenario {NAME} needs --trace PATH (the {TRACE_FILE} file)")
-    trace = load_azure_trace(opts.trace, max_requests=opts.max_requests)
+    trace = replay_trace(opts, default=None)
     span_s = float(trace.arrival_s[-1]) if len(trace) else 0.0
     speedup = opts.trace_speedup or max(1.0, span_s / TARGET_S)
     check_replay_duration(span_s, speedup, len(trace))

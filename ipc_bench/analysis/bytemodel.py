@@ -789,6 +789,18 @@ def fit_linear(xs: Sequence[float], ys: Sequence[float]) -> dict:
                 r2=float(res.rvalue ** 2), n=len(xs))
 
 
+def cached_arm_of(summaries: Sequence[dict]) -> dict[tuple[str, str], str]:
+    """(workload, codec) -> the arm that runs the ``cached`` policy there, as the
+    summaries name it: ``cached`` where an arm has that name, else the only arm of that
+    policy (``direct`` in the pp scenario); a pair with neither is left out."""
+    arms: dict[tuple[str, str], set[str]] = {}
+    for s in summaries:
+        if s.get("policy") == CACHED:
+            arms.setdefault((s["workload"], s["codec"]), set()).add(s.get("arm") or CACHED)
+    return {key: CACHED if CACHED in names else next(iter(names))
+            for key, names in arms.items() if CACHED in names or len(names) == 1}
+
+
 def byte_model_report(captured: Sequence[tuple], summaries: Sequence[dict]) -> list[dict]:
     """Check the model on a run's captured pure-decode messages; state what it implies.
 
@@ -802,13 +814,16 @@ def byte_model_report(captured: Sequence[tuple], summaries: Sequence[dict]) -> l
     as measured, (send - cached) SchedulerOutput bytes per step / running requests,
     when both policies ran (``measured_send_minus_cached_bytes_per_request``); with
     ``token_ids`` (the run's ``--token-ids``), the mean for ids of that distribution
-    (``expected_send_minus_cached_bytes_per_request``).
+    (``expected_send_minus_cached_bytes_per_request``). ``cached_arm``: the arm of the
+    ``cached`` policy a ``send`` row is against, named as the summaries name it
+    (``cached_arm_of``: ``direct`` in the pp scenario).
     """
     from ipc_bench.wire.codecs import model_runner_output_codec, scheduler_output_codec
 
     rows = []
     by_key = {(s["workload"], s["codec"], s.get("arm") or s["policy"]): s
               for s in summaries if s.get("repetition") == 0 and s.get("num_steps")}
+    cached_arms = cached_arm_of(summaries)
     for spec, caps in captured:
         if not caps or spec.codec not in MODELLED_CODECS:
             continue  # nothing serialized (single-process baseline), or no model (slots)
@@ -844,8 +859,9 @@ def byte_model_report(captured: Sequence[tuple], summaries: Sequence[dict]) -> l
                 spec.codec, spec.model.vocab_size)
             row["expected_send_minus_cached_bytes_per_request"] = per_request_send_bytes(
                 spec.codec, spec.model.vocab_size, spec.model.token_ids)
+            row["cached_arm"] = cached_arms.get((spec.workload_key, spec.codec), CACHED)
             send = by_key.get((spec.workload_key, spec.codec, spec.arm_label))
-            cached = by_key.get((spec.workload_key, spec.codec, CACHED))
+            cached = by_key.get((spec.workload_key, spec.codec, row["cached_arm"]))
             if send and cached and send.get("num_running_mean"):
                 row["measured_send_minus_cached_bytes_per_request"] = (
                     (send["sched_to_runner_payload_bytes_per_step"]

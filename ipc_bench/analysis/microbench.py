@@ -443,7 +443,8 @@ def settings_text(rigorous: bool, rest: Sequence[str]) -> str:
     """The pyperf settings in words, for the first line of a run: the processes,
     warm-ups, values and minimum time per value that ``rest`` and ``rigorous`` give
     (``effective_settings``), then the pyperf options as given. E.g. ``3 processes x
-    (1 warm-up + 3 values) of >= 50 ms; --rigorous: pyperf's rigorous mode``."""
+    (1 warm-up + 3 values) of >= 50 ms: the default settings, not pyperf's rigorous
+    mode (--rigorous for that)``."""
     s = effective_settings(rigorous, rest)
     shape = ("pyperf's settings" if s is None else
              f"{_plural(s['processes'], 'process', 'processes')} x "
@@ -452,7 +453,8 @@ def settings_text(rigorous: bool, rest: Sequence[str]) -> str:
     if rigorous:
         base = f"pyperf --rigorous ({shape})"
     else:
-        base = shape + ("" if rest else "; --rigorous: pyperf's rigorous mode")
+        base = shape + ("" if rest else ": the default settings, not pyperf's rigorous "
+                                        "mode (--rigorous for that)")
     return base + (f"; pyperf options: {' '.join(rest)}" if rest else "")
 
 

@@ -10,8 +10,9 @@ writes, child processes and the interpreter's final flush then go nowhere) and t
 command goes on. ``Console.restore(code)`` flushes, puts the streams back and returns
 the exit code: stdout on a broken pipe turns a 0 into 141 (128 + SIGPIPE, what a shell
 reports for a writer killed by SIGPIPE) and says nothing; any other stdout error is one
-line on stderr and turns a 0 into 1. A failing stderr changes nothing: there is
-nowhere left to report it.
+line on stderr and turns a 0 into 1 (a run also records it in ``summary.json``:
+``stdout_failure``). A failing stderr changes nothing: there is nowhere left to
+report it.
 """
 
 from __future__ import annotations
@@ -70,6 +71,16 @@ class GuardedStream:
             os.close(null)
 
 
+def stdout_failure(stream) -> Optional[str]:
+    """``cannot write to stdout: REASON`` when ``stream`` (``sys.stdout``: a
+    ``GuardedStream`` once ``Console.install`` ran) lost a write for any reason but a
+    reader that went away (a broken pipe, which costs nothing); ``None`` otherwise."""
+    error = getattr(stream, "error", None)
+    if error is None or error.errno == errno.EPIPE:
+        return None
+    return f"cannot write to stdout: {error.strerror or error}"
+
+
 def _open_std_fds() -> None:
     """Open ``/dev/null`` on each of descriptors 0, 1, 2 that is closed."""
     for fd in (0, 1, 2):
@@ -105,9 +116,9 @@ class Console:
         happened to stdout (see the module docstring)."""
         self.stdout.flush()
         error = self.stdout.error
-        if error is not None and error.errno != errno.EPIPE:
-            print(f"{prog}: error: cannot write to stdout: {error.strerror or error}",
-                  file=self.stderr)
+        failure = stdout_failure(self.stdout)
+        if failure is not None:
+            print(f"{prog}: error: {failure}", file=self.stderr)
         self.stderr.flush()
         sys.stdout, sys.stderr = self.saved
         if error is None or code != 0:

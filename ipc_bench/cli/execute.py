@@ -3,8 +3,9 @@ the cases one by one (each written whole, or marked incomplete when it fails or 
 interrupted), then check the token digests, compare the arms, fit the byte model and
 print the tables.
 
-Exit codes: 0 success; 1 a case failed, the checks found a problem or the run folder
-could not be written (the error lines say which); 2 a case's sockets could not be set
+Exit codes: 0 success; 1 a case failed, the checks found a problem, or the run folder
+or stdout could not be written (the error lines say which; a stdout that failed for
+any reason but a broken pipe is recorded in ``summary.json`` after the tables); 2 a case's sockets could not be set
 up (``EndpointError``: the socket folder or an endpoint); ``Interrupted`` propagates
 after the partial results are written. The run's status goes to ``summary.json``
 before the tables are printed, so a closed stdout or a signal while printing costs
@@ -20,7 +21,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 import msgspec
 
@@ -31,6 +32,7 @@ from ipc_bench.analysis.stats import compare_cases
 from ipc_bench.analysis.frontend import pair_send_savings
 from ipc_bench.analysis.summary import (attach_token_bytes, check_digests,
                                         no_request_served, noise_warnings, summarize_case)
+from ipc_bench.cli.console import stdout_failure
 from ipc_bench.cli.options import UsageError
 from ipc_bench.engine.config import ConfigError
 from ipc_bench.engine.scheduler import SchedulerError
@@ -53,17 +55,20 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_cases(args, cases, scenario_report: Optional[Callable] = None,
-              remote: Optional[RemoteRunners] = None) -> int:
+              remote: Optional[RemoteRunners] = None, notes: Sequence[str] = ()) -> int:
     """Run ``cases`` (checked) as the command line ``args`` asks; returns the exit code.
     ``scenario_report``: the scenario's ``report`` (its text is printed after the
     tables). ``remote``: the runners started by hand (``--remote-runners``), passed to
-    every case (``supervisor.run_case``). A write error of the run folder ends the run
-    with one line and exit 1; ``Interrupted`` propagates once ``summary.json`` names
-    it."""
+    every case (``supervisor.run_case``). ``notes``: lines about the run as asked
+    (``ScenarioOptions.notes``), each printed as ``note: ...`` after the first line
+    (unless ``--quiet``) and kept in the metadata's ``notes``. A write error of the
+    run folder ends the run with one line and exit 1; ``Interrupted`` propagates once
+    ``summary.json`` names it."""
     # Nothing this run writes (results, captures, socket files) is group- or
     # world-writable, whatever umask it was started with.
     os.umask(os.umask(0) | 0o022)
     metadata = run_metadata(args, cases)
+    metadata["notes"] = list(notes)
     if remote is not None:
         metadata["remote_runners"] = dict(count=remote.n, host=remote.host,
                                           ports=remote.ports._asdict())
@@ -73,7 +78,10 @@ def run_cases(args, cases, scenario_report: Optional[Callable] = None,
             writer = open_run_dir(args, metadata)
             run = _Run(writer.run_dir, writer, quiet=args.quiet, num_cases=len(cases),
                        show_progress=progress_enabled(args.quiet), remote=remote)
-        run.log(f"ipc-bench: {args.scenario}, {len(cases)} cases -> {run.run_dir}")
+        run.log(f"ipc-bench: {args.scenario}, {len(cases)} case{'' if len(cases) == 1 else 's'}"
+                f" -> {run.run_dir}")
+        for note in notes:
+            run.log(f"note: {note}")
         for i, case in enumerate(cases, 1):
             code = run.case(i, case)
             if code is not None:
@@ -243,7 +251,7 @@ class _Run:
         except RunFolderError as exc:
             return self.write_failed(exc, result)
         except Exception as exc:  # written, then exit code 1
-            return self._failed(tag, result, exc)
+            return self._failed(result, exc)
         finally:
             if bar is not None:
                 bar.close()
@@ -256,29 +264,30 @@ class _Run:
         self.log(f"{tag} {case.case_id}: {summary.get('num_steps', 0)} steps, "
                  f"{'-' if rate is None else f'{rate:,.0f}'} tok/s "
                  f"({time.perf_counter() - t0:.1f} s)")
+        for w in summary["warnings"]:  # under the case's line
+            self.log(f"  warning: {w}")
         return None
 
-    def _failed(self, tag: str, result: CaseResult, exc: Exception) -> int:
+    def _failed(self, result: CaseResult, exc: Exception) -> int:
         """A case that raised (called while handling ``exc``): write what it measured,
-        say why; exit code 1 (2 for sockets that could not be set up)."""
+        say why in one line, ``bench.py: error: CASE: REASON``, which ends ``; partial
+        results: DIR`` when the folder holds cases that finished before it; exit code 1
+        (2 for sockets that could not be set up)."""
         case_id = result.spec.case_id
         if isinstance(exc, (CaseError, SchedulerError, ConfigError, EndpointError)):
-            self.log(f"{tag} {case_id}: FAILED: {exc}")
-            self._stop(result, str(exc), "failed")
-            print(f"bench.py: error: {case_id}: {exc}", file=sys.stderr)
-            if self.kept():
-                print(f"bench.py: partial results: {self.run_dir}", file=sys.stderr)
-            return 2 if isinstance(exc, EndpointError) else 1
+            message = str(exc)
         elif isinstance(exc, OSError):  # the system refused (no space in TMPDIR, no fds)
             message = one_line(f"{type(exc).__name__}: {exc}")
-            self._stop(result, message, "failed")
-            print(f"bench.py: error: {case_id}: {message}", file=sys.stderr)
         else:  # a bug: keep what was measured, show where it broke
             traceback.print_exc(file=sys.stderr)
             self._stop(result, f"internal error: {type(exc).__name__}: {exc}", "failed")
             print(f"bench.py: internal error in {case_id}: {type(exc).__name__}: {exc}",
                   file=sys.stderr)
-        return 1
+            return 1
+        self._stop(result, message, "failed")
+        kept = f"; partial results: {self.run_dir}" if self.num_done and self.kept() else ""
+        print(f"bench.py: error: {case_id}: {message}{kept}", file=sys.stderr)
+        return 2 if isinstance(exc, EndpointError) else 1
 
     def _stop(self, result: CaseResult, message: str, status: str) -> None:
         """Write a case that did not finish and close the run with ``status``; a
@@ -353,8 +362,6 @@ class _Run:
         summary["machine_busy_pct"] = usage.get("busy_pct")
         summary["cpu_steal_pct"] = usage.get("steal_pct")
         summary["warnings"] = noise_warnings(summary, usage)
-        for w in summary["warnings"]:
-            self.log(f"  warning: {w}")
         self.writer.add_case(result, summary)
         if case.repetition == 0 and not case.stream:  # a streamed case kept no frames
             captures = build_captures(result)
@@ -369,7 +376,9 @@ class _Run:
     def finish(self, ci_method: str, scenario_report: Optional[Callable]) -> int:
         """After the last case: digests, paired comparisons, byte model and the
         scenario's report, the final status in ``summary.json``, then the tables; 1
-        when a check found a problem."""
+        when a check found a problem, or when the tables could not be written to
+        stdout (``console.stdout_failure``: ``summary.json`` is rewritten ``failed``
+        with that reason in ``problems``)."""
         writer = self.writer
         problems, notes = check_digests(writer.cases)
         pair_send_savings(writer.cases)
@@ -393,6 +402,15 @@ class _Run:
         text += [f"note: {note}" for note in notes]
         print("\n".join(t for t in text if t))
         print(f"\nresults: {self.run_dir}")
+        sys.stdout.flush()
         for p in problems:
             print(f"bench.py: error: {p}", file=sys.stderr)
+        lost = stdout_failure(sys.stdout)
+        if lost is not None:  # the tables are lost: the run says so (its line: Console)
+            try:
+                with signals.deferred():
+                    writer.finish("failed", [lost])
+            except RunFolderError as exc:
+                return self.write_failed(exc)
+            return 1
         return 1 if problems else 0

@@ -41,7 +41,9 @@ SCHEDULER_OVERRIDES = {
                       "longest prompt"),
     "block_size": (1, MAX_BLOCK_SIZE, ""),
     "num_blocks": (1, MAX_NUM_BLOCKS,
-                   "; a steady scenario (--num-running) refuses a cache that cannot hold "
+                   "; a steady scenario (--num-running) defaults to 4,096 tokens per "
+                   "running request, plus 4,096, in whole blocks (256 x (B + 1) at "
+                   "--block-size 16), and refuses a cache that cannot hold "
                    "all of its requests at once at the longest context each can reach in "
                    "the case (the figures and the --num-blocks that fits are in the error); "
                    "the trace scenarios reject a prompt that, with its first sampled token, "
@@ -253,7 +255,9 @@ def _add_trace_options(p: argparse.ArgumentParser) -> None:
     """Trace replays: the trace, how much of it, and its clock."""
     p.add_argument("--trace", metavar="PATH", type=nonempty_path("file"), help="Azure LLM inference trace CSV")
     p.add_argument("--max-requests", type=_int_in(1, MAX_STEPS), metavar="N",
-                   help="replay the first N requests of the trace")
+                   help="replay the first N requests of the trace (default 300; soak: "
+                   "the whole trace); a trace with fewer than a given N is replayed "
+                   "whole, with a note")
     p.add_argument("--logical-step-ms", type=_float_in(MAX_TIMEOUT_S * 1e3), metavar="MS",
                    help="trace time per scheduler step on the logical clock (default 20)")
     p.add_argument("--trace-speedup", type=_float_in(MAX_SPEEDUP), metavar="X",

@@ -58,7 +58,8 @@ def _main(argv: list[str]) -> int:
         return list_scenarios(scenarios, problems)
     module = _scenario(args, scenarios, problems)
     _check_options(args, parser, module)
-    cases = with_spec_decoding(module.cases(_scenario_options(args)), args.num_spec_tokens,
+    opts = _scenario_options(args)
+    cases = with_spec_decoding(module.cases(opts), args.num_spec_tokens,
                                args.spec_acceptance)
     _check_cases(args, cases)
     if args.input_oracle_interval == 0:
@@ -68,11 +69,12 @@ def _main(argv: list[str]) -> int:
     from ipc_bench.cli.execute import run_cases
 
     remote = _remote_runners(args, cases)
+    report = getattr(module, "report", None)
     if remote is None:
-        return run_cases(args, cases, getattr(module, "report", None))
+        return run_cases(args, cases, report, notes=opts.notes)
     code = None
     try:
-        code = run_cases(args, cases, getattr(module, "report", None), remote=remote)
+        code = run_cases(args, cases, report, remote=remote, notes=opts.notes)
         return code
     finally:
         remote.close("" if code == 0 else "the scheduler's run was interrupted"
@@ -444,13 +446,15 @@ def _check_torch_cases(cases, num_blocks_given: bool = False) -> None:
 
 
 def _running_for_blocks(case):
-    """``scenario.steady_running_for_blocks`` for a steady case whose KV cache is
-    ``scenario.steady_num_blocks`` of its running requests, else ``None``."""
+    """``scenario.steady_running_for_blocks`` at the case's block size for a steady case
+    whose KV cache is ``scenario.steady_num_blocks`` of its running requests, else
+    ``None``."""
     from ipc_bench.harness.scenario import steady_num_blocks, steady_running_for_blocks
 
     b = case.labels.get("num_running")
-    if isinstance(b, int) and case.scheduler.num_blocks == steady_num_blocks(b):
-        return steady_running_for_blocks
+    block_size = case.scheduler.block_size
+    if isinstance(b, int) and case.scheduler.num_blocks == steady_num_blocks(b, block_size):
+        return lambda num_blocks: steady_running_for_blocks(num_blocks, block_size)
     return None
 
 

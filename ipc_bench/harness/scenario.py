@@ -152,6 +152,9 @@ class ScenarioOptions:
     #: twin (arm ``cached``) in the grid, run next to it and paired with it.
     sync_counterpart: bool = False
     frontend: bool = False  # --frontend: a frontend process (CaseSpec.frontend)
+    #: Lines the run prints before its cases and records in ``summary.json``'s
+    #: ``metadata.notes`` (a scenario's ``cases`` may add them: ``replay_trace``).
+    notes: list[str] = field(default_factory=list)
 
     def model_config(self, default: str = "null", step_time_ms: Optional[float] = None,
                      step_wait: Optional[str] = None) -> ModelConfig:
@@ -380,26 +383,42 @@ PROMPT_LEN_MAX = STEADY_PROMPT_LEN_RANGE[1]
 OUTPUT_LEN_MAX = STEADY_OUTPUT_LEN_RANGE[1]
 
 
-def steady_num_blocks(b: int) -> int:
-    """KV blocks a steady batch of ``b`` running requests gets (``--num-blocks``
-    overrides it): 256 per request (4,096 tokens at the default block size) + 256."""
-    return b * 256 + 256
+#: KV-cache tokens per running request in a steady batch's default cache (``--num-blocks``
+#: not given): more than ``steady_context_max`` ever reaches (at most
+#: ``PROMPT_LEN_MAX + OUTPUT_LEN_MAX - 1`` tokens + 2 x ``MAX_NUM_SPEC_TOKENS`` slots).
+STEADY_TOKENS_PER_REQUEST = 4096
 
 
-def steady_running_for_blocks(num_blocks: int) -> int:
-    """The largest batch ``b`` whose ``steady_num_blocks(b)`` is at most ``num_blocks``
-    (0 when not even one request's share fits)."""
-    return max(0, (num_blocks - 256) // 256)
+def steady_blocks_per_request(block_size: int) -> int:
+    """Blocks of ``block_size`` tokens that hold ``STEADY_TOKENS_PER_REQUEST`` tokens."""
+    return -(-STEADY_TOKENS_PER_REQUEST // block_size)
+
+
+def steady_num_blocks(b: int, block_size: int = 16) -> int:
+    """KV blocks a steady batch of ``b`` running requests gets when ``--num-blocks`` is
+    not given: ``STEADY_TOKENS_PER_REQUEST`` tokens per request in whole blocks of
+    ``block_size``, for ``b + 1`` requests (``b * 256 + 256`` at the default block size
+    16). Every request's most slots fit its share at any block size, so
+    ``check_steady_cache`` passes it."""
+    return (b + 1) * steady_blocks_per_request(block_size)
+
+
+def steady_running_for_blocks(num_blocks: int, block_size: int = 16) -> int:
+    """The largest batch ``b`` whose ``steady_num_blocks(b, block_size)`` is at most
+    ``num_blocks`` (0 when not even one request's share fits)."""
+    return max(0, num_blocks // steady_blocks_per_request(block_size) - 1)
 
 
 def steady_scheduler_config(opts: ScenarioOptions, b: int) -> SchedulerConfig:
-    """Limits for B running requests, with the command line's overrides; refuses
-    limits under which B requests cannot all decode each step (``ConfigError``). Whether
-    the KV cache holds them is checked per case (``check_steady_cache``: drafts, set
-    later, need more)."""
+    """Limits for B running requests, with the command line's overrides (without
+    ``--num-blocks`` the cache is ``steady_num_blocks`` at the block size in force);
+    refuses limits under which B requests cannot all decode each step (``ConfigError``).
+    Whether the KV cache holds them is checked per case (``check_steady_cache``: drafts,
+    set later, need more)."""
+    block_size = opts.scheduler_overrides.get("block_size", SchedulerConfig().block_size)
     cfg = opts.scheduler_config(SchedulerConfig(
         max_num_seqs=b, max_num_batched_tokens=8192, max_model_len=4096,
-        num_blocks=steady_num_blocks(b)))
+        num_blocks=steady_num_blocks(b, max(1, block_size))))
     if b > cfg.max_num_seqs:
         raise ConfigError(f"--num-running {b} is larger than max_num_seqs "
                           f"{cfg.max_num_seqs}: a steady batch of {b} cannot run")
@@ -467,11 +486,17 @@ def check_steady_cache(case: CaseSpec, num_blocks_given: bool = True) -> None:
     if num_blocks_given and fit >= 1:
         advice += f", or --num-running {fit:,} or fewer"
     raise ConfigError(
-        f"--num-running {b} needs {need:,} KV blocks ({b:,} requests x {per_request:,} "
-        f"blocks of {cfg.block_size} tokens: each reaches up to {slots:,} {what} in up to "
+        f"--num-running {b} needs {need:,} KV blocks ({_count(b, 'request')} x "
+        f"{_count(per_request, 'block')} of {_count(cfg.block_size, 'token')}: each reaches "
+        f"up to {slots:,} {what} in up to "
         f"{case.max_steps:,} steps, warm-up included) and the cache has {cfg.num_blocks:,}: "
         f"a steady batch holds every request at once, and one that must preempt runs "
         f"fewer requests than asked; {advice}")
+
+
+def _count(n: int, word: str) -> str:
+    """``1 token``, ``4 tokens``, ``1,024 tokens``."""
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
 def steady_max_steps(b: int, steps: int, warmup: int) -> int:
@@ -498,7 +523,8 @@ def steady_case(opts: ScenarioOptions, scenario: str, labels: dict[str, Any], po
     uncounted;
     ``max_steps`` caps the steps in all at ``steady_max_steps`` (a case that reaches it
     counted fewer, and its summary warns); 8,192-token budget, ``max_model_len`` 4,096,
-    ``B * 256 + 256`` KV blocks (``steady_scheduler_config``: overrides apply,
+    ``steady_num_blocks(B, block_size)`` KV blocks (``steady_scheduler_config``:
+    overrides apply,
     ``ConfigError`` on limits B requests cannot run under; the CLI checks the cache
     with ``check_steady_cache``); ``opts`` gives the seed,
     request-id format, floor and process settings (transport, timeouts, host)."""
@@ -534,6 +560,23 @@ def steady_cases(opts: ScenarioOptions, scenario: str, num_running: list[int],
                 single_process=single_process)
 
 
+#: Requests an Azure trace replay (azure-conv, azure-code and their -timed twins)
+#: replays when ``--max-requests`` is not given.
+DEFAULT_MAX_REQUESTS = 300
+
+
+def replay_trace(opts: ScenarioOptions, default: Optional[int] = DEFAULT_MAX_REQUESTS):
+    """The first ``--max-requests`` requests of ``--trace`` (else ``default``; ``None``:
+    the whole trace), an ``engine.traces.Trace``. When ``--max-requests`` was given and
+    the trace has fewer, ``opts.notes`` gets a line that says so. Raises ``TraceError``
+    on an unreadable trace."""
+    trace = load_azure_trace(opts.trace, max_requests=opts.max_requests or default)
+    if opts.max_requests is not None and len(trace) < opts.max_requests:
+        opts.notes.append(f"the trace has {len(trace):,} requests, fewer than --max-requests "
+                          f"{opts.max_requests:,}: all {len(trace):,} are replayed")
+    return trace
+
+
 #: The Azure LLM inference traces (November 2023) the azure-* scenarios replay: the
 #: CSV's expected file name and the limits of its scenarios (logical and timed).
 CONV_TRACE_FILE = "AzureLLMInferenceTrace_conv.csv"
@@ -549,14 +592,15 @@ def trace_cases(opts: ScenarioOptions, name: str, trace_file: str,
                 scheduler: SchedulerConfig, timed: bool = False) -> list[CaseSpec]:
     """Replay cases of an Azure trace (the azure-* scenarios): logical clock, or with
     ``timed`` the wall clock at ``--trace-speedup`` times real time (default 10; no
-    floor case). ``trace_file``: the CSV's expected name, for the error message;
+    floor case), of the first ``--max-requests`` requests (``replay_trace``; default
+    ``DEFAULT_MAX_REQUESTS``). ``trace_file``: the CSV's expected name, for the error message;
     ``scheduler``: the scenario's limits (the command line's overrides apply). Raises
     ``ConfigError`` without ``--trace`` or on bad limits, ``TraceError`` on an
     unreadable trace."""
     if not opts.trace:
         raise ConfigError(f"scenario {name} needs --trace PATH (the {trace_file} file)")
     scheduler = opts.scheduler_config(scheduler)
-    trace = load_azure_trace(opts.trace, max_requests=opts.max_requests or 300)
+    trace = replay_trace(opts)
     step_s = (opts.logical_step_ms or 20.0) / 1000.0
     warmup = 50 if opts.warmup_steps is None else opts.warmup_steps
     model = opts.model_config()

@@ -530,7 +530,7 @@ def format_byte_model(rows: Iterable[dict[str, Any]]) -> str:
             basis = (f"{r.get('token_ids', 'uniform')} ids in a {r['vocab_size']:,} "
                      "vocabulary" if r["codec"] != "packed"
                      else "one array('i') per request from 256 running on")
-            line += (f"; send - cached = "
+            line += (f"; {r['arm']} - {r.get('cached_arm', 'cached')} = "
                      f"{r['model_send_minus_cached_bytes_per_request']:.3f} B per running "
                      f"request on these steps ({basis}: {expected:.3f}")
             measured = r.get("measured_send_minus_cached_bytes_per_request")

@@ -263,3 +263,34 @@ def test_fit_linear_exact_line():
     assert fit["r2"] == pytest.approx(1.0)
     with pytest.raises(ValueError, match="at least 3"):
         bm.fit_linear([1, 2], [1, 2])
+
+
+def _summary(workload, policy, arm, codec="msgpack"):
+    return dict(workload=workload, codec=codec, policy=policy, arm=arm, repetition=0)
+
+
+def test_the_cached_arm_is_named_as_the_summaries_name_it():
+    summaries = [_summary("b=4", "send", "send"), _summary("b=4", "cached", "cached"),
+                 _summary("b=4,pp=2", "send", "send"), _summary("b=4,pp=2", "cached", "direct"),
+                 _summary("b=8", "send", "send"), _summary("b=8", "send", "send'"),
+                 _summary("b=9", "cached", "cached"), _summary("b=9", "cached", "async"),
+                 _summary("b=9", "cached", "x"), _summary("b=9", "cached", "y", "pickle"),
+                 _summary("b=9", "cached", "z", "pickle")]
+    assert bm.cached_arm_of(summaries) == {("b=4", "msgpack"): "cached",
+                                           ("b=4,pp=2", "msgpack"): "direct",
+                                           ("b=9", "msgpack"): "cached"}
+
+
+def test_the_byte_model_line_names_the_arms():
+    from ipc_bench.report.tables import format_byte_model
+
+    row = dict(workload="num_running=16,pp=2", codec="msgpack", arm="send", policy="send",
+               vocab_size=128_256, token_ids="uniform", messages_checked=200, mismatches=0,
+               model_send_minus_cached_bytes_per_request=4.95625,
+               uniform_send_minus_cached_bytes_per_request=4.9750499,
+               expected_send_minus_cached_bytes_per_request=4.9750499,
+               cached_arm="direct", measured_send_minus_cached_bytes_per_request=4.95)
+    assert format_byte_model([row]).splitlines()[-1] == (
+        "  [num_running=16,pp=2] msgpack send: 200/200 exact; send - direct = 4.956 B per "
+        "running request on these steps (uniform ids in a 128,256 vocabulary: 4.975; "
+        "measured over the run: 4.950)")

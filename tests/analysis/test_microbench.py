@@ -129,8 +129,8 @@ def test_runner_settings_default_and_rigorous():
 
 
 @pytest.mark.parametrize("rigorous, rest, text", [
-    (False, [], "3 processes x (1 warm-up + 3 values) of >= 50 ms; --rigorous: pyperf's "
-                "rigorous mode"),
+    (False, [], "3 processes x (1 warm-up + 3 values) of >= 50 ms: the default settings, "
+                "not pyperf's rigorous mode (--rigorous for that)"),
     (False, ["--fast"], "3 processes x (1 warm-up + 2 values) of >= 50 ms; pyperf options: "
                         "--fast"),
     (False, ["-p", "5", "--min-time", "0.2"], "5 processes x (1 warm-up + 3 values) of "

@@ -113,12 +113,20 @@ OPTION_CASES = [
      "reaches up to 310 tokens in up to 55 steps, warm-up included) and the cache has 79: "
      "a steady batch holds every request at once, and one that must preempt runs fewer "
      "requests than asked; give --num-blocks 80 or more, or --num-running 3 or fewer"),
-    # the default cache (--num-running sizes it) in blocks of 4 tokens
-    (DS + ["--num-running", "4", "--block-size", "4"],
+    # a cache given in blocks of 4 tokens (the default one holds the batch:
+    # test_steady_cache.py)
+    (DS + ["--num-running", "4", "--block-size", "4", "--num-blocks", "1280"],
      "--num-running 4 needs 1,384 KV blocks (4 requests x 346 blocks of 4 tokens: each "
      "reaches up to 1,383 tokens in up to 1,128 steps, warm-up included) and the cache has "
      "1,280: a steady batch holds every request at once, and one that must preempt runs "
-     "fewer requests than asked; give --num-blocks 1,384 or more"),
+     "fewer requests than asked; give --num-blocks 1,384 or more, or --num-running 3 or "
+     "fewer"),
+    # one request, in blocks of one token
+    (DS + ["--num-running", "1", "--block-size", "1", "--num-blocks", "10"],
+     "--num-running 1 needs 1,377 KV blocks (1 request x 1,377 blocks of 1 token: each "
+     "reaches up to 1,377 tokens in up to 1,122 steps, warm-up included) and the cache has "
+     "10: a steady batch holds every request at once, and one that must preempt runs fewer "
+     "requests than asked; give --num-blocks 1,377 or more"),
     # drafts past the last token and the torch drafter's lookahead slots
     (DS + ["--num-running", "4", "--num-blocks", "500", "--num-spec-tokens", "2", "--model",
            "torch", "--model-preset", "tiny", "--device", "cpu"],

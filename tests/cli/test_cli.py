@@ -104,6 +104,36 @@ def test_malformed_trace_row(tmp_path, row, problem):
     assert not (tmp_path / "out").exists()
 
 
+def _short_trace(tmp_path: Path, rows: int) -> Path:
+    trace = tmp_path / "trace.csv"
+    trace.write_text("\n".join([HEADER] + [f"2023-11-16 18:15:{46 + i}.0000000,{30 + i},4"
+                                          for i in range(rows)]) + "\n")
+    return trace
+
+
+@pytest.mark.parametrize("max_requests,note", [
+    ("99999", "the trace has 5 requests, fewer than --max-requests 99,999: all 5 are "
+              "replayed"),
+    ("5", None),  # as many as asked
+    (None, None),  # the default (300) was not asked for
+])
+def test_a_trace_shorter_than_max_requests_is_noted(tmp_path, max_requests, note):
+    out = tmp_path / "out"
+    args = ["--scenario", "azure-conv", "--trace", str(_short_trace(tmp_path, 5)),
+            "--policies", "cached", "--codecs", "msgpack", "--no-floor", "--warmup-steps", "0",
+            "--output", str(out)]
+    proc = bench(*args, *(["--max-requests", max_requests] if max_requests else []))
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert lines[0] == f"ipc-bench: azure-conv, 1 case -> {out}"
+    notes = [f"note: {note}"] if note else []
+    assert lines[1:1 + len(notes)] == notes  # right after the first line
+    assert [line for line in lines if line.startswith("note:")] == notes
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["metadata"]["notes"] == ([note] if note else [])
+    assert summary["cases"][0]["trace"] == "azure-conv:5"
+
+
 ITEM_11_FIELDS = (
     "policy", "codec", "scenario", "model", "num_running", "output_tokens",
     "output_tokens_per_s", "sched_to_runner_payload_bytes_per_step",
@@ -265,11 +295,17 @@ def test_run_into_a_closed_pipe_keeps_every_result(tmp_path):
     _assert_complete(tmp_path / "run")
 
 
-def test_run_onto_a_full_disk_keeps_every_result(tmp_path):
+def test_run_onto_a_full_disk_keeps_every_result_and_says_it_failed(tmp_path):
+    run = tmp_path / "run"
     with open("/dev/full", "w") as full:
-        assert bench_to(full, *TINY, "--output", str(tmp_path / "run")) == (
+        assert bench_to(full, *TINY, "--output", str(run)) == (
             1, f"bench.py: error: cannot write to stdout: {NO_SPACE}\n")
-    _assert_complete(tmp_path / "run")
+    summary = json.loads((run / "summary.json").read_text())
+    assert (summary["status"], summary["problems"]) == (
+        "failed", [f"cannot write to stdout: {NO_SPACE}"])
+    assert [c["complete"] for c in summary["cases"]] == [True, True]
+    steps = pd.read_csv(run / "steps.csv")
+    assert sorted(steps["case_id"].unique()) == sorted(c["case_id"] for c in summary["cases"])
 
 
 def test_run_with_stderr_closed_keeps_every_result(tmp_path):

@@ -16,8 +16,9 @@ def test_scheduler_limits_state_their_true_minimum():
         "vLLM's max_model_len (2 to 1,048,576; at least --block-size; the steady scenarios: "
         "more than 256, their longest prompt)")
     assert _help_of("--num-blocks") == (
-        "vLLM's num_blocks (1 to 4,194,304; a steady scenario (--num-running) refuses a "
-        "cache that cannot hold all of its requests at once at the longest context each can "
+        "vLLM's num_blocks (1 to 4,194,304; a steady scenario (--num-running) defaults to "
+        "4,096 tokens per running request, plus 4,096, in whole blocks (256 x (B + 1) at "
+        "--block-size 16), and refuses a cache that cannot hold all of its requests at once at the longest context each can "
         "reach in the case (the figures and the --num-blocks that fits are in the error); "
         "the trace scenarios reject a prompt that, with its first sampled token, needs more "
         "blocks than the cache, and a request that outgrows it fails the case; real memory "
@@ -34,3 +35,9 @@ def test_steps_says_exactly_what_is_run():
         "counted steps per case (steady scenarios): after the warm-up the case runs exactly "
         "this many pure-decode steps, and between them, uncounted, the mixed steps (a "
         "finished request's replacement prefilling, a preempted one resuming)")
+
+
+def test_max_requests_states_its_default():
+    assert _help_of("--max-requests") == (
+        "replay the first N requests of the trace (default 300; soak: the whole trace); a "
+        "trace with fewer than a given N is replayed whole, with a note")

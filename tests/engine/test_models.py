@@ -426,6 +426,13 @@ def test_model_memory_check_gives_the_figures():
      "(num_blocks 262,400 x block_size 16) on an emulated NVIDIA H200; it has 150.8 GB, of "
      "which the model may take 90 % (135.7 GB): lower --num-running (at most 221: it sizes "
      "the KV cache here) or --num-blocks (at most 57,038), or use a smaller --model-preset"),
+    # the default cache holds the same tokens in blocks of 4, and fits the same batch
+    (["--scenario", "decode-steady", "--model", "emulated", "--model-preset", "llama-3.1-8b",
+      "--num-running", "256", "--block-size", "4"],
+     "bench.py: error: llama-3.1-8b needs 16.1 GB of weights + 138.0 GB of KV cache "
+     "(num_blocks 263,168 x block_size 4) on an emulated NVIDIA H200; it has 150.8 GB, of "
+     "which the model may take 90 % (135.7 GB): lower --num-running (at most 221: it sizes "
+     "the KV cache here) or --num-blocks (at most 228,154), or use a smaller --model-preset"),
     (["--scenario", "decode-steady", "--model", "emulated", "--model-preset", "llama-3.1-8b",
       "--num-running", "1024", "--num-blocks", "300000"],
      "bench.py: error: llama-3.1-8b needs 16.1 GB of weights + 629.1 GB of KV cache "

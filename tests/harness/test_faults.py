@@ -292,12 +292,13 @@ def test_bench_reports_a_runner_killed_mid_run(tmp_path):
     m = re.fullmatch(r"bench\.py: error: num_running=16/send/msgpack#0: runner process "
                      rf"{runner} was killed by SIGKILL while (?:sending SchedulerOutput for|"
                      r"waiting for ModelRunnerOutput for|waiting for input digests from "
-                     r"the runner before) step (\d+)", lines[-2])
-    assert m, lines
-    assert lines[-1] == f"bench.py: partial results: {run_dir}"
+                     r"the runner before) step (\d+)", lines[-1])
+    # one line after the run's first (no FAILED progress line); no case finished before
+    # it, so it points at no results
+    assert m and lines[:-1] == [f"ipc-bench: decode-steady, 2 cases -> {run_dir}"], lines
     assert "Traceback" not in err
     assert not alive(runner) and children(proc.pid) == []
-    summary, steps = _check_partial_folder(run_dir, "failed", lines[-2].split(": ", 3)[-1])
+    summary, steps = _check_partial_folder(run_dir, "failed", lines[-1].split(": ", 3)[-1])
     assert summary["cases"][0]["failed_step"] == int(m.group(1)) == len(steps)
     print(f"\nrunner SIGKILLed at step {m.group(1)}: bench.py exited 1 after {exit_s:.2f} s")
 
@@ -762,17 +763,23 @@ def test_an_interrupt_after_the_folder_was_removed_points_at_no_results(
     assert not run.exists()
 
 
-@pytest.mark.parametrize("removed", [False, True])
+@pytest.mark.parametrize("first,removed", [(True, False), (False, False), (False, True)])
 def test_a_failed_case_points_at_partial_results_only_where_they_are(
-        removed, tmp_path, monkeypatch, capsys):
+        first, removed, tmp_path, monkeypatch, capsys):
+    """One line; it names the folder only when it holds a case that finished."""
     import shutil
 
     from ipc_bench import cli
     from ipc_bench.cli import execute
 
     run = tmp_path / "run"
+    real_run_case = execute.run_case
+    started = []
 
     def run_case(case, **kwargs):
+        started.append(case.case_id)
+        if len(started) == 1 and not first:  # the first case finishes
+            return real_run_case(case, **kwargs)
         if removed:
             shutil.rmtree(run)
         raise CaseError("runner process 4242 exited with code 3 at step 0", step=0)
@@ -781,9 +788,10 @@ def test_a_failed_case_points_at_partial_results_only_where_they_are(
     assert cli.main(_TINY + ["--output", str(run)]) == 1
     lost = (f"bench.py: error: cannot write results to {run}: No such file or directory "
             f"({run} no longer exists: no results were kept)\n")
+    failed = started[-1]
+    assert len(started) == (1 if first else 2)
     assert capsys.readouterr() == ("", (
         (lost if removed else "")
-        + "bench.py: error: num_running=2/send/msgpack#0: runner process 4242 exited with "
-        "code 3 at step 0\n"
-        + ("" if removed else f"bench.py: partial results: {run}\n")))
+        + f"bench.py: error: {failed}: runner process 4242 exited with code 3 at step 0"
+        + ("" if first or removed else f"; partial results: {run}") + "\n"))
     assert run.exists() is not removed

@@ -143,3 +143,20 @@ def test_no_bar_when_stderr_is_not_a_terminal(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "\r" not in proc.stderr and "step/s" not in proc.stderr
     assert "[1/2] num_running=2/send/msgpack#0: " in proc.stderr
+
+
+def test_each_cases_warnings_follow_its_line(tmp_path, monkeypatch, capsys):
+    from ipc_bench import cli
+    from ipc_bench.cli import execute
+
+    monkeypatch.setattr(execute, "noise_warnings",
+                        lambda summary, usage=None: [f"noisy {summary['case_id']}"])
+    run = tmp_path / "r"
+    assert cli.main(ARGS[1:] + ["--output", str(run)]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == f"ipc-bench: decode-steady, 2 cases -> {run}"
+    assert len(lines) == 5, lines
+    for n, i in enumerate((1, 3), 1):  # each case's line, then its warning
+        tag, case = lines[i].split(": ")[0].split()
+        assert tag == f"[{n}/2]"
+        assert lines[i + 1] == f"  warning: noisy {case}"

@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import json
 
+import msgspec
 import pytest
 
 from ipc_bench import cli
 from ipc_bench.analysis.summary import (attach_token_bytes, noise_warnings,
                                         running_shortfall_warning, summarize_case)
-from ipc_bench.engine.config import ConfigError, ModelConfig, SchedulerConfig
+from ipc_bench.engine.config import (MAX_NUM_SPEC_TOKENS, ConfigError, ModelConfig,
+                                     SchedulerConfig)
 from ipc_bench.engine.model_runner import ModelRunner
 from ipc_bench.engine.scheduler import Scheduler
 from ipc_bench.engine.workloads import SteadyDecodeWorkload
-from ipc_bench.harness.scenario import (OUTPUT_LEN_MAX, PROMPT_LEN_MAX, check_steady_cache,
-                                        steady_context_max)
+from ipc_bench.harness.scenario import (OUTPUT_LEN_MAX, PROMPT_LEN_MAX, ScenarioOptions,
+                                        check_steady_cache, steady_case, steady_context_max)
 from ipc_bench.harness.spec import CaseSpec
 from ipc_bench.harness.supervisor import run_case
 
@@ -86,6 +88,37 @@ def test_the_check_refuses_one_block_short_and_names_what_fits():
                                 model=ModelConfig(), make_workload=lambda: None,
                                 max_steps=45))
     check_steady_cache(steady(4, 1, max_steps=None))
+
+
+@pytest.mark.parametrize("block_size,num_blocks", [
+    (16, 17 * 256), (4, 17 * 1024), (3, 17 * 1366), (1, 17 * 4096), (4096, 17)])
+def test_the_default_cache_holds_the_batch_at_any_block_size(block_size, num_blocks):
+    # without --num-blocks: 4,096 tokens per request + 4,096, in whole blocks; it holds
+    # the longest context any case reaches (the most drafts and lookahead slots, and a
+    # horizon past the longest output)
+    opts = ScenarioOptions(scheduler_overrides={"block_size": block_size})
+    case = steady_case(opts, "t", {"num_running": 16}, "cached", "msgpack", 0,
+                       model=ModelConfig(), steps=100_000, warmup=100)
+    assert case.scheduler.num_blocks == num_blocks
+    case.scheduler = msgspec.structs.replace(case.scheduler,
+                                             num_spec_tokens=MAX_NUM_SPEC_TOKENS,
+                                             num_lookahead_tokens=MAX_NUM_SPEC_TOKENS)
+    check_steady_cache(case, num_blocks_given=False)
+
+
+@pytest.mark.parametrize("block_size,num_running", [(4, 16), (1, 2)])
+def test_the_default_cache_runs_at_small_block_sizes(block_size, num_running, tmp_path,
+                                                     capsys):
+    run = tmp_path / "run"
+    code = cli.main(["--scenario", "decode-steady", "--num-running", str(num_running),
+                     "--block-size", str(block_size), "--steps", "50", "--warmup-steps",
+                     "5", "--codecs", "msgpack", "--policies", "cached",
+                     "--no-single-process", "--no-floor", "--output", str(run), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    (case,) = json.loads((run / "summary.json").read_text())["cases"]
+    assert (case["num_running_mean"], case["num_preemptions"], case["num_steps"]) == (
+        float(num_running), 0, 50)
 
 
 def test_a_cache_that_exactly_fits_runs_the_whole_batch(tmp_path, capsys):
