@@ -7,7 +7,8 @@ are the CLI comparison block's); timed replays give latencies instead of tokens/
 Then send's token bytes split, the single-process and floor baselines, and send's
 cost as a share of the step. A ``--pp`` run compares send with ``direct`` (cached
 policy, ids last stage -> other stages over gloo) instead: the lines its terminal
-printed (``analysis.pp``), first.
+printed (``analysis.pp``), first. An ``overhead`` run leads with what per-step
+recording costs (``_overhead_findings``).
 """
 
 from __future__ import annotations
@@ -292,6 +293,31 @@ def _floor_findings(ok) -> list[str]:
             + (f"; {noise}, left out." if below else ".")]
 
 
+def _overhead_findings(cases) -> list[str]:
+    """An ``overhead`` run's findings: per workload and codec, the paired ratio of loop
+    time per step (``loop_step_ns_mean``) with per-step recording and checks (arm
+    ``steps``) to without (``totals``), its 95 % interval and verdict
+    (``stats.compare_cases``, as ``scenarios/overhead`` prints it)."""
+    from ipc_bench.analysis.stats import compare_cases
+
+    if "instrumentation" not in cases.columns or not (cases["instrumentation"] == "totals").any():
+        return []
+    out = []
+    for cmp in compare_cases(cases.to_dict("records"), metrics=(("loop_step_ns_mean", "ns"),)):
+        m = cmp["metrics"].get("loop_step_ns_mean")
+        if not m:
+            continue
+        ci = (f"[{m['ratio_ci_low']:.3f}, {m['ratio_ci_high']:.3f}]"
+              if m["ratio_ci_low"] is not None else "(no interval)")
+        out.append(f"At {cmp['workload']} ({_codec_name(cmp['codec'])}), per-step recording "
+                   f"and checks make the loop's step {m['ratio_geomean']:.3f}x as long "
+                   f"({m['treatment']}/{m['baseline']}, 95 % interval {ci} over "
+                   f"{m['n_pairs']} pairs; {m['treatment_median'] / 1e3:.1f} against "
+                   f"{m['baseline_median'] / 1e3:.1f} us per step, medians): "
+                   f"{m['verdict']}.")
+    return out
+
+
 def _pp_findings(cases) -> list[str]:
     """A ``--pp`` run's findings, the lines its terminal printed after the hop table
     (``analysis.pp``): send against direct per B, N and codec (bytes; times only where
@@ -345,4 +371,4 @@ def findings(results) -> list[str]:
             out.append(footnote(cases.to_dict("records")).replace("* ", "`*` ", 1))
     else:
         out.extend(_floor_findings(ok))
-    return pp + out
+    return pp + _overhead_findings(cases) + out

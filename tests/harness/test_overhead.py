@@ -59,3 +59,23 @@ def test_overhead_scenario_prints_the_ratio_per_policy(tmp_path):
     assert not [ln for ln in proc.stdout.splitlines() if ln.startswith("steps vs totals")]
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["comparisons"] == []
+    # the report leads its findings with the same paired ratios, one per policy
+    from ipc_bench import cli
+    from ipc_bench.analysis.stats import compare_cases
+
+    assert cli.main(["report", str(tmp_path / "run"), "--output", str(tmp_path / "rep")]) == 0
+    md = (tmp_path / "rep" / "report.md").read_text()
+    found = md[md.index("## Findings"):].split("\n## ")[0].splitlines()
+    want = []
+    for cmp in compare_cases(summary["cases"], metrics=(("loop_step_ns_mean", "ns"),)):
+        m = cmp["metrics"]["loop_step_ns_mean"]
+        want.append(f"- At {cmp['workload']} (msgpack), per-step recording and checks make "
+                    f"the loop's step {m['ratio_geomean']:.3f}x as long (steps/totals, 95 % "
+                    f"interval [{m['ratio_ci_low']:.3f}, {m['ratio_ci_high']:.3f}] over 2 "
+                    f"pairs; {m['treatment_median'] / 1e3:.1f} against "
+                    f"{m['baseline_median'] / 1e3:.1f} us per step, medians): "
+                    f"{m['verdict']}.")
+    assert [cmp["workload"] for cmp in compare_cases(
+        summary["cases"], metrics=(("loop_step_ns_mean", "ns"),))] == [
+        "num_running=4,of=send", "num_running=4,of=cached"]
+    assert found[2:4] == want
