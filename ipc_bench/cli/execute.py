@@ -5,11 +5,11 @@ print the tables.
 
 Exit codes: 0 success; 1 a case failed, the checks found a problem, or the run folder
 or stdout could not be written (the error lines say which; a stdout that failed for
-any reason but a broken pipe is recorded in ``summary.json`` after the tables); 2 a case's sockets could not be set
-up (``EndpointError``: the socket folder or an endpoint); ``Interrupted`` propagates
-after the partial results are written. The run's status goes to ``summary.json``
-before the tables are printed, so a closed stdout or a signal while printing costs
-nothing.
+any reason but a broken pipe is recorded in ``summary.json`` after the tables); 2 a
+case's sockets could not be set up (``EndpointError``: the socket folder or an
+endpoint); ``Interrupted`` propagates after the partial results are written. The
+run's status goes to ``summary.json`` before the tables are printed, so a closed
+stdout or a signal while printing costs nothing.
 """
 
 from __future__ import annotations
