@@ -379,12 +379,64 @@ def _read_csv(pd, path: Path, columns: tuple[str, ...], notes: list[str] | None 
             notes.append("its last line is cut mid-row (left out)")
         if whole is not None and whole <= 1:
             return pd.DataFrame(columns=list(columns))
-        df = pd.read_csv(path, keep_default_na=True, low_memory=False,
+        widths = _field_counts(path, whole)
+        df = pd.read_csv(path, keep_default_na=True, low_memory=False, on_bad_lines="skip",
                          nrows=None if whole is None else whole - 1)
     except pd.errors.EmptyDataError:
         df = pd.DataFrame(columns=list(columns))
     except (OSError, ValueError) as exc:
         raise ResultsError(f"cannot read {path}: {exc}") from None
+    return _numeric_rows(pd, _whole_rows(df, widths, len(columns), notes), notes)
+
+
+def _field_counts(path: Path, whole: int | None) -> list[int]:
+    """The number of fields of each data row of the CSV file ``path`` (blank lines
+    skipped, as pandas does), the first ``whole - 1`` only when ``whole`` is given."""
+    with open(path, "rb") as f:
+        data = f.read()
+    lines = data.splitlines()[1:None if whole is None else whole]
+    if b'"' not in data:  # no quoted field: the commas tell
+        return [line.count(b",") + 1 for line in lines if line.strip()]
+    text = [line.decode("latin-1") for line in lines if line.strip()]
+    return [len(row) for row in csv.reader(text)]
+
+
+def _whole_rows(df, widths: list[int], ncols: int, notes: list[str] | None):
+    """``df`` without the rows that had fewer fields than the header (``widths``: each
+    row's count, ``_field_counts``; pandas pads such a row, its values in the wrong
+    columns); rows with more were skipped while reading. Both are counted in
+    ``notes``. ``df`` as it is when ``widths`` does not match its rows."""
+    kept = [w for w in widths if w <= ncols]
+    wrong = sum(w != ncols for w in widths)
+    if not wrong or len(kept) != len(df):
+        return df
+    if notes is not None:
+        rows = "1 row does" if wrong == 1 else f"{wrong:,} rows do"
+        notes.append(f"{rows} not have the header's {ncols} fields (left out)")
+    return df[[w == ncols for w in kept]].reset_index(drop=True)
+
+
+def _numeric_rows(pd, df, notes: list[str] | None = None):
+    """``df`` with every column but the identity ones (``_STR_COLUMNS``) numeric: a row
+    with a value there that is not a number (an edited or garbled file) is left out
+    and counted in ``notes``, naming the columns; an empty value stays NaN."""
+    numeric = [c for c in df.columns if c not in _STR_COLUMNS]
+    bad = pd.Series(False, index=df.index)
+    where: list[str] = []
+    for col in numeric:
+        wrong = pd.to_numeric(df[col], errors="coerce").isna() & df[col].notna()
+        if wrong.any():
+            bad |= wrong
+            where.append(str(col))
+    if bad.any():
+        n = int(bad.sum())
+        if notes is not None:
+            rows = "1 row holds" if n == 1 else f"{n:,} rows hold"
+            notes.append(f"{rows} a value that is not a number (in {_names(where)}; "
+                         "left out)")
+        df = df[~bad].reset_index(drop=True)
+    for col in numeric if len(df) else ():
+        df[col] = pd.to_numeric(df[col])
     return df
 
 
@@ -533,7 +585,10 @@ def load(path_or_paths) -> Results:
     fewer ``steps.csv`` rows than the summary counts) loads what is valid and issues a
     one-line ``ResultsWarning`` naming the file and the counts (``Results.warnings``);
     so does a CSV file whose header is not its columns, or an empty one (none of its
-    rows is loaded: ``header_problem`` says what is wrong). Every case is loaded, those
+    rows is loaded: ``header_problem`` says what is wrong), and a row of any CSV file
+    without the header's number of fields or with a value that is not a number in a
+    numeric column (left out, so that every later table has numeric columns). Every
+    case is loaded, those
     that did not finish included: ``Results.finished`` leaves them out.
     """
     import pandas as pd

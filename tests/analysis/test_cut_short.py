@@ -183,3 +183,75 @@ def test_a_header_only_steps_file_loads_typed_flags(small_run, tmp_path):
     assert len(res.steps) == 0
     assert str(res.steps["counted"].dtype) == "bool"  # selects rows, not columns
     assert list(res.steps[res.steps["counted"]].columns) == list(res.steps.columns)
+
+
+def _case_total(run: Path, case: str) -> tuple[int, int]:
+    """(all steps rows summary.json counts, those of ``case``)."""
+    want = {c["case_id"]: c["num_total_steps"] for c in read_summary(run)["cases"]}
+    return sum(want.values()), want[case]
+
+
+def test_a_value_that_is_not_a_number_leaves_its_row_out(small_run, tmp_path, capsys):
+    run = _copy(small_run, tmp_path / "edited")
+    steps = run / "steps.csv"
+    lines = steps.read_text().splitlines(keepends=True)
+    names = lines[0].rstrip("\r\n").split(",")
+    fields = lines[5].rstrip("\r\n").split(",")
+    fields[names.index("step_ns")] = "abc"  # the field count kept
+    lines[5] = ",".join(fields) + "\r\n"
+    steps.write_text("".join(lines))
+    total, of_case = _case_total(run, fields[0])
+    message = (f"{steps}: 1 row holds a value that is not a number (in step_ns; left "
+               f"out), and {total - 1:,} of the {total:,} rows summary.json counts (1 "
+               f"case(s) short: {fields[0]}: {of_case - 1:,} of {of_case:,}); loaded what "
+               "is valid")
+    with pytest.warns(ResultsWarning) as caught:
+        res = load(run)
+    assert [str(w.message) for w in caught] == [message]
+    assert len(res.steps) == len(lines) - 2
+    assert "abc" not in set(res.steps["step_ns"].astype(str))
+    assert str(res.steps["step_ns"].dtype) == "int64"
+    assert cli.main(["report", str(run), "--output", str(tmp_path / "rep")]) == 0
+    assert capsys.readouterr().err == f"bench.py report: warning: {message}\n"
+
+
+def test_nul_bytes_in_a_row_leave_it_out(small_run, tmp_path, capsys):
+    run = _copy(small_run, tmp_path / "nul")
+    steps = run / "steps.csv"
+    data = bytearray(steps.read_bytes())
+    start = data.index(b"\n", len(data) // 2) + 40  # inside one row, its line breaks kept
+    data[start:start + 100] = b"\0" * 100
+    assert data.count(b"\n") == steps.read_bytes().count(b"\n")
+    steps.write_bytes(bytes(data))
+    case = bytes(data[data.rindex(b"\n", 0, start) + 1:]).split(b",")[0].decode()
+    total, of_case = _case_total(run, case)
+    message = (f"{steps}: 1 row does not have the header's "
+               f"{len(CASE_KEYS + SCHED_COLUMNS + RUNNER_COLUMNS)} fields (left out), and "
+               f"{total - 1:,} of the {total:,} rows summary.json counts (1 case(s) short: "
+               f"{case}: {of_case - 1:,} of {of_case:,}); loaded what is valid")
+    with pytest.warns(ResultsWarning) as caught:
+        res = load(run)
+    assert [str(w.message) for w in caught] == [message]
+    assert len(res.steps) == total - 1
+    assert set(res.steps["codec"]) == {"msgpack"}  # no shifted field passing for a codec
+    assert cli.main(["report", str(run), "--output", str(tmp_path / "rep")]) == 0
+    assert capsys.readouterr().err == f"bench.py report: warning: {message}\n"
+
+
+def test_a_value_that_is_not_a_number_in_requests_csv(small_run, tmp_path):
+    run = _copy(small_run, tmp_path / "requests")
+    path = run / "requests.csv"
+    lines = path.read_text().splitlines(keepends=True)
+    names = lines[0].rstrip("\r\n").split(",")
+    for k in (1, 2):
+        fields = lines[k].rstrip("\r\n").split(",")
+        fields[names.index("num_output_tokens")] = "x1"
+        lines[k] = ",".join(fields) + "\r\n"
+    path.write_text("".join(lines))
+    with pytest.warns(ResultsWarning) as caught:
+        res = load(run)
+    assert [str(w.message) for w in caught] == [
+        f"{path}: 2 rows hold a value that is not a number (in num_output_tokens; left "
+        "out); loaded what is valid"]
+    assert len(res.requests) == len(lines) - 3
+    assert str(res.requests["num_output_tokens"].dtype) == "int64"

@@ -1,5 +1,6 @@
 """notebooks/analysis.ipynb: committed clean, and runs end to end on a small real run and
-on a run killed in its first case (no case recorded, header-only CSV files)."""
+on a run killed in its first case (no case recorded, header-only CSV files) and on
+one whose steps.csv holds a value that is not a number."""
 
 from __future__ import annotations
 
@@ -83,3 +84,19 @@ def test_notebook_runs_on_a_run_killed_in_its_first_case(tmp_path):
     markdown = [o["data"]["text/markdown"] for o in outputs
                 if "text/markdown" in o.get("data", {})]
     assert markdown == ["- The run has no finished case."]
+
+
+def test_notebook_runs_on_a_steps_file_with_a_value_that_is_not_a_number(tmp_path):
+    run_dir = make_small_run(tmp_path / "edited")
+    steps = run_dir / "steps.csv"
+    lines = steps.read_text().splitlines(keepends=True)
+    names = lines[0].rstrip("\r\n").split(",")
+    fields = lines[5].rstrip("\r\n").split(",")
+    fields[names.index("step_ns")] = "abc"
+    lines[5] = ",".join(fields) + "\r\n"
+    steps.write_text("".join(lines))
+    outputs = _execute(run_dir)
+    assert not [o for o in outputs if o.output_type == "error"]
+    text = "\n".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+    assert (f"{steps}: 1 row holds a value that is not a number (in step_ns; left out)"
+            in text)
