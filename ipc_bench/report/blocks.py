@@ -1,6 +1,8 @@
 """The blocks of a report (``ipc_bench.report.render`` turns them into Markdown and
 HTML): per run, notes on its state, the findings, measurement warnings, the figures,
-the cached-against-send table, the case tables, the configuration and the
+the cached-against-send table (left out when the run has no such pair but other
+comparisons), the run's other paired comparisons (A/A, cached+async against cached,
+each under a heading naming its arms), the case tables, the configuration and the
 environment; with several runs, first a side-by-side comparison.
 """
 
@@ -344,6 +346,32 @@ def _pair_table(results) -> list[Block]:
                      + note.replace("* timings left out: ", "", 1) if note else ""))]
 
 
+def _comparison_sections(results, level: int) -> list[Block]:
+    """The run's other paired comparisons (``findings.other_comparisons``: A/A, cached+async
+    against cached...), as the terminal printed them (``tables.comparison_parts``):
+    a heading naming the arms per arm pair, then per workload and codec the
+    comparison's first line and its table."""
+    from ipc_bench.report.findings import other_comparisons
+    from ipc_bench.report.tables import comparison_parts
+
+    by_arms: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for c in other_comparisons(results):
+        by_arms.setdefault((c["baseline"], c["treatment"]), []).append(c)
+    blocks: list[Block] = []
+    for (base, treat), comparisons in by_arms.items():
+        parts = [p for p in map(comparison_parts, comparisons) if p is not None]
+        if not parts:
+            continue
+        blocks.append(("h", level, f"{treat} against {base}"))
+        for title, header, rows, held in parts:
+            blocks.append(("p", title))
+            if rows:
+                blocks.append(("table", header, rows))
+            if held:
+                blocks.append(("p", held))
+    return blocks
+
+
 def _run_option_lines(md: dict[str, Any]) -> list[str]:
     """Lines for the options that shaped the whole run beyond each case's settings:
     runners started by hand (``--remote-runners``) and, with ``--token-ids hist:PATH``,
@@ -601,8 +629,12 @@ def _run_blocks(results, run_id: str, level: int, prefix: str) -> list[Block]:
         blocks.append(("ul", warn))
     blocks.append(("h", level, "Figures"))
     blocks.extend(_figure_blocks(one, prefix))
-    blocks.append(("h", level, "cached against send"))
-    blocks.extend(_pair_table(one))
+    others = _comparison_sections(one, level)
+    pairs = _pair_table(one)
+    if not (others and pairs[0][0] == "note"):  # no send/cached pair: the others alone
+        blocks.append(("h", level, "cached against send"))
+        blocks.extend(pairs)
+    blocks.extend(others)
     blocks.append(("h", level, "Cases"))
     blocks.extend(_case_tables(one))
     blocks.extend(_gap_blocks(one, level))

@@ -8,7 +8,10 @@ Then send's token bytes split, the single-process and floor baselines, and send'
 cost as a share of the step. A ``--pp`` run compares send with ``direct`` (cached
 policy, ids last stage -> other stages over gloo) instead: the lines its terminal
 printed (``analysis.pp``), first. An ``overhead`` run leads with what per-step
-recording costs (``_overhead_findings``).
+recording costs (``_overhead_findings``). Every other paired comparison the run
+recorded (an ``--aa`` run's send' against send, cached+async against cached) gets a
+sentence of its own (``_comparison_finding``); an A/A pair's says whether the machine's
+noise alone produced a verdict.
 """
 
 from __future__ import annotations
@@ -318,6 +321,89 @@ def _overhead_findings(cases) -> list[str]:
     return out
 
 
+# --------------------------------------------------------------------------------------
+# the run's other paired comparisons (A/A, cached+async against cached, ...)
+
+def other_comparisons(results) -> list[dict[str, Any]]:
+    """The paired comparisons the run recorded (``summary.json`` ``comparisons``, those
+    the terminal printed) that no other part of the report gives: all but cached
+    against send, those of a ``--pp`` run (``_pp_findings``) and those of an
+    ``overhead`` run (``_overhead_findings``). ``[]`` when a summary cannot be read."""
+    from ipc_bench.analysis.results import ResultsError, read_summary
+
+    cases = results.cases
+    if ("pp" in cases.columns and cases["pp"].notna().any()) or (
+            "instrumentation" in cases.columns and (cases["instrumentation"] == "totals").any()):
+        return []
+    out = []
+    for run_dir in results.paths.values():
+        try:
+            recorded = read_summary(run_dir).get("comparisons") or []
+        except ResultsError:
+            continue
+        out.extend(c for c in recorded
+                   if (c.get("baseline"), c.get("treatment")) != (SEND, CACHED))
+    return out
+
+
+def is_aa(comparison: dict[str, Any]) -> bool:
+    """Whether ``comparison`` pairs an arm with a copy of itself (``--aa``: send')."""
+    return comparison["treatment"] == comparison["baseline"] + "'"
+
+
+#: Metrics the finding on a comparison gives, with their names there.
+COMPARISON_FINDING_METRICS = (("output_tokens_per_s", "output tokens/s"),
+                              ("step_ns_mean", "mean step"))
+
+
+def _ratio_clause(m: dict[str, Any], name: str, verdict: bool = True) -> str:
+    """'output tokens/s -2.5 % [-6.8, +2.0] % (no significant difference)', the verdict
+    only with ``verdict``."""
+    ratio = m["ratio_geomean"] if m["method"] == "t" else m["ratio_median"]
+    if ratio is None:
+        return f"{name}: {m['verdict']}"
+    interval = ""
+    if m["ratio_ci_low"] is not None and m["ratio_ci_high"] is not None:
+        interval = (f" [{100 * (m['ratio_ci_low'] - 1):+.1f}, "
+                    f"{100 * (m['ratio_ci_high'] - 1):+.1f}] %")
+    return f"{name} {_pct(ratio)}{interval}" + (f" ({m['verdict']})" if verdict else "")
+
+
+def _comparison_finding(c: dict[str, Any], where: Where) -> str:
+    """One sentence on comparison ``c`` (``other_comparisons``): tokens/s and mean step
+    time of the treatment against the baseline with their intervals and verdicts; for
+    an A/A pair (``is_aa``) whether any metric differed significantly, which would
+    mean the machine's noise alone produces verdicts."""
+    base, treat, n = c["baseline"], c["treatment"], c["n_pairs"]
+    head = (f"{where(c['workload'])} ({_codec_name(c['codec'])}), {treat} against {base} "
+            f"over {n} paired repetition{'' if n == 1 else 's'}")
+    metrics = c.get("metrics") or {}
+    clauses = [_ratio_clause(metrics[k], name) for k, name in COMPARISON_FINDING_METRICS
+               if k in metrics]
+    if not is_aa(c):
+        return head + (": " + "; ".join(clauses) if clauses else
+                       ": no metric compared") + "."
+    judged = {k: m for k, m in metrics.items() if m.get("significant") is not None}
+    differ = [k for k, m in judged.items() if m["significant"]]
+    head = head.replace(f"{treat} against {base}",
+                        f"the A/A pair {treat} against {base} (one policy run twice)", 1)
+    if not judged:
+        return f"{head} gives no verdict ({next(iter(metrics.values()))['verdict']})." \
+            if metrics else f"{head} compared no metric."
+    if not differ:
+        return (f"{head} shows no significant difference in any of its {len(judged)} "
+                "compared metrics, so the machine's noise alone gave no verdict: "
+                + ", ".join(_ratio_clause(metrics[k], name, verdict=False)
+                            for k, name in COMPARISON_FINDING_METRICS if k in metrics)
+                + ".")
+    from ipc_bench.analysis.metrics import metric
+
+    named = ", ".join(f"{metric(k).short} ({metrics[k]['verdict']})" for k in differ)
+    return (f"{head} shows a significant difference in {len(differ)} of its "
+            f"{len(judged)} compared metrics: {named}. The machine's noise alone "
+            "produces verdicts here: read this run's verdicts with care.")
+
+
 def _pp_findings(cases) -> list[str]:
     """A ``--pp`` run's findings, the lines its terminal printed after the hop table
     (``analysis.pp``): send against direct per B, N and codec (bytes; times only where
@@ -371,4 +457,5 @@ def findings(results) -> list[str]:
             out.append(footnote(cases.to_dict("records")).replace("* ", "`*` ", 1))
     else:
         out.extend(_floor_findings(ok))
-    return pp + _overhead_findings(cases) + out
+    others = [_comparison_finding(c, where) for c in other_comparisons(results)]
+    return pp + _overhead_findings(cases) + others + out

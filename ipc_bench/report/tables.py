@@ -451,6 +451,36 @@ def _p(value: Optional[float]) -> str:
     return "<0.001" if value < 0.001 else f"{value:.3f}"
 
 
+def comparison_parts(c: dict[str, Any]) -> Optional[tuple[str, list[str], list[list[str]],
+                                                             str]]:
+    """One comparison of ``compare_cases`` (a ``summary.json`` ``comparisons`` entry) as
+    ``format_comparisons`` prints it: its first line, the table's header and rows, and
+    the line on withheld timings (``""`` when none); ``None`` when it compared no
+    metric of ``COMPARED_KEYS`` and withheld none."""
+    base, treat = c["baseline"], c["treatment"]
+    method = {"t": "t-interval on log ratios",
+              "bootstrap": "bootstrap percentile",
+              "sign": "sign-test order statistics"}.get(c["method"], c["method"])
+    family = c.get("family") or []
+    adjusted = (f"; verdicts Holm-adjusted over {len(family)} timed metrics"
+                if family else "")
+    rows = [_comparison_row(c["method"], key, c["metrics"][key])
+            for key in COMPARED_KEYS if key in c["metrics"]]
+    if not rows and not c.get("timings_withheld"):
+        return None  # nothing compared (older summaries kept such entries): no header
+    withheld = [m["verdict"] for m in c["metrics"].values()
+                if m["verdict"].startswith(WITHHELD)]
+    if withheld:  # the reason once, not on every row
+        adjusted = "; " + withheld[0]
+    title = (f"{treat} vs {base}  [{c['workload']}]  {c['codec']}: {c['n_pairs']} "
+             f"paired repetitions, {c['confidence']:.0%} intervals ({method})" + adjusted)
+    header = ["metric", "unit", f"{base} median [IQR]", f"{treat} median [IQR]",
+              f"{treat}/{base}", "ratio CI", f"{base}-{treat}", "diff CI", "p [Holm]",
+              "verdict"]
+    held = c.get("timings_withheld")  # analysis.cores: bytes only
+    return title, header, rows, held.replace("* timings", "timings", 1) if held else ""
+
+
 def format_comparisons(comparisons: Iterable[dict[str, Any]]) -> str:
     """One block per (workload, codec, treatment): per metric, each arm's median over
     repetitions [IQR], the paired ratio treatment / baseline and the paired difference
@@ -460,34 +490,18 @@ def format_comparisons(comparisons: Iterable[dict[str, Any]]) -> str:
     The block's first line says which metrics the adjustment covered, or why the
     method gives no verdict with so few pairs (the rows then say "no verdict"). A
     comparison with no metric in ``COMPARED_KEYS`` (and no withheld timings) prints
-    nothing, not a header over no table."""
+    nothing, not a header over no table (``comparison_parts``)."""
     out = []
     for c in comparisons:
-        base, treat = c["baseline"], c["treatment"]
-        method = {"t": "t-interval on log ratios",
-                  "bootstrap": "bootstrap percentile",
-                  "sign": "sign-test order statistics"}.get(c["method"], c["method"])
-        family = c.get("family") or []
-        adjusted = (f"; verdicts Holm-adjusted over {len(family)} timed metrics"
-                    if family else "")
-        rows = [_comparison_row(c["method"], key, c["metrics"][key])
-                for key in COMPARED_KEYS if key in c["metrics"]]
-        if not rows and not c.get("timings_withheld"):
-            continue  # nothing compared (older summaries kept such entries): no header
-        withheld = [m["verdict"] for m in c["metrics"].values()
-                    if m["verdict"].startswith(WITHHELD)]
-        if withheld:  # the reason once, not on every row
-            adjusted = "; " + withheld[0]
-        out.append(f"\n{treat} vs {base}  [{c['workload']}]  {c['codec']}: {c['n_pairs']} "
-                   f"paired repetitions, {c['confidence']:.0%} intervals ({method})"
-                   + adjusted)
-        header = ["metric", "unit", f"{base} median [IQR]", f"{treat} median [IQR]",
-                  f"{treat}/{base}", "ratio CI", f"{base}-{treat}", "diff CI", "p [Holm]",
-                  "verdict"]
+        parts = comparison_parts(c)
+        if parts is None:
+            continue
+        title, header, rows, held = parts
+        out.append("\n" + title)
         if rows:
             out.append(render(header, rows))
-        if c.get("timings_withheld"):  # analysis.cores: bytes only
-            out.append(c["timings_withheld"].replace("* timings", "timings", 1))
+        if held:
+            out.append(held)
     return "\n".join(out)
 
 

@@ -1,0 +1,95 @@
+"""The report gives every paired comparison the run made: an ``--aa`` run's send'
+against send and an ``--async-scheduling`` run's cached+async against cached, each
+under a heading naming its arms with the terminal's figures, and a finding per
+comparison (for an A/A pair, whether the machine's noise alone produced a verdict)."""
+
+from __future__ import annotations
+
+import pytest
+
+from analysis_run import run_bench
+from ipc_bench import cli
+from ipc_bench.analysis.results import load, read_summary
+from ipc_bench.report.findings import _comparison_finding, findings
+from ipc_bench.report.tables import comparison_parts
+
+ARGS = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "40",
+        "--warmup-steps", "5", "--repeat", "2", "--codecs", "msgpack", "--no-floor",
+        "--no-single-process"]
+
+
+def _where(workload: str) -> str:
+    return "At 16 running requests"
+
+
+def _metric(ratio: float, low: float, high: float, significant: bool, verdict: str) -> dict:
+    return dict(method="t", ratio_geomean=ratio, ratio_median=ratio, ratio_ci_low=low,
+                ratio_ci_high=high, significant=significant, verdict=verdict)
+
+
+def _comparison(baseline: str, treatment: str, tput: dict, step: dict) -> dict:
+    return dict(workload="num_running=16", codec="msgpack", baseline=baseline,
+                treatment=treatment, n_pairs=3,
+                metrics=dict(output_tokens_per_s=tput, step_ns_mean=step))
+
+
+def test_an_aa_pair_without_a_significant_difference():
+    c = _comparison("send", "send'",
+                    _metric(0.975, 0.932, 1.020, False, "no significant difference"),
+                    _metric(1.025, 0.980, 1.073, False, "no significant difference"))
+    assert _comparison_finding(c, _where) == (
+        "At 16 running requests (msgpack), the A/A pair send' against send (one policy "
+        "run twice) over 3 paired repetitions shows no significant difference in any of "
+        "its 2 compared metrics, so the machine's noise alone gave no verdict: output "
+        "tokens/s -2.5 % [-6.8, +2.0] %, mean step +2.5 % [-2.0, +7.3] %.")
+
+
+def test_an_aa_pair_with_a_significant_difference():
+    c = _comparison("send", "send'",
+                    _metric(0.975, 0.932, 1.020, False, "no significant difference"),
+                    _metric(1.060, 1.010, 1.110, True,
+                            "significant: send' 6.0 % higher than send"))
+    assert _comparison_finding(c, _where) == (
+        "At 16 running requests (msgpack), the A/A pair send' against send (one policy "
+        "run twice) over 3 paired repetitions shows a significant difference in 1 of its "
+        "2 compared metrics: step mean (significant: send' 6.0 % higher than send). The "
+        "machine's noise alone produces verdicts here: read this run's verdicts with care.")
+
+
+def test_another_pair_gives_its_ratios_and_verdicts():
+    c = _comparison("cached", "cached+async",
+                    _metric(1.100, 1.050, 1.150, True,
+                            "significant: cached+async 10.0 % higher than cached"),
+                    _metric(0.910, 0.870, 0.950, True,
+                            "significant: cached+async 9.0 % lower than cached"))
+    assert _comparison_finding(c, _where) == (
+        "At 16 running requests (msgpack), cached+async against cached over 3 paired "
+        "repetitions: output tokens/s +10.0 % [+5.0, +15.0] % (significant: cached+async "
+        "10.0 % higher than cached); mean step -9.0 % [-13.0, -5.0] % (significant: "
+        "cached+async 9.0 % lower than cached).")
+
+
+@pytest.mark.parametrize("extra, base, treat", [(["--aa"], "send", "send'"),
+                                                (["--async-scheduling"], "cached",
+                                                 "cached+async")])
+def test_the_report_gives_the_comparison(tmp_path, extra, base, treat):
+    run = tmp_path / "run"
+    printed = run_bench(run, ARGS + extra)
+    recorded = read_summary(run)["comparisons"]
+    assert [(c["baseline"], c["treatment"]) for c in recorded] == [(base, treat)]
+    title, header, rows, held = comparison_parts(recorded[0])
+    assert title in printed and held == ""
+    assert cli.main(["report", str(run), "--output", str(tmp_path / "rep")]) == 0
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "## cached against send" not in md
+    assert "No send/cached pair in this run." not in md
+    table = "\n".join("| " + " | ".join(r) + " |" for r in [header] + rows[:1])
+    assert f"## {treat} against {base}\n\n{title}\n\n" in md
+    assert table.split("\n")[0] in md and table.split("\n")[1] in md
+    lines = [f for f in findings(load(run)) if f"{treat} against {base}" in f]
+    assert len(lines) == 1 and f"- {lines[0]}" in md
+    start = ("At 4 running requests (msgpack), " + (
+        "the A/A pair send' against send (one policy run twice) over 2 paired repetitions "
+        "shows " if extra == ["--aa"] else
+        "cached+async against cached over 2 paired repetitions: output tokens/s "))
+    assert lines[0].startswith(start)
