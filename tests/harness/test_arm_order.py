@@ -67,5 +67,6 @@ def test_an_async_case_without_an_arm_is_labelled_as_the_async_arm():
     opts = ScenarioOptions(seed=0, repeat=1, codecs=["msgpack"], policies=["cached"],
                            async_scheduling=True)
     case = replace(steady_cases(opts, "decode-steady", [4])[0], arm="")
-    assert (case.arm_label, case.case_id) == ("cached+async", "num_running=4/cached+async/msgpack#0")
+    assert (case.arm_label, case.case_id) == ("cached+async",
+                                              "num_running=4/cached+async/msgpack#0")
     assert replace(case, async_scheduling=False).arm_label == "cached"
