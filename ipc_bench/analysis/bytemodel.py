@@ -801,6 +801,21 @@ def cached_arm_of(summaries: Sequence[dict]) -> dict[tuple[str, str], str]:
             for key, names in arms.items() if CACHED in names or len(names) == 1}
 
 
+def send_difference(arm: str, cached_arm: Optional[str], cached_ran: bool) -> str:
+    """What the bytes per running request that a ``send`` case's token ids add are
+    named by in the byte-model line, naming only arms and policies that ran:
+    ``<arm> - <cached_arm>`` when an arm of the ``cached`` policy ran beside the case
+    (same workload and codec: ``send - cached``, ``send - direct`` in the pp
+    scenario), else ``send - cached`` (the policies) when the ``cached`` policy ran in
+    other workloads (the overhead scenario, whose arms ``steps`` and ``totals`` are not
+    policies), else ``token ids in <arm>`` (only ``send`` ran: ``--policies send``)."""
+    if cached_arm:
+        return f"{arm} - {cached_arm}"
+    if cached_ran:
+        return f"{SEND} - {CACHED}"
+    return f"token ids in {arm}"
+
+
 def byte_model_report(captured: Sequence[tuple], summaries: Sequence[dict]) -> list[dict]:
     """Check the model on a run's captured pure-decode messages; state what it implies.
 
@@ -816,7 +831,9 @@ def byte_model_report(captured: Sequence[tuple], summaries: Sequence[dict]) -> l
     ``token_ids`` (the run's ``--token-ids``), the mean for ids of that distribution
     (``expected_send_minus_cached_bytes_per_request``). ``cached_arm``: the arm of the
     ``cached`` policy a ``send`` row is against, named as the summaries name it
-    (``cached_arm_of``: ``direct`` in the pp scenario).
+    (``cached_arm_of``: ``direct`` in the pp scenario), ``None`` when none ran beside
+    it; ``difference``: what those bytes are named by, naming only what ran
+    (``send_difference``).
     """
     from ipc_bench.wire.codecs import model_runner_output_codec, scheduler_output_codec
 
@@ -824,6 +841,7 @@ def byte_model_report(captured: Sequence[tuple], summaries: Sequence[dict]) -> l
     by_key = {(s["workload"], s["codec"], s.get("arm") or s["policy"]): s
               for s in summaries if s.get("repetition") == 0 and s.get("num_steps")}
     cached_arms = cached_arm_of(summaries)
+    cached_ran = any(s.get("policy") == CACHED for s in summaries)
     for spec, caps in captured:
         if not caps or spec.codec not in MODELLED_CODECS:
             continue  # nothing serialized (single-process baseline), or no model (slots)
@@ -859,7 +877,9 @@ def byte_model_report(captured: Sequence[tuple], summaries: Sequence[dict]) -> l
                 spec.codec, spec.model.vocab_size)
             row["expected_send_minus_cached_bytes_per_request"] = per_request_send_bytes(
                 spec.codec, spec.model.vocab_size, spec.model.token_ids)
-            row["cached_arm"] = cached_arms.get((spec.workload_key, spec.codec), CACHED)
+            row["cached_arm"] = cached_arms.get((spec.workload_key, spec.codec))
+            row["difference"] = send_difference(spec.arm_label, row["cached_arm"],
+                                                cached_ran)
             send = by_key.get((spec.workload_key, spec.codec, spec.arm_label))
             cached = by_key.get((spec.workload_key, spec.codec, row["cached_arm"]))
             if send and cached and send.get("num_running_mean"):

@@ -43,6 +43,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ipc_bench.analysis.cores import MARK, is_withheld, withheld
+from ipc_bench.analysis.stats import arm_rank
 from ipc_bench.analysis.tp import _rank_times
 from ipc_bench.engine.config import SEND
 from ipc_bench.engine.pipeline import DIRECT
@@ -202,14 +203,20 @@ def _arm(s: dict[str, Any]) -> str:
 
 
 def token_check_line(summaries: list[dict[str, Any]]) -> str:
-    """One line: per (B, N) of the complete ``--pp`` cases, whether send and direct
+    """One line: per (B, N) of the complete ``--pp`` cases, whether the arms that ran
+    (named first, as the tables name them: ``send``, ``send'``, ``direct``, ...)
     produced one token stream, or that only one of them ran (nothing compared), e.g.
     ``token streams of send and direct: B=8 N=1: one token stream; B=8 N=2: only send
-    ran, nothing compared``."""
+    ran, nothing compared``, or ``token streams of send and send': ...`` in an A/A
+    run."""
     by: dict[tuple, dict[str, set]] = {}
+    names: list[str] = []
     for s in _pp_cases(summaries):
         arms = by.setdefault((_value(s, "num_running"), int(s["pp"])), {})
         arms.setdefault(_arm(s), set()).add(_value(s, "token_digest"))
+        if _arm(s) not in names:
+            names.append(_arm(s))
+    names.sort(key=arm_rank)
     parts = []
     for (b, n), arms in sorted(by.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
         digests = set().union(*arms.values())
@@ -221,7 +228,9 @@ def token_check_line(summaries: list[dict[str, Any]]) -> str:
         else:
             parts.append(f"B={b} N={n}: " + ("one token stream" if len(digests) == 1
                                              else f"{len(digests)} DIFFERENT streams"))
-    return "token streams of send and direct: " + ("; ".join(parts) or "none")
+    heading = (", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1
+               else "".join(names) or "the pp cases")
+    return f"token streams of {heading}: " + ("; ".join(parts) or "none")
 
 
 def _mean_of(cases: list[dict[str, Any]], key: str) -> Optional[float]:

@@ -33,7 +33,8 @@ import msgspec
 
 import ipc_bench
 from ipc_bench.errors import one_line
-from ipc_bench.harness.spec import INPROC, INPUT_ORACLE_INTERVAL, NO_CODEC, CaseSpec
+from ipc_bench.harness.spec import (ASYNC_ARM, INPROC, INPUT_ORACLE_INTERVAL, NO_CODEC,
+                                     CaseSpec)
 from ipc_bench.engine.config import (CACHED, POLICIES, PRESET_MODELS, ConfigError,
                                      ModelConfig, SchedulerConfig, check_token_ids_spec,
                                      preset_vocab_size)
@@ -318,9 +319,6 @@ def arm_order_rng(seed: int) -> random.Random:
     return random.Random(f"arm-order/{seed}")
 
 
-#: The arm of an async-scheduling case that has a synchronous twin in its run.
-ASYNC_ARM = "cached+async"
-
 
 def grid(opts: ScenarioOptions, workloads: list[dict[str, Any]],
          make: Callable[[dict[str, Any], str, str, int], CaseSpec],
@@ -344,7 +342,9 @@ def grid(opts: ScenarioOptions, workloads: list[dict[str, Any]],
     ``opts.aa`` each policy runs twice, the copy labelled ``<policy>'``
     (``CaseSpec.arm``): an A/A comparison through the same code paths. With
     ``opts.async_scheduling`` and ``opts.sync_counterpart`` the arms are ``cached``
-    run synchronously and ``cached`` with async scheduling, labelled ``ASYNC_ARM``.
+    run synchronously and ``cached`` with async scheduling, labelled ``ASYNC_ARM``;
+    with ``opts.async_scheduling`` alone every case is async and labelled so
+    (``ASYNC_ARM``, its A/A copy ``ASYNC_ARM'``), never as a synchronous ``cached``.
     """
     if not workloads:
         raise ConfigError("scenario has no workloads")
@@ -356,6 +356,8 @@ def grid(opts: ScenarioOptions, workloads: list[dict[str, Any]],
     counterpart = opts.async_scheduling and opts.sync_counterpart
     if counterpart:
         arms = [(CACHED, ""), (CACHED, ASYNC_ARM)]
+    elif opts.async_scheduling:  # every case async: cached+async (and cached+async')
+        arms = [(p, ASYNC_ARM + ("'" if a else "")) for p, a in arms]
     rng = arm_order_rng(opts.seed)
     cases = []
     for rep in range(opts.repeat):

@@ -14,6 +14,9 @@ from ipc_bench.errors import one_line
 #: ``wire.transport.TRANSPORTS``, the codecs ``wire.codecs.CODECS``).
 INPROC = "inproc"
 NO_CODEC = "none"
+#: The arm of a case run with async scheduling (``cached`` policy, two steps in
+#: flight); its A/A copy is ``cached+async'``.
+ASYNC_ARM = "cached+async"
 #: Default of ``CaseSpec.input_oracle_interval``: steps between two input checks.
 INPUT_ORACLE_INTERVAL = 128
 from ipc_bench.engine.workloads import Workload
@@ -144,8 +147,10 @@ class CaseSpec:
 
     @property
     def arm_label(self) -> str:
-        """``arm`` if set, else ``policy``: the name comparisons and case ids use."""
-        return self.arm or self.policy
+        """``arm`` if set, else ``ASYNC_ARM`` for an async-scheduling case, else
+        ``policy``: the name comparisons and case ids use (an async case is never
+        labelled as a synchronous one)."""
+        return self.arm or (ASYNC_ARM if self.async_scheduling else self.policy)
 
     @property
     def workload_key(self) -> str:

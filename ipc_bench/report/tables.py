@@ -544,7 +544,8 @@ def format_byte_model(rows: Iterable[dict[str, Any]]) -> str:
             basis = (f"{r.get('token_ids', 'uniform')} ids in a {r['vocab_size']:,} "
                      "vocabulary" if r["codec"] != "packed"
                      else "one array('i') per request from 256 running on")
-            line += (f"; {r['arm']} - {r.get('cached_arm', 'cached')} = "
+            name = r.get("difference") or f"{r['arm']} - {r.get('cached_arm') or 'cached'}"
+            line += (f"; {name} = "
                      f"{r['model_send_minus_cached_bytes_per_request']:.3f} B per running "
                      f"request on these steps ({basis}: {expected:.3f}")
             measured = r.get("measured_send_minus_cached_bytes_per_request")

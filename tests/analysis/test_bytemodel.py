@@ -294,3 +294,28 @@ def test_the_byte_model_line_names_the_arms():
         "  [num_running=16,pp=2] msgpack send: 200/200 exact; send - direct = 4.956 B per "
         "running request on these steps (uniform ids in a 128,256 vocabulary: 4.975; "
         "measured over the run: 4.950)")
+
+
+def test_the_difference_names_only_what_ran():
+    """The bytes send's ids add are named by the arms that ran beside the case, else by
+    the policies where cached ran elsewhere (overhead: arms steps and totals), else by
+    the send arm alone (--policies send, with or without --aa)."""
+    assert bm.send_difference("send", "cached", True) == "send - cached"
+    assert bm.send_difference("send", "direct", True) == "send - direct"
+    assert bm.send_difference("steps", None, True) == "send - cached"
+    assert bm.send_difference("send", None, False) == "token ids in send"
+    assert bm.send_difference("send'", None, False) == "token ids in send'"
+
+
+def test_the_byte_model_line_of_a_run_without_cached():
+    from ipc_bench.report.tables import format_byte_model
+
+    row = dict(workload="num_running=4,pp=1", codec="msgpack", arm="send", policy="send",
+               vocab_size=128_256, token_ids="uniform", messages_checked=60, mismatches=0,
+               model_send_minus_cached_bytes_per_request=4.95625,
+               uniform_send_minus_cached_bytes_per_request=4.9750499,
+               expected_send_minus_cached_bytes_per_request=4.9750499,
+               cached_arm=None, difference="token ids in send")
+    assert format_byte_model([row]).splitlines()[-1] == (
+        "  [num_running=4,pp=1] msgpack send: 60/60 exact; token ids in send = 4.956 B per "
+        "running request on these steps (uniform ids in a 128,256 vocabulary: 4.975)")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ipc_bench.harness.scenario import ScenarioOptions, steady_cases
 
 
@@ -38,3 +40,33 @@ def test_aa_order_is_random_too():
 def test_one_repetition_keeps_the_order_given():
     assert [c[2] for c in _order(seed=5, repeat=1)] == ["send", "cached"] * 2
     assert [c[2] for c in _order(seed=5, repeat=1, aa=True)] == ["send", "send'"] * 2
+
+
+def _async_cases(aa: bool = False, counterpart: bool = False) -> list[tuple]:
+    opts = ScenarioOptions(seed=0, repeat=1, aa=aa, codecs=["msgpack"], policies=["cached"],
+                           async_scheduling=True, sync_counterpart=counterpart)
+    return [(c.case_id, c.arm_label, c.async_scheduling)
+            for c in steady_cases(opts, "decode-steady", [4])]
+
+
+def test_every_async_case_is_labelled_as_the_async_arm():
+    """Async cases are ``cached+async`` (an A/A copy ``cached+async'``) whether or not
+    their synchronous twin runs beside them, never a synchronous ``cached``."""
+    assert _async_cases() == [("num_running=4/cached+async/msgpack#0", "cached+async", True)]
+    assert _async_cases(aa=True) == [
+        ("num_running=4/cached+async/msgpack#0", "cached+async", True),
+        ("num_running=4/cached+async'/msgpack#0", "cached+async'", True)]
+    assert _async_cases(counterpart=True) == [
+        ("num_running=4/cached/msgpack#0", "cached", False),
+        ("num_running=4/cached+async/msgpack#0", "cached+async", True)]
+
+
+def test_an_async_case_without_an_arm_is_labelled_as_the_async_arm():
+    """A case built outside ``grid`` (the soak scenario's) with async scheduling and no
+    arm is labelled ``cached+async`` too."""
+    opts = ScenarioOptions(seed=0, repeat=1, codecs=["msgpack"], policies=["cached"],
+                           async_scheduling=True)
+    case = replace(steady_cases(opts, "decode-steady", [4])[0], arm="")
+    assert (case.arm_label, case.case_id) == ("cached+async",
+                                              "num_running=4/cached+async/msgpack#0")
+    assert replace(case, async_scheduling=False).arm_label == "cached"

@@ -323,7 +323,9 @@ def test_bench_async_with_policies_cached_runs_the_async_cases_only(tmp_path):
                   tmp_path=tmp_path)
     assert proc.returncode == 0, proc.stderr
     cases = json.loads((tmp_path / "run" / "summary.json").read_text())["cases"]
-    assert [(c["arm"], c["async_scheduling"]) for c in cases] == [("cached", True)]
+    assert [(c["case_id"], c["arm"], c["async_scheduling"]) for c in cases] == [
+        ("num_running=4/cached+async/msgpack#0", "cached+async", True)]
+    assert "[1/1] num_running=4/cached+async/msgpack#0: 60 steps" in proc.stderr
 
 
 def test_report_shows_the_runner_gap_and_names_the_async_mode(tmp_path):

@@ -391,8 +391,24 @@ def test_the_token_line_says_when_only_one_policy_ran():
                     token_digest=digest)
 
     assert token_check_line([case("send", "a"), case("send", "a")]) == (
-        "token streams of send and direct: B=4 N=2: only send ran, nothing compared")
+        "token streams of send: B=4 N=2: only send ran, nothing compared")
     assert token_check_line([case("send", "a"), case("direct", "a"),
                              case("send", "b", 1), case("direct", "c", 1)]) == (
         "token streams of send and direct: B=4 N=1: 2 DIFFERENT streams; "
         "B=4 N=2: one token stream")
+
+
+def test_the_token_line_names_the_arms_that_ran():
+    """An A/A run (``--aa``: send and send') names its two arms, not a direct arm that
+    never ran."""
+    from ipc_bench.analysis.pp import token_check_line
+
+    def case(arm, digest, n=1):
+        return dict(complete=True, num_running=4, pp=n, arm=arm, policy="send",
+                    token_digest=digest)
+
+    assert token_check_line([case("send'", "a"), case("send", "a")]) == (
+        "token streams of send and send': B=4 N=1: one token stream")
+    assert token_check_line([dict(case("direct", "a"), policy="cached"), case("send", "a"),
+                             case("send'", "a")]) == (
+        "token streams of send, send' and direct: B=4 N=1: one token stream")
