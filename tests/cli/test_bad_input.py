@@ -154,6 +154,14 @@ OPTION_CASES = [
     (["--scenario", "pp", "--pp", "3"],
      "argument --pp: each value must be one of 1, 2, 4, got 3"),
     (["--scenario", "pp", "--pp", "2,x"], "argument --pp: expected an integer, got 'x'"),
+    (["--scenario", "pp", "--pp", "2", "--num-running", "1"],
+     "--num-running 1 is not a multiple of --pp 2: the scheduler splits the batch into 2 "
+     "micro-batches of B / 2 requests, and with a remainder some steps schedule nothing, "
+     "count against the cap on the steps in all and leave fewer counted steps than --steps"),
+    (["--scenario", "pp", "--pp", "2,4", "--num-running", "8,6"],
+     "--num-running 6 is not a multiple of --pp 4: the scheduler splits the batch into 4 "
+     "micro-batches of B / 4 requests, and with a remainder some steps schedule nothing, "
+     "count against the cap on the steps in all and leave fewer counted steps than --steps"),
     (["--scenario", "pp", "--model", "emulated"],
      "scenario pp runs the null, fixed-step, torch models; --model emulated is not split "
      "by layers here"),
@@ -841,3 +849,4 @@ def test_a_100m_token_trace_row_is_rejected_without_building_its_prompt(
     assert list(requests.finish_reason) == ["length", "rejected", "length", "rejected"] * 2
     assert list(requests.num_prompt_tokens) == [374, 100_000_000, 20, 8000] * 2
     assert list(requests.num_output_tokens) == [44, 0, 5, 0] * 2
+
