@@ -162,6 +162,12 @@ OPTION_CASES = [
      "--num-running 6 is not a multiple of --pp 4: the scheduler splits the batch into 4 "
      "micro-batches of B / 4 requests, and with a remainder some steps schedule nothing, "
      "count against the cap on the steps in all and leave fewer counted steps than --steps"),
+    (["--scenario", "overhead", "--aa"],
+     "scenario overhead compares per-step recording on and off (arms steps and totals), not "
+     "a policy against itself: drop --aa"),
+    (["--scenario", "overhead", "--repeat", "1"],
+     "--repeat 1: scenario overhead gives steps/totals a paired interval, which needs 2 or "
+     "more repetitions (default 8)"),
     (["--scenario", "pp", "--model", "emulated"],
      "scenario pp runs the null, fixed-step, torch models; --model emulated is not split "
      "by layers here"),
@@ -850,3 +856,15 @@ def test_a_100m_token_trace_row_is_rejected_without_building_its_prompt(
     assert list(requests.num_prompt_tokens) == [374, 100_000_000, 20, 8000] * 2
     assert list(requests.num_output_tokens) == [44, 0, 5, 0] * 2
 
+
+@pytest.mark.parametrize("repeat,expected", [([], 8), (["--repeat", "3"], 3)])
+def test_overhead_runs_its_default_8_repetitions_only_when_repeat_is_not_given(
+        repeat, expected, monkeypatch, capsys):
+    from ipc_bench.cli import execute
+
+    ran = []
+    monkeypatch.setattr(execute, "run_cases",
+                        lambda args, cases, report, notes: ran.extend(cases) or 0)
+    assert cli.main(["--scenario", "overhead", "--policies", "send", *repeat]) == 0
+    assert sorted({c.repetition for c in ran}) == list(range(expected))
+    assert len(ran) == 2 * expected  # arms steps and totals
