@@ -254,7 +254,10 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                         "case runs exactly this many pure-decode steps, and between them, "
                         "uncounted, the mixed steps (a finished request's replacement "
                         "prefilling, a preempted one resuming)")
-    p.add_argument("--warmup-steps", type=_int_in(0, MAX_STEPS), help="warm-up steps per case")
+    p.add_argument("--warmup-steps", type=_int_in(0, MAX_STEPS),
+                   help="warm-up steps per case (default 100 for decode-steady and "
+                   "overhead, 30 for tp-broadcast and pp, 20 for step-time, 50 for the "
+                   "azure-* replays and soak)")
     p.add_argument("--num-running", type=_int_list(MAX_NUM_SEQS), metavar="B[,B...]",
                    help="running requests per case (steady scenarios)")
 

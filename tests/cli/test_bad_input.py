@@ -90,6 +90,13 @@ OPTION_CASES = [
     (DS + ["--block-size", "-16"], "argument --block-size: must be at least 1, got -16"),
     (DS + ["--max-model-len", "8", "--block-size", "16"],
      "max_model_len (8) is smaller than one block (block_size 16)"),
+    (DS + ["--block-size", "5000"],
+     "max_model_len (4096) is smaller than one block (block_size 5000); max_model_len 4096 "
+     "is the scenario's default (--max-model-len sets it)"),
+    (DS + ["--num-running", "10000"],
+     "max_num_batched_tokens 8192 is smaller than --num-running 10000: not every request "
+     "can decode each step; max_num_batched_tokens 8192 is the scenario's default "
+     "(--max-num-batched-tokens sets it)"),
     (DS + ["--num-running", "64", "--max-num-seqs", "16"],
      "--num-running 64 is larger than max_num_seqs 16: a steady batch of 64 cannot run"),
     (DS + ["--max-model-len", "100"],
