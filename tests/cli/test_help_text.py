@@ -56,3 +56,14 @@ def test_warmup_steps_states_each_scenarios_default_and_the_scenarios_use_it():
     assert used == {"decode-steady": {100}, "overhead": {100}, "tp-broadcast": {30},
                     "pp": {30}, "step-time": {20}}
 
+
+def test_repeat_and_peer_timeout_state_their_defaults_and_limits():
+    assert _help_of("--repeat") == (
+        "repetitions of each case (default 1; overhead: 8 when --repeat is not given, and "
+        "at least 2); the arms of a repetition run next to each other in a random order "
+        "(seeded by --seed); with 2 or more the summary compares the arms with paired 95 %% "
+        "intervals, verdicts Holm-adjusted over the timed metrics")
+    assert _help_of("--peer-timeout") == (
+        "seconds to wait for the other process's reply to a step before failing the case "
+        "(default 10, at least 0.1: the waits run in 0.1 s slices, so a timeout fires up "
+        "to two slices after it; raise it for a large model on CPU)")
