@@ -878,3 +878,17 @@ def test_overhead_runs_its_default_8_repetitions_only_when_repeat_is_not_given(
     assert cli.main(["--scenario", "overhead", "--policies", "send", *repeat]) == 0
     assert sorted({c.repetition for c in ran}) == list(range(expected))
     assert len(ran) == 2 * expected  # arms steps and totals
+
+
+def test_the_claim_file_every_run_folder_gets_is_documented(tmp_path):
+    from argparse import Namespace
+
+    from ipc_bench.cli.execute import claim_run_dir
+
+    run_dir, _ = claim_run_dir(Namespace(output=str(tmp_path / "run"), scenario="x"))
+    assert [p.name for p in run_dir.iterdir()] == [".claimed"]
+    assert (run_dir / ".claimed").stat().st_size == 0
+    readme = " ".join((REPO / "README.md").read_text().split())
+    assert ("The run folder also holds an empty `.claimed` file, created first "
+            "(exclusively) to claim the folder: of two runs given the same `--output`, the "
+            "second is refused (`output folder DIR is in use by another run`).") in readme
