@@ -11,25 +11,39 @@ total time after warm-up. Both arms report
 paired ratio steps/totals with its 95 % interval per policy.
 
 Defaults: 256 running requests (``--num-running``), msgpack (``--codecs``), 1,000
-counted steps (``--steps``), 8 repetitions (``--repeat``, alternating which arm runs
-first), no floor and no single-process case.
+counted steps (``--steps``), 8 repetitions (``DEFAULT_REPEAT``, when ``--repeat`` is
+not given; alternating which arm runs first; ``--repeat 1`` is refused: one repetition
+gives the paired ratio no interval), no floor and no single-process case. ``--aa`` is
+refused (the arms are recording on and off, not a policy against itself).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from ipc_bench.engine.config import ConfigError
 from ipc_bench.harness.spec import CaseSpec
 from ipc_bench.harness.scenario import STEADY, ScenarioOptions, steady_cases
 
 NAME = "overhead"
 OPTIONS = STEADY
 ARMS = ("totals", "steps")
+#: Repetitions when ``--repeat`` is not given (``cli.run`` reads it).
+DEFAULT_REPEAT = 8
 
 
 def cases(opts: ScenarioOptions) -> list[CaseSpec]:
-    repeat = opts.repeat if opts.repeat > 1 else 8
-    base = replace(opts, num_running=opts.num_running or [256], repeat=1, aa=False,
+    """Arms ``totals`` and ``steps`` of each steady case, ``opts.repeat`` repetitions
+    (module docstring); ``ConfigError`` on ``--aa`` or fewer than 2 repetitions."""
+    if opts.aa:
+        raise ConfigError(f"scenario {NAME} compares per-step recording on and off (arms "
+                          f"steps and totals), not a policy against itself: drop --aa")
+    if opts.repeat < 2:
+        raise ConfigError(f"--repeat {opts.repeat}: scenario {NAME} gives steps/totals a "
+                          f"paired interval, which needs 2 or more repetitions (default "
+                          f"{DEFAULT_REPEAT})")
+    repeat = opts.repeat
+    base = replace(opts, num_running=opts.num_running or [256], repeat=1,
                    codecs=opts.codecs if opts.codecs != ["msgpack", "pickle"] else ["msgpack"],
                    floor=False, single_process=False)
     templates = steady_cases(base, NAME, base.num_running)

@@ -11,7 +11,8 @@ still travel last stage -> scheduler -> first stage in the next SchedulerOutput
 stage's address towards the scheduler, meeting through the scheduler's tcp store), 4,096 bytes per scheduled token (2,048
 int16 elements, Llama-3.2-1B's hidden size in bf16); the last stage samples and
 replies; the scheduler keeps N micro-batches in flight (vLLM's batch queue), B / N
-requests each.
+requests each (B a multiple of every N, else refused: with a remainder some steps would
+schedule nothing and count against the cap on the steps in all).
 
 Grid: 256 running requests (``--num-running``) x N (``--pp``, default 1, 2, and 4
 where the machine has 5 cores; asked for on fewer, N runs, each of its cases warning
@@ -89,6 +90,15 @@ def cases(opts: ScenarioOptions) -> list[CaseSpec]:
         raise ConfigError(f"--pp {max(opts.pp)}: the {model.preset} preset has {layers} "
                           f"layers, fewer than the stages (each stage holds at least one)")
     stages = [n for n in sizes(opts) if layers is None or n <= layers]
+    for b in opts.num_running or DEFAULT_NUM_RUNNING:
+        uneven = [n for n in stages if b % n]
+        if uneven:
+            raise ConfigError(
+                f"--num-running {b} is not a multiple of --pp {uneven[0]}: the scheduler "
+                f"splits the batch into {uneven[0]} micro-batches of B / {uneven[0]} "
+                f"requests, and with a remainder some steps schedule nothing, count "
+                f"against the cap on the steps in all and leave fewer counted steps "
+                f"than --steps")
     steps = opts.steps or 300
     warmup = 30 if opts.warmup_steps is None else opts.warmup_steps
 

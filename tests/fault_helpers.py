@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -149,8 +150,8 @@ def ctrl_c_reaps_every_child(tmp_path: Path, args: list[str], num_children: int,
                              what: str) -> None:
     """Start ``bench.py ARGS --output TMP/run`` (a run that would last for ever), wait
     for its first flush and its ``num_children`` child processes, send SIGINT, and
-    check: every child gone, exit 130 with bench.py's one line, no traceback, nothing
-    left in its ``TMPDIR`` but the run folder (socket folders removed)."""
+    check: every child gone, exit 130 with the interrupted case's one line, no
+    traceback, nothing left in its ``TMPDIR`` but the run folder (socket folders removed)."""
     run_dir = tmp_path / "run"
     env = dict(os.environ, TMPDIR=str(tmp_path))
     proc = bench(args + ["--output", str(run_dir)], env=env)
@@ -162,7 +163,10 @@ def ctrl_c_reaps_every_child(tmp_path: Path, args: list[str], num_children: int,
         wait_dead(pid, timeout_s=10)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
-    assert err.strip().splitlines()[-1] == "bench.py: interrupted by SIGINT (exit 130)"
+    last = err.strip().splitlines()[-1]
+    assert re.fullmatch(r"bench\.py: \S+: interrupted by SIGINT at step \d+ \(exit 130\); "
+                        rf"partial results: {re.escape(str(run_dir))}", last), err
+    assert err.count("interrupted by") == 1, err
     assert "Traceback" not in err and children(proc.pid) == []
     assert [p.name for p in tmp_path.iterdir()] == ["run"]
 

@@ -100,7 +100,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         signals.unblock()
         code = command(argv[1:] if word else argv)
     except Interrupted as exc:
-        print(f"{prog}: interrupted by {exc.signal_name} (exit {exc.code})", file=sys.stderr)
+        if not exc.reported:  # a case interrupted has said so in its own line
+            print(f"{prog}: interrupted by {exc.signal_name} (exit {exc.code})",
+                  file=sys.stderr)
         code = exc.code
     except SystemExit as exc:  # --help
         code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)

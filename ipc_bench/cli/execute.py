@@ -242,11 +242,13 @@ class _Run:
             run_case(case, on_step=bar, result=result, sink=self.writer, remote=self.remote)
         except Interrupted as exc:
             self._stop(result, f"interrupted by {exc.signal_name}", "incomplete")
-            where = (f"at step {result.failed_step}" if result.failed_step is not None
-                     else "before its first step")
-            kept = f"; partial results: {self.run_dir}" if self.kept() else ""
-            print(f"bench.py: {case.case_id}: interrupted by {exc.signal_name} {where}{kept}",
-                  file=sys.stderr)
+            recorded = result.failed_step is not None
+            where = f"at step {result.failed_step}" if recorded else "before its first step"
+            kept = (f"; partial results: {self.run_dir}"
+                    if (self.num_done or recorded) and self.kept() else "")
+            print(f"bench.py: {case.case_id}: interrupted by {exc.signal_name} {where} "
+                  f"(exit {exc.code}){kept}", file=sys.stderr)
+            exc.reported = True
             raise
         except RunFolderError as exc:
             return self.write_failed(exc, result)

@@ -15,7 +15,7 @@ from ipc_bench.engine.config import (ATTENTION_BACKENDS, DEVICES, MAX_NUM_SPEC_T
                                      TORCH_PRESETS)
 from ipc_bench.engine.workloads import REQ_ID_FORMATS
 from ipc_bench.wire.codecs import CODECS
-from ipc_bench.wire.transport import TRANSPORTS
+from ipc_bench.wire.transport import POLL_SLICE_MS, TRANSPORTS
 
 #: Upper bounds of numeric options: far above any sensible run, low enough that a
 #: typo (an extra digit or three) is refused before it allocates or runs for days.
@@ -125,7 +125,9 @@ def _choices(allowed: Sequence[str]):
     return parse
 
 
-def _float_in(hi: float):
+def _float_in(hi: float, lo: float = 0.0, why: str = ""):
+    """A parser of a positive finite number at most ``hi`` and, when ``lo`` is given, at
+    least ``lo`` (``why``: the reason, in the refusal)."""
     def parse(text: str) -> float:
         try:
             value = float(text)
@@ -135,8 +137,14 @@ def _float_in(hi: float):
             raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
         if value > hi:
             raise argparse.ArgumentTypeError(f"must be at most {hi:g}, got {text}")
+        if value < lo:
+            raise argparse.ArgumentTypeError(f"must be at least {lo:g} ({why}), got {text}")
         return value
     return parse
+
+
+#: The shortest ``--peer-timeout``: one wait slice (``transport.POLL_SLICE_MS``).
+MIN_PEER_TIMEOUT_S = POLL_SLICE_MS / 1000
 
 
 def _spec_tokens_list(text: str) -> list[int]:
@@ -246,7 +254,10 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                         "case runs exactly this many pure-decode steps, and between them, "
                         "uncounted, the mixed steps (a finished request's replacement "
                         "prefilling, a preempted one resuming)")
-    p.add_argument("--warmup-steps", type=_int_in(0, MAX_STEPS), help="warm-up steps per case")
+    p.add_argument("--warmup-steps", type=_int_in(0, MAX_STEPS),
+                   help="warm-up steps per case (default 100 for decode-steady and "
+                   "overhead, 30 for tp-broadcast and pp, 20 for step-time, 50 for the "
+                   "azure-* replays and soak)")
     p.add_argument("--num-running", type=_int_list(MAX_NUM_SEQS), metavar="B[,B...]",
                    help="running requests per case (steady scenarios)")
 
@@ -411,8 +422,9 @@ def _add_scheduler_options(p: argparse.ArgumentParser) -> None:
 
 def _add_repetition_options(p: argparse.ArgumentParser) -> None:
     """Repetitions and the paired comparison of the arms."""
-    p.add_argument("--repeat", type=_int_in(1, 1000), default=1,
-                   help="repetitions of each case; the arms of a repetition run next to each "
+    p.add_argument("--repeat", type=_int_in(1, 1000),
+                   help="repetitions of each case (default 1; overhead: 8 when --repeat is "
+                   "not given, and at least 2); the arms of a repetition run next to each "
                    "other in a random order (seeded by --seed); with 2 or more the summary "
                    "compares the arms with paired 95 %% intervals, verdicts Holm-adjusted "
                    "over the timed metrics")
@@ -442,9 +454,15 @@ def _add_case_options(p: argparse.ArgumentParser) -> None:
                    help="skip the floor (bare exchange) baseline")
     p.add_argument("--no-single-process", dest="single_process", action="store_false",
                    help="skip the single-process (no IPC) baseline cases")
-    p.add_argument("--peer-timeout", type=_float_in(MAX_TIMEOUT_S), default=10.0, metavar="S",
+    p.add_argument("--peer-timeout", metavar="S", default=10.0,
+                   type=_float_in(MAX_TIMEOUT_S, MIN_PEER_TIMEOUT_S,
+                                  f"the waits check for a reply and the peer in "
+                                  f"{MIN_PEER_TIMEOUT_S:g} s slices, so a shorter timeout "
+                                  f"cannot be honoured"),
                    help="seconds to wait for the other process's reply to a step before "
-                   "failing the case (default 10; raise it for a large model on CPU)")
+                   "failing the case (default 10, at least %g: the waits run in %g s "
+                   "slices, so a timeout fires up to two slices after it; raise it for a "
+                   "large model on CPU)" % (MIN_PEER_TIMEOUT_S, MIN_PEER_TIMEOUT_S))
     p.add_argument("--startup-timeout", type=_float_in(MAX_TIMEOUT_S), default=120.0,
                    metavar="S", help="seconds allowed for the runner's start-up and first "
                    "step: imports, model load, CUDA init (default 120)")

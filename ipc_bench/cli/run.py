@@ -58,7 +58,7 @@ def _main(argv: list[str]) -> int:
         return list_scenarios(scenarios, problems)
     module = _scenario(args, scenarios, problems)
     _check_options(args, parser, module)
-    opts = _scenario_options(args)
+    opts = _scenario_options(args, getattr(module, "DEFAULT_REPEAT", 1))
     cases = with_spec_decoding(module.cases(opts), args.num_spec_tokens,
                                args.spec_acceptance)
     _check_cases(args, cases)
@@ -138,9 +138,10 @@ def _check_options(args, parser, module: ModuleType) -> None:
                              f"--{field.replace('_', '-')} ({purpose})")
 
 
-def _scenario_options(args):
+def _scenario_options(args, default_repeat: int = 1):
     """The ``ScenarioOptions`` of the command line (policies, codecs and transport
-    checked first: ``UsageError``)."""
+    checked first: ``UsageError``); ``default_repeat`` repetitions when ``--repeat`` is
+    not given (a scenario's ``DEFAULT_REPEAT``, else 1)."""
     from ipc_bench.harness.scenario import ScenarioOptions
 
     policies = args.policies or list(POLICIES)
@@ -167,7 +168,8 @@ def _scenario_options(args):
         num_running=args.num_running, trace=args.trace, max_requests=args.max_requests,
         logical_step_ms=args.logical_step_ms, policies=policies, codecs=codecs,
         transport=args.transport, floor=args.floor, peer_timeout_s=args.peer_timeout,
-        repeat=args.repeat, single_process=args.single_process,
+        repeat=default_repeat if args.repeat is None else args.repeat,
+        single_process=args.single_process,
         trace_speedup=args.trace_speedup, scheduler_overrides=_overrides(args),
         startup_timeout_s=args.startup_timeout, host=args.host or "127.0.0.1",
         allow_pickle_over_tcp=args.allow_pickle_over_tcp, model=args.model,

@@ -24,6 +24,7 @@ the torch model verifies in one forward over every drafted position and drafts w
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -289,15 +290,22 @@ def resolve_device(requested: str) -> str:
     return requested
 
 
-_PROBE = ("import json, torch; ok = torch.cuda.is_available(); print(json.dumps("
-          "['cuda', torch.cuda.mem_get_info(0)[0]] if ok else ['cpu', None]))")
+_PROBE = ("import json\n"
+          "try:\n"
+          "    import torch\n"
+          "except Exception as exc:\n"
+          "    print(json.dumps(['no-torch', f'{type(exc).__name__}: {exc}']))\n"
+          "    raise SystemExit(0)\n"
+          "ok = torch.cuda.is_available()\n"
+          "print(json.dumps(['cuda', torch.cuda.mem_get_info(0)[0]] if ok else ['cpu', None]))\n")
 
 
 def probe_torch_device(requested: str, timeout_s: float = 120.0) -> tuple[str, Optional[int]]:
     """(device, free GPU memory in bytes or ``None``) the torch model will run on,
     found in a child process (``torch.cuda.mem_get_info``) so that the scheduler
-    process never imports torch. Raises ``ConfigError`` if torch cannot be imported
-    or ``cuda`` is asked for and absent."""
+    process never imports torch. Raises ``ConfigError`` if torch cannot be imported,
+    if the probe process is killed by a signal or exits with an error (saying which,
+    with its last stderr line), or if ``cuda`` is asked for and absent."""
     if requested == "cpu":
         return "cpu", None
     try:
@@ -306,9 +314,21 @@ def probe_torch_device(requested: str, timeout_s: float = 120.0) -> tuple[str, O
     except subprocess.TimeoutExpired:
         raise ConfigError(f"probing torch's device took over {timeout_s:.0f} s") from None
     if proc.returncode != 0:
-        lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-        raise ConfigError(f"the torch model needs torch: {lines[-1] if lines else 'import failed'}")
-    device, memory = json.loads(proc.stdout.strip().splitlines()[-1])
+        lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
+        last = f"; its last stderr line: {lines[-1]}" if lines else "; it wrote no stderr"
+        if proc.returncode < 0:
+            try:
+                how = f"was killed by {signal.Signals(-proc.returncode).name}"
+            except ValueError:
+                how = f"was killed by signal {-proc.returncode}"
+        else:
+            how = f"exited with code {proc.returncode}"
+        raise ConfigError(f"the process probing torch's device (python -c 'import torch; "
+                          f"torch.cuda.is_available() ...') {how}{last}")
+    found = json.loads(proc.stdout.strip().splitlines()[-1])
+    if found[0] == "no-torch":
+        raise ConfigError(f"the torch model needs torch: importing it failed: {found[1]}")
+    device, memory = found
     if requested == "cuda" and device != "cuda":
         raise ConfigError("device cuda was asked for but torch.cuda.is_available() is False")
     return device, memory

@@ -23,6 +23,7 @@ import importlib.util
 import os
 import pkgutil
 import random
+import re
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -207,7 +208,10 @@ class ScenarioOptions:
         if self.num_blocks is not None:
             overrides["num_blocks"] = self.num_blocks
         config = msgspec.structs.replace(default, **overrides)
-        config.validate()
+        try:
+            config.validate()
+        except ConfigError as exc:
+            raise ConfigError(name_defaults(str(exc), config, set(overrides))) from None
         return config
 
     def process_settings(self) -> dict[str, Any]:
@@ -411,6 +415,21 @@ def steady_running_for_blocks(num_blocks: int, block_size: int = 16) -> int:
     return max(0, num_blocks // steady_blocks_per_request(block_size) - 1)
 
 
+#: The limits a refusal may name, each set by ``--NAME`` (dashes for underscores).
+SCHEDULER_LIMITS = ("max_num_seqs", "max_num_batched_tokens", "max_model_len", "block_size",
+                    "num_blocks")
+
+
+def name_defaults(message: str, config: SchedulerConfig, given: set) -> str:
+    """``message`` (a refusal of ``config``) followed, for each limit of
+    ``SCHEDULER_LIMITS`` it names that is not in ``given`` (the command line's
+    overrides), by that the value is the scenario's default and which option sets it."""
+    notes = [f"{name} {getattr(config, name)} is the scenario's default "
+             f"(--{name.replace('_', '-')} sets it)" for name in SCHEDULER_LIMITS
+             if name not in given and re.search(rf"(?<![\w-]){name}(?!\w)", message)]
+    return "; ".join([message] + notes)
+
+
 def steady_scheduler_config(opts: ScenarioOptions, b: int) -> SchedulerConfig:
     """Limits for B running requests, with the command line's overrides (without
     ``--num-blocks`` the cache is ``steady_num_blocks`` at the block size in force);
@@ -421,15 +440,18 @@ def steady_scheduler_config(opts: ScenarioOptions, b: int) -> SchedulerConfig:
     cfg = opts.scheduler_config(SchedulerConfig(
         max_num_seqs=b, max_num_batched_tokens=8192, max_model_len=4096,
         num_blocks=steady_num_blocks(b, max(1, block_size))))
+    problem = None
     if b > cfg.max_num_seqs:
-        raise ConfigError(f"--num-running {b} is larger than max_num_seqs "
-                          f"{cfg.max_num_seqs}: a steady batch of {b} cannot run")
-    if cfg.max_model_len <= PROMPT_LEN_MAX:
-        raise ConfigError(f"max_model_len {cfg.max_model_len} must exceed decode-steady's "
-                          f"longest prompt ({PROMPT_LEN_MAX} tokens)")
-    if cfg.max_num_batched_tokens < b:
-        raise ConfigError(f"max_num_batched_tokens {cfg.max_num_batched_tokens} is smaller "
-                          f"than --num-running {b}: not every request can decode each step")
+        problem = (f"--num-running {b} is larger than max_num_seqs {cfg.max_num_seqs}: a "
+                   f"steady batch of {b} cannot run")
+    elif cfg.max_model_len <= PROMPT_LEN_MAX:
+        problem = (f"max_model_len {cfg.max_model_len} must exceed decode-steady's longest "
+                   f"prompt ({PROMPT_LEN_MAX} tokens)")
+    elif cfg.max_num_batched_tokens < b:
+        problem = (f"max_num_batched_tokens {cfg.max_num_batched_tokens} is smaller than "
+                   f"--num-running {b}: not every request can decode each step")
+    if problem:
+        raise ConfigError(name_defaults(problem, cfg, set(opts.scheduler_overrides)))
     # The KV cache is checked per case once drafts are set (check_steady_cache).
     return cfg
 

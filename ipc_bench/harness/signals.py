@@ -44,12 +44,14 @@ class Interrupted(BaseException):
     """SIGINT, SIGTERM or SIGHUP arrived; ``code`` is the exit code (130, 143, 129).
 
     A ``BaseException``, like ``KeyboardInterrupt``, so ``except Exception`` blocks
-    on the way up do not swallow it.
+    on the way up do not swallow it. ``reported``: the interrupt's one line has been
+    printed on the way up (``bench.py``'s own line is then left out).
     """
 
     def __init__(self, code: int):
         super().__init__(code)
         self.code = code
+        self.reported = False
 
     @property
     def signal_name(self) -> str:

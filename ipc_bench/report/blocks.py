@@ -669,7 +669,7 @@ def _runs_blocks(results) -> list[Block]:
     warnings = []
     base = results.metadata[ids[0]]
     for r in ids[1:]:
-        for line in compare_metadata(base, results.metadata[r]):
+        for line in compare_metadata(results.metadata[r], base):  # r's value first
             warnings.append(f"{r} against {ids[0]}: {line}")
         if results.metadata[r].get("scenario") != base.get("scenario"):
             warnings.append(f"{r} ran scenario {results.metadata[r].get('scenario')!r}, "

@@ -250,6 +250,7 @@ def test_report_compares_runs_and_warns_on_metadata(run_dir, tmp_path, capsys):
     other = tmp_path / "other-run"
     shutil.copytree(run_dir, other)
     data = json.loads((other / "summary.json").read_text())
+    commit = (data["metadata"].get("git") or {}).get("commit")
     data["metadata"]["git"] = dict(data["metadata"].get("git") or {}, commit="f" * 40)
     (other / "summary.json").write_text(json.dumps(data))
     out = tmp_path / "cmp"
@@ -258,7 +259,9 @@ def test_report_compares_runs_and_warns_on_metadata(run_dir, tmp_path, capsys):
     assert md.startswith("# ipc-bench report: 2 runs compared")
     assert "## Side by side" in md
     assert "| workload | policy | codec | small-run | other-run | other-run / small-run |" in md
-    assert "other-run against small-run: git commit differs: " in md
+    # each value under its run's name: other-run's first
+    assert (f"other-run against small-run: git commit differs: {'f' * 40} vs "
+            f"{commit or 'absent'}") in md
     assert (out / "compare-throughput.png").is_file()
     assert (out / "other-run-bytes_per_step.png").is_file()
     assert (out / "small-run-bytes_per_step.png").is_file()

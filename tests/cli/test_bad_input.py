@@ -51,6 +51,9 @@ OPTION_CASES = [
     (DS + ["--peer-timeout", "inf"],
      "argument --peer-timeout: must be a positive number, got inf"),
     (DS + ["--peer-timeout", "1e9"], "argument --peer-timeout: must be at most 86400, got 1e9"),
+    (DS + ["--peer-timeout", "0.001"],
+     "argument --peer-timeout: must be at least 0.1 (the waits check for a reply and the "
+     "peer in 0.1 s slices, so a shorter timeout cannot be honoured), got 0.001"),
     (DS + ["--trace-speedup", "-2"],
      "argument --trace-speedup: must be a positive number, got -2"),
     (DS + ["--logical-step-ms", "0"],
@@ -87,6 +90,13 @@ OPTION_CASES = [
     (DS + ["--block-size", "-16"], "argument --block-size: must be at least 1, got -16"),
     (DS + ["--max-model-len", "8", "--block-size", "16"],
      "max_model_len (8) is smaller than one block (block_size 16)"),
+    (DS + ["--block-size", "5000"],
+     "max_model_len (4096) is smaller than one block (block_size 5000); max_model_len 4096 "
+     "is the scenario's default (--max-model-len sets it)"),
+    (DS + ["--num-running", "10000"],
+     "max_num_batched_tokens 8192 is smaller than --num-running 10000: not every request "
+     "can decode each step; max_num_batched_tokens 8192 is the scenario's default "
+     "(--max-num-batched-tokens sets it)"),
     (DS + ["--num-running", "64", "--max-num-seqs", "16"],
      "--num-running 64 is larger than max_num_seqs 16: a steady batch of 64 cannot run"),
     (DS + ["--max-model-len", "100"],
@@ -154,6 +164,20 @@ OPTION_CASES = [
     (["--scenario", "pp", "--pp", "3"],
      "argument --pp: each value must be one of 1, 2, 4, got 3"),
     (["--scenario", "pp", "--pp", "2,x"], "argument --pp: expected an integer, got 'x'"),
+    (["--scenario", "pp", "--pp", "2", "--num-running", "1"],
+     "--num-running 1 is not a multiple of --pp 2: the scheduler splits the batch into 2 "
+     "micro-batches of B / 2 requests, and with a remainder some steps schedule nothing, "
+     "count against the cap on the steps in all and leave fewer counted steps than --steps"),
+    (["--scenario", "pp", "--pp", "2,4", "--num-running", "8,6"],
+     "--num-running 6 is not a multiple of --pp 4: the scheduler splits the batch into 4 "
+     "micro-batches of B / 4 requests, and with a remainder some steps schedule nothing, "
+     "count against the cap on the steps in all and leave fewer counted steps than --steps"),
+    (["--scenario", "overhead", "--aa"],
+     "scenario overhead compares per-step recording on and off (arms steps and totals), not "
+     "a policy against itself: drop --aa"),
+    (["--scenario", "overhead", "--repeat", "1"],
+     "--repeat 1: scenario overhead gives steps/totals a paired interval, which needs 2 or "
+     "more repetitions (default 8)"),
     (["--scenario", "pp", "--model", "emulated"],
      "scenario pp runs the null, fixed-step, torch models; --model emulated is not split "
      "by layers here"),
@@ -841,3 +865,30 @@ def test_a_100m_token_trace_row_is_rejected_without_building_its_prompt(
     assert list(requests.finish_reason) == ["length", "rejected", "length", "rejected"] * 2
     assert list(requests.num_prompt_tokens) == [374, 100_000_000, 20, 8000] * 2
     assert list(requests.num_output_tokens) == [44, 0, 5, 0] * 2
+
+
+@pytest.mark.parametrize("repeat,expected", [([], 8), (["--repeat", "3"], 3)])
+def test_overhead_runs_its_default_8_repetitions_only_when_repeat_is_not_given(
+        repeat, expected, monkeypatch, capsys):
+    from ipc_bench.cli import execute
+
+    ran = []
+    monkeypatch.setattr(execute, "run_cases",
+                        lambda args, cases, report, notes: ran.extend(cases) or 0)
+    assert cli.main(["--scenario", "overhead", "--policies", "send", *repeat]) == 0
+    assert sorted({c.repetition for c in ran}) == list(range(expected))
+    assert len(ran) == 2 * expected  # arms steps and totals
+
+
+def test_the_claim_file_every_run_folder_gets_is_documented(tmp_path):
+    from argparse import Namespace
+
+    from ipc_bench.cli.execute import claim_run_dir
+
+    run_dir, _ = claim_run_dir(Namespace(output=str(tmp_path / "run"), scenario="x"))
+    assert [p.name for p in run_dir.iterdir()] == [".claimed"]
+    assert (run_dir / ".claimed").stat().st_size == 0
+    readme = " ".join((REPO / "README.md").read_text().split())
+    assert ("The run folder also holds an empty `.claimed` file, created first "
+            "(exclusively) to claim the folder: of two runs given the same `--output`, the "
+            "second is refused (`output folder DIR is in use by another run`).") in readme

@@ -41,3 +41,29 @@ def test_max_requests_states_its_default():
     assert _help_of("--max-requests") == (
         "replay the first N requests of the trace (default 300; soak: the whole trace); a "
         "trace with fewer than a given N is replayed whole, with a note")
+
+
+def test_warmup_steps_states_each_scenarios_default_and_the_scenarios_use_it():
+    from ipc_bench.harness.scenario import ScenarioOptions, discover
+
+    assert _help_of("--warmup-steps") == (
+        "warm-up steps per case (default 100 for decode-steady and overhead, 30 for "
+        "tp-broadcast and pp, 20 for step-time, 50 for the azure-* replays and soak)")
+    scenarios = discover()
+    used = {name: {c.warmup_steps for c in scenarios[name].cases(
+        ScenarioOptions(repeat=2, steps=10, pp=[1], tp=[1]))}
+        for name in ("decode-steady", "overhead", "tp-broadcast", "pp", "step-time")}
+    assert used == {"decode-steady": {100}, "overhead": {100}, "tp-broadcast": {30},
+                    "pp": {30}, "step-time": {20}}
+
+
+def test_repeat_and_peer_timeout_state_their_defaults_and_limits():
+    assert _help_of("--repeat") == (
+        "repetitions of each case (default 1; overhead: 8 when --repeat is not given, and "
+        "at least 2); the arms of a repetition run next to each other in a random order "
+        "(seeded by --seed); with 2 or more the summary compares the arms with paired 95 %% "
+        "intervals, verdicts Holm-adjusted over the timed metrics")
+    assert _help_of("--peer-timeout") == (
+        "seconds to wait for the other process's reply to a step before failing the case "
+        "(default 10, at least 0.1: the waits run in 0.1 s slices, so a timeout fires up "
+        "to two slices after it; raise it for a large model on CPU)")

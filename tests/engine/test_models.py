@@ -637,3 +637,39 @@ def test_tied_embeddings_share_the_lm_head(monkeypatch):
     table = np.zeros((2, 32), np.int32)
     table[0, :10], table[1, :6] = np.arange(10), np.arange(10, 16)
     assert _paged_vs_reference(model, table, seqs, _STEPS) < 1e-4
+
+
+# ---------------------------------------------------------------------- device probe
+@pytest.mark.parametrize("probe,message", [
+    ("import os, signal, sys\nsys.stderr.write('loading\\n'); sys.stderr.flush()\n"
+     "os.kill(os.getpid(), signal.SIGKILL)\n",
+     "the process probing torch's device (python -c 'import torch; "
+     "torch.cuda.is_available() ...') was killed by SIGKILL; its last stderr line: loading"),
+    ("import sys\nsys.stderr.write('first\\nCUDA driver error\\n')\nsys.exit(5)\n",
+     "the process probing torch's device (python -c 'import torch; "
+     "torch.cuda.is_available() ...') exited with code 5; its last stderr line: CUDA "
+     "driver error"),
+    ("import sys\nsys.exit(3)\n",
+     "the process probing torch's device (python -c 'import torch; "
+     "torch.cuda.is_available() ...') exited with code 3; it wrote no stderr"),
+])
+def test_a_probe_that_dies_says_how_not_that_torch_is_missing(probe, message, monkeypatch):
+    from ipc_bench.engine import models
+
+    monkeypatch.setattr(models, "_PROBE", probe)
+    with pytest.raises(ConfigError) as info:
+        models.probe_torch_device("auto")
+    assert str(info.value) == message
+
+
+def test_a_probe_that_cannot_import_torch_says_torch_is_needed(monkeypatch):
+    from ipc_bench.engine import models
+
+    monkeypatch.setattr(models, "_PROBE", "import sys\nsys.modules['torch'] = None\n"
+                        + models._PROBE)
+    with pytest.raises(ConfigError) as info:
+        models.probe_torch_device("auto")
+    assert str(info.value) == ("the torch model needs torch: importing it failed: "
+                               "ModuleNotFoundError: import of torch halted; None in "
+                               "sys.modules")
+

@@ -61,3 +61,9 @@ def test_the_cap_on_the_steps_in_all_leaves_room_and_warns_when_reached():
         "99 steps in all, the others mixed steps (replacements prefilling, preemptions)"]
     assert noise_warnings(dict(summary, num_steps=50)) == [
         "only 50 counted steps (< 100): figures are rough"]
+
+
+def test_pp_cases_count_exactly_the_steps_asked_for(tmp_path):
+    cases = _cases(tmp_path, "--scenario", "pp", "--pp", "2", "--steps", "20",
+                   "--policies", "send")
+    assert [(c["num_steps"], c["counted_steps_asked"]) for c in cases] == [(20, 20)]

@@ -316,9 +316,10 @@ def test_bench_interrupted_kills_the_runner_and_keeps_the_results(tmp_path, sig,
     assert proc.returncode == code
     lines = err.strip().splitlines()
     m = re.fullmatch(rf"bench\.py: num_running=16/send/msgpack#0: interrupted by {name} at "
-                     rf"step (\d+); partial results: {re.escape(str(run_dir))}", lines[-2])
+                     rf"step (\d+) \(exit {code}\); partial results: "
+                     rf"{re.escape(str(run_dir))}", lines[-1])
     assert m, lines
-    assert lines[-1] == f"bench.py: interrupted by {name} (exit {code})"
+    assert not any("interrupted by" in line for line in lines[:-1]), lines  # one line
     assert "Traceback" not in err and children(proc.pid) == []
     summary, steps = _check_partial_folder(run_dir, "incomplete", f"interrupted by {name}")
     assert summary["cases"][0]["failed_step"] == int(m.group(1)) == len(steps)
@@ -388,10 +389,12 @@ def test_a_signal_at_any_moment_of_the_start_ends_with_its_code_and_one_line(tmp
             proc.communicate()
             pytest.fail(f"bench.py still ran 60 s after {name} at {delay_s} s from its start")
         assert (proc.returncode, "Traceback" in err) == (code, False), (delay_s, name, err)
-        lines = err.splitlines()
-        assert lines[-1] == f"bench.py: interrupted by {name} (exit {code})", lines
-        assert all(re.fullmatch(rf"bench\.py: num_running=16/send/(msgpack|none)#0: "
-                                rf"interrupted by {name} .*", line) for line in lines[:-1]), lines
+        lines = err.splitlines()  # one line: bench.py's own, or the interrupted case's
+        assert len(lines) == 1 and (
+            lines[0] == f"bench.py: interrupted by {name} (exit {code})"
+            or re.fullmatch(rf"bench\.py: num_running=16/send/(msgpack|none)#0: "
+                            rf"interrupted by {name} .* \(exit {code}\)(; partial results: .*)?",
+                            lines[0])), lines
         _check_interrupted_folder(run_dir, name)
         outcomes.append((delay_s, name, run_dir.exists()))
     assert children(os.getpid()) == []
@@ -758,9 +761,40 @@ def test_an_interrupt_after_the_folder_was_removed_points_at_no_results(
     assert capsys.readouterr() == ("", (
         f"bench.py: error: cannot write results to {run}: No such file or directory "
         f"({run} no longer exists: no results were kept)\n"
-        f"bench.py: num_running=2/send/msgpack#0: interrupted by SIGTERM {where}\n"
-        "bench.py: interrupted by SIGTERM (exit 143)\n"))
+        f"bench.py: num_running=2/send/msgpack#0: interrupted by SIGTERM {where} "
+        "(exit 143)\n"))
     assert not run.exists()
+
+
+def _interrupt_at_first_case_start(monkeypatch) -> None:
+    """SIGINT this process as the first case starts, before its first step."""
+    from ipc_bench.cli import execute
+
+    real, calls = execute.run_case, []
+
+    def run_case(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(execute, "run_case", run_case)
+
+
+def test_an_interrupt_before_anything_was_measured_is_one_line_without_results(
+        tmp_path, monkeypatch, capsys, handlers_restored):
+    """Nothing measured (no case finished, no step recorded): no partial-results
+    pointer, and the case's line is the only one."""
+    from ipc_bench import cli
+
+    run = tmp_path / "run"
+    _interrupt_at_first_case_start(monkeypatch)
+    assert cli.main(_TINY + ["--output", str(run)]) == 130
+    assert capsys.readouterr() == ("", "bench.py: num_running=2/send/msgpack#0: "
+                                   "interrupted by SIGINT before its first step (exit 130)\n")
+    summary, frames = load_run(run)
+    assert summary["status"] == "incomplete"
+    assert [len(f) for f in frames.values()] == [0, 0, 0, 0]  # floor, itl, requests, steps
 
 
 @pytest.mark.parametrize("first,removed", [(True, False), (False, False), (False, True)])
