@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from dataclasses import replace
@@ -54,6 +55,19 @@ def test_overhead_scenario_prints_the_ratio_per_policy(tmp_path):
     lines = [ln for ln in proc.stdout.splitlines() if "steps/totals = " in ln]
     assert len(lines) == 2
     assert "of=send" in lines[0] and "of=cached" in lines[1]
+    # the arms (steps, totals) are not policies: the bytes send's ids add are named
+    # send - cached, not steps - cached
+    exact = [ln for ln in proc.stdout.splitlines() if " exact" in ln]
+    assert len(exact) == 2, proc.stdout
+    assert re.fullmatch(
+        r"  \[num_running=4,of=send\] msgpack steps: 100/100 exact; send - cached = "
+        r"\d+\.\d{3} B per running request on these steps \(uniform ids in a 128,256 "
+        r"vocabulary: 4\.975\)", exact[0]), exact[0]
+    assert exact[1] == "  [num_running=4,of=cached] msgpack steps: 100/100 exact"
+    send = [r for r in json.loads((tmp_path / "run" / "summary.json").read_text())["byte_model"]
+            if r["policy"] == "send"]
+    assert [(r["arm"], r["cached_arm"], r["difference"]) for r in send] == [
+        ("steps", None, "send - cached")]
     assert all("over 2 pairs" in ln for ln in lines)
     # the arms share no per-step metric: no comparison block, not a header over no table
     assert not [ln for ln in proc.stdout.splitlines() if ln.startswith("steps vs totals")]
