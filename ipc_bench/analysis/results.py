@@ -333,23 +333,40 @@ def _names(names: list[str]) -> str:
     return ", ".join(names[:HEADER_NAMES_SHOWN]) + (f" and {more} more" if more > 0 else "")
 
 
-def header_problem(path: Path, columns: tuple[str, ...]) -> str | None:
-    """What is wrong with the header line of the CSV file ``path``, whose columns
-    should be ``columns`` (in any order), in words (``its header is not ...``);
-    ``None`` when it names exactly those columns."""
+def _header_names(path: Path) -> tuple[list[str] | None, str | None]:
+    """The column names of the CSV file ``path``'s header line, or ``None`` and what is
+    wrong with that line in words."""
     with open(path, "rb") as f:
         first = f.readline()
     if not first:
-        return "it is empty (not even its header line)"
+        return None, "it is empty (not even its header line)"
     if not first.strip():
-        return "its first line is blank, not its header"
+        return None, "its first line is blank, not its header"
     try:
-        names = next(csv.reader([first.decode("utf-8").rstrip("\r\n")]))
+        return next(csv.reader([first.decode("utf-8").rstrip("\r\n")])), None
     except (UnicodeDecodeError, csv.Error):
-        return "its first line is not a CSV header"
+        return None, "its first line is not a CSV header"
+
+
+def _required(columns: tuple[str, ...]) -> list[str]:
+    """Of ``columns``, those a row cannot be read without: the identity and flag
+    columns (``_STR_COLUMNS``, ``_BOOL_COLUMNS``), which every version of the file
+    has held."""
+    return [c for c in columns if c in _STR_COLUMNS or c in _BOOL_COLUMNS]
+
+
+def header_problem(path: Path, columns: tuple[str, ...]) -> str | None:
+    """What is wrong with the header line of the CSV file ``path``, whose columns
+    should be ``columns`` (in any order), in words (``its header is not ...``); ``None``
+    when it names only those columns and all of the identity and flag ones
+    (``_required``). A header that lacks some measured columns is a run written before
+    they existed: ``_read_csv`` loads it and leaves them empty."""
+    names, problem = _header_names(path)
+    if names is None:
+        return problem
     missing = [c for c in columns if c not in names]
     unexpected = [n for n in names if n not in columns]
-    if not missing and not unexpected:
+    if not unexpected and not any(c in missing for c in _required(columns)):
         return None
     parts = ([f"missing {_names(missing)}"] if missing else []) + (
         [f"unexpected {_names(unexpected)}"] if unexpected else [])
@@ -360,7 +377,8 @@ def _read_csv(pd, path: Path, columns: tuple[str, ...], notes: list[str] | None 
     """``path`` as a DataFrame (``columns`` when it is empty). A last line cut mid-row
     (the writer was killed) is left out and said in ``notes``; so is every row of a
     file whose header is not ``columns`` (``header_problem``: its rows cannot be
-    told apart), which loads as an empty frame."""
+    told apart), which loads as an empty frame. Columns of ``columns`` its header
+    lacks (a run written before they existed) are NaN, and said in ``notes``."""
     if not path.is_file():
         raise ResultsError(f"{path.parent}: not a complete run folder (no {path.name})")
     try:
@@ -374,6 +392,12 @@ def _read_csv(pd, path: Path, columns: tuple[str, ...], notes: list[str] | None 
                         if rows == 1 else f"its {rows:,} rows are left out")
                 notes.append(f"{wrong}, so {left}")
             return pd.DataFrame(columns=list(columns))
+        names, _ = _header_names(path)
+        absent = [c for c in columns if c not in names]
+        if absent and notes is not None:
+            notes.append(f"its header lacks {_names(absent)} (a run written before "
+                         f"{'that column' if len(absent) == 1 else 'those columns'} "
+                         "existed): left empty")
         whole = _complete_lines(path)
         if whole is not None and notes is not None:
             notes.append("its last line is cut mid-row (left out)")
@@ -386,7 +410,10 @@ def _read_csv(pd, path: Path, columns: tuple[str, ...], notes: list[str] | None 
         df = pd.DataFrame(columns=list(columns))
     except (OSError, ValueError) as exc:
         raise ResultsError(f"cannot read {path}: {exc}") from None
-    return _numeric_rows(pd, _whole_rows(df, widths, len(columns), notes), notes)
+    df = _numeric_rows(pd, _whole_rows(df, widths, len(names), notes), notes)
+    for col in absent:
+        df[col] = float("nan")
+    return df
 
 
 def _field_counts(path: Path, whole: int | None) -> list[int]:
@@ -585,11 +612,12 @@ def load(path_or_paths) -> Results:
     fewer ``steps.csv`` rows than the summary counts) loads what is valid and issues a
     one-line ``ResultsWarning`` naming the file and the counts (``Results.warnings``);
     so does a CSV file whose header is not its columns, or an empty one (none of its
-    rows is loaded: ``header_problem`` says what is wrong), and a row of any CSV file
-    without the header's number of fields or with a value that is not a number in a
-    numeric column (left out, so that every later table has numeric columns). Every
-    case is loaded, those
-    that did not finish included: ``Results.finished`` leaves them out.
+    rows is loaded: ``header_problem`` says what is wrong), one whose header lacks
+    measured columns (a run written before they existed: loaded, those columns NaN),
+    and a row of any CSV file without the header's number of fields or with a value
+    that is not a number in a numeric column (left out, so that every later table has
+    numeric columns). Every case is loaded, those that did not finish included:
+    ``Results.finished`` leaves them out.
     """
     import pandas as pd
 

@@ -255,3 +255,25 @@ def test_a_value_that_is_not_a_number_in_requests_csv(small_run, tmp_path):
         "out); loaded what is valid"]
     assert len(res.requests) == len(lines) - 3
     assert str(res.requests["num_output_tokens"].dtype) == "int64"
+
+
+def test_a_run_written_before_a_column_existed_loads_with_it_empty(small_run, tmp_path,
+                                                                   capsys):
+    """A steps.csv without a measured column (as a run written before it existed): its
+    rows load, that column is NaN, and the warning says why; the report is written."""
+    import pandas as pd
+
+    gone = RUNNER_COLUMNS[-1]
+    run = _copy(small_run, tmp_path / "older")
+    path = run / "steps.csv"
+    table = pd.read_csv(path)
+    table.drop(columns=[gone]).to_csv(path, index=False)
+    with pytest.warns(ResultsWarning) as caught:
+        res = load(run)
+    message = (f"{path}: its header lacks {gone} (a run written before that column "
+               "existed): left empty; loaded what is valid")
+    assert [str(w.message) for w in caught] == [message]
+    assert len(res.steps) == len(table) and res.steps[gone].isna().all()
+    assert list(res.steps["step_ns"]) == list(table["step_ns"])
+    assert cli.main(["report", str(run), "--output", str(tmp_path / "rep")]) == 0
+    assert capsys.readouterr().err == f"bench.py report: warning: {message}\n"
