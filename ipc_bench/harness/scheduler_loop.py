@@ -39,7 +39,7 @@ from ipc_bench.wire.channel import SchedulerChannel
 from ipc_bench.wire.codecs import DecodeError, messages_of, session_codecs, session_end
 from ipc_bench.wire.control import (CheckInputs, ErrorReport, Heartbeat, InputDigests,
                                     KeepAlive, RecheckInputs, StepInputIds, no_beat)
-from ipc_bench.wire.transport import PeerError
+from ipc_bench.wire.transport import POLL_SLICE_MS, PeerError
 
 
 # ======================================================================================
@@ -143,6 +143,24 @@ class ChannelExchange:
             return CaseError(f"runner failed at step {msg.step}: {msg.message}", msg.step)
         return CaseError(f"unexpected control message from runner at step {seq}: "
                          f"{type(msg).__name__}", seq)
+
+    def queued_runner_error(self, max_messages: int = 64) -> Optional[CaseError]:
+        """After a ``PeerError`` (the runner has gone): the ``ErrorReport`` it sent
+        before it went, as a ``CaseError`` (``runner failed at step S: ...``), else
+        ``None``. Reads what is queued on the control socket (other messages are
+        dropped: the case has failed), one ``transport.POLL_SLICE_MS`` slice each, at
+        most ``max_messages``. With two steps in flight the runner's failure can reach
+        the scheduler as its exit, while it sends the next step, before its report."""
+        for _ in range(max_messages):
+            try:
+                msg = self.channel.recv_control("error report from the runner",
+                                                POLL_SLICE_MS / 1000)
+            except PeerError:
+                return None
+            if isinstance(msg, ErrorReport):
+                self.runner_exiting = True
+                return CaseError(f"runner failed at step {msg.step}: {msg.message}", msg.step)
+        return None
 
     def runner_input_digests(self, next_seq: Optional[int] = None) -> InputDigests:
         """The input oracle's check: the runner's input digests since the last one

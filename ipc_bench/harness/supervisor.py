@@ -443,6 +443,9 @@ class _TwoProcessCase(CaseLifecycle):
             raise CaseError(f"{self.runner.name} stopped answering: {exc} "
                             f"{self.runner.hang_note()}", exchange.seq) from None
         except PeerError as exc:
+            reported = exchange.queued_runner_error()
+            if reported is not None:
+                raise reported from None
             raise CaseError(str(exc), exchange.seq) from None
 
     def _timed_out(self, exc: PeerTimeout) -> NoReturn:

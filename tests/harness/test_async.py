@@ -361,6 +361,42 @@ def test_async_runner_failure_is_reported_with_a_step_in_flight(monkeypatch, tmp
     assert_clean(spy)
 
 
+class _GoneRunnerChannel:
+    """A channel whose runner has exited with ``queued`` control messages unread."""
+
+    def __init__(self, queued):
+        self.queued = list(queued)
+
+    def recv_control(self, what, timeout_s=None):
+        from ipc_bench.wire.transport import PeerError
+
+        if not self.queued:
+            raise PeerError(f"runner process 1 exited with code 4 while waiting for {what}")
+        return self.queued.pop(0)
+
+
+def test_an_error_report_queued_behind_the_runners_exit_names_its_step():
+    """The runner reports its failure and exits while the scheduler sends the next step:
+    the scheduler finds the report behind the exit (other queued messages dropped), and
+    finds none where the runner sent none."""
+    from ipc_bench.harness.scheduler_loop import ChannelExchange
+    from ipc_bench.wire.control import ErrorReport, InputDigests
+
+    exchange = ChannelExchange.__new__(ChannelExchange)
+    exchange.runner_exiting = False
+    exchange.channel = _GoneRunnerChannel([
+        InputDigests(first_seq=3, digests=[1]),
+        ErrorReport("RunnerError: injected failure", 10)])
+    error = exchange.queued_runner_error()
+    assert (str(error), error.step) == ("runner failed at step 10: RunnerError: injected "
+                                        "failure", 10)
+    assert exchange.runner_exiting
+    exchange.channel = _GoneRunnerChannel([InputDigests(first_seq=3, digests=[1])])
+    assert exchange.queued_runner_error() is None
+    exchange.channel = _GoneRunnerChannel([ErrorReport("x", 1)] * 3)
+    assert exchange.queued_runner_error(max_messages=0) is None
+
+
 def _drained(case_id: str, schedule: str, tokens: str, model: str = "null",
              num_finished: int = 9) -> dict:
     """A summary with 10 requests, 1 rejected: drained when 9 finished."""
