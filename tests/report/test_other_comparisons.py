@@ -69,12 +69,23 @@ def test_another_pair_gives_its_ratios_and_verdicts():
         "cached+async 9.0 % lower than cached).")
 
 
-@pytest.mark.parametrize("extra, base, treat", [(["--aa"], "send", "send'"),
-                                                (["--async-scheduling"], "cached",
-                                                 "cached+async")])
-def test_the_report_gives_the_comparison(tmp_path, extra, base, treat):
-    run = tmp_path / "run"
-    printed = run_bench(run, ARGS + extra)
+#: The two runs the report tests read: the comparison each makes beside send/cached.
+EXTRAS = {"aa": (["--aa"], "send", "send'"),
+          "async": (["--async-scheduling"], "cached", "cached+async")}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """name -> (run folder, its stdout) for each of ``EXTRAS``."""
+    base = tmp_path_factory.mktemp("comparison-runs")
+    return {name: (base / name, run_bench(base / name, ARGS + extra))
+            for name, (extra, _, _) in EXTRAS.items()}
+
+
+@pytest.mark.parametrize("name", list(EXTRAS))
+def test_the_report_gives_the_comparison(tmp_path, runs, name):
+    extra, base, treat = EXTRAS[name]
+    run, printed = runs[name]
     recorded = read_summary(run)["comparisons"]
     assert [(c["baseline"], c["treatment"]) for c in recorded] == [(base, treat)]
     title, header, rows, held = comparison_parts(recorded[0])
@@ -93,3 +104,22 @@ def test_the_report_gives_the_comparison(tmp_path, extra, base, treat):
         "shows " if extra == ["--aa"] else
         "cached+async against cached over 2 paired repetitions: output tokens/s "))
     assert lines[0].startswith(start)
+
+
+def test_a_report_of_two_runs_gives_each_run_its_own_comparison(tmp_path, runs):
+    """Two runs in one report: each run's section (level 3) has its own comparison,
+    with that run's title line, and not the other run's."""
+    (aa, _), (sync_async, _) = runs["aa"], runs["async"]
+    assert cli.main(["report", str(aa), str(sync_async), "--output",
+                     str(tmp_path / "rep")]) == 0
+    md = (tmp_path / "rep" / "report.md").read_text()
+    first, second = md.split("\n## Run aa (decode-steady)\n")[1].split(
+        "\n## Run async (decode-steady)\n")
+    for section, name, other in ((first, "aa", "async"), (second, "async", "aa")):
+        extra, base, treat = EXTRAS[name]
+        title = comparison_parts(read_summary(runs[name][0])["comparisons"][0])[0]
+        assert f"\n### {treat} against {base}\n\n{title}\n\n" in section
+        _, other_base, other_treat = EXTRAS[other]
+        assert f"### {other_treat} against {other_base}" not in section
+    # The async run has a send/cached pair only through its cached arm: none to show.
+    assert "### cached against send" not in first + second
