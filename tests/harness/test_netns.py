@@ -234,8 +234,11 @@ def test_tp_ranks_in_another_namespace_broadcast_over_the_veth(pair, tmp_path):
 
 
 def test_pp_stages_in_another_namespace_meet_through_the_schedulers_store(pair, tmp_path):
+    # A fixed 2 ms step over 400 steps keeps each case's gloo listeners up for at least
+    # 0.8 s: long enough for the watcher below to see them on a loaded machine.
     args = ["--scenario", "pp", "--pp", "2", "--transport", "tcp", "--num-running", "8",
-            "--steps", "20", "--warmup-steps", "5", "--codecs", "msgpack", "--quiet"]
+            "--steps", "400", "--warmup-steps", "5", "--codecs", "msgpack", "--model",
+            "fixed-step", "--step-time-ms", "2", "--quiet"]
     sched = pair.popen(pair.a, ["bench.py", *args, "--host", pair.addr_a, "--remote-runners",
                                 "--port", str(PORT), "--output", str(tmp_path / "remote")])
     first = _first_line(sched)
@@ -251,7 +254,7 @@ def test_pp_stages_in_another_namespace_meet_through_the_schedulers_store(pair, 
     done = threading.Event()
 
     def watch() -> None:
-        while not done.wait(0.2):
+        while not done.wait(0.02):
             listing = _ip_netns_ss(pair.b)
             seen.update(local for local, pid in listing if pid in {s.pid for s in stages})
 
@@ -268,7 +271,7 @@ def test_pp_stages_in_another_namespace_meet_through_the_schedulers_store(pair, 
     print(f"scheduler exit {s_rc}, stages exit {[r[0] for r in stage_results]}")
     assert s_rc == 0, s_err
     assert [r[0] for r in stage_results] == [0, 0], [r[2] for r in stage_results]
-    assert "device=cpu (remote runners)" in s_out
+    assert "device=cpu (fixed step: sleep wait) (remote runners)" in s_out
     # both stages in B: gloo's pairs on B's veth address, the store on A's (PORT + 4)
     assert "token streams of send and direct: B=8 N=2: one token stream" in s_out
     cases = json.loads((tmp_path / "remote" / "summary.json").read_text())["cases"]
