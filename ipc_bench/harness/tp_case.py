@@ -145,7 +145,15 @@ class _TpCase(CaseLifecycle):
                                   remote=self.remote)
 
     def _exchange(self, on_step, flusher: StepFlusher) -> None:
-        self.phases(self.spec, self.exchange, self.result, on_step, flusher)
+        try:
+            self.phases(self.spec, self.exchange, self.result, on_step, flusher)
+        except PeerTimeout:
+            raise
+        except PeerError:  # a rank that reported its failure, then exited: its report
+            reported = self.exchange.queued_runner_error()
+            if reported is None:
+                raise
+            raise reported from None
         self._collect_reports()
 
     def _timed_out(self, exc: PeerTimeout) -> NoReturn:
