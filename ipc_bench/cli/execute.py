@@ -257,17 +257,19 @@ class _Run:
         finally:
             if bar is not None:
                 bar.close()
-        with signals.deferred():  # a finished case is written whole, then the signal acts
+        # A finished case is written whole, counted and announced; then a signal that
+        # came meanwhile acts (``interrupted`` then names it among the cases done).
+        with signals.deferred():
             summary = self._record(result, cpu_before)
-        self.num_done, self.current = self.num_done + 1, None
-        rate = summary.get("output_tokens_per_s")  # absent without counted steps
-        if is_withheld(summary):  # fewer than N + 2 cores for N readers
-            rate = None
-        self.log(f"{tag} {case.case_id}: {summary.get('num_steps', 0)} steps, "
-                 f"{'-' if rate is None else f'{rate:,.0f}'} tok/s "
-                 f"({time.perf_counter() - t0:.1f} s)")
-        for w in summary["warnings"]:  # under the case's line
-            self.log(f"  warning: {w}")
+            self.num_done, self.current = self.num_done + 1, None
+            rate = summary.get("output_tokens_per_s")  # absent without counted steps
+            if is_withheld(summary):  # fewer than N + 2 cores for N readers
+                rate = None
+            self.log(f"{tag} {case.case_id}: {summary.get('num_steps', 0)} steps, "
+                     f"{'-' if rate is None else f'{rate:,.0f}'} tok/s "
+                     f"({time.perf_counter() - t0:.1f} s)")
+            for w in summary["warnings"]:  # under the case's line
+                self.log(f"  warning: {w}")
         return None
 
     def _failed(self, result: CaseResult, exc: Exception) -> int:
@@ -344,7 +346,8 @@ class _Run:
 
     def interrupted(self, exc: Interrupted) -> None:
         """Name an interrupt that came between cases in ``summary.json`` (one inside a
-        case is written by ``case``); a write error here changes nothing."""
+        case is written by ``case``); a write error here changes nothing. When cases
+        finished before it, say so in one line ending ``; partial results: DIR``."""
         if self.stopped:
             return
         try:
@@ -354,6 +357,10 @@ class _Run:
                     f"{self.num_cases} cases"])
         except RunFolderError:
             pass
+        if self.num_done and self.kept() and not exc.reported:
+            print(f"bench.py: interrupted by {exc.signal_name} (exit {exc.code}); partial "
+                  f"results: {self.run_dir}", file=sys.stderr)
+            exc.reported = True
 
     def _record(self, result: CaseResult, cpu_before) -> dict[str, Any]:
         """Summarize a finished case, write it, keep its captures; its summary."""

@@ -439,6 +439,35 @@ def test_a_signal_right_after_the_claim_leaves_a_valid_incomplete_folder(
     assert [len(f) for f in frames.values()] == [0, 0, 0, 0]  # floor, itl, requests, steps
 
 
+def test_a_signal_while_a_finished_case_is_written_counts_that_case(
+        tmp_path, monkeypatch, capsys, handlers_restored):
+    """SIGTERM while the first case's results are written: the case is written,
+    counted and announced, then the run ends, naming 1 of 2 cases done."""
+    from ipc_bench import cli
+    from ipc_bench.cli import execute
+
+    record = execute._Run._record
+
+    def record_then_signal(self, result, cpu_before):
+        summary = record(self, result, cpu_before)
+        os.kill(os.getpid(), signal.SIGTERM)  # pending until the case is counted
+        return summary
+
+    monkeypatch.setattr(execute._Run, "_record", record_then_signal)
+    run_dir = tmp_path / "run"
+    assert cli.main([a for a in _TINY if a != "--quiet"] + ["--output", str(run_dir)]) == 143
+    err = capsys.readouterr().err.splitlines()
+    assert re.fullmatch(r"\[1/2\] num_running=2/send/msgpack#0: 50 steps, [\d,]+ tok/s "
+                        r"\([\d.]+ s\)", err[-3]), err
+    assert err[-2] == "  warning: only 50 counted steps (< 100): figures are rough"
+    assert err[-1] == f"bench.py: interrupted by SIGTERM (exit 143); partial results: {run_dir}"
+    summary, _ = load_run(run_dir)
+    assert (summary["status"], summary["problems"]) == (
+        "incomplete", ["interrupted by SIGTERM after 1 of 2 cases"])
+    assert [(c["case_id"], c["complete"]) for c in summary["cases"]] == [
+        ("num_running=2/send/msgpack#0", True)]
+
+
 def test_a_signal_before_the_claim_leaves_no_folder(tmp_path, monkeypatch, capsys,
                                                     handlers_restored):
     from ipc_bench import cli
