@@ -133,6 +133,7 @@ def stream_summary(stats: StreamStats) -> dict[str, Any]:
         num_steps=n, num_warmup_steps=stats.num_warmup_steps,
         num_total_steps=stats.num_total_steps, num_requests=stats.num_requests,
         num_finished=stats.num_finished,
+        num_cut_at_max_model_len=stats.num_cut_at_max_model_len,
         s2r_payload_bytes_total=stats.s2r_bytes_total,
         r2s_payload_bytes_total=stats.r2s_bytes_total)
     if n:

@@ -42,6 +42,7 @@ from ipc_bench.analysis.stats import percentiles_ms
 from ipc_bench.analysis.pp import pp_figures
 from ipc_bench.analysis.tp import tp_figures
 from ipc_bench.harness.spec import INPROC, RUNNER_COLUMNS, SCHED_COLUMNS, CaseResult
+from ipc_bench.harness.recording import cut_at_max_model_len
 from ipc_bench.wire.codecs import STATEFUL_CODECS, scheduler_output_codec
 from ipc_bench.engine.config import SEND
 from ipc_bench.engine.roofline import EMULATED_GPU, load_gpu_figures
@@ -153,6 +154,7 @@ def _case_identity(result: CaseResult, a: np.ndarray, counted: np.ndarray) -> di
         num_total_steps=len(a), wall_s=result.wall_s,
         num_requests=len(result.requests), num_rejected=result.num_rejected,
         num_finished=sum(1 for r in result.requests if r["finish_reason"] == "length"),
+        num_cut_at_max_model_len=sum(map(cut_at_max_model_len, result.requests)),
         num_preemptions=sum(r.get("preemptions", 0) for r in result.requests),
         token_digest=result.token_digest, schedule_digest=result.schedule_digest or None,
         runner_device=result.runner_device,

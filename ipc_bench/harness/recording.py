@@ -69,6 +69,7 @@ class StreamStats:
         self.num_requests = 0
         self.num_finished = 0
         self.num_rejected = 0
+        self.num_cut_at_max_model_len = 0
         self.output_tokens_all = 0
 
     def add_rows(self, rows) -> None:
@@ -102,6 +103,7 @@ class StreamStats:
         reason = record.get("finish_reason")
         self.num_finished += reason == "length"
         self.num_rejected += reason == "rejected"
+        self.num_cut_at_max_model_len += cut_at_max_model_len(record)
         self.output_tokens_all += int(record.get("num_output_tokens") or 0)
         if record.get("ttft_s") is not None or record.get("e2e_s") is not None:
             self._latencies.write(array("d", [
@@ -141,6 +143,13 @@ class GcCounter:
 def _digest_bytes(index: int, out: list[int]) -> bytes:
     return (np.array([index, len(out)], dtype="<i8").tobytes()
             + np.asarray(out, dtype="<i8").tobytes())
+
+
+def cut_at_max_model_len(record: dict[str, Any]) -> bool:
+    """Whether a request's record (``request_record``) finished before its
+    ``max_tokens`` (the trace's ``GeneratedTokens``): ``max_model_len`` stopped it."""
+    return (record.get("finish_reason") == "length"
+            and (record.get("num_output_tokens") or 0) < (record.get("max_tokens") or 0))
 
 
 def token_digest(requests) -> str:

@@ -135,6 +135,12 @@ def format_tables(summaries: Iterable[dict[str, Any]]) -> str:
             total = max((s.get("num_requests") or 0) for s in cases)
             out.append(f"  rejected on arrival: {rejected} of {total} requests could never "
                        "fit (prompt >= max_model_len, or more KV blocks than the cache has)")
+        cut = max(((s.get("num_cut_at_max_model_len") or 0) for s in cases), default=0)
+        if cut:
+            total = max((s.get("num_requests") or 0) for s in cases)
+            out.append(f"  cut at max_model_len: {cut} of {total} requests stopped before "
+                       "their output length (prompt + output > max_model_len; "
+                       "--max-model-len sets it)")
         out.extend(model_time_lines(cases))
         unchecked = unchecked_note(cases)
         if unchecked:

@@ -438,6 +438,27 @@ def test_runner_buffers_larger_than_memory_are_refused(monkeypatch, capsys):
                                       "MiB available"], "")
 
 
+def test_outputs_cut_at_max_model_len_are_counted(tmp_path, capsys):
+    # max_model_len 64: the 30-token prompt asks 40 tokens and is cut after 34 (30 + 34
+    # = 64); the 20-token prompt's 5 fit.
+    path = tmp_path / "t.csv"
+    path.write_text(f"{HEADER}\r\n2023-11-16 18:15:46.7805900,30,40\r\n"
+                    "2023-11-16 18:15:46.8805900,20,5", newline="")
+    run = tmp_path / "run"
+    code = cli.main(["--scenario", "azure-conv", "--trace", str(path), "--max-model-len", "64",
+                     "--num-blocks", "64", "--warmup-steps", "0", "--codecs", "msgpack",
+                     "--output", str(run), "--quiet"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert ("  cut at max_model_len: 1 of 2 requests stopped before their output length "
+            "(prompt + output > max_model_len; --max-model-len sets it)") in out.splitlines()
+    summary = json.loads((run / "summary.json").read_text())
+    assert [c["num_cut_at_max_model_len"] for c in summary["cases"]] == [1, 1]
+    requests = pd.read_csv(run / "requests.csv").sort_values(["case_id", "index"])
+    assert list(requests.num_output_tokens) == [34, 5] * 2
+    assert list(requests.max_tokens) == [40, 5] * 2
+
+
 def test_line_endings_lf_cr_and_crlf_are_all_accepted(tmp_path):
     from ipc_bench.engine.traces import load_azure_trace
 
