@@ -82,6 +82,7 @@ class Results:
                                                            no such limit) / the cap on all steps
     wall_s                                        s        wall time of the scheduler loop
     num_requests, num_finished, num_rejected      reqs
+    num_cut_at_max_model_len                      reqs     stopped by max_model_len before max_tokens
     num_preemptions                               count    preemptions by recompute, whole case
     output_tokens                                 tokens   sampled in counted steps
     output_tokens_per_s                           tok/s    output_tokens / sum of counted step_ns;
@@ -94,8 +95,10 @@ class Results:
     step_to_floor_ratio                           ratio
     step_ns_mean, step_ns_median                  ns       one scheduler iteration
     *_payload_bytes_per_step, *_wire_bytes_*      bytes    per counted step, per direction
-    decode_token_bytes_per_step,                  bytes    ``send`` only: new_token_ids bytes, split
-    prompt_chunk_bytes_per_step                            into decode tokens / re-sent prompt chunks
+    decode_token_bytes_per_step,                  bytes    ``send`` only: what new_token_ids add over
+    prompt_chunk_bytes_per_step                            cached's ``[]``, split into decode tokens
+                                                           (list headers included) / re-sent prompt
+                                                           chunks
     sched_*_ns_per_step, runner_*_ns_per_step     ns       mean per counted step of each phase
     build/encode/decode_ns_per_step               ns       both directions summed
     *_gc_collections_per_step                     1/step

@@ -24,10 +24,12 @@ sizes bytes.
   of the scheduler's affinity mask, and ``shm_oversubscribed``: fewer than 2 of them
   (the spinning runner and the scheduler share a core: timings not comparable; the
   rule of ``--tp``'s N spinning readers, N + 1 cores, at N = 1);
-- ``decode_token_bytes_per_step`` / ``prompt_chunk_bytes_per_step``: bytes of
-  ``new_token_ids`` in the SchedulerOutput frames, split into decode tokens and
-  prompt chunks re-sent during chunked prefill. Exact: each is the frame's length
-  minus the length of the same message re-encoded with those lists emptied.
+- ``decode_token_bytes_per_step`` / ``prompt_chunk_bytes_per_step``: bytes that
+  ``new_token_ids`` add to the SchedulerOutput frames over the ``cached`` policy's
+  empty list, split into decode tokens (with every request's list header) and
+  prompt chunks re-sent during chunked prefill. Exact (``token_bytes_split``): the
+  frame's length less the same message re-encoded with those lists emptied, then
+  with ``new_token_ids = []``; together, what ``send`` adds to each frame.
 """
 
 from __future__ import annotations
@@ -62,11 +64,16 @@ def sched_array(result: CaseResult) -> np.ndarray:
 
 def token_bytes_split(codec_name: str, frames: list[bytes],
                       prompt_lens: dict[str, int]) -> tuple[int, int]:
-    """Total (decode-token bytes, prompt-chunk bytes) of ``new_token_ids`` in ``frames``.
+    """Total (decode-token bytes, prompt-chunk bytes) that ``new_token_ids`` add to
+    ``frames`` over the ``cached`` policy's empty list (``[]``, PR #20291): together,
+    what ``send`` adds to each frame.
 
     A cached request's slice is a prompt chunk when it starts inside the prompt
     (``num_computed_tokens < num_prompt_tokens``), else decode tokens; a request resumed
     after preemption re-sends prompt + outputs from token 0, all counted as prompt chunk.
+    Prompt-chunk bytes are the frame's length less the same message with the prompt
+    slices emptied; decode-token bytes are the rest: the decode ids and every
+    request's list header (one list per scheduled cached request under ``send``).
     """
     codec = scheduler_output_codec(codec_name)
     decode_bytes = prompt_bytes = 0
@@ -74,17 +81,16 @@ def token_bytes_split(codec_name: str, frames: list[bytes],
     for frame in frames:
         so: SchedulerOutput = codec.decode(frame)
         cached = so.scheduled_cached_reqs
-        if not any(cached.new_token_ids):
+        if not cached.new_token_ids:
             continue
         is_prompt = [nc < prompt_lens[r] for r, nc in
                      zip(cached.req_ids, cached.num_computed_tokens)]
         no_prompt = [[] if p else ids for ids, p in zip(cached.new_token_ids, is_prompt)]
-        none = [[] for _ in cached.new_token_ids]
         n_full = len(frame)
         n_no_prompt = len(codec.encode(replace(so, scheduled_cached_reqs=replace(
             cached, new_token_ids=no_prompt))))
         n_none = len(codec.encode(replace(so, scheduled_cached_reqs=replace(
-            cached, new_token_ids=none))))
+            cached, new_token_ids=[]))))  # as the cached policy sends it
         prompt_bytes += n_full - n_no_prompt
         decode_bytes += n_no_prompt - n_none
     return decode_bytes, prompt_bytes

@@ -273,7 +273,7 @@ def spec_decode_lines(cases: list[dict[str, Any]]) -> list[str]:
             + [_num(s.get(key), scale) for key, _, scale in SPEC_COLUMNS] for s in cases]
     table = render(list(IDENTITY) + ["K", "P"] + [h for _, h, _ in SPEC_COLUMNS], rows)
     return ["  speculative decoding per counted step (K drafts per request, P: chance a "
-            "draft is the target's token; tok B/step: new_token_ids bytes, send only):"
+            "draft is the target's token; tok B/step: what new_token_ids add, send only):"
             ] + ["  " + line for line in table.splitlines()]
 
 

@@ -201,12 +201,25 @@ def test_cached_sends_fewer_bytes(run):
         assert send["decode_token_bytes_per_step"] > 0
         assert cached["decode_token_bytes_per_step"] == 0
         assert cached["prompt_chunk_bytes_per_step"] == 0
+        _assert_token_bytes_are_what_send_adds(send, cached)
+
+
+def _assert_token_bytes_are_what_send_adds(send: dict, cached: dict) -> None:
+    """With one schedule, send's decode-token and prompt-chunk bytes are exactly what
+    send adds to each SchedulerOutput over cached."""
+    assert send["schedule_digest"] == cached["schedule_digest"]
+    added = (send["sched_to_runner_payload_bytes_per_step"]
+             - cached["sched_to_runner_payload_bytes_per_step"])
+    assert send["decode_token_bytes_per_step"] + send["prompt_chunk_bytes_per_step"] == (
+        pytest.approx(added, rel=1e-12))
 
 
 def test_trace_send_resends_prompt_chunks(trace):
     results, _ = trace
     for codec in ("msgpack", "pickle"):
         assert results["send", codec][1]["prompt_chunk_bytes_per_step"] > 0
+        _assert_token_bytes_are_what_send_adds(results["send", codec][1],
+                                               results["cached", codec][1])
 
 
 def test_steady_counts_only_decode_steps(steady):
