@@ -608,6 +608,8 @@ CONV_TRACE_FILE = "AzureLLMInferenceTrace_conv.csv"
 CONV_SCHEDULER = SchedulerConfig(max_num_seqs=256, max_num_batched_tokens=2048,
                                  max_model_len=16384, num_blocks=131072)
 CODE_TRACE_FILE = "AzureLLMInferenceTrace_code.csv"
+#: The file names of the two traces (a scenario given the other one says so).
+AZURE_TRACE_FILES = (CONV_TRACE_FILE, CODE_TRACE_FILE)
 CODE_SCHEDULER = SchedulerConfig(max_num_seqs=256, max_num_batched_tokens=2048,
                                  max_model_len=8192, num_blocks=131072)
 
@@ -625,6 +627,10 @@ def trace_cases(opts: ScenarioOptions, name: str, trace_file: str,
         raise ConfigError(f"scenario {name} needs --trace PATH (the {trace_file} file)")
     scheduler = opts.scheduler_config(scheduler)
     trace = replay_trace(opts)
+    given = os.path.basename(os.fspath(opts.trace))
+    if given in AZURE_TRACE_FILES and given != trace_file:
+        opts.notes.append(f"{name} replays {given}, not its own {trace_file}: the workload "
+                          f"label trace={name}:N names the scenario, not the file")
     step_s = (opts.logical_step_ms or 20.0) / 1000.0
     warmup = 50 if opts.warmup_steps is None else opts.warmup_steps
     model = opts.model_config()

@@ -134,6 +134,25 @@ def test_a_trace_shorter_than_max_requests_is_noted(tmp_path, max_requests, note
     assert summary["cases"][0]["trace"] == "azure-conv:5"
 
 
+@pytest.mark.parametrize("scenario,file,note", [
+    ("azure-code", "AzureLLMInferenceTrace_conv.csv",
+     "azure-code replays AzureLLMInferenceTrace_conv.csv, not its own "
+     "AzureLLMInferenceTrace_code.csv: the workload label trace=azure-code:N names the "
+     "scenario, not the file"),
+    ("azure-conv", "AzureLLMInferenceTrace_conv.csv", None),  # its own file
+    ("azure-code", "trace.csv", None),  # a trace of the user's own: no claim to check
+])
+def test_the_other_azure_trace_is_noted(tmp_path, scenario, file, note):
+    trace = _short_trace(tmp_path, 3).rename(tmp_path / file)
+    out = tmp_path / "out"
+    proc = bench("--scenario", scenario, "--trace", str(trace), "--policies", "cached",
+                 "--codecs", "msgpack", "--no-floor", "--warmup-steps", "0",
+                 "--output", str(out))
+    assert proc.returncode == 0, proc.stderr
+    notes = [line for line in proc.stderr.splitlines() if line.startswith("note:")]
+    assert notes == ([f"note: {note}"] if note else [])
+
+
 ITEM_11_FIELDS = (
     "policy", "codec", "scenario", "model", "num_running", "output_tokens",
     "output_tokens_per_s", "sched_to_runner_payload_bytes_per_step",
