@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -438,27 +439,6 @@ def test_runner_buffers_larger_than_memory_are_refused(monkeypatch, capsys):
                                       "MiB available"], "")
 
 
-def test_outputs_cut_at_max_model_len_are_counted(tmp_path, capsys):
-    # max_model_len 64: the 30-token prompt asks 40 tokens and is cut after 34 (30 + 34
-    # = 64); the 20-token prompt's 5 fit.
-    path = tmp_path / "t.csv"
-    path.write_text(f"{HEADER}\r\n2023-11-16 18:15:46.7805900,30,40\r\n"
-                    "2023-11-16 18:15:46.8805900,20,5", newline="")
-    run = tmp_path / "run"
-    code = cli.main(["--scenario", "azure-conv", "--trace", str(path), "--max-model-len", "64",
-                     "--num-blocks", "64", "--warmup-steps", "0", "--codecs", "msgpack",
-                     "--output", str(run), "--quiet"])
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    assert ("  cut at max_model_len: 1 of 2 requests stopped before their output length "
-            "(prompt + output > max_model_len; --max-model-len sets it)") in out.splitlines()
-    summary = json.loads((run / "summary.json").read_text())
-    assert [c["num_cut_at_max_model_len"] for c in summary["cases"]] == [1, 1]
-    requests = pd.read_csv(run / "requests.csv").sort_values(["case_id", "index"])
-    assert list(requests.num_output_tokens) == [34, 5] * 2
-    assert list(requests.max_tokens) == [40, 5] * 2
-
-
 def test_line_endings_lf_cr_and_crlf_are_all_accepted(tmp_path):
     from ipc_bench.engine.traces import load_azure_trace
 
@@ -470,25 +450,46 @@ def test_line_endings_lf_cr_and_crlf_are_all_accepted(tmp_path):
         assert list(trace.prompt_lens) == [374, 30] and list(trace.output_lens) == [44, 4]
 
 
-def test_requests_that_can_never_fit_are_rejected_and_counted(tmp_path, capsys):
-    # max_model_len 64: the 374-token prompt can never run (admission rule: rejected on
-    # arrival, counted); the 30- and 20-token prompts run.
+def _replay_at_max_model_len_64(tmp_path, capsys, rows: list[str]) -> tuple[list[str], Path]:
+    """Replay a trace of ``rows`` with azure-conv at max_model_len 64 (64 blocks):
+    (stdout's lines, the run folder); asserts exit 0."""
     path = tmp_path / "t.csv"
-    path.write_text(f"{HEADER}\r\n{ROW}\r\n2023-11-16 18:15:46.7805900,30,4\r\n"
-                    "2023-11-16 18:15:46.8805900,20,5", newline="")
+    path.write_text("\r\n".join([HEADER] + rows), newline="")
     run = tmp_path / "run"
     code = cli.main(["--scenario", "azure-conv", "--trace", str(path), "--max-model-len", "64",
                      "--num-blocks", "64", "--warmup-steps", "0", "--codecs", "msgpack",
                      "--output", str(run), "--quiet"])
     out, err = capsys.readouterr()
     assert code == 0, err
+    return out.splitlines(), run
+
+
+def test_requests_that_can_never_fit_are_rejected_and_counted(tmp_path, capsys):
+    # max_model_len 64: the 374-token prompt can never run (admission rule: rejected on
+    # arrival, counted); the 30- and 20-token prompts run.
+    lines, run = _replay_at_max_model_len_64(tmp_path, capsys, [
+        ROW, "2023-11-16 18:15:46.7805900,30,4", "2023-11-16 18:15:46.8805900,20,5"])
     assert ("  rejected on arrival: 1 of 3 requests could never fit (prompt >= max_model_len, "
-            "or more KV blocks than the cache has)") in out.splitlines()
+            "or more KV blocks than the cache has)") in lines
     summary = json.loads((run / "summary.json").read_text())
     assert [c["num_rejected"] for c in summary["cases"]] == [1, 1]
     requests = pd.read_csv(run / "requests.csv")
     assert list(requests.sort_values(["case_id", "index"]).finish_reason) == [
         "rejected", "length", "length"] * 2
+
+
+def test_outputs_cut_at_max_model_len_are_counted(tmp_path, capsys):
+    # max_model_len 64: the 30-token prompt asks 40 tokens and is cut after 34 (30 + 34
+    # = 64); the 20-token prompt's 5 fit.
+    lines, run = _replay_at_max_model_len_64(tmp_path, capsys, [
+        "2023-11-16 18:15:46.7805900,30,40", "2023-11-16 18:15:46.8805900,20,5"])
+    assert ("  cut at max_model_len: 1 of 2 requests stopped before their output length "
+            "(prompt + output > max_model_len; --max-model-len sets it)") in lines
+    summary = json.loads((run / "summary.json").read_text())
+    assert [c["num_cut_at_max_model_len"] for c in summary["cases"]] == [1, 1]
+    requests = pd.read_csv(run / "requests.csv").sort_values(["case_id", "index"])
+    assert list(requests.num_output_tokens) == [34, 5] * 2
+    assert list(requests.max_tokens) == [40, 5] * 2
 
 
 def test_bench_process_bad_input_has_no_traceback():
