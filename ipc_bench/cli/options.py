@@ -27,6 +27,12 @@ MAX_BLOCK_SIZE = 2**16
 MAX_TIMEOUT_S = 86400.0
 MAX_SPEEDUP = 1e6
 MAX_SEED = 2**63 - 1
+#: The shortest ``--logical-step-ms``: 1 us. A trace's timestamps span at most the
+#: 10,000 years ``datetime`` covers (about 3.2e11 s); at 1 us a step that is about
+#: 3.2e17 steps, well below the largest int64 step number (about 9.2e18), so every
+#: arrival step of any accepted trace is representable (the Azure traces' timestamps
+#: have 100 ns resolution: 1 us still separates arrivals 1 us apart).
+MIN_LOGICAL_STEP_MS = 1e-3
 
 #: ``SchedulerConfig`` fields the command line can override, with their bounds (lowest,
 #: highest) and what else limits them (the help's note). ``max_model_len`` is at least
@@ -269,8 +275,14 @@ def _add_trace_options(p: argparse.ArgumentParser) -> None:
                    help="replay the first N requests of the trace (default 300; soak: "
                    "the whole trace); a trace with fewer than a given N is replayed "
                    "whole, with a note")
-    p.add_argument("--logical-step-ms", type=_float_in(MAX_TIMEOUT_S * 1e3), metavar="MS",
-                   help="trace time per scheduler step on the logical clock (default 20)")
+    p.add_argument("--logical-step-ms", metavar="MS",
+                   type=_float_in(MAX_TIMEOUT_S * 1e3, MIN_LOGICAL_STEP_MS,
+                                  "1 us: the step numbers of a trace spanning the 10,000 "
+                                  "years its timestamps can cover must fit in 64 bits"),
+                   help="trace time per scheduler step on the logical clock (default 20; "
+                   "%g to %g: at least 1 us, so the arrival step numbers of any trace, "
+                   "whose timestamps span at most 10,000 years, fit in 64 bits)"
+                   % (MIN_LOGICAL_STEP_MS, MAX_TIMEOUT_S * 1e3))
     p.add_argument("--trace-speedup", type=_float_in(MAX_SPEEDUP), metavar="X",
                    help="timed replays: arrivals at X times real time (default 10; the "
                         "replay may last at most 24 h)")

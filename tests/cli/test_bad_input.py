@@ -58,6 +58,10 @@ OPTION_CASES = [
      "argument --trace-speedup: must be a positive number, got -2"),
     (DS + ["--logical-step-ms", "0"],
      "argument --logical-step-ms: must be a positive number, got 0"),
+    (["--scenario", "azure-conv", "--trace", "x.csv", "--logical-step-ms", "1e-300"],
+     "argument --logical-step-ms: must be at least 0.001 (1 us: the step numbers of a "
+     "trace spanning the 10,000 years its timestamps can cover must fit in 64 bits), got "
+     "1e-300"),
     (DS + ["--repeat", "0"], "argument --repeat: must be at least 1, got 0"),
     (DS + ["--input-oracle-interval", "-1"],
      "argument --input-oracle-interval: must be at least 0, got -1"),
@@ -436,6 +440,28 @@ def test_runner_buffers_larger_than_memory_are_refused(monkeypatch, capsys):
     assert (code, lines, out) == (2, ["bench.py: error: max_num_seqs 256 x max_model_len 4096 "
                                       "needs 4 MiB of runner buffers, more than 50% of the 1 "
                                       "MiB available"], "")
+
+
+def test_the_shortest_logical_step_numbers_the_longest_trace_in_64_bits(tmp_path):
+    """At ``--logical-step-ms 0.001`` a trace spanning every year its timestamps can
+    name has exact step numbers, and a step too short for a trace is refused, never
+    cast with a numpy warning (warnings are errors here)."""
+    import warnings
+
+    from ipc_bench.cli.options import MIN_LOGICAL_STEP_MS
+    from ipc_bench.engine.traces import load_azure_trace
+    from ipc_bench.engine.workloads import TraceWorkload
+
+    path = tmp_path / "t.csv"
+    path.write_text(f"{HEADER}\n0001-01-01 00:00:00,5,1\n9999-12-31 23:59:59.9999999,5,1\n")
+    trace = load_azure_trace(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        w = TraceWorkload(trace, name="t", seed=0, vocab_size=100,
+                          logical_step_s=MIN_LOGICAL_STEP_MS / 1e3)
+        assert list(w.arrival_steps) == [0, 315_537_897_600_000_000]  # float64-rounded
+        with pytest.raises(ValueError, match=r"past the largest step number \(2\*\*63 - 1\)"):
+            TraceWorkload(trace, name="t", seed=0, vocab_size=100, logical_step_s=1e-300)
 
 
 def test_line_endings_lf_cr_and_crlf_are_all_accepted(tmp_path):
