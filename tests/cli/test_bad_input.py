@@ -417,6 +417,35 @@ def test_bad_paths(kind, argv, message, tmp_path, capsys):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f"]  # nothing left behind
 
 
+def test_an_output_that_is_a_dangling_symbolic_link_is_refused_as_one(tmp_path, capsys):
+    (tmp_path / "link").symlink_to(tmp_path / "nonexistent_target")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    run = DS + ["--num-running", "1", "--output"]
+    for output, message in [
+            ("link", "output folder {tmp}/link is a symbolic link to "
+                     "{tmp}/nonexistent_target, which does not exist"),
+            ("link/sub", "cannot write results to {tmp}/link/sub: {tmp}/link is a symbolic "
+                         "link to {tmp}/nonexistent_target, which does not exist"),
+            ("loop", "output folder {tmp}/loop is a symbolic link to {tmp}/loop, which "
+                     "cannot be followed (Too many levels of symbolic links)")]:
+        code, lines, out = _run_main(run + [f"{tmp_path}/{output}"], capsys)
+        assert (code, lines, out) == (
+            2, [f"bench.py: error: {message.replace('{tmp}', str(tmp_path))}"], "")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "loop"]  # nothing created
+
+
+def test_an_output_that_links_to_a_folder_is_written_through_the_link(tmp_path):
+    from argparse import Namespace
+
+    from ipc_bench.cli.execute import claim_run_dir
+
+    (tmp_path / "target").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "target")
+    run_dir, created = claim_run_dir(Namespace(output=str(tmp_path / "link"), scenario="x"))
+    assert (run_dir, created) == (tmp_path / "link", None)
+    assert [p.name for p in (tmp_path / "target").iterdir()] == [".claimed"]
+
+
 def test_a_failed_start_removes_the_folders_it_created(tmp_path, monkeypatch, capsys):
     from ipc_bench.cli import execute
     from ipc_bench.harness.run_folder import RunFolderError
