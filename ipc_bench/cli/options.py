@@ -98,21 +98,28 @@ def _no_repeats(values: list) -> list:
     return values
 
 
+def list_items(text: str, kind: str) -> list[str]:
+    """The items of a comma-separated list, stripped; ``ArgumentTypeError`` (``expected
+    comma-separated KIND, got TEXT (an item is empty)``) when any item is empty
+    (``1,,2``, ``1,``, ``,1``, ``,``, ``""``): every list option refuses an empty item
+    rather than dropping it."""
+    parts = [v.strip() for v in text.split(",")]
+    if not all(parts):
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated {kind}, got {text!r} (an item is empty)")
+    return parts
+
+
 def _int_list(hi: int):
     def parse(text: str) -> list[int]:
-        parts = [v for v in text.split(",") if v.strip()]
-        if not parts:
-            raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}")
-        return _no_repeats([_parse_int(v, 1, hi) for v in parts])
+        return _no_repeats([_parse_int(v, 1, hi) for v in list_items(text, "integers")])
     return parse
 
 
 def _batch_sizes(text: str) -> list[int]:
     """``--cuda-graph-sizes``: comma-separated whole numbers from 1 to ``MAX_NUM_SEQS``
-    (digits only: no sign, no empty item), without repeats; sorted."""
-    parts = [v.strip() for v in text.split(",")]
-    if not all(parts):
-        raise argparse.ArgumentTypeError(f"expected comma-separated whole numbers, got {text!r}")
+    (digits only: no sign; no empty item, ``list_items``), without repeats; sorted."""
+    parts = list_items(text, "whole numbers")
     for v in parts:
         if not (v.isascii() and v.isdigit()):
             raise argparse.ArgumentTypeError(f"expected whole numbers, got {v!r}")
@@ -122,11 +129,11 @@ def _batch_sizes(text: str) -> list[int]:
 
 def _choices(allowed: Sequence[str]):
     def parse(text: str) -> list[str]:
-        values = [v.strip() for v in text.split(",") if v.strip()]
+        values = list_items(text, "names")
         bad = [v for v in values if v not in allowed]
-        if bad or not values:
+        if bad:
             raise argparse.ArgumentTypeError(
-                f"{','.join(bad) or text!r}: choose from {', '.join(allowed)}")
+                f"{','.join(bad)!r}: choose from {', '.join(allowed)}")
         return _no_repeats(values)
     return parse
 
@@ -156,10 +163,8 @@ MIN_PEER_TIMEOUT_S = POLL_SLICE_MS / 1000
 def _spec_tokens_list(text: str) -> list[int]:
     """``--num-spec-tokens``: comma-separated draft counts, each in [0,
     ``MAX_NUM_SPEC_TOKENS``], without repeats."""
-    parts = [v for v in text.split(",") if v.strip()]
-    if not parts:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}")
-    return _no_repeats([_parse_int(v, 0, MAX_NUM_SPEC_TOKENS) for v in parts])
+    return _no_repeats([_parse_int(v, 0, MAX_NUM_SPEC_TOKENS)
+                        for v in list_items(text, "integers")])
 
 
 def _probability(text: str) -> float:
@@ -197,10 +202,10 @@ def _pp_list(text: str) -> list[int]:
 
 def _float_list(text: str) -> list[float]:
     try:
-        values = [float(v) for v in text.split(",") if v.strip()]
+        values = [float(v) for v in list_items(text, "numbers")]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}")
-    if not values or any(not 0 < v < float("inf") for v in values):
+    if any(not 0 < v < float("inf") for v in values):
         raise argparse.ArgumentTypeError(f"expected positive numbers, got {text!r}")
     if len(values) > 1000:
         raise argparse.ArgumentTypeError(f"at most 1000 values, got {len(values)}")
@@ -234,7 +239,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="bench.py", description=(
         "Measure what shipping sampled token ids from the scheduler to the model runner "
         "costs (send) against letting the runner cache them (cached, vLLM PR #20291)."),
-        epilog="Options that take a comma-separated list refuse a value given twice. "
+        epilog="Options that take a comma-separated list refuse a value given twice and "
+               "an empty item (1,,2 or 1,). "
                "Reports: python bench.py report RUN_DIR [RUN_DIR ...] [--output DIR] "
                "(see python bench.py report --help).")
     _add_run_options(p)

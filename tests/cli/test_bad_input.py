@@ -305,9 +305,11 @@ OPTION_CASES = [
     (DS + ["--cuda-graph-sizes", "1,2,2,4,4"],
      "argument --cuda-graph-sizes: 2, 4 given more than once"),
     (DS + ["--cuda-graph-sizes", "1,,2"],
-     "argument --cuda-graph-sizes: expected comma-separated whole numbers, got '1,,2'"),
+     "argument --cuda-graph-sizes: expected comma-separated whole numbers, got '1,,2' "
+     "(an item is empty)"),
     (DS + ["--cuda-graph-sizes", "1,2,"],
-     "argument --cuda-graph-sizes: expected comma-separated whole numbers, got '1,2,'"),
+     "argument --cuda-graph-sizes: expected comma-separated whole numbers, got '1,2,' "
+     "(an item is empty)"),
     (DS + ["--cuda-graph-sizes", "+2"], "argument --cuda-graph-sizes: expected whole numbers, "
                                         "got '+2'"),
     (DS + ["--cuda-graph-sizes", "1_6"], "argument --cuda-graph-sizes: expected whole "
@@ -327,6 +329,39 @@ OPTION_CASES = [
      "sizes would go unused: leave them out or use --attention flex or varlen"),
     (DS + ["--cuda-graph-sizes", "4"],
      "model null does not take --cuda-graph-sizes (the torch model's decode batch buckets)"),
+    # every list option refuses an empty item, rather than dropping it
+    (DS + ["--num-running", "1,,2"],
+     "argument --num-running: expected comma-separated integers, got '1,,2' (an item is "
+     "empty)"),
+    (DS + ["--num-running", "1,"],
+     "argument --num-running: expected comma-separated integers, got '1,' (an item is empty)"),
+    (DS + ["--num-running", ",1"],
+     "argument --num-running: expected comma-separated integers, got ',1' (an item is empty)"),
+    (DS + ["--num-running", ","],
+     "argument --num-running: expected comma-separated integers, got ',' (an item is empty)"),
+    (DS + ["--num-running", "1, ,2"],
+     "argument --num-running: expected comma-separated integers, got '1, ,2' (an item is "
+     "empty)"),
+    (DS + ["--policies", "send,"],
+     "argument --policies: expected comma-separated names, got 'send,' (an item is empty)"),
+    (DS + ["--policies", ""],
+     "argument --policies: expected comma-separated names, got '' (an item is empty)"),
+    (DS + ["--codecs", "msgpack,,pickle"],
+     "argument --codecs: expected comma-separated names, got 'msgpack,,pickle' (an item is "
+     "empty)"),
+    (DS + ["--num-spec-tokens", "2,"],
+     "argument --num-spec-tokens: expected comma-separated integers, got '2,' (an item is "
+     "empty)"),
+    (["--scenario", "step-time", "--step-time-ms", "2,,5"],
+     "argument --step-time-ms: expected comma-separated numbers, got '2,,5' (an item is "
+     "empty)"),
+    (["--scenario", "tp-broadcast", "--tp", ",2"],
+     "argument --tp: expected comma-separated integers, got ',2' (an item is empty)"),
+    (["--scenario", "tp-broadcast", "--tp-transports", "ipc,"],
+     "argument --tp-transports: expected comma-separated names, got 'ipc,' (an item is "
+     "empty)"),
+    (["--scenario", "pp", "--pp", "1,,2"],
+     "argument --pp: expected comma-separated integers, got '1,,2' (an item is empty)"),
     (["--scenario", "azure-conv", "--trace", " "],
      "argument --trace: expected the path of a file, got ' '"),
 ]
