@@ -375,8 +375,9 @@ def _add_topology_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", type=_host, default=None, metavar="ADDR",
                    help="address tcp sockets bind to (default 127.0.0.1; an IP address)")
     p.add_argument("--allow-pickle-over-tcp", action="store_true",
-                   help="let the pickle codec decode frames from a TCP peer (pickle runs "
-                   "code on load: only if every host that can reach the port is trusted)")
+                   help="with --transport tcp: let the pickle codec decode frames from a "
+                   "TCP peer (pickle runs code on load: only if every host that can reach "
+                   "the port is trusted)")
     p.add_argument("--remote-runners", action="store_true", help=(
         "runners on other hosts: start none, wait (--startup-timeout) for runners started "
         "by hand with python bench.py runner --connect tcp://SCHEDULER:PORT (one per rank "

@@ -224,10 +224,13 @@ def _overrides(args) -> dict[str, int]:
 
 
 def _check_transport(args) -> list[str]:
-    """The codecs to run; refuses ``--host`` without tcp and pickle over tcp unless
-    ``--allow-pickle-over-tcp`` (then pickle is left out of the default codecs)."""
+    """The codecs to run; refuses ``--host`` and ``--allow-pickle-over-tcp`` without
+    tcp, and pickle over tcp unless ``--allow-pickle-over-tcp`` (then pickle is left out
+    of the default codecs)."""
     if args.host is not None and args.transport != "tcp":
         raise UsageError("--host applies to --transport tcp only")
+    if args.allow_pickle_over_tcp and args.transport != "tcp":
+        raise UsageError("--allow-pickle-over-tcp applies to --transport tcp only")
     _check_remote(args)
     if args.host is not None and ipaddress.ip_address(args.host).is_unspecified:
         print(f"bench.py: warning: --host {args.host} binds every interface of this machine: "

@@ -256,6 +256,9 @@ OPTION_CASES = [
     (DS + ["--frontend=yes"], "argument --frontend: ignored explicit argument 'yes'"),
     # transport and security
     (DS + ["--host", "0.0.0.0"], "--host applies to --transport tcp only"),
+    (DS + ["--allow-pickle-over-tcp"], "--allow-pickle-over-tcp applies to --transport tcp only"),
+    (DS + ["--transport", "shm", "--allow-pickle-over-tcp"],
+     "--allow-pickle-over-tcp applies to --transport tcp only"),
     (DS + ["--transport", "tcp", "--host", "localhost"],
      "argument --host: --host must be an IP address such as 127.0.0.1 or ::1, got 'localhost'"),
     (DS + ["--transport", "tcp", "--codecs", "pickle"],
