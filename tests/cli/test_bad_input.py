@@ -908,7 +908,14 @@ def test_a_trace_that_is_not_a_file_or_a_pipe_is_refused_and_a_fifo_does_not_han
     os.mkfifo(fifo)
     code, lines, out = _run_main(["--scenario", "azure-conv", "--trace", str(fifo),
                                   "--output", str(tmp_path / "run")], capsys)
-    assert (code, lines, out) == (2, [f"bench.py: error: {fifo} line 1: empty file; "
+    assert (code, lines, out) == (2, [f"bench.py: error: {fifo}: a pipe with nothing written "
+                                      "to it (a named FIFO needs its writer started first)"],
+                                  "")
+    empty = tmp_path / "empty.csv"  # a regular file with nothing in it is an empty file
+    empty.write_text("")
+    code, lines, out = _run_main(["--scenario", "azure-conv", "--trace", str(empty),
+                                  "--output", str(tmp_path / "run")], capsys)
+    assert (code, lines, out) == (2, [f"bench.py: error: {empty} line 1: empty file; "
                                       f"expected header '{HEADER}'"], "")
     code, lines, out = _run_main(["--scenario", "azure-conv", "--trace", "/dev/null"], capsys)
     assert (code, lines, out) == (2, ["bench.py: error: cannot read trace file: /dev/null "
