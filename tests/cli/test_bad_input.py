@@ -701,6 +701,39 @@ def test_a_broken_scenario_is_refused_in_one_line(broken_scenarios, capsys):
                      "trace of a replay)"]
 
 
+def test_a_scenario_whose_cases_raise_is_refused_in_one_line(tmp_path, monkeypatch, capsys):
+    """An exception raised while a scenario module builds its cases is reported as a
+    module that cannot be imported is: one line naming the file and the exception,
+    exit 2, no traceback; the scenario's own refusals (ConfigError) pass through."""
+    from ipc_bench.harness.scenario import PACKAGE, scenarios_package
+
+    user = tmp_path / "scenarios"
+    user.mkdir()
+    modules = {
+        "raises_in_cases": ("raises-in-cases", "raise RuntimeError('kaput\\nsecond line')"),
+        "raises_bare": ("raises-bare", "raise KeyError"),
+        "refuses": ("refuses", "raise ConfigError('scenario refuses needs a flag')"),
+    }
+    for module, (name, body) in modules.items():
+        (user / f"{module}.py").write_text(
+            f'"""Builds no cases."""\nfrom ipc_bench.engine.config import ConfigError\n'
+            f'NAME = "{name}"\ndef cases(opts):\n    {body}\n')
+    package = scenarios_package()
+    monkeypatch.setattr(package, "__path__", [*package.__path__, str(user)])
+    try:
+        for name, message in [
+                ("raises-in-cases", f"scenario raises-in-cases cannot be used: "
+                 f"{user}/raises_in_cases.py cases() raised RuntimeError: kaput\\nsecond line"),
+                ("raises-bare", f"scenario raises-bare cannot be used: {user}/raises_bare.py "
+                 "cases() raised KeyError"),
+                ("refuses", "scenario refuses needs a flag")]:
+            code, lines, out = _run_main(["--scenario", name], capsys)
+            assert (code, lines, out) == (2, [f"bench.py: error: {message}"], "")
+    finally:
+        for module in modules:
+            sys.modules.pop(f"{PACKAGE}.{module}", None)
+
+
 @pytest.mark.parametrize("host", ["0.0.0.0", "::"])
 def test_a_wildcard_host_is_warned_about(host, capsys):
     # pickle over tcp is then refused, so nothing binds: the warning comes first
