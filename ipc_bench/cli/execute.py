@@ -140,21 +140,45 @@ def claim_run_dir(args) -> tuple[Path, Optional[Path]]:
     except OSError as exc:
         raise UsageError(f"cannot create a results folder under {REPO_ROOT / 'results'}: "
                          f"{exc.strerror}") from None
+    _check_links(run_dir)
     created = _topmost_missing(run_dir) if args.output else run_dir
     if run_dir.exists() and not run_dir.is_dir():
         raise UsageError(f"output path {run_dir} exists and is not a folder")
     if run_dir.exists() and any(run_dir.iterdir()):
         raise UsageError(f"output folder {run_dir} exists and is not empty")
-    try:  # claim the folder: of two runs given the same --output, one is refused
+    claiming = False
+    try:
         run_dir.mkdir(parents=True, exist_ok=True)
+        # claim the folder: of two runs given the same --output, one is refused
+        claiming = True
         os.close(os.open(run_dir / ".claimed", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
-    except FileExistsError:
-        raise UsageError(f"output folder {run_dir} is in use by another run") from None
     except OSError as exc:
+        if claiming and isinstance(exc, FileExistsError):
+            raise UsageError(f"output folder {run_dir} is in use by another run") from None
         if created is not None:
             shutil.rmtree(created, ignore_errors=True)
         raise UsageError(f"cannot write results to {run_dir}: {exc.strerror}") from None
     return run_dir, created
+
+
+def _check_links(run_dir: Path) -> None:
+    """Refuse (``UsageError``) a run folder that is, or lies under, a symbolic link
+    that cannot be followed. A link to an existing folder is followed (the run is
+    written there); a link's missing target is not created."""
+    path = run_dir
+    while not path.exists() and path != path.parent:
+        if path.is_symlink():
+            try:
+                os.stat(path)
+                why = "which cannot be followed"
+            except FileNotFoundError:
+                why = "which does not exist"
+            except OSError as exc:
+                why = f"which cannot be followed ({exc.strerror})"
+            what = (f"output folder {run_dir} is" if path == run_dir else
+                    f"cannot write results to {run_dir}: {path} is")
+            raise UsageError(f"{what} a symbolic link to {os.readlink(path)}, {why}")
+        path = path.parent
 
 
 def run_metadata(args, cases) -> dict[str, Any]:

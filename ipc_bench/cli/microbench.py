@@ -22,7 +22,7 @@ from typing import Sequence
 from ipc_bench.analysis.capture import DIRECTIONS, CaptureError
 from ipc_bench.analysis.microbench import (OPS, Coordination, MicrobenchError, Selection,
                                            check_pyperf_options, coordinate, run_arm)
-from ipc_bench.cli.options import nonempty_path
+from ipc_bench.cli.options import list_items, nonempty_path
 from ipc_bench.harness.signals import Interrupted, set_parent_death_signal
 
 
@@ -33,11 +33,10 @@ class _Parser(argparse.ArgumentParser):
 
 def _list_of(kind: str, choices: Sequence[str] = ()):
     """argparse type: a comma-separated list of whole numbers >= 1 (``kind`` ``int``)
-    or of names (of ``choices`` when given); a tuple without repeats."""
+    or of names (of ``choices`` when given), none empty (``options.list_items``); a
+    tuple without repeats."""
     def parse(text: str) -> tuple:
-        items = [t.strip() for t in text.split(",") if t.strip()]
-        if not items:
-            raise argparse.ArgumentTypeError("give at least one value")
+        items = list_items(text, "whole numbers" if kind == "int" else "names")
         for t in items:
             if kind == "int" and not (t.isdigit() and int(t) >= 1):
                 raise argparse.ArgumentTypeError(f"{t!r} is not a whole number >= 1")

@@ -27,6 +27,12 @@ MAX_BLOCK_SIZE = 2**16
 MAX_TIMEOUT_S = 86400.0
 MAX_SPEEDUP = 1e6
 MAX_SEED = 2**63 - 1
+#: The shortest ``--logical-step-ms``: 1 us. A trace's timestamps span at most the
+#: 10,000 years ``datetime`` covers (about 3.2e11 s); at 1 us a step that is about
+#: 3.2e17 steps, well below the largest int64 step number (about 9.2e18), so every
+#: arrival step of any accepted trace is representable (the Azure traces' timestamps
+#: have 100 ns resolution: 1 us still separates arrivals 1 us apart).
+MIN_LOGICAL_STEP_MS = 1e-3
 
 #: ``SchedulerConfig`` fields the command line can override, with their bounds (lowest,
 #: highest) and what else limits them (the help's note). ``max_model_len`` is at least
@@ -92,21 +98,28 @@ def _no_repeats(values: list) -> list:
     return values
 
 
+def list_items(text: str, kind: str) -> list[str]:
+    """The items of a comma-separated list, stripped; ``ArgumentTypeError`` (``expected
+    comma-separated KIND, got TEXT (an item is empty)``) when any item is empty
+    (``1,,2``, ``1,``, ``,1``, ``,``, ``""``): every list option refuses an empty item
+    rather than dropping it."""
+    parts = [v.strip() for v in text.split(",")]
+    if not all(parts):
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated {kind}, got {text!r} (an item is empty)")
+    return parts
+
+
 def _int_list(hi: int):
     def parse(text: str) -> list[int]:
-        parts = [v for v in text.split(",") if v.strip()]
-        if not parts:
-            raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}")
-        return _no_repeats([_parse_int(v, 1, hi) for v in parts])
+        return _no_repeats([_parse_int(v, 1, hi) for v in list_items(text, "integers")])
     return parse
 
 
 def _batch_sizes(text: str) -> list[int]:
     """``--cuda-graph-sizes``: comma-separated whole numbers from 1 to ``MAX_NUM_SEQS``
-    (digits only: no sign, no empty item), without repeats; sorted."""
-    parts = [v.strip() for v in text.split(",")]
-    if not all(parts):
-        raise argparse.ArgumentTypeError(f"expected comma-separated whole numbers, got {text!r}")
+    (digits only: no sign; no empty item, ``list_items``), without repeats; sorted."""
+    parts = list_items(text, "whole numbers")
     for v in parts:
         if not (v.isascii() and v.isdigit()):
             raise argparse.ArgumentTypeError(f"expected whole numbers, got {v!r}")
@@ -116,11 +129,11 @@ def _batch_sizes(text: str) -> list[int]:
 
 def _choices(allowed: Sequence[str]):
     def parse(text: str) -> list[str]:
-        values = [v.strip() for v in text.split(",") if v.strip()]
+        values = list_items(text, "names")
         bad = [v for v in values if v not in allowed]
-        if bad or not values:
+        if bad:
             raise argparse.ArgumentTypeError(
-                f"{','.join(bad) or text!r}: choose from {', '.join(allowed)}")
+                f"{','.join(bad)!r}: choose from {', '.join(allowed)}")
         return _no_repeats(values)
     return parse
 
@@ -150,10 +163,8 @@ MIN_PEER_TIMEOUT_S = POLL_SLICE_MS / 1000
 def _spec_tokens_list(text: str) -> list[int]:
     """``--num-spec-tokens``: comma-separated draft counts, each in [0,
     ``MAX_NUM_SPEC_TOKENS``], without repeats."""
-    parts = [v for v in text.split(",") if v.strip()]
-    if not parts:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}")
-    return _no_repeats([_parse_int(v, 0, MAX_NUM_SPEC_TOKENS) for v in parts])
+    return _no_repeats([_parse_int(v, 0, MAX_NUM_SPEC_TOKENS)
+                        for v in list_items(text, "integers")])
 
 
 def _probability(text: str) -> float:
@@ -191,10 +202,10 @@ def _pp_list(text: str) -> list[int]:
 
 def _float_list(text: str) -> list[float]:
     try:
-        values = [float(v) for v in text.split(",") if v.strip()]
+        values = [float(v) for v in list_items(text, "numbers")]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}")
-    if not values or any(not 0 < v < float("inf") for v in values):
+    if any(not 0 < v < float("inf") for v in values):
         raise argparse.ArgumentTypeError(f"expected positive numbers, got {text!r}")
     if len(values) > 1000:
         raise argparse.ArgumentTypeError(f"at most 1000 values, got {len(values)}")
@@ -228,7 +239,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="bench.py", description=(
         "Measure what shipping sampled token ids from the scheduler to the model runner "
         "costs (send) against letting the runner cache them (cached, vLLM PR #20291)."),
-        epilog="Options that take a comma-separated list refuse a value given twice. "
+        epilog="Options that take a comma-separated list refuse a value given twice and "
+               "an empty item (1,,2 or 1,). "
                "Reports: python bench.py report RUN_DIR [RUN_DIR ...] [--output DIR] "
                "(see python bench.py report --help).")
     _add_run_options(p)
@@ -269,8 +281,14 @@ def _add_trace_options(p: argparse.ArgumentParser) -> None:
                    help="replay the first N requests of the trace (default 300; soak: "
                    "the whole trace); a trace with fewer than a given N is replayed "
                    "whole, with a note")
-    p.add_argument("--logical-step-ms", type=_float_in(MAX_TIMEOUT_S * 1e3), metavar="MS",
-                   help="trace time per scheduler step on the logical clock (default 20)")
+    p.add_argument("--logical-step-ms", metavar="MS",
+                   type=_float_in(MAX_TIMEOUT_S * 1e3, MIN_LOGICAL_STEP_MS,
+                                  "1 us: the step numbers of a trace spanning the 10,000 "
+                                  "years its timestamps can cover must fit in 64 bits"),
+                   help="trace time per scheduler step on the logical clock (default 20; "
+                   "%g to %g: at least 1 us, so the arrival step numbers of any trace, "
+                   "whose timestamps span at most 10,000 years, fit in 64 bits)"
+                   % (MIN_LOGICAL_STEP_MS, MAX_TIMEOUT_S * 1e3))
     p.add_argument("--trace-speedup", type=_float_in(MAX_SPEEDUP), metavar="X",
                    help="timed replays: arrivals at X times real time (default 10; the "
                         "replay may last at most 24 h)")
@@ -357,8 +375,9 @@ def _add_topology_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", type=_host, default=None, metavar="ADDR",
                    help="address tcp sockets bind to (default 127.0.0.1; an IP address)")
     p.add_argument("--allow-pickle-over-tcp", action="store_true",
-                   help="let the pickle codec decode frames from a TCP peer (pickle runs "
-                   "code on load: only if every host that can reach the port is trusted)")
+                   help="with --transport tcp: let the pickle codec decode frames from a "
+                   "TCP peer (pickle runs code on load: only if every host that can reach "
+                   "the port is trusted)")
     p.add_argument("--remote-runners", action="store_true", help=(
         "runners on other hosts: start none, wait (--startup-timeout) for runners started "
         "by hand with python bench.py runner --connect tcp://SCHEDULER:PORT (one per rank "

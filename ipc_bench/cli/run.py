@@ -59,8 +59,8 @@ def _main(argv: list[str]) -> int:
     module = _scenario(args, scenarios, problems)
     _check_options(args, parser, module)
     opts = _scenario_options(args, getattr(module, "DEFAULT_REPEAT", 1))
-    cases = with_spec_decoding(module.cases(opts), args.num_spec_tokens,
-                               args.spec_acceptance)
+    cases = with_spec_decoding(_build_cases(args.scenario, module, opts),
+                               args.num_spec_tokens, args.spec_acceptance)
     _check_cases(args, cases)
     if args.input_oracle_interval == 0:
         print("bench.py: warning: --input-oracle-interval 0: the input oracle is off, the "
@@ -111,6 +111,21 @@ def list_scenarios(scenarios: dict[str, ModuleType], problems: dict[str, str]) -
     for name, problem in problems.items():
         print(f"bench.py: warning: scenario {name} is left out: {problem}", file=sys.stderr)
     return 0
+
+
+def _build_cases(name: str, module: ModuleType, opts) -> list:
+    """``module.cases(opts)``. Its own refusals (``UsageError``, ``ConfigError``,
+    ``TraceError``, ``EndpointError``) pass through; any other exception is reported as a
+    module that cannot be imported is (``harness.scenario.discover``): one line naming
+    the module's file and the exception, ``UsageError`` (exit 2)."""
+    try:
+        return module.cases(opts)
+    except (UsageError, ConfigError, TraceError, EndpointError):
+        raise
+    except Exception as exc:
+        raised = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        raise UsageError(f"scenario {name} cannot be used: {module.__file__} cases() "
+                         f"raised {raised}") from None
 
 
 def _scenario(args, scenarios: dict[str, ModuleType], problems: dict[str, str]) -> ModuleType:
@@ -224,10 +239,13 @@ def _overrides(args) -> dict[str, int]:
 
 
 def _check_transport(args) -> list[str]:
-    """The codecs to run; refuses ``--host`` without tcp and pickle over tcp unless
-    ``--allow-pickle-over-tcp`` (then pickle is left out of the default codecs)."""
+    """The codecs to run; refuses ``--host`` and ``--allow-pickle-over-tcp`` without
+    tcp, and pickle over tcp unless ``--allow-pickle-over-tcp`` (then pickle is left out
+    of the default codecs)."""
     if args.host is not None and args.transport != "tcp":
         raise UsageError("--host applies to --transport tcp only")
+    if args.allow_pickle_over_tcp and args.transport != "tcp":
+        raise UsageError("--allow-pickle-over-tcp applies to --transport tcp only")
     _check_remote(args)
     if args.host is not None and ipaddress.ip_address(args.host).is_unspecified:
         print(f"bench.py: warning: --host {args.host} binds every interface of this machine: "

@@ -8,8 +8,8 @@ open for writing does not block ``open()`` forever, then looks at what it opened
 - a pipe (a named FIFO, or a process substitution ``<(...)``, which the shell passes
   as ``/dev/fd/N``): ``O_NONBLOCK`` is cleared and the pipe is read once, to its end.
   A pipe whose writers are all gone reads to the end of what they wrote and stops; a
-  named FIFO with no writer at all reads as empty at once (the caller then refuses it
-  as empty), so start the writer first;
+  named FIFO with no writer at all reads as empty at once (the caller then refuses it:
+  ``EMPTY_PIPE``), so start the writer first;
 - anything else (a directory, a terminal or other character device, a socket):
   refused with ``OSError`` whose ``strerror`` says what it is.
 
@@ -22,6 +22,17 @@ from __future__ import annotations
 import errno
 import os
 import stat
+
+
+#: Why an input that is a pipe with nothing in it is refused (``is_pipe``).
+EMPTY_PIPE = ("a pipe with nothing written to it (a named FIFO needs its writer started "
+              "first)")
+
+
+def is_pipe(fd: int) -> bool:
+    """Whether ``fd`` is a pipe (a named FIFO or ``<(...)``): read empty, it is
+    refused as ``EMPTY_PIPE``, not as an empty file."""
+    return stat.S_ISFIFO(os.fstat(fd).st_mode)
 
 
 def open_input_fd(path: str) -> int:

@@ -37,14 +37,12 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import os
-import stat
 from typing import Optional
 
 import numpy as np
 
 from ipc_bench.engine.config import ConfigError, check_token_ids_spec
-from ipc_bench.engine.input_files import open_input_fd
+from ipc_bench.engine.input_files import EMPTY_PIPE, is_pipe, open_input_fd
 
 #: Rank-frequency exponent of the ``zipf`` distribution.
 ZIPF_EXPONENT = 1.0
@@ -133,9 +131,8 @@ def load_histogram(path: str, vocab_size: int) -> np.ndarray:
     try:
         with open(open_input_fd(path), encoding="utf-8") as f:
             text = f.read()
-            if not text and stat.S_ISFIFO(os.fstat(f.fileno()).st_mode):
-                raise OSError(0, "a pipe with nothing written to it (a named FIFO needs "
-                                 "its writer started first)")
+            if not text and is_pipe(f.fileno()):
+                raise OSError(0, EMPTY_PIPE)
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         raise ConfigError(f"cannot read token-id histogram {path}: {reason}") from None

@@ -46,7 +46,7 @@ from typing import Iterator, Optional, Union
 
 import numpy as np
 
-from ipc_bench.engine.input_files import open_input_fd
+from ipc_bench.engine.input_files import EMPTY_PIPE, is_pipe, open_input_fd
 
 __all__ = ["TraceError", "Trace", "load_azure_trace", "COLUMNS"]
 
@@ -241,7 +241,7 @@ def load_azure_trace(path: PathArg, max_requests: Optional[int] = None) -> Trace
         return TraceError(f"{shown} line {lineno}: {problem}")
 
     with _open_trace(path_str, shown) as f:
-        ts_ns, prompt, output = _read_rows(f, where, max_requests)
+        ts_ns, prompt, output = _read_rows(f, where, max_requests, shown)
     t0 = ts_ns[0]
     # Python int / int is correctly rounded, so each arrival is exact to float64 precision.
     arrival_s = np.array([(t - t0) / _NS_PER_S for t in ts_ns], dtype=np.float64)
@@ -269,10 +269,11 @@ def _open_trace(path_str: str, shown: str):
         raise TraceError(f"cannot read trace file: {shown} ({exc.strerror or exc})") from None
 
 
-def _read_rows(f, where, max_requests: Optional[int]
+def _read_rows(f, where, max_requests: Optional[int], shown: str
                ) -> tuple[list[int], list[int], list[int]]:
     """The header, then up to ``max_requests`` rows: (timestamps in ns, prompt
-    lengths, output lengths), at least one row, timestamps sorted."""
+    lengths, output lengths), at least one row, timestamps sorted. A pipe with nothing
+    in it is refused as such (``input_files.EMPTY_PIPE``), not as an empty file."""
     lines = _Lines(f, where)
     # One record per line: QUOTE_NONE makes quotes literal, so no record spans lines.
     reader = csv.reader(lines, quoting=csv.QUOTE_NONE, strict=True)
@@ -287,6 +288,8 @@ def _read_rows(f, where, max_requests: Optional[int]
 
     header = next_record()
     if header is None:
+        if is_pipe(f.fileno()):
+            raise TraceError(f"{shown}: {EMPTY_PIPE}")
         raise where(1, f"empty file; expected header {_HEADER_TEXT!r}")
     _check_header(header, where)
 

@@ -187,7 +187,15 @@ class TraceWorkload(Workload):
                          token_ids=token_ids)
         self.trace = trace
         self.logical_step_s = logical_step_s
-        self.arrival_steps = np.floor(trace.arrival_s / logical_step_s).astype(np.int64)
+        # Checked before the cast: a step number past int64 would wrap (numpy warns and
+        # casts it to the lowest int64), putting the arrival at the start of the replay.
+        with np.errstate(all="ignore"):
+            steps = np.floor(trace.arrival_s / logical_step_s)
+        if steps.size and not steps.max() < 2.0**63:
+            raise ValueError(f"logical_step_s {logical_step_s:g} puts the trace's last "
+                             f"arrival ({float(trace.arrival_s.max()):g} s) past the largest "
+                             f"step number (2**63 - 1)")
+        self.arrival_steps = steps.astype(np.int64)
         self._next = 0
 
     def __len__(self) -> int:

@@ -93,6 +93,10 @@ def test_select_captures_order_and_filters(run_dir):
                              "(available: msgpack)"),
     (["--directions", "up"], "argument --directions: 'up' is not one of s2r, r2s"),
     (["--num-running", "x"], "argument --num-running: 'x' is not a whole number >= 1"),
+    (["--num-running", "2,,4"], "argument --num-running: expected comma-separated whole "
+                                "numbers, got '2,,4' (an item is empty)"),
+    (["--ops", "decode,"], "argument --ops: expected comma-separated names, got 'decode,' "
+                           "(an item is empty)"),
     (["--fast", "--rigorous"], "--fast and --rigorous exclude each other"),
     (["--no-such-option"], "unrecognized arguments: --no-such-option"),
     (["-o", "x.json"], "option -o is set by microbench itself"),

@@ -59,6 +59,10 @@ OPTION_CASES = [
      "argument --trace-speedup: must be a positive number, got -2"),
     (DS + ["--logical-step-ms", "0"],
      "argument --logical-step-ms: must be a positive number, got 0"),
+    (["--scenario", "azure-conv", "--trace", "x.csv", "--logical-step-ms", "1e-300"],
+     "argument --logical-step-ms: must be at least 0.001 (1 us: the step numbers of a "
+     "trace spanning the 10,000 years its timestamps can cover must fit in 64 bits), got "
+     "1e-300"),
     (DS + ["--repeat", "0"], "argument --repeat: must be at least 1, got 0"),
     (DS + ["--input-oracle-interval", "-1"],
      "argument --input-oracle-interval: must be at least 0, got -1"),
@@ -253,6 +257,9 @@ OPTION_CASES = [
     (DS + ["--frontend=yes"], "argument --frontend: ignored explicit argument 'yes'"),
     # transport and security
     (DS + ["--host", "0.0.0.0"], "--host applies to --transport tcp only"),
+    (DS + ["--allow-pickle-over-tcp"], "--allow-pickle-over-tcp applies to --transport tcp only"),
+    (DS + ["--transport", "shm", "--allow-pickle-over-tcp"],
+     "--allow-pickle-over-tcp applies to --transport tcp only"),
     (DS + ["--transport", "tcp", "--host", "localhost"],
      "argument --host: --host must be an IP address such as 127.0.0.1 or ::1, got 'localhost'"),
     (DS + ["--transport", "tcp", "--codecs", "pickle"],
@@ -302,9 +309,11 @@ OPTION_CASES = [
     (DS + ["--cuda-graph-sizes", "1,2,2,4,4"],
      "argument --cuda-graph-sizes: 2, 4 given more than once"),
     (DS + ["--cuda-graph-sizes", "1,,2"],
-     "argument --cuda-graph-sizes: expected comma-separated whole numbers, got '1,,2'"),
+     "argument --cuda-graph-sizes: expected comma-separated whole numbers, got '1,,2' "
+     "(an item is empty)"),
     (DS + ["--cuda-graph-sizes", "1,2,"],
-     "argument --cuda-graph-sizes: expected comma-separated whole numbers, got '1,2,'"),
+     "argument --cuda-graph-sizes: expected comma-separated whole numbers, got '1,2,' "
+     "(an item is empty)"),
     (DS + ["--cuda-graph-sizes", "+2"], "argument --cuda-graph-sizes: expected whole numbers, "
                                         "got '+2'"),
     (DS + ["--cuda-graph-sizes", "1_6"], "argument --cuda-graph-sizes: expected whole "
@@ -324,6 +333,39 @@ OPTION_CASES = [
      "sizes would go unused: leave them out or use --attention flex or varlen"),
     (DS + ["--cuda-graph-sizes", "4"],
      "model null does not take --cuda-graph-sizes (the torch model's decode batch buckets)"),
+    # every list option refuses an empty item, rather than dropping it
+    (DS + ["--num-running", "1,,2"],
+     "argument --num-running: expected comma-separated integers, got '1,,2' (an item is "
+     "empty)"),
+    (DS + ["--num-running", "1,"],
+     "argument --num-running: expected comma-separated integers, got '1,' (an item is empty)"),
+    (DS + ["--num-running", ",1"],
+     "argument --num-running: expected comma-separated integers, got ',1' (an item is empty)"),
+    (DS + ["--num-running", ","],
+     "argument --num-running: expected comma-separated integers, got ',' (an item is empty)"),
+    (DS + ["--num-running", "1, ,2"],
+     "argument --num-running: expected comma-separated integers, got '1, ,2' (an item is "
+     "empty)"),
+    (DS + ["--policies", "send,"],
+     "argument --policies: expected comma-separated names, got 'send,' (an item is empty)"),
+    (DS + ["--policies", ""],
+     "argument --policies: expected comma-separated names, got '' (an item is empty)"),
+    (DS + ["--codecs", "msgpack,,pickle"],
+     "argument --codecs: expected comma-separated names, got 'msgpack,,pickle' (an item is "
+     "empty)"),
+    (DS + ["--num-spec-tokens", "2,"],
+     "argument --num-spec-tokens: expected comma-separated integers, got '2,' (an item is "
+     "empty)"),
+    (["--scenario", "step-time", "--step-time-ms", "2,,5"],
+     "argument --step-time-ms: expected comma-separated numbers, got '2,,5' (an item is "
+     "empty)"),
+    (["--scenario", "tp-broadcast", "--tp", ",2"],
+     "argument --tp: expected comma-separated integers, got ',2' (an item is empty)"),
+    (["--scenario", "tp-broadcast", "--tp-transports", "ipc,"],
+     "argument --tp-transports: expected comma-separated names, got 'ipc,' (an item is "
+     "empty)"),
+    (["--scenario", "pp", "--pp", "1,,2"],
+     "argument --pp: expected comma-separated integers, got '1,,2' (an item is empty)"),
     (["--scenario", "azure-conv", "--trace", " "],
      "argument --trace: expected the path of a file, got ' '"),
 ]
@@ -414,6 +456,35 @@ def test_bad_paths(kind, argv, message, tmp_path, capsys):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f"]  # nothing left behind
 
 
+def test_an_output_that_is_a_dangling_symbolic_link_is_refused_as_one(tmp_path, capsys):
+    (tmp_path / "link").symlink_to(tmp_path / "nonexistent_target")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    run = DS + ["--num-running", "1", "--output"]
+    for output, message in [
+            ("link", "output folder {tmp}/link is a symbolic link to "
+                     "{tmp}/nonexistent_target, which does not exist"),
+            ("link/sub", "cannot write results to {tmp}/link/sub: {tmp}/link is a symbolic "
+                         "link to {tmp}/nonexistent_target, which does not exist"),
+            ("loop", "output folder {tmp}/loop is a symbolic link to {tmp}/loop, which "
+                     "cannot be followed (Too many levels of symbolic links)")]:
+        code, lines, out = _run_main(run + [f"{tmp_path}/{output}"], capsys)
+        assert (code, lines, out) == (
+            2, [f"bench.py: error: {message.replace('{tmp}', str(tmp_path))}"], "")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "loop"]  # nothing created
+
+
+def test_an_output_that_links_to_a_folder_is_written_through_the_link(tmp_path):
+    from argparse import Namespace
+
+    from ipc_bench.cli.execute import claim_run_dir
+
+    (tmp_path / "target").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "target")
+    run_dir, created = claim_run_dir(Namespace(output=str(tmp_path / "link"), scenario="x"))
+    assert (run_dir, created) == (tmp_path / "link", None)
+    assert [p.name for p in (tmp_path / "target").iterdir()] == [".claimed"]
+
+
 def test_a_failed_start_removes_the_folders_it_created(tmp_path, monkeypatch, capsys):
     from ipc_bench.cli import execute
     from ipc_bench.harness.run_folder import RunFolderError
@@ -437,6 +508,28 @@ def test_runner_buffers_larger_than_memory_are_refused(monkeypatch, capsys):
     assert (code, lines, out) == (2, ["bench.py: error: max_num_seqs 256 x max_model_len 4096 "
                                       "needs 4 MiB of runner buffers, more than 50% of the 1 "
                                       "MiB available"], "")
+
+
+def test_the_shortest_logical_step_numbers_the_longest_trace_in_64_bits(tmp_path):
+    """At ``--logical-step-ms 0.001`` a trace spanning every year its timestamps can
+    name has exact step numbers, and a step too short for a trace is refused, never
+    cast with a numpy warning (warnings are errors here)."""
+    import warnings
+
+    from ipc_bench.cli.options import MIN_LOGICAL_STEP_MS
+    from ipc_bench.engine.traces import load_azure_trace
+    from ipc_bench.engine.workloads import TraceWorkload
+
+    path = tmp_path / "t.csv"
+    path.write_text(f"{HEADER}\n0001-01-01 00:00:00,5,1\n9999-12-31 23:59:59.9999999,5,1\n")
+    trace = load_azure_trace(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        w = TraceWorkload(trace, name="t", seed=0, vocab_size=100,
+                          logical_step_s=MIN_LOGICAL_STEP_MS / 1e3)
+        assert list(w.arrival_steps) == [0, 315_537_897_600_000_000]  # float64-rounded
+        with pytest.raises(ValueError, match=r"past the largest step number \(2\*\*63 - 1\)"):
+            TraceWorkload(trace, name="t", seed=0, vocab_size=100, logical_step_s=1e-300)
 
 
 def test_line_endings_lf_cr_and_crlf_are_all_accepted(tmp_path):
@@ -628,6 +721,39 @@ def test_a_broken_scenario_is_refused_in_one_line(broken_scenarios, capsys):
     code, lines, _ = _run_main(DS + ["--trace", "x.csv"], capsys)
     assert lines == ["bench.py: error: scenario decode-steady does not take --trace (the "
                      "trace of a replay)"]
+
+
+def test_a_scenario_whose_cases_raise_is_refused_in_one_line(tmp_path, monkeypatch, capsys):
+    """An exception raised while a scenario module builds its cases is reported as a
+    module that cannot be imported is: one line naming the file and the exception,
+    exit 2, no traceback; the scenario's own refusals (ConfigError) pass through."""
+    from ipc_bench.harness.scenario import PACKAGE, scenarios_package
+
+    user = tmp_path / "scenarios"
+    user.mkdir()
+    modules = {
+        "raises_in_cases": ("raises-in-cases", "raise RuntimeError('kaput\\nsecond line')"),
+        "raises_bare": ("raises-bare", "raise KeyError"),
+        "refuses": ("refuses", "raise ConfigError('scenario refuses needs a flag')"),
+    }
+    for module, (name, body) in modules.items():
+        (user / f"{module}.py").write_text(
+            f'"""Builds no cases."""\nfrom ipc_bench.engine.config import ConfigError\n'
+            f'NAME = "{name}"\ndef cases(opts):\n    {body}\n')
+    package = scenarios_package()
+    monkeypatch.setattr(package, "__path__", [*package.__path__, str(user)])
+    try:
+        for name, message in [
+                ("raises-in-cases", f"scenario raises-in-cases cannot be used: "
+                 f"{user}/raises_in_cases.py cases() raised RuntimeError: kaput\\nsecond line"),
+                ("raises-bare", f"scenario raises-bare cannot be used: {user}/raises_bare.py "
+                 "cases() raised KeyError"),
+                ("refuses", "scenario refuses needs a flag")]:
+            code, lines, out = _run_main(["--scenario", name], capsys)
+            assert (code, lines, out) == (2, [f"bench.py: error: {message}"], "")
+    finally:
+        for module in modules:
+            sys.modules.pop(f"{PACKAGE}.{module}", None)
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "::"])
@@ -837,7 +963,14 @@ def test_a_trace_that_is_not_a_file_or_a_pipe_is_refused_and_a_fifo_does_not_han
     os.mkfifo(fifo)
     code, lines, out = _run_main(["--scenario", "azure-conv", "--trace", str(fifo),
                                   "--output", str(tmp_path / "run")], capsys)
-    assert (code, lines, out) == (2, [f"bench.py: error: {fifo} line 1: empty file; "
+    assert (code, lines, out) == (2, [f"bench.py: error: {fifo}: a pipe with nothing written "
+                                      "to it (a named FIFO needs its writer started first)"],
+                                  "")
+    empty = tmp_path / "empty.csv"  # a regular file with nothing in it is an empty file
+    empty.write_text("")
+    code, lines, out = _run_main(["--scenario", "azure-conv", "--trace", str(empty),
+                                  "--output", str(tmp_path / "run")], capsys)
+    assert (code, lines, out) == (2, [f"bench.py: error: {empty} line 1: empty file; "
                                       f"expected header '{HEADER}'"], "")
     code, lines, out = _run_main(["--scenario", "azure-conv", "--trace", "/dev/null"], capsys)
     assert (code, lines, out) == (2, ["bench.py: error: cannot read trace file: /dev/null "

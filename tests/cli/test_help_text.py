@@ -67,3 +67,11 @@ def test_repeat_and_peer_timeout_state_their_defaults_and_limits():
         "seconds to wait for the other process's reply to a step before failing the case "
         "(default 10, at least 0.1: the waits run in 0.1 s slices, so a timeout fires up "
         "to two slices after it; raise it for a large model on CPU)")
+
+
+def test_logical_step_and_pickle_over_tcp_state_their_limits():
+    assert _help_of("--logical-step-ms") == (
+        "trace time per scheduler step on the logical clock (default 20; 0.001 to "
+        "8.64e+07: at least 1 us, so the arrival step numbers of any trace, whose "
+        "timestamps span at most 10,000 years, fit in 64 bits)")
+    assert _help_of("--allow-pickle-over-tcp").startswith("with --transport tcp: ")
