@@ -104,7 +104,8 @@ def _case_tables(results) -> list[Block]:
     columns mean."""
     from ipc_bench.analysis.cores import footnote, is_withheld
     from ipc_bench.report.tables import (CASE_TABLE, FLOOR_BELOW_ONE_NOTE, FLOOR_RATIO,
-                                         cells, floor_below_one, header)
+                                         TIMED_NO_FLOOR_NOTE, cells, floor_below_one,
+                                         header, timed_without_floor)
 
     blocks: list[Block] = []
     cases = results.cases
@@ -113,12 +114,13 @@ def _case_tables(results) -> list[Block]:
     head = ["rep"] + header(CASE_TABLE)
     records = cases.to_dict("records")
     for workload in dict.fromkeys(cases["workload"]):
-        rows = []
+        rows, shown = [], []
         for s in records:
             if s["workload"] != workload:
                 continue
             s = {k: (None if isinstance(v, float) and v != v else v) for k, v in s.items()}
             rows.append([str(s.get("repetition", 0))] + cells(s, CASE_TABLE))
+            shown.append(s)
         blocks.append(("p", f"**{workload}**"))
         blocks.append(("table", head, rows))
         withheld = footnote([s for s in records if s["workload"] == workload])
@@ -128,6 +130,9 @@ def _case_tables(results) -> list[Block]:
                for s in records if s["workload"] == workload):
             blocks.append(("p", FLOOR_BELOW_ONE_NOTE.replace("!: x floor", "`!`: `x floor`",
                                                              1)))
+        if timed_without_floor(shown):
+            blocks.append(("p", TIMED_NO_FLOOR_NOTE.replace(
+                "floor tok/s, x floor", "`floor tok/s`, `x floor`", 1) + "."))
     blocks.append(("p", "Bytes are payload bytes per counted step (`s2r`: scheduler → "
                         "runner, `r2s`: back), times are µs per counted step, both "
                         "directions summed for build/encode/decode; `x floor` is the "
