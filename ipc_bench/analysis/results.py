@@ -533,10 +533,70 @@ def unfinished_detail(summary: dict[str, Any], run_dir: Path) -> str:
     return ", ".join(parts)
 
 
+#: Fields of a ``summary.json`` case that are numbers (or null) besides the metrics
+#: of ``analysis.metrics.METRICS``: counts, times and the replay's speed.
+_NUMERIC_CASE_FIELDS = ("repetition", "num_steps", "num_warmup_steps", "num_total_steps",
+                        "counted_steps_asked", "max_steps", "wall_s", "num_requests",
+                        "num_rejected", "num_finished", "num_preemptions", "output_tokens",
+                        "trace_speedup", "busy_output_tokens_per_s",
+                        "input_oracle_interval", "num_spec_tokens")
+
+
+def _case_problem(case: Any, index: int) -> str | None:
+    """Why the ``index``-th entry of ``summary.json``'s ``cases`` cannot be loaded, in
+    words (``case 'ID' has output_tokens_per_s 'fast', not a number``): it is not an
+    object, or one of its known numeric fields (``_NUMERIC_CASE_FIELDS``, the metrics)
+    holds something other than a number or null; ``None`` when it can."""
+    from ipc_bench.analysis.metrics import METRICS
+
+    if not isinstance(case, dict):
+        return f"cases[{index}] is {json.dumps(case)[:40]}, not an object"
+    name = case.get("case_id")
+    name = f"case {name!r}" if isinstance(name, str) else f"cases[{index}]"
+    for key in (*_NUMERIC_CASE_FIELDS, *METRICS):
+        value = case.get(key)
+        if value is not None and (isinstance(value, bool)
+                                  or not isinstance(value, (int, float))):
+            return f"{name} has {key} {json.dumps(value)[:40]}, not a number"
+    return None
+
+
+def _valid_cases(summary: dict[str, Any], path: Path) -> tuple[list[dict], list[str]]:
+    """The entries of ``summary``'s ``cases`` that can be loaded (``_case_problem``)
+    and one line per entry left out, naming it and the field. Raises ``ResultsError``
+    (one line) when ``cases`` is not a list, or when it had entries and none can be
+    loaded."""
+    cases = summary.get("cases") or []
+    if not isinstance(cases, list):
+        raise ResultsError(f"{path}: cases is {json.dumps(cases)[:40]}, not a list")
+    valid, lines = [], []
+    for i, case in enumerate(cases):
+        problem = _case_problem(case, i)
+        if problem is None:
+            valid.append(case)
+        else:
+            lines.append(f"{path}: {problem} (left out)")
+    if cases and not valid:
+        first = _case_problem(cases[0], 0)
+        more = f" (and {len(cases) - 1} more)" if len(cases) > 1 else ""
+        raise ResultsError(f"{path}: no case can be loaded: {first}{more}")
+    return valid, lines
+
+
+def _left_out_ids(summary: dict[str, Any], valid: list[dict]) -> set[str]:
+    """The ``case_id`` of every case of ``summary`` left out (``_valid_cases``) that
+    names one and that no loaded case shares."""
+    kept = {c.get("case_id") for c in valid}
+    return {c["case_id"] for c in summary.get("cases") or []
+            if isinstance(c, dict) and isinstance(c.get("case_id"), str)
+            and c["case_id"] not in kept}
+
+
 def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     summary = read_summary(run_dir)
     metadata = summary.get("metadata") or {}
-    cases = pd.DataFrame(summary.get("cases") or [])
+    valid, bad_cases = _valid_cases(summary, run_dir / "summary.json")
+    cases = pd.DataFrame(valid)
     label_cols: dict[str, dict[str, Any]] = {}  # case_id -> labels
     case_info: dict[str, dict[str, Any]] = {}
     for c in metadata.get("cases") or []:
@@ -556,7 +616,12 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     itl_columns = ("case_id", "index", "itl_s")
     itl = (_read_csv(pd, run_dir / "itl.csv", itl_columns, notes["itl"])
            if (run_dir / "itl.csv").is_file() else pd.DataFrame(columns=list(itl_columns)))
-    load_warnings = _load_warnings(run_dir, notes, _short_steps(steps, cases))
+    load_warnings = bad_cases + _load_warnings(run_dir, notes, _short_steps(steps, cases))
+    gone = _left_out_ids(summary, valid)
+    if gone:  # the rows of a case left out would pass for another's in the figures
+        steps, requests, floor, itl = (df[~df["case_id"].astype(str).isin(gone)]
+                                       .reset_index(drop=True) if "case_id" in df else df
+                                       for df in (steps, requests, floor, itl))
     if len(itl) and "case_id" in itl:
         ident = [k for k in CASE_KEYS if k != "case_id"]
         source = requests if len(requests) else steps
@@ -619,7 +684,11 @@ def load(path_or_paths) -> Results:
     measured columns (a run written before they existed: loaded, those columns NaN),
     and a row of any CSV file without the header's number of fields or with a value
     that is not a number in a numeric column (left out, so that every later table has
-    numeric columns). Every case is loaded, those that did not finish included:
+    numeric columns). A ``summary.json`` case that is not an object, or whose known
+    numeric fields hold something other than a number, is left out (with its rows of
+    the CSV files, when it names its ``case_id``) and said in one ``ResultsWarning``
+    naming the case and the field; ``ResultsError`` when no case is left. Every
+    other case is loaded, those that did not finish included:
     ``Results.finished`` leaves them out.
     """
     import pandas as pd

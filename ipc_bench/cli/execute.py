@@ -39,12 +39,13 @@ from ipc_bench.engine.scheduler import SchedulerError
 from ipc_bench.engine.token_ids import histogram_digest
 from ipc_bench.errors import one_line
 from ipc_bench.harness import signals
-from ipc_bench.harness.environment import collect_metadata, cpu_usage_between, read_cpu_times
+from ipc_bench.harness.environment import (collect_metadata, cpu_usage_between,
+                                           read_cpu_times, trace_record)
 from ipc_bench.harness.spec import CaseError
 from ipc_bench.harness.supervisor import run_case
 from ipc_bench.harness.progress import case_progress, progress_enabled
 from ipc_bench.harness.run_folder import RunFolderError, RunWriter, default_run_dir
-from ipc_bench.harness.scenario import ARM_ORDER
+from ipc_bench.harness.scenario import ARM_ORDER, SCENARIO_OPTIONS
 from ipc_bench.harness.signals import Interrupted
 from ipc_bench.harness.spec import CaseResult
 from ipc_bench.report.tables import format_byte_model, format_comparisons, format_tables
@@ -183,14 +184,22 @@ def _check_links(run_dir: Path) -> None:
 
 def run_metadata(args, cases) -> dict[str, Any]:
     """The run's metadata: the environment, the scenario and seed, how the arms were
-    ordered, and every case's settings in the order the cases run (``summary.json``'s
-    ``metadata``)."""
+    ordered, the scenario options as given (``options``), the replayed trace's path and
+    SHA-256 (``trace``, ``environment.trace_record``; only with ``--trace``), and every
+    case's settings in the order the cases run (``summary.json``'s ``metadata``)."""
     metadata = collect_metadata(include_hostname=not args.no_hostname)
     metadata["scenario"] = args.scenario
     metadata["seed"] = args.seed
     metadata["aa"] = bool(args.aa)
     metadata["ci_method"] = args.ci_method
     metadata["arm_order"] = ARM_ORDER  # the order itself: ``cases`` below, as run
+    # What changes the numbers beyond each case's settings, for comparing runs
+    # (``environment.compare_settings``): the scenario options as given (None: the
+    # scenario's default) and the replayed trace's content.
+    metadata["options"] = {f: getattr(args, f, None) for f in SCENARIO_OPTIONS
+                           if f != "trace"}
+    if getattr(args, "trace", None):
+        metadata["trace"] = trace_record(args.trace)
     metadata["cases"] = [dict(case_id=c.case_id, labels=c.labels, policy=c.policy,
                               arm=c.arm_label, codec=c.codec,
                               scheduler=msgspec.to_builtins(c.scheduler),

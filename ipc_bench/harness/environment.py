@@ -587,3 +587,124 @@ def compare_metadata(a: dict, b: dict) -> list[str]:
     gpu_b = b.get("gpu") or {}
     check("gpu name", gpu_a.get("name"), gpu_b.get("name"))
     return lines
+
+
+def trace_record(path: str) -> dict[str, Any]:
+    """What identifies the trace a run replays (``metadata["trace"]``): ``path`` as
+    given and ``sha256``, the SHA-256 of the file's bytes (``None`` when it cannot be
+    read), so that two runs of the same name but other content tell apart."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                digest.update(chunk)
+    except OSError:
+        return {"path": path, "sha256": None}
+    return {"path": path, "sha256": digest.hexdigest()}
+
+
+#: Fields of a case's recorded settings (``metadata["cases"]``) that name the case or
+#: only bound how long its processes wait, not what it measures: left out of
+#: ``compare_settings``.
+_CASE_IDENTITY = frozenset({"case_id", "labels", "policy", "arm", "codec", "repetition",
+                            "peer_timeout_s", "startup_timeout_s"})
+
+
+#: Scenario options that choose which workloads run (each a workload label's value:
+#: ``num_running=4``, ``trace=azure-conv:20``...), not how a workload runs: a
+#: difference in them is listed but leaves the workloads both runs ran comparable.
+_WORKLOAD_OPTIONS = frozenset({"num_running", "max_requests", "step_time_ms", "tp",
+                               "tp_transports", "pp"})
+
+
+def _flat(d: dict, prefix: str = "") -> dict[str, Any]:
+    """``d`` with nested dicts flattened to dotted keys (``model.vocab_size``)."""
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.update(_flat(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def _workload_settings(md: dict) -> dict[str, dict[str, list[str]]]:
+    """Per workload (its labels as sorted ``k=v`` pairs, as ``CaseSpec.workload_key``),
+    each recorded case setting (``_flat``, identity fields left out) -> the sorted
+    distinct values its cases ran with, as text."""
+    out: dict[str, dict[str, set]] = {}
+    for case in md.get("cases") or []:
+        if not isinstance(case, dict):
+            continue
+        labels = case.get("labels") or {}
+        key = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+        settings = out.setdefault(key, {})
+        flat = _flat({k: v for k, v in case.items() if k not in _CASE_IDENTITY})
+        for name in set(flat) | set(settings):
+            settings.setdefault(name, set()).add(_text(flat.get(name)))
+    return {w: {k: sorted(v) for k, v in s.items()} for w, s in out.items()}
+
+
+def _text(value: Any) -> str:
+    """A recorded setting as text: ``absent`` for None."""
+    if value is None:
+        return _ABSENT
+    if isinstance(value, list):
+        return "[" + ", ".join(map(str, value)) + "]"
+    return str(value)
+
+
+def _trace_text(trace: dict) -> str:
+    digest = trace.get("sha256")
+    return f"{trace.get('path')} (sha256 {digest[:12] if digest else 'unread'})"
+
+
+def compare_settings(a: dict, b: dict) -> tuple[list[str], list[str]]:
+    """The settings two runs' metadata recorded that change the numbers and differ,
+    ``a``'s value first: the replayed trace's content (``metadata["trace"]``,
+    ``trace_record``; its path alone is no difference), the seed, the scenario options
+    as given (``metadata["options"]``, ``None``: the scenario's default, ``default``
+    in the line; those that only choose the workloads, ``_WORKLOAD_OPTIONS``, are
+    listed but mark no workload), and each
+    case setting (``metadata["cases"]``: scheduler, model, steps, transport...) of the
+    workloads both runs ran. Returns (lines, workloads): one line per difference
+    (``trace differs: A (sha256 ...) vs B (sha256 ...)``, ``option --vocab-size
+    differs: 100 vs default``, ``case setting model.vocab_size differs: 100 vs 128256
+    (workload trace=azure-conv:20)``), and the workload keys both runs ran whose rows
+    are not comparable (every shared one when a run-wide setting differs). A setting
+    missing from one run's metadata (an older run) is not compared."""
+    lines: list[str] = []
+    run_wide = False
+    ta, tb = a.get("trace"), b.get("trace")
+    if isinstance(ta, dict) and isinstance(tb, dict) and ta.get("sha256") != tb.get("sha256"):
+        lines.append(f"trace differs: {_trace_text(ta)} vs {_trace_text(tb)}")
+        run_wide = True
+    if "seed" in a and "seed" in b and a["seed"] != b["seed"]:
+        lines.append(f"seed differs: {a['seed']} vs {b['seed']}")
+        run_wide = True
+    oa, ob = a.get("options"), b.get("options")
+    if isinstance(oa, dict) and isinstance(ob, dict):
+        for name in sorted(set(oa) | set(ob)):
+            if oa.get(name) != ob.get(name):
+                va, vb = (_text(o.get(name)).replace(_ABSENT, "default") for o in (oa, ob))
+                lines.append(f"option --{name.replace('_', '-')} differs: {va} vs {vb}")
+                run_wide = run_wide or name not in _WORKLOAD_OPTIONS
+    wa, wb = _workload_settings(a), _workload_settings(b)
+    shared = [w for w in wa if w in wb]
+    differing: dict[tuple[str, str, str], list[str]] = {}
+    unlike: list[str] = []
+    for w in shared:
+        for name in sorted(set(wa[w]) | set(wb[w])):
+            va = ", ".join(wa[w].get(name, [_ABSENT]))
+            vb = ", ".join(wb[w].get(name, [_ABSENT]))
+            if va != vb:
+                differing.setdefault((name, va, vb), []).append(w)
+                if w not in unlike:
+                    unlike.append(w)
+    for (name, va, vb), workloads in differing.items():
+        where = ("every workload both ran" if len(workloads) == len(shared) > 1 else
+                 f"workload{'s' if len(workloads) > 1 else ''} {', '.join(workloads)}")
+        lines.append(f"case setting {name} differs: {va} vs {vb} ({where})")
+    return lines, (shared if run_wide else unlike)

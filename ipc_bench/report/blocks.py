@@ -104,7 +104,8 @@ def _case_tables(results) -> list[Block]:
     columns mean."""
     from ipc_bench.analysis.cores import footnote, is_withheld
     from ipc_bench.report.tables import (CASE_TABLE, FLOOR_BELOW_ONE_NOTE, FLOOR_RATIO,
-                                         cells, floor_below_one, header)
+                                         TIMED_NO_FLOOR_NOTE, cells, floor_below_one,
+                                         header, timed_without_floor)
 
     blocks: list[Block] = []
     cases = results.cases
@@ -113,12 +114,13 @@ def _case_tables(results) -> list[Block]:
     head = ["rep"] + header(CASE_TABLE)
     records = cases.to_dict("records")
     for workload in dict.fromkeys(cases["workload"]):
-        rows = []
+        rows, shown = [], []
         for s in records:
             if s["workload"] != workload:
                 continue
             s = {k: (None if isinstance(v, float) and v != v else v) for k, v in s.items()}
             rows.append([str(s.get("repetition", 0))] + cells(s, CASE_TABLE))
+            shown.append(s)
         blocks.append(("p", f"**{workload}**"))
         blocks.append(("table", head, rows))
         withheld = footnote([s for s in records if s["workload"] == workload])
@@ -128,6 +130,9 @@ def _case_tables(results) -> list[Block]:
                for s in records if s["workload"] == workload):
             blocks.append(("p", FLOOR_BELOW_ONE_NOTE.replace("!: x floor", "`!`: `x floor`",
                                                              1)))
+        if timed_without_floor(shown):
+            blocks.append(("p", TIMED_NO_FLOOR_NOTE.replace(
+                "floor tok/s, x floor", "`floor tok/s`, `x floor`", 1) + "."))
     blocks.append(("p", "Bytes are payload bytes per counted step (`s2r`: scheduler → "
                         "runner, `r2s`: back), times are µs per counted step, both "
                         "directions summed for build/encode/decode; `x floor` is the "
@@ -374,8 +379,9 @@ def _comparison_sections(results, level: int) -> list[Block]:
 
 def _run_option_lines(md: dict[str, Any]) -> list[str]:
     """Lines for the options that shaped the whole run beyond each case's settings:
-    runners started by hand (``--remote-runners``) and, with ``--token-ids hist:PATH``,
-    the histogram's path and SHA-256 (also in each case's model column)."""
+    runners started by hand (``--remote-runners``), with ``--token-ids hist:PATH``,
+    the histogram's path and SHA-256 (also in each case's model column), and with
+    ``--trace`` the trace's path and SHA-256."""
     lines = []
     remote = md.get("remote_runners")
     if remote:
@@ -386,6 +392,9 @@ def _run_option_lines(md: dict[str, Any]) -> list[str]:
              if m.get("token_ids_sha256")}
     for path, digest in sorted(hists):
         lines.append(f"token ids: `{path}`, sha256 `{digest}`")
+    trace = md.get("trace")
+    if isinstance(trace, dict):
+        lines.append(f"trace: `{trace.get('path')}`, sha256 `{trace.get('sha256')}`")
     return lines
 
 
@@ -650,8 +659,10 @@ def _run_blocks(results, run_id: str, level: int, prefix: str) -> list[Block]:
 
 
 def _runs_blocks(results) -> list[Block]:
-    """The loaded runs as a table, then how their environments differ."""
-    from ipc_bench.harness.environment import compare_metadata
+    """The loaded runs as a table, then how their environments and the settings that
+    change the numbers differ (``environment.compare_metadata``,
+    ``environment.compare_settings``), each run against the first."""
+    from ipc_bench.harness.environment import compare_metadata, compare_settings
 
     ids = results.run_ids
     blocks: list[Block] = [("h", 2, "Runs")]
@@ -674,6 +685,8 @@ def _runs_blocks(results) -> list[Block]:
         if results.metadata[r].get("scenario") != base.get("scenario"):
             warnings.append(f"{r} ran scenario {results.metadata[r].get('scenario')!r}, "
                             f"{ids[0]} ran {base.get('scenario')!r}")
+        for line in compare_settings(results.metadata[r], base)[0]:
+            warnings.append(f"{r} against {ids[0]}: {line}")
     if warnings:
         blocks.append(("note", "The runs differ in ways that can change the numbers: "
                                "compare with care."))
@@ -683,10 +696,31 @@ def _runs_blocks(results) -> list[Block]:
     return blocks
 
 
-def _side_by_side(results, key: str) -> list[Block]:
-    """Per (workload, policy, codec), the mean of metric ``key`` in each run and its
-    ratio to the first run's."""
+#: After the workload of a side-by-side row whose runs ran it with other settings.
+UNLIKE_MARK = " ≠"
+#: Under a side-by-side table with such rows (``UNLIKE_MARK``).
+UNLIKE_NOTE = ("`≠`: the runs ran this workload with other settings (listed under Runs): "
+               "its rows are not one workload, and their ratios are not comparable.")
+
+
+def unlike_workloads(results) -> dict[str, set[str]]:
+    """Per run after the first, the workloads it ran with other settings than the first
+    run (``environment.compare_settings``): their side-by-side rows are not
+    comparable."""
+    from ipc_bench.harness.environment import compare_settings
+
     ids = results.run_ids
+    base = results.metadata[ids[0]]
+    return {r: set(compare_settings(results.metadata[r], base)[1]) for r in ids[1:]}
+
+
+def _side_by_side(results, key: str, unlike: Optional[dict[str, set[str]]] = None
+                  ) -> list[Block]:
+    """Per (workload, policy, codec), the mean of metric ``key`` in each run and its
+    ratio to the first run's; a workload some run ran with other settings
+    (``unlike``: ``unlike_workloads``) is marked ``UNLIKE_MARK``, with a note."""
+    ids = results.run_ids
+    unlike = unlike or {}
     entry = metric(key)
     means = results.cases.groupby(["workload", "policy", "codec", "run_id"], sort=False)[
         key].mean()
@@ -697,9 +731,15 @@ def _side_by_side(results, key: str) -> list[Block]:
         vals = [means.get(group + (r,), math.nan) * entry.scale for r in ids]
         ratios = [f"{v / vals[0]:.3f}" if vals[0] and vals[0] == vals[0] and v == v
                   else "-" for v in vals[1:]]
-        rows.append([str(group[0]), group[1], group[2]]
+        marked = any(group[0] in unlike.get(r, ()) for r in ids[1:]
+                     if group + (r,) in means.index)
+        rows.append([str(group[0]) + (UNLIKE_MARK if marked else ""), group[1], group[2]]
                     + [format_value(v, 2) for v in vals] + ratios)
-    return [("p", f"**{entry.label}** (mean over repetitions)"), ("table", header, rows)]
+    blocks: list[Block] = [("p", f"**{entry.label}** (mean over repetitions)"),
+                           ("table", header, rows)]
+    if any(row[0].endswith(UNLIKE_MARK) for row in rows):
+        blocks.append(("p", UNLIKE_NOTE))
+    return blocks
 
 
 def _comparison_blocks(results) -> list[Block]:
@@ -708,11 +748,12 @@ def _comparison_blocks(results) -> list[Block]:
     from ipc_bench.report import plots
 
     blocks = _runs_blocks(results)
+    unlike = unlike_workloads(results)
     results = results.finished()
     blocks.append(("h", 2, "Side by side"))
     for key in SIDE_BY_SIDE:
         if key in results.cases.columns:
-            blocks.extend(_side_by_side(results, key))
+            blocks.extend(_side_by_side(results, key, unlike))
     try:
         fig = plots.throughput(results)
         blocks.append(("fig", "compare-throughput.png", "Output tokens/s, all runs",

@@ -79,6 +79,19 @@ FLOOR_BELOW_ONE_NOTE = (
     "overlaps steps the floor replays one at a time); its warning says which")
 
 
+#: Under a table whose floor columns are empty because its cases are timed replays.
+TIMED_NO_FLOOR_NOTE = (
+    "floor tok/s, x floor: - for a timed replay, which runs no floor (the floor replays the "
+    "recorded steps back to back; a timed replay's steps wait for arrivals)")
+
+
+def timed_without_floor(summaries: Iterable[dict[str, Any]]) -> bool:
+    """Whether a case of ``summaries`` is a timed replay (``trace_speedup`` set) with no
+    floor figures, so that its floor columns show ``-`` (``TIMED_NO_FLOOR_NOTE``)."""
+    return any(s.get("trace_speedup") is not None
+               and s.get("floor_output_tokens_per_s") is None for s in summaries)
+
+
 def floor_below_one(value: Any) -> bool:
     """Whether ``value`` is an ``x floor`` (``step_to_floor_ratio``) below 1."""
     return isinstance(value, (int, float)) and value == value and value < 1
@@ -130,6 +143,8 @@ def format_tables(summaries: Iterable[dict[str, Any]]) -> str:
         if any(floor_below_one(s.get(FLOOR_RATIO)) and not cores.is_withheld(s)
                for s in cases):
             out.append(f"  {FLOOR_BELOW_ONE_NOTE}")
+        if timed_without_floor(cases):
+            out.append(f"  {TIMED_NO_FLOOR_NOTE}")
         rejected = max(((s.get("num_rejected") or 0) for s in cases), default=0)
         if rejected:
             total = max((s.get("num_requests") or 0) for s in cases)

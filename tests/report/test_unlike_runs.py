@@ -1,0 +1,132 @@
+"""A report of several runs compares what changes the numbers besides the machine and
+the software: the replayed trace's content (its SHA-256, recorded in the run's
+metadata), the seed, the scenario options and each workload's case settings. Each
+difference is one line under the "compare with care" note, and the side-by-side rows
+of a workload the runs ran with other settings are marked as not comparable."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+
+import pytest
+
+from analysis_run import run_bench
+from ipc_bench import cli
+from ipc_bench.harness.environment import compare_settings
+
+SAME = "Same machine, software and commit by their metadata."
+CARE = "> **Note:** The runs differ in ways that can change the numbers: compare with care."
+UNLIKE = ("`≠`: the runs ran this workload with other settings (listed under Runs): its "
+          "rows are not one workload, and their ratios are not comparable.")
+
+
+def write_trace(path, output_tokens: int) -> None:
+    """A small Azure-format trace: 6 requests 50 ms apart, 40-token prompts."""
+    lines = ["TIMESTAMP,ContextTokens,GeneratedTokens"] + [
+        f"2023-11-16 18:15:40.{i * 5:02d}00000,40,{output_tokens}" for i in range(6)]
+    path.write_text("\n".join(lines) + "\n")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Logical replays of 6 requests: ``a`` of trace one, ``copy`` of the same bytes
+    under another path, ``other`` of another trace, ``vocab`` of trace one with
+    ``--vocab-size 100 --req-id-format numeric``."""
+    base = tmp_path_factory.mktemp("unlike")
+    (base / "one").mkdir()
+    (base / "two").mkdir()
+    one, two = base / "one" / "trace.csv", base / "two" / "trace.csv"
+    write_trace(one, 8)
+    write_trace(two, 12)
+    shutil.copy(one, base / "copy.csv")
+    common = ["--scenario", "azure-conv", "--max-requests", "6", "--codecs", "msgpack",
+              "--no-floor", "--no-single-process", "--warmup-steps", "2"]
+    run_bench(base / "a", common + ["--trace", str(one)])
+    run_bench(base / "copy", common + ["--trace", str(base / "copy.csv")])
+    run_bench(base / "other", common + ["--trace", str(two)])
+    run_bench(base / "vocab", common + ["--trace", str(one), "--vocab-size", "100",
+                                        "--req-id-format", "numeric"])
+    return base
+
+
+def _side_by_side(md: list[str]) -> list[str]:
+    """The table rows of the report's "Side by side" section."""
+    start = md.index("## Side by side")
+    end = next(i for i in range(start + 1, len(md)) if md[i].startswith("## "))
+    return [ln for ln in md[start:end] if ln.startswith("| trace=")]
+
+
+def _report(runs, tmp_path, *names) -> list[str]:
+    out = tmp_path / "-".join(names)
+    assert cli.main(["report", *(str(runs / n) for n in names), "--output", str(out)]) == 0
+    return (out / "report.md").read_text().splitlines()
+
+
+def test_the_metadata_records_the_trace_and_the_options(runs):
+    md = json.loads((runs / "a" / "summary.json").read_text())["metadata"]
+    trace = runs / "one" / "trace.csv"
+    assert md["trace"] == {"path": str(trace),
+                           "sha256": hashlib.sha256(trace.read_bytes()).hexdigest()}
+    assert md["options"]["vocab_size"] is None
+    assert md["options"]["max_requests"] == 6
+    assert "trace" not in md["options"]
+
+
+def test_the_same_trace_under_another_path_is_the_same_run(runs, tmp_path):
+    md = _report(runs, tmp_path, "a", "copy")
+    assert SAME in md
+    rows = _side_by_side(md)
+    assert len(rows) == 6 and all(ln.startswith("| trace=azure-conv:6 |") for ln in rows)
+    assert UNLIKE not in md
+
+
+def test_runs_of_other_traces_differ_and_their_rows_are_marked(runs, tmp_path):
+    md = _report(runs, tmp_path, "a", "other")
+    sha = {n: hashlib.sha256((runs / n / "trace.csv").read_bytes()).hexdigest()[:12]
+           for n in ("one", "two")}
+    assert CARE in md and SAME not in md
+    assert (f"- other against a: trace differs: {runs / 'two' / 'trace.csv'} (sha256 "
+            f"{sha['two']}) vs {runs / 'one' / 'trace.csv'} (sha256 {sha['one']})") in md
+    rows = _side_by_side(md)
+    assert len(rows) == 6 and all(ln.startswith("| trace=azure-conv:6 ≠ |") for ln in rows)
+    assert md.count(UNLIKE) == 3
+
+
+def test_runs_of_other_workload_settings_differ_setting_by_setting(runs, tmp_path):
+    md = _report(runs, tmp_path, "a", "vocab")
+    lines = [ln for ln in md if ln.startswith("- vocab against a: ")]
+    assert lines == [
+        "- vocab against a: option --req-id-format differs: numeric vs cmpl",
+        "- vocab against a: option --vocab-size differs: 100 vs default",
+        "- vocab against a: case setting model.vocab_size differs: 100 vs 128256 "
+        "(workload trace=azure-conv:6)"]
+    assert CARE in md
+    rows = _side_by_side(md)
+    assert len(rows) == 6 and all(ln.startswith("| trace=azure-conv:6 ≠ |") for ln in rows)
+    assert md.count(UNLIKE) == 3
+
+
+def _md(**over):
+    case = dict(case_id="num_running=4/send/msgpack#0", labels={"num_running": 4},
+                policy="send", codec="msgpack", repetition=0, transport="ipc",
+                model={"name": "null", "vocab_size": 128256},
+                scheduler={"block_size": 16}, peer_timeout_s=10.0)
+    md = dict(seed=0, options={"num_running": [4], "vocab_size": None},
+              cases=[dict(case, **over)])
+    return md
+
+
+def test_compare_settings_names_each_setting_and_its_workloads():
+    assert compare_settings(_md(), _md(peer_timeout_s=30.0)) == ([], [])
+    assert compare_settings(_md(transport="tcp", scheduler={"block_size": 32}), _md()) == (
+        ["case setting scheduler.block_size differs: 32 vs 16 (workload num_running=4)",
+         "case setting transport differs: tcp vs ipc (workload num_running=4)"],
+        ["num_running=4"])
+    a, b = _md(), _md(labels={"num_running": 8})
+    b["options"]["num_running"] = [8]
+    assert compare_settings(a, b) == (["option --num-running differs: [4] vs [8]"], [])
+    a, b = _md(), _md()
+    a["seed"] = 1
+    assert compare_settings(a, b) == (["seed differs: 1 vs 0"], ["num_running=4"])
