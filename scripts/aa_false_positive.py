@@ -63,6 +63,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ipc_bench.analysis.results import ResultsError, load, read_summary  # noqa: E402
+from ipc_bench.cli.options import list_items  # noqa: E402
 from ipc_bench.analysis.stats import (COMPARED_KEYS, EXACT_KEYS, compare_paired,  # noqa: E402
                                       holm, min_pairs)
 from ipc_bench.harness.environment import cpu_usage_between, read_cpu_times  # noqa: E402
@@ -489,18 +490,24 @@ def print_condition(info: dict[str, Any]) -> None:
 
 
 def _ints(text: str) -> list[int]:
+    """Comma-separated integers of at least 1; no empty item (``list_items``)."""
     try:
-        values = [int(v) for v in text.split(",") if v.strip()]
+        values = [int(v) for v in list_items(text, "integers")]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}")
-    if not values or min(values) < 1:
+    if min(values) < 1:
         raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
     return values
 
 
+def _conditions(text: str) -> list[str]:
+    """``--load``: comma-separated conditions; no empty item (``list_items``)."""
+    return list_items(text, "conditions")
+
+
 def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--load", default="idle,busy",
+    p.add_argument("--load", default="idle,busy", type=_conditions,
                    help="conditions, comma-separated: idle (the machine as it is), busy "
                    "(plus one busy process pinned to one core); default both")
     p.add_argument("--pairs", type=int, default=600, help="A/A pairs per condition")
@@ -519,8 +526,7 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     p.add_argument("--output", help="study folder (default results/aa-<time>)")
     p.add_argument("--from-run", metavar="DIR", help="analyse this study folder")
     args = p.parse_args(argv)
-    args.load = [c for c in args.load.split(",") if c]
-    if not args.load or set(args.load) - {"idle", "busy"}:
+    if set(args.load) - {"idle", "busy"}:
         p.error("--load takes idle, busy or idle,busy")
     if len(args.reference_steps) != len(args.reference_pairs):
         p.error("--reference-steps and --reference-pairs need as many values each")

@@ -485,3 +485,23 @@ def test_verify_step_bench_times_both_paths_and_refuses_bad_input(capsys):
                  ["--context-min", "2"]):
         assert bench.main(argv) == 2
         assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+#: (script of scripts/, its arguments, the last line of its stderr): a comma-separated
+#: list with an empty item is refused while the arguments are parsed, before any work
+#: (``ipc_bench.cli.options.list_items``), in one line and exit 2
+EMPTY_ITEM_CASES = [
+    ("aa_false_positive", ["--load", "idle,,busy"], "aa_false_positive.py: error: argument "
+     "--load: expected comma-separated conditions, got 'idle,,busy' (an item is empty)"),
+    ("aa_false_positive", ["--group-sizes", "2,,3"], "aa_false_positive.py: error: argument "
+     "--group-sizes: expected comma-separated integers, got '2,,3' (an item is empty)"),
+]
+
+
+@pytest.mark.parametrize("script,argv,line", EMPTY_ITEM_CASES,
+                         ids=[f"{s} {' '.join(a)}" for s, a, _ in EMPTY_ITEM_CASES])
+def test_script_refuses_an_empty_list_item_in_one_line(script, argv, line):
+    out = subprocess.run([sys.executable, str(ROOT / "scripts" / f"{script}.py"), *argv],
+                         capture_output=True, text=True, timeout=60)
+    assert (out.returncode, out.stderr.splitlines()[-1:], out.stdout) == (2, [line], "")
+    assert "Traceback" not in out.stderr
