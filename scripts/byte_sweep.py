@@ -51,7 +51,8 @@ from ipc_bench.harness.scenario import ScenarioOptions, steady_cases  # noqa: E4
 from ipc_bench.engine.workloads import REQ_ID_FORMATS  # noqa: E402
 from ipc_bench.engine.config import ConfigError  # noqa: E402
 from ipc_bench.engine.token_ids import token_id_distribution  # noqa: E402
-from ipc_bench.cli.options import MAX_NUM_SEQS, _choices, _int_in, _parse_int  # noqa: E402
+from ipc_bench.cli.options import (MAX_NUM_SEQS, _choices, _int_in, _parse_int,  # noqa: E402
+                                   list_items)
 from ipc_bench.harness import signals  # noqa: E402
 
 COL = {c: i for i, c in enumerate(SCHED_COLUMNS)}
@@ -142,10 +143,16 @@ def _json_path(text: str) -> str:
 
 
 def _vocab_sizes(text: str) -> list[int]:
-    parts = [v for v in text.split(",") if v.strip()]
-    if not parts:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}")
+    """``--vocab-sizes``: comma-separated integers of at least 2, repeats dropped; no
+    empty item (``list_items``)."""
+    parts = list_items(text, "integers")
     return list(dict.fromkeys(_parse_int(v, 2, 2**31 - 1) for v in parts))
+
+
+def _token_ids(text: str) -> list[str]:
+    """``--token-ids``: comma-separated distributions, checked once the vocabulary sizes
+    are known; no empty item (``list_items``)."""
+    return list_items(text, "token-id distributions")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -168,15 +175,12 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="codecs, comma-separated, those the byte model covers: "
                    f"{', '.join(bytemodel.MODELLED_CODECS)} "
                    "(default msgpack,pickle)")
-    p.add_argument("--token-ids", default="uniform", metavar="D[,D...]",
+    p.add_argument("--token-ids", type=_token_ids, default="uniform", metavar="D[,D...]",
                    help="comma-separated token-id distributions: uniform, zipf, hist:PATH "
                    "(default uniform)")
     p.add_argument("--json", metavar="PATH", type=_json_path,
                    help="also write the rows as JSON")
     args = p.parse_args(argv)
-    args.token_ids = [d.strip() for d in args.token_ids.split(",") if d.strip()]
-    if not args.token_ids:
-        p.error("argument --token-ids: expected uniform, zipf or hist:PATH")
     for dist in args.token_ids:
         for vocab in args.vocab_sizes:
             try:

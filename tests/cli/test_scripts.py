@@ -495,6 +495,11 @@ EMPTY_ITEM_CASES = [
      "--load: expected comma-separated conditions, got 'idle,,busy' (an item is empty)"),
     ("aa_false_positive", ["--group-sizes", "2,,3"], "aa_false_positive.py: error: argument "
      "--group-sizes: expected comma-separated integers, got '2,,3' (an item is empty)"),
+    ("byte_sweep", ["--vocab-sizes", "32000,"], "byte_sweep.py: error: argument "
+     "--vocab-sizes: expected comma-separated integers, got '32000,' (an item is empty)"),
+    ("byte_sweep", ["--token-ids", "uniform,,zipf"], "byte_sweep.py: error: argument "
+     "--token-ids: expected comma-separated token-id distributions, got 'uniform,,zipf' "
+     "(an item is empty)"),
 ]
 
 
