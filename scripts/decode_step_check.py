@@ -70,6 +70,7 @@ sys.path.insert(0, str(ROOT))
 
 from ipc_bench.engine.config import (ConfigError, ModelConfig, SchedulerConfig,  # noqa: E402
                                      check_model_memory)
+from ipc_bench.cli.options import list_items  # noqa: E402
 from ipc_bench.harness import signals  # noqa: E402
 from ipc_bench.report.tables import (ROOFLINE_BELOW_ONE_NOTE, below_roofline,  # noqa: E402
                                      roofline_ratio)
@@ -222,11 +223,8 @@ def whole_number(low: int):
 
 def batch_sizes(text: str) -> list[int]:
     """argparse type of ``--num-running``: comma-separated whole numbers >= 1, sorted,
-    without repeats."""
-    items = [t.strip() for t in text.split(",") if t.strip()]
-    if not items:
-        raise argparse.ArgumentTypeError("give at least one batch size")
-    return sorted({whole_number(1)(t) for t in items})
+    without repeats; no empty item (``list_items``)."""
+    return sorted({whole_number(1)(t) for t in list_items(text, "whole numbers")})
 
 
 def preset_name(text: str) -> str:
@@ -243,7 +241,9 @@ def preset_name(text: str) -> str:
 
 
 def config_list(text: str) -> list[tuple[str, bool]]:
-    """argparse type of ``--configs`` (``parse_configs``)."""
+    """argparse type of ``--configs`` (``parse_configs``); no empty item
+    (``list_items``)."""
+    list_items(text, "configurations")
     try:
         return parse_configs(text)
     except ConfigError as exc:

@@ -500,6 +500,10 @@ EMPTY_ITEM_CASES = [
     ("byte_sweep", ["--token-ids", "uniform,,zipf"], "byte_sweep.py: error: argument "
      "--token-ids: expected comma-separated token-id distributions, got 'uniform,,zipf' "
      "(an item is empty)"),
+    ("decode_step_check", ["--num-running", "2,,4"], "decode_step_check: error: argument "
+     "--num-running: expected comma-separated whole numbers, got '2,,4' (an item is empty)"),
+    ("decode_step_check", ["--configs", "gather,"], "decode_step_check: error: argument "
+     "--configs: expected comma-separated configurations, got 'gather,' (an item is empty)"),
 ]
 
 
