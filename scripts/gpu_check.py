@@ -104,6 +104,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ipc_bench.analysis.results import read_summary  # noqa: E402
+from ipc_bench.cli.options import list_items  # noqa: E402
 from ipc_bench.engine.config import ConfigError  # noqa: E402
 from ipc_bench.engine.models import probe_torch_device  # noqa: E402
 from ipc_bench.harness import signals  # noqa: E402
@@ -435,13 +436,12 @@ def budget_seconds(text: str) -> float:
 
 
 def stage_numbers(text: str) -> set[int]:
-    """argparse type of ``--stages``: comma-separated numbers of ``STAGE_NAMES``."""
+    """argparse type of ``--stages``: comma-separated numbers of ``STAGE_NAMES``; no
+    empty item (``list_items``)."""
     known = ", ".join(f"{i} {name}" for i, name in enumerate(STAGE_NAMES))
-    items = [t.strip() for t in text.split(",") if t.strip()]
-    if not items:
-        raise argparse.ArgumentTypeError(f"give at least one stage number ({known})")
+    items = list_items(text, "stage numbers")
     for t in items:
-        if not (t.isdigit() and int(t) < len(STAGE_NAMES)):
+        if not (t.isascii() and t.isdigit() and int(t) < len(STAGE_NAMES)):
             raise argparse.ArgumentTypeError(f"unknown stage {t!r}; the stages are {known}")
     return {int(t) for t in items}
 

@@ -504,6 +504,8 @@ EMPTY_ITEM_CASES = [
      "--num-running: expected comma-separated whole numbers, got '2,,4' (an item is empty)"),
     ("decode_step_check", ["--configs", "gather,"], "decode_step_check: error: argument "
      "--configs: expected comma-separated configurations, got 'gather,' (an item is empty)"),
+    ("gpu_check", ["--stages", "1,,2"], "gpu_check: error: argument --stages: expected "
+     "comma-separated stage numbers, got '1,,2' (an item is empty)"),
 ]
 
 
