@@ -43,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pyperf  # noqa: E402
 import zmq  # noqa: E402
 
+from ipc_bench.cli.options import list_items  # noqa: E402
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig  # noqa: E402
 from ipc_bench.engine.model_runner import ModelRunner  # noqa: E402
 from ipc_bench.engine.scheduler import Scheduler  # noqa: E402
@@ -239,9 +240,17 @@ def check_round_trip():
     return run
 
 
+def _only(text: str) -> str:
+    """``--only``: ``""`` (every benchmark, the default) or comma-separated texts, none
+    empty (``list_items``); kept as given, a worker gets it again."""
+    if text:
+        list_items(text, "texts")
+    return text
+
+
 def main() -> None:
     bench = pyperf.Runner(add_cmdline_args=lambda cmd, args: cmd.extend(["--only", args.only]))
-    bench.argparser.add_argument("--only", default="", metavar="TEXT[,TEXT...]",
+    bench.argparser.add_argument("--only", type=_only, default="", metavar="TEXT[,TEXT...]",
                                  help="run only the benchmarks whose name contains one of "
                                       "the TEXTs")
     texts = bench.parse_args().only.split(",")

@@ -506,6 +506,8 @@ EMPTY_ITEM_CASES = [
      "--configs: expected comma-separated configurations, got 'gather,' (an item is empty)"),
     ("gpu_check", ["--stages", "1,,2"], "gpu_check: error: argument --stages: expected "
      "comma-separated stage numbers, got '1,,2' (an item is empty)"),
+    ("hot_path_bench", ["--only", "encode,,decode"], "hot_path_bench.py: error: argument "
+     "--only: expected comma-separated texts, got 'encode,,decode' (an item is empty)"),
 ]
 
 
