@@ -49,6 +49,7 @@ from hot_path_bench import STEPS, SteadyEngine  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 #: The per-case figures ``--bench`` compares: summary key, heading, scale to print.
 BENCH_FIGURES = (("wall_s", "wall s", 1.0), ("step_ns_median", "step us", 1e-3))
+from ipc_bench.cli.options import list_items  # noqa: E402
 from ipc_bench.harness.oracle import CHECK_INTERVAL_STEPS  # noqa: E402
 
 
@@ -144,6 +145,12 @@ def main(argv=None) -> int:
                    help="paired bench.py runs with the oracle off and on instead")
     p.add_argument("--steps", type=int, default=2000, help="--bench: counted steps per case")
     args = p.parse_args(argv)
+    try:
+        sizes = [int(b) for b in list_items(args.num_running, "integers")]
+    except argparse.ArgumentTypeError as exc:
+        p.error(f"--num-running: {exc}")
+    except ValueError:
+        p.error(f"--num-running: not a list of integers: {args.num_running!r}")
     if args.bench:
         if args.steps < 1:
             p.error("--steps must be at least 1")
@@ -154,10 +161,6 @@ def main(argv=None) -> int:
         return 0
     if args.pairs is None:
         args.pairs = 30
-    try:
-        sizes = [int(b) for b in args.num_running.split(",")]
-    except ValueError:
-        p.error(f"--num-running: not a list of integers: {args.num_running!r}")
     if args.pairs < 1 or any(b < 1 for b in sizes):
         p.error("--pairs and every --num-running value must be at least 1")
     print(f"{'B':>5}  {'off us/step':>11}  {'on us/step':>10}  {'on - off us':>11}  "

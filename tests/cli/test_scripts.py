@@ -508,6 +508,10 @@ EMPTY_ITEM_CASES = [
      "comma-separated stage numbers, got '1,,2' (an item is empty)"),
     ("hot_path_bench", ["--only", "encode,,decode"], "hot_path_bench.py: error: argument "
      "--only: expected comma-separated texts, got 'encode,,decode' (an item is empty)"),
+    ("oracle_cost", ["--num-running", "1,,64"], "oracle_cost.py: error: --num-running: "
+     "expected comma-separated integers, got '1,,64' (an item is empty)"),
+    ("oracle_cost", ["--bench", "--num-running", "64,"], "oracle_cost.py: error: "
+     "--num-running: expected comma-separated integers, got '64,' (an item is empty)"),
 ]
 
 
