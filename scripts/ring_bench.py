@@ -38,6 +38,7 @@ import time
 import msgspec
 import zmq
 
+from ipc_bench.cli.options import list_items
 from ipc_bench.wire.shm_ring import RingHandle, RingReader, RingWriter
 from ipc_bench.wire.transport import EndpointDir, destroy_context, open_socket
 
@@ -157,10 +158,15 @@ def main(argv=None) -> int:
                    help="repetitions, transports in rotated order; medians are printed")
     args = p.parse_args(argv)
     try:
-        sizes = [int(s) for s in args.sizes.split(",")]
+        sizes = [int(s) for s in list_items(args.sizes, "integers")]
+    except argparse.ArgumentTypeError as exc:
+        p.error(f"--sizes: {exc}")
     except ValueError:
         p.error(f"--sizes must be comma-separated integers, got {args.sizes!r}")
-    transports = args.transports.split(",")
+    try:
+        transports = list_items(args.transports, "transports")
+    except argparse.ArgumentTypeError as exc:
+        p.error(f"--transports: {exc}")
     if (any(t not in TRANSPORTS for t in transports) or min(sizes) < 0 or args.iterations < 1
             or args.repeat < 1):
         p.error(f"--transports from {', '.join(TRANSPORTS)}; sizes >= 0; iterations and "

@@ -512,6 +512,10 @@ EMPTY_ITEM_CASES = [
      "expected comma-separated integers, got '1,,64' (an item is empty)"),
     ("oracle_cost", ["--bench", "--num-running", "64,"], "oracle_cost.py: error: "
      "--num-running: expected comma-separated integers, got '64,' (an item is empty)"),
+    ("ring_bench", ["--sizes", "64,,1024"], "ring_bench.py: error: --sizes: expected "
+     "comma-separated integers, got '64,,1024' (an item is empty)"),
+    ("ring_bench", ["--transports", ",zmq-ipc"], "ring_bench.py: error: --transports: "
+     "expected comma-separated transports, got ',zmq-ipc' (an item is empty)"),
 ]
 
 
