@@ -87,6 +87,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pyperf  # noqa: E402
 
 from ipc_bench.analysis.bytemodel import engine_outputs_bytes  # noqa: E402
+from ipc_bench.cli.options import list_items  # noqa: E402
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig  # noqa: E402
 from ipc_bench.engine.outputs import build_engine_core_outputs  # noqa: E402
 from ipc_bench.engine.model_runner import ModelRunner  # noqa: E402
@@ -485,8 +486,9 @@ def _regular_file(text: str) -> str:
 
 
 def _batch_sizes(text: str) -> list[int]:
-    """``--batch-sizes``: comma-separated whole numbers of at least 1, no repeats."""
-    parts = [v.strip() for v in text.split(",")]
+    """``--batch-sizes``: comma-separated whole numbers of at least 1, no repeats; no
+    empty item (``list_items``)."""
+    parts = list_items(text, "whole numbers")
     if not all(p.isascii() and p.isdigit() for p in parts):
         raise argparse.ArgumentTypeError(
             f"expected comma-separated whole numbers, got {text!r}")
@@ -499,13 +501,11 @@ def _batch_sizes(text: str) -> list[int]:
 
 
 def _only(text: str) -> str:
-    """``--only``: known words; no empty value or alternative, no alternative (a set of
-    words) given more than once."""
+    """``--only``: known words; no empty value or alternative (``list_items``), no
+    alternative (a set of words) given more than once."""
     if not text.strip():
         raise argparse.ArgumentTypeError("empty: give words, or leave --only out")
-    alts = [alt.split() for alt in text.split(",")]
-    if not all(alts):
-        raise argparse.ArgumentTypeError(f"an empty alternative in {text!r}")
+    alts = [alt.split() for alt in list_items(text, "alternatives")]
     seen, repeated = set(), []
     for alt in alts:
         if frozenset(alt) in seen and " ".join(alt) not in repeated:

@@ -516,6 +516,12 @@ EMPTY_ITEM_CASES = [
      "comma-separated integers, got '64,,1024' (an item is empty)"),
     ("ring_bench", ["--transports", ",zmq-ipc"], "ring_bench.py: error: --transports: "
      "expected comma-separated transports, got ',zmq-ipc' (an item is empty)"),
+    ("variant_table", ["--batch-sizes", "1,,16"], "variant_table.py: error: argument "
+     "--batch-sizes: expected comma-separated whole numbers, got '1,,16' (an item is "
+     "empty)"),
+    ("variant_table", ["--only", "send,,cached"], "variant_table.py: error: argument "
+     "--only: expected comma-separated alternatives, got 'send,,cached' (an item is "
+     "empty)"),
 ]
 
 

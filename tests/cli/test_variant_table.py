@@ -266,9 +266,10 @@ def test_only_refuses_empty_and_repeated_alternatives():
     cases = [
         ("", "empty: give words, or leave --only out"),
         (" ", "empty: give words, or leave --only out"),
-        (",", "an empty alternative in ','"),
-        ("send,", "an empty alternative in 'send,'"),
-        ("send, ,packed", "an empty alternative in 'send, ,packed'"),
+        (",", "expected comma-separated alternatives, got ',' (an item is empty)"),
+        ("send,", "expected comma-separated alternatives, got 'send,' (an item is empty)"),
+        ("send, ,packed",
+         "expected comma-separated alternatives, got 'send, ,packed' (an item is empty)"),
         ("send,send", "send given more than once"),
         ("send packed,zipf,packed  send,zipf", "packed send, zipf given more than once"),
     ]
