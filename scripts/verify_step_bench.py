@@ -34,6 +34,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from ipc_bench.cli.options import list_items  # noqa: E402
 from ipc_bench.engine.config import (ConfigError, ModelConfig, SchedulerConfig,  # noqa: E402
                                      TORCH_PRESETS)
 
@@ -124,7 +125,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        sizes = [int(s) for s in args.num_running.split(",")]
+        sizes = [int(s) for s in list_items(args.num_running, "integers")]
+    except argparse.ArgumentTypeError as exc:
+        print(f"verify_step_bench: --num-running: {exc}", file=sys.stderr)
+        return 2
     except ValueError:
         sizes = []
     if not sizes or min(sizes) < 1:
