@@ -257,6 +257,33 @@ class Results:
                        problems=self.problems, paths=self.paths,
                        status_detail=self.status_detail, warnings=self.warnings)
 
+    def by_arm(self) -> "Results":
+        """These tables with each case's ``policy`` replaced by its arm label (``arm``:
+        ``send'`` of an ``--aa`` run, ``cached+async`` beside ``cached``...), so that
+        whatever groups by policy (the report's figures, side-by-side tables and
+        findings) keeps two arms of one policy apart instead of averaging them. The
+        same object when every arm is its policy."""
+        cases = self.cases
+        if cases.empty or "arm" not in cases.columns:
+            return self
+        arm = [a if isinstance(a, str) and a else p
+               for a, p in zip(cases["arm"], cases["policy"])]
+        if arm == list(cases["policy"]):
+            return self
+        label = dict(zip(zip(cases["run_id"], cases["case_id"]), arm))
+
+        def relabel(df):
+            if df is None or len(df) == 0 or not {"case_id", "policy"} <= set(df.columns):
+                return df
+            return df.assign(policy=[label.get((r, c), p) for r, c, p in zip(
+                df["run_id"], df["case_id"], df["policy"])])
+
+        return Results(cases=relabel(cases), steps=relabel(self.steps),
+                       requests=relabel(self.requests), floor=relabel(self.floor),
+                       itl=relabel(self.itl), metadata=self.metadata, status=self.status,
+                       problems=self.problems, paths=self.paths,
+                       status_detail=self.status_detail, warnings=self.warnings)
+
     def select(self, run_id: str) -> "Results":
         """The tables of one run; ``KeyError`` if ``run_id`` is not loaded."""
         if run_id not in self.metadata:

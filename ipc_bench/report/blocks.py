@@ -725,7 +725,7 @@ def _side_by_side(results, key: str, unlike: Optional[dict[str, set[str]]] = Non
     means = results.cases.groupby(["workload", "policy", "codec", "run_id"], sort=False)[
         key].mean()
     groups = list(dict.fromkeys((w, p, c) for w, p, c, _ in means.index))
-    header = ["workload", "policy", "codec"] + ids + [f"{r} / {ids[0]}" for r in ids[1:]]
+    header = ["workload", "arm", "codec"] + ids + [f"{r} / {ids[0]}" for r in ids[1:]]
     rows = []
     for group in groups:
         vals = [means.get(group + (r,), math.nan) * entry.scale for r in ids]
@@ -766,7 +766,10 @@ def _comparison_blocks(results) -> list[Block]:
 def build_blocks(results, command: str) -> list[Block]:
     """All blocks of the report of ``results`` (one run or several), in order: a list
     of ``Block`` tuples (see ``ipc_bench.report.render``); ``command`` is quoted as the
-    command that rendered it. Figures are rendered here (PNG bytes in the blocks)."""
+    command that rendered it. Figures are rendered here (PNG bytes in the blocks).
+    Cases are grouped by arm (``Results.by_arm``): an A/A copy or an async arm is
+    never averaged into its policy's other arm."""
+    results = results.by_arm()
     ids = results.run_ids
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     if len(ids) == 1:

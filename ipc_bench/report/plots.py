@@ -439,9 +439,10 @@ def throughput(results):
     are loaded); and, when both policies ran, cached / send per workload and codec
     (``stats.summarize_pairs`` with the runs' ``--ci-method``: for ``t``, the geometric
     mean of the paired ratios and its t interval, as the CLI's comparison block).
-    Single-process cases (codec ``none``) appear as their own series. Works on several
+    Single-process cases (codec ``none``) appear as their own series, as does each arm
+    of a policy (``send'``, ``cached+async``: ``Results.by_arm``). Works on several
     runs. Raises ``NoData`` when no case has ``output_tokens_per_s``."""
-    results, note = _timed_only(results)
+    results, note = _timed_only(results.by_arm())
     cases = _throughput_cases(results)
     groups = list(dict.fromkeys(cases["_group"]))
     rows = summarize_pairs(paired(cases, THROUGHPUT),

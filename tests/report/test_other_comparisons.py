@@ -123,3 +123,24 @@ def test_a_report_of_two_runs_gives_each_run_its_own_comparison(tmp_path, runs):
         assert f"### {other_treat} against {other_base}" not in section
     # The async run has a send/cached pair only through its cached arm: none to show.
     assert "### cached against send" not in first + second
+
+
+def test_side_by_side_keeps_each_arm_apart(tmp_path, runs):
+    """Two runs with a sync and an async arm of cached: the side-by-side table has a
+    row per arm, each the mean of that arm's cases (never the two averaged)."""
+    import shutil
+
+    from ipc_bench.report.blocks import format_value
+
+    run = runs["async"][0]
+    copy = tmp_path / "async-copy"
+    shutil.copytree(run, copy)
+    assert cli.main(["report", str(run), str(copy), "--output", str(tmp_path / "rep")]) == 0
+    md = (tmp_path / "rep" / "report.md").read_text()
+    side = md.split("## Side by side")[1].split("\n## ")[0]
+    cases = read_summary(run)["cases"]
+    for arm in ("cached", "cached+async"):
+        rates = [c["output_tokens_per_s"] for c in cases
+                 if c["arm"] == arm and c["codec"] == "msgpack"]
+        mean = format_value(sum(rates) / len(rates), 2)
+        assert f"| num_running=4 | {arm} | msgpack | {mean} | {mean} | 1.000 |" in side, side
