@@ -253,6 +253,7 @@ class _Run:
     captured: list = field(default_factory=list)
     num_done: int = 0
     stopped: bool = False  # the run's status is written (``_stop``, ``finish``)
+    final_status: Optional[str] = None  # the status ``finish`` wrote
     current: Optional[str] = None  # the case being run or written
     remote: Optional[RemoteRunners] = None  # runners started by hand (--remote-runners)
 
@@ -380,8 +381,15 @@ class _Run:
     def interrupted(self, exc: Interrupted) -> None:
         """Name an interrupt that came between cases in ``summary.json`` (one inside a
         case is written by ``case``); a write error here changes nothing. When cases
-        finished before it, say so in one line ending ``; partial results: DIR``."""
+        finished before it, say so in one line ending ``; partial results: DIR``. One
+        that came after the final status was written (while the tables print) leaves
+        the run as written, and its line says so."""
         if self.stopped:
+            if self.final_status is not None and not exc.reported and self.kept():
+                print(f"bench.py: interrupted by {exc.signal_name} while the results "
+                      f"printed (exit {exc.code}); the run is {self.final_status}: "
+                      f"{self.run_dir}", file=sys.stderr)
+                exc.reported = True
             return
         try:
             with signals.deferred():
@@ -434,7 +442,8 @@ class _Run:
         extra = scenario_report(writer.cases) if scenario_report is not None else ""
         self.stopped = True
         with signals.deferred():
-            writer.finish("failed" if problems else "complete", problems)
+            self.final_status = "failed" if problems else "complete"
+            writer.finish(self.final_status, problems)
         text = [format_tables(writer.cases)]
         if any(c["n_pairs"] >= 2 for c in writer.comparisons):
             text.append(format_comparisons(c for c in writer.comparisons if c["n_pairs"] >= 2))

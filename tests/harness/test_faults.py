@@ -495,7 +495,8 @@ def test_a_signal_while_the_tables_print_keeps_the_status(tmp_path, monkeypatch,
     monkeypatch.setattr(execute, "format_tables", format_tables)
     run_dir = tmp_path / "run"
     assert cli.main(_TINY + ["--output", str(run_dir)]) == 143
-    assert capsys.readouterr().err == "bench.py: interrupted by SIGTERM (exit 143)\n"
+    assert capsys.readouterr().err == (f"bench.py: interrupted by SIGTERM while the results "
+                                       f"printed (exit 143); the run is complete: {run_dir}\n")
     summary, _ = load_run(run_dir)
     assert (summary["status"], summary["problems"]) == ("complete", [])
     assert len(summary["cases"]) == 2
