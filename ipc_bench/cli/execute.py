@@ -331,8 +331,11 @@ class _Run:
         """Write a case that did not finish and close the run with ``status``; a
         write error here is reported (``write_failed``) and then ignored."""
         result.error = message
+        stats = result.stream_stats  # a streamed case: its rows may have left memory
         if result.failed_step is None and result.sched_rows:
             result.failed_step = result.sched_rows[-1][0] + 1
+        elif result.failed_step is None and stats is not None and stats.num_total_steps:
+            result.failed_step = stats.num_total_steps  # steps 0 .. N-1 were written
         self.stopped = True
         try:
             with signals.deferred():

@@ -7,12 +7,14 @@ not part of the test suite; these tests run its code paths in a few seconds.
 from __future__ import annotations
 
 import json
+import re
+import signal
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from fault_helpers import steady_case
+from fault_helpers import bench, children, steady_case, wait_for
 from ipc_bench import cli
 from ipc_bench.harness import recording
 from ipc_bench.harness.spec import CaseResult, SCHED_COLUMNS
@@ -145,6 +147,29 @@ def _burst_trace(path, n: int = 200) -> tuple[list[int], list[int]]:
             for i, (p, o) in enumerate(zip(prompts, outputs))]
     path.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n" + "\n".join(rows) + "\n")
     return prompts, outputs
+
+
+def test_an_interrupted_soak_names_its_step_and_points_at_its_results(tmp_path):
+    """A streamed case whose rows have left memory: Ctrl-C names the step it reached
+    (from the rows written), not "before its first step", and the folder."""
+    trace = tmp_path / "slow.csv"  # a request a second, each 2,000 tokens: a minute
+    trace.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n" + "".join(
+        f"2023-11-16 18:15:{i:02d}.0000000,16,2000\n" for i in range(60)))
+    run = tmp_path / "run"
+    proc = bench(["--scenario", "soak", "--trace", str(trace), "--trace-speedup", "1",
+                  "--quiet", "--output", str(run)])
+    steps = run / "steps.csv"  # a streamed case writes its rows there as it goes
+    wait_for(lambda: steps.exists() and steps.read_text().count("\n") > 2, timeout_s=60,
+             what="the first rows")
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and children(proc.pid) == [], err
+    match = re.fullmatch(r"bench\.py: trace=soak:60/send/msgpack#0: interrupted by SIGINT at "
+                         rf"step (\d+) \(exit 130\); partial results: {re.escape(str(run))}\n",
+                         err)
+    assert match, err
+    (case,) = json.loads((run / "summary.json").read_text())["cases"]
+    assert int(match[1]) == case["num_total_steps"] > 0
 
 
 def test_soak_scenario_short(tmp_path, monkeypatch, capsys):
