@@ -580,11 +580,10 @@ def _figure_blocks(one, prefix: str) -> list[Block]:
     blocks: list[Block] = []
     for name, fn, title in plots.FIGURES:
         try:
-            fig = fn(one)
+            png = plots.draw_png(fn, one)
         except plots.NoData as exc:
             blocks.append(("note", f"{title}: not shown, {exc}."))
             continue
-        png = plots.figure_png(fig)
         blocks.append(("fig", f"{prefix}{name}.png", title, CAPTIONS.get(name, ""), png))
     return blocks
 
@@ -755,9 +754,9 @@ def _comparison_blocks(results) -> list[Block]:
         if key in results.cases.columns:
             blocks.extend(_side_by_side(results, key, unlike))
     try:
-        fig = plots.throughput(results)
+        png = plots.draw_png(plots.throughput, results)
         blocks.append(("fig", "compare-throughput.png", "Output tokens/s, all runs",
-                       CAPTIONS["throughput"], plots.figure_png(fig)))
+                       CAPTIONS["throughput"], png))
     except plots.NoData as exc:
         blocks.append(("note", f"Output tokens/s, all runs: not shown, {exc}."))
     return blocks
