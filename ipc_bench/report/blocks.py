@@ -490,7 +490,8 @@ def _state_notes(one, run_id: str) -> list[Block]:
     if status != "complete":
         detail = (one.status_detail.get(run_id) or "; ".join(one.problems[run_id])
                   or "no reason recorded")
-        state = "failed" if status == "failed" else f"is {status}"
+        state = {"failed": "failed", "incomplete": "is incomplete"}.get(
+            status, "has no known status")
         blocks.append(("note", f"This run {state}: {detail}. Its figures cover the "
                                "cases that finished."))
     left_out = unfinished_note(one.unfinished())
