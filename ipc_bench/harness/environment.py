@@ -554,7 +554,8 @@ _ABSENT = "absent"
 def compare_metadata(a: dict, b: dict) -> list[str]:
     """List the differences between two metadata dicts that matter.
 
-    Compares, in this order: ``cpu_model``, ``cpu_count``,
+    Compares, in this order: ``hostname`` (only when both dicts recorded one:
+    a run made with ``--no-hostname`` has none), ``cpu_model``, ``cpu_count``,
     ``python_version``, ``kernel``, every package version in either dict
     (sorted by name, including ``libzmq``), the git commit and the GPU name.
     Returns one line per difference, ``"<field> differs: <a> vs <b>"``, e.g.
@@ -571,6 +572,8 @@ def compare_metadata(a: dict, b: dict) -> list[str]:
                          f"{_ABSENT if va is None else va} vs "
                          f"{_ABSENT if vb is None else vb}")
 
+    if a.get("hostname") and b.get("hostname"):
+        check("hostname", a["hostname"], b["hostname"])
     for key in ("cpu_model", "cpu_count", "python_version", "kernel"):
         check(key, a.get(key), b.get(key))
 

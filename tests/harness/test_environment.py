@@ -380,10 +380,19 @@ def test_compare_identical_is_empty():
     assert env.compare_metadata(_meta(), _meta()) == []
     # Fields that do not matter for comparison are ignored.
     assert env.compare_metadata(
-        _meta(), _meta(hostname="b", load_avg=[9, 9, 9],
+        _meta(), _meta(load_avg=[9, 9, 9],
                        start_time_utc="2025-01-01T00:00:00+00:00",
                        git={"commit": "abc123", "dirty": True,
                             "branch": "other"})) == []
+
+
+def test_compare_hostname_only_when_both_recorded_one():
+    assert env.compare_metadata(_meta(), _meta(hostname="b")) == [
+        "hostname differs: a vs b"]
+    no_host = _meta()
+    del no_host["hostname"]  # a run made with --no-hostname
+    assert env.compare_metadata(_meta(), no_host) == []
+    assert env.compare_metadata(no_host, _meta(hostname="b")) == []
 
 
 def test_compare_lists_exactly_the_differing_fields():
