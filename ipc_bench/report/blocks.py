@@ -622,12 +622,26 @@ def _pp_blocks(results, level: int) -> list[Block]:
     return hops
 
 
+def _run_notes(md: dict, level: int) -> list[Block]:
+    """The notes the run printed as ``note: ...`` lines when it started (its
+    metadata's ``notes``: a trace shorter than ``--max-requests``, a scenario that
+    replays another's trace...) under a heading; nothing when it has none."""
+    notes = md.get("notes")
+    notes = [str(n) for n in notes if n] if isinstance(notes, list) else []
+    if not notes:
+        return []
+    return [("h", level, "Notes"),
+            ("p", "Printed by the run when it started (`note:` lines):"),
+            ("ul", notes)]
+
+
 def _run_blocks(results, run_id: str, level: int, prefix: str) -> list[Block]:
     """The sections of one run's report, headings at ``level``; figure files named
     ``prefix`` + figure name."""
     whole = results.select(run_id) if len(results.run_ids) > 1 else results
     one = whole.finished()  # every finding, table and figure: finished cases only
     blocks = _state_notes(whole, run_id)
+    blocks.extend(_run_notes(whole.metadata[run_id], level))
     blocks.append(("h", level, "Findings"))
     blocks.append(("ul", findings(one)))
     warn = _case_warnings(one)
