@@ -583,7 +583,7 @@ def _figure_blocks(one, prefix: str) -> list[Block]:
         try:
             png = plots.draw_png(fn, one)
         except plots.NoData as exc:
-            blocks.append(("note", f"{title}: not shown, {exc}."))
+            blocks.append(("note", f"{title}: not shown, {str(exc).rstrip('.')}."))
             continue
         blocks.append(("fig", f"{prefix}{name}.png", title, CAPTIONS.get(name, ""), png))
     return blocks
@@ -773,7 +773,8 @@ def _comparison_blocks(results) -> list[Block]:
         blocks.append(("fig", "compare-throughput.png", "Output tokens/s, all runs",
                        CAPTIONS["throughput"], png))
     except plots.NoData as exc:
-        blocks.append(("note", f"Output tokens/s, all runs: not shown, {exc}."))
+        blocks.append(("note", "Output tokens/s, all runs: not shown, "
+                               f"{str(exc).rstrip('.')}."))
     return blocks
 
 
