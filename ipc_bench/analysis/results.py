@@ -569,11 +569,47 @@ _NUMERIC_CASE_FIELDS = ("repetition", "num_steps", "num_warmup_steps", "num_tota
                         "input_oracle_interval", "num_spec_tokens")
 
 
-def _case_problem(case: Any, index: int) -> str | None:
+#: Fields of a ``summary.json`` case (or workload labels) that hold a whole number or
+#: null: the report turns them into ``int`` (``At 4 running requests``, ``tp=2``).
+_WHOLE_CASE_FIELDS = ("num_running", "tp", "pp", "tp_cores", "pp_cores", "shm_cores")
+
+#: The largest value a known numeric field may hold: above it, a value is an edit, not
+#: a measurement (1e15 ns is 11 days; 1e15 bytes or tokens/s is beyond any machine),
+#: and figures and sums of it overflow.
+MAX_CASE_VALUE = 1e15
+
+#: The statuses ``RunFolder`` writes (``status`` of ``summary.json``).
+RUN_STATUSES = ("complete", "incomplete", "failed")
+
+
+def _value_problem(key: str, value: Any, whole: bool = False) -> str | None:
+    """Why ``value`` of the known numeric field ``key`` is not one, in words
+    (``output_tokens_per_s "fast", not a number``); ``None`` when it is a number from
+    0 to ``MAX_CASE_VALUE`` (a whole one when ``whole``), or null."""
+    if value is None:
+        return None
+    shown = f"{key} {json.dumps(value)[:40]}"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"{shown}, not a number"
+    if value != value or value in (float("inf"), float("-inf")):
+        return f"{shown}, not a finite number"
+    if whole and value != int(value):
+        return f"{shown}, not a whole number"
+    if value < 0:
+        return f"{shown}, a negative number"
+    if value > MAX_CASE_VALUE:
+        return f"{shown}, more than {MAX_CASE_VALUE:.0e}"
+    return None
+
+
+def _case_problem(case: Any, index: int, labels: dict[str, Any] | None = None) -> str | None:
     """Why the ``index``-th entry of ``summary.json``'s ``cases`` cannot be loaded, in
-    words (``case 'ID' has output_tokens_per_s 'fast', not a number``): it is not an
-    object, or one of its known numeric fields (``_NUMERIC_CASE_FIELDS``, the metrics)
-    holds something other than a number or null; ``None`` when it can."""
+    words (``case 'ID' has output_tokens_per_s "fast", not a number``): it is not an
+    object; one of its known numeric fields (``_NUMERIC_CASE_FIELDS``, the metrics)
+    holds something other than a number from 0 to ``MAX_CASE_VALUE`` or null; one of
+    ``_WHOLE_CASE_FIELDS``, there or in its workload ``labels`` (the metadata's),
+    is not a whole number; or another of its fields is NaN or infinite. ``None``
+    when it can."""
     from ipc_bench.analysis.metrics import METRICS
 
     if not isinstance(case, dict):
@@ -581,30 +617,55 @@ def _case_problem(case: Any, index: int) -> str | None:
     name = case.get("case_id")
     name = f"case {name!r}" if isinstance(name, str) else f"cases[{index}]"
     for key in (*_NUMERIC_CASE_FIELDS, *METRICS):
-        value = case.get(key)
-        if value is not None and (isinstance(value, bool)
-                                  or not isinstance(value, (int, float))):
-            return f"{name} has {key} {json.dumps(value)[:40]}, not a number"
+        problem = _value_problem(key, case.get(key))
+        if problem:
+            return f"{name} has {problem}"
+    for key in _WHOLE_CASE_FIELDS:
+        problem = _value_problem(key, case.get(key), whole=True)
+        if problem:
+            return f"{name} has {problem}"
+    for key, value in (labels or {}).items():
+        problem = (_value_problem(key, value, whole=True) if key in _WHOLE_CASE_FIELDS
+                   else None)
+        if problem:
+            return f"{name} has label {problem}"
+    for key, value in case.items():
+        if isinstance(value, float) and (value != value or abs(value) == float("inf")):
+            return f"{name} has {key} {json.dumps(value)}, not a finite number"
     return None
 
 
 def _valid_cases(summary: dict[str, Any], path: Path) -> tuple[list[dict], list[str]]:
-    """The entries of ``summary``'s ``cases`` that can be loaded (``_case_problem``)
-    and one line per entry left out, naming it and the field. Raises ``ResultsError``
-    (one line) when ``cases`` is not a list, or when it had entries and none can be
-    loaded."""
-    cases = summary.get("cases") or []
+    """The entries of ``summary``'s ``cases`` that can be loaded (``_case_problem``,
+    given each case's workload labels from the metadata) and one line per entry left
+    out, naming it and the field; an entry whose ``case_id`` an earlier one has is
+    left out too (the first is kept). Raises ``ResultsError`` (one line) when
+    ``cases`` is not a list, or when it had entries and none can be loaded."""
+    cases = summary.get("cases", [])
     if not isinstance(cases, list):
         raise ResultsError(f"{path}: cases is {json.dumps(cases)[:40]}, not a list")
-    valid, lines = [], []
+    meta = summary.get("metadata")
+    labels = {c.get("case_id"): c.get("labels")
+              for c in ((meta.get("cases") if isinstance(meta, dict) else None) or [])
+              if isinstance(c, dict) and isinstance(c.get("labels"), dict)
+              and isinstance(c.get("case_id"), str)}
+
+    def problem(case: Any, i: int) -> str | None:
+        own = labels.get(case.get("case_id")) if isinstance(case, dict) else None
+        return _case_problem(case, i, own if isinstance(own, dict) else None)
+
+    valid, lines, seen = [], [], set()
     for i, case in enumerate(cases):
-        problem = _case_problem(case, i)
-        if problem is None:
+        why = problem(case, i)
+        if why is None and isinstance(case.get("case_id"), str) and case["case_id"] in seen:
+            why = f"case {case['case_id']!r} is listed again as cases[{i}]"
+        if why is None:
             valid.append(case)
+            seen.add(case.get("case_id"))
         else:
-            lines.append(f"{path}: {problem} (left out)")
+            lines.append(f"{path}: {why} (left out)")
     if cases and not valid:
-        first = _case_problem(cases[0], 0)
+        first = problem(cases[0], 0)
         more = f" (and {len(cases) - 1} more)" if len(cases) > 1 else ""
         raise ResultsError(f"{path}: no case can be loaded: {first}{more}")
     return valid, lines
@@ -675,6 +736,11 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     for df in (cases, steps, requests, floor, itl):
         df.insert(0, "run_id", run_id)
     status = summary.get("status", "unknown")
+    if status not in RUN_STATUSES and "status" in summary:
+        load_warnings.insert(len(bad_cases), (
+            f"{run_dir / 'summary.json'}: status {json.dumps(status)[:40]} is not one of "
+            f"{', '.join(RUN_STATUSES)} (read as unknown)"))
+        status = "unknown"
     problems = list(summary.get("problems") or [])
     detail = "" if status == "complete" else (
         "; ".join(problems) or unfinished_detail(summary, run_dir))
@@ -711,10 +777,15 @@ def load(path_or_paths) -> Results:
     measured columns (a run written before they existed: loaded, those columns NaN),
     and a row of any CSV file without the header's number of fields or with a value
     that is not a number in a numeric column (left out, so that every later table has
-    numeric columns). A ``summary.json`` case that is not an object, or whose known
-    numeric fields hold something other than a number, is left out (with its rows of
-    the CSV files, when it names its ``case_id``) and said in one ``ResultsWarning``
-    naming the case and the field; ``ResultsError`` when no case is left. Every
+    numeric columns). A ``summary.json`` case that is not an object, whose known
+    numeric fields hold something other than a number from 0 to ``MAX_CASE_VALUE``,
+    whose ``num_running``, ``tp``, ``pp`` (fields or workload labels) are not whole
+    numbers, or with a NaN or infinite field, is left out (with its rows of the CSV
+    files, when it names its ``case_id``) and said in one ``ResultsWarning`` naming
+    the case and the field; so is a case listed again under the same ``case_id`` (the
+    first is kept), and a ``status`` that is not one of ``RUN_STATUSES`` is said and
+    read as ``unknown``. ``ResultsError`` when ``cases`` is not a list or no case is
+    left. Every
     other case is loaded, those that did not finish included:
     ``Results.finished`` leaves them out.
     """

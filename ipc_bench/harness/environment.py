@@ -554,7 +554,8 @@ _ABSENT = "absent"
 def compare_metadata(a: dict, b: dict) -> list[str]:
     """List the differences between two metadata dicts that matter.
 
-    Compares, in this order: ``cpu_model``, ``cpu_count``,
+    Compares, in this order: ``hostname`` (only when both dicts recorded one:
+    a run made with ``--no-hostname`` has none), ``cpu_model``, ``cpu_count``,
     ``python_version``, ``kernel``, every package version in either dict
     (sorted by name, including ``libzmq``), the git commit and the GPU name.
     Returns one line per difference, ``"<field> differs: <a> vs <b>"``, e.g.
@@ -571,6 +572,8 @@ def compare_metadata(a: dict, b: dict) -> list[str]:
                          f"{_ABSENT if va is None else va} vs "
                          f"{_ABSENT if vb is None else vb}")
 
+    if a.get("hostname") and b.get("hostname"):
+        check("hostname", a["hostname"], b["hostname"])
     for key in ("cpu_model", "cpu_count", "python_version", "kernel"):
         check(key, a.get(key), b.get(key))
 
@@ -632,8 +635,11 @@ def _flat(d: dict, prefix: str = "") -> dict[str, Any]:
 
 def _workload_settings(md: dict) -> dict[str, dict[str, list[str]]]:
     """Per workload (its labels as sorted ``k=v`` pairs, as ``CaseSpec.workload_key``),
-    each recorded case setting (``_flat``, identity fields left out) -> the sorted
+    each recorded case setting (``_flat``, identity fields left out, and the model
+    settings the case's model does not use: ``scenario.model_uses``) -> the sorted
     distinct values its cases ran with, as text."""
+    from ipc_bench.harness.scenario import model_uses
+
     out: dict[str, dict[str, set]] = {}
     for case in md.get("cases") or []:
         if not isinstance(case, dict):
@@ -641,9 +647,16 @@ def _workload_settings(md: dict) -> dict[str, dict[str, list[str]]]:
         labels = case.get("labels") or {}
         key = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
         settings = out.setdefault(key, {})
+        model = case.get("model")
+        unused = set()
+        if isinstance(model, dict):
+            unused = {f"model.{k}" for k in model
+                      if not model_uses(str(model.get("name")), k)}
         flat = _flat({k: v for k, v in case.items() if k not in _CASE_IDENTITY})
         for name in set(flat) | set(settings):
-            settings.setdefault(name, set()).add(_text(flat.get(name)))
+            values = settings.setdefault(name, set())
+            if name not in unused:  # unused by every case: empty, and not compared
+                values.add(_text(flat.get(name)))
     return {w: {k: sorted(v) for k, v in s.items()} for w, s in out.items()}
 
 
@@ -674,7 +687,9 @@ def compare_settings(a: dict, b: dict) -> tuple[list[str], list[str]]:
     differs: 100 vs default``, ``case setting model.vocab_size differs: 100 vs 128256
     (workload trace=azure-conv:20)``), and the workload keys both runs ran whose rows
     are not comparable (every shared one when a run-wide setting differs). A setting
-    missing from one run's metadata (an older run) is not compared."""
+    missing from one run's metadata (an older run) is not compared, nor is a model
+    setting that a run's model does not use (``scenario.model_uses``: the null
+    model's ``step_time_ms``)."""
     lines: list[str] = []
     run_wide = False
     ta, tb = a.get("trace"), b.get("trace")
@@ -697,6 +712,8 @@ def compare_settings(a: dict, b: dict) -> tuple[list[str], list[str]]:
     unlike: list[str] = []
     for w in shared:
         for name in sorted(set(wa[w]) | set(wb[w])):
+            if wa[w].get(name) == [] or wb[w].get(name) == []:
+                continue  # a model setting a run's model does not use
             va = ", ".join(wa[w].get(name, [_ABSENT]))
             vb = ", ".join(wb[w].get(name, [_ABSENT]))
             if va != vb:

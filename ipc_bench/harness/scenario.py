@@ -90,6 +90,20 @@ MODEL_OPTIONS: dict[str, tuple[tuple[str, ...], str]] = {
     "cuda_graph_sizes": (("torch",), "the torch model's decode batch buckets"),
     "roofline": (("torch",), "the torch model's roofline"),
 }
+#: The ``ModelConfig`` field each of ``MODEL_OPTIONS`` sets, where its name differs.
+MODEL_OPTION_FIELDS = {"model_preset": "preset", "torch_threads": "num_threads"}
+
+
+def model_uses(model: str, field: str) -> bool:
+    """Whether a case of ``model`` uses its ``ModelConfig`` ``field`` (``MODEL_OPTIONS``:
+    e.g. the null model has no ``step_time_ms``); a field that no model option sets is
+    used by every model."""
+    for option, (models, _purpose) in MODEL_OPTIONS.items():
+        if MODEL_OPTION_FIELDS.get(option, option) == field:
+            return model in models
+    return True
+
+
 #: ``OPTIONS`` building blocks: the runner's model and the workload's ids.
 MODEL = frozenset({"model", "step_time_ms", "step_wait", "model_preset", "torch_threads",
                    "device", "attention", "cuda_graphs", "cuda_graph_sizes", "roofline",

@@ -490,7 +490,8 @@ def _state_notes(one, run_id: str) -> list[Block]:
     if status != "complete":
         detail = (one.status_detail.get(run_id) or "; ".join(one.problems[run_id])
                   or "no reason recorded")
-        state = "failed" if status == "failed" else f"is {status}"
+        state = {"failed": "failed", "incomplete": "is incomplete"}.get(
+            status, "has no known status")
         blocks.append(("note", f"This run {state}: {detail}. Its figures cover the "
                                "cases that finished."))
     left_out = unfinished_note(one.unfinished())
@@ -580,11 +581,10 @@ def _figure_blocks(one, prefix: str) -> list[Block]:
     blocks: list[Block] = []
     for name, fn, title in plots.FIGURES:
         try:
-            fig = fn(one)
+            png = plots.draw_png(fn, one)
         except plots.NoData as exc:
-            blocks.append(("note", f"{title}: not shown, {exc}."))
+            blocks.append(("note", f"{title}: not shown, {str(exc).rstrip('.')}."))
             continue
-        png = plots.figure_png(fig)
         blocks.append(("fig", f"{prefix}{name}.png", title, CAPTIONS.get(name, ""), png))
     return blocks
 
@@ -622,12 +622,26 @@ def _pp_blocks(results, level: int) -> list[Block]:
     return hops
 
 
+def _run_notes(md: dict, level: int) -> list[Block]:
+    """The notes the run printed as ``note: ...`` lines when it started (its
+    metadata's ``notes``: a trace shorter than ``--max-requests``, a scenario that
+    replays another's trace...) under a heading; nothing when it has none."""
+    notes = md.get("notes")
+    notes = [str(n) for n in notes if n] if isinstance(notes, list) else []
+    if not notes:
+        return []
+    return [("h", level, "Notes"),
+            ("p", "Printed by the run when it started (`note:` lines):"),
+            ("ul", notes)]
+
+
 def _run_blocks(results, run_id: str, level: int, prefix: str) -> list[Block]:
     """The sections of one run's report, headings at ``level``; figure files named
     ``prefix`` + figure name."""
     whole = results.select(run_id) if len(results.run_ids) > 1 else results
     one = whole.finished()  # every finding, table and figure: finished cases only
     blocks = _state_notes(whole, run_id)
+    blocks.extend(_run_notes(whole.metadata[run_id], level))
     blocks.append(("h", level, "Findings"))
     blocks.append(("ul", findings(one)))
     warn = _case_warnings(one)
@@ -755,11 +769,12 @@ def _comparison_blocks(results) -> list[Block]:
         if key in results.cases.columns:
             blocks.extend(_side_by_side(results, key, unlike))
     try:
-        fig = plots.throughput(results)
+        png = plots.draw_png(plots.throughput, results)
         blocks.append(("fig", "compare-throughput.png", "Output tokens/s, all runs",
-                       CAPTIONS["throughput"], plots.figure_png(fig)))
+                       CAPTIONS["throughput"], png))
     except plots.NoData as exc:
-        blocks.append(("note", f"Output tokens/s, all runs: not shown, {exc}."))
+        blocks.append(("note", "Output tokens/s, all runs: not shown, "
+                               f"{str(exc).rstrip('.')}."))
     return blocks
 
 

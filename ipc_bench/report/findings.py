@@ -105,6 +105,28 @@ PAIR_METRICS = dict(tput="output_tokens_per_s", s2r="sched_to_runner_payload_byt
                      enc="encode_ns_per_step", build="build_ns_per_step")
 
 
+def _repetitions_note(cases, keys) -> str:
+    """The finding on a run whose send/cached pairs (``keys``: ``_pair_tables``'s) have
+    fewer than two repetitions each: ``ONE_REPETITION`` when every send and cached case
+    of those pairs ran once, else how many repetitions its cases kept (a ``--repeat``
+    run cut short: send kept 2, cached 1), in the same words."""
+    counts = []
+    for workload, codec, transport, model in keys:
+        sel = cases[(cases["workload"] == workload) & (cases["codec"] == codec)]
+        if transport is not None and transport == transport and "transport" in sel:
+            sel = sel[sel["transport"] == transport]
+        if model is not None and model == model and "model" in sel:
+            sel = sel[sel["model"] == model]
+        counts += [int((sel["policy"] == policy).sum()) for policy in (SEND, CACHED)]
+    lo, hi = min(counts, default=1), max(counts, default=1)
+    if hi <= 1:
+        return ONE_REPETITION
+    many = f"{lo} to {hi}" if lo != hi else f"{lo}"
+    return (f"{many} repetitions per case, but fewer than two pairs of send and cached "
+            "in each workload, so no intervals: differences of a few % may be noise "
+            "(run with `--repeat N` for 95 % intervals).")
+
+
 def _pair_tables(results) -> dict[str, dict[tuple, dict[str, Any]]]:
     """role -> {(workload, codec, transport, model): ``summarize_pairs`` row}."""
     method = results_ci_method(results.metadata)
@@ -441,7 +463,7 @@ def findings(results) -> list[str]:
         out.append(TIMED_REPLAY)
     if tables["tput"] and all(t["n"] < 2 for t in tables["tput"].values()) and not timed \
             and any(k[:3] not in withheld for k in tables["tput"]):
-        out.insert(0, ONE_REPETITION)
+        out.insert(0, _repetitions_note(cases, tables["tput"]))
     ok = cases[cases["output_tokens_per_s"].notna()] if "output_tokens_per_s" in cases else cases
     out.extend(_token_bytes_findings(ok))
     out.extend(_single_process_findings(ok, where))

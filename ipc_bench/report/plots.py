@@ -916,6 +916,24 @@ FIGURES = (
 )
 
 
+def draw_png(fn, results) -> bytes:
+    """PNG bytes of the figure ``fn(results)`` (``figure_png``). Raises ``NoData`` when
+    ``fn`` does, and when matplotlib cannot draw the figure (values it cannot place,
+    e.g. a hand-edited summary's): ``matplotlib cannot draw it (WHY)``, one line."""
+    import matplotlib.pyplot as plt
+
+    fig = None
+    try:
+        fig = fn(results)
+        return figure_png(fig)
+    except (ValueError, ArithmeticError) as exc:
+        why = (str(exc).strip().splitlines() or [type(exc).__name__])[0].rstrip(".")
+        raise NoData(f"matplotlib cannot draw it ({why})") from None
+    finally:
+        if fig is not None:
+            plt.close(fig)
+
+
 def figure_png(fig, dpi: int = 110) -> bytes:
     """The figure as PNG bytes at ``dpi`` dots per inch."""
     import io

@@ -380,10 +380,19 @@ def test_compare_identical_is_empty():
     assert env.compare_metadata(_meta(), _meta()) == []
     # Fields that do not matter for comparison are ignored.
     assert env.compare_metadata(
-        _meta(), _meta(hostname="b", load_avg=[9, 9, 9],
+        _meta(), _meta(load_avg=[9, 9, 9],
                        start_time_utc="2025-01-01T00:00:00+00:00",
                        git={"commit": "abc123", "dirty": True,
                             "branch": "other"})) == []
+
+
+def test_compare_hostname_only_when_both_recorded_one():
+    assert env.compare_metadata(_meta(), _meta(hostname="b")) == [
+        "hostname differs: a vs b"]
+    no_host = _meta()
+    del no_host["hostname"]  # a run made with --no-hostname
+    assert env.compare_metadata(_meta(), no_host) == []
+    assert env.compare_metadata(no_host, _meta(hostname="b")) == []
 
 
 def test_compare_lists_exactly_the_differing_fields():
@@ -487,3 +496,28 @@ def test_virtualization_absent_when_nothing_can_be_read(tmp_path, monkeypatch):
     (tmp_path / "noproc").mkdir()
     (tmp_path / "noproc" / "cpuinfo").write_text("processor\t: 0\nflags\t\t: fpu vme\n")
     assert env.collect_metadata()["virtualization"] == {"cpu_hypervisor_flag": False}
+
+
+def _settings(model: dict) -> dict:
+    return {"cases": [{"case_id": "num_running=4/send/msgpack#0",
+                       "labels": {"num_running": 4}, "policy": "send",
+                       "model": model}]}
+
+
+def test_compare_settings_leaves_out_what_the_model_does_not_use():
+    null = {"name": "null", "step_time_ms": 5.0, "step_wait": "sleep", "preset": "cpu",
+            "num_threads": 1, "vocab_size": 100}
+    fixed = dict(null, name="fixed-step", step_time_ms=1.0, preset="tiny", num_threads=4)
+    lines, unlike = env.compare_settings(_settings(null), _settings(fixed))
+    assert lines == ["case setting model.name differs: null vs fixed-step "
+                     "(workload num_running=4)"]
+    assert unlike == ["num_running=4"]
+    # Both fixed-step: the step time is compared; the preset and threads are not.
+    lines, _ = env.compare_settings(_settings(dict(fixed, step_time_ms=2.0, preset="cpu")),
+                                    _settings(fixed))
+    assert lines == ["case setting model.step_time_ms differs: 2.0 vs 1.0 "
+                     "(workload num_running=4)"]
+    # The null model records the default step time it does not use.
+    lines, unlike = env.compare_settings(_settings(null), _settings(dict(null,
+                                                                         step_time_ms=1.0)))
+    assert (lines, unlike) == ([], [])

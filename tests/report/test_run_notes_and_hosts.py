@@ -1,0 +1,74 @@
+"""The report shows the notes a run printed when it started (``note: ...``), and a
+report of several runs says when they ran on other hosts (by the hostnames both
+recorded; a run made with ``--no-hostname`` says nothing about its host)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from analysis_run import run_bench
+from ipc_bench import cli
+
+SAME = "Same machine, software and commit by their metadata."
+SHORT = "the trace has 6 requests, fewer than --max-requests 99,999: all 6 are replayed"
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """A logical replay of a 6-request trace asked for 99,999 requests."""
+    base = tmp_path_factory.mktemp("notes")
+    trace = base / "trace.csv"
+    trace.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n" + "".join(
+        f"2023-11-16 18:15:40.{i * 5:02d}00000,40,8\n" for i in range(6)))
+    run_bench(base / "a", ["--scenario", "azure-conv", "--trace", str(trace),
+                           "--max-requests", "99999", "--codecs", "msgpack", "--no-floor",
+                           "--no-single-process", "--warmup-steps", "2"])
+    return base / "a"
+
+
+def _copy(run, path, hostname):
+    shutil.copytree(run, path)
+    summary = json.loads((path / "summary.json").read_text())
+    if hostname is None:
+        summary["metadata"].pop("hostname", None)
+    else:
+        summary["metadata"]["hostname"] = hostname
+    (path / "summary.json").write_text(json.dumps(summary))
+    return path
+
+
+def _report(tmp_path, *runs) -> list[str]:
+    out = tmp_path / "rep"
+    assert cli.main(["report", *map(str, runs), "--output", str(out)]) == 0
+    return (out / "report.md").read_text().splitlines()
+
+
+def test_the_run_notes_are_in_its_section(run, tmp_path):
+    assert json.loads((run / "summary.json").read_text())["metadata"]["notes"] == [SHORT]
+    md = _report(tmp_path, run)
+    at = md.index("## Notes")
+    assert md[at:at + 5] == ["## Notes", "",
+                             "Printed by the run when it started (`note:` lines):", "",
+                             f"- {SHORT}"]
+    assert at < md.index("## Findings")
+
+
+def test_runs_on_other_hosts_are_said(run, tmp_path):
+    a = _copy(run, tmp_path / "a", "host-a")
+    b = _copy(run, tmp_path / "b", "host-b")
+    md = _report(tmp_path, a, b)
+    assert SAME not in md
+    assert "- b against a: hostname differs: host-b vs host-a" in md
+
+
+@pytest.mark.parametrize("hosts", [("host-a", "host-a"), ("host-a", None), (None, None)],
+                         ids=["same-host", "one-without", "both-without"])
+def test_runs_on_one_host_or_without_hostname_are_the_same_machine(run, tmp_path, hosts):
+    a = _copy(run, tmp_path / "a", hosts[0])
+    b = _copy(run, tmp_path / "b", hosts[1])
+    md = _report(tmp_path, a, b)
+    assert SAME in md
+    assert not any("hostname differs" in line for line in md)
