@@ -49,7 +49,7 @@ from hot_path_bench import STEPS, SteadyEngine  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 #: The per-case figures ``--bench`` compares: summary key, heading, scale to print.
 BENCH_FIGURES = (("wall_s", "wall s", 1.0), ("step_ns_median", "step us", 1e-3))
-from ipc_bench.cli.options import list_items  # noqa: E402
+from ipc_bench.cli.options import int_items  # noqa: E402
 from ipc_bench.harness.oracle import CHECK_INTERVAL_STEPS  # noqa: E402
 
 
@@ -146,11 +146,9 @@ def main(argv=None) -> int:
     p.add_argument("--steps", type=int, default=2000, help="--bench: counted steps per case")
     args = p.parse_args(argv)
     try:
-        sizes = [int(b) for b in list_items(args.num_running, "integers")]
+        sizes = int_items(args.num_running)
     except argparse.ArgumentTypeError as exc:
         p.error(f"--num-running: {exc}")
-    except ValueError:
-        p.error(f"--num-running: not a list of integers: {args.num_running!r}")
     if args.bench:
         if args.steps < 1:
             p.error("--steps must be at least 1")

@@ -38,7 +38,7 @@ import time
 import msgspec
 import zmq
 
-from ipc_bench.cli.options import list_items
+from ipc_bench.cli.options import int_items, list_items
 from ipc_bench.wire.shm_ring import RingHandle, RingReader, RingWriter
 from ipc_bench.wire.transport import EndpointDir, destroy_context, open_socket
 
@@ -158,11 +158,9 @@ def main(argv=None) -> int:
                    help="repetitions, transports in rotated order; medians are printed")
     args = p.parse_args(argv)
     try:
-        sizes = [int(s) for s in list_items(args.sizes, "integers")]
+        sizes = int_items(args.sizes)
     except argparse.ArgumentTypeError as exc:
         p.error(f"--sizes: {exc}")
-    except ValueError:
-        p.error(f"--sizes must be comma-separated integers, got {args.sizes!r}")
     try:
         transports = list_items(args.transports, "transports")
     except argparse.ArgumentTypeError as exc:

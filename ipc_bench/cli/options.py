@@ -110,6 +110,17 @@ def list_items(text: str, kind: str) -> list[str]:
     return parts
 
 
+def int_items(text: str) -> list[int]:
+    """The integers of a comma-separated list (``list_items``); ``ArgumentTypeError``
+    for an empty item or one that is not an integer."""
+    items = list_items(text, "integers")
+    try:
+        return [int(v) for v in items]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated integers, got {text!r}") from None
+
+
 def _int_list(hi: int):
     def parse(text: str) -> list[int]:
         return _no_repeats([_parse_int(v, 1, hi) for v in list_items(text, "integers")])

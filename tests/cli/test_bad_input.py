@@ -1046,3 +1046,17 @@ def test_the_claim_file_every_run_folder_gets_is_documented(tmp_path):
     assert ("The run folder also holds an empty `.claimed` file, created first "
             "(exclusively) to claim the folder: of two runs given the same `--output`, the "
             "second is refused (`output folder DIR is in use by another run`).") in readme
+
+
+def test_int_items_refuses_an_empty_item_and_a_non_integer():
+    import argparse
+
+    from ipc_bench.cli.options import int_items
+
+    assert int_items("1, 64,256") == [1, 64, 256]
+    for text, line in (("1,,2", "expected comma-separated integers, got '1,,2' (an item is "
+                                "empty)"),
+                       ("1,x", "expected comma-separated integers, got '1,x'")):
+        with pytest.raises(argparse.ArgumentTypeError) as info:
+            int_items(text)
+        assert str(info.value) == line

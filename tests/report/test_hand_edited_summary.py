@@ -1,8 +1,10 @@
-"""A hand-edited ``summary.json`` whose values are numbers of the wrong kind (NaN,
-infinite, negative, absurdly large, a label that is not a whole number), that lists
-a case twice, records an unknown status or has no list of cases: the report leaves
-the case out with one warning line, or stops with one error line (exit code 2),
-never with a traceback or with words that the run does not support."""
+"""A hand-edited ``summary.json``: values of the wrong type (a case that is not an
+object, a known numeric field that is not a number) or numbers of the wrong kind (NaN,
+infinite, negative, absurdly large, a label that is not a whole number), a case listed
+twice, an unknown status or no list of cases. The report leaves the case out with one
+warning line, as it does a CSV row that is not a number, or stops with one error line
+(exit code 2) when no case is left, never with a traceback or with words that the run
+does not support."""
 
 from __future__ import annotations
 
@@ -130,3 +132,35 @@ def test_a_figure_matplotlib_cannot_draw_is_no_data():
         plots.draw_png(bad, None)
     assert str(exc.value) == ("matplotlib cannot draw it (Axis limits cannot be NaN or "
                               "Inf)")
+
+
+@pytest.mark.parametrize("change, why", [
+    (lambda cases: cases[0].update(output_tokens_per_s="fast"),
+     f"case '{SEND}' has output_tokens_per_s \"fast\", not a number"),
+    (lambda cases: cases[0].update(repetition="x"),
+     f"case '{SEND}' has repetition \"x\", not a number"),
+    (lambda cases: cases.__setitem__(0, 5), "cases[0] is 5, not an object"),
+], ids=["tokens-per-s-a-string", "repetition-a-string", "case-a-number"])
+def test_a_mistyped_case_is_left_out_with_one_warning(good_run, tmp_path, capsys, change,
+                                                      why):
+    run = _edit(good_run, tmp_path, lambda summary: change(summary["cases"]))
+    code, err = _report(run, tmp_path, capsys)
+    assert code == 0
+    assert err == [f"bench.py report: warning: {run / 'summary.json'}: {why} (left out)"]
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert f"> **Note:** Loading this run: {run / 'summary.json'}: {why} (left out)." in md
+    assert "| 0 | cached | msgpack |" in md
+    assert "| 0 | send | msgpack |" not in md
+
+
+def test_a_summary_with_no_loadable_case_is_one_error(good_run, tmp_path, capsys):
+    def change(cases):
+        cases[0]["output_tokens_per_s"] = "fast"
+        cases[1] = "x"
+    run = _edit(good_run, tmp_path, lambda summary: change(summary["cases"]))
+    code, err = _report(run, tmp_path, capsys)
+    assert code == 2
+    assert err == [f"bench.py report: error: {run / 'summary.json'}: no case can be loaded: "
+                   f"case '{SEND}' has output_tokens_per_s \"fast\", not a number (and 1 "
+                   "more)"]
+    assert not (tmp_path / "rep").exists()
