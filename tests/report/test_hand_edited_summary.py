@@ -71,9 +71,15 @@ def _label(summary, key, value):
      f"case '{SEND}' has label num_running \"x\", not a number"),
     (lambda s: s["cases"][0].update(tp="two"),
      f"case '{SEND}' has tp \"two\", not a number"),
+    (lambda s: s["cases"][0].update(output_tokens_per_s="fast"),
+     f"case '{SEND}' has output_tokens_per_s \"fast\", not a number"),
+    (lambda s: s["cases"][0].update(repetition="x"),
+     f"case '{SEND}' has repetition \"x\", not a number"),
+    (lambda s: s["cases"].__setitem__(0, 5), "cases[0] is 5, not an object"),
 ], ids=["tokens-per-s-huge", "tokens-per-s-nan", "step-ns-minus-inf", "bytes-negative",
         "count-negative", "other-field-nan", "num-running-a-string", "num-running-a-fraction",
-        "metadata-label-a-string", "tp-a-string"])
+        "metadata-label-a-string", "tp-a-string", "tokens-per-s-a-string",
+        "repetition-a-string", "case-a-number"])
 def test_a_value_of_the_wrong_kind_leaves_its_case_out_with_one_warning(
         good_run, tmp_path, capsys, change, why):
     run = _edit(good_run, tmp_path, change)
@@ -132,25 +138,6 @@ def test_a_figure_matplotlib_cannot_draw_is_no_data():
         plots.draw_png(bad, None)
     assert str(exc.value) == ("matplotlib cannot draw it (Axis limits cannot be NaN or "
                               "Inf)")
-
-
-@pytest.mark.parametrize("change, why", [
-    (lambda cases: cases[0].update(output_tokens_per_s="fast"),
-     f"case '{SEND}' has output_tokens_per_s \"fast\", not a number"),
-    (lambda cases: cases[0].update(repetition="x"),
-     f"case '{SEND}' has repetition \"x\", not a number"),
-    (lambda cases: cases.__setitem__(0, 5), "cases[0] is 5, not an object"),
-], ids=["tokens-per-s-a-string", "repetition-a-string", "case-a-number"])
-def test_a_mistyped_case_is_left_out_with_one_warning(good_run, tmp_path, capsys, change,
-                                                      why):
-    run = _edit(good_run, tmp_path, lambda summary: change(summary["cases"]))
-    code, err = _report(run, tmp_path, capsys)
-    assert code == 0
-    assert err == [f"bench.py report: warning: {run / 'summary.json'}: {why} (left out)"]
-    md = (tmp_path / "rep" / "report.md").read_text()
-    assert f"> **Note:** Loading this run: {run / 'summary.json'}: {why} (left out)." in md
-    assert "| 0 | cached | msgpack |" in md
-    assert "| 0 | send | msgpack |" not in md
 
 
 def test_a_summary_with_no_loadable_case_is_one_error(good_run, tmp_path, capsys):
