@@ -635,6 +635,65 @@ def _case_problem(case: Any, index: int, labels: dict[str, Any] | None = None) -
     return None
 
 
+#: Fields of ``summary.json``'s ``metadata`` the report reads, with the type each must
+#: have (``check_shapes``): anything else is dropped with a warning.
+_METADATA_SHAPES = {"git": dict, "gpu": dict, "virtualization": dict, "packages": dict,
+                    "options": dict, "trace": dict, "gpus": list, "notes": list,
+                    "cases": list}
+
+#: ``summary.json``'s top-level lists (``check_shapes``) and what each entry must be.
+_LIST_SHAPES = {"problems": str, "comparisons": dict, "byte_model": dict}
+
+#: Fields every ``comparisons`` entry has (``stats.compare_cases``), with their types.
+_COMPARISON_SHAPES = {"baseline": str, "treatment": str, "workload": str, "codec": str,
+                      "method": str, "n_pairs": int, "metrics": dict}
+
+
+def _shape_problem(value: Any, kind: type) -> bool:
+    return not isinstance(value, kind) or (kind is int and isinstance(value, bool))
+
+
+def check_shapes(summary: dict[str, Any], path: Path) -> list[str]:
+    """Drop from ``summary`` (in place) what a hand edit left in a shape the report
+    cannot read: ``metadata`` that is not an object, a ``_METADATA_SHAPES`` field of
+    another type, a ``_LIST_SHAPES`` list that is not a list or its entries of another
+    type, a ``comparisons`` entry without ``_COMPARISON_SHAPES``' fields or whose
+    ``metrics`` are not objects. Returns one warning line per thing dropped."""
+    out = []
+    if "metadata" in summary and not isinstance(summary["metadata"], dict):
+        out.append(f"{path}: metadata is {json.dumps(summary['metadata'])[:40]}, not an "
+                   "object (left out)")
+        summary["metadata"] = {}
+    meta = summary.get("metadata") or {}
+    for key, kind in _METADATA_SHAPES.items():
+        if key in meta and meta[key] is not None and _shape_problem(meta[key], kind):
+            out.append(f"{path}: metadata.{key} is {json.dumps(meta.pop(key))[:40]}, not "
+                       f"{'an object' if kind is dict else 'a list'} (left out)")
+    for key, kind in _LIST_SHAPES.items():
+        value = summary.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, list):
+            out.append(f"{path}: {key} is {json.dumps(summary.pop(key))[:40]}, not a list "
+                       "(left out)")
+            continue
+        kept = []
+        for i, entry in enumerate(value):
+            bad = _shape_problem(entry, kind)
+            if not bad and key == "comparisons":
+                bad = (any(_shape_problem(entry.get(f), t)
+                           for f, t in _COMPARISON_SHAPES.items())
+                       or any(not isinstance(m, dict) for m in entry["metrics"].values()))
+            if bad:
+                out.append(f"{path}: {key}[{i}] is {json.dumps(entry)[:40]}, not "
+                           f"{'a text' if kind is str else 'a recorded comparison' if key == 'comparisons' else 'an object'} "
+                           "(left out)")
+            else:
+                kept.append(entry)
+        summary[key] = kept
+    return out
+
+
 def _valid_cases(summary: dict[str, Any], path: Path) -> tuple[list[dict], list[str]]:
     """The entries of ``summary``'s ``cases`` that can be loaded (``_case_problem``,
     given each case's workload labels from the metadata) and one line per entry left
@@ -682,8 +741,10 @@ def _left_out_ids(summary: dict[str, Any], valid: list[dict]) -> set[str]:
 
 def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     summary = read_summary(run_dir)
+    shapes = check_shapes(summary, run_dir / "summary.json")
     metadata = summary.get("metadata") or {}
     valid, bad_cases = _valid_cases(summary, run_dir / "summary.json")
+    bad_cases = shapes + bad_cases
     cases = pd.DataFrame(valid)
     label_cols: dict[str, dict[str, Any]] = {}  # case_id -> labels
     case_info: dict[str, dict[str, Any]] = {}

@@ -394,16 +394,19 @@ class _Run:
                       f"{self.run_dir}", file=sys.stderr)
                 exc.reported = True
             return
+        every = 0 < self.num_done == self.num_cases  # only the checks across cases were left
+        when = (f"after all {self.num_cases} cases, before the checks across them"
+                if every else f"after {self.num_done} of {self.num_cases} cases")
         try:
             with signals.deferred():
-                self.writer.finish("incomplete", [
-                    f"interrupted by {exc.signal_name} after {self.num_done} of "
-                    f"{self.num_cases} cases"])
+                self.writer.finish("incomplete", [f"interrupted by {exc.signal_name} {when}"])
         except RunFolderError:
             pass
         if self.num_done and self.kept() and not exc.reported:
-            print(f"bench.py: interrupted by {exc.signal_name} (exit {exc.code}); partial "
-                  f"results: {self.run_dir}", file=sys.stderr)
+            print(f"bench.py: interrupted by {exc.signal_name}"
+                  + (f" {when}" if every else "")
+                  + f" (exit {exc.code}); {'results' if every else 'partial results'}: "
+                  f"{self.run_dir}", file=sys.stderr)
             exc.reported = True
 
     def _record(self, result: CaseResult, cpu_before) -> dict[str, Any]:

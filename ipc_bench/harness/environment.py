@@ -22,7 +22,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 try:  # pyperf's small file helpers (private API: keep a fallback).
     from pyperf._utils import proc_path, read_first_line, sysfs_path
@@ -633,19 +633,31 @@ def _flat(d: dict, prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def _workload_settings(md: dict) -> dict[str, dict[str, list[str]]]:
+def _case_key(case: dict) -> tuple[str, tuple]:
+    """(workload, arm) of a recorded case: its labels as sorted ``k=v`` pairs (as
+    ``CaseSpec.workload_key``), and its policy, arm and codec."""
+    labels = case.get("labels") or {}
+    workload = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+    return workload, (case.get("policy"), case.get("arm"), case.get("codec"))
+
+
+def _case_keys(md: dict) -> set[tuple[str, tuple]]:
+    return {_case_key(c) for c in md.get("cases") or [] if isinstance(c, dict)}
+
+
+def _workload_settings(md: dict, keys: Optional[set] = None) -> dict[str, dict[str, list[str]]]:
     """Per workload (its labels as sorted ``k=v`` pairs, as ``CaseSpec.workload_key``),
     each recorded case setting (``_flat``, identity fields left out, and the model
     settings the case's model does not use: ``scenario.model_uses``) -> the sorted
-    distinct values its cases ran with, as text."""
+    distinct values its cases ran with, as text. ``keys``: only the cases whose
+    ``_case_key`` is among them (the arms both compared runs ran)."""
     from ipc_bench.harness.scenario import model_uses
 
     out: dict[str, dict[str, set]] = {}
     for case in md.get("cases") or []:
-        if not isinstance(case, dict):
+        if not isinstance(case, dict) or (keys is not None and _case_key(case) not in keys):
             continue
-        labels = case.get("labels") or {}
-        key = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+        key = _case_key(case)[0]
         settings = out.setdefault(key, {})
         model = case.get("model")
         unused = set()
@@ -682,7 +694,8 @@ def compare_settings(a: dict, b: dict) -> tuple[list[str], list[str]]:
     in the line; those that only choose the workloads, ``_WORKLOAD_OPTIONS``, are
     listed but mark no workload), and each
     case setting (``metadata["cases"]``: scheduler, model, steps, transport...) of the
-    workloads both runs ran. Returns (lines, workloads): one line per difference
+    arms (policy, arm, codec) both runs ran in a workload: an arm one run alone ran,
+    such as its single-process cases, is no difference. Returns (lines, workloads): one line per difference
     (``trace differs: A (sha256 ...) vs B (sha256 ...)``, ``option --vocab-size
     differs: 100 vs default``, ``case setting model.vocab_size differs: 100 vs 128256
     (workload trace=azure-conv:20)``), and the workload keys both runs ran whose rows
@@ -706,7 +719,8 @@ def compare_settings(a: dict, b: dict) -> tuple[list[str], list[str]]:
                 va, vb = (_text(o.get(name)).replace(_ABSENT, "default") for o in (oa, ob))
                 lines.append(f"option --{name.replace('_', '-')} differs: {va} vs {vb}")
                 run_wide = run_wide or name not in _WORKLOAD_OPTIONS
-    wa, wb = _workload_settings(a), _workload_settings(b)
+    both = _case_keys(a) & _case_keys(b)  # an arm one run alone ran is no difference
+    wa, wb = _workload_settings(a, both), _workload_settings(b, both)
     shared = [w for w in wa if w in wb]
     differing: dict[tuple[str, str, str], list[str]] = {}
     unlike: list[str] = []

@@ -351,7 +351,7 @@ def other_comparisons(results) -> list[dict[str, Any]]:
     the terminal printed) that no other part of the report gives: all but cached
     against send, those of a ``--pp`` run (``_pp_findings``) and those of an
     ``overhead`` run (``_overhead_findings``). ``[]`` when a summary cannot be read."""
-    from ipc_bench.analysis.results import ResultsError, read_summary
+    from ipc_bench.analysis.results import ResultsError, check_shapes, read_summary
 
     cases = results.cases
     if ("pp" in cases.columns and cases["pp"].notna().any()) or (
@@ -360,9 +360,11 @@ def other_comparisons(results) -> list[dict[str, Any]]:
     out = []
     for run_dir in results.paths.values():
         try:
-            recorded = read_summary(run_dir).get("comparisons") or []
+            summary = read_summary(run_dir)
         except ResultsError:
             continue
+        check_shapes(summary, run_dir)  # (the loader has warned of what it drops)
+        recorded = summary.get("comparisons") or []
         out.extend(c for c in recorded
                    if (c.get("baseline"), c.get("treatment")) != (SEND, CACHED))
     return out

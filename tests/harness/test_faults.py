@@ -483,6 +483,32 @@ def test_a_signal_before_the_claim_leaves_no_folder(tmp_path, monkeypatch, capsy
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_signal_after_the_last_case_before_the_checks_says_so(tmp_path, monkeypatch,
+                                                                capsys, handlers_restored):
+    """SIGTERM after every case was written, before the checks across them: the run is
+    incomplete (no digests compared), and the line says every case finished."""
+    from ipc_bench import cli
+    from ipc_bench.cli import execute
+
+    check = execute.check_digests
+
+    def check_digests(cases):
+        os.kill(os.getpid(), signal.SIGTERM)
+        return check(cases)
+
+    monkeypatch.setattr(execute, "check_digests", check_digests)
+    run_dir = tmp_path / "run"
+    assert cli.main(_TINY + ["--output", str(run_dir)]) == 143
+    assert capsys.readouterr().err == (
+        f"bench.py: interrupted by SIGTERM after all 2 cases, before the checks across them "
+        f"(exit 143); results: {run_dir}\n")
+    summary, _ = load_run(run_dir)
+    assert (summary["status"], summary["problems"]) == (
+        "incomplete", ["interrupted by SIGTERM after all 2 cases, before the checks across "
+                       "them"])
+    assert [c["complete"] for c in summary["cases"]] == [True, True]
+
+
 def test_a_signal_while_the_tables_print_keeps_the_status(tmp_path, monkeypatch, capsys,
                                                           handlers_restored):
     from ipc_bench import cli

@@ -151,3 +151,25 @@ def test_a_summary_with_no_loadable_case_is_one_error(good_run, tmp_path, capsys
                    f"case '{SEND}' has output_tokens_per_s \"fast\", not a number (and 1 "
                    "more)"]
     assert not (tmp_path / "rep").exists()
+
+
+@pytest.mark.parametrize("change, why", [
+    (lambda s: s.update(comparisons="x"), "comparisons is \"x\", not a list"),
+    (lambda s: s.update(comparisons=["x"]), "comparisons[0] is \"x\", not a recorded comparison"),
+    (lambda s: s.update(comparisons=[{"baseline": 1}]),
+     "comparisons[0] is {\"baseline\": 1}, not a recorded comparison"),
+    (lambda s: s["metadata"].update(git=5), "metadata.git is 5, not an object"),
+    (lambda s: s["metadata"].update(packages="x"), "metadata.packages is \"x\", not an object"),
+    (lambda s: s.update(problems=[1]), "problems[0] is 1, not a text"),
+    (lambda s: s.update(byte_model=[2]), "byte_model[0] is 2, not an object"),
+    (lambda s: s.update(metadata=[]), "metadata is [], not an object"),
+], ids=["comparisons-a-string", "comparison-a-string", "comparison-without-fields",
+        "git-a-number", "packages-a-string", "problem-a-number", "byte-model-a-number",
+        "metadata-a-list"])
+def test_a_field_of_another_shape_is_left_out_with_one_warning(good_run, tmp_path, capsys,
+                                                               change, why):
+    run = _edit(good_run, tmp_path, change)
+    code, err = _report(run, tmp_path, capsys)
+    assert code == 0
+    assert err == [f"bench.py report: warning: {run / 'summary.json'}: {why} (left out)"]
+    assert (tmp_path / "rep" / "report.md").is_file()

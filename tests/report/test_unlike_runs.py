@@ -130,3 +130,7 @@ def test_compare_settings_names_each_setting_and_its_workloads():
     a, b = _md(), _md()
     a["seed"] = 1
     assert compare_settings(a, b) == (["seed differs: 1 vs 0"], ["num_running=4"])
+    # An arm one run alone ran (its single-process case) is no difference.
+    a = _md()
+    a["cases"].append(dict(a["cases"][0], codec="none", transport="inproc", floor=False))
+    assert compare_settings(a, _md()) == ([], [])
