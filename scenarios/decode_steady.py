@@ -21,7 +21,8 @@ H200's (uncalibrated) figures. Options:
 ``--num-running``, ``--steps`` (counted pure-decode steps per case, exactly; default 1000),
 ``--warmup-steps`` (default 100), ``--num-blocks`` (default: 4,096 tokens' worth of
 blocks per running request, plus one request's worth: 256 x (B + 1) at the default
-``--block-size`` 16, more than any request of the workload reaches; a cache that cannot
+``--block-size`` 16, more than any request of the workload reaches, at most
+``MAX_NUM_BLOCKS``, 4,194,304; a cache that cannot
 hold all B requests at once at the longest context each reaches in the case is refused,
 ``harness.scenario.check_steady_cache``).
 """

@@ -10,7 +10,8 @@ import argparse
 from typing import Sequence
 
 from ipc_bench.analysis.stats import METHODS
-from ipc_bench.engine.config import (ATTENTION_BACKENDS, DEVICES, MAX_NUM_SPEC_TOKENS, MODELS,
+from ipc_bench.engine.config import (ATTENTION_BACKENDS, DEVICES, MAX_NUM_BLOCKS,
+                                     MAX_NUM_SPEC_TOKENS, MODELS,
                                      POLICIES, ROOFLINE_SETTINGS, SPEC_MODELS, STEP_WAITS,
                                      TORCH_PRESETS)
 from ipc_bench.engine.workloads import REQ_ID_FORMATS
@@ -21,7 +22,6 @@ from ipc_bench.wire.transport import POLL_SLICE_MS, TRANSPORTS
 #: typo (an extra digit or three) is refused before it allocates or runs for days.
 MAX_STEPS = 10**9
 MAX_NUM_SEQS = 65536
-MAX_NUM_BLOCKS = 2**22          # the scheduler's free-block list: ~40 bytes per block
 MAX_MODEL_LEN = 2**20
 MAX_BLOCK_SIZE = 2**16
 MAX_TIMEOUT_S = 86400.0
@@ -49,7 +49,7 @@ SCHEDULER_OVERRIDES = {
     "num_blocks": (1, MAX_NUM_BLOCKS,
                    "; a steady scenario (--num-running) defaults to 4,096 tokens per "
                    "running request, plus 4,096, in whole blocks (256 x (B + 1) at "
-                   "--block-size 16), and refuses a cache that cannot hold "
+                   "--block-size 16), at most this bound, and refuses a cache that cannot hold "
                    "all of its requests at once at the longest context each can reach in "
                    "the case (the figures and the --num-blocks that fits are in the error); "
                    "the trace scenarios reject a prompt that, with its first sampled token, "

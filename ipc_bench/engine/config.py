@@ -40,6 +40,10 @@ TOKEN_ID_MODELS: tuple[str, ...] = ("null", "fixed-step", "emulated")
 #: engines use (vLLM's examples use 1 to 8), low enough to keep a typo from
 #: scheduling thousands of drafts per request.
 MAX_NUM_SPEC_TOKENS = 32
+#: The most KV-cache blocks a scheduler takes (``--num-blocks``' bound, and the cap on a
+#: steady scenario's default cache): its free-block list costs about 40 bytes a block,
+#: so 2**22 blocks are about 170 MB of scheduler memory.
+MAX_NUM_BLOCKS = 2**22
 #: Models that can verify drafts (``ModelConfig.spec_acceptance``): the null,
 #: fixed-step and emulated models (each token a hash of the runner's own buffer row,
 #: so the drafter computes the target's continuation exactly) and the torch model

@@ -36,8 +36,8 @@ import ipc_bench
 from ipc_bench.errors import one_line
 from ipc_bench.harness.spec import (ASYNC_ARM, INPROC, INPUT_ORACLE_INTERVAL, NO_CODEC,
                                      CaseSpec)
-from ipc_bench.engine.config import (CACHED, POLICIES, PRESET_MODELS, ConfigError,
-                                     ModelConfig, SchedulerConfig, check_token_ids_spec,
+from ipc_bench.engine.config import (CACHED, MAX_NUM_BLOCKS, POLICIES, PRESET_MODELS,
+                                     ConfigError, ModelConfig, SchedulerConfig, check_token_ids_spec,
                                      preset_vocab_size)
 from ipc_bench.engine.token_ids import read_histogram, token_id_distribution
 from ipc_bench.engine.traces import load_azure_trace
@@ -418,9 +418,11 @@ def steady_num_blocks(b: int, block_size: int = 16) -> int:
     """KV blocks a steady batch of ``b`` running requests gets when ``--num-blocks`` is
     not given: ``STEADY_TOKENS_PER_REQUEST`` tokens per request in whole blocks of
     ``block_size``, for ``b + 1`` requests (``b * 256 + 256`` at the default block size
-    16). Every request's most slots fit its share at any block size, so
-    ``check_steady_cache`` passes it."""
-    return (b + 1) * steady_blocks_per_request(block_size)
+    16), capped at ``MAX_NUM_BLOCKS`` (reached from 1,024 running at block size 1, or
+    16,384 at block size 16). Below the cap every request's most slots fit its share
+    at any block size, so ``check_steady_cache`` passes it; at the cap it checks
+    what the case's requests reach in its steps."""
+    return min((b + 1) * steady_blocks_per_request(block_size), MAX_NUM_BLOCKS)
 
 
 def steady_running_for_blocks(num_blocks: int, block_size: int = 16) -> int:
@@ -520,9 +522,14 @@ def check_steady_cache(case: CaseSpec, num_blocks_given: bool = True) -> None:
                 + (f", {lookahead} lookahead slot{'s' if lookahead > 1 else ''}"
                    if lookahead else "") + ")")
     fit = cfg.num_blocks // per_request
-    advice = f"give --num-blocks {need:,} or more"
-    if num_blocks_given and fit >= 1:
-        advice += f", or --num-running {fit:,} or fewer"
+    if need <= MAX_NUM_BLOCKS:
+        advice = f"give --num-blocks {need:,} or more"
+        if num_blocks_given and fit >= 1:
+            advice += f", or --num-running {fit:,} or fewer"
+    else:
+        fewer = f"--num-running {fit:,} or fewer, " if fit >= 1 else ""
+        advice = (f"--num-blocks is at most {MAX_NUM_BLOCKS:,}: give a larger --block-size, "
+                  f"{fewer}or fewer --steps")
     raise ConfigError(
         f"--num-running {b} needs {need:,} KV blocks ({_count(b, 'request')} x "
         f"{_count(per_request, 'block')} of {_count(cfg.block_size, 'token')}: each reaches "

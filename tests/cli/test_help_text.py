@@ -18,8 +18,8 @@ def test_scheduler_limits_state_their_true_minimum():
     assert _help_of("--num-blocks") == (
         "vLLM's num_blocks (1 to 4,194,304; a steady scenario (--num-running) defaults to "
         "4,096 tokens per running request, plus 4,096, in whole blocks (256 x (B + 1) at "
-        "--block-size 16), and refuses a cache that cannot hold all of its requests at once at the longest context each can "
-        "reach in the case (the figures and the --num-blocks that fits are in the error); "
+        "--block-size 16), at most this bound, and refuses a cache that cannot hold all of "
+        "its requests at once at the longest context each can reach in the case (the figures and the --num-blocks that fits are in the error); "
         "the trace scenarios reject a prompt that, with its first sampled token, needs more "
         "blocks than the cache, and a request that outgrows it fails the case; real memory "
         "with the torch model)")

@@ -17,13 +17,14 @@ import pytest
 from ipc_bench import cli
 from ipc_bench.analysis.summary import (attach_token_bytes, noise_warnings,
                                         running_shortfall_warning, summarize_case)
-from ipc_bench.engine.config import (MAX_NUM_SPEC_TOKENS, ConfigError, ModelConfig,
+from ipc_bench.engine.config import (MAX_NUM_BLOCKS, MAX_NUM_SPEC_TOKENS, ConfigError, ModelConfig,
                                      SchedulerConfig)
 from ipc_bench.engine.model_runner import ModelRunner
 from ipc_bench.engine.scheduler import Scheduler
 from ipc_bench.engine.workloads import SteadyDecodeWorkload
 from ipc_bench.harness.scenario import (OUTPUT_LEN_MAX, PROMPT_LEN_MAX, ScenarioOptions,
-                                        check_steady_cache, steady_case, steady_context_max)
+                                        check_steady_cache, steady_case, steady_context_max,
+                                        steady_num_blocks)
 from ipc_bench.harness.spec import CaseSpec
 from ipc_bench.harness.supervisor import run_case
 
@@ -104,6 +105,28 @@ def test_the_default_cache_holds_the_batch_at_any_block_size(block_size, num_blo
                                              num_spec_tokens=MAX_NUM_SPEC_TOKENS,
                                              num_lookahead_tokens=MAX_NUM_SPEC_TOKENS)
     check_steady_cache(case, num_blocks_given=False)
+
+
+def test_the_default_cache_is_capped_at_the_num_blocks_bound():
+    # 1,024 running at block size 1 would default to 1,025 x 4,096 blocks, past what
+    # --num-blocks accepts; the default stops at that bound, a case that fits under it
+    # runs, and one that does not is refused with advice that does not name a
+    # --num-blocks past the bound
+    opts = ScenarioOptions(scheduler_overrides={"block_size": 1})
+    assert steady_num_blocks(1023, 1) == 1024 * 4096 == MAX_NUM_BLOCKS
+    short = steady_case(opts, "t", {"num_running": 1024}, "cached", "msgpack", 0,
+                        model=ModelConfig(), steps=20, warmup=5)
+    assert short.scheduler.num_blocks == MAX_NUM_BLOCKS
+    check_steady_cache(short, num_blocks_given=False)
+    long = steady_case(opts, "t", {"num_running": 2048}, "cached", "msgpack", 0,
+                       model=ModelConfig(), steps=3000, warmup=100)
+    with pytest.raises(ConfigError) as info:
+        check_steady_cache(long, num_blocks_given=False)
+    assert str(info.value).endswith(
+        "and the cache has 4,194,304: a steady batch holds every request at once, and one "
+        "that must preempt runs fewer requests than asked; --num-blocks is at most "
+        "4,194,304: give a larger --block-size, --num-running 1,821 or fewer, or fewer "
+        "--steps")
 
 
 @pytest.mark.parametrize("block_size,num_running", [(4, 16), (1, 2)])
