@@ -71,10 +71,12 @@ def _main(argv: list[str]) -> int:
     remote = _remote_runners(args, cases)
     report = getattr(module, "report", None)
     if remote is None:
-        return run_cases(args, cases, report, notes=opts.notes)
+        return run_cases(args, cases, report, notes=opts.notes,
+                         trace_sha256=opts.trace_sha256)
     code = None
     try:
-        code = run_cases(args, cases, report, remote=remote, notes=opts.notes)
+        code = run_cases(args, cases, report, remote=remote, notes=opts.notes,
+                         trace_sha256=opts.trace_sha256)
         return code
     finally:
         remote.close("" if code == 0 else "the scheduler's run was interrupted"

@@ -23,7 +23,8 @@ The published files are ASCII with CRLF line endings and no newline after the la
 The loader also accepts LF or CR-only line endings, a trailing newline or not, and a
 UTF-8 byte-order mark. It is strict about everything else: the header must be exactly
 the three column names above, in that order; fields are not quoted (quotes are taken
-literally and then fail validation); blank lines are errors; timestamps must not go
+literally and then fail validation); blank lines are errors, except at the end of the
+file (an editor's trailing empty lines); timestamps must not go
 backwards (equal timestamps are allowed); a field may be at most 64 characters and a
 line at most 1 KiB. Every problem raises :class:`TraceError`, a ``ValueError`` whose
 message is one line naming the file and the 1-based line number (the header is line 1).
@@ -37,6 +38,7 @@ The loader uses the ``csv`` module rather than pandas so that importing it stays
 from __future__ import annotations
 
 import csv
+import hashlib
 import operator
 import os
 import re
@@ -92,6 +94,11 @@ class Trace:
       each >= 1.
     - ``output_lens``: int64 array, shape (N,), output length in tokens
       (``GeneratedTokens``), each >= 1.
+    - ``sha256``: hex SHA-256 of the bytes :func:`load_azure_trace` read: the header
+      through the last row it replays (with ``max_requests``, the rows after are not
+      read), trailing blank lines included; ``None`` for a trace built by hand or cut
+      by :meth:`head`. It
+      names the content replayed, also when the file was a pipe that can be read once.
 
     Arrays made by :func:`load_azure_trace` are read-only. Equality is identity
     (``eq=False``), since element-wise array comparison has no single truth value.
@@ -106,6 +113,7 @@ class Trace:
     arrival_s: np.ndarray
     prompt_lens: np.ndarray
     output_lens: np.ndarray
+    sha256: Optional[str] = None
 
     def __post_init__(self) -> None:
         for name, dtype in (
@@ -170,6 +178,8 @@ class _Lines:
         self._f = f
         self._where = where
         self.lineno = 0
+        #: SHA-256 of every byte read so far (Latin-1 text: one character per byte).
+        self.digest = hashlib.sha256()
 
     def __iter__(self) -> Iterator[str]:
         return self
@@ -181,6 +191,7 @@ class _Lines:
             raise self._where(self.lineno + 1, f"read error: {exc.strerror or exc}") from None
         if not raw:
             raise StopIteration
+        self.digest.update(raw.encode("latin-1"))
         self.lineno += 1
         if raw.endswith("\r\n"):
             line = raw[:-2]
@@ -241,7 +252,7 @@ def load_azure_trace(path: PathArg, max_requests: Optional[int] = None) -> Trace
         return TraceError(f"{shown} line {lineno}: {problem}")
 
     with _open_trace(path_str, shown) as f:
-        ts_ns, prompt, output = _read_rows(f, where, max_requests, shown)
+        ts_ns, prompt, output, sha256 = _read_rows(f, where, max_requests, shown)
     t0 = ts_ns[0]
     # Python int / int is correctly rounded, so each arrival is exact to float64 precision.
     arrival_s = np.array([(t - t0) / _NS_PER_S for t in ts_ns], dtype=np.float64)
@@ -250,7 +261,8 @@ def load_azure_trace(path: PathArg, max_requests: Optional[int] = None) -> Trace
     for arr in (arrival_s, prompt_lens, output_lens):
         arr.flags.writeable = False
     return Trace(
-        path=path_str, arrival_s=arrival_s, prompt_lens=prompt_lens, output_lens=output_lens
+        path=path_str, arrival_s=arrival_s, prompt_lens=prompt_lens, output_lens=output_lens,
+        sha256=sha256,
     )
 
 
@@ -270,10 +282,12 @@ def _open_trace(path_str: str, shown: str):
 
 
 def _read_rows(f, where, max_requests: Optional[int], shown: str
-               ) -> tuple[list[int], list[int], list[int]]:
+               ) -> tuple[list[int], list[int], list[int], str]:
     """The header, then up to ``max_requests`` rows: (timestamps in ns, prompt
-    lengths, output lengths), at least one row, timestamps sorted. A pipe with nothing
-    in it is refused as such (``input_files.EMPTY_PIPE``), not as an empty file."""
+    lengths, output lengths, the SHA-256 of the bytes read), at least one row,
+    timestamps sorted. Blank lines end the rows when nothing but blank lines follows
+    them. A pipe with nothing in it is refused as such (``input_files.EMPTY_PIPE``),
+    not as an empty file."""
     lines = _Lines(f, where)
     # One record per line: QUOTE_NONE makes quotes literal, so no record spans lines.
     reader = csv.reader(lines, quoting=csv.QUOTE_NONE, strict=True)
@@ -304,6 +318,11 @@ def _read_rows(f, where, max_requests: Optional[int], shown: str
         if fields is None:
             break
         lineno = lines.lineno
+        if not fields:  # blank: the end of the file, or an error at this line
+            while (more := next_record()) == []:
+                pass
+            if more is None:
+                break
         ns, ctx, gen = _parse_row(fields, lineno, where)
         if ns < prev_ns:
             raise where(
@@ -318,7 +337,7 @@ def _read_rows(f, where, max_requests: Optional[int], shown: str
 
     if not ts_ns:
         raise where(lines.lineno + 1, "no data rows after the header")
-    return ts_ns, prompt, output
+    return ts_ns, prompt, output, lines.digest.hexdigest()
 
 
 def _check_header(fields: list[str], where) -> None:

@@ -592,20 +592,14 @@ def compare_metadata(a: dict, b: dict) -> list[str]:
     return lines
 
 
-def trace_record(path: str) -> dict[str, Any]:
+def trace_record(path: str, sha256: Optional[str]) -> dict[str, Any]:
     """What identifies the trace a run replays (``metadata["trace"]``): ``path`` as
-    given and ``sha256``, the SHA-256 of the file's bytes (``None`` when it cannot be
-    read), so that two runs of the same name but other content tell apart."""
-    import hashlib
-
-    digest = hashlib.sha256()
-    try:
-        with open(path, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                digest.update(chunk)
-    except OSError:
-        return {"path": path, "sha256": None}
-    return {"path": path, "sha256": digest.hexdigest()}
+    given and ``sha256``, the SHA-256 of the bytes the replay read as it loaded the
+    trace (``engine.traces.Trace.sha256``: the header through the last row replayed;
+    ``None`` when unknown), so that two runs of the same name but other content tell
+    apart. The file is not opened again: a pipe (``<(...)``, a FIFO) can be read
+    once."""
+    return {"path": path, "sha256": sha256}
 
 
 #: Fields of a case's recorded settings (``metadata["cases"]``) that name the case or

@@ -171,6 +171,9 @@ class ScenarioOptions:
     #: Lines the run prints before its cases and records in ``summary.json``'s
     #: ``metadata.notes`` (a scenario's ``cases`` may add them: ``replay_trace``).
     notes: list[str] = field(default_factory=list)
+    #: SHA-256 of the trace bytes the replay read (``Trace.sha256``), set by
+    #: ``replay_trace``: the run's ``metadata["trace"]`` (``environment.trace_record``).
+    trace_sha256: Optional[str] = None
 
     def model_config(self, default: str = "null", step_time_ms: Optional[float] = None,
                      step_wait: Optional[str] = None) -> ModelConfig:
@@ -612,10 +615,12 @@ DEFAULT_MAX_REQUESTS = 300
 
 def replay_trace(opts: ScenarioOptions, default: Optional[int] = DEFAULT_MAX_REQUESTS):
     """The first ``--max-requests`` requests of ``--trace`` (else ``default``; ``None``:
-    the whole trace), an ``engine.traces.Trace``. When ``--max-requests`` was given and
+    the whole trace), an ``engine.traces.Trace``; ``opts.trace_sha256`` is set to the
+    SHA-256 of the bytes it read. When ``--max-requests`` was given and
     the trace has fewer, ``opts.notes`` gets a line that says so. Raises ``TraceError``
     on an unreadable trace."""
     trace = load_azure_trace(opts.trace, max_requests=opts.max_requests or default)
+    opts.trace_sha256 = trace.sha256
     if opts.max_requests is not None and len(trace) < opts.max_requests:
         opts.notes.append(f"the trace has {len(trace):,} requests, fewer than --max-requests "
                           f"{opts.max_requests:,}: all {len(trace):,} are replayed")

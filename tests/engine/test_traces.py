@@ -260,9 +260,38 @@ def test_wrong_number_of_fields(tmp_path) -> None:
 def test_blank_line(tmp_path) -> None:
     p = write(tmp_path, csv_text(HEADER, ROW1, "", ROW2))
     expect_error(p, f"{p} line 3: blank line; expected a data row")
-    # A trailing newline is fine, an extra empty line after it is not.
-    p = write(tmp_path, csv_text(HEADER, ROW1, "", final_eol=True))
+    p = write(tmp_path, csv_text(HEADER, ROW1, "", "", ROW2, final_eol=True))
     expect_error(p, f"{p} line 3: blank line; expected a data row")
+    # Blank lines at the end of the file (an editor's) end the rows.
+    for text in (csv_text(HEADER, ROW1, "", final_eol=True),
+                 csv_text(HEADER, ROW1, ROW2, "", "", "", eol="\n")):
+        t = load_azure_trace(write(tmp_path, text))
+        assert t.prompt_lens.tolist() == [374, 396][:len(t)] and len(t) in (1, 2)
+    expect_error(write(tmp_path, csv_text(HEADER, "", "", final_eol=True)),
+                 f"{tmp_path / 'trace.csv'} line 4: no data rows after the header")
+
+
+def test_sha256_is_of_the_bytes_read(tmp_path) -> None:
+    import hashlib
+    import os
+
+    text = csv_text(HEADER, ROW1, ROW2, ROW3, final_eol=True).encode()
+    p = write(tmp_path, text)
+    assert load_azure_trace(p).sha256 == hashlib.sha256(text).hexdigest()
+    # with max_requests, the header and the rows replayed: the rows after are not read
+    first_two = csv_text(HEADER, ROW1, ROW2, final_eol=True).encode()
+    assert load_azure_trace(p, max_requests=2).sha256 == hashlib.sha256(first_two).hexdigest()
+    # a pipe (a process substitution is one) is hashed as it is read, once
+    r, w = os.pipe()
+    os.write(w, text)
+    os.close(w)
+    try:
+        piped = load_azure_trace(f"/dev/fd/{r}")
+    finally:
+        os.close(r)
+    assert piped.sha256 == hashlib.sha256(text).hexdigest()
+    assert piped.prompt_lens.tolist() == [374, 396, 879]
+    assert load_azure_trace(p).head(2).sha256 is None  # not what was read
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 
 import pytest
@@ -72,6 +73,33 @@ def test_the_metadata_records_the_trace_and_the_options(runs):
     assert md["options"]["vocab_size"] is None
     assert md["options"]["max_requests"] == 6
     assert "trace" not in md["options"]
+
+
+def test_a_piped_trace_is_identified_by_the_bytes_read_once(runs, tmp_path):
+    # A process substitution and a named FIFO are read once: their recorded SHA-256 is
+    # that of the bytes replayed, the same as the file's, and a FIFO whose writer has
+    # already finished does not stop the run.
+    import subprocess
+    import sys
+
+    from analysis_run import REPO
+
+    one = runs / "one" / "trace.csv"
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    common = ("--scenario azure-conv --max-requests 6 --codecs msgpack --no-floor "
+              "--no-single-process --warmup-steps 2 --quiet")
+    script = (f"{sys.executable} bench.py {common} --trace <(cat {one}) --output "
+              f"{tmp_path / 'sub'} && {{ cat {one} > {fifo} & }} && sleep 0.5 && "
+              f"{sys.executable} bench.py {common} --trace {fifo} --output {tmp_path / 'fifo-run'}")
+    proc = subprocess.run(["bash", "-c", script], cwd=REPO, capture_output=True, text=True,
+                          timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    want = hashlib.sha256(one.read_bytes()).hexdigest()
+    for name in ("sub", "fifo-run"):
+        trace = json.loads((tmp_path / name / "summary.json").read_text())["metadata"]["trace"]
+        assert trace["sha256"] == want, name
+    assert trace["path"] == str(fifo)
 
 
 def test_the_same_trace_under_another_path_is_the_same_run(runs, tmp_path):
