@@ -43,7 +43,8 @@ from ipc_bench.analysis.soak import rss_summary, stream_summary
 from ipc_bench.analysis.stats import percentiles_ms
 from ipc_bench.analysis.pp import pp_figures
 from ipc_bench.analysis.tp import tp_figures
-from ipc_bench.harness.spec import INPROC, RUNNER_COLUMNS, SCHED_COLUMNS, CaseResult
+from ipc_bench.harness.spec import (INPROC, RUNNER_COLUMNS, RUNNER_TIMESTAMP_COLUMNS,
+                                    SCHED_COLUMNS, CaseResult)
 from ipc_bench.harness.recording import cut_at_max_model_len
 from ipc_bench.wire.codecs import STATEFUL_CODECS, scheduler_output_codec
 from ipc_bench.engine.config import SEND
@@ -277,6 +278,8 @@ def _runner_figures(result: CaseResult, a: np.ndarray, c: np.ndarray,
     seqs = c[:, _COL["seq"]]
     fig: dict[str, Any] = {}
     for k in RUNNER_COLUMNS:
+        if k in RUNNER_TIMESTAMP_COLUMNS:
+            continue
         per_step = k.replace("_collections", "_collections_per_step").replace(
             "_ns", "_ns_per_step")
         fig[per_step] = float(np.asarray(runner[k], dtype=np.int64)[seqs].mean())

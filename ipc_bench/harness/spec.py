@@ -65,6 +65,9 @@ RUNNER_COLUMNS = (
     "runner_forward_start_ns",  # start of the step's forward (model execution), since the
                                 # runner's TimedModelRunner was built
 )
+#: The runner's columns that are moments, not durations or counts: a mean of them per
+#: step means nothing, so the summary has no ``*_per_step`` figure of them.
+RUNNER_TIMESTAMP_COLUMNS = ("runner_t0_ns", "runner_forward_start_ns")
 
 
 @dataclass

@@ -70,6 +70,11 @@ def test_load_columns_and_types(res, run_dir, summary):
             c["sched_to_runner_payload_bytes_per_step"], rel=1e-12)
         assert counted["num_output_tokens"].sum() == c["output_tokens"]
         assert len(res.requests[res.requests["case_id"] == c["case_id"]]) == c["num_requests"]
+        if c["codec"] != "none":  # the runner's phases per step, not its moments
+            assert c["runner_forward_ns_per_step"] == pytest.approx(
+                counted["runner_forward_ns"].mean(), rel=1e-12)
+            assert "runner_forward_start_ns_per_step" not in c
+            assert "runner_t0_ns_per_step" not in c
 
 
 def test_results_docstring_names_every_column():
