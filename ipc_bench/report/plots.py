@@ -120,10 +120,24 @@ def codec_rank(codec: str) -> int:
 # helpers
 
 
+@functools.cache
+def _quiet_font_fallbacks() -> None:
+    """Keep matplotlib's font manager to errors: where its font cache was built by
+    another matplotlib (a system one without the bundled fonts, sharing
+    ``~/.cache/matplotlib``), every figure logged one ``findfont: Font family ... not
+    found. Falling back to DejaVu Sans.`` line per mathtext font, about 20 lines per
+    report, for a fallback that draws the same text."""
+    import logging
+
+    logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
+
+
 def _figure(nrows: int = 1, ncols: int = 1, width: float = 6.4, height: float = 4.2,
             **kw):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+
+    _quiet_font_fallbacks()
 
     fig = Figure(figsize=(width, height), layout="constrained")
     FigureCanvasAgg(fig)
