@@ -405,7 +405,13 @@ _CASE_DEFAULTS = {"async_scheduling": False, "frontend": False, "tp": None, "pp"
 
 
 def _config_blocks(results, run_id: str) -> list[Block]:
+    """The run's settings: a list (scenario, command, status, options) and a table of
+    the case settings, one row per group of cases that share them; a model setting
+    the case's model does not use (``scenario.model_uses``: the null model's
+    ``step_time_ms``), or ``spec_acceptance`` without drafts, is left out."""
     import json
+
+    from ipc_bench.harness.scenario import model_uses
 
     md = results.metadata[run_id]
     blocks: list[Block] = [("ul", [
@@ -424,6 +430,9 @@ def _config_blocks(results, run_id: str) -> list[Block]:
         c = json.loads(conf)
         sched = c.pop("scheduler", {})
         model = c.pop("model", {})
+        if isinstance(model, dict):
+            model = {k: v for k, v in model.items() if model_uses(str(model.get("name")), k)
+                     and not (k == "spec_acceptance" and not sched.get("num_spec_tokens"))}
         rows.append([f"{len(ids)}: {ids[0]}" + (f" … {ids[-1]}" if len(ids) > 1 else ""),
                      ", ".join(f"{k}={v}" for k, v in sched.items()),
                      ", ".join(f"{k}={v}" for k, v in model.items()),

@@ -419,6 +419,10 @@ def test_the_configuration_block_shows_the_options_that_shaped_the_run(tmp_path,
     assert "num_spec_tokens=2" in sched.split(", ")
     assert f"token_ids_sha256={digest}" in model.split(", ")
     assert f"token_ids=hist:{hist}" in model.split(", ")
+    assert "spec_acceptance=0.7" in model.split(", ")  # with drafts it applies
+    # what the null model does not use is not listed as its setting
+    assert not {"step_time_ms", "preset", "roofline", "device"} & {
+        kv.split("=")[0] for kv in model.split(", ")}
     assert "frontend=True" in run_col.split(", ")
     assert "async_scheduling" not in run_col  # at its default: not shown
 
