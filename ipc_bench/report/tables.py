@@ -16,6 +16,7 @@ from ipc_bench.analysis import cores
 from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.results import case_unfinished
 from ipc_bench.analysis.stats import COMPARED_KEYS
+from ipc_bench.analysis.summary import no_counted_steps_warning
 from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.engine.pipeline import DIRECT
 
@@ -145,6 +146,11 @@ def format_tables(summaries: Iterable[dict[str, Any]]) -> str:
             out.append(f"  {FLOOR_BELOW_ONE_NOTE}")
         if timed_without_floor(cases):
             out.append(f"  {TIMED_NO_FLOOR_NOTE}")
+        # "-" cells of a case that counted no step, said even under --quiet (which
+        # drops the per-case warnings that say it too)
+        for line in dict.fromkeys(no_counted_steps_warning(s) for s in cases
+                                  if not s.get("num_steps")):
+            out.append(f"  steps 0: {line}")
         rejected = max(((s.get("num_rejected") or 0) for s in cases), default=0)
         if rejected:
             total = max((s.get("num_requests") or 0) for s in cases)

@@ -67,6 +67,8 @@ def test_logical_replay_inside_the_warmup_shows_no_zero_rate(tmp_path):
     case = json.loads((tmp_path / "logical" / "summary.json").read_text())["cases"][0]
     assert "output_tokens_per_s" not in case
     assert "--warmup-steps" in case["warnings"][0]
+    # the table's "-" cells are explained under it, in one line (also with --quiet)
+    assert proc.stdout.count(f"  steps 0: {case['warnings'][0]}") == 1, proc.stdout
 
 
 def test_no_counted_step_after_the_warmup_names_no_option():
