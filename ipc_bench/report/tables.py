@@ -20,6 +20,11 @@ from ipc_bench.analysis.summary import no_counted_steps_warning
 from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.engine.pipeline import DIRECT
 
+#: The line under a table with ``overhead``'s bare-loop cases, whose cells are ``-``.
+BARE_LOOP_NOTE = ("totals: the bare loop (instrumentation totals) records no step, so its "
+                  "cells are '-'; its loop time per step is in the instrumentation overhead "
+                  "lines")
+
 #: The identity fields every table starts with, shown as recorded under their own name.
 IDENTITY = ("policy", "codec", "transport")
 CASE_TABLE = IDENTITY + (
@@ -149,8 +154,11 @@ def format_tables(summaries: Iterable[dict[str, Any]]) -> str:
         # "-" cells of a case that counted no step, said even under --quiet (which
         # drops the per-case warnings that say it too)
         for line in dict.fromkeys(no_counted_steps_warning(s) for s in cases
-                                  if not s.get("num_steps")):
+                                  if not s.get("num_steps")
+                                  and s.get("instrumentation") != "totals"):
             out.append(f"  steps 0: {line}")
+        if any(s.get("instrumentation") == "totals" for s in cases):
+            out.append(f"  {BARE_LOOP_NOTE}")
         rejected = max(((s.get("num_rejected") or 0) for s in cases), default=0)
         if rejected:
             total = max((s.get("num_requests") or 0) for s in cases)

@@ -69,6 +69,16 @@ def test_overhead_scenario_prints_the_ratio_per_policy(tmp_path):
     assert [(r["arm"], r["cached_arm"], r["difference"]) for r in send] == [
         ("steps", None, "send - cached")]
     assert all("over 2 pairs" in ln for ln in lines)
+    # the bare loop's '-' cells and its missing schedule digest are said once, as design
+    out = proc.stdout.splitlines()
+    assert out.count("  totals: the bare loop (instrumentation totals) records no step, so "
+                     "its cells are '-'; its loop time per step is in the instrumentation "
+                     "overhead lines") == 2
+    assert not [ln for ln in out if ln.startswith("  steps 0:")]
+    assert [ln for ln in out if "not compared" in ln] == [
+        f"note: token streams not compared in overhead [num_running=4,of={p}] for the 2 "
+        "bare-loop case(s) (instrumentation totals): they keep no schedule digest, by design"
+        for p in ("send", "cached")]
     # the arms share no per-step metric: no comparison block, not a header over no table
     assert not [ln for ln in proc.stdout.splitlines() if ln.startswith("steps vs totals")]
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
