@@ -306,9 +306,11 @@ def _pair_table(results) -> list[Block]:
     with the run's ``--ci-method``: the numbers of the CLI's comparison block). Pairs
     whose timings are withheld (``analysis.cores``) keep their byte rows only."""
     from ipc_bench.analysis import cores
-    from ipc_bench.analysis.stats import paired, results_ci_method, summarize_pairs
+    from ipc_bench.analysis.stats import (paired, ratio_phrase, results_ci_method,
+                                          summarize_pairs)
     from ipc_bench.report.findings import withheld_keys
     from ipc_bench.report.plots import codec_rank
+    from ipc_bench.report.tables import ratio_text
 
     method = results_ci_method(results.metadata)
     withheld = withheld_keys(results.cases)
@@ -320,14 +322,10 @@ def _pair_table(results) -> list[Block]:
             if metric(key).unit in cores.TIMING_UNITS and \
                     (r["workload"], r["codec"], r.get("transport")) in withheld:
                 continue
-            interval = ""
-            if r["n"] > 1 and math.isfinite(r["ratio_low"]):
-                interval = f" [{r['ratio_low']:.3f}, {r['ratio_high']:.3f}]"
             rows.append([str(r["workload"]), r["codec"], label, str(r["n"]),
                          format_value(r[SEND] * scale, 2), format_value(r[CACHED] * scale, 2),
                          format_value(r["diff"] * scale, 2),
-                         (f"{r['ratio']:.3f}" if math.isfinite(r["ratio"]) else "-")
-                         + interval])
+                         ratio_text(r["ratio"], r["ratio_low"], r["ratio_high"])])
     if not rows:
         return [("note", "No send/cached pair in this run" + (
             ": a `--pp` run compares send with `direct` (the cached policy, the ids sent "
@@ -337,16 +335,20 @@ def _pair_table(results) -> list[Block]:
     # no bytes in-process
     rows = [r for r in rows if not (r[1] == SINGLE_PROCESS_CODEC and "B/step" in r[2])]
     rows.sort(key=lambda r: (order.get(r[0], 0), codec_rank(r[1]), r[1]))
-    point = {"t": "the geometric mean of the ratios and the mean of the differences, "
-                  "with Student-t intervals (the ratio's on the log ratios)",
-             "bootstrap": "medians, with percentile-bootstrap intervals",
-             "sign": "medians, with sign-test intervals"}[method]
+    diff = {"t": "the mean of the per-repetition differences, with its Student-t interval",
+            "bootstrap": "the median of the per-repetition differences, with its "
+                         "percentile-bootstrap interval",
+            "sign": "the median of the per-repetition differences, with its sign-test "
+                    "interval"}[method]
     note = cores.footnote(results.cases.to_dict("records")) if withheld else None
     return [("table", ["workload", "codec", "metric", "n", SEND, CACHED,
-                       f"{SEND} - {CACHED}", f"{CACHED} / {SEND} [95 %]"], rows),
-            ("p", f"send, cached: means over the n repetitions. send - cached, cached / "
-                  f"send: paired by repetition, {point} (`--ci-method {method}`, as the "
-                  "comparison block `bench.py` prints after a `--repeat` run)."
+                       f"{SEND} - {CACHED}", f"{CACHED}/{SEND} [95 %]"], rows),
+            ("p", f"send, cached: means over the n repetitions. send - cached: paired by "
+                  f"repetition, {diff}. cached/send: {ratio_phrase(method)}, the point alone "
+                  "where the pairs are too few for an interval "
+                  f"(`--ci-method {method}`; the same figures as the "
+                  "`cached/send` line under the case table and the comparison block "
+                  "`bench.py` prints)."
                   + (" Pairs whose timings are left out show their bytes only: "
                      + note.replace("* timings left out: ", "", 1) if note else ""))]
 
