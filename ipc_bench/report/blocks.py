@@ -102,10 +102,9 @@ def _case_tables(results) -> list[Block]:
     """Per workload, the case table (``tables.CASE_TABLE``) of ``results``' cases, its
     footnotes (withheld timings; an ``x floor`` below 1, marked ``!``) and what the
     columns mean."""
-    from ipc_bench.analysis.cores import footnote, is_withheld
-    from ipc_bench.report.tables import (CASE_TABLE, FLOOR_BELOW_ONE_NOTE, FLOOR_RATIO,
-                                         TIMED_NO_FLOOR_NOTE, cells, floor_below_one,
-                                         header, timed_without_floor)
+    from ipc_bench.analysis.cores import footnote
+    from ipc_bench.report.tables import (CASE_TABLE, TIMED_NO_FLOOR_NOTE, cells,
+                                         floor_below_one_note, header, timed_without_floor)
 
     blocks: list[Block] = []
     cases = results.cases
@@ -126,10 +125,9 @@ def _case_tables(results) -> list[Block]:
         withheld = footnote([s for s in records if s["workload"] == workload])
         if withheld:
             blocks.append(("p", withheld.replace("* ", "`*` ", 1)))
-        if any(floor_below_one(s.get(FLOOR_RATIO)) and not is_withheld(s)
-               for s in records if s["workload"] == workload):
-            blocks.append(("p", FLOOR_BELOW_ONE_NOTE.replace("!: x floor", "`!`: `x floor`",
-                                                             1)))
+        floor_note = floor_below_one_note(shown)
+        if floor_note:
+            blocks.append(("p", floor_note.replace("!: x floor", "`!`: `x floor`", 1)))
         if timed_without_floor(shown):
             blocks.append(("p", TIMED_NO_FLOOR_NOTE.replace(
                 "floor tok/s, x floor", "`floor tok/s`, `x floor`", 1) + "."))

@@ -73,11 +73,38 @@ def cells(summary: dict[str, Any], keys: Sequence[str] = CASE_TABLE) -> list[str
 #: The ``x floor`` column and the mark after a value below 1 (``FLOOR_BELOW_ONE_NOTE``).
 FLOOR_RATIO = "step_to_floor_ratio"
 FLOOR_MARK = "!"
-#: Under a table where an ``x floor`` is below 1 (marked ``!``): what it means.
+#: Under a table where a synchronous case's ``x floor`` is below 1 (marked ``!``).
 FLOOR_BELOW_ONE_NOTE = (
     "!: x floor below 1, the floor (the same messages exchanged bare, less work) ran "
-    "slower than the case: that case's overhead over the floor is noise (an async case "
-    "overlaps steps the floor replays one at a time); its warning says which")
+    "slower than the case: that case's overhead over the floor is noise; its warning "
+    "says so")
+#: Under a table where an async case's ``x floor`` is below 1 (marked ``!``).
+FLOOR_BELOW_ONE_ASYNC_NOTE = (
+    "!: x floor below 1, the floor replays the frames one at a time while that async "
+    "case overlapped its steps: its x floor is not the harness's overhead; its warning "
+    "says so")
+#: Under a table where cases of both kinds have an ``x floor`` below 1.
+FLOOR_BELOW_ONE_BOTH_NOTE = (
+    "!: x floor below 1: for a synchronous case, the floor (the same messages exchanged "
+    "bare, less work) ran slower than the case, so its overhead over the floor is noise; "
+    "for an async case, the floor replays the frames one at a time while the case "
+    "overlapped its steps, so its x floor is not the harness's overhead; each case's "
+    "warning says which")
+
+
+def floor_below_one_note(cases: Iterable[dict[str, Any]]) -> Optional[str]:
+    """The note under a table whose marked cases (an ``x floor`` below 1, timings not
+    withheld) are those of ``cases``: it speaks of synchronous cases, async ones
+    (``async_scheduling``) or both, as the marked cases are; ``None`` when no case is
+    marked."""
+    marked = [s for s in cases if floor_below_one(s.get(FLOOR_RATIO))
+              and not cores.is_withheld(s)]
+    kinds = {bool(s.get("async_scheduling")) for s in marked}
+    if not kinds:
+        return None
+    if kinds == {True}:
+        return FLOOR_BELOW_ONE_ASYNC_NOTE
+    return FLOOR_BELOW_ONE_NOTE if kinds == {False} else FLOOR_BELOW_ONE_BOTH_NOTE
 
 
 #: Under a table whose floor columns are empty because its cases are timed replays.
@@ -141,9 +168,9 @@ def format_tables(summaries: Iterable[dict[str, Any]], method: str = "t") -> str
         withheld = cores.footnote(cases)
         if withheld:
             out.append(f"  {withheld}")
-        if any(floor_below_one(s.get(FLOOR_RATIO)) and not cores.is_withheld(s)
-               for s in cases):
-            out.append(f"  {FLOOR_BELOW_ONE_NOTE}")
+        floor_note = floor_below_one_note(cases)
+        if floor_note:
+            out.append(f"  {floor_note}")
         if timed_without_floor(cases):
             out.append(f"  {TIMED_NO_FLOOR_NOTE}")
         rejected = max(((s.get("num_rejected") or 0) for s in cases), default=0)

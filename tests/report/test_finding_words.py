@@ -1,0 +1,49 @@
+"""The findings say each number one way: the tokens/s change is the paired ratio and
+the tok/s beside it are named means, the bytes share is of send's bytes, and the
+median step difference names its direction and base."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ipc_bench.report import findings
+from test_metrics import _summary
+
+
+def _cases(rows: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame([dict(r, run_id="run") for r in rows])
+
+
+def _where(workload: str) -> str:
+    return "At 4 running requests"
+
+
+def test_the_tokens_finding_gives_the_paired_ratio_and_names_the_means():
+    rows = [_summary("send", 0, 100_000.0, 282700.0),
+            _summary("cached", 0, 70_000.0, 231400.0),
+            _summary("send", 1, 43_600.0, 285000.0),
+            _summary("cached", 1, 47_960.0, 230000.0)]
+    res = type("R", (), {})()
+    res.cases, res.labels, res.metadata = _cases(rows), ["num_running"], {"run": {}}
+    tables = findings._pair_tables(res)
+    key = next(iter(tables["tput"]))
+    text = findings._pair_finding(res.cases, tables, key, _where, timed=False)
+    assert text == (
+        "At 4 running requests (msgpack), cached sends 81 fewer bytes per step to the runner "
+        "(5.3 % of send's bytes), saves 0.00 µs of encode per step [+0.00, +0.00] µs and "
+        "saves 4.90 µs building the SchedulerOutput; output tokens/s changes by -12.3 % "
+        "[-95.0, +1450.0] % (paired geometric mean over 2 repetitions, no significant "
+        "difference; means over repetitions: 71,800 → 58,980 tok/s).")
+
+
+def test_the_share_finding_names_the_direction_and_base_of_the_step_difference():
+    rows = []
+    for policy, step, s2r in (("send", 110_000.0, 12_000.0), ("cached", 100_000.0, 9_000.0)):
+        s = _summary(policy, 0, 50_000.0, step + 1000)  # step_ns_median = step
+        s["s2r_build_encode_decode_ns_median"] = s2r
+        rows.append(s)
+    assert findings._share_findings(_cases(rows), _where, ["num_running"]) == [
+        "At 4 running requests (msgpack), send's SchedulerOutput path (build + encode + "
+        "decode, medians) costs 3.00 µs per step more than cached's, 3.00 % of cached's "
+        "100 µs median step; send's whole median step is 10.00 % longer than cached's "
+        "(noisier)."]
