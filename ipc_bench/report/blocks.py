@@ -653,7 +653,8 @@ def _unchecked_block(one) -> Optional[Block]:
 
 def _emulated_block(one) -> Optional[Block]:
     """A note when cases ran the emulated model (their step times are a roofline
-    sleep, not a GPU's), naming the GPU figures and whether they are calibrated."""
+    sleep, not a GPU's), naming the GPU figures, whether they are calibrated and the
+    arms that ran it."""
     from ipc_bench.report.tables import emulated_note
 
     cases = one.cases
@@ -664,9 +665,14 @@ def _emulated_block(one) -> Optional[Block]:
     note = emulated_note(records)
     if note is None:
         return None
+    from ipc_bench.report.tables import arm_label
+
+    arms = [str(a) for a in dict.fromkeys(arm_label(r) for r in records if r.get("emulated"))
+            if a is not None]
     return ("note", note + ": the runner waited each step's roofline time on those "
                     "figures (ipc_bench/engine/gpu_figures.json), so step times and "
-                    "tokens/s are what send and cached cost next to that step, not a "
+                    f"tokens/s are what {_listed(arms) if arms else 'each case'} "
+                    f"cost{'s' if len(arms) == 1 else ''} next to that step, not a "
                     "measured GPU run.")
 
 

@@ -28,6 +28,10 @@ ONE_REPETITION = ("One repetition per case, so no intervals: differences of a fe
 TIMED_REPLAY = ("This is a timed replay: arrivals follow the trace's clock, so both "
                 "policies produce the same tokens in about the same wall time and its "
                 "tokens/s is not a throughput comparison; the latencies are the result.")
+#: The same for a timed replay that ran one arm, or arms other than send and cached.
+TIMED_REPLAY_ONE_ARM = ("This is a timed replay: arrivals follow the trace's clock, so a "
+                        "case's tokens/s follows the trace, not the harness, and is no "
+                        "throughput figure; the latencies are the result.")
 
 Where = Callable[[str], str]
 
@@ -474,7 +478,8 @@ def findings(results) -> list[str]:
     withheld = frozenset(withheld_keys(cases))
     out = [_pair_finding(cases, tables, key, where, timed, withheld) for key in tables["tput"]]
     if timed:
-        out.append(TIMED_REPLAY)
+        out.append(TIMED_REPLAY if {SEND, CACHED} <= set(cases["policy"])
+                   else TIMED_REPLAY_ONE_ARM)
     if tables["tput"] and all(t["n"] < 2 for t in tables["tput"].values()) and not timed \
             and any(k[:3] not in withheld for k in tables["tput"]):
         out.insert(0, _repetitions_note(cases, tables["tput"]))

@@ -47,3 +47,39 @@ def test_the_share_finding_names_the_direction_and_base_of_the_step_difference()
         "decode, medians) costs 3.00 µs per step more than cached's, 3.00 % of cached's "
         "100 µs median step; send's whole median step is 10.00 % longer than cached's "
         "(noisier)."]
+
+
+def test_the_emulated_note_names_the_arms_that_ran():
+    import types
+
+    from ipc_bench.report import blocks
+
+    rows = [dict(policy="send", arm=arm, emulated=True, emulated_gpu="H200",
+                 gpu_figures="uncalibrated") for arm in ("send", "send'")]
+    one = types.SimpleNamespace(cases=pd.DataFrame(rows))
+    assert blocks._emulated_block(one)[1].endswith(
+        "so step times and tokens/s are what `send` and `send'` cost next to that step, "
+        "not a measured GPU run.")
+    one.cases = pd.DataFrame(rows[:1])
+    assert blocks._emulated_block(one)[1].endswith(
+        "so step times and tokens/s are what `send` costs next to that step, not a "
+        "measured GPU run.")
+
+
+def test_a_timed_replay_of_one_policy_speaks_of_no_pair(tmp_path):
+    from analysis_run import run_bench
+    from ipc_bench.analysis.results import load
+    from test_timed_no_floor import write_trace
+
+    write_trace(tmp_path / "trace.csv")
+    run_bench(tmp_path / "timed", ["--scenario", "azure-conv-timed", "--trace",
+                                   str(tmp_path / "trace.csv"), "--max-requests", "6",
+                                   "--codecs", "msgpack", "--warmup-steps", "2",
+                                   "--policies", "send"])
+    lines = findings.findings(load(tmp_path / "timed"))
+    assert findings.TIMED_REPLAY_ONE_ARM == (
+        "This is a timed replay: arrivals follow the trace's clock, so a case's tokens/s "
+        "follows the trace, not the harness, and is no throughput figure; the latencies "
+        "are the result.")
+    assert findings.TIMED_REPLAY_ONE_ARM in lines
+    assert not any("both policies" in ln for ln in lines)
