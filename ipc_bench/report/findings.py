@@ -417,9 +417,15 @@ def _comparison_finding(c: dict[str, Any], where: Where) -> str:
     head = (f"{where(c['workload'])} ({_codec_name(c['codec'])}), {treat} against {base} "
             f"over {n} paired repetition{'' if n == 1 else 's'}")
     metrics = c.get("metrics") or {}
-    clauses = [_ratio_clause(metrics[k], name) for k, name in COMPARISON_FINDING_METRICS
-               if k in metrics]
+    shown = [(metrics[k], name) for k, name in COMPARISON_FINDING_METRICS if k in metrics]
+    verdicts = {m["verdict"] for m, _ in shown}
     if not is_aa(c):
+        if len(verdicts) == 1 and next(iter(verdicts)).startswith("no verdict"):
+            # one reason for every metric: said once, after them
+            return (head + ": " + ", ".join(_ratio_clause(m, name, verdict=False)
+                                           for m, name in shown)
+                    + f" ({next(iter(verdicts))}).")
+        clauses = [_ratio_clause(m, name) for m, name in shown]
         return head + (": " + "; ".join(clauses) if clauses else
                        ": no metric compared") + "."
     judged = {k: m for k, m in metrics.items() if m.get("significant") is not None}
