@@ -23,7 +23,7 @@ ARGS = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "30",
 def runs(tmp_path_factory):
     base = tmp_path_factory.mktemp("runs")
     run_bench(base / "aa", ARGS + ["--aa"])
-    run_bench(base / "both", ARGS + ["--repeat", "2"])
+    (base / "both.stdout").write_text(run_bench(base / "both", ARGS + ["--repeat", "2"]))
     return base
 
 
@@ -114,3 +114,28 @@ def test_captions_of_figures_drawn_without_some_parts():
         "wall time), one point per arm and codec: `cached` and `cached+async`; error bars "
         "are 95 % intervals over repetitions. `cached+async` is `cached` with async "
         "scheduling.")
+
+
+def test_the_terminal_and_the_report_give_one_ratio_labelled_one_way(runs, tmp_path):
+    """The terminal's cached/send line, the comparison block and the report's pair table
+    give the same paired ratio and interval, under the same name."""
+    import json
+
+    phrase = ("paired by repetition: geometric mean of the per-repetition ratios "
+              "[95 % Student-t interval]")
+    comparisons = json.loads((runs / "both" / "summary.json").read_text())["comparisons"]
+    tput = comparisons[0]["metrics"]["output_tokens_per_s"]
+    cell = (f"{tput['ratio_geomean']:.3f} [{tput['ratio_ci_low']:.3f}, "
+            f"{tput['ratio_ci_high']:.3f}]")
+    stdout = (runs / "both.stdout").read_text().splitlines()
+    line = next(ln for ln in stdout if ln.startswith("  cached/send ("))
+    assert line.startswith(f"  cached/send (msgpack; {phrase}; 2 pairs): tok/s {cell}, ")
+    assert cli.main(["report", str(runs / "both"), "--output", str(tmp_path / "rep")]) == 0
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "| cached/send [95 %] |" in md
+    row = next(ln for ln in md.splitlines()
+               if ln.startswith("| num_running=4 | msgpack | output tokens/s | 2 |"))
+    assert row.endswith(f"| {cell} |")
+    assert (f"cached/send: {phrase}, the point alone where the pairs are too few for an "
+            "interval (`--ci-method t`; the same figures as the `cached/send` line under "
+            "the case table and the comparison block `bench.py` prints).") in md
