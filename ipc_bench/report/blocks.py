@@ -83,8 +83,9 @@ def _throughput_caption(d: dict) -> str:
             + ("error bars are 95 % intervals over repetitions." if d.get("repeated")
                else "one repetition per case, so no error bars."))
     if f"{CACHED}/{SEND}" in d["panels"]:
-        text += (f" Right: cached/send, {ratio_phrase(d.get('method', 't'))} (above 1: "
-                 "cached faster).")
+        text += (f" Right: cached/send, {ratio_phrase(d.get('method', 't'))}"
+                 + ("" if d.get("repeated") else "; one pair each, so no interval")
+                 + " (above 1: cached faster).")
     return text + _arm_sentences(arms)
 
 

@@ -285,8 +285,9 @@ def bytes_per_step(results):
     policy and codec, over counted steps (mean). The scheduler -> runner panel notes
     how many more bytes ``send`` ships than ``cached`` at the largest count, as a share
     of send's bytes (the base of the findings' share). Records (``drawn``) ``series``,
-    ``panels``, ``notes`` (those lines) and ``largest`` (that count). Raises ``ValueError`` when ``results`` holds several runs,
-    ``NoData`` without counted two-process steps."""
+    ``panels``, ``notes`` (those lines) and ``largest`` (that count). Raises
+    ``ValueError`` when ``results`` holds several runs, ``NoData`` without counted
+    two-process steps."""
     _one_run(results)
     st = _counted(results)
     x, xlabel = _running_x(st)

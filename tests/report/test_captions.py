@@ -107,6 +107,15 @@ def test_captions_of_figures_drawn_without_some_parts():
     assert blocks.caption("tp_saving", dict(series=[], withheld=2)).endswith(
         "The times of 2 cases are not drawn: N ranks need N + 2 free cores (the title says "
         "how many this machine has); their bytes are.")
+    assert blocks.caption("throughput", dict(series=[("send", "msgpack"),
+                                                     ("cached", "msgpack")],
+                                             panels=["tokens/s", "cached/send"],
+                                             repeated=False, method="t")) == (
+        "Output tokens/s of every case (tokens sampled in counted steps over their busy "
+        "wall time), one point per arm and codec: `send` and `cached`; one repetition per "
+        "case, so no error bars. Right: cached/send, paired by repetition: geometric mean "
+        "of the per-repetition ratios [95 % Student-t interval]; one pair each, so no "
+        "interval (above 1: cached faster).")
     assert blocks.caption("throughput", dict(series=[("cached", "msgpack"),
                                                      ("cached+async", "msgpack")],
                                              panels=["tokens/s"], repeated=True)) == (
