@@ -76,6 +76,13 @@ pair cases the same way (``arms_by_repetition``) and compute with ``compare_pair
   send/cached pair and one per group of pairs (``ipc_bench.report.findings``,
   ``ipc_bench.report.blocks``, ``ipc_bench.report.plots``),
   so the report's intervals are the CLI's for the same run and method.
+
+Wherever a ratio of two arms is printed it is ``PairedComparison.ratio`` with its
+interval (``paired_ratio``: the geometric mean of the per-repetition ratios for ``t``,
+their median otherwise), named by ``ratio_phrase``: the terminal's ``cached/send`` line
+under each case table (``ipc_bench.report.tables``) as much as the comparison block
+and the report. The arms' means divided by each other is another number, which
+differs with noisy repetitions; nothing prints it as the arms' ratio.
 """
 
 from __future__ import annotations
