@@ -654,8 +654,12 @@ def send_cost_share(results):
         raise NoData("needs send and cached cases of the same workload and codec whose "
                      "timings are published (" + note + ")")
     if table["workload"].nunique() < 2:
+        timed = "trace_speedup" in cases.columns and cases["trace_speedup"].notna().any()
         raise NoData("one workload only: this figure needs a sweep over running requests "
-                     "or step times (decode-steady, step-time); the findings give the share")
+                     "or step times (decode-steady, step-time)" + (
+                         "; a timed replay's steps wait for arrivals, so the findings give "
+                         "its latencies instead" if timed else "; the findings give the "
+                         "share"))
     xlabel = ("running requests" if "num_running" in table.columns
               else "running requests (mean over counted steps)")
     other = [c for c in results.labels if c != "num_running" and c in table.columns]

@@ -83,3 +83,24 @@ def test_a_timed_replay_of_one_policy_speaks_of_no_pair(tmp_path):
         "are the result.")
     assert findings.TIMED_REPLAY_ONE_ARM in lines
     assert not any("both policies" in ln for ln in lines)
+
+
+def test_the_share_figure_of_a_timed_replay_does_not_point_to_a_share_finding():
+    import pytest
+
+    from ipc_bench.report import plots
+    from test_withheld_figures import results_of
+
+    rows = [dict(_summary(p, 0, 50_000.0, 200_000.0), trace_speedup=1.0,
+                 num_running_mean=4.0, s2r_build_encode_decode_ns_median=9_000.0)
+            for p in ("send", "cached")]
+    with pytest.raises(plots.NoData) as info:
+        plots.send_cost_share(results_of(rows))
+    assert str(info.value) == (
+        "one workload only: this figure needs a sweep over running requests or step times "
+        "(decode-steady, step-time); a timed replay's steps wait for arrivals, so the "
+        "findings give its latencies instead")
+    rows = [{k: v for k, v in r.items() if k != "trace_speedup"} for r in rows]
+    with pytest.raises(plots.NoData) as info:
+        plots.send_cost_share(results_of(rows))
+    assert str(info.value).endswith("(decode-steady, step-time); the findings give the share")
