@@ -286,7 +286,7 @@ def send_direct_lines(summaries: list[dict[str, Any]]) -> list[str]:
                         "ids), and " if n == 1 else "direct ")
         text += (f"sends {_nb(abs(fewer))} {'fewer' if fewer >= 0 else 'more'} payload "
                  f"bytes per step to the stages than send ({_nb(s_b)} -> {_nb(d_b)} B, "
-                 f"{100 * abs(fewer) / s_b:.1f} % {'less' if fewer >= 0 else 'more'}: no "
+                 f"{100 * abs(fewer) / s_b:.1f} % of send's bytes: no "
                  "new_token_ids)" if s_b else f"sends {_nb(d_b)} B per step to the stages")
         if n > 1:
             others = "the other stage" if n == 2 else f"the other {n - 1} stages"

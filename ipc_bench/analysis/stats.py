@@ -76,6 +76,13 @@ pair cases the same way (``arms_by_repetition``) and compute with ``compare_pair
   send/cached pair and one per group of pairs (``ipc_bench.report.findings``,
   ``ipc_bench.report.blocks``, ``ipc_bench.report.plots``),
   so the report's intervals are the CLI's for the same run and method.
+
+Wherever a ratio of two arms is printed it is ``PairedComparison.ratio`` with its
+interval (``paired_ratio``: the geometric mean of the per-repetition ratios for ``t``,
+their median otherwise), named by ``ratio_phrase``: the terminal's ``cached/send`` line
+under each case table (``ipc_bench.report.tables``) as much as the comparison block
+and the report. The arms' means divided by each other is another number, which
+differs with noisy repetitions; nothing prints it as the arms' ratio.
 """
 
 from __future__ import annotations
@@ -341,7 +348,43 @@ class PairedComparison:
                                         self.treatment))
 
     def _point(self) -> Optional[float]:
+        return self.ratio
+
+    @property
+    def ratio(self) -> Optional[float]:
+        """The ratio's point estimate that ``method``'s interval is centred on: the
+        geometric mean of the per-pair ratios for ``t``, their median for ``bootstrap``
+        and ``sign`` (``None`` where a value is zero or negative)."""
         return self.ratio_geomean if self.method == "t" else self.ratio_median
+
+
+#: What each method's ratio point estimate is (``PairedComparison.ratio``) and what its
+#: interval is called, in ``ratio_phrase``.
+RATIO_POINTS = {"t": "geometric mean", "bootstrap": "median", "sign": "median"}
+INTERVAL_NAMES = {"t": "Student-t", "bootstrap": "percentile-bootstrap", "sign": "sign-test"}
+
+
+def ratio_phrase(method: str = "t", confidence: float = CONFIDENCE) -> str:
+    """How a paired ratio of two arms (``paired_ratio``) is named wherever one is
+    printed, the terminal's ``cached/send`` line and the report's pair table alike:
+    "paired by repetition: geometric mean of the per-repetition ratios [95 % Student-t
+    interval]" for ``t``. Raises ``KeyError`` on an unknown method."""
+    return (f"paired by repetition: {RATIO_POINTS[method]} of the per-repetition ratios "
+            f"[{confidence:.0%} {INTERVAL_NAMES[method]} interval]").replace("%", " %", 1)
+
+
+def paired_ratio(baseline: Sequence[float], treatment: Sequence[float], method: str = "t",
+                 confidence: float = CONFIDENCE
+                 ) -> tuple[Optional[float], Optional[float], Optional[float]]:
+    """``(point, low, high)`` of the ratio ``treatment / baseline`` over paired
+    repetitions (``baseline[i]`` with ``treatment[i]``), as ``compare_paired`` gives it
+    (``PairedComparison.ratio`` and its interval): the one ratio statistic that the
+    terminal's ratio line, the comparison block, the report's pair table, findings and
+    figures print. ``low`` and ``high`` are ``None`` with fewer pairs than ``method``
+    needs (``min_pairs``); all three are ``None`` when a value is zero or negative.
+    Raises ``ValueError`` as ``compare_paired`` does."""
+    cmp = compare_paired(baseline, treatment, method=method, confidence=confidence)
+    return cmp.ratio, cmp.ratio_ci_low, cmp.ratio_ci_high
 
 
 def withheld_verdict(method: str, n: int, confidence: float = CONFIDENCE) -> str:
@@ -612,7 +655,7 @@ def summarize_pairs(pairs, group: Sequence[str] | None = None, method: str = "t"
         row.update({SEND: float(g[SEND].mean()), CACHED: float(g[CACHED].mean())})
         row.update(diff=cmp.diff_mean if t_method else cmp.diff_median,
                    diff_low=nan(cmp.diff_ci_low), diff_high=nan(cmp.diff_ci_high),
-                   ratio=nan(cmp.ratio_geomean if t_method else cmp.ratio_median),
+                   ratio=nan(cmp.ratio),
                    ratio_low=nan(cmp.ratio_ci_low), ratio_high=nan(cmp.ratio_ci_high),
                    significant=cmp.significant)
         out.append(row)

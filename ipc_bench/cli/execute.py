@@ -453,7 +453,7 @@ class _Run:
         with signals.deferred():
             self.final_status = "failed" if problems else "complete"
             writer.finish(self.final_status, problems)
-        text = [format_tables(writer.cases)]
+        text = [format_tables(writer.cases, ci_method)]
         if any(c["n_pairs"] >= 2 for c in writer.comparisons):
             text.append(format_comparisons(c for c in writer.comparisons if c["n_pairs"] >= 2))
         if writer.byte_model:

@@ -27,49 +27,146 @@ PAIR_TABLE = ("output_tokens_per_s", "sched_to_runner_payload_bytes_per_step",
 SIDE_BY_SIDE = ("output_tokens_per_s", "sched_to_runner_payload_bytes_per_step",
                 "step_ns_mean")
 
-CAPTIONS = {
-    "bytes_per_step": (
-        "Payload bytes per step in each direction against the number of running "
-        "requests (mean over counted steps). `send` ships each request's new token ids "
-        "to the runner, so its scheduler → runner line rises above `cached`'s; the "
-        "runner → scheduler message is the same for both policies."),
-    "codec_time_per_step": (
-        "Serializer time per step, both directions summed (the scheduler's "
-        "SchedulerOutput and the runner's ModelRunnerOutput), one panel per codec."),
-    "throughput": (
-        "Output tokens/s of every case (tokens sampled in counted steps over their "
-        "busy wall time); error bars are 95 % intervals over repetitions when the run "
-        "has them. Right: cached / send paired by repetition (above 1: cached faster)."),
+def _listed(names) -> str:
+    """```a```, ```a` and `b```, ```a`, `b` and `c```."""
+    names = [f"`{n}`" for n in dict.fromkeys(names)]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _arm_sentences(arms: list[str]) -> str:
+    """What the arms of a figure are, beyond send and cached: each A/A copy (``send'``:
+    the same policy run a second time) and each async arm (``cached+async``); a single
+    arm says it has nothing to be set against."""
+    out = []
+    for arm in arms:
+        base = arm.rstrip("'")
+        if arm != base and base in arms:
+            out.append(f" `{arm}` is `{base}` run a second time (A/A: one policy against "
+                       "a copy of itself).")
+        elif arm.endswith("+async") and arm[:-len("+async")] in arms:
+            out.append(f" `{arm}` is `{arm[:-len('+async')]}` with async scheduling.")
+    if len(arms) == 1:
+        out.append(f" Only `{arms[0]}` ran, so no other line is set against it.")
+    return "".join(out)
+
+
+def _bytes_caption(d: dict) -> str:
+    arms = list(dict.fromkeys(a for a, _ in d["series"]))
+    codecs = [c for c in dict.fromkeys(c for _, c in d["series"]) if c != SINGLE_PROCESS_CODEC]
+    text = ("Payload bytes per step in each direction against the number of running "
+            f"requests (mean over counted steps), one line per arm and codec: "
+            f"{_listed(arms)} ({', '.join(codecs)}).")
+    if SEND in arms and CACHED in arms:
+        text += (" `send` ships each request's new token ids to the runner, so its "
+                 "scheduler → runner line rises above `cached`'s; the runner → scheduler "
+                 "message is the same for both policies.")
+        if d.get("notes"):
+            text += (f" The box gives send - cached at {d['largest']:g} running, as a share "
+                     "of send's bytes.")
+    return text + _arm_sentences(arms)
+
+
+def _codec_time_caption(d: dict) -> str:
+    arms = list(dict.fromkeys(a for a, _ in d["series"]))
+    return ("Serializer time per step, both directions summed (the scheduler's "
+            "SchedulerOutput and the runner's ModelRunnerOutput), one panel per codec "
+            f"({', '.join(d['panels'])}), one line per arm: {_listed(arms)}."
+            + _arm_sentences(arms))
+
+
+def _throughput_caption(d: dict) -> str:
+    from ipc_bench.analysis.stats import ratio_phrase
+
+    arms = list(dict.fromkeys(a for a, _ in d["series"]))
+    text = ("Output tokens/s of every case (tokens sampled in counted steps over their "
+            f"busy wall time), one point per arm and codec: {_listed(arms)}; "
+            + ("error bars are 95 % intervals over repetitions." if d.get("repeated")
+               else "one repetition per case, so no error bars."))
+    if f"{CACHED}/{SEND}" in d["panels"]:
+        text += (f" Right: cached/send, {ratio_phrase(d.get('method', 't'))}"
+                 + ("" if d.get("repeated") else "; one pair each, so no interval")
+                 + " (above 1: cached faster).")
+    return text + _arm_sentences(arms)
+
+
+def _send_cost_caption(d: dict) -> str:
+    step = d.get("step", "median")
+    text = (f"What `send` costs as a share of the step: (send's {step} step - cached's) / "
+            f"cached's {step} step, against the step time (cached's {step} step) and the "
+            "running requests; solid: the whole step")
+    if d.get("s2r"):
+        text += (", dashed: the SchedulerOutput's build + encode + decode alone ("
+                 + ("per-step medians" if d.get("s2r_median") else "means per step") + ")")
+    text += ". The dotted line marks 1 %."
+    models = d.get("models") or []
+    if "fixed-step" in models:
+        text += " The fixed-step cases spread the step-time axis."
+    if "null" in models:
+        text += (" The null model's steps are the bare control plane's, the worst case for "
+                 "send's share.")
+    return text
+
+
+def _tp_saving_caption(d: dict) -> str:
+    text = ("Send minus cached per step against the number of runner ranks N (scenario "
+            "tp-broadcast), mean over repetitions: the bytes the scheduler writes once "
+            "(the ring's chunk, or the frame handed once to ZeroMQ's XPUB, which then "
+            "copies it to N connections), the N ranks' decode times summed, and the "
+            "median time from the scheduler's send to the last rank having decoded the "
+            "step.")
+    n = d.get("withheld") or 0
+    if n:
+        text += (f" The times of {n} case{'' if n == 1 else 's'} are not drawn: N ranks "
+                 "need N + 2 free cores (the title says how many this machine has); "
+                 "their bytes are.")
+    return text
+
+
+def _tp_per_step_caption(d: dict) -> str:
+    text = ("Per case against the number of runner ranks N (scenario tp-broadcast), mean "
+            "over repetitions: the bytes the scheduler writes once per step (log scale; the "
+            "ring's chunk head and payload, or the frame handed once to XPUB)")
+    if d.get("replicated"):
+        return text + (", and for --codecs replicated the scheduler every rank runs itself "
+                       "(schedule + build + update per step): one rank's (dashed) and the "
+                       "N ranks' together (solid), what the machine pays. Where N + 1 "
+                       "processes outnumber the cores, those times are not comparable.")
+    return text + ". No case ran `--codecs replicated`, so the right panel is empty."
+
+
+def _latency_caption(d: dict) -> str:
+    names = {"ttft": "TTFT (from each request's intended arrival, so queueing counts)",
+             "itl": "inter-token latency"}
+    what = " and ".join(names[p] for p in d["panels"])
+    arms = list(dict.fromkeys(a for a, _ in d["series"]))
+    return (f"{what[0].upper()}{what[1:]} distribution{'s' if len(d['panels']) > 1 else ''}"
+            f" per arm and codec ({_listed(arms)}), from a timed replay.")
+
+
+#: Captions that need nothing from the figure beyond its name.
+FIXED_CAPTIONS = {
     "step_breakdown": (
         "Where a scheduler step's time goes, mean µs per counted step: the stack sums "
         "to the mean step time; transport is the send call plus the wait for the reply "
         "minus the runner's busy time. The hatched bar beside each stack is the "
         "runner's idle time (waiting for work), which overlaps the scheduler's parts."),
-    "send_cost_share": (
-        "What `send` costs as a share of its step: (send's mean step - cached's mean "
-        "step) / send's mean step, against the step time (the cached case's mean step) "
-        "and the running requests. The dotted line marks 1 %. A fixed-step sweep "
-        "spreads the step-time axis; with the null model every step is the bare "
-        "control plane's, the worst case for send's share."),
-    "tp_saving": (
-        "Send minus cached per step against the number of runner ranks N (scenario "
-        "tp-broadcast), mean over repetitions: the bytes the scheduler writes once "
-        "(the ring's chunk, or the frame handed once to ZeroMQ's XPUB, which then "
-        "copies it to N connections), the N ranks' decode times summed, and the "
-        "median time from the scheduler's send to the last rank having decoded the "
-        "step. Where N + 1 processes outnumber the cores, the times are not comparable."),
-    "tp_per_step": (
-        "Per case against the number of runner ranks N (scenario tp-broadcast), mean "
-        "over repetitions: the bytes the scheduler writes once per step (log scale; the "
-        "ring's chunk head and payload, or the frame handed once to XPUB), and for "
-        "--codecs replicated the scheduler every rank runs itself (schedule + build + "
-        "update per step): one rank's (dashed) and the N ranks' together (solid), what "
-        "the machine pays. Where N + 1 processes outnumber the cores, the times are not "
-        "comparable."),
-    "latency_cdfs": (
-        "TTFT (from each request's intended arrival, so queueing counts) and "
-        "inter-token latency distributions per policy, from a timed replay."),
 }
+_CAPTION_BUILDERS = {
+    "bytes_per_step": _bytes_caption, "codec_time_per_step": _codec_time_caption,
+    "throughput": _throughput_caption, "send_cost_share": _send_cost_caption,
+    "tp_saving": _tp_saving_caption, "tp_per_step": _tp_per_step_caption,
+    "latency_cdfs": _latency_caption,
+}
+
+
+def caption(name: str, drawn: dict) -> str:
+    """The caption of figure ``name`` (``plots.FIGURES``), built from what its function
+    drew (``drawn``: ``plots.drawn``), so that it names only the panels, arms and lines
+    the figure has; ``""`` for a figure without a caption."""
+    build = _CAPTION_BUILDERS.get(name)
+    if build is not None and drawn.get("series") is not None:
+        return build(drawn)
+    return FIXED_CAPTIONS.get(name, "")
 
 
 def format_value(value: Any, digits: int = 1) -> str:
@@ -102,10 +199,9 @@ def _case_tables(results) -> list[Block]:
     """Per workload, the case table (``tables.CASE_TABLE``) of ``results``' cases, its
     footnotes (withheld timings; an ``x floor`` below 1, marked ``!``) and what the
     columns mean."""
-    from ipc_bench.analysis.cores import footnote, is_withheld
-    from ipc_bench.report.tables import (CASE_TABLE, FLOOR_BELOW_ONE_NOTE, FLOOR_RATIO,
-                                         TIMED_NO_FLOOR_NOTE, cells, floor_below_one,
-                                         header, timed_without_floor)
+    from ipc_bench.analysis.cores import footnote
+    from ipc_bench.report.tables import (CASE_TABLE, TIMED_NO_FLOOR_NOTE, cells,
+                                         floor_below_one_note, header, timed_without_floor)
 
     blocks: list[Block] = []
     cases = results.cases
@@ -126,10 +222,9 @@ def _case_tables(results) -> list[Block]:
         withheld = footnote([s for s in records if s["workload"] == workload])
         if withheld:
             blocks.append(("p", withheld.replace("* ", "`*` ", 1)))
-        if any(floor_below_one(s.get(FLOOR_RATIO)) and not is_withheld(s)
-               for s in records if s["workload"] == workload):
-            blocks.append(("p", FLOOR_BELOW_ONE_NOTE.replace("!: x floor", "`!`: `x floor`",
-                                                             1)))
+        floor_note = floor_below_one_note(shown)
+        if floor_note:
+            blocks.append(("p", floor_note.replace("!: x floor", "`!`: `x floor`", 1)))
         if timed_without_floor(shown):
             blocks.append(("p", TIMED_NO_FLOOR_NOTE.replace(
                 "floor tok/s, x floor", "`floor tok/s`, `x floor`", 1) + "."))
@@ -306,9 +401,11 @@ def _pair_table(results) -> list[Block]:
     with the run's ``--ci-method``: the numbers of the CLI's comparison block). Pairs
     whose timings are withheld (``analysis.cores``) keep their byte rows only."""
     from ipc_bench.analysis import cores
-    from ipc_bench.analysis.stats import paired, results_ci_method, summarize_pairs
+    from ipc_bench.analysis.stats import (paired, ratio_phrase, results_ci_method,
+                                          summarize_pairs)
     from ipc_bench.report.findings import withheld_keys
     from ipc_bench.report.plots import codec_rank
+    from ipc_bench.report.tables import ratio_text
 
     method = results_ci_method(results.metadata)
     withheld = withheld_keys(results.cases)
@@ -320,14 +417,10 @@ def _pair_table(results) -> list[Block]:
             if metric(key).unit in cores.TIMING_UNITS and \
                     (r["workload"], r["codec"], r.get("transport")) in withheld:
                 continue
-            interval = ""
-            if r["n"] > 1 and math.isfinite(r["ratio_low"]):
-                interval = f" [{r['ratio_low']:.3f}, {r['ratio_high']:.3f}]"
             rows.append([str(r["workload"]), r["codec"], label, str(r["n"]),
                          format_value(r[SEND] * scale, 2), format_value(r[CACHED] * scale, 2),
                          format_value(r["diff"] * scale, 2),
-                         (f"{r['ratio']:.3f}" if math.isfinite(r["ratio"]) else "-")
-                         + interval])
+                         ratio_text(r["ratio"], r["ratio_low"], r["ratio_high"])])
     if not rows:
         return [("note", "No send/cached pair in this run" + (
             ": a `--pp` run compares send with `direct` (the cached policy, the ids sent "
@@ -337,16 +430,20 @@ def _pair_table(results) -> list[Block]:
     # no bytes in-process
     rows = [r for r in rows if not (r[1] == SINGLE_PROCESS_CODEC and "B/step" in r[2])]
     rows.sort(key=lambda r: (order.get(r[0], 0), codec_rank(r[1]), r[1]))
-    point = {"t": "the geometric mean of the ratios and the mean of the differences, "
-                  "with Student-t intervals (the ratio's on the log ratios)",
-             "bootstrap": "medians, with percentile-bootstrap intervals",
-             "sign": "medians, with sign-test intervals"}[method]
+    diff = {"t": "the mean of the per-repetition differences, with its Student-t interval",
+            "bootstrap": "the median of the per-repetition differences, with its "
+                         "percentile-bootstrap interval",
+            "sign": "the median of the per-repetition differences, with its sign-test "
+                    "interval"}[method]
     note = cores.footnote(results.cases.to_dict("records")) if withheld else None
     return [("table", ["workload", "codec", "metric", "n", SEND, CACHED,
-                       f"{SEND} - {CACHED}", f"{CACHED} / {SEND} [95 %]"], rows),
-            ("p", f"send, cached: means over the n repetitions. send - cached, cached / "
-                  f"send: paired by repetition, {point} (`--ci-method {method}`, as the "
-                  "comparison block `bench.py` prints after a `--repeat` run)."
+                       f"{SEND} - {CACHED}", f"{CACHED}/{SEND} [95 %]"], rows),
+            ("p", f"send, cached: means over the n repetitions. send - cached: paired by "
+                  f"repetition, {diff}. cached/send: {ratio_phrase(method)}, the point alone "
+                  "where the pairs are too few for an interval "
+                  f"(`--ci-method {method}`; the same figures as the "
+                  "`cached/send` line under the case table and the comparison block "
+                  "`bench.py` prints)."
                   + (" Pairs whose timings are left out show their bytes only: "
                      + note.replace("* timings left out: ", "", 1) if note else ""))]
 
@@ -566,7 +663,8 @@ def _unchecked_block(one) -> Optional[Block]:
 
 def _emulated_block(one) -> Optional[Block]:
     """A note when cases ran the emulated model (their step times are a roofline
-    sleep, not a GPU's), naming the GPU figures and whether they are calibrated."""
+    sleep, not a GPU's), naming the GPU figures, whether they are calibrated and the
+    arms that ran it."""
     from ipc_bench.report.tables import emulated_note
 
     cases = one.cases
@@ -577,9 +675,14 @@ def _emulated_block(one) -> Optional[Block]:
     note = emulated_note(records)
     if note is None:
         return None
+    from ipc_bench.report.tables import arm_label
+
+    arms = [str(a) for a in dict.fromkeys(arm_label(r) for r in records if r.get("emulated"))
+            if a is not None]
     return ("note", note + ": the runner waited each step's roofline time on those "
                     "figures (ipc_bench/engine/gpu_figures.json), so step times and "
-                    "tokens/s are what send and cached cost next to that step, not a "
+                    f"tokens/s are what {_listed(arms) if arms else 'each case'} "
+                    f"cost{'s' if len(arms) == 1 else ''} next to that step, not a "
                     "measured GPU run.")
 
 
@@ -590,11 +693,11 @@ def _figure_blocks(one, prefix: str) -> list[Block]:
     blocks: list[Block] = []
     for name, fn, title in plots.FIGURES:
         try:
-            png = plots.draw_png(fn, one)
+            png, what = plots.draw(fn, one)
         except plots.NoData as exc:
             blocks.append(("note", f"{title}: not shown, {str(exc).rstrip('.')}."))
             continue
-        blocks.append(("fig", f"{prefix}{name}.png", title, CAPTIONS.get(name, ""), png))
+        blocks.append(("fig", f"{prefix}{name}.png", title, caption(name, what), png))
     return blocks
 
 
@@ -778,9 +881,9 @@ def _comparison_blocks(results) -> list[Block]:
         if key in results.cases.columns:
             blocks.extend(_side_by_side(results, key, unlike))
     try:
-        png = plots.draw_png(plots.throughput, results)
+        png, what = plots.draw(plots.throughput, results)
         blocks.append(("fig", "compare-throughput.png", "Output tokens/s, all runs",
-                       CAPTIONS["throughput"], png))
+                       caption("throughput", what), png))
     except plots.NoData as exc:
         blocks.append(("note", "Output tokens/s, all runs: not shown, "
                                f"{str(exc).rstrip('.')}."))

@@ -20,7 +20,7 @@ import math
 from typing import Any, Callable
 
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC as SINGLE_PROCESS
-from ipc_bench.analysis.stats import paired, results_ci_method, summarize_pairs
+from ipc_bench.analysis.stats import RATIO_POINTS, paired, results_ci_method, summarize_pairs
 from ipc_bench.engine.config import CACHED, SEND
 
 ONE_REPETITION = ("One repetition per case, so no intervals: differences of a few % "
@@ -28,6 +28,10 @@ ONE_REPETITION = ("One repetition per case, so no intervals: differences of a fe
 TIMED_REPLAY = ("This is a timed replay: arrivals follow the trace's clock, so both "
                 "policies produce the same tokens in about the same wall time and its "
                 "tokens/s is not a throughput comparison; the latencies are the result.")
+#: The same for a timed replay that ran one arm, or arms other than send and cached.
+TIMED_REPLAY_ONE_ARM = ("This is a timed replay: arrivals follow the trace's clock, so a "
+                        "case's tokens/s follows the trace, not the harness, and is no "
+                        "throughput figure; the latencies are the result.")
 
 Where = Callable[[str], str]
 
@@ -134,13 +138,14 @@ def _pair_tables(results) -> dict[str, dict[tuple, dict[str, Any]]]:
     for role, key in PAIR_METRICS.items():
         rows = summarize_pairs(paired(results.cases, key, labels=results.labels),
                                method=method)
-        out[role] = {(r["workload"], r["codec"], r.get("transport"), r.get("model")): r
-                     for r in rows}
+        out[role] = {(r["workload"], r["codec"], r.get("transport"), r.get("model")):
+                     dict(r, method=method) for r in rows}
     return out
 
 
 def _saving_clauses(tables, key: tuple) -> list[str]:
-    """What cached saves (or spends) against send for ``key``: bytes, encode, build."""
+    """What cached saves (or spends) against send for ``key``: bytes (as a share of
+    send's bytes, the base of the bytes figure's box too), encode, build."""
     codec = key[1]
     clauses = []
     b = tables["s2r"].get(key)
@@ -148,7 +153,7 @@ def _saving_clauses(tables, key: tuple) -> list[str]:
         fewer = b["diff"]
         clauses.append(f"sends {abs(fewer):,.0f} {'fewer' if fewer >= 0 else 'more'} "
                        f"bytes per step to the runner ({100 * abs(fewer) / b[SEND]:.1f} % "
-                       f"{'less' if fewer >= 0 else 'more'})")
+                       f"of send's bytes)")
     e = tables["enc"].get(key)
     if e and codec != SINGLE_PROCESS:
         saved = e["diff"] / 1e3
@@ -201,8 +206,11 @@ def _pair_finding(cases, tables, key: tuple, where: Where, timed: bool,
         text += "changes output tokens/s by "
     text += f"{_pct(t['ratio'])}"
     if t["n"] > 1:
-        text += (_interval(t) + f" over {t['n']} repetitions"
-                 + (", no significant difference" if t["significant"] is False else ""))
+        point = RATIO_POINTS.get(t.get("method", "t"), "geometric mean")
+        return (text + _interval(t) + f" (paired {point} over {t['n']} repetitions"
+                + (", no significant difference" if t["significant"] is False else "")
+                + f"; means over repetitions: {t[SEND]:,.0f} → {t[CACHED]:,.0f} tok/s)."
+                + _oversubscribed(cases, workload, codec, key[2]))
     return text + f" ({t[SEND]:,.0f} → {t[CACHED]:,.0f} tok/s)." + _oversubscribed(
         cases, workload, codec, key[2])
 
@@ -292,18 +300,21 @@ def _share_findings(cases, where: Where, labels: list[str]) -> list[str]:
         share_s2r = float(top["share_s2r"].mean())
         share_step = float(top["share_step"].mean())
         codec = top["codec"].iloc[0]
+        step = "median" if "step_ns_median" in cases.columns else "mean"
+        longer = "longer" if share_step >= 0 else "shorter"
         out.append(f"{where(top['workload'].iloc[0])} ({codec}), send's SchedulerOutput path "
                    f"(build + encode + decode{median}) costs {s2r_us:.2f} µs per step more than "
-                   f"cached's, {share_s2r:.2f} % of the {step_ms * 1e3:,.0f} µs median step; "
-                   f"the whole median step differs by {share_step:+.2f} % (noisier)."
+                   f"cached's, {share_s2r:.2f} % of cached's {step_ms * 1e3:,.0f} µs {step} "
+                   f"step; send's whole {step} step is {abs(share_step):.2f} % {longer} than "
+                   f"cached's (noisier)."
                    + _oversubscribed(cases, top["workload"].iloc[0], codec))
     return out
 
 
 def _floor_findings(ok) -> list[str]:
-    """The range of measured step time over the floor's across cases; cases whose
-    floor ran slower than the case (``x floor`` below 1: noise) are left out of it and
-    counted."""
+    """The range of measured step time over the floor's across cases (one value when
+    its ends print alike, e.g. a single case); cases whose floor ran slower than the
+    case (``x floor`` below 1: noise) are left out of it and counted."""
     if "step_to_floor_ratio" not in ok.columns or not ok["step_to_floor_ratio"].notna().any():
         return []
     r = ok["step_to_floor_ratio"].dropna()
@@ -313,8 +324,12 @@ def _floor_findings(ok) -> list[str]:
     r = r[r >= 1]
     if r.empty:
         return [f"No overhead over the floor can be read from this run: {noise}."]
-    return [f"The harness's measured steps take {r.min():.2f}x to {r.max():.2f}x the "
-            "floor (the same recorded messages exchanged bare) across cases"
+    low, high = f"{r.min():.2f}x", f"{r.max():.2f}x"
+    span = (f"take {low} the floor (the same recorded messages exchanged bare) in "
+            f"{'the one case' if len(r) == 1 else f'all {len(r)} cases'}" if low == high
+            else f"take {low} to {high} the floor (the same recorded messages exchanged "
+                 "bare) across cases")
+    return [f"The harness's measured steps {span}"
             + (f"; {noise}, left out." if below else ".")]
 
 
@@ -402,9 +417,15 @@ def _comparison_finding(c: dict[str, Any], where: Where) -> str:
     head = (f"{where(c['workload'])} ({_codec_name(c['codec'])}), {treat} against {base} "
             f"over {n} paired repetition{'' if n == 1 else 's'}")
     metrics = c.get("metrics") or {}
-    clauses = [_ratio_clause(metrics[k], name) for k, name in COMPARISON_FINDING_METRICS
-               if k in metrics]
+    shown = [(metrics[k], name) for k, name in COMPARISON_FINDING_METRICS if k in metrics]
+    verdicts = {m["verdict"] for m, _ in shown}
     if not is_aa(c):
+        if len(verdicts) == 1 and next(iter(verdicts)).startswith("no verdict"):
+            # one reason for every metric: said once, after them
+            return (head + ": " + ", ".join(_ratio_clause(m, name, verdict=False)
+                                           for m, name in shown)
+                    + f" ({next(iter(verdicts))}).")
+        clauses = [_ratio_clause(m, name) for m, name in shown]
         return head + (": " + "; ".join(clauses) if clauses else
                        ": no metric compared") + "."
     judged = {k: m for k, m in metrics.items() if m.get("significant") is not None}
@@ -412,7 +433,8 @@ def _comparison_finding(c: dict[str, Any], where: Where) -> str:
     head = head.replace(f"{treat} against {base}",
                         f"the A/A pair {treat} against {base} (one policy run twice)", 1)
     if not judged:
-        return f"{head} gives no verdict ({next(iter(metrics.values()))['verdict']})." \
+        why = next(iter(metrics.values()))["verdict"]
+        return f"{head} gives no verdict ({why.removeprefix('no verdict: ')})." \
             if metrics else f"{head} compared no metric."
     if not differ:
         return (f"{head} shows no significant difference in any of its {len(judged)} "
@@ -462,7 +484,8 @@ def findings(results) -> list[str]:
     withheld = frozenset(withheld_keys(cases))
     out = [_pair_finding(cases, tables, key, where, timed, withheld) for key in tables["tput"]]
     if timed:
-        out.append(TIMED_REPLAY)
+        out.append(TIMED_REPLAY if {SEND, CACHED} <= set(cases["policy"])
+                   else TIMED_REPLAY_ONE_ARM)
     if tables["tput"] and all(t["n"] < 2 for t in tables["tput"].values()) and not timed \
             and any(k[:3] not in withheld for k in tables["tput"]):
         out.insert(0, _repetitions_note(cases, tables["tput"]))

@@ -194,6 +194,25 @@ def _timed_only(results):
                    itl=pick(getattr(results, "itl", None))), note
 
 
+#: The attribute under which a figure function records what it drew (``drawn``).
+_DRAWN = "_ipc_bench_drawn"
+
+
+def _record(fig, **what) -> None:
+    """Record on ``fig`` what its function drew (``drawn`` reads it back): the report
+    builds each caption from it, so a caption never names a panel, an arm or a line the
+    figure does not have."""
+    setattr(fig, _DRAWN, what)
+
+
+def drawn(fig) -> dict:
+    """What a figure function drew on ``fig``, as it recorded it: ``series`` (the
+    (arm, codec) lines or bars), ``panels`` (their names) and figure-specific entries
+    (each function's docstring names them); ``{}`` for a figure that recorded
+    nothing."""
+    return dict(getattr(fig, _DRAWN, None) or {})
+
+
 def _with_note(title: str, note) -> str:
     """``title``, with ``note`` (from ``_timed_only``) as its second line when given."""
     return f"{title}\n{note}" if note else title
@@ -278,8 +297,11 @@ def bytes_per_step(results):
     """Payload bytes per step in each direction (SchedulerOutput: scheduler -> runner;
     ModelRunnerOutput: runner -> scheduler) against running requests, one line per
     policy and codec, over counted steps (mean). The scheduler -> runner panel notes
-    how many more bytes ``send`` ships than ``cached`` at the largest count. Raises ``ValueError`` when ``results`` holds several runs,
-    ``NoData`` without counted two-process steps."""
+    how many more bytes ``send`` ships than ``cached`` at the largest count, as a share
+    of send's bytes (the base of the findings' share). Records (``drawn``) ``series``,
+    ``panels``, ``notes`` (those lines) and ``largest`` (that count). Raises
+    ``ValueError`` when ``results`` holds several runs, ``NoData`` without counted
+    two-process steps."""
     _one_run(results)
     st = _counted(results)
     x, xlabel = _running_x(st)
@@ -288,6 +310,7 @@ def bytes_per_step(results):
     panels = (("s2r_payload_bytes", "scheduler → runner (SchedulerOutput)"),
               ("r2s_payload_bytes", "runner → scheduler (ModelRunnerOutput)"))
     notes = []
+    series = [key for key, _ in _series(st)]
     for ax, (col, title) in zip(axes[0], panels):
         means = {}
         for (policy, codec), g in _series(st):
@@ -309,13 +332,17 @@ def bytes_per_step(results):
                 if s is None or c is None or xmax not in s.index or xmax not in c.index:
                     continue
                 d = s[xmax] - c[xmax]
-                notes.append(f"{codec}: send +{d:,.0f} B ({100 * d / c[xmax]:+.1f} %)")
+                notes.append(f"{codec}: send - cached {d:+,.0f} B ("
+                             f"{100 * d / s[xmax]:.1f} % of send's bytes)" if s[xmax] else
+                             f"{codec}: send - cached {d:+,.0f} B")
     if notes:
         axes[0][0].text(0.02, 0.98, f"at {st['_x'].max():g} running:\n" + "\n".join(notes),
                         transform=axes[0][0].transAxes, va="top", ha="left",
                         fontsize="small",
                         bbox=dict(boxstyle="round", facecolor="white", alpha=0.8))
     fig.suptitle("Bytes per step against running requests")
+    _record(fig, series=series, panels=[t for _, t in panels], notes=notes,
+            largest=float(st["_x"].max()))
     return fig
 
 
@@ -353,6 +380,7 @@ def codec_time_per_step(results):
             _legend(ax)
             _set_running_axis(ax, st["_x"], xlabel if i == 1 else "")
     fig.suptitle(_with_note("Serializer time per step against running requests", note))
+    _record(fig, series=[key for key, _ in _series(st)], panels=codecs, withheld=note)
     return fig
 
 
@@ -455,7 +483,9 @@ def throughput(results):
     mean of the paired ratios and its t interval, as the CLI's comparison block).
     Single-process cases (codec ``none``) appear as their own series, as does each arm
     of a policy (``send'``, ``cached+async``: ``Results.by_arm``). Works on several
-    runs. Raises ``NoData`` when no case has ``output_tokens_per_s``."""
+    runs. Records (``drawn``) ``series``, ``panels`` (``tokens/s``, and ``cached/send``
+    when that panel is drawn), ``repeated`` (some series has 2+ repetitions: error
+    bars) and ``method``. Raises ``NoData`` when no case has ``output_tokens_per_s``."""
     results, note = _timed_only(results.by_arm())
     cases = _throughput_cases(results)
     groups = list(dict.fromkeys(cases["_group"]))
@@ -470,6 +500,11 @@ def throughput(results):
         _ratio_panel(axes[0][1], rows, groups, len(results.run_ids) > 1)
     if note:
         fig.suptitle(note, fontsize="small")
+    method = results_ci_method(results.metadata)
+    reps = cases.groupby(["run_id", "workload", "policy", "codec"]).size()
+    _record(fig, series=[key for key, _ in _series(cases)],
+            panels=["tokens/s"] + ([f"{CACHED}/{SEND}"] if rows else []),
+            repeated=bool((reps > 1).any()), method=method, withheld=note)
     return fig
 
 
@@ -555,6 +590,7 @@ def step_breakdown(results):
     fig.legend(handles, labels, loc="outside lower center", ncols=3, fontsize="small")
     fig.suptitle(_with_note("Where a step's time goes (policy / codec per bar; runner idle "
                             "hatched)", note))
+    _record(fig, series=[key for key, _ in _series(comp)], panels=workloads, withheld=note)
     return fig
 
 
@@ -632,8 +668,12 @@ def send_cost_share(results):
         raise NoData("needs send and cached cases of the same workload and codec whose "
                      "timings are published (" + note + ")")
     if table["workload"].nunique() < 2:
+        timed = "trace_speedup" in cases.columns and cases["trace_speedup"].notna().any()
         raise NoData("one workload only: this figure needs a sweep over running requests "
-                     "or step times (decode-steady, step-time); the findings give the share")
+                     "or step times (decode-steady, step-time)" + (
+                         "; a timed replay's steps wait for arrivals, so the findings give "
+                         "its latencies instead" if timed else "; the findings give the "
+                         "share"))
     xlabel = ("running requests" if "num_running" in table.columns
               else "running requests (mean over counted steps)")
     other = [c for c in results.labels if c != "num_running" and c in table.columns]
@@ -688,6 +728,15 @@ def send_cost_share(results):
     fig.suptitle(_with_note("What send costs as a share of the step (send - cached) / cached "
                             "step: whole step (solid), SchedulerOutput build + encode + "
                             "decode (dashed)", note), fontsize="medium")
+    models = (sorted({str(m) for m in cases["model"].dropna()}) if "model" in cases.columns
+              else [])
+    _record(fig, series=[(SEND, c) for c in dict.fromkeys(table["codec"])],
+            panels=["against step time", "against running requests"],
+            step="median" if "step_ns_median" in cases.columns else "mean",
+            s2r=bool(table["share_s2r"].notna().any()),
+            s2r_median=S2R_MEDIAN_COLUMN in cases.columns
+            and bool(cases[S2R_MEDIAN_COLUMN].notna().any()),
+            models=models, withheld=note)
     return fig
 
 
@@ -764,6 +813,8 @@ def tp_saving_figure(results):
                             f"{len(hidden)} case{'s' if len(hidden) > 1 else ''}", 1)
     fig.suptitle(_with_note("Send's saving per step against N (tensor-parallel broadcast)",
                             note), fontsize="medium")
+    _record(fig, series=lines, panels=[t for _, _, _, t in _TP_PANELS],
+            withheld=len(hidden))
     return fig
 
 
@@ -829,6 +880,8 @@ def tp_per_step_figure(results):
         _legend(ax)
     fig.suptitle("Per step against N (tensor-parallel broadcast): bytes written once, and "
                  "the scheduler every replicated rank runs", fontsize="medium")
+    _record(fig, series=keys, panels=["bytes written once"]
+            + (["replica scheduler"] if has_replica else []), replicated=has_replica)
     return fig
 
 
@@ -913,6 +966,8 @@ def latency_cdfs(results):
         ax.grid(True, alpha=0.3)
         _legend(ax, loc="lower right")
     fig.suptitle(_with_note("Latency distributions per policy (timed replay)", note))
+    _record(fig, series=[key for key, _ in _series(sources[panels[0]][0])], panels=panels,
+            withheld=note)
     return fig
 
 
@@ -934,12 +989,18 @@ def draw_png(fn, results) -> bytes:
     """PNG bytes of the figure ``fn(results)`` (``figure_png``). Raises ``NoData`` when
     ``fn`` does, and when matplotlib cannot draw the figure (values it cannot place,
     e.g. a hand-edited summary's): ``matplotlib cannot draw it (WHY)``, one line."""
+    return draw(fn, results)[0]
+
+
+def draw(fn, results) -> tuple[bytes, dict]:
+    """``(PNG bytes, what it drew)`` of the figure ``fn(results)`` (``figure_png``,
+    ``drawn``); raises ``NoData`` as ``draw_png`` does."""
     import matplotlib.pyplot as plt
 
     fig = None
     try:
         fig = fn(results)
-        return figure_png(fig)
+        return figure_png(fig), drawn(fig)
     except (ValueError, ArithmeticError) as exc:
         why = (str(exc).strip().splitlines() or [type(exc).__name__])[0].rstrip(".")
         raise NoData(f"matplotlib cannot draw it ({why})") from None

@@ -15,7 +15,8 @@ from typing import Any, Iterable, Optional, Sequence
 from ipc_bench.analysis import cores
 from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.results import case_unfinished
-from ipc_bench.analysis.stats import COMPARED_KEYS
+from ipc_bench.analysis.stats import (COMPARED_KEYS, arms_by_repetition, paired_ratio,
+                                      ratio_phrase)
 from ipc_bench.analysis.summary import no_counted_steps_warning
 from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.engine.pipeline import DIRECT
@@ -78,11 +79,38 @@ def cells(summary: dict[str, Any], keys: Sequence[str] = CASE_TABLE) -> list[str
 #: The ``x floor`` column and the mark after a value below 1 (``FLOOR_BELOW_ONE_NOTE``).
 FLOOR_RATIO = "step_to_floor_ratio"
 FLOOR_MARK = "!"
-#: Under a table where an ``x floor`` is below 1 (marked ``!``): what it means.
+#: Under a table where a synchronous case's ``x floor`` is below 1 (marked ``!``).
 FLOOR_BELOW_ONE_NOTE = (
     "!: x floor below 1, the floor (the same messages exchanged bare, less work) ran "
-    "slower than the case: that case's overhead over the floor is noise (an async case "
-    "overlaps steps the floor replays one at a time); its warning says which")
+    "slower than the case: that case's overhead over the floor is noise; its warning "
+    "says so")
+#: Under a table where an async case's ``x floor`` is below 1 (marked ``!``).
+FLOOR_BELOW_ONE_ASYNC_NOTE = (
+    "!: x floor below 1, the floor replays the frames one at a time while that async "
+    "case overlapped its steps: its x floor is not the harness's overhead; its warning "
+    "says so")
+#: Under a table where cases of both kinds have an ``x floor`` below 1.
+FLOOR_BELOW_ONE_BOTH_NOTE = (
+    "!: x floor below 1: for a synchronous case, the floor (the same messages exchanged "
+    "bare, less work) ran slower than the case, so its overhead over the floor is noise; "
+    "for an async case, the floor replays the frames one at a time while the case "
+    "overlapped its steps, so its x floor is not the harness's overhead; each case's "
+    "warning says which")
+
+
+def floor_below_one_note(cases: Iterable[dict[str, Any]]) -> Optional[str]:
+    """The note under a table whose marked cases (an ``x floor`` below 1, timings not
+    withheld) are those of ``cases``: it speaks of synchronous cases, async ones
+    (``async_scheduling``) or both, as the marked cases are; ``None`` when no case is
+    marked."""
+    marked = [s for s in cases if floor_below_one(s.get(FLOOR_RATIO))
+              and not cores.is_withheld(s)]
+    kinds = {bool(s.get("async_scheduling")) for s in marked}
+    if not kinds:
+        return None
+    if kinds == {True}:
+        return FLOOR_BELOW_ONE_ASYNC_NOTE
+    return FLOOR_BELOW_ONE_NOTE if kinds == {False} else FLOOR_BELOW_ONE_BOTH_NOTE
 
 
 #: Under a table whose floor columns are empty because its cases are timed replays.
@@ -125,15 +153,15 @@ def _table(keys: Sequence[str], summaries: list[dict[str, Any]]) -> str:
                   left=1 + len(IDENTITY))
 
 
-def format_tables(summaries: Iterable[dict[str, Any]]) -> str:
+def format_tables(summaries: Iterable[dict[str, Any]], method: str = "t") -> str:
     """One table per (scenario, workload) of ``CASE_TABLE`` (bytes per counted step, µs
     per counted step, tok/s; with repetitions a ``rep`` column first), notes on
     rejected requests and incomplete cases (``complete`` false: left out of the table,
     the tables under it and the ratios, one ``INCOMPLETE`` line each saying why), then
-    per codec the cached / send (and, for
-    ``pp``, direct / send) ratios of the means over repetitions, by arm
-    (``_ratio_lines``; unpaired: the paired ratios and intervals are
-    ``format_comparisons``')."""
+    per codec the cached / send (and, for ``pp``, direct / send) paired ratios over
+    repetitions with their intervals by ``method`` (the run's ``--ci-method``), by arm
+    (``_ratio_lines``: the ratios of ``format_comparisons`` and of the report's pair
+    table)."""
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for s in summaries:
         groups.setdefault((s["scenario"], s["workload"]), []).append(s)
@@ -146,9 +174,9 @@ def format_tables(summaries: Iterable[dict[str, Any]]) -> str:
         withheld = cores.footnote(cases)
         if withheld:
             out.append(f"  {withheld}")
-        if any(floor_below_one(s.get(FLOOR_RATIO)) and not cores.is_withheld(s)
-               for s in cases):
-            out.append(f"  {FLOOR_BELOW_ONE_NOTE}")
+        floor_note = floor_below_one_note(cases)
+        if floor_note:
+            out.append(f"  {floor_note}")
         if timed_without_floor(cases):
             out.append(f"  {TIMED_NO_FLOOR_NOTE}")
         # "-" cells of a case that counted no step, said even under --quiet (which
@@ -178,34 +206,72 @@ def format_tables(summaries: Iterable[dict[str, Any]]) -> str:
             out.append(f"  INCOMPLETE {s['case_id']}: {s.get('error') or 'no reason recorded'} "
                        "(left out of this table and the ratios)")
         for codec in dict.fromkeys(s["codec"] for s in cases):
-            out.extend(_ratio_lines(codec, [s for s in cases if s["codec"] == codec]))
+            out.extend(_ratio_lines(codec, [s for s in cases if s["codec"] == codec],
+                                    method))
     return "\n".join(out)
 
 
-def _ratio_lines(codec: str, cases: list[dict[str, Any]]) -> list[str]:
+def ratio_text(point: Optional[float], low: Optional[float] = None,
+               high: Optional[float] = None) -> str:
+    """A paired ratio as the terminal's ratio line and the report's pair table print it:
+    ``0.884 [0.801, 0.975]``, the point alone without an interval, ``-`` without a
+    point (``None`` or NaN)."""
+    if point is None or point != point:
+        return "-"
+    if low is None or high is None or low != low or high != high:
+        return f"{point:.3f}"
+    return f"{point:.3f} [{low:.3f}, {high:.3f}]"
+
+
+def ratio_line_head(name: str, where: str, n: int, interval: bool, method: str = "t") -> str:
+    """The start of a ratio line: ``cached/send (msgpack; paired by repetition: geometric
+    mean of the per-repetition ratios [95 % Student-t interval]; 2 pairs)``, ending
+    ``1 pair, no interval`` when the ratios have no interval (``interval`` false)."""
+    count = f"{n} pair{'' if n == 1 else 's'}" + ("" if interval else ", no interval")
+    return f"{name}/{SEND} ({where}; {ratio_phrase(method)}; {count})"
+
+
+def _ratio_lines(codec: str, cases: list[dict[str, Any]], method: str = "t") -> list[str]:
     """The ``<arm>/send`` line of ``codec``'s cases for each arm that stands against
-    ``send``: ``cached`` (PR #20291) and, in ``pp`` runs, ``direct``. Arms, not
-    policies, are compared, so an A/A copy (``send'``) or an async arm
-    (``cached+async``) never joins another arm's mean; timing metrics are left out
-    where a case's timings are withheld (``cores.is_withheld``)."""
-    send = [s for s in cases if (s.get("arm") or s["policy"]) == SEND]
+    ``send``: ``cached`` (PR #20291) and, in ``pp`` runs, ``direct``: per metric of
+    ``RATIO_METRICS`` the paired ratio over the repetitions both arms ran, with its
+    interval (``stats.paired_ratio`` with ``method``: the statistic of the comparison
+    block and of the report's pair table, named by ``ratio_line_head``). Arms, not
+    policies, are compared (``stats.arms_by_repetition``), so an A/A copy (``send'``) or
+    an async arm (``cached+async``) never joins another arm; cases of other transports
+    or models are paired apart, each line naming its transport when there are several.
+    Timing metrics are left out where a case's timings are withheld
+    (``cores.is_withheld``), metrics with a zero or negative value, which have no
+    ratio, too."""
+    groups = arms_by_repetition(cases, ("transport", "model"))
+    several = len(groups) > 1
     out = []
-    for name in (CACHED, DIRECT):
-        other = [s for s in cases if (s.get("arm") or s["policy"]) == name]
-        if not send or not other:
-            continue
-        parts = []
-        hide = any(map(cores.is_withheld, send + other))
-        for key in RATIO_METRICS:
-            if hide and metric(key).unit in cores.TIMING_UNITS:
+    for (transport, model), arms in groups.items():
+        send = arms.get(SEND)
+        for name in (CACHED, DIRECT):
+            other = arms.get(name)
+            reps = sorted(set(send or ()) & set(other or ()))
+            if not reps:
                 continue
-            a = [s.get(key) for s in send]
-            b = [s.get(key) for s in other]
-            if None in a or None in b or not sum(a):
-                continue
-            parts.append(f"{metric(key).ratio_short} {(sum(b) / len(b)) / (sum(a) / len(a)):.3f}")
-        if parts:
-            out.append(f"  {name}/send ({codec}, mean over repetitions): " + ", ".join(parts))
+            hide = any(cores.is_withheld(arm[r]) for arm in (send, other) for r in reps)
+            parts, interval = [], False
+            for key in RATIO_METRICS:
+                if hide and metric(key).unit in cores.TIMING_UNITS:
+                    continue
+                a = [send[r].get(key) for r in reps]
+                b = [other[r].get(key) for r in reps]
+                if None in a or None in b:
+                    continue
+                point, low, high = paired_ratio(a, b, method)
+                if point is None:
+                    continue
+                interval = interval or low is not None
+                parts.append(f"{metric(key).ratio_short} {ratio_text(point, low, high)}")
+            if parts:
+                where = codec + (f", {transport}" if several and transport else "") + (
+                    f", {model} model" if several and model and model != "null" else "")
+                out.append(f"  {ratio_line_head(name, where, len(reps), interval, method)}: "
+                           + ", ".join(parts))
     return out
 
 

@@ -12,7 +12,8 @@ import pytest
 from analysis_run import run_bench
 from ipc_bench import cli
 from ipc_bench.analysis.summary import floor_below_one_warning, noise_warnings
-from ipc_bench.report.tables import FLOOR_BELOW_ONE_NOTE, format_tables
+from ipc_bench.report.tables import (FLOOR_BELOW_ONE_NOTE, floor_below_one_note,
+                                     format_tables)
 
 RUN = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "40",
        "--warmup-steps", "5", "--codecs", "msgpack", "--no-single-process"]
@@ -67,11 +68,48 @@ def test_the_report_marks_it_and_leaves_it_out_of_the_floor_range(slow_floor_run
     row = next(ln for ln in md.splitlines() if ln.startswith("| 0 | cached | msgpack |"))
     assert row.split(" | ")[7] == "0.89!"
     assert ("`!`: `x floor` below 1, the floor (the same messages exchanged bare, less "
-            "work) ran slower than the case: that case's overhead over the floor is noise "
-            "(an async case overlaps steps the floor replays one at a time); its warning "
-            "says which") in md
-    assert ("- The harness's measured steps take 3.25x to 3.25x the floor (the "
-            "same recorded messages exchanged bare) across cases; the floor ran slower than "
-            "the case in 1 case (`x floor` below 1, marked `!`): that overhead is noise, "
+            "work) ran slower than the case: that case's overhead over the floor is noise; "
+            "its warning says so") in md
+    assert "async" not in md  # a synchronous run: the note speaks of its own cases
+    assert ("- The harness's measured steps take 3.25x the floor (the same recorded "
+            "messages exchanged bare) in the one case; the floor ran slower than the case "
+            "in 1 case (`x floor` below 1, marked `!`): that overhead is noise, "
             "left out.") in md
     assert f"- `num_running=4/cached/msgpack#0`: {SLOW}" in md
+
+
+def test_the_note_speaks_of_the_cases_it_marks():
+    sync = dict(step_to_floor_ratio=0.89)
+    slow_async = dict(step_to_floor_ratio=0.7, async_scheduling=True)
+    assert floor_below_one_note([sync, dict(step_to_floor_ratio=1.5)]) == (
+        "!: x floor below 1, the floor (the same messages exchanged bare, less work) ran "
+        "slower than the case: that case's overhead over the floor is noise; its warning "
+        "says so")
+    assert floor_below_one_note([slow_async]) == (
+        "!: x floor below 1, the floor replays the frames one at a time while that async "
+        "case overlapped its steps: its x floor is not the harness's overhead; its warning "
+        "says so")
+    assert floor_below_one_note([sync, slow_async]).startswith(
+        "!: x floor below 1: for a synchronous case, the floor (the same messages exchanged "
+        "bare, less work) ran slower than the case, so its overhead over the floor is noise; "
+        "for an async case, ")
+    assert floor_below_one_note([dict(step_to_floor_ratio=1.2)]) is None
+
+
+def test_a_range_of_one_value_is_printed_once():
+    import pandas as pd
+
+    from ipc_bench.report.findings import _floor_findings
+
+    one = pd.DataFrame({"step_to_floor_ratio": [1.78]})
+    assert _floor_findings(one) == [
+        "The harness's measured steps take 1.78x the floor (the same recorded messages "
+        "exchanged bare) in the one case."]
+    alike = pd.DataFrame({"step_to_floor_ratio": [1.781, 1.779]})
+    assert _floor_findings(alike) == [
+        "The harness's measured steps take 1.78x the floor (the same recorded messages "
+        "exchanged bare) in all 2 cases."]
+    two = pd.DataFrame({"step_to_floor_ratio": [1.5, 2.25]})
+    assert _floor_findings(two) == [
+        "The harness's measured steps take 1.50x to 2.25x the floor (the same recorded "
+        "messages exchanged bare) across cases."]

@@ -34,7 +34,8 @@ SUMMARIES = [_summary("send", 0, 56602.0, 282700.0), _summary("cached", 0, 69154
              _summary("send", 1, 56000.0, 285000.0), _summary("cached", 1, 70000.0, 230000.0)]
 
 # Rendered by the tables of commit da7147c (before the registry) from SUMMARIES, with
-# the repetition column added since.
+# the repetition column added since and the ratio line now the comparison block's
+# paired ratios (GOLDEN_COMPARISONS' cached/send and ratio CI columns).
 GOLDEN_TABLES = """
 decode-steady  [num_running=4]  device=cpu
 rep  policy  codec    transport  steps  out tok/s  floor tok/s  x floor  s2r B/step  r2s B/step  tok B/step  prompt B/step  build us  encode us  decode us  mean step us
@@ -43,7 +44,7 @@ rep  policy  codec    transport  steps  out tok/s  floor tok/s  x floor  s2r B/s
 0    cached  msgpack  ipc          200     69,154      138,308     2.00       1,449       1,424           0              0       3.2        5.4       16.5         231.4
 1    send    msgpack  ipc          200     56,000      112,000     2.00       1,530       1,424          64              0       8.1        5.4       16.5         285.0
 1    cached  msgpack  ipc          200     70,000      140,000     2.00       1,449       1,424           0              0       3.2        5.4       16.5         230.0
-  cached/send (msgpack, mean over repetitions): tok/s 1.236, s2r B 0.947, build 0.395, encode 1.000, decode 1.000, step 0.813"""
+  cached/send (msgpack; paired by repetition: geometric mean of the per-repetition ratios [95 % Student-t interval]; 2 pairs): tok/s 1.236 [1.069, 1.429], s2r B 0.947 [0.947, 0.947], build 0.395 [0.395, 0.395], encode 1.000 [1.000, 1.000], decode 1.000 [1.000, 1.000], step 0.813 [0.743, 0.889]"""
 
 # With the p-value column and Holm's adjustment over the timed metrics: two pairs
 # support no timed verdict but the build time's (the same in both pairs).
@@ -184,11 +185,36 @@ def test_ratio_lines_compare_arms_not_policies():
     copy = dict(_summary("send", 0, 10000.0, 282700.0), arm="send'")
     asyn = dict(_summary("cached", 0, 90000.0, 231400.0), arm="cached+async")
     direct = dict(_summary("cached", 0, 55000.0, 231400.0), arm="direct")
+    head = ("(msgpack; paired by repetition: geometric mean of the per-repetition ratios "
+            "[95 % Student-t interval]; 1 pair, no interval): ")
     ratio = [ln for ln in tables.format_tables([send, copy, cached, asyn]).splitlines()
              if "/send (" in ln]
-    assert ratio == ["  cached/send (msgpack, mean over repetitions): tok/s 1.200, s2r B 0.947, "
+    assert ratio == ["  cached/send " + head + "tok/s 1.200, s2r B 0.947, "
                      "build 0.395, encode 1.000, decode 1.000, step 0.819"]
     ratio = [ln for ln in tables.format_tables([send, direct]).splitlines() if "/send (" in ln]
-    assert ratio == ["  direct/send (msgpack, mean over repetitions): tok/s 1.100, s2r B 0.947, "
+    assert ratio == ["  direct/send " + head + "tok/s 1.100, s2r B 0.947, "
                      "build 0.395, encode 1.000, decode 1.000, step 0.819"]
     assert not [ln for ln in tables.format_tables([copy, asyn]).splitlines() if "/send (" in ln]
+
+
+def test_the_ratio_line_is_the_paired_geometric_mean_not_the_ratio_of_means():
+    """Two noisy repetitions: the arms' means give 0.821 (58,980 / 71,800), the paired
+    ratios 0.700 and 1.100 a geometric mean of 0.877; the terminal's line gives the
+    latter with its interval, as the comparison block and the report's pair table do,
+    and no ratio of means."""
+    summaries = [_summary("send", 0, 100_000.0, 282700.0),
+                 _summary("cached", 0, 70_000.0, 231400.0),
+                 _summary("send", 1, 43_600.0, 285000.0),
+                 _summary("cached", 1, 47_960.0, 230000.0)]
+    line = tables.format_tables(summaries).splitlines()[-1]
+    assert line.startswith(
+        "  cached/send (msgpack; paired by repetition: geometric mean of the per-repetition "
+        "ratios [95 % Student-t interval]; 2 pairs): tok/s 0.877 [0.050, 15.500], ")
+    tput = stats.compare_cases(summaries)[0]["metrics"]["output_tokens_per_s"]
+    assert f"{tput['ratio_geomean']:.3f}" == "0.877"
+    assert stats.paired_ratio([100_000.0, 43_600.0], [70_000.0, 47_960.0])[0] == \
+        pytest.approx(0.8775, abs=1e-4)
+    assert "0.821" not in line and "mean over repetitions" not in line
+    assert tables.format_tables(summaries, method="sign").splitlines()[-1].startswith(
+        "  cached/send (msgpack; paired by repetition: median of the per-repetition ratios "
+        "[95 % sign-test interval]; 2 pairs, no interval): tok/s 0.900, ")

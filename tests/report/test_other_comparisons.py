@@ -69,6 +69,17 @@ def test_another_pair_gives_its_ratios_and_verdicts():
         "cached+async 9.0 % lower than cached).")
 
 
+def test_a_pair_without_verdicts_gives_the_reason_once():
+    why = "no verdict: the t-interval needs >= 2 pairs, have 1 (use --repeat 2 or more)"
+    tput = dict(_metric(6.133, None, None, None, why), ratio_ci_low=None)
+    step = dict(_metric(0.163, None, None, None, why), ratio_ci_low=None)
+    c = dict(_comparison("cached", "cached+async", tput, step), n_pairs=1)
+    assert _comparison_finding(c, _where) == (
+        "At 16 running requests (msgpack), cached+async against cached over 1 paired "
+        "repetition: output tokens/s +513.3 %, mean step -83.7 % (no verdict: the "
+        "t-interval needs >= 2 pairs, have 1 (use --repeat 2 or more)).")
+
+
 #: The two runs the report tests read: the comparison each makes beside send/cached.
 EXTRAS = {"aa": (["--aa"], "send", "send'"),
           "async": (["--async-scheduling"], "cached", "cached+async")}

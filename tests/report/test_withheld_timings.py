@@ -101,7 +101,8 @@ def test_the_case_table_leaves_the_timings_out_with_the_reason():
         "cached  msgpack  ipc*         100          -            -        -         380  "
         "       360           0              0         -          -          -             -",
         "  " + NOTE_2,
-        "  cached/send (msgpack, mean over repetitions): s2r B 0.950",
+        "  cached/send (msgpack; paired by repetition: geometric mean of the per-repetition "
+        "ratios [95 % Student-t interval]; 1 pair, no interval): s2r B 0.950",
     ]
 
 
@@ -112,7 +113,9 @@ def test_the_case_table_shows_the_timings_with_enough_cores():
                         "       400         360          16              0      10.0        "
                         "5.5        6.0         160.0")
     assert "*" not in text and "timings left out" not in text
-    assert lines[-1].startswith("  cached/send (msgpack, mean over repetitions): tok/s 1.000")
+    assert lines[-1].startswith("  cached/send (msgpack; paired by repetition: geometric mean of "
+                                "the per-repetition ratios [95 % Student-t interval]; 1 pair, "
+                                "no interval): tok/s 1.000")
 
 
 def test_the_saving_table_keeps_bytes_and_drops_times():
@@ -187,7 +190,7 @@ def _pp_pair(n_cores: int) -> list[dict]:
 
 SEND_DIRECT_BYTES = (
     "B=8 N=2 (msgpack): direct sends 20 fewer payload bytes per step to the stages than "
-    "send (391 -> 371 B, 5.1 % less: no new_token_ids) and 16 B of sampled ids per step "
+    "send (391 -> 371 B, 5.1 % of send's bytes: no new_token_ids) and 16 B of sampled ids per step "
     "over gloo, last stage -> the other stage; payload all stages receive per step: send "
     "782 B (2 x 391), direct 758 B (2 x 371 + 16); hidden states 16,384 B per hop under "
     "both, the reply 362 B under both")

@@ -1,0 +1,106 @@
+"""The findings say each number one way: the tokens/s change is the paired ratio and
+the tok/s beside it are named means, the bytes share is of send's bytes, and the
+median step difference names its direction and base."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ipc_bench.report import findings
+from test_metrics import _summary
+
+
+def _cases(rows: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame([dict(r, run_id="run") for r in rows])
+
+
+def _where(workload: str) -> str:
+    return "At 4 running requests"
+
+
+def test_the_tokens_finding_gives_the_paired_ratio_and_names_the_means():
+    rows = [_summary("send", 0, 100_000.0, 282700.0),
+            _summary("cached", 0, 70_000.0, 231400.0),
+            _summary("send", 1, 43_600.0, 285000.0),
+            _summary("cached", 1, 47_960.0, 230000.0)]
+    res = type("R", (), {})()
+    res.cases, res.labels, res.metadata = _cases(rows), ["num_running"], {"run": {}}
+    tables = findings._pair_tables(res)
+    key = next(iter(tables["tput"]))
+    text = findings._pair_finding(res.cases, tables, key, _where, timed=False)
+    assert text == (
+        "At 4 running requests (msgpack), cached sends 81 fewer bytes per step to the runner "
+        "(5.3 % of send's bytes), saves 0.00 µs of encode per step [+0.00, +0.00] µs and "
+        "saves 4.90 µs building the SchedulerOutput; output tokens/s changes by -12.3 % "
+        "[-95.0, +1450.0] % (paired geometric mean over 2 repetitions, no significant "
+        "difference; means over repetitions: 71,800 → 58,980 tok/s).")
+
+
+def test_the_share_finding_names_the_direction_and_base_of_the_step_difference():
+    rows = []
+    for policy, step, s2r in (("send", 110_000.0, 12_000.0), ("cached", 100_000.0, 9_000.0)):
+        s = _summary(policy, 0, 50_000.0, step + 1000)  # step_ns_median = step
+        s["s2r_build_encode_decode_ns_median"] = s2r
+        rows.append(s)
+    assert findings._share_findings(_cases(rows), _where, ["num_running"]) == [
+        "At 4 running requests (msgpack), send's SchedulerOutput path (build + encode + "
+        "decode, medians) costs 3.00 µs per step more than cached's, 3.00 % of cached's "
+        "100 µs median step; send's whole median step is 10.00 % longer than cached's "
+        "(noisier)."]
+
+
+def test_the_emulated_note_names_the_arms_that_ran():
+    import types
+
+    from ipc_bench.report import blocks
+
+    rows = [dict(policy="send", arm=arm, emulated=True, emulated_gpu="H200",
+                 gpu_figures="uncalibrated") for arm in ("send", "send'")]
+    one = types.SimpleNamespace(cases=pd.DataFrame(rows))
+    assert blocks._emulated_block(one)[1].endswith(
+        "so step times and tokens/s are what `send` and `send'` cost next to that step, "
+        "not a measured GPU run.")
+    one.cases = pd.DataFrame(rows[:1])
+    assert blocks._emulated_block(one)[1].endswith(
+        "so step times and tokens/s are what `send` costs next to that step, not a "
+        "measured GPU run.")
+
+
+def test_a_timed_replay_of_one_policy_speaks_of_no_pair(tmp_path):
+    from analysis_run import run_bench
+    from ipc_bench.analysis.results import load
+    from test_timed_no_floor import write_trace
+
+    write_trace(tmp_path / "trace.csv")
+    run_bench(tmp_path / "timed", ["--scenario", "azure-conv-timed", "--trace",
+                                   str(tmp_path / "trace.csv"), "--max-requests", "6",
+                                   "--codecs", "msgpack", "--warmup-steps", "2",
+                                   "--policies", "send"])
+    lines = findings.findings(load(tmp_path / "timed"))
+    assert findings.TIMED_REPLAY_ONE_ARM == (
+        "This is a timed replay: arrivals follow the trace's clock, so a case's tokens/s "
+        "follows the trace, not the harness, and is no throughput figure; the latencies "
+        "are the result.")
+    assert findings.TIMED_REPLAY_ONE_ARM in lines
+    assert not any("both policies" in ln for ln in lines)
+
+
+def test_the_share_figure_of_a_timed_replay_does_not_point_to_a_share_finding():
+    import pytest
+
+    from ipc_bench.report import plots
+    from test_withheld_figures import results_of
+
+    rows = [dict(_summary(p, 0, 50_000.0, 200_000.0), trace_speedup=1.0,
+                 num_running_mean=4.0, s2r_build_encode_decode_ns_median=9_000.0)
+            for p in ("send", "cached")]
+    with pytest.raises(plots.NoData) as info:
+        plots.send_cost_share(results_of(rows))
+    assert str(info.value) == (
+        "one workload only: this figure needs a sweep over running requests or step times "
+        "(decode-steady, step-time); a timed replay's steps wait for arrivals, so the "
+        "findings give its latencies instead")
+    rows = [{k: v for k, v in r.items() if k != "trace_speedup"} for r in rows]
+    with pytest.raises(plots.NoData) as info:
+        plots.send_cost_share(results_of(rows))
+    assert str(info.value).endswith("(decode-steady, step-time); the findings give the share")
