@@ -336,6 +336,46 @@ def check_run_dir(path: str | os.PathLike) -> Path:
     return p
 
 
+def check_distinct_runs(run_dirs) -> None:
+    """Refuse (``ResultsError``, one line) a run folder given more than once, however
+    it is spelt (a trailing slash, ``./``, a symlink): the report would compare the
+    run with itself. ``run_dirs``: paths (str or ``os.PathLike``) of folders that
+    exist. A copy of a folder is ``check_copies``'."""
+    seen: dict[tuple[int, int], str] = {}
+    for given in run_dirs:
+        st = os.stat(given)
+        key = (st.st_dev, st.st_ino)
+        if key in seen:
+            first = seen[key]
+            also = "" if str(given) == first else f" (also as {given})"
+            raise ResultsError(f"run folder {first} is given twice{also}: a run is not "
+                               "compared with itself; give each run once")
+        seen[key] = str(given)
+
+
+def check_copies(metadata: dict[str, dict[str, Any]], paths: dict[str, Path]) -> None:
+    """Refuse (``ResultsError``, one line naming both folders) a run folder that is a
+    copy of another one given: the same ``start_time_utc`` (to the microsecond) in
+    their ``summary.json`` metadata, on the same ``hostname`` where both recorded one;
+    no two runs share it, and compared, every ratio would be 1.000. ``metadata`` and
+    ``paths``: run id -> the run's metadata / folder (``Results.metadata``,
+    ``Results.paths``). A run that recorded no start time is taken as its own."""
+    seen: dict[str, list[tuple[str, Any]]] = {}  # start time -> (run id, host)
+    for run_id, md in metadata.items():
+        start = md.get("start_time_utc") if isinstance(md, dict) else None
+        if not isinstance(start, str) or not start:
+            continue
+        host = md.get("hostname") if isinstance(md.get("hostname"), str) else None
+        for first, other in seen.get(start, []):
+            if host is None or other is None or host == other:
+                on = f" on host {host or other}" if host or other else ""
+                raise ResultsError(
+                    f"run folder {paths[run_id]} is a copy of {paths[first]} (the same "
+                    f"start time {start}{on} in their metadata): a run is not compared "
+                    "with itself; give each run once")
+        seen.setdefault(start, []).append((run_id, host))
+
+
 def _count_lines(f) -> int:
     return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
 
@@ -1033,11 +1073,21 @@ def load(path_or_paths) -> Results:
     whose ``num_running``, ``tp``, ``pp`` (fields or workload labels) are not whole
     numbers, or with a NaN or infinite field, is left out (with its rows of the CSV
     files, when it names its ``case_id``) and said in one ``ResultsWarning`` naming
-    the case and the field; so is a case listed again under the same ``case_id`` (the
-    first is kept), and a ``status`` that is not one of ``RUN_STATUSES`` is said and
-    read as ``unknown``. ``ResultsError`` when ``cases`` is not a list or no case is
-    left. Every
-    other case is loaded, those that did not finish included:
+    the case and the field; so is a case without ``policy`` or ``workload``, with an
+    ``arm`` or ``codec`` no run writes (``known_arms``, ``known_codecs``), with a
+    ``complete`` that is not true or false, or false in a run whose ``status`` is
+    ``complete``, a case listed again under the same ``case_id`` or with the arm,
+    workload, codec and repetition of an earlier one (the first is kept), and a
+    ``status`` that is not one of ``RUN_STATUSES`` is said and read as ``unknown``.
+    Rows of a case that ``summary.json`` does not list are left out of every CSV
+    table (one warning per case); so are ``steps.csv`` rows of a step their case has
+    in an earlier row, and rows with a negative count, time or size (one warning per
+    case and column); a case with more ``steps.csv`` rows than its
+    ``num_total_steps`` is said too, as one with fewer is. ``ResultsError`` (one
+    line) when ``cases`` is not a list, is missing or empty in a run whose status is
+    ``complete``, or no case is left; when a folder is given twice
+    (``check_distinct_runs``) or is a copy of another one given (``check_copies``).
+    Every other case is loaded, those that did not finish included:
     ``Results.finished`` leaves them out.
     """
     import pandas as pd
@@ -1050,15 +1100,18 @@ def load(path_or_paths) -> Results:
         raise ResultsError("no run folder given")
     parts: dict[str, dict[str, Any]] = {}
     run_paths: dict[str, Path] = {}
-    for path in paths:
-        run_dir = check_run_dir(path)
+    run_dirs = [check_run_dir(path) for path in paths]
+    check_distinct_runs(run_dirs)
+    for run_dir in run_dirs:
         run_id, k = run_dir.resolve().name, 1
         while run_id in parts:
             k += 1
             run_id = f"{run_dir.resolve().name}#{k}"
         parts[run_id] = _load_one(pd, run_dir, run_id)
         run_paths[run_id] = run_dir
-        for line in parts[run_id]["warnings"]:
+    check_copies({r: p["metadata"] for r, p in parts.items()}, run_paths)
+    for part in parts.values():
+        for line in part["warnings"]:
             warnings.warn(line, ResultsWarning, stacklevel=2)
 
     def cat(key: str):

@@ -6,11 +6,11 @@ policy or workload, a case listed twice or relabelled onto another's arm, worklo
 codec and repetition, a case not complete in a complete run, an unknown status, no list
 of cases. In ``steps.csv`` (``_edit_steps``): negative counts, times or sizes, a step
 listed twice, rows of a case ``summary.json`` does not list, more rows than the summary
-counts. The report leaves the case (or the rows) out with one warning line naming the
-folder, the case and the field, as it does a CSV row that is not a number, or stops
-with one error line (exit code 2) when nothing sensible is left, never with a traceback
-or with words that the run does not support; ``results.load`` (the notebook's loader)
-gives the same lines."""
+counts. A copy of a run given as a second run. The report leaves the case (or the rows)
+out with one warning line naming the folder, the case and the field, as it does a CSV
+row that is not a number, or stops with one error line (exit code 2) when nothing
+sensible is left, never with a traceback or with words that the run does not support;
+``results.load`` (the notebook's loader) gives the same lines."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ import warnings
 
 import pytest
 
-from analysis_run import run_bench
+from analysis_run import copy_as_another_run, run_bench
 from ipc_bench import cli
 from ipc_bench.analysis.results import (ResultsError, ResultsWarning, known_arms,
                                         known_codecs, load)
@@ -378,3 +378,38 @@ def test_impossible_steps_rows_are_left_out_with_one_warning_per_case_and_column
     assert ((numbers >= 0) & (numbers <= 1e15) | numbers.isna()).all().all()
     assert not steps.duplicated(["case_id", "step"]).any()
     assert set(steps["case_id"]) == {SEND, CACHED}
+
+
+def test_a_copy_of_a_run_is_refused_with_one_error(good_run, tmp_path, capsys):
+    copy = tmp_path / "copy"
+    shutil.copytree(good_run, copy)
+    md = json.loads((good_run / "summary.json").read_text())["metadata"]
+    why = (f"run folder {copy} is a copy of {good_run} (the same start time "
+           f"{md['start_time_utc']} on host {md['hostname']} in their metadata): a run is "
+           "not compared with itself; give each run once")
+    code = cli.main(["report", str(good_run), str(copy), "--output", str(tmp_path / "rep")])
+    assert code == 2
+    assert capsys.readouterr().err.splitlines() == [f"bench.py report: error: {why}"]
+    assert not (tmp_path / "rep").exists()
+    with pytest.raises(ResultsError) as exc:
+        load([good_run, copy])
+    assert str(exc.value) == why
+
+
+def test_a_copy_without_its_host_name_is_refused(good_run, tmp_path, capsys):
+    copy = _edit(good_run, tmp_path, lambda s: s["metadata"].pop("hostname"))
+    md = json.loads((good_run / "summary.json").read_text())["metadata"]
+    code = cli.main(["report", str(copy), str(good_run), "--output", str(tmp_path / "rep")])
+    assert code == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"bench.py report: error: run folder {good_run} is a copy of {copy} (the same start "
+        f"time {md['start_time_utc']} on host {md['hostname']} in their metadata): a run is "
+        "not compared with itself; give each run once"]
+
+
+def test_another_run_of_the_same_host_is_compared(good_run, tmp_path, capsys):
+    other = copy_as_another_run(good_run, tmp_path / "other")
+    code = cli.main(["report", str(good_run), str(other), "--output", str(tmp_path / "rep")])
+    assert (code, capsys.readouterr().err) == (0, "")
+    assert (tmp_path / "rep" / "report.md").read_text().startswith(
+        "# ipc-bench report: 2 runs compared")
