@@ -22,12 +22,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ipc_bench.engine.config import ConfigError
-from ipc_bench.harness.spec import CaseSpec
+from ipc_bench.harness.spec import INSTRUMENTATIONS, CaseSpec
 from ipc_bench.harness.scenario import STEADY, ScenarioOptions, steady_cases
 
 NAME = "overhead"
 OPTIONS = STEADY
-ARMS = ("totals", "steps")
+ARMS = INSTRUMENTATIONS[::-1]  # totals first (alternating by repetition)
 #: Repetitions when ``--repeat`` is not given (``cli.run`` reads it).
 DEFAULT_REPEAT = 8
 

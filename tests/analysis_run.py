@@ -27,3 +27,20 @@ def make_small_run(path: Path) -> Path:
     """Run ``bench.py`` with ``SMALL_RUN_ARGS`` into ``path``; returns ``path``."""
     run_bench(path, SMALL_RUN_ARGS)
     return path
+
+
+def copy_as_another_run(run: Path, path: Path, seconds: float = 1.0) -> Path:
+    """Copy the run folder ``run`` to ``path`` as another run: its metadata's
+    ``start_time_utc`` moved ``seconds`` later (the loader refuses a copy that still
+    has its source's, ``results.check_copies``). Returns ``path``."""
+    import datetime
+    import json
+    import shutil
+
+    shutil.copytree(run, path)
+    summary = json.loads((path / "summary.json").read_text())
+    start = datetime.datetime.fromisoformat(summary["metadata"]["start_time_utc"])
+    summary["metadata"]["start_time_utc"] = (
+        start + datetime.timedelta(seconds=seconds)).isoformat()
+    (path / "summary.json").write_text(json.dumps(summary))
+    return path

@@ -194,8 +194,9 @@ class Results:
     ``paths``: ``run_id`` -> run folder. ``status_detail``: ``run_id`` -> why a run is
     not complete, one line: its recorded problems, else what its files tell
     (``unfinished_detail``: killed, or still running); ``""`` for a complete run.
-    ``warnings``: ``run_id`` -> lines about files found cut short while loading (also
-    issued as ``ResultsWarning``; what is valid is loaded).
+    ``warnings``: ``run_id`` -> lines about what was found cut short or impossible
+    while loading, each naming the file, the case and the field (also issued as
+    ``ResultsWarning``; what is valid is loaded: ``load``).
     """
 
     cases: Any
@@ -333,6 +334,46 @@ def check_run_dir(path: str | os.PathLike) -> Path:
     if not (p / "summary.json").is_file():
         raise ResultsError(f"{p}: not a run folder (no summary.json)")
     return p
+
+
+def check_distinct_runs(run_dirs) -> None:
+    """Refuse (``ResultsError``, one line) a run folder given more than once, however
+    it is spelt (a trailing slash, ``./``, a symlink): the report would compare the
+    run with itself. ``run_dirs``: paths (str or ``os.PathLike``) of folders that
+    exist. A copy of a folder is ``check_copies``'."""
+    seen: dict[tuple[int, int], str] = {}
+    for given in run_dirs:
+        st = os.stat(given)
+        key = (st.st_dev, st.st_ino)
+        if key in seen:
+            first = seen[key]
+            also = "" if str(given) == first else f" (also as {given})"
+            raise ResultsError(f"run folder {first} is given twice{also}: a run is not "
+                               "compared with itself; give each run once")
+        seen[key] = str(given)
+
+
+def check_copies(metadata: dict[str, dict[str, Any]], paths: dict[str, Path]) -> None:
+    """Refuse (``ResultsError``, one line naming both folders) a run folder that is a
+    copy of another one given: the same ``start_time_utc`` (to the microsecond) in
+    their ``summary.json`` metadata, on the same ``hostname`` where both recorded one;
+    no two runs share it, and compared, every ratio would be 1.000. ``metadata`` and
+    ``paths``: run id -> the run's metadata / folder (``Results.metadata``,
+    ``Results.paths``). A run that recorded no start time is taken as its own."""
+    seen: dict[str, list[tuple[str, Any]]] = {}  # start time -> (run id, host)
+    for run_id, md in metadata.items():
+        start = md.get("start_time_utc") if isinstance(md, dict) else None
+        if not isinstance(start, str) or not start:
+            continue
+        host = md.get("hostname") if isinstance(md.get("hostname"), str) else None
+        for first, other in seen.get(start, []):
+            if host is None or other is None or host == other:
+                on = f" on host {host or other}" if host or other else ""
+                raise ResultsError(
+                    f"run folder {paths[run_id]} is a copy of {paths[first]} (the same "
+                    f"start time {start}{on} in their metadata): a run is not compared "
+                    "with itself; give each run once")
+        seen.setdefault(start, []).append((run_id, host))
 
 
 def _count_lines(f) -> int:
@@ -497,6 +538,98 @@ def _numeric_rows(pd, df, notes: list[str] | None = None):
     return df
 
 
+#: Columns of ``steps.csv`` that hold a count, a time or a size: never negative.
+_NONNEGATIVE_STEP_COLUMNS = tuple(c for c in SCHED_COLUMNS + RUNNER_COLUMNS
+                                  if c not in _BOOL_COLUMNS)
+
+
+def _unlisted_rows(run_dir: Path, tables: dict[str, Any], listed: set[str]):
+    """``tables`` (CSV file stem -> its rows) without the rows of a case that
+    ``summary.json`` does not list (``listed``: its case ids), and one line per such
+    case naming the files and their rows: the figures would show a case the tables
+    do not."""
+    counts: dict[str, list[str]] = {}
+    out = {}
+    for stem, df in tables.items():
+        if len(df) == 0 or "case_id" not in df:
+            out[stem] = df
+            continue
+        ids = df["case_id"].astype(str)
+        unlisted = ~ids.isin(listed)
+        for case, n in ids[unlisted].value_counts(sort=False).items():
+            counts.setdefault(case, []).append(f"{_rows(n)} in {stem}.csv")
+        out[stem] = df[~unlisted].reset_index(drop=True) if unlisted.any() else df
+    lines = [f"{run_dir}: case {case!r} has {' and '.join(where)}, but summary.json does "
+             "not list it (left out)" for case, where in counts.items()]
+    return out, lines
+
+
+def _rows(n: int) -> str:
+    return "1 row" if n == 1 else f"{n:,} rows"
+
+
+def _number(value: Any) -> str:
+    """``value`` as a line shows it: a whole number up to ``MAX_CASE_VALUE`` in digits
+    (``-5``, not ``-5.0``), any other in ``%g`` form (``1e+300``, ``-0.5``)."""
+    value = float(value)
+    return str(int(value)) if value.is_integer() and abs(value) <= MAX_CASE_VALUE \
+        else f"{value:g}"
+
+
+def _impossible_steps(df, path: Path):
+    """``df`` (``steps.csv``'s rows) without the rows no run writes, and one line per
+    case and column naming them: a row of a step its case has in an earlier row
+    (same ``case_id`` and ``step``: the first is kept), and a row whose value in a
+    column of counts, times or sizes (``_NONNEGATIVE_STEP_COLUMNS``) is negative,
+    infinite or more than ``MAX_CASE_VALUE``. The lines of a case come together."""
+    if len(df) == 0 or not {"case_id", "step"} <= set(df.columns):
+        return df, []
+    ids = df["case_id"].astype(str)
+    again = df.duplicated(["case_id", "step"], keep="first")
+    lines: dict[str, list[str]] = {case: [] for case in dict.fromkeys(ids)}
+    for case in dict.fromkeys(ids[again]):
+        rows = df[again & (ids == case)]
+        lines[case].append(f"{path}: case {case!r} has {_rows(len(rows))} of a step an "
+                           f"earlier row has (step {_number(rows['step'].iloc[0])} first; "
+                           "left out)")
+    bad = again.copy()
+    for col in _NONNEGATIVE_STEP_COLUMNS:
+        if col not in df:
+            continue
+        values = df[col].where(~again)
+        infinite = values == float("inf")
+        kinds = ((f"a negative {col}", values < 0, min),
+                 (f"an infinite {col}", infinite, None),
+                 (f"{col} above {MAX_CASE_VALUE:.0e}", (values > MAX_CASE_VALUE) & ~infinite,
+                  max))
+        for what, wrong, pick in kinds:
+            if not wrong.any():
+                continue
+            bad |= wrong
+            for case in dict.fromkeys(ids[wrong]):
+                found = values[wrong & (ids == case)]
+                shown = ("" if pick is None else f" ({_number(pick(found))})"
+                         if len(found) == 1 else
+                         f" ({'down' if pick is min else 'up'} to {_number(pick(found))})")
+                lines[case].append(f"{path}: case {case!r} has {what}{shown} in "
+                                   f"{_rows(len(found))} (left out)")
+    out = [line for case_lines in lines.values() for line in case_lines]
+    return (df[~bad].reset_index(drop=True) if bad.any() else df), out
+
+
+def _long_steps(steps, cases, path: Path) -> list[str]:
+    """One line per case of ``cases`` (summary entries) that has more rows in ``steps``
+    than its ``num_total_steps``: its figures would not be its tables' (fewer:
+    ``_short_steps``)."""
+    if "num_total_steps" not in cases or "case_id" not in steps or len(steps) == 0:
+        return []
+    have = steps["case_id"].astype(str).value_counts()
+    return [f"{path}: case {case_id!r} has {_rows(int(have[str(case_id)]))}, more than the "
+            f"{int(want):,} steps summary.json counts (num_total_steps)"
+            for case_id, want in zip(cases["case_id"], cases["num_total_steps"])
+            if want == want and int(have.get(str(case_id), 0)) > want]
+
+
 #: Cases named, at most, in the warning about a ``steps.csv`` cut short.
 SHORT_CASES_SHOWN = 3
 
@@ -582,6 +715,69 @@ MAX_CASE_VALUE = 1e15
 RUN_STATUSES = ("complete", "incomplete", "failed")
 
 
+#: Fields every ``summary.json`` case names its place in the tables by: without them
+#: a case's figures would join no row, or another's.
+_IDENTITY_FIELDS = ("policy", "workload")
+
+
+def known_codecs() -> tuple[str, ...]:
+    """The ``codec`` values a case can have: the two-process codecs
+    (``wire.codecs.CODECS``) and the single-process baseline's (``NO_CODEC``)."""
+    from ipc_bench.wire.codecs import CODECS
+
+    return (*CODECS, NO_CODEC)
+
+
+def known_arms() -> tuple[str, ...]:
+    """The ``arm`` values a case can have, A/A copies (the name with ``'``) aside: the
+    policies (``engine.config.POLICIES``), a ``--pp`` case's direct path
+    (``engine.pipeline.DIRECT``), async scheduling (``harness.spec.ASYNC_ARM``) and
+    the ``overhead`` scenario's instrumentations (``harness.spec.INSTRUMENTATIONS``).
+    ``is_known_arm`` takes each of them with ``'`` too."""
+    from ipc_bench.engine.config import POLICIES
+    from ipc_bench.engine.pipeline import DIRECT
+    from ipc_bench.harness.spec import ASYNC_ARM, INSTRUMENTATIONS
+
+    return (*POLICIES, DIRECT, ASYNC_ARM, *INSTRUMENTATIONS)
+
+
+def is_known_arm(arm: Any) -> bool:
+    """Whether ``arm`` (a case's ``arm`` field) is one of ``known_arms``, or an A/A copy
+    of one (``send'``)."""
+    if not isinstance(arm, str):
+        return False
+    arms = known_arms()
+    return arm in arms or (arm.endswith("'") and arm[:-1] in arms)
+
+
+def _identity_problem(case: dict[str, Any]) -> str | None:
+    """What is wrong with the fields a ``summary.json`` case is told apart by, in words
+    after ``case 'ID' has`` (``no policy``, ``arm "banana", not one of ...``): a
+    missing or empty ``policy`` or ``workload`` (``_IDENTITY_FIELDS``), or one that is
+    not a text; an ``arm`` (optional: an older case is its policy) that is not
+    ``is_known_arm``; a ``codec`` that is not one of ``known_codecs``; a ``complete``
+    that is not true or false. ``None`` when all are as a run writes them."""
+    for key in _IDENTITY_FIELDS:
+        value = case.get(key)
+        if value is None or value == "":
+            return f"no {key}"
+        if not isinstance(value, str):
+            return f"{key} {json.dumps(value)[:40]}, not a text"
+    arm = case.get("arm")
+    if arm not in (None, "") and not is_known_arm(arm):
+        return (f"arm {json.dumps(arm)[:40]}, not one of {', '.join(known_arms())} "
+                "(or an A/A copy of one, with ')")
+    codec = case.get("codec")
+    if codec not in known_codecs():
+        return (f"codec {json.dumps(codec)[:40]}, not one of {', '.join(known_codecs())}"
+                if "codec" in case else "no codec")
+    done = case.get("complete")
+    if not isinstance(done, bool):
+        return (f"complete {json.dumps(done)[:40]}, not true or false" if "complete" in case
+                else "no complete")
+    return None
+
+
 def _value_problem(key: str, value: Any, whole: bool = False) -> str | None:
     """Why ``value`` of the known numeric field ``key`` is not one, in words
     (``output_tokens_per_s "fast", not a number``); ``None`` when it is a number from
@@ -605,7 +801,8 @@ def _value_problem(key: str, value: Any, whole: bool = False) -> str | None:
 def _case_problem(case: Any, index: int, labels: dict[str, Any] | None = None) -> str | None:
     """Why the ``index``-th entry of ``summary.json``'s ``cases`` cannot be loaded, in
     words (``case 'ID' has output_tokens_per_s "fast", not a number``): it is not an
-    object; one of its known numeric fields (``_NUMERIC_CASE_FIELDS``, the metrics)
+    object; its identity or ``complete`` is not one a run writes
+    (``_identity_problem``); one of its known numeric fields (``_NUMERIC_CASE_FIELDS``, the metrics)
     holds something other than a number from 0 to ``MAX_CASE_VALUE`` or null; one of
     ``_WHOLE_CASE_FIELDS``, there or in its workload ``labels`` (the metadata's),
     is not a whole number; or another of its fields is NaN or infinite. ``None``
@@ -616,6 +813,9 @@ def _case_problem(case: Any, index: int, labels: dict[str, Any] | None = None) -
         return f"cases[{index}] is {json.dumps(case)[:40]}, not an object"
     name = case.get("case_id")
     name = f"case {name!r}" if isinstance(name, str) else f"cases[{index}]"
+    problem = _identity_problem(case)
+    if problem:
+        return f"{name} has {problem}"
     for key in (*_NUMERIC_CASE_FIELDS, *METRICS):
         problem = _value_problem(key, case.get(key))
         if problem:
@@ -697,12 +897,21 @@ def check_shapes(summary: dict[str, Any], path: Path) -> list[str]:
 def _valid_cases(summary: dict[str, Any], path: Path) -> tuple[list[dict], list[str]]:
     """The entries of ``summary``'s ``cases`` that can be loaded (``_case_problem``,
     given each case's workload labels from the metadata) and one line per entry left
-    out, naming it and the field; an entry whose ``case_id`` an earlier one has is
-    left out too (the first is kept). Raises ``ResultsError`` (one line) when
-    ``cases`` is not a list, or when it had entries and none can be loaded."""
+    out, naming it and the field. Left out too: an entry whose ``case_id`` an earlier
+    one has, or whose arm (else policy), workload, codec and repetition an earlier one
+    has (the tables would average the two; the first is kept), and a case whose
+    ``complete`` is false in a run whose ``status`` is ``complete`` (a run is complete
+    only when every case finished). Raises ``ResultsError`` (one line) when ``cases``
+    is not a list, when it is missing or empty under ``status`` ``complete``, or when
+    it had entries and none can be loaded."""
+    status = summary.get("status")
+    if "cases" not in summary and status == "complete":
+        raise ResultsError(f"{path}: cases is missing, but status is complete")
     cases = summary.get("cases", [])
     if not isinstance(cases, list):
         raise ResultsError(f"{path}: cases is {json.dumps(cases)[:40]}, not a list")
+    if not cases and status == "complete":
+        raise ResultsError(f"{path}: cases is empty, but status is complete")
     meta = summary.get("metadata")
     labels = {c.get("case_id"): c.get("labels")
               for c in ((meta.get("cases") if isinstance(meta, dict) else None) or [])
@@ -713,20 +922,33 @@ def _valid_cases(summary: dict[str, Any], path: Path) -> tuple[list[dict], list[
         own = labels.get(case.get("case_id")) if isinstance(case, dict) else None
         return _case_problem(case, i, own if isinstance(own, dict) else None)
 
-    valid, lines, seen = [], [], set()
+    valid, lines, whys, seen = [], [], [], set()
+    places: dict[tuple, str] = {}  # (arm, workload, codec, repetition) -> case_id
     for i, case in enumerate(cases):
         why = problem(case, i)
-        if why is None and isinstance(case.get("case_id"), str) and case["case_id"] in seen:
-            why = f"case {case['case_id']!r} is listed again as cases[{i}]"
+        if why is None:
+            name = case.get("case_id")
+            shown = f"case {name!r}" if isinstance(name, str) else f"cases[{i}]"
+            place = (case.get("arm") or case["policy"], case["workload"], case["codec"],
+                     case.get("repetition") or 0)
+            if isinstance(name, str) and name in seen:
+                why = f"case {name!r} is listed again as cases[{i}]"
+            elif place in places:
+                why = (f"{shown} has the arm, workload, codec and repetition of case "
+                       f"{places[place]!r} ({', '.join(str(p) for p in place)})")
+            elif case["complete"] is False and status == "complete":
+                why = f"{shown} has complete false, but status is complete"
+            else:
+                places[place] = name
         if why is None:
             valid.append(case)
             seen.add(case.get("case_id"))
         else:
             lines.append(f"{path}: {why} (left out)")
+            whys.append(why)
     if cases and not valid:
-        first = problem(cases[0], 0)
         more = f" (and {len(cases) - 1} more)" if len(cases) > 1 else ""
-        raise ResultsError(f"{path}: no case can be loaded: {first}{more}")
+        raise ResultsError(f"{path}: no case can be loaded: {whys[0]}{more}")
     return valid, lines
 
 
@@ -765,12 +987,20 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     itl_columns = ("case_id", "index", "itl_s")
     itl = (_read_csv(pd, run_dir / "itl.csv", itl_columns, notes["itl"])
            if (run_dir / "itl.csv").is_file() else pd.DataFrame(columns=list(itl_columns)))
-    load_warnings = bad_cases + _load_warnings(run_dir, notes, _short_steps(steps, cases))
     gone = _left_out_ids(summary, valid)
     if gone:  # the rows of a case left out would pass for another's in the figures
         steps, requests, floor, itl = (df[~df["case_id"].astype(str).isin(gone)]
                                        .reset_index(drop=True) if "case_id" in df else df
                                        for df in (steps, requests, floor, itl))
+    listed = {c["case_id"] for c in summary.get("cases") or []
+              if isinstance(c, dict) and isinstance(c.get("case_id"), str)}
+    tables, row_lines = _unlisted_rows(run_dir, dict(
+        steps=steps, requests=requests, floor=floor, itl=itl), listed)
+    steps, requests, floor, itl = (tables[k] for k in ("steps", "requests", "floor", "itl"))
+    steps, lines = _impossible_steps(steps, run_dir / "steps.csv")
+    row_lines += lines + _long_steps(steps, cases, run_dir / "steps.csv")
+    load_warnings = (bad_cases + row_lines
+                     + _load_warnings(run_dir, notes, _short_steps(steps, cases)))
     if len(itl) and "case_id" in itl:
         ident = [k for k in CASE_KEYS if k != "case_id"]
         source = requests if len(requests) else steps
@@ -843,11 +1073,21 @@ def load(path_or_paths) -> Results:
     whose ``num_running``, ``tp``, ``pp`` (fields or workload labels) are not whole
     numbers, or with a NaN or infinite field, is left out (with its rows of the CSV
     files, when it names its ``case_id``) and said in one ``ResultsWarning`` naming
-    the case and the field; so is a case listed again under the same ``case_id`` (the
-    first is kept), and a ``status`` that is not one of ``RUN_STATUSES`` is said and
-    read as ``unknown``. ``ResultsError`` when ``cases`` is not a list or no case is
-    left. Every
-    other case is loaded, those that did not finish included:
+    the case and the field; so is a case without ``policy`` or ``workload``, with an
+    ``arm`` or ``codec`` no run writes (``known_arms``, ``known_codecs``), with a
+    ``complete`` that is not true or false, or false in a run whose ``status`` is
+    ``complete``, a case listed again under the same ``case_id`` or with the arm,
+    workload, codec and repetition of an earlier one (the first is kept), and a
+    ``status`` that is not one of ``RUN_STATUSES`` is said and read as ``unknown``.
+    Rows of a case that ``summary.json`` does not list are left out of every CSV
+    table (one warning per case); so are ``steps.csv`` rows of a step their case has
+    in an earlier row, and rows with a negative count, time or size (one warning per
+    case and column); a case with more ``steps.csv`` rows than its
+    ``num_total_steps`` is said too, as one with fewer is. ``ResultsError`` (one
+    line) when ``cases`` is not a list, is missing or empty in a run whose status is
+    ``complete``, or no case is left; when a folder is given twice
+    (``check_distinct_runs``) or is a copy of another one given (``check_copies``).
+    Every other case is loaded, those that did not finish included:
     ``Results.finished`` leaves them out.
     """
     import pandas as pd
@@ -860,15 +1100,18 @@ def load(path_or_paths) -> Results:
         raise ResultsError("no run folder given")
     parts: dict[str, dict[str, Any]] = {}
     run_paths: dict[str, Path] = {}
-    for path in paths:
-        run_dir = check_run_dir(path)
+    run_dirs = [check_run_dir(path) for path in paths]
+    check_distinct_runs(run_dirs)
+    for run_dir in run_dirs:
         run_id, k = run_dir.resolve().name, 1
         while run_id in parts:
             k += 1
             run_id = f"{run_dir.resolve().name}#{k}"
         parts[run_id] = _load_one(pd, run_dir, run_id)
         run_paths[run_id] = run_dir
-        for line in parts[run_id]["warnings"]:
+    check_copies({r: p["metadata"] for r, p in parts.items()}, run_paths)
+    for part in parts.values():
+        for line in part["warnings"]:
             warnings.warn(line, ResultsWarning, stacklevel=2)
 
     def cat(key: str):

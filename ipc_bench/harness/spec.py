@@ -17,6 +17,9 @@ NO_CODEC = "none"
 #: The arm of a case run with async scheduling (``cached`` policy, two steps in
 #: flight); its A/A copy is ``cached+async'``.
 ASYNC_ARM = "cached+async"
+#: ``CaseSpec.instrumentation`` values: every step recorded, or the loop's totals only
+#: (the ``overhead`` scenario runs one arm of each, named after it).
+INSTRUMENTATIONS = ("steps", "totals")
 #: Default of ``CaseSpec.input_oracle_interval``: steps between two input checks.
 INPUT_ORACLE_INTERVAL = 128
 from ipc_bench.engine.workloads import Workload

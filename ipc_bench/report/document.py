@@ -12,8 +12,9 @@ when their environments differ (``ipc_bench.harness.environment.compare_metadata
 
 Default output folder: ``RUN_DIR/report`` for one run; ``report-<UTC time>`` beside
 the first run for several. Bad input (a missing folder, not a run folder, an
-unsupported result format, a run folder given twice, an output that holds other
-files) is one line on stderr and exit code 2. Everything is rendered before the
+unsupported result format, a run folder given twice or a copy of another one given
+(``results.check_copies``), an output that holds other files) is one line on stderr
+and exit code 2. Everything is rendered before the
 first file is written; the files go into a temporary folder beside the output,
 renamed into place once all are written (``write_folder``), with SIGINT / SIGTERM /
 SIGHUP deferred (``ipc_bench.harness.signals``): an interrupted or failed report
@@ -29,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ipc_bench.analysis.results import ResultsError, check_run_dir
+from ipc_bench.analysis.results import ResultsError, check_distinct_runs, check_run_dir
 from ipc_bench.harness.signals import deferred
 from ipc_bench.report.blocks import build_blocks, file_slug
 from ipc_bench.report.render import render_html, render_markdown
@@ -69,22 +70,6 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
     with deferred():
         write_folder(out, files)
     return out
-
-
-def check_distinct_runs(run_dirs: Sequence[str | os.PathLike]) -> None:
-    """Refuse (``ResultsError``, one line) a run folder given more than once, however
-    it is spelt (a trailing slash, ``./``, a symlink): the report would compare the
-    run with itself. The folders must exist."""
-    seen: dict[tuple[int, int], str] = {}
-    for given in run_dirs:
-        st = os.stat(given)
-        key = (st.st_dev, st.st_ino)
-        if key in seen:
-            first = seen[key]
-            also = "" if str(given) == first else f" (also as {given})"
-            raise ResultsError(f"run folder {first} is given twice{also}: a run is not "
-                               "compared with itself; give each run once")
-        seen[key] = str(given)
 
 
 def check_output(out: Path) -> Path:

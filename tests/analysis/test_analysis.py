@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis_run import REPO, make_small_run, run_bench
+from analysis_run import REPO, copy_as_another_run, make_small_run, run_bench
 from ipc_bench import cli
 from ipc_bench.report import plots
 from ipc_bench.report.findings import findings
@@ -84,8 +84,7 @@ def test_results_docstring_names_every_column():
 
 
 def test_load_several_runs_tells_them_apart(run_dir, tmp_path):
-    other = tmp_path / "small-run"
-    shutil.copytree(run_dir, other)
+    other = copy_as_another_run(run_dir, tmp_path / "small-run")
     both = load([run_dir, other])
     assert both.run_ids == ["small-run", "small-run#2"]
     assert both.steps.groupby("run_id").size().to_dict() == {
@@ -205,7 +204,7 @@ def test_latency_figure_needs_a_timed_replay(res):
 
 
 def test_one_run_figures_refuse_several(res, run_dir, tmp_path):
-    shutil.copytree(run_dir, tmp_path / "b")
+    copy_as_another_run(run_dir, tmp_path / "b")
     both = load([run_dir, tmp_path / "b"])
     with pytest.raises(ValueError, match="pass results.select"):
         plots.bytes_per_step(both)
@@ -252,8 +251,7 @@ def test_report_writes_markdown_html_and_pngs(run_dir, summary, tmp_path, capsys
 
 
 def test_report_compares_runs_and_warns_on_metadata(run_dir, tmp_path, capsys):
-    other = tmp_path / "other-run"
-    shutil.copytree(run_dir, other)
+    other = copy_as_another_run(run_dir, tmp_path / "other-run")
     data = json.loads((other / "summary.json").read_text())
     commit = (data["metadata"].get("git") or {}).get("commit")
     data["metadata"]["git"] = dict(data["metadata"].get("git") or {}, commit="f" * 40)

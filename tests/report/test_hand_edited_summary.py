@@ -1,25 +1,36 @@
-"""A hand-edited ``summary.json``: values of the wrong type (a case that is not an
-object, a known numeric field that is not a number) or numbers of the wrong kind (NaN,
-infinite, negative, absurdly large, a label that is not a whole number), a case listed
-twice, an unknown status or no list of cases. The report leaves the case out with one
-warning line, as it does a CSV row that is not a number, or stops with one error line
-(exit code 2) when no case is left, never with a traceback or with words that the run
-does not support."""
+"""A hand-edited run folder. In ``summary.json``: values of the wrong type (a case that
+is not an object, a known numeric field that is not a number, ``complete`` that is not
+true or false) or numbers of the wrong kind (NaN, infinite, negative, absurdly large, a
+label that is not a whole number), an arm or codec no run writes, a case without its
+policy or workload, a case listed twice or relabelled onto another's arm, workload,
+codec and repetition, a case not complete in a complete run, an unknown status, no list
+of cases. In ``steps.csv`` (``_edit_steps``): negative counts, times or sizes, a step
+listed twice, rows of a case ``summary.json`` does not list, more rows than the summary
+counts. A copy of a run given as a second run. The report leaves the case (or the rows)
+out with one warning line naming the folder, the case and the field, as it does a CSV
+row that is not a number, or stops with one error line (exit code 2) when nothing
+sensible is left, never with a traceback or with words that the run does not support;
+``results.load`` (the notebook's loader) gives the same lines."""
 
 from __future__ import annotations
 
+import csv
 import json
 import shutil
+import warnings
 
 import pytest
 
-from analysis_run import run_bench
+from analysis_run import copy_as_another_run, run_bench
 from ipc_bench import cli
+from ipc_bench.analysis.results import (ResultsError, ResultsWarning, known_arms,
+                                        known_codecs, load)
 from ipc_bench.report import plots
 
 RUN = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "20",
        "--warmup-steps", "5", "--codecs", "msgpack", "--no-single-process", "--no-floor"]
 SEND = "num_running=4/send/msgpack#0"
+CACHED = "num_running=4/cached/msgpack#0"
 
 
 @pytest.fixture(scope="module")
@@ -40,9 +51,43 @@ def _edit(good_run, tmp_path, change) -> "Path":
     return run
 
 
+def _edit_steps(good_run, tmp_path, change) -> "Path":
+    """A copy of ``good_run`` whose ``steps.csv`` rows (dicts of strings, in file
+    order: the send case's 25, then the cached case's) are ``change(rows)``."""
+    run = _edit(good_run, tmp_path, lambda summary: None)
+    with open(run / "steps.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["case_id"] for r in rows] == [SEND] * 25 + [CACHED] * 25
+    fields = list(rows[0])
+    rows = change(rows)
+    with open(run / "steps.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fields)
+        writer.writeheader()
+        writer.writerows(rows)
+    return run
+
+
 def _report(run, tmp_path, capsys) -> tuple[int, list[str]]:
     code = cli.main(["report", str(run), "--output", str(tmp_path / "rep")])
     return code, capsys.readouterr().err.splitlines()
+
+
+def _loaded(*runs) -> list[str]:
+    """The warning lines ``results.load`` (the notebook's loader) gives on ``runs``."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResultsWarning)
+        load(list(runs))
+    return [str(w.message) for w in caught if issubclass(w.category, ResultsWarning)]
+
+
+def _warned(err: list[str]) -> list[str]:
+    prefix = "bench.py report: warning: "
+    assert all(line.startswith(prefix) for line in err), err
+    return [line[len(prefix):] for line in err]
+
+
+def _arm_list() -> str:
+    return ", ".join(known_arms())
 
 
 def _label(summary, key, value):
@@ -75,21 +120,116 @@ def _label(summary, key, value):
      f"case '{SEND}' has output_tokens_per_s \"fast\", not a number"),
     (lambda s: s["cases"][0].update(repetition="x"),
      f"case '{SEND}' has repetition \"x\", not a number"),
-    (lambda s: s["cases"].__setitem__(0, 5), "cases[0] is 5, not an object"),
+    (lambda s: s["cases"][0].update(arm="banana"),
+     f"case '{SEND}' has arm \"banana\", not one of {_arm_list()} (or an A/A copy of "
+     "one, with ')"),
+    (lambda s: s["cases"][0].update(arm="send''"),
+     f"case '{SEND}' has arm \"send''\", not one of {_arm_list()} (or an A/A copy of "
+     "one, with ')"),
+    (lambda s: s["cases"][0].update(arm=3),
+     f"case '{SEND}' has arm 3, not one of {_arm_list()} (or an A/A copy of one, with ')"),
+    (lambda s: s["cases"][0].update(codec="zip"),
+     f"case '{SEND}' has codec \"zip\", not one of {', '.join(known_codecs())}"),
+    (lambda s: s["cases"][0].pop("codec"), f"case '{SEND}' has no codec"),
+    (lambda s: s["cases"][0].update(complete="yes"),
+     f"case '{SEND}' has complete \"yes\", not true or false"),
+    (lambda s: s["cases"][0].update(complete=1),
+     f"case '{SEND}' has complete 1, not true or false"),
+    (lambda s: s["cases"][0].update(complete=None),
+     f"case '{SEND}' has complete null, not true or false"),
+    (lambda s: s["cases"][0].update(complete=False),
+     f"case '{SEND}' has complete false, but status is complete"),
+    (lambda s: s["cases"][0].pop("policy"), f"case '{SEND}' has no policy"),
+    (lambda s: s["cases"][0].pop("workload"), f"case '{SEND}' has no workload"),
+    (lambda s: s["cases"][0].update(workload=""), f"case '{SEND}' has no workload"),
+    (lambda s: s["cases"][0].update(policy=["send"]),
+     f"case '{SEND}' has policy [\"send\"], not a text"),
 ], ids=["tokens-per-s-huge", "tokens-per-s-nan", "step-ns-minus-inf", "bytes-negative",
         "count-negative", "other-field-nan", "num-running-a-string", "num-running-a-fraction",
         "metadata-label-a-string", "tp-a-string", "tokens-per-s-a-string",
-        "repetition-a-string", "case-a-number"])
+        "repetition-a-string", "arm-unknown", "arm-two-primes", "arm-a-number",
+        "codec-unknown", "codec-missing", "complete-yes", "complete-one", "complete-null",
+        "complete-false-in-a-complete-run", "policy-missing", "workload-missing",
+        "workload-empty", "policy-a-list"])
 def test_a_value_of_the_wrong_kind_leaves_its_case_out_with_one_warning(
         good_run, tmp_path, capsys, change, why):
     run = _edit(good_run, tmp_path, change)
     code, err = _report(run, tmp_path, capsys)
     assert code == 0
     assert err == [f"bench.py report: warning: {run / 'summary.json'}: {why} (left out)"]
+    assert _loaded(run) == _warned(err)
     md = (tmp_path / "rep" / "report.md").read_text()
     assert f"> **Note:** Loading this run: {run / 'summary.json'}: {why} (left out)." in md
     assert "| 0 | cached | msgpack |" in md
     assert "| 0 | send | msgpack |" not in md
+
+
+def test_a_case_that_is_not_an_object_leaves_its_rows_out_with_one_warning_each(
+        good_run, tmp_path, capsys):
+    run = _edit(good_run, tmp_path, lambda s: s["cases"].__setitem__(0, 5))
+    code, err = _report(run, tmp_path, capsys)
+    assert code == 0
+    assert _warned(err) == [
+        f"{run / 'summary.json'}: cases[0] is 5, not an object (left out)",
+        f"{run}: case '{SEND}' has 25 rows in steps.csv and 4 rows in requests.csv, but "
+        "summary.json does not list it (left out)"]
+    assert _loaded(run) == _warned(err)
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "| 0 | cached | msgpack |" in md
+    assert "| 0 | send | msgpack |" not in md
+
+
+@pytest.mark.parametrize("arm", ["send'", "cached+async", ""])
+def test_an_arm_a_run_writes_is_taken(good_run, tmp_path, capsys, arm):
+    run = _edit(good_run, tmp_path, lambda s: s["cases"][0].update(arm=arm))
+    code, err = _report(run, tmp_path, capsys)
+    assert (code, err) == (0, [])
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert f"| 0 | {arm or 'send'} | msgpack |" in md
+
+
+def test_a_case_relabelled_onto_another_is_left_out_not_averaged(good_run, tmp_path,
+                                                                  capsys):
+    run = _edit(good_run, tmp_path,
+                lambda s: s["cases"][1].update(policy="send", arm="send"))
+    code, err = _report(run, tmp_path, capsys)
+    assert code == 0
+    assert _warned(err) == [
+        f"{run / 'summary.json'}: case '{CACHED}' has the arm, workload, codec and "
+        f"repetition of case '{SEND}' (send, num_running=4, msgpack, 0) (left out)"]
+    assert _loaded(run) == _warned(err)
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert md.count("| 0 | send | msgpack |") == 1
+    assert "| 0 | cached | msgpack |" not in md
+
+
+@pytest.mark.parametrize("change, why", [
+    (lambda s: s.pop("cases"), "cases is missing, but status is complete"),
+    (lambda s: s.update(cases=[]), "cases is empty, but status is complete"),
+    (lambda s: [c.update(complete=False) for c in s["cases"]],
+     f"no case can be loaded: case '{SEND}' has complete false, but status is complete "
+     "(and 1 more)"),
+], ids=["cases-missing", "cases-empty", "no-case-complete"])
+def test_a_complete_run_without_cases_is_one_error(good_run, tmp_path, capsys, change, why):
+    run = _edit(good_run, tmp_path, change)
+    code, err = _report(run, tmp_path, capsys)
+    assert code == 2
+    assert err == [f"bench.py report: error: {run / 'summary.json'}: {why}"]
+    assert not (tmp_path / "rep").exists()
+    with pytest.raises(ResultsError) as exc:
+        load(run)
+    assert str(exc.value) == f"{run / 'summary.json'}: {why}"
+
+
+def test_cases_missing_in_a_run_not_complete_is_no_case(good_run, tmp_path, capsys):
+    # What a run killed before its first case ended would hold, less its empty list.
+    run = _edit(good_run, tmp_path, lambda s: (s.pop("cases"), s.update(status="incomplete")))
+    for name in ("steps.csv", "requests.csv", "floor.csv", "itl.csv"):
+        path = run / name
+        path.write_text(path.read_text().splitlines(keepends=True)[0])
+    code, err = _report(run, tmp_path, capsys)
+    assert (code, err) == (0, [])
+    assert (tmp_path / "rep" / "report.md").is_file()
 
 
 def test_a_case_listed_twice_is_kept_once_with_one_warning(good_run, tmp_path, capsys):
@@ -173,3 +313,103 @@ def test_a_field_of_another_shape_is_left_out_with_one_warning(good_run, tmp_pat
     assert code == 0
     assert err == [f"bench.py report: warning: {run / 'summary.json'}: {why} (left out)"]
     assert (tmp_path / "rep" / "report.md").is_file()
+
+
+def _negative(rows):
+    rows[7]["step_ns"] = "-5"
+    rows[8]["step_ns"] = "-9"
+    rows[8]["s2r_payload_bytes"] = "-1"
+    rows[30]["runner_forward_ns"] = "-2"
+    return rows
+
+
+def _not_finite(rows):
+    rows[2]["sched_ns"] = "inf"
+    rows[3]["t_end_ns"] = "1e300"
+    rows[4]["t_end_ns"] = "2e16"
+    return rows
+
+
+def _ghost(rows):
+    return rows + [dict(r, case_id="ghost") for r in rows[:3]]
+
+
+STEPS = "{run}/steps.csv"
+
+
+@pytest.mark.parametrize("change, lines", [
+    (_negative, [
+        f"{STEPS}: case '{SEND}' has a negative step_ns (down to -9) in 2 rows (left out)",
+        f"{STEPS}: case '{SEND}' has a negative s2r_payload_bytes (-1) in 1 row (left out)",
+        f"{STEPS}: case '{CACHED}' has a negative runner_forward_ns (-2) in 1 row (left out)",
+        f"{STEPS}: 47 of the 50 rows summary.json counts (2 case(s) short: {SEND}: 23 of "
+        f"25; {CACHED}: 24 of 25); loaded what is valid"]),
+    (_not_finite, [
+        f"{STEPS}: case '{SEND}' has an infinite sched_ns in 1 row (left out)",
+        f"{STEPS}: case '{SEND}' has t_end_ns above 1e+15 (up to 1e+300) in 2 rows "
+        "(left out)",
+        f"{STEPS}: 47 of the 50 rows summary.json counts (1 case(s) short: {SEND}: 22 of "
+        "25); loaded what is valid"]),
+    (lambda rows: rows[:4] + [dict(rows[3])] + rows[4:] + [dict(rows[30])] * 2, [
+        f"{STEPS}: case '{SEND}' has 1 row of a step an earlier row has (step 3 first; "
+        "left out)",
+        f"{STEPS}: case '{CACHED}' has 2 rows of a step an earlier row has (step 5 first; "
+        "left out)"]),
+    (_ghost, ["{run}: case 'ghost' has 3 rows in steps.csv, but summary.json does not "
+              "list it (left out)"]),
+    (lambda rows: rows + [dict(rows[24], step="999", seq="999")], [
+        f"{STEPS}: case '{SEND}' has 26 rows, more than the 25 steps summary.json counts "
+        "(num_total_steps)"]),
+], ids=["negative", "not-finite-or-huge", "step-again", "case-not-listed",
+        "more-rows-than-counted"])
+def test_impossible_steps_rows_are_left_out_with_one_warning_per_case_and_column(
+        good_run, tmp_path, capsys, change, lines):
+    run = _edit_steps(good_run, tmp_path, change)
+    code, err = _report(run, tmp_path, capsys)
+    assert code == 0
+    assert _warned(err) == [line.format(run=run) for line in lines]
+    assert _loaded(run) == _warned(err)
+    md = (tmp_path / "rep" / "report.md").read_text()
+    for line in lines:
+        assert f"> **Note:** Loading this run: {line.format(run=run)}" in md
+    assert "| 0 | send | msgpack |" in md and "| 0 | cached | msgpack |" in md
+    steps = load(run).steps
+    numbers = steps.select_dtypes("number")
+    assert ((numbers >= 0) & (numbers <= 1e15) | numbers.isna()).all().all()
+    assert not steps.duplicated(["case_id", "step"]).any()
+    assert set(steps["case_id"]) == {SEND, CACHED}
+
+
+def test_a_copy_of_a_run_is_refused_with_one_error(good_run, tmp_path, capsys):
+    copy = tmp_path / "copy"
+    shutil.copytree(good_run, copy)
+    md = json.loads((good_run / "summary.json").read_text())["metadata"]
+    why = (f"run folder {copy} is a copy of {good_run} (the same start time "
+           f"{md['start_time_utc']} on host {md['hostname']} in their metadata): a run is "
+           "not compared with itself; give each run once")
+    code = cli.main(["report", str(good_run), str(copy), "--output", str(tmp_path / "rep")])
+    assert code == 2
+    assert capsys.readouterr().err.splitlines() == [f"bench.py report: error: {why}"]
+    assert not (tmp_path / "rep").exists()
+    with pytest.raises(ResultsError) as exc:
+        load([good_run, copy])
+    assert str(exc.value) == why
+
+
+def test_a_copy_without_its_host_name_is_refused(good_run, tmp_path, capsys):
+    copy = _edit(good_run, tmp_path, lambda s: s["metadata"].pop("hostname"))
+    md = json.loads((good_run / "summary.json").read_text())["metadata"]
+    code = cli.main(["report", str(copy), str(good_run), "--output", str(tmp_path / "rep")])
+    assert code == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"bench.py report: error: run folder {good_run} is a copy of {copy} (the same start "
+        f"time {md['start_time_utc']} on host {md['hostname']} in their metadata): a run is "
+        "not compared with itself; give each run once"]
+
+
+def test_another_run_of_the_same_host_is_compared(good_run, tmp_path, capsys):
+    other = copy_as_another_run(good_run, tmp_path / "other")
+    code = cli.main(["report", str(good_run), str(other), "--output", str(tmp_path / "rep")])
+    assert (code, capsys.readouterr().err) == (0, "")
+    assert (tmp_path / "rep" / "report.md").read_text().startswith(
+        "# ipc-bench report: 2 runs compared")

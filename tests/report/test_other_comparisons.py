@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from analysis_run import run_bench
+from analysis_run import copy_as_another_run, run_bench
 from ipc_bench import cli
 from ipc_bench.analysis.results import load, read_summary
 from ipc_bench.report.findings import _comparison_finding, findings
@@ -139,13 +139,11 @@ def test_a_report_of_two_runs_gives_each_run_its_own_comparison(tmp_path, runs):
 def test_side_by_side_keeps_each_arm_apart(tmp_path, runs):
     """Two runs with a sync and an async arm of cached: the side-by-side table has a
     row per arm, each the mean of that arm's cases (never the two averaged)."""
-    import shutil
-
     from ipc_bench.report.blocks import format_value
 
     run = runs["async"][0]
     copy = tmp_path / "async-copy"
-    shutil.copytree(run, copy)
+    copy_as_another_run(run, copy)
     assert cli.main(["report", str(run), str(copy), "--output", str(tmp_path / "rep")]) == 0
     md = (tmp_path / "rep" / "report.md").read_text()
     side = md.split("## Side by side")[1].split("\n## ")[0]

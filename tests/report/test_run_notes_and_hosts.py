@@ -5,11 +5,10 @@ recorded; a run made with ``--no-hostname`` says nothing about its host)."""
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
-from analysis_run import run_bench
+from analysis_run import copy_as_another_run, run_bench
 from ipc_bench import cli
 
 SAME = "Same machine, software and commit by their metadata."
@@ -29,8 +28,10 @@ def run(tmp_path_factory):
     return base / "a"
 
 
-def _copy(run, path, hostname):
-    shutil.copytree(run, path)
+def _copy(run, path, hostname, seconds=1.0):
+    """Another run of ``run`` (started ``seconds`` later) at ``path``, on
+    ``hostname`` (``None``: none recorded)."""
+    copy_as_another_run(run, path, seconds)
     summary = json.loads((path / "summary.json").read_text())
     if hostname is None:
         summary["metadata"].pop("hostname", None)
@@ -58,7 +59,7 @@ def test_the_run_notes_are_in_its_section(run, tmp_path):
 
 def test_runs_on_other_hosts_are_said(run, tmp_path):
     a = _copy(run, tmp_path / "a", "host-a")
-    b = _copy(run, tmp_path / "b", "host-b")
+    b = _copy(run, tmp_path / "b", "host-b", seconds=2.0)
     md = _report(tmp_path, a, b)
     assert SAME not in md
     assert "- b against a: hostname differs: host-b vs host-a" in md
@@ -68,7 +69,7 @@ def test_runs_on_other_hosts_are_said(run, tmp_path):
                          ids=["same-host", "one-without", "both-without"])
 def test_runs_on_one_host_or_without_hostname_are_the_same_machine(run, tmp_path, hosts):
     a = _copy(run, tmp_path / "a", hosts[0])
-    b = _copy(run, tmp_path / "b", hosts[1])
+    b = _copy(run, tmp_path / "b", hosts[1], seconds=2.0)
     md = _report(tmp_path, a, b)
     assert SAME in md
     assert not any("hostname differs" in line for line in md)

@@ -5,11 +5,10 @@ figures: the report and the terminal tables leave them out and name them."""
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
-from analysis_run import run_bench
+from analysis_run import copy_as_another_run, run_bench
 from ipc_bench import cli
 from ipc_bench.analysis.results import load
 from ipc_bench.report import plots
@@ -31,7 +30,7 @@ def finished_run(tmp_path_factory):
 def _interrupted(run, where, error="interrupted by SIGINT"):
     """A copy of ``run`` whose last case is recorded as ``bench.py`` records an
     interrupted (or failed) one: ``complete`` false, the error, the step."""
-    shutil.copytree(run, where)
+    copy_as_another_run(run, where)
     summary = json.loads((where / "summary.json").read_text())
     case = summary["cases"][-1]
     assert case["case_id"] == LAST
