@@ -46,20 +46,21 @@ noise (hundreds of us either way); on a quiet machine it is the figure to read.
 
 from __future__ import annotations
 
-from collections import defaultdict
-from typing import Any, Optional
+from typing import Any
 
 from ipc_bench.harness.spec import CaseSpec
-from ipc_bench.engine.config import CACHED, SEND, ConfigError
+from ipc_bench.analysis.send_cost import crossing  # noqa: F401 (re-exported)
+from ipc_bench.analysis.send_cost import (TABLE_HEADER, THRESHOLD, cost_rows,
+                                          crossing_lines, largest_b_rows, pair_cost,
+                                          pair_records, share_line, table_cells)
+from ipc_bench.engine.config import ConfigError
 from ipc_bench.harness.scenario import STEADY, ScenarioOptions, grid, steady_case
-from ipc_bench.analysis.stats import arms_by_repetition
 from ipc_bench.report.tables import render
 
 NAME = "step-time"
 OPTIONS = STEADY
 DEFAULT_STEP_TIMES_MS = [2.0, 5.0, 20.0]
 DEFAULT_NUM_RUNNING = [16, 64, 256]
-THRESHOLD = 0.01  # 1 % of the step time
 #: The runner busy-waits its step unless --step-wait says otherwise: the figures above
 #: were measured that way (the default of other scenarios' fixed-step model is sleep).
 STEP_WAIT = "spin"
@@ -83,83 +84,25 @@ def cases(opts: ScenarioOptions) -> list[CaseSpec]:
                        for b in (opts.num_running or DEFAULT_NUM_RUNNING)], make)
 
 
-def _send_costs(send: dict[str, Any], cached: dict[str, Any], step_ns: float
-                ) -> tuple[float, Optional[float]]:
-    """(step diff, s2r diff) in ns, send minus cached, of one repetition's pair; adds
-    them to ``send`` as ``send_cost_*`` fields (shares of ``step_ns``, the fixed step
-    time). The s2r diff is ``None`` when a case lacks its median."""
-    d_step = send["step_ns_median"] - cached["step_ns_median"]
-    s2r_send = send.get("s2r_build_encode_decode_ns_median")
-    s2r_cached = cached.get("s2r_build_encode_decode_ns_median")
-    d_s2r = None if s2r_send is None or s2r_cached is None else s2r_send - s2r_cached
-    send.update(send_cost_step_ns=d_step, send_cost_share_of_step=d_step / step_ns,
-                send_cost_s2r_ns=d_s2r,
-                send_cost_s2r_share_of_step=None if d_s2r is None else d_s2r / step_ns)
-    return d_step, d_s2r
-
-
-def crossing(points: list[tuple[float, float]], threshold: float = THRESHOLD) -> str:
-    """Where ``share`` passes ``threshold`` along ``points`` = [(B, share), ...]:
-    linear interpolation between the first two neighbouring B values that bracket it,
-    else extrapolation from the last two points. Returns a short text."""
-    pts = sorted(points)
-    if not pts:
-        return "n/a"
-    if pts[0][1] >= threshold:
-        return f"<= {pts[0][0]:,.0f} (already at the smallest B)"
-    for (b0, s0), (b1, s1) in zip(pts, pts[1:]):
-        if s0 < threshold <= s1:
-            return f"~{b0 + (threshold - s0) * (b1 - b0) / (s1 - s0):,.0f} (interpolated)"
-    if len(pts) < 2:
-        return "n/a (one B only)"
-    (b0, s0), (b1, s1) = pts[-2], pts[-1]
-    if s1 <= s0:
-        return "n/a (the cost does not grow with B here)"
-    return f"~{b1 + (threshold - s1) * (b1 - b0) / (s1 - s0):,.0f} (extrapolated)"
-
-
 def report(summaries: list[dict[str, Any]]) -> str:
-    """Adds ``send_cost_*`` fields to each send summary (paired with the cached case of
-    the same workload, codec and repetition) and returns the cost table and the
-    1 % crossings (see the module docstring)."""
-    groups = arms_by_repetition(
-        (s for s in summaries
-         if s.get("scenario") == NAME and s.get("complete") and s.get("num_steps")),
-        ("step_time_ms", "num_running", "codec"))
-    # (step_time_ms, B, codec) -> lists of (step diff ns, s2r diff ns) over repetitions
-    diffs: dict[tuple, list[tuple[float, Optional[float]]]] = defaultdict(list)
-    for (t, b, codec), arms in groups.items():
-        sends, cacheds = arms.get(SEND, {}), arms.get(CACHED, {})
-        for rep in sorted(set(sends) & set(cacheds)):
-            send, cached = sends[rep], cacheds[rep]
-            diffs[(t, b, codec)].append(_send_costs(send, cached, step_ns=t * 1e6))
-    if not diffs:
+    """Adds the ``send_cost_*`` fields (``analysis.send_cost.pair_cost``: shares of the
+    cached case's median step) to each send summary, paired with the cached case of the
+    same workload, codec and repetition, and returns the cost table, the same lines the
+    report prints at the largest B, and the 1 % crossings (withheld for a step time
+    whose cases ran off their nominal step; see the module docstring)."""
+    for send, cached in pair_records(summaries, NAME):
+        send.update(pair_cost(send, cached))
+    rows = cost_rows(summaries)
+    if not rows:
         return ""
-
-    def mean(values):
-        values = [v for v in values if v is not None]
-        return sum(values) / len(values) if values else None
-
-    header = ["step ms", "B", "codec", "step diff us", "% of step", "s2r diff us", "% of step"]
-    rows = []
-    curves: dict[tuple, dict[str, list]] = defaultdict(lambda: {"step": [], "s2r": []})
-    for (t, b, codec) in sorted(diffs):
-        d_step = mean(d for d, _ in diffs[(t, b, codec)])
-        d_s2r = mean(d for _, d in diffs[(t, b, codec)])
-        step_ns = t * 1e6
-        rows.append([f"{t:g}", str(b), codec, f"{d_step / 1e3:.1f}",
-                     f"{100 * d_step / step_ns:.2f}",
-                     "-" if d_s2r is None else f"{d_s2r / 1e3:.1f}",
-                     "-" if d_s2r is None else f"{100 * d_s2r / step_ns:.2f}"])
-        curves[(t, codec)]["step"].append((b, d_step / step_ns))
-        if d_s2r is not None:
-            curves[(t, codec)]["s2r"].append((b, d_s2r / step_ns))
     out = ["", "send's cost per step (send minus cached, mean over repetitions; step: "
-           "median step_ns; s2r: median SchedulerOutput build + encode + decode):",
-           render(header, rows, left=0)]
+           "median step_ns; s2r: median SchedulerOutput build + encode + decode; "
+           "shares of the measured step, the cached case's median step_ns; "
+           "! = the fixed step ran off nominal):",
+           render(TABLE_HEADER, [table_cells(r) for r in rows], left=0), ""]
+    out += [share_line(r) for r in largest_b_rows(rows)]
     out.append("")
-    out.append(f"running requests at which send's cost passes {100 * THRESHOLD:g} % of the step:")
-    for (t, codec), curve in sorted(curves.items()):
-        out.append(f"  {t:g} ms, {codec}: whole step {crossing(curve['step'])}; "
-                   f"s2r {crossing(curve['s2r'])}")
+    out.append(f"running requests at which send's cost passes {100 * THRESHOLD:g} % of the "
+               "measured step:")
+    out += [f"  {line}" for line in crossing_lines(rows)]
     return "\n".join(out)
