@@ -17,7 +17,8 @@ Grid: step times 2, 5, 20 ms (``--step-time-ms``) x running requests 16, 64, 256
 minutes on 2 cores).
 
 Reported after the tables, per step time, B and codec (and added to each send
-case's summary, paired with the cached case of the same repetition):
+case's summary, paired with the cached case of the same repetition; one definition,
+``ipc_bench.analysis.send_cost``, which the report prints too, line for line):
 
 - ``send_cost_step_ns``: send's median ``step_ns`` minus cached's: the whole cost seen
   by the scheduler loop (slicing, bigger frames, the runner's per-request writes in
@@ -26,22 +27,55 @@ case's summary, paired with the cached case of the same repetition):
   (scheduler) + decode (runner) time, median over steps
   (``s2r_build_encode_decode_ns_median``): the serialization cost alone, less noisy;
 - ``send_cost_share_of_step`` / ``send_cost_s2r_share_of_step``: each as a share of
-  the step time;
+  the measured step, ``send_cost_measured_step_ns``: the cached case's median
+  ``step_ns`` (the step the case had: the fixed step plus the control plane, and
+  whatever descheduling added). The nominal step time is the sweep's label only; a
+  share of it overstated the cost on a loaded machine (a 2 ms step that took 5.6 ms
+  read 116.58 % instead of 41.56 %);
 - the running-request count at which each share passes 1 %, interpolated linearly
   between the sweep's B values (extrapolated from the last two when no B reaches it).
 
+A fixed step is checked: a case whose median ``runner_forward_ns`` (the wait plus the
+null model's sampling) is off its nominal step by more than 10 %
+(``send_cost.OFF_NOMINAL_TOLERANCE``: sampling takes well under 10 % of a 2 ms step,
+so a larger excess is descheduling) is warned about under its line, in its summary's
+``warnings`` and in the report (``fixed step 5 ms ran a median 17.6 ms (+252 %): the
+runner was descheduled; its shares are of the measured step``); its row's measured
+step is marked ``!`` and the 1 % crossing of that step time and codec is not read
+(``not read (unreliable): ...``): those cases did not have the step their label says.
+With the spin wait on 2 busy cores this happens readily (a user's run on a loaded
+2-core machine: median runner steps of 17.6-19.5 ms for 5 ms and 27.5 ms for 20 ms);
+``--step-wait sleep`` leaves the runner's core free while it waits.
+
 Measured on the 2-core development machine, saturated by other jobs at the time
-(load ~4, 100 % busy, so a 2 ms step took a median 2.7-3.0 ms): at B=256, send's s2r
-cost was about 30-35 us with msgpack and 60-120 us with pickle at 2 ms steps (1.4-1.8 %
-/ 3-6 %), 45-50 / 65-75 us at 5 ms (0.9-1.0 % / 1.3-1.5 %), 85 / 95-135 us at 20 ms
-(0.4 % / 0.5-0.7 %); the s2r times of both policies grow with the step time (probably colder caches
-after a longer wait on a shared machine). The s2r share passed 1 % at about 136
-(msgpack) / 67 (pickle) running requests for 2 ms steps, 290 / 190 for 5 ms and
-~570 for 20 ms (extrapolated). (The pickle figures predate the codec's vLLM RPC
-envelope and dataclasses; send's extra pickle bytes per request are unchanged.) The whole-step difference was lost in that machine's
-noise (hundreds of us either way); on a quiet machine it is the figure to read.
+(load ~4, 100 % busy, so a 2 ms step took a median 2.7-3.0 ms), before the shares
+were of the measured step: at B=256, send's s2r cost was about 30-35 us with msgpack
+and 60-120 us with pickle at 2 ms steps, 45-50 / 65-75 us at 5 ms, 85 / 95-135 us at
+20 ms; the s2r times of both policies grow with the step time (probably colder caches
+after a longer wait on a shared machine). Those runs divided by the nominal step
+(1.4-1.8 % / 3-6 % at 2 ms, 0.9-1.0 % / 1.3-1.5 % at 5 ms, 0.4 % / 0.5-0.7 % at 20 ms;
+the s2r share passed 1 % at about 136 (msgpack) / 67 (pickle) running requests for
+2 ms steps, 290 / 190 for 5 ms and ~570 for 20 ms, extrapolated). Of the 2.7-3.0 ms
+measured 2 ms steps, the 2 ms shares would be 26-33 % smaller (2 / 2.7-3.0) and their
+crossings later; the measured 5 and 20 ms steps were not noted. None of these was
+re-measured, and those runs did not record whether the runner's steps were on
+nominal. (The pickle figures predate the
+codec's vLLM RPC envelope and dataclasses; send's extra pickle bytes per request are
+unchanged.) The whole-step difference was lost in that machine's noise (hundreds of us
+either way); on a quiet machine it is the figure to read.
 (``python bench.py --scenario step-time --repeat 3`` and ``--num-running 256
 --steps 600 --repeat 3``.)
+
+Re-measured with the shares of the measured step on the same 2-core machine, loaded
+by other jobs (1-minute load average ~7), 2026-12-01, one repetition:
+``python bench.py --scenario step-time --num-running 16 --steps 200 --codecs
+msgpack``. Median runner steps: 2.05 ms (2 ms), 7.70 ms (5 ms: +54 %, warned, its
+crossing not read), 21.6-21.9 ms (20 ms). Send's s2r cost at B=16: 0.73, 6.49 and
+13.18 us, 0.03, 0.08 and 0.06 % of measured steps of 2.84, 7.96 and 23.92 ms. The
+whole-step differences, +46.25 %, +0.04 % and +1.54 %, are noise: at 2 ms send's
+median step was 4.16 ms against cached's 2.84 ms with both runners at 2.05 ms (the
+scheduler side was descheduled, which the off-nominal check does not see), so that
+run's ``whole step <= 16`` at 2 and 20 ms says nothing about send.
 """
 
 from __future__ import annotations
