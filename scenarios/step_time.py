@@ -37,8 +37,9 @@ case's summary, paired with the cached case of the same repetition; one definiti
 
 A fixed step is checked: a case whose median ``runner_forward_ns`` (the wait plus the
 null model's sampling) is off its nominal step by more than 10 %
-(``send_cost.OFF_NOMINAL_TOLERANCE``: sampling takes well under 10 % of a 2 ms step,
-so a larger excess is descheduling) is warned about under its line, in its summary's
+(``send_cost.OFF_NOMINAL_TOLERANCE``: the null model's sampling took a median
+22-55 µs at 16-256 running requests, at most 2.8 % of a 2 ms step, so a larger
+excess is descheduling) is warned about under its line, in its summary's
 ``warnings`` and in the report (``fixed step 5 ms ran a median 17.6 ms (+252 %): the
 runner was descheduled; its shares are of the measured step``); its row's measured
 step is marked ``!`` and the 1 % crossing of that step time and codec is not read
