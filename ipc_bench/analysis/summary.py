@@ -834,8 +834,8 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
     with fewer than N + 1 cores (``tp_oversubscribed``) and a one-runner ``shm`` case
     with fewer than 2 (``shm_oversubscribed``); an ``x floor`` below 1
     (``floor_below_one_warning``); a fixed-step case whose median model step is off its
-    nominal step by more than 10 % (``send_cost.off_nominal_warning``). Returns one line per problem; an empty
-    list means none was seen.
+    nominal step by more than 10 % (``send_cost.off_nominal_warning``). Returns one
+    line per problem; an empty list means none was seen.
     """
     warnings = []
     shortfall = running_shortfall_warning(summary)

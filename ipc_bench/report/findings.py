@@ -4,15 +4,15 @@ Per workload and codec: bytes per step, encode and build µs per step and output
 tokens/s (% change) of ``cached`` against ``send``, with intervals over repetitions
 when there are 2+ (``stats.summarize_pairs`` with the run's ``--ci-method``, so they
 are the CLI comparison block's); timed replays give latencies instead of tokens/s.
-Then send's token bytes split, the single-process and floor baselines, and send's
-cost as a share of the step (a step-time run: the lines its terminal printed, from the
-``send_cost_*`` fields it recorded, ``analysis.send_cost``). A ``--pp`` run compares send with ``direct`` (cached
-policy, ids last stage -> other stages over gloo) instead: the lines its terminal
-printed (``analysis.pp``), first. An ``overhead`` run leads with what per-step
-recording costs (``_overhead_findings``). Every other paired comparison the run
-recorded (an ``--aa`` run's send' against send, cached+async against cached) gets a
-sentence of its own (``_comparison_finding``); an A/A pair's says whether the machine's
-noise alone produced a verdict.
+Then send's token bytes split, the single-process and floor baselines, and send's cost
+as a share of the step (a step-time run: the lines its terminal printed, from the
+``send_cost_*`` fields it recorded, ``analysis.send_cost``). A ``--pp`` run compares
+send with ``direct`` (cached policy, ids last stage -> other stages over gloo)
+instead: the lines its terminal printed (``analysis.pp``), first. An ``overhead`` run
+leads with what per-step recording costs (``_overhead_findings``). Every other paired
+comparison the run recorded (an ``--aa`` run's send' against send, cached+async
+against cached) gets a sentence of its own (``_comparison_finding``); an A/A pair's
+says whether the machine's noise alone produced a verdict.
 """
 
 from __future__ import annotations
