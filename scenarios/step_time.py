@@ -44,7 +44,10 @@ excess is descheduling) is warned about under its line, in its summary's
 runner was descheduled; its shares are of the measured step``); its row's measured
 step is marked ``!`` and the 1 % crossing of that step time and codec is not read
 (``not read (unreliable): ...``): those cases did not have the step their label says.
-With the spin wait on 2 busy cores this happens readily (a user's run on a loaded
+A pair whose 50-step mean step times varied by more than 10 % (either case's
+``step_ns_block_cv``: the "machine may be noisy" warning) has its whole-step crossing
+marked ``(unreliable: ...)``: the runner can be on nominal while the scheduler side is
+descheduled (below). With the spin wait on 2 busy cores off-nominal steps happen readily (a user's run on a loaded
 2-core machine: median runner steps of 17.6-19.5 ms for 5 ms and 27.5 ms for 20 ms);
 ``--step-wait sleep`` leaves the runner's core free while it waits.
 
@@ -75,8 +78,9 @@ crossing not read), 21.6-21.9 ms (20 ms). Send's s2r cost at B=16: 0.73, 6.49 an
 13.18 us, 0.03, 0.08 and 0.06 % of measured steps of 2.84, 7.96 and 23.92 ms. The
 whole-step differences, +46.25 %, +0.04 % and +1.54 %, are noise: at 2 ms send's
 median step was 4.16 ms against cached's 2.84 ms with both runners at 2.05 ms (the
-scheduler side was descheduled, which the off-nominal check does not see), so that
-run's ``whole step <= 16`` at 2 and 20 ms says nothing about send.
+scheduler side was descheduled, which the off-nominal check does not see; the 2 ms
+crossing is marked unreliable for its 32 % block variation), so that run's ``whole
+step <= 16`` at 2 and 20 ms says nothing about send.
 """
 
 from __future__ import annotations

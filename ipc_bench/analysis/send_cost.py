@@ -15,7 +15,11 @@ Per send/cached pair of one repetition (``pair_cost``, fields added to the send 
 - ``send_cost_share_of_step`` / ``send_cost_s2r_share_of_step``: the two differences
   over ``send_cost_measured_step_ns``;
 - ``send_cost_off_nominal``: the off-nominal warnings (``off_nominal_warning``) of
-  either case of the pair, each once, ``[]`` when both ran their fixed step.
+  either case of the pair, each once, ``[]`` when both ran their fixed step;
+- ``send_cost_step_noisy``: whether either case's 50-step mean step times varied by
+  more than 10 % (``step_ns_block_cv``, the threshold of ``summary.noise_warnings``'
+  "the machine may be noisy"): its whole-step difference is then machine noise as
+  much as send's cost, and the whole-step crossing is marked so.
 
 Over repetitions (``cost_rows``) each figure is the mean of the pairs' figures (the
 share too: a mean of per-pair shares, as ``report.plots.send_cost_table`` draws them).
@@ -46,6 +50,9 @@ THRESHOLD = 0.01  # 1 % of the step
 #: 10 % is also the noise threshold ``summary.noise_warnings`` applies to step-time
 #: block means (pyperf's).
 OFF_NOMINAL_TOLERANCE = 0.10
+#: ``step_ns_block_cv`` above which a pair's whole-step difference is marked noisy (the
+#: 10 % of ``summary.noise_warnings``).
+NOISY_BLOCK_CV = 0.10
 
 
 def _num(value: Any) -> Optional[float]:
@@ -90,11 +97,13 @@ def pair_cost(send: dict[str, Any], cached: dict[str, Any]) -> dict[str, Any]:
     ok = bool(base)
     off = list(dict.fromkeys(w for w in (off_nominal_warning(send),
                                          off_nominal_warning(cached)) if w))
+    noisy = any((_num(c.get("step_ns_block_cv")) or 0.0) > NOISY_BLOCK_CV
+                for c in (send, cached))
     return dict(send_cost_step_ns=d_step, send_cost_s2r_ns=d_s2r,
                 send_cost_measured_step_ns=base,
                 send_cost_share_of_step=d_step / base if ok and d_step is not None else None,
                 send_cost_s2r_share_of_step=d_s2r / base if ok and d_s2r is not None else None,
-                send_cost_off_nominal=off)
+                send_cost_off_nominal=off, send_cost_step_noisy=noisy)
 
 
 @dataclass
@@ -109,6 +118,7 @@ class CostRow:
     share_step: Optional[float]
     share_s2r: Optional[float]
     off_nominal: list[str] = field(default_factory=list)
+    step_noisy: bool = False        # a repetition's send_cost_step_noisy
 
 
 def _mean(values: Iterable[Any]) -> Optional[float]:
@@ -139,7 +149,8 @@ def cost_rows(records: Iterable[dict[str, Any]]) -> list[CostRow]:
             _mean(r.get("send_cost_s2r_ns") for r in rs),
             _mean(r.get("send_cost_measured_step_ns") for r in rs),
             _mean(r.get("send_cost_share_of_step") for r in rs),
-            _mean(r.get("send_cost_s2r_share_of_step") for r in rs), off))
+            _mean(r.get("send_cost_s2r_share_of_step") for r in rs), off,
+            any(r.get("send_cost_step_noisy") is True for r in rs)))
     return rows
 
 
@@ -206,7 +217,8 @@ def crossing_lines(rows: list[CostRow], threshold: float = THRESHOLD) -> list[st
     """Per step time and codec, the running-request count at which each share passes
     ``threshold`` of the measured step (``crossing``); withheld, saying why, when a case
     of that step time and codec ran off its nominal step (the B axis then mixes steps
-    of other lengths than the one named)."""
+    of other lengths than the one named); the whole step's marked unreliable when a
+    pair's step times were noisy (``send_cost_step_noisy``)."""
     curves: dict[tuple, list[CostRow]] = defaultdict(list)
     for row in rows:
         curves[(row.step_time_ms, row.codec)].append(row)
@@ -223,7 +235,11 @@ def crossing_lines(rows: list[CostRow], threshold: float = THRESHOLD) -> list[st
             continue
         step = [(r.num_running, r.share_step) for r in rs if r.share_step is not None]
         s2r = [(r.num_running, r.share_s2r) for r in rs if r.share_s2r is not None]
-        out.append(f"{head} whole step {crossing(step, threshold)}; "
+        noisy = ", ".join(str(r.num_running) for r in rs if r.step_noisy)
+        mark = (f" (unreliable: at B = {noisy} a case's 50-step mean step times varied by "
+                f"more than {100 * NOISY_BLOCK_CV:.0f} %, so its whole-step difference is "
+                "the machine's noise as much as send's)" if noisy else "")
+        out.append(f"{head} whole step {crossing(step, threshold)}{mark}; "
                    f"s2r {crossing(s2r, threshold)}")
     return out
 

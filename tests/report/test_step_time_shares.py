@@ -99,3 +99,20 @@ def test_repetitions_average_the_pairs_shares_in_both_outputs():
     findings = _step_time_findings(pd.DataFrame(summaries))
     assert "the whole median step differs by +1.37 % of it" in findings[0]
     assert findings[0] in text.splitlines()
+
+
+def test_a_noisy_pairs_whole_step_crossing_is_marked_unreliable():
+    # On nominal (2.05 ms runner steps) but cached's 50-step mean step times varied by
+    # 32 %: the scheduler side was descheduled, and the +46 % whole-step difference
+    # (send 4.16 ms, cached 2.84 ms) is noise; the s2r figure stays as it is.
+    summaries = [_case("send", 16, 4_160_000, 28_000, 2_048_000, step_time_ms=2.0),
+                 _case("cached", 16, 2_840_000, 27_270, 2_045_000, step_time_ms=2.0)]
+    summaries[1]["step_ns_block_cv"] = 0.32
+    text = report(summaries)
+    assert summaries[0]["send_cost_step_noisy"] is True
+    line = ("2 ms, msgpack: whole step <= 16 (already at the smallest B) (unreliable: at "
+            "B = 16 a case's 50-step mean step times varied by more than 10 %, so its "
+            "whole-step difference is the machine's noise as much as send's); "
+            "s2r n/a (one B only)")
+    assert f"  {line}" in text.splitlines()
+    assert _step_time_findings(pd.DataFrame(summaries))[1].endswith(f": {line}.")
