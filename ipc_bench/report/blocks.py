@@ -46,9 +46,9 @@ CAPTIONS = {
         "minus the runner's busy time. The hatched bar beside each stack is the "
         "runner's idle time (waiting for work), which overlaps the scheduler's parts."),
     "send_cost_share": (
-        "What `send` costs as a share of the measured step: (send's median step - "
-        "cached's median step) / cached's median step, against the step time (the "
-        "cached case's median step) and the running requests. The dotted line marks 1 %. A fixed-step sweep "
+        "What `send` costs as a share of its step: (send's mean step - cached's mean "
+        "step) / send's mean step, against the step time (the cached case's mean step) "
+        "and the running requests. The dotted line marks 1 %. A fixed-step sweep "
         "spreads the step-time axis; with the null model every step is the bare "
         "control plane's, the worst case for send's share."),
     "tp_saving": (
