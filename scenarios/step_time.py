@@ -17,7 +17,8 @@ Grid: step times 2, 5, 20 ms (``--step-time-ms``) x running requests 16, 64, 256
 minutes on 2 cores).
 
 Reported after the tables, per step time, B and codec (and added to each send
-case's summary, paired with the cached case of the same repetition):
+case's summary, paired with the cached case of the same repetition; one definition,
+``ipc_bench.analysis.send_cost``, which the report prints too, line for line):
 
 - ``send_cost_step_ns``: send's median ``step_ns`` minus cached's: the whole cost seen
   by the scheduler loop (slicing, bigger frames, the runner's per-request writes in
@@ -26,40 +27,79 @@ case's summary, paired with the cached case of the same repetition):
   (scheduler) + decode (runner) time, median over steps
   (``s2r_build_encode_decode_ns_median``): the serialization cost alone, less noisy;
 - ``send_cost_share_of_step`` / ``send_cost_s2r_share_of_step``: each as a share of
-  the step time;
+  the measured step, ``send_cost_measured_step_ns``: the cached case's median
+  ``step_ns`` (the step the case had: the fixed step plus the control plane, and
+  whatever descheduling added). The nominal step time is the sweep's label only; a
+  share of it overstated the cost on a loaded machine (a 2 ms step that took 5.6 ms
+  read 116.58 % instead of 41.56 %);
 - the running-request count at which each share passes 1 %, interpolated linearly
   between the sweep's B values (extrapolated from the last two when no B reaches it).
 
+A fixed step is checked: a case whose median ``runner_forward_ns`` (the wait plus the
+null model's sampling) is off its nominal step by more than 10 %
+(``send_cost.OFF_NOMINAL_TOLERANCE``: the null model's sampling took a median
+22-55 µs at 16-256 running requests, at most 2.8 % of a 2 ms step, so a larger
+excess is descheduling) is warned about under its line, in its summary's
+``warnings`` and in the report (``fixed step 5 ms ran a median 17.6 ms (+252 %): the
+runner was descheduled; its shares are of the measured step``); its row's measured
+step is marked ``!`` and the 1 % crossing of that step time and codec is not read
+(``not read (unreliable): ...``): those cases did not have the step their label says.
+A pair whose 50-step mean step times varied by more than 10 % (either case's
+``step_ns_block_cv``: the "machine may be noisy" warning) has its whole-step crossing
+marked ``(unreliable: ...)``: the runner can be on nominal while the scheduler side is
+descheduled (below). With the spin wait on 2 busy cores off-nominal steps happen readily (a user's run on a loaded
+2-core machine: median runner steps of 17.6-19.5 ms for 5 ms and 27.5 ms for 20 ms);
+``--step-wait sleep`` leaves the runner's core free while it waits.
+
 Measured on the 2-core development machine, saturated by other jobs at the time
-(load ~4, 100 % busy, so a 2 ms step took a median 2.7-3.0 ms): at B=256, send's s2r
-cost was about 30-35 us with msgpack and 60-120 us with pickle at 2 ms steps (1.4-1.8 %
-/ 3-6 %), 45-50 / 65-75 us at 5 ms (0.9-1.0 % / 1.3-1.5 %), 85 / 95-135 us at 20 ms
-(0.4 % / 0.5-0.7 %); the s2r times of both policies grow with the step time (probably colder caches
-after a longer wait on a shared machine). The s2r share passed 1 % at about 136
-(msgpack) / 67 (pickle) running requests for 2 ms steps, 290 / 190 for 5 ms and
-~570 for 20 ms (extrapolated). (The pickle figures predate the codec's vLLM RPC
-envelope and dataclasses; send's extra pickle bytes per request are unchanged.) The whole-step difference was lost in that machine's
-noise (hundreds of us either way); on a quiet machine it is the figure to read.
+(load ~4, 100 % busy, so a 2 ms step took a median 2.7-3.0 ms), before the shares
+were of the measured step: at B=256, send's s2r cost was about 30-35 us with msgpack
+and 60-120 us with pickle at 2 ms steps, 45-50 / 65-75 us at 5 ms, 85 / 95-135 us at
+20 ms; the s2r times of both policies grow with the step time (probably colder caches
+after a longer wait on a shared machine). Those runs divided by the nominal step
+(1.4-1.8 % / 3-6 % at 2 ms, 0.9-1.0 % / 1.3-1.5 % at 5 ms, 0.4 % / 0.5-0.7 % at 20 ms;
+the s2r share passed 1 % at about 136 (msgpack) / 67 (pickle) running requests for
+2 ms steps, 290 / 190 for 5 ms and ~570 for 20 ms, extrapolated). Of the 2.7-3.0 ms
+measured 2 ms steps, the 2 ms shares would be 26-33 % smaller (2 / 2.7-3.0) and their
+crossings later; the measured 5 and 20 ms steps were not noted. None of these was
+re-measured, and those runs did not record whether the runner's steps were on
+nominal. (The pickle figures predate the
+codec's vLLM RPC envelope and dataclasses; send's extra pickle bytes per request are
+unchanged.) The whole-step difference was lost in that machine's noise (hundreds of us
+either way); on a quiet machine it is the figure to read.
 (``python bench.py --scenario step-time --repeat 3`` and ``--num-running 256
 --steps 600 --repeat 3``.)
+
+Re-measured with the shares of the measured step on the same 2-core machine, loaded
+by other jobs (1-minute load average ~7), 2026-12-01, one repetition:
+``python bench.py --scenario step-time --num-running 16 --steps 200 --codecs
+msgpack``. Median runner steps: 2.05 ms (2 ms), 7.70 ms (5 ms: +54 %, warned, its
+crossing not read), 21.6-21.9 ms (20 ms). Send's s2r cost at B=16: 0.73, 6.49 and
+13.18 us, 0.03, 0.08 and 0.06 % of measured steps of 2.84, 7.96 and 23.92 ms. The
+whole-step differences, +46.25 %, +0.04 % and +1.54 %, are noise: at 2 ms send's
+median step was 4.16 ms against cached's 2.84 ms with both runners at 2.05 ms (the
+scheduler side was descheduled, which the off-nominal check does not see; the 2 ms
+crossing is marked unreliable for its 32 % block variation), so that run's ``whole
+step <= 16`` at 2 and 20 ms says nothing about send.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from typing import Any, Optional
+from typing import Any
 
 from ipc_bench.harness.spec import CaseSpec
-from ipc_bench.engine.config import CACHED, SEND, ConfigError
+from ipc_bench.analysis.send_cost import crossing  # noqa: F401 (re-exported)
+from ipc_bench.analysis.send_cost import (TABLE_HEADER, THRESHOLD, cost_rows,
+                                          crossing_lines, largest_b_rows, pair_cost,
+                                          pair_records, share_line, table_cells)
+from ipc_bench.engine.config import ConfigError
 from ipc_bench.harness.scenario import STEADY, ScenarioOptions, grid, steady_case
-from ipc_bench.analysis.stats import arms_by_repetition
 from ipc_bench.report.tables import render
 
 NAME = "step-time"
 OPTIONS = STEADY
 DEFAULT_STEP_TIMES_MS = [2.0, 5.0, 20.0]
 DEFAULT_NUM_RUNNING = [16, 64, 256]
-THRESHOLD = 0.01  # 1 % of the step time
 #: The runner busy-waits its step unless --step-wait says otherwise: the figures above
 #: were measured that way (the default of other scenarios' fixed-step model is sleep).
 STEP_WAIT = "spin"
@@ -83,83 +123,25 @@ def cases(opts: ScenarioOptions) -> list[CaseSpec]:
                        for b in (opts.num_running or DEFAULT_NUM_RUNNING)], make)
 
 
-def _send_costs(send: dict[str, Any], cached: dict[str, Any], step_ns: float
-                ) -> tuple[float, Optional[float]]:
-    """(step diff, s2r diff) in ns, send minus cached, of one repetition's pair; adds
-    them to ``send`` as ``send_cost_*`` fields (shares of ``step_ns``, the fixed step
-    time). The s2r diff is ``None`` when a case lacks its median."""
-    d_step = send["step_ns_median"] - cached["step_ns_median"]
-    s2r_send = send.get("s2r_build_encode_decode_ns_median")
-    s2r_cached = cached.get("s2r_build_encode_decode_ns_median")
-    d_s2r = None if s2r_send is None or s2r_cached is None else s2r_send - s2r_cached
-    send.update(send_cost_step_ns=d_step, send_cost_share_of_step=d_step / step_ns,
-                send_cost_s2r_ns=d_s2r,
-                send_cost_s2r_share_of_step=None if d_s2r is None else d_s2r / step_ns)
-    return d_step, d_s2r
-
-
-def crossing(points: list[tuple[float, float]], threshold: float = THRESHOLD) -> str:
-    """Where ``share`` passes ``threshold`` along ``points`` = [(B, share), ...]:
-    linear interpolation between the first two neighbouring B values that bracket it,
-    else extrapolation from the last two points. Returns a short text."""
-    pts = sorted(points)
-    if not pts:
-        return "n/a"
-    if pts[0][1] >= threshold:
-        return f"<= {pts[0][0]:,.0f} (already at the smallest B)"
-    for (b0, s0), (b1, s1) in zip(pts, pts[1:]):
-        if s0 < threshold <= s1:
-            return f"~{b0 + (threshold - s0) * (b1 - b0) / (s1 - s0):,.0f} (interpolated)"
-    if len(pts) < 2:
-        return "n/a (one B only)"
-    (b0, s0), (b1, s1) = pts[-2], pts[-1]
-    if s1 <= s0:
-        return "n/a (the cost does not grow with B here)"
-    return f"~{b1 + (threshold - s1) * (b1 - b0) / (s1 - s0):,.0f} (extrapolated)"
-
-
 def report(summaries: list[dict[str, Any]]) -> str:
-    """Adds ``send_cost_*`` fields to each send summary (paired with the cached case of
-    the same workload, codec and repetition) and returns the cost table and the
-    1 % crossings (see the module docstring)."""
-    groups = arms_by_repetition(
-        (s for s in summaries
-         if s.get("scenario") == NAME and s.get("complete") and s.get("num_steps")),
-        ("step_time_ms", "num_running", "codec"))
-    # (step_time_ms, B, codec) -> lists of (step diff ns, s2r diff ns) over repetitions
-    diffs: dict[tuple, list[tuple[float, Optional[float]]]] = defaultdict(list)
-    for (t, b, codec), arms in groups.items():
-        sends, cacheds = arms.get(SEND, {}), arms.get(CACHED, {})
-        for rep in sorted(set(sends) & set(cacheds)):
-            send, cached = sends[rep], cacheds[rep]
-            diffs[(t, b, codec)].append(_send_costs(send, cached, step_ns=t * 1e6))
-    if not diffs:
+    """Adds the ``send_cost_*`` fields (``analysis.send_cost.pair_cost``: shares of the
+    cached case's median step) to each send summary, paired with the cached case of the
+    same workload, codec and repetition, and returns the cost table, the same lines the
+    report prints at the largest B, and the 1 % crossings (withheld for a step time
+    whose cases ran off their nominal step; see the module docstring)."""
+    for send, cached in pair_records(summaries, NAME):
+        send.update(pair_cost(send, cached))
+    rows = cost_rows(summaries)
+    if not rows:
         return ""
-
-    def mean(values):
-        values = [v for v in values if v is not None]
-        return sum(values) / len(values) if values else None
-
-    header = ["step ms", "B", "codec", "step diff us", "% of step", "s2r diff us", "% of step"]
-    rows = []
-    curves: dict[tuple, dict[str, list]] = defaultdict(lambda: {"step": [], "s2r": []})
-    for (t, b, codec) in sorted(diffs):
-        d_step = mean(d for d, _ in diffs[(t, b, codec)])
-        d_s2r = mean(d for _, d in diffs[(t, b, codec)])
-        step_ns = t * 1e6
-        rows.append([f"{t:g}", str(b), codec, f"{d_step / 1e3:.1f}",
-                     f"{100 * d_step / step_ns:.2f}",
-                     "-" if d_s2r is None else f"{d_s2r / 1e3:.1f}",
-                     "-" if d_s2r is None else f"{100 * d_s2r / step_ns:.2f}"])
-        curves[(t, codec)]["step"].append((b, d_step / step_ns))
-        if d_s2r is not None:
-            curves[(t, codec)]["s2r"].append((b, d_s2r / step_ns))
     out = ["", "send's cost per step (send minus cached, mean over repetitions; step: "
-           "median step_ns; s2r: median SchedulerOutput build + encode + decode):",
-           render(header, rows, left=0)]
+           "median step_ns; s2r: median SchedulerOutput build + encode + decode; "
+           "shares of the measured step, the cached case's median step_ns; "
+           "! = the fixed step ran off nominal):",
+           render(TABLE_HEADER, [table_cells(r) for r in rows], left=0), ""]
+    out += [share_line(r) for r in largest_b_rows(rows)]
     out.append("")
-    out.append(f"running requests at which send's cost passes {100 * THRESHOLD:g} % of the step:")
-    for (t, codec), curve in sorted(curves.items()):
-        out.append(f"  {t:g} ms, {codec}: whole step {crossing(curve['step'])}; "
-                   f"s2r {crossing(curve['s2r'])}")
+    out.append(f"running requests at which send's cost passes {100 * THRESHOLD:g} % of the "
+               "measured step:")
+    out += [f"  {line}" for line in crossing_lines(rows)]
     return "\n".join(out)

@@ -42,6 +42,7 @@ from ipc_bench.analysis.frontend import frontend_figures
 from ipc_bench.analysis.soak import rss_summary, stream_summary
 from ipc_bench.analysis.stats import percentiles_ms
 from ipc_bench.analysis.pp import pp_figures
+from ipc_bench.analysis.send_cost import off_nominal_warning
 from ipc_bench.analysis.tp import tp_figures
 from ipc_bench.harness.spec import (INPROC, RUNNER_COLUMNS, RUNNER_TIMESTAMP_COLUMNS,
                                     SCHED_COLUMNS, CaseResult)
@@ -293,6 +294,10 @@ def _runner_figures(result: CaseResult, a: np.ndarray, c: np.ndarray,
     s2r_ns = (c[:, _COL["build_ns"]] + c[:, _COL["encode_ns"]]
               + np.asarray(runner["runner_decode_ns"], dtype=np.int64)[seqs])
     fig["s2r_build_encode_decode_ns_median"] = float(np.median(s2r_ns))
+    # The model's step as the runner timed it (forward + sampling): a fixed-step case
+    # compares it with its nominal step (``send_cost.off_nominal_warning``).
+    fig["runner_forward_ns_median"] = float(np.median(
+        np.asarray(runner["runner_forward_ns"], dtype=np.int64)[seqs]))
     return fig
 
 
@@ -313,10 +318,10 @@ def _model_marks(result: CaseResult) -> dict[str, Any]:
     """An emulated case says so: ``emulated`` (True), ``emulated_gpu`` (the GPU whose
     figures the roofline used) and ``gpu_figures`` (``calibrated`` or
     ``uncalibrated``); a fixed-step case gives its ``step_wait`` (``sleep`` or
-    ``spin``); ``{}`` for the other models."""
+    ``spin``) and its nominal step, ``fixed_step_ms``; ``{}`` for the other models."""
     model = result.spec.model
     if model.name == "fixed-step":
-        return dict(step_wait=model.step_wait)
+        return dict(step_wait=model.step_wait, fixed_step_ms=float(model.step_time_ms))
     if model.name != "emulated":
         return {}
     gpu = load_gpu_figures(EMULATED_GPU)
@@ -835,8 +840,9 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
     later prints its error alone); likewise a ``--tp`` case of spinning ``shm`` readers
     with fewer than N + 1 cores (``tp_oversubscribed``) and a one-runner ``shm`` case
     with fewer than 2 (``shm_oversubscribed``); an ``x floor`` below 1
-    (``floor_below_one_warning``). Returns one line per problem; an empty
-    list means none was seen.
+    (``floor_below_one_warning``); a fixed-step case whose median model step is off its
+    nominal step by more than 10 % (``send_cost.off_nominal_warning``). Returns one
+    line per problem; an empty list means none was seen.
     """
     warnings = []
     shortfall = running_shortfall_warning(summary)
@@ -870,6 +876,9 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
     floor = floor_below_one_warning(summary)
     if floor:
         warnings.append(floor)
+    off_nominal = off_nominal_warning(summary)
+    if off_nominal:
+        warnings.append(off_nominal)
     cv = summary.get("step_ns_block_cv")
     if cv is not None and cv > 0.10:
         warnings.append(f"the standard deviation of {STEP_BLOCK}-step mean step times is "

@@ -4,14 +4,15 @@ Per workload and codec: bytes per step, encode and build µs per step and output
 tokens/s (% change) of ``cached`` against ``send``, with intervals over repetitions
 when there are 2+ (``stats.summarize_pairs`` with the run's ``--ci-method``, so they
 are the CLI comparison block's); timed replays give latencies instead of tokens/s.
-Then send's token bytes split, the single-process and floor baselines, and send's
-cost as a share of the step. A ``--pp`` run compares send with ``direct`` (cached
-policy, ids last stage -> other stages over gloo) instead: the lines its terminal
-printed (``analysis.pp``), first. An ``overhead`` run leads with what per-step
-recording costs (``_overhead_findings``). Every other paired comparison the run
-recorded (an ``--aa`` run's send' against send, cached+async against cached) gets a
-sentence of its own (``_comparison_finding``); an A/A pair's says whether the machine's
-noise alone produced a verdict.
+Then send's token bytes split, the single-process and floor baselines, and send's cost
+as a share of the step (a step-time run: the lines its terminal printed, from the
+``send_cost_*`` fields it recorded, ``analysis.send_cost``). A ``--pp`` run compares
+send with ``direct`` (cached policy, ids last stage -> other stages over gloo)
+instead: the lines its terminal printed (``analysis.pp``), first. An ``overhead`` run
+leads with what per-step recording costs (``_overhead_findings``). Every other paired
+comparison the run recorded (an ``--aa`` run's send' against send, cached+async
+against cached) gets a sentence of its own (``_comparison_finding``); an A/A pair's
+says whether the machine's noise alone produced a verdict.
 """
 
 from __future__ import annotations
@@ -311,6 +312,24 @@ def _share_findings(cases, where: Where, labels: list[str]) -> list[str]:
     return out
 
 
+def _step_time_findings(cases) -> list[str]:
+    """A step-time run's share lines and 1 % crossings, from the ``send_cost_*`` fields
+    its run recorded (``analysis.send_cost``: the same lines as the terminal's, shares
+    of the measured step); ``[]`` for a run without them."""
+    from ipc_bench.analysis.send_cost import (cost_rows, crossing_lines, largest_b_rows,
+                                              share_line)
+
+    if "send_cost_share_of_step" not in cases.columns:
+        return []
+    rows = cost_rows(cases.to_dict("records"))
+    if not rows:
+        return []
+    out = [share_line(r) for r in largest_b_rows(rows)]
+    out.append("Running requests at which send's cost passes 1 % of the measured step: "
+               + "; ".join(crossing_lines(rows)) + ".")
+    return out
+
+
 def _floor_findings(ok) -> list[str]:
     """The range of measured step time over the floor's across cases (one value when
     its ends print alike, e.g. a single case); cases whose floor ran slower than the
@@ -493,7 +512,7 @@ def findings(results) -> list[str]:
     out.extend(_token_bytes_findings(ok))
     out.extend(_single_process_findings(ok, where))
     if not timed:
-        out.extend(_share_findings(cases, where, results.labels))
+        out.extend(_step_time_findings(cases) or _share_findings(cases, where, results.labels))
     if withheld:
         timed_ok = ok[[(w, c, t) not in withheld for w, c, t in
                        zip(ok["workload"], ok["codec"], ok.get("transport", [None] * len(ok)))]]

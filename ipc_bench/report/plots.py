@@ -710,7 +710,7 @@ def send_cost_share(results):
     for ax in axes[0]:
         ax.axhline(0.0, color="black", linewidth=0.8)
         ax.axhline(1.0, color="#777777", linewidth=0.8, linestyle=":")
-        ax.set_ylabel("send's cost, % of the step time")
+        ax.set_ylabel("send's cost, % of the measured step")
         ax.grid(True, alpha=0.3)
     ax = axes[0][0]
     ax.set_xscale("log")

@@ -357,8 +357,9 @@ def test_a_run_imports_neither_pandas_nor_matplotlib(tmp_path):
 
 def test_step_time_sweep_lights_up_the_share_figure(tmp_path):
     run = tmp_path / "sweep"
-    run_bench(run, ["--scenario", "step-time", "--num-running", "2,4", "--step-time-ms", "1,2",
-                    "--steps", "20", "--warmup-steps", "2", "--codecs", "msgpack"])
+    stdout = run_bench(run, ["--scenario", "step-time", "--num-running", "2,4",
+                             "--step-time-ms", "1,2", "--steps", "20", "--warmup-steps", "2",
+                             "--codecs", "msgpack"])
     res = load(run)
     fig = plots.send_cost_share(res)
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
@@ -368,8 +369,11 @@ def test_step_time_sweep_lights_up_the_share_figure(tmp_path):
     assert sorted(table["step_time_ms"].unique()) == [1.0, 2.0]
     assert (table["step_ms"] > table["step_time_ms"]).all()  # a measured step includes the busy-wait
     lines = findings(res)
-    assert any(line.startswith("At 4 running requests, step_time_ms=2 (msgpack), send's "
-                               "SchedulerOutput path") for line in lines), lines
+    shares = [line for line in lines if line.startswith("fixed step ")]
+    assert [line[:34] for line in shares] == ["fixed step 1 ms, B = 4, msgpack: s",
+                                              "fixed step 2 ms, B = 4, msgpack: s"], lines
+    # The report's share lines are the terminal's, figure for figure.
+    assert all(line in stdout.splitlines() for line in shares), (shares, stdout)
 
 
 TRACES = Path(__file__).resolve().parents[3] / "shared" / "traces"

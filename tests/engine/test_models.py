@@ -551,12 +551,16 @@ def test_step_time_report_adds_send_costs():
     send16, send256 = summaries[0], summaries[2]
     assert send16["send_cost_step_ns"] == 6_000
     assert send16["send_cost_s2r_ns"] == 6_000
-    assert send16["send_cost_share_of_step"] == pytest.approx(0.003)
+    # Shares of the measured step: the cached case's median step_ns, not the nominal 2 ms.
+    assert send16["send_cost_measured_step_ns"] == 2_004_000
+    assert send16["send_cost_share_of_step"] == pytest.approx(6_000 / 2_004_000)
     assert send256["send_cost_s2r_ns"] == 40_000
-    assert send256["send_cost_s2r_share_of_step"] == pytest.approx(0.02)
+    assert send256["send_cost_s2r_share_of_step"] == pytest.approx(40_000 / 2_020_000)
+    assert send16["send_cost_off_nominal"] == []
     assert "send_cost_step_ns" not in summaries[1]
-    assert "      2  256  msgpack          40.0       2.00         40.0       2.00" in text
-    assert ("  2 ms, msgpack: whole step ~115 (interpolated); s2r ~115 (interpolated)"
+    assert ("      2  256  msgpack              2.02          40.0                1.98"
+            "        40.00                1.98") in text
+    assert ("  2 ms, msgpack: whole step ~116 (interpolated); s2r ~116 (interpolated)"
             in text)
 
 
@@ -571,6 +575,11 @@ def test_step_time_runs_end_to_end(tmp_path, capsys):
     cases = json.loads((out / "summary.json").read_text())["cases"]
     assert [c["model"] for c in cases] == ["fixed-step", "fixed-step"]
     assert "send_cost_s2r_ns" in cases[0] and "send_cost_s2r_ns" not in cases[1]
+    # The share's denominator is the cached case's measured median step; the runner's
+    # median model step is recorded beside its nominal step for the off-nominal check.
+    assert cases[0]["send_cost_measured_step_ns"] == cases[1]["step_ns_median"]
+    assert [c["fixed_step_ms"] for c in cases] == [1.0, 1.0]
+    assert all(c["runner_forward_ns_median"] >= 1e6 for c in cases)  # a spin of >= 1 ms
     assert cases[0]["token_digest"] == cases[1]["token_digest"]
 
 

@@ -1,0 +1,271 @@
+"""Send's cost per step as a share of the step the case measured, and the fixed-step
+model's check that its step was the one asked for: one definition for the summary, the
+terminal (``scenarios/step_time``) and the report (``report.findings``).
+
+Per send/cached pair of one repetition (``pair_cost``, fields added to the send case):
+
+- ``send_cost_step_ns``: send's median ``step_ns`` minus cached's (the whole cost seen
+  by the scheduler loop, noisy);
+- ``send_cost_s2r_ns``: the same for ``s2r_build_encode_decode_ns_median`` (the
+  SchedulerOutput's build + encode + decode alone, less noisy);
+- ``send_cost_measured_step_ns``: the denominator of both shares, the cached case's
+  median ``step_ns``: the step the case actually had, not the nominal
+  ``--step-time-ms`` (on a loaded machine a 5 ms fixed step can take 17 ms, and a share
+  of the nominal step then overstates the cost several times);
+- ``send_cost_share_of_step`` / ``send_cost_s2r_share_of_step``: the two differences
+  over ``send_cost_measured_step_ns``;
+- ``send_cost_off_nominal``: the off-nominal warnings (``off_nominal_warning``) of
+  either case of the pair, each once, ``[]`` when both ran their fixed step;
+- ``send_cost_step_noisy``: whether either case's 50-step mean step times varied by
+  more than 10 % (``step_ns_block_cv``, the threshold of ``summary.noise_warnings``'
+  "the machine may be noisy"): its whole-step difference is then machine noise as
+  much as send's cost, and the whole-step crossing is marked so.
+
+Over repetitions (``cost_rows``) each figure is the mean of the pairs' figures (the
+share too: a mean of per-pair shares, as ``report.plots.send_cost_table`` draws them).
+``share_line`` words one row; ``crossing_lines`` says where the share passes 1 % of the
+step, withheld for a step time whose cases ran off their nominal step. The terminal and
+the report print these same strings.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Optional
+
+from ipc_bench.engine.config import CACHED, SEND
+
+THRESHOLD = 0.01  # 1 % of the step
+#: How far a fixed-step case's median ``runner_forward_ns`` may be from its nominal
+#: step before the case is flagged: 10 %. The fixed-step model waits exactly the step
+#: (a spin, or a sleep finished by a spin) and then samples as the null model, which
+#: took a median 22-55 µs at 16-256 running requests (the null model's
+#: ``runner_forward_ns_median``; ``python bench.py --scenario decode-steady
+#: --num-running 16,256 --steps 100 --warmup-steps 10 --codecs msgpack --no-floor`` on
+#: the 2-core machine loaded by other jobs, load average ~7, 2026-12-01): at most 2.8 %
+#: of the sweep's shortest step (2 ms), well under 10 %. A median further off means the
+#: runner was descheduled during its wait (CPU contention), so the case did not have
+#: the step its label says.
+#: 10 % is also the noise threshold ``summary.noise_warnings`` applies to step-time
+#: block means (pyperf's).
+OFF_NOMINAL_TOLERANCE = 0.10
+#: ``step_ns_block_cv`` above which a pair's whole-step difference is marked noisy (the
+#: 10 % of ``summary.noise_warnings``).
+NOISY_BLOCK_CV = 0.10
+
+
+def _num(value: Any) -> Optional[float]:
+    """``value`` as a float, ``None`` when missing or NaN (a pandas record)."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if v != v else v
+
+
+def off_nominal_warning(summary: dict[str, Any],
+                        tolerance: float = OFF_NOMINAL_TOLERANCE) -> Optional[str]:
+    """The warning of a fixed-step case whose median model step (``runner_forward_ns_median``)
+    is off its nominal ``fixed_step_ms`` by more than ``tolerance``, else ``None``. E.g.
+    ``fixed step 5 ms ran a median 17.6 ms (+252 %): the runner was descheduled; its
+    shares are of the measured step``."""
+    nominal_ms = _num(summary.get("fixed_step_ms"))
+    forward_ns = _num(summary.get("runner_forward_ns_median"))
+    if not nominal_ms or forward_ns is None:
+        return None
+    off = forward_ns / (nominal_ms * 1e6) - 1.0
+    if abs(off) <= tolerance:
+        return None
+    why = ("the runner was descheduled" if off > 0
+           else "the runner's wait ended early")
+    return (f"fixed step {nominal_ms:g} ms ran a median {forward_ns / 1e6:.1f} ms "
+            f"({100 * off:+.0f} %): {why}; its shares are of the measured step")
+
+
+def pair_cost(send: dict[str, Any], cached: dict[str, Any]) -> dict[str, Any]:
+    """The ``send_cost_*`` fields (module docstring) of one repetition's pair; shares are
+    ``None`` when cached's median step is missing or zero, the s2r figures when a case
+    lacks its median."""
+    step_send, base = _num(send.get("step_ns_median")), _num(cached.get("step_ns_median"))
+    d_step = None if step_send is None or base is None else step_send - base
+    s2r_send = _num(send.get("s2r_build_encode_decode_ns_median"))
+    s2r_cached = _num(cached.get("s2r_build_encode_decode_ns_median"))
+    d_s2r = None if s2r_send is None or s2r_cached is None else s2r_send - s2r_cached
+    ok = bool(base)
+    off = list(dict.fromkeys(w for w in (off_nominal_warning(send),
+                                         off_nominal_warning(cached)) if w))
+    noisy = any((_num(c.get("step_ns_block_cv")) or 0.0) > NOISY_BLOCK_CV
+                for c in (send, cached))
+    return dict(send_cost_step_ns=d_step, send_cost_s2r_ns=d_s2r,
+                send_cost_measured_step_ns=base,
+                send_cost_share_of_step=d_step / base if ok and d_step is not None else None,
+                send_cost_s2r_share_of_step=d_s2r / base if ok and d_s2r is not None else None,
+                send_cost_off_nominal=off, send_cost_step_noisy=noisy)
+
+
+@dataclass
+class CostRow:
+    """One (step time, B, codec) of a step-time run, means over its repetitions."""
+    step_time_ms: float
+    num_running: int
+    codec: str
+    step_ns: Optional[float]        # send_cost_step_ns
+    s2r_ns: Optional[float]         # send_cost_s2r_ns
+    measured_step_ns: Optional[float]
+    share_step: Optional[float]
+    share_s2r: Optional[float]
+    off_nominal: list[str] = field(default_factory=list)
+    step_noisy: bool = False        # a repetition's send_cost_step_noisy
+
+
+def _mean(values: Iterable[Any]) -> Optional[float]:
+    vals = [v for v in (_num(x) for x in values) if v is not None]
+    return sum(vals) / len(vals) if vals else None
+
+
+def cost_rows(records: Iterable[dict[str, Any]]) -> list[CostRow]:
+    """The send records carrying ``send_cost_*`` fields, grouped by ``step_time_ms``,
+    ``num_running`` and ``codec`` (sorted), each figure the mean over repetitions."""
+    groups: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
+    for r in records:
+        if r.get("policy") != SEND or "send_cost_share_of_step" not in r:
+            continue
+        t, b = _num(r.get("step_time_ms")), _num(r.get("num_running"))
+        if t is None or b is None or _num(r.get("send_cost_step_ns")) is None:
+            continue
+        groups[(t, int(b), str(r.get("codec")))].append(r)
+    rows = []
+    for (t, b, codec), rs in sorted(groups.items()):
+        off: list[str] = []
+        for r in rs:
+            for w in r.get("send_cost_off_nominal") or ():
+                if w not in off:
+                    off.append(w)
+        rows.append(CostRow(
+            t, b, codec, _mean(r.get("send_cost_step_ns") for r in rs),
+            _mean(r.get("send_cost_s2r_ns") for r in rs),
+            _mean(r.get("send_cost_measured_step_ns") for r in rs),
+            _mean(r.get("send_cost_share_of_step") for r in rs),
+            _mean(r.get("send_cost_s2r_share_of_step") for r in rs), off,
+            any(r.get("send_cost_step_noisy") is True for r in rs)))
+    return rows
+
+
+def pct(share: Optional[float]) -> str:
+    """A share as the terminal's and the report's percentage figure: ``"41.56"``."""
+    return "-" if share is None else f"{100 * share:.2f}"
+
+
+TABLE_HEADER = ["step ms", "B", "codec", "measured step ms", "step diff us",
+                "% of measured step", "s2r diff us", "% of measured step"]
+
+
+def table_cells(row: CostRow) -> list[str]:
+    """The terminal table's cells of one row (``TABLE_HEADER``); an off-nominal row's
+    ``measured step ms`` is marked ``!``."""
+    measured = ("-" if row.measured_step_ns is None
+                else f"{row.measured_step_ns / 1e6:.2f}" + ("!" if row.off_nominal else ""))
+    return [f"{row.step_time_ms:g}", str(row.num_running), row.codec, measured,
+            "-" if row.step_ns is None else f"{row.step_ns / 1e3:.1f}", pct(row.share_step),
+            "-" if row.s2r_ns is None else f"{row.s2r_ns / 1e3:.2f}", pct(row.share_s2r)]
+
+
+def share_line(row: CostRow) -> str:
+    """One row in words, the same in the terminal and the report, e.g. ``fixed step 2 ms,
+    B = 16, msgpack: send's SchedulerOutput path (build + encode + decode, medians) costs
+    1.96 µs per step more than cached's, 0.03 % of the measured step (cached's median,
+    5.61 ms); the whole median step differs by +41.56 % of it (noisier).``"""
+    where = f"fixed step {row.step_time_ms:g} ms, B = {row.num_running}, {row.codec}"
+    step = ("" if row.measured_step_ns is None
+            else f" (cached's median, {row.measured_step_ns / 1e6:.2f} ms)")
+    s2r = ("the SchedulerOutput path's difference is missing"
+           if row.s2r_ns is None else
+           f"send's SchedulerOutput path (build + encode + decode, medians) costs "
+           f"{row.s2r_ns / 1e3:.2f} µs per step more than cached's, "
+           f"{pct(row.share_s2r)} % of the measured step{step}")
+    whole = ("" if row.share_step is None else
+             f"; the whole median step differs by {100 * row.share_step:+.2f} % of it "
+             "(noisier)")
+    off = "".join(f" Warning: {w}." for w in row.off_nominal)
+    return f"{where}: {s2r}{whole}.{off}"
+
+
+def crossing(points: list[tuple[float, float]], threshold: float = THRESHOLD) -> str:
+    """Where ``share`` passes ``threshold`` along ``points`` = [(B, share), ...]:
+    linear interpolation between the first two neighbouring B values that bracket it,
+    else extrapolation from the last two points. Returns a short text."""
+    pts = sorted(points)
+    if not pts:
+        return "n/a"
+    if pts[0][1] >= threshold:
+        return f"<= {pts[0][0]:,.0f} (already at the smallest B)"
+    for (b0, s0), (b1, s1) in zip(pts, pts[1:]):
+        if s0 < threshold <= s1:
+            return f"~{b0 + (threshold - s0) * (b1 - b0) / (s1 - s0):,.0f} (interpolated)"
+    if len(pts) < 2:
+        return "n/a (one B only)"
+    (b0, s0), (b1, s1) = pts[-2], pts[-1]
+    if s1 <= s0:
+        return "n/a (the cost does not grow with B here)"
+    return f"~{b1 + (threshold - s1) * (b1 - b0) / (s1 - s0):,.0f} (extrapolated)"
+
+
+def crossing_lines(rows: list[CostRow], threshold: float = THRESHOLD) -> list[str]:
+    """Per step time and codec, the running-request count at which each share passes
+    ``threshold`` of the measured step (``crossing``); withheld, saying why, when a case
+    of that step time and codec ran off its nominal step (the B axis then mixes steps
+    of other lengths than the one named); the whole step's marked unreliable when a
+    pair's step times were noisy (``send_cost_step_noisy``)."""
+    curves: dict[tuple, list[CostRow]] = defaultdict(list)
+    for row in rows:
+        curves[(row.step_time_ms, row.codec)].append(row)
+    out = []
+    for (t, codec), rs in sorted(curves.items()):
+        head = f"{t:g} ms, {codec}:"
+        off = [r for r in rs if r.off_nominal]
+        if off:
+            bs = ", ".join(str(r.num_running) for r in off)
+            out.append(f"{head} not read (unreliable): at B = {bs} the fixed step ran off "
+                       f"its nominal {t:g} ms by more than "
+                       f"{100 * OFF_NOMINAL_TOLERANCE:.0f} % (runner descheduled), so these "
+                       f"cases did not have a {t:g} ms step")
+            continue
+        step = [(r.num_running, r.share_step) for r in rs if r.share_step is not None]
+        s2r = [(r.num_running, r.share_s2r) for r in rs if r.share_s2r is not None]
+        noisy = ", ".join(str(r.num_running) for r in rs if r.step_noisy)
+        mark = (f" (unreliable: at B = {noisy} a case's 50-step mean step times varied by "
+                f"more than {100 * NOISY_BLOCK_CV:.0f} %, so its whole-step difference is "
+                "the machine's noise as much as send's)" if noisy else "")
+        out.append(f"{head} whole step {crossing(step, threshold)}{mark}; "
+                   f"s2r {crossing(s2r, threshold)}")
+    return out
+
+
+def largest_b_rows(rows: list[CostRow]) -> list[CostRow]:
+    """Per step time and codec, the row of the largest running-request count."""
+    top: dict[tuple, CostRow] = {}
+    for row in rows:
+        key = (row.step_time_ms, row.codec)
+        if key not in top or row.num_running > top[key].num_running:
+            top[key] = row
+    return [top[k] for k in sorted(top)]
+
+
+def pair_records(records: Iterable[dict[str, Any]], scenario: str
+                 ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(send, cached) of each repetition of each (step_time_ms, num_running, codec) of
+    ``scenario``'s complete cases with counted steps."""
+    from ipc_bench.analysis.stats import arms_by_repetition
+
+    groups = arms_by_repetition(
+        (s for s in records
+         if s.get("scenario") == scenario and s.get("complete") and s.get("num_steps")),
+        ("step_time_ms", "num_running", "codec"))
+    out = []
+    for arms in groups.values():
+        sends, cacheds = arms.get(SEND, {}), arms.get(CACHED, {})
+        out.extend((sends[rep], cacheds[rep]) for rep in sorted(set(sends) & set(cacheds)))
+    return out

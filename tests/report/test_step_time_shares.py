@@ -1,0 +1,118 @@
+"""The step-time scenario's shares of the step: of the step the case measured (the
+cached case's median ``step_ns``), not the nominal ``--step-time-ms``; a fixed step that
+ran off its nominal step by more than 10 % is warned about in the summary's warnings,
+the terminal and the report, and its 1 % crossing is withheld; the terminal and the
+report print the same lines (``ipc_bench.analysis.send_cost``)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from ipc_bench.analysis.send_cost import off_nominal_warning
+from ipc_bench.analysis.summary import noise_warnings
+from ipc_bench.report.findings import _step_time_findings
+from ipc_bench.scenarios.step_time import report
+
+WARNING_5MS = ("fixed step 5 ms ran a median 17.6 ms (+252 %): the runner was "
+               "descheduled; its shares are of the measured step")
+
+
+def _case(policy, b, step_ns, s2r_ns, forward_ns, step_time_ms=5.0, rep=0):
+    """A finished step-time case's summary, with the fields the run records."""
+    return dict(scenario="step-time", complete=True, num_steps=200, step_time_ms=step_time_ms,
+                num_running=b, codec="msgpack", repetition=rep, policy=policy,
+                case_id=f"{policy}-{b}-{rep}", fixed_step_ms=step_time_ms,
+                step_ns_median=step_ns, s2r_build_encode_decode_ns_median=s2r_ns,
+                runner_forward_ns_median=forward_ns)
+
+
+def _descheduled_pair():
+    # 5 ms nominal, but the runner's median step was 17.6 ms and cached's whole step 18 ms.
+    return [_case("send", 16, 18_400_000, 30_000, 17_600_000),
+            _case("cached", 16, 18_000_000, 27_000, 17_600_000)]
+
+
+def test_an_off_nominal_case_is_warned_about_in_its_summary():
+    send, cached = _descheduled_pair()
+    assert off_nominal_warning(cached) == WARNING_5MS
+    assert WARNING_5MS in noise_warnings(cached)
+
+
+def test_shares_are_of_the_measured_step_and_the_crossing_is_withheld():
+    summaries = _descheduled_pair()
+    text = report(summaries)
+    send = summaries[0]
+    assert send["send_cost_step_ns"] == 400_000
+    assert send["send_cost_measured_step_ns"] == 18_000_000
+    assert send["send_cost_share_of_step"] == pytest.approx(400_000 / 18_000_000)  # 2.22 %
+    assert send["send_cost_s2r_share_of_step"] == pytest.approx(3_000 / 18_000_000)
+    assert send["send_cost_off_nominal"] == [WARNING_5MS]
+    # Against the nominal 5 ms this would have read 8.00 % and 0.06 %.
+    assert ("      5  16  msgpack            18.00!         400.0                2.22"
+            "         3.00                0.02") in text
+    line = ("fixed step 5 ms, B = 16, msgpack: send's SchedulerOutput path (build + encode "
+            "+ decode, medians) costs 3.00 µs per step more than cached's, 0.02 % of the "
+            "measured step (cached's median, 18.00 ms); the whole median step differs by "
+            f"+2.22 % of it (noisier). Warning: {WARNING_5MS}.")
+    assert line in text.splitlines()
+    crossing = ("5 ms, msgpack: not read (unreliable): at B = 16 the fixed step ran off its "
+                "nominal 5 ms by more than 10 % (runner descheduled), so these cases did "
+                "not have a 5 ms step")
+    assert f"  {crossing}" in text.splitlines()
+    assert "already at the smallest B" not in text
+    # The report prints the same lines, from the fields the run recorded.
+    findings = _step_time_findings(pd.DataFrame(summaries))
+    assert findings == [line, "Running requests at which send's cost passes 1 % of the "
+                              f"measured step: {crossing}."]
+
+
+def test_a_case_within_tolerance_gets_no_warning_and_its_crossing_is_read():
+    # 2 ms nominal, runner medians 2.05 and 2.19 ms (+2.5 %, +9.5 %): within 10 %.
+    # s2r shares 8 / 2,250 = 0.36 % at 16 and 40 / 2,400 = 1.67 % at 64: 1 % at ~40.
+    summaries = [_case("send", 16, 2_300_000, 20_000, 2_050_000, step_time_ms=2.0),
+                 _case("cached", 16, 2_250_000, 12_000, 2_050_000, step_time_ms=2.0),
+                 _case("send", 64, 2_500_000, 60_000, 2_190_000, step_time_ms=2.0),
+                 _case("cached", 64, 2_400_000, 20_000, 2_190_000, step_time_ms=2.0)]
+    assert all(off_nominal_warning(s) is None for s in summaries)
+    assert not any("fixed step" in w for s in summaries for w in noise_warnings(s))
+    text = report(summaries)
+    assert "Warning" not in text and "!" not in text.split("\n", 2)[2]
+    assert summaries[2]["send_cost_off_nominal"] == []
+    assert summaries[2]["send_cost_share_of_step"] == pytest.approx(100_000 / 2_400_000)
+    assert ("  2 ms, msgpack: whole step <= 16 (already at the smallest B); "
+            "s2r ~40 (interpolated)") in text
+    findings = _step_time_findings(pd.DataFrame(summaries))
+    assert findings[0] in text.splitlines()
+    assert findings[0].startswith("fixed step 2 ms, B = 64, msgpack:")
+    assert findings[1].endswith("whole step <= 16 (already at the smallest B); "
+                                "s2r ~40 (interpolated).")
+
+
+def test_repetitions_average_the_pairs_shares_in_both_outputs():
+    summaries = [*_descheduled_pair(),
+                 _case("send", 16, 19_100_000, 33_000, 17_600_000, rep=1),
+                 _case("cached", 16, 19_000_000, 28_000, 17_600_000, rep=1)]
+    text = report(summaries)
+    share = (400_000 / 18_000_000 + 100_000 / 19_000_000) / 2  # 1.37 %
+    assert f"{100 * share:.2f}" == "1.37"
+    findings = _step_time_findings(pd.DataFrame(summaries))
+    assert "the whole median step differs by +1.37 % of it" in findings[0]
+    assert findings[0] in text.splitlines()
+
+
+def test_a_noisy_pairs_whole_step_crossing_is_marked_unreliable():
+    # On nominal (2.05 ms runner steps) but cached's 50-step mean step times varied by
+    # 32 %: the scheduler side was descheduled, and the +46 % whole-step difference
+    # (send 4.16 ms, cached 2.84 ms) is noise; the s2r figure stays as it is.
+    summaries = [_case("send", 16, 4_160_000, 28_000, 2_048_000, step_time_ms=2.0),
+                 _case("cached", 16, 2_840_000, 27_270, 2_045_000, step_time_ms=2.0)]
+    summaries[1]["step_ns_block_cv"] = 0.32
+    text = report(summaries)
+    assert summaries[0]["send_cost_step_noisy"] is True
+    line = ("2 ms, msgpack: whole step <= 16 (already at the smallest B) (unreliable: at "
+            "B = 16 a case's 50-step mean step times varied by more than 10 %, so its "
+            "whole-step difference is the machine's noise as much as send's); "
+            "s2r n/a (one B only)")
+    assert f"  {line}" in text.splitlines()
+    assert _step_time_findings(pd.DataFrame(summaries))[1].endswith(f": {line}.")
