@@ -38,7 +38,10 @@ the same persistent buffers), ``varlen`` is skipped with a line saying it needs 
 CPU kernel) while other configurations remain to run, and refused (exit 2) when
 ``--configs`` names varlen only, since the run would measure nothing; the defaults
 shrink to the ``tiny`` preset, 4 and 8 running and short contexts, so the script runs
-anywhere: ``python scripts/decode_step_check.py``. On an H200::
+anywhere: ``python scripts/decode_step_check.py``. On CUDA with a torch whose
+``varlen_attn`` has no paged KV (torch 2.11: no ``block_table``, ``seqused_k``,
+``enable_gqa`` or ``num_splits``; ``paged_attention.varlen_unsupported``) ``varlen``
+is skipped the same way, with a line naming what is missing. On an H200::
 
     python scripts/decode_step_check.py --preset llama-3.2-1b --num-running 16,256 \
         --configs gather,flex,flex+graphs,varlen,varlen+graphs --json out.json
@@ -393,11 +396,17 @@ def _check(args: argparse.Namespace) -> int:
 
 def _run_configs(torch, preset, device, configs, runs, sched, args, lo, hi, figures):
     """(rows, number of configurations that failed); varlen is skipped on CPU."""
+    from ipc_bench.engine.paged_attention import varlen_unsupported
+
     rows, failed = [], 0
+    no_varlen = varlen_unsupported() if device == "cuda" else None
     for backend, graphs in configs:
         if backend == "varlen" and device != "cuda":
             print(f"  {backend}{'+graphs' if graphs else ''}: skipped (varlen needs CUDA: "
                   "no CPU kernel)")
+            continue
+        if backend == "varlen" and no_varlen is not None:  # torch without paged varlen
+            print(f"  {backend}{'+graphs' if graphs else ''}: skipped ({no_varlen})")
             continue
         t0 = time.monotonic()
         try:

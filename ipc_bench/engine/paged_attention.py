@@ -28,7 +28,9 @@ Decode rows (one query token each) attend through one of three backends
 - ``varlen``: ``torch.nn.attention.varlen.varlen_attn`` with ``block_table`` and
   ``seqused_k`` (FlashAttention-2's paged KV), ``num_splits=1`` (batch-invariant: a
   row's result does not depend on the other rows). CUDA only: PyTorch has no CPU kernel
-  for it.
+  for it. It needs a ``varlen_attn`` with paged KV (torch 2.13; torch 2.11's takes
+  none of those arguments): ``varlen_unsupported`` checks the signature and the
+  torch model refuses the backend (``ConfigError``) before it builds its weights.
 
 Multi-query rows (speculative decoding's verification rows: the last token and its
 ``K`` drafts, ``1 + K`` query tokens) go through the same batched call, as vLLM's
@@ -381,6 +383,41 @@ class FlexAttention:
         return out.transpose(1, 2).reshape(bp * nq, -1)[index]
 
 
+#: The keyword arguments of ``torch.nn.attention.varlen.varlen_attn`` the ``varlen``
+#: backend passes (paged KV through ``block_table`` and ``seqused_k``, grouped-query
+#: heads, one split). torch 2.13 has them; torch 2.11's ``varlen_attn`` takes none of
+#: them (``return_aux``, ``scale`` and ``window_size`` only: no paged KV).
+VARLEN_PAGED_KWARGS = ("enable_gqa", "seqused_k", "block_table", "num_splits")
+
+
+def varlen_unsupported(varlen_attn: Optional[Callable] = None) -> Optional[str]:
+    """``None`` when ``varlen_attn`` (default ``torch.nn.attention.varlen.varlen_attn``,
+    imported here) takes every keyword of ``VARLEN_PAGED_KWARGS``; else one line saying
+    what this torch lacks, naming the other backends. A feature check, not a version
+    check: torch 2.11's ``varlen_attn`` has no paged KV, 2.13's has."""
+    import inspect
+
+    if varlen_attn is None:
+        try:
+            from torch.nn.attention.varlen import varlen_attn
+        except ImportError as exc:
+            return (f"--attention varlen needs torch.nn.attention.varlen.varlen_attn, which "
+                    f"this torch lacks ({exc}); use flex or gather")
+    try:
+        params = inspect.signature(varlen_attn).parameters
+    except (TypeError, ValueError):
+        return None  # a builtin without a signature: let the call decide
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return None
+    missing = [k for k in VARLEN_PAGED_KWARGS if k not in params]
+    if not missing:
+        return None
+    import torch
+
+    return (f"--attention varlen needs a varlen_attn with paged KV and GQA; torch "
+            f"{torch.__version__}'s lacks {', '.join(missing)}: use flex or gather")
+
+
 class VarlenAttention:
     """The ``varlen`` backend (see the module docstring). ``varlen_attn``: the
     function to call, ``torch.nn.attention.varlen.varlen_attn`` by default (tests pass
@@ -395,6 +432,9 @@ class VarlenAttention:
                  buckets: Sequence[int], max_model_len: int,
                  varlen_attn: Optional[Callable] = None):
         if varlen_attn is None:
+            why = varlen_unsupported()
+            if why is not None:
+                raise ConfigError(why)
             from torch.nn.attention.varlen import varlen_attn
         self.torch = torch
         self.block_size = block_size

@@ -15,7 +15,7 @@ from ipc_bench.engine.cuda_step import DecodeGraphs, eager_capture
 from ipc_bench.engine.models import TorchModel
 from ipc_bench.engine.paged_attention import (DecodeRows, FlexAttention, GatherAttention,
                                               VarlenAttention, bucket_for, decode_buckets,
-                                              resolve_attention)
+                                              resolve_attention, varlen_unsupported)
 
 BS = 4  # tokens per block
 NUM_BLOCKS = 40  # real blocks; the cache holds one more, the pad block
@@ -82,6 +82,31 @@ def reference_varlen_attn(query, key, value, cu_seq_q, cu_seq_k, max_q, max_k, *
         probs = scores.masked_fill(~causal, float("-inf")).softmax(-1)
         out[q0:q1] = torch.einsum("hqk,khd->qhd", probs, v)
     return out
+
+
+def varlen_attn_2_11(query, key, value, cu_seq_q, cu_seq_k, max_q, max_k, *,
+                     return_aux=None, scale=None, window_size=(-1, -1)):
+    """The signature of torch 2.11's ``varlen_attn``: no paged KV, no GQA."""
+    raise AssertionError("never called")
+
+
+def test_varlen_needs_a_varlen_attn_with_paged_kv(monkeypatch):
+    """torch 2.11's ``varlen_attn`` takes no ``block_table``, ``seqused_k``,
+    ``enable_gqa`` or ``num_splits``: the backend is refused in one line when it is
+    built (the torch model checks before its weights), not at the first step."""
+    import torch.nn.attention.varlen as varlen
+
+    assert varlen_unsupported(reference_varlen_attn) is None
+    assert varlen_unsupported(lambda *a, **kw: None) is None  # **kwargs: the call decides
+    why = varlen_unsupported(varlen_attn_2_11)
+    assert why == (f"--attention varlen needs a varlen_attn with paged KV and GQA; torch "
+                   f"{torch.__version__}'s lacks enable_gqa, seqused_k, block_table, "
+                   f"num_splits: use flex or gather")
+    monkeypatch.setattr(varlen, "varlen_attn", varlen_attn_2_11)
+    with pytest.raises(ConfigError, match=r"^--attention varlen needs a varlen_attn with "
+                       r"paged KV and GQA; torch .*'s lacks enable_gqa, seqused_k, "
+                       r"block_table, num_splits: use flex or gather$"):
+        VarlenAttention(torch, "cpu", BS, 8, (1, 2), max_model_len=32)
 
 
 def _cache_and_rows(seed: int, lens):
