@@ -33,9 +33,11 @@ Per configuration and size it prints the medians over the counted steps of:
   same size (all configurations start from the same cache and batch; bitwise equality
   is promised only between equal settings, see README "Correctness oracles").
 
-On CPU (no CUDA) graphs are replayed by ``cuda_step.eager_capture`` (the same work over
-the same persistent buffers), ``varlen`` is skipped with a line saying it needs CUDA (no
-CPU kernel) while other configurations remain to run, and refused (exit 2) when
+On CPU (no CUDA) graphs are replayed by ``cuda_step.strict_capture`` (the same work over
+the same persistent buffers, with what a CUDA graph capture forbids refused: host syncs,
+random draws, buffers that move after the capture), ``varlen`` is skipped with a line
+saying it needs CUDA (no CPU kernel) while other configurations remain to run, and
+refused (exit 2) when
 ``--configs`` names varlen only, since the run would measure nothing; the defaults
 shrink to the ``tiny`` preset, 4 and 8 running and short contexts, so the script runs
 anywhere: ``python scripts/decode_step_check.py``. On CUDA with a torch whose
@@ -130,7 +132,7 @@ def run_config(torch, preset: str, device: str, backend: str, graphs: bool,
     """Rows of one configuration at each batch size of ``runs`` (see the module
     docstring). Every size starts from the same random cache and batch, whatever ran
     before it, so configurations compare token by token."""
-    from ipc_bench.engine.cuda_step import eager_capture
+    from ipc_bench.engine.cuda_step import strict_capture
     from ipc_bench.engine.models import TorchModel
     from ipc_bench.engine.roofline import RooflineStep
 
@@ -140,7 +142,7 @@ def run_config(torch, preset: str, device: str, backend: str, graphs: bool,
                       vocab_size=ModelConfig(preset=preset).torch_preset.vocab_size or 32000)
     model = TorchModel(cfg, sched)
     if graphs and device != "cuda":
-        model.enable_graphs(eager_capture)
+        model.enable_graphs(strict_capture(torch))
     roofline = RooflineStep(model.preset, cfg.vocab_size, figures, figures.element_bytes)
     rows = []
     for b in runs:

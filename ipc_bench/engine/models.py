@@ -489,7 +489,7 @@ class TorchModel:
                               f"this model's is {self.attention.name}")
         self.graphs = DecodeGraphs(self, capture)
         self.graphs.capture_all()
-        if capture is eager_capture:
+        if capture is eager_capture or getattr(capture, "replays_eagerly", False):
             self._add_to_device("graphs replayed eagerly")
 
     def _add_to_device(self, setting: str) -> None:

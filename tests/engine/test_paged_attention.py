@@ -2,7 +2,8 @@
 decode-step graphs (ipc_bench.engine.cuda_step.DecodeGraphs), on CPU: flex runs
 compiled here as on CUDA; varlen has no CPU kernel, so its calls go to a reference of
 ``torch.nn.attention.varlen.varlen_attn``'s documented semantics; graphs are replayed
-by ``eager_capture`` (the same work over the same persistent buffers)."""
+by ``strict_capture`` (the same work over the same persistent buffers, refusing what a
+CUDA graph capture forbids)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 import torch
 
 from ipc_bench.engine.config import ConfigError, ModelConfig, SchedulerConfig
-from ipc_bench.engine.cuda_step import DecodeGraphs, eager_capture
+from ipc_bench.engine.cuda_step import DecodeGraphs, eager_capture, strict_capture
 from ipc_bench.engine.models import TorchModel
 from ipc_bench.engine.paged_attention import (DecodeRows, FlexAttention, GatherAttention,
                                               VarlenAttention, bucket_for, decode_buckets,
@@ -265,17 +266,18 @@ def test_flex_model_equals_the_full_sequence_forward():
 
 
 def test_decode_graphs_give_the_eager_tokens_and_leave_requests_blocks_alone():
-    """Graph replays (eager_capture: the replayed work over the persistent buffers)
-    against the gather model without padding: equal tokens every step, and equal KV
-    caches outside the pad block; every bucket captured once, up front."""
+    """Graph replays (strict_capture: the replayed work over the persistent buffers,
+    with what a CUDA graph capture forbids refused) against the gather model without
+    padding: equal tokens every step, and equal KV caches outside the pad block; every
+    bucket captured once, up front."""
     graphed, eager = _model("flex"), _model("gather")
-    graphed.enable_graphs(eager_capture)
+    graphed.enable_graphs(strict_capture(torch))
     assert graphed.graphs.captured == [1, 2, 4]
     table, steps = _decode_steps(np.random.default_rng(1), 24)
     for rows, ids, pos, lens in steps:
         want = eager.forward_logits(ids, pos, np.arange(len(rows) + 1), lens,
                                     table[rows]).argmax(-1)
-        got = graphed.graphs.run(ids, pos, lens, table[rows])
+        got = graphed.graphs.run(ids, pos, lens, table[rows]).clone()  # a graph's output
         assert got.tolist() == want.tolist()
     assert sum(graphed.graphs.replays.values()) == 24
     assert set(graphed.graphs.replays) >= {1, 4}
