@@ -57,6 +57,7 @@ has one query token).
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
@@ -244,6 +245,25 @@ class _StaticRows:
                                       non_blocking=True)
 
 
+def flex_kernel_options(device_type: str, num_heads: int, num_kv_heads: int,
+                        block_size: int) -> Optional[dict]:
+    """``kernel_options`` for the compiled ``flex_attention`` of the ``flex`` backend,
+    ``None`` where the defaults serve. On CUDA, inductor runs decode rows through its
+    flex-decoding kernel only when the query heads per KV head are a power of two;
+    otherwise its main kernel, whose default ``BLOCK_N`` (64 for bf16 at head_dim <= 256,
+    torch 2.11 and 2.13) must divide the mask's KV block size (the cache's
+    ``block_size``), else compiling raises ``ValueError: Q and KV block size must be
+    divisible by BLOCK_M and BLOCK_N`` (qwen2.5-0.5b: 14 / 2 = 7 heads per KV head,
+    block size 16). There ``BLOCK_N`` is the largest power of two up to 64 dividing
+    ``block_size`` (the decoding kernel clamps its own ``BLOCK_N`` to the block size the
+    same way). Not checked on a GPU yet."""
+    group = num_heads // max(num_kv_heads, 1)
+    if device_type != "cuda" or (group > 0 and group & (group - 1) == 0):
+        return None
+    block_n = math.gcd(block_size, 64)
+    return None if block_n == 64 else {"BLOCK_N": block_n}
+
+
 class FlexAttention:
     """The ``flex`` backend (see the module docstring). ``num_cache_blocks``: blocks
     in the cache including the pad block; ``max_blocks``: most blocks a request may
@@ -372,14 +392,17 @@ class FlexAttention:
         kv_heads, hd = k_cache.shape[2], k_cache.shape[3]
         keys = k_cache.view(self.kv_len, kv_heads, hd).permute(1, 0, 2).unsqueeze(0)
         values = v_cache.view(self.kv_len, kv_heads, hd).permute(1, 0, 2).unsqueeze(0)
+        opts = flex_kernel_options(q.device.type, q.shape[1], kv_heads, self.block_size)
         if index is None:
-            out = self._flex(q.unsqueeze(2), keys, values, block_mask=mask, enable_gqa=True)
+            out = self._flex(q.unsqueeze(2), keys, values, block_mask=mask, enable_gqa=True,
+                             kernel_options=opts)
             return out.reshape(q.shape[0], -1)
         bp, nq = mask.kv_num_blocks.shape[0], mask.seq_lengths[0]
         qp = q.new_zeros(bp * nq, *q.shape[1:])
         qp[index] = q
         qp = qp.view(bp, nq, *q.shape[1:]).transpose(1, 2)  # [Bp, H, Q, hd]
-        out = self._flex(qp, keys, values, block_mask=mask, enable_gqa=True)
+        out = self._flex(qp, keys, values, block_mask=mask, enable_gqa=True,
+                         kernel_options=opts)
         return out.transpose(1, 2).reshape(bp * nq, -1)[index]
 
 

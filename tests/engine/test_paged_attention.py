@@ -16,7 +16,8 @@ from ipc_bench.engine.cuda_step import DecodeGraphs, eager_capture, strict_captu
 from ipc_bench.engine.models import TorchModel
 from ipc_bench.engine.paged_attention import (DecodeRows, FlexAttention, GatherAttention,
                                               VarlenAttention, bucket_for, decode_buckets,
-                                              resolve_attention, varlen_unsupported)
+                                              flex_kernel_options, resolve_attention,
+                                              varlen_unsupported)
 
 BS = 4  # tokens per block
 NUM_BLOCKS = 40  # real blocks; the cache holds one more, the pad block
@@ -108,6 +109,18 @@ def test_varlen_needs_a_varlen_attn_with_paged_kv(monkeypatch):
                        r"paged KV and GQA; torch .*'s lacks enable_gqa, seqused_k, "
                        r"block_table, num_splits: use flex or gather$"):
         VarlenAttention(torch, "cpu", BS, 8, (1, 2), max_model_len=32)
+
+
+def test_flex_kernel_options_only_where_inductor_would_refuse_the_block_size():
+    """On CUDA a head group that is not a power of two takes inductor's main flex kernel,
+    whose default BLOCK_N (64) must divide the KV block size: qwen2.5-0.5b (14 / 2
+    heads) at block size 16 gets BLOCK_N 16; the llama presets (32 / 8) and the CPU keep
+    the defaults (GPU-only path: scripts/gpu_check.py cannot run it on CPU)."""
+    assert flex_kernel_options("cuda", 14, 2, 16) == {"BLOCK_N": 16}
+    assert flex_kernel_options("cuda", 14, 2, 32) == {"BLOCK_N": 32}
+    assert flex_kernel_options("cuda", 14, 2, 128) is None
+    assert flex_kernel_options("cuda", 32, 8, 16) is None
+    assert flex_kernel_options("cpu", 14, 2, 16) is None
 
 
 def _cache_and_rows(seed: int, lens):
