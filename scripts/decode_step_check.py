@@ -33,12 +33,17 @@ Per configuration and size it prints the medians over the counted steps of:
   same size (all configurations start from the same cache and batch; bitwise equality
   is promised only between equal settings, see README "Correctness oracles").
 
-On CPU (no CUDA) graphs are replayed by ``cuda_step.eager_capture`` (the same work over
-the same persistent buffers), ``varlen`` is skipped with a line saying it needs CUDA (no
-CPU kernel) while other configurations remain to run, and refused (exit 2) when
+On CPU (no CUDA) graphs are replayed by ``cuda_step.strict_capture`` (the same work over
+the same persistent buffers, with what a CUDA graph capture forbids refused: host syncs,
+random draws, buffers that move after the capture), ``varlen`` is skipped with a line
+saying it needs CUDA (no CPU kernel) while other configurations remain to run, and
+refused (exit 2) when
 ``--configs`` names varlen only, since the run would measure nothing; the defaults
 shrink to the ``tiny`` preset, 4 and 8 running and short contexts, so the script runs
-anywhere: ``python scripts/decode_step_check.py``. On an H200::
+anywhere: ``python scripts/decode_step_check.py``. On CUDA with a torch whose
+``varlen_attn`` has no paged KV (torch 2.11: no ``block_table``, ``seqused_k``,
+``enable_gqa`` or ``num_splits``; ``paged_attention.varlen_unsupported``) ``varlen``
+is skipped the same way, with a line naming what is missing. On an H200::
 
     python scripts/decode_step_check.py --preset llama-3.2-1b --num-running 16,256 \
         --configs gather,flex,flex+graphs,varlen,varlen+graphs --json out.json
@@ -127,7 +132,7 @@ def run_config(torch, preset: str, device: str, backend: str, graphs: bool,
     """Rows of one configuration at each batch size of ``runs`` (see the module
     docstring). Every size starts from the same random cache and batch, whatever ran
     before it, so configurations compare token by token."""
-    from ipc_bench.engine.cuda_step import eager_capture
+    from ipc_bench.engine.cuda_step import strict_capture
     from ipc_bench.engine.models import TorchModel
     from ipc_bench.engine.roofline import RooflineStep
 
@@ -137,7 +142,7 @@ def run_config(torch, preset: str, device: str, backend: str, graphs: bool,
                       vocab_size=ModelConfig(preset=preset).torch_preset.vocab_size or 32000)
     model = TorchModel(cfg, sched)
     if graphs and device != "cuda":
-        model.enable_graphs(eager_capture)
+        model.enable_graphs(strict_capture(torch))
     roofline = RooflineStep(model.preset, cfg.vocab_size, figures, figures.element_bytes)
     rows = []
     for b in runs:
@@ -393,11 +398,17 @@ def _check(args: argparse.Namespace) -> int:
 
 def _run_configs(torch, preset, device, configs, runs, sched, args, lo, hi, figures):
     """(rows, number of configurations that failed); varlen is skipped on CPU."""
+    from ipc_bench.engine.paged_attention import varlen_unsupported
+
     rows, failed = [], 0
+    no_varlen = varlen_unsupported() if device == "cuda" else None
     for backend, graphs in configs:
         if backend == "varlen" and device != "cuda":
             print(f"  {backend}{'+graphs' if graphs else ''}: skipped (varlen needs CUDA: "
                   "no CPU kernel)")
+            continue
+        if backend == "varlen" and no_varlen is not None:  # torch without paged varlen
+            print(f"  {backend}{'+graphs' if graphs else ''}: skipped ({no_varlen})")
             continue
         t0 = time.monotonic()
         try:

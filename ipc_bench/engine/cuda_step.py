@@ -178,6 +178,165 @@ def eager_capture(fn: Callable[[], Any]) -> Callable[[], Any]:
     return fn
 
 
+class CaptureViolation(RuntimeError):
+    """What ``strict_capture`` raises where a real CUDA graph capture (or replay) would
+    fail or silently go wrong."""
+
+
+#: ``torch.Tensor`` methods that wait for the device or read a value on the host (a
+#: capture raises ``cudaErrorStreamCaptureUnsupported`` on the sync; printing reads
+#: values too), and random draws (a graph replays the captured draw's offsets only
+#: through a registered generator; the decode step draws nothing).
+_CAPTURE_FORBIDDEN_TENSOR = {
+    "item": "reads a value on the host (a sync)",
+    "tolist": "reads values on the host (a sync)",
+    "cpu": "copies to the host (a sync)",
+    "numpy": "reads values on the host (a sync)",
+    "__bool__": "branches on a device value (a sync, and a branch frozen at capture)",
+    "__int__": "reads a value on the host (a sync)",
+    "__float__": "reads a value on the host (a sync)",
+    "__index__": "reads a value on the host (a sync)",
+    "__repr__": "prints values (a sync)",
+    "__str__": "prints values (a sync)",
+    "__format__": "prints values (a sync)",
+    "nonzero": "has a data-dependent shape (a sync)",
+    "masked_select": "has a data-dependent shape (a sync)",
+    "unique": "has a data-dependent shape (a sync)",
+    "normal_": "draws random numbers",
+    "uniform_": "draws random numbers",
+    "random_": "draws random numbers",
+    "bernoulli_": "draws random numbers",
+    "exponential_": "draws random numbers",
+}
+#: ``torch`` functions forbidden during a capture, as above.
+_CAPTURE_FORBIDDEN_TORCH = {
+    "nonzero": "has a data-dependent shape (a sync)",
+    "masked_select": "has a data-dependent shape (a sync)",
+    "unique": "has a data-dependent shape (a sync)",
+    "rand": "draws random numbers", "randn": "draws random numbers",
+    "randint": "draws random numbers", "randperm": "draws random numbers",
+    "rand_like": "draws random numbers", "randn_like": "draws random numbers",
+    "normal": "draws random numbers", "bernoulli": "draws random numbers",
+    "multinomial": "draws random numbers",
+}
+
+
+def _static_tensors(fn: Callable[..., Any]) -> dict[str, int]:
+    """``{path: data_ptr}`` of the tensors a captured ``fn`` reaches through its
+    closure: tensors, tuples, lists, dicts, closures of functions, and the attributes of
+    ``paged_attention``'s objects and flex attention's ``BlockMask`` (the plan); other
+    objects (the model: weights and cache are allocated once) are not walked."""
+    out: dict[str, int] = {}
+    seen: set[int] = set()
+
+    def walk(value: Any, path: str, depth: int) -> None:
+        if depth > 6 or id(value) in seen:
+            return
+        if hasattr(value, "data_ptr") and hasattr(value, "untyped_storage"):
+            out[path] = value.data_ptr()
+            return
+        seen.add(id(value))
+        if isinstance(value, (tuple, list)):
+            for i, v in enumerate(value):
+                walk(v, f"{path}[{i}]", depth + 1)
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, f"{path}[{k!r}]", depth + 1)
+        elif callable(value) and getattr(value, "__closure__", None):
+            names = value.__code__.co_freevars
+            for name, cell in zip(names, value.__closure__):
+                try:
+                    walk(cell.cell_contents, f"{path}.<{name}>", depth + 1)
+                except ValueError:  # an empty cell
+                    pass
+        else:
+            module = type(value).__module__ or ""
+            if (module == __name__.replace("cuda_step", "paged_attention")
+                    or module.startswith("torch.nn.attention")) and hasattr(value, "__dict__"):
+                for k, v in vars(value).items():
+                    walk(v, f"{path}.{k}", depth + 1)
+
+    walk(fn, "fn", 0)
+    return out
+
+
+def strict_capture(torch) -> Callable[[Callable[[], Any]], Callable[[], Any]]:
+    """A ``capture(fn)`` for ``DecodeGraphs`` without CUDA that enforces what a CUDA
+    graph enforces (tests, and the CPU stand-in of the GPU checks):
+
+    - like ``cuda_graph_capture`` it calls ``fn`` twice to warm up (compiles happen
+      there, never inside the capture), then once as the capture, during which a host
+      sync (``item``, ``tolist``, ``cpu``, ``numpy``, truth / int / float / index of a
+      tensor, printing, ``nonzero`` and other data-dependent shapes,
+      ``torch.cuda.synchronize``), a random draw or a call to ``capture`` itself raises
+      ``CaptureViolation``;
+    - ``replay()`` runs ``fn`` again (the same work over the same persistent buffers, as
+      ``eager_capture``) but returns the tensor the capture returned with the new values
+      copied in, as a graph's output buffer is overwritten by each replay;
+    - the tensors ``fn`` reaches through its closure and the plan (``_static_tensors``)
+      must keep their addresses: a graph reads the addresses it captured, so a buffer
+      reallocated or rebound after the capture raises ``CaptureViolation`` at the next
+      replay.
+    """
+    active = [False]
+
+    def forbid(owner, name: str, why: str, saved: list) -> None:
+        original = getattr(owner, name)
+        saved.append((owner, name, original, name in vars(owner)))
+
+        def refuse(*args, **kwargs):
+            raise CaptureViolation(f"{getattr(owner, '__name__', owner)}.{name} inside a "
+                                   f"CUDA graph capture: it {why}")
+
+        setattr(owner, name, refuse)
+
+    def captured_call(fn: Callable[[], Any]):
+        saved: list = []
+        try:
+            for name, why in _CAPTURE_FORBIDDEN_TENSOR.items():
+                forbid(torch.Tensor, name, why, saved)
+            for name, why in _CAPTURE_FORBIDDEN_TORCH.items():
+                forbid(torch, name, why, saved)
+            forbid(torch.cuda, "synchronize", "waits for the device", saved)
+            active[0] = True
+            return fn()
+        finally:
+            active[0] = False
+            for owner, name, original, own in reversed(saved):
+                if own:
+                    setattr(owner, name, original)
+                else:
+                    delattr(owner, name)
+
+    def capture(fn: Callable[[], Any]) -> Callable[[], Any]:
+        if active[0]:
+            raise CaptureViolation("a capture inside a CUDA graph capture")
+        for _ in range(2):
+            fn()
+        out = captured_call(fn)
+        addresses = _static_tensors(fn)
+        out_ptr = out.data_ptr()
+
+        def replay():
+            now = _static_tensors(fn)
+            moved = sorted(k for k in addresses.keys() | now.keys()
+                           if addresses.get(k) != now.get(k))
+            if moved:
+                raise CaptureViolation(
+                    "tensors the captured step reads moved or were rebound after the "
+                    f"capture (a CUDA graph would read the old addresses): {', '.join(moved)}")
+            new = fn()
+            if out.data_ptr() != out_ptr or new.shape != out.shape:
+                raise CaptureViolation("the captured output changed shape or address")
+            out.copy_(new)
+            return out
+
+        return replay
+
+    capture.replays_eagerly = True  # type: ignore[attr-defined]
+    return capture
+
+
 class DecodeGraphs:
     """Pure-decode steps of a ``models.TorchModel`` replayed per batch-size bucket.
 

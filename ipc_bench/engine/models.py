@@ -38,7 +38,8 @@ from ipc_bench.engine.cuda_step import (DecodeGraphs, PinnedStaging, StepEventTi
                                         eager_capture, hidden_to_device, hidden_to_host)
 from ipc_bench.engine.paged_attention import (GRAPH_BACKENDS, DecodeRows, GatherAttention,
                                               decode_buckets,
-                                              make_attention, resolve_attention)
+                                              make_attention, resolve_attention,
+                                              varlen_unsupported)
 from ipc_bench.engine.roofline import EMULATED_GPU, RooflineStep, load_gpu_figures, sleep_until_ns
 from ipc_bench.engine.token_ids import token_id_distribution
 
@@ -378,6 +379,11 @@ class TorchModel:
         self.torch = torch
         torch.set_num_threads(config.num_threads)
         device = resolve_device(config.device)
+        name = resolve_attention(config.attention, device)
+        if name == "varlen":  # before the weights: this torch may lack its paged kernel
+            why = varlen_unsupported()
+            if why is not None:
+                raise ConfigError(why)
         free = torch.cuda.mem_get_info()[0] if device == "cuda" else None
         check_model_memory(scheduler, config, device, free)
         p = config.torch_preset
@@ -421,7 +427,6 @@ class TorchModel:
         self._init_weights(config, scheduler, device)
         #: the cache's last block: pad rows of a padded batch write and read only it
         self.pad_block = scheduler.num_blocks
-        name = resolve_attention(config.attention, device)
         self.attention = make_attention(
             name, torch, self.torch_device, block_size=self.block_size,
             num_cache_blocks=scheduler.num_blocks + 1,
@@ -484,7 +489,7 @@ class TorchModel:
                               f"this model's is {self.attention.name}")
         self.graphs = DecodeGraphs(self, capture)
         self.graphs.capture_all()
-        if capture is eager_capture:
+        if capture is eager_capture or getattr(capture, "replays_eagerly", False):
             self._add_to_device("graphs replayed eagerly")
 
     def _add_to_device(self, setting: str) -> None:

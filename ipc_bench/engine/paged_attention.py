@@ -28,7 +28,9 @@ Decode rows (one query token each) attend through one of three backends
 - ``varlen``: ``torch.nn.attention.varlen.varlen_attn`` with ``block_table`` and
   ``seqused_k`` (FlashAttention-2's paged KV), ``num_splits=1`` (batch-invariant: a
   row's result does not depend on the other rows). CUDA only: PyTorch has no CPU kernel
-  for it.
+  for it. It needs a ``varlen_attn`` with paged KV (torch 2.13; torch 2.11's takes
+  none of those arguments): ``varlen_unsupported`` checks the signature and the
+  torch model refuses the backend (``ConfigError``) before it builds its weights.
 
 Multi-query rows (speculative decoding's verification rows: the last token and its
 ``K`` drafts, ``1 + K`` query tokens) go through the same batched call, as vLLM's
@@ -55,6 +57,7 @@ has one query token).
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
@@ -242,6 +245,25 @@ class _StaticRows:
                                       non_blocking=True)
 
 
+def flex_kernel_options(device_type: str, num_heads: int, num_kv_heads: int,
+                        block_size: int) -> Optional[dict]:
+    """``kernel_options`` for the compiled ``flex_attention`` of the ``flex`` backend,
+    ``None`` where the defaults serve. On CUDA, inductor runs decode rows through its
+    flex-decoding kernel only when the query heads per KV head are a power of two;
+    otherwise its main kernel, whose default ``BLOCK_N`` (64 for bf16 at head_dim <= 256,
+    torch 2.11 and 2.13) must divide the mask's KV block size (the cache's
+    ``block_size``), else compiling raises ``ValueError: Q and KV block size must be
+    divisible by BLOCK_M and BLOCK_N`` (qwen2.5-0.5b: 14 / 2 = 7 heads per KV head,
+    block size 16). There ``BLOCK_N`` is the largest power of two up to 64 dividing
+    ``block_size`` (the decoding kernel clamps its own ``BLOCK_N`` to the block size the
+    same way). Not checked on a GPU yet."""
+    group = num_heads // max(num_kv_heads, 1)
+    if device_type != "cuda" or (group > 0 and group & (group - 1) == 0):
+        return None
+    block_n = math.gcd(block_size, 64)
+    return None if block_n == 64 else {"BLOCK_N": block_n}
+
+
 class FlexAttention:
     """The ``flex`` backend (see the module docstring). ``num_cache_blocks``: blocks
     in the cache including the pad block; ``max_blocks``: most blocks a request may
@@ -370,15 +392,53 @@ class FlexAttention:
         kv_heads, hd = k_cache.shape[2], k_cache.shape[3]
         keys = k_cache.view(self.kv_len, kv_heads, hd).permute(1, 0, 2).unsqueeze(0)
         values = v_cache.view(self.kv_len, kv_heads, hd).permute(1, 0, 2).unsqueeze(0)
+        opts = flex_kernel_options(q.device.type, q.shape[1], kv_heads, self.block_size)
         if index is None:
-            out = self._flex(q.unsqueeze(2), keys, values, block_mask=mask, enable_gqa=True)
+            out = self._flex(q.unsqueeze(2), keys, values, block_mask=mask, enable_gqa=True,
+                             kernel_options=opts)
             return out.reshape(q.shape[0], -1)
         bp, nq = mask.kv_num_blocks.shape[0], mask.seq_lengths[0]
         qp = q.new_zeros(bp * nq, *q.shape[1:])
         qp[index] = q
         qp = qp.view(bp, nq, *q.shape[1:]).transpose(1, 2)  # [Bp, H, Q, hd]
-        out = self._flex(qp, keys, values, block_mask=mask, enable_gqa=True)
+        out = self._flex(qp, keys, values, block_mask=mask, enable_gqa=True,
+                         kernel_options=opts)
         return out.transpose(1, 2).reshape(bp * nq, -1)[index]
+
+
+#: The keyword arguments of ``torch.nn.attention.varlen.varlen_attn`` the ``varlen``
+#: backend passes (paged KV through ``block_table`` and ``seqused_k``, grouped-query
+#: heads, one split). torch 2.13 has them; torch 2.11's ``varlen_attn`` takes none of
+#: them (``return_aux``, ``scale`` and ``window_size`` only: no paged KV).
+VARLEN_PAGED_KWARGS = ("enable_gqa", "seqused_k", "block_table", "num_splits")
+
+
+def varlen_unsupported(varlen_attn: Optional[Callable] = None) -> Optional[str]:
+    """``None`` when ``varlen_attn`` (default ``torch.nn.attention.varlen.varlen_attn``,
+    imported here) takes every keyword of ``VARLEN_PAGED_KWARGS``; else one line saying
+    what this torch lacks, naming the other backends. A feature check, not a version
+    check: torch 2.11's ``varlen_attn`` has no paged KV, 2.13's has."""
+    import inspect
+
+    if varlen_attn is None:
+        try:
+            from torch.nn.attention.varlen import varlen_attn
+        except ImportError as exc:
+            return (f"--attention varlen needs torch.nn.attention.varlen.varlen_attn, which "
+                    f"this torch lacks ({exc}); use flex or gather")
+    try:
+        params = inspect.signature(varlen_attn).parameters
+    except (TypeError, ValueError):
+        return None  # a builtin without a signature: let the call decide
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return None
+    missing = [k for k in VARLEN_PAGED_KWARGS if k not in params]
+    if not missing:
+        return None
+    import torch
+
+    return (f"--attention varlen needs a varlen_attn with paged KV and GQA; torch "
+            f"{torch.__version__}'s lacks {', '.join(missing)}: use flex or gather")
 
 
 class VarlenAttention:
@@ -395,6 +455,9 @@ class VarlenAttention:
                  buckets: Sequence[int], max_model_len: int,
                  varlen_attn: Optional[Callable] = None):
         if varlen_attn is None:
+            why = varlen_unsupported()
+            if why is not None:
+                raise ConfigError(why)
             from torch.nn.attention.varlen import varlen_attn
         self.torch = torch
         self.block_size = block_size

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from ipc_bench.engine.cuda_step import (CUDA_ATTENTION, PinnedStaging, StepEventTimer,
-                                        configure_cuda_attention, ms_to_ns)
+from ipc_bench.engine.cuda_step import (CUDA_ATTENTION, CaptureViolation, PinnedStaging,
+                                        StepEventTimer, configure_cuda_attention, ms_to_ns,
+                                        strict_capture)
 
 
 class FakeEvent:
@@ -97,6 +98,91 @@ def test_cuda_attention_switch_turns_cudnn_sdpa_off():
         assert torch.backends.cuda.cudnn_sdp_enabled() is False
     finally:
         torch.backends.cuda.enable_cudnn_sdp(before)
+
+
+@pytest.mark.parametrize("body, what", [
+    (lambda x: x * x.sum().item(), r"Tensor\.item inside a CUDA graph capture: it reads"),
+    (lambda x: x * float(x.sum()), r"Tensor\.__float__ inside"),
+    (lambda x: x if bool(x.sum() > 0) else -x, r"Tensor\.__bool__ inside"),
+    (lambda x: x * [0, 1, 2, 3][x.argmin()], r"Tensor\.__index__ inside"),
+    (lambda x: x.cpu() + 1, r"Tensor\.cpu inside"),
+    (lambda x: torch.tensor(x.tolist()), r"Tensor\.tolist inside"),
+    (lambda x: (print(x), x)[1], r"Tensor\.__(repr|str|format)__ inside"),
+    (lambda x: x[x.nonzero()], r"Tensor\.nonzero inside"),
+    (lambda x: x + torch.randn(x.shape), r"torch\.randn inside a CUDA graph capture: it draws"),
+    (lambda x: x.clone().normal_(), r"Tensor\.normal_ inside"),
+])
+def test_strict_capture_refuses_what_a_cuda_graph_capture_forbids(body, what):
+    """The CPU stand-in of a CUDA graph capture: the warm-up calls may sync (as on
+    CUDA, they run before the capture), the captured call may not; torch is whole
+    again afterwards."""
+    x = torch.arange(4.0)
+    calls = []
+
+    def fn():
+        calls.append(1)
+        return body(x)
+
+    with pytest.raises(CaptureViolation, match=what):
+        strict_capture(torch)(fn)
+    assert len(calls) == 3  # two warm-up calls, then the capture
+    assert x.sum().item() == 6.0 and repr(x) and torch.randn(2).shape == (2,)
+
+
+def test_strict_capture_refuses_a_device_synchronize():
+    """``torch.cuda.synchronize`` in the captured call (this machine has no CUDA to
+    synchronise in the warm-up calls, so only the capture calls it)."""
+    calls = []
+
+    def fn():
+        calls.append(1)
+        if len(calls) == 3:
+            torch.cuda.synchronize()
+        return torch.zeros(1)
+
+    with pytest.raises(CaptureViolation, match=r"torch\.cuda\.synchronize inside a CUDA "
+                       r"graph capture: it waits for the device"):
+        strict_capture(torch)(fn)
+
+
+def test_strict_capture_replays_into_the_captured_output():
+    """A replay overwrites the output the capture returned, as a CUDA graph's output
+    buffer: a caller that keeps step n's ids past step n + 1's replay sees them change."""
+    buf = torch.zeros(3)
+    replay = strict_capture(torch)(lambda: buf * 2)
+    buf.copy_(torch.tensor([1.0, 2.0, 3.0]))
+    first = replay()
+    kept = first
+    buf.copy_(torch.tensor([5.0, 6.0, 7.0]))
+    second = replay()
+    assert second is first and kept.tolist() == [10.0, 12.0, 14.0]
+
+
+def test_strict_capture_refuses_a_buffer_rebound_after_the_capture():
+    """A graph reads the addresses it captured: a plan whose buffer is replaced after
+    the capture (instead of refilled in place) would be read stale on CUDA."""
+    plan = {"lens": torch.ones(4)}
+    replay = strict_capture(torch)(lambda: plan["lens"] + 1)
+    plan["lens"].fill_(3)  # refilled in place: fine
+    assert replay().tolist() == [4.0] * 4
+    plan["lens"] = torch.full((4,), 5.0)  # rebound: a graph would still read the old one
+    with pytest.raises(CaptureViolation, match=r"moved or were rebound after the capture.*"
+                       r"fn\.<plan>\['lens'\]"):
+        replay()
+
+
+def test_strict_capture_refuses_a_capture_inside_a_capture():
+    capture = strict_capture(torch)
+    calls = []
+
+    def fn():
+        calls.append(1)
+        if len(calls) == 3:  # the captured call
+            capture(lambda: torch.zeros(1))
+        return torch.zeros(1)
+
+    with pytest.raises(CaptureViolation, match="^a capture inside a CUDA graph capture$"):
+        capture(fn)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")

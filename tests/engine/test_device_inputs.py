@@ -18,11 +18,11 @@ import collections
 import numpy as np
 import pytest
 
-pytest.importorskip("torch")
+torch = pytest.importorskip("torch")
 
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig  # noqa: E402
 from ipc_bench.engine.cuda_step import (DeviceSampledIds, SampledCopy,  # noqa: E402
-                                        eager_capture)
+                                        strict_capture)
 from ipc_bench.engine.model_runner import ModelRunner  # noqa: E402
 from ipc_bench.engine.scheduler import AsyncScheduler, RequestStatus  # noqa: E402
 from ipc_bench.engine.traces import Trace  # noqa: E402
@@ -70,7 +70,7 @@ class DeviceDrive:
         self.sched = AsyncScheduler(cfg, "cached")
         self.runner = ModelRunner(cfg, model, "cached", device_inputs=device)
         if graphs:  # decode steps replayed over the graphs' persistent input buffers
-            self.runner.model.enable_graphs(eager_capture)
+            self.runner.model.enable_graphs(strict_capture(torch))
         self.device = device
         self.fed: list[np.ndarray] = []
         self.expected: list[np.ndarray] = []
@@ -172,8 +172,9 @@ def test_device_path_equals_host_path_and_feeds_the_scheduled_ids(host_reference
 
 
 def test_device_path_through_decode_graphs_equals_the_host_path():
-    """Pure-decode steps replayed through ``DecodeGraphs`` (``eager_capture`` on CPU:
-    the same work over the same persistent buffers): the placeholders are filled in the
+    """Pure-decode steps replayed through ``DecodeGraphs`` (``strict_capture`` on CPU:
+    the same work over the same persistent buffers, each replay overwriting the captured
+    output as a CUDA graph's does): the placeholders are filled in the
     graphs' own input buffer, after the staged ids are copied in."""
     dev, host = DeviceDrive(True, graphs=True), DeviceDrive(False, graphs=True)
     assert sum(dev.runner.model.graphs.replays.values()) > 10

@@ -2,7 +2,8 @@
 decode-step graphs (ipc_bench.engine.cuda_step.DecodeGraphs), on CPU: flex runs
 compiled here as on CUDA; varlen has no CPU kernel, so its calls go to a reference of
 ``torch.nn.attention.varlen.varlen_attn``'s documented semantics; graphs are replayed
-by ``eager_capture`` (the same work over the same persistent buffers)."""
+by ``strict_capture`` (the same work over the same persistent buffers, refusing what a
+CUDA graph capture forbids)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,12 @@ import pytest
 import torch
 
 from ipc_bench.engine.config import ConfigError, ModelConfig, SchedulerConfig
-from ipc_bench.engine.cuda_step import DecodeGraphs, eager_capture
+from ipc_bench.engine.cuda_step import DecodeGraphs, eager_capture, strict_capture
 from ipc_bench.engine.models import TorchModel
 from ipc_bench.engine.paged_attention import (DecodeRows, FlexAttention, GatherAttention,
                                               VarlenAttention, bucket_for, decode_buckets,
-                                              resolve_attention)
+                                              flex_kernel_options, resolve_attention,
+                                              varlen_unsupported)
 
 BS = 4  # tokens per block
 NUM_BLOCKS = 40  # real blocks; the cache holds one more, the pad block
@@ -82,6 +84,43 @@ def reference_varlen_attn(query, key, value, cu_seq_q, cu_seq_k, max_q, max_k, *
         probs = scores.masked_fill(~causal, float("-inf")).softmax(-1)
         out[q0:q1] = torch.einsum("hqk,khd->qhd", probs, v)
     return out
+
+
+def varlen_attn_2_11(query, key, value, cu_seq_q, cu_seq_k, max_q, max_k, *,
+                     return_aux=None, scale=None, window_size=(-1, -1)):
+    """The signature of torch 2.11's ``varlen_attn``: no paged KV, no GQA."""
+    raise AssertionError("never called")
+
+
+def test_varlen_needs_a_varlen_attn_with_paged_kv(monkeypatch):
+    """torch 2.11's ``varlen_attn`` takes no ``block_table``, ``seqused_k``,
+    ``enable_gqa`` or ``num_splits``: the backend is refused in one line when it is
+    built (the torch model checks before its weights), not at the first step."""
+    import torch.nn.attention.varlen as varlen
+
+    assert varlen_unsupported(reference_varlen_attn) is None
+    assert varlen_unsupported(lambda *a, **kw: None) is None  # **kwargs: the call decides
+    why = varlen_unsupported(varlen_attn_2_11)
+    assert why == (f"--attention varlen needs a varlen_attn with paged KV and GQA; torch "
+                   f"{torch.__version__}'s lacks enable_gqa, seqused_k, block_table, "
+                   f"num_splits: use flex or gather")
+    monkeypatch.setattr(varlen, "varlen_attn", varlen_attn_2_11)
+    with pytest.raises(ConfigError, match=r"^--attention varlen needs a varlen_attn with "
+                       r"paged KV and GQA; torch .*'s lacks enable_gqa, seqused_k, "
+                       r"block_table, num_splits: use flex or gather$"):
+        VarlenAttention(torch, "cpu", BS, 8, (1, 2), max_model_len=32)
+
+
+def test_flex_kernel_options_only_where_inductor_would_refuse_the_block_size():
+    """On CUDA a head group that is not a power of two takes inductor's main flex kernel,
+    whose default BLOCK_N (64) must divide the KV block size: qwen2.5-0.5b (14 / 2
+    heads) at block size 16 gets BLOCK_N 16; the llama presets (32 / 8) and the CPU keep
+    the defaults (GPU-only path: scripts/gpu_check.py cannot run it on CPU)."""
+    assert flex_kernel_options("cuda", 14, 2, 16) == {"BLOCK_N": 16}
+    assert flex_kernel_options("cuda", 14, 2, 32) == {"BLOCK_N": 32}
+    assert flex_kernel_options("cuda", 14, 2, 128) is None
+    assert flex_kernel_options("cuda", 32, 8, 16) is None
+    assert flex_kernel_options("cpu", 14, 2, 16) is None
 
 
 def _cache_and_rows(seed: int, lens):
@@ -240,17 +279,18 @@ def test_flex_model_equals_the_full_sequence_forward():
 
 
 def test_decode_graphs_give_the_eager_tokens_and_leave_requests_blocks_alone():
-    """Graph replays (eager_capture: the replayed work over the persistent buffers)
-    against the gather model without padding: equal tokens every step, and equal KV
-    caches outside the pad block; every bucket captured once, up front."""
+    """Graph replays (strict_capture: the replayed work over the persistent buffers,
+    with what a CUDA graph capture forbids refused) against the gather model without
+    padding: equal tokens every step, and equal KV caches outside the pad block; every
+    bucket captured once, up front."""
     graphed, eager = _model("flex"), _model("gather")
-    graphed.enable_graphs(eager_capture)
+    graphed.enable_graphs(strict_capture(torch))
     assert graphed.graphs.captured == [1, 2, 4]
     table, steps = _decode_steps(np.random.default_rng(1), 24)
     for rows, ids, pos, lens in steps:
         want = eager.forward_logits(ids, pos, np.arange(len(rows) + 1), lens,
                                     table[rows]).argmax(-1)
-        got = graphed.graphs.run(ids, pos, lens, table[rows])
+        got = graphed.graphs.run(ids, pos, lens, table[rows]).clone()  # a graph's output
         assert got.tolist() == want.tolist()
     assert sum(graphed.graphs.replays.values()) == 24
     assert set(graphed.graphs.replays) >= {1, 4}
