@@ -434,12 +434,9 @@ class TorchModel:
             buckets=decode_buckets(scheduler.max_num_seqs, config.cuda_graph_sizes or None),
             max_model_len=scheduler.max_model_len)
         self.graphs: Optional[DecodeGraphs] = None
-        if config.cuda_graphs:
-            if device != "cuda":
-                raise ConfigError("--cuda-graphs needs CUDA; this runner's device is cpu")
-            self.enable_graphs(cuda_graph_capture(torch))
-        elif self.attention.graphable:
-            self.warm_up()
+        if config.cuda_graphs and device != "cuda":
+            raise ConfigError("--cuda-graphs needs CUDA; this runner's device is cpu")
+        self.prepare_attention(cuda_graph_capture(torch) if config.cuda_graphs else None)
         if self.attention.graphable:
             self.check_attention(scheduler)
         self._add_to_device(f"attention {name}" + ("; CUDA graphs" if self.graphs else ""))
@@ -480,6 +477,16 @@ class TorchModel:
         self.rope_cos = angles.cos().to(device, self.dtype)  # [max_model_len, hd / 2]
         self.rope_sin = angles.sin().to(device, self.dtype)
 
+    def prepare_attention(self, capture=None) -> None:
+        """Compile before the first step: with ``capture`` (CUDA graphs), capture
+        every bucket (``enable_graphs``), then warm up the multi-query width of draft
+        verification, which runs eagerly; without, warm up every bucket and width
+        (``warm_up``). A backend without static shapes (``gather``) needs neither."""
+        if capture is not None:
+            self.enable_graphs(capture)
+        if self.attention.graphable and (self.graphs is None or self.decode_threshold > 1):
+            self.warm_up(multi_query_only=self.graphs is not None)
+
     def enable_graphs(self, capture) -> None:
         """Replay pure-decode steps through ``cuda_step.DecodeGraphs`` with
         ``capture`` (``cuda_step.cuda_graph_capture`` on CUDA), capturing every bucket
@@ -497,13 +504,17 @@ class TorchModel:
         self.device = (f"{self.device[:-1]}; {setting})" if self.device.endswith(")")
                        else f"{self.device} ({setting})")
 
-    def warm_up(self) -> None:
+    def warm_up(self, multi_query_only: bool = False) -> None:
         """Run every bucket's decode attention once on all-pad batches, with one query
         per row and, with drafts, ``decode_threshold`` (the flex backend compiles once
-        per bucket and query width), so no measured step compiles."""
+        per bucket and query width), so no measured step compiles. With
+        ``multi_query_only`` (CUDA graphs captured the one-query width; steps with
+        drafts to verify run eagerly), only the ``decode_threshold`` width."""
         torch = self.torch
         p = self.preset
         widths = (1,) if self.decode_threshold == 1 else (1, self.decode_threshold)
+        if multi_query_only:
+            widths = tuple(w for w in widths if w > 1)
         with torch.inference_mode():
             for bucket, nq in ((b, w) for b in self.attention.buckets for w in widths):
                 rows = DecodeRows(np.zeros((0, 1), np.int32), np.zeros(0, np.int64),

@@ -278,6 +278,43 @@ def test_flex_model_equals_the_full_sequence_forward():
     assert _paged_vs_reference(model, table, seqs, _STEPS) < 1e-4
 
 
+@pytest.mark.parametrize("num_spec_tokens,graphs,warmed", [
+    (0, False, [False]), (0, True, []), (2, False, [False]), (2, True, [True])])
+def test_graphs_with_drafts_warm_up_the_verification_width_before_the_first_step(
+        monkeypatch, num_spec_tokens, graphs, warmed):
+    # graphs capture the one-query width; verification rows (1 + K queries) run
+    # eagerly, so without this warm-up flex compiled them in the first measured step
+    model = _model("gather")
+    monkeypatch.setattr(model, "attention", type("A", (), {"graphable": True})())
+    monkeypatch.setattr(model, "decode_threshold", 1 + num_spec_tokens)
+    calls = []
+    monkeypatch.setattr(model, "warm_up", lambda multi_query_only: calls.append(multi_query_only))
+    monkeypatch.setattr(model, "enable_graphs", lambda capture: setattr(model, "graphs", capture))
+    model.prepare_attention(object() if graphs else None)
+    assert calls == warmed
+
+
+def test_the_multi_query_warm_up_runs_only_the_verification_width(monkeypatch):
+    class Recorder:  # the attention calls warm_up makes: (bucket, queries per row)
+        buckets = (1, 2, 4)
+        calls: list = []
+
+        def plan(self, rows, put):
+            return rows.max_query_len
+
+        def __call__(self, q, k_cache, v_cache, plan):
+            self.calls.append((q.shape[0], plan))
+
+    model = _model("gather")
+    monkeypatch.setattr(model, "attention", Recorder())
+    monkeypatch.setattr(model, "decode_threshold", 3)
+    model.warm_up(multi_query_only=True)
+    assert Recorder.calls == [(1, 3), (2, 3), (4, 3)]
+    Recorder.calls.clear()
+    model.warm_up()
+    assert Recorder.calls == [(1, 1), (1, 3), (2, 1), (2, 3), (4, 1), (4, 3)]
+
+
 def test_decode_graphs_give_the_eager_tokens_and_leave_requests_blocks_alone():
     """Graph replays (strict_capture: the replayed work over the persistent buffers,
     with what a CUDA graph capture forbids refused) against the gather model without
