@@ -51,7 +51,7 @@ GPU idle between steps), the median ratio of GPU busy time to the step's rooflin
 the figures the runner measured at start-up (``x roofline``; the torch model's
 roofline is on by default on CUDA, off on the CPU stages: ``-``) and, per
 workload and codec, send's share of the step: (send's SchedulerOutput build + encode
-+ decode - cached's) / send's median step. Exit status: 0 when every stage passed;
++ decode - cached's) / cached's median step (``analysis.send_cost``). Exit status: 0 when every stage passed;
 1 when a stage failed (a token oracle failure included: ``bench.py`` exits 1 when the
 policies' token streams differ) or ran out of time; 2 for bad input, refused in one
 line before any stage runs (``--stages`` other than 0-6, a ``--budget-s`` that is not
@@ -225,8 +225,12 @@ HEADER = ["workload", "arm", "codec", "transport", "tok/s", "run tok/s", "step m
 
 
 def send_shares(cases: list[dict[str, Any]]) -> list[str]:
-    """Per (workload, codec) with both policies: send's share of the step, (send's
-    ``s2r_build_encode_decode_ns_median`` - cached's) / send's ``step_ns_median``."""
+    """Per (workload, codec) with both policies: send's share of the step as
+    ``analysis.send_cost.pair_cost`` defines it for every output, (send's
+    ``s2r_build_encode_decode_ns_median`` - cached's) / cached's ``step_ns_median``
+    (the step the case measured)."""
+    from ipc_bench.analysis.send_cost import pair_cost
+
     lines = []
     key = "s2r_build_encode_decode_ns_median"
     groups: dict[tuple, dict[str, dict]] = {}
@@ -234,11 +238,15 @@ def send_shares(cases: list[dict[str, Any]]) -> list[str]:
         if s.get("complete") and s.get(key) is not None and s.get("arm") in ("send", "cached"):
             groups.setdefault((s["workload"], s["codec"]), {})[s["arm"]] = s
     for (workload, codec), arms in groups.items():
-        if "send" in arms and "cached" in arms and arms["send"].get("step_ns_median"):
-            extra = arms["send"][key] - arms["cached"][key]
-            share = extra / arms["send"]["step_ns_median"]
-            lines.append(f"  send's share [{workload}] {codec}: {extra / 1e3:.1f} us of a "
-                         f"{arms['send']['step_ns_median'] / 1e6:.2f} ms step = {share:.2%}")
+        if "send" not in arms or "cached" not in arms:
+            continue
+        cost = pair_cost(arms["send"], arms["cached"])
+        if cost["send_cost_s2r_share_of_step"] is None:
+            continue
+        lines.append(f"  send's share [{workload}] {codec}: "
+                     f"{cost['send_cost_s2r_ns'] / 1e3:.1f} us of cached's "
+                     f"{cost['send_cost_measured_step_ns'] / 1e6:.2f} ms step = "
+                     f"{cost['send_cost_s2r_share_of_step']:.2%}")
     return lines
 
 
