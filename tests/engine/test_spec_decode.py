@@ -277,10 +277,15 @@ def test_torch_token_streams_with_drafts_equal_those_without(torch_base_streams,
 
 def test_torch_flex_token_streams_with_drafts_equal_those_without():
     """With ``--attention flex`` the verification rows run as multi-query rows of the
-    compiled flex kernel (one call per layer); the tokens equal flex's own K = 0 run."""
+    compiled flex kernel (one call per layer); the tokens equal flex's own K = 0 run.
+    4 sequences in a cache of 80 blocks of 4: the attention shapes of
+    test_paged_attention.py's flex models (``SCHED``, ``SPEC_SCHED``: buckets 1, 2, 4;
+    query widths 1 and 3), whose compiled kernels the session's inductor cache then
+    holds, so this test compiles no new flex kernel when run with that file."""
     streams = {}
     for k in (0, 2):
-        sched, runner = torch_pair(k, "cached", attention="flex")
+        sched, runner = torch_pair(k, "cached", attention="flex", max_num_seqs=4,
+                                   num_blocks=80)
         assert runner.model.decode_threshold == 1 + k
         add_torch(sched)
         streams[k], steps = drain(sched, runner)
