@@ -401,8 +401,8 @@ def _pair_table(results) -> list[Block]:
     with the run's ``--ci-method``: the numbers of the CLI's comparison block). Pairs
     whose timings are withheld (``analysis.cores``) keep their byte rows only."""
     from ipc_bench.analysis import cores
-    from ipc_bench.analysis.stats import (paired, ratio_phrase, results_ci_method,
-                                          summarize_pairs)
+    from ipc_bench.analysis.stats import (paired, performed, ratio_phrase,
+                                          results_ci_method, summarize_pairs)
     from ipc_bench.report.findings import withheld_keys
     from ipc_bench.report.plots import codec_rank
     from ipc_bench.report.tables import ratio_text
@@ -416,6 +416,8 @@ def _pair_table(results) -> list[Block]:
         for r in summarize_pairs(pairs, method=method):
             if metric(key).unit in cores.TIMING_UNITS and \
                     (r["workload"], r["codec"], r.get("transport")) in withheld:
+                continue
+            if not performed(key, r["codec"]):  # in-process: no encode, decode, bytes
                 continue
             rows.append([str(r["workload"]), r["codec"], label, str(r["n"]),
                          format_value(r[SEND] * scale, 2), format_value(r[CACHED] * scale, 2),

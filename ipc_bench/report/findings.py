@@ -20,7 +20,8 @@ import math
 from typing import Any, Callable
 
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC as SINGLE_PROCESS
-from ipc_bench.analysis.stats import RATIO_POINTS, paired, results_ci_method, summarize_pairs
+from ipc_bench.analysis.stats import (DETECTABLE, RATIO_POINTS, paired, results_ci_method,
+                                      summarize_pairs, verdict_of)
 from ipc_bench.engine.config import CACHED, SEND
 
 ONE_REPETITION = ("One repetition per case, so no intervals: differences of a few % "
@@ -208,11 +209,21 @@ def _pair_finding(cases, tables, key: tuple, where: Where, timed: bool,
     if t["n"] > 1:
         point = RATIO_POINTS.get(t.get("method", "t"), "geometric mean")
         return (text + _interval(t) + f" (paired {point} over {t['n']} repetitions"
-                + (", no significant difference" if t["significant"] is False else "")
+                + (_inconclusive_clause(t) if t.get("inconclusive")
+                   else ", no significant difference" if t["significant"] is False else "")
                 + f"; means over repetitions: {t[SEND]:,.0f} → {t[CACHED]:,.0f} tok/s)."
                 + _oversubscribed(cases, workload, codec, key[2]))
     return text + f" ({t[SEND]:,.0f} → {t[CACHED]:,.0f} tok/s)." + _oversubscribed(
         cases, workload, codec, key[2])
+
+
+def _inconclusive_clause(row: dict[str, Any]) -> str:
+    """', inconclusive: ...' for a ``summarize_pairs`` row with no significant difference
+    whose interval reaches beyond ±10 % (``stats.inconclusive``), so that "no
+    significant difference" is not read as "no difference"."""
+    pct = f"{100 * DETECTABLE:.0f} %"
+    return (f", inconclusive: the interval reaches beyond ±{pct}, too few repetitions or "
+            f"too noisy to tell a {pct} difference from none")
 
 
 def _oversubscribed(cases, workload: str, codec=None, transport=None) -> str:
@@ -405,7 +416,7 @@ def _ratio_clause(m: dict[str, Any], name: str, verdict: bool = True) -> str:
     if m["ratio_ci_low"] is not None and m["ratio_ci_high"] is not None:
         interval = (f" [{100 * (m['ratio_ci_low'] - 1):+.1f}, "
                     f"{100 * (m['ratio_ci_high'] - 1):+.1f}] %")
-    return f"{name} {_pct(ratio)}{interval}" + (f" ({m['verdict']})" if verdict else "")
+    return f"{name} {_pct(ratio)}{interval}" + (f" ({verdict_of(m)})" if verdict else "")
 
 
 def _comparison_finding(c: dict[str, Any], where: Where) -> str:
@@ -414,7 +425,10 @@ def _comparison_finding(c: dict[str, Any], where: Where) -> str:
     an A/A pair (``is_aa``) whether any metric differed significantly, which would
     mean the machine's noise alone produces verdicts."""
     base, treat, n = c["baseline"], c["treatment"], c["n_pairs"]
-    head = (f"{where(c['workload'])} ({_codec_name(c['codec'])}), {treat} against {base} "
+    from ipc_bench.report.tables import transport_of
+
+    head = (f"{where(c['workload'])} ({_codec_name(c['codec'])}{transport_of(c)}), "
+            f"{treat} against {base} "
             f"over {n} paired repetition{'' if n == 1 else 's'}")
     metrics = c.get("metrics") or {}
     shown = [(metrics[k], name) for k, name in COMPARISON_FINDING_METRICS if k in metrics]
@@ -436,12 +450,23 @@ def _comparison_finding(c: dict[str, Any], where: Where) -> str:
         why = next(iter(metrics.values()))["verdict"]
         return f"{head} gives no verdict ({why.removeprefix('no verdict: ')})." \
             if metrics else f"{head} compared no metric."
+    shown_clauses = ", ".join(_ratio_clause(metrics[k], name, verdict=False)
+                              for k, name in COMPARISON_FINDING_METRICS if k in metrics)
+    wide = [k for k, m in judged.items() if verdict_of(m).startswith("inconclusive")]
+    if not differ and wide:
+        from ipc_bench.analysis.metrics import metric
+
+        pct = f"{100 * DETECTABLE:.0f} %"
+        return (f"{head} is inconclusive: no compared metric differs significantly, but "
+                f"the intervals of {len(wide)} of its {len(judged)} compared metrics "
+                f"({', '.join(metric(k).short for k in wide)}) reach beyond ±{pct}, so "
+                f"this run could not have seen a {pct} difference (too few repetitions or "
+                f"too noisy) and does not show that the machine's noise is small: "
+                + shown_clauses + ".")
     if not differ:
         return (f"{head} shows no significant difference in any of its {len(judged)} "
                 "compared metrics, so the machine's noise alone gave no verdict: "
-                + ", ".join(_ratio_clause(metrics[k], name, verdict=False)
-                            for k, name in COMPARISON_FINDING_METRICS if k in metrics)
-                + ".")
+                + shown_clauses + ".")
     from ipc_bench.analysis.metrics import metric
 
     named = ", ".join(f"{metric(k).short} ({metrics[k]['verdict']})" for k in differ)

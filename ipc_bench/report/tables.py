@@ -15,8 +15,9 @@ from typing import Any, Iterable, Optional, Sequence
 from ipc_bench.analysis import cores
 from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.results import case_unfinished
-from ipc_bench.analysis.stats import (COMPARED_KEYS, arms_by_repetition, paired_ratio,
-                                      ratio_phrase)
+from ipc_bench.analysis.stats import (COMPARED_KEYS, DETECTABLE, INTERVAL_NAMES,
+                                      arms_by_repetition, paired_ratio, performed,
+                                      ratio_phrase, verdict_of)
 from ipc_bench.analysis.summary import no_counted_steps_warning
 from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.engine.pipeline import DIRECT
@@ -242,7 +243,8 @@ def _ratio_lines(codec: str, cases: list[dict[str, Any]], method: str = "t") -> 
     or models are paired apart, each line naming its transport when there are several.
     Timing metrics are left out where a case's timings are withheld
     (``cores.is_withheld``), metrics with a zero or negative value, which have no
-    ratio, too."""
+    ratio, too, and so are those the codec does not perform (``stats.performed``: the
+    single-process case's encode and decode, a few clock reads around no work)."""
     groups = arms_by_repetition(cases, ("transport", "model"))
     several = len(groups) > 1
     out = []
@@ -256,7 +258,8 @@ def _ratio_lines(codec: str, cases: list[dict[str, Any]], method: str = "t") -> 
             hide = any(cores.is_withheld(arm[r]) for arm in (send, other) for r in reps)
             parts, interval = [], False
             for key in RATIO_METRICS:
-                if hide and metric(key).unit in cores.TIMING_UNITS:
+                if (hide and metric(key).unit in cores.TIMING_UNITS) \
+                        or not performed(key, codec):
                     continue
                 a = [send[r].get(key) for r in reps]
                 b = [other[r].get(key) for r in reps]
@@ -544,6 +547,13 @@ def _num(value, scale: float) -> str:
 
 #: How a withheld verdict starts (``stats.withheld_verdict``); the block says why once.
 WITHHELD = "no verdict"
+#: How an inconclusive verdict starts (``stats.inconclusive_verdict``); its rows say
+#: ``INCONCLUSIVE`` and the line under the table, ``INCONCLUSIVE_NOTE``, says why once.
+INCONCLUSIVE = "inconclusive"
+INCONCLUSIVE_NOTE = (f"inconclusive: no significant difference, but the ratio interval "
+                     f"reaches beyond ±{100 * DETECTABLE:.0f} %: too few repetitions or too "
+                     f"noisy to tell a {100 * DETECTABLE:.0f} % difference from none (more "
+                     f"--repeat, or a quieter machine)")
 
 
 def _p(value: Optional[float]) -> str:
@@ -556,12 +566,12 @@ def comparison_parts(c: dict[str, Any]) -> Optional[tuple[str, list[str], list[l
                                                              str]]:
     """One comparison of ``compare_cases`` (a ``summary.json`` ``comparisons`` entry) as
     ``format_comparisons`` prints it: its first line, the table's header and rows, and
-    the line on withheld timings (``""`` when none); ``None`` when it compared no
+    the lines under the table (``INCONCLUSIVE_NOTE`` where a verdict is inconclusive,
+    then the line on withheld timings; ``""`` when neither); ``None`` when it compared no
     metric of ``COMPARED_KEYS`` and withheld none."""
     base, treat = c["baseline"], c["treatment"]
-    method = {"t": "t-interval on log ratios",
-              "bootstrap": "bootstrap percentile",
-              "sign": "sign-test order statistics"}.get(c["method"], c["method"])
+    method = (ratio_phrase(c["method"], c["confidence"]) if c["method"] in INTERVAL_NAMES
+              else c["method"])
     family = c.get("family") or []
     adjusted = (f"; verdicts Holm-adjusted over {len(family)} timed metrics"
                 if family else "")
@@ -573,13 +583,27 @@ def comparison_parts(c: dict[str, Any]) -> Optional[tuple[str, list[str], list[l
                 if m["verdict"].startswith(WITHHELD)]
     if withheld:  # the reason once, not on every row
         adjusted = "; " + withheld[0]
-    title = (f"{treat} vs {base}  [{c['workload']}]  {c['codec']}: {c['n_pairs']} "
-             f"paired repetitions, {c['confidence']:.0%} intervals ({method})" + adjusted)
+    n = c["n_pairs"]
+    title = (f"{treat} vs {base}  [{c['workload']}]  {c['codec']}{transport_of(c)}: "
+             f"{treat}/{base} {method}; {n} pair{'' if n == 1 else 's'}" + adjusted)
     header = ["metric", "unit", f"{base} median [IQR]", f"{treat} median [IQR]",
               f"{treat}/{base}", "ratio CI", f"{base}-{treat}", "diff CI", "p [Holm]",
               "verdict"]
     held = c.get("timings_withheld")  # analysis.cores: bytes only
-    return title, header, rows, held.replace("* timings", "timings", 1) if held else ""
+    held = held.replace("* timings", "timings", 1) if held else ""
+    if any(verdict_of(m).startswith(INCONCLUSIVE) for m in c["metrics"].values()):
+        held = "\n".join(x for x in (INCONCLUSIVE_NOTE, held) if x)
+    return title, header, rows, held
+
+
+def transport_of(c: dict[str, Any]) -> str:
+    """', tcp' after a comparison's codec where its run compared several transports
+    for that codec (``compare_cases``' ``paired_apart``: each transport, and model, is
+    paired apart), ', torch model' where several models, '' otherwise."""
+    apart = c.get("paired_apart") or ()
+    out = f", {c['transport']}" if "transport" in apart and c.get("transport") else ""
+    model = c.get("model")
+    return out + (f", {model} model" if "model" in apart and model else "")
 
 
 def format_comparisons(comparisons: Iterable[dict[str, Any]]) -> str:
@@ -629,7 +653,8 @@ def _comparison_row(method: str, key: str, m: dict[str, Any]) -> list[str]:
             f"{_num(m['treatment_median'], scale)} [{_num(m['treatment_iqr'], scale)}]",
             f"{ratio:.3f}" if ratio is not None else "-", ci,
             _num(diff, scale), dci, p,
-            WITHHELD if m["verdict"].startswith(WITHHELD) else m["verdict"]]
+            WITHHELD if m["verdict"].startswith(WITHHELD)
+            else INCONCLUSIVE if verdict_of(m).startswith(INCONCLUSIVE) else m["verdict"]]
 
 
 def format_byte_model(rows: Iterable[dict[str, Any]]) -> str:

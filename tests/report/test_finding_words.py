@@ -32,8 +32,9 @@ def test_the_tokens_finding_gives_the_paired_ratio_and_names_the_means():
         "At 4 running requests (msgpack), cached sends 81 fewer bytes per step to the runner "
         "(5.3 % of send's bytes), saves 0.00 µs of encode per step [+0.00, +0.00] µs and "
         "saves 4.90 µs building the SchedulerOutput; output tokens/s changes by -12.3 % "
-        "[-95.0, +1450.0] % (paired geometric mean over 2 repetitions, no significant "
-        "difference; means over repetitions: 71,800 → 58,980 tok/s).")
+        "[-95.0, +1450.0] % (paired geometric mean over 2 repetitions, inconclusive: the "
+        "interval reaches beyond ±10 %, too few repetitions or too noisy to tell a 10 % "
+        "difference from none; means over repetitions: 71,800 → 58,980 tok/s).")
 
 
 def test_the_share_finding_names_the_direction_and_base_of_the_step_difference():
