@@ -52,7 +52,8 @@ packages", The American Statistician 50(4), 1996). Per pair of arms:
 - ``significant``: ``False`` when the ratio interval contains 1, worded "no
   significant difference" when the interval lies within +/-10 % (``DETECTABLE``) and
   "inconclusive: ..." when it reaches further (``inconclusive``: too few repetitions
-  or too noisy to detect a 10 % difference, so no reassurance); ``None`` with fewer pairs than the method needs
+  or too noisy to tell a 10 % difference from none, so no reassurance; the same
+  after Holm's adjustment); ``None`` with fewer pairs than the method needs
   (``min_pairs``: t 2, sign 6, bootstrap ``BOOTSTRAP_MIN_PAIRS``), worded "no
   verdict: <method> needs >= N pairs, have n".
 
@@ -158,6 +159,39 @@ def performed(key: str, codec: Any) -> bool:
     """Whether cases of ``codec`` perform what metric ``key`` measures
     (``NOT_PERFORMED``); a ratio of a metric not performed is left out."""
     return key not in NOT_PERFORMED.get(codec, ())
+
+
+def _digest(record: dict[str, Any]) -> Optional[str]:
+    d = record.get("schedule_digest")
+    return d if isinstance(d, str) and d else None
+
+
+def schedules_differ(pairs: Iterable[tuple[dict[str, Any], dict[str, Any]]]) -> bool:
+    """Whether any ``(baseline, treatment)`` pair of case records ran different
+    schedules: both carry a ``schedule_digest`` (``harness.oracle.ScheduleDigest``) and
+    the two differ (a timed replay, whose batches follow wall-clock arrivals). Their
+    per-step bytes and times then differ by batch as well as by policy, so the
+    difference is not the policy's alone. A record without a digest (the bare loop)
+    tells nothing: False for it."""
+    return any(_digest(a) is not None and _digest(b) is not None and _digest(a) != _digest(b)
+               for a, b in pairs)
+
+
+#: What send's new_token_ids add to a SchedulerOutput, per step: decode tokens and
+#: prompt chunks re-sent during chunked prefill (``analysis.summary``: measured on
+#: send's own frames, so it is the policy's share whatever the schedules).
+TOKEN_BYTES_KEYS = ("decode_token_bytes_per_step", "prompt_chunk_bytes_per_step")
+
+
+def token_ids_bytes(records: Iterable[dict[str, Any]]) -> Optional[float]:
+    """Mean over ``records`` (send's cases) of the bytes per step its new_token_ids
+    take (``TOKEN_BYTES_KEYS`` summed); ``None`` when no record has them."""
+    values = []
+    for r in records:
+        parts = [r.get(k) for k in TOKEN_BYTES_KEYS]
+        if all(isinstance(v, (int, float)) and v == v for v in parts):
+            values.append(float(sum(parts)))
+    return float(np.mean(values)) if values else None
 
 
 def verdict_of(m: dict[str, Any]) -> str:
@@ -390,6 +424,11 @@ class PairedComparison:
     p_value: Optional[float] = None
     p_adjusted: Optional[float] = None
     adjustment: str = "none"
+    #: Each arm's geometric mean over the pairs (``None`` where a value is zero or
+    #: negative): their quotient is ``ratio_geomean`` exactly, so an arm's figure
+    #: printed beside the ``t`` ratio points the same way (medians need not).
+    baseline_geomean: Optional[float] = None
+    treatment_geomean: Optional[float] = None
 
     @property
     def diff_half_width(self) -> Optional[float]:
@@ -463,6 +502,20 @@ def paired_ratio(baseline: Sequence[float], treatment: Sequence[float], method: 
     Raises ``ValueError`` as ``compare_paired`` does."""
     cmp = compare_paired(baseline, treatment, method=method, confidence=confidence)
     return cmp.ratio, cmp.ratio_ci_low, cmp.ratio_ci_high
+
+
+def arm_geomeans(m: dict[str, Any], between: str = "vs", unit: str = "us/step",
+                 scale: float = 1e-3) -> str:
+    """'; 400.1 vs 410.1 us/step (steps vs totals, geometric means over the pairs: the
+    ratio is their quotient)' for a recorded comparison metric ``m``
+    (``PairedComparison.to_dict``), ``scale`` times its values ('' for a comparison
+    without the arms' geometric means, e.g. one recorded before they were)."""
+    b, t = m.get("baseline_geomean"), m.get("treatment_geomean")
+    if b is None or t is None:
+        return ""
+    return (f"; {t * scale:.1f} {between} {b * scale:.1f} {unit} ({m['treatment']} "
+            f"{between} {m['baseline']}, geometric means over the pairs: the ratio is "
+            f"their quotient)")
 
 
 def withheld_verdict(method: str, n: int, confidence: float = CONFIDENCE) -> str:
@@ -542,7 +595,9 @@ def compare_paired(baseline: Sequence[float], treatment: Sequence[float], *,
         ratio_ci_low=r_lo, ratio_ci_high=r_hi,
         diff_mean=float(diff.mean()), diff_median=float(np.median(diff)),
         diff_ci_low=d_lo, diff_ci_high=d_hi, significant=significant, verdict=verdict,
-        p_value=p)
+        p_value=p,
+        baseline_geomean=float(np.exp(np.mean(np.log(a)))) if positive else None,
+        treatment_geomean=float(np.exp(np.mean(np.log(b)))) if positive else None)
 
 
 #: Summary fields compared between arms, in the order the comparison block shows them
@@ -568,7 +623,8 @@ def arms_by_repetition(records: Iterable[dict[str, Any]], keys: Sequence[str]
     ``group`` is the tuple of the record's ``keys`` values (``None`` where one is
     missing), ``arm`` its ``arm`` field when that is a non-empty string, else its
     ``policy`` (so an A/A run's ``send`` and ``send'`` are two arms), ``repetition``
-    its ``repetition`` as an int (0 when missing). Groups and arms keep the order in which they first appear. The caller
+    its ``repetition`` as an int (0 when missing). Groups and arms keep the order in
+    which they first appear. The caller
     filters the records (complete cases, a metric present); a later record of the same
     group, arm and repetition replaces an earlier one.
     """
@@ -601,19 +657,22 @@ def compare_cases(summaries: Sequence[dict[str, Any]], method: str = "t",
 
     Groups complete cases by ``COMPARED_GROUP`` (scenario, workload, codec, transport,
     model: the cases of one transport or model are never paired with another's, as in
-    the terminal's ratio line and ``paired``); within a group the arms are
-    ranked by ``arm_rank`` (send, send', cached, cached', then other arms in the order
-    first seen; not by run order, which is random), the first is the baseline and every other arm is
-    compared with it, pairing cases of equal ``repetition`` (``arms_by_repetition``). Returns one dict per (group,
-    treatment arm): identity (the group's fields, and ``paired_apart``: those of
-    transport and model that take several values within the scenario, workload and
-    codec, which the comparison block's title names), ``n_pairs``, ``repetitions``, ``metrics`` (metric ->
+    the terminal's ratio line and ``paired``); within a group the arms are ranked by
+    ``arm_rank`` (send, send', cached, cached', then other arms in the order first
+    seen; not by run order, which is random), the first is the baseline and every
+    other arm is compared with it, pairing cases of equal ``repetition``
+    (``arms_by_repetition``). Returns one dict per (group, treatment arm): identity
+    (the group's fields, and ``paired_apart``: those of transport and model that take
+    several values within the scenario, workload and codec, which the comparison
+    block's title names), ``n_pairs``, ``repetitions``, ``metrics`` (metric ->
     ``PairedComparison.to_dict`` plus its ``unit``) and ``family`` (the metrics whose
     verdicts were adjusted together by Holm's method: every compared metric with a
-    p-value but the ``EXACT_KEYS``; their ``adjustment`` is ``"holm"``). Groups with a
-    single arm are left out, and so are metrics the codec does not perform (``performed``:
-    the single-process case's encode, decode and bytes), and arm pairs with no metric of
-    ``metrics`` that
+    p-value but the ``EXACT_KEYS``; their ``adjustment`` is ``"holm"``) and, where a
+    pair ran different schedules (``schedules_differ``: a timed replay),
+    ``schedules_differ`` true: its figures differ by batch too. Groups with a single
+    arm are left out, and so are metrics the codec does not perform (``performed``:
+    the single-process case's encode, decode and bytes), and arm pairs with no metric
+    of ``metrics`` that
     both record (e.g. the overhead scenario's ``totals`` arm, which records loop totals
     only, against ``steps``). Raises ``ValueError`` on an unknown ``method``.
     """
@@ -663,6 +722,8 @@ def compare_cases(summaries: Sequence[dict[str, Any]], method: str = "t",
             for key, p_adj in zip(family, holm([found[k].p_value for k in family])):
                 found[key] = found[key].adjusted(p_adj, "holm")
             entry["family"] = family
+            if schedules_differ((arms[base][r], arms[treat][r]) for r in reps):
+                entry["schedules_differ"] = True
             units = dict(metrics)
             entry["metrics"] = {k: dict(c.to_dict(), unit=units[k]) for k, c in found.items()}
             out.append(entry)
@@ -738,7 +799,8 @@ def summarize_pairs(pairs, group: Sequence[str] | None = None, method: str = "t"
     ratio when a value is 0 or negative; ``ratio`` is then NaN too), and
     ``significant`` (``compare_paired``'s: ``None`` without an interval) and
     ``inconclusive`` (``PairedComparison.inconclusive``: no significant difference but
-    an interval too wide to see a 10 % one). Empty for no pairs. Raises ``ValueError`` on an unknown ``method``.
+    an interval too wide to see a 10 % one). Empty for no pairs. Raises ``ValueError``
+    on an unknown ``method``.
     """
     if pairs is None or len(pairs) == 0:
         return []

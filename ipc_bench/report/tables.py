@@ -17,7 +17,8 @@ from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.results import case_unfinished
 from ipc_bench.analysis.stats import (COMPARED_KEYS, DETECTABLE, INTERVAL_NAMES,
                                       arms_by_repetition, paired_ratio, performed,
-                                      ratio_phrase, verdict_of)
+                                      ratio_phrase, schedules_differ, token_ids_bytes,
+                                      verdict_of)
 from ipc_bench.analysis.summary import no_counted_steps_warning
 from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.engine.pipeline import DIRECT
@@ -256,8 +257,13 @@ def _ratio_lines(codec: str, cases: list[dict[str, Any]], method: str = "t") -> 
             if not reps:
                 continue
             hide = any(cores.is_withheld(arm[r]) for arm in (send, other) for r in reps)
+            # other batches (a timed replay): the bytes ratio is not the policy's
+            differ = schedules_differ((send[r], other[r]) for r in reps)
             parts, interval = [], False
             for key in RATIO_METRICS:
+                if differ and key in BYTES_RATIO_KEYS:
+                    parts.append(f"{metric(key).ratio_short} - (schedules differ)")
+                    continue
                 if (hide and metric(key).unit in cores.TIMING_UNITS) \
                         or not performed(key, codec):
                     continue
@@ -275,7 +281,26 @@ def _ratio_lines(codec: str, cases: list[dict[str, Any]], method: str = "t") -> 
                     f", {model} model" if several and model and model != "null" else "")
                 out.append(f"  {ratio_line_head(name, where, len(reps), interval, method)}: "
                            + ", ".join(parts))
+                if differ:
+                    ids = token_ids_bytes(send[r] for r in reps)
+                    out.append("    " + schedules_differ_line(ids))
     return out
+
+
+#: The ratio-line metrics left out (shown ``-``) where the arms' schedules differ.
+BYTES_RATIO_KEYS = ("sched_to_runner_payload_bytes_per_step",)
+
+
+def schedules_differ_line(ids_bytes: Optional[float]) -> str:
+    """The line under a ratio line whose arms ran different schedules
+    (``stats.schedules_differ``): why its bytes have no ratio, and the policy's own
+    share, ``ids_bytes`` (``stats.token_ids_bytes``: send's new_token_ids per step)."""
+    own = (f"send's new_token_ids take {ids_bytes:,.1f} B/step (tok B/step + prompt "
+           "B/step), what cached leaves out" if ids_bytes is not None else
+           "send's new_token_ids were not measured")
+    return ("s2r B: no ratio, the arms ran different schedules (schedule digests differ: "
+            "other batches), so their bytes per step differ by batch as well as by "
+            f"policy; {own}; the other ratios compare different batches too")
 
 
 def unchecked_note(cases: list[dict[str, Any]]) -> Optional[str]:
@@ -547,6 +572,13 @@ def _num(value, scale: float) -> str:
 
 #: How a withheld verdict starts (``stats.withheld_verdict``); the block says why once.
 WITHHELD = "no verdict"
+#: The line under a comparison whose arms ran different schedules (``compare_cases``'
+#: ``schedules_differ``) and under a ratio line of such cases.
+SCHEDULES_DIFFER_NOTE = (
+    "schedules differ: the arms ran different batches (their schedule digests differ: a "
+    "timed replay follows wall-clock arrivals), so their per-step bytes and times differ "
+    "by batch as well as by policy; the s2r bytes' difference is not the policy's saving "
+    "(send's own new_token_ids are tok B/step + prompt B/step in the case table)")
 #: How an inconclusive verdict starts (``stats.inconclusive_verdict``); its rows say
 #: ``INCONCLUSIVE`` and the line under the table, ``INCONCLUSIVE_NOTE``, says why once.
 INCONCLUSIVE = "inconclusive"
@@ -577,6 +609,9 @@ def comparison_parts(c: dict[str, Any]) -> Optional[tuple[str, list[str], list[l
                 if family else "")
     rows = [_comparison_row(c["method"], key, c["metrics"][key])
             for key in COMPARED_KEYS if key in c["metrics"]]
+    if c.get("schedules_differ"):  # no verdict on the policy from other batches' bytes
+        bytes_rows = {metric(k).short for k in BYTES_RATIO_KEYS}
+        rows = [r[:-1] + ["schedules differ"] if r[0] in bytes_rows else r for r in rows]
     if not rows and not c.get("timings_withheld"):
         return None  # nothing compared (older summaries kept such entries): no header
     withheld = [m["verdict"] for m in c["metrics"].values()
@@ -593,6 +628,8 @@ def comparison_parts(c: dict[str, Any]) -> Optional[tuple[str, list[str], list[l
     held = held.replace("* timings", "timings", 1) if held else ""
     if any(verdict_of(m).startswith(INCONCLUSIVE) for m in c["metrics"].values()):
         held = "\n".join(x for x in (INCONCLUSIVE_NOTE, held) if x)
+    if c.get("schedules_differ"):
+        held = "\n".join(x for x in (SCHEDULES_DIFFER_NOTE, held) if x)
     return title, header, rows, held
 
 

@@ -37,6 +37,17 @@ def test_the_tokens_finding_gives_the_paired_ratio_and_names_the_means():
         "difference from none; means over repetitions: 71,800 → 58,980 tok/s).")
 
 
+def test_a_one_repetition_ratio_says_so_in_its_own_finding():
+    rows = [_summary("send", 0, 100_000.0, 282700.0), _summary("cached", 0, 49_300.0, 231400.0)]
+    res = type("R", (), {})()
+    res.cases, res.labels, res.metadata = _cases(rows), ["num_running"], {"run": {}}
+    tables = findings._pair_tables(res)
+    key = next(iter(tables["tput"]))
+    text = findings._pair_finding(res.cases, tables, key, _where, timed=False)
+    assert text.endswith("output tokens/s changes by -50.7 % (one repetition, no "
+                         "interval: 100,000 → 49,300 tok/s).")
+
+
 def test_the_share_finding_names_the_direction_and_base_of_the_step_difference():
     rows = []
     for policy, step, s2r in (("send", 110_000.0, 12_000.0), ("cached", 100_000.0, 9_000.0)):
