@@ -50,7 +50,10 @@ packages", The American Statistician 50(4), 1996). Per pair of arms:
   exact sign test, or the bootstrap's share of resampled medians on the far side
   of 1, doubled;
 - ``significant``: ``False`` when the ratio interval contains 1, worded "no
-  significant difference"; ``None`` with fewer pairs than the method needs
+  significant difference" when the interval lies within +/-10 % (``DETECTABLE``) and
+  "inconclusive: ..." when it reaches further (``inconclusive``: too few repetitions
+  or too noisy to tell a 10 % difference from none, so no reassurance; the same
+  after Holm's adjustment); ``None`` with fewer pairs than the method needs
   (``min_pairs``: t 2, sign 6, bootstrap ``BOOTSTRAP_MIN_PAIRS``), worded "no
   verdict: <method> needs >= N pairs, have n".
 
@@ -103,6 +106,106 @@ BOOTSTRAP_RESAMPLES = 10_000
 BOOTSTRAP_SEED = 20291  # fixed: the same samples always give the same interval
 
 NO_DIFFERENCE = "no significant difference"
+
+#: The smallest difference a verdict of no difference must be able to see: a
+#: comparison with no significant difference whose ratio interval reaches below ``1 -
+#: DETECTABLE`` or above ``1 + DETECTABLE`` cannot tell a 10 % difference from none, so
+#: its verdict is "inconclusive" (too few repetitions or too noisy), never "no
+#: significant difference", which would read as reassurance (an A/A check that passed).
+#: 10 %: send's cost is a few % of a step at most, and a 10 % swing of tokens/s would
+#: change a review's conclusion.
+DETECTABLE = 0.10
+
+
+def inconclusive(low: Optional[float], high: Optional[float],
+                 detectable: float = DETECTABLE) -> bool:
+    """Whether a ratio interval ``[low, high]`` reaches below ``1 - detectable`` or
+    above ``1 + detectable`` (0.10: +/-10 %), so that a comparison with no significant
+    difference cannot rule out a difference of that size. False without an interval
+    (``None`` or NaN)."""
+    if low is None or high is None or low != low or high != high:
+        return False
+    return low < 1.0 - detectable or high > 1.0 + detectable
+
+
+def inconclusive_verdict(low: float, high: float, detectable: float = DETECTABLE,
+                         confidence: float = CONFIDENCE) -> str:
+    """The verdict of a comparison with no significant difference whose ratio interval
+    is too wide (``inconclusive``), e.g. "inconclusive: the 95 % interval [-81.2,
+    +1175.0] % reaches beyond ±10 %: too few repetitions or too noisy to tell a 10 %
+    difference from none"."""
+    pct = f"{100 * detectable:.0f} %"
+    return (f"inconclusive: the {100 * confidence:.0f} % interval [{100 * (low - 1):+.1f}, "
+            f"{100 * (high - 1):+.1f}] % reaches beyond ±{pct}: too few repetitions or "
+            f"too noisy to tell a {pct} difference from none")
+
+
+#: Metrics that a case of a codec does not perform, so that no ratio or comparison of
+#: them is printed: the single-process baseline (codec ``none``: scheduler and runner in
+#: one process) serializes nothing and sends no bytes, so its encode and decode times
+#: are a few clock reads around no work (0.2 against 4.3 µs, a ratio of 20 that means
+#: nothing) and its bytes are 0.
+NOT_PERFORMED: dict[str, frozenset[str]] = {
+    "none": frozenset({"encode_ns_per_step", "decode_ns_per_step",
+                       "sched_encode_ns_per_step", "runner_decode_ns_per_step",
+                       "sched_to_runner_payload_bytes_per_step",
+                       "runner_to_sched_payload_bytes_per_step",
+                       "sched_to_runner_wire_bytes_per_step",
+                       "runner_to_sched_wire_bytes_per_step"}),
+}
+
+
+def performed(key: str, codec: Any) -> bool:
+    """Whether cases of ``codec`` perform what metric ``key`` measures
+    (``NOT_PERFORMED``); a ratio of a metric not performed is left out."""
+    return key not in NOT_PERFORMED.get(codec, ())
+
+
+def _digest(record: dict[str, Any]) -> Optional[str]:
+    d = record.get("schedule_digest")
+    return d if isinstance(d, str) and d else None
+
+
+def schedules_differ(pairs: Iterable[tuple[dict[str, Any], dict[str, Any]]]) -> bool:
+    """Whether any ``(baseline, treatment)`` pair of case records ran different
+    schedules: both carry a ``schedule_digest`` (``harness.oracle.ScheduleDigest``) and
+    the two differ (a timed replay, whose batches follow wall-clock arrivals). Their
+    per-step bytes and times then differ by batch as well as by policy, so the
+    difference is not the policy's alone. A record without a digest (the bare loop)
+    tells nothing: False for it."""
+    return any(_digest(a) is not None and _digest(b) is not None and _digest(a) != _digest(b)
+               for a, b in pairs)
+
+
+#: What send's new_token_ids add to a SchedulerOutput, per step: decode tokens and
+#: prompt chunks re-sent during chunked prefill (``analysis.summary``: measured on
+#: send's own frames, so it is the policy's share whatever the schedules).
+TOKEN_BYTES_KEYS = ("decode_token_bytes_per_step", "prompt_chunk_bytes_per_step")
+
+
+def token_ids_bytes(records: Iterable[dict[str, Any]]) -> Optional[float]:
+    """Mean over ``records`` (send's cases) of the bytes per step its new_token_ids
+    take (``TOKEN_BYTES_KEYS`` summed); ``None`` when no record has them."""
+    values = []
+    for r in records:
+        parts = [r.get(k) for k in TOKEN_BYTES_KEYS]
+        if all(isinstance(v, (int, float)) and v == v for v in parts):
+            values.append(float(sum(parts)))
+    return float(np.mean(values)) if values else None
+
+
+def verdict_of(m: dict[str, Any]) -> str:
+    """A recorded comparison's verdict (``PairedComparison.to_dict``, e.g. a
+    ``summary.json`` ``comparisons`` metric): "inconclusive: ..." where it found no
+    significant difference with a ratio interval reaching beyond ``DETECTABLE``
+    (summaries written before that verdict existed say "no significant difference"
+    there), else its ``verdict``."""
+    if m.get("significant") is False and inconclusive(m.get("ratio_ci_low"),
+                                                      m.get("ratio_ci_high")):
+        return inconclusive_verdict(m["ratio_ci_low"], m["ratio_ci_high"],
+                                    confidence=m.get("confidence") or CONFIDENCE)
+    return m["verdict"]
+
 
 #: Fewest pairs for a bootstrap verdict: the smallest n from which the 95 %
 #: percentile-bootstrap interval of the median (``bootstrap_median_interval``) wrongly
@@ -321,6 +424,11 @@ class PairedComparison:
     p_value: Optional[float] = None
     p_adjusted: Optional[float] = None
     adjustment: str = "none"
+    #: Each arm's geometric mean over the pairs (``None`` where a value is zero or
+    #: negative): their quotient is ``ratio_geomean`` exactly, so an arm's figure
+    #: printed beside the ``t`` ratio points the same way (medians need not).
+    baseline_geomean: Optional[float] = None
+    treatment_geomean: Optional[float] = None
 
     @property
     def diff_half_width(self) -> Optional[float]:
@@ -345,10 +453,19 @@ class PairedComparison:
         return replace(self, p_adjusted=p_adjusted, adjustment=adjustment,
                        significant=significant,
                        verdict=_verdict(significant, self._point(), self.baseline,
-                                        self.treatment))
+                                        self.treatment,
+                                        (self.ratio_ci_low, self.ratio_ci_high),
+                                        self.confidence))
 
     def _point(self) -> Optional[float]:
         return self.ratio
+
+    @property
+    def inconclusive(self) -> bool:
+        """No significant difference, but a ratio interval too wide to detect a
+        ``DETECTABLE`` (10 %) difference (``inconclusive``)."""
+        return self.significant is False and inconclusive(self.ratio_ci_low,
+                                                          self.ratio_ci_high)
 
     @property
     def ratio(self) -> Optional[float]:
@@ -387,6 +504,20 @@ def paired_ratio(baseline: Sequence[float], treatment: Sequence[float], method: 
     return cmp.ratio, cmp.ratio_ci_low, cmp.ratio_ci_high
 
 
+def arm_geomeans(m: dict[str, Any], between: str = "vs", unit: str = "us/step",
+                 scale: float = 1e-3) -> str:
+    """'; 400.1 vs 410.1 us/step (steps vs totals, geometric means over the pairs: the
+    ratio is their quotient)' for a recorded comparison metric ``m``
+    (``PairedComparison.to_dict``), ``scale`` times its values ('' for a comparison
+    without the arms' geometric means, e.g. one recorded before they were)."""
+    b, t = m.get("baseline_geomean"), m.get("treatment_geomean")
+    if b is None or t is None:
+        return ""
+    return (f"; {t * scale:.1f} {between} {b * scale:.1f} {unit} ({m['treatment']} "
+            f"{between} {m['baseline']}, geometric means over the pairs: the ratio is "
+            f"their quotient)")
+
+
 def withheld_verdict(method: str, n: int, confidence: float = CONFIDENCE) -> str:
     """The verdict printed instead of one ``method`` cannot support with ``n`` pairs,
     e.g. "no verdict: the bootstrap needs >= 34 pairs, have 6 (use --repeat 34 or
@@ -398,8 +529,11 @@ def withheld_verdict(method: str, n: int, confidence: float = CONFIDENCE) -> str
 
 
 def _verdict(significant: bool, point: Optional[float], baseline_name: str,
-             treatment_name: str) -> str:
+             treatment_name: str, interval: tuple = (None, None),
+             confidence: float = CONFIDENCE) -> str:
     if not significant:
+        if inconclusive(*interval):
+            return inconclusive_verdict(*interval, confidence=confidence)
         return NO_DIFFERENCE
     if point is None:
         return f"significant: {treatment_name} - {baseline_name} differs from 0"
@@ -451,7 +585,8 @@ def compare_paired(baseline: Sequence[float], treatment: Sequence[float], *,
             significant = not (d_lo <= 0.0 <= d_hi)
     point = ratio_geomean if method == "t" else ratio_median
     verdict = (withheld_verdict(method, n, confidence) if significant is None
-               else _verdict(significant, point, baseline_name, treatment_name))
+               else _verdict(significant, point, baseline_name, treatment_name,
+                             (r_lo, r_hi), confidence))
     return PairedComparison(
         metric=metric, baseline=baseline_name, treatment=treatment_name, n_pairs=n,
         method=method, confidence=confidence,
@@ -460,7 +595,9 @@ def compare_paired(baseline: Sequence[float], treatment: Sequence[float], *,
         ratio_ci_low=r_lo, ratio_ci_high=r_hi,
         diff_mean=float(diff.mean()), diff_median=float(np.median(diff)),
         diff_ci_low=d_lo, diff_ci_high=d_hi, significant=significant, verdict=verdict,
-        p_value=p)
+        p_value=p,
+        baseline_geomean=float(np.exp(np.mean(np.log(a)))) if positive else None,
+        treatment_geomean=float(np.exp(np.mean(np.log(b)))) if positive else None)
 
 
 #: Summary fields compared between arms, in the order the comparison block shows them
@@ -486,7 +623,8 @@ def arms_by_repetition(records: Iterable[dict[str, Any]], keys: Sequence[str]
     ``group`` is the tuple of the record's ``keys`` values (``None`` where one is
     missing), ``arm`` its ``arm`` field when that is a non-empty string, else its
     ``policy`` (so an A/A run's ``send`` and ``send'`` are two arms), ``repetition``
-    its ``repetition`` as an int (0 when missing). Groups and arms keep the order in which they first appear. The caller
+    its ``repetition`` as an int (0 when missing). Groups and arms keep the order in
+    which they first appear. The caller
     filters the records (complete cases, a metric present); a later record of the same
     group, arm and repetition replaces an earlier one.
     """
@@ -508,34 +646,58 @@ def arm_rank(arm: str) -> tuple[int, bool]:
     return (POLICIES.index(policy) if policy in POLICIES else len(POLICIES), arm != policy)
 
 
+#: The fields that identify a group of cases ``compare_cases`` pairs arms within.
+COMPARED_GROUP = ("scenario", "workload", "codec", "transport", "model")
+
+
 def compare_cases(summaries: Sequence[dict[str, Any]], method: str = "t",
                   confidence: float = CONFIDENCE,
                   metrics: Sequence[tuple[str, str]] = COMPARED_METRICS) -> list[dict[str, Any]]:
     """Paired comparisons of the case summaries of one run (``summary.json`` cases).
 
-    Groups complete cases by (scenario, workload, codec); within a group the arms are
-    ranked by ``arm_rank`` (send, send', cached, cached', then other arms in the order
-    first seen; not by run order, which is random), the first is the baseline and every other arm is
-    compared with it, pairing cases of equal ``repetition`` (``arms_by_repetition``). Returns one dict per (group,
-    treatment arm): identity, ``n_pairs``, ``repetitions``, ``metrics`` (metric ->
+    Groups complete cases by ``COMPARED_GROUP`` (scenario, workload, codec, transport,
+    model: the cases of one transport or model are never paired with another's, as in
+    the terminal's ratio line and ``paired``); within a group the arms are ranked by
+    ``arm_rank`` (send, send', cached, cached', then other arms in the order first
+    seen; not by run order, which is random), the first is the baseline and every
+    other arm is compared with it, pairing cases of equal ``repetition``
+    (``arms_by_repetition``). Returns one dict per (group, treatment arm): identity
+    (the group's fields, and ``paired_apart``: those of transport and model that take
+    several values within the scenario, workload and codec, which the comparison
+    block's title names), ``n_pairs``, ``repetitions``, ``metrics`` (metric ->
     ``PairedComparison.to_dict`` plus its ``unit``) and ``family`` (the metrics whose
     verdicts were adjusted together by Holm's method: every compared metric with a
-    p-value but the ``EXACT_KEYS``; their ``adjustment`` is ``"holm"``). Groups with a
-    single arm are left out, and so are arm pairs with no metric of ``metrics`` that
+    p-value but the ``EXACT_KEYS``; their ``adjustment`` is ``"holm"``) and, where a
+    pair ran different schedules (``schedules_differ``: a timed replay),
+    ``schedules_differ`` true: its figures differ by batch too. Groups with a single
+    arm are left out, and so are metrics the codec does not perform (``performed``:
+    the single-process case's encode, decode and bytes), and arm pairs with no metric
+    of ``metrics`` that
     both record (e.g. the overhead scenario's ``totals`` arm, which records loop totals
     only, against ``steps``). Raises ``ValueError`` on an unknown ``method``.
     """
     groups = arms_by_repetition(
         (s for s in summaries
          if s.get("complete") and (s.get("num_steps") or s.get("loop_steps"))),
-        ("scenario", "workload", "codec"))
+        COMPARED_GROUP)
+    # which of transport and model take several values within a (scenario, workload,
+    # codec): the comparison's title names those, as the terminal's ratio line does
+    values: dict[tuple, list[set]] = {}
+    for key in groups:
+        for seen, v in zip(values.setdefault(key[:3], [set(), set()]), key[3:]):
+            seen.add(v)
     out = []
-    for (scenario, workload, codec), arms in groups.items():
+    for (scenario, workload, codec, transport, model), arms in groups.items():
         names = sorted(arms, key=arm_rank)
         base = names[0]
+        apart = [k for k, seen in zip(("transport", "model"), values[(scenario, workload,
+                                                                      codec)])
+                 if len(seen) > 1]
         for treat in names[1:]:
             reps = sorted(set(arms[base]) & set(arms[treat]))
             entry: dict[str, Any] = dict(scenario=scenario, workload=workload, codec=codec,
+                                         transport=transport, model=model,
+                                         paired_apart=apart,
                                          baseline=base, treatment=treat, n_pairs=len(reps),
                                          repetitions=reps, method=method,
                                          confidence=confidence, metrics={})
@@ -545,7 +707,7 @@ def compare_cases(summaries: Sequence[dict[str, Any]], method: str = "t",
             if held:
                 entry["timings_withheld"] = held
             for key, unit in metrics:
-                if held and unit in TIMING_UNITS:
+                if (held and unit in TIMING_UNITS) or not performed(key, codec):
                     continue
                 a = [arms[base][r].get(key) for r in reps]
                 b = [arms[treat][r].get(key) for r in reps]
@@ -560,6 +722,8 @@ def compare_cases(summaries: Sequence[dict[str, Any]], method: str = "t",
             for key, p_adj in zip(family, holm([found[k].p_value for k in family])):
                 found[key] = found[key].adjusted(p_adj, "holm")
             entry["family"] = family
+            if schedules_differ((arms[base][r], arms[treat][r]) for r in reps):
+                entry["schedules_differ"] = True
             units = dict(metrics)
             entry["metrics"] = {k: dict(c.to_dict(), unit=units[k]) for k, c in found.items()}
             out.append(entry)
@@ -633,8 +797,10 @@ def summarize_pairs(pairs, group: Sequence[str] | None = None, method: str = "t"
     and ``sign``: their medians), their ``confidence`` intervals ``diff_low``/
     ``diff_high`` and ``ratio_low``/``ratio_high`` (NaN with too few pairs, or for the
     ratio when a value is 0 or negative; ``ratio`` is then NaN too), and
-    ``significant`` (``compare_paired``'s: ``None`` without an interval). Empty for no
-    pairs. Raises ``ValueError`` on an unknown ``method``.
+    ``significant`` (``compare_paired``'s: ``None`` without an interval) and
+    ``inconclusive`` (``PairedComparison.inconclusive``: no significant difference but
+    an interval too wide to see a 10 % one). Empty for no pairs. Raises ``ValueError``
+    on an unknown ``method``.
     """
     if pairs is None or len(pairs) == 0:
         return []
@@ -657,7 +823,7 @@ def summarize_pairs(pairs, group: Sequence[str] | None = None, method: str = "t"
                    diff_low=nan(cmp.diff_ci_low), diff_high=nan(cmp.diff_ci_high),
                    ratio=nan(cmp.ratio),
                    ratio_low=nan(cmp.ratio_ci_low), ratio_high=nan(cmp.ratio_ci_high),
-                   significant=cmp.significant)
+                   significant=cmp.significant, inconclusive=cmp.inconclusive)
         out.append(row)
     return out
 

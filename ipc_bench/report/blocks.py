@@ -60,9 +60,18 @@ def _bytes_caption(d: dict) -> str:
         text += (" `send` ships each request's new token ids to the runner, so its "
                  "scheduler → runner line rises above `cached`'s; the runner → scheduler "
                  "message is the same for both policies.")
-        if d.get("notes"):
+        differ = d.get("schedules_differ") or []
+        codecs = {c for _, c in d["series"]} - {SINGLE_PROCESS_CODEC}
+        if d.get("notes") and len(differ) < len(codecs):
             text += (f" The box gives send - cached at {d['largest']:g} running, as a share "
-                     "of send's bytes.")
+                     "of send's bytes" + (", for the codecs whose arms ran the same "
+                                         "schedules." if differ else "."))
+        if differ:
+            text += (f" The arms of {', '.join(differ)} ran different schedules (a timed "
+                     "replay: other batches), so their lines differ by batch as well as by "
+                     "policy and the gap between them is not the policy's saving; the box "
+                     "gives send's own new_token_ids instead, per counted step over the "
+                     "whole run.")
     return text + _arm_sentences(arms)
 
 
@@ -395,13 +404,23 @@ def _is_pp(cases) -> bool:
     return "pp" in cases.columns and bool(cases["pp"].notna().any())
 
 
+def _pair_keys(cases) -> list[tuple]:
+    """(workload, codec, transport, model) of every case of ``cases`` (None where a
+    column is missing), once each."""
+    cols = [c if c in cases.columns else None for c in ("workload", "codec", "transport",
+                                                         "model")]
+    return list(dict.fromkeys(tuple(r.get(c) if c else None for c in cols)
+                              for r in cases.to_dict("records")))
+
+
 def _pair_table(results) -> list[Block]:
     """The cached-against-send table: per workload, codec and metric, the pairs, the
     means, send - cached and cached / send with its interval (``stats.summarize_pairs``
     with the run's ``--ci-method``: the numbers of the CLI's comparison block). Pairs
     whose timings are withheld (``analysis.cores``) keep their byte rows only."""
     from ipc_bench.analysis import cores
-    from ipc_bench.analysis.stats import (paired, ratio_phrase, results_ci_method,
+    from ipc_bench.analysis.stats import (paired, performed, ratio_phrase,
+                                          results_ci_method, schedules_differ,
                                           summarize_pairs)
     from ipc_bench.report.findings import withheld_keys
     from ipc_bench.report.plots import codec_rank
@@ -416,6 +435,8 @@ def _pair_table(results) -> list[Block]:
         for r in summarize_pairs(pairs, method=method):
             if metric(key).unit in cores.TIMING_UNITS and \
                     (r["workload"], r["codec"], r.get("transport")) in withheld:
+                continue
+            if not performed(key, r["codec"]):  # in-process: no encode, decode, bytes
                 continue
             rows.append([str(r["workload"]), r["codec"], label, str(r["n"]),
                          format_value(r[SEND] * scale, 2), format_value(r[CACHED] * scale, 2),
@@ -436,6 +457,12 @@ def _pair_table(results) -> list[Block]:
             "sign": "the median of the per-repetition differences, with its sign-test "
                     "interval"}[method]
     note = cores.footnote(results.cases.to_dict("records")) if withheld else None
+    from ipc_bench.report.findings import pair_records
+
+    differ = sorted({f"{r[1]}" for r in rows} - {SINGLE_PROCESS_CODEC})
+    differ = [c for c in differ if any(
+        schedules_differ(pair_records(results.cases, (w, c, t, m)))
+        for w, c2, t, m in _pair_keys(results.cases) if c2 == c)]
     return [("table", ["workload", "codec", "metric", "n", SEND, CACHED,
                        f"{SEND} - {CACHED}", f"{CACHED}/{SEND} [95 %]"], rows),
             ("p", f"send, cached: means over the n repetitions. send - cached: paired by "
@@ -445,7 +472,12 @@ def _pair_table(results) -> list[Block]:
                   "`cached/send` line under the case table and the comparison block "
                   "`bench.py` prints)."
                   + (" Pairs whose timings are left out show their bytes only: "
-                     + note.replace("* timings left out: ", "", 1) if note else ""))]
+                     + note.replace("* timings left out: ", "", 1) if note else "")
+                  + (f" The arms of {', '.join(differ)} ran different schedules (schedule "
+                     "digests differ: a timed replay follows wall-clock arrivals), so their "
+                     "rows compare other batches as well as the policies: the s2r bytes' "
+                     "difference is not the policy's saving; send's own new_token_ids are "
+                     "in the findings." if differ else ""))]
 
 
 def _comparison_sections(results, level: int) -> list[Block]:

@@ -21,7 +21,9 @@ import math
 from typing import Any, Callable
 
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC as SINGLE_PROCESS
-from ipc_bench.analysis.stats import RATIO_POINTS, paired, results_ci_method, summarize_pairs
+from ipc_bench.analysis.stats import (DETECTABLE, RATIO_POINTS, arm_geomeans, paired,
+                                      results_ci_method, schedules_differ, summarize_pairs,
+                                      token_ids_bytes, verdict_of)
 from ipc_bench.engine.config import CACHED, SEND
 
 ONE_REPETITION = ("One repetition per case, so no intervals: differences of a few % "
@@ -33,6 +35,9 @@ TIMED_REPLAY = ("This is a timed replay: arrivals follow the trace's clock, so b
 TIMED_REPLAY_ONE_ARM = ("This is a timed replay: arrivals follow the trace's clock, so a "
                         "case's tokens/s follows the trace, not the harness, and is no "
                         "throughput figure; the latencies are the result.")
+
+#: What a ratio of one send/cached pair carries in its own finding: a single sample.
+ONE_PAIR = "one repetition, no interval"
 
 Where = Callable[[str], str]
 
@@ -144,13 +149,57 @@ def _pair_tables(results) -> dict[str, dict[tuple, dict[str, Any]]]:
     return out
 
 
-def _saving_clauses(tables, key: tuple) -> list[str]:
+def pair_records(cases, key: tuple) -> list[tuple[dict, dict]]:
+    """The (send, cached) case records of ``key`` (workload, codec, transport, model),
+    paired by run and repetition (``stats.arms_by_repetition``)."""
+    from ipc_bench.analysis.stats import arms_by_repetition
+
+    sel = cases[(cases["workload"] == key[0]) & (cases["codec"] == key[1])]
+    for col, value in (("transport", key[2]), ("model", key[3])):
+        if col in sel.columns and value is not None and value == value:
+            sel = sel[sel[col] == value]
+    out = []
+    by_run = ("run_id",) if "run_id" in sel.columns else ()  # a report of several runs
+    for arms in arms_by_repetition(sel.to_dict("records"), by_run).values():
+        send, cached = arms.get(SEND, {}), arms.get(CACHED, {})
+        out += [(send[r], cached[r]) for r in sorted(set(send) & set(cached))]
+    return out
+
+
+def _schedules_differ_clause(b: dict[str, Any], pairs: list[tuple[dict, dict]]) -> str:
+    """The bytes clause of a pair whose arms ran different schedules: the policy's own
+    share (send's new_token_ids, ``stats.token_ids_bytes``), then why the per-step
+    totals are no saving of the policy's."""
+    ids = token_ids_bytes(s for s, _ in pairs)
+    steps = " and ".join(f"{sum(float(r.get('num_steps') or 0) for r in arm) / len(arm):,.0f}"
+                         for arm in ([s for s, _ in pairs], [c for _, c in pairs]))
+    a, c = f"{b[SEND]:,.0f}", f"{b[CACHED]:,.0f}"
+    why = ("differ also because the schedules differ" if a != c
+           else "come from different schedules")
+    per = " per case" if len(pairs) > 1 else ""
+    totals = (f"per-step totals to the runner ({a} against {c} bytes) {why} ({steps} "
+              f"steps{per}, other batches: schedule digests differ), so the difference of "
+              f"the totals is not the policy's saving")
+    if ids is None:
+        return f"ran a different schedule from send: the {totals}"
+    share = f" ({100 * ids / b[SEND]:.1f} % of send's bytes)" if b[SEND] else ""
+    return (f"leaves out send's new_token_ids, {ids:,.1f} bytes per step{share}; the "
+            f"arms' {totals}")
+
+
+def _saving_clauses(tables, key: tuple, pairs: list[tuple[dict, dict]] = ()) -> list[str]:
     """What cached saves (or spends) against send for ``key``: bytes (as a share of
-    send's bytes, the base of the bytes figure's box too), encode, build."""
+    send's bytes, the base of the bytes figure's box too), encode, build. Where the
+    arms ran different schedules (``pairs``, ``pair_records``: ``stats.schedules_differ``)
+    the bytes are send's new_token_ids, the policy's own share
+    (``_schedules_differ_clause``), and the times are said to be over other batches."""
     codec = key[1]
     clauses = []
     b = tables["s2r"].get(key)
-    if b and codec != SINGLE_PROCESS and b[SEND]:
+    differ = schedules_differ(pairs)
+    if b and codec != SINGLE_PROCESS and differ:
+        clauses.append(_schedules_differ_clause(b, pairs))
+    elif b and codec != SINGLE_PROCESS and b[SEND]:
         fewer = b["diff"]
         clauses.append(f"sends {abs(fewer):,.0f} {'fewer' if fewer >= 0 else 'more'} "
                        f"bytes per step to the runner ({100 * abs(fewer) / b[SEND]:.1f} % "
@@ -190,14 +239,18 @@ def _pair_finding(cases, tables, key: tuple, where: Where, timed: bool,
     workload, codec, model = key[0], key[1], key[3]
     t = tables["tput"][key]
     what = _codec_name(codec) + (f", {model} model" if model and model != "null" else "")
+    pairs = pair_records(cases, key)
     if key[:3] in withheld:
-        clauses = _saving_clauses(tables, key)[:1]  # the bytes
+        clauses = _saving_clauses(tables, key, pairs)[:1]  # the bytes
         return (f"{where(workload)} ({what}), cached "
                 + (clauses[0] + "; " if clauses else "") + WITHHELD_CLAUSE + ".")
-    clauses = _saving_clauses(tables, key)
+    clauses = _saving_clauses(tables, key, pairs)
     text = f"{where(workload)} ({what}), cached "
-    joined = (", ".join(clauses[:-1]) + " and " + clauses[-1] if len(clauses) > 1
-              else "".join(clauses))
+    if schedules_differ(pairs) and len(clauses) > 1 and key[1] != SINGLE_PROCESS:
+        # the bytes clause ends on the schedules; the times are of other batches too
+        joined = clauses[0] + "; over those other batches it " + _and(clauses[1:])
+    else:
+        joined = _and(clauses)
     if timed:
         lat = _latency_clause(cases, key)
         return text + (joined + "; " if joined else "") + (lat or "shows no latency data") + "."
@@ -209,11 +262,27 @@ def _pair_finding(cases, tables, key: tuple, where: Where, timed: bool,
     if t["n"] > 1:
         point = RATIO_POINTS.get(t.get("method", "t"), "geometric mean")
         return (text + _interval(t) + f" (paired {point} over {t['n']} repetitions"
-                + (", no significant difference" if t["significant"] is False else "")
+                + (_inconclusive_clause(t) if t.get("inconclusive")
+                   else ", no significant difference" if t["significant"] is False else "")
                 + f"; means over repetitions: {t[SEND]:,.0f} → {t[CACHED]:,.0f} tok/s)."
                 + _oversubscribed(cases, workload, codec, key[2]))
-    return text + f" ({t[SEND]:,.0f} → {t[CACHED]:,.0f} tok/s)." + _oversubscribed(
-        cases, workload, codec, key[2])
+    return text + f" ({ONE_PAIR}: {t[SEND]:,.0f} → {t[CACHED]:,.0f} tok/s)." + \
+        _oversubscribed(cases, workload, codec, key[2])
+
+
+def _inconclusive_clause(row: dict[str, Any]) -> str:
+    """', inconclusive: ...' for a ``summarize_pairs`` row with no significant difference
+    whose interval reaches beyond ±10 % (``stats.inconclusive``), so that "no
+    significant difference" is not read as "no difference"."""
+    pct = f"{100 * DETECTABLE:.0f} %"
+    return (f", inconclusive: the interval reaches beyond ±{pct}, too few repetitions or "
+            f"too noisy to tell a {pct} difference from none")
+
+
+def _and(clauses: list[str]) -> str:
+    """'a, b and c'."""
+    return (", ".join(clauses[:-1]) + " and " + clauses[-1] if len(clauses) > 1
+            else "".join(clauses))
 
 
 def _oversubscribed(cases, workload: str, codec=None, transport=None) -> str:
@@ -371,9 +440,8 @@ def _overhead_findings(cases) -> list[str]:
         out.append(f"At {cmp['workload']} ({_codec_name(cmp['codec'])}), per-step recording "
                    f"and checks make the loop's step {m['ratio_geomean']:.3f}x as long "
                    f"({m['treatment']}/{m['baseline']}, 95 % interval {ci} over "
-                   f"{m['n_pairs']} pairs; {m['treatment_median'] / 1e3:.1f} against "
-                   f"{m['baseline_median'] / 1e3:.1f} us per step, medians): "
-                   f"{m['verdict']}.")
+                   f"{m['n_pairs']} pairs"
+                   + arm_geomeans(m, "against", "us per step") + f"): {verdict_of(m)}.")
     return out
 
 
@@ -424,7 +492,7 @@ def _ratio_clause(m: dict[str, Any], name: str, verdict: bool = True) -> str:
     if m["ratio_ci_low"] is not None and m["ratio_ci_high"] is not None:
         interval = (f" [{100 * (m['ratio_ci_low'] - 1):+.1f}, "
                     f"{100 * (m['ratio_ci_high'] - 1):+.1f}] %")
-    return f"{name} {_pct(ratio)}{interval}" + (f" ({m['verdict']})" if verdict else "")
+    return f"{name} {_pct(ratio)}{interval}" + (f" ({verdict_of(m)})" if verdict else "")
 
 
 def _comparison_finding(c: dict[str, Any], where: Where) -> str:
@@ -433,7 +501,10 @@ def _comparison_finding(c: dict[str, Any], where: Where) -> str:
     an A/A pair (``is_aa``) whether any metric differed significantly, which would
     mean the machine's noise alone produces verdicts."""
     base, treat, n = c["baseline"], c["treatment"], c["n_pairs"]
-    head = (f"{where(c['workload'])} ({_codec_name(c['codec'])}), {treat} against {base} "
+    from ipc_bench.report.tables import transport_of
+
+    head = (f"{where(c['workload'])} ({_codec_name(c['codec'])}{transport_of(c)}), "
+            f"{treat} against {base} "
             f"over {n} paired repetition{'' if n == 1 else 's'}")
     metrics = c.get("metrics") or {}
     shown = [(metrics[k], name) for k, name in COMPARISON_FINDING_METRICS if k in metrics]
@@ -455,12 +526,23 @@ def _comparison_finding(c: dict[str, Any], where: Where) -> str:
         why = next(iter(metrics.values()))["verdict"]
         return f"{head} gives no verdict ({why.removeprefix('no verdict: ')})." \
             if metrics else f"{head} compared no metric."
+    shown_clauses = ", ".join(_ratio_clause(metrics[k], name, verdict=False)
+                              for k, name in COMPARISON_FINDING_METRICS if k in metrics)
+    wide = [k for k, m in judged.items() if verdict_of(m).startswith("inconclusive")]
+    if not differ and wide:
+        from ipc_bench.analysis.metrics import metric
+
+        pct = f"{100 * DETECTABLE:.0f} %"
+        return (f"{head} is inconclusive: no compared metric differs significantly, but "
+                f"the intervals of {len(wide)} of its {len(judged)} compared metrics "
+                f"({', '.join(metric(k).short for k in wide)}) reach beyond ±{pct}, so "
+                f"this run could not have seen a {pct} difference (too few repetitions or "
+                f"too noisy) and does not show that the machine's noise is small: "
+                + shown_clauses + ".")
     if not differ:
         return (f"{head} shows no significant difference in any of its {len(judged)} "
                 "compared metrics, so the machine's noise alone gave no verdict: "
-                + ", ".join(_ratio_clause(metrics[k], name, verdict=False)
-                            for k, name in COMPARISON_FINDING_METRICS if k in metrics)
-                + ".")
+                + shown_clauses + ".")
     from ipc_bench.analysis.metrics import metric
 
     named = ", ".join(f"{metric(k).short} ({metrics[k]['verdict']})" for k in differ)

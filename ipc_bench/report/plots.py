@@ -43,7 +43,7 @@ import functools
 import json
 import math
 import re
-from typing import Sequence
+from typing import Optional, Sequence
 
 from ipc_bench.analysis import cores
 from ipc_bench.analysis.metrics import metric
@@ -309,7 +309,7 @@ def bytes_per_step(results):
     fig, axes = _figure(1, 2, width=11, height=4.3)
     panels = (("s2r_payload_bytes", "scheduler → runner (SchedulerOutput)"),
               ("r2s_payload_bytes", "runner → scheduler (ModelRunnerOutput)"))
-    notes = []
+    notes, differing, own = [], [], []
     series = [key for key, _ in _series(st)]
     for ax, (col, title) in zip(axes[0], panels):
         means = {}
@@ -331,19 +331,49 @@ def bytes_per_step(results):
                 s, c = means.get((SEND, codec)), means.get((CACHED, codec))
                 if s is None or c is None or xmax not in s.index or xmax not in c.index:
                     continue
+                differ = _schedules_differ_ids(results.cases, codec)
+                if differ is not None:  # other batches: send's own ids, not send - cached
+                    differing.append(codec)
+                    if differ == differ:
+                        own.append(f"{codec}: send's new_token_ids {differ:,.1f} B/step "
+                                   "(whole run; schedules differ)")
+                    continue
                 d = s[xmax] - c[xmax]
                 notes.append(f"{codec}: send - cached {d:+,.0f} B ("
                              f"{100 * d / s[xmax]:.1f} % of send's bytes)" if s[xmax] else
                              f"{codec}: send - cached {d:+,.0f} B")
-    if notes:
-        axes[0][0].text(0.02, 0.98, f"at {st['_x'].max():g} running:\n" + "\n".join(notes),
+    box = ([f"at {st['_x'].max():g} running:"] + notes if notes else []) + own
+    notes = notes + own
+    if box:
+        axes[0][0].text(0.02, 0.98, "\n".join(box),
                         transform=axes[0][0].transAxes, va="top", ha="left",
                         fontsize="small",
                         bbox=dict(boxstyle="round", facecolor="white", alpha=0.8))
     fig.suptitle("Bytes per step against running requests")
     _record(fig, series=series, panels=[t for _, t in panels], notes=notes,
-            largest=float(st["_x"].max()))
+            largest=float(st["_x"].max()), schedules_differ=differing)
     return fig
+
+
+def _schedules_differ_ids(cases, codec: str) -> Optional[float]:
+    """For ``codec``'s send/cached pairs of ``cases`` that ran different schedules
+    (``stats.schedules_differ``: a timed replay), send's new_token_ids bytes per step
+    (``stats.token_ids_bytes``; NaN when not measured): what the bytes figure's box
+    gives instead of send - cached, which would mix the policy with the batches.
+    ``None`` where the schedules are the same."""
+    from ipc_bench.analysis.stats import (arms_by_repetition, schedules_differ,
+                                          token_ids_bytes)
+
+    sel = cases[cases["codec"] == codec]
+    keys = [k for k in ("workload", "transport", "model") if k in sel.columns]
+    pairs = []
+    for arms in arms_by_repetition(sel.to_dict("records"), keys).values():
+        send, cached = arms.get(SEND, {}), arms.get(CACHED, {})
+        pairs += [(send[r], cached[r]) for r in sorted(set(send) & set(cached))]
+    if not schedules_differ(pairs):
+        return None
+    ids = token_ids_bytes(s for s, _ in pairs)
+    return math.nan if ids is None else ids
 
 
 @_finished_cases

@@ -15,8 +15,10 @@ from typing import Any, Iterable, Optional, Sequence
 from ipc_bench.analysis import cores
 from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.results import case_unfinished
-from ipc_bench.analysis.stats import (COMPARED_KEYS, arms_by_repetition, paired_ratio,
-                                      ratio_phrase)
+from ipc_bench.analysis.stats import (COMPARED_KEYS, DETECTABLE, INTERVAL_NAMES,
+                                      arms_by_repetition, paired_ratio, performed,
+                                      ratio_phrase, schedules_differ, token_ids_bytes,
+                                      verdict_of)
 from ipc_bench.analysis.summary import no_counted_steps_warning
 from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.engine.pipeline import DIRECT
@@ -242,7 +244,8 @@ def _ratio_lines(codec: str, cases: list[dict[str, Any]], method: str = "t") -> 
     or models are paired apart, each line naming its transport when there are several.
     Timing metrics are left out where a case's timings are withheld
     (``cores.is_withheld``), metrics with a zero or negative value, which have no
-    ratio, too."""
+    ratio, too, and so are those the codec does not perform (``stats.performed``: the
+    single-process case's encode and decode, a few clock reads around no work)."""
     groups = arms_by_repetition(cases, ("transport", "model"))
     several = len(groups) > 1
     out = []
@@ -254,9 +257,15 @@ def _ratio_lines(codec: str, cases: list[dict[str, Any]], method: str = "t") -> 
             if not reps:
                 continue
             hide = any(cores.is_withheld(arm[r]) for arm in (send, other) for r in reps)
+            # other batches (a timed replay): the bytes ratio is not the policy's
+            differ = schedules_differ((send[r], other[r]) for r in reps)
             parts, interval = [], False
             for key in RATIO_METRICS:
-                if hide and metric(key).unit in cores.TIMING_UNITS:
+                if differ and key in BYTES_RATIO_KEYS:
+                    parts.append(f"{metric(key).ratio_short} - (schedules differ)")
+                    continue
+                if (hide and metric(key).unit in cores.TIMING_UNITS) \
+                        or not performed(key, codec):
                     continue
                 a = [send[r].get(key) for r in reps]
                 b = [other[r].get(key) for r in reps]
@@ -272,7 +281,26 @@ def _ratio_lines(codec: str, cases: list[dict[str, Any]], method: str = "t") -> 
                     f", {model} model" if several and model and model != "null" else "")
                 out.append(f"  {ratio_line_head(name, where, len(reps), interval, method)}: "
                            + ", ".join(parts))
+                if differ:
+                    ids = token_ids_bytes(send[r] for r in reps)
+                    out.append("    " + schedules_differ_line(ids))
     return out
+
+
+#: The ratio-line metrics left out (shown ``-``) where the arms' schedules differ.
+BYTES_RATIO_KEYS = ("sched_to_runner_payload_bytes_per_step",)
+
+
+def schedules_differ_line(ids_bytes: Optional[float]) -> str:
+    """The line under a ratio line whose arms ran different schedules
+    (``stats.schedules_differ``): why its bytes have no ratio, and the policy's own
+    share, ``ids_bytes`` (``stats.token_ids_bytes``: send's new_token_ids per step)."""
+    own = (f"send's new_token_ids take {ids_bytes:,.1f} B/step (tok B/step + prompt "
+           "B/step), what cached leaves out" if ids_bytes is not None else
+           "send's new_token_ids were not measured")
+    return ("s2r B: no ratio, the arms ran different schedules (schedule digests differ: "
+            "other batches), so their bytes per step differ by batch as well as by "
+            f"policy; {own}; the other ratios compare different batches too")
 
 
 def unchecked_note(cases: list[dict[str, Any]]) -> Optional[str]:
@@ -544,6 +572,20 @@ def _num(value, scale: float) -> str:
 
 #: How a withheld verdict starts (``stats.withheld_verdict``); the block says why once.
 WITHHELD = "no verdict"
+#: The line under a comparison whose arms ran different schedules (``compare_cases``'
+#: ``schedules_differ``) and under a ratio line of such cases.
+SCHEDULES_DIFFER_NOTE = (
+    "schedules differ: the arms ran different batches (their schedule digests differ: a "
+    "timed replay follows wall-clock arrivals), so their per-step bytes and times differ "
+    "by batch as well as by policy; the s2r bytes' difference is not the policy's saving "
+    "(send's own new_token_ids are tok B/step + prompt B/step in the case table)")
+#: How an inconclusive verdict starts (``stats.inconclusive_verdict``); its rows say
+#: ``INCONCLUSIVE`` and the line under the table, ``INCONCLUSIVE_NOTE``, says why once.
+INCONCLUSIVE = "inconclusive"
+INCONCLUSIVE_NOTE = (f"inconclusive: no significant difference, but the ratio interval "
+                     f"reaches beyond ±{100 * DETECTABLE:.0f} %: too few repetitions or too "
+                     f"noisy to tell a {100 * DETECTABLE:.0f} % difference from none (more "
+                     f"--repeat, or a quieter machine)")
 
 
 def _p(value: Optional[float]) -> str:
@@ -556,30 +598,49 @@ def comparison_parts(c: dict[str, Any]) -> Optional[tuple[str, list[str], list[l
                                                              str]]:
     """One comparison of ``compare_cases`` (a ``summary.json`` ``comparisons`` entry) as
     ``format_comparisons`` prints it: its first line, the table's header and rows, and
-    the line on withheld timings (``""`` when none); ``None`` when it compared no
+    the lines under the table (``INCONCLUSIVE_NOTE`` where a verdict is inconclusive,
+    then the line on withheld timings; ``""`` when neither); ``None`` when it compared no
     metric of ``COMPARED_KEYS`` and withheld none."""
     base, treat = c["baseline"], c["treatment"]
-    method = {"t": "t-interval on log ratios",
-              "bootstrap": "bootstrap percentile",
-              "sign": "sign-test order statistics"}.get(c["method"], c["method"])
+    method = (ratio_phrase(c["method"], c["confidence"]) if c["method"] in INTERVAL_NAMES
+              else c["method"])
     family = c.get("family") or []
     adjusted = (f"; verdicts Holm-adjusted over {len(family)} timed metrics"
                 if family else "")
     rows = [_comparison_row(c["method"], key, c["metrics"][key])
             for key in COMPARED_KEYS if key in c["metrics"]]
+    if c.get("schedules_differ"):  # no verdict on the policy from other batches' bytes
+        bytes_rows = {metric(k).short for k in BYTES_RATIO_KEYS}
+        rows = [r[:-1] + ["schedules differ"] if r[0] in bytes_rows else r for r in rows]
     if not rows and not c.get("timings_withheld"):
         return None  # nothing compared (older summaries kept such entries): no header
     withheld = [m["verdict"] for m in c["metrics"].values()
                 if m["verdict"].startswith(WITHHELD)]
     if withheld:  # the reason once, not on every row
         adjusted = "; " + withheld[0]
-    title = (f"{treat} vs {base}  [{c['workload']}]  {c['codec']}: {c['n_pairs']} "
-             f"paired repetitions, {c['confidence']:.0%} intervals ({method})" + adjusted)
+    n = c["n_pairs"]
+    title = (f"{treat} vs {base}  [{c['workload']}]  {c['codec']}{transport_of(c)}: "
+             f"{treat}/{base} {method}; {n} pair{'' if n == 1 else 's'}" + adjusted)
     header = ["metric", "unit", f"{base} median [IQR]", f"{treat} median [IQR]",
               f"{treat}/{base}", "ratio CI", f"{base}-{treat}", "diff CI", "p [Holm]",
               "verdict"]
     held = c.get("timings_withheld")  # analysis.cores: bytes only
-    return title, header, rows, held.replace("* timings", "timings", 1) if held else ""
+    held = held.replace("* timings", "timings", 1) if held else ""
+    if any(verdict_of(m).startswith(INCONCLUSIVE) for m in c["metrics"].values()):
+        held = "\n".join(x for x in (INCONCLUSIVE_NOTE, held) if x)
+    if c.get("schedules_differ"):
+        held = "\n".join(x for x in (SCHEDULES_DIFFER_NOTE, held) if x)
+    return title, header, rows, held
+
+
+def transport_of(c: dict[str, Any]) -> str:
+    """', tcp' after a comparison's codec where its run compared several transports
+    for that codec (``compare_cases``' ``paired_apart``: each transport, and model, is
+    paired apart), ', torch model' where several models, '' otherwise."""
+    apart = c.get("paired_apart") or ()
+    out = f", {c['transport']}" if "transport" in apart and c.get("transport") else ""
+    model = c.get("model")
+    return out + (f", {model} model" if "model" in apart and model else "")
 
 
 def format_comparisons(comparisons: Iterable[dict[str, Any]]) -> str:
@@ -629,7 +690,8 @@ def _comparison_row(method: str, key: str, m: dict[str, Any]) -> list[str]:
             f"{_num(m['treatment_median'], scale)} [{_num(m['treatment_iqr'], scale)}]",
             f"{ratio:.3f}" if ratio is not None else "-", ci,
             _num(diff, scale), dci, p,
-            WITHHELD if m["verdict"].startswith(WITHHELD) else m["verdict"]]
+            WITHHELD if m["verdict"].startswith(WITHHELD)
+            else INCONCLUSIVE if verdict_of(m).startswith(INCONCLUSIVE) else m["verdict"]]
 
 
 def format_byte_model(rows: Iterable[dict[str, Any]]) -> str:

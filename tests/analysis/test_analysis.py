@@ -280,7 +280,8 @@ def _cli_comparison_rows(stdout: str) -> dict[tuple, tuple[str, str]]:
     """(workload, codec, report label) -> (ratio, ratio CI) from the CLI's block."""
     out, where = {}, None
     for line in stdout.splitlines():
-        head = re.match(r"cached vs send  \[(.+)\]  (\w+): \d+ paired repetitions", line)
+        head = re.match(r"cached vs send  \[(.+)\]  (\w+): cached/send paired by repetition",
+                        line)
         if head:
             where = head.groups()
             continue

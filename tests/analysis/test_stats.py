@@ -46,7 +46,40 @@ def test_ratio_interval_by_hand():
     assert cmp.ratio_ci_high == pytest.approx(math.exp(half), abs=1e-3)
     assert cmp.ratio_ci_low < 1.0 < cmp.ratio_ci_high
     assert cmp.significant is False
+    # [-13.5, +15.6] %: too wide to see a 10 % difference, so no reassurance
+    assert cmp.inconclusive is True
+    assert cmp.verdict == ("inconclusive: the 95 % interval [-13.5, +15.6] % reaches beyond "
+                           "±10 %: too few repetitions or too noisy to tell a 10 % "
+                           "difference from none")
+
+
+def test_a_narrow_interval_around_one_is_no_significant_difference():
+    # the log ratios of test_ratio_interval_by_hand scaled by 1/10: [-1.4, +1.5] %
+    base = [100.0, 200.0, 300.0, 400.0]
+    treat = [b * math.exp(x) for b, x in zip(base, [-0.01, 0.01, -0.005, 0.005])]
+    cmp = stats.compare_paired(base, treat, baseline_name="send", treatment_name="send'")
+    assert 0.9 < cmp.ratio_ci_low < 1.0 < cmp.ratio_ci_high < 1.1
+    assert cmp.significant is False and cmp.inconclusive is False
     assert cmp.verdict == "no significant difference"
+
+
+def test_the_aa_check_of_two_repetitions_is_inconclusive_not_passed():
+    # a user's A/A pair of 2 repetitions: tokens/s +54.8 % [-81.2, +1175.0] %
+    c = stats.compare_paired([1000.0, 1000.0], [400.0, 5990.0], baseline_name="send",
+                             treatment_name="send'")
+    assert c.significant is False and c.inconclusive is True
+    assert c.verdict.startswith("inconclusive: the 95 % interval [")
+    assert c.verdict.endswith("] % reaches beyond ±10 %: too few repetitions or too noisy "
+                              "to tell a 10 % difference from none")
+    assert stats.verdict_of(dict(c.to_dict(), verdict="no significant difference")) \
+        == c.verdict  # a summary written before the verdict existed reads the same
+
+
+@pytest.mark.parametrize("low, high, wide", [
+    (0.95, 1.05, False), (0.9, 1.1, False), (0.89, 1.01, True), (0.99, 1.11, True),
+    (None, None, False), (math.nan, 1.0, False)])
+def test_inconclusive_is_an_interval_beyond_ten_percent(low, high, wide):
+    assert stats.inconclusive(low, high) is wide
 
 
 def test_constant_ratio():
@@ -238,6 +271,34 @@ def test_compare_cases_pairs_by_repetition():
     assert m["unit"] == "ns"
     assert m["diff_mean"] == pytest.approx(20.0)
     assert entry["family"] == ["step_ns_mean"] and m["adjustment"] == "holm"
+
+
+def test_compare_cases_pairs_each_transport_apart():
+    """Two transports of one workload and codec: each transport's send is paired with
+    its own cached (as the terminal's ratio line pairs them), never one transport's
+    cases overwriting the other's; the block's titles name the transport."""
+    from ipc_bench.report.tables import _ratio_lines, format_comparisons
+
+    summaries = []
+    for rep in range(3):
+        for transport, (a, b) in (("ipc", (100.0 + rep, 80.0 + rep)),
+                                  ("tcp", (200.0 + rep, 100.0 + rep))):
+            summaries += [dict(_summary(arm, rep, v), transport=transport, model="null")
+                          for arm, v in (("send", a), ("cached", b))]
+    out = stats.compare_cases(summaries, metrics=[("step_ns_mean", "ns")])
+    assert [(c["transport"], c["n_pairs"], c["paired_apart"]) for c in out] == [
+        ("ipc", 3, ["transport"]), ("tcp", 3, ["transport"])]
+    ipc, tcp = (c["metrics"]["step_ns_mean"]["ratio_geomean"] for c in out)
+    assert ipc == pytest.approx(stats.paired_ratio([100, 101, 102], [80, 81, 82])[0])
+    assert tcp == pytest.approx(stats.paired_ratio([200, 201, 202], [100, 101, 102])[0])
+    lines = _ratio_lines("msgpack", summaries)
+    assert [ln.split(";")[0] for ln in lines] == ["  cached/send (msgpack, ipc",
+                                                   "  cached/send (msgpack, tcp"]
+    assert f"step {ipc:.3f}" in lines[0] and f"step {tcp:.3f}" in lines[1]
+    titles = [ln for ln in format_comparisons(out).splitlines() if " vs " in ln]
+    assert [t.split(":")[0] for t in titles] == [
+        "cached vs send  [num_running=256]  msgpack, ipc",
+        "cached vs send  [num_running=256]  msgpack, tcp"]
 
 
 def _overhead_pair(rep, loop_ns):

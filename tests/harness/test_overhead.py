@@ -9,6 +9,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from ipc_bench.harness.spec import CaseSpec
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig
 from ipc_bench.analysis.summary import summarize_case
@@ -69,6 +71,9 @@ def test_overhead_scenario_prints_the_ratio_per_policy(tmp_path):
     assert [(r["arm"], r["cached_arm"], r["difference"]) for r in send] == [
         ("steps", None, "send - cached")]
     assert all("over 2 pairs" in ln for ln in lines)
+    assert all(re.search(r" over 2 pairs; \d+\.\d vs \d+\.\d us/step \(steps vs totals, "
+                         r"geometric means over the pairs: the ratio is their quotient\); ",
+                         ln) for ln in lines), lines
     # the bare loop's '-' cells and its missing schedule digest are said once, as design
     out = proc.stdout.splitlines()
     assert out.count("  totals: the bare loop (instrumentation totals) records no step, so "
@@ -85,7 +90,7 @@ def test_overhead_scenario_prints_the_ratio_per_policy(tmp_path):
     assert summary["comparisons"] == []
     # the report leads its findings with the same paired ratios, one per policy
     from ipc_bench import cli
-    from ipc_bench.analysis.stats import compare_cases
+    from ipc_bench.analysis.stats import compare_cases, verdict_of
 
     assert cli.main(["report", str(tmp_path / "run"), "--output", str(tmp_path / "rep")]) == 0
     md = (tmp_path / "rep" / "report.md").read_text()
@@ -96,10 +101,39 @@ def test_overhead_scenario_prints_the_ratio_per_policy(tmp_path):
         want.append(f"- At {cmp['workload']} (msgpack), per-step recording and checks make "
                     f"the loop's step {m['ratio_geomean']:.3f}x as long (steps/totals, 95 % "
                     f"interval [{m['ratio_ci_low']:.3f}, {m['ratio_ci_high']:.3f}] over 2 "
-                    f"pairs; {m['treatment_median'] / 1e3:.1f} against "
-                    f"{m['baseline_median'] / 1e3:.1f} us per step, medians): "
-                    f"{m['verdict']}.")
+                    f"pairs; {m['treatment_geomean'] / 1e3:.1f} against "
+                    f"{m['baseline_geomean'] / 1e3:.1f} us per step (steps against totals, "
+                    f"geometric means over the pairs: the ratio is their quotient)): "
+                    f"{verdict_of(m)}.")
+        # one statistic: the figures beside the ratio point the way it does
+        assert m["ratio_geomean"] == pytest.approx(
+            m["treatment_geomean"] / m["baseline_geomean"])
     assert [cmp["workload"] for cmp in compare_cases(
         summary["cases"], metrics=(("loop_step_ns_mean", "ns"),))] == [
         "num_running=4,of=send", "num_running=4,of=cached"]
     assert found[2:4] == want
+
+
+def test_the_steps_totals_line_gives_one_statistic():
+    """Medians beside a geometric-mean ratio could point the other way (0.9757 next to
+    470.5 vs 409.4 us/step): the line gives the arms' geometric means, whose quotient
+    the ratio is."""
+    from scenarios.overhead import report
+
+    summaries = []
+    # totals: 400, 420, 440 us; steps: two repetitions faster, one much slower, so the
+    # medians (400 vs 420 us) point the other way from the ratio (1.0226)
+    for rep, (totals, steps) in enumerate([(400e3, 380e3), (420e3, 400e3), (440e3, 520e3)]):
+        for arm, v in (("totals", totals), ("steps", steps)):
+            summaries.append(dict(scenario="overhead", workload="num_running=4,of=send",
+                                  codec="msgpack", transport="ipc", model="null",
+                                  policy="send", arm=arm, repetition=rep, complete=True,
+                                  num_steps=0 if arm == "totals" else 100, loop_steps=100,
+                                  loop_step_ns_mean=v))
+    line = report(summaries).splitlines()[2]
+    assert line == (
+        "  num_running=4,of=send msgpack: steps/totals = 1.0226 [0.7490, 1.3961] over 3 "
+        "pairs; 429.2 vs 419.7 us/step (steps vs totals, geometric means over the pairs: "
+        "the ratio is their quotient); inconclusive: the 95 % interval [-25.1, +39.6] % "
+        "reaches beyond ±10 %: too few repetitions or too noisy to tell a 10 % difference "
+        "from none")

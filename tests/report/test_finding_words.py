@@ -32,8 +32,20 @@ def test_the_tokens_finding_gives_the_paired_ratio_and_names_the_means():
         "At 4 running requests (msgpack), cached sends 81 fewer bytes per step to the runner "
         "(5.3 % of send's bytes), saves 0.00 µs of encode per step [+0.00, +0.00] µs and "
         "saves 4.90 µs building the SchedulerOutput; output tokens/s changes by -12.3 % "
-        "[-95.0, +1450.0] % (paired geometric mean over 2 repetitions, no significant "
-        "difference; means over repetitions: 71,800 → 58,980 tok/s).")
+        "[-95.0, +1450.0] % (paired geometric mean over 2 repetitions, inconclusive: the "
+        "interval reaches beyond ±10 %, too few repetitions or too noisy to tell a 10 % "
+        "difference from none; means over repetitions: 71,800 → 58,980 tok/s).")
+
+
+def test_a_one_repetition_ratio_says_so_in_its_own_finding():
+    rows = [_summary("send", 0, 100_000.0, 282700.0), _summary("cached", 0, 49_300.0, 231400.0)]
+    res = type("R", (), {})()
+    res.cases, res.labels, res.metadata = _cases(rows), ["num_running"], {"run": {}}
+    tables = findings._pair_tables(res)
+    key = next(iter(tables["tput"]))
+    text = findings._pair_finding(res.cases, tables, key, _where, timed=False)
+    assert text.endswith("output tokens/s changes by -50.7 % (one repetition, no "
+                         "interval: 100,000 → 49,300 tok/s).")
 
 
 def test_the_share_finding_names_the_direction_and_base_of_the_step_difference():

@@ -47,20 +47,23 @@ rep  policy  codec    transport  steps  out tok/s  floor tok/s  x floor  s2r B/s
   cached/send (msgpack; paired by repetition: geometric mean of the per-repetition ratios [95 % Student-t interval]; 2 pairs): tok/s 1.236 [1.069, 1.429], s2r B 0.947 [0.947, 0.947], build 0.395 [0.395, 0.395], encode 1.000 [1.000, 1.000], decode 1.000 [1.000, 1.000], step 0.813 [0.743, 0.889]"""
 
 # With the p-value column and Holm's adjustment over the timed metrics: two pairs
-# support no timed verdict but the build time's (the same in both pairs).
+# support no timed verdict but the build time's (the same in both pairs); those whose
+# interval reaches beyond ±10 % are inconclusive, not "no significant difference". The
+# title names the ratio as the ratio line does (stats.ratio_phrase).
 GOLDEN_COMPARISONS = """
-cached vs send  [num_running=4]  msgpack: 2 paired repetitions, 95% intervals (t-interval on log ratios); verdicts Holm-adjusted over 7 timed metrics
+cached vs send  [num_running=4]  msgpack: cached/send paired by repetition: geometric mean of the per-repetition ratios [95 % Student-t interval]; 2 pairs; verdicts Holm-adjusted over 7 timed metrics
 metric       unit   send median [IQR]  cached median [IQR]  cached/send        ratio CI  send-cached            diff CI         p [Holm]                                     verdict
 -----------  -----  -----------------  -------------------  -----------  --------------  -----------  -----------------  ---------------  ------------------------------------------
-step mean    us     283.9 [1.15]              230.7 [0.70]        0.813  [0.743, 0.889]         53.1       [29.6, 76.7]    0.022 [0.130]                   no significant difference
-step median  us     282.9 [1.15]              229.7 [0.70]        0.812  [0.742, 0.889]         53.1       [29.6, 76.7]    0.022 [0.130]                   no significant difference
-out tok/s    tok/s  56,301 [301.0]          69,577 [423.0]        1.236  [1.069, 1.429]      -13,276  [-22,475, -4,077]    0.034 [0.130]                   no significant difference
+step mean    us     283.9 [1.15]              230.7 [0.70]        0.813  [0.743, 0.889]         53.1       [29.6, 76.7]    0.022 [0.130]                                inconclusive
+step median  us     282.9 [1.15]              229.7 [0.70]        0.812  [0.742, 0.889]         53.1       [29.6, 76.7]    0.022 [0.130]                                inconclusive
+out tok/s    tok/s  56,301 [301.0]          69,577 [423.0]        1.236  [1.069, 1.429]      -13,276  [-22,475, -4,077]    0.034 [0.130]                                inconclusive
 build        us     8.10 [0.00]                3.20 [0.00]        0.395  [0.395, 0.395]         4.90       [4.90, 4.90]  <0.001 [<0.001]  significant: cached 60.5 % lower than send
 encode       us     5.40 [0.00]                5.40 [0.00]        1.000  [1.000, 1.000]         0.00       [0.00, 0.00]    1.000 [1.000]                   no significant difference
 decode       us     16.5 [0.00]                16.5 [0.00]        1.000  [1.000, 1.000]         0.00       [0.00, 0.00]    1.000 [1.000]                   no significant difference
-sched cpu    us     141.9 [0.58]              115.4 [0.35]        0.813  [0.743, 0.889]         26.6       [14.8, 38.3]    0.022 [0.130]                   no significant difference
+sched cpu    us     141.9 [0.58]              115.4 [0.35]        0.813  [0.743, 0.889]         26.6       [14.8, 38.3]    0.022 [0.130]                                inconclusive
 s2r bytes    B      1,530 [0.00]              1,449 [0.00]        0.947  [0.947, 0.947]         81.0       [81.0, 81.0]           <0.001   significant: cached 5.3 % lower than send
-r2s bytes    B      1,424 [0.00]              1,424 [0.00]        1.000  [1.000, 1.000]         0.00       [0.00, 0.00]            1.000                   no significant difference"""
+r2s bytes    B      1,424 [0.00]              1,424 [0.00]        1.000  [1.000, 1.000]         0.00       [0.00, 0.00]            1.000                   no significant difference
+inconclusive: no significant difference, but the ratio interval reaches beyond ±10 %: too few repetitions or too noisy to tell a 10 % difference from none (more --repeat, or a quieter machine)"""
 
 GOLDEN_LATENCY = """
 Latency (timed replay at 2x real time; TTFT from intended arrival)
@@ -81,9 +84,10 @@ def test_comparison_block_renders_the_golden_text():
 def test_comparison_block_says_once_why_a_method_gives_no_verdict():
     text = tables.format_comparisons(stats.compare_cases(SUMMARIES, method="bootstrap"))
     head, _, _, *rows = text.strip().splitlines()
-    assert head.endswith("2 paired repetitions, 95% intervals (bootstrap percentile); no "
-                         "verdict: the bootstrap needs >= 34 pairs, have 2 (use --repeat 34 "
-                         "or more, or --ci-method t)")
+    assert head.endswith("cached/send paired by repetition: median of the per-repetition "
+                         "ratios [95 % percentile-bootstrap interval]; 2 pairs; no verdict: "
+                         "the bootstrap needs >= 34 pairs, have 2 (use --repeat 34 or more, "
+                         "or --ci-method t)")
     assert len(rows) == 9 and all(r.endswith("  no verdict") for r in rows)
 
 
@@ -218,3 +222,33 @@ def test_the_ratio_line_is_the_paired_geometric_mean_not_the_ratio_of_means():
     assert tables.format_tables(summaries, method="sign").splitlines()[-1].startswith(
         "  cached/send (msgpack; paired by repetition: median of the per-repetition ratios "
         "[95 % sign-test interval]; 2 pairs, no interval): tok/s 0.900, ")
+
+
+def _single_process(policy: str, rep: int, encode_ns: float) -> dict:
+    """A single-process case (codec none): no serialization, no bytes; its encode and
+    decode times are clock reads around no work."""
+    return dict(_summary(policy, rep, 40_000.0 + rep, 50_000.0 + 100 * rep),
+                case_id=f"num_running=4/{policy}/none#{rep}", codec="none",
+                transport="inproc", sched_to_runner_payload_bytes_per_step=0.0,
+                runner_to_sched_payload_bytes_per_step=0.0, decode_token_bytes_per_step=0.0,
+                encode_ns_per_step=encode_ns, decode_ns_per_step=encode_ns / 2)
+
+
+def test_no_ratio_of_what_the_single_process_case_does_not_do():
+    """0.2 µs against 4.3 µs of 'encode' in a case that encodes nothing gave 'encode
+    23.595': the ratio line, the comparison block and the report's pair table leave
+    the single-process case's encode, decode and bytes out."""
+    cases = [_single_process("send", 0, 200.0), _single_process("cached", 0, 4300.0),
+             _single_process("send", 1, 210.0), _single_process("cached", 1, 4400.0)]
+    (line,) = tables._ratio_lines("none", cases)
+    assert line.startswith("  cached/send (none; ")
+    assert line.split("): ", 1)[1] == (
+        "tok/s 1.000 [1.000, 1.000], build 0.395 [0.395, 0.395], "
+        "step 1.000 [1.000, 1.000]")
+    (cmp,) = stats.compare_cases(cases)
+    assert not {"encode_ns_per_step", "decode_ns_per_step",
+                "sched_to_runner_payload_bytes_per_step",
+                "runner_to_sched_payload_bytes_per_step"} & set(cmp["metrics"])
+    assert "build_ns_per_step" in cmp["metrics"]
+    text = tables.format_comparisons([cmp])
+    assert "\nencode " not in text and "\ndecode " not in text and "s2r bytes" not in text

@@ -35,9 +35,10 @@ def test_a_finding_on_an_oversubscribed_tp_case_says_so():
         return "At 256 running requests, " + workload.split(",")[-1]
     one, two = (_pair_finding(cases, tables, key, where, False) for key in tables["tput"])
     assert one == ("At 256 running requests, tp=1 (msgpack), cached changes output tokens/s "
-                   "by +83.3 % (200 → 367 tok/s).")
+                   "by +83.3 % (one repetition, no interval: 200 → 367 tok/s).")
     assert two == ("At 256 running requests, tp=2 (msgpack), cached changes output tokens/s "
-                   "by +83.3 % (100 → 183 tok/s). OVERSUBSCRIBED: tp=2 ran 3 processes (the "
+                   "by +83.3 % (one repetition, no interval: 100 → 183 tok/s). OVERSUBSCRIBED: "
+                   "tp=2 ran 3 processes (the "
                    "scheduler and 2 ranks) on 2 cores, so they shared cores: its times and "
                    "tokens/s are not comparable with the other cases', only its bytes are.")
 

@@ -1,0 +1,119 @@
+"""Arms that ran different schedules (a timed replay: schedule digests differ) did not
+do the same work, so their per-step byte difference is not the policy's saving: the
+findings give send's own new_token_ids (the policy's share) and say the totals differ
+by schedule too; the terminal's ratio line, the comparison block, the report's pair
+table and the bytes figure's caption give no bytes ratio or verdict as the policy's."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ipc_bench.analysis import stats
+from ipc_bench.report import blocks, findings, tables
+from test_metrics import _summary
+
+WORKLOAD = "trace=azure-conv-timed:60"
+
+
+def _timed(policy: str, rep: int, s2r: float, steps: int, digest: str) -> dict:
+    send = policy == "send"
+    return dict(_summary(policy, rep, 1900.0 - 10 * rep if send else 1500.0 + 10 * rep,
+                         6.0e6),
+                case_id=f"{WORKLOAD}/{policy}/msgpack#{rep}", workload=WORKLOAD,
+                num_running=None, trace_speedup=20.0, num_steps=steps,
+                schedule_digest=digest, sched_to_runner_payload_bytes_per_step=s2r,
+                decode_token_bytes_per_step=62.8 if send else 0.0,
+                prompt_chunk_bytes_per_step=68.7 if send else 0.0)
+
+
+#: Two repetitions; the arms' schedules differ in both (other batches), and their
+#: per-step totals are 1,862 against 1,577 B: 285 B, far more than send's ids add.
+DIFFERENT = [_timed("send", 0, 1862.0, 606, "a0"), _timed("cached", 0, 1577.0, 546, "b0"),
+             _timed("send", 1, 1862.0, 606, "a1"), _timed("cached", 1, 1577.0, 546, "b1")]
+#: The same with equal schedules (a logical-clock replay): the difference is the policy's.
+SAME = [dict(s, schedule_digest=f"x{s['repetition']}") for s in DIFFERENT]
+
+
+def _results(rows: list[dict]):
+    res = type("R", (), {})()
+    res.cases = pd.DataFrame([dict(r, run_id="run") for r in rows])
+    res.labels, res.metadata = ["num_running"], {"run": {}}
+    return res
+
+
+def _where(workload: str) -> str:
+    return f"On `{workload}`"
+
+
+def _bytes_part(rows: list[dict]) -> str:
+    res = _results(rows)
+    tables_ = findings._pair_tables(res)
+    key = next(iter(tables_["tput"]))
+    text = findings._pair_finding(res.cases, tables_, key, _where, timed=True)
+    return text.split("; latency")[0].split("; shows no latency")[0]
+
+
+def test_the_bytes_finding_gives_the_policys_share_where_schedules_differ():
+    assert _bytes_part(DIFFERENT) == (
+        "On `trace=azure-conv-timed:60` (msgpack), cached leaves out send's new_token_ids, "
+        "131.5 bytes per step (7.1 % of send's bytes); the arms' per-step totals to the "
+        "runner (1,862 against 1,577 bytes) differ also because the schedules differ "
+        "(606 and 546 steps per case, other batches: schedule digests differ), so the "
+        "difference of the totals is not the policy's saving; over those other batches "
+        "it saves 0.00 µs of encode per step [+0.00, +0.00] µs and saves 4.90 µs "
+        "building the SchedulerOutput")
+
+
+def test_the_bytes_finding_is_the_difference_where_schedules_match():
+    assert _bytes_part(SAME) == (
+        "On `trace=azure-conv-timed:60` (msgpack), cached sends 285 fewer bytes per step "
+        "to the runner (15.3 % of send's bytes), saves 0.00 µs of encode per step "
+        "[+0.00, +0.00] µs and saves 4.90 µs building the SchedulerOutput")
+
+
+def test_the_ratio_line_gives_no_bytes_ratio_where_schedules_differ():
+    line, note = tables._ratio_lines("msgpack", DIFFERENT)
+    assert line.split("): ", 1)[1].startswith("tok/s 0.794 [0.736, 0.857], s2r B - "
+                                              "(schedules differ), build 0.395")
+    assert note == (
+        "    s2r B: no ratio, the arms ran different schedules (schedule digests differ: "
+        "other batches), so their bytes per step differ by batch as well as by policy; "
+        "send's new_token_ids take 131.5 B/step (tok B/step + prompt B/step), what "
+        "cached leaves out; the other ratios compare different batches too")
+    (same,) = tables._ratio_lines("msgpack", SAME)
+    assert ", s2r B 0.847 [0.847, 0.847], " in same
+
+
+def test_the_comparison_block_gives_no_bytes_verdict_where_schedules_differ():
+    (c,) = stats.compare_cases(DIFFERENT)
+    assert c["schedules_differ"] is True
+    _, _, rows, under = tables.comparison_parts(c)
+    s2r = next(r for r in rows if r[0] == "s2r bytes")
+    assert s2r[-1] == "schedules differ"
+    assert under.splitlines()[0] == tables.SCHEDULES_DIFFER_NOTE
+    (same,) = stats.compare_cases(SAME)
+    assert "schedules_differ" not in same
+    assert next(r for r in tables.comparison_parts(same)[2]
+                if r[0] == "s2r bytes")[-1] == "significant: cached 15.3 % lower than send"
+
+
+def test_the_bytes_caption_says_the_gap_is_not_the_policys():
+    drawn = dict(series=[("send", "msgpack"), ("cached", "msgpack")], largest=32.0,
+                 notes=["msgpack: send's new_token_ids 131.5 B/step (whole run; schedules "
+                        "differ)"], schedules_differ=["msgpack"])
+    assert blocks._bytes_caption(drawn).endswith(
+        "the runner → scheduler message is the same for both policies. The arms of "
+        "msgpack ran different schedules (a timed replay: other batches), so their lines "
+        "differ by batch as well as by policy and the gap between them is not the "
+        "policy's saving; the box gives send's own new_token_ids instead, per counted "
+        "step over the whole run.")
+
+
+def test_the_pair_table_says_the_rows_compare_other_batches():
+    note = blocks._pair_table(_results(DIFFERENT))[-1][1]
+    assert note.endswith(
+        " The arms of msgpack ran different schedules (schedule digests differ: a timed "
+        "replay follows wall-clock arrivals), so their rows compare other batches as well "
+        "as the policies: the s2r bytes' difference is not the policy's saving; send's "
+        "own new_token_ids are in the findings.")
+    assert "different schedules" not in blocks._pair_table(_results(SAME))[-1][1]
