@@ -178,6 +178,10 @@ class _Lines:
         self._f = f
         self._where = where
         self.lineno = 0
+        #: 1-based numbers of the blank lines that follow a line ended by a lone "\r"
+        #: (a "\r\r\n" ending, a carriage return doubled: each "\r" ends a line)
+        self.doubled_cr: set[int] = set()
+        self._after_cr = False
         #: SHA-256 of every byte read so far (Latin-1 text: one character per byte).
         self.digest = hashlib.sha256()
 
@@ -193,6 +197,9 @@ class _Lines:
             raise StopIteration
         self.digest.update(raw.encode("latin-1"))
         self.lineno += 1
+        if self._after_cr and raw in ("\r\n", "\n"):
+            self.doubled_cr.add(self.lineno)
+        self._after_cr = raw.endswith("\r")
         if raw.endswith("\r\n"):
             line = raw[:-2]
         elif raw.endswith(("\r", "\n")):
@@ -323,6 +330,10 @@ def _read_rows(f, where, max_requests: Optional[int], shown: str
                 pass
             if more is None:
                 break
+            if lineno in lines.doubled_cr:
+                raise where(lineno, f"blank line; expected a data row (line {lineno - 1} "
+                                    "ends in \\r\\r\\n: a carriage return doubled, as "
+                                    "when CRLF endings are converted twice?)")
         ns, ctx, gen = _parse_row(fields, lineno, where)
         if ns < prev_ns:
             raise where(

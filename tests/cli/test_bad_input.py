@@ -1045,7 +1045,8 @@ def test_the_claim_file_every_run_folder_gets_is_documented(tmp_path):
     readme = " ".join((REPO / "README.md").read_text().split())
     assert ("The run folder also holds an empty `.claimed` file, created first "
             "(exclusively) to claim the folder: of two runs given the same `--output`, the "
-            "second is refused (`output folder DIR is in use by another run`).") in readme
+            "second is refused: `output folder DIR exists and is not empty`, or, when both "
+            "claim it at the same moment, `output folder DIR is in use by another run`.") in readme
 
 
 def test_int_items_refuses_an_empty_item_and_a_non_integer():

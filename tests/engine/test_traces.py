@@ -267,6 +267,11 @@ def test_blank_line(tmp_path) -> None:
                  csv_text(HEADER, ROW1, ROW2, "", "", "", eol="\n")):
         t = load_azure_trace(write(tmp_path, text))
         assert t.prompt_lens.tolist() == [374, 396][:len(t)] and len(t) in (1, 2)
+    # CRLF endings converted twice (\r\r\n): each \r ends a line; the message says so
+    p = write(tmp_path, csv_text(HEADER, ROW1, ROW2, eol="\r\r\n", final_eol=True))
+    expect_error(p, f"{p} line 2: blank line; expected a data row (line 1 ends in "
+                    "\\r\\r\\n: a carriage return doubled, as when CRLF endings are "
+                    "converted twice?)")
     expect_error(write(tmp_path, csv_text(HEADER, "", "", final_eol=True)),
                  f"{tmp_path / 'trace.csv'} line 4: no data rows after the header")
 
