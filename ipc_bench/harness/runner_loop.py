@@ -506,8 +506,9 @@ def accept_handshake(socks: RunnerSockets, hs: Any, peer_problem: Callable[[], O
         else:  # one rank of --tp N: the broadcast's SUB end (wire.tp)
             connect_rank_data(socks, config.s2r_endpoint, config.r2s_endpoint)
         if config.s2r_ring is not None:
-            ring = RingReader(config.s2r_ring, config.tp_rank, timeout_s=config.peer_timeout_s,
-                              peer_problem=peer_problem, ctx=socks.ctl.context)
+            ring = RingReader(config.s2r_ring, config.tp_rank,
+                              timeout_s=ring_wait_s(config), peer_problem=peer_problem,
+                              ctx=socks.ctl.context)
         runner = make_runner(config)
     except (ConfigError, EndpointError) as exc:  # a bad config, a torch KV cache too
         _close(ring)                              # large for the device, a data socket
@@ -519,6 +520,22 @@ def accept_handshake(socks: RunnerSockets, hs: Any, peer_problem: Callable[[], O
                                   dict(model_info(runner.model), **(ready_info or {}))),
                  config.peer_timeout_s, peer_problem)
     return config, runner, ring
+
+
+#: How many peer timeouts a ``--tp`` rank waits on the ring for the next
+#: SchedulerOutput. When one rank stops reading, the ring fills and the scheduler waits
+#: one peer timeout for that rank before it names it; the other ranks wait for the
+#: scheduler meanwhile, and with the same timeout one of them could give up first and
+#: be blamed (seen on a loaded 2-core machine). Twice the timeout leaves the scheduler
+#: the first word; a rank whose scheduler is gone still exits, after two timeouts.
+TP_RING_WAIT_TIMEOUTS = 2
+
+
+def ring_wait_s(config: RunnerConfig) -> float:
+    """Seconds the runner's ring reader waits for a message: ``peer_timeout_s``, times
+    ``TP_RING_WAIT_TIMEOUTS`` for a rank of ``--tp N``."""
+    factor = TP_RING_WAIT_TIMEOUTS if config.tp_size is not None else 1
+    return config.peer_timeout_s * factor
 
 
 def _close(ring: Optional[RingReader]) -> None:

@@ -189,6 +189,16 @@ def test_a_killed_rank_is_named_and_nothing_is_left(monkeypatch, transport):
     assert_no_segment(spy)
 
 
+def test_a_rank_waits_on_the_ring_longer_than_the_scheduler_waits_for_a_rank():
+    # so that of a stuck rank and a starved one, the scheduler names the stuck one
+    from types import SimpleNamespace
+
+    from ipc_bench.harness.runner_loop import ring_wait_s
+
+    assert ring_wait_s(SimpleNamespace(tp_size=None, peer_timeout_s=1.5)) == 1.5
+    assert ring_wait_s(SimpleNamespace(tp_size=2, peer_timeout_s=1.5)) == 3.0
+
+
 @pytest.mark.parametrize("transport", ["ipc", "shm-block"])
 def test_a_hung_rank_is_named_within_the_timeout(monkeypatch, transport):
     spy = spy_on(monkeypatch)
