@@ -139,6 +139,17 @@ def whole_step_warning(summary: dict[str, Any],
             f"of the measured step")
 
 
+def case_off_nominal(summary: dict[str, Any]) -> list[str]:
+    """A fixed-step case's off-nominal warnings, as its summary's ``warnings`` give them:
+    the runner's wait (``off_nominal_warning``) and, for a cached case, the whole step
+    (``whole_step_warning``; send's longer step is the cost being measured). ``[]`` when
+    none, or for a case without a fixed step."""
+    out = [off_nominal_warning(summary)]
+    if summary.get("policy") == CACHED:
+        out.append(whole_step_warning(summary))
+    return [w for w in out if w]
+
+
 def pair_cost(send: dict[str, Any], cached: dict[str, Any]) -> dict[str, Any]:
     """The ``send_cost_*`` fields (module docstring) of one repetition's pair; shares are
     ``None`` when cached's median step is missing or zero, the s2r figures when a case

@@ -42,7 +42,7 @@ from ipc_bench.analysis.frontend import frontend_figures
 from ipc_bench.analysis.soak import rss_summary, stream_summary
 from ipc_bench.analysis.stats import percentiles_ms
 from ipc_bench.analysis.pp import pp_figures
-from ipc_bench.analysis.send_cost import off_nominal_warning, whole_step_warning
+from ipc_bench.analysis.send_cost import case_off_nominal
 from ipc_bench.analysis.tp import tp_figures
 from ipc_bench.harness.spec import (INPROC, RUNNER_COLUMNS, RUNNER_TIMESTAMP_COLUMNS,
                                     SCHED_COLUMNS, CaseResult)
@@ -878,13 +878,7 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
     floor = floor_below_one_warning(summary)
     if floor:
         warnings.append(floor)
-    off_nominal = off_nominal_warning(summary)
-    if off_nominal:
-        warnings.append(off_nominal)
-    # the whole step, cached's only: send's longer step is the cost being measured
-    whole = whole_step_warning(summary) if summary.get("policy") == "cached" else None
-    if whole:
-        warnings.append(whole)
+    warnings.extend(case_off_nominal(summary))  # the runner's wait; cached's whole step
     cv = summary.get("step_ns_block_cv")
     if cv is not None and cv > 0.10:
         warnings.append(f"the standard deviation of {STEP_BLOCK}-step mean step times is "

@@ -113,6 +113,10 @@ def _send_cost_caption(d: dict) -> str:
     if "null" in models:
         text += (" The null model's steps are the bare control plane's, the worst case for "
                  "send's share.")
+    if d.get("off_nominal"):
+        text += (" Ringed points (\"off nominal\"): cases warned off their nominal fixed "
+                 "step (the runner's wait, or cached's whole step, more than 10 % over), so "
+                 "not at the step their label names; the findings give the warnings.")
     return text
 
 
