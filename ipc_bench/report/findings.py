@@ -628,5 +628,19 @@ def findings(results) -> list[str]:
     else:
         out.extend(_floor_findings(ok))
     others = [_comparison_finding(c, where) for c in other_comparisons(results)]
-    return pp + _overhead_findings(cases) + others + out
+    return pp + _soak_findings(cases) + _overhead_findings(cases) + others + out
 
+
+def _soak_findings(cases) -> list[str]:
+    """A soak case's memory (its headline): the verdict against the growth goal and the
+    terminal's memory lines verbatim (``analysis.soak.memory_finding``)."""
+    from ipc_bench.analysis.soak import memory_finding
+
+    if "scenario" not in cases.columns:
+        return []
+    out = []
+    for r in cases[cases["scenario"] == "soak"].to_dict("records"):
+        line = memory_finding(r)
+        if line:
+            out.append(line)
+    return out
