@@ -273,7 +273,7 @@ def _pair_finding(cases, tables, key: tuple, where: Where, timed: bool,
 
 
 def _off_nominal_clause(pairs: list[tuple[dict, dict]]) -> str:
-    """' Off nominal: send: ...; cached: ...; ...' naming the fixed-step warnings
+    """' Off nominal (warned): send: ...; cached: ...; ...' naming the fixed-step warnings
     (``send_cost.case_off_nominal``: the runner's wait, cached's whole step) of the
     pairs' cases, each once, else ''. Such a case did not have the step its label
     says, so its change is of other steps than the one named."""
@@ -633,7 +633,7 @@ def findings(results) -> list[str]:
 
 def _soak_findings(cases) -> list[str]:
     """A soak case's memory (its headline): the verdict against the growth goal and the
-    terminal's memory lines verbatim (``analysis.soak.memory_finding``)."""
+    terminal's memory lines, unpadded (``analysis.soak.memory_finding``)."""
     from ipc_bench.analysis.soak import memory_finding
 
     if "scenario" not in cases.columns:
