@@ -28,6 +28,7 @@ see ``ipc_bench.harness.memory.HeapReport``.
 
 from __future__ import annotations
 
+from ipc_bench.analysis.soak import GROWTH_GOAL_PCT, memory_lines  # noqa: F401 (the goal, re-exported)
 from ipc_bench.harness.spec import CaseSpec
 from ipc_bench.engine.config import ConfigError, ModelConfig, SchedulerConfig
 from ipc_bench.harness.scenario import ScenarioOptions, check_replay_duration, replay_trace
@@ -40,8 +41,6 @@ TRACE_FILE = "AzureLLMInferenceTrace_conv.csv"
 #: Wall time the replay's arrivals are squeezed into when --trace-speedup is not given.
 TARGET_S = 600.0
 RSS_INTERVAL_S = 1.0
-#: Growth of memory after warm-up this soak aims to stay under, in percent.
-GROWTH_GOAL_PCT = 5.0
 
 
 def cases(opts: ScenarioOptions) -> list[CaseSpec]:
@@ -70,7 +69,9 @@ def cases(opts: ScenarioOptions) -> list[CaseSpec]:
 
 
 def report(summaries) -> str:
-    """Memory growth per process (VmRSS and RssAnon) and byte drift, against the goal."""
+    """Memory growth per process (VmRSS and RssAnon) against the goal and the live Python
+    allocations (``analysis.soak.memory_lines``, which the report prints too), then
+    byte drift."""
     lines = []
     for s in summaries:
         if s.get("scenario") != NAME:
@@ -78,25 +79,7 @@ def report(summaries) -> str:
         lines.append(f"\nSoak {s['case_id']}: {s.get('num_total_steps', 0):,} steps, "
                      f"{s.get('num_requests', 0):,} requests, {s.get('wall_s', 0):.0f} s "
                      f"at {s.get('trace_speedup', 0):.2f}x")
-        for who in ("sched", "runner"):
-            for kind, label in (("rss", "VmRSS"), ("anon", "RssAnon")):
-                key = f"{who}_{kind}"
-                g = s.get(f"{key}_growth_pct")
-                if g is None:
-                    lines.append(f"  {who:6s} {label:7s}: too few samples")
-                    continue
-                lines.append(
-                    f"  {who:6s} {label:7s}: baseline {s[f'{key}_baseline_bytes'] / 2**20:.1f} "
-                    f"MiB, end {s[f'{key}_end_bytes'] / 2**20:.1f} MiB, growth {g:+.2f} % "
-                    f"(largest after warm-up {s[f'{key}_max_growth_pct']:+.2f} %, slope "
-                    f"{s[f'{key}_slope_bytes_per_min'] / 2**10:+.1f} KiB/min, second half "
-                    f"{s[f'{key}_late_slope_bytes_per_min'] / 2**10:+.1f} KiB/min) "
-                    f"{'ok' if g < GROWTH_GOAL_PCT else 'OVER'} (goal < {GROWTH_GOAL_PCT:g} %)")
-        if s.get("sched_py_growth_pct") is not None:
-            lines.append(f"  sched  live Python allocations: "
-                         f"{s['sched_py_baseline_bytes']:,.0f} -> {s['sched_py_end_bytes']:,.0f} "
-                         f"blocks ({s['sched_py_growth_pct']:+.2f} %): flat means RSS growth "
-                         "is allocator fragmentation, not a leak")
+        lines += [f"  {line}" for line in memory_lines(s)]
         for d in ("s2r", "r2s"):
             v = s.get(f"{d}_decode_bytes_per_req_drift_pct")
             if v is not None:

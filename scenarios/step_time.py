@@ -44,6 +44,18 @@ excess is descheduling) is warned about under its line, in its summary's
 runner was descheduled; its shares are of the measured step``); its row's measured
 step is marked ``!`` and the 1 % crossing of that step time and codec is not read
 (``not read (unreliable): ...``): those cases did not have the step their label says.
+The whole step is checked too (``send_cost.whole_step_warning``): the runner's wait
+can be on time while the step is not (a 2 ms step ran a median 3.74 ms at 64 running
+and 4.87 ms at 256 with a 2.05 ms median wait). A cached case whose median
+``step_ns`` exceeds its nominal step by more than 10 % plus the control plane's
+allowance, 0.25 ms + 3 µs per running request (above the null model's whole step:
+0.12 / 0.22 / 0.77 ms at 16 / 64 / 256 running on the loaded 2-core machine), gets
+its own warning (``fixed step 2 ms: the whole step ran a median 3.74 ms (+87 %), more
+than 10 % + 0.44 ms (control plane at B = 64) over nominal: ...``), the ``!`` and a
+withheld crossing. Cached's only: it is the shares' denominator, and send's longer step
+is the cost measured. A whole-step crossing resting on a B with one repetition (no
+interval) is marked ``(unreliable: ...)`` too, with that B's whole-step and s2r
+differences: one draw of the whole step can be 40 times the s2r difference.
 A pair whose 50-step mean step times varied by more than 10 % (either case's
 ``step_ns_block_cv``: the "machine may be noisy" warning) has its whole-step crossing
 marked ``(unreliable: ...)``: the runner can be on nominal while the scheduler side is
@@ -137,7 +149,7 @@ def report(summaries: list[dict[str, Any]]) -> str:
     out = ["", "send's cost per step (send minus cached, mean over repetitions; step: "
            "median step_ns; s2r: median SchedulerOutput build + encode + decode; "
            "shares of the measured step, the cached case's median step_ns; "
-           "! = the fixed step ran off nominal):",
+           "! = the fixed step ran off nominal: the runner's wait or cached's whole step):",
            render(TABLE_HEADER, [table_cells(r) for r in rows], left=0), ""]
     out += [share_line(r) for r in largest_b_rows(rows)]
     out.append("")

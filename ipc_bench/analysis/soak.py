@@ -160,3 +160,126 @@ def stream_summary(stats: StreamStats) -> dict[str, Any]:
         out.update(percentiles_ms(stats.latencies_s(f"{name}_s"), name))
     out.update(stream_drift(stats))
     return out
+
+
+# --------------------------------------------------------------------------------------
+# memory: the terminal's lines and the report's finding and table, one definition
+
+#: Growth of memory after warm-up a soak aims to stay under, in percent.
+GROWTH_GOAL_PCT = 5.0
+#: The live Python allocations (``sched_py_*``, blocks) count as flat when their growth
+#: after warm-up is within ±1 %: a fifth of the RSS goal, and far above what the
+#: streamed harness keeps (about 6 KiB a minute, module docstring). Flat with RSS over
+#: the goal points at the allocator (memory held free, fragmentation); not flat, at
+#: live objects: a leak is possible.
+PY_FLAT_PCT = 1.0
+#: (process, summary prefix part, label) of each memory measure, in the terminal's order.
+MEMORY_MEASURES = (("sched", "rss", "VmRSS"), ("sched", "anon", "RssAnon"),
+                   ("runner", "rss", "VmRSS"), ("runner", "anon", "RssAnon"))
+MEMORY_TABLE_HEADER = ["process", "measure", "baseline MiB", "end MiB", "growth %",
+                       "largest after warm-up %", "slope KiB/min",
+                       "second half KiB/min", "verdict"]
+
+
+def _f(summary: dict[str, Any], key: str) -> Optional[float]:
+    v = summary.get(key)
+    if v is None or isinstance(v, bool):
+        return None
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return None
+    return None if v != v else v
+
+
+def memory_verdict(growth_pct: float) -> str:
+    """``ok`` under ``GROWTH_GOAL_PCT``, else ``OVER``."""
+    return "ok" if growth_pct < GROWTH_GOAL_PCT else "OVER"
+
+
+def memory_measures(summary: dict[str, Any]) -> list[tuple[str, str, Optional[dict]]]:
+    """(process, label, figures) per ``MEMORY_MEASURES``; figures ``None`` when the case
+    had too few samples, else baseline / end MiB, growth / largest %, slopes KiB/min and
+    the verdict."""
+    out = []
+    for who, kind, label in MEMORY_MEASURES:
+        key = f"{who}_{kind}"
+        g = _f(summary, f"{key}_growth_pct")
+        if g is None:
+            out.append((who, label, None))
+            continue
+        out.append((who, label, dict(
+            baseline_mib=(_f(summary, f"{key}_baseline_bytes") or 0.0) / 2**20,
+            end_mib=(_f(summary, f"{key}_end_bytes") or 0.0) / 2**20, growth_pct=g,
+            max_growth_pct=_f(summary, f"{key}_max_growth_pct") or 0.0,
+            slope_kib=(_f(summary, f"{key}_slope_bytes_per_min") or 0.0) / 2**10,
+            late_slope_kib=(_f(summary, f"{key}_late_slope_bytes_per_min") or 0.0) / 2**10,
+            verdict=memory_verdict(g))))
+    return out
+
+
+def memory_line(who: str, label: str, m: Optional[dict], pad: bool = True) -> str:
+    """One measure as the terminal prints it (without its indent), e.g. ``sched  RssAnon:
+    baseline 20.1 MiB, end 23.1 MiB, growth +15.12 % (largest after warm-up +16.00 %,
+    slope +120.0 KiB/min, second half +80.0 KiB/min) OVER (goal < 5 %)``; ``pad=False``:
+    the names unpadded (the report's sentence)."""
+    name = f"{who:6s} {label:7s}" if pad else f"{who} {label}"
+    if m is None:
+        return f"{name}: too few samples"
+    return (f"{name}: baseline {m['baseline_mib']:.1f} MiB, end "
+            f"{m['end_mib']:.1f} MiB, growth {m['growth_pct']:+.2f} % (largest after "
+            f"warm-up {m['max_growth_pct']:+.2f} %, slope {m['slope_kib']:+.1f} KiB/min, "
+            f"second half {m['late_slope_kib']:+.1f} KiB/min) {m['verdict']} "
+            f"(goal < {GROWTH_GOAL_PCT:g} %)")
+
+
+def python_line(summary: dict[str, Any]) -> Optional[str]:
+    """The scheduler's live Python allocations after warm-up, with what counts as flat
+    (``PY_FLAT_PCT``) and what it says; ``None`` when not sampled."""
+    g = _f(summary, "sched_py_growth_pct")
+    if g is None:
+        return None
+    flat = abs(g) <= PY_FLAT_PCT
+    what = (f"flat (within ±{PY_FLAT_PCT:g} %): growth of RSS is then allocator "
+            "fragmentation or memory held free, not live Python objects" if flat else
+            f"not flat (beyond ±{PY_FLAT_PCT:g} %): live Python objects grew, a leak is "
+            "possible")
+    return (f"sched  live Python allocations: {_f(summary, 'sched_py_baseline_bytes') or 0:,.0f}"
+            f" -> {_f(summary, 'sched_py_end_bytes') or 0:,.0f} blocks ({g:+.2f} %): {what}")
+
+
+def memory_lines(summary: dict[str, Any], pad: bool = True) -> list[str]:
+    """The terminal's memory lines of one soak case (``memory_line`` per measure, then
+    ``python_line``); the report's finding joins the same lines, unpadded."""
+    out = [memory_line(*m, pad=pad) for m in memory_measures(summary)]
+    py = python_line(summary)
+    return out + ([" ".join(py.split()) if not pad else py] if py else [])
+
+
+def memory_finding(summary: dict[str, Any]) -> Optional[str]:
+    """The report's finding on one soak case's memory: the verdict over the measures,
+    then ``memory_lines`` verbatim; ``None`` when no measure had enough samples."""
+    measures = [(who, label, m) for who, label, m in memory_measures(summary) if m]
+    if not measures:
+        return None
+    over = [f"{who} {label} {m['growth_pct']:+.2f} %" for who, label, m in measures
+            if m["verdict"] == "OVER"]
+    head = (f"Soak {summary.get('case_id', '')}: memory growth after warm-up is OVER the "
+            f"goal of < {GROWTH_GOAL_PCT:g} % for " + ", ".join(over) if over else
+            f"Soak {summary.get('case_id', '')}: memory growth after warm-up is within the "
+            f"goal of < {GROWTH_GOAL_PCT:g} % for every measure")
+    return head + ". " + "; ".join(memory_lines(summary, pad=False)) + "."
+
+
+def memory_table_rows(summary: dict[str, Any]) -> list[list[str]]:
+    """``MEMORY_TABLE_HEADER``'s rows of one soak case: the figures of ``memory_line``."""
+    rows = []
+    for who, label, m in memory_measures(summary):
+        if m is None:
+            rows.append([who, label] + ["-"] * 6 + ["too few samples"])
+            continue
+        rows.append([who, label, f"{m['baseline_mib']:.1f}", f"{m['end_mib']:.1f}",
+                     f"{m['growth_pct']:+.2f}", f"{m['max_growth_pct']:+.2f}",
+                     f"{m['slope_kib']:+.1f}", f"{m['late_slope_kib']:+.1f}",
+                     f"{m['verdict']} (goal < {GROWTH_GOAL_PCT:g} %)"])
+    return rows

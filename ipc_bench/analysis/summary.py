@@ -42,7 +42,7 @@ from ipc_bench.analysis.frontend import frontend_figures
 from ipc_bench.analysis.soak import rss_summary, stream_summary
 from ipc_bench.analysis.stats import percentiles_ms
 from ipc_bench.analysis.pp import pp_figures
-from ipc_bench.analysis.send_cost import off_nominal_warning
+from ipc_bench.analysis.send_cost import case_off_nominal
 from ipc_bench.analysis.tp import tp_figures
 from ipc_bench.harness.spec import (INPROC, RUNNER_COLUMNS, RUNNER_TIMESTAMP_COLUMNS,
                                     SCHED_COLUMNS, CaseResult)
@@ -841,7 +841,9 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
     with fewer than N + 1 cores (``tp_oversubscribed``) and a one-runner ``shm`` case
     with fewer than 2 (``shm_oversubscribed``); an ``x floor`` below 1
     (``floor_below_one_warning``); a fixed-step case whose median model step is off its
-    nominal step by more than 10 % (``send_cost.off_nominal_warning``). Returns one
+    nominal step by more than 10 % (``send_cost.off_nominal_warning``); a fixed-step
+    cached case whose median whole step exceeds its nominal step by more than 10 % plus
+    the control plane's allowance (``send_cost.whole_step_warning``). Returns one
     line per problem; an empty list means none was seen.
     """
     warnings = []
@@ -876,9 +878,7 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
     floor = floor_below_one_warning(summary)
     if floor:
         warnings.append(floor)
-    off_nominal = off_nominal_warning(summary)
-    if off_nominal:
-        warnings.append(off_nominal)
+    warnings.extend(case_off_nominal(summary))  # the runner's wait; cached's whole step
     cv = summary.get("step_ns_block_cv")
     if cv is not None and cv > 0.10:
         warnings.append(f"the standard deviation of {STEP_BLOCK}-step mean step times is "

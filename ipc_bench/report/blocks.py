@@ -113,6 +113,10 @@ def _send_cost_caption(d: dict) -> str:
     if "null" in models:
         text += (" The null model's steps are the bare control plane's, the worst case for "
                  "send's share.")
+    if d.get("off_nominal"):
+        text += (" Ringed points (\"off nominal\"): cases warned off their nominal fixed "
+                 "step (the runner's wait, or cached's whole step, more than 10 % over), so "
+                 "not at the step their label names; the findings give the warnings.")
     return text
 
 
@@ -370,6 +374,35 @@ def _frontend_blocks(results, level: int) -> list[Block]:
                   "share of send's whole control plane. The single-process cases "
                   "serialize only the frontend hop. The frontend's token streams equalled "
                   "the scheduler's in every case shown (a difference fails the case).")]
+
+
+def _soak_blocks(results, level: int) -> list[Block]:
+    """A soak case's memory after warm-up per process and measure, against the growth
+    goal (``analysis.soak.memory_table_rows``: the terminal's figures), under its own
+    heading; nothing for a run without one."""
+    from ipc_bench.analysis.soak import (GROWTH_GOAL_PCT, MEMORY_TABLE_HEADER,
+                                         memory_table_rows, python_line)
+
+    cases = results.cases
+    if cases.empty or "scenario" not in cases.columns:
+        return []
+    out: list[Block] = []
+    for r in cases[cases["scenario"] == "soak"].to_dict("records"):
+        if not any(k.endswith("_growth_pct") and v == v and v is not None
+                   for k, v in r.items()):
+            continue
+        if not out:
+            out.append(("h", level, "Soak memory"))
+        out.append(("p", f"`{r.get('case_id', '')}`: memory after warm-up (the first 10 % "
+                         "of the run): baseline = mean over the next 10 %, end = mean over "
+                         f"the last 10 %, growth = end / baseline - 1; goal < "
+                         f"{GROWTH_GOAL_PCT:g} %. RssAnon (heap, buffers) is what a leak "
+                         "grows; VmRSS also counts mapped file pages."))
+        out.append(("table", MEMORY_TABLE_HEADER, memory_table_rows(r)))
+        py = python_line(r)
+        if py:
+            out.append(("p", " ".join(py.split())))
+    return out
 
 
 def _replica_blocks(results, level: int) -> list[Block]:
@@ -807,6 +840,7 @@ def _run_blocks(results, run_id: str, level: int, prefix: str) -> list[Block]:
     blocks.extend(_gap_blocks(one, level))
     blocks.extend(_spec_blocks(one, level))
     blocks.extend(_frontend_blocks(one, level))
+    blocks.extend(_soak_blocks(one, level))
     blocks.extend(_pp_blocks(one, level))
     blocks.extend(_replica_blocks(one, level))
     blocks.append(("h", level, "Configuration"))

@@ -245,6 +245,7 @@ def _pair_finding(cases, tables, key: tuple, where: Where, timed: bool,
         return (f"{where(workload)} ({what}), cached "
                 + (clauses[0] + "; " if clauses else "") + WITHHELD_CLAUSE + ".")
     clauses = _saving_clauses(tables, key, pairs)
+    off = _off_nominal_clause(pairs)
     text = f"{where(workload)} ({what}), cached "
     if schedules_differ(pairs) and len(clauses) > 1 and key[1] != SINGLE_PROCESS:
         # the bytes clause ends on the schedules; the times are of other batches too
@@ -253,7 +254,8 @@ def _pair_finding(cases, tables, key: tuple, where: Where, timed: bool,
         joined = _and(clauses)
     if timed:
         lat = _latency_clause(cases, key)
-        return text + (joined + "; " if joined else "") + (lat or "shows no latency data") + "."
+        return (text + (joined + "; " if joined else "") + (lat or "shows no latency data")
+                + "." + off)
     if clauses:
         text += joined + "; output tokens/s changes by "
     else:
@@ -265,9 +267,29 @@ def _pair_finding(cases, tables, key: tuple, where: Where, timed: bool,
                 + (_inconclusive_clause(t) if t.get("inconclusive")
                    else ", no significant difference" if t["significant"] is False else "")
                 + f"; means over repetitions: {t[SEND]:,.0f} → {t[CACHED]:,.0f} tok/s)."
-                + _oversubscribed(cases, workload, codec, key[2]))
-    return text + f" ({ONE_PAIR}: {t[SEND]:,.0f} → {t[CACHED]:,.0f} tok/s)." + \
+                + off + _oversubscribed(cases, workload, codec, key[2]))
+    return text + f" ({ONE_PAIR}: {t[SEND]:,.0f} → {t[CACHED]:,.0f} tok/s)." + off + \
         _oversubscribed(cases, workload, codec, key[2])
+
+
+def _off_nominal_clause(pairs: list[tuple[dict, dict]]) -> str:
+    """' Off nominal (warned): send: ...; cached: ...; ...' naming the fixed-step warnings
+    (``send_cost.case_off_nominal``: the runner's wait, cached's whole step) of the
+    pairs' cases, each once, else ''. Such a case did not have the step its label
+    says, so its change is of other steps than the one named."""
+    from ipc_bench.analysis.send_cost import case_off_nominal
+
+    said: list[str] = []
+    for pair in pairs:
+        for case in pair:
+            for w in case_off_nominal(case):
+                w = f"{case.get('policy')}: {w}"
+                if w not in said:
+                    said.append(w)
+    if not said:
+        return ""
+    return (" Off nominal (warned): " + "; ".join(said)
+            + "; so this change is not at the step its label names.")
 
 
 def _inconclusive_clause(row: dict[str, Any]) -> str:
@@ -606,4 +628,19 @@ def findings(results) -> list[str]:
     else:
         out.extend(_floor_findings(ok))
     others = [_comparison_finding(c, where) for c in other_comparisons(results)]
-    return pp + _overhead_findings(cases) + others + out
+    return pp + _soak_findings(cases) + _overhead_findings(cases) + others + out
+
+
+def _soak_findings(cases) -> list[str]:
+    """A soak case's memory (its headline): the verdict against the growth goal and the
+    terminal's memory lines, unpadded (``analysis.soak.memory_finding``)."""
+    from ipc_bench.analysis.soak import memory_finding
+
+    if "scenario" not in cases.columns:
+        return []
+    out = []
+    for r in cases[cases["scenario"] == "soak"].to_dict("records"):
+        line = memory_finding(r)
+        if line:
+            out.append(line)
+    return out

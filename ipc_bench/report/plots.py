@@ -54,6 +54,8 @@ from ipc_bench.wire.codecs import CODECS
 
 #: Okabe-Ito colours: policies keep these in every figure.
 POLICY_COLORS = {SEND: "#D55E00", CACHED: "#0072B2"}
+#: The ring of ``send_cost_share``'s off-nominal points (no series uses this grey).
+OFF_NOMINAL_RING = "#666666"
 _EXTRA_COLORS = ("#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
 POLICY_MARKERS = {SEND: "o", CACHED: "s"}
 CODEC_LINESTYLES = {"msgpack": "-", "pickle": "--", "packed": "-.", SINGLE_PROCESS_CODEC: ":",
@@ -680,7 +682,9 @@ def send_cost_share(results):
     every workload and codec (mean over repetitions, 95 % interval with 2+): solid, the
     whole step's difference; dashed, the SchedulerOutput's build + encode + decode
     alone. Against the step time (the cached case's median step, ms; a fixed-step sweep
-    spreads it) and against the running requests. Other workload labels (e.g. the
+    spreads it) and against the running requests. Points whose cases were warned off
+    their nominal fixed step (``send_cost.case_off_nominal``: the runner's wait, cached's
+    whole step) are ringed, legend entry "off nominal". Other workload labels (e.g. the
     sweep's ``step_time_ms``) get their own colours. Raises ``ValueError`` when ``results`` holds several runs,
     ``NoData`` without both policies or with fewer than two workloads."""
     _one_run(results)
@@ -713,6 +717,12 @@ def send_cost_share(results):
     other_values = list(dict.fromkeys(
         tuple(row) for row in table[other].itertuples(index=False))) if other else [()]
     codec_markers = {c: m for c, m in zip(dict.fromkeys(table["codec"]), "osD^v")}
+    from ipc_bench.analysis.send_cost import case_off_nominal
+
+    # (workload, codec) of the cases warned off their nominal fixed step: ringed
+    off_keys = {(r.get("workload"), r.get("codec")) for r in cases.to_dict("records")
+                if case_off_nominal(r)}
+    ringed = False
     for key, g in table.groupby(["codec"] + other, sort=False):
         key = key if isinstance(key, tuple) else (key,)
         codec = key[0]
@@ -728,7 +738,7 @@ def send_cost_share(results):
             for _, gw in g.groupby("workload", sort=False):
                 m, lo, hi = mean_interval(gw[col].tolist())
                 agg.append((float(gw["step_ms"].mean()), float(gw["running"].mean()),
-                            m, lo, hi))
+                            m, lo, hi, (gw["workload"].iloc[0], codec) in off_keys))
             agg.sort(key=lambda a: (a[1], a[0]))
             for ax, xi in ((axes[0][0], 0), (axes[0][1], 1)):
                 ax.errorbar([a[xi] for a in agg], [a[2] for a in agg],
@@ -737,6 +747,14 @@ def send_cost_share(results):
                             color=color, linestyle=style, marker=codec_markers.get(codec, "o"),
                             mfc=color if style == "-" else "white", capsize=3,
                             label=f"{name}: {what}" if ax is axes[0][0] else None)
+                off = [a for a in agg if a[5]]
+                if off:
+                    ax.plot([a[xi] for a in off], [a[2] for a in off], linestyle="none",
+                            marker="o", markersize=14, mfc="none", mec=OFF_NOMINAL_RING, mew=2.0,
+                            zorder=5, label=("off nominal (warned: not the step its label "
+                                             "says)") if ax is axes[0][0] and not ringed
+                            else None)
+                    ringed = ringed or ax is axes[0][0]
     for ax in axes[0]:
         ax.axhline(0.0, color="black", linewidth=0.8)
         ax.axhline(1.0, color="#777777", linewidth=0.8, linestyle=":")
@@ -766,7 +784,7 @@ def send_cost_share(results):
             s2r=bool(table["share_s2r"].notna().any()),
             s2r_median=S2R_MEDIAN_COLUMN in cases.columns
             and bool(cases[S2R_MEDIAN_COLUMN].notna().any()),
-            models=models, withheld=note)
+            models=models, withheld=note, off_nominal=ringed)
     return fig
 
 

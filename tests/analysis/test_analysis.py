@@ -364,8 +364,14 @@ def test_step_time_sweep_lights_up_the_share_figure(tmp_path):
     res = load(run)
     fig = plots.send_cost_share(res)
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert labels == [f"msgpack, step_time_ms={t}: {what}" for t in (1, 2)
-                      for what in ("whole step", "build+encode+decode")]
+    ringed = "off nominal (warned: not the step its label says)"
+    assert [x for x in labels if x != ringed] == [
+        f"msgpack, step_time_ms={t}: {what}" for t in (1, 2)
+        for what in ("whole step", "build+encode+decode")]
+    # the loaded machine may stretch a fixed step: such points are ringed, once in the legend
+    from ipc_bench.analysis.send_cost import case_off_nominal
+    warned = any(case_off_nominal(r) for r in res.cases.to_dict("records"))
+    assert labels.count(ringed) == (1 if warned else 0)
     table = plots.send_cost_table(res.cases, labels=res.labels)
     assert sorted(table["step_time_ms"].unique()) == [1.0, 2.0]
     assert (table["step_ms"] > table["step_time_ms"]).all()  # a measured step includes the busy-wait

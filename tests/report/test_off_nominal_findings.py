@@ -1,0 +1,86 @@
+"""A step-time case warned off its nominal fixed step (``send_cost.case_off_nominal``:
+the runner's wait, or cached's whole step) is named in its per-case finding, and its
+points in the share figure are ringed with a legend entry "off nominal"."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ipc_bench.report import findings, plots
+from test_metrics import _summary
+from test_withheld_figures import results_of
+
+SEND_5MS = ("send: fixed step 5 ms ran a median 7.5 ms (+49 %): the runner was "
+            "descheduled; its shares are of the measured step")
+
+
+def _step_time(policy, b, step_ms, tps, step_ns, forward_ns, s2r_ns, rep=0):
+    s = _summary(policy, rep, tps, step_ns + 1000)  # step_ns_median = step_ns
+    return dict(s, scenario="step-time", model="fixed-step", workload=(
+        f"num_running={b},step_time_ms={step_ms:g}"), num_running=b, step_time_ms=step_ms,
+        fixed_step_ms=step_ms, runner_forward_ns_median=forward_ns,
+        s2r_build_encode_decode_ns_median=s2r_ns,
+        case_id=f"num_running={b},step_time_ms={step_ms:g}/{policy}/pickle#{rep}",
+        codec="pickle")
+
+
+def _rows():
+    # The trial's 5 ms case at 64 running: send's runner waited a median 7.5 ms (+49 %,
+    # warned), cached's 5.05 ms; cached's whole step 5.2 ms (within 5.5 + 0.44 ms).
+    return [_step_time("send", 64, 5.0, 10_000.0, 7_760_000.0, 7_460_000.0, 60_000.0),
+            _step_time("cached", 64, 5.0, 14_280.0, 5_200_000.0, 5_050_000.0, 20_000.0),
+            _step_time("send", 64, 20.0, 3_000.0, 20_400_000.0, 20_050_000.0, 60_000.0),
+            _step_time("cached", 64, 20.0, 3_010.0, 20_380_000.0, 20_050_000.0, 20_000.0)]
+
+
+def _where(workload: str) -> str:
+    return f"At {workload}"
+
+
+def test_the_per_case_finding_names_the_off_nominal_warning():
+    res = results_of(_rows())
+    tables = findings._pair_tables(res)
+    texts = {key[0]: findings._pair_finding(res.cases, tables, key, _where, timed=False)
+             for key in tables["tput"]}
+    assert texts["num_running=64,step_time_ms=5"].endswith(
+        "output tokens/s changes by +42.8 % (one repetition, no interval: 10,000 → 14,280 "
+        f"tok/s). Off nominal (warned): {SEND_5MS}; so this change is not at the step its "
+        "label names.")
+    assert "Off nominal" not in texts["num_running=64,step_time_ms=20"]
+
+
+def test_cached_whole_step_over_nominal_is_named_too():
+    rows = _rows()
+    rows[1] = dict(rows[1], step_ns_median=6_500_000.0)  # over 5.5 + 0.442 ms
+    res = results_of(rows)
+    tables = findings._pair_tables(res)
+    key = next(k for k in tables["tput"] if k[0].endswith("=5"))
+    text = findings._pair_finding(res.cases, tables, key, _where, timed=False)
+    assert text.endswith(
+        f"Off nominal (warned): {SEND_5MS}; cached: fixed step 5 ms: the whole step ran a "
+        "median 6.50 ms (+30 %), more than 10 % + 0.44 ms (control plane at B = 64) over "
+        "nominal: a process was descheduled outside the runner's wait; its shares are of "
+        "the measured step; so this change is not at the step its label names.")
+
+
+def test_the_share_figure_rings_the_off_nominal_points():
+    fig = plots.send_cost_share(results_of(_rows()))
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels.count("off nominal (warned: not the step its label says)") == 1
+    ax = fig.axes[0]
+    ringed = [line for line in ax.lines if line.get_markeredgecolor() == plots.OFF_NOMINAL_RING]
+    # one ring per share (whole step, s2r) at the 5 ms case only: x = cached's 5.2 ms
+    assert sorted(float(x) for line in ringed for x in line.get_xdata()) == [5.2, 5.2]
+    assert plots.drawn(fig)["off_nominal"] is True  # the caption says what the rings are
+    from ipc_bench.report import blocks
+    assert "Ringed points (\"off nominal\")" in blocks.caption("send_cost_share",
+                                                               plots.drawn(fig))
+
+
+def test_a_figure_without_warned_cases_has_no_ring():
+    rows = [r for r in _rows() if r["step_time_ms"] == 20.0]
+    rows += [dict(r, workload="num_running=256,step_time_ms=20", num_running=256)
+             for r in rows]
+    fig = plots.send_cost_share(results_of(rows))
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert not any("off nominal" in x for x in labels)
