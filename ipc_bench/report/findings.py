@@ -349,9 +349,12 @@ def _single_process_findings(ok, where: Where) -> list[str]:
 
 def _share_findings(cases, where: Where, labels: list[str]) -> list[str]:
     """Send's cost as a share of the step at the largest running count of each codec
-    (and other workload label), from ``plots.send_cost_table``; cases whose timings are
-    withheld (``analysis.cores``) are left out."""
+    (and other workload label), from ``plots.send_cost_table``: the means over
+    repetitions of the SchedulerOutput path's difference and of each arm's step, each
+    share the printed difference over cached's printed step (``send_cost.share_of_means``);
+    cases whose timings are withheld (``analysis.cores``) are left out."""
     from ipc_bench.analysis.cores import is_withheld
+    from ipc_bench.analysis.send_cost import share_of_means
     from ipc_bench.report.plots import S2R_MEDIAN_COLUMN, send_cost_table
 
     cases = cases[[not is_withheld(r) for r in cases.to_dict("records")]]
@@ -365,18 +368,24 @@ def _share_findings(cases, where: Where, labels: list[str]) -> list[str]:
     out = []
     for _, g in table.groupby(["codec"] + other, sort=False):
         top = g[g["running"] == g["running"].max()]
-        s2r_us = float(top["_s2r_diff"].mean()) / 1e3
-        step_ms = float(top["step_ms"].mean())
-        share_s2r = float(top["share_s2r"].mean())
-        share_step = float(top["share_step"].mean())
+        n = len(top)
+        # one aggregation for every figure: means over the pairs of each case's figure;
+        # the shares are computed from the figures as printed, so they check
+        s2r_us = round(float(top["_s2r_diff"].mean()) / 1e3, 2)
+        base_us = round(float(top[CACHED].mean()) / 1e3, 1)
+        send_us = round(float(top[SEND].mean()) / 1e3, 1)
+        share_s2r = 100 * (share_of_means(s2r_us, base_us) or 0.0)
+        share_step = 100 * (share_of_means(send_us - base_us, base_us) or 0.0)
         codec = top["codec"].iloc[0]
         step = "median" if "step_ns_median" in cases.columns else "mean"
         longer = "longer" if share_step >= 0 else "shorter"
+        over = (f"means over {n} repetitions of each case's figures" if n > 1
+                else "one repetition")
         out.append(f"{where(top['workload'].iloc[0])} ({codec}), send's SchedulerOutput path "
                    f"(build + encode + decode{median}) costs {s2r_us:.2f} µs per step more than "
-                   f"cached's, {share_s2r:.2f} % of cached's {step_ms * 1e3:,.0f} µs {step} "
-                   f"step; send's whole {step} step is {abs(share_step):.2f} % {longer} than "
-                   f"cached's (noisier)."
+                   f"cached's, {share_s2r:.2f} % of cached's {base_us:,.1f} µs {step} "
+                   f"step; send's whole {step} step, {send_us:,.1f} µs, is "
+                   f"{abs(share_step):.2f} % {longer} than cached's (noisier; {over})."
                    + _oversubscribed(cases, top["workload"].iloc[0], codec))
     return out
 

@@ -57,8 +57,28 @@ def test_the_share_finding_names_the_direction_and_base_of_the_step_difference()
     assert findings._share_findings(_cases(rows), _where, ["num_running"]) == [
         "At 4 running requests (msgpack), send's SchedulerOutput path (build + encode + "
         "decode, medians) costs 3.00 µs per step more than cached's, 3.00 % of cached's "
-        "100 µs median step; send's whole median step is 10.00 % longer than cached's "
-        "(noisier)."]
+        "100.0 µs median step; send's whole median step, 110.0 µs, is 10.00 % longer "
+        "than cached's (noisier; one repetition)."]
+
+
+def test_the_share_finding_takes_its_figures_from_one_aggregation():
+    # Two repetitions whose per-pair shares are 1 % and 5 % (mean 3 %): the finding's
+    # figures are means over the repetitions (4.00 µs over a 250.0 µs step), and its
+    # shares are what those printed figures give: 4.00 / 250.0 = 1.60 %, and the whole
+    # step (175.0 against 250.0 µs) 30.00 % shorter.
+    rows = []
+    for rep, (send_step, cached_step, d_s2r) in enumerate(((150_000.0, 200_000.0, 2_000.0),
+                                                           (200_000.0, 300_000.0, 6_000.0))):
+        for policy, step, s2r in (("send", send_step, 9_000.0 + d_s2r),
+                                  ("cached", cached_step, 9_000.0)):
+            s = _summary(policy, rep, 50_000.0, step + 1000)  # step_ns_median = step
+            s["s2r_build_encode_decode_ns_median"] = s2r
+            rows.append(s)
+    assert findings._share_findings(_cases(rows), _where, ["num_running"]) == [
+        "At 4 running requests (msgpack), send's SchedulerOutput path (build + encode + "
+        "decode, medians) costs 4.00 µs per step more than cached's, 1.60 % of cached's "
+        "250.0 µs median step; send's whole median step, 175.0 µs, is 30.00 % shorter "
+        "than cached's (noisier; means over 2 repetitions of each case's figures)."]
 
 
 def test_the_emulated_note_names_the_arms_that_ran():
