@@ -331,19 +331,40 @@ def _token_bytes_findings(ok) -> list[str]:
     return out
 
 
+def _arms(frame) -> list[str]:
+    """Each case's arm (``arm`` where set, else its policy), as ``Results.by_arm``
+    labels it: ``send'`` of an ``--aa`` run, ``cached+async`` beside ``cached``."""
+    arms = frame["arm"] if "arm" in frame.columns else [None] * len(frame)
+    return [a if isinstance(a, str) and a else p for a, p in zip(arms, frame["policy"])]
+
+
 def _single_process_findings(ok, where: Where) -> list[str]:
-    """The single-process baseline's tokens/s against the two-process msgpack cases."""
+    """The single-process baseline's tokens/s against the two-process msgpack case of
+    the same arm, each arm apart (an async arm or an A/A copy is never averaged with
+    another), means over the arm's repetitions."""
     if not (ok["codec"] == SINGLE_PROCESS).any():
         return []
     out = []
     for workload, g in ok.groupby("workload", sort=False):
-        single = g[g["codec"] == SINGLE_PROCESS]["output_tokens_per_s"].mean()
-        two = g[g["codec"] == "msgpack"]["output_tokens_per_s"].mean()
-        if single == single and two == two and two > 0:
-            out.append(f"{where(workload)}, the single-process baseline (no IPC, no serialization) "
-                       f"runs {single:,.0f} tok/s, {single / two:.2f}x the two-process "
-                       f"msgpack cases ({two:,.0f} tok/s; means over policies): the "
-                       "cost of having IPC at all.")
+        g = g.assign(_arm=_arms(g))
+        parts, counts = [], set()
+        for arm in dict.fromkeys(g["_arm"]):
+            one = g[(g["_arm"] == arm) & (g["codec"] == SINGLE_PROCESS)]["output_tokens_per_s"]
+            two = g[(g["_arm"] == arm) & (g["codec"] == "msgpack")]["output_tokens_per_s"]
+            single, base = one.mean(), two.mean()
+            if not (single == single and base == base and base > 0):
+                continue
+            counts |= {int(one.count()), int(two.count())}
+            parts.append(f"{arm}: {single:,.0f} tok/s, {single / base:.2f}x its two-process "
+                         f"msgpack case ({base:,.0f} tok/s)")
+        if not parts:
+            continue
+        n = max(counts)
+        over = ("one repetition" if n == 1 else f"means over {n} repetitions"
+                if len(counts) == 1 else f"means over up to {n} repetitions")
+        out.append(f"{where(workload)}, the single-process baseline (no IPC, no "
+                   f"serialization) runs, each arm against its own two-process case ({over}): "
+                   + "; ".join(parts) + ": the cost of having IPC at all.")
     return out
 
 

@@ -136,3 +136,22 @@ def test_the_share_figure_of_a_timed_replay_does_not_point_to_a_share_finding():
     with pytest.raises(plots.NoData) as info:
         plots.send_cost_share(results_of(rows))
     assert str(info.value).endswith("(decode-steady, step-time); the findings give the share")
+
+
+def test_the_single_process_finding_keeps_each_arm_apart():
+    # cached 235,000 and cached+async 152,000 tok/s single-process were averaged into
+    # one 193,500 against the two-process cases of both: each arm now stands against
+    # its own two-process case.
+    rows = []
+    for rep in range(2):
+        for arm, policy, single, two in (("cached", "cached", 235_000.0, 100_000.0),
+                                         ("cached+async", "cached", 152_000.0, 80_000.0)):
+            for codec, tok in (("none", single + rep), ("msgpack", two + rep)):
+                rows.append(dict(_summary(policy, rep, tok, 100_000.0), codec=codec,
+                                 arm=arm, case_id=f"num_running=4/{arm}/{codec}#{rep}"))
+    assert findings._single_process_findings(_cases(rows), _where) == [
+        "At 4 running requests, the single-process baseline (no IPC, no serialization) "
+        "runs, each arm against its own two-process case (means over 2 repetitions): "
+        "cached: 235,000 tok/s, 2.35x its two-process msgpack case (100,000 tok/s); "
+        "cached+async: 152,000 tok/s, 1.90x its two-process msgpack case (80,000 tok/s): "
+        "the cost of having IPC at all."]
