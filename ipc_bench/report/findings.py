@@ -315,7 +315,10 @@ def _oversubscribed(cases, workload: str, codec=None, transport=None) -> str:
 
 def _token_bytes_findings(ok) -> list[str]:
     """send's new_token_ids bytes split into decode tokens and re-sent prompt chunks."""
-    send = ok[(ok["policy"] == SEND) & (ok["codec"] != SINGLE_PROCESS)]
+    if ok.empty:
+        return []
+    is_send = [a == SEND for a in _arms(ok)]  # not send'
+    send = ok[[s and c != SINGLE_PROCESS for s, c in zip(is_send, ok["codec"])]]
     if "prompt_chunk_bytes_per_step" not in send.columns:
         return []
     out = []
