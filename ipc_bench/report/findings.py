@@ -18,6 +18,8 @@ says whether the machine's noise alone produced a verdict.
 from __future__ import annotations
 
 import math
+
+import pandas as pd
 from typing import Any, Callable
 
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC as SINGLE_PROCESS
@@ -434,14 +436,32 @@ def _step_time_findings(cases) -> list[str]:
 
 def _floor_findings(ok) -> list[str]:
     """The range of measured step time over the floor's across cases (one value when
-    its ends print alike, e.g. a single case); cases whose floor ran slower than the
-    case (``x floor`` below 1: noise) are left out of it and counted."""
+    its ends print alike, e.g. a single case); cases whose ``x floor`` is below 1 are
+    left out of it and counted, each with its cause as the table's note and the case's
+    warning give it (``tables.floor_below_one_note``): for a synchronous case the floor
+    ran slower than the case (noise); for an async case (``async_scheduling``) the
+    floor replays the frames one at a time while the case overlapped its steps, so its
+    ``x floor`` is not the harness's overhead."""
     if "step_to_floor_ratio" not in ok.columns or not ok["step_to_floor_ratio"].notna().any():
         return []
-    r = ok["step_to_floor_ratio"].dropna()
-    below = int((r < 1).sum())
-    noise = (f"the floor ran slower than the case in {below} case{'' if below == 1 else 's'}"
-             " (`x floor` below 1, marked `!`): that overhead is noise")
+    known = ok[ok["step_to_floor_ratio"].notna()]
+    r = known["step_to_floor_ratio"]
+    is_async = (known["async_scheduling"] == True if "async_scheduling" in known.columns  # noqa: E712
+                else pd.Series(False, index=known.index))
+    below_sync = int(((r < 1) & ~is_async).sum())
+    below_async = int(((r < 1) & is_async).sum())
+    causes = []
+    if below_sync:
+        causes.append(f"the floor ran slower than the case in {below_sync} "
+                      f"case{'' if below_sync == 1 else 's'} (`x floor` below 1, marked "
+                      "`!`): that overhead is noise")
+    if below_async:
+        causes.append(f"{below_async} async case{'' if below_async == 1 else 's'} "
+                      "(`x floor` below 1, marked `!`) overlapped "
+                      f"{'its' if below_async == 1 else 'their'} steps while the floor "
+                      "replays the frames one at a time: that `x floor` is not the "
+                      "harness's overhead")
+    noise = "; ".join(causes)
     r = r[r >= 1]
     if r.empty:
         return [f"No overhead over the floor can be read from this run: {noise}."]
@@ -451,7 +471,7 @@ def _floor_findings(ok) -> list[str]:
             else f"take {low} to {high} the floor (the same recorded messages exchanged "
                  "bare) across cases")
     return [f"The harness's measured steps {span}"
-            + (f"; {noise}, left out." if below else ".")]
+            + (f"; {noise}, left out." if causes else ".")]
 
 
 def _overhead_findings(cases) -> list[str]:
