@@ -233,11 +233,68 @@ def withheld_keys(cases) -> set[tuple]:
             for r in cases.to_dict("records") if is_withheld(r)}
 
 
+def recorded_tput(results) -> dict[tuple, dict[str, Any]]:
+    """``(workload, codec, transport, model)`` -> the output tokens/s metric of the
+    cached-against-send comparison its run recorded (``summary.json`` ``comparisons``,
+    the terminal's block: verdict Holm-adjusted over the comparison's ``family``), with
+    ``family_size`` added; ``{}`` for a report of several runs or unreadable summaries."""
+    from ipc_bench.analysis.results import ResultsError, check_shapes, read_summary
+
+    if len(results.paths) != 1:
+        return {}
+    (run_dir,) = results.paths.values()
+    try:
+        summary = read_summary(run_dir)
+    except ResultsError:
+        return {}
+    check_shapes(summary, run_dir)  # (the loader has warned of what it drops)
+    out = {}
+    for c in summary.get("comparisons") or []:
+        m = (c.get("metrics") or {}).get("output_tokens_per_s")
+        if (c.get("baseline"), c.get("treatment")) != (SEND, CACHED) or not m:
+            continue
+        out[(c.get("workload"), c.get("codec"), c.get("transport"), c.get("model"))] = dict(
+            m, family_size=len(c.get("family") or []))
+    return out
+
+
+def _verdict_clause(t: dict[str, Any], m: dict[str, Any] | None) -> str:
+    """The verdict of a pair finding's tokens/s change, always stated: from the run's
+    recorded comparison ``m`` (``recorded_tput``) when it has one, Holm-adjusted, with
+    its p-values; saying the printed interval is unadjusted where it excludes zero but
+    the adjusted test finds no significant difference. Without ``m``: ``t``'s own
+    (unadjusted) test."""
+    excludes = (t["ratio_low"] == t["ratio_low"] and t["ratio_high"] == t["ratio_high"]
+                and (t["ratio_low"] > 1 or t["ratio_high"] < 1))
+    if m and m.get("adjustment") == "holm" and m.get("p_value") is not None \
+            and m.get("p_adjusted") is not None and m.get("significant") is not None:
+        n = m.get("family_size") or 0
+        over = f" over {n} timed metrics" if n else ""
+        holm = (f" after Holm's correction{over} (p {m['p_value']:.3f}, adjusted "
+                f"{m['p_adjusted']:.3f})")
+        if m["significant"]:
+            return ", significant" + holm
+        if excludes:
+            return ", not significant" + holm + "; the interval is unadjusted"
+        if t.get("inconclusive"):
+            return _inconclusive_clause(t) + "; " + "no significant difference" + holm
+        return ", no significant difference" + holm
+    if t.get("inconclusive"):
+        return _inconclusive_clause(t)
+    if t["significant"] is False:
+        return ", no significant difference"
+    if t["significant"]:
+        return ", significant (unadjusted test)"
+    return ""
+
+
 def _pair_finding(cases, tables, key: tuple, where: Where, timed: bool,
-                  withheld: frozenset = frozenset()) -> str:
+                  withheld: frozenset = frozenset(),
+                  recorded: dict[tuple, dict[str, Any]] | None = None) -> str:
     """One sentence on cached against send for ``key`` (workload, codec, transport,
-    model): its savings, then its tokens/s change (or, timed, its latencies); its bytes
-    alone when ``key[:3]`` is in ``withheld`` (``withheld_keys``)."""
+    model): its savings, then its tokens/s change with its verdict (``_verdict_clause``,
+    from ``recorded``: ``recorded_tput``) (or, timed, its latencies); its bytes alone
+    when ``key[:3]`` is in ``withheld`` (``withheld_keys``)."""
     workload, codec, model = key[0], key[1], key[3]
     t = tables["tput"][key]
     what = _codec_name(codec) + (f", {model} model" if model and model != "null" else "")
@@ -264,8 +321,7 @@ def _pair_finding(cases, tables, key: tuple, where: Where, timed: bool,
     if t["n"] > 1:
         point = RATIO_POINTS.get(t.get("method", "t"), "geometric mean")
         return (text + _interval(t) + f" (paired {point} over {t['n']} repetitions"
-                + (_inconclusive_clause(t) if t.get("inconclusive")
-                   else ", no significant difference" if t["significant"] is False else "")
+                + _verdict_clause(t, (recorded or {}).get(key))
                 + f"; means over repetitions: {t[SEND]:,.0f} → {t[CACHED]:,.0f} tok/s)."
                 + _oversubscribed(cases, workload, codec, key[2]))
     return text + f" ({ONE_PAIR}: {t[SEND]:,.0f} → {t[CACHED]:,.0f} tok/s)." + \
@@ -636,7 +692,9 @@ def findings(results) -> list[str]:
     tables = _pair_tables(results)
     where = _where_of(cases, results.labels)
     withheld = frozenset(withheld_keys(cases))
-    out = [_pair_finding(cases, tables, key, where, timed, withheld) for key in tables["tput"]]
+    recorded = recorded_tput(results)
+    out = [_pair_finding(cases, tables, key, where, timed, withheld, recorded)
+           for key in tables["tput"]]
     if timed:
         out.append(TIMED_REPLAY if {SEND, CACHED} <= set(cases["policy"])
                    else TIMED_REPLAY_ONE_ARM)

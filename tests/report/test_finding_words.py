@@ -155,3 +155,34 @@ def test_the_single_process_finding_keeps_each_arm_apart():
         "cached: 235,000 tok/s, 2.35x its two-process msgpack case (100,000 tok/s); "
         "cached+async: 152,000 tok/s, 1.90x its two-process msgpack case (80,000 tok/s): "
         "the cost of having IPC at all."]
+
+
+def _tight_pair_finding(recorded):
+    rows = []
+    for rep, (send, cached) in enumerate(((100_000.0, 106_000.0), (90_000.0, 96_300.0),
+                                          (110_000.0, 117_000.0))):
+        rows += [_summary("send", rep, send, 282700.0), _summary("cached", rep, cached, 231400.0)]
+    res = type("R", (), {})()
+    res.cases, res.labels, res.metadata = _cases(rows), ["num_running"], {"run": {}}
+    tables = findings._pair_tables(res)
+    key = next(iter(tables["tput"]))
+    return findings._pair_finding(res.cases, tables, key, _where, timed=False,
+                                  recorded={key: recorded} if recorded else None)
+
+
+def test_a_pair_finding_states_its_verdict_and_that_its_interval_is_unadjusted():
+    # The interval excludes zero, but the Holm-adjusted test does not find a
+    # significant difference: the finding says so instead of reading as significant.
+    text = _tight_pair_finding(dict(significant=False, adjustment="holm", p_value=0.022,
+                                    p_adjusted=0.131, family_size=6))
+    assert text.endswith(
+        "output tokens/s changes by +6.5 % [+5.2, +7.7] % (paired geometric mean over 3 "
+        "repetitions, not significant after Holm's correction over 6 timed metrics (p 0.022, "
+        "adjusted 0.131); the interval is unadjusted; means over repetitions: 100,000 → "
+        "106,433 tok/s).")
+    text = _tight_pair_finding(dict(significant=True, adjustment="holm", p_value=0.002,
+                                    p_adjusted=0.012, family_size=6))
+    assert ("(paired geometric mean over 3 repetitions, significant after Holm's "
+            "correction over 6 timed metrics (p 0.002, adjusted 0.012); means") in text
+    # without the run's recorded comparison: its own test, named unadjusted
+    assert "3 repetitions, significant (unadjusted test); means" in _tight_pair_finding(None)
