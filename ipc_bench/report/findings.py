@@ -409,7 +409,8 @@ def _single_process_findings(ok, where: Where) -> list[str]:
     for workload, g in ok.groupby("workload", sort=False):
         g = g.assign(_arm=_arms(g))
         parts, counts = [], set()
-        for arm in dict.fromkeys(g["_arm"]):
+        # each policy's own arm first, then its A/A copy or async arm
+        for arm in sorted(set(g["_arm"]), key=lambda a: (a != a.split("+")[0].rstrip("'"), a)):
             one = g[(g["_arm"] == arm) & (g["codec"] == SINGLE_PROCESS)]["output_tokens_per_s"]
             two = g[(g["_arm"] == arm) & (g["codec"] == "msgpack")]["output_tokens_per_s"]
             single, base = one.mean(), two.mean()
