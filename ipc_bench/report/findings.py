@@ -90,9 +90,15 @@ def _codec_name(codec: str) -> str:
 
 
 def _latency_clause(cases, key: tuple) -> str:
-    """'TTFT p50 a → b ms, p99 ...; ITL ...' for the send/cached cases of ``key``."""
+    """'TTFT p50 a → b ms, p99 ...; ITL ...' for the send/cached arms of ``key``
+    (workload, codec, transport, model), means over their repetitions; an A/A copy
+    (``send'``) or an async arm is not one of them (``_arms``)."""
     workload, codec = key[0], key[1]
     sel = cases[(cases["workload"] == workload) & (cases["codec"] == codec)]
+    for col, value in (("transport", key[2]), ("model", key[3])):
+        if col in sel.columns and value is not None and value == value:
+            sel = sel[sel[col] == value]
+    arm = pd.Series(_arms(sel) if len(sel) else [], index=sel.index, dtype=object)
     parts = []
     for name, label in (("ttft", "TTFT"), ("itl", "ITL"), ("tpot", "TPOT")):
         stats = []
@@ -100,8 +106,8 @@ def _latency_clause(cases, key: tuple) -> str:
             col = f"{name}_ms_{q}"
             if col not in sel.columns:
                 continue
-            send = sel.loc[sel["policy"] == SEND, col].mean()
-            cached = sel.loc[sel["policy"] == CACHED, col].mean()
+            send = sel.loc[arm == SEND, col].mean()
+            cached = sel.loc[arm == CACHED, col].mean()
             if send == send and cached == cached:
                 stats.append(f"{q} {send:.3g} → {cached:.3g} ms")
         if stats:
@@ -699,7 +705,9 @@ def findings(results) -> list[str]:
     if timed:
         out.append(TIMED_REPLAY if {SEND, CACHED} <= set(cases["policy"])
                    else TIMED_REPLAY_ONE_ARM)
-    if tables["tput"] and all(t["n"] < 2 for t in tables["tput"].values()) and not timed \
+    # before any figure of one repetition: its tokens/s change or, timed, its latency
+    # percentiles (a p99 of one replay is one sample of it too)
+    if tables["tput"] and all(t["n"] < 2 for t in tables["tput"].values()) \
             and any(k[:3] not in withheld for k in tables["tput"]):
         out.insert(0, _repetitions_note(cases, tables["tput"]))
     ok = cases[cases["output_tokens_per_s"].notna()] if "output_tokens_per_s" in cases else cases

@@ -186,3 +186,22 @@ def test_a_pair_finding_states_its_verdict_and_that_its_interval_is_unadjusted()
             "correction over 6 timed metrics (p 0.002, adjusted 0.012); means") in text
     # without the run's recorded comparison: its own test, named unadjusted
     assert "3 repetitions, significant (unadjusted test); means" in _tight_pair_finding(None)
+
+
+def test_a_one_repetition_timed_replay_carries_the_caveat_before_its_latencies(tmp_path):
+    # Its latency percentiles (e.g. "TTFT ... p99 22.7 → 35.5 ms") are one replay's:
+    # the caveat every other one-repetition report prints comes first.
+    from analysis_run import run_bench
+    from ipc_bench.analysis.results import load
+    from test_timed_no_floor import write_trace
+
+    write_trace(tmp_path / "trace.csv")
+    run_bench(tmp_path / "timed", ["--scenario", "azure-conv-timed", "--trace",
+                                   str(tmp_path / "trace.csv"), "--max-requests", "6",
+                                   "--codecs", "msgpack", "--warmup-steps", "2"])
+    lines = findings.findings(load(tmp_path / "timed"))
+    latency = [i for i, ln in enumerate(lines) if "latency send → cached:" in ln]
+    assert latency and lines[0] == findings.ONE_REPETITION == (
+        "One repetition per case, so no intervals: differences of a few % may be noise "
+        "(run with `--repeat N` for 95 % intervals).")
+    assert lines.index(findings.ONE_REPETITION) < min(latency)
