@@ -598,9 +598,26 @@ COMPARISON_FINDING_METRICS = (("output_tokens_per_s", "output tokens/s"),
                               ("step_ns_mean", "mean step"))
 
 
-def _ratio_clause(m: dict[str, Any], name: str, verdict: bool = True) -> str:
+def _holm_unadjusted_note(m: dict[str, Any], family_size: int = 0) -> str | None:
+    """'not significant after Holm's correction over 7 timed metrics (p 0.022, adjusted
+    0.131); the interval is unadjusted' for a recorded metric ``m`` whose unadjusted
+    ratio interval excludes 1 while its Holm-adjusted verdict finds no significant
+    difference; ``None`` otherwise."""
+    low, high = m.get("ratio_ci_low"), m.get("ratio_ci_high")
+    if (m.get("adjustment") != "holm" or m.get("significant") is not False
+            or m.get("p_value") is None or m.get("p_adjusted") is None
+            or low is None or high is None or not (low > 1 or high < 1)):
+        return None
+    over = f" over {family_size} timed metrics" if family_size else ""
+    return (f"not significant after Holm's correction{over} (p {m['p_value']:.3f}, "
+            f"adjusted {m['p_adjusted']:.3f}); the interval is unadjusted")
+
+
+def _ratio_clause(m: dict[str, Any], name: str, verdict: bool = True,
+                  family_size: int = 0) -> str:
     """'output tokens/s -2.5 % [-6.8, +2.0] % (no significant difference)', the verdict
-    only with ``verdict``."""
+    only with ``verdict`` (``_holm_unadjusted_note``'s where the interval excludes zero
+    but the adjusted verdict does not)."""
     ratio = m["ratio_geomean"] if m["method"] == "t" else m["ratio_median"]
     if ratio is None:
         return f"{name}: {m['verdict']}"
@@ -608,7 +625,8 @@ def _ratio_clause(m: dict[str, Any], name: str, verdict: bool = True) -> str:
     if m["ratio_ci_low"] is not None and m["ratio_ci_high"] is not None:
         interval = (f" [{100 * (m['ratio_ci_low'] - 1):+.1f}, "
                     f"{100 * (m['ratio_ci_high'] - 1):+.1f}] %")
-    return f"{name} {_pct(ratio)}{interval}" + (f" ({verdict_of(m)})" if verdict else "")
+    said = _holm_unadjusted_note(m, family_size) or verdict_of(m)
+    return f"{name} {_pct(ratio)}{interval}" + (f" ({said})" if verdict else "")
 
 
 def _comparison_finding(c: dict[str, Any], where: Where) -> str:
@@ -631,7 +649,8 @@ def _comparison_finding(c: dict[str, Any], where: Where) -> str:
             return (head + ": " + ", ".join(_ratio_clause(m, name, verdict=False)
                                            for m, name in shown)
                     + f" ({next(iter(verdicts))}).")
-        clauses = [_ratio_clause(m, name) for m, name in shown]
+        family = len(c.get("family") or [])
+        clauses = [_ratio_clause(m, name, family_size=family) for m, name in shown]
         return head + (": " + "; ".join(clauses) if clauses else
                        ": no metric compared") + "."
     judged = {k: m for k, m in metrics.items() if m.get("significant") is not None}
