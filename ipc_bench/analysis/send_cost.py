@@ -25,8 +25,10 @@ Per send/cached pair of one repetition (``pair_cost``, fields added to the send 
   "the machine may be noisy"): its whole-step difference is then machine noise as
   much as send's cost, and the whole-step crossing is marked so.
 
-Over repetitions (``cost_rows``) each figure is the mean of the pairs' figures (the
-share too: a mean of per-pair shares, as ``report.plots.send_cost_table`` draws them).
+Over repetitions (``cost_rows``) each difference and the measured step are the means
+of the pairs' figures, and each share is the mean difference over the mean measured
+step (``share_of_means``), so a line's share is its printed µs over its printed step
+(a mean of per-pair shares, as ``report.plots.send_cost_table`` draws them, is not).
 ``share_line`` words one row; ``crossing_lines`` says where the share passes 1 % of the
 step, withheld for a step time whose cases ran off their nominal step (the runner's wait,
 ``off_nominal_warning``, or cached's whole step, ``whole_step_warning``), and marked
@@ -190,6 +192,13 @@ class CostRow:
     repetitions: int = 1            # pairs the means are over
 
 
+def share_of_means(diff: Optional[float], base: Optional[float]) -> Optional[float]:
+    """``diff / base`` (a mean difference over the mean step it is a share of), ``None``
+    when either is missing or ``base`` is zero: the one share the terminal and the
+    report print beside those two figures."""
+    return None if diff is None or not base else diff / base
+
+
 def _mean(values: Iterable[Any]) -> Optional[float]:
     vals = [v for v in (_num(x) for x in values) if v is not None]
     return sum(vals) / len(vals) if vals else None
@@ -197,7 +206,8 @@ def _mean(values: Iterable[Any]) -> Optional[float]:
 
 def cost_rows(records: Iterable[dict[str, Any]]) -> list[CostRow]:
     """The send records carrying ``send_cost_*`` fields, grouped by ``step_time_ms``,
-    ``num_running`` and ``codec`` (sorted), each figure the mean over repetitions."""
+    ``num_running`` and ``codec`` (sorted): differences and measured step the means over
+    repetitions, shares the mean difference over the mean step (``share_of_means``)."""
     groups: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
     for r in records:
         if r.get("policy") != SEND or "send_cost_share_of_step" not in r:
@@ -217,12 +227,12 @@ def cost_rows(records: Iterable[dict[str, Any]]) -> list[CostRow]:
             for w in r.get("send_cost_whole_step_off") or ():
                 if w not in whole:
                     whole.append(w)
+        step = _mean(r.get("send_cost_step_ns") for r in rs)
+        s2r = _mean(r.get("send_cost_s2r_ns") for r in rs)
+        base = _mean(r.get("send_cost_measured_step_ns") for r in rs)
         rows.append(CostRow(
-            t, b, codec, _mean(r.get("send_cost_step_ns") for r in rs),
-            _mean(r.get("send_cost_s2r_ns") for r in rs),
-            _mean(r.get("send_cost_measured_step_ns") for r in rs),
-            _mean(r.get("send_cost_share_of_step") for r in rs),
-            _mean(r.get("send_cost_s2r_share_of_step") for r in rs), off,
+            t, b, codec, step, s2r, base, share_of_means(step, base),
+            share_of_means(s2r, base), off,
             any(r.get("send_cost_step_noisy") is True for r in rs), whole, len(rs)))
     return rows
 
@@ -265,7 +275,10 @@ def share_line(row: CostRow) -> str:
              f"; the whole median step differs by {100 * row.share_step:+.2f} % of it "
              "(noisier)")
     off = "".join(f" Warning: {w}." for w in row.off_nominal + row.whole_step_off)
-    return f"{where}: {s2r}{whole}.{off}"
+    over = ("" if row.repetitions < 2 else
+            f" Means over {row.repetitions} repetitions; each share is the mean difference "
+            "over the mean step.")
+    return f"{where}: {s2r}{whole}.{over}{off}"
 
 
 def crossing(points: list[tuple[float, float]], threshold: float = THRESHOLD) -> str:

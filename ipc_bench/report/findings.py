@@ -18,6 +18,8 @@ says whether the machine's noise alone produced a verdict.
 from __future__ import annotations
 
 import math
+
+import pandas as pd
 from typing import Any, Callable
 
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC as SINGLE_PROCESS
@@ -88,9 +90,15 @@ def _codec_name(codec: str) -> str:
 
 
 def _latency_clause(cases, key: tuple) -> str:
-    """'TTFT p50 a → b ms, p99 ...; ITL ...' for the send/cached cases of ``key``."""
+    """'TTFT p50 a → b ms, p99 ...; ITL ...' for the send/cached arms of ``key``
+    (workload, codec, transport, model), means over their repetitions; an A/A copy
+    (``send'``) or an async arm is not one of them (``_arms``)."""
     workload, codec = key[0], key[1]
     sel = cases[(cases["workload"] == workload) & (cases["codec"] == codec)]
+    for col, value in (("transport", key[2]), ("model", key[3])):
+        if col in sel.columns and value is not None and value == value:
+            sel = sel[sel[col] == value]
+    arm = pd.Series(_arms(sel) if len(sel) else [], index=sel.index, dtype=object)
     parts = []
     for name, label in (("ttft", "TTFT"), ("itl", "ITL"), ("tpot", "TPOT")):
         stats = []
@@ -98,8 +106,8 @@ def _latency_clause(cases, key: tuple) -> str:
             col = f"{name}_ms_{q}"
             if col not in sel.columns:
                 continue
-            send = sel.loc[sel["policy"] == SEND, col].mean()
-            cached = sel.loc[sel["policy"] == CACHED, col].mean()
+            send = sel.loc[arm == SEND, col].mean()
+            cached = sel.loc[arm == CACHED, col].mean()
             if send == send and cached == cached:
                 stats.append(f"{q} {send:.3g} → {cached:.3g} ms")
         if stats:
@@ -231,11 +239,68 @@ def withheld_keys(cases) -> set[tuple]:
             for r in cases.to_dict("records") if is_withheld(r)}
 
 
+def recorded_tput(results) -> dict[tuple, dict[str, Any]]:
+    """``(workload, codec, transport, model)`` -> the output tokens/s metric of the
+    cached-against-send comparison its run recorded (``summary.json`` ``comparisons``,
+    the terminal's block: verdict Holm-adjusted over the comparison's ``family``), with
+    ``family_size`` added; ``{}`` for a report of several runs or unreadable summaries."""
+    from ipc_bench.analysis.results import ResultsError, check_shapes, read_summary
+
+    if len(results.paths) != 1:
+        return {}
+    (run_dir,) = results.paths.values()
+    try:
+        summary = read_summary(run_dir)
+    except ResultsError:
+        return {}
+    check_shapes(summary, run_dir)  # (the loader has warned of what it drops)
+    out = {}
+    for c in summary.get("comparisons") or []:
+        m = (c.get("metrics") or {}).get("output_tokens_per_s")
+        if (c.get("baseline"), c.get("treatment")) != (SEND, CACHED) or not m:
+            continue
+        out[(c.get("workload"), c.get("codec"), c.get("transport"), c.get("model"))] = dict(
+            m, family_size=len(c.get("family") or []))
+    return out
+
+
+def _verdict_clause(t: dict[str, Any], m: dict[str, Any] | None) -> str:
+    """The verdict of a pair finding's tokens/s change, always stated: from the run's
+    recorded comparison ``m`` (``recorded_tput``) when it has one, Holm-adjusted, with
+    its p-values; saying the printed interval is unadjusted where it excludes zero but
+    the adjusted test finds no significant difference. Without ``m``: ``t``'s own
+    (unadjusted) test."""
+    excludes = (t["ratio_low"] == t["ratio_low"] and t["ratio_high"] == t["ratio_high"]
+                and (t["ratio_low"] > 1 or t["ratio_high"] < 1))
+    if m and m.get("adjustment") == "holm" and m.get("p_value") is not None \
+            and m.get("p_adjusted") is not None and m.get("significant") is not None:
+        n = m.get("family_size") or 0
+        over = f" over {n} timed metrics" if n else ""
+        holm = (f" after Holm's correction{over} (p {m['p_value']:.3f}, adjusted "
+                f"{m['p_adjusted']:.3f})")
+        if m["significant"]:
+            return ", significant" + holm
+        if excludes:
+            return ", not significant" + holm + "; the interval is unadjusted"
+        if t.get("inconclusive"):
+            return _inconclusive_clause(t) + "; " + "no significant difference" + holm
+        return ", no significant difference" + holm
+    if t.get("inconclusive"):
+        return _inconclusive_clause(t)
+    if t["significant"] is False:
+        return ", no significant difference"
+    if t["significant"]:
+        return ", significant (unadjusted test)"
+    return ""
+
+
 def _pair_finding(cases, tables, key: tuple, where: Where, timed: bool,
-                  withheld: frozenset = frozenset()) -> str:
+                  withheld: frozenset = frozenset(),
+                  recorded: dict[tuple, dict[str, Any]] | None = None) -> str:
     """One sentence on cached against send for ``key`` (workload, codec, transport,
-    model): its savings, then its tokens/s change (or, timed, its latencies); its bytes
-    alone when ``key[:3]`` is in ``withheld`` (``withheld_keys``)."""
+    model): its savings, then its tokens/s change with its verdict (``_verdict_clause``,
+    from ``recorded``: ``recorded_tput``) (or, timed, its latencies); its bytes alone
+    when ``key[:3]`` is in ``withheld`` (``withheld_keys``)."""
     workload, codec, model = key[0], key[1], key[3]
     t = tables["tput"][key]
     what = _codec_name(codec) + (f", {model} model" if model and model != "null" else "")
@@ -264,8 +329,7 @@ def _pair_finding(cases, tables, key: tuple, where: Where, timed: bool,
     if t["n"] > 1:
         point = RATIO_POINTS.get(t.get("method", "t"), "geometric mean")
         return (text + _interval(t) + f" (paired {point} over {t['n']} repetitions"
-                + (_inconclusive_clause(t) if t.get("inconclusive")
-                   else ", no significant difference" if t["significant"] is False else "")
+                + _verdict_clause(t, (recorded or {}).get(key))
                 + f"; means over repetitions: {t[SEND]:,.0f} → {t[CACHED]:,.0f} tok/s)."
                 + off + _oversubscribed(cases, workload, codec, key[2]))
     return text + f" ({ONE_PAIR}: {t[SEND]:,.0f} → {t[CACHED]:,.0f} tok/s)." + off + \
@@ -337,7 +401,10 @@ def _oversubscribed(cases, workload: str, codec=None, transport=None) -> str:
 
 def _token_bytes_findings(ok) -> list[str]:
     """send's new_token_ids bytes split into decode tokens and re-sent prompt chunks."""
-    send = ok[(ok["policy"] == SEND) & (ok["codec"] != SINGLE_PROCESS)]
+    if ok.empty:
+        return []
+    is_send = [a == SEND for a in _arms(ok)]  # not send'
+    send = ok[[s and c != SINGLE_PROCESS for s, c in zip(is_send, ok["codec"])]]
     if "prompt_chunk_bytes_per_step" not in send.columns:
         return []
     out = []
@@ -353,27 +420,52 @@ def _token_bytes_findings(ok) -> list[str]:
     return out
 
 
+def _arms(frame) -> list[str]:
+    """Each case's arm (``arm`` where set, else its policy), as ``Results.by_arm``
+    labels it: ``send'`` of an ``--aa`` run, ``cached+async`` beside ``cached``."""
+    arms = frame["arm"] if "arm" in frame.columns else [None] * len(frame)
+    return [a if isinstance(a, str) and a else p for a, p in zip(arms, frame["policy"])]
+
+
 def _single_process_findings(ok, where: Where) -> list[str]:
-    """The single-process baseline's tokens/s against the two-process msgpack cases."""
+    """The single-process baseline's tokens/s against the two-process msgpack case of
+    the same arm, each arm apart (an async arm or an A/A copy is never averaged with
+    another), means over the arm's repetitions."""
     if not (ok["codec"] == SINGLE_PROCESS).any():
         return []
     out = []
     for workload, g in ok.groupby("workload", sort=False):
-        single = g[g["codec"] == SINGLE_PROCESS]["output_tokens_per_s"].mean()
-        two = g[g["codec"] == "msgpack"]["output_tokens_per_s"].mean()
-        if single == single and two == two and two > 0:
-            out.append(f"{where(workload)}, the single-process baseline (no IPC, no serialization) "
-                       f"runs {single:,.0f} tok/s, {single / two:.2f}x the two-process "
-                       f"msgpack cases ({two:,.0f} tok/s; means over policies): the "
-                       "cost of having IPC at all.")
+        g = g.assign(_arm=_arms(g))
+        parts, counts = [], set()
+        # each policy's own arm first, then its A/A copy or async arm
+        for arm in sorted(set(g["_arm"]), key=lambda a: (a != a.split("+")[0].rstrip("'"), a)):
+            one = g[(g["_arm"] == arm) & (g["codec"] == SINGLE_PROCESS)]["output_tokens_per_s"]
+            two = g[(g["_arm"] == arm) & (g["codec"] == "msgpack")]["output_tokens_per_s"]
+            single, base = one.mean(), two.mean()
+            if not (single == single and base == base and base > 0):
+                continue
+            counts |= {int(one.count()), int(two.count())}
+            parts.append(f"{arm}: {single:,.0f} tok/s, {single / base:.2f}x its two-process "
+                         f"msgpack case ({base:,.0f} tok/s)")
+        if not parts:
+            continue
+        n = max(counts)
+        over = ("one repetition" if n == 1 else f"means over {n} repetitions"
+                if len(counts) == 1 else f"means over up to {n} repetitions")
+        out.append(f"{where(workload)}, the single-process baseline (no IPC, no "
+                   f"serialization) runs, each arm against its own two-process case ({over}): "
+                   + "; ".join(parts) + ": the cost of having IPC at all.")
     return out
 
 
 def _share_findings(cases, where: Where, labels: list[str]) -> list[str]:
     """Send's cost as a share of the step at the largest running count of each codec
-    (and other workload label), from ``plots.send_cost_table``; cases whose timings are
-    withheld (``analysis.cores``) are left out."""
+    (and other workload label), from ``plots.send_cost_table``: the means over
+    repetitions of the SchedulerOutput path's difference and of each arm's step, each
+    share the printed difference over cached's printed step (``send_cost.share_of_means``);
+    cases whose timings are withheld (``analysis.cores``) are left out."""
     from ipc_bench.analysis.cores import is_withheld
+    from ipc_bench.analysis.send_cost import share_of_means
     from ipc_bench.report.plots import S2R_MEDIAN_COLUMN, send_cost_table
 
     cases = cases[[not is_withheld(r) for r in cases.to_dict("records")]]
@@ -387,18 +479,24 @@ def _share_findings(cases, where: Where, labels: list[str]) -> list[str]:
     out = []
     for _, g in table.groupby(["codec"] + other, sort=False):
         top = g[g["running"] == g["running"].max()]
-        s2r_us = float(top["_s2r_diff"].mean()) / 1e3
-        step_ms = float(top["step_ms"].mean())
-        share_s2r = float(top["share_s2r"].mean())
-        share_step = float(top["share_step"].mean())
+        n = len(top)
+        # one aggregation for every figure: means over the pairs of each case's figure;
+        # the shares are computed from the figures as printed, so they check
+        s2r_us = round(float(top["_s2r_diff"].mean()) / 1e3, 2)
+        base_us = round(float(top[CACHED].mean()) / 1e3, 1)
+        send_us = round(float(top[SEND].mean()) / 1e3, 1)
+        share_s2r = 100 * (share_of_means(s2r_us, base_us) or 0.0)
+        share_step = 100 * (share_of_means(send_us - base_us, base_us) or 0.0)
         codec = top["codec"].iloc[0]
         step = "median" if "step_ns_median" in cases.columns else "mean"
         longer = "longer" if share_step >= 0 else "shorter"
+        over = (f"means over {n} repetitions of each case's figures" if n > 1
+                else "one repetition")
         out.append(f"{where(top['workload'].iloc[0])} ({codec}), send's SchedulerOutput path "
                    f"(build + encode + decode{median}) costs {s2r_us:.2f} µs per step more than "
-                   f"cached's, {share_s2r:.2f} % of cached's {step_ms * 1e3:,.0f} µs {step} "
-                   f"step; send's whole {step} step is {abs(share_step):.2f} % {longer} than "
-                   f"cached's (noisier)."
+                   f"cached's, {share_s2r:.2f} % of cached's {base_us:,.1f} µs {step} "
+                   f"step; send's whole {step} step, {send_us:,.1f} µs, is "
+                   f"{abs(share_step):.2f} % {longer} than cached's (noisier; {over})."
                    + _oversubscribed(cases, top["workload"].iloc[0], codec))
     return out
 
@@ -423,14 +521,32 @@ def _step_time_findings(cases) -> list[str]:
 
 def _floor_findings(ok) -> list[str]:
     """The range of measured step time over the floor's across cases (one value when
-    its ends print alike, e.g. a single case); cases whose floor ran slower than the
-    case (``x floor`` below 1: noise) are left out of it and counted."""
+    its ends print alike, e.g. a single case); cases whose ``x floor`` is below 1 are
+    left out of it and counted, each with its cause as the table's note and the case's
+    warning give it (``tables.floor_below_one_note``): for a synchronous case the floor
+    ran slower than the case (noise); for an async case (``async_scheduling``) the
+    floor replays the frames one at a time while the case overlapped its steps, so its
+    ``x floor`` is not the harness's overhead."""
     if "step_to_floor_ratio" not in ok.columns or not ok["step_to_floor_ratio"].notna().any():
         return []
-    r = ok["step_to_floor_ratio"].dropna()
-    below = int((r < 1).sum())
-    noise = (f"the floor ran slower than the case in {below} case{'' if below == 1 else 's'}"
-             " (`x floor` below 1, marked `!`): that overhead is noise")
+    known = ok[ok["step_to_floor_ratio"].notna()]
+    r = known["step_to_floor_ratio"]
+    is_async = (known["async_scheduling"] == True if "async_scheduling" in known.columns  # noqa: E712
+                else pd.Series(False, index=known.index))
+    below_sync = int(((r < 1) & ~is_async).sum())
+    below_async = int(((r < 1) & is_async).sum())
+    causes = []
+    if below_sync:
+        causes.append(f"the floor ran slower than the case in {below_sync} "
+                      f"case{'' if below_sync == 1 else 's'} (`x floor` below 1, marked "
+                      "`!`): that overhead is noise")
+    if below_async:
+        causes.append(f"{below_async} async case{'' if below_async == 1 else 's'} "
+                      "(`x floor` below 1, marked `!`) overlapped "
+                      f"{'its' if below_async == 1 else 'their'} steps while the floor "
+                      "replays the frames one at a time: that `x floor` is not the "
+                      "harness's overhead")
+    noise = "; ".join(causes)
     r = r[r >= 1]
     if r.empty:
         return [f"No overhead over the floor can be read from this run: {noise}."]
@@ -440,7 +556,7 @@ def _floor_findings(ok) -> list[str]:
             else f"take {low} to {high} the floor (the same recorded messages exchanged "
                  "bare) across cases")
     return [f"The harness's measured steps {span}"
-            + (f"; {noise}, left out." if below else ".")]
+            + (f"; {noise}, left out." if causes else ".")]
 
 
 def _overhead_findings(cases) -> list[str]:
@@ -504,9 +620,26 @@ COMPARISON_FINDING_METRICS = (("output_tokens_per_s", "output tokens/s"),
                               ("step_ns_mean", "mean step"))
 
 
-def _ratio_clause(m: dict[str, Any], name: str, verdict: bool = True) -> str:
+def _holm_unadjusted_note(m: dict[str, Any], family_size: int = 0) -> str | None:
+    """'not significant after Holm's correction over 7 timed metrics (p 0.022, adjusted
+    0.131); the interval is unadjusted' for a recorded metric ``m`` whose unadjusted
+    ratio interval excludes 1 while its Holm-adjusted verdict finds no significant
+    difference; ``None`` otherwise."""
+    low, high = m.get("ratio_ci_low"), m.get("ratio_ci_high")
+    if (m.get("adjustment") != "holm" or m.get("significant") is not False
+            or m.get("p_value") is None or m.get("p_adjusted") is None
+            or low is None or high is None or not (low > 1 or high < 1)):
+        return None
+    over = f" over {family_size} timed metrics" if family_size else ""
+    return (f"not significant after Holm's correction{over} (p {m['p_value']:.3f}, "
+            f"adjusted {m['p_adjusted']:.3f}); the interval is unadjusted")
+
+
+def _ratio_clause(m: dict[str, Any], name: str, verdict: bool = True,
+                  family_size: int = 0) -> str:
     """'output tokens/s -2.5 % [-6.8, +2.0] % (no significant difference)', the verdict
-    only with ``verdict``."""
+    only with ``verdict`` (``_holm_unadjusted_note``'s where the interval excludes zero
+    but the adjusted verdict does not)."""
     ratio = m["ratio_geomean"] if m["method"] == "t" else m["ratio_median"]
     if ratio is None:
         return f"{name}: {m['verdict']}"
@@ -514,7 +647,8 @@ def _ratio_clause(m: dict[str, Any], name: str, verdict: bool = True) -> str:
     if m["ratio_ci_low"] is not None and m["ratio_ci_high"] is not None:
         interval = (f" [{100 * (m['ratio_ci_low'] - 1):+.1f}, "
                     f"{100 * (m['ratio_ci_high'] - 1):+.1f}] %")
-    return f"{name} {_pct(ratio)}{interval}" + (f" ({verdict_of(m)})" if verdict else "")
+    said = _holm_unadjusted_note(m, family_size) or verdict_of(m)
+    return f"{name} {_pct(ratio)}{interval}" + (f" ({said})" if verdict else "")
 
 
 def _comparison_finding(c: dict[str, Any], where: Where) -> str:
@@ -537,7 +671,8 @@ def _comparison_finding(c: dict[str, Any], where: Where) -> str:
             return (head + ": " + ", ".join(_ratio_clause(m, name, verdict=False)
                                            for m, name in shown)
                     + f" ({next(iter(verdicts))}).")
-        clauses = [_ratio_clause(m, name) for m, name in shown]
+        family = len(c.get("family") or [])
+        clauses = [_ratio_clause(m, name, family_size=family) for m, name in shown]
         return head + (": " + "; ".join(clauses) if clauses else
                        ": no metric compared") + "."
     judged = {k: m for k, m in metrics.items() if m.get("significant") is not None}
@@ -605,11 +740,15 @@ def findings(results) -> list[str]:
     tables = _pair_tables(results)
     where = _where_of(cases, results.labels)
     withheld = frozenset(withheld_keys(cases))
-    out = [_pair_finding(cases, tables, key, where, timed, withheld) for key in tables["tput"]]
+    recorded = recorded_tput(results)
+    out = [_pair_finding(cases, tables, key, where, timed, withheld, recorded)
+           for key in tables["tput"]]
     if timed:
         out.append(TIMED_REPLAY if {SEND, CACHED} <= set(cases["policy"])
                    else TIMED_REPLAY_ONE_ARM)
-    if tables["tput"] and all(t["n"] < 2 for t in tables["tput"].values()) and not timed \
+    # before any figure of one repetition: its tokens/s change or, timed, its latency
+    # percentiles (a p99 of one replay is one sample of it too)
+    if tables["tput"] and all(t["n"] < 2 for t in tables["tput"].values()) \
             and any(k[:3] not in withheld for k in tables["tput"]):
         out.insert(0, _repetitions_note(cases, tables["tput"]))
     ok = cases[cases["output_tokens_per_s"].notna()] if "output_tokens_per_s" in cases else cases

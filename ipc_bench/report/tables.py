@@ -225,17 +225,36 @@ def ratio_text(point: Optional[float], low: Optional[float] = None,
     return f"{point:.3f} [{low:.3f}, {high:.3f}]"
 
 
-def ratio_line_head(name: str, where: str, n: int, interval: bool, method: str = "t") -> str:
+def ratio_line_head(name: str, where: str, n: int, interval: bool, method: str = "t",
+                    base: str = SEND) -> str:
     """The start of a ratio line: ``cached/send (msgpack; paired by repetition: geometric
     mean of the per-repetition ratios [95 % Student-t interval]; 2 pairs)``, ending
-    ``1 pair, no interval`` when the ratios have no interval (``interval`` false)."""
+    ``1 pair, no interval`` when the ratios have no interval (``interval`` false);
+    ``base`` is the arm in the denominator (``send``, or ``cached`` for
+    ``cached+async/cached``)."""
     count = f"{n} pair{'' if n == 1 else 's'}" + ("" if interval else ", no interval")
-    return f"{name}/{SEND} ({where}; {ratio_phrase(method)}; {count})"
+    return f"{name}/{base} ({where}; {ratio_phrase(method)}; {count})"
+
+
+def ratio_arm_pairs(arms: Iterable[str]) -> list[tuple[str, str]]:
+    """(base, arm) of each ratio line of a group of arms: ``cached`` and ``direct``
+    against ``send``, each A/A copy against its arm (``send'/send``, ``--aa``) and the
+    async arm against synchronous ``cached`` (``cached+async/cached``,
+    ``--async-scheduling``), in that order; only pairs whose both arms are present."""
+    from ipc_bench.harness.spec import ASYNC_ARM
+
+    present = set(arms)
+    out = [(SEND, a) for a in (CACHED, DIRECT)]
+    out += [(a[:-1], a) for a in sorted(present) if a.endswith("'")]
+    out.append((CACHED, ASYNC_ARM))
+    return [(b, a) for b, a in out if b in present and a in present]
 
 
 def _ratio_lines(codec: str, cases: list[dict[str, Any]], method: str = "t") -> list[str]:
-    """The ``<arm>/send`` line of ``codec``'s cases for each arm that stands against
-    ``send``: ``cached`` (PR #20291) and, in ``pp`` runs, ``direct``: per metric of
+    """The ``<arm>/<base>`` line of ``codec``'s cases for each pair of
+    ``ratio_arm_pairs``: ``cached/send`` (PR #20291), in ``pp`` runs ``direct/send``,
+    with ``--aa`` ``send'/send`` (and ``cached'/cached``), with ``--async-scheduling``
+    ``cached+async/cached``: per metric of
     ``RATIO_METRICS`` the paired ratio over the repetitions both arms ran, with its
     interval (``stats.paired_ratio`` with ``method``: the statistic of the comparison
     block and of the report's pair table, named by ``ratio_line_head``). Arms, not
@@ -250,9 +269,8 @@ def _ratio_lines(codec: str, cases: list[dict[str, Any]], method: str = "t") -> 
     several = len(groups) > 1
     out = []
     for (transport, model), arms in groups.items():
-        send = arms.get(SEND)
-        for name in (CACHED, DIRECT):
-            other = arms.get(name)
+        for base, name in ratio_arm_pairs(arms):
+            send, other = arms.get(base), arms.get(name)
             reps = sorted(set(send or ()) & set(other or ()))
             if not reps:
                 continue
@@ -279,9 +297,9 @@ def _ratio_lines(codec: str, cases: list[dict[str, Any]], method: str = "t") -> 
             if parts:
                 where = codec + (f", {transport}" if several and transport else "") + (
                     f", {model} model" if several and model and model != "null" else "")
-                out.append(f"  {ratio_line_head(name, where, len(reps), interval, method)}: "
+                out.append(f"  {ratio_line_head(name, where, len(reps), interval, method, base)}: "
                            + ", ".join(parts))
-                if differ:
+                if differ and base == SEND:  # what send ships and the other leaves out
                     ids = token_ids_bytes(send[r] for r in reps)
                     out.append("    " + schedules_differ_line(ids))
     return out

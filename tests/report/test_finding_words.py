@@ -57,8 +57,28 @@ def test_the_share_finding_names_the_direction_and_base_of_the_step_difference()
     assert findings._share_findings(_cases(rows), _where, ["num_running"]) == [
         "At 4 running requests (msgpack), send's SchedulerOutput path (build + encode + "
         "decode, medians) costs 3.00 µs per step more than cached's, 3.00 % of cached's "
-        "100 µs median step; send's whole median step is 10.00 % longer than cached's "
-        "(noisier)."]
+        "100.0 µs median step; send's whole median step, 110.0 µs, is 10.00 % longer "
+        "than cached's (noisier; one repetition)."]
+
+
+def test_the_share_finding_takes_its_figures_from_one_aggregation():
+    # Two repetitions whose per-pair shares are 1 % and 5 % (mean 3 %): the finding's
+    # figures are means over the repetitions (4.00 µs over a 250.0 µs step), and its
+    # shares are what those printed figures give: 4.00 / 250.0 = 1.60 %, and the whole
+    # step (175.0 against 250.0 µs) 30.00 % shorter.
+    rows = []
+    for rep, (send_step, cached_step, d_s2r) in enumerate(((150_000.0, 200_000.0, 2_000.0),
+                                                           (200_000.0, 300_000.0, 6_000.0))):
+        for policy, step, s2r in (("send", send_step, 9_000.0 + d_s2r),
+                                  ("cached", cached_step, 9_000.0)):
+            s = _summary(policy, rep, 50_000.0, step + 1000)  # step_ns_median = step
+            s["s2r_build_encode_decode_ns_median"] = s2r
+            rows.append(s)
+    assert findings._share_findings(_cases(rows), _where, ["num_running"]) == [
+        "At 4 running requests (msgpack), send's SchedulerOutput path (build + encode + "
+        "decode, medians) costs 4.00 µs per step more than cached's, 1.60 % of cached's "
+        "250.0 µs median step; send's whole median step, 175.0 µs, is 30.00 % shorter "
+        "than cached's (noisier; means over 2 repetitions of each case's figures)."]
 
 
 def test_the_emulated_note_names_the_arms_that_ran():
@@ -116,3 +136,72 @@ def test_the_share_figure_of_a_timed_replay_does_not_point_to_a_share_finding():
     with pytest.raises(plots.NoData) as info:
         plots.send_cost_share(results_of(rows))
     assert str(info.value).endswith("(decode-steady, step-time); the findings give the share")
+
+
+def test_the_single_process_finding_keeps_each_arm_apart():
+    # cached 235,000 and cached+async 152,000 tok/s single-process were averaged into
+    # one 193,500 against the two-process cases of both: each arm now stands against
+    # its own two-process case.
+    rows = []
+    for rep in range(2):
+        for arm, policy, single, two in (("cached", "cached", 235_000.0, 100_000.0),
+                                         ("cached+async", "cached", 152_000.0, 80_000.0)):
+            for codec, tok in (("none", single + rep), ("msgpack", two + rep)):
+                rows.append(dict(_summary(policy, rep, tok, 100_000.0), codec=codec,
+                                 arm=arm, case_id=f"num_running=4/{arm}/{codec}#{rep}"))
+    assert findings._single_process_findings(_cases(rows), _where) == [
+        "At 4 running requests, the single-process baseline (no IPC, no serialization) "
+        "runs, each arm against its own two-process case (means over 2 repetitions): "
+        "cached: 235,000 tok/s, 2.35x its two-process msgpack case (100,000 tok/s); "
+        "cached+async: 152,000 tok/s, 1.90x its two-process msgpack case (80,000 tok/s): "
+        "the cost of having IPC at all."]
+
+
+def _tight_pair_finding(recorded):
+    rows = []
+    for rep, (send, cached) in enumerate(((100_000.0, 106_000.0), (90_000.0, 96_300.0),
+                                          (110_000.0, 117_000.0))):
+        rows += [_summary("send", rep, send, 282700.0), _summary("cached", rep, cached, 231400.0)]
+    res = type("R", (), {})()
+    res.cases, res.labels, res.metadata = _cases(rows), ["num_running"], {"run": {}}
+    tables = findings._pair_tables(res)
+    key = next(iter(tables["tput"]))
+    return findings._pair_finding(res.cases, tables, key, _where, timed=False,
+                                  recorded={key: recorded} if recorded else None)
+
+
+def test_a_pair_finding_states_its_verdict_and_that_its_interval_is_unadjusted():
+    # The interval excludes zero, but the Holm-adjusted test does not find a
+    # significant difference: the finding says so instead of reading as significant.
+    text = _tight_pair_finding(dict(significant=False, adjustment="holm", p_value=0.022,
+                                    p_adjusted=0.131, family_size=6))
+    assert text.endswith(
+        "output tokens/s changes by +6.5 % [+5.2, +7.7] % (paired geometric mean over 3 "
+        "repetitions, not significant after Holm's correction over 6 timed metrics (p 0.022, "
+        "adjusted 0.131); the interval is unadjusted; means over repetitions: 100,000 → "
+        "106,433 tok/s).")
+    text = _tight_pair_finding(dict(significant=True, adjustment="holm", p_value=0.002,
+                                    p_adjusted=0.012, family_size=6))
+    assert ("(paired geometric mean over 3 repetitions, significant after Holm's "
+            "correction over 6 timed metrics (p 0.002, adjusted 0.012); means") in text
+    # without the run's recorded comparison: its own test, named unadjusted
+    assert "3 repetitions, significant (unadjusted test); means" in _tight_pair_finding(None)
+
+
+def test_a_one_repetition_timed_replay_carries_the_caveat_before_its_latencies(tmp_path):
+    # Its latency percentiles (e.g. "TTFT ... p99 22.7 → 35.5 ms") are one replay's:
+    # the caveat every other one-repetition report prints comes first.
+    from analysis_run import run_bench
+    from ipc_bench.analysis.results import load
+    from test_timed_no_floor import write_trace
+
+    write_trace(tmp_path / "trace.csv")
+    run_bench(tmp_path / "timed", ["--scenario", "azure-conv-timed", "--trace",
+                                   str(tmp_path / "trace.csv"), "--max-requests", "6",
+                                   "--codecs", "msgpack", "--warmup-steps", "2"])
+    lines = findings.findings(load(tmp_path / "timed"))
+    latency = [i for i, ln in enumerate(lines) if "latency send → cached:" in ln]
+    assert latency and lines[0] == findings.ONE_REPETITION == (
+        "One repetition per case, so no intervals: differences of a few % may be noise "
+        "(run with `--repeat N` for 95 % intervals).")
+    assert lines.index(findings.ONE_REPETITION) < min(latency)

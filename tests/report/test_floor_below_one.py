@@ -113,3 +113,26 @@ def test_a_range_of_one_value_is_printed_once():
     assert _floor_findings(two) == [
         "The harness's measured steps take 1.50x to 2.25x the floor (the same recorded "
         "messages exchanged bare) across cases."]
+
+
+def test_the_floor_finding_gives_an_async_case_the_async_cause():
+    """An async case's x floor below 1 was called noise by the finding while the
+    table's note and the case's warning say the case overlapped its steps; the finding
+    now gives each kind its own cause."""
+    import pandas as pd
+
+    from ipc_bench.report.findings import _floor_findings
+
+    cases = pd.DataFrame({"step_to_floor_ratio": [2.5, 0.8, 0.9],
+                          "async_scheduling": [False, True, False]})
+    assert _floor_findings(cases) == [
+        "The harness's measured steps take 2.50x the floor (the same recorded messages "
+        "exchanged bare) in the one case; the floor ran slower than the case in 1 case "
+        "(`x floor` below 1, marked `!`): that overhead is noise; 1 async case (`x floor` "
+        "below 1, marked `!`) overlapped its steps while the floor replays the frames one "
+        "at a time: that `x floor` is not the harness's overhead, left out."]
+    only_async = cases.iloc[:2]
+    assert _floor_findings(only_async)[0].endswith(
+        "in the one case; 1 async case (`x floor` below 1, marked `!`) overlapped its "
+        "steps while the floor replays the frames one at a time: that `x floor` is not "
+        "the harness's overhead, left out.")

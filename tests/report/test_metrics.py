@@ -178,7 +178,8 @@ send'   msgpack  ipc          200     56,000      112,000     2.00       1,530  
   policy  codec    transport  scheduling  gap us p50  gap us p99  gap % p50  gap % p99  runner step us p50
   ------  -------  ---------  ----------  ----------  ----------  ---------  ---------  ------------------
   send    msgpack  ipc        sync              80.0       160.0       50.0       90.0               160.0
-  send'   msgpack  ipc        sync              90.0       180.0       50.0       90.0               180.0"""
+  send'   msgpack  ipc        sync              90.0       180.0       50.0       90.0               180.0
+  send'/send (msgpack; paired by repetition: geometric mean of the per-repetition ratios [95 % Student-t interval]; 1 pair, no interval): tok/s 0.989, s2r B 1.000, build 1.000, encode 1.000, decode 1.000, step 1.008"""
     assert tables.cells(dict(policy="send"), ("policy",)) == ["send"]  # a summary without an arm
 
 
@@ -192,9 +193,13 @@ def test_ratio_lines_compare_arms_not_policies():
     head = ("(msgpack; paired by repetition: geometric mean of the per-repetition ratios "
             "[95 % Student-t interval]; 1 pair, no interval): ")
     ratio = [ln for ln in tables.format_tables([send, copy, cached, asyn]).splitlines()
-             if "/send (" in ln]
+             if "/send (" in ln or "/cached (" in ln]
     assert ratio == ["  cached/send " + head + "tok/s 1.200, s2r B 0.947, "
-                     "build 0.395, encode 1.000, decode 1.000, step 0.819"]
+                     "build 0.395, encode 1.000, decode 1.000, step 0.819",
+                     "  send'/send " + head + "tok/s 0.200, s2r B 1.000, "
+                     "build 1.000, encode 1.000, decode 1.000, step 1.000",
+                     "  cached+async/cached " + head + "tok/s 1.500, s2r B 1.000, "
+                     "build 1.000, encode 1.000, decode 1.000, step 1.000"]
     ratio = [ln for ln in tables.format_tables([send, direct]).splitlines() if "/send (" in ln]
     assert ratio == ["  direct/send " + head + "tok/s 1.100, s2r B 0.947, "
                      "build 0.395, encode 1.000, decode 1.000, step 0.819"]
@@ -252,3 +257,35 @@ def test_no_ratio_of_what_the_single_process_case_does_not_do():
     assert "build_ns_per_step" in cmp["metrics"]
     text = tables.format_comparisons([cmp])
     assert "\nencode " not in text and "\ndecode " not in text and "s2r bytes" not in text
+
+
+def _arm_case(arm: str, rep: int, tok_s: float) -> dict:
+    """A single-process case of ``arm`` (its policy the arm's, less any ``'`` or
+    ``+async``) with ``tok_s`` output tokens/s and the build and step of ``_summary``."""
+    policy = arm.split("+")[0].rstrip("'")
+    return dict(_single_process(policy, rep, 200.0), arm=arm, output_tokens_per_s=tok_s,
+                case_id=f"num_running=4/{arm}/none#{rep}")
+
+
+def test_aa_and_async_runs_print_their_ratio_lines_as_plain_runs_do():
+    """--aa printed no send'/send line and --async-scheduling no cached+async/cached
+    line; each is printed by the same function with the same phrase as cached/send."""
+    aa = [_arm_case(arm, rep, tok + rep) for rep in range(3)
+          for arm, tok in (("send", 100.0), ("send'", 110.0), ("cached", 120.0))]
+    lines = tables._ratio_lines("none", aa)
+    head = ("(none; paired by repetition: geometric mean of the per-repetition ratios "
+            "[95 % Student-t interval]; 3 pairs): ")
+    assert [ln.split(" (")[0] for ln in lines] == ["  cached/send", "  send'/send"]
+    assert lines[1].startswith("  send'/send " + head)
+    point, low, high = stats.paired_ratio([100, 101, 102], [110, 111, 112])
+    assert lines[1].split("): ", 1)[1].startswith(
+        f"tok/s {tables.ratio_text(point, low, high)}, ")
+    asyn = [_arm_case(arm, rep, tok + rep) for rep in range(2)
+            for arm, tok in (("send", 100.0), ("cached", 120.0), ("cached+async", 150.0))]
+    lines = tables._ratio_lines("none", asyn)
+    assert [ln.split(" (")[0] for ln in lines] == ["  cached/send", "  cached+async/cached"]
+    point, low, high = stats.paired_ratio([120, 121], [150, 151])
+    assert lines[1].startswith(
+        "  cached+async/cached (none; paired by repetition: geometric mean of the "
+        "per-repetition ratios [95 % Student-t interval]; 2 pairs): tok/s "
+        + tables.ratio_text(point, low, high) + ", ")

@@ -185,3 +185,19 @@ def test_side_by_side_keeps_each_arm_apart(tmp_path, runs):
                  if c["arm"] == arm and c["codec"] == "msgpack"]
         mean = format_value(sum(rates) / len(rates), 2)
         assert f"| num_running=4 | {arm} | msgpack | {mean} | {mean} | 1.000 |" in side, side
+
+
+def test_a_comparison_whose_interval_excludes_zero_says_its_verdict_is_holm_adjusted():
+    tput = dict(_metric(1.067, 1.037, 1.097, False, "no significant difference"),
+                adjustment="holm", p_value=0.022, p_adjusted=0.131)
+    step = _metric(0.940, 0.910, 0.970, True, "significant: cached+async 6.0 % lower than "
+                   "cached")
+    c = dict(_comparison("cached", "cached+async", tput, step),
+             family=["step_ns_mean", "step_ns_median", "output_tokens_per_s",
+                     "build_ns_per_step", "encode_ns_per_step", "decode_ns_per_step"])
+    assert _comparison_finding(c, _where) == (
+        "At 16 running requests (msgpack), cached+async against cached over 3 paired "
+        "repetitions: output tokens/s +6.7 % [+3.7, +9.7] % (not significant after Holm's "
+        "correction over 6 timed metrics (p 0.022, adjusted 0.131); the interval is "
+        "unadjusted); mean step -6.0 % [-9.0, -3.0] % (significant: cached+async 6.0 % "
+        "lower than cached).")

@@ -54,12 +54,12 @@ def test_the_report_leaves_an_unfinished_case_out_and_names_it(finished_run, tmp
             f"finish: `{LAST}` (interrupted by SIGINT).") in md
     cases = {c["case_id"]: c for c in summary["cases"]}
     single = cases["num_running=4/send/none#0"]["output_tokens_per_s"]
-    two = (cases["num_running=4/send/msgpack#0"]["output_tokens_per_s"]
-           + cases["num_running=4/cached/msgpack#0"]["output_tokens_per_s"]) / 2
+    two = cases["num_running=4/send/msgpack#0"]["output_tokens_per_s"]
+    # cached's single-process case did not finish: only send is compared, with its own arm
     assert (f"- At 4 running requests, the single-process baseline (no IPC, no "
-            f"serialization) runs {single:,.0f} tok/s, {single / two:.2f}x the two-process "
-            f"msgpack cases ({two:,.0f} tok/s; means over policies): the cost of having "
-            "IPC at all.") in md
+            f"serialization) runs, each arm against its own two-process case (one "
+            f"repetition): send: {single:,.0f} tok/s, {single / two:.2f}x its two-process "
+            f"msgpack case ({two:,.0f} tok/s): the cost of having IPC at all.") in md
     body = _section(md, "## Findings", "## Configuration")
     assert "| cached | none |" not in body
     assert f"{cases[LAST]['output_tokens_per_s']:,.0f}" not in body
