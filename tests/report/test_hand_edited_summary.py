@@ -413,3 +413,65 @@ def test_another_run_of_the_same_host_is_compared(good_run, tmp_path, capsys):
     assert (code, capsys.readouterr().err) == (0, "")
     assert (tmp_path / "rep" / "report.md").read_text().startswith(
         "# ipc-bench report: 2 runs compared")
+
+
+def _times_ten(column, case):
+    def change(rows):
+        for r in rows:
+            if r["case_id"] == case:
+                r[column] = str(int(r[column]) * 10)
+        return rows
+    return change
+
+
+@pytest.mark.parametrize("column, figure, case, kept", [
+    ("s2r_payload_bytes", "sched_to_runner_payload_bytes_per_step", CACHED, SEND),
+    ("step_ns", "step_ns_mean", SEND, CACHED),
+    ("runner_encode_ns", "runner_encode_ns_per_step", CACHED, SEND),
+], ids=["payload-bytes", "step-ns", "runner-phase"])
+def test_a_steps_column_whose_mean_is_not_the_summarys_leaves_the_case_out(
+        good_run, tmp_path, capsys, column, figure, case, kept):
+    run = _edit_steps(good_run, tmp_path, _times_ten(column, case))
+    summary = json.loads((run / "summary.json").read_text())
+    entry = next(c for c in summary["cases"] if c["case_id"] == case)
+    with open(run / "steps.csv", newline="") as f:
+        values = [int(r[column]) for r in csv.DictReader(f)
+                  if r["case_id"] == case and r["counted"] == "1"]
+    got = sum(values) / len(values)
+    line = (f"{run / 'steps.csv'}: case '{case}' has a mean {column} of {got:,.6g} over its "
+            f"20 counted rows, but summary.json has {figure} {entry[figure]:,.6g} (left out)")
+    code, err = _report(run, tmp_path, capsys)
+    assert code == 0
+    assert _warned(err) == [line]
+    assert _loaded(run) == [line]
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert f"> **Note:** Loading this run: {line}" in md
+    arm = lambda c: c.split("/")[1]  # noqa: E731
+    assert f"| 0 | {arm(kept)} | msgpack |" in md
+    assert f"| 0 | {arm(case)} | msgpack |" not in md
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResultsWarning)
+        loaded = load(run)
+    for table in (loaded.cases, loaded.steps, loaded.requests):
+        assert set(table["case_id"]) == {kept}
+
+
+def test_a_summed_figure_is_checked_against_its_columns_summed(good_run, tmp_path, capsys):
+    # encode_ns_per_step is the scheduler's encode_ns plus the runner's: moving time
+    # from one to the other keeps the sum, and sched_encode_ns_per_step catches it.
+    def change(rows):
+        for r in rows:
+            if r["case_id"] == SEND:
+                r["encode_ns"], r["runner_encode_ns"] = r["runner_encode_ns"], r["encode_ns"]
+        return rows
+    run = _edit_steps(good_run, tmp_path, change)
+    code, err = _report(run, tmp_path, capsys)
+    assert code == 0
+    (line,) = _warned(err)
+    assert f"case '{SEND}' has a mean encode_ns of " in line
+    assert "summary.json has sched_encode_ns_per_step " in line
+
+
+def test_a_real_run_has_means_equal_to_its_summary(good_run, tmp_path, capsys):
+    code, err = _report(good_run, tmp_path, capsys)
+    assert (code, err) == (0, [])
