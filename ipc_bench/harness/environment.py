@@ -551,7 +551,43 @@ def cpu_usage_between(before: dict, after: dict) -> dict:
 _ABSENT = "absent"
 
 
-def compare_metadata(a: dict, b: dict) -> list[str]:
+def run_interval(md: dict) -> tuple[Optional[datetime.datetime], Optional[datetime.datetime]]:
+    """(start, end) of the run whose metadata is ``md``: ``start_time_utc`` and
+    ``end_time_utc`` (``run_folder.RunFolder.finish`` records it when the run ends;
+    absent from older runs and from one killed or still running), each ``None``
+    when not recorded or not a timestamp."""
+    def when(key: str) -> Optional[datetime.datetime]:
+        value = md.get(key)
+        if not isinstance(value, str):
+            return None
+        try:
+            t = datetime.datetime.fromisoformat(value)
+        except ValueError:
+            return None
+        return t if t.tzinfo else t.replace(tzinfo=datetime.timezone.utc)
+    return when("start_time_utc"), when("end_time_utc")
+
+
+def _shown_time(t: datetime.datetime) -> str:
+    return t.astimezone(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def overlap_line(a: dict, b: dict, names: tuple[str, str] = ("A", "B")) -> Optional[str]:
+    """The line saying that runs ``a`` and ``b`` (metadata; ``names`` in the line)
+    overlapped in time on one host (both recorded the same ``hostname``, and a start
+    and an end, ``run_interval``), each loading the machine the other measured on;
+    ``None`` when they did not, or when it cannot be told."""
+    if not (a.get("hostname") and a.get("hostname") == b.get("hostname")):
+        return None
+    (sa, ea), (sb, eb) = run_interval(a), run_interval(b)
+    if None in (sa, ea, sb, eb) or not (sa < eb and sb < ea):
+        return None
+    return (f"the runs overlapped in time on this host ({names[0]} from {_shown_time(sa)} "
+            f"to {_shown_time(ea)}, {names[1]} from {_shown_time(sb)} to "
+            f"{_shown_time(eb)} UTC): each ran on a machine the other loaded")
+
+
+def compare_metadata(a: dict, b: dict, names: tuple[str, str] = ("A", "B")) -> list[str]:
     """List the differences between two metadata dicts that matter.
 
     Compares, in this order: ``hostname`` (only when both dicts recorded one:
@@ -562,7 +598,8 @@ def compare_metadata(a: dict, b: dict) -> list[str]:
     ``"git commit differs: abc123 vs def456"`` or
     ``"package numpy differs: 1.26.4 vs absent"``; a value missing on one
     side (or a ``gpu`` of None) prints as ``absent``. A field missing on
-    both sides is not a difference. Returns ``[]`` when nothing differs.
+    both sides is not a difference. Last, runs of one host that overlapped in time
+    (``overlap_line``, naming them ``names``). Returns ``[]`` when nothing differs.
     """
     lines: list[str] = []
 
@@ -589,6 +626,9 @@ def compare_metadata(a: dict, b: dict) -> list[str]:
     gpu_a = a.get("gpu") or {}
     gpu_b = b.get("gpu") or {}
     check("gpu name", gpu_a.get("name"), gpu_b.get("name"))
+    overlap = overlap_line(a, b, names)
+    if overlap:
+        lines.append(overlap)
     return lines
 
 

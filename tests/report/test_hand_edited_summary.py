@@ -475,3 +475,35 @@ def test_a_summed_figure_is_checked_against_its_columns_summed(good_run, tmp_pat
 def test_a_real_run_has_means_equal_to_its_summary(good_run, tmp_path, capsys):
     code, err = _report(good_run, tmp_path, capsys)
     assert (code, err) == (0, [])
+
+
+def test_runs_that_overlapped_in_time_on_one_host_are_a_difference(good_run, tmp_path,
+                                                                   capsys):
+    md = json.loads((good_run / "summary.json").read_text())["metadata"]
+    assert md["end_time_utc"] > md["start_time_utc"]  # recorded as the run ends
+    other = copy_as_another_run(good_run, tmp_path / "other", seconds=0.0)
+    summary = json.loads((other / "summary.json").read_text())
+    summary["metadata"]["start_time_utc"] = "2000-01-01T00:00:00.5+00:00"
+    summary["metadata"]["end_time_utc"] = "2000-01-01T00:00:09+00:00"
+    (other / "summary.json").write_text(json.dumps(summary))
+    first = _edit(good_run, tmp_path, lambda s: s["metadata"].update(
+        start_time_utc="2000-01-01T00:00:00+00:00", end_time_utc="2000-01-01T00:00:05+00:00"))
+    code = cli.main(["report", str(first), str(other), "--output", str(tmp_path / "rep")])
+    assert (code, capsys.readouterr().err) == (0, "")
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "compare with care" in md and "Same machine" not in md
+    assert ("- other against run: the runs overlapped in time on this host (other from "
+            "2000-01-01 00:00:00 to 2000-01-01 00:00:09, run from 2000-01-01 00:00:00 to "
+            "2000-01-01 00:00:05 UTC): each ran on a machine the other loaded") in md
+
+
+def test_a_run_without_an_end_time_is_said_to_be_unknown(good_run, tmp_path, capsys):
+    old = _edit(good_run, tmp_path, lambda s: s["metadata"].pop("end_time_utc"))
+    other = copy_as_another_run(good_run, tmp_path / "other")
+    code = cli.main(["report", str(old), str(other), "--output", str(tmp_path / "rep")])
+    assert (code, capsys.readouterr().err) == (0, "")
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "Same machine, software and commit by their metadata." in md
+    assert ("Whether the runs overlapped in time on this host is unknown: run recorded no "
+            "end time (an older or killed run).") in md
+    assert "| unknown |" in md
