@@ -706,6 +706,18 @@ def _workload_settings(md: dict, keys: Optional[set] = None) -> dict[str, dict[s
     return {w: {k: sorted(v) for k, v in s.items()} for w, s in out.items()}
 
 
+def _repetitions(md: dict, keys: set) -> dict[str, int]:
+    """Per workload (as ``_workload_settings``), how many repetitions (``--repeat``:
+    distinct ``repetition`` values) its cases whose ``_case_key`` is among ``keys``
+    ran; a workload whose cases recorded no repetition is left out."""
+    reps: dict[str, set] = {}
+    for case in md.get("cases") or []:
+        if (isinstance(case, dict) and _case_key(case) in keys
+                and case.get("repetition") is not None):
+            reps.setdefault(_case_key(case)[0], set()).add(_text(case["repetition"]))
+    return {w: len(r) for w, r in reps.items()}
+
+
 def _text(value: Any) -> str:
     """A recorded setting as text: ``absent`` for None."""
     if value is None:
@@ -729,7 +741,9 @@ def compare_settings(a: dict, b: dict) -> tuple[list[str], list[str]]:
     listed but mark no workload), and each
     case setting (``metadata["cases"]``: scheduler, model, steps, transport...) of the
     arms (policy, arm, codec) both runs ran in a workload: an arm one run alone ran,
-    such as its single-process cases, is no difference. Returns (lines, workloads): one line per difference
+    such as its single-process cases, is no difference; so is the number of
+    repetitions (``--repeat``) of each workload both ran (``repetitions differ: 2 vs 1
+    (workload num_running=4)``; the workload marked). Returns (lines, workloads): one line per difference
     (``trace differs: A (sha256 ...) vs B (sha256 ...)``, ``option --vocab-size
     differs: 100 vs default``, ``case setting model.vocab_size differs: 100 vs 128256
     (workload trace=azure-conv:20)``), and the workload keys both runs ran whose rows
@@ -768,8 +782,16 @@ def compare_settings(a: dict, b: dict) -> tuple[list[str], list[str]]:
                 differing.setdefault((name, va, vb), []).append(w)
                 if w not in unlike:
                     unlike.append(w)
+    ra, rb = _repetitions(a, both), _repetitions(b, both)
+    for w in shared:
+        if w in ra and w in rb and ra[w] != rb[w]:
+            differing.setdefault(("repetitions", str(ra[w]), str(rb[w])), []).append(w)
+            if w not in unlike:
+                unlike.append(w)
     for (name, va, vb), workloads in differing.items():
         where = ("every workload both ran" if len(workloads) == len(shared) > 1 else
                  f"workload{'s' if len(workloads) > 1 else ''} {', '.join(workloads)}")
-        lines.append(f"case setting {name} differs: {va} vs {vb} ({where})")
+        what = "repetitions" if name == "repetitions" else f"case setting {name}"
+        lines.append(f"{what} differ{'' if name == 'repetitions' else 's'}: {va} vs {vb} "
+                     f"({where})")
     return lines, (shared if run_wide else unlike)

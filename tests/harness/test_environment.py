@@ -547,3 +547,22 @@ def test_runs_that_did_not_overlap_or_cannot_be_told_are_no_overlap(b):
     a = _timed("00:00", "10:00")
     assert not any("overlapped" in line for line in env.compare_metadata(b, a))
     assert env.overlap_line(b, a) is None
+
+
+def _repeated(n: int, labels=None) -> dict:
+    labels = labels or [{"num_running": 4}]
+    return {"cases": [{"case_id": f"{lab}/{p}/msgpack#{r}", "labels": lab, "policy": p,
+                       "arm": p, "codec": "msgpack", "repetition": r}
+                      for lab in labels for r in range(n) for p in ("send", "cached")]}
+
+
+def test_a_different_number_of_repetitions_is_a_difference_that_marks_its_workloads():
+    lines, unlike = env.compare_settings(_repeated(2), _repeated(1))
+    assert lines == ["repetitions differ: 2 vs 1 (workload num_running=4)"]
+    assert unlike == ["num_running=4"]
+    two = [{"num_running": 4}, {"num_running": 16}]
+    lines, unlike = env.compare_settings(_repeated(1, two), _repeated(3, two))
+    assert lines == ["repetitions differ: 1 vs 3 (every workload both ran)"]
+    assert unlike == ["num_running=16", "num_running=4"] or unlike == [
+        "num_running=4", "num_running=16"]
+    assert env.compare_settings(_repeated(2), _repeated(2)) == ([], [])

@@ -507,3 +507,17 @@ def test_a_run_without_an_end_time_is_said_to_be_unknown(good_run, tmp_path, cap
     assert ("Whether the runs overlapped in time on this host is unknown: run recorded no "
             "end time (an older or killed run).") in md
     assert "| unknown |" in md
+
+
+def test_a_different_number_of_repetitions_is_listed_and_marks_the_workload(
+        good_run, tmp_path, capsys):
+    other = copy_as_another_run(good_run, tmp_path / "other")
+    summary = json.loads((other / "summary.json").read_text())
+    cases = summary["metadata"]["cases"]
+    cases += [dict(c, case_id=c["case_id"].replace("#0", "#1"), repetition=1) for c in cases]
+    (other / "summary.json").write_text(json.dumps(summary))
+    code = cli.main(["report", str(good_run), str(other), "--output", str(tmp_path / "rep")])
+    assert (code, capsys.readouterr().err) == (0, "")
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "- other against good: repetitions differ: 2 vs 1 (workload num_running=4)" in md
+    assert "| num_running=4 ≠ | send | msgpack |" in md
