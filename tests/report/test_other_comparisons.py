@@ -185,3 +185,26 @@ def test_side_by_side_keeps_each_arm_apart(tmp_path, runs):
                  if c["arm"] == arm and c["codec"] == "msgpack"]
         mean = format_value(sum(rates) / len(rates), 2)
         assert f"| num_running=4 | {arm} | msgpack | {mean} | {mean} | 1.000 |" in side, side
+
+
+def test_a_comparison_of_a_case_the_loader_left_out_is_not_given(tmp_path, runs, capsys):
+    """A hand-edited case of the async run (left out with a warning): the comparison
+    summary.json recorded over it is not shown, in the report nor in the findings."""
+    import json
+    import shutil
+
+    run = tmp_path / "async"
+    shutil.copytree(runs["async"][0], run)
+    summary = json.loads((run / "summary.json").read_text())
+    case = next(c for c in summary["cases"] if c["arm"] == "cached+async")
+    case["output_tokens_per_s"] = "fast"
+    (run / "summary.json").write_text(json.dumps(summary))
+    assert cli.main(["report", str(run), "--output", str(tmp_path / "rep")]) == 0
+    err = capsys.readouterr().err
+    assert f"case '{case['case_id']}' has output_tokens_per_s \"fast\"" in err
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "cached+async against cached" not in md
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert not [f for f in findings(load(run)) if "against cached" in f]
