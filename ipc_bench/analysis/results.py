@@ -792,6 +792,13 @@ def known_codecs() -> tuple[str, ...]:
     return (*CODECS, NO_CODEC)
 
 
+def known_policies() -> tuple[str, ...]:
+    """The ``policy`` values a case can have (``engine.config.POLICIES``)."""
+    from ipc_bench.engine.config import POLICIES
+
+    return tuple(POLICIES)
+
+
 def known_arms() -> tuple[str, ...]:
     """The ``arm`` values a case can have, A/A copies (the name with ``'``) aside: the
     policies (``engine.config.POLICIES``), a ``--pp`` case's direct path
@@ -818,7 +825,7 @@ def _identity_problem(case: dict[str, Any]) -> str | None:
     """What is wrong with the fields a ``summary.json`` case is told apart by, in words
     after ``case 'ID' has`` (``no policy``, ``arm "banana", not one of ...``): a
     missing or empty ``policy`` or ``workload`` (``_IDENTITY_FIELDS``), or one that is
-    not a text; an ``arm`` (optional: an older case is its policy) that is not
+    not a text, or a ``policy`` not one of ``known_policies``; an ``arm`` (optional: an older case is its policy) that is not
     ``is_known_arm``; a ``codec`` that is not one of ``known_codecs``; a ``complete``
     that is not true or false. ``None`` when all are as a run writes them."""
     for key in _IDENTITY_FIELDS:
@@ -827,6 +834,9 @@ def _identity_problem(case: dict[str, Any]) -> str | None:
             return f"no {key}"
         if not isinstance(value, str):
             return f"{key} {json.dumps(value)[:40]}, not a text"
+    policy = case["policy"]
+    if policy not in known_policies():
+        return f"policy {json.dumps(policy)[:40]}, not one of {', '.join(known_policies())}"
     arm = case.get("arm")
     if arm not in (None, "") and not is_known_arm(arm):
         return (f"arm {json.dumps(arm)[:40]}, not one of {', '.join(known_arms())} "
@@ -1103,6 +1113,14 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
             f"{run_dir / 'summary.json'}: status {json.dumps(status)[:40]} is not one of "
             f"{', '.join(RUN_STATUSES)} (read as unknown)"))
         status = "unknown"
+    if status == "complete":
+        set_cases = [f"{key} {json.dumps(summary[key])[:60]}"
+                     for key in ("running_case", "failed_case")
+                     if summary.get(key) not in (None, "")]
+        if set_cases:
+            load_warnings.insert(len(bad_cases), (
+                f"{run_dir / 'summary.json'}: status is complete, but it has "
+                f"{' and '.join(set_cases)} (a complete run has neither; read as complete)"))
     problems = list(summary.get("problems") or [])
     detail = "" if status == "complete" else (
         "; ".join(problems) or unfinished_detail(summary, run_dir))

@@ -144,13 +144,15 @@ def _label(summary, key, value):
     (lambda s: s["cases"][0].update(workload=""), f"case '{SEND}' has no workload"),
     (lambda s: s["cases"][0].update(policy=["send"]),
      f"case '{SEND}' has policy [\"send\"], not a text"),
+    (lambda s: s["cases"][0].update(policy="banana"),
+     f"case '{SEND}' has policy \"banana\", not one of send, cached"),
 ], ids=["tokens-per-s-huge", "tokens-per-s-nan", "step-ns-minus-inf", "bytes-negative",
         "count-negative", "other-field-nan", "num-running-a-string", "num-running-a-fraction",
         "metadata-label-a-string", "tp-a-string", "tokens-per-s-a-string",
         "repetition-a-string", "arm-unknown", "arm-two-primes", "arm-a-number",
         "codec-unknown", "codec-missing", "complete-yes", "complete-one", "complete-null",
         "complete-false-in-a-complete-run", "policy-missing", "workload-missing",
-        "workload-empty", "policy-a-list"])
+        "workload-empty", "policy-a-list", "policy-unknown"])
 def test_a_value_of_the_wrong_kind_leaves_its_case_out_with_one_warning(
         good_run, tmp_path, capsys, change, why):
     run = _edit(good_run, tmp_path, change)
@@ -521,3 +523,20 @@ def test_a_different_number_of_repetitions_is_listed_and_marks_the_workload(
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "- other against good: repetitions differ: 2 vs 1 (workload num_running=4)" in md
     assert "| num_running=4 ≠ | send | msgpack |" in md
+
+
+@pytest.mark.parametrize("fields, shown", [
+    (dict(running_case=SEND), f'running_case "{SEND}"'),
+    (dict(failed_case=CACHED), f'failed_case "{CACHED}"'),
+    (dict(running_case=SEND, failed_case=CACHED),
+     f'running_case "{SEND}" and failed_case "{CACHED}"'),
+], ids=["running", "failed", "both"])
+def test_a_complete_run_with_a_running_or_failed_case_is_one_warning(
+        good_run, tmp_path, capsys, fields, shown):
+    run = _edit(good_run, tmp_path, lambda s: s.update(fields))
+    code, err = _report(run, tmp_path, capsys)
+    assert code == 0
+    line = (f"{run / 'summary.json'}: status is complete, but it has {shown} (a complete "
+            "run has neither; read as complete)")
+    assert _warned(err) == [line]
+    assert _loaded(run) == [line]
