@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import datetime
 import json
+import numbers
 import os
 import warnings
 from dataclasses import dataclass, field
@@ -682,12 +683,12 @@ def _disagreeing_cases(steps, cases, path: Path) -> tuple[set[str], list[str]]:
         for columns, figure in STEP_MEANS:
             want = case.get(figure)
             if (not all(c in rows for c in columns) or isinstance(want, bool)
-                    or not isinstance(want, (int, float)) or want != want):
+                    or not isinstance(want, numbers.Real) or want != want):
                 continue
             values = sum(rows[c].astype(float) for c in columns)
             if values.isna().any():
                 continue
-            got = float(values.mean())
+            got, want = float(values.mean()), float(want)
             if abs(got - want) > STEP_MEAN_TOLERANCE * max(abs(got), abs(want), 1e-300):
                 shown = " + ".join(columns)
                 lines.append(f"{path}: case {case_id!r} has a mean {shown} of {got:,.6g} "
@@ -1075,6 +1076,10 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     row_lines += lines + _long_steps(steps, cases, run_dir / "steps.csv")
     disagree, lines = _disagreeing_cases(steps, cases, run_dir / "steps.csv")
     row_lines += lines
+    if disagree and len(cases) == len(disagree):
+        more = f" (and {len(disagree) - 1} more)" if len(disagree) > 1 else ""
+        raise ResultsError(f"no case can be loaded: {lines[0].removesuffix(' (left out)')}"
+                           f"{more}")
     if disagree:  # left out whole: its figures and its rows would tell two stories
         cases = cases[~cases["case_id"].astype(str).isin(disagree)].reset_index(drop=True)
         steps, requests, floor, itl = (df[~df["case_id"].astype(str).isin(disagree)]

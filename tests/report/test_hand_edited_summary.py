@@ -540,3 +540,17 @@ def test_a_complete_run_with_a_running_or_failed_case_is_one_warning(
             "run has neither; read as complete)")
     assert _warned(err) == [line]
     assert _loaded(run) == [line]
+
+
+def test_no_case_whose_steps_agree_with_its_summary_is_one_error(good_run, tmp_path, capsys):
+    # whole numbers in summary.json (a pandas int64 column) are checked as floats are
+    run = _edit(good_run, tmp_path, lambda s: [
+        c.update(sched_to_runner_payload_bytes_per_step=1) for c in s["cases"]])
+    code, err = _report(run, tmp_path, capsys)
+    assert code == 2
+    assert len(err) == 1 and err[0].startswith(
+        f"bench.py report: error: no case can be loaded: {run / 'steps.csv'}: case "
+        f"'{SEND}' has a mean s2r_payload_bytes of ")
+    assert err[0].endswith(
+        "but summary.json has sched_to_runner_payload_bytes_per_step 1 (and 1 more)")
+    assert not (tmp_path / "rep").exists()
