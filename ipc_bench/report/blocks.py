@@ -578,8 +578,8 @@ def _env_rows(md: dict[str, Any]) -> list[list[str]]:
         rows.append(["git", f"{git.get('commit', '?')[:12]}"
                      + (" (dirty)" if git.get("dirty") else "")
                      + (f" on {git['branch']}" if git.get("branch") else "")])
-    for key in ("start_time_utc", "hostname", "python_version", "python_implementation",
-                "platform", "kernel", "cpu_model", "cpu_count", "cpu_affinity",
+    for key in ("start_time_utc", "end_time_utc", "hostname", "python_version",
+                "python_implementation", "platform", "kernel", "cpu_model", "cpu_count", "cpu_affinity",
                 "cpu_freq_mhz", "cpu_governor", "load_avg"):
         if key in md:
             v = md[key]
