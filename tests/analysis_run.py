@@ -32,15 +32,22 @@ def make_small_run(path: Path) -> Path:
 def copy_as_another_run(run: Path, path: Path, seconds: float = 1.0) -> Path:
     """Copy the run folder ``run`` to ``path`` as another run: its metadata's
     ``start_time_utc`` moved ``seconds`` later (the loader refuses a copy that still
-    has its source's, ``results.check_copies``). Returns ``path``."""
+    has its source's, ``results.check_copies``), or, when ``run`` recorded its
+    ``end_time_utc``, both moved so that the copy starts ``seconds`` after ``run``
+    ended (runs of one host that overlapped in time differ). Returns ``path``."""
     import datetime
     import json
     import shutil
 
     shutil.copytree(run, path)
     summary = json.loads((path / "summary.json").read_text())
-    start = datetime.datetime.fromisoformat(summary["metadata"]["start_time_utc"])
-    summary["metadata"]["start_time_utc"] = (
-        start + datetime.timedelta(seconds=seconds)).isoformat()
+    md = summary["metadata"]
+    start = datetime.datetime.fromisoformat(md["start_time_utc"])
+    shift = datetime.timedelta(seconds=seconds)
+    if md.get("end_time_utc"):
+        end = datetime.datetime.fromisoformat(md["end_time_utc"])
+        shift += end - start
+        md["end_time_utc"] = (end + shift).isoformat()
+    md["start_time_utc"] = (start + shift).isoformat()
     (path / "summary.json").write_text(json.dumps(summary))
     return path

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import datetime
 import json
+import numbers
 import os
 import warnings
 from dataclasses import dataclass, field
@@ -15,7 +16,8 @@ from typing import Any
 
 from ipc_bench.harness.run_folder import (CASE_KEYS, FORMAT_VERSION, PARTIAL_STEPS,
                                           REQUEST_COLUMNS)
-from ipc_bench.harness.spec import NO_CODEC, RUNNER_COLUMNS, SCHED_COLUMNS
+from ipc_bench.harness.spec import (NO_CODEC, RUNNER_COLUMNS, RUNNER_TIMESTAMP_COLUMNS,
+                                    SCHED_COLUMNS)
 
 
 #: The codec of single-process cases (no IPC, no serialization; 0 bytes per step).
@@ -634,6 +636,69 @@ def _long_steps(steps, cases, path: Path) -> list[str]:
 SHORT_CASES_SHOWN = 3
 
 
+#: ``steps.csv`` columns (summed, when several) whose mean over a case's counted rows
+#: ``summary.json`` reports as a per-step figure (``analysis.summary._step_figures``,
+#: ``_runner_figures``): the two must agree (``_disagreeing_cases``).
+STEP_MEANS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("s2r_payload_bytes",), "sched_to_runner_payload_bytes_per_step"),
+    (("r2s_payload_bytes",), "runner_to_sched_payload_bytes_per_step"),
+    (("step_ns",), "step_ns_mean"),
+    (("sched_ns",), "sched_ns_per_step"),
+    (("build_ns",), "sched_build_ns_per_step"),
+    (("encode_ns",), "sched_encode_ns_per_step"),
+    (("send_ns",), "sched_send_ns_per_step"),
+    (("wait_ns",), "sched_wait_ns_per_step"),
+    (("decode_ns",), "sched_decode_ns_per_step"),
+    (("update_ns",), "sched_update_ns_per_step"),
+) + tuple(((k,), k.replace("_collections", "_collections_per_step").replace(
+    "_ns", "_ns_per_step")) for k in RUNNER_COLUMNS if k not in RUNNER_TIMESTAMP_COLUMNS) + (
+    (("build_ns", "runner_build_ns"), "build_ns_per_step"),
+    (("encode_ns", "runner_encode_ns"), "encode_ns_per_step"),
+    (("decode_ns", "runner_decode_ns"), "decode_ns_per_step"),
+)
+#: Relative difference up to which a ``steps.csv`` mean equals its summary figure.
+STEP_MEAN_TOLERANCE = 1e-9
+
+
+def _disagreeing_cases(steps, cases, path: Path) -> tuple[set[str], list[str]]:
+    """The case ids of ``cases`` (summary entries) whose counted ``steps.csv`` rows
+    (``steps``; only cases with every counted row there, ``num_steps``: a case short
+    of rows is said by ``_short_steps``) have a mean of a ``STEP_MEANS`` column (or
+    of its columns summed) other than the summary's figure (relative
+    ``STEP_MEAN_TOLERANCE``), and one line per such case naming the first column
+    and both values: the figures from the one and the tables from the other would
+    not agree, so the case is left out."""
+    if (len(steps) == 0 or "case_id" not in steps or "counted" not in steps
+            or "case_id" not in cases or "num_steps" not in cases):
+        return set(), []
+    ids = steps["case_id"].astype(str)
+    counted = steps["counted"].astype(bool)
+    bad, lines = set(), []
+    for i in range(len(cases)):
+        case = cases.iloc[i]
+        case_id, want_rows = str(case["case_id"]), case["num_steps"]
+        rows = steps[counted & (ids == case_id)]
+        if not len(rows) or want_rows != want_rows or len(rows) != int(want_rows):
+            continue
+        for columns, figure in STEP_MEANS:
+            want = case.get(figure)
+            if (not all(c in rows for c in columns) or isinstance(want, bool)
+                    or not isinstance(want, numbers.Real) or want != want):
+                continue
+            values = sum(rows[c].astype(float) for c in columns)
+            if values.isna().any():
+                continue
+            got, want = float(values.mean()), float(want)
+            if abs(got - want) > STEP_MEAN_TOLERANCE * max(abs(got), abs(want), 1e-300):
+                shown = " + ".join(columns)
+                lines.append(f"{path}: case {case_id!r} has a mean {shown} of {got:,.6g} "
+                             f"over its {len(rows):,} counted rows, but summary.json has "
+                             f"{figure} {want:,.6g} (left out)")
+                bad.add(case_id)
+                break
+    return bad, lines
+
+
 def _short_steps(steps, cases) -> str:
     """'' when every case of ``cases`` (summary entries) has its ``num_total_steps``
     rows in ``steps``; else the counts, in words, naming the first cases short."""
@@ -728,6 +793,13 @@ def known_codecs() -> tuple[str, ...]:
     return (*CODECS, NO_CODEC)
 
 
+def known_policies() -> tuple[str, ...]:
+    """The ``policy`` values a case can have (``engine.config.POLICIES``)."""
+    from ipc_bench.engine.config import POLICIES
+
+    return tuple(POLICIES)
+
+
 def known_arms() -> tuple[str, ...]:
     """The ``arm`` values a case can have, A/A copies (the name with ``'``) aside: the
     policies (``engine.config.POLICIES``), a ``--pp`` case's direct path
@@ -754,7 +826,7 @@ def _identity_problem(case: dict[str, Any]) -> str | None:
     """What is wrong with the fields a ``summary.json`` case is told apart by, in words
     after ``case 'ID' has`` (``no policy``, ``arm "banana", not one of ...``): a
     missing or empty ``policy`` or ``workload`` (``_IDENTITY_FIELDS``), or one that is
-    not a text; an ``arm`` (optional: an older case is its policy) that is not
+    not a text, or a ``policy`` not one of ``known_policies``; an ``arm`` (optional: an older case is its policy) that is not
     ``is_known_arm``; a ``codec`` that is not one of ``known_codecs``; a ``complete``
     that is not true or false. ``None`` when all are as a run writes them."""
     for key in _IDENTITY_FIELDS:
@@ -763,6 +835,9 @@ def _identity_problem(case: dict[str, Any]) -> str | None:
             return f"no {key}"
         if not isinstance(value, str):
             return f"{key} {json.dumps(value)[:40]}, not a text"
+    policy = case["policy"]
+    if policy not in known_policies():
+        return f"policy {json.dumps(policy)[:40]}, not one of {', '.join(known_policies())}"
     arm = case.get("arm")
     if arm not in (None, "") and not is_known_arm(arm):
         return (f"arm {json.dumps(arm)[:40]}, not one of {', '.join(known_arms())} "
@@ -999,6 +1074,17 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     steps, requests, floor, itl = (tables[k] for k in ("steps", "requests", "floor", "itl"))
     steps, lines = _impossible_steps(steps, run_dir / "steps.csv")
     row_lines += lines + _long_steps(steps, cases, run_dir / "steps.csv")
+    disagree, lines = _disagreeing_cases(steps, cases, run_dir / "steps.csv")
+    row_lines += lines
+    if disagree and len(cases) == len(disagree):
+        more = f" (and {len(disagree) - 1} more)" if len(disagree) > 1 else ""
+        raise ResultsError(f"no case can be loaded: {lines[0].removesuffix(' (left out)')}"
+                           f"{more}")
+    if disagree:  # left out whole: its figures and its rows would tell two stories
+        cases = cases[~cases["case_id"].astype(str).isin(disagree)].reset_index(drop=True)
+        steps, requests, floor, itl = (df[~df["case_id"].astype(str).isin(disagree)]
+                                       .reset_index(drop=True) if "case_id" in df else df
+                                       for df in (steps, requests, floor, itl))
     load_warnings = (bad_cases + row_lines
                      + _load_warnings(run_dir, notes, _short_steps(steps, cases)))
     if len(itl) and "case_id" in itl:
@@ -1032,6 +1118,14 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
             f"{run_dir / 'summary.json'}: status {json.dumps(status)[:40]} is not one of "
             f"{', '.join(RUN_STATUSES)} (read as unknown)"))
         status = "unknown"
+    if status == "complete":
+        set_cases = [f"{key} {json.dumps(summary[key])[:60]}"
+                     for key in ("running_case", "failed_case")
+                     if summary.get(key) not in (None, "")]
+        if set_cases:
+            load_warnings.insert(len(bad_cases), (
+                f"{run_dir / 'summary.json'}: status is complete, but it has "
+                f"{' and '.join(set_cases)} (a complete run has neither; read as complete)"))
     problems = list(summary.get("problems") or [])
     detail = "" if status == "complete" else (
         "; ".join(problems) or unfinished_detail(summary, run_dir))
@@ -1083,7 +1177,9 @@ def load(path_or_paths) -> Results:
     table (one warning per case); so are ``steps.csv`` rows of a step their case has
     in an earlier row, and rows with a negative count, time or size (one warning per
     case and column); a case with more ``steps.csv`` rows than its
-    ``num_total_steps`` is said too, as one with fewer is. ``ResultsError`` (one
+    ``num_total_steps`` is said too, as one with fewer is; a case whose counted rows
+    have a mean of a ``STEP_MEANS`` column other than its summary figure is left out
+    with its rows (one warning naming the column and both values). ``ResultsError`` (one
     line) when ``cases`` is not a list, is missing or empty in a run whose status is
     ``complete``, or no case is left; when a folder is given twice
     (``check_distinct_runs``) or is a copy of another one given (``check_copies``).

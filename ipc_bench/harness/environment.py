@@ -440,7 +440,8 @@ def collect_metadata(*, include_hostname: bool = True,
       ``results/`` do not count as dirty. Each git call times out after 5 s.
     - ``command_line``: ``command_line`` if given, else ``sys.argv`` (copied).
     - ``start_time_utc``: ISO 8601 UTC timestamp of this call, e.g.
-      ``"2024-05-01T12:00:00.123456+00:00"``.
+      ``"2024-05-01T12:00:00.123456+00:00"``. (``end_time_utc``, in the same form,
+      is added by ``run_folder.RunFolder.finish`` when the run ends: ``run_interval``.)
     - ``gpus`` (per GPU: ``nvidia-smi``'s name, driver, clocks, power limit ...;
       ``_nvidia_smi_gpus``, no torch import) and ``virtualization`` (DMI, CPU
       flag, systemd-detect-virt; ``_virtualization``): absent when unreadable.
@@ -551,7 +552,43 @@ def cpu_usage_between(before: dict, after: dict) -> dict:
 _ABSENT = "absent"
 
 
-def compare_metadata(a: dict, b: dict) -> list[str]:
+def run_interval(md: dict) -> tuple[Optional[datetime.datetime], Optional[datetime.datetime]]:
+    """(start, end) of the run whose metadata is ``md``: ``start_time_utc`` and
+    ``end_time_utc`` (``run_folder.RunFolder.finish`` records it when the run ends;
+    absent from older runs and from one killed or still running), each ``None``
+    when not recorded or not a timestamp."""
+    def when(key: str) -> Optional[datetime.datetime]:
+        value = md.get(key)
+        if not isinstance(value, str):
+            return None
+        try:
+            t = datetime.datetime.fromisoformat(value)
+        except ValueError:
+            return None
+        return t if t.tzinfo else t.replace(tzinfo=datetime.timezone.utc)
+    return when("start_time_utc"), when("end_time_utc")
+
+
+def _shown_time(t: datetime.datetime) -> str:
+    return t.astimezone(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def overlap_line(a: dict, b: dict, names: tuple[str, str] = ("A", "B")) -> Optional[str]:
+    """The line saying that runs ``a`` and ``b`` (metadata; ``names`` in the line)
+    overlapped in time on one host (both recorded the same ``hostname``, and a start
+    and an end, ``run_interval``), each loading the machine the other measured on;
+    ``None`` when they did not, or when it cannot be told."""
+    if not (a.get("hostname") and a.get("hostname") == b.get("hostname")):
+        return None
+    (sa, ea), (sb, eb) = run_interval(a), run_interval(b)
+    if None in (sa, ea, sb, eb) or not (sa < eb and sb < ea):
+        return None
+    return (f"the runs overlapped in time on this host ({names[0]} from {_shown_time(sa)} "
+            f"to {_shown_time(ea)}, {names[1]} from {_shown_time(sb)} to "
+            f"{_shown_time(eb)} UTC): each ran on a machine the other loaded")
+
+
+def compare_metadata(a: dict, b: dict, names: tuple[str, str] = ("A", "B")) -> list[str]:
     """List the differences between two metadata dicts that matter.
 
     Compares, in this order: ``hostname`` (only when both dicts recorded one:
@@ -562,7 +599,8 @@ def compare_metadata(a: dict, b: dict) -> list[str]:
     ``"git commit differs: abc123 vs def456"`` or
     ``"package numpy differs: 1.26.4 vs absent"``; a value missing on one
     side (or a ``gpu`` of None) prints as ``absent``. A field missing on
-    both sides is not a difference. Returns ``[]`` when nothing differs.
+    both sides is not a difference. Last, runs of one host that overlapped in time
+    (``overlap_line``, naming them ``names``). Returns ``[]`` when nothing differs.
     """
     lines: list[str] = []
 
@@ -589,6 +627,9 @@ def compare_metadata(a: dict, b: dict) -> list[str]:
     gpu_a = a.get("gpu") or {}
     gpu_b = b.get("gpu") or {}
     check("gpu name", gpu_a.get("name"), gpu_b.get("name"))
+    overlap = overlap_line(a, b, names)
+    if overlap:
+        lines.append(overlap)
     return lines
 
 
@@ -666,6 +707,18 @@ def _workload_settings(md: dict, keys: Optional[set] = None) -> dict[str, dict[s
     return {w: {k: sorted(v) for k, v in s.items()} for w, s in out.items()}
 
 
+def _repetitions(md: dict, keys: set) -> dict[str, int]:
+    """Per workload (as ``_workload_settings``), how many repetitions (``--repeat``:
+    distinct ``repetition`` values) its cases whose ``_case_key`` is among ``keys``
+    ran; a workload whose cases recorded no repetition is left out."""
+    reps: dict[str, set] = {}
+    for case in md.get("cases") or []:
+        if (isinstance(case, dict) and _case_key(case) in keys
+                and case.get("repetition") is not None):
+            reps.setdefault(_case_key(case)[0], set()).add(_text(case["repetition"]))
+    return {w: len(r) for w, r in reps.items()}
+
+
 def _text(value: Any) -> str:
     """A recorded setting as text: ``absent`` for None."""
     if value is None:
@@ -689,7 +742,9 @@ def compare_settings(a: dict, b: dict) -> tuple[list[str], list[str]]:
     listed but mark no workload), and each
     case setting (``metadata["cases"]``: scheduler, model, steps, transport...) of the
     arms (policy, arm, codec) both runs ran in a workload: an arm one run alone ran,
-    such as its single-process cases, is no difference. Returns (lines, workloads): one line per difference
+    such as its single-process cases, is no difference; so is the number of
+    repetitions (``--repeat``) of each workload both ran (``repetitions differ: 2 vs 1
+    (workload num_running=4)``; the workload marked). Returns (lines, workloads): one line per difference
     (``trace differs: A (sha256 ...) vs B (sha256 ...)``, ``option --vocab-size
     differs: 100 vs default``, ``case setting model.vocab_size differs: 100 vs 128256
     (workload trace=azure-conv:20)``), and the workload keys both runs ran whose rows
@@ -728,8 +783,16 @@ def compare_settings(a: dict, b: dict) -> tuple[list[str], list[str]]:
                 differing.setdefault((name, va, vb), []).append(w)
                 if w not in unlike:
                     unlike.append(w)
+    ra, rb = _repetitions(a, both), _repetitions(b, both)
+    for w in shared:
+        if w in ra and w in rb and ra[w] != rb[w]:
+            differing.setdefault(("repetitions", str(ra[w]), str(rb[w])), []).append(w)
+            if w not in unlike:
+                unlike.append(w)
     for (name, va, vb), workloads in differing.items():
         where = ("every workload both ran" if len(workloads) == len(shared) > 1 else
                  f"workload{'s' if len(workloads) > 1 else ''} {', '.join(workloads)}")
-        lines.append(f"case setting {name} differs: {va} vs {vb} ({where})")
+        what = "repetitions" if name == "repetitions" else f"case setting {name}"
+        lines.append(f"{what} differ{'' if name == 'repetitions' else 's'}: {va} vs {vb} "
+                     f"({where})")
     return lines, (shared if run_wide else unlike)

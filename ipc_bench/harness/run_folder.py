@@ -55,6 +55,8 @@ Format history:
 
 from __future__ import annotations
 
+import datetime
+
 import csv
 import functools
 import io
@@ -368,6 +370,10 @@ class RunWriter:
         """Set the run's final ``status`` (``complete``, ``failed``, ``incomplete``);
         ``failed_case``: the case that ended the run, if one did."""
         self.status = status
+        # When the run ended (``environment.run_interval``: runs of one host that
+        # overlapped in time are a difference between them); a run killed has none.
+        self.metadata["end_time_utc"] = datetime.datetime.now(
+            datetime.timezone.utc).isoformat()
         if problems:
             self.problems.extend(problems)
         if failed_case is not None:

@@ -611,8 +611,8 @@ def _env_rows(md: dict[str, Any]) -> list[list[str]]:
         rows.append(["git", f"{git.get('commit', '?')[:12]}"
                      + (" (dirty)" if git.get("dirty") else "")
                      + (f" on {git['branch']}" if git.get("branch") else "")])
-    for key in ("start_time_utc", "hostname", "python_version", "python_implementation",
-                "platform", "kernel", "cpu_model", "cpu_count", "cpu_affinity",
+    for key in ("start_time_utc", "end_time_utc", "hostname", "python_version",
+                "python_implementation", "platform", "kernel", "cpu_model", "cpu_count", "cpu_affinity",
                 "cpu_freq_mhz", "cpu_governor", "load_avg"):
         if key in md:
             v = md[key]
@@ -854,7 +854,8 @@ def _runs_blocks(results) -> list[Block]:
     """The loaded runs as a table, then how their environments and the settings that
     change the numbers differ (``environment.compare_metadata``,
     ``environment.compare_settings``), each run against the first."""
-    from ipc_bench.harness.environment import compare_metadata, compare_settings
+    from ipc_bench.harness.environment import (compare_metadata, compare_settings,
+                                               run_interval)
 
     ids = results.run_ids
     blocks: list[Block] = [("h", 2, "Runs")]
@@ -864,15 +865,18 @@ def _runs_blocks(results) -> list[Block]:
         git = (md.get("git") or {}).get("commit", "")[:12]
         n = int((results.cases["run_id"] == r).sum())
         unfinished = sum(c["run_id"] == r for c in results.unfinished())
+        end = run_interval(md)[1]
         rows.append([r, str(md.get("scenario", "?")), results.status[r],
-                     str(md.get("start_time_utc", "?"))[:19], git or "-",
+                     str(md.get("start_time_utc", "?"))[:19],
+                     end.astimezone(datetime.timezone.utc).isoformat()[:19] if end else "unknown", git or "-",
                      str(n) + (f" ({unfinished} unfinished, left out)" if unfinished else "")])
-    blocks.append(("table", ["run", "scenario", "status", "start (UTC)", "commit", "cases"],
-                   rows))
+    blocks.append(("table", ["run", "scenario", "status", "start (UTC)", "end (UTC)",
+                             "commit", "cases"], rows))
     warnings = []
     base = results.metadata[ids[0]]
     for r in ids[1:]:
-        for line in compare_metadata(results.metadata[r], base):  # r's value first
+        for line in compare_metadata(results.metadata[r], base,
+                                     (r, ids[0])):  # r's value first
             warnings.append(f"{r} against {ids[0]}: {line}")
         if results.metadata[r].get("scenario") != base.get("scenario"):
             warnings.append(f"{r} ran scenario {results.metadata[r].get('scenario')!r}, "
@@ -885,6 +889,12 @@ def _runs_blocks(results) -> list[Block]:
         blocks.append(("ul", warnings))
     else:
         blocks.append(("p", "Same machine, software and commit by their metadata."))
+    hosts = {results.metadata[r].get("hostname") for r in ids}
+    no_end = [r for r in ids if run_interval(results.metadata[r])[1] is None]
+    if len(hosts) == 1 and None not in hosts and no_end:
+        blocks.append(("p", "Whether the runs overlapped in time on this host is unknown: "
+                            f"{', '.join(no_end)} recorded no end time (an older or killed "
+                            "run)."))
     return blocks
 
 

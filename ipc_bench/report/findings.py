@@ -590,7 +590,10 @@ def other_comparisons(results) -> list[dict[str, Any]]:
     """The paired comparisons the run recorded (``summary.json`` ``comparisons``, those
     the terminal printed) that no other part of the report gives: all but cached
     against send, those of a ``--pp`` run (``_pp_findings``) and those of an
-    ``overhead`` run (``_overhead_findings``). ``[]`` when a summary cannot be read."""
+    ``overhead`` run (``_overhead_findings``). ``[]`` when a summary cannot be read.
+    A comparison one of whose cases (its arms at its workload and codec, in each of
+    its ``repetitions``) ``results`` does not hold finished (left out by the loader,
+    or unfinished) is not given: its figures are of cases the report does not show."""
     from ipc_bench.analysis.results import ResultsError, check_shapes, read_summary
 
     cases = results.cases
@@ -598,16 +601,41 @@ def other_comparisons(results) -> list[dict[str, Any]]:
             "instrumentation" in cases.columns and (cases["instrumentation"] == "totals").any()):
         return []
     out = []
-    for run_dir in results.paths.values():
+    done = results.finished().cases
+    for run_id, run_dir in results.paths.items():
         try:
             summary = read_summary(run_dir)
         except ResultsError:
             continue
         check_shapes(summary, run_dir)  # (the loader has warned of what it drops)
         recorded = summary.get("comparisons") or []
+        held = _held_cases(done[done["run_id"] == run_id])
         out.extend(c for c in recorded
-                   if (c.get("baseline"), c.get("treatment")) != (SEND, CACHED))
+                   if (c.get("baseline"), c.get("treatment")) != (SEND, CACHED)
+                   and _cases_held(c, held))
     return out
+
+
+def _held_cases(cases) -> set[tuple]:
+    """(arm, workload, codec, repetition) of each row of ``cases`` (the arm: its
+    ``arm``, else its policy)."""
+    arms = cases["arm"] if "arm" in cases.columns else cases["policy"]
+    reps = cases["repetition"] if "repetition" in cases.columns else [0] * len(cases)
+    return {(a if isinstance(a, str) and a else p, w, c, int(r) if r == r else 0)
+            for a, p, w, c, r in zip(arms, cases["policy"], cases["workload"],
+                                     cases["codec"], reps)}
+
+
+def _cases_held(comparison: dict[str, Any], held: set[tuple]) -> bool:
+    """Whether every case recorded comparison ``comparison`` pairs is in ``held``
+    (``_held_cases``): both arms at its workload and codec in each of its
+    ``repetitions`` (any one, when it records none)."""
+    w, c = comparison.get("workload"), comparison.get("codec")
+    arms = (comparison.get("baseline"), comparison.get("treatment"))
+    reps = comparison.get("repetitions")
+    if not isinstance(reps, list) or not reps:
+        return all(any(h[:3] == (a, w, c) for h in held) for a in arms)
+    return all((a, w, c, r) in held for a in arms for r in reps)
 
 
 def is_aa(comparison: dict[str, Any]) -> bool:

@@ -521,3 +521,48 @@ def test_compare_settings_leaves_out_what_the_model_does_not_use():
     lines, unlike = env.compare_settings(_settings(null), _settings(dict(null,
                                                                          step_time_ms=1.0)))
     assert (lines, unlike) == ([], [])
+
+
+def _timed(start, end, **over):
+    md = _meta(start_time_utc=f"2024-01-01T00:{start}+00:00", **over)
+    if end is not None:
+        md["end_time_utc"] = f"2024-01-01T00:{end}+00:00"
+    return md
+
+
+def test_runs_of_one_host_that_overlapped_in_time_differ():
+    a, b = _timed("00:00", "10:00"), _timed("05:00", "12:30")
+    assert env.compare_metadata(b, a, ("b", "a")) == [
+        "the runs overlapped in time on this host (b from 2024-01-01 00:05:00 to "
+        "2024-01-01 00:12:30, a from 2024-01-01 00:00:00 to 2024-01-01 00:10:00 UTC): "
+        "each ran on a machine the other loaded"]
+
+
+@pytest.mark.parametrize("b", [
+    _timed("10:00", "12:00"),                 # one after the other
+    _timed("05:00", "12:00", hostname="b"),   # another host (said as such)
+    _timed("05:00", None),                    # an end not recorded: cannot be told
+])
+def test_runs_that_did_not_overlap_or_cannot_be_told_are_no_overlap(b):
+    a = _timed("00:00", "10:00")
+    assert not any("overlapped" in line for line in env.compare_metadata(b, a))
+    assert env.overlap_line(b, a) is None
+
+
+def _repeated(n: int, labels=None) -> dict:
+    labels = labels or [{"num_running": 4}]
+    return {"cases": [{"case_id": f"{lab}/{p}/msgpack#{r}", "labels": lab, "policy": p,
+                       "arm": p, "codec": "msgpack", "repetition": r}
+                      for lab in labels for r in range(n) for p in ("send", "cached")]}
+
+
+def test_a_different_number_of_repetitions_is_a_difference_that_marks_its_workloads():
+    lines, unlike = env.compare_settings(_repeated(2), _repeated(1))
+    assert lines == ["repetitions differ: 2 vs 1 (workload num_running=4)"]
+    assert unlike == ["num_running=4"]
+    two = [{"num_running": 4}, {"num_running": 16}]
+    lines, unlike = env.compare_settings(_repeated(1, two), _repeated(3, two))
+    assert lines == ["repetitions differ: 1 vs 3 (every workload both ran)"]
+    assert unlike == ["num_running=16", "num_running=4"] or unlike == [
+        "num_running=4", "num_running=16"]
+    assert env.compare_settings(_repeated(2), _repeated(2)) == ([], [])

@@ -144,13 +144,15 @@ def _label(summary, key, value):
     (lambda s: s["cases"][0].update(workload=""), f"case '{SEND}' has no workload"),
     (lambda s: s["cases"][0].update(policy=["send"]),
      f"case '{SEND}' has policy [\"send\"], not a text"),
+    (lambda s: s["cases"][0].update(policy="banana"),
+     f"case '{SEND}' has policy \"banana\", not one of send, cached"),
 ], ids=["tokens-per-s-huge", "tokens-per-s-nan", "step-ns-minus-inf", "bytes-negative",
         "count-negative", "other-field-nan", "num-running-a-string", "num-running-a-fraction",
         "metadata-label-a-string", "tp-a-string", "tokens-per-s-a-string",
         "repetition-a-string", "arm-unknown", "arm-two-primes", "arm-a-number",
         "codec-unknown", "codec-missing", "complete-yes", "complete-one", "complete-null",
         "complete-false-in-a-complete-run", "policy-missing", "workload-missing",
-        "workload-empty", "policy-a-list"])
+        "workload-empty", "policy-a-list", "policy-unknown"])
 def test_a_value_of_the_wrong_kind_leaves_its_case_out_with_one_warning(
         good_run, tmp_path, capsys, change, why):
     run = _edit(good_run, tmp_path, change)
@@ -413,3 +415,142 @@ def test_another_run_of_the_same_host_is_compared(good_run, tmp_path, capsys):
     assert (code, capsys.readouterr().err) == (0, "")
     assert (tmp_path / "rep" / "report.md").read_text().startswith(
         "# ipc-bench report: 2 runs compared")
+
+
+def _times_ten(column, case):
+    def change(rows):
+        for r in rows:
+            if r["case_id"] == case:
+                r[column] = str(int(r[column]) * 10)
+        return rows
+    return change
+
+
+@pytest.mark.parametrize("column, figure, case, kept", [
+    ("s2r_payload_bytes", "sched_to_runner_payload_bytes_per_step", CACHED, SEND),
+    ("step_ns", "step_ns_mean", SEND, CACHED),
+    ("runner_encode_ns", "runner_encode_ns_per_step", CACHED, SEND),
+], ids=["payload-bytes", "step-ns", "runner-phase"])
+def test_a_steps_column_whose_mean_is_not_the_summarys_leaves_the_case_out(
+        good_run, tmp_path, capsys, column, figure, case, kept):
+    run = _edit_steps(good_run, tmp_path, _times_ten(column, case))
+    summary = json.loads((run / "summary.json").read_text())
+    entry = next(c for c in summary["cases"] if c["case_id"] == case)
+    with open(run / "steps.csv", newline="") as f:
+        values = [int(r[column]) for r in csv.DictReader(f)
+                  if r["case_id"] == case and r["counted"] == "1"]
+    got = sum(values) / len(values)
+    line = (f"{run / 'steps.csv'}: case '{case}' has a mean {column} of {got:,.6g} over its "
+            f"20 counted rows, but summary.json has {figure} {entry[figure]:,.6g} (left out)")
+    code, err = _report(run, tmp_path, capsys)
+    assert code == 0
+    assert _warned(err) == [line]
+    assert _loaded(run) == [line]
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert f"> **Note:** Loading this run: {line}" in md
+    arm = lambda c: c.split("/")[1]  # noqa: E731
+    assert f"| 0 | {arm(kept)} | msgpack |" in md
+    assert f"| 0 | {arm(case)} | msgpack |" not in md
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResultsWarning)
+        loaded = load(run)
+    for table in (loaded.cases, loaded.steps, loaded.requests):
+        assert set(table["case_id"]) == {kept}
+
+
+def test_a_summed_figure_is_checked_against_its_columns_summed(good_run, tmp_path, capsys):
+    # encode_ns_per_step is the scheduler's encode_ns plus the runner's: moving time
+    # from one to the other keeps the sum, and sched_encode_ns_per_step catches it.
+    def change(rows):
+        for r in rows:
+            if r["case_id"] == SEND:
+                r["encode_ns"], r["runner_encode_ns"] = r["runner_encode_ns"], r["encode_ns"]
+        return rows
+    run = _edit_steps(good_run, tmp_path, change)
+    code, err = _report(run, tmp_path, capsys)
+    assert code == 0
+    (line,) = _warned(err)
+    assert f"case '{SEND}' has a mean encode_ns of " in line
+    assert "summary.json has sched_encode_ns_per_step " in line
+
+
+def test_a_real_run_has_means_equal_to_its_summary(good_run, tmp_path, capsys):
+    code, err = _report(good_run, tmp_path, capsys)
+    assert (code, err) == (0, [])
+
+
+def test_runs_that_overlapped_in_time_on_one_host_are_a_difference(good_run, tmp_path,
+                                                                   capsys):
+    md = json.loads((good_run / "summary.json").read_text())["metadata"]
+    assert md["end_time_utc"] > md["start_time_utc"]  # recorded as the run ends
+    other = copy_as_another_run(good_run, tmp_path / "other", seconds=0.0)
+    summary = json.loads((other / "summary.json").read_text())
+    summary["metadata"]["start_time_utc"] = "2000-01-01T00:00:00.5+00:00"
+    summary["metadata"]["end_time_utc"] = "2000-01-01T00:00:09+00:00"
+    (other / "summary.json").write_text(json.dumps(summary))
+    first = _edit(good_run, tmp_path, lambda s: s["metadata"].update(
+        start_time_utc="2000-01-01T00:00:00+00:00", end_time_utc="2000-01-01T00:00:05+00:00"))
+    code = cli.main(["report", str(first), str(other), "--output", str(tmp_path / "rep")])
+    assert (code, capsys.readouterr().err) == (0, "")
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "compare with care" in md and "Same machine" not in md
+    assert ("- other against run: the runs overlapped in time on this host (other from "
+            "2000-01-01 00:00:00 to 2000-01-01 00:00:09, run from 2000-01-01 00:00:00 to "
+            "2000-01-01 00:00:05 UTC): each ran on a machine the other loaded") in md
+
+
+def test_a_run_without_an_end_time_is_said_to_be_unknown(good_run, tmp_path, capsys):
+    old = _edit(good_run, tmp_path, lambda s: s["metadata"].pop("end_time_utc"))
+    other = copy_as_another_run(good_run, tmp_path / "other")
+    code = cli.main(["report", str(old), str(other), "--output", str(tmp_path / "rep")])
+    assert (code, capsys.readouterr().err) == (0, "")
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "Same machine, software and commit by their metadata." in md
+    assert ("Whether the runs overlapped in time on this host is unknown: run recorded no "
+            "end time (an older or killed run).") in md
+    assert "| unknown |" in md
+
+
+def test_a_different_number_of_repetitions_is_listed_and_marks_the_workload(
+        good_run, tmp_path, capsys):
+    other = copy_as_another_run(good_run, tmp_path / "other")
+    summary = json.loads((other / "summary.json").read_text())
+    cases = summary["metadata"]["cases"]
+    cases += [dict(c, case_id=c["case_id"].replace("#0", "#1"), repetition=1) for c in cases]
+    (other / "summary.json").write_text(json.dumps(summary))
+    code = cli.main(["report", str(good_run), str(other), "--output", str(tmp_path / "rep")])
+    assert (code, capsys.readouterr().err) == (0, "")
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "- other against good: repetitions differ: 2 vs 1 (workload num_running=4)" in md
+    assert "| num_running=4 ≠ | send | msgpack |" in md
+
+
+@pytest.mark.parametrize("fields, shown", [
+    (dict(running_case=SEND), f'running_case "{SEND}"'),
+    (dict(failed_case=CACHED), f'failed_case "{CACHED}"'),
+    (dict(running_case=SEND, failed_case=CACHED),
+     f'running_case "{SEND}" and failed_case "{CACHED}"'),
+], ids=["running", "failed", "both"])
+def test_a_complete_run_with_a_running_or_failed_case_is_one_warning(
+        good_run, tmp_path, capsys, fields, shown):
+    run = _edit(good_run, tmp_path, lambda s: s.update(fields))
+    code, err = _report(run, tmp_path, capsys)
+    assert code == 0
+    line = (f"{run / 'summary.json'}: status is complete, but it has {shown} (a complete "
+            "run has neither; read as complete)")
+    assert _warned(err) == [line]
+    assert _loaded(run) == [line]
+
+
+def test_no_case_whose_steps_agree_with_its_summary_is_one_error(good_run, tmp_path, capsys):
+    # whole numbers in summary.json (a pandas int64 column) are checked as floats are
+    run = _edit(good_run, tmp_path, lambda s: [
+        c.update(sched_to_runner_payload_bytes_per_step=1) for c in s["cases"]])
+    code, err = _report(run, tmp_path, capsys)
+    assert code == 2
+    assert len(err) == 1 and err[0].startswith(
+        f"bench.py report: error: no case can be loaded: {run / 'steps.csv'}: case "
+        f"'{SEND}' has a mean s2r_payload_bytes of ")
+    assert err[0].endswith(
+        "but summary.json has sched_to_runner_payload_bytes_per_step 1 (and 1 more)")
+    assert not (tmp_path / "rep").exists()

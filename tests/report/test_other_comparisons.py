@@ -201,3 +201,26 @@ def test_a_comparison_whose_interval_excludes_zero_says_its_verdict_is_holm_adju
         "correction over 6 timed metrics (p 0.022, adjusted 0.131); the interval is "
         "unadjusted); mean step -6.0 % [-9.0, -3.0] % (significant: cached+async 6.0 % "
         "lower than cached).")
+
+
+def test_a_comparison_of_a_case_the_loader_left_out_is_not_given(tmp_path, runs, capsys):
+    """A hand-edited case of the async run (left out with a warning): the comparison
+    summary.json recorded over it is not shown, in the report nor in the findings."""
+    import json
+    import shutil
+
+    run = tmp_path / "async"
+    shutil.copytree(runs["async"][0], run)
+    summary = json.loads((run / "summary.json").read_text())
+    case = next(c for c in summary["cases"] if c["arm"] == "cached+async")
+    case["output_tokens_per_s"] = "fast"
+    (run / "summary.json").write_text(json.dumps(summary))
+    assert cli.main(["report", str(run), "--output", str(tmp_path / "rep")]) == 0
+    err = capsys.readouterr().err
+    assert f"case '{case['case_id']}' has output_tokens_per_s \"fast\"" in err
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "cached+async against cached" not in md
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert not [f for f in findings(load(run)) if "against cached" in f]
