@@ -129,6 +129,12 @@ def _send_cost_caption(d: dict) -> str:
         text += (", dashed: the SchedulerOutput's build + encode + decode alone ("
                  + ("per-step medians" if d.get("s2r_median") else "means per step") + ")")
     text += ". The dotted line marks 1 %."
+    n = d.get("cut") or 0
+    if n:
+        text += (f" The y axis is bounded to the points; {n} interval "
+                 f"end{'s' if n > 1 else ''} {'lie' if n > 1 else 'lies'} beyond it and "
+                 f"{'are' if n > 1 else 'is'} cut at the edge, where a triangle points the "
+                 "way the interval goes on.")
     models = d.get("models") or []
     if "fixed-step" in models:
         text += " The fixed-step cases spread the step-time axis."

@@ -364,23 +364,33 @@ def _shown_labels(ax):
 
 
 def _overlapping(labels, fig) -> bool:
-    """Whether any two of the tick ``labels``' boxes overlap (drawing ``fig`` first)."""
+    """Whether any two of the tick ``labels``' boxes overlap, or nearly touch (each box
+    widened by a fifth), drawing ``fig`` first."""
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
-    boxes = [t.get_window_extent(renderer) for t in labels]
+    boxes = [t.get_window_extent(renderer).expanded(1.2, 1.0) for t in labels]
     return any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
 
 
 def _readable_ticks(fig, axes) -> None:
     """Make the x tick labels of ``axes`` readable once drawn: where they overlap, a log
-    axis first drops its minor labels, then the labels turn 30 degrees, then 90. Call
+    axis first keeps only its 2 and 5 minor labels, then none, then the labels turn
+    30 degrees, then 90. Call
     after every artist and limit is set."""
-    from matplotlib.ticker import NullFormatter
+    from matplotlib.ticker import FuncFormatter, NullFormatter
 
     axes = [ax for ax in axes if ax.get_visible()]
+    def two_five(v, _):
+        lead = round(v / 10 ** math.floor(math.log10(v) + 1e-9)) if v > 0 else 0
+        return f"{v:g}" if lead in (2, 5) else ""
+
     for ax in axes:
-        if ax.get_xscale() == "log" and _overlapping(_shown_labels(ax), fig):
-            ax.xaxis.set_minor_formatter(NullFormatter())
+        if ax.get_xscale() != "log":
+            continue
+        for fmt in (FuncFormatter(two_five), NullFormatter()):  # fewer minor labels
+            if not _overlapping(_shown_labels(ax), fig):
+                break
+            ax.xaxis.set_minor_formatter(fmt)
     for angle in (30, 90):
         crowded = [ax for ax in axes if _overlapping(_shown_labels(ax), fig)]
         if not crowded:
@@ -880,6 +890,7 @@ def send_cost_share(results):
     other_values = list(dict.fromkeys(
         tuple(row) for row in table[other].itertuples(index=False))) if other else [()]
     codec_markers = {c: m for c, m in zip(dict.fromkeys(table["codec"]), "osD^v")}
+    bars = []
     for key, g in table.groupby(["codec"] + other, sort=False):
         key = key if isinstance(key, tuple) else (key,)
         codec = key[0]
@@ -898,13 +909,22 @@ def send_cost_share(results):
                             m, lo, hi))
             agg.sort(key=lambda a: (a[1], a[0]))
             for ax, xi in ((axes[0][0], 0), (axes[0][1], 1)):
-                ax.errorbar([a[xi] for a in agg], [a[2] for a in agg],
-                            yerr=[[a[2] - a[3] if a[3] == a[3] else 0 for a in agg],
-                                  [a[4] - a[2] if a[4] == a[4] else 0 for a in agg]],
-                            color=color, linestyle=style, marker=codec_markers.get(codec, "o"),
-                            mfc=color if style == "-" else "white", capsize=3,
-                            label=f"{name}: {what}" if ax is axes[0][0] else None)
+                bars.append((ax, [a[xi] for a in agg], [a[2] for a in agg],
+                             [a[3] for a in agg], [a[4] for a in agg], color, dict(
+                                 linestyle=style, marker=codec_markers.get(codec, "o"),
+                                 mfc=color if style == "-" else "white", capsize=3,
+                                 label=f"{name}: {what}" if ax is axes[0][0] else None)))
+    # the axis holds the points (and the 0 and 1 % lines); an interval end far beyond
+    # them (two repetitions of a noisy step) is cut at the edge and marked
+    bottom, top = _data_bounds([y for b in bars for y in b[2]],
+                               [e for b in bars for e in b[3] + b[4]], log=False,
+                               include=[0.0, 1.0])
+    cut = 0
+    for ax, xs, ys, lo, hi, color, kw in bars:  # both panels show the same intervals
+        n = _bounded_errorbar(ax, xs, ys, lo, hi, bottom, top, color, **kw)
+        cut += n if ax is axes[0][0] else 0
     for ax in axes[0]:
+        ax.set_ylim(bottom, top)
         ax.axhline(0.0, color="black", linewidth=0.8)
         ax.axhline(1.0, color="#777777", linewidth=0.8, linestyle=":")
         ax.set_ylabel("send's cost, % of the measured step")
@@ -934,7 +954,7 @@ def send_cost_share(results):
             s2r=bool(table["share_s2r"].notna().any()),
             s2r_median=S2R_MEDIAN_COLUMN in cases.columns
             and bool(cases[S2R_MEDIAN_COLUMN].notna().any()),
-            models=models, withheld=note)
+            models=models, withheld=note, cut=cut)
     return fig
 
 

@@ -151,3 +151,23 @@ def test_an_unfinished_arm_is_named_not_said_never_to_have_run(run, tmp_path):
         assert text.endswith(" `cached` did not finish: it ran but is left out, so no "
                              "other line is set against `send`.")
         assert "Only `send` ran" not in text
+
+
+def test_the_send_cost_share_axis_holds_the_points_not_a_far_interval(run, tmp_path):
+    def slow(summary):  # send's median step at 4 running: 10x in one repetition only
+        for case in summary["cases"]:
+            if case["case_id"] == "num_running=4/send/msgpack#0":
+                case["step_ns_median"] *= 10
+    fig = plots.send_cost_share(_load(_edit(run, tmp_path / "slow", slow)))
+    d = plots.drawn(fig)
+    assert d["cut"] >= 1
+    for ax in fig.axes[:2]:
+        lo, hi = ax.get_ylim()
+        points = [y for c in ax.containers for y in c.lines[0].get_ydata()]
+        ends = [y for c in ax.containers for bar in c.lines[2]
+                for seg in bar.get_segments() for _, y in seg]
+        assert all(lo <= y <= hi for y in points)
+        assert all(lo - 1e-9 <= y <= hi + 1e-9 for y in ends)  # drawn ends stay inside
+        assert _cut_markers(ax)
+    text = caption("send_cost_share", d)
+    assert f"The y axis is bounded to the points; {d['cut']} interval end" in text
