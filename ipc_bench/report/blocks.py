@@ -176,8 +176,15 @@ def _latency_caption(d: dict) -> str:
              "itl": "inter-token latency"}
     what = " and ".join(names[p] for p in d["panels"])
     arms = list(dict.fromkeys(a for a, _ in d["series"]))
-    return (f"{what[0].upper()}{what[1:]} distribution{'s' if len(d['panels']) > 1 else ''}"
+    text = (f"{what[0].upper()}{what[1:]} distribution{'s' if len(d['panels']) > 1 else ''}"
             f" per arm and codec ({_listed(arms)}), from a timed replay.")
+    for panel, n in (d.get("nonpositive") or {}).items():
+        text += (f" {n:,} {'TTFT' if panel == 'ttft' else 'inter-token latency'} "
+                 f"value{'s' if n > 1 else ''} at or below 0 cannot be placed on the log "
+                 "axis: the curve starts at their fraction.")
+    if d.get("unfinished"):  # an arm that ran but did not finish is named as left out
+        text += _arm_sentences(arms, d["unfinished"])
+    return text
 
 
 #: Captions that need nothing from the figure beyond its name.

@@ -342,12 +342,15 @@ def _data_bounds(points, ends, log: bool, include=()) -> tuple[float, float]:
 
 
 def _wrap_label(text: str, width: int = 18) -> str:
-    """``text`` with every line longer than ``width`` broken, at ``_``, ``-``, ``/``,
-    ``=`` or a space where it can be."""
+    """``text`` with every line longer than ``width`` broken where it can be: after a
+    comma or space, else a ``/`` or ``=``, else a ``_`` or ``-``."""
     out = []
     for line in str(text).split("\n"):
         while len(line) > width:
-            cut = max((line.rfind(c, 0, width + 1) for c in "_-/= ,"), default=-1)
+            for chars in (", ", "/=", "_-"):  # a comma or space first, a _ last
+                cut = max(line.rfind(c, 0, width + 1) for c in chars)
+                if cut > 0:
+                    break
             cut = cut + 1 if cut > 0 else width
             out.append(line[:cut])
             line = line[cut:]
@@ -479,6 +482,7 @@ def bytes_per_step(results):
                         fontsize="small",
                         bbox=dict(boxstyle="round", facecolor="white", alpha=0.8))
     fig.suptitle("Bytes per step against running requests")
+    _readable_ticks(fig, axes[0])
     _record(fig, series=series, panels=[t for _, t in panels], notes=notes,
             largest=float(st["_x"].max()), schedules_differ=differing)
     return fig
@@ -539,6 +543,7 @@ def codec_time_per_step(results):
             _legend(ax)
             _set_running_axis(ax, st["_x"], xlabel if i == 1 else "")
     fig.suptitle(_with_note("Serializer time per step against running requests", note))
+    _readable_ticks(fig, [ax for row in axes for ax in row])
     _record(fig, series=[key for key, _ in _series(st)], panels=codecs, withheld=note)
     return fig
 
@@ -797,6 +802,7 @@ def step_breakdown(results):
     fig.legend(handles, labels, loc="outside lower center", ncols=3, fontsize="small")
     fig.suptitle(_with_note("Where a step's time goes (policy / codec per bar; runner idle "
                             "hatched)", note))
+    _readable_ticks(fig, [ax for row in axes for ax in row])
     _record(fig, series=[key for key, _ in _series(comp)], panels=workloads, withheld=note)
     return fig
 
@@ -1162,6 +1168,7 @@ def latency_cdfs(results):
     if not panels:
         raise NoData("no per-request latencies (ttft_s, itl.csv): not a timed replay")
     fig, axes = _figure(1, len(panels), width=5.6 * len(panels) + 0.5, height=4.3)
+    nonpositive: dict[str, int] = {}
     for ax, what in zip(axes[0], panels):
         table, col, factor = sources[what]
         for (policy, codec), g in _series(table):
@@ -1169,9 +1176,12 @@ def latency_cdfs(results):
                     else g[col].dropna().astype(float).tolist())
             vals = np.sort(np.asarray(vals, dtype=float) * factor)
             vals = vals[np.isfinite(vals)]
-            if len(vals) == 0:
+            total, below = len(vals), int((vals <= 0).sum())
+            nonpositive[what] = nonpositive.get(what, 0) + below
+            vals = vals[vals > 0]  # the log axis cannot place them: counted, captioned,
+            if len(vals) == 0:     # and the curve starts at their fraction
                 continue
-            y = np.arange(1, len(vals) + 1) / len(vals)
+            y = (below + np.arange(1, len(vals) + 1)) / total
             ax.step(vals, y, where="post", color=policy_color(policy),
                     linestyle=codec_linestyle(codec),
                     label=f"{series_label(policy, codec)} (n={len(vals):,})")
@@ -1184,8 +1194,9 @@ def latency_cdfs(results):
         ax.grid(True, alpha=0.3)
         _legend(ax, loc="lower right")
     fig.suptitle(_with_note("Latency distributions per policy (timed replay)", note))
+    _readable_ticks(fig, axes[0])
     _record(fig, series=[key for key, _ in _series(sources[panels[0]][0])], panels=panels,
-            withheld=note)
+            withheld=note, nonpositive={k: v for k, v in nonpositive.items() if v})
     return fig
 
 

@@ -171,3 +171,32 @@ def test_the_send_cost_share_axis_holds_the_points_not_a_far_interval(run, tmp_p
         assert _cut_markers(ax)
     text = caption("send_cost_share", d)
     assert f"The y axis is bounded to the points; {d['cut']} interval end" in text
+
+
+def test_latencies_at_or_below_zero_are_counted_not_dropped_silently(tmp_path):
+    import csv
+
+    from test_timed_no_floor import write_trace
+
+    trace = tmp_path / "trace.csv"
+    write_trace(trace)
+    path = tmp_path / "timed"
+    run_bench(path, ["--scenario", "azure-conv-timed", "--trace", str(trace),
+                     "--max-requests", "6", "--codecs", "msgpack", "--warmup-steps", "2"])
+    rows = list(csv.DictReader((path / "requests.csv").open()))
+    rows[0]["ttft_s"] = "0.0"
+    with (path / "requests.csv").open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    fig = plots.latency_cdfs(_load(path))
+    d = plots.drawn(fig)
+    assert d["nonpositive"] == {"ttft": 1}
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and ax.get_xlim()[0] > 0
+    first = [line.get_ydata()[0] for line in ax.get_lines()
+             if line.get_label().startswith(rows[0]["policy"])]
+    assert first and first[0] > 1 / len([r for r in rows if r["policy"] == rows[0]["policy"]
+                                         and r["codec"] == rows[0]["codec"]]) - 1e-9
+    assert ("1 TTFT value at or below 0 cannot be placed on the log axis"
+            in caption("latency_cdfs", d))
