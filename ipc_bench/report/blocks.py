@@ -100,7 +100,7 @@ def _throughput_caption(d: dict) -> str:
             + ("error bars are 95 % intervals over repetitions." if d.get("repeated")
                else "one repetition per case, so no error bars."))
     if f"{CACHED}/{SEND}" in d["panels"]:
-        text += (f" Right: cached/send, {ratio_phrase(d.get('method', 't'))}"
+        text += (f" {'Below' if d.get('stacked') else 'Right'}: cached/send, {ratio_phrase(d.get('method', 't'))}"
                  + ("" if d.get("repeated") else "; one pair each, so no interval")
                  + " (above 1: cached faster).")
     cut, ratio_cut = d.get("cut") or 0, d.get("ratio_cut") or 0

@@ -716,7 +716,8 @@ def throughput(results):
             panels=["tokens/s"] + ([f"{CACHED}/{SEND}"] if rows else []),
             repeated=bool((reps > 1).any()), method=method, withheld=note,
             cut=panel["cut"], log=panel["log"], timed=panel["timed"],
-            ratio_cut=ratio_cut)
+            ratio_cut=ratio_cut, stacked=len(panes) == 2 and panes[1] is axes[1][0]
+            if len(axes) == 2 else False)
     return fig
 
 

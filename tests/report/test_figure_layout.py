@@ -72,6 +72,7 @@ def test_many_runs_get_readable_labels_and_the_timed_note_by_its_points(run, tmp
         assert groups[round(x)].startswith("zz_timed_replay_run")
     cap = caption("throughput", d)
     assert "The red note marks each timed replay's points" in cap
+    assert d["stacked"] and " Below: cached/send" in cap  # the panels, one above the other
 
 
 def test_a_log_axis_cuts_an_interval_end_at_or_below_zero(run, tmp_path):
