@@ -33,11 +33,19 @@ def _listed(names) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def _arm_sentences(arms: list[str]) -> str:
+def _arm_sentences(arms: list[str], unfinished=()) -> str:
     """What the arms of a figure are, beyond send and cached: each A/A copy (``send'``:
     the same policy run a second time) and each async arm (``cached+async``); a single
-    arm says it has nothing to be set against."""
+    arm says it has nothing to be set against, or, when another arm's cases ran but did
+    not finish (``unfinished``: the (arm, codec) the figure left out, ``plots.drawn``),
+    that they are left out."""
     out = []
+    gone = [a for a in dict.fromkeys(a for a, _ in unfinished) if a not in arms]
+    if gone:
+        out.append(f" {_listed(gone)} did not finish: "
+                   + ("it ran but is" if len(gone) == 1 else "they ran but are")
+                   + " left out" + (f", so no other line is set against `{arms[0]}`."
+                                    if len(arms) == 1 else "."))
     for arm in arms:
         base = arm.rstrip("'")
         if arm != base and base in arms:
@@ -45,7 +53,7 @@ def _arm_sentences(arms: list[str]) -> str:
                        "a copy of itself).")
         elif arm.endswith("+async") and arm[:-len("+async")] in arms:
             out.append(f" `{arm}` is `{arm[:-len('+async')]}` with async scheduling.")
-    if len(arms) == 1:
+    if len(arms) == 1 and not gone:
         out.append(f" Only `{arms[0]}` ran, so no other line is set against it.")
     return "".join(out)
 
@@ -72,7 +80,7 @@ def _bytes_caption(d: dict) -> str:
                      "policy and the gap between them is not the policy's saving; the box "
                      "gives send's own new_token_ids instead, per counted step over the "
                      "whole run.")
-    return text + _arm_sentences(arms)
+    return text + _arm_sentences(arms, d.get("unfinished") or ())
 
 
 def _codec_time_caption(d: dict) -> str:
@@ -80,7 +88,7 @@ def _codec_time_caption(d: dict) -> str:
     return ("Serializer time per step, both directions summed (the scheduler's "
             "SchedulerOutput and the runner's ModelRunnerOutput), one panel per codec "
             f"({', '.join(d['panels'])}), one line per arm: {_listed(arms)}."
-            + _arm_sentences(arms))
+            + _arm_sentences(arms, d.get("unfinished") or ()))
 
 
 def _throughput_caption(d: dict) -> str:
@@ -92,10 +100,24 @@ def _throughput_caption(d: dict) -> str:
             + ("error bars are 95 % intervals over repetitions." if d.get("repeated")
                else "one repetition per case, so no error bars."))
     if f"{CACHED}/{SEND}" in d["panels"]:
-        text += (f" Right: cached/send, {ratio_phrase(d.get('method', 't'))}"
+        text += (f" {'Below' if d.get('stacked') else 'Right'}: cached/send, {ratio_phrase(d.get('method', 't'))}"
                  + ("" if d.get("repeated") else "; one pair each, so no interval")
                  + " (above 1: cached faster).")
-    return text + _arm_sentences(arms)
+    cut, ratio_cut = d.get("cut") or 0, d.get("ratio_cut") or 0
+    if cut or ratio_cut:
+        where = " and ".join(w for w, n in (("tokens/s", cut), ("ratio", ratio_cut)) if n)
+        n = cut + ratio_cut
+        text += (f" Each axis is bounded to its points; {n} interval "
+                 f"end{'s' if n > 1 else ''} ({where}) {'lie' if n > 1 else 'lies'} "
+                 "beyond it"
+                 + (" (a lower end at or below 0 cannot be placed on the log axis)"
+                    if cut and d.get("log") else "")
+                 + f" and {'are' if n > 1 else 'is'} cut at the edge, where a triangle "
+                 "points the way the interval goes on.")
+    if d.get("timed"):
+        text += (" The red note marks each timed replay's points: arrival-bound, so its "
+                 "tokens/s follow the trace, not the policy.")
+    return text + _arm_sentences(arms, d.get("unfinished") or ())
 
 
 def _send_cost_caption(d: dict) -> str:
@@ -107,6 +129,12 @@ def _send_cost_caption(d: dict) -> str:
         text += (", dashed: the SchedulerOutput's build + encode + decode alone ("
                  + ("per-step medians" if d.get("s2r_median") else "means per step") + ")")
     text += ". The dotted line marks 1 %."
+    n = d.get("cut") or 0
+    if n:
+        text += (f" The y axis is bounded to the points; {n} interval "
+                 f"end{'s' if n > 1 else ''} {'lie' if n > 1 else 'lies'} beyond it and "
+                 f"{'are' if n > 1 else 'is'} cut at the edge, where a triangle points the "
+                 "way the interval goes on.")
     models = d.get("models") or []
     if "fixed-step" in models:
         text += " The fixed-step cases spread the step-time axis."
@@ -152,8 +180,15 @@ def _latency_caption(d: dict) -> str:
              "itl": "inter-token latency"}
     what = " and ".join(names[p] for p in d["panels"])
     arms = list(dict.fromkeys(a for a, _ in d["series"]))
-    return (f"{what[0].upper()}{what[1:]} distribution{'s' if len(d['panels']) > 1 else ''}"
+    text = (f"{what[0].upper()}{what[1:]} distribution{'s' if len(d['panels']) > 1 else ''}"
             f" per arm and codec ({_listed(arms)}), from a timed replay.")
+    for panel, n in (d.get("nonpositive") or {}).items():
+        text += (f" {n:,} {'TTFT' if panel == 'ttft' else 'inter-token latency'} "
+                 f"value{'s' if n > 1 else ''} at or below 0 cannot be placed on the log "
+                 "axis: the curve starts at their fraction.")
+    if d.get("unfinished"):  # an arm that ran but did not finish is named as left out
+        text += _arm_sentences(arms, d["unfinished"])
+    return text
 
 
 #: Captions that need nothing from the figure beyond its name.

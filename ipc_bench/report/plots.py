@@ -152,8 +152,26 @@ def _finished_cases(draw):
     not finish (``Results.unfinished``) are never drawn."""
     @functools.wraps(draw)
     def figure(results):
-        return draw(results.finished())
+        fig = draw(results.finished())
+        left_out = _unfinished_series(results)
+        if left_out and getattr(fig, _DRAWN, None) is not None:
+            getattr(fig, _DRAWN)["unfinished"] = left_out
+        return fig
     return figure
+
+
+def _unfinished_series(results) -> list[tuple[str, str]]:
+    """The (arm, codec) of every case of ``results`` that did not finish
+    (``Results.unfinished``), in load order: the figure leaves them out, its caption
+    says so."""
+    gone = {(c["run_id"], c["case_id"]) for c in results.unfinished()}
+    cases = results.cases
+    if not gone or "policy" not in cases.columns or "codec" not in cases.columns:
+        return []
+    return list(dict.fromkeys(
+        (str(p), str(c)) for run, case, p, c in zip(cases["run_id"], cases["case_id"],
+                                                    cases["policy"], cases["codec"])
+        if (run, case) in gone))
 
 
 def _one_run(results) -> str:
@@ -275,6 +293,120 @@ def _plain_log_ticks(ax, axis: str = "x") -> None:
     target.set_minor_formatter(FuncFormatter(minor))
 
 
+#: ``gid`` of the markers drawn at an axis edge where an interval end lies beyond it.
+CUT_GID = "interval_cut"
+
+
+def _bounded_errorbar(ax, xs, ys, lows, highs, bottom: float, top: float, color: str,
+                      **kw) -> int:
+    """``ax.errorbar`` of points ``ys`` with interval ends ``lows``/``highs`` (absolute;
+    NaN: none) kept inside ``[bottom, top]``: an end beyond it (a lower end <= 0 on a log
+    axis, an upper end far above the points) is cut at the axis edge, where a marker
+    pointing out of the axis (``CUT_GID``) says the interval goes on. Returns how many
+    ends were cut."""
+    def fin(v):
+        return v is not None and v == v
+
+    lo_err = [y - min(y, max(l, bottom)) if fin(l) else 0.0 for y, l in zip(ys, lows)]
+    hi_err = [max(y, min(h, top)) - y if fin(h) else 0.0 for y, h in zip(ys, highs)]
+    ax.errorbar(xs, ys, yerr=[lo_err, hi_err], color=color, **kw)
+    cut_lo = [x for x, l in zip(xs, lows) if fin(l) and l < bottom]
+    cut_hi = [x for x, h in zip(xs, highs) if fin(h) and h > top]
+    for where, y, marker in ((cut_lo, bottom, 7), (cut_hi, top, 6)):
+        if where:  # 7: caret down, 6: caret up, drawn on the edge
+            ax.plot(where, [y] * len(where), linestyle="none", marker=marker, color=color,
+                    markersize=9, clip_on=False, gid=CUT_GID, zorder=5)
+    return len(cut_lo) + len(cut_hi)
+
+
+def _data_bounds(points, ends, log: bool, include=()) -> tuple[float, float]:
+    """Axis limits around ``points`` (and ``include``, e.g. a reference line) that also
+    hold the interval ``ends`` lying near them, but not one far off (an upper end of
+    180 beside ratios near 1, a lower end <= 0 on a log axis): those are cut by
+    ``_bounded_errorbar``."""
+    pts = [float(v) for v in list(points) + list(include) if v == v and (v > 0 or not log)]
+    if not pts:
+        return (0.1, 10.0) if log else (0.0, 1.0)
+    if log:
+        lo, hi = math.log10(min(pts)), math.log10(max(pts))
+        span = max(hi - lo, 0.3)
+        ends = [math.log10(e) for e in ends if e == e and e > 0]
+    else:
+        lo, hi = min(pts), max(pts)
+        span = max(hi - lo, 0.1 * max(abs(hi), abs(lo)), 1e-9)
+        ends = [float(e) for e in ends if e == e]
+    reach = (lo - 1.5 * span, hi + 1.5 * span)
+    near = [e for e in ends if reach[0] <= e <= reach[1]]
+    lo, hi = min([lo] + near), max([hi] + near)
+    pad = 0.08 * max(hi - lo, span)
+    lo, hi = lo - pad, hi + pad
+    return (10 ** lo, 10 ** hi) if log else (lo, hi)
+
+
+def _wrap_label(text: str, width: int = 18) -> str:
+    """``text`` with every line longer than ``width`` broken where it can be: after a
+    comma or space, else a ``/`` or ``=``, else a ``_`` or ``-``."""
+    out = []
+    for line in str(text).split("\n"):
+        while len(line) > width:
+            for chars in (", ", "/=", "_-"):  # a comma or space first, a _ last
+                cut = max(line.rfind(c, 0, width + 1) for c in chars)
+                if cut > 0:
+                    break
+            cut = cut + 1 if cut > 0 else width
+            out.append(line[:cut])
+            line = line[cut:]
+        out.append(line)
+    return "\n".join(out)
+
+
+def _shown_labels(ax):
+    """The x tick labels (major and minor) that ``ax`` draws: non-empty, inside its
+    view."""
+    lo, hi = sorted(ax.get_xlim())
+    return [t for t in ax.xaxis.get_ticklabels(which="both")
+            if t.get_visible() and t.get_text() and lo <= t.get_position()[0] <= hi]
+
+
+def _overlapping(labels, fig) -> bool:
+    """Whether any two of the tick ``labels``' boxes overlap, or nearly touch (each box
+    widened by a fifth), drawing ``fig`` first."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    boxes = [t.get_window_extent(renderer).expanded(1.2, 1.0) for t in labels]
+    return any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+
+
+def _readable_ticks(fig, axes) -> None:
+    """Make the x tick labels of ``axes`` readable once drawn: where they overlap, a log
+    axis first keeps only its 2 and 5 minor labels, then none, then the labels turn
+    30 degrees, then 90. Call
+    after every artist and limit is set."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    axes = [ax for ax in axes if ax.get_visible()]
+    def two_five(v, _):
+        lead = round(v / 10 ** math.floor(math.log10(v) + 1e-9)) if v > 0 else 0
+        return f"{v:g}" if lead in (2, 5) else ""
+
+    for ax in axes:
+        if ax.get_xscale() != "log":
+            continue
+        for fmt in (FuncFormatter(two_five), NullFormatter()):  # fewer minor labels
+            if not _overlapping(_shown_labels(ax), fig):
+                break
+            ax.xaxis.set_minor_formatter(fmt)
+    for angle in (30, 90):
+        crowded = [ax for ax in axes if _overlapping(_shown_labels(ax), fig)]
+        if not crowded:
+            return
+        for ax in crowded:
+            for t in ax.xaxis.get_ticklabels(which="both"):
+                t.set_rotation(angle)
+                t.set_horizontalalignment("right" if angle < 90 else "center")
+                t.set_rotation_mode("anchor" if angle < 90 else "default")
+
+
 def _series(df, keys=("policy", "codec")):
     """Groups of ``df`` by ``keys`` (policy, codec) in a stable order: codecs by
     ``codec_rank``, then policies by ``policy_rank`` (send before cached)."""
@@ -352,6 +484,7 @@ def bytes_per_step(results):
                         fontsize="small",
                         bbox=dict(boxstyle="round", facecolor="white", alpha=0.8))
     fig.suptitle("Bytes per step against running requests")
+    _readable_ticks(fig, axes[0])
     _record(fig, series=series, panels=[t for _, t in panels], notes=notes,
             largest=float(st["_x"].max()), schedules_differ=differing)
     return fig
@@ -412,6 +545,7 @@ def codec_time_per_step(results):
             _legend(ax)
             _set_running_axis(ax, st["_x"], xlabel if i == 1 else "")
     fig.suptitle(_with_note("Serializer time per step against running requests", note))
+    _readable_ticks(fig, [ax for row in axes for ax in row])
     _record(fig, series=[key for key, _ in _series(st)], panels=codecs, withheld=note)
     return fig
 
@@ -434,10 +568,14 @@ def _throughput_cases(results):
                         + cases["workload"].astype(str))
 
 
-def _throughput_panel(ax, cases, groups: list[str]) -> None:
-    """Each (policy, codec) series' mean tokens/s per group, 95 % interval bars."""
+def _throughput_panel(ax, cases, groups: list[str], labels: list[str]) -> dict:
+    """Each (policy, codec) series' mean tokens/s per group, 95 % interval bars, the
+    axis bounded to the points (interval ends beyond it cut, ``_bounded_errorbar``);
+    each timed replay's group gets its note beside its own points. Returns what it
+    drew: ``cut`` (interval ends cut), ``log`` and ``timed`` (the timed groups)."""
     series = _series(cases)
     width = 0.8 / max(1, len(series))
+    drawn_series = []
     for k, ((policy, codec), g) in enumerate(series):
         xs, ys, lo, hi = [], [], [], []
         for gi, grp in enumerate(groups):
@@ -447,38 +585,63 @@ def _throughput_panel(ax, cases, groups: list[str]) -> None:
             m, l, h = mean_interval(vals)
             xs.append(gi - 0.4 + width * (k + 0.5))
             ys.append(m)
-            lo.append(m - l if l == l else 0.0)
-            hi.append(h - m if h == h else 0.0)
-        ax.errorbar(xs, ys, yerr=[lo, hi], fmt=POLICY_MARKERS.get(policy, "^"),
-                    color=policy_color(policy), capsize=3,
-                    mfc="white" if codec == SINGLE_PROCESS_CODEC else policy_color(policy),
-                    label=series_label(policy, codec))
-    ax.set_xticks(range(len(groups)))
-    ax.set_xticklabels(groups, fontsize="small")
+            lo.append(l)
+            hi.append(h)
+        drawn_series.append((policy, codec, xs, ys, lo, hi))
     vals = cases[THROUGHPUT]
-    if vals.min() > 0 and vals.max() / vals.min() > 20:
-        ax.set_yscale("log")
-        ax.set_ylim(top=vals.max() * 3)  # headroom for the legend
+    log = bool(vals.min() > 0 and vals.max() / vals.min() > 20)
+    points = [y for *_, ys, _, _ in drawn_series for y in ys]
+    ends = [e for *_, lo, hi in drawn_series for e in lo + hi]
+    if log:
+        bottom, top = _data_bounds(points, ends, log=True)
+        top *= 3  # headroom for the legend
     else:
-        ax.set_ylim(bottom=0, top=vals.max() * 1.35)
+        bottom, top = _data_bounds(points, ends, log=False, include=[0.0])
+        bottom, top = 0.0, max(top, max(points) * 1.35)
+    cut = 0
+    for policy, codec, xs, ys, lo, hi in drawn_series:
+        cut += _bounded_errorbar(
+            ax, xs, ys, lo, hi, bottom, top, policy_color(policy),
+            fmt=POLICY_MARKERS.get(policy, "^"), capsize=3,
+            mfc="white" if codec == SINGLE_PROCESS_CODEC else policy_color(policy),
+            label=series_label(policy, codec))
+    if log:
+        ax.set_yscale("log")
+    ax.set_ylim(bottom, top)
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels(labels, fontsize="small")
+    ax.set_xlim(-0.6, len(groups) - 0.4)
     ax.set_ylabel(metric(THROUGHPUT).label)
     ax.set_xlabel("workload")
-    reps = int(cases.groupby(["run_id", "case_id"]).ngroups / max(1, cases.drop_duplicates(
-        ["run_id", "workload", "policy", "codec"]).shape[0]))
-    ax.set_title("Output tokens/s per case" + (" (mean, 95 % interval)" if reps > 1
-                                               else " (one repetition: no interval)"))
-    if "trace_speedup" in cases.columns and cases["trace_speedup"].notna().any():
-        ax.text(0.5, 0.02, "timed replay: arrival-bound, not a throughput comparison",
-                transform=ax.transAxes, ha="center", va="bottom", fontsize="small",
-                color="#B00000")
+    reps = cases.groupby(["run_id", "workload", "policy", "codec"]).size()
+    ax.set_title("Output tokens/s per case" + (
+        " (mean, 95 % interval)" if (reps > 1).all() else " (one repetition: no interval)"
+        if (reps <= 1).all() else " (mean; 95 % interval where a case repeated)"))
+    timed = []
+    if "trace_speedup" in cases.columns:
+        timed = [grp for grp in groups
+                 if cases.loc[cases["_group"] == grp, "trace_speedup"].notna().any()]
+    for grp in timed:  # beside its own points: above that group's highest one
+        gi = groups.index(grp)
+        near = [min(h, top) if h == h else y for *_, xs, ys, lo, hi in drawn_series
+                for x, y, h in zip(xs, ys, hi) if abs(x - gi) <= 0.4]
+        ax.annotate("timed replay:\narrival-bound, not a\nthroughput comparison",
+                    (gi, max(near)), xytext=(0, 6), textcoords="offset points",
+                    ha="center", va="bottom", fontsize="x-small", color="#B00000",
+                    gid="timed_note")
     ax.grid(True, axis="y", alpha=0.3)
     _legend(ax)
+    return dict(cut=cut, log=log, timed=timed)
 
 
-def _ratio_panel(ax, rows: list[dict], groups: list[str], multi: bool) -> None:
-    """cached / send tokens/s per group and codec (``summarize_pairs`` rows)."""
+def _ratio_panel(ax, rows: list[dict], groups: list[str], multi: bool,
+                 labels: list[str]) -> int:
+    """cached / send tokens/s per group and codec (``summarize_pairs`` rows), the axis
+    bounded to the ratios and the line at 1 (interval ends far beyond it cut,
+    ``_bounded_errorbar``). Returns how many interval ends were cut."""
     codecs = list(dict.fromkeys(r["codec"] for r in rows))
     w = 0.8 / len(codecs)
+    drawn_codecs = []
     for k, codec in enumerate(codecs):
         xs, ys, lo, hi = [], [], [], []
         for r in rows:
@@ -487,23 +650,30 @@ def _ratio_panel(ax, rows: list[dict], groups: list[str], multi: bool) -> None:
             grp = (f"{r['run_id']}\n" if multi else "") + str(r["workload"])
             xs.append(groups.index(grp) - 0.4 + w * (k + 0.5))
             ys.append(r["ratio"])
-            lo.append(r["ratio"] - r["ratio_low"] if r["ratio_low"] == r["ratio_low"]
-                      else 0.0)
-            hi.append(r["ratio_high"] - r["ratio"] if r["ratio_high"] == r["ratio_high"]
-                      else 0.0)
+            lo.append(r["ratio_low"])
+            hi.append(r["ratio_high"])
+        drawn_codecs.append((k, codec, xs, ys, lo, hi))
+    points = [y for *_, ys, _, _ in drawn_codecs for y in ys]
+    ends = [e for *_, lo, hi in drawn_codecs for e in lo + hi]
+    bottom, top = _data_bounds(points, ends, log=False, include=[1.0])
+    cut = 0
+    for k, codec, xs, ys, lo, hi in drawn_codecs:
         single = codec == SINGLE_PROCESS_CODEC
-        ax.errorbar(xs, ys, yerr=[lo, hi], color="#444444", capsize=3,
-                    linestyle="none", mfc="white" if single else "#444444",
-                    label="single process" if single else codec,
-                    marker=["D", "v", "^", "P"][k % 4])
+        cut += _bounded_errorbar(ax, xs, ys, lo, hi, bottom, top, "#444444", capsize=3,
+                                 linestyle="none", mfc="white" if single else "#444444",
+                                 label="single process" if single else codec,
+                                 marker=["D", "v", "^", "P"][k % 4])
+    ax.set_ylim(bottom, top)
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_xticks(range(len(groups)))
-    ax.set_xticklabels(groups, fontsize="small")
+    ax.set_xticklabels(labels, fontsize="small")
+    ax.set_xlim(-0.6, len(groups) - 0.4)
     ax.set_xlabel("workload")
     ax.set_ylabel(f"{CACHED} / {SEND} {metric(THROUGHPUT).label} (ratio)")
     ax.set_title(f"{CACHED} / {SEND} (> 1: {CACHED} faster)")
     ax.grid(True, axis="y", alpha=0.3)
     _legend(ax)
+    return cut
 
 
 @_finished_cases
@@ -524,19 +694,32 @@ def throughput(results):
     rows = summarize_pairs(paired(cases, THROUGHPUT),
                            method=results_ci_method(results.metadata))
     npanel = 2 if rows else 1
-    fig, axes = _figure(1, npanel, width=max(6.4, 1.6 * len(groups) + 3) * (1 if npanel == 1
-                                                                             else 1.6),
-                        height=4.6, gridspec_kw=dict(width_ratios=[1.6, 1][:npanel]))
-    _throughput_panel(axes[0][0], cases, groups)
+    labels = [_wrap_label(g) for g in groups]
+    extra = 0.15 * max(lb.count("\n") for lb in labels)
+    if npanel == 2 and len(groups) > 4:  # many groups: the panels one above the other
+        fig, axes = _figure(2, 1, width=min(max(8.0, 1.4 * len(groups) + 2), 20),
+                            height=8.4 + 2 * extra)
+        panes = [axes[0][0], axes[1][0]]
+    else:
+        fig, axes = _figure(1, npanel, width=max(6.4, 1.6 * len(groups) + 3)
+                            * (1 if npanel == 1 else 1.6), height=4.6 + extra,
+                            gridspec_kw=dict(width_ratios=[1.6, 1][:npanel]))
+        panes = list(axes[0])
+    panel = _throughput_panel(panes[0], cases, groups, labels)
+    ratio_cut = 0
     if rows:
-        _ratio_panel(axes[0][1], rows, groups, len(results.run_ids) > 1)
+        ratio_cut = _ratio_panel(panes[1], rows, groups, len(results.run_ids) > 1, labels)
+    _readable_ticks(fig, panes)
     if note:
         fig.suptitle(note, fontsize="small")
     method = results_ci_method(results.metadata)
     reps = cases.groupby(["run_id", "workload", "policy", "codec"]).size()
     _record(fig, series=[key for key, _ in _series(cases)],
             panels=["tokens/s"] + ([f"{CACHED}/{SEND}"] if rows else []),
-            repeated=bool((reps > 1).any()), method=method, withheld=note)
+            repeated=bool((reps > 1).any()), method=method, withheld=note,
+            cut=panel["cut"], log=panel["log"], timed=panel["timed"],
+            ratio_cut=ratio_cut, stacked=len(panes) == 2 and panes[1] is axes[1][0]
+            if len(axes) == 2 else False)
     return fig
 
 
@@ -622,6 +805,7 @@ def step_breakdown(results):
     fig.legend(handles, labels, loc="outside lower center", ncols=3, fontsize="small")
     fig.suptitle(_with_note("Where a step's time goes (policy / codec per bar; runner idle "
                             "hatched)", note))
+    _readable_ticks(fig, [ax for row in axes for ax in row])
     _record(fig, series=[key for key, _ in _series(comp)], panels=workloads, withheld=note)
     return fig
 
@@ -676,17 +860,10 @@ def send_cost_table(cases, labels: Sequence[str] = ()):
     return table
 
 
-@_finished_cases
-def send_cost_share(results):
-    """What ``send`` costs as a share of the step time (``send_cost_table``), in %, for
-    every workload and codec (mean over repetitions, 95 % interval with 2+): solid, the
-    whole step's difference; dashed, the SchedulerOutput's build + encode + decode
-    alone. Against the step time (the cached case's median step, ms; a fixed-step sweep
-    spreads it) and against the running requests. Points whose cases were warned off
-    their nominal fixed step (``send_cost.case_off_nominal``: the runner's wait, cached's
-    whole step) are ringed, legend entry "off nominal". Other workload labels (e.g. the
-    sweep's ``step_time_ms``) get their own colours. Raises ``ValueError`` when ``results`` holds several runs,
-    ``NoData`` without both policies or with fewer than two workloads."""
+def _send_cost_inputs(results):
+    """``send_cost_share``'s checks: ``(results, table, note)`` of the cases whose
+    timings are published (``_timed_only``: ``note`` says what was left out); raises
+    ``NoData`` without a send/cached pair or with fewer than two workloads."""
     _one_run(results)
     cases = results.cases
     if len(send_cost_table(cases, labels=results.labels)) == 0:
@@ -708,21 +885,19 @@ def send_cost_share(results):
                          "; a timed replay's steps wait for arrivals, so the findings give "
                          "its latencies instead" if timed else "; the findings give the "
                          "share"))
-    xlabel = ("running requests" if "num_running" in table.columns
-              else "running requests (mean over counted steps)")
-    other = [c for c in results.labels if c != "num_running" and c in table.columns]
-    other = [c for c in other if table[c].nunique() > 1]
-    fig, axes = _figure(1, 2, width=12, height=5.2)
+    return results, table, note
+
+
+def _send_cost_series(table, other: list, axes, off_keys: set) -> tuple[list, list]:
+    """The series ``send_cost_share`` draws: ``(bars, rings)``. ``bars``: per codec and
+    other label, whole step and s2r, on each panel, ``(ax, xs, ys, lo, hi, color,
+    errorbar keywords)`` (means over repetitions, 95 % interval); ``rings``: ``(ax, xs,
+    ys)`` of the points whose (workload, codec) is in ``off_keys``."""
     palette = [POLICY_COLORS[SEND], *_EXTRA_COLORS]
     other_values = list(dict.fromkeys(
         tuple(row) for row in table[other].itertuples(index=False))) if other else [()]
     codec_markers = {c: m for c, m in zip(dict.fromkeys(table["codec"]), "osD^v")}
-    from ipc_bench.analysis.send_cost import case_off_nominal
-
-    # (workload, codec) of the cases warned off their nominal fixed step: ringed
-    off_keys = {(r.get("workload"), r.get("codec")) for r in cases.to_dict("records")
-                if case_off_nominal(r)}
-    ringed = False
+    bars, rings = [], []
     for key, g in table.groupby(["codec"] + other, sort=False):
         key = key if isinstance(key, tuple) else (key,)
         codec = key[0]
@@ -741,21 +916,61 @@ def send_cost_share(results):
                             m, lo, hi, (gw["workload"].iloc[0], codec) in off_keys))
             agg.sort(key=lambda a: (a[1], a[0]))
             for ax, xi in ((axes[0][0], 0), (axes[0][1], 1)):
-                ax.errorbar([a[xi] for a in agg], [a[2] for a in agg],
-                            yerr=[[a[2] - a[3] if a[3] == a[3] else 0 for a in agg],
-                                  [a[4] - a[2] if a[4] == a[4] else 0 for a in agg]],
-                            color=color, linestyle=style, marker=codec_markers.get(codec, "o"),
-                            mfc=color if style == "-" else "white", capsize=3,
-                            label=f"{name}: {what}" if ax is axes[0][0] else None)
+                bars.append((ax, [a[xi] for a in agg], [a[2] for a in agg],
+                             [a[3] for a in agg], [a[4] for a in agg], color, dict(
+                                 linestyle=style, marker=codec_markers.get(codec, "o"),
+                                 mfc=color if style == "-" else "white", capsize=3,
+                                 label=f"{name}: {what}" if ax is axes[0][0] else None)))
                 off = [a for a in agg if a[5]]
                 if off:
-                    ax.plot([a[xi] for a in off], [a[2] for a in off], linestyle="none",
-                            marker="o", markersize=14, mfc="none", mec=OFF_NOMINAL_RING, mew=2.0,
-                            zorder=5, label=("off nominal (warned: not the step its label "
-                                             "says)") if ax is axes[0][0] and not ringed
-                            else None)
-                    ringed = ringed or ax is axes[0][0]
+                    rings.append((ax, [a[xi] for a in off], [a[2] for a in off]))
+    return bars, rings
+
+
+@_finished_cases
+def send_cost_share(results):
+    """What ``send`` costs as a share of the step time (``send_cost_table``), in %, for
+    every workload and codec (mean over repetitions, 95 % interval with 2+): solid, the
+    whole step's difference; dashed, the SchedulerOutput's build + encode + decode
+    alone. Against the step time (the cached case's median step, ms; a fixed-step sweep
+    spreads it) and against the running requests. The axis holds the points; an
+    interval end far beyond them is cut at the edge and marked (``_bounded_errorbar``).
+    Points whose cases were warned off their nominal fixed step
+    (``send_cost.case_off_nominal``: the runner's wait, cached's whole step) are ringed,
+    legend entry "off nominal". Other workload labels (e.g. the sweep's
+    ``step_time_ms``) get their own colours. Raises ``ValueError`` when ``results``
+    holds several runs, ``NoData`` without both policies or with fewer than two
+    workloads."""
+    from ipc_bench.analysis.send_cost import case_off_nominal
+
+    results, table, note = _send_cost_inputs(results)
+    cases = results.cases
+    xlabel = ("running requests" if "num_running" in table.columns
+              else "running requests (mean over counted steps)")
+    other = [c for c in results.labels if c != "num_running" and c in table.columns]
+    other = [c for c in other if table[c].nunique() > 1]
+    fig, axes = _figure(1, 2, width=12, height=5.2)
+    off_keys = {(r.get("workload"), r.get("codec")) for r in cases.to_dict("records")
+                if case_off_nominal(r)}
+    bars, rings = _send_cost_series(table, other, axes, off_keys)
+    # the axis holds the points (and the 0 and 1 % lines); an interval end far beyond
+    # them (two repetitions of a noisy step) is cut at the edge and marked
+    bottom, top = _data_bounds([y for b in bars for y in b[2]],
+                               [e for b in bars for e in b[3] + b[4]], log=False,
+                               include=[0.0, 1.0])
+    cut = 0
+    for ax, xs, ys, lo, hi, color, kw in bars:  # both panels show the same intervals
+        n = _bounded_errorbar(ax, xs, ys, lo, hi, bottom, top, color, **kw)
+        cut += n if ax is axes[0][0] else 0
+    ringed = False
+    for ax, xs, ys in rings:
+        first = ax is axes[0][0] and not ringed
+        ax.plot(xs, ys, linestyle="none", marker="o", markersize=14, mfc="none",
+                mec=OFF_NOMINAL_RING, mew=2.0, zorder=5,
+                label="off nominal (warned: not the step its label says)" if first else None)
+        ringed = ringed or ax is axes[0][0]
     for ax in axes[0]:
+        ax.set_ylim(bottom, top)
         ax.axhline(0.0, color="black", linewidth=0.8)
         ax.axhline(1.0, color="#777777", linewidth=0.8, linestyle=":")
         ax.set_ylabel("send's cost, % of the measured step")
@@ -767,15 +982,8 @@ def send_cost_share(results):
     ax.set_title("against step time (dotted: 1 %)")
     _set_running_axis(axes[0][1], table["running"], xlabel)
     axes[0][1].set_title("against running requests")
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    longest = max((len(x) for x in labels), default=1)
-    fits = max(1, int(11.5 / (0.068 * longest + 0.7)))
-    fig.legend(handles, labels, loc="outside lower center",
-               ncols=max(1, min(len(labels), fits, 4)),
-               fontsize="small" if len(labels) <= 8 else "x-small")
-    fig.suptitle(_with_note("What send costs as a share of the step (send - cached) / cached "
-                            "step: whole step (solid), SchedulerOutput build + encode + "
-                            "decode (dashed)", note), fontsize="medium")
+    _send_cost_legend(fig, axes[0][0], note)
+    _readable_ticks(fig, axes[0])
     models = (sorted({str(m) for m in cases["model"].dropna()}) if "model" in cases.columns
               else [])
     _record(fig, series=[(SEND, c) for c in dict.fromkeys(table["codec"])],
@@ -784,8 +992,22 @@ def send_cost_share(results):
             s2r=bool(table["share_s2r"].notna().any()),
             s2r_median=S2R_MEDIAN_COLUMN in cases.columns
             and bool(cases[S2R_MEDIAN_COLUMN].notna().any()),
-            models=models, withheld=note, off_nominal=ringed)
+            models=models, withheld=note, cut=cut, off_nominal=ringed)
     return fig
+
+
+def _send_cost_legend(fig, ax, note: str) -> None:
+    """``send_cost_share``'s legend (the series of ``ax``, in as many columns as fit)
+    and title (with ``note``)."""
+    handles, labels = ax.get_legend_handles_labels()
+    longest = max((len(x) for x in labels), default=1)
+    fits = max(1, int(11.5 / (0.068 * longest + 0.7)))
+    fig.legend(handles, labels, loc="outside lower center",
+               ncols=max(1, min(len(labels), fits, 4)),
+               fontsize="small" if len(labels) <= 8 else "x-small")
+    fig.suptitle(_with_note("What send costs as a share of the step (send - cached) / cached "
+                            "step: whole step (solid), SchedulerOutput build + encode + "
+                            "decode (dashed)", note), fontsize="medium")
 
 
 #: Panels of ``tp_saving_figure``: (``analysis.tp.tp_saving`` key, scale, y label, title).
@@ -992,6 +1214,7 @@ def latency_cdfs(results):
     if not panels:
         raise NoData("no per-request latencies (ttft_s, itl.csv): not a timed replay")
     fig, axes = _figure(1, len(panels), width=5.6 * len(panels) + 0.5, height=4.3)
+    nonpositive: dict[str, int] = {}
     for ax, what in zip(axes[0], panels):
         table, col, factor = sources[what]
         for (policy, codec), g in _series(table):
@@ -999,9 +1222,12 @@ def latency_cdfs(results):
                     else g[col].dropna().astype(float).tolist())
             vals = np.sort(np.asarray(vals, dtype=float) * factor)
             vals = vals[np.isfinite(vals)]
-            if len(vals) == 0:
+            total, below = len(vals), int((vals <= 0).sum())
+            nonpositive[what] = nonpositive.get(what, 0) + below
+            vals = vals[vals > 0]  # the log axis cannot place them: counted, captioned,
+            if len(vals) == 0:     # and the curve starts at their fraction
                 continue
-            y = np.arange(1, len(vals) + 1) / len(vals)
+            y = (below + np.arange(1, len(vals) + 1)) / total
             ax.step(vals, y, where="post", color=policy_color(policy),
                     linestyle=codec_linestyle(codec),
                     label=f"{series_label(policy, codec)} (n={len(vals):,})")
@@ -1014,8 +1240,9 @@ def latency_cdfs(results):
         ax.grid(True, alpha=0.3)
         _legend(ax, loc="lower right")
     fig.suptitle(_with_note("Latency distributions per policy (timed replay)", note))
+    _readable_ticks(fig, axes[0])
     _record(fig, series=[key for key, _ in _series(sources[panels[0]][0])], panels=panels,
-            withheld=note)
+            withheld=note, nonpositive={k: v for k, v in nonpositive.items() if v})
     return fig
 
 

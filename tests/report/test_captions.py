@@ -55,12 +55,21 @@ def test_an_aa_runs_captions_name_its_arms_and_no_cached_panel(runs, tmp_path, c
 
 def test_a_run_of_both_policies_gets_the_ratio_panel_and_the_box(runs, tmp_path):
     captions = _captions(runs / "both", tmp_path / "rep")
-    assert captions["throughput"] == (
+    text = captions["throughput"]
+    assert text.startswith(
         "Output tokens/s of every case (tokens sampled in counted steps over their busy "
         "wall time), one point per arm and codec: `send` and `cached`; error bars are 95 % "
         "intervals over repetitions. Right: cached/send, paired by repetition: geometric "
         "mean of the per-repetition ratios [95 % Student-t interval] (above 1: cached "
         "faster).")
+    # two repetitions give wide t intervals: the ends the bounded axes cut, if any, are
+    # counted in one sentence that matches the figure
+    drawn = plots.drawn(plots.throughput(load(runs / "both")))
+    cut = drawn["cut"] + drawn["ratio_cut"]
+    assert (" Each axis is bounded to its points; " in text) == bool(cut)
+    if cut:
+        assert f"; {cut} interval end" in text and text.endswith(
+            "where a triangle points the way the interval goes on.")
     assert captions["bytes_per_step"].endswith(
         "The box gives send - cached at 4 running, as a share of send's bytes.")
 

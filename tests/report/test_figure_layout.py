@@ -1,0 +1,203 @@
+"""Figures stay readable whatever the run: tick labels never overlap (many groups,
+long run ids), a log axis never draws an interval end at or below 0, an interval far
+beyond the points does not stretch its axis (the end is cut at the edge and marked),
+each timed replay's note sits by its own points, and a caption says when an arm did
+not finish rather than that it never ran."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import pytest
+
+from analysis_run import copy_as_another_run, run_bench
+from ipc_bench.analysis.results import load
+from ipc_bench.report import plots
+from ipc_bench.report.blocks import caption
+
+ARGS = ["--scenario", "decode-steady", "--num-running", "4,16", "--steps", "30",
+        "--warmup-steps", "5", "--codecs", "msgpack", "--no-floor", "--repeat", "2"]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    path = tmp_path_factory.mktemp("layout") / "repeated"
+    run_bench(path, ARGS)
+    return path
+
+
+def _edit(run, where, change, seconds: float = 10.0):
+    copy_as_another_run(run, where, seconds)
+    summary = json.loads((where / "summary.json").read_text())
+    change(summary)
+    (where / "summary.json").write_text(json.dumps(summary))
+    return where
+
+
+def _load(*paths):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return load(list(paths)) if len(paths) > 1 else load(paths[0])
+
+
+def _overlaps(fig):
+    fig.canvas.draw()
+    return [ax.get_title() for ax in fig.axes if ax.get_visible()
+            and plots._overlapping(plots._shown_labels(ax), fig)]
+
+
+def _cut_markers(ax):
+    return [line for line in ax.get_lines() if line.get_gid() == plots.CUT_GID]
+
+
+def test_many_runs_get_readable_labels_and_the_timed_note_by_its_points(run, tmp_path):
+    paths = [copy_as_another_run(run, tmp_path / f"a_rather_long_run_name_{i}", i + 1)
+             for i in range(4)]
+
+    def timed(summary):
+        for case in summary["cases"]:
+            case["trace_speedup"] = 1.0
+    paths.append(_edit(run, tmp_path / "zz_timed_replay_run", timed))
+    fig = plots.throughput(_load(*paths))
+    assert _overlaps(fig) == []
+    d = plots.drawn(fig)
+    assert d["timed"] and all(g.startswith("zz_timed_replay_run\n") for g in d["timed"])
+    ax = fig.axes[0]
+    groups = [t.get_text().replace("\n", "") for t in ax.get_xticklabels()]
+    notes = [t for t in ax.texts if t.get_gid() == "timed_note"]
+    assert len(notes) == len(d["timed"])
+    for note in notes:  # above a timed group's tick, not somewhere else on the axis
+        x = note.xy[0]
+        assert groups[round(x)].startswith("zz_timed_replay_run")
+    cap = caption("throughput", d)
+    assert "The red note marks each timed replay's points" in cap
+    assert d["stacked"] and " Below: cached/send" in cap  # the panels, one above the other
+
+
+def test_a_log_axis_cuts_an_interval_end_at_or_below_zero(run, tmp_path):
+    def spread(summary):  # send/msgpack at 4 running: repetitions 1,000 and 100,000 tok/s
+        for case in summary["cases"]:
+            if case["case_id"].startswith("num_running=4/send/msgpack#"):
+                case["output_tokens_per_s"] = 1e3 if case["case_id"].endswith("#0") else 1e5
+    res = _load(_edit(run, tmp_path / "spread", spread))
+    fig = plots.throughput(res)
+    d = plots.drawn(fig)
+    ax = fig.axes[0]
+    assert ax.get_yscale() == "log" and d["log"]
+    bottom, top = ax.get_ylim()
+    assert bottom > 0
+    assert d["cut"] >= 1 and _cut_markers(ax)
+    for line in _cut_markers(ax):  # on the axis' edge
+        assert all(y in (bottom, top) for y in line.get_ydata())
+    # the ratio panel: per-repetition ratios of ~50 and ~0.5 give an upper end far above
+    # the points, which would squash them flat
+    rax = fig.axes[1]
+    lo, hi = rax.get_ylim()
+    ratio = rax.containers[0].lines[0].get_ydata()
+    assert d["ratio_cut"] >= 1 and _cut_markers(rax)
+    assert hi < 5 * max(max(ratio), 1.0)
+    cap = caption("throughput", d)
+    assert "Each axis is bounded to its points;" in cap
+    assert "(a lower end at or below 0 cannot be placed on the log axis)" in cap
+    assert "cut at the edge, where a triangle points the way the interval goes on." in cap
+
+
+def test_intervals_near_the_points_are_drawn_whole(run):
+    from ipc_bench.report.plots import _data_bounds
+
+    assert _data_bounds([1.0, 1.1], [0.9, 1.2], log=False, include=[1.0])[1] >= 1.2
+    lo, hi = _data_bounds([1.0, 1.1], [0.9, 180.0], log=False, include=[1.0])
+    assert hi < 2 and lo <= 0.9
+    lo, hi = _data_bounds([1e4, 2e4], [-5e3, 3e4], log=True)
+    assert 0 < lo < 1e4 and hi >= 3e4
+
+
+def test_crowded_log_ticks_are_thinned_then_turned():
+    fig, axes = plots._figure(1, 1, width=2.2, height=2.0)
+    ax_font = 14
+    ax = axes[0][0]
+    ax.plot([1.5, 9.0], [0, 1])
+    ax.set_xscale("log")
+    plots._plain_log_ticks(ax)
+    ax.tick_params(axis="x", which="both", labelsize=ax_font)
+    fig.canvas.draw()
+    assert plots._overlapping(plots._shown_labels(ax), fig)
+    plots._readable_ticks(fig, [ax])
+    assert _overlaps(fig) == []
+
+
+def test_the_send_cost_share_ticks_do_not_overlap(tmp_path):
+    path = tmp_path / "st"
+    run_bench(path, ["--scenario", "step-time", "--model", "fixed-step", "--steps", "8",
+                     "--warmup-steps", "2", "--num-running", "16,64", "--step-time-ms", "1,2",
+                     "--codecs",
+                     "msgpack", "--no-single-process", "--no-floor"])
+    fig = plots.send_cost_share(_load(path))
+    assert _overlaps(fig) == []
+
+
+def test_an_unfinished_arm_is_named_not_said_never_to_have_run(run, tmp_path):
+    def killed(summary):
+        for case in summary["cases"]:
+            if "/cached/" in case["case_id"]:
+                case.update(complete=False, error="runner killed by SIGKILL")
+        summary.update(status="incomplete", problems=["runner killed by SIGKILL"])
+    res = _load(_edit(run, tmp_path / "killed", killed))
+    for name, fn in (("bytes_per_step", plots.bytes_per_step),
+                     ("throughput", plots.throughput)):
+        d = plots.drawn(fn(res))
+        assert ("cached", "msgpack") in d["unfinished"]
+        text = caption(name, d)
+        assert text.endswith(" `cached` did not finish: it ran but is left out, so no "
+                             "other line is set against `send`.")
+        assert "Only `send` ran" not in text
+
+
+def test_the_send_cost_share_axis_holds_the_points_not_a_far_interval(run, tmp_path):
+    def slow(summary):  # send's median step at 4 running: 10x in one repetition only
+        for case in summary["cases"]:
+            if case["case_id"] == "num_running=4/send/msgpack#0":
+                case["step_ns_median"] *= 10
+    fig = plots.send_cost_share(_load(_edit(run, tmp_path / "slow", slow)))
+    d = plots.drawn(fig)
+    assert d["cut"] >= 1
+    for ax in fig.axes[:2]:
+        lo, hi = ax.get_ylim()
+        points = [y for c in ax.containers for y in c.lines[0].get_ydata()]
+        ends = [y for c in ax.containers for bar in c.lines[2]
+                for seg in bar.get_segments() for _, y in seg]
+        assert all(lo <= y <= hi for y in points)
+        assert all(lo - 1e-9 <= y <= hi + 1e-9 for y in ends)  # drawn ends stay inside
+        assert _cut_markers(ax)
+    text = caption("send_cost_share", d)
+    assert f"The y axis is bounded to the points; {d['cut']} interval end" in text
+
+
+def test_latencies_at_or_below_zero_are_counted_not_dropped_silently(tmp_path):
+    import csv
+
+    from test_timed_no_floor import write_trace
+
+    trace = tmp_path / "trace.csv"
+    write_trace(trace)
+    path = tmp_path / "timed"
+    run_bench(path, ["--scenario", "azure-conv-timed", "--trace", str(trace),
+                     "--max-requests", "6", "--codecs", "msgpack", "--warmup-steps", "2"])
+    rows = list(csv.DictReader((path / "requests.csv").open()))
+    rows[0]["ttft_s"] = "0.0"
+    with (path / "requests.csv").open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    fig = plots.latency_cdfs(_load(path))
+    d = plots.drawn(fig)
+    assert d["nonpositive"] == {"ttft": 1}
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and ax.get_xlim()[0] > 0
+    first = [line.get_ydata()[0] for line in ax.get_lines()
+             if line.get_label().startswith(rows[0]["policy"])]
+    assert first and first[0] > 1 / len([r for r in rows if r["policy"] == rows[0]["policy"]
+                                         and r["codec"] == rows[0]["codec"]]) - 1e-9
+    assert ("1 TTFT value at or below 0 cannot be placed on the log axis"
+            in caption("latency_cdfs", d))
