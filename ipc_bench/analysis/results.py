@@ -1049,7 +1049,6 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
         label_cols[c["case_id"]] = dict(c.get("labels") or {})
         case_info[c["case_id"]] = dict(transport=c.get("transport"),
                                        model=(c.get("model") or {}).get("name"))
-    labels = list(dict.fromkeys(k for lab in label_cols.values() for k in lab))
     if cases.empty:
         cases = pd.DataFrame(columns=["case_id", "policy", "codec", "workload"])
     notes: dict[str, list[str]] = {"steps": [], "requests": [], "floor": [], "itl": []}
@@ -1097,7 +1096,26 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     if "finish_reason" in requests:
         reason = requests["finish_reason"]
         requests["finish_reason"] = reason.astype(object).where(reason.notna(), "")
-    for df in (steps, requests, itl):
+    _add_case_columns(cases, (steps, requests, itl), case_info, label_cols)
+    for df in (cases, steps, requests, floor, itl):
+        df.insert(0, "run_id", run_id)
+    status, lines = _run_status(summary, run_dir / "summary.json")
+    load_warnings[len(bad_cases):len(bad_cases)] = lines
+    problems = list(summary.get("problems") or [])
+    detail = "" if status == "complete" else (
+        "; ".join(problems) or unfinished_detail(summary, run_dir))
+    return dict(cases=cases, steps=steps, requests=requests, floor=floor, itl=itl,
+                metadata=metadata, status=status, problems=problems, status_detail=detail,
+                warnings=load_warnings)
+
+
+def _add_case_columns(cases, tables, case_info: dict[str, dict[str, Any]],
+                      label_cols: dict[str, dict[str, Any]]) -> None:
+    """Add, in place, each case's ``transport`` and ``model`` (``case_info``) to the
+    per-step / per-request ``tables``, and its workload labels (``label_cols``, case id
+    -> labels) to those and to ``cases``, where a table lacks the column."""
+    labels = list(dict.fromkeys(k for lab in label_cols.values() for k in lab))
+    for df in tables:
         if "case_id" not in df:
             continue
         ids = df["case_id"]
@@ -1110,28 +1128,25 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     for lab in labels:
         if lab not in cases and "case_id" in cases:
             cases[lab] = cases["case_id"].map(lambda i, k=lab: label_cols.get(i, {}).get(k))
-    for df in (cases, steps, requests, floor, itl):
-        df.insert(0, "run_id", run_id)
+
+
+def _run_status(summary: dict[str, Any], path: Path) -> tuple[str, list[str]]:
+    """The run's ``status`` (one of ``RUN_STATUSES``, else ``unknown``) and the warnings
+    of an unknown status or of a complete run that names a running or failed case."""
     status = summary.get("status", "unknown")
+    lines = []
     if status not in RUN_STATUSES and "status" in summary:
-        load_warnings.insert(len(bad_cases), (
-            f"{run_dir / 'summary.json'}: status {json.dumps(status)[:40]} is not one of "
-            f"{', '.join(RUN_STATUSES)} (read as unknown)"))
+        lines.append(f"{path}: status {json.dumps(status)[:40]} is not one of "
+                     f"{', '.join(RUN_STATUSES)} (read as unknown)")
         status = "unknown"
     if status == "complete":
         set_cases = [f"{key} {json.dumps(summary[key])[:60]}"
                      for key in ("running_case", "failed_case")
                      if summary.get(key) not in (None, "")]
         if set_cases:
-            load_warnings.insert(len(bad_cases), (
-                f"{run_dir / 'summary.json'}: status is complete, but it has "
-                f"{' and '.join(set_cases)} (a complete run has neither; read as complete)"))
-    problems = list(summary.get("problems") or [])
-    detail = "" if status == "complete" else (
-        "; ".join(problems) or unfinished_detail(summary, run_dir))
-    return dict(cases=cases, steps=steps, requests=requests, floor=floor, itl=itl,
-                metadata=metadata, status=status, problems=problems, status_detail=detail,
-                warnings=load_warnings)
+            lines.append(f"{path}: status is complete, but it has {' and '.join(set_cases)} "
+                         "(a complete run has neither; read as complete)")
+    return status, lines
 
 
 def _tidy_types(pd, df):
