@@ -11,6 +11,8 @@
 - ``missing-row``: replies with a valid ModelRunnerOutput that lacks every request;
 - ``bad-type``: replies with a ModelRunnerOutput whose token ids are strings (pickle
   codec only: msgpack could not carry it);
+- ``exit-on-check``: exits with code 7 when the scheduler first asks for its input
+  digests (``CheckInputs``), between two steps;
 - ``slow-floor``: decoding each recorded reply for the floor takes ``FAKE_RUNNER_DELAY_S``
   more (default 0.04 s), as decoding a very long run's replies does;
 - ``slow-report``: digesting each output for a ``--tp`` rank's report takes
@@ -88,6 +90,12 @@ def main() -> int:
         return out
 
     runner_loop.TimedModelRunner.execute = faulty_execute
+    if MODE == "exit-on-check":
+        def take(self):
+            print("fake runner: exiting on CheckInputs", file=sys.stderr, flush=True)
+            os._exit(7)
+
+        runner_loop.RunnerInputLog.take = take
     if MODE == "garbage":
         real = runner_loop.session_codecs
 

@@ -61,7 +61,9 @@ class ChannelExchange:
         self.last_keepalive_ns = 0
         self.result = result
         self.runner_exiting = False
-        self.seq = 0  # the step being exchanged (for error messages)
+        # The step being exchanged, or, once its reply is in, the next one: the step a
+        # failure is charged to (``CaseResult.failed_step``: steps 0 .. seq - 1 are done).
+        self.seq = 0
         self.last_reply = b""  # the last ModelRunnerOutput frame (kept for counted steps)
         self.digest_requests = 0  # request_input_digests not yet read (async scheduling)
 
@@ -82,6 +84,7 @@ class ChannelExchange:
         t4 = perf()
         reply = self.channel.recv(seq, None if seq else self.first_timeout_s)
         t5 = perf()
+        self.seq = seq + 1
         self.last_reply = reply
         return self._decode(reply, seq), frame, len(reply), t3, t4, t5, perf()
 
@@ -89,7 +92,9 @@ class ChannelExchange:
         """``exchange`` without timestamps or kept frames (instrumentation off)."""
         self.seq = seq
         self.channel.send(self.encode(so), seq)
-        return self._decode(self.channel.recv(seq, None if seq else self.first_timeout_s), seq)
+        reply = self.channel.recv(seq, None if seq else self.first_timeout_s)
+        self.seq = seq + 1
+        return self._decode(reply, seq)
 
     def send_step(self, so: SchedulerOutput, seq: int, perf=time.perf_counter_ns):
         """The first half of ``exchange`` (async scheduling): encode and send step

@@ -98,6 +98,22 @@ def test_runner_exit_code_and_last_stderr_line_are_reported(monkeypatch):
     assert len(result.sched_rows) == 3 and not alive(result.runner_pid)
 
 
+def test_runner_gone_between_steps_fails_the_case_at_the_next_step(monkeypatch):
+    """A runner that exits while the scheduler waits for its input digests (between
+    steps) fails the case at the step it would have run next: every step before it is
+    recorded, so steps.csv holds exactly ``failed_step`` rows."""
+    fake = _fake(monkeypatch, "exit-on-check")
+    spec = steady_case(input_oracle_interval=5)
+    result = CaseResult(spec=spec)
+    with pytest.raises(CaseError) as err:
+        run_case(spec, result=result, runner_command=fake)
+    assert str(err.value) == (
+        f"runner process {result.runner_pid} exited with code 7 (fake runner: exiting on "
+        f"CheckInputs) while waiting for input digests from the runner before step 5")
+    assert err.value.step == result.failed_step == 5
+    assert [row[0] for row in result.sched_rows] == list(range(5))
+
+
 @pytest.mark.parametrize("model,work", [
     (ModelConfig(), "imports and builds the null model"),
     (ModelConfig(name="torch", preset="tiny", attention="flex"),
