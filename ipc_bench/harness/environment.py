@@ -733,20 +733,99 @@ def _trace_text(trace: dict) -> str:
     return f"{trace.get('path')} (sha256 {digest[:12] if digest else 'unread'})"
 
 
+#: Scenario options -> the case setting (``_flat`` name, ``metadata["cases"]``) that
+#: each one sets, so that an option left to its scenario's default (``None`` in
+#: ``metadata["options"]``) compares by the value its run's cases ran with.
+OPTION_SETTINGS: dict[str, str] = {
+    "steps": "counted_steps", "trace_speedup": "trace_speedup", "model": "model.name",
+    "step_time_ms": "model.step_time_ms", "step_wait": "model.step_wait",
+    "model_preset": "model.preset", "torch_threads": "model.num_threads",
+    "device": "model.device", "attention": "model.attention",
+    "cuda_graphs": "model.cuda_graphs", "cuda_graph_sizes": "model.cuda_graph_sizes",
+    "roofline": "model.roofline", "vocab_size": "model.vocab_size",
+    "token_ids": "model.token_ids"}
+
+
+def _elements(value: Any) -> set[str]:
+    """``value``'s items as text (``_text``): a list's elements, else the value."""
+    return {_text(v) for v in value} if isinstance(value, (list, tuple)) else {_text(value)}
+
+
+def effective_option(md: dict, name: str) -> Optional[set[str]]:
+    """The values scenario option ``name`` took in the run of metadata ``md``, as text
+    (``_elements``): the value given (``metadata["options"]``), else, for an option
+    left to its scenario's default, the values its cases ran with (``OPTION_SETTINGS``;
+    a model setting only from the cases whose model uses it, ``scenario.model_uses``).
+    ``None`` when it cannot be told: no such case setting, or a case that recorded none
+    (an older run, or a case the option does not apply to, such as the counted steps of
+    a replay)."""
+    from ipc_bench.harness.scenario import model_uses
+
+    given = (md.get("options") or {}).get(name)
+    if given is not None:
+        return _elements(given)
+    setting = OPTION_SETTINGS.get(name)
+    if setting is None:
+        return None
+    out: set[str] = set()
+    for case in md.get("cases") or []:
+        if not isinstance(case, dict):
+            continue
+        model = case.get("model") if isinstance(case.get("model"), dict) else {}
+        if setting.startswith("model.") and not model_uses(str(model.get("name")),
+                                                             setting.split(".", 1)[1]):
+            continue
+        value = _flat(case).get(setting)
+        if value is None:
+            return None
+        out |= _elements(value)
+    return out or None
+
+
+def _option_lines(a: dict, b: dict) -> list[tuple[str, bool]]:
+    """The scenario options as given (``metadata["options"]``) that differ between runs
+    ``a`` and ``b``, ``a``'s value first, each with whether it makes every shared
+    workload incomparable (not one of ``_WORKLOAD_OPTIONS``). An option left to its
+    scenario's default prints as ``default``, followed by the values its cases ran
+    with where known (``effective_option``): ``option --model differs: torch vs
+    default (null)``. Options whose values in effect are the same are no difference
+    (``--model null`` against a scenario whose model is null by default)."""
+    oa, ob = a.get("options"), b.get("options")
+    if not (isinstance(oa, dict) and isinstance(ob, dict)):
+        return []
+    out = []
+    for name in sorted(set(oa) | set(ob)):
+        if oa.get(name) == ob.get(name):
+            continue
+        ea, eb = effective_option(a, name), effective_option(b, name)
+        if ea is not None and ea == eb:
+            continue
+        shown = []
+        for o, e in ((oa, ea), (ob, eb)):
+            if o.get(name) is not None:
+                shown.append(_text(o.get(name)))
+            else:
+                shown.append("default" + (f" ({', '.join(sorted(e))})" if e else ""))
+        out.append((f"option --{name.replace('_', '-')} differs: {shown[0]} vs {shown[1]}",
+                    name not in _WORKLOAD_OPTIONS))
+    return out
+
+
 def compare_settings(a: dict, b: dict) -> tuple[list[str], list[str]]:
     """The settings two runs' metadata recorded that change the numbers and differ,
     ``a``'s value first: the replayed trace's content (``metadata["trace"]``,
     ``trace_record``; its path alone is no difference), the seed, the scenario options
     as given (``metadata["options"]``, ``None``: the scenario's default, ``default``
-    in the line; those that only choose the workloads, ``_WORKLOAD_OPTIONS``, are
-    listed but mark no workload), and each
+    in the line with the values its cases ran with, ``_option_lines``; an option given
+    as the value the other run's default took is no difference; those that only choose
+    the workloads, ``_WORKLOAD_OPTIONS``, are listed but mark no workload), and each
     case setting (``metadata["cases"]``: scheduler, model, steps, transport...) of the
     arms (policy, arm, codec) both runs ran in a workload: an arm one run alone ran,
     such as its single-process cases, is no difference; so is the number of
     repetitions (``--repeat``) of each workload both ran (``repetitions differ: 2 vs 1
     (workload num_running=4)``; the workload marked). Returns (lines, workloads): one line per difference
     (``trace differs: A (sha256 ...) vs B (sha256 ...)``, ``option --vocab-size
-    differs: 100 vs default``, ``case setting model.vocab_size differs: 100 vs 128256
+    differs: 100 vs default (128256)``, ``case setting model.vocab_size differs: 100 vs 128256
     (workload trace=azure-conv:20)``), and the workload keys both runs ran whose rows
     are not comparable (every shared one when a run-wide setting differs). A setting
     missing from one run's metadata (an older run) is not compared, nor is a model
@@ -761,13 +840,9 @@ def compare_settings(a: dict, b: dict) -> tuple[list[str], list[str]]:
     if "seed" in a and "seed" in b and a["seed"] != b["seed"]:
         lines.append(f"seed differs: {a['seed']} vs {b['seed']}")
         run_wide = True
-    oa, ob = a.get("options"), b.get("options")
-    if isinstance(oa, dict) and isinstance(ob, dict):
-        for name in sorted(set(oa) | set(ob)):
-            if oa.get(name) != ob.get(name):
-                va, vb = (_text(o.get(name)).replace(_ABSENT, "default") for o in (oa, ob))
-                lines.append(f"option --{name.replace('_', '-')} differs: {va} vs {vb}")
-                run_wide = run_wide or name not in _WORKLOAD_OPTIONS
+    options = _option_lines(a, b)
+    lines += [line for line, _ in options]
+    run_wide = run_wide or any(wide for _, wide in options)
     both = _case_keys(a) & _case_keys(b)  # an arm one run alone ran is no difference
     wa, wb = _workload_settings(a, both), _workload_settings(b, both)
     shared = [w for w in wa if w in wb]

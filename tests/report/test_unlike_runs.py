@@ -127,7 +127,7 @@ def test_runs_of_other_workload_settings_differ_setting_by_setting(runs, tmp_pat
     lines = [ln for ln in md if ln.startswith("- vocab against a: ")]
     assert lines == [
         "- vocab against a: option --req-id-format differs: numeric vs cmpl",
-        "- vocab against a: option --vocab-size differs: 100 vs default",
+        "- vocab against a: option --vocab-size differs: 100 vs default (128256)",
         "- vocab against a: case setting model.vocab_size differs: 100 vs 128256 "
         "(workload trace=azure-conv:6)"]
     assert CARE in md
@@ -162,3 +162,53 @@ def test_compare_settings_names_each_setting_and_its_workloads():
     a = _md()
     a["cases"].append(dict(a["cases"][0], codec="none", transport="inproc", floor=False))
     assert compare_settings(a, _md()) == ([], [])
+
+
+def _run_md(options: dict, labels: dict, counted_steps, **model) -> dict:
+    """Metadata of a run of one case, as ``cli.execute.run_metadata`` records it."""
+    case = dict(case_id="c", labels=labels, policy="send", codec="msgpack", repetition=0,
+                counted_steps=counted_steps,
+                model=dict(dict(name="null", vocab_size=128256, step_time_ms=5.0), **model))
+    return dict(seed=0, options=options, cases=[case])
+
+
+def test_options_compare_by_the_values_in_effect():
+    # A soak (its model left to the scenario: null) against an overhead run given
+    # --model null: the same model in effect, no difference; the counted steps a replay
+    # does not have, and a model setting the null model does not use, stay "default".
+    soak = _run_md(dict(model=None, steps=None, step_time_ms=None), {"trace": "soak:400"},
+                   None)
+    null = _run_md(dict(model="null", steps=50, step_time_ms=None),
+                   {"num_running": 4, "of": "send"}, 50)
+    assert compare_settings(null, soak) == (["option --steps differs: 50 vs default"], [])
+    torch = _run_md(dict(model="torch", steps=50, step_time_ms=None),
+                    {"num_running": 4, "of": "send"}, 50, name="torch")
+    assert compare_settings(torch, soak)[0] == [
+        "option --model differs: torch vs default (null)",
+        "option --steps differs: 50 vs default"]
+    fixed = _run_md(dict(model="fixed-step", steps=None, step_time_ms=[2.0]),
+                    {"num_running": 4}, 1000, name="fixed-step", step_time_ms=2.0)
+    assert compare_settings(soak, fixed)[0] == [
+        "option --model differs: default (null) vs fixed-step",
+        "option --step-time-ms differs: default vs [2.0]"]
+    # --steps 1000 given against decode-steady's default 1000 in effect: the same.
+    steady = _run_md(dict(model=None, steps=None, step_time_ms=None), {"num_running": 4},
+                     1000)
+    given = _run_md(dict(model="null", steps=1000, step_time_ms=None), {"num_running": 4},
+                    1000)
+    assert compare_settings(given, steady) == ([], [])
+
+
+OVERHEAD = ["--scenario", "overhead", "--steps", "20", "--warmup-steps", "5",
+            "--num-running", "4", "--repeat", "2"]
+
+
+def test_a_run_given_the_model_its_scenario_defaults_to_is_the_same_run(tmp_path):
+    run_bench(tmp_path / "given", OVERHEAD + ["--model", "null"])
+    run_bench(tmp_path / "default", OVERHEAD)
+    out = tmp_path / "report"
+    assert cli.main(["report", str(tmp_path / "given"), str(tmp_path / "default"),
+                     "--output", str(out)]) == 0
+    md = (out / "report.md").read_text().splitlines()
+    assert [ln for ln in md if "differs" in ln] == []
+    assert SAME in md and CARE not in md
