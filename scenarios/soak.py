@@ -8,7 +8,8 @@ that neither process leaks memory and that the bytes per step do not drift:
 - RSS of the scheduler and of the runner, sampled every second from a background
   thread of the scheduler (``/proc/<pid>/status`` VmRSS), goes to ``rss.csv``; the
   summary gives growth after warm-up (end of run over the baseline just after the
-  first 10 %; goal: under 5 %), the largest sample and a slope (``soak.rss_growth``);
+  first 10 %; goal: under 5 %, judged on that growth at the end), the largest sample
+  (reported beside the verdict, not judged) and a slope (``soak.rss_growth``);
 - bytes per scheduled request in pure-decode steps, per direction, baseline window
   against the end (``*_decode_bytes_per_req_drift_pct``).
 
@@ -28,7 +29,7 @@ see ``ipc_bench.harness.memory.HeapReport``.
 
 from __future__ import annotations
 
-from ipc_bench.analysis.soak import GROWTH_GOAL_PCT, memory_lines  # noqa: F401 (the goal, re-exported)
+from ipc_bench.analysis.soak import GROWTH_GOAL_PCT, soak_lines  # noqa: F401 (the goal, re-exported)
 from ipc_bench.harness.spec import CaseSpec
 from ipc_bench.engine.config import ConfigError, ModelConfig, SchedulerConfig
 from ipc_bench.harness.scenario import ScenarioOptions, check_replay_duration, replay_trace
@@ -69,22 +70,11 @@ def cases(opts: ScenarioOptions) -> list[CaseSpec]:
 
 
 def report(summaries) -> str:
-    """Memory growth per process (VmRSS and RssAnon) against the goal and the live Python
-    allocations (``analysis.soak.memory_lines``, which the report prints too), then
-    byte drift."""
+    """Per soak case (``analysis.soak.soak_lines``, which the report prints too): its
+    steps (warm-up and counted apart), memory growth per process (VmRSS and RssAnon)
+    against the goal and the live Python allocations, then byte drift."""
     lines = []
     for s in summaries:
-        if s.get("scenario") != NAME:
-            continue
-        lines.append(f"\nSoak {s['case_id']}: {s.get('num_total_steps', 0):,} steps, "
-                     f"{s.get('num_requests', 0):,} requests, {s.get('wall_s', 0):.0f} s "
-                     f"at {s.get('trace_speedup', 0):.2f}x")
-        lines += [f"  {line}" for line in memory_lines(s)]
-        for d in ("s2r", "r2s"):
-            v = s.get(f"{d}_decode_bytes_per_req_drift_pct")
-            if v is not None:
-                lines.append(
-                    f"  {d} bytes per request per decode step: "
-                    f"{s[f'{d}_decode_bytes_per_req_baseline']:.2f} -> "
-                    f"{s[f'{d}_decode_bytes_per_req_end']:.2f} ({v:+.2f} %)")
+        if s.get("scenario") == NAME:
+            lines += [""] + soak_lines(s)
     return "\n".join(lines)

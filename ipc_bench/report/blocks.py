@@ -412,31 +412,43 @@ def _frontend_blocks(results, level: int) -> list[Block]:
 
 
 def _soak_blocks(results, level: int) -> list[Block]:
-    """A soak case's memory after warm-up per process and measure, against the growth
-    goal (``analysis.soak.memory_table_rows``: the terminal's figures), under its own
-    heading; nothing for a run without one."""
-    from ipc_bench.analysis.soak import (GROWTH_GOAL_PCT, MEMORY_TABLE_HEADER,
-                                         memory_table_rows, python_line)
+    """Each soak case as the terminal gives it (``analysis.soak``), under its own
+    heading: its steps (``run_line``: warm-up and counted apart), its memory after
+    warm-up per process and measure against the growth goal (``memory_table_rows``) and
+    the live Python allocations (``python_line``), then byte drift (``drift_lines``);
+    nothing for a run without one."""
+    from ipc_bench.analysis.soak import (DRIFT_WHAT, GROWTH_GOAL_PCT, MEMORY_TABLE_HEADER,
+                                         drift_lines, memory_table_rows, python_line,
+                                         run_line)
 
     cases = results.cases
     if cases.empty or "scenario" not in cases.columns:
         return []
     out: list[Block] = []
     for r in cases[cases["scenario"] == "soak"].to_dict("records"):
-        if not any(k.endswith("_growth_pct") and v == v and v is not None
-                   for k, v in r.items()):
+        memory = any(k.endswith("_growth_pct") and v == v and v is not None
+                     for k, v in r.items())
+        drift = drift_lines(r)
+        if not (memory or drift):
             continue
         if not out:
-            out.append(("h", level, "Soak memory"))
-        out.append(("p", f"`{r.get('case_id', '')}`: memory after warm-up (the first 10 % "
-                         "of the run): baseline = mean over the next 10 %, end = mean over "
-                         f"the last 10 %, growth = end / baseline - 1; goal < "
-                         f"{GROWTH_GOAL_PCT:g} %. RssAnon (heap, buffers) is what a leak "
-                         "grows; VmRSS also counts mapped file pages."))
-        out.append(("table", MEMORY_TABLE_HEADER, memory_table_rows(r)))
-        py = python_line(r)
-        if py:
-            out.append(("p", " ".join(py.split())))
+            out.append(("h", level, "Soak"))
+        out.append(("p", run_line(r) + "."))
+        if memory:
+            out.append(("p", "Memory after warm-up (the first 10 % of the run): baseline = "
+                             "mean over the next 10 %, end = mean over the last 10 %, "
+                             "growth at the end = end / baseline - 1, judged against the "
+                             f"goal of < {GROWTH_GOAL_PCT:g} %; the largest after warm-up "
+                             "(one sample over the baseline) is shown beside it, not "
+                             "judged. RssAnon (heap, buffers) is what a leak grows; VmRSS "
+                             "also counts mapped file pages."))
+            out.append(("table", MEMORY_TABLE_HEADER, memory_table_rows(r)))
+            py = python_line(r)
+            if py:
+                out.append(("p", " ".join(py.split())))
+        if drift:
+            out.append(("p", f"Byte drift ({DRIFT_WHAT}):"))
+            out.append(("ul", drift))
     return out
 
 

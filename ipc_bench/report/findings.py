@@ -800,14 +800,13 @@ def findings(results) -> list[str]:
 
 def _soak_findings(cases) -> list[str]:
     """A soak case's memory (its headline): the verdict against the growth goal and the
-    terminal's memory lines, unpadded (``analysis.soak.memory_finding``)."""
-    from ipc_bench.analysis.soak import memory_finding
+    terminal's memory lines, unpadded (``analysis.soak.memory_finding``); then its byte
+    drift, the terminal's drift lines (``analysis.soak.drift_finding``)."""
+    from ipc_bench.analysis.soak import drift_finding, memory_finding
 
     if "scenario" not in cases.columns:
         return []
     out = []
     for r in cases[cases["scenario"] == "soak"].to_dict("records"):
-        line = memory_finding(r)
-        if line:
-            out.append(line)
+        out += [line for line in (memory_finding(r), drift_finding(r)) if line]
     return out

@@ -215,7 +215,18 @@ def test_soak_scenario_short(tmp_path, monkeypatch, capsys):
         f"{who}_{kind}_growth_pct" for who in ("sched", "runner") for kind in ("rss", "anon")]
     if not (stalled(rss.t_s) or stalled(steps.t_end_ns / 1e9)):
         assert [k for k in keys if k not in case] == [], case
-    assert "Soak trace=soak:200/send/msgpack#0" in out
+    # The headline counts every step, warm-up and counted apart: the case table's
+    # "steps" are the counted ones.
+    assert (f"Soak trace=soak:200/send/msgpack#0: {case['num_total_steps']:,} steps (50 "
+            f"warm-up, {case['num_steps']:,} counted), 200 requests, ") in out
+    assert case["num_total_steps"] == case["num_steps"] + 50
+    # The report gives the terminal's drift lines, verbatim.
+    drift = [ln.strip() for ln in out.splitlines() if " bytes per request per decode " in ln]
+    assert len(drift) == 2 or stalled(rss.t_s) or stalled(steps.t_end_ns / 1e9)
+    assert cli.main(["report", str(run), "--output", str(tmp_path / "report")]) == 0
+    md = (tmp_path / "report" / "report.md").read_text().splitlines()
+    assert [ln for ln in md if ln.startswith("- s2r ") or ln.startswith("- r2s ")] == [
+        f"- {ln}" for ln in drift]
     assert len(steps) == case["num_total_steps"] >= max(outputs)  # one token a step
     assert case["output_tokens"] == int(steps[steps.counted == 1].num_output_tokens.sum())
     requests = pd.read_csv(run / "requests.csv").sort_values("index")
