@@ -568,22 +568,31 @@ def _throughput_cases(results):
                         + cases["workload"].astype(str))
 
 
+def _slot_x(group_index: int, k: int, n: int) -> float:
+    """x of the ``k``-th of the ``n`` points a group draws: the group's 0.8 wide slot
+    shared among the series it has (none is kept for a series it lacks)."""
+    return group_index - 0.4 + (0.8 / n) * (k + 0.5)
+
+
 def _throughput_panel(ax, cases, groups: list[str], labels: list[str]) -> dict:
     """Each (policy, codec) series' mean tokens/s per group, 95 % interval bars, the
     axis bounded to the points (interval ends beyond it cut, ``_bounded_errorbar``);
-    each timed replay's group gets its note beside its own points. Returns what it
+    each group shares its slot among the series it has (``_slot_x``: a run without an
+    arm leaves no gap), each series keeping its colour, marker and label; each timed
+    replay's group gets its note beside its own points. Returns what it
     drew: ``cut`` (interval ends cut), ``log`` and ``timed`` (the timed groups)."""
     series = _series(cases)
-    width = 0.8 / max(1, len(series))
+    present = {grp: [key for key, g in series if (g["_group"] == grp).any()]
+               for grp in groups}
     drawn_series = []
-    for k, ((policy, codec), g) in enumerate(series):
+    for (policy, codec), g in series:
         xs, ys, lo, hi = [], [], [], []
         for gi, grp in enumerate(groups):
             vals = g.loc[g["_group"] == grp, THROUGHPUT].tolist()
             if not vals:
                 continue
             m, l, h = mean_interval(vals)
-            xs.append(gi - 0.4 + width * (k + 0.5))
+            xs.append(_slot_x(gi, present[grp].index((policy, codec)), len(present[grp])))
             ys.append(m)
             lo.append(l)
             hi.append(h)
@@ -636,19 +645,26 @@ def _throughput_panel(ax, cases, groups: list[str], labels: list[str]) -> dict:
 
 def _ratio_panel(ax, rows: list[dict], groups: list[str], multi: bool,
                  labels: list[str]) -> int:
-    """cached / send tokens/s per group and codec (``summarize_pairs`` rows), the axis
+    """cached / send tokens/s per group and codec (``summarize_pairs`` rows; each group
+    shares its slot among the codecs it has, ``_slot_x``), the axis
     bounded to the ratios and the line at 1 (interval ends far beyond it cut,
     ``_bounded_errorbar``). Returns how many interval ends were cut."""
     codecs = list(dict.fromkeys(r["codec"] for r in rows))
-    w = 0.8 / len(codecs)
+
+    def group(r) -> str:
+        return (f"{r['run_id']}\n" if multi else "") + str(r["workload"])
+
+    present = {grp: [c for c in codecs if any(group(r) == grp and r["codec"] == c
+                                              for r in rows)] for grp in groups}
     drawn_codecs = []
     for k, codec in enumerate(codecs):
         xs, ys, lo, hi = [], [], [], []
         for r in rows:
             if r["codec"] != codec:
                 continue
-            grp = (f"{r['run_id']}\n" if multi else "") + str(r["workload"])
-            xs.append(groups.index(grp) - 0.4 + w * (k + 0.5))
+            grp = group(r)
+            xs.append(_slot_x(groups.index(grp), present[grp].index(codec),
+                              len(present[grp])))
             ys.append(r["ratio"])
             lo.append(r["ratio_low"])
             hi.append(r["ratio_high"])
@@ -685,7 +701,8 @@ def throughput(results):
     mean of the paired ratios and its t interval, as the CLI's comparison block).
     Single-process cases (codec ``none``) appear as their own series, as does each arm
     of a policy (``send'``, ``cached+async``: ``Results.by_arm``). Works on several
-    runs. Records (``drawn``) ``series``, ``panels`` (``tokens/s``, and ``cached/send``
+    runs: each group draws only the series it has, side by side in its slot, so a run
+    without an arm leaves no gap (``_slot_x``); a series keeps its colour and label. Records (``drawn``) ``series``, ``panels`` (``tokens/s``, and ``cached/send``
     when that panel is drawn), ``repeated`` (some series has 2+ repetitions: error
     bars) and ``method``. Raises ``NoData`` when no case has ``output_tokens_per_s``."""
     results, note = _timed_only(results.by_arm())

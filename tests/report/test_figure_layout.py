@@ -201,3 +201,40 @@ def test_latencies_at_or_below_zero_are_counted_not_dropped_silently(tmp_path):
                                          and r["codec"] == rows[0]["codec"]]) - 1e-9
     assert ("1 TTFT value at or below 0 cannot be placed on the log axis"
             in caption("latency_cdfs", d))
+
+
+def test_a_run_without_an_arm_leaves_no_empty_slot(tmp_path):
+    """Two runs, one of both policies and one of cached alone: each run's group shares
+    its slot among the arms it has (no space kept for the send it lacks), and each arm
+    keeps its colour and label in both."""
+    small = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "20",
+             "--warmup-steps", "5", "--codecs", "msgpack", "--no-floor",
+             "--no-single-process"]
+    run_bench(tmp_path / "both", small)
+    run_bench(tmp_path / "cached", small + ["--policies", "cached"])
+    fig = plots.throughput(_load(tmp_path / "both", tmp_path / "cached"))
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == [
+        "both\nnum_running=4", "cached\nnum_running=4"]
+    drawn_points = {c.get_label(): ([round(float(x), 3) for x in c.lines[0].get_xdata()],
+                                    c.lines[0].get_color()) for c in ax.containers}
+    assert drawn_points == {"send / msgpack": ([-0.2], plots.POLICY_COLORS["send"]),
+                            "cached / msgpack": ([0.2, 1.0], plots.POLICY_COLORS["cached"])}
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "send / msgpack", "cached / msgpack"]
+    # The ratio panel: one codec per group, in the middle of its group.
+    assert [round(float(x), 3) for x in fig.axes[1].containers[0].lines[0].get_xdata()] == [0.0]
+
+
+def test_slots_are_shared_among_the_series_a_group_has():
+    assert plots._slot_x(0, 0, 1) == 0.0
+    assert [round(plots._slot_x(2, k, 4), 3) for k in range(4)] == [1.7, 1.9, 2.1, 2.3]
+    # The ratio panel: run a paired both codecs, run b msgpack alone.
+    rows = [dict(run_id=r, workload="num_running=4", codec=c, ratio=1.1, ratio_low=1.0,
+                 ratio_high=1.2) for r, c in (("a", "msgpack"), ("a", "pickle"),
+                                              ("b", "msgpack"))]
+    fig, axes = plots._figure()
+    groups = ["a\nnum_running=4", "b\nnum_running=4"]
+    plots._ratio_panel(axes[0][0], rows, groups, True, groups)
+    assert {c.get_label(): [round(float(x), 3) for x in c.lines[0].get_xdata()]
+            for c in axes[0][0].containers} == {"msgpack": [-0.2, 1.0], "pickle": [0.2]}
