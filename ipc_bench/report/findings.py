@@ -459,13 +459,13 @@ def _single_process_findings(ok, where: Where) -> list[str]:
 
 
 def _share_findings(cases, where: Where, labels: list[str]) -> list[str]:
-    """Send's cost as a share of the step at the largest running count of each codec
-    (and other workload label), from ``plots.send_cost_table``: the means over
-    repetitions of the SchedulerOutput path's difference and of each arm's step, each
-    share the printed difference over cached's printed step (``send_cost.share_of_means``);
-    cases whose timings are withheld (``analysis.cores``) are left out."""
+    """Send's cost as a share of the step at every running count of each codec (and
+    other workload label), one line each, in that order, from ``plots.send_cost_table``:
+    the means over repetitions of the SchedulerOutput path's difference and of each
+    arm's step, each share the mean difference over the mean of cached's step
+    (``send_cost.mean_share``, the share ``plots.send_cost_share`` draws); cases whose
+    timings are withheld (``analysis.cores``) are left out."""
     from ipc_bench.analysis.cores import is_withheld
-    from ipc_bench.analysis.send_cost import share_of_means
     from ipc_bench.report.plots import S2R_MEDIAN_COLUMN, send_cost_table
 
     cases = cases[[not is_withheld(r) for r in cases.to_dict("records")]]
@@ -474,46 +474,53 @@ def _share_findings(cases, where: Where, labels: list[str]) -> list[str]:
     if len(table) == 0 or table["share_s2r"].isna().all():
         return []
     table = table[table["codec"] != SINGLE_PROCESS]
-    median = ", medians" if S2R_MEDIAN_COLUMN in cases.columns else ""
     other = [c for c in labels if c != "num_running" and c in table.columns]
     out = []
     for _, g in table.groupby(["codec"] + other, sort=False):
-        top = g[g["running"] == g["running"].max()]
-        n = len(top)
-        # one aggregation for every figure: means over the pairs of each case's figure;
-        # the shares are computed from the figures as printed, so they check
-        s2r_us = round(float(top["_s2r_diff"].mean()) / 1e3, 2)
-        base_us = round(float(top[CACHED].mean()) / 1e3, 1)
-        send_us = round(float(top[SEND].mean()) / 1e3, 1)
-        share_s2r = 100 * (share_of_means(s2r_us, base_us) or 0.0)
-        share_step = 100 * (share_of_means(send_us - base_us, base_us) or 0.0)
-        codec = top["codec"].iloc[0]
-        step = "median" if "step_ns_median" in cases.columns else "mean"
-        longer = "longer" if share_step >= 0 else "shorter"
-        over = (f"means over {n} repetitions of each case's figures" if n > 1
-                else "one repetition")
-        out.append(f"{where(top['workload'].iloc[0])} ({codec}), send's SchedulerOutput path "
-                   f"(build + encode + decode{median}) costs {s2r_us:.2f} µs per step more than "
-                   f"cached's, {share_s2r:.2f} % of cached's {base_us:,.1f} µs {step} "
-                   f"step; send's whole {step} step, {send_us:,.1f} µs, is "
-                   f"{abs(share_step):.2f} % {longer} than cached's (noisier; {over})."
-                   + _oversubscribed(cases, top["workload"].iloc[0], codec))
+        counts = sorted(g.groupby("workload", sort=False), key=lambda w: w[1]["running"].mean())
+        for _, at in counts:  # each workload: one running count
+            line = _share_line(at, where, cases, S2R_MEDIAN_COLUMN in cases.columns)
+            if line:
+                out.append(line)
     return out
 
 
+def _share_line(at, where: Where, cases, s2r_median: bool) -> str:
+    """``_share_findings``' line of one running count's pairs ``at`` (rows of
+    ``plots.send_cost_table``); '' when they have no SchedulerOutput path's difference."""
+    from ipc_bench.analysis.send_cost import mean_share
+
+    s2r = mean_share(at["_s2r_diff"], at[CACHED])
+    whole = mean_share(at["diff"], at[CACHED])
+    if s2r.share is None or whole.share is None:
+        return ""
+    n = len(at)
+    codec, workload = at["codec"].iloc[0], at["workload"].iloc[0]
+    step = "median" if "step_ns_median" in cases.columns else "mean"
+    longer = "longer" if whole.share >= 0 else "shorter"
+    over = f"means over {n} repetitions of each case's figures" if n > 1 else "one repetition"
+    median = ", medians" if s2r_median else ""
+    return (f"{where(workload)} ({codec}), send's SchedulerOutput path (build + encode + "
+            f"decode{median}) costs {s2r.diff_ns / 1e3:.2f} µs per step more than cached's, "
+            f"{100 * s2r.share:.2f} % of cached's {s2r.base_ns / 1e3:,.1f} µs {step} step; "
+            f"send's whole {step} step, {(whole.base_ns + whole.diff_ns) / 1e3:,.1f} µs, is "
+            f"{abs(100 * whole.share):.2f} % {longer} than cached's (noisier; {over})."
+            + _oversubscribed(cases, workload, codec))
+
+
 def _step_time_findings(cases) -> list[str]:
-    """A step-time run's share lines and 1 % crossings, from the ``send_cost_*`` fields
-    its run recorded (``analysis.send_cost``: the same lines as the terminal's, shares
-    of the measured step); ``[]`` for a run without them."""
-    from ipc_bench.analysis.send_cost import (cost_rows, crossing_lines, largest_b_rows,
-                                              share_line)
+    """A step-time run's share lines, one per step time, running count and codec, and
+    its 1 % crossings, from the ``send_cost_*`` fields its run recorded
+    (``analysis.send_cost``: the same lines as the terminal's, shares of the measured
+    step); ``[]`` for a run without them."""
+    from ipc_bench.analysis.send_cost import cost_rows, crossing_lines, share_line
 
     if "send_cost_share_of_step" not in cases.columns:
         return []
     rows = cost_rows(cases.to_dict("records"))
     if not rows:
         return []
-    out = [share_line(r) for r in largest_b_rows(rows)]
+    out = [share_line(r) for r in rows]
     out.append("Running requests at which send's cost passes 1 % of the measured step: "
                + "; ".join(crossing_lines(rows)) + ".")
     return out
