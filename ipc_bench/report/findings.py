@@ -548,13 +548,14 @@ def _step_time_findings(cases) -> list[str]:
 
 
 def _floor_findings(ok) -> list[str]:
-    """The range of measured step time over the floor's across cases (one value when
-    its ends print alike, e.g. a single case); cases whose ``x floor`` is below 1 are
-    left out of it and counted, each with its cause as the table's note and the case's
-    warning give it (``tables.floor_below_one_note``): for a synchronous case the floor
-    ran slower than the case (noise); for an async case (``async_scheduling``) the
-    floor replays the frames one at a time while the case overlapped its steps, so its
-    ``x floor`` is not the harness's overhead."""
+    """The range of measured step time over the floor's (``x floor``) across the
+    synchronous cases at or above 1, saying which cases it covers (one value when its
+    ends print alike, e.g. a single case). Left out of it and counted, each with its
+    cause as the table's note and the case's warning give it
+    (``tables.floor_below_one_note``): a synchronous case below 1, where the floor ran
+    slower than the case (noise); and every async case (``async_scheduling``), on
+    either side of 1, since the floor replays the frames one at a time while the case
+    overlapped its steps, so its ``x floor`` is not the harness's overhead."""
     if "step_to_floor_ratio" not in ok.columns or not ok["step_to_floor_ratio"].notna().any():
         return []
     known = ok[ok["step_to_floor_ratio"].notna()]
@@ -562,29 +563,41 @@ def _floor_findings(ok) -> list[str]:
     is_async = (known["async_scheduling"] == True if "async_scheduling" in known.columns  # noqa: E712
                 else pd.Series(False, index=known.index))
     below_sync = int(((r < 1) & ~is_async).sum())
-    below_async = int(((r < 1) & is_async).sum())
     causes = []
     if below_sync:
         causes.append(f"the floor ran slower than the case in {below_sync} "
                       f"case{'' if below_sync == 1 else 's'} (`x floor` below 1, marked "
                       "`!`): that overhead is noise")
-    if below_async:
-        causes.append(f"{below_async} async case{'' if below_async == 1 else 's'} "
-                      "(`x floor` below 1, marked `!`) overlapped "
-                      f"{'its' if below_async == 1 else 'their'} steps while the floor "
-                      "replays the frames one at a time: that `x floor` is not the "
-                      "harness's overhead")
+    if is_async.any():
+        causes.append(_async_floor_cause(r[is_async]))
     noise = "; ".join(causes)
-    r = r[r >= 1]
+    r = r[(r >= 1) & ~is_async]
     if r.empty:
         return [f"No overhead over the floor can be read from this run: {noise}."]
+    n = len(r)
+    which = (("synchronous " if is_async.any() else "") + ("case" if n == 1 else "cases")
+             + (" with `x floor` at or above 1" if below_sync else ""))
     low, high = f"{r.min():.2f}x", f"{r.max():.2f}x"
-    span = (f"take {low} the floor (the same recorded messages exchanged bare) in "
-            f"{'the one case' if len(r) == 1 else f'all {len(r)} cases'}" if low == high
-            else f"take {low} to {high} the floor (the same recorded messages exchanged "
-                 "bare) across cases")
+    floor = "the floor (the same recorded messages exchanged bare)"
+    if low == high:
+        span = f"take {low} {floor} in {'the one' if n == 1 else f'all {n}'} {which}"
+    else:
+        span = f"take {low} to {high} {floor} across {'the' if causes else 'all'} {n} {which}"
     return [f"The harness's measured steps {span}"
             + (f"; {noise}, left out." if causes else ".")]
+
+
+def _async_floor_cause(r) -> str:
+    """Why ``_floor_findings`` leaves out the async cases whose ``x floor`` values are
+    ``r``, with their range (those below 1 are marked ``!`` in the tables)."""
+    n = len(r)
+    low, high = f"{r.min():.2f}x", f"{r.max():.2f}x"
+    values = low if low == high else f"{low} to {high}"
+    marked = "; below 1 marked `!`" if (r < 1).any() else ""
+    return (f"{n} async case{'' if n == 1 else 's'} (`x floor` {values}{marked}) "
+            f"overlapped {'its' if n == 1 else 'their'} steps while the floor replays the "
+            f"frames one at a time: {'that' if n == 1 else 'their'} `x floor` is not the "
+            "harness's overhead on either side of 1")
 
 
 def _overhead_findings(cases) -> list[str]:
