@@ -481,13 +481,19 @@ RATIO_POINTS = {"t": "geometric mean", "bootstrap": "median", "sign": "median"}
 INTERVAL_NAMES = {"t": "Student-t", "bootstrap": "percentile-bootstrap", "sign": "sign-test"}
 
 
-def ratio_phrase(method: str = "t", confidence: float = CONFIDENCE) -> str:
+def ratio_phrase(method: str = "t", confidence: float = CONFIDENCE,
+                 interval: bool = True) -> str:
     """How a paired ratio of two arms (``paired_ratio``) is named wherever one is
     printed, the terminal's ``cached/send`` line and the report's pair table alike:
     "paired by repetition: geometric mean of the per-repetition ratios [95 % Student-t
-    interval]" for ``t``. Raises ``KeyError`` on an unknown method."""
-    return (f"paired by repetition: {RATIO_POINTS[method]} of the per-repetition ratios "
-            f"[{confidence:.0%} {INTERVAL_NAMES[method]} interval]").replace("%", " %", 1)
+    interval]" for ``t``; without ``interval`` (ratios too few for one, e.g. one pair)
+    no interval is named: "paired by repetition: geometric mean of the per-repetition
+    ratios". Raises ``KeyError`` on an unknown method."""
+    point = f"paired by repetition: {RATIO_POINTS[method]} of the per-repetition ratios"
+    if not interval:
+        return point
+    return (point + f" [{confidence:.0%} {INTERVAL_NAMES[method]} interval]"
+            ).replace("%", " %", 1)
 
 
 def paired_ratio(baseline: Sequence[float], treatment: Sequence[float], method: str = "t",

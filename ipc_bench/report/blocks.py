@@ -100,7 +100,8 @@ def _throughput_caption(d: dict) -> str:
             + ("error bars are 95 % intervals over repetitions." if d.get("repeated")
                else "one repetition per case, so no error bars."))
     if f"{CACHED}/{SEND}" in d["panels"]:
-        text += (f" {'Below' if d.get('stacked') else 'Right'}: cached/send, {ratio_phrase(d.get('method', 't'))}"
+        phrase = ratio_phrase(d.get("method", "t"), interval=bool(d.get("repeated")))
+        text += (f" {'Below' if d.get('stacked') else 'Right'}: cached/send, {phrase}"
                  + ("" if d.get("repeated") else "; one pair each, so no interval")
                  + " (above 1: cached faster).")
     cut, ratio_cut = d.get("cut") or 0, d.get("ratio_cut") or 0

@@ -228,12 +228,13 @@ def ratio_text(point: Optional[float], low: Optional[float] = None,
 def ratio_line_head(name: str, where: str, n: int, interval: bool, method: str = "t",
                     base: str = SEND) -> str:
     """The start of a ratio line: ``cached/send (msgpack; paired by repetition: geometric
-    mean of the per-repetition ratios [95 % Student-t interval]; 2 pairs)``, ending
-    ``1 pair, no interval`` when the ratios have no interval (``interval`` false);
+    mean of the per-repetition ratios [95 % Student-t interval]; 2 pairs)``; when the
+    ratios have no interval (``interval`` false) it names no interval kind and ends
+    ``1 pair, no interval`` (``stats.ratio_phrase``);
     ``base`` is the arm in the denominator (``send``, or ``cached`` for
     ``cached+async/cached``)."""
     count = f"{n} pair{'' if n == 1 else 's'}" + ("" if interval else ", no interval")
-    return f"{name}/{base} ({where}; {ratio_phrase(method)}; {count})"
+    return f"{name}/{base} ({where}; {ratio_phrase(method, interval=interval)}; {count})"
 
 
 def ratio_arm_pairs(arms: Iterable[str]) -> list[tuple[str, str]]:
@@ -620,8 +621,9 @@ def comparison_parts(c: dict[str, Any]) -> Optional[tuple[str, list[str], list[l
     then the line on withheld timings; ``""`` when neither); ``None`` when it compared no
     metric of ``COMPARED_KEYS`` and withheld none."""
     base, treat = c["baseline"], c["treatment"]
-    method = (ratio_phrase(c["method"], c["confidence"]) if c["method"] in INTERVAL_NAMES
-              else c["method"])
+    interval = any(m.get("ratio_ci_low") is not None for m in c["metrics"].values())
+    method = (ratio_phrase(c["method"], c["confidence"], interval)
+              if c["method"] in INTERVAL_NAMES else c["method"])
     family = c.get("family") or []
     adjusted = (f"; verdicts Holm-adjusted over {len(family)} timed metrics"
                 if family else "")

@@ -125,8 +125,8 @@ def test_captions_of_figures_drawn_without_some_parts():
         "Output tokens/s of every case (tokens sampled in counted steps over their busy "
         "wall time), one point per arm and codec: `send` and `cached`; one repetition per "
         "case, so no error bars. Right: cached/send, paired by repetition: geometric mean "
-        "of the per-repetition ratios [95 % Student-t interval]; one pair each, so no "
-        "interval (above 1: cached faster).")
+        "of the per-repetition ratios; one pair each, so no interval (above 1: cached "
+        "faster).")
     assert blocks.caption("throughput", dict(series=[("cached", "msgpack"),
                                                      ("cached+async", "msgpack")],
                                              panels=["tokens/s"], repeated=True)) == (

@@ -85,7 +85,7 @@ def test_comparison_block_says_once_why_a_method_gives_no_verdict():
     text = tables.format_comparisons(stats.compare_cases(SUMMARIES, method="bootstrap"))
     head, _, _, *rows = text.strip().splitlines()
     assert head.endswith("cached/send paired by repetition: median of the per-repetition "
-                         "ratios [95 % percentile-bootstrap interval]; 2 pairs; no verdict: "
+                         "ratios; 2 pairs; no verdict: "
                          "the bootstrap needs >= 34 pairs, have 2 (use --repeat 34 or more, "
                          "or --ci-method t)")
     assert len(rows) == 9 and all(r.endswith("  no verdict") for r in rows)
@@ -179,7 +179,7 @@ send'   msgpack  ipc          200     56,000      112,000     2.00       1,530  
   ------  -------  ---------  ----------  ----------  ----------  ---------  ---------  ------------------
   send    msgpack  ipc        sync              80.0       160.0       50.0       90.0               160.0
   send'   msgpack  ipc        sync              90.0       180.0       50.0       90.0               180.0
-  send'/send (msgpack; paired by repetition: geometric mean of the per-repetition ratios [95 % Student-t interval]; 1 pair, no interval): tok/s 0.989, s2r B 1.000, build 1.000, encode 1.000, decode 1.000, step 1.008"""
+  send'/send (msgpack; paired by repetition: geometric mean of the per-repetition ratios; 1 pair, no interval): tok/s 0.989, s2r B 1.000, build 1.000, encode 1.000, decode 1.000, step 1.008"""
     assert tables.cells(dict(policy="send"), ("policy",)) == ["send"]  # a summary without an arm
 
 
@@ -190,8 +190,8 @@ def test_ratio_lines_compare_arms_not_policies():
     copy = dict(_summary("send", 0, 10000.0, 282700.0), arm="send'")
     asyn = dict(_summary("cached", 0, 90000.0, 231400.0), arm="cached+async")
     direct = dict(_summary("cached", 0, 55000.0, 231400.0), arm="direct")
-    head = ("(msgpack; paired by repetition: geometric mean of the per-repetition ratios "
-            "[95 % Student-t interval]; 1 pair, no interval): ")
+    head = ("(msgpack; paired by repetition: geometric mean of the per-repetition ratios; "
+            "1 pair, no interval): ")
     ratio = [ln for ln in tables.format_tables([send, copy, cached, asyn]).splitlines()
              if "/send (" in ln or "/cached (" in ln]
     assert ratio == ["  cached/send " + head + "tok/s 1.200, s2r B 0.947, "
@@ -225,8 +225,8 @@ def test_the_ratio_line_is_the_paired_geometric_mean_not_the_ratio_of_means():
         pytest.approx(0.8775, abs=1e-4)
     assert "0.821" not in line and "mean over repetitions" not in line
     assert tables.format_tables(summaries, method="sign").splitlines()[-1].startswith(
-        "  cached/send (msgpack; paired by repetition: median of the per-repetition ratios "
-        "[95 % sign-test interval]; 2 pairs, no interval): tok/s 0.900, ")
+        "  cached/send (msgpack; paired by repetition: median of the per-repetition ratios; "
+        "2 pairs, no interval): tok/s 0.900, ")
 
 
 def _single_process(policy: str, rep: int, encode_ns: float) -> dict:
@@ -289,3 +289,28 @@ def test_aa_and_async_runs_print_their_ratio_lines_as_plain_runs_do():
         "  cached+async/cached (none; paired by repetition: geometric mean of the "
         "per-repetition ratios [95 % Student-t interval]; 2 pairs): tok/s "
         + tables.ratio_text(point, low, high) + ", ")
+
+
+def test_a_ratio_without_an_interval_names_no_interval_kind():
+    """'[95 % Student-t interval]; 1 pair, no interval' named an interval it then said
+    was not there: with one pair the label names the point alone, in the ratio line,
+    the comparison block's first line and the throughput figure's caption."""
+    from ipc_bench.report import blocks
+
+    assert tables.ratio_line_head("cached", "msgpack", 1, False) == (
+        "cached/send (msgpack; paired by repetition: geometric mean of the per-repetition "
+        "ratios; 1 pair, no interval)")
+    assert tables.ratio_line_head("cached", "msgpack", 2, True) == (
+        "cached/send (msgpack; paired by repetition: geometric mean of the per-repetition "
+        "ratios [95 % Student-t interval]; 2 pairs)")
+    one = [_summary("send", 0, 50_000.0, 282700.0), _summary("cached", 0, 60_000.0, 231400.0)]
+    title = tables.comparison_parts(stats.compare_cases(one)[0])[0]
+    assert title == (
+        "cached vs send  [num_running=4]  msgpack: cached/send paired by repetition: "
+        "geometric mean of the per-repetition ratios; 1 pair; no verdict: the t-interval "
+        "needs >= 2 pairs, have 1 (use --repeat 2 or more)")
+    caption = blocks.caption("throughput", dict(
+        series=[("send", "msgpack"), ("cached", "msgpack")],
+        panels=["tokens/s", "cached/send"], repeated=False, method="sign"))
+    assert "cached/send, paired by repetition: median of the per-repetition ratios; one " \
+           "pair each, so no interval" in caption and "interval]" not in caption
