@@ -207,6 +207,17 @@ def verdict_of(m: dict[str, Any]) -> str:
     return m["verdict"]
 
 
+def unadjusted_excludes_one(m: dict[str, Any]) -> bool:
+    """Whether a recorded comparison metric ``m`` (``PairedComparison.to_dict``) found
+    no significant difference after Holm's adjustment while its unadjusted ratio
+    interval excludes 1: its verdict comes from the adjusted p-value, the printed
+    interval does not, so the two seem to disagree unless this is said."""
+    low, high = m.get("ratio_ci_low"), m.get("ratio_ci_high")
+    return (m.get("adjustment") == "holm" and m.get("significant") is False
+            and m.get("p_value") is not None and m.get("p_adjusted") is not None
+            and low is not None and high is not None and (low > 1 or high < 1))
+
+
 #: Fewest pairs for a bootstrap verdict: the smallest n from which the 95 %
 #: percentile-bootstrap interval of the median (``bootstrap_median_interval``) wrongly
 #: excludes the true median of iid data at most 8 % of the time. For odd n the

@@ -694,10 +694,9 @@ def _holm_unadjusted_note(m: dict[str, Any], family_size: int = 0) -> str | None
     0.131); the interval is unadjusted' for a recorded metric ``m`` whose unadjusted
     ratio interval excludes 1 while its Holm-adjusted verdict finds no significant
     difference; ``None`` otherwise."""
-    low, high = m.get("ratio_ci_low"), m.get("ratio_ci_high")
-    if (m.get("adjustment") != "holm" or m.get("significant") is not False
-            or m.get("p_value") is None or m.get("p_adjusted") is None
-            or low is None or high is None or not (low > 1 or high < 1)):
+    from ipc_bench.analysis.stats import unadjusted_excludes_one
+
+    if not unadjusted_excludes_one(m):
         return None
     over = f" over {family_size} timed metrics" if family_size else ""
     return (f"not significant after Holm's correction{over} (p {m['p_value']:.3f}, "
