@@ -829,7 +829,9 @@ def send_cost_table(cases, labels: Sequence[str] = ()):
     ns; ``running`` = the ``num_running`` label, else the mean running requests. The
     other columns are ``stats.paired``'s for the step time (``diff`` = send - cached,
     ns), with the ``labels`` columns (``Results.labels``). Empty when the cases hold no
-    send/cached pair."""
+    send/cached pair. The shares are per pair: over repetitions the figure and the
+    findings give ``send_cost.mean_share`` of ``diff`` (or ``_s2r_diff``) and cached's
+    step, not the mean of these."""
     step_col = "step_ns_median" if "step_ns_median" in cases.columns else "step_ns_mean"
     table = paired(cases, step_col, labels=labels)
     if len(table) == 0:
