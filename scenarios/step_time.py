@@ -102,8 +102,8 @@ from typing import Any
 from ipc_bench.harness.spec import CaseSpec
 from ipc_bench.analysis.send_cost import crossing  # noqa: F401 (re-exported)
 from ipc_bench.analysis.send_cost import (TABLE_HEADER, THRESHOLD, cost_rows,
-                                          crossing_lines, largest_b_rows, pair_cost,
-                                          pair_records, share_line, table_cells)
+                                          crossing_lines, pair_cost, pair_records,
+                                          share_line, table_cells)
 from ipc_bench.engine.config import ConfigError
 from ipc_bench.harness.scenario import STEADY, ScenarioOptions, grid, steady_case
 from ipc_bench.report.tables import render
@@ -139,7 +139,7 @@ def report(summaries: list[dict[str, Any]]) -> str:
     """Adds the ``send_cost_*`` fields (``analysis.send_cost.pair_cost``: shares of the
     cached case's median step) to each send summary, paired with the cached case of the
     same workload, codec and repetition, and returns the cost table, the same lines the
-    report prints at the largest B, and the 1 % crossings (withheld for a step time
+    report prints, one per row of the table, and the 1 % crossings (withheld for a step time
     whose cases ran off their nominal step; see the module docstring)."""
     for send, cached in pair_records(summaries, NAME):
         send.update(pair_cost(send, cached))
@@ -151,7 +151,7 @@ def report(summaries: list[dict[str, Any]]) -> str:
            "shares of the measured step, the cached case's median step_ns; "
            "! = the fixed step ran off nominal: the runner's wait or cached's whole step):",
            render(TABLE_HEADER, [table_cells(r) for r in rows], left=0), ""]
-    out += [share_line(r) for r in largest_b_rows(rows)]
+    out += [share_line(r) for r in rows]
     out.append("")
     out.append(f"running requests at which send's cost passes {100 * THRESHOLD:g} % of the "
                "measured step:")

@@ -27,9 +27,11 @@ Per send/cached pair of one repetition (``pair_cost``, fields added to the send 
 
 Over repetitions (``cost_rows``) each difference and the measured step are the means
 of the pairs' figures, and each share is the mean difference over the mean measured
-step (``share_of_means``), so a line's share is its printed µs over its printed step
-(a mean of per-pair shares, as ``report.plots.send_cost_table`` draws them, is not).
-``share_line`` words one row; ``crossing_lines`` says where the share passes 1 % of the
+step (``mean_share``, ``share_of_means``), so a line's share is its printed µs over its
+printed step (a mean of per-pair shares is not). ``report.plots.send_cost_share`` draws
+that same share, and the decode-steady findings give it (``mean_share``).
+``share_line`` words one row (the terminal and the report give one per row);
+``crossing_lines`` says where the share passes 1 % of the
 step, withheld for a step time whose cases ran off their nominal step (the runner's wait,
 ``off_nominal_warning``, or cached's whole step, ``whole_step_warning``), and marked
 unreliable for the whole step when it rests on one repetition. The terminal and
@@ -199,6 +201,40 @@ def share_of_means(diff: Optional[float], base: Optional[float]) -> Optional[flo
     return None if diff is None or not base else diff / base
 
 
+@dataclass(frozen=True)
+class MeanShare:
+    """Send's cost over a group of send/cached pairs (``mean_share``), in the units of
+    its inputs (ns) and as shares of the step (fractions, 0.0123 = 1.23 %)."""
+    diff_ns: Optional[float]        # mean difference over the pairs
+    base_ns: Optional[float]        # mean measured step (cached's) over the pairs
+    share: Optional[float]          # share_of_means(diff_ns, base_ns)
+    low: Optional[float] = None     # the mean difference's 95 % t-interval over base_ns
+    high: Optional[float] = None
+    pairs: int = 0                  # differences the mean is over
+
+
+def mean_share(diffs_ns: Iterable[Any], bases_ns: Iterable[Any]) -> MeanShare:
+    """Send's cost as a share of the step over repetitions, the one definition the
+    findings, the terminal and ``report.plots.send_cost_share`` give: the mean of the
+    per-pair differences ``diffs_ns`` (send - cached, ns) over the mean of the pairs'
+    measured steps ``bases_ns`` (cached's, ns) (``share_of_means``), not the mean of the
+    per-pair shares. Its interval is the Student-t 95 % interval of the mean difference
+    (``stats.mean_interval``) over the same mean step, so it is centred on the share;
+    ``None`` with fewer than two differences. Missing values (``None``, NaN) are left
+    out of each mean."""
+    from ipc_bench.analysis.stats import mean_interval
+
+    diffs = [v for v in (_num(x) for x in diffs_ns) if v is not None]
+    diff, base = _mean(diffs), _mean(bases_ns)
+    share = share_of_means(diff, base)
+    if share is None or len(diffs) < 2:
+        return MeanShare(diff, base, share, pairs=len(diffs))
+    _, low, high = mean_interval(diffs)
+    half = (high - low) / 2
+    return MeanShare(diff, base, share, (diff - half) / base, (diff + half) / base,
+                     len(diffs))
+
+
 def _mean(values: Iterable[Any]) -> Optional[float]:
     vals = [v for v in (_num(x) for x in values) if v is not None]
     return sum(vals) / len(vals) if vals else None
@@ -207,7 +243,7 @@ def _mean(values: Iterable[Any]) -> Optional[float]:
 def cost_rows(records: Iterable[dict[str, Any]]) -> list[CostRow]:
     """The send records carrying ``send_cost_*`` fields, grouped by ``step_time_ms``,
     ``num_running`` and ``codec`` (sorted): differences and measured step the means over
-    repetitions, shares the mean difference over the mean step (``share_of_means``)."""
+    repetitions, shares the mean difference over the mean step (``mean_share``)."""
     groups: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
     for r in records:
         if r.get("policy") != SEND or "send_cost_share_of_step" not in r:
@@ -227,13 +263,12 @@ def cost_rows(records: Iterable[dict[str, Any]]) -> list[CostRow]:
             for w in r.get("send_cost_whole_step_off") or ():
                 if w not in whole:
                     whole.append(w)
-        step = _mean(r.get("send_cost_step_ns") for r in rs)
-        s2r = _mean(r.get("send_cost_s2r_ns") for r in rs)
-        base = _mean(r.get("send_cost_measured_step_ns") for r in rs)
+        bases = [r.get("send_cost_measured_step_ns") for r in rs]
+        step = mean_share((r.get("send_cost_step_ns") for r in rs), bases)
+        s2r = mean_share((r.get("send_cost_s2r_ns") for r in rs), bases)
         rows.append(CostRow(
-            t, b, codec, step, s2r, base, share_of_means(step, base),
-            share_of_means(s2r, base), off,
-            any(r.get("send_cost_step_noisy") is True for r in rs), whole, len(rs)))
+            t, b, codec, step.diff_ns, s2r.diff_ns, step.base_ns, step.share, s2r.share,
+            off, any(r.get("send_cost_step_noisy") is True for r in rs), whole, len(rs)))
     return rows
 
 
@@ -358,16 +393,6 @@ def crossing_lines(rows: list[CostRow], threshold: float = THRESHOLD) -> list[st
         out.append(f"{head} whole step {crossing(step, threshold)}{mark}; "
                    f"s2r {crossing(s2r, threshold)}")
     return out
-
-
-def largest_b_rows(rows: list[CostRow]) -> list[CostRow]:
-    """Per step time and codec, the row of the largest running-request count."""
-    top: dict[tuple, CostRow] = {}
-    for row in rows:
-        key = (row.step_time_ms, row.codec)
-        if key not in top or row.num_running > top[key].num_running:
-            top[key] = row
-    return [top[k] for k in sorted(top)]
 
 
 def pair_records(records: Iterable[dict[str, Any]], scenario: str

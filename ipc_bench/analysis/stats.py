@@ -207,6 +207,17 @@ def verdict_of(m: dict[str, Any]) -> str:
     return m["verdict"]
 
 
+def unadjusted_excludes_one(m: dict[str, Any]) -> bool:
+    """Whether a recorded comparison metric ``m`` (``PairedComparison.to_dict``) found
+    no significant difference after Holm's adjustment while its unadjusted ratio
+    interval excludes 1: its verdict comes from the adjusted p-value, the printed
+    interval does not, so the two seem to disagree unless this is said."""
+    low, high = m.get("ratio_ci_low"), m.get("ratio_ci_high")
+    return (m.get("adjustment") == "holm" and m.get("significant") is False
+            and m.get("p_value") is not None and m.get("p_adjusted") is not None
+            and low is not None and high is not None and (low > 1 or high < 1))
+
+
 #: Fewest pairs for a bootstrap verdict: the smallest n from which the 95 %
 #: percentile-bootstrap interval of the median (``bootstrap_median_interval``) wrongly
 #: excludes the true median of iid data at most 8 % of the time. For odd n the
@@ -481,13 +492,19 @@ RATIO_POINTS = {"t": "geometric mean", "bootstrap": "median", "sign": "median"}
 INTERVAL_NAMES = {"t": "Student-t", "bootstrap": "percentile-bootstrap", "sign": "sign-test"}
 
 
-def ratio_phrase(method: str = "t", confidence: float = CONFIDENCE) -> str:
+def ratio_phrase(method: str = "t", confidence: float = CONFIDENCE,
+                 interval: bool = True) -> str:
     """How a paired ratio of two arms (``paired_ratio``) is named wherever one is
     printed, the terminal's ``cached/send`` line and the report's pair table alike:
     "paired by repetition: geometric mean of the per-repetition ratios [95 % Student-t
-    interval]" for ``t``. Raises ``KeyError`` on an unknown method."""
-    return (f"paired by repetition: {RATIO_POINTS[method]} of the per-repetition ratios "
-            f"[{confidence:.0%} {INTERVAL_NAMES[method]} interval]").replace("%", " %", 1)
+    interval]" for ``t``; without ``interval`` (ratios too few for one, e.g. one pair)
+    no interval is named: "paired by repetition: geometric mean of the per-repetition
+    ratios". Raises ``KeyError`` on an unknown method."""
+    point = f"paired by repetition: {RATIO_POINTS[method]} of the per-repetition ratios"
+    if not interval:
+        return point
+    return (point + f" [{confidence:.0%} {INTERVAL_NAMES[method]} interval]"
+            ).replace("%", " %", 1)
 
 
 def paired_ratio(baseline: Sequence[float], treatment: Sequence[float], method: str = "t",

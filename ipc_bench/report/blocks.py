@@ -100,7 +100,8 @@ def _throughput_caption(d: dict) -> str:
             + ("error bars are 95 % intervals over repetitions." if d.get("repeated")
                else "one repetition per case, so no error bars."))
     if f"{CACHED}/{SEND}" in d["panels"]:
-        text += (f" {'Below' if d.get('stacked') else 'Right'}: cached/send, {ratio_phrase(d.get('method', 't'))}"
+        phrase = ratio_phrase(d.get("method", "t"), interval=bool(d.get("repeated")))
+        text += (f" {'Below' if d.get('stacked') else 'Right'}: cached/send, {phrase}"
                  + ("" if d.get("repeated") else "; one pair each, so no interval")
                  + " (above 1: cached faster).")
     cut, ratio_cut = d.get("cut") or 0, d.get("ratio_cut") or 0
@@ -122,9 +123,10 @@ def _throughput_caption(d: dict) -> str:
 
 def _send_cost_caption(d: dict) -> str:
     step = d.get("step", "median")
-    text = (f"What `send` costs as a share of the step: (send's {step} step - cached's) / "
-            f"cached's {step} step, against the step time (cached's {step} step) and the "
-            "running requests; solid: the whole step")
+    text = (f"What `send` costs as a share of the step, against the step time (cached's "
+            f"{step} step) and the running requests: the findings' share, the mean "
+            f"difference send - cached over the mean of cached's {step} step (bars: the "
+            f"difference's 95 % interval over it); solid: the whole {step} step")
     if d.get("s2r"):
         text += (", dashed: the SchedulerOutput's build + encode + decode alone ("
                  + ("per-step medians" if d.get("s2r_median") else "means per step") + ")")

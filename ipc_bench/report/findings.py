@@ -430,13 +430,14 @@ def _arms(frame) -> list[str]:
 def _single_process_findings(ok, where: Where) -> list[str]:
     """The single-process baseline's tokens/s against the two-process msgpack case of
     the same arm, each arm apart (an async arm or an A/A copy is never averaged with
-    another), means over the arm's repetitions."""
+    another), means over the arm's repetitions; a ratio above 1 is the cost of having
+    IPC, one at or below 1 is said to measure none (``_ipc_cost_clause``)."""
     if not (ok["codec"] == SINGLE_PROCESS).any():
         return []
     out = []
     for workload, g in ok.groupby("workload", sort=False):
         g = g.assign(_arm=_arms(g))
-        parts, counts = [], set()
+        parts, counts, ratios = [], set(), {}
         # each policy's own arm first, then its A/A copy or async arm
         for arm in sorted(set(g["_arm"]), key=lambda a: (a != a.split("+")[0].rstrip("'"), a)):
             one = g[(g["_arm"] == arm) & (g["codec"] == SINGLE_PROCESS)]["output_tokens_per_s"]
@@ -445,7 +446,8 @@ def _single_process_findings(ok, where: Where) -> list[str]:
             if not (single == single and base == base and base > 0):
                 continue
             counts |= {int(one.count()), int(two.count())}
-            parts.append(f"{arm}: {single:,.0f} tok/s, {single / base:.2f}x its two-process "
+            ratios[arm] = f"{single / base:.2f}"
+            parts.append(f"{arm}: {single:,.0f} tok/s, {ratios[arm]}x its two-process "
                          f"msgpack case ({base:,.0f} tok/s)")
         if not parts:
             continue
@@ -454,18 +456,37 @@ def _single_process_findings(ok, where: Where) -> list[str]:
                 if len(counts) == 1 else f"means over up to {n} repetitions")
         out.append(f"{where(workload)}, the single-process baseline (no IPC, no "
                    f"serialization) runs, each arm against its own two-process case ({over}): "
-                   + "; ".join(parts) + ": the cost of having IPC at all.")
+                   + "; ".join(parts) + ": " + _ipc_cost_clause(ratios) + ".")
     return out
 
 
+def _ipc_cost_clause(ratios: dict[str, str]) -> str:
+    """What the single-process finding's ratios show, ``ratios``: arm -> its printed
+    single-process / two-process tokens/s ratio (``"2.39"``). Above 1.00 the single
+    process was faster: the cost of having IPC. At or below, it was not, and the run
+    measures no such cost there (the single process's own overhead or the machine's
+    noise outweighed it): said so for those arms, never called a cost."""
+    faster = [a for a, r in ratios.items() if float(r) > 1.0]
+    rest = [a for a in ratios if a not in faster]
+    if not rest:
+        return "the cost of having IPC at all"
+    slower = all(float(ratios[a]) < 1.0 for a in rest)
+    what = (f"the single process was {'slower than' if slower else 'no faster than'} the "
+            "two-process case, so no cost of having IPC is measurable")
+    if not faster:
+        return what + " here"
+    return (f"for {_and(faster)}, the cost of having IPC at all; for {_and(rest)}, "
+            + what + " there")
+
+
 def _share_findings(cases, where: Where, labels: list[str]) -> list[str]:
-    """Send's cost as a share of the step at the largest running count of each codec
-    (and other workload label), from ``plots.send_cost_table``: the means over
-    repetitions of the SchedulerOutput path's difference and of each arm's step, each
-    share the printed difference over cached's printed step (``send_cost.share_of_means``);
-    cases whose timings are withheld (``analysis.cores``) are left out."""
+    """Send's cost as a share of the step at every running count of each codec (and
+    other workload label), one line each, in that order, from ``plots.send_cost_table``:
+    the means over repetitions of the SchedulerOutput path's difference and of each
+    arm's step, each share the mean difference over the mean of cached's step
+    (``send_cost.mean_share``, the share ``plots.send_cost_share`` draws); cases whose
+    timings are withheld (``analysis.cores``) are left out."""
     from ipc_bench.analysis.cores import is_withheld
-    from ipc_bench.analysis.send_cost import share_of_means
     from ipc_bench.report.plots import S2R_MEDIAN_COLUMN, send_cost_table
 
     cases = cases[[not is_withheld(r) for r in cases.to_dict("records")]]
@@ -474,59 +495,67 @@ def _share_findings(cases, where: Where, labels: list[str]) -> list[str]:
     if len(table) == 0 or table["share_s2r"].isna().all():
         return []
     table = table[table["codec"] != SINGLE_PROCESS]
-    median = ", medians" if S2R_MEDIAN_COLUMN in cases.columns else ""
     other = [c for c in labels if c != "num_running" and c in table.columns]
     out = []
     for _, g in table.groupby(["codec"] + other, sort=False):
-        top = g[g["running"] == g["running"].max()]
-        n = len(top)
-        # one aggregation for every figure: means over the pairs of each case's figure;
-        # the shares are computed from the figures as printed, so they check
-        s2r_us = round(float(top["_s2r_diff"].mean()) / 1e3, 2)
-        base_us = round(float(top[CACHED].mean()) / 1e3, 1)
-        send_us = round(float(top[SEND].mean()) / 1e3, 1)
-        share_s2r = 100 * (share_of_means(s2r_us, base_us) or 0.0)
-        share_step = 100 * (share_of_means(send_us - base_us, base_us) or 0.0)
-        codec = top["codec"].iloc[0]
-        step = "median" if "step_ns_median" in cases.columns else "mean"
-        longer = "longer" if share_step >= 0 else "shorter"
-        over = (f"means over {n} repetitions of each case's figures" if n > 1
-                else "one repetition")
-        out.append(f"{where(top['workload'].iloc[0])} ({codec}), send's SchedulerOutput path "
-                   f"(build + encode + decode{median}) costs {s2r_us:.2f} µs per step more than "
-                   f"cached's, {share_s2r:.2f} % of cached's {base_us:,.1f} µs {step} "
-                   f"step; send's whole {step} step, {send_us:,.1f} µs, is "
-                   f"{abs(share_step):.2f} % {longer} than cached's (noisier; {over})."
-                   + _oversubscribed(cases, top["workload"].iloc[0], codec))
+        counts = sorted(g.groupby("workload", sort=False), key=lambda w: w[1]["running"].mean())
+        for _, at in counts:  # each workload: one running count
+            line = _share_line(at, where, cases, S2R_MEDIAN_COLUMN in cases.columns)
+            if line:
+                out.append(line)
     return out
 
 
+def _share_line(at, where: Where, cases, s2r_median: bool) -> str:
+    """``_share_findings``' line of one running count's pairs ``at`` (rows of
+    ``plots.send_cost_table``); '' when they have no SchedulerOutput path's difference."""
+    from ipc_bench.analysis.send_cost import mean_share
+
+    s2r = mean_share(at["_s2r_diff"], at[CACHED])
+    whole = mean_share(at["diff"], at[CACHED])
+    if s2r.share is None or whole.share is None:
+        return ""
+    n = len(at)
+    codec, workload = at["codec"].iloc[0], at["workload"].iloc[0]
+    step = "median" if "step_ns_median" in cases.columns else "mean"
+    longer = "longer" if whole.share >= 0 else "shorter"
+    over = f"means over {n} repetitions of each case's figures" if n > 1 else "one repetition"
+    median = ", medians" if s2r_median else ""
+    return (f"{where(workload)} ({codec}), send's SchedulerOutput path (build + encode + "
+            f"decode{median}) costs {s2r.diff_ns / 1e3:.2f} µs per step more than cached's, "
+            f"{100 * s2r.share:.2f} % of cached's {s2r.base_ns / 1e3:,.1f} µs {step} step; "
+            f"send's whole {step} step, {(whole.base_ns + whole.diff_ns) / 1e3:,.1f} µs, is "
+            f"{abs(100 * whole.share):.2f} % {longer} than cached's (noisier; {over})."
+            + _oversubscribed(cases, workload, codec))
+
+
 def _step_time_findings(cases) -> list[str]:
-    """A step-time run's share lines and 1 % crossings, from the ``send_cost_*`` fields
-    its run recorded (``analysis.send_cost``: the same lines as the terminal's, shares
-    of the measured step); ``[]`` for a run without them."""
-    from ipc_bench.analysis.send_cost import (cost_rows, crossing_lines, largest_b_rows,
-                                              share_line)
+    """A step-time run's share lines, one per step time, running count and codec, and
+    its 1 % crossings, from the ``send_cost_*`` fields its run recorded
+    (``analysis.send_cost``: the same lines as the terminal's, shares of the measured
+    step); ``[]`` for a run without them."""
+    from ipc_bench.analysis.send_cost import cost_rows, crossing_lines, share_line
 
     if "send_cost_share_of_step" not in cases.columns:
         return []
     rows = cost_rows(cases.to_dict("records"))
     if not rows:
         return []
-    out = [share_line(r) for r in largest_b_rows(rows)]
+    out = [share_line(r) for r in rows]
     out.append("Running requests at which send's cost passes 1 % of the measured step: "
                + "; ".join(crossing_lines(rows)) + ".")
     return out
 
 
 def _floor_findings(ok) -> list[str]:
-    """The range of measured step time over the floor's across cases (one value when
-    its ends print alike, e.g. a single case); cases whose ``x floor`` is below 1 are
-    left out of it and counted, each with its cause as the table's note and the case's
-    warning give it (``tables.floor_below_one_note``): for a synchronous case the floor
-    ran slower than the case (noise); for an async case (``async_scheduling``) the
-    floor replays the frames one at a time while the case overlapped its steps, so its
-    ``x floor`` is not the harness's overhead."""
+    """The range of measured step time over the floor's (``x floor``) across the
+    synchronous cases at or above 1, saying which cases it covers (one value when its
+    ends print alike, e.g. a single case). Left out of it and counted, each with its
+    cause as the table's note and the case's warning give it
+    (``tables.floor_below_one_note``): a synchronous case below 1, where the floor ran
+    slower than the case (noise); and every async case (``async_scheduling``), on
+    either side of 1, since the floor replays the frames one at a time while the case
+    overlapped its steps, so its ``x floor`` is not the harness's overhead."""
     if "step_to_floor_ratio" not in ok.columns or not ok["step_to_floor_ratio"].notna().any():
         return []
     known = ok[ok["step_to_floor_ratio"].notna()]
@@ -534,29 +563,41 @@ def _floor_findings(ok) -> list[str]:
     is_async = (known["async_scheduling"] == True if "async_scheduling" in known.columns  # noqa: E712
                 else pd.Series(False, index=known.index))
     below_sync = int(((r < 1) & ~is_async).sum())
-    below_async = int(((r < 1) & is_async).sum())
     causes = []
     if below_sync:
         causes.append(f"the floor ran slower than the case in {below_sync} "
                       f"case{'' if below_sync == 1 else 's'} (`x floor` below 1, marked "
                       "`!`): that overhead is noise")
-    if below_async:
-        causes.append(f"{below_async} async case{'' if below_async == 1 else 's'} "
-                      "(`x floor` below 1, marked `!`) overlapped "
-                      f"{'its' if below_async == 1 else 'their'} steps while the floor "
-                      "replays the frames one at a time: that `x floor` is not the "
-                      "harness's overhead")
+    if is_async.any():
+        causes.append(_async_floor_cause(r[is_async]))
     noise = "; ".join(causes)
-    r = r[r >= 1]
+    r = r[(r >= 1) & ~is_async]
     if r.empty:
         return [f"No overhead over the floor can be read from this run: {noise}."]
+    n = len(r)
+    which = (("synchronous " if is_async.any() else "") + ("case" if n == 1 else "cases")
+             + (" with `x floor` at or above 1" if below_sync else ""))
     low, high = f"{r.min():.2f}x", f"{r.max():.2f}x"
-    span = (f"take {low} the floor (the same recorded messages exchanged bare) in "
-            f"{'the one case' if len(r) == 1 else f'all {len(r)} cases'}" if low == high
-            else f"take {low} to {high} the floor (the same recorded messages exchanged "
-                 "bare) across cases")
+    floor = "the floor (the same recorded messages exchanged bare)"
+    if low == high:
+        span = f"take {low} {floor} in {'the one' if n == 1 else f'all {n}'} {which}"
+    else:
+        span = f"take {low} to {high} {floor} across {'the' if causes else 'all'} {n} {which}"
     return [f"The harness's measured steps {span}"
             + (f"; {noise}, left out." if causes else ".")]
+
+
+def _async_floor_cause(r) -> str:
+    """Why ``_floor_findings`` leaves out the async cases whose ``x floor`` values are
+    ``r``, with their range (those below 1 are marked ``!`` in the tables)."""
+    n = len(r)
+    low, high = f"{r.min():.2f}x", f"{r.max():.2f}x"
+    values = low if low == high else f"{low} to {high}"
+    marked = "; below 1 marked `!`" if (r < 1).any() else ""
+    return (f"{n} async case{'' if n == 1 else 's'} (`x floor` {values}{marked}) "
+            f"overlapped {'its' if n == 1 else 'their'} steps while the floor replays the "
+            f"frames one at a time: {'that' if n == 1 else 'their'} `x floor` is not the "
+            "harness's overhead on either side of 1")
 
 
 def _overhead_findings(cases) -> list[str]:
@@ -653,10 +694,9 @@ def _holm_unadjusted_note(m: dict[str, Any], family_size: int = 0) -> str | None
     0.131); the interval is unadjusted' for a recorded metric ``m`` whose unadjusted
     ratio interval excludes 1 while its Holm-adjusted verdict finds no significant
     difference; ``None`` otherwise."""
-    low, high = m.get("ratio_ci_low"), m.get("ratio_ci_high")
-    if (m.get("adjustment") != "holm" or m.get("significant") is not False
-            or m.get("p_value") is None or m.get("p_adjusted") is None
-            or low is None or high is None or not (low > 1 or high < 1)):
+    from ipc_bench.analysis.stats import unadjusted_excludes_one
+
+    if not unadjusted_excludes_one(m):
         return None
     over = f" over {family_size} timed metrics" if family_size else ""
     return (f"not significant after Holm's correction{over} (p {m['p_value']:.3f}, "

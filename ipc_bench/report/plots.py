@@ -846,7 +846,9 @@ def send_cost_table(cases, labels: Sequence[str] = ()):
     ns; ``running`` = the ``num_running`` label, else the mean running requests. The
     other columns are ``stats.paired``'s for the step time (``diff`` = send - cached,
     ns), with the ``labels`` columns (``Results.labels``). Empty when the cases hold no
-    send/cached pair."""
+    send/cached pair. The shares are per pair: over repetitions the figure and the
+    findings give ``send_cost.mean_share`` of ``diff`` (or ``_s2r_diff``) and cached's
+    step, not the mean of these."""
     step_col = "step_ns_median" if "step_ns_median" in cases.columns else "step_ns_mean"
     table = paired(cases, step_col, labels=labels)
     if len(table) == 0:
@@ -908,8 +910,12 @@ def _send_cost_inputs(results):
 def _send_cost_series(table, other: list, axes, off_keys: set) -> tuple[list, list]:
     """The series ``send_cost_share`` draws: ``(bars, rings)``. ``bars``: per codec and
     other label, whole step and s2r, on each panel, ``(ax, xs, ys, lo, hi, color,
-    errorbar keywords)`` (means over repetitions, 95 % interval); ``rings``: ``(ax, xs,
-    ys)`` of the points whose (workload, codec) is in ``off_keys``."""
+    errorbar keywords)``: each point the findings' share, the mean difference over the
+    mean of cached's step (``send_cost.mean_share``), in %, with the mean difference's
+    95 % interval over that step (NaN with one pair); ``rings``: ``(ax, xs, ys)`` of the
+    points whose (workload, codec) is in ``off_keys``."""
+    from ipc_bench.analysis.send_cost import mean_share
+
     palette = [POLICY_COLORS[SEND], *_EXTRA_COLORS]
     other_values = list(dict.fromkeys(
         tuple(row) for row in table[other].itertuples(index=False))) if other else [()]
@@ -922,15 +928,17 @@ def _send_cost_series(table, other: list, axes, off_keys: set) -> tuple[list, li
             f", {n}={v:g}" if isinstance(v, float) else f", {n}={v}"
             for n, v in zip(other, key[1:]))
         color = palette[other_values.index(tuple(key[1:])) % len(palette)]
-        for col, style, what in (("share_step", "-", "whole step"),
-                                 ("share_s2r", "--", "build+encode+decode")):
-            if g[col].isna().all():
+        for col, style, what in (("diff", "-", "whole step"),
+                                 ("_s2r_diff", "--", "build+encode+decode")):
+            if col not in g.columns or g[col].isna().all():
                 continue
             agg = []
             for _, gw in g.groupby("workload", sort=False):
-                m, lo, hi = mean_interval(gw[col].tolist())
+                m = mean_share(gw[col], gw[CACHED])  # the findings' share, in %
                 agg.append((float(gw["step_ms"].mean()), float(gw["running"].mean()),
-                            m, lo, hi, (gw["workload"].iloc[0], codec) in off_keys))
+                            *(math.nan if v is None else 100.0 * v
+                              for v in (m.share, m.low, m.high)),
+                            (gw["workload"].iloc[0], codec) in off_keys))
             agg.sort(key=lambda a: (a[1], a[0]))
             for ax, xi in ((axes[0][0], 0), (axes[0][1], 1)):
                 bars.append((ax, [a[xi] for a in agg], [a[2] for a in agg],
@@ -946,10 +954,11 @@ def _send_cost_series(table, other: list, axes, off_keys: set) -> tuple[list, li
 
 @_finished_cases
 def send_cost_share(results):
-    """What ``send`` costs as a share of the step time (``send_cost_table``), in %, for
-    every workload and codec (mean over repetitions, 95 % interval with 2+): solid, the
-    whole step's difference; dashed, the SchedulerOutput's build + encode + decode
-    alone. Against the step time (the cached case's median step, ms; a fixed-step sweep
+    """What ``send`` costs as a share of the step time, in %, for every workload and
+    codec: the findings' share (``send_cost.mean_share`` over the pairs of
+    ``send_cost_table``: the mean difference over the mean of cached's step, with the
+    mean difference's 95 % interval over that step with 2+ pairs): solid, the whole
+    step's difference; dashed, the SchedulerOutput's build + encode + decode alone. Against the step time (the cached case's median step, ms; a fixed-step sweep
     spreads it) and against the running requests. The axis holds the points; an
     interval end far beyond them is cut at the edge and marked (``_bounded_errorbar``).
     Points whose cases were warned off their nominal fixed step
@@ -1022,9 +1031,9 @@ def _send_cost_legend(fig, ax, note: str) -> None:
     fig.legend(handles, labels, loc="outside lower center",
                ncols=max(1, min(len(labels), fits, 4)),
                fontsize="small" if len(labels) <= 8 else "x-small")
-    fig.suptitle(_with_note("What send costs as a share of the step (send - cached) / cached "
-                            "step: whole step (solid), SchedulerOutput build + encode + "
-                            "decode (dashed)", note), fontsize="medium")
+    fig.suptitle(_with_note("What send costs as a share of the step, mean(send - cached) / "
+                            "mean(cached step): whole step (solid), SchedulerOutput build "
+                            "+ encode + decode (dashed)", note), fontsize="medium")
 
 
 #: Panels of ``tp_saving_figure``: (``analysis.tp.tp_saving`` key, scale, y label, title).

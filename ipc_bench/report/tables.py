@@ -18,7 +18,7 @@ from ipc_bench.analysis.results import case_unfinished
 from ipc_bench.analysis.stats import (COMPARED_KEYS, DETECTABLE, INTERVAL_NAMES,
                                       arms_by_repetition, paired_ratio, performed,
                                       ratio_phrase, schedules_differ, token_ids_bytes,
-                                      verdict_of)
+                                      unadjusted_excludes_one, verdict_of)
 from ipc_bench.analysis.summary import no_counted_steps_warning
 from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.engine.pipeline import DIRECT
@@ -228,12 +228,13 @@ def ratio_text(point: Optional[float], low: Optional[float] = None,
 def ratio_line_head(name: str, where: str, n: int, interval: bool, method: str = "t",
                     base: str = SEND) -> str:
     """The start of a ratio line: ``cached/send (msgpack; paired by repetition: geometric
-    mean of the per-repetition ratios [95 % Student-t interval]; 2 pairs)``, ending
-    ``1 pair, no interval`` when the ratios have no interval (``interval`` false);
+    mean of the per-repetition ratios [95 % Student-t interval]; 2 pairs)``; when the
+    ratios have no interval (``interval`` false) it names no interval kind and ends
+    ``1 pair, no interval`` (``stats.ratio_phrase``);
     ``base`` is the arm in the denominator (``send``, or ``cached`` for
     ``cached+async/cached``)."""
     count = f"{n} pair{'' if n == 1 else 's'}" + ("" if interval else ", no interval")
-    return f"{name}/{base} ({where}; {ratio_phrase(method)}; {count})"
+    return f"{name}/{base} ({where}; {ratio_phrase(method, interval=interval)}; {count})"
 
 
 def ratio_arm_pairs(arms: Iterable[str]) -> list[tuple[str, str]]:
@@ -598,12 +599,30 @@ SCHEDULES_DIFFER_NOTE = (
     "by batch as well as by policy; the s2r bytes' difference is not the policy's saving "
     "(send's own new_token_ids are tok B/step + prompt B/step in the case table)")
 #: How an inconclusive verdict starts (``stats.inconclusive_verdict``); its rows say
-#: ``INCONCLUSIVE`` and the line under the table, ``INCONCLUSIVE_NOTE``, says why once.
+#: ``INCONCLUSIVE`` and why (``inconclusive_cell``), and the line under the table,
+#: ``INCONCLUSIVE_NOTE``, says what that means once.
 INCONCLUSIVE = "inconclusive"
 INCONCLUSIVE_NOTE = (f"inconclusive: no significant difference, but the ratio interval "
                      f"reaches beyond ±{100 * DETECTABLE:.0f} %: too few repetitions or too "
                      f"noisy to tell a {100 * DETECTABLE:.0f} % difference from none (more "
                      f"--repeat, or a quieter machine)")
+#: An inconclusive row's cell where its unadjusted interval excludes 1
+#: (``stats.unadjusted_excludes_one``), and where it does not.
+INCONCLUSIVE_HOLM = f"{INCONCLUSIVE}: not significant after Holm adjustment"
+INCONCLUSIVE_WIDE = f"{INCONCLUSIVE}: interval reaches beyond ±{100 * DETECTABLE:.0f} %"
+#: Under a table with an ``INCONCLUSIVE_HOLM`` row.
+INCONCLUSIVE_HOLM_NOTE = (
+    "not significant after Holm adjustment: the ratio CI excludes 1 but is unadjusted (as "
+    "are the diff CI and the first p); the verdict comes from the p adjusted over the "
+    "comparison's timed metrics [in brackets], above 0.05: no significant difference, "
+    f"and an interval too wide to rule out a {100 * DETECTABLE:.0f} % one")
+
+
+def inconclusive_cell(m: dict[str, Any]) -> str:
+    """The verdict cell of an inconclusive metric ``m`` (a ``compare_cases`` metric):
+    ``INCONCLUSIVE_HOLM`` where its unadjusted ratio interval excludes 1 but the
+    Holm-adjusted test finds no significant difference, else ``INCONCLUSIVE_WIDE``."""
+    return INCONCLUSIVE_HOLM if unadjusted_excludes_one(m) else INCONCLUSIVE_WIDE
 
 
 def _p(value: Optional[float]) -> str:
@@ -620,8 +639,9 @@ def comparison_parts(c: dict[str, Any]) -> Optional[tuple[str, list[str], list[l
     then the line on withheld timings; ``""`` when neither); ``None`` when it compared no
     metric of ``COMPARED_KEYS`` and withheld none."""
     base, treat = c["baseline"], c["treatment"]
-    method = (ratio_phrase(c["method"], c["confidence"]) if c["method"] in INTERVAL_NAMES
-              else c["method"])
+    interval = any(m.get("ratio_ci_low") is not None for m in c["metrics"].values())
+    method = (ratio_phrase(c["method"], c["confidence"], interval)
+              if c["method"] in INTERVAL_NAMES else c["method"])
     family = c.get("family") or []
     adjusted = (f"; verdicts Holm-adjusted over {len(family)} timed metrics"
                 if family else "")
@@ -644,6 +664,9 @@ def comparison_parts(c: dict[str, Any]) -> Optional[tuple[str, list[str], list[l
               "verdict"]
     held = c.get("timings_withheld")  # analysis.cores: bytes only
     held = held.replace("* timings", "timings", 1) if held else ""
+    cells = [r[-1] for r in rows]
+    if INCONCLUSIVE_HOLM in cells:
+        held = "\n".join(x for x in (INCONCLUSIVE_HOLM_NOTE, held) if x)
     if any(verdict_of(m).startswith(INCONCLUSIVE) for m in c["metrics"].values()):
         held = "\n".join(x for x in (INCONCLUSIVE_NOTE, held) if x)
     if c.get("schedules_differ"):
@@ -709,7 +732,8 @@ def _comparison_row(method: str, key: str, m: dict[str, Any]) -> list[str]:
             f"{ratio:.3f}" if ratio is not None else "-", ci,
             _num(diff, scale), dci, p,
             WITHHELD if m["verdict"].startswith(WITHHELD)
-            else INCONCLUSIVE if verdict_of(m).startswith(INCONCLUSIVE) else m["verdict"]]
+            else inconclusive_cell(m) if verdict_of(m).startswith(INCONCLUSIVE)
+            else m["verdict"]]
 
 
 def format_byte_model(rows: Iterable[dict[str, Any]]) -> str:

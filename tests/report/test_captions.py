@@ -96,15 +96,17 @@ def test_the_bytes_box_and_the_finding_share_one_base(runs):
 def test_captions_of_figures_drawn_without_some_parts():
     send_cost = dict(series=[("send", "msgpack")], step="median", s2r=False, models=["null"])
     assert blocks.caption("send_cost_share", send_cost) == (
-        "What `send` costs as a share of the step: (send's median step - cached's) / "
-        "cached's median step, against the step time (cached's median step) and the "
-        "running requests; solid: the whole step. The dotted line marks 1 %. The null "
+        "What `send` costs as a share of the step, against the step time (cached's "
+        "median step) and the running requests: the findings' share, the mean difference "
+        "send - cached over the mean of cached's median step (bars: the difference's 95 % "
+        "interval over it); solid: the whole median step. The dotted line marks 1 %. The null "
         "model's steps are the bare control plane's, the worst case for send's share.")
     assert blocks.caption("send_cost_share", dict(send_cost, s2r=True, s2r_median=True,
                                                   models=["fixed-step"])) == (
-        "What `send` costs as a share of the step: (send's median step - cached's) / "
-        "cached's median step, against the step time (cached's median step) and the "
-        "running requests; solid: the whole step, dashed: the SchedulerOutput's build + "
+        "What `send` costs as a share of the step, against the step time (cached's "
+        "median step) and the running requests: the findings' share, the mean difference "
+        "send - cached over the mean of cached's median step (bars: the difference's 95 % "
+        "interval over it); solid: the whole median step, dashed: the SchedulerOutput's build + "
         "encode + decode alone (per-step medians). The dotted line marks 1 %. The "
         "fixed-step cases spread the step-time axis.")
     assert blocks.caption("latency_cdfs", dict(series=[("send", "msgpack")],
@@ -123,8 +125,8 @@ def test_captions_of_figures_drawn_without_some_parts():
         "Output tokens/s of every case (tokens sampled in counted steps over their busy "
         "wall time), one point per arm and codec: `send` and `cached`; one repetition per "
         "case, so no error bars. Right: cached/send, paired by repetition: geometric mean "
-        "of the per-repetition ratios [95 % Student-t interval]; one pair each, so no "
-        "interval (above 1: cached faster).")
+        "of the per-repetition ratios; one pair each, so no interval (above 1: cached "
+        "faster).")
     assert blocks.caption("throughput", dict(series=[("cached", "msgpack"),
                                                      ("cached+async", "msgpack")],
                                              panels=["tokens/s"], repeated=True)) == (

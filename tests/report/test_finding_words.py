@@ -205,3 +205,41 @@ def test_a_one_repetition_timed_replay_carries_the_caveat_before_its_latencies(t
         "One repetition per case, so no intervals: differences of a few % may be noise "
         "(run with `--repeat N` for 95 % intervals).")
     assert lines.index(findings.ONE_REPETITION) < min(latency)
+
+
+def _single_process_rows(pairs: dict[str, tuple[float, float]]) -> list[dict]:
+    """Two repetitions of each arm's single-process and two-process msgpack cases:
+    ``pairs``: arm -> (single-process tok/s, two-process tok/s)."""
+    rows = []
+    for rep in range(2):
+        for arm, (single, two) in pairs.items():
+            policy = arm.split("+")[0]
+            for codec, tok in (("none", single), ("msgpack", two)):
+                rows.append(dict(_summary(policy, rep, tok, 100_000.0), codec=codec,
+                                 arm=arm, case_id=f"num_running=4/{arm}/{codec}#{rep}"))
+    return rows
+
+
+def test_a_slower_single_process_is_not_called_the_cost_of_ipc():
+    # The single process ran 0.91x the two-process case: it was slower, so there is no
+    # cost of IPC to read, and the finding no longer claims one.
+    rows = _single_process_rows({"send": (91_000.0, 100_000.0),
+                                 "cached": (95_000.0, 100_000.0)})
+    assert findings._single_process_findings(_cases(rows), _where) == [
+        "At 4 running requests, the single-process baseline (no IPC, no serialization) "
+        "runs, each arm against its own two-process case (means over 2 repetitions): "
+        "cached: 95,000 tok/s, 0.95x its two-process msgpack case (100,000 tok/s); send: "
+        "91,000 tok/s, 0.91x its two-process msgpack case (100,000 tok/s): the single "
+        "process was slower than the two-process case, so no cost of having IPC is "
+        "measurable here."]
+    mixed = _single_process_rows({"send": (91_000.0, 100_000.0),
+                                  "cached": (235_000.0, 100_000.0)})
+    assert findings._single_process_findings(_cases(mixed), _where)[0].endswith(
+        "cached: 235,000 tok/s, 2.35x its two-process msgpack case (100,000 tok/s); send: "
+        "91,000 tok/s, 0.91x its two-process msgpack case (100,000 tok/s): for cached, "
+        "the cost of having IPC at all; for send, the single process was slower than the "
+        "two-process case, so no cost of having IPC is measurable there.")
+    even = _single_process_rows({"send": (100_001.0, 100_000.0)})
+    assert findings._single_process_findings(_cases(even), _where)[0].endswith(
+        "1.00x its two-process msgpack case (100,000 tok/s): the single process was no "
+        "faster than the two-process case, so no cost of having IPC is measurable here.")

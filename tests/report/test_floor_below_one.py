@@ -72,7 +72,8 @@ def test_the_report_marks_it_and_leaves_it_out_of_the_floor_range(slow_floor_run
             "its warning says so") in md
     assert "async" not in md  # a synchronous run: the note speaks of its own cases
     assert ("- The harness's measured steps take 3.25x the floor (the same recorded "
-            "messages exchanged bare) in the one case; the floor ran slower than the case "
+            "messages exchanged bare) in the one case with `x floor` at or above 1; the "
+            "floor ran slower than the case "
             "in 1 case (`x floor` below 1, marked `!`): that overhead is noise, "
             "left out.") in md
     assert f"- `num_running=4/cached/msgpack#0`: {SLOW}" in md
@@ -112,7 +113,7 @@ def test_a_range_of_one_value_is_printed_once():
     two = pd.DataFrame({"step_to_floor_ratio": [1.5, 2.25]})
     assert _floor_findings(two) == [
         "The harness's measured steps take 1.50x to 2.25x the floor (the same recorded "
-        "messages exchanged bare) across cases."]
+        "messages exchanged bare) across all 2 cases."]
 
 
 def test_the_floor_finding_gives_an_async_case_the_async_cause():
@@ -127,12 +128,36 @@ def test_the_floor_finding_gives_an_async_case_the_async_cause():
                           "async_scheduling": [False, True, False]})
     assert _floor_findings(cases) == [
         "The harness's measured steps take 2.50x the floor (the same recorded messages "
-        "exchanged bare) in the one case; the floor ran slower than the case in 1 case "
-        "(`x floor` below 1, marked `!`): that overhead is noise; 1 async case (`x floor` "
-        "below 1, marked `!`) overlapped its steps while the floor replays the frames one "
-        "at a time: that `x floor` is not the harness's overhead, left out."]
+        "exchanged bare) in the one synchronous case with `x floor` at or above 1; the "
+        "floor ran slower than the case in 1 case (`x floor` below 1, marked `!`): that "
+        "overhead is noise; 1 async case (`x floor` 0.80x; below 1 marked `!`) overlapped "
+        "its steps while the floor replays the frames one at a time: that `x floor` is not "
+        "the harness's overhead on either side of 1, left out."]
     only_async = cases.iloc[:2]
     assert _floor_findings(only_async)[0].endswith(
-        "in the one case; 1 async case (`x floor` below 1, marked `!`) overlapped its "
+        "in the one synchronous case; 1 async case (`x floor` 0.80x; below 1 marked `!`) "
+        "overlapped its steps while the floor replays the frames one at a time: that "
+        "`x floor` is not the harness's overhead on either side of 1, left out.")
+
+
+def test_the_floor_range_leaves_out_async_cases_on_both_sides_of_one():
+    """An async case above 1 stayed in the range while one below 1 was left out,
+    though neither's `x floor` is the harness's overhead: both are left out now, and
+    the range says it covers the synchronous cases."""
+    import pandas as pd
+
+    from ipc_bench.report.findings import _floor_findings
+
+    cases = pd.DataFrame({"step_to_floor_ratio": [2.5, 1.4, 3.0, 0.8],
+                          "async_scheduling": [False, True, False, True]})
+    assert _floor_findings(cases) == [
+        "The harness's measured steps take 2.50x to 3.00x the floor (the same recorded "
+        "messages exchanged bare) across the 2 synchronous cases; 2 async cases "
+        "(`x floor` 0.80x to 1.40x; below 1 marked `!`) overlapped their steps while the "
+        "floor replays the frames one at a time: their `x floor` is not the harness's "
+        "overhead on either side of 1, left out."]
+    above = cases.iloc[:3]
+    assert _floor_findings(above)[0].endswith(
+        "across the 2 synchronous cases; 1 async case (`x floor` 1.40x) overlapped its "
         "steps while the floor replays the frames one at a time: that `x floor` is not "
-        "the harness's overhead, left out.")
+        "the harness's overhead on either side of 1, left out.")

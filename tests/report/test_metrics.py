@@ -48,22 +48,25 @@ rep  policy  codec    transport  steps  out tok/s  floor tok/s  x floor  s2r B/s
 
 # With the p-value column and Holm's adjustment over the timed metrics: two pairs
 # support no timed verdict but the build time's (the same in both pairs); those whose
-# interval reaches beyond ±10 % are inconclusive, not "no significant difference". The
-# title names the ratio as the ratio line does (stats.ratio_phrase).
+# interval reaches beyond ±10 % are inconclusive, not "no significant difference", and
+# say why: here each one's unadjusted interval excludes 1, but the Holm-adjusted test
+# finds no significant difference. The title names the ratio as the ratio line does
+# (stats.ratio_phrase).
 GOLDEN_COMPARISONS = """
 cached vs send  [num_running=4]  msgpack: cached/send paired by repetition: geometric mean of the per-repetition ratios [95 % Student-t interval]; 2 pairs; verdicts Holm-adjusted over 7 timed metrics
-metric       unit   send median [IQR]  cached median [IQR]  cached/send        ratio CI  send-cached            diff CI         p [Holm]                                     verdict
------------  -----  -----------------  -------------------  -----------  --------------  -----------  -----------------  ---------------  ------------------------------------------
-step mean    us     283.9 [1.15]              230.7 [0.70]        0.813  [0.743, 0.889]         53.1       [29.6, 76.7]    0.022 [0.130]                                inconclusive
-step median  us     282.9 [1.15]              229.7 [0.70]        0.812  [0.742, 0.889]         53.1       [29.6, 76.7]    0.022 [0.130]                                inconclusive
-out tok/s    tok/s  56,301 [301.0]          69,577 [423.0]        1.236  [1.069, 1.429]      -13,276  [-22,475, -4,077]    0.034 [0.130]                                inconclusive
-build        us     8.10 [0.00]                3.20 [0.00]        0.395  [0.395, 0.395]         4.90       [4.90, 4.90]  <0.001 [<0.001]  significant: cached 60.5 % lower than send
-encode       us     5.40 [0.00]                5.40 [0.00]        1.000  [1.000, 1.000]         0.00       [0.00, 0.00]    1.000 [1.000]                   no significant difference
-decode       us     16.5 [0.00]                16.5 [0.00]        1.000  [1.000, 1.000]         0.00       [0.00, 0.00]    1.000 [1.000]                   no significant difference
-sched cpu    us     141.9 [0.58]              115.4 [0.35]        0.813  [0.743, 0.889]         26.6       [14.8, 38.3]    0.022 [0.130]                                inconclusive
-s2r bytes    B      1,530 [0.00]              1,449 [0.00]        0.947  [0.947, 0.947]         81.0       [81.0, 81.0]           <0.001   significant: cached 5.3 % lower than send
-r2s bytes    B      1,424 [0.00]              1,424 [0.00]        1.000  [1.000, 1.000]         0.00       [0.00, 0.00]            1.000                   no significant difference
-inconclusive: no significant difference, but the ratio interval reaches beyond ±10 %: too few repetitions or too noisy to tell a 10 % difference from none (more --repeat, or a quieter machine)"""
+metric       unit   send median [IQR]  cached median [IQR]  cached/send        ratio CI  send-cached            diff CI         p [Holm]                                              verdict
+-----------  -----  -----------------  -------------------  -----------  --------------  -----------  -----------------  ---------------  ---------------------------------------------------
+step mean    us     283.9 [1.15]              230.7 [0.70]        0.813  [0.743, 0.889]         53.1       [29.6, 76.7]    0.022 [0.130]  inconclusive: not significant after Holm adjustment
+step median  us     282.9 [1.15]              229.7 [0.70]        0.812  [0.742, 0.889]         53.1       [29.6, 76.7]    0.022 [0.130]  inconclusive: not significant after Holm adjustment
+out tok/s    tok/s  56,301 [301.0]          69,577 [423.0]        1.236  [1.069, 1.429]      -13,276  [-22,475, -4,077]    0.034 [0.130]  inconclusive: not significant after Holm adjustment
+build        us     8.10 [0.00]                3.20 [0.00]        0.395  [0.395, 0.395]         4.90       [4.90, 4.90]  <0.001 [<0.001]           significant: cached 60.5 % lower than send
+encode       us     5.40 [0.00]                5.40 [0.00]        1.000  [1.000, 1.000]         0.00       [0.00, 0.00]    1.000 [1.000]                            no significant difference
+decode       us     16.5 [0.00]                16.5 [0.00]        1.000  [1.000, 1.000]         0.00       [0.00, 0.00]    1.000 [1.000]                            no significant difference
+sched cpu    us     141.9 [0.58]              115.4 [0.35]        0.813  [0.743, 0.889]         26.6       [14.8, 38.3]    0.022 [0.130]  inconclusive: not significant after Holm adjustment
+s2r bytes    B      1,530 [0.00]              1,449 [0.00]        0.947  [0.947, 0.947]         81.0       [81.0, 81.0]           <0.001            significant: cached 5.3 % lower than send
+r2s bytes    B      1,424 [0.00]              1,424 [0.00]        1.000  [1.000, 1.000]         0.00       [0.00, 0.00]            1.000                            no significant difference
+inconclusive: no significant difference, but the ratio interval reaches beyond ±10 %: too few repetitions or too noisy to tell a 10 % difference from none (more --repeat, or a quieter machine)
+not significant after Holm adjustment: the ratio CI excludes 1 but is unadjusted (as are the diff CI and the first p); the verdict comes from the p adjusted over the comparison's timed metrics [in brackets], above 0.05: no significant difference, and an interval too wide to rule out a 10 % one"""
 
 GOLDEN_LATENCY = """
 Latency (timed replay at 2x real time; TTFT from intended arrival)
@@ -85,7 +88,7 @@ def test_comparison_block_says_once_why_a_method_gives_no_verdict():
     text = tables.format_comparisons(stats.compare_cases(SUMMARIES, method="bootstrap"))
     head, _, _, *rows = text.strip().splitlines()
     assert head.endswith("cached/send paired by repetition: median of the per-repetition "
-                         "ratios [95 % percentile-bootstrap interval]; 2 pairs; no verdict: "
+                         "ratios; 2 pairs; no verdict: "
                          "the bootstrap needs >= 34 pairs, have 2 (use --repeat 34 or more, "
                          "or --ci-method t)")
     assert len(rows) == 9 and all(r.endswith("  no verdict") for r in rows)
@@ -179,7 +182,7 @@ send'   msgpack  ipc          200     56,000      112,000     2.00       1,530  
   ------  -------  ---------  ----------  ----------  ----------  ---------  ---------  ------------------
   send    msgpack  ipc        sync              80.0       160.0       50.0       90.0               160.0
   send'   msgpack  ipc        sync              90.0       180.0       50.0       90.0               180.0
-  send'/send (msgpack; paired by repetition: geometric mean of the per-repetition ratios [95 % Student-t interval]; 1 pair, no interval): tok/s 0.989, s2r B 1.000, build 1.000, encode 1.000, decode 1.000, step 1.008"""
+  send'/send (msgpack; paired by repetition: geometric mean of the per-repetition ratios; 1 pair, no interval): tok/s 0.989, s2r B 1.000, build 1.000, encode 1.000, decode 1.000, step 1.008"""
     assert tables.cells(dict(policy="send"), ("policy",)) == ["send"]  # a summary without an arm
 
 
@@ -190,8 +193,8 @@ def test_ratio_lines_compare_arms_not_policies():
     copy = dict(_summary("send", 0, 10000.0, 282700.0), arm="send'")
     asyn = dict(_summary("cached", 0, 90000.0, 231400.0), arm="cached+async")
     direct = dict(_summary("cached", 0, 55000.0, 231400.0), arm="direct")
-    head = ("(msgpack; paired by repetition: geometric mean of the per-repetition ratios "
-            "[95 % Student-t interval]; 1 pair, no interval): ")
+    head = ("(msgpack; paired by repetition: geometric mean of the per-repetition ratios; "
+            "1 pair, no interval): ")
     ratio = [ln for ln in tables.format_tables([send, copy, cached, asyn]).splitlines()
              if "/send (" in ln or "/cached (" in ln]
     assert ratio == ["  cached/send " + head + "tok/s 1.200, s2r B 0.947, "
@@ -225,8 +228,8 @@ def test_the_ratio_line_is_the_paired_geometric_mean_not_the_ratio_of_means():
         pytest.approx(0.8775, abs=1e-4)
     assert "0.821" not in line and "mean over repetitions" not in line
     assert tables.format_tables(summaries, method="sign").splitlines()[-1].startswith(
-        "  cached/send (msgpack; paired by repetition: median of the per-repetition ratios "
-        "[95 % sign-test interval]; 2 pairs, no interval): tok/s 0.900, ")
+        "  cached/send (msgpack; paired by repetition: median of the per-repetition ratios; "
+        "2 pairs, no interval): tok/s 0.900, ")
 
 
 def _single_process(policy: str, rep: int, encode_ns: float) -> dict:
@@ -289,3 +292,54 @@ def test_aa_and_async_runs_print_their_ratio_lines_as_plain_runs_do():
         "  cached+async/cached (none; paired by repetition: geometric mean of the "
         "per-repetition ratios [95 % Student-t interval]; 2 pairs): tok/s "
         + tables.ratio_text(point, low, high) + ", ")
+
+
+def test_a_ratio_without_an_interval_names_no_interval_kind():
+    """'[95 % Student-t interval]; 1 pair, no interval' named an interval it then said
+    was not there: with one pair the label names the point alone, in the ratio line,
+    the comparison block's first line and the throughput figure's caption."""
+    from ipc_bench.report import blocks
+
+    assert tables.ratio_line_head("cached", "msgpack", 1, False) == (
+        "cached/send (msgpack; paired by repetition: geometric mean of the per-repetition "
+        "ratios; 1 pair, no interval)")
+    assert tables.ratio_line_head("cached", "msgpack", 2, True) == (
+        "cached/send (msgpack; paired by repetition: geometric mean of the per-repetition "
+        "ratios [95 % Student-t interval]; 2 pairs)")
+    one = [_summary("send", 0, 50_000.0, 282700.0), _summary("cached", 0, 60_000.0, 231400.0)]
+    title = tables.comparison_parts(stats.compare_cases(one)[0])[0]
+    assert title == (
+        "cached vs send  [num_running=4]  msgpack: cached/send paired by repetition: "
+        "geometric mean of the per-repetition ratios; 1 pair; no verdict: the t-interval "
+        "needs >= 2 pairs, have 1 (use --repeat 2 or more)")
+    caption = blocks.caption("throughput", dict(
+        series=[("send", "msgpack"), ("cached", "msgpack")],
+        panels=["tokens/s", "cached/send"], repeated=False, method="sign"))
+    assert "cached/send, paired by repetition: median of the per-repetition ratios; one " \
+           "pair each, so no interval" in caption and "interval]" not in caption
+
+
+def test_an_inconclusive_row_says_why_it_is_inconclusive():
+    """A row whose unadjusted interval excludes 1 read just "inconclusive", as did one
+    whose interval merely reaches beyond ±10 %: each now says which, and a line under
+    the table says what the first means."""
+    holm = stats.compare_cases(SUMMARIES)[0]
+    noisy = stats.compare_cases([_summary("send", 0, 100_000.0, 282700.0),
+                                 _summary("cached", 0, 70_000.0, 231400.0),
+                                 _summary("send", 1, 43_600.0, 285000.0),
+                                 _summary("cached", 1, 47_960.0, 230000.0)])[0]
+    cells = {}
+    for name, c in (("holm", holm), ("noisy", noisy)):
+        _, _, rows, held = tables.comparison_parts(c)
+        cells[name] = ({r[0]: r[-1] for r in rows}["out tok/s"], held)
+    # [1.069, 1.429] excludes 1; p 0.034, Holm-adjusted 0.130: not significant
+    assert cells["holm"] == (
+        "inconclusive: not significant after Holm adjustment",
+        tables.INCONCLUSIVE_NOTE + "\n" + tables.INCONCLUSIVE_HOLM_NOTE)
+    # [0.050, 15.500] holds 1 and reaches far beyond ±10 %
+    assert cells["noisy"][0] == "inconclusive: interval reaches beyond ±10 %"
+    assert tables.INCONCLUSIVE_HOLM_NOTE == (
+        "not significant after Holm adjustment: the ratio CI excludes 1 but is unadjusted "
+        "(as are the diff CI and the first p); the verdict comes from the p adjusted over "
+        "the comparison's timed metrics [in brackets], above 0.05: no significant "
+        "difference, and an interval too wide to rule out a 10 % one")

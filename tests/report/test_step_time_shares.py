@@ -93,9 +93,10 @@ def test_a_case_within_tolerance_gets_no_warning_and_its_crossing_is_read():
     assert (f"  2 ms, msgpack: whole step <= 16 (already at the smallest B) {mark}; "
             "s2r ~40 (interpolated)") in text
     findings = _step_time_findings(pd.DataFrame(summaries))
-    assert findings[0] in text.splitlines()
-    assert findings[0].startswith("fixed step 2 ms, B = 64, msgpack:")
-    assert findings[1].endswith(f"whole step <= 16 (already at the smallest B) {mark}; "
+    assert findings[0] in text.splitlines() and findings[1] in text.splitlines()
+    assert findings[0].startswith("fixed step 2 ms, B = 16, msgpack:")
+    assert findings[1].startswith("fixed step 2 ms, B = 64, msgpack:")
+    assert findings[2].endswith(f"whole step <= 16 (already at the smallest B) {mark}; "
                                 "s2r ~40 (interpolated).")
 
 
@@ -175,11 +176,11 @@ def test_the_whole_step_off_nominal_withholds_the_crossing():
                 "step")
     assert f"  {crossing}" in text.splitlines()
     findings = _step_time_findings(pd.DataFrame(summaries))
-    assert findings[0].endswith(
+    assert findings[2].endswith(
         "Warning: fixed step 2 ms: the whole step ran a median 4.87 ms (+144 %), more than "
         "10 % + 1.02 ms (control plane at B = 256) over nominal: a process was descheduled "
         "outside the runner's wait; its shares are of the measured step.")
-    assert findings[1].endswith(f": {crossing}.")
+    assert findings[3].endswith(f": {crossing}.")
 
 
 def test_a_one_repetition_whole_step_crossing_is_marked_unreliable():
@@ -200,3 +201,24 @@ def test_a_one_repetition_whole_step_crossing_is_marked_unreliable():
     more = [dict(s, repetition=1, case_id=s["case_id"] + "-1") for s in summaries]
     text2 = report([dict(s) for s in summaries] + more)
     assert "one repetition" not in text2
+
+
+def test_every_running_count_gets_its_share_line_in_both_outputs():
+    # 2 ms at 16 and 64 running: the report and the terminal gave the line of B = 64
+    # only; each running count now has its own, the same in both.
+    summaries = [_case("send", 16, 2_300_000, 20_000, 2_050_000, step_time_ms=2.0),
+                 _case("cached", 16, 2_250_000, 12_000, 2_050_000, step_time_ms=2.0),
+                 _case("send", 64, 2_500_000, 60_000, 2_190_000, step_time_ms=2.0),
+                 _case("cached", 64, 2_400_000, 20_000, 2_190_000, step_time_ms=2.0)]
+    text = report(summaries)
+    lines = [
+        "fixed step 2 ms, B = 16, msgpack: send's SchedulerOutput path (build + encode + "
+        "decode, medians) costs 8.00 µs per step more than cached's, 0.36 % of the measured "
+        "step (cached's median, 2.25 ms); the whole median step differs by +2.22 % of it "
+        "(noisier).",
+        "fixed step 2 ms, B = 64, msgpack: send's SchedulerOutput path (build + encode + "
+        "decode, medians) costs 40.00 µs per step more than cached's, 1.67 % of the "
+        "measured step (cached's median, 2.40 ms); the whole median step differs by "
+        "+4.17 % of it (noisier)."]
+    assert _step_time_findings(pd.DataFrame(summaries))[:2] == lines
+    assert [ln for ln in text.splitlines() if ln.startswith("fixed step")] == lines

@@ -102,7 +102,7 @@ def test_the_case_table_leaves_the_timings_out_with_the_reason():
         "       360           0              0         -          -          -             -",
         "  " + NOTE_2,
         "  cached/send (msgpack; paired by repetition: geometric mean of the per-repetition "
-        "ratios [95 % Student-t interval]; 1 pair, no interval): s2r B 0.950",
+        "ratios; 1 pair, no interval): s2r B 0.950",
     ]
 
 
@@ -114,8 +114,7 @@ def test_the_case_table_shows_the_timings_with_enough_cores():
                         "5.5        6.0         160.0")
     assert "*" not in text and "timings left out" not in text
     assert lines[-1].startswith("  cached/send (msgpack; paired by repetition: geometric mean of "
-                                "the per-repetition ratios [95 % Student-t interval]; 1 pair, "
-                                "no interval): tok/s 1.000")
+                                "the per-repetition ratios; 1 pair, no interval): tok/s 1.000")
 
 
 def test_the_saving_table_keeps_bytes_and_drops_times():
