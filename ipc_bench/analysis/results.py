@@ -7,7 +7,9 @@ each case's ``summary.json`` figures are recomputed from its counted ``steps.csv
 as ``analysis.summary`` computed them: totals (``STEP_SUMS``), means (``STEP_MEANS``),
 medians (``STEP_MEDIANS``) and the runner gap figures (``RUNNER_GAP_COLUMNS``); its
 ``output_tokens_per_s`` from its own tokens, counted steps and mean step. A case that
-disagrees is left out whole with one warning naming the figure and both values.
+disagrees is left out whole with one warning naming the figure and both values. A run
+folder that is a copy of another one given is refused: the same start time
+(``check_copies``) or the same per-step timings (``check_copied_steps``).
 """
 
 from __future__ import annotations
@@ -350,7 +352,7 @@ def check_distinct_runs(run_dirs) -> None:
     """Refuse (``ResultsError``, one line) a run folder given more than once, however
     it is spelt (a trailing slash, ``./``, a symlink): the report would compare the
     run with itself. ``run_dirs``: paths (str or ``os.PathLike``) of folders that
-    exist. A copy of a folder is ``check_copies``'."""
+    exist. A copy of a folder is ``check_copies``' and ``check_copied_steps``'."""
     seen: dict[tuple[int, int], str] = {}
     for given in run_dirs:
         st = os.stat(given)
@@ -369,7 +371,8 @@ def check_copies(metadata: dict[str, dict[str, Any]], paths: dict[str, Path]) ->
     their ``summary.json`` metadata, on the same ``hostname`` where both recorded one;
     no two runs share it, and compared, every ratio would be 1.000. ``metadata`` and
     ``paths``: run id -> the run's metadata / folder (``Results.metadata``,
-    ``Results.paths``). A run that recorded no start time is taken as its own."""
+    ``Results.paths``). A run that recorded no start time is taken as its own; a copy
+    whose start time was edited is ``check_copied_steps``'."""
     seen: dict[str, list[tuple[str, Any]]] = {}  # start time -> (run id, host)
     for run_id, md in metadata.items():
         start = md.get("start_time_utc") if isinstance(md, dict) else None
@@ -384,6 +387,48 @@ def check_copies(metadata: dict[str, dict[str, Any]], paths: dict[str, Path]) ->
                     f"start time {start}{on} in their metadata): a run is not compared "
                     "with itself; give each run once")
         seen.setdefault(start, []).append((run_id, host))
+
+
+def _step_ns_digests(steps) -> dict[str, tuple[str, int]]:
+    """Case id -> (sha256 of its ``step_ns`` values in row order, its number of rows)
+    for each case of ``steps`` (one run's ``steps.csv`` rows) with two rows or more
+    and no NaN ``step_ns``."""
+    import hashlib
+
+    if len(steps) == 0 or not {"case_id", "step_ns"} <= set(steps.columns):
+        return {}
+    out = {}
+    for case_id, rows in steps.groupby(steps["case_id"].astype(str), sort=False):
+        values = rows["step_ns"].to_numpy(dtype="float64")
+        if len(values) >= 2 and not (values != values).any():
+            out[case_id] = (hashlib.sha256(values.tobytes()).hexdigest(), len(values))
+    return out
+
+
+def check_copied_steps(steps: dict[str, Any], paths: dict[str, Path]) -> None:
+    """Refuse (``ResultsError``, one line naming both folders and the case) a run
+    folder that is a copy of another one given whatever its metadata says (start and
+    end times edited): a case whose ``step_ns`` values, row for row, are those of a
+    case of the other run (two rows or more). No two runs time their steps alike to
+    the nanosecond; a copy compared with its source gives every ratio 1.000.
+    ``steps`` and ``paths``: run id -> the run's ``steps`` table / folder
+    (``Results.paths``). ``check_copies`` refuses a copy whose start time was kept."""
+    seen: dict[str, tuple[str, str]] = {}  # digest -> (run id, case id)
+    for run_id, table in steps.items():
+        digests = _step_ns_digests(table)
+        for case_id, (digest, n) in digests.items():
+            if digest not in seen:
+                continue
+            first, other = seen[digest]
+            which = (f"case {case_id!r} has the same {n:,} step_ns values"
+                     if other == case_id else
+                     f"case {case_id!r} has the {n:,} step_ns values of case {other!r}")
+            raise ResultsError(
+                f"run folder {paths[run_id]} is a copy of {paths[first]} ({which}, row for "
+                "row, in their steps.csv): a run is not compared with itself; give each "
+                "run once")
+        for case_id, (digest, _) in digests.items():
+            seen.setdefault(digest, (run_id, case_id))
 
 
 def _count_lines(f) -> int:
@@ -1316,7 +1361,8 @@ def load(path_or_paths) -> Results:
     (one warning naming the first such figure and both values). ``ResultsError`` (one
     line) when ``cases`` is not a list, is missing or empty in a run whose status is
     ``complete``, or no case is left; when a folder is given twice
-    (``check_distinct_runs``) or is a copy of another one given (``check_copies``).
+    (``check_distinct_runs``) or is a copy of another one given (``check_copies``,
+    ``check_copied_steps``).
     Every other case is loaded, those that did not finish included:
     ``Results.finished`` leaves them out.
     """
@@ -1340,6 +1386,7 @@ def load(path_or_paths) -> Results:
         parts[run_id] = _load_one(pd, run_dir, run_id)
         run_paths[run_id] = run_dir
     check_copies({r: p["metadata"] for r, p in parts.items()}, run_paths)
+    check_copied_steps({r: p["steps"] for r, p in parts.items()}, run_paths)
     for part in parts.values():
         for line in part["warnings"]:
             warnings.warn(line, ResultsWarning, stacklevel=2)

@@ -9,12 +9,12 @@ listed twice, rows of a case ``summary.json`` does not list, more rows than the 
 counts, a column whose counted rows' sum, mean or median is not the summary's figure
 (``num_output_tokens`` edited, a ``step_ns`` moved between rows). A figure that is not
 what the rows or the case's own figures give (a median, a runner gap figure,
-``output_tokens_per_s`` typed over). A copy of a run given as a second run. The
-report leaves the case (or the rows) out with one warning line naming the folder, the
-case and the field, as it does a CSV row that is not a number, or stops with one error
-line (exit code 2) when nothing sensible is left, never with a traceback or with words
-that the run does not support; ``results.load`` (the notebook's loader) gives the same
-lines."""
+``output_tokens_per_s`` typed over). A copy of a run given as a second run, its start
+and end times edited or not. The report leaves the case (or the rows) out with one
+warning line naming the folder, the case and the field, as it does a CSV row that is
+not a number, or stops with one error line (exit code 2) when nothing sensible is
+left, never with a traceback or with words that the run does not support;
+``results.load`` (the notebook's loader) gives the same lines."""
 
 from __future__ import annotations
 
@@ -669,3 +669,18 @@ def test_a_step_time_moved_between_rows_leaves_the_case_out(good_run, tmp_path, 
             f"{statistics.median(before):,.6g} (left out)")
     _assert_left_out(run, tmp_path, capsys, line, SEND, CACHED)
 
+
+def test_a_copy_with_other_start_and_end_times_is_refused_with_one_error(
+        good_run, tmp_path, capsys):
+    copy = _edit(good_run, tmp_path, lambda s: s["metadata"].update(
+        start_time_utc="2000-01-01T00:00:00+00:00", end_time_utc="2000-01-01T00:00:05+00:00"))
+    why = (f"run folder {copy} is a copy of {good_run} (case '{SEND}' has the same 25 "
+           "step_ns values, row for row, in their steps.csv): a run is not compared with "
+           "itself; give each run once")
+    code = cli.main(["report", str(good_run), str(copy), "--output", str(tmp_path / "rep")])
+    assert code == 2
+    assert capsys.readouterr().err.splitlines() == [f"bench.py report: error: {why}"]
+    assert not (tmp_path / "rep").exists()
+    with pytest.raises(ResultsError) as exc:
+        load([good_run, copy])
+    assert str(exc.value) == why
