@@ -34,7 +34,11 @@ def copy_as_another_run(run: Path, path: Path, seconds: float = 1.0) -> Path:
     ``start_time_utc`` moved ``seconds`` later (the loader refuses a copy that still
     has its source's, ``results.check_copies``), or, when ``run`` recorded its
     ``end_time_utc``, both moved so that the copy starts ``seconds`` after ``run``
-    ended (runs of one host that overlapped in time differ). Returns ``path``."""
+    ended (runs of one host that overlapped in time differ). The first warm-up row of
+    each case in ``steps.csv`` waits as many ns longer as the start moved in µs (its
+    ``wait_ns`` and ``step_ns``; no figure counts a warm-up step): another run never
+    times its steps as this one did (``results.check_copied_steps``). Returns
+    ``path``."""
     import datetime
     import json
     import shutil
@@ -50,4 +54,25 @@ def copy_as_another_run(run: Path, path: Path, seconds: float = 1.0) -> Path:
         md["end_time_utc"] = (end + shift).isoformat()
     md["start_time_utc"] = (start + shift).isoformat()
     (path / "summary.json").write_text(json.dumps(summary))
+    _wait_longer_in_warmup(path / "steps.csv", shift // datetime.timedelta(microseconds=1))
     return path
+
+
+def _wait_longer_in_warmup(steps_csv: Path, extra_ns: int) -> None:
+    """Add ``extra_ns`` (at least 1) to the ``wait_ns`` and ``step_ns`` of the first
+    uncounted row of each case of ``steps_csv``."""
+    import csv
+
+    with open(steps_csv, newline="") as f:
+        reader = csv.DictReader(f)
+        fields, rows = reader.fieldnames, list(reader)
+    done = set()
+    for row in rows:
+        if row["counted"] == "0" and row["case_id"] not in done:
+            done.add(row["case_id"])
+            for col in ("wait_ns", "step_ns"):
+                row[col] = str(int(row[col]) + max(extra_ns, 1))
+    with open(steps_csv, "w", newline="") as f:
+        writer = csv.DictWriter(f, fields)
+        writer.writeheader()
+        writer.writerows(rows)

@@ -1,5 +1,15 @@
 """Loading run folders (``ipc_bench.harness.run_folder`` writes them; its docstring
 gives the layout and the format history): ``read_summary`` and, into pandas, ``load``.
+
+``load`` refuses or leaves out what a hand edit made inconsistent (its docstring lists
+each check), so that no finding quotes a figure its run did not measure. Among them,
+each case's ``summary.json`` figures are recomputed from its counted ``steps.csv`` rows
+as ``analysis.summary`` computed them: totals (``STEP_SUMS``), means (``STEP_MEANS``),
+medians (``STEP_MEDIANS``) and the runner gap figures (``RUNNER_GAP_COLUMNS``); its
+``output_tokens_per_s`` from its own tokens, counted steps and mean step. A case that
+disagrees is left out whole with one warning naming the figure and both values. A run
+folder that is a copy of another one given is refused: the same start time
+(``check_copies``) or the same per-step timings (``check_copied_steps``).
 """
 
 from __future__ import annotations
@@ -342,7 +352,7 @@ def check_distinct_runs(run_dirs) -> None:
     """Refuse (``ResultsError``, one line) a run folder given more than once, however
     it is spelt (a trailing slash, ``./``, a symlink): the report would compare the
     run with itself. ``run_dirs``: paths (str or ``os.PathLike``) of folders that
-    exist. A copy of a folder is ``check_copies``'."""
+    exist. A copy of a folder is ``check_copies``' and ``check_copied_steps``'."""
     seen: dict[tuple[int, int], str] = {}
     for given in run_dirs:
         st = os.stat(given)
@@ -361,7 +371,8 @@ def check_copies(metadata: dict[str, dict[str, Any]], paths: dict[str, Path]) ->
     their ``summary.json`` metadata, on the same ``hostname`` where both recorded one;
     no two runs share it, and compared, every ratio would be 1.000. ``metadata`` and
     ``paths``: run id -> the run's metadata / folder (``Results.metadata``,
-    ``Results.paths``). A run that recorded no start time is taken as its own."""
+    ``Results.paths``). A run that recorded no start time is taken as its own; a copy
+    whose start time was edited is ``check_copied_steps``'."""
     seen: dict[str, list[tuple[str, Any]]] = {}  # start time -> (run id, host)
     for run_id, md in metadata.items():
         start = md.get("start_time_utc") if isinstance(md, dict) else None
@@ -376,6 +387,48 @@ def check_copies(metadata: dict[str, dict[str, Any]], paths: dict[str, Path]) ->
                     f"start time {start}{on} in their metadata): a run is not compared "
                     "with itself; give each run once")
         seen.setdefault(start, []).append((run_id, host))
+
+
+def _step_ns_digests(steps) -> dict[str, tuple[str, int]]:
+    """Case id -> (sha256 of its ``step_ns`` values in row order, its number of rows)
+    for each case of ``steps`` (one run's ``steps.csv`` rows) with two rows or more
+    and no NaN ``step_ns``."""
+    import hashlib
+
+    if len(steps) == 0 or not {"case_id", "step_ns"} <= set(steps.columns):
+        return {}
+    out = {}
+    for case_id, rows in steps.groupby(steps["case_id"].astype(str), sort=False):
+        values = rows["step_ns"].to_numpy(dtype="float64")
+        if len(values) >= 2 and not (values != values).any():
+            out[case_id] = (hashlib.sha256(values.tobytes()).hexdigest(), len(values))
+    return out
+
+
+def check_copied_steps(steps: dict[str, Any], paths: dict[str, Path]) -> None:
+    """Refuse (``ResultsError``, one line naming both folders and the case) a run
+    folder that is a copy of another one given whatever its metadata says (start and
+    end times edited): a case whose ``step_ns`` values, row for row, are those of a
+    case of the other run (two rows or more). No two runs time their steps alike to
+    the nanosecond; a copy compared with its source gives every ratio 1.000.
+    ``steps`` and ``paths``: run id -> the run's ``steps`` table / folder
+    (``Results.paths``). ``check_copies`` refuses a copy whose start time was kept."""
+    seen: dict[str, tuple[str, str]] = {}  # digest -> (run id, case id)
+    for run_id, table in steps.items():
+        digests = _step_ns_digests(table)
+        for case_id, (digest, n) in digests.items():
+            if digest not in seen:
+                continue
+            first, other = seen[digest]
+            which = (f"case {case_id!r} has the same {n:,} step_ns values"
+                     if other == case_id else
+                     f"case {case_id!r} has the {n:,} step_ns values of case {other!r}")
+            raise ResultsError(
+                f"run folder {paths[run_id]} is a copy of {paths[first]} ({which}, row for "
+                "row, in their steps.csv): a run is not compared with itself; give each "
+                "run once")
+        for case_id, (digest, _) in digests.items():
+            seen.setdefault(digest, (run_id, case_id))
 
 
 def _count_lines(f) -> int:
@@ -643,6 +696,7 @@ STEP_MEANS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("s2r_payload_bytes",), "sched_to_runner_payload_bytes_per_step"),
     (("r2s_payload_bytes",), "runner_to_sched_payload_bytes_per_step"),
     (("step_ns",), "step_ns_mean"),
+    (("num_output_tokens",), "output_tokens_per_step"),
     (("sched_ns",), "sched_ns_per_step"),
     (("build_ns",), "sched_build_ns_per_step"),
     (("encode_ns",), "sched_encode_ns_per_step"),
@@ -656,46 +710,155 @@ STEP_MEANS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("encode_ns", "runner_encode_ns"), "encode_ns_per_step"),
     (("decode_ns", "runner_decode_ns"), "decode_ns_per_step"),
 )
-#: Relative difference up to which a ``steps.csv`` mean equals its summary figure.
+#: ``steps.csv`` columns whose sum over a case's counted rows ``summary.json`` reports
+#: as a total (``analysis.summary._step_figures``: ``output_tokens``, the tokens sampled
+#: in counted steps): the two must be equal (``_disagreeing_cases``).
+STEP_SUMS: tuple[tuple[str, str], ...] = (("num_output_tokens", "output_tokens"),)
+#: ``steps.csv`` columns (summed, when several) whose median over a case's counted rows
+#: ``summary.json`` reports (``analysis.summary._step_figures``, ``_runner_figures``):
+#: the two must agree (``_disagreeing_cases``).
+STEP_MEDIANS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("step_ns",), "step_ns_median"),
+    (("build_ns", "encode_ns", "runner_decode_ns"), "s2r_build_encode_decode_ns_median"),
+    (("runner_forward_ns",), "runner_forward_ns_median"),
+)
+#: The ``steps.csv`` columns ``analysis.summary.runner_gap_figures`` computes the runner
+#: gap figures (``runner_gap_ns_median``, ``runner_step_ns_median``...) from, over all
+#: of a case's rows: recomputed, they must be the summary's (``_disagreeing_cases``).
+RUNNER_GAP_COLUMNS = ("runner_forward_start_ns", "runner_forward_ns")
+#: Relative difference up to which a figure recomputed from ``steps.csv`` (or, for
+#: ``output_tokens_per_s``, from the case's own figures) equals its summary figure:
+#: float rounding, never a measurement.
 STEP_MEAN_TOLERANCE = 1e-9
 
 
-def _disagreeing_cases(steps, cases, path: Path) -> tuple[set[str], list[str]]:
-    """The case ids of ``cases`` (summary entries) whose counted ``steps.csv`` rows
-    (``steps``; only cases with every counted row there, ``num_steps``: a case short
-    of rows is said by ``_short_steps``) have a mean of a ``STEP_MEANS`` column (or
-    of its columns summed) other than the summary's figure (relative
-    ``STEP_MEAN_TOLERANCE``), and one line per such case naming the first column
-    and both values: the figures from the one and the tables from the other would
-    not agree, so the case is left out."""
-    if (len(steps) == 0 or "case_id" not in steps or "counted" not in steps
-            or "case_id" not in cases or "num_steps" not in cases):
+def _differ(got: float, want: float) -> bool:
+    """Whether ``got`` and ``want`` differ by more than ``STEP_MEAN_TOLERANCE``
+    (relative)."""
+    return abs(got - want) > STEP_MEAN_TOLERANCE * max(abs(got), abs(want), 1e-300)
+
+
+def _figure(case, key: str) -> float | None:
+    """The case's (a ``cases`` row's) ``key`` as a float, ``None`` when it is absent,
+    null, NaN or not a number."""
+    value = case.get(key)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or value != value:
+        return None
+    return float(value)
+
+
+def _rate_problem(case, path: Path) -> str | None:
+    """The line of a case (a ``cases`` row) whose ``output_tokens_per_s`` (timed
+    replays: ``busy_output_tokens_per_s``, the same figure; the arrival-bound one is
+    over wall time) is not its ``output_tokens`` over its ``num_steps`` counted steps
+    of ``step_ns_mean`` ns each (``analysis.summary._step_figures``: tokens / sum of
+    counted ``step_ns``; relative ``STEP_MEAN_TOLERANCE``); ``None`` when it is, or
+    when one of those figures is absent or no step was counted."""
+    tokens, n, mean = (_figure(case, k) for k in ("output_tokens", "num_steps",
+                                                  "step_ns_mean"))
+    if tokens is None or not n or not mean:
+        return None
+    want = tokens / (n * mean / 1e9)
+    timed = _figure(case, "trace_speedup") is not None
+    for key in ("busy_output_tokens_per_s",) + (() if timed else ("output_tokens_per_s",)):
+        got = _figure(case, key)
+        if got is not None and _differ(got, want):
+            return (f"{path}: case {str(case['case_id'])!r} has {key} {got:,.6g}, but its "
+                    f"output_tokens {tokens:,.15g} over its {n:,.15g} counted steps of "
+                    f"step_ns_mean {mean:,.6g} make {want:,.6g} (left out)")
+    return None
+
+
+def _counted_values(rows, counted, columns: tuple[str, ...]):
+    """The values of ``columns`` (summed) at the counted rows (``counted``: bool per row
+    of ``rows``, a case's ``steps.csv`` rows) as a float array (a row's runner columns
+    are its step's, as ``analysis.summary`` takes them by ``seq``); ``None`` when a
+    column is absent or holds NaN there."""
+    import numpy as np
+
+    if not all(c in rows for c in columns):
+        return None
+    total = sum(rows[c].to_numpy(dtype=float)[counted] for c in columns)
+    return None if np.isnan(total).any() else total
+
+
+def _step_problem(case, rows, path: Path) -> str | None:
+    """The line of a case (a ``cases`` row) whose ``steps.csv`` rows (``rows``, in file
+    order; only a case with every counted row there, ``num_steps``: a case short of rows
+    is said by ``_short_steps``) disagree with its figures: a ``STEP_SUMS`` total, a
+    ``STEP_MEANS`` mean or a ``STEP_MEDIANS`` median recomputed from its counted rows, or
+    a runner gap figure (``_gap_problem``), the first found; ``None`` when none does."""
+    import numpy as np
+
+    counted = rows["counted"].astype(bool).to_numpy()
+    n, want_rows = int(counted.sum()), _figure(case, "num_steps")
+    if not n or want_rows is None or n != want_rows:
+        return None
+    whole = len(rows) == _figure(case, "num_total_steps")
+    case_id, over = str(case["case_id"]), f"over its {n:,} counted rows"
+    checks = ([((col,), figure, "sum", np.sum) for col, figure in STEP_SUMS]
+              + [(cols, figure, "mean", np.mean) for cols, figure in STEP_MEANS]
+              + [(cols, figure, "median", np.median) for cols, figure in STEP_MEDIANS])
+    for columns, figure, kind, reduce in checks:
+        want = _figure(case, figure)
+        values = None if want is None else _counted_values(rows, counted, columns)
+        if values is None:
+            continue
+        got = float(reduce(values))
+        if _differ(got, want):
+            form = ",.15g" if kind == "sum" else ",.6g"  # a total: every digit
+            return (f"{path}: case {case_id!r} has a {kind} {' + '.join(columns)} of "
+                    f"{got:{form}} {over}, but summary.json has {figure} {want:{form}} "
+                    "(left out)")
+    return _gap_problem(case, rows, counted, path) if whole else None
+
+
+def _gap_problem(case, rows, counted, path: Path) -> str | None:
+    """The line of a case (a ``cases`` row, with all of its ``steps.csv`` rows ``rows``;
+    ``counted``: bool per row) whose runner gap figures recomputed from those rows'
+    ``RUNNER_GAP_COLUMNS`` by ``analysis.summary.runner_gap_figures`` (the function
+    that wrote them) are not the summary's, naming the first; ``None`` when they are
+    or a column holds NaN."""
+    from ipc_bench.analysis.summary import runner_gap_figures
+
+    if not all(c in rows for c in RUNNER_GAP_COLUMNS):
+        return None
+    runner = {c: rows[c].to_numpy(dtype=float) for c in RUNNER_GAP_COLUMNS}
+    if any((v != v).any() for v in runner.values()):
+        return None
+    for figure, got in runner_gap_figures(runner, counted).items():
+        want = _figure(case, figure)
+        if want is not None and _differ(got, want):
+            return (f"{path}: case {str(case['case_id'])!r} has a {figure} of {got:,.6g} "
+                    f"from its rows' {' and '.join(RUNNER_GAP_COLUMNS)}, but summary.json "
+                    f"has {figure} {want:,.6g} (left out)")
+    return None
+
+
+def _disagreeing_cases(steps, cases, run_dir: Path) -> tuple[set[str], list[str]]:
+    """The case ids of ``cases`` (summary entries) whose figures disagree, and one line
+    per such case naming the first figure and both values: a figure that is not the
+    one recomputed from its ``steps.csv`` rows (``steps``: ``_step_problem``), or an
+    ``output_tokens_per_s`` that is not its own tokens over its counted steps
+    (``_rate_problem``). The figures from the one and the
+    tables from the other would not agree, so the case is left out."""
+    if "case_id" not in cases:
         return set(), []
-    ids = steps["case_id"].astype(str)
-    counted = steps["counted"].astype(bool)
+    rows_known = (len(steps) > 0 and "case_id" in steps and "counted" in steps
+                  and "num_steps" in cases)
+    ids = steps["case_id"].astype(str) if rows_known else None
     bad, lines = set(), []
     for i in range(len(cases)):
         case = cases.iloc[i]
-        case_id, want_rows = str(case["case_id"]), case["num_steps"]
-        rows = steps[counted & (ids == case_id)]
-        if not len(rows) or want_rows != want_rows or len(rows) != int(want_rows):
-            continue
-        for columns, figure in STEP_MEANS:
-            want = case.get(figure)
-            if (not all(c in rows for c in columns) or isinstance(want, bool)
-                    or not isinstance(want, numbers.Real) or want != want):
-                continue
-            values = sum(rows[c].astype(float) for c in columns)
-            if values.isna().any():
-                continue
-            got, want = float(values.mean()), float(want)
-            if abs(got - want) > STEP_MEAN_TOLERANCE * max(abs(got), abs(want), 1e-300):
-                shown = " + ".join(columns)
-                lines.append(f"{path}: case {case_id!r} has a mean {shown} of {got:,.6g} "
-                             f"over its {len(rows):,} counted rows, but summary.json has "
-                             f"{figure} {want:,.6g} (left out)")
-                bad.add(case_id)
-                break
+        why = None
+        if rows_known:
+            rows = steps[ids == str(case["case_id"])].reset_index(drop=True)
+            if len(rows):
+                why = _step_problem(case, rows, run_dir / "steps.csv")
+        why = why or _rate_problem(case, run_dir / "summary.json")
+        if why is not None:
+            lines.append(why)
+            bad.add(str(case["case_id"]))
     return bad, lines
 
 
@@ -1073,7 +1236,7 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     steps, requests, floor, itl = (tables[k] for k in ("steps", "requests", "floor", "itl"))
     steps, lines = _impossible_steps(steps, run_dir / "steps.csv")
     row_lines += lines + _long_steps(steps, cases, run_dir / "steps.csv")
-    disagree, lines = _disagreeing_cases(steps, cases, run_dir / "steps.csv")
+    disagree, lines = _disagreeing_cases(steps, cases, run_dir)
     row_lines += lines
     if disagree and len(cases) == len(disagree):
         more = f" (and {len(disagree) - 1} more)" if len(disagree) > 1 else ""
@@ -1192,12 +1355,14 @@ def load(path_or_paths) -> Results:
     table (one warning per case); so are ``steps.csv`` rows of a step their case has
     in an earlier row, and rows with a negative count, time or size (one warning per
     case and column); a case with more ``steps.csv`` rows than its
-    ``num_total_steps`` is said too, as one with fewer is; a case whose counted rows
-    have a mean of a ``STEP_MEANS`` column other than its summary figure is left out
-    with its rows (one warning naming the column and both values). ``ResultsError`` (one
+    ``num_total_steps`` is said too, as one with fewer is; a case whose figures are
+    not those its counted rows give (``_step_problem``: sums, means, medians, runner
+    gaps) or its own tokens and steps (``_rate_problem``) is left out with its rows
+    (one warning naming the first such figure and both values). ``ResultsError`` (one
     line) when ``cases`` is not a list, is missing or empty in a run whose status is
     ``complete``, or no case is left; when a folder is given twice
-    (``check_distinct_runs``) or is a copy of another one given (``check_copies``).
+    (``check_distinct_runs``) or is a copy of another one given (``check_copies``,
+    ``check_copied_steps``).
     Every other case is loaded, those that did not finish included:
     ``Results.finished`` leaves them out.
     """
@@ -1221,6 +1386,7 @@ def load(path_or_paths) -> Results:
         parts[run_id] = _load_one(pd, run_dir, run_id)
         run_paths[run_id] = run_dir
     check_copies({r: p["metadata"] for r, p in parts.items()}, run_paths)
+    check_copied_steps({r: p["steps"] for r, p in parts.items()}, run_paths)
     for part in parts.values():
         for line in part["warnings"]:
             warnings.warn(line, ResultsWarning, stacklevel=2)

@@ -6,10 +6,14 @@ policy or workload, a case listed twice or relabelled onto another's arm, worklo
 codec and repetition, a case not complete in a complete run, an unknown status, no list
 of cases. In ``steps.csv`` (``_edit_steps``): negative counts, times or sizes, a step
 listed twice, rows of a case ``summary.json`` does not list, more rows than the summary
-counts. A copy of a run given as a second run. The report leaves the case (or the rows)
-out with one warning line naming the folder, the case and the field, as it does a CSV
-row that is not a number, or stops with one error line (exit code 2) when nothing
-sensible is left, never with a traceback or with words that the run does not support;
+counts, a column whose counted rows' sum, mean or median is not the summary's figure
+(``num_output_tokens`` edited, a ``step_ns`` moved between rows). A figure that is not
+what the rows or the case's own figures give (a median, a runner gap figure,
+``output_tokens_per_s`` typed over). A copy of a run given as a second run, its start
+and end times edited or not. The report leaves the case (or the rows) out with one
+warning line naming the folder, the case and the field, as it does a CSV row that is
+not a number, or stops with one error line (exit code 2) when nothing sensible is
+left, never with a traceback or with words that the run does not support;
 ``results.load`` (the notebook's loader) gives the same lines."""
 
 from __future__ import annotations
@@ -17,14 +21,17 @@ from __future__ import annotations
 import csv
 import json
 import shutil
+import statistics
 import warnings
 
+import numpy as np
 import pytest
 
 from analysis_run import copy_as_another_run, run_bench
 from ipc_bench import cli
 from ipc_bench.analysis.results import (ResultsError, ResultsWarning, known_arms,
                                         known_codecs, load)
+from ipc_bench.analysis.summary import runner_gap_figures
 from ipc_bench.report import plots
 
 RUN = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "20",
@@ -554,3 +561,126 @@ def test_no_case_whose_steps_agree_with_its_summary_is_one_error(good_run, tmp_p
     assert err[0].endswith(
         "but summary.json has sched_to_runner_payload_bytes_per_step 1 (and 1 more)")
     assert not (tmp_path / "rep").exists()
+
+
+def _counted(run, case, *columns) -> list[int]:
+    """The counted ``steps.csv`` rows of ``case`` in ``run``: ``columns`` summed."""
+    with open(run / "steps.csv", newline="") as f:
+        return [sum(int(r[c]) for c in columns) for r in csv.DictReader(f)
+                if r["case_id"] == case and r["counted"] == "1"]
+
+
+def _case(run, case) -> dict:
+    return next(c for c in json.loads((run / "summary.json").read_text())["cases"]
+                if c["case_id"] == case)
+
+
+def _assert_left_out(run, tmp_path, capsys, line, case, kept):
+    """``run`` reports and loads with the one warning ``line``, without ``case``."""
+    code, err = _report(run, tmp_path, capsys)
+    assert code == 0
+    assert _warned(err) == [line]
+    assert _loaded(run) == [line]
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert f"> **Note:** Loading this run: {line}" in md
+    arm = lambda c: c.split("/")[1]  # noqa: E731
+    assert f"| 0 | {arm(kept)} | msgpack |" in md
+    assert f"| 0 | {arm(case)} | msgpack |" not in md
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResultsWarning)
+        loaded = load(run)
+    for table in (loaded.cases, loaded.steps, loaded.requests):
+        assert set(table["case_id"]) == {kept}
+
+
+def test_a_rate_that_is_not_its_tokens_over_its_steps_leaves_the_case_out(
+        good_run, tmp_path, capsys):
+    # 620.96 tok/s typed over the figure: output_tokens / (num_steps * step_ns_mean)
+    run = _edit(good_run, tmp_path, lambda s: s["cases"][0].update(output_tokens_per_s=620.96))
+    entry = _case(run, SEND)
+    tokens, mean = entry["output_tokens"], entry["step_ns_mean"]
+    assert (tokens, entry["num_steps"]) == (80, 20)
+    line = (f"{run / 'summary.json'}: case '{SEND}' has output_tokens_per_s 620.96, but "
+            f"its output_tokens 80 over its 20 counted steps of step_ns_mean {mean:,.6g} "
+            f"make {tokens / (20 * mean / 1e9):,.6g} (left out)")
+    _assert_left_out(run, tmp_path, capsys, line, SEND, CACHED)
+
+
+@pytest.mark.parametrize("figure, columns", [
+    ("step_ns_median", ("step_ns",)),
+    ("s2r_build_encode_decode_ns_median", ("build_ns", "encode_ns", "runner_decode_ns")),
+    ("runner_forward_ns_median", ("runner_forward_ns",)),
+], ids=["step", "s2r-build-encode-decode", "runner-forward"])
+def test_a_median_that_is_not_its_counted_rows_leaves_the_case_out(
+        good_run, tmp_path, capsys, figure, columns):
+    run = _edit(good_run, tmp_path, lambda s: s["cases"][1].update({figure: 400_000}))
+    got = statistics.median(_counted(run, CACHED, *columns))
+    assert got != 400_000
+    line = (f"{run / 'steps.csv'}: case '{CACHED}' has a median {' + '.join(columns)} of "
+            f"{got:,.6g} over its 20 counted rows, but summary.json has {figure} 400,000 "
+            "(left out)")
+    _assert_left_out(run, tmp_path, capsys, line, CACHED, SEND)
+
+
+def test_a_runner_gap_figure_that_is_not_its_rows_leaves_the_case_out(
+        good_run, tmp_path, capsys):
+    run = _edit(good_run, tmp_path, lambda s: s["cases"][0].update(runner_gap_ns_median=7))
+    with open(run / "steps.csv", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["case_id"] == SEND]
+    got = runner_gap_figures(
+        {k: [int(r[k]) for r in rows] for k in ("runner_forward_start_ns",
+                                                "runner_forward_ns")},
+        np.array([r["counted"] == "1" for r in rows]))["runner_gap_ns_median"]
+    assert got == _case(good_run, SEND)["runner_gap_ns_median"]
+    line = (f"{run / 'steps.csv'}: case '{SEND}' has a runner_gap_ns_median of {got:,.6g} "
+            "from its rows' runner_forward_start_ns and runner_forward_ns, but summary.json "
+            "has runner_gap_ns_median 7 (left out)")
+    _assert_left_out(run, tmp_path, capsys, line, SEND, CACHED)
+
+
+def test_output_tokens_edited_in_steps_leave_the_case_out(good_run, tmp_path, capsys):
+    def change(rows):
+        row = next(r for r in rows if r["case_id"] == CACHED and r["counted"] == "1")
+        row["num_output_tokens"] = str(int(row["num_output_tokens"]) + 1)
+        return rows
+    run = _edit_steps(good_run, tmp_path, change)
+    line = (f"{run / 'steps.csv'}: case '{CACHED}' has a sum num_output_tokens of 81 over "
+            "its 20 counted rows, but summary.json has output_tokens 80 (left out)")
+    _assert_left_out(run, tmp_path, capsys, line, CACHED, SEND)
+
+
+def test_a_step_time_moved_between_rows_leaves_the_case_out(good_run, tmp_path, capsys):
+    # the mean stays; the median does not
+    def change(rows):
+        counted = [r for r in rows if r["case_id"] == SEND and r["counted"] == "1"]
+        low = min(counted, key=lambda r: int(r["step_ns"]))
+        high = max(counted, key=lambda r: int(r["step_ns"]))
+        moved = (int(high["step_ns"]) - int(low["step_ns"])) // 2
+        low["step_ns"] = str(int(low["step_ns"]) + moved)
+        high["step_ns"] = str(int(high["step_ns"]) - moved)
+        return rows
+    run = _edit_steps(good_run, tmp_path, change)
+    before, after = _counted(good_run, SEND, "step_ns"), _counted(run, SEND, "step_ns")
+    assert sum(after) == sum(before)
+    got = statistics.median(after)
+    assert got != statistics.median(before) == _case(run, SEND)["step_ns_median"]
+    line = (f"{run / 'steps.csv'}: case '{SEND}' has a median step_ns of {got:,.6g} over "
+            f"its 20 counted rows, but summary.json has step_ns_median "
+            f"{statistics.median(before):,.6g} (left out)")
+    _assert_left_out(run, tmp_path, capsys, line, SEND, CACHED)
+
+
+def test_a_copy_with_other_start_and_end_times_is_refused_with_one_error(
+        good_run, tmp_path, capsys):
+    copy = _edit(good_run, tmp_path, lambda s: s["metadata"].update(
+        start_time_utc="2000-01-01T00:00:00+00:00", end_time_utc="2000-01-01T00:00:05+00:00"))
+    why = (f"run folder {copy} is a copy of {good_run} (case '{SEND}' has the same 25 "
+           "step_ns values, row for row, in their steps.csv): a run is not compared with "
+           "itself; give each run once")
+    code = cli.main(["report", str(good_run), str(copy), "--output", str(tmp_path / "rep")])
+    assert code == 2
+    assert capsys.readouterr().err.splitlines() == [f"bench.py report: error: {why}"]
+    assert not (tmp_path / "rep").exists()
+    with pytest.raises(ResultsError) as exc:
+        load([good_run, copy])
+    assert str(exc.value) == why
