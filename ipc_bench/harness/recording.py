@@ -20,7 +20,7 @@ import os
 import tempfile
 import time
 from array import array
-from typing import Any, Optional, Protocol
+from typing import Any, Callable, Optional, Protocol
 
 import numpy as np
 
@@ -152,15 +152,18 @@ def cut_at_max_model_len(record: dict[str, Any]) -> bool:
             and (record.get("num_output_tokens") or 0) < (record.get("max_tokens") or 0))
 
 
-def token_digest(requests) -> str:
+def token_digest(requests, beat: Callable[[], None] = no_beat) -> str:
     """sha256 over each request's output token ids, in workload index order.
 
     Each request contributes its index, its output count and its ids (int64 LE), so
-    a token moved between requests changes the digest.
+    a token moved between requests changes the digest. ``beat()`` after each request
+    (``wire.control.Heartbeat.beat``: its cost grows with the case while the runner
+    may wait).
     """
     h = hashlib.sha256()
     for req in sorted(requests, key=lambda r: r.index):
         h.update(_digest_bytes(req.index, req.output_token_ids))
+        beat()
     return h.hexdigest()
 
 
@@ -275,21 +278,22 @@ def record_requests(result: CaseResult, sched: Scheduler, arrival_s: dict[int, f
     ``records``) and prompt lengths. ``beat()`` between these pieces, whose cost grows
     with the case (``wire.control.Heartbeat.beat``: the runner may be waiting)."""
     if not records:
-        result.token_digest = token_digest(sched.requests.values())
+        result.token_digest = token_digest(sched.requests.values(), beat)
     elif flusher is not None and flusher.stream:
         flusher.flush(sched, result, arrival_s, speedup, final=True)
         beat()
         result.token_digest = flusher.digest.hexdigest()
         result.stream_stats = flusher.stats
     else:
-        result.token_digest = token_digest(sched.requests.values())
-        beat()
+        result.token_digest = token_digest(sched.requests.values(), beat)
         # Step end times only for latencies (a timed clock): built from every row, they
         # would cost about 1 us per step of the case for nothing.
         t_end = StepEnds.of_rows(result.sched_rows) if speedup is not None else StepEnds()
         beat()
-        result.requests = [request_record(r, t_end, arrival_s, speedup)
-                           for r in sorted(sched.requests.values(), key=lambda r: r.index)]
+        result.requests = []
+        for r in sorted(sched.requests.values(), key=lambda r: r.index):
+            result.requests.append(request_record(r, t_end, arrival_s, speedup))
+            beat()
     beat()
     result.prompt_lens = {r.req_id: r.num_prompt_tokens for r in sched.requests.values()}
 

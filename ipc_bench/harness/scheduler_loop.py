@@ -19,7 +19,8 @@ arrival_s``; while nothing runs the loop sleeps until the next arrival, checking
 peer and sending ``KeepAlive``).
 
 After ``warmup_steps`` steps the heap is collected and frozen (``gc.freeze()``, as
-vLLM's ``freeze_gc_heap``) and unfrozen when the loop ends.
+vLLM's ``freeze_gc_heap``; ``KeepAlive`` to the runner and the frontend while it takes
+long, ``wire.control.beating``) and unfrozen when the loop ends.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ from ipc_bench.harness.spec import CaseError, CaseResult, CaseSpec
 from ipc_bench.wire.channel import SchedulerChannel
 from ipc_bench.wire.codecs import DecodeError, messages_of, session_codecs, session_end
 from ipc_bench.wire.control import (CheckInputs, ErrorReport, Heartbeat, InputDigests,
-                                    KeepAlive, RecheckInputs, StepInputIds, no_beat)
+                                    KeepAlive, RecheckInputs, StepInputIds, beating,
+                                    no_beat)
 from ipc_bench.wire.transport import POLL_SLICE_MS, PeerError
 
 
@@ -343,13 +345,16 @@ class _LoopRun:
         self.out_warm = 0
         self.t_start = time.perf_counter_ns()
 
-    def end_warmup(self) -> None:
+    def end_warmup(self, beat: Callable[[], None] = no_beat) -> None:
         """Collect and freeze the heap (and take the heap report's ``warm`` mark);
-        the loop totals start here."""
-        gc.collect()
-        gc.freeze()
-        if self.heap is not None:
-            self.heap.mark("warm")
+        the loop totals start here. ``beat``: the keep-alive of the runner and the
+        frontend, which wait for the next step meanwhile (``end_beat``; each of these
+        is one call over the whole heap: ``wire.control.beating``)."""
+        with beating(beat):
+            gc.collect()
+            gc.freeze()
+            if self.heap is not None:
+                self.heap.mark("warm")
         self.t_warm = time.perf_counter_ns()
         self.out_warm = self.sched.num_output_tokens
 
@@ -376,10 +381,10 @@ class _LoopRun:
                 beat()
         finally:
             if self.heap is not None:  # after the last records left: what stays is kept
-                self.heap.mark("end")
-                result.heap_reports["scheduler"] = self.heap.report(
-                    f"scheduler {self.spec.case_id}")
-                beat()
+                with beating(beat):  # a collection, then one call over the whole heap
+                    self.heap.mark("end")
+                    result.heap_reports["scheduler"] = self.heap.report(
+                        f"scheduler {self.spec.case_id}")
 
 
 def end_beat(link, frontend=None) -> Callable[[], None]:
@@ -481,7 +486,7 @@ def run_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                         break
                     continue
             if seq == warmup_steps:
-                run.end_warmup()
+                run.end_warmup(end_beat(link, frontend))
             gc0 = gc_counter.count
             c0 = cpu()
             t0 = perf()
@@ -556,6 +561,7 @@ def run_bare_scheduler_loop(spec: CaseSpec, link: ChannelExchange,
     decode_only = spec.count == "decode_only"
     num_counted = 0
     seq = 0
+    beat = no_beat  # until the loop has ended well
     try:
         while max_steps is None or sched.step < max_steps:
             state = _admit_logical(sched, workload, run.arrival_s)
@@ -564,7 +570,7 @@ def run_bare_scheduler_loop(spec: CaseSpec, link: ChannelExchange,
                     break
                 continue
             if seq == warmup_steps:
-                run.end_warmup()
+                run.end_warmup(end_beat(link))
             plan = sched.schedule()
             out = exchange(sched.build_scheduler_output(plan), seq)
             try:
@@ -580,6 +586,7 @@ def run_bare_scheduler_loop(spec: CaseSpec, link: ChannelExchange,
                 num_counted += 1
                 if num_counted == budget:
                     break
+        beat = end_beat(link)  # the runner waits for the stop marker meanwhile
     finally:
-        run.finish(seq, records=False)
+        run.finish(seq, records=False, beat=beat)
     return []

@@ -10,14 +10,17 @@ frame).
 
 from __future__ import annotations
 
+import gc
 import math
 import sys
+import time
 
 import pytest
 
 from fault_helpers import FAKE_RUNNER, SlowDecode, steady_case
 from ipc_bench.analysis.summary import summarize_case
-from ipc_bench.harness import floor
+from ipc_bench.harness import floor, memory, recording, scheduler_loop
+from ipc_bench.harness.memory import HEAP_REPORT_ENV
 from ipc_bench.harness.scheduler_loop import ChannelExchange
 from ipc_bench.harness.spec import RUNNER_COLUMNS, CaseResult
 from ipc_bench.harness.supervisor import run_case
@@ -127,3 +130,119 @@ def test_tp_ranks_keep_the_scheduler_waiting_through_their_preparations(monkeypa
     _assert_complete(result)
     assert [len(c[OUTPUT_DIGEST_COLUMN]) for c in result.tp_rank_columns] == [STEPS, STEPS]
     assert keepalives[0] >= 2 * MIN_KEEPALIVES  # from each rank
+
+
+#: A single call of the end of a case (a collection, a heap report) made this long:
+#: 1.5 times the peer timeout, in one piece that no ``Heartbeat.beat`` between pieces
+#: can split.
+LONG_CALL_S = 3.0
+#: Fewest KeepAlive sent while such a call runs: one per quarter timeout.
+MIN_LONG_CALL_KEEPALIVES = int(LONG_CALL_S // (TIMEOUT_S / 4)) - 1
+
+
+class _SlowCollect:
+    """The ``gc`` module as one module sees it, with ``collect`` ``delay_s`` longer
+    (sleeping first: a collection of a very large heap)."""
+
+    def __init__(self, delay_s: float):
+        self.delay_s = delay_s
+
+    def __getattr__(self, name):
+        return getattr(gc, name)
+
+    def collect(self, *args):
+        time.sleep(self.delay_s)
+        return gc.collect(*args)
+
+
+def _count_scheduler_keepalives(monkeypatch) -> list[Heartbeat]:
+    """The ``Heartbeat`` objects of the scheduler's exchanges (``KeepAlive`` markers to
+    the runner: ``sum(h.sent for h in ...)``)."""
+    heartbeats: list[Heartbeat] = []
+    real_heartbeat = ChannelExchange.heartbeat
+
+    def heartbeat(self):
+        heartbeats.append(real_heartbeat(self))
+        return heartbeats[-1]
+
+    monkeypatch.setattr(ChannelExchange, "heartbeat", heartbeat)
+    return heartbeats
+
+
+@pytest.mark.parametrize("module,scheduling", [(scheduler_loop, "sync"),
+                                               (scheduler_loop, "async"), (floor, "sync")],
+                         ids=["warm-up", "warm-up-async", "floor"])
+def test_the_runner_waits_while_the_scheduler_collects_its_heap(monkeypatch, module,
+                                                                scheduling):
+    # The scheduler collects its heap at the end of warm-up (the runner waits for the
+    # first counted step) and before it decodes the floor's frames (the runner waits
+    # for the floor's marker): one call each, here 3 s under a 2 s peer timeout.
+    monkeypatch.setattr(module, "gc", _SlowCollect(LONG_CALL_S))
+    heartbeats = _count_scheduler_keepalives(monkeypatch)
+    result = run_case(_spec(policy="cached", async_scheduling=scheduling == "async"))
+    _assert_complete(result)
+    keepalives = sum(h.sent for h in heartbeats)
+    assert keepalives >= MIN_LONG_CALL_KEEPALIVES == 5
+    assert result.s2r_marker_frames == 3 + keepalives
+
+
+@pytest.mark.parametrize("instrumentation", ["steps", "totals"])
+def test_the_runner_waits_while_the_scheduler_digests_the_tokens(monkeypatch,
+                                                                 instrumentation):
+    # At the end of the case the scheduler digests every request's output ids (24
+    # requests here, 0.16 s each: 3.84 s), the measured loop and the bare loop alike,
+    # while the runner waits for its next frame.
+    real = recording._digest_bytes
+
+    def slow_digest_bytes(index, out):
+        time.sleep(0.16)
+        return real(index, out)
+
+    monkeypatch.setattr(recording, "_digest_bytes", slow_digest_bytes)
+    heartbeats = _count_scheduler_keepalives(monkeypatch)
+    spec = _spec(instrumentation=instrumentation)
+    spec.floor = instrumentation == "steps"
+    result = run_case(spec)
+    assert len(result.token_digest) == 64
+    if instrumentation == "steps":
+        _assert_complete(result)
+        assert len(result.requests) == 24
+    else:
+        assert result.loop_totals["loop_steps"] == STEPS - WARMUP
+    keepalives = sum(h.sent for h in heartbeats)
+    assert keepalives >= int(24 * 0.16 // (TIMEOUT_S / 4 + 0.16)) == 5
+
+
+def test_the_runner_waits_while_the_scheduler_writes_its_heap_report(monkeypatch):
+    # IPC_BENCH_HEAP_REPORT: after the request records the scheduler collects its heap
+    # and writes its heap report, one call each, while the runner waits for the
+    # floor's marker.
+    monkeypatch.setenv(HEAP_REPORT_ENV, "stats")
+    real = memory.HeapReport.report
+
+    def slow_report(self, title):
+        time.sleep(LONG_CALL_S)
+        return real(self, title)
+
+    monkeypatch.setattr(memory.HeapReport, "report", slow_report)
+    heartbeats = _count_scheduler_keepalives(monkeypatch)
+    result = run_case(_spec())
+    _assert_complete(result)
+    assert result.heap_reports["scheduler"].startswith(
+        "== scheduler num_running=16/send/msgpack#0: heap report (stats)\n")
+    assert sum(h.sent for h in heartbeats) >= MIN_LONG_CALL_KEEPALIVES
+
+
+def test_the_scheduler_waits_while_the_runner_writes_its_heap_report(monkeypatch):
+    # IPC_BENCH_HEAP_REPORT: on Stop the runner writes its heap report (one call, 3 s
+    # here) before it builds its RunnerReport; the scheduler waits for that report
+    # under the 2 s peer timeout.
+    monkeypatch.setenv(HEAP_REPORT_ENV, "stats")
+    monkeypatch.setenv("FAKE_RUNNER_MODE", "slow-heap-report")
+    monkeypatch.setenv("FAKE_RUNNER_DELAY_S", str(LONG_CALL_S))
+    keepalives = _count_runner_keepalives(monkeypatch)
+    result = run_case(_spec(), runner_command=[sys.executable, str(FAKE_RUNNER)])
+    _assert_complete(result)
+    [runner_key] = [k for k in result.heap_reports if k != "scheduler"]
+    assert result.heap_reports[runner_key].startswith("== runner (pid ")
+    assert keepalives[0] >= MIN_LONG_CALL_KEEPALIVES
