@@ -5,7 +5,9 @@ other waiting (``KeepAlive``, ``wire.control.Heartbeat``) however long it takes.
 The preparations are made slow per step (a sleep per decoded frame or digested output),
 as a very long run's are: 95 counted steps of 40 ms each are 3.8 s, almost twice the
 2 s peer timeout (not 1 s: on a loaded machine a step was seen to wait over 1 s for its
-frame).
+frame). The single calls over the whole heap (a collection, a heap report) are made
+3 s long in one piece; they sleep, so the thread of ``wire.control.beating`` can run
+(a real collection's walk holds the interpreter lock and keeps it out).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import math
 import sys
 import time
 
+import numpy as np
 import pytest
 
 from fault_helpers import FAKE_RUNNER, SlowDecode, steady_case
@@ -22,7 +25,7 @@ from ipc_bench.analysis.summary import summarize_case
 from ipc_bench.harness import floor, memory, recording, scheduler_loop
 from ipc_bench.harness.memory import HEAP_REPORT_ENV
 from ipc_bench.harness.scheduler_loop import ChannelExchange
-from ipc_bench.harness.spec import RUNNER_COLUMNS, CaseResult
+from ipc_bench.harness.spec import RUNNER_COLUMNS, SCHED_COLUMNS, CaseResult
 from ipc_bench.harness.supervisor import run_case
 from ipc_bench.wire import channel as channel_module
 from ipc_bench.wire import tp as tp_module
@@ -71,6 +74,20 @@ def _count_runner_keepalives(monkeypatch) -> list[int]:
     return count
 
 
+def _count_scheduler_keepalives(monkeypatch) -> list[Heartbeat]:
+    """The ``Heartbeat`` objects of the scheduler's exchanges (``KeepAlive`` markers to
+    the runner: ``sum(h.sent for h in ...)``)."""
+    heartbeats: list[Heartbeat] = []
+    real_heartbeat = ChannelExchange.heartbeat
+
+    def heartbeat(self):
+        heartbeats.append(real_heartbeat(self))
+        return heartbeats[-1]
+
+    monkeypatch.setattr(ChannelExchange, "heartbeat", heartbeat)
+    return heartbeats
+
+
 def test_heartbeat_sends_once_a_quarter_of_the_timeout_has_passed():
     ms = 1_000_000
     now = [1_000 * ms]
@@ -91,14 +108,7 @@ def test_the_runner_waits_while_the_scheduler_decodes_the_floor_frames(monkeypat
     real = floor.scheduler_output_codec
     monkeypatch.setattr(floor, "scheduler_output_codec",
                         lambda name: SlowDecode(real(name), DELAY_S))
-    heartbeats: list[Heartbeat] = []
-    real_heartbeat = ChannelExchange.heartbeat
-
-    def heartbeat(self):
-        heartbeats.append(real_heartbeat(self))
-        return heartbeats[-1]
-
-    monkeypatch.setattr(ChannelExchange, "heartbeat", heartbeat)
+    heartbeats = _count_scheduler_keepalives(monkeypatch)
     result = run_case(_spec(policy="cached", async_scheduling=scheduling == "async"))
     _assert_complete(result)
     keepalives = sum(h.sent for h in heartbeats)
@@ -153,20 +163,6 @@ class _SlowCollect:
     def collect(self, *args):
         time.sleep(self.delay_s)
         return gc.collect(*args)
-
-
-def _count_scheduler_keepalives(monkeypatch) -> list[Heartbeat]:
-    """The ``Heartbeat`` objects of the scheduler's exchanges (``KeepAlive`` markers to
-    the runner: ``sum(h.sent for h in ...)``)."""
-    heartbeats: list[Heartbeat] = []
-    real_heartbeat = ChannelExchange.heartbeat
-
-    def heartbeat(self):
-        heartbeats.append(real_heartbeat(self))
-        return heartbeats[-1]
-
-    monkeypatch.setattr(ChannelExchange, "heartbeat", heartbeat)
-    return heartbeats
 
 
 @pytest.mark.parametrize("module,scheduling", [(scheduler_loop, "sync"),
@@ -246,3 +242,23 @@ def test_the_scheduler_waits_while_the_runner_writes_its_heap_report(monkeypatch
     [runner_key] = [k for k in result.heap_reports if k != "scheduler"]
     assert result.heap_reports[runner_key].startswith("== runner (pid ")
     assert keepalives[0] >= MIN_LONG_CALL_KEEPALIVES
+
+
+def test_the_step_end_times_are_read_in_chunks_with_a_beat_after_each():
+    # A timed replay's request latencies need every step's end time: one numpy call over
+    # all rows cost about 1 us per step, so it reads 4,096 rows between two beats.
+    width = len(SCHED_COLUMNS)
+    step, end = SCHED_COLUMNS.index("step"), SCHED_COLUMNS.index("t_end_ns")
+    rows = []
+    for i in range(10_000):
+        row = [0] * width
+        row[step], row[end] = 2 * i, 1_000_000 * i
+        rows.append(tuple(row))
+    beats = []
+    for given in (rows, np.asarray(rows, dtype=np.int64)):
+        ends = recording.StepEnds.of_rows(given, lambda: beats.append(1))
+        assert len(ends) == 10_000
+        assert ends.steps.tolist() == list(range(0, 20_000, 2))
+        assert ends.times([0, 2, 19_998, 3]) == [0.0, 0.001, 9.999]
+    assert len(beats) == 2 * 3  # chunks of 4,096, 4,096 and 1,808 rows
+    assert len(recording.StepEnds.of_rows([])) == 0
