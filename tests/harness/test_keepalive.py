@@ -22,7 +22,7 @@ import pytest
 
 from fault_helpers import FAKE_RUNNER, SlowDecode, steady_case
 from ipc_bench.analysis.summary import summarize_case
-from ipc_bench.harness import floor, memory, recording, scheduler_loop
+from ipc_bench.harness import floor, frontend_hop, memory, recording, scheduler_loop
 from ipc_bench.harness.memory import HEAP_REPORT_ENV
 from ipc_bench.harness.scheduler_loop import ChannelExchange
 from ipc_bench.harness.spec import RUNNER_COLUMNS, SCHED_COLUMNS, CaseResult
@@ -262,3 +262,21 @@ def test_the_step_end_times_are_read_in_chunks_with_a_beat_after_each():
         assert ends.times([0, 2, 19_998, 3]) == [0.0, 0.001, 9.999]
     assert len(beats) == 2 * 3  # chunks of 4,096, 4,096 and 1,808 rows
     assert len(recording.StepEnds.of_rows([])) == 0
+
+
+def test_the_runner_waits_while_the_scheduler_reads_the_frontends_report(monkeypatch):
+    # After the request records the scheduler stops the frontend and checks its report
+    # (every request's token stream: grows with the case) while the runner waits for
+    # the floor's marker; the check here takes 3 s under a 2 s peer timeout.
+    real = frontend_hop.check_report
+
+    def slow_check(*args):
+        time.sleep(LONG_CALL_S)
+        return real(*args)
+
+    monkeypatch.setattr(frontend_hop, "check_report", slow_check)
+    heartbeats = _count_scheduler_keepalives(monkeypatch)
+    result = run_case(_spec(frontend=True))
+    _assert_complete(result)
+    assert len(result.frontend_token_digest) == 64
+    assert sum(h.sent for h in heartbeats) >= MIN_LONG_CALL_KEEPALIVES
