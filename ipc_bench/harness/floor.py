@@ -71,7 +71,7 @@ def replay_floor(exchange, codec: str, frames: list[bytes], seqs: list[int]) -> 
     encode, decode = s_codec.encode, model_runner_output_codec(codec).decode
     perf = time.perf_counter_ns
     out = []
-    beat = exchange.heartbeat().beat
+    beat = exchange.heartbeat(fresh=False).beat  # after the end of the case's records
     with beating(beat):  # one call over the whole heap
         gc.collect()  # the case's garbage, before the messages exist (they all live on)
     gc.freeze()

@@ -61,6 +61,9 @@ class ChannelExchange:
         self.peer_timeout_s = spec.peer_timeout_s
         self.keepalive_ns = int(spec.peer_timeout_s / 4 * 1e9)
         self.last_keepalive_ns = 0
+        # When the runner last heard from the scheduler, as far as the phases after a
+        # loop know (``heartbeat``): monotonic ns, 0 until known.
+        self.last_heard_ns = 0
         self.result = result
         self.runner_exiting = False
         # The step being exchanged, or, once its reply is in, the next one: the step a
@@ -207,11 +210,21 @@ class ChannelExchange:
         self.channel.send_marker()
         self.channel.send_control(msg)
         self.result.s2r_marker_frames += 1
+        self.last_heard_ns = time.monotonic_ns()
 
-    def heartbeat(self) -> Heartbeat:
+    def heartbeat(self, fresh: bool = True) -> Heartbeat:
         """A ``Heartbeat`` that sends ``KeepAlive`` markers to the runner (waiting for
-        the next frame under its peer timeout) while the scheduler prepares a phase."""
-        return Heartbeat(lambda: self.send_marker(KeepAlive()), self.peer_timeout_s)
+        the next frame under its peer timeout) while the scheduler prepares a phase.
+        ``fresh``: the runner has just heard from the scheduler (a step's exchange has
+        just ended), so the first ``KeepAlive`` is due a quarter of the timeout from
+        now; else (a later phase) a quarter from the last marker sent or the last fresh
+        ``Heartbeat`` made, whichever came later, so that a phase's wait does not start
+        a new quarter."""
+        now = time.monotonic_ns()
+        if fresh or not self.last_heard_ns:
+            self.last_heard_ns = now
+        return Heartbeat(lambda: self.send_marker(KeepAlive()), self.peer_timeout_s,
+                         last_ns=self.last_heard_ns)
 
     def idle(self, sleep_s: float, idle_ns: int) -> None:
         """Nothing to run (timed replay): check the runner, keep it waiting

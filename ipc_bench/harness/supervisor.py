@@ -69,7 +69,6 @@ from ipc_bench.harness.runner_loop import TimedModelRunner
 from ipc_bench.harness.scheduler_loop import (
     ChannelExchange,
     InProcessExchange,
-    end_beat,
     run_bare_scheduler_loop,
     run_scheduler_loop,
 )
@@ -385,7 +384,7 @@ def run_phases(spec: CaseSpec, exchange: ChannelExchange, result: CaseResult,
     else:
         counted_seqs = run_scheduler_loop(spec, exchange, result, on_step, flusher, frontend)
     if frontend is not None:  # its report grows with the case; the runner waits
-        with beating(end_beat(exchange)):
+        with beating(exchange.heartbeat(fresh=False).beat):
             frontend.finish()
     result.counted_seqs = counted_seqs
     if spec.floor and counted_seqs:

@@ -95,14 +95,16 @@ class Heartbeat:
     """A long preparation's ``KeepAlive``: ``beat()``, called between pieces of the
     work, calls ``send`` (which sends one) once a quarter of ``timeout_s`` (the peer's
     timeout) has passed since the last one or since this object was made, so the peer
-    never waits longer than that quarter plus one piece. ``sent``: how many it sent."""
+    never waits longer than that quarter plus one piece. ``sent``: how many it sent.
+    ``last_ns``: when the peer last heard from this end (``clock``'s ns), if not now."""
 
     def __init__(self, send: Callable[[], None], timeout_s: float,
-                 clock: Callable[[], int] = time.monotonic_ns):
+                 clock: Callable[[], int] = time.monotonic_ns,
+                 last_ns: Optional[int] = None):
         self.send = send
         self.interval_ns = int(timeout_s / 4 * 1e9)
         self.clock = clock
-        self.last_ns = clock()
+        self.last_ns = clock() if last_ns is None else last_ns
         self.sent = 0
 
     def beat(self) -> None:

@@ -80,8 +80,8 @@ def _count_scheduler_keepalives(monkeypatch) -> list[Heartbeat]:
     heartbeats: list[Heartbeat] = []
     real_heartbeat = ChannelExchange.heartbeat
 
-    def heartbeat(self):
-        heartbeats.append(real_heartbeat(self))
+    def heartbeat(self, fresh=True):
+        heartbeats.append(real_heartbeat(self, fresh))
         return heartbeats[-1]
 
     monkeypatch.setattr(ChannelExchange, "heartbeat", heartbeat)
@@ -280,3 +280,35 @@ def test_the_runner_waits_while_the_scheduler_reads_the_frontends_report(monkeyp
     _assert_complete(result)
     assert len(result.frontend_token_digest) == 64
     assert sum(h.sent for h in heartbeats) >= MIN_LONG_CALL_KEEPALIVES
+
+
+class _MarkerChannel:
+    """A ``SchedulerChannel`` that takes markers and control messages and sends
+    nothing."""
+
+    def send_marker(self, what: str = "a phase marker") -> None:
+        pass
+
+    def send_control(self, msg) -> None:
+        pass
+
+
+def test_a_later_phase_counts_its_first_quarter_from_the_last_keepalive():
+    # The end of the records sends a KeepAlive at 0.6 s; the floor's preparation starts
+    # at 0.9 s: its first KeepAlive is due at 1.1 s (a quarter of the 2 s timeout after
+    # the last one), not at 1.4 s, so the runner never waits a quarter more per phase.
+    spec = _spec()
+    result = CaseResult(spec)
+    exchange = ChannelExchange(spec, _MarkerChannel(), result)
+    records = exchange.heartbeat()  # fresh: the loop's last exchange has just ended
+    time.sleep(0.6)
+    records.beat()
+    assert records.sent == 1
+    time.sleep(0.3)
+    floor_prep = exchange.heartbeat(fresh=False)
+    time.sleep(0.3)
+    floor_prep.beat()
+    assert floor_prep.sent == 1 and result.s2r_marker_frames == 2
+    loop_end = exchange.heartbeat()  # a new loop's end: from now
+    loop_end.beat()
+    assert loop_end.sent == 0
