@@ -16,7 +16,9 @@
 - ``slow-floor``: decoding each recorded reply for the floor takes ``FAKE_RUNNER_DELAY_S``
   more (default 0.04 s), as decoding a very long run's replies does;
 - ``slow-report``: digesting each output for a ``--tp`` rank's report takes
-  ``FAKE_RUNNER_DELAY_S`` more.
+  ``FAKE_RUNNER_DELAY_S`` more;
+- ``slow-heap-report``: the runner's heap report (``IPC_BENCH_HEAP_REPORT`` set), one
+  call, takes ``FAKE_RUNNER_DELAY_S`` more.
 """
 
 import os
@@ -37,8 +39,8 @@ DELAY_S = float(os.environ.get("FAKE_RUNNER_DELAY_S", "0.04"))
 
 
 def _slow_down_the_preparations() -> None:
-    """``slow-floor`` and ``slow-report``: the runner's work before ``FloorReady`` or
-    its report, made slow per step."""
+    """``slow-floor``, ``slow-report`` and ``slow-heap-report``: the runner's work
+    before ``FloorReady`` or its report, made slow (per step, or in one call)."""
     if MODE == "slow-floor":
         from ipc_bench.harness import floor
 
@@ -55,6 +57,14 @@ def _slow_down_the_preparations() -> None:
             return real_digest(frame)
 
         tp.frame_digest = frame_digest
+    if MODE == "slow-heap-report":
+        real_report = runner_loop.HeapReport.report
+
+        def report(self, title):
+            time.sleep(DELAY_S)
+            return real_report(self, title)
+
+        runner_loop.HeapReport.report = report
 
 
 def main() -> int:

@@ -236,7 +236,8 @@ def run_async_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                 state = admission.ready()
                 if state == _READY:
                     if seq_next == warmup_steps and run.t_warm is None:
-                        run.end_warmup()
+                        # (--pp: the stages hold micro-batches in flight; no marker)
+                        run.end_warmup(no_beat if spec.pp else end_beat(link, frontend))
                     t0 = perf()
                     plan = sched.schedule()
                     t1 = perf()

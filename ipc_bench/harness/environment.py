@@ -788,17 +788,19 @@ def _option_lines(a: dict, b: dict) -> list[tuple[str, bool]]:
     workload incomparable (not one of ``_WORKLOAD_OPTIONS``). An option left to its
     scenario's default prints as ``default``, followed by the values its cases ran
     with where known (``effective_option``): ``option --model differs: torch vs
-    default (null)``. Options whose values in effect are the same are no difference
-    (``--model null`` against a scenario whose model is null by default)."""
+    default (null)``. Options compare by their values in effect where both are known:
+    the same values are no difference (``--model null`` against a scenario whose model
+    is null by default), other values are one, even where both runs left the option to
+    their scenarios' defaults (``option --model differs: default (fixed-step) vs
+    default (null)``); where either is unknown, by the values as given."""
     oa, ob = a.get("options"), b.get("options")
     if not (isinstance(oa, dict) and isinstance(ob, dict)):
         return []
     out = []
     for name in sorted(set(oa) | set(ob)):
-        if oa.get(name) == ob.get(name):
-            continue
         ea, eb = effective_option(a, name), effective_option(b, name)
-        if ea is not None and ea == eb:
+        known = ea is not None and eb is not None
+        if (ea == eb) if known else (oa.get(name) == ob.get(name)):
             continue
         shown = []
         for o, e in ((oa, ea), (ob, eb)):
@@ -817,7 +819,8 @@ def compare_settings(a: dict, b: dict) -> tuple[list[str], list[str]]:
     ``trace_record``; its path alone is no difference), the seed, the scenario options
     as given (``metadata["options"]``, ``None``: the scenario's default, ``default``
     in the line with the values its cases ran with, ``_option_lines``; an option given
-    as the value the other run's default took is no difference; those that only choose
+    as the value the other run's default took is no difference, two defaults that took
+    other values are one; those that only choose
     the workloads, ``_WORKLOAD_OPTIONS``, are listed but mark no workload), and each
     case setting (``metadata["cases"]``: scheduler, model, steps, transport...) of the
     arms (policy, arm, codec) both runs ran in a workload: an arm one run alone ran,

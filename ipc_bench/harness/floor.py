@@ -19,7 +19,8 @@ and freezes what it decoded: every decoded message lives on, so a collection wou
 only walk them, and the walks grew with the step count (decoding 30,000 msgpack
 frames of 16 running requests took 1.13 s with the collector on, 0.41 s with it off).
 The scheduler collects and freezes the case's heap before it decodes, not after the
-runner is ready, so that collection also happens before the marker. Whatever is left
+runner is ready, so that collection also happens before the marker (one call, under
+``wire.control.beating``). Whatever is left
 grows with the step count, so while it decodes each end sends ``KeepAlive`` to the
 other every quarter of the peer timeout (``wire.control.Heartbeat``: the scheduler
 markers with ``KeepAlive``, which the runner's loop reads before the floor's marker;
@@ -38,7 +39,7 @@ from ipc_bench.harness.spec import CaseError
 from ipc_bench.wire.channel import FLOOR_REPLY, FLOOR_REQUEST, RunnerChannel
 from ipc_bench.wire.codecs import DecodeError, model_runner_output_codec, scheduler_output_codec
 from ipc_bench.wire.control import (BeginFloor, ErrorReport, FloorReady, Heartbeat,
-                                    KeepAlive, no_beat)
+                                    KeepAlive, beating, no_beat)
 
 
 def decode_all(decode, frames, beat: Callable[[], None] = no_beat) -> list:
@@ -70,11 +71,11 @@ def replay_floor(exchange, codec: str, frames: list[bytes], seqs: list[int]) -> 
     encode, decode = s_codec.encode, model_runner_output_codec(codec).decode
     perf = time.perf_counter_ns
     out = []
-    beat = exchange.heartbeat().beat
-    gc.collect()  # the case's garbage, before the messages exist (they all live on)
+    beat = exchange.heartbeat(fresh=False).beat  # after the end of the case's records
+    with beating(beat):  # one call over the whole heap
+        gc.collect()  # the case's garbage, before the messages exist (they all live on)
     gc.freeze()
     try:
-        beat()
         msgs = decode_all(s_codec.decode, frames, beat)  # re-encoded: timed
         exchange.send_marker(BeginFloor(steps=seqs))
         ready = channel.recv_control("floor-ready message from the runner")

@@ -20,7 +20,7 @@ import os
 import tempfile
 import time
 from array import array
-from typing import Any, Optional, Protocol
+from typing import Any, Callable, Optional, Protocol
 
 import numpy as np
 
@@ -152,15 +152,18 @@ def cut_at_max_model_len(record: dict[str, Any]) -> bool:
             and (record.get("num_output_tokens") or 0) < (record.get("max_tokens") or 0))
 
 
-def token_digest(requests) -> str:
+def token_digest(requests, beat: Callable[[], None] = no_beat) -> str:
     """sha256 over each request's output token ids, in workload index order.
 
     Each request contributes its index, its output count and its ids (int64 LE), so
-    a token moved between requests changes the digest.
+    a token moved between requests changes the digest. ``beat()`` after each request
+    (``wire.control.Heartbeat.beat``: its cost grows with the case while the runner
+    may wait).
     """
     h = hashlib.sha256()
     for req in sorted(requests, key=lambda r: r.index):
         h.update(_digest_bytes(req.index, req.output_token_ids))
+        beat()
     return h.hexdigest()
 
 
@@ -202,6 +205,10 @@ class FinishedRequest:
             setattr(self, name, getattr(r, name))
 
 
+#: Rows ``StepEnds.of_rows`` reads between two beats (some 4 ms of work).
+STEP_ENDS_CHUNK_ROWS = 4096
+
+
 class StepEnds:
     """End time of each scheduler step, for the latencies of request records: step
     numbers (int64, increasing) and their ends (float64 seconds since the case's
@@ -212,10 +219,21 @@ class StepEnds:
         self.ends_s = np.asarray(ends_s, dtype=np.float64)
 
     @classmethod
-    def of_rows(cls, rows) -> "StepEnds":
-        """From ``SCHED_COLUMNS`` rows (tuples or an int64 array), in step order."""
-        a = np.asarray(rows, dtype=np.int64).reshape(-1, len(SCHED_COLUMNS))
-        return cls(a[:, _C["step"]], a[:, _C["t_end_ns"]] / 1e9)
+    def of_rows(cls, rows, beat: Callable[[], None] = no_beat) -> "StepEnds":
+        """From ``SCHED_COLUMNS`` rows (tuples or an int64 array), in step order, read
+        ``STEP_ENDS_CHUNK_ROWS`` rows at a time with ``beat()`` after each chunk
+        (``wire.control.Heartbeat.beat``: about 1 us per row, while the runner may
+        wait)."""
+        steps, ends_s = [], []
+        for i in range(0, len(rows), STEP_ENDS_CHUNK_ROWS):
+            a = np.asarray(rows[i:i + STEP_ENDS_CHUNK_ROWS],
+                           dtype=np.int64).reshape(-1, len(SCHED_COLUMNS))
+            steps.append(a[:, _C["step"]])
+            ends_s.append(a[:, _C["t_end_ns"]] / 1e9)
+            beat()
+        if not steps:
+            return cls()
+        return cls(np.concatenate(steps), np.concatenate(ends_s))
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -275,21 +293,22 @@ def record_requests(result: CaseResult, sched: Scheduler, arrival_s: dict[int, f
     ``records``) and prompt lengths. ``beat()`` between these pieces, whose cost grows
     with the case (``wire.control.Heartbeat.beat``: the runner may be waiting)."""
     if not records:
-        result.token_digest = token_digest(sched.requests.values())
+        result.token_digest = token_digest(sched.requests.values(), beat)
     elif flusher is not None and flusher.stream:
         flusher.flush(sched, result, arrival_s, speedup, final=True)
         beat()
         result.token_digest = flusher.digest.hexdigest()
         result.stream_stats = flusher.stats
     else:
-        result.token_digest = token_digest(sched.requests.values())
-        beat()
+        result.token_digest = token_digest(sched.requests.values(), beat)
         # Step end times only for latencies (a timed clock): built from every row, they
         # would cost about 1 us per step of the case for nothing.
-        t_end = StepEnds.of_rows(result.sched_rows) if speedup is not None else StepEnds()
-        beat()
-        result.requests = [request_record(r, t_end, arrival_s, speedup)
-                           for r in sorted(sched.requests.values(), key=lambda r: r.index)]
+        t_end = (StepEnds.of_rows(result.sched_rows, beat) if speedup is not None
+                 else StepEnds())
+        result.requests = []
+        for r in sorted(sched.requests.values(), key=lambda r: r.index):
+            result.requests.append(request_record(r, t_end, arrival_s, speedup))
+            beat()
     beat()
     result.prompt_lens = {r.req_id: r.num_prompt_tokens for r in sched.requests.values()}
 

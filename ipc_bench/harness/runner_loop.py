@@ -65,6 +65,7 @@ from ipc_bench.wire.control import (
     RecheckInputs,
     RunnerReport,
     Stop,
+    beating,
     recv_control,
     send_control,
 )
@@ -248,8 +249,8 @@ class RunnerLoop:
             # grows with the step count: KeepAlive between them when one is due.
             beat = Heartbeat(lambda: self.channel.send_control(KeepAlive()),
                              self.config.peer_timeout_s).beat
-            self._write_heap_report()
-            beat()
+            with beating(beat):  # a collection, then one call over the whole heap
+                self._write_heap_report()
             columns = {}
             if self.record and not bare:
                 for k, v in self.columns.items():

@@ -19,7 +19,8 @@ arrival_s``; while nothing runs the loop sleeps until the next arrival, checking
 peer and sending ``KeepAlive``).
 
 After ``warmup_steps`` steps the heap is collected and frozen (``gc.freeze()``, as
-vLLM's ``freeze_gc_heap``) and unfrozen when the loop ends.
+vLLM's ``freeze_gc_heap``; ``KeepAlive`` to the runner and the frontend while it takes
+long, ``wire.control.beating``) and unfrozen when the loop ends.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ from ipc_bench.harness.spec import CaseError, CaseResult, CaseSpec
 from ipc_bench.wire.channel import SchedulerChannel
 from ipc_bench.wire.codecs import DecodeError, messages_of, session_codecs, session_end
 from ipc_bench.wire.control import (CheckInputs, ErrorReport, Heartbeat, InputDigests,
-                                    KeepAlive, RecheckInputs, StepInputIds, no_beat)
+                                    KeepAlive, RecheckInputs, StepInputIds, beating,
+                                    no_beat)
 from ipc_bench.wire.transport import POLL_SLICE_MS, PeerError
 
 
@@ -59,6 +61,9 @@ class ChannelExchange:
         self.peer_timeout_s = spec.peer_timeout_s
         self.keepalive_ns = int(spec.peer_timeout_s / 4 * 1e9)
         self.last_keepalive_ns = 0
+        # When the runner last heard from the scheduler, as far as the phases after a
+        # loop know (``heartbeat``): monotonic ns, 0 until known.
+        self.last_heard_ns = 0
         self.result = result
         self.runner_exiting = False
         # The step being exchanged, or, once its reply is in, the next one: the step a
@@ -205,11 +210,21 @@ class ChannelExchange:
         self.channel.send_marker()
         self.channel.send_control(msg)
         self.result.s2r_marker_frames += 1
+        self.last_heard_ns = time.monotonic_ns()
 
-    def heartbeat(self) -> Heartbeat:
+    def heartbeat(self, fresh: bool = True) -> Heartbeat:
         """A ``Heartbeat`` that sends ``KeepAlive`` markers to the runner (waiting for
-        the next frame under its peer timeout) while the scheduler prepares a phase."""
-        return Heartbeat(lambda: self.send_marker(KeepAlive()), self.peer_timeout_s)
+        the next frame under its peer timeout) while the scheduler prepares a phase.
+        ``fresh``: the runner has just heard from the scheduler (a step's exchange has
+        just ended), so the first ``KeepAlive`` is due a quarter of the timeout from
+        now; else (a later phase) a quarter from the last marker sent or the last fresh
+        ``Heartbeat`` made, whichever came later, so that a phase's wait does not start
+        a new quarter."""
+        now = time.monotonic_ns()
+        if fresh or not self.last_heard_ns:
+            self.last_heard_ns = now
+        return Heartbeat(lambda: self.send_marker(KeepAlive()), self.peer_timeout_s,
+                         last_ns=self.last_heard_ns)
 
     def idle(self, sleep_s: float, idle_ns: int) -> None:
         """Nothing to run (timed replay): check the runner, keep it waiting
@@ -343,13 +358,16 @@ class _LoopRun:
         self.out_warm = 0
         self.t_start = time.perf_counter_ns()
 
-    def end_warmup(self) -> None:
+    def end_warmup(self, beat: Callable[[], None] = no_beat) -> None:
         """Collect and freeze the heap (and take the heap report's ``warm`` mark);
-        the loop totals start here."""
-        gc.collect()
-        gc.freeze()
-        if self.heap is not None:
-            self.heap.mark("warm")
+        the loop totals start here. ``beat``: the keep-alive of the runner and the
+        frontend, which wait for the next step meanwhile (``end_beat``; each of these
+        is one call over the whole heap: ``wire.control.beating``)."""
+        with beating(beat):
+            gc.collect()
+            gc.freeze()
+            if self.heap is not None:
+                self.heap.mark("warm")
         self.t_warm = time.perf_counter_ns()
         self.out_warm = self.sched.num_output_tokens
 
@@ -376,10 +394,10 @@ class _LoopRun:
                 beat()
         finally:
             if self.heap is not None:  # after the last records left: what stays is kept
-                self.heap.mark("end")
-                result.heap_reports["scheduler"] = self.heap.report(
-                    f"scheduler {self.spec.case_id}")
-                beat()
+                with beating(beat):  # a collection, then one call over the whole heap
+                    self.heap.mark("end")
+                    result.heap_reports["scheduler"] = self.heap.report(
+                        f"scheduler {self.spec.case_id}")
 
 
 def end_beat(link, frontend=None) -> Callable[[], None]:
@@ -481,7 +499,7 @@ def run_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                         break
                     continue
             if seq == warmup_steps:
-                run.end_warmup()
+                run.end_warmup(end_beat(link, frontend))
             gc0 = gc_counter.count
             c0 = cpu()
             t0 = perf()
@@ -556,6 +574,7 @@ def run_bare_scheduler_loop(spec: CaseSpec, link: ChannelExchange,
     decode_only = spec.count == "decode_only"
     num_counted = 0
     seq = 0
+    beat = no_beat  # until the loop has ended well
     try:
         while max_steps is None or sched.step < max_steps:
             state = _admit_logical(sched, workload, run.arrival_s)
@@ -564,7 +583,7 @@ def run_bare_scheduler_loop(spec: CaseSpec, link: ChannelExchange,
                     break
                 continue
             if seq == warmup_steps:
-                run.end_warmup()
+                run.end_warmup(end_beat(link))
             plan = sched.schedule()
             out = exchange(sched.build_scheduler_output(plan), seq)
             try:
@@ -580,6 +599,7 @@ def run_bare_scheduler_loop(spec: CaseSpec, link: ChannelExchange,
                 num_counted += 1
                 if num_counted == budget:
                     break
+        beat = end_beat(link)  # the runner waits for the stop marker meanwhile
     finally:
-        run.finish(seq, records=False)
+        run.finish(seq, records=False, beat=beat)
     return []

@@ -83,6 +83,7 @@ from ipc_bench.wire.control import (
     Ready,
     RunnerReport,
     Stop,
+    beating,
 )
 from ipc_bench.wire.handshake import check_pickle_transport, encode_config
 from ipc_bench.wire.remote import RemoteRunners, RemoteSchedulerSockets
@@ -368,7 +369,8 @@ def run_phases(spec: CaseSpec, exchange: ChannelExchange, result: CaseResult,
                on_step=None, flusher: Optional[StepFlusher] = None, frontend=None) -> None:
     """Everything after the handshake, through ``exchange.channel``: the scheduler loop
     (measured, or bare for ``instrumentation == "totals"``), the frontend's report
-    (``frontend``: a ``FrontendHop``, checked by ``FrontendHop.finish``), the floor,
+    (``frontend``: a ``FrontendHop``, checked by ``FrontendHop.finish``, with
+    ``KeepAlive`` to the runner meanwhile: ``wire.control.beating``), the floor,
     then ``Stop`` and the runner's ``RunnerReport`` (its columns go to
     ``result.runner_columns``).
     Raises ``CaseError`` when the runner reports an error or answers out of turn;
@@ -381,8 +383,9 @@ def run_phases(spec: CaseSpec, exchange: ChannelExchange, result: CaseResult,
                                                 frontend)
     else:
         counted_seqs = run_scheduler_loop(spec, exchange, result, on_step, flusher, frontend)
-    if frontend is not None:
-        frontend.finish()
+    if frontend is not None:  # its report grows with the case; the runner waits
+        with beating(exchange.heartbeat(fresh=False).beat):
+            frontend.finish()
     result.counted_seqs = counted_seqs
     if spec.floor and counted_seqs:
         result.floor_step_ns = replay_floor(exchange, spec.codec, result.s2r_frames,

@@ -9,8 +9,10 @@ one of these types (unknown fields too).
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Iterator, Optional, Union
 
 import msgspec
 import zmq
@@ -82,9 +84,10 @@ class Goodbye(msgspec.Struct, tag="goodbye", **_CTL):
 class KeepAlive(msgspec.Struct, tag="keepalive", **_CTL):
     """Either end, while the other waits under its peer timeout: I am alive, keep
     waiting (``Heartbeat``). Scheduler -> runner (after an empty frame) while no step
-    is due (timed replay between arrivals) and while it prepares the floor (the end of
-    the case's records, decoding the recorded frames); runner -> scheduler while it
-    decodes the floor's replies and builds its report. The scheduler skips it in every
+    is due (timed replay between arrivals), while it collects its heap at the end of
+    warm-up and while it prepares the floor (the end of the case's records, its heap
+    report, collecting and decoding the recorded frames); runner -> scheduler while it
+    decodes the floor's replies and builds its report (its heap report too). The scheduler skips it in every
     control wait, each one restarting the wait's timeout."""
 
 
@@ -92,14 +95,16 @@ class Heartbeat:
     """A long preparation's ``KeepAlive``: ``beat()``, called between pieces of the
     work, calls ``send`` (which sends one) once a quarter of ``timeout_s`` (the peer's
     timeout) has passed since the last one or since this object was made, so the peer
-    never waits longer than that quarter plus one piece. ``sent``: how many it sent."""
+    never waits longer than that quarter plus one piece. ``sent``: how many it sent.
+    ``last_ns``: when the peer last heard from this end (``clock``'s ns), if not now."""
 
     def __init__(self, send: Callable[[], None], timeout_s: float,
-                 clock: Callable[[], int] = time.monotonic_ns):
+                 clock: Callable[[], int] = time.monotonic_ns,
+                 last_ns: Optional[int] = None):
         self.send = send
         self.interval_ns = int(timeout_s / 4 * 1e9)
         self.clock = clock
-        self.last_ns = clock()
+        self.last_ns = clock() if last_ns is None else last_ns
         self.sent = 0
 
     def beat(self) -> None:
@@ -113,6 +118,48 @@ class Heartbeat:
 
 def no_beat() -> None:
     """``Heartbeat.beat`` where no peer waits: nothing."""
+
+
+#: How often ``beating``'s thread calls ``beat`` (seconds); ``Heartbeat.beat`` itself
+#: sends only once a quarter of the peer timeout has passed.
+BEAT_POLL_S = 0.02
+
+
+@contextlib.contextmanager
+def beating(beat: Callable[[], None]) -> Iterator[None]:
+    """The keep-alive of one long call that cannot beat between pieces (a collection,
+    a heap report): ``beat()`` before the block, from a thread every ``BEAT_POLL_S``
+    seconds while it runs, and after it. The block must not use the sockets ``beat``
+    sends on; the thread is joined before the block's end returns, and an error it
+    raised (``transport.PeerError``: the peer has gone) is raised then, if the block
+    raised none. The thread runs while the block runs Python code or waits; a call
+    that holds the interpreter lock throughout (a collection's walk of the heap) keeps
+    it out, so such a call must end within three quarters of the peer timeout (it
+    starts at most a quarter after the last ``KeepAlive``). ``no_beat``: no thread."""
+    if beat is no_beat:
+        yield
+        return
+    beat()
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            while not stop.wait(BEAT_POLL_S):
+                beat()
+        except BaseException as exc:  # noqa: BLE001 (raised in the caller's thread)
+            errors.append(exc)
+
+    thread = threading.Thread(target=run, name="keepalive", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+    if errors:
+        raise errors[0]
+    beat()
 
 
 class CheckInputs(msgspec.Struct, tag="check_inputs", **_CTL):

@@ -5,21 +5,27 @@ other waiting (``KeepAlive``, ``wire.control.Heartbeat``) however long it takes.
 The preparations are made slow per step (a sleep per decoded frame or digested output),
 as a very long run's are: 95 counted steps of 40 ms each are 3.8 s, almost twice the
 2 s peer timeout (not 1 s: on a loaded machine a step was seen to wait over 1 s for its
-frame).
+frame). The single calls over the whole heap (a collection, a heap report) are made
+3 s long in one piece; they sleep, so the thread of ``wire.control.beating`` can run
+(a real collection's walk holds the interpreter lock and keeps it out).
 """
 
 from __future__ import annotations
 
+import gc
 import math
 import sys
+import time
 
+import numpy as np
 import pytest
 
 from fault_helpers import FAKE_RUNNER, SlowDecode, steady_case
 from ipc_bench.analysis.summary import summarize_case
-from ipc_bench.harness import floor
+from ipc_bench.harness import floor, frontend_hop, memory, recording, scheduler_loop
+from ipc_bench.harness.memory import HEAP_REPORT_ENV
 from ipc_bench.harness.scheduler_loop import ChannelExchange
-from ipc_bench.harness.spec import RUNNER_COLUMNS, CaseResult
+from ipc_bench.harness.spec import RUNNER_COLUMNS, SCHED_COLUMNS, CaseResult
 from ipc_bench.harness.supervisor import run_case
 from ipc_bench.wire import channel as channel_module
 from ipc_bench.wire import tp as tp_module
@@ -68,6 +74,20 @@ def _count_runner_keepalives(monkeypatch) -> list[int]:
     return count
 
 
+def _count_scheduler_keepalives(monkeypatch) -> list[Heartbeat]:
+    """The ``Heartbeat`` objects of the scheduler's exchanges (``KeepAlive`` markers to
+    the runner: ``sum(h.sent for h in ...)``)."""
+    heartbeats: list[Heartbeat] = []
+    real_heartbeat = ChannelExchange.heartbeat
+
+    def heartbeat(self, fresh=True):
+        heartbeats.append(real_heartbeat(self, fresh))
+        return heartbeats[-1]
+
+    monkeypatch.setattr(ChannelExchange, "heartbeat", heartbeat)
+    return heartbeats
+
+
 def test_heartbeat_sends_once_a_quarter_of_the_timeout_has_passed():
     ms = 1_000_000
     now = [1_000 * ms]
@@ -88,14 +108,7 @@ def test_the_runner_waits_while_the_scheduler_decodes_the_floor_frames(monkeypat
     real = floor.scheduler_output_codec
     monkeypatch.setattr(floor, "scheduler_output_codec",
                         lambda name: SlowDecode(real(name), DELAY_S))
-    heartbeats: list[Heartbeat] = []
-    real_heartbeat = ChannelExchange.heartbeat
-
-    def heartbeat(self):
-        heartbeats.append(real_heartbeat(self))
-        return heartbeats[-1]
-
-    monkeypatch.setattr(ChannelExchange, "heartbeat", heartbeat)
+    heartbeats = _count_scheduler_keepalives(monkeypatch)
     result = run_case(_spec(policy="cached", async_scheduling=scheduling == "async"))
     _assert_complete(result)
     keepalives = sum(h.sent for h in heartbeats)
@@ -127,3 +140,175 @@ def test_tp_ranks_keep_the_scheduler_waiting_through_their_preparations(monkeypa
     _assert_complete(result)
     assert [len(c[OUTPUT_DIGEST_COLUMN]) for c in result.tp_rank_columns] == [STEPS, STEPS]
     assert keepalives[0] >= 2 * MIN_KEEPALIVES  # from each rank
+
+
+#: A single call of the end of a case (a collection, a heap report) made this long:
+#: 1.5 times the peer timeout, in one piece that no ``Heartbeat.beat`` between pieces
+#: can split.
+LONG_CALL_S = 3.0
+#: Fewest KeepAlive sent while such a call runs: one per quarter timeout.
+MIN_LONG_CALL_KEEPALIVES = int(LONG_CALL_S // (TIMEOUT_S / 4)) - 1
+
+
+class _SlowCollect:
+    """The ``gc`` module as one module sees it, with ``collect`` ``delay_s`` longer
+    (sleeping first: a collection of a very large heap)."""
+
+    def __init__(self, delay_s: float):
+        self.delay_s = delay_s
+
+    def __getattr__(self, name):
+        return getattr(gc, name)
+
+    def collect(self, *args):
+        time.sleep(self.delay_s)
+        return gc.collect(*args)
+
+
+@pytest.mark.parametrize("module,scheduling", [(scheduler_loop, "sync"),
+                                               (scheduler_loop, "async"), (floor, "sync")],
+                         ids=["warm-up", "warm-up-async", "floor"])
+def test_the_runner_waits_while_the_scheduler_collects_its_heap(monkeypatch, module,
+                                                                scheduling):
+    # The scheduler collects its heap at the end of warm-up (the runner waits for the
+    # first counted step) and before it decodes the floor's frames (the runner waits
+    # for the floor's marker): one call each, here 3 s under a 2 s peer timeout.
+    monkeypatch.setattr(module, "gc", _SlowCollect(LONG_CALL_S))
+    heartbeats = _count_scheduler_keepalives(monkeypatch)
+    result = run_case(_spec(policy="cached", async_scheduling=scheduling == "async"))
+    _assert_complete(result)
+    keepalives = sum(h.sent for h in heartbeats)
+    assert keepalives >= MIN_LONG_CALL_KEEPALIVES == 5
+    assert result.s2r_marker_frames == 3 + keepalives
+
+
+@pytest.mark.parametrize("instrumentation", ["steps", "totals"])
+def test_the_runner_waits_while_the_scheduler_digests_the_tokens(monkeypatch,
+                                                                 instrumentation):
+    # At the end of the case the scheduler digests every request's output ids (24
+    # requests here, 0.16 s each: 3.84 s), the measured loop and the bare loop alike,
+    # while the runner waits for its next frame.
+    real = recording._digest_bytes
+
+    def slow_digest_bytes(index, out):
+        time.sleep(0.16)
+        return real(index, out)
+
+    monkeypatch.setattr(recording, "_digest_bytes", slow_digest_bytes)
+    heartbeats = _count_scheduler_keepalives(monkeypatch)
+    spec = _spec(instrumentation=instrumentation)
+    spec.floor = instrumentation == "steps"
+    result = run_case(spec)
+    assert len(result.token_digest) == 64
+    if instrumentation == "steps":
+        _assert_complete(result)
+        assert len(result.requests) == 24
+    else:
+        assert result.loop_totals["loop_steps"] == STEPS - WARMUP
+    keepalives = sum(h.sent for h in heartbeats)
+    assert keepalives >= int(24 * 0.16 // (TIMEOUT_S / 4 + 0.16)) == 5
+
+
+def test_the_runner_waits_while_the_scheduler_writes_its_heap_report(monkeypatch):
+    # IPC_BENCH_HEAP_REPORT: after the request records the scheduler collects its heap
+    # and writes its heap report, one call each, while the runner waits for the
+    # floor's marker.
+    monkeypatch.setenv(HEAP_REPORT_ENV, "stats")
+    real = memory.HeapReport.report
+
+    def slow_report(self, title):
+        time.sleep(LONG_CALL_S)
+        return real(self, title)
+
+    monkeypatch.setattr(memory.HeapReport, "report", slow_report)
+    heartbeats = _count_scheduler_keepalives(monkeypatch)
+    result = run_case(_spec())
+    _assert_complete(result)
+    assert result.heap_reports["scheduler"].startswith(
+        "== scheduler num_running=16/send/msgpack#0: heap report (stats)\n")
+    assert sum(h.sent for h in heartbeats) >= MIN_LONG_CALL_KEEPALIVES
+
+
+def test_the_scheduler_waits_while_the_runner_writes_its_heap_report(monkeypatch):
+    # IPC_BENCH_HEAP_REPORT: on Stop the runner writes its heap report (one call, 3 s
+    # here) before it builds its RunnerReport; the scheduler waits for that report
+    # under the 2 s peer timeout.
+    monkeypatch.setenv(HEAP_REPORT_ENV, "stats")
+    monkeypatch.setenv("FAKE_RUNNER_MODE", "slow-heap-report")
+    monkeypatch.setenv("FAKE_RUNNER_DELAY_S", str(LONG_CALL_S))
+    keepalives = _count_runner_keepalives(monkeypatch)
+    result = run_case(_spec(), runner_command=[sys.executable, str(FAKE_RUNNER)])
+    _assert_complete(result)
+    [runner_key] = [k for k in result.heap_reports if k != "scheduler"]
+    assert result.heap_reports[runner_key].startswith("== runner (pid ")
+    assert keepalives[0] >= MIN_LONG_CALL_KEEPALIVES
+
+
+def test_the_step_end_times_are_read_in_chunks_with_a_beat_after_each():
+    # A timed replay's request latencies need every step's end time: one numpy call over
+    # all rows cost about 1 us per step, so it reads 4,096 rows between two beats.
+    width = len(SCHED_COLUMNS)
+    step, end = SCHED_COLUMNS.index("step"), SCHED_COLUMNS.index("t_end_ns")
+    rows = []
+    for i in range(10_000):
+        row = [0] * width
+        row[step], row[end] = 2 * i, 1_000_000 * i
+        rows.append(tuple(row))
+    beats = []
+    for given in (rows, np.asarray(rows, dtype=np.int64)):
+        ends = recording.StepEnds.of_rows(given, lambda: beats.append(1))
+        assert len(ends) == 10_000
+        assert ends.steps.tolist() == list(range(0, 20_000, 2))
+        assert ends.times([0, 2, 19_998, 3]) == [0.0, 0.001, 9.999]
+    assert len(beats) == 2 * 3  # chunks of 4,096, 4,096 and 1,808 rows
+    assert len(recording.StepEnds.of_rows([])) == 0
+
+
+def test_the_runner_waits_while_the_scheduler_reads_the_frontends_report(monkeypatch):
+    # After the request records the scheduler stops the frontend and checks its report
+    # (every request's token stream: grows with the case) while the runner waits for
+    # the floor's marker; the check here takes 3 s under a 2 s peer timeout.
+    real = frontend_hop.check_report
+
+    def slow_check(*args):
+        time.sleep(LONG_CALL_S)
+        return real(*args)
+
+    monkeypatch.setattr(frontend_hop, "check_report", slow_check)
+    heartbeats = _count_scheduler_keepalives(monkeypatch)
+    result = run_case(_spec(frontend=True))
+    _assert_complete(result)
+    assert len(result.frontend_token_digest) == 64
+    assert sum(h.sent for h in heartbeats) >= MIN_LONG_CALL_KEEPALIVES
+
+
+class _MarkerChannel:
+    """A ``SchedulerChannel`` that takes markers and control messages and sends
+    nothing."""
+
+    def send_marker(self, what: str = "a phase marker") -> None:
+        pass
+
+    def send_control(self, msg) -> None:
+        pass
+
+
+def test_a_later_phase_counts_its_first_quarter_from_the_last_keepalive():
+    # The end of the records sends a KeepAlive at 0.6 s; the floor's preparation starts
+    # at 0.9 s: its first KeepAlive is due at 1.1 s (a quarter of the 2 s timeout after
+    # the last one), not at 1.4 s, so the runner never waits a quarter more per phase.
+    spec = _spec()
+    result = CaseResult(spec)
+    exchange = ChannelExchange(spec, _MarkerChannel(), result)
+    records = exchange.heartbeat()  # fresh: the loop's last exchange has just ended
+    time.sleep(0.6)
+    records.beat()
+    assert records.sent == 1
+    time.sleep(0.3)
+    floor_prep = exchange.heartbeat(fresh=False)
+    time.sleep(0.3)
+    floor_prep.beat()
+    assert floor_prep.sent == 1 and result.s2r_marker_frames == 2
+    loop_end = exchange.heartbeat()  # a new loop's end: from now
+    loop_end.beat()
+    assert loop_end.sent == 0

@@ -212,3 +212,50 @@ def test_a_run_given_the_model_its_scenario_defaults_to_is_the_same_run(tmp_path
     md = (out / "report.md").read_text().splitlines()
     assert [ln for ln in md if "differs" in ln] == []
     assert SAME in md and CARE not in md
+
+
+def test_options_left_to_other_defaults_differ_by_their_values_in_effect():
+    # step-time (fixed-step model and 200 counted steps by default) against
+    # decode-steady (null model, 1000 counted steps), neither given --model nor --steps.
+    step_time = _run_md(dict(model=None, steps=None, step_time_ms=[2.0]),
+                        {"num_running": 4, "step_time_ms": 2.0}, 200, name="fixed-step",
+                        step_time_ms=2.0)
+    steady = _run_md(dict(model=None, steps=None, step_time_ms=None), {"num_running": 4},
+                     1000)
+    assert compare_settings(step_time, steady) == ([
+        "option --model differs: default (fixed-step) vs default (null)",
+        "option --step-time-ms differs: [2.0] vs default",
+        "option --steps differs: default (200) vs default (1000)"], [])
+    # Defaults that took the same values are no difference (overhead: null model, here
+    # 1000 steps too), nor are two defaults one of which cannot be told (a soak's
+    # counted steps: a replay has none).
+    overhead = _run_md(dict(model=None, steps=None, step_time_ms=None),
+                       {"num_running": 4, "of": "send"}, 1000)
+    assert compare_settings(overhead, steady) == ([], [])
+    soak = _run_md(dict(model=None, steps=None, step_time_ms=None), {"trace": "soak:400"},
+                   None)
+    assert compare_settings(soak, steady) == ([], [])
+    # A workload both ran is marked: the model differs run-wide.
+    same_labels = _run_md(dict(model=None, steps=None, step_time_ms=None),
+                          {"num_running": 4, "step_time_ms": 2.0}, 200)
+    assert compare_settings(step_time, same_labels) == ([
+        "option --model differs: default (fixed-step) vs default (null)",
+        "option --step-time-ms differs: [2.0] vs default",
+        "case setting model.name differs: fixed-step vs null "
+        "(workload num_running=4,step_time_ms=2.0)"], ["num_running=4,step_time_ms=2.0"])
+
+
+def test_a_step_time_run_and_a_decode_steady_run_differ_in_their_default_models(tmp_path):
+    common = ["--num-running", "4", "--steps", "5", "--warmup-steps", "2", "--codecs",
+              "msgpack", "--no-floor", "--no-single-process"]
+    run_bench(tmp_path / "st", ["--scenario", "step-time", "--step-time-ms", "2"] + common)
+    run_bench(tmp_path / "ds", ["--scenario", "decode-steady"] + common)
+    out = tmp_path / "report"
+    assert cli.main(["report", str(tmp_path / "st"), str(tmp_path / "ds"),
+                     "--output", str(out)]) == 0
+    md = (out / "report.md").read_text().splitlines()
+    lines = [ln for ln in md if ln.startswith("- ") and " against " in ln]
+    assert [ln for ln in lines if " differs: " in ln] == [
+        "- ds against st: option --model differs: default (null) vs default (fixed-step)",
+        "- ds against st: option --step-time-ms differs: default vs [2.0]"]
+    assert CARE in md
