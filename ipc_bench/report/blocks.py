@@ -145,7 +145,8 @@ def _send_cost_caption(d: dict) -> str:
                  "send's share.")
     if d.get("off_nominal"):
         text += (" Ringed points (\"off nominal\"): cases warned off their nominal fixed "
-                 "step (the runner's wait, or cached's whole step, more than 10 % over), so "
+                 "step (the runner's wait, or cached's whole step, more than 10 % over, or "
+                 "send's whole step longer than its SchedulerOutput path explains), so "
                  "not at the step their label names; the findings give the warnings.")
     return text
 
