@@ -367,7 +367,11 @@ def share_line(row: CostRow) -> str:
     """One row in words, the same in the terminal and the report, e.g. ``fixed step 2 ms,
     B = 16, msgpack: send's SchedulerOutput path (build + encode + decode, medians) costs
     1.96 µs per step more than cached's, 0.03 % of the measured step (cached's median,
-    5.61 ms); the whole median step differs by +41.56 % of it (noisier).``"""
+    5.61 ms); the whole median step differs by +41.56 % of it (noisier). One repetition,
+    no interval.``: a row of one repetition says so (``stats.ONE_PAIR``, the words of
+    the findings' paired tokens/s), one of several gives its mean's aggregation."""
+    from ipc_bench.analysis.stats import ONE_PAIR
+
     where = f"fixed step {row.step_time_ms:g} ms, B = {row.num_running}, {row.codec}"
     step = ("" if row.measured_step_ns is None
             else f" (cached's median, {row.measured_step_ns / 1e6:.2f} ms)")
@@ -380,7 +384,7 @@ def share_line(row: CostRow) -> str:
              f"; the whole median step differs by {100 * row.share_step:+.2f} % of it "
              "(noisier)")
     off = "".join(f" Warning: {w}." for w in row.warnings)
-    over = ("" if row.repetitions < 2 else
+    over = (f" {ONE_PAIR[0].upper()}{ONE_PAIR[1:]}." if row.repetitions < 2 else
             f" Means over {row.repetitions} repetitions; each share is the mean difference "
             "over the mean step.")
     return f"{where}: {s2r}{whole}.{over}{off}"

@@ -177,6 +177,11 @@ def schedules_differ(pairs: Iterable[tuple[dict[str, Any], dict[str, Any]]]) -> 
                for a, b in pairs)
 
 
+#: What a figure of one repetition (one send/cached pair) carries in its own text: a
+#: single sample, no interval (the findings' paired tokens/s, the step-time share lines).
+ONE_PAIR = "one repetition, no interval"
+
+
 #: What send's new_token_ids add to a SchedulerOutput, per step: decode tokens and
 #: prompt chunks re-sent during chunked prefill (``analysis.summary``: measured on
 #: send's own frames, so it is the policy's share whatever the schedules).

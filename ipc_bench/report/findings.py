@@ -23,7 +23,7 @@ import pandas as pd
 from typing import Any, Callable
 
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC as SINGLE_PROCESS
-from ipc_bench.analysis.stats import (DETECTABLE, RATIO_POINTS, arm_geomeans, paired,
+from ipc_bench.analysis.stats import (DETECTABLE, ONE_PAIR, RATIO_POINTS, arm_geomeans, paired,
                                       results_ci_method, schedules_differ, summarize_pairs,
                                       token_ids_bytes, verdict_of)
 from ipc_bench.engine.config import CACHED, SEND
@@ -38,8 +38,6 @@ TIMED_REPLAY_ONE_ARM = ("This is a timed replay: arrivals follow the trace's clo
                         "case's tokens/s follows the trace, not the harness, and is no "
                         "throughput figure; the latencies are the result.")
 
-#: What a ratio of one send/cached pair carries in its own finding: a single sample.
-ONE_PAIR = "one repetition, no interval"
 
 Where = Callable[[str], str]
 

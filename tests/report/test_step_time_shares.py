@@ -59,7 +59,8 @@ def test_shares_are_of_the_measured_step_and_the_crossing_is_withheld():
     line = ("fixed step 5 ms, B = 16, msgpack: send's SchedulerOutput path (build + encode "
             "+ decode, medians) costs 3.00 µs per step more than cached's, 0.02 % of the "
             "measured step (cached's median, 18.00 ms); the whole median step differs by "
-            f"+2.22 % of it (noisier). Warning: {WARNING_5MS}. Warning: {WHOLE_5MS}.")
+            f"+2.22 % of it (noisier). One repetition, no interval. Warning: {WARNING_5MS}. "
+            f"Warning: {WHOLE_5MS}.")
     assert line in text.splitlines()
     crossing = ("5 ms, msgpack: not read (unreliable): at B = 16 the fixed step ran off its "
                 "nominal 5 ms by more than 10 % (runner descheduled); at B = 16 cached's "
@@ -221,11 +222,11 @@ def test_every_running_count_gets_its_share_line_in_the_report_and_the_table():
         "fixed step 2 ms, B = 16, msgpack: send's SchedulerOutput path (build + encode + "
         "decode, medians) costs 8.00 µs per step more than cached's, 0.36 % of the measured "
         "step (cached's median, 2.25 ms); the whole median step differs by +2.22 % of it "
-        "(noisier).",
+        "(noisier). One repetition, no interval.",
         "fixed step 2 ms, B = 64, msgpack: send's SchedulerOutput path (build + encode + "
         "decode, medians) costs 40.00 µs per step more than cached's, 1.67 % of the "
         "measured step (cached's median, 2.40 ms); the whole median step differs by "
-        "+4.17 % of it (noisier)."]
+        "+4.17 % of it (noisier). One repetition, no interval."]
     assert _step_time_findings(pd.DataFrame(summaries))[:2] == lines
     assert [ln for ln in text.splitlines() if ln.startswith("fixed step")] == []
     cells = [line.split() for line in text.splitlines()]
