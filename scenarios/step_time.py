@@ -157,9 +157,12 @@ def report(summaries: list[dict[str, Any]]) -> str:
     figures, so the others are not repeated here), one line saying so
     (``ALL_ROWS_NOTE``: the report's findings word every row), and the 1 % crossings
     (withheld for a step time whose cases ran off their nominal step; see the module
-    docstring)."""
+    docstring). A pair's ``send_cost_send_step_off`` warning is added to its send
+    case's ``warnings`` too, where the other fixed-step warnings are."""
     for send, cached in pair_records(summaries, NAME):
         send.update(pair_cost(send, cached))
+        said = send.setdefault("warnings", [])  # the report's measurement warnings
+        said += [w for w in send["send_cost_send_step_off"] if w not in said]
     rows = cost_rows(summaries)
     if not rows:
         return ""

@@ -346,15 +346,18 @@ def _pair_finding(cases, tables, key: tuple, where: Where, timed: bool,
 
 def _off_nominal_clause(pairs: list[tuple[dict, dict]]) -> str:
     """' Off nominal (warned): send: ...; cached: ...; ...' naming the fixed-step warnings
-    (``send_cost.case_off_nominal``: the runner's wait, cached's whole step) of the
-    pairs' cases, each once, else ''. Such a case did not have the step its label
-    says, so its change is of other steps than the one named."""
+    (``send_cost.case_off_nominal``: the runner's wait, cached's whole step; and a send
+    case's ``send_cost_send_step_off``, ``send_cost.send_step_warning``: its whole step
+    longer than its SchedulerOutput path explains) of the pairs' cases, each once, else
+    ''. Such a case did not have the step its label says, so its change is of other
+    steps than the one named."""
     from ipc_bench.analysis.send_cost import case_off_nominal
 
     said: list[str] = []
     for pair in pairs:
         for case in pair:
-            for w in case_off_nominal(case):
+            sent = case.get("send_cost_send_step_off")
+            for w in case_off_nominal(case) + (list(sent) if isinstance(sent, list) else []):
                 w = f"{case.get('policy')}: {w}"
                 if w not in said:
                     said.append(w)

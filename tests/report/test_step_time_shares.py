@@ -300,3 +300,18 @@ def test_a_real_send_cost_within_the_allowance_is_not_flagged():
         "fixed step 2 ms: send's whole step ran a median 3.00 ms, 700 µs longer than "
         "cached's 2.30 ms, but its SchedulerOutput path only 50 µs longer: the other "
         "650 µs are more than 10 % + 0.44 ms")
+
+
+def test_sends_warning_is_in_its_summary_and_its_pairs_finding():
+    from ipc_bench.report.findings import _off_nominal_clause
+
+    summaries = [dict(s) for s in SEND_DESCHEDULED]
+    report(summaries)
+    assert summaries[0]["warnings"] == [SEND_WARNING]
+    assert "warnings" not in summaries[1]  # cached: the report adds none
+    report(summaries)  # a second report adds it once
+    assert summaries[0]["warnings"] == [SEND_WARNING]
+    assert _off_nominal_clause([(summaries[0], summaries[1])]) == (
+        f" Off nominal (warned): send: {SEND_WARNING}; so this change is not at the step "
+        "its label names.")
+    assert _off_nominal_clause([(summaries[2], summaries[3])]) == ""
