@@ -18,7 +18,9 @@ minutes on 2 cores).
 
 Reported after the tables, per step time, B and codec (and added to each send
 case's summary, paired with the cached case of the same repetition; one definition,
-``ipc_bench.analysis.send_cost``, which the report prints too, line for line):
+``ipc_bench.analysis.send_cost``, which the report prints too, line for line; the
+terminal words only the rows with a warning under its table, the report's findings
+every row):
 
 - ``send_cost_step_ns``: send's median ``step_ns`` minus cached's: the whole cost seen
   by the scheduler loop (slicing, bigger frames, the runner's per-request writes in
@@ -53,7 +55,13 @@ allowance, 0.25 ms + 3 µs per running request (above the null model's whole ste
 its own warning (``fixed step 2 ms: the whole step ran a median 3.74 ms (+87 %), more
 than 10 % + 0.44 ms (control plane at B = 64) over nominal: ...``), the ``!`` and a
 withheld crossing. Cached's only: it is the shares' denominator, and send's longer step
-is the cost measured. A whole-step crossing resting on a B with one repetition (no
+is the cost measured. Send's side is checked against its own work
+(``send_cost.send_step_warning``): a pair whose whole-step difference exceeds its
+s2r difference by more than 10 % of nominal + the same control-plane allowance had
+send's case descheduled alone (a loaded run: send 3.95 ms against cached's 2.35 ms at
+a 2 ms step and 64 running, its s2r path 32 us longer); it is warned about with its
+figures, its step diff marked ``!`` and its whole-step crossing withheld (``whole step
+not read (unreliable: ...)``). A whole-step crossing resting on a B with one repetition (no
 interval) is marked ``(unreliable: ...)`` too, with that B's whole-step and s2r
 differences: one draw of the whole step can be 40 times the s2r difference.
 A pair whose 50-step mean step times varied by more than 10 % (either case's
@@ -135,24 +143,40 @@ def cases(opts: ScenarioOptions) -> list[CaseSpec]:
                        for b in (opts.num_running or DEFAULT_NUM_RUNNING)], make)
 
 
+#: The line after the terminal's share lines: the report words every row.
+ALL_ROWS_NOTE = ("Rows with a warning: {} of {}{}; the report's findings (bench.py report) "
+                 "word every row.")
+
+
 def report(summaries: list[dict[str, Any]]) -> str:
     """Adds the ``send_cost_*`` fields (``analysis.send_cost.pair_cost``: shares of the
     cached case's median step) to each send summary, paired with the cached case of the
-    same workload, codec and repetition, and returns the cost table, the same lines the
-    report prints, one per row of the table, and the 1 % crossings (withheld for a step time
-    whose cases ran off their nominal step; see the module docstring)."""
+    same workload, codec and repetition, and returns the cost table, the lines the
+    report prints of the rows that carry a warning (``CostRow.warnings``: off nominal,
+    cached's whole step, send's whole-step difference; the table gives every row's
+    figures, so the others are not repeated here), one line saying so
+    (``ALL_ROWS_NOTE``: the report's findings word every row), and the 1 % crossings
+    (withheld for a step time whose cases ran off their nominal step; see the module
+    docstring). A pair's ``send_cost_send_step_off`` warning is added to its send
+    case's ``warnings`` too, where the other fixed-step warnings are."""
     for send, cached in pair_records(summaries, NAME):
         send.update(pair_cost(send, cached))
+        said = send.setdefault("warnings", [])  # the report's measurement warnings
+        said += [w for w in send["send_cost_send_step_off"] if w not in said]
     rows = cost_rows(summaries)
     if not rows:
         return ""
     out = ["", "send's cost per step (send minus cached, mean over repetitions; step: "
            "median step_ns; s2r: median SchedulerOutput build + encode + decode; "
            "shares of the measured step, the cached case's median step_ns; "
-           "! = the fixed step ran off nominal: the runner's wait or cached's whole step):",
+           "! after the measured step = the fixed step ran off nominal: the runner's wait "
+           "or cached's whole step; ! after the step diff = send's whole step ran longer "
+           "than its SchedulerOutput path explains):",
            render(TABLE_HEADER, [table_cells(r) for r in rows], left=0), ""]
-    out += [share_line(r) for r in rows]
-    out.append("")
+    warned = [r for r in rows if r.warnings]
+    out += [share_line(r) for r in warned]
+    out += [ALL_ROWS_NOTE.format(len(warned), len(rows), ", worded above" if warned else ""),
+            ""]
     out.append(f"running requests at which send's cost passes {100 * THRESHOLD:g} % of the "
                "measured step:")
     out += [f"  {line}" for line in crossing_lines(rows)]

@@ -20,6 +20,10 @@ Per send/cached pair of one repetition (``pair_cost``, fields added to the send 
   cached case, ``[]`` when its median step was within its nominal step + 10 % + the
   control plane's allowance. Cached's only: it is the denominator, and send's longer
   step is the cost being measured;
+- ``send_cost_send_step_off``: the check on send's side (``send_step_warning``),
+  ``[]`` when send's whole-step difference is explained by its SchedulerOutput path's
+  difference within the same allowance (10 % of the nominal step + the control plane's
+  allowance): a larger excess is send's case descheduled alone, not send's cost;
 - ``send_cost_step_noisy``: whether either case's 50-step mean step times varied by
   more than 10 % (``step_ns_block_cv``, the threshold of ``summary.noise_warnings``'
   "the machine may be noisy"): its whole-step difference is then machine noise as
@@ -30,10 +34,12 @@ of the pairs' figures, and each share is the mean difference over the mean measu
 step (``mean_share``, ``share_of_means``), so a line's share is its printed µs over its
 printed step (a mean of per-pair shares is not). ``report.plots.send_cost_share`` draws
 that same share, and the decode-steady findings give it (``mean_share``).
-``share_line`` words one row (the terminal and the report give one per row);
-``crossing_lines`` says where the share passes 1 % of the
-step, withheld for a step time whose cases ran off their nominal step (the runner's wait,
-``off_nominal_warning``, or cached's whole step, ``whole_step_warning``), and marked
+``share_line`` words one row (the report gives one per row, the terminal those of the
+rows with a warning, ``CostRow.warnings``); ``crossing_lines`` says where the share
+passes 1 % of the step, withheld for a step time whose cases ran off their nominal step
+(the runner's wait, ``off_nominal_warning``, or cached's whole step,
+``whole_step_warning``), the whole step's withheld where send's whole-step difference is
+not explained by its SchedulerOutput path (``send_step_warning``), and marked
 unreliable for the whole step when it rests on one repetition. The terminal and
 the report print these same strings.
 """
@@ -143,6 +149,58 @@ def whole_step_warning(summary: dict[str, Any],
             f"of the measured step")
 
 
+def send_step_warning(send: dict[str, Any], cached: dict[str, Any],
+                      tolerance: float = OFF_NOMINAL_TOLERANCE) -> Optional[str]:
+    """The warning of a fixed-step pair whose whole-step difference (send's median
+    ``step_ns`` minus cached's) exceeds its SchedulerOutput path's difference
+    (``s2r_build_encode_decode_ns_median``, send's minus cached's; 0 when either is
+    missing) by more than ``tolerance`` of the nominal ``fixed_step_ms`` plus the control
+    plane's allowance at its ``num_running`` (``control_plane_allowance_ns``), else
+    ``None`` (also without a fixed step or either median step). Times in ns.
+
+    Why this rule: send's cost in the whole step is its SchedulerOutput path (build +
+    encode + decode, measured apart: the s2r difference) plus what that path's timers
+    do not see: the bigger frames' transport and the runner's per-request writes. Those
+    are part of the control plane, and the whole control plane, the null model's whole
+    step, stays under the allowance (0.12 / 0.22 / 0.77 ms at 16 / 64 / 256 running
+    against 0.30 / 0.44 / 1.02 ms), so a real send cost never exceeds the s2r
+    difference by it; the 10 % of nominal covers the two runners' waits, each on its
+    nominal step within the off-nominal check's 10 %. A larger excess is send's case
+    descheduled alone (CPU contention: send's step ran 3.95 ms against cached's 2.35 ms
+    at a 2 ms step and 64 running, its SchedulerOutput path 32 µs longer), which
+    ``whole_step_warning`` does not see (it checks cached's step, the denominator). The
+    whole-step difference is what is judged, not send's step against nominal: send's
+    longer step is the cost measured. One-sided: a send step shorter than cached's by
+    that much leaves cached's step over nominal + the same allowance, which
+    ``whole_step_warning`` warns of. E.g. ``fixed step 2 ms: send's whole step
+    ran a median 3.95 ms, 1,601 µs longer than cached's 2.35 ms, but its SchedulerOutput
+    path only 32 µs longer: the other 1,569 µs are more than 10 % + 0.44 ms (control
+    plane at B = 64): send's case was descheduled; its whole-step difference is not
+    send's cost``."""
+    nominal_ms = _num(send.get("fixed_step_ms"))
+    step_send, step_cached = _num(send.get("step_ns_median")), _num(cached.get("step_ns_median"))
+    if not nominal_ms or step_send is None or step_cached is None:
+        return None
+    s2r_send = _num(send.get("s2r_build_encode_decode_ns_median"))
+    s2r_cached = _num(cached.get("s2r_build_encode_decode_ns_median"))
+    d_s2r = 0.0 if s2r_send is None or s2r_cached is None else s2r_send - s2r_cached
+    b = _num(send.get("num_running"))
+    allowance = control_plane_allowance_ns(b)
+    d_step = step_send - step_cached
+    if d_step - d_s2r <= tolerance * nominal_ms * 1e6 + allowance:
+        return None
+    at = f" at B = {b:g}" if b is not None else ""
+    path = ("its SchedulerOutput path's difference is missing" if s2r_send is None
+            or s2r_cached is None else
+            f"but its SchedulerOutput path only {d_s2r / 1e3:,.0f} µs longer")
+    return (f"fixed step {nominal_ms:g} ms: send's whole step ran a median "
+            f"{step_send / 1e6:.2f} ms, {d_step / 1e3:,.0f} µs longer than cached's "
+            f"{step_cached / 1e6:.2f} ms, {path}: the other {(d_step - d_s2r) / 1e3:,.0f} µs "
+            f"are more than {100 * tolerance:.0f} % + {allowance / 1e6:.2f} ms (control "
+            f"plane{at}): send's case was descheduled; its whole-step "
+            f"difference is not send's cost")
+
+
 def case_off_nominal(summary: dict[str, Any]) -> list[str]:
     """A fixed-step case's off-nominal warnings, as its summary's ``warnings`` give them:
     the runner's wait (``off_nominal_warning``) and, for a cached case, the whole step
@@ -167,6 +225,7 @@ def pair_cost(send: dict[str, Any], cached: dict[str, Any]) -> dict[str, Any]:
     off = list(dict.fromkeys(w for w in (off_nominal_warning(send),
                                          off_nominal_warning(cached)) if w))
     whole = whole_step_warning(cached)
+    send_off = send_step_warning(send, cached)
     noisy = any((_num(c.get("step_ns_block_cv")) or 0.0) > NOISY_BLOCK_CV
                 for c in (send, cached))
     return dict(send_cost_step_ns=d_step, send_cost_s2r_ns=d_s2r,
@@ -174,6 +233,7 @@ def pair_cost(send: dict[str, Any], cached: dict[str, Any]) -> dict[str, Any]:
                 send_cost_share_of_step=d_step / base if ok and d_step is not None else None,
                 send_cost_s2r_share_of_step=d_s2r / base if ok and d_s2r is not None else None,
                 send_cost_off_nominal=off, send_cost_whole_step_off=[whole] if whole else [],
+                send_cost_send_step_off=[send_off] if send_off else [],
                 send_cost_step_noisy=noisy)
 
 
@@ -192,6 +252,13 @@ class CostRow:
     step_noisy: bool = False        # a repetition's send_cost_step_noisy
     whole_step_off: list[str] = field(default_factory=list)  # send_cost_whole_step_off
     repetitions: int = 1            # pairs the means are over
+    send_step_off: list[str] = field(default_factory=list)  # send_cost_send_step_off
+
+    @property
+    def warnings(self) -> list[str]:
+        """The row's warnings, in the order its share line gives them: off nominal
+        (the runner's wait), cached's whole step, send's whole-step difference."""
+        return self.off_nominal + self.whole_step_off + self.send_step_off
 
 
 def share_of_means(diff: Optional[float], base: Optional[float]) -> Optional[float]:
@@ -254,22 +321,21 @@ def cost_rows(records: Iterable[dict[str, Any]]) -> list[CostRow]:
         groups[(t, int(b), str(r.get("codec")))].append(r)
     rows = []
     for (t, b, codec), rs in sorted(groups.items()):
-        off: list[str] = []
-        whole: list[str] = []
-        for r in rs:
-            for w in r.get("send_cost_off_nominal") or ():
-                if w not in off:
-                    off.append(w)
-            for w in r.get("send_cost_whole_step_off") or ():
-                if w not in whole:
-                    whole.append(w)
+        off, whole, send_off = (_each_once(rs, f"send_cost_{k}")
+                                for k in ("off_nominal", "whole_step_off", "send_step_off"))
         bases = [r.get("send_cost_measured_step_ns") for r in rs]
         step = mean_share((r.get("send_cost_step_ns") for r in rs), bases)
         s2r = mean_share((r.get("send_cost_s2r_ns") for r in rs), bases)
         rows.append(CostRow(
             t, b, codec, step.diff_ns, s2r.diff_ns, step.base_ns, step.share, s2r.share,
-            off, any(r.get("send_cost_step_noisy") is True for r in rs), whole, len(rs)))
+            off, any(r.get("send_cost_step_noisy") is True for r in rs), whole, len(rs),
+            send_off))
     return rows
+
+
+def _each_once(records: list[dict[str, Any]], key: str) -> list[str]:
+    """The warnings listed under ``key`` in ``records``, each once, in order."""
+    return list(dict.fromkeys(w for r in records for w in (r.get(key) or ())))
 
 
 def pct(share: Optional[float]) -> str:
@@ -284,12 +350,16 @@ TABLE_HEADER = ["step ms", "B", "codec", "measured step ms", "step diff us",
 def table_cells(row: CostRow) -> list[str]:
     """The terminal table's cells of one row (``TABLE_HEADER``); an off-nominal row's
     ``measured step ms`` is marked ``!`` (the runner's wait or the whole step off nominal:
-    ``off_nominal_warning``, ``whole_step_warning``)."""
+    ``off_nominal_warning``, ``whole_step_warning``), and its ``step diff us`` where
+    send's whole-step difference is not explained by its SchedulerOutput path
+    (``send_step_warning``)."""
     measured = ("-" if row.measured_step_ns is None
                 else f"{row.measured_step_ns / 1e6:.2f}"
                 + ("!" if row.off_nominal or row.whole_step_off else ""))
+    step = ("-" if row.step_ns is None
+            else f"{row.step_ns / 1e3:.1f}" + ("!" if row.send_step_off else ""))
     return [f"{row.step_time_ms:g}", str(row.num_running), row.codec, measured,
-            "-" if row.step_ns is None else f"{row.step_ns / 1e3:.1f}", pct(row.share_step),
+            step, pct(row.share_step),
             "-" if row.s2r_ns is None else f"{row.s2r_ns / 1e3:.2f}", pct(row.share_s2r)]
 
 
@@ -297,7 +367,11 @@ def share_line(row: CostRow) -> str:
     """One row in words, the same in the terminal and the report, e.g. ``fixed step 2 ms,
     B = 16, msgpack: send's SchedulerOutput path (build + encode + decode, medians) costs
     1.96 µs per step more than cached's, 0.03 % of the measured step (cached's median,
-    5.61 ms); the whole median step differs by +41.56 % of it (noisier).``"""
+    5.61 ms); the whole median step differs by +41.56 % of it (noisier). One repetition,
+    no interval.``: a row of one repetition says so (``stats.ONE_PAIR``, the words of
+    the findings' paired tokens/s), one of several gives its mean's aggregation."""
+    from ipc_bench.analysis.stats import ONE_PAIR
+
     where = f"fixed step {row.step_time_ms:g} ms, B = {row.num_running}, {row.codec}"
     step = ("" if row.measured_step_ns is None
             else f" (cached's median, {row.measured_step_ns / 1e6:.2f} ms)")
@@ -309,8 +383,8 @@ def share_line(row: CostRow) -> str:
     whole = ("" if row.share_step is None else
              f"; the whole median step differs by {100 * row.share_step:+.2f} % of it "
              "(noisier)")
-    off = "".join(f" Warning: {w}." for w in row.off_nominal + row.whole_step_off)
-    over = ("" if row.repetitions < 2 else
+    off = "".join(f" Warning: {w}." for w in row.warnings)
+    over = (f" {ONE_PAIR[0].upper()}{ONE_PAIR[1:]}." if row.repetitions < 2 else
             f" Means over {row.repetitions} repetitions; each share is the mean difference "
             "over the mean step.")
     return f"{where}: {s2r}{whole}.{over}{off}"
@@ -342,6 +416,10 @@ def crossing_lines(rows: list[CostRow], threshold: float = THRESHOLD) -> list[st
     of that step time and codec ran off its nominal step (the B axis then mixes steps
     of other lengths than the one named) or when cached's whole step ran over nominal
     + 10 % + the control plane's allowance (``whole_step_warning``); the whole step's
+    crossing alone is withheld (``whole step not read (unreliable: ...)``) when at a B
+    send's whole-step difference exceeds its SchedulerOutput path's by more than that
+    allowance (``send_step_warning``: send's case descheduled, so the whole-step curve
+    is not send's cost there; the s2r crossing is still read). The whole step's
     crossing is marked unreliable when a pair's step times were noisy
     (``send_cost_step_noisy``) or when a B of the curve has one repetition only (no
     interval: the whole-step difference is one draw, often many times the s2r
@@ -353,46 +431,75 @@ def crossing_lines(rows: list[CostRow], threshold: float = THRESHOLD) -> list[st
     out = []
     for (t, codec), rs in sorted(curves.items()):
         head = f"{t:g} ms, {codec}:"
-        off = [r for r in rs if r.off_nominal]
-        whole_off = [r for r in rs if r.whole_step_off]
-        if off or whole_off:
-            why = []
-            if off:
-                bs = ", ".join(str(r.num_running) for r in off)
-                why.append(f"at B = {bs} the fixed step ran off its nominal {t:g} ms by more "
-                           f"than {100 * OFF_NOMINAL_TOLERANCE:.0f} % (runner descheduled)")
-            if whole_off:
-                bs = ", ".join(str(r.num_running) for r in whole_off)
-                why.append(f"at B = {bs} cached's whole step ran more than "
-                           f"{100 * OFF_NOMINAL_TOLERANCE:.0f} % + the control plane's "
-                           f"allowance over {t:g} ms (a process descheduled outside the "
-                           "runner's wait)")
+        why = _off_nominal_why(rs, t)
+        if why:
             out.append(f"{head} not read (unreliable): " + "; ".join(why)
                        + f", so these cases did not have a {t:g} ms step")
             continue
-        step = [(r.num_running, r.share_step) for r in rs if r.share_step is not None]
         s2r = [(r.num_running, r.share_s2r) for r in rs if r.share_s2r is not None]
-        noisy = ", ".join(str(r.num_running) for r in rs if r.step_noisy)
-        why = []
-        if noisy:
-            why.append(f"at B = {noisy} a case's 50-step mean step times varied by more than "
-                       f"{100 * NOISY_BLOCK_CV:.0f} %, so its whole-step difference is the "
-                       "machine's noise as much as send's")
-        single = [r for r in rs if r.repetitions < 2 and r.step_ns is not None]
-        if single:
-            worst = max(single, key=lambda r: abs(r.step_ns - (r.s2r_ns or 0.0)))
-            gap = ("" if worst.s2r_ns is None else
-                   f"; at B = {worst.num_running} the whole step differs by "
-                   f"{worst.step_ns / 1e3:+,.0f} µs ({pct(worst.share_step)} %), send's "
-                   f"SchedulerOutput path by {worst.s2r_ns / 1e3:+,.0f} µs "
-                   f"({pct(worst.share_s2r)} %)")
-            bs = ", ".join(str(r.num_running) for r in single)
-            why.append(f"at B = {bs} one repetition, no interval: one draw of the noisy "
-                       f"whole-step difference{gap}")
-        mark = f" (unreliable: {'; '.join(why)})" if why else ""
-        out.append(f"{head} whole step {crossing(step, threshold)}{mark}; "
-                   f"s2r {crossing(s2r, threshold)}")
+        send_off = [r for r in rs if r.send_step_off]
+        if send_off:
+            whole = f"whole step not read (unreliable: {_send_step_why(send_off)})"
+        else:
+            step = [(r.num_running, r.share_step) for r in rs if r.share_step is not None]
+            marks = _whole_step_marks(rs)
+            whole = (f"whole step {crossing(step, threshold)}"
+                     + (f" (unreliable: {'; '.join(marks)})" if marks else ""))
+        out.append(f"{head} {whole}; s2r {crossing(s2r, threshold)}")
     return out
+
+
+def _off_nominal_why(rs: list[CostRow], t: float) -> list[str]:
+    """Why ``crossing_lines`` reads no crossing of the step time ``t`` (ms): the B
+    values of ``rs`` whose runner's wait, or cached's whole step, ran off nominal;
+    ``[]`` when none did."""
+    why = []
+    off = [r for r in rs if r.off_nominal]
+    if off:
+        bs = ", ".join(str(r.num_running) for r in off)
+        why.append(f"at B = {bs} the fixed step ran off its nominal {t:g} ms by more "
+                   f"than {100 * OFF_NOMINAL_TOLERANCE:.0f} % (runner descheduled)")
+    whole_off = [r for r in rs if r.whole_step_off]
+    if whole_off:
+        bs = ", ".join(str(r.num_running) for r in whole_off)
+        why.append(f"at B = {bs} cached's whole step ran more than "
+                   f"{100 * OFF_NOMINAL_TOLERANCE:.0f} % + the control plane's "
+                   f"allowance over {t:g} ms (a process descheduled outside the "
+                   "runner's wait)")
+    return why
+
+
+def _send_step_why(rs: list[CostRow]) -> str:
+    """Why the whole step's crossing is withheld at the B values of ``rs`` (rows with
+    ``send_step_off``)."""
+    bs = ", ".join(str(r.num_running) for r in rs)
+    return (f"at B = {bs} send's whole step ran longer than cached's by more than its "
+            f"SchedulerOutput path's difference + {100 * OFF_NOMINAL_TOLERANCE:.0f} % + the "
+            "control plane's allowance (send's case descheduled), so the whole-step "
+            "difference is not send's cost there")
+
+
+def _whole_step_marks(rs: list[CostRow]) -> list[str]:
+    """Why a read whole-step crossing of ``rs`` is unreliable: noisy pairs, B values of
+    one repetition (with the B where the whole step and s2r differ most); ``[]``."""
+    why = []
+    noisy = ", ".join(str(r.num_running) for r in rs if r.step_noisy)
+    if noisy:
+        why.append(f"at B = {noisy} a case's 50-step mean step times varied by more than "
+                   f"{100 * NOISY_BLOCK_CV:.0f} %, so its whole-step difference is the "
+                   "machine's noise as much as send's")
+    single = [r for r in rs if r.repetitions < 2 and r.step_ns is not None]
+    if single:
+        worst = max(single, key=lambda r: abs(r.step_ns - (r.s2r_ns or 0.0)))
+        gap = ("" if worst.s2r_ns is None else
+               f"; at B = {worst.num_running} the whole step differs by "
+               f"{worst.step_ns / 1e3:+,.0f} µs ({pct(worst.share_step)} %), send's "
+               f"SchedulerOutput path by {worst.s2r_ns / 1e3:+,.0f} µs "
+               f"({pct(worst.share_s2r)} %)")
+        bs = ", ".join(str(r.num_running) for r in single)
+        why.append(f"at B = {bs} one repetition, no interval: one draw of the noisy "
+                   f"whole-step difference{gap}")
+    return why
 
 
 def pair_records(records: Iterable[dict[str, Any]], scenario: str

@@ -177,6 +177,11 @@ def schedules_differ(pairs: Iterable[tuple[dict[str, Any], dict[str, Any]]]) -> 
                for a, b in pairs)
 
 
+#: What a figure of one repetition (one send/cached pair) carries in its own text: a
+#: single sample, no interval (the findings' paired tokens/s, the step-time share lines).
+ONE_PAIR = "one repetition, no interval"
+
+
 #: What send's new_token_ids add to a SchedulerOutput, per step: decode tokens and
 #: prompt chunks re-sent during chunked prefill (``analysis.summary``: measured on
 #: send's own frames, so it is the policy's share whatever the schedules).
@@ -633,6 +638,32 @@ EXACT_KEYS: tuple[str, ...] = ("sched_to_runner_payload_bytes_per_step",
                                "runner_to_sched_payload_bytes_per_step")
 
 
+#: Compared fields of one step's work (bytes and times per step): where a pair's arms
+#: ran different schedules (``schedules_differ``: a timed replay) they compare other
+#: batches, so ``compare_cases`` withholds their paired figures and verdict
+#: (``schedule_bound``) and leaves them out of the Holm family. Output tokens/s, an
+#: end-to-end figure of the whole run, stays compared (as do a timed replay's
+#: latencies, which the findings give).
+SCHEDULE_BOUND_KEYS: tuple[str, ...] = tuple(k for k in COMPARED_KEYS
+                                             if k != "output_tokens_per_s")
+#: The verdict of a ``SCHEDULE_BOUND_KEYS`` metric whose arms ran different schedules.
+SCHEDULES_DIFFER = "schedules differ"
+#: The paired figures ``schedule_bound`` withholds (each arm's own median, IQR and
+#: geometric mean stay: they describe that arm's batches).
+PAIRED_FIELDS = ("ratio_median", "ratio_geomean", "ratio_ci_low", "ratio_ci_high",
+                 "diff_mean", "diff_median", "diff_ci_low", "diff_ci_high",
+                 "diff_half_width", "p_value", "p_adjusted")
+
+
+def schedule_bound(m: dict[str, Any]) -> dict[str, Any]:
+    """A recorded comparison metric ``m`` (``PairedComparison.to_dict``) of arms that ran
+    different schedules, with its paired figures (``PAIRED_FIELDS``) ``None``, no
+    adjustment, ``significant`` ``None`` and the verdict ``SCHEDULES_DIFFER``: the
+    pairs compare other batches, not the arms. Returns a new dict."""
+    return dict(m, **dict.fromkeys(PAIRED_FIELDS), significant=None, adjustment="none",
+                verdict=SCHEDULES_DIFFER)
+
+
 def arms_by_repetition(records: Iterable[dict[str, Any]], keys: Sequence[str]
                        ) -> dict[tuple, dict[str, dict[int, dict[str, Any]]]]:
     """Case records grouped for pairing: ``{group: {arm: {repetition: record}}}``.
@@ -686,7 +717,10 @@ def compare_cases(summaries: Sequence[dict[str, Any]], method: str = "t",
     verdicts were adjusted together by Holm's method: every compared metric with a
     p-value but the ``EXACT_KEYS``; their ``adjustment`` is ``"holm"``) and, where a
     pair ran different schedules (``schedules_differ``: a timed replay),
-    ``schedules_differ`` true: its figures differ by batch too. Groups with a single
+    ``schedules_differ`` true: its per-step metrics (``SCHEDULE_BOUND_KEYS``: bytes
+    and times per step) compare other batches, so they are recorded with their paired
+    figures and verdict withheld (``schedule_bound``: verdict ``schedules differ``)
+    and left out of the family; output tokens/s stays compared. Groups with a single
     arm are left out, and so are metrics the codec does not perform (``performed``:
     the single-process case's encode, decode and bytes), and arm pairs with no metric
     of ``metrics`` that
@@ -734,17 +768,28 @@ def compare_cases(summaries: Sequence[dict[str, Any]], method: str = "t",
                                                 confidence=confidence)
             if not found:  # no metric both arms record (overhead's totals arm records
                 continue   # loop totals only): nothing to compare, no entry
-            family = [k for k, c in found.items()
-                      if k not in EXACT_KEYS and c.p_value is not None]
-            for key, p_adj in zip(family, holm([found[k].p_value for k in family])):
-                found[key] = found[key].adjusted(p_adj, "holm")
-            entry["family"] = family
-            if schedules_differ((arms[base][r], arms[treat][r]) for r in reps):
+            differ = schedules_differ((arms[base][r], arms[treat][r]) for r in reps)
+            if differ:
                 entry["schedules_differ"] = True
-            units = dict(metrics)
-            entry["metrics"] = {k: dict(c.to_dict(), unit=units[k]) for k, c in found.items()}
+            entry["family"], entry["metrics"] = _adjusted_metrics(found, dict(metrics),
+                                                                  differ)
             out.append(entry)
     return out
+
+
+def _adjusted_metrics(found: dict[str, PairedComparison], units: dict[str, str],
+                      differ: bool) -> tuple[list[str], dict[str, dict[str, Any]]]:
+    """``compare_cases``' ``(family, metrics)`` of one arm pair's comparisons ``found``:
+    the family (every metric with a p-value but the ``EXACT_KEYS`` and, where the arms'
+    schedules ``differ``, the ``SCHEDULE_BOUND_KEYS``), its verdicts Holm-adjusted, and
+    each metric as a dict with its ``unit`` (``schedule_bound`` where ``differ``)."""
+    bound = SCHEDULE_BOUND_KEYS if differ else ()
+    family = [k for k, c in found.items()
+              if k not in EXACT_KEYS and k not in bound and c.p_value is not None]
+    for key, p_adj in zip(family, holm([found[k].p_value for k in family])):
+        found[key] = found[key].adjusted(p_adj, "holm")
+    return family, {k: dict(schedule_bound(c.to_dict()) if k in bound else c.to_dict(),
+                            unit=units[k]) for k, c in found.items()}
 
 
 # --------------------------------------------------------------------------------------

@@ -23,6 +23,10 @@ from ipc_bench.report.render import Block
 PAIR_TABLE = ("output_tokens_per_s", "sched_to_runner_payload_bytes_per_step",
               "sched_to_runner_wire_bytes_per_step", "build_ns_per_step",
               "encode_ns_per_step", "decode_ns_per_step", "step_ns_mean")
+#: ``PAIR_TABLE`` rows of one step's work (bytes and times per step): where a pair's
+#: arms ran different schedules they show no difference or ratio (the comparison
+#: block's ``stats.SCHEDULE_BOUND_KEYS``, and the wire bytes).
+SCHEDULE_BOUND_PAIR_ROWS = tuple(k for k in PAIR_TABLE if k != "output_tokens_per_s")
 #: Metrics of the side-by-side tables of a multi-run report, in order.
 SIDE_BY_SIDE = ("output_tokens_per_s", "sched_to_runner_payload_bytes_per_step",
                 "step_ns_mean")
@@ -145,7 +149,8 @@ def _send_cost_caption(d: dict) -> str:
                  "send's share.")
     if d.get("off_nominal"):
         text += (" Ringed points (\"off nominal\"): cases warned off their nominal fixed "
-                 "step (the runner's wait, or cached's whole step, more than 10 % over), so "
+                 "step (the runner's wait, or cached's whole step, more than 10 % over, or "
+                 "send's whole step longer than its SchedulerOutput path explains), so "
                  "not at the step their label names; the findings give the warnings.")
     return text
 
@@ -501,16 +506,18 @@ def _pair_table(results) -> list[Block]:
     with the run's ``--ci-method``: the numbers of the CLI's comparison block). Pairs
     whose timings are withheld (``analysis.cores``) keep their byte rows only."""
     from ipc_bench.analysis import cores
-    from ipc_bench.analysis.stats import (paired, performed, ratio_phrase,
-                                          results_ci_method, schedules_differ,
-                                          summarize_pairs)
+    from ipc_bench.analysis.stats import (SCHEDULES_DIFFER, paired, performed,
+                                          ratio_phrase, results_ci_method,
+                                          schedules_differ, summarize_pairs)
     from ipc_bench.report.findings import withheld_keys
     from ipc_bench.report.plots import codec_rank
     from ipc_bench.report.tables import ratio_text
 
+    from ipc_bench.report.findings import pair_records
+
     method = results_ci_method(results.metadata)
     withheld = withheld_keys(results.cases)
-    rows = []
+    rows, differ_keys = [], {}
     for key in PAIR_TABLE:
         label, scale = metric(key).label, metric(key).scale
         pairs = paired(results.cases, key, labels=results.labels)
@@ -520,9 +527,14 @@ def _pair_table(results) -> list[Block]:
                 continue
             if not performed(key, r["codec"]):  # in-process: no encode, decode, bytes
                 continue
+            at = (r["workload"], r["codec"], r.get("transport"), r.get("model"))
+            if at not in differ_keys:
+                differ_keys[at] = schedules_differ(pair_records(results.cases, at))
+            bound = differ_keys[at] and key in SCHEDULE_BOUND_PAIR_ROWS
             rows.append([str(r["workload"]), r["codec"], label, str(r["n"]),
                          format_value(r[SEND] * scale, 2), format_value(r[CACHED] * scale, 2),
-                         format_value(r["diff"] * scale, 2),
+                         "-" if bound else format_value(r["diff"] * scale, 2),
+                         f"- ({SCHEDULES_DIFFER})" if bound else
                          ratio_text(r["ratio"], r["ratio_low"], r["ratio_high"])])
     if not rows:
         return [("note", "No send/cached pair in this run" + (
@@ -539,8 +551,6 @@ def _pair_table(results) -> list[Block]:
             "sign": "the median of the per-repetition differences, with its sign-test "
                     "interval"}[method]
     note = cores.footnote(results.cases.to_dict("records")) if withheld else None
-    from ipc_bench.report.findings import pair_records
-
     differ = sorted({f"{r[1]}" for r in rows} - {SINGLE_PROCESS_CODEC})
     differ = [c for c in differ if any(
         schedules_differ(pair_records(results.cases, (w, c, t, m)))
@@ -557,9 +567,12 @@ def _pair_table(results) -> list[Block]:
                      + note.replace("* timings left out: ", "", 1) if note else "")
                   + (f" The arms of {', '.join(differ)} ran different schedules (schedule "
                      "digests differ: a timed replay follows wall-clock arrivals), so their "
-                     "rows compare other batches as well as the policies: the s2r bytes' "
-                     "difference is not the policy's saving; send's own new_token_ids are "
-                     "in the findings." if differ else ""))]
+                     "per-step rows (bytes and times per step) would compare other batches "
+                     "as well as the policies: they give each arm's mean, no difference or "
+                     f"ratio (`- ({SCHEDULES_DIFFER})`), as the comparison block withholds "
+                     "their verdicts; output tokens/s, over the whole run, stays compared. "
+                     "The s2r bytes' difference is not the policy's saving; send's own "
+                     "new_token_ids are in the findings." if differ else ""))]
 
 
 def _comparison_sections(results, level: int) -> list[Block]:

@@ -23,7 +23,7 @@ import pandas as pd
 from typing import Any, Callable
 
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC as SINGLE_PROCESS
-from ipc_bench.analysis.stats import (DETECTABLE, RATIO_POINTS, arm_geomeans, paired,
+from ipc_bench.analysis.stats import (DETECTABLE, ONE_PAIR, RATIO_POINTS, arm_geomeans, paired,
                                       results_ci_method, schedules_differ, summarize_pairs,
                                       token_ids_bytes, verdict_of)
 from ipc_bench.engine.config import CACHED, SEND
@@ -38,8 +38,6 @@ TIMED_REPLAY_ONE_ARM = ("This is a timed replay: arrivals follow the trace's clo
                         "case's tokens/s follows the trace, not the harness, and is no "
                         "throughput figure; the latencies are the result.")
 
-#: What a ratio of one send/cached pair carries in its own finding: a single sample.
-ONE_PAIR = "one repetition, no interval"
 
 Where = Callable[[str], str]
 
@@ -195,19 +193,27 @@ def _schedules_differ_clause(b: dict[str, Any], pairs: list[tuple[dict, dict]]) 
             f"arms' {totals}")
 
 
+#: The clause that stands for the per-step times of arms that ran different schedules.
+TIMES_NOT_COMPARED = "per-step times not compared (encode, build, step: other batches)"
+
+
 def _saving_clauses(tables, key: tuple, pairs: list[tuple[dict, dict]] = ()) -> list[str]:
     """What cached saves (or spends) against send for ``key``: bytes (as a share of
     send's bytes, the base of the bytes figure's box too), encode, build. Where the
     arms ran different schedules (``pairs``, ``pair_records``: ``stats.schedules_differ``)
     the bytes are send's new_token_ids, the policy's own share
-    (``_schedules_differ_clause``), and the times are said to be over other batches."""
+    (``_schedules_differ_clause``), and the per-step times are not compared
+    (``TIMES_NOT_COMPARED``: they would compare other batches, as the comparison block
+    and the terminal's ratio line withhold them, ``stats.SCHEDULE_BOUND_KEYS``)."""
     codec = key[1]
     clauses = []
     b = tables["s2r"].get(key)
     differ = schedules_differ(pairs)
-    if b and codec != SINGLE_PROCESS and differ:
-        clauses.append(_schedules_differ_clause(b, pairs))
-    elif b and codec != SINGLE_PROCESS and b[SEND]:
+    if differ:
+        if b and codec != SINGLE_PROCESS:
+            clauses.append(_schedules_differ_clause(b, pairs))
+        return clauses + [TIMES_NOT_COMPARED]
+    if b and codec != SINGLE_PROCESS and b[SEND]:
         fewer = b["diff"]
         clauses.append(f"sends {abs(fewer):,.0f} {'fewer' if fewer >= 0 else 'more'} "
                        f"bytes per step to the runner ({100 * abs(fewer) / b[SEND]:.1f} % "
@@ -275,7 +281,7 @@ def _verdict_clause(t: dict[str, Any], m: dict[str, Any] | None) -> str:
     if m and m.get("adjustment") == "holm" and m.get("p_value") is not None \
             and m.get("p_adjusted") is not None and m.get("significant") is not None:
         n = m.get("family_size") or 0
-        over = f" over {n} timed metrics" if n else ""
+        over = f" over {n} timed metric{'' if n == 1 else 's'}" if n else ""
         holm = (f" after Holm's correction{over} (p {m['p_value']:.3f}, adjusted "
                 f"{m['p_adjusted']:.3f})")
         if m["significant"]:
@@ -312,9 +318,11 @@ def _pair_finding(cases, tables, key: tuple, where: Where, timed: bool,
     clauses = _saving_clauses(tables, key, pairs)
     off = _off_nominal_clause(pairs)
     text = f"{where(workload)} ({what}), cached "
-    if schedules_differ(pairs) and len(clauses) > 1 and key[1] != SINGLE_PROCESS:
-        # the bytes clause ends on the schedules; the times are of other batches too
-        joined = clauses[0] + "; over those other batches it " + _and(clauses[1:])
+    if schedules_differ(pairs):
+        # the bytes clause ends on the schedules; the times are withheld after it
+        joined = "; ".join(clauses)
+        if clauses[0] == TIMES_NOT_COMPARED:  # no bytes clause (single process)
+            text = f"{where(workload)} ({what}), cached against send: "
     else:
         joined = _and(clauses)
     if timed:
@@ -338,15 +346,18 @@ def _pair_finding(cases, tables, key: tuple, where: Where, timed: bool,
 
 def _off_nominal_clause(pairs: list[tuple[dict, dict]]) -> str:
     """' Off nominal (warned): send: ...; cached: ...; ...' naming the fixed-step warnings
-    (``send_cost.case_off_nominal``: the runner's wait, cached's whole step) of the
-    pairs' cases, each once, else ''. Such a case did not have the step its label
-    says, so its change is of other steps than the one named."""
+    (``send_cost.case_off_nominal``: the runner's wait, cached's whole step; and a send
+    case's ``send_cost_send_step_off``, ``send_cost.send_step_warning``: its whole step
+    longer than its SchedulerOutput path explains) of the pairs' cases, each once, else
+    ''. Such a case did not have the step its label says, so its change is of other
+    steps than the one named."""
     from ipc_bench.analysis.send_cost import case_off_nominal
 
     said: list[str] = []
     for pair in pairs:
         for case in pair:
-            for w in case_off_nominal(case):
+            sent = case.get("send_cost_send_step_off")
+            for w in case_off_nominal(case) + (list(sent) if isinstance(sent, list) else []):
                 w = f"{case.get('policy')}: {w}"
                 if w not in said:
                     said.append(w)
@@ -698,7 +709,8 @@ def _holm_unadjusted_note(m: dict[str, Any], family_size: int = 0) -> str | None
 
     if not unadjusted_excludes_one(m):
         return None
-    over = f" over {family_size} timed metrics" if family_size else ""
+    over = (f" over {family_size} timed metric{'' if family_size == 1 else 's'}"
+            if family_size else "")
     return (f"not significant after Holm's correction{over} (p {m['p_value']:.3f}, "
             f"adjusted {m['p_adjusted']:.3f}); the interval is unadjusted")
 

@@ -952,6 +952,12 @@ def _send_cost_series(table, other: list, axes, off_keys: set) -> tuple[list, li
     return bars, rings
 
 
+def _listed_warnings(value) -> bool:
+    """Whether a case record's warning list field holds a warning (NaN, ``None`` and
+    ``[]`` hold none)."""
+    return isinstance(value, (list, tuple)) and len(value) > 0
+
+
 @_finished_cases
 def send_cost_share(results):
     """What ``send`` costs as a share of the step time, in %, for every workload and
@@ -962,7 +968,9 @@ def send_cost_share(results):
     spreads it) and against the running requests. The axis holds the points; an
     interval end far beyond them is cut at the edge and marked (``_bounded_errorbar``).
     Points whose cases were warned off their nominal fixed step
-    (``send_cost.case_off_nominal``: the runner's wait, cached's whole step) are ringed,
+    (``send_cost.case_off_nominal``: the runner's wait, cached's whole step), or whose
+    send case's whole step ran longer than its SchedulerOutput path explains
+    (``send_cost_send_step_off``, ``send_cost.send_step_warning``), are ringed,
     legend entry "off nominal". Other workload labels (e.g. the sweep's
     ``step_time_ms``) get their own colours. Raises ``ValueError`` when ``results``
     holds several runs, ``NoData`` without both policies or with fewer than two
@@ -977,7 +985,7 @@ def send_cost_share(results):
     other = [c for c in other if table[c].nunique() > 1]
     fig, axes = _figure(1, 2, width=12, height=5.2)
     off_keys = {(r.get("workload"), r.get("codec")) for r in cases.to_dict("records")
-                if case_off_nominal(r)}
+                if case_off_nominal(r) or _listed_warnings(r.get("send_cost_send_step_off"))}
     bars, rings = _send_cost_series(table, other, axes, off_keys)
     # the axis holds the points (and the 0 and 1 % lines); an interval end far beyond
     # them (two repetitions of a noisy step) is cut at the edge and marked

@@ -16,9 +16,10 @@ from ipc_bench.analysis import cores
 from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.results import case_unfinished
 from ipc_bench.analysis.stats import (COMPARED_KEYS, DETECTABLE, INTERVAL_NAMES,
+                                      SCHEDULE_BOUND_KEYS, SCHEDULES_DIFFER,
                                       arms_by_repetition, paired_ratio, performed,
-                                      ratio_phrase, schedules_differ, token_ids_bytes,
-                                      unadjusted_excludes_one, verdict_of)
+                                      ratio_phrase, schedule_bound, schedules_differ,
+                                      token_ids_bytes, unadjusted_excludes_one, verdict_of)
 from ipc_bench.analysis.summary import no_counted_steps_warning
 from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.engine.pipeline import DIRECT
@@ -265,7 +266,11 @@ def _ratio_lines(codec: str, cases: list[dict[str, Any]], method: str = "t") -> 
     Timing metrics are left out where a case's timings are withheld
     (``cores.is_withheld``), metrics with a zero or negative value, which have no
     ratio, too, and so are those the codec does not perform (``stats.performed``: the
-    single-process case's encode and decode, a few clock reads around no work)."""
+    single-process case's encode and decode, a few clock reads around no work). Where
+    the arms ran different schedules (``stats.schedules_differ``: a timed replay) the
+    per-step metrics (``stats.SCHEDULE_BOUND_KEYS``) get no ratio, named once at the end
+    (``s2r B, build, encode, decode, step - (schedules differ)``), and the line under
+    says why (``schedules_differ_line``); tok/s stays compared."""
     groups = arms_by_repetition(cases, ("transport", "model"))
     several = len(groups) > 1
     out = []
@@ -276,15 +281,15 @@ def _ratio_lines(codec: str, cases: list[dict[str, Any]], method: str = "t") -> 
             if not reps:
                 continue
             hide = any(cores.is_withheld(arm[r]) for arm in (send, other) for r in reps)
-            # other batches (a timed replay): the bytes ratio is not the policy's
+            # other batches (a timed replay): no per-step ratio is the policy's
             differ = schedules_differ((send[r], other[r]) for r in reps)
-            parts, interval = [], False
+            parts, interval, bound = [], False, []
             for key in RATIO_METRICS:
-                if differ and key in BYTES_RATIO_KEYS:
-                    parts.append(f"{metric(key).ratio_short} - (schedules differ)")
-                    continue
                 if (hide and metric(key).unit in cores.TIMING_UNITS) \
                         or not performed(key, codec):
+                    continue
+                if differ and key in SCHEDULE_BOUND_KEYS:
+                    bound.append(metric(key).ratio_short)
                     continue
                 a = [send[r].get(key) for r in reps]
                 b = [other[r].get(key) for r in reps]
@@ -295,6 +300,8 @@ def _ratio_lines(codec: str, cases: list[dict[str, Any]], method: str = "t") -> 
                     continue
                 interval = interval or low is not None
                 parts.append(f"{metric(key).ratio_short} {ratio_text(point, low, high)}")
+            if bound:  # one mark for every per-step metric left without a ratio
+                parts.append(", ".join(bound) + f" - ({SCHEDULES_DIFFER})")
             if parts:
                 where = codec + (f", {transport}" if several and transport else "") + (
                     f", {model} model" if several and model and model != "null" else "")
@@ -306,20 +313,18 @@ def _ratio_lines(codec: str, cases: list[dict[str, Any]], method: str = "t") -> 
     return out
 
 
-#: The ratio-line metrics left out (shown ``-``) where the arms' schedules differ.
-BYTES_RATIO_KEYS = ("sched_to_runner_payload_bytes_per_step",)
-
-
 def schedules_differ_line(ids_bytes: Optional[float]) -> str:
     """The line under a ratio line whose arms ran different schedules
-    (``stats.schedules_differ``): why its bytes have no ratio, and the policy's own
-    share, ``ids_bytes`` (``stats.token_ids_bytes``: send's new_token_ids per step)."""
+    (``stats.schedules_differ``): why its per-step metrics (``SCHEDULE_BOUND_KEYS``:
+    bytes and times per step) have no ratio, and the policy's own share, ``ids_bytes``
+    (``stats.token_ids_bytes``: send's new_token_ids per step)."""
     own = (f"send's new_token_ids take {ids_bytes:,.1f} B/step (tok B/step + prompt "
            "B/step), what cached leaves out" if ids_bytes is not None else
            "send's new_token_ids were not measured")
-    return ("s2r B: no ratio, the arms ran different schedules (schedule digests differ: "
-            "other batches), so their bytes per step differ by batch as well as by "
-            f"policy; {own}; the other ratios compare different batches too")
+    return ("per-step ratios (bytes and times): none, the arms ran different schedules "
+            "(schedule digests differ: other batches), so their bytes and times per step "
+            f"differ by batch as well as by policy; {own}; tok/s, over the whole run, "
+            "stays compared")
 
 
 def unchecked_note(cases: list[dict[str, Any]]) -> Optional[str]:
@@ -596,8 +601,10 @@ WITHHELD = "no verdict"
 SCHEDULES_DIFFER_NOTE = (
     "schedules differ: the arms ran different batches (their schedule digests differ: a "
     "timed replay follows wall-clock arrivals), so their per-step bytes and times differ "
-    "by batch as well as by policy; the s2r bytes' difference is not the policy's saving "
-    "(send's own new_token_ids are tok B/step + prompt B/step in the case table)")
+    "by batch as well as by policy: those rows give each arm's median, no paired figure "
+    "or verdict, and are left out of the Holm adjustment; out tok/s, over the whole run, "
+    "stays compared. The s2r bytes' difference is not the policy's saving (send's own "
+    "new_token_ids are tok B/step + prompt B/step in the case table)")
 #: How an inconclusive verdict starts (``stats.inconclusive_verdict``); its rows say
 #: ``INCONCLUSIVE`` and why (``inconclusive_cell``), and the line under the table,
 #: ``INCONCLUSIVE_NOTE``, says what that means once.
@@ -639,17 +646,17 @@ def comparison_parts(c: dict[str, Any]) -> Optional[tuple[str, list[str], list[l
     then the line on withheld timings; ``""`` when neither); ``None`` when it compared no
     metric of ``COMPARED_KEYS`` and withheld none."""
     base, treat = c["baseline"], c["treatment"]
+    if c.get("schedules_differ"):  # other batches: no per-step figure is the arms'
+        c = dict(c, metrics={k: schedule_bound(m) if k in SCHEDULE_BOUND_KEYS else m
+                             for k, m in c["metrics"].items()})
     interval = any(m.get("ratio_ci_low") is not None for m in c["metrics"].values())
     method = (ratio_phrase(c["method"], c["confidence"], interval)
               if c["method"] in INTERVAL_NAMES else c["method"])
     family = c.get("family") or []
-    adjusted = (f"; verdicts Holm-adjusted over {len(family)} timed metrics"
-                if family else "")
+    adjusted = (f"; verdicts Holm-adjusted over {len(family)} timed "
+                f"metric{'' if len(family) == 1 else 's'}" if family else "")
     rows = [_comparison_row(c["method"], key, c["metrics"][key])
             for key in COMPARED_KEYS if key in c["metrics"]]
-    if c.get("schedules_differ"):  # no verdict on the policy from other batches' bytes
-        bytes_rows = {metric(k).short for k in BYTES_RATIO_KEYS}
-        rows = [r[:-1] + ["schedules differ"] if r[0] in bytes_rows else r for r in rows]
     if not rows and not c.get("timings_withheld"):
         return None  # nothing compared (older summaries kept such entries): no header
     withheld = [m["verdict"] for m in c["metrics"].values()

@@ -2,7 +2,9 @@
 do the same work, so their per-step byte difference is not the policy's saving: the
 findings give send's own new_token_ids (the policy's share) and say the totals differ
 by schedule too; the terminal's ratio line, the comparison block, the report's pair
-table and the bytes figure's caption give no bytes ratio or verdict as the policy's."""
+table and the bytes figure's caption give no bytes ratio or verdict as the policy's,
+nor any per-step time's (encode, build, step: other batches), which the Holm family
+leaves out; tokens/s, over the whole run, stays compared."""
 
 from __future__ import annotations
 
@@ -59,9 +61,8 @@ def test_the_bytes_finding_gives_the_policys_share_where_schedules_differ():
         "131.5 bytes per step (7.1 % of send's bytes); the arms' per-step totals to the "
         "runner (1,862 against 1,577 bytes) differ also because the schedules differ "
         "(606 and 546 steps per case, other batches: schedule digests differ), so the "
-        "difference of the totals is not the policy's saving; over those other batches "
-        "it saves 0.00 µs of encode per step [+0.00, +0.00] µs and saves 4.90 µs "
-        "building the SchedulerOutput")
+        "difference of the totals is not the policy's saving; per-step times not "
+        "compared (encode, build, step: other batches)")
 
 
 def test_the_bytes_finding_is_the_difference_where_schedules_match():
@@ -71,30 +72,53 @@ def test_the_bytes_finding_is_the_difference_where_schedules_match():
         "[+0.00, +0.00] µs and saves 4.90 µs building the SchedulerOutput")
 
 
-def test_the_ratio_line_gives_no_bytes_ratio_where_schedules_differ():
+def test_the_ratio_line_gives_no_per_step_ratio_where_schedules_differ():
+    # bytes and times per step compare other batches: no ratio; tok/s stays compared
     line, note = tables._ratio_lines("msgpack", DIFFERENT)
-    assert line.split("): ", 1)[1].startswith("tok/s 0.794 [0.736, 0.857], s2r B - "
-                                              "(schedules differ), build 0.395")
+    assert line.split("): ", 1)[1] == ("tok/s 0.794 [0.736, 0.857], s2r B, build, encode, "
+                                       "decode, step - (schedules differ)")
     assert note == (
-        "    s2r B: no ratio, the arms ran different schedules (schedule digests differ: "
-        "other batches), so their bytes per step differ by batch as well as by policy; "
-        "send's new_token_ids take 131.5 B/step (tok B/step + prompt B/step), what "
-        "cached leaves out; the other ratios compare different batches too")
+        "    per-step ratios (bytes and times): none, the arms ran different schedules "
+        "(schedule digests differ: other batches), so their bytes and times per step "
+        "differ by batch as well as by policy; send's new_token_ids take 131.5 B/step "
+        "(tok B/step + prompt B/step), what cached leaves out; tok/s, over the whole run, "
+        "stays compared")
     (same,) = tables._ratio_lines("msgpack", SAME)
-    assert ", s2r B 0.847 [0.847, 0.847], " in same
+    assert ", s2r B 0.847 [0.847, 0.847], build 0.395" in same
 
 
-def test_the_comparison_block_gives_no_bytes_verdict_where_schedules_differ():
+def test_the_comparison_block_gives_no_per_step_verdict_where_schedules_differ():
     (c,) = stats.compare_cases(DIFFERENT)
     assert c["schedules_differ"] is True
-    _, _, rows, under = tables.comparison_parts(c)
-    s2r = next(r for r in rows if r[0] == "s2r bytes")
-    assert s2r[-1] == "schedules differ"
+    # the per-step metrics are out of the Holm family: tokens/s alone is adjusted
+    assert c["family"] == ["output_tokens_per_s"]
+    step = c["metrics"]["step_ns_mean"]
+    assert (step["verdict"], step["significant"], step["ratio_geomean"],
+            step["p_value"], step["baseline_median"]) == ("schedules differ", None, None,
+                                                          None, 6.0e6)
+    assert c["metrics"]["output_tokens_per_s"]["verdict"] == (
+        "significant: cached 20.6 % lower than send")
+    title, _, rows, under = tables.comparison_parts(c)
+    assert title.endswith("; 2 pairs; verdicts Holm-adjusted over 1 timed metric")
+    by_name = {r[0]: r for r in rows}
+    for name in ("step mean", "step median", "build", "encode", "decode", "sched cpu",
+                 "s2r bytes", "r2s bytes"):
+        assert by_name[name][4:] == ["-"] * 5 + ["schedules differ"], name
+    assert by_name["build"][2:4] == ["8.10 [0.00]", "3.20 [0.00]"]  # each arm's own
+    assert by_name["out tok/s"][4:] == ["0.794", "[0.736, 0.857]", "390.0",
+                                        "[262.9, 517.1]", "0.016 [0.016]",
+                                        "significant: cached 20.6 % lower than send"]
     assert under.splitlines()[0] == tables.SCHEDULES_DIFFER_NOTE
+    # a summary written before: its per-step verdicts are withheld when shown
+    old = dict(c, metrics=dict(c["metrics"], build_ns_per_step=dict(
+        c["metrics"]["output_tokens_per_s"], verdict="significant: cached 60.5 % lower")))
+    assert {r[0]: r for r in tables.comparison_parts(old)[2]}["build"][-1] == (
+        "schedules differ")
     (same,) = stats.compare_cases(SAME)
     assert "schedules_differ" not in same
     assert next(r for r in tables.comparison_parts(same)[2]
                 if r[0] == "s2r bytes")[-1] == "significant: cached 15.3 % lower than send"
+    assert len(same["family"]) == 7  # the timed metrics, bytes apart
 
 
 def test_the_bytes_caption_says_the_gap_is_not_the_policys():
@@ -109,11 +133,23 @@ def test_the_bytes_caption_says_the_gap_is_not_the_policys():
         "step over the whole run.")
 
 
-def test_the_pair_table_says_the_rows_compare_other_batches():
-    note = blocks._pair_table(_results(DIFFERENT))[-1][1]
+def test_the_pair_table_gives_no_per_step_difference_where_schedules_differ():
+    (_, _, rows), (_, note) = blocks._pair_table(_results(DIFFERENT))
+    assert [r[2:] for r in rows] == [
+        ["output tokens/s", "2", "1,895", "1,505", "390", "0.794 [0.736, 0.857]"],
+        ["s2r payload B/step", "2", "1,862", "1,577", "-", "- (schedules differ)"],
+        ["build µs/step", "2", "8.10", "3.20", "-", "- (schedules differ)"],
+        ["encode µs/step", "2", "5.40", "5.40", "-", "- (schedules differ)"],
+        ["decode µs/step", "2", "16.50", "16.50", "-", "- (schedules differ)"],
+        ["step µs (mean)", "2", "6,000", "6,000", "-", "- (schedules differ)"]]
     assert note.endswith(
         " The arms of msgpack ran different schedules (schedule digests differ: a timed "
-        "replay follows wall-clock arrivals), so their rows compare other batches as well "
-        "as the policies: the s2r bytes' difference is not the policy's saving; send's "
-        "own new_token_ids are in the findings.")
+        "replay follows wall-clock arrivals), so their per-step rows (bytes and times per "
+        "step) would compare other batches as well as the policies: they give each arm's "
+        "mean, no difference or ratio (`- (schedules differ)`), as the comparison block "
+        "withholds their verdicts; output tokens/s, over the whole run, stays compared. "
+        "The s2r bytes' difference is not the policy's saving; send's own new_token_ids "
+        "are in the findings.")
+    same = blocks._pair_table(_results(SAME))[0][2]
+    assert [r[6:] for r in same if r[2] == "build µs/step"] == [["4.90", "0.395 [0.395, 0.395]"]]
     assert "different schedules" not in blocks._pair_table(_results(SAME))[-1][1]
