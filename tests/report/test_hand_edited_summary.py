@@ -449,20 +449,7 @@ def test_a_steps_column_whose_mean_is_not_the_summarys_leaves_the_case_out(
     got = sum(values) / len(values)
     line = (f"{run / 'steps.csv'}: case '{case}' has a mean {column} of {got:,.6g} over its "
             f"20 counted rows, but summary.json has {figure} {entry[figure]:,.6g} (left out)")
-    code, err = _report(run, tmp_path, capsys)
-    assert code == 0
-    assert _warned(err) == [line]
-    assert _loaded(run) == [line]
-    md = (tmp_path / "rep" / "report.md").read_text()
-    assert f"> **Note:** Loading this run: {line}" in md
-    arm = lambda c: c.split("/")[1]  # noqa: E731
-    assert f"| 0 | {arm(kept)} | msgpack |" in md
-    assert f"| 0 | {arm(case)} | msgpack |" not in md
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ResultsWarning)
-        loaded = load(run)
-    for table in (loaded.cases, loaded.steps, loaded.requests):
-        assert set(table["case_id"]) == {kept}
+    _assert_left_out(run, tmp_path, capsys, line, case, kept)
 
 
 def test_a_summed_figure_is_checked_against_its_columns_summed(good_run, tmp_path, capsys):
