@@ -247,27 +247,63 @@ def withheld_keys(cases) -> set[tuple]:
 
 def recorded_tput(results) -> dict[tuple, dict[str, Any]]:
     """``(workload, codec, transport, model)`` -> the output tokens/s metric of the
-    cached-against-send comparison its run recorded (``summary.json`` ``comparisons``,
-    the terminal's block: verdict Holm-adjusted over the comparison's ``family``), with
-    ``family_size`` added; ``{}`` for a report of several runs or unreadable summaries."""
-    from ipc_bench.analysis.results import ResultsError, check_shapes, read_summary
-
+    cached-against-send comparison its run recorded (``run_comparisons``: recomputed
+    over the cases loaded where the loader left one out; the terminal's block: verdict
+    Holm-adjusted over the comparison's ``family``), with ``family_size`` added; ``{}``
+    for a report of several runs or unreadable summaries."""
     if len(results.paths) != 1:
         return {}
-    (run_dir,) = results.paths.values()
-    try:
-        summary = read_summary(run_dir)
-    except ResultsError:
-        return {}
-    check_shapes(summary, run_dir)  # (the loader has warned of what it drops)
+    (run_id,) = results.paths
     out = {}
-    for c in summary.get("comparisons") or []:
+    for c in run_comparisons(results).get(run_id, []):
         m = (c.get("metrics") or {}).get("output_tokens_per_s")
         if (c.get("baseline"), c.get("treatment")) != (SEND, CACHED) or not m:
             continue
         out[(c.get("workload"), c.get("codec"), c.get("transport"), c.get("model"))] = dict(
             m, family_size=len(c.get("family") or []))
     return out
+
+
+def run_comparisons(results) -> dict[str, list[dict[str, Any]]]:
+    """Run id -> the paired comparisons its ``summary.json`` recorded
+    (``comparisons``, shapes checked: ``results.check_shapes``), the run left out where
+    its summary cannot be read. Where the loader left out a case of the run
+    (``results.cases`` lacks a case id ``summary.json`` lists), every recorded
+    comparison is recomputed from the cases loaded with the function and settings the
+    run used (``stats.compare_cases``, its ``method`` and ``confidence``), so that no
+    interval, p-value or Holm family is of a case the report does not show; a
+    comparison with no pair left is dropped."""
+    from ipc_bench.analysis.results import ResultsError, check_shapes, read_summary
+    from ipc_bench.analysis.stats import compare_cases
+
+    out: dict[str, list[dict[str, Any]]] = {}
+    for run_id, run_dir in results.paths.items():
+        try:
+            summary = read_summary(run_dir)
+        except ResultsError:
+            continue
+        check_shapes(summary, run_dir)  # (the loader has warned of what it drops)
+        recorded = summary.get("comparisons") or []
+        cases = [c for c in summary.get("cases") or [] if isinstance(c, dict)]
+        loaded = set(results.cases.loc[results.cases["run_id"] == run_id, "case_id"])
+        kept = [c for c in cases if c.get("case_id") in loaded]
+        if not recorded or len(kept) == len(cases):
+            out[run_id] = list(recorded)
+            continue
+        first = recorded[0]
+        again = {_comparison_key(c): c for c in compare_cases(
+            kept, method=first.get("method") or "t",
+            **({"confidence": first["confidence"]} if first.get("confidence") else {}))}
+        out[run_id] = [again[_comparison_key(c)] for c in recorded
+                       if _comparison_key(c) in again]
+    return out
+
+
+def _comparison_key(c: dict[str, Any]) -> tuple:
+    """What names a recorded comparison: its group (``stats.COMPARED_GROUP``) and arms."""
+    from ipc_bench.analysis.stats import COMPARED_GROUP
+
+    return tuple(c.get(k) for k in COMPARED_GROUP + ("baseline", "treatment"))
 
 
 def _verdict_clause(t: dict[str, Any], m: dict[str, Any] | None) -> str:
@@ -643,24 +679,17 @@ def other_comparisons(results) -> list[dict[str, Any]]:
     the terminal printed) that no other part of the report gives: all but cached
     against send, those of a ``--pp`` run (``_pp_findings``) and those of an
     ``overhead`` run (``_overhead_findings``). ``[]`` when a summary cannot be read.
-    A comparison one of whose cases (its arms at its workload and codec, in each of
-    its ``repetitions``) ``results`` does not hold finished (left out by the loader,
-    or unfinished) is not given: its figures are of cases the report does not show."""
-    from ipc_bench.analysis.results import ResultsError, check_shapes, read_summary
-
+    Each is as ``run_comparisons`` gives it (recomputed over the cases loaded where the
+    loader left one out); one of whose cases (its arms at its workload and codec, in
+    each of its ``repetitions``) ``results`` does not hold finished (unfinished) is not
+    given: its figures are of cases the report does not show."""
     cases = results.cases
     if ("pp" in cases.columns and cases["pp"].notna().any()) or (
             "instrumentation" in cases.columns and (cases["instrumentation"] == "totals").any()):
         return []
     out = []
     done = results.finished().cases
-    for run_id, run_dir in results.paths.items():
-        try:
-            summary = read_summary(run_dir)
-        except ResultsError:
-            continue
-        check_shapes(summary, run_dir)  # (the loader has warned of what it drops)
-        recorded = summary.get("comparisons") or []
+    for run_id, recorded in run_comparisons(results).items():
         held = _held_cases(done[done["run_id"] == run_id])
         out.extend(c for c in recorded
                    if (c.get("baseline"), c.get("treatment")) != (SEND, CACHED)

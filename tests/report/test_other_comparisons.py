@@ -205,9 +205,11 @@ def test_a_comparison_whose_interval_excludes_zero_says_its_verdict_is_holm_adju
         "lower than cached).")
 
 
-def test_a_comparison_of_a_case_the_loader_left_out_is_not_given(tmp_path, runs, capsys):
+def test_a_comparison_of_a_case_the_loader_left_out_is_recomputed_without_it(
+        tmp_path, runs, capsys):
     """A hand-edited case of the async run (left out with a warning): the comparison
-    summary.json recorded over it is not shown, in the report nor in the findings."""
+    summary.json recorded over it is recomputed over the one pair left, in the report
+    and in the findings (``findings.run_comparisons``)."""
     import json
     import shutil
 
@@ -221,8 +223,11 @@ def test_a_comparison_of_a_case_the_loader_left_out_is_not_given(tmp_path, runs,
     err = capsys.readouterr().err
     assert f"case '{case['case_id']}' has output_tokens_per_s \"fast\"" in err
     md = (tmp_path / "rep" / "report.md").read_text()
-    assert "cached+async against cached" not in md
+    assert "cached+async against cached over 2 paired repetitions" not in md
     import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        assert not [f for f in findings(load(run)) if "against cached" in f]
+        (line,) = [f for f in findings(load(run)) if "against cached" in f]
+    assert ("cached+async against cached over 1 paired repetition: " in line
+            and line.endswith("(no verdict: the t-interval needs >= 2 pairs, have 1 "
+                              "(use --repeat 2 or more)).")), line
