@@ -913,11 +913,11 @@ def _run_blocks(results, run_id: str, level: int, prefix: str) -> list[Block]:
 
 
 def _runs_blocks(results) -> list[Block]:
-    """The loaded runs as a table, then how their environments and the settings that
-    change the numbers differ (``environment.compare_metadata``,
-    ``environment.compare_settings``), each run against the first."""
-    from ipc_bench.harness.environment import (compare_metadata, compare_settings,
-                                               run_interval)
+    """The loaded runs as a table, then how their environments differ
+    (``environment.compare_metadata``, each run against the first: a run-wide field
+    that is not the same in every run differs from the first somewhere) and the
+    settings that change the numbers (``setting_differences``: every pair of runs)."""
+    from ipc_bench.harness.environment import compare_metadata, run_interval
 
     ids = results.run_ids
     blocks: list[Block] = [("h", 2, "Runs")]
@@ -943,8 +943,7 @@ def _runs_blocks(results) -> list[Block]:
         if results.metadata[r].get("scenario") != base.get("scenario"):
             warnings.append(f"{r} ran scenario {results.metadata[r].get('scenario')!r}, "
                             f"{ids[0]} ran {base.get('scenario')!r}")
-        for line in compare_settings(results.metadata[r], base)[0]:
-            warnings.append(f"{r} against {ids[0]}: {line}")
+    warnings += setting_differences(results)[0]
     if warnings:
         blocks.append(("note", "The runs differ in ways that can change the numbers: "
                                "compare with care."))
@@ -967,22 +966,50 @@ UNLIKE_NOTE = ("`≠`: the runs ran this workload with other settings (listed un
                "its rows are not one workload, and their ratios are not comparable.")
 
 
-def unlike_workloads(results) -> dict[str, set[str]]:
-    """Per run after the first, the workloads it ran with other settings than the first
-    run (``environment.compare_settings``): their side-by-side rows are not
-    comparable."""
+def _run_pairs(ids: list[str]) -> list[tuple[str, str]]:
+    """Every pair of runs ``ids``, (later, earlier), in the order loaded."""
+    return [(r, s) for j, r in enumerate(ids) for s in ids[:j]]
+
+
+def setting_differences(results) -> tuple[list[str], dict[tuple[str, str], set[str]]]:
+    """The settings that change the numbers and differ between any two loaded runs
+    (``environment.compare_settings`` of every pair, ``_run_pairs``: a difference
+    between two later runs is found even where the first run shares no arm with
+    them), and per pair (later, earlier), the workloads both ran with other settings.
+    Lines: each difference once, naming its runs, the later run's value first; runs
+    with the same difference against one run are named together (``C, D against B:
+    case setting transport differs: ipc vs shm (workload num_running=4)``), as is one
+    run's against several (``D against B, C: repetitions differ: 2 vs 1 ...``)."""
     from ipc_bench.harness.environment import compare_settings
 
-    ids = results.run_ids
-    base = results.metadata[ids[0]]
-    return {r: set(compare_settings(results.metadata[r], base)[1]) for r in ids[1:]}
+    later: dict[tuple[str, str], list[str]] = {}  # (line, earlier run) -> later runs
+    unlike: dict[tuple[str, str], set[str]] = {}
+    for r, s in _run_pairs(results.run_ids):
+        lines, workloads = compare_settings(results.metadata[r], results.metadata[s])
+        unlike[(r, s)] = set(workloads)
+        for line in lines:
+            later.setdefault((line, s), []).append(r)
+    earlier: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    for (line, s), rs in later.items():
+        earlier.setdefault((line, tuple(rs)), []).append(s)
+    return ([f"{', '.join(rs)} against {', '.join(ss)}: {line}"
+             for (line, rs), ss in earlier.items()], unlike)
 
 
-def _side_by_side(results, key: str, unlike: Optional[dict[str, set[str]]] = None
+def unlike_workloads(results) -> dict[tuple[str, str], set[str]]:
+    """Per pair of runs (later, earlier: ``_run_pairs``), the workloads they ran with
+    other settings (``setting_differences``): their side-by-side rows are not
+    comparable."""
+    return setting_differences(results)[1]
+
+
+def _side_by_side(results, key: str,
+                  unlike: Optional[dict[tuple[str, str], set[str]]] = None
                   ) -> list[Block]:
     """Per (workload, policy, codec), the mean of metric ``key`` in each run and its
-    ratio to the first run's; a workload some run ran with other settings
-    (``unlike``: ``unlike_workloads``) is marked ``UNLIKE_MARK``, with a note."""
+    ratio to the first run's; a workload two runs that both ran the row's arm ran with
+    other settings (``unlike``: ``unlike_workloads``) is marked ``UNLIKE_MARK``, with a
+    note."""
     ids = results.run_ids
     unlike = unlike or {}
     entry = metric(key)
@@ -995,8 +1022,8 @@ def _side_by_side(results, key: str, unlike: Optional[dict[str, set[str]]] = Non
         vals = [means.get(group + (r,), math.nan) * entry.scale for r in ids]
         ratios = [f"{v / vals[0]:.3f}" if vals[0] and vals[0] == vals[0] and v == v
                   else "-" for v in vals[1:]]
-        marked = any(group[0] in unlike.get(r, ()) for r in ids[1:]
-                     if group + (r,) in means.index)
+        marked = any(group[0] in unlike.get(pair, ()) for pair in _run_pairs(ids)
+                     if all(group + (r,) in means.index for r in pair))
         rows.append([str(group[0]) + (UNLIKE_MARK if marked else ""), group[1], group[2]]
                     + [format_value(v, 2) for v in vals] + ratios)
     blocks: list[Block] = [("p", f"**{entry.label}** (mean over repetitions)"),
