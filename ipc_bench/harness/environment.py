@@ -15,6 +15,7 @@ environment is unusual.
 from __future__ import annotations
 
 import datetime
+import functools
 import importlib.metadata
 import os
 import platform
@@ -735,8 +736,14 @@ def _trace_text(trace: dict) -> str:
 
 #: Scenario options -> the case setting (``_flat`` name, ``metadata["cases"]``) that
 #: each one sets, so that an option left to its scenario's default (``None`` in
-#: ``metadata["options"]``) compares by the value its run's cases ran with.
+#: ``metadata["options"]``) compares by the value its run's cases ran with. The options
+#: that choose workloads set a workload label (``labels.*``: tp-broadcast's
+#: ``broadcast`` is the transport of ``--tp-transports``). Not here, so shown as a bare
+#: ``default``: ``max_requests`` (a replay's label counts the requests replayed, which a
+#: shorter trace makes fewer) and ``logical_step_ms`` (no case records it).
 OPTION_SETTINGS: dict[str, str] = {
+    "num_running": "labels.num_running", "tp": "labels.tp",
+    "tp_transports": "labels.broadcast", "pp": "labels.pp",
     "steps": "counted_steps", "trace_speedup": "trace_speedup", "model": "model.name",
     "step_time_ms": "model.step_time_ms", "step_wait": "model.step_wait",
     "model_preset": "model.preset", "torch_threads": "model.num_threads",
@@ -782,10 +789,31 @@ def effective_option(md: dict, name: str) -> Optional[set[str]]:
     return out or None
 
 
+def _number_first(text: str) -> tuple:
+    """Sort key of a value as text (``_text``): numbers by value, before other text."""
+    try:
+        return (0, float(text), text)
+    except ValueError:
+        return (1, 0.0, text)
+
+
+@functools.lru_cache(maxsize=None)
+def options_taken(scenario: Any) -> Optional[frozenset[str]]:
+    """The ``scenario.SCENARIO_OPTIONS`` fields scenario ``scenario`` (its ``NAME``)
+    takes (``scenario.options_taken``); ``None`` when no scenario of that name can be
+    loaded (an unknown or renamed one: every option is then compared)."""
+    from ipc_bench.harness import scenario as scenarios
+
+    module = scenarios.discover().get(scenario) if isinstance(scenario, str) else None
+    return None if module is None else scenarios.options_taken(module)
+
+
 def _option_lines(a: dict, b: dict) -> list[tuple[str, bool]]:
     """The scenario options as given (``metadata["options"]``) that differ between runs
     ``a`` and ``b``, ``a``'s value first, each with whether it makes every shared
-    workload incomparable (not one of ``_WORKLOAD_OPTIONS``). An option left to its
+    workload incomparable (not one of ``_WORKLOAD_OPTIONS``). An option that either
+    run's scenario does not take (``options_taken``: ``--steps`` of a replay) is not
+    compared: nothing of it is in effect there. An option left to its
     scenario's default prints as ``default``, followed by the values its cases ran
     with where known (``effective_option``): ``option --model differs: torch vs
     default (null)``. Options compare by their values in effect where both are known:
@@ -797,7 +825,10 @@ def _option_lines(a: dict, b: dict) -> list[tuple[str, bool]]:
     if not (isinstance(oa, dict) and isinstance(ob, dict)):
         return []
     out = []
+    taken = [options_taken(md.get("scenario")) for md in (a, b)]
     for name in sorted(set(oa) | set(ob)):
+        if any(t is not None and name not in t for t in taken):
+            continue  # not an option of a run's scenario: nothing in effect to compare
         ea, eb = effective_option(a, name), effective_option(b, name)
         known = ea is not None and eb is not None
         if (ea == eb) if known else (oa.get(name) == ob.get(name)):
@@ -807,7 +838,8 @@ def _option_lines(a: dict, b: dict) -> list[tuple[str, bool]]:
             if o.get(name) is not None:
                 shown.append(_text(o.get(name)))
             else:
-                shown.append("default" + (f" ({', '.join(sorted(e))})" if e else ""))
+                shown.append("default" + (f" ({', '.join(sorted(e, key=_number_first))})"
+                                           if e else ""))
         out.append((f"option --{name.replace('_', '-')} differs: {shown[0]} vs {shown[1]}",
                     name not in _WORKLOAD_OPTIONS))
     return out
@@ -818,7 +850,8 @@ def compare_settings(a: dict, b: dict) -> tuple[list[str], list[str]]:
     ``a``'s value first: the replayed trace's content (``metadata["trace"]``,
     ``trace_record``; its path alone is no difference), the seed, the scenario options
     as given (``metadata["options"]``, ``None``: the scenario's default, ``default``
-    in the line with the values its cases ran with, ``_option_lines``; an option given
+    in the line with the values its cases ran with, ``_option_lines``; one that either
+    run's scenario does not take is not compared; an option given
     as the value the other run's default took is no difference, two defaults that took
     other values are one; those that only choose
     the workloads, ``_WORKLOAD_OPTIONS``, are listed but mark no workload), and each

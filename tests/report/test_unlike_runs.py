@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import shutil
+from typing import Any
 
 import pytest
 
@@ -259,3 +260,36 @@ def test_a_step_time_run_and_a_decode_steady_run_differ_in_their_default_models(
         "- ds against st: option --model differs: default (null) vs default (fixed-step)",
         "- ds against st: option --step-time-ms differs: default vs [2.0]"]
     assert CARE in md
+
+
+def _scenario_md(scenario: str, options: dict, cases: list[tuple[dict, Any]]) -> dict:
+    """Metadata of a run of ``scenario`` whose send cases have (labels, counted steps)
+    ``cases``, as ``cli.execute.run_metadata`` records it."""
+    md = _run_md(options, {}, None)
+    md["scenario"] = scenario
+    md["cases"] = [dict(md["cases"][0], case_id=f"c{i}", labels=labels,
+                        counted_steps=steps) for i, (labels, steps) in enumerate(cases)]
+    return md
+
+
+def test_an_option_left_to_its_default_shows_the_workloads_its_cases_ran():
+    # --num-running is a workload label (labels.num_running), shown in numeric order
+    given = _scenario_md("decode-steady", dict(num_running=[4, 16], steps=300),
+                         [({"num_running": 4}, 300), ({"num_running": 16}, 300)])
+    default = _scenario_md("decode-steady", dict(num_running=None, steps=None),
+                           [({"num_running": 16}, 1000), ({"num_running": 4}, 1000),
+                            ({"num_running": 64}, 1000)])
+    assert compare_settings(given, default)[0] == [
+        "option --num-running differs: [4, 16] vs default (4, 16, 64)",
+        "option --steps differs: 300 vs default (1000)",
+        "case setting counted_steps differs: 300 vs 1000 (every workload both ran)"]
+
+
+def test_an_option_a_scenario_does_not_take_is_no_difference():
+    # azure-conv takes no --steps nor --num-running; decode-steady no --max-requests
+    steady = _scenario_md("decode-steady", dict(num_running=[4], steps=300,
+                                                max_requests=None),
+                          [({"num_running": 4}, 300)])
+    replay = _scenario_md("azure-conv", dict(num_running=None, steps=None, max_requests=20),
+                          [({"trace": "azure-conv:20"}, None)])
+    assert compare_settings(steady, replay) == ([], [])
