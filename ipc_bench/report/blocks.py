@@ -976,24 +976,69 @@ def setting_differences(results) -> tuple[list[str], dict[tuple[str, str], set[s
     (``environment.compare_settings`` of every pair, ``_run_pairs``: a difference
     between two later runs is found even where the first run shares no arm with
     them), and per pair (later, earlier), the workloads both ran with other settings.
-    Lines: each difference once, naming its runs, the later run's value first; runs
-    with the same difference against one run are named together (``C, D against B:
-    case setting transport differs: ipc vs shm (workload num_running=4)``), as is one
-    run's against several (``D against B, C: repetitions differ: 2 vs 1 ...``)."""
+    Lines: each difference once, naming its runs, the named run's value first
+    (``_stated_once``): one run against every run it differs from where that covers
+    most (``B against C, D: case setting transport differs: shm vs ipc (workload
+    num_running=4)``), runs with the same difference against the same runs together
+    (``C, D against B: ...``)."""
     from ipc_bench.harness.environment import compare_settings
 
-    later: dict[tuple[str, str], list[str]] = {}  # (line, earlier run) -> later runs
+    said: dict[tuple[str, str], list[str]] = {}  # (run, line) -> the runs it is against
     unlike: dict[tuple[str, str], set[str]] = {}
     for r, s in _run_pairs(results.run_ids):
         lines, workloads = compare_settings(results.metadata[r], results.metadata[s])
         unlike[(r, s)] = set(workloads)
+        back = compare_settings(results.metadata[s], results.metadata[r])[0]
         for line in lines:
-            later.setdefault((line, s), []).append(r)
-    earlier: dict[tuple[str, tuple[str, ...]], list[str]] = {}
-    for (line, s), rs in later.items():
-        earlier.setdefault((line, tuple(rs)), []).append(s)
-    return ([f"{', '.join(rs)} against {', '.join(ss)}: {line}"
-             for (line, rs), ss in earlier.items()], unlike)
+            said.setdefault((r, line), []).append(s)
+            flipped = _flipped(line, back)
+            if flipped is not None:
+                said.setdefault((s, flipped), []).append(r)
+    merged: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    for (run, line), against in _stated_once(said):
+        merged.setdefault((line, tuple(against)), []).append(run)
+    return ([f"{', '.join(runs)} against {', '.join(against)}: {line}"
+             for (line, against), runs in merged.items()], unlike)
+
+
+def _flipped(line: str, lines: list[str]) -> Optional[str]:
+    """The line of ``lines`` that states difference ``line`` (``name: A vs B tail``)
+    with its values the other way round (``name: B vs A tail``); ``None`` if none."""
+    head, _, rest = line.partition(": ")
+    for other in lines:
+        if not other.startswith(head + ": "):
+            continue
+        want = other[len(head) + 2:]
+        for i in range(len(rest)):
+            if not rest.startswith(" vs ", i):
+                continue
+            va, vb_tail = rest[:i], rest[i + 4:]
+            if any(want == f"{vb_tail[:j]} vs {va}{vb_tail[j:]}"
+                   for j in range(len(vb_tail) + 1)):
+                return other
+    return None
+
+
+def _stated_once(said: dict[tuple[str, str], list[str]]
+                 ) -> list[tuple[tuple[str, str], list[str]]]:
+    """From ``said`` ((run, line) -> the runs it is against; each difference of two
+    runs under both, where it could be turned round), the statements that give each
+    difference once: greedily the one against the most runs (the first such), each
+    later one against the runs no statement gave it with yet, in the order found."""
+    left = {k: list(v) for k, v in said.items()}
+    order = list(said)
+    chosen = []
+    while any(left.values()):
+        key = max(order, key=lambda k: len(left[k]))
+        chosen.append((key, left[key]))
+        run, line = key
+        for other in left[key]:  # the same difference, turned round, is said
+            for k in order:
+                if k[0] == other and other != run and run in left[k] and \
+                        _flipped(k[1], [line]) is not None:
+                    left[k].remove(run)
+        left[key] = []
+    return sorted(chosen, key=lambda c: order.index(c[0]))
 
 
 def unlike_workloads(results) -> dict[tuple[str, str], set[str]]:
