@@ -30,7 +30,7 @@ from ipc_bench.analysis.cores import is_withheld
 from ipc_bench.analysis.capture import MESSAGES_DIR, build_captures, save_captures
 from ipc_bench.analysis.stats import compare_cases
 from ipc_bench.analysis.frontend import pair_send_savings
-from ipc_bench.analysis.summary import (attach_token_bytes, check_digests,
+from ipc_bench.analysis.summary import (all_of, attach_token_bytes, check_digests,
                                         no_request_served, noise_warnings, summarize_case)
 from ipc_bench.cli.console import stdout_failure
 from ipc_bench.cli.options import UsageError
@@ -398,7 +398,8 @@ class _Run:
                 exc.reported = True
             return
         every = 0 < self.num_done == self.num_cases  # only the checks across cases were left
-        when = (f"after all {self.num_cases} cases, before the checks across them"
+        when = (f"after {all_of(self.num_cases, 'case', 'cases')}, before the checks "
+                "across them"
                 if every else f"after {self.num_done} of {self.num_cases} cases")
         try:
             with signals.deferred():
