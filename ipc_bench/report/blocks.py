@@ -711,6 +711,20 @@ def unfinished_note(unfinished: list[dict[str, Any]]) -> Optional[str]:
     return f"Left out of every finding, table and figure, as {they} did not finish: {named}."
 
 
+def no_case_finished(run_dir) -> str:
+    """What a run in ``run_dir`` (a ``Path``, or ``None``) with no finished case shows:
+    no figure, finding or table; where the case that was running left rows in
+    ``steps.partial.csv`` (``harness.run_folder.PARTIAL_STEPS``: the process was
+    killed), that those rows are not used."""
+    from ipc_bench.harness.run_folder import PARTIAL_STEPS
+
+    out = "No case finished, so it has no figures, findings or case tables"
+    if run_dir is not None and (run_dir / PARTIAL_STEPS).is_file():
+        out += (f"; the rows the unfinished case left in {PARTIAL_STEPS} are not used "
+                "for any figure")
+    return out + "."
+
+
 def _state_notes(one, run_id: str) -> list[Block]:
     """Notes on a run that did not complete (why, or what its files tell when it
     recorded no reason: ``Results.status_detail``), on the cases that did not finish
@@ -725,8 +739,9 @@ def _state_notes(one, run_id: str) -> list[Block]:
                   or "no reason recorded")
         state = {"failed": "failed", "incomplete": "is incomplete"}.get(
             status, "has no known status")
-        blocks.append(("note", f"This run {state}: {detail}. Its figures cover the "
-                               "cases that finished."))
+        covers = (no_case_finished(one.paths.get(run_id)) if one.finished().cases.empty
+                  else "Its figures cover the cases that finished.")
+        blocks.append(("note", f"This run {state}: {detail}. {covers}"))
     left_out = unfinished_note(one.unfinished())
     if left_out:
         blocks.append(("note", left_out))
@@ -817,6 +832,9 @@ def _figure_blocks(one, prefix: str) -> list[Block]:
     """Every figure of ``plots.FIGURES``, or a note saying why the run cannot show it."""
     from ipc_bench.report import plots
 
+    if one.cases.empty:
+        return [("note", no_case_finished(
+            next(iter(one.paths.values()), None) if len(one.paths) == 1 else None))]
     blocks: list[Block] = []
     for name, fn, title in plots.FIGURES:
         try:
