@@ -252,17 +252,14 @@ def _case_warnings(results) -> list[str]:
 
 def _case_tables(results) -> list[Block]:
     """Per workload, the case table (``tables.CASE_TABLE``) of ``results``' cases, its
-    footnotes (withheld timings; an ``x floor`` below 1, marked ``!``) and what the
-    columns mean."""
-    from ipc_bench.analysis.cores import footnote
-    from ipc_bench.report.tables import (CASE_TABLE, TIMED_NO_FLOOR_NOTE, cells,
-                                         floor_below_one_note, header, timed_without_floor)
+    footnotes (``_table_notes``) and what the columns mean (``COLUMN_LEGEND``, then
+    ``_metric_legend``)."""
+    from ipc_bench.report.tables import CASE_TABLE, cells, header, is_timed
 
     blocks: list[Block] = []
     cases = results.cases
     if cases.empty:
         return [("note", "No case finished.")]
-    head = ["rep"] + header(CASE_TABLE)
     records = cases.to_dict("records")
     for workload in dict.fromkeys(cases["workload"]):
         rows, shown = [], []
@@ -273,21 +270,63 @@ def _case_tables(results) -> list[Block]:
             rows.append([str(s.get("repetition", 0))] + cells(s, CASE_TABLE))
             shown.append(s)
         blocks.append(("p", f"**{workload}**"))
-        blocks.append(("table", head, rows))
-        withheld = footnote([s for s in records if s["workload"] == workload])
-        if withheld:
-            blocks.append(("p", withheld.replace("* ", "`*` ", 1)))
-        floor_note = floor_below_one_note(shown)
-        if floor_note:
-            blocks.append(("p", floor_note.replace("!: x floor", "`!`: `x floor`", 1)))
-        if timed_without_floor(shown):
-            blocks.append(("p", TIMED_NO_FLOOR_NOTE.replace(
-                "floor tok/s, x floor", "`floor tok/s`, `x floor`", 1) + "."))
-    blocks.append(("p", "Bytes are payload bytes per counted step (`s2r`: scheduler → "
-                        "runner, `r2s`: back), times are µs per counted step, both "
-                        "directions summed for build/encode/decode; `x floor` is the "
-                        "measured step time over the floor's."))
+        blocks.append(("table", ["rep"] + header(CASE_TABLE, is_timed(shown)), rows))
+        blocks.extend(_table_notes(shown))
+    blocks.append(("p", COLUMN_LEGEND + " " + _metric_legend()))
     return blocks
+
+
+#: What the case table's bytes, times and ``x floor`` columns are (``_case_tables``).
+COLUMN_LEGEND = ("Bytes are payload bytes per counted step (`s2r`: scheduler → runner, "
+                 "`r2s`: back), times are µs per counted step, both directions summed for "
+                 "build/encode/decode; `x floor` is the measured step time over the "
+                 "floor's.")
+#: The case-table columns the legend defines by their ``Metric.meaning`` (the words
+#: README's metrics table gives them).
+LEGEND_METRICS = ("output_tokens_per_s", "floor_output_tokens_per_s",
+                  "decode_token_bytes_per_step", "prompt_chunk_bytes_per_step")
+
+
+def _metric_legend() -> str:
+    """``LEGEND_METRICS``' columns by header, each with its ``Metric.meaning``."""
+    from ipc_bench.analysis.metrics import metric
+
+    return " ".join(f"`{metric(k).header}`: {metric(k).meaning}." for k in LEGEND_METRICS)
+
+
+def _table_notes(shown: list[dict]) -> list[Block]:
+    """The footnotes under one workload's case table of the cases ``shown``: withheld
+    timings, an ``x floor`` below 1 (marked ``!``), a timed replay's missing floor and
+    wall-time tokens/s, ``--no-floor``'s missing floor, and an ``x floor`` that
+    includes a model's step: the terminal's notes (``tables.format_tables``) with
+    column names in code."""
+    from ipc_bench.analysis.cores import footnote
+    from ipc_bench.report.tables import (TIMED_NO_FLOOR_NOTE, WALL_TOKENS_NOTE,
+                                         floor_below_one_note, is_timed, model_floor_note,
+                                         timed_without_floor, without_floor_note)
+
+    out: list[Block] = []
+    withheld = footnote(shown)
+    if withheld:
+        out.append(("p", withheld.replace("* ", "`*` ", 1)))
+    floor_note = floor_below_one_note(shown)
+    if floor_note:
+        out.append(("p", floor_note.replace("!: x floor", "`!`: `x floor`", 1)))
+    if timed_without_floor(shown):
+        out.append(("p", TIMED_NO_FLOOR_NOTE.replace(
+            "floor tok/s, x floor", "`floor tok/s`, `x floor`", 1) + "."))
+    if is_timed(shown):
+        out.append(("p", WALL_TOKENS_NOTE.replace("out tok/s (wall):", "`out tok/s (wall)`:", 1)
+                    .replace("as out tok/s", "as `out tok/s`", 1).replace(
+                        "busy_output_tokens_per_s", "`busy_output_tokens_per_s`", 1) + "."))
+    no_floor = without_floor_note(shown)
+    if no_floor:
+        out.append(("p", no_floor.replace("floor tok/s, x floor", "`floor tok/s`, `x floor`", 1)
+                    .replace("--no-floor", "`--no-floor`") + "."))
+    model_note = model_floor_note(shown)
+    if model_note:
+        out.append(("p", model_note.replace("x floor", "`x floor`", 1) + "."))
+    return out
 
 
 def _gap_blocks(results, level: int) -> list[Block]:

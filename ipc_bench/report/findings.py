@@ -27,6 +27,7 @@ from ipc_bench.analysis.stats import (DETECTABLE, ONE_PAIR, RATIO_POINTS, arm_ge
                                       results_ci_method, schedules_differ, summarize_pairs,
                                       token_ids_bytes, verdict_of)
 from ipc_bench.engine.config import CACHED, SEND
+from ipc_bench.report.tables import model_steps
 
 ONE_REPETITION = ("One repetition per case, so no intervals: differences of a few % "
                   "may be noise (run with `--repeat N` for 95 % intervals).")
@@ -570,7 +571,11 @@ def _floor_findings(ok) -> list[str]:
     (``tables.floor_below_one_note``): a synchronous case below 1, where the floor ran
     slower than the case (noise); and every async case (``async_scheduling``), on
     either side of 1, since the floor replays the frames one at a time while the case
-    overlapped its steps, so its ``x floor`` is not the harness's overhead."""
+    overlapped its steps, so its ``x floor`` is not the harness's overhead. Where the
+    cases it covers ran a model that waits or computes (``tables.model_steps``: fixed-step,
+    emulated, torch), the floor ran no model, so the finding says that the range
+    includes that model's step instead of calling it the harness's overhead. Two cases
+    read ``both``, one ``the one`` (``_the_n``)."""
     if "step_to_floor_ratio" not in ok.columns or not ok["step_to_floor_ratio"].notna().any():
         return []
     known = ok[ok["step_to_floor_ratio"].notna()]
@@ -595,11 +600,26 @@ def _floor_findings(ok) -> list[str]:
     low, high = f"{r.min():.2f}x", f"{r.max():.2f}x"
     floor = "the floor (the same recorded messages exchanged bare)"
     if low == high:
-        span = f"take {low} {floor} in {'the one' if n == 1 else f'all {n}'} {which}"
+        span = f"take {low} {floor} in {_the_n(n, causes)} {which}"
     else:
-        span = f"take {low} to {high} {floor} across {'the' if causes else 'all'} {n} {which}"
-    return [f"The harness's measured steps {span}"
+        span = f"take {low} to {high} {floor} across {_the_n(n, causes)} {which}"
+    steps = model_steps(known.loc[r.index].to_dict("records"))
+    if steps is None:
+        return [f"The harness's measured steps {span}"
+                + (f"; {noise}, left out." if causes else ".")]
+    return [f"The measured steps {span}; they include {steps}, which the floor does not "
+            "run, so that ratio is not the harness's overhead alone"
             + (f"; {noise}, left out." if causes else ".")]
+
+
+def _the_n(n: int, counted: bool) -> str:
+    """How the floor finding names its ``n`` cases: ``the one`` for 1, ``both`` for 2,
+    else ``all n``, or ``the n`` where others were left out (``counted``)."""
+    if n == 1:
+        return "the one"
+    if counted:
+        return f"the {n}"
+    return "both" if n == 2 else f"all {n}"
 
 
 def _async_floor_cause(r) -> str:
