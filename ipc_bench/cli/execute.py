@@ -302,8 +302,10 @@ class _Run:
             rate = summary.get("output_tokens_per_s")  # absent without counted steps
             if is_withheld(summary):  # fewer than N + 2 cores for N readers
                 rate = None
+            timed = summary.get("trace_speedup") is not None  # tokens over wall time
+            wall = " (wall)" if rate is not None and timed else ""
             self.log(f"{tag} {case.case_id}: {summary.get('num_steps', 0)} steps, "
-                     f"{'-' if rate is None else f'{rate:,.0f}'} tok/s "
+                     f"{'-' if rate is None else f'{rate:,.0f}'} tok/s{wall} "
                      f"({time.perf_counter() - t0:.1f} s)")
             for w in summary["warnings"]:  # under the case's line
                 self.log(f"  warning: {w}")

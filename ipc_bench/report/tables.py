@@ -244,8 +244,10 @@ def _table(keys: Sequence[str], summaries: list[dict[str, Any]]) -> str:
 
 def format_tables(summaries: Iterable[dict[str, Any]], method: str = "t") -> str:
     """One table per (scenario, workload) of ``CASE_TABLE`` (bytes per counted step, µs
-    per counted step, tok/s; with repetitions a ``rep`` column first), notes on
-    rejected requests and incomplete cases (``complete`` false: left out of the table,
+    per counted step, tok/s, headed ``WALL_TOKENS_HEADER`` for timed replays; with
+    repetitions a ``rep`` column first), the notes on its floor columns (an ``x floor``
+    below 1, a timed replay's or ``--no-floor``'s missing floor, a model's step inside
+    ``x floor``) and a timed replay's wall-time tok/s, notes on rejected requests and incomplete cases (``complete`` false: left out of the table,
     the tables under it and the ratios, one ``INCOMPLETE`` line each saying why), then
     per codec the cached / send (and, for ``pp``, direct / send) paired ratios over
     repetitions with their intervals by ``method`` (the run's ``--ci-method``), by arm
