@@ -120,8 +120,9 @@ def _throughput_caption(d: dict) -> str:
                  + f" and {'are' if n > 1 else 'is'} cut at the edge, where a triangle "
                  "points the way the interval goes on.")
     if d.get("timed"):
-        text += (" The red note marks each timed replay's points: arrival-bound, so its "
-                 "tokens/s follow the trace, not the policy.")
+        text += (" The red note marks each timed replay's points: its tokens over wall "
+                 "time, first arrival to last completion (`out tok/s (wall)`), "
+                 "arrival-bound, so its tokens/s follow the trace, not the policy.")
     return text + _arm_sentences(arms, d.get("unfinished") or ())
 
 
