@@ -40,6 +40,9 @@ class Metric:
     fmt: str = "{}"
     name: str = ""
     ratio_name: str = ""
+    #: What the figure is, in words (Markdown), where a column legend gives it: the
+    #: report's legend under its case tables and README's metrics table quote it.
+    meaning: str = ""
 
     def display(self, value: Any) -> Any:
         """``value`` (recorded unit) in ``display_unit``; ``None`` stays ``None``."""
@@ -72,6 +75,20 @@ def _bytes(key: str, label: str, header: str, **kw) -> Metric:
     return Metric(key, "B", label, header, display_unit="B", fmt="{:,.0f}", **kw)
 
 
+#: ``output_tokens_per_s`` in words: what it means for a timed replay differs.
+OUTPUT_TOKENS_MEANING = (
+    "output tokens sampled in the counted steps over the busy wall time of those steps "
+    "(the sum of their `step_ns`); in a timed replay (`azure-conv-timed`, "
+    "`azure-code-timed`), every request's output tokens over the wall time from the "
+    "first arrival to the last completion (arrival-bound; `out tok/s (wall)` in its "
+    "tables)")
+#: ``busy_output_tokens_per_s`` in words.
+BUSY_TOKENS_MEANING = (
+    "timed replays only: output tokens sampled in the counted steps over the busy wall "
+    "time of those steps, what `output_tokens_per_s` is in the other scenarios; absent "
+    "when no step was counted")
+
+
 def _ms(key: str, fmt: str) -> Metric:
     """A latency percentile recorded in ms (timed replays), e.g. ``ttft_ms_p50``."""
     what, _, stat = key.partition("_ms_")
@@ -82,9 +99,15 @@ def _ms(key: str, fmt: str) -> Metric:
 _ALL = (
     Metric("num_steps", "steps", "counted steps", "steps", scale=None, display_unit="steps"),
     Metric("output_tokens_per_s", "tok/s", "output tokens/s", "out tok/s",
-           display_unit="tok/s", fmt="{:,.0f}", name="out tok/s", ratio_name="tok/s"),
+           display_unit="tok/s", fmt="{:,.0f}", name="out tok/s", ratio_name="tok/s",
+           meaning=OUTPUT_TOKENS_MEANING),
+    Metric("busy_output_tokens_per_s", "tok/s", "busy output tokens/s", "busy tok/s",
+           display_unit="tok/s", fmt="{:,.0f}", meaning=BUSY_TOKENS_MEANING),
     Metric("floor_output_tokens_per_s", "tok/s", "floor output tokens/s", "floor tok/s",
-           display_unit="tok/s", fmt="{:,.0f}"),
+           display_unit="tok/s", fmt="{:,.0f}",
+           meaning="the counted steps' output tokens over the floor's time: the same "
+                   "recorded messages exchanged bare (same codec, same sockets, no "
+                   "scheduling, no runner work, no metrics)"),
     Metric("step_to_floor_ratio", "x", "step time / floor step time", "x floor",
            display_unit="x", fmt="{:.2f}"),
     _bytes("sched_to_runner_payload_bytes_per_step", "s2r payload B/step", "s2r B/step",
@@ -93,8 +116,13 @@ _ALL = (
            name="r2s bytes"),
     _bytes("sched_to_runner_wire_bytes_per_step", "s2r wire B/step", "s2r wire B/step"),
     _bytes("runner_to_sched_wire_bytes_per_step", "r2s wire B/step", "r2s wire B/step"),
-    _bytes("decode_token_bytes_per_step", "decode-token B/step", "tok B/step"),
-    _bytes("prompt_chunk_bytes_per_step", "prompt-chunk B/step", "prompt B/step"),
+    _bytes("decode_token_bytes_per_step", "decode-token B/step", "tok B/step",
+           meaning="`send` only: bytes the decode tokens of `new_token_ids` (with each "
+                   "request's list header) add to each SchedulerOutput over `cached`'s "
+                   "empty list, per counted step"),
+    _bytes("prompt_chunk_bytes_per_step", "prompt-chunk B/step", "prompt B/step",
+           meaning="`send` only: bytes the prompt chunks re-sent in `new_token_ids` "
+                   "during chunked prefill add to each SchedulerOutput, per counted step"),
     _ns("build_ns_per_step", "build µs/step", "build us", name="build"),
     _ns("encode_ns_per_step", "encode µs/step", "encode us", name="encode"),
     _ns("decode_ns_per_step", "decode µs/step", "decode us", name="decode"),

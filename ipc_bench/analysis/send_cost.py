@@ -192,7 +192,8 @@ def send_step_warning(send: dict[str, Any], cached: dict[str, Any],
     at = f" at B = {b:g}" if b is not None else ""
     path = ("its SchedulerOutput path's difference is missing" if s2r_send is None
             or s2r_cached is None else
-            f"but its SchedulerOutput path only {d_s2r / 1e3:,.0f} µs longer")
+            f"but its SchedulerOutput path only {abs(d_s2r) / 1e3:,.0f} µs "
+            f"{'longer' if d_s2r >= 0 else 'shorter'}")
     return (f"fixed step {nominal_ms:g} ms: send's whole step ran a median "
             f"{step_send / 1e6:.2f} ms, {d_step / 1e3:,.0f} µs longer than cached's "
             f"{step_cached / 1e6:.2f} ms, {path}: the other {(d_step - d_s2r) / 1e3:,.0f} µs "
@@ -343,6 +344,20 @@ def pct(share: Optional[float]) -> str:
     return "-" if share is None else f"{100 * share:.2f}"
 
 
+def more_or_less(diff_ns: float, than: str = "cached's") -> str:
+    """A signed difference in ns as words, its size in µs and its sign as ``more`` or
+    ``less``: ``"3.24 µs per step less than cached's"`` for -3,240 ns (never "-3.24 µs
+    ... more"). Its share is worded with ``unsigned_pct``."""
+    return (f"{abs(diff_ns) / 1e3:.2f} µs per step {'more' if diff_ns >= 0 else 'less'} "
+            f"than {than}")
+
+
+def unsigned_pct(share: Optional[float]) -> str:
+    """``pct`` of the size of ``share``, for a share worded after ``more_or_less``
+    (whose ``more`` or ``less`` carries the sign): ``"1.30"`` for -0.013."""
+    return pct(None if share is None else abs(share))
+
+
 TABLE_HEADER = ["step ms", "B", "codec", "measured step ms", "step diff us",
                 "% of measured step", "s2r diff us", "% of measured step"]
 
@@ -368,7 +383,8 @@ def share_line(row: CostRow) -> str:
     B = 16, msgpack: send's SchedulerOutput path (build + encode + decode, medians) costs
     1.96 µs per step more than cached's, 0.03 % of the measured step (cached's median,
     5.61 ms); the whole median step differs by +41.56 % of it (noisier). One repetition,
-    no interval.``: a row of one repetition says so (``stats.ONE_PAIR``, the words of
+    no interval.``; a negative difference reads ``less than cached's``
+    (``more_or_less``), its share unsigned: a row of one repetition says so (``stats.ONE_PAIR``, the words of
     the findings' paired tokens/s), one of several gives its mean's aggregation."""
     from ipc_bench.analysis.stats import ONE_PAIR
 
@@ -378,8 +394,8 @@ def share_line(row: CostRow) -> str:
     s2r = ("the SchedulerOutput path's difference is missing"
            if row.s2r_ns is None else
            f"send's SchedulerOutput path (build + encode + decode, medians) costs "
-           f"{row.s2r_ns / 1e3:.2f} µs per step more than cached's, "
-           f"{pct(row.share_s2r)} % of the measured step{step}")
+           f"{more_or_less(row.s2r_ns)}, {unsigned_pct(row.share_s2r)} % of the measured "
+           f"step{step}")
     whole = ("" if row.share_step is None else
              f"; the whole median step differs by {100 * row.share_step:+.2f} % of it "
              "(noisier)")

@@ -57,6 +57,15 @@ from ipc_bench.wire.transport import zmtp_frame_bytes, zmtp_handshake_bytes
 _COL = {name: i for i, name in enumerate(SCHED_COLUMNS)}
 
 
+def all_of(n: int, one: str, many: str) -> str:
+    """``n`` things named as a whole, in words that fit small counts: ``the only case``
+    (1), ``both cases`` (2), ``all 3 cases`` (thousands separated: ``all 1,200 steps``);
+    ``one`` and ``many`` are the singular and plural nouns."""
+    if n == 1:
+        return f"the only {one}"
+    return f"both {many}" if n == 2 else f"all {n:,} {many}"
+
+
 def sched_array(result: CaseResult) -> np.ndarray:
     """``[num_steps, len(SCHED_COLUMNS)]`` int64 array of the scheduler's records."""
     if not result.sched_rows:
@@ -730,8 +739,10 @@ def no_request_served(summaries: list[dict[str, Any]]) -> list[str]:
     for (scenario, workload), cases in by_key.items():
         total = max((s.get("num_requests") or 0) for s in cases)
         if total and all(s.get("num_rejected") == s.get("num_requests") for s in cases):
-            problems.append(f"no request was served in {scenario} [{workload}]: all {total} "
-                            "were rejected on arrival (prompt >= max_model_len, or more KV "
+            who = ("the only one was" if total == 1 else "both were" if total == 2
+                   else f"all {total} were")
+            problems.append(f"no request was served in {scenario} [{workload}]: {who} "
+                            "rejected on arrival (prompt >= max_model_len, or more KV "
                             "blocks than the cache has)")
     return problems
 
@@ -767,7 +778,7 @@ def no_counted_steps_warning(summary: dict[str, Any]) -> str:
     timed = " (the latencies and tok/s over wall time cover every request)" if (
         summary.get("trace_speedup") is not None) else ""
     if total and warm >= total:
-        return (f"all {total} steps fell in the warm-up, so no step was counted and the "
+        return (f"{all_of(total, 'step', 'steps')} fell in the warm-up, so no step was counted and the "
                 f"per-step figures are absent{timed}: set --warmup-steps below {total} "
                 f"(e.g. --warmup-steps {total // 2}) or replay more requests")
     return (f"no step was counted ({total} steps, {warm} in the warm-up, none of the rest "

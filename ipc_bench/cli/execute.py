@@ -30,7 +30,7 @@ from ipc_bench.analysis.cores import is_withheld
 from ipc_bench.analysis.capture import MESSAGES_DIR, build_captures, save_captures
 from ipc_bench.analysis.stats import compare_cases
 from ipc_bench.analysis.frontend import pair_send_savings
-from ipc_bench.analysis.summary import (attach_token_bytes, check_digests,
+from ipc_bench.analysis.summary import (all_of, attach_token_bytes, check_digests,
                                         no_request_served, noise_warnings, summarize_case)
 from ipc_bench.cli.console import stdout_failure
 from ipc_bench.cli.options import UsageError
@@ -302,8 +302,10 @@ class _Run:
             rate = summary.get("output_tokens_per_s")  # absent without counted steps
             if is_withheld(summary):  # fewer than N + 2 cores for N readers
                 rate = None
+            timed = summary.get("trace_speedup") is not None  # tokens over wall time
+            wall = " (wall)" if rate is not None and timed else ""
             self.log(f"{tag} {case.case_id}: {summary.get('num_steps', 0)} steps, "
-                     f"{'-' if rate is None else f'{rate:,.0f}'} tok/s "
+                     f"{'-' if rate is None else f'{rate:,.0f}'} tok/s{wall} "
                      f"({time.perf_counter() - t0:.1f} s)")
             for w in summary["warnings"]:  # under the case's line
                 self.log(f"  warning: {w}")
@@ -398,7 +400,8 @@ class _Run:
                 exc.reported = True
             return
         every = 0 < self.num_done == self.num_cases  # only the checks across cases were left
-        when = (f"after all {self.num_cases} cases, before the checks across them"
+        when = (f"after {all_of(self.num_cases, 'case', 'cases')}, before the checks "
+                "across them"
                 if every else f"after {self.num_done} of {self.num_cases} cases")
         try:
             with signals.deferred():

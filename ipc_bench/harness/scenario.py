@@ -622,8 +622,10 @@ def replay_trace(opts: ScenarioOptions, default: Optional[int] = DEFAULT_MAX_REQ
     trace = load_azure_trace(opts.trace, max_requests=opts.max_requests or default)
     opts.trace_sha256 = trace.sha256
     if opts.max_requests is not None and len(trace) < opts.max_requests:
-        opts.notes.append(f"the trace has {len(trace):,} requests, fewer than --max-requests "
-                          f"{opts.max_requests:,}: all {len(trace):,} are replayed")
+        n = len(trace)
+        every = "it is" if n == 1 else "both are" if n == 2 else f"all {n:,} are"
+        opts.notes.append(f"the trace has {n:,} request{'' if n == 1 else 's'}, fewer than "
+                          f"--max-requests {opts.max_requests:,}: {every} replayed")
     return trace
 
 

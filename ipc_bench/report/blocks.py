@@ -120,8 +120,9 @@ def _throughput_caption(d: dict) -> str:
                  + f" and {'are' if n > 1 else 'is'} cut at the edge, where a triangle "
                  "points the way the interval goes on.")
     if d.get("timed"):
-        text += (" The red note marks each timed replay's points: arrival-bound, so its "
-                 "tokens/s follow the trace, not the policy.")
+        text += (" The red note marks each timed replay's points: its tokens over wall "
+                 "time, first arrival to last completion (`out tok/s (wall)`), "
+                 "arrival-bound, so its tokens/s follow the trace, not the policy.")
     return text + _arm_sentences(arms, d.get("unfinished") or ())
 
 
@@ -252,17 +253,14 @@ def _case_warnings(results) -> list[str]:
 
 def _case_tables(results) -> list[Block]:
     """Per workload, the case table (``tables.CASE_TABLE``) of ``results``' cases, its
-    footnotes (withheld timings; an ``x floor`` below 1, marked ``!``) and what the
-    columns mean."""
-    from ipc_bench.analysis.cores import footnote
-    from ipc_bench.report.tables import (CASE_TABLE, TIMED_NO_FLOOR_NOTE, cells,
-                                         floor_below_one_note, header, timed_without_floor)
+    footnotes (``_table_notes``) and what the columns mean (``COLUMN_LEGEND``, then
+    ``_metric_legend``)."""
+    from ipc_bench.report.tables import CASE_TABLE, cells, header, is_timed
 
     blocks: list[Block] = []
     cases = results.cases
     if cases.empty:
         return [("note", "No case finished.")]
-    head = ["rep"] + header(CASE_TABLE)
     records = cases.to_dict("records")
     for workload in dict.fromkeys(cases["workload"]):
         rows, shown = [], []
@@ -273,21 +271,63 @@ def _case_tables(results) -> list[Block]:
             rows.append([str(s.get("repetition", 0))] + cells(s, CASE_TABLE))
             shown.append(s)
         blocks.append(("p", f"**{workload}**"))
-        blocks.append(("table", head, rows))
-        withheld = footnote([s for s in records if s["workload"] == workload])
-        if withheld:
-            blocks.append(("p", withheld.replace("* ", "`*` ", 1)))
-        floor_note = floor_below_one_note(shown)
-        if floor_note:
-            blocks.append(("p", floor_note.replace("!: x floor", "`!`: `x floor`", 1)))
-        if timed_without_floor(shown):
-            blocks.append(("p", TIMED_NO_FLOOR_NOTE.replace(
-                "floor tok/s, x floor", "`floor tok/s`, `x floor`", 1) + "."))
-    blocks.append(("p", "Bytes are payload bytes per counted step (`s2r`: scheduler → "
-                        "runner, `r2s`: back), times are µs per counted step, both "
-                        "directions summed for build/encode/decode; `x floor` is the "
-                        "measured step time over the floor's."))
+        blocks.append(("table", ["rep"] + header(CASE_TABLE, is_timed(shown)), rows))
+        blocks.extend(_table_notes(shown))
+    blocks.append(("p", COLUMN_LEGEND + " " + _metric_legend()))
     return blocks
+
+
+#: What the case table's bytes, times and ``x floor`` columns are (``_case_tables``).
+COLUMN_LEGEND = ("Bytes are payload bytes per counted step (`s2r`: scheduler → runner, "
+                 "`r2s`: back), times are µs per counted step, both directions summed for "
+                 "build/encode/decode; `x floor` is the measured step time over the "
+                 "floor's.")
+#: The case-table columns the legend defines by their ``Metric.meaning`` (the words
+#: README's metrics table gives them).
+LEGEND_METRICS = ("output_tokens_per_s", "floor_output_tokens_per_s",
+                  "decode_token_bytes_per_step", "prompt_chunk_bytes_per_step")
+
+
+def _metric_legend() -> str:
+    """``LEGEND_METRICS``' columns by header, each with its ``Metric.meaning``."""
+    from ipc_bench.analysis.metrics import metric
+
+    return " ".join(f"`{metric(k).header}`: {metric(k).meaning}." for k in LEGEND_METRICS)
+
+
+def _table_notes(shown: list[dict]) -> list[Block]:
+    """The footnotes under one workload's case table of the cases ``shown``: withheld
+    timings, an ``x floor`` below 1 (marked ``!``), a timed replay's missing floor and
+    wall-time tokens/s, ``--no-floor``'s missing floor, and an ``x floor`` that
+    includes a model's step: the terminal's notes (``tables.format_tables``) with
+    column names in code."""
+    from ipc_bench.analysis.cores import footnote
+    from ipc_bench.report.tables import (TIMED_NO_FLOOR_NOTE, WALL_TOKENS_NOTE,
+                                         floor_below_one_note, is_timed, model_floor_note,
+                                         timed_without_floor, without_floor_note)
+
+    out: list[Block] = []
+    withheld = footnote(shown)
+    if withheld:
+        out.append(("p", withheld.replace("* ", "`*` ", 1)))
+    floor_note = floor_below_one_note(shown)
+    if floor_note:
+        out.append(("p", floor_note.replace("!: x floor", "`!`: `x floor`", 1)))
+    if timed_without_floor(shown):
+        out.append(("p", TIMED_NO_FLOOR_NOTE.replace(
+            "floor tok/s, x floor", "`floor tok/s`, `x floor`", 1) + "."))
+    if is_timed(shown):
+        out.append(("p", WALL_TOKENS_NOTE.replace("out tok/s (wall):", "`out tok/s (wall)`:", 1)
+                    .replace("as out tok/s", "as `out tok/s`", 1).replace(
+                        "busy_output_tokens_per_s", "`busy_output_tokens_per_s`", 1) + "."))
+    no_floor = without_floor_note(shown)
+    if no_floor:
+        out.append(("p", no_floor.replace("floor tok/s, x floor", "`floor tok/s`, `x floor`", 1)
+                    .replace("--no-floor", "`--no-floor`") + "."))
+    model_note = model_floor_note(shown)
+    if model_note:
+        out.append(("p", model_note.replace("x floor", "`x floor`", 1) + "."))
+    return out
 
 
 def _gap_blocks(results, level: int) -> list[Block]:
@@ -711,6 +751,20 @@ def unfinished_note(unfinished: list[dict[str, Any]]) -> Optional[str]:
     return f"Left out of every finding, table and figure, as {they} did not finish: {named}."
 
 
+def no_case_finished(run_dir) -> str:
+    """What a run in ``run_dir`` (a ``Path``, or ``None``) with no finished case shows:
+    no figure, finding or table; where the case that was running left rows in
+    ``steps.partial.csv`` (``harness.run_folder.PARTIAL_STEPS``: the process was
+    killed), that those rows are not used."""
+    from ipc_bench.harness.run_folder import PARTIAL_STEPS
+
+    out = "No case finished, so it has no figures, findings or case tables"
+    if run_dir is not None and (run_dir / PARTIAL_STEPS).is_file():
+        out += (f"; the rows the unfinished case left in {PARTIAL_STEPS} are not used "
+                "for any figure")
+    return out + "."
+
+
 def _state_notes(one, run_id: str) -> list[Block]:
     """Notes on a run that did not complete (why, or what its files tell when it
     recorded no reason: ``Results.status_detail``), on the cases that did not finish
@@ -725,8 +779,9 @@ def _state_notes(one, run_id: str) -> list[Block]:
                   or "no reason recorded")
         state = {"failed": "failed", "incomplete": "is incomplete"}.get(
             status, "has no known status")
-        blocks.append(("note", f"This run {state}: {detail}. Its figures cover the "
-                               "cases that finished."))
+        covers = (no_case_finished(one.paths.get(run_id)) if one.finished().cases.empty
+                  else "Its figures cover the cases that finished.")
+        blocks.append(("note", f"This run {state}: {detail}. {covers}"))
     left_out = unfinished_note(one.unfinished())
     if left_out:
         blocks.append(("note", left_out))
@@ -817,6 +872,9 @@ def _figure_blocks(one, prefix: str) -> list[Block]:
     """Every figure of ``plots.FIGURES``, or a note saying why the run cannot show it."""
     from ipc_bench.report import plots
 
+    if one.cases.empty:
+        return [("note", no_case_finished(
+            next(iter(one.paths.values()), None) if len(one.paths) == 1 else None))]
     blocks: list[Block] = []
     for name, fn, title in plots.FIGURES:
         try:

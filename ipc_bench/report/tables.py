@@ -23,6 +23,7 @@ from ipc_bench.analysis.stats import (COMPARED_KEYS, DETECTABLE, INTERVAL_NAMES,
 from ipc_bench.analysis.summary import no_counted_steps_warning
 from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.engine.pipeline import DIRECT
+from ipc_bench.harness.spec import INPROC
 
 #: The line under a table with ``overhead``'s bare-loop cases, whose cells are ``-``.
 BARE_LOOP_NOTE = ("totals: the bare loop (instrumentation totals) records no step, so its "
@@ -43,9 +44,29 @@ RATIO_METRICS = ("output_tokens_per_s", "sched_to_runner_payload_bytes_per_step"
                  "step_ns_mean")
 
 
-def header(keys: Sequence[str]) -> list[str]:
-    """Column headers of a table of ``keys`` (identity fields under their own name)."""
-    return [k if k in IDENTITY else metric(k).header for k in keys]
+#: The ``output_tokens_per_s`` header of a timed replay's table: there it is every
+#: request's output tokens over wall time (``metrics.OUTPUT_TOKENS_MEANING``), not over
+#: the busy time of the counted steps as ``out tok/s`` elsewhere.
+WALL_TOKENS_HEADER = "out tok/s (wall)"
+#: Under a timed replay's table: what its ``out tok/s (wall)`` column shows.
+WALL_TOKENS_NOTE = (
+    "out tok/s (wall): a timed replay's output tokens over wall time, first arrival to "
+    "last completion (arrival-bound); over the busy time of its counted steps, as out "
+    "tok/s elsewhere, it is busy_output_tokens_per_s in summary.json")
+
+
+def header(keys: Sequence[str], timed: bool = False) -> list[str]:
+    """Column headers of a table of ``keys`` (identity fields under their own name); a
+    table of timed replays (``timed``, ``is_timed``) heads ``output_tokens_per_s``
+    ``WALL_TOKENS_HEADER``."""
+    return [k if k in IDENTITY else WALL_TOKENS_HEADER
+            if timed and k == "output_tokens_per_s" else metric(k).header for k in keys]
+
+
+def is_timed(summaries: Iterable[dict[str, Any]]) -> bool:
+    """Whether a case of ``summaries`` is a timed replay (``trace_speedup`` set), whose
+    ``output_tokens_per_s`` is over wall time."""
+    return any(s.get("trace_speedup") is not None for s in summaries)
 
 
 def arm_label(summary: dict[str, Any]) -> Any:
@@ -122,11 +143,75 @@ TIMED_NO_FLOOR_NOTE = (
     "recorded steps back to back; a timed replay's steps wait for arrivals)")
 
 
+def model_steps(cases: Iterable[dict[str, Any]]) -> Optional[str]:
+    """The model steps that ``cases`` with an ``x floor`` (``step_to_floor_ratio``) ran
+    and the floor does not (it replays the frames with no model), in words: ``"the
+    fixed-step model's 2 ms step"``, ``"the fixed-step model's 2, 5 and 20 ms steps and
+    the torch model's forward"``; ``None`` when every such case ran the null model (its
+    ``x floor`` is then the harness's logic over the bare exchange)."""
+    fixed_ms, others = [], []
+    for s in cases:
+        model, ratio = s.get("model"), s.get(FLOOR_RATIO)
+        if not isinstance(model, str) or model == "null" \
+                or not isinstance(ratio, (int, float)) or ratio != ratio:
+            continue
+        ms = s.get("fixed_step_ms")
+        if model == "fixed-step" and isinstance(ms, (int, float)) and ms == ms:
+            fixed_ms.append(s["fixed_step_ms"])
+        elif model not in others:  # a fixed-step case without its step: unnamed
+            others.append(model)
+    parts = []
+    if fixed_ms:
+        ms = [f"{m:g}" for m in sorted(set(fixed_ms))]
+        listed = ms[0] if len(ms) == 1 else ", ".join(ms[:-1]) + " and " + ms[-1]
+        parts.append(f"the fixed-step model's {listed} ms step{'' if len(ms) == 1 else 's'}")
+    parts += [f"the {m} model's {'forward' if m == 'torch' else 'step'}" for m in others]
+    return " and ".join(parts) or None
+
+
+def model_floor_note(cases: Iterable[dict[str, Any]]) -> Optional[str]:
+    """The note under a table whose cases ran a model that waits or computes
+    (``model_steps``): their ``x floor`` includes that model's step, which the floor
+    does not run; ``None`` for the null model."""
+    steps = model_steps(cases)
+    if steps is None:
+        return None
+    return ("x floor: the case's step over the floor's, which runs no model: it includes "
+            f"{steps}, so it is not the harness's overhead alone")
+
+
 def timed_without_floor(summaries: Iterable[dict[str, Any]]) -> bool:
     """Whether a case of ``summaries`` is a timed replay (``trace_speedup`` set) with no
     floor figures, so that its floor columns show ``-`` (``TIMED_NO_FLOOR_NOTE``)."""
     return any(s.get("trace_speedup") is not None
                and s.get("floor_output_tokens_per_s") is None for s in summaries)
+
+
+#: Under a table whose floor columns are empty because its cases ran with --no-floor.
+NO_FLOOR_NOTE = ("floor tok/s, x floor: - for a two-process case run with --no-floor, "
+                 "which replays no floor")
+#: Scenarios whose cases never run a floor (``scenarios/overhead``, ``scenarios/soak``;
+#: a ``--pp`` case neither, ``harness.pp_case``), so that their ``-`` is not
+#: ``--no-floor``'s.
+FLOORLESS_SCENARIOS = ("overhead", "soak", "pp")
+
+
+def without_floor_note(summaries: Iterable[dict[str, Any]]) -> Optional[str]:
+    """``NO_FLOOR_NOTE`` when a two-process case of ``summaries`` that counted steps, is
+    no timed replay (``TIMED_NO_FLOOR_NOTE``), no ``--pp`` case and of a scenario that
+    runs a floor has no floor figures: it ran with ``--no-floor``. The single-process
+    case (``inproc``) never has one, which the note adds when the table shows one;
+    ``None`` otherwise."""
+    cases = [s for s in summaries if not cores.is_withheld(s)]
+    floorless = any(s.get("transport") != INPROC and s.get("num_steps")
+                    and s.get("trace_speedup") is None and not s.get("pp")
+                    and s.get("scenario") not in FLOORLESS_SCENARIOS
+                    and s.get("floor_output_tokens_per_s") is None for s in cases)
+    if not floorless:
+        return None
+    inproc = any(s.get("transport") == INPROC for s in cases)
+    return NO_FLOOR_NOTE + ("; the single-process case (inproc) never has one" if inproc
+                            else "")
 
 
 def floor_below_one(value: Any) -> bool:
@@ -149,17 +234,20 @@ def render(header: list[str], rows: list[list[str]], left: int = 3) -> str:
 def _table(keys: Sequence[str], summaries: list[dict[str, Any]]) -> str:
     """``keys`` of ``summaries`` as a table, led by a ``rep`` column (the repetition)
     when any of them is past repetition 0, so the rows of one case repeated tell apart."""
+    head = header(keys, is_timed(summaries))
     if not any(s.get("repetition") for s in summaries):
-        return render(header(keys), [cells(s, keys) for s in summaries])
-    return render(["rep"] + header(keys),
+        return render(head, [cells(s, keys) for s in summaries])
+    return render(["rep"] + head,
                   [[str(s.get("repetition", "-"))] + cells(s, keys) for s in summaries],
                   left=1 + len(IDENTITY))
 
 
 def format_tables(summaries: Iterable[dict[str, Any]], method: str = "t") -> str:
     """One table per (scenario, workload) of ``CASE_TABLE`` (bytes per counted step, µs
-    per counted step, tok/s; with repetitions a ``rep`` column first), notes on
-    rejected requests and incomplete cases (``complete`` false: left out of the table,
+    per counted step, tok/s, headed ``WALL_TOKENS_HEADER`` for timed replays; with
+    repetitions a ``rep`` column first), the notes on its floor columns (an ``x floor``
+    below 1, a timed replay's or ``--no-floor``'s missing floor, a model's step inside
+    ``x floor``) and a timed replay's wall-time tok/s, notes on rejected requests and incomplete cases (``complete`` false: left out of the table,
     the tables under it and the ratios, one ``INCOMPLETE`` line each saying why), then
     per codec the cached / send (and, for ``pp``, direct / send) paired ratios over
     repetitions with their intervals by ``method`` (the run's ``--ci-method``), by arm
@@ -182,6 +270,14 @@ def format_tables(summaries: Iterable[dict[str, Any]], method: str = "t") -> str
             out.append(f"  {floor_note}")
         if timed_without_floor(cases):
             out.append(f"  {TIMED_NO_FLOOR_NOTE}")
+        if is_timed(cases):
+            out.append(f"  {WALL_TOKENS_NOTE}")
+        no_floor = without_floor_note(cases)
+        if no_floor:
+            out.append(f"  {no_floor}")
+        model_note = model_floor_note(cases)
+        if model_note:
+            out.append(f"  {model_note}")
         # "-" cells of a case that counted no step, said even under --quiet (which
         # drops the per-case warnings that say it too)
         for line in dict.fromkeys(no_counted_steps_warning(s) for s in cases

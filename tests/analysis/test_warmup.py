@@ -54,6 +54,12 @@ def test_timed_replay_inside_the_warmup_reports_its_latencies(tmp_path):
             "more requests"]
         assert f"warning: {case['warnings'][0]}" in proc.stderr
     assert "TTFT p50 ms" in proc.stdout  # the latency table is printed
+    # its tokens/s is over wall time, and the progress line and the table say so
+    progress = [ln for ln in proc.stderr.splitlines() if ln.startswith("[1/")]
+    assert len(progress) == 1 and ": 0 steps, " in progress[0], proc.stderr
+    assert progress[0].split(", ")[1].split(" (")[:2] == [
+        f"{summary['cases'][0]['output_tokens_per_s']:,.0f} tok/s", "wall)"], progress
+    assert "  out tok/s (wall)  " in proc.stdout
 
 
 @needs_trace

@@ -521,11 +521,11 @@ def test_a_signal_after_the_last_case_before_the_checks_says_so(tmp_path, monkey
     run_dir = tmp_path / "run"
     assert cli.main(_TINY + ["--output", str(run_dir)]) == 143
     assert capsys.readouterr().err == (
-        f"bench.py: interrupted by SIGTERM after all 2 cases, before the checks across them "
+        f"bench.py: interrupted by SIGTERM after both cases, before the checks across them "
         f"(exit 143); results: {run_dir}\n")
     summary, _ = load_run(run_dir)
     assert (summary["status"], summary["problems"]) == (
-        "incomplete", ["interrupted by SIGTERM after all 2 cases, before the checks across "
+        "incomplete", ["interrupted by SIGTERM after both cases, before the checks across "
                        "them"])
     assert [c["complete"] for c in summary["cases"]] == [True, True]
 

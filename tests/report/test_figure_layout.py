@@ -71,7 +71,9 @@ def test_many_runs_get_readable_labels_and_the_timed_note_by_its_points(run, tmp
         x = note.xy[0]
         assert groups[round(x)].startswith("zz_timed_replay_run")
     cap = caption("throughput", d)
-    assert "The red note marks each timed replay's points" in cap
+    assert ("The red note marks each timed replay's points: its tokens over wall time, "
+            "first arrival to last completion (`out tok/s (wall)`), arrival-bound, so its "
+            "tokens/s follow the trace, not the policy.") in cap
     assert d["stacked"] and " Below: cached/send" in cap  # the panels, one above the other
 
 

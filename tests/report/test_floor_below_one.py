@@ -109,11 +109,11 @@ def test_a_range_of_one_value_is_printed_once():
     alike = pd.DataFrame({"step_to_floor_ratio": [1.781, 1.779]})
     assert _floor_findings(alike) == [
         "The harness's measured steps take 1.78x the floor (the same recorded messages "
-        "exchanged bare) in all 2 cases."]
+        "exchanged bare) in both cases."]
     two = pd.DataFrame({"step_to_floor_ratio": [1.5, 2.25]})
     assert _floor_findings(two) == [
         "The harness's measured steps take 1.50x to 2.25x the floor (the same recorded "
-        "messages exchanged bare) across all 2 cases."]
+        "messages exchanged bare) across both cases."]
 
 
 def test_the_floor_finding_gives_an_async_case_the_async_cause():

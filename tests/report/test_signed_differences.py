@@ -1,0 +1,73 @@
+"""A signed difference between send and cached is worded by its direction, its size
+unsigned: ``3.24 µs per step less than cached's``, never ``-3.24 µs ... more``; cached's
+extra encode or build time reads as ``spends 2.51 µs more ... than send``, not as a
+total."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ipc_bench.report import findings
+from test_metrics import _summary
+
+
+def _cases(rows: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame([dict(r, run_id="run") for r in rows])
+
+
+def _where(workload: str) -> str:
+    return "At 4 running requests"
+
+
+def test_a_negative_share_difference_reads_less_than_cached():
+    rows = []
+    for policy, step, s2r in (("send", 246_000.0, 9_000.0), ("cached", 249_700.0, 12_240.0)):
+        s = _summary(policy, 0, 50_000.0, step + 1000)  # step_ns_median = step
+        s["s2r_build_encode_decode_ns_median"] = s2r
+        rows.append(s)
+    assert findings._share_findings(_cases(rows), _where, ["num_running"]) == [
+        "At 4 running requests (msgpack), send's SchedulerOutput path (build + encode + "
+        "decode, medians) costs 3.24 µs per step less than cached's, 1.30 % of cached's "
+        "249.7 µs median step; send's whole median step, 246.0 µs, is 1.48 % shorter "
+        "than cached's (noisier; one repetition)."]
+
+
+def test_a_negative_step_time_share_line_reads_less_than_cached():
+    from ipc_bench.analysis.send_cost import CostRow, share_line
+
+    row = CostRow(step_time_ms=2, num_running=16, codec="msgpack", step_ns=-5_000.0,
+                  s2r_ns=-3_240.0, measured_step_ns=2_160_000.0,
+                  share_step=-5_000.0 / 2_160_000.0, share_s2r=-3_240.0 / 2_160_000.0)
+    assert share_line(row) == (
+        "fixed step 2 ms, B = 16, msgpack: send's SchedulerOutput path (build + encode + "
+        "decode, medians) costs 3.24 µs per step less than cached's, 0.15 % of the "
+        "measured step (cached's median, 2.16 ms); the whole median step differs by "
+        "-0.23 % of it (noisier). One repetition, no interval.")
+
+
+def test_a_send_step_warning_with_a_shorter_path_says_shorter():
+    from ipc_bench.analysis.send_cost import send_step_warning
+
+    send = dict(fixed_step_ms=2.0, num_running=64, step_ns_median=3_950_000.0,
+                s2r_build_encode_decode_ns_median=20_000.0)
+    cached = dict(fixed_step_ms=2.0, num_running=64, step_ns_median=2_350_000.0,
+                  s2r_build_encode_decode_ns_median=25_000.0)
+    assert send_step_warning(send, cached) == (
+        "fixed step 2 ms: send's whole step ran a median 3.95 ms, 1,600 µs longer than "
+        "cached's 2.35 ms, but its SchedulerOutput path only 5 µs shorter: the other "
+        "1,605 µs are more than 10 % + 0.44 ms (control plane at B = 64): send's case was "
+        "descheduled; its whole-step difference is not send's cost")
+
+
+def test_cached_spending_more_encode_and_build_reads_as_a_difference():
+    send, cached = _summary("send", 0, 50_000.0, 250_000.0), _summary("cached", 0,
+                                                                        50_000.0, 250_000.0)
+    send["encode_ns_per_step"], cached["encode_ns_per_step"] = 15_740.0, 18_250.0
+    send["build_ns_per_step"], cached["build_ns_per_step"] = 3_000.0, 4_500.0
+    res = type("R", (), {})()
+    res.cases, res.labels, res.metadata = _cases([send, cached]), ["num_running"], {"run": {}}
+    tables = findings._pair_tables(res)
+    key = next(iter(tables["tput"]))
+    assert findings._saving_clauses(tables, key)[1:] == [
+        "spends 2.51 µs more encode per step than send",
+        "spends 1.50 µs more building the SchedulerOutput than send"]
