@@ -76,3 +76,41 @@ def _wait_longer_in_warmup(steps_csv: Path, extra_ns: int) -> None:
         writer = csv.DictWriter(f, fields)
         writer.writeheader()
         writer.writerows(rows)
+
+
+def scale_case_times(run: Path, case_id: str, factor: float) -> None:
+    """Make case ``case_id`` of the run folder ``run`` look as if it ran ``factor``
+    times slower, consistently, so the loader takes it (``results`` checks a case's
+    figures against its rows): every ``*_ns`` value of its ``steps.csv`` rows and of
+    its ``summary.json`` entry times ``factor`` (rows: rounded to whole ns), every
+    ``*_per_s`` figure over ``factor``, ``wall_s`` times ``factor``. Ratios (shares,
+    ``step_ns_block_cv``), bytes, counts and the floor (``floor_*``, from floor.csv)
+    are unchanged."""
+    import csv
+    import json
+
+    with open(run / "steps.csv", newline="") as f:
+        reader = csv.DictReader(f)
+        fields, rows = reader.fieldnames, list(reader)
+    for row in rows:
+        if row["case_id"] == case_id:
+            for col in fields:
+                if col.endswith("_ns") and row[col] not in ("", "nan"):
+                    row[col] = str(round(float(row[col]) * factor))
+    with open(run / "steps.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fields)
+        writer.writeheader()
+        writer.writerows(rows)
+    summary = json.loads((run / "summary.json").read_text())
+    case = next(c for c in summary["cases"] if c["case_id"] == case_id)
+    for key, value in case.items():
+        if (not isinstance(value, (int, float)) or isinstance(value, bool)
+                or key.startswith("floor_")):
+            continue
+        if "_ns" in key and "share" not in key and not key.endswith("_cv"):
+            case[key] = value * factor
+        elif key.endswith("_per_s"):
+            case[key] = value / factor
+        elif key == "wall_s":
+            case[key] = value * factor
+    (run / "summary.json").write_text(json.dumps(summary))
