@@ -143,12 +143,7 @@ def claim_run_dir(args) -> tuple[Path, Optional[Path]]:
     except OSError as exc:
         raise UsageError(f"cannot create a results folder under {REPO_ROOT / 'results'}: "
                          f"{exc.strerror}") from None
-    _check_links(run_dir)
-    created = _topmost_missing(run_dir) if args.output else run_dir
-    if run_dir.exists() and not run_dir.is_dir():
-        raise UsageError(f"output path {run_dir} exists and is not a folder")
-    if run_dir.exists() and any(run_dir.iterdir()):
-        raise UsageError(f"output folder {run_dir} exists and is not empty")
+    created = _check_new_run_dir(run_dir, given=bool(args.output))
     claiming = False
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -160,8 +155,30 @@ def claim_run_dir(args) -> tuple[Path, Optional[Path]]:
             raise UsageError(f"output folder {run_dir} is in use by another run") from None
         if created is not None:
             shutil.rmtree(created, ignore_errors=True)
-        raise UsageError(f"cannot write results to {run_dir}: {exc.strerror}") from None
+        raise UsageError(f"cannot write results to {run_dir}: {exc.strerror or exc}") from None
     return run_dir, created
+
+
+def _check_new_run_dir(run_dir: Path, given: bool) -> Optional[Path]:
+    """Refuse (``UsageError``, one line) a run folder that cannot be claimed: a link
+    that cannot be followed (``_check_links``), a path that is not a folder or a
+    folder that is not empty, or a path the system will not look up (a name over 255
+    bytes, a file or a link loop on the way, a folder that cannot be searched: ``cannot
+    write results to DIR: REASON``). Returns the highest folder the run will create
+    (``_topmost_missing`` of a ``given`` ``--output``, else ``run_dir`` itself, which
+    ``default_run_dir`` created)."""
+    try:
+        _check_links(run_dir)
+        created = _topmost_missing(run_dir) if given else run_dir
+        if run_dir.exists() and not run_dir.is_dir():
+            raise UsageError(f"output path {run_dir} exists and is not a folder")
+        if run_dir.exists() and any(run_dir.iterdir()):
+            raise UsageError(f"output folder {run_dir} exists and is not empty")
+    except OSError as exc:
+        if not given:
+            shutil.rmtree(run_dir, ignore_errors=True)
+        raise UsageError(f"cannot write results to {run_dir}: {exc.strerror or exc}") from None
+    return created
 
 
 def _check_links(run_dir: Path) -> None:

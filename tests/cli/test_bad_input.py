@@ -445,6 +445,12 @@ def test_bad_trace_is_one_line_naming_the_row_and_exit_2(kind, tmp_path, capsys)
      "cannot write results to {tmp}/f/sub: Not a directory"),
     ("output-where-no-folder-can-be", ["--output", "/proc/ipc-bench-test/run"],
      "cannot write results to /proc/ipc-bench-test/run: No such file or directory"),
+    ("output-name-too-long", ["--output", "{tmp}/" + "w" * 300],
+     "cannot write results to {tmp}/" + "w" * 300 + ": File name too long"),
+    ("output-under-a-name-too-long", ["--output", "{tmp}/" + "w" * 300 + "/sub"],
+     "cannot write results to {tmp}/" + "w" * 300 + "/sub: File name too long"),
+    ("output-under-a-file-deeper", ["--output", "{tmp}/f/sub/run"],
+     "cannot write results to {tmp}/f/sub/run: Not a directory"),
 ])
 def test_bad_paths(kind, argv, message, tmp_path, capsys):
     (tmp_path / "f").write_text("x")
@@ -466,11 +472,33 @@ def test_an_output_that_is_a_dangling_symbolic_link_is_refused_as_one(tmp_path, 
             ("link/sub", "cannot write results to {tmp}/link/sub: {tmp}/link is a symbolic "
                          "link to {tmp}/nonexistent_target, which does not exist"),
             ("loop", "output folder {tmp}/loop is a symbolic link to {tmp}/loop, which "
-                     "cannot be followed (Too many levels of symbolic links)")]:
+                     "cannot be followed (Too many levels of symbolic links)"),
+            ("loop/a/b", "cannot write results to {tmp}/loop/a/b: {tmp}/loop is a symbolic "
+                         "link to {tmp}/loop, which cannot be followed (Too many levels of "
+                         "symbolic links)")]:
         code, lines, out = _run_main(run + [f"{tmp_path}/{output}"], capsys)
         assert (code, lines, out) == (
             2, [f"bench.py: error: {message.replace('{tmp}', str(tmp_path))}"], "")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "loop"]  # nothing created
+
+
+def test_an_output_folder_that_cannot_be_listed_is_refused_in_one_line(tmp_path, monkeypatch,
+                                                                        capsys):
+    # root reads any folder: the refusal of a folder without read permission is simulated
+    run = tmp_path / "run"
+    run.mkdir()
+    listing = Path.iterdir
+
+    def refused(self):
+        if self == run:
+            raise PermissionError(13, "Permission denied", str(self))
+        return listing(self)
+
+    monkeypatch.setattr(Path, "iterdir", refused)
+    code, lines, out = _run_main(DS + ["--num-running", "1", "--output", str(run)], capsys)
+    assert (code, lines, out) == (
+        2, [f"bench.py: error: cannot write results to {run}: Permission denied"], "")
+    assert [p.name for p in tmp_path.iterdir()] == ["run"] and not any(listing(run))
 
 
 def test_an_output_that_links_to_a_folder_is_written_through_the_link(tmp_path):
