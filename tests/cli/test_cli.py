@@ -608,6 +608,30 @@ def test_report_refuses_an_output_folder_holding_other_files(tiny_run, tmp_path,
     assert _tree(tmp_path) == before
 
 
+@pytest.mark.parametrize("output, reason", [
+    ("file/sub", "Not a directory"),
+    ("file/sub/deeper", "Not a directory"),
+    ("loop", "Too many levels of symbolic links"),
+    ("loop/sub", "Too many levels of symbolic links"),
+    ("w" * 300, "File name too long"),
+    ("w" * 300 + "/sub", "File name too long"),
+])
+def test_report_output_that_cannot_be_looked_up_says_why(output, reason, tiny_run, tmp_path,
+                                                          capsys):
+    """An --output under a file, through a link loop or with a name over 255 bytes: the
+    system's own reason for that path (not mkdir's "File exists" for the file above
+    it), exit 2, nothing written."""
+    from ipc_bench import cli
+
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "loop").symlink_to("loop")
+    out = tmp_path / output
+    assert cli.main(["report", str(tiny_run), "--output", str(out)]) == 2
+    assert capsys.readouterr() == ("", f"bench.py report: error: cannot write {out}: "
+                                       f"{reason}\n")
+    assert sorted(os.listdir(tmp_path)) == ["file", "loop"]
+
+
 @pytest.mark.parametrize("first,second,shown", [
     ("run", "run", "run folder run is given twice"),
     ("run", "run/", "run folder run is given twice (also as run/)"),
