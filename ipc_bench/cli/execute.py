@@ -298,8 +298,7 @@ class _Run:
             self._stop(result, f"interrupted by {exc.signal_name}", "incomplete")
             recorded = result.failed_step is not None
             where = f"at step {result.failed_step}" if recorded else "before its first step"
-            kept = (f"; partial results: {self.run_dir}"
-                    if (self.num_done or recorded) and self.kept() else "")
+            kept = self.pointer(bool(self.num_done or recorded))
             print(f"bench.py: {case.case_id}: interrupted by {exc.signal_name} {where} "
                   f"(exit {exc.code}){kept}", file=sys.stderr)
             exc.reported = True
@@ -401,12 +400,25 @@ class _Run:
         """Whether the run folder still holds a ``summary.json`` (results to point at)."""
         return (self.run_dir / "summary.json").is_file()
 
+    def pointer(self, measured: bool) -> str:
+        """The end of an interrupt's line: ``; partial results: DIR`` when steps were
+        ``measured`` (a case finished, or the interrupted one recorded steps), else
+        ``; run folder (nothing measured): DIR``, since the folder stays and a rerun
+        needs another ``--output`` or the folder removed; ``""`` when the folder no
+        longer holds a ``summary.json``."""
+        if not self.kept():
+            return ""
+        if measured:
+            return f"; partial results: {self.run_dir}"
+        return f"; run folder (nothing measured): {self.run_dir}"
+
     def interrupted(self, exc: Interrupted) -> None:
         """Name an interrupt that came between cases in ``summary.json`` (one inside a
         case is written by ``case``); a write error here changes nothing. When cases
         finished before it, say so in one line ending ``; partial results: DIR``. One
         that came after the final status was written (while the tables print) leaves
-        the run as written, and its line says so."""
+        the run as written, and its line says so. One that came before any case
+        finished names the folder as holding nothing measured (``pointer``)."""
         if self.stopped:
             if self.final_status is not None and not exc.reported and self.kept():
                 print(f"bench.py: interrupted by {exc.signal_name} while the results "
@@ -422,12 +434,13 @@ class _Run:
                 self.writer.finish("incomplete", [f"interrupted by {exc.signal_name} {when}"])
         except RunFolderError:
             pass
-        if self.num_done and self.kept() and not exc.reported:
-            print(f"bench.py: interrupted by {exc.signal_name}"
-                  + (f" {when}" if every else "")
-                  + f" (exit {exc.code}); {'results' if every else 'partial results'}: "
-                  f"{self.run_dir}", file=sys.stderr)
-            exc.reported = True
+        if exc.reported or not self.kept():
+            return
+        print(f"bench.py: interrupted by {exc.signal_name}" + (f" {when}" if every else "")
+              + f" (exit {exc.code})"
+              + (f"; results: {self.run_dir}" if every else self.pointer(self.num_done > 0)),
+              file=sys.stderr)
+        exc.reported = True
 
     def _record(self, result: CaseResult, cpu_before) -> dict[str, Any]:
         """Summarize a finished case, write it, keep its captures; its summary."""

@@ -448,7 +448,8 @@ def test_a_signal_right_after_the_claim_leaves_a_valid_incomplete_folder(
     monkeypatch.setattr(execute, "RunWriter", InterruptedWriter)
     run_dir = tmp_path / "run"
     assert cli.main(_TINY + ["--output", str(run_dir)]) == 130
-    assert capsys.readouterr().err == "bench.py: interrupted by SIGINT (exit 130)\n"
+    assert capsys.readouterr().err == ("bench.py: interrupted by SIGINT (exit 130); run "
+                                       f"folder (nothing measured): {run_dir}\n")
     summary, frames = load_run(run_dir)
     assert (summary["status"], summary["problems"], summary["cases"]) == (
         "incomplete", ["interrupted by SIGINT after 0 of 2 cases"], [])
@@ -858,17 +859,19 @@ def _interrupt_at_first_case_start(monkeypatch) -> None:
     monkeypatch.setattr(execute, "run_case", run_case)
 
 
-def test_an_interrupt_before_anything_was_measured_is_one_line_without_results(
+def test_an_interrupt_before_anything_was_measured_names_the_folder_it_leaves(
         tmp_path, monkeypatch, capsys, handlers_restored):
     """Nothing measured (no case finished, no step recorded): no partial-results
-    pointer, and the case's line is the only one."""
+    pointer, but the folder that stays (a rerun into it is refused) is named as
+    holding nothing measured; the case's line is the only one."""
     from ipc_bench import cli
 
     run = tmp_path / "run"
     _interrupt_at_first_case_start(monkeypatch)
     assert cli.main(_TINY + ["--output", str(run)]) == 130
     assert capsys.readouterr() == ("", "bench.py: num_running=2/send/msgpack#0: "
-                                   "interrupted by SIGINT before its first step (exit 130)\n")
+                                   "interrupted by SIGINT before its first step (exit 130); "
+                                   f"run folder (nothing measured): {run}\n")
     summary, frames = load_run(run)
     assert summary["status"] == "incomplete"
     assert [len(f) for f in frames.values()] == [0, 0, 0, 0]  # floor, itl, requests, steps
