@@ -397,13 +397,15 @@ TRACE_CASES = {
     "no-header": (f"{ROW}\n".encode(),
                   f" line 1: header missing: expected '{HEADER}', found a data row '{ROW}'"),
     "non-numeric": (f"{HEADER}\n2023-11-16 18:15:46.6805900,abc,44\n".encode(),
-                    " line 2: ContextTokens is not a non-negative integer: 'abc'"),
+                    " line 2: ContextTokens is not a positive integer (digits only): 'abc'"),
     "negative": (f"{HEADER}\n{ROW}\n2023-11-16 18:15:47.0,374,-4\n".encode(),
-                 " line 3: GeneratedTokens is not a non-negative integer: '-4'"),
+                 " line 3: GeneratedTokens is not a positive integer (digits only): '-4'"),
+    "negative-prompt": (f"{HEADER}\n2023-11-16 18:15:47.0,-5,4\n".encode(),
+                        " line 2: ContextTokens is not a positive integer (digits only): '-5'"),
     "zero": (f"{HEADER}\n2023-11-16 18:15:47.0,0,4\n".encode(),
              " line 2: ContextTokens is 0; a request needs at least one prompt token"),
     "float": (f"{HEADER}\n2023-11-16 18:15:47.0,12.5,4\n".encode(),
-              " line 2: ContextTokens is not a non-negative integer: '12.5'"),
+              " line 2: ContextTokens is not a positive integer (digits only): '12.5'"),
     "unsorted": (f"{HEADER}\n2023-11-16 18:15:47.0000000,374,44\n"
                  "2023-11-16 18:15:46.0000000,10,4\n".encode(),
                  " line 3: timestamps are unsorted: TIMESTAMP '2023-11-16 18:15:46.0000000' is "

@@ -87,7 +87,7 @@ def test_missing_trace_file(tmp_path):
 
 @pytest.mark.parametrize("row,problem", [
     ("2023-11-16 18:15:50.9951690,abc,109",
-     "ContextTokens is not a non-negative integer: 'abc'"),
+     "ContextTokens is not a positive integer (digits only): 'abc'"),
     ("2023-11-16 18:15:50.9951690,396",
      "expected 3 fields (TIMESTAMP,ContextTokens,GeneratedTokens), found 2: "
      "'2023-11-16 18:15:50.9951690,396'"),
