@@ -683,6 +683,19 @@ def test_a_trace_speedup_that_would_replay_for_days_is_refused(scenario, tmp_pat
     assert not (tmp_path / "run").exists()
 
 
+def test_a_default_trace_speedup_that_would_replay_for_days_says_it_is_the_default(
+        tmp_path, capsys):
+    """Without --trace-speedup, the line names the speedup as the default (10), which
+    the user never gave."""
+    path = tmp_path / "t.csv"  # two requests 11 days apart
+    path.write_text(f"{HEADER}\n{ROW}\n2023-11-27 18:15:46.6805900,30,4\n")
+    code, lines, out = _run_main(["--scenario", "azure-conv-timed", "--trace", str(path),
+                                  "--output", str(tmp_path / "run")], capsys)
+    assert (code, lines, out) == (2, [
+        "bench.py: error: the default --trace-speedup 10 would make the replay of 2 "
+        "requests last 95,040 s; at most 86,400 s (24 h)"], "")
+
+
 def test_replay_duration_limit_is_inclusive():
     from ipc_bench.engine.config import ConfigError
     from ipc_bench.harness.scenario import MAX_REPLAY_S, check_replay_duration
