@@ -54,6 +54,11 @@ from ipc_bench.wire.transport import EndpointError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
+#: After ``at step N`` in an interrupted case's line: N numbers every step of the case
+#: from 0 as ``steps.csv``'s ``seq`` and the summary's ``failed_step`` do (steps 0 ..
+#: N - 1 are done), not only the counted ones ``--steps`` asks for.
+STEP_NUMBERING = "steps.csv seq: warm-up and uncounted steps included"
+
 
 def run_cases(args, cases, scenario_report: Optional[Callable] = None,
               remote: Optional[RemoteRunners] = None, notes: Sequence[str] = (),
@@ -297,7 +302,8 @@ class _Run:
         except Interrupted as exc:
             self._stop(result, f"interrupted by {exc.signal_name}", "incomplete")
             recorded = result.failed_step is not None
-            where = f"at step {result.failed_step}" if recorded else "before its first step"
+            where = (f"at step {result.failed_step} ({STEP_NUMBERING})" if recorded
+                     else "before its first step")
             kept = self.pointer(bool(self.num_done or recorded))
             print(f"bench.py: {case.case_id}: interrupted by {exc.signal_name} {where} "
                   f"(exit {exc.code}){kept}", file=sys.stderr)

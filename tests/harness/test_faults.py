@@ -835,13 +835,40 @@ def test_an_interrupt_after_the_folder_was_removed_points_at_no_results(
     run = tmp_path / "run"
     _remove_at_case(monkeypatch, run, when, signal.SIGTERM)
     assert cli.main(_TINY + ["--output", str(run)]) == 143
-    where = "before its first step" if when == "start" else "at step 52"
+    where = ("before its first step" if when == "start" else
+             "at step 52 (steps.csv seq: warm-up and uncounted steps included)")
     assert capsys.readouterr() == ("", (
         f"bench.py: error: cannot write results to {run}: No such file or directory "
         f"({run} no longer exists: no results were kept)\n"
         f"bench.py: num_running=2/send/msgpack#0: interrupted by SIGTERM {where} "
         "(exit 143)\n"))
     assert not run.exists()
+
+
+def test_an_interrupted_case_numbers_its_step_as_steps_csv_seq(
+        tmp_path, monkeypatch, capsys, handlers_restored):
+    """SIGTERM once the first case's 2 warm-up and 50 counted steps are done: the line
+    says step 52 and that the number counts the warm-up, as steps.csv's seq (0 .. 51)
+    and the summary's failed_step do."""
+    from ipc_bench import cli
+    from ipc_bench.cli import execute
+
+    real = execute.run_case
+
+    def run_case(*args, **kwargs):
+        out = real(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return out
+
+    monkeypatch.setattr(execute, "run_case", run_case)
+    run = tmp_path / "run"
+    assert cli.main(_TINY + ["--output", str(run)]) == 143
+    assert capsys.readouterr() == ("", (
+        "bench.py: num_running=2/send/msgpack#0: interrupted by SIGTERM at step 52 (steps.csv "
+        f"seq: warm-up and uncounted steps included) (exit 143); partial results: {run}\n"))
+    summary, frames = load_run(run)
+    assert [c["failed_step"] for c in summary["cases"]] == [52]
+    assert frames["steps.csv"]["seq"].max() == 51
 
 
 def _interrupt_at_first_case_start(monkeypatch) -> None:
