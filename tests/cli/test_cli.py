@@ -247,6 +247,14 @@ TINY = ["--scenario", "decode-steady", "--num-running", "2", "--steps", "20", "-
 NO_SPACE = "No space left on device"
 
 
+def test_a_runs_first_stdout_line_is_its_first_tables_title(tmp_path):
+    """``bench.py ... | head -1`` prints the title of the first table, not a blank line."""
+    proc = subprocess.run(f"{sys.executable} bench.py {' '.join(TINY)} --output "
+                          f"{tmp_path / 'run'} | head -1", shell=True, cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.stdout == "decode-steady  [num_running=2]  device=cpu\n", proc.stderr
+
+
 def bench_to(stdout, *args: str, stderr=subprocess.PIPE) -> tuple[int, str]:
     """Run ``bench.py ARGS`` with ``stdout`` as given (a descriptor or file); returns
     (exit code, stderr)."""
