@@ -332,7 +332,8 @@ def test_bench_interrupted_kills_the_runner_and_keeps_the_results(tmp_path, sig,
     assert proc.returncode == code
     lines = err.strip().splitlines()
     m = re.fullmatch(rf"bench\.py: num_running=16/send/msgpack#0: interrupted by {name} at "
-                     rf"step (\d+) \(exit {code}\); partial results: "
+                     rf"step (\d+) \(steps\.csv seq: warm-up and uncounted steps included\) "
+                     rf"\(exit {code}\); partial results: "
                      rf"{re.escape(str(run_dir))}", lines[-1])
     assert m, lines
     assert not any("interrupted by" in line for line in lines[:-1]), lines  # one line
@@ -407,9 +408,12 @@ def test_a_signal_at_any_moment_of_the_start_ends_with_its_code_and_one_line(tmp
         assert (proc.returncode, "Traceback" in err) == (code, False), (delay_s, name, err)
         lines = err.splitlines()  # one line: bench.py's own, or the interrupted case's
         assert len(lines) == 1 and (
-            lines[0] == f"bench.py: interrupted by {name} (exit {code})"
+            re.fullmatch(rf"bench\.py: interrupted by {name} \(exit {code}\)"
+                         rf"(; run folder \(nothing measured\): {re.escape(str(run_dir))})?",
+                         lines[0])
             or re.fullmatch(rf"bench\.py: num_running=16/send/(msgpack|none)#0: "
-                            rf"interrupted by {name} .* \(exit {code}\)(; partial results: .*)?",
+                            rf"interrupted by {name} .* \(exit {code}\)(; (partial results|run "
+                            rf"folder \(nothing measured\)): {re.escape(str(run_dir))})?",
                             lines[0])), lines
         _check_interrupted_folder(run_dir, name)
         outcomes.append((delay_s, name, run_dir.exists()))
