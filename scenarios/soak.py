@@ -50,7 +50,7 @@ def cases(opts: ScenarioOptions) -> list[CaseSpec]:
     trace = replay_trace(opts, default=None)
     span_s = float(trace.arrival_s[-1]) if len(trace) else 0.0
     speedup = opts.trace_speedup or max(1.0, span_s / TARGET_S)
-    check_replay_duration(span_s, speedup, len(trace))
+    check_replay_duration(span_s, speedup, len(trace), given=opts.trace_speedup is not None)
     scheduler = opts.scheduler_config(SchedulerConfig(
         max_num_seqs=256, max_num_batched_tokens=2048, max_model_len=16384,
         num_blocks=131072))

@@ -164,7 +164,8 @@ def ctrl_c_reaps_every_child(tmp_path: Path, args: list[str], num_children: int,
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     last = err.strip().splitlines()[-1]
-    assert re.fullmatch(r"bench\.py: \S+: interrupted by SIGINT at step \d+ \(exit 130\); "
+    assert re.fullmatch(r"bench\.py: \S+: interrupted by SIGINT at step \d+ \(steps\.csv seq: "
+                        r"warm-up and uncounted steps included\) \(exit 130\); "
                         rf"partial results: {re.escape(str(run_dir))}", last), err
     assert err.count("interrupted by") == 1, err
     assert "Traceback" not in err and children(proc.pid) == []

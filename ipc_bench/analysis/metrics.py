@@ -66,8 +66,10 @@ class Metric:
 
 
 def _ns(key: str, label: str, header: str, **kw) -> Metric:
-    """A time recorded in ns, shown in µs with one decimal."""
-    return Metric(key, "ns", label, header, scale=1e-3, display_unit="us", fmt="{:.1f}", **kw)
+    """A time recorded in ns, shown in µs with one decimal and thousands separators
+    (``1,039.3``, as the byte and tok/s columns beside it)."""
+    return Metric(key, "ns", label, header, scale=1e-3, display_unit="us", fmt="{:,.1f}",
+                  **kw)
 
 
 def _bytes(key: str, label: str, header: str, **kw) -> Metric:
@@ -134,13 +136,13 @@ _ALL = (
     _ns("runner_decode_ns_per_step", "runner decode µs/step", "runner decode us"),
     _ns("s2r_build_encode_decode_ns_median",
         "SchedulerOutput build + encode + decode µs (median)", "s2r path us"),
-    _ms("ttft_ms_p50", "{:.2f}"),
-    _ms("ttft_ms_p99", "{:.2f}"),
-    _ms("tpot_ms_mean", "{:.3f}"),
-    _ms("itl_ms_p50", "{:.3f}"),
-    _ms("itl_ms_p99", "{:.3f}"),
-    _ms("e2e_ms_p50", "{:.1f}"),
-    _ms("e2e_ms_p99", "{:.1f}"),
+    _ms("ttft_ms_p50", "{:,.2f}"),
+    _ms("ttft_ms_p99", "{:,.2f}"),
+    _ms("tpot_ms_mean", "{:,.3f}"),
+    _ms("itl_ms_p50", "{:,.3f}"),
+    _ms("itl_ms_p99", "{:,.3f}"),
+    _ms("e2e_ms_p50", "{:,.1f}"),
+    _ms("e2e_ms_p99", "{:,.1f}"),
 )
 
 #: Every metric by summary key, in a fixed order.

@@ -19,6 +19,7 @@ import datetime
 import json
 import numbers
 import os
+import stat
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,9 +50,14 @@ def read_summary(run_dir: str | os.PathLike) -> dict[str, Any]:
         data = json.loads(path.read_text())
     except FileNotFoundError:
         raise ResultsError(f"no summary.json in {run_dir}") from None
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
+        raise ResultsError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
         raise ResultsError(f"cannot read {path}: {exc}") from None
-    version = data.get("format_version") if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        raise ResultsError(f"{path}: not a JSON object (the file holds "
+                           f"{_json_kind(data)})")
+    version = data.get("format_version")
     if version != FORMAT_VERSION:
         if isinstance(version, int) and not isinstance(version, bool):
             age = "older" if version < FORMAT_VERSION else "newer"
@@ -62,6 +68,17 @@ def read_summary(run_dir: str | os.PathLike) -> dict[str, Any]:
         raise ResultsError(f"{path}: result format version {version!r} is not supported "
                            f"(this ipc-bench reads version {FORMAT_VERSION})")
     return data
+
+
+def _json_kind(value: Any) -> str:
+    """What a parsed JSON ``value`` is, in JSON's words: ``an array``, ``a string``..."""
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    return "a number"
 
 
 # ======================================================================================
@@ -337,15 +354,30 @@ def label_names(metadata: dict[str, dict[str, Any]]) -> list[str]:
 
 
 def check_run_dir(path: str | os.PathLike) -> Path:
-    """``Path(path)`` if it is a run folder, else ``ResultsError`` (one line)."""
+    """``Path(path)`` if it is a run folder, else ``ResultsError`` (one line): ``PATH:
+    no such folder``, ``PATH: not a folder``, ``PATH: not a run folder (no
+    summary.json)``, ``PATH: not a run folder (summary.json is not a file)``, or
+    ``cannot read run folder PATH: REASON`` when the system will not look it up (a
+    name over 255 bytes, a file or a link loop on the way, no permission)."""
     p = Path(path)
-    if not p.exists():
-        raise ResultsError(f"{p}: no such folder")
-    if not p.is_dir():
-        raise ResultsError(f"{p}: not a folder")
-    if not (p / "summary.json").is_file():
-        raise ResultsError(f"{p}: not a run folder (no summary.json)")
+    try:
+        if not stat.S_ISDIR(_mode_of(p, p, "no such folder")):
+            raise ResultsError(f"{p}: not a folder")
+        summary = _mode_of(p / "summary.json", p, "not a run folder (no summary.json)")
+    except OSError as exc:
+        raise ResultsError(f"cannot read run folder {p}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(summary):
+        raise ResultsError(f"{p}: not a run folder (summary.json is not a file)")
     return p
+
+
+def _mode_of(path: Path, run_dir: Path, missing: str) -> int:
+    """``path``'s mode (links followed); ``ResultsError`` ``RUN_DIR: MISSING`` when it
+    does not exist; ``OSError`` when the system will not look it up."""
+    try:
+        return os.stat(path).st_mode
+    except FileNotFoundError:
+        raise ResultsError(f"{run_dir}: {missing}") from None
 
 
 def check_distinct_runs(run_dirs) -> None:

@@ -833,6 +833,18 @@ def floor_below_one_warning(summary: dict[str, Any]) -> str | None:
             "the harness's logic adds, so this case's overhead over the floor is noise")
 
 
+def above_percent(share: float, limit_pct: float) -> str:
+    """``share`` (a fraction above ``limit_pct`` / 100) as a percentage with one decimal,
+    or as many more (up to 4) as it takes to print above ``limit_pct``: 0.104 ->
+    ``10.4``, 0.10004 -> ``10.004``, never a ``10.0`` that reads as not above 10."""
+    pct = 100 * share
+    for digits in range(1, 5):
+        text = f"{pct:.{digits}f}"
+        if float(text) > limit_pct:
+            return text
+    return text
+
+
 def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None = None,
                    min_steps: int = 100) -> list[str]:
     """Warnings in the style of ``python -m pyperf check`` for one case summary.
@@ -893,7 +905,8 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
     cv = summary.get("step_ns_block_cv")
     if cv is not None and cv > 0.10:
         warnings.append(f"the standard deviation of {STEP_BLOCK}-step mean step times is "
-                        f"{cv:.0%} of their mean (> 10 %): the machine may be noisy")
+                        f"{above_percent(cv, 10)} % of their mean (> 10 %): the machine "
+                        "may be noisy")
     if cpu_usage:
         steal = cpu_usage.get("steal_pct", 0.0)
         if steal > 1.0:

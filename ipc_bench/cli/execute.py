@@ -54,6 +54,11 @@ from ipc_bench.wire.transport import EndpointError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
+#: After ``at step N`` in an interrupted case's line: N numbers every step of the case
+#: from 0 as ``steps.csv``'s ``seq`` and the summary's ``failed_step`` do (steps 0 ..
+#: N - 1 are done), not only the counted ones ``--steps`` asks for.
+STEP_NUMBERING = "steps.csv seq: warm-up and uncounted steps included"
+
 
 def run_cases(args, cases, scenario_report: Optional[Callable] = None,
               remote: Optional[RemoteRunners] = None, notes: Sequence[str] = (),
@@ -143,12 +148,7 @@ def claim_run_dir(args) -> tuple[Path, Optional[Path]]:
     except OSError as exc:
         raise UsageError(f"cannot create a results folder under {REPO_ROOT / 'results'}: "
                          f"{exc.strerror}") from None
-    _check_links(run_dir)
-    created = _topmost_missing(run_dir) if args.output else run_dir
-    if run_dir.exists() and not run_dir.is_dir():
-        raise UsageError(f"output path {run_dir} exists and is not a folder")
-    if run_dir.exists() and any(run_dir.iterdir()):
-        raise UsageError(f"output folder {run_dir} exists and is not empty")
+    created = _check_new_run_dir(run_dir, given=bool(args.output))
     claiming = False
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -160,8 +160,30 @@ def claim_run_dir(args) -> tuple[Path, Optional[Path]]:
             raise UsageError(f"output folder {run_dir} is in use by another run") from None
         if created is not None:
             shutil.rmtree(created, ignore_errors=True)
-        raise UsageError(f"cannot write results to {run_dir}: {exc.strerror}") from None
+        raise UsageError(f"cannot write results to {run_dir}: {exc.strerror or exc}") from None
     return run_dir, created
+
+
+def _check_new_run_dir(run_dir: Path, given: bool) -> Optional[Path]:
+    """Refuse (``UsageError``, one line) a run folder that cannot be claimed: a link
+    that cannot be followed (``_check_links``), a path that is not a folder or a
+    folder that is not empty, or a path the system will not look up (a name over 255
+    bytes, a file or a link loop on the way, a folder that cannot be searched: ``cannot
+    write results to DIR: REASON``). Returns the highest folder the run will create
+    (``_topmost_missing`` of a ``given`` ``--output``, else ``run_dir`` itself, which
+    ``default_run_dir`` created)."""
+    try:
+        _check_links(run_dir)
+        created = _topmost_missing(run_dir) if given else run_dir
+        if run_dir.exists() and not run_dir.is_dir():
+            raise UsageError(f"output path {run_dir} exists and is not a folder")
+        if run_dir.exists() and any(run_dir.iterdir()):
+            raise UsageError(f"output folder {run_dir} exists and is not empty")
+    except OSError as exc:
+        if not given:
+            shutil.rmtree(run_dir, ignore_errors=True)
+        raise UsageError(f"cannot write results to {run_dir}: {exc.strerror or exc}") from None
+    return created
 
 
 def _check_links(run_dir: Path) -> None:
@@ -280,9 +302,9 @@ class _Run:
         except Interrupted as exc:
             self._stop(result, f"interrupted by {exc.signal_name}", "incomplete")
             recorded = result.failed_step is not None
-            where = f"at step {result.failed_step}" if recorded else "before its first step"
-            kept = (f"; partial results: {self.run_dir}"
-                    if (self.num_done or recorded) and self.kept() else "")
+            where = (f"at step {result.failed_step} ({STEP_NUMBERING})" if recorded
+                     else "before its first step")
+            kept = self.pointer(bool(self.num_done or recorded))
             print(f"bench.py: {case.case_id}: interrupted by {exc.signal_name} {where} "
                   f"(exit {exc.code}){kept}", file=sys.stderr)
             exc.reported = True
@@ -386,12 +408,25 @@ class _Run:
         """Whether the run folder still holds a ``summary.json`` (results to point at)."""
         return (self.run_dir / "summary.json").is_file()
 
+    def pointer(self, measured: bool) -> str:
+        """The end of an interrupt's line: ``; partial results: DIR`` when steps were
+        ``measured`` (a case finished, or the interrupted one recorded steps), else
+        ``; run folder (nothing measured): DIR``, since the folder stays and a rerun
+        needs another ``--output`` or the folder removed; ``""`` when the folder no
+        longer holds a ``summary.json``."""
+        if not self.kept():
+            return ""
+        if measured:
+            return f"; partial results: {self.run_dir}"
+        return f"; run folder (nothing measured): {self.run_dir}"
+
     def interrupted(self, exc: Interrupted) -> None:
         """Name an interrupt that came between cases in ``summary.json`` (one inside a
         case is written by ``case``); a write error here changes nothing. When cases
         finished before it, say so in one line ending ``; partial results: DIR``. One
         that came after the final status was written (while the tables print) leaves
-        the run as written, and its line says so."""
+        the run as written, and its line says so. One that came before any case
+        finished names the folder as holding nothing measured (``pointer``)."""
         if self.stopped:
             if self.final_status is not None and not exc.reported and self.kept():
                 print(f"bench.py: interrupted by {exc.signal_name} while the results "
@@ -408,12 +443,13 @@ class _Run:
                 self.writer.finish("incomplete", [f"interrupted by {exc.signal_name} {when}"])
         except RunFolderError:
             pass
-        if self.num_done and self.kept() and not exc.reported:
-            print(f"bench.py: interrupted by {exc.signal_name}"
-                  + (f" {when}" if every else "")
-                  + f" (exit {exc.code}); {'results' if every else 'partial results'}: "
-                  f"{self.run_dir}", file=sys.stderr)
-            exc.reported = True
+        if exc.reported or not self.kept():
+            return
+        print(f"bench.py: interrupted by {exc.signal_name}" + (f" {when}" if every else "")
+              + f" (exit {exc.code})"
+              + (f"; results: {self.run_dir}" if every else self.pointer(self.num_done > 0)),
+              file=sys.stderr)
+        exc.reported = True
 
     def _record(self, result: CaseResult, cpu_before) -> dict[str, Any]:
         """Summarize a finished case, write it, keep its captures; its summary."""

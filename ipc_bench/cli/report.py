@@ -1,9 +1,12 @@
 """``python bench.py report RUN_DIR [RUN_DIR ...] [--output DIR]``: render run folders
 into a report (``ipc_bench.report.document.write_report``). Bad input (a missing
-folder, not a run folder, an unsupported result format, a run folder given twice or
-a copy of another one given, a summary with no case left: ``results.load``) or
-an unwritable output (read-only, disk full: ``cannot write PATH: REASON``, the file
-that failed, with nothing written or changed) is one line on stderr and exit code 2;
+folder, not a run folder, one the system will not look up: ``cannot read run folder
+PATH: REASON``, a summary.json that is not a file or not a JSON object, an unsupported
+result format, a run folder given twice or a copy of another one given, a summary
+with no case left: ``results.load``) or
+an unwritable output (read-only, disk full, under a file or a link loop, a name over
+255 bytes: ``cannot write PATH: REASON``, the file that failed, with nothing written or
+changed) is one line on stderr and exit code 2;
 a file cut short or a hand edit no run writes is one warning line on stderr (and a
 note in the report), and the report covers what is valid; SIGINT / SIGTERM / SIGHUP
 end it with one line and 130 / 143 / 129 (``ipc_bench.cli.main``)."""

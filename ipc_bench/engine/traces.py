@@ -77,7 +77,7 @@ class TraceError(ValueError):
 
     The message is one line naming the file and, where the problem is on a line, its
     1-based line number (the header is line 1), e.g.
-    ``trace.csv line 7: GeneratedTokens is not a non-negative integer: 'abc'``.
+    ``trace.csv line 7: GeneratedTokens is not a positive integer (digits only): 'abc'``.
     """
 
 
@@ -412,7 +412,7 @@ def _parse_row(fields: list[str], lineno: int, where) -> tuple[int, int, int]:
 
 def _parse_count(name: str, text: str, kind: str, lineno: int, where) -> int:
     if not _UINT_RE.fullmatch(text):
-        raise where(lineno, f"{name} is not a non-negative integer: {text!r}")
+        raise where(lineno, f"{name} is not a positive integer (digits only): {text!r}")
     value = int(text)
     if value == 0:
         raise where(lineno, f"{name} is 0; a request needs at least one {kind} token")

@@ -312,13 +312,16 @@ def options_taken(module: ModuleType) -> frozenset[str]:
     return frozenset(getattr(module, "OPTIONS", SCENARIO_OPTIONS))
 
 
-def check_replay_duration(span_s: float, speedup: float, num_requests: int) -> None:
+def check_replay_duration(span_s: float, speedup: float, num_requests: int,
+                          given: bool = True) -> None:
     """Refuse (``ConfigError``) a ``--trace-speedup`` under which ``num_requests``
     arrivals spread over ``span_s`` seconds of trace time would take longer than
-    ``MAX_REPLAY_S`` of wall time."""
+    ``MAX_REPLAY_S`` of wall time. ``given``: whether the command line gave the
+    speedup (else the line says ``the default --trace-speedup X``)."""
     duration_s = span_s / speedup
     if duration_s > MAX_REPLAY_S:
-        raise ConfigError(f"--trace-speedup {speedup:g} would make the replay of "
+        raise ConfigError(f"{'' if given else 'the default '}--trace-speedup {speedup:g} "
+                          f"would make the replay of "
                           f"{num_requests:,} requests last {duration_s:,.0f} s; at most "
                           f"{MAX_REPLAY_S:,.0f} s ({MAX_REPLAY_S / 3600:g} h)")
 
@@ -665,7 +668,8 @@ def trace_cases(opts: ScenarioOptions, name: str, trace_file: str,
     workload_name = f"{name}:{len(trace)}"
     speedup = (opts.trace_speedup or 10.0) if timed else None
     if speedup is not None and len(trace):
-        check_replay_duration(float(trace.arrival_s[-1]), speedup, len(trace))
+        check_replay_duration(float(trace.arrival_s[-1]), speedup, len(trace),
+                              given=opts.trace_speedup is not None)
 
     def make(labels, policy, codec, rep):
         return CaseSpec(

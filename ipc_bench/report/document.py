@@ -75,8 +75,17 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
 def check_output(out: Path) -> Path:
     """Refuse (``ResultsError``, one line) an ``out`` that exists and is not a folder,
     or holds files a report does not write (``REPORT_FILES``, ``*.png``,
-    ``*.summary.json``): replacing it would lose them. Returns the folder to replace:
-    ``out``, or where it points when it is a symlink to a folder."""
+    ``*.summary.json``): replacing it would lose them. ``OSError`` (``filename``
+    ``out``) when the system will not look ``out`` up for a reason other than its
+    absence: a file on the way (``Not a directory``), a link loop, a name over 255
+    bytes, no permission. Returns the folder to replace: ``out``, or where it points
+    when it is a symlink to a folder."""
+    try:
+        os.stat(out)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:  # mkdir and rename would give a reason of their own
+        raise OSError(exc.errno, exc.strerror or str(exc), str(out)) from None
     target = Path(os.path.realpath(out)) if out.is_symlink() and out.is_dir() else out
     if target.exists():
         if not target.is_dir():

@@ -252,13 +252,16 @@ def format_tables(summaries: Iterable[dict[str, Any]], method: str = "t") -> str
     per codec the cached / send (and, for ``pp``, direct / send) paired ratios over
     repetitions with their intervals by ``method`` (the run's ``--ci-method``), by arm
     (``_ratio_lines``: the ratios of ``format_comparisons`` and of the report's pair
-    table)."""
+    table). The text starts with the first table's title line, not a blank line (a
+    run's first stdout line, ``| head -1``)."""
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for s in summaries:
         groups.setdefault((s["scenario"], s["workload"]), []).append(s)
     out = []
     for (scenario, workload), recorded in groups.items():
-        out.append(f"\n{scenario}  [{workload}]  device={recorded[0].get('runner_device', '?')}")
+        if out:  # a blank line between groups, none before the first
+            out.append("")
+        out.append(f"{scenario}  [{workload}]  device={recorded[0].get('runner_device', '?')}")
         cases = [s for s in recorded if not case_unfinished(s)]
         failed = [s for s in recorded if case_unfinished(s)]
         out.append(_table(CASE_TABLE, cases) if cases else "  no case finished")

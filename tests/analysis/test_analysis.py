@@ -337,6 +337,30 @@ def test_report_bad_input_exit_2(tmp_path, capsys, args, message):
     assert err == message.format(tmp=tmp_path) + "\n"
 
 
+@pytest.mark.parametrize("given, message", [
+    ("listed", "{tmp}/listed/summary.json: not a JSON object (the file holds an array)"),
+    ("named", "{tmp}/named/summary.json: not a JSON object (the file holds a string)"),
+    ("folder", "{tmp}/folder: not a run folder (summary.json is not a file)"),
+    ("w" * 300, "cannot read run folder {tmp}/" + "w" * 300 + ": File name too long"),
+    ("file/run", "cannot read run folder {tmp}/file/run: Not a directory"),
+    ("loop", "cannot read run folder {tmp}/loop: Too many levels of symbolic links"),
+])
+def test_report_says_why_a_run_folder_cannot_be_read(tmp_path, capsys, given, message):
+    """A summary.json that is not an object or not a file, and a run folder the system
+    will not look up, each get their own reason (exit 2, nothing written)."""
+    for name, text in [("listed", "[]"), ("named", '"run"')]:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "summary.json").write_text(text)
+    (tmp_path / "folder" / "summary.json").mkdir(parents=True)
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "loop").symlink_to("loop")
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    assert cli.main(["report", f"{tmp_path}/{given}"]) == 2
+    assert capsys.readouterr() == (
+        "", f"bench.py report: error: {message.format(tmp=tmp_path)}\n")
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+
+
 def test_report_entry_point_exit_code(tmp_path):
     proc = subprocess.run([sys.executable, "bench.py", "report", str(tmp_path / "nope")],
                           cwd=REPO, capture_output=True, text=True, timeout=60)

@@ -95,3 +95,12 @@ def test_the_bare_loop_of_overhead_is_not_warned_about_counted_steps():
     assert noise_warnings(totals) == []
     assert noise_warnings(dict(totals, instrumentation="steps")) == [no_counted_steps_warning(
         dict(totals, instrumentation="steps"))]
+
+
+@pytest.mark.parametrize("cv, shown", [(0.104, "10.4"), (0.1004, "10.04"), (0.2, "20.0"),
+                                       (0.10004, "10.004")])
+def test_the_noise_warning_prints_its_share_above_the_threshold(cv, shown):
+    """A block CV just over 10 % is never rounded to a "10 %" that reads as not over."""
+    assert noise_warnings(dict(num_steps=500, step_ns_block_cv=cv)) == [
+        f"the standard deviation of 50-step mean step times is {shown} % of their mean "
+        "(> 10 %): the machine may be noisy"]

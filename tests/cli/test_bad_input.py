@@ -397,13 +397,15 @@ TRACE_CASES = {
     "no-header": (f"{ROW}\n".encode(),
                   f" line 1: header missing: expected '{HEADER}', found a data row '{ROW}'"),
     "non-numeric": (f"{HEADER}\n2023-11-16 18:15:46.6805900,abc,44\n".encode(),
-                    " line 2: ContextTokens is not a non-negative integer: 'abc'"),
+                    " line 2: ContextTokens is not a positive integer (digits only): 'abc'"),
     "negative": (f"{HEADER}\n{ROW}\n2023-11-16 18:15:47.0,374,-4\n".encode(),
-                 " line 3: GeneratedTokens is not a non-negative integer: '-4'"),
+                 " line 3: GeneratedTokens is not a positive integer (digits only): '-4'"),
+    "negative-prompt": (f"{HEADER}\n2023-11-16 18:15:47.0,-5,4\n".encode(),
+                        " line 2: ContextTokens is not a positive integer (digits only): '-5'"),
     "zero": (f"{HEADER}\n2023-11-16 18:15:47.0,0,4\n".encode(),
              " line 2: ContextTokens is 0; a request needs at least one prompt token"),
     "float": (f"{HEADER}\n2023-11-16 18:15:47.0,12.5,4\n".encode(),
-              " line 2: ContextTokens is not a non-negative integer: '12.5'"),
+              " line 2: ContextTokens is not a positive integer (digits only): '12.5'"),
     "unsorted": (f"{HEADER}\n2023-11-16 18:15:47.0000000,374,44\n"
                  "2023-11-16 18:15:46.0000000,10,4\n".encode(),
                  " line 3: timestamps are unsorted: TIMESTAMP '2023-11-16 18:15:46.0000000' is "
@@ -445,6 +447,12 @@ def test_bad_trace_is_one_line_naming_the_row_and_exit_2(kind, tmp_path, capsys)
      "cannot write results to {tmp}/f/sub: Not a directory"),
     ("output-where-no-folder-can-be", ["--output", "/proc/ipc-bench-test/run"],
      "cannot write results to /proc/ipc-bench-test/run: No such file or directory"),
+    ("output-name-too-long", ["--output", "{tmp}/" + "w" * 300],
+     "cannot write results to {tmp}/" + "w" * 300 + ": File name too long"),
+    ("output-under-a-name-too-long", ["--output", "{tmp}/" + "w" * 300 + "/sub"],
+     "cannot write results to {tmp}/" + "w" * 300 + "/sub: File name too long"),
+    ("output-under-a-file-deeper", ["--output", "{tmp}/f/sub/run"],
+     "cannot write results to {tmp}/f/sub/run: Not a directory"),
 ])
 def test_bad_paths(kind, argv, message, tmp_path, capsys):
     (tmp_path / "f").write_text("x")
@@ -466,11 +474,33 @@ def test_an_output_that_is_a_dangling_symbolic_link_is_refused_as_one(tmp_path, 
             ("link/sub", "cannot write results to {tmp}/link/sub: {tmp}/link is a symbolic "
                          "link to {tmp}/nonexistent_target, which does not exist"),
             ("loop", "output folder {tmp}/loop is a symbolic link to {tmp}/loop, which "
-                     "cannot be followed (Too many levels of symbolic links)")]:
+                     "cannot be followed (Too many levels of symbolic links)"),
+            ("loop/a/b", "cannot write results to {tmp}/loop/a/b: {tmp}/loop is a symbolic "
+                         "link to {tmp}/loop, which cannot be followed (Too many levels of "
+                         "symbolic links)")]:
         code, lines, out = _run_main(run + [f"{tmp_path}/{output}"], capsys)
         assert (code, lines, out) == (
             2, [f"bench.py: error: {message.replace('{tmp}', str(tmp_path))}"], "")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "loop"]  # nothing created
+
+
+def test_an_output_folder_that_cannot_be_listed_is_refused_in_one_line(tmp_path, monkeypatch,
+                                                                        capsys):
+    # root reads any folder: the refusal of a folder without read permission is simulated
+    run = tmp_path / "run"
+    run.mkdir()
+    listing = Path.iterdir
+
+    def refused(self):
+        if self == run:
+            raise PermissionError(13, "Permission denied", str(self))
+        return listing(self)
+
+    monkeypatch.setattr(Path, "iterdir", refused)
+    code, lines, out = _run_main(DS + ["--num-running", "1", "--output", str(run)], capsys)
+    assert (code, lines, out) == (
+        2, [f"bench.py: error: cannot write results to {run}: Permission denied"], "")
+    assert [p.name for p in tmp_path.iterdir()] == ["run"] and not any(listing(run))
 
 
 def test_an_output_that_links_to_a_folder_is_written_through_the_link(tmp_path):
@@ -651,6 +681,19 @@ def test_a_trace_speedup_that_would_replay_for_days_is_refused(scenario, tmp_pat
     assert lines == ["bench.py: error: --trace-speedup 0.001 would make the replay of 2 "
                      "requests last 100,000 s; at most 86,400 s (24 h)"]
     assert not (tmp_path / "run").exists()
+
+
+def test_a_default_trace_speedup_that_would_replay_for_days_says_it_is_the_default(
+        tmp_path, capsys):
+    """Without --trace-speedup, the line names the speedup as the default (10), which
+    the user never gave."""
+    path = tmp_path / "t.csv"  # two requests 11 days apart
+    path.write_text(f"{HEADER}\n{ROW}\n2023-11-27 18:15:46.6805900,30,4\n")
+    code, lines, out = _run_main(["--scenario", "azure-conv-timed", "--trace", str(path),
+                                  "--output", str(tmp_path / "run")], capsys)
+    assert (code, lines, out) == (2, [
+        "bench.py: error: the default --trace-speedup 10 would make the replay of 2 "
+        "requests last 95,040 s; at most 86,400 s (24 h)"], "")
 
 
 def test_replay_duration_limit_is_inclusive():

@@ -87,7 +87,7 @@ def test_missing_trace_file(tmp_path):
 
 @pytest.mark.parametrize("row,problem", [
     ("2023-11-16 18:15:50.9951690,abc,109",
-     "ContextTokens is not a non-negative integer: 'abc'"),
+     "ContextTokens is not a positive integer (digits only): 'abc'"),
     ("2023-11-16 18:15:50.9951690,396",
      "expected 3 fields (TIMESTAMP,ContextTokens,GeneratedTokens), found 2: "
      "'2023-11-16 18:15:50.9951690,396'"),
@@ -245,6 +245,14 @@ TINY = ["--scenario", "decode-steady", "--num-running", "2", "--steps", "20", "-
         "2", "--policies", "send,cached", "--codecs", "msgpack", "--no-single-process",
         "--no-floor", "--quiet"]
 NO_SPACE = "No space left on device"
+
+
+def test_a_runs_first_stdout_line_is_its_first_tables_title(tmp_path):
+    """``bench.py ... | head -1`` prints the title of the first table, not a blank line."""
+    proc = subprocess.run(f"{sys.executable} bench.py {' '.join(TINY)} --output "
+                          f"{tmp_path / 'run'} | head -1", shell=True, cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.stdout == "decode-steady  [num_running=2]  device=cpu\n", proc.stderr
 
 
 def bench_to(stdout, *args: str, stderr=subprocess.PIPE) -> tuple[int, str]:
@@ -606,6 +614,30 @@ def test_report_refuses_an_output_folder_holding_other_files(tiny_run, tmp_path,
                                        "not a report's (notes.txt); give --output a new "
                                        "folder or an earlier report's\n")
     assert _tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("output, reason", [
+    ("file/sub", "Not a directory"),
+    ("file/sub/deeper", "Not a directory"),
+    ("loop", "Too many levels of symbolic links"),
+    ("loop/sub", "Too many levels of symbolic links"),
+    ("w" * 300, "File name too long"),
+    ("w" * 300 + "/sub", "File name too long"),
+])
+def test_report_output_that_cannot_be_looked_up_says_why(output, reason, tiny_run, tmp_path,
+                                                          capsys):
+    """An --output under a file, through a link loop or with a name over 255 bytes: the
+    system's own reason for that path (not mkdir's "File exists" for the file above
+    it), exit 2, nothing written."""
+    from ipc_bench import cli
+
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "loop").symlink_to("loop")
+    out = tmp_path / output
+    assert cli.main(["report", str(tiny_run), "--output", str(out)]) == 2
+    assert capsys.readouterr() == ("", f"bench.py report: error: cannot write {out}: "
+                                       f"{reason}\n")
+    assert sorted(os.listdir(tmp_path)) == ["file", "loop"]
 
 
 @pytest.mark.parametrize("first,second,shown", [

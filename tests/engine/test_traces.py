@@ -333,11 +333,12 @@ def test_impossible_timestamp(tmp_path, ts, reason) -> None:
 
 @pytest.mark.parametrize("column", [1, 2])
 @pytest.mark.parametrize("value", ["abc", "-5", "1.5", "1e3", " 7", "+7", "", "٣"])
-def test_token_count_not_a_non_negative_integer(tmp_path, column, value) -> None:
+def test_token_count_not_a_positive_integer(tmp_path, column, value) -> None:
     fields = ["2023-11-16 18:15:46.6805900", "10", "10"]
     fields[column] = value
     p = write(tmp_path, csv_text(HEADER, ",".join(fields)).encode("utf-8"))
-    expect_error(p, f"{p} line 2: {COLUMNS[column]} is not a non-negative integer: {value!r}")
+    expect_error(p, f"{p} line 2: {COLUMNS[column]} is not a positive integer (digits only): "
+                    f"{value!r}")
 
 
 def test_context_tokens_zero(tmp_path) -> None:

@@ -332,7 +332,8 @@ def test_bench_interrupted_kills_the_runner_and_keeps_the_results(tmp_path, sig,
     assert proc.returncode == code
     lines = err.strip().splitlines()
     m = re.fullmatch(rf"bench\.py: num_running=16/send/msgpack#0: interrupted by {name} at "
-                     rf"step (\d+) \(exit {code}\); partial results: "
+                     rf"step (\d+) \(steps\.csv seq: warm-up and uncounted steps included\) "
+                     rf"\(exit {code}\); partial results: "
                      rf"{re.escape(str(run_dir))}", lines[-1])
     assert m, lines
     assert not any("interrupted by" in line for line in lines[:-1]), lines  # one line
@@ -407,9 +408,12 @@ def test_a_signal_at_any_moment_of_the_start_ends_with_its_code_and_one_line(tmp
         assert (proc.returncode, "Traceback" in err) == (code, False), (delay_s, name, err)
         lines = err.splitlines()  # one line: bench.py's own, or the interrupted case's
         assert len(lines) == 1 and (
-            lines[0] == f"bench.py: interrupted by {name} (exit {code})"
+            re.fullmatch(rf"bench\.py: interrupted by {name} \(exit {code}\)"
+                         rf"(; run folder \(nothing measured\): {re.escape(str(run_dir))})?",
+                         lines[0])
             or re.fullmatch(rf"bench\.py: num_running=16/send/(msgpack|none)#0: "
-                            rf"interrupted by {name} .* \(exit {code}\)(; partial results: .*)?",
+                            rf"interrupted by {name} .* \(exit {code}\)(; (partial results|run "
+                            rf"folder \(nothing measured\)): {re.escape(str(run_dir))})?",
                             lines[0])), lines
         _check_interrupted_folder(run_dir, name)
         outcomes.append((delay_s, name, run_dir.exists()))
@@ -448,7 +452,8 @@ def test_a_signal_right_after_the_claim_leaves_a_valid_incomplete_folder(
     monkeypatch.setattr(execute, "RunWriter", InterruptedWriter)
     run_dir = tmp_path / "run"
     assert cli.main(_TINY + ["--output", str(run_dir)]) == 130
-    assert capsys.readouterr().err == "bench.py: interrupted by SIGINT (exit 130)\n"
+    assert capsys.readouterr().err == ("bench.py: interrupted by SIGINT (exit 130); run "
+                                       f"folder (nothing measured): {run_dir}\n")
     summary, frames = load_run(run_dir)
     assert (summary["status"], summary["problems"], summary["cases"]) == (
         "incomplete", ["interrupted by SIGINT after 0 of 2 cases"], [])
@@ -834,13 +839,40 @@ def test_an_interrupt_after_the_folder_was_removed_points_at_no_results(
     run = tmp_path / "run"
     _remove_at_case(monkeypatch, run, when, signal.SIGTERM)
     assert cli.main(_TINY + ["--output", str(run)]) == 143
-    where = "before its first step" if when == "start" else "at step 52"
+    where = ("before its first step" if when == "start" else
+             "at step 52 (steps.csv seq: warm-up and uncounted steps included)")
     assert capsys.readouterr() == ("", (
         f"bench.py: error: cannot write results to {run}: No such file or directory "
         f"({run} no longer exists: no results were kept)\n"
         f"bench.py: num_running=2/send/msgpack#0: interrupted by SIGTERM {where} "
         "(exit 143)\n"))
     assert not run.exists()
+
+
+def test_an_interrupted_case_numbers_its_step_as_steps_csv_seq(
+        tmp_path, monkeypatch, capsys, handlers_restored):
+    """SIGTERM once the first case's 2 warm-up and 50 counted steps are done: the line
+    says step 52 and that the number counts the warm-up, as steps.csv's seq (0 .. 51)
+    and the summary's failed_step do."""
+    from ipc_bench import cli
+    from ipc_bench.cli import execute
+
+    real = execute.run_case
+
+    def run_case(*args, **kwargs):
+        out = real(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return out
+
+    monkeypatch.setattr(execute, "run_case", run_case)
+    run = tmp_path / "run"
+    assert cli.main(_TINY + ["--output", str(run)]) == 143
+    assert capsys.readouterr() == ("", (
+        "bench.py: num_running=2/send/msgpack#0: interrupted by SIGTERM at step 52 (steps.csv "
+        f"seq: warm-up and uncounted steps included) (exit 143); partial results: {run}\n"))
+    summary, frames = load_run(run)
+    assert [c["failed_step"] for c in summary["cases"]] == [52]
+    assert frames["steps.csv"]["seq"].max() == 51
 
 
 def _interrupt_at_first_case_start(monkeypatch) -> None:
@@ -858,17 +890,19 @@ def _interrupt_at_first_case_start(monkeypatch) -> None:
     monkeypatch.setattr(execute, "run_case", run_case)
 
 
-def test_an_interrupt_before_anything_was_measured_is_one_line_without_results(
+def test_an_interrupt_before_anything_was_measured_names_the_folder_it_leaves(
         tmp_path, monkeypatch, capsys, handlers_restored):
     """Nothing measured (no case finished, no step recorded): no partial-results
-    pointer, and the case's line is the only one."""
+    pointer, but the folder that stays (a rerun into it is refused) is named as
+    holding nothing measured; the case's line is the only one."""
     from ipc_bench import cli
 
     run = tmp_path / "run"
     _interrupt_at_first_case_start(monkeypatch)
     assert cli.main(_TINY + ["--output", str(run)]) == 130
     assert capsys.readouterr() == ("", "bench.py: num_running=2/send/msgpack#0: "
-                                   "interrupted by SIGINT before its first step (exit 130)\n")
+                                   "interrupted by SIGINT before its first step (exit 130); "
+                                   f"run folder (nothing measured): {run}\n")
     summary, frames = load_run(run)
     assert summary["status"] == "incomplete"
     assert [len(f) for f in frames.values()] == [0, 0, 0, 0]  # floor, itl, requests, steps

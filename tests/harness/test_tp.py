@@ -240,7 +240,8 @@ def test_ctrl_c_reaps_every_rank_and_leaves_no_segment(tmp_path, transport):
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     last = err.strip().splitlines()[-1]
-    assert re.fullmatch(r"bench\.py: \S+: interrupted by SIGINT at step \d+ \(exit 130\); "
+    assert re.fullmatch(r"bench\.py: \S+: interrupted by SIGINT at step \d+ \(steps\.csv seq: "
+                        r"warm-up and uncounted steps included\) \(exit 130\); "
                         rf"partial results: {re.escape(str(run_dir))}", last), err
     assert err.count("interrupted by") == 1, err
     assert "Traceback" not in err and children(proc.pid) == []

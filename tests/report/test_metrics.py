@@ -36,7 +36,7 @@ SUMMARIES = [_summary("send", 0, 56602.0, 282700.0), _summary("cached", 0, 69154
 # Rendered by the tables of commit da7147c (before the registry) from SUMMARIES, with
 # the repetition column added since and the ratio line now the comparison block's
 # paired ratios (GOLDEN_COMPARISONS' cached/send and ratio CI columns).
-GOLDEN_TABLES = """
+GOLDEN_TABLES = """\
 decode-steady  [num_running=4]  device=cpu
 rep  policy  codec    transport  steps  out tok/s  floor tok/s  x floor  s2r B/step  r2s B/step  tok B/step  prompt B/step  build us  encode us  decode us  mean step us
 ---  ------  -------  ---------  -----  ---------  -----------  -------  ----------  ----------  ----------  -------------  --------  ---------  ---------  ------------
@@ -72,12 +72,23 @@ GOLDEN_LATENCY = """
 Latency (timed replay at 2x real time; TTFT from intended arrival)
 policy  codec    transport  TTFT p50 ms  TTFT p99 ms  TPOT mean ms  ITL p50 ms  ITL p99 ms  E2E p50 ms  E2E p99 ms
 ------  -------  ---------  -----------  -----------  ------------  ----------  ----------  ----------  ----------
-send    msgpack  ipc               1.23        45.68         0.123       0.457       8.900        12.3      1234.6
+send    msgpack  ipc               1.23        45.68         0.123       0.457       8.900        12.3     1,234.6
 Note: a replay at a fixed arrival rate is arrival-bound; its tokens/s is not a throughput comparison between policies."""
 
 
 def test_case_table_renders_the_golden_text():
     assert tables.format_tables(SUMMARIES) == GOLDEN_TABLES
+
+
+def test_times_of_a_thousand_us_and_more_have_thousands_separators():
+    """A step of 1,039.3 µs reads as the byte and tok/s columns beside it do; the
+    text starts with the table's title, not a blank line (``bench.py | head -1``)."""
+    slow = dict(SUMMARIES[0], repetition=0, step_ns_mean=1_039_300.0,
+                decode_ns_per_step=12_345_678.0)
+    lines = tables.format_tables([slow]).splitlines()
+    assert lines[0] == "decode-steady  [num_running=4]  device=cpu"
+    assert lines[3].endswith("  0       8.1        5.4   12,345.7       1,039.3"), lines[3]
+    assert metrics.metric("e2e_ms_p99").cell(1234.56) == "1,234.6"
 
 
 def test_comparison_block_renders_the_golden_text():
@@ -171,7 +182,7 @@ def test_an_aa_pair_shows_each_arms_own_label_in_the_tables():
         s.update(runner_gap_ns_median=gap, runner_gap_ns_p99=2 * gap,
                  runner_gap_share_median=0.5, runner_gap_share_p99=0.9,
                  runner_step_ns_median=2 * gap)
-    assert tables.format_tables([first, second]) == """
+    assert tables.format_tables([first, second]) == """\
 decode-steady  [num_running=4]  device=cpu
 policy  codec    transport  steps  out tok/s  floor tok/s  x floor  s2r B/step  r2s B/step  tok B/step  prompt B/step  build us  encode us  decode us  mean step us
 ------  -------  ---------  -----  ---------  -----------  -------  ----------  ----------  ----------  -------------  --------  ---------  ---------  ------------

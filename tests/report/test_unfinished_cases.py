@@ -110,7 +110,7 @@ def test_a_workload_with_no_finished_case_says_so():
                                workload="num_running=4", policy="send", codec="msgpack",
                                transport="ipc", complete=False, error=None)])
     assert text.splitlines() == [
-        "", "decode-steady  [num_running=4]  device=?", "  no case finished",
+        "decode-steady  [num_running=4]  device=?", "  no case finished",
         "  INCOMPLETE num_running=4/send/msgpack#0: no reason recorded (left out of this "
         "table and the ratios)"]
 

@@ -90,7 +90,6 @@ def test_a_tp_case_records_the_flag_and_keeps_its_raw_timings(monkeypatch, n_cor
 def test_the_case_table_leaves_the_timings_out_with_the_reason():
     text = format_tables([tp_summary("send", 2, 2), tp_summary("cached", 2, 2)])
     assert text.splitlines() == [
-        "",
         "tp-broadcast  [broadcast=ipc,num_running=8,tp=2]  device=?",
         "policy  codec    transport  steps  out tok/s  floor tok/s  x floor  s2r B/step  "
         "r2s B/step  tok B/step  prompt B/step  build us  encode us  decode us  mean step us",
@@ -109,7 +108,7 @@ def test_the_case_table_leaves_the_timings_out_with_the_reason():
 def test_the_case_table_shows_the_timings_with_enough_cores():
     text = format_tables([tp_summary("send", 2, 4), tp_summary("cached", 2, 4)])
     lines = text.splitlines()
-    assert lines[4] == ("send    msgpack  ipc          100     50,000       90,000     1.80  "
+    assert lines[3] == ("send    msgpack  ipc          100     50,000       90,000     1.80  "
                         "       400         360          16              0      10.0        "
                         "5.5        6.0         160.0")
     assert "*" not in text and "timings left out" not in text
