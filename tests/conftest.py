@@ -4,16 +4,26 @@
 temporary folder for the whole session, so the ``ipc-bench-*`` socket folders of every
 run the suite starts land there and not in ``/tmp``, which other users' runs share;
 after the last test it fails the session if any ``ipc-bench-*`` folder is left in it.
-A test that SIGKILLs ``bench.py`` (which then cannot remove its socket folder) gives
-that process a ``TMPDIR`` under its own ``tmp_path`` instead.
+A test that checks that ``bench.py`` removes its socket folders gives that process the
+``bench_tmpdir`` fixture's folder as ``TMPDIR`` instead, and a test that SIGKILLs it (it
+then cannot remove them) ``killed_bench_tmpdir``'s: its own ``tmp_path``, or a short
+folder under ``/tmp`` where socket paths under ``tmp_path`` would pass the 107-byte limit.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
+from pathlib import Path
 
 import pytest
+
+from ipc_bench.wire.transport import IPC_PATH_MAX_BYTES
+
+#: Bytes a run adds to its ``TMPDIR`` in its longest socket path (a shared-memory
+#: ring's overflow socket).
+SOCKET_SUFFIX_BYTES = len("/ipc-bench-XXXXXXXX/ring-XXXXXXXX/overflow")
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -34,3 +44,33 @@ def session_tmpdir(tmp_path_factory):
         tempfile.tempdir = None
     left = sorted(p.name for p in tmp.glob("ipc-bench-*"))
     assert left == [], f"the suite left socket folders in {tmp}: {', '.join(left)}"
+
+
+def _bench_tmpdir(tmp_path: Path, check_left: bool):
+    if len(os.fsencode(str(tmp_path))) + SOCKET_SUFFIX_BYTES <= IPC_PATH_MAX_BYTES:
+        yield tmp_path
+        return
+    short = Path(tempfile.mkdtemp(prefix="ipc-test-", dir="/tmp"))
+    try:
+        yield short
+        left = sorted(p.name for p in short.glob("ipc-bench-*"))
+    finally:
+        shutil.rmtree(short, ignore_errors=True)
+    if check_left:
+        assert left == [], f"the test left socket folders in {short}: {', '.join(left)}"
+
+
+@pytest.fixture
+def bench_tmpdir(tmp_path):
+    """``TMPDIR`` for a ``bench.py`` process of one test: ``tmp_path`` when the run's socket
+    paths under it fit in ``IPC_PATH_MAX_BYTES`` (107 bytes), else a fresh short folder
+    under ``/tmp``, removed after the test, which then fails if an ``ipc-bench-*`` socket
+    folder was left in it."""
+    yield from _bench_tmpdir(tmp_path, check_left=True)
+
+
+@pytest.fixture
+def killed_bench_tmpdir(tmp_path):
+    """``bench_tmpdir`` for a ``bench.py`` process the test SIGKILLs (which leaves its
+    socket folder): the short folder is removed after the test without that check."""
+    yield from _bench_tmpdir(tmp_path, check_left=False)

@@ -78,12 +78,19 @@ def wait_dead(pid: int, timeout_s: float = 10.0) -> float:
     return time.monotonic() - t0
 
 
-def wait_for(predicate, timeout_s: float = 30.0, what: str = "condition"):
+def wait_for(predicate, timeout_s: float = 30.0, what: str = "condition",
+             proc: subprocess.Popen | None = None):
+    """Poll ``predicate`` every 10 ms until it is true (returns its value); raise
+    ``AssertionError`` after ``timeout_s`` seconds, or at once, with its exit status and
+    stderr, when ``proc`` (started by ``bench``) has exited before it became true."""
     t0 = time.monotonic()
     while True:
         value = predicate()
         if value:
             return value
+        if proc is not None and proc.poll() is not None:
+            _, err = proc.communicate()
+            raise AssertionError(f"bench.py exited {proc.returncode} before {what}:\n{err}")
         if time.monotonic() - t0 > timeout_s:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.01)
@@ -146,18 +153,24 @@ def has_ipv6_loopback() -> bool:
         return False
 
 
-def ctrl_c_reaps_every_child(tmp_path: Path, args: list[str], num_children: int,
-                             what: str) -> None:
-    """Start ``bench.py ARGS --output TMP/run`` (a run that would last for ever), wait
-    for its first flush and its ``num_children`` child processes, send SIGINT, and
-    check: every child gone, exit 130 with the interrupted case's one line, no
-    traceback, nothing left in its ``TMPDIR`` but the run folder (socket folders removed)."""
+def socket_folders(tmpdir: Path) -> list[str]:
+    """Names of the ``ipc-bench-*`` socket folders in ``tmpdir``, sorted."""
+    return sorted(p.name for p in tmpdir.glob("ipc-bench-*"))
+
+
+def ctrl_c_reaps_every_child(tmp_path: Path, tmpdir: Path, args: list[str],
+                             num_children: int, what: str) -> None:
+    """Start ``bench.py ARGS --output TMP/run`` with ``TMPDIR=tmpdir`` (a run that would
+    last for ever), wait for its first flush and its ``num_children`` child processes,
+    send SIGINT, and check: every child gone, exit 130 with the interrupted case's one
+    line, no traceback, nothing left in ``tmp_path`` but the run folder and no socket
+    folder left in ``tmpdir``."""
     run_dir = tmp_path / "run"
-    env = dict(os.environ, TMPDIR=str(tmp_path))
+    env = dict(os.environ, TMPDIR=str(tmpdir))
     proc = bench(args + ["--output", str(run_dir)], env=env)
-    wait_for(lambda: (run_dir / "steps.partial.csv").exists(), what="first flush")
+    wait_for(lambda: (run_dir / "steps.partial.csv").exists(), what="first flush", proc=proc)
     kids = wait_for(lambda: len(children(proc.pid)) == num_children and children(proc.pid),
-                    what=what)
+                    what=what, proc=proc)
     proc.send_signal(signal.SIGINT)
     for pid in kids:
         wait_dead(pid, timeout_s=10)
@@ -170,6 +183,7 @@ def ctrl_c_reaps_every_child(tmp_path: Path, args: list[str], num_children: int,
     assert err.count("interrupted by") == 1, err
     assert "Traceback" not in err and children(proc.pid) == []
     assert [p.name for p in tmp_path.iterdir()] == ["run"]
+    assert socket_folders(tmpdir) == []
 
 
 def free_base_port(n: int) -> int:

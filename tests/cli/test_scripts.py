@@ -445,22 +445,26 @@ def test_byte_sweep_help_is_whole():
         assert option in text, option
 
 
-def test_byte_sweep_sigterm_removes_the_socket_folder(tmp_path):
-    env = dict(os.environ, TMPDIR=str(tmp_path))
+def test_byte_sweep_sigterm_removes_the_socket_folder(bench_tmpdir):
+    env = dict(os.environ, TMPDIR=str(bench_tmpdir))
     proc = subprocess.Popen([sys.executable, str(ROOT / "scripts" / "byte_sweep.py"),
                              "--num-running", "4", "--steps", "1000000", "--formats",
                              "numeric", "--vocab-sizes", "32000", "--codecs", "msgpack"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     deadline = time.monotonic() + 60
-    while not list(tmp_path.glob("ipc-bench-*")) and time.monotonic() < deadline:
+    while (not list(bench_tmpdir.glob("ipc-bench-*")) and proc.poll() is None
+           and time.monotonic() < deadline):
         time.sleep(0.2)
-    assert list(tmp_path.glob("ipc-bench-*")), "the case never started"
+    if proc.poll() is not None:
+        raise AssertionError(f"byte_sweep.py exited {proc.returncode} before its case "
+                             f"started:\n{proc.communicate()[1]}")
+    assert list(bench_tmpdir.glob("ipc-bench-*")), "the case never started"
     time.sleep(1)
     proc.terminate()
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 143
     assert err.splitlines()[-1] == "byte_sweep.py: interrupted by SIGTERM (exit 143)"
-    assert list(tmp_path.iterdir()) == []
+    assert list(bench_tmpdir.iterdir()) == []
 
 
 def test_gpu_check_help_states_the_stage_order(capsys):

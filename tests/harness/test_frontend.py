@@ -192,20 +192,21 @@ def test_a_dead_runner_kills_the_frontend(monkeypatch):
     assert children(os.getpid()) == []
 
 
-def test_ctrl_c_reaps_the_frontend(tmp_path):
-    ctrl_c_reaps_every_child(tmp_path, ["--scenario", "decode-steady", "--frontend",
-                                        "--num-running", "16", "--steps", "100000000",
-                                        "--policies", "send", "--codecs", "msgpack"],
+def test_ctrl_c_reaps_the_frontend(tmp_path, bench_tmpdir):
+    ctrl_c_reaps_every_child(tmp_path, bench_tmpdir,
+                             ["--scenario", "decode-steady", "--frontend",
+                              "--num-running", "16", "--steps", "100000000",
+                              "--policies", "send", "--codecs", "msgpack"],
                              2, "the runner and the frontend")
 
 
-def test_a_killed_scheduler_takes_the_frontend_with_it(tmp_path):
-    env = dict(os.environ, TMPDIR=str(tmp_path))
+def test_a_killed_scheduler_takes_the_frontend_with_it(tmp_path, killed_bench_tmpdir):
+    env = dict(os.environ, TMPDIR=str(killed_bench_tmpdir))
     proc = bench(["--scenario", "decode-steady", "--frontend", "--num-running", "4",
                   "--steps", "100000000", "--policies", "send", "--codecs", "msgpack",
                   "--output", str(tmp_path / "run")], env=env)
     kids = wait_for(lambda: len(children(proc.pid)) == 2 and children(proc.pid),
-                    what="the runner and the frontend")
+                    what="the runner and the frontend", proc=proc)
     proc.kill()
     proc.communicate(timeout=30)
     for pid in kids:

@@ -257,10 +257,10 @@ def test_an_oversubscribed_pp_case_carries_the_warning():
     assert noise_warnings(dict(base, pp_cores=3, pp_oversubscribed=False)) == []
 
 
-def test_bench_exits_1_naming_the_step_of_a_lost_token(tmp_path):
+def test_bench_exits_1_naming_the_step_of_a_lost_token(tmp_path, bench_tmpdir):
     (tmp_path / "site").mkdir()
     (tmp_path / "site" / "sitecustomize.py").write_text(LOSE_ON_STAGE_0)
-    env = dict(os.environ, TMPDIR=str(tmp_path), IPC_BENCH_TEST_LOSE_AT="20",
+    env = dict(os.environ, TMPDIR=str(bench_tmpdir), IPC_BENCH_TEST_LOSE_AT="20",
                IPC_BENCH_TEST_LOSE_LOG=str(tmp_path / "lost.txt"),
                PYTHONPATH=f"{tmp_path / 'site'}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
     # on one core, so the case is oversubscribed (3 processes) on any machine
@@ -317,20 +317,21 @@ def test_a_stopped_stage_is_named_within_the_timeout(monkeypatch):
     assert_clean(spy)
 
 
-def test_ctrl_c_reaps_every_stage(tmp_path):
-    ctrl_c_reaps_every_child(tmp_path, ["--scenario", "pp", "--pp", "2", "--num-running", "8",
-                                        "--steps", "100000000", "--policies", "send",
-                                        "--codecs", "msgpack"], 2, "two stages")
+def test_ctrl_c_reaps_every_stage(tmp_path, bench_tmpdir):
+    ctrl_c_reaps_every_child(tmp_path, bench_tmpdir,
+                             ["--scenario", "pp", "--pp", "2", "--num-running", "8",
+                              "--steps", "100000000", "--policies", "send",
+                              "--codecs", "msgpack"], 2, "two stages")
 
 
-def test_the_scenario_reports_every_hop(tmp_path):
+def test_the_scenario_reports_every_hop(tmp_path, bench_tmpdir):
     run_dir = tmp_path / "run"
     cwd = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     proc = subprocess.run(
         [sys.executable, "bench.py", "--scenario", "pp", "--pp", "1,2", "--num-running", "8",
          "--steps", "40", "--warmup-steps", "5", "--codecs", "msgpack", "--no-single-process",
          "--output", str(run_dir)], cwd=cwd, capture_output=True, text=True, timeout=200,
-        env=dict(os.environ, TMPDIR=str(tmp_path)))
+        env=dict(os.environ, TMPDIR=str(bench_tmpdir)))
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "pipeline hops per counted step" in out

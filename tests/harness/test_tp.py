@@ -28,7 +28,8 @@ import sys
 
 import pytest
 
-from fault_helpers import REPO, bench, children, steady_case, wait_dead, wait_for
+from fault_helpers import (REPO, bench, children, socket_folders, steady_case, wait_dead,
+                           wait_for)
 from harness.test_e2e import Spy, assert_clean
 from harness.test_oracle import CORRUPT, corrupted
 from ipc_bench.analysis.summary import summarize_case
@@ -224,16 +225,16 @@ def test_a_hung_rank_is_named_within_the_timeout(monkeypatch, transport):
 
 
 @pytest.mark.parametrize("transport", ["ipc", "shm-block"])
-def test_ctrl_c_reaps_every_rank_and_leaves_no_segment(tmp_path, transport):
+def test_ctrl_c_reaps_every_rank_and_leaves_no_segment(tmp_path, bench_tmpdir, transport):
     before = segments()
     run_dir = tmp_path / "run"
-    env = dict(os.environ, TMPDIR=str(tmp_path))
+    env = dict(os.environ, TMPDIR=str(bench_tmpdir))
     proc = bench(["--scenario", "tp-broadcast", "--tp", "2", "--tp-transports", transport,
                   "--num-running", "16", "--steps", "100000000", "--policies", "send",
                   "--codecs", "msgpack", "--output", str(run_dir)], env=env)
-    wait_for(lambda: (run_dir / "steps.partial.csv").exists(), what="first flush")
+    wait_for(lambda: (run_dir / "steps.partial.csv").exists(), what="first flush", proc=proc)
     ranks = wait_for(lambda: len(children(proc.pid)) == 2 and children(proc.pid),
-                     what="two ranks")
+                     what="two ranks", proc=proc)
     proc.send_signal(signal.SIGINT)
     for pid in ranks:
         wait_dead(pid, timeout_s=10)
@@ -248,17 +249,18 @@ def test_ctrl_c_reaps_every_rank_and_leaves_no_segment(tmp_path, transport):
     # Another run's ring may exist for a moment (a name lives until its readers
     # attach); one of ours would stay.
     wait_for(lambda: not segments() - before, timeout_s=5, what="no new ring segment")
-    assert [p.name for p in tmp_path.iterdir()] == ["run"]  # socket folders removed
+    assert [p.name for p in tmp_path.iterdir()] == ["run"]
+    assert socket_folders(bench_tmpdir) == []  # socket folders removed
 
 
-def test_the_scenario_reports_the_saving_against_n(tmp_path):
+def test_the_scenario_reports_the_saving_against_n(tmp_path, bench_tmpdir):
     run_dir = tmp_path / "run"
     proc = subprocess.run(
         [sys.executable, str(REPO / "bench.py"), "--scenario", "tp-broadcast", "--tp", "1,2",
          "--tp-transports", "shm-block,ipc", "--num-running", "8", "--steps", "30",
          "--warmup-steps", "5", "--codecs", "msgpack", "--output", str(run_dir), "--quiet"],
         cwd=REPO, capture_output=True, text=True, timeout=120,
-        env=dict(os.environ, TMPDIR=str(tmp_path)))
+        env=dict(os.environ, TMPDIR=str(bench_tmpdir)))
     assert proc.returncode == 0, proc.stderr
     summary = json.loads((run_dir / "summary.json").read_text())
     cases = summary["cases"]

@@ -147,7 +147,7 @@ def test_rank_1_proposing_other_drafts_fails_the_output_oracle(monkeypatch, tmp_
     assert_clean(spy)
 
 
-def test_the_scenario_reports_each_k_on_its_own_rows(tmp_path):
+def test_the_scenario_reports_each_k_on_its_own_rows(tmp_path, bench_tmpdir):
     run_dir = tmp_path / "run"
     proc = subprocess.run(
         [sys.executable, str(REPO / "bench.py"), "--scenario", "tp-broadcast", "--tp", "1,2",
@@ -155,7 +155,7 @@ def test_the_scenario_reports_each_k_on_its_own_rows(tmp_path):
          "--warmup-steps", "5", "--codecs", "msgpack", "--num-spec-tokens", "0,2",
          "--output", str(run_dir), "--quiet"],
         cwd=REPO, capture_output=True, text=True, timeout=180,
-        env=dict(os.environ, TMPDIR=str(tmp_path)))
+        env=dict(os.environ, TMPDIR=str(bench_tmpdir)))
     assert proc.returncode == 0, proc.stderr
     cases = json.loads((run_dir / "summary.json").read_text())["cases"]
     assert sorted((c["num_spec_tokens"], c["tp"], c["policy"]) for c in cases) == sorted(

@@ -205,7 +205,7 @@ def test_a_rank_whose_slot_table_drifts_fails_the_case_naming_it(monkeypatch, tm
     assert_clean(spy)
 
 
-def test_the_scenario_runs_slots_and_replicated(tmp_path):
+def test_the_scenario_runs_slots_and_replicated(tmp_path, bench_tmpdir):
     run_dir = tmp_path / "run"
     proc = subprocess.run(
         [sys.executable, str(REPO / "bench.py"), "--scenario", "tp-broadcast", "--tp", "1,2",
@@ -213,7 +213,7 @@ def test_the_scenario_runs_slots_and_replicated(tmp_path):
          "--warmup-steps", "5", "--codecs", "slots,replicated", "--output", str(run_dir),
          "--quiet"],
         cwd=REPO, capture_output=True, text=True, timeout=120,
-        env=dict(os.environ, TMPDIR=str(tmp_path)))
+        env=dict(os.environ, TMPDIR=str(bench_tmpdir)))
     assert proc.returncode == 0, proc.stderr
     cases = json.loads((run_dir / "summary.json").read_text())["cases"]
     assert sorted((c["codec"], c["tp"], c["policy"]) for c in cases) == sorted(
