@@ -848,7 +848,9 @@ def _option_lines(a: dict, b: dict) -> list[tuple[str, bool]]:
 def compare_settings(a: dict, b: dict) -> tuple[list[str], list[str]]:
     """The settings two runs' metadata recorded that change the numbers and differ,
     ``a``'s value first: the replayed trace's content (``metadata["trace"]``,
-    ``trace_record``; its path alone is no difference), the seed, the scenario options
+    ``trace_record``; its path alone is no difference), the seed, the interval method
+    (``metadata["ci_method"]``, ``--ci-method``: it changes the intervals and verdicts,
+    not the measured rows, so it marks no workload), the scenario options
     as given (``metadata["options"]``, ``None``: the scenario's default, ``default``
     in the line with the values its cases ran with, ``_option_lines``; one that either
     run's scenario does not take is not compared; an option given
@@ -860,7 +862,8 @@ def compare_settings(a: dict, b: dict) -> tuple[list[str], list[str]]:
     such as its single-process cases, is no difference; so is the number of
     repetitions (``--repeat``) of each workload both ran (``repetitions differ: 2 vs 1
     (workload num_running=4)``; the workload marked). Returns (lines, workloads): one line per difference
-    (``trace differs: A (sha256 ...) vs B (sha256 ...)``, ``option --vocab-size
+    (``trace differs: A (sha256 ...) vs B (sha256 ...)``, ``option --ci-method differs:
+    bootstrap vs t``, ``option --vocab-size
     differs: 100 vs default (128256)``, ``case setting model.vocab_size differs: 100 vs 128256
     (workload trace=azure-conv:20)``), and the workload keys both runs ran whose rows
     are not comparable (every shared one when a run-wide setting differs). A setting
@@ -876,6 +879,8 @@ def compare_settings(a: dict, b: dict) -> tuple[list[str], list[str]]:
     if "seed" in a and "seed" in b and a["seed"] != b["seed"]:
         lines.append(f"seed differs: {a['seed']} vs {b['seed']}")
         run_wide = True
+    if a.get("ci_method") and b.get("ci_method") and a["ci_method"] != b["ci_method"]:
+        lines.append(f"option --ci-method differs: {a['ci_method']} vs {b['ci_method']}")
     options = _option_lines(a, b)
     lines += [line for line, _ in options]
     run_wide = run_wide or any(wide for _, wide in options)

@@ -42,6 +42,8 @@ def test_runs_that_share_no_arm_with_the_first_are_compared_with_each_other(repo
         "(workload num_running=4)",
         "- B against C, D: case setting transport differs: shm vs ipc "
         "(workload num_running=4)",
+        # run-wide, like the seed: listed against A too, though A shares no arm
+        "- D against A, B, C: option --ci-method differs: sign vs t",
         "- D against B, C: repetitions differ: 2 vs 1 (workload num_running=4)"]
 
 

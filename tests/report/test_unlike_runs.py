@@ -159,6 +159,14 @@ def test_compare_settings_names_each_setting_and_its_workloads():
     a, b = _md(), _md()
     a["seed"] = 1
     assert compare_settings(a, b) == (["seed differs: 1 vs 0"], ["num_running=4"])
+    # The interval method changes intervals and verdicts, not the rows: no workload marked;
+    # a run that did not record it (an older run) is not compared.
+    a, b = _md(), _md()
+    a["ci_method"], b["ci_method"] = "bootstrap", "t"
+    assert compare_settings(a, b) == (["option --ci-method differs: bootstrap vs t"], [])
+    assert compare_settings(b, a) == (["option --ci-method differs: t vs bootstrap"], [])
+    del b["ci_method"]
+    assert compare_settings(a, b) == ([], [])
     # An arm one run alone ran (its single-process case) is no difference.
     a = _md()
     a["cases"].append(dict(a["cases"][0], codec="none", transport="inproc", floor=False))
@@ -293,3 +301,15 @@ def test_an_option_a_scenario_does_not_take_is_no_difference():
     replay = _scenario_md("azure-conv", dict(num_running=None, steps=None, max_requests=20),
                           [({"trace": "azure-conv:20"}, None)])
     assert compare_settings(steady, replay) == ([], [])
+
+
+def test_a_report_lists_runs_of_another_ci_method_once():
+    from types import SimpleNamespace
+
+    from ipc_bench.report.blocks import setting_differences
+
+    mds = {"a": dict(_md(), ci_method="t"), "b": dict(_md(), ci_method="bootstrap"),
+           "c": dict(_md(), ci_method="t")}
+    lines, unlike = setting_differences(SimpleNamespace(run_ids=["a", "b", "c"], metadata=mds))
+    assert lines == ["b against a, c: option --ci-method differs: bootstrap vs t"]
+    assert unlike == {("b", "a"): set(), ("c", "a"): set(), ("c", "b"): set()}
