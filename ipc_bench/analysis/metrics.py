@@ -99,7 +99,8 @@ def _ms(key: str, fmt: str) -> Metric:
 
 
 _ALL = (
-    Metric("num_steps", "steps", "counted steps", "steps", scale=None, display_unit="steps"),
+    Metric("num_steps", "steps", "counted steps", "steps", scale=None, display_unit="steps",
+           fmt="{:,.0f}"),
     Metric("output_tokens_per_s", "tok/s", "output tokens/s", "out tok/s",
            display_unit="tok/s", fmt="{:,.0f}", name="out tok/s", ratio_name="tok/s",
            meaning=OUTPUT_TOKENS_MEANING),

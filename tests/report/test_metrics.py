@@ -81,12 +81,14 @@ def test_case_table_renders_the_golden_text():
 
 
 def test_times_of_a_thousand_us_and_more_have_thousands_separators():
-    """A step of 1,039.3 µs reads as the byte and tok/s columns beside it do; the
-    text starts with the table's title, not a blank line (``bench.py | head -1``)."""
+    """A step of 1,039.3 µs and 4,387 steps read as the byte and tok/s columns beside
+    them do; the text starts with the table's title, not a blank line
+    (``bench.py | head -1``)."""
     slow = dict(SUMMARIES[0], repetition=0, step_ns_mean=1_039_300.0,
-                decode_ns_per_step=12_345_678.0)
+                decode_ns_per_step=12_345_678.0, num_steps=4387)
     lines = tables.format_tables([slow]).splitlines()
     assert lines[0] == "decode-steady  [num_running=4]  device=cpu"
+    assert lines[3].startswith("send    msgpack  ipc        4,387     56,602"), lines[3]
     assert lines[3].endswith("  0       8.1        5.4   12,345.7       1,039.3"), lines[3]
     assert metrics.metric("e2e_ms_p99").cell(1234.56) == "1,234.6"
 
@@ -138,7 +140,8 @@ def test_registry_entries():
     step = metric("step_ns_mean")
     assert (step.unit, step.display_unit, step.display(282700.0)) == ("ns", "us", 282.7)
     assert (step.cell(282700.0), step.cell(None)) == ("282.7", "-")
-    assert metric("num_steps").cell(213) == "213"  # counts shown as recorded
+    # counts shown as recorded, with thousands separators
+    assert (metric("num_steps").cell(213), metric("num_steps").cell(4387)) == ("213", "4,387")
     assert (step.short, step.ratio_short) == ("step mean", "step")
     with pytest.raises(KeyError, match="not in the metrics registry"):
         metric("no_such_metric")
