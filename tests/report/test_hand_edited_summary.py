@@ -389,13 +389,9 @@ def test_impossible_steps_rows_are_left_out_with_one_warning_per_case_and_column
     assert set(steps["case_id"]) == {SEND, CACHED}
 
 
-def test_a_copy_of_a_run_is_refused_with_one_error(good_run, tmp_path, capsys):
-    copy = tmp_path / "copy"
-    shutil.copytree(good_run, copy)
-    md = json.loads((good_run / "summary.json").read_text())["metadata"]
-    why = (f"run folder {copy} is a copy of {good_run} (the same start time "
-           f"{md['start_time_utc']} on host {md['hostname']} in their metadata): a run is "
-           "not compared with itself; give each run once")
+def _assert_refused(good_run, copy, tmp_path, capsys, why: str) -> None:
+    """``bench.py report`` and ``results.load`` refuse ``copy`` beside ``good_run`` with
+    the one error ``why``; the report writes nothing."""
     code = cli.main(["report", str(good_run), str(copy), "--output", str(tmp_path / "rep")])
     assert code == 2
     assert capsys.readouterr().err.splitlines() == [f"bench.py report: error: {why}"]
@@ -403,6 +399,16 @@ def test_a_copy_of_a_run_is_refused_with_one_error(good_run, tmp_path, capsys):
     with pytest.raises(ResultsError) as exc:
         load([good_run, copy])
     assert str(exc.value) == why
+
+
+def test_a_copy_of_a_run_is_refused_with_one_error(good_run, tmp_path, capsys):
+    copy = tmp_path / "copy"
+    shutil.copytree(good_run, copy)
+    md = json.loads((good_run / "summary.json").read_text())["metadata"]
+    why = (f"run folder {copy} is a copy of {good_run} (the same start time "
+           f"{md['start_time_utc']} on host {md['hostname']} in their metadata): a run is "
+           "not compared with itself; give each run once")
+    _assert_refused(good_run, copy, tmp_path, capsys, why)
 
 
 def test_a_copy_without_its_host_name_is_refused(good_run, tmp_path, capsys):
@@ -664,10 +670,4 @@ def test_a_copy_with_other_start_and_end_times_is_refused_with_one_error(
     why = (f"run folder {copy} is a copy of {good_run} (case '{SEND}' has the same 25 "
            "step_ns values, row for row, in their steps.csv): a run is not compared with "
            "itself; give each run once")
-    code = cli.main(["report", str(good_run), str(copy), "--output", str(tmp_path / "rep")])
-    assert code == 2
-    assert capsys.readouterr().err.splitlines() == [f"bench.py report: error: {why}"]
-    assert not (tmp_path / "rep").exists()
-    with pytest.raises(ResultsError) as exc:
-        load([good_run, copy])
-    assert str(exc.value) == why
+    _assert_refused(good_run, copy, tmp_path, capsys, why)
