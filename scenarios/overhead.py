@@ -51,8 +51,9 @@ def cases(opts: ScenarioOptions) -> list[CaseSpec]:
     for rep in range(repeat):
         for t in templates:
             for arm in (ARMS if rep % 2 == 0 else ARMS[::-1]):
+                # no floor, --no-floor or not (the summary's no_floor stays false)
                 case = replace(t, labels=dict(t.labels, of=t.policy), repetition=rep,
-                               scenario=NAME, instrumentation=arm, arm=arm)
+                               scenario=NAME, instrumentation=arm, arm=arm, no_floor=False)
                 out.append(case)
     return out
 

@@ -121,6 +121,9 @@ class Results:
     trace_speedup                                 x        timed replays: arrivals at x real time
     ttft/tpot/itl/e2e_ms_mean/_p50/_p90/_p99      ms       timed replays: latency percentiles
     floor_output_tokens_per_s                     tok/s    same tokens over the floor's time
+    no_floor                                      -        the run's --no-floor left the case
+                                                           without its floor (NaN: a summary
+                                                           written before it was recorded)
     step_to_floor_ratio                           ratio
     step_ns_mean, step_ns_median                  ns       one scheduler iteration
     *_payload_bytes_per_step, *_wire_bytes_*      bytes    per counted step, per direction

@@ -174,7 +174,7 @@ def _case_identity(result: CaseResult, a: np.ndarray, counted: np.ndarray) -> di
         num_cut_at_max_model_len=sum(map(cut_at_max_model_len, result.requests)),
         num_preemptions=sum(r.get("preemptions", 0) for r in result.requests),
         token_digest=result.token_digest, schedule_digest=result.schedule_digest or None,
-        runner_device=result.runner_device,
+        runner_device=result.runner_device, no_floor=spec.no_floor,
         input_oracle_interval=(0 if spec.instrumentation == "totals"
                                else spec.input_oracle_interval),
         async_scheduling=spec.async_scheduling,

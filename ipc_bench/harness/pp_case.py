@@ -97,7 +97,7 @@ def run_pp_case(spec: CaseSpec, on_step=None, *, result: CaseResult, flusher: St
         raise ConfigError("the remote runners' ports hold no store port for --pp stages")
     from ipc_bench.harness.pp_stage import STAGE_COMMAND
 
-    spec = replace(spec, floor=False)
+    spec = replace(spec, floor=False, no_floor=False)  # none, --no-floor or not
     result.spec = spec
     try:
         return _PpCase(spec, result, STAGE_COMMAND, process, phases, remote).run(on_step,

@@ -50,7 +50,9 @@ Format history:
   it, before any result was published; ``comparisons`` (paired statistics,
   ``ipc_bench.analysis.stats``), ``byte_model`` (``ipc_bench.analysis.bytemodel``) and ``messages/``
   likewise; so were ``rss.csv``, ``steps.partial.csv``, ``running_case``,
-  ``failed_case`` and the cases' ``failed_step``).
+  ``failed_case`` and the cases' ``failed_step``). The cases' ``no_floor`` was added
+  within it after results were published: a summary without it is read by inferring
+  it from the case (``report.tables.ran_with_no_floor``).
 """
 
 from __future__ import annotations

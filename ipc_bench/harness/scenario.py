@@ -391,7 +391,7 @@ def grid(opts: ScenarioOptions, workloads: list[dict[str, Any]],
                 for policy, arm in order:
                     if codec == NO_CODEC:
                         case = replace(make(labels, policy, CODECS[0], rep), codec=NO_CODEC,
-                                       transport=INPROC, floor=False)
+                                       transport=INPROC, floor=False, no_floor=False)
                     else:
                         case = make(labels, policy, codec, rep)
                     case.arm = arm
@@ -589,7 +589,8 @@ def steady_case(opts: ScenarioOptions, scenario: str, labels: dict[str, Any], po
                                                    req_id_format=opts.req_id_format,
                                                    token_ids=model.token_ids),
         warmup_steps=warmup, max_steps=steady_max_steps(b, steps, warmup),
-        counted_steps=steps, count="decode_only", floor=opts.floor, repetition=rep,
+        counted_steps=steps, count="decode_only", floor=opts.floor,
+        no_floor=not opts.floor, repetition=rep,
         **opts.process_settings())
 
 
@@ -681,7 +682,8 @@ def trace_cases(opts: ScenarioOptions, name: str, trace_file: str,
                                                 req_id_format=opts.req_id_format,
                                                 token_ids=model.token_ids),
             warmup_steps=warmup, max_steps=None, count="all",
-            floor=opts.floor and not timed, repetition=rep, trace_speedup=speedup,
+            floor=opts.floor and not timed, no_floor=not opts.floor and not timed,
+            repetition=rep, trace_speedup=speedup,
             **opts.process_settings())
 
     return grid(opts, [{"trace": workload_name}], make)

@@ -94,6 +94,12 @@ class CaseSpec:
     the scheduler's frames through a shared-memory ring) or ``inproc`` (the
     single-process baseline; ``codec`` is then ``"none"``). ``trace_speedup``: ``None``
     for the logical clock, else the timed clock at that many times real time.
+    ``floor``: replay the floor (the bare exchange of the recorded messages,
+    ``harness.floor``) after the case. ``no_floor``: the case runs no floor because the
+    run was given ``--no-floor`` (``floor`` is then false): a case that runs none
+    whatever the options (a timed replay, the single-process case, a ``--pp`` case,
+    scenarios overhead, soak and pp) leaves it false. The summary records it (its
+    ``no_floor``), so that the tables say why the floor columns are empty.
 
     Reliability settings: ``peer_timeout_s``: longest wait for the runner's reply to a
     step (and the runner's wait for the scheduler); ``startup_timeout_s``: longest wait
@@ -140,6 +146,7 @@ class CaseSpec:
     stream: bool = False
     sample_rss_s: Optional[float] = None
     floor: bool = True
+    no_floor: bool = False
     repetition: int = 0
     trace_speedup: Optional[float] = None
     arm: str = ""

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional, Sequence
 
+import numpy as np
+
 from ipc_bench.analysis import cores
 from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.results import case_unfinished
@@ -192,22 +194,36 @@ NO_FLOOR_NOTE = ("floor tok/s, x floor: - for a two-process case run with --no-f
                  "which replays no floor")
 #: Scenarios whose cases never run a floor (``scenarios/overhead``, ``scenarios/soak``;
 #: a ``--pp`` case neither, ``harness.pp_case``), so that their ``-`` is not
-#: ``--no-floor``'s.
+#: ``--no-floor``'s: read only for a case whose summary predates its ``no_floor``
+#: record (``ran_with_no_floor``).
 FLOORLESS_SCENARIOS = ("overhead", "soak", "pp")
 
 
+def ran_with_no_floor(summary: dict[str, Any]) -> bool:
+    """Whether the case of ``summary`` (a ``summary.json`` case entry) is a two-process
+    case that counted steps and has no floor figures because its run was given
+    ``--no-floor``. Its ``no_floor`` (``CaseSpec.no_floor``: true only for a case
+    that would have run a floor without that option) says so; a summary written
+    before it was recorded (no ``no_floor``, or none in a table loaded beside newer
+    runs: ``None`` or NaN) is inferred from the case's settings instead: a
+    two-process case that is no timed replay (``TIMED_NO_FLOOR_NOTE``), no ``--pp``
+    case and of a scenario that runs a floor (not ``FLOORLESS_SCENARIOS``)."""
+    if not summary.get("num_steps") or summary.get("floor_output_tokens_per_s") is not None:
+        return False
+    recorded = summary.get("no_floor")
+    if isinstance(recorded, (bool, np.bool_)):
+        return bool(recorded)
+    return (summary.get("transport") != INPROC and summary.get("trace_speedup") is None
+            and not summary.get("pp") and summary.get("scenario") not in FLOORLESS_SCENARIOS)
+
+
 def without_floor_note(summaries: Iterable[dict[str, Any]]) -> Optional[str]:
-    """``NO_FLOOR_NOTE`` when a two-process case of ``summaries`` that counted steps, is
-    no timed replay (``TIMED_NO_FLOOR_NOTE``), no ``--pp`` case and of a scenario that
-    runs a floor has no floor figures: it ran with ``--no-floor``. The single-process
-    case (``inproc``) never has one, which the note adds when the table shows one;
+    """``NO_FLOOR_NOTE`` when a case of ``summaries`` has empty floor columns because
+    its run was given ``--no-floor`` (``ran_with_no_floor``). The single-process case
+    (``inproc``) never has one, which the note adds when the table shows one;
     ``None`` otherwise."""
     cases = [s for s in summaries if not cores.is_withheld(s)]
-    floorless = any(s.get("transport") != INPROC and s.get("num_steps")
-                    and s.get("trace_speedup") is None and not s.get("pp")
-                    and s.get("scenario") not in FLOORLESS_SCENARIOS
-                    and s.get("floor_output_tokens_per_s") is None for s in cases)
-    if not floorless:
+    if not any(ran_with_no_floor(s) for s in cases):
         return None
     inproc = any(s.get("transport") == INPROC for s in cases)
     return NO_FLOOR_NOTE + ("; the single-process case (inproc) never has one" if inproc

@@ -1,0 +1,112 @@
+"""Each case of ``summary.json`` records whether ``--no-floor`` left it without its
+floor (``no_floor``), and the tables read that record to say why the floor columns
+are empty: true for the cases of a run given ``--no-floor``, false for a run without
+it and for cases that run no floor whatever the options (the overhead scenario, a
+timed replay). A summary written before the record (no ``no_floor``) is still read:
+the note is then inferred from the case's scenario and settings."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from analysis_run import run_bench
+from ipc_bench import cli
+from ipc_bench.report.tables import format_tables
+
+STEADY = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "20",
+          "--warmup-steps", "5", "--codecs", "msgpack", "--no-single-process"]
+NOTE = ("floor tok/s, x floor: - for a two-process case run with --no-floor, which "
+        "replays no floor")
+REPORT_NOTE = ("`floor tok/s`, `x floor`: - for a two-process case run with `--no-floor`, "
+               "which replays no floor.")
+TIMED_NOTE = "floor tok/s, x floor: - for a timed replay, which runs no floor"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Run folders: decode-steady with and without ``--no-floor``, overhead and a
+    timed replay with ``--no-floor``."""
+    from test_timed_no_floor import write_trace
+
+    base = tmp_path_factory.mktemp("floorflag")
+    trace = base / "trace.csv"
+    write_trace(trace)
+    run_bench(base / "no_floor", STEADY + ["--no-floor"])
+    run_bench(base / "floor", STEADY)
+    run_bench(base / "overhead", ["--scenario", "overhead", "--num-running", "4", "--steps",
+                                  "20", "--warmup-steps", "5", "--repeat", "2", "--no-floor"])
+    run_bench(base / "timed", ["--scenario", "azure-conv-timed", "--trace", str(trace),
+                               "--max-requests", "6", "--codecs", "msgpack",
+                               "--warmup-steps", "2", "--no-single-process", "--no-floor"])
+    return base
+
+
+def _cases(run) -> list[dict]:
+    return json.loads((run / "summary.json").read_text())["cases"]
+
+
+def _notes(cases) -> list[str]:
+    return [ln.strip() for ln in format_tables(cases).splitlines()
+            if ln.startswith("  floor tok/s, x floor:")]
+
+
+def test_the_summary_records_whether_no_floor_left_a_case_without_its_floor(runs):
+    cases = _cases(runs / "no_floor")
+    assert [(c["policy"], c["no_floor"], c.get("floor_output_tokens_per_s")) for c in cases] \
+        == [("send", True, None), ("cached", True, None)]
+    cases = _cases(runs / "floor")
+    assert [(c["policy"], c["no_floor"]) for c in cases] == [("send", False), ("cached", False)]
+    assert all(c["floor_output_tokens_per_s"] > 0 for c in cases)
+
+
+def test_cases_that_never_run_a_floor_record_no_floor_false(runs):
+    overhead = _cases(runs / "overhead")
+    assert len(overhead) == 8 and {c["no_floor"] for c in overhead} == {False}
+    assert _notes(overhead) == []
+    timed = _cases(runs / "timed")
+    assert [c["no_floor"] for c in timed] == [False, False]
+    assert _notes(timed) == [TIMED_NOTE + " (the floor replays the recorded steps back to "
+                                          "back; a timed replay's steps wait for arrivals)"]
+
+
+def test_the_tables_read_the_record(runs):
+    assert _notes(_cases(runs / "no_floor")) == [NOTE]
+    assert _notes(_cases(runs / "floor")) == []
+    # the record, not the scenario: a case recorded as not skipped by --no-floor
+    # gets no note, although nothing else tells it from one that was
+    edited = [dict(c, no_floor=False) for c in _cases(runs / "no_floor")]
+    assert _notes(edited) == []
+    # a case recorded as skipped gets the note whatever its scenario's name
+    overhead = [dict(c, no_floor=True) for c in _cases(runs / "overhead")
+                if c.get("num_steps")]
+    assert overhead and _notes(overhead) == [NOTE] * 2  # a table per policy (label of)
+
+
+def _without_record(run, path):
+    shutil.copytree(run, path)
+    summary = json.loads((path / "summary.json").read_text())
+    for case in summary["cases"]:
+        del case["no_floor"]
+    (path / "summary.json").write_text(json.dumps(summary))
+    return path
+
+
+def test_a_summary_written_before_the_record_is_inferred_from_its_settings(runs, tmp_path):
+    old = _without_record(runs / "no_floor", tmp_path / "old")
+    assert _notes(_cases(old)) == [NOTE]
+    assert _notes(_cases(_without_record(runs / "overhead", tmp_path / "old_overhead"))) == []
+    assert cli.main(["report", str(old), "--output", str(tmp_path / "rep")]) == 0
+    assert REPORT_NOTE in (tmp_path / "rep" / "report.md").read_text().splitlines()
+
+
+def test_the_report_reads_the_record_beside_an_older_run(runs, tmp_path):
+    old = _without_record(runs / "floor", tmp_path / "old")
+    out = tmp_path / "rep"
+    assert cli.main(["report", str(runs / "no_floor"), str(old), "--output", str(out)]) == 0
+    md = (out / "report.md").read_text().splitlines()
+    assert md.count(REPORT_NOTE) == 1
+    assert cli.main(["report", str(runs / "floor"), "--output", str(tmp_path / "r2")]) == 0
+    assert REPORT_NOTE not in (tmp_path / "r2" / "report.md").read_text()
