@@ -6,7 +6,10 @@ each check), so that no finding quotes a figure its run did not measure. Among t
 each case's ``summary.json`` figures are recomputed from its counted ``steps.csv`` rows
 as ``analysis.summary`` computed them: totals (``STEP_SUMS``), means (``STEP_MEANS``),
 medians (``STEP_MEDIANS``) and the runner gap figures (``RUNNER_GAP_COLUMNS``); its
-``output_tokens_per_s`` from its own tokens, counted steps and mean step. A case that
+``output_tokens_per_s`` from its own tokens, counted steps and mean step; a timed
+replay's wall-time ``output_tokens_per_s`` from its ``requests.csv`` output tokens and
+its ``wall_s``, and that ``wall_s`` (not recorded otherwise, so not recomputed) against
+the end of its last step. A case that
 disagrees is left out whole with one warning naming the figure and both values. A run
 folder that is a copy of another one given is refused: the same start time
 (``check_copies``) or the same per-step timings (``check_copied_steps``).
@@ -785,7 +788,7 @@ def _figure(case, key: str) -> float | None:
 def _rate_problem(case, path: Path) -> str | None:
     """The line of a case (a ``cases`` row) whose ``output_tokens_per_s`` (timed
     replays: ``busy_output_tokens_per_s``, the same figure; the arrival-bound one is
-    over wall time) is not its ``output_tokens`` over its ``num_steps`` counted steps
+    over wall time, ``_wall_rate_problem``) is not its ``output_tokens`` over its ``num_steps`` counted steps
     of ``step_ns_mean`` ns each (``analysis.summary._step_figures``: tokens / sum of
     counted ``step_ns``; relative ``STEP_MEAN_TOLERANCE``); ``None`` when it is, or
     when one of those figures is absent or no step was counted."""
@@ -802,6 +805,57 @@ def _rate_problem(case, path: Path) -> str | None:
                     f"output_tokens {tokens:,.15g} over its {n:,.15g} counted steps of "
                     f"step_ns_mean {mean:,.6g} make {want:,.6g} (left out)")
     return None
+
+
+def _wall_rate_problem(case, requests, path: Path) -> str | None:
+    """The line of a timed replay (a ``cases`` row with ``trace_speedup``) whose
+    ``output_tokens_per_s``, the arrival-bound figure (``analysis.summary.
+    _timed_replay_figures``: the output tokens of all its requests, warm-up included,
+    over its ``wall_s``), is not the ``num_output_tokens`` of its ``requests.csv`` rows
+    (``requests``: the case's, all ``num_requests`` of them) summed and divided by its
+    ``wall_s`` (relative ``STEP_MEAN_TOLERANCE``); ``None`` when it is, or when the
+    case is no timed replay, lacks one of those figures or has not that many rows."""
+    import numpy as np
+
+    if _figure(case, "trace_speedup") is None:
+        return None
+    got, wall_s, n = (_figure(case, k) for k in ("output_tokens_per_s", "wall_s",
+                                                 "num_requests"))
+    if got is None or not wall_s or n is None or len(requests) != n \
+            or "num_output_tokens" not in requests:
+        return None
+    tokens = requests["num_output_tokens"].to_numpy(dtype=float)
+    if np.isnan(tokens).any():
+        return None
+    total = float(tokens.sum())
+    want = total / wall_s
+    if not _differ(got, want):
+        return None
+    return (f"{path}: case {str(case['case_id'])!r} has output_tokens_per_s {got:,.6g}, "
+            f"but the {total:,.15g} output tokens of its {n:,.15g} requests in "
+            f"requests.csv over its wall_s {wall_s:,.6g} make {want:,.6g} (left out)")
+
+
+def _wall_problem(case, rows, path: Path) -> str | None:
+    """The line of a timed replay (a ``cases`` row with ``trace_speedup``) whose
+    ``wall_s`` is shorter than the time its last ``steps.csv`` row (``rows``: the
+    case's) ended, ``t_end_ns`` after the start of the scheduler loop. ``wall_s``
+    runs from that start to a moment taken after the loop's last step
+    (``harness.scheduler_loop``), which no file records, so it cannot be recomputed:
+    it can only be checked to be no shorter than that step's end. ``None`` when it is
+    not shorter, or a figure or the column is absent or NaN."""
+    import numpy as np
+
+    wall_s = _figure(case, "wall_s")
+    if _figure(case, "trace_speedup") is None or wall_s is None or not len(rows) \
+            or "t_end_ns" not in rows:
+        return None
+    ends = rows["t_end_ns"].to_numpy(dtype=float)
+    if np.isnan(ends).any() or ends.max() / 1e9 <= wall_s:
+        return None
+    return (f"{path}: case {str(case['case_id'])!r} has wall_s {wall_s:,.6g}, but its "
+            f"last step ended {ends.max() / 1e9:,.6g} s after the loop's start (steps.csv "
+            f"t_end_ns {ends.max():,.15g}) (left out)")
 
 
 def _counted_values(rows, counted, columns: tuple[str, ...]):
@@ -870,27 +924,37 @@ def _gap_problem(case, rows, counted, path: Path) -> str | None:
     return None
 
 
-def _disagreeing_cases(steps, cases, run_dir: Path) -> tuple[set[str], list[str]]:
+def _disagreeing_cases(steps, requests, cases,
+                       run_dir: Path) -> tuple[set[str], list[str]]:
     """The case ids of ``cases`` (summary entries) whose figures disagree, and one line
     per such case naming the first figure and both values: a figure that is not the
-    one recomputed from its ``steps.csv`` rows (``steps``: ``_step_problem``), or an
+    one recomputed from its ``steps.csv`` rows (``steps``: ``_step_problem``), an
     ``output_tokens_per_s`` that is not its own tokens over its counted steps
-    (``_rate_problem``). The figures from the one and the
+    (``_rate_problem``), or, for a timed replay, a wall-time ``output_tokens_per_s``
+    that is not its ``requests.csv`` rows' output tokens (``requests``) over its
+    ``wall_s`` (``_wall_rate_problem``), or a ``wall_s`` shorter than its last step
+    (``_wall_problem``). The figures from the one and the
     tables from the other would not agree, so the case is left out."""
     if "case_id" not in cases:
         return set(), []
     rows_known = (len(steps) > 0 and "case_id" in steps and "counted" in steps
                   and "num_steps" in cases)
     ids = steps["case_id"].astype(str) if rows_known else None
+    req_ids = requests["case_id"].astype(str) if "case_id" in requests else None
     bad, lines = set(), []
     for i in range(len(cases)):
         case = cases.iloc[i]
-        why = None
+        why = rows = None
         if rows_known:
             rows = steps[ids == str(case["case_id"])].reset_index(drop=True)
             if len(rows):
                 why = _step_problem(case, rows, run_dir / "steps.csv")
         why = why or _rate_problem(case, run_dir / "summary.json")
+        if why is None and req_ids is not None:
+            why = _wall_rate_problem(case, requests[req_ids == str(case["case_id"])],
+                                     run_dir / "summary.json")
+        if why is None and rows is not None:
+            why = _wall_problem(case, rows, run_dir / "summary.json")
         if why is not None:
             lines.append(why)
             bad.add(str(case["case_id"]))
@@ -1271,7 +1335,7 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     steps, requests, floor, itl = (tables[k] for k in ("steps", "requests", "floor", "itl"))
     steps, lines = _impossible_steps(steps, run_dir / "steps.csv")
     row_lines += lines + _long_steps(steps, cases, run_dir / "steps.csv")
-    disagree, lines = _disagreeing_cases(steps, cases, run_dir)
+    disagree, lines = _disagreeing_cases(steps, requests, cases, run_dir)
     row_lines += lines
     if disagree and len(cases) == len(disagree):
         more = f" (and {len(disagree) - 1} more)" if len(disagree) > 1 else ""
@@ -1392,8 +1456,9 @@ def load(path_or_paths) -> Results:
     case and column); a case with more ``steps.csv`` rows than its
     ``num_total_steps`` is said too, as one with fewer is; a case whose figures are
     not those its counted rows give (``_step_problem``: sums, means, medians, runner
-    gaps) or its own tokens and steps (``_rate_problem``) is left out with its rows
-    (one warning naming the first such figure and both values). ``ResultsError`` (one
+    gaps), its own tokens and steps (``_rate_problem``) or, timed replays, its requests'
+    tokens and ``wall_s`` (``_wall_rate_problem``, ``_wall_problem``) is left out with
+    its rows (one warning naming the first such figure and both values). ``ResultsError`` (one
     line) when ``cases`` is not a list, is missing or empty in a run whose status is
     ``complete``, or no case is left; when a folder is given twice
     (``check_distinct_runs``) or is a copy of another one given (``check_copies``,

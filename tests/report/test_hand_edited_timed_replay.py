@@ -1,0 +1,115 @@
+"""A hand-edited timed replay: its wall-time ``output_tokens_per_s`` is the output
+tokens of all its requests (``requests.csv``) over its ``wall_s``, and its ``wall_s``
+is never shorter than the end of its last step (``steps.csv`` ``t_end_ns``). A case
+whose figures break either is left out with one warning naming both values, in the
+report and in ``results.load``; the run as written loads clean."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+
+import pytest
+
+from analysis_run import run_bench
+from ipc_bench import cli
+from test_hand_edited_summary import _assert_left_out, _loaded
+
+
+@pytest.fixture(scope="module")
+def timed_run(tmp_path_factory):
+    """A real timed replay of 6 requests of 8 output tokens: (folder, send id, cached id)."""
+    from test_timed_no_floor import write_trace
+
+    base = tmp_path_factory.mktemp("timed_edit")
+    write_trace(base / "trace.csv")
+    run = base / "run"
+    run_bench(run, ["--scenario", "azure-conv-timed", "--trace", str(base / "trace.csv"),
+                    "--max-requests", "6", "--codecs", "msgpack", "--warmup-steps", "2",
+                    "--no-single-process"])
+    cases = json.loads((run / "summary.json").read_text())["cases"]
+    assert [c["policy"] for c in cases] == ["send", "cached"]
+    return run, cases[0]["case_id"], cases[1]["case_id"]
+
+
+def _copy(timed_run, tmp_path, change=lambda case: None):
+    """A copy of the run whose send case's summary entry is ``change``d; returns it
+    and that entry as written."""
+    src, send, _ = timed_run
+    run = tmp_path / "run"
+    shutil.copytree(src, run)
+    summary = json.loads((run / "summary.json").read_text())
+    change(summary["cases"][0])
+    (run / "summary.json").write_text(json.dumps(summary))
+    return run, summary["cases"][0]
+
+
+def _requests(run, case_id) -> list[dict]:
+    with open(run / "requests.csv", newline="") as f:
+        return [r for r in csv.DictReader(f) if r["case_id"] == case_id]
+
+
+def test_the_run_as_written_loads_clean(timed_run, tmp_path, capsys):
+    run, send, _ = timed_run
+    entry = json.loads((run / "summary.json").read_text())["cases"][0]
+    tokens = sum(int(r["num_output_tokens"]) for r in _requests(run, send))
+    assert (tokens, entry["num_requests"]) == (48, 6)
+    assert entry["output_tokens_per_s"] == 48 / entry["wall_s"]
+    assert _loaded(run) == []
+    assert cli.main(["report", str(run), "--output", str(tmp_path / "rep")]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_a_wall_rate_typed_over_leaves_the_case_out(timed_run, tmp_path, capsys):
+    _, send, cached = timed_run
+    run, entry = _copy(timed_run, tmp_path, lambda c: c.update(output_tokens_per_s=12.5))
+    wall_s = entry["wall_s"]
+    line = (f"{run / 'summary.json'}: case '{send}' has output_tokens_per_s 12.5, but the "
+            f"48 output tokens of its 6 requests in requests.csv over its wall_s "
+            f"{wall_s:,.6g} make {48 / wall_s:,.6g} (left out)")
+    _assert_left_out(run, tmp_path, capsys, line, send, cached)
+
+
+def test_a_wall_s_typed_over_leaves_the_case_out(timed_run, tmp_path, capsys):
+    _, send, cached = timed_run
+    run, entry = _copy(timed_run, tmp_path, lambda c: c.update(wall_s=2.0))
+    rate = entry["output_tokens_per_s"]
+    line = (f"{run / 'summary.json'}: case '{send}' has output_tokens_per_s {rate:,.6g}, "
+            "but the 48 output tokens of its 6 requests in requests.csv over its wall_s 2 "
+            "make 24 (left out)")
+    _assert_left_out(run, tmp_path, capsys, line, send, cached)
+
+
+def test_an_output_count_edited_in_requests_csv_leaves_the_case_out(
+        timed_run, tmp_path, capsys):
+    _, send, cached = timed_run
+    run, entry = _copy(timed_run, tmp_path)
+    with open(run / "requests.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    first = next(r for r in rows if r["case_id"] == send)
+    first["num_output_tokens"] = "9"
+    with open(run / "requests.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    rate, wall_s = entry["output_tokens_per_s"], entry["wall_s"]
+    line = (f"{run / 'summary.json'}: case '{send}' has output_tokens_per_s {rate:,.6g}, "
+            f"but the 49 output tokens of its 6 requests in requests.csv over its wall_s "
+            f"{wall_s:,.6g} make {49 / wall_s:,.6g} (left out)")
+    _assert_left_out(run, tmp_path, capsys, line, send, cached)
+
+
+def test_a_wall_s_shorter_than_its_last_step_leaves_the_case_out(
+        timed_run, tmp_path, capsys):
+    # wall_s and the rate edited together: they agree, but the steps ran longer
+    _, send, cached = timed_run
+    run, _ = _copy(timed_run, tmp_path,
+                   lambda c: c.update(wall_s=0.001, output_tokens_per_s=48_000.0))
+    with open(run / "steps.csv", newline="") as f:
+        last_ns = max(int(r["t_end_ns"]) for r in csv.DictReader(f) if r["case_id"] == send)
+    assert last_ns > 1_000_000
+    line = (f"{run / 'summary.json'}: case '{send}' has wall_s 0.001, but its last step "
+            f"ended {last_ns / 1e9:,.6g} s after the loop's start (steps.csv t_end_ns "
+            f"{last_ns:,}) (left out)")
+    _assert_left_out(run, tmp_path, capsys, line, send, cached)
