@@ -788,10 +788,11 @@ def _figure(case, key: str) -> float | None:
 def _rate_problem(case, path: Path) -> str | None:
     """The line of a case (a ``cases`` row) whose ``output_tokens_per_s`` (timed
     replays: ``busy_output_tokens_per_s``, the same figure; the arrival-bound one is
-    over wall time, ``_wall_rate_problem``) is not its ``output_tokens`` over its ``num_steps`` counted steps
-    of ``step_ns_mean`` ns each (``analysis.summary._step_figures``: tokens / sum of
-    counted ``step_ns``; relative ``STEP_MEAN_TOLERANCE``); ``None`` when it is, or
-    when one of those figures is absent or no step was counted."""
+    over wall time, ``_wall_rate_problem``) is not its ``output_tokens`` over its
+    ``num_steps`` counted steps of ``step_ns_mean`` ns each (``analysis.summary.
+    _step_figures``: tokens / sum of counted ``step_ns``; relative
+    ``STEP_MEAN_TOLERANCE``); ``None`` when it is, or when one of those figures is
+    absent or no step was counted."""
     tokens, n, mean = (_figure(case, k) for k in ("output_tokens", "num_steps",
                                                   "step_ns_mean"))
     if tokens is None or not n or not mean:
