@@ -1106,11 +1106,25 @@ def unlike_workloads(results) -> dict[tuple[str, str], set[str]]:
     return setting_differences(results)[1]
 
 
+def side_by_side_caption(label: str, run_ids: list[str]) -> str:
+    """The line over a side-by-side table of metric ``label`` of runs ``run_ids`` (in
+    load order): what its values are and which run its ratio columns divide by, the
+    first: ``**output tokens/s** (mean over repetitions; the ratio columns, `b / a`,
+    divide each run's mean by that of run `a`, the first loaded)``."""
+    first = run_ids[0]
+    cols = ", ".join(f"`{r} / {first}`" for r in run_ids[1:])
+    return (f"**{label}** (mean over repetitions; the ratio column"
+            f"{'' if len(run_ids) == 2 else 's'}, {cols}, divide"
+            f"{'s' if len(run_ids) == 2 else ''} each run's mean by that of run "
+            f"`{first}`, the first loaded)")
+
+
 def _side_by_side(results, key: str,
                   unlike: Optional[dict[tuple[str, str], set[str]]] = None
                   ) -> list[Block]:
     """Per (workload, policy, codec), the mean of metric ``key`` in each run and its
-    ratio to the first run's; a workload two runs that both ran the row's arm ran with
+    ratio to the first run's, under a caption naming that run as the denominator
+    (``side_by_side_caption``); a workload two runs that both ran the row's arm ran with
     other settings (``unlike``: ``unlike_workloads``) is marked ``UNLIKE_MARK``, with a
     note."""
     ids = results.run_ids
@@ -1129,7 +1143,7 @@ def _side_by_side(results, key: str,
                      if all(group + (r,) in means.index for r in pair))
         rows.append([str(group[0]) + (UNLIKE_MARK if marked else ""), group[1], group[2]]
                     + [format_value(v, 2) for v in vals] + ratios)
-    blocks: list[Block] = [("p", f"**{entry.label}** (mean over repetitions)"),
+    blocks: list[Block] = [("p", side_by_side_caption(entry.label, ids)),
                            ("table", header, rows)]
     if any(row[0].endswith(UNLIKE_MARK) for row in rows):
         blocks.append(("p", UNLIKE_NOTE))
