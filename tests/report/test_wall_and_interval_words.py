@@ -76,6 +76,17 @@ def test_a_timed_replays_pair_table_row_says_wall_and_what_it_is():
     assert "(wall)" not in note
 
 
+def test_a_timed_replays_comparison_finding_says_wall():
+    from ipc_bench.report import findings
+
+    for timed, name in ((True, "output tokens/s (wall)"), (False, "output tokens/s")):
+        (c,) = stats.compare_cases(_pairs(2, timed=timed))
+        assert findings._comparison_finding(c, lambda w: f"On `{w}`") == (
+            "On `num_running=4` (msgpack), cached against send over 2 paired repetitions: "
+            f"{name} +20.1 % [+19.0, +21.2] % (significant: cached 20.1 % higher than "
+            "send); mean step +0.0 % [+0.0, +0.0] % (no significant difference).")
+
+
 # --------------------------------------------------------------------------------------
 # the interval kind a caption names: the one shown for that pair count
 
