@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from ipc_bench.harness.spec import CaseSpec
 from ipc_bench.harness.scenario import (CODE_SCHEDULER, CODE_TRACE_FILE, TIMED_REPLAY,
+                                        TIMED_REPLAY_DEFAULTS,
                                         ScenarioOptions, trace_cases)
 from ipc_bench.report.tables import format_latency
 
 NAME = "azure-code-timed"
 OPTIONS = TIMED_REPLAY
+OPTION_DEFAULTS = TIMED_REPLAY_DEFAULTS
 #: Latency percentiles (ms) per case, with the arrival-bound caveat.
 report = format_latency
 

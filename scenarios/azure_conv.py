@@ -21,10 +21,12 @@ from __future__ import annotations
 
 from ipc_bench.harness.spec import CaseSpec
 from ipc_bench.harness.scenario import (CONV_SCHEDULER, CONV_TRACE_FILE, LOGICAL_REPLAY,
+                                        LOGICAL_REPLAY_DEFAULTS,
                                         ScenarioOptions, trace_cases)
 
 NAME = "azure-conv"
 OPTIONS = LOGICAL_REPLAY
+OPTION_DEFAULTS = LOGICAL_REPLAY_DEFAULTS
 
 
 def cases(opts: ScenarioOptions) -> list[CaseSpec]:

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from ipc_bench.harness.spec import CaseSpec
 from ipc_bench.harness.scenario import (CONV_SCHEDULER, CONV_TRACE_FILE, TIMED_REPLAY,
+                                        TIMED_REPLAY_DEFAULTS,
                                         ScenarioOptions, trace_cases)
 from ipc_bench.report.tables import format_latency
 
 NAME = "azure-conv-timed"
 OPTIONS = TIMED_REPLAY
+OPTION_DEFAULTS = TIMED_REPLAY_DEFAULTS
 #: Latency percentiles (ms) per case, with the arrival-bound caveat.
 report = format_latency
 

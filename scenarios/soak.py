@@ -38,6 +38,8 @@ from ipc_bench.engine.workloads import TraceWorkload
 NAME = "soak"
 #: The null model, ids as the trace's workload makes them: no model or id options.
 OPTIONS = frozenset({"trace", "max_requests", "trace_speedup"})
+#: Without --max-requests a soak replays every request of its trace.
+OPTION_DEFAULTS = {"max_requests": "the whole trace"}
 TRACE_FILE = "AzureLLMInferenceTrace_conv.csv"
 #: Wall time the replay's arrivals are squeezed into when --trace-speedup is not given.
 TARGET_S = 600.0

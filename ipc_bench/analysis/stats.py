@@ -720,7 +720,9 @@ def compare_cases(summaries: Sequence[dict[str, Any]], method: str = "t",
     ``schedules_differ`` true: its per-step metrics (``SCHEDULE_BOUND_KEYS``: bytes
     and times per step) compare other batches, so they are recorded with their paired
     figures and verdict withheld (``schedule_bound``: verdict ``schedules differ``)
-    and left out of the family; output tokens/s stays compared. Groups with a single
+    and left out of the family; output tokens/s stays compared; where a case of the pair
+    is a timed replay (``trace_speedup`` set), ``timed`` true: its output tokens/s are
+    over wall time (the comparison block names them ``out tok/s (wall)``). Groups with a single
     arm are left out, and so are metrics the codec does not perform (``performed``:
     the single-process case's encode, decode and bytes), and arm pairs with no metric
     of ``metrics`` that
@@ -768,13 +770,23 @@ def compare_cases(summaries: Sequence[dict[str, Any]], method: str = "t",
                                                 confidence=confidence)
             if not found:  # no metric both arms record (overhead's totals arm records
                 continue   # loop totals only): nothing to compare, no entry
-            differ = schedules_differ((arms[base][r], arms[treat][r]) for r in reps)
-            if differ:
-                entry["schedules_differ"] = True
-            entry["family"], entry["metrics"] = _adjusted_metrics(found, dict(metrics),
-                                                                  differ)
+            marks = _pair_marks([(arms[base][r], arms[treat][r]) for r in reps])
+            entry.update(marks)
+            entry["family"], entry["metrics"] = _adjusted_metrics(
+                found, dict(metrics), bool(marks.get("schedules_differ")))
             out.append(entry)
     return out
+
+
+def _pair_marks(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, bool]:
+    """What ``compare_cases`` marks an arm pair's entry with, from its (baseline,
+    treatment) case summaries ``pairs``, each only where true: ``schedules_differ``
+    (``schedules_differ``) and ``timed`` (a case is a timed replay, ``trace_speedup``
+    set, not ``None`` nor a table's NaN: its tokens/s are over wall time)."""
+    speedups = [c.get("trace_speedup") for pair in pairs for c in pair]
+    marks = dict(schedules_differ=schedules_differ(pairs),
+                 timed=any(v is not None and v == v for v in speedups))
+    return {k: True for k, v in marks.items() if v}
 
 
 def _adjusted_metrics(found: dict[str, PairedComparison], units: dict[str, str],

@@ -30,6 +30,7 @@ from ipc_bench.analysis.cores import is_withheld
 from ipc_bench.analysis.capture import MESSAGES_DIR, build_captures, save_captures
 from ipc_bench.analysis.stats import compare_cases
 from ipc_bench.analysis.frontend import pair_send_savings
+from ipc_bench.errors import STEP_NUMBERING
 from ipc_bench.analysis.summary import (all_of, attach_token_bytes, check_digests,
                                         no_request_served, noise_warnings, summarize_case)
 from ipc_bench.cli.console import stdout_failure
@@ -54,10 +55,6 @@ from ipc_bench.wire.transport import EndpointError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
-#: After ``at step N`` in an interrupted case's line: N numbers every step of the case
-#: from 0 as ``steps.csv``'s ``seq`` and the summary's ``failed_step`` do (steps 0 ..
-#: N - 1 are done), not only the counted ones ``--steps`` asks for.
-STEP_NUMBERING = "steps.csv seq: warm-up and uncounted steps included"
 
 
 def run_cases(args, cases, scenario_report: Optional[Callable] = None,

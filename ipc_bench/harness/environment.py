@@ -738,9 +738,10 @@ def _trace_text(trace: dict) -> str:
 #: each one sets, so that an option left to its scenario's default (``None`` in
 #: ``metadata["options"]``) compares by the value its run's cases ran with. The options
 #: that choose workloads set a workload label (``labels.*``: tp-broadcast's
-#: ``broadcast`` is the transport of ``--tp-transports``). Not here, so shown as a bare
-#: ``default``: ``max_requests`` (a replay's label counts the requests replayed, which a
-#: shorter trace makes fewer) and ``logical_step_ms`` (no case records it).
+#: ``broadcast`` is the transport of ``--tp-transports``). Not here: ``max_requests``
+#: (a replay's label counts the requests replayed, which a shorter trace makes fewer)
+#: and ``logical_step_ms`` (no case records it): left to their defaults they take the
+#: values their scenario declares (``scenario_option_defaults``).
 OPTION_SETTINGS: dict[str, str] = {
     "num_running": "labels.num_running", "tp": "labels.tp",
     "tp_transports": "labels.broadcast", "pp": "labels.pp",
@@ -765,7 +766,9 @@ def effective_option(md: dict, name: str) -> Optional[set[str]]:
     a model setting only from the cases whose model uses it, ``scenario.model_uses``).
     ``None`` when it cannot be told: no such case setting, or a case that recorded none
     (an older run, or a case the option does not apply to, such as the counted steps of
-    a replay)."""
+    a replay). An option no case records (``--max-requests``, ``--logical-step-ms``)
+    takes its scenario's declared default (``scenario_option_defaults``: ``{"300"}``
+    for an Azure replay's ``--max-requests``), ``None`` where it declares none."""
     from ipc_bench.harness.scenario import model_uses
 
     given = (md.get("options") or {}).get(name)
@@ -773,7 +776,8 @@ def effective_option(md: dict, name: str) -> Optional[set[str]]:
         return _elements(given)
     setting = OPTION_SETTINGS.get(name)
     if setting is None:
-        return None
+        defaults = scenario_option_defaults(md.get("scenario")) or {}
+        return _elements(defaults[name]) if name in defaults else None
     out: set[str] = set()
     for case in md.get("cases") or []:
         if not isinstance(case, dict):
@@ -808,6 +812,17 @@ def options_taken(scenario: Any) -> Optional[frozenset[str]]:
     return None if module is None else scenarios.options_taken(module)
 
 
+@functools.lru_cache(maxsize=None)
+def scenario_option_defaults(scenario: Any) -> Optional[dict[str, Any]]:
+    """The option defaults scenario ``scenario`` (its ``NAME``) declares for options no
+    case records (``scenario.option_defaults``: azure-conv's ``max_requests`` 300 and
+    ``logical_step_ms`` 20.0); ``None`` when no scenario of that name can be loaded."""
+    from ipc_bench.harness import scenario as scenarios
+
+    module = scenarios.discover().get(scenario) if isinstance(scenario, str) else None
+    return None if module is None else scenarios.option_defaults(module)
+
+
 def _option_lines(a: dict, b: dict) -> list[tuple[str, bool]]:
     """The scenario options as given (``metadata["options"]``) that differ between runs
     ``a`` and ``b``, ``a``'s value first, each with whether it makes every shared
@@ -815,8 +830,9 @@ def _option_lines(a: dict, b: dict) -> list[tuple[str, bool]]:
     run's scenario does not take (``options_taken``: ``--steps`` of a replay) is not
     compared: nothing of it is in effect there. An option left to its
     scenario's default prints as ``default``, followed by the values its cases ran
-    with where known (``effective_option``): ``option --model differs: torch vs
-    default (null)``. Options compare by their values in effect where both are known:
+    with, or its scenario declares, where known (``effective_option``): ``option
+    --model differs: torch vs default (null)``, ``option --max-requests differs: 40 vs
+    default (300)``. Options compare by their values in effect where both are known:
     the same values are no difference (``--model null`` against a scenario whose model
     is null by default), other values are one, even where both runs left the option to
     their scenarios' defaults (``option --model differs: default (fixed-step) vs

@@ -615,6 +615,22 @@ def steady_cases(opts: ScenarioOptions, scenario: str, num_running: list[int],
 #: Requests an Azure trace replay (azure-conv, azure-code and their -timed twins)
 #: replays when ``--max-requests`` is not given.
 DEFAULT_MAX_REQUESTS = 300
+#: The step of a replay on the logical clock (azure-conv, azure-code), in ms, when
+#: ``--logical-step-ms`` is not given.
+DEFAULT_LOGICAL_STEP_MS = 20.0
+#: ``OPTION_DEFAULTS`` of the replays (``option_defaults``): the values in effect of
+#: the options left to their defaults that no case records.
+LOGICAL_REPLAY_DEFAULTS = {"max_requests": DEFAULT_MAX_REQUESTS,
+                           "logical_step_ms": DEFAULT_LOGICAL_STEP_MS}
+TIMED_REPLAY_DEFAULTS = {"max_requests": DEFAULT_MAX_REQUESTS}
+
+
+def option_defaults(module: ModuleType) -> dict[str, Any]:
+    """The defaults a scenario module declares (its ``OPTION_DEFAULTS``) for options
+    whose value in effect no case records (``--max-requests``, ``--logical-step-ms``),
+    option field -> value as the run's ``metadata["options"]`` would record it
+    given; empty when it declares none."""
+    return dict(getattr(module, "OPTION_DEFAULTS", {}))
 
 
 def replay_trace(opts: ScenarioOptions, default: Optional[int] = DEFAULT_MAX_REQUESTS):
@@ -663,7 +679,7 @@ def trace_cases(opts: ScenarioOptions, name: str, trace_file: str,
     if given in AZURE_TRACE_FILES and given != trace_file:
         opts.notes.append(f"{name} replays {given}, not its own {trace_file}: the workload "
                           f"label trace={name}:N names the scenario, not the file")
-    step_s = (opts.logical_step_ms or 20.0) / 1000.0
+    step_s = (opts.logical_step_ms or DEFAULT_LOGICAL_STEP_MS) / 1000.0
     warmup = 50 if opts.warmup_steps is None else opts.warmup_steps
     model = opts.model_config()
     workload_name = f"{name}:{len(trace)}"

@@ -32,6 +32,7 @@ from typing import Any, Callable, Optional
 from ipc_bench.engine.messages import ModelRunnerOutput, SchedulerOutput
 from ipc_bench.engine.outputs import request_streams
 from ipc_bench.engine.scheduler import AsyncScheduler, ProtocolError, Scheduler, SchedulerError
+from ipc_bench.errors import runner_failed_text
 from ipc_bench.harness.memory import HeapReport
 from ipc_bench.harness.oracle import InputOracle, RunnerInputLog, ScheduleDigest
 from ipc_bench.harness.recording import GcCounter, StepFlusher, record_requests
@@ -42,6 +43,14 @@ from ipc_bench.wire.control import (CheckInputs, ErrorReport, Heartbeat, InputDi
                                     KeepAlive, RecheckInputs, StepInputIds, beating,
                                     no_beat)
 from ipc_bench.wire.transport import POLL_SLICE_MS, PeerError
+
+
+def runner_failure(report: ErrorReport) -> CaseError:
+    """The runner's ``ErrorReport`` as the case's error: ``runner failed at step N
+    (steps.csv seq: warm-up and uncounted steps included): MESSAGE``
+    (``errors.runner_failed_text``: N numbered as the interrupt line numbers its step,
+    ``errors.STEP_NUMBERING``), at ``report.step``."""
+    return CaseError(runner_failed_text(report.step, report.message), report.step)
 
 
 # ======================================================================================
@@ -150,13 +159,13 @@ class ChannelExchange:
             return CaseError(str(exc), seq)
         if isinstance(msg, ErrorReport):
             self.runner_exiting = True
-            return CaseError(f"runner failed at step {msg.step}: {msg.message}", msg.step)
+            return runner_failure(msg)
         return CaseError(f"unexpected control message from runner at step {seq}: "
                          f"{type(msg).__name__}", seq)
 
     def queued_runner_error(self, max_messages: int = 64) -> Optional[CaseError]:
         """After a ``PeerError`` (the runner has gone): the ``ErrorReport`` it sent
-        before it went, as a ``CaseError`` (``runner failed at step S: ...``), else
+        before it went, as a ``CaseError`` (``runner_failure``), else
         ``None``. Reads what is queued on the control socket (other messages are
         dropped: the case has failed), one ``transport.POLL_SLICE_MS`` slice each, at
         most ``max_messages``. With two steps in flight the runner's failure can reach
@@ -169,7 +178,7 @@ class ChannelExchange:
                 return None
             if isinstance(msg, ErrorReport):
                 self.runner_exiting = True
-                return CaseError(f"runner failed at step {msg.step}: {msg.message}", msg.step)
+                return runner_failure(msg)
         return None
 
     def runner_input_digests(self, next_seq: Optional[int] = None) -> InputDigests:
@@ -196,7 +205,7 @@ class ChannelExchange:
             return msg
         if isinstance(msg, ErrorReport):
             self.runner_exiting = True
-            raise CaseError(f"runner failed at step {msg.step}: {msg.message}", msg.step)
+            raise runner_failure(msg)
         raise CaseError(f"expected {kind.__name__} from the runner, got "
                         f"{type(msg).__name__}", self.seq)
 

@@ -71,6 +71,7 @@ from ipc_bench.harness.scheduler_loop import (
     InProcessExchange,
     run_bare_scheduler_loop,
     run_scheduler_loop,
+    runner_failure,
 )
 from ipc_bench.harness.signals import SCHEDULER_PID_ENV
 from ipc_bench.harness.spec import INPROC, CaseError, CaseResult, CaseSpec
@@ -396,7 +397,7 @@ def run_phases(spec: CaseSpec, exchange: ChannelExchange, result: CaseResult,
     report = channel.recv_control("report from the runner")
     if isinstance(report, ErrorReport):
         exchange.runner_exiting = True
-        raise CaseError(f"runner failed at step {report.step}: {report.message}", report.step)
+        raise runner_failure(report)
     if not isinstance(report, RunnerReport):
         raise CaseError(f"expected a runner report, got {type(report).__name__}")
     result.runner_columns = report.columns

@@ -21,8 +21,8 @@ drafts fails the output oracle below. With a stateful codec (``--codecs slots``,
 also keeps its own end of the codec session (``codecs.session_codecs``: its slot
 table, or its replica scheduler, which checks the schedule digest every step) and
 decodes the same broadcast frame; a rank whose table or replica drifts fails the case
-through its input oracle or its replica's digest check (``runner failed at step S:
-rank R: DecodeError: ...``). The input oracle checks every rank's digests (``TpExchange`` hands
+through its input oracle or its replica's digest check (``runner failed at step S (steps.csv
+seq: ...): rank R: DecodeError: ...``). The input oracle checks every rank's digests (``TpExchange`` hands
 ``harness.oracle.InputOracle`` one answer per rank; a drifting rank fails the case with
 ``rank R: input oracle: ...``); at the end every rank's per-step digests of the
 ``ModelRunnerOutput`` it encoded must equal rank 0's (``check_rank_outputs``: under

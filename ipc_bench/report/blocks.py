@@ -95,19 +95,36 @@ def _codec_time_caption(d: dict) -> str:
             + _arm_sentences(arms, d.get("unfinished") or ()))
 
 
-def _throughput_caption(d: dict) -> str:
-    from ipc_bench.analysis.stats import ratio_phrase
+def ratio_panel_phrase(d: dict) -> str:
+    """How the throughput figure's caption names its cached/send ratios (``d``: what the
+    figure drew): with ``ratio_interval`` (some ratio has an interval; older records
+    without it: ``repeated``) the ratio and its interval kind (``stats.ratio_phrase``),
+    else the point alone and why: one pair each, or pairs too few for the method's
+    interval (``stats.min_pairs``: ``paired by repetition: median of the per-repetition
+    ratios; too few pairs for a percentile-bootstrap interval (>= 34), so no
+    interval``)."""
+    from ipc_bench.analysis.stats import INTERVAL_NAMES, min_pairs, ratio_phrase
 
+    method = d.get("method", "t")
+    interval = bool(d.get("ratio_interval", d.get("repeated")))
+    phrase = ratio_phrase(method, interval=interval)
+    if interval:
+        return phrase
+    if not d.get("repeated"):
+        return phrase + "; one pair each, so no interval"
+    return (phrase + f"; too few pairs for a {INTERVAL_NAMES[method]} interval "
+            f"(>= {min_pairs(method)}), so no interval")
+
+
+def _throughput_caption(d: dict) -> str:
     arms = list(dict.fromkeys(a for a, _ in d["series"]))
     text = ("Output tokens/s of every case (tokens sampled in counted steps over their "
             f"busy wall time), one point per arm and codec: {_listed(arms)}; "
             + ("error bars are 95 % intervals over repetitions." if d.get("repeated")
                else "one repetition per case, so no error bars."))
     if f"{CACHED}/{SEND}" in d["panels"]:
-        phrase = ratio_phrase(d.get("method", "t"), interval=bool(d.get("repeated")))
-        text += (f" {'Below' if d.get('stacked') else 'Right'}: cached/send, {phrase}"
-                 + ("" if d.get("repeated") else "; one pair each, so no interval")
-                 + " (above 1: cached faster).")
+        text += (f" {'Below' if d.get('stacked') else 'Right'}: cached/send, "
+                 + ratio_panel_phrase(d) + " (above 1: cached faster).")
     cut, ratio_cut = d.get("cut") or 0, d.get("ratio_cut") or 0
     if cut or ratio_cut:
         where = " and ".join(w for w, n in (("tokens/s", cut), ("ratio", ratio_cut)) if n)
@@ -540,26 +557,22 @@ def _pair_keys(cases) -> list[tuple]:
                               for r in cases.to_dict("records")))
 
 
-def _pair_table(results) -> list[Block]:
-    """The cached-against-send table: per workload, codec and metric, the pairs, the
-    means, send - cached and cached / send with its interval (``stats.summarize_pairs``
-    with the run's ``--ci-method``: the numbers of the CLI's comparison block). Pairs
-    whose timings are withheld (``analysis.cores``) keep their byte rows only."""
+def _pair_rows(results, method: str) -> tuple[list[list[str]], dict[str, Any]]:
+    """The rows of the cached-against-send table (``_pair_table``) and what its caption
+    needs to say of them: ``intervals`` / ``points`` (rows whose ratio shows an
+    interval / its point alone: pairs too few for ``method``'s interval), ``timed``
+    (some row is a timed replay's: its tokens/s read ``output tokens/s (wall)``)."""
     from ipc_bench.analysis import cores
     from ipc_bench.analysis.stats import (SCHEDULES_DIFFER, paired, performed,
-                                          ratio_phrase, results_ci_method,
                                           schedules_differ, summarize_pairs)
-    from ipc_bench.report.findings import withheld_keys
-    from ipc_bench.report.plots import codec_rank
-    from ipc_bench.report.tables import ratio_text
+    from ipc_bench.report.findings import pair_records, withheld_keys
+    from ipc_bench.report.tables import is_timed, ratio_text, tokens_name
 
-    from ipc_bench.report.findings import pair_records
-
-    method = results_ci_method(results.metadata)
     withheld = withheld_keys(results.cases)
-    rows, differ_keys = [], {}
+    rows, seen = [], {}
+    said = dict(intervals=0, points=0, timed=False)
     for key in PAIR_TABLE:
-        label, scale = metric(key).label, metric(key).scale
+        scale = metric(key).scale
         pairs = paired(results.cases, key, labels=results.labels)
         for r in summarize_pairs(pairs, method=method):
             if metric(key).unit in cores.TIMING_UNITS and \
@@ -568,14 +581,60 @@ def _pair_table(results) -> list[Block]:
             if not performed(key, r["codec"]):  # in-process: no encode, decode, bytes
                 continue
             at = (r["workload"], r["codec"], r.get("transport"), r.get("model"))
-            if at not in differ_keys:
-                differ_keys[at] = schedules_differ(pair_records(results.cases, at))
-            bound = differ_keys[at] and key in SCHEDULE_BOUND_PAIR_ROWS
-            rows.append([str(r["workload"]), r["codec"], label, str(r["n"]),
+            if at not in seen:  # (schedules differ, timed replay)
+                records = pair_records(results.cases, at)
+                seen[at] = (schedules_differ(records),
+                            is_timed(s for pair in records for s in pair))
+            bound = seen[at][0] and key in SCHEDULE_BOUND_PAIR_ROWS
+            timed = seen[at][1] and key == "output_tokens_per_s"
+            said["timed"] = said["timed"] or timed
+            if not bound and r["ratio"] == r["ratio"] and not (
+                    r["codec"] == SINGLE_PROCESS_CODEC and metric(key).unit == "B"):
+                said["intervals" if r["ratio_low"] == r["ratio_low"] else "points"] += 1
+            rows.append([str(r["workload"]), r["codec"],
+                         tokens_name(key, metric(key).label, timed), str(r["n"]),
                          format_value(r[SEND] * scale, 2), format_value(r[CACHED] * scale, 2),
                          "-" if bound else format_value(r["diff"] * scale, 2),
                          f"- ({SCHEDULES_DIFFER})" if bound else
                          ratio_text(r["ratio"], r["ratio_low"], r["ratio_high"])])
+    return rows, said
+
+
+def pair_ratio_caption(method: str, intervals: int, points: int) -> str:
+    """What the pair table's cached/send column shows, by ``method`` (``--ci-method``),
+    naming exactly the interval kind its rows show: ``intervals`` rows with an interval,
+    ``points`` with the point alone (pairs fewer than ``stats.min_pairs``: 2 for
+    ``t``, 6 for ``sign``, 34 for ``bootstrap``). With no row with an interval it names
+    no interval kind: ``cached/send: paired by repetition: median of the
+    per-repetition ratios, the point alone (a percentile-bootstrap interval needs >= 34
+    pairs)``."""
+    from ipc_bench.analysis.stats import INTERVAL_NAMES, min_pairs, ratio_phrase
+
+    need = (f"a {INTERVAL_NAMES[method]} interval needs >= {min_pairs(method)} pairs")
+    if not intervals:
+        return (f"{CACHED}/{SEND}: {ratio_phrase(method, interval=False)}"
+                + (f", the point alone ({need})" if points else ""))
+    return (f"{CACHED}/{SEND}: {ratio_phrase(method)}"
+            + (f"; the point alone where the pairs are fewer ({need})" if points else ""))
+
+
+def _pair_table(results) -> list[Block]:
+    """The cached-against-send table: per workload, codec and metric, the pairs, the
+    means, send - cached and cached / send with its interval (``stats.summarize_pairs``
+    with the run's ``--ci-method``: the numbers of the CLI's comparison block), headed
+    ``cached/send [95 %]`` where a row shows an interval and its caption naming the
+    interval kind shown (``pair_ratio_caption``); a timed replay's tokens/s row reads
+    ``output tokens/s (wall)``. Pairs whose timings are withheld (``analysis.cores``)
+    keep their byte rows only."""
+    from ipc_bench.analysis import cores
+    from ipc_bench.analysis.stats import (SCHEDULES_DIFFER, results_ci_method,
+                                          schedules_differ)
+    from ipc_bench.report.findings import pair_records, withheld_keys
+    from ipc_bench.report.plots import codec_rank
+    from ipc_bench.report.tables import WALL
+
+    method = results_ci_method(results.metadata)
+    rows, said = _pair_rows(results, method)
     if not rows:
         return [("note", "No send/cached pair in this run" + (
             ": a `--pp` run compares send with `direct` (the cached policy, the ids sent "
@@ -585,24 +644,26 @@ def _pair_table(results) -> list[Block]:
     # no bytes in-process
     rows = [r for r in rows if not (r[1] == SINGLE_PROCESS_CODEC and "B/step" in r[2])]
     rows.sort(key=lambda r: (order.get(r[0], 0), codec_rank(r[1]), r[1]))
-    diff = {"t": "the mean of the per-repetition differences, with its Student-t interval",
-            "bootstrap": "the median of the per-repetition differences, with its "
-                         "percentile-bootstrap interval",
-            "sign": "the median of the per-repetition differences, with its sign-test "
-                    "interval"}[method]
-    note = cores.footnote(results.cases.to_dict("records")) if withheld else None
+    note = (cores.footnote(results.cases.to_dict("records"))
+            if withheld_keys(results.cases) else None)
     differ = sorted({f"{r[1]}" for r in rows} - {SINGLE_PROCESS_CODEC})
     differ = [c for c in differ if any(
         schedules_differ(pair_records(results.cases, (w, c, t, m)))
         for w, c2, t, m in _pair_keys(results.cases) if c2 == c)]
+    tokens = "output tokens/s" + (WALL if said["timed"] else "")
     return [("table", ["workload", "codec", "metric", "n", SEND, CACHED,
-                       f"{SEND} - {CACHED}", f"{CACHED}/{SEND} [95 %]"], rows),
+                       f"{SEND} - {CACHED}", f"{CACHED}/{SEND}"
+                       + (" [95 %]" if said["intervals"] else "")], rows),
             ("p", f"send, cached: means over the n repetitions. send - cached: paired by "
-                  f"repetition, {diff}. cached/send: {ratio_phrase(method)}, the point alone "
-                  "where the pairs are too few for an interval "
-                  f"(`--ci-method {method}`; the same figures as the "
+                  f"repetition, the {'mean' if method == 't' else 'median'} of the "
+                  f"per-repetition differences. "
+                  + pair_ratio_caption(method, said["intervals"], said["points"])
+                  + f" (`--ci-method {method}`; the same figures as the "
                   "`cached/send` line under the case table and the comparison block "
                   "`bench.py` prints)."
+                  + (" `output tokens/s (wall)`: a timed replay's output tokens over wall "
+                     "time, first arrival to last completion, as `out tok/s (wall)` in its "
+                     "case table." if said["timed"] else "")
                   + (" Pairs whose timings are left out show their bytes only: "
                      + note.replace("* timings left out: ", "", 1) if note else "")
                   + (f" The arms of {', '.join(differ)} ran different schedules (schedule "
@@ -610,7 +671,7 @@ def _pair_table(results) -> list[Block]:
                      "per-step rows (bytes and times per step) would compare other batches "
                      "as well as the policies: they give each arm's mean, no difference or "
                      f"ratio (`- ({SCHEDULES_DIFFER})`), as the comparison block withholds "
-                     "their verdicts; output tokens/s, over the whole run, stays compared. "
+                     f"their verdicts; {tokens}, over the whole run, stays compared. "
                      "The s2r bytes' difference is not the policy's saving; send's own "
                      "new_token_ids are in the findings." if differ else ""))]
 
@@ -1106,11 +1167,25 @@ def unlike_workloads(results) -> dict[tuple[str, str], set[str]]:
     return setting_differences(results)[1]
 
 
+def side_by_side_caption(label: str, run_ids: list[str]) -> str:
+    """The line over a side-by-side table of metric ``label`` of runs ``run_ids`` (in
+    load order): what its values are and which run its ratio columns divide by, the
+    first: ``**output tokens/s** (mean over repetitions; the ratio columns, `b / a`,
+    divide each run's mean by that of run `a`, the first loaded)``."""
+    first = run_ids[0]
+    cols = ", ".join(f"`{r} / {first}`" for r in run_ids[1:])
+    return (f"**{label}** (mean over repetitions; the ratio column"
+            f"{'' if len(run_ids) == 2 else 's'}, {cols}, divide"
+            f"{'s' if len(run_ids) == 2 else ''} each run's mean by that of run "
+            f"`{first}`, the first loaded)")
+
+
 def _side_by_side(results, key: str,
                   unlike: Optional[dict[tuple[str, str], set[str]]] = None
                   ) -> list[Block]:
     """Per (workload, policy, codec), the mean of metric ``key`` in each run and its
-    ratio to the first run's; a workload two runs that both ran the row's arm ran with
+    ratio to the first run's, under a caption naming that run as the denominator
+    (``side_by_side_caption``); a workload two runs that both ran the row's arm ran with
     other settings (``unlike``: ``unlike_workloads``) is marked ``UNLIKE_MARK``, with a
     note."""
     ids = results.run_ids
@@ -1129,7 +1204,7 @@ def _side_by_side(results, key: str,
                      if all(group + (r,) in means.index for r in pair))
         rows.append([str(group[0]) + (UNLIKE_MARK if marked else ""), group[1], group[2]]
                     + [format_value(v, 2) for v in vals] + ratios)
-    blocks: list[Block] = [("p", f"**{entry.label}** (mean over repetitions)"),
+    blocks: list[Block] = [("p", side_by_side_caption(entry.label, ids)),
                            ("table", header, rows)]
     if any(row[0].endswith(UNLIKE_MARK) for row in rows):
         blocks.append(("p", UNLIKE_NOTE))

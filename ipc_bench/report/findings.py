@@ -790,13 +790,16 @@ def _comparison_finding(c: dict[str, Any], where: Where) -> str:
     an A/A pair (``is_aa``) whether any metric differed significantly, which would
     mean the machine's noise alone produces verdicts."""
     base, treat, n = c["baseline"], c["treatment"], c["n_pairs"]
-    from ipc_bench.report.tables import transport_of
+    from ipc_bench.report.tables import tokens_name, transport_of
 
     head = (f"{where(c['workload'])} ({_codec_name(c['codec'])}{transport_of(c)}), "
             f"{treat} against {base} "
             f"over {n} paired repetition{'' if n == 1 else 's'}")
     metrics = c.get("metrics") or {}
-    shown = [(metrics[k], name) for k, name in COMPARISON_FINDING_METRICS if k in metrics]
+    # a timed replay's tokens/s are over wall time: "output tokens/s (wall)"
+    names = [(k, tokens_name(k, name, bool(c.get("timed"))))
+             for k, name in COMPARISON_FINDING_METRICS]
+    shown = [(metrics[k], name) for k, name in names if k in metrics]
     verdicts = {m["verdict"] for m, _ in shown}
     if not is_aa(c):
         if len(verdicts) == 1 and next(iter(verdicts)).startswith("no verdict"):
@@ -817,7 +820,7 @@ def _comparison_finding(c: dict[str, Any], where: Where) -> str:
         return f"{head} gives no verdict ({why.removeprefix('no verdict: ')})." \
             if metrics else f"{head} compared no metric."
     shown_clauses = ", ".join(_ratio_clause(metrics[k], name, verdict=False)
-                              for k, name in COMPARISON_FINDING_METRICS if k in metrics)
+                              for k, name in names if k in metrics)
     wide = [k for k, m in judged.items() if verdict_of(m).startswith("inconclusive")]
     if not differ and wide:
         from ipc_bench.analysis.metrics import metric

@@ -704,7 +704,8 @@ def throughput(results):
     runs: each group draws only the series it has, side by side in its slot, so a run
     without an arm leaves no gap (``_slot_x``); a series keeps its colour and label. Records (``drawn``) ``series``, ``panels`` (``tokens/s``, and ``cached/send``
     when that panel is drawn), ``repeated`` (some series has 2+ repetitions: error
-    bars) and ``method``. Raises ``NoData`` when no case has ``output_tokens_per_s``."""
+    bars), ``method`` and ``ratio_interval`` (some cached/send ratio has an interval:
+    its pairs are as many as ``method`` needs, ``stats.min_pairs``). Raises ``NoData`` when no case has ``output_tokens_per_s``."""
     results, note = _timed_only(results.by_arm())
     cases = _throughput_cases(results)
     groups = list(dict.fromkeys(cases["_group"]))
@@ -734,6 +735,7 @@ def throughput(results):
     _record(fig, series=[key for key, _ in _series(cases)],
             panels=["tokens/s"] + ([f"{CACHED}/{SEND}"] if rows else []),
             repeated=bool((reps > 1).any()), method=method, withheld=note,
+            ratio_interval=any(r["ratio_low"] == r["ratio_low"] for r in rows),
             cut=panel["cut"], log=panel["log"], timed=panel["timed"],
             ratio_cut=ratio_cut, stacked=len(panes) == 2 and panes[1] is axes[1][0]
             if len(axes) == 2 else False)

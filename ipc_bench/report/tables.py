@@ -50,6 +50,17 @@ RATIO_METRICS = ("output_tokens_per_s", "sched_to_runner_payload_bytes_per_step"
 #: request's output tokens over wall time (``metrics.OUTPUT_TOKENS_MEANING``), not over
 #: the busy time of the counted steps as ``out tok/s`` elsewhere.
 WALL_TOKENS_HEADER = "out tok/s (wall)"
+#: After the name of a timed replay's tokens/s wherever that figure is printed: its
+#: case table's column (``WALL_TOKENS_HEADER``), its ratio line (``tok/s (wall)``), the
+#: comparison block's row and the report's pair table (``output tokens/s (wall)``).
+WALL = " (wall)"
+
+
+def tokens_name(key: str, name: str, timed: bool) -> str:
+    """``name``, the printed name of metric ``key``, with ``WALL`` after it where
+    ``key`` is ``output_tokens_per_s`` of a timed replay (``timed``, ``is_timed``):
+    there it is over wall time, first arrival to last completion."""
+    return name + WALL if timed and key == "output_tokens_per_s" else name
 #: Under a timed replay's table: what its ``out tok/s (wall)`` column shows.
 WALL_TOKENS_NOTE = (
     "out tok/s (wall): a timed replay's output tokens over wall time, first arrival to "
@@ -66,9 +77,11 @@ def header(keys: Sequence[str], timed: bool = False) -> list[str]:
 
 
 def is_timed(summaries: Iterable[dict[str, Any]]) -> bool:
-    """Whether a case of ``summaries`` is a timed replay (``trace_speedup`` set), whose
+    """Whether a case of ``summaries`` is a timed replay (``trace_speedup`` set: not
+    ``None`` nor NaN, a ``Results.cases`` record's empty cell), whose
     ``output_tokens_per_s`` is over wall time."""
-    return any(s.get("trace_speedup") is not None for s in summaries)
+    return any(s.get("trace_speedup") is not None and s.get("trace_speedup") == s.get(
+        "trace_speedup") for s in summaries)
 
 
 def arm_label(summary: dict[str, Any]) -> Any:
@@ -385,7 +398,8 @@ def _ratio_lines(codec: str, cases: list[dict[str, Any]], method: str = "t") -> 
     the arms ran different schedules (``stats.schedules_differ``: a timed replay) the
     per-step metrics (``stats.SCHEDULE_BOUND_KEYS``) get no ratio, named once at the end
     (``s2r B, build, encode, decode, step - (schedules differ)``), and the line under
-    says why (``schedules_differ_line``); tok/s stays compared."""
+    says why (``schedules_differ_line``); tok/s stays compared. A timed replay's tok/s,
+    over wall time, reads ``tok/s (wall)`` (``tokens_name``)."""
     groups = arms_by_repetition(cases, ("transport", "model"))
     several = len(groups) > 1
     out = []
@@ -398,6 +412,7 @@ def _ratio_lines(codec: str, cases: list[dict[str, Any]], method: str = "t") -> 
             hide = any(cores.is_withheld(arm[r]) for arm in (send, other) for r in reps)
             # other batches (a timed replay): no per-step ratio is the policy's
             differ = schedules_differ((send[r], other[r]) for r in reps)
+            timed = is_timed([send[r] for r in reps] + [other[r] for r in reps])
             parts, interval, bound = [], False, []
             for key in RATIO_METRICS:
                 if (hide and metric(key).unit in cores.TIMING_UNITS) \
@@ -414,7 +429,8 @@ def _ratio_lines(codec: str, cases: list[dict[str, Any]], method: str = "t") -> 
                 if point is None:
                     continue
                 interval = interval or low is not None
-                parts.append(f"{metric(key).ratio_short} {ratio_text(point, low, high)}")
+                parts.append(f"{tokens_name(key, metric(key).ratio_short, timed)} "
+                             f"{ratio_text(point, low, high)}")
             if bound:  # one mark for every per-step metric left without a ratio
                 parts.append(", ".join(bound) + f" - ({SCHEDULES_DIFFER})")
             if parts:
@@ -424,21 +440,23 @@ def _ratio_lines(codec: str, cases: list[dict[str, Any]], method: str = "t") -> 
                            + ", ".join(parts))
                 if differ and base == SEND:  # what send ships and the other leaves out
                     ids = token_ids_bytes(send[r] for r in reps)
-                    out.append("    " + schedules_differ_line(ids))
+                    out.append("    " + schedules_differ_line(ids, timed))
     return out
 
 
-def schedules_differ_line(ids_bytes: Optional[float]) -> str:
+def schedules_differ_line(ids_bytes: Optional[float], timed: bool = False) -> str:
     """The line under a ratio line whose arms ran different schedules
     (``stats.schedules_differ``): why its per-step metrics (``SCHEDULE_BOUND_KEYS``:
     bytes and times per step) have no ratio, and the policy's own share, ``ids_bytes``
-    (``stats.token_ids_bytes``: send's new_token_ids per step)."""
+    (``stats.token_ids_bytes``: send's new_token_ids per step); a timed replay's
+    (``timed``) tok/s, which stays compared, reads ``tok/s (wall)``."""
     own = (f"send's new_token_ids take {ids_bytes:,.1f} B/step (tok B/step + prompt "
            "B/step), what cached leaves out" if ids_bytes is not None else
            "send's new_token_ids were not measured")
     return ("per-step ratios (bytes and times): none, the arms ran different schedules "
             "(schedule digests differ: other batches), so their bytes and times per step "
-            f"differ by batch as well as by policy; {own}; tok/s, over the whole run, "
+            f"differ by batch as well as by policy; {own}; "
+            f"{tokens_name('output_tokens_per_s', 'tok/s', timed)}, over the whole run, "
             "stays compared")
 
 
@@ -711,15 +729,27 @@ def _num(value, scale: float) -> str:
 
 #: How a withheld verdict starts (``stats.withheld_verdict``); the block says why once.
 WITHHELD = "no verdict"
+
+
+def schedules_differ_note(timed: bool = False) -> str:
+    """The line under a comparison whose arms ran different schedules
+    (``compare_cases``' ``schedules_differ``); a timed replay's (``timed``, the
+    comparison's ``timed``) tokens/s, which stays compared, reads ``out tok/s (wall)``."""
+    return (
+        "schedules differ: the arms ran different batches (their schedule digests differ: a "
+        "timed replay follows wall-clock arrivals), so their per-step bytes and times differ "
+        "by batch as well as by policy: those rows give each arm's median, no paired figure "
+        "or verdict, and are left out of the Holm adjustment; "
+        f"{tokens_name('output_tokens_per_s', 'out tok/s', timed)}, over the whole run, "
+        "stays compared. The s2r bytes' difference is not the policy's saving (send's own "
+        "new_token_ids are tok B/step + prompt B/step in the case table)")
+
+
 #: The line under a comparison whose arms ran different schedules (``compare_cases``'
-#: ``schedules_differ``) and under a ratio line of such cases.
-SCHEDULES_DIFFER_NOTE = (
-    "schedules differ: the arms ran different batches (their schedule digests differ: a "
-    "timed replay follows wall-clock arrivals), so their per-step bytes and times differ "
-    "by batch as well as by policy: those rows give each arm's median, no paired figure "
-    "or verdict, and are left out of the Holm adjustment; out tok/s, over the whole run, "
-    "stays compared. The s2r bytes' difference is not the policy's saving (send's own "
-    "new_token_ids are tok B/step + prompt B/step in the case table)")
+#: ``schedules_differ``), not a timed replay's.
+SCHEDULES_DIFFER_NOTE = schedules_differ_note()
+
+
 #: How an inconclusive verdict starts (``stats.inconclusive_verdict``); its rows say
 #: ``INCONCLUSIVE`` and why (``inconclusive_cell``), and the line under the table,
 #: ``INCONCLUSIVE_NOTE``, says what that means once.
@@ -770,7 +800,7 @@ def comparison_parts(c: dict[str, Any]) -> Optional[tuple[str, list[str], list[l
     family = c.get("family") or []
     adjusted = (f"; verdicts Holm-adjusted over {len(family)} timed "
                 f"metric{'' if len(family) == 1 else 's'}" if family else "")
-    rows = [_comparison_row(c["method"], key, c["metrics"][key])
+    rows = [_comparison_row(c["method"], key, c["metrics"][key], bool(c.get("timed")))
             for key in COMPARED_KEYS if key in c["metrics"]]
     if not rows and not c.get("timings_withheld"):
         return None  # nothing compared (older summaries kept such entries): no header
@@ -792,7 +822,8 @@ def comparison_parts(c: dict[str, Any]) -> Optional[tuple[str, list[str], list[l
     if any(verdict_of(m).startswith(INCONCLUSIVE) for m in c["metrics"].values()):
         held = "\n".join(x for x in (INCONCLUSIVE_NOTE, held) if x)
     if c.get("schedules_differ"):
-        held = "\n".join(x for x in (SCHEDULES_DIFFER_NOTE, held) if x)
+        held = "\n".join(x for x in (schedules_differ_note(bool(c.get("timed"))), held)
+                         if x)
     return title, header, rows, held
 
 
@@ -830,10 +861,12 @@ def format_comparisons(comparisons: Iterable[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
-def _comparison_row(method: str, key: str, m: dict[str, Any]) -> list[str]:
-    """One metric's row of ``format_comparisons``."""
+def _comparison_row(method: str, key: str, m: dict[str, Any], timed: bool = False
+                    ) -> list[str]:
+    """One metric's row of ``format_comparisons``; a timed replay's (``timed``: the
+    comparison's ``timed``) tokens/s row reads ``out tok/s (wall)``."""
     entry = metric(key)
-    label, scale, unit = entry.short, entry.scale, entry.display_unit
+    label, scale, unit = tokens_name(key, entry.short, timed), entry.scale, entry.display_unit
     ci = "-"
     if m["ratio_ci_low"] is not None:
         ci = f"[{m['ratio_ci_low']:.3f}, {m['ratio_ci_high']:.3f}]"

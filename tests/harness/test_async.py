@@ -356,7 +356,8 @@ def test_async_runner_failure_is_reported_with_a_step_in_flight(monkeypatch, tmp
     spy = Spy(monkeypatch)
     with pytest.raises(CaseError) as info:
         run_case(steady_spec("cached", "msgpack", async_scheduling=True))
-    assert str(info.value) == f"runner failed at step {fail_at}: RunnerError: injected failure"
+    assert str(info.value) == (f"runner failed at step {fail_at} (steps.csv seq: warm-up and "
+                                "uncounted steps included): RunnerError: injected failure")
     assert spy.procs[0].returncode == 4
     assert_clean(spy)
 
@@ -388,8 +389,9 @@ def test_an_error_report_queued_behind_the_runners_exit_names_its_step():
         InputDigests(first_seq=3, digests=[1]),
         ErrorReport("RunnerError: injected failure", 10)])
     error = exchange.queued_runner_error()
-    assert (str(error), error.step) == ("runner failed at step 10: RunnerError: injected "
-                                        "failure", 10)
+    assert (str(error), error.step) == ("runner failed at step 10 (steps.csv seq: warm-up and "
+                                        "uncounted steps included): RunnerError: "
+                                        "injected failure", 10)
     assert exchange.runner_exiting
     exchange.channel = _GoneRunnerChannel([InputDigests(first_seq=3, digests=[1])])
     assert exchange.queued_runner_error() is None

@@ -344,7 +344,8 @@ def test_runner_failure_is_reported_and_cleaned_up(monkeypatch, tmp_path, fail_a
     spy = Spy(monkeypatch)
     with pytest.raises(CaseError) as info:
         run_case(steady_spec("send", "msgpack"))
-    assert str(info.value) == f"runner failed at step {fail_at}: RunnerError: injected failure"
+    assert str(info.value) == (f"runner failed at step {fail_at} (steps.csv seq: warm-up and "
+                                "uncounted steps included): RunnerError: injected failure")
     assert spy.procs[0].returncode == 4
     assert_clean(spy)
 

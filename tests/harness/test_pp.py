@@ -34,6 +34,7 @@ from fault_helpers import bench, ctrl_c_reaps_every_child, steady_case
 from harness.test_e2e import assert_clean
 from harness.test_tp import spy_on
 from ipc_bench.analysis.summary import summarize_case
+from ipc_bench.errors import STEP_NUMBERING
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig
 from ipc_bench.engine.pipeline import HIDDEN_BYTES_PER_TOKEN
 from ipc_bench.engine.workloads import Workload
@@ -227,7 +228,8 @@ def test_a_lost_direct_token_fails_naming_the_step(monkeypatch, tmp_path):
     seq, req_id = (tmp_path / "lost.txt").read_text().split()
     message = str(err.value)
     # the request is next scheduled two steps later (two micro-batches in flight)
-    assert message.startswith(f"runner failed at step 22: stage 0: RunnerError: step 22: "
+    assert message.startswith(f"runner failed at step 22 ({STEP_NUMBERING}): stage 0: "
+                              "RunnerError: step 22: "
                               f"request {req_id} needs token "), message
     assert message.endswith("which no earlier step's direct ids carried (a lost token)")
     assert_clean(spy)

@@ -30,6 +30,7 @@ from fault_helpers import REPO, steady_case
 from harness.test_e2e import assert_clean
 from harness.test_tp import spy_on, assert_no_segment
 from ipc_bench.analysis.summary import summarize_case
+from ipc_bench.errors import STEP_NUMBERING
 from ipc_bench.harness.spec import SCHED_COLUMNS, CaseError
 from ipc_bench.harness.supervisor import run_case
 from ipc_bench.wire.shm_ring import ring_message_bytes
@@ -181,7 +182,7 @@ def test_a_rank_whose_replica_drifts_fails_the_case_naming_it(monkeypatch, tmp_p
     message = str(err.value)
     # the error is rank 1's report: the case's step, then the rank, then its message
     # (the scheduler's step number: its logical clock)
-    assert message.startswith(f"runner failed at step {err.value.step}: rank 1: "
+    assert message.startswith(f"runner failed at step {err.value.step} ({STEP_NUMBERING}): rank 1: "
                               f"DecodeError: scheduler step {target['finish_step']}: the "
                               "replica's schedule differs from the scheduler's"), message
     assert err.value.step is not None and err.value.step <= target["finish_step"]

@@ -156,6 +156,7 @@ def test_the_terminal_and_the_report_give_one_ratio_labelled_one_way(runs, tmp_p
     row = next(ln for ln in md.splitlines()
                if ln.startswith("| num_running=4 | msgpack | output tokens/s | 2 |"))
     assert row.endswith(f"| {cell} |")
-    assert (f"cached/send: {phrase}, the point alone where the pairs are too few for an "
-            "interval (`--ci-method t`; the same figures as the `cached/send` line under "
-            "the case table and the comparison block `bench.py` prints).") in md
+    assert ("send - cached: paired by repetition, the mean of the per-repetition "
+            f"differences. cached/send: {phrase} (`--ci-method t`; the same figures as the "
+            "`cached/send` line under the case table and the comparison block `bench.py` "
+            "prints).") in md

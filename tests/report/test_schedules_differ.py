@@ -75,14 +75,15 @@ def test_the_bytes_finding_is_the_difference_where_schedules_match():
 def test_the_ratio_line_gives_no_per_step_ratio_where_schedules_differ():
     # bytes and times per step compare other batches: no ratio; tok/s stays compared
     line, note = tables._ratio_lines("msgpack", DIFFERENT)
-    assert line.split("): ", 1)[1] == ("tok/s 0.794 [0.736, 0.857], s2r B, build, encode, "
-                                       "decode, step - (schedules differ)")
+    # a timed replay: its tok/s are over wall time
+    assert line.split("): ", 1)[1] == ("tok/s (wall) 0.794 [0.736, 0.857], s2r B, build, "
+                                       "encode, decode, step - (schedules differ)")
     assert note == (
         "    per-step ratios (bytes and times): none, the arms ran different schedules "
         "(schedule digests differ: other batches), so their bytes and times per step "
         "differ by batch as well as by policy; send's new_token_ids take 131.5 B/step "
-        "(tok B/step + prompt B/step), what cached leaves out; tok/s, over the whole run, "
-        "stays compared")
+        "(tok B/step + prompt B/step), what cached leaves out; tok/s (wall), over the whole "
+        "run, stays compared")
     (same,) = tables._ratio_lines("msgpack", SAME)
     assert ", s2r B 0.847 [0.847, 0.847], build 0.395" in same
 
@@ -105,10 +106,12 @@ def test_the_comparison_block_gives_no_per_step_verdict_where_schedules_differ()
                  "s2r bytes", "r2s bytes"):
         assert by_name[name][4:] == ["-"] * 5 + ["schedules differ"], name
     assert by_name["build"][2:4] == ["8.10 [0.00]", "3.20 [0.00]"]  # each arm's own
-    assert by_name["out tok/s"][4:] == ["0.794", "[0.736, 0.857]", "390.0",
+    assert by_name["out tok/s (wall)"][4:] == ["0.794", "[0.736, 0.857]", "390.0",
                                         "[262.9, 517.1]", "0.016 [0.016]",
                                         "significant: cached 20.6 % lower than send"]
-    assert under.splitlines()[0] == tables.SCHEDULES_DIFFER_NOTE
+    assert c["timed"] is True
+    assert under.splitlines()[0] == tables.SCHEDULES_DIFFER_NOTE.replace(
+        "; out tok/s, over", "; out tok/s (wall), over", 1)
     # a summary written before: its per-step verdicts are withheld when shown
     old = dict(c, metrics=dict(c["metrics"], build_ns_per_step=dict(
         c["metrics"]["output_tokens_per_s"], verdict="significant: cached 60.5 % lower")))
@@ -136,7 +139,7 @@ def test_the_bytes_caption_says_the_gap_is_not_the_policys():
 def test_the_pair_table_gives_no_per_step_difference_where_schedules_differ():
     (_, _, rows), (_, note) = blocks._pair_table(_results(DIFFERENT))
     assert [r[2:] for r in rows] == [
-        ["output tokens/s", "2", "1,895", "1,505", "390", "0.794 [0.736, 0.857]"],
+        ["output tokens/s (wall)", "2", "1,895", "1,505", "390", "0.794 [0.736, 0.857]"],
         ["s2r payload B/step", "2", "1,862", "1,577", "-", "- (schedules differ)"],
         ["build µs/step", "2", "8.10", "3.20", "-", "- (schedules differ)"],
         ["encode µs/step", "2", "5.40", "5.40", "-", "- (schedules differ)"],
@@ -147,7 +150,7 @@ def test_the_pair_table_gives_no_per_step_difference_where_schedules_differ():
         "replay follows wall-clock arrivals), so their per-step rows (bytes and times per "
         "step) would compare other batches as well as the policies: they give each arm's "
         "mean, no difference or ratio (`- (schedules differ)`), as the comparison block "
-        "withholds their verdicts; output tokens/s, over the whole run, stays compared. "
+        "withholds their verdicts; output tokens/s (wall), over the whole run, stays compared. "
         "The s2r bytes' difference is not the policy's saving; send's own new_token_ids "
         "are in the findings.")
     same = blocks._pair_table(_results(SAME))[0][2]

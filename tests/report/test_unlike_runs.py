@@ -313,3 +313,25 @@ def test_a_report_lists_runs_of_another_ci_method_once():
     lines, unlike = setting_differences(SimpleNamespace(run_ids=["a", "b", "c"], metadata=mds))
     assert lines == ["b against a, c: option --ci-method differs: bootstrap vs t"]
     assert unlike == {("b", "a"): set(), ("c", "a"): set(), ("c", "b"): set()}
+
+
+def test_options_no_case_records_show_the_default_their_scenario_declares():
+    # --max-requests and --logical-step-ms: no case setting records them
+    given = _scenario_md("azure-conv", dict(num_running=None, steps=None, max_requests=40,
+                                            logical_step_ms=5.0),
+                         [({"trace": "azure-conv:40"}, None)])
+    default = _scenario_md("azure-conv", dict(num_running=None, steps=None,
+                                              max_requests=None, logical_step_ms=None),
+                           [({"trace": "azure-conv:40"}, None)])
+    assert compare_settings(given, default)[0] == [
+        "option --logical-step-ms differs: 5.0 vs default (20.0)",
+        "option --max-requests differs: 40 vs default (300)"]
+    # a soak replays its whole trace; the value the other run's default took is none
+    soak = _scenario_md("soak", dict(max_requests=None), [({"trace": "soak:40"}, None)])
+    timed = _scenario_md("azure-conv-timed", dict(max_requests=None),
+                         [({"trace": "azure-conv-timed:40"}, None)])
+    assert compare_settings(soak, timed)[0][:1] == [
+        "option --max-requests differs: default (the whole trace) vs default (300)"]
+    given_300 = _scenario_md("azure-conv", dict(max_requests=300),
+                             [({"trace": "azure-conv:40"}, None)])
+    assert compare_settings(given_300, dict(default, options=dict(max_requests=None)))[0] == []

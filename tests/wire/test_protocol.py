@@ -335,7 +335,8 @@ def test_pickled_reply_with_wrong_field_types_ends_the_run_naming_the_step(monke
     result = CaseResult(spec=steady_case(codec="pickle", policy="send"))
     with pytest.raises(CaseError) as err:
         run_case(result.spec, result=result, runner_command=fake)
-    assert re.fullmatch(r"runner failed at step 4: TypeError while handling SchedulerOutput: .+",
+    assert re.fullmatch(r"runner failed at step 4 \(steps\.csv seq: warm-up and uncounted steps "
+                        r"included\): TypeError while handling SchedulerOutput: .+",
                         str(err.value)), str(err.value)
 
 
