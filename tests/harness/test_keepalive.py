@@ -142,6 +142,57 @@ def test_tp_ranks_keep_the_scheduler_waiting_through_their_preparations(monkeypa
     assert keepalives[0] >= 2 * MIN_KEEPALIVES  # from each rank
 
 
+def _time_rank_messages(monkeypatch) -> list[tuple[float, str, str]]:
+    """``(time.monotonic(), what, message type)`` of every control message the
+    scheduler sends to the ``--tp`` ranks (``what``: ``"sent"``) and reads from them
+    (``what`` names the rank: ``"... (rank R)"``), in order."""
+    events = []
+    real_decode, real_encode = tp_module.decode_control, tp_module.encode_control
+
+    def decode_control(frame, what="a control message"):
+        msg = real_decode(frame, what)
+        events.append((time.monotonic(), what, type(msg).__name__))
+        return msg
+
+    def encode_control(msg):
+        events.append((time.monotonic(), "sent", type(msg).__name__))
+        return real_encode(msg)
+
+    monkeypatch.setattr(tp_module, "decode_control", decode_control)
+    monkeypatch.setattr(tp_module, "encode_control", encode_control)
+    return events
+
+
+#: The model's columns, the last piece of a rank's report before its output digest,
+#: made this long: under a quarter of the peer timeout, so no KeepAlive follows it.
+COLUMNS_DELAY_S = 0.4
+
+
+def test_tp_ranks_digest_within_the_quarter_of_their_report(monkeypatch):
+    # --tp 2: on Stop each rank builds its report (here its model's columns take 0.4 s,
+    # under the 0.5 s quarter of the 2 s peer timeout), then digests every output
+    # (0.04 s each). The digest goes on counting the report's quarter: the scheduler
+    # hears from each rank 0.5 s after the Stop (one 40 ms piece late at most), not
+    # 0.4 + 0.5 s after it, and then every quarter.
+    monkeypatch.setenv("FAKE_RUNNER_MODE", "slow-report")
+    monkeypatch.setenv("FAKE_RUNNER_DELAY_S", str(DELAY_S))
+    monkeypatch.setenv("FAKE_RUNNER_COLUMNS_DELAY_S", str(COLUMNS_DELAY_S))
+    events = _time_rank_messages(monkeypatch)
+    result = run_case(_spec(tp=2), runner_command=[sys.executable, str(FAKE_RUNNER)])
+    _assert_complete(result)
+    [stop_t] = [t for t, what, kind in events if (what, kind) == ("sent", "Stop")]
+    for rank in (0, 1):
+        heard = [(t, kind) for t, what, kind in events
+                 if t > stop_t and what.endswith(f"(rank {rank})")]
+        assert [kind for _, kind in heard] == ["KeepAlive"] * (len(heard) - 1) + [
+            "RunnerReport"]
+        assert len(heard) - 1 >= MIN_KEEPALIVES
+        times = [stop_t] + [t for t, _ in heard]
+        silences = [b - a for a, b in zip(times, times[1:])]
+        # a quarter, one piece and this machine's scheduling; 0.4 + 0.5 s before
+        assert max(silences) < TIMEOUT_S / 4 + 0.2, (rank, silences[:3])
+
+
 #: A single call of the end of a case (a collection, a heap report) made this long:
 #: 1.5 times the peer timeout, in one piece that no ``Heartbeat.beat`` between pieces
 #: can split.
