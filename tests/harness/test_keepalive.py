@@ -76,12 +76,13 @@ def _count_runner_keepalives(monkeypatch) -> list[int]:
 
 def _count_scheduler_keepalives(monkeypatch) -> list[Heartbeat]:
     """The ``Heartbeat`` objects of the scheduler's exchanges (``KeepAlive`` markers to
-    the runner: ``sum(h.sent for h in ...)``)."""
+    the runner: ``sum(h.sent for h in ...)``), each with the ``fresh`` it was made with."""
     heartbeats: list[Heartbeat] = []
     real_heartbeat = ChannelExchange.heartbeat
 
     def heartbeat(self, fresh=True):
         heartbeats.append(real_heartbeat(self, fresh))
+        heartbeats[-1].fresh = fresh
         return heartbeats[-1]
 
     monkeypatch.setattr(ChannelExchange, "heartbeat", heartbeat)
@@ -363,3 +364,35 @@ def test_a_later_phase_counts_its_first_quarter_from_the_last_keepalive():
     loop_end = exchange.heartbeat()  # a new loop's end: from now
     loop_end.beat()
     assert loop_end.sent == 0
+
+
+def test_pp_stages_wait_while_the_scheduler_collects_at_the_end_of_warm_up(monkeypatch):
+    # --pp 2: at the end of warm-up the scheduler collects its heap (3 s here, under a
+    # 2 s peer timeout) while both stages wait for the next micro-batch.
+    monkeypatch.setattr(scheduler_loop, "gc", _SlowCollect(LONG_CALL_S))
+    heartbeats = _count_scheduler_keepalives(monkeypatch)
+    result = run_case(steady_case(8, max_steps=STEPS, pp=2, peer_timeout_s=TIMEOUT_S))
+    assert result.counted_seqs == list(range(WARMUP, STEPS))
+    keepalives = sum(h.sent for h in heartbeats)
+    assert keepalives >= MIN_LONG_CALL_KEEPALIVES == 5
+    # Empty frames: the input oracle's check at the end, the stop and one per KeepAlive.
+    assert result.s2r_marker_frames == 2 + keepalives
+    # The end of warm-up and the end of the loop count from the last frame sent.
+    assert [h.fresh for h in heartbeats] == [False, False]
+
+
+def test_pp_stages_count_the_quarter_from_the_last_frame_sent():
+    # --pp: the first stage waits for the next frame from the end of its share of the
+    # last one, while the last stage still computes it. The last frame went out 0.4 s
+    # before the end of warm-up: the first KeepAlive is due 0.1 s after it (a quarter
+    # of the 2 s timeout after that frame), not 0.5 s.
+    spec = _spec()
+    result = CaseResult(spec)
+    channel = _MarkerChannel()
+    channel.sent_ns = [time.perf_counter_ns()]  # a TpSchedulerChannel's data frames
+    exchange = ChannelExchange(spec, channel, result)
+    time.sleep(0.4)
+    warmup_end = exchange.heartbeat(fresh=False)
+    time.sleep(0.15)
+    warmup_end.beat()
+    assert warmup_end.sent == 1 and result.s2r_marker_frames == 1
