@@ -16,7 +16,8 @@
 - ``slow-floor``: decoding each recorded reply for the floor takes ``FAKE_RUNNER_DELAY_S``
   more (default 0.04 s), as decoding a very long run's replies does;
 - ``slow-report``: digesting each output for a ``--tp`` rank's report takes
-  ``FAKE_RUNNER_DELAY_S`` more;
+  ``FAKE_RUNNER_DELAY_S`` more, and the model's columns (the report's last piece
+  before the digest) ``FAKE_RUNNER_COLUMNS_DELAY_S`` more (default 0);
 - ``slow-heap-report``: the runner's heap report (``IPC_BENCH_HEAP_REPORT`` set), one
   call, takes ``FAKE_RUNNER_DELAY_S`` more.
 """
@@ -57,6 +58,14 @@ def _slow_down_the_preparations() -> None:
             return real_digest(frame)
 
         tp.frame_digest = frame_digest
+        columns_delay_s = float(os.environ.get("FAKE_RUNNER_COLUMNS_DELAY_S", "0"))
+        real_columns = runner_loop.model_step_columns
+
+        def model_step_columns(model):
+            time.sleep(columns_delay_s)
+            return real_columns(model)
+
+        runner_loop.model_step_columns = model_step_columns
     if MODE == "slow-heap-report":
         real_report = runner_loop.HeapReport.report
 

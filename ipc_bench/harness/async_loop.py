@@ -236,8 +236,8 @@ def run_async_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                 state = admission.ready()
                 if state == _READY:
                     if seq_next == warmup_steps and run.t_warm is None:
-                        # (--pp: the stages hold micro-batches in flight; no marker)
-                        run.end_warmup(no_beat if spec.pp else end_beat(link, frontend))
+                        # --pp: the first stages have waited since the last frame
+                        run.end_warmup(end_beat(link, frontend, fresh=not spec.pp))
                     t0 = perf()
                     plan = sched.schedule()
                     t1 = perf()
@@ -310,7 +310,7 @@ def run_async_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                 next_flush = flusher.next_ns
             t_row, c_row, gc_row = perf(), cpu(), gc_counter.count
         oracle.check()
-        beat = end_beat(link, frontend)
+        beat = end_beat(link, frontend, fresh=not spec.pp)
     finally:
         gc_counter.close()
         result.schedule_digest = schedule.hexdigest()

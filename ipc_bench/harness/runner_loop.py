@@ -260,6 +260,9 @@ class RunnerLoop:
                 columns.update(model_step_columns(self.stepper.runner.model))
                 beat()
                 columns.update(getattr(self.end, "columns", {}))  # replicated: the replica
+                rank = getattr(self.channel, "report_columns", None)  # --tp, --pp: digests
+                if rank is not None:  # under the same quarter as the pieces above
+                    columns.update(rank(columns, beat))
             elif not bare:
                 columns = {k: [] for k in self.columns}
             self.channel.send_control(RunnerReport(columns=columns))

@@ -71,7 +71,7 @@ class ChannelExchange:
         self.keepalive_ns = int(spec.peer_timeout_s / 4 * 1e9)
         self.last_keepalive_ns = 0
         # When the runner last heard from the scheduler, as far as the phases after a
-        # loop know (``heartbeat``): monotonic ns, 0 until known.
+        # loop know (``heartbeat``): perf_counter_ns, 0 until known.
         self.last_heard_ns = 0
         self.result = result
         self.runner_exiting = False
@@ -219,21 +219,29 @@ class ChannelExchange:
         self.channel.send_marker()
         self.channel.send_control(msg)
         self.result.s2r_marker_frames += 1
-        self.last_heard_ns = time.monotonic_ns()
+        self.last_heard_ns = time.perf_counter_ns()
 
     def heartbeat(self, fresh: bool = True) -> Heartbeat:
         """A ``Heartbeat`` that sends ``KeepAlive`` markers to the runner (waiting for
         the next frame under its peer timeout) while the scheduler prepares a phase.
         ``fresh``: the runner has just heard from the scheduler (a step's exchange has
         just ended), so the first ``KeepAlive`` is due a quarter of the timeout from
-        now; else (a later phase) a quarter from the last marker sent or the last fresh
-        ``Heartbeat`` made, whichever came later, so that a phase's wait does not start
-        a new quarter."""
-        now = time.monotonic_ns()
-        if fresh or not self.last_heard_ns:
+        now; else (a later phase, or ``--pp`` stages, which wait for the next frame
+        from the end of their share of the last one, before the last stage replies) a
+        quarter from the last marker sent, the last data frame sent (a channel that
+        notes them: ``sent_ns``) or the last fresh ``Heartbeat`` made, whichever came
+        later, so that a phase's wait does not start a new quarter."""
+        now = time.perf_counter_ns()
+        if fresh:
             self.last_heard_ns = now
+        else:
+            sent_ns = getattr(self.channel, "sent_ns", None)
+            if sent_ns:
+                self.last_heard_ns = max(self.last_heard_ns, sent_ns[-1])
+            if not self.last_heard_ns:
+                self.last_heard_ns = now
         return Heartbeat(lambda: self.send_marker(KeepAlive()), self.peer_timeout_s,
-                         last_ns=self.last_heard_ns)
+                         clock=time.perf_counter_ns, last_ns=self.last_heard_ns)
 
     def idle(self, sleep_s: float, idle_ns: int) -> None:
         """Nothing to run (timed replay): check the runner, keep it waiting
@@ -409,13 +417,14 @@ class _LoopRun:
                         f"scheduler {self.spec.case_id}")
 
 
-def end_beat(link, frontend=None) -> Callable[[], None]:
+def end_beat(link, frontend=None, fresh: bool = True) -> Callable[[], None]:
     """The keep-alive for the work after a loop that ended well, while the others wait
     under their timeouts: ``link``'s ``Heartbeat.beat`` (a ``ChannelExchange``: the
-    runner waits for its next frame) and ``frontend.keepalive`` (a ``FrontendHop``: the
-    frontend waits for its stop), whichever there are; else ``no_beat``."""
+    runner waits for its next frame; ``fresh`` as ``ChannelExchange.heartbeat``'s) and
+    ``frontend.keepalive`` (a ``FrontendHop``: the frontend waits for its stop),
+    whichever there are; else ``no_beat``."""
     heartbeat = getattr(link, "heartbeat", None)
-    beats = [] if heartbeat is None else [heartbeat().beat]
+    beats = [] if heartbeat is None else [heartbeat(fresh).beat]
     if frontend is not None:
         beats.append(frontend.keepalive)
     if not beats:

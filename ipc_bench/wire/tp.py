@@ -40,8 +40,8 @@ import zmq
 
 from ipc_bench.errors import one_line
 from ipc_bench.wire.channel import REPLY, REQUEST, ChannelError, RingRunnerChannel, RunnerChannel
-from ipc_bench.wire.control import (ControlMessage, ErrorReport, Heartbeat, KeepAlive,
-                                    RunnerReport, decode_control, encode_control)
+from ipc_bench.wire.control import (ControlMessage, ErrorReport, KeepAlive, decode_control,
+                                    encode_control, no_beat)
 from ipc_bench.wire.remote import KEEPALIVE, RemoteRunners
 from ipc_bench.wire.shm_ring import RingReader, RingWriter
 from ipc_bench.wire.transport import (POLL_SLICE_MS, TRANSPORTS, EndpointDir, PeerError,
@@ -319,10 +319,10 @@ def connect_rank_data(socks: RunnerSockets, s2r_endpoint: str, r2s_endpoint: str
 class _RankReport:
     """Mixin of a rank's channel: notes the ``perf_counter_ns`` before its first data
     frame's receive and keeps every step's encoded ``ModelRunnerOutput`` (a reference,
-    as the loop keeps it for the floor); the ``RunnerReport`` gets ``ORIGIN_COLUMN``
-    (that time less the rank's first ``runner_t0_ns``: its loop's origin on the
-    machine's monotonic clock) and ``OUTPUT_DIGEST_COLUMN`` (digested then, outside
-    every timed region)."""
+    as the loop keeps it for the floor); the loop adds ``report_columns`` to its
+    ``RunnerReport``: ``ORIGIN_COLUMN`` (that time less the rank's first
+    ``runner_t0_ns``: its loop's origin on the machine's monotonic clock) and
+    ``OUTPUT_DIGEST_COLUMN`` (digested then, outside every timed region)."""
 
     _first_ns: Optional[int] = None
     _outputs: Optional[list] = None
@@ -343,24 +343,23 @@ class _RankReport:
             self._first_ns = t
         return frame
 
-    def send_control(self, msg: ControlMessage, timeout_s: Optional[float] = None) -> None:
-        t0 = msg.columns.get("runner_t0_ns") if isinstance(msg, RunnerReport) else None
-        if t0 and self._first_ns is not None:
-            msg = RunnerReport(columns={**msg.columns, ORIGIN_COLUMN: [self._first_ns - t0[0]],
-                                        OUTPUT_DIGEST_COLUMN: self._output_digests()},
-                               floor_step_ns=msg.floor_step_ns)
-        super().send_control(msg, timeout_s)
-
-    def _output_digests(self) -> list[int]:
-        """``frame_digest`` of every kept output (about 3 us each: seconds after a long
-        run), with ``KeepAlive`` to the scheduler, which waits for the report."""
-        send = super().send_control
-        beat = Heartbeat(lambda: send(KeepAlive()), self.timeout_s).beat
+    def report_columns(self, columns: dict, beat: Callable[[], None] = no_beat) -> dict:
+        """The columns this rank adds to its ``RunnerReport``'s ``columns`` (which hold
+        ``runner_t0_ns``, ns): ``ORIGIN_COLUMN`` and ``OUTPUT_DIGEST_COLUMN``; ``{}``
+        when it received no data frame or ``columns`` has no ``runner_t0_ns``. The
+        digest of every kept output takes about 3 us each (seconds after a long run):
+        ``beat``, the report's keep-alive (``Heartbeat.beat`` of the scheduler's wait
+        for the report, made on ``Stop``), is called after each, so the scheduler hears
+        from this rank a quarter of its peer timeout after the report's last
+        ``KeepAlive``, not a quarter after the digest began."""
+        t0 = columns.get("runner_t0_ns")
+        if not t0 or self._first_ns is None:
+            return {}
         digests = []
         for frame in self._outputs or []:
             digests.append(frame_digest(frame))
             beat()
-        return digests
+        return {ORIGIN_COLUMN: [self._first_ns - t0[0]], OUTPUT_DIGEST_COLUMN: digests}
 
 
 class TpRunnerChannel(_RankReport, RunnerChannel):

@@ -89,16 +89,15 @@ def test_missing_rows_are_counted_against_the_summary(small_run, tmp_path):
     assert (res.steps["case_id"] == first_case).sum() == 10
 
 
-def test_a_sigkilled_run_is_described_from_its_files(tmp_path):
+def test_a_sigkilled_run_is_described_from_its_files(tmp_path, killed_bench_tmpdir):
     run = tmp_path / "killed"
-    sockets = tmp_path / "tmp"  # a SIGKILLed bench.py cannot remove its socket folder
-    sockets.mkdir()
     proc = subprocess.Popen(
         [sys.executable, "bench.py", "--scenario", "decode-steady", "--num-running", "4",
          "--steps", "1000000", "--codecs", "msgpack", "--policies", "send", "--no-floor",
          "--no-single-process", "--quiet", "--output", str(run)],
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        env=dict(os.environ, TMPDIR=str(sockets)))
+        # a SIGKILLed bench.py cannot remove its socket folder: left there
+        env=dict(os.environ, TMPDIR=str(killed_bench_tmpdir)))
     partial = run / "steps.partial.csv"
     try:
         deadline = time.monotonic() + 120

@@ -76,12 +76,13 @@ def _count_runner_keepalives(monkeypatch) -> list[int]:
 
 def _count_scheduler_keepalives(monkeypatch) -> list[Heartbeat]:
     """The ``Heartbeat`` objects of the scheduler's exchanges (``KeepAlive`` markers to
-    the runner: ``sum(h.sent for h in ...)``)."""
+    the runner: ``sum(h.sent for h in ...)``), each with the ``fresh`` it was made with."""
     heartbeats: list[Heartbeat] = []
     real_heartbeat = ChannelExchange.heartbeat
 
     def heartbeat(self, fresh=True):
         heartbeats.append(real_heartbeat(self, fresh))
+        heartbeats[-1].fresh = fresh
         return heartbeats[-1]
 
     monkeypatch.setattr(ChannelExchange, "heartbeat", heartbeat)
@@ -140,6 +141,57 @@ def test_tp_ranks_keep_the_scheduler_waiting_through_their_preparations(monkeypa
     _assert_complete(result)
     assert [len(c[OUTPUT_DIGEST_COLUMN]) for c in result.tp_rank_columns] == [STEPS, STEPS]
     assert keepalives[0] >= 2 * MIN_KEEPALIVES  # from each rank
+
+
+def _time_rank_messages(monkeypatch) -> list[tuple[float, str, str]]:
+    """``(time.monotonic(), what, message type)`` of every control message the
+    scheduler sends to the ``--tp`` ranks (``what``: ``"sent"``) and reads from them
+    (``what`` names the rank: ``"... (rank R)"``), in order."""
+    events = []
+    real_decode, real_encode = tp_module.decode_control, tp_module.encode_control
+
+    def decode_control(frame, what="a control message"):
+        msg = real_decode(frame, what)
+        events.append((time.monotonic(), what, type(msg).__name__))
+        return msg
+
+    def encode_control(msg):
+        events.append((time.monotonic(), "sent", type(msg).__name__))
+        return real_encode(msg)
+
+    monkeypatch.setattr(tp_module, "decode_control", decode_control)
+    monkeypatch.setattr(tp_module, "encode_control", encode_control)
+    return events
+
+
+#: The model's columns, the last piece of a rank's report before its output digest,
+#: made this long: under a quarter of the peer timeout, so no KeepAlive follows it.
+COLUMNS_DELAY_S = 0.4
+
+
+def test_tp_ranks_digest_within_the_quarter_of_their_report(monkeypatch):
+    # --tp 2: on Stop each rank builds its report (here its model's columns take 0.4 s,
+    # under the 0.5 s quarter of the 2 s peer timeout), then digests every output
+    # (0.04 s each). The digest goes on counting the report's quarter: the scheduler
+    # hears from each rank 0.5 s after the Stop (one 40 ms piece late at most), not
+    # 0.4 + 0.5 s after it, and then every quarter.
+    monkeypatch.setenv("FAKE_RUNNER_MODE", "slow-report")
+    monkeypatch.setenv("FAKE_RUNNER_DELAY_S", str(DELAY_S))
+    monkeypatch.setenv("FAKE_RUNNER_COLUMNS_DELAY_S", str(COLUMNS_DELAY_S))
+    events = _time_rank_messages(monkeypatch)
+    result = run_case(_spec(tp=2), runner_command=[sys.executable, str(FAKE_RUNNER)])
+    _assert_complete(result)
+    [stop_t] = [t for t, what, kind in events if (what, kind) == ("sent", "Stop")]
+    for rank in (0, 1):
+        heard = [(t, kind) for t, what, kind in events
+                 if t > stop_t and what.endswith(f"(rank {rank})")]
+        assert [kind for _, kind in heard] == ["KeepAlive"] * (len(heard) - 1) + [
+            "RunnerReport"]
+        assert len(heard) - 1 >= MIN_KEEPALIVES
+        times = [stop_t] + [t for t, _ in heard]
+        silences = [b - a for a, b in zip(times, times[1:])]
+        # a quarter, one piece and this machine's scheduling; 0.4 + 0.5 s before
+        assert max(silences) < TIMEOUT_S / 4 + 0.2, (rank, silences[:3])
 
 
 #: A single call of the end of a case (a collection, a heap report) made this long:
@@ -312,3 +364,35 @@ def test_a_later_phase_counts_its_first_quarter_from_the_last_keepalive():
     loop_end = exchange.heartbeat()  # a new loop's end: from now
     loop_end.beat()
     assert loop_end.sent == 0
+
+
+def test_pp_stages_wait_while_the_scheduler_collects_at_the_end_of_warm_up(monkeypatch):
+    # --pp 2: at the end of warm-up the scheduler collects its heap (3 s here, under a
+    # 2 s peer timeout) while both stages wait for the next micro-batch.
+    monkeypatch.setattr(scheduler_loop, "gc", _SlowCollect(LONG_CALL_S))
+    heartbeats = _count_scheduler_keepalives(monkeypatch)
+    result = run_case(steady_case(8, max_steps=STEPS, pp=2, peer_timeout_s=TIMEOUT_S))
+    assert result.counted_seqs == list(range(WARMUP, STEPS))
+    keepalives = sum(h.sent for h in heartbeats)
+    assert keepalives >= MIN_LONG_CALL_KEEPALIVES == 5
+    # Empty frames: the input oracle's check at the end, the stop and one per KeepAlive.
+    assert result.s2r_marker_frames == 2 + keepalives
+    # The end of warm-up and the end of the loop count from the last frame sent.
+    assert [h.fresh for h in heartbeats] == [False, False]
+
+
+def test_pp_stages_count_the_quarter_from_the_last_frame_sent():
+    # --pp: the first stage waits for the next frame from the end of its share of the
+    # last one, while the last stage still computes it. The last frame went out 0.4 s
+    # before the end of warm-up: the first KeepAlive is due 0.1 s after it (a quarter
+    # of the 2 s timeout after that frame), not 0.5 s.
+    spec = _spec()
+    result = CaseResult(spec)
+    channel = _MarkerChannel()
+    channel.sent_ns = [time.perf_counter_ns()]  # a TpSchedulerChannel's data frames
+    exchange = ChannelExchange(spec, channel, result)
+    time.sleep(0.4)
+    warmup_end = exchange.heartbeat(fresh=False)
+    time.sleep(0.15)
+    warmup_end.beat()
+    assert warmup_end.sent == 1 and result.s2r_marker_frames == 1

@@ -209,12 +209,11 @@ def test_a_tp_rank_that_never_connects_is_named_and_the_others_are_told(tmp_path
     assert rank0_err.splitlines()[-1].startswith("bench.py runner: the run failed: ")
 
 
-def test_a_runner_whose_scheduler_is_killed_exits_at_once(tmp_path):
+def test_a_runner_whose_scheduler_is_killed_exits_at_once(tmp_path, killed_bench_tmpdir):
     port = free_base_port(3)
-    own_tmp = tmp_path / "tmp"  # a SIGKILLed bench.py leaves its socket folder here
-    own_tmp.mkdir()
     args = [a if a != "40" else "100000000" for a in CASE]
-    env = dict(os.environ, TMPDIR=str(own_tmp))
+    # a SIGKILLed bench.py leaves its socket folder there
+    env = dict(os.environ, TMPDIR=str(killed_bench_tmpdir))
     sched = subprocess.Popen([sys.executable, "bench.py", *args, "--remote-runners", "--port",
                               str(port), "--output", str(tmp_path / "r")], cwd=REPO, env=env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
