@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import warnings
 
+import pandas as pd
 import pytest
 
 from analysis_run import copy_as_another_run, run_bench, scale_case_times
@@ -64,9 +65,13 @@ def test_many_runs_get_readable_labels_and_the_timed_note_by_its_points(run, tmp
     paths = [copy_as_another_run(run, tmp_path / f"a_rather_long_run_name_{i}", i + 1)
              for i in range(4)]
 
-    def timed(summary):
+    requests = pd.read_csv(run / "requests.csv")
+    tokens = requests.groupby("case_id")["num_output_tokens"].sum()
+
+    def timed(summary):  # a timed replay's tokens/s: all its output tokens over wall_s
         for case in summary["cases"]:
             case["trace_speedup"] = 1.0
+            case["output_tokens_per_s"] = tokens[case["case_id"]] / case["wall_s"]
     paths.append(_edit(run, tmp_path / "zz_timed_replay_run", timed))
     fig = plots.throughput(_load(*paths))
     assert _overlaps(fig) == []

@@ -162,8 +162,8 @@ def test_a_socket_folder_that_cannot_be_created_is_one_line(monkeypatch, tmp_pat
 
 
 @pytest.mark.parametrize("name", ["a b", "é字", "a%20b:c#d*e?f;g", "new\nline", "*"])
-def test_odd_characters_in_tmpdir_work_and_leave_nothing(monkeypatch, tmp_path, name):
-    tmp = tmp_path / name
+def test_odd_characters_in_tmpdir_work_and_leave_nothing(monkeypatch, bench_tmpdir, name):
+    tmp = bench_tmpdir / name
     tmp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(tmp))
     check_endpoints("ipc")
