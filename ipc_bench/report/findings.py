@@ -575,10 +575,21 @@ def _share_line(at, where: Where, cases, s2r_median: bool) -> str:
     median = ", medians" if s2r_median else ""
     return (f"{where(workload)} ({codec}), send's SchedulerOutput path (build + encode + "
             f"decode{median}) costs {more_or_less(s2r.diff_ns)}, "
-            f"{unsigned_pct(s2r.share)} % of cached's {s2r.base_ns / 1e3:,.1f} µs {step} step; "
-            f"send's whole {step} step, {(whole.base_ns + whole.diff_ns) / 1e3:,.1f} µs, is "
-            f"{abs(100 * whole.share):.2f} % {longer} than cached's (noisier; {over})."
-            + _oversubscribed(cases, workload, codec))
+            f"{unsigned_pct(s2r.share)} % of cached's {s2r.base_ns / 1e3:,.1f} µs {step} step"
+            f"{_share_interval(s2r)}; send's whole {step} step, "
+            f"{(whole.base_ns + whole.diff_ns) / 1e3:,.1f} µs, is "
+            f"{abs(100 * whole.share):.2f} % {longer} than cached's{_share_interval(whole)} "
+            f"(noisier; {over})." + _oversubscribed(cases, workload, codec))
+
+
+def _share_interval(share) -> str:
+    """`` (send - cached: [+1.02, +3.40] %, 95 % Student-t interval)`` of a
+    ``send_cost.MeanShare`` over two or more repetitions (signed: send - cached over
+    cached's step); '' without one."""
+    if share.low is None or share.high is None:
+        return ""
+    return (f" (send - cached: [{100 * share.low:+.2f}, {100 * share.high:+.2f}] %, "
+            f"95 % Student-t interval)")
 
 
 def _step_time_findings(cases) -> list[str]:
