@@ -31,15 +31,16 @@ class AffinityError(ValueError):
     """A CPU set that cannot be parsed or applied; the message is one line."""
 
 
-def parse_cpus(text: str) -> frozenset[int]:
+def parse_cpus(text: str, whole: str = "") -> frozenset[int]:
     """One CPU set: ``N``, ``N-M`` (N <= M) or such items joined by ``+``; CPU ids are
-    whole numbers (digits only). ``AffinityError`` when malformed."""
+    whole numbers (digits only). ``AffinityError`` when malformed, quoting ``whole``
+    (the option's whole value) when given, else ``text``."""
     cpus: set[int] = set()
     for item in text.split("+"):
         lo, sep, hi = item.strip().partition("-")
         hi = hi if sep else lo
         if not (lo.isascii() and lo.isdigit() and hi.isascii() and hi.isdigit()):
-            raise AffinityError(f"expected {SYNTAX}, got {text!r}")
+            raise AffinityError(f"expected {SYNTAX}, got {whole or text!r}")
         if int(lo) > int(hi):
             raise AffinityError(f"range {item.strip()} runs backwards: give N-M with N <= M")
         cpus.update(range(int(lo), int(hi) + 1))
@@ -49,7 +50,7 @@ def parse_cpus(text: str) -> frozenset[int]:
 def parse_affinity(text: str) -> tuple[frozenset[int], ...]:
     """``--cpu-affinity``'s value: one CPU set (``parse_cpus``) per process, in process
     order. ``AffinityError`` when malformed (an empty set included)."""
-    return tuple(parse_cpus(part) for part in text.split(","))
+    return tuple(parse_cpus(part, text) for part in text.split(","))
 
 
 def format_cpus(cpus: Iterable[int]) -> str:
@@ -80,8 +81,8 @@ def check_affinity(sets: tuple[frozenset[int], ...]) -> None:
     for cpus in sets:
         outside = sorted(cpus - allowed)
         if outside:
-            raise AffinityError(f"--cpu-affinity: CPU {format_cpus(outside)} is not one this "
-                                f"process may run on ({format_cpus(allowed)})")
+            raise AffinityError(f"--cpu-affinity: CPU {format_cpus(outside)} is not among "
+                                f"those this process may run on ({format_cpus(allowed)})")
 
 
 def pin_from_env() -> Optional[str]:
