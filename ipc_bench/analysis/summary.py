@@ -21,7 +21,8 @@ sizes bytes.
   (``analysis.frontend``: ``frontend_bytes_per_step``, ``control_plane_bytes_per_step``
   ...);
 - a one-runner case over the spinning ring (``--transport shm``): ``shm_cores``, CPUs
-  of the scheduler's affinity mask, and ``shm_oversubscribed``: fewer than 2 of them
+  of the scheduler's affinity mask (with ``--cpu-affinity``: of the case's sets
+  together, ``affinity.cores_in_use``), and ``shm_oversubscribed``: fewer than 2 of them
   (the spinning runner and the scheduler share a core: timings not comparable; the
   rule of ``--tp``'s N spinning readers, N + 1 cores, at N = 1);
 - with ``--cpu-affinity``: ``cpus_allowed``, the CPUs each of the case's processes

@@ -106,3 +106,12 @@ def cpus_allowed(pid: int) -> Optional[str]:
         return format_cpus(os.sched_getaffinity(pid))
     except OSError:
         return None
+
+
+def cores_in_use(sets: Optional[tuple[frozenset[int], ...]]) -> int:
+    """How many CPUs a case's processes may share: those of its sets together
+    (``CaseSpec.cpu_affinity``), or without sets this process's
+    (``os.sched_getaffinity(0)``), which the runners it starts inherit."""
+    if sets:
+        return len(frozenset().union(*sets))
+    return len(os.sched_getaffinity(0))

@@ -60,7 +60,8 @@ from ipc_bench.engine.model_runner import ModelRunner
 from ipc_bench.engine.models import model_info, model_step_columns
 from ipc_bench.harness.async_loop import (MAX_IN_FLIGHT, ThreadedInProcessExchange,
                                           run_async_scheduler_loop)
-from ipc_bench.harness.affinity import CPU_AFFINITY_ENV, cpus_allowed, format_cpus
+from ipc_bench.harness.affinity import (CPU_AFFINITY_ENV, cores_in_use, cpus_allowed,
+                                       format_cpus)
 from ipc_bench.harness.case_lifecycle import CaseLifecycle
 from ipc_bench.harness.floor import replay_floor
 from ipc_bench.harness.frontend_hop import FrontendHop
@@ -513,7 +514,7 @@ class _TwoProcessCase(CaseLifecycle):
         self.result.runner_device = reply.device + (" (remote runner)" if self.remote else "")
         self.result.model_info = dict(reply.model_info)
         if self.ring is not None and not self.remote:  # what the spinning reader shares
-            self.result.model_info["shm_cores"] = len(os.sched_getaffinity(0))
+            self.result.model_info["shm_cores"] = cores_in_use(spec.cpu_affinity)
         self.result.runner_pid = self.runner.pid
         if self.remote is None:  # the runner pinned itself before it answered
             self._record_cpus({"runner": self.runner.pid})

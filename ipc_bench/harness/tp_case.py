@@ -48,6 +48,7 @@ from typing import Any, Callable, NoReturn, Optional, Sequence
 import zmq
 
 from ipc_bench.engine.config import ConfigError
+from ipc_bench.harness.affinity import cores_in_use
 from ipc_bench.harness.case_lifecycle import CaseLifecycle
 from ipc_bench.harness.recording import StepFlusher
 from ipc_bench.harness.scheduler_loop import ChannelExchange
@@ -203,7 +204,7 @@ class _TpCase(CaseLifecycle):
         # The N + 2 cores rule (analysis.cores) counts readers on this machine: ranks
         # started by hand on other machines leave it no cores to count.
         self.result.model_info = dict(replies[0].model_info, tp=spec.tp,
-                                      tp_cores=len(os.sched_getaffinity(0)) if one_clock
+                                      tp_cores=cores_in_use(spec.cpu_affinity) if one_clock
                                       else None, tp_one_clock=one_clock)
         self.result.runner_pid = self.ranks.procs[0].pid
         if self.remote is None:

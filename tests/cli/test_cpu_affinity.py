@@ -140,3 +140,18 @@ def test_the_configuration_table_shows_the_sets_as_the_option_reads_them(tmp_pat
     table = _config_blocks(Results(), "r")[-1]
     assert table == ("table", ["cases", "scheduler", "model", "run"],
                      [["1: a", "", "", "cpu_affinity=0,1-3, transport=ipc"]])
+
+
+def test_the_cores_a_case_may_share_are_those_of_its_sets_together():
+    assert affinity.cores_in_use((frozenset({0}), frozenset({0}))) == 1
+    assert affinity.cores_in_use((frozenset({0}), frozenset({1, 2}))) == 3
+    assert affinity.cores_in_use(None) == len(os.sched_getaffinity(0))
+
+
+@TWO_CPUS
+@pytest.mark.parametrize("spec,cores", [("0,1", 2), ("0,0", 1)])
+def test_a_spinning_ring_counts_the_cores_of_the_pinned_sets(spec, cores, tmp_path):
+    """The scheduler alone is on one CPU; its runner on another is not oversubscribed."""
+    run = _run(tmp_path, "--transport", "shm", "--no-single-process", "--cpu-affinity", spec)
+    assert [(c["shm_cores"], c["shm_oversubscribed"]) for c in run["cases"]] == \
+        [(cores, cores < 2)] * 2
