@@ -4,7 +4,7 @@ Per counted step (means unless named ``_median``; bytes exact, times in ns), add
 the case's summary:
 
 - ``pp``: N stages; ``pp_direct``: whether the last stage sends its ids to the others;
-  ``pp_cores``: CPUs of the scheduler's affinity mask; ``pp_oversubscribed``: fewer
+  ``pp_cores``: CPUs of the scheduler's affinity mask (with ``--cpu-affinity``: of the case's sets together); ``pp_oversubscribed``: fewer
   than N + 1 of them (timings not comparable); ``pp_timings_withheld``: fewer than
   N + 2 (``analysis.cores``: the tables leave the timings out, this file keeps them);
 Every byte figure is payload: the serialized message (ZeroMQ hops) or the tensor

@@ -21,9 +21,14 @@ sizes bytes.
   (``analysis.frontend``: ``frontend_bytes_per_step``, ``control_plane_bytes_per_step``
   ...);
 - a one-runner case over the spinning ring (``--transport shm``): ``shm_cores``, CPUs
-  of the scheduler's affinity mask, and ``shm_oversubscribed``: fewer than 2 of them
+  of the scheduler's affinity mask (with ``--cpu-affinity``: of the case's sets
+  together, ``affinity.cores_in_use``), and ``shm_oversubscribed``: fewer than 2 of them
   (the spinning runner and the scheduler share a core: timings not comparable; the
   rule of ``--tp``'s N spinning readers, N + 1 cores, at N = 1);
+- with ``--cpu-affinity``: ``cpus_allowed``, the CPUs each of the case's processes
+  may run on as the kernel reported them after the handshake (``os.sched_getaffinity``
+  of each pid), ``scheduler: 0; runner: 1`` (``--tp`` / ``--pp``: ``rank N``);
+  absent without the option;
 - ``decode_token_bytes_per_step`` / ``prompt_chunk_bytes_per_step``: bytes that
   ``new_token_ids`` add to the SchedulerOutput frames over the ``cached`` policy's
   empty list, split into decode tokens (with every request's list header) and
@@ -475,6 +480,8 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
     out = _case_identity(result, a, counted)
     out.update(_model_marks(result))
     out.update(shm_cores_figures(result))
+    if result.cpus_allowed:
+        out["cpus_allowed"] = "; ".join(f"{k}: {v}" for k, v in result.cpus_allowed.items())
     if result.failed_step is not None or result.error is not None:
         out["failed_step"] = result.failed_step
     if result.rss_samples:

@@ -3,7 +3,7 @@
 Per counted step (means unless named ``_median``), added to the case's summary:
 
 - ``tp``: N, the number of runner ranks; ``tp_cores``: CPUs of the scheduler's
-  affinity mask (absent, with the two flags below, when ranks started by hand read
+  affinity mask, with ``--cpu-affinity`` of the case's sets together (absent, with the two flags below, when ranks started by hand read
   another machine's clock: they do not share this machine's cores); ``tp_oversubscribed``: fewer than N + 1 of them (the ranks and the
   scheduler share cores: timings not comparable); ``tp_timings_withheld``: fewer than
   N + 2 (``analysis.cores``: the tables leave the timings out, this file keeps them);

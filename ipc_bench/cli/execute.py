@@ -233,9 +233,18 @@ def run_metadata(args, cases, trace_sha256: Optional[str] = None) -> dict[str, A
                               input_oracle_interval=c.input_oracle_interval,
                               async_scheduling=c.async_scheduling, frontend=c.frontend,
                               tp=c.tp, pp=c.pp, trace_speedup=c.trace_speedup,
-                              floor=c.floor)
+                              floor=c.floor, cpu_affinity=_affinity_text(c.cpu_affinity))
                          for c in cases]
     return metadata
+
+
+def _affinity_text(sets) -> Optional[list[str]]:
+    """A case's ``cpu_affinity`` as recorded in the metadata: each process's CPU set as
+    ``--cpu-affinity`` reads it (``affinity.format_cpus``), in process order; ``None``
+    without the option."""
+    from ipc_bench.harness.affinity import format_cpus
+
+    return None if sets is None else [format_cpus(s) for s in sets]
 
 
 def _model_metadata(model) -> dict[str, Any]:

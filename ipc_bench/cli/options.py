@@ -233,6 +233,16 @@ def nonempty_path(kind: str):
     return parse
 
 
+def _cpu_affinity(text: str):
+    """``--cpu-affinity``: CPU sets in process order (``harness.affinity.parse_affinity``)."""
+    from ipc_bench.harness.affinity import AffinityError, parse_affinity
+
+    try:
+        return parse_affinity(text)
+    except AffinityError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _host(text: str) -> str:
     from ipc_bench.wire.transport import check_host
 
@@ -383,6 +393,17 @@ def _add_topology_options(p: argparse.ArgumentParser) -> None:
                        "transports of the tensor-parallel broadcast (scenario tp-broadcast; "
                        "default: ipc (XPUB/SUB), shm-block, and shm where the machine has a "
                        "core per process)"))
+    p.add_argument("--cpu-affinity", type=_cpu_affinity, metavar="SET[,SET...]", help=(
+        "pin the processes to CPUs (as taskset): one CPU set per process, in process "
+        "order: the scheduler, the runner (rank 0), then further --tp ranks or --pp "
+        "stages; a set is a CPU N, a range N-M, or such items joined by + (0,1: "
+        "scheduler on CPU 0, runner on CPU 1; 0,1+3: runner on CPUs 1 and 3). Give at "
+        "least as many sets as the run's largest case has processes (single-process "
+        "cases use the scheduler's set), no more; each CPU one this process may run "
+        "on. A --frontend process inherits the scheduler's set; with --remote-runners "
+        "give the scheduler's set only. Linux only. The sets each case ran with are "
+        "recorded (summary.json: cpu_affinity in the case settings, cpus_allowed per "
+        "case as read back from the kernel)"))
     p.add_argument("--host", type=_host, default=None, metavar="ADDR",
                    help="address tcp sockets bind to (default 127.0.0.1; an IP address)")
     p.add_argument("--allow-pickle-over-tcp", action="store_true",

@@ -8,7 +8,9 @@ then hands the cases to ``ipc_bench.cli.execute``.
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
+import os
 import sys
 from types import ModuleType
 from typing import Optional
@@ -62,6 +64,7 @@ def _main(argv: list[str]) -> int:
     cases = with_spec_decoding(_build_cases(args.scenario, module, opts),
                                args.num_spec_tokens, args.spec_acceptance)
     _check_cases(args, cases)
+    cases = with_cpu_affinity(cases, args.cpu_affinity, args.remote_runners)
     if args.input_oracle_interval == 0:
         print("bench.py: warning: --input-oracle-interval 0: the input oracle is off, the "
               "token ids the runner feeds are not checked (the summary and tables say so)",
@@ -69,6 +72,8 @@ def _main(argv: list[str]) -> int:
     from ipc_bench.cli.execute import run_cases
 
     remote = _remote_runners(args, cases)
+    if args.cpu_affinity:  # every check passed: the scheduler runs on its set from now
+        os.sched_setaffinity(0, args.cpu_affinity[0])
     report = getattr(module, "report", None)
     if remote is None:
         return run_cases(args, cases, report, notes=opts.notes,
@@ -81,6 +86,49 @@ def _main(argv: list[str]) -> int:
     finally:
         remote.close("" if code == 0 else "the scheduler's run was interrupted"
                      if code is None else f"the scheduler's run ended with exit code {code}")
+
+
+def case_processes(case, remote_runners: bool = False) -> tuple[str, ...]:
+    """The processes of ``case`` that ``--cpu-affinity`` pins, in its order: the
+    scheduler, then (none for a single-process case, or with ``remote_runners``:
+    started by hand elsewhere) the runner, or each ``--tp`` rank / ``--pp`` stage
+    (``rank N``, as their heap reports are named)."""
+    if case.transport == INPROC or remote_runners:
+        return ("scheduler",)
+    ranks = case.tp or case.pp
+    if ranks is None:
+        return ("scheduler", "runner")
+    return ("scheduler", *(f"rank {r}" for r in range(ranks)))
+
+
+def with_cpu_affinity(cases: list, sets, remote_runners: bool = False) -> list:
+    """``cases`` with ``CaseSpec.cpu_affinity`` set to the first ``len(
+    case_processes(case))`` of ``sets`` (``--cpu-affinity``; ``None``: as they are).
+    ``UsageError`` (one line) on a platform without ``os.sched_setaffinity``, for a
+    CPU this process may not run on, for fewer sets than a case has processes, or for
+    more than the largest case has (a set no process would use)."""
+    from ipc_bench.harness.affinity import AffinityError, check_affinity
+
+    if sets is None:
+        return cases
+    try:
+        check_affinity(sets)
+    except AffinityError as exc:
+        raise UsageError(str(exc)) from None
+    widest = max(cases, key=lambda c: len(case_processes(c, remote_runners)))
+    names = case_processes(widest, remote_runners)
+    given = f"--cpu-affinity gives {len(sets)} CPU set{'s' if len(sets) > 1 else ''}"
+    if len(sets) < len(names):
+        raise UsageError(f"{given}, but case {widest.case_id} runs {len(names)} processes "
+                         f"({', '.join(names)}): give one set per process")
+    if len(sets) > len(names):
+        raise UsageError(f"{given}, but this run's cases run at most {len(names)} "
+                         f"process{'es' if len(names) > 1 else ''} ({', '.join(names)})"
+                         + (": runners on other hosts are not pinned from here"
+                            if remote_runners else ""))
+    return [dataclasses.replace(
+        c, cpu_affinity=tuple(sets[:len(case_processes(c, remote_runners))]))
+        for c in cases]
 
 
 def _remote_runners(args, cases):

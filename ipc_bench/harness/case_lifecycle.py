@@ -135,12 +135,24 @@ class CaseLifecycle:
                     if endpoint_dir is not None:
                         endpoint_dir.cleanup()
 
-    def _spawn(self, start: Callable[..., Any], *args: Any) -> Any:
-        """Start one runner, ``start(*args)``, with SIGINT / SIGTERM deferred until its
-        handle is in ``procs`` (the shutdown reaps it whatever arrives); returns it."""
+    def _spawn(self, start: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Start one runner, ``start(*args, **kwargs)``, with SIGINT / SIGTERM deferred
+        until its handle is in ``procs`` (the shutdown reaps it whatever arrives);
+        returns it."""
         with deferred():  # the handle must be kept, whatever signal arrives
-            self.procs.append(start(*args))
+            self.procs.append(start(*args, **kwargs))
         return self.procs[-1]
+
+    def _record_cpus(self, pids: dict[str, int]) -> None:
+        """With ``spec.cpu_affinity``: record in ``result.cpus_allowed`` the CPUs the
+        kernel lets this process (``scheduler``) and each of ``pids`` (process name ->
+        pid) run on, read after the handshake (``affinity.cpus_allowed``)."""
+        if not self.spec.cpu_affinity:
+            return
+        from ipc_bench.harness.affinity import cpus_allowed
+
+        for name, pid in {"scheduler": 0, **pids}.items():
+            self.result.cpus_allowed[name] = cpus_allowed(pid) or "unknown"
 
     def _await_remote(self, count: int) -> None:
         """Runners started by hand: wait up to ``startup_timeout_s`` for the

@@ -39,6 +39,7 @@ from typing import Any, Callable, Optional
 import zmq
 
 from ipc_bench.engine.config import ConfigError
+from ipc_bench.harness.affinity import pin_from_env
 from ipc_bench.engine.messages import ModelRunnerOutput, SchedulerOutput
 from ipc_bench.engine.model_runner import ModelRunner, RunnerError
 from ipc_bench.engine.models import model_info, model_step_columns
@@ -591,7 +592,9 @@ def runner_main(ctl_endpoint: str, make_runner: Callable[[RunnerConfig], Any] = 
                 serve: Optional[Callable[..., int]] = None) -> int:
     """Entry point of the runner process; returns its exit code.
 
-    Exit codes: 0 after sending its report; 2 ``ctl_endpoint`` cannot be connected
+    Pins itself first to the CPU set in ``affinity.CPU_AFFINITY_ENV`` when the
+    scheduler set it (``--cpu-affinity``). Exit codes: 0 after sending its report; 2
+    that set cannot be applied, or ``ctl_endpoint`` cannot be connected
     to (``transport.EndpointError``, one line on stderr, within
     ``transport.CONNECT_TIMEOUT_S``); 3 handshake refused or never came; 4 a step
     failed (an ``ErrorReport`` naming the step went to the scheduler first); 5 the
@@ -601,6 +604,10 @@ def runner_main(ctl_endpoint: str, make_runner: Callable[[RunnerConfig], Any] = 
     if peer_problem():
         say(f"{peer_problem()} at start-up")
         return EXIT_SCHEDULER_GONE
+    pin_problem = pin_from_env()  # --cpu-affinity: before any work of this process
+    if pin_problem:
+        say(pin_problem)
+        return EXIT_USAGE
     ctx = zmq.Context()
     socks: Optional[RunnerSockets] = None
     ring: Optional[RingReader] = None

@@ -125,6 +125,9 @@ class CaseSpec:
     ``engine.pipeline``): ``pp`` micro-batches in flight through the async loop.
     ``pp_direct``: the last stage sends its sampled ids to the other stages
     (``policy`` is then ``cached`` and ``arm`` ``direct``).
+    ``cpu_affinity``: ``None``, or the CPU set of each of the case's processes in
+    process order (scheduler, runner or rank 0, further ranks or stages;
+    ``harness.affinity``, ``--cpu-affinity``); the runners pin themselves to theirs.
     """
 
     scenario: str
@@ -157,6 +160,7 @@ class CaseSpec:
     frontend: bool = False
     pp: Optional[int] = None
     pp_direct: bool = False
+    cpu_affinity: Optional[tuple[frozenset[int], ...]] = None
 
     @property
     def arm_label(self) -> str:
@@ -219,6 +223,9 @@ class CaseResult:
     frontend_expected_streams: dict[str, tuple[int, str]] = field(default_factory=dict)
     frontend_pid: Optional[int] = None
     frontend_token_digest: str = ""  # engine.outputs.streams_digest of the frontend's report
+    # --cpu-affinity: process ("scheduler", "runner", "rank N") -> the CPUs the kernel
+    # let it run on after the handshake (harness.affinity.cpus_allowed)
+    cpus_allowed: dict[str, str] = field(default_factory=dict)
 
 
 class CaseError(RuntimeError):

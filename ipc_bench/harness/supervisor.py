@@ -60,6 +60,8 @@ from ipc_bench.engine.model_runner import ModelRunner
 from ipc_bench.engine.models import model_info, model_step_columns
 from ipc_bench.harness.async_loop import (MAX_IN_FLIGHT, ThreadedInProcessExchange,
                                           run_async_scheduler_loop)
+from ipc_bench.harness.affinity import (CPU_AFFINITY_ENV, cores_in_use, cpus_allowed,
+                                       format_cpus)
 from ipc_bench.harness.case_lifecycle import CaseLifecycle
 from ipc_bench.harness.floor import replay_floor
 from ipc_bench.harness.frontend_hop import FrontendHop
@@ -112,18 +114,23 @@ class RunnerProcess:
     holds its arguments): started with its stderr in a private file, asked how it
     ended, reaped.
 
-    ``CaseError`` when it cannot be started. ``problem()``: ``None`` while it runs,
+    ``cpus``: the CPU set it pins itself to at start-up (``--cpu-affinity``; ``None``:
+    it keeps the set it inherits). ``CaseError`` when it cannot be started. ``problem()``: ``None`` while it runs,
     else one line (exit code or signal, and the last line it wrote to stderr).
     ``state()``: its ``/proc`` state (``S (sleeping)``, ``T (stopped)``..., or
     ``unknown``).
     """
 
     def __init__(self, ctl_endpoint: str | Sequence[str], stderr_path: str,
-                 command: Sequence[str] = RUNNER_COMMAND, role: str = "runner"):
+                 command: Sequence[str] = RUNNER_COMMAND, role: str = "runner",
+                 cpus: Optional[frozenset[int]] = None):
         env = dict(os.environ)
         env["PYTHONPATH"] = _PACKAGE_ROOT + os.pathsep + env.get("PYTHONPATH", "")
         env.setdefault("OMP_NUM_THREADS", "1")
         env[SCHEDULER_PID_ENV] = str(os.getpid())
+        env.pop(CPU_AFFINITY_ENV, None)
+        if cpus:  # the runner pins itself at start-up (affinity.pin_from_env)
+            env[CPU_AFFINITY_ENV] = format_cpus(cpus)
         self.stderr_path = stderr_path
         # Where the runner writes its heap report when IPC_BENCH_HEAP_REPORT is set.
         self.role = role
@@ -338,6 +345,8 @@ def _run_case_inproc(spec: CaseSpec, on_step, result: CaseResult, sink,
                          async_scheduling=spec.async_scheduling)
     result.runner_device = f"{runner.model.device} (in-process)"
     result.model_info = model_info(runner.model)
+    if spec.cpu_affinity:  # --cpu-affinity: the scheduler's set, the runner's too here
+        result.cpus_allowed["scheduler"] = cpus_allowed(0) or "unknown"
     stepper = TimedModelRunner(runner)
     flusher = StepFlusher(spec, sink, flush_interval_s)
     frontend = start_frontend(spec, result)
@@ -473,7 +482,8 @@ class _TwoProcessCase(CaseLifecycle):
             self._await_remote(1)
         else:
             self._spawn(RunnerProcess, socks.endpoints.ctl,
-                        os.path.join(folder, "runner.stderr"), self.runner_command)
+                        os.path.join(folder, "runner.stderr"), self.runner_command,
+                        cpus=spec.cpu_affinity[1] if spec.cpu_affinity else None)
         window = MAX_IN_FLIGHT if spec.async_scheduling else 1
         if self.ring is not None:
             channel = RingSchedulerChannel(socks, self.ring, spec.peer_timeout_s,
@@ -504,8 +514,10 @@ class _TwoProcessCase(CaseLifecycle):
         self.result.runner_device = reply.device + (" (remote runner)" if self.remote else "")
         self.result.model_info = dict(reply.model_info)
         if self.ring is not None and not self.remote:  # what the spinning reader shares
-            self.result.model_info["shm_cores"] = len(os.sched_getaffinity(0))
+            self.result.model_info["shm_cores"] = cores_in_use(spec.cpu_affinity)
         self.result.runner_pid = self.runner.pid
+        if self.remote is None:  # the runner pinned itself before it answered
+            self._record_cpus({"runner": self.runner.pid})
 
     def _still_starting(self, exc: PeerTimeout) -> str:
         """The line for a start-up timeout (the handshake or the first step): the runner

@@ -48,6 +48,7 @@ from typing import Any, Callable, NoReturn, Optional, Sequence
 import zmq
 
 from ipc_bench.engine.config import ConfigError
+from ipc_bench.harness.affinity import cores_in_use
 from ipc_bench.harness.case_lifecycle import CaseLifecycle
 from ipc_bench.harness.recording import StepFlusher
 from ipc_bench.harness.scheduler_loop import ChannelExchange
@@ -185,8 +186,11 @@ class _TpCase(CaseLifecycle):
         self.exchange = TpExchange(spec, channel, self.result)
         for rank in range(spec.tp):
             os.mkdir(os.path.join(folder, f"rank{rank}"), 0o700)
+            cpus = ({"cpus": spec.cpu_affinity[1 + rank]}  # not with ranks started by hand
+                    if len(spec.cpu_affinity or ()) > 1 + rank else {})
             self._spawn(self.process, socks.endpoints["ctls"][rank],
-                        os.path.join(folder, f"rank{rank}", "runner.stderr"), self.runner_command)
+                        os.path.join(folder, f"rank{rank}", "runner.stderr"), self.runner_command,
+                        **cpus)
         if self.remote is not None:  # started by hand: wait for each rank's connection
             self._await_remote(spec.tp)
         replies = self._handshake(channel, socks)
@@ -200,9 +204,12 @@ class _TpCase(CaseLifecycle):
         # The N + 2 cores rule (analysis.cores) counts readers on this machine: ranks
         # started by hand on other machines leave it no cores to count.
         self.result.model_info = dict(replies[0].model_info, tp=spec.tp,
-                                      tp_cores=len(os.sched_getaffinity(0)) if one_clock
+                                      tp_cores=cores_in_use(spec.cpu_affinity) if one_clock
                                       else None, tp_one_clock=one_clock)
         self.result.runner_pid = self.ranks.procs[0].pid
+        if self.remote is None:
+            self._record_cpus({self._proc_label(i): p.pid
+                               for i, p in enumerate(self.ranks.procs)})
 
     def _one_clock(self, replies: list[Ready]) -> bool:
         """Whether every rank reads this machine's monotonic clock, so that its times

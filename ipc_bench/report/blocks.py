@@ -726,14 +726,15 @@ def _run_option_lines(md: dict[str, Any]) -> list[str]:
 #: Case settings shown in the configuration table only when they are not at their
 #: default (``CaseSpec``'s): older runs, which lack them, show nothing for them.
 _CASE_DEFAULTS = {"async_scheduling": False, "frontend": False, "tp": None, "pp": None,
-                  "trace_speedup": None, "floor": True}
+                  "trace_speedup": None, "floor": True, "cpu_affinity": None}
 
 
 def _config_blocks(results, run_id: str) -> list[Block]:
     """The run's settings: a list (scenario, command, status, options) and a table of
     the case settings, one row per group of cases that share them; a model setting
     the case's model does not use (``scenario.model_uses``: the null model's
-    ``step_time_ms``), or ``spec_acceptance`` without drafts, is left out."""
+    ``step_time_ms``), or ``spec_acceptance`` without drafts, is left out. A case's
+    ``cpu_affinity`` (``--cpu-affinity``) is shown as the option reads it (``0,1``)."""
     import json
 
     from ipc_bench.harness.scenario import model_uses
@@ -761,7 +762,8 @@ def _config_blocks(results, run_id: str) -> list[Block]:
         rows.append([f"{len(ids)}: {ids[0]}" + (f" … {ids[-1]}" if len(ids) > 1 else ""),
                      ", ".join(f"{k}={v}" for k, v in sched.items()),
                      ", ".join(f"{k}={v}" for k, v in model.items()),
-                     ", ".join(f"{k}={v}" for k, v in c.items())])
+                     ", ".join(f"{k}={','.join(v) if k == 'cpu_affinity' else v}"
+                               for k, v in c.items())])
     if rows:
         blocks.append(("table", ["cases", "scheduler", "model", "run"], rows))
     return blocks

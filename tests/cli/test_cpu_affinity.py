@@ -1,0 +1,157 @@
+"""``--cpu-affinity``: its syntax, its refusals (one line, exit 2, nothing started), a
+real two-process run whose runner is pinned, and how runs that differ in it compare."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from fault_helpers import REPO
+from ipc_bench import cli
+from ipc_bench.harness import affinity
+from ipc_bench.harness.affinity import format_cpus, parse_affinity
+from ipc_bench.harness.environment import compare_settings
+
+DS = ["--scenario", "decode-steady", "--num-running", "2", "--steps", "20",
+      "--warmup-steps", "2", "--policies", "send,cached", "--codecs", "msgpack",
+      "--no-floor", "--quiet"]
+SYNTAX = ("expected comma-separated CPU sets in process order (scheduler, runner, further "
+          "ranks or stages), each a CPU N, a range N-M, or several joined by + (0+2-3)")
+ALLOWED = format_cpus(os.sched_getaffinity(0))
+TWO_CPUS = pytest.mark.skipif(not {0, 1} <= os.sched_getaffinity(0),
+                              reason="needs CPUs 0 and 1")
+
+
+def test_sets_are_read_in_process_order_and_written_back_the_same():
+    sets = parse_affinity("0,1-3,0+2-3, 4 ")
+    assert sets == (frozenset({0}), frozenset({1, 2, 3}), frozenset({0, 2, 3}),
+                    frozenset({4}))
+    assert [format_cpus(s) for s in sets] == ["0", "1-3", "0+2-3", "4"]
+    assert format_cpus({5, 1, 2, 3, 7, 8}) == "1-3+5+7-8"
+
+
+#: (the option's value, the scenario's other options, the error after "bench.py: error: ")
+REFUSALS = [
+    ("0,x", [], f"argument --cpu-affinity: {SYNTAX}, got '0,x'"),
+    ("0,,1", [], f"argument --cpu-affinity: {SYNTAX}, got '0,,1'"),
+    ("0,-1", [], f"argument --cpu-affinity: {SYNTAX}, got '0,-1'"),
+    ("", [], f"argument --cpu-affinity: {SYNTAX}, got ''"),
+    ("0,3-1", [], "argument --cpu-affinity: range 3-1 runs backwards: give N-M with N <= M"),
+    ("0,4096", [], "--cpu-affinity: CPU 4096 is not among those this process may run on "
+     f"({ALLOWED})"),
+    ("0", [], "--cpu-affinity gives 1 CPU set, but case num_running=2/send/msgpack#0 runs 2 "
+     "processes (scheduler, runner): give one set per process"),
+    ("0,1,0", [], "--cpu-affinity gives 3 CPU sets, but this run's cases run at most 2 "
+     "processes (scheduler, runner)"),
+    ("0,0", ["--transport", "tcp", "--remote-runners"],
+     "--cpu-affinity gives 2 CPU sets, but this run's cases run at most 1 process "
+     "(scheduler): runners on other hosts are not pinned from here"),
+]
+
+
+@pytest.mark.parametrize("spec,more,message", REFUSALS, ids=[r[0] or "empty" for r in REFUSALS])
+def test_bad_sets_are_one_line_and_exit_2_before_any_case(spec, more, message, tmp_path,
+                                                           capsys):
+    before = os.sched_getaffinity(0)
+    code = cli.main(DS + more + ["--cpu-affinity", spec, "--output", str(tmp_path / "run")])
+    out, err = capsys.readouterr()
+    assert (code, err.splitlines(), out) == (2, [f"bench.py: error: {message}"], "")
+    assert not (tmp_path / "run").exists()
+    assert os.sched_getaffinity(0) == before  # nothing pinned
+
+
+def test_a_platform_without_sched_setaffinity_is_refused(monkeypatch, tmp_path, capsys):
+    monkeypatch.delattr(os, "sched_setaffinity")
+    code = cli.main(DS + ["--cpu-affinity", "0,0", "--output", str(tmp_path / "run")])
+    out, err = capsys.readouterr()
+    assert (code, err.splitlines(), out) == (2, [
+        "bench.py: error: --cpu-affinity needs os.sched_setaffinity, which this platform "
+        "lacks (Linux only)"], "")
+
+
+def test_a_runner_given_a_set_it_cannot_take_says_why():
+    env = dict(os.environ, IPC_BENCH_CPU_AFFINITY="4096",
+               PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, "-c", "from ipc_bench.harness.affinity import "
+                           "pin_from_env; print(pin_from_env())"], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.stdout == ("cannot pin the runner to CPUs 4096 (IPC_BENCH_CPU_AFFINITY): "
+                           "[Errno 22] Invalid argument\n")
+
+
+def _run(tmp_path, *more: str) -> dict:
+    proc = subprocess.run([sys.executable, "bench.py", *DS, *more, "--output",
+                           str(tmp_path)], cwd=REPO, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads((tmp_path / "summary.json").read_text())
+
+
+@TWO_CPUS
+def test_a_pinned_run_records_the_sets_the_kernel_reports(tmp_path):
+    """Scheduler on CPU 0, runner on CPU 1: the runner's set is read back from the
+    kernel (its pid) after the handshake; the single-process cases run on the
+    scheduler's; without the option nothing is recorded."""
+    pinned = _run(tmp_path / "pinned", "--cpu-affinity", "0,1")
+    got = {c["case_id"]: c["cpus_allowed"] for c in pinned["cases"]}
+    assert got == {"num_running=2/send/msgpack#0": "scheduler: 0; runner: 1",
+                   "num_running=2/cached/msgpack#0": "scheduler: 0; runner: 1",
+                   "num_running=2/send/none#0": "scheduler: 0",
+                   "num_running=2/cached/none#0": "scheduler: 0"}
+    recorded = {c["case_id"]: c["cpu_affinity"] for c in pinned["metadata"]["cases"]}
+    assert recorded == {"num_running=2/send/msgpack#0": ["0", "1"],
+                        "num_running=2/cached/msgpack#0": ["0", "1"],
+                        "num_running=2/send/none#0": ["0"],
+                        "num_running=2/cached/none#0": ["0"]}
+    free = _run(tmp_path / "free", "--no-single-process")
+    assert ["cpus_allowed" in c for c in free["cases"]] == [False, False]
+    assert [c["cpu_affinity"] for c in free["metadata"]["cases"]] == [None, None]
+
+
+def test_runs_that_differ_in_their_sets_are_not_comparable():
+    case = {"case_id": "num_running=2/send/msgpack#0", "labels": {"num_running": 2},
+            "policy": "send", "arm": "send", "codec": "msgpack", "repetition": 0,
+            "transport": "ipc", "cpu_affinity": ["0", "1"]}
+    pinned = {"scenario": "decode-steady", "seed": 0, "cases": [case]}
+    free = copy.deepcopy(pinned)
+    free["cases"][0]["cpu_affinity"] = None
+    older = copy.deepcopy(pinned)
+    del older["cases"][0]["cpu_affinity"]
+    assert compare_settings(pinned, free) == (
+        ["case setting cpu_affinity differs: [0, 1] vs absent (workload num_running=2)"],
+        ["num_running=2"])
+    assert compare_settings(free, older) == ([], [])
+
+
+def test_the_configuration_table_shows_the_sets_as_the_option_reads_them(tmp_path):
+    from ipc_bench.report.blocks import _config_blocks
+
+    class Results:
+        metadata = {"r": {"scenario": "decode-steady", "seed": 0, "cases": [
+            {"case_id": "a", "labels": {}, "policy": "send", "codec": "msgpack",
+             "repetition": 0, "transport": "ipc", "cpu_affinity": ["0", "1-3"]}]}}
+        status = {"r": "complete"}
+
+    table = _config_blocks(Results(), "r")[-1]
+    assert table == ("table", ["cases", "scheduler", "model", "run"],
+                     [["1: a", "", "", "cpu_affinity=0,1-3, transport=ipc"]])
+
+
+def test_the_cores_a_case_may_share_are_those_of_its_sets_together():
+    assert affinity.cores_in_use((frozenset({0}), frozenset({0}))) == 1
+    assert affinity.cores_in_use((frozenset({0}), frozenset({1, 2}))) == 3
+    assert affinity.cores_in_use(None) == len(os.sched_getaffinity(0))
+
+
+@TWO_CPUS
+@pytest.mark.parametrize("spec,cores", [("0,1", 2), ("0,0", 1)])
+def test_a_spinning_ring_counts_the_cores_of_the_pinned_sets(spec, cores, tmp_path):
+    """The scheduler alone is on one CPU; its runner on another is not oversubscribed."""
+    run = _run(tmp_path, "--transport", "shm", "--no-single-process", "--cpu-affinity", spec)
+    assert [(c["shm_cores"], c["shm_oversubscribed"]) for c in run["cases"]] == \
+        [(cores, cores < 2)] * 2
