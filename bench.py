@@ -9,6 +9,16 @@ if __name__ == "__main__":
     signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
     import sys
 
-    from ipc_bench.cli import main
+    from ipc_bench.errors import missing_dependency_text
 
-    sys.exit(main())
+    try:
+        from ipc_bench.cli import main
+
+        code = main()
+    except ModuleNotFoundError as exc:  # a declared dependency not installed: one line
+        line = missing_dependency_text(exc)
+        if line is None:
+            raise
+        print(f"bench.py: error: {line}", file=sys.stderr)
+        code = 2
+    sys.exit(code)

@@ -25,3 +25,27 @@ def runner_failed_text(step: int, message: str) -> str:
     if step < 0:
         return f"runner failed before its first step: {message}"
     return f"runner failed at step {step} ({STEP_NUMBERING}): {message}"
+
+
+#: The project's declared dependencies (pyproject.toml ``dependencies``): the name a
+#: module is imported by -> the name pip installs it by
+#: (tests/cli/test_missing_dependency.py checks this against pyproject.toml).
+DEPENDENCIES = {
+    "torch": "torch", "numpy": "numpy", "msgspec": "msgspec", "zmq": "pyzmq",
+    "pyperf": "pyperf", "pandas": "pandas", "matplotlib": "matplotlib", "tqdm": "tqdm",
+    "scipy": "scipy",
+}
+
+
+def missing_dependency_text(exc: BaseException) -> str | None:
+    """The line for an ``ImportError`` ``exc`` raised because a declared dependency
+    (``DEPENDENCIES``) is not installed: ``missing dependency 'zmq' (pyzmq): install
+    the project with pip install -e .``; ``None`` for any other exception (a module of
+    its own missing inside a dependency, one of ``ipc_bench``'s, a failure in a module
+    that was found), which the caller lets through."""
+    name = getattr(exc, "name", None)
+    if not isinstance(exc, ModuleNotFoundError) or name not in DEPENDENCIES:
+        return None
+    dist = DEPENDENCIES[name]
+    named = f"'{name}'" + ("" if dist == name else f" ({dist})")
+    return f"missing dependency {named}: install the project with pip install -e ."

@@ -9,7 +9,8 @@ medians (``STEP_MEDIANS``) and the runner gap figures (``RUNNER_GAP_COLUMNS``); 
 ``output_tokens_per_s`` from its own tokens, counted steps and mean step; a timed
 replay's wall-time ``output_tokens_per_s`` from its ``requests.csv`` output tokens and
 its ``wall_s``, and that ``wall_s`` (not recorded otherwise, so not recomputed) against
-the end of its last step. A case that
+the end of its last step; its floor figures (``FLOOR_FIGURES``: floor median and mean,
+floor tok/s, x floor) from its ``floor.csv`` rows. A case that
 disagrees is left out whole with one warning naming the figure and both values. A run
 folder that is a copy of another one given is refused: the same start time
 (``check_copies``) or the same per-step timings (``check_copied_steps``).
@@ -925,7 +926,56 @@ def _gap_problem(case, rows, counted, path: Path) -> str | None:
     return None
 
 
-def _disagreeing_cases(steps, requests, cases,
+#: ``summary.json`` floor figures recomputed from a case's ``floor.csv`` rows (one
+#: ``floor_step_ns`` per counted step replayed): figure -> how
+#: (``analysis.summary._floor_figures``); the two must agree (``_floor_problem``).
+FLOOR_FIGURES: tuple[tuple[str, str], ...] = (
+    ("floor_step_ns_median", "median"), ("floor_step_ns_mean", "mean"),
+    ("floor_output_tokens_per_s", "tokens"), ("step_to_floor_ratio", "ratio"),
+)
+
+
+def _floor_problem(case, floor_rows, path: Path) -> str | None:
+    """The line of a case (a ``cases`` row) whose floor figures (``FLOOR_FIGURES``) are
+    not those its ``floor.csv`` rows (``floor_rows``: the case's, one per counted step,
+    ``num_steps`` of them) give, as ``analysis.summary._floor_figures`` computes them:
+    the median and mean ``floor_step_ns`` (ns), its ``output_tokens`` over their total
+    (tok/s), and its counted steps' time (``num_steps`` x ``step_ns_mean``, both
+    checked against ``steps.csv`` by ``_step_problem``) over that total (relative
+    ``STEP_MEAN_TOLERANCE``), naming the first; ``None`` when they agree, when the case
+    has no floor, or that many rows (a file cut short: ``_load_warnings``)."""
+    import numpy as np
+
+    n = _figure(case, "num_steps")
+    if not n or len(floor_rows) != n or "floor_step_ns" not in floor_rows:
+        return None
+    floor = floor_rows["floor_step_ns"].to_numpy(dtype=float)
+    if np.isnan(floor).any() or not floor.sum():
+        return None
+    total = float(floor.sum())
+    tokens, mean = _figure(case, "output_tokens"), _figure(case, "step_ns_mean")
+    recomputed = dict(
+        median=float(np.median(floor)), mean=float(floor.mean()),
+        tokens=None if tokens is None else tokens / (total / 1e9),
+        ratio=None if mean is None else n * mean / total)
+    over = f"over its {len(floor):,} floor.csv rows"
+    for figure, kind in FLOOR_FIGURES:
+        got, want = recomputed[kind], _figure(case, figure)
+        if got is None or want is None or not _differ(got, want):
+            continue
+        said = {"median": f"a median floor_step_ns of {got:,.6g} {over}",
+                "mean": f"a mean floor_step_ns of {got:,.6g} {over}",
+                "tokens": f"its output_tokens {tokens:,.15g} over the {total:,.15g} ns "
+                          f"of its {len(floor):,} floor.csv rows: {got:,.6g} tok/s",
+                "ratio": f"its {n:,.15g} counted steps of step_ns_mean {mean:,.6g} over "
+                         f"the {total:,.15g} ns of its {len(floor):,} floor.csv rows: "
+                         f"{got:,.6g}"}[kind]
+        return (f"{path}: case {str(case['case_id'])!r} has {said}, but summary.json "
+                f"has {figure} {want:,.6g} (left out)")
+    return None
+
+
+def _disagreeing_cases(steps, requests, floor, cases,
                        run_dir: Path) -> tuple[set[str], list[str]]:
     """The case ids of ``cases`` (summary entries) whose figures disagree, and one line
     per such case naming the first figure and both values: a figure that is not the
@@ -934,7 +984,8 @@ def _disagreeing_cases(steps, requests, cases,
     (``_rate_problem``), or, for a timed replay, a wall-time ``output_tokens_per_s``
     that is not its ``requests.csv`` rows' output tokens (``requests``) over its
     ``wall_s`` (``_wall_rate_problem``), or a ``wall_s`` shorter than its last step
-    (``_wall_problem``). The figures from the one and the
+    (``_wall_problem``), or floor figures that are not its ``floor.csv`` rows'
+    (``floor``: ``_floor_problem``). The figures from the one and the
     tables from the other would not agree, so the case is left out."""
     if "case_id" not in cases:
         return set(), []
@@ -942,6 +993,7 @@ def _disagreeing_cases(steps, requests, cases,
                   and "num_steps" in cases)
     ids = steps["case_id"].astype(str) if rows_known else None
     req_ids = requests["case_id"].astype(str) if "case_id" in requests else None
+    floor_ids = floor["case_id"].astype(str) if "case_id" in floor else None
     bad, lines = set(), []
     for i in range(len(cases)):
         case = cases.iloc[i]
@@ -956,6 +1008,9 @@ def _disagreeing_cases(steps, requests, cases,
                                      run_dir / "summary.json")
         if why is None and rows is not None:
             why = _wall_problem(case, rows, run_dir / "summary.json")
+        if why is None and floor_ids is not None:
+            why = _floor_problem(case, floor[floor_ids == str(case["case_id"])],
+                                 run_dir / "floor.csv")
         if why is not None:
             lines.append(why)
             bad.add(str(case["case_id"]))
@@ -1336,7 +1391,7 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     steps, requests, floor, itl = (tables[k] for k in ("steps", "requests", "floor", "itl"))
     steps, lines = _impossible_steps(steps, run_dir / "steps.csv")
     row_lines += lines + _long_steps(steps, cases, run_dir / "steps.csv")
-    disagree, lines = _disagreeing_cases(steps, requests, cases, run_dir)
+    disagree, lines = _disagreeing_cases(steps, requests, floor, cases, run_dir)
     row_lines += lines
     if disagree and len(cases) == len(disagree):
         more = f" (and {len(disagree) - 1} more)" if len(disagree) > 1 else ""
@@ -1458,12 +1513,12 @@ def load(path_or_paths) -> Results:
     ``num_total_steps`` is said too, as one with fewer is; a case whose figures are
     not those its counted rows give (``_step_problem``: sums, means, medians, runner
     gaps), its own tokens and steps (``_rate_problem``) or, timed replays, its requests'
-    tokens and ``wall_s`` (``_wall_rate_problem``, ``_wall_problem``) is left out with
-    its rows (one warning naming the first such figure and both values). ``ResultsError`` (one
-    line) when ``cases`` is not a list, is missing or empty in a run whose status is
-    ``complete``, or no case is left; when a folder is given twice
-    (``check_distinct_runs``) or is a copy of another one given (``check_copies``,
-    ``check_copied_steps``).
+    tokens and ``wall_s`` (``_wall_rate_problem``, ``_wall_problem``) or its floor.csv
+    rows (``_floor_problem``) is left out with its rows (one warning naming the first
+    such figure and both values). ``ResultsError`` (one line) when ``cases`` is not a
+    list, is missing or empty in a complete run, or no case is left; when a folder is
+    given twice (``check_distinct_runs``) or is a copy of another one given
+    (``check_copies``, ``check_copied_steps``).
     Every other case is loaded, those that did not finish included:
     ``Results.finished`` leaves them out.
     """

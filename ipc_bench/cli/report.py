@@ -1,5 +1,7 @@
-"""``python bench.py report RUN_DIR [RUN_DIR ...] [--output DIR]``: render run folders
-into a report (``ipc_bench.report.document.write_report``). Bad input (a missing
+"""``python bench.py report RUN_DIR [RUN_DIR ...] [--output DIR] [--baseline RUN_DIR]``:
+render run folders into a report (``ipc_bench.report.document.write_report``; the
+side-by-side ratio columns divide by the ``--baseline`` run, default the first). Bad
+input (a ``--baseline`` that is not one of the run folders given, a missing
 folder, not a run folder, one the system will not look up: ``cannot read run folder
 PATH: REASON``, a summary.json that is not a file or not a JSON object, an unsupported
 result format, a run folder given twice or a copy of another one given, a summary
@@ -37,6 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", metavar="DIR", type=nonempty_path("folder"),
                    help="report folder (default: RUN_DIR/report, or report-<time> beside "
                         "the first run for several)")
+    p.add_argument("--baseline", metavar="RUN_DIR", type=nonempty_path("folder"),
+                   help="the run, one of RUN_DIR, that the side-by-side ratio columns "
+                        "divide by (default: the first)")
     return p
 
 
@@ -47,7 +52,8 @@ def main(argv: Sequence[str]) -> int:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ResultsWarning)
             out = write_report(args.run_dirs, args.output,
-                               command="python bench.py report " + " ".join(argv))
+                               command="python bench.py report " + " ".join(argv),
+                               baseline=args.baseline)
         for w in caught:  # files cut short: one line each (the report says so too)
             if issubclass(w.category, ResultsWarning):
                 print(f"bench.py report: warning: {w.message}", file=sys.stderr)

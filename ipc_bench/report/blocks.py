@@ -1169,53 +1169,71 @@ def unlike_workloads(results) -> dict[tuple[str, str], set[str]]:
     return setting_differences(results)[1]
 
 
-def side_by_side_caption(label: str, run_ids: list[str]) -> str:
+def side_by_side_caption(label: str, run_ids: list[str], base: str = "") -> str:
     """The line over a side-by-side table of metric ``label`` of runs ``run_ids`` (in
-    load order): what its values are and which run its ratio columns divide by, the
-    first: ``**output tokens/s** (mean over repetitions; the ratio columns, `b / a`,
-    divide each run's mean by that of run `a`, the first loaded)``."""
-    first = run_ids[0]
-    cols = ", ".join(f"`{r} / {first}`" for r in run_ids[1:])
+    load order): what its values are and which run its ratio columns divide by,
+    ``base`` (default: the first): ``**output tokens/s** (mean over repetitions; the
+    ratio columns, `b / a`, divide each run's mean by that of run `a`, the first
+    loaded)``; another run chosen by ``--baseline`` reads ``... by that of run `b`,
+    the baseline given)``."""
+    base = base or run_ids[0]
+    cols = ", ".join(f"`{r} / {base}`" for r in run_ids if r != base)
+    why = "the first loaded" if base == run_ids[0] else "the baseline given"
     return (f"**{label}** (mean over repetitions; the ratio column"
             f"{'' if len(run_ids) == 2 else 's'}, {cols}, divide"
             f"{'s' if len(run_ids) == 2 else ''} each run's mean by that of run "
-            f"`{first}`, the first loaded)")
+            f"`{base}`, {why})")
+
+
+def no_base_note(base: str) -> str:
+    """The note under a side-by-side table with rows that baseline run ``base`` did not
+    run: their ratio columns show ``-``."""
+    return (f"`-` in the ratio columns of a row: run `{base}` has no such case "
+            "(workload, arm and codec), so there is no mean to divide by.")
 
 
 def _side_by_side(results, key: str,
-                  unlike: Optional[dict[tuple[str, str], set[str]]] = None
-                  ) -> list[Block]:
+                  unlike: Optional[dict[tuple[str, str], set[str]]] = None,
+                  base: str = "") -> list[Block]:
     """Per (workload, policy, codec), the mean of metric ``key`` in each run and its
-    ratio to the first run's, under a caption naming that run as the denominator
-    (``side_by_side_caption``); a workload two runs that both ran the row's arm ran with
-    other settings (``unlike``: ``unlike_workloads``) is marked ``UNLIKE_MARK``, with a
-    note."""
+    ratio to run ``base``'s (default: the first run), under a caption naming that run
+    as the denominator (``side_by_side_caption``); a row ``base`` has no case for shows
+    ``-`` there, with a note (``no_base_note``); a workload two runs that both ran the
+    row's arm ran with other settings (``unlike``: ``unlike_workloads``) is marked
+    ``UNLIKE_MARK``, with a note."""
     ids = results.run_ids
+    base = base or ids[0]
     unlike = unlike or {}
     entry = metric(key)
     means = results.cases.groupby(["workload", "policy", "codec", "run_id"], sort=False)[
         key].mean()
     groups = list(dict.fromkeys((w, p, c) for w, p, c, _ in means.index))
-    header = ["workload", "arm", "codec"] + ids + [f"{r} / {ids[0]}" for r in ids[1:]]
-    rows = []
+    others = [r for r in ids if r != base]
+    header = ["workload", "arm", "codec"] + ids + [f"{r} / {base}" for r in others]
+    rows, no_base = [], False
     for group in groups:
-        vals = [means.get(group + (r,), math.nan) * entry.scale for r in ids]
-        ratios = [f"{v / vals[0]:.3f}" if vals[0] and vals[0] == vals[0] and v == v
-                  else "-" for v in vals[1:]]
+        vals = dict((r, means.get(group + (r,), math.nan) * entry.scale) for r in ids)
+        den = vals[base]
+        no_base = no_base or group + (base,) not in means.index
+        ratios = [f"{vals[r] / den:.3f}" if den and den == den and vals[r] == vals[r]
+                  else "-" for r in others]
         marked = any(group[0] in unlike.get(pair, ()) for pair in _run_pairs(ids)
                      if all(group + (r,) in means.index for r in pair))
         rows.append([str(group[0]) + (UNLIKE_MARK if marked else ""), group[1], group[2]]
-                    + [format_value(v, 2) for v in vals] + ratios)
-    blocks: list[Block] = [("p", side_by_side_caption(entry.label, ids)),
+                    + [format_value(vals[r], 2) for r in ids] + ratios)
+    blocks: list[Block] = [("p", side_by_side_caption(entry.label, ids, base)),
                            ("table", header, rows)]
+    if no_base:
+        blocks.append(("p", no_base_note(base)))
     if any(row[0].endswith(UNLIKE_MARK) for row in rows):
         blocks.append(("p", UNLIKE_NOTE))
     return blocks
 
 
-def _comparison_blocks(results) -> list[Block]:
+def _comparison_blocks(results, base: str = "") -> list[Block]:
     """The opening of a multi-run report: the runs, side-by-side tables of
-    ``SIDE_BY_SIDE`` and every run's tokens/s in one figure."""
+    ``SIDE_BY_SIDE`` (ratios to run ``base``, default the first) and every run's
+    tokens/s in one figure."""
     from ipc_bench.report import plots
 
     blocks = _runs_blocks(results)
@@ -1224,7 +1242,7 @@ def _comparison_blocks(results) -> list[Block]:
     blocks.append(("h", 2, "Side by side"))
     for key in SIDE_BY_SIDE:
         if key in results.cases.columns:
-            blocks.extend(_side_by_side(results, key, unlike))
+            blocks.extend(_side_by_side(results, key, unlike, base))
     try:
         png, what = plots.draw(plots.throughput, results)
         blocks.append(("fig", "compare-throughput.png", "Output tokens/s, all runs",
@@ -1235,12 +1253,13 @@ def _comparison_blocks(results) -> list[Block]:
     return blocks
 
 
-def build_blocks(results, command: str) -> list[Block]:
+def build_blocks(results, command: str, base: str = "") -> list[Block]:
     """All blocks of the report of ``results`` (one run or several), in order: a list
     of ``Block`` tuples (see ``ipc_bench.report.render``); ``command`` is quoted as the
     command that rendered it. Figures are rendered here (PNG bytes in the blocks).
     Cases are grouped by arm (``Results.by_arm``): an A/A copy or an async arm is
-    never averaged into its policy's other arm."""
+    never averaged into its policy's other arm. ``base``: the run (``run_id``) the
+    side-by-side ratio columns divide by; default the first loaded."""
     results = results.by_arm()
     ids = results.run_ids
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -1255,7 +1274,7 @@ def build_blocks(results, command: str) -> list[Block]:
         return blocks
     blocks = [("h", 1, f"ipc-bench report: {len(ids)} runs compared"),
               ("p", f"Rendered {now} by `{command}`.")]
-    blocks.extend(_comparison_blocks(results))
+    blocks.extend(_comparison_blocks(results, base))
     for r in ids:
         md = results.metadata[r]
         blocks.append(("h", 2, f"Run {r} ({md.get('scenario', '?')})"))

@@ -1,4 +1,5 @@
-"""``python bench.py report RUN_DIR [RUN_DIR ...] [--output DIR]``: a report of runs.
+"""``python bench.py report RUN_DIR [RUN_DIR ...] [--output DIR] [--baseline RUN_DIR]``:
+a report of runs.
 
 Writes ``report.md`` and ``report.html`` (self-contained: the figures are embedded
 as base64 PNG, so the file reads offline and can be mailed alone), the figures as
@@ -41,16 +42,18 @@ REPORT_FILES = ("report.md", "report.html")
 
 
 def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
-                 command: Optional[str] = None) -> Path:
+                 command: Optional[str] = None, baseline: Optional[str] = None) -> Path:
     """Load ``run_dirs``, write the report into ``output`` (see the module docstring)
-    and return the folder. Raises ``ResultsError`` (one line) on bad input and
-    ``OSError`` naming the file when the output folder cannot be written (nothing
-    changed then: ``write_folder``)."""
+    and return the folder; ``baseline``: the run folder, one of ``run_dirs``, that the
+    side-by-side ratio columns divide by (default the first). Raises ``ResultsError``
+    (one line) on bad input (``baseline_run`` too) and ``OSError`` naming the file when
+    the output folder cannot be written (nothing changed then: ``write_folder``)."""
     from ipc_bench.analysis.results import load
 
     dirs = [check_run_dir(d) for d in run_dirs]
     check_distinct_runs(run_dirs)
     results = load(dirs)
+    base = baseline_run(results.paths, baseline) if baseline is not None else ""
     if output:
         out = Path(output)
     elif len(dirs) == 1:
@@ -60,7 +63,7 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
         out = dirs[0].resolve().parent / f"report-{stamp}"
     check_output(out)
     command = command or "python bench.py report " + " ".join(str(d) for d in run_dirs)
-    blocks = build_blocks(results, command)
+    blocks = build_blocks(results, command, base)
     title = next((b[2] for b in blocks if b[0] == "h"), "ipc-bench report")
     markdown, html = render_markdown(blocks), render_html(blocks, title)
     files: list[tuple[str, bytes | Path]] = [(b[1], b[4]) for b in blocks if b[0] == "fig"]
@@ -70,6 +73,24 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
     with deferred():
         write_folder(out, files)
     return out
+
+
+def baseline_run(paths: dict[str, Path], baseline: str) -> str:
+    """The ``run_id`` of run folder ``baseline`` among the loaded runs (``paths``:
+    ``run_id`` -> folder), however it is spelt (a trailing slash, ``./``, a symlink:
+    the same folder on disk); ``ResultsError`` (one line) when it is none of them:
+    ``--baseline PATH: not one of the run folders given (A, B)``."""
+    try:
+        st = os.stat(baseline)
+        key = (st.st_dev, st.st_ino)
+    except (OSError, ValueError):
+        key = None
+    for run_id, path in paths.items():
+        st = os.stat(path)
+        if key == (st.st_dev, st.st_ino):
+            return run_id
+    given = ", ".join(str(p) for p in paths.values())
+    raise ResultsError(f"--baseline {baseline}: not one of the run folders given ({given})")
 
 
 def check_output(out: Path) -> Path:

@@ -4,9 +4,11 @@ with a note saying what it means, and the findings' floor range leaves it out.""
 
 from __future__ import annotations
 
+import csv
 import json
 import shutil
 
+import numpy as np
 import pytest
 
 from analysis_run import run_bench
@@ -32,21 +34,43 @@ def test_a_case_whose_floor_ran_slower_carries_a_warning():
     assert noise_warnings(dict(case, step_to_floor_ratio=None)) == []
 
 
+def _set_x_floor(case: dict, rows: list[dict], ratio: float) -> None:
+    """Scale the floor.csv ``rows`` (dicts) of ``case`` (its summary entry) so that its
+    ``x floor`` is ``ratio`` (to the ns), and its floor figures to match them, as
+    ``analysis.summary`` computes them (the loader checks them against the rows)."""
+    step_ns = case["num_steps"] * case["step_ns_mean"]
+    scale = step_ns / ratio / sum(int(r["floor_step_ns"]) for r in rows)
+    for r in rows:
+        r["floor_step_ns"] = str(round(int(r["floor_step_ns"]) * scale))
+    floor = np.array([int(r["floor_step_ns"]) for r in rows], dtype=np.int64)
+    case.update(floor_step_ns_median=float(np.median(floor)),
+                floor_step_ns_mean=float(floor.mean()),
+                floor_output_tokens_per_s=case["output_tokens"] / (floor.sum() / 1e9),
+                step_to_floor_ratio=step_ns / floor.sum())
+
+
 @pytest.fixture(scope="module")
 def slow_floor_run(tmp_path_factory):
-    """A real run whose cached case's ``x floor`` is set to 0.89, with its warning,
-    and its send case's to 3.25."""
+    """A real run whose cached case's floor is slowed to an ``x floor`` of 0.89, with
+    its warning, and its send case's set to 3.25 (floor.csv and summary.json)."""
     base = tmp_path_factory.mktemp("runs")
     run_bench(base / "whole", RUN)
     run = base / "slow"
     shutil.copytree(base / "whole", run)
     summary = json.loads((run / "summary.json").read_text())
+    with open(run / "floor.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
     case = summary["cases"][1]
     assert case["case_id"] == "num_running=4/cached/msgpack#0"
-    case["step_to_floor_ratio"] = 0.89
+    _set_x_floor(case, [r for r in rows if r["case_id"] == case["case_id"]], 0.89)
     case["warnings"] = [SLOW]
-    summary["cases"][0]["step_to_floor_ratio"] = 3.25  # above 1 whatever the machine's load
-    summary["cases"][0]["warnings"] = []
+    send = summary["cases"][0]  # above 1 whatever the machine's load
+    _set_x_floor(send, [r for r in rows if r["case_id"] == send["case_id"]], 3.25)
+    send["warnings"] = []
+    with open(run / "floor.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
     (run / "summary.json").write_text(json.dumps(summary))
     return run, summary
 

@@ -30,3 +30,55 @@ def test_with_three_runs_every_ratio_column_is_named():
     assert blocks[0] == ("p", "**output tokens/s** (mean over repetitions; the ratio "
                               "columns, `b / a`, `c / a`, divide each run's mean by that "
                               "of run `a`, the first loaded)")
+
+
+def _results_without(run_ids: list[str], lacking: str) -> SimpleNamespace:
+    """Runs ``run_ids``, each with a send row; all but ``lacking`` with a cached row."""
+    rows = [dict(workload="num_running=4", policy=arm, codec="msgpack", run_id=r,
+                 output_tokens_per_s=1000.0 * (i + 1) + (500.0 if arm == "cached" else 0))
+            for i, r in enumerate(run_ids) for arm in ("send", "cached")
+            if not (arm == "cached" and r == lacking)]
+    return SimpleNamespace(run_ids=run_ids, cases=pd.DataFrame(rows))
+
+
+def test_a_chosen_baseline_is_the_denominator_and_named_in_the_caption():
+    blocks = _side_by_side(_results(["a", "b", "c"]), "output_tokens_per_s", base="b")
+    assert blocks[0] == ("p", "**output tokens/s** (mean over repetitions; the ratio "
+                              "columns, `a / b`, `c / b`, divide each run's mean by that "
+                              "of run `b`, the baseline given)")
+    kind, header, rows = blocks[1]
+    assert header == ["workload", "arm", "codec", "a", "b", "c", "a / b", "c / b"]
+    assert rows == [["num_running=4", "send", "msgpack", "1,000", "2,000", "3,000",
+                     "0.500", "1.500"]]
+    assert len(blocks) == 2
+
+
+def test_the_first_run_chosen_as_baseline_reads_as_the_default():
+    results = _results(["base", "new"])
+    assert (_side_by_side(results, "output_tokens_per_s", base="base")
+            == _side_by_side(results, "output_tokens_per_s"))
+
+
+def test_a_row_the_baseline_lacks_shows_a_dash_and_a_note_says_why():
+    blocks = _side_by_side(_results_without(["a", "b"], "b"), "output_tokens_per_s",
+                           base="b")
+    kind, header, rows = blocks[1]
+    assert rows == [["num_running=4", "send", "msgpack", "1,000", "2,000", "0.500"],
+                    ["num_running=4", "cached", "msgpack", "1,500", "-", "-"]]
+    assert blocks[2] == ("p", "`-` in the ratio columns of a row: run `b` has no such "
+                              "case (workload, arm and codec), so there is no mean to "
+                              "divide by.")
+
+
+def test_a_row_the_first_run_lacks_says_so_by_default_too():
+    blocks = _side_by_side(_results_without(["a", "b"], "a"), "output_tokens_per_s")
+    assert blocks[1][2][1] == ["num_running=4", "cached", "msgpack", "-", "2,500", "-"]
+    assert blocks[2] == ("p", "`-` in the ratio columns of a row: run `a` has no such "
+                              "case (workload, arm and codec), so there is no mean to "
+                              "divide by.")
+
+
+def test_a_row_another_run_lacks_has_its_dash_without_the_note():
+    blocks = _side_by_side(_results_without(["a", "b"], "b"), "output_tokens_per_s")
+    assert blocks[1][2][1] == ["num_running=4", "cached", "msgpack", "1,500", "-", "-"]
+    assert len(blocks) == 2

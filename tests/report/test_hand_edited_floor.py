@@ -1,0 +1,134 @@
+"""A hand-edited floor: a ``summary.json`` floor figure (floor median or mean
+``floor_step_ns``, ``floor_output_tokens_per_s``, ``step_to_floor_ratio``) typed over,
+or a ``floor.csv`` row's ``floor_step_ns`` edited, is not what the case's floor rows
+give (``results._floor_problem``): the case is left out with one warning naming the
+folder's file, the case, the figure and both values, in the report and in
+``results.load``; an unedited run loads with no warning."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import statistics
+import warnings
+
+import pytest
+
+from analysis_run import run_bench
+from ipc_bench import cli
+from ipc_bench.analysis.results import ResultsWarning, load
+
+RUN = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "20",
+       "--warmup-steps", "5", "--codecs", "msgpack", "--no-single-process"]
+SEND = "num_running=4/send/msgpack#0"
+CACHED = "num_running=4/cached/msgpack#0"
+
+
+@pytest.fixture(scope="module")
+def good_run(tmp_path_factory):
+    """A real run of two cases (send, then cached), each with its floor."""
+    run = tmp_path_factory.mktemp("floor") / "good"
+    run_bench(run, RUN)
+    return run
+
+
+def _copy(good_run, tmp_path, figures=None, floor=None):
+    """A copy of ``good_run``: the send case's summary figures updated with
+    ``figures``; ``floor(rows)`` changes the send case's floor.csv rows (dicts)."""
+    run = tmp_path / "run"
+    shutil.copytree(good_run, run)
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["cases"][0]["case_id"] == SEND
+    summary["cases"][0].update(figures or {})
+    (run / "summary.json").write_text(json.dumps(summary))
+    if floor is not None:
+        with open(run / "floor.csv", newline="") as f:
+            rows = list(csv.DictReader(f))
+        floor([r for r in rows if r["case_id"] == SEND])
+        with open(run / "floor.csv", "w", newline="") as f:
+            writer = csv.DictWriter(f, list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+    return run
+
+
+def _floor_ns(run) -> list[int]:
+    with open(run / "floor.csv", newline="") as f:
+        return [int(r["floor_step_ns"]) for r in csv.DictReader(f) if r["case_id"] == SEND]
+
+
+def _send(run) -> dict:
+    return json.loads((run / "summary.json").read_text())["cases"][0]
+
+
+def _assert_left_out(run, tmp_path, capsys, line):
+    """``run`` reports and loads with the one warning ``line``, without the send case."""
+    code = cli.main(["report", str(run), "--output", str(tmp_path / "rep")])
+    assert code == 0
+    assert capsys.readouterr().err.splitlines() == [f"bench.py report: warning: {line}"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResultsWarning)
+        loaded = load(run)
+    assert [str(w.message) for w in caught] == [line]
+    for table in (loaded.cases, loaded.steps, loaded.floor):
+        assert set(table["case_id"]) == {CACHED}
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert f"> **Note:** Loading this run: {line}" in md
+
+
+def test_an_unedited_run_loads_without_a_warning(good_run):
+    assert len(_floor_ns(good_run)) == 20
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResultsWarning)
+        loaded = load(good_run)
+    assert [str(w.message) for w in caught] == []
+    assert list(loaded.cases["case_id"]) == [SEND, CACHED]
+
+
+@pytest.mark.parametrize("figure, kind", [("floor_step_ns_median", "median"),
+                                          ("floor_step_ns_mean", "mean")])
+def test_a_floor_step_figure_typed_over_leaves_the_case_out(
+        good_run, tmp_path, capsys, figure, kind):
+    run = _copy(good_run, tmp_path, {figure: 400_000})
+    floor = _floor_ns(run)
+    got = statistics.median(floor) if kind == "median" else statistics.fmean(floor)
+    line = (f"{run / 'floor.csv'}: case '{SEND}' has a {kind} floor_step_ns of "
+            f"{got:,.6g} over its 20 floor.csv rows, but summary.json has {figure} "
+            "400,000 (left out)")
+    _assert_left_out(run, tmp_path, capsys, line)
+
+
+def test_a_floor_rate_typed_over_leaves_the_case_out(good_run, tmp_path, capsys):
+    run = _copy(good_run, tmp_path, {"floor_output_tokens_per_s": 620.96})
+    total, tokens = sum(_floor_ns(run)), _send(run)["output_tokens"]
+    assert tokens == 80
+    line = (f"{run / 'floor.csv'}: case '{SEND}' has its output_tokens 80 over the "
+            f"{total:,} ns of its 20 floor.csv rows: {80 / (total / 1e9):,.6g} tok/s, but "
+            "summary.json has floor_output_tokens_per_s 620.96 (left out)")
+    _assert_left_out(run, tmp_path, capsys, line)
+
+
+def test_an_x_floor_typed_over_leaves_the_case_out(good_run, tmp_path, capsys):
+    run = _copy(good_run, tmp_path, {"step_to_floor_ratio": 1.5})
+    total, mean = sum(_floor_ns(run)), _send(run)["step_ns_mean"]
+    line = (f"{run / 'floor.csv'}: case '{SEND}' has its 20 counted steps of "
+            f"step_ns_mean {mean:,.6g} over the {total:,} ns of its 20 floor.csv rows: "
+            f"{20 * mean / total:,.6g}, but summary.json has step_to_floor_ratio 1.5 "
+            "(left out)")
+    _assert_left_out(run, tmp_path, capsys, line)
+
+
+def test_a_floor_row_edited_leaves_the_case_out(good_run, tmp_path, capsys):
+    """Every floor time of the send case doubled: its median is the first figure off."""
+    def double(rows):
+        for r in rows:
+            r["floor_step_ns"] = str(2 * int(r["floor_step_ns"]))
+    run = _copy(good_run, tmp_path, floor=double)
+    want = _send(run)["floor_step_ns_median"]
+    got = statistics.median(_floor_ns(run))
+    assert got == 2 * want
+    line = (f"{run / 'floor.csv'}: case '{SEND}' has a median floor_step_ns of "
+            f"{got:,.6g} over its 20 floor.csv rows, but summary.json has "
+            f"floor_step_ns_median {want:,.6g} (left out)")
+    _assert_left_out(run, tmp_path, capsys, line)
