@@ -116,15 +116,47 @@ def ratio_panel_phrase(d: dict) -> str:
             f"(>= {min_pairs(method)}), so no interval")
 
 
+#: What a steady case's tokens/s are, and a timed replay's (the throughput figure).
+_STEADY_TPUT = "tokens sampled in counted steps over their busy wall time"
+_TIMED_TPUT = ("every output token over the wall time from the first arrival to the last "
+               "completion, `out tok/s (wall)`")
+
+
+def _throughput_measure(d: dict) -> str:
+    """What the throughput figure's tokens/s are: the steady cases', the timed replays'
+    (``d["timed"]``: their groups, of ``d["groups"]``), or each kind's when both are
+    drawn."""
+    timed = len(d.get("timed") or ())
+    if not timed:
+        return f" ({_STEADY_TPUT})"
+    if timed == d.get("groups", timed):
+        return f" (a timed replay: {_TIMED_TPUT})"
+    return f" (steady cases: {_STEADY_TPUT}; timed replays: {_TIMED_TPUT})"
+
+
+def _ratio_words(d: dict) -> tuple[str, str]:
+    """How the caption names the cached/send ratio and how to read it: a speed verdict
+    without timed replays; for theirs, a ratio of arrival-bound wall tok/s."""
+    timed = len(d.get("timed") or ())
+    if not timed:
+        return "cached/send", " (above 1: cached faster)."
+    if timed == d.get("groups", timed):
+        return ("cached/send of the wall tok/s",
+                " (arrival-bound: a timed replay's ratio is no speed verdict).")
+    return ("cached/send", " (above 1: cached faster; for the timed replays a ratio of "
+            "wall tok/s, arrival-bound, so no speed verdict).")
+
+
 def _throughput_caption(d: dict) -> str:
     arms = list(dict.fromkeys(a for a, _ in d["series"]))
-    text = ("Output tokens/s of every case (tokens sampled in counted steps over their "
-            f"busy wall time), one point per arm and codec: {_listed(arms)}; "
+    text = ("Output tokens/s of every case" + _throughput_measure(d)
+            + f", one point per arm and codec: {_listed(arms)}; "
             + ("error bars are 95 % intervals over repetitions." if d.get("repeated")
                else "one repetition per case, so no error bars."))
     if f"{CACHED}/{SEND}" in d["panels"]:
-        text += (f" {'Below' if d.get('stacked') else 'Right'}: cached/send, "
-                 + ratio_panel_phrase(d) + " (above 1: cached faster).")
+        ratio, verdict = _ratio_words(d)
+        text += (f" {'Below' if d.get('stacked') else 'Right'}: {ratio}, "
+                 + ratio_panel_phrase(d) + verdict)
     cut, ratio_cut = d.get("cut") or 0, d.get("ratio_cut") or 0
     if cut or ratio_cut:
         where = " and ".join(w for w, n in (("tokens/s", cut), ("ratio", ratio_cut)) if n)
@@ -137,9 +169,8 @@ def _throughput_caption(d: dict) -> str:
                  + f" and {'are' if n > 1 else 'is'} cut at the edge, where a triangle "
                  "points the way the interval goes on.")
     if d.get("timed"):
-        text += (" The red note marks each timed replay's points: its tokens over wall "
-                 "time, first arrival to last completion (`out tok/s (wall)`), "
-                 "arrival-bound, so its tokens/s follow the trace, not the policy.")
+        text += (" The red note marks each timed replay's points: arrival-bound, so its "
+                 "tokens/s follow the trace, not the policy.")
     return text + _arm_sentences(arms, d.get("unfinished") or ())
 
 

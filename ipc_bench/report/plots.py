@@ -644,11 +644,13 @@ def _throughput_panel(ax, cases, groups: list[str], labels: list[str]) -> dict:
 
 
 def _ratio_panel(ax, rows: list[dict], groups: list[str], multi: bool,
-                 labels: list[str]) -> int:
+                 labels: list[str], timed: list[str]) -> int:
     """cached / send tokens/s per group and codec (``summarize_pairs`` rows; each group
     shares its slot among the codecs it has, ``_slot_x``), the axis
     bounded to the ratios and the line at 1 (interval ends far beyond it cut,
-    ``_bounded_errorbar``). Returns how many interval ends were cut."""
+    ``_bounded_errorbar``). The title reads "> 1: cached faster" only without timed
+    replays (``timed``: their groups), whose ratio is of wall tok/s, arrival-bound, and
+    no speed verdict. Returns how many interval ends were cut."""
     codecs = list(dict.fromkeys(r["codec"] for r in rows))
 
     def group(r) -> str:
@@ -686,10 +688,21 @@ def _ratio_panel(ax, rows: list[dict], groups: list[str], multi: bool,
     ax.set_xlim(-0.6, len(groups) - 0.4)
     ax.set_xlabel("workload")
     ax.set_ylabel(f"{CACHED} / {SEND} {metric(THROUGHPUT).label} (ratio)")
-    ax.set_title(f"{CACHED} / {SEND} (> 1: {CACHED} faster)")
+    ax.set_title(_ratio_title(len(timed), len(groups)))
     ax.grid(True, axis="y", alpha=0.3)
     _legend(ax)
     return cut
+
+
+def _ratio_title(num_timed: int, num_groups: int) -> str:
+    """The cached/send panel's title: a speed verdict only where no group is a timed
+    replay (``num_timed`` of ``num_groups``), whose ratio is of wall tok/s, bound by the
+    trace's arrivals."""
+    if not num_timed:
+        return f"{CACHED} / {SEND} (> 1: {CACHED} faster)"
+    if num_timed == num_groups:
+        return f"{CACHED} / {SEND}, wall tok/s (arrival-bound)"
+    return f"{CACHED} / {SEND} (> 1: {CACHED} faster;\ntimed replays: wall tok/s, arrival-bound)"
 
 
 @_finished_cases
@@ -705,7 +718,8 @@ def throughput(results):
     without an arm leaves no gap (``_slot_x``); a series keeps its colour and label. Records (``drawn``) ``series``, ``panels`` (``tokens/s``, and ``cached/send``
     when that panel is drawn), ``repeated`` (some series has 2+ repetitions: error
     bars), ``method`` and ``ratio_interval`` (some cached/send ratio has an interval:
-    its pairs are as many as ``method`` needs, ``stats.min_pairs``). Raises ``NoData`` when no case has ``output_tokens_per_s``."""
+    its pairs are as many as ``method`` needs, ``stats.min_pairs``), ``timed`` (the timed
+    replays' groups, whose tokens/s are over wall time) and ``groups`` (how many). Raises ``NoData`` when no case has ``output_tokens_per_s``."""
     results, note = _timed_only(results.by_arm())
     cases = _throughput_cases(results)
     groups = list(dict.fromkeys(cases["_group"]))
@@ -726,7 +740,8 @@ def throughput(results):
     panel = _throughput_panel(panes[0], cases, groups, labels)
     ratio_cut = 0
     if rows:
-        ratio_cut = _ratio_panel(panes[1], rows, groups, len(results.run_ids) > 1, labels)
+        ratio_cut = _ratio_panel(panes[1], rows, groups, len(results.run_ids) > 1, labels,
+                                 panel["timed"])
     _readable_ticks(fig, panes)
     if note:
         fig.suptitle(note, fontsize="small")
@@ -736,7 +751,7 @@ def throughput(results):
             panels=["tokens/s"] + ([f"{CACHED}/{SEND}"] if rows else []),
             repeated=bool((reps > 1).any()), method=method, withheld=note,
             ratio_interval=any(r["ratio_low"] == r["ratio_low"] for r in rows),
-            cut=panel["cut"], log=panel["log"], timed=panel["timed"],
+            cut=panel["cut"], log=panel["log"], timed=panel["timed"], groups=len(groups),
             ratio_cut=ratio_cut, stacked=len(panes) == 2 and panes[1] is axes[1][0]
             if len(axes) == 2 else False)
     return fig

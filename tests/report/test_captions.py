@@ -160,3 +160,32 @@ def test_the_terminal_and_the_report_give_one_ratio_labelled_one_way(runs, tmp_p
             f"differences. cached/send: {phrase} (`--ci-method t`; the same figures as the "
             "`cached/send` line under the case table and the comparison block `bench.py` "
             "prints).") in md
+
+
+def test_a_timed_replays_throughput_caption_names_the_wall_figure():
+    """A timed replay's points are its tokens over wall time (first arrival to last
+    completion), and its cached/send ratio is no speed verdict: the caption and the
+    ratio panel's title say so, for a mixed figure kind by kind."""
+    timed = dict(series=[("send", "msgpack"), ("cached", "msgpack")],
+                 panels=["tokens/s", "cached/send"], repeated=False, method="t",
+                 timed=["azure-conv-timed"], groups=1)
+    assert blocks.caption("throughput", timed) == (
+        "Output tokens/s of every case (a timed replay: every output token over the wall "
+        "time from the first arrival to the last completion, `out tok/s (wall)`), one "
+        "point per arm and codec: `send` and `cached`; one repetition per case, so no "
+        "error bars. Right: cached/send of the wall tok/s, paired by repetition: geometric "
+        "mean of the per-repetition ratios; one pair each, so no interval (arrival-bound: "
+        "a timed replay's ratio is no speed verdict). The red note marks "
+        "each timed replay's points: arrival-bound, so its tokens/s follow the trace, not "
+        "the policy.")
+    assert blocks.caption("throughput", dict(timed, groups=2)).startswith(
+        "Output tokens/s of every case (steady cases: tokens sampled in counted steps "
+        "over their busy wall time; timed replays: every output token over the wall time "
+        "from the first arrival to the last completion, `out tok/s (wall)`), one point")
+    assert ("so no interval (above 1: cached faster; for the timed replays a ratio of "
+            "wall tok/s, arrival-bound, so no speed verdict).") in blocks.caption(
+        "throughput", dict(timed, groups=2))
+    assert plots._ratio_title(1, 1) == "cached / send, wall tok/s (arrival-bound)"
+    assert plots._ratio_title(0, 2) == "cached / send (> 1: cached faster)"
+    assert plots._ratio_title(1, 2) == ("cached / send (> 1: cached faster;\n"
+                                        "timed replays: wall tok/s, arrival-bound)")
