@@ -382,9 +382,9 @@ def share_line(row: CostRow) -> str:
     """One row in words, the same in the terminal and the report, e.g. ``fixed step 2 ms,
     B = 16, msgpack: send's SchedulerOutput path (build + encode + decode, medians) costs
     1.96 µs per step more than cached's, 0.03 % of the measured step (cached's median,
-    5.61 ms); the whole median step differs by +41.56 % of it (noisier). One repetition,
-    no interval.``; a negative difference reads ``less than cached's``
-    (``more_or_less``), its share unsigned: a row of one repetition says so (``stats.ONE_PAIR``, the words of
+    5.61 ms); send's whole median step is 41.56 % longer than cached's (noisier). One
+    repetition, no interval.``; a negative difference reads ``less than cached's``
+    (``more_or_less``) or ``shorter than cached's``, its share unsigned: a row of one repetition says so (``stats.ONE_PAIR``, the words of
     the findings' paired tokens/s), one of several gives its mean's aggregation."""
     from ipc_bench.analysis.stats import ONE_PAIR
 
@@ -397,8 +397,8 @@ def share_line(row: CostRow) -> str:
            f"{more_or_less(row.s2r_ns)}, {unsigned_pct(row.share_s2r)} % of the measured "
            f"step{step}")
     whole = ("" if row.share_step is None else
-             f"; the whole median step differs by {100 * row.share_step:+.2f} % of it "
-             "(noisier)")
+             f"; send's whole median step is {unsigned_pct(row.share_step)} % "
+             f"{'longer' if row.share_step >= 0 else 'shorter'} than cached's (noisier)")
     off = "".join(f" Warning: {w}." for w in row.warnings)
     over = (f" {ONE_PAIR[0].upper()}{ONE_PAIR[1:]}." if row.repetitions < 2 else
             f" Means over {row.repetitions} repetitions; each share is the mean difference "

@@ -41,8 +41,8 @@ def test_a_negative_step_time_share_line_reads_less_than_cached():
     assert share_line(row) == (
         "fixed step 2 ms, B = 16, msgpack: send's SchedulerOutput path (build + encode + "
         "decode, medians) costs 3.24 µs per step less than cached's, 0.15 % of the "
-        "measured step (cached's median, 2.16 ms); the whole median step differs by "
-        "-0.23 % of it (noisier). One repetition, no interval.")
+        "measured step (cached's median, 2.16 ms); send's whole median step is "
+        "0.23 % shorter than cached's (noisier). One repetition, no interval.")
 
 
 def test_a_send_step_warning_with_a_shorter_path_says_shorter():

@@ -58,8 +58,8 @@ def test_shares_are_of_the_measured_step_and_the_crossing_is_withheld():
             "         3.00                0.02") in text
     line = ("fixed step 5 ms, B = 16, msgpack: send's SchedulerOutput path (build + encode "
             "+ decode, medians) costs 3.00 µs per step more than cached's, 0.02 % of the "
-            "measured step (cached's median, 18.00 ms); the whole median step differs by "
-            f"+2.22 % of it (noisier). One repetition, no interval. Warning: {WARNING_5MS}. "
+            "measured step (cached's median, 18.00 ms); send's whole median step is "
+            f"2.22 % longer than cached's (noisier). One repetition, no interval. Warning: {WARNING_5MS}. "
             f"Warning: {WHOLE_5MS}.")
     assert line in text.splitlines()
     crossing = ("5 ms, msgpack: not read (unreliable): at B = 16 the fixed step ran off its "
@@ -119,8 +119,8 @@ def test_repetitions_share_is_the_mean_difference_over_the_mean_step_in_both_out
     assert findings[0] == (
         "fixed step 5 ms, B = 16, msgpack: send's SchedulerOutput path (build + encode + "
         "decode, medians) costs 4.00 µs per step more than cached's, 0.02 % of the "
-        "measured step (cached's median, 18.50 ms); the whole median step differs by "
-        "+1.35 % of it (noisier). Means over 2 repetitions; each share is the mean "
+        "measured step (cached's median, 18.50 ms); send's whole median step is "
+        "1.35 % longer than cached's (noisier). Means over 2 repetitions; each share is the mean "
         f"difference over the mean step. Warning: {WARNING_5MS}." + "".join(
             f" Warning: fixed step 5 ms: the whole step ran a median {ms:.2f} ms (+{pct} %), "
             "more than 10 % + 0.30 ms (control plane at B = 16) over nominal: a process was "
@@ -221,12 +221,12 @@ def test_every_running_count_gets_its_share_line_in_the_report_and_the_table():
     lines = [
         "fixed step 2 ms, B = 16, msgpack: send's SchedulerOutput path (build + encode + "
         "decode, medians) costs 8.00 µs per step more than cached's, 0.36 % of the measured "
-        "step (cached's median, 2.25 ms); the whole median step differs by +2.22 % of it "
+        "step (cached's median, 2.25 ms); send's whole median step is 2.22 % longer than cached's "
         "(noisier). One repetition, no interval.",
         "fixed step 2 ms, B = 64, msgpack: send's SchedulerOutput path (build + encode + "
         "decode, medians) costs 40.00 µs per step more than cached's, 1.67 % of the "
-        "measured step (cached's median, 2.40 ms); the whole median step differs by "
-        "+4.17 % of it (noisier). One repetition, no interval."]
+        "measured step (cached's median, 2.40 ms); send's whole median step is "
+        "4.17 % longer than cached's (noisier). One repetition, no interval."]
     assert _step_time_findings(pd.DataFrame(summaries))[:2] == lines
     assert [ln for ln in text.splitlines() if ln.startswith("fixed step")] == []
     cells = [line.split() for line in text.splitlines()]
@@ -271,8 +271,8 @@ def test_sends_whole_step_unexplained_by_its_path_is_warned_and_withheld():
     assert ["2", "16", "msgpack", "2.15", "26.0", "1.21", "6.36", "0.30"] in cells
     line = ("fixed step 2 ms, B = 64, msgpack: send's SchedulerOutput path (build + encode "
             "+ decode, medians) costs 21.68 µs per step more than cached's, 0.93 % of the "
-            "measured step (cached's median, 2.32 ms); the whole median step differs by "
-            "+34.01 % of it (noisier). Means over 2 repetitions; each share is the mean "
+            "measured step (cached's median, 2.32 ms); send's whole median step is "
+            "34.01 % longer than cached's (noisier). Means over 2 repetitions; each share is the mean "
             f"difference over the mean step. Warning: {SEND_WARNING}.")
     crossing = ("2 ms, msgpack: whole step not read (unreliable: at B = 64 send's whole step "
                 "ran longer than cached's by more than its SchedulerOutput path's difference "
