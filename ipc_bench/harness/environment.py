@@ -823,6 +823,21 @@ def scenario_option_defaults(scenario: Any) -> Optional[dict[str, Any]]:
     return None if module is None else scenarios.option_defaults(module)
 
 
+def _unused_by_models(md: dict, name: str) -> bool:
+    """Whether option ``name`` sets a model setting (``OPTION_SETTINGS``: ``model.*``)
+    that no case of the run of metadata ``md`` uses (``scenario.model_uses``: the null
+    model's ``step_time_ms``), so that, left to its default, it took no value."""
+    from ipc_bench.harness.scenario import model_uses
+
+    setting = OPTION_SETTINGS.get(name) or ""
+    cases = [c for c in md.get("cases") or [] if isinstance(c, dict)]
+    if not setting.startswith("model.") or not cases:
+        return False
+    models = [c["model"] if isinstance(c.get("model"), dict) else {} for c in cases]
+    return not any(model_uses(str(m.get("name")), setting.split(".", 1)[1])
+                   for m in models)
+
+
 def _option_lines(a: dict, b: dict) -> list[tuple[str, bool]]:
     """The scenario options as given (``metadata["options"]``) that differ between runs
     ``a`` and ``b``, ``a``'s value first, each with whether it makes every shared
@@ -832,7 +847,8 @@ def _option_lines(a: dict, b: dict) -> list[tuple[str, bool]]:
     scenario's default prints as ``default``, followed by the values its cases ran
     with, or its scenario declares, where known (``effective_option``): ``option
     --model differs: torch vs default (null)``, ``option --max-requests differs: 40 vs
-    default (300)``. Options compare by their values in effect where both are known:
+    default (300)``; one whose model setting no case's model uses took none: ``option
+    --step-time-ms differs: 5.0 vs default (none: no case's model uses it)``. Options compare by their values in effect where both are known:
     the same values are no difference (``--model null`` against a scenario whose model
     is null by default), other values are one, even where both runs left the option to
     their scenarios' defaults (``option --model differs: default (fixed-step) vs
@@ -850,15 +866,35 @@ def _option_lines(a: dict, b: dict) -> list[tuple[str, bool]]:
         if (ea == eb) if known else (oa.get(name) == ob.get(name)):
             continue
         shown = []
-        for o, e in ((oa, ea), (ob, eb)):
+        for md, o, e in ((a, oa, ea), (b, ob, eb)):
             if o.get(name) is not None:
                 shown.append(_text(o.get(name)))
+            elif e:
+                shown.append(f"default ({', '.join(sorted(e, key=_number_first))})")
             else:
-                shown.append("default" + (f" ({', '.join(sorted(e, key=_number_first))})"
-                                           if e else ""))
+                shown.append("default" + (" (none: no case's model uses it)"
+                                          if _unused_by_models(md, name) else ""))
         out.append((f"option --{name.replace('_', '-')} differs: {shown[0]} vs {shown[1]}",
                     name not in _WORKLOAD_OPTIONS))
     return out
+
+
+def _trace_line(a: dict, b: dict) -> str:
+    """The line of two runs' traces whose SHA-256 (of the header through the last row
+    replayed, ``trace_record``) differ: where both read one path with other
+    ``--max-requests`` (``effective_option``), the rows replayed differ, not
+    necessarily the file (``trace rows differ: the same file P read to other rows
+    (--max-requests 20 vs 10; sha256 of the rows replayed 1ea16e3c91a1 vs
+    f1b25979cb62)``); else ``trace differs: A (sha256 ...) vs B (sha256 ...)``."""
+    ta, tb = a["trace"], b["trace"]
+    ma, mb = effective_option(a, "max_requests"), effective_option(b, "max_requests")
+    if ta.get("path") != tb.get("path") or not ma or not mb or ma == mb:
+        return f"trace differs: {_trace_text(ta)} vs {_trace_text(tb)}"
+    digests = [(t.get("sha256") or "unread")[:12] for t in (ta, tb)]
+    counts = [", ".join(sorted(m, key=_number_first)) for m in (ma, mb)]
+    return (f"trace rows differ: the same file {ta.get('path')} read to other rows "
+            f"(--max-requests {counts[0]} vs {counts[1]}; sha256 of the rows replayed "
+            f"{digests[0]} vs {digests[1]})")
 
 
 def compare_settings(a: dict, b: dict) -> tuple[list[str], list[str]]:
@@ -878,7 +914,9 @@ def compare_settings(a: dict, b: dict) -> tuple[list[str], list[str]]:
     such as its single-process cases, is no difference; so is the number of
     repetitions (``--repeat``) of each workload both ran (``repetitions differ: 2 vs 1
     (workload num_running=4)``; the workload marked). Returns (lines, workloads): one line per difference
-    (``trace differs: A (sha256 ...) vs B (sha256 ...)``, ``option --ci-method differs:
+    (``trace differs: A (sha256 ...) vs B (sha256 ...)``, or ``trace rows differ: ...``
+    where one file was read to other ``--max-requests``, ``_trace_line``; ``option
+    --ci-method differs:
     bootstrap vs t``, ``option --vocab-size
     differs: 100 vs default (128256)``, ``case setting model.vocab_size differs: 100 vs 128256
     (workload trace=azure-conv:20)``), and the workload keys both runs ran whose rows
@@ -890,7 +928,7 @@ def compare_settings(a: dict, b: dict) -> tuple[list[str], list[str]]:
     run_wide = False
     ta, tb = a.get("trace"), b.get("trace")
     if isinstance(ta, dict) and isinstance(tb, dict) and ta.get("sha256") != tb.get("sha256"):
-        lines.append(f"trace differs: {_trace_text(ta)} vs {_trace_text(tb)}")
+        lines.append(_trace_line(a, b))
         run_wide = True
     if "seed" in a and "seed" in b and a["seed"] != b["seed"]:
         lines.append(f"seed differs: {a['seed']} vs {b['seed']}")

@@ -199,7 +199,8 @@ def test_options_compare_by_the_values_in_effect():
                     {"num_running": 4}, 1000, name="fixed-step", step_time_ms=2.0)
     assert compare_settings(soak, fixed)[0] == [
         "option --model differs: default (null) vs fixed-step",
-        "option --step-time-ms differs: default vs [2.0]"]
+        "option --step-time-ms differs: default (none: no case's model uses it) vs "
+        "[2.0]"]
     # --steps 1000 given against decode-steady's default 1000 in effect: the same.
     steady = _run_md(dict(model=None, steps=None, step_time_ms=None), {"num_running": 4},
                      1000)
@@ -233,7 +234,8 @@ def test_options_left_to_other_defaults_differ_by_their_values_in_effect():
                      1000)
     assert compare_settings(step_time, steady) == ([
         "option --model differs: default (fixed-step) vs default (null)",
-        "option --step-time-ms differs: [2.0] vs default",
+        "option --step-time-ms differs: [2.0] vs default (none: no case's model "
+        "uses it)",
         "option --steps differs: default (200) vs default (1000)"], [])
     # Defaults that took the same values are no difference (overhead: null model, here
     # 1000 steps too), nor are two defaults one of which cannot be told (a soak's
@@ -249,7 +251,8 @@ def test_options_left_to_other_defaults_differ_by_their_values_in_effect():
                           {"num_running": 4, "step_time_ms": 2.0}, 200)
     assert compare_settings(step_time, same_labels) == ([
         "option --model differs: default (fixed-step) vs default (null)",
-        "option --step-time-ms differs: [2.0] vs default",
+        "option --step-time-ms differs: [2.0] vs default (none: no case's model "
+        "uses it)",
         "case setting model.name differs: fixed-step vs null "
         "(workload num_running=4,step_time_ms=2.0)"], ["num_running=4,step_time_ms=2.0"])
 
@@ -266,7 +269,8 @@ def test_a_step_time_run_and_a_decode_steady_run_differ_in_their_default_models(
     lines = [ln for ln in md if ln.startswith("- ") and " against " in ln]
     assert [ln for ln in lines if " differs: " in ln] == [
         "- ds against st: option --model differs: default (null) vs default (fixed-step)",
-        "- ds against st: option --step-time-ms differs: default vs [2.0]"]
+        "- ds against st: option --step-time-ms differs: default (none: no case's model "
+        "uses it) vs [2.0]"]
     assert CARE in md
 
 
@@ -335,3 +339,22 @@ def test_options_no_case_records_show_the_default_their_scenario_declares():
     given_300 = _scenario_md("azure-conv", dict(max_requests=300),
                              [({"trace": "azure-conv:40"}, None)])
     assert compare_settings(given_300, dict(default, options=dict(max_requests=None)))[0] == []
+
+
+def test_one_trace_read_to_other_rows_is_named_as_such():
+    # The SHA-256 covers the header through the last row replayed: one file read with
+    # other --max-requests gives other digests, which is not a changed file.
+    def replay(max_requests, sha256, path="/t/conv.csv"):
+        md = _run_md(dict(max_requests=max_requests), {"trace": "azure-conv"}, None)
+        return dict(md, scenario="azure-conv", trace=dict(path=path, sha256=sha256))
+
+    a, b = replay(20, "1ea16e3c91a1" + "0" * 52), replay(None, "f1b25979cb62" + "0" * 52)
+    assert compare_settings(a, b)[0][0] == (
+        "trace rows differ: the same file /t/conv.csv read to other rows (--max-requests "
+        "20 vs 300; sha256 of the rows replayed 1ea16e3c91a1 vs f1b25979cb62)")
+    assert compare_settings(a, replay(20, "f1b25979cb62" + "0" * 52))[0] == [
+        "trace differs: /t/conv.csv (sha256 1ea16e3c91a1) vs /t/conv.csv (sha256 "
+        "f1b25979cb62)"]
+    assert compare_settings(a, replay(10, "f1b25979cb62", "/u/conv.csv"))[0][0] == (
+        "trace differs: /t/conv.csv (sha256 1ea16e3c91a1) vs /u/conv.csv (sha256 "
+        "f1b25979cb62)")
