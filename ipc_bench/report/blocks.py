@@ -382,7 +382,8 @@ def _gap_blocks(results, level: int) -> list[Block]:
     """The runner gap of every case that has it (``summary.runner_gap_figures``), with
     its scheduling (sync, or async and what overlapped), under its own heading; a
     note when cases ran with async scheduling; nothing when no case has a gap."""
-    from ipc_bench.report.tables import RUNNER_GAP_COLUMNS, arm_label
+    from ipc_bench.analysis import cores
+    from ipc_bench.report.tables import RUNNER_GAP_COLUMNS, arm_label, runner_gap_withheld
 
     cases = results.cases
     if cases.empty or "runner_gap_ns_median" not in cases.columns:
@@ -390,8 +391,12 @@ def _gap_blocks(results, level: int) -> list[Block]:
     records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
                for r in cases.to_dict("records")]
     records = [r for r in records if r.get("runner_gap_ns_median") is not None]
+    left_out = sum(map(cores.is_withheld, records))
+    records = [r for r in records if not cores.is_withheld(r)]
+    withheld = runner_gap_withheld(left_out) if left_out else ""
+    withheld = withheld[:1].upper() + withheld[1:] + ("." if withheld else "")
     if not records:
-        return []
+        return [("h", level, "Runner gap"), ("p", withheld)] if left_out else []
     head = ["rep", "workload", "policy", "codec", "transport", "scheduling"] + [
         h for _, h, _ in RUNNER_GAP_COLUMNS]
     rows = [[str(r.get("repetition", 0)), str(r["workload"]),
@@ -405,7 +410,8 @@ def _gap_blocks(results, level: int) -> list[Block]:
                            ("p", "The runner's idle time between the end of one step's "
                                  "forward + sampling and the start of the next one's, per "
                                  "counted step: median and p99 in µs and as a share of the "
-                                 "runner's step (forward start to forward start).")]
+                                 "runner's step (forward start to forward start)."
+                                 + (f" {withheld}" if withheld else ""))]
     if any(r.get("async_scheduling") for r in records):
         blocks.append(("note", "Async scheduling: the scheduler sent step n+1 before "
                                "step n's output was applied (two steps in flight). "

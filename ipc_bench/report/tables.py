@@ -625,10 +625,15 @@ def runner_gap_lines(cases: list[dict[str, Any]]) -> list[str]:
     """Under a case table: per case, sync or async scheduling and the runner's idle
     time between the end of one step's forward + sampling and the start of the next
     one's (``summary.runner_gap_figures``), median and p99, in µs and as a share of
-    the runner's step; nothing when no case has it."""
+    the runner's step; nothing when no case has it. A case whose timings are withheld
+    (``analysis.cores``) has no row: one line says how many were left out with their
+    timings (``RUNNER_GAP_WITHHELD``), the line alone when every case was."""
     gapped = [s for s in cases if s.get("runner_gap_ns_median") is not None]
+    left_out = sum(map(cores.is_withheld, gapped))
+    gapped = [s for s in gapped if not cores.is_withheld(s)]
+    note = ["  " + runner_gap_withheld(left_out)] if left_out else []
     if not gapped:
-        return []
+        return note
     reps = any(s.get("repetition") for s in gapped)  # a rep column, as the case table
     rows = [([str(s.get("repetition", "-"))] if reps else []) + cells(s, IDENTITY)
             + [f"async ({s.get('async_scheduling_mode')})" if s.get("async_scheduling")
@@ -639,7 +644,15 @@ def runner_gap_lines(cases: list[dict[str, Any]]) -> list[str]:
                    + [h for _, h, _ in RUNNER_GAP_COLUMNS], rows, left=4 + reps)
     return (["  runner gap per counted step (end of one forward + sampling to the start of "
              "the next; % of the runner's step):"]
-            + ["  " + line for line in table.splitlines()])
+            + ["  " + line for line in table.splitlines()] + note)
+
+
+def runner_gap_withheld(n: int) -> str:
+    """The line, under a case table and in the report, of ``n`` cases whose runner gap
+    is left out with their timings (``analysis.cores``): ``runner gap: left out with
+    the timings (*) of 4 cases``."""
+    return (f"runner gap: left out with the timings ({cores.MARK}) of {n} "
+            f"case{'' if n == 1 else 's'}")
 
 
 #: After a table where a roofline ratio is below 1 (marked ``!``): why it can be.

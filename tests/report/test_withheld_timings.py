@@ -223,3 +223,34 @@ def test_a_pp_reports_findings_are_the_terminals_lines():
     assert _pp_findings(pd.DataFrame(summaries)) == [
         terminal[-2], "`*`" + NOTE_2[1:], terminal[-1] + "."]
     assert _pp_findings(pd.DataFrame([tp_summary("send", 2, 2)])) == []
+
+
+GAP = dict(runner_gap_ns_median=300_000.0, runner_gap_ns_p99=8e6,
+           runner_gap_share_median=0.9, runner_gap_share_p99=0.99,
+           runner_step_ns_median=400_000.0)
+
+
+def test_a_withheld_runner_gap_is_one_line_in_the_terminal_and_the_report():
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from ipc_bench.report.blocks import _gap_blocks
+
+    withheld = [tp_summary("send", 2, 2, **GAP), tp_summary("cached", 2, 2, **GAP)]
+    text = format_tables(withheld).splitlines()
+    assert text[-2:] == [
+        "  runner gap: left out with the timings (*) of 2 cases",
+        "  cached/send (msgpack; paired by repetition: geometric mean of the per-repetition "
+        "ratios; 1 pair, no interval): s2r B 0.950"]
+    assert not any("gap us" in ln for ln in text)
+    results = SimpleNamespace(cases=pd.DataFrame(withheld))
+    assert _gap_blocks(results, 2) == [
+        ("h", 2, "Runner gap"), ("p", "Runner gap: left out with the timings (*) of 2 cases.")]
+    shown = tp_summary("send", 2, 4, **GAP)
+    blocks = _gap_blocks(SimpleNamespace(cases=pd.DataFrame(withheld[:1] + [shown])), 2)
+    assert blocks[1][2] == [["0", "broadcast=ipc,num_running=8,tp=2", "send", "msgpack",
+                             "ipc", "sync", "300", "8,000", "90.0", "99.0", "400"]]
+    assert blocks[2][1].endswith(
+        "(forward start to forward start). Runner gap: left out with the timings (*) of 1 "
+        "case.")
