@@ -630,11 +630,20 @@ def _pair_rows(results, method: str) -> tuple[list[list[str]], dict[str, Any]]:
                 said["intervals" if r["ratio_low"] == r["ratio_low"] else "points"] += 1
             rows.append([str(r["workload"]), r["codec"],
                          tokens_name(key, metric(key).label, timed), str(r["n"]),
-                         format_value(r[SEND] * scale, 2), format_value(r[CACHED] * scale, 2),
-                         "-" if bound else format_value(r["diff"] * scale, 2),
+                         pair_value(r[SEND] * scale), pair_value(r[CACHED] * scale),
+                         "-" if bound else pair_value(r["diff"] * scale),
                          f"- ({SCHEDULES_DIFFER})" if bound else
                          ratio_text(r["ratio"], r["ratio_low"], r["ratio_high"])])
     return rows, said
+
+
+def pair_value(value: Any) -> str:
+    """A mean or difference in the pair table: one format for the whole column, two
+    decimals with thousands separators (``1,534.00``, ``45.68``); ``-`` for None or
+    NaN."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "-"
+    return f"{value:,.2f}"
 
 
 def pair_ratio_caption(method: str, intervals: int, points: int) -> str:

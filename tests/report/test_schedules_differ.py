@@ -139,12 +139,13 @@ def test_the_bytes_caption_says_the_gap_is_not_the_policys():
 def test_the_pair_table_gives_no_per_step_difference_where_schedules_differ():
     (_, _, rows), (_, note) = blocks._pair_table(_results(DIFFERENT))
     assert [r[2:] for r in rows] == [
-        ["output tokens/s (wall)", "2", "1,895", "1,505", "390", "0.794 [0.736, 0.857]"],
-        ["s2r payload B/step", "2", "1,862", "1,577", "-", "- (schedules differ)"],
+        ["output tokens/s (wall)", "2", "1,895.00", "1,505.00", "390.00",
+         "0.794 [0.736, 0.857]"],
+        ["s2r payload B/step", "2", "1,862.00", "1,577.00", "-", "- (schedules differ)"],
         ["build µs/step", "2", "8.10", "3.20", "-", "- (schedules differ)"],
         ["encode µs/step", "2", "5.40", "5.40", "-", "- (schedules differ)"],
         ["decode µs/step", "2", "16.50", "16.50", "-", "- (schedules differ)"],
-        ["step µs (mean)", "2", "6,000", "6,000", "-", "- (schedules differ)"]]
+        ["step µs (mean)", "2", "6,000.00", "6,000.00", "-", "- (schedules differ)"]]
     assert note.endswith(
         " The arms of msgpack ran different schedules (schedule digests differ: a timed "
         "replay follows wall-clock arrivals), so their per-step rows (bytes and times per "
@@ -156,3 +157,8 @@ def test_the_pair_table_gives_no_per_step_difference_where_schedules_differ():
     same = blocks._pair_table(_results(SAME))[0][2]
     assert [r[6:] for r in same if r[2] == "build µs/step"] == [["4.90", "0.395 [0.395, 0.395]"]]
     assert "different schedules" not in blocks._pair_table(_results(SAME))[-1][1]
+
+
+def test_the_pair_tables_means_share_one_format_per_column():
+    assert [blocks.pair_value(v) for v in (102.0, 45.678, -89.72, 22588.4, float("nan"))] == [
+        "102.00", "45.68", "-89.72", "22,588.40", "-"]
