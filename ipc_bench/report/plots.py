@@ -644,7 +644,7 @@ def _throughput_panel(ax, cases, groups: list[str], labels: list[str]) -> dict:
 
 
 def _ratio_panel(ax, rows: list[dict], groups: list[str], multi: bool,
-                 labels: list[str], timed: list[str]) -> int:
+                 labels: list[str], timed: Sequence[str] = ()) -> int:
     """cached / send tokens/s per group and codec (``summarize_pairs`` rows; each group
     shares its slot among the codecs it has, ``_slot_x``), the axis
     bounded to the ratios and the line at 1 (interval ends far beyond it cut,

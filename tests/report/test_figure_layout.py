@@ -85,9 +85,14 @@ def test_many_runs_get_readable_labels_and_the_timed_note_by_its_points(run, tmp
         x = note.xy[0]
         assert groups[round(x)].startswith("zz_timed_replay_run")
     cap = caption("throughput", d)
-    assert ("The red note marks each timed replay's points: its tokens over wall time, "
-            "first arrival to last completion (`out tok/s (wall)`), arrival-bound, so its "
+    assert cap.startswith(
+        "Output tokens/s of every case (steady cases: tokens sampled in counted steps over "
+        "their busy wall time; timed replays: every output token over the wall time from "
+        "the first arrival to the last completion, `out tok/s (wall)`), ")
+    assert ("The red note marks each timed replay's points: arrival-bound, so its "
             "tokens/s follow the trace, not the policy.") in cap
+    assert "; for the timed replays a ratio of wall tok/s, arrival-bound, so no speed " \
+        "verdict)." in cap
     assert d["stacked"] and " Below: cached/send" in cap  # the panels, one above the other
 
 
