@@ -15,7 +15,7 @@ from analysis_run import REPO, copy_as_another_run, make_small_run, run_bench
 from ipc_bench import cli
 from ipc_bench.report import plots
 from ipc_bench.report.findings import findings
-from ipc_bench.report.blocks import format_value
+from ipc_bench.report.blocks import pair_value
 from ipc_bench.analysis import stats
 from ipc_bench.harness.spec import RUNNER_COLUMNS, SCHED_COLUMNS
 from ipc_bench.analysis.results import Results, ResultsError, load
@@ -321,8 +321,8 @@ def test_report_intervals_are_the_cli_comparison_block(tmp_path):
             f"[{100 * (tput['ratio_ci_low'] - 1):+.1f}, {100 * (tput['ratio_ci_high'] - 1):+.1f}]"
             " % (paired geometric mean over 2 repetitions") in md
     build = entry["metrics"]["build_ns_per_step"]
-    assert table[("num_running=4", "msgpack", "build µs/step")][6] == format_value(
-        build["diff_mean"] * 1e-3, 2)
+    assert table[("num_running=4", "msgpack", "build µs/step")][6] == pair_value(
+        build["diff_mean"] * 1e-3)
 
 
 @pytest.mark.parametrize("args, message", [
