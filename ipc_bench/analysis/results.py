@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import datetime
+import decimal
 import json
 import numbers
 import os
@@ -83,6 +84,17 @@ def _json_kind(value: Any) -> str:
     if isinstance(value, bool) or value is None:
         return json.dumps(value)
     return "a number"
+
+
+def _shown(value: Any) -> str:
+    """``value`` (parsed JSON) as a warning line quotes it: its JSON text cut to 40
+    characters (a long text or list shows where it was cut), but a whole number too long
+    for that in ``%g`` form, to 6 digits (``1e+400``, ``1.23457e+408``), never cut."""
+    text = json.dumps(value)
+    if isinstance(value, int) and not isinstance(value, bool) and len(text) > 40:
+        short = decimal.Context(prec=6).create_decimal(value).normalize()
+        return str(short).lower()
+    return text[:40]
 
 
 # ======================================================================================
@@ -1152,21 +1164,21 @@ def _identity_problem(case: dict[str, Any]) -> str | None:
         if value is None or value == "":
             return f"no {key}"
         if not isinstance(value, str):
-            return f"{key} {json.dumps(value)[:40]}, not a text"
+            return f"{key} {_shown(value)}, not a text"
     policy = case["policy"]
     if policy not in known_policies():
-        return f"policy {json.dumps(policy)[:40]}, not one of {', '.join(known_policies())}"
+        return f"policy {_shown(policy)}, not one of {', '.join(known_policies())}"
     arm = case.get("arm")
     if arm not in (None, "") and not is_known_arm(arm):
-        return (f"arm {json.dumps(arm)[:40]}, not one of {', '.join(known_arms())} "
+        return (f"arm {_shown(arm)}, not one of {', '.join(known_arms())} "
                 "(or an A/A copy of one, with ')")
     codec = case.get("codec")
     if codec not in known_codecs():
-        return (f"codec {json.dumps(codec)[:40]}, not one of {', '.join(known_codecs())}"
+        return (f"codec {_shown(codec)}, not one of {', '.join(known_codecs())}"
                 if "codec" in case else "no codec")
     done = case.get("complete")
     if not isinstance(done, bool):
-        return (f"complete {json.dumps(done)[:40]}, not true or false" if "complete" in case
+        return (f"complete {_shown(done)}, not true or false" if "complete" in case
                 else "no complete")
     return None
 
@@ -1177,7 +1189,7 @@ def _value_problem(key: str, value: Any, whole: bool = False) -> str | None:
     0 to ``MAX_CASE_VALUE`` (a whole one when ``whole``), or null."""
     if value is None:
         return None
-    shown = f"{key} {json.dumps(value)[:40]}"
+    shown = f"{key} {_shown(value)}"
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return f"{shown}, not a number"
     if value != value or value in (float("inf"), float("-inf")):
@@ -1203,7 +1215,7 @@ def _case_problem(case: Any, index: int, labels: dict[str, Any] | None = None) -
     from ipc_bench.analysis.metrics import METRICS
 
     if not isinstance(case, dict):
-        return f"cases[{index}] is {json.dumps(case)[:40]}, not an object"
+        return f"cases[{index}] is {_shown(case)}, not an object"
     name = case.get("case_id")
     name = f"case {name!r}" if isinstance(name, str) else f"cases[{index}]"
     problem = _identity_problem(case)
@@ -1254,20 +1266,20 @@ def check_shapes(summary: dict[str, Any], path: Path) -> list[str]:
     ``metrics`` are not objects. Returns one warning line per thing dropped."""
     out = []
     if "metadata" in summary and not isinstance(summary["metadata"], dict):
-        out.append(f"{path}: metadata is {json.dumps(summary['metadata'])[:40]}, not an "
+        out.append(f"{path}: metadata is {_shown(summary['metadata'])}, not an "
                    "object (left out)")
         summary["metadata"] = {}
     meta = summary.get("metadata") or {}
     for key, kind in _METADATA_SHAPES.items():
         if key in meta and meta[key] is not None and _shape_problem(meta[key], kind):
-            out.append(f"{path}: metadata.{key} is {json.dumps(meta.pop(key))[:40]}, not "
+            out.append(f"{path}: metadata.{key} is {_shown(meta.pop(key))}, not "
                        f"{'an object' if kind is dict else 'a list'} (left out)")
     for key, kind in _LIST_SHAPES.items():
         value = summary.get(key)
         if value is None:
             continue
         if not isinstance(value, list):
-            out.append(f"{path}: {key} is {json.dumps(summary.pop(key))[:40]}, not a list "
+            out.append(f"{path}: {key} is {_shown(summary.pop(key))}, not a list "
                        "(left out)")
             continue
         kept = []
@@ -1278,7 +1290,7 @@ def check_shapes(summary: dict[str, Any], path: Path) -> list[str]:
                            for f, t in _COMPARISON_SHAPES.items())
                        or any(not isinstance(m, dict) for m in entry["metrics"].values()))
             if bad:
-                out.append(f"{path}: {key}[{i}] is {json.dumps(entry)[:40]}, not "
+                out.append(f"{path}: {key}[{i}] is {_shown(entry)}, not "
                            f"{'a text' if kind is str else 'a recorded comparison' if key == 'comparisons' else 'an object'} "
                            "(left out)")
             else:
@@ -1302,7 +1314,7 @@ def _valid_cases(summary: dict[str, Any], path: Path) -> tuple[list[dict], list[
         raise ResultsError(f"{path}: cases is missing, but status is complete")
     cases = summary.get("cases", [])
     if not isinstance(cases, list):
-        raise ResultsError(f"{path}: cases is {json.dumps(cases)[:40]}, not a list")
+        raise ResultsError(f"{path}: cases is {_shown(cases)}, not a list")
     if not cases and status == "complete":
         raise ResultsError(f"{path}: cases is empty, but status is complete")
     meta = summary.get("metadata")
@@ -1454,7 +1466,7 @@ def _run_status(summary: dict[str, Any], path: Path) -> tuple[str, list[str]]:
     status = summary.get("status", "unknown")
     lines = []
     if status not in RUN_STATUSES and "status" in summary:
-        lines.append(f"{path}: status {json.dumps(status)[:40]} is not one of "
+        lines.append(f"{path}: status {_shown(status)} is not one of "
                      f"{', '.join(RUN_STATUSES)} (read as unknown)")
         status = "unknown"
     if status == "complete":
