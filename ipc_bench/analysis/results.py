@@ -1206,7 +1206,7 @@ def _value_problem(key: str, value: Any, whole: bool = False) -> str | None:
 def _case_problem(case: Any, index: int, labels: dict[str, Any] | None = None) -> str | None:
     """Why the ``index``-th entry of ``summary.json``'s ``cases`` cannot be loaded, in
     words (``case 'ID' has output_tokens_per_s "fast", not a number``): it is not an
-    object; its identity or ``complete`` is not one a run writes
+    object; its ``case_id`` is missing, empty or not a text; its identity or ``complete`` is not one a run writes
     (``_identity_problem``); one of its known numeric fields (``_NUMERIC_CASE_FIELDS``, the metrics)
     holds something other than a number from 0 to ``MAX_CASE_VALUE`` or null; one of
     ``_WHOLE_CASE_FIELDS``, there or in its workload ``labels`` (the metadata's),
@@ -1217,7 +1217,11 @@ def _case_problem(case: Any, index: int, labels: dict[str, Any] | None = None) -
     if not isinstance(case, dict):
         return f"cases[{index}] is {_shown(case)}, not an object"
     name = case.get("case_id")
-    name = f"case {name!r}" if isinstance(name, str) else f"cases[{index}]"
+    if name is None or name == "":
+        return f"cases[{index}] has no case_id"
+    if not isinstance(name, str):
+        return f"cases[{index}] has case_id {_shown(name)}, not a text"
+    name = f"case {name!r}"
     problem = _identity_problem(case)
     if problem:
         return f"{name} has {problem}"
@@ -1260,12 +1264,16 @@ def _shape_problem(value: Any, kind: type) -> bool:
 
 def check_shapes(summary: dict[str, Any], path: Path) -> list[str]:
     """Drop from ``summary`` (in place) what a hand edit left in a shape the report
-    cannot read: ``metadata`` that is not an object, a ``_METADATA_SHAPES`` field of
+    cannot read: ``metadata`` that is not an object (or is missing: said, read as
+    empty), a ``_METADATA_SHAPES`` field of
     another type, a ``_LIST_SHAPES`` list that is not a list or its entries of another
     type, a ``comparisons`` entry without ``_COMPARISON_SHAPES``' fields or whose
     ``metrics`` are not objects. Returns one warning line per thing dropped."""
     out = []
-    if "metadata" in summary and not isinstance(summary["metadata"], dict):
+    if "metadata" not in summary:
+        out.append(f"{path}: metadata is missing (read as empty: no environment, options "
+                   "or labels)")
+    elif not isinstance(summary["metadata"], dict):
         out.append(f"{path}: metadata is {_shown(summary['metadata'])}, not an "
                    "object (left out)")
         summary["metadata"] = {}
@@ -1324,7 +1332,8 @@ def _valid_cases(summary: dict[str, Any], path: Path) -> tuple[list[dict], list[
               and isinstance(c.get("case_id"), str)}
 
     def problem(case: Any, i: int) -> str | None:
-        own = labels.get(case.get("case_id")) if isinstance(case, dict) else None
+        name = case.get("case_id") if isinstance(case, dict) else None
+        own = labels.get(name) if isinstance(name, str) else None
         return _case_problem(case, i, own if isinstance(own, dict) else None)
 
     valid, lines, whys, seen = [], [], [], set()

@@ -192,6 +192,37 @@ def test_a_case_that_is_not_an_object_leaves_its_rows_out_with_one_warning_each(
     assert "| 0 | send | msgpack |" not in md
 
 
+@pytest.mark.parametrize("case_id, why", [
+    (5, "cases[0] has case_id 5, not a text"),
+    (["x"], "cases[0] has case_id [\"x\"], not a text"),
+    ("", "cases[0] has no case_id"),
+    (None, "cases[0] has no case_id"),
+], ids=["a-number", "a-list", "empty", "null"])
+def test_a_case_id_that_is_not_a_text_leaves_the_case_out_with_one_warning(
+        good_run, tmp_path, capsys, case_id, why):
+    run = _edit(good_run, tmp_path, lambda s: s["cases"][0].update(case_id=case_id))
+    code, err = _report(run, tmp_path, capsys)
+    assert code == 0
+    assert _warned(err) == [
+        f"{run / 'summary.json'}: {why} (left out)",
+        f"{run}: case '{SEND}' has 25 rows in steps.csv and 4 rows in requests.csv, but "
+        "summary.json does not list it (left out)"]
+    assert _loaded(run) == _warned(err)
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "| 0 | cached | msgpack |" in md
+    assert "| 0 | send | msgpack |" not in md
+
+
+def test_a_summary_without_metadata_is_one_warning(good_run, tmp_path, capsys):
+    run = _edit(good_run, tmp_path, lambda s: s.pop("metadata"))
+    code, err = _report(run, tmp_path, capsys)
+    line = (f"{run / 'summary.json'}: metadata is missing (read as empty: no "
+            "environment, options or labels)")
+    assert (code, _warned(err)) == (0, [line])
+    assert _loaded(run) == [line]
+    assert "| 0 | cached | msgpack |" in (tmp_path / "rep" / "report.md").read_text()
+
+
 @pytest.mark.parametrize("arm", ["send'", "cached+async", ""])
 def test_an_arm_a_run_writes_is_taken(good_run, tmp_path, capsys, arm):
     run = _edit(good_run, tmp_path, lambda s: s["cases"][0].update(arm=arm))
