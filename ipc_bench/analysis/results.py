@@ -1088,6 +1088,19 @@ def unfinished_detail(summary: dict[str, Any], run_dir: Path) -> str:
     return ", ".join(parts)
 
 
+def _problems_detail(summary: dict[str, Any], problems: list[Any]) -> str:
+    """Why a run that recorded its ``problems`` did not complete, in one line: the
+    problems, ``; `` between them, ending ``; case ID was running`` where
+    ``summary.json`` names the case that failed or was running (``failed_case``, else
+    ``running_case``) and no problem names it (a write that failed: ``cannot write
+    results to DIR: File too large``). ``""`` when there are no problems."""
+    text = "; ".join(str(p) for p in problems)
+    case = summary.get("failed_case") or summary.get("running_case")
+    if text and isinstance(case, str) and case not in text:
+        text += f"; case {case} was running"
+    return text
+
+
 #: Fields of a ``summary.json`` case that are numbers (or null) besides the metrics
 #: of ``analysis.metrics.METRICS``: counts, times and the replay's speed.
 _NUMERIC_CASE_FIELDS = ("repetition", "num_steps", "num_warmup_steps", "num_total_steps",
@@ -1442,7 +1455,7 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     load_warnings[len(bad_cases):len(bad_cases)] = lines
     problems = list(summary.get("problems") or [])
     detail = "" if status == "complete" else (
-        "; ".join(problems) or unfinished_detail(summary, run_dir))
+        _problems_detail(summary, problems) or unfinished_detail(summary, run_dir))
     return dict(cases=cases, steps=steps, requests=requests, floor=floor, itl=itl,
                 metadata=metadata, status=status, problems=problems, status_detail=detail,
                 warnings=load_warnings)

@@ -699,7 +699,14 @@ def test_a_file_size_limit_mid_run_is_one_line_and_a_loadable_folder(tmp_path):
     summary, frames = load_run(run)
     assert (summary["status"], summary["problems"]) == ("failed", [message])
     assert all(p.stat().st_size <= 64 * 1024 for p in run.iterdir())
-    load(run)
+    case = "num_running=16/send/msgpack#0"
+    assert (summary["failed_case"], summary["cases"]) == (case, [])
+    assert load(run).status_detail == {run.name: f"{message}; case {case} was running"}
+    rep = tmp_path / "rep"
+    assert subprocess.run([sys.executable, "bench.py", "report", str(run), "--output",
+                           str(rep)], cwd=REPO, capture_output=True).returncode == 0
+    assert (f"> **Note:** This run failed: {message}; case {case} was running. No case "
+            "finished") in (rep / "report.md").read_text()
 
 
 def _messages_fill_the_disk(monkeypatch, summary_fits_after_cleanup: bool):
