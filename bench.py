@@ -1,24 +1,34 @@
 #!/usr/bin/env python3
 """ipc-bench: ``python bench.py --scenario NAME`` (``--list`` for the scenarios)."""
 
-import signal
+try:
+    import signal
 
-if __name__ == "__main__":
-    # Before any other import: SIGINT / SIGTERM / SIGHUP stay pending until the command
-    # has installed its handlers and imported its C extensions (ipc_bench.harness.signals).
-    signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
+    if __name__ == "__main__":
+        # Before any other import: SIGINT / SIGTERM / SIGHUP stay pending until the
+        # command has installed its handlers and imported its C extensions
+        # (ipc_bench.harness.signals).
+        signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGINT, signal.SIGTERM,
+                                                  signal.SIGHUP))
+        import sys
+
+        from ipc_bench.errors import missing_dependency_text
+
+        try:
+            from ipc_bench.cli import main
+
+            code = main()
+        except ModuleNotFoundError as exc:  # a declared dependency not installed
+            line = missing_dependency_text(exc)
+            if line is None:
+                raise
+            print(f"bench.py: error: {line}", file=sys.stderr)
+            code = 2
+        sys.exit(code)
+except KeyboardInterrupt:  # SIGINT before the mask above (Python's own handler)
+    if __name__ != "__main__":
+        raise
     import sys
 
-    from ipc_bench.errors import missing_dependency_text
-
-    try:
-        from ipc_bench.cli import main
-
-        code = main()
-    except ModuleNotFoundError as exc:  # a declared dependency not installed: one line
-        line = missing_dependency_text(exc)
-        if line is None:
-            raise
-        print(f"bench.py: error: {line}", file=sys.stderr)
-        code = 2
-    sys.exit(code)
+    print("bench.py: interrupted by SIGINT (exit 130)", file=sys.stderr)
+    sys.exit(130)

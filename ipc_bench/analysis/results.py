@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import datetime
+import decimal
 import json
 import numbers
 import os
@@ -83,6 +84,17 @@ def _json_kind(value: Any) -> str:
     if isinstance(value, bool) or value is None:
         return json.dumps(value)
     return "a number"
+
+
+def _shown(value: Any) -> str:
+    """``value`` (parsed JSON) as a warning line quotes it: its JSON text cut to 40
+    characters (a long text or list shows where it was cut), but a whole number too long
+    for that in ``%g`` form, to 6 digits (``1e+400``, ``1.23457e+408``), never cut."""
+    text = json.dumps(value)
+    if isinstance(value, int) and not isinstance(value, bool) and len(text) > 40:
+        short = decimal.Context(prec=6).create_decimal(value).normalize()
+        return str(short).lower()
+    return text[:40]
 
 
 # ======================================================================================
@@ -1076,6 +1088,19 @@ def unfinished_detail(summary: dict[str, Any], run_dir: Path) -> str:
     return ", ".join(parts)
 
 
+def _problems_detail(summary: dict[str, Any], problems: list[Any]) -> str:
+    """Why a run that recorded its ``problems`` did not complete, in one line: the
+    problems, ``; `` between them, ending ``; case ID was running`` where
+    ``summary.json`` names the case that failed or was running (``failed_case``, else
+    ``running_case``) and no problem names it (a write that failed: ``cannot write
+    results to DIR: File too large``). ``""`` when there are no problems."""
+    text = "; ".join(str(p) for p in problems)
+    case = summary.get("failed_case") or summary.get("running_case")
+    if text and isinstance(case, str) and case not in text:
+        text += f"; case {case} was running"
+    return text
+
+
 #: Fields of a ``summary.json`` case that are numbers (or null) besides the metrics
 #: of ``analysis.metrics.METRICS``: counts, times and the replay's speed.
 _NUMERIC_CASE_FIELDS = ("repetition", "num_steps", "num_warmup_steps", "num_total_steps",
@@ -1152,21 +1177,21 @@ def _identity_problem(case: dict[str, Any]) -> str | None:
         if value is None or value == "":
             return f"no {key}"
         if not isinstance(value, str):
-            return f"{key} {json.dumps(value)[:40]}, not a text"
+            return f"{key} {_shown(value)}, not a text"
     policy = case["policy"]
     if policy not in known_policies():
-        return f"policy {json.dumps(policy)[:40]}, not one of {', '.join(known_policies())}"
+        return f"policy {_shown(policy)}, not one of {', '.join(known_policies())}"
     arm = case.get("arm")
     if arm not in (None, "") and not is_known_arm(arm):
-        return (f"arm {json.dumps(arm)[:40]}, not one of {', '.join(known_arms())} "
+        return (f"arm {_shown(arm)}, not one of {', '.join(known_arms())} "
                 "(or an A/A copy of one, with ')")
     codec = case.get("codec")
     if codec not in known_codecs():
-        return (f"codec {json.dumps(codec)[:40]}, not one of {', '.join(known_codecs())}"
+        return (f"codec {_shown(codec)}, not one of {', '.join(known_codecs())}"
                 if "codec" in case else "no codec")
     done = case.get("complete")
     if not isinstance(done, bool):
-        return (f"complete {json.dumps(done)[:40]}, not true or false" if "complete" in case
+        return (f"complete {_shown(done)}, not true or false" if "complete" in case
                 else "no complete")
     return None
 
@@ -1177,7 +1202,7 @@ def _value_problem(key: str, value: Any, whole: bool = False) -> str | None:
     0 to ``MAX_CASE_VALUE`` (a whole one when ``whole``), or null."""
     if value is None:
         return None
-    shown = f"{key} {json.dumps(value)[:40]}"
+    shown = f"{key} {_shown(value)}"
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return f"{shown}, not a number"
     if value != value or value in (float("inf"), float("-inf")):
@@ -1194,7 +1219,7 @@ def _value_problem(key: str, value: Any, whole: bool = False) -> str | None:
 def _case_problem(case: Any, index: int, labels: dict[str, Any] | None = None) -> str | None:
     """Why the ``index``-th entry of ``summary.json``'s ``cases`` cannot be loaded, in
     words (``case 'ID' has output_tokens_per_s "fast", not a number``): it is not an
-    object; its identity or ``complete`` is not one a run writes
+    object; its ``case_id`` is missing, empty or not a text; its identity or ``complete`` is not one a run writes
     (``_identity_problem``); one of its known numeric fields (``_NUMERIC_CASE_FIELDS``, the metrics)
     holds something other than a number from 0 to ``MAX_CASE_VALUE`` or null; one of
     ``_WHOLE_CASE_FIELDS``, there or in its workload ``labels`` (the metadata's),
@@ -1203,9 +1228,13 @@ def _case_problem(case: Any, index: int, labels: dict[str, Any] | None = None) -
     from ipc_bench.analysis.metrics import METRICS
 
     if not isinstance(case, dict):
-        return f"cases[{index}] is {json.dumps(case)[:40]}, not an object"
+        return f"cases[{index}] is {_shown(case)}, not an object"
     name = case.get("case_id")
-    name = f"case {name!r}" if isinstance(name, str) else f"cases[{index}]"
+    if name is None or name == "":
+        return f"cases[{index}] has no case_id"
+    if not isinstance(name, str):
+        return f"cases[{index}] has case_id {_shown(name)}, not a text"
+    name = f"case {name!r}"
     problem = _identity_problem(case)
     if problem:
         return f"{name} has {problem}"
@@ -1248,26 +1277,30 @@ def _shape_problem(value: Any, kind: type) -> bool:
 
 def check_shapes(summary: dict[str, Any], path: Path) -> list[str]:
     """Drop from ``summary`` (in place) what a hand edit left in a shape the report
-    cannot read: ``metadata`` that is not an object, a ``_METADATA_SHAPES`` field of
+    cannot read: ``metadata`` that is not an object (or is missing: said, read as
+    empty), a ``_METADATA_SHAPES`` field of
     another type, a ``_LIST_SHAPES`` list that is not a list or its entries of another
     type, a ``comparisons`` entry without ``_COMPARISON_SHAPES``' fields or whose
     ``metrics`` are not objects. Returns one warning line per thing dropped."""
     out = []
-    if "metadata" in summary and not isinstance(summary["metadata"], dict):
-        out.append(f"{path}: metadata is {json.dumps(summary['metadata'])[:40]}, not an "
+    if "metadata" not in summary:
+        out.append(f"{path}: metadata is missing (read as empty: no environment, options "
+                   "or labels)")
+    elif not isinstance(summary["metadata"], dict):
+        out.append(f"{path}: metadata is {_shown(summary['metadata'])}, not an "
                    "object (left out)")
         summary["metadata"] = {}
     meta = summary.get("metadata") or {}
     for key, kind in _METADATA_SHAPES.items():
         if key in meta and meta[key] is not None and _shape_problem(meta[key], kind):
-            out.append(f"{path}: metadata.{key} is {json.dumps(meta.pop(key))[:40]}, not "
+            out.append(f"{path}: metadata.{key} is {_shown(meta.pop(key))}, not "
                        f"{'an object' if kind is dict else 'a list'} (left out)")
     for key, kind in _LIST_SHAPES.items():
         value = summary.get(key)
         if value is None:
             continue
         if not isinstance(value, list):
-            out.append(f"{path}: {key} is {json.dumps(summary.pop(key))[:40]}, not a list "
+            out.append(f"{path}: {key} is {_shown(summary.pop(key))}, not a list "
                        "(left out)")
             continue
         kept = []
@@ -1278,7 +1311,7 @@ def check_shapes(summary: dict[str, Any], path: Path) -> list[str]:
                            for f, t in _COMPARISON_SHAPES.items())
                        or any(not isinstance(m, dict) for m in entry["metrics"].values()))
             if bad:
-                out.append(f"{path}: {key}[{i}] is {json.dumps(entry)[:40]}, not "
+                out.append(f"{path}: {key}[{i}] is {_shown(entry)}, not "
                            f"{'a text' if kind is str else 'a recorded comparison' if key == 'comparisons' else 'an object'} "
                            "(left out)")
             else:
@@ -1302,7 +1335,7 @@ def _valid_cases(summary: dict[str, Any], path: Path) -> tuple[list[dict], list[
         raise ResultsError(f"{path}: cases is missing, but status is complete")
     cases = summary.get("cases", [])
     if not isinstance(cases, list):
-        raise ResultsError(f"{path}: cases is {json.dumps(cases)[:40]}, not a list")
+        raise ResultsError(f"{path}: cases is {_shown(cases)}, not a list")
     if not cases and status == "complete":
         raise ResultsError(f"{path}: cases is empty, but status is complete")
     meta = summary.get("metadata")
@@ -1312,7 +1345,8 @@ def _valid_cases(summary: dict[str, Any], path: Path) -> tuple[list[dict], list[
               and isinstance(c.get("case_id"), str)}
 
     def problem(case: Any, i: int) -> str | None:
-        own = labels.get(case.get("case_id")) if isinstance(case, dict) else None
+        name = case.get("case_id") if isinstance(case, dict) else None
+        own = labels.get(name) if isinstance(name, str) else None
         return _case_problem(case, i, own if isinstance(own, dict) else None)
 
     valid, lines, whys, seen = [], [], [], set()
@@ -1421,7 +1455,7 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     load_warnings[len(bad_cases):len(bad_cases)] = lines
     problems = list(summary.get("problems") or [])
     detail = "" if status == "complete" else (
-        "; ".join(problems) or unfinished_detail(summary, run_dir))
+        _problems_detail(summary, problems) or unfinished_detail(summary, run_dir))
     return dict(cases=cases, steps=steps, requests=requests, floor=floor, itl=itl,
                 metadata=metadata, status=status, problems=problems, status_detail=detail,
                 warnings=load_warnings)
@@ -1454,7 +1488,7 @@ def _run_status(summary: dict[str, Any], path: Path) -> tuple[str, list[str]]:
     status = summary.get("status", "unknown")
     lines = []
     if status not in RUN_STATUSES and "status" in summary:
-        lines.append(f"{path}: status {json.dumps(status)[:40]} is not one of "
+        lines.append(f"{path}: status {_shown(status)} is not one of "
                      f"{', '.join(RUN_STATUSES)} (read as unknown)")
         status = "unknown"
     if status == "complete":

@@ -401,14 +401,16 @@ class _Run:
     def _left_behind(self, reason: str) -> str:
         """What the folder holds once ``summary.json`` could not be rewritten (for
         ``reason``), said only as far as it is true: the last complete version, which
-        still says the run is incomplete; no summary at all; or no folder."""
+        still says the run is incomplete; no summary at all; or no folder at its path
+        (moved, with what was written, or removed: which, ``bench.py`` cannot tell)."""
         if (self.run_dir / "summary.json").is_file():
             return (f"summary.json could not be updated either: {reason}; it still says "
                     "the run is incomplete")
         if self.run_dir.is_dir():
             return (f"summary.json could not be written either: {reason}; the folder has "
                     "no summary.json")
-        return f"{self.run_dir} no longer exists: no results were kept"
+        return (f"{self.run_dir} no longer exists: it was moved or removed; what was "
+                "written before is wherever it went")
 
     def kept(self) -> bool:
         """Whether the run folder still holds a ``summary.json`` (results to point at)."""

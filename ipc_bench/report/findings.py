@@ -291,7 +291,8 @@ def run_comparisons(results) -> dict[str, list[dict[str, Any]]]:
         recorded = summary.get("comparisons") or []
         cases = [c for c in summary.get("cases") or [] if isinstance(c, dict)]
         loaded = set(results.cases.loc[results.cases["run_id"] == run_id, "case_id"])
-        kept = [c for c in cases if c.get("case_id") in loaded]
+        kept = [c for c in cases if isinstance(c.get("case_id"), str)
+                and c["case_id"] in loaded]
         if not recorded or len(kept) == len(cases):
             out[run_id] = list(recorded)
             continue

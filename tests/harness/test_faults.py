@@ -699,7 +699,14 @@ def test_a_file_size_limit_mid_run_is_one_line_and_a_loadable_folder(tmp_path):
     summary, frames = load_run(run)
     assert (summary["status"], summary["problems"]) == ("failed", [message])
     assert all(p.stat().st_size <= 64 * 1024 for p in run.iterdir())
-    load(run)
+    case = "num_running=16/send/msgpack#0"
+    assert (summary["failed_case"], summary["cases"]) == (case, [])
+    assert load(run).status_detail == {run.name: f"{message}; case {case} was running"}
+    rep = tmp_path / "rep"
+    assert subprocess.run([sys.executable, "bench.py", "report", str(run), "--output",
+                           str(rep)], cwd=REPO, capture_output=True).returncode == 0
+    assert (f"> **Note:** This run failed: {message}; case {case} was running. No case "
+            "finished") in (rep / "report.md").read_text()
 
 
 def _messages_fill_the_disk(monkeypatch, summary_fits_after_cleanup: bool):
@@ -766,7 +773,8 @@ def test_a_summary_that_cannot_be_updated_either_is_said_in_the_one_line(
 
 
 def _remove_at_case(monkeypatch, run: Path, when: str, sig: int = 0) -> None:
-    """Remove the run folder (``summary.json`` alone when ``when`` ends ``-summary``) when
+    """Remove the run folder (``summary.json`` alone when ``when`` ends ``-summary``;
+    rename it to ``RUN_moved`` when it ends ``-moved``) when
     the first case starts (``start``: before its first step) or once it has run
     (``end``: before it is written); ``sig``: then send this process that signal."""
     import shutil
@@ -778,6 +786,8 @@ def _remove_at_case(monkeypatch, run: Path, when: str, sig: int = 0) -> None:
     def remove():
         if when.endswith("-summary"):
             (run / "summary.json").unlink()
+        elif when.endswith("-moved"):
+            run.rename(run.with_name(run.name + "_moved"))
         else:
             shutil.rmtree(run)
         if sig:
@@ -800,7 +810,8 @@ def test_a_run_folder_removed_mid_run_is_one_line_and_claims_no_file(
         when, tmp_path, monkeypatch, capsys):
     """The folder is removed while a case runs (its rows cannot be flushed) or after it
     ran (it cannot be written): one line naming the folder and the OS error, saying
-    that no results were kept, exit 1; no line claims a file that is not there."""
+    that it is no longer there (moved or removed), exit 1; no line claims a file that
+    is not there."""
     from ipc_bench import cli
     from ipc_bench.harness import recording
 
@@ -810,8 +821,27 @@ def test_a_run_folder_removed_mid_run_is_one_line_and_claims_no_file(
     assert cli.main(_TINY + ["--output", str(run)]) == 1
     assert capsys.readouterr() == ("", (
         f"bench.py: error: cannot write results to {run}: No such file or directory "
-        f"({run} no longer exists: no results were kept)\n"))
+        f"({run} no longer exists: it was moved or removed; what was written "
+        "before is wherever it went)\n"))
     assert not run.exists()
+
+
+def test_a_run_folder_moved_mid_run_is_one_line_that_says_it_may_have_moved(
+        tmp_path, monkeypatch, capsys):
+    """The folder is renamed while a case runs: the line does not say that nothing was
+    kept, since the folder, where it went, holds what was written before."""
+    from ipc_bench import cli
+
+    run = tmp_path / "run"
+    _remove_at_case(monkeypatch, run, "end-moved")
+    assert cli.main(_TINY + ["--output", str(run)]) == 1
+    assert capsys.readouterr() == ("", (
+        f"bench.py: error: cannot write results to {run}: No such file or directory "
+        f"({run} no longer exists: it was moved or removed; what was written before is "
+        "wherever it went)\n"))
+    assert not run.exists()
+    moved = json.loads((tmp_path / "run_moved" / "summary.json").read_text())
+    assert (moved["status"], moved["cases"]) == ("incomplete", [])
 
 
 def test_a_removed_summary_that_cannot_be_written_again_is_said_so(
@@ -843,7 +873,8 @@ def test_an_interrupt_after_the_folder_was_removed_points_at_no_results(
              "at step 52 (steps.csv seq: warm-up and uncounted steps included)")
     assert capsys.readouterr() == ("", (
         f"bench.py: error: cannot write results to {run}: No such file or directory "
-        f"({run} no longer exists: no results were kept)\n"
+        f"({run} no longer exists: it was moved or removed; what was written "
+        "before is wherever it went)\n"
         f"bench.py: num_running=2/send/msgpack#0: interrupted by SIGTERM {where} "
         "(exit 143)\n"))
     assert not run.exists()
@@ -932,7 +963,8 @@ def test_a_failed_case_points_at_partial_results_only_where_they_are(
     monkeypatch.setattr(execute, "run_case", run_case)
     assert cli.main(_TINY + ["--output", str(run)]) == 1
     lost = (f"bench.py: error: cannot write results to {run}: No such file or directory "
-            f"({run} no longer exists: no results were kept)\n")
+            f"({run} no longer exists: it was moved or removed; what was written "
+        "before is wherever it went)\n")
     failed = started[-1]
     assert len(started) == (1 if first else 2)
     assert capsys.readouterr() == ("", (

@@ -105,6 +105,10 @@ def _label(summary, key, value):
 @pytest.mark.parametrize("change, why", [
     (lambda s: s["cases"][0].update(output_tokens_per_s=1e308),
      f"case '{SEND}' has output_tokens_per_s 1e+308, more than 1e+15"),
+    (lambda s: s["cases"][0].update(num_steps=10**400),
+     f"case '{SEND}' has num_steps 1e+400, more than 1e+15"),
+    (lambda s: s["cases"][0].update(policy=-123456789 * 10**60),
+     f"case '{SEND}' has policy -1.23457e+68, not a text"),
     (lambda s: s["cases"][0].update(output_tokens_per_s=float("nan")),
      f"case '{SEND}' has output_tokens_per_s NaN, not a finite number"),
     (lambda s: s["cases"][0].update(step_ns_mean=float("-inf")),
@@ -153,7 +157,7 @@ def _label(summary, key, value):
      f"case '{SEND}' has policy [\"send\"], not a text"),
     (lambda s: s["cases"][0].update(policy="banana"),
      f"case '{SEND}' has policy \"banana\", not one of send, cached"),
-], ids=["tokens-per-s-huge", "tokens-per-s-nan", "step-ns-minus-inf", "bytes-negative",
+], ids=["tokens-per-s-huge", "num-steps-huge", "policy-a-huge-number", "tokens-per-s-nan", "step-ns-minus-inf", "bytes-negative",
         "count-negative", "other-field-nan", "num-running-a-string", "num-running-a-fraction",
         "metadata-label-a-string", "tp-a-string", "tokens-per-s-a-string",
         "repetition-a-string", "arm-unknown", "arm-two-primes", "arm-a-number",
@@ -186,6 +190,37 @@ def test_a_case_that_is_not_an_object_leaves_its_rows_out_with_one_warning_each(
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "| 0 | cached | msgpack |" in md
     assert "| 0 | send | msgpack |" not in md
+
+
+@pytest.mark.parametrize("case_id, why", [
+    (5, "cases[0] has case_id 5, not a text"),
+    (["x"], "cases[0] has case_id [\"x\"], not a text"),
+    ("", "cases[0] has no case_id"),
+    (None, "cases[0] has no case_id"),
+], ids=["a-number", "a-list", "empty", "null"])
+def test_a_case_id_that_is_not_a_text_leaves_the_case_out_with_one_warning(
+        good_run, tmp_path, capsys, case_id, why):
+    run = _edit(good_run, tmp_path, lambda s: s["cases"][0].update(case_id=case_id))
+    code, err = _report(run, tmp_path, capsys)
+    assert code == 0
+    assert _warned(err) == [
+        f"{run / 'summary.json'}: {why} (left out)",
+        f"{run}: case '{SEND}' has 25 rows in steps.csv and 4 rows in requests.csv, but "
+        "summary.json does not list it (left out)"]
+    assert _loaded(run) == _warned(err)
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "| 0 | cached | msgpack |" in md
+    assert "| 0 | send | msgpack |" not in md
+
+
+def test_a_summary_without_metadata_is_one_warning(good_run, tmp_path, capsys):
+    run = _edit(good_run, tmp_path, lambda s: s.pop("metadata"))
+    code, err = _report(run, tmp_path, capsys)
+    line = (f"{run / 'summary.json'}: metadata is missing (read as empty: no "
+            "environment, options or labels)")
+    assert (code, _warned(err)) == (0, [line])
+    assert _loaded(run) == [line]
+    assert "| 0 | cached | msgpack |" in (tmp_path / "rep" / "report.md").read_text()
 
 
 @pytest.mark.parametrize("arm", ["send'", "cached+async", ""])
