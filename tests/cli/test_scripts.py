@@ -327,6 +327,7 @@ def test_gpu_check_async_lines_compare_sync_and_async():
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(600)  # about 50 s alone; several times that beside other jobs
 def test_gpu_check_without_cuda_runs_every_stage_shrunk(tmp_path):
     import torch
 
@@ -334,7 +335,7 @@ def test_gpu_check_without_cuda_runs_every_stage_shrunk(tmp_path):
         pytest.skip("CUDA present: the check would run the GPU stages")
     out = subprocess.run([sys.executable, "scripts/gpu_check.py", "--output",
                           str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
-                         timeout=280)
+                         timeout=gpu_check.BUDGET_S + 120)  # its own budget, then ours
     assert out.returncode == 0, out.stdout + out.stderr
     lines = out.stdout.splitlines()
     assert lines[0] == ("gpu_check: no CUDA device (torch.cuda.is_available() is False): "

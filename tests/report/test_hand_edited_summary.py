@@ -180,10 +180,16 @@ def test_a_value_of_the_wrong_kind_leaves_its_case_out_with_one_warning(
 def test_a_case_that_is_not_an_object_leaves_its_rows_out_with_one_warning_each(
         good_run, tmp_path, capsys):
     run = _edit(good_run, tmp_path, lambda s: s["cases"].__setitem__(0, 5))
+    _assert_send_left_out(run, tmp_path, capsys, "cases[0] is 5, not an object")
+
+
+def _assert_send_left_out(run, tmp_path, capsys, why: str) -> None:
+    """The report of ``run`` warns ``why`` of its first case (send) and then of send's
+    unlisted rows, exactly as ``load`` does, and its tables hold cached alone."""
     code, err = _report(run, tmp_path, capsys)
     assert code == 0
     assert _warned(err) == [
-        f"{run / 'summary.json'}: cases[0] is 5, not an object (left out)",
+        f"{run / 'summary.json'}: {why} (left out)",
         f"{run}: case '{SEND}' has 25 rows in steps.csv and 4 rows in requests.csv, but "
         "summary.json does not list it (left out)"]
     assert _loaded(run) == _warned(err)
@@ -201,16 +207,7 @@ def test_a_case_that_is_not_an_object_leaves_its_rows_out_with_one_warning_each(
 def test_a_case_id_that_is_not_a_text_leaves_the_case_out_with_one_warning(
         good_run, tmp_path, capsys, case_id, why):
     run = _edit(good_run, tmp_path, lambda s: s["cases"][0].update(case_id=case_id))
-    code, err = _report(run, tmp_path, capsys)
-    assert code == 0
-    assert _warned(err) == [
-        f"{run / 'summary.json'}: {why} (left out)",
-        f"{run}: case '{SEND}' has 25 rows in steps.csv and 4 rows in requests.csv, but "
-        "summary.json does not list it (left out)"]
-    assert _loaded(run) == _warned(err)
-    md = (tmp_path / "rep" / "report.md").read_text()
-    assert "| 0 | cached | msgpack |" in md
-    assert "| 0 | send | msgpack |" not in md
+    _assert_send_left_out(run, tmp_path, capsys, why)
 
 
 def test_a_summary_without_metadata_is_one_warning(good_run, tmp_path, capsys):
