@@ -563,8 +563,8 @@ def test_step_time_report_adds_send_costs():
     # one repetition: the whole step's crossing is marked unreliable (one draw), s2r's is not
     assert ("  2 ms, msgpack: whole step ~116 (interpolated) (unreliable: at B = 16, 256 one "
             "repetition, no interval: one draw of the noisy whole-step difference; at B = 16 "
-            "the whole step differs by +6 µs (0.30 %), send's SchedulerOutput path by +6 µs "
-            "(0.30 %)); s2r ~116 (interpolated)" in text)
+            "send's whole step is 6 µs (0.30 %) longer than cached's, its SchedulerOutput "
+            "path 6 µs (0.30 %) longer); s2r ~116 (interpolated)" in text)
 
 
 def test_step_time_runs_end_to_end(tmp_path, capsys):

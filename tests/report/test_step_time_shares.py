@@ -90,8 +90,8 @@ def test_a_case_within_tolerance_gets_no_warning_and_its_crossing_is_read():
     assert summaries[2]["send_cost_share_of_step"] == pytest.approx(100_000 / 2_400_000)
     # one repetition: the whole step's crossing is one draw, marked so; s2r's is read
     mark = ("(unreliable: at B = 16, 64 one repetition, no interval: one draw of the noisy "
-            "whole-step difference; at B = 64 the whole step differs by +100 µs (4.17 %), "
-            "send's SchedulerOutput path by +40 µs (1.67 %))")
+            "whole-step difference; at B = 64 send's whole step is 100 µs (4.17 %) longer "
+            "than cached's, its SchedulerOutput path 40 µs (1.67 %) longer)")
     assert (f"  2 ms, msgpack: whole step <= 16 (already at the smallest B) {mark}; "
             "s2r ~40 (interpolated)") in text
     findings = _step_time_findings(pd.DataFrame(summaries))
@@ -144,8 +144,8 @@ def test_a_noisy_pairs_whole_step_crossing_is_marked_unreliable():
             "B = 16 a case's 50-step mean step times varied by more than 10 %, so its "
             "whole-step difference is the machine's noise as much as send's; at B = 16 one "
             "repetition, no interval: one draw of the noisy whole-step difference; at B = 16 "
-            "the whole step differs by +340 µs (13.82 %), send's SchedulerOutput path by "
-            "+1 µs (0.03 %)); s2r n/a (one B only)")
+            "send's whole step is 340 µs (13.82 %) longer than cached's, its SchedulerOutput "
+            "path 1 µs (0.03 %) longer); s2r n/a (one B only)")
     assert f"  {line}" in text.splitlines()
     assert _step_time_findings(pd.DataFrame(summaries))[1].endswith(f": {line}.")
 
@@ -200,8 +200,8 @@ def test_a_one_repetition_whole_step_crossing_is_marked_unreliable():
     text = report(summaries)
     line = ("20 ms, msgpack: whole step ~34 (interpolated) (unreliable: at B = 16, 256 one "
             "repetition, no interval: one draw of the noisy whole-step difference; at "
-            "B = 256 the whole step differs by +2,204 µs (10.54 %), send's SchedulerOutput "
-            "path by +52 µs (0.25 %)); s2r ~1,113 (extrapolated)")
+            "B = 256 send's whole step is 2,204 µs (10.54 %) longer than cached's, its "
+            "SchedulerOutput path 52 µs (0.25 %) longer); s2r ~1,113 (extrapolated)")
     assert f"  {line}" in text.splitlines(), text
     # two repetitions: no such mark
     more = [dict(s, repetition=1, case_id=s["case_id"] + "-1") for s in summaries]
@@ -315,3 +315,10 @@ def test_sends_warning_is_in_its_summary_and_its_pairs_finding():
         f" Off nominal (warned): send: {SEND_WARNING}; so this change is not at the step "
         "its label names.")
     assert _off_nominal_clause([(summaries[2], summaries[3])]) == ""
+
+
+def test_a_whole_step_difference_is_worded_by_its_direction():
+    from ipc_bench.analysis import send_cost
+
+    assert send_cost._longer(100_000.0, 0.0417) == "100 µs (4.17 %) longer"
+    assert send_cost._longer(-13_000.0, -0.0057) == "13 µs (0.57 %) shorter"
