@@ -940,7 +940,7 @@ def _gap_problem(case, rows, counted, path: Path) -> str | None:
 
 #: ``summary.json`` floor figures recomputed from a case's ``floor.csv`` rows (one
 #: ``floor_step_ns`` per counted step replayed): figure -> how
-#: (``analysis.summary._floor_figures``); the two must agree (``_floor_problem``).
+#: (``analysis.summary.floor_figures``); the two must agree (``_floor_problem``).
 FLOOR_FIGURES: tuple[tuple[str, str], ...] = (
     ("floor_step_ns_median", "median"), ("floor_step_ns_mean", "mean"),
     ("floor_output_tokens_per_s", "tokens"), ("step_to_floor_ratio", "ratio"),
@@ -950,13 +950,15 @@ FLOOR_FIGURES: tuple[tuple[str, str], ...] = (
 def _floor_problem(case, floor_rows, path: Path) -> str | None:
     """The line of a case (a ``cases`` row) whose floor figures (``FLOOR_FIGURES``) are
     not those its ``floor.csv`` rows (``floor_rows``: the case's, one per counted step,
-    ``num_steps`` of them) give, as ``analysis.summary._floor_figures`` computes them:
+    ``num_steps`` of them) give (``analysis.summary.floor_figures``):
     the median and mean ``floor_step_ns`` (ns), its ``output_tokens`` over their total
     (tok/s), and its counted steps' time (``num_steps`` x ``step_ns_mean``, both
     checked against ``steps.csv`` by ``_step_problem``) over that total (relative
     ``STEP_MEAN_TOLERANCE``), naming the first; ``None`` when they agree, when the case
     has no floor, or that many rows (a file cut short: ``_load_warnings``)."""
     import numpy as np
+
+    from ipc_bench.analysis.summary import floor_figures
 
     n = _figure(case, "num_steps")
     if not n or len(floor_rows) != n or "floor_step_ns" not in floor_rows:
@@ -966,13 +968,10 @@ def _floor_problem(case, floor_rows, path: Path) -> str | None:
         return None
     total = float(floor.sum())
     tokens, mean = _figure(case, "output_tokens"), _figure(case, "step_ns_mean")
-    recomputed = dict(
-        median=float(np.median(floor)), mean=float(floor.mean()),
-        tokens=None if tokens is None else tokens / (total / 1e9),
-        ratio=None if mean is None else n * mean / total)
+    recomputed = floor_figures(floor, tokens, None if mean is None else n * mean)
     over = f"over its {len(floor):,} floor.csv rows"
     for figure, kind in FLOOR_FIGURES:
-        got, want = recomputed[kind], _figure(case, figure)
+        got, want = recomputed[figure], _figure(case, figure)
         if got is None or want is None or not _differ(got, want):
             continue
         said = {"median": f"a median floor_step_ns of {got:,.6g} {over}",

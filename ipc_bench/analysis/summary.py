@@ -446,13 +446,28 @@ def _floor_figures(result: CaseResult, c: np.ndarray) -> dict[str, Any]:
     """The floor's step times and the harness's overhead over it; empty without a floor."""
     if not result.floor_step_ns:
         return {}
-    floor = np.asarray(result.floor_step_ns, dtype=np.int64)
-    step_ns = c[:, _COL["step_ns"]]
-    tokens = int(c[:, _COL["num_output_tokens"]].sum())
+    return floor_figures(np.asarray(result.floor_step_ns, dtype=np.int64),
+                         int(c[:, _COL["num_output_tokens"]].sum()),
+                         c[:, _COL["step_ns"]].sum())
+
+
+def floor_figures(floor_step_ns: np.ndarray, output_tokens: Optional[float] = None,
+                  counted_step_ns: Optional[float] = None) -> dict[str, Optional[float]]:
+    """A case's floor figures from its floor steps ``floor_step_ns`` (ns, one per
+    counted step replayed, at least one): ``floor_step_ns_median`` and
+    ``floor_step_ns_mean`` (ns), ``floor_output_tokens_per_s`` (its counted steps'
+    ``output_tokens`` over the floor's total time) and ``step_to_floor_ratio`` (its
+    counted steps' total time ``counted_step_ns``, ns, over the floor's); each of the
+    last two ``None`` when its input is. ``summarize_case`` writes them; the results
+    loader checks a summary's against its ``floor.csv`` rows."""
+    total = floor_step_ns.sum()
     return dict(
-        floor_step_ns_median=float(np.median(floor)), floor_step_ns_mean=float(floor.mean()),
-        floor_output_tokens_per_s=tokens / (floor.sum() / 1e9),
-        step_to_floor_ratio=float(step_ns.sum() / floor.sum()),
+        floor_step_ns_median=float(np.median(floor_step_ns)),
+        floor_step_ns_mean=float(floor_step_ns.mean()),
+        floor_output_tokens_per_s=(None if output_tokens is None
+                                   else output_tokens / (total / 1e9)),
+        step_to_floor_ratio=(None if counted_step_ns is None
+                             else float(counted_step_ns / total)),
     )
 
 

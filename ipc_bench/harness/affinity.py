@@ -15,6 +15,7 @@ only.
 
 from __future__ import annotations
 
+import itertools
 import os
 from typing import Iterable, Optional
 
@@ -56,17 +57,11 @@ def parse_affinity(text: str) -> tuple[frozenset[int], ...]:
 def format_cpus(cpus: Iterable[int]) -> str:
     """A CPU set as ``parse_cpus`` reads it, ranges merged, ascending: ``{0, 2, 3}`` ->
     ``0+2-3``."""
-    items: list[str] = []
-    run: list[int] = []
-    for cpu in sorted(cpus):
-        if run and cpu == run[-1] + 1:
-            run.append(cpu)
-            continue
-        if run:
-            items.append(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}")
-        run = [cpu]
-    if run:
-        items.append(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}")
+    items = []
+    # consecutive CPUs share their CPU id less their position
+    for _, run in itertools.groupby(enumerate(sorted(cpus)), lambda p: p[1] - p[0]):
+        ids = [cpu for _, cpu in run]
+        items.append(str(ids[0]) if len(ids) == 1 else f"{ids[0]}-{ids[-1]}")
     return "+".join(items)
 
 
