@@ -1,6 +1,7 @@
 """``python bench.py report RUN_DIR [RUN_DIR ...] [--output DIR] [--baseline RUN_DIR]``:
 render run folders into a report (``ipc_bench.report.document.write_report``; the
-side-by-side ratio columns divide by the ``--baseline`` run, default the first). Bad
+side-by-side ratio columns divide by the ``--baseline`` run, default the first, and
+the other runs' environment differences are stated against it). Bad
 input (a ``--baseline`` that is not one of the run folders given, a missing
 folder, not a run folder, one the system will not look up: ``cannot read run folder
 PATH: REASON``, a summary.json that is not a file or not a JSON object, an unsupported
@@ -41,7 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "the first run for several)")
     p.add_argument("--baseline", metavar="RUN_DIR", type=nonempty_path("folder"),
                    help="the run, one of RUN_DIR, that the side-by-side ratio columns "
-                        "divide by (default: the first)")
+                        "divide by and the other runs' environment differences are stated "
+                        "against (default: the first)")
     return p
 
 

@@ -1079,14 +1079,18 @@ def _run_blocks(results, run_id: str, level: int, prefix: str) -> list[Block]:
     return blocks
 
 
-def _runs_blocks(results) -> list[Block]:
-    """The loaded runs as a table, then how their environments differ
-    (``environment.compare_metadata``, each run against the first: a run-wide field
-    that is not the same in every run differs from the first somewhere) and the
-    settings that change the numbers (``setting_differences``: every pair of runs)."""
-    from ipc_bench.harness.environment import compare_metadata, run_interval
+def _runs_blocks(results, base: str = "") -> list[Block]:
+    """The loaded runs as a table, then how their environments differ from the
+    reference run ``base`` (default: the first loaded; ``--baseline`` chooses another),
+    ``environment.compare_metadata`` of each other run against it (a run-wide field that
+    is not the same in every run differs from the reference somewhere), and the
+    settings that change the numbers (``setting_differences``: every pair of runs,
+    stated against the reference where it is one of them), under a line naming the
+    reference (``reference_line``)."""
+    from ipc_bench.harness.environment import run_interval
 
     ids = results.run_ids
+    base = base or ids[0]
     blocks: list[Block] = [("h", 2, "Runs")]
     rows = []
     for r in ids:
@@ -1101,19 +1105,11 @@ def _runs_blocks(results) -> list[Block]:
                      str(n) + (f" ({unfinished} unfinished, left out)" if unfinished else "")])
     blocks.append(("table", ["run", "scenario", "status", "start (UTC)", "end (UTC)",
                              "commit", "cases"], rows))
-    warnings = []
-    base = results.metadata[ids[0]]
-    for r in ids[1:]:
-        for line in compare_metadata(results.metadata[r], base,
-                                     (r, ids[0])):  # r's value first
-            warnings.append(f"{r} against {ids[0]}: {line}")
-        if results.metadata[r].get("scenario") != base.get("scenario"):
-            warnings.append(f"{r} ran scenario {results.metadata[r].get('scenario')!r}, "
-                            f"{ids[0]} ran {base.get('scenario')!r}")
-    warnings += setting_differences(results)[0]
+    warnings = environment_differences(results, base) + setting_differences(results, base)[0]
     if warnings:
         blocks.append(("note", "The runs differ in ways that can change the numbers: "
                                "compare with care."))
+        blocks.append(("p", reference_line(ids, base)))
         blocks.append(("ul", warnings))
     else:
         blocks.append(("p", "Same machine, software and commit by their metadata."))
@@ -1124,6 +1120,38 @@ def _runs_blocks(results) -> list[Block]:
                             f"{', '.join(no_end)} recorded no end time (an older or killed "
                             "run)."))
     return blocks
+
+
+def environment_differences(results, base: str) -> list[str]:
+    """How each loaded run's machine, software and scenario differ from the reference
+    run ``base`` (``environment.compare_metadata``, the run's value first): ``b against
+    a: package torch differs: 2.13.0 vs 2.12.0``, ``b ran scenario 'soak', a ran
+    'decode-steady'``; ``[]`` when none does."""
+    from ipc_bench.harness.environment import compare_metadata
+
+    ref = results.metadata[base]
+    out = []
+    for r in results.run_ids:
+        if r == base:
+            continue
+        md = results.metadata[r]
+        out += [f"{r} against {base}: {line}" for line in compare_metadata(md, ref, (r, base))]
+        if md.get("scenario") != ref.get("scenario"):
+            out.append(f"{r} ran scenario {md.get('scenario')!r}, {base} ran "
+                       f"{ref.get('scenario')!r}")
+    return out
+
+
+def reference_line(run_ids: list[str], base: str) -> str:
+    """The line over the list of differences between runs ``run_ids``, naming the
+    reference run ``base`` and why it is the one (the first loaded, or the baseline
+    given), and how a line reads."""
+    why = ("the first loaded (`--baseline RUN_DIR` chooses another)" if base == run_ids[0]
+           else "the baseline given (`--baseline`)")
+    return (f"Reference: run `{base}`, {why}. Every other run's machine, software and "
+            f"scenario are compared with it, the settings that change the numbers between "
+            f"every two runs (against `{base}` where it is one of them); a line `RUN "
+            f"against OTHER: ...` gives RUN's value first.")
 
 
 #: After the workload of a side-by-side row whose runs ran it with other settings.
@@ -1138,23 +1166,30 @@ def _run_pairs(ids: list[str]) -> list[tuple[str, str]]:
     return [(r, s) for j, r in enumerate(ids) for s in ids[:j]]
 
 
-def setting_differences(results) -> tuple[list[str], dict[tuple[str, str], set[str]]]:
+def setting_differences(results, base: str = ""
+                        ) -> tuple[list[str], dict[tuple[str, str], set[str]]]:
     """The settings that change the numbers and differ between any two loaded runs
     (``environment.compare_settings`` of every pair, ``_run_pairs``: a difference
-    between two later runs is found even where the first run shares no arm with
-    them), and per pair (later, earlier), the workloads both ran with other settings.
-    Lines: each difference once, naming its runs, the named run's value first
-    (``_stated_once``): one run against every run it differs from where that covers
-    most (``B against C, D: case setting transport differs: shm vs ipc (workload
-    num_running=4)``), runs with the same difference against the same runs together
-    (``C, D against B: ...``)."""
+    between two later runs is found even where the reference run shares no arm with
+    them), and per pair (later, earlier, in load order), the workloads both ran with
+    other settings. Lines: each difference once, naming its runs, the named run's
+    value first (``_stated_once``): one run against every run it differs from where
+    that covers most (``B against C, D: case setting transport differs: shm vs ipc
+    (workload num_running=4)``), runs with the same difference against the same runs
+    together (``C, D against B: ...``). A difference with the reference run ``base``
+    (default: the first loaded) is said against it, never with it named first
+    (``C, D against B: ...`` where B is the reference, not ``B against C, D``): the
+    reference's value second; the runs a line is against are in load order, the
+    reference first."""
     from ipc_bench.harness.environment import compare_settings
 
+    ids = results.run_ids
+    base = base or ids[0]
     said: dict[tuple[str, str], list[str]] = {}  # (run, line) -> the runs it is against
     unlike: dict[tuple[str, str], set[str]] = {}
-    for r, s in _run_pairs(results.run_ids):
+    for r, s in _run_pairs([base] + [r for r in ids if r != base]):
         lines, workloads = compare_settings(results.metadata[r], results.metadata[s])
-        unlike[(r, s)] = set(workloads)
+        unlike[(r, s) if ids.index(r) > ids.index(s) else (s, r)] = set(workloads)
         back = compare_settings(results.metadata[s], results.metadata[r])[0]
         for line in lines:
             said.setdefault((r, line), []).append(s)
@@ -1162,7 +1197,7 @@ def setting_differences(results) -> tuple[list[str], dict[tuple[str, str], set[s
             if flipped is not None:
                 said.setdefault((s, flipped), []).append(r)
     merged: dict[tuple[str, tuple[str, ...]], list[str]] = {}
-    for (run, line), against in _stated_once(said):
+    for (run, line), against in _stated_once(said, base):
         merged.setdefault((line, tuple(against)), []).append(run)
     return ([f"{', '.join(runs)} against {', '.join(against)}: {line}"
              for (line, against), runs in merged.items()], unlike)
@@ -1186,17 +1221,19 @@ def _flipped(line: str, lines: list[str]) -> Optional[str]:
     return None
 
 
-def _stated_once(said: dict[tuple[str, str], list[str]]
+def _stated_once(said: dict[tuple[str, str], list[str]], base: str = ""
                  ) -> list[tuple[tuple[str, str], list[str]]]:
     """From ``said`` ((run, line) -> the runs it is against; each difference of two
     runs under both, where it could be turned round), the statements that give each
-    difference once: greedily the one against the most runs (the first such), each
-    later one against the runs no statement gave it with yet, in the order found."""
+    difference once: greedily the one against the most runs (the first such) among
+    those whose run is not the reference run ``base``, then those of ``base`` (so that
+    a difference with the reference is said against it), each later one against the
+    runs no statement gave it with yet, in the order found."""
     left = {k: list(v) for k, v in said.items()}
     order = list(said)
     chosen = []
     while any(left.values()):
-        key = max(order, key=lambda k: len(left[k]))
+        key = max(order, key=lambda k: (bool(left[k]) and k[0] != base, len(left[k])))
         chosen.append((key, left[key]))
         run, line = key
         for other in left[key]:  # the same difference, turned round, is said
@@ -1277,12 +1314,13 @@ def _side_by_side(results, key: str,
 
 
 def _comparison_blocks(results, base: str = "") -> list[Block]:
-    """The opening of a multi-run report: the runs, side-by-side tables of
+    """The opening of a multi-run report: the runs (their differences against run
+    ``base``, default the first), side-by-side tables of
     ``SIDE_BY_SIDE`` (ratios to run ``base``, default the first) and every run's
     tokens/s in one figure."""
     from ipc_bench.report import plots
 
-    blocks = _runs_blocks(results)
+    blocks = _runs_blocks(results, base)
     unlike = unlike_workloads(results)
     results = results.finished()
     blocks.append(("h", 2, "Side by side"))
@@ -1305,7 +1343,8 @@ def build_blocks(results, command: str, base: str = "") -> list[Block]:
     command that rendered it. Figures are rendered here (PNG bytes in the blocks).
     Cases are grouped by arm (``Results.by_arm``): an A/A copy or an async arm is
     never averaged into its policy's other arm. ``base``: the run (``run_id``) the
-    side-by-side ratio columns divide by; default the first loaded."""
+    side-by-side ratio columns divide by and the differences under Runs are stated
+    against; default the first loaded."""
     results = results.by_arm()
     ids = results.run_ids
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

@@ -9,7 +9,8 @@ stated as numbers (with 95 % intervals when the run has repetitions), the figure
 of ``ipc_bench.report.plots`` (a figure whose data the run lacks is replaced by a line
 saying what is missing), per-case tables, the configuration and the environment.
 With two or more runs the report starts with a side-by-side comparison and warns
-when their environments differ (``ipc_bench.harness.environment.compare_metadata``).
+when their environments differ (``ipc_bench.harness.environment.compare_metadata``,
+each run against the ``--baseline`` run, default the first).
 
 Default output folder: ``RUN_DIR/report`` for one run; ``report-<UTC time>`` beside
 the first run for several. Bad input (a missing folder, not a run folder, an
@@ -45,7 +46,8 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
                  command: Optional[str] = None, baseline: Optional[str] = None) -> Path:
     """Load ``run_dirs``, write the report into ``output`` (see the module docstring)
     and return the folder; ``baseline``: the run folder, one of ``run_dirs``, that the
-    side-by-side ratio columns divide by (default the first). Raises ``ResultsError``
+    side-by-side ratio columns divide by and the other runs' environment differences are
+    stated against (default the first). Raises ``ResultsError``
     (one line) on bad input (``baseline_run`` too) and ``OSError`` naming the file when
     the output folder cannot be written (nothing changed then: ``write_folder``)."""
     from ipc_bench.analysis.results import load

@@ -319,6 +319,32 @@ def test_a_report_lists_runs_of_another_ci_method_once():
     assert unlike == {("b", "a"): set(), ("c", "a"): set(), ("c", "b"): set()}
 
 
+def test_a_difference_with_the_baseline_is_said_against_it():
+    """--baseline b: the runs that differ from the reference are named against it, the
+    reference's value second, where the first loaded run would have been named."""
+    from types import SimpleNamespace
+
+    from ipc_bench.report.blocks import setting_differences
+
+    mds = {"a": dict(_md(), ci_method="t"), "b": dict(_md(), ci_method="bootstrap"),
+           "c": dict(_md(), ci_method="t")}
+    runs = SimpleNamespace(run_ids=["a", "b", "c"], metadata=mds)
+    lines, unlike = setting_differences(runs, "b")
+    assert lines == ["a, c against b: option --ci-method differs: t vs bootstrap"]
+    # keyed (later, earlier) in load order, whichever run is the reference
+    assert unlike == {("b", "a"): set(), ("c", "a"): set(), ("c", "b"): set()}
+    # three values: each run against the reference, then the other two with each other
+    mds["c"] = dict(_md(), ci_method="sign")
+    assert setting_differences(runs, "b")[0] == [
+        "a against b: option --ci-method differs: t vs bootstrap",
+        "c against b: option --ci-method differs: sign vs bootstrap",
+        "c against a: option --ci-method differs: sign vs t"]
+    # the reference first among the runs a line is against
+    mds["c"] = dict(_md(), ci_method="bootstrap")
+    assert setting_differences(runs, "c")[0] == [
+        "a against c, b: option --ci-method differs: t vs bootstrap"]
+
+
 def test_options_no_case_records_show_the_default_their_scenario_declares():
     # --max-requests and --logical-step-ms: no case setting records them
     given = _scenario_md("azure-conv", dict(num_running=None, steps=None, max_requests=40,
