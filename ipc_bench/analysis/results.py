@@ -1378,6 +1378,20 @@ def _valid_cases(summary: dict[str, Any], path: Path) -> tuple[list[dict], list[
     return valid, lines
 
 
+def _no_floor_lines(valid: list[dict], path: Path) -> list[str]:
+    """Drop (in place) from the cases ``valid`` a ``no_floor`` that is there but is not
+    true or false (a hand edit: ``"yes"``, ``1``, ``null``), with one line per case
+    naming it and the value: the tables then infer it from the case, as for a summary
+    written before it was recorded (``report.tables.ran_with_no_floor``)."""
+    out = []
+    for case in valid:
+        if "no_floor" in case and not isinstance(case["no_floor"], bool):
+            out.append(f"{path}: case {case['case_id']!r} has no_floor "
+                       f"{_shown(case.pop('no_floor'))}, not true or false (read as "
+                       "absent: inferred from the case's settings)")
+    return out
+
+
 def _left_out_ids(summary: dict[str, Any], valid: list[dict]) -> set[str]:
     """The ``case_id`` of every case of ``summary`` left out (``_valid_cases``) that
     names one and that no loaded case shares."""
@@ -1392,7 +1406,7 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     shapes = check_shapes(summary, run_dir / "summary.json")
     metadata = summary.get("metadata") or {}
     valid, bad_cases = _valid_cases(summary, run_dir / "summary.json")
-    bad_cases = shapes + bad_cases
+    bad_cases = shapes + bad_cases + _no_floor_lines(valid, run_dir / "summary.json")
     cases = pd.DataFrame(valid)
     label_cols: dict[str, dict[str, Any]] = {}  # case_id -> labels
     case_info: dict[str, dict[str, Any]] = {}
@@ -1539,7 +1553,9 @@ def load(path_or_paths) -> Results:
     ``complete``, a case listed again under the same ``case_id`` or with the arm,
     workload, codec and repetition of an earlier one (the first is kept), and a
     ``status`` that is not one of ``RUN_STATUSES`` is said and read as ``unknown``.
-    Rows of a case that ``summary.json`` does not list are left out of every CSV
+    A case's ``no_floor`` that is there but is not true or false (``"yes"``, ``1``,
+    ``null``) is said (one warning naming the case and the value) and read as absent:
+    inferred from the case's settings (``_no_floor_lines``). Rows of a case that ``summary.json`` does not list are left out of every CSV
     table (one warning per case); so are ``steps.csv`` rows of a step their case has
     in an earlier row, and rows with a negative count, time or size (one warning per
     case and column); a case with more ``steps.csv`` rows than its

@@ -110,3 +110,31 @@ def test_the_report_reads_the_record_beside_an_older_run(runs, tmp_path):
     assert md.count(REPORT_NOTE) == 1
     assert cli.main(["report", str(runs / "floor"), "--output", str(tmp_path / "r2")]) == 0
     assert REPORT_NOTE not in (tmp_path / "r2" / "report.md").read_text()
+
+
+@pytest.mark.parametrize("value", ["yes", 1, None], ids=["text", "number", "null"])
+def test_a_record_that_is_not_true_or_false_is_said_and_inferred(runs, tmp_path, value):
+    """A hand-edited ``no_floor`` (neither true nor false): one warning naming the case
+    and the value, then the record is read as absent (the note inferred, as for a
+    summary written before it)."""
+    import warnings
+
+    from ipc_bench.analysis.results import ResultsWarning, load
+
+    edited = tmp_path / "edited"
+    shutil.copytree(runs / "no_floor", edited)
+    summary = json.loads((edited / "summary.json").read_text())
+    summary["cases"][0]["no_floor"] = value
+    case_id = summary["cases"][0]["case_id"]
+    (edited / "summary.json").write_text(json.dumps(summary))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResultsWarning)
+        results = load(edited)
+    shown = json.dumps(value)
+    assert [str(w.message) for w in caught] == [
+        f"{edited / 'summary.json'}: case {case_id!r} has no_floor {shown}, not true or "
+        "false (read as absent: inferred from the case's settings)"]
+    assert len(results.cases) == 2  # said, not left out
+    rows = results.cases.to_dict("records")
+    assert rows[0]["no_floor"] != rows[0]["no_floor"] and rows[1]["no_floor"] is True
+    assert _notes(rows) == [NOTE]
