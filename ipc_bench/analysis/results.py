@@ -1552,10 +1552,9 @@ def load(path_or_paths) -> Results:
     ``complete`` that is not true or false, or false in a run whose ``status`` is
     ``complete``, a case listed again under the same ``case_id`` or with the arm,
     workload, codec and repetition of an earlier one (the first is kept), and a
-    ``status`` that is not one of ``RUN_STATUSES`` is said and read as ``unknown``.
-    A case's ``no_floor`` that is there but is not true or false (``"yes"``, ``1``,
-    ``null``) is said (one warning naming the case and the value) and read as absent:
-    inferred from the case's settings (``_no_floor_lines``). Rows of a case that ``summary.json`` does not list are left out of every CSV
+    ``status`` that is not one of ``RUN_STATUSES`` is said and read as ``unknown``, a
+    ``no_floor`` neither true nor false said and read as absent (``_no_floor_lines``).
+    Rows of a case that ``summary.json`` does not list are left out of every CSV
     table (one warning per case); so are ``steps.csv`` rows of a step their case has
     in an earlier row, and rows with a negative count, time or size (one warning per
     case and column); a case with more ``steps.csv`` rows than its
@@ -1567,10 +1566,8 @@ def load(path_or_paths) -> Results:
     such figure and both values). ``ResultsError`` (one line) when ``cases`` is not a
     list, is missing or empty in a complete run, or no case is left; when a folder is
     given twice (``check_distinct_runs``) or is a copy of another one given
-    (``check_copies``, ``check_copied_steps``).
-    Every other case is loaded, those that did not finish included:
-    ``Results.finished`` leaves them out.
-    """
+    (``check_copies``, ``check_copied_steps``). Every other case is loaded, those that
+    did not finish included: ``Results.finished`` leaves them out."""
     import pandas as pd
 
     if isinstance(path_or_paths, (str, os.PathLike)):
