@@ -78,6 +78,27 @@ def _hop_ns(sent: Optional[np.ndarray], wait: Optional[np.ndarray],
     return float(np.median(done - np.maximum(sent, wait)))
 
 
+def pp_hop_byte_figures(payload_bytes: np.ndarray, reply_bytes: np.ndarray, n: int,
+                        direct: bool) -> dict[str, float]:
+    """The byte figures of a ``--pp`` case's two ZeroMQ hops over its counted steps, from
+    their ``s2r_payload_bytes`` (``payload_bytes``) and ``r2s_payload_bytes``
+    (``reply_bytes``), int64, with ``n`` stages (module docstring):
+    ``pp_s2r_bytes_per_step``, ``pp_s2r_wire_bytes_all_stages_per_step``,
+    ``pp_r2s_bytes_per_step``, ``pp_zmq_frame_head_bytes_per_step`` and, without
+    ``direct`` (no ids sent between stages), ``pp_direct_bytes_per_step`` 0. Bytes.
+    ``pp_figures`` writes them; the results loader checks a summary's against its
+    ``steps.csv`` rows."""
+    head = _frame_heads(payload_bytes)
+    out = dict(pp_s2r_bytes_per_step=float(payload_bytes.mean()),
+               pp_s2r_wire_bytes_all_stages_per_step=float((payload_bytes + head).mean() * n),
+               pp_r2s_bytes_per_step=float(reply_bytes.mean()),
+               pp_zmq_frame_head_bytes_per_step=float(
+                   (head * n + _frame_heads(reply_bytes)).mean()))
+    if not direct:
+        out["pp_direct_bytes_per_step"] = 0.0
+    return out
+
+
 def pp_figures(result: CaseResult, c: np.ndarray) -> dict[str, Any]:
     """The ``pp_*`` summary fields (module docstring) of a ``--pp`` case over its counted
     sched rows ``c``; only the first four when the stages' reports are missing."""
@@ -90,15 +111,8 @@ def pp_figures(result: CaseResult, c: np.ndarray) -> dict[str, Any]:
                    pp_timings_withheld=withheld(n, cores))
     if len(c) == 0:
         return out
-    payload = c[:, _COL["s2r_payload_bytes"]]
-    reply = c[:, _COL["r2s_payload_bytes"]]
-    head = _frame_heads(payload)
-    out.update(pp_s2r_bytes_per_step=float(payload.mean()),
-               pp_s2r_wire_bytes_all_stages_per_step=float((payload + head).mean() * n),
-               pp_r2s_bytes_per_step=float(reply.mean()),
-               pp_zmq_frame_head_bytes_per_step=float((head * n + _frame_heads(reply)).mean()))
-    if not spec.pp_direct:
-        out["pp_direct_bytes_per_step"] = 0.0
+    out.update(pp_hop_byte_figures(c[:, _COL["s2r_payload_bytes"]],
+                                   c[:, _COL["r2s_payload_bytes"]], n, bool(spec.pp_direct)))
     seqs = c[:, _COL["seq"]]
     stages = result.tp_rank_columns
     if len(stages) != n or len(result.tp_sent_ns) <= int(seqs.max()):

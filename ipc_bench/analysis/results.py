@@ -5,7 +5,9 @@ gives the layout and the format history): ``read_summary`` and, into pandas, ``l
 each check), so that no finding quotes a figure its run did not measure. Among them,
 each case's ``summary.json`` figures are recomputed from its counted ``steps.csv`` rows
 as ``analysis.summary`` computed them: totals (``STEP_SUMS``), means (``STEP_MEANS``),
-medians (``STEP_MEDIANS``) and the runner gap figures (``RUNNER_GAP_COLUMNS``); its
+medians (``STEP_MEDIANS``), the runner gap figures (``RUNNER_GAP_COLUMNS``) and the
+``--tp`` / ``--pp`` figures whose inputs it holds (``HOP_FIGURES``: the broadcast's and
+the ZeroMQ hops' bytes, the encode, rank 0's decode); its
 ``output_tokens_per_s`` from its own tokens, counted steps and mean step; a timed
 replay's wall-time ``output_tokens_per_s`` from its ``requests.csv`` output tokens and
 its ``wall_s``, and that ``wall_s`` (not recorded otherwise, so not recomputed) against
@@ -890,7 +892,8 @@ def _step_problem(case, rows, path: Path) -> str | None:
     order; only a case with every counted row there, ``num_steps``: a case short of rows
     is said by ``_short_steps``) disagree with its figures: a ``STEP_SUMS`` total, a
     ``STEP_MEANS`` mean or a ``STEP_MEDIANS`` median recomputed from its counted rows, or
-    a runner gap figure (``_gap_problem``), the first found; ``None`` when none does."""
+    a ``--tp`` / ``--pp`` figure (``_hop_problem``) or a runner gap figure
+    (``_gap_problem``), the first found; ``None`` when none does."""
     import numpy as np
 
     counted = rows["counted"].astype(bool).to_numpy()
@@ -913,7 +916,85 @@ def _step_problem(case, rows, path: Path) -> str | None:
             return (f"{path}: case {case_id!r} has a {kind} {' + '.join(columns)} of "
                     f"{got:{form}} {over}, but summary.json has {figure} {want:{form}} "
                     "(left out)")
-    return _gap_problem(case, rows, counted, path) if whole else None
+    return (_hop_problem(case, rows, counted, path)
+            or (_gap_problem(case, rows, counted, path) if whole else None))
+
+
+#: The ``--tp`` / ``--pp`` summary figures recomputed from a case's counted ``steps.csv``
+#: rows, with the columns each comes from (``_hop_figures``): figure -> columns (none:
+#: ``pp_direct_bytes_per_step`` is 0 where ``pp_direct`` is false). Of
+#: ``tp_rank_decode_ns_per_step``, rank 0's entry alone: ``steps.csv``'s runner columns
+#: are rank 0's. The other per-rank and per-stage figures and the roofline's are not
+#: recomputed: no file records their inputs (README, "Faults, interrupts and security":
+#: which, and why).
+HOP_FIGURES: dict[str, tuple[str, ...]] = {
+    "tp_s2r_bytes_written_per_step": ("s2r_payload_bytes",),
+    "tp_s2r_wire_bytes_all_ranks_per_step": ("s2r_payload_bytes",),
+    "tp_encode_ns_per_step": ("encode_ns",),
+    "tp_rank_decode_ns_per_step": ("runner_decode_ns",),
+    "pp_s2r_bytes_per_step": ("s2r_payload_bytes",),
+    "pp_s2r_wire_bytes_all_stages_per_step": ("s2r_payload_bytes",),
+    "pp_r2s_bytes_per_step": ("r2s_payload_bytes",),
+    "pp_zmq_frame_head_bytes_per_step": ("s2r_payload_bytes", "r2s_payload_bytes"),
+    "pp_direct_bytes_per_step": (),
+}
+
+
+def _hop_figures(case, rows, counted) -> dict[str, float]:
+    """The ``HOP_FIGURES`` of a ``--tp`` or ``--pp`` case (a ``cases`` row) recomputed
+    from its counted ``steps.csv`` rows by the functions that wrote them
+    (``analysis.tp.tp_broadcast_figures`` and ``rank_decode_ns_per_step``, rank 0's;
+    ``analysis.pp.pp_hop_byte_figures``); ``{}`` for other cases. A figure whose inputs
+    are absent or NaN (a column, the case's ``transport`` or ``pp_direct``) is left
+    out."""
+    import numpy as np
+
+    from ipc_bench.analysis.pp import pp_hop_byte_figures
+    from ipc_bench.analysis.tp import rank_decode_ns_per_step, tp_broadcast_figures
+
+    def column(name: str):
+        values = _counted_values(rows, counted, (name,))
+        return None if values is None else values.astype(np.int64)
+
+    tp, pp = _figure(case, "tp"), _figure(case, "pp")
+    payload, encode = column("s2r_payload_bytes"), column("encode_ns")
+    out: dict[str, float] = {}
+    if tp is not None and isinstance(case.get("transport"), str) \
+            and payload is not None and encode is not None:
+        out.update(tp_broadcast_figures(payload, encode, case["transport"], int(tp)))
+        decode = column("runner_decode_ns")
+        if decode is not None:
+            out["tp_rank_decode_ns_per_step"] = rank_decode_ns_per_step(decode)
+    reply, direct = column("r2s_payload_bytes"), case.get("pp_direct")
+    if pp is not None and payload is not None and reply is not None:
+        known = isinstance(direct, (bool, np.bool_))
+        out.update(pp_hop_byte_figures(payload, reply, int(pp), known and bool(direct)))
+        if not known:  # a hand edit: whether the stages sent ids is unknown
+            out.pop("pp_direct_bytes_per_step", None)
+    return out
+
+
+def _hop_problem(case, rows, counted, path: Path) -> str | None:
+    """The line of a ``--tp`` or ``--pp`` case (a ``cases`` row) whose ``HOP_FIGURES``
+    are not those its counted ``steps.csv`` rows give (``_hop_figures``; relative
+    ``STEP_MEAN_TOLERANCE``), naming the first; ``None`` when they agree or the case
+    has none."""
+    for figure, got in _hop_figures(case, rows, counted).items():
+        want, name = _figure(case, figure), figure
+        if figure == "tp_rank_decode_ns_per_step":  # a list, one entry per rank
+            ranks = case.get(figure)
+            want = (_figure({figure: ranks[0]}, figure)
+                    if isinstance(ranks, list) and ranks else None)
+            name = f"{figure}[0]"
+        if want is None or not _differ(got, want):
+            continue
+        columns = HOP_FIGURES[figure]
+        source = (f"its {int(counted.sum()):,} counted rows' {' and '.join(columns)}"
+                  + (" (rank 0's)" if figure == "tp_rank_decode_ns_per_step" else "")
+                  if columns else "its pp_direct false (no ids sent between stages)")
+        return (f"{path}: case {str(case['case_id'])!r} has a {name} of {got:,.6g} from "
+                f"{source}, but summary.json has {name} {want:,.6g} (left out)")
+    return None
 
 
 def _gap_problem(case, rows, counted, path: Path) -> str | None:
@@ -1560,7 +1641,7 @@ def load(path_or_paths) -> Results:
     case and column); a case with more ``steps.csv`` rows than its
     ``num_total_steps`` is said too, as one with fewer is; a case whose figures are
     not those its counted rows give (``_step_problem``: sums, means, medians, runner
-    gaps), its own tokens and steps (``_rate_problem``) or, timed replays, its requests'
+    gaps, ``HOP_FIGURES``), its own tokens and steps (``_rate_problem``) or, timed replays, its requests'
     tokens and ``wall_s`` (``_wall_rate_problem``, ``_wall_problem``) or its floor.csv
     rows (``_floor_problem``) is left out with its rows (one warning naming the first
     such figure and both values). ``ResultsError`` (one line) when ``cases`` is not a

@@ -97,6 +97,34 @@ def _replica_per_rank(result: CaseResult, seqs: np.ndarray) -> Optional[list[flo
     return out
 
 
+def tp_broadcast_figures(payload_bytes: np.ndarray, encode_ns: np.ndarray, transport: str,
+                         n: int) -> dict[str, float]:
+    """The scheduler's side of a ``--tp`` case's broadcast over its counted steps, from
+    their ``s2r_payload_bytes`` (``payload_bytes``, int64) and ``encode_ns`` (module
+    docstring): ``tp_s2r_bytes_written_per_step`` and
+    ``tp_s2r_wire_bytes_all_ranks_per_step`` (bytes: on a ring ``transport``,
+    ``shm_ring.ring_message_bytes`` once; else one ZMTP frame, head and payload, to each
+    of the ``n`` ranks) and ``tp_encode_ns_per_step`` (ns). ``tp_figures`` writes them;
+    the results loader checks a summary's against its ``steps.csv`` rows."""
+    if transport in RING_TRANSPORTS:
+        written = np.fromiter(map(ring_message_bytes, payload_bytes.tolist()), np.int64,
+                              len(payload_bytes))
+        all_ranks = written
+    else:
+        written = payload_bytes + np.where(payload_bytes <= 255, 2, 9)
+        all_ranks = written * n
+    return dict(tp_s2r_bytes_written_per_step=float(written.mean()),
+                tp_s2r_wire_bytes_all_ranks_per_step=float(all_ranks.mean()),
+                tp_encode_ns_per_step=float(encode_ns.mean()))
+
+
+def rank_decode_ns_per_step(decode_ns: np.ndarray) -> float:
+    """One rank's entry of ``tp_rank_decode_ns_per_step``: the mean of its
+    ``runner_decode_ns`` (int64) over the counted steps, ns. ``tp_figures`` writes it for
+    every rank; the results loader checks rank 0's, the one ``steps.csv`` holds."""
+    return float(np.asarray(decode_ns, dtype=np.int64).mean())
+
+
 def tp_figures(result: CaseResult, c: np.ndarray) -> dict[str, Any]:
     """The ``tp_*`` summary fields (module docstring) of a ``--tp`` case, over its
     counted sched rows ``c`` (``[steps, len(SCHED_COLUMNS)]``); only ``tp`` when the
@@ -110,21 +138,14 @@ def tp_figures(result: CaseResult, c: np.ndarray) -> dict[str, Any]:
                    tp_timings_withheld=withheld(n, cores))
     if len(c) == 0:
         return out
-    payload = c[:, _COL["s2r_payload_bytes"]]
-    if spec.transport in RING_TRANSPORTS:
-        written = np.fromiter(map(ring_message_bytes, payload.tolist()), np.int64, len(payload))
-        all_ranks = written
-    else:
-        written = payload + np.where(payload <= 255, 2, 9)
-        all_ranks = written * n
-    out.update(tp_s2r_bytes_written_per_step=float(written.mean()),
-               tp_s2r_wire_bytes_all_ranks_per_step=float(all_ranks.mean()),
-               tp_encode_ns_per_step=float(c[:, _COL["encode_ns"]].mean()))
+    out.update(tp_broadcast_figures(c[:, _COL["s2r_payload_bytes"]], c[:, _COL["encode_ns"]],
+                                    spec.transport, n))
     seqs = c[:, _COL["seq"]]
     if len(result.tp_rank_columns) != n or len(result.tp_sent_ns) <= int(seqs.max()):
         return out
     try:
-        decodes = [float(np.asarray(cols["runner_decode_ns"], dtype=np.int64)[seqs].mean())
+        decodes = [rank_decode_ns_per_step(np.asarray(cols["runner_decode_ns"],
+                                                      dtype=np.int64)[seqs])
                    for cols in result.tp_rank_columns]
     except (KeyError, IndexError):
         return out
