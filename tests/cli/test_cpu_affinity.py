@@ -1,5 +1,6 @@
 """``--cpu-affinity``: its syntax, its refusals (one line, exit 2, nothing started), a
-real two-process run whose runner is pinned, and how runs that differ in it compare."""
+real two-process run whose runner is pinned, ``--tp`` ranks and ``--pp`` stages
+pinned, and how runs that differ in it compare."""
 
 from __future__ import annotations
 
@@ -84,8 +85,8 @@ def test_a_runner_given_a_set_it_cannot_take_says_why():
                            "[Errno 22] Invalid argument\n")
 
 
-def _run(tmp_path, *more: str) -> dict:
-    proc = subprocess.run([sys.executable, "bench.py", *DS, *more, "--output",
+def _run(tmp_path, *more: str, base: list[str] = DS) -> dict:
+    proc = subprocess.run([sys.executable, "bench.py", *base, *more, "--output",
                            str(tmp_path)], cwd=REPO, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr
@@ -155,3 +156,36 @@ def test_a_spinning_ring_counts_the_cores_of_the_pinned_sets(spec, cores, tmp_pa
     run = _run(tmp_path, "--transport", "shm", "--no-single-process", "--cpu-affinity", spec)
     assert [(c["shm_cores"], c["shm_oversubscribed"]) for c in run["cases"]] == \
         [(cores, cores < 2)] * 2
+
+
+#: A small --tp / --pp case: null model, 20 counted steps.
+SMALL = ["--num-running", "8", "--steps", "20", "--warmup-steps", "2", "--policies",
+         "send,cached", "--codecs", "msgpack", "--no-floor", "--quiet"]
+
+
+def _needs_two_cpus() -> None:
+    allowed = os.sched_getaffinity(0)
+    if len(allowed) < 2 or not {0, 1} <= allowed:
+        pytest.skip(f"needs CPUs 0 and 1 among those this process may run on "
+                    f"({format_cpus(allowed)})")
+
+
+def test_tp_ranks_are_pinned_each_to_its_set(tmp_path):
+    """``--tp 2``: the scheduler, rank 0 and rank 1 take the sets in that order."""
+    _needs_two_cpus()
+    run = _run(tmp_path, "--scenario", "tp-broadcast", "--tp", "2", "--tp-transports",
+               "ipc", "--cpu-affinity", "0,1,0", base=SMALL)
+    assert [(c["case_id"], c["cpus_allowed"], c["tp_cores"]) for c in run["cases"]] == [
+        ("num_running=8,tp=2,broadcast=ipc/send/msgpack#0",
+         "scheduler: 0; rank 0: 1; rank 1: 0", 2),
+        ("num_running=8,tp=2,broadcast=ipc/cached/msgpack#0",
+         "scheduler: 0; rank 0: 1; rank 1: 0", 2)]
+
+
+def test_pp_stages_are_pinned_each_to_its_set(tmp_path):
+    """``--pp 2``: the scheduler, stage 0 and stage 1 (``rank N``) in that order."""
+    _needs_two_cpus()
+    run = _run(tmp_path, "--scenario", "pp", "--pp", "2", "--policies", "send",
+               "--cpu-affinity", "0,1,1", base=SMALL)
+    assert [(c["case_id"], c["cpus_allowed"], c["pp_cores"]) for c in run["cases"]] == [
+        ("num_running=8,pp=2/send/msgpack#0", "scheduler: 0; rank 0: 1; rank 1: 1", 2)]
