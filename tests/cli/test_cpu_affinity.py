@@ -1,6 +1,6 @@
 """``--cpu-affinity``: its syntax, its refusals (one line, exit 2, nothing started), a
-real two-process run whose runner is pinned, ``--tp`` ranks and ``--pp`` stages
-pinned, and how runs that differ in it compare."""
+real two-process run whose runner is pinned, a frontend's own set, ``--tp`` ranks and
+``--pp`` stages pinned, and how runs that differ in it compare."""
 
 from __future__ import annotations
 
@@ -52,10 +52,23 @@ REFUSALS = [
     ("0,0", ["--transport", "tcp", "--remote-runners"],
      "--cpu-affinity gives 2 CPU sets, but this run's cases run at most 1 process "
      "(scheduler): runners on other hosts are not pinned from here"),
+    ("0", ["--frontend"], "--cpu-affinity gives 1 CPU set, but case "
+     "num_running=2/send/msgpack#0 runs 2 processes (scheduler, runner) and a frontend: "
+     "give 2 sets (the frontend inherits the scheduler's set) or 3 (the last one pins the "
+     "frontend)"),
+    ("0,1,1,0", ["--frontend"], "--cpu-affinity gives 4 CPU sets, but this run's cases run "
+     "at most 2 processes (scheduler, runner) and a frontend: give 2 sets (the frontend "
+     "inherits the scheduler's set) or 3 (the last one pins the frontend)"),
+    ("0,0,0", ["--transport", "tcp", "--remote-runners", "--frontend"],
+     "--cpu-affinity gives 3 CPU sets, but this run's cases run at most 1 process "
+     "(scheduler) and a frontend: give 1 set (the frontend inherits the scheduler's set) "
+     "or 2 (the last one pins the frontend); runners on other hosts are not pinned from "
+     "here"),
 ]
 
 
-@pytest.mark.parametrize("spec,more,message", REFUSALS, ids=[r[0] or "empty" for r in REFUSALS])
+@pytest.mark.parametrize("spec,more,message", REFUSALS,
+                         ids=[" ".join([r[0] or "empty", *r[1]]) for r in REFUSALS])
 def test_bad_sets_are_one_line_and_exit_2_before_any_case(spec, more, message, tmp_path,
                                                            capsys):
     before = os.sched_getaffinity(0)
@@ -75,13 +88,15 @@ def test_a_platform_without_sched_setaffinity_is_refused(monkeypatch, tmp_path, 
         "lacks (Linux only)"], "")
 
 
-def test_a_runner_given_a_set_it_cannot_take_says_why():
+@pytest.mark.parametrize("call,process", [("pin_from_env()", "runner"),
+                                          ("pin_from_env('frontend')", "frontend")])
+def test_a_runner_given_a_set_it_cannot_take_says_why(call, process):
     env = dict(os.environ, IPC_BENCH_CPU_AFFINITY="4096",
                PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.run([sys.executable, "-c", "from ipc_bench.harness.affinity import "
-                           "pin_from_env; print(pin_from_env())"], env=env,
+                           f"pin_from_env; print({call})"], env=env,
                           capture_output=True, text=True, timeout=60)
-    assert proc.stdout == ("cannot pin the runner to CPUs 4096 (IPC_BENCH_CPU_AFFINITY): "
+    assert proc.stdout == (f"cannot pin the {process} to CPUs 4096 (IPC_BENCH_CPU_AFFINITY): "
                            "[Errno 22] Invalid argument\n")
 
 
@@ -158,6 +173,29 @@ def test_a_spinning_ring_counts_the_cores_of_the_pinned_sets(spec, cores, tmp_pa
         [(cores, cores < 2)] * 2
 
 
+@TWO_CPUS
+def test_a_frontend_takes_the_last_set_or_inherits_the_schedulers(tmp_path):
+    """``--frontend`` with one set more than the processes: the last pins the frontend
+    (read back from the kernel for its pid, recorded after the case's sets); with the
+    old count it runs on the scheduler's set, recorded as well."""
+    own = _run(tmp_path / "own", "--frontend", "--cpu-affinity", "0,1,1")
+    assert {c["case_id"]: c["cpus_allowed"] for c in own["cases"]} == {
+        "num_running=2/send/msgpack#0": "scheduler: 0; runner: 1; frontend: 1",
+        "num_running=2/cached/msgpack#0": "scheduler: 0; runner: 1; frontend: 1",
+        "num_running=2/send/none#0": "scheduler: 0; frontend: 1",
+        "num_running=2/cached/none#0": "scheduler: 0; frontend: 1"}
+    assert {c["case_id"]: c["cpu_affinity"] for c in own["metadata"]["cases"]} == {
+        "num_running=2/send/msgpack#0": ["0", "1", "1"],
+        "num_running=2/cached/msgpack#0": ["0", "1", "1"],
+        "num_running=2/send/none#0": ["0", "1"],
+        "num_running=2/cached/none#0": ["0", "1"]}
+    inherited = _run(tmp_path / "inherited", "--frontend", "--no-single-process",
+                     "--cpu-affinity", "0,1")
+    assert [c["cpus_allowed"] for c in inherited["cases"]] == \
+        ["scheduler: 0; runner: 1; frontend: 0"] * 2
+    assert [c["cpu_affinity"] for c in inherited["metadata"]["cases"]] == [["0", "1"]] * 2
+
+
 #: A small --tp / --pp case: null model, 20 counted steps.
 SMALL = ["--num-running", "8", "--steps", "20", "--warmup-steps", "2", "--policies",
          "send,cached", "--codecs", "msgpack", "--no-floor", "--quiet"]
@@ -189,3 +227,4 @@ def test_pp_stages_are_pinned_each_to_its_set(tmp_path):
                "--cpu-affinity", "0,1,1", base=SMALL)
     assert [(c["case_id"], c["cpus_allowed"], c["pp_cores"]) for c in run["cases"]] == [
         ("num_running=8,pp=2/send/msgpack#0", "scheduler: 0; rank 0: 1; rank 1: 1", 2)]
+
