@@ -403,7 +403,8 @@ def _add_topology_options(p: argparse.ArgumentParser) -> None:
         "on. With --frontend one more set may follow, the last, which pins the frontend "
         "process; without it the frontend inherits the scheduler's set. With "
         "--remote-runners give the scheduler's set only (and the frontend's): runners "
-        "started by hand are not pinned from here. Linux only. The sets each case ran with are recorded (summary.json: cpu_affinity in "
+        "started by hand pin themselves (bench.py runner --cpu-affinity SET). Linux "
+        "only. The sets each case ran with are recorded (summary.json: cpu_affinity in "
         "the case settings, cpus_allowed per case as read back from the kernel)"))
     p.add_argument("--host", type=_host, default=None, metavar="ADDR",
                    help="address tcp sockets bind to (default 127.0.0.1; an IP address)")

@@ -146,7 +146,8 @@ def _count_refusal(given: int, case_id: str, names: tuple[str, ...], frontend: b
     return (f"{said}, but this run's cases run at most {n} process{'es' if n > 1 else ''} "
             f"{which}" + (f": {counts}" if frontend else "")
             + (f"{'; ' if frontend else ': '}runners on other hosts are not pinned from "
-               f"here" if remote_runners else ""))
+               f"here (bench.py runner --cpu-affinity pins one where it starts)"
+               if remote_runners else ""))
 
 
 def _remote_runners(args, cases):

@@ -11,7 +11,10 @@ The scheduler pins itself once, before the first case (``os.sched_setaffinity``)
 runner or frontend started for a case pins itself at start-up from
 ``CPU_AFFINITY_ENV``, which the scheduler sets in its environment
 (``runner_loop.runner_main``, ``frontend_loop.frontend_main``). A ``--frontend``
-process without a set of its own inherits the scheduler's. Linux only.
+process without a set of its own inherits the scheduler's. A runner started by hand
+(``bench.py runner --cpu-affinity SET``, one set: ``RUNNER_SYNTAX``) pins itself before
+it connects and names the set it runs on in each ``Ready`` (``wire.remote.CPUS_KEY``).
+Linux only.
 """
 
 from __future__ import annotations
@@ -27,22 +30,25 @@ CPU_AFFINITY_ENV = "IPC_BENCH_CPU_AFFINITY"
 #: How the option's value is described in its refusals.
 SYNTAX = ("comma-separated CPU sets in process order (scheduler, runner, further ranks "
           "or stages), each a CPU N, a range N-M, or several joined by + (0+2-3)")
+#: How ``bench.py runner --cpu-affinity``'s value (one set) is described in its refusals.
+RUNNER_SYNTAX = "one CPU set: a CPU N, a range N-M, or several joined by + (0+2-3)"
 
 
 class AffinityError(ValueError):
     """A CPU set that cannot be parsed or applied; the message is one line."""
 
 
-def parse_cpus(text: str, whole: str = "") -> frozenset[int]:
+def parse_cpus(text: str, whole: str = "", syntax: str = SYNTAX) -> frozenset[int]:
     """One CPU set: ``N``, ``N-M`` (N <= M) or such items joined by ``+``; CPU ids are
-    whole numbers (digits only). ``AffinityError`` when malformed, quoting ``whole``
-    (the option's whole value) when given, else ``text``."""
+    whole numbers (digits only). ``AffinityError`` when malformed, saying ``expected
+    {syntax}`` and quoting ``whole`` (the option's whole value) when given, else
+    ``text``."""
     cpus: set[int] = set()
     for item in text.split("+"):
         lo, sep, hi = item.strip().partition("-")
         hi = hi if sep else lo
         if not (lo.isascii() and lo.isdigit() and hi.isascii() and hi.isdigit()):
-            raise AffinityError(f"expected {SYNTAX}, got {whole or text!r}")
+            raise AffinityError(f"expected {syntax}, got {whole or text!r}")
         if int(lo) > int(hi):
             raise AffinityError(f"range {item.strip()} runs backwards: give N-M with N <= M")
         cpus.update(range(int(lo), int(hi) + 1))

@@ -226,8 +226,9 @@ class CaseResult:
     frontend_expected_streams: dict[str, tuple[int, str]] = field(default_factory=dict)
     frontend_pid: Optional[int] = None
     frontend_token_digest: str = ""  # engine.outputs.streams_digest of the frontend's report
-    # --cpu-affinity: process ("scheduler", "runner", "rank N", "frontend") -> the CPUs
-    # the kernel let it run on after the handshake (harness.affinity.cpus_allowed)
+    # --cpu-affinity (or a runner started by hand with it): process ("scheduler",
+    # "runner", "rank N", "frontend") -> the CPUs the kernel let it run on after the
+    # handshake (harness.affinity.cpus_allowed; a runner started by hand reads its own)
     cpus_allowed: dict[str, str] = field(default_factory=dict)
 
 

@@ -518,6 +518,8 @@ class _TwoProcessCase(CaseLifecycle):
         self.result.runner_pid = self.runner.pid
         if self.remote is None:  # the runner pinned itself before it answered
             self._record_cpus({"runner": self.runner.pid})
+        else:  # one started by hand names its set when it was given one
+            self._record_cpus({}, {"runner": reply})
 
     def _still_starting(self, exc: PeerTimeout) -> str:
         """The line for a start-up timeout (the handshake or the first step): the runner

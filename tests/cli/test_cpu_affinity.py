@@ -1,6 +1,7 @@
 """``--cpu-affinity``: its syntax, its refusals (one line, exit 2, nothing started), a
 real two-process run whose runner is pinned, a frontend's own set, ``--tp`` ranks and
-``--pp`` stages pinned, and how runs that differ in it compare."""
+``--pp`` stages pinned, a runner started by hand that pins itself (``bench.py runner
+--cpu-affinity``), and how runs that differ in it compare."""
 
 from __future__ import annotations
 
@@ -51,7 +52,8 @@ REFUSALS = [
      "processes (scheduler, runner)"),
     ("0,0", ["--transport", "tcp", "--remote-runners"],
      "--cpu-affinity gives 2 CPU sets, but this run's cases run at most 1 process "
-     "(scheduler): runners on other hosts are not pinned from here"),
+     "(scheduler): runners on other hosts are not pinned from here (bench.py runner "
+     "--cpu-affinity pins one where it starts)"),
     ("0", ["--frontend"], "--cpu-affinity gives 1 CPU set, but case "
      "num_running=2/send/msgpack#0 runs 2 processes (scheduler, runner) and a frontend: "
      "give 2 sets (the frontend inherits the scheduler's set) or 3 (the last one pins the "
@@ -63,7 +65,7 @@ REFUSALS = [
      "--cpu-affinity gives 3 CPU sets, but this run's cases run at most 1 process "
      "(scheduler) and a frontend: give 1 set (the frontend inherits the scheduler's set) "
      "or 2 (the last one pins the frontend); runners on other hosts are not pinned from "
-     "here"),
+     "here (bench.py runner --cpu-affinity pins one where it starts)"),
 ]
 
 
@@ -228,3 +230,84 @@ def test_pp_stages_are_pinned_each_to_its_set(tmp_path):
     assert [(c["case_id"], c["cpus_allowed"], c["pp_cores"]) for c in run["cases"]] == [
         ("num_running=8,pp=2/send/msgpack#0", "scheduler: 0; rank 0: 1; rank 1: 1", 2)]
 
+
+RUNNER_SYNTAX = ("expected one CPU set: a CPU N, a range N-M, or several joined by + "
+                 "(0+2-3)")
+#: (bench.py runner --cpu-affinity's value, the error after "bench.py runner: error: ")
+RUNNER_REFUSALS = [
+    ("x", f"argument --cpu-affinity: {RUNNER_SYNTAX}, got 'x'"),
+    ("0,1", f"argument --cpu-affinity: {RUNNER_SYNTAX}, got '0,1'"),
+    ("", f"argument --cpu-affinity: {RUNNER_SYNTAX}, got ''"),
+    ("3-1", "argument --cpu-affinity: range 3-1 runs backwards: give N-M with N <= M"),
+    ("4096", "--cpu-affinity: CPU 4096 is not among those this process may run on "
+     f"({ALLOWED})"),
+]
+
+
+@pytest.mark.parametrize("spec,message", RUNNER_REFUSALS,
+                         ids=[r[0] or "empty" for r in RUNNER_REFUSALS])
+def test_a_runner_started_by_hand_refuses_bad_sets_in_one_line(spec, message, capsys):
+    before = os.sched_getaffinity(0)
+    code = cli.main(["runner", "--connect", "tcp://127.0.0.1:9", "--cpu-affinity", spec])
+    out, err = capsys.readouterr()
+    assert (code, err.splitlines(), out) == (2, [f"bench.py runner: error: {message}"], "")
+    assert os.sched_getaffinity(0) == before  # nothing pinned, nothing connected
+
+
+def test_a_runner_started_by_hand_without_sched_setaffinity_is_refused(monkeypatch, capsys):
+    monkeypatch.delattr(os, "sched_setaffinity")
+    code = cli.main(["runner", "--connect", "tcp://127.0.0.1:9", "--cpu-affinity", "0"])
+    out, err = capsys.readouterr()
+    assert (code, err.splitlines(), out) == (2, [
+        "bench.py runner: error: --cpu-affinity needs os.sched_setaffinity, which this "
+        "platform lacks (Linux only)"], "")
+
+
+def _run_remote(tmp_path, scheduler_args: list[str], runner_sets: list[str]) -> tuple:
+    """A run with ``--remote-runners`` and one ``bench.py runner --cpu-affinity SET``
+    per rank (``runner_sets``, rank order); returns (each runner's first stderr line,
+    each case's ``(case_id, cpus_allowed)``). The runners' control ports are
+    ``--port``'s base + rank."""
+    from fault_helpers import free_base_port
+
+    port = free_base_port(2 + 2 * len(runner_sets))
+    sched = subprocess.Popen(
+        [sys.executable, "bench.py", *scheduler_args, "--transport", "tcp",
+         "--remote-runners", "--port", str(port), "--output", str(tmp_path)], cwd=REPO,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sched.stderr.readline()  # the 'waiting ... for runners' line: its ports are bound
+    runners = [subprocess.Popen([sys.executable, "bench.py", "runner", "--connect",
+                                 f"tcp://127.0.0.1:{port + rank}", "--cpu-affinity", cpus],
+                                cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True) for rank, cpus in enumerate(runner_sets)]
+    errs = [r.communicate(timeout=120)[1] for r in runners]
+    _, err = sched.communicate(timeout=60)
+    assert (sched.returncode, err, [r.returncode for r in runners]) == \
+        (0, "", [0] * len(runners)), errs
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    return ([e.splitlines()[0].replace(f":{port}", ":PORT") for e in errs],
+            [(c["case_id"], c["cpus_allowed"]) for c in summary["cases"]])
+
+
+@TWO_CPUS
+@pytest.mark.parametrize("scheduler_sets,recorded", [
+    (["--cpu-affinity", "0"], "scheduler: 0; runner: 1"),
+    ([], f"scheduler: {ALLOWED}; runner: 1")])
+def test_a_runner_started_by_hand_pins_itself_and_the_case_records_its_set(
+        tmp_path, scheduler_sets, recorded):
+    """The runner names the set its kernel reports in its handshake reply; it is
+    recorded whether the scheduler was pinned or not."""
+    lines, cases = _run_remote(tmp_path, [*DS, "--no-single-process", "--policies", "send",
+                                          *scheduler_sets], ["1"])
+    assert lines == ["bench.py runner: connected to tcp://127.0.0.1:PORT; pinned to CPUs 1; "
+                     "serving cases until the scheduler's run ends"]
+    assert cases == [("num_running=2/send/msgpack#0", recorded)]
+
+
+@TWO_CPUS
+def test_tp_ranks_started_by_hand_record_their_own_sets(tmp_path):
+    _, cases = _run_remote(tmp_path, [*SMALL, "--scenario", "tp-broadcast", "--tp", "2",
+                                      "--policies", "cached", "--cpu-affinity", "0"],
+                           ["1", "0"])
+    assert cases == [("num_running=8,tp=2,broadcast=tcp/cached/msgpack#0",
+                      "scheduler: 0; rank 0: 1; rank 1: 0")]
