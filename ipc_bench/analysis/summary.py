@@ -27,8 +27,10 @@ sizes bytes.
   rule of ``--tp``'s N spinning readers, N + 1 cores, at N = 1);
 - with ``--cpu-affinity``: ``cpus_allowed``, the CPUs each of the case's processes
   may run on as the kernel reported them after the handshake (``os.sched_getaffinity``
-  of each pid), ``scheduler: 0; runner: 1`` (``--tp`` / ``--pp``: ``rank N``);
-  absent without the option;
+  of each pid), ``scheduler: 0; runner: 1`` (``--tp`` / ``--pp``: ``rank N``), then
+  ``frontend: 1`` with ``--frontend``; a runner started by hand with ``bench.py runner
+  --cpu-affinity`` reports its own (then recorded with or without the scheduler's
+  option); absent otherwise;
 - ``decode_token_bytes_per_step`` / ``prompt_chunk_bytes_per_step``: bytes that
   ``new_token_ids`` add to the SchedulerOutput frames over the ``cached`` policy's
   empty list, split into decode tokens (with every request's list header) and

@@ -233,18 +233,22 @@ def run_metadata(args, cases, trace_sha256: Optional[str] = None) -> dict[str, A
                               input_oracle_interval=c.input_oracle_interval,
                               async_scheduling=c.async_scheduling, frontend=c.frontend,
                               tp=c.tp, pp=c.pp, trace_speedup=c.trace_speedup,
-                              floor=c.floor, cpu_affinity=_affinity_text(c.cpu_affinity))
+                              floor=c.floor,
+                              cpu_affinity=_affinity_text(c.cpu_affinity, c.frontend_cpus))
                          for c in cases]
     return metadata
 
 
-def _affinity_text(sets) -> Optional[list[str]]:
+def _affinity_text(sets, frontend_cpus=None) -> Optional[list[str]]:
     """A case's ``cpu_affinity`` as recorded in the metadata: each process's CPU set as
-    ``--cpu-affinity`` reads it (``affinity.format_cpus``), in process order; ``None``
-    without the option."""
+    ``--cpu-affinity`` reads it (``affinity.format_cpus``), in process order, then the
+    frontend's own set (``frontend_cpus``) when it has one; ``None`` without the
+    option."""
     from ipc_bench.harness.affinity import format_cpus
 
-    return None if sets is None else [format_cpus(s) for s in sets]
+    if sets is None:
+        return None
+    return [format_cpus(s) for s in (*sets, *([frontend_cpus] if frontend_cpus else []))]
 
 
 def _model_metadata(model) -> dict[str, Any]:

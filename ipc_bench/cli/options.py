@@ -400,10 +400,12 @@ def _add_topology_options(p: argparse.ArgumentParser) -> None:
         "scheduler on CPU 0, runner on CPU 1; 0,1+3: runner on CPUs 1 and 3). Give at "
         "least as many sets as the run's largest case has processes (single-process "
         "cases use the scheduler's set), no more; each CPU one this process may run "
-        "on. A --frontend process inherits the scheduler's set; with --remote-runners "
-        "give the scheduler's set only. Linux only. The sets each case ran with are "
-        "recorded (summary.json: cpu_affinity in the case settings, cpus_allowed per "
-        "case as read back from the kernel)"))
+        "on. With --frontend one more set may follow, the last, which pins the frontend "
+        "process; without it the frontend inherits the scheduler's set. With "
+        "--remote-runners give the scheduler's set only (and the frontend's): runners "
+        "started by hand pin themselves (bench.py runner --cpu-affinity SET). Linux "
+        "only. The sets each case ran with are recorded (summary.json: cpu_affinity in "
+        "the case settings, cpus_allowed per case as read back from the kernel)"))
     p.add_argument("--host", type=_host, default=None, metavar="ADDR",
                    help="address tcp sockets bind to (default 127.0.0.1; an IP address)")
     p.add_argument("--allow-pickle-over-tcp", action="store_true",

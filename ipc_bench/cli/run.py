@@ -104,9 +104,12 @@ def case_processes(case, remote_runners: bool = False) -> tuple[str, ...]:
 def with_cpu_affinity(cases: list, sets, remote_runners: bool = False) -> list:
     """``cases`` with ``CaseSpec.cpu_affinity`` set to the first ``len(
     case_processes(case))`` of ``sets`` (``--cpu-affinity``; ``None``: as they are).
-    ``UsageError`` (one line) on a platform without ``os.sched_setaffinity``, for a
-    CPU this process may not run on, for fewer sets than a case has processes, or for
-    more than the largest case has (a set no process would use)."""
+    With ``--frontend`` one set more than the largest case has processes may be given:
+    the last, ``CaseSpec.frontend_cpus`` of each case with a frontend (without it the
+    frontend inherits the scheduler's set). ``UsageError`` (one line) on a platform
+    without ``os.sched_setaffinity``, for a CPU this process may not run on, for fewer
+    sets than a case has processes, or for more than the largest case has (plus its
+    frontend's; a set no process would use)."""
     from ipc_bench.harness.affinity import AffinityError, check_affinity
 
     if sets is None:
@@ -117,18 +120,34 @@ def with_cpu_affinity(cases: list, sets, remote_runners: bool = False) -> list:
         raise UsageError(str(exc)) from None
     widest = max(cases, key=lambda c: len(case_processes(c, remote_runners)))
     names = case_processes(widest, remote_runners)
-    given = f"--cpu-affinity gives {len(sets)} CPU set{'s' if len(sets) > 1 else ''}"
-    if len(sets) < len(names):
-        raise UsageError(f"{given}, but case {widest.case_id} runs {len(names)} processes "
-                         f"({', '.join(names)}): give one set per process")
-    if len(sets) > len(names):
-        raise UsageError(f"{given}, but this run's cases run at most {len(names)} "
-                         f"process{'es' if len(names) > 1 else ''} ({', '.join(names)})"
-                         + (": runners on other hosts are not pinned from here"
-                            if remote_runners else ""))
+    frontend = any(c.frontend for c in cases)
+    if not len(names) <= len(sets) <= len(names) + frontend:
+        raise UsageError(_count_refusal(len(sets), widest.case_id, names, frontend,
+                                        remote_runners))
+    frontend_cpus = sets[-1] if len(sets) > len(names) else None
     return [dataclasses.replace(
-        c, cpu_affinity=tuple(sets[:len(case_processes(c, remote_runners))]))
-        for c in cases]
+        c, cpu_affinity=tuple(sets[:len(case_processes(c, remote_runners))]),
+        frontend_cpus=frontend_cpus if c.frontend else None) for c in cases]
+
+
+def _count_refusal(given: int, case_id: str, names: tuple[str, ...], frontend: bool,
+                   remote_runners: bool) -> str:
+    """The line refusing ``given`` sets of ``--cpu-affinity`` for a run whose largest
+    case (``case_id``) runs the processes ``names`` (and, with ``frontend``, a frontend,
+    which takes one more set or none: both counts are named)."""
+    said = f"--cpu-affinity gives {given} CPU set{'s' if given > 1 else ''}"
+    n = len(names)
+    which = f"({', '.join(names)})" + (" and a frontend" if frontend else "")
+    counts = (f"give {n} set{'s' if n > 1 else ''} (the frontend inherits the "
+              f"scheduler's set) or {n + 1} (the last one pins the frontend)")
+    if given < n:
+        return (f"{said}, but case {case_id} runs {n} processes {which}: "
+                + (counts if frontend else "give one set per process"))
+    return (f"{said}, but this run's cases run at most {n} process{'es' if n > 1 else ''} "
+            f"{which}" + (f": {counts}" if frontend else "")
+            + (f"{'; ' if frontend else ': '}runners on other hosts are not pinned from "
+               f"here (bench.py runner --cpu-affinity pins one where it starts)"
+               if remote_runners else ""))
 
 
 def _remote_runners(args, cases):

@@ -1,5 +1,6 @@
-"""``python bench.py runner --connect tcp://SCHEDULER:PORT [--allow-pickle-over-tcp]``:
-a runner started by hand on another host, for a run started with ``--remote-runners``.
+"""``python bench.py runner --connect tcp://SCHEDULER:PORT [--allow-pickle-over-tcp]
+[--cpu-affinity SET]``: a runner started by hand on another host, for a run started
+with ``--remote-runners``.
 
 It connects to the scheduler's control port (``PORT``: ``--port``'s base plus the
 rank; the scheduler prints the command for each rank) and serves the run's cases until
@@ -9,12 +10,20 @@ outside 1-65535) prints one line and exits 2, as does an address it cannot conne
 to or a peer there that fails the ZeroMQ handshake (a data port, not the control
 port) or does not answer it within ``--connect-timeout``; a control port that already
 has its runner refuses it at once (one line, exit 3).
+
+``--cpu-affinity SET`` pins it to one CPU set (``harness.affinity.parse_cpus``: the
+syntax of each set of the scheduler's ``--cpu-affinity``) before it connects; a
+malformed set, a CPU this process may not run on, or a platform without
+``os.sched_setaffinity`` is refused in one line, exit 2, as the scheduler's option is.
+Each case's ``Ready`` then names the set it runs on, recorded in the case's
+``cpus_allowed`` (``harness.remote_runner``).
 """
 
 from __future__ import annotations
 
 import argparse
 import ipaddress
+import os
 import sys
 
 from ipc_bench.cli.options import UsageError
@@ -66,6 +75,16 @@ def _connect_timeout(text: str) -> float:
     return value
 
 
+def _cpu_set(text: str):
+    """``--cpu-affinity``: one CPU set (``affinity.parse_cpus``, ``RUNNER_SYNTAX``)."""
+    from ipc_bench.harness.affinity import RUNNER_SYNTAX, AffinityError, parse_cpus
+
+    try:
+        return parse_cpus(text, text, RUNNER_SYNTAX)
+    except AffinityError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description=(
         "A runner on this host for a bench.py run started with --remote-runners on the "
@@ -83,16 +102,37 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-pickle-over-tcp", action="store_true",
                    help="decode pickle from the scheduler (pickle runs code on load: only "
                    "if the scheduler's host and the network between are trusted)")
+    p.add_argument("--cpu-affinity", type=_cpu_set, metavar="SET", help=(
+        "pin this runner to CPUs (as taskset) before it connects: one set, a CPU N, a "
+        "range N-M, or such items joined by + (1, 2-3, 0+2-3); each CPU one this process "
+        "may run on. Linux only. The set it runs on is recorded per case (summary.json "
+        "cpus_allowed, as runner or rank N)"))
     return p
+
+
+def pin(cpus) -> None:
+    """Pin this process to ``cpus`` (``--cpu-affinity``); ``UsageError`` (one line) on
+    a platform without ``os.sched_setaffinity`` or for a CPU this process may not run
+    on (``affinity.check_affinity``)."""
+    from ipc_bench.harness.affinity import AffinityError, check_affinity
+
+    try:
+        check_affinity((cpus,))
+    except AffinityError as exc:
+        raise UsageError(str(exc)) from None
+    os.sched_setaffinity(0, cpus)
 
 
 def main(argv: list[str]) -> int:
     """The runner command; returns its exit code (2 on bad input)."""
     try:
         args = build_parser().parse_args(argv)
+        if args.cpu_affinity is not None:
+            pin(args.cpu_affinity)
     except UsageError as exc:
         print(one_line(f"{PROG}: error: {exc}"), file=sys.stderr)
         return EXIT_USAGE
     from ipc_bench.harness.remote_runner import serve_remote
 
-    return serve_remote(args.connect, args.allow_pickle_over_tcp, args.connect_timeout)
+    return serve_remote(args.connect, args.allow_pickle_over_tcp, args.connect_timeout,
+                        pinned=args.cpu_affinity is not None)

@@ -143,16 +143,25 @@ class CaseLifecycle:
             self.procs.append(start(*args, **kwargs))
         return self.procs[-1]
 
-    def _record_cpus(self, pids: dict[str, int]) -> None:
-        """With ``spec.cpu_affinity``: record in ``result.cpus_allowed`` the CPUs the
-        kernel lets this process (``scheduler``) and each of ``pids`` (process name ->
-        pid) run on, read after the handshake (``affinity.cpus_allowed``)."""
-        if not self.spec.cpu_affinity:
+    def _record_cpus(self, pids: dict[str, int], replies: Optional[dict[str, Any]] = None
+                     ) -> None:
+        """With ``spec.cpu_affinity``, or a runner started by hand that names its CPU
+        set in its ``Ready`` (``replies``: process name -> ``Ready``; the set under
+        ``wire.remote.CPUS_KEY``, read by that runner on its host): record in
+        ``result.cpus_allowed`` the CPUs the kernel lets this process (``scheduler``)
+        and each of ``pids`` (process name -> pid) run on, read after the handshake
+        (``affinity.cpus_allowed``), then the sets those runners named."""
+        from ipc_bench.wire.remote import CPUS_KEY
+
+        named = {name: str(ready.model_info[CPUS_KEY]) for name, ready in
+                 (replies or {}).items() if CPUS_KEY in ready.model_info}
+        if not (self.spec.cpu_affinity or named):
             return
         from ipc_bench.harness.affinity import cpus_allowed
 
         for name, pid in {"scheduler": 0, **pids}.items():
             self.result.cpus_allowed[name] = cpus_allowed(pid) or "unknown"
+        self.result.cpus_allowed.update(named)
 
     def _await_remote(self, count: int) -> None:
         """Runners started by hand: wait up to ``startup_timeout_s`` for the

@@ -4,8 +4,10 @@
 in a socket folder of its own, or ``tcp://`` on the case's host for ``--transport
 tcp``), starts the frontend process (``harness.frontend_loop``) as the supervisor
 starts the runner (the same ``RunnerProcess``, passed in: stderr in a private file,
-exit described in one line, reaped), and waits for its ``FrontendReady``
-(``startup_timeout_s``). The scheduler's loops then call ``step`` after each
+exit described in one line, reaped; pinned to ``CaseSpec.frontend_cpus`` when set),
+and waits for its ``FrontendReady`` (``startup_timeout_s``), after which the CPUs it
+may run on join the case's ``cpus_allowed`` when the others' are recorded
+(``--cpu-affinity``). The scheduler's loops then call ``step`` after each
 ``update_from_output``, outside the step's timed region (vLLM sends from the engine
 core's output thread, off its busy loop): build the ``EngineCoreOutputs``, encode it
 into the reused buffer, send it; each part is timed into ``columns``, one value per
@@ -70,7 +72,8 @@ class FrontendHop:
                     f"{spec.peer_timeout_s:g}", f"{max(spec.startup_timeout_s, spec.peer_timeout_s):g}")
             with deferred():  # the handle must be kept, whatever signal arrives
                 self.proc = process(args, os.path.join(self.dir.path, "frontend.stderr"),
-                                    (*command, *FRONTEND_COMMAND), role="frontend")
+                                    (*command, *FRONTEND_COMMAND), role="frontend",
+                                    cpus=spec.frontend_cpus)
         except BaseException:
             self.close()
             raise
@@ -91,6 +94,10 @@ class FrontendHop:
         if not isinstance(msg, FrontendReady):
             raise CaseError(f"expected the frontend's ready message, got {type(msg).__name__}")
         self.result.frontend_pid = self.proc.pid
+        if self.result.cpus_allowed:  # the case's processes are recorded: this one too
+            from ipc_bench.harness.affinity import cpus_allowed
+
+            self.result.cpus_allowed["frontend"] = cpus_allowed(self.proc.pid) or "unknown"
 
     def step(self, seq: int, sched, plan, output, finished: list,
              perf=time.perf_counter_ns) -> None:

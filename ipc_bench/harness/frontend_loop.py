@@ -15,7 +15,12 @@ Faults: as the runner, it ignores SIGINT and SIGHUP and leaves when the schedule
 first, which waits for the runner's first step, ``STARTUP_TIMEOUT_S``), checking the
 scheduler every ``transport.POLL_SLICE_MS``. A frame it cannot decode or that breaks a
 stream's rules sends ``FrontendError`` and exits 4; the scheduler gone or silent: exit
-5; bad arguments or endpoints: one line on stderr, exit 2.
+5; bad arguments or endpoints, or a CPU set it cannot pin itself to: one line on
+stderr, exit 2.
+
+CPUs: with ``--cpu-affinity``'s extra last set the scheduler puts it in
+``affinity.CPU_AFFINITY_ENV``, and the frontend pins itself to it first thing
+(``affinity.pin_from_env``); without it the frontend runs on the set it inherits.
 
 ``IPC_BENCH_FRONTEND_FAULT`` (tests only): ``drop:N`` drops the first token id of the
 ``N``-th message (from 0), ``dup:N`` doubles it, so the frontend oracle can be seen to
@@ -35,6 +40,7 @@ import zmq
 
 from ipc_bench.engine.outputs import request_streams
 from ipc_bench.errors import one_line
+from ipc_bench.harness.affinity import pin_from_env
 from ipc_bench.harness.signals import child_of_scheduler
 from ipc_bench.wire.frontend import (KEEPALIVE, STOP, FrontendError, FrontendReady,
                                      FrontendReport, encode_control, outputs_decoder)
@@ -143,6 +149,10 @@ def frontend_main(out_endpoint: str, back_endpoint: str, timeout_s: float,
     if peer_problem():
         print(f"frontend: {peer_problem()} at start-up", file=sys.stderr)
         return EXIT_SCHEDULER_GONE
+    pin_problem = pin_from_env("frontend")  # --cpu-affinity's last set, when given
+    if pin_problem:
+        print(f"frontend: {pin_problem}", file=sys.stderr)
+        return EXIT_USAGE
     ctx = zmq.Context()
     socks: list[zmq.Socket] = []
     try:

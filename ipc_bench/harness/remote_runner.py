@@ -14,6 +14,11 @@ whose address is moved to the scheduler's as the data endpoints are, and
 collects the heap (each case freezes it after warm-up) and waits for the next case.
 Why a loop and not a runner per case: ``wire.remote``.
 
+CPUs: started with ``--cpu-affinity SET`` (``cli.runner``) it pins itself to SET before
+it connects; its connected line says so, and each case's ``Ready`` names the CPUs its
+kernel lets it run on (``wire.remote.CPUS_KEY``), which the scheduler records in the
+case's ``cpus_allowed`` under ``runner`` / ``rank N``.
+
 What it refuses, before a case starts (an ``ErrorReport`` to the scheduler, the line on
 stderr, exit 3): the shared-memory ring (local only: ``--transport shm*``), and a
 pickled codec unless this runner was started with ``--allow-pickle-over-tcp`` too: the
@@ -49,6 +54,7 @@ import zmq
 from zmq.utils.monitor import recv_monitor_message
 
 from ipc_bench.engine.config import ConfigError
+from ipc_bench.harness.affinity import cpus_allowed
 from ipc_bench.harness.runner_loop import (EXIT_HANDSHAKE, EXIT_OK, EXIT_SCHEDULER_GONE,
                                            EXIT_USAGE, _model_runner, accept_handshake,
                                            serve_case, speak_as)
@@ -56,7 +62,7 @@ from ipc_bench.wire.codecs import PICKLED_CODECS
 from ipc_bench.wire.control import Goodbye, Handshake, recv_control
 from ipc_bench.wire.handshake import RunnerConfig
 from ipc_bench.wire.pp import TCP_STORE_PREFIX
-from ipc_bench.wire.remote import CLOCK_KEY, KEEPALIVE, ZAP_REFUSED, clock_id
+from ipc_bench.wire.remote import CLOCK_KEY, CPUS_KEY, KEEPALIVE, ZAP_REFUSED, clock_id
 from ipc_bench.wire.transport import (CONNECT_TIMEOUT_S, EndpointError, HandshakeRefused,
                                       NoHandshake, PeerError, RunnerSockets, destroy_context,
                                       split_tcp_endpoint, tcp_endpoint)
@@ -154,10 +160,12 @@ def connect_problem(ctl_endpoint: str, exc: EndpointError, connect_timeout_s: fl
 
 
 def serve_remote(ctl_endpoint: str, allow_pickle: bool = False,
-                 connect_timeout_s: float = CONNECT_TIMEOUT_S) -> int:
+                 connect_timeout_s: float = CONNECT_TIMEOUT_S, pinned: bool = False) -> int:
     """Connect to the scheduler's control port ``ctl_endpoint`` (``tcp://ADDR:PORT``),
     waiting at most ``connect_timeout_s`` for its ZeroMQ handshake, and serve its cases
-    until ``Goodbye``; returns the exit code (module docstring)."""
+    until ``Goodbye``; returns the exit code (module docstring). ``pinned``: this
+    process was pinned to CPUs (``--cpu-affinity``): the connected line and each
+    ``Ready`` name the set its kernel reports (``wire.remote.CPUS_KEY``)."""
     speaker = speak_as(PREFIX)  # the runner loop's lines too: this is bench.py runner
     host = split_tcp_endpoint(ctl_endpoint)[0]
     ctx = zmq.Context()
@@ -172,9 +180,10 @@ def serve_remote(ctl_endpoint: str, allow_pickle: bool = False,
                   file=sys.stderr)
             return EXIT_HANDSHAKE if isinstance(exc, HandshakeRefused) else EXIT_USAGE
         watch = _SchedulerWatch(socks.ctl, ctl_endpoint)
-        print(f"{PREFIX}: connected to {ctl_endpoint}; serving cases until the scheduler's "
-              f"run ends", file=sys.stderr)
-        return _serve_cases(socks, watch.problem, remote_config(host, allow_pickle))
+        cpus = f"; pinned to CPUs {cpus_allowed(0)}" if pinned else ""
+        print(f"{PREFIX}: connected to {ctl_endpoint}{cpus}; serving cases until the "
+              f"scheduler's run ends", file=sys.stderr)
+        return _serve_cases(socks, watch.problem, remote_config(host, allow_pickle), pinned)
     finally:
         if watch is not None and socks is not None:
             watch.close(socks.ctl)
@@ -185,8 +194,9 @@ def serve_remote(ctl_endpoint: str, allow_pickle: bool = False,
 
 
 def _serve_cases(socks: RunnerSockets, peer_problem: Callable[[], Optional[str]],
-                 adapt: Callable[[RunnerConfig], RunnerConfig]) -> int:
-    """The loop of ``serve_remote``: one case per ``Handshake`` until ``Goodbye``."""
+                 adapt: Callable[[RunnerConfig], RunnerConfig], pinned: bool = False) -> int:
+    """The loop of ``serve_remote``: one case per ``Handshake`` until ``Goodbye``;
+    ``pinned``: each ``Ready`` names the CPUs this process runs on then."""
     served = 0
     while True:
         try:
@@ -199,7 +209,8 @@ def _serve_cases(socks: RunnerSockets, peer_problem: Callable[[], Optional[str]]
             ended = f"the run failed: {msg.reason}" if msg.reason else "the run is complete"
             print(f"{PREFIX}: {ended} ({served} case(s) served)", file=sys.stderr)
             return EXIT_RUN_FAILED if msg.reason else EXIT_OK
-        accepted = accept_handshake(socks, msg, peer_problem, adapt, {CLOCK_KEY: clock_id()},
+        info = {CLOCK_KEY: clock_id(), **({CPUS_KEY: cpus_allowed(0) or "unknown"} if pinned else {})}
+        accepted = accept_handshake(socks, msg, peer_problem, adapt, info,
                                     make_runner=_runner_or_stage)
         if isinstance(accepted, int):
             return accepted if isinstance(msg, Handshake) else EXIT_HANDSHAKE

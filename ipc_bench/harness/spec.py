@@ -128,6 +128,8 @@ class CaseSpec:
     ``cpu_affinity``: ``None``, or the CPU set of each of the case's processes in
     process order (scheduler, runner or rank 0, further ranks or stages;
     ``harness.affinity``, ``--cpu-affinity``); the runners pin themselves to theirs.
+    ``frontend_cpus``: ``None`` (a frontend inherits the scheduler's set), or the CPU
+    set the ``frontend`` process pins itself to (``--cpu-affinity``'s extra last set).
     """
 
     scenario: str
@@ -161,6 +163,7 @@ class CaseSpec:
     pp: Optional[int] = None
     pp_direct: bool = False
     cpu_affinity: Optional[tuple[frozenset[int], ...]] = None
+    frontend_cpus: Optional[frozenset[int]] = None
 
     @property
     def arm_label(self) -> str:
@@ -223,8 +226,9 @@ class CaseResult:
     frontend_expected_streams: dict[str, tuple[int, str]] = field(default_factory=dict)
     frontend_pid: Optional[int] = None
     frontend_token_digest: str = ""  # engine.outputs.streams_digest of the frontend's report
-    # --cpu-affinity: process ("scheduler", "runner", "rank N") -> the CPUs the kernel
-    # let it run on after the handshake (harness.affinity.cpus_allowed)
+    # --cpu-affinity (or a runner started by hand with it): process ("scheduler",
+    # "runner", "rank N", "frontend") -> the CPUs the kernel let it run on after the
+    # handshake (harness.affinity.cpus_allowed; a runner started by hand reads its own)
     cpus_allowed: dict[str, str] = field(default_factory=dict)
 
 

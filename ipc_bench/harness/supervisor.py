@@ -129,7 +129,7 @@ class RunnerProcess:
         env.setdefault("OMP_NUM_THREADS", "1")
         env[SCHEDULER_PID_ENV] = str(os.getpid())
         env.pop(CPU_AFFINITY_ENV, None)
-        if cpus:  # the runner pins itself at start-up (affinity.pin_from_env)
+        if cpus:  # it pins itself at start-up (affinity.pin_from_env)
             env[CPU_AFFINITY_ENV] = format_cpus(cpus)
         self.stderr_path = stderr_path
         # Where the runner writes its heap report when IPC_BENCH_HEAP_REPORT is set.
@@ -518,6 +518,8 @@ class _TwoProcessCase(CaseLifecycle):
         self.result.runner_pid = self.runner.pid
         if self.remote is None:  # the runner pinned itself before it answered
             self._record_cpus({"runner": self.runner.pid})
+        else:  # one started by hand names its set when it was given one
+            self._record_cpus({}, {"runner": reply})
 
     def _still_starting(self, exc: PeerTimeout) -> str:
         """The line for a start-up timeout (the handshake or the first step): the runner

@@ -210,6 +210,8 @@ class _TpCase(CaseLifecycle):
         if self.remote is None:
             self._record_cpus({self._proc_label(i): p.pid
                                for i, p in enumerate(self.ranks.procs)})
+        else:  # ranks started by hand name their sets when they were given one
+            self._record_cpus({}, {self._proc_label(i): r for i, r in enumerate(replies)})
 
     def _one_clock(self, replies: list[Ready]) -> bool:
         """Whether every rank reads this machine's monotonic clock, so that its times

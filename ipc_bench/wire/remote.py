@@ -74,6 +74,10 @@ SCHEDULER_PLACEHOLDER = "SCHEDULER_ADDRESS"
 #: Key of ``control.Ready.model_info`` by which a runner started by hand names its
 #: machine's monotonic clock (``clock_id``).
 CLOCK_KEY = "monotonic_clock_id"
+#: Key of ``control.Ready.model_info`` by which a runner started by hand with
+#: ``--cpu-affinity`` names the CPUs it runs on, as its kernel reports them at the
+#: handshake (``harness.affinity.cpus_allowed`` text, ``1`` or ``0+2-3``).
+CPUS_KEY = "cpus_allowed"
 
 _EVENTS = zmq.EVENT_ACCEPTED | zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED
 

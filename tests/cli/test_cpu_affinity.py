@@ -1,5 +1,7 @@
 """``--cpu-affinity``: its syntax, its refusals (one line, exit 2, nothing started), a
-real two-process run whose runner is pinned, and how runs that differ in it compare."""
+real two-process run whose runner is pinned, a frontend's own set, ``--tp`` ranks and
+``--pp`` stages pinned, a runner started by hand that pins itself (``bench.py runner
+--cpu-affinity``), and how runs that differ in it compare."""
 
 from __future__ import annotations
 
@@ -50,11 +52,25 @@ REFUSALS = [
      "processes (scheduler, runner)"),
     ("0,0", ["--transport", "tcp", "--remote-runners"],
      "--cpu-affinity gives 2 CPU sets, but this run's cases run at most 1 process "
-     "(scheduler): runners on other hosts are not pinned from here"),
+     "(scheduler): runners on other hosts are not pinned from here (bench.py runner "
+     "--cpu-affinity pins one where it starts)"),
+    ("0", ["--frontend"], "--cpu-affinity gives 1 CPU set, but case "
+     "num_running=2/send/msgpack#0 runs 2 processes (scheduler, runner) and a frontend: "
+     "give 2 sets (the frontend inherits the scheduler's set) or 3 (the last one pins the "
+     "frontend)"),
+    ("0,1,1,0", ["--frontend"], "--cpu-affinity gives 4 CPU sets, but this run's cases run "
+     "at most 2 processes (scheduler, runner) and a frontend: give 2 sets (the frontend "
+     "inherits the scheduler's set) or 3 (the last one pins the frontend)"),
+    ("0,0,0", ["--transport", "tcp", "--remote-runners", "--frontend"],
+     "--cpu-affinity gives 3 CPU sets, but this run's cases run at most 1 process "
+     "(scheduler) and a frontend: give 1 set (the frontend inherits the scheduler's set) "
+     "or 2 (the last one pins the frontend); runners on other hosts are not pinned from "
+     "here (bench.py runner --cpu-affinity pins one where it starts)"),
 ]
 
 
-@pytest.mark.parametrize("spec,more,message", REFUSALS, ids=[r[0] or "empty" for r in REFUSALS])
+@pytest.mark.parametrize("spec,more,message", REFUSALS,
+                         ids=[" ".join([r[0] or "empty", *r[1]]) for r in REFUSALS])
 def test_bad_sets_are_one_line_and_exit_2_before_any_case(spec, more, message, tmp_path,
                                                            capsys):
     before = os.sched_getaffinity(0)
@@ -74,18 +90,20 @@ def test_a_platform_without_sched_setaffinity_is_refused(monkeypatch, tmp_path, 
         "lacks (Linux only)"], "")
 
 
-def test_a_runner_given_a_set_it_cannot_take_says_why():
+@pytest.mark.parametrize("call,process", [("pin_from_env()", "runner"),
+                                          ("pin_from_env('frontend')", "frontend")])
+def test_a_runner_given_a_set_it_cannot_take_says_why(call, process):
     env = dict(os.environ, IPC_BENCH_CPU_AFFINITY="4096",
                PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.run([sys.executable, "-c", "from ipc_bench.harness.affinity import "
-                           "pin_from_env; print(pin_from_env())"], env=env,
+                           f"pin_from_env; print({call})"], env=env,
                           capture_output=True, text=True, timeout=60)
-    assert proc.stdout == ("cannot pin the runner to CPUs 4096 (IPC_BENCH_CPU_AFFINITY): "
+    assert proc.stdout == (f"cannot pin the {process} to CPUs 4096 (IPC_BENCH_CPU_AFFINITY): "
                            "[Errno 22] Invalid argument\n")
 
 
-def _run(tmp_path, *more: str) -> dict:
-    proc = subprocess.run([sys.executable, "bench.py", *DS, *more, "--output",
+def _run(tmp_path, *more: str, base: list[str] = DS) -> dict:
+    proc = subprocess.run([sys.executable, "bench.py", *base, *more, "--output",
                            str(tmp_path)], cwd=REPO, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr
@@ -155,3 +173,141 @@ def test_a_spinning_ring_counts_the_cores_of_the_pinned_sets(spec, cores, tmp_pa
     run = _run(tmp_path, "--transport", "shm", "--no-single-process", "--cpu-affinity", spec)
     assert [(c["shm_cores"], c["shm_oversubscribed"]) for c in run["cases"]] == \
         [(cores, cores < 2)] * 2
+
+
+@TWO_CPUS
+def test_a_frontend_takes_the_last_set_or_inherits_the_schedulers(tmp_path):
+    """``--frontend`` with one set more than the processes: the last pins the frontend
+    (read back from the kernel for its pid, recorded after the case's sets); with the
+    old count it runs on the scheduler's set, recorded as well."""
+    own = _run(tmp_path / "own", "--frontend", "--cpu-affinity", "0,1,1")
+    assert {c["case_id"]: c["cpus_allowed"] for c in own["cases"]} == {
+        "num_running=2/send/msgpack#0": "scheduler: 0; runner: 1; frontend: 1",
+        "num_running=2/cached/msgpack#0": "scheduler: 0; runner: 1; frontend: 1",
+        "num_running=2/send/none#0": "scheduler: 0; frontend: 1",
+        "num_running=2/cached/none#0": "scheduler: 0; frontend: 1"}
+    assert {c["case_id"]: c["cpu_affinity"] for c in own["metadata"]["cases"]} == {
+        "num_running=2/send/msgpack#0": ["0", "1", "1"],
+        "num_running=2/cached/msgpack#0": ["0", "1", "1"],
+        "num_running=2/send/none#0": ["0", "1"],
+        "num_running=2/cached/none#0": ["0", "1"]}
+    inherited = _run(tmp_path / "inherited", "--frontend", "--no-single-process",
+                     "--cpu-affinity", "0,1")
+    assert [c["cpus_allowed"] for c in inherited["cases"]] == \
+        ["scheduler: 0; runner: 1; frontend: 0"] * 2
+    assert [c["cpu_affinity"] for c in inherited["metadata"]["cases"]] == [["0", "1"]] * 2
+
+
+#: A small --tp / --pp case: null model, 20 counted steps.
+SMALL = ["--num-running", "8", "--steps", "20", "--warmup-steps", "2", "--policies",
+         "send,cached", "--codecs", "msgpack", "--no-floor", "--quiet"]
+
+
+def _needs_two_cpus() -> None:
+    allowed = os.sched_getaffinity(0)
+    if len(allowed) < 2 or not {0, 1} <= allowed:
+        pytest.skip(f"needs CPUs 0 and 1 among those this process may run on "
+                    f"({format_cpus(allowed)})")
+
+
+def test_tp_ranks_are_pinned_each_to_its_set(tmp_path):
+    """``--tp 2``: the scheduler, rank 0 and rank 1 take the sets in that order."""
+    _needs_two_cpus()
+    run = _run(tmp_path, "--scenario", "tp-broadcast", "--tp", "2", "--tp-transports",
+               "ipc", "--cpu-affinity", "0,1,0", base=SMALL)
+    assert [(c["case_id"], c["cpus_allowed"], c["tp_cores"]) for c in run["cases"]] == [
+        ("num_running=8,tp=2,broadcast=ipc/send/msgpack#0",
+         "scheduler: 0; rank 0: 1; rank 1: 0", 2),
+        ("num_running=8,tp=2,broadcast=ipc/cached/msgpack#0",
+         "scheduler: 0; rank 0: 1; rank 1: 0", 2)]
+
+
+def test_pp_stages_are_pinned_each_to_its_set(tmp_path):
+    """``--pp 2``: the scheduler, stage 0 and stage 1 (``rank N``) in that order."""
+    _needs_two_cpus()
+    run = _run(tmp_path, "--scenario", "pp", "--pp", "2", "--policies", "send",
+               "--cpu-affinity", "0,1,1", base=SMALL)
+    assert [(c["case_id"], c["cpus_allowed"], c["pp_cores"]) for c in run["cases"]] == [
+        ("num_running=8,pp=2/send/msgpack#0", "scheduler: 0; rank 0: 1; rank 1: 1", 2)]
+
+
+RUNNER_SYNTAX = ("expected one CPU set: a CPU N, a range N-M, or several joined by + "
+                 "(0+2-3)")
+#: (bench.py runner --cpu-affinity's value, the error after "bench.py runner: error: ")
+RUNNER_REFUSALS = [
+    ("x", f"argument --cpu-affinity: {RUNNER_SYNTAX}, got 'x'"),
+    ("0,1", f"argument --cpu-affinity: {RUNNER_SYNTAX}, got '0,1'"),
+    ("", f"argument --cpu-affinity: {RUNNER_SYNTAX}, got ''"),
+    ("3-1", "argument --cpu-affinity: range 3-1 runs backwards: give N-M with N <= M"),
+    ("4096", "--cpu-affinity: CPU 4096 is not among those this process may run on "
+     f"({ALLOWED})"),
+]
+
+
+@pytest.mark.parametrize("spec,message", RUNNER_REFUSALS,
+                         ids=[r[0] or "empty" for r in RUNNER_REFUSALS])
+def test_a_runner_started_by_hand_refuses_bad_sets_in_one_line(spec, message, capsys):
+    before = os.sched_getaffinity(0)
+    code = cli.main(["runner", "--connect", "tcp://127.0.0.1:9", "--cpu-affinity", spec])
+    out, err = capsys.readouterr()
+    assert (code, err.splitlines(), out) == (2, [f"bench.py runner: error: {message}"], "")
+    assert os.sched_getaffinity(0) == before  # nothing pinned, nothing connected
+
+
+def test_a_runner_started_by_hand_without_sched_setaffinity_is_refused(monkeypatch, capsys):
+    monkeypatch.delattr(os, "sched_setaffinity")
+    code = cli.main(["runner", "--connect", "tcp://127.0.0.1:9", "--cpu-affinity", "0"])
+    out, err = capsys.readouterr()
+    assert (code, err.splitlines(), out) == (2, [
+        "bench.py runner: error: --cpu-affinity needs os.sched_setaffinity, which this "
+        "platform lacks (Linux only)"], "")
+
+
+def _run_remote(tmp_path, scheduler_args: list[str], runner_sets: list[str]) -> tuple:
+    """A run with ``--remote-runners`` and one ``bench.py runner --cpu-affinity SET``
+    per rank (``runner_sets``, rank order); returns (each runner's first stderr line,
+    each case's ``(case_id, cpus_allowed)``). The runners' control ports are
+    ``--port``'s base + rank."""
+    from fault_helpers import free_base_port
+
+    port = free_base_port(2 + 2 * len(runner_sets))
+    sched = subprocess.Popen(
+        [sys.executable, "bench.py", *scheduler_args, "--transport", "tcp",
+         "--remote-runners", "--port", str(port), "--output", str(tmp_path)], cwd=REPO,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sched.stderr.readline()  # the 'waiting ... for runners' line: its ports are bound
+    runners = [subprocess.Popen([sys.executable, "bench.py", "runner", "--connect",
+                                 f"tcp://127.0.0.1:{port + rank}", "--cpu-affinity", cpus],
+                                cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True) for rank, cpus in enumerate(runner_sets)]
+    errs = [r.communicate(timeout=120)[1] for r in runners]
+    _, err = sched.communicate(timeout=60)
+    assert (sched.returncode, err, [r.returncode for r in runners]) == \
+        (0, "", [0] * len(runners)), errs
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    return ([e.splitlines()[0].replace(f":{port}", ":PORT") for e in errs],
+            [(c["case_id"], c["cpus_allowed"]) for c in summary["cases"]])
+
+
+@TWO_CPUS
+@pytest.mark.parametrize("scheduler_sets,recorded", [
+    (["--cpu-affinity", "0"], "scheduler: 0; runner: 1"),
+    ([], f"scheduler: {ALLOWED}; runner: 1")])
+def test_a_runner_started_by_hand_pins_itself_and_the_case_records_its_set(
+        tmp_path, scheduler_sets, recorded):
+    """The runner names the set its kernel reports in its handshake reply; it is
+    recorded whether the scheduler was pinned or not."""
+    lines, cases = _run_remote(tmp_path, [*DS, "--no-single-process", "--policies", "send",
+                                          *scheduler_sets], ["1"])
+    assert lines == ["bench.py runner: connected to tcp://127.0.0.1:PORT; pinned to CPUs 1; "
+                     "serving cases until the scheduler's run ends"]
+    assert cases == [("num_running=2/send/msgpack#0", recorded)]
+
+
+@TWO_CPUS
+def test_tp_ranks_started_by_hand_record_their_own_sets(tmp_path):
+    _, cases = _run_remote(tmp_path, [*SMALL, "--scenario", "tp-broadcast", "--tp", "2",
+                                      "--policies", "cached", "--cpu-affinity", "0"],
+                           ["1", "0"])
+    assert cases == [("num_running=8,tp=2,broadcast=tcp/cached/msgpack#0",
+                      "scheduler: 0; rank 0: 1; rank 1: 0")]
