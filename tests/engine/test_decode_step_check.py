@@ -81,3 +81,26 @@ def test_interrupted_is_one_line(sig):
     err = "".join(line for line in err.splitlines(keepends=True)
                   if not re.match(r"[IWEF]\d{4} [\d:.]+ +\d+ torch/", line))
     assert (proc.returncode, err) == (code, f"decode_step_check: interrupted by {sig}\n")
+
+
+def test_an_interrupted_run_keeps_the_rows_of_finished_configurations(tmp_path, monkeypatch,
+                                                                       capsys):
+    """gpu_check cuts stage 0 at its limit (SIGINT): the JSON it reads for the later
+    stages' --attention holds the configurations that finished before the signal."""
+    from ipc_bench.harness import signals
+
+    def run_config(torch, preset, device, backend, graphs, runs, *rest):
+        if backend == "flex":
+            raise signals.Interrupted(130)  # SIGINT while flex compiles
+        return [dict(config=backend, num_running=b, bucket=b, step_ns=2e6, gpu_busy_ns=None,
+                     host_ns=None, roofline_ns=1e6, x_roofline=2.0, tokens=[7] * b,
+                     device="cpu (attention gather)") for b in runs]
+
+    monkeypatch.setattr(dsc, "run_config", run_config)
+    out = tmp_path / "rows.json"
+    code = dsc.main(["--device", "cpu", "--num-running", "2", "--configs", "gather,flex",
+                     "--json", str(out)])
+    assert (code, capsys.readouterr().err) == (130, "decode_step_check: interrupted by SIGINT\n")
+    rows = json.loads(out.read_text())["rows"]
+    assert [(r["config"], r["num_running"], r["step_ns"]) for r in rows] == [
+        ("gather", 2, 2e6), ("gather", 3, 2e6)]
