@@ -63,6 +63,7 @@ leaves the rows of the configurations it finished.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sys
@@ -133,7 +134,8 @@ def run_config(torch, preset: str, device: str, backend: str, graphs: bool,
                hi: int, seed: int, figures) -> list[dict[str, Any]]:
     """Rows of one configuration at each batch size of ``runs`` (see the module
     docstring). Every size starts from the same random cache and batch, whatever ran
-    before it, so configurations compare token by token."""
+    before it, so configurations compare token by token. The model (weights, KV cache,
+    graphs) is freed before it returns."""
     from ipc_bench.engine.cuda_step import strict_capture
     from ipc_bench.engine.models import TorchModel
     from ipc_bench.engine.roofline import RooflineStep
@@ -176,7 +178,11 @@ def run_config(torch, preset: str, device: str, backend: str, graphs: bool,
             roofline_ns=float(np.median(roof_a)),
             x_roofline=float(np.median(measured / roof_a)),
             tokens=np.concatenate(tokens).tolist(), device=model.device))
+    # a model with decode graphs holds itself (DecodeGraphs.model): del alone leaves its
+    # weights, KV cache and graph pool to a later collection, after the next
+    # configuration has checked the free memory
     del model
+    gc.collect()
     if device == "cuda":
         torch.cuda.empty_cache()
     return rows
