@@ -23,6 +23,7 @@ the torch model verifies in one forward over every drafted position and drafts w
 
 from __future__ import annotations
 
+import gc
 import json
 import signal
 import subprocess
@@ -269,6 +270,23 @@ def model_step_columns(model) -> dict[str, list[int]]:
     """``model.step_columns()``, or ``{}`` for a model without that method."""
     method = getattr(model, "step_columns", None)
     return method() if method is not None else {}
+
+
+def release_model(runner) -> None:
+    """Drop ``runner.model`` (``runner``: a ``ModelRunner`` whose case is over) and, for
+    a model on CUDA, hand the memory it held back to the device: ``gc.collect()`` (a
+    model with decode graphs holds itself through ``DecodeGraphs.model``), then
+    ``torch.cuda.empty_cache()`` (the caching allocator keeps freed blocks reserved).
+    The single-process case runs the model in the scheduler process, which lives on:
+    without this the next case's runner process finds that much less free memory, and
+    ``check_model_memory`` refuses by it."""
+    model, runner.model = runner.model, None
+    device = getattr(model, "torch_device", None)
+    torch = model.torch if getattr(device, "type", None) == "cuda" else None
+    del model
+    if torch is not None:
+        gc.collect()
+        torch.cuda.empty_cache()
 
 
 def model_info(model) -> dict:
