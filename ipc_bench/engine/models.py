@@ -38,7 +38,7 @@ from ipc_bench.engine.cuda_step import (DecodeGraphs, PinnedStaging, StepEventTi
                                         configure_cuda_attention, cuda_graph_capture,
                                         eager_capture, hidden_to_device, hidden_to_host)
 from ipc_bench.engine.paged_attention import (GRAPH_BACKENDS, DecodeRows, GatherAttention,
-                                              decode_buckets,
+                                              decode_buckets, flex_unsupported,
                                               make_attention, resolve_attention,
                                               varlen_unsupported)
 from ipc_bench.engine.roofline import EMULATED_GPU, RooflineStep, load_gpu_figures, sleep_until_ns
@@ -400,6 +400,10 @@ class TorchModel:
         name = resolve_attention(config.attention, device)
         if name == "varlen":  # before the weights: this torch may lack its paged kernel
             why = varlen_unsupported()
+            if why is not None:
+                raise ConfigError(why)
+        if name == "flex":  # before the weights: a block size its kernels cannot take
+            why = flex_unsupported(device, scheduler.block_size)
             if why is not None:
                 raise ConfigError(why)
         free = torch.cuda.mem_get_info()[0] if device == "cuda" else None
