@@ -55,12 +55,15 @@ input, one line on stderr before anything runs (a value out of range, such as
 ``--preset`` or configuration, a ``--preset`` whose weights and KV cache do not fit
 the device (checked once, before any configuration), a ``--json`` path that cannot be
 written, ``--device cuda`` without CUDA); 130 / 143 / 129 when interrupted by SIGINT /
-SIGTERM / SIGHUP, with one line.
+SIGTERM / SIGHUP, with one line. The ``--json`` file is written after each
+configuration, so an interrupted run (``gpu_check.py`` cuts stage 0 at its limit)
+leaves the rows of the configurations it finished.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sys
@@ -131,7 +134,8 @@ def run_config(torch, preset: str, device: str, backend: str, graphs: bool,
                hi: int, seed: int, figures) -> list[dict[str, Any]]:
     """Rows of one configuration at each batch size of ``runs`` (see the module
     docstring). Every size starts from the same random cache and batch, whatever ran
-    before it, so configurations compare token by token."""
+    before it, so configurations compare token by token. The model (weights, KV cache,
+    graphs) is freed before it returns."""
     from ipc_bench.engine.cuda_step import strict_capture
     from ipc_bench.engine.models import TorchModel
     from ipc_bench.engine.roofline import RooflineStep
@@ -174,7 +178,11 @@ def run_config(torch, preset: str, device: str, backend: str, graphs: bool,
             roofline_ns=float(np.median(roof_a)),
             x_roofline=float(np.median(measured / roof_a)),
             tokens=np.concatenate(tokens).tolist(), device=model.device))
+    # a model with decode graphs holds itself (DecodeGraphs.model): del alone leaves its
+    # weights, KV cache and graph pool to a later collection, after the next
+    # configuration has checked the free memory
     del model
+    gc.collect()
     if device == "cuda":
         torch.cuda.empty_cache()
     return rows
@@ -384,20 +392,30 @@ def _check(args: argparse.Namespace) -> int:
     if rows:
         print(format_rows(rows))
     if args.json:
-        try:
-            Path(args.json).write_text(json.dumps(dict(
-                figures=dict(name=figures.name, bandwidth=figures.memory_bandwidth_bytes_per_s,
-                             flops=figures.flops_per_s, dtype=figures.dtype),
-                rows=[{k: v for k, v in r.items() if k != "tokens"} for r in rows]), indent=1))
-        except OSError as exc:
-            print(f"decode_step_check: error: cannot write {args.json}: "
-                  f"{exc.strerror or exc}", file=sys.stderr)
+        error = write_json(args.json, figures, rows)
+        if error is not None:
+            print(f"decode_step_check: error: {error}", file=sys.stderr)
             return 1
     return 1 if failed else 0
 
 
+def write_json(path: str, figures, rows: list[dict[str, Any]]) -> Optional[str]:
+    """Write the device's measured ``figures`` and ``rows`` (tokens left out) to
+    ``path``; ``None``, or the one-line error (``cannot write PATH: ...``)."""
+    try:
+        Path(path).write_text(json.dumps(dict(
+            figures=dict(name=figures.name, bandwidth=figures.memory_bandwidth_bytes_per_s,
+                         flops=figures.flops_per_s, dtype=figures.dtype),
+            rows=[{k: v for k, v in r.items() if k != "tokens"} for r in rows]), indent=1))
+    except OSError as exc:
+        return f"cannot write {path}: {exc.strerror or exc}"
+    return None
+
+
 def _run_configs(torch, preset, device, configs, runs, sched, args, lo, hi, figures):
-    """(rows, number of configurations that failed); varlen is skipped on CPU."""
+    """(rows, number of configurations that failed); varlen is skipped on CPU. With
+    ``--json`` the rows so far are written after each configuration, so an interrupted
+    run leaves those of the configurations it finished."""
     from ipc_bench.engine.paged_attention import varlen_unsupported
 
     rows, failed = [], 0
@@ -423,6 +441,8 @@ def _run_configs(torch, preset, device, configs, runs, sched, args, lo, hi, figu
         rows += got
         print(f"  {got[0]['config']}: {time.monotonic() - t0:.1f} s "
               f"(build, compile, capture and steps); {got[0]['device']}", flush=True)
+        if args.json:  # so far: a run cut short (gpu_check's limit) keeps these rows
+            write_json(args.json, figures, rows)
     return rows, failed
 
 

@@ -23,6 +23,7 @@ the torch model verifies in one forward over every drafted position and drafts w
 
 from __future__ import annotations
 
+import gc
 import json
 import signal
 import subprocess
@@ -37,7 +38,7 @@ from ipc_bench.engine.cuda_step import (DecodeGraphs, PinnedStaging, StepEventTi
                                         configure_cuda_attention, cuda_graph_capture,
                                         eager_capture, hidden_to_device, hidden_to_host)
 from ipc_bench.engine.paged_attention import (GRAPH_BACKENDS, DecodeRows, GatherAttention,
-                                              decode_buckets,
+                                              decode_buckets, flex_unsupported,
                                               make_attention, resolve_attention,
                                               varlen_unsupported)
 from ipc_bench.engine.roofline import EMULATED_GPU, RooflineStep, load_gpu_figures, sleep_until_ns
@@ -271,6 +272,23 @@ def model_step_columns(model) -> dict[str, list[int]]:
     return method() if method is not None else {}
 
 
+def release_model(runner) -> None:
+    """Drop ``runner.model`` (``runner``: a ``ModelRunner`` whose case is over) and, for
+    a model on CUDA, hand the memory it held back to the device: ``gc.collect()`` (a
+    model with decode graphs holds itself through ``DecodeGraphs.model``), then
+    ``torch.cuda.empty_cache()`` (the caching allocator keeps freed blocks reserved).
+    The single-process case runs the model in the scheduler process, which lives on:
+    without this the next case's runner process finds that much less free memory, and
+    ``check_model_memory`` refuses by it."""
+    model, runner.model = runner.model, None
+    device = getattr(model, "torch_device", None)
+    torch = model.torch if getattr(device, "type", None) == "cuda" else None
+    del model
+    if torch is not None:
+        gc.collect()
+        torch.cuda.empty_cache()
+
+
 def model_info(model) -> dict:
     """What ``model`` measured about its device at start-up, for the case's summary:
     ``{"roofline_figures": {...}}`` (``roofline.StepRoofline.info``: bandwidth, matmul
@@ -382,6 +400,10 @@ class TorchModel:
         name = resolve_attention(config.attention, device)
         if name == "varlen":  # before the weights: this torch may lack its paged kernel
             why = varlen_unsupported()
+            if why is not None:
+                raise ConfigError(why)
+        if name == "flex":  # before the weights: a block size its kernels cannot take
+            why = flex_unsupported(device, scheduler.block_size)
             if why is not None:
                 raise ConfigError(why)
         free = torch.cuda.mem_get_info()[0] if device == "cuda" else None

@@ -264,6 +264,27 @@ def flex_kernel_options(device_type: str, num_heads: int, num_kv_heads: int,
     return None if block_n == 64 else {"BLOCK_N": block_n}
 
 
+#: On CUDA, flex's KV block (the cache's ``block_size``) must be a multiple of this:
+#: inductor's Triton kernels (flex-decoding and the main one) take ``BLOCK_N`` keys of
+#: one KV block at a time, clamped to the block size, and ``BLOCK_N`` is the inner (K)
+#: dimension of their ``P @ V`` dot, which Triton requires to be at least 16
+#: (``min_dot_size`` of its NVIDIA backend, Triton 3.6 and 3.8: ``K >= 16``).
+FLEX_CUDA_BLOCK_MULTIPLE = 16
+
+
+def flex_unsupported(device_type: str, block_size: int) -> Optional[str]:
+    """``None`` when the ``flex`` backend runs with KV blocks of ``block_size`` tokens
+    on ``device_type``; on CUDA with a block size that is not a multiple of
+    ``FLEX_CUDA_BLOCK_MULTIPLE``, the one line saying so (the kernels would fail to
+    compile at start-up), naming what to use instead."""
+    if device_type != "cuda" or block_size % FLEX_CUDA_BLOCK_MULTIPLE == 0:
+        return None
+    return (f"--attention flex on CUDA needs a --block-size that is a multiple of "
+            f"{FLEX_CUDA_BLOCK_MULTIPLE} (its Triton kernels take a KV block's keys as the "
+            f"inner dimension of a dot product, at least {FLEX_CUDA_BLOCK_MULTIPLE}); got "
+            f"{block_size}: use --block-size 16 or --attention gather")
+
+
 class FlexAttention:
     """The ``flex`` backend (see the module docstring). ``num_cache_blocks``: blocks
     in the cache including the pad block; ``max_blocks``: most blocks a request may

@@ -57,7 +57,7 @@ import zmq
 
 from ipc_bench.engine.config import CACHED, ConfigError
 from ipc_bench.engine.model_runner import ModelRunner
-from ipc_bench.engine.models import model_info, model_step_columns
+from ipc_bench.engine.models import model_info, model_step_columns, release_model
 from ipc_bench.harness.async_loop import (MAX_IN_FLIGHT, ThreadedInProcessExchange,
                                           run_async_scheduler_loop)
 from ipc_bench.harness.affinity import (CPU_AFFINITY_ENV, cores_in_use, cpus_allowed,
@@ -343,6 +343,15 @@ def _run_case_inproc(spec: CaseSpec, on_step, result: CaseResult, sink,
     (async scheduling: the async loop, the runner in a worker thread)."""
     runner = ModelRunner(spec.scheduler, spec.model, spec.policy, messages_of(spec.codec),
                          async_scheduling=spec.async_scheduling)
+    try:
+        return _inproc_phases(spec, runner, on_step, result, sink, flush_interval_s)
+    finally:  # the next case's runner process checks the GPU's free memory
+        release_model(runner)
+
+
+def _inproc_phases(spec: CaseSpec, runner: ModelRunner, on_step, result: CaseResult, sink,
+                   flush_interval_s: Optional[float]) -> CaseResult:
+    """``_run_case_inproc`` with its ``runner`` built."""
     result.runner_device = f"{runner.model.device} (in-process)"
     result.model_info = model_info(runner.model)
     if spec.cpu_affinity:  # --cpu-affinity: the scheduler's set, the runner's too here

@@ -190,7 +190,8 @@ def test_torch_model_on_cuda_times_its_steps():  # pragma: no cover - GPU only
     from ipc_bench.engine.config import ModelConfig, SchedulerConfig
     from ipc_bench.engine.models import TorchModel
 
-    sched = SchedulerConfig(max_num_seqs=4, max_model_len=128, block_size=4, num_blocks=80)
+    # flex on CUDA takes KV blocks of a multiple of 16 tokens (flex_unsupported)
+    sched = SchedulerConfig(max_num_seqs=4, max_model_len=128, block_size=16, num_blocks=80)
     model = TorchModel(ModelConfig(name="torch", preset="tiny", device="cuda"), sched)
     assert model.device.endswith("; SDPA without cuDNN; attention flex)")
     table = np.arange(32, dtype=np.int32)[None, :]

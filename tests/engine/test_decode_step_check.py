@@ -81,3 +81,60 @@ def test_interrupted_is_one_line(sig):
     err = "".join(line for line in err.splitlines(keepends=True)
                   if not re.match(r"[IWEF]\d{4} [\d:.]+ +\d+ torch/", line))
     assert (proc.returncode, err) == (code, f"decode_step_check: interrupted by {sig}\n")
+
+
+def test_an_interrupted_run_keeps_the_rows_of_finished_configurations(tmp_path, monkeypatch,
+                                                                       capsys):
+    """gpu_check cuts stage 0 at its limit (SIGINT): the JSON it reads for the later
+    stages' --attention holds the configurations that finished before the signal."""
+    from ipc_bench.harness import signals
+
+    def run_config(torch, preset, device, backend, graphs, runs, *rest):
+        if backend == "flex":
+            raise signals.Interrupted(130)  # SIGINT while flex compiles
+        return [dict(config=backend, num_running=b, bucket=b, step_ns=2e6, gpu_busy_ns=None,
+                     host_ns=None, roofline_ns=1e6, x_roofline=2.0, tokens=[7] * b,
+                     device="cpu (attention gather)") for b in runs]
+
+    monkeypatch.setattr(dsc, "run_config", run_config)
+    out = tmp_path / "rows.json"
+    code = dsc.main(["--device", "cpu", "--num-running", "2", "--configs", "gather,flex",
+                     "--json", str(out)])
+    assert (code, capsys.readouterr().err) == (130, "decode_step_check: interrupted by SIGINT\n")
+    rows = json.loads(out.read_text())["rows"]
+    assert [(r["config"], r["num_running"], r["step_ns"]) for r in rows] == [
+        ("gather", 2, 2e6), ("gather", 3, 2e6)]
+
+def test_run_config_frees_its_model_before_it_returns(monkeypatch):
+    """A configuration's model (weights, KV cache, on CUDA its graphs' memory pool) is
+    freed before the next configuration builds its own and checks the free memory: a
+    model with decode graphs holds itself in a cycle (``DecodeGraphs.model``), which
+    ``del`` alone does not free."""
+    import gc
+    import weakref
+
+    import torch
+
+    from ipc_bench.engine import models
+    from ipc_bench.engine.roofline import measure_device_figures
+
+    built = []
+
+    class Recorded(models.TorchModel):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            built.append(weakref.ref(self))
+
+    monkeypatch.setattr(models, "TorchModel", Recorded)
+    figures = measure_device_figures(torch, "cpu", torch.float32, copy_bytes=2**20,
+                                     matmul_n=64, min_run_time_s=0.01)
+    sched = dsc.SchedulerConfig(max_num_seqs=2, max_model_len=64, block_size=dsc.BLOCK_SIZE,
+                                num_blocks=8)
+    gc.disable()  # no collection by chance: only what run_config does itself
+    try:
+        rows = dsc.run_config(torch, "tiny", "cpu", "flex", True, [2], sched, 2, 1, 10, 20,
+                              0, figures)
+        assert [r["config"] for r in rows] == ["flex+graphs"]
+        assert len(built) == 1 and built[0]() is None
+    finally:
+        gc.enable()

@@ -35,9 +35,9 @@ MODEL = ModelConfig(name="torch", preset="tiny", device="cpu", seed=0)
 MIXED = [(0, 10, 14), (0, 20, 12), (1, 7, 18), (2, 33, 6), (2, 5, 20), (5, 16, 8)]
 
 
-def config(num_blocks: int) -> SchedulerConfig:
+def config(num_blocks: int, block_size: int = 4) -> SchedulerConfig:
     return SchedulerConfig(max_num_seqs=8, max_num_batched_tokens=16, max_model_len=96,
-                           block_size=4, num_blocks=num_blocks)
+                           block_size=block_size, num_blocks=num_blocks)
 
 
 def workload() -> TraceWorkload:
@@ -57,8 +57,8 @@ class DeviceDrive:
     against the runner's host token buffer."""
 
     def __init__(self, device: bool, num_blocks: int = 100_000, graphs: bool = False,
-                 model: ModelConfig = MODEL):
-        cfg = config(num_blocks)
+                 model: ModelConfig = MODEL, block_size: int = 4):
+        cfg = config(num_blocks, block_size)
         if graphs:
             # The attention shapes of test_paged_attention.py's flex model (SCHED: 4
             # sequences, 80 blocks of 4, 128 tokens), whose compiled flex kernels
@@ -251,8 +251,9 @@ def test_device_path_on_cuda_equals_host_path():  # pragma: no cover - GPU only
     for attention, graphs in (("gather", False), ("flex", True)):
         model = ModelConfig(name="torch", preset="tiny", device="cuda", seed=0,
                             attention=attention, cuda_graphs=graphs)
-        dev = DeviceDrive(True, model=model)
-        host = DeviceDrive(False, model=model)
+        # flex on CUDA takes KV blocks of a multiple of 16 tokens (flex_unsupported)
+        dev = DeviceDrive(True, model=model, block_size=16)
+        host = DeviceDrive(False, model=model, block_size=16)
         assert dev.runner.device_ids.num_filled > 20
         assert token_digest(dev.sched.requests.values()) == token_digest(
             host.sched.requests.values())

@@ -687,3 +687,37 @@ def test_a_probe_that_cannot_import_torch_says_torch_is_needed(monkeypatch):
                                "ModuleNotFoundError: import of torch halted; None in "
                                "sys.modules")
 
+
+
+def test_release_model_hands_a_cuda_models_memory_back_once_it_is_freed():
+    """The single-process case's model lives in the scheduler process: after the case
+    its memory must be freed (a model with decode graphs is a cycle) and returned to
+    the device before the next case's runner checks the free memory."""
+    import gc
+    import types
+    import weakref
+
+    from ipc_bench.engine.models import release_model
+
+    seen = []
+    torch = types.SimpleNamespace(cuda=types.SimpleNamespace(
+        empty_cache=lambda: seen.append(("empty_cache", model_ref() is None))))
+    class Model:  # a TorchModel's attributes release_model reads
+        torch_device = types.SimpleNamespace(type="cuda")
+
+    model = Model()
+    model.torch = torch
+    model.graphs = types.SimpleNamespace(model=model)  # DecodeGraphs.model: a cycle
+    model_ref = weakref.ref(model)
+    runner = types.SimpleNamespace(model=model)
+    del model
+    gc.disable()
+    try:
+        release_model(runner)
+    finally:
+        gc.enable()
+    assert (runner.model, seen) == (None, [("empty_cache", True)])
+    cpu = types.SimpleNamespace(model=types.SimpleNamespace(
+        torch=torch, torch_device=types.SimpleNamespace(type="cpu")))
+    release_model(cpu)
+    assert (cpu.model, len(seen)) == (None, 1)  # nothing to hand back on CPU

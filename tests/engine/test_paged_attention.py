@@ -16,7 +16,8 @@ from ipc_bench.engine.cuda_step import DecodeGraphs, eager_capture, strict_captu
 from ipc_bench.engine.models import TorchModel
 from ipc_bench.engine.paged_attention import (DecodeRows, FlexAttention, GatherAttention,
                                               VarlenAttention, bucket_for, decode_buckets,
-                                              flex_kernel_options, resolve_attention,
+                                              flex_kernel_options, flex_unsupported,
+                                              resolve_attention,
                                               varlen_unsupported)
 
 BS = 4  # tokens per block
@@ -109,6 +110,27 @@ def test_varlen_needs_a_varlen_attn_with_paged_kv(monkeypatch):
                        r"paged KV and GQA; torch .*'s lacks enable_gqa, seqused_k, "
                        r"block_table, num_splits: use flex or gather$"):
         VarlenAttention(torch, "cpu", BS, 8, (1, 2), max_model_len=32)
+
+
+def test_flex_on_cuda_refuses_a_block_size_its_kernels_cannot_take(monkeypatch):
+    """Inductor's flex kernels take a KV block's keys as the K dimension of their P @ V
+    dot, which Triton wants >= 16: on CUDA a block size that is not a multiple of 16 is
+    refused in one line when the torch model is built, before its weights (GPU-only
+    path: the device is faked here, the refusal comes before any CUDA call)."""
+    from ipc_bench.engine import models
+
+    why = ("--attention flex on CUDA needs a --block-size that is a multiple of 16 (its "
+           "Triton kernels take a KV block's keys as the inner dimension of a dot product, "
+           "at least 16); got 4: use --block-size 16 or --attention gather")
+    assert flex_unsupported("cuda", 4) == why
+    assert [flex_unsupported("cuda", bs) for bs in (16, 32, 64)] == [None] * 3
+    assert flex_unsupported("cuda", 24) is not None
+    assert flex_unsupported("cpu", 4) is None  # inductor's CPU kernel takes any size
+    monkeypatch.setattr(models, "resolve_device", lambda requested: "cuda")
+    sched = SchedulerConfig(max_num_seqs=4, max_model_len=128, block_size=4, num_blocks=80)
+    with pytest.raises(ConfigError) as info:
+        models.TorchModel(ModelConfig(name="torch", preset="tiny", device="cuda"), sched)
+    assert str(info.value) == why
 
 
 def test_flex_kernel_options_only_where_inductor_would_refuse_the_block_size():

@@ -379,3 +379,19 @@ def test_large_runner_report_is_not_lost(monkeypatch, tmp_path):
         assert {len(v) for v in result.runner_columns.values()} == {n + 60}
     assert all(p.returncode == 0 for p in spy.procs)
     assert_clean(spy)
+
+
+def test_single_process_case_releases_its_model(monkeypatch):
+    """The in-process runner's model is released when its case ends (on CUDA its
+    memory goes back to the device before the next case's runner starts)."""
+    released = []
+    real = supervisor.release_model
+
+    def spy(runner):
+        released.append(runner)
+        real(runner)
+
+    monkeypatch.setattr(supervisor, "release_model", spy)
+    result = run_case(steady_spec("cached", "none", transport="inproc"))
+    assert result.runner_device == "cpu (in-process)"
+    assert len(released) == 1 and released[0].model is None
