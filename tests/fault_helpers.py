@@ -12,8 +12,6 @@ import sys
 import time
 from pathlib import Path
 
-import pandas as pd
-
 from ipc_bench.harness.spec import CaseSpec
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig
 from ipc_bench.engine.workloads import SteadyDecodeWorkload
@@ -115,9 +113,10 @@ def bench(args: list[str], **kw) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
 
 
-def load_run(run_dir: Path) -> tuple[dict, dict[str, pd.DataFrame]]:
+def load_run(run_dir: Path) -> tuple[dict, dict[str, "pd.DataFrame"]]:
     """``summary.json`` and every CSV of a run folder, as the user would load them."""
     summary = json.loads((run_dir / "summary.json").read_text())
+    import pandas as pd  # here, not at the top: tests/fake_runner.py imports this module
     frames = {p.name: pd.read_csv(p) for p in sorted(run_dir.glob("*.csv"))}
     return summary, frames
 
