@@ -263,7 +263,11 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Options that take a comma-separated list refuse a value given twice and "
                "an empty item (1,,2 or 1,). "
                "Reports: python bench.py report RUN_DIR [RUN_DIR ...] [--output DIR] "
-               "(see python bench.py report --help).")
+               "(see python bench.py report --help). "
+               "pyperf timings of a run's captured messages: python bench.py microbench "
+               "RUN_DIR (see python bench.py microbench --help). A runner on another host: "
+               "python bench.py runner --connect tcp://HOST:PORT (see python bench.py "
+               "runner --help).")
     _add_run_options(p)
     _add_trace_options(p)
     _add_arm_options(p)
