@@ -59,20 +59,23 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 def run_cases(args, cases, scenario_report: Optional[Callable] = None,
               remote: Optional[RemoteRunners] = None, notes: Sequence[str] = (),
-              trace_sha256: Optional[str] = None) -> int:
+              trace_sha256: Optional[str] = None,
+              trace_resolved_path: Optional[str] = None) -> int:
     """Run ``cases`` (checked) as the command line ``args`` asks; returns the exit code.
     ``scenario_report``: the scenario's ``report`` (its text is printed after the
     tables). ``remote``: the runners started by hand (``--remote-runners``), passed to
     every case (``supervisor.run_case``). ``notes``: lines about the run as asked
     (``ScenarioOptions.notes``), each printed as ``note: ...`` after the first line
     (unless ``--quiet``) and kept in the metadata's ``notes``. ``trace_sha256``: the
-    SHA-256 of the trace bytes the cases replay (``ScenarioOptions.trace_sha256``). A write error of the
+    SHA-256 of the trace bytes the cases replay (``ScenarioOptions.trace_sha256``);
+    ``trace_resolved_path``: its path resolved as it was read
+    (``ScenarioOptions.trace_resolved_path``). A write error of the
     run folder ends the run with one line and exit 1; ``Interrupted`` propagates once
     ``summary.json`` names it."""
     # Nothing this run writes (results, captures, socket files) is group- or
     # world-writable, whatever umask it was started with.
     os.umask(os.umask(0) | 0o022)
-    metadata = run_metadata(args, cases, trace_sha256)
+    metadata = run_metadata(args, cases, trace_sha256, trace_resolved_path)
     metadata["notes"] = list(notes)
     if remote is not None:
         metadata["remote_runners"] = dict(count=remote.n, host=remote.host,
@@ -203,10 +206,12 @@ def _check_links(run_dir: Path) -> None:
         path = path.parent
 
 
-def run_metadata(args, cases, trace_sha256: Optional[str] = None) -> dict[str, Any]:
+def run_metadata(args, cases, trace_sha256: Optional[str] = None,
+                 trace_resolved_path: Optional[str] = None) -> dict[str, Any]:
     """The run's metadata: the environment, the scenario and seed, how the arms were
-    ordered, the scenario options as given (``options``), the replayed trace's path and
-    ``trace_sha256``, the SHA-256 of the bytes replayed (``trace``,
+    ordered, the scenario options as given (``options``), the replayed trace's path as
+    given and ``trace_resolved_path`` as read, and ``trace_sha256``, the SHA-256 of the
+    bytes replayed (``trace``,
     ``environment.trace_record``; only with ``--trace``), and every
     case's settings in the order the cases run (``summary.json``'s ``metadata``)."""
     metadata = collect_metadata(include_hostname=not args.no_hostname)
@@ -221,7 +226,7 @@ def run_metadata(args, cases, trace_sha256: Optional[str] = None) -> dict[str, A
     metadata["options"] = {f: getattr(args, f, None) for f in SCENARIO_OPTIONS
                            if f != "trace"}
     if getattr(args, "trace", None):
-        metadata["trace"] = trace_record(args.trace, trace_sha256)
+        metadata["trace"] = trace_record(args.trace, trace_sha256, trace_resolved_path)
     metadata["cases"] = [dict(case_id=c.case_id, labels=c.labels, policy=c.policy,
                               arm=c.arm_label, codec=c.codec,
                               scheduler=msgspec.to_builtins(c.scheduler),
