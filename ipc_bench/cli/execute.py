@@ -32,7 +32,8 @@ from ipc_bench.analysis.stats import compare_cases
 from ipc_bench.analysis.frontend import pair_send_savings
 from ipc_bench.errors import STEP_NUMBERING
 from ipc_bench.analysis.summary import (all_of, attach_token_bytes, check_digests,
-                                        no_request_served, noise_warnings, summarize_case)
+                                        core_warnings, no_request_served, noise_warnings,
+                                        summarize_case)
 from ipc_bench.cli.console import stdout_failure
 from ipc_bench.cli.options import UsageError
 from ipc_bench.engine.config import ConfigError
@@ -296,6 +297,9 @@ class _Run:
     final_status: Optional[str] = None  # the status ``finish`` wrote
     current: Optional[str] = None  # the case being run or written
     remote: Optional[RemoteRunners] = None  # runners started by hand (--remote-runners)
+    #: The cores warnings (``summary.core_warnings``) logged so far: each is logged
+    #: under the first case that carries it (every case's summary keeps its own).
+    cores_logged: set = field(default_factory=set)
 
     def log(self, msg: str) -> None:
         if not self.quiet:
@@ -345,7 +349,9 @@ class _Run:
                      f"{'-' if rate is None else f'{rate:,.0f}'} tok/s{wall} "
                      f"({time.perf_counter() - t0:.1f} s)")
             for w in summary["warnings"]:  # under the case's line
-                self.log(f"  warning: {w}")
+                if w not in self.cores_logged:
+                    self.log(f"  warning: {w}")
+            self.cores_logged.update(core_warnings(summary))  # once a run: the same fact
         return None
 
     def _failed(self, result: CaseResult, exc: Exception) -> int:
