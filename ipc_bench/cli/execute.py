@@ -338,7 +338,10 @@ class _Run:
         # A finished case is written whole, counted and announced; then a signal that
         # came meanwhile acts (``interrupted`` then names it among the cases done).
         with signals.deferred():
-            summary = self._record(result, cpu_before)
+            try:
+                summary = self._record(result, cpu_before)
+            except RunFolderError as exc:  # written as far as the folder takes it
+                return self.write_failed(exc, result)
             self.num_done, self.current = self.num_done + 1, None
             rate = summary.get("output_tokens_per_s")  # absent without counted steps
             if is_withheld(summary):  # fewer than N + 2 cores for N readers
@@ -376,34 +379,52 @@ class _Run:
         return 2 if isinstance(exc, EndpointError) else 1
 
     def _stop(self, result: CaseResult, message: str, status: str) -> None:
-        """Write a case that did not finish and close the run with ``status``; a
-        write error here is reported (``write_failed``) and then ignored."""
+        """Write a case that did not finish (``_write_unfinished``) and close the run
+        with ``status``; a write error here is reported (``write_failed``) and then
+        ignored."""
+        self.stopped = True
+        try:
+            with signals.deferred():
+                self._write_unfinished(result, message)
+                self.writer.finish(status, [f"{result.spec.case_id}: {message}"],
+                                   failed_case=result.spec.case_id)
+        except RunFolderError as exc:
+            self.write_failed(exc)
+
+    def _write_unfinished(self, result: CaseResult, message: str) -> None:
+        """Record a case that did not finish, ``message`` its ``error``: its failed
+        step, its records and its summary (``complete: false``). Where its records
+        cannot all be written, its summary is listed still (``RunWriter.list_case``:
+        scheduler rows that ``steps.csv`` did not take stay in ``steps.partial.csv``,
+        as a killed run leaves them) and the write's ``RunFolderError`` raised. A
+        case already listed (its captures failed after it was written) is left
+        as it is."""
+        if any(c.get("case_id") == result.spec.case_id for c in self.writer.cases):
+            return
         result.error = message
         stats = result.stream_stats  # a streamed case: its rows may have left memory
         if result.failed_step is None and result.sched_rows:
             result.failed_step = result.sched_rows[-1][0] + 1
         elif result.failed_step is None and stats is not None and stats.num_total_steps:
             result.failed_step = stats.num_total_steps  # steps 0 .. N-1 were written
-        self.stopped = True
+        summary = partial_summary(result)
         try:
-            with signals.deferred():
-                self.writer.add_case(result, partial_summary(result))
-                self.writer.finish(status, [f"{result.spec.case_id}: {message}"],
-                                   failed_case=result.spec.case_id)
-        except RunFolderError as exc:
-            self.write_failed(exc)
+            self.writer.add_case(result, summary)
+        except RunFolderError:
+            self.writer.list_case(summary)
+            raise
 
     def write_failed(self, exc: RunFolderError, result: Optional[CaseResult] = None) -> int:
         """The run folder could not be written (``exc``): keep what the folder still
-        takes (``result``'s rows, ``status: failed`` and the reason), say so in one
-        line; exit code 1."""
+        takes (``result``, the case that was running or being written, as every case
+        that did not finish: ``_write_unfinished``; ``status: failed`` and the
+        reason), say so in one line; exit code 1."""
         message = str(exc)
         self.stopped = True
         with signals.deferred():
             if result is not None:
-                result.error = message
                 try:
-                    self.writer.add_case(result, partial_summary(result))
+                    self._write_unfinished(result, message)
                 except RunFolderError:
                     pass
             try:
