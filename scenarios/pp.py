@@ -16,7 +16,7 @@ schedule nothing and count against the cap on the steps in all).
 
 Grid: 256 running requests (``--num-running``) x N (``--pp``, default 1, 2, and 4
 where the machine has 5 cores; asked for on fewer, N runs, each of its cases warning
-that its N + 1 processes share the cores, and rows with fewer than N + 2 cores are
+that its N + 1 processes share the cores (logged once a run), and rows with fewer than N + 2 cores are
 marked ``*``) x policy x codec. ``--policies``: ``send``, and
 ``cached``, which runs as ``direct`` (at N = 1, where the first stage is the last,
 ``direct`` is vLLM #20291's cached). Null model by default; ``--model fixed-step
@@ -66,8 +66,8 @@ def sizes(opts: ScenarioOptions) -> list[int]:
     """``--pp``; else 1, 2 and, where the machine has 5 cores, 4 (pp = 2 runs on 2 cores
     too: the stages block in their waits, none spins, and its rows are marked). A size
     with N + 1 > cores runs; each of its cases carries the warning
-    (``analysis.summary.noise_warnings``: ``pp_oversubscribed``), so a run refused
-    later says only why."""
+    (``analysis.summary.core_warnings``: ``pp_oversubscribed``; logged once a run, after
+    the first of them), so a run refused later says only why."""
     if opts.pp:
         return list(opts.pp)
     return [n for n in PP_SIZES if n <= 2 or n + 1 <= cores()]

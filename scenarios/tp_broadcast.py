@@ -28,8 +28,9 @@ Spinning readers and cores: N spinning ranks and the scheduler need N + 1 cores,
 spinning rank takes the core the scheduler (or another rank) needs. Where the
 process's CPU affinity has fewer than N + 1 cores, ``shm`` is left out of the
 default transports for that N (the ring's block wait, ``shm-block``, is what runs);
-asked for with ``--tp-transports``, it runs, each of its cases warns (after the case,
-in its summary's warnings, so a run refused later prints its error alone), and the table marks
+asked for with ``--tp-transports``, it runs, each of its cases warns (in its summary's
+warnings; logged once a run, after the first such case, so a run refused later prints
+its error alone), and the table marks
 the row ``*`` (its timings are not comparable). Byte figures and the oracles hold
 whatever the cores.
 

@@ -13,6 +13,10 @@ from typing import Any, Iterable, Optional
 
 #: Cores beyond the N readers that publishing timings needs (the scheduler, one spare).
 SPARE_CORES = 2
+#: What the N + 2 cores are for, as the footnote says it: one each for the readers and
+#: the scheduler, one spare for the rest (N = 1 included: the rule is not loosened for
+#: one reader without a measurement on a machine with cores to spare).
+CORES_FOR = "one each for them and the scheduler, a spare for the kernel and the harness's threads"
 #: Units of the case table's timing metrics (``analysis.metrics``): left empty.
 TIMING_UNITS = frozenset({"ns", "tok/s", "x"})
 #: The mark a row whose timings are withheld carries.
@@ -45,12 +49,14 @@ def is_withheld(summary: dict[str, Any]) -> bool:
 
 def footnote(summaries: Iterable[dict[str, Any]]) -> Optional[str]:
     """The line under a table with withheld rows (``None`` when it has none), e.g.
-    ``* timings left out: N readers need N + 2 free cores (N = 2 needs 4, N = 4 needs
-    6); this machine has 2. Bytes and the oracles hold.``"""
+    ``* timings left out: N readers need N + 2 free cores, one each for them and the
+    scheduler, a spare for the kernel and the harness's threads (N = 2 needs 4, N = 4
+    needs 6); this machine has 2. Bytes and the oracles hold.``"""
     found = [rc for rc in map(readers_and_cores, summaries) if rc is not None]
     if not found:
         return None
     needs = ", ".join(f"N = {n} needs {n + SPARE_CORES}" for n in sorted({n for n, _ in found}))
     cores = "/".join(str(c) for c in sorted({c for _, c in found}))
-    return (f"{MARK} timings left out: N readers need N + {SPARE_CORES} free cores ({needs}); "
+    return (f"{MARK} timings left out: N readers need N + {SPARE_CORES} free cores, {CORES_FOR} "
+            f"({needs}); "
             f"this machine has {cores}. Bytes and the oracles hold.")

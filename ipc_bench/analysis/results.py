@@ -124,6 +124,10 @@ class Results:
     transport, model, repetition, workload        -        ``workload`` = the labels as ``k=v,...``
     <labels> (e.g. num_running, trace)            -        the case's workload labels, one column each
     complete, error                               -        the case ran to its end / why not
+    steps_kept_in                                 -        ``steps.partial.csv``: a case whose
+                                                           rows steps.csv could not take (a
+                                                           write failed) left them there, as
+                                                           a killed run; NaN: in steps.csv
     num_steps, num_warmup_steps, num_total_steps  steps    counted / warm-up / all steps
     counted_steps_asked, max_steps                steps    ``--steps`` (steady scenarios; None:
                                                            no such limit) / the cap on all steps
@@ -1111,13 +1115,17 @@ def _disagreeing_cases(steps, requests, floor, cases,
 
 def _short_steps(steps, cases) -> str:
     """'' when every case of ``cases`` (summary entries) has its ``num_total_steps``
-    rows in ``steps``; else the counts, in words, naming the first cases short."""
+    rows in ``steps`` (a case whose rows were left in ``steps.partial.csv``,
+    ``steps_kept_in``, is not counted); else the counts, in words, naming the first
+    cases short."""
     if "num_total_steps" not in cases or "case_id" not in steps:
         return ""
     have = steps["case_id"].astype(str).value_counts()
     short, got_sum, want_sum = [], 0, 0
-    for case_id, want in zip(cases["case_id"], cases["num_total_steps"]):
-        if want != want:  # NaN: not recorded
+    kept = (cases["steps_kept_in"] if "steps_kept_in" in cases
+            else [None] * len(cases))  # rows left in steps.partial.csv: not here
+    for case_id, want, elsewhere in zip(cases["case_id"], cases["num_total_steps"], kept):
+        if want != want or isinstance(elsewhere, str):  # NaN: not recorded
             continue
         got = int(have.get(str(case_id), 0))
         got_sum, want_sum = got_sum + min(got, int(want)), want_sum + int(want)
@@ -1159,26 +1167,36 @@ def unfinished_detail(summary: dict[str, Any], run_dir: Path) -> str:
     if running:
         since = _utc((run_dir / "summary.json").stat().st_mtime)
         parts.append(f"last case {running} running since {since}")
+    return ", ".join(parts + _partial_rows(run_dir))
+
+
+def _partial_rows(run_dir: Path) -> list[str]:
+    """``["steps.partial.csv holds 7,041 rows of it (last written ...)"]``: the rows
+    the case that did not finish left in ``steps.partial.csv`` (killed, or a write
+    that failed); ``[]`` when there is no such file."""
     partial = run_dir / PARTIAL_STEPS
-    if partial.is_file():
-        with open(partial, "rb") as f:
-            lines = _count_lines(f)
-        parts.append(f"{PARTIAL_STEPS} holds {max(lines - 1, 0):,} rows of it (last "
-                     f"written {_utc(partial.stat().st_mtime)})")
-    return ", ".join(parts)
+    if not partial.is_file():
+        return []
+    with open(partial, "rb") as f:
+        lines = _count_lines(f)
+    return [f"{PARTIAL_STEPS} holds {max(lines - 1, 0):,} rows of it (last "
+            f"written {_utc(partial.stat().st_mtime)})"]
 
 
-def _problems_detail(summary: dict[str, Any], problems: list[Any]) -> str:
+def _problems_detail(summary: dict[str, Any], problems: list[Any], run_dir: Path) -> str:
     """Why a run that recorded its ``problems`` did not complete, in one line: the
     problems, ``; `` between them, ending ``; case ID was running`` where
     ``summary.json`` names the case that failed or was running (``failed_case``, else
     ``running_case``) and no problem names it (a write that failed: ``cannot write
-    results to DIR: File too large``). ``""`` when there are no problems."""
+    results to DIR: File too large``), then, as for a killed run
+    (``unfinished_detail``), the rows that case left in ``steps.partial.csv``
+    (``, steps.partial.csv holds 13,263 rows of it (last written ...)``). ``""`` when
+    there are no problems."""
     text = "; ".join(str(p) for p in problems)
     case = summary.get("failed_case") or summary.get("running_case")
     if text and isinstance(case, str) and case not in text:
         text += f"; case {case} was running"
-    return text
+    return ", ".join([text] + _partial_rows(run_dir)) if text else text
 
 
 #: Fields of a ``summary.json`` case that are numbers (or null) besides the metrics
@@ -1549,7 +1567,7 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     load_warnings[len(bad_cases):len(bad_cases)] = lines
     problems = list(summary.get("problems") or [])
     detail = "" if status == "complete" else (
-        _problems_detail(summary, problems) or unfinished_detail(summary, run_dir))
+        _problems_detail(summary, problems, run_dir) or unfinished_detail(summary, run_dir))
     return dict(cases=cases, steps=steps, requests=requests, floor=floor, itl=itl,
                 metadata=metadata, status=status, problems=problems, status_detail=detail,
                 warnings=load_warnings)

@@ -869,6 +869,30 @@ def above_percent(share: float, limit_pct: float) -> str:
     return text
 
 
+def core_warnings(summary: dict[str, Any]) -> list[str]:
+    """The warnings of a case whose processes outnumbered its cores (a fact of the
+    machine and the case's N, the same for every case of that N; part of
+    ``noise_warnings``): a ``--pp`` case's N stages and scheduler
+    (``pp_oversubscribed``), a ``--tp`` case's N spinning ``shm`` readers and scheduler
+    (``tp_oversubscribed``), a one-runner ``shm`` case's reader and scheduler
+    (``shm_oversubscribed``). ``--pp 2 on 2 core(s): 3 processes share them; those
+    timings are not comparable``. Empty when none."""
+    warnings = []
+    if summary.get("pp_oversubscribed") and summary.get("pp_cores") is not None:
+        n, n_cores = summary["pp"], summary["pp_cores"]
+        warnings.append(f"--pp {n} on {n_cores} core(s): {n + 1} processes share them; "
+                        "those timings are not comparable")
+    if (summary.get("tp_oversubscribed") and summary.get("tp_cores") is not None
+            and summary.get("transport") == "shm"):
+        n, n_cores = summary["tp"], summary["tp_cores"]
+        warnings.append(f"--tp {n} with spinning readers (shm) on {n_cores} core(s): "
+                        f"{n + 1} processes share them; those timings are not comparable")
+    if summary.get("shm_oversubscribed") and summary.get("shm_cores") is not None:
+        warnings.append(f"--transport shm with a spinning reader on {summary['shm_cores']} "
+                        "core(s): 2 processes share them; those timings are not comparable")
+    return warnings
+
+
 def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None = None,
                    min_steps: int = 100) -> list[str]:
     """Warnings in the style of ``python -m pyperf check`` for one case summary.
@@ -881,7 +905,7 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
     standard deviation of 50-step mean step times over 10 % of their mean (pyperf's
     threshold, applied to block means as pyperf applies it to its values, themselves
     means over loops); CPU steal time over 1 % of the machine's time during the case
-    (``cpu_usage`` from ``environment.cpu_usage_between``); a ``--pp`` case whose N
+    (``cpu_usage`` from ``environment.cpu_usage_between``); ``core_warnings``: a ``--pp`` case whose N
     stages and scheduler outnumbered the cores (``pp_oversubscribed``: the warning
     ``scenarios/pp`` printed before the run once, now with the case, so a run refused
     later prints its error alone); likewise a ``--tp`` case of spinning ``shm`` readers
@@ -897,18 +921,7 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
     shortfall = running_shortfall_warning(summary)
     if shortfall:
         warnings.append(shortfall)
-    if summary.get("pp_oversubscribed") and summary.get("pp_cores") is not None:
-        n, n_cores = summary["pp"], summary["pp_cores"]
-        warnings.append(f"--pp {n} on {n_cores} core(s): {n + 1} processes share them; "
-                        "those timings are not comparable")
-    if (summary.get("tp_oversubscribed") and summary.get("tp_cores") is not None
-            and summary.get("transport") == "shm"):
-        n, n_cores = summary["tp"], summary["tp_cores"]
-        warnings.append(f"--tp {n} with spinning readers (shm) on {n_cores} core(s): "
-                        f"{n + 1} processes share them; those timings are not comparable")
-    if summary.get("shm_oversubscribed") and summary.get("shm_cores") is not None:
-        warnings.append(f"--transport shm with a spinning reader on {summary['shm_cores']} "
-                        "core(s): 2 processes share them; those timings are not comparable")
+    warnings.extend(core_warnings(summary))
     n = summary.get("num_steps", 0)
     if summary.get("instrumentation") == "totals":  # the bare loop: totals only, by design
         pass

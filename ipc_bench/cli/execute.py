@@ -32,7 +32,8 @@ from ipc_bench.analysis.stats import compare_cases
 from ipc_bench.analysis.frontend import pair_send_savings
 from ipc_bench.errors import STEP_NUMBERING
 from ipc_bench.analysis.summary import (all_of, attach_token_bytes, check_digests,
-                                        no_request_served, noise_warnings, summarize_case)
+                                        core_warnings, no_request_served, noise_warnings,
+                                        summarize_case)
 from ipc_bench.cli.console import stdout_failure
 from ipc_bench.cli.options import UsageError
 from ipc_bench.engine.config import ConfigError
@@ -59,20 +60,23 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 def run_cases(args, cases, scenario_report: Optional[Callable] = None,
               remote: Optional[RemoteRunners] = None, notes: Sequence[str] = (),
-              trace_sha256: Optional[str] = None) -> int:
+              trace_sha256: Optional[str] = None,
+              trace_resolved_path: Optional[str] = None) -> int:
     """Run ``cases`` (checked) as the command line ``args`` asks; returns the exit code.
     ``scenario_report``: the scenario's ``report`` (its text is printed after the
     tables). ``remote``: the runners started by hand (``--remote-runners``), passed to
     every case (``supervisor.run_case``). ``notes``: lines about the run as asked
     (``ScenarioOptions.notes``), each printed as ``note: ...`` after the first line
     (unless ``--quiet``) and kept in the metadata's ``notes``. ``trace_sha256``: the
-    SHA-256 of the trace bytes the cases replay (``ScenarioOptions.trace_sha256``). A write error of the
+    SHA-256 of the trace bytes the cases replay (``ScenarioOptions.trace_sha256``);
+    ``trace_resolved_path``: its path resolved as it was read
+    (``ScenarioOptions.trace_resolved_path``). A write error of the
     run folder ends the run with one line and exit 1; ``Interrupted`` propagates once
     ``summary.json`` names it."""
     # Nothing this run writes (results, captures, socket files) is group- or
     # world-writable, whatever umask it was started with.
     os.umask(os.umask(0) | 0o022)
-    metadata = run_metadata(args, cases, trace_sha256)
+    metadata = run_metadata(args, cases, trace_sha256, trace_resolved_path)
     metadata["notes"] = list(notes)
     if remote is not None:
         metadata["remote_runners"] = dict(count=remote.n, host=remote.host,
@@ -203,10 +207,12 @@ def _check_links(run_dir: Path) -> None:
         path = path.parent
 
 
-def run_metadata(args, cases, trace_sha256: Optional[str] = None) -> dict[str, Any]:
+def run_metadata(args, cases, trace_sha256: Optional[str] = None,
+                 trace_resolved_path: Optional[str] = None) -> dict[str, Any]:
     """The run's metadata: the environment, the scenario and seed, how the arms were
-    ordered, the scenario options as given (``options``), the replayed trace's path and
-    ``trace_sha256``, the SHA-256 of the bytes replayed (``trace``,
+    ordered, the scenario options as given (``options``), the replayed trace's path as
+    given and ``trace_resolved_path`` as read, and ``trace_sha256``, the SHA-256 of the
+    bytes replayed (``trace``,
     ``environment.trace_record``; only with ``--trace``), and every
     case's settings in the order the cases run (``summary.json``'s ``metadata``)."""
     metadata = collect_metadata(include_hostname=not args.no_hostname)
@@ -221,7 +227,7 @@ def run_metadata(args, cases, trace_sha256: Optional[str] = None) -> dict[str, A
     metadata["options"] = {f: getattr(args, f, None) for f in SCENARIO_OPTIONS
                            if f != "trace"}
     if getattr(args, "trace", None):
-        metadata["trace"] = trace_record(args.trace, trace_sha256)
+        metadata["trace"] = trace_record(args.trace, trace_sha256, trace_resolved_path)
     metadata["cases"] = [dict(case_id=c.case_id, labels=c.labels, policy=c.policy,
                               arm=c.arm_label, codec=c.codec,
                               scheduler=msgspec.to_builtins(c.scheduler),
@@ -291,6 +297,9 @@ class _Run:
     final_status: Optional[str] = None  # the status ``finish`` wrote
     current: Optional[str] = None  # the case being run or written
     remote: Optional[RemoteRunners] = None  # runners started by hand (--remote-runners)
+    #: The cores warnings (``summary.core_warnings``) logged so far: each is logged
+    #: under the first case that carries it (every case's summary keeps its own).
+    cores_logged: set = field(default_factory=set)
 
     def log(self, msg: str) -> None:
         if not self.quiet:
@@ -329,7 +338,10 @@ class _Run:
         # A finished case is written whole, counted and announced; then a signal that
         # came meanwhile acts (``interrupted`` then names it among the cases done).
         with signals.deferred():
-            summary = self._record(result, cpu_before)
+            try:
+                summary = self._record(result, cpu_before)
+            except RunFolderError as exc:  # written as far as the folder takes it
+                return self.write_failed(exc, result)
             self.num_done, self.current = self.num_done + 1, None
             rate = summary.get("output_tokens_per_s")  # absent without counted steps
             if is_withheld(summary):  # fewer than N + 2 cores for N readers
@@ -340,7 +352,9 @@ class _Run:
                      f"{'-' if rate is None else f'{rate:,.0f}'} tok/s{wall} "
                      f"({time.perf_counter() - t0:.1f} s)")
             for w in summary["warnings"]:  # under the case's line
-                self.log(f"  warning: {w}")
+                if w not in self.cores_logged:
+                    self.log(f"  warning: {w}")
+            self.cores_logged.update(core_warnings(summary))  # once a run: the same fact
         return None
 
     def _failed(self, result: CaseResult, exc: Exception) -> int:
@@ -365,34 +379,52 @@ class _Run:
         return 2 if isinstance(exc, EndpointError) else 1
 
     def _stop(self, result: CaseResult, message: str, status: str) -> None:
-        """Write a case that did not finish and close the run with ``status``; a
-        write error here is reported (``write_failed``) and then ignored."""
+        """Write a case that did not finish (``_write_unfinished``) and close the run
+        with ``status``; a write error here is reported (``write_failed``) and then
+        ignored."""
+        self.stopped = True
+        try:
+            with signals.deferred():
+                self._write_unfinished(result, message)
+                self.writer.finish(status, [f"{result.spec.case_id}: {message}"],
+                                   failed_case=result.spec.case_id)
+        except RunFolderError as exc:
+            self.write_failed(exc)
+
+    def _write_unfinished(self, result: CaseResult, message: str) -> None:
+        """Record a case that did not finish, ``message`` its ``error``: its failed
+        step, its records and its summary (``complete: false``). Where its records
+        cannot all be written, its summary is listed still (``RunWriter.list_case``:
+        scheduler rows that ``steps.csv`` did not take stay in ``steps.partial.csv``,
+        as a killed run leaves them) and the write's ``RunFolderError`` raised. A
+        case already listed (its captures failed after it was written) is left
+        as it is."""
+        if any(c.get("case_id") == result.spec.case_id for c in self.writer.cases):
+            return
         result.error = message
         stats = result.stream_stats  # a streamed case: its rows may have left memory
         if result.failed_step is None and result.sched_rows:
             result.failed_step = result.sched_rows[-1][0] + 1
         elif result.failed_step is None and stats is not None and stats.num_total_steps:
             result.failed_step = stats.num_total_steps  # steps 0 .. N-1 were written
-        self.stopped = True
+        summary = partial_summary(result)
         try:
-            with signals.deferred():
-                self.writer.add_case(result, partial_summary(result))
-                self.writer.finish(status, [f"{result.spec.case_id}: {message}"],
-                                   failed_case=result.spec.case_id)
-        except RunFolderError as exc:
-            self.write_failed(exc)
+            self.writer.add_case(result, summary)
+        except RunFolderError:
+            self.writer.list_case(summary)
+            raise
 
     def write_failed(self, exc: RunFolderError, result: Optional[CaseResult] = None) -> int:
         """The run folder could not be written (``exc``): keep what the folder still
-        takes (``result``'s rows, ``status: failed`` and the reason), say so in one
-        line; exit code 1."""
+        takes (``result``, the case that was running or being written, as every case
+        that did not finish: ``_write_unfinished``; ``status: failed`` and the
+        reason), say so in one line; exit code 1."""
         message = str(exc)
         self.stopped = True
         with signals.deferred():
             if result is not None:
-                result.error = message
                 try:
-                    self.writer.add_case(result, partial_summary(result))
+                    self._write_unfinished(result, message)
                 except RunFolderError:
                     pass
             try:

@@ -77,11 +77,13 @@ def _main(argv: list[str]) -> int:
     report = getattr(module, "report", None)
     if remote is None:
         return run_cases(args, cases, report, notes=opts.notes,
-                         trace_sha256=opts.trace_sha256)
+                         trace_sha256=opts.trace_sha256,
+                         trace_resolved_path=opts.trace_resolved_path)
     code = None
     try:
         code = run_cases(args, cases, report, remote=remote, notes=opts.notes,
-                         trace_sha256=opts.trace_sha256)
+                         trace_sha256=opts.trace_sha256,
+                         trace_resolved_path=opts.trace_resolved_path)
         return code
     finally:
         remote.close("" if code == 0 else "the scheduler's run was interrupted"

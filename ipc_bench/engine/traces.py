@@ -88,6 +88,10 @@ class Trace:
     Attributes (N = number of requests):
 
     - ``path``: the file the trace was loaded from, as given to the loader.
+    - ``resolved_path``: ``os.path.realpath(path)`` when :func:`load_azure_trace` read
+      it (symbolic links and a relative path's working directory resolved), so that
+      two spellings of one file name it alike; ``None`` for a pipe (no file to read
+      again), a trace built by hand or cut by :meth:`head`.
     - ``arrival_s``: float64 array, shape (N,), seconds since the first row's timestamp,
       so ``arrival_s[0] == 0.0``; non-decreasing.
     - ``prompt_lens``: int64 array, shape (N,), prompt length in tokens (``ContextTokens``),
@@ -114,6 +118,7 @@ class Trace:
     prompt_lens: np.ndarray
     output_lens: np.ndarray
     sha256: Optional[str] = None
+    resolved_path: Optional[str] = None
 
     def __post_init__(self) -> None:
         for name, dtype in (
@@ -259,6 +264,8 @@ def load_azure_trace(path: PathArg, max_requests: Optional[int] = None) -> Trace
         return TraceError(f"{shown} line {lineno}: {problem}")
 
     with _open_trace(path_str, shown) as f:
+        # Resolved as it is read: a relative path against this working directory.
+        resolved = None if is_pipe(f.fileno()) else os.path.realpath(path_str)
         ts_ns, prompt, output, sha256 = _read_rows(f, where, max_requests, shown)
     t0 = ts_ns[0]
     # Python int / int is correctly rounded, so each arrival is exact to float64 precision.
@@ -269,7 +276,7 @@ def load_azure_trace(path: PathArg, max_requests: Optional[int] = None) -> Trace
         arr.flags.writeable = False
     return Trace(
         path=path_str, arrival_s=arrival_s, prompt_lens=prompt_lens, output_lens=output_lens,
-        sha256=sha256,
+        sha256=sha256, resolved_path=resolved,
     )
 
 

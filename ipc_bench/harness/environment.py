@@ -634,14 +634,18 @@ def compare_metadata(a: dict, b: dict, names: tuple[str, str] = ("A", "B")) -> l
     return lines
 
 
-def trace_record(path: str, sha256: Optional[str]) -> dict[str, Any]:
+def trace_record(path: str, sha256: Optional[str],
+                 resolved_path: Optional[str] = None) -> dict[str, Any]:
     """What identifies the trace a run replays (``metadata["trace"]``): ``path`` as
-    given and ``sha256``, the SHA-256 of the bytes the replay read as it loaded the
+    given, ``resolved_path``, the path resolved as the replay read it
+    (``engine.traces.Trace.resolved_path``: ``os.path.realpath``, a relative path
+    against the run's working directory; ``None`` for a pipe or when unknown), and
+    ``sha256``, the SHA-256 of the bytes the replay read as it loaded the
     trace (``engine.traces.Trace.sha256``: the header through the last row replayed;
     ``None`` when unknown), so that two runs of the same name but other content tell
-    apart. The file is not opened again: a pipe (``<(...)``, a FIFO) can be read
-    once."""
-    return {"path": path, "sha256": sha256}
+    apart, and two names of one file are known as one. The file is not opened again:
+    a pipe (``<(...)``, a FIFO) can be read once."""
+    return {"path": path, "resolved_path": resolved_path, "sha256": sha256}
 
 
 #: Fields of a case's recorded settings (``metadata["cases"]``) that name the case or
@@ -879,20 +883,34 @@ def _option_lines(a: dict, b: dict) -> list[tuple[str, bool]]:
     return out
 
 
+def _same_trace_file(ta: dict, tb: dict) -> Optional[str]:
+    """The file two runs' trace records (``trace_record``) both name, or ``None``: by
+    the paths resolved as read (``resolved_path``; a pipe, ``None``, is no file) where
+    both runs recorded them, else (an older run) by the paths as given."""
+    if "resolved_path" in ta and "resolved_path" in tb:
+        same = ta["resolved_path"] is not None and ta["resolved_path"] == tb["resolved_path"]
+        return ta["resolved_path"] if same else None
+    return ta.get("path") if ta.get("path") == tb.get("path") else None
+
+
 def _trace_line(a: dict, b: dict) -> str:
     """The line of two runs' traces whose SHA-256 (of the header through the last row
-    replayed, ``trace_record``) differ: where both read one path with other
+    replayed, ``trace_record``) differ: where both read one file
+    (``_same_trace_file``: its resolved path, so ``../t/conv.csv`` and ``/t/conv.csv``
+    from ``/w`` are one) with other
     ``--max-requests`` (``effective_option``), the rows replayed differ, not
     necessarily the file (``trace rows differ: the same file P read to other rows
     (--max-requests 20 vs 10; sha256 of the rows replayed 1ea16e3c91a1 vs
-    f1b25979cb62)``); else ``trace differs: A (sha256 ...) vs B (sha256 ...)``."""
+    f1b25979cb62)``, P the resolved path); else ``trace differs: A (sha256 ...) vs B
+    (sha256 ...)``, the paths as given."""
     ta, tb = a["trace"], b["trace"]
     ma, mb = effective_option(a, "max_requests"), effective_option(b, "max_requests")
-    if ta.get("path") != tb.get("path") or not ma or not mb or ma == mb:
+    same = _same_trace_file(ta, tb)
+    if same is None or not ma or not mb or ma == mb:
         return f"trace differs: {_trace_text(ta)} vs {_trace_text(tb)}"
     digests = [(t.get("sha256") or "unread")[:12] for t in (ta, tb)]
     counts = [", ".join(sorted(m, key=_number_first)) for m in (ma, mb)]
-    return (f"trace rows differ: the same file {ta.get('path')} read to other rows "
+    return (f"trace rows differ: the same file {same} read to other rows "
             f"(--max-requests {counts[0]} vs {counts[1]}; sha256 of the rows replayed "
             f"{digests[0]} vs {digests[1]})")
 

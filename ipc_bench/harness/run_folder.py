@@ -25,15 +25,18 @@ Layout of a run folder::
     tracemalloc.txt    only with IPC_BENCH_TRACEMALLOC=FRAMES set: per case and process,
                        where the Python heap grew from warm-up to the end, by traceback
                        (``harness.memory.HeapReport``)
-    steps.partial.csv  only while a case runs (or after this process was SIGKILLed):
-                       case identity + SCHED_COLUMNS of the running case so far
+    steps.partial.csv  only while a case runs (or after this process was SIGKILLed, or
+                       when steps.csv could not take the case's rows: a write that
+                       failed): case identity + SCHED_COLUMNS of the running case so far
 
 Writing: ``summary.json`` is rewritten atomically (write to a temporary file, fsync,
 rename) at the start and end of every case, so it always parses; ``running_case``
 names the case under way. While a case runs, its scheduler rows are appended to
 ``steps.partial.csv`` about once a second (``harness.recording.StepFlusher``); when it ends,
 however it ends (done, failed, SIGINT, SIGTERM), its rows go to ``steps.csv`` and the
-partial file is removed. A streamed case (soak) appends straight to ``steps.csv``,
+partial file is removed; where ``steps.csv`` cannot take them (a file size limit, a
+full disk), they stay in the partial file, as a killed run leaves them, and the case
+is listed all the same (``RunWriter.list_case``: ``complete: false``, ``steps_kept_in``). A streamed case (soak) appends straight to ``steps.csv``,
 ``requests.csv`` and ``rss.csv`` as it runs. So a run killed at any moment leaves a
 folder that ``json.load`` and ``pandas.read_csv`` read, with ``status`` ``incomplete``;
 only SIGKILL of this process loses anything: the rows of the last flush interval.
@@ -344,6 +347,7 @@ class RunWriter:
                 ident + tuple(row) + (tuple(runner[k][i] for k in RUNNER_COLUMNS)
                                       if have_runner else empty)
                 for i, row in enumerate(result.sched_rows)))
+            self._remove_partial()  # its rows are in steps.csv
             self.stream_requests(spec, result.requests)
             self._append("floor.csv", ((spec.case_id, i, ns)
                                        for i, ns in enumerate(result.floor_step_ns)))
@@ -360,11 +364,24 @@ class RunWriter:
                     write_fd(fd, text.encode(), path)
                 finally:
                     os.close(fd)
-            self._remove_partial()
             self.cases.append(summary)
             if self.running_case == spec.case_id:
                 self.running_case = None
             self._write_summary()
+
+    @_writes
+    def list_case(self, summary: dict[str, Any]) -> None:
+        """List a case whose records ``add_case`` could not all write (the write that
+        failed, a file size limit or a full disk): its ``summary`` alone, with
+        ``steps_kept_in: "steps.partial.csv"`` where its scheduler rows are still
+        there, not in ``steps.csv`` (as a killed run leaves them)."""
+        summary = dict(summary)
+        if (self.run_dir / PARTIAL_STEPS).is_file():
+            summary["steps_kept_in"] = PARTIAL_STEPS
+        self.cases.append(summary)
+        if self.running_case == summary.get("case_id"):
+            self.running_case = None
+        self._write_summary()
 
     @_writes
     def finish(self, status: str, problems: Optional[list[str]] = None,

@@ -174,6 +174,9 @@ class ScenarioOptions:
     #: SHA-256 of the trace bytes the replay read (``Trace.sha256``), set by
     #: ``replay_trace``: the run's ``metadata["trace"]`` (``environment.trace_record``).
     trace_sha256: Optional[str] = None
+    #: The trace's path resolved when ``replay_trace`` read it (``Trace.resolved_path``;
+    #: ``None`` for a pipe): the run's ``metadata["trace"]["resolved_path"]``.
+    trace_resolved_path: Optional[str] = None
 
     def model_config(self, default: str = "null", step_time_ms: Optional[float] = None,
                      step_wait: Optional[str] = None) -> ModelConfig:
@@ -636,11 +639,13 @@ def option_defaults(module: ModuleType) -> dict[str, Any]:
 def replay_trace(opts: ScenarioOptions, default: Optional[int] = DEFAULT_MAX_REQUESTS):
     """The first ``--max-requests`` requests of ``--trace`` (else ``default``; ``None``:
     the whole trace), an ``engine.traces.Trace``; ``opts.trace_sha256`` is set to the
-    SHA-256 of the bytes it read. When ``--max-requests`` was given and
+    SHA-256 of the bytes it read and ``opts.trace_resolved_path`` to the path resolved
+    as it was read (``Trace.resolved_path``). When ``--max-requests`` was given and
     the trace has fewer, ``opts.notes`` gets a line that says so. Raises ``TraceError``
     on an unreadable trace."""
     trace = load_azure_trace(opts.trace, max_requests=opts.max_requests or default)
     opts.trace_sha256 = trace.sha256
+    opts.trace_resolved_path = trace.resolved_path
     if opts.max_requests is not None and len(trace) < opts.max_requests:
         n = len(trace)
         every = "it is" if n == 1 else "both are" if n == 2 else f"all {n:,} are"

@@ -752,7 +752,9 @@ def _run_option_lines(md: dict[str, Any]) -> list[str]:
     """Lines for the options that shaped the whole run beyond each case's settings:
     runners started by hand (``--remote-runners``), with ``--token-ids hist:PATH``,
     the histogram's path and SHA-256 (also in each case's model column), and with
-    ``--trace`` the trace's path and SHA-256."""
+    ``--trace`` the trace's path as given, the path it resolved to when read where
+    that is another text (``trace: `../t.csv` (read as `/w/t.csv`), sha256 `...```),
+    and its SHA-256."""
     lines = []
     remote = md.get("remote_runners")
     if remote:
@@ -765,7 +767,10 @@ def _run_option_lines(md: dict[str, Any]) -> list[str]:
         lines.append(f"token ids: `{path}`, sha256 `{digest}`")
     trace = md.get("trace")
     if isinstance(trace, dict):
-        lines.append(f"trace: `{trace.get('path')}`, sha256 `{trace.get('sha256')}`")
+        resolved = trace.get("resolved_path")
+        read_as = (f" (read as `{resolved}`)" if resolved and resolved != trace.get("path")
+                   else "")
+        lines.append(f"trace: `{trace.get('path')}`{read_as}, sha256 `{trace.get('sha256')}`")
     return lines
 
 

@@ -233,9 +233,22 @@ def drawn(fig) -> dict:
     return dict(getattr(fig, _DRAWN, None) or {})
 
 
+#: Characters per line of a note in a figure's title (``_note_lines``): wider lines
+#: run past the figure's edges.
+NOTE_LINE_CHARS = 110
+
+
+def _note_lines(note: str) -> str:
+    """``note`` broken into lines of at most ``NOTE_LINE_CHARS`` characters at spaces."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(note, NOTE_LINE_CHARS, break_long_words=False))
+
+
 def _with_note(title: str, note) -> str:
-    """``title``, with ``note`` (from ``_timed_only``) as its second line when given."""
-    return f"{title}\n{note}" if note else title
+    """``title``, with ``note`` (from ``_timed_only``) on the lines below it when given
+    (``_note_lines``)."""
+    return f"{title}\n{_note_lines(note)}" if note else title
 
 
 def _counted(results, two_process: bool = True):
@@ -744,7 +757,7 @@ def throughput(results):
                                  panel["timed"])
     _readable_ticks(fig, panes)
     if note:
-        fig.suptitle(note, fontsize="small")
+        fig.suptitle(_note_lines(note), fontsize="small")
     method = results_ci_method(results.metadata)
     reps = cases.groupby(["run_id", "workload", "policy", "codec"]).size()
     _record(fig, series=[key for key, _ in _series(cases)],

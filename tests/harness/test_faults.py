@@ -683,34 +683,57 @@ def test_a_full_disk_before_the_first_case_leaves_no_folder(tmp_path, monkeypatc
     assert not run.exists()
 
 
-def test_a_file_size_limit_mid_run_is_one_line_and_a_loadable_folder(tmp_path):
-    """A real limit (RLIMIT_FSIZE: writes past 64 KiB fail with EFBIG), not a stub."""
+def test_a_file_size_limit_mid_run_records_the_case_as_other_failures_do(tmp_path):
+    """A real limit (RLIMIT_FSIZE: writes past 512 KiB fail with EFBIG), not a stub: 1 ms
+    steps, so steps.partial.csv takes a second's rows (about 180 KB) at each flush until
+    one would pass the limit. The case is listed with ``complete: false`` as an
+    interrupted one; its rows, which steps.csv cannot take either, stay in
+    steps.partial.csv, as a killed run's do, and the report counts them as it does
+    there."""
+    import datetime
     import resource
 
     from ipc_bench.analysis.results import load
 
     def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (512 * 1024, 512 * 1024))
 
     run = tmp_path / "run"
     proc = subprocess.run(
         [sys.executable, "bench.py", "--scenario", "decode-steady", "--num-running", "16",
-         "--steps", "3000", "--policies", "send", "--codecs", "msgpack", "--quiet",
-         "--output", str(run)], cwd=REPO, capture_output=True, text=True, timeout=300,
-        preexec_fn=limit)
+         "--steps", "100000", "--model", "fixed-step", "--step-time-ms", "1", "--policies",
+         "send", "--codecs", "msgpack", "--no-single-process", "--quiet", "--output",
+         str(run)], cwd=REPO, capture_output=True, text=True, timeout=300, preexec_fn=limit)
     message = f"cannot write results to {run}: File too large"
     assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", f"bench.py: error: {message}\n")
     summary, frames = load_run(run)
-    assert (summary["status"], summary["problems"]) == ("failed", [message])
-    assert all(p.stat().st_size <= 64 * 1024 for p in run.iterdir())
+    assert all(p.stat().st_size <= 512 * 1024 for p in run.iterdir())
     case = "num_running=16/send/msgpack#0"
-    assert (summary["failed_case"], summary["cases"]) == (case, [])
-    assert load(run).status_detail == {run.name: f"{message}; case {case} was running"}
+    assert (summary["status"], summary["problems"], summary["failed_case"],
+            summary["running_case"]) == ("failed", [message], case, None)
+    [listed] = summary["cases"]
+    assert (listed["case_id"], listed["complete"], listed["error"], listed["steps_kept_in"]) \
+        == (case, False, message, "steps.partial.csv")
+    assert listed["failed_step"] == listed["num_total_steps"]  # every step was measured
+    kept = frames["steps.partial.csv"]
+    assert len(kept) > 0 and set(kept["case_id"]) == {case}
+    assert kept["seq"].tolist() == list(range(len(kept)))
+    assert len(frames["steps.csv"]) == 0
+    written = datetime.datetime.fromtimestamp(
+        (run / "steps.partial.csv").stat().st_mtime, datetime.timezone.utc)
+    detail = (f"{message}; case {case} was running, steps.partial.csv holds {len(kept):,} "
+              f"rows of it (last written {written:%Y-%m-%d %H:%M:%S} UTC)")
+    loaded = load(run)
+    assert (loaded.status_detail, loaded.warnings) == ({run.name: detail}, {run.name: []})
     rep = tmp_path / "rep"
     assert subprocess.run([sys.executable, "bench.py", "report", str(run), "--output",
                            str(rep)], cwd=REPO, capture_output=True).returncode == 0
-    assert (f"> **Note:** This run failed: {message}; case {case} was running. No case "
-            "finished") in (rep / "report.md").read_text()
+    md = (rep / "report.md").read_text().splitlines()
+    assert (f"> **Note:** This run failed: {detail}. No case finished, so it has no figures, "
+            "findings or case tables; the rows the unfinished case left in "
+            "steps.partial.csv are not used for any figure.") in md
+    assert (f"> **Note:** Left out of every finding, table and figure, as it did not "
+            f"finish: `{case}` ({message}).") in md
 
 
 def _messages_fill_the_disk(monkeypatch, summary_fits_after_cleanup: bool):

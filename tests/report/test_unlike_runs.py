@@ -69,7 +69,7 @@ def _report(runs, tmp_path, *names) -> list[str]:
 def test_the_metadata_records_the_trace_and_the_options(runs):
     md = json.loads((runs / "a" / "summary.json").read_text())["metadata"]
     trace = runs / "one" / "trace.csv"
-    assert md["trace"] == {"path": str(trace),
+    assert md["trace"] == {"path": str(trace), "resolved_path": os.path.realpath(trace),
                            "sha256": hashlib.sha256(trace.read_bytes()).hexdigest()}
     assert md["options"]["vocab_size"] is None
     assert md["options"]["max_requests"] == 6
@@ -100,6 +100,7 @@ def test_a_piped_trace_is_identified_by_the_bytes_read_once(runs, tmp_path):
     for name in ("sub", "fifo-run"):
         trace = json.loads((tmp_path / name / "summary.json").read_text())["metadata"]["trace"]
         assert trace["sha256"] == want, name
+        assert trace["resolved_path"] is None, name  # a pipe: no file to read again
     assert trace["path"] == str(fifo)
 
 
@@ -109,6 +110,29 @@ def test_the_same_trace_under_another_path_is_the_same_run(runs, tmp_path):
     rows = _side_by_side(md)
     assert len(rows) == 6 and all(ln.startswith("| trace=azure-conv:6 |") for ln in rows)
     assert UNLIKE not in md
+
+
+def test_one_file_given_by_a_relative_and_an_absolute_path_is_one_file(runs, tmp_path):
+    # Run "a" gave the trace's absolute path with --max-requests 6; this run gives it
+    # relative to its working directory (the repository) with --max-requests 3.
+    from analysis_run import REPO
+
+    one = runs / "one" / "trace.csv"
+    relative = os.path.relpath(one, REPO)
+    assert not os.path.isabs(relative)
+    run_bench(tmp_path / "rel", ["--scenario", "azure-conv", "--max-requests", "3",
+                                 "--codecs", "msgpack", "--no-floor", "--no-single-process",
+                                 "--warmup-steps", "2", "--trace", relative])
+    trace = json.loads((tmp_path / "rel" / "summary.json").read_text())["metadata"]["trace"]
+    assert trace["path"] == relative
+    assert trace["resolved_path"] == os.path.realpath(one)
+    shutil.copytree(runs / "a", tmp_path / "a")
+    md = _report(tmp_path, tmp_path, "rel", "a")
+    rows = hashlib.sha256(b"".join(one.read_bytes().splitlines(True)[:4])).hexdigest()
+    assert (f"- a against rel: trace rows differ: the same file {os.path.realpath(one)} "
+            f"read to other rows (--max-requests 6 vs 3; sha256 of the rows replayed "
+            f"{hashlib.sha256(one.read_bytes()).hexdigest()[:12]} vs {rows[:12]})") in md
+    assert f"- trace: `{relative}` (read as `{os.path.realpath(one)}`), sha256 `{rows}`" in md
 
 
 def test_runs_of_other_traces_differ_and_their_rows_are_marked(runs, tmp_path):
@@ -384,3 +408,29 @@ def test_one_trace_read_to_other_rows_is_named_as_such():
     assert compare_settings(a, replay(10, "f1b25979cb62", "/u/conv.csv"))[0][0] == (
         "trace differs: /t/conv.csv (sha256 1ea16e3c91a1) vs /u/conv.csv (sha256 "
         "f1b25979cb62)")
+
+
+def test_one_file_is_known_by_its_resolved_path_where_both_runs_recorded_it():
+    def replay(max_requests, sha256, path, resolved):
+        md = _run_md(dict(max_requests=max_requests), {"trace": "azure-conv"}, None)
+        return dict(md, scenario="azure-conv",
+                    trace=dict(path=path, resolved_path=resolved, sha256=sha256))
+
+    rel = replay(10, "1ea16e3c91a1", "../t/conv.csv", "/t/conv.csv")
+    assert compare_settings(rel, replay(20, "f1b25979cb62", "/t/conv.csv", "/t/conv.csv"))[0][0] == (
+        "trace rows differ: the same file /t/conv.csv read to other rows (--max-requests "
+        "10 vs 20; sha256 of the rows replayed 1ea16e3c91a1 vs f1b25979cb62)")
+    # one text naming two files (run from other folders) is two files
+    assert compare_settings(rel, replay(20, "f1b25979cb62", "../t/conv.csv", "/u/t/conv.csv"))[0][0] == (
+        "trace differs: ../t/conv.csv (sha256 1ea16e3c91a1) vs ../t/conv.csv (sha256 "
+        "f1b25979cb62)")
+    # two pipes are no file
+    assert compare_settings(replay(10, "1ea16e3c91a1", "/dev/fd/63", None),
+                            replay(20, "f1b25979cb62", "/dev/fd/63", None))[0][0] == (
+        "trace differs: /dev/fd/63 (sha256 1ea16e3c91a1) vs /dev/fd/63 (sha256 "
+        "f1b25979cb62)")
+    # an older run without resolved_path: the paths as given
+    old = dict(rel, trace=dict(path="../t/conv.csv", sha256="f1b25979cb62"))
+    assert compare_settings(rel, dict(old, options=dict(max_requests=20)))[0][0] == (
+        "trace rows differ: the same file ../t/conv.csv read to other rows (--max-requests "
+        "10 vs 20; sha256 of the rows replayed 1ea16e3c91a1 vs f1b25979cb62)")

@@ -19,7 +19,8 @@ from ipc_bench.report.tables import format_comparisons, format_tables
 from scenarios import pp as pp_scenario
 from scenarios import tp_broadcast
 
-NOTE_2 = ("* timings left out: N readers need N + 2 free cores (N = 2 needs 4); this "
+NOTE_2 = ("* timings left out: N readers need N + 2 free cores, one each for them and the "
+          "scheduler, a spare for the kernel and the harness's threads (N = 2 needs 4); this "
           "machine has 2. Bytes and the oracles hold.")
 
 
@@ -132,8 +133,9 @@ def test_the_saving_table_keeps_bytes_and_drops_times():
         "               -",
         "     ipc*  msgpack  2  8     2         20          40          -             -  "
         "               -",
-        "* timings left out: N readers need N + 2 free cores (N = 1 needs 3, N = 2 needs 4); "
-        "this machine has 2. Bytes and the oracles hold.",
+        "* timings left out: N readers need N + 2 free cores, one each for them and the "
+        "scheduler, a spare for the kernel and the harness's threads (N = 1 needs 3, N = 2 "
+        "needs 4); this machine has 2. Bytes and the oracles hold.",
         "token streams across N, transports and policies: B=8: one token stream",
     ]
     # with 4 cores N = 1 and 2 are published, unmarked
