@@ -615,20 +615,21 @@ def _share_line(at, where: Where, cases, s2r_median: bool) -> str:
             + _oversubscribed(cases, workload, codec))
 
 
-def _holds_zero(share) -> bool:
-    """Whether a ``send_cost.MeanShare``'s interval holds 0 (no interval: False), so
-    that its difference is worded as noise, not as a cost or saving."""
-    return share.low is not None and share.high is not None and share.low <= 0 <= share.high
-
-
 def _share_interval(share) -> str:
-    """`` (send - cached: [+1.02, +3.40] %, 95 % Student-t interval)`` of a
-    ``send_cost.MeanShare`` over two or more repetitions (signed: send - cached over
-    cached's step); '' without one."""
-    if share.low is None or share.high is None:
-        return ""
-    return (f" (send - cached: [{100 * share.low:+.2f}, {100 * share.high:+.2f}] %, "
-            f"95 % Student-t interval)")
+    """``send_cost.share_interval`` of a ``send_cost.MeanShare``: `` (send - cached:
+    [+1.02, +3.40] %, 95 % Student-t interval)`` over two or more repetitions, else ''."""
+    from ipc_bench.analysis.send_cost import share_interval
+
+    return share_interval(None if share.low is None or share.high is None
+                          else (share.low, share.high))
+
+
+def _holds_zero(share) -> bool:
+    """``send_cost.holds_zero`` of a ``send_cost.MeanShare``'s interval."""
+    from ipc_bench.analysis.send_cost import holds_zero
+
+    return holds_zero(None if share.low is None or share.high is None
+                      else (share.low, share.high))
 
 
 def _step_time_findings(cases) -> list[str]:

@@ -113,3 +113,20 @@ def test_the_time_clauses_show_the_pair_tables_intervals():
     # the same intervals as the clauses above, as ratios
     assert {r[2]: r[7] for r in rows if r[2] in ("build µs/step", "encode µs/step")} == {
         "build µs/step": "0.730 [0.407, 1.310]", "encode µs/step": "1.133 [1.102, 1.166]"}
+
+
+def test_a_step_time_share_line_gives_each_interval_and_calls_one_holding_zero_noise():
+    from ipc_bench.analysis.send_cost import CostRow, share_line
+
+    row = CostRow(step_time_ms=2, num_running=16, codec="msgpack", step_ns=5_000.0,
+                  s2r_ns=3_240.0, measured_step_ns=2_160_000.0,
+                  share_step=5_000.0 / 2_160_000.0, share_s2r=3_240.0 / 2_160_000.0,
+                  repetitions=3, step_interval=(-0.004, 0.0086),
+                  s2r_interval=(0.001, 0.002))
+    assert share_line(row) == (
+        "fixed step 2 ms, B = 16, msgpack: send's SchedulerOutput path (build + encode + "
+        "decode, medians) costs 3.24 µs per step more than cached's, 0.15 % of the "
+        "measured step (cached's median, 2.16 ms) (send - cached: [+0.10, +0.20] %, 95 % "
+        "Student-t interval); send's whole median step is within noise of cached's: "
+        "+0.23 % (send - cached: [-0.40, +0.86] %, 95 % Student-t interval) (noisier). "
+        "Means over 3 repetitions; each share is the mean difference over the mean step.")
