@@ -81,9 +81,9 @@ def _bytes(key: str, label: str, header: str, **kw) -> Metric:
 OUTPUT_TOKENS_MEANING = (
     "output tokens sampled in the counted steps over the busy wall time of those steps "
     "(the sum of their `step_ns`); in a timed replay (`azure-conv-timed`, "
-    "`azure-code-timed`), every request's output tokens over the wall time from the "
-    "first arrival to the last completion (arrival-bound; `out tok/s (wall)` in its "
-    "tables)")
+    "`azure-code-timed`), every request's output tokens, warm-up included, over the wall "
+    "time from the first arrival to the last completion (`wall_s`, which includes the "
+    "warm-up too; arrival-bound; `out tok/s (wall)` in its tables)")
 #: ``busy_output_tokens_per_s`` in words.
 BUSY_TOKENS_MEANING = (
     "timed replays only: output tokens sampled in the counted steps over the busy wall "

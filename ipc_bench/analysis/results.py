@@ -137,7 +137,8 @@ class Results:
     num_preemptions                               count    preemptions by recompute, whole case
     output_tokens                                 tokens   sampled in counted steps
     output_tokens_per_s                           tok/s    output_tokens / sum of counted step_ns;
-                                                           timed replays: all output tokens / wall_s
+                                                           timed replays: all requests' output
+                                                           tokens (warm-up included) / wall_s
                                                            (arrival-bound), the busy figure then in
                                                            busy_output_tokens_per_s
     trace_speedup                                 x        timed replays: arrivals at x real time

@@ -254,6 +254,10 @@ class CostRow:
     whole_step_off: list[str] = field(default_factory=list)  # send_cost_whole_step_off
     repetitions: int = 1            # pairs the means are over
     send_step_off: list[str] = field(default_factory=list)  # send_cost_send_step_off
+    #: the 95 % t-intervals of share_step and share_s2r (``mean_share``: None with one
+    #: repetition), as (low, high)
+    step_interval: Optional[tuple[float, float]] = None
+    s2r_interval: Optional[tuple[float, float]] = None
 
     @property
     def warnings(self) -> list[str]:
@@ -330,8 +334,30 @@ def cost_rows(records: Iterable[dict[str, Any]]) -> list[CostRow]:
         rows.append(CostRow(
             t, b, codec, step.diff_ns, s2r.diff_ns, step.base_ns, step.share, s2r.share,
             off, any(r.get("send_cost_step_noisy") is True for r in rs), whole, len(rs),
-            send_off))
+            send_off, _bounds(step), _bounds(s2r)))
     return rows
+
+
+def _bounds(share: MeanShare) -> Optional[tuple[float, float]]:
+    """``(low, high)`` of ``share``'s interval, ``None`` without one."""
+    return None if share.low is None or share.high is None else (share.low, share.high)
+
+
+def share_interval(interval: Optional[tuple[float, float]]) -> str:
+    """`` (send - cached: [+1.02, +3.40] %, 95 % Student-t interval)`` of a share's
+    interval (fractions: ``MeanShare.low``/``high``, signed send - cached over cached's
+    step); '' without one (one repetition)."""
+    if interval is None:
+        return ""
+    low, high = interval
+    return (f" (send - cached: [{100 * low:+.2f}, {100 * high:+.2f}] %, "
+            f"95 % Student-t interval)")
+
+
+def holds_zero(interval: Optional[tuple[float, float]]) -> bool:
+    """Whether a share's interval holds 0 (no interval: False): its difference is then
+    worded as noise (``within noise of cached's``), never as a cost or saving."""
+    return interval is not None and interval[0] <= 0 <= interval[1]
 
 
 def _each_once(records: list[dict[str, Any]], key: str) -> list[str]:
@@ -384,21 +410,33 @@ def share_line(row: CostRow) -> str:
     1.96 µs per step more than cached's, 0.03 % of the measured step (cached's median,
     5.61 ms); send's whole median step is 41.56 % longer than cached's (noisier). One
     repetition, no interval.``; a negative difference reads ``less than cached's``
-    (``more_or_less``) or ``shorter than cached's``, its share unsigned: a row of one repetition says so (``stats.ONE_PAIR``, the words of
-    the findings' paired tokens/s), one of several gives its mean's aggregation."""
+    (``more_or_less``) or ``shorter than cached's``, its share unsigned: a row of one
+    repetition says so (``stats.ONE_PAIR``, the words of the findings' paired tokens/s),
+    one of several gives its mean's aggregation and each share's interval
+    (``share_interval``), and a difference whose interval holds 0 is worded as noise
+    (``holds_zero``: ``is within noise of cached's: +0.41 %``)."""
     from ipc_bench.analysis.stats import ONE_PAIR
 
     where = f"fixed step {row.step_time_ms:g} ms, B = {row.num_running}, {row.codec}"
     step = ("" if row.measured_step_ns is None
             else f" (cached's median, {row.measured_step_ns / 1e6:.2f} ms)")
-    s2r = ("the SchedulerOutput path's difference is missing"
-           if row.s2r_ns is None else
-           f"send's SchedulerOutput path (build + encode + decode, medians) costs "
-           f"{more_or_less(row.s2r_ns)}, {unsigned_pct(row.share_s2r)} % of the measured "
-           f"step{step}")
-    whole = ("" if row.share_step is None else
-             f"; send's whole median step is {unsigned_pct(row.share_step)} % "
-             f"{'longer' if row.share_step >= 0 else 'shorter'} than cached's (noisier)")
+    s2r = ("the SchedulerOutput path's difference is missing" if row.s2r_ns is None else
+           "send's SchedulerOutput path (build + encode + decode, medians) ")
+    if row.s2r_ns is not None and holds_zero(row.s2r_interval):
+        s2r += (f"is within noise of cached's: {row.s2r_ns / 1e3:+.2f} µs per step, "
+                f"{100 * row.share_s2r:+.2f} % of the measured step{step}")
+    elif row.s2r_ns is not None:
+        s2r += (f"costs {more_or_less(row.s2r_ns)}, {unsigned_pct(row.share_s2r)} % of "
+                f"the measured step{step}")
+    s2r += share_interval(row.s2r_interval) if row.s2r_ns is not None else ""
+    whole = ""
+    if row.share_step is not None and holds_zero(row.step_interval):
+        whole = (f"; send's whole median step is within noise of cached's: "
+                 f"{100 * row.share_step:+.2f} %{share_interval(row.step_interval)} (noisier)")
+    elif row.share_step is not None:
+        whole = (f"; send's whole median step is {unsigned_pct(row.share_step)} % "
+                 f"{'longer' if row.share_step >= 0 else 'shorter'} than cached's"
+                 f"{share_interval(row.step_interval)} (noisier)")
     off = "".join(f" Warning: {w}." for w in row.warnings)
     over = (f" {ONE_PAIR[0].upper()}{ONE_PAIR[1:]}." if row.repetitions < 2 else
             f" Means over {row.repetitions} repetitions; each share is the mean difference "

@@ -474,10 +474,14 @@ def floor_figures(floor_step_ns: np.ndarray, output_tokens: Optional[float] = No
 
 
 def _timed_replay_figures(result: CaseResult, out: dict[str, Any]) -> dict[str, Any]:
-    """Timed replay: tokens over wall time from the first arrival to the last completion
-    (arrival-bound; the busy figure over counted steps stays as
-    busy_output_tokens_per_s, absent when no step was counted) and latencies. Both
-    come from every request, warm-up or not, so they exist without counted steps."""
+    """Timed replay: the output tokens of every request, warm-up included, over
+    ``wall_s``, the wall time from the first arrival (the loop's start: the warm-up's
+    time is in it, so its tokens are too) to the last completion (arrival-bound;
+    ``results._wall_rate_problem`` recomputes it from ``requests.csv``); not
+    ``output_tokens``, which counts the counted steps alone. The busy figure over
+    counted steps stays as busy_output_tokens_per_s, absent when no step was counted;
+    then the latencies. Both come from every request, warm-up or not, so they exist
+    without counted steps."""
     total = sum(r["num_output_tokens"] for r in result.requests)
     fig: dict[str, Any] = dict(
         output_tokens_per_s=total / result.wall_s if result.wall_s else None)

@@ -707,9 +707,9 @@ def _pair_table(results) -> list[Block]:
                   + f" (`--ci-method {method}`; the same figures as the "
                   "`cached/send` line under the case table and the comparison block "
                   "`bench.py` prints)."
-                  + (" `output tokens/s (wall)`: a timed replay's output tokens over wall "
-                     "time, first arrival to last completion, as `out tok/s (wall)` in its "
-                     "case table." if said["timed"] else "")
+                  + (" `output tokens/s (wall)`: a timed replay's output tokens, warm-up "
+                     "included, over wall time, first arrival to last completion, as "
+                     "`out tok/s (wall)` in its case table." if said["timed"] else "")
                   + (" Pairs whose timings are left out show their bytes only: "
                      + note.replace("* timings left out: ", "", 1) if note else "")
                   + (f" The arms of {', '.join(differ)} ran different schedules (schedule "

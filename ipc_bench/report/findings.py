@@ -47,17 +47,14 @@ def _pct(ratio: float) -> str:
     return f"{100 * (ratio - 1):+.1f} %"
 
 
-def _interval(row: dict[str, Any], kind: str = "ratio", sign: float = 1.0) -> str:
-    """' [lo, hi] %' of a ``summarize_pairs`` row's ratio interval (as % change), or
-    ' [lo, hi] µs' of its difference interval (ns in the row) times ``sign`` (-1: the
-    interval of cached - send); '' when the row has no interval."""
-    lo, hi = row.get(f"{kind}_low"), row.get(f"{kind}_high")
+def _interval(row: dict[str, Any]) -> str:
+    """' [lo, hi] %' of a ``summarize_pairs`` row's ratio interval (cached/send) as %
+    change, the interval the pair table's cached/send column shows; '' when the row has
+    no interval."""
+    lo, hi = row.get("ratio_low"), row.get("ratio_high")
     if lo is None or hi is None or not (math.isfinite(lo) and math.isfinite(hi)):
         return ""
-    if kind == "ratio":
-        return f" [{100 * (lo - 1):+.1f}, {100 * (hi - 1):+.1f}] %"
-    lo, hi = sorted((sign * lo, sign * hi))
-    return f" [{lo / 1e3:+.2f}, {hi / 1e3:+.2f}] µs"
+    return f" [{100 * (lo - 1):+.1f}, {100 * (hi - 1):+.1f}] %"
 
 
 def _where(row: dict[str, Any]) -> str:
@@ -201,9 +198,9 @@ TIMES_NOT_COMPARED = "per-step times not compared (encode, build, step: other ba
 def _saving_clauses(tables, key: tuple, pairs: list[tuple[dict, dict]] = ()) -> list[str]:
     """What cached saves (or spends) against send for ``key``: bytes (as a share of
     send's bytes, the base of the bytes figure's box too), encode, build, each a
-    difference (``saves 3.24 µs of encode per step``, ``spends 2.51 µs more encode per
-    step than send``). Where the
-    arms ran different schedules (``pairs``, ``pair_records``: ``stats.schedules_differ``)
+    difference with the pair table's interval (``_time_clause``: ``saves 3.24 µs of
+    encode per step (-28.4 % [-40.0, -15.0] %)``, or within noise where that interval
+    holds 0 %). Where the arms ran different schedules (``pairs``, ``pair_records``: ``stats.schedules_differ``)
     the bytes are send's new_token_ids, the policy's own share
     (``_schedules_differ_clause``), and the per-step times are not compared
     (``TIMES_NOT_COMPARED``: they would compare other batches, as the comparison block
@@ -223,19 +220,44 @@ def _saving_clauses(tables, key: tuple, pairs: list[tuple[dict, dict]] = ()) -> 
                        f"of send's bytes)")
     e = tables["enc"].get(key)
     if e and codec != SINGLE_PROCESS:
-        saved = e["diff"] / 1e3
-        interval = _interval(e, "diff", 1.0 if saved >= 0 else -1.0) if e["n"] > 1 else ""
-        clauses.append(f"saves {saved:.2f} µs of encode per step{interval}" if saved >= 0
-                       else f"spends {-saved:.2f} µs more encode per step than "
-                       f"send{interval}")
+        clauses.append(_time_clause(e, "saves {} of encode per step",
+                                    "spends {} more encode per step than send",
+                                    "encodes within noise of send's time per step",
+                                    "encode time per step"))
     bl = tables["build"].get(key)
     if bl:
-        saved = bl["diff"] / 1e3
-        clauses.append(f"saves {saved:.2f} µs building the SchedulerOutput" if saved >= 0
-                       else f"spends {-saved:.2f} µs more building the SchedulerOutput "
-                       "than send")
+        clauses.append(_time_clause(bl, "saves {} building the SchedulerOutput",
+                                    "spends {} more building the SchedulerOutput than send",
+                                    "builds the SchedulerOutput within noise of send's time "
+                                    "per step", "build time per step"))
     return clauses
 
+
+def _time_clause(row: dict[str, Any], saves: str, spends: str, noise: str,
+                 noun: str) -> str:
+    """What cached saves or spends of a per-step time against send, from its
+    ``summarize_pairs`` row (``diff``: send - cached, ns), with the interval the pair
+    table's cached/send column shows (``ratio_low``/``ratio_high``, as % change, the
+    tokens/s clause's form): ``saves 3.15 µs building the SchedulerOutput (-28.4 %
+    [-40.0, -15.0] %)``. Where that interval holds 0 % the difference is worded as noise,
+    never as a saving or cost: ``builds the SchedulerOutput within noise of send's time
+    per step (-3.15 µs, -28.4 % [-58.0, +21.9] %)``; where it excludes 0 % but the mean
+    difference points the other way (pairs of unlike size): ``changes build time per
+    step by -5.0 % [-8.0, -2.0] % (mean difference +0.10 µs)``. A row with no interval
+    (one repetition, or too few pairs for the method) gives the difference alone, as
+    ``saves``/``spends`` (``{}``: ``3.15 µs``)."""
+    saved_us = row["diff"] / 1e3
+    interval = _interval(row) if row["n"] > 1 else ""
+    if not interval:
+        return (saves if saved_us >= 0 else spends).format(f"{abs(saved_us):.2f} µs")
+    change = f"{_pct(row['ratio'])}{interval}"
+    lo, hi = row["ratio_low"], row["ratio_high"]
+    if lo <= 1.0 <= hi:
+        return f"{noise} ({-saved_us + 0.0:+.2f} µs, {change})"
+    if (hi < 1.0) != (saved_us > 0):
+        return f"changes {noun} by {change} (mean difference {-saved_us + 0.0:+.2f} µs)"
+    return (saves if saved_us > 0 else spends).format(f"{abs(saved_us):.2f} µs") + \
+        f" ({change})"
 
 #: The clause a finding ends with when its cases' timings are withheld.
 WITHHELD_CLAUSE = "times and tokens/s left out (fewer than N + 2 cores: see `*` below)"
@@ -574,23 +596,40 @@ def _share_line(at, where: Where, cases, s2r_median: bool) -> str:
     longer = "longer" if whole.share >= 0 else "shorter"
     over = f"means over {n} repetitions of each case's figures" if n > 1 else "one repetition"
     median = ", medians" if s2r_median else ""
-    return (f"{where(workload)} ({codec}), send's SchedulerOutput path (build + encode + "
-            f"decode{median}) costs {more_or_less(s2r.diff_ns)}, "
-            f"{unsigned_pct(s2r.share)} % of cached's {s2r.base_ns / 1e3:,.1f} µs {step} step"
-            f"{_share_interval(s2r)}; send's whole {step} step, "
-            f"{(whole.base_ns + whole.diff_ns) / 1e3:,.1f} µs, is "
-            f"{abs(100 * whole.share):.2f} % {longer} than cached's{_share_interval(whole)} "
-            f"(noisier; {over})." + _oversubscribed(cases, workload, codec))
+    path = f"send's SchedulerOutput path (build + encode + decode{median})"
+    base = f"cached's {s2r.base_ns / 1e3:,.1f} µs {step} step"
+    if _holds_zero(s2r):
+        path += (f" is within noise of cached's: {s2r.diff_ns / 1e3:+.2f} µs per step, "
+                 f"{100 * s2r.share:+.2f} % of {base}{_share_interval(s2r)}")
+    else:
+        path += (f" costs {more_or_less(s2r.diff_ns)}, {unsigned_pct(s2r.share)} % of "
+                 f"{base}{_share_interval(s2r)}")
+    send_step = f"send's whole {step} step, {(whole.base_ns + whole.diff_ns) / 1e3:,.1f} µs,"
+    if _holds_zero(whole):
+        send_step += (f" is within noise of cached's: {100 * whole.share:+.2f} %"
+                      f"{_share_interval(whole)}")
+    else:
+        send_step += (f" is {abs(100 * whole.share):.2f} % {longer} than cached's"
+                      f"{_share_interval(whole)}")
+    return (f"{where(workload)} ({codec}), {path}; {send_step} (noisier; {over})."
+            + _oversubscribed(cases, workload, codec))
 
 
 def _share_interval(share) -> str:
-    """`` (send - cached: [+1.02, +3.40] %, 95 % Student-t interval)`` of a
-    ``send_cost.MeanShare`` over two or more repetitions (signed: send - cached over
-    cached's step); '' without one."""
-    if share.low is None or share.high is None:
-        return ""
-    return (f" (send - cached: [{100 * share.low:+.2f}, {100 * share.high:+.2f}] %, "
-            f"95 % Student-t interval)")
+    """``send_cost.share_interval`` of a ``send_cost.MeanShare``: `` (send - cached:
+    [+1.02, +3.40] %, 95 % Student-t interval)`` over two or more repetitions, else ''."""
+    from ipc_bench.analysis.send_cost import share_interval
+
+    return share_interval(None if share.low is None or share.high is None
+                          else (share.low, share.high))
+
+
+def _holds_zero(share) -> bool:
+    """``send_cost.holds_zero`` of a ``send_cost.MeanShare``'s interval."""
+    from ipc_bench.analysis.send_cost import holds_zero
+
+    return holds_zero(None if share.low is None or share.high is None
+                      else (share.low, share.high))
 
 
 def _step_time_findings(cases) -> list[str]:

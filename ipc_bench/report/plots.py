@@ -315,11 +315,19 @@ def _bounded_errorbar(ax, xs, ys, lows, highs, bottom: float, top: float, color:
     """``ax.errorbar`` of points ``ys`` with interval ends ``lows``/``highs`` (absolute;
     NaN: none) kept inside ``[bottom, top]``: an end beyond it (a lower end <= 0 on a log
     axis, an upper end far above the points) is cut at the axis edge, where a marker
-    pointing out of the axis (``CUT_GID``) says the interval goes on. Returns how many
-    ends were cut."""
+    pointing out of the axis (``CUT_GID``) says the interval goes on. A series with no
+    interval end at all (one repetition, too few pairs) is drawn as markers alone
+    (``ax.plot``, no ``ErrorbarContainer``), so that its legend entry shows no error-bar
+    glyph. Returns how many ends were cut."""
     def fin(v):
         return v is not None and v == v
 
+    if not any(fin(v) for v in list(lows) + list(highs)):  # no interval: no bar glyph
+        kw.pop("capsize", None)
+        fmt = kw.pop("fmt", None)
+        ax.plot(xs, ys, *([fmt] if fmt else []), color=color,
+                **({"linestyle": "none"} | kw))
+        return 0
     lo_err = [y - min(y, max(l, bottom)) if fin(l) else 0.0 for y, l in zip(ys, lows)]
     hi_err = [max(y, min(h, top)) - y if fin(h) else 0.0 for y, h in zip(ys, highs)]
     ax.errorbar(xs, ys, yerr=[lo_err, hi_err], color=color, **kw)
@@ -381,12 +389,25 @@ def _shown_labels(ax):
             if t.get_visible() and t.get_text() and lo <= t.get_position()[0] <= hi]
 
 
+#: The least gap between two tick labels, in ems of their font (a quarter each side):
+#: closer, they read as one (``_overlapping``).
+TICK_GAP_EM = 0.5
+
+
 def _overlapping(labels, fig) -> bool:
-    """Whether any two of the tick ``labels``' boxes overlap, or nearly touch (each box
-    widened by a fifth), drawing ``fig`` first."""
+    """Whether any two of the tick ``labels``' boxes overlap, or nearly touch (less than
+    ``TICK_GAP_EM`` of their font apart), drawing ``fig`` first. The gap is a fixed
+    width, not a share of the labels' own: long labels that stand a few characters apart
+    fit flat."""
+    from matplotlib.transforms import Bbox
+
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
-    boxes = [t.get_window_extent(renderer).expanded(1.2, 1.0) for t in labels]
+    boxes = []
+    for t in labels:
+        box = t.get_window_extent(renderer)
+        pad = TICK_GAP_EM / 2 * t.get_fontsize() * fig.dpi / 72  # points -> pixels
+        boxes.append(Bbox.from_extents(box.x0 - pad, box.y0, box.x1 + pad, box.y1))
     return any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
 
 

@@ -63,8 +63,8 @@ def tokens_name(key: str, name: str, timed: bool) -> str:
     return name + WALL if timed and key == "output_tokens_per_s" else name
 #: Under a timed replay's table: what its ``out tok/s (wall)`` column shows.
 WALL_TOKENS_NOTE = (
-    "out tok/s (wall): a timed replay's output tokens over wall time, first arrival to "
-    "last completion (arrival-bound); over the busy time of its counted steps, as out "
+    "out tok/s (wall): a timed replay's output tokens, warm-up included, over wall time, "
+    "first arrival to last completion (arrival-bound); over the busy time of its counted steps, as out "
     "tok/s elsewhere, it is busy_output_tokens_per_s in summary.json")
 
 

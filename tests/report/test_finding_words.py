@@ -30,8 +30,9 @@ def test_the_tokens_finding_gives_the_paired_ratio_and_names_the_means():
     text = findings._pair_finding(res.cases, tables, key, _where, timed=False)
     assert text == (
         "At 4 running requests (msgpack), cached sends 81 fewer bytes per step to the runner "
-        "(5.3 % of send's bytes), saves 0.00 µs of encode per step [+0.00, +0.00] µs and "
-        "saves 4.90 µs building the SchedulerOutput; output tokens/s changes by -12.3 % "
+        "(5.3 % of send's bytes), encodes within noise of send's time per step (+0.00 µs, "
+        "+0.0 % [+0.0, +0.0] %) and saves 4.90 µs building the SchedulerOutput (-60.5 % "
+        "[-60.5, -60.5] %); output tokens/s changes by -12.3 % "
         "[-95.0, +1450.0] % (paired geometric mean over 2 repetitions, inconclusive: the "
         "interval reaches beyond ±10 %, too few repetitions or too noisy to tell a 10 % "
         "difference from none; means over repetitions: 71,800 → 58,980 tok/s).")
@@ -76,10 +77,11 @@ def test_the_share_finding_takes_its_figures_from_one_aggregation():
             rows.append(s)
     assert findings._share_findings(_cases(rows), _where, ["num_running"]) == [
         "At 4 running requests (msgpack), send's SchedulerOutput path (build + encode + "
-        "decode, medians) costs 4.00 µs per step more than cached's, 1.60 % of cached's "
-        "250.0 µs median step (send - cached: [-8.56, +11.76] %, 95 % Student-t interval); "
-        "send's whole median step, 175.0 µs, is 30.00 % shorter than cached's (send - "
-        "cached: [-157.06, +97.06] %, 95 % Student-t interval) (noisier; means over 2 "
+        "decode, medians) is within noise of cached's: +4.00 µs per step, +1.60 % of "
+        "cached's 250.0 µs median step (send - cached: [-8.56, +11.76] %, 95 % Student-t "
+        "interval); send's whole median step, 175.0 µs, is within noise of cached's: "
+        "-30.00 % (send - cached: [-157.06, +97.06] %, 95 % Student-t interval) "
+        "(noisier; means over 2 "
         "repetitions of each case's figures)."]
     # 12.706 (t, 1 degree of freedom) x 2,828 ns (the s2r differences' deviation) /
     # sqrt(2) = 25,412 ns around 4,000 ns over 250,000 ns: [-8.56, +11.76] %.

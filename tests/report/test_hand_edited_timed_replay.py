@@ -113,3 +113,32 @@ def test_a_wall_s_shorter_than_its_last_step_leaves_the_case_out(
             f"ended {last_ns / 1e9:,.6g} s after the loop's start (steps.csv t_end_ns "
             f"{last_ns:,}) (left out)")
     _assert_left_out(run, tmp_path, capsys, line, send, cached)
+
+
+def test_the_wall_rate_counts_the_warm_up_tokens_over_the_whole_wall_time(timed_run):
+    """One definition in the summary, the loader's check and README: every request's
+    output tokens, warm-up included, over ``wall_s``, which starts at the first
+    arrival (the loop's start, warm-up included): not ``output_tokens``, the counted
+    steps' tokens alone."""
+    from pathlib import Path
+
+    from ipc_bench.analysis.metrics import OUTPUT_TOKENS_MEANING
+
+    run, send, _ = timed_run
+    entry = json.loads((run / "summary.json").read_text())["cases"][0]
+    with open(run / "steps.csv", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["case_id"] == send]
+    warm = sum(int(r["num_output_tokens"]) for r in rows if r["counted"] != "1")
+    counted = sum(int(r["num_output_tokens"]) for r in rows if r["counted"] == "1")
+    # how many tokens the 2 warm-up steps sample follows the arrivals' wall clock
+    assert (entry["num_warmup_steps"], warm + counted, entry["output_tokens"]) == (
+        2, 48, counted)
+    assert warm > 0
+    assert entry["output_tokens_per_s"] == 48 / entry["wall_s"]
+    assert entry["output_tokens_per_s"] != entry["output_tokens"] / entry["wall_s"]
+    said = ("every request's output tokens, warm-up included, over the wall time from "
+            "the first arrival to the last completion (`wall_s`, which includes the "
+            "warm-up too;")
+    assert said in OUTPUT_TOKENS_MEANING
+    readme = Path(__file__).resolve().parents[2] / "README.md"
+    assert said in readme.read_text()

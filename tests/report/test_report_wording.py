@@ -60,8 +60,8 @@ def test_a_timed_replay_table_heads_its_tokens_per_s_over_wall_time():
     assert head[0].startswith("policy  codec    transport  steps  out tok/s (wall)  floor tok/s")
     assert f"\n  {WALL_TOKENS_NOTE}\n" in text
     assert WALL_TOKENS_NOTE == (
-        "out tok/s (wall): a timed replay's output tokens over wall time, first arrival to "
-        "last completion (arrival-bound); over the busy time of its counted steps, as out "
+        "out tok/s (wall): a timed replay's output tokens, warm-up included, over wall "
+        "time, first arrival to last completion (arrival-bound); over the busy time of its counted steps, as out "
         "tok/s elsewhere, it is busy_output_tokens_per_s in summary.json")
 
 

@@ -62,16 +62,18 @@ def test_the_findings_give_the_share_at_every_running_count():
     cases = pd.DataFrame(_rows())
     assert findings._share_findings(cases, _where, ["num_running"]) == [
         "At 4 running requests (msgpack), send's SchedulerOutput path (build + encode + "
-        "decode, medians) costs 4.00 µs per step more than cached's, 4.00 % of cached's "
-        "100.0 µs median step (send - cached: [-8.71, +16.71] %, 95 % Student-t interval); "
-        "send's whole median step, 120.0 µs, is 20.00 % longer than cached's (send - "
-        "cached: [-107.06, +147.06] %, 95 % Student-t interval) (noisier; means over 2 "
+        "decode, medians) is within noise of cached's: +4.00 µs per step, +4.00 % of "
+        "cached's 100.0 µs median step (send - cached: [-8.71, +16.71] %, 95 % Student-t "
+        "interval); send's whole median step, 120.0 µs, is within noise of cached's: "
+        "+20.00 % (send - cached: [-107.06, +147.06] %, 95 % Student-t interval) "
+        "(noisier; means over 2 "
         "repetitions of each case's figures).",
         "At 16 running requests (msgpack), send's SchedulerOutput path (build + encode + "
-        "decode, medians) costs 4.00 µs per step more than cached's, 1.60 % of cached's "
-        "250.0 µs median step (send - cached: [-8.56, +11.76] %, 95 % Student-t interval); "
-        "send's whole median step, 175.0 µs, is 30.00 % shorter than cached's (send - "
-        "cached: [-157.06, +97.06] %, 95 % Student-t interval) (noisier; means over 2 "
+        "decode, medians) is within noise of cached's: +4.00 µs per step, +1.60 % of "
+        "cached's 250.0 µs median step (send - cached: [-8.56, +11.76] %, 95 % Student-t "
+        "interval); send's whole median step, 175.0 µs, is within noise of cached's: "
+        "-30.00 % (send - cached: [-157.06, +97.06] %, 95 % Student-t interval) "
+        "(noisier; means over 2 "
         "repetitions of each case's figures)."]
 
 

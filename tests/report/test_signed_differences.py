@@ -71,3 +71,62 @@ def test_cached_spending_more_encode_and_build_reads_as_a_difference():
     assert findings._saving_clauses(tables, key)[1:] == [
         "spends 2.51 µs more encode per step than send",
         "spends 1.50 µs more building the SchedulerOutput than send"]
+
+
+def _three_pairs(build: dict[str, list[float]], encode: dict[str, list[float]]):
+    rows = []
+    for rep in range(3):
+        for policy in ("send", "cached"):
+            s = _summary(policy, rep, 50_000.0, 250_000.0)
+            s["build_ns_per_step"] = build[policy][rep]
+            s["encode_ns_per_step"] = encode[policy][rep]
+            rows.append(s)
+    res = type("R", (), {})()
+    res.cases, res.labels, res.metadata = _cases(rows), ["num_running"], {"run": {}}
+    return res
+
+
+def test_a_time_difference_whose_interval_holds_zero_reads_as_noise():
+    """Build's interval (the pair table's cached/send) holds 0 %: no saving is claimed;
+    encode's excludes it: a cost, with the same interval."""
+    res = _three_pairs(build=dict(send=[11_000.0, 12_000.0, 10_800.0],
+                                  cached=[7_000.0, 11_500.0, 6_900.0]),
+                       encode=dict(send=[8_000.0, 8_100.0, 7_900.0],
+                                   cached=[9_000.0, 9_300.0, 8_900.0]))
+    tables = findings._pair_tables(res)
+    key = next(iter(tables["tput"]))
+    assert findings._saving_clauses(tables, key)[1:] == [
+        "spends 1.07 µs more encode per step than send (+13.3 % [+10.2, +16.6] %)",
+        "builds the SchedulerOutput within noise of send's time per step (-2.80 µs, "
+        "-27.0 % [-59.3, +31.0] %)"]
+
+
+def test_the_time_clauses_show_the_pair_tables_intervals():
+    from ipc_bench.report.blocks import _pair_rows
+
+    res = _three_pairs(build=dict(send=[11_000.0, 12_000.0, 10_800.0],
+                                  cached=[7_000.0, 11_500.0, 6_900.0]),
+                       encode=dict(send=[8_000.0, 8_100.0, 7_900.0],
+                                   cached=[9_000.0, 9_300.0, 8_900.0]))
+    res.finished = lambda: res
+    rows, _ = _pair_rows(res, "t")
+    # the same intervals as the clauses above, as ratios
+    assert {r[2]: r[7] for r in rows if r[2] in ("build µs/step", "encode µs/step")} == {
+        "build µs/step": "0.730 [0.407, 1.310]", "encode µs/step": "1.133 [1.102, 1.166]"}
+
+
+def test_a_step_time_share_line_gives_each_interval_and_calls_one_holding_zero_noise():
+    from ipc_bench.analysis.send_cost import CostRow, share_line
+
+    row = CostRow(step_time_ms=2, num_running=16, codec="msgpack", step_ns=5_000.0,
+                  s2r_ns=3_240.0, measured_step_ns=2_160_000.0,
+                  share_step=5_000.0 / 2_160_000.0, share_s2r=3_240.0 / 2_160_000.0,
+                  repetitions=3, step_interval=(-0.004, 0.0086),
+                  s2r_interval=(0.001, 0.002))
+    assert share_line(row) == (
+        "fixed step 2 ms, B = 16, msgpack: send's SchedulerOutput path (build + encode + "
+        "decode, medians) costs 3.24 µs per step more than cached's, 0.15 % of the "
+        "measured step (cached's median, 2.16 ms) (send - cached: [+0.10, +0.20] %, 95 % "
+        "Student-t interval); send's whole median step is within noise of cached's: "
+        "+0.23 % (send - cached: [-0.40, +0.86] %, 95 % Student-t interval) (noisier). "
+        "Means over 3 repetitions; each share is the mean difference over the mean step.")

@@ -118,9 +118,11 @@ def test_repetitions_share_is_the_mean_difference_over_the_mean_step_in_both_out
     findings = _step_time_findings(pd.DataFrame(summaries))
     assert findings[0] == (
         "fixed step 5 ms, B = 16, msgpack: send's SchedulerOutput path (build + encode + "
-        "decode, medians) costs 4.00 µs per step more than cached's, 0.02 % of the "
-        "measured step (cached's median, 18.50 ms); send's whole median step is "
-        "1.35 % longer than cached's (noisier). Means over 2 repetitions; each share is the mean "
+        "decode, medians) is within noise of cached's: +4.00 µs per step, +0.02 % of the "
+        "measured step (cached's median, 18.50 ms) (send - cached: [-0.05, +0.09] %, 95 % "
+        "Student-t interval); send's whole median step is within noise of cached's: "
+        "+1.35 % (send - cached: [-8.95, +11.65] %, 95 % Student-t interval) (noisier). "
+        "Means over 2 repetitions; each share is the mean "
         f"difference over the mean step. Warning: {WARNING_5MS}." + "".join(
             f" Warning: fixed step 5 ms: the whole step ran a median {ms:.2f} ms (+{pct} %), "
             "more than 10 % + 0.30 ms (control plane at B = 16) over nominal: a process was "
@@ -270,9 +272,11 @@ def test_sends_whole_step_unexplained_by_its_path_is_warned_and_withheld():
     assert ["2", "64", "msgpack", "2.32", "790.5!", "34.01", "21.68", "0.93"] in cells
     assert ["2", "16", "msgpack", "2.15", "26.0", "1.21", "6.36", "0.30"] in cells
     line = ("fixed step 2 ms, B = 64, msgpack: send's SchedulerOutput path (build + encode "
-            "+ decode, medians) costs 21.68 µs per step more than cached's, 0.93 % of the "
-            "measured step (cached's median, 2.32 ms); send's whole median step is "
-            "34.01 % longer than cached's (noisier). Means over 2 repetitions; each share is the mean "
+            "+ decode, medians) is within noise of cached's: +21.68 µs per step, +0.93 % of "
+            "the measured step (cached's median, 2.32 ms) (send - cached: [-4.69, +6.56] %, "
+            "95 % Student-t interval); send's whole median step is within noise of cached's: "
+            "+34.01 % (send - cached: [-408.96, +476.98] %, 95 % Student-t interval) "
+            "(noisier). Means over 2 repetitions; each share is the mean "
             f"difference over the mean step. Warning: {SEND_WARNING}.")
     crossing = ("2 ms, msgpack: whole step not read (unreliable: at B = 64 send's whole step "
                 "ran longer than cached's by more than its SchedulerOutput path's difference "

@@ -68,9 +68,9 @@ def test_a_timed_replays_comparison_block_row_says_wall():
 def test_a_timed_replays_pair_table_row_says_wall_and_what_it_is():
     (_, _, rows), (_, note) = blocks._pair_table(_results(_pairs(2, timed=True)))
     assert _tokens_row(rows)[2:4] == ["output tokens/s (wall)", "2"]
-    assert (" `output tokens/s (wall)`: a timed replay's output tokens over wall time, "
-            "first arrival to last completion, as `out tok/s (wall)` in its case "
-            "table.") in note
+    assert (" `output tokens/s (wall)`: a timed replay's output tokens, warm-up included, "
+            "over wall time, first arrival to last completion, as `out tok/s (wall)` in "
+            "its case table.") in note
     (_, _, rows), (_, note) = blocks._pair_table(_results(_pairs(2)))
     assert _tokens_row(rows)[2] == "output tokens/s"
     assert "(wall)" not in note
