@@ -22,11 +22,12 @@ import warnings
 from typing import Sequence
 
 from ipc_bench.analysis.results import ResultsError, ResultsWarning
+from ipc_bench.cli.once import OnceParser
 from ipc_bench.cli.options import nonempty_path
 from ipc_bench.report.document import write_report
 
 
-class _Parser(argparse.ArgumentParser):
+class _Parser(OnceParser):
     def error(self, message: str):
         raise ResultsError(message)
 
