@@ -527,4 +527,6 @@ def _add_case_options(p: argparse.ArgumentParser) -> None:
                    "fed (default 128; 0 turns the input oracle off, which the summary and "
                    "tables then state)")
     p.add_argument("--no-hostname", action="store_true", help="leave the hostname out of results")
-    p.add_argument("--quiet", action="store_true", help="print only the final tables")
+    p.add_argument("--quiet", action="store_true", help=(
+        "print only the final tables; the per-case warnings stay in summary.json, and "
+        "one line on stderr says how many"))
