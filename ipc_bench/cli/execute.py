@@ -32,7 +32,8 @@ from ipc_bench.analysis.stats import compare_cases
 from ipc_bench.analysis.frontend import pair_send_savings
 from ipc_bench.errors import STEP_NUMBERING
 from ipc_bench.analysis.summary import (all_of, attach_token_bytes, check_digests,
-                                        no_request_served, noise_warnings, summarize_case)
+                                        no_request_served, no_step_counted, noise_warnings,
+                                        summarize_case)
 from ipc_bench.cli.console import stdout_failure
 from ipc_bench.cli.options import UsageError
 from ipc_bench.engine.config import ConfigError
@@ -506,6 +507,8 @@ class _Run:
         problems, notes = check_digests(writer.cases)
         pair_send_savings(writer.cases)
         problems += no_request_served(writer.cases)
+        problems += no_step_counted(writer.cases, {
+            c["case_id"]: c["warmup_steps"] for c in writer.metadata.get("cases", ())})
         writer.comparisons = compare_cases(writer.cases, method=ci_method)
         writer.byte_model = byte_model_report(self.captured, writer.cases)
         problems += [f"byte model: {r['workload']} {r['codec']} {r['arm']}: "
