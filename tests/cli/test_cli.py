@@ -583,6 +583,30 @@ def test_report_that_cannot_be_moved_into_place_keeps_the_earlier_one(
     assert _tree(tmp_path) == before
 
 
+def test_report_names_its_folder_as_the_runs_were_given(tiny_run, tmp_path, monkeypatch,
+                                                          capsys):
+    """One run and several runs name their report the same way: relative to the
+    current folder when the run folders were given relative, absolute when absolute."""
+    from analysis_run import copy_as_another_run
+    from ipc_bench import cli
+    from ipc_bench.report import document
+
+    a = copy_as_another_run(tiny_run, tmp_path / "results" / "a")
+    copy_as_another_run(tiny_run, tmp_path / "results" / "b", seconds=2.0)
+    monkeypatch.setattr(document.time, "strftime", lambda fmt, t=None: "20261202-001500")
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["report", "results/a"]) == 0
+    assert cli.main(["report", "results/a", "results/b"]) == 0
+    monkeypatch.chdir(a)
+    assert cli.main(["report", ".", "../b"]) == 0
+    assert cli.main(["report", str(a), str(tmp_path / "results" / "b")]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "report: results/a/report/report.html",
+        "report: results/report-20261202-001500/report.html",
+        "report: ../report-20261202-001500/report.html",
+        f"report: {tmp_path}/results/report-20261202-001500/report.html"]
+
+
 def test_report_replaces_an_earlier_report_whole(tiny_run, tmp_path, capsys):
     """A new report replaces the earlier one in the same folder: no figure of the earlier
     render stays, and nothing temporary is left beside it."""
