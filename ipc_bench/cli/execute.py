@@ -32,7 +32,8 @@ from ipc_bench.analysis.stats import compare_cases
 from ipc_bench.analysis.frontend import pair_send_savings
 from ipc_bench.errors import STEP_NUMBERING
 from ipc_bench.analysis.summary import (all_of, attach_token_bytes, check_digests,
-                                        core_warnings, no_request_served, noise_warnings,
+                                        core_warnings, no_request_served, no_step_counted,
+                                        noise_warnings,
                                         summarize_case)
 from ipc_bench.cli.console import stdout_failure
 from ipc_bench.cli.options import UsageError
@@ -281,6 +282,18 @@ def partial_summary(result: CaseResult) -> dict[str, Any]:
                     summary_error=f"{type(exc).__name__}: {exc}")
 
 
+def quiet_warnings_line(cases: Sequence[dict[str, Any]], run_dir: Path) -> Optional[str]:
+    """The line ``--quiet`` prints once at the end of a run in place of the per-case
+    warning lines it drops: how many the cases' ``warnings`` hold and where, ``bench.py:
+    3 warnings recorded in DIR/summary.json (not shown: --quiet)``; ``None`` when they
+    hold none."""
+    count = sum(len(s.get("warnings") or ()) for s in cases)
+    if not count:
+        return None
+    return (f"bench.py: {count:,} warning{'' if count == 1 else 's'} recorded in "
+            f"{run_dir / 'summary.json'} (not shown: --quiet)")
+
+
 @dataclass
 class _Run:
     """One run in progress: its folder, writer, log and the captures kept for the
@@ -517,7 +530,8 @@ class _Run:
 
     def finish(self, ci_method: str, scenario_report: Optional[Callable]) -> int:
         """After the last case: digests, paired comparisons, byte model and the
-        scenario's report, the final status in ``summary.json``, then the tables; 1
+        scenario's report, the final status in ``summary.json``, then the tables (and,
+        with ``--quiet``, once they are out, ``quiet_warnings_line`` on stderr); 1
         when a check found a problem, or when the tables could not be written to
         stdout (``console.stdout_failure``: ``summary.json`` is rewritten ``failed``
         with that reason in ``problems``)."""
@@ -525,6 +539,8 @@ class _Run:
         problems, notes = check_digests(writer.cases)
         pair_send_savings(writer.cases)
         problems += no_request_served(writer.cases)
+        problems += no_step_counted(writer.cases, {
+            c["case_id"]: c["warmup_steps"] for c in writer.metadata.get("cases", ())})
         writer.comparisons = compare_cases(writer.cases, method=ci_method)
         writer.byte_model = byte_model_report(self.captured, writer.cases)
         problems += [f"byte model: {r['workload']} {r['codec']} {r['arm']}: "
@@ -546,6 +562,9 @@ class _Run:
         print("\n".join(t for t in text if t))
         print(f"\nresults: {self.run_dir}")
         sys.stdout.flush()
+        hidden = quiet_warnings_line(writer.cases, self.run_dir) if self.quiet else None
+        if hidden is not None and getattr(sys.stdout, "error", None) is None:  # tables out
+            print(hidden, file=sys.stderr)
         for p in problems:
             print(f"bench.py: error: {p}", file=sys.stderr)
         lost = stdout_failure(sys.stdout)

@@ -22,11 +22,12 @@ from typing import Sequence
 from ipc_bench.analysis.capture import DIRECTIONS, CaptureError
 from ipc_bench.analysis.microbench import (OPS, Coordination, MicrobenchError, Selection,
                                            check_pyperf_options, coordinate, run_arm)
+from ipc_bench.cli.once import OnceParser
 from ipc_bench.cli.options import list_items, nonempty_path
 from ipc_bench.harness.signals import Interrupted, set_parent_death_signal
 
 
-class _Parser(argparse.ArgumentParser):
+class _Parser(OnceParser):
     def error(self, message: str):
         raise MicrobenchError(message)
 

@@ -10,6 +10,7 @@ import argparse
 from typing import Sequence
 
 from ipc_bench.analysis.stats import METHODS
+from ipc_bench.cli.once import OnceParser
 from ipc_bench.engine.config import (ATTENTION_BACKENDS, DEVICES, MAX_NUM_BLOCKS,
                                      MAX_NUM_SPEC_TOKENS, MODELS,
                                      POLICIES, ROOFLINE_SETTINGS, SPEC_MODELS, STEP_WAITS,
@@ -62,7 +63,7 @@ class UsageError(Exception):
     """Bad command-line input; exit code 2."""
 
 
-class _Parser(argparse.ArgumentParser):
+class _Parser(OnceParser):
     def error(self, message: str):  # one line, exit 2
         raise UsageError(message)
 
@@ -260,7 +261,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="bench.py", description=(
         "Measure what shipping sampled token ids from the scheduler to the model runner "
         "costs (send) against letting the runner cache them (cached, vLLM PR #20291)."),
-        epilog="Options that take a comma-separated list refuse a value given twice and "
+        epilog="An option given twice is refused (give it once). "
+               "Options that take a comma-separated list refuse a value given twice and "
                "an empty item (1,,2 or 1,). "
                "Reports: python bench.py report RUN_DIR [RUN_DIR ...] [--output DIR] "
                "(see python bench.py report --help). "
@@ -529,4 +531,6 @@ def _add_case_options(p: argparse.ArgumentParser) -> None:
                    "fed (default 128; 0 turns the input oracle off, which the summary and "
                    "tables then state)")
     p.add_argument("--no-hostname", action="store_true", help="leave the hostname out of results")
-    p.add_argument("--quiet", action="store_true", help="print only the final tables")
+    p.add_argument("--quiet", action="store_true", help=(
+        "print only the final tables; the per-case warnings stay in summary.json, and "
+        "one line on stderr says how many"))

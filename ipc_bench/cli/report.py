@@ -12,7 +12,9 @@ an unwritable output (read-only, disk full, under a file or a link loop, a name 
 changed) is one line on stderr and exit code 2;
 a file cut short or a hand edit no run writes is one warning line on stderr (and a
 note in the report), and the report covers what is valid; SIGINT / SIGTERM / SIGHUP
-end it with one line and 130 / 143 / 129 (``ipc_bench.cli.main``)."""
+end it with one line and 130 / 143 / 129 (``ipc_bench.cli.main``). On success it
+prints ``report: PATH/report.html``, PATH spelt as ``document.write_report`` returns it
+(relative when the first run folder was given relative, for one run and several)."""
 
 from __future__ import annotations
 
@@ -22,11 +24,12 @@ import warnings
 from typing import Sequence
 
 from ipc_bench.analysis.results import ResultsError, ResultsWarning
+from ipc_bench.cli.once import OnceParser
 from ipc_bench.cli.options import nonempty_path
 from ipc_bench.report.document import write_report
 
 
-class _Parser(argparse.ArgumentParser):
+class _Parser(OnceParser):
     def error(self, message: str):
         raise ResultsError(message)
 

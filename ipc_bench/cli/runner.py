@@ -26,6 +26,7 @@ import ipaddress
 import os
 import sys
 
+from ipc_bench.cli.once import OnceParser
 from ipc_bench.cli.options import UsageError
 from ipc_bench.errors import one_line
 from ipc_bench.wire.transport import CONNECT_TIMEOUT_S, check_endpoint, split_tcp_endpoint
@@ -36,7 +37,7 @@ EXIT_USAGE = 2
 MAX_CONNECT_TIMEOUT_S = 3600.0
 
 
-class _Parser(argparse.ArgumentParser):
+class _Parser(OnceParser):
     def error(self, message: str):  # one line, exit 2
         raise UsageError(message)
 

@@ -13,7 +13,8 @@ when their environments differ (``ipc_bench.harness.environment.compare_metadata
 each run against the ``--baseline`` run, default the first).
 
 Default output folder: ``RUN_DIR/report`` for one run; ``report-<UTC time>`` beside
-the first run for several. Bad input (a missing folder, not a run folder, an
+the first run for several (``beside``); either is spelt relative to the current folder
+when the first run folder was given relative, absolute when it was given absolute. Bad input (a missing folder, not a run folder, an
 unsupported result format, a run folder given twice or a copy of another one given
 (``results.check_copies``), an output that holds other files) is one line on stderr
 and exit code 2. Everything is rendered before the
@@ -62,7 +63,7 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
         out = dirs[0] / "report"
     else:
         stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
-        out = dirs[0].resolve().parent / f"report-{stamp}"
+        out = beside(dirs[0], f"report-{stamp}")
     check_output(out)
     command = command or "python bench.py report " + " ".join(str(d) for d in run_dirs)
     blocks = build_blocks(results, command, base)
@@ -75,6 +76,16 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
     with deferred():
         write_folder(out, files)
     return out
+
+
+def beside(run_dir: Path, name: str) -> Path:
+    """The folder ``name`` beside ``run_dir`` (in the folder that holds it, a symlink
+    resolved), spelt as ``run_dir`` is: relative to the current folder when it was given
+    relative (``results/a`` -> ``results/report-...``; ``.`` -> ``../report-...``),
+    absolute when it was given absolute, so that a report of several runs names its
+    output the way a report of one run does (``RUN_DIR/report``)."""
+    out = run_dir.resolve().parent / name
+    return out if run_dir.is_absolute() else Path(os.path.relpath(out))
 
 
 def baseline_run(paths: dict[str, Path], baseline: str) -> str:

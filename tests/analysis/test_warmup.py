@@ -32,7 +32,7 @@ def test_timed_replay_inside_the_warmup_reports_its_latencies(tmp_path):
     run = tmp_path / "timed"
     proc = _bench(["--scenario", "azure-conv-timed", "--trace", str(TRACE), "--max-requests",
                    "1", "--codecs", "msgpack", "--output", str(run)])
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr  # a case that counted no step is no success
     assert " 0 tok/s" not in proc.stderr and " 0 tok/s" not in proc.stdout
     summary = json.loads((run / "summary.json").read_text())
     requests = pd.read_csv(run / "requests.csv")
@@ -53,6 +53,13 @@ def test_timed_replay_inside_the_warmup_reports_its_latencies(tmp_path):
             f"set --warmup-steps below {total} (e.g. --warmup-steps {total // 2}) or replay "
             "more requests"]
         assert f"warning: {case['warnings'][0]}" in proc.stderr
+        assert (f"bench.py: error: {case['case_id']} counted no step: all {total} steps fell "
+                "in the warm-up of 50 steps; its per-step figures are absent (its latencies "
+                "and tok/s over wall time cover every request): set --warmup-steps below "
+                f"{total} (e.g. --warmup-steps {total // 2}) or replay more requests"
+                in proc.stderr.splitlines())
+    assert summary["status"] == "failed"
+    assert len(summary["problems"]) == len(summary["cases"])  # one line per case
     assert "TTFT p50 ms" in proc.stdout  # the latency table is printed
     # its tokens/s is over wall time, and the progress line and the table say so
     progress = [ln for ln in proc.stderr.splitlines() if ln.startswith("[1/")]
@@ -67,7 +74,7 @@ def test_logical_replay_inside_the_warmup_shows_no_zero_rate(tmp_path):
     proc = _bench(["--scenario", "azure-conv", "--trace", str(TRACE), "--max-requests", "1",
                    "--codecs", "msgpack", "--policies", "send", "--no-single-process",
                    "--output", str(tmp_path / "logical")])
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr
     progress = [ln for ln in proc.stderr.splitlines() if ln.startswith("[1/")]
     assert len(progress) == 1 and ": 0 steps, - tok/s (" in progress[0], proc.stderr
     case = json.loads((tmp_path / "logical" / "summary.json").read_text())["cases"][0]
@@ -75,6 +82,16 @@ def test_logical_replay_inside_the_warmup_shows_no_zero_rate(tmp_path):
     assert "--warmup-steps" in case["warnings"][0]
     # the table's "-" cells are explained under it, in one line (also with --quiet)
     assert proc.stdout.count(f"  steps 0: {case['warnings'][0]}") == 1, proc.stdout
+    # the run is no success: one line names the case and why, after the tables; the
+    # results are kept, status failed
+    total = case["num_total_steps"]
+    steps = "the only step" if total == 1 else f"all {total} steps"
+    line = (f"{case['case_id']} counted no step: {steps} fell in the warm-up of 50 steps; its per-step figures are absent: set "
+            f"--warmup-steps below {total} (e.g. --warmup-steps {total // 2}) or replay "
+            "more requests")
+    assert proc.stderr.splitlines()[-1] == f"bench.py: error: {line}"
+    summary = json.loads((tmp_path / "logical" / "summary.json").read_text())
+    assert (summary["status"], summary["problems"]) == ("failed", [line])
 
 
 def test_no_counted_step_after_the_warmup_names_no_option():
@@ -104,3 +121,23 @@ def test_the_noise_warning_prints_its_share_above_the_threshold(cv, shown):
     assert noise_warnings(dict(num_steps=500, step_ns_block_cv=cv)) == [
         f"the standard deviation of 50-step mean step times is {shown} % of their mean "
         "(> 10 %): the machine may be noisy"]
+
+
+def test_a_case_that_counted_no_step_is_a_problem_of_the_run():
+    from ipc_bench.analysis.summary import no_step_counted
+
+    warm = dict(case_id="a", complete=True, num_steps=0, num_total_steps=47,
+                num_warmup_steps=47, num_requests=20, num_rejected=0)
+    rest = dict(warm, case_id="b", num_total_steps=120, num_warmup_steps=100,
+                trace_speedup=10.0)
+    assert no_step_counted([warm, rest], {"a": 50}) == [
+        "a counted no step: all 47 steps fell in the warm-up of 50 steps; its per-step "
+        "figures are absent: set --warmup-steps below 47 (e.g. --warmup-steps 23) or "
+        "replay more requests",
+        "b counted no step: 120 steps, 100 in the warm-up, none of the rest of the kind "
+        "this scenario counts; its per-step figures are absent (its latencies and tok/s "
+        "over wall time cover every request)"]
+    # counted steps, an unfinished case, a bare loop, every request rejected: no line
+    assert no_step_counted([dict(warm, num_steps=3), dict(warm, complete=False),
+                            dict(warm, instrumentation="totals"),
+                            dict(warm, num_rejected=20)], {"a": 50}) == []

@@ -305,6 +305,16 @@ OPTION_CASES = [
      "argument --step-time-ms: 5 given more than once"),
     (["--scenario", "tp-broadcast", "--tp-transports", "shm,shm"],
      "argument --tp-transports: shm given more than once"),
+    # an option given twice is refused, not its last value kept
+    (DS + ["--num-running", "1", "--num-running", "4"],
+     "--num-running given twice (1, then 4): give it once"),
+    (DS + ["--codecs", "msgpack", "--transport", "tcp", "--codecs", "pickle"],
+     "--codecs given twice (msgpack, then pickle): give it once"),
+    (DS + ["--num-run", "4", "--num-running=4"],  # an abbreviation, the same value
+     "--num-running given twice (4, then 4): give it once"),
+    (DS + ["--quiet", "--quiet"], "--quiet given twice: give it once"),
+    (DS + ["--roofline", "--roofline", "off"],
+     "--roofline given twice (on, then off): give it once"),
     # --cuda-graph-sizes: whole numbers, each once; only where the attention pads
     (DS + ["--cuda-graph-sizes", "1,2,2,4,4"],
      "argument --cuda-graph-sizes: 2, 4 given more than once"),
@@ -1105,3 +1115,17 @@ def test_int_items_refuses_an_empty_item_and_a_non_integer():
         with pytest.raises(argparse.ArgumentTypeError) as info:
             int_items(text)
         assert str(info.value) == line
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["report", "a", "--output", "x", "--output", "y"],
+     "bench.py report: error: --output given twice (x, then y): give it once"),
+    (["microbench", "run", "--ops", "encode", "--ops", "decode"],
+     "bench.py microbench: error: --ops given twice (encode, then decode): give it once"),
+    (["runner", "--connect", "tcp://127.0.0.1:5600", "--connect", "tcp://127.0.0.1:5601"],
+     "bench.py runner: error: --connect given twice (tcp://127.0.0.1:5600, then "
+     "tcp://127.0.0.1:5601): give it once"),
+], ids=["report", "microbench", "runner"])
+def test_each_command_refuses_an_option_given_twice(argv, message, capsys):
+    code, lines, out = _run_main(argv, capsys)
+    assert (code, lines, out) == (2, [message], "")

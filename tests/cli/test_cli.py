@@ -169,12 +169,17 @@ def test_tiny_run(tmp_path):
                  "--warmup-steps", "5", "--output", str(out), "--quiet",
                  env=dict(os.environ, TMPDIR=str(tmp)))
     assert proc.returncode == 0, proc.stderr
-    assert proc.stderr == ""
     assert f"results: {out}" in proc.stdout
     assert list(tmp.iterdir()) == []
     assert runner_processes_under(tmp) == []
 
     summary = json.loads((out / "summary.json").read_text())
+    # --quiet drops each case's warning lines (30 counted steps: "figures are rough"
+    # in every case, more on a loaded machine) and says once how many it dropped
+    recorded = sum(len(c["warnings"]) for c in summary["cases"])
+    assert recorded >= len(summary["cases"]) == 6
+    assert proc.stderr == (f"bench.py: {recorded} warnings recorded in {out / 'summary.json'} "
+                           "(not shown: --quiet)\n")
     assert summary["format_version"] == 1
     assert summary["status"] == "complete" and summary["problems"] == []
     meta = summary["metadata"]
@@ -578,6 +583,30 @@ def test_report_that_cannot_be_moved_into_place_keeps_the_earlier_one(
     assert _tree(tmp_path) == before
 
 
+def test_report_names_its_folder_as_the_runs_were_given(tiny_run, tmp_path, monkeypatch,
+                                                          capsys):
+    """One run and several runs name their report the same way: relative to the
+    current folder when the run folders were given relative, absolute when absolute."""
+    from analysis_run import copy_as_another_run
+    from ipc_bench import cli
+    from ipc_bench.report import document
+
+    a = copy_as_another_run(tiny_run, tmp_path / "results" / "a")
+    copy_as_another_run(tiny_run, tmp_path / "results" / "b", seconds=2.0)
+    monkeypatch.setattr(document.time, "strftime", lambda fmt, t=None: "20261202-001500")
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["report", "results/a"]) == 0
+    assert cli.main(["report", "results/a", "results/b"]) == 0
+    monkeypatch.chdir(a)
+    assert cli.main(["report", ".", "../b"]) == 0
+    assert cli.main(["report", str(a), str(tmp_path / "results" / "b")]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "report: results/a/report/report.html",
+        "report: results/report-20261202-001500/report.html",
+        "report: ../report-20261202-001500/report.html",
+        f"report: {tmp_path}/results/report-20261202-001500/report.html"]
+
+
 def test_report_replaces_an_earlier_report_whole(tiny_run, tmp_path, capsys):
     """A new report replaces the earlier one in the same folder: no figure of the earlier
     render stays, and nothing temporary is left beside it."""
@@ -663,3 +692,14 @@ def test_report_refuses_a_run_given_twice(first, second, shown, tiny_run, tmp_pa
     assert capsys.readouterr() == ("", f"bench.py report: error: {shown}: a run is not "
                                        "compared with itself; give each run once\n")
     assert _tree(tmp_path) == before
+
+
+def test_quiet_says_once_how_many_warnings_it_did_not_show(tmp_path):
+    from ipc_bench.cli.execute import quiet_warnings_line
+
+    cases = [{"warnings": ["a", "b"]}, {"warnings": []}, {"warnings": ["c"]}]
+    assert quiet_warnings_line(cases, tmp_path) == (
+        f"bench.py: 3 warnings recorded in {tmp_path}/summary.json (not shown: --quiet)")
+    assert quiet_warnings_line(cases[2:], tmp_path) == (
+        f"bench.py: 1 warning recorded in {tmp_path}/summary.json (not shown: --quiet)")
+    assert quiet_warnings_line(cases[1:2], tmp_path) is None

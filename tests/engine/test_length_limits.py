@@ -198,7 +198,12 @@ def _replay(tmp_path, rows: list[str], *args: str) -> tuple[int, str, dict]:
 def test_a_run_that_served_no_request_exits_1(tmp_path):
     code, err, summary = _replay(tmp_path, TRACE_ROWS, "--max-model-len", "64")
     assert code == 1
+    # the case's warnings (no step counted; noise on a loaded machine) are not shown
+    warned = sum(len(c["warnings"]) for c in summary["cases"])
+    assert warned >= 1
     assert err.splitlines() == [
+        f"bench.py: {warned} warning{'s' if warned > 1 else ''} recorded in "
+        f"{tmp_path / 'run' / 'summary.json'} (not shown: --quiet)",
         "bench.py: error: no request was served in azure-conv [trace=azure-conv:3]: all 3 "
         "were rejected on arrival (prompt >= max_model_len, or more KV blocks than the "
         "cache has)"]

@@ -1,0 +1,85 @@
+"""Options given once: the parser that every ``bench.py`` command builds on.
+
+argparse keeps the last of an option given twice (``--num-running 1 --num-running 4``
+runs 4 alone). ``OnceParser`` refuses the second one instead, through its ``error``
+(one line, exit 2 in every command): ``--num-running given twice (1, then 4): give it
+once``, each value as typed; a flag reads ``--quiet given twice: give it once``. No
+``bench.py`` option is meant to be repeated (a list is one comma-separated value).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+from typing import Any, Optional
+
+#: The namespace attribute that holds, during one parse, each option's first value as
+#: typed (``dest`` -> text, ``None`` for a flag); removed before the namespace returns.
+_GIVEN = "_options_given_once"
+
+#: The argparse actions that store one value (those ``bench.py``'s options use).
+_STORING_ACTIONS = (None, "store", "store_const", "store_true", "store_false")
+
+
+def repeat_message(option: str, first: Optional[str], second: Optional[str]) -> str:
+    """The line for ``option`` given a second time; ``first``/``second``: the values
+    as typed (``None`` for a flag, which takes none)."""
+    if first is None and second is None:
+        return f"{option} given twice: give it once"
+    return f"{option} given twice ({first or '(none)'}, then {second or '(none)'}): give it once"
+
+
+def _once(action_class: type) -> type:
+    """A subclass of argparse's ``action_class`` that refuses a second occurrence of
+    its option in one parse (``argparse.ArgumentError``, which the parser's ``error``
+    turns into its one line)."""
+
+    class Once(action_class):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.typed: Optional[str] = None  # the text the last value was parsed from
+            convert = self.type
+            if callable(convert):
+                @functools.wraps(convert)
+                def keep_text(text: str) -> Any:
+                    self.typed = text
+                    return convert(text)
+                self.type = keep_text
+
+        def __call__(self, parser, namespace, values, option_string=None) -> None:
+            text = self.typed if callable(self.type) else values
+            self.typed = None
+            text = text if isinstance(text, str) else None
+            given = getattr(namespace, _GIVEN, None)
+            if given is not None and self.option_strings:  # not a positional
+                if self.dest in given:
+                    name = max(self.option_strings, key=len)
+                    raise argparse.ArgumentError(
+                        None, repeat_message(name, given[self.dest], text))
+                given[self.dest] = text
+            super().__call__(parser, namespace, values, option_string)
+
+    Once.__name__ = Once.__qualname__ = f"Once{action_class.__name__}"
+    return Once
+
+
+class OnceParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose storing options (values and flags) may be given
+    once per command line; a second one is ``error``'s one line (``repeat_message``).
+    Positional arguments and ``--help`` are argparse's own."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name in _STORING_ACTIONS:
+            self.register("action", name, _once(self._registry_get("action", name)))
+
+    def parse_known_args(self, args=None, namespace=None):
+        """argparse's, with each option's first value kept in ``namespace`` while the
+        command line is parsed (the key is gone from the namespace returned)."""
+        namespace = argparse.Namespace() if namespace is None else namespace
+        setattr(namespace, _GIVEN, {})
+        try:
+            return super().parse_known_args(args, namespace)
+        finally:
+            if hasattr(namespace, _GIVEN):
+                delattr(namespace, _GIVEN)
