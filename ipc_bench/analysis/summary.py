@@ -780,8 +780,10 @@ def no_step_counted(summaries: list[dict[str, Any]],
     """One problem line per complete case that counted no step, so that its per-step
     figures are absent (``num_steps == 0``; not a bare-loop ``totals`` case, which keeps
     no per-step rows by design, nor one whose every request was rejected:
-    ``no_request_served`` says that): ``CASE counted no step: all 47 steps fell in the
-    warm-up of 50 steps; ...`` naming the ``--warmup-steps`` that would count some.
+    ``no_request_served`` says that, nor a timed replay, whose latencies and wall-time
+    tokens/s cover every request whatever was counted: its warning says it):
+    ``CASE counted no step: all 47 steps fell in the warm-up of 50 steps; ...`` naming
+    the ``--warmup-steps`` that would count some.
     ``warmup_steps``: each case's warm-up as set (``case_id`` -> steps); a case not in
     it is said to have had its warm-up, of unstated length."""
     problems = []
@@ -789,21 +791,20 @@ def no_step_counted(summaries: list[dict[str, Any]],
     for s in summaries:
         if (not s.get("complete") or s.get("num_steps")
                 or s.get("instrumentation") == "totals"
+                or s.get("trace_speedup") is not None
                 or 0 < (s.get("num_requests") or 0) == s.get("num_rejected")):
             continue
         total = s.get("num_total_steps") or 0
         warm = s.get("num_warmup_steps") or 0
-        timed = (" (its latencies and tok/s over wall time cover every request)"
-                 if s.get("trace_speedup") is not None else "")
         if total and warm >= total:
             of = warmup_steps.get(s["case_id"])
             of = "" if of is None else f" of {of:,} step{'' if of == 1 else 's'}"
-            why = (f"{all_of(total, 'step', 'steps')} fell in the warm-up{of}; its per-step figures are absent{timed}: set --warmup-steps "
-                   f"below {total:,} (e.g. --warmup-steps {total // 2}) or replay more "
-                   "requests")
+            why = (f"{all_of(total, 'step', 'steps')} fell in the warm-up{of}; its per-step "
+                   f"figures are absent: set --warmup-steps below {total:,} (e.g. "
+                   f"--warmup-steps {total // 2}) or replay more requests")
         else:
             why = (f"{total:,} steps, {warm:,} in the warm-up, none of the rest of the kind "
-                   f"this scenario counts; its per-step figures are absent{timed}")
+                   "this scenario counts; its per-step figures are absent")
         problems.append(f"{s['case_id']} counted no step: {why}")
     return problems
 

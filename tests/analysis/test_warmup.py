@@ -32,7 +32,7 @@ def test_timed_replay_inside_the_warmup_reports_its_latencies(tmp_path):
     run = tmp_path / "timed"
     proc = _bench(["--scenario", "azure-conv-timed", "--trace", str(TRACE), "--max-requests",
                    "1", "--codecs", "msgpack", "--output", str(run)])
-    assert proc.returncode == 1, proc.stderr  # a case that counted no step is no success
+    assert proc.returncode == 0, proc.stderr  # its latencies cover every request
     assert " 0 tok/s" not in proc.stderr and " 0 tok/s" not in proc.stdout
     summary = json.loads((run / "summary.json").read_text())
     requests = pd.read_csv(run / "requests.csv")
@@ -53,13 +53,8 @@ def test_timed_replay_inside_the_warmup_reports_its_latencies(tmp_path):
             f"set --warmup-steps below {total} (e.g. --warmup-steps {total // 2}) or replay "
             "more requests"]
         assert f"warning: {case['warnings'][0]}" in proc.stderr
-        assert (f"bench.py: error: {case['case_id']} counted no step: all {total} steps fell "
-                "in the warm-up of 50 steps; its per-step figures are absent (its latencies "
-                "and tok/s over wall time cover every request): set --warmup-steps below "
-                f"{total} (e.g. --warmup-steps {total // 2}) or replay more requests"
-                in proc.stderr.splitlines())
-    assert summary["status"] == "failed"
-    assert len(summary["problems"]) == len(summary["cases"])  # one line per case
+    assert "counted no step" not in proc.stderr
+    assert (summary["status"], summary["problems"]) == ("complete", [])
     assert "TTFT p50 ms" in proc.stdout  # the latency table is printed
     # its tokens/s is over wall time, and the progress line and the table say so
     progress = [ln for ln in proc.stderr.splitlines() if ln.startswith("[1/")]
@@ -130,13 +125,13 @@ def test_a_case_that_counted_no_step_is_a_problem_of_the_run():
                 num_warmup_steps=47, num_requests=20, num_rejected=0)
     rest = dict(warm, case_id="b", num_total_steps=120, num_warmup_steps=100,
                 trace_speedup=10.0)
-    assert no_step_counted([warm, rest], {"a": 50}) == [
+    assert no_step_counted([warm, rest, dict(rest, case_id="c", trace_speedup=None)],
+                           {"a": 50}) == [
         "a counted no step: all 47 steps fell in the warm-up of 50 steps; its per-step "
         "figures are absent: set --warmup-steps below 47 (e.g. --warmup-steps 23) or "
         "replay more requests",
-        "b counted no step: 120 steps, 100 in the warm-up, none of the rest of the kind "
-        "this scenario counts; its per-step figures are absent (its latencies and tok/s "
-        "over wall time cover every request)"]
+        "c counted no step: 120 steps, 100 in the warm-up, none of the rest of the kind "
+        "this scenario counts; its per-step figures are absent"]  # b: a timed replay
     # counted steps, an unfinished case, a bare loop, every request rejected: no line
     assert no_step_counted([dict(warm, num_steps=3), dict(warm, complete=False),
                             dict(warm, instrumentation="totals"),
