@@ -283,14 +283,14 @@ def partial_summary(result: CaseResult) -> dict[str, Any]:
 
 
 def quiet_warnings_line(cases: Sequence[dict[str, Any]], run_dir: Path) -> Optional[str]:
-    """The line ``--quiet`` prints once at the end of a run in place of the per-case
-    warning lines it drops: how many the cases' ``warnings`` hold and where, ``bench.py:
-    3 warnings recorded in DIR/summary.json (not shown: --quiet)``; ``None`` when they
-    hold none."""
+    """The line ``--quiet`` prints after the tables (stdout, where they are: a script that
+    reads stderr as the errors still finds it empty) in place of the per-case warning
+    lines it drops: how many the cases' ``warnings`` hold and where, ``3 warnings
+    recorded in DIR/summary.json (not shown: --quiet)``; ``None`` when they hold none."""
     count = sum(len(s.get("warnings") or ()) for s in cases)
     if not count:
         return None
-    return (f"bench.py: {count:,} warning{'' if count == 1 else 's'} recorded in "
+    return (f"{count:,} warning{'' if count == 1 else 's'} recorded in "
             f"{run_dir / 'summary.json'} (not shown: --quiet)")
 
 
@@ -531,7 +531,7 @@ class _Run:
     def finish(self, ci_method: str, scenario_report: Optional[Callable]) -> int:
         """After the last case: digests, paired comparisons, byte model and the
         scenario's report, the final status in ``summary.json``, then the tables (and,
-        with ``--quiet``, once they are out, ``quiet_warnings_line`` on stderr); 1
+        with ``--quiet``, ``quiet_warnings_line`` after them); 1
         when a check found a problem, or when the tables could not be written to
         stdout (``console.stdout_failure``: ``summary.json`` is rewritten ``failed``
         with that reason in ``problems``)."""
@@ -559,12 +559,10 @@ class _Run:
             text.append(format_byte_model(writer.byte_model))
         text.append(extra)
         text += [f"note: {note}" for note in notes]
+        text.append(quiet_warnings_line(writer.cases, self.run_dir) if self.quiet else None)
         print("\n".join(t for t in text if t))
         print(f"\nresults: {self.run_dir}")
         sys.stdout.flush()
-        hidden = quiet_warnings_line(writer.cases, self.run_dir) if self.quiet else None
-        if hidden is not None and getattr(sys.stdout, "error", None) is None:  # tables out
-            print(hidden, file=sys.stderr)
         for p in problems:
             print(f"bench.py: error: {p}", file=sys.stderr)
         lost = stdout_failure(sys.stdout)

@@ -533,4 +533,4 @@ def _add_case_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-hostname", action="store_true", help="leave the hostname out of results")
     p.add_argument("--quiet", action="store_true", help=(
         "print only the final tables; the per-case warnings stay in summary.json, and "
-        "one line on stderr says how many"))
+        "one line after the tables says how many"))

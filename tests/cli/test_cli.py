@@ -178,8 +178,9 @@ def test_tiny_run(tmp_path):
     # in every case, more on a loaded machine) and says once how many it dropped
     recorded = sum(len(c["warnings"]) for c in summary["cases"])
     assert recorded >= len(summary["cases"]) == 6
-    assert proc.stderr == (f"bench.py: {recorded} warnings recorded in {out / 'summary.json'} "
-                           "(not shown: --quiet)\n")
+    assert proc.stderr == ""  # stderr holds errors alone
+    assert (f"\n{recorded} warnings recorded in {out / 'summary.json'} (not shown: --quiet)"
+            f"\n\nresults: {out}\n") in proc.stdout
     assert summary["format_version"] == 1
     assert summary["status"] == "complete" and summary["problems"] == []
     meta = summary["metadata"]
@@ -699,7 +700,7 @@ def test_quiet_says_once_how_many_warnings_it_did_not_show(tmp_path):
 
     cases = [{"warnings": ["a", "b"]}, {"warnings": []}, {"warnings": ["c"]}]
     assert quiet_warnings_line(cases, tmp_path) == (
-        f"bench.py: 3 warnings recorded in {tmp_path}/summary.json (not shown: --quiet)")
+        f"3 warnings recorded in {tmp_path}/summary.json (not shown: --quiet)")
     assert quiet_warnings_line(cases[2:], tmp_path) == (
-        f"bench.py: 1 warning recorded in {tmp_path}/summary.json (not shown: --quiet)")
+        f"1 warning recorded in {tmp_path}/summary.json (not shown: --quiet)")
     assert quiet_warnings_line(cases[1:2], tmp_path) is None
