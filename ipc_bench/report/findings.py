@@ -584,7 +584,8 @@ def _share_findings(cases, where: Where, labels: list[str]) -> list[str]:
 def _share_line(at, where: Where, cases, s2r_median: bool) -> str:
     """``_share_findings``' line of one running count's pairs ``at`` (rows of
     ``plots.send_cost_table``); '' when they have no SchedulerOutput path's difference."""
-    from ipc_bench.analysis.send_cost import mean_share, more_or_less, unsigned_pct
+    from ipc_bench.analysis.send_cost import (bounds, mean_share, path_difference,
+                                              step_difference)
 
     s2r = mean_share(at["_s2r_diff"], at[CACHED])
     whole = mean_share(at["diff"], at[CACHED])
@@ -593,43 +594,15 @@ def _share_line(at, where: Where, cases, s2r_median: bool) -> str:
     n = len(at)
     codec, workload = at["codec"].iloc[0], at["workload"].iloc[0]
     step = "median" if "step_ns_median" in cases.columns else "mean"
-    longer = "longer" if whole.share >= 0 else "shorter"
     over = f"means over {n} repetitions of each case's figures" if n > 1 else "one repetition"
     median = ", medians" if s2r_median else ""
-    path = f"send's SchedulerOutput path (build + encode + decode{median})"
     base = f"cached's {s2r.base_ns / 1e3:,.1f} µs {step} step"
-    if _holds_zero(s2r):
-        path += (f" is within noise of cached's: {s2r.diff_ns / 1e3:+.2f} µs per step, "
-                 f"{100 * s2r.share:+.2f} % of {base}{_share_interval(s2r)}")
-    else:
-        path += (f" costs {more_or_less(s2r.diff_ns)}, {unsigned_pct(s2r.share)} % of "
-                 f"{base}{_share_interval(s2r)}")
-    send_step = f"send's whole {step} step, {(whole.base_ns + whole.diff_ns) / 1e3:,.1f} µs,"
-    if _holds_zero(whole):
-        send_step += (f" is within noise of cached's: {100 * whole.share:+.2f} %"
-                      f"{_share_interval(whole)}")
-    else:
-        send_step += (f" is {abs(100 * whole.share):.2f} % {longer} than cached's"
-                      f"{_share_interval(whole)}")
+    path = (f"send's SchedulerOutput path (build + encode + decode{median}) "
+            + path_difference(s2r.diff_ns, s2r.share, bounds(s2r), base))
+    send_step = (f"send's whole {step} step, {(whole.base_ns + whole.diff_ns) / 1e3:,.1f} "
+                 f"µs, {step_difference(whole.share, bounds(whole))}")
     return (f"{where(workload)} ({codec}), {path}; {send_step} (noisier; {over})."
             + _oversubscribed(cases, workload, codec))
-
-
-def _share_interval(share) -> str:
-    """``send_cost.share_interval`` of a ``send_cost.MeanShare``: `` (send - cached:
-    [+1.02, +3.40] %, 95 % Student-t interval)`` over two or more repetitions, else ''."""
-    from ipc_bench.analysis.send_cost import share_interval
-
-    return share_interval(None if share.low is None or share.high is None
-                          else (share.low, share.high))
-
-
-def _holds_zero(share) -> bool:
-    """``send_cost.holds_zero`` of a ``send_cost.MeanShare``'s interval."""
-    from ipc_bench.analysis.send_cost import holds_zero
-
-    return holds_zero(None if share.low is None or share.high is None
-                      else (share.low, share.high))
 
 
 def _step_time_findings(cases) -> list[str]:
