@@ -164,18 +164,19 @@ def test_first_step_gets_the_startup_timeout_later_steps_the_peer_timeout(monkey
 
 
 def test_keepalive_lets_the_runner_wait_through_a_long_idle_gap():
-    # Two requests 40 trace-seconds apart at 10x: a 4 s idle gap, twice the peer
+    # Two requests 60 trace-seconds apart at 10x: a 6 s idle gap, twice the peer
     # timeout. Without KeepAlive the runner would give up waiting and exit. The timeout
-    # is 2 s, not 1 s: on a loaded machine a step was seen to wait over 1 s for its frame.
-    trace = Trace(path="t", arrival_s=np.array([0.0, 40.0]), prompt_lens=np.array([5, 7]),
+    # is 3 s (KeepAlive every 0.75 s): on a loaded 2-core machine a step was seen to wait
+    # over 1 s for its frame, and a 2 s timeout (KeepAlive every 0.5 s) once ran out.
+    trace = Trace(path="t", arrival_s=np.array([0.0, 60.0]), prompt_lens=np.array([5, 7]),
                   output_lens=np.array([3, 4]))
-    spec = steady_case(peer_timeout_s=2.0, max_steps=None)
+    spec = steady_case(peer_timeout_s=3.0, max_steps=None)
     spec.make_workload = lambda: TraceWorkload(trace, name="gap", seed=0, vocab_size=128_256,
                                                logical_step_s=0.02)
     spec.trace_speedup = 10.0
     result = run_case(spec)
     assert [r["num_output_tokens"] for r in result.requests] == [3, 4]
-    assert result.s2r_marker_frames >= 2 + 1  # keepalives (>= 1 per 0.5 s idle) + stop
+    assert result.s2r_marker_frames >= 2 + 1  # keepalives (>= 1 per 0.75 s idle) + stop
 
 
 # ---------------------------------------------------------------------------- the scheduler dies
