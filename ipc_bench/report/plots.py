@@ -396,12 +396,11 @@ TICK_GAP_EM = 0.5
 
 def _overlapping(labels, fig) -> bool:
     """Whether any two of the tick ``labels``' boxes overlap, or nearly touch (less than
-    ``TICK_GAP_EM`` of their font apart), drawing ``fig`` first. The gap is a fixed
-    width, not a share of the labels' own: long labels that stand a few characters apart
-    fit flat."""
+    ``TICK_GAP_EM`` of their font apart), as ``fig`` was last laid out
+    (``_crowded``). The gap is a fixed width, not a share of the labels' own: long
+    labels that stand a few characters apart fit flat."""
     from matplotlib.transforms import Bbox
 
-    fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     boxes = []
     for t in labels:
@@ -411,11 +410,18 @@ def _overlapping(labels, fig) -> bool:
     return any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
 
 
+def _crowded(fig, axes) -> list:
+    """Those of ``axes`` whose shown x tick labels overlap (``_overlapping``), after one
+    layout pass of ``fig`` that renders nothing (every tick placed, every text sized)."""
+    fig.draw_without_rendering()
+    return [ax for ax in axes if _overlapping(_shown_labels(ax), fig)]
+
+
 def _readable_ticks(fig, axes) -> None:
     """Make the x tick labels of ``axes`` readable once drawn: where they overlap, a log
     axis first keeps only its 2 and 5 minor labels, then none, then the labels turn
-    30 degrees, then 90. Call
-    after every artist and limit is set."""
+    30 degrees, then 90. Call after every artist and limit is set. Each round lays the
+    figure out once for all of ``axes`` (at most five passes, none rendered)."""
     from matplotlib.ticker import FuncFormatter, NullFormatter
 
     axes = [ax for ax in axes if ax.get_visible()]
@@ -423,15 +429,13 @@ def _readable_ticks(fig, axes) -> None:
         lead = round(v / 10 ** math.floor(math.log10(v) + 1e-9)) if v > 0 else 0
         return f"{v:g}" if lead in (2, 5) else ""
 
-    for ax in axes:
-        if ax.get_xscale() != "log":
-            continue
-        for fmt in (FuncFormatter(two_five), NullFormatter()):  # fewer minor labels
-            if not _overlapping(_shown_labels(ax), fig):
-                break
+    crowded = [ax for ax in axes if ax.get_xscale() == "log"]
+    for fmt in (FuncFormatter(two_five), NullFormatter()):  # fewer minor labels
+        crowded = _crowded(fig, crowded) if crowded else []
+        for ax in crowded:
             ax.xaxis.set_minor_formatter(fmt)
     for angle in (30, 90):
-        crowded = [ax for ax in axes if _overlapping(_shown_labels(ax), fig)]
+        crowded = _crowded(fig, axes)
         if not crowded:
             return
         for ax in crowded:

@@ -72,4 +72,5 @@ def test_the_ratio_panels_four_labels_stay_horizontal():
     assert [t.get_text() for t in labels] == [f"num_running={n}" for n in RUNNING]
     assert [t.get_rotation() for t in labels] == [0.0] * 4
     assert [t.get_rotation() for t in fig.axes[0].get_xticklabels()] == [0.0] * 4
+    fig.canvas.draw()
     assert not plots._overlapping(plots._shown_labels(ratio), fig)
