@@ -8,6 +8,7 @@ A test that checks that ``bench.py`` removes its socket folders gives that proce
 ``bench_tmpdir`` fixture's folder as ``TMPDIR`` instead, and a test that SIGKILLs it (it
 then cannot remove them) ``killed_bench_tmpdir``'s: its own ``tmp_path``, or a short
 folder under ``/tmp`` where socket paths under ``tmp_path`` would pass the 107-byte limit.
+TorchInductor's compiled kernels are cached in one folder for the whole session.
 """
 
 from __future__ import annotations
@@ -26,11 +27,27 @@ from ipc_bench.wire.transport import IPC_PATH_MAX_BYTES
 SOCKET_SUFFIX_BYTES = len("/ipc-bench-XXXXXXXX/ring-XXXXXXXX/overflow")
 
 
+def _inductor_cache_dir(tmp_path_factory) -> Path:
+    """One TorchInductor cache for the whole session, shared by every xdist worker and
+    every process they start: compiled flex-attention kernels are built once, not once
+    per worker (its default lives in ``TMPDIR``, which each worker points elsewhere).
+    Under xdist each worker's base temporary folder is a ``popen-gwN`` folder of the
+    session's."""
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    cache = root / "torchinductor"
+    cache.mkdir(exist_ok=True)
+    return cache
+
+
 @pytest.fixture(scope="session", autouse=True)
 def session_tmpdir(tmp_path_factory):
     """``TMPDIR`` for the session (short: socket paths are limited to 107 bytes);
-    after the session, no ``ipc-bench-*`` folder may remain in it."""
+    after the session, no ``ipc-bench-*`` folder may remain in it. TorchInductor's
+    cache goes to one folder for the session (``_inductor_cache_dir``) unless
+    ``TORCHINDUCTOR_CACHE_DIR`` is set already."""
     tmp = tmp_path_factory.mktemp("tmp")
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(_inductor_cache_dir(tmp_path_factory)))
     before = os.environ.get("TMPDIR")
     os.environ["TMPDIR"] = str(tmp)
     tempfile.tempdir = None  # gettempdir() reads TMPDIR again
