@@ -340,6 +340,7 @@ class _Run:
             print(f"bench.py: {case.case_id}: interrupted by {exc.signal_name} {where} "
                   f"(exit {exc.code}){kept}", file=sys.stderr)
             exc.reported = True
+            self.quiet_count()
             raise
         except RunFolderError as exc:
             return self.write_failed(exc, result)
@@ -385,10 +386,12 @@ class _Run:
             self._stop(result, f"internal error: {type(exc).__name__}: {exc}", "failed")
             print(f"bench.py: internal error in {case_id}: {type(exc).__name__}: {exc}",
                   file=sys.stderr)
+            self.quiet_count()
             return 1
         self._stop(result, message, "failed")
         kept = f"; partial results: {self.run_dir}" if self.num_done and self.kept() else ""
         print(f"bench.py: error: {case_id}: {message}{kept}", file=sys.stderr)
+        self.quiet_count()
         return 2 if isinstance(exc, EndpointError) else 1
 
     def _stop(self, result: CaseResult, message: str, status: str) -> None:
@@ -445,6 +448,7 @@ class _Run:
             except RunFolderError as again:
                 message += f" ({self._left_behind(str(again).rpartition(': ')[2])})"
         print(f"bench.py: error: {message}", file=sys.stderr)
+        self.quiet_count()
         return 1
 
     def _left_behind(self, reason: str) -> str:
@@ -464,6 +468,20 @@ class _Run:
     def kept(self) -> bool:
         """Whether the run folder still holds a ``summary.json`` (results to point at)."""
         return (self.run_dir / "summary.json").is_file()
+
+    def quiet_count(self) -> None:
+        """With ``--quiet``, for a run that stops before its tables (a failed case, an
+        interrupt, a write failure): ``quiet_warnings_line`` of the cases written so
+        far, on stdout, when the folder still holds them; nothing when they hold no
+        warning. A stdout that cannot be written to changes nothing."""
+        if not (self.quiet and self.kept()):
+            return
+        line = quiet_warnings_line(self.writer.cases, self.run_dir)
+        if line:
+            try:
+                print(line, flush=True)
+            except (OSError, ValueError):  # a closed pipe: the error line says the rest
+                pass
 
     def pointer(self, measured: bool) -> str:
         """The end of an interrupt's line: ``; partial results: DIR`` when steps were
@@ -507,6 +525,7 @@ class _Run:
               + (f"; results: {self.run_dir}" if every else self.pointer(self.num_done > 0)),
               file=sys.stderr)
         exc.reported = True
+        self.quiet_count()
 
     def _record(self, result: CaseResult, cpu_before) -> dict[str, Any]:
         """Summarize a finished case, write it, keep its captures; its summary."""

@@ -499,6 +499,55 @@ def test_a_signal_while_a_finished_case_is_written_counts_that_case(
         ("num_running=2/send/msgpack#0", True)]
 
 
+@pytest.mark.parametrize("stop", ["failed case", "SIGTERM between cases"])
+def test_a_quiet_run_that_stops_before_its_tables_counts_the_warnings_it_did_not_show(
+        tmp_path, monkeypatch, capsys, handlers_restored, stop):
+    """--quiet: the first case is written (with its "figures are rough" warning and any
+    noise ones), then the second case fails, or SIGTERM comes between the cases; stdout
+    holds the count of the warnings written, stderr the one line of the stop."""
+    from ipc_bench import cli
+    from ipc_bench.cli import execute
+
+    run_case_ = execute.run_case
+    record = execute._Run._record
+    calls = []
+
+    def run_case_then_fail(case, **kw):
+        calls.append(case.case_id)
+        if len(calls) == 2:
+            raise CaseError("the runner broke (injected)", 3)
+        return run_case_(case, **kw)
+
+    def record_then_signal(self, result, cpu_before):
+        summary = record(self, result, cpu_before)
+        os.kill(os.getpid(), signal.SIGTERM)  # pending until the case is counted
+        return summary
+
+    if stop == "failed case":
+        monkeypatch.setattr(execute, "run_case", run_case_then_fail)
+    else:
+        monkeypatch.setattr(execute._Run, "_record", record_then_signal)
+    run_dir = tmp_path / "run"
+    code = cli.main(_TINY + ["--output", str(run_dir)])
+    out, err = capsys.readouterr()
+    summary, _ = load_run(run_dir)
+    written = [c for c in summary["cases"] if c["complete"]]
+    assert [c["case_id"] for c in written] == ["num_running=2/send/msgpack#0"]
+    recorded = len(written[0]["warnings"])
+    assert recorded >= 1 and "only 50 counted steps (< 100): figures are rough" in \
+        written[0]["warnings"]
+    plural = "" if recorded == 1 else "s"
+    assert out == (f"{recorded} warning{plural} recorded in {run_dir / 'summary.json'} "
+                   "(not shown: --quiet)\n")
+    if stop == "failed case":
+        assert code == 1
+        assert err == ("bench.py: error: num_running=2/cached/msgpack#0: the runner broke "
+                       f"(injected); partial results: {run_dir}\n")
+    else:
+        assert code == 143
+        assert err == f"bench.py: interrupted by SIGTERM (exit 143); partial results: {run_dir}\n"
+
+
 def test_a_signal_before_the_claim_leaves_no_folder(tmp_path, monkeypatch, capsys,
                                                     handlers_restored):
     from ipc_bench import cli
