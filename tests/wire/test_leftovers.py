@@ -6,7 +6,9 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import shutil
 import subprocess
+import sys
 import tempfile
 
 import pytest
@@ -149,6 +151,39 @@ def test_only_exactly_named_folders_with_this_namespaces_owner_file_are_removed(
     assert (parent / "elsewhere" / "runner.stderr").is_file()
     assert made.swept == Swept() and notes == []
     made.cleanup()
+
+
+UNSHARE = shutil.which("unshare")
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or UNSHARE is None,
+                    reason="a new pid namespace needs root and unshare(1)")
+def test_a_live_folder_made_in_another_pid_namespace_is_kept(parent, notes):
+    """A run in a new pid namespace (as in a container sharing the folder) whose pid is
+    free here: its folder's pid is dead here, but its owner file names another
+    namespace."""
+    running = {int(p) for p in os.listdir("/proc") if p.isdigit()}
+    target = min(p for p in range(100, 5000) if p not in running)
+    script = (f"import os, sys\nfrom ipc_bench.wire.transport import EndpointDir\n"
+              f"while True:\n    pid = os.fork()\n    if pid == 0:\n"
+              f"        if os.getpid() == {target}:\n            made = EndpointDir()\n"
+              f"            print(made.path, flush=True)\n            sys.stdin.read()\n"
+              f"            made.cleanup()\n        os._exit(0)\n    os.waitpid(pid, 0)\n"
+              f"    if pid >= {target}:\n        break\n")
+    other = subprocess.Popen([UNSHARE, "--pid", "--fork", sys.executable, "-c", script],
+                             env=dict(os.environ, TMPDIR=str(parent)), stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        path = other.stdout.readline().strip()
+        assert os.path.basename(path).startswith(f"ipc-bench-{target}-")
+        made = new_folder(parent)
+        with pytest.raises(ProcessLookupError):
+            os.kill(target, 0)  # the pid is free here: only the namespace keeps the folder
+        assert os.path.isdir(path) and made.swept == Swept() and notes == []
+        made.cleanup()
+    finally:
+        other.communicate("", timeout=30)
+    assert other.returncode == 0 and not os.path.exists(path)
 
 
 def test_keep_leftovers_turns_the_sweep_off(parent, notes, monkeypatch):
