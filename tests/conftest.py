@@ -4,6 +4,9 @@
 temporary folder for the whole session, so the ``ipc-bench-*`` socket folders of every
 run the suite starts land there and not in ``/tmp``, which other users' runs share;
 after the last test it fails the session if any ``ipc-bench-*`` folder is left in it.
+It also sets ``IPC_BENCH_KEEP_LEFTOVERS`` (``leftovers.KEEP_ENV``) for the session, so no
+run removes a folder another run of the session left (``leftovers.sweep``): a folder a
+run fails to remove stays to fail the session; a test of the sweep unsets it.
 A test that checks that ``bench.py`` removes its socket folders gives that process the
 ``bench_tmpdir`` fixture's folder as ``TMPDIR`` instead, and a test that SIGKILLs it (it
 then cannot remove them) ``killed_bench_tmpdir``'s: its own ``tmp_path``, or a short
@@ -20,11 +23,12 @@ from pathlib import Path
 
 import pytest
 
+from ipc_bench.wire.leftovers import KEEP_ENV
 from ipc_bench.wire.transport import IPC_PATH_MAX_BYTES
 
 #: Bytes a run adds to its ``TMPDIR`` in its longest socket path (a shared-memory
-#: ring's overflow socket).
-SOCKET_SUFFIX_BYTES = len("/ipc-bench-XXXXXXXX/ring-XXXXXXXX/overflow")
+#: ring's overflow socket; a pid has at most 7 digits: Linux's ``pid_max`` <= 4194304).
+SOCKET_SUFFIX_BYTES = len("/ipc-bench-4194304-XXXXXXXX/ring-XXXXXXXX/overflow")
 
 
 def _inductor_cache_dir(tmp_path_factory) -> Path:
@@ -42,22 +46,23 @@ def _inductor_cache_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session", autouse=True)
 def session_tmpdir(tmp_path_factory):
-    """``TMPDIR`` for the session (short: socket paths are limited to 107 bytes);
-    after the session, no ``ipc-bench-*`` folder may remain in it. TorchInductor's
-    cache goes to one folder for the session (``_inductor_cache_dir``) unless
-    ``TORCHINDUCTOR_CACHE_DIR`` is set already."""
+    """``TMPDIR`` for the session (short: socket paths are limited to 107 bytes), and
+    ``IPC_BENCH_KEEP_LEFTOVERS=1``; after the session, no ``ipc-bench-*`` folder may
+    remain in it. TorchInductor's cache goes to one folder for the session
+    (``_inductor_cache_dir``) unless ``TORCHINDUCTOR_CACHE_DIR`` is set already."""
     tmp = tmp_path_factory.mktemp("tmp")
     os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(_inductor_cache_dir(tmp_path_factory)))
-    before = os.environ.get("TMPDIR")
-    os.environ["TMPDIR"] = str(tmp)
+    before = {name: os.environ.get(name) for name in ("TMPDIR", KEEP_ENV)}
+    os.environ.update({"TMPDIR": str(tmp), KEEP_ENV: "1"})
     tempfile.tempdir = None  # gettempdir() reads TMPDIR again
     try:
         yield tmp
     finally:
-        if before is None:
-            os.environ.pop("TMPDIR", None)
-        else:
-            os.environ["TMPDIR"] = before
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
         tempfile.tempdir = None
     left = sorted(p.name for p in tmp.glob("ipc-bench-*"))
     assert left == [], f"the suite left socket folders in {tmp}: {', '.join(left)}"

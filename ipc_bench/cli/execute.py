@@ -53,7 +53,7 @@ from ipc_bench.harness.signals import Interrupted
 from ipc_bench.harness.spec import CaseResult
 from ipc_bench.report.tables import format_byte_model, format_comparisons, format_tables
 from ipc_bench.wire.remote import RemoteRunners
-from ipc_bench.wire.transport import EndpointError
+from ipc_bench.wire.transport import EndpointError, set_sweep_sink
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -62,7 +62,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 def run_cases(args, cases, scenario_report: Optional[Callable] = None,
               remote: Optional[RemoteRunners] = None, notes: Sequence[str] = (),
               trace_sha256: Optional[str] = None,
-              trace_resolved_path: Optional[str] = None) -> int:
+              trace_resolved_path: Optional[str] = None, swept: Sequence[str] = ()) -> int:
     """Run ``cases`` (checked) as the command line ``args`` asks; returns the exit code.
     ``scenario_report``: the scenario's ``report`` (its text is printed after the
     tables). ``remote``: the runners started by hand (``--remote-runners``), passed to
@@ -71,9 +71,12 @@ def run_cases(args, cases, scenario_report: Optional[Callable] = None,
     (unless ``--quiet``) and kept in the metadata's ``notes``. ``trace_sha256``: the
     SHA-256 of the trace bytes the cases replay (``ScenarioOptions.trace_sha256``);
     ``trace_resolved_path``: its path resolved as it was read
-    (``ScenarioOptions.trace_resolved_path``). A write error of the
-    run folder ends the run with one line and exit 1; ``Interrupted`` propagates once
-    ``summary.json`` names it."""
+    (``ScenarioOptions.trace_resolved_path``). ``swept``: what the socket folders'
+    sweep removed before the run started (``leftovers.sweep_note`` lines), each printed
+    as ``note: ...`` after the notes (unless ``--quiet``; never in the metadata), as is
+    what a case's sweep removes (``transport.set_sweep_sink``, until the run ends). A
+    write error of the run folder ends the run with one line and exit 1;
+    ``Interrupted`` propagates once ``summary.json`` names it."""
     # Nothing this run writes (results, captures, socket files) is group- or
     # world-writable, whatever umask it was started with.
     os.umask(os.umask(0) | 0o022)
@@ -92,11 +95,17 @@ def run_cases(args, cases, scenario_report: Optional[Callable] = None,
                 f" -> {run.run_dir}")
         for note in notes:
             run.log(f"note: {note}")
-        for i, case in enumerate(cases, 1):
-            code = run.case(i, case)
-            if code is not None:
-                return code
-        return run.finish(args.ci_method, scenario_report)
+        for line in swept:
+            run.log(f"note: {line}")
+        previous = set_sweep_sink(lambda line: run.log(f"note: {line}"))
+        try:
+            for i, case in enumerate(cases, 1):
+                code = run.case(i, case)
+                if code is not None:
+                    return code
+            return run.finish(args.ci_method, scenario_report)
+        finally:
+            set_sweep_sink(previous)
     except RunFolderError as exc:
         return run.write_failed(exc)
     except Interrupted as exc:

@@ -23,7 +23,8 @@ from ipc_bench.harness.memory import HeapReport
 from ipc_bench.harness.spec import INPROC
 from ipc_bench.wire.codecs import DEFAULT_CODECS, PICKLED_CODECS, STATEFUL_CODECS
 from ipc_bench.wire.shm_ring import RING_TRANSPORTS, check_ring
-from ipc_bench.wire.transport import TRANSPORTS, EndpointError, check_endpoints
+from ipc_bench.wire.transport import (TRANSPORTS, EndpointError, check_endpoints,
+                                      set_sweep_sink)
 
 #: The runner's buffers may take at most this share of the machine's available memory.
 MAX_MEMORY_SHARE = 0.5
@@ -39,15 +40,21 @@ PP_SPEC_REFUSAL = ("vLLM does not run speculative decoding with pipeline paralle
 
 def main(argv: list[str]) -> int:
     """The run command; returns the exit code (2 on bad input). ``Interrupted``
-    propagates to ``ipc_bench.cli.main``."""
+    propagates to ``ipc_bench.cli.main``. What the socket folders' sweep removes
+    (``transport.EndpointDir``) is said in a ``note:`` line after the run's first line
+    (``execute.run_cases``; not with ``--quiet``)."""
+    swept: list[str] = []
+    previous = set_sweep_sink(swept.append)
     try:
-        return _main(argv)
+        return _main(argv, swept)
     except (UsageError, ConfigError, TraceError, EndpointError) as exc:
         print(f"bench.py: error: {one_line(str(exc))}", file=sys.stderr)
         return 2
+    finally:
+        set_sweep_sink(previous)
 
 
-def _main(argv: list[str]) -> int:
+def _main(argv: list[str], swept: list[str]) -> int:
     from ipc_bench.engine.token_ids import forget_histograms
     from ipc_bench.harness.scenario import discover
 
@@ -76,12 +83,12 @@ def _main(argv: list[str]) -> int:
         os.sched_setaffinity(0, args.cpu_affinity[0])
     report = getattr(module, "report", None)
     if remote is None:
-        return run_cases(args, cases, report, notes=opts.notes,
+        return run_cases(args, cases, report, notes=opts.notes, swept=swept,
                          trace_sha256=opts.trace_sha256,
                          trace_resolved_path=opts.trace_resolved_path)
     code = None
     try:
-        code = run_cases(args, cases, report, remote=remote, notes=opts.notes,
+        code = run_cases(args, cases, report, remote=remote, notes=opts.notes, swept=swept,
                          trace_sha256=opts.trace_sha256,
                          trace_resolved_path=opts.trace_resolved_path)
         return code

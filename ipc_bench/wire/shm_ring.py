@@ -90,7 +90,10 @@ its folder, whatever the readers did (a killed reader included); readers only un
 Neither end registers the segment with ``multiprocessing``'s resource tracker (the
 tracker is an extra child process, and a reader's would unlink the segment when that
 reader exits, CPython issue 82300). What a SIGKILL of the writer before its readers
-attached leaves: the segment ``/dev/shm/ipc-bench-ring-*`` and the ring's folder.
+attached leaves: the segment ``/dev/shm/ipc-bench-ring-*`` and the ring's folder
+(``ring-XXXXXXXX``), which names the segment by an empty file of the segment's name,
+made before the segment is; in a case's socket folder, the next run there unlinks
+such a segment with the folder (``leftovers.sweep``).
 """
 
 from __future__ import annotations
@@ -112,6 +115,7 @@ import msgspec
 import zmq
 
 from ipc_bench.errors import one_line
+from ipc_bench.wire.leftovers import RING_FOLDER_PREFIX, SEGMENT_PREFIX
 from ipc_bench.wire.transport import (POLL_SLICE_MS, EndpointDir, EndpointError, PeerError,
                                       PeerTimeout, open_socket, zmtp_frame_bytes)
 
@@ -125,7 +129,7 @@ RING_TRANSPORTS = {"shm": "spin", "shm-block": "block"}
 DEFAULT_CHUNKS = 10
 DEFAULT_CHUNK_BYTES = 1 << 20
 #: Shared-memory names begin with this (``/dev/shm/ipc-bench-ring-...``).
-SHM_PREFIX = "ipc-bench-ring-"
+SHM_PREFIX = SEGMENT_PREFIX
 
 _MAGIC = b"IPCRING1"
 _HEADER = struct.Struct("<8sIII")
@@ -380,6 +384,13 @@ def _segment(name: str, create: bool = False, size: int = 0) -> shared_memory.Sh
         return shared_memory.SharedMemory(name, create=create, size=size)
 
 
+def _record_segment(folder: str, name: str) -> None:
+    """Name the segment ``name`` in the ring's ``folder`` by an empty file of that name,
+    before the segment is made: a later run that finds the folder left by a process that
+    no longer runs unlinks the segment too (``leftovers.sweep``)."""
+    os.close(os.open(os.path.join(folder, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+
+
 def _unlink(shm: shared_memory.SharedMemory) -> None:
     """Remove the segment's name (mappings stay valid); gone already is fine."""
     try:
@@ -423,9 +434,11 @@ class RingWriter(_RingEnd):
         self.unlinked = False
         try:
             try:
-                self.folder = tempfile.mkdtemp(prefix="ring-", dir=folder)  # mode 0700
+                self.folder = tempfile.mkdtemp(prefix=RING_FOLDER_PREFIX, dir=folder)  # 0700
                 size = _data_offset(n_readers, n_chunks) + n_chunks * chunk_bytes
-                shm = _segment(SHM_PREFIX + secrets.token_hex(8), create=True, size=size)
+                name = SHM_PREFIX + secrets.token_hex(8)
+                _record_segment(self.folder, name)
+                shm = _segment(name, create=True, size=size)
                 self._map(shm, n_readers, n_chunks, chunk_bytes)
                 self._open_notifications()
             except OSError as exc:

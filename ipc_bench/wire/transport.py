@@ -9,7 +9,10 @@ Three sockets per case, all bound by the scheduler and connected by the runner:
 An empty frame on a data socket is never a valid message; it tells the peer to read
 the control socket (phase change, stop or error), so data sockets carry measured
 traffic only. ``ipc://`` endpoints live in a private directory (mode 0700) unique to
-the run; ``tcp://`` endpoints bind to 127.0.0.1 unless another host is given.
+the case, ``TMPDIR/ipc-bench-<pid>-XXXXXXXX`` (``EndpointDir``, named for the process
+that makes and removes it); making one removes those that processes which no longer run
+left in the same folder (``leftovers``). ``tcp://`` endpoints bind to 127.0.0.1 unless
+another host is given.
 
 Every receive has a timeout and a liveness check of the peer. Setting up never hangs:
 a socket that cannot be bound or connected raises ``EndpointError`` (one line naming
@@ -25,6 +28,7 @@ import ipaddress
 import os
 import re
 import shutil
+import sys
 import tempfile
 import time
 from typing import Callable, Optional
@@ -34,6 +38,7 @@ import zmq
 from zmq.utils.monitor import recv_monitor_message
 
 from ipc_bench.errors import one_line
+from ipc_bench.wire import leftovers
 
 
 #: Receive timeout of one wait slice; between slices the peer's liveness is checked.
@@ -201,21 +206,49 @@ class Endpoints(msgspec.Struct, frozen=True):
     ctl: str
 
 
+def _print_note(line: str) -> None:
+    print(f"note: {line}", file=sys.stderr, flush=True)
+
+
+#: Where ``EndpointDir`` sends the line saying what its sweep removed (``set_sweep_sink``).
+_sweep_sink: Callable[[str], None] = _print_note
+
+
+def set_sweep_sink(sink: Optional[Callable[[str], None]]) -> Callable[[str], None]:
+    """Send the lines saying what a new ``EndpointDir``'s sweep removed
+    (``leftovers.sweep_note``, without ``note: ``) to ``sink`` from now on (``None``: to
+    stderr as ``note: LINE``, the default); returns the sink it replaces."""
+    global _sweep_sink
+    previous, _sweep_sink = _sweep_sink, sink or _print_note
+    return previous
+
+
 class EndpointDir:
-    """Private directory for ``ipc://`` socket files (``TMPDIR/ipc-bench-XXXXXXXX``,
-    mode 0700); ``cleanup()`` removes it. Raises ``EndpointError`` when it cannot be
-    created."""
+    """Private directory for ``ipc://`` socket files (``TMPDIR/ipc-bench-<pid>-XXXXXXXX``,
+    mode 0700: this process's pid, ``leftovers``); ``cleanup()`` removes it. Raises
+    ``EndpointError`` when it cannot be created.
+
+    Once it is made, the socket folders in the same parent that processes which no
+    longer run left behind (a SIGKILLed ``bench.py``), and the ring segments they name,
+    are removed (``leftovers.sweep``; never fails); ``swept`` says what was, and a line
+    saying so goes to the sweep sink (``set_sweep_sink``) when anything was."""
 
     def __init__(self) -> None:
         parent = None
         try:
             parent = tempfile.gettempdir()  # TMPDIR, else /tmp ... (Python's order)
-            self.path = tempfile.mkdtemp(prefix="ipc-bench-", dir=parent)  # mode 0700
+            self.path = tempfile.mkdtemp(prefix=f"{leftovers.FOLDER_PREFIX}{os.getpid()}-",
+                                         dir=parent)  # mode 0700
         except OSError as exc:  # also gettempdir's "no usable temporary directory"
             where = parent or os.environ.get("TMPDIR") or "any temporary folder"
             raise EndpointError(f"cannot create a socket folder in {where}: "
                                 f"{exc.strerror or exc}") from None
         os.chmod(self.path, 0o700)
+        leftovers.write_owner(self.path)
+        self.swept = leftovers.sweep(parent)
+        note = leftovers.sweep_note(self.swept)
+        if note is not None:
+            _sweep_sink(note)
 
     def cleanup(self) -> None:
         shutil.rmtree(self.path, ignore_errors=True)

@@ -1081,8 +1081,8 @@ def test_overhead_runs_its_default_8_repetitions_only_when_repeat_is_not_given(
 
     ran = []
     monkeypatch.setattr(execute, "run_cases",
-                        lambda args, cases, report, notes, trace_sha256, trace_resolved_path:
-                        ran.extend(cases) or 0)
+                        lambda args, cases, report, notes, trace_sha256, trace_resolved_path,
+                        swept: ran.extend(cases) or 0)
     assert cli.main(["--scenario", "overhead", "--policies", "send", *repeat]) == 0
     assert sorted({c.repetition for c in ran}) == list(range(expected))
     assert len(ran) == 2 * expected  # arms steps and totals

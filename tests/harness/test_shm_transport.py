@@ -31,6 +31,7 @@ from ipc_bench.harness.spec import SCHED_COLUMNS, CaseError
 from ipc_bench.harness.supervisor import run_case
 from ipc_bench.wire.channel import (ChannelError, RingRunnerChannel, RingSchedulerChannel)
 from ipc_bench.wire.codecs import scheduler_output_codec
+from ipc_bench.wire.leftovers import KEEP_ENV
 from ipc_bench.wire.shm_ring import (SHM_PREFIX, RingReader, RingTimeout, RingWriter,
                                      ring_message_bytes)
 from ipc_bench.wire.transport import (EndpointDir, RunnerSockets, SchedulerSockets,
@@ -193,7 +194,8 @@ def test_killed_runner_over_shm_is_reported_and_cleaned_up(monkeypatch):
 
 def test_a_sigkilled_bench_leaves_no_segment(tmp_path):
     """The ring's name is gone once the runner is ready, so a SIGKILL of ``bench.py`` in
-    the middle of a case leaves no segment (its socket folder stays, under TMPDIR)."""
+    the middle of a case leaves no segment; its socket folder stays, under TMPDIR, until
+    the next run there removes it and says so."""
     from test_e2e import _cmdlines
 
     out = tmp_path / "out"
@@ -220,6 +222,21 @@ def test_a_sigkilled_bench_leaves_no_segment(tmp_path):
         assert time.monotonic() < deadline, "the runner outlived bench.py"
         time.sleep(0.05)
     assert segments_left(mine) == []
+    (left,) = os.listdir(tmp)
+    assert re.fullmatch(rf"ipc-bench-{bench.pid}-\w{{8}}", left)
+    env = {k: v for k, v in os.environ.items() if k != KEEP_ENV}
+    again = subprocess.run(
+        [sys.executable, "bench.py", "--scenario", "decode-steady", "--num-running", "1",
+         "--steps", "5", "--policies", "send", "--codecs", "msgpack", "--transport", "shm",
+         "--no-single-process", "--no-floor", "--output", str(tmp_path / "again")],
+        cwd=repo, env=dict(env, TMPDIR=str(tmp)), capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0, again.stderr
+    lines = again.stderr.splitlines()
+    assert lines[0].startswith("ipc-bench: decode-steady, 1 case -> ")
+    assert lines[1] == (f"note: removed 1 socket folder left by a process that no longer "
+                        f"runs (pid {bench.pid})")
+    assert sum("note: removed" in line for line in lines) == 1
+    assert os.listdir(tmp) == []
     shutil.rmtree(tmp)
 
 
@@ -235,8 +252,10 @@ def test_a_ring_socket_path_too_long_is_refused_before_anything_starts(tmp_path)
         cwd=Path(__file__).resolve().parents[2], env=dict(os.environ, TMPDIR=str(tmp)),
         capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
-    assert re.fullmatch(r"bench\.py: error: cannot bind ipc://\S+/ring-\w+/overflow: the socket "
-                        r"path is 117 bytes, the limit is 107 \(set TMPDIR to a shorter "
+    pid = re.search(r"/ipc-bench-(\d+)-", proc.stderr).group(1)  # bench.py's
+    assert re.fullmatch(rf"bench\.py: error: cannot bind ipc://{re.escape(str(tmp))}/"
+                        rf"ipc-bench-{pid}-\w{{8}}/ring-\w{{8}}/overflow: the socket path is "
+                        rf"{118 + len(pid)} bytes, the limit is 107 \(set TMPDIR to a shorter "
                         r"folder\)\n", proc.stderr), proc.stderr
     assert not out.exists() and os.listdir(tmp) == []
 

@@ -76,19 +76,23 @@ def assert_refused(code: int, err: str, elapsed_s: float, pid: int, tmpdir, outp
 # ---------------------------------------------------------------------- bench.py
 
 
-def test_a_tmpdir_of_85_characters_is_refused_at_once_84_runs(tmp_path):
-    """The issue's first example: a socket path over 107 bytes made the run hang."""
+def test_a_tmpdir_of_85_characters_is_refused_at_once_77_runs(tmp_path):
+    """The issue's first example: a socket path over 107 bytes made the run hang. The
+    socket folder's name holds the pid of ``bench.py`` (``ipc-bench-<pid>-XXXXXXXX``), so
+    the path is 109 bytes plus the pid's digits; a ``TMPDIR`` of 77 characters fits
+    with any pid (at most 7 digits)."""
     tmpdir = tmpdir_of_length(tmp_path / "a", 85)
     out = tmp_path / "run85"
     code, err, elapsed_s, pid = run_bench(DS + ["--output", str(out)], tmpdir)
     line = assert_refused(code, err, elapsed_s, pid, tmpdir, out)
     assert re.fullmatch(rf"bench\.py: error: cannot bind ipc://{re.escape(str(tmpdir))}/"
-                        r"ipc-bench-\w{8}/s2r: the socket path is 108 bytes, the limit is 107 "
+                        rf"ipc-bench-{pid}-\w{{8}}/s2r: the socket path is "
+                        rf"{109 + len(str(pid))} bytes, the limit is 107 "
                         r"\(set TMPDIR to a shorter folder\)", line), line
     print(f"\nTMPDIR of 85 characters: exit 2 after {elapsed_s:.2f} s")
 
-    tmpdir = tmpdir_of_length(tmp_path / "b", 84)
-    out = tmp_path / "run84"
+    tmpdir = tmpdir_of_length(tmp_path / "b", 84 - 7)
+    out = tmp_path / "run77"
     code, err, _, _ = run_bench(DS + ["--output", str(out)], tmpdir)
     assert code == 0, err
     assert json.loads((out / "summary.json").read_text())["status"] == "complete"
@@ -130,8 +134,10 @@ def test_a_socket_failure_during_the_run_is_written_and_exits_2(monkeypatch, tmp
     lines = capsys.readouterr().err.strip().splitlines()
     message = lines[0].split(": ", 3)[-1]
     assert lines == [f"bench.py: error: num_running=1/send/msgpack#0: {message}"]
-    assert re.fullmatch(r"cannot bind ipc://.*/s2r: the socket path is 108 bytes, the limit "
-                        r"is 107 \(set TMPDIR to a shorter folder\)", message), message
+    pid = os.getpid()  # the socket folder is ipc-bench-<pid>-XXXXXXXX
+    assert re.fullmatch(rf"cannot bind ipc://.*/ipc-bench-{pid}-\w{{8}}/s2r: the socket path is "
+                        rf"{109 + len(str(pid))} bytes, the limit is 107 \(set TMPDIR to a "
+                        r"shorter folder\)", message), message
     summary = json.loads((out / "summary.json").read_text())
     assert summary["status"] == "failed"
     assert summary["cases"][0]["error"] == message

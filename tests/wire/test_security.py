@@ -80,9 +80,9 @@ def test_ipc_sockets_live_in_a_private_directory(monkeypatch, tmp_path):
 
     run_case(steady_case(max_steps=10), on_step)
     assert modes["dir"] == 0o700
-    assert {k for k in modes if k != "dir"} == {"s2r", "r2s", "ctl", "runner.stderr"}
+    assert {k for k in modes if k != "dir"} == {"s2r", "r2s", "ctl", "runner.stderr", "owner"}
     assert all(modes[k][0] == stat.S_IFSOCK for k in ("s2r", "r2s", "ctl"))
-    assert modes["runner.stderr"][1] == 0o600
+    assert modes["runner.stderr"][1] == modes["owner"][1] == 0o600
     assert list(tmp_path.glob("ipc-bench-*")) == []  # removed when the case ends
     d = EndpointDir()
     assert stat.S_IMODE(os.stat(d.path).st_mode) == 0o700

@@ -175,8 +175,8 @@ def test_close_unlinks_the_segment_and_the_folder():
     writer, readers = ring(2, n_chunks=2, chunk_bytes=64, wait="block")
     name, folder = writer.handle.shm_name, writer.folder
     assert name.startswith(SHM_PREFIX) and segment_exists(name)
-    assert sorted(os.listdir(folder)) == ["overflow", "reader0.fifo", "reader1.fifo",
-                                          "writer.fifo"]
+    assert sorted(os.listdir(folder)) == [name, "overflow", "reader0.fifo", "reader1.fifo",
+                                          "writer.fifo"]  # the segment named, for a sweep
     assert os.stat(folder).st_mode & 0o777 == 0o700
     assert os.stat(f"/dev/shm/{name}").st_mode & 0o777 == 0o600
     close_all(writer, readers)
