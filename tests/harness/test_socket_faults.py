@@ -76,12 +76,13 @@ def assert_refused(code: int, err: str, elapsed_s: float, pid: int, tmpdir, outp
 # ---------------------------------------------------------------------- bench.py
 
 
-def test_a_tmpdir_of_85_characters_is_refused_at_once_77_runs(tmp_path):
+def test_a_tmpdir_of_85_characters_is_refused_at_once_77_runs(tmp_path, bench_tmpdir):
     """The issue's first example: a socket path over 107 bytes made the run hang. The
     socket folder's name holds the pid of ``bench.py`` (``ipc-bench-<pid>-XXXXXXXX``), so
     the path is 109 bytes plus the pid's digits; a ``TMPDIR`` of 77 characters fits
-    with any pid (at most 7 digits)."""
-    tmpdir = tmpdir_of_length(tmp_path / "a", 85)
+    with any pid (at most 7 digits). The ``TMPDIR``s lie under ``bench_tmpdir``, which is
+    short enough for a 77-character one also under an xdist worker's longer ``tmp_path``."""
+    tmpdir = tmpdir_of_length(bench_tmpdir / "a", 85)
     out = tmp_path / "run85"
     code, err, elapsed_s, pid = run_bench(DS + ["--output", str(out)], tmpdir)
     line = assert_refused(code, err, elapsed_s, pid, tmpdir, out)
@@ -91,7 +92,7 @@ def test_a_tmpdir_of_85_characters_is_refused_at_once_77_runs(tmp_path):
                         r"\(set TMPDIR to a shorter folder\)", line), line
     print(f"\nTMPDIR of 85 characters: exit 2 after {elapsed_s:.2f} s")
 
-    tmpdir = tmpdir_of_length(tmp_path / "b", 84 - 7)
+    tmpdir = tmpdir_of_length(bench_tmpdir / "b", 84 - 7)
     out = tmp_path / "run77"
     code, err, _, _ = run_bench(DS + ["--output", str(out)], tmpdir)
     assert code == 0, err
