@@ -14,6 +14,7 @@ stdout or a signal while printing costs nothing.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -480,12 +481,17 @@ class _Run:
 
     def quiet_count(self) -> None:
         """With ``--quiet``, for a run that stops before its tables (a failed case, an
-        interrupt, a write failure): ``quiet_warnings_line`` of the cases written so
-        far, on stdout, when the folder still holds them; nothing when they hold no
-        warning. A stdout that cannot be written to changes nothing."""
-        if not (self.quiet and self.kept()):
+        interrupt, a write failure): ``quiet_warnings_line`` of the cases the folder's
+        ``summary.json`` holds, read back from it (where a write failed, it may hold fewer
+        cases than were run), on stdout; nothing when they hold no warning or it cannot
+        be read. A stdout that cannot be written to changes nothing."""
+        if not self.quiet:
             return
-        line = quiet_warnings_line(self.writer.cases, self.run_dir)
+        try:
+            cases = json.loads((self.run_dir / "summary.json").read_text())["cases"]
+            line = quiet_warnings_line(cases, self.run_dir)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return
         if line:
             try:
                 print(line, flush=True)

@@ -32,6 +32,7 @@ def test_configurations_parse_and_refuse_graphs_on_gather():
         dsc.parse_configs("paged")
 
 
+@pytest.mark.slow  # compiles flex attention (TorchInductor, CPU)
 def test_cpu_run_gives_equal_tokens_across_backends_and_padding(tmp_path, capsys):
     out = tmp_path / "rows.json"
     # gpu_check's stage 0 on CPU (test_scripts.py) runs these sizes and contexts too: the
@@ -105,6 +106,7 @@ def test_an_interrupted_run_keeps_the_rows_of_finished_configurations(tmp_path, 
     assert [(r["config"], r["num_running"], r["step_ns"]) for r in rows] == [
         ("gather", 2, 2e6), ("gather", 3, 2e6)]
 
+@pytest.mark.slow  # compiles flex attention (TorchInductor, CPU)
 def test_run_config_frees_its_model_before_it_returns(monkeypatch):
     """A configuration's model (weights, KV cache, on CUDA its graphs' memory pool) is
     freed before the next configuration builds its own and checks the free memory: a

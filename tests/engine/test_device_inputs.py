@@ -171,6 +171,7 @@ def test_device_path_equals_host_path_and_feeds_the_scheduled_ids(host_reference
         assert fed.tolist() == exp.tolist(), f"step {i}"
 
 
+@pytest.mark.slow  # compiles flex attention (TorchInductor, CPU)
 def test_device_path_through_decode_graphs_equals_the_host_path():
     """Pure-decode steps replayed through ``DecodeGraphs`` (``strict_capture`` on CPU:
     the same work over the same persistent buffers, each replay overwriting the captured

@@ -20,6 +20,10 @@ from ipc_bench.engine.paged_attention import (DecodeRows, FlexAttention, GatherA
                                               resolve_attention,
                                               varlen_unsupported)
 
+#: Slow (``-m slow``, run by .ci/run after the default run): nearly every test here
+#: compiles flex attention with TorchInductor on the CPU (about 10 s a kernel).
+pytestmark = pytest.mark.slow
+
 BS = 4  # tokens per block
 NUM_BLOCKS = 40  # real blocks; the cache holds one more, the pad block
 H, KH, HD = 4, 2, 16

@@ -275,6 +275,7 @@ def test_torch_token_streams_with_drafts_equal_those_without(torch_base_streams,
     assert len(draft_ns) == len(steps) and sum(d > 0 for d in draft_ns) > len(steps) // 2
 
 
+@pytest.mark.slow  # compiles flex attention (TorchInductor, CPU)
 def test_torch_flex_token_streams_with_drafts_equal_those_without():
     """With ``--attention flex`` the verification rows run as multi-query rows of the
     compiled flex kernel (one call per layer); the tokens equal flex's own K = 0 run.

@@ -437,6 +437,18 @@ def handlers_restored():
         signal.signal(s, h)
 
 
+def _quiet_count(run) -> str:
+    """What a ``--quiet`` run that stopped before its tables prints on stdout: the count
+    of the warnings its ``summary.json`` holds ("" for none, or no summary)."""
+    try:
+        cases = json.loads((run / "summary.json").read_text())["cases"]
+    except FileNotFoundError:
+        return ""
+    n = sum(len(c.get("warnings") or ()) for c in cases)
+    return (f"{n} warning{'' if n == 1 else 's'} recorded in {run / 'summary.json'} "
+            "(not shown: --quiet)\n") if n else ""
+
+
 _TINY = ["--scenario", "decode-steady", "--num-running", "2", "--steps", "50",
          "--warmup-steps", "2", "--policies", "send,cached", "--codecs", "msgpack",
          "--no-single-process", "--quiet"]
@@ -713,7 +725,7 @@ def test_a_full_disk_mid_run_is_one_line_exit_1_and_a_loadable_folder(
     message = ENOSPC_LINE.format(run=where)
     stale = ("" if status == "failed" else " (summary.json could not be updated either: No "
              "space left on device; it still says the run is incomplete)")
-    assert (out, err) == ("", f"bench.py: error: {message}{stale}\n")
+    assert (out, err) == (_quiet_count(run), f"bench.py: error: {message}{stale}\n")
     summary, frames = load_run(run)
     assert summary["status"] == status
     if status == "failed":
@@ -824,7 +836,7 @@ def test_a_disk_filled_by_the_captured_messages_leaves_a_failed_summary_with_the
     assert cli.main(_ONE_CASE + ["--output", str(run)]) == 1
     out, err = capsys.readouterr()
     message = ENOSPC_LINE.format(run=run / "messages")
-    assert (out, err) == ("", f"bench.py: error: {message}\n")
+    assert (out, err) == (_quiet_count(run), f"bench.py: error: {message}\n")
     summary = json.loads((run / "summary.json").read_text())
     assert (summary["status"], summary["problems"], summary["failed_case"]) == (
         "failed", [message], "num_running=2/send/msgpack#0")
@@ -838,12 +850,14 @@ def test_a_summary_that_cannot_be_updated_either_is_said_in_the_one_line(
     from ipc_bench import cli
     assert cli.main(_ONE_CASE + ["--output", str(run)]) == 1
     out, err = capsys.readouterr()
-    assert (out, err) == ("", (
+    assert (out, err) == (_quiet_count(run), (
         f"bench.py: error: {ENOSPC_LINE.format(run=run / 'messages')} (summary.json could "
         "not be updated either: No space left on device; it still says the run is "
         "incomplete)\n"))
     summary = json.loads((run / "summary.json").read_text())
     assert (summary["status"], summary["problems"]) == ("incomplete", [])
+    # the last summary written lists the case, complete: the count line counts its warnings
+    assert [c["complete"] for c in summary["cases"]] == [True]
 
 
 # ---------------------------------------------------------------------------- a removed folder
@@ -1044,7 +1058,7 @@ def test_a_failed_case_points_at_partial_results_only_where_they_are(
         "before is wherever it went)\n")
     failed = started[-1]
     assert len(started) == (1 if first else 2)
-    assert capsys.readouterr() == ("", (
+    assert capsys.readouterr() == (_quiet_count(run), (
         (lost if removed else "")
         + f"bench.py: error: {failed}: runner process 4242 exited with code 3 at step 0"
         + ("" if first or removed else f"; partial results: {run}") + "\n"))

@@ -301,6 +301,7 @@ def run_stream(count: int, n_readers: int, wait: str, seed: int = 20261130,
     return writer
 
 
+@pytest.mark.slow  # a stress run: 4 x 100,000 messages
 @pytest.mark.parametrize("wait", ["spin", "block"])
 @pytest.mark.parametrize("n_readers", [1, 2])
 def test_stream_of_100k_random_messages_every_one_checked(n_readers, wait):
