@@ -101,6 +101,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         command = COMMANDS[word]() if word else _run()
         signals.unblock()
         code = command(argv[1:] if word else argv)
+        signals.raise_pending()  # a signal the interpreter dropped (signals module)
     except Interrupted as exc:
         if not exc.reported:  # a case interrupted has said so in its own line
             print(f"{prog}: interrupted by {exc.signal_name} (exit {exc.code})",

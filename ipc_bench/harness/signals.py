@@ -22,7 +22,12 @@ A signal that lands in code whose exceptions the interpreter prints and drops (a
 collections), or in pyzmq's socket makers (an exception there would leave a socket
 its context cannot close, ``_zmq_socket_makers``), is deferred the same way instead
 of raised there: it is raised at the end of the next ``deferred()`` block (the
-running case enters one at least once a second, to flush its rows).
+running case enters one at least once a second, to flush its rows). One that lands in
+such code the handler cannot recognise from its frames (a weakref callback that a
+deallocation runs, e.g. ``WeakKeyDictionary``'s, inside matplotlib) is raised there,
+and the interpreter hands it to ``sys.unraisablehook``: while installed, the hook
+(``_unraisable_hook``) keeps it pending instead of printing it, and it is raised at the
+end of the next ``deferred()`` block or when the command returns (``raise_pending``).
 
 Without ``install()`` (library use, tests), ``deferred()`` is a no-op and signals keep
 their default behaviour.
@@ -33,6 +38,7 @@ from __future__ import annotations
 import ctypes
 import os
 import signal
+import sys
 from contextlib import contextmanager
 from typing import Callable, Iterator, Optional
 
@@ -103,6 +109,7 @@ class _State:
     pending: Optional[int] = None  # exit code of a signal that arrived while deferred
     first: Optional[int] = None    # exit code of the first signal of the run
     mask: Optional[set] = None     # the signal mask before install()
+    unraisable_hook: Optional[Callable] = None  # sys.unraisablehook before install()
 
 
 def _handler(signum, frame) -> None:
@@ -113,6 +120,26 @@ def _handler(signum, frame) -> None:
         _State.pending = _State.first
         return
     raise Interrupted(_State.first)
+
+
+def _unraisable_hook(unraisable) -> None:
+    """``sys.unraisablehook`` while ``install()`` holds: an ``Interrupted`` that the
+    interpreter dropped (raised by the handler inside a weakref callback or a finalizer)
+    is kept pending, not printed; anything else goes to the hook that was there."""
+    if isinstance(unraisable.exc_type, type) and issubclass(unraisable.exc_type, Interrupted):
+        if _State.pending is None:
+            _State.pending = getattr(unraisable.exc_value, "code", None) or _State.first
+        return
+    (_State.unraisable_hook or sys.__unraisablehook__)(unraisable)
+
+
+def raise_pending() -> None:
+    """Raise ``Interrupted`` for a signal still pending (one the interpreter dropped
+    outside any ``deferred()`` block): what a command calls when it returns, so that
+    such a signal still ends it with its exit code."""
+    if _State.depth == 0 and _State.pending is not None:
+        code, _State.pending = _State.pending, None
+        raise Interrupted(code)
 
 
 def block() -> set:
@@ -127,6 +154,8 @@ def install() -> dict:
     _State.depth, _State.pending, _State.first = 0, None, None
     _State.mask = block()
     _UNRAISABLE.update(_zmq_socket_makers())
+    if sys.unraisablehook is not _unraisable_hook:
+        _State.unraisable_hook, sys.unraisablehook = sys.unraisablehook, _unraisable_hook
     return {s: signal.signal(s, _handler) for s in HANDLED}
 
 
@@ -144,6 +173,9 @@ def restore(old: dict) -> None:
     block()
     for s, h in old.items():
         signal.signal(s, signal.SIG_IGN if _State.first is not None else h)
+    if sys.unraisablehook is _unraisable_hook:
+        sys.unraisablehook = _State.unraisable_hook or sys.__unraisablehook__
+    _State.unraisable_hook = None
     if _State.mask is not None:
         signal.pthread_sigmask(signal.SIG_SETMASK, _State.mask)
 

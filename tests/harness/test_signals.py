@@ -107,3 +107,51 @@ def test_a_signal_while_blocked_acts_when_unblocked():
         signals.restore(old)
         for s, h in old.items():
             signal.signal(s, h)
+
+
+class _Referent:
+    pass
+
+
+def test_a_signal_in_a_weakref_callback_is_not_dropped(installed, capsys):
+    """A weakref callback run by a deallocation (as ``WeakKeyDictionary``'s are inside
+    matplotlib): the handler cannot tell it from its frames, raises there, and the
+    interpreter drops the exception; the unraisable hook keeps it pending, unprinted."""
+    import weakref
+
+    obj = _Referent()
+    ref = weakref.ref(obj, lambda _: signal.raise_signal(signal.SIGINT))
+    del obj  # the callback runs here
+    assert ref() is None
+    assert capsys.readouterr().err == ""  # no "Exception ignored in ..."
+    with pytest.raises(signals.Interrupted) as err:
+        with signals.deferred():
+            pass
+    assert err.value.code == 130
+
+
+def test_a_dropped_signal_ends_the_command_with_its_code(monkeypatch, capsys):
+    """Through ``bench.py``'s entry point: a command during which a signal landed in a
+    weakref callback, outside any ``deferred()`` block, and that then returned 0, ends
+    with the signal's exit code and its one line, not 0 and a traceback."""
+    import weakref
+
+    from ipc_bench import cli
+
+    def command(argv):
+        obj = _Referent()
+        ref = weakref.ref(obj, lambda _: signal.raise_signal(signal.SIGTERM))
+        del obj  # the callback runs here
+        assert ref() is None
+        return 0
+
+    saved = {s: signal.getsignal(s) for s in signals.HANDLED}
+    monkeypatch.setitem(cli.COMMANDS, "report", lambda: command)
+    try:
+        assert cli.main(["report", "whatever"]) == 143
+    finally:
+        for s, h in saved.items():
+            signal.signal(s, h)
+    assert capsys.readouterr().err == "bench.py report: interrupted by SIGTERM (exit 143)\n"
+    import sys
+    assert sys.unraisablehook is not signals._unraisable_hook  # restored
