@@ -374,7 +374,7 @@ class _Run:
             wall = " (wall)" if rate is not None and timed else ""
             self.log(f"{tag} {case.case_id}: {int(summary.get('num_steps') or 0):,} steps, "
                      f"{'-' if rate is None else f'{rate:,.0f}'} tok/s{wall} "
-                     f"({time.perf_counter() - t0:.1f} s)")
+                     f"({time.perf_counter() - t0:.1f} s for the whole case)")
             for w in summary["warnings"]:  # under the case's line
                 if w not in self.cores_logged:
                     self.log(f"  warning: {w}")

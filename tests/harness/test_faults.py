@@ -498,7 +498,8 @@ def test_a_signal_while_a_finished_case_is_written_counts_that_case(
     # the case's line, its warnings (a loaded machine adds "may be noisy" ones), the end
     done = [i for i, line in enumerate(err) if line.startswith("[1/2] ")]
     assert len(done) == 1 and re.fullmatch(
-        r"\[1/2\] num_running=2/send/msgpack#0: 50 steps, [\d,]+ tok/s \([\d.]+ s\)",
+        r"\[1/2\] num_running=2/send/msgpack#0: 50 steps, [\d,]+ tok/s \([\d.]+ s for "
+        r"the whole case\)",
         err[done[0]]), err
     warned = err[done[0] + 1:-1]
     assert warned[0] == "  warning: only 50 counted steps (< 100): figures are rough", err
