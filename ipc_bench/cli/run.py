@@ -54,6 +54,18 @@ def main(argv: list[str]) -> int:
         set_sweep_sink(previous)
 
 
+def _list_alone(args, parser) -> None:
+    """``--list`` takes no other option (it runs nothing): raises ``UsageError`` naming
+    the options given beside it, as their ``--`` names, in the parser's order."""
+    alone = vars(parser.parse_args(["--list"]))
+    given = [name for name, value in vars(args).items() if value != alone.get(name)]
+    if given:
+        names = [max(a.option_strings, key=len) for a in parser._actions
+                 if a.dest in given and a.option_strings]
+        raise UsageError(f"--list takes no other option (it runs nothing): got "
+                         f"{', '.join(names)}")
+
+
 def _main(argv: list[str], swept: list[str]) -> int:
     from ipc_bench.engine.token_ids import forget_histograms
     from ipc_bench.harness.scenario import discover
@@ -64,6 +76,7 @@ def _main(argv: list[str], swept: list[str]) -> int:
     problems: dict[str, str] = {}
     scenarios = discover(problems)
     if args.list:
+        _list_alone(args, parser)
         return list_scenarios(scenarios, problems)
     module = _scenario(args, scenarios, problems)
     _check_options(args, parser, module)
