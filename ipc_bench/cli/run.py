@@ -12,6 +12,7 @@ import dataclasses
 import ipaddress
 import os
 import sys
+import tempfile
 from types import ModuleType
 from typing import Optional
 
@@ -52,6 +53,24 @@ def main(argv: list[str]) -> int:
         return 2
     finally:
         set_sweep_sink(previous)
+
+
+def tmpdir_note() -> Optional[str]:
+    """The note for a ``TMPDIR`` that is set but not the folder Python's ``tempfile``
+    uses (it is not a folder this user can write to, so ``tempfile`` fell back to
+    another, ``/tmp`` most often): where the socket folders go instead. ``None`` when
+    ``TMPDIR`` is unset or used, or no folder is usable (``EndpointDir`` then says so)."""
+    wanted = os.environ.get("TMPDIR")
+    if not wanted:
+        return None
+    try:
+        used = tempfile.gettempdir()
+    except OSError:
+        return None
+    if os.path.realpath(wanted) == os.path.realpath(used):
+        return None
+    return (f"TMPDIR={wanted} is not a folder this user can write to: the socket "
+            f"folders go to {used}")
 
 
 def _list_alone(args, parser) -> None:
@@ -95,6 +114,9 @@ def _main(argv: list[str], swept: list[str]) -> int:
     if args.cpu_affinity:  # every check passed: the scheduler runs on its set from now
         os.sched_setaffinity(0, args.cpu_affinity[0])
     report = getattr(module, "report", None)
+    note = tmpdir_note()
+    if note is not None:
+        opts.notes.append(note)
     if remote is None:
         return run_cases(args, cases, report, notes=opts.notes, swept=swept,
                          trace_sha256=opts.trace_sha256,

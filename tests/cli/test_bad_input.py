@@ -1132,3 +1132,21 @@ def test_int_items_refuses_an_empty_item_and_a_non_integer():
 def test_each_command_refuses_an_option_given_twice(argv, message, capsys):
     code, lines, out = _run_main(argv, capsys)
     assert (code, lines, out) == (2, [message], "")
+
+
+def test_a_tmpdir_that_is_not_a_folder_is_said_with_where_the_sockets_go(tmp_path,
+                                                                          monkeypatch):
+    """Python's ``tempfile`` passes over a ``TMPDIR`` it cannot use; the run says so
+    in a note, naming the folder it used instead; a usable one gives no note."""
+    import tempfile
+
+    missing = tmp_path / "no-such-folder"
+    monkeypatch.setenv("TMPDIR", str(missing))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # gettempdir() reads TMPDIR again
+    used = tempfile.gettempdir()
+    assert used != str(missing)
+    assert cli_run.tmpdir_note() == (f"TMPDIR={missing} is not a folder this user can "
+                                     f"write to: the socket folders go to {used}")
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    assert cli_run.tmpdir_note() is None
