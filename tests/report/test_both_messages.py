@@ -1,7 +1,8 @@
 """The findings' encode and build clauses quote both messages of a step summed (the
 scheduler's SchedulerOutput and the runner's ModelRunnerOutput: ``encode_ns_per_step``,
 ``build_ns_per_step``), so they name both, with the interval of the pair table's row
-of that same figure. Checked on a small real run, the figures recomputed here from its
+of that same figure; the pair table's caption says that those rows sum both
+directions. Checked on a small real run, the figures recomputed here from its
 ``summary.json``."""
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from scipy import stats as sps
 
 from analysis_run import run_bench
 from ipc_bench.analysis.results import Results, load
-from ipc_bench.report import findings
+from ipc_bench.report import blocks, findings
 
 #: Two repetitions of send and cached at 4 running, msgpack: each time clause carries
 #: a Student-t interval over the two pairs.
@@ -98,3 +99,9 @@ def test_one_repetitions_clauses_give_the_difference_alone(run_dir, res):
         want.append((saves if diff_us >= 0 else spends).format(f"{abs(diff_us):.2f} µs"))
     assert got == want
 
+
+def test_the_pair_tables_caption_says_its_times_sum_both_directions(res):
+    caption = blocks._pair_table(res)[1][1]
+    assert caption.endswith(
+        "The build, encode and decode µs/step rows sum both directions: the scheduler's "
+        "SchedulerOutput and the runner's ModelRunnerOutput.")
