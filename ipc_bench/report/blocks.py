@@ -23,6 +23,13 @@ from ipc_bench.report.render import Block
 PAIR_TABLE = ("output_tokens_per_s", "sched_to_runner_payload_bytes_per_step",
               "sched_to_runner_wire_bytes_per_step", "build_ns_per_step",
               "encode_ns_per_step", "decode_ns_per_step", "step_ns_mean")
+#: ``PAIR_TABLE`` rows that sum both directions: the scheduler's SchedulerOutput and the
+#: runner's ModelRunnerOutput (the findings' encode and build clauses quote them,
+#: ``findings.BOTH_MESSAGES``); ``PAIR_TIMES_NOTE`` says so under the table.
+SUMMED_PAIR_ROWS = ("build_ns_per_step", "encode_ns_per_step", "decode_ns_per_step")
+#: What the pair table's caption says of ``SUMMED_PAIR_ROWS`` where it shows one.
+PAIR_TIMES_NOTE = (" The build, encode and decode µs/step rows sum both directions: the "
+                   "scheduler's SchedulerOutput and the runner's ModelRunnerOutput.")
 #: ``PAIR_TABLE`` rows of one step's work (bytes and times per step): where a pair's
 #: arms ran different schedules they show no difference or ratio (the comparison
 #: block's ``stats.SCHEDULE_BOUND_KEYS``, and the wire bytes).
@@ -670,8 +677,9 @@ def _pair_table(results) -> list[Block]:
     with the run's ``--ci-method``: the numbers of the CLI's comparison block), headed
     ``cached/send [95 %]`` where a row shows an interval and its caption naming the
     interval kind shown (``pair_ratio_caption``); a timed replay's tokens/s row reads
-    ``output tokens/s (wall)``. Pairs whose timings are withheld (``analysis.cores``)
-    keep their byte rows only."""
+    ``output tokens/s (wall)``; where it shows build, encode or decode rows its caption
+    says they sum both directions (``PAIR_TIMES_NOTE``). Pairs whose timings are
+    withheld (``analysis.cores``) keep their byte rows only."""
     from ipc_bench.analysis import cores
     from ipc_bench.analysis.stats import (SCHEDULES_DIFFER, results_ci_method,
                                           schedules_differ)
@@ -697,6 +705,7 @@ def _pair_table(results) -> list[Block]:
         schedules_differ(pair_records(results.cases, (w, c, t, m)))
         for w, c2, t, m in _pair_keys(results.cases) if c2 == c)]
     tokens = "output tokens/s" + (WALL if said["timed"] else "")
+    summed = {metric(k).label for k in SUMMED_PAIR_ROWS}
     return [("table", ["workload", "codec", "metric", "n", SEND, CACHED,
                        f"{SEND} - {CACHED}", f"{CACHED}/{SEND}"
                        + (" [95 %]" if said["intervals"] else "")], rows),
@@ -707,6 +716,7 @@ def _pair_table(results) -> list[Block]:
                   + f" (`--ci-method {method}`; the same figures as the "
                   "`cached/send` line under the case table and the comparison block "
                   "`bench.py` prints)."
+                  + (PAIR_TIMES_NOTE if any(r[2] in summed for r in rows) else "")
                   + (" `output tokens/s (wall)`: a timed replay's output tokens, warm-up "
                      "included, over wall time, first arrival to last completion, as "
                      "`out tok/s (wall)` in its case table." if said["timed"] else "")

@@ -1,6 +1,7 @@
 """Findings of one run: sentences with numbers, the report's first section.
 
-Per workload and codec: bytes per step, encode and build µs per step and output
+Per workload and codec: bytes per step, encode and build µs per step (both messages of
+a step summed, the SchedulerOutput and the ModelRunnerOutput) and output
 tokens/s (% change) of ``cached`` against ``send``, with intervals over repetitions
 when there are 2+ (``stats.summarize_pairs`` with the run's ``--ci-method``, so they
 are the CLI comparison block's); timed replays give latencies instead of tokens/s.
@@ -191,16 +192,32 @@ def _schedules_differ_clause(b: dict[str, Any], pairs: list[tuple[dict, dict]]) 
             f"arms' {totals}")
 
 
+#: What the encode and build figures of a finding time: both messages of a step, the
+#: scheduler's SchedulerOutput and the runner's ModelRunnerOutput, summed
+#: (``encode_ns_per_step``, ``build_ns_per_step``: the pair table's ``encode µs/step``
+#: and ``build µs/step`` rows, whose intervals the clauses carry). Neither is the
+#: SchedulerOutput's alone (``sched_*_ns_per_step``), so no clause names it alone.
+BOTH_MESSAGES = "the SchedulerOutput and the ModelRunnerOutput"
+#: ``_time_clause``'s ``saves``, ``spends``, ``noise`` and ``noun`` words per pair
+#: table role (``PAIR_METRICS``): each names both messages (``BOTH_MESSAGES``).
+TIME_CLAUSE_WORDS: dict[str, tuple[str, str, str, str]] = {
+    role: (f"saves {{}} per step {doing} {BOTH_MESSAGES}",
+           f"spends {{}} more per step than send {doing} {BOTH_MESSAGES}",
+           f"{does} {BOTH_MESSAGES} within noise of send's time per step",
+           f"{noun} time per step of {BOTH_MESSAGES}")
+    for role, doing, does, noun in (("enc", "encoding", "encodes", "encode"),
+                                    ("build", "building", "builds", "build"))}
 #: The clause that stands for the per-step times of arms that ran different schedules.
 TIMES_NOT_COMPARED = "per-step times not compared (encode, build, step: other batches)"
 
 
 def _saving_clauses(tables, key: tuple, pairs: list[tuple[dict, dict]] = ()) -> list[str]:
     """What cached saves (or spends) against send for ``key``: bytes (as a share of
-    send's bytes, the base of the bytes figure's box too), encode, build, each a
-    difference with the pair table's interval (``_time_clause``: ``saves 3.24 µs of
-    encode per step (-28.4 % [-40.0, -15.0] %)``, or within noise where that interval
-    holds 0 %). Where the arms ran different schedules (``pairs``, ``pair_records``: ``stats.schedules_differ``)
+    send's bytes, the base of the bytes figure's box too), encode, build (both of the
+    step's messages summed, ``BOTH_MESSAGES``), each a difference with the pair table's
+    interval (``_time_clause``: ``saves 3.24 µs per step encoding the SchedulerOutput
+    and the ModelRunnerOutput (-28.4 % [-40.0, -15.0] %)``, or within noise where that
+    interval holds 0 %). Where the arms ran different schedules (``pairs``, ``pair_records``: ``stats.schedules_differ``)
     the bytes are send's new_token_ids, the policy's own share
     (``_schedules_differ_clause``), and the per-step times are not compared
     (``TIMES_NOT_COMPARED``: they would compare other batches, as the comparison block
@@ -220,16 +237,10 @@ def _saving_clauses(tables, key: tuple, pairs: list[tuple[dict, dict]] = ()) -> 
                        f"of send's bytes)")
     e = tables["enc"].get(key)
     if e and codec != SINGLE_PROCESS:
-        clauses.append(_time_clause(e, "saves {} of encode per step",
-                                    "spends {} more encode per step than send",
-                                    "encodes within noise of send's time per step",
-                                    "encode time per step"))
+        clauses.append(_time_clause(e, *TIME_CLAUSE_WORDS["enc"]))
     bl = tables["build"].get(key)
     if bl:
-        clauses.append(_time_clause(bl, "saves {} building the SchedulerOutput",
-                                    "spends {} more building the SchedulerOutput than send",
-                                    "builds the SchedulerOutput within noise of send's time "
-                                    "per step", "build time per step"))
+        clauses.append(_time_clause(bl, *TIME_CLAUSE_WORDS["build"]))
     return clauses
 
 
@@ -238,12 +249,14 @@ def _time_clause(row: dict[str, Any], saves: str, spends: str, noise: str,
     """What cached saves or spends of a per-step time against send, from its
     ``summarize_pairs`` row (``diff``: send - cached, ns), with the interval the pair
     table's cached/send column shows (``ratio_low``/``ratio_high``, as % change, the
-    tokens/s clause's form): ``saves 3.15 µs building the SchedulerOutput (-28.4 %
-    [-40.0, -15.0] %)``. Where that interval holds 0 % the difference is worded as noise,
-    never as a saving or cost: ``builds the SchedulerOutput within noise of send's time
-    per step (-3.15 µs, -28.4 % [-58.0, +21.9] %)``; where it excludes 0 % but the mean
-    difference points the other way (pairs of unlike size): ``changes build time per
-    step by -5.0 % [-8.0, -2.0] % (mean difference +0.10 µs)``. A row with no interval
+    tokens/s clause's form): ``saves 3.15 µs per step building the SchedulerOutput and
+    the ModelRunnerOutput (-28.4 % [-40.0, -15.0] %)`` (``TIME_CLAUSE_WORDS``). Where
+    that interval holds 0 % the difference is worded as noise, never as a saving or
+    cost: ``builds the SchedulerOutput and the ModelRunnerOutput within noise of send's
+    time per step (-3.15 µs, -28.4 % [-58.0, +21.9] %)``; where it excludes 0 % but the
+    mean difference points the other way (pairs of unlike size): ``changes build time
+    per step of the SchedulerOutput and the ModelRunnerOutput by -5.0 % [-8.0, -2.0] %
+    (mean difference +0.10 µs)``. A row with no interval
     (one repetition, or too few pairs for the method) gives the difference alone, as
     ``saves``/``spends`` (``{}``: ``3.15 µs``)."""
     saved_us = row["diff"] / 1e3

@@ -30,8 +30,9 @@ def test_the_tokens_finding_gives_the_paired_ratio_and_names_the_means():
     text = findings._pair_finding(res.cases, tables, key, _where, timed=False)
     assert text == (
         "At 4 running requests (msgpack), cached sends 81 fewer bytes per step to the runner "
-        "(5.3 % of send's bytes), encodes within noise of send's time per step (+0.00 µs, "
-        "+0.0 % [+0.0, +0.0] %) and saves 4.90 µs building the SchedulerOutput (-60.5 % "
+        "(5.3 % of send's bytes), encodes the SchedulerOutput and the ModelRunnerOutput "
+        "within noise of send's time per step (+0.00 µs, +0.0 % [+0.0, +0.0] %) and saves "
+        "4.90 µs per step building the SchedulerOutput and the ModelRunnerOutput (-60.5 % "
         "[-60.5, -60.5] %); output tokens/s changes by -12.3 % "
         "[-95.0, +1450.0] % (paired geometric mean over 2 repetitions, inconclusive: the "
         "interval reaches beyond ±10 %, too few repetitions or too noisy to tell a 10 % "

@@ -69,8 +69,10 @@ def test_cached_spending_more_encode_and_build_reads_as_a_difference():
     tables = findings._pair_tables(res)
     key = next(iter(tables["tput"]))
     assert findings._saving_clauses(tables, key)[1:] == [
-        "spends 2.51 µs more encode per step than send",
-        "spends 1.50 µs more building the SchedulerOutput than send"]
+        "spends 2.51 µs more per step than send encoding the SchedulerOutput and the "
+        "ModelRunnerOutput",
+        "spends 1.50 µs more per step than send building the SchedulerOutput and the "
+        "ModelRunnerOutput"]
 
 
 def _three_pairs(build: dict[str, list[float]], encode: dict[str, list[float]]):
@@ -96,9 +98,10 @@ def test_a_time_difference_whose_interval_holds_zero_reads_as_noise():
     tables = findings._pair_tables(res)
     key = next(iter(tables["tput"]))
     assert findings._saving_clauses(tables, key)[1:] == [
-        "spends 1.07 µs more encode per step than send (+13.3 % [+10.2, +16.6] %)",
-        "builds the SchedulerOutput within noise of send's time per step (-2.80 µs, "
-        "-27.0 % [-59.3, +31.0] %)"]
+        "spends 1.07 µs more per step than send encoding the SchedulerOutput and the "
+        "ModelRunnerOutput (+13.3 % [+10.2, +16.6] %)",
+        "builds the SchedulerOutput and the ModelRunnerOutput within noise of send's time "
+        "per step (-2.80 µs, -27.0 % [-59.3, +31.0] %)"]
 
 
 def test_the_time_clauses_show_the_pair_tables_intervals():
@@ -130,3 +133,23 @@ def test_a_step_time_share_line_gives_each_interval_and_calls_one_holding_zero_n
         "Student-t interval); send's whole median step is within noise of cached's: "
         "+0.23 % (send - cached: [-0.40, +0.86] %, 95 % Student-t interval) (noisier). "
         "Means over 3 repetitions; each share is the mean difference over the mean step.")
+
+
+def test_a_change_against_its_mean_difference_names_both_messages():
+    """Ten pairs where cached builds in 90 % of send's time and one large pair where it
+    takes 105 %: the ratio's interval excludes 0 % (-8.7 %) while the mean difference
+    says cached spent more (+0.36 µs); the clause gives both, of the figure it quotes,
+    both messages' build summed."""
+    rows = []
+    for rep, (send, cached) in enumerate([(1_000.0, 900.0)] * 10 + [(100_000.0, 105_000.0)]):
+        for policy, build in (("send", send), ("cached", cached)):
+            s = _summary(policy, rep, 50_000.0, 250_000.0)
+            s["build_ns_per_step"] = build
+            rows.append(s)
+    res = type("R", (), {})()
+    res.cases, res.labels, res.metadata = _cases(rows), ["num_running"], {"run": {}}
+    tables = findings._pair_tables(res)
+    key = next(iter(tables["tput"]))
+    assert findings._saving_clauses(tables, key)[-1] == (
+        "changes build time per step of the SchedulerOutput and the ModelRunnerOutput by "
+        "-8.7 % [-11.5, -5.8] % (mean difference +0.36 µs)")

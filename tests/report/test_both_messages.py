@@ -1,0 +1,107 @@
+"""The findings' encode and build clauses quote both messages of a step summed (the
+scheduler's SchedulerOutput and the runner's ModelRunnerOutput: ``encode_ns_per_step``,
+``build_ns_per_step``), so they name both, with the interval of the pair table's row
+of that same figure; the pair table's caption says that those rows sum both
+directions. Checked on a small real run, the figures recomputed here from its
+``summary.json``."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from scipy import stats as sps
+
+from analysis_run import run_bench
+from ipc_bench.analysis.results import Results, load
+from ipc_bench.report import blocks, findings
+
+#: Two repetitions of send and cached at 4 running, msgpack: each time clause carries
+#: a Student-t interval over the two pairs.
+ARGS = ["--scenario", "decode-steady", "--num-running", "4", "--codecs", "msgpack",
+        "--steps", "50", "--warmup-steps", "10", "--repeat", "2", "--no-single-process"]
+BOTH = "the SchedulerOutput and the ModelRunnerOutput"
+#: key -> (saves, spends, within noise, changes): the clause words, ``{}`` the µs.
+WORDS = {
+    "encode_ns_per_step": (f"saves {{}} per step encoding {BOTH}",
+                           f"spends {{}} more per step than send encoding {BOTH}",
+                           f"encodes {BOTH} within noise of send's time per step",
+                           f"changes encode time per step of {BOTH} by"),
+    "build_ns_per_step": (f"saves {{}} per step building {BOTH}",
+                          f"spends {{}} more per step than send building {BOTH}",
+                          f"builds {BOTH} within noise of send's time per step",
+                          f"changes build time per step of {BOTH} by"),
+}
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("both-messages") / "run"
+    run_bench(path, ARGS)
+    return path
+
+
+@pytest.fixture(scope="module")
+def res(run_dir) -> Results:
+    return load(run_dir)
+
+
+def _pairs(run_dir: Path, key: str) -> list[tuple[float, float]]:
+    """(send, cached) values of ``key`` per repetition, from ``summary.json``."""
+    cases = json.loads((run_dir / "summary.json").read_text())["cases"]
+    by = {(c["policy"], c["repetition"]): float(c[key]) for c in cases}
+    return [(by[("send", r)], by[("cached", r)]) for r in sorted({r for _, r in by})]
+
+
+def _expected(pairs: list[tuple[float, float]], key: str) -> str:
+    """The clause of ``key``: the mean difference (send - cached, µs) and cached/send's
+    geometric mean with its 95 % Student-t interval, as % change."""
+    saves, spends, noise, changes = WORDS[key]
+    diff_us = sum(s - c for s, c in pairs) / len(pairs) / 1e3
+    logs = [math.log(c / s) for s, c in pairs]
+    n = len(logs)
+    mean = sum(logs) / n
+    half = sps.t.ppf(0.975, n - 1) * math.sqrt(
+        sum((x - mean) ** 2 for x in logs) / (n - 1) / n)
+    lo, ratio, hi = math.exp(mean - half), math.exp(mean), math.exp(mean + half)
+    change = (f"{100 * (ratio - 1):+.1f} % [{100 * (lo - 1):+.1f}, "
+              f"{100 * (hi - 1):+.1f}] %")
+    if lo <= 1.0 <= hi:
+        return f"{noise} ({-diff_us + 0.0:+.2f} µs, {change})"
+    if (hi < 1.0) != (diff_us > 0):
+        return f"{changes} {change} (mean difference {-diff_us + 0.0:+.2f} µs)"
+    return (saves if diff_us > 0 else spends).format(f"{abs(diff_us):.2f} µs") + \
+        f" ({change})"
+
+
+def test_the_encode_and_build_clauses_name_both_messages(run_dir, res):
+    (finding,) = [f for f in findings.findings(res) if "cached sends" in f]
+    for key in WORDS:
+        clause = _expected(_pairs(run_dir, key), key)
+        assert clause in finding, (clause, finding)
+    assert "SchedulerOutput within noise" not in finding
+    assert "SchedulerOutput (" not in finding
+
+
+def test_one_repetitions_clauses_give_the_difference_alone(run_dir, res):
+    one = type("R", (), {})()
+    one.cases = res.cases[res.cases["repetition"] == 0]
+    one.labels, one.metadata = res.labels, res.metadata
+    tables = findings._pair_tables(one)
+    (key,) = tables["tput"]
+    got = findings._saving_clauses(tables, key)[1:]
+    want = []
+    for metric, (saves, spends, _, _) in WORDS.items():
+        ((send, cached),) = _pairs(run_dir, metric)[:1]
+        diff_us = (send - cached) / 1e3
+        want.append((saves if diff_us >= 0 else spends).format(f"{abs(diff_us):.2f} µs"))
+    assert got == want
+
+
+def test_the_pair_tables_caption_says_its_times_sum_both_directions(res):
+    caption = blocks._pair_table(res)[1][1]
+    assert caption.endswith(
+        "The build, encode and decode µs/step rows sum both directions: the scheduler's "
+        "SchedulerOutput and the runner's ModelRunnerOutput.")
