@@ -460,12 +460,16 @@ def floor_figures(floor_step_ns: np.ndarray, output_tokens: Optional[float] = No
     ``floor_step_ns_mean`` (ns), ``floor_output_tokens_per_s`` (its counted steps'
     ``output_tokens`` over the floor's total time) and ``step_to_floor_ratio`` (its
     counted steps' total time ``counted_step_ns``, ns, over the floor's); each of the
-    last two ``None`` when its input is. ``summarize_case`` writes them; the results
-    loader checks a summary's against its ``floor.csv`` rows."""
+    last two ``None`` when its input is; ``floor_step_ns_block_cv``, the coefficient of
+    variation of its ``STEP_BLOCK``-step means (a ratio, as ``step_ns_block_cv`` of the
+    case's steps; ``None`` under 3 blocks), which ``floor_noise_warning`` reads.
+    ``summarize_case`` writes them; the results loader checks a summary's median, mean,
+    tok/s and ratio against its ``floor.csv`` rows."""
     total = floor_step_ns.sum()
     return dict(
         floor_step_ns_median=float(np.median(floor_step_ns)),
         floor_step_ns_mean=float(floor_step_ns.mean()),
+        floor_step_ns_block_cv=_block_cv(floor_step_ns),
         floor_output_tokens_per_s=(None if output_tokens is None
                                    else output_tokens / (total / 1e9)),
         step_to_floor_ratio=(None if counted_step_ns is None
@@ -895,6 +899,30 @@ def floor_below_one_warning(summary: dict[str, Any]) -> str | None:
             "the harness's logic adds, so this case's overhead over the floor is noise")
 
 
+#: ``floor_noise_warning`` warns when the standard deviation of a case's 50-step mean
+#: floor step times (``floor_step_ns_block_cv``) exceeds this share of their mean: the
+#: threshold the step times' warning applies (pyperf's 10 %), so that "noisy" means the
+#: same for both. The floor replays the same recorded frames one after the other with no
+#: other work, so its block means should barely move; when they do, the machine's noise
+#: moved them, and the floor's median, its tok/s and the case's ``x floor`` carry it.
+NOISY_FLOOR_BLOCK_CV = 0.10
+
+
+def floor_noise_warning(summary: dict[str, Any]) -> str | None:
+    """The warning of a case whose floor is noisy: the standard deviation of its
+    ``STEP_BLOCK``-step mean floor step times (``floor_step_ns_block_cv``) is over
+    ``NOISY_FLOOR_BLOCK_CV`` of their mean, so its ``floor tok/s`` and ``x floor`` carry
+    the machine's noise; ``None`` when it is not, or without a floor of 3 blocks
+    (``floor_figures``)."""
+    cv = summary.get("floor_step_ns_block_cv")
+    if cv is None or cv != cv or cv <= NOISY_FLOOR_BLOCK_CV:
+        return None
+    limit = f"{NOISY_FLOOR_BLOCK_CV * 100:g}"
+    return (f"the standard deviation of {STEP_BLOCK}-step mean floor step times is "
+            f"{above_percent(cv, NOISY_FLOOR_BLOCK_CV * 100)} % of their mean (> {limit} %): "
+            "the machine may be noisy, and the floor tok/s and x floor with it")
+
+
 def above_percent(share: float, limit_pct: float) -> str:
     """``share`` (a fraction above ``limit_pct`` / 100) as a percentage with one decimal,
     or as many more (up to 4) as it takes to print above ``limit_pct``: 0.104 ->
@@ -942,7 +970,9 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
     ``scenario.steady_max_steps``); a
     standard deviation of 50-step mean step times over 10 % of their mean (pyperf's
     threshold, applied to block means as pyperf applies it to its values, themselves
-    means over loops); CPU steal time over 1 % of the machine's time during the case
+    means over loops); the same of 50-step mean floor step times
+    (``floor_noise_warning``, ``NOISY_FLOOR_BLOCK_CV``); CPU steal time over 1 % of
+    the machine's time during the case
     (``cpu_usage`` from ``environment.cpu_usage_between``); ``core_warnings``: a ``--pp`` case whose N
     stages and scheduler outnumbered the cores (``pp_oversubscribed``: the warning
     ``scenarios/pp`` printed before the run once, now with the case, so a run refused
@@ -982,6 +1012,9 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
         warnings.append(f"the standard deviation of {STEP_BLOCK}-step mean step times is "
                         f"{above_percent(cv, 10)} % of their mean (> 10 %): the machine "
                         "may be noisy")
+    floor_noise = floor_noise_warning(summary)
+    if floor_noise:
+        warnings.append(floor_noise)
     if cpu_usage:
         steal = cpu_usage.get("steal_pct", 0.0)
         if steal > 1.0:
