@@ -49,13 +49,13 @@ from ipc_bench.analysis.frontend import frontend_figures
 from ipc_bench.analysis.soak import rss_summary, stream_summary
 from ipc_bench.analysis.stats import percentiles_ms
 from ipc_bench.analysis.pp import pp_figures
-from ipc_bench.analysis.send_cost import case_off_nominal
+from ipc_bench.analysis.send_cost import _num, case_off_nominal
 from ipc_bench.analysis.tp import tp_figures
 from ipc_bench.harness.spec import (INPROC, RUNNER_COLUMNS, RUNNER_TIMESTAMP_COLUMNS,
                                     SCHED_COLUMNS, CaseResult)
 from ipc_bench.harness.recording import cut_at_max_model_len
 from ipc_bench.wire.codecs import STATEFUL_CODECS, scheduler_output_codec
-from ipc_bench.engine.config import SEND
+from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.engine.roofline import EMULATED_GPU, load_gpu_figures
 from ipc_bench.engine.messages import SchedulerOutput
 from ipc_bench.wire.shm_ring import RING_TRANSPORTS, ring_message_bytes
@@ -921,6 +921,67 @@ def floor_noise_warning(summary: dict[str, Any]) -> str | None:
     return (f"the standard deviation of {STEP_BLOCK}-step mean floor step times is "
             f"{above_percent(cv, NOISY_FLOOR_BLOCK_CV * 100)} % of their mean (> {limit} %): "
             "the machine may be noisy, and the floor tok/s and x floor with it")
+
+
+#: ``floor_pair_notes`` notes a send / cached pair whose mean floor steps differ by
+#: more than their cases' encode + decode per step differ, by over this share of the
+#: faster floor. The two floors replay the same steps' messages, cached's without the
+#: token ids send adds, over the same sockets: what their frames make differ is the
+#: encoding and decoding (and a few bytes' copy, nanoseconds), so a larger gap is the
+#: machine's. A quarter leaves room for a floor's ordinary jitter.
+FLOOR_PAIR_EXCESS = 0.25
+
+
+def _floor_pair_key(s: dict[str, Any]) -> tuple:
+    return (s.get("scenario"), s.get("workload"), s.get("codec"), s.get("transport"),
+            s.get("repetition"), bool(s.get("async_scheduling")), s.get("schedule_digest"))
+
+
+def _codec_ns(s: dict[str, Any]) -> Optional[float]:
+    encode, decode = _num(s.get("encode_ns_per_step")), _num(s.get("decode_ns_per_step"))
+    return None if encode is None or decode is None else encode + decode
+
+
+def floor_pair_notes(summaries: list[dict[str, Any]]) -> list[str]:
+    """One line per send / cached pair (same scenario, workload, codec, transport,
+    repetition, scheduling and schedule digest: the same batches) whose mean floor
+    steps (``floor_step_ns_mean``) differ by more than their cases' encode + decode
+    per step (``encode_ns_per_step`` + ``decode_ns_per_step``, both directions) differ,
+    the rest being over ``FLOOR_PAIR_EXCESS`` of the faster floor: that rest is the
+    machine's noise, not the frames, so their ``floor tok/s`` and ``x floor`` are not
+    comparable. Pairs without both figures, or of a stateful codec (``slots``,
+    ``replicated``: the floor encodes their wire part alone, so the cases' encode +
+    decode is not the floor's), are skipped; empty when none is noted.
+    Accepts ``summary.json`` entries or pandas records (NaN: absent)."""
+    def arm(s: dict[str, Any]) -> Any:  # a pandas record's NaN: no arm, the policy's
+        value = s.get("arm")
+        return s.get("policy") if value is None or value != value else value
+
+    send = {_floor_pair_key(s): s for s in summaries
+            if s.get("policy") == SEND and arm(s) == SEND}
+    notes = []
+    for c in summaries:
+        s = send.get(_floor_pair_key(c))
+        if c.get("policy") != CACHED or arm(c) != CACHED or s is None \
+                or not isinstance(c.get("schedule_digest"), str) \
+                or c.get("codec") in STATEFUL_CODECS:
+            continue  # a stateful codec's floor encodes its wire part alone
+        floors = _num(s.get("floor_step_ns_mean")), _num(c.get("floor_step_ns_mean"))
+        codecs = _codec_ns(s), _codec_ns(c)
+        if None in floors or None in codecs:
+            continue
+        gap_ns, codec_gap_ns = abs(floors[0] - floors[1]), abs(codecs[0] - codecs[1])
+        if gap_ns - codec_gap_ns <= FLOOR_PAIR_EXCESS * min(floors):
+            continue
+        notes.append(
+            f"the floors of {s['case_id']} and {c['case_id']} differ by more than their "
+            f"frames explain: mean floor step {floors[0] / 1e3:,.1f} µs against "
+            f"{floors[1] / 1e3:,.1f} µs ({gap_ns / 1e3:,.1f} µs apart) while their "
+            f"encode + decode per step differ by {codec_gap_ns / 1e3:,.1f} µs; the other "
+            f"{(gap_ns - codec_gap_ns) / 1e3:,.1f} µs, over "
+            f"{FLOOR_PAIR_EXCESS * 100:g} % of the faster floor, are the machine's noise, "
+            "so their floor tok/s and x floor are not comparable")
+    return notes
 
 
 def above_percent(share: float, limit_pct: float) -> str:
