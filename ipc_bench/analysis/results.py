@@ -148,6 +148,8 @@ class Results:
                                                            without its floor (NaN: a summary
                                                            written before it was recorded)
     step_to_floor_ratio                           ratio
+    floor_step_ns_block_cv                        ratio    spread of 50-step mean floor step
+                                                           times (None: under 150 floor steps)
     step_ns_mean, step_ns_median                  ns       one scheduler iteration
     *_payload_bytes_per_step, *_wire_bytes_*      bytes    per counted step, per direction
     decode_token_bytes_per_step,                  bytes    ``send`` only: what new_token_ids add over

@@ -49,13 +49,13 @@ from ipc_bench.analysis.frontend import frontend_figures
 from ipc_bench.analysis.soak import rss_summary, stream_summary
 from ipc_bench.analysis.stats import percentiles_ms
 from ipc_bench.analysis.pp import pp_figures
-from ipc_bench.analysis.send_cost import case_off_nominal
+from ipc_bench.analysis.send_cost import _num, case_off_nominal
 from ipc_bench.analysis.tp import tp_figures
 from ipc_bench.harness.spec import (INPROC, RUNNER_COLUMNS, RUNNER_TIMESTAMP_COLUMNS,
                                     SCHED_COLUMNS, CaseResult)
 from ipc_bench.harness.recording import cut_at_max_model_len
 from ipc_bench.wire.codecs import STATEFUL_CODECS, scheduler_output_codec
-from ipc_bench.engine.config import SEND
+from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.engine.roofline import EMULATED_GPU, load_gpu_figures
 from ipc_bench.engine.messages import SchedulerOutput
 from ipc_bench.wire.shm_ring import RING_TRANSPORTS, ring_message_bytes
@@ -460,12 +460,16 @@ def floor_figures(floor_step_ns: np.ndarray, output_tokens: Optional[float] = No
     ``floor_step_ns_mean`` (ns), ``floor_output_tokens_per_s`` (its counted steps'
     ``output_tokens`` over the floor's total time) and ``step_to_floor_ratio`` (its
     counted steps' total time ``counted_step_ns``, ns, over the floor's); each of the
-    last two ``None`` when its input is. ``summarize_case`` writes them; the results
-    loader checks a summary's against its ``floor.csv`` rows."""
+    last two ``None`` when its input is; ``floor_step_ns_block_cv``, the coefficient of
+    variation of its ``STEP_BLOCK``-step means (a ratio, as ``step_ns_block_cv`` of the
+    case's steps; ``None`` under 3 blocks), which ``floor_noise_warning`` reads.
+    ``summarize_case`` writes them; the results loader checks a summary's median, mean,
+    tok/s and ratio against its ``floor.csv`` rows."""
     total = floor_step_ns.sum()
     return dict(
         floor_step_ns_median=float(np.median(floor_step_ns)),
         floor_step_ns_mean=float(floor_step_ns.mean()),
+        floor_step_ns_block_cv=_block_cv(floor_step_ns),
         floor_output_tokens_per_s=(None if output_tokens is None
                                    else output_tokens / (total / 1e9)),
         step_to_floor_ratio=(None if counted_step_ns is None
@@ -895,6 +899,91 @@ def floor_below_one_warning(summary: dict[str, Any]) -> str | None:
             "the harness's logic adds, so this case's overhead over the floor is noise")
 
 
+#: ``floor_noise_warning`` warns when the standard deviation of a case's 50-step mean
+#: floor step times (``floor_step_ns_block_cv``) exceeds this share of their mean: the
+#: threshold the step times' warning applies (pyperf's 10 %), so that "noisy" means the
+#: same for both. The floor replays the same recorded frames one after the other with no
+#: other work, so its block means should barely move; when they do, the machine's noise
+#: moved them, and the floor's median, its tok/s and the case's ``x floor`` carry it.
+NOISY_FLOOR_BLOCK_CV = 0.10
+
+
+def floor_noise_warning(summary: dict[str, Any]) -> str | None:
+    """The warning of a case whose floor is noisy: the standard deviation of its
+    ``STEP_BLOCK``-step mean floor step times (``floor_step_ns_block_cv``) is over
+    ``NOISY_FLOOR_BLOCK_CV`` of their mean, so its ``floor tok/s`` and ``x floor`` carry
+    the machine's noise; ``None`` when it is not, or without a floor of 3 blocks
+    (``floor_figures``)."""
+    cv = summary.get("floor_step_ns_block_cv")
+    if cv is None or cv != cv or cv <= NOISY_FLOOR_BLOCK_CV:
+        return None
+    limit = f"{NOISY_FLOOR_BLOCK_CV * 100:g}"
+    return (f"the standard deviation of {STEP_BLOCK}-step mean floor step times is "
+            f"{above_percent(cv, NOISY_FLOOR_BLOCK_CV * 100)} % of their mean (> {limit} %): "
+            "the machine may be noisy, and the floor tok/s and x floor with it")
+
+
+#: ``floor_pair_notes`` notes a send / cached pair whose mean floor steps differ by
+#: more than their cases' encode + decode per step differ, by over this share of the
+#: faster floor. The two floors replay the same steps' messages, cached's without the
+#: token ids send adds, over the same sockets: what their frames make differ is the
+#: encoding and decoding (and a few bytes' copy, nanoseconds), so a larger gap is the
+#: machine's. A quarter leaves room for a floor's ordinary jitter.
+FLOOR_PAIR_EXCESS = 0.25
+
+
+def _floor_pair_key(s: dict[str, Any]) -> tuple:
+    return (s.get("scenario"), s.get("workload"), s.get("codec"), s.get("transport"),
+            s.get("repetition"), bool(s.get("async_scheduling")), s.get("schedule_digest"))
+
+
+def _codec_ns(s: dict[str, Any]) -> Optional[float]:
+    encode, decode = _num(s.get("encode_ns_per_step")), _num(s.get("decode_ns_per_step"))
+    return None if encode is None or decode is None else encode + decode
+
+
+def floor_pair_notes(summaries: list[dict[str, Any]]) -> list[str]:
+    """One line per send / cached pair (same scenario, workload, codec, transport,
+    repetition, scheduling and schedule digest: the same batches) whose mean floor
+    steps (``floor_step_ns_mean``) differ by more than their cases' encode + decode
+    per step (``encode_ns_per_step`` + ``decode_ns_per_step``, both directions) differ,
+    the rest being over ``FLOOR_PAIR_EXCESS`` of the faster floor: that rest is the
+    machine's noise, not the frames, so their ``floor tok/s`` and ``x floor`` are not
+    comparable. Pairs without both figures, or of a stateful codec (``slots``,
+    ``replicated``: the floor encodes their wire part alone, so the cases' encode +
+    decode is not the floor's), are skipped; empty when none is noted.
+    Accepts ``summary.json`` entries or pandas records (NaN: absent)."""
+    def arm(s: dict[str, Any]) -> Any:  # a pandas record's NaN: no arm, the policy's
+        value = s.get("arm")
+        return s.get("policy") if value is None or value != value else value
+
+    send = {_floor_pair_key(s): s for s in summaries
+            if s.get("policy") == SEND and arm(s) == SEND}
+    notes = []
+    for c in summaries:
+        s = send.get(_floor_pair_key(c))
+        if c.get("policy") != CACHED or arm(c) != CACHED or s is None \
+                or not isinstance(c.get("schedule_digest"), str) \
+                or c.get("codec") in STATEFUL_CODECS:
+            continue  # a stateful codec's floor encodes its wire part alone
+        floors = _num(s.get("floor_step_ns_mean")), _num(c.get("floor_step_ns_mean"))
+        codecs = _codec_ns(s), _codec_ns(c)
+        if None in floors or None in codecs:
+            continue
+        gap_ns, codec_gap_ns = abs(floors[0] - floors[1]), abs(codecs[0] - codecs[1])
+        if gap_ns - codec_gap_ns <= FLOOR_PAIR_EXCESS * min(floors):
+            continue
+        notes.append(
+            f"the floors of {s['case_id']} and {c['case_id']} differ by more than their "
+            f"frames explain: mean floor step {floors[0] / 1e3:,.1f} µs against "
+            f"{floors[1] / 1e3:,.1f} µs ({gap_ns / 1e3:,.1f} µs apart) while their "
+            f"encode + decode per step differ by {codec_gap_ns / 1e3:,.1f} µs; the other "
+            f"{(gap_ns - codec_gap_ns) / 1e3:,.1f} µs, over "
+            f"{FLOOR_PAIR_EXCESS * 100:g} % of the faster floor, are the machine's noise, "
+            "so their floor tok/s and x floor are not comparable")
+    return notes
+
+
 def above_percent(share: float, limit_pct: float) -> str:
     """``share`` (a fraction above ``limit_pct`` / 100) as a percentage with one decimal,
     or as many more (up to 4) as it takes to print above ``limit_pct``: 0.104 ->
@@ -942,7 +1031,9 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
     ``scenario.steady_max_steps``); a
     standard deviation of 50-step mean step times over 10 % of their mean (pyperf's
     threshold, applied to block means as pyperf applies it to its values, themselves
-    means over loops); CPU steal time over 1 % of the machine's time during the case
+    means over loops); the same of 50-step mean floor step times
+    (``floor_noise_warning``, ``NOISY_FLOOR_BLOCK_CV``); CPU steal time over 1 % of
+    the machine's time during the case
     (``cpu_usage`` from ``environment.cpu_usage_between``); ``core_warnings``: a ``--pp`` case whose N
     stages and scheduler outnumbered the cores (``pp_oversubscribed``: the warning
     ``scenarios/pp`` printed before the run once, now with the case, so a run refused
@@ -982,6 +1073,9 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
         warnings.append(f"the standard deviation of {STEP_BLOCK}-step mean step times is "
                         f"{above_percent(cv, 10)} % of their mean (> 10 %): the machine "
                         "may be noisy")
+    floor_noise = floor_noise_warning(summary)
+    if floor_noise:
+        warnings.append(floor_noise)
     if cpu_usage:
         steal = cpu_usage.get("steal_pct", 0.0)
         if steal > 1.0:

@@ -33,7 +33,8 @@ from ipc_bench.analysis.stats import compare_cases
 from ipc_bench.analysis.frontend import pair_send_savings
 from ipc_bench.errors import STEP_NUMBERING
 from ipc_bench.analysis.summary import (all_of, attach_token_bytes, check_digests,
-                                        core_warnings, no_request_served, no_step_counted,
+                                        core_warnings, floor_pair_notes,
+                                        no_request_served, no_step_counted,
                                         noise_warnings,
                                         summarize_case)
 from ipc_bench.cli.console import stdout_failure
@@ -564,13 +565,16 @@ class _Run:
 
     def finish(self, ci_method: str, scenario_report: Optional[Callable]) -> int:
         """After the last case: digests, paired comparisons, byte model and the
-        scenario's report, the final status in ``summary.json``, then the tables (and,
+        scenario's report, the final status in ``summary.json``, then the tables, the
+        ``note:`` lines (the digests'; ``floor_pair_notes``, not with ``--quiet``) (and,
         with ``--quiet``, ``quiet_warnings_line`` after them); 1
         when a check found a problem, or when the tables could not be written to
         stdout (``console.stdout_failure``: ``summary.json`` is rewritten ``failed``
         with that reason in ``problems``)."""
         writer = self.writer
         problems, notes = check_digests(writer.cases)
+        if not self.quiet:  # --quiet prints no note: lines
+            notes += floor_pair_notes(writer.cases)
         pair_send_savings(writer.cases)
         problems += no_request_served(writer.cases)
         problems += no_step_counted(writer.cases, {

@@ -306,6 +306,30 @@ def _case_warnings(results) -> list[str]:
     return out
 
 
+def _warning_blocks(results, level: int) -> list[Block]:
+    """The "Measurement warnings" section: the cases' recorded warnings
+    (``_case_warnings``), then the send / cached pairs whose floors differ by more
+    than their frames explain (``summary.floor_pair_notes``, which the run printed as
+    ``note:`` lines); nothing when there are neither."""
+    from ipc_bench.analysis.summary import floor_pair_notes
+
+    warn = _case_warnings(results)
+    pairs = floor_pair_notes(results.cases.to_dict("records")) if not results.cases.empty \
+        else []
+    if not warn and not pairs:
+        return []
+    blocks: list[Block] = [("h", level, "Measurement warnings")]
+    if warn:
+        blocks.append(("p", "Recorded by the run for these cases (in the style of "
+                            "`python -m pyperf check`); their figures are less certain."))
+        blocks.append(("ul", warn))
+    if pairs:
+        blocks.append(("p", "Floors of send / cached twins (the run printed these as "
+                            "`note:` lines):"))
+        blocks.append(("ul", pairs))
+    return blocks
+
+
 def _case_tables(results) -> list[Block]:
     """Per workload, the case table (``tables.CASE_TABLE``) of ``results``' cases, its
     footnotes (``_table_notes``) and what the columns mean (``COLUMN_LEGEND``, then
@@ -1065,12 +1089,7 @@ def _run_blocks(results, run_id: str, level: int, prefix: str) -> list[Block]:
     blocks.extend(_run_notes(whole.metadata[run_id], level))
     blocks.append(("h", level, "Findings"))
     blocks.append(("ul", findings(one)))
-    warn = _case_warnings(one)
-    if warn:
-        blocks.append(("h", level, "Measurement warnings"))
-        blocks.append(("p", "Recorded by the run for these cases (in the style of "
-                            "`python -m pyperf check`); their figures are less certain."))
-        blocks.append(("ul", warn))
+    blocks.extend(_warning_blocks(one, level))
     blocks.append(("h", level, "Figures"))
     blocks.extend(_figure_blocks(one, prefix))
     others = _comparison_sections(one, level)
