@@ -12,6 +12,8 @@ from __future__ import annotations
 import array
 import json
 import os
+import re
+import secrets
 import shutil
 import signal
 import subprocess
@@ -187,6 +189,29 @@ def test_close_unlinks_the_segment_and_the_folder():
         writer.send(b"late")
     with pytest.raises(RingClosed, match=r"^recv on a closed shared-memory ring reader$"):
         readers[0].recv()
+
+
+def test_the_suite_fails_a_test_that_leaves_a_ring_and_removes_it(ring_segments):
+    """``conftest.ring_segments``: the segment and folder of a writer this process made
+    and never closed are named and removed; a segment another process made is not this
+    test's; a reader's mapping is no creation."""
+    foreign = f"/dev/shm/{SHM_PREFIX}{secrets.token_hex(8)}"
+    os.close(os.open(foreign, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600))
+    writer = RingWriter(2, n_chunks=2, chunk_bytes=64)
+    name, folder = writer.handle.shm_name, writer.folder
+    try:
+        RingReader(writer.handle, 0).close()
+        assert ring_segments.created == [(folder, name)]
+        assert ring_segments.left() == [f"/dev/shm/{name}", folder]
+        with pytest.raises(pytest.fail.Exception, match=(
+                rf"^the test left what its shared-memory ring writers made \(removed now\): "
+                rf"/dev/shm/{name}, {re.escape(folder)}$")):
+            ring_segments.check()
+        assert not segment_exists(name) and not os.path.exists(folder)
+        assert ring_segments.created == [] and os.path.exists(foreign)
+    finally:
+        writer.close()
+        os.unlink(foreign)
 
 
 def test_a_reader_that_exits_leaves_the_segment_to_the_writer():
