@@ -12,10 +12,18 @@ A test that checks that ``bench.py`` removes its socket folders gives that proce
 then cannot remove them) ``killed_bench_tmpdir``'s: its own ``tmp_path``, or a short
 folder under ``/tmp`` where socket paths under ``tmp_path`` would pass the 107-byte limit.
 TorchInductor's compiled kernels are cached in one folder for the whole session.
+
+``ring_segments`` (autouse) records the segment name and ring folder of every
+shared-memory ring writer (``shm_ring.RingWriter``) this process makes during a test and
+fails the test if the segment is still in ``/dev/shm`` or the folder still exists after
+it (and removes them): only this process's own writers count, so the segments of another
+run on the machine, or of a process the test started, are never blamed on it. A ring writer's folder (``ring-XXXXXXXX``) left in the session's
+``TMPDIR``, by this process or by one it started, fails the session like a socket folder.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -23,7 +31,8 @@ from pathlib import Path
 
 import pytest
 
-from ipc_bench.wire.leftovers import KEEP_ENV
+from ipc_bench.wire import shm_ring
+from ipc_bench.wire.leftovers import KEEP_ENV, RING_FOLDER_PREFIX, SHM_DIR
 from ipc_bench.wire.transport import IPC_PATH_MAX_BYTES
 
 #: Bytes a run adds to its ``TMPDIR`` in its longest socket path (a shared-memory
@@ -47,8 +56,8 @@ def _inductor_cache_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session", autouse=True)
 def session_tmpdir(tmp_path_factory):
     """``TMPDIR`` for the session (short: socket paths are limited to 107 bytes), and
-    ``IPC_BENCH_KEEP_LEFTOVERS=1``; after the session, no ``ipc-bench-*`` folder may
-    remain in it. TorchInductor's cache goes to one folder for the session
+    ``IPC_BENCH_KEEP_LEFTOVERS=1``; after the session, no ``ipc-bench-*`` socket folder
+    and no ``ring-*`` ring folder may remain in it. TorchInductor's cache goes to one folder for the session
     (``_inductor_cache_dir``) unless ``TORCHINDUCTOR_CACHE_DIR`` is set already."""
     tmp = tmp_path_factory.mktemp("tmp")
     os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(_inductor_cache_dir(tmp_path_factory)))
@@ -66,6 +75,65 @@ def session_tmpdir(tmp_path_factory):
         tempfile.tempdir = None
     left = sorted(p.name for p in tmp.glob("ipc-bench-*"))
     assert left == [], f"the suite left socket folders in {tmp}: {', '.join(left)}"
+    rings = sorted(p.name for p in tmp.glob(RING_FOLDER_PREFIX + "*"))
+    assert rings == [], f"the suite left ring folders in {tmp}: {', '.join(rings)}"
+
+
+class RingSegments:
+    """What the ring writers of this process made since the current test began:
+    ``created``, (ring folder, segment name) pairs in order."""
+
+    def __init__(self):
+        self.created: list[tuple[str, str]] = []
+
+    def left(self) -> list[str]:
+        """The paths of ``created`` still there: each segment in ``/dev/shm``, then each
+        ring folder."""
+        segments = [os.path.join(SHM_DIR, name) for _, name in self.created]
+        folders = [folder for folder, _ in self.created]
+        return [path for path in segments + folders if os.path.lexists(path)]
+
+    def check(self) -> None:
+        """Fail the test (``pytest.fail``), naming the paths ``left()`` finds, after
+        removing them (so that one leak fails one test, not every later run); forgets
+        ``created``."""
+        left, self.created = self.left(), []
+        for path in left:
+            if path.startswith(SHM_DIR + "/"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path)
+            else:
+                shutil.rmtree(path, ignore_errors=True)
+        if left:
+            pytest.fail(f"the test left what its shared-memory ring writers made (removed "
+                        f"now): {', '.join(left)}", pytrace=False)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _ring_segment_log():
+    """One ``RingSegments`` for the session, filled by a wrapper of
+    ``shm_ring._record_segment``, which each ``RingWriter`` calls with its folder and
+    segment name before it creates the segment (readers call nothing)."""
+    log, record = RingSegments(), shm_ring._record_segment
+
+    def recording(folder: str, name: str) -> None:
+        record(folder, name)
+        log.created.append((folder, name))
+
+    shm_ring._record_segment = recording
+    try:
+        yield log
+    finally:
+        shm_ring._record_segment = record
+
+
+@pytest.fixture(autouse=True)
+def ring_segments(_ring_segment_log):
+    """Every test: the segments and ring folders this process's ring writers make during
+    it must be gone after it (``RingSegments.check``: an error at the test's teardown)."""
+    _ring_segment_log.created = []
+    yield _ring_segment_log
+    _ring_segment_log.check()
 
 
 def _bench_tmpdir(tmp_path: Path, check_left: bool):

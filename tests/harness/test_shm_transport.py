@@ -86,7 +86,7 @@ def test_a_known_frame_crosses_the_ring_channels_byte_for_byte():
         scheduled_encoder_inputs={}, num_common_prefix_blocks=[0], finished_req_ids={"cmpl-9"},
         free_encoder_input_ids=[], structured_output_request_ids={})
     frame = scheduler_output_codec("msgpack").encode(so)
-    endpoint_dir, ctx = EndpointDir(), zmq.Context()
+    endpoint_dir, ctx, ring = EndpointDir(), zmq.Context(), None
     try:
         socks = SchedulerSockets(ctx, "shm", endpoint_dir)
         ring = RingWriter(1, folder=endpoint_dir.path, ctx=ctx, timeout_s=2.0)
@@ -113,10 +113,11 @@ def test_a_known_frame_crosses_the_ring_channels_byte_for_byte():
                                               r"chunk 2\)$"):
             impatient.recv(7)
         reader.close()
-        ring.close()
         runner_socks.close()
         socks.close()
     finally:
+        if ring is not None:  # unlinks the segment, whatever failed above
+            ring.close()
         destroy_context(ctx)
         endpoint_dir.cleanup()
     assert not os.path.exists(endpoint_dir.path)

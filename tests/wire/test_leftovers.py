@@ -105,10 +105,12 @@ def test_a_ring_writers_folder_names_its_segment(bench_tmpdir, monkeypatch, note
     monkeypatch.setattr(tempfile, "tempdir", str(bench_tmpdir))  # short: the socket fits
     made = new_folder(bench_tmpdir)
     writer = RingWriter(1, n_chunks=1, chunk_bytes=64, folder=made.path)
-    assert sorted(os.listdir(writer.folder)) == [writer.handle.shm_name, "overflow"]
-    assert os.path.basename(writer.folder).startswith("ring-")
-    writer.close()
-    made.cleanup()
+    try:
+        assert sorted(os.listdir(writer.folder)) == [writer.handle.shm_name, "overflow"]
+        assert os.path.basename(writer.folder).startswith("ring-")
+    finally:
+        writer.close()
+        made.cleanup()
 
 
 def test_folders_of_running_processes_are_kept(parent, notes):

@@ -12,6 +12,8 @@ from __future__ import annotations
 import array
 import json
 import os
+import re
+import secrets
 import shutil
 import signal
 import subprocess
@@ -24,7 +26,7 @@ import pytest
 from ring_helpers import StreamMessages, check_message, start
 from ipc_bench.wire.shm_ring import (SHM_PREFIX, RingClosed, RingHandle, RingReader,
                                      RingTimeout, RingWriter, check_shape)
-from ipc_bench.wire.transport import PeerError
+from ipc_bench.wire.transport import EndpointError, PeerError
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -35,11 +37,25 @@ def segment_exists(name: str) -> bool:
     return os.path.exists(f"/dev/shm/{name}")
 
 
+def remove_ring(handle: RingHandle) -> None:
+    """Remove the segment and the folder a writer process left (killed, not closed)."""
+    if segment_exists(handle.shm_name):
+        os.unlink(f"/dev/shm/{handle.shm_name}")
+    shutil.rmtree(handle.folder, ignore_errors=True)
+
+
 def ring(n_readers: int = 1, **kw) -> tuple[RingWriter, list[RingReader]]:
+    """A writer and its ``n_readers`` readers in this process; when a reader cannot be
+    made, the writer and the readers made are closed before the error propagates."""
     kw.setdefault("timeout_s", 2.0)
-    writer = RingWriter(n_readers, **kw)
-    return writer, [RingReader(writer.handle, r, timeout_s=kw["timeout_s"])
-                    for r in range(n_readers)]
+    writer, readers = RingWriter(n_readers, **kw), []
+    try:
+        for r in range(n_readers):
+            readers.append(RingReader(writer.handle, r, timeout_s=kw["timeout_s"]))
+    except BaseException:
+        close_all(writer, readers)
+        raise
+    return writer, readers
 
 
 def close_all(writer: RingWriter, readers: list[RingReader]) -> None:
@@ -144,9 +160,8 @@ def test_every_wait_times_out_naming_what_it_waited_for(wait):
 
 
 def test_a_reported_peer_problem_ends_the_wait():
-    writer = RingWriter(1, n_chunks=2, chunk_bytes=64, timeout_s=30)
-    reader = RingReader(writer.handle, 0, timeout_s=30,
-                        peer_problem=lambda: "scheduler process 7 was killed by SIGKILL")
+    writer, (reader,) = ring(1, n_chunks=2, chunk_bytes=64, timeout_s=30)
+    reader.peer_problem = lambda: "scheduler process 7 was killed by SIGKILL"
     try:
         t0 = time.monotonic()
         with pytest.raises(PeerError, match=r"^scheduler process 7 was killed by SIGKILL while "
@@ -160,26 +175,31 @@ def test_a_reported_peer_problem_ends_the_wait():
 @pytest.mark.parametrize("wait", ["spin", "block"])
 def test_a_closed_ring_is_read_to_its_end(wait):
     writer, (reader,) = ring(1, n_chunks=4, chunk_bytes=64, wait=wait, timeout_s=5)
-    writer.send(b"last")
-    writer.close()
-    assert reader.recv() == b"last"
-    t0 = time.monotonic()
-    with pytest.raises(RingClosed, match=r"^the writer closed the shared-memory ring \(reader 0 "
-                                         r"waited for the written flag of chunk 1\)$"):
-        reader.recv()
-    assert time.monotonic() - t0 < 1.0
-    reader.close()
+    try:
+        writer.send(b"last")
+        writer.close()
+        assert reader.recv() == b"last"
+        t0 = time.monotonic()
+        with pytest.raises(RingClosed, match=r"^the writer closed the shared-memory ring "
+                                             r"\(reader 0 waited for the written flag of "
+                                             r"chunk 1\)$"):
+            reader.recv()
+        assert time.monotonic() - t0 < 1.0
+    finally:
+        close_all(writer, [reader])
 
 
 def test_close_unlinks_the_segment_and_the_folder():
     writer, readers = ring(2, n_chunks=2, chunk_bytes=64, wait="block")
     name, folder = writer.handle.shm_name, writer.folder
-    assert name.startswith(SHM_PREFIX) and segment_exists(name)
-    assert sorted(os.listdir(folder)) == [name, "overflow", "reader0.fifo", "reader1.fifo",
-                                          "writer.fifo"]  # the segment named, for a sweep
-    assert os.stat(folder).st_mode & 0o777 == 0o700
-    assert os.stat(f"/dev/shm/{name}").st_mode & 0o777 == 0o600
-    close_all(writer, readers)
+    try:
+        assert name.startswith(SHM_PREFIX) and segment_exists(name)
+        assert sorted(os.listdir(folder)) == [name, "overflow", "reader0.fifo", "reader1.fifo",
+                                              "writer.fifo"]  # the segment named, for a sweep
+        assert os.stat(folder).st_mode & 0o777 == 0o700
+        assert os.stat(f"/dev/shm/{name}").st_mode & 0o777 == 0o600
+    finally:
+        close_all(writer, readers)
     assert not segment_exists(name) and not os.path.exists(folder)
     writer.close()  # idempotent
     readers[0].close()
@@ -187,6 +207,59 @@ def test_close_unlinks_the_segment_and_the_folder():
         writer.send(b"late")
     with pytest.raises(RingClosed, match=r"^recv on a closed shared-memory ring reader$"):
         readers[0].recv()
+
+
+def test_a_ring_whose_reader_cannot_attach_closes_its_writer(monkeypatch, ring_segments):
+    """``ring`` closes the writer (and the readers made) when a reader fails: a failed
+    test leaves no segment (a leak fails the test: ``conftest.ring_segments``)."""
+    made, real_reader = [], RingReader
+
+    class Writer(RingWriter):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    def refuse_rank_1(handle, rank, **kwargs):
+        if rank == 1:
+            raise EndpointError("cannot connect reader 1")
+        made.append(real_reader(handle, rank, **kwargs))
+        return made[-1]
+
+    module = sys.modules[__name__]
+    monkeypatch.setattr(module, "RingWriter", Writer)
+    monkeypatch.setattr(module, "RingReader", refuse_rank_1)
+    try:
+        with pytest.raises(EndpointError, match=r"^cannot connect reader 1$"):
+            ring(2, n_chunks=2, chunk_bytes=64)
+        ((folder, name),) = ring_segments.created
+        assert not segment_exists(name) and not os.path.exists(folder)
+        assert made[1].shm is None  # the reader made was closed (unmapped)
+    finally:
+        for end in made:  # what ring left open, closed here so that nothing hangs
+            end.close()
+
+
+def test_the_suite_fails_a_test_that_leaves_a_ring_and_removes_it(ring_segments):
+    """``conftest.ring_segments``: the segment and folder of a writer this process made
+    and never closed are named and removed; a segment another process made is not this
+    test's; a reader's mapping is no creation."""
+    foreign = f"/dev/shm/{SHM_PREFIX}{secrets.token_hex(8)}"
+    os.close(os.open(foreign, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600))
+    writer = RingWriter(2, n_chunks=2, chunk_bytes=64)
+    name, folder = writer.handle.shm_name, writer.folder
+    try:
+        RingReader(writer.handle, 0).close()
+        assert ring_segments.created == [(folder, name)]
+        assert ring_segments.left() == [f"/dev/shm/{name}", folder]
+        with pytest.raises(pytest.fail.Exception, match=(
+                rf"^the test left what its shared-memory ring writers made \(removed now\): "
+                rf"/dev/shm/{name}, {re.escape(folder)}$")):
+            ring_segments.check()
+        assert not segment_exists(name) and not os.path.exists(folder)
+        assert ring_segments.created == [] and os.path.exists(foreign)
+    finally:
+        writer.close()
+        os.unlink(foreign)
 
 
 def test_a_reader_that_exits_leaves_the_segment_to_the_writer():
@@ -236,6 +309,7 @@ def test_the_name_goes_once_every_reader_attached_and_a_killed_writer_leaves_not
             "w.send(b'after unlink')\n"
             "print(w.unlinked, flush=True); time.sleep(600)")
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    handle = None
     try:
         handle = msgspec.json.decode(proc.stdout.readline(), type=RingHandle)
         assert segment_exists(handle.shm_name)
@@ -250,9 +324,12 @@ def test_the_name_goes_once_every_reader_attached_and_a_killed_writer_leaves_not
     finally:
         proc.kill()
         proc.wait(10)
-    assert not segment_exists(handle.shm_name)
-    assert os.path.isdir(handle.folder)  # the folder stays, as documented
-    shutil.rmtree(handle.folder)
+        if handle is not None:  # what the killed writer left, noted, then removed
+            segment_left, folder_left = segment_exists(handle.shm_name), os.path.isdir(
+                handle.folder)
+            remove_ring(handle)
+    assert not segment_left
+    assert folder_left  # the folder stays, as documented
 
 
 def test_the_stream_checker_catches_a_wrong_message():
