@@ -190,17 +190,29 @@ class CaseLifecycle:
     def _shut_down(self, socks: Any, ctx: Optional[zmq.Context], clean: bool) -> None:
         """Stop the extras (``_close_extras``), close the ring (unlinking its shared
         memory if a reader never attached), the sockets and the context (never blocks:
-        linger 0, every socket closed first), then reap every runner: after a clean stop
-        each exits by itself (``clean_grace_s``); after an error report it is on its way
-        out; otherwise (dead, hung or interrupted) it is killed. Then their heap
-        reports, where they wrote one."""
-        self._close_extras()
-        if self.ring is not None:
-            self.ring.close()
-        if socks is not None:
-            socks.close()
-        if ctx is not None:
-            destroy_context(ctx)
+        linger 0, every socket closed first), then reap every runner (``_reap``). Each
+        step runs even if one before it raised (a frontend that failed to close must
+        not leave the ring's segment or a runner behind); the first such error is
+        raised at the end. Then their heap reports, where they wrote one."""
+        steps = (self._close_extras,
+                 lambda: self.ring is not None and self.ring.close(),
+                 lambda: socks is not None and socks.close(),
+                 lambda: ctx is not None and destroy_context(ctx),
+                 lambda: self._reap(clean))
+        first: Optional[Exception] = None
+        for step in steps:
+            try:
+                step()
+            except Exception as exc:  # the rest still runs
+                first = first or exc
+        self._read_heap_reports()
+        if first is not None:
+            raise first
+
+    def _reap(self, clean: bool) -> None:
+        """Reap every runner: after a clean stop each exits by itself
+        (``clean_grace_s``); after an error report it is on its way out; otherwise
+        (dead, hung or interrupted) it is killed."""
         if clean:
             grace_s, kill = self.clean_grace_s, False
         elif self.exchange is not None and self.exchange.runner_exiting:
@@ -212,6 +224,9 @@ class CaseLifecycle:
                 proc.reap(grace_s=grace_s, kill=kill)
             except ProcessLookupError:
                 pass
+
+    def _read_heap_reports(self) -> None:
+        """Each runner's heap report into ``result.heap_reports``, where it wrote one."""
         for index, proc in enumerate(self.procs):
             try:
                 self.result.heap_reports[self._proc_label(index)] = Path(

@@ -289,3 +289,22 @@ def test_a_shm_run_on_one_core_prints_and_keeps_the_warning(tmp_path):
     (case,) = json.loads((run / "summary.json").read_text())["cases"]
     assert (case["shm_cores"], case["shm_oversubscribed"]) == (1, True)
     assert case["warnings"][0] == SHM_ONE_CORE  # then any the machine's noise adds
+
+
+def test_a_shutdown_step_that_raises_leaves_no_segment_or_runner(monkeypatch):
+    """The shutdown's first step (stopping the extras: the RSS sampler, the frontend)
+    raising still lets the ring close, the sockets close and the runner be reaped;
+    its error is raised after them."""
+    from ipc_bench.harness import supervisor
+
+    spy, rings = Spy(monkeypatch), RingSpy(monkeypatch)
+
+    def close_extras(self):
+        raise RuntimeError("the frontend would not close (injected)")
+
+    monkeypatch.setattr(supervisor._TwoProcessCase, "_close_extras", close_extras)
+    spec = steady_spec("send", "msgpack", transport="shm", max_steps=30)
+    with pytest.raises(RuntimeError, match=r"^the frontend would not close \(injected\)$"):
+        run_case(spec)
+    assert rings.names and rings.left() == []
+    assert_clean(spy)
