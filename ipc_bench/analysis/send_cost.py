@@ -87,8 +87,9 @@ CONTROL_PLANE_PER_REQUEST_NS = 3_000
 NOISY_BLOCK_CV = 0.10
 
 
-def _num(value: Any) -> Optional[float]:
-    """``value`` as a float, ``None`` when missing or NaN (a pandas record)."""
+def float_or_none(value: Any) -> Optional[float]:
+    """``value`` as a float; ``None`` when it is missing, a bool, not a number or NaN (a
+    pandas record's empty cell)."""
     if value is None or isinstance(value, bool):
         return None
     try:
@@ -104,8 +105,8 @@ def off_nominal_warning(summary: dict[str, Any],
     is off its nominal ``fixed_step_ms`` by more than ``tolerance``, else ``None``. E.g.
     ``fixed step 5 ms ran a median 17.6 ms (+252 %): the runner was descheduled; its
     shares are of the measured step``."""
-    nominal_ms = _num(summary.get("fixed_step_ms"))
-    forward_ns = _num(summary.get("runner_forward_ns_median"))
+    nominal_ms = float_or_none(summary.get("fixed_step_ms"))
+    forward_ns = float_or_none(summary.get("runner_forward_ns_median"))
     if not nominal_ms or forward_ns is None:
         return None
     off = forward_ns / (nominal_ms * 1e6) - 1.0
@@ -132,11 +133,11 @@ def whole_step_warning(summary: dict[str, Any],
     else ``None``. E.g. ``fixed step 2 ms: the whole step ran a median 3.74 ms (+87 %),
     more than 10 % + 0.44 ms (control plane at B = 64) over nominal: a process was
     descheduled outside the runner's wait; its shares are of the measured step``."""
-    nominal_ms = _num(summary.get("fixed_step_ms"))
-    step_ns = _num(summary.get("step_ns_median"))
+    nominal_ms = float_or_none(summary.get("fixed_step_ms"))
+    step_ns = float_or_none(summary.get("step_ns_median"))
     if not nominal_ms or step_ns is None:
         return None
-    b = _num(summary.get("num_running"))
+    b = float_or_none(summary.get("num_running"))
     allowance = control_plane_allowance_ns(b)
     if step_ns <= nominal_ms * 1e6 * (1.0 + tolerance) + allowance:
         return None
@@ -177,14 +178,14 @@ def send_step_warning(send: dict[str, Any], cached: dict[str, Any],
     path only 32 µs longer: the other 1,569 µs are more than 10 % + 0.44 ms (control
     plane at B = 64): send's case was descheduled; its whole-step difference is not
     send's cost``."""
-    nominal_ms = _num(send.get("fixed_step_ms"))
-    step_send, step_cached = _num(send.get("step_ns_median")), _num(cached.get("step_ns_median"))
+    nominal_ms = float_or_none(send.get("fixed_step_ms"))
+    step_send, step_cached = float_or_none(send.get("step_ns_median")), float_or_none(cached.get("step_ns_median"))
     if not nominal_ms or step_send is None or step_cached is None:
         return None
-    s2r_send = _num(send.get("s2r_build_encode_decode_ns_median"))
-    s2r_cached = _num(cached.get("s2r_build_encode_decode_ns_median"))
+    s2r_send = float_or_none(send.get("s2r_build_encode_decode_ns_median"))
+    s2r_cached = float_or_none(cached.get("s2r_build_encode_decode_ns_median"))
     d_s2r = 0.0 if s2r_send is None or s2r_cached is None else s2r_send - s2r_cached
-    b = _num(send.get("num_running"))
+    b = float_or_none(send.get("num_running"))
     allowance = control_plane_allowance_ns(b)
     d_step = step_send - step_cached
     if d_step - d_s2r <= tolerance * nominal_ms * 1e6 + allowance:
@@ -217,17 +218,17 @@ def pair_cost(send: dict[str, Any], cached: dict[str, Any]) -> dict[str, Any]:
     """The ``send_cost_*`` fields (module docstring) of one repetition's pair; shares are
     ``None`` when cached's median step is missing or zero, the s2r figures when a case
     lacks its median."""
-    step_send, base = _num(send.get("step_ns_median")), _num(cached.get("step_ns_median"))
+    step_send, base = float_or_none(send.get("step_ns_median")), float_or_none(cached.get("step_ns_median"))
     d_step = None if step_send is None or base is None else step_send - base
-    s2r_send = _num(send.get("s2r_build_encode_decode_ns_median"))
-    s2r_cached = _num(cached.get("s2r_build_encode_decode_ns_median"))
+    s2r_send = float_or_none(send.get("s2r_build_encode_decode_ns_median"))
+    s2r_cached = float_or_none(cached.get("s2r_build_encode_decode_ns_median"))
     d_s2r = None if s2r_send is None or s2r_cached is None else s2r_send - s2r_cached
     ok = bool(base)
     off = list(dict.fromkeys(w for w in (off_nominal_warning(send),
                                          off_nominal_warning(cached)) if w))
     whole = whole_step_warning(cached)
     send_off = send_step_warning(send, cached)
-    noisy = any((_num(c.get("step_ns_block_cv")) or 0.0) > NOISY_BLOCK_CV
+    noisy = any((float_or_none(c.get("step_ns_block_cv")) or 0.0) > NOISY_BLOCK_CV
                 for c in (send, cached))
     return dict(send_cost_step_ns=d_step, send_cost_s2r_ns=d_s2r,
                 send_cost_measured_step_ns=base,
@@ -296,7 +297,7 @@ def mean_share(diffs_ns: Iterable[Any], bases_ns: Iterable[Any]) -> MeanShare:
     out of each mean."""
     from ipc_bench.analysis.stats import mean_interval
 
-    diffs = [v for v in (_num(x) for x in diffs_ns) if v is not None]
+    diffs = [v for v in (float_or_none(x) for x in diffs_ns) if v is not None]
     diff, base = _mean(diffs), _mean(bases_ns)
     share = share_of_means(diff, base)
     if share is None or len(diffs) < 2:
@@ -308,7 +309,7 @@ def mean_share(diffs_ns: Iterable[Any], bases_ns: Iterable[Any]) -> MeanShare:
 
 
 def _mean(values: Iterable[Any]) -> Optional[float]:
-    vals = [v for v in (_num(x) for x in values) if v is not None]
+    vals = [v for v in (float_or_none(x) for x in values) if v is not None]
     return sum(vals) / len(vals) if vals else None
 
 
@@ -320,8 +321,8 @@ def cost_rows(records: Iterable[dict[str, Any]]) -> list[CostRow]:
     for r in records:
         if r.get("policy") != SEND or "send_cost_share_of_step" not in r:
             continue
-        t, b = _num(r.get("step_time_ms")), _num(r.get("num_running"))
-        if t is None or b is None or _num(r.get("send_cost_step_ns")) is None:
+        t, b = float_or_none(r.get("step_time_ms")), float_or_none(r.get("num_running"))
+        if t is None or b is None or float_or_none(r.get("send_cost_step_ns")) is None:
             continue
         groups[(t, int(b), str(r.get("codec")))].append(r)
     rows = []

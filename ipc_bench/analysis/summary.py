@@ -49,7 +49,7 @@ from ipc_bench.analysis.frontend import frontend_figures
 from ipc_bench.analysis.soak import rss_summary, stream_summary
 from ipc_bench.analysis.stats import percentiles_ms
 from ipc_bench.analysis.pp import pp_figures
-from ipc_bench.analysis.send_cost import _num, case_off_nominal
+from ipc_bench.analysis.send_cost import case_off_nominal, float_or_none
 from ipc_bench.analysis.tp import tp_figures
 from ipc_bench.harness.spec import (INPROC, RUNNER_COLUMNS, RUNNER_TIMESTAMP_COLUMNS,
                                     SCHED_COLUMNS, CaseResult)
@@ -938,7 +938,7 @@ def _floor_pair_key(s: dict[str, Any]) -> tuple:
 
 
 def _codec_ns(s: dict[str, Any]) -> Optional[float]:
-    encode, decode = _num(s.get("encode_ns_per_step")), _num(s.get("decode_ns_per_step"))
+    encode, decode = float_or_none(s.get("encode_ns_per_step")), float_or_none(s.get("decode_ns_per_step"))
     return None if encode is None or decode is None else encode + decode
 
 
@@ -966,7 +966,7 @@ def floor_pair_notes(summaries: list[dict[str, Any]]) -> list[str]:
                 or not isinstance(c.get("schedule_digest"), str) \
                 or c.get("codec") in STATEFUL_CODECS:
             continue  # a stateful codec's floor encodes its wire part alone
-        floors = _num(s.get("floor_step_ns_mean")), _num(c.get("floor_step_ns_mean"))
+        floors = float_or_none(s.get("floor_step_ns_mean")), float_or_none(c.get("floor_step_ns_mean"))
         codecs = _codec_ns(s), _codec_ns(c)
         if None in floors or None in codecs:
             continue
