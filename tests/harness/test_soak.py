@@ -98,6 +98,8 @@ def test_rss_growth_definition():
     assert g["rss_end_bytes"] == np.mean(range(190, 200))
     assert g["rss_slope_bytes_per_min"] == pytest.approx(60.0)
     assert g["rss_late_slope_bytes_per_min"] == pytest.approx(60.0)
+    # the samples each slope is fitted over: t 10..99 after warm-up, 50..99 the late half
+    assert (g["rss_slope_span_s"], g["rss_late_slope_span_s"]) == (89.0, 49.0)
     # up with a load peak, then flat: growth, but no late slope
     step = rss_growth(t, [100] * 30 + [150] * 70)
     assert step["rss_growth_pct"] == 50.0
