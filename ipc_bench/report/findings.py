@@ -4,7 +4,9 @@ Per workload and codec: bytes per step, encode and build µs per step (both mess
 a step summed, the SchedulerOutput and the ModelRunnerOutput) and output
 tokens/s (% change) of ``cached`` against ``send``, with intervals over repetitions
 when there are 2+ (``stats.summarize_pairs`` with the run's ``--ci-method``, so they
-are the CLI comparison block's); timed replays give latencies instead of tokens/s.
+are the CLI comparison block's; unadjusted, and a time or tokens/s clause whose
+difference the run's Holm-adjusted verdict does not find significant says so; one
+with no interval says it has none); timed replays give latencies instead of tokens/s.
 Then send's token bytes split, the single-process and floor baselines, and send's cost
 as a share of the step (a step-time run: the lines its terminal printed, from the
 ``send_cost_*`` fields it recorded, ``analysis.send_cost``). A ``--pp`` run compares
