@@ -796,6 +796,28 @@ def _p(value: Optional[float]) -> str:
     return "<0.001" if value < 0.001 else f"{value:.3f}"
 
 
+#: What the comparison table's ratio and difference columns are, by ``--ci-method``:
+#: the geometric mean (t) or the median (bootstrap, sign) of the per-pair ratios
+#: treatment / baseline (``PairedComparison.ratio``), and the mean (t) or median of the
+#: per-pair differences baseline - treatment: statistics of the pairs, not the ratio or
+#: difference of the arms' medians the table shows beside them.
+PAIRED_COLUMN_POINTS = {"t": ("geomean", "mean"), "bootstrap": ("median", "median"),
+                        "sign": ("median", "median")}
+
+
+def paired_column_heads(method: str, base: str, treat: str) -> tuple[str, str]:
+    """The heads of the comparison table's ratio and difference columns, naming the
+    per-pair statistic each shows (``PAIRED_COLUMN_POINTS``): ``cached/send (per-pair
+    geomean)`` and ``send-cached (per-pair mean)`` for ``t``; ``(per-pair median)``
+    for both with ``bootstrap`` and ``sign``; the bare ``cached/send`` and
+    ``send-cached`` for a method it does not know."""
+    ratio, diff = f"{treat}/{base}", f"{base}-{treat}"
+    if method not in PAIRED_COLUMN_POINTS:
+        return ratio, diff
+    r, d = PAIRED_COLUMN_POINTS[method]
+    return f"{ratio} (per-pair {r})", f"{diff} (per-pair {d})"
+
+
 def comparison_parts(c: dict[str, Any]) -> Optional[tuple[str, list[str], list[list[str]],
                                                              str]]:
     """One comparison of ``compare_cases`` (a ``summary.json`` ``comparisons`` entry) as
@@ -824,9 +846,9 @@ def comparison_parts(c: dict[str, Any]) -> Optional[tuple[str, list[str], list[l
     n = c["n_pairs"]
     title = (f"{treat} vs {base}  [{c['workload']}]  {c['codec']}{transport_of(c)}: "
              f"{treat}/{base} {method}; {n} pair{'' if n == 1 else 's'}" + adjusted)
+    ratio_head, diff_head = paired_column_heads(c["method"], base, treat)
     header = ["metric", "unit", f"{base} median [IQR]", f"{treat} median [IQR]",
-              f"{treat}/{base}", "ratio CI", f"{base}-{treat}", "diff CI", "p [Holm]",
-              "verdict"]
+              ratio_head, "ratio CI", diff_head, "diff CI", "p [Holm]", "verdict"]
     held = c.get("timings_withheld")  # analysis.cores: bytes only
     held = held.replace("* timings", "timings", 1) if held else ""
     cells = [r[-1] for r in rows]
@@ -854,7 +876,9 @@ def format_comparisons(comparisons: Iterable[dict[str, Any]]) -> str:
     """One block per (workload, codec, treatment): per metric, each arm's median over
     repetitions [IQR], the paired ratio treatment / baseline and the paired difference
     baseline - treatment, each with its interval (point estimates: geometric mean and
-    mean for the t method, medians for bootstrap and sign), the p-value [after Holm's
+    mean of the per-pair ratios and differences for the t method, their medians for
+    bootstrap and sign, as the columns' heads say, ``paired_column_heads``: not the
+    ratio or difference of the medians beside them), the p-value [after Holm's
     adjustment over the comparison's ``family``] and the verdict (``stats.compare_cases``).
     The block's first line says which metrics the adjustment covered, or why the
     method gives no verdict with so few pairs (the rows then say "no verdict"). A
