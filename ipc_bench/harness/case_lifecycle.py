@@ -178,7 +178,8 @@ class CaseLifecycle:
         config = RunnerConfig(**{
             "scheduler": spec.scheduler, "model": spec.model, "policy": spec.policy,
             "codec": spec.codec, "warmup_steps": spec.warmup_steps,
-            "peer_timeout_s": spec.peer_timeout_s, "s2r_endpoint": s2r_endpoint,
+            "peer_timeout_s": spec.peer_timeout_s, "startup_timeout_s": spec.startup_timeout_s,
+            "s2r_endpoint": s2r_endpoint,
             "r2s_endpoint": r2s_endpoint, "record_steps": not spec.stream,
             "allow_pickle_over_tcp": spec.allow_pickle_over_tcp,
             "bare_loop": spec.instrumentation == "totals",

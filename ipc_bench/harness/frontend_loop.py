@@ -11,8 +11,9 @@ digest) and exits 0; the scheduler compares the streams with its own
 (``harness.frontend_hop``).
 
 Faults: as the runner, it ignores SIGINT and SIGHUP and leaves when the scheduler dies
-(``signals.child_of_scheduler``); every receive waits at most ``TIMEOUT_S`` (the
-first, which waits for the runner's first step, ``STARTUP_TIMEOUT_S``), checking the
+(``signals.child_of_scheduler``); every receive waits at most ``TIMEOUT_S`` (until
+the first ``EngineCoreOutputs``, which follows the runner's first step,
+``STARTUP_TIMEOUT_S``), checking the
 scheduler every ``transport.POLL_SLICE_MS``. A frame it cannot decode or that breaks a
 stream's rules sends ``FrontendError`` and exits 4; the scheduler gone or silent: exit
 5; bad arguments or endpoints, or a CPU set it cannot pin itself to: one line on
@@ -44,7 +45,7 @@ from ipc_bench.harness.affinity import pin_from_env
 from ipc_bench.harness.signals import child_of_scheduler
 from ipc_bench.wire.frontend import (KEEPALIVE, STOP, FrontendError, FrontendReady,
                                      FrontendReport, encode_control, outputs_decoder)
-from ipc_bench.wire.transport import (EndpointError, PeerError, check_endpoint,
+from ipc_bench.wire.transport import (EndpointError, PeerError, PeerTimeout, check_endpoint,
                                       destroy_context, open_socket, recv_frame, send_frame)
 
 PROG = "python -m ipc_bench.harness.frontend_loop"
@@ -112,20 +113,27 @@ class FrontendState:
 
 def serve(pull: zmq.Socket, push: zmq.Socket, state: FrontendState, timeout_s: float,
           startup_timeout_s: float, peer_problem) -> int:
-    """Receive until the empty frame, then report; returns the exit code."""
-    wait_s = startup_timeout_s
+    """Receive until the empty frame, then report; returns the exit code. Each wait
+    lasts ``timeout_s`` at most, until the first ``EngineCoreOutputs`` (which follows
+    the runner's first step) ``startup_timeout_s``: a keep-alive sent while the
+    scheduler waits for the first arrival of a timed replay does not end that allowance.
+    A timeout's line names the option to raise."""
+    wait_s, option = startup_timeout_s, "--startup-timeout"
     while True:
         try:
             frame = recv_frame(pull, wait_s, peer_problem, "EngineCoreOutputs")
+        except PeerTimeout as exc:
+            print(one_line(f"frontend: {exc} (raise {option})"), file=sys.stderr)
+            return EXIT_SCHEDULER_GONE
         except PeerError as exc:
             print(one_line(f"frontend: {exc}"), file=sys.stderr)
             return EXIT_SCHEDULER_GONE
-        wait_s = timeout_s
         if frame == STOP:
             reply, code = encode_control(state.report()), EXIT_OK
             break
         if frame == KEEPALIVE:
             continue
+        wait_s, option = timeout_s, "--peer-timeout"
         try:
             state.receive(frame)
         except (msgspec.DecodeError, msgspec.ValidationError, StreamError) as exc:

@@ -32,10 +32,11 @@ from ipc_bench.engine.pipeline import PipelineStage
 from ipc_bench.engine.scheduler import ProtocolError, SchedulerError
 from ipc_bench.harness.recording import GcCounter
 from ipc_bench.harness.runner_loop import (EXIT_OK, EXIT_SCHEDULER_GONE, EXIT_STEP_FAILED,
-                                           RunnerLoop, _no_record, runner_main, say)
+                                           RunnerLoop, _no_record, peer_line, runner_main,
+                                           say)
 from ipc_bench.wire.codecs import DecodeError, messages_of
 from ipc_bench.wire.control import Stop
-from ipc_bench.wire.handshake import RunnerConfig
+from ipc_bench.wire.handshake import RunnerConfig, first_step_wait_s
 from ipc_bench.wire.pp import StageLink, StageLinkError
 from ipc_bench.wire.tp import TpRunnerChannel
 from ipc_bench.wire.transport import PeerError, RunnerSockets
@@ -171,13 +172,13 @@ def serve_stage(config: RunnerConfig, socks: RunnerSockets, stage: PipelineStage
     ``runner_loop._serve``: a failed step, a receive between stages that failed or
     timed out included, is reported to the scheduler first)."""
     channel = TpRunnerChannel(socks, config.peer_timeout_s, peer_problem, rank=config.pp_rank,
-                              replies=stage.last)
+                              replies=stage.last, first_timeout_s=first_step_wait_s(config))
     loop = StageLoop(config, channel, stage)
     try:
         loop.run()
         return EXIT_OK
     except PeerError as exc:
-        say(str(exc))
+        say(peer_line(exc, loop.seq))
         return EXIT_SCHEDULER_GONE
     except StageLinkError as exc:
         loop.report_error(str(exc))

@@ -70,10 +70,10 @@ from ipc_bench.wire.control import (
     recv_control,
     send_control,
 )
-from ipc_bench.wire.handshake import RunnerConfig, decode_runner_config
+from ipc_bench.wire.handshake import RunnerConfig, decode_runner_config, first_step_wait_s
 from ipc_bench.wire.shm_ring import RingReader
 from ipc_bench.wire.tp import connect_rank_data, rank_channel
-from ipc_bench.wire.transport import (EndpointError, PeerError, RunnerSockets,
+from ipc_bench.wire.transport import (EndpointError, PeerError, PeerTimeout, RunnerSockets,
                                       destroy_context)
 
 #: How long the runner waits for the handshake (imports and model load come after).
@@ -560,7 +560,7 @@ def _serve(loop: RunnerLoop) -> int:
         else:
             loop.run()
     except PeerError as exc:
-        say(str(exc))
+        say(peer_line(exc, loop.seq))
         return EXIT_SCHEDULER_GONE
     except (RunnerError, ProtocolError, DecodeError, SchedulerError) as exc:
         loop.report_error(f"{type(exc).__name__}: {exc}")
@@ -572,19 +572,33 @@ def _serve(loop: RunnerLoop) -> int:
     return EXIT_OK
 
 
+def peer_line(exc: PeerError, seq: int) -> str:
+    """The line a runner leaves on when its scheduler went away or fell silent while
+    it served step ``seq``: ``exc``'s, and for a timeout (``PeerTimeout``) the option
+    that sets it: ``--startup-timeout`` at step 0 (the wait for the first step),
+    ``--peer-timeout`` after (``no SchedulerOutput for step 7 within 10 s (raise
+    --peer-timeout)``)."""
+    if not isinstance(exc, PeerTimeout):
+        return str(exc)
+    return f"{exc} (raise {'--startup-timeout' if seq == 0 else '--peer-timeout'})"
+
+
 def serve_case(socks: RunnerSockets,
                accepted: tuple[RunnerConfig, ModelRunner, Optional[RingReader]],
                peer_problem: Callable[[], Optional[str]]) -> int:
     """Serve the case whose handshake was accepted (``accept_handshake``'s tuple) until
     ``Stop``; returns the exit code (``_serve``)."""
     config, runner, ring = accepted
+    first_s = first_step_wait_s(config)
     if config.tp_size is not None:
         channel = rank_channel(socks, ring, config.tp_rank, config.peer_timeout_s,
-                               peer_problem)
+                               peer_problem, first_timeout_s=first_s)
     elif ring is not None:
-        channel = RingRunnerChannel(socks, ring, config.peer_timeout_s, peer_problem)
+        channel = RingRunnerChannel(socks, ring, config.peer_timeout_s, peer_problem,
+                                    first_timeout_s=first_s)
     else:
-        channel = RunnerChannel(socks, config.peer_timeout_s, peer_problem)
+        channel = RunnerChannel(socks, config.peer_timeout_s, peer_problem,
+                                first_timeout_s=first_s)
     return _serve(RunnerLoop(config, channel, runner))
 
 

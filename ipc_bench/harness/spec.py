@@ -103,8 +103,10 @@ class CaseSpec:
 
     Reliability settings: ``peer_timeout_s``: longest wait for the runner's reply to a
     step (and the runner's wait for the scheduler); ``startup_timeout_s``: longest wait
-    for the handshake and for the first step, which pay one-time costs (imports,
-    model load, CUDA context and kernel loading on the first forward). ``host``: the
+    for the handshake and for the first step (the scheduler's wait for its reply and
+    the runner's and frontend's for it), which pay one-time costs (imports, model load,
+    CUDA context and kernel loading on the first forward; admitting, scheduling and
+    encoding a large first batch). ``host``: the
     address tcp sockets bind to. ``allow_pickle_over_tcp``: see
     ``wire.handshake.check_pickle_transport``. ``stream``: long runs: the case's records go to
     the run folder as the run goes and leave memory (no floor, no runner per-step

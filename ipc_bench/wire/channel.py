@@ -160,14 +160,18 @@ class RunnerChannel(_ControlEnd):
 
     ``rank``: this reader's index; ``replies``: whether it answers (the reply rank).
     ``timeout_s`` and ``peer_problem`` as for ``SchedulerChannel`` (the peer here is
-    the scheduler).
+    the scheduler). ``first_timeout_s``: the wait for step 0's ``SchedulerOutput``
+    (default ``timeout_s``; the runner passes the start-up allowance,
+    ``handshake.first_step_wait_s``), since the scheduler admits, schedules and encodes
+    the first batch meanwhile.
     """
 
     def __init__(self, socks: RunnerSockets, timeout_s: float,
                  peer_problem: Callable[[], Optional[str]], rank: int = 0,
-                 replies: bool = True):
+                 replies: bool = True, first_timeout_s: Optional[float] = None):
         self.socks = socks
         self.timeout_s = timeout_s
+        self.first_timeout_s = timeout_s if first_timeout_s is None else first_timeout_s
         self.peer_problem = peer_problem
         self.rank = rank
         self.replies = replies
@@ -181,7 +185,13 @@ class RunnerChannel(_ControlEnd):
         try:
             return self._pull()  # waits at most one slice (RCVTIMEO)
         except _Again:
-            return wait_recv(self._s2r, self.timeout_s, self.peer_problem, f"{label} {seq}")
+            return wait_recv(self._s2r, self.wait_s(seq, label), self.peer_problem,
+                             f"{label} {seq}")
+
+    def wait_s(self, seq: int, label: str = REQUEST) -> float:
+        """Seconds ``recv`` waits for frame ``seq`` of kind ``label``:
+        ``first_timeout_s`` for step 0's ``SchedulerOutput``, else ``timeout_s``."""
+        return self.first_timeout_s if seq == 0 and label == REQUEST else self.timeout_s
 
     def poll(self) -> Optional[bytes]:
         """The next frame if one is queued now, else ``None`` (never waits): the
@@ -244,15 +254,17 @@ class RingRunnerChannel(RunnerChannel):
     ``peer_problem``."""
 
     def __init__(self, socks: RunnerSockets, ring: RingReader, timeout_s: float,
-                 peer_problem: Callable[[], Optional[str]], replies: bool = True):
-        super().__init__(socks, timeout_s, peer_problem, rank=ring.rank, replies=replies)
+                 peer_problem: Callable[[], Optional[str]], replies: bool = True,
+                 first_timeout_s: Optional[float] = None):
+        super().__init__(socks, timeout_s, peer_problem, rank=ring.rank, replies=replies,
+                         first_timeout_s=first_timeout_s)
         ring.peer_problem = peer_problem
         self.ring = ring
         self._ring_recv = ring.recv
 
     def recv(self, seq: int, label: str = REQUEST) -> bytes:
         """The next frame from the scheduler's ring (empty: read the control socket)."""
-        return self._ring_recv(self.timeout_s, label, seq)
+        return self._ring_recv(self.timeout_s if seq else self.wait_s(seq, label), label, seq)
 
     def poll(self) -> Optional[bytes]:
         """Always ``None``: the ring has no non-blocking read here, so the device-input

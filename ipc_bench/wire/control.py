@@ -29,8 +29,9 @@ from ipc_bench.wire.transport import PeerError, recv_frame, send_frame
 #: by hand on other hosts, ``wire.remote``). 7: a runner started by hand serves ``--pp``
 #: stages (``RunnerConfig.pp_store`` may name the scheduler's tcp store). 8: the runner
 #: sends ``KeepAlive`` while it prepares the floor's replies and its report (the scheduler
-#: skips it in every control wait).
-PROTOCOL_VERSION = 8
+#: skips it in every control wait). 9: ``RunnerConfig.startup_timeout_s`` (the runner's
+#: wait for the first step).
+PROTOCOL_VERSION = 9
 
 
 _CTL = dict(tag_field="kind", forbid_unknown_fields=True)

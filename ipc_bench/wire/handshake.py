@@ -25,6 +25,9 @@ class RunnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     ``msgpack`` or ``pickle``. ``warmup_steps``: steps before the heap is frozen.
     ``peer_timeout_s``: how long the runner waits for the scheduler before it gives up
     (the scheduler sends ``KeepAlive`` while idle, so this bounds a hung scheduler).
+    ``startup_timeout_s``: how long the runner waits for the first step's
+    ``SchedulerOutput`` (``first_step_wait_s``: the larger of the two; the scheduler may
+    take long to admit, schedule and encode a large first batch).
     ``record_steps``: keep per-step timings for the ``RunnerReport`` and the replies for
     the floor (off for long streamed runs, whose memory must stay flat).
     ``check_inputs``: keep each step's input digest for the input oracle's checks (off
@@ -57,6 +60,7 @@ class RunnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     peer_timeout_s: float
     s2r_endpoint: str
     r2s_endpoint: str
+    startup_timeout_s: float = 120.0
     record_steps: bool = True
     bare_loop: bool = False  # instrumentation "totals": no per-step timing at all
     allow_pickle_over_tcp: bool = False
@@ -82,11 +86,20 @@ class RunnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise ConfigError(f"warmup_steps must be >= 0, got {self.warmup_steps}")
         if not self.peer_timeout_s > 0:
             raise ConfigError(f"peer_timeout_s must be > 0, got {self.peer_timeout_s}")
+        if not self.startup_timeout_s > 0:
+            raise ConfigError(f"startup_timeout_s must be > 0, got {self.startup_timeout_s}")
         check_pickle_transport(self.codec, self.s2r_endpoint, self.allow_pickle_over_tcp)
         if self.tp_size is not None and not 0 <= self.tp_rank < self.tp_size:
             raise ConfigError(f"tp_rank {self.tp_rank} is not a rank of tp_size {self.tp_size}")
         if self.pp_size is not None and not 0 <= self.pp_rank < self.pp_size:
             raise ConfigError(f"pp_rank {self.pp_rank} is not a stage of pp_size {self.pp_size}")
+
+
+def first_step_wait_s(config: RunnerConfig) -> float:
+    """Seconds a runner waits for the first step's ``SchedulerOutput``: the larger of
+    ``startup_timeout_s`` and ``peer_timeout_s``, as the scheduler's wait for its reply
+    (``harness.scheduler_loop.ChannelExchange.first_timeout_s``)."""
+    return max(config.startup_timeout_s, config.peer_timeout_s)
 
 
 def check_pickle_transport(codec: str, endpoint: str, allow_pickle_over_tcp: bool) -> None:

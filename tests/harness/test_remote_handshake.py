@@ -148,7 +148,8 @@ def test_a_runner_whose_scheduler_hangs_mid_case_exits_within_the_peer_timeout(t
     assert 1.5 < elapsed < 10 and proc.returncode == 5
     lines = err.splitlines()
     assert len(lines) == 2 and re.fullmatch(
-        r"bench.py runner: no SchedulerOutput for step \d+ within 2 s", lines[1]), err
+        r"bench.py runner: no SchedulerOutput for step \d+ within 2 s \(raise --peer-timeout\)",
+        lines[1]), err
     assert sched.returncode == 1  # its runner left: the case failed, said in its own line
 
 

@@ -21,6 +21,7 @@ import resource
 import subprocess
 import sys
 import textwrap
+import time
 
 import msgspec
 import pytest
@@ -263,6 +264,35 @@ def test_runner_reports_any_other_exception_while_handling_a_step(hand):
     assert err.step == 0
     assert err.message.startswith("ValueError while handling SchedulerOutput: "), err.message
     assert hand.exit_code() == 4
+
+
+def _last_stderr_line(hand) -> str:
+    with open(hand.stderr) as f:
+        return f.read().strip().splitlines()[-1]
+
+
+def test_runner_waits_the_startup_timeout_for_step_0_and_says_which_option_to_raise(hand):
+    """Step 0 comes after 1 s, past the 0.3 s peer timeout: the runner still serves it
+    (the first step is held to the start-up timeout), then gives up on step 1 after
+    the peer timeout."""
+    config = hand.config(peer_timeout_s=0.3, startup_timeout_s=20.0)
+    assert hand.handshake(config=encode_config(config)).pid
+    time.sleep(1.0)
+    hand.send_data(MsgpackCodec(SchedulerOutput).encode(_first_so()))
+    assert recv_frame(hand.socks.r2s, 30.0, hand.problem, "reply")
+    assert hand.exit_code() == 5
+    assert _last_stderr_line(hand) == (
+        "runner: no SchedulerOutput for step 1 within 0.3 s (raise --peer-timeout)")
+
+
+def test_runner_gives_up_on_step_0_after_the_startup_timeout(hand):
+    config = hand.config(peer_timeout_s=0.3, startup_timeout_s=1.5)
+    assert hand.handshake(config=encode_config(config)).pid
+    t0 = time.monotonic()
+    assert hand.exit_code() == 5
+    assert time.monotonic() - t0 > 1.4
+    assert _last_stderr_line(hand) == (
+        "runner: no SchedulerOutput for step 0 within 1.5 s (raise --startup-timeout)")
 
 
 def test_runner_reports_an_unexpected_control_message(hand):
