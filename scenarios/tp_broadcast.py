@@ -81,11 +81,28 @@ def transports_for(n: int, opts: ScenarioOptions) -> list[str]:
     return [t for t in TRANSPORTS if t != "shm" or cores() >= n + 1]
 
 
+def check_transport(opts: ScenarioOptions) -> None:
+    """Refuse ``--transport`` other than the default ipc (``ConfigError``, one line):
+    the broadcast's transports are ``--tp-transports``' (``transports_for``), and tcp's
+    is for ranks started by hand (``--remote-runners``, which needs ``--transport tcp``),
+    so ``--transport`` would otherwise be ignored without a word."""
+    if opts.remote_runners or opts.transport == "ipc":
+        return
+    why = (f"scenario {NAME} broadcasts each SchedulerOutput to its ranks over each "
+           f"transport of --tp-transports (default {', '.join(TRANSPORTS)})")
+    if opts.transport in TRANSPORTS:
+        raise ConfigError(f"{why}: drop --transport {opts.transport} (--tp-transports "
+                          f"{opts.transport} runs that broadcast alone)")
+    raise ConfigError(f"{why}, over {opts.transport} only to ranks started by hand "
+                      f"(--remote-runners): drop --transport {opts.transport}")
+
+
 def cases(opts: ScenarioOptions) -> list[CaseSpec]:
     model = opts.model_config()
     if model.name not in TP_MODELS:
         raise ConfigError(f"scenario {NAME} runs the null and fixed-step models; "
                           f"--model {model.name} is not replicated across ranks here")
+    check_transport(opts)
     steps = opts.steps or 300
     warmup = 30 if opts.warmup_steps is None else opts.warmup_steps
 

@@ -251,6 +251,18 @@ OPTION_CASES = [
     (["--scenario", "pp", "--pp", "1", "--transport", "tcp"],
      "scenario pp broadcasts each SchedulerOutput to its stages over ipc and passes hidden "
      "states over gloo: drop --transport tcp"),
+    (["--scenario", "tp-broadcast", "--tp", "2", "--transport", "shm"],
+     "scenario tp-broadcast broadcasts each SchedulerOutput to its ranks over each transport "
+     "of --tp-transports (default ipc, shm-block, shm): drop --transport shm (--tp-transports "
+     "shm runs that broadcast alone)"),
+    (["--scenario", "tp-broadcast", "--transport", "shm-block", "--tp-transports", "ipc"],
+     "scenario tp-broadcast broadcasts each SchedulerOutput to its ranks over each transport "
+     "of --tp-transports (default ipc, shm-block, shm): drop --transport shm-block "
+     "(--tp-transports shm-block runs that broadcast alone)"),
+    (["--scenario", "tp-broadcast", "--tp", "2", "--transport", "tcp"],
+     "scenario tp-broadcast broadcasts each SchedulerOutput to its ranks over each transport "
+     "of --tp-transports (default ipc, shm-block, shm), over tcp only to ranks started by "
+     "hand (--remote-runners): drop --transport tcp"),
     (["--scenario", "pp", "--model", "torch", "--model-preset", "tiny", "--pp", "1,4"],
      "--pp 4: the tiny preset has 2 layers, fewer than the stages (each stage holds at "
      "least one)"),
