@@ -32,7 +32,8 @@ from __future__ import annotations
 from ipc_bench.analysis.soak import GROWTH_GOAL_PCT, soak_lines  # noqa: F401 (the goal, re-exported)
 from ipc_bench.harness.spec import CaseSpec
 from ipc_bench.engine.config import ConfigError, ModelConfig, SchedulerConfig
-from ipc_bench.harness.scenario import ScenarioOptions, check_replay_duration, replay_trace
+from ipc_bench.harness.scenario import (ScenarioOptions, TimedReplay, check_replay_duration,
+                                        replay_trace)
 from ipc_bench.engine.workloads import TraceWorkload
 
 NAME = "soak"
@@ -52,6 +53,8 @@ def cases(opts: ScenarioOptions) -> list[CaseSpec]:
     trace = replay_trace(opts, default=None)
     span_s = float(trace.arrival_s[-1]) if len(trace) else 0.0
     speedup = opts.trace_speedup or max(1.0, span_s / TARGET_S)
+    opts.timed_replay = TimedReplay(span_s, len(trace), speedup,
+                                    given=opts.trace_speedup is not None)
     check_replay_duration(span_s, speedup, len(trace), given=opts.trace_speedup is not None)
     scheduler = opts.scheduler_config(SchedulerConfig(
         max_num_seqs=256, max_num_batched_tokens=2048, max_model_len=16384,

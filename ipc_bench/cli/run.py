@@ -55,6 +55,29 @@ def main(argv: list[str]) -> int:
         set_sweep_sink(previous)
 
 
+#: A run's timed replays get a ``note:`` line on how long they take from this many
+#: seconds of wall time in all.
+REPLAY_NOTE_FROM_S = 60.0
+
+
+def replay_note(opts, cases: list) -> Optional[str]:
+    """Check the run's timed replays against the cap (``check_timed_replays``:
+    ``opts.timed_replay`` once per timed case of ``cases``, ``ConfigError`` past it),
+    then the note on how long they take in all when over ``REPLAY_NOTE_FROM_S``: ``the
+    timed replays will take about 12 h 37 min (4 cases of 3 requests at 0.0001x)``;
+    else ``None``. Their steps' own time beyond the last arrival is not counted."""
+    from ipc_bench.harness.scenario import check_timed_replays, timed_cases
+    from ipc_bench.report.microbench import format_duration
+
+    check_timed_replays(opts, cases)
+    replay, n = opts.timed_replay, timed_cases(cases)
+    if replay is None or replay.duration_s * n <= REPLAY_NOTE_FROM_S:
+        return None
+    return (f"the timed replay{'' if n == 1 else 's'} will take about "
+            f"{format_duration(replay.duration_s * n)} ({n:,} case{'' if n == 1 else 's'} "
+            f"of {replay.num_requests:,} requests at {replay.speedup:g}x)")
+
+
 def tmpdir_note() -> Optional[str]:
     """The note for a ``TMPDIR`` that is set but not the folder Python's ``tempfile``
     uses (it is not a folder this user can write to, so ``tempfile`` fell back to
@@ -102,6 +125,9 @@ def _main(argv: list[str], swept: list[str]) -> int:
     opts = _scenario_options(args, getattr(module, "DEFAULT_REPEAT", 1))
     cases = with_spec_decoding(_build_cases(args.scenario, module, opts),
                                args.num_spec_tokens, args.spec_acceptance)
+    note = replay_note(opts, cases)  # every K of --num-spec-tokens replays too
+    if note is not None:
+        opts.notes.append(note)
     _check_cases(args, cases)
     cases = with_cpu_affinity(cases, args.cpu_affinity, args.remote_runners)
     if args.input_oracle_interval == 0:

@@ -177,6 +177,9 @@ class ScenarioOptions:
     #: The trace's path resolved when ``replay_trace`` read it (``Trace.resolved_path``;
     #: ``None`` for a pipe): the run's ``metadata["trace"]["resolved_path"]``.
     trace_resolved_path: Optional[str] = None
+    #: The timed replay each of the run's timed cases makes (``check_timed_replays``),
+    #: set by a scenario that replays a trace on the wall clock.
+    timed_replay: Optional["TimedReplay"] = None
 
     def model_config(self, default: str = "null", step_time_ms: Optional[float] = None,
                      step_wait: Optional[str] = None) -> ModelConfig:
@@ -315,18 +318,55 @@ def options_taken(module: ModuleType) -> frozenset[str]:
     return frozenset(getattr(module, "OPTIONS", SCENARIO_OPTIONS))
 
 
+@dataclass(frozen=True)
+class TimedReplay:
+    """One timed replay of a run: ``num_requests`` arrivals spread over ``span_s``
+    seconds of trace time, at ``speedup`` times real time (``given``: whether the
+    command line gave it). ``duration_s``: its wall time, ``span_s / speedup``."""
+
+    span_s: float
+    num_requests: int
+    speedup: float
+    given: bool = True
+
+    @property
+    def duration_s(self) -> float:
+        return self.span_s / self.speedup
+
+
 def check_replay_duration(span_s: float, speedup: float, num_requests: int,
-                          given: bool = True) -> None:
-    """Refuse (``ConfigError``) a ``--trace-speedup`` under which ``num_requests``
-    arrivals spread over ``span_s`` seconds of trace time would take longer than
-    ``MAX_REPLAY_S`` of wall time. ``given``: whether the command line gave the
-    speedup (else the line says ``the default --trace-speedup X``)."""
-    duration_s = span_s / speedup
-    if duration_s > MAX_REPLAY_S:
-        raise ConfigError(f"{'' if given else 'the default '}--trace-speedup {speedup:g} "
-                          f"would make the replay of "
-                          f"{num_requests:,} requests last {duration_s:,.0f} s; at most "
-                          f"{MAX_REPLAY_S:,.0f} s ({MAX_REPLAY_S / 3600:g} h)")
+                          given: bool = True, num_replays: int = 1) -> None:
+    """Refuse (``ConfigError``) a ``--trace-speedup`` under which ``num_replays``
+    replays of ``num_requests`` arrivals spread over ``span_s`` seconds of trace time
+    would take longer than ``MAX_REPLAY_S`` of wall time in all (the cap is the run's,
+    not each replay's). ``given``: whether the command line gave the speedup (else the
+    line says ``the default --trace-speedup X``)."""
+    each_s = span_s / speedup
+    total_s = each_s * num_replays
+    if total_s <= MAX_REPLAY_S:
+        return
+    speedup_text = f"{'' if given else 'the default '}--trace-speedup {speedup:g}"
+    if num_replays == 1:
+        last = f"the replay of {num_requests:,} requests last {total_s:,.0f} s"
+    else:
+        last = (f"the {num_replays:,} replays of {num_requests:,} requests last "
+                f"{total_s:,.0f} s in all ({each_s:,.0f} s each)")
+    raise ConfigError(f"{speedup_text} would make {last}; at most {MAX_REPLAY_S:,.0f} s "
+                      f"({MAX_REPLAY_S / 3600:g} h)")
+
+
+def timed_cases(cases: list[CaseSpec]) -> int:
+    """How many of ``cases`` replay on the wall clock (``trace_speedup`` set)."""
+    return sum(case.trace_speedup is not None for case in cases)
+
+
+def check_timed_replays(opts: ScenarioOptions, cases: list[CaseSpec]) -> None:
+    """``check_replay_duration`` of the run: ``opts.timed_replay`` once per timed case
+    of ``cases`` (every case and repetition); nothing without a timed replay."""
+    replay = opts.timed_replay
+    if replay is not None:
+        check_replay_duration(replay.span_s, replay.speedup, replay.num_requests,
+                              replay.given, timed_cases(cases))
 
 
 def summary_line(module: ModuleType) -> str:
@@ -690,8 +730,8 @@ def trace_cases(opts: ScenarioOptions, name: str, trace_file: str,
     workload_name = f"{name}:{len(trace)}"
     speedup = (opts.trace_speedup or 10.0) if timed else None
     if speedup is not None and len(trace):
-        check_replay_duration(float(trace.arrival_s[-1]), speedup, len(trace),
-                              given=opts.trace_speedup is not None)
+        opts.timed_replay = TimedReplay(float(trace.arrival_s[-1]), len(trace), speedup,
+                                        given=opts.trace_speedup is not None)
 
     def make(labels, policy, codec, rep):
         return CaseSpec(
@@ -707,4 +747,6 @@ def trace_cases(opts: ScenarioOptions, name: str, trace_file: str,
             repetition=rep, trace_speedup=speedup,
             **opts.process_settings())
 
-    return grid(opts, [{"trace": workload_name}], make)
+    cases = grid(opts, [{"trace": workload_name}], make)
+    check_timed_replays(opts, cases)
+    return cases

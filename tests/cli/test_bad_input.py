@@ -698,6 +698,8 @@ def test_a_trace_speedup_that_would_replay_for_days_is_refused(scenario, tmp_pat
     path = tmp_path / "t.csv"  # two requests 100 s apart
     path.write_text(f"{HEADER}\n{ROW}\n2023-11-16 18:17:26.6805900,30,4\n")
     argv = ["--scenario", scenario, "--trace", str(path), "--output", str(tmp_path / "run")]
+    if scenario == "azure-conv-timed":  # one case, as soak's: one replay
+        argv += ["--policies", "cached", "--codecs", "msgpack"]
     code, lines, out = _run_main(argv + ["--trace-speedup", "1e-9"], capsys)
     assert (code, lines, out) == (2, [
         "bench.py: error: --trace-speedup 1e-09 would make the replay of 2 requests last "
@@ -717,8 +719,52 @@ def test_a_default_trace_speedup_that_would_replay_for_days_says_it_is_the_defau
     code, lines, out = _run_main(["--scenario", "azure-conv-timed", "--trace", str(path),
                                   "--output", str(tmp_path / "run")], capsys)
     assert (code, lines, out) == (2, [
-        "bench.py: error: the default --trace-speedup 10 would make the replay of 2 "
-        "requests last 95,040 s; at most 86,400 s (24 h)"], "")
+        "bench.py: error: the default --trace-speedup 10 would make the 4 replays of 2 "
+        "requests last 380,160 s in all (95,040 s each); at most 86,400 s (24 h)"], "")
+
+
+#: Three requests over 4.5 s of trace time.
+SHORT_TRACE = f"{HEADER}\n{ROW}\n2023-11-16 18:15:48.6805900,30,4\n2023-11-16 18:15:51.1805900,30,4\n"
+
+
+@pytest.mark.parametrize("extra,message", [
+    ([], "the 4 replays of 3 requests last 180,000 s in all (45,000 s each)"),
+    (["--policies", "cached", "--codecs", "msgpack", "--repeat", "2"],
+     "the 2 replays of 3 requests last 90,000 s in all (45,000 s each)"),
+], ids=["4-cases", "2-repetitions"])
+def test_the_replay_cap_is_the_whole_runs_not_each_replays(extra, message, tmp_path, capsys):
+    """At 0.0001x each replay of 4.5 s of trace lasts 45,000 s, under the 24 h cap;
+    the run's 4 cases (2 policies x 2 codecs), or 2 repetitions of one, are over it."""
+    path = tmp_path / "t.csv"
+    path.write_text(SHORT_TRACE)
+    code, lines, out = _run_main(["--scenario", "azure-conv-timed", "--trace", str(path),
+                                  "--trace-speedup", "0.0001", "--output",
+                                  str(tmp_path / "run")] + extra, capsys)
+    assert (code, lines, out) == (2, [
+        f"bench.py: error: --trace-speedup 0.0001 would make {message}; at most 86,400 s "
+        f"(24 h)"], "")
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("speedup,note", [
+    ("0.0004", "note: the timed replays will take about 12 h 30 min (4 cases of 3 requests "
+               "at 0.0004x)"),
+    ("0.1", "note: the timed replays will take about 3 min 00 s (4 cases of 3 requests at "
+            "0.1x)"),
+    ("0.3", None),  # 60 s in all: no note
+])
+def test_a_timed_replay_over_a_minute_says_how_long_in_the_runs_first_lines(
+        speedup, note, tmp_path, capsys, monkeypatch):
+    from ipc_bench.cli import execute
+
+    monkeypatch.setattr(execute._Run, "case", lambda self, i, case: 1)  # stop at once
+    path = tmp_path / "t.csv"
+    path.write_text(SHORT_TRACE)
+    run = tmp_path / "run"
+    code, lines, out = _run_main(["--scenario", "azure-conv-timed", "--trace", str(path),
+                                  "--trace-speedup", speedup, "--output", str(run)], capsys)
+    assert (code, lines, out) == (
+        1, [f"ipc-bench: azure-conv-timed, 4 cases -> {run}"] + ([note] if note else []), "")
 
 
 def test_replay_duration_limit_is_inclusive():
