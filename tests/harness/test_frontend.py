@@ -23,7 +23,7 @@ from ipc_bench.harness import supervisor
 from ipc_bench.harness.frontend_loop import FAULT_ENV, FrontendState, StreamError
 from ipc_bench.harness.spec import SCHED_COLUMNS, CaseError
 from ipc_bench.harness.supervisor import run_case
-from ipc_bench.wire.frontend import OutputsEncoder
+from ipc_bench.wire.frontend import KEEPALIVE, OutputsEncoder
 
 
 def _known(stats=None) -> EngineCoreOutputs:
@@ -327,3 +327,40 @@ def test_frontend_streams_with_drafts_through_finishes(policy):
     assert finished  # the case passed its frontend oracle with requests that finished
     streams = r.frontend_expected_streams
     assert all(streams[q["req_id"]][0] == q["num_output_tokens"] for q in finished)
+
+
+@pytest.mark.parametrize("first,line", [
+    ([KEEPALIVE], "frontend: no EngineCoreOutputs within 1.5 s (raise --startup-timeout)"),
+    ([KEEPALIVE, "data", KEEPALIVE],
+     "frontend: no EngineCoreOutputs within 0.3 s (raise --peer-timeout)"),
+], ids=["keepalive-before-the-first-step", "after-the-first-step"])
+def test_the_frontend_waits_the_startup_timeout_until_its_first_outputs(first, line, capsys):
+    """A keep-alive (a timed replay idle before its first arrival) does not end the
+    start-up allowance; the first EngineCoreOutputs does. The line names the option."""
+    import time
+
+    import zmq
+
+    from ipc_bench.harness.frontend_loop import EXIT_SCHEDULER_GONE, serve
+    from ipc_bench.wire.transport import POLL_SLICE_MS
+
+    ctx = zmq.Context()
+    push, pull, back = ctx.socket(zmq.PUSH), ctx.socket(zmq.PULL), ctx.socket(zmq.PUSH)
+    try:
+        for sock in (pull, back):  # the slices open_socket gives its sockets
+            sock.setsockopt(zmq.RCVTIMEO, POLL_SLICE_MS)
+            sock.setsockopt(zmq.SNDTIMEO, POLL_SLICE_MS)
+        pull.bind("inproc://out")
+        push.connect("inproc://out")
+        back.bind("inproc://back")
+        for frame in first:
+            push.send(msgspec.msgpack.encode(_known()) if frame == "data" else frame)
+        t0 = time.monotonic()
+        code = serve(pull, back, FrontendState(), 0.3, 1.5, lambda: None)
+        elapsed = time.monotonic() - t0
+    finally:
+        for sock in (push, pull, back):
+            sock.close(linger=0)
+        ctx.term()
+    assert (code, capsys.readouterr().err.splitlines()) == (EXIT_SCHEDULER_GONE, [line])
+    assert elapsed > (1.4 if first == [KEEPALIVE] else 0.25)
