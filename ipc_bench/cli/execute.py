@@ -373,6 +373,7 @@ class _Run:
                 rate = None
             timed = summary.get("trace_speedup") is not None  # tokens over wall time
             wall = " (wall)" if rate is not None and timed else ""
+            wall += " emulated" if summary.get("emulated") else ""  # slept roofline steps
             self.log(f"{tag} {case.case_id}: {int(summary.get('num_steps') or 0):,} steps, "
                      f"{'-' if rate is None else f'{rate:,.0f}'} tok/s{wall} "
                      f"({time.perf_counter() - t0:.1f} s for the whole case)")
