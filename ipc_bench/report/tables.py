@@ -734,9 +734,14 @@ def _span(values: list[float], digits: int = 1) -> str:
 
 
 def _num(value, scale: float) -> str:
+    """A figure of the tables below the case table, at ``scale``: ``-`` when missing,
+    ``0`` when exactly zero (as the case table prints it: no bytes of new_token_ids in
+    a cached case, none on an inproc hop), else 3 significant digits or more."""
     if value is None:
         return "-"
     v = value * scale
+    if v == 0:
+        return "0"
     return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.2f}" if abs(v) < 10 else f"{v:.1f}"
 
 
