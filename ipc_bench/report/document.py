@@ -4,7 +4,7 @@ a report of runs.
 Writes ``report.md`` and ``report.html`` (self-contained: the figures are embedded
 as base64 PNG, so the file reads offline and can be mailed alone), the figures as
 PNG files beside them, and a copy of each run's ``summary.json``
-(``<run_id>.summary.json``) so a reader can check every number. Contents: findings
+(``<run_id>.summary.json``, the run id as a file name: ``blocks.file_slugs``) so a reader can check every number. Contents: findings
 stated as numbers (with 95 % intervals when the run has repetitions), the figures
 of ``ipc_bench.report.plots`` (a figure whose data the run lacks is replaced by a line
 saying what is missing), per-case tables, the configuration and the environment.
@@ -35,7 +35,7 @@ from typing import Optional, Sequence
 
 from ipc_bench.analysis.results import ResultsError, check_distinct_runs, check_run_dir
 from ipc_bench.harness.signals import deferred
-from ipc_bench.report.blocks import build_blocks, file_slug
+from ipc_bench.report.blocks import build_blocks, file_slugs
 from ipc_bench.report.render import render_html, render_markdown
 
 #: The report's own files besides its figures (``*.png``) and summaries
@@ -71,7 +71,8 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
     markdown, html = render_markdown(blocks), render_html(blocks, title)
     files: list[tuple[str, bytes | Path]] = [(b[1], b[4]) for b in blocks if b[0] == "fig"]
     files += [("report.md", markdown.encode("utf-8")), ("report.html", html.encode("utf-8"))]
-    files += [(f"{file_slug(run_id)}.summary.json", path / "summary.json")
+    slugs = file_slugs(list(results.paths))
+    files += [(f"{slugs[run_id]}.summary.json", path / "summary.json")
               for run_id, path in results.paths.items()]
     with deferred():
         write_folder(out, files)
