@@ -245,7 +245,8 @@ def run_metadata(args, cases, trace_sha256: Optional[str] = None,
         policies=args.policies, codecs=args.codecs, aa=bool(args.aa),
         async_scheduling=bool(args.async_scheduling),
         num_spec_tokens=getattr(args, "num_spec_tokens", None),
-        no_single_process=not getattr(args, "single_process", True))
+        no_single_process=not getattr(args, "single_process", True),
+        transport=args.transport)
     if getattr(args, "trace", None):
         metadata["trace"] = trace_record(args.trace, trace_sha256, trace_resolved_path)
     metadata["cases"] = [dict(case_id=c.case_id, labels=c.labels, policy=c.policy,

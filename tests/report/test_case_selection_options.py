@@ -48,13 +48,13 @@ def test_the_options_are_recorded_as_given(runs):
                for n in ("both", "msgpack", "cached", "nosp")]
     assert [{k: o[k] for k in CASE_SELECTION_OPTIONS} for o in options] == [
         dict(policies=None, codecs=None, aa=False, async_scheduling=False,
-             num_spec_tokens=None, no_single_process=False),
+             num_spec_tokens=None, no_single_process=False, transport="ipc"),
         dict(policies=None, codecs=["msgpack"], aa=False, async_scheduling=False,
-             num_spec_tokens=None, no_single_process=False),
+             num_spec_tokens=None, no_single_process=False, transport="ipc"),
         dict(policies=["cached"], codecs=None, aa=False, async_scheduling=False,
-             num_spec_tokens=None, no_single_process=False),
+             num_spec_tokens=None, no_single_process=False, transport="ipc"),
         dict(policies=None, codecs=None, aa=False, async_scheduling=False,
-             num_spec_tokens=None, no_single_process=True)]
+             num_spec_tokens=None, no_single_process=True, transport="ipc")]
 
 
 def test_another_codec_and_policy_set_is_a_difference(runs, capsys):
@@ -82,3 +82,30 @@ def test_a_run_written_before_compares_by_its_cases(runs):
     assert compare_settings(msgpack, older)[0] == [
         "option --codecs differs: [msgpack] vs not recorded (msgpack, pickle)"]
     assert _differences(runs, ["both", "older"]) == []
+
+
+def _md(policy: str, transport: str, options: dict) -> dict:
+    """Metadata of a run of one case and its single-process twin."""
+    case = dict(case_id="c", labels={"num_running": 4}, policy=policy, arm=policy,
+                codec="msgpack", transport=transport, repetition=0)
+    twin = dict(case, case_id="c1", codec="none", transport="inproc")
+    return dict(seed=0, options=options, cases=[case, twin])
+
+
+def test_the_transport_is_an_option_difference_where_no_arm_is_shared():
+    """Runs that share no arm compare no case setting: another transport is stated as
+    an option; where they share one, it is the shared arm's case setting, once."""
+    send = _md("send", "shm", dict(policies=["send"], transport="shm"))
+    cached = _md("cached", "ipc", dict(policies=["cached"], transport="ipc"))
+    assert compare_settings(send, cached) == ([
+        "option --policies differs: [send] vs [cached]",
+        "option --transport differs: shm vs ipc"], [])
+    older = _md("cached", "ipc", {})
+    assert compare_settings(send, older)[0] == [
+        "option --policies differs: [send] vs not recorded (cached)",
+        "option --transport differs: shm vs not recorded (ipc)"]
+    both = _md("send", "ipc", dict(policies=["send"], transport="ipc"))
+    assert compare_settings(send, both) == ([
+        "case setting transport differs: inproc, shm vs inproc, ipc (workload "
+        "num_running=4)"],
+        ["num_running=4"])
