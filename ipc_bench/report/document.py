@@ -4,7 +4,8 @@ a report of runs.
 Writes ``report.md`` and ``report.html`` (self-contained: the figures are embedded
 as base64 PNG, so the file reads offline and can be mailed alone), the figures as
 PNG files beside them, and a copy of each run's ``summary.json``
-(``<run_id>.summary.json``, the run id as a file name: ``blocks.file_slugs``) so a reader can check every number. Contents: findings
+(``<run_id>.summary.json``, the run id as a file name: ``blocks.file_slugs``) so a
+reader can check every number. Contents: findings
 stated as numbers (with 95 % intervals when the run has repetitions), the figures
 of ``ipc_bench.report.plots`` (a figure whose data the run lacks is replaced by a line
 saying what is missing), per-case tables, the configuration and the environment.
