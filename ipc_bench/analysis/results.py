@@ -1629,12 +1629,30 @@ def _tidy_types(pd, df):
     return df
 
 
+def run_labels(run_dirs: list[Path]) -> list[str]:
+    """Each run folder's ``run_id``, the label of its run in every table, figure and
+    finding: its name, or, where another folder given has the same name, the shortest
+    end of its path (resolved: a symlink followed) that no other folder's path ends
+    with (``x/run`` and ``y/run`` for ``/r/x/run`` and ``/r/y/run``; ``a/x/run`` and
+    ``b/x/run`` a level up). A label depends on the folders given, not on their
+    order. Folders must be distinct (``check_distinct_runs``)."""
+    parts = [run_dir.resolve().parts for run_dir in run_dirs]
+    labels = []
+    for i, mine in enumerate(parts):
+        others = [p for j, p in enumerate(parts) if j != i]
+        k = 1
+        while k < len(mine) and any(p[-k:] == mine[-k:] for p in others):
+            k += 1
+        labels.append("/".join(mine[-k:]).lstrip("/") or "/")
+    return labels
+
+
 def load(path_or_paths) -> Results:
     """Load one run folder, or several, into pandas DataFrames (see ``Results``).
 
     ``path_or_paths``: a path (str or ``os.PathLike``) or an iterable of paths. Each
-    folder's name becomes its ``run_id`` (``name#2``, ``name#3``... when two folders
-    share a name). Raises ``ResultsError`` (one line) when a folder is missing, is not
+    folder's name becomes its ``run_id``, or the shortest end of its path that tells
+    it apart where two folders share a name (``x/run`` and ``y/run``: ``run_labels``). Raises ``ResultsError`` (one line) when a folder is missing, is not
     a run folder, is unreadable, or was written by an older or newer result format
     version (the message names the version). A file cut short (a last line cut mid-row,
     fewer ``steps.csv`` rows than the summary counts) loads what is valid and issues a
@@ -1682,11 +1700,7 @@ def load(path_or_paths) -> Results:
     run_paths: dict[str, Path] = {}
     run_dirs = [check_run_dir(path) for path in paths]
     check_distinct_runs(run_dirs)
-    for run_dir in run_dirs:
-        run_id, k = run_dir.resolve().name, 1
-        while run_id in parts:
-            k += 1
-            run_id = f"{run_dir.resolve().name}#{k}"
+    for run_dir, run_id in zip(run_dirs, run_labels(run_dirs)):
         parts[run_id] = _load_one(pd, run_dir, run_id)
         run_paths[run_id] = run_dir
     check_copies({r: p["metadata"] for r, p in parts.items()}, run_paths)

@@ -883,8 +883,23 @@ def _env_rows(md: dict[str, Any]) -> list[list[str]]:
 
 
 def file_slug(text: str) -> str:
-    """``text`` (a run id) as a safe file-name prefix."""
+    """``text`` (a run id) as a safe file-name prefix: ``x/run`` -> ``x_run``."""
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "run"
+
+
+def file_slugs(run_ids: list[str]) -> dict[str, str]:
+    """Each run id's file-name prefix (``file_slug``), made unique among ``run_ids``:
+    where two ids give one prefix (``x/run`` and ``x_run``), the later ones in load
+    order get ``-2``, ``-3``... (``x_run-2``)."""
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for run_id in run_ids:
+        slug, k = file_slug(run_id), 1
+        while (slug if k == 1 else f"{slug}-{k}") in taken:
+            k += 1
+        out[run_id] = slug if k == 1 else f"{slug}-{k}"
+        taken.add(out[run_id])
+    return out
 
 
 def unfinished_note(unfinished: list[dict[str, Any]]) -> Optional[str]:
@@ -1387,15 +1402,16 @@ def build_blocks(results, command: str, base: str = "") -> list[Block]:
         blocks: list[Block] = [
             ("h", 1, f"ipc-bench report: {md.get('scenario', '?')} ({ids[0]})"),
             ("p", f"Rendered {now} by `{command}` from run folder `{ids[0]}` "
-                  f"(raw data: `{ids[0]}.summary.json` beside this file)."),
+                  f"(raw data: `{file_slug(ids[0])}.summary.json` beside this file)."),
         ]
         blocks.extend(_run_blocks(results, ids[0], 2, ""))
         return blocks
     blocks = [("h", 1, f"ipc-bench report: {len(ids)} runs compared"),
               ("p", f"Rendered {now} by `{command}`.")]
     blocks.extend(_comparison_blocks(results, base))
+    slugs = file_slugs(ids)
     for r in ids:
         md = results.metadata[r]
         blocks.append(("h", 2, f"Run {r} ({md.get('scenario', '?')})"))
-        blocks.extend(_run_blocks(results, r, 3, f"{file_slug(r)}-"))
+        blocks.extend(_run_blocks(results, r, 3, f"{slugs[r]}-"))
     return blocks
