@@ -1647,6 +1647,17 @@ def run_labels(run_dirs: list[Path]) -> list[str]:
     return labels
 
 
+def _concat(pd, frames: list):
+    """The runs' ``frames`` of one table as one, in order, with every column any of
+    them has. A run with no row in it (one that finished no case) adds none and leaves
+    the others' integer columns (``repetition``, ``num_steps``) integers: its empty
+    frame is not concatenated, which would turn them into floats (``0.0``)."""
+    full = [f for f in frames if len(f)] or frames[:1]
+    df = full[0] if len(full) == 1 else pd.concat(full, ignore_index=True)
+    df = df.reindex(columns=list(dict.fromkeys(c for f in frames for c in f.columns)))
+    return df.reset_index(drop=True)
+
+
 def load(path_or_paths) -> Results:
     """Load one run folder, or several, into pandas DataFrames (see ``Results``).
 
@@ -1710,9 +1721,7 @@ def load(path_or_paths) -> Results:
             warnings.warn(line, ResultsWarning, stacklevel=2)
 
     def cat(key: str):
-        frames = [p[key] for p in parts.values()]
-        df = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
-        return _tidy_types(pd, df.reset_index(drop=True))
+        return _tidy_types(pd, _concat(pd, [p[key] for p in parts.values()]))
 
     return Results(cases=cat("cases"), steps=cat("steps"), requests=cat("requests"),
                    floor=cat("floor"), itl=cat("itl"),

@@ -45,6 +45,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ipc_bench.analysis.cores import is_withheld
 from ipc_bench.analysis.frontend import frontend_figures
 from ipc_bench.analysis.soak import rss_summary, stream_summary
 from ipc_bench.analysis.stats import percentiles_ms
@@ -949,9 +950,11 @@ def floor_pair_notes(summaries: list[dict[str, Any]]) -> list[str]:
     per step (``encode_ns_per_step`` + ``decode_ns_per_step``, both directions) differ,
     the rest being over ``FLOOR_PAIR_EXCESS`` of the faster floor: that rest is the
     machine's noise, not the frames, so their ``floor tok/s`` and ``x floor`` are not
-    comparable. Pairs without both figures, or of a stateful codec (``slots``,
+    comparable. Pairs without both figures, of a stateful codec (``slots``,
     ``replicated``: the floor encodes their wire part alone, so the cases' encode +
-    decode is not the floor's), are skipped; empty when none is noted.
+    decode is not the floor's), or with a case whose timings are withheld
+    (``analysis.cores.is_withheld``: its floor tok/s and x floor are ``-`` already) are
+    skipped; empty when none is noted.
     Accepts ``summary.json`` entries or pandas records (NaN: absent)."""
     def arm(s: dict[str, Any]) -> Any:  # a pandas record's NaN: no arm, the policy's
         value = s.get("arm")
@@ -964,7 +967,7 @@ def floor_pair_notes(summaries: list[dict[str, Any]]) -> list[str]:
         s = send.get(_floor_pair_key(c))
         if c.get("policy") != CACHED or arm(c) != CACHED or s is None \
                 or not isinstance(c.get("schedule_digest"), str) \
-                or c.get("codec") in STATEFUL_CODECS:
+                or c.get("codec") in STATEFUL_CODECS or is_withheld(s) or is_withheld(c):
             continue  # a stateful codec's floor encodes its wire part alone
         floors = float_or_none(s.get("floor_step_ns_mean")), float_or_none(c.get("floor_step_ns_mean"))
         codecs = _codec_ns(s), _codec_ns(c)

@@ -638,7 +638,7 @@ def runner_gap_lines(cases: list[dict[str, Any]]) -> list[str]:
     rows = [([str(s.get("repetition", "-"))] if reps else []) + cells(s, IDENTITY)
             + [f"async ({s.get('async_scheduling_mode')})" if s.get("async_scheduling")
                else "sync"]
-            + [_num(_shown(s, key), scale) for key, _, scale in RUNNER_GAP_COLUMNS]
+            + [_num(shown_value(s, key), scale) for key, _, scale in RUNNER_GAP_COLUMNS]
             for s in gapped]
     table = render((["rep"] if reps else []) + list(IDENTITY) + ["scheduling"]
                    + [h for _, h, _ in RUNNER_GAP_COLUMNS], rows, left=4 + reps)
@@ -682,7 +682,7 @@ def _is_timing(key: str) -> bool:
     return "_ns" in key or "ratio" in key or "share" in key or key.endswith("_per_s")
 
 
-def _shown(summary: dict[str, Any], key: str) -> Any:
+def shown_value(summary: dict[str, Any], key: str) -> Any:
     """``summary[key]``, or ``None`` (shown ``-``) for a timing of a case whose timings
     are withheld (``analysis.cores``)."""
     if _is_timing(key) and cores.is_withheld(summary):
@@ -697,11 +697,12 @@ def _column_table(cases: list[dict[str, Any]], columns) -> list[str]:
     is marked ``!`` and explained in a line under the table."""
     ratio = "compute_to_roofline_ratio"
     rows = [cells(s, IDENTITY)
-            + [roofline_ratio(_shown(s, key)) if key == ratio else _num(_shown(s, key), scale)
+            + [roofline_ratio(shown_value(s, key)) if key == ratio
+               else _num(shown_value(s, key), scale)
                for key, _, scale in columns] for s in cases]
     table = render(list(IDENTITY) + [h for _, h, _ in columns], rows)
     marked = any(key == ratio for key, _, _ in columns) and \
-        below_roofline(_shown(s, ratio) for s in cases)
+        below_roofline(shown_value(s, ratio) for s in cases)
     return ["  " + line for line in table.splitlines()] + \
         ([f"  {ROOFLINE_BELOW_ONE_NOTE}"] if marked else [])
 
