@@ -131,7 +131,11 @@ class Results:
     num_steps, num_warmup_steps, num_total_steps  steps    counted / warm-up / all steps
     counted_steps_asked, max_steps                steps    ``--steps`` (steady scenarios; None:
                                                            no such limit) / the cap on all steps
-    wall_s                                        s        wall time of the scheduler loop
+    wall_s                                        s        wall time of the scheduler loop,
+                                                           warm-up included: its start to just
+                                                           after its last step; timed replays:
+                                                           first arrival (arrival_s 0) to last
+                                                           completion (metrics.WALL_S_MEANING)
     num_requests, num_finished, num_rejected      reqs
     num_cut_at_max_model_len                      reqs     stopped by max_model_len before max_tokens
     num_preemptions                               count    preemptions by recompute, whole case
@@ -142,7 +146,11 @@ class Results:
                                                            (arrival-bound), the busy figure then in
                                                            busy_output_tokens_per_s
     trace_speedup                                 x        timed replays: arrivals at x real time
-    ttft/tpot/itl/e2e_ms_mean/_p50/_p90/_p99      ms       timed replays: latency percentiles
+    ttft/tpot/itl/e2e_ms_mean/_p50/_p90/_p99      ms       timed replays and soak: request
+                                                           latencies, mean and percentiles
+                                                           (metrics.LATENCY_MEANINGS: TTFT,
+                                                           TPOT, E2E over requests, ITL over
+                                                           token gaps)
     floor_output_tokens_per_s                     tok/s    same tokens over the floor's time
     no_floor                                      -        the run's --no-floor left the case
                                                            without its floor (NaN: a summary

@@ -409,6 +409,37 @@ def _table_notes(shown: list[dict]) -> list[Block]:
     return out
 
 
+def _latency_blocks(results, level: int) -> list[Block]:
+    """The request latencies of every timed-replay and soak case that has them, as the
+    terminal's Latency table (``tables.format_latency``: the same columns, definitions
+    and rounding), one table per workload under its own heading, then what each
+    column is (``metrics.LATENCY_MEANINGS``); nothing when no case has them."""
+    from ipc_bench.analysis.metrics import LATENCY_MEANINGS, TPOT_ITL_DIFFER
+    from ipc_bench.report.tables import (ARRIVAL_BOUND_NOTE, LATENCY_TABLE, cells,
+                                         has_latency, header, latency_title)
+
+    if results.cases.empty:
+        return []
+    records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
+               for r in results.cases.to_dict("records")]
+    records = [r for r in records if has_latency(r)]
+    if not records:
+        return []
+    blocks: list[Block] = [("h", level, "Latency"), ("p", latency_title(records) + ".")]
+    for workload in dict.fromkeys(r["workload"] for r in records):
+        shown = [r for r in records if r["workload"] == workload]
+        blocks.append(("p", f"**{workload}**"))
+        blocks.append(("table", ["rep"] + header(LATENCY_TABLE),
+                       [[str(r.get("repetition", 0))] + cells(r, LATENCY_TABLE)
+                        for r in shown]))
+    legend = " ".join(f"`{name.upper()}`: {meaning}." for name, meaning
+                      in LATENCY_MEANINGS.items())
+    blocks.append(("p", f"{legend} p50 and p99 are percentiles, mean the mean, in ms. "
+                        f"{TPOT_ITL_DIFFER} {ARRIVAL_BOUND_NOTE[:1].upper()}"
+                        f"{ARRIVAL_BOUND_NOTE[1:]}"))
+    return blocks
+
+
 def _gap_blocks(results, level: int) -> list[Block]:
     """The runner gap of every case that has it (``summary.runner_gap_figures``), with
     its scheduling (sync, or async and what overlapped), under its own heading; a
@@ -1100,6 +1131,7 @@ def _run_blocks(results, run_id: str, level: int, prefix: str) -> list[Block]:
     blocks.extend(others)
     blocks.append(("h", level, "Cases"))
     blocks.extend(_case_tables(one))
+    blocks.extend(_latency_blocks(one, level))
     blocks.extend(_gap_blocks(one, level))
     blocks.extend(_spec_blocks(one, level))
     blocks.extend(_frontend_blocks(one, level))
