@@ -715,11 +715,24 @@ def _impossible_steps(df, path: Path):
         lines[case].append(f"{path}: case {case!r} has {_rows(len(rows))} of a step an "
                            f"earlier row has (step {_number(rows['step'].iloc[0])} first; "
                            "left out)")
-    bad = again.copy()
-    for col in _NONNEGATIVE_STEP_COLUMNS:
+    bad = _impossible_values(df, again, _NONNEGATIVE_STEP_COLUMNS, path, lines)
+    out = [line for case_lines in lines.values() for line in case_lines]
+    return (df[~bad].reset_index(drop=True) if bad.any() else df), out
+
+
+def _impossible_values(df, skip, columns: tuple[str, ...], path: Path,
+                       lines: dict[str, list[str]]):
+    """The rows of ``df`` (not already ``skip``ped, a boolean Series) whose value in
+    one of ``columns`` (counts, times or sizes: never negative) is negative, infinite
+    or more than ``MAX_CASE_VALUE``, as a boolean Series (with ``skip``'s rows set);
+    one line per case and column naming them is added to ``lines[case]``:
+    ``PATH: case 'ID' has a negative itl_s (-1) in 1 row (left out)``."""
+    ids = df["case_id"].astype(str)
+    bad = skip.copy()
+    for col in columns:
         if col not in df:
             continue
-        values = df[col].where(~again)
+        values = df[col].where(~skip)
         infinite = values == float("inf")
         kinds = ((f"a negative {col}", values < 0, min),
                  (f"an infinite {col}", infinite, None),
@@ -734,8 +747,21 @@ def _impossible_steps(df, path: Path):
                 shown = ("" if pick is None else f" ({_number(pick(found))})"
                          if len(found) == 1 else
                          f" ({'down' if pick is min else 'up'} to {_number(pick(found))})")
-                lines[case].append(f"{path}: case {case!r} has {what}{shown} in "
-                                   f"{_rows(len(found))} (left out)")
+                lines.setdefault(case, []).append(
+                    f"{path}: case {case!r} has {what}{shown} in {_rows(len(found))} "
+                    "(left out)")
+    return bad
+
+
+def _impossible_itl(df, path: Path):
+    """``df`` (``itl.csv``'s rows) without the rows no run writes, a negative, infinite
+    or too large ``itl_s`` (a gap between two tokens: never negative), and one line per
+    case naming them, in the form ``_impossible_steps`` gives ``steps.csv``'s."""
+    if len(df) == 0 or not {"case_id", "itl_s"} <= set(df.columns):
+        return df, []
+    lines: dict[str, list[str]] = {}
+    bad = _impossible_values(df, df["itl_s"] != df["itl_s"], ("itl_s",), path, lines)
+    bad &= df["itl_s"] == df["itl_s"]
     out = [line for case_lines in lines.values() for line in case_lines]
     return (df[~bad].reset_index(drop=True) if bad.any() else df), out
 
@@ -1511,6 +1537,12 @@ def _left_out_ids(summary: dict[str, Any], valid: list[dict]) -> set[str]:
             and c["case_id"] not in kept}
 
 
+def _has_itl(cases: list[dict[str, Any]]) -> bool:
+    """Whether a case of ``cases`` (summary entries) records ITL figures
+    (``itl_ms_*``: a timed replay's or a soak's), whose gaps ``itl.csv`` holds."""
+    return any(k.startswith("itl_ms_") and v is not None for c in cases for k, v in c.items())
+
+
 def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     summary = read_summary(run_dir)
     shapes = check_shapes(summary, run_dir / "summary.json")
@@ -1534,8 +1566,11 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     floor = _read_csv(pd, run_dir / "floor.csv", ("case_id", "i", "floor_step_ns"),
                       notes["floor"])
     itl_columns = ("case_id", "index", "itl_s")
+    # itl.csv is written with every run since ITL was measured: a run folder without
+    # it is complete only where no case records ITL figures (an older run's)
     itl = (_read_csv(pd, run_dir / "itl.csv", itl_columns, notes["itl"])
-           if (run_dir / "itl.csv").is_file() else pd.DataFrame(columns=list(itl_columns)))
+           if (run_dir / "itl.csv").is_file() or _has_itl(valid)
+           else pd.DataFrame(columns=list(itl_columns)))
     gone = _left_out_ids(summary, valid)
     if gone:  # the rows of a case left out would pass for another's in the figures
         steps, requests, floor, itl = (df[~df["case_id"].astype(str).isin(gone)]
@@ -1548,6 +1583,8 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     steps, requests, floor, itl = (tables[k] for k in ("steps", "requests", "floor", "itl"))
     steps, lines = _impossible_steps(steps, run_dir / "steps.csv")
     row_lines += lines + _long_steps(steps, cases, run_dir / "steps.csv")
+    itl, lines = _impossible_itl(itl, run_dir / "itl.csv")
+    row_lines += lines
     disagree, lines = _disagreeing_cases(steps, requests, floor, cases, run_dir)
     row_lines += lines
     if disagree and len(cases) == len(disagree):

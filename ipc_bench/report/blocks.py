@@ -1048,10 +1048,13 @@ def _emulated_block(one) -> Optional[Block]:
 
 
 def _figure_blocks(one, prefix: str) -> list[Block]:
-    """Every figure of ``plots.FIGURES``, or a note saying why the run cannot show it."""
+    """Every figure of ``plots.FIGURES``, or a note saying why the run cannot show it.
+    ``one``: the run with its unfinished cases, which each figure leaves out and its
+    caption names (``plots._finished_cases``: `cached` did not finish, not "only
+    `send` ran")."""
     from ipc_bench.report import plots
 
-    if one.cases.empty:
+    if one.finished().cases.empty:
         return [("note", no_case_finished(
             next(iter(one.paths.values()), None) if len(one.paths) == 1 else None))]
     blocks: list[Block] = []
@@ -1061,8 +1064,20 @@ def _figure_blocks(one, prefix: str) -> list[Block]:
         except plots.NoData as exc:
             blocks.append(("note", f"{title}: not shown, {str(exc).rstrip('.')}."))
             continue
-        blocks.append(("fig", f"{prefix}{name}.png", title, caption(name, what), png))
+        blocks.append(("fig", f"{prefix}{name}.png", figure_title(name, title, what),
+                       caption(name, what), png))
     return blocks
+
+
+def figure_title(name: str, title: str, drawn: dict) -> str:
+    """The heading of figure ``name``: its ``plots.FIGURES`` ``title``, but for the
+    latency CDFs the panels it drew (``drawn``: ``plots.drawn``), so that it promises
+    none it lacks: ``TTFT and ITL distributions``, ``TTFT distribution``."""
+    panels = drawn.get("panels") or []
+    if name != "latency_cdfs" or not panels:
+        return title
+    return (" and ".join({"ttft": "TTFT", "itl": "ITL"}[p] for p in panels)
+            + " distribution" + ("s" if len(panels) > 1 else ""))
 
 
 def _pp_blocks(results, level: int) -> list[Block]:
@@ -1122,7 +1137,7 @@ def _run_blocks(results, run_id: str, level: int, prefix: str) -> list[Block]:
     blocks.append(("ul", findings(one)))
     blocks.extend(_warning_blocks(one, level))
     blocks.append(("h", level, "Figures"))
-    blocks.extend(_figure_blocks(one, prefix))
+    blocks.extend(_figure_blocks(whole, prefix))  # figures leave out and name the unfinished
     others = _comparison_sections(one, level)
     pairs = _pair_table(one)
     if not (others and pairs[0][0] == "note"):  # no send/cached pair: the others alone
