@@ -243,15 +243,18 @@ class Results:
     ``max_tokens`` (tokens), ``arrival_step``, ``first_scheduled_step``,
     ``first_token_step``, ``finish_step`` (logical steps, -1: never),
     ``finish_reason`` (``""`` while running), ``preemptions`` (count); timed replays
-    fill ``arrival_s`` (intended arrival, s after the case's start), ``ttft_s``,
-    ``tpot_s`` and ``e2e_s`` (s; NaN elsewhere, and ``tpot_s`` for one-token requests).
+    and soak fill ``arrival_s`` (intended arrival, s after the case's start), ``ttft_s``,
+    ``tpot_s`` and ``e2e_s`` (s; NaN elsewhere, and ``tpot_s`` for one-token requests;
+    ``metrics.LATENCY_MEANINGS``).
 
     ``floor`` (one row per floor exchange): ``run_id``, ``case_id``, ``i`` (index of
     the replayed counted step), ``floor_step_ns`` (ns).
 
-    ``itl`` (timed replays: one row per gap between two consecutive output tokens of
-    a request; empty otherwise): identity columns as in ``steps``, ``index`` (the
-    request), ``itl_s`` (s).
+    ``itl`` (timed replays and soak: one row per gap between two consecutive output
+    tokens of a request; empty otherwise; a negative, infinite or too large ``itl_s``
+    left out with a warning; ``itl.csv`` missing where a case has ``itl_ms_*`` figures:
+    ``ResultsError``): identity columns as in ``steps``, ``index`` (the request),
+    ``itl_s`` (s).
 
     ``metadata``: ``run_id`` -> the run's ``summary.json`` metadata (environment, full
     configuration of every case); ``status``: ``run_id`` -> ``complete`` /
@@ -1680,7 +1683,8 @@ def load(path_or_paths) -> Results:
     ``path_or_paths``: a path (str or ``os.PathLike``) or an iterable of paths. Each
     folder's name becomes its ``run_id`` (``name#2``, ``name#3``... when two folders
     share a name). Raises ``ResultsError`` (one line) when a folder is missing, is not
-    a run folder, is unreadable, or was written by an older or newer result format
+    a run folder (``not a complete run folder (no floor.csv)``; ``no itl.csv`` where a
+    case records ``itl_ms_*`` figures), is unreadable, or was written by an older or newer result format
     version (the message names the version). A file cut short (a last line cut mid-row,
     fewer ``steps.csv`` rows than the summary counts) loads what is valid and issues a
     one-line ``ResultsWarning`` naming the file and the counts (``Results.warnings``);
