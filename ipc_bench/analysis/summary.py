@@ -628,11 +628,16 @@ def _breakdown_coverage(result: CaseResult, a: np.ndarray, counted: np.ndarray) 
 
 
 def latency_summary(requests: list[dict[str, Any]]) -> dict[str, float]:
-    """TTFT, TPOT, ITL and E2E percentiles in ms over the requests of a timed replay.
+    """``ttft|tpot|itl|e2e_ms_mean|_p50|_p90|_p99`` (ms) over the request records of a
+    timed replay (``recording.request_record``: ``ttft_s``, ``tpot_s``, ``e2e_s``,
+    ``itl_s``, seconds); a latency no request has is left out.
 
-    As vLLM's serving benchmark (benchmarks/benchmark_serving.py): TTFT from the
-    intended arrival; TPOT per request = (E2E - TTFT) / (output_len - 1), one-token
-    requests left out, then averaged; ITL over every gap between consecutive tokens.
+    As vLLM's serving benchmark (benchmarks/benchmark_serving.py,
+    ``metrics.LATENCY_MEANINGS``): TTFT, E2E and TPOT = (E2E - TTFT) / (n - 1) per
+    request (one-token requests have no TPOT), then their mean and percentiles over
+    requests; ITL over every gap between two consecutive tokens of a request, all
+    requests' gaps pooled. So ``tpot_ms_mean`` weighs each request the same and
+    ``itl_ms_mean`` each gap: a request of n tokens counts n - 1 times in it.
     """
     ttft = [r["ttft_s"] for r in requests if r.get("ttft_s") is not None]
     tpot = [r["tpot_s"] for r in requests if r.get("tpot_s") is not None]

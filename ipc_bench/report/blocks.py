@@ -409,6 +409,37 @@ def _table_notes(shown: list[dict]) -> list[Block]:
     return out
 
 
+def _latency_blocks(results, level: int) -> list[Block]:
+    """The request latencies of every timed-replay and soak case that has them, as the
+    terminal's Latency table (``tables.format_latency``: the same columns, definitions
+    and rounding), one table per workload under its own heading, then what each
+    column is (``metrics.LATENCY_MEANINGS``); nothing when no case has them."""
+    from ipc_bench.analysis.metrics import LATENCY_MEANINGS, TPOT_ITL_DIFFER
+    from ipc_bench.report.tables import (ARRIVAL_BOUND_NOTE, LATENCY_TABLE, cells,
+                                         has_latency, header, latency_title)
+
+    if results.cases.empty:
+        return []
+    records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
+               for r in results.cases.to_dict("records")]
+    records = [r for r in records if has_latency(r)]
+    if not records:
+        return []
+    blocks: list[Block] = [("h", level, "Latency"), ("p", latency_title(records) + ".")]
+    for workload in dict.fromkeys(r["workload"] for r in records):
+        shown = [r for r in records if r["workload"] == workload]
+        blocks.append(("p", f"**{workload}**"))
+        blocks.append(("table", ["rep"] + header(LATENCY_TABLE),
+                       [[str(r.get("repetition", 0))] + cells(r, LATENCY_TABLE)
+                        for r in shown]))
+    legend = " ".join(f"`{name.upper()}`: {meaning}." for name, meaning
+                      in LATENCY_MEANINGS.items())
+    blocks.append(("p", f"{legend} p50 and p99 are percentiles, mean the mean, in ms. "
+                        f"{TPOT_ITL_DIFFER} {ARRIVAL_BOUND_NOTE[:1].upper()}"
+                        f"{ARRIVAL_BOUND_NOTE[1:]}"))
+    return blocks
+
+
 def _gap_blocks(results, level: int) -> list[Block]:
     """The runner gap of every case that has it (``summary.runner_gap_figures``), with
     its scheduling (sync, or async and what overlapped), under its own heading; a
@@ -1038,10 +1069,13 @@ def _emulated_block(one) -> Optional[Block]:
 
 
 def _figure_blocks(one, prefix: str) -> list[Block]:
-    """Every figure of ``plots.FIGURES``, or a note saying why the run cannot show it."""
+    """Every figure of ``plots.FIGURES``, or a note saying why the run cannot show it.
+    ``one``: the run with its unfinished cases, which each figure leaves out and its
+    caption names (``plots._finished_cases``: `cached` did not finish, not "only
+    `send` ran")."""
     from ipc_bench.report import plots
 
-    if one.cases.empty:
+    if one.finished().cases.empty:
         return [("note", no_case_finished(
             next(iter(one.paths.values()), None) if len(one.paths) == 1 else None))]
     blocks: list[Block] = []
@@ -1051,8 +1085,20 @@ def _figure_blocks(one, prefix: str) -> list[Block]:
         except plots.NoData as exc:
             blocks.append(("note", f"{title}: not shown, {str(exc).rstrip('.')}."))
             continue
-        blocks.append(("fig", f"{prefix}{name}.png", title, caption(name, what), png))
+        blocks.append(("fig", f"{prefix}{name}.png", figure_title(name, title, what),
+                       caption(name, what), png))
     return blocks
+
+
+def figure_title(name: str, title: str, drawn: dict) -> str:
+    """The heading of figure ``name``: its ``plots.FIGURES`` ``title``, but for the
+    latency CDFs the panels it drew (``drawn``: ``plots.drawn``), so that it promises
+    none it lacks: ``TTFT and ITL distributions``, ``TTFT distribution``."""
+    panels = drawn.get("panels") or []
+    if name != "latency_cdfs" or not panels:
+        return title
+    return (" and ".join({"ttft": "TTFT", "itl": "ITL"}[p] for p in panels)
+            + " distribution" + ("s" if len(panels) > 1 else ""))
 
 
 def _pp_blocks(results, level: int) -> list[Block]:
@@ -1112,7 +1158,7 @@ def _run_blocks(results, run_id: str, level: int, prefix: str) -> list[Block]:
     blocks.append(("ul", findings(one)))
     blocks.extend(_warning_blocks(one, level))
     blocks.append(("h", level, "Figures"))
-    blocks.extend(_figure_blocks(one, prefix))
+    blocks.extend(_figure_blocks(whole, prefix))  # figures leave out and name the unfinished
     others = _comparison_sections(one, level)
     pairs = _pair_table(one)
     if not (others and pairs[0][0] == "note"):  # no send/cached pair: the others alone
@@ -1121,6 +1167,7 @@ def _run_blocks(results, run_id: str, level: int, prefix: str) -> list[Block]:
     blocks.extend(others)
     blocks.append(("h", level, "Cases"))
     blocks.extend(_case_tables(one))
+    blocks.extend(_latency_blocks(one, level))
     blocks.extend(_gap_blocks(one, level))
     blocks.extend(_spec_blocks(one, level))
     blocks.extend(_frontend_blocks(one, level))

@@ -961,15 +961,33 @@ LATENCY_TABLE = IDENTITY + ("ttft_ms_p50", "ttft_ms_p99", "tpot_ms_mean", "itl_m
                             "itl_ms_p99", "e2e_ms_p50", "e2e_ms_p99")
 
 
+#: Under the latency table, in the terminal and the report.
+ARRIVAL_BOUND_NOTE = ("a replay at a fixed arrival rate is arrival-bound; its tokens/s is "
+                      "not a throughput comparison between policies.")
+
+
+def has_latency(summary: dict[str, Any]) -> bool:
+    """Whether a finished case records request latencies (``ttft_ms_p50`` set: not
+    ``None`` nor NaN, a ``Results.cases`` record's empty cell): a timed replay's or a
+    soak's with a request that sampled a token."""
+    value = summary.get("ttft_ms_p50")
+    return value is not None and value == value and not case_unfinished(summary)
+
+
+def latency_title(cases: list[dict[str, Any]]) -> str:
+    """``Latency (timed replay at 10x real time; TTFT from intended arrival)``: the
+    latency table's title, from the first case's ``trace_speedup``."""
+    return (f"Latency (timed replay at {cases[0].get('trace_speedup'):g}x real time; "
+            "TTFT from intended arrival)")
+
+
 def format_latency(summaries: Iterable[dict[str, Any]]) -> str:
-    """Latency percentiles (ms) per finished case of a timed replay (with repetitions a
-    ``rep`` column first), with the arrival-bound caveat; '' when no finished case has
-    latencies."""
-    cases = [s for s in summaries if "ttft_ms_p50" in s and not case_unfinished(s)]
+    """Request latencies (ms: ``LATENCY_TABLE``, defined in
+    ``metrics.LATENCY_MEANINGS``) per finished case of a timed replay or soak (with
+    repetitions a ``rep`` column first), with the arrival-bound caveat; '' when no
+    finished case has latencies. The report's Latency section shows the same cells."""
+    cases = [s for s in summaries if has_latency(s)]
     if not cases:
         return ""
-    speedup = cases[0].get("trace_speedup")
-    return (f"\nLatency (timed replay at {speedup:g}x real time; TTFT from intended arrival)\n"
-            + _table(LATENCY_TABLE, cases)
-            + "\nNote: a replay at a fixed arrival rate is arrival-bound; its tokens/s is not"
-              " a throughput comparison between policies.")
+    return (f"\n{latency_title(cases)}\n" + _table(LATENCY_TABLE, cases)
+            + "\nNote: " + ARRIVAL_BOUND_NOTE)
