@@ -559,7 +559,9 @@ def test_a_different_number_of_repetitions_is_listed_and_marks_the_workload(
     cases = summary["metadata"]["cases"]
     cases += [dict(c, case_id=c["case_id"].replace("#0", "#1"), repetition=1) for c in cases]
     (other / "summary.json").write_text(json.dumps(summary))
-    code = cli.main(["report", str(good_run), str(other), "--output", str(tmp_path / "rep")])
+    # the edit is to the metadata's case list, which no figure reads
+    code = cli.main(["report", str(good_run), str(other), "--output", str(tmp_path / "rep"),
+                     NO_FIGURES])
     assert (code, capsys.readouterr().err) == (0, "")
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "- other against good: repetitions differ: 2 vs 1 (workload num_running=4)" in md
