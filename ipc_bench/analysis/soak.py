@@ -8,8 +8,8 @@ harness's own records must not grow with the run: a streamed case
 as it goes and drops them (``ipc_bench.harness.recording``): rows are packed as int64
 until the next flush, a request leaves the scheduler's state the step it finishes,
 and ``StreamStats`` keeps the running sums the case summary needs (40 bytes per flush
-window; per-request latencies go to a scratch file). What stays in memory grows by
-about 100 bytes a second (window sums and packed RSS samples), some 6 KiB a minute.
+window; per-request latencies and token gaps go to scratch files). What stays in
+memory grows by about 100 bytes a second (window sums and packed RSS samples), some 6 KiB a minute.
 The rest of a process's memory is the allocators': ``IPC_BENCH_HEAP_REPORT``
 (``ipc_bench.harness.memory.HeapReport``) tells live objects from memory held free.
 
@@ -65,7 +65,10 @@ def rss_growth(t_s: Sequence[float], rss: Sequence[Optional[int]]) -> dict[str, 
     ``rss_slope_bytes_per_min`` (least squares over the samples after warm-up) and
     ``rss_late_slope_bytes_per_min`` (over the second half of the run only: memory
     that rose with a peak of load and then stayed flat has a late slope near 0, a leak
-    keeps climbing); empty when fewer than 10 samples have a value.
+    keeps climbing), with the seconds each slope's samples span
+    (``rss_slope_span_s``, ``rss_late_slope_span_s``: a rate per minute fitted over
+    seconds is no trend, so the lines print the span beside it); empty when fewer than
+    10 samples have a value.
     """
     pairs = [(t, r) for t, r in zip(t_s, rss) if r is not None]
     if len(pairs) < 10:
@@ -84,11 +87,15 @@ def rss_growth(t_s: Sequence[float], rss: Sequence[Optional[int]]) -> dict[str, 
     def slope(mask) -> float:
         return float(np.polyfit(t[mask], r[mask], 1)[0]) * 60.0 if mask.sum() > 1 else 0.0
 
+    def span_s(mask) -> float:
+        return float(t[mask][-1] - t[mask][0]) if mask.any() else 0.0
+
     return dict(rss_baseline_bytes=baseline, rss_end_bytes=final, rss_max_bytes=peak,
                 rss_growth_pct=100.0 * (final / baseline - 1.0),
                 rss_max_growth_pct=100.0 * (peak / baseline - 1.0),
                 rss_slope_bytes_per_min=slope(after),
-                rss_late_slope_bytes_per_min=slope(late))
+                rss_late_slope_bytes_per_min=slope(late),
+                rss_slope_span_s=span_s(after), rss_late_slope_span_s=span_s(late))
 
 
 def rss_summary(samples: list[tuple]) -> dict[str, Any]:
@@ -159,7 +166,7 @@ def stream_summary(stats: StreamStats) -> dict[str, Any]:
             sched_cpu_ns_per_step=s["sched_cpu_ns"] / n,
             sched_gc_collections_per_step=s["gc_collections"] / n,
         )
-    for name in ("ttft", "tpot", "e2e"):
+    for name in ("ttft", "tpot", "itl", "e2e"):  # as summary.latency_summary's
         out.update(percentiles_ms(stats.latencies_s(f"{name}_s"), name))
     out.update(stream_drift(stats))
     return out
@@ -185,8 +192,8 @@ PY_FLAT_PCT = 1.0
 MEMORY_MEASURES = (("sched", "rss", "VmRSS"), ("sched", "anon", "RssAnon"),
                    ("runner", "rss", "VmRSS"), ("runner", "anon", "RssAnon"))
 MEMORY_TABLE_HEADER = ["process", "measure", "baseline MiB", "end MiB", "growth at the end %",
-                       "largest after warm-up %", "slope KiB/min",
-                       "second half KiB/min", "verdict"]
+                       "largest after warm-up %", "slope KiB/min (span)",
+                       "second half KiB/min (span)", "verdict"]
 
 
 def _f(summary: dict[str, Any], key: str) -> Optional[float]:
@@ -229,7 +236,8 @@ def verdict_text(m: dict) -> str:
 def memory_measures(summary: dict[str, Any]) -> list[tuple[str, str, Optional[dict]]]:
     """(process, label, figures) per ``MEMORY_MEASURES``; figures ``None`` when the case
     had too few samples, else baseline / end MiB, growth at the end / largest after
-    warm-up %, slopes KiB/min and the verdict (``memory_verdict``)."""
+    warm-up %, slopes KiB/min, the seconds each slope spans (``None`` in a summary
+    written before they were recorded) and the verdict (``memory_verdict``)."""
     out = []
     for who, kind, label in MEMORY_MEASURES:
         key = f"{who}_{kind}"
@@ -243,6 +251,8 @@ def memory_measures(summary: dict[str, Any]) -> list[tuple[str, str, Optional[di
             max_growth_pct=_f(summary, f"{key}_max_growth_pct") or 0.0,
             slope_kib=(_f(summary, f"{key}_slope_bytes_per_min") or 0.0) / 2**10,
             late_slope_kib=(_f(summary, f"{key}_late_slope_bytes_per_min") or 0.0) / 2**10,
+            slope_span_s=_f(summary, f"{key}_slope_span_s"),
+            late_slope_span_s=_f(summary, f"{key}_late_slope_span_s"),
             verdict=memory_verdict(g))))
     return out
 
@@ -257,8 +267,21 @@ def memory_line(who: str, label: str, m: Optional[dict], pad: bool = True) -> st
     if m is None:
         return f"{name}: too few samples"
     return (f"{name}: baseline {m['baseline_mib']:.1f} MiB, end {m['end_mib']:.1f} MiB, "
-            f"slope {m['slope_kib']:+.1f} KiB/min, second half {m['late_slope_kib']:+.1f} "
-            f"KiB/min: {verdict_text(m)}")
+            f"slope {_slope(m['slope_kib'], m['slope_span_s'])}, second half "
+            f"{_slope(m['late_slope_kib'], m['late_slope_span_s'])}: {verdict_text(m)}")
+
+
+def _slope(kib_per_min: float, span_s: Optional[float]) -> str:
+    """``+120.0 KiB/min over 54 s``: a slope and the seconds its samples span (the
+    rate alone where the summary predates the span)."""
+    rate = f"{kib_per_min:+.1f} KiB/min"
+    return rate if span_s is None else f"{rate} over {span_s:,.0f} s"
+
+
+def _slope_cell(kib_per_min: float, span_s: Optional[float]) -> str:
+    """``MEMORY_TABLE_HEADER``'s slope cell: ``+120.0 (54 s)``, ``+120.0`` without a span."""
+    rate = f"{kib_per_min:+.1f}"
+    return rate if span_s is None else f"{rate} ({span_s:,.0f} s)"
 
 
 def python_line(summary: dict[str, Any]) -> Optional[str]:
@@ -318,7 +341,8 @@ def memory_table_rows(summary: dict[str, Any]) -> list[list[str]]:
             continue
         rows.append([who, label, f"{m['baseline_mib']:.1f}", f"{m['end_mib']:.1f}",
                      f"{m['growth_pct']:+.2f}", f"{m['max_growth_pct']:+.2f}",
-                     f"{m['slope_kib']:+.1f}", f"{m['late_slope_kib']:+.1f}",
+                     _slope_cell(m['slope_kib'], m['slope_span_s']),
+                     _slope_cell(m['late_slope_kib'], m['late_slope_span_s']),
                      verdict_text(m)])
     return rows
 

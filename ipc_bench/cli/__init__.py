@@ -13,7 +13,10 @@ Exit codes: 0 success; 1 a case failed (the runner died, hung or broke the proto
 the error line says which process, how and at which step), a case counted no step
 (every step in its warm-up; not a timed replay: ``analysis.summary.no_step_counted``;
 its results kept) or
-the token streams of two cases differ (the correctness oracle); 2 bad input (one line on stderr, no traceback);
+the token streams of two cases differ (the correctness oracle), or a file could not be
+written once the command started (a run's results, a report's files: disk full); 2 bad
+input (one line on stderr, no traceback, starting ``PROG: error:``, PROG ``bench.py``
+or ``bench.py report`` ...);
 130 / 143 / 129 interrupted by SIGINT / SIGTERM / SIGHUP: the runner is killed at
 once, the rows measured so far are written (the interrupted case marked
 ``complete: false``) and ``summary.json`` says ``incomplete``; 141 stdout's reader went

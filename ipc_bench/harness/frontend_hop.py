@@ -122,29 +122,34 @@ class FrontendHop:
         cols["frontend_send_ns"].append(t3 - t2)
         cols["frontend_payload_bytes"].append(nbytes)
         if self.proc.proc.poll() is not None:
-            raise CaseError(f"step {seq}: {self.problem()}", seq)
+            raise CaseError(f"{self.problem()} after the EngineCoreOutputs of step {seq}", seq)
 
-    def _send(self, frame, seq: int) -> None:
+    def _send(self, frame, seq: int, what: str = "") -> None:
+        """Send one frame to the frontend: step ``seq``'s EngineCoreOutputs, or (``seq``
+        -1) the control frame ``what`` names; ``CaseError`` naming the frame when the
+        frontend dies or stops reading (the runner's lines' form: ``frontend process P
+        was killed by SIGKILL while sending the EngineCoreOutputs of step 30 to the
+        frontend``)."""
         self.last_send = time.monotonic()
         try:
             self.socks.out.send(frame, zmq.NOBLOCK, copy=True)
         except zmq.Again:
+            what = what or f"the EngineCoreOutputs of step {seq}"
             try:
                 wait_send(self.socks.out, bytes(frame), self.timeout_s, self.problem,
-                          "EngineCoreOutputs to the frontend")
+                          f"{what} to the frontend")
             except PeerError as exc:
-                where = f"step {seq}: " if seq >= 0 else ""
-                raise CaseError(f"{where}{exc}", seq if seq >= 0 else None) from None
+                raise CaseError(str(exc), seq if seq >= 0 else None) from None
 
     def keepalive(self) -> None:
         """While nothing runs (timed replay): a ``KEEPALIVE`` frame once a quarter of
         the frontend's timeout has passed since the last frame."""
         if time.monotonic() - self.last_send > self.timeout_s / 4:
-            self._send(KEEPALIVE, -1)
+            self._send(KEEPALIVE, -1, "a keep-alive")
 
     def finish(self) -> None:
         """Stop the frontend, read its report and check it (``CaseError``)."""
-        self._send(STOP, -1)
+        self._send(STOP, -1, "the stop message")
         try:
             frame = recv_frame(self.socks.back, self.timeout_s, self.problem,
                                "the frontend's report")

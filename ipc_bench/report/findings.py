@@ -4,7 +4,9 @@ Per workload and codec: bytes per step, encode and build µs per step (both mess
 a step summed, the SchedulerOutput and the ModelRunnerOutput) and output
 tokens/s (% change) of ``cached`` against ``send``, with intervals over repetitions
 when there are 2+ (``stats.summarize_pairs`` with the run's ``--ci-method``, so they
-are the CLI comparison block's); timed replays give latencies instead of tokens/s.
+are the CLI comparison block's; unadjusted, and a time or tokens/s clause whose
+difference the run's Holm-adjusted verdict does not find significant says so; one
+with no interval says it has none); timed replays give latencies instead of tokens/s.
 Then send's token bytes split, the single-process and floor baselines, and send's cost
 as a share of the step (a step-time run: the lines its terminal printed, from the
 ``send_cost_*`` fields it recorded, ``analysis.send_cost``). A ``--pp`` run compares
@@ -24,9 +26,10 @@ import pandas as pd
 from typing import Any, Callable
 
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC as SINGLE_PROCESS
-from ipc_bench.analysis.stats import (DETECTABLE, ONE_PAIR, RATIO_POINTS, arm_geomeans, paired,
-                                      results_ci_method, schedules_differ, summarize_pairs,
-                                      token_ids_bytes, verdict_of)
+from ipc_bench.analysis.stats import (DETECTABLE, INTERVAL_NAMES, ONE_PAIR, RATIO_POINTS,
+                                      arm_geomeans, min_pairs, paired, results_ci_method,
+                                      schedules_differ, summarize_pairs, token_ids_bytes,
+                                      verdict_of)
 from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.report.tables import model_steps
 
@@ -34,11 +37,13 @@ ONE_REPETITION = ("One repetition per case, so no intervals: differences of a fe
                   "may be noise (run with `--repeat N` for 95 % intervals).")
 TIMED_REPLAY = ("This is a timed replay: arrivals follow the trace's clock, so both "
                 "policies produce the same tokens in about the same wall time and its "
-                "tokens/s is not a throughput comparison; the latencies are the result.")
+                "tokens/s is not a throughput comparison; the latencies (the Latency "
+                "section) are the result.")
 #: The same for a timed replay that ran one arm, or arms other than send and cached.
 TIMED_REPLAY_ONE_ARM = ("This is a timed replay: arrivals follow the trace's clock, so a "
                         "case's tokens/s follows the trace, not the harness, and is no "
-                        "throughput figure; the latencies are the result.")
+                        "throughput figure; the latencies (the Latency section) are the "
+                        "result.")
 
 
 Where = Callable[[str], str]
@@ -211,13 +216,16 @@ TIME_CLAUSE_WORDS: dict[str, tuple[str, str, str, str]] = {
 TIMES_NOT_COMPARED = "per-step times not compared (encode, build, step: other batches)"
 
 
-def _saving_clauses(tables, key: tuple, pairs: list[tuple[dict, dict]] = ()) -> list[str]:
+def _saving_clauses(tables, key: tuple, pairs: list[tuple[dict, dict]] = (),
+                    recorded: dict[str, dict[str, Any]] | None = None) -> list[str]:
     """What cached saves (or spends) against send for ``key``: bytes (as a share of
     send's bytes, the base of the bytes figure's box too), encode, build (both of the
     step's messages summed, ``BOTH_MESSAGES``), each a difference with the pair table's
     interval (``_time_clause``: ``saves 3.24 µs per step encoding the SchedulerOutput
     and the ModelRunnerOutput (-28.4 % [-40.0, -15.0] %)``, or within noise where that
-    interval holds 0 %). Where the arms ran different schedules (``pairs``, ``pair_records``: ``stats.schedules_differ``)
+    interval holds 0 %, or not significant after Holm's correction where ``recorded``,
+    the run's recorded metrics of ``key`` (``recorded_metrics``), says so). Where the
+    arms ran different schedules (``pairs``, ``pair_records``: ``stats.schedules_differ``)
     the bytes are send's new_token_ids, the policy's own share
     (``_schedules_differ_clause``), and the per-step times are not compared
     (``TIMES_NOT_COMPARED``: they would compare other batches, as the comparison block
@@ -237,40 +245,74 @@ def _saving_clauses(tables, key: tuple, pairs: list[tuple[dict, dict]] = ()) -> 
                        f"of send's bytes)")
     e = tables["enc"].get(key)
     if e and codec != SINGLE_PROCESS:
-        clauses.append(_time_clause(e, *TIME_CLAUSE_WORDS["enc"]))
+        clauses.append(_time_clause(e, *TIME_CLAUSE_WORDS["enc"],
+                                    (recorded or {}).get(PAIR_METRICS["enc"])))
     bl = tables["build"].get(key)
     if bl:
-        clauses.append(_time_clause(bl, *TIME_CLAUSE_WORDS["build"]))
+        clauses.append(_time_clause(bl, *TIME_CLAUSE_WORDS["build"],
+                                    (recorded or {}).get(PAIR_METRICS["build"])))
     return clauses
 
 
 def _time_clause(row: dict[str, Any], saves: str, spends: str, noise: str,
-                 noun: str) -> str:
+                 noun: str, m: dict[str, Any] | None = None) -> str:
     """What cached saves or spends of a per-step time against send, from its
     ``summarize_pairs`` row (``diff``: send - cached, ns), with the interval the pair
     table's cached/send column shows (``ratio_low``/``ratio_high``, as % change, the
-    tokens/s clause's form): ``saves 3.15 µs per step building the SchedulerOutput and
-    the ModelRunnerOutput (-28.4 % [-40.0, -15.0] %)`` (``TIME_CLAUSE_WORDS``). Where
-    that interval holds 0 % the difference is worded as noise, never as a saving or
-    cost: ``builds the SchedulerOutput and the ModelRunnerOutput within noise of send's
-    time per step (-3.15 µs, -28.4 % [-58.0, +21.9] %)``; where it excludes 0 % but the
-    mean difference points the other way (pairs of unlike size): ``changes build time
-    per step of the SchedulerOutput and the ModelRunnerOutput by -5.0 % [-8.0, -2.0] %
-    (mean difference +0.10 µs)``. A row with no interval
-    (one repetition, or too few pairs for the method) gives the difference alone, as
-    ``saves``/``spends`` (``{}``: ``3.15 µs``)."""
+    tokens/s clause's form; unadjusted): ``saves 3.15 µs per step building the
+    SchedulerOutput and the ModelRunnerOutput (-28.4 % [-40.0, -15.0] %)``
+    (``TIME_CLAUSE_WORDS``). Where that interval holds 0 % the difference is worded as
+    noise, never as a saving or cost: ``builds the SchedulerOutput and the
+    ModelRunnerOutput within noise of send's time per step (-3.15 µs, -28.4 % [-58.0,
+    +21.9] %)``; where it excludes 0 % but the mean difference points the other way
+    (pairs of unlike size), or where ``m``, the run's recorded comparison of this metric
+    (``recorded_metrics``), finds no significant difference after Holm's correction
+    (``_holm_unadjusted_note``), no saving or cost either: ``changes build time per
+    step of the SchedulerOutput and the ModelRunnerOutput by -5.0 % [-8.0, -2.0] % (mean
+    difference +0.10 µs)``, with ``; not significant after Holm's correction over 7
+    timed metrics (p 0.022, adjusted 0.131); the interval is unadjusted`` before its
+    closing parenthesis in the second case (``median difference`` for ``--ci-method``
+    bootstrap or sign). A row with no interval (one repetition, or too few pairs for
+    the method) gives the difference as ``saves``/``spends`` and says it has none:
+    ``saves 3.15 µs per step ... (one repetition, no interval)``
+    (``_no_interval``)."""
     saved_us = row["diff"] / 1e3
     interval = _interval(row) if row["n"] > 1 else ""
     if not interval:
-        return (saves if saved_us >= 0 else spends).format(f"{abs(saved_us):.2f} µs")
+        return ((saves if saved_us >= 0 else spends).format(f"{abs(saved_us):.2f} µs")
+                + f" ({_no_interval(row)})")
     change = f"{_pct(row['ratio'])}{interval}"
     lo, hi = row["ratio_low"], row["ratio_high"]
     if lo <= 1.0 <= hi:
         return f"{noise} ({-saved_us + 0.0:+.2f} µs, {change})"
-    if (hi < 1.0) != (saved_us > 0):
-        return f"changes {noun} by {change} (mean difference {-saved_us + 0.0:+.2f} µs)"
+    holm = _holm_unadjusted_note(m, m.get("family_size") or 0) if m else None
+    if holm or (hi < 1.0) != (saved_us > 0):
+        point = "mean" if row.get("method", "t") == "t" else "median"
+        return (f"changes {noun} by {change} ({point} difference {-saved_us + 0.0:+.2f} µs"
+                + (f"; {holm}" if holm else "") + ")")
     return (saves if saved_us > 0 else spends).format(f"{abs(saved_us):.2f} µs") + \
         f" ({change})"
+
+
+def _no_interval(row: dict[str, Any]) -> str:
+    """Why a ``summarize_pairs`` row (with the pair table's ``method``) shows a
+    difference with no interval: ``one repetition, no interval`` (``ONE_PAIR``) for one
+    pair, else ``3 repetitions, no interval`` and, where the pairs are fewer than the
+    method's interval needs (``stats.min_pairs``), ``: a sign-test interval needs >= 6
+    pairs``."""
+    if row["n"] <= 1:
+        return ONE_PAIR
+    return f"{row['n']} repetitions, no interval{_too_few_pairs(row)}"
+
+
+def _too_few_pairs(row: dict[str, Any]) -> str:
+    """``': a sign-test interval needs >= 6 pairs'`` for a ``summarize_pairs`` row (with
+    ``method``) of fewer pairs than its method's interval needs (``stats.min_pairs``),
+    else ``''``."""
+    method = row.get("method", "t")
+    need = min_pairs(method)
+    return (f": a {INTERVAL_NAMES[method]} interval needs >= {need} pairs"
+            if row["n"] < need else "")
 
 #: The clause a finding ends with when its cases' timings are withheld.
 WITHHELD_CLAUSE = "times and tokens/s left out (fewer than N + 2 cores: see `*` below)"
@@ -285,23 +327,33 @@ def withheld_keys(cases) -> set[tuple]:
             for r in cases.to_dict("records") if is_withheld(r)}
 
 
-def recorded_tput(results) -> dict[tuple, dict[str, Any]]:
-    """``(workload, codec, transport, model)`` -> the output tokens/s metric of the
+def recorded_metrics(results) -> dict[tuple, dict[str, dict[str, Any]]]:
+    """``(workload, codec, transport, model)`` -> metric -> that metric of the
     cached-against-send comparison its run recorded (``run_comparisons``: recomputed
     over the cases loaded where the loader left one out; the terminal's block: verdict
-    Holm-adjusted over the comparison's ``family``), with ``family_size`` added; ``{}``
-    for a report of several runs or unreadable summaries."""
+    Holm-adjusted over the comparison's ``family``), each with ``family_size`` added;
+    ``{}`` for a report of several runs (their pair tables pool runs that no recorded
+    comparison covers) or unreadable summaries."""
     if len(results.paths) != 1:
         return {}
     (run_id,) = results.paths
     out = {}
     for c in run_comparisons(results).get(run_id, []):
-        m = (c.get("metrics") or {}).get("output_tokens_per_s")
-        if (c.get("baseline"), c.get("treatment")) != (SEND, CACHED) or not m:
+        if (c.get("baseline"), c.get("treatment")) != (SEND, CACHED) or not c.get("metrics"):
             continue
-        out[(c.get("workload"), c.get("codec"), c.get("transport"), c.get("model"))] = dict(
-            m, family_size=len(c.get("family") or []))
+        family = len(c.get("family") or [])
+        out[(c.get("workload"), c.get("codec"), c.get("transport"), c.get("model"))] = {
+            k: dict(m, family_size=family) for k, m in c["metrics"].items()}
     return out
+
+
+def recorded_tput(results) -> dict[tuple, dict[str, Any]]:
+    """``(workload, codec, transport, model)`` -> the output tokens/s metric of the
+    cached-against-send comparison its run recorded (``recorded_metrics``), with
+    ``family_size`` added; ``{}`` for a report of several runs or unreadable
+    summaries."""
+    return {k: ms["output_tokens_per_s"] for k, ms in recorded_metrics(results).items()
+            if ms.get("output_tokens_per_s")}
 
 
 def run_comparisons(results) -> dict[str, list[dict[str, Any]]]:
@@ -357,10 +409,7 @@ def _verdict_clause(t: dict[str, Any], m: dict[str, Any] | None) -> str:
                 and (t["ratio_low"] > 1 or t["ratio_high"] < 1))
     if m and m.get("adjustment") == "holm" and m.get("p_value") is not None \
             and m.get("p_adjusted") is not None and m.get("significant") is not None:
-        n = m.get("family_size") or 0
-        over = f" over {n} timed metric{'' if n == 1 else 's'}" if n else ""
-        holm = (f" after Holm's correction{over} (p {m['p_value']:.3f}, adjusted "
-                f"{m['p_adjusted']:.3f})")
+        holm = _after_holm(m, m.get("family_size") or 0)
         if m["significant"]:
             return ", significant" + holm
         if excludes:
@@ -379,20 +428,22 @@ def _verdict_clause(t: dict[str, Any], m: dict[str, Any] | None) -> str:
 
 def _pair_finding(cases, tables, key: tuple, where: Where, timed: bool,
                   withheld: frozenset = frozenset(),
-                  recorded: dict[tuple, dict[str, Any]] | None = None) -> str:
+                  recorded: dict[tuple, dict[str, dict[str, Any]]] | None = None) -> str:
     """One sentence on cached against send for ``key`` (workload, codec, transport,
-    model): its savings, then its tokens/s change with its verdict (``_verdict_clause``,
-    from ``recorded``: ``recorded_tput``) (or, timed, its latencies); its bytes alone
-    when ``key[:3]`` is in ``withheld`` (``withheld_keys``)."""
+    model): its savings (``_saving_clauses``), then its tokens/s change with its verdict
+    (``_verdict_clause``), both from ``recorded`` (``recorded_metrics``: the run's
+    Holm-adjusted verdicts) where it has ``key`` (or, timed, its latencies); its bytes
+    alone when ``key[:3]`` is in ``withheld`` (``withheld_keys``)."""
     workload, codec, model = key[0], key[1], key[3]
     t = tables["tput"][key]
     what = _codec_name(codec) + (f", {model} model" if model and model != "null" else "")
     pairs = pair_records(cases, key)
+    metrics = (recorded or {}).get(key) or {}
     if key[:3] in withheld:
         clauses = _saving_clauses(tables, key, pairs)[:1]  # the bytes
         return (f"{where(workload)} ({what}), cached "
                 + (clauses[0] + "; " if clauses else "") + WITHHELD_CLAUSE + ".")
-    clauses = _saving_clauses(tables, key, pairs)
+    clauses = _saving_clauses(tables, key, pairs, metrics)
     off = _off_nominal_clause(pairs)
     text = f"{where(workload)} ({what}), cached "
     if schedules_differ(pairs):
@@ -413,8 +464,10 @@ def _pair_finding(cases, tables, key: tuple, where: Where, timed: bool,
     text += f"{_pct(t['ratio'])}"
     if t["n"] > 1:
         point = RATIO_POINTS.get(t.get("method", "t"), "geometric mean")
-        return (text + _interval(t) + f" (paired {point} over {t['n']} repetitions"
-                + _verdict_clause(t, (recorded or {}).get(key))
+        interval = _interval(t)
+        return (text + interval + f" (paired {point} over {t['n']} repetitions"
+                + ("" if interval else f", no interval{_too_few_pairs(t)}")
+                + _verdict_clause(t, metrics.get("output_tokens_per_s"))
                 + f"; means over repetitions: {t[SEND]:,.0f} → {t[CACHED]:,.0f} tok/s)."
                 + off + _oversubscribed(cases, workload, codec, key[2]))
     return text + f" ({ONE_PAIR}: {t[SEND]:,.0f} → {t[CACHED]:,.0f} tok/s)." + off + \
@@ -607,7 +660,7 @@ def _share_line(at, where: Where, cases, s2r_median: bool) -> str:
     n = len(at)
     codec, workload = at["codec"].iloc[0], at["workload"].iloc[0]
     step = "median" if "step_ns_median" in cases.columns else "mean"
-    over = f"means over {n} repetitions of each case's figures" if n > 1 else "one repetition"
+    over = f"means over {n} repetitions of each case's figures" if n > 1 else ONE_PAIR
     median = ", medians" if s2r_median else ""
     base = f"cached's {s2r.base_ns / 1e3:,.1f} µs {step} step"
     path = (f"send's SchedulerOutput path (build + encode + decode{median}) "
@@ -799,10 +852,17 @@ def _holm_unadjusted_note(m: dict[str, Any], family_size: int = 0) -> str | None
 
     if not unadjusted_excludes_one(m):
         return None
+    return f"not significant{_after_holm(m, family_size)}; the interval is unadjusted"
+
+
+def _after_holm(m: dict[str, Any], family_size: int = 0) -> str:
+    """' after Holm's correction over 7 timed metrics (p 0.022, adjusted 0.131)' of a
+    recorded metric ``m`` with its ``p_value`` and ``p_adjusted`` (``over ...`` only
+    with a ``family_size``)."""
     over = (f" over {family_size} timed metric{'' if family_size == 1 else 's'}"
             if family_size else "")
-    return (f"not significant after Holm's correction{over} (p {m['p_value']:.3f}, "
-            f"adjusted {m['p_adjusted']:.3f}); the interval is unadjusted")
+    return (f" after Holm's correction{over} (p {m['p_value']:.3f}, adjusted "
+            f"{m['p_adjusted']:.3f})")
 
 
 def _ratio_clause(m: dict[str, Any], name: str, verdict: bool = True,
@@ -913,7 +973,7 @@ def findings(results) -> list[str]:
     tables = _pair_tables(results)
     where = _where_of(cases, results.labels)
     withheld = frozenset(withheld_keys(cases))
-    recorded = recorded_tput(results)
+    recorded = recorded_metrics(results)
     out = [_pair_finding(cases, tables, key, where, timed, withheld, recorded)
            for key in tables["tput"]]
     if timed:

@@ -638,7 +638,7 @@ def runner_gap_lines(cases: list[dict[str, Any]]) -> list[str]:
     rows = [([str(s.get("repetition", "-"))] if reps else []) + cells(s, IDENTITY)
             + [f"async ({s.get('async_scheduling_mode')})" if s.get("async_scheduling")
                else "sync"]
-            + [_num(_shown(s, key), scale) for key, _, scale in RUNNER_GAP_COLUMNS]
+            + [_num(shown_value(s, key), scale) for key, _, scale in RUNNER_GAP_COLUMNS]
             for s in gapped]
     table = render((["rep"] if reps else []) + list(IDENTITY) + ["scheduling"]
                    + [h for _, h, _ in RUNNER_GAP_COLUMNS], rows, left=4 + reps)
@@ -682,7 +682,7 @@ def _is_timing(key: str) -> bool:
     return "_ns" in key or "ratio" in key or "share" in key or key.endswith("_per_s")
 
 
-def _shown(summary: dict[str, Any], key: str) -> Any:
+def shown_value(summary: dict[str, Any], key: str) -> Any:
     """``summary[key]``, or ``None`` (shown ``-``) for a timing of a case whose timings
     are withheld (``analysis.cores``)."""
     if _is_timing(key) and cores.is_withheld(summary):
@@ -697,11 +697,12 @@ def _column_table(cases: list[dict[str, Any]], columns) -> list[str]:
     is marked ``!`` and explained in a line under the table."""
     ratio = "compute_to_roofline_ratio"
     rows = [cells(s, IDENTITY)
-            + [roofline_ratio(_shown(s, key)) if key == ratio else _num(_shown(s, key), scale)
+            + [roofline_ratio(shown_value(s, key)) if key == ratio
+               else _num(shown_value(s, key), scale)
                for key, _, scale in columns] for s in cases]
     table = render(list(IDENTITY) + [h for _, h, _ in columns], rows)
     marked = any(key == ratio for key, _, _ in columns) and \
-        below_roofline(_shown(s, ratio) for s in cases)
+        below_roofline(shown_value(s, ratio) for s in cases)
     return ["  " + line for line in table.splitlines()] + \
         ([f"  {ROOFLINE_BELOW_ONE_NOTE}"] if marked else [])
 
@@ -734,9 +735,14 @@ def _span(values: list[float], digits: int = 1) -> str:
 
 
 def _num(value, scale: float) -> str:
+    """A figure of the tables below the case table, at ``scale``: ``-`` when missing,
+    ``0`` when exactly zero (as the case table prints it: no bytes of new_token_ids in
+    a cached case, none on an inproc hop), else 3 significant digits or more."""
     if value is None:
         return "-"
     v = value * scale
+    if v == 0:
+        return "0"
     return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.2f}" if abs(v) < 10 else f"{v:.1f}"
 
 
@@ -796,6 +802,28 @@ def _p(value: Optional[float]) -> str:
     return "<0.001" if value < 0.001 else f"{value:.3f}"
 
 
+#: What the comparison table's ratio and difference columns are, by ``--ci-method``:
+#: the geometric mean (t) or the median (bootstrap, sign) of the per-pair ratios
+#: treatment / baseline (``PairedComparison.ratio``), and the mean (t) or median of the
+#: per-pair differences baseline - treatment: statistics of the pairs, not the ratio or
+#: difference of the arms' medians the table shows beside them.
+PAIRED_COLUMN_POINTS = {"t": ("geomean", "mean"), "bootstrap": ("median", "median"),
+                        "sign": ("median", "median")}
+
+
+def paired_column_heads(method: str, base: str, treat: str) -> tuple[str, str]:
+    """The heads of the comparison table's ratio and difference columns, naming the
+    per-pair statistic each shows (``PAIRED_COLUMN_POINTS``): ``cached/send (per-pair
+    geomean)`` and ``send-cached (per-pair mean)`` for ``t``; ``(per-pair median)``
+    for both with ``bootstrap`` and ``sign``; the bare ``cached/send`` and
+    ``send-cached`` for a method it does not know."""
+    ratio, diff = f"{treat}/{base}", f"{base}-{treat}"
+    if method not in PAIRED_COLUMN_POINTS:
+        return ratio, diff
+    r, d = PAIRED_COLUMN_POINTS[method]
+    return f"{ratio} (per-pair {r})", f"{diff} (per-pair {d})"
+
+
 def comparison_parts(c: dict[str, Any]) -> Optional[tuple[str, list[str], list[list[str]],
                                                              str]]:
     """One comparison of ``compare_cases`` (a ``summary.json`` ``comparisons`` entry) as
@@ -824,9 +852,9 @@ def comparison_parts(c: dict[str, Any]) -> Optional[tuple[str, list[str], list[l
     n = c["n_pairs"]
     title = (f"{treat} vs {base}  [{c['workload']}]  {c['codec']}{transport_of(c)}: "
              f"{treat}/{base} {method}; {n} pair{'' if n == 1 else 's'}" + adjusted)
+    ratio_head, diff_head = paired_column_heads(c["method"], base, treat)
     header = ["metric", "unit", f"{base} median [IQR]", f"{treat} median [IQR]",
-              f"{treat}/{base}", "ratio CI", f"{base}-{treat}", "diff CI", "p [Holm]",
-              "verdict"]
+              ratio_head, "ratio CI", diff_head, "diff CI", "p [Holm]", "verdict"]
     held = c.get("timings_withheld")  # analysis.cores: bytes only
     held = held.replace("* timings", "timings", 1) if held else ""
     cells = [r[-1] for r in rows]
@@ -854,7 +882,9 @@ def format_comparisons(comparisons: Iterable[dict[str, Any]]) -> str:
     """One block per (workload, codec, treatment): per metric, each arm's median over
     repetitions [IQR], the paired ratio treatment / baseline and the paired difference
     baseline - treatment, each with its interval (point estimates: geometric mean and
-    mean for the t method, medians for bootstrap and sign), the p-value [after Holm's
+    mean of the per-pair ratios and differences for the t method, their medians for
+    bootstrap and sign, as the columns' heads say, ``paired_column_heads``: not the
+    ratio or difference of the medians beside them), the p-value [after Holm's
     adjustment over the comparison's ``family``] and the verdict (``stats.compare_cases``).
     The block's first line says which metrics the adjustment covered, or why the
     method gives no verdict with so few pairs (the rows then say "no verdict"). A
@@ -931,15 +961,33 @@ LATENCY_TABLE = IDENTITY + ("ttft_ms_p50", "ttft_ms_p99", "tpot_ms_mean", "itl_m
                             "itl_ms_p99", "e2e_ms_p50", "e2e_ms_p99")
 
 
+#: Under the latency table, in the terminal and the report.
+ARRIVAL_BOUND_NOTE = ("a replay at a fixed arrival rate is arrival-bound; its tokens/s is "
+                      "not a throughput comparison between policies.")
+
+
+def has_latency(summary: dict[str, Any]) -> bool:
+    """Whether a finished case records request latencies (``ttft_ms_p50`` set: not
+    ``None`` nor NaN, a ``Results.cases`` record's empty cell): a timed replay's or a
+    soak's with a request that sampled a token."""
+    value = summary.get("ttft_ms_p50")
+    return value is not None and value == value and not case_unfinished(summary)
+
+
+def latency_title(cases: list[dict[str, Any]]) -> str:
+    """``Latency (timed replay at 10x real time; TTFT from intended arrival)``: the
+    latency table's title, from the first case's ``trace_speedup``."""
+    return (f"Latency (timed replay at {cases[0].get('trace_speedup'):g}x real time; "
+            "TTFT from intended arrival)")
+
+
 def format_latency(summaries: Iterable[dict[str, Any]]) -> str:
-    """Latency percentiles (ms) per finished case of a timed replay (with repetitions a
-    ``rep`` column first), with the arrival-bound caveat; '' when no finished case has
-    latencies."""
-    cases = [s for s in summaries if "ttft_ms_p50" in s and not case_unfinished(s)]
+    """Request latencies (ms: ``LATENCY_TABLE``, defined in
+    ``metrics.LATENCY_MEANINGS``) per finished case of a timed replay or soak (with
+    repetitions a ``rep`` column first), with the arrival-bound caveat; '' when no
+    finished case has latencies. The report's Latency section shows the same cells."""
+    cases = [s for s in summaries if has_latency(s)]
     if not cases:
         return ""
-    speedup = cases[0].get("trace_speedup")
-    return (f"\nLatency (timed replay at {speedup:g}x real time; TTFT from intended arrival)\n"
-            + _table(LATENCY_TABLE, cases)
-            + "\nNote: a replay at a fixed arrival rate is arrival-bound; its tokens/s is not"
-              " a throughput comparison between policies.")
+    return (f"\n{latency_title(cases)}\n" + _table(LATENCY_TABLE, cases)
+            + "\nNote: " + ARRIVAL_BOUND_NOTE)

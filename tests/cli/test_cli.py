@@ -541,8 +541,9 @@ def _disk_full_at(monkeypatch, under: Path, name: str) -> list[str]:
 ])
 def test_report_onto_a_full_disk_names_the_file_and_changes_nothing(
         name, earlier, tiny_run, tmp_path, monkeypatch, capsys):
-    """A disk that fills at any file of the report: one line naming that file, exit 2,
-    and the folder holds what it held before: nothing (no output folder, no parent
+    """A disk that fills at any file of the report: one line naming that file, exit 1
+    (the report failed, as a run whose results cannot be written), and the folder holds
+    what it held before: nothing (no output folder, no parent
     folder created for it, no temporary folder), or an earlier report byte for byte."""
     from ipc_bench import cli
 
@@ -554,7 +555,7 @@ def test_report_onto_a_full_disk_names_the_file_and_changes_nothing(
     capsys.readouterr()
     before = _tree(tmp_path)
     opened = _disk_full_at(monkeypatch, tmp_path, name)
-    assert cli.main(["report", str(tiny_run), "--output", str(out)]) == 2
+    assert cli.main(["report", str(tiny_run), "--output", str(out)]) == 1
     assert capsys.readouterr() == (
         "", f"bench.py report: error: cannot write {out / name}: {NO_SPACE}\n")
     assert opened == REPORT_ORDER[:REPORT_ORDER.index(name) + 1]
@@ -584,7 +585,7 @@ def test_report_that_cannot_be_moved_into_place_keeps_the_earlier_one(
         real_replace(src, dst)
 
     monkeypatch.setattr(document.os, "replace", replace)
-    assert cli.main(["report", str(tiny_run), "--output", str(out), "--no-figures"]) == 2
+    assert cli.main(["report", str(tiny_run), "--output", str(out), "--no-figures"]) == 1
     assert capsys.readouterr() == ("", f"bench.py report: error: cannot write {out}: "
                                        f"{NO_SPACE}\n")
     assert _tree(tmp_path) == before
@@ -638,6 +639,35 @@ def _umask() -> int:
     return mask
 
 
+def test_report_refuses_an_output_path_that_is_a_file(tiny_run, tmp_path, capsys):
+    """Worded as the run's refusal of the same --output (``output path PATH exists and
+    is not a folder``), exit 2, the file untouched."""
+    from ipc_bench import cli
+
+    out = tmp_path / "f"
+    out.write_text("mine\n")
+    assert cli.main(["report", str(tiny_run), "--output", str(out)]) == 2
+    assert capsys.readouterr() == ("", f"bench.py report: error: output path {out} exists "
+                                       "and is not a folder\n")
+    assert out.read_text() == "mine\n"
+
+
+def test_report_error_lines_stay_one_line(tiny_run, tmp_path, capsys):
+    """A line break in a path given is escaped, as the run's lines escape it: the error
+    is one line on stderr, exit 2."""
+    from ipc_bench import cli
+
+    missing = tmp_path / "a\nb"
+    assert cli.main(["report", str(missing)]) == 2
+    assert capsys.readouterr() == ("", f"bench.py report: error: {tmp_path}/a\\nb: no such "
+                                       "folder\n")
+    (tmp_path / "f").write_text("x")
+    out = tmp_path / "f" / "c\nd"
+    assert cli.main(["report", str(tiny_run), "--output", str(out)]) == 2
+    assert capsys.readouterr() == ("", f"bench.py report: error: cannot write {tmp_path}/f/"
+                                       "c\\nd: Not a directory\n")
+
+
 def test_report_refuses_an_output_folder_holding_other_files(tiny_run, tmp_path, capsys):
     from ipc_bench import cli
 
@@ -647,9 +677,9 @@ def test_report_refuses_an_output_folder_holding_other_files(tiny_run, tmp_path,
     (out / "report.md").write_text("mine too\n")
     before = _tree(tmp_path)
     assert cli.main(["report", str(tiny_run), "--output", str(out)]) == 2
-    assert capsys.readouterr() == ("", f"bench.py report: error: {out}: holds files that are "
-                                       "not a report's (notes.txt); give --output a new "
-                                       "folder or an earlier report's\n")
+    assert capsys.readouterr() == ("", f"bench.py report: error: output folder {out} holds "
+                                       "files that are not a report's (notes.txt); give "
+                                       "--output a new folder or an earlier report's\n")
     assert _tree(tmp_path) == before
 
 

@@ -60,7 +60,7 @@ def test_the_share_finding_names_the_direction_and_base_of_the_step_difference()
         "At 4 running requests (msgpack), send's SchedulerOutput path (build + encode + "
         "decode, medians) costs 3.00 µs per step more than cached's, 3.00 % of cached's "
         "100.0 µs median step; send's whole median step, 110.0 µs, is 10.00 % longer "
-        "than cached's (noisier; one repetition)."]
+        "than cached's (noisier; one repetition, no interval)."]
 
 
 def test_the_share_finding_takes_its_figures_from_one_aggregation():
@@ -119,7 +119,7 @@ def test_a_timed_replay_of_one_policy_speaks_of_no_pair(tmp_path):
     assert findings.TIMED_REPLAY_ONE_ARM == (
         "This is a timed replay: arrivals follow the trace's clock, so a case's tokens/s "
         "follows the trace, not the harness, and is no throughput figure; the latencies "
-        "are the result.")
+        "(the Latency section) are the result.")
     assert findings.TIMED_REPLAY_ONE_ARM in lines
     assert not any("both policies" in ln for ln in lines)
 
@@ -174,7 +174,8 @@ def _tight_pair_finding(recorded):
     tables = findings._pair_tables(res)
     key = next(iter(tables["tput"]))
     return findings._pair_finding(res.cases, tables, key, _where, timed=False,
-                                  recorded={key: recorded} if recorded else None)
+                                  recorded={key: {"output_tokens_per_s": recorded}}
+                                  if recorded else None)
 
 
 def test_a_pair_finding_states_its_verdict_and_that_its_interval_is_unadjusted():

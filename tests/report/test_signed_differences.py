@@ -29,7 +29,7 @@ def test_a_negative_share_difference_reads_less_than_cached():
         "At 4 running requests (msgpack), send's SchedulerOutput path (build + encode + "
         "decode, medians) costs 3.24 µs per step less than cached's, 1.30 % of cached's "
         "249.7 µs median step; send's whole median step, 246.0 µs, is 1.48 % shorter "
-        "than cached's (noisier; one repetition)."]
+        "than cached's (noisier; one repetition, no interval)."]
 
 
 def test_a_negative_step_time_share_line_reads_less_than_cached():
@@ -70,9 +70,9 @@ def test_cached_spending_more_encode_and_build_reads_as_a_difference():
     key = next(iter(tables["tput"]))
     assert findings._saving_clauses(tables, key)[1:] == [
         "spends 2.51 µs more per step than send encoding the SchedulerOutput and the "
-        "ModelRunnerOutput",
+        "ModelRunnerOutput (one repetition, no interval)",
         "spends 1.50 µs more per step than send building the SchedulerOutput and the "
-        "ModelRunnerOutput"]
+        "ModelRunnerOutput (one repetition, no interval)"]
 
 
 def _three_pairs(build: dict[str, list[float]], encode: dict[str, list[float]]):

@@ -161,3 +161,15 @@ def test_the_headline_labels_the_steps():
     assert run_line(_soak()) == RUN
     # A summary without its counted steps: all steps less the warm-up ones.
     assert run_line({k: v for k, v in _soak().items() if k != "num_steps"}) == RUN
+
+
+def test_the_lines_and_the_table_give_the_seconds_each_slope_spans():
+    """A rate per minute fitted over 15 s of a short soak is no trend: the line and the
+    report's table give the span beside it (summaries without it keep the rate alone)."""
+    s = _soak(sched_anon_slope_span_s=15.2, sched_anon_late_slope_span_s=7.6)
+    assert memory_lines(s)[1] == (
+        "sched  RssAnon: baseline 20.0 MiB, end 23.0 MiB, slope +120.0 KiB/min over 15 s, "
+        "second half +80.0 KiB/min over 8 s: OVER (growth at the end +15.12 % ≥ 5 %; the "
+        "largest after warm-up, +16.12 %, is not judged)")
+    assert memory_table_rows(s)[1][6:8] == ["+120.0 (15 s)", "+80.0 (8 s)"]
+    assert memory_table_rows(s)[0][6:8] == ["+120.0", "+80.0"]

@@ -195,10 +195,13 @@ def test_compare_settings_names_each_setting_and_its_workloads():
     assert compare_settings(b, a) == (["option --ci-method differs: t vs bootstrap"], [])
     del b["ci_method"]
     assert compare_settings(a, b) == ([], [])
-    # An arm one run alone ran (its single-process case) is no difference.
+    # An arm one run alone ran (its single-process case) is no case-setting difference:
+    # only which cases ran differs (``--no-single-process``), and no workload is marked.
     a = _md()
     a["cases"].append(dict(a["cases"][0], codec="none", transport="inproc", floor=False))
-    assert compare_settings(a, _md()) == ([], [])
+    assert compare_settings(a, _md()) == (
+        ["option --no-single-process differs: not recorded (False) vs not recorded (True)"],
+        [])
 
 
 def _run_md(options: dict, labels: dict, counted_steps, **model) -> dict:
