@@ -3,7 +3,7 @@
 - run (the default, no command word): ``python bench.py --scenario NAME [options]``,
   and ``python bench.py --list`` (``ipc_bench.cli.run``; options in
   ``ipc_bench.cli.options``, the cases run by ``ipc_bench.cli.execute``);
-- ``python bench.py report RUN_DIR [RUN_DIR ...] [--output DIR] [--baseline RUN_DIR]``
+- ``python bench.py report RUN_DIR [RUN_DIR ...] [--output DIR] [--baseline RUN_DIR] [--no-figures]``
   (``ipc_bench.cli.report``);
 - ``python bench.py microbench RUN_DIR [options]`` (``ipc_bench.cli.microbench``);
 - ``python bench.py runner --connect tcp://SCHEDULER:PORT`` (``ipc_bench.cli.runner``): a

@@ -1,5 +1,6 @@
-"""``python bench.py report RUN_DIR [RUN_DIR ...] [--output DIR] [--baseline RUN_DIR]``:
-render run folders into a report (``ipc_bench.report.document.write_report``; the
+"""``python bench.py report RUN_DIR [RUN_DIR ...] [--output DIR] [--baseline RUN_DIR]
+[--no-figures]``: render run folders into a report (``ipc_bench.report.document.write_report``;
+``--no-figures`` draws no figure and writes no PNG, a note where they would be; the
 side-by-side ratio columns divide by the ``--baseline`` run, default the first, and
 the other runs' environment differences are stated against it). Bad
 input (a ``--baseline`` that is not one of the run folders given, a missing
@@ -54,6 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the run, one of RUN_DIR, that the side-by-side ratio columns "
                         "divide by and the other runs' environment differences are stated "
                         "against (default: the first)")
+    p.add_argument("--no-figures", dest="figures", action="store_false",
+                   help="draw no figure and write no PNG (the report says so where they "
+                        "would be): the tables and findings alone, in a fraction of the time")
     return p
 
 
@@ -67,7 +71,7 @@ def main(argv: Sequence[str]) -> int:
             warnings.simplefilter("always", ResultsWarning)
             out = write_report(args.run_dirs, args.output,
                                command="python bench.py report " + " ".join(argv),
-                               baseline=args.baseline)
+                               baseline=args.baseline, figures=args.figures)
         for w in caught:  # files cut short: one line each (the report says so too)
             if issubclass(w.category, ResultsWarning):
                 print(f"{PROG}: warning: {one_line(str(w.message))}", file=sys.stderr)

@@ -1068,8 +1068,13 @@ def _emulated_block(one) -> Optional[Block]:
                     "measured GPU run.")
 
 
-def _figure_blocks(one, prefix: str) -> list[Block]:
-    """Every figure of ``plots.FIGURES``, or a note saying why the run cannot show it.
+#: The note a report rendered with ``--no-figures`` gives where its figures would be.
+NO_FIGURES_NOTE = "Figures: not drawn (`--no-figures`)."
+
+
+def _figure_blocks(one, prefix: str, figures: bool = True) -> list[Block]:
+    """Every figure of ``plots.FIGURES``, or a note saying why the run cannot show it;
+    ``NO_FIGURES_NOTE`` alone when ``figures`` is false (and a case finished).
     ``one``: the run with its unfinished cases, which each figure leaves out and its
     caption names (``plots._finished_cases``: `cached` did not finish, not "only
     `send` ran")."""
@@ -1078,6 +1083,8 @@ def _figure_blocks(one, prefix: str) -> list[Block]:
     if one.finished().cases.empty:
         return [("note", no_case_finished(
             next(iter(one.paths.values()), None) if len(one.paths) == 1 else None))]
+    if not figures:
+        return [("note", NO_FIGURES_NOTE)]
     blocks: list[Block] = []
     for name, fn, title in plots.FIGURES:
         try:
@@ -1147,9 +1154,10 @@ def _run_notes(md: dict, level: int) -> list[Block]:
             ("ul", notes)]
 
 
-def _run_blocks(results, run_id: str, level: int, prefix: str) -> list[Block]:
+def _run_blocks(results, run_id: str, level: int, prefix: str,
+                figures: bool = True) -> list[Block]:
     """The sections of one run's report, headings at ``level``; figure files named
-    ``prefix`` + figure name."""
+    ``prefix`` + figure name (none drawn when ``figures`` is false)."""
     whole = results.select(run_id) if len(results.run_ids) > 1 else results
     one = whole.finished()  # every finding, table and figure: finished cases only
     blocks = _state_notes(whole, run_id)
@@ -1158,7 +1166,7 @@ def _run_blocks(results, run_id: str, level: int, prefix: str) -> list[Block]:
     blocks.append(("ul", findings(one)))
     blocks.extend(_warning_blocks(one, level))
     blocks.append(("h", level, "Figures"))
-    blocks.extend(_figure_blocks(whole, prefix))  # figures leave out and name the unfinished
+    blocks.extend(_figure_blocks(whole, prefix, figures))  # leave out and name the unfinished
     others = _comparison_sections(one, level)
     pairs = _pair_table(one)
     if not (others and pairs[0][0] == "note"):  # no send/cached pair: the others alone
@@ -1489,11 +1497,11 @@ def _side_notes(results, base: str, missing: tuple[bool, list[tuple]],
     return out
 
 
-def _comparison_blocks(results, base: str = "") -> list[Block]:
+def _comparison_blocks(results, base: str = "", figures: bool = True) -> list[Block]:
     """The opening of a multi-run report: the runs (their differences against run
     ``base``, default the first), side-by-side tables of
     ``SIDE_BY_SIDE`` (ratios to run ``base``, default the first) and every run's
-    tokens/s in one figure."""
+    tokens/s in one figure (``NO_FIGURES_NOTE`` instead when ``figures`` is false)."""
     from ipc_bench.report import plots
 
     blocks = _runs_blocks(results, base)
@@ -1507,6 +1515,9 @@ def _comparison_blocks(results, base: str = "") -> list[Block]:
     for key in SIDE_BY_SIDE:
         if key in results.cases.columns:
             blocks.extend(_side_by_side(results, key, unlike, base, unfinished))
+    if not figures:
+        blocks.append(("note", NO_FIGURES_NOTE))
+        return blocks
     try:
         png, what = plots.draw(plots.throughput, results)
         blocks.append(("fig", "compare-throughput.png", "Output tokens/s, all runs",
@@ -1517,14 +1528,15 @@ def _comparison_blocks(results, base: str = "") -> list[Block]:
     return blocks
 
 
-def build_blocks(results, command: str, base: str = "") -> list[Block]:
+def build_blocks(results, command: str, base: str = "", figures: bool = True) -> list[Block]:
     """All blocks of the report of ``results`` (one run or several), in order: a list
     of ``Block`` tuples (see ``ipc_bench.report.render``); ``command`` is quoted as the
     command that rendered it. Figures are rendered here (PNG bytes in the blocks).
     Cases are grouped by arm (``Results.by_arm``): an A/A copy or an async arm is
     never averaged into its policy's other arm. ``base``: the run (``run_id``) the
     side-by-side ratio columns divide by and the differences under Runs are stated
-    against; default the first loaded."""
+    against; default the first loaded. ``figures`` false (``--no-figures``): no figure is
+    drawn, each place one would be says so (``NO_FIGURES_NOTE``)."""
     results = results.by_arm()
     ids = results.run_ids
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -1535,14 +1547,14 @@ def build_blocks(results, command: str, base: str = "") -> list[Block]:
             ("p", f"Rendered {now} by `{command}` from run folder `{ids[0]}` "
                   f"(raw data: `{file_slug(ids[0])}.summary.json` beside this file)."),
         ]
-        blocks.extend(_run_blocks(results, ids[0], 2, ""))
+        blocks.extend(_run_blocks(results, ids[0], 2, "", figures))
         return blocks
     blocks = [("h", 1, f"ipc-bench report: {len(ids)} runs compared"),
               ("p", f"Rendered {now} by `{command}`.")]
-    blocks.extend(_comparison_blocks(results, base))
+    blocks.extend(_comparison_blocks(results, base, figures))
     slugs = file_slugs(ids)
     for r in ids:
         md = results.metadata[r]
         blocks.append(("h", 2, f"Run {r} ({md.get('scenario', '?')})"))
-        blocks.extend(_run_blocks(results, r, 3, f"{slugs[r]}-"))
+        blocks.extend(_run_blocks(results, r, 3, f"{slugs[r]}-", figures))
     return blocks

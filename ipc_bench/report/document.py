@@ -8,7 +8,8 @@ PNG files beside them, and a copy of each run's ``summary.json``
 reader can check every number. Contents: findings
 stated as numbers (with 95 % intervals when the run has repetitions), the figures
 of ``ipc_bench.report.plots`` (a figure whose data the run lacks is replaced by a line
-saying what is missing), per-case tables, the configuration and the environment.
+saying what is missing; none with ``--no-figures``, which draws none, a note saying so
+in their place), per-case tables, the configuration and the environment.
 With two or more runs the report starts with a side-by-side comparison and warns
 when their environments differ (``ipc_bench.harness.environment.compare_metadata``,
 each run against the ``--baseline`` run, default the first).
@@ -46,11 +47,13 @@ REPORT_FILES = ("report.md", "report.html")
 
 
 def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
-                 command: Optional[str] = None, baseline: Optional[str] = None) -> Path:
+                 command: Optional[str] = None, baseline: Optional[str] = None,
+                 figures: bool = True) -> Path:
     """Load ``run_dirs``, write the report into ``output`` (see the module docstring)
     and return the folder; ``baseline``: the run folder, one of ``run_dirs``, that the
     side-by-side ratio columns divide by and the other runs' environment differences are
-    stated against (default the first). Raises ``ResultsError``
+    stated against (default the first); ``figures`` false (``--no-figures``): no figure
+    is drawn and no PNG written, the report saying so where they would be. Raises ``ResultsError``
     (one line) on bad input (``baseline_run`` too) and ``OSError`` naming the file when
     the output folder cannot be written (nothing changed then: ``write_folder``)."""
     from ipc_bench.analysis.results import load
@@ -68,7 +71,7 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
         out = beside(dirs[0], f"report-{stamp}")
     check_output(out)
     command = command or "python bench.py report " + " ".join(str(d) for d in run_dirs)
-    blocks = build_blocks(results, command, base)
+    blocks = build_blocks(results, command, base, figures)
     title = next((b[2] for b in blocks if b[0] == "h"), "ipc-bench report")
     markdown, html = render_markdown(blocks), render_html(blocks, title)
     files: list[tuple[str, bytes | Path]] = [(b[1], b[4]) for b in blocks if b[0] == "fig"]

@@ -359,15 +359,17 @@ def tiny_run(tmp_path_factory) -> Path:
 
 
 def test_report_into_a_closed_pipe_writes_the_report(tiny_run, tmp_path):
+    # stdout is written after the report, figures or not (--no-figures: no PNG to draw)
     fd = closed_pipe()
     try:
-        assert bench_to(fd, "report", str(tiny_run), "--output", str(tmp_path / "rep")) == (
-            141, "")
+        assert bench_to(fd, "report", str(tiny_run), "--output", str(tmp_path / "rep"),
+                        "--no-figures") == (141, "")
     finally:
         os.close(fd)
     assert "</html>" in (tmp_path / "rep" / "report.html").read_text()
     with open("/dev/full", "w") as full:
-        assert bench_to(full, "report", str(tiny_run), "--output", str(tmp_path / "rep2")) == (
+        assert bench_to(full, "report", str(tiny_run), "--output", str(tmp_path / "rep2"),
+                        "--no-figures") == (
             1, f"bench.py report: error: cannot write to stdout: {NO_SPACE}\n")
 
 
@@ -546,8 +548,8 @@ def test_report_onto_a_full_disk_names_the_file_and_changes_nothing(
     from ipc_bench import cli
 
     out = tmp_path / "reports" / "rep"
-    if earlier:
-        assert cli.main(["report", str(tiny_run), "--output", str(out)]) == 0
+    if earlier:  # what it held before: a report's files, its figures or not
+        assert cli.main(["report", str(tiny_run), "--output", str(out), "--no-figures"]) == 0
         (out / "report.md").write_text("an earlier report\n")
         (out / "stale.png").write_bytes(b"an earlier figure")
     capsys.readouterr()
@@ -570,7 +572,8 @@ def test_report_that_cannot_be_moved_into_place_keeps_the_earlier_one(
     from ipc_bench.report import document
 
     out = tmp_path / "rep"
-    assert cli.main(["report", str(tiny_run), "--output", str(out)]) == 0
+    # figures or not, the same rename (--no-figures: none to draw)
+    assert cli.main(["report", str(tiny_run), "--output", str(out), "--no-figures"]) == 0
     (out / "report.md").write_text("an earlier report\n")
     capsys.readouterr()
     before = _tree(tmp_path)
@@ -582,7 +585,7 @@ def test_report_that_cannot_be_moved_into_place_keeps_the_earlier_one(
         real_replace(src, dst)
 
     monkeypatch.setattr(document.os, "replace", replace)
-    assert cli.main(["report", str(tiny_run), "--output", str(out)]) == 1
+    assert cli.main(["report", str(tiny_run), "--output", str(out), "--no-figures"]) == 1
     assert capsys.readouterr() == ("", f"bench.py report: error: cannot write {out}: "
                                        f"{NO_SPACE}\n")
     assert _tree(tmp_path) == before
@@ -600,11 +603,12 @@ def test_report_names_its_folder_as_the_runs_were_given(tiny_run, tmp_path, monk
     copy_as_another_run(tiny_run, tmp_path / "results" / "b", seconds=2.0)
     monkeypatch.setattr(document.time, "strftime", lambda fmt, t=None: "20261202-001500")
     monkeypatch.chdir(tmp_path)
-    assert cli.main(["report", "results/a"]) == 0
-    assert cli.main(["report", "results/a", "results/b"]) == 0
+    # the folder named is the same with figures (test_report_replaces_an_earlier_report_whole)
+    assert cli.main(["report", "results/a", "--no-figures"]) == 0
+    assert cli.main(["report", "results/a", "results/b", "--no-figures"]) == 0
     monkeypatch.chdir(a)
-    assert cli.main(["report", ".", "../b"]) == 0
-    assert cli.main(["report", str(a), str(tmp_path / "results" / "b")]) == 0
+    assert cli.main(["report", ".", "../b", "--no-figures"]) == 0
+    assert cli.main(["report", str(a), str(tmp_path / "results" / "b"), "--no-figures"]) == 0
     assert capsys.readouterr().out.splitlines() == [
         "report: results/a/report/report.html",
         "report: results/report-20261202-001500/report.html",
