@@ -35,6 +35,7 @@ from ipc_bench.engine.config import ConfigError, ModelConfig, SchedulerConfig
 from ipc_bench.harness.scenario import (ScenarioOptions, TimedReplay, check_replay_duration,
                                         replay_trace)
 from ipc_bench.engine.workloads import TraceWorkload
+from ipc_bench.report.tables import format_latency
 
 NAME = "soak"
 #: The null model, ids as the trace's workload makes them: no model or id options.
@@ -77,9 +78,12 @@ def cases(opts: ScenarioOptions) -> list[CaseSpec]:
 def report(summaries) -> str:
     """Per soak case (``analysis.soak.soak_lines``, which the report prints too): its
     steps (warm-up and counted apart), memory growth per process (VmRSS and RssAnon)
-    against the goal and the live Python allocations, then byte drift."""
+    against the goal and the live Python allocations, then byte drift; then the
+    request latencies as a timed replay gives them (``tables.format_latency``, the
+    report's Latency section)."""
     lines = []
-    for s in summaries:
-        if s.get("scenario") == NAME:
-            lines += [""] + soak_lines(s)
-    return "\n".join(lines)
+    soaks = [s for s in summaries if s.get("scenario") == NAME]
+    for s in soaks:
+        lines += [""] + soak_lines(s)
+    latency = format_latency(soaks)
+    return "\n".join(lines) + ("\n" + latency if latency else "")

@@ -138,7 +138,7 @@ def cases(opts: ScenarioOptions) -> list[CaseSpec]:
         return steady_case(opts, NAME, labels, policy, codec, rep,
                            model=models[labels["step_time_ms"]], steps=steps, warmup=warmup)
 
-    return grid(opts, [{"step_time_ms": t, "num_running": b}
+    return grid(opts, [{"num_running": b, "step_time_ms": t}  # labels in the workload key's order
                        for t in step_times
                        for b in (opts.num_running or DEFAULT_NUM_RUNNING)], make)
 

@@ -137,7 +137,7 @@ def print_bench(figures: dict[str, dict]) -> None:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     p.add_argument("--num-running", default="1,64,256", help="B values, comma-separated")
     p.add_argument("--pairs", type=int, default=None, help="block pairs per B (default 30; "
                    "with --bench, pairs of runs, default 5)")

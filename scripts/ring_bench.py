@@ -148,12 +148,13 @@ def _medians(runs: list[dict]) -> list[dict]:
 
 def main(argv=None) -> int:
     """Parse the options, run every transport, print one table."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     p.add_argument("--sizes", default="64,1024,16384,262144,2097152",
                    help="comma-separated message sizes in bytes")
     p.add_argument("--iterations", type=int, default=2000,
                    help="round trips (and streamed messages) per size, fewer above 256 KiB")
-    p.add_argument("--transports", default=",".join(TRANSPORTS))
+    p.add_argument("--transports", default=",".join(TRANSPORTS),
+                   help=f"comma-separated, of {', '.join(TRANSPORTS)} (default: all three)")
     p.add_argument("--repeat", type=int, default=1,
                    help="repetitions, transports in rotated order; medians are printed")
     args = p.parse_args(argv)

@@ -84,6 +84,14 @@ OUTPUT_TOKENS_MEANING = (
     "`azure-code-timed`), every request's output tokens, warm-up included, over the wall "
     "time from the first arrival to the last completion (`wall_s`, which includes the "
     "warm-up too; arrival-bound; `out tok/s (wall)` in its tables)")
+#: ``wall_s`` in words: what ``harness.scheduler_loop`` measures (``finish``), and what
+#: "over wall time, first arrival to last completion" means wherever a timed replay's
+#: ``out tok/s (wall)`` is described.
+WALL_S_MEANING = (
+    "the scheduler loop's wall time in s, warm-up included: from its start to a moment "
+    "taken just after its last step; a timed replay's loop starts at the first arrival "
+    "(`arrival_s` 0) and its last step completes the last request, so there it runs "
+    "from the first arrival to the last completion")
 #: ``busy_output_tokens_per_s`` in words.
 BUSY_TOKENS_MEANING = (
     "timed replays only: output tokens sampled in the counted steps over the busy wall "
@@ -91,11 +99,41 @@ BUSY_TOKENS_MEANING = (
     "when no step was counted")
 
 
+#: What each request latency is, in words (Markdown): the one definition README's
+#: summary-field table, the report's latency table and the docstrings that compute them
+#: (``harness.recording.request_record``, ``analysis.summary.latency_summary``) give.
+#: As vLLM's ``benchmarks/benchmark_serving.py``: TTFT, TPOT and E2E per request, then
+#: over requests; ITL over every gap between two tokens, all requests' gaps pooled.
+LATENCY_MEANINGS = {
+    "ttft": ("time to first token, per request: from its intended arrival (trace time / "
+             "`--trace-speedup`, so queueing counts) to the end of the step that sampled "
+             "its first output token; over requests"),
+    "tpot": ("time per output token, per request: (E2E - TTFT) / (n - 1), n its output "
+             "tokens, requests with one output token left out; over requests, so each "
+             "request weighs the same"),
+    "itl": ("inter-token latency: every gap between the ends of the steps that sampled "
+            "two consecutive output tokens of a request (n - 1 per request; 0 between "
+            "tokens of one step), all requests' gaps pooled; over gaps, so a long "
+            "request weighs more"),
+    "e2e": ("end-to-end latency, per request: from its intended arrival to the end of "
+            "the step that sampled its last output token; over requests"),
+}
+#: Why ``tpot_ms_mean`` and ``itl_ms_mean`` differ, where both are defined.
+TPOT_ITL_DIFFER = (
+    "A request's TPOT is the mean of its own gaps, so TPOT averages requests and ITL "
+    "averages gaps: a request of n tokens counts once in TPOT and n - 1 times in ITL, "
+    "and a single slow gap (a step that also prefilled another request) shows in ITL's "
+    "p99 while TPOT spreads it over its request. These are vLLM's benchmark_serving "
+    "definitions.")
+
+
 def _ms(key: str, fmt: str) -> Metric:
-    """A latency percentile recorded in ms (timed replays), e.g. ``ttft_ms_p50``."""
+    """A latency statistic recorded in ms (timed replays and soak), e.g.
+    ``ttft_ms_p50``; its meaning is ``LATENCY_MEANINGS``' of its latency."""
     what, _, stat = key.partition("_ms_")
     header = f"{what.upper()} {stat} ms"
-    return Metric(key, "ms", header, header, display_unit="ms", fmt=fmt)
+    return Metric(key, "ms", header, header, display_unit="ms", fmt=fmt,
+                  meaning=LATENCY_MEANINGS[what])
 
 
 _ALL = (

@@ -131,7 +131,11 @@ class Results:
     num_steps, num_warmup_steps, num_total_steps  steps    counted / warm-up / all steps
     counted_steps_asked, max_steps                steps    ``--steps`` (steady scenarios; None:
                                                            no such limit) / the cap on all steps
-    wall_s                                        s        wall time of the scheduler loop
+    wall_s                                        s        wall time of the scheduler loop,
+                                                           warm-up included: its start to just
+                                                           after its last step; timed replays:
+                                                           first arrival (arrival_s 0) to last
+                                                           completion (metrics.WALL_S_MEANING)
     num_requests, num_finished, num_rejected      reqs
     num_cut_at_max_model_len                      reqs     stopped by max_model_len before max_tokens
     num_preemptions                               count    preemptions by recompute, whole case
@@ -142,7 +146,11 @@ class Results:
                                                            (arrival-bound), the busy figure then in
                                                            busy_output_tokens_per_s
     trace_speedup                                 x        timed replays: arrivals at x real time
-    ttft/tpot/itl/e2e_ms_mean/_p50/_p90/_p99      ms       timed replays: latency percentiles
+    ttft/tpot/itl/e2e_ms_mean/_p50/_p90/_p99      ms       timed replays and soak: request
+                                                           latencies, mean and percentiles
+                                                           (metrics.LATENCY_MEANINGS: TTFT,
+                                                           TPOT, E2E over requests, ITL over
+                                                           token gaps)
     floor_output_tokens_per_s                     tok/s    same tokens over the floor's time
     no_floor                                      -        the run's --no-floor left the case
                                                            without its floor (NaN: a summary
@@ -235,15 +243,18 @@ class Results:
     ``max_tokens`` (tokens), ``arrival_step``, ``first_scheduled_step``,
     ``first_token_step``, ``finish_step`` (logical steps, -1: never),
     ``finish_reason`` (``""`` while running), ``preemptions`` (count); timed replays
-    fill ``arrival_s`` (intended arrival, s after the case's start), ``ttft_s``,
-    ``tpot_s`` and ``e2e_s`` (s; NaN elsewhere, and ``tpot_s`` for one-token requests).
+    and soak fill ``arrival_s`` (intended arrival, s after the case's start), ``ttft_s``,
+    ``tpot_s`` and ``e2e_s`` (s; NaN elsewhere, and ``tpot_s`` for one-token requests;
+    ``metrics.LATENCY_MEANINGS``).
 
     ``floor`` (one row per floor exchange): ``run_id``, ``case_id``, ``i`` (index of
     the replayed counted step), ``floor_step_ns`` (ns).
 
-    ``itl`` (timed replays: one row per gap between two consecutive output tokens of
-    a request; empty otherwise): identity columns as in ``steps``, ``index`` (the
-    request), ``itl_s`` (s).
+    ``itl`` (timed replays and soak: one row per gap between two consecutive output
+    tokens of a request; empty otherwise; a negative, infinite or too large ``itl_s``
+    left out with a warning; ``itl.csv`` missing where a case has ``itl_ms_*`` figures:
+    ``ResultsError``): identity columns as in ``steps``, ``index`` (the request),
+    ``itl_s`` (s).
 
     ``metadata``: ``run_id`` -> the run's ``summary.json`` metadata (environment, full
     configuration of every case); ``status``: ``run_id`` -> ``complete`` /
@@ -707,11 +718,24 @@ def _impossible_steps(df, path: Path):
         lines[case].append(f"{path}: case {case!r} has {_rows(len(rows))} of a step an "
                            f"earlier row has (step {_number(rows['step'].iloc[0])} first; "
                            "left out)")
-    bad = again.copy()
-    for col in _NONNEGATIVE_STEP_COLUMNS:
+    bad = _impossible_values(df, again, _NONNEGATIVE_STEP_COLUMNS, path, lines)
+    out = [line for case_lines in lines.values() for line in case_lines]
+    return (df[~bad].reset_index(drop=True) if bad.any() else df), out
+
+
+def _impossible_values(df, skip, columns: tuple[str, ...], path: Path,
+                       lines: dict[str, list[str]]):
+    """The rows of ``df`` (not already ``skip``ped, a boolean Series) whose value in
+    one of ``columns`` (counts, times or sizes: never negative) is negative, infinite
+    or more than ``MAX_CASE_VALUE``, as a boolean Series (with ``skip``'s rows set);
+    one line per case and column naming them is added to ``lines[case]``:
+    ``PATH: case 'ID' has a negative itl_s (-1) in 1 row (left out)``."""
+    ids = df["case_id"].astype(str)
+    bad = skip.copy()
+    for col in columns:
         if col not in df:
             continue
-        values = df[col].where(~again)
+        values = df[col].where(~skip)
         infinite = values == float("inf")
         kinds = ((f"a negative {col}", values < 0, min),
                  (f"an infinite {col}", infinite, None),
@@ -726,8 +750,21 @@ def _impossible_steps(df, path: Path):
                 shown = ("" if pick is None else f" ({_number(pick(found))})"
                          if len(found) == 1 else
                          f" ({'down' if pick is min else 'up'} to {_number(pick(found))})")
-                lines[case].append(f"{path}: case {case!r} has {what}{shown} in "
-                                   f"{_rows(len(found))} (left out)")
+                lines.setdefault(case, []).append(
+                    f"{path}: case {case!r} has {what}{shown} in {_rows(len(found))} "
+                    "(left out)")
+    return bad
+
+
+def _impossible_itl(df, path: Path):
+    """``df`` (``itl.csv``'s rows) without the rows no run writes, a negative, infinite
+    or too large ``itl_s`` (a gap between two tokens: never negative), and one line per
+    case naming them, in the form ``_impossible_steps`` gives ``steps.csv``'s."""
+    if len(df) == 0 or not {"case_id", "itl_s"} <= set(df.columns):
+        return df, []
+    lines: dict[str, list[str]] = {}
+    bad = _impossible_values(df, df["itl_s"] != df["itl_s"], ("itl_s",), path, lines)
+    bad &= df["itl_s"] == df["itl_s"]
     out = [line for case_lines in lines.values() for line in case_lines]
     return (df[~bad].reset_index(drop=True) if bad.any() else df), out
 
@@ -1503,6 +1540,12 @@ def _left_out_ids(summary: dict[str, Any], valid: list[dict]) -> set[str]:
             and c["case_id"] not in kept}
 
 
+def _has_itl(cases: list[dict[str, Any]]) -> bool:
+    """Whether a case of ``cases`` (summary entries) records ITL figures
+    (``itl_ms_*``: a timed replay's or a soak's), whose gaps ``itl.csv`` holds."""
+    return any(k.startswith("itl_ms_") and v is not None for c in cases for k, v in c.items())
+
+
 def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     summary = read_summary(run_dir)
     shapes = check_shapes(summary, run_dir / "summary.json")
@@ -1526,8 +1569,11 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     floor = _read_csv(pd, run_dir / "floor.csv", ("case_id", "i", "floor_step_ns"),
                       notes["floor"])
     itl_columns = ("case_id", "index", "itl_s")
+    # itl.csv is written with every run since ITL was measured: a run folder without
+    # it is complete only where no case records ITL figures (an older run's)
     itl = (_read_csv(pd, run_dir / "itl.csv", itl_columns, notes["itl"])
-           if (run_dir / "itl.csv").is_file() else pd.DataFrame(columns=list(itl_columns)))
+           if (run_dir / "itl.csv").is_file() or _has_itl(valid)
+           else pd.DataFrame(columns=list(itl_columns)))
     gone = _left_out_ids(summary, valid)
     if gone:  # the rows of a case left out would pass for another's in the figures
         steps, requests, floor, itl = (df[~df["case_id"].astype(str).isin(gone)]
@@ -1540,6 +1586,8 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     steps, requests, floor, itl = (tables[k] for k in ("steps", "requests", "floor", "itl"))
     steps, lines = _impossible_steps(steps, run_dir / "steps.csv")
     row_lines += lines + _long_steps(steps, cases, run_dir / "steps.csv")
+    itl, lines = _impossible_itl(itl, run_dir / "itl.csv")
+    row_lines += lines
     disagree, lines = _disagreeing_cases(steps, requests, floor, cases, run_dir)
     row_lines += lines
     if disagree and len(cases) == len(disagree):
@@ -1629,13 +1677,44 @@ def _tidy_types(pd, df):
     return df
 
 
+def run_labels(run_dirs: list[Path]) -> list[str]:
+    """Each run folder's ``run_id``, the label of its run in every table, figure and
+    finding: its name, or, where another folder given has the same name, the shortest
+    end of its path (resolved: a symlink followed) that no other folder's path ends
+    with (``x/run`` and ``y/run`` for ``/r/x/run`` and ``/r/y/run``; ``a/x/run`` and
+    ``b/x/run`` a level up). A label depends on the folders given, not on their
+    order. Folders must be distinct (``check_distinct_runs``)."""
+    parts = [run_dir.resolve().parts for run_dir in run_dirs]
+    labels = []
+    for i, mine in enumerate(parts):
+        others = [p for j, p in enumerate(parts) if j != i]
+        k = 1
+        while k < len(mine) and any(p[-k:] == mine[-k:] for p in others):
+            k += 1
+        labels.append("/".join(mine[-k:]).lstrip("/") or "/")
+    return labels
+
+
+def _concat(pd, frames: list):
+    """The runs' ``frames`` of one table as one, in order, with every column any of
+    them has. A run with no row in it (one that finished no case) adds none and leaves
+    the others' integer columns (``repetition``, ``num_steps``) integers: its empty
+    frame is not concatenated, which would turn them into floats (``0.0``)."""
+    full = [f for f in frames if len(f)] or frames[:1]
+    df = full[0] if len(full) == 1 else pd.concat(full, ignore_index=True)
+    df = df.reindex(columns=list(dict.fromkeys(c for f in frames for c in f.columns)))
+    return df.reset_index(drop=True)
+
+
 def load(path_or_paths) -> Results:
     """Load one run folder, or several, into pandas DataFrames (see ``Results``).
 
     ``path_or_paths``: a path (str or ``os.PathLike``) or an iterable of paths. Each
-    folder's name becomes its ``run_id`` (``name#2``, ``name#3``... when two folders
-    share a name). Raises ``ResultsError`` (one line) when a folder is missing, is not
-    a run folder, is unreadable, or was written by an older or newer result format
+    folder's name becomes its ``run_id``, or the shortest end of its path that tells
+    it apart where two folders share a name (``x/run`` and ``y/run``: ``run_labels``).
+    Raises ``ResultsError`` (one line) when a folder is missing, is not a run folder
+    (``not a complete run folder (no floor.csv)``; ``no itl.csv`` where a case records
+    ``itl_ms_*`` figures), is unreadable, or was written by an older or newer result format
     version (the message names the version). A file cut short (a last line cut mid-row,
     fewer ``steps.csv`` rows than the summary counts) loads what is valid and issues a
     one-line ``ResultsWarning`` naming the file and the counts (``Results.warnings``);
@@ -1682,11 +1761,7 @@ def load(path_or_paths) -> Results:
     run_paths: dict[str, Path] = {}
     run_dirs = [check_run_dir(path) for path in paths]
     check_distinct_runs(run_dirs)
-    for run_dir in run_dirs:
-        run_id, k = run_dir.resolve().name, 1
-        while run_id in parts:
-            k += 1
-            run_id = f"{run_dir.resolve().name}#{k}"
+    for run_dir, run_id in zip(run_dirs, run_labels(run_dirs)):
         parts[run_id] = _load_one(pd, run_dir, run_id)
         run_paths[run_id] = run_dir
     check_copies({r: p["metadata"] for r, p in parts.items()}, run_paths)
@@ -1696,9 +1771,7 @@ def load(path_or_paths) -> Results:
             warnings.warn(line, ResultsWarning, stacklevel=2)
 
     def cat(key: str):
-        frames = [p[key] for p in parts.values()]
-        df = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
-        return _tidy_types(pd, df.reset_index(drop=True))
+        return _tidy_types(pd, _concat(pd, [p[key] for p in parts.values()]))
 
     return Results(cases=cat("cases"), steps=cat("steps"), requests=cat("requests"),
                    floor=cat("floor"), itl=cat("itl"),

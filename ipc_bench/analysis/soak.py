@@ -8,8 +8,8 @@ harness's own records must not grow with the run: a streamed case
 as it goes and drops them (``ipc_bench.harness.recording``): rows are packed as int64
 until the next flush, a request leaves the scheduler's state the step it finishes,
 and ``StreamStats`` keeps the running sums the case summary needs (40 bytes per flush
-window; per-request latencies go to a scratch file). What stays in memory grows by
-about 100 bytes a second (window sums and packed RSS samples), some 6 KiB a minute.
+window; per-request latencies and token gaps go to scratch files). What stays in
+memory grows by about 100 bytes a second (window sums and packed RSS samples), some 6 KiB a minute.
 The rest of a process's memory is the allocators': ``IPC_BENCH_HEAP_REPORT``
 (``ipc_bench.harness.memory.HeapReport``) tells live objects from memory held free.
 
@@ -166,7 +166,7 @@ def stream_summary(stats: StreamStats) -> dict[str, Any]:
             sched_cpu_ns_per_step=s["sched_cpu_ns"] / n,
             sched_gc_collections_per_step=s["gc_collections"] / n,
         )
-    for name in ("ttft", "tpot", "e2e"):
+    for name in ("ttft", "tpot", "itl", "e2e"):  # as summary.latency_summary's
         out.update(percentiles_ms(stats.latencies_s(f"{name}_s"), name))
     out.update(stream_drift(stats))
     return out

@@ -45,6 +45,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ipc_bench.analysis.cores import is_withheld
 from ipc_bench.analysis.frontend import frontend_figures
 from ipc_bench.analysis.soak import rss_summary, stream_summary
 from ipc_bench.analysis.stats import percentiles_ms
@@ -627,11 +628,16 @@ def _breakdown_coverage(result: CaseResult, a: np.ndarray, counted: np.ndarray) 
 
 
 def latency_summary(requests: list[dict[str, Any]]) -> dict[str, float]:
-    """TTFT, TPOT, ITL and E2E percentiles in ms over the requests of a timed replay.
+    """``ttft|tpot|itl|e2e_ms_mean|_p50|_p90|_p99`` (ms) over the request records of a
+    timed replay (``recording.request_record``: ``ttft_s``, ``tpot_s``, ``e2e_s``,
+    ``itl_s``, seconds); a latency no request has is left out.
 
-    As vLLM's serving benchmark (benchmarks/benchmark_serving.py): TTFT from the
-    intended arrival; TPOT per request = (E2E - TTFT) / (output_len - 1), one-token
-    requests left out, then averaged; ITL over every gap between consecutive tokens.
+    As vLLM's serving benchmark (benchmarks/benchmark_serving.py,
+    ``metrics.LATENCY_MEANINGS``): TTFT, E2E and TPOT = (E2E - TTFT) / (n - 1) per
+    request (one-token requests have no TPOT), then their mean and percentiles over
+    requests; ITL over every gap between two consecutive tokens of a request, all
+    requests' gaps pooled. So ``tpot_ms_mean`` weighs each request the same and
+    ``itl_ms_mean`` each gap: a request of n tokens counts n - 1 times in it.
     """
     ttft = [r["ttft_s"] for r in requests if r.get("ttft_s") is not None]
     tpot = [r["tpot_s"] for r in requests if r.get("tpot_s") is not None]
@@ -949,9 +955,11 @@ def floor_pair_notes(summaries: list[dict[str, Any]]) -> list[str]:
     per step (``encode_ns_per_step`` + ``decode_ns_per_step``, both directions) differ,
     the rest being over ``FLOOR_PAIR_EXCESS`` of the faster floor: that rest is the
     machine's noise, not the frames, so their ``floor tok/s`` and ``x floor`` are not
-    comparable. Pairs without both figures, or of a stateful codec (``slots``,
+    comparable. Pairs without both figures, of a stateful codec (``slots``,
     ``replicated``: the floor encodes their wire part alone, so the cases' encode +
-    decode is not the floor's), are skipped; empty when none is noted.
+    decode is not the floor's), or with a case whose timings are withheld
+    (``analysis.cores.is_withheld``: its floor tok/s and x floor are ``-`` already) are
+    skipped; empty when none is noted.
     Accepts ``summary.json`` entries or pandas records (NaN: absent)."""
     def arm(s: dict[str, Any]) -> Any:  # a pandas record's NaN: no arm, the policy's
         value = s.get("arm")
@@ -964,7 +972,7 @@ def floor_pair_notes(summaries: list[dict[str, Any]]) -> list[str]:
         s = send.get(_floor_pair_key(c))
         if c.get("policy") != CACHED or arm(c) != CACHED or s is None \
                 or not isinstance(c.get("schedule_digest"), str) \
-                or c.get("codec") in STATEFUL_CODECS:
+                or c.get("codec") in STATEFUL_CODECS or is_withheld(s) or is_withheld(c):
             continue  # a stateful codec's floor encodes its wire part alone
         floors = float_or_none(s.get("floor_step_ns_mean")), float_or_none(c.get("floor_step_ns_mean"))
         codecs = _codec_ns(s), _codec_ns(c)

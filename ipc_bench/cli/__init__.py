@@ -3,7 +3,7 @@
 - run (the default, no command word): ``python bench.py --scenario NAME [options]``,
   and ``python bench.py --list`` (``ipc_bench.cli.run``; options in
   ``ipc_bench.cli.options``, the cases run by ``ipc_bench.cli.execute``);
-- ``python bench.py report RUN_DIR [RUN_DIR ...] [--output DIR] [--baseline RUN_DIR]``
+- ``python bench.py report RUN_DIR [RUN_DIR ...] [--output DIR] [--baseline RUN_DIR] [--no-figures]``
   (``ipc_bench.cli.report``);
 - ``python bench.py microbench RUN_DIR [options]`` (``ipc_bench.cli.microbench``);
 - ``python bench.py runner --connect tcp://SCHEDULER:PORT`` (``ipc_bench.cli.runner``): a
@@ -13,7 +13,10 @@ Exit codes: 0 success; 1 a case failed (the runner died, hung or broke the proto
 the error line says which process, how and at which step), a case counted no step
 (every step in its warm-up; not a timed replay: ``analysis.summary.no_step_counted``;
 its results kept) or
-the token streams of two cases differ (the correctness oracle); 2 bad input (one line on stderr, no traceback);
+the token streams of two cases differ (the correctness oracle), or a file could not be
+written once the command started (a run's results, a report's files: disk full); 2 bad
+input (one line on stderr, no traceback, starting ``PROG: error:``, PROG ``bench.py``
+or ``bench.py report`` ...);
 130 / 143 / 129 interrupted by SIGINT / SIGTERM / SIGHUP: the runner is killed at
 once, the rows measured so far are written (the interrupted case marked
 ``complete: false``) and ``summary.json`` says ``incomplete``; 141 stdout's reader went

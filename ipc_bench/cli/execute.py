@@ -222,7 +222,8 @@ def _check_links(run_dir: Path) -> None:
 def run_metadata(args, cases, trace_sha256: Optional[str] = None,
                  trace_resolved_path: Optional[str] = None) -> dict[str, Any]:
     """The run's metadata: the environment, the scenario and seed, how the arms were
-    ordered, the scenario options as given (``options``), the replayed trace's path as
+    ordered, the scenario options and those that choose the cases (``--policies``,
+    ``--codecs``...) as given (``options``), the replayed trace's path as
     given and ``trace_resolved_path`` as read, and ``trace_sha256``, the SHA-256 of the
     bytes replayed (``trace``,
     ``environment.trace_record``; only with ``--trace``), and every
@@ -238,6 +239,14 @@ def run_metadata(args, cases, trace_sha256: Optional[str] = None,
     # scenario's default) and the replayed trace's content.
     metadata["options"] = {f: getattr(args, f, None) for f in SCENARIO_OPTIONS
                            if f != "trace"}
+    # ... and those that choose the cases in every scenario (``environment.
+    # CASE_SELECTION_OPTIONS``): None where not given, a flag as given.
+    metadata["options"].update(
+        policies=args.policies, codecs=args.codecs, aa=bool(args.aa),
+        async_scheduling=bool(args.async_scheduling),
+        num_spec_tokens=getattr(args, "num_spec_tokens", None),
+        no_single_process=not getattr(args, "single_process", True),
+        transport=args.transport)
     if getattr(args, "trace", None):
         metadata["trace"] = trace_record(args.trace, trace_sha256, trace_resolved_path)
     metadata["cases"] = [dict(case_id=c.case_id, labels=c.labels, policy=c.policy,
@@ -373,6 +382,7 @@ class _Run:
                 rate = None
             timed = summary.get("trace_speedup") is not None  # tokens over wall time
             wall = " (wall)" if rate is not None and timed else ""
+            wall += " emulated" if summary.get("emulated") else ""  # slept roofline steps
             self.log(f"{tag} {case.case_id}: {int(summary.get('num_steps') or 0):,} steps, "
                      f"{'-' if rate is None else f'{rate:,.0f}'} tok/s{wall} "
                      f"({time.perf_counter() - t0:.1f} s for the whole case)")

@@ -84,8 +84,8 @@ def _is_arm(argv: Sequence[str]) -> bool:
 
 
 def main(argv: Sequence[str]) -> int:
-    """``bench.py microbench ...``; returns the exit code (2: bad input; 130 / 143:
-    interrupted)."""
+    """``bench.py microbench ...``; returns the exit code (2: bad input; 1: results
+    that could not be written, as a run's; 130 / 143: interrupted)."""
     try:
         ns, rest = build_parser().parse_known_args(list(argv))
         selection = Selection(num_running=ns.num_running, codecs=ns.codecs,
@@ -114,4 +114,4 @@ def main(argv: Sequence[str]) -> int:
     except OSError as exc:  # in_loop_vs_pyperf.json: disk full, folder removed
         print(f"bench.py microbench: error: cannot write {exc.filename or 'the results'}: "
               f"{exc.strerror or exc}", file=sys.stderr)
-        return 2
+        return 1

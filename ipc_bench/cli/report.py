@@ -1,5 +1,6 @@
-"""``python bench.py report RUN_DIR [RUN_DIR ...] [--output DIR] [--baseline RUN_DIR]``:
-render run folders into a report (``ipc_bench.report.document.write_report``; the
+"""``python bench.py report RUN_DIR [RUN_DIR ...] [--output DIR] [--baseline RUN_DIR]
+[--no-figures]``: render run folders into a report (``ipc_bench.report.document.write_report``;
+``--no-figures`` draws no figure and writes no PNG, a note where they would be; the
 side-by-side ratio columns divide by the ``--baseline`` run, default the first, and
 the other runs' environment differences are stated against it). Bad
 input (a ``--baseline`` that is not one of the run folders given, a missing
@@ -7,9 +8,12 @@ folder, not a run folder, one the system will not look up: ``cannot read run fol
 PATH: REASON``, a summary.json that is not a file or not a JSON object, an unsupported
 result format, a run folder given twice or a copy of another one given, a summary
 with no case left: ``results.load``) or
-an unwritable output (read-only, disk full, under a file or a link loop, a name over
-255 bytes: ``cannot write PATH: REASON``, the file that failed, with nothing written or
-changed) is one line on stderr and exit code 2;
+an output that cannot be made (read-only, under a file or a link loop, a name over
+255 bytes: ``cannot write PATH: REASON``) is one line on stderr and exit code 2; a
+report file that cannot be written once its folder is made (disk full: ``cannot write
+PATH: REASON``, the file that failed) is one line and exit code 1, as a run whose
+results cannot be written; either way nothing is written or changed. Every line is
+one line (a line break in a path escaped, ``errors.one_line``);
 a file cut short or a hand edit no run writes is one warning line on stderr (and a
 note in the report), and the report covers what is valid; SIGINT / SIGTERM / SIGHUP
 end it with one line and 130 / 143 / 129 (``ipc_bench.cli.main``). On success it
@@ -26,7 +30,11 @@ from typing import Sequence
 from ipc_bench.analysis.results import ResultsError, ResultsWarning
 from ipc_bench.cli.once import OnceParser
 from ipc_bench.cli.options import nonempty_path
-from ipc_bench.report.document import write_report
+from ipc_bench.errors import one_line
+from ipc_bench.report.document import WriteFailed, write_report
+
+#: The command as its lines name it (``PROG: error: ...``, as the run's ``bench.py:``).
+PROG = "bench.py report"
 
 
 class _Parser(OnceParser):
@@ -35,7 +43,7 @@ class _Parser(OnceParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="bench.py report", description=(
+    p = _Parser(prog=PROG, description=(
         "Render run folders into report.md and a self-contained report.html with "
         "figures (PNG beside them), findings, tables, configuration and environment; "
         "two or more runs are compared side by side."))
@@ -47,28 +55,33 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the run, one of RUN_DIR, that the side-by-side ratio columns "
                         "divide by and the other runs' environment differences are stated "
                         "against (default: the first)")
+    p.add_argument("--no-figures", dest="figures", action="store_false",
+                   help="draw no figure and write no PNG (the report says so where they "
+                        "would be): the tables and findings alone, in a fraction of the time")
     return p
 
 
 def main(argv: Sequence[str]) -> int:
-    """``bench.py report`` entry point; returns the exit code (0, or 2 on bad input)."""
+    """``bench.py report`` entry point; returns the exit code: 0, 2 on bad input, 1 when
+    a report file cannot be written (``document.WriteFailed``). Each error or warning
+    is one line (``errors.one_line``: a line break in a path is escaped)."""
     try:
         args = build_parser().parse_args(list(argv))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ResultsWarning)
             out = write_report(args.run_dirs, args.output,
                                command="python bench.py report " + " ".join(argv),
-                               baseline=args.baseline)
+                               baseline=args.baseline, figures=args.figures)
         for w in caught:  # files cut short: one line each (the report says so too)
             if issubclass(w.category, ResultsWarning):
-                print(f"bench.py report: warning: {w.message}", file=sys.stderr)
+                print(f"{PROG}: warning: {one_line(str(w.message))}", file=sys.stderr)
     except ResultsError as exc:
-        print(f"bench.py report: error: {exc}", file=sys.stderr)
+        print(f"{PROG}: error: {one_line(str(exc))}", file=sys.stderr)
         return 2
     except OSError as exc:  # nothing was written (``document.write_folder``)
         where = exc.filename if exc.filename else "the report"
-        print(f"bench.py report: error: cannot write {where}: {exc.strerror or exc}",
+        print(one_line(f"{PROG}: error: cannot write {where}: {exc.strerror or exc}"),
               file=sys.stderr)
-        return 2
+        return 1 if isinstance(exc, WriteFailed) else 2
     print(f"report: {out / 'report.html'}")
     return 0

@@ -797,6 +797,84 @@ def effective_option(md: dict, name: str) -> Optional[set[str]]:
     return out or None
 
 
+#: Options that choose which cases a run runs in any scenario, not how a case runs:
+#: its policies, codecs and arms (``--aa``, ``--async-scheduling``), the draft counts
+#: of its workloads, its single-process baselines, and its transport where the runs
+#: share no arm (else each shared arm's ``transport`` case setting states it, marking
+#: its workload). A run records them in ``metadata["options"]``
+#: (``no_single_process``: whether ``--no-single-process`` was given); one written
+#: before did not, so each is compared by what the run's cases ran
+#: (``ran_selection``), never by its value as given alone, and marks no workload: the
+#: cases both runs ran stay comparable.
+CASE_SELECTION_OPTIONS = ("policies", "codecs", "aa", "async_scheduling",
+                          "num_spec_tokens", "no_single_process", "transport")
+
+
+def ran_selection(md: dict, name: str) -> Optional[set[str]]:
+    """What case-selection option ``name`` (``CASE_SELECTION_OPTIONS``) took in the run
+    of metadata ``md``, as text, read from its recorded cases: the policies, the codecs
+    and transports (the single-process cases left out: codec ``none``, transport
+    ``inproc``), whether an A/A copy (an arm ending
+    ``'``), an async case or a single-process case ran (``{"True"}`` / ``{"False"}``:
+    ``no_single_process`` is ``True`` where none ran), the draft counts (workload label
+    ``num_spec_tokens``; ``0`` where a case has none). ``None`` when the run recorded
+    no case."""
+    from ipc_bench.harness.spec import NO_CODEC
+
+    cases = [c for c in md.get("cases") or [] if isinstance(c, dict)]
+    if not cases:
+        return None
+    if name == "policies":
+        return {_text(c.get("policy")) for c in cases}
+    if name in ("codecs", "transport"):
+        field = name.rstrip("s")
+        return {_text(c.get(field)) for c in cases if c.get("codec") != NO_CODEC} or None
+    if name == "num_spec_tokens":
+        return {_text((c.get("labels") or {}).get("num_spec_tokens", 0)) for c in cases}
+    ran = {"aa": lambda c: str(c.get("arm") or "").endswith("'"),
+           "async_scheduling": lambda c: c.get("async_scheduling") is True,
+           "no_single_process": lambda c: c.get("codec") == NO_CODEC}[name]
+    hit = any(ran(c) for c in cases)
+    return {str(not hit if name == "no_single_process" else hit)}
+
+
+def _selection_text(options: dict, name: str, ran: set[str]) -> str:
+    """Case-selection option ``name`` of a run as a difference line shows it: its value
+    as given, followed by what its cases ran where that is other (``[msgpack, pickle]
+    (in effect: msgpack)``); ``default (msgpack, pickle)`` where it was not given (a
+    flag left off included); ``not recorded (msgpack)`` for a run written before the
+    option was recorded."""
+    values = ", ".join(sorted(ran, key=_number_first))
+    if name not in options:
+        return f"not recorded ({values})"
+    given = options[name]
+    if given is None or given is False:
+        return f"default ({values})"
+    if _elements(given) == ran:
+        return _text(given)
+    return f"{_text(given)} (in effect: {values})"
+
+
+def _selection_lines(oa: dict, ob: dict, a: dict, b: dict) -> list[tuple[str, bool]]:
+    """The case-selection options (``CASE_SELECTION_OPTIONS``) whose cases ran other
+    values in runs ``a`` and ``b`` (``ran_selection``), ``a``'s first, as
+    ``_option_lines`` states them (``option --codecs differs: [msgpack] vs default
+    (msgpack, pickle)``); none makes a workload incomparable. The transport only where
+    the runs share no arm (``_case_keys``)."""
+    out = []
+    shared = bool(_case_keys(a) & _case_keys(b))
+    for name in CASE_SELECTION_OPTIONS:
+        if name == "transport" and shared:
+            continue  # a case setting of the arms both ran (``compare_settings``)
+        ea, eb = ran_selection(a, name), ran_selection(b, name)
+        if ea is None or eb is None or ea == eb:
+            continue
+        out.append((f"option --{name.replace('_', '-')} differs: "
+                    f"{_selection_text(oa, name, ea)} vs {_selection_text(ob, name, eb)}",
+                    False))
+    return out
+
+
 def _number_first(text: str) -> tuple:
     """Sort key of a value as text (``_text``): numbers by value, before other text."""
     try:
@@ -860,9 +938,11 @@ def _option_lines(a: dict, b: dict) -> list[tuple[str, bool]]:
     oa, ob = a.get("options"), b.get("options")
     if not (isinstance(oa, dict) and isinstance(ob, dict)):
         return []
-    out = []
+    out = _selection_lines(oa, ob, a, b)
     taken = [options_taken(md.get("scenario")) for md in (a, b)]
     for name in sorted(set(oa) | set(ob)):
+        if name in CASE_SELECTION_OPTIONS:
+            continue
         if any(t is not None and name not in t for t in taken):
             continue  # not an option of a run's scenario: nothing in effect to compare
         ea, eb = effective_option(a, name), effective_option(b, name)
@@ -926,7 +1006,9 @@ def compare_settings(a: dict, b: dict) -> tuple[list[str], list[str]]:
     run's scenario does not take is not compared; an option given
     as the value the other run's default took is no difference, two defaults that took
     other values are one; those that only choose
-    the workloads, ``_WORKLOAD_OPTIONS``, are listed but mark no workload), and each
+    the workloads, ``_WORKLOAD_OPTIONS``, are listed but mark no workload; those that
+    choose the cases, ``CASE_SELECTION_OPTIONS``, by what the cases ran: ``option
+    --codecs differs: [msgpack] vs default (msgpack, pickle)``), and each
     case setting (``metadata["cases"]``: scheduler, model, steps, transport...) of the
     arms (policy, arm, codec) both runs ran in a workload: an arm one run alone ran,
     such as its single-process cases, is no difference; so is the number of

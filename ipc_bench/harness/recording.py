@@ -41,12 +41,15 @@ class StreamStats:
 
     Totals over *counted* rows (what ``analysis.summary.summarize_case`` averages) and, per
     chunk (one flush window), the bytes of pure-decode steps for the drift figures
-    (40 bytes a window). Per-request latencies (``add_request``) go to a scratch file,
+    (40 bytes a window). Per-request latencies (``add_request``) go to scratch files,
     not memory: three float64 per request (TTFT, TPOT, E2E in seconds; NaN where a
-    request has none), read back by ``latencies_s``.
+    request has none), and one per gap between two of its tokens (ITL, seconds), read
+    back by ``latencies_s``.
     """
 
     LATENCIES = ("ttft_s", "tpot_s", "e2e_s")
+    #: What ``latencies_s`` reads back: ``LATENCIES`` and the gaps, ``itl_s``.
+    ALL_LATENCIES = LATENCIES + ("itl_s",)
 
     _SUM_COLUMNS = ("num_output_tokens", "step_ns", "num_reqs", "s2r_payload_bytes",
                     "r2s_payload_bytes", "sched_ns", "build_ns", "encode_ns", "send_ns",
@@ -66,6 +69,7 @@ class StreamStats:
         self.win_decode_s2r = array("q")
         self.win_decode_r2s = array("q")
         self._latencies = tempfile.TemporaryFile()  # removed when closed or collected
+        self._itl = tempfile.TemporaryFile()
         self.num_requests = 0
         self.num_finished = 0
         self.num_rejected = 0
@@ -109,16 +113,21 @@ class StreamStats:
             self._latencies.write(array("d", [
                 _NAN if record.get(name) is None else record[name]
                 for name in self.LATENCIES]).tobytes())
+        if record.get("itl_s"):
+            self._itl.write(array("d", record["itl_s"]).tobytes())
 
     def latencies_s(self, name: str) -> np.ndarray:
-        """Every request's ``name`` latency so far (one of ``LATENCIES``), float64
-        seconds in the order the requests were added, those without one left out."""
-        f = self._latencies
+        """Every request's ``name`` latency so far (one of ``ALL_LATENCIES``), float64
+        seconds in the order the requests were added, those without one left out;
+        ``itl_s``: every gap between two tokens of a request, request after request."""
+        f = self._itl if name == "itl_s" else self._latencies
         f.flush()
         f.seek(0)
-        values = np.fromfile(f, dtype=np.float64).reshape(-1, len(self.LATENCIES))
+        values = np.fromfile(f, dtype=np.float64)
         f.seek(0, os.SEEK_END)
-        column = values[:, self.LATENCIES.index(name)]
+        if name == "itl_s":
+            return values
+        column = values.reshape(-1, len(self.LATENCIES))[:, self.LATENCIES.index(name)]
         return column[~np.isnan(column)]
 
 
@@ -262,9 +271,12 @@ def request_record(r, step_ends: StepEnds, arrival_s: dict[int, float],
     """One request's record; with a timed clock also latencies in seconds of wall time.
 
     ``r``: a ``scheduler.Request`` or a ``FinishedRequest``.
-    ``step_ends``: end of each scheduler step, seconds since the case's start. TTFT is measured from the request's intended arrival (trace time /
-    speedup), so queueing counts; E2E likewise; TPOT = (E2E - TTFT) / (output_len - 1),
-    left empty for one-token requests; ``itl_s`` lists the gaps between tokens.
+    ``step_ends``: end of each scheduler step, seconds since the case's start. With
+    ``t_i`` the end of the step that sampled output token i (n tokens) and ``a`` the
+    request's intended arrival (trace time / speedup, so queueing counts), in seconds:
+    ``ttft_s`` = t_1 - a, ``e2e_s`` = t_n - a, ``tpot_s`` = (e2e_s - ttft_s) / (n - 1)
+    (``None`` for a one-token request), ``itl_s`` = [t_2 - t_1, ..., t_n - t_(n-1)].
+    These are vLLM's benchmark_serving definitions (``metrics.LATENCY_MEANINGS``).
     """
     rec = dict(index=r.index, req_id=r.req_id, num_prompt_tokens=r.num_prompt_tokens,
                # (0 for a rejected prompt that was never built: it has no token ids at all)

@@ -409,6 +409,37 @@ def _table_notes(shown: list[dict]) -> list[Block]:
     return out
 
 
+def _latency_blocks(results, level: int) -> list[Block]:
+    """The request latencies of every timed-replay and soak case that has them, as the
+    terminal's Latency table (``tables.format_latency``: the same columns, definitions
+    and rounding), one table per workload under its own heading, then what each
+    column is (``metrics.LATENCY_MEANINGS``); nothing when no case has them."""
+    from ipc_bench.analysis.metrics import LATENCY_MEANINGS, TPOT_ITL_DIFFER
+    from ipc_bench.report.tables import (ARRIVAL_BOUND_NOTE, LATENCY_TABLE, cells,
+                                         has_latency, header, latency_title)
+
+    if results.cases.empty:
+        return []
+    records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
+               for r in results.cases.to_dict("records")]
+    records = [r for r in records if has_latency(r)]
+    if not records:
+        return []
+    blocks: list[Block] = [("h", level, "Latency"), ("p", latency_title(records) + ".")]
+    for workload in dict.fromkeys(r["workload"] for r in records):
+        shown = [r for r in records if r["workload"] == workload]
+        blocks.append(("p", f"**{workload}**"))
+        blocks.append(("table", ["rep"] + header(LATENCY_TABLE),
+                       [[str(r.get("repetition", 0))] + cells(r, LATENCY_TABLE)
+                        for r in shown]))
+    legend = " ".join(f"`{name.upper()}`: {meaning}." for name, meaning
+                      in LATENCY_MEANINGS.items())
+    blocks.append(("p", f"{legend} p50 and p99 are percentiles, mean the mean, in ms. "
+                        f"{TPOT_ITL_DIFFER} {ARRIVAL_BOUND_NOTE[:1].upper()}"
+                        f"{ARRIVAL_BOUND_NOTE[1:]}"))
+    return blocks
+
+
 def _gap_blocks(results, level: int) -> list[Block]:
     """The runner gap of every case that has it (``summary.runner_gap_figures``), with
     its scheduling (sync, or async and what overlapped), under its own heading; a
@@ -586,8 +617,11 @@ def _soak_blocks(results, level: int) -> list[Block]:
 
 def _replica_blocks(results, level: int) -> list[Block]:
     """The ``replicated`` cases' bytes and replica scheduler time per step
-    (``tables.REPLICA_COLUMNS``) under their own heading; nothing without one."""
-    from ipc_bench.report.tables import REPLICA_COLUMNS, arm_label
+    (``tables.REPLICA_COLUMNS``) under their own heading; nothing without one. The
+    times of a case whose timings are withheld (``analysis.cores``) are ``-``, its
+    workload marked ``*``, with the case tables' footnote under the table."""
+    from ipc_bench.analysis.cores import MARK, footnote, is_withheld
+    from ipc_bench.report.tables import REPLICA_COLUMNS, arm_label, shown_value
 
     cases = results.cases
     if cases.empty or "replica_scheduler_ns_per_step" not in cases.columns:
@@ -598,11 +632,14 @@ def _replica_blocks(results, level: int) -> list[Block]:
     if not records:
         return []
     head = ["rep", "workload", "policy", "codec"] + [h for _, h, _ in REPLICA_COLUMNS]
-    rows = [[str(r.get("repetition", 0)), str(r["workload"]), str(arm_label(r)),
-             str(r["codec"])]
-            + [format_value(None if r.get(k) is None else r[k] * scale)
+    rows = [[str(r.get("repetition", 0)),
+             str(r["workload"]) + (MARK if is_withheld(r) else ""),
+             str(arm_label(r)), str(r["codec"])]
+            + [format_value(None if shown_value(r, k) is None else r[k] * scale)
                for k, _, scale in REPLICA_COLUMNS] for r in records]
-    return [("h", level, "Replicated scheduler"), ("table", head, rows),
+    held = footnote(records)
+    return [("h", level, "Replicated scheduler"), ("table", head, rows)] + (
+        [("p", held.replace("* ", "`*` ", 1))] if held else []) + [
             ("p", "With the replicated codec (SGLang style) the runner runs a replica of "
                   "the scheduler: only arrivals and a step message (step number, 8-byte "
                   "schedule digest, checked by the replica every step) travel to it, and "
@@ -883,8 +920,23 @@ def _env_rows(md: dict[str, Any]) -> list[list[str]]:
 
 
 def file_slug(text: str) -> str:
-    """``text`` (a run id) as a safe file-name prefix."""
+    """``text`` (a run id) as a safe file-name prefix: ``x/run`` -> ``x_run``."""
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "run"
+
+
+def file_slugs(run_ids: list[str]) -> dict[str, str]:
+    """Each run id's file-name prefix (``file_slug``), made unique among ``run_ids``:
+    where two ids give one prefix (``x/run`` and ``x_run``), the later ones in load
+    order get ``-2``, ``-3``... (``x_run-2``)."""
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for run_id in run_ids:
+        slug, k = file_slug(run_id), 1
+        while (slug if k == 1 else f"{slug}-{k}") in taken:
+            k += 1
+        out[run_id] = slug if k == 1 else f"{slug}-{k}"
+        taken.add(out[run_id])
+    return out
 
 
 def unfinished_note(unfinished: list[dict[str, Any]]) -> Optional[str]:
@@ -1016,13 +1068,23 @@ def _emulated_block(one) -> Optional[Block]:
                     "measured GPU run.")
 
 
-def _figure_blocks(one, prefix: str) -> list[Block]:
-    """Every figure of ``plots.FIGURES``, or a note saying why the run cannot show it."""
+#: The note a report rendered with ``--no-figures`` gives where its figures would be.
+NO_FIGURES_NOTE = "Figures: not drawn (`--no-figures`)."
+
+
+def _figure_blocks(one, prefix: str, figures: bool = True) -> list[Block]:
+    """Every figure of ``plots.FIGURES``, or a note saying why the run cannot show it;
+    ``NO_FIGURES_NOTE`` alone when ``figures`` is false (and a case finished).
+    ``one``: the run with its unfinished cases, which each figure leaves out and its
+    caption names (``plots._finished_cases``: `cached` did not finish, not "only
+    `send` ran")."""
     from ipc_bench.report import plots
 
-    if one.cases.empty:
+    if one.finished().cases.empty:
         return [("note", no_case_finished(
             next(iter(one.paths.values()), None) if len(one.paths) == 1 else None))]
+    if not figures:
+        return [("note", NO_FIGURES_NOTE)]
     blocks: list[Block] = []
     for name, fn, title in plots.FIGURES:
         try:
@@ -1030,8 +1092,20 @@ def _figure_blocks(one, prefix: str) -> list[Block]:
         except plots.NoData as exc:
             blocks.append(("note", f"{title}: not shown, {str(exc).rstrip('.')}."))
             continue
-        blocks.append(("fig", f"{prefix}{name}.png", title, caption(name, what), png))
+        blocks.append(("fig", f"{prefix}{name}.png", figure_title(name, title, what),
+                       caption(name, what), png))
     return blocks
+
+
+def figure_title(name: str, title: str, drawn: dict) -> str:
+    """The heading of figure ``name``: its ``plots.FIGURES`` ``title``, but for the
+    latency CDFs the panels it drew (``drawn``: ``plots.drawn``), so that it promises
+    none it lacks: ``TTFT and ITL distributions``, ``TTFT distribution``."""
+    panels = drawn.get("panels") or []
+    if name != "latency_cdfs" or not panels:
+        return title
+    return (" and ".join({"ttft": "TTFT", "itl": "ITL"}[p] for p in panels)
+            + " distribution" + ("s" if len(panels) > 1 else ""))
 
 
 def _pp_blocks(results, level: int) -> list[Block]:
@@ -1080,9 +1154,10 @@ def _run_notes(md: dict, level: int) -> list[Block]:
             ("ul", notes)]
 
 
-def _run_blocks(results, run_id: str, level: int, prefix: str) -> list[Block]:
+def _run_blocks(results, run_id: str, level: int, prefix: str,
+                figures: bool = True) -> list[Block]:
     """The sections of one run's report, headings at ``level``; figure files named
-    ``prefix`` + figure name."""
+    ``prefix`` + figure name (none drawn when ``figures`` is false)."""
     whole = results.select(run_id) if len(results.run_ids) > 1 else results
     one = whole.finished()  # every finding, table and figure: finished cases only
     blocks = _state_notes(whole, run_id)
@@ -1091,7 +1166,7 @@ def _run_blocks(results, run_id: str, level: int, prefix: str) -> list[Block]:
     blocks.append(("ul", findings(one)))
     blocks.extend(_warning_blocks(one, level))
     blocks.append(("h", level, "Figures"))
-    blocks.extend(_figure_blocks(one, prefix))
+    blocks.extend(_figure_blocks(whole, prefix, figures))  # leave out and name the unfinished
     others = _comparison_sections(one, level)
     pairs = _pair_table(one)
     if not (others and pairs[0][0] == "note"):  # no send/cached pair: the others alone
@@ -1100,6 +1175,7 @@ def _run_blocks(results, run_id: str, level: int, prefix: str) -> list[Block]:
     blocks.extend(others)
     blocks.append(("h", level, "Cases"))
     blocks.extend(_case_tables(one))
+    blocks.extend(_latency_blocks(one, level))
     blocks.extend(_gap_blocks(one, level))
     blocks.extend(_spec_blocks(one, level))
     blocks.extend(_frontend_blocks(one, level))
@@ -1309,58 +1385,139 @@ def no_base_note(base: str) -> str:
             "(workload, arm and codec), so there is no mean to divide by.")
 
 
+def base_unfinished_note(base: str, rows: list[tuple]) -> str:
+    """The note under a side-by-side table with rows whose case baseline run ``base``
+    ran but did not finish (``Results.unfinished``: interrupted, failed, killed):
+    ``rows`` ((workload, arm, codec) each) show ``-`` in their ratio columns; no
+    ``rows``: ``base`` finished no case at all (killed in its first case, say), so
+    every ratio column is ``-``."""
+    if not rows:
+        return (f"`-` in every ratio column: run `{base}`, the baseline, finished no case "
+                "(its section says why), so there is no mean to divide by.")
+    named = ", ".join(f"{w} / {a} / {c}" for w, a, c in rows)
+    which = "that case but it" if len(rows) == 1 else "those cases but they"
+    return (f"`-` in the ratio columns of {named}: run `{base}` ran {which} did not "
+            "finish (its section says why), so there is no mean to divide by.")
+
+
+def withheld_side_note(held: list[dict[str, Any]]) -> Optional[str]:
+    """The note under a side-by-side table of a timing whose cells of cases with
+    withheld timings (``held``: their records; ``analysis.cores``) show ``-*``: the
+    case tables' footnote (``cores.footnote``), then that a ratio drawn from such a
+    cell is ``-`` too; ``None`` when ``held`` is empty."""
+    from ipc_bench.analysis.cores import MARK, footnote
+
+    line = footnote(held)
+    if line is None:
+        return None
+    return (line.replace(f"{MARK} ", f"`{MARK}` ", 1)
+            + f" `-{MARK}`: the run's cell of such a case; a ratio drawn from it is `-` too.")
+
+
+def _held_cells(results, key: str) -> dict[tuple, dict[str, Any]]:
+    """``(workload, policy, codec, run_id)`` -> a case record of that cell whose
+    timings are withheld (``analysis.cores.is_withheld``), for a timing ``key``
+    (``cores.TIMING_UNITS``); empty for any other metric (bytes are shown whatever the
+    cores)."""
+    from ipc_bench.analysis import cores
+
+    if metric(key).unit not in cores.TIMING_UNITS or results.cases.empty:
+        return {}
+    return {(r["workload"], r["policy"], r["codec"], r["run_id"]): r
+            for r in results.cases.to_dict("records") if cores.is_withheld(r)}
+
+
 def _side_by_side(results, key: str,
                   unlike: Optional[dict[tuple[str, str], set[str]]] = None,
-                  base: str = "") -> list[Block]:
+                  base: str = "", unfinished: frozenset = frozenset()) -> list[Block]:
     """Per (workload, policy, codec), the mean of metric ``key`` in each run and its
     ratio to run ``base``'s (default: the first run), under a caption naming that run
     as the denominator (``side_by_side_caption``); a row ``base`` has no case for shows
-    ``-`` there, with a note (``no_base_note``); a workload two runs that both ran the
-    row's arm ran with other settings (``unlike``: ``unlike_workloads``) is marked
-    ``UNLIKE_MARK``, with a note."""
+    ``-`` there, with a note (``no_base_note``), or, where ``base``'s case of it is in
+    ``unfinished`` ((workload, policy, codec) of its cases that did not finish) or
+    ``base`` finished none, another (``base_unfinished_note``); a timing of a case whose
+    timings are withheld (``analysis.cores``) shows ``-*`` and a ratio drawn from it
+    ``-``, under the case tables' footnote (``withheld_side_note``); a workload
+    two runs that both ran the row's arm ran with other settings (``unlike``:
+    ``unlike_workloads``) is marked ``UNLIKE_MARK``, with a note."""
+    from ipc_bench.analysis import cores
+
     ids = results.run_ids
     base = base or ids[0]
     unlike = unlike or {}
     entry = metric(key)
     means = results.cases.groupby(["workload", "policy", "codec", "run_id"], sort=False)[
         key].mean()
+    held = _held_cells(results, key)
     groups = list(dict.fromkeys((w, p, c) for w, p, c, _ in means.index))
     others = [r for r in ids if r != base]
     header = ["workload", "arm", "codec"] + ids + [f"{r} / {base}" for r in others]
-    rows, no_base = [], False
+    rows, missing, cut = [], False, []
     for group in groups:
-        vals = dict((r, means.get(group + (r,), math.nan) * entry.scale) for r in ids)
+        vals = dict((r, math.nan if group + (r,) in held else
+                     means.get(group + (r,), math.nan) * entry.scale) for r in ids)
         den = vals[base]
-        no_base = no_base or group + (base,) not in means.index
+        if group + (base,) not in means.index:
+            if group in unfinished:
+                cut.append(group)
+            else:
+                missing = True
         ratios = [f"{vals[r] / den:.3f}" if den and den == den and vals[r] == vals[r]
                   else "-" for r in others]
         marked = any(group[0] in unlike.get(pair, ()) for pair in _run_pairs(ids)
                      if all(group + (r,) in means.index for r in pair))
         rows.append([str(group[0]) + (UNLIKE_MARK if marked else ""), group[1], group[2]]
-                    + [format_value(vals[r], 2) for r in ids] + ratios)
+                    + [f"-{cores.MARK}" if group + (r,) in held else format_value(vals[r], 2)
+                       for r in ids] + ratios)
     blocks: list[Block] = [("p", side_by_side_caption(entry.label, ids, base)),
                            ("table", header, rows)]
-    if no_base:
-        blocks.append(("p", no_base_note(base)))
+    return blocks + _side_notes(results, base, (missing, cut), list(held.values()), rows)
+
+
+def _side_notes(results, base: str, missing: tuple[bool, list[tuple]],
+                held: list[dict[str, Any]], rows: list[list[str]]) -> list[Block]:
+    """The notes under a side-by-side table (``_side_by_side``): why ratios are ``-``
+    (``missing``: whether some row has no case of ``base``, and the rows whose case of
+    ``base`` did not finish), withheld timings (``held``) and rows marked
+    ``UNLIKE_MARK``."""
+    out: list[Block] = []
+    none, cut = missing
+    if (none or cut) and not (results.cases["run_id"] == base).any():
+        out.append(("p", base_unfinished_note(base, [])))
+    else:
+        if cut:
+            out.append(("p", base_unfinished_note(base, cut)))
+        if none:
+            out.append(("p", no_base_note(base)))
+    held_note = withheld_side_note(held)
+    if held_note:
+        out.append(("p", held_note))
     if any(row[0].endswith(UNLIKE_MARK) for row in rows):
-        blocks.append(("p", UNLIKE_NOTE))
-    return blocks
+        out.append(("p", UNLIKE_NOTE))
+    return out
 
 
-def _comparison_blocks(results, base: str = "") -> list[Block]:
+def _comparison_blocks(results, base: str = "", figures: bool = True) -> list[Block]:
     """The opening of a multi-run report: the runs (their differences against run
     ``base``, default the first), side-by-side tables of
     ``SIDE_BY_SIDE`` (ratios to run ``base``, default the first) and every run's
-    tokens/s in one figure."""
+    tokens/s in one figure (``NO_FIGURES_NOTE`` instead when ``figures`` is false)."""
     from ipc_bench.report import plots
 
     blocks = _runs_blocks(results, base)
     unlike = unlike_workloads(results)
+    cut = {(u["run_id"], u["case_id"]) for u in results.unfinished()}
+    unfinished = frozenset(  # (workload, arm, codec) of the base run's unfinished cases
+        (r["workload"], r["policy"], r["codec"]) for r in results.cases.to_dict("records")
+        if r["run_id"] == (base or results.run_ids[0]) and (r["run_id"], r["case_id"]) in cut)
     results = results.finished()
     blocks.append(("h", 2, "Side by side"))
     for key in SIDE_BY_SIDE:
         if key in results.cases.columns:
-            blocks.extend(_side_by_side(results, key, unlike, base))
+            blocks.extend(_side_by_side(results, key, unlike, base, unfinished))
+    if not figures:
+        blocks.append(("note", NO_FIGURES_NOTE))
+        return blocks
     try:
         png, what = plots.draw(plots.throughput, results)
         blocks.append(("fig", "compare-throughput.png", "Output tokens/s, all runs",
@@ -1371,14 +1528,15 @@ def _comparison_blocks(results, base: str = "") -> list[Block]:
     return blocks
 
 
-def build_blocks(results, command: str, base: str = "") -> list[Block]:
+def build_blocks(results, command: str, base: str = "", figures: bool = True) -> list[Block]:
     """All blocks of the report of ``results`` (one run or several), in order: a list
     of ``Block`` tuples (see ``ipc_bench.report.render``); ``command`` is quoted as the
     command that rendered it. Figures are rendered here (PNG bytes in the blocks).
     Cases are grouped by arm (``Results.by_arm``): an A/A copy or an async arm is
     never averaged into its policy's other arm. ``base``: the run (``run_id``) the
     side-by-side ratio columns divide by and the differences under Runs are stated
-    against; default the first loaded."""
+    against; default the first loaded. ``figures`` false (``--no-figures``): no figure is
+    drawn, each place one would be says so (``NO_FIGURES_NOTE``)."""
     results = results.by_arm()
     ids = results.run_ids
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -1387,15 +1545,16 @@ def build_blocks(results, command: str, base: str = "") -> list[Block]:
         blocks: list[Block] = [
             ("h", 1, f"ipc-bench report: {md.get('scenario', '?')} ({ids[0]})"),
             ("p", f"Rendered {now} by `{command}` from run folder `{ids[0]}` "
-                  f"(raw data: `{ids[0]}.summary.json` beside this file)."),
+                  f"(raw data: `{file_slug(ids[0])}.summary.json` beside this file)."),
         ]
-        blocks.extend(_run_blocks(results, ids[0], 2, ""))
+        blocks.extend(_run_blocks(results, ids[0], 2, "", figures))
         return blocks
     blocks = [("h", 1, f"ipc-bench report: {len(ids)} runs compared"),
               ("p", f"Rendered {now} by `{command}`.")]
-    blocks.extend(_comparison_blocks(results, base))
+    blocks.extend(_comparison_blocks(results, base, figures))
+    slugs = file_slugs(ids)
     for r in ids:
         md = results.metadata[r]
         blocks.append(("h", 2, f"Run {r} ({md.get('scenario', '?')})"))
-        blocks.extend(_run_blocks(results, r, 3, f"{file_slug(r)}-"))
+        blocks.extend(_run_blocks(results, r, 3, f"{slugs[r]}-", figures))
     return blocks

@@ -4,10 +4,12 @@ a report of runs.
 Writes ``report.md`` and ``report.html`` (self-contained: the figures are embedded
 as base64 PNG, so the file reads offline and can be mailed alone), the figures as
 PNG files beside them, and a copy of each run's ``summary.json``
-(``<run_id>.summary.json``) so a reader can check every number. Contents: findings
+(``<run_id>.summary.json``, the run id as a file name: ``blocks.file_slugs``) so a
+reader can check every number. Contents: findings
 stated as numbers (with 95 % intervals when the run has repetitions), the figures
 of ``ipc_bench.report.plots`` (a figure whose data the run lacks is replaced by a line
-saying what is missing), per-case tables, the configuration and the environment.
+saying what is missing; none with ``--no-figures``, which draws none, a note saying so
+in their place), per-case tables, the configuration and the environment.
 With two or more runs the report starts with a side-by-side comparison and warns
 when their environments differ (``ipc_bench.harness.environment.compare_metadata``,
 each run against the ``--baseline`` run, default the first).
@@ -17,7 +19,8 @@ the first run for several (``beside``); either is spelt relative to the current 
 when the first run folder was given relative, absolute when it was given absolute. Bad input (a missing folder, not a run folder, an
 unsupported result format, a run folder given twice or a copy of another one given
 (``results.check_copies``), an output that holds other files) is one line on stderr
-and exit code 2. Everything is rendered before the
+and exit code 2; a file that cannot be written once the report's temporary folder is
+made (disk full) is one line and exit code 1 (``WriteFailed``). Everything is rendered before the
 first file is written; the files go into a temporary folder beside the output,
 renamed into place once all are written (``write_folder``), with SIGINT / SIGTERM /
 SIGHUP deferred (``ipc_bench.harness.signals``): an interrupted or failed report
@@ -35,7 +38,7 @@ from typing import Optional, Sequence
 
 from ipc_bench.analysis.results import ResultsError, check_distinct_runs, check_run_dir
 from ipc_bench.harness.signals import deferred
-from ipc_bench.report.blocks import build_blocks, file_slug
+from ipc_bench.report.blocks import build_blocks, file_slugs
 from ipc_bench.report.render import render_html, render_markdown
 
 #: The report's own files besides its figures (``*.png``) and summaries
@@ -44,11 +47,13 @@ REPORT_FILES = ("report.md", "report.html")
 
 
 def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
-                 command: Optional[str] = None, baseline: Optional[str] = None) -> Path:
+                 command: Optional[str] = None, baseline: Optional[str] = None,
+                 figures: bool = True) -> Path:
     """Load ``run_dirs``, write the report into ``output`` (see the module docstring)
     and return the folder; ``baseline``: the run folder, one of ``run_dirs``, that the
     side-by-side ratio columns divide by and the other runs' environment differences are
-    stated against (default the first). Raises ``ResultsError``
+    stated against (default the first); ``figures`` false (``--no-figures``): no figure
+    is drawn and no PNG written, the report saying so where they would be. Raises ``ResultsError``
     (one line) on bad input (``baseline_run`` too) and ``OSError`` naming the file when
     the output folder cannot be written (nothing changed then: ``write_folder``)."""
     from ipc_bench.analysis.results import load
@@ -66,12 +71,13 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
         out = beside(dirs[0], f"report-{stamp}")
     check_output(out)
     command = command or "python bench.py report " + " ".join(str(d) for d in run_dirs)
-    blocks = build_blocks(results, command, base)
+    blocks = build_blocks(results, command, base, figures)
     title = next((b[2] for b in blocks if b[0] == "h"), "ipc-bench report")
     markdown, html = render_markdown(blocks), render_html(blocks, title)
     files: list[tuple[str, bytes | Path]] = [(b[1], b[4]) for b in blocks if b[0] == "fig"]
     files += [("report.md", markdown.encode("utf-8")), ("report.html", html.encode("utf-8"))]
-    files += [(f"{file_slug(run_id)}.summary.json", path / "summary.json")
+    slugs = file_slugs(list(results.paths))
+    files += [(f"{slugs[run_id]}.summary.json", path / "summary.json")
               for run_id, path in results.paths.items()]
     with deferred():
         write_folder(out, files)
@@ -123,11 +129,12 @@ def check_output(out: Path) -> Path:
     target = Path(os.path.realpath(out)) if out.is_symlink() and out.is_dir() else out
     if target.exists():
         if not target.is_dir():
-            raise ResultsError(f"{out}: exists and is not a folder")
+            raise ResultsError(f"output path {out} exists and is not a folder")
         foreign = sorted(e.name for e in target.iterdir() if not _is_report_file(e.name))
         if foreign:
             raise ResultsError(
-                f"{out}: holds files that are not a report's ({', '.join(foreign[:3])}"
+                f"output folder {out} holds files that are not a report's "
+                f"({', '.join(foreign[:3])}"
                 f"{', ...' if len(foreign) > 3 else ''}); give --output a new folder or an "
                 "earlier report's")
     return target
@@ -137,6 +144,13 @@ def _is_report_file(name: str) -> bool:
     return name in REPORT_FILES or name.endswith((".png", ".summary.json"))
 
 
+class WriteFailed(OSError):
+    """A report file that could not be written, or the written folder that could not be
+    renamed into place, once the temporary folder was made (a full disk): the report
+    failed, as a run whose results cannot be written does (exit 1), where an output
+    folder that cannot be made is bad input (exit 2)."""
+
+
 def write_folder(out: Path, files: Sequence[tuple[str, bytes | Path]]) -> None:
     """Make ``out`` a folder holding exactly ``files`` (name, and bytes or a file to
     copy), all or nothing: they are written into a temporary folder beside ``out``
@@ -144,8 +158,9 @@ def write_folder(out: Path, files: Sequence[tuple[str, bytes | Path]]) -> None:
     earlier ``out`` is renamed aside first and removed after. On an error nothing
     changes (an earlier ``out`` stays as it was, the temporary folder and any parent
     folder created for it are removed) and ``OSError`` is raised with ``filename`` the
-    path under ``out`` that could not be written (``out`` itself for the folder).
-    ``ResultsError`` (one line) from ``check_output``."""
+    path under ``out`` that could not be written (``out`` itself for the folder):
+    ``WriteFailed`` once the temporary folder was made. ``ResultsError`` (one line)
+    from ``check_output``."""
     target = check_output(out)
     parent = target.parent
     created = _topmost_missing(parent)
@@ -168,11 +183,12 @@ def write_folder(out: Path, files: Sequence[tuple[str, bytes | Path]]) -> None:
         _move_into_place(tmp, target)
         tmp = None
     except OSError as exc:
+        kind = OSError if tmp is None else WriteFailed
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
         if created is not None:
             shutil.rmtree(created, ignore_errors=True)
-        raise OSError(exc.errno, exc.strerror or str(exc), str(current)) from None
+        raise kind(exc.errno, exc.strerror or str(exc), str(current)) from None
 
 
 def _move_into_place(tmp: Path, target: Path) -> None:

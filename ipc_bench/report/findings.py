@@ -37,11 +37,13 @@ ONE_REPETITION = ("One repetition per case, so no intervals: differences of a fe
                   "may be noise (run with `--repeat N` for 95 % intervals).")
 TIMED_REPLAY = ("This is a timed replay: arrivals follow the trace's clock, so both "
                 "policies produce the same tokens in about the same wall time and its "
-                "tokens/s is not a throughput comparison; the latencies are the result.")
+                "tokens/s is not a throughput comparison; the latencies (the Latency "
+                "section) are the result.")
 #: The same for a timed replay that ran one arm, or arms other than send and cached.
 TIMED_REPLAY_ONE_ARM = ("This is a timed replay: arrivals follow the trace's clock, so a "
                         "case's tokens/s follows the trace, not the harness, and is no "
-                        "throughput figure; the latencies are the result.")
+                        "throughput figure; the latencies (the Latency section) are the "
+                        "result.")
 
 
 Where = Callable[[str], str]

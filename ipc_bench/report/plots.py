@@ -254,13 +254,13 @@ def _with_note(title: str, note) -> str:
 def _counted(results, two_process: bool = True):
     st = results.steps
     if st.empty or "counted" not in st.columns:
-        raise NoData("no per-step records in this run")
+        raise NoData("no per-step records of a finished case in this run")
     st = st[st["counted"]]
     if two_process:
         st = st[st["codec"] != SINGLE_PROCESS_CODEC]
     if st.empty:
-        raise NoData("no counted two-process steps in this run" if two_process
-                     else "no counted steps in this run")
+        raise NoData("no counted two-process steps of a finished case in this run" if two_process
+                     else "no counted steps of a finished case in this run")
     return st
 
 

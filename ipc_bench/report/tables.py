@@ -638,7 +638,7 @@ def runner_gap_lines(cases: list[dict[str, Any]]) -> list[str]:
     rows = [([str(s.get("repetition", "-"))] if reps else []) + cells(s, IDENTITY)
             + [f"async ({s.get('async_scheduling_mode')})" if s.get("async_scheduling")
                else "sync"]
-            + [_num(_shown(s, key), scale) for key, _, scale in RUNNER_GAP_COLUMNS]
+            + [_num(shown_value(s, key), scale) for key, _, scale in RUNNER_GAP_COLUMNS]
             for s in gapped]
     table = render((["rep"] if reps else []) + list(IDENTITY) + ["scheduling"]
                    + [h for _, h, _ in RUNNER_GAP_COLUMNS], rows, left=4 + reps)
@@ -682,7 +682,7 @@ def _is_timing(key: str) -> bool:
     return "_ns" in key or "ratio" in key or "share" in key or key.endswith("_per_s")
 
 
-def _shown(summary: dict[str, Any], key: str) -> Any:
+def shown_value(summary: dict[str, Any], key: str) -> Any:
     """``summary[key]``, or ``None`` (shown ``-``) for a timing of a case whose timings
     are withheld (``analysis.cores``)."""
     if _is_timing(key) and cores.is_withheld(summary):
@@ -697,11 +697,12 @@ def _column_table(cases: list[dict[str, Any]], columns) -> list[str]:
     is marked ``!`` and explained in a line under the table."""
     ratio = "compute_to_roofline_ratio"
     rows = [cells(s, IDENTITY)
-            + [roofline_ratio(_shown(s, key)) if key == ratio else _num(_shown(s, key), scale)
+            + [roofline_ratio(shown_value(s, key)) if key == ratio
+               else _num(shown_value(s, key), scale)
                for key, _, scale in columns] for s in cases]
     table = render(list(IDENTITY) + [h for _, h, _ in columns], rows)
     marked = any(key == ratio for key, _, _ in columns) and \
-        below_roofline(_shown(s, ratio) for s in cases)
+        below_roofline(shown_value(s, ratio) for s in cases)
     return ["  " + line for line in table.splitlines()] + \
         ([f"  {ROOFLINE_BELOW_ONE_NOTE}"] if marked else [])
 
@@ -734,9 +735,14 @@ def _span(values: list[float], digits: int = 1) -> str:
 
 
 def _num(value, scale: float) -> str:
+    """A figure of the tables below the case table, at ``scale``: ``-`` when missing,
+    ``0`` when exactly zero (as the case table prints it: no bytes of new_token_ids in
+    a cached case, none on an inproc hop), else 3 significant digits or more."""
     if value is None:
         return "-"
     v = value * scale
+    if v == 0:
+        return "0"
     return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.2f}" if abs(v) < 10 else f"{v:.1f}"
 
 
@@ -955,15 +961,33 @@ LATENCY_TABLE = IDENTITY + ("ttft_ms_p50", "ttft_ms_p99", "tpot_ms_mean", "itl_m
                             "itl_ms_p99", "e2e_ms_p50", "e2e_ms_p99")
 
 
+#: Under the latency table, in the terminal and the report.
+ARRIVAL_BOUND_NOTE = ("a replay at a fixed arrival rate is arrival-bound; its tokens/s is "
+                      "not a throughput comparison between policies.")
+
+
+def has_latency(summary: dict[str, Any]) -> bool:
+    """Whether a finished case records request latencies (``ttft_ms_p50`` set: not
+    ``None`` nor NaN, a ``Results.cases`` record's empty cell): a timed replay's or a
+    soak's with a request that sampled a token."""
+    value = summary.get("ttft_ms_p50")
+    return value is not None and value == value and not case_unfinished(summary)
+
+
+def latency_title(cases: list[dict[str, Any]]) -> str:
+    """``Latency (timed replay at 10x real time; TTFT from intended arrival)``: the
+    latency table's title, from the first case's ``trace_speedup``."""
+    return (f"Latency (timed replay at {cases[0].get('trace_speedup'):g}x real time; "
+            "TTFT from intended arrival)")
+
+
 def format_latency(summaries: Iterable[dict[str, Any]]) -> str:
-    """Latency percentiles (ms) per finished case of a timed replay (with repetitions a
-    ``rep`` column first), with the arrival-bound caveat; '' when no finished case has
-    latencies."""
-    cases = [s for s in summaries if "ttft_ms_p50" in s and not case_unfinished(s)]
+    """Request latencies (ms: ``LATENCY_TABLE``, defined in
+    ``metrics.LATENCY_MEANINGS``) per finished case of a timed replay or soak (with
+    repetitions a ``rep`` column first), with the arrival-bound caveat; '' when no
+    finished case has latencies. The report's Latency section shows the same cells."""
+    cases = [s for s in summaries if has_latency(s)]
     if not cases:
         return ""
-    speedup = cases[0].get("trace_speedup")
-    return (f"\nLatency (timed replay at {speedup:g}x real time; TTFT from intended arrival)\n"
-            + _table(LATENCY_TABLE, cases)
-            + "\nNote: a replay at a fixed arrival rate is arrival-bound; its tokens/s is not"
-              " a throughput comparison between policies.")
+    return (f"\n{latency_title(cases)}\n" + _table(LATENCY_TABLE, cases)
+            + "\nNote: " + ARRIVAL_BOUND_NOTE)

@@ -71,10 +71,13 @@ TCP_STORE_PREFIX = "tcp://"
 def _gloo_line(exc: BaseException, limit: int = 200) -> str:
     """gloo's error as one readable line: its last line without the ``[file:line]``
     source prefix, at most ``limit`` characters, cut at a word (the line names the
-    stage; the case's error adds which stage raised it)."""
+    stage; the case's error adds which stage raised it), and without gloo's advice to
+    its own users (``This is typically caused by a remote worker crashing. Check the
+    logs ... GLHF!``: the case's error names a stage that died)."""
     text = str(exc).strip()
     line = text.splitlines()[-1] if text else type(exc).__name__
     line = re.sub(r"^\[[^\]]*\]\s*", "", line.strip())
+    line = re.sub(r"\s+This is typically caused by .*$", "", line)
     if len(line) > limit:
         line = "..." + line[-limit:].split(" ", 1)[-1]
     return line

@@ -122,3 +122,26 @@ def test_the_report_lists_the_note_under_measurement_warnings():
                             "`note:` lines):"),
                       ("ul", [LOADED_NOTE])]
     assert _warning_blocks(SimpleNamespace(cases=cases.iloc[:1]), 2) == []
+
+
+def _tp_twins(n_cores: int) -> list[dict]:
+    """``LOADED`` as the two cases of a ``--tp 2`` run on ``n_cores`` cores."""
+    return [dict(c, scenario="tp-broadcast", tp=2, tp_cores=n_cores,
+                 tp_timings_withheld=n_cores < 4) for c in LOADED]
+
+
+def test_twins_whose_timings_are_withheld_are_not_noted():
+    """A --tp / --pp pair on fewer than N + 2 cores shows floor tok/s and x floor as
+    ``-`` already (``analysis.cores``): no note says they are not comparable, in the
+    run's notes or the report's measurement warnings."""
+    import pandas as pd
+
+    from ipc_bench.report.blocks import _warning_blocks
+
+    assert floor_pair_notes(_tp_twins(2)) == []
+    assert floor_pair_notes(_tp_twins(4)) == [LOADED_NOTE]
+    pp = [dict(c, tp=None, tp_cores=None, tp_timings_withheld=None, pp=2, pp_cores=2,
+               pp_timings_withheld=True) for c in _tp_twins(2)]
+    assert floor_pair_notes(pp) == []
+    held = pd.DataFrame([dict(c, warnings=[]) for c in _tp_twins(2)])
+    assert _warning_blocks(SimpleNamespace(cases=held), 2) == []

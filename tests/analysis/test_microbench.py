@@ -212,3 +212,16 @@ def test_interrupt_before_any_benchmark_leaves_no_folder(run_dir, tmp_path):
     assert lines[-1] == ("bench.py microbench: interrupted by SIGINT after 0 of 16 "
                          "benchmarks; nothing was written")
     assert not out.exists()
+
+
+def test_results_that_cannot_be_written_exit_1_as_a_runs_do(monkeypatch, capsys, tmp_path):
+    """A full disk under in_loop_vs_pyperf.json: one line and exit 1 (bad input is 2)."""
+    from ipc_bench.cli import microbench as cli_microbench
+
+    def full(*_args, **_kwargs):
+        raise OSError(28, "No space left on device", "/x/in_loop_vs_pyperf.json")
+
+    monkeypatch.setattr(cli_microbench, "coordinate", full)
+    assert cli_microbench.main([str(tmp_path), "--num-running", "1"]) == 1
+    assert capsys.readouterr().err == ("bench.py microbench: error: cannot write "
+                                       "/x/in_loop_vs_pyperf.json: No space left on device\n")

@@ -359,15 +359,17 @@ def tiny_run(tmp_path_factory) -> Path:
 
 
 def test_report_into_a_closed_pipe_writes_the_report(tiny_run, tmp_path):
+    # stdout is written after the report, figures or not (--no-figures: no PNG to draw)
     fd = closed_pipe()
     try:
-        assert bench_to(fd, "report", str(tiny_run), "--output", str(tmp_path / "rep")) == (
-            141, "")
+        assert bench_to(fd, "report", str(tiny_run), "--output", str(tmp_path / "rep"),
+                        "--no-figures") == (141, "")
     finally:
         os.close(fd)
     assert "</html>" in (tmp_path / "rep" / "report.html").read_text()
     with open("/dev/full", "w") as full:
-        assert bench_to(full, "report", str(tiny_run), "--output", str(tmp_path / "rep2")) == (
+        assert bench_to(full, "report", str(tiny_run), "--output", str(tmp_path / "rep2"),
+                        "--no-figures") == (
             1, f"bench.py report: error: cannot write to stdout: {NO_SPACE}\n")
 
 
@@ -539,20 +541,21 @@ def _disk_full_at(monkeypatch, under: Path, name: str) -> list[str]:
 ])
 def test_report_onto_a_full_disk_names_the_file_and_changes_nothing(
         name, earlier, tiny_run, tmp_path, monkeypatch, capsys):
-    """A disk that fills at any file of the report: one line naming that file, exit 2,
-    and the folder holds what it held before: nothing (no output folder, no parent
+    """A disk that fills at any file of the report: one line naming that file, exit 1
+    (the report failed, as a run whose results cannot be written), and the folder holds
+    what it held before: nothing (no output folder, no parent
     folder created for it, no temporary folder), or an earlier report byte for byte."""
     from ipc_bench import cli
 
     out = tmp_path / "reports" / "rep"
-    if earlier:
-        assert cli.main(["report", str(tiny_run), "--output", str(out)]) == 0
+    if earlier:  # what it held before: a report's files, its figures or not
+        assert cli.main(["report", str(tiny_run), "--output", str(out), "--no-figures"]) == 0
         (out / "report.md").write_text("an earlier report\n")
         (out / "stale.png").write_bytes(b"an earlier figure")
     capsys.readouterr()
     before = _tree(tmp_path)
     opened = _disk_full_at(monkeypatch, tmp_path, name)
-    assert cli.main(["report", str(tiny_run), "--output", str(out)]) == 2
+    assert cli.main(["report", str(tiny_run), "--output", str(out)]) == 1
     assert capsys.readouterr() == (
         "", f"bench.py report: error: cannot write {out / name}: {NO_SPACE}\n")
     assert opened == REPORT_ORDER[:REPORT_ORDER.index(name) + 1]
@@ -569,7 +572,8 @@ def test_report_that_cannot_be_moved_into_place_keeps_the_earlier_one(
     from ipc_bench.report import document
 
     out = tmp_path / "rep"
-    assert cli.main(["report", str(tiny_run), "--output", str(out)]) == 0
+    # figures or not, the same rename (--no-figures: none to draw)
+    assert cli.main(["report", str(tiny_run), "--output", str(out), "--no-figures"]) == 0
     (out / "report.md").write_text("an earlier report\n")
     capsys.readouterr()
     before = _tree(tmp_path)
@@ -581,7 +585,7 @@ def test_report_that_cannot_be_moved_into_place_keeps_the_earlier_one(
         real_replace(src, dst)
 
     monkeypatch.setattr(document.os, "replace", replace)
-    assert cli.main(["report", str(tiny_run), "--output", str(out)]) == 2
+    assert cli.main(["report", str(tiny_run), "--output", str(out), "--no-figures"]) == 1
     assert capsys.readouterr() == ("", f"bench.py report: error: cannot write {out}: "
                                        f"{NO_SPACE}\n")
     assert _tree(tmp_path) == before
@@ -599,11 +603,12 @@ def test_report_names_its_folder_as_the_runs_were_given(tiny_run, tmp_path, monk
     copy_as_another_run(tiny_run, tmp_path / "results" / "b", seconds=2.0)
     monkeypatch.setattr(document.time, "strftime", lambda fmt, t=None: "20261202-001500")
     monkeypatch.chdir(tmp_path)
-    assert cli.main(["report", "results/a"]) == 0
-    assert cli.main(["report", "results/a", "results/b"]) == 0
+    # the folder named is the same with figures (test_report_replaces_an_earlier_report_whole)
+    assert cli.main(["report", "results/a", "--no-figures"]) == 0
+    assert cli.main(["report", "results/a", "results/b", "--no-figures"]) == 0
     monkeypatch.chdir(a)
-    assert cli.main(["report", ".", "../b"]) == 0
-    assert cli.main(["report", str(a), str(tmp_path / "results" / "b")]) == 0
+    assert cli.main(["report", ".", "../b", "--no-figures"]) == 0
+    assert cli.main(["report", str(a), str(tmp_path / "results" / "b"), "--no-figures"]) == 0
     assert capsys.readouterr().out.splitlines() == [
         "report: results/a/report/report.html",
         "report: results/report-20261202-001500/report.html",
@@ -634,6 +639,35 @@ def _umask() -> int:
     return mask
 
 
+def test_report_refuses_an_output_path_that_is_a_file(tiny_run, tmp_path, capsys):
+    """Worded as the run's refusal of the same --output (``output path PATH exists and
+    is not a folder``), exit 2, the file untouched."""
+    from ipc_bench import cli
+
+    out = tmp_path / "f"
+    out.write_text("mine\n")
+    assert cli.main(["report", str(tiny_run), "--output", str(out)]) == 2
+    assert capsys.readouterr() == ("", f"bench.py report: error: output path {out} exists "
+                                       "and is not a folder\n")
+    assert out.read_text() == "mine\n"
+
+
+def test_report_error_lines_stay_one_line(tiny_run, tmp_path, capsys):
+    """A line break in a path given is escaped, as the run's lines escape it: the error
+    is one line on stderr, exit 2."""
+    from ipc_bench import cli
+
+    missing = tmp_path / "a\nb"
+    assert cli.main(["report", str(missing)]) == 2
+    assert capsys.readouterr() == ("", f"bench.py report: error: {tmp_path}/a\\nb: no such "
+                                       "folder\n")
+    (tmp_path / "f").write_text("x")
+    out = tmp_path / "f" / "c\nd"
+    assert cli.main(["report", str(tiny_run), "--output", str(out)]) == 2
+    assert capsys.readouterr() == ("", f"bench.py report: error: cannot write {tmp_path}/f/"
+                                       "c\\nd: Not a directory\n")
+
+
 def test_report_refuses_an_output_folder_holding_other_files(tiny_run, tmp_path, capsys):
     from ipc_bench import cli
 
@@ -643,9 +677,9 @@ def test_report_refuses_an_output_folder_holding_other_files(tiny_run, tmp_path,
     (out / "report.md").write_text("mine too\n")
     before = _tree(tmp_path)
     assert cli.main(["report", str(tiny_run), "--output", str(out)]) == 2
-    assert capsys.readouterr() == ("", f"bench.py report: error: {out}: holds files that are "
-                                       "not a report's (notes.txt); give --output a new "
-                                       "folder or an earlier report's\n")
+    assert capsys.readouterr() == ("", f"bench.py report: error: output folder {out} holds "
+                                       "files that are not a report's (notes.txt); give "
+                                       "--output a new folder or an earlier report's\n")
     assert _tree(tmp_path) == before
 
 

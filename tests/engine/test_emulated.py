@@ -5,6 +5,7 @@ marked as emulated and uncalibrated wherever they are shown."""
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import msgspec
@@ -135,9 +136,14 @@ def test_an_emulated_run_is_marked_everywhere(tmp_path, capsys):
     out = tmp_path / "run"
     assert cli_main(["--scenario", "decode-steady", "--model", "emulated", "--model-preset",
                      "llama-3.2-1b", "--num-running", "3", "--steps", "12", "--warmup-steps",
-                     "3", "--codecs", "msgpack", "--no-floor", "--quiet",
+                     "3", "--codecs", "msgpack", "--no-floor",
                      "--output", str(out)]) == 0
-    text = capsys.readouterr().out
+    captured = capsys.readouterr()
+    text = captured.out
+    lines = [x for x in captured.err.splitlines() if x.startswith("[")]
+    assert len(lines) == 4 and all(
+        re.fullmatch(r"\[\d/4\] num_running=3/\S+: 12 steps, [\d,]+ tok/s emulated "
+                     r"\(\d+\.\d s for the whole case\)", x) for x in lines), lines
     assert "device=emulated NVIDIA H200 (roofline, uncalibrated)" in text
     assert ("EMULATED: 4 of 4 cases slept a roofline step time (NVIDIA H200 figures "
             "UNCALIBRATED); no GPU computed their steps") in text

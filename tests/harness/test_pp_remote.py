@@ -227,3 +227,18 @@ def test_a_stage_runner_that_dies_fails_the_case_in_one_line(tmp_path):
         rf"[78] from stage 1", errors[0]), errors
     print(f"stage 0's runner: exit {stages[0].returncode}: {results[0][1].splitlines()[-1]}")
     assert stages[0].returncode == 5, results[0][1]  # the scheduler went away
+
+
+def test_a_gloo_error_is_one_line_without_gloos_advice():
+    """gloo's text for a stage that died, as a killed stage 0 gave it, reaches the case's
+    error line as its first sentence alone."""
+    from ipc_bench.wire.pp import _gloo_line
+
+    exc = RuntimeError("[../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection "
+                       "closed by peer [127.0.0.1]:31662. This is typically caused by a "
+                       "remote worker crashing. Check the logs of the remote worker before "
+                       "reporting an error. GLHF! \U0001f3d6\ufe0f")
+    assert _gloo_line(exc) == "Connection closed by peer [127.0.0.1]:31662."
+    timeout = RuntimeError("[/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81]"
+                           " Timed out waiting 10000ms for recv operation to complete")
+    assert _gloo_line(timeout) == "Timed out waiting 10000ms for recv operation to complete"

@@ -237,3 +237,38 @@ def test_soak_scenario_short(tmp_path, monkeypatch, capsys):
     assert list(requests.num_prompt_tokens) == prompts
     assert list(requests.num_output_tokens) == outputs  # every token, load or not
     assert (requests.finish_reason == "length").all()
+    # Latencies as a timed replay records and prints them: ITL from every gap of
+    # itl.csv, in the terminal's Latency table and the report's, cell for cell.
+    itl_ms = pd.read_csv(run / "itl.csv")["itl_s"].to_numpy() * 1e3
+    assert len(itl_ms) == sum(outputs) - 200
+    assert case["itl_ms_p50"] == float(np.percentile(itl_ms, 50))
+    assert case["itl_ms_mean"] == float(itl_ms.mean())
+    row = [f"{case['ttft_ms_p50']:,.2f}", f"{case['ttft_ms_p99']:,.2f}",
+           f"{case['tpot_ms_mean']:,.3f}", f"{case['itl_ms_p50']:,.3f}",
+           f"{case['itl_ms_p99']:,.3f}", f"{case['e2e_ms_p50']:,.1f}",
+           f"{case['e2e_ms_p99']:,.1f}"]
+    assert "\nLatency (timed replay at 25x real time; TTFT from intended arrival)\n" in out
+    printed = [ln.split() for ln in out.splitlines() if ln.startswith("send ")]
+    assert printed[-1] == ["send", "msgpack", "ipc"] + row
+    assert "| 0 | send | msgpack | ipc | " + " | ".join(row) + " |" in md
+
+
+def test_stream_stats_give_the_latencies_a_timed_replay_gives():
+    """A streamed case's TTFT, TPOT, ITL and E2E are ``latency_summary``'s of the same
+    records: ITL from every gap (its scratch file), not left out."""
+    from ipc_bench.analysis.summary import latency_summary
+
+    records = [dict(index=0, finish_reason="length", num_output_tokens=3, ttft_s=0.010,
+                    tpot_s=0.002, e2e_s=0.014, itl_s=[0.001, 0.003]),
+               dict(index=1, finish_reason="length", num_output_tokens=1, ttft_s=0.020,
+                    tpot_s=None, e2e_s=0.020, itl_s=[]),
+               dict(index=2, finish_reason="length", num_output_tokens=4, ttft_s=0.030,
+                    tpot_s=0.005, e2e_s=0.045, itl_s=[0.004, 0.005, 0.006])]
+    stats = StreamStats()
+    for r in records:
+        stats.add_request(r)
+    got = {k: v for k, v in stream_summary(stats).items() if "_ms_" in k}
+    assert got == latency_summary(records)
+    assert list(stats.latencies_s("itl_s")) == [0.001, 0.003, 0.004, 0.005, 0.006]
+    assert (got["itl_ms_mean"], got["itl_ms_p50"]) == (3.8, 4.0)
+    assert (got["tpot_ms_mean"], got["e2e_ms_p50"]) == (3.5, 20.0)

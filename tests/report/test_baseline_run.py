@@ -80,7 +80,7 @@ def test_environment_differences_are_stated_against_the_chosen_run(runs, tmp_pat
     summary["metadata"]["packages"]["torch"] = "2.12.0"
     (older / "summary.json").write_text(json.dumps(summary))
     code = cli.main(["report", str(runs / "full"), str(older), "--baseline", str(older),
-                     "--output", str(tmp_path / "rep")])
+                     "--output", str(tmp_path / "rep"), "--no-figures"])
     assert code == 0, capsys.readouterr().err
     assert _runs_section((tmp_path / "rep" / "report.md").read_text()) == [
         "> **Note:** The runs differ in ways that can change the numbers: compare with care.",
@@ -90,7 +90,7 @@ def test_environment_differences_are_stated_against_the_chosen_run(runs, tmp_pat
         "`RUN against OTHER: ...` gives RUN's value first.",
         f"- full against older: package torch differs: {torch_version} vs 2.12.0"]
     code = cli.main(["report", str(runs / "full"), str(older),
-                     "--output", str(tmp_path / "rep-first")])
+                     "--output", str(tmp_path / "rep-first"), "--no-figures"])
     assert code == 0, capsys.readouterr().err
     assert _runs_section((tmp_path / "rep-first" / "report.md").read_text())[1:] == [
         "Reference: run `full`, the first loaded (`--baseline RUN_DIR` chooses another). "

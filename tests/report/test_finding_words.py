@@ -119,7 +119,7 @@ def test_a_timed_replay_of_one_policy_speaks_of_no_pair(tmp_path):
     assert findings.TIMED_REPLAY_ONE_ARM == (
         "This is a timed replay: arrivals follow the trace's clock, so a case's tokens/s "
         "follows the trace, not the harness, and is no throughput figure; the latencies "
-        "are the result.")
+        "(the Latency section) are the result.")
     assert findings.TIMED_REPLAY_ONE_ARM in lines
     assert not any("both policies" in ln for ln in lines)
 

@@ -38,6 +38,8 @@ RUN = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "20",
        "--warmup-steps", "5", "--codecs", "msgpack", "--no-single-process", "--no-floor"]
 SEND = "num_running=4/send/msgpack#0"
 CACHED = "num_running=4/cached/msgpack#0"
+#: The report option that draws no figure (a test that asserts nothing of them).
+NO_FIGURES = "--no-figures"
 
 
 @pytest.fixture(scope="module")
@@ -74,8 +76,13 @@ def _edit_steps(good_run, tmp_path, change) -> "Path":
     return run
 
 
-def _report(run, tmp_path, capsys) -> tuple[int, list[str]]:
-    code = cli.main(["report", str(run), "--output", str(tmp_path / "rep")])
+def _report(run, tmp_path, capsys, *extra: str) -> tuple[int, list[str]]:
+    """``bench.py report RUN --output tmp_path/rep EXTRA``: its exit code and stderr
+    lines. ``NO_FIGURES`` as ``extra`` where the edit leaves a case or a field out: the
+    figures of what is kept are those of a run without that arm
+    (tests/report/test_figure_layout) or without that field; the unedited run, one
+    without metadata, an unknown status and every arm a run writes keep theirs."""
+    code = cli.main(["report", str(run), "--output", str(tmp_path / "rep"), *extra])
     return code, capsys.readouterr().err.splitlines()
 
 
@@ -167,7 +174,7 @@ def _label(summary, key, value):
 def test_a_value_of_the_wrong_kind_leaves_its_case_out_with_one_warning(
         good_run, tmp_path, capsys, change, why):
     run = _edit(good_run, tmp_path, change)
-    code, err = _report(run, tmp_path, capsys)
+    code, err = _report(run, tmp_path, capsys, NO_FIGURES)
     assert code == 0
     assert err == [f"bench.py report: warning: {run / 'summary.json'}: {why} (left out)"]
     assert _loaded(run) == _warned(err)
@@ -186,7 +193,7 @@ def test_a_case_that_is_not_an_object_leaves_its_rows_out_with_one_warning_each(
 def _assert_send_left_out(run, tmp_path, capsys, why: str) -> None:
     """The report of ``run`` warns ``why`` of its first case (send) and then of send's
     unlisted rows, exactly as ``load`` does, and its tables hold cached alone."""
-    code, err = _report(run, tmp_path, capsys)
+    code, err = _report(run, tmp_path, capsys, NO_FIGURES)
     assert code == 0
     assert _warned(err) == [
         f"{run / 'summary.json'}: {why} (left out)",
@@ -233,7 +240,7 @@ def test_a_case_relabelled_onto_another_is_left_out_not_averaged(good_run, tmp_p
                                                                   capsys):
     run = _edit(good_run, tmp_path,
                 lambda s: s["cases"][1].update(policy="send", arm="send"))
-    code, err = _report(run, tmp_path, capsys)
+    code, err = _report(run, tmp_path, capsys, NO_FIGURES)
     assert code == 0
     assert _warned(err) == [
         f"{run / 'summary.json'}: case '{CACHED}' has the arm, workload, codec and "
@@ -275,7 +282,7 @@ def test_cases_missing_in_a_run_not_complete_is_no_case(good_run, tmp_path, caps
 
 def test_a_case_listed_twice_is_kept_once_with_one_warning(good_run, tmp_path, capsys):
     run = _edit(good_run, tmp_path, lambda s: s["cases"].append(dict(s["cases"][0])))
-    code, err = _report(run, tmp_path, capsys)
+    code, err = _report(run, tmp_path, capsys, NO_FIGURES)
     assert code == 0
     assert err == [f"bench.py report: warning: {run / 'summary.json'}: case '{SEND}' is "
                    "listed again as cases[2] (left out)"]
@@ -350,7 +357,7 @@ def test_a_summary_with_no_loadable_case_is_one_error(good_run, tmp_path, capsys
 def test_a_field_of_another_shape_is_left_out_with_one_warning(good_run, tmp_path, capsys,
                                                                change, why):
     run = _edit(good_run, tmp_path, change)
-    code, err = _report(run, tmp_path, capsys)
+    code, err = _report(run, tmp_path, capsys, NO_FIGURES)
     assert code == 0
     assert err == [f"bench.py report: warning: {run / 'summary.json'}: {why} (left out)"]
     assert (tmp_path / "rep" / "report.md").is_file()
@@ -406,7 +413,7 @@ STEPS = "{run}/steps.csv"
 def test_impossible_steps_rows_are_left_out_with_one_warning_per_case_and_column(
         good_run, tmp_path, capsys, change, lines):
     run = _edit_steps(good_run, tmp_path, change)
-    code, err = _report(run, tmp_path, capsys)
+    code, err = _report(run, tmp_path, capsys, NO_FIGURES)
     assert code == 0
     assert _warned(err) == [line.format(run=run) for line in lines]
     assert _loaded(run) == _warned(err)
@@ -499,7 +506,7 @@ def test_a_summed_figure_is_checked_against_its_columns_summed(good_run, tmp_pat
                 r["encode_ns"], r["runner_encode_ns"] = r["runner_encode_ns"], r["encode_ns"]
         return rows
     run = _edit_steps(good_run, tmp_path, change)
-    code, err = _report(run, tmp_path, capsys)
+    code, err = _report(run, tmp_path, capsys, NO_FIGURES)
     assert code == 0
     (line,) = _warned(err)
     assert f"case '{SEND}' has a mean encode_ns of " in line
@@ -522,7 +529,8 @@ def test_runs_that_overlapped_in_time_on_one_host_are_a_difference(good_run, tmp
     (other / "summary.json").write_text(json.dumps(summary))
     first = _edit(good_run, tmp_path, lambda s: s["metadata"].update(
         start_time_utc="2000-01-01T00:00:00+00:00", end_time_utc="2000-01-01T00:00:05+00:00"))
-    code = cli.main(["report", str(first), str(other), "--output", str(tmp_path / "rep")])
+    code = cli.main(["report", str(first), str(other), "--output", str(tmp_path / "rep"),
+                     NO_FIGURES])
     assert (code, capsys.readouterr().err) == (0, "")
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "compare with care" in md and "Same machine" not in md
@@ -534,7 +542,8 @@ def test_runs_that_overlapped_in_time_on_one_host_are_a_difference(good_run, tmp
 def test_a_run_without_an_end_time_is_said_to_be_unknown(good_run, tmp_path, capsys):
     old = _edit(good_run, tmp_path, lambda s: s["metadata"].pop("end_time_utc"))
     other = copy_as_another_run(good_run, tmp_path / "other")
-    code = cli.main(["report", str(old), str(other), "--output", str(tmp_path / "rep")])
+    code = cli.main(["report", str(old), str(other), "--output", str(tmp_path / "rep"),
+                     NO_FIGURES])
     assert (code, capsys.readouterr().err) == (0, "")
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "Same machine, software and commit by their metadata." in md
@@ -550,7 +559,9 @@ def test_a_different_number_of_repetitions_is_listed_and_marks_the_workload(
     cases = summary["metadata"]["cases"]
     cases += [dict(c, case_id=c["case_id"].replace("#0", "#1"), repetition=1) for c in cases]
     (other / "summary.json").write_text(json.dumps(summary))
-    code = cli.main(["report", str(good_run), str(other), "--output", str(tmp_path / "rep")])
+    # the edit is to the metadata's case list, which no figure reads
+    code = cli.main(["report", str(good_run), str(other), "--output", str(tmp_path / "rep"),
+                     NO_FIGURES])
     assert (code, capsys.readouterr().err) == (0, "")
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "- other against good: repetitions differ: 2 vs 1 (workload num_running=4)" in md
@@ -566,7 +577,7 @@ def test_a_different_number_of_repetitions_is_listed_and_marks_the_workload(
 def test_a_complete_run_with_a_running_or_failed_case_is_one_warning(
         good_run, tmp_path, capsys, fields, shown):
     run = _edit(good_run, tmp_path, lambda s: s.update(fields))
-    code, err = _report(run, tmp_path, capsys)
+    code, err = _report(run, tmp_path, capsys, NO_FIGURES)
     assert code == 0
     line = (f"{run / 'summary.json'}: status is complete, but it has {shown} (a complete "
             "run has neither; read as complete)")
@@ -602,7 +613,7 @@ def _case(run, case) -> dict:
 
 def _assert_left_out(run, tmp_path, capsys, line, case, kept):
     """``run`` reports and loads with the one warning ``line``, without ``case``."""
-    code, err = _report(run, tmp_path, capsys)
+    code, err = _report(run, tmp_path, capsys, NO_FIGURES)
     assert code == 0
     assert _warned(err) == [line]
     assert _loaded(run) == [line]

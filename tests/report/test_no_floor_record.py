@@ -105,7 +105,8 @@ def test_a_summary_written_before_the_record_is_inferred_from_its_settings(runs,
 def test_the_report_reads_the_record_beside_an_older_run(runs, tmp_path):
     old = _without_record(runs / "floor", tmp_path / "old")
     out = tmp_path / "rep"
-    assert cli.main(["report", str(runs / "no_floor"), str(old), "--output", str(out)]) == 0
+    assert cli.main(["report", str(runs / "no_floor"), str(old), "--output", str(out),
+                     "--no-figures"]) == 0
     md = (out / "report.md").read_text().splitlines()
     assert md.count(REPORT_NOTE) == 1
     assert cli.main(["report", str(runs / "floor"), "--output", str(tmp_path / "r2")]) == 0

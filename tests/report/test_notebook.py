@@ -79,8 +79,8 @@ def test_notebook_runs_on_a_run_killed_in_its_first_case(tmp_path):
     assert "runs: killed (incomplete)" in text
     assert "steps: 0 | counted: 0 | requests: 0" in text
     assert "no finished case in this run" in text
-    assert "not shown: no per-step records in this run" in text
-    assert "not shown: no counted steps in this run" in text
+    assert "not shown: no per-step records of a finished case in this run" in text
+    assert "not shown: no counted steps of a finished case in this run" in text
     markdown = [o["data"]["text/markdown"] for o in outputs
                 if "text/markdown" in o.get("data", {})]
     assert markdown == ["- The run has no finished case."]

@@ -156,7 +156,7 @@ def test_a_report_of_two_runs_gives_each_run_its_own_comparison(tmp_path, runs):
     with that run's title line, and not the other run's."""
     (aa, _), (sync_async, _) = runs["aa"], runs["async"]
     assert cli.main(["report", str(aa), str(sync_async), "--output",
-                     str(tmp_path / "rep")]) == 0
+                     str(tmp_path / "rep"), "--no-figures"]) == 0
     md = (tmp_path / "rep" / "report.md").read_text()
     first, second = md.split("\n## Run aa (decode-steady)\n")[1].split(
         "\n## Run async (decode-steady)\n")
@@ -178,7 +178,8 @@ def test_side_by_side_keeps_each_arm_apart(tmp_path, runs):
     run = runs["async"][0]
     copy = tmp_path / "async-copy"
     copy_as_another_run(run, copy)
-    assert cli.main(["report", str(run), str(copy), "--output", str(tmp_path / "rep")]) == 0
+    assert cli.main(["report", str(run), str(copy), "--output", str(tmp_path / "rep"),
+                     "--no-figures"]) == 0
     md = (tmp_path / "rep" / "report.md").read_text()
     side = md.split("## Side by side")[1].split("\n## ")[0]
     cases = read_summary(run)["cases"]

@@ -41,9 +41,11 @@ def _copy(run, path, hostname, seconds=1.0):
     return path
 
 
-def _report(tmp_path, *runs) -> list[str]:
+def _report(tmp_path, *runs, figures: bool = True) -> list[str]:
+    """report.md of ``runs`` as lines; ``figures`` false: drawn with ``--no-figures``."""
     out = tmp_path / "rep"
-    assert cli.main(["report", *map(str, runs), "--output", str(out)]) == 0
+    extra = [] if figures else ["--no-figures"]
+    assert cli.main(["report", *map(str, runs), "--output", str(out), *extra]) == 0
     return (out / "report.md").read_text().splitlines()
 
 
@@ -60,7 +62,7 @@ def test_the_run_notes_are_in_its_section(run, tmp_path):
 def test_runs_on_other_hosts_are_said(run, tmp_path):
     a = _copy(run, tmp_path / "a", "host-a")
     b = _copy(run, tmp_path / "b", "host-b", seconds=2.0)
-    md = _report(tmp_path, a, b)
+    md = _report(tmp_path, a, b, figures=False)
     assert SAME not in md
     assert "- b against a: hostname differs: host-b vs host-a" in md
 
@@ -70,6 +72,6 @@ def test_runs_on_other_hosts_are_said(run, tmp_path):
 def test_runs_on_one_host_or_without_hostname_are_the_same_machine(run, tmp_path, hosts):
     a = _copy(run, tmp_path / "a", hosts[0])
     b = _copy(a, tmp_path / "b", hosts[1])  # after a ended: the runs did not overlap
-    md = _report(tmp_path, a, b)
+    md = _report(tmp_path, a, b, figures=False)
     assert SAME in md
     assert not any("hostname differs" in line for line in md)

@@ -118,7 +118,7 @@ def test_a_workload_with_no_finished_case_says_so():
 def test_a_multi_run_report_counts_and_leaves_out_the_unfinished_case(finished_run, tmp_path):
     run, summary = _interrupted(finished_run, tmp_path / "cut")
     assert cli.main(["report", str(finished_run), str(run),
-                     "--output", str(tmp_path / "rep")]) == 0
+                     "--output", str(tmp_path / "rep"), "--no-figures"]) == 0
     md = (tmp_path / "rep" / "report.md").read_text()
     runs = _section(md, "## Runs", "## Side by side")
     assert [line.split(" | ")[-1] for line in runs.splitlines()
@@ -135,7 +135,8 @@ def test_a_failed_runs_note_says_it_failed(finished_run, tmp_path):
     run, summary = _interrupted(finished_run, tmp_path / "failed", error)
     summary.update(status="failed")
     (run / "summary.json").write_text(json.dumps(summary))
-    assert cli.main(["report", str(run), "--output", str(tmp_path / "rep")]) == 0
+    assert cli.main(["report", str(run), "--output", str(tmp_path / "rep"),
+                     "--no-figures"]) == 0
     md = (tmp_path / "rep" / "report.md").read_text()
     assert (f"> **Note:** This run failed: {LAST}: {error}. Its figures cover the cases "
             "that finished.") in md

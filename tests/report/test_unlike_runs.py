@@ -60,9 +60,13 @@ def _side_by_side(md: list[str]) -> list[str]:
     return [ln for ln in md[start:end] if ln.startswith("| trace=")]
 
 
-def _report(runs, tmp_path, *names) -> list[str]:
+def _report(runs, tmp_path, *names, figures: bool = False) -> list[str]:
+    """report.md of runs ``names`` (folders in ``runs``), as lines; drawn without figures
+    (``--no-figures``) unless ``figures``."""
     out = tmp_path / "-".join(names)
-    assert cli.main(["report", *(str(runs / n) for n in names), "--output", str(out)]) == 0
+    extra = [] if figures else ["--no-figures"]
+    assert cli.main(["report", *(str(runs / n) for n in names), "--output", str(out),
+                     *extra]) == 0
     return (out / "report.md").read_text().splitlines()
 
 
@@ -136,7 +140,7 @@ def test_one_file_given_by_a_relative_and_an_absolute_path_is_one_file(runs, tmp
 
 
 def test_runs_of_other_traces_differ_and_their_rows_are_marked(runs, tmp_path):
-    md = _report(runs, tmp_path, "a", "other")
+    md = _report(runs, tmp_path, "a", "other", figures=True)
     sha = {n: hashlib.sha256((runs / n / "trace.csv").read_bytes()).hexdigest()[:12]
            for n in ("one", "two")}
     assert CARE in md and SAME not in md
@@ -191,10 +195,13 @@ def test_compare_settings_names_each_setting_and_its_workloads():
     assert compare_settings(b, a) == (["option --ci-method differs: t vs bootstrap"], [])
     del b["ci_method"]
     assert compare_settings(a, b) == ([], [])
-    # An arm one run alone ran (its single-process case) is no difference.
+    # An arm one run alone ran (its single-process case) is no case-setting difference:
+    # only which cases ran differs (``--no-single-process``), and no workload is marked.
     a = _md()
     a["cases"].append(dict(a["cases"][0], codec="none", transport="inproc", floor=False))
-    assert compare_settings(a, _md()) == ([], [])
+    assert compare_settings(a, _md()) == (
+        ["option --no-single-process differs: not recorded (False) vs not recorded (True)"],
+        [])
 
 
 def _run_md(options: dict, labels: dict, counted_steps, **model) -> dict:
@@ -242,7 +249,7 @@ def test_a_run_given_the_model_its_scenario_defaults_to_is_the_same_run(tmp_path
     run_bench(tmp_path / "default", OVERHEAD)
     out = tmp_path / "report"
     assert cli.main(["report", str(tmp_path / "given"), str(tmp_path / "default"),
-                     "--output", str(out)]) == 0
+                     "--output", str(out), "--no-figures"]) == 0
     md = (out / "report.md").read_text().splitlines()
     assert [ln for ln in md if "differs" in ln] == []
     assert SAME in md and CARE not in md
@@ -288,7 +295,7 @@ def test_a_step_time_run_and_a_decode_steady_run_differ_in_their_default_models(
     run_bench(tmp_path / "ds", ["--scenario", "decode-steady"] + common)
     out = tmp_path / "report"
     assert cli.main(["report", str(tmp_path / "st"), str(tmp_path / "ds"),
-                     "--output", str(out)]) == 0
+                     "--output", str(out), "--no-figures"]) == 0
     md = (out / "report.md").read_text().splitlines()
     lines = [ln for ln in md if ln.startswith("- ") and " against " in ln]
     assert [ln for ln in lines if " differs: " in ln] == [

@@ -1,0 +1,111 @@
+"""A report of several runs states the options that chose which cases ran
+(``environment.CASE_SELECTION_OPTIONS``: ``--codecs``, ``--policies``, ``--aa``...) as it
+states the other option differences, by what the runs' cases ran; a run written before
+they were recorded loads without a false difference."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from analysis_run import copy_as_another_run, run_bench
+from ipc_bench import cli
+from ipc_bench.harness.environment import CASE_SELECTION_OPTIONS, compare_settings
+
+COMMON = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "40",
+          "--warmup-steps", "5", "--no-floor"]
+RUNS = {"both": [], "msgpack": ["--codecs", "msgpack"], "cached": ["--policies", "cached"],
+        "nosp": ["--no-single-process"]}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Run folders: ``RUNS``, and ``older``, a copy of ``both`` whose summary lacks the
+    recorded case-selection options, as a run written before them."""
+    base = tmp_path_factory.mktemp("selection")
+    for name, args in RUNS.items():
+        run_bench(base / name, COMMON + args)
+    older = copy_as_another_run(base / "both", base / "older")
+    summary = json.loads((older / "summary.json").read_text())
+    for name in CASE_SELECTION_OPTIONS:
+        del summary["metadata"]["options"][name]
+    (older / "summary.json").write_text(json.dumps(summary))
+    return base
+
+
+def _differences(base, names: list[str]) -> list[str]:
+    out = base / ("rep-" + "-".join(names))
+    assert cli.main(["report", *(str(base / n) for n in names), "--output", str(out)]) == 0
+    md = (out / "report.md").read_text().splitlines()
+    start = md.index("## Runs")
+    end = md.index("## Side by side")
+    return [ln for ln in md[start:end] if ln.startswith("- ")]
+
+
+def test_the_options_are_recorded_as_given(runs):
+    options = [json.loads((runs / n / "summary.json").read_text())["metadata"]["options"]
+               for n in ("both", "msgpack", "cached", "nosp")]
+    assert [{k: o[k] for k in CASE_SELECTION_OPTIONS} for o in options] == [
+        dict(policies=None, codecs=None, aa=False, async_scheduling=False,
+             num_spec_tokens=None, no_single_process=False, transport="ipc"),
+        dict(policies=None, codecs=["msgpack"], aa=False, async_scheduling=False,
+             num_spec_tokens=None, no_single_process=False, transport="ipc"),
+        dict(policies=["cached"], codecs=None, aa=False, async_scheduling=False,
+             num_spec_tokens=None, no_single_process=False, transport="ipc"),
+        dict(policies=None, codecs=None, aa=False, async_scheduling=False,
+             num_spec_tokens=None, no_single_process=True, transport="ipc")]
+
+
+def test_another_codec_and_policy_set_is_a_difference(runs, capsys):
+    assert _differences(runs, ["both", "msgpack", "cached"]) == [
+        "- msgpack against both, cached: option --codecs differs: [msgpack] vs default "
+        "(msgpack, pickle)",
+        "- cached against both, msgpack: option --policies differs: [cached] vs default "
+        "(cached, send)"]
+    assert capsys.readouterr().err == ""
+
+
+def test_no_single_process_is_a_difference(runs):
+    assert _differences(runs, ["both", "nosp"]) == [
+        "- nosp against both: option --no-single-process differs: True vs default (False)"]
+
+
+def test_a_run_written_before_compares_by_its_cases(runs):
+    """The older copy of ``both`` ran the same cases: no difference with it; against
+    the msgpack run, what it ran, marked as not recorded."""
+    older = json.loads((runs / "older" / "summary.json").read_text())["metadata"]
+    both = json.loads((runs / "both" / "summary.json").read_text())["metadata"]
+    msgpack = json.loads((runs / "msgpack" / "summary.json").read_text())["metadata"]
+    assert compare_settings(older, both) == ([], [])
+    assert compare_settings(both, older) == ([], [])
+    assert compare_settings(msgpack, older)[0] == [
+        "option --codecs differs: [msgpack] vs not recorded (msgpack, pickle)"]
+    assert _differences(runs, ["both", "older"]) == []
+
+
+def _md(policy: str, transport: str, options: dict) -> dict:
+    """Metadata of a run of one case and its single-process twin."""
+    case = dict(case_id="c", labels={"num_running": 4}, policy=policy, arm=policy,
+                codec="msgpack", transport=transport, repetition=0)
+    twin = dict(case, case_id="c1", codec="none", transport="inproc")
+    return dict(seed=0, options=options, cases=[case, twin])
+
+
+def test_the_transport_is_an_option_difference_where_no_arm_is_shared():
+    """Runs that share no arm compare no case setting: another transport is stated as
+    an option; where they share one, it is the shared arm's case setting, once."""
+    send = _md("send", "shm", dict(policies=["send"], transport="shm"))
+    cached = _md("cached", "ipc", dict(policies=["cached"], transport="ipc"))
+    assert compare_settings(send, cached) == ([
+        "option --policies differs: [send] vs [cached]",
+        "option --transport differs: shm vs ipc"], [])
+    older = _md("cached", "ipc", {})
+    assert compare_settings(send, older)[0] == [
+        "option --policies differs: [send] vs not recorded (cached)",
+        "option --transport differs: shm vs not recorded (ipc)"]
+    both = _md("send", "ipc", dict(policies=["send"], transport="ipc"))
+    assert compare_settings(send, both) == ([
+        "case setting transport differs: inproc, shm vs inproc, ipc (workload "
+        "num_running=4)"],
+        ["num_running=4"])

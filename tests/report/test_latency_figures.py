@@ -1,0 +1,186 @@
+"""Request latencies (TTFT, TPOT, ITL, E2E): one definition (``metrics.LATENCY_MEANINGS``,
+README's summary-field table), the terminal's Latency table in the report cell for
+cell, ``itl.csv`` required where a case has ITL figures and its impossible values
+left out with a warning, ``wall_s`` defined as it is measured, and an interrupted arm
+named in the captions of a timed replay."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shutil
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from analysis_run import run_bench
+from ipc_bench import cli
+from ipc_bench.analysis.metrics import LATENCY_MEANINGS, TPOT_ITL_DIFFER, WALL_S_MEANING
+from ipc_bench.analysis.results import Results, ResultsError, ResultsWarning, load
+
+README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+
+
+@pytest.fixture(scope="module")
+def timed_run(tmp_path_factory):
+    """A real timed replay of 6 requests of 8 output tokens: (folder, stdout, send id,
+    cached id)."""
+    from test_timed_no_floor import write_trace
+
+    base = tmp_path_factory.mktemp("latency")
+    write_trace(base / "trace.csv")
+    run = base / "run"
+    out = run_bench(run, ["--scenario", "azure-conv-timed", "--trace",
+                          str(base / "trace.csv"), "--max-requests", "6", "--codecs",
+                          "msgpack", "--warmup-steps", "2", "--no-single-process"])
+    cases = json.loads((run / "summary.json").read_text())["cases"]
+    assert [c["policy"] for c in cases] == ["send", "cached"]
+    return run, out, cases[0]["case_id"], cases[1]["case_id"]
+
+
+def _copy(timed_run, tmp_path, change=lambda summary: None) -> Path:
+    run = tmp_path / "run"
+    shutil.copytree(timed_run[0], run)
+    summary = json.loads((run / "summary.json").read_text())
+    change(summary)
+    (run / "summary.json").write_text(json.dumps(summary))
+    return run
+
+
+def _report(run: Path, tmp_path: Path, capsys) -> tuple[int, str, str]:
+    code = cli.main(["report", str(run), "--output", str(tmp_path / "rep")])
+    err = capsys.readouterr().err
+    md = (tmp_path / "rep" / "report.md").read_text() if code == 0 else ""
+    return code, md, err
+
+
+def test_readme_defines_each_latency_once_in_the_words_the_report_gives(timed_run):
+    for name, meaning in LATENCY_MEANINGS.items():
+        keys = ", ".join(f"`{name}_ms_{q}`" for q in ("mean", "p50", "p90", "p99"))
+        assert f"| {keys} | {meaning}; mean, 50th, 90th and 99th percentile in ms " \
+               "(timed replays and `soak`) |" in README
+        assert README.count(meaning) == 1, name
+    assert README.count(TPOT_ITL_DIFFER) == 1
+    assert "TPOT per request, then its mean and percentiles over requests; ITL over " \
+           "all gaps" in README
+    _tpot_averages_requests_and_itl_averages_gaps(timed_run)
+
+
+def test_wall_s_is_defined_as_the_loop_measures_it_everywhere():
+    assert f"| `wall_s` | {WALL_S_MEANING} |" in README
+    assert WALL_S_MEANING.endswith("so there it runs from the first arrival to the last "
+                                   "completion")
+    doc = " ".join(Results.__doc__.split())
+    assert ("wall_s s wall time of the scheduler loop, warm-up included: its start to "
+            "just after its last step; timed replays: first arrival (arrival_s 0) to last "
+            "completion (metrics.WALL_S_MEANING)") in doc
+
+
+def _tpot_averages_requests_and_itl_averages_gaps(timed_run):
+    """The summary's figures are those definitions over the run's own records."""
+    run, _, send, _ = timed_run
+    entry = json.loads((run / "summary.json").read_text())["cases"][0]
+    with open(run / "requests.csv", newline="") as f:
+        reqs = [r for r in csv.DictReader(f) if r["case_id"] == send]
+    with open(run / "itl.csv", newline="") as f:
+        gaps = [float(r["itl_s"]) for r in csv.DictReader(f) if r["case_id"] == send]
+    tpot = [(float(r["e2e_s"]) - float(r["ttft_s"])) / (int(r["num_output_tokens"]) - 1)
+            for r in reqs]
+    assert (len(reqs), len(gaps)) == (6, 6 * 7)  # 8 tokens, 7 gaps a request
+    assert entry["tpot_ms_mean"] == pytest.approx(np.mean(tpot) * 1e3, rel=1e-12)
+    assert entry["itl_ms_mean"] == pytest.approx(np.mean(gaps) * 1e3, rel=1e-12)
+    assert entry["itl_ms_p50"] == pytest.approx(np.percentile(gaps, 50) * 1e3, rel=1e-12)
+
+
+def test_the_report_gives_the_terminals_latency_table(timed_run, tmp_path, capsys):
+    run, out, _, _ = timed_run
+    code, md, err = _report(run, tmp_path, capsys)
+    assert (code, err) == (0, "")
+    title = "Latency (timed replay at 10x real time; TTFT from intended arrival)"
+    printed = out.split(f"\n{title}\n", 1)[1].splitlines()
+    assert printed[0].split("  ")[:1] == ["policy"]
+    rows = [re.split(r"\s{2,}", ln.strip()) for ln in printed[2:4]]
+    assert [r[0] for r in rows] == ["send", "cached"] and len(rows[0]) == 10
+    section = md.split("\n## Latency\n", 1)[1].split("\n## ", 1)[0]
+    assert section.startswith(f"\n{title}.\n\n**trace=azure-conv-timed:6**\n\n"
+                              "| rep | policy | codec | transport | TTFT p50 ms | "
+                              "TTFT p99 ms | TPOT mean ms | ITL p50 ms | ITL p99 ms | "
+                              "E2E p50 ms | E2E p99 ms |\n")
+    for row in rows:
+        assert "| 0 | " + " | ".join(row) + " |" in section
+    for name, meaning in LATENCY_MEANINGS.items():
+        assert f"`{name.upper()}`: {meaning}." in section
+    assert TPOT_ITL_DIFFER in section
+    assert ("- This is a timed replay: arrivals follow the trace's clock, so both policies "
+            "produce the same tokens in about the same wall time and its tokens/s is not a "
+            "throughput comparison; the latencies (the Latency section) are the result.\n"
+            in md)
+
+
+def test_a_missing_itl_csv_is_refused_where_a_case_has_itl_figures(timed_run, tmp_path,
+                                                                    capsys):
+    run = _copy(timed_run, tmp_path)
+    (run / "itl.csv").unlink()
+    code, _, err = _report(run, tmp_path, capsys)
+    assert (code, err) == (2, f"bench.py report: error: {run}: not a complete run folder "
+                              "(no itl.csv)\n")
+    with pytest.raises(ResultsError) as exc:
+        load(run)
+    assert str(exc.value) == f"{run}: not a complete run folder (no itl.csv)"
+
+
+def test_without_itl_figures_no_itl_csv_is_needed_nor_an_itl_panel_named(
+        timed_run, tmp_path, capsys):
+    def drop_itl(summary):
+        for case in summary["cases"]:
+            for key in [k for k in case if k.startswith("itl_ms_")]:
+                del case[key]
+
+    run = _copy(timed_run, tmp_path, drop_itl)
+    (run / "itl.csv").unlink()
+    code, md, err = _report(run, tmp_path, capsys)
+    assert (code, err) == (0, "")
+    assert "**TTFT distribution**\n\n![TTFT distribution](latency_cdfs.png)" in md
+    assert "ITL distribution" not in md
+
+
+def test_a_negative_itl_is_warned_about_and_left_out(timed_run, tmp_path, capsys):
+    _, _, send, _ = timed_run
+    run = _copy(timed_run, tmp_path)
+    lines = (run / "itl.csv").read_text().splitlines()
+    assert lines[1].startswith(f"{send},0,")
+    lines[1] = f"{send},0,-1.0"
+    (run / "itl.csv").write_text("\n".join(lines) + "\n")
+    line = f"{run / 'itl.csv'}: case '{send}' has a negative itl_s (-1) in 1 row (left out)"
+    code, md, err = _report(run, tmp_path, capsys)
+    assert (code, err) == (0, f"bench.py report: warning: {line}\n")
+    assert "at or below 0" not in md
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResultsWarning)
+        loaded = load(run)
+    assert [str(w.message) for w in caught] == [line]
+    itl = loaded.itl[loaded.itl["case_id"] == send]
+    assert (len(itl), float(itl["itl_s"].min()) >= 0) == (41, True)
+
+
+def test_an_interrupted_arm_is_named_not_said_not_to_have_run(timed_run, tmp_path, capsys):
+    _, _, _, cached = timed_run
+
+    def interrupt(summary):
+        summary["cases"][1].update(complete=False, error="interrupted by SIGINT")
+        summary["status"] = "incomplete"
+        summary["problems"] = [f"{cached}: interrupted by SIGINT"]
+
+    run = _copy(timed_run, tmp_path, interrupt)
+    code, md, _ = _report(run, tmp_path, capsys)
+    assert code == 0
+    said = "`cached` did not finish: it ran but is left out, so no other line is set " \
+           "against `send`."
+    captions = [ln for ln in md.splitlines() if ln.startswith(
+        ("Payload bytes per step", "Serializer time", "Output tokens/s of every case",
+         "TTFT (from each"))]
+    assert len(captions) == 4 and all(c.endswith(said) for c in captions), captions
+    assert "Only `send` ran" not in md

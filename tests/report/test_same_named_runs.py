@@ -1,0 +1,65 @@
+"""Runs whose folders share a name are labelled by the shortest end of their paths
+that tells them apart (``results.run_labels``), in every table, heading, figure and
+file name of a report, whatever the order they are given in."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from analysis_run import copy_as_another_run, run_bench
+from ipc_bench import cli
+
+
+def test_labels_are_the_shortest_distinguishing_ends(tmp_path):
+    from ipc_bench.analysis.results import run_labels
+
+    paths = [tmp_path / p for p in ("r/x/run", "r/y/run", "q/x/run", "q/solo")]
+    assert run_labels(paths) == ["r/x/run", "y/run", "q/x/run", "solo"]
+    assert run_labels(paths[::-1]) == ["solo", "q/x/run", "y/run", "r/x/run"]
+    assert run_labels([tmp_path / "a", tmp_path / "b"]) == ["a", "b"]
+
+
+def test_file_names_stay_unique():
+    from ipc_bench.report.blocks import file_slugs
+
+    assert file_slugs(["x/run", "y/run", "x_run", "x run"]) == {
+        "x/run": "x_run", "y/run": "y_run", "x_run": "x_run-2", "x run": "x_run-3"}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """``x/run``, ``y/run`` (another run) and ``x_run``, whose file names would clash."""
+    base = tmp_path_factory.mktemp("same")
+    run_bench(base / "x" / "run", ["--scenario", "decode-steady", "--num-running", "4",
+                                   "--steps", "40", "--warmup-steps", "5", "--codecs",
+                                   "msgpack", "--no-floor", "--no-single-process"])
+    copy_as_another_run(base / "x" / "run", base / "y" / "run")
+    copy_as_another_run(base / "x" / "run", base / "x_run", seconds=30.0)
+    return base
+
+
+def test_a_report_tells_same_named_runs_apart(runs, capsys):
+    out = runs / "rep"
+    assert cli.main(["report", str(runs / "y" / "run"), str(runs / "x" / "run"),
+                     str(runs / "x_run"), "--output", str(out)]) == 0
+    assert capsys.readouterr() == (f"report: {out / 'report.html'}\n", "")
+    md = (out / "report.md").read_text()
+    assert [ln.split(" | ")[0] for ln in md.splitlines()
+            if ln.startswith("| ") and " | decode-steady | " in ln] == [
+        "| y/run", "| x/run", "| x_run"]
+    assert "| workload | arm | codec | y/run | x/run | x_run | x/run / y/run | " \
+           "x_run / y/run |" in md
+    assert re.findall(r"^## Run .*$", md, re.M) == [
+        "## Run y/run (decode-steady)", "## Run x/run (decode-steady)",
+        "## Run x_run (decode-steady)"]
+    assert sorted(p for p in os.listdir(out) if p.endswith(".summary.json")) == [
+        "x_run-2.summary.json", "x_run.summary.json", "y_run.summary.json"]
+    assert "![Bytes per step](x_run-bytes_per_step.png)" in md
+    assert "![Bytes per step](x_run-2-bytes_per_step.png)" in md
+    assert (out / "x_run.summary.json").read_bytes() == \
+        (runs / "x" / "run" / "summary.json").read_bytes()
+    assert (out / "x_run-2.summary.json").read_bytes() == \
+        (runs / "x_run" / "summary.json").read_bytes()
