@@ -925,7 +925,8 @@ def _option_lines(a: dict, b: dict) -> list[tuple[str, bool]]:
     ``a`` and ``b``, ``a``'s value first, each with whether it makes every shared
     workload incomparable (not one of ``_WORKLOAD_OPTIONS``). An option that either
     run's scenario does not take (``options_taken``: ``--steps`` of a replay) is not
-    compared: nothing of it is in effect there. An option left to its
+    compared: nothing of it is in effect there; except ``--model``, since every case
+    runs one (a soak's, which takes no ``--model``, is null). An option left to its
     scenario's default prints as ``default``, followed by the values its cases ran
     with, or its scenario declares, where known (``effective_option``): ``option
     --model differs: torch vs default (null)``, ``option --max-requests differs: 40 vs
@@ -943,7 +944,7 @@ def _option_lines(a: dict, b: dict) -> list[tuple[str, bool]]:
     for name in sorted(set(oa) | set(ob)):
         if name in CASE_SELECTION_OPTIONS:
             continue
-        if any(t is not None and name not in t for t in taken):
+        if name != "model" and any(t is not None and name not in t for t in taken):
             continue  # not an option of a run's scenario: nothing in effect to compare
         ea, eb = effective_option(a, name), effective_option(b, name)
         known = ea is not None and eb is not None

@@ -566,3 +566,16 @@ def test_a_different_number_of_repetitions_is_a_difference_that_marks_its_worklo
     assert unlike == ["num_running=16", "num_running=4"] or unlike == [
         "num_running=4", "num_running=16"]
     assert env.compare_settings(_repeated(2), _repeated(2)) == ([], [])
+
+
+def test_a_soaks_model_is_compared_though_the_soak_takes_no_model_option():
+    """A soak refuses --model (its model is null); against a timed replay given
+    --model fixed-step the model still differs, and the line says so."""
+    timed = {"scenario": "azure-conv-timed", "options": {"model": "fixed-step"},
+             "cases": [{"case_id": "trace=azure-conv-timed:20/send/msgpack#0",
+                        "policy": "send", "model": {"name": "fixed-step"}}]}
+    soak = {"scenario": "soak", "options": {"model": None},
+            "cases": [{"case_id": "trace=soak:100/send/msgpack#0", "policy": "send",
+                       "model": {"name": "null"}}]}
+    assert ("option --model differs: fixed-step vs default (null)", True) in \
+        env._option_lines(timed, soak)
