@@ -120,3 +120,38 @@ def test_the_report_note_of_a_figure_not_drawn_ends_with_one_period(monkeypatch)
     monkeypatch.setattr(plots, "FIGURES", [("throughput", plots.throughput, "Output tokens/s")])
     assert blocks._figure_blocks(results_of(withheld), "") == [
         ("note", f"Output tokens/s: not shown, {NOTE}")]
+
+
+def replicated(policy: str, n: int, n_cores: int) -> dict:
+    """A ``--codecs replicated`` ``--tp`` case whose N replica schedulers take 10 µs per
+    step each (20,000 ns at N = 2)."""
+    return tp_summary(policy, n, n_cores, codec="replicated",
+                      tp_replica_scheduler_ns_all_ranks_per_step=10_000.0 * n)
+
+
+def test_tp_per_step_draws_bytes_of_withheld_cases_but_not_their_replica_times():
+    from ipc_bench.report import blocks
+
+    fig = plots.tp_per_step_figure(results_of([replicated(p, 2, 2) for p in ("send",
+                                                                              "cached")]))
+    assert panel_lines(fig) == [["ipc / replicated / send", "ipc / replicated / cached"], []]
+    assert panel_texts(fig) == [[], ["timings left out\n(why: above)"]]
+    assert fig._suptitle.get_text().replace("\n", " ") == (
+        "Per step against N (tensor-parallel broadcast): bytes written once, and the "
+        "scheduler every replicated rank runs times not drawn for 2 cases: N readers need "
+        "N + 2 free cores, one each for them and the scheduler, a spare for the kernel and "
+        "the harness's threads (N = 2 needs 4); this machine has 2. Bytes and the oracles "
+        "hold.")
+    assert blocks.caption("tp_per_step", plots.drawn(fig)).endswith(
+        "one rank's (dashed) and the N ranks' together (solid), what the machine pays. The "
+        "times of 2 cases are not drawn: N ranks need N + 2 free cores (the title says how "
+        "many this machine has); their bytes are.")
+    fig = plots.tp_per_step_figure(results_of([replicated(p, 2, 16) for p in ("send",
+                                                                               "cached")]))
+    assert panel_lines(fig)[1] == ["ipc / send: N ranks", "ipc / send: one rank",
+                                   "ipc / cached: N ranks", "ipc / cached: one rank"]
+    assert [ln.get_ydata().tolist() for ln in fig.axes[1].lines[:2]] == [[20.0], [10.0]]
+    assert panel_texts(fig) == [[], []]
+    assert blocks.caption("tp_per_step", plots.drawn(fig)).endswith(
+        "one rank's (dashed) and the N ranks' together (solid), what the machine pays.")
+
