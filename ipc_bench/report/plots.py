@@ -1319,6 +1319,23 @@ def _flatten_itl(values) -> list[float]:
     return out
 
 
+def _latency_sources(results) -> dict[str, tuple]:
+    """``{"ttft"|"itl": (table, column, factor to ms)}``: where ``results`` keeps each
+    latency (``latency_columns``; ITL from ``results.itl`` first); ``{}`` without any
+    (not a timed replay)."""
+    req = results.requests
+    cols = latency_columns(req) if not req.empty else {}
+    itl = getattr(results, "itl", None)
+    sources = {}
+    if "ttft" in cols:
+        sources["ttft"] = (req, *cols["ttft"])
+    if itl is not None and len(itl) and "itl_s" in itl.columns:
+        sources["itl"] = (itl, "itl_s", 1e3)
+    elif "itl" in cols:
+        sources["itl"] = (req, *cols["itl"])
+    return sources
+
+
 @_finished_cases
 def latency_cdfs(results):
     """Empirical CDFs of TTFT (per request, from its intended arrival) and ITL (every
@@ -1330,20 +1347,14 @@ def latency_cdfs(results):
     import numpy as np
 
     _one_run(results)
-    results, note = _timed_only(results)
-    req = results.requests
-    cols = latency_columns(req) if not req.empty else {}
-    itl = getattr(results, "itl", None)
-    sources = {}
-    if "ttft" in cols:
-        sources["ttft"] = (req, *cols["ttft"])
-    if itl is not None and len(itl) and "itl_s" in itl.columns:
-        sources["itl"] = (itl, "itl_s", 1e3)
-    elif "itl" in cols:
-        sources["itl"] = (req, *cols["itl"])
-    panels = [k for k in ("ttft", "itl") if k in sources]
-    if not panels:
+    if not _latency_sources(results):  # the first reason: no case has latencies at all
         raise NoData("no per-request latencies (ttft_s, itl.csv): not a timed replay")
+    results, note = _timed_only(results)
+    sources = _latency_sources(results)
+    panels = [k for k in ("ttft", "itl") if k in sources]
+    if not panels:  # only cases whose timings are withheld have latencies
+        raise NoData(note or "no per-request latencies (ttft_s, itl.csv): not a timed "
+                     "replay")
     fig, axes = _figure(1, len(panels), width=5.6 * len(panels) + 0.5, height=4.3)
     nonpositive: dict[str, int] = {}
     for ax, what in zip(axes[0], panels):

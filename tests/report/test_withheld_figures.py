@@ -155,3 +155,10 @@ def test_tp_per_step_draws_bytes_of_withheld_cases_but_not_their_replica_times()
     assert blocks.caption("tp_per_step", plots.drawn(fig)).endswith(
         "one rank's (dashed) and the N ranks' together (solid), what the machine pays.")
 
+
+def test_a_run_without_latencies_says_not_a_timed_replay_before_withheld_timings():
+    withheld = [tp_summary(p, 2, 2) for p in ("send", "cached")]
+    with pytest.raises(plots.NoData) as info:
+        plots.latency_cdfs(results_of(withheld))
+    assert str(info.value) == "no per-request latencies (ttft_s, itl.csv): not a timed replay"
+
