@@ -157,10 +157,13 @@ def _ratio_words(d: dict) -> tuple[str, str]:
 
 def _throughput_caption(d: dict) -> str:
     arms = list(dict.fromkeys(a for a, _ in d["series"]))
-    text = ("Output tokens/s of every case" + _throughput_measure(d)
+    which = "the cases whose timings are published" if d.get("withheld") else "every case"
+    text = (f"Output tokens/s of {which}" + _throughput_measure(d)
             + f", one point per arm and codec: {_listed(arms)}; "
             + ("error bars are 95 % intervals over repetitions." if d.get("repeated")
-               else "one repetition per case, so no error bars."))
+               else "one repetition per case, so no error bars.")
+            + (" The title says which cases are not drawn, and why." if d.get("withheld")
+               else ""))
     if f"{CACHED}/{SEND}" in d["panels"]:
         ratio, verdict = _ratio_words(d)
         text += (f" {'Below' if d.get('stacked') else 'Right'}: {ratio}, "

@@ -162,3 +162,19 @@ def test_a_run_without_latencies_says_not_a_timed_replay_before_withheld_timings
         plots.latency_cdfs(results_of(withheld))
     assert str(info.value) == "no per-request latencies (ttft_s, itl.csv): not a timed replay"
 
+
+def test_the_throughput_caption_does_not_say_every_case_when_some_are_not_drawn():
+    from ipc_bench.report import blocks
+
+    withheld = [tp_summary(p, 2, 2, output_tokens_per_s=70_000.0) for p in ("send", "cached")]
+    kept = [tp_summary(p, 1, 16, case_id=f"{p}-1", workload="broadcast=ipc,num_running=8,tp=1")
+            for p in ("send", "cached")]
+    text = blocks.caption("throughput", plots.drawn(plots.throughput(results_of(withheld
+                                                                                + kept))))
+    assert text.startswith(
+        "Output tokens/s of the cases whose timings are published (tokens sampled in "
+        "counted steps over their busy wall time), one point per arm and codec: `send` and "
+        "`cached`; one repetition per case, so no error bars. The title says which cases "
+        "are not drawn, and why. Right: cached/send")
+    text = blocks.caption("throughput", plots.drawn(plots.throughput(results_of(kept))))
+    assert text.startswith("Output tokens/s of every case (tokens sampled in counted steps")
