@@ -13,6 +13,7 @@ import math
 import re
 from typing import Any, Optional
 
+from ipc_bench.analysis import cores
 from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC
 from ipc_bench.engine.config import CACHED, SEND
@@ -156,10 +157,13 @@ def _ratio_words(d: dict) -> tuple[str, str]:
 
 def _throughput_caption(d: dict) -> str:
     arms = list(dict.fromkeys(a for a, _ in d["series"]))
-    text = ("Output tokens/s of every case" + _throughput_measure(d)
+    which = "the cases whose timings are published" if d.get("withheld") else "every case"
+    text = (f"Output tokens/s of {which}" + _throughput_measure(d)
             + f", one point per arm and codec: {_listed(arms)}; "
             + ("error bars are 95 % intervals over repetitions." if d.get("repeated")
-               else "one repetition per case, so no error bars."))
+               else "one repetition per case, so no error bars.")
+            + (" The title says which cases are not drawn, and why." if d.get("withheld")
+               else ""))
     if f"{CACHED}/{SEND}" in d["panels"]:
         ratio, verdict = _ratio_words(d)
         text += (f" {'Below' if d.get('stacked') else 'Right'}: {ratio}, "
@@ -218,12 +222,7 @@ def _tp_saving_caption(d: dict) -> str:
             "copies it to N connections), the N ranks' decode times summed, and the "
             "median time from the scheduler's send to the last rank having decoded the "
             "step.")
-    n = d.get("withheld") or 0
-    if n:
-        text += (f" The times of {n} case{'' if n == 1 else 's'} are not drawn: N ranks "
-                 "need N + 2 free cores (the title says how many this machine has); "
-                 "their bytes are.")
-    return text
+    return text + _times_withheld(d.get("withheld") or 0)
 
 
 def _tp_per_step_caption(d: dict) -> str:
@@ -233,9 +232,19 @@ def _tp_per_step_caption(d: dict) -> str:
     if d.get("replicated"):
         return text + (", and for --codecs replicated the scheduler every rank runs itself "
                        "(schedule + build + update per step): one rank's (dashed) and the "
-                       "N ranks' together (solid), what the machine pays. Where N + 1 "
-                       "processes outnumber the cores, those times are not comparable.")
+                       "N ranks' together (solid), what the machine pays."
+                       + _times_withheld(d.get("withheld") or 0))
     return text + ". No case ran `--codecs replicated`, so the right panel is empty."
+
+
+def _times_withheld(n: int) -> str:
+    """The caption's sentence on the ``n`` cases whose times a ``--tp`` figure does not
+    draw (``analysis.cores``: N readers on fewer than N + 2 cores); ``""`` for none."""
+    if not n:
+        return ""
+    return (f" The times of {n} case{'' if n == 1 else 's'} are not drawn: N ranks "
+            f"need N + {cores.SPARE_CORES} free cores (the title says how many this machine "
+            "has); their bytes are.")
 
 
 def _latency_caption(d: dict) -> str:

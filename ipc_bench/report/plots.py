@@ -1110,6 +1110,18 @@ _TP_PANELS = (
 )
 
 
+def _times_not_drawn(hidden: list) -> Optional[str]:
+    """The title's line under a figure that draws the bytes of the cases ``hidden``
+    (summaries whose timings are withheld, ``analysis.cores``) but not their times, e.g.
+    ``times not drawn for 2 cases: N readers need N + 2 free cores, ...``; ``None``
+    when ``hidden`` is empty."""
+    note = cores.footnote(hidden)
+    if note:
+        note = note.replace(f"{cores.MARK} timings left out", "times not drawn for "
+                            f"{len(hidden)} case{'s' if len(hidden) > 1 else ''}", 1)
+    return note
+
+
 @_finished_cases
 def tp_saving_figure(results):
     """Send's saving per step against the number of runner ranks N (``--tp``, scenario
@@ -1166,10 +1178,7 @@ def tp_saving_figure(results):
         ax.set_title(title, fontsize="medium")
         ax.grid(True, alpha=0.3)
     _legend(axes[0][0])
-    note = cores.footnote(hidden)
-    if note:
-        note = note.replace(f"{cores.MARK} timings left out", "times not drawn for "
-                            f"{len(hidden)} case{'s' if len(hidden) > 1 else ''}", 1)
+    note = _times_not_drawn(hidden)
     fig.suptitle(_with_note("Send's saving per step against N (tensor-parallel broadcast)",
                             note), fontsize="medium")
     _record(fig, series=lines, panels=[t for _, _, _, t in _TP_PANELS],
@@ -1185,8 +1194,10 @@ def tp_per_step_figure(results):
     draft count K, ``--num-spec-tokens``, where the run has several); right,
     for ``--codecs replicated``, the replica scheduler per step of one rank (dashed:
     ``tp_replica_scheduler_ns_all_ranks_per_step`` / N) and of the N ranks together
-    (solid: what the machine pays). Raises ``ValueError`` when ``results`` holds several
-    runs, ``NoData`` without ``--tp`` cases."""
+    (solid: what the machine pays); the times of cases whose timings are withheld
+    (``analysis.cores``) are not drawn, the title says why and ``drawn``'s ``withheld``
+    counts them. Raises ``ValueError`` when ``results`` holds several runs, ``NoData``
+    without ``--tp`` cases."""
     _one_run(results)
     cases = results.cases
     if "tp" not in cases.columns or "tp_s2r_bytes_written_per_step" not in cases.columns:
@@ -1204,44 +1215,75 @@ def tp_per_step_figure(results):
     several_k = len({k[3] for k in keys}) > 1
     transports = sorted({k[0] for k in keys})
     markers = dict(zip(transports, ("o", "s", "^", "D")))
-    replica = "tp_replica_scheduler_ns_all_ranks_per_step"
-    has_replica = replica in done.columns and done[replica].notna().any()
     for transport, codec, policy, k in keys:
         sel = done[(done["transport"] == transport) & (done["codec"] == codec)
                    & (done["policy"] == policy) & (spec == k)]
         by_n = sel.groupby("tp")
-        ns = [int(n) for n in by_n.groups]
         label = f"{transport} / {codec} / {policy}" + (f" / K={k}" if several_k else "")
-        style = dict(marker=markers.get(transport, "o"), color=policy_color(policy),
-                     linestyle=codec_linestyle(codec))
-        left.plot(ns, list(by_n["tp_s2r_bytes_written_per_step"].mean()), label=label,
-                  **style)
-        if has_replica and codec == "replicated":
-            total = by_n[replica].mean() * 1e-3
-            right.plot(ns, list(total), label=f"{transport} / {policy}: N ranks",
-                       marker=style["marker"], color=style["color"], linestyle="-")
-            right.plot(ns, [t / n for t, n in zip(total, ns)],
-                       label=f"{transport} / {policy}: one rank", marker=style["marker"],
-                       color=style["color"], linestyle="--")
+        left.plot([int(n) for n in by_n.groups],
+                  list(by_n["tp_s2r_bytes_written_per_step"].mean()), label=label,
+                  marker=markers.get(transport, "o"), color=policy_color(policy),
+                  linestyle=codec_linestyle(codec))
+    has_replica, hidden = _replica_panel(right, done.assign(_k=spec), markers)
     ticks = sorted({int(n) for n in done["tp"]})
     left.set_yscale("log")
     left.set_title("bytes the scheduler writes once per step", fontsize="medium")
     left.set_ylabel("bytes per step")
-    right.set_title("replicated: the replica scheduler per step", fontsize="medium")
-    right.set_ylabel("µs per step")
-    if not has_replica:
-        right.text(0.5, 0.5, "no --codecs replicated case", ha="center", va="center",
-                   transform=right.transAxes)
+    if not right.lines:  # the same N as the bytes, though no time is drawn
+        right.set_xlim(left.get_xlim())
     for ax in (left, right):
         ax.set_xticks(ticks)
         ax.set_xlabel("runner ranks N")
         ax.grid(True, alpha=0.3)
         _legend(ax)
-    fig.suptitle("Per step against N (tensor-parallel broadcast): bytes written once, and "
-                 "the scheduler every replicated rank runs", fontsize="medium")
+    note = _times_not_drawn(hidden)
+    fig.suptitle(_with_note("Per step against N (tensor-parallel broadcast): bytes written "
+                            "once, and the scheduler every replicated rank runs", note),
+                 fontsize="medium")
     _record(fig, series=keys, panels=["bytes written once"]
-            + (["replica scheduler"] if has_replica else []), replicated=has_replica)
+            + (["replica scheduler"] if has_replica else []), replicated=has_replica,
+            withheld=len(hidden))
     return fig
+
+
+#: The replica scheduler's time per step, all N ranks together (ns).
+_REPLICA = "tp_replica_scheduler_ns_all_ranks_per_step"
+
+
+def _replica_panel(ax, done, markers: dict) -> tuple[bool, list[dict]]:
+    """Draw on ``ax`` the replica scheduler per step of the ``--codecs replicated``
+    cases of ``done`` (``--tp`` cases, ``_k``: their draft count), µs, means over
+    repetitions: the N ranks' (solid) and one rank's (dashed), one pair of lines per
+    transport, policy and K; the cases whose timings are withheld
+    (``analysis.cores.is_withheld``) are not drawn. Returns ``(whether some case has
+    the time, the summaries of those not drawn)``."""
+    ax.set_title("replicated: the replica scheduler per step", fontsize="medium")
+    ax.set_ylabel("µs per step")
+    has = _REPLICA in done.columns and done[_REPLICA].notna().any()
+    rows = done[done["codec"] == "replicated"].to_dict("records") if has else []
+    rows = [r for r in rows if r.get(_REPLICA) is not None and r[_REPLICA] == r[_REPLICA]]
+    hidden = [r for r in rows if cores.is_withheld(r)]
+    shown = [r for r in rows if not cores.is_withheld(r)]
+    several_k = len({r["_k"] for r in shown}) > 1
+    for key in sorted({(r["transport"], r["policy"], r["_k"]) for r in shown},
+                      key=lambda k: (k[0], policy_rank(k[1]), k[2])):
+        transport, policy, k = key
+        by_n: dict[int, list[float]] = {}
+        for r in shown:
+            if (r["transport"], r["policy"], r["_k"]) == key:
+                by_n.setdefault(int(r["tp"]), []).append(r[_REPLICA] * 1e-3)
+        ns = sorted(by_n)
+        total = [sum(by_n[n]) / len(by_n[n]) for n in ns]
+        name = f"{transport} / {policy}" + (f" / K={k}" if several_k else "")
+        for ys, what, style in ((total, "N ranks", "-"),
+                                ([t / n for t, n in zip(total, ns)], "one rank", "--")):
+            ax.plot(ns, ys, label=f"{name}: {what}", marker=markers.get(transport, "o"),
+                    color=policy_color(policy), linestyle=style)
+    if not shown:
+        ax.text(0.5, 0.5, "timings left out\n(why: above)" if hidden
+                else "no --codecs replicated case", ha="center", va="center",
+                transform=ax.transAxes)
+    return has, hidden
 
 
 _LATENCY_RE = re.compile(r"^(ttft|itl|tpot|e2e)_(ns|us|ms|s)$")
@@ -1277,6 +1319,23 @@ def _flatten_itl(values) -> list[float]:
     return out
 
 
+def _latency_sources(results) -> dict[str, tuple]:
+    """``{"ttft"|"itl": (table, column, factor to ms)}``: where ``results`` keeps each
+    latency (``latency_columns``; ITL from ``results.itl`` first); ``{}`` without any
+    (not a timed replay)."""
+    req = results.requests
+    cols = latency_columns(req) if not req.empty else {}
+    itl = getattr(results, "itl", None)
+    sources = {}
+    if "ttft" in cols:
+        sources["ttft"] = (req, *cols["ttft"])
+    if itl is not None and len(itl) and "itl_s" in itl.columns:
+        sources["itl"] = (itl, "itl_s", 1e3)
+    elif "itl" in cols:
+        sources["itl"] = (req, *cols["itl"])
+    return sources
+
+
 @_finished_cases
 def latency_cdfs(results):
     """Empirical CDFs of TTFT (per request, from its intended arrival) and ITL (every
@@ -1288,20 +1347,14 @@ def latency_cdfs(results):
     import numpy as np
 
     _one_run(results)
-    results, note = _timed_only(results)
-    req = results.requests
-    cols = latency_columns(req) if not req.empty else {}
-    itl = getattr(results, "itl", None)
-    sources = {}
-    if "ttft" in cols:
-        sources["ttft"] = (req, *cols["ttft"])
-    if itl is not None and len(itl) and "itl_s" in itl.columns:
-        sources["itl"] = (itl, "itl_s", 1e3)
-    elif "itl" in cols:
-        sources["itl"] = (req, *cols["itl"])
-    panels = [k for k in ("ttft", "itl") if k in sources]
-    if not panels:
+    if not _latency_sources(results):  # the first reason: no case has latencies at all
         raise NoData("no per-request latencies (ttft_s, itl.csv): not a timed replay")
+    results, note = _timed_only(results)
+    sources = _latency_sources(results)
+    panels = [k for k in ("ttft", "itl") if k in sources]
+    if not panels:  # only cases whose timings are withheld have latencies
+        raise NoData(note or "no per-request latencies (ttft_s, itl.csv): not a timed "
+                     "replay")
     fig, axes = _figure(1, len(panels), width=5.6 * len(panels) + 0.5, height=4.3)
     nonpositive: dict[str, int] = {}
     for ax, what in zip(axes[0], panels):

@@ -10,7 +10,7 @@ broadcast; rank 0 replies.
   20-byte ZMTP frame per rank.
 - The tp-broadcast scenario takes ``--codecs slots,replicated``: its per-case table
   and figure show the bytes written once per step and the replica scheduler per rank
-  and over the N ranks.
+  and over the N ranks (its times only where N + 2 cores publish them).
 - A rank whose state drifts fails the case naming the rank and the step: rank 1's
   replica fed one arrival with one ``max_tokens`` less (its schedule digest check), rank
   1's slot table one token ahead for one request (its input oracle under ``cached``,
@@ -247,9 +247,14 @@ def test_the_scenario_runs_slots_and_replicated(tmp_path, bench_tmpdir):
     assert list(lines["shm-block / slots / cached"].get_ydata()) == pytest.approx(
         [by["slots", "cached", n]["tp_s2r_bytes_written_per_step"] for n in (1, 2)])
     right = {ln.get_label(): ln for ln in fig.axes[1].lines}
-    assert list(right["shm-block / cached: N ranks"].get_ydata()) == pytest.approx(
-        [by["replicated", "cached", n]["tp_replica_scheduler_ns_all_ranks_per_step"] / 1e3
-         for n in (1, 2)])
+    timed = [n for n in (1, 2) if not is_withheld(by["replicated", "cached", n])]
+    if timed:  # the replica times of cases whose timings are withheld are not drawn
+        assert list(right["shm-block / cached: N ranks"].get_ydata()) == pytest.approx(
+            [by["replicated", "cached", n]["tp_replica_scheduler_ns_all_ranks_per_step"]
+             / 1e3 for n in timed])
+    else:
+        assert right == {} and [t.get_text() for t in fig.axes[1].texts] == [
+            "timings left out\n(why: above)"]
     assert all(y for _, y in plots.axis_labels(fig))
 
 

@@ -120,3 +120,61 @@ def test_the_report_note_of_a_figure_not_drawn_ends_with_one_period(monkeypatch)
     monkeypatch.setattr(plots, "FIGURES", [("throughput", plots.throughput, "Output tokens/s")])
     assert blocks._figure_blocks(results_of(withheld), "") == [
         ("note", f"Output tokens/s: not shown, {NOTE}")]
+
+
+def replicated(policy: str, n: int, n_cores: int) -> dict:
+    """A ``--codecs replicated`` ``--tp`` case whose N replica schedulers take 10 µs per
+    step each (20,000 ns at N = 2)."""
+    return tp_summary(policy, n, n_cores, codec="replicated",
+                      tp_replica_scheduler_ns_all_ranks_per_step=10_000.0 * n)
+
+
+def test_tp_per_step_draws_bytes_of_withheld_cases_but_not_their_replica_times():
+    from ipc_bench.report import blocks
+
+    fig = plots.tp_per_step_figure(results_of([replicated(p, 2, 2) for p in ("send",
+                                                                              "cached")]))
+    assert panel_lines(fig) == [["ipc / replicated / send", "ipc / replicated / cached"], []]
+    assert panel_texts(fig) == [[], ["timings left out\n(why: above)"]]
+    assert fig._suptitle.get_text().replace("\n", " ") == (
+        "Per step against N (tensor-parallel broadcast): bytes written once, and the "
+        "scheduler every replicated rank runs times not drawn for 2 cases: N readers need "
+        "N + 2 free cores, one each for them and the scheduler, a spare for the kernel and "
+        "the harness's threads (N = 2 needs 4); this machine has 2. Bytes and the oracles "
+        "hold.")
+    assert blocks.caption("tp_per_step", plots.drawn(fig)).endswith(
+        "one rank's (dashed) and the N ranks' together (solid), what the machine pays. The "
+        "times of 2 cases are not drawn: N ranks need N + 2 free cores (the title says how "
+        "many this machine has); their bytes are.")
+    fig = plots.tp_per_step_figure(results_of([replicated(p, 2, 16) for p in ("send",
+                                                                               "cached")]))
+    assert panel_lines(fig)[1] == ["ipc / send: N ranks", "ipc / send: one rank",
+                                   "ipc / cached: N ranks", "ipc / cached: one rank"]
+    assert [ln.get_ydata().tolist() for ln in fig.axes[1].lines[:2]] == [[20.0], [10.0]]
+    assert panel_texts(fig) == [[], []]
+    assert blocks.caption("tp_per_step", plots.drawn(fig)).endswith(
+        "one rank's (dashed) and the N ranks' together (solid), what the machine pays.")
+
+
+def test_a_run_without_latencies_says_not_a_timed_replay_before_withheld_timings():
+    withheld = [tp_summary(p, 2, 2) for p in ("send", "cached")]
+    with pytest.raises(plots.NoData) as info:
+        plots.latency_cdfs(results_of(withheld))
+    assert str(info.value) == "no per-request latencies (ttft_s, itl.csv): not a timed replay"
+
+
+def test_the_throughput_caption_does_not_say_every_case_when_some_are_not_drawn():
+    from ipc_bench.report import blocks
+
+    withheld = [tp_summary(p, 2, 2, output_tokens_per_s=70_000.0) for p in ("send", "cached")]
+    kept = [tp_summary(p, 1, 16, case_id=f"{p}-1", workload="broadcast=ipc,num_running=8,tp=1")
+            for p in ("send", "cached")]
+    text = blocks.caption("throughput", plots.drawn(plots.throughput(results_of(withheld
+                                                                                + kept))))
+    assert text.startswith(
+        "Output tokens/s of the cases whose timings are published (tokens sampled in "
+        "counted steps over their busy wall time), one point per arm and codec: `send` and "
+        "`cached`; one repetition per case, so no error bars. The title says which cases "
+        "are not drawn, and why. Right: cached/send")
+    text = blocks.caption("throughput", plots.drawn(plots.throughput(results_of(kept))))
+    assert text.startswith("Output tokens/s of every case (tokens sampled in counted steps")
