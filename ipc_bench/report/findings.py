@@ -620,12 +620,15 @@ def _ipc_cost_clause(ratios: dict[str, str]) -> str:
             + what + " there")
 
 
-def _share_findings(cases, where: Where, labels: list[str]) -> list[str]:
+def _share_findings(cases, where: Where, labels: list[str],
+                    method: str = "t") -> list[str]:
     """Send's cost as a share of the step at every running count of each codec (and
     other workload label), one line each, in that order, from ``plots.send_cost_table``:
     the means over repetitions of the SchedulerOutput path's difference and of each
     arm's step, each share the mean difference over the mean of cached's step
-    (``send_cost.mean_share``, the share ``plots.send_cost_share`` draws); cases whose
+    (``send_cost.mean_share``, the share ``plots.send_cost_share`` draws), its interval
+    by ``method``, the run's ``--ci-method`` (none where the method needs more pairs,
+    said so in the pair tables' words, ``send_cost.share_interval``); cases whose
     timings are withheld (``analysis.cores``) are left out."""
     from ipc_bench.analysis.cores import is_withheld
     from ipc_bench.report.plots import S2R_MEDIAN_COLUMN, send_cost_table
@@ -641,20 +644,22 @@ def _share_findings(cases, where: Where, labels: list[str]) -> list[str]:
     for _, g in table.groupby(["codec"] + other, sort=False):
         counts = sorted(g.groupby("workload", sort=False), key=lambda w: w[1]["running"].mean())
         for _, at in counts:  # each workload: one running count
-            line = _share_line(at, where, cases, S2R_MEDIAN_COLUMN in cases.columns)
+            line = _share_line(at, where, cases, S2R_MEDIAN_COLUMN in cases.columns,
+                               method)
             if line:
                 out.append(line)
     return out
 
 
-def _share_line(at, where: Where, cases, s2r_median: bool) -> str:
+def _share_line(at, where: Where, cases, s2r_median: bool, method: str = "t") -> str:
     """``_share_findings``' line of one running count's pairs ``at`` (rows of
-    ``plots.send_cost_table``); '' when they have no SchedulerOutput path's difference."""
+    ``plots.send_cost_table``), intervals by ``method``; '' when they have no
+    SchedulerOutput path's difference."""
     from ipc_bench.analysis.send_cost import (bounds, mean_share, path_difference,
                                               step_difference)
 
-    s2r = mean_share(at["_s2r_diff"], at[CACHED])
-    whole = mean_share(at["diff"], at[CACHED])
+    s2r = mean_share(at["_s2r_diff"], at[CACHED], method)
+    whole = mean_share(at["diff"], at[CACHED], method)
     if s2r.share is None or whole.share is None:
         return ""
     n = len(at)
@@ -664,9 +669,11 @@ def _share_line(at, where: Where, cases, s2r_median: bool) -> str:
     median = ", medians" if s2r_median else ""
     base = f"cached's {s2r.base_ns / 1e3:,.1f} µs {step} step"
     path = (f"send's SchedulerOutput path (build + encode + decode{median}) "
-            + path_difference(s2r.diff_ns, s2r.share, bounds(s2r), base))
+            + path_difference(s2r.diff_ns, s2r.share, bounds(s2r), base, method,
+                              s2r.pairs))
+    longer = step_difference(whole.share, bounds(whole), method, whole.pairs)
     send_step = (f"send's whole {step} step, {(whole.base_ns + whole.diff_ns) / 1e3:,.1f} "
-                 f"µs, {step_difference(whole.share, bounds(whole))}")
+                 f"µs, {longer}")
     return (f"{where(workload)} ({codec}), {path}; {send_step} (noisier; {over})."
             + _oversubscribed(cases, workload, codec))
 
@@ -988,7 +995,8 @@ def findings(results) -> list[str]:
     out.extend(_token_bytes_findings(ok))
     out.extend(_single_process_findings(ok, where))
     if not timed:
-        out.extend(_step_time_findings(cases) or _share_findings(cases, where, results.labels))
+        out.extend(_step_time_findings(cases) or _share_findings(
+            cases, where, results.labels, results_ci_method(results.metadata)))
     if withheld:
         timed_ok = ok[[(w, c, t) not in withheld for w, c, t in
                        zip(ok["workload"], ok["codec"], ok.get("transport", [None] * len(ok)))]]
