@@ -27,9 +27,9 @@ from typing import Any, Callable
 
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC as SINGLE_PROCESS
 from ipc_bench.analysis.stats import (DETECTABLE, INTERVAL_NAMES, ONE_PAIR, RATIO_POINTS,
-                                      arm_geomeans, min_pairs, paired, results_ci_method,
-                                      schedules_differ, summarize_pairs, token_ids_bytes,
-                                      verdict_of)
+                                      arm_geomeans, inconclusive, min_pairs, paired,
+                                      results_ci_method, schedules_differ,
+                                      summarize_pairs, token_ids_bytes, verdict_of)
 from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.report.tables import model_steps
 
@@ -263,13 +263,18 @@ def _time_clause(row: dict[str, Any], saves: str, spends: str, noise: str,
     SchedulerOutput and the ModelRunnerOutput (-28.4 % [-40.0, -15.0] %)``
     (``TIME_CLAUSE_WORDS``). Where that interval holds 0 % the difference is worded as
     noise, never as a saving or cost: ``builds the SchedulerOutput and the
-    ModelRunnerOutput within noise of send's time per step (-3.15 µs, -28.4 % [-58.0,
-    +21.9] %)``; where it excludes 0 % but the mean difference points the other way
-    (pairs of unlike size), or where ``m``, the run's recorded comparison of this metric
-    (``recorded_metrics``), finds no significant difference after Holm's correction
-    (``_holm_unadjusted_note``), no saving or cost either: ``changes build time per
-    step of the SchedulerOutput and the ModelRunnerOutput by -5.0 % [-8.0, -2.0] % (mean
-    difference +0.10 µs)``, with ``; not significant after Holm's correction over 7
+    ModelRunnerOutput within noise of send's time per step (+0.03 µs, +0.2 % [-4.5,
+    +5.2] %)``, or, where that interval also reaches beyond ±10 %
+    (``stats.inconclusive``), inconclusive in the words of the tokens/s verdict
+    (``_inconclusive_clause``): ``changes encode time per step of the SchedulerOutput
+    and the ModelRunnerOutput by +1.4 % [-9.4, +13.4] % (mean difference +0.04 µs,
+    inconclusive: the interval reaches beyond ±10 %, too few repetitions or too noisy to
+    tell a 10 % difference from none)``; where it excludes 0 % but the mean difference
+    points the other way (pairs of unlike size), or where ``m``, the run's recorded
+    comparison of this metric (``recorded_metrics``), finds no significant difference
+    after Holm's correction (``_holm_unadjusted_note``), no saving or cost either:
+    ``changes build time per step of the SchedulerOutput and the ModelRunnerOutput by
+    -5.0 % [-8.0, -2.0] % (mean difference +0.10 µs)``, with ``; not significant after Holm's correction over 7
     timed metrics (p 0.022, adjusted 0.131); the interval is unadjusted`` before its
     closing parenthesis in the second case (``median difference`` for ``--ci-method``
     bootstrap or sign). A row with no interval (one repetition, or too few pairs for
@@ -283,11 +288,14 @@ def _time_clause(row: dict[str, Any], saves: str, spends: str, noise: str,
                 + f" ({_no_interval(row)})")
     change = f"{_pct(row['ratio'])}{interval}"
     lo, hi = row["ratio_low"], row["ratio_high"]
+    point = "mean" if row.get("method", "t") == "t" else "median"
+    if lo <= 1.0 <= hi and inconclusive(lo, hi):
+        return (f"changes {noun} by {change} ({point} difference "
+                f"{-saved_us + 0.0:+.2f} µs{_inconclusive_clause(row)})")
     if lo <= 1.0 <= hi:
         return f"{noise} ({-saved_us + 0.0:+.2f} µs, {change})"
     holm = _holm_unadjusted_note(m, m.get("family_size") or 0) if m else None
     if holm or (hi < 1.0) != (saved_us > 0):
-        point = "mean" if row.get("method", "t") == "t" else "median"
         return (f"changes {noun} by {change} ({point} difference {-saved_us + 0.0:+.2f} µs"
                 + (f"; {holm}" if holm else "") + ")")
     return (saves if saved_us > 0 else spends).format(f"{abs(saved_us):.2f} µs") + \

@@ -1,5 +1,7 @@
 """The findings' share lines give intervals by the run's ``--ci-method``, as the pair
-clauses do (none where the method needs more pairs, said so)."""
+clauses do (none where the method needs more pairs, said so); an encode or build
+clause whose interval holds 0 % but reaches beyond ±10 % says it is inconclusive, as
+the terminal's verdict does."""
 
 from __future__ import annotations
 
@@ -8,6 +10,9 @@ import pandas as pd
 from ipc_bench.analysis.send_cost import mean_share, share_interval
 from ipc_bench.report import findings
 from test_send_cost_one_share import _rows, _where
+
+BOTH = "the SchedulerOutput and the ModelRunnerOutput"
+
 
 def test_the_share_line_with_the_sign_method_and_too_few_pairs_has_no_interval():
     cases = pd.DataFrame(_rows())
@@ -35,3 +40,17 @@ def test_the_share_interval_by_the_sign_method_is_of_the_median_difference():
     assert share_interval((0.01, 0.02)) == (
         " (send - cached: [+1.00, +2.00] %, 95 % Student-t interval)")
     assert share_interval(None, "sign", 1) == ""
+
+
+def test_a_time_clause_within_noise_but_wider_than_ten_percent_is_inconclusive():
+    words = findings.TIME_CLAUSE_WORDS["enc"]
+    wide = dict(n=3, diff=-40.0, ratio=1.014, ratio_low=0.906, ratio_high=1.134,
+                method="t")
+    assert findings._time_clause(wide, *words) == (
+        f"changes encode time per step of {BOTH} by +1.4 % [-9.4, +13.4] % (mean "
+        "difference +0.04 µs, inconclusive: the interval reaches beyond ±10 %, too few "
+        "repetitions or too noisy to tell a 10 % difference from none)")
+    narrow = dict(wide, ratio_low=0.95, ratio_high=1.08)
+    assert findings._time_clause(narrow, *words) == (
+        f"encodes {BOTH} within noise of send's time per step (+0.04 µs, +1.4 % "
+        "[-5.0, +8.0] %)")
