@@ -92,9 +92,14 @@ def _codec_name(codec: str) -> str:
 
 
 def _latency_clause(cases, key: tuple) -> str:
-    """'TTFT p50 a → b ms, p99 ...; ITL ...' for the send/cached arms of ``key``
-    (workload, codec, transport, model), means over their repetitions; an A/A copy
-    (``send'``) or an async arm is not one of them (``_arms``)."""
+    """'latency send → cached: TTFT p50 a → b ms, p99 ...; ITL ...; E2E ...' for the
+    send/cached arms of ``key`` (workload, codec, transport, model), each figure the
+    mean of the arm's per-repetition percentiles in the Latency table's cells
+    (``metrics.metric(...).cell``), with ``(means over 3 repetitions, no interval)``
+    after them when an arm ran more than once; an A/A copy (``send'``) or an async arm
+    is not one of them (``_arms``)."""
+    from ipc_bench.analysis.metrics import metric
+
     workload, codec = key[0], key[1]
     sel = cases[(cases["workload"] == workload) & (cases["codec"] == codec)]
     for col, value in (("transport", key[2]), ("model", key[3])):
@@ -102,7 +107,7 @@ def _latency_clause(cases, key: tuple) -> str:
             sel = sel[sel[col] == value]
     arm = pd.Series(_arms(sel) if len(sel) else [], index=sel.index, dtype=object)
     parts = []
-    for name, label in (("ttft", "TTFT"), ("itl", "ITL"), ("tpot", "TPOT")):
+    for name, label in LATENCY_CLAUSE_FIGURES:
         stats = []
         for q in ("p50", "p99") if name != "tpot" else ("mean",):
             col = f"{name}_ms_{q}"
@@ -111,10 +116,21 @@ def _latency_clause(cases, key: tuple) -> str:
             send = sel.loc[arm == SEND, col].mean()
             cached = sel.loc[arm == CACHED, col].mean()
             if send == send and cached == cached:
-                stats.append(f"{q} {send:.3g} → {cached:.3g} ms")
+                cell = metric(col).cell
+                stats.append(f"{q} {cell(send)} → {cell(cached)} ms")
         if stats:
             parts.append(f"{label} " + ", ".join(stats))
-    return ("latency send → cached: " + "; ".join(parts)) if parts else ""
+    if not parts:
+        return ""
+    counts = sorted({int((arm == SEND).sum()), int((arm == CACHED).sum())})
+    over = ("" if counts[-1] <= 1 else
+            f" (means over {' and '.join(map(str, counts))} repetitions, no interval)")
+    return "latency send → cached: " + "; ".join(parts) + over
+
+
+#: The latencies a timed replay's pair finding gives (all the Latency table's), in order.
+LATENCY_CLAUSE_FIGURES = (("ttft", "TTFT"), ("itl", "ITL"), ("tpot", "TPOT"),
+                          ("e2e", "E2E"))
 
 
 # --------------------------------------------------------------------------------------

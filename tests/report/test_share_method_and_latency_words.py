@@ -1,7 +1,8 @@
 """The findings' share lines give intervals by the run's ``--ci-method``, as the pair
 clauses do (none where the method needs more pairs, said so); an encode or build
 clause whose interval holds 0 % but reaches beyond ±10 % says it is inconclusive, as
-the terminal's verdict does."""
+the terminal's verdict does; a timed replay's latency clause gives E2E too, in the
+Latency table's cells, and says its figures are means over repetitions."""
 
 from __future__ import annotations
 
@@ -54,3 +55,24 @@ def test_a_time_clause_within_noise_but_wider_than_ten_percent_is_inconclusive()
     assert findings._time_clause(narrow, *words) == (
         f"encodes {BOTH} within noise of send's time per step (+0.04 µs, +1.4 % "
         "[-5.0, +8.0] %)")
+
+
+def test_the_latency_clause_gives_e2e_table_cells_and_its_repetitions():
+    figures = {"send": [(3.9, 5.0, 2.6, 2.3, 6.2, 45.5, 380.1), (4.0, 6.44, 2.7, 2.4, 6.3,
+                                                                45.56, 390.1)],
+               "cached": [(4.1, 7.0, 2.66, 2.35, 6.1, 45.0, 370.0), (4.0, 8.0, 2.62,
+                                                                     2.43, 6.2, 46.0,
+                                                                     371.0)]}
+    cols = ("ttft_ms_p50", "ttft_ms_p99", "tpot_ms_mean", "itl_ms_p50", "itl_ms_p99",
+            "e2e_ms_p50", "e2e_ms_p99")
+    rows = [dict(zip(cols, f), policy=p, workload="trace", codec="msgpack",
+                 transport="ipc", repetition=rep)
+            for p, reps in figures.items() for rep, f in enumerate(reps)]
+    key = ("trace", "msgpack", "ipc", None)
+    assert findings._latency_clause(pd.DataFrame(rows), key) == (
+        "latency send → cached: TTFT p50 3.95 → 4.05 ms, p99 5.72 → 7.50 ms; ITL p50 "
+        "2.350 → 2.390 ms, p99 6.250 → 6.150 ms; TPOT mean 2.650 → 2.640 ms; E2E p50 "
+        "45.5 → 45.5 ms, p99 385.1 → 370.5 ms (means over 2 repetitions, no interval)")
+    one = findings._latency_clause(pd.DataFrame([r for r in rows if not r["repetition"]]),
+                                   key)
+    assert one.endswith("E2E p50 45.5 → 45.0 ms, p99 380.1 → 370.0 ms")
