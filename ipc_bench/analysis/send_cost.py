@@ -284,28 +284,39 @@ class MeanShare:
     low: Optional[float] = None     # the mean difference's 95 % t-interval over base_ns
     high: Optional[float] = None
     pairs: int = 0                  # differences the mean is over
+    method: str = "t"               # the interval's method (``--ci-method``)
 
 
-def mean_share(diffs_ns: Iterable[Any], bases_ns: Iterable[Any]) -> MeanShare:
+def mean_share(diffs_ns: Iterable[Any], bases_ns: Iterable[Any],
+               method: str = "t") -> MeanShare:
     """Send's cost as a share of the step over repetitions, the one definition the
     findings, the terminal and ``report.plots.send_cost_share`` give: the mean of the
     per-pair differences ``diffs_ns`` (send - cached, ns) over the mean of the pairs'
     measured steps ``bases_ns`` (cached's, ns) (``share_of_means``), not the mean of the
-    per-pair shares. Its interval is the Student-t 95 % interval of the mean difference
-    (``stats.mean_interval``) over the same mean step, so it is centred on the share;
-    ``None`` with fewer than two differences. Missing values (``None``, NaN) are left
-    out of each mean."""
-    from ipc_bench.analysis.stats import mean_interval
+    per-pair shares. Its interval, by ``method`` (the run's ``--ci-method``), is over
+    the same mean step: ``t``, the Student-t 95 % interval of the mean difference
+    (``stats.mean_interval``), centred on the share; ``bootstrap`` or ``sign``, that
+    method's 95 % interval of the median difference, the interval the pair tables give
+    (``None`` with fewer pairs than the method needs, ``stats.min_pairs``). ``None``
+    with fewer than two differences. Missing values (``None``, NaN) are left out of each
+    mean. Raises ``ValueError`` on an unknown ``method``."""
+    from ipc_bench.analysis.stats import (bootstrap_median_interval, mean_interval,
+                                          min_pairs, sign_interval)
 
     diffs = [v for v in (float_or_none(x) for x in diffs_ns) if v is not None]
     diff, base = _mean(diffs), _mean(bases_ns)
     share = share_of_means(diff, base)
-    if share is None or len(diffs) < 2:
-        return MeanShare(diff, base, share, pairs=len(diffs))
-    _, low, high = mean_interval(diffs)
-    half = (high - low) / 2
-    return MeanShare(diff, base, share, (diff - half) / base, (diff + half) / base,
-                     len(diffs))
+    need = min_pairs(method)
+    if share is None or len(diffs) < max(2, need):
+        return MeanShare(diff, base, share, pairs=len(diffs), method=method)
+    if method == "t":
+        _, low, high = mean_interval(diffs)
+        half = (high - low) / 2
+        low, high = diff - half, diff + half
+    else:
+        interval = sign_interval if method == "sign" else bootstrap_median_interval
+        _, low, high = interval(diffs)
+    return MeanShare(diff, base, share, low / base, high / base, len(diffs), method)
 
 
 def _mean(values: Iterable[Any]) -> Optional[float]:
@@ -344,15 +355,26 @@ def bounds(share: MeanShare) -> Optional[tuple[float, float]]:
     return None if share.low is None or share.high is None else (share.low, share.high)
 
 
-def share_interval(interval: Optional[tuple[float, float]]) -> str:
+def share_interval(interval: Optional[tuple[float, float]], method: str = "t",
+                   pairs: int = 0) -> str:
     """`` (send - cached: [+1.02, +3.40] %, 95 % Student-t interval)`` of a share's
     interval (fractions: ``MeanShare.low``/``high``, signed send - cached over cached's
-    step); '' without one (one repetition)."""
+    step) by ``method`` (``MeanShare.method``; ``bootstrap`` or ``sign``: ``95 %
+    sign-test interval of the median difference``); without one, where ``pairs`` (2 or
+    more) are fewer than ``method`` needs (``stats.min_pairs``), `` (no interval: a
+    sign-test interval needs >= 6 pairs)``, the pair tables' words, else '' (one
+    repetition)."""
+    from ipc_bench.analysis.stats import INTERVAL_NAMES, min_pairs
+
+    name = INTERVAL_NAMES[method]
     if interval is None:
-        return ""
+        need = min_pairs(method)
+        return (f" (no interval: a {name} interval needs >= {need} pairs)"
+                if 2 <= pairs < need else "")
     low, high = interval
+    of = "" if method == "t" else " of the median difference"
     return (f" (send - cached: [{100 * low:+.2f}, {100 * high:+.2f}] %, "
-            f"95 % Student-t interval)")
+            f"95 % {name} interval{of})")
 
 
 def holds_zero(interval: Optional[tuple[float, float]]) -> bool:
@@ -362,31 +384,35 @@ def holds_zero(interval: Optional[tuple[float, float]]) -> bool:
 
 
 def path_difference(diff_ns: float, share: float,
-                    interval: Optional[tuple[float, float]], base: str) -> str:
+                    interval: Optional[tuple[float, float]], base: str,
+                    method: str = "t", pairs: int = 0) -> str:
     """Send's SchedulerOutput path against cached's in words, the same in the terminal's
     share lines and the report's findings: ``costs 1.96 µs per step more than cached's,
     0.03 % of BASE (send - cached: [...] %, ...)``, or, where ``interval`` holds 0
     (``holds_zero``), ``is within noise of cached's: +1.96 µs per step, +0.03 % of
-    BASE ...``. ``diff_ns``: send - cached (ns); ``share``: of the step (fraction)."""
+    BASE ...``. ``diff_ns``: send - cached (ns); ``share``: of the step (fraction);
+    ``method``, ``pairs``: the interval's (``share_interval``)."""
     if holds_zero(interval):
         text = (f"is within noise of cached's: {diff_ns / 1e3:+.2f} µs per step, "
                 f"{100 * share:+.2f} % of {base}")
     else:
         text = f"costs {more_or_less(diff_ns)}, {unsigned_pct(share)} % of {base}"
-    return text + share_interval(interval)
+    return text + share_interval(interval, method, pairs)
 
 
-def step_difference(share: float, interval: Optional[tuple[float, float]]) -> str:
+def step_difference(share: float, interval: Optional[tuple[float, float]],
+                    method: str = "t", pairs: int = 0) -> str:
     """Send's whole step against cached's in words (``share``: send - cached over
     cached's step, a fraction): ``is 41.56 % longer than cached's (send - cached: [...]
     %, ...)`` (or ``shorter``), or, where ``interval`` holds 0, ``is within noise of
-    cached's: +41.56 % (...)``."""
+    cached's: +41.56 % (...)``; ``method``, ``pairs``: the interval's
+    (``share_interval``)."""
     if holds_zero(interval):
         text = f"is within noise of cached's: {100 * share:+.2f} %"
     else:
         text = (f"is {unsigned_pct(share)} % {'longer' if share >= 0 else 'shorter'} than "
                 "cached's")
-    return text + share_interval(interval)
+    return text + share_interval(interval, method, pairs)
 
 
 def _each_once(records: list[dict[str, Any]], key: str) -> list[str]:

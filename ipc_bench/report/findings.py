@@ -27,9 +27,9 @@ from typing import Any, Callable
 
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC as SINGLE_PROCESS
 from ipc_bench.analysis.stats import (DETECTABLE, INTERVAL_NAMES, ONE_PAIR, RATIO_POINTS,
-                                      arm_geomeans, min_pairs, paired, results_ci_method,
-                                      schedules_differ, summarize_pairs, token_ids_bytes,
-                                      verdict_of)
+                                      arm_geomeans, inconclusive, min_pairs, paired,
+                                      results_ci_method, schedules_differ,
+                                      summarize_pairs, token_ids_bytes, verdict_of)
 from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.report.tables import model_steps
 
@@ -92,9 +92,14 @@ def _codec_name(codec: str) -> str:
 
 
 def _latency_clause(cases, key: tuple) -> str:
-    """'TTFT p50 a → b ms, p99 ...; ITL ...' for the send/cached arms of ``key``
-    (workload, codec, transport, model), means over their repetitions; an A/A copy
-    (``send'``) or an async arm is not one of them (``_arms``)."""
+    """'latency send → cached: TTFT p50 a → b ms, p99 ...; ITL ...; E2E ...' for the
+    send/cached arms of ``key`` (workload, codec, transport, model), each figure the
+    mean of the arm's per-repetition percentiles in the Latency table's cells
+    (``metrics.metric(...).cell``), with ``(means over 3 repetitions, no interval)``
+    after them when an arm ran more than once; an A/A copy (``send'``) or an async arm
+    is not one of them (``_arms``)."""
+    from ipc_bench.analysis.metrics import metric
+
     workload, codec = key[0], key[1]
     sel = cases[(cases["workload"] == workload) & (cases["codec"] == codec)]
     for col, value in (("transport", key[2]), ("model", key[3])):
@@ -102,7 +107,7 @@ def _latency_clause(cases, key: tuple) -> str:
             sel = sel[sel[col] == value]
     arm = pd.Series(_arms(sel) if len(sel) else [], index=sel.index, dtype=object)
     parts = []
-    for name, label in (("ttft", "TTFT"), ("itl", "ITL"), ("tpot", "TPOT")):
+    for name, label in LATENCY_CLAUSE_FIGURES:
         stats = []
         for q in ("p50", "p99") if name != "tpot" else ("mean",):
             col = f"{name}_ms_{q}"
@@ -111,10 +116,21 @@ def _latency_clause(cases, key: tuple) -> str:
             send = sel.loc[arm == SEND, col].mean()
             cached = sel.loc[arm == CACHED, col].mean()
             if send == send and cached == cached:
-                stats.append(f"{q} {send:.3g} → {cached:.3g} ms")
+                cell = metric(col).cell
+                stats.append(f"{q} {cell(send)} → {cell(cached)} ms")
         if stats:
             parts.append(f"{label} " + ", ".join(stats))
-    return ("latency send → cached: " + "; ".join(parts)) if parts else ""
+    if not parts:
+        return ""
+    counts = sorted({int((arm == SEND).sum()), int((arm == CACHED).sum())})
+    over = ("" if counts[-1] <= 1 else
+            f" (means over {' and '.join(map(str, counts))} repetitions, no interval)")
+    return "latency send → cached: " + "; ".join(parts) + over
+
+
+#: The latencies a timed replay's pair finding gives (all the Latency table's), in order.
+LATENCY_CLAUSE_FIGURES = (("ttft", "TTFT"), ("itl", "ITL"), ("tpot", "TPOT"),
+                          ("e2e", "E2E"))
 
 
 # --------------------------------------------------------------------------------------
@@ -263,13 +279,18 @@ def _time_clause(row: dict[str, Any], saves: str, spends: str, noise: str,
     SchedulerOutput and the ModelRunnerOutput (-28.4 % [-40.0, -15.0] %)``
     (``TIME_CLAUSE_WORDS``). Where that interval holds 0 % the difference is worded as
     noise, never as a saving or cost: ``builds the SchedulerOutput and the
-    ModelRunnerOutput within noise of send's time per step (-3.15 µs, -28.4 % [-58.0,
-    +21.9] %)``; where it excludes 0 % but the mean difference points the other way
-    (pairs of unlike size), or where ``m``, the run's recorded comparison of this metric
-    (``recorded_metrics``), finds no significant difference after Holm's correction
-    (``_holm_unadjusted_note``), no saving or cost either: ``changes build time per
-    step of the SchedulerOutput and the ModelRunnerOutput by -5.0 % [-8.0, -2.0] % (mean
-    difference +0.10 µs)``, with ``; not significant after Holm's correction over 7
+    ModelRunnerOutput within noise of send's time per step (+0.03 µs, +0.2 % [-4.5,
+    +5.2] %)``, or, where that interval also reaches beyond ±10 %
+    (``stats.inconclusive``), inconclusive in the words of the tokens/s verdict
+    (``_inconclusive_clause``): ``changes encode time per step of the SchedulerOutput
+    and the ModelRunnerOutput by +1.4 % [-9.4, +13.4] % (mean difference +0.04 µs,
+    inconclusive: the interval reaches beyond ±10 %, too few repetitions or too noisy to
+    tell a 10 % difference from none)``; where it excludes 0 % but the mean difference
+    points the other way (pairs of unlike size), or where ``m``, the run's recorded
+    comparison of this metric (``recorded_metrics``), finds no significant difference
+    after Holm's correction (``_holm_unadjusted_note``), no saving or cost either:
+    ``changes build time per step of the SchedulerOutput and the ModelRunnerOutput by
+    -5.0 % [-8.0, -2.0] % (mean difference +0.10 µs)``, with ``; not significant after Holm's correction over 7
     timed metrics (p 0.022, adjusted 0.131); the interval is unadjusted`` before its
     closing parenthesis in the second case (``median difference`` for ``--ci-method``
     bootstrap or sign). A row with no interval (one repetition, or too few pairs for
@@ -283,11 +304,14 @@ def _time_clause(row: dict[str, Any], saves: str, spends: str, noise: str,
                 + f" ({_no_interval(row)})")
     change = f"{_pct(row['ratio'])}{interval}"
     lo, hi = row["ratio_low"], row["ratio_high"]
+    point = "mean" if row.get("method", "t") == "t" else "median"
+    if lo <= 1.0 <= hi and inconclusive(lo, hi):
+        return (f"changes {noun} by {change} ({point} difference "
+                f"{-saved_us + 0.0:+.2f} µs{_inconclusive_clause(row)})")
     if lo <= 1.0 <= hi:
         return f"{noise} ({-saved_us + 0.0:+.2f} µs, {change})"
     holm = _holm_unadjusted_note(m, m.get("family_size") or 0) if m else None
     if holm or (hi < 1.0) != (saved_us > 0):
-        point = "mean" if row.get("method", "t") == "t" else "median"
         return (f"changes {noun} by {change} ({point} difference {-saved_us + 0.0:+.2f} µs"
                 + (f"; {holm}" if holm else "") + ")")
     return (saves if saved_us > 0 else spends).format(f"{abs(saved_us):.2f} µs") + \
@@ -620,12 +644,15 @@ def _ipc_cost_clause(ratios: dict[str, str]) -> str:
             + what + " there")
 
 
-def _share_findings(cases, where: Where, labels: list[str]) -> list[str]:
+def _share_findings(cases, where: Where, labels: list[str],
+                    method: str = "t") -> list[str]:
     """Send's cost as a share of the step at every running count of each codec (and
     other workload label), one line each, in that order, from ``plots.send_cost_table``:
     the means over repetitions of the SchedulerOutput path's difference and of each
     arm's step, each share the mean difference over the mean of cached's step
-    (``send_cost.mean_share``, the share ``plots.send_cost_share`` draws); cases whose
+    (``send_cost.mean_share``, the share ``plots.send_cost_share`` draws), its interval
+    by ``method``, the run's ``--ci-method`` (none where the method needs more pairs,
+    said so in the pair tables' words, ``send_cost.share_interval``); cases whose
     timings are withheld (``analysis.cores``) are left out."""
     from ipc_bench.analysis.cores import is_withheld
     from ipc_bench.report.plots import S2R_MEDIAN_COLUMN, send_cost_table
@@ -641,20 +668,22 @@ def _share_findings(cases, where: Where, labels: list[str]) -> list[str]:
     for _, g in table.groupby(["codec"] + other, sort=False):
         counts = sorted(g.groupby("workload", sort=False), key=lambda w: w[1]["running"].mean())
         for _, at in counts:  # each workload: one running count
-            line = _share_line(at, where, cases, S2R_MEDIAN_COLUMN in cases.columns)
+            line = _share_line(at, where, cases, S2R_MEDIAN_COLUMN in cases.columns,
+                               method)
             if line:
                 out.append(line)
     return out
 
 
-def _share_line(at, where: Where, cases, s2r_median: bool) -> str:
+def _share_line(at, where: Where, cases, s2r_median: bool, method: str = "t") -> str:
     """``_share_findings``' line of one running count's pairs ``at`` (rows of
-    ``plots.send_cost_table``); '' when they have no SchedulerOutput path's difference."""
+    ``plots.send_cost_table``), intervals by ``method``; '' when they have no
+    SchedulerOutput path's difference."""
     from ipc_bench.analysis.send_cost import (bounds, mean_share, path_difference,
                                               step_difference)
 
-    s2r = mean_share(at["_s2r_diff"], at[CACHED])
-    whole = mean_share(at["diff"], at[CACHED])
+    s2r = mean_share(at["_s2r_diff"], at[CACHED], method)
+    whole = mean_share(at["diff"], at[CACHED], method)
     if s2r.share is None or whole.share is None:
         return ""
     n = len(at)
@@ -664,9 +693,11 @@ def _share_line(at, where: Where, cases, s2r_median: bool) -> str:
     median = ", medians" if s2r_median else ""
     base = f"cached's {s2r.base_ns / 1e3:,.1f} µs {step} step"
     path = (f"send's SchedulerOutput path (build + encode + decode{median}) "
-            + path_difference(s2r.diff_ns, s2r.share, bounds(s2r), base))
+            + path_difference(s2r.diff_ns, s2r.share, bounds(s2r), base, method,
+                              s2r.pairs))
+    longer = step_difference(whole.share, bounds(whole), method, whole.pairs)
     send_step = (f"send's whole {step} step, {(whole.base_ns + whole.diff_ns) / 1e3:,.1f} "
-                 f"µs, {step_difference(whole.share, bounds(whole))}")
+                 f"µs, {longer}")
     return (f"{where(workload)} ({codec}), {path}; {send_step} (noisier; {over})."
             + _oversubscribed(cases, workload, codec))
 
@@ -988,7 +1019,8 @@ def findings(results) -> list[str]:
     out.extend(_token_bytes_findings(ok))
     out.extend(_single_process_findings(ok, where))
     if not timed:
-        out.extend(_step_time_findings(cases) or _share_findings(cases, where, results.labels))
+        out.extend(_step_time_findings(cases) or _share_findings(
+            cases, where, results.labels, results_ci_method(results.metadata)))
     if withheld:
         timed_ok = ok[[(w, c, t) not in withheld for w, c, t in
                        zip(ok["workload"], ok["codec"], ok.get("transport", [None] * len(ok)))]]

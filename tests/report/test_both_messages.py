@@ -67,8 +67,9 @@ def _expected(pairs: list[tuple[float, float]], key: str,
               recorded: tuple[dict, int] | None = None) -> str:
     """The clause of ``key``: the mean difference (send - cached, µs) and cached/send's
     geometric mean with its 95 % Student-t interval, as % change; where that interval
-    excludes 0 % but the ``recorded`` comparison (metric, family size) finds no
-    significant difference after Holm's correction, a change that says so."""
+    holds 0 % but reaches beyond ±10 %, an inconclusive change; where it excludes 0 %
+    but the ``recorded`` comparison (metric, family size) finds no significant
+    difference after Holm's correction, a change that says so."""
     saves, spends, noise, changes = WORDS[key]
     diff_us = sum(s - c for s, c in pairs) / len(pairs) / 1e3
     logs = [math.log(c / s) for s, c in pairs]
@@ -79,6 +80,10 @@ def _expected(pairs: list[tuple[float, float]], key: str,
     lo, ratio, hi = math.exp(mean - half), math.exp(mean), math.exp(mean + half)
     change = (f"{100 * (ratio - 1):+.1f} % [{100 * (lo - 1):+.1f}, "
               f"{100 * (hi - 1):+.1f}] %")
+    if lo <= 1.0 <= hi and (lo < 0.9 or hi > 1.1):  # holds 0 %, reaches beyond ±10 %
+        return (f"{changes} {change} (mean difference {-diff_us + 0.0:+.2f} µs, "
+                "inconclusive: the interval reaches beyond ±10 %, too few repetitions or "
+                "too noisy to tell a 10 % difference from none)")
     if lo <= 1.0 <= hi:
         return f"{noise} ({-diff_us + 0.0:+.2f} µs, {change})"
     m, family = recorded or ({}, 0)

@@ -1,0 +1,78 @@
+"""The findings' share lines give intervals by the run's ``--ci-method``, as the pair
+clauses do (none where the method needs more pairs, said so); an encode or build
+clause whose interval holds 0 % but reaches beyond ±10 % says it is inconclusive, as
+the terminal's verdict does; a timed replay's latency clause gives E2E too, in the
+Latency table's cells, and says its figures are means over repetitions."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ipc_bench.analysis.send_cost import mean_share, share_interval
+from ipc_bench.report import findings
+from test_send_cost_one_share import _rows, _where
+
+BOTH = "the SchedulerOutput and the ModelRunnerOutput"
+
+
+def test_the_share_line_with_the_sign_method_and_too_few_pairs_has_no_interval():
+    cases = pd.DataFrame(_rows())
+    lines = findings._share_findings(cases, _where, ["num_running"], "sign")
+    assert lines[0] == (
+        "At 4 running requests (msgpack), send's SchedulerOutput path (build + encode + "
+        "decode, medians) costs 4.00 µs per step more than cached's, 4.00 % of cached's "
+        "100.0 µs median step (no interval: a sign-test interval needs >= 6 pairs); "
+        "send's whole median step, 120.0 µs, is 20.00 % longer than cached's (no "
+        "interval: a sign-test interval needs >= 6 pairs) (noisier; means over 2 "
+        "repetitions of each case's figures).")
+    boot = findings._share_findings(cases, _where, ["num_running"], "bootstrap")[1]
+    assert "(no interval: a percentile-bootstrap interval needs >= 34 pairs)" in boot
+    assert "Student-t" not in boot
+
+
+def test_the_share_interval_by_the_sign_method_is_of_the_median_difference():
+    diffs = [1_000.0, 2_000.0, 3_000.0, 4_000.0, 5_000.0, 30_000.0]
+    m = mean_share(diffs, [100_000.0] * 6, "sign")
+    # 6 pairs: the sign-test interval is [x_(1), x_(6)], over the mean step
+    assert (m.share, m.low, m.high, m.pairs, m.method) == (0.075, 0.01, 0.3, 6, "sign")
+    assert share_interval((m.low, m.high), m.method, m.pairs) == (
+        " (send - cached: [+1.00, +30.00] %, 95 % sign-test interval of the median "
+        "difference)")
+    assert share_interval((0.01, 0.02)) == (
+        " (send - cached: [+1.00, +2.00] %, 95 % Student-t interval)")
+    assert share_interval(None, "sign", 1) == ""
+
+
+def test_a_time_clause_within_noise_but_wider_than_ten_percent_is_inconclusive():
+    words = findings.TIME_CLAUSE_WORDS["enc"]
+    wide = dict(n=3, diff=-40.0, ratio=1.014, ratio_low=0.906, ratio_high=1.134,
+                method="t")
+    assert findings._time_clause(wide, *words) == (
+        f"changes encode time per step of {BOTH} by +1.4 % [-9.4, +13.4] % (mean "
+        "difference +0.04 µs, inconclusive: the interval reaches beyond ±10 %, too few "
+        "repetitions or too noisy to tell a 10 % difference from none)")
+    narrow = dict(wide, ratio_low=0.95, ratio_high=1.08)
+    assert findings._time_clause(narrow, *words) == (
+        f"encodes {BOTH} within noise of send's time per step (+0.04 µs, +1.4 % "
+        "[-5.0, +8.0] %)")
+
+
+def test_the_latency_clause_gives_e2e_table_cells_and_its_repetitions():
+    figures = {"send": [(3.9, 5.0, 2.6, 2.3, 6.2, 45.5, 380.1), (4.0, 6.44, 2.7, 2.4, 6.3,
+                                                                45.56, 390.1)],
+               "cached": [(4.1, 7.0, 2.66, 2.35, 6.1, 45.0, 370.0), (4.0, 8.0, 2.62,
+                                                                     2.43, 6.2, 46.0,
+                                                                     371.0)]}
+    cols = ("ttft_ms_p50", "ttft_ms_p99", "tpot_ms_mean", "itl_ms_p50", "itl_ms_p99",
+            "e2e_ms_p50", "e2e_ms_p99")
+    rows = [dict(zip(cols, f), policy=p, workload="trace", codec="msgpack",
+                 transport="ipc", repetition=rep)
+            for p, reps in figures.items() for rep, f in enumerate(reps)]
+    key = ("trace", "msgpack", "ipc", None)
+    assert findings._latency_clause(pd.DataFrame(rows), key) == (
+        "latency send → cached: TTFT p50 3.95 → 4.05 ms, p99 5.72 → 7.50 ms; ITL p50 "
+        "2.350 → 2.390 ms, p99 6.250 → 6.150 ms; TPOT mean 2.650 → 2.640 ms; E2E p50 "
+        "45.5 → 45.5 ms, p99 385.1 → 370.5 ms (means over 2 repetitions, no interval)")
+    one = findings._latency_clause(pd.DataFrame([r for r in rows if not r["repetition"]]),
+                                   key)
+    assert one.endswith("E2E p50 45.5 → 45.0 ms, p99 380.1 → 370.0 ms")
