@@ -23,6 +23,8 @@ from ipc_bench.cli import run as cli_run
 from ipc_bench.harness.scenario import discover
 
 DS = ["--scenario", "decode-steady"]
+#: CPUs this process may run on (the tp-broadcast refusals name them)
+CORES = len(os.sched_getaffinity(0))
 
 #: (argv, the exact error after "bench.py: error: ")
 OPTION_CASES = [
@@ -253,15 +255,18 @@ OPTION_CASES = [
      "states over gloo: drop --transport tcp"),
     (["--scenario", "tp-broadcast", "--tp", "2", "--transport", "shm"],
      "scenario tp-broadcast broadcasts each SchedulerOutput to its ranks over each transport "
-     "of --tp-transports (default ipc, shm-block, shm): drop --transport shm (--tp-transports "
+     f"of --tp-transports (default ipc and shm-block, and shm for --tp N where N + 1 cores "
+     f"are available: {CORES} here): drop --transport shm (--tp-transports "
      "shm runs that broadcast alone)"),
     (["--scenario", "tp-broadcast", "--transport", "shm-block", "--tp-transports", "ipc"],
      "scenario tp-broadcast broadcasts each SchedulerOutput to its ranks over each transport "
-     "of --tp-transports (default ipc, shm-block, shm): drop --transport shm-block "
+     f"of --tp-transports (default ipc and shm-block, and shm for --tp N where N + 1 cores "
+     f"are available: {CORES} here): drop --transport shm-block "
      "(--tp-transports shm-block runs that broadcast alone)"),
     (["--scenario", "tp-broadcast", "--tp", "2", "--transport", "tcp"],
      "scenario tp-broadcast broadcasts each SchedulerOutput to its ranks over each transport "
-     "of --tp-transports (default ipc, shm-block, shm), over tcp only to ranks started by "
+     f"of --tp-transports (default ipc and shm-block, and shm for --tp N where N + 1 cores "
+     f"are available: {CORES} here), over tcp only to ranks started by "
      "hand (--remote-runners): drop --transport tcp"),
     (["--scenario", "pp", "--model", "torch", "--model-preset", "tiny", "--pp", "1,4"],
      "--pp 4: the tiny preset has 2 layers, fewer than the stages (each stage holds at "
