@@ -844,14 +844,18 @@ def _not_compared_notes(where: str, groups: dict[Any, list[dict[str, Any]]]) -> 
 
 
 def stopped_at_limit(max_steps: int) -> str:
-    """Why a steady case counted fewer steps than ``--steps`` asked, and what to raise:
+    """Why a steady case counted fewer steps than ``--steps`` asked, and what to change:
     it reached its cap of ``max_steps`` steps in all (``scenario.steady_max_steps``:
     the warm-up, the first prompts' prefill, the counted steps and an allowance for
-    the mixed steps between them)."""
+    the mixed steps between them). Outputs average 1,280 tokens
+    (``STEADY_OUTPUT_LEN_RANGE``): a batch of thousands finishes requests at nearly
+    every step, so nearly every step is mixed."""
     return (f"the case stopped at its limit of {max_steps:,} steps in all, the others "
             f"mixed steps (the first prompts prefilling, replacements prefilling, "
             f"preemptions); raise --max-num-batched-tokens (the prompts prefill in fewer "
-            f"steps) or --warmup-steps (each warm-up step raises the limit by one)")
+            f"steps) or --warmup-steps (each warm-up step raises the limit by one), or "
+            f"lower --num-running (B requests see about B / 1,280 finishes a step, and "
+            f"the step after one prefills its replacement)")
 
 
 def no_counted_steps_warning(summary: dict[str, Any]) -> str:

@@ -63,7 +63,8 @@ def test_the_cap_on_the_steps_in_all_leaves_room_and_warns_when_reached():
         "99 steps in all, the others mixed steps (the first prompts prefilling, "
         "replacements prefilling, preemptions); raise --max-num-batched-tokens (the "
         "prompts prefill in fewer steps) or --warmup-steps (each warm-up step raises the "
-        "limit by one)"]
+        "limit by one), or lower --num-running (B requests see about B / 1,280 finishes a "
+        "step, and the step after one prefills its replacement)"]
     assert noise_warnings(dict(summary, num_steps=50)) == [
         "only 50 counted steps (< 100): figures are rough"]
 
@@ -106,4 +107,5 @@ def test_a_case_stopped_at_its_cap_before_counting_says_what_to_raise():
         "limit of 371 steps in all, the others mixed steps (the first prompts prefilling, "
         "replacements prefilling, preemptions); raise --max-num-batched-tokens (the "
         "prompts prefill in fewer steps) or --warmup-steps (each warm-up step raises the "
-        "limit by one)"]
+        "limit by one), or lower --num-running (B requests see about B / 1,280 finishes a "
+        "step, and the step after one prefills its replacement)"]
