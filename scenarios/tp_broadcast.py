@@ -85,11 +85,13 @@ def check_transport(opts: ScenarioOptions) -> None:
     """Refuse ``--transport`` other than the default ipc (``ConfigError``, one line):
     the broadcast's transports are ``--tp-transports``' (``transports_for``), and tcp's
     is for ranks started by hand (``--remote-runners``, which needs ``--transport tcp``),
-    so ``--transport`` would otherwise be ignored without a word."""
+    so ``--transport`` would otherwise be ignored without a word. The line names the
+    default as ``transports_for`` decides it, with this machine's cores."""
     if opts.remote_runners or opts.transport == "ipc":
         return
     why = (f"scenario {NAME} broadcasts each SchedulerOutput to its ranks over each "
-           f"transport of --tp-transports (default {', '.join(TRANSPORTS)})")
+           f"transport of --tp-transports (default ipc and shm-block, and shm for --tp N "
+           f"where N + 1 cores are available: {cores()} here)")
     if opts.transport in TRANSPORTS:
         raise ConfigError(f"{why}: drop --transport {opts.transport} (--tp-transports "
                           f"{opts.transport} runs that broadcast alone)")

@@ -20,6 +20,7 @@ Format history:
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -203,9 +204,42 @@ def capture_paths(run_dir: str | os.PathLike) -> list[Path]:
     folder = Path(run_dir) / MESSAGES_DIR
     paths = sorted(folder.glob("*.msgpack")) if folder.is_dir() else []
     if not paths:
-        raise CaptureError(f"no captured messages in {folder} (run a scenario first; "
-                           "messages are kept for repetition 0 of each case)")
+        raise CaptureError(f"no captured messages in {folder}: {why_no_captures(run_dir)}")
     return paths
+
+
+#: The scenarios whose cases stream their records (``CaseSpec.stream``) and so keep no
+#: messages (``cli.execute``: a case keeps them at repetition 0 unless streamed).
+STREAMED_SCENARIOS = ("soak",)
+#: Which cases keep messages, said when a run has none.
+CAPTURE_RULE = ("repetition 0 of each case keeps its counted steps' messages when it "
+                "finishes, except the streamed cases of soak")
+
+
+def why_no_captures(run_dir: str | os.PathLike) -> str:
+    """Why the run folder ``run_dir`` holds no captured messages, from its
+    ``summary.json`` (one clause): a streamed scenario (``STREAMED_SCENARIOS``), or,
+    followed by ``CAPTURE_RULE``, a run stopped or failed before a case finished, or
+    finished cases none of which kept messages; a folder without a readable
+    ``summary.json`` is said not to be a run folder."""
+    try:
+        summary = json.loads((Path(run_dir) / "summary.json").read_text())
+        scenario = (summary.get("metadata") or {}).get("scenario")
+        cases = list(summary.get("cases") or [])
+        status = summary.get("status")
+    except (OSError, ValueError, AttributeError, TypeError):
+        return ("not a run folder (no readable summary.json): give the folder a "
+                "scenario's run wrote")
+    if scenario in STREAMED_SCENARIOS:
+        return (f"scenario {scenario} streams its cases' records to the run folder and "
+                f"keeps no messages (the other scenarios keep them for repetition 0 of "
+                f"each case)")
+    if not cases:
+        how = {"incomplete": "was stopped", "failed": "failed"}.get(status, "ended")
+        return f"the run {how} before any case finished; {CAPTURE_RULE}"
+    n = len(cases)
+    return (f"none of the run's {n:,} finished case{'' if n == 1 else 's'} kept "
+            f"messages; {CAPTURE_RULE}")
 
 
 def load_captures(run_dir: str | os.PathLike) -> list[CaptureFile]:

@@ -384,13 +384,17 @@ def _run_arm_process(cmd: list[str], on_done: Callable[[dict], None], verbose: b
 
 def _output_dir(ns: argparse.Namespace, arms: list[str]) -> Path:
     """Create the output folder and remove this command's earlier files from it
-    (pyperf files of these arms, ``in_loop_vs_pyperf.json``)."""
+    (pyperf files of these arms, ``in_loop_vs_pyperf.json``); ``MicrobenchError``:
+    ``output path PATH exists and is not a folder`` (as run and report say), else
+    ``cannot write to PATH: REASON``."""
     out_dir = Path(ns.output) if ns.output else Path(ns.run_dir) / "microbench"
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         for name in [arm_file_name(a) for a in arms] + ["in_loop_vs_pyperf.json"]:
             (out_dir / name).unlink(missing_ok=True)
     except OSError as exc:
+        if out_dir.exists() and not out_dir.is_dir():  # a file, /dev/null
+            raise MicrobenchError(f"output path {out_dir} exists and is not a folder") from None
         raise MicrobenchError(f"cannot write to {out_dir}: {exc.strerror}") from None
     return out_dir
 

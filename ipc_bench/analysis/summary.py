@@ -815,6 +815,8 @@ def no_step_counted(summaries: list[dict[str, Any]],
         else:
             why = (f"{total:,} steps, {warm:,} in the warm-up, none of the rest of the kind "
                    "this scenario counts; its per-step figures are absent")
+            if s.get("max_steps") and total >= s["max_steps"]:
+                why += ": " + stopped_at_limit(s["max_steps"])
         problems.append(f"{s['case_id']} counted no step: {why}")
     return problems
 
@@ -839,6 +841,21 @@ def _not_compared_notes(where: str, groups: dict[Any, list[dict[str, Any]]]) -> 
         notes.append(f"token streams not compared in {where}: schedules differ between "
                      f"{parts}")
     return notes
+
+
+def stopped_at_limit(max_steps: int) -> str:
+    """Why a steady case counted fewer steps than ``--steps`` asked, and what to change:
+    it reached its cap of ``max_steps`` steps in all (``scenario.steady_max_steps``:
+    the warm-up, the first prompts' prefill, the counted steps and an allowance for
+    the mixed steps between them). Outputs average 1,280 tokens
+    (``STEADY_OUTPUT_LEN_RANGE``): a batch of thousands finishes requests at nearly
+    every step, so nearly every step is mixed."""
+    return (f"the case stopped at its limit of {max_steps:,} steps in all, the others "
+            f"mixed steps (the first prompts prefilling, replacements prefilling, "
+            f"preemptions); raise --max-num-batched-tokens (the prompts prefill in fewer "
+            f"steps) or --warmup-steps (each warm-up step raises the limit by one), or "
+            f"lower --num-running (B requests see about B / 1,280 finishes a step, and "
+            f"the step after one prefills its replacement)")
 
 
 def no_counted_steps_warning(summary: dict[str, Any]) -> str:
@@ -1069,9 +1086,8 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
     asked = summary.get("counted_steps_asked")
     if (asked and n < asked and summary.get("complete") and summary.get("max_steps")
             and summary.get("instrumentation") != "totals"):  # (it counts no step)
-        warnings.append(f"{n} of the {asked} counted steps asked for (--steps): the case "
-                        f"stopped at its limit of {summary['max_steps']:,} steps in all, "
-                        f"the others mixed steps (replacements prefilling, preemptions)")
+        warnings.append(f"{n} of the {asked} counted steps asked for (--steps): "
+                        + stopped_at_limit(summary['max_steps']))
     floor = floor_below_one_warning(summary)
     if floor:
         warnings.append(floor)

@@ -318,7 +318,8 @@ def _add_trace_options(p: argparse.ArgumentParser) -> None:
                    % (MIN_LOGICAL_STEP_MS, MAX_TIMEOUT_S * 1e3))
     p.add_argument("--trace-speedup", type=_float_in(MAX_SPEEDUP), metavar="X",
                    help="timed replays: arrivals at X times real time (default 10; the "
-                        "replay may last at most 24 h)")
+                        "run's timed replays, every case and repetition, may last at most "
+                        "24 h in all)")
 
 
 def _add_arm_options(p: argparse.ArgumentParser) -> None:

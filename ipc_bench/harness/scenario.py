@@ -18,6 +18,7 @@ needs), never from another scenario.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import os
@@ -28,7 +29,7 @@ import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 import msgspec
 
@@ -593,18 +594,60 @@ def _count(n: int, word: str) -> str:
     return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
-def steady_max_steps(b: int, steps: int, warmup: int) -> int:
+def steady_prefill_steps(prompt_lens: Sequence[int], max_num_batched_tokens: int) -> int:
+    """The steps ``Scheduler.schedule`` takes to compute the prompts of ``prompt_lens``
+    (tokens, in arrival order), all arriving at step 0, under a budget of
+    ``max_num_batched_tokens`` tokens a step, ``max_num_seqs`` at least their number
+    (``steady_scheduler_config``) and a cache that holds them all
+    (``check_steady_cache``): each step the requests whose prompt is computed decode
+    one token each, then the budget left goes to the prompts in order (chunked
+    prefill), so the step that computes the last prompt's last token is the one
+    returned (0 for no prompt). Exact for one stage without drafts; a decode that
+    takes drafts leaves less budget, and ``steady_case`` scales it for ``--pp``.
+    Raises ``ValueError`` when the budget is smaller than the prompts' number (the
+    decodes would take it all)."""
+    n = len(prompt_lens)
+    if n and max_num_batched_tokens < n:
+        raise ValueError(f"a budget of {max_num_batched_tokens} tokens cannot prefill "
+                         f"{n} prompts while the others decode")
+    left = list(prompt_lens)
+    done = steps = 0  # requests whose prompt is computed; steps taken
+    while done < n:
+        steps += 1
+        budget = max_num_batched_tokens - done  # one token per decoding request
+        finished = done
+        while budget > 0 and finished < n:
+            take = min(left[finished], budget)
+            left[finished] -= take
+            budget -= take
+            if left[finished] == 0:
+                finished += 1
+        done = finished
+    return steps
+
+
+def steady_max_steps(b: int, steps: int, warmup: int, prefill_steps: int = 0) -> int:
     """The cap on the steps in all of a steady case of ``b`` requests, ``steps`` counted
-    and ``warmup`` warm-up steps. With a cache that holds every request at once
+    and ``warmup`` warm-up steps, whose ``b`` first prompts take ``prefill_steps``
+    steps (``steady_prefill_steps``; mixed steps, counted in full even where the
+    warm-up covers them). With a cache that holds every request at once
     (``check_steady_cache``, which takes this cap as its horizon) no request is
-    preempted, so the only uncounted steps after the warm-up are the mixed steps of a
-    finished request's replacement, one per finish at most. Outputs average 1,280
-    tokens (``STEADY_OUTPUT_LEN_RANGE``), so ``steps`` steps see about
+    preempted, so the only uncounted steps after the warm-up and the prefill are the
+    mixed steps of a finished request's replacement, one per finish at most. Outputs
+    average 1,280 tokens (``STEADY_OUTPUT_LEN_RANGE``), so ``steps`` steps see about
     ``steps * b / 1,280`` finishes; the cap allows twice ``steps * b // 1000 + 10``
     (measured: 558 mixed steps for B = 256 and 136 for B = 64 at 3,000 counted steps,
     against 1,556 and 404 allowed). A case that reaches it counted fewer steps than
     asked, and its summary warns."""
-    return warmup + steps + 2 * (steps * b // 1000 + 10)
+    return warmup + prefill_steps + steps + 2 * (steps * b // 1000 + 10)
+
+
+@functools.lru_cache(maxsize=64)
+def _steady_prefill(b: int, seed: int, max_num_batched_tokens: int) -> int:
+    """``steady_prefill_steps`` of the ``b`` first prompts of the steady workload of
+    ``seed`` (cached: every policy, codec and repetition of a grid asks)."""
+    lens = SteadyDecodeWorkload(b, seed=seed, vocab_size=2).initial_prompt_lens()
+    return steady_prefill_steps(lens, max_num_batched_tokens)
 
 
 def steady_case(opts: ScenarioOptions, scenario: str, labels: dict[str, Any], policy: str,
@@ -623,15 +666,19 @@ def steady_case(opts: ScenarioOptions, scenario: str, labels: dict[str, Any], po
     with ``check_steady_cache``); ``opts`` gives the seed,
     request-id format, floor and process settings (transport, timeouts, host)."""
     b = labels["num_running"]
+    scheduler = steady_scheduler_config(opts, b)
+    # N stages schedule each request every N steps at most (engine.pipeline)
+    prefill = _steady_prefill(b, opts.seed, scheduler.max_num_batched_tokens) * labels.get(
+        "pp", 1)
     return CaseSpec(
         scenario=scenario, labels=labels, policy=policy, codec=codec,
-        scheduler=steady_scheduler_config(opts, b),
+        scheduler=scheduler,
         model=model,
         make_workload=lambda: SteadyDecodeWorkload(b, seed=opts.seed,
                                                    vocab_size=model.vocab_size,
                                                    req_id_format=opts.req_id_format,
                                                    token_ids=model.token_ids),
-        warmup_steps=warmup, max_steps=steady_max_steps(b, steps, warmup),
+        warmup_steps=warmup, max_steps=steady_max_steps(b, steps, warmup, prefill),
         counted_steps=steps, count="decode_only", floor=opts.floor,
         no_floor=not opts.floor, repetition=rep,
         **opts.process_settings())

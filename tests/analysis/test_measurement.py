@@ -143,8 +143,33 @@ def test_microbench_without_messages(tmp_path):
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert proc.stderr.strip() == (
-        f"bench.py microbench: error: no captured messages in {tmp_path / 'messages'} "
-        "(run a scenario first; messages are kept for repetition 0 of each case)")
+        f"bench.py microbench: error: no captured messages in {tmp_path / 'messages'}: "
+        "the run ended before any case finished; " + RULE)
+
+
+#: Which cases keep messages (``capture.CAPTURE_RULE``), as said when a run has none.
+RULE = ("repetition 0 of each case keeps its counted steps' messages when it finishes, "
+        "except the streamed cases of soak")
+
+
+@pytest.mark.parametrize("summary,why", [
+    ({"status": "complete", "metadata": {"scenario": "soak"}, "cases": [{}]},
+     "scenario soak streams its cases' records to the run folder and keeps no messages "
+     "(the other scenarios keep them for repetition 0 of each case)"),
+    ({"status": "incomplete", "metadata": {"scenario": "decode-steady"}, "cases": []},
+     "the run was stopped before any case finished; " + RULE),
+    ({"status": "failed", "metadata": {"scenario": "decode-steady"}, "cases": []},
+     "the run failed before any case finished; " + RULE),
+    ({"status": "complete", "metadata": {"scenario": "overhead"}, "cases": [{}, {}]},
+     "none of the run's 2 finished cases kept messages; " + RULE),
+])
+def test_microbench_says_why_a_run_has_no_messages(tmp_path, summary, why):
+    (tmp_path / "summary.json").write_text(json.dumps(summary))
+    proc = subprocess.run([sys.executable, "bench.py", "microbench", str(tmp_path)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stderr) == (
+        2, f"bench.py microbench: error: no captured messages in {tmp_path / 'messages'}: "
+           f"{why}\n")
 
 
 def test_sample_indices_and_slugs():
@@ -162,3 +187,10 @@ def test_req_id_formats():
     assert make_req_id(0, 7, "chatcmpl")[9:] == make_req_id(0, 7)[5:-2]
     with pytest.raises(ValueError, match="unknown request-id format 'uuid'"):
         make_req_id(0, 7, "uuid")
+
+
+def test_a_folder_without_a_summary_is_not_a_run_folder(tmp_path):
+    from ipc_bench.analysis.capture import why_no_captures
+
+    assert why_no_captures(tmp_path) == (
+        "not a run folder (no readable summary.json): give the folder a scenario's run wrote")

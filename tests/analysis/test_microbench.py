@@ -225,3 +225,14 @@ def test_results_that_cannot_be_written_exit_1_as_a_runs_do(monkeypatch, capsys,
     assert cli_microbench.main([str(tmp_path), "--num-running", "1"]) == 1
     assert capsys.readouterr().err == ("bench.py microbench: error: cannot write "
                                        "/x/in_loop_vs_pyperf.json: No space left on device\n")
+
+
+@pytest.mark.parametrize("where", ["file", "/dev/null"])
+def test_an_output_that_is_not_a_folder_is_refused_as_run_and_report_say(run_dir, tmp_path,
+                                                                          where):
+    out = tmp_path / "f" if where == "file" else Path(where)
+    if where == "file":
+        out.write_text("x")
+    proc = _microbench([run_dir, "--output", out, *QUICK], timeout=60)
+    assert (proc.returncode, proc.stderr) == (
+        2, f"bench.py microbench: error: output path {out} exists and is not a folder\n")

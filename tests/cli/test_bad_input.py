@@ -23,6 +23,8 @@ from ipc_bench.cli import run as cli_run
 from ipc_bench.harness.scenario import discover
 
 DS = ["--scenario", "decode-steady"]
+#: CPUs this process may run on (the tp-broadcast refusals name them)
+CORES = len(os.sched_getaffinity(0))
 
 #: (argv, the exact error after "bench.py: error: ")
 OPTION_CASES = [
@@ -110,17 +112,17 @@ OPTION_CASES = [
     (DS + ["--max-model-len", "100"],
      "max_model_len 100 must exceed decode-steady's longest prompt (256 tokens)"),
     # a steady batch's KV cache holds all of its requests at the most each reaches in
-    # the case (up to max_steps = warm-up + steps + 2 * (steps * B // 1000 + 10)), or it is
-    # refused; 256 prompt tokens + 1 a step (+ K with drafts), 2,303 at most
+    # the case (up to max_steps = warm-up + prefill + steps + 2 * (steps * B // 1000 +
+    # 10)), or it is refused; 256 prompt tokens + 1 a step (+ K with drafts), 2,303 at most
     (DS + ["--num-running", "16", "--num-blocks", "10"],
      "--num-running 16 needs 1,408 KV blocks (16 requests x 88 blocks of 16 tokens: each "
-     "reaches up to 1,407 tokens in up to 1,152 steps, warm-up included) and the cache has "
+     "reaches up to 1,408 tokens in up to 1,153 steps, warm-up included) and the cache has "
      "10: a steady batch holds every request at once, and one that must preempt runs fewer "
      "requests than asked; give --num-blocks 1,408 or more"),
     (DS + ["--num-running", "256", "--num-blocks", "1000", "--steps", "200", "--codecs",
            "msgpack", "--no-floor"],
      "--num-running 256 needs 11,008 KV blocks (256 requests x 43 blocks of 16 tokens: "
-     "each reaches up to 677 tokens in up to 422 steps, warm-up included) and the cache has "
+     "each reaches up to 682 tokens in up to 427 steps, warm-up included) and the cache has "
      "1,000: a steady batch holds every request at once, and one that must preempt runs "
      "fewer requests than asked; give --num-blocks 11,008 or more, or --num-running 23 or "
      "fewer"),
@@ -128,28 +130,28 @@ OPTION_CASES = [
     (DS + ["--num-running", "4", "--steps", "30", "--warmup-steps", "5", "--num-blocks",
            "79"],
      "--num-running 4 needs 80 KV blocks (4 requests x 20 blocks of 16 tokens: each "
-     "reaches up to 310 tokens in up to 55 steps, warm-up included) and the cache has 79: "
+     "reaches up to 311 tokens in up to 56 steps, warm-up included) and the cache has 79: "
      "a steady batch holds every request at once, and one that must preempt runs fewer "
      "requests than asked; give --num-blocks 80 or more, or --num-running 3 or fewer"),
     # a cache given in blocks of 4 tokens (the default one holds the batch:
     # test_steady_cache.py)
     (DS + ["--num-running", "4", "--block-size", "4", "--num-blocks", "1280"],
      "--num-running 4 needs 1,384 KV blocks (4 requests x 346 blocks of 4 tokens: each "
-     "reaches up to 1,383 tokens in up to 1,128 steps, warm-up included) and the cache has "
+     "reaches up to 1,384 tokens in up to 1,129 steps, warm-up included) and the cache has "
      "1,280: a steady batch holds every request at once, and one that must preempt runs "
      "fewer requests than asked; give --num-blocks 1,384 or more, or --num-running 3 or "
      "fewer"),
     # one request, in blocks of one token
     (DS + ["--num-running", "1", "--block-size", "1", "--num-blocks", "10"],
-     "--num-running 1 needs 1,377 KV blocks (1 request x 1,377 blocks of 1 token: each "
-     "reaches up to 1,377 tokens in up to 1,122 steps, warm-up included) and the cache has "
+     "--num-running 1 needs 1,378 KV blocks (1 request x 1,378 blocks of 1 token: each "
+     "reaches up to 1,378 tokens in up to 1,123 steps, warm-up included) and the cache has "
      "10: a steady batch holds every request at once, and one that must preempt runs fewer "
-     "requests than asked; give --num-blocks 1,377 or more"),
+     "requests than asked; give --num-blocks 1,378 or more"),
     # drafts past the last token and the torch drafter's lookahead slots
     (DS + ["--num-running", "4", "--num-blocks", "500", "--num-spec-tokens", "2", "--model",
            "torch", "--model-preset", "tiny", "--device", "cpu"],
      "--num-running 4 needs 580 KV blocks (4 requests x 145 blocks of 16 tokens: each "
-     "reaches up to 2,307 KV slots (2 drafts a step, 2 lookahead slots) in up to 1,128 "
+     "reaches up to 2,307 KV slots (2 drafts a step, 2 lookahead slots) in up to 1,129 "
      "steps, warm-up included) and the cache has 500: a steady batch holds every request "
      "at once, and one that must preempt runs fewer requests than asked; give --num-blocks "
      "580 or more, or --num-running 3 or fewer"),
@@ -253,15 +255,18 @@ OPTION_CASES = [
      "states over gloo: drop --transport tcp"),
     (["--scenario", "tp-broadcast", "--tp", "2", "--transport", "shm"],
      "scenario tp-broadcast broadcasts each SchedulerOutput to its ranks over each transport "
-     "of --tp-transports (default ipc, shm-block, shm): drop --transport shm (--tp-transports "
+     f"of --tp-transports (default ipc and shm-block, and shm for --tp N where N + 1 cores "
+     f"are available: {CORES} here): drop --transport shm (--tp-transports "
      "shm runs that broadcast alone)"),
     (["--scenario", "tp-broadcast", "--transport", "shm-block", "--tp-transports", "ipc"],
      "scenario tp-broadcast broadcasts each SchedulerOutput to its ranks over each transport "
-     "of --tp-transports (default ipc, shm-block, shm): drop --transport shm-block "
+     f"of --tp-transports (default ipc and shm-block, and shm for --tp N where N + 1 cores "
+     f"are available: {CORES} here): drop --transport shm-block "
      "(--tp-transports shm-block runs that broadcast alone)"),
     (["--scenario", "tp-broadcast", "--tp", "2", "--transport", "tcp"],
      "scenario tp-broadcast broadcasts each SchedulerOutput to its ranks over each transport "
-     "of --tp-transports (default ipc, shm-block, shm), over tcp only to ranks started by "
+     f"of --tp-transports (default ipc and shm-block, and shm for --tp N where N + 1 cores "
+     f"are available: {CORES} here), over tcp only to ranks started by "
      "hand (--remote-runners): drop --transport tcp"),
     (["--scenario", "pp", "--model", "torch", "--model-preset", "tiny", "--pp", "1,4"],
      "--pp 4: the tiny preset has 2 layers, fewer than the stages (each stage holds at "

@@ -75,3 +75,9 @@ def test_logical_step_and_pickle_over_tcp_state_their_limits():
         "8.64e+07: at least 1 us, so the arrival step numbers of any trace, whose "
         "timestamps span at most 10,000 years, fit in 64 bits)")
     assert _help_of("--allow-pickle-over-tcp").startswith("with --transport tcp: ")
+
+
+def test_trace_speedup_caps_the_run_s_replays_in_all():
+    assert _help_of("--trace-speedup") == (
+        "timed replays: arrivals at X times real time (default 10; the run's timed replays, "
+        "every case and repetition, may last at most 24 h in all)")

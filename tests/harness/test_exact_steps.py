@@ -11,8 +11,9 @@ import sys
 import pytest
 
 from fault_helpers import REPO
-from ipc_bench.analysis.summary import noise_warnings
-from ipc_bench.harness.scenario import ScenarioOptions, steady_cases, steady_max_steps
+from ipc_bench.analysis.summary import no_step_counted, noise_warnings
+from ipc_bench.harness.scenario import (ScenarioOptions, steady_cases, steady_max_steps,
+                                        steady_prefill_steps)
 
 SMALL = ["--num-running", "16", "--codecs", "msgpack", "--no-floor", "--warmup-steps", "5"]
 
@@ -52,13 +53,18 @@ def test_the_cap_on_the_steps_in_all_leaves_room_and_warns_when_reached():
     (case,) = steady_cases(ScenarioOptions(steps=50, warmup_steps=5, codecs=["msgpack"],
                                            policies=["send"], floor=False), "decode-steady",
                            [256])
-    assert (case.counted_steps, case.max_steps) == (50, steady_max_steps(256, 50, 5)) \
-        == (50, 5 + 50 + 2 * (12 + 10))
+    # 256 prompts of 32-256 tokens take 5 steps at 8,192 tokens a step
+    assert (case.counted_steps, case.max_steps) == (50, steady_max_steps(256, 50, 5, 5)) \
+        == (50, 5 + 5 + 50 + 2 * (12 + 10))
     summary = dict(num_steps=40, counted_steps_asked=50, max_steps=99, complete=True)
     assert noise_warnings(summary) == [
         "only 40 counted steps (< 100): figures are rough",
         "40 of the 50 counted steps asked for (--steps): the case stopped at its limit of "
-        "99 steps in all, the others mixed steps (replacements prefilling, preemptions)"]
+        "99 steps in all, the others mixed steps (the first prompts prefilling, "
+        "replacements prefilling, preemptions); raise --max-num-batched-tokens (the "
+        "prompts prefill in fewer steps) or --warmup-steps (each warm-up step raises the "
+        "limit by one), or lower --num-running (B requests see about B / 1,280 finishes a "
+        "step, and the step after one prefills its replacement)"]
     assert noise_warnings(dict(summary, num_steps=50)) == [
         "only 50 counted steps (< 100): figures are rough"]
 
@@ -67,3 +73,39 @@ def test_pp_cases_count_exactly_the_steps_asked_for(tmp_path):
     cases = _cases(tmp_path, "--scenario", "pp", "--pp", "2", "--steps", "20",
                    "--policies", "send")
     assert [(c["num_steps"], c["counted_steps_asked"]) for c in cases] == [(20, 20)]
+
+
+def test_the_prefill_steps_follow_the_budget_and_the_decodes():
+    # budget 8: 8 of p0; p0's 2 + 6 of p1; 1 decode, p1's 4 + 3 of p2; 2 decodes + 6;
+    # 2 decodes + p2's last 1
+    assert steady_prefill_steps([10, 10, 10], 8) == 5
+    assert steady_prefill_steps([], 8) == 0
+    with pytest.raises(ValueError, match="a budget of 2 tokens cannot prefill 3 prompts"):
+        steady_prefill_steps([1, 1, 1], 2)
+
+
+def test_the_cap_counts_the_first_prefill_so_a_small_budget_counts_every_step(tmp_path):
+    # 16 prompts (2,458 tokens) at 64 tokens a step, less one per decoding request:
+    # 44 steps, which the cap of 5 + 20 + 2 * 10 = 45 steps left no room for
+    opts = ScenarioOptions(steps=20, warmup_steps=5, codecs=["msgpack"], policies=["cached"],
+                           floor=False, scheduler_overrides={"max_num_batched_tokens": 64})
+    (case,) = steady_cases(opts, "decode-steady", [16])
+    assert case.max_steps == steady_max_steps(16, 20, 5, 44) == 5 + 44 + 20 + 2 * 10
+    cases = _cases(tmp_path, "--scenario", "decode-steady", "--steps", "20",
+                   "--max-num-batched-tokens", "64", "--policies", "cached",
+                   "--no-single-process")
+    assert [(c["num_steps"], c["num_total_steps"], c["max_steps"]) for c in cases] == [
+        (20, 64, 89)]
+
+
+def test_a_case_stopped_at_its_cap_before_counting_says_what_to_raise():
+    summary = dict(case_id="c0", complete=True, num_steps=0, num_total_steps=371,
+                   num_warmup_steps=5, max_steps=371)
+    assert no_step_counted([summary]) == [
+        "c0 counted no step: 371 steps, 5 in the warm-up, none of the rest of the kind "
+        "this scenario counts; its per-step figures are absent: the case stopped at its "
+        "limit of 371 steps in all, the others mixed steps (the first prompts prefilling, "
+        "replacements prefilling, preemptions); raise --max-num-batched-tokens (the "
+        "prompts prefill in fewer steps) or --warmup-steps (each warm-up step raises the "
+        "limit by one), or lower --num-running (B requests see about B / 1,280 finishes a "
+        "step, and the step after one prefills its replacement)"]

@@ -346,3 +346,18 @@ def test_tp_is_refused_by_scenarios_without_ranks():
     assert proc.returncode == 2
     assert proc.stderr == ("bench.py: error: scenario decode-steady does not take --tp (the "
                            "runner ranks of a tensor-parallel broadcast)\n")
+
+
+def test_a_refused_transport_names_the_default_of_this_machine(monkeypatch):
+    from ipc_bench.engine.config import ConfigError
+    from ipc_bench.harness.scenario import ScenarioOptions
+    from ipc_bench.scenarios import tp_broadcast
+
+    monkeypatch.setattr(tp_broadcast, "cores", lambda: 2)
+    with pytest.raises(ConfigError) as err:
+        tp_broadcast.check_transport(ScenarioOptions(tp=[2], transport="shm"))
+    assert str(err.value) == (
+        "scenario tp-broadcast broadcasts each SchedulerOutput to its ranks over each "
+        "transport of --tp-transports (default ipc and shm-block, and shm for --tp N where "
+        "N + 1 cores are available: 2 here): drop --transport shm (--tp-transports shm runs "
+        "that broadcast alone)")
