@@ -245,14 +245,18 @@ class Results:
     ``finish_reason`` (``""`` while running), ``preemptions`` (count); timed replays
     and soak fill ``arrival_s`` (intended arrival, s after the case's start), ``ttft_s``,
     ``tpot_s`` and ``e2e_s`` (s; NaN elsewhere, and ``tpot_s`` for one-token requests;
-    ``metrics.LATENCY_MEANINGS``).
+    ``metrics.LATENCY_MEANINGS``); a row with a negative or infinite latency, an
+    ``e2e_s`` below its ``ttft_s`` or above its case's ``wall_s`` is left out with a
+    warning, and fewer rows than a case's ``num_requests`` warned about.
 
     ``floor`` (one row per floor exchange): ``run_id``, ``case_id``, ``i`` (index of
     the replayed counted step), ``floor_step_ns`` (ns).
 
     ``itl`` (timed replays and soak: one row per gap between two consecutive output
-    tokens of a request; empty otherwise; a negative, infinite or too large ``itl_s``
-    left out with a warning; ``itl.csv`` missing where a case has ``itl_ms_*`` figures:
+    tokens of a request; empty otherwise; a negative, infinite or too large ``itl_s``,
+    longer than its case's ``wall_s`` or its request's ``e2e_s - ttft_s``, left out with
+    a warning, and fewer rows than the requests' ``n - 1`` gaps warned about;
+    ``itl.csv`` missing or empty where a case has ``itl_ms_*`` figures:
     ``ResultsError``): identity columns as in ``steps``, ``index`` (the request),
     ``itl_s`` (s).
 
@@ -1870,10 +1874,13 @@ def load(path_or_paths) -> Results:
     folder's name becomes its ``run_id``, or the shortest end of its path that tells
     it apart where two folders share a name (``x/run`` and ``y/run``: ``run_labels``).
     Raises ``ResultsError`` (one line) when a folder is missing, is not a run folder
-    (``not a complete run folder (no floor.csv)``; ``no itl.csv`` where a case records
-    ``itl_ms_*`` figures), is unreadable, or was written by an older or newer result format
-    version (the message names the version). A file cut short (a last line cut mid-row,
-    fewer ``steps.csv`` rows than the summary counts) loads what is valid and issues a
+    (``not a complete run folder (no floor.csv)``; ``no itl.csv`` or ``itl.csv is empty``
+    where a case records ``itl_ms_*`` figures), is unreadable, or was written by an older
+    or newer result format version (the message names the version). A file cut short (a
+    last line cut mid-row, fewer ``steps.csv`` rows than the summary counts, fewer
+    ``requests.csv`` rows than a case's ``num_requests``, fewer ``itl.csv`` rows than its
+    requests' gaps: ``_short_steps``, ``_short_requests``, ``_short_itl``) loads what is
+    valid and issues a
     one-line ``ResultsWarning`` naming the file and the counts (``Results.warnings``);
     so does a CSV file whose header is not its columns, or an empty one (none of its
     rows is loaded: ``header_problem`` says what is wrong), one whose header lacks
@@ -1895,7 +1902,9 @@ def load(path_or_paths) -> Results:
     Rows of a case that ``summary.json`` does not list are left out of every CSV
     table (one warning per case); so are ``steps.csv`` rows of a step their case has
     in an earlier row, and rows with a negative count, time or size (one warning per
-    case and column); a case with more ``steps.csv`` rows than its
+    case and column), ``requests.csv`` and ``itl.csv`` rows with an impossible latency
+    or gap (``_impossible_requests``, ``_impossible_itl``: one per case and kind); a
+    case with more ``steps.csv`` rows than its
     ``num_total_steps`` is said too, as one with fewer is; a case whose figures are
     not those its counted rows give (``_step_problem``: sums, means, medians, runner
     gaps, ``HOP_FIGURES``), its own tokens and steps (``_rate_problem``) or, timed replays, its requests'
