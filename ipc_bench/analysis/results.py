@@ -1290,23 +1290,38 @@ def _short_rows(df, want: dict[str, int], counted_by: str, how: str = "") -> str
 def _short_requests(requests, cases) -> str:
     """``_short_rows``' words on ``requests`` (``requests.csv``'s rows) when a case of
     ``cases`` (summary entries) has fewer than its ``num_requests`` (one row per
-    request: ``analysis.summary``), else ''."""
-    want = {case_id: int(n) for case_id, n in _case_values(cases, "num_requests").items()}
+    request: ``analysis.summary``), else ''; a case whose writes failed
+    (``_unwritten``) is not counted."""
+    gone = _unwritten(cases)
+    want = {case_id: int(n) for case_id, n in _case_values(cases, "num_requests").items()
+            if case_id not in gone}
     return _short_rows(requests, want, "summary.json counts")
+
+
+def _unwritten(cases) -> set[str]:
+    """The ids of the cases of ``cases`` (summary entries) whose rows the run folder
+    could not take (``steps_kept_in``: a write failed, its steps were left in
+    ``steps.partial.csv``), so that its CSV files lack them."""
+    if "steps_kept_in" not in cases:
+        return set()
+    return {str(i) for i, kept in zip(cases["case_id"], cases["steps_kept_in"])
+            if isinstance(kept, str)}
 
 
 def _short_itl(itl, requests, cases) -> str:
     """``_short_rows``' words on ``itl`` (``itl.csv``'s rows) when a case of ``cases``
     (summary entries) that records ITL figures (``itl_ms_*``) has fewer rows than its
     ``requests.csv`` rows (``requests``) give, ``n - 1`` gaps for a request of ``n``
-    output tokens (``recording.request_record``), else ''."""
+    output tokens (``recording.request_record``), else ''; a case whose writes failed
+    (``_unwritten``) is not counted."""
     if not {"case_id", "num_output_tokens"} <= set(requests.columns) or not len(cases):
         return ""
-    tokens = requests["num_output_tokens"].astype(float)
+    tokens, gone = requests["num_output_tokens"].astype(float), _unwritten(cases)
     gaps = (tokens - 1).clip(lower=0).where(tokens == tokens, 0)
     per_case = gaps.groupby(requests["case_id"].astype(str)).sum()
     want = {str(c["case_id"]): int(per_case.get(str(c["case_id"]), 0))
-            for c in cases.to_dict("records") if _has_itl([c])}  # in the summary's order
+            for c in cases.to_dict("records")  # in the summary's order
+            if _has_itl([c]) and str(c["case_id"]) not in gone}
     return _short_rows(itl, want, "requests.csv counts",
                        "n - 1 for a request of n output tokens")
 
