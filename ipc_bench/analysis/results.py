@@ -245,14 +245,18 @@ class Results:
     ``finish_reason`` (``""`` while running), ``preemptions`` (count); timed replays
     and soak fill ``arrival_s`` (intended arrival, s after the case's start), ``ttft_s``,
     ``tpot_s`` and ``e2e_s`` (s; NaN elsewhere, and ``tpot_s`` for one-token requests;
-    ``metrics.LATENCY_MEANINGS``).
+    ``metrics.LATENCY_MEANINGS``); a row with a negative or infinite latency, an
+    ``e2e_s`` below its ``ttft_s`` or above its case's ``wall_s`` is left out with a
+    warning, and fewer rows than a case's ``num_requests`` warned about.
 
     ``floor`` (one row per floor exchange): ``run_id``, ``case_id``, ``i`` (index of
     the replayed counted step), ``floor_step_ns`` (ns).
 
     ``itl`` (timed replays and soak: one row per gap between two consecutive output
-    tokens of a request; empty otherwise; a negative, infinite or too large ``itl_s``
-    left out with a warning; ``itl.csv`` missing where a case has ``itl_ms_*`` figures:
+    tokens of a request; empty otherwise; a negative, infinite or too large ``itl_s``,
+    longer than its case's ``wall_s`` or its request's ``e2e_s - ttft_s``, left out with
+    a warning, and fewer rows than the requests' ``n - 1`` gaps warned about;
+    ``itl.csv`` missing or empty where a case has ``itl_ms_*`` figures:
     ``ResultsError``): identity columns as in ``steps``, ``index`` (the request),
     ``itl_s`` (s).
 
@@ -530,13 +534,17 @@ def _names(names: list[str]) -> str:
     return ", ".join(names[:HEADER_NAMES_SHOWN]) + (f" and {more} more" if more > 0 else "")
 
 
+#: ``header_problem``'s words on a file of 0 bytes.
+EMPTY_FILE = "it is empty (not even its header line)"
+
+
 def _header_names(path: Path) -> tuple[list[str] | None, str | None]:
     """The column names of the CSV file ``path``'s header line, or ``None`` and what is
     wrong with that line in words."""
     with open(path, "rb") as f:
         first = f.readline()
     if not first:
-        return None, "it is empty (not even its header line)"
+        return None, EMPTY_FILE
     if not first.strip():
         return None, "its first line is blank, not its header"
     try:
@@ -728,8 +736,8 @@ def _impossible_values(df, skip, columns: tuple[str, ...], path: Path,
     """The rows of ``df`` (not already ``skip``ped, a boolean Series) whose value in
     one of ``columns`` (counts, times or sizes: never negative) is negative, infinite
     or more than ``MAX_CASE_VALUE``, as a boolean Series (with ``skip``'s rows set);
-    one line per case and column naming them is added to ``lines[case]``:
-    ``PATH: case 'ID' has a negative itl_s (-1) in 1 row (left out)``."""
+    one line per case and column naming them is added to ``lines[case]``
+    (``_said_rows``): ``PATH: case 'ID' has a negative itl_s (-1) in 1 row (left out)``."""
     ids = df["case_id"].astype(str)
     bad = skip.copy()
     for col in columns:
@@ -742,29 +750,118 @@ def _impossible_values(df, skip, columns: tuple[str, ...], path: Path,
                  (f"{col} above {MAX_CASE_VALUE:.0e}", (values > MAX_CASE_VALUE) & ~infinite,
                   max))
         for what, wrong, pick in kinds:
-            if not wrong.any():
-                continue
-            bad |= wrong
-            for case in dict.fromkeys(ids[wrong]):
-                found = values[wrong & (ids == case)]
-                shown = ("" if pick is None else f" ({_number(pick(found))})"
-                         if len(found) == 1 else
-                         f" ({'down' if pick is min else 'up'} to {_number(pick(found))})")
-                lines.setdefault(case, []).append(
-                    f"{path}: case {case!r} has {what}{shown} in {_rows(len(found))} "
-                    "(left out)")
+            bad |= _said_rows(ids, values, wrong, what, pick, path, lines)
     return bad
 
 
-def _impossible_itl(df, path: Path):
-    """``df`` (``itl.csv``'s rows) without the rows no run writes, a negative, infinite
-    or too large ``itl_s`` (a gap between two tokens: never negative), and one line per
-    case naming them, in the form ``_impossible_steps`` gives ``steps.csv``'s."""
+def _said_rows(ids, values, wrong, what, pick, path: Path, lines: dict[str, list[str]]):
+    """``wrong`` (a boolean Series over the rows of a CSV file ``path``, whose case ids
+    are ``ids``), after adding to ``lines[case]`` one line per case with a ``wrong``
+    row: ``PATH: case 'ID' has WHAT (V) in N rows (left out)``, ``what`` a text or a
+    function of the case id giving it, V the ``values`` of those rows, one or, ``pick``
+    (``min`` or ``max``) of several, ``down to`` / ``up to`` it (none: ``pick`` None)."""
+    if not wrong.any():
+        return wrong
+    for case in dict.fromkeys(ids[wrong]):
+        found = values[wrong & (ids == case)]
+        shown = ("" if pick is None else f" ({_number(pick(found))})"
+                 if len(found) == 1 else
+                 f" ({'down' if pick is min else 'up'} to {_number(pick(found))})")
+        said = what(case) if callable(what) else what
+        lines.setdefault(case, []).append(
+            f"{path}: case {case!r} has {said}{shown} in {_rows(len(found))} (left out)")
+    return wrong
+
+
+#: Slack (s) within which a time of ``requests.csv`` or ``itl.csv`` may pass the bound
+#: it is checked against (its case's ``wall_s``, its request's ``e2e_s - ttft_s``):
+#: float rounding of times the clock takes in whole ns, never a measurement.
+LATENCY_TOLERANCE_S = 1e-9
+#: ``requests.csv`` columns of times (s; NaN where the case has none: not a timed
+#: replay, or no token): never negative, infinite or above ``MAX_CASE_VALUE``.
+_REQUEST_TIME_COLUMNS = ("arrival_s", "ttft_s", "tpot_s", "e2e_s")
+
+
+def _case_values(cases, key: str) -> dict[str, float]:
+    """Case id -> its (a ``cases`` row's) ``key``, for the cases where it is a number."""
+    if "case_id" not in cases or key not in cases:
+        return {}
+    return {str(i): float(v) for i, v in zip(cases["case_id"], cases[key])
+            if isinstance(v, numbers.Real) and not isinstance(v, bool) and v == v}
+
+
+def _longer_than_wall(ids, values, col: str, cases, path: Path,
+                      lines: dict[str, list[str]]):
+    """The rows whose ``values`` (times in s, a column ``col``) are longer than their
+    case's ``wall_s`` (``cases``; ``LATENCY_TOLERANCE_S``), said as ``_said_rows``
+    does: no time within a case outlasts it."""
+    walls = _case_values(cases, "wall_s")
+    wrong = values > ids.map(walls) + LATENCY_TOLERANCE_S
+    return _said_rows(ids, values, wrong,
+                      lambda case: f"an {col} longer than its wall_s {_number(walls[case])}",
+                      max, path, lines)
+
+
+def _impossible_requests(df, cases, path: Path):
+    """``df`` (``requests.csv``'s rows) without the rows no run writes, and one line
+    per case and kind naming them, in ``_impossible_steps``' form: a negative, infinite
+    or too large time (``_REQUEST_TIME_COLUMNS``, ``_impossible_values``), an ``e2e_s``
+    shorter than its ``ttft_s`` (its last token before its first), or an ``e2e_s``
+    longer than its case's ``wall_s`` (``cases``): it runs from the request's arrival,
+    at or after the case's start, to its last token, before the case's end. NaN (no
+    latency recorded) is none of these."""
+    if len(df) == 0 or "case_id" not in df:
+        return df, []
+    lines: dict[str, list[str]] = {}
+    ids = df["case_id"].astype(str)
+    bad = _impossible_values(df, ids != ids, _REQUEST_TIME_COLUMNS, path, lines)
+    if {"ttft_s", "e2e_s"} <= set(df.columns):
+        e2e = df["e2e_s"].where(~bad)
+        bad |= _said_rows(ids, e2e, e2e < df["ttft_s"].where(~bad),
+                          "an e2e_s shorter than its ttft_s", min, path, lines)
+        bad |= _longer_than_wall(ids, df["e2e_s"].where(~bad), "e2e_s", cases, path,
+                                 lines)
+    out = [line for case_lines in lines.values() for line in case_lines]
+    return (df[~bad].reset_index(drop=True) if bad.any() else df), out
+
+
+def _request_spans(df, requests):
+    """For each row of ``df`` (``itl.csv``'s), its request's ``e2e_s - ttft_s`` (s: its
+    first token to its last, the sum of its gaps) from ``requests`` (``requests.csv``'s
+    rows), NaN where no row of that request (``case_id``, ``index``) holds both."""
+    import pandas as pd
+
+    nan = pd.Series(float("nan"), index=df.index)
+    if not len(requests) or "index" not in df or not {
+            "case_id", "index", "ttft_s", "e2e_s"} <= set(requests.columns):
+        return nan
+    spans = pd.DataFrame({"case_id": requests["case_id"].astype(str),
+                          "index": pd.to_numeric(requests["index"], errors="coerce"),
+                          "span": requests["e2e_s"] - requests["ttft_s"]})
+    keys = pd.DataFrame({"case_id": df["case_id"].astype(str),
+                         "index": pd.to_numeric(df["index"], errors="coerce")})
+    found = keys.merge(spans.drop_duplicates(["case_id", "index"]), how="left",
+                       on=["case_id", "index"])["span"]
+    return pd.Series(found.to_numpy(dtype=float), index=df.index)
+
+
+def _impossible_itl(df, requests, cases, path: Path):
+    """``df`` (``itl.csv``'s rows) without the rows no run writes, and one line per
+    case and kind naming them, in the form ``_impossible_steps`` gives ``steps.csv``'s:
+    a negative, infinite or too large ``itl_s`` (a gap between two tokens of a request:
+    never negative, never longer than its case's ``wall_s`` in ``cases``, nor than its
+    request's ``e2e_s - ttft_s`` in ``requests``, which its gaps sum to;
+    ``LATENCY_TOLERANCE_S``)."""
     if len(df) == 0 or not {"case_id", "itl_s"} <= set(df.columns):
         return df, []
     lines: dict[str, list[str]] = {}
-    bad = _impossible_values(df, df["itl_s"] != df["itl_s"], ("itl_s",), path, lines)
-    bad &= df["itl_s"] == df["itl_s"]
+    ids, nan = df["case_id"].astype(str), df["itl_s"] != df["itl_s"]
+    bad = _impossible_values(df, nan, ("itl_s",), path, lines)
+    bad |= _longer_than_wall(ids, df["itl_s"].where(~bad), "itl_s", cases, path, lines)
+    gaps = df["itl_s"].where(~bad)
+    bad |= _said_rows(ids, gaps, gaps > _request_spans(df, requests) + LATENCY_TOLERANCE_S,
+                      "an itl_s longer than its request's e2e_s - ttft_s", max, path, lines)
+    bad &= ~nan
     out = [line for case_lines in lines.values() for line in case_lines]
     return (df[~bad].reset_index(drop=True) if bad.any() else df), out
 
@@ -1157,33 +1254,85 @@ def _short_steps(steps, cases) -> str:
     """'' when every case of ``cases`` (summary entries) has its ``num_total_steps``
     rows in ``steps`` (a case whose rows were left in ``steps.partial.csv``,
     ``steps_kept_in``, is not counted); else the counts, in words, naming the first
-    cases short."""
+    cases short (``_short_rows``)."""
     if "num_total_steps" not in cases or "case_id" not in steps:
         return ""
-    have = steps["case_id"].astype(str).value_counts()
-    short, got_sum, want_sum = [], 0, 0
     kept = (cases["steps_kept_in"] if "steps_kept_in" in cases
             else [None] * len(cases))  # rows left in steps.partial.csv: not here
-    for case_id, want, elsewhere in zip(cases["case_id"], cases["num_total_steps"], kept):
-        if want != want or isinstance(elsewhere, str):  # NaN: not recorded
-            continue
-        got = int(have.get(str(case_id), 0))
-        got_sum, want_sum = got_sum + min(got, int(want)), want_sum + int(want)
-        if got < want:
-            short.append(f"{case_id}: {got:,} of {int(want):,}")
+    want = {str(case_id): int(n) for case_id, n, elsewhere
+            in zip(cases["case_id"], cases["num_total_steps"], kept)
+            if n == n and not isinstance(elsewhere, str)}  # NaN: not recorded
+    return _short_rows(steps, want, "summary.json counts")
+
+
+def _short_rows(df, want: dict[str, int], counted_by: str, how: str = "") -> str:
+    """'' when every case of ``want`` (case id -> rows it should have) has that many
+    rows in ``df`` (a CSV file's, with ``case_id``); else ``GOT of the WANT rows
+    COUNTED_BY (HOW; N case(s) short: ID: got of want; ...)``, naming the first
+    ``SHORT_CASES_SHOWN`` cases short (a row more than wanted is not counted)."""
+    if "case_id" not in df:
+        return ""
+    have = df["case_id"].astype(str).value_counts()
+    short, got_sum, want_sum = [], 0, 0
+    for case_id, n in want.items():
+        got = int(have.get(case_id, 0))
+        got_sum, want_sum = got_sum + min(got, n), want_sum + n
+        if got < n:
+            short.append(f"{case_id}: {got:,} of {n:,}")
     if not short:
         return ""
     more = len(short) - SHORT_CASES_SHOWN
     named = "; ".join(short[:SHORT_CASES_SHOWN]) + (f"; {more} more" if more > 0 else "")
-    return (f"{got_sum:,} of the {want_sum:,} rows summary.json counts "
-            f"({len(short)} case(s) short: {named})")
+    return (f"{got_sum:,} of the {want_sum:,} rows {counted_by} ({how + '; ' if how else ''}"
+            f"{len(short)} case(s) short: {named})")
 
 
-def _load_warnings(run_dir: Path, notes: dict[str, list[str]], short: str) -> list[str]:
+def _short_requests(requests, cases) -> str:
+    """``_short_rows``' words on ``requests`` (``requests.csv``'s rows) when a case of
+    ``cases`` (summary entries) has fewer than its ``num_requests`` (one row per
+    request: ``analysis.summary``), else ''; a case whose writes failed
+    (``_unwritten``) is not counted."""
+    gone = _unwritten(cases)
+    want = {case_id: int(n) for case_id, n in _case_values(cases, "num_requests").items()
+            if case_id not in gone}
+    return _short_rows(requests, want, "summary.json counts")
+
+
+def _unwritten(cases) -> set[str]:
+    """The ids of the cases of ``cases`` (summary entries) whose rows the run folder
+    could not take (``steps_kept_in``: a write failed, its steps were left in
+    ``steps.partial.csv``), so that its CSV files lack them."""
+    if "steps_kept_in" not in cases:
+        return set()
+    return {str(i) for i, kept in zip(cases["case_id"], cases["steps_kept_in"])
+            if isinstance(kept, str)}
+
+
+def _short_itl(itl, requests, cases) -> str:
+    """``_short_rows``' words on ``itl`` (``itl.csv``'s rows) when a case of ``cases``
+    (summary entries) that records ITL figures (``itl_ms_*``) has fewer rows than its
+    ``requests.csv`` rows (``requests``) give, ``n - 1`` gaps for a request of ``n``
+    output tokens (``recording.request_record``), else ''; a case whose writes failed
+    (``_unwritten``) is not counted."""
+    if not {"case_id", "num_output_tokens"} <= set(requests.columns) or not len(cases):
+        return ""
+    tokens, gone = requests["num_output_tokens"].astype(float), _unwritten(cases)
+    gaps = (tokens - 1).clip(lower=0).where(tokens == tokens, 0)
+    per_case = gaps.groupby(requests["case_id"].astype(str)).sum()
+    want = {str(c["case_id"]): int(per_case.get(str(c["case_id"]), 0))
+            for c in cases.to_dict("records")  # in the summary's order
+            if _has_itl([c]) and str(c["case_id"]) not in gone}
+    return _short_rows(itl, want, "requests.csv counts",
+                       "n - 1 for a request of n output tokens")
+
+
+def _load_warnings(run_dir: Path, notes: dict[str, list[str]],
+                   short: dict[str, str]) -> list[str]:
     """One line per CSV file of ``run_dir`` found cut short: ``notes`` per file stem,
-    ``short``: ``_short_steps``'s words on ``steps.csv``."""
-    if short:
-        notes = dict(notes, steps=notes.get("steps", []) + [short])
+    ``short``: per file stem, the words on its rows missing (``_short_steps``,
+    ``_short_requests``, ``_short_itl``)."""
+    notes = {stem: lines + ([short[stem]] if short.get(stem) else [])
+             for stem, lines in notes.items()}
     return [f"{run_dir / (stem + '.csv')}: {', and '.join(lines)}; loaded what is valid"
             for stem, lines in notes.items() if lines]
 
@@ -1543,7 +1692,35 @@ def _left_out_ids(summary: dict[str, Any], valid: list[dict]) -> set[str]:
 def _has_itl(cases: list[dict[str, Any]]) -> bool:
     """Whether a case of ``cases`` (summary entries) records ITL figures
     (``itl_ms_*``: a timed replay's or a soak's), whose gaps ``itl.csv`` holds."""
-    return any(k.startswith("itl_ms_") and v is not None for c in cases for k, v in c.items())
+    return any(k.startswith("itl_ms_") and v is not None and v == v
+               for c in cases for k, v in c.items())
+
+
+def _read_itl(pd, path: Path, valid: list[dict[str, Any]], notes: list[str]):
+    """``itl.csv`` (``path``) as ``_read_csv`` reads it, notes in ``notes``. It is
+    written with every run since ITL was measured: a run folder without it, or with
+    it empty (not even its header), is complete only where no case of ``valid``
+    (summary entries) records ITL figures (an older run's, then an empty frame);
+    otherwise ``ResultsError``: ``RUN: not a complete run folder (no itl.csv)``,
+    ``(itl.csv is empty)``."""
+    columns = ("case_id", "index", "itl_s")
+    if not _has_itl(valid):
+        return (_read_csv(pd, path, columns, notes) if path.is_file()
+                else pd.DataFrame(columns=list(columns)))
+    if path.is_file() and _header_names(path)[1] == EMPTY_FILE:
+        raise ResultsError(f"{path.parent}: not a complete run folder (itl.csv is empty)")
+    return _read_csv(pd, path, columns, notes)
+
+
+def _impossible_latencies(requests, itl, cases, run_dir: Path):
+    """``requests`` and ``itl`` (``requests.csv`` and ``itl.csv``'s rows) without the
+    rows no run writes (``_impossible_requests``; ``_impossible_itl``, whose gaps are
+    checked against the requests kept), and the lines naming them. ``cases`` (summary
+    entries) holds only cases whose ``wall_s`` agrees with their steps
+    (``_disagreeing_cases``): a time is checked against it."""
+    requests, lines = _impossible_requests(requests, cases, run_dir / "requests.csv")
+    itl, more = _impossible_itl(itl, requests, cases, run_dir / "itl.csv")
+    return requests, itl, lines + more
 
 
 def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
@@ -1568,12 +1745,7 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
                          notes["requests"])
     floor = _read_csv(pd, run_dir / "floor.csv", ("case_id", "i", "floor_step_ns"),
                       notes["floor"])
-    itl_columns = ("case_id", "index", "itl_s")
-    # itl.csv is written with every run since ITL was measured: a run folder without
-    # it is complete only where no case records ITL figures (an older run's)
-    itl = (_read_csv(pd, run_dir / "itl.csv", itl_columns, notes["itl"])
-           if (run_dir / "itl.csv").is_file() or _has_itl(valid)
-           else pd.DataFrame(columns=list(itl_columns)))
+    itl = _read_itl(pd, run_dir / "itl.csv", valid, notes["itl"])
     gone = _left_out_ids(summary, valid)
     if gone:  # the rows of a case left out would pass for another's in the figures
         steps, requests, floor, itl = (df[~df["case_id"].astype(str).isin(gone)]
@@ -1586,8 +1758,6 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     steps, requests, floor, itl = (tables[k] for k in ("steps", "requests", "floor", "itl"))
     steps, lines = _impossible_steps(steps, run_dir / "steps.csv")
     row_lines += lines + _long_steps(steps, cases, run_dir / "steps.csv")
-    itl, lines = _impossible_itl(itl, run_dir / "itl.csv")
-    row_lines += lines
     disagree, lines = _disagreeing_cases(steps, requests, floor, cases, run_dir)
     row_lines += lines
     if disagree and len(cases) == len(disagree):
@@ -1599,8 +1769,14 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
         steps, requests, floor, itl = (df[~df["case_id"].astype(str).isin(disagree)]
                                        .reset_index(drop=True) if "case_id" in df else df
                                        for df in (steps, requests, floor, itl))
+    read = dict(requests=requests, itl=itl)  # every row of the cases kept, for the counts
+    requests, itl, lines = _impossible_latencies(requests, itl, cases, run_dir)
+    row_lines += lines
     load_warnings = (bad_cases + row_lines
-                     + _load_warnings(run_dir, notes, _short_steps(steps, cases)))
+                     + _load_warnings(run_dir, notes, dict(
+                         steps=_short_steps(steps, cases),
+                         requests=_short_requests(read["requests"], cases),
+                         itl=_short_itl(read["itl"], read["requests"], cases))))
     if len(itl) and "case_id" in itl:
         ident = [k for k in CASE_KEYS if k != "case_id"]
         source = requests if len(requests) else steps
@@ -1713,10 +1889,13 @@ def load(path_or_paths) -> Results:
     folder's name becomes its ``run_id``, or the shortest end of its path that tells
     it apart where two folders share a name (``x/run`` and ``y/run``: ``run_labels``).
     Raises ``ResultsError`` (one line) when a folder is missing, is not a run folder
-    (``not a complete run folder (no floor.csv)``; ``no itl.csv`` where a case records
-    ``itl_ms_*`` figures), is unreadable, or was written by an older or newer result format
-    version (the message names the version). A file cut short (a last line cut mid-row,
-    fewer ``steps.csv`` rows than the summary counts) loads what is valid and issues a
+    (``not a complete run folder (no floor.csv)``; ``no itl.csv`` or ``itl.csv is empty``
+    where a case records ``itl_ms_*`` figures), is unreadable, or was written by an older
+    or newer result format version (the message names the version). A file cut short (a
+    last line cut mid-row, fewer ``steps.csv`` rows than the summary counts, fewer
+    ``requests.csv`` rows than a case's ``num_requests``, fewer ``itl.csv`` rows than its
+    requests' gaps: ``_short_steps``, ``_short_requests``, ``_short_itl``) loads what is
+    valid and issues a
     one-line ``ResultsWarning`` naming the file and the counts (``Results.warnings``);
     so does a CSV file whose header is not its columns, or an empty one (none of its
     rows is loaded: ``header_problem`` says what is wrong), one whose header lacks
@@ -1738,7 +1917,9 @@ def load(path_or_paths) -> Results:
     Rows of a case that ``summary.json`` does not list are left out of every CSV
     table (one warning per case); so are ``steps.csv`` rows of a step their case has
     in an earlier row, and rows with a negative count, time or size (one warning per
-    case and column); a case with more ``steps.csv`` rows than its
+    case and column), ``requests.csv`` and ``itl.csv`` rows with an impossible latency
+    or gap (``_impossible_requests``, ``_impossible_itl``: one per case and kind); a
+    case with more ``steps.csv`` rows than its
     ``num_total_steps`` is said too, as one with fewer is; a case whose figures are
     not those its counted rows give (``_step_problem``: sums, means, medians, runner
     gaps, ``HOP_FIGURES``), its own tokens and steps (``_rate_problem``) or, timed replays, its requests'

@@ -146,11 +146,9 @@ def test_a_csv_with_a_wrong_header_is_left_out_with_one_warning(small_run, tmp_p
     path.write_text("garbage,x\n1,2\n")
     message = (f"{path}: its header is not {stem}.csv's columns (missing {_missing(stem)}; "
                "unexpected garbage, x), so its row is left out")
-    if stem == "steps":
-        want = {c["case_id"]: c["num_total_steps"] for c in read_summary(run)["cases"]}
-        named = "; ".join(f"{case}: 0 of {n:,}" for case, n in list(want.items())[:3])
-        message += (f", and 0 of the {sum(want.values()):,} rows summary.json counts "
-                    f"({len(want)} case(s) short: {named}; {len(want) - 3} more)")
+    if stem in ("steps", "requests"):
+        message += ", and " + _none_of(run, "num_total_steps" if stem == "steps"
+                                       else "num_requests")
     message += "; loaded what is valid"
     with pytest.warns(ResultsWarning) as caught:
         res = load(run)
@@ -162,14 +160,28 @@ def test_a_csv_with_a_wrong_header_is_left_out_with_one_warning(small_run, tmp_p
     assert f"Loading this run: {message}." in (tmp_path / "rep" / "report.md").read_text()
 
 
+def _none_of(run: Path, counted: str) -> str:
+    """The words on a CSV file with none of the rows its 4 cases' ``counted`` (a
+    ``summary.json`` field) counts."""
+    want = {c["case_id"]: c[counted] for c in read_summary(run)["cases"]}
+    named = "; ".join(f"{case}: 0 of {n:,}" for case, n in list(want.items())[:3])
+    assert len(want) == 4
+    return (f"0 of the {sum(want.values()):,} rows summary.json counts (4 case(s) short: "
+            f"{named}; 1 more)")
+
+
 def test_an_empty_csv_without_its_header_is_said_so(small_run, tmp_path):
     run = _copy(small_run, tmp_path / "emptied")
     (run / "requests.csv").write_bytes(b"")
     with pytest.warns(ResultsWarning) as caught:
         res = load(run)
+    assert _none_of(run, "num_requests") == (
+        "0 of the 12 rows summary.json counts (4 case(s) short: "
+        "num_running=2/send/msgpack#0: 0 of 2; num_running=2/cached/msgpack#0: 0 of 2; "
+        "num_running=4/send/msgpack#0: 0 of 4; 1 more)")
     assert [str(w.message) for w in caught] == [
         f"{run / 'requests.csv'}: it is empty (not even its header line), so nothing is "
-        "loaded from it; loaded what is valid"]
+        f"loaded from it, and {_none_of(run, 'num_requests')}; loaded what is valid"]
     assert len(res.requests) == 0 and list(res.requests.columns)[:2] == ["run_id", "case_id"]
 
 
@@ -251,7 +263,8 @@ def test_a_value_that_is_not_a_number_in_requests_csv(small_run, tmp_path):
         res = load(run)
     assert [str(w.message) for w in caught] == [
         f"{path}: 2 rows hold a value that is not a number (in num_output_tokens; left "
-        "out); loaded what is valid"]
+        "out), and 10 of the 12 rows summary.json counts (1 case(s) short: "
+        "num_running=2/send/msgpack#0: 0 of 2); loaded what is valid"]
     assert len(res.requests) == len(lines) - 3
     assert str(res.requests["num_output_tokens"].dtype) == "int64"
 

@@ -184,3 +184,122 @@ def test_an_interrupted_arm_is_named_not_said_not_to_have_run(timed_run, tmp_pat
          "TTFT (from each"))]
     assert len(captions) == 4 and all(c.endswith(said) for c in captions), captions
     assert "Only `send` ran" not in md
+
+
+def _loaded_lines(run: Path) -> list[str]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResultsWarning)
+        load(run)
+    return [str(w.message) for w in caught]
+
+
+def _edit_csv(path: Path, change) -> None:
+    """Rewrite the CSV file ``path`` with its rows (dicts) ``change``d in place."""
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    change(rows)
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def _wall_s(run: Path, case_id: str) -> float:
+    cases = json.loads((run / "summary.json").read_text())["cases"]
+    return next(c["wall_s"] for c in cases if c["case_id"] == case_id)
+
+
+def test_an_itl_csv_cut_short_is_warned_about_as_steps_csv_is(timed_run, tmp_path, capsys):
+    """Each request of n output tokens has n - 1 gaps: 6 requests of 8 tokens, 42 a
+    case; an itl.csv cut after 40 whole rows lacks 2 of the send case's and all of
+    cached's."""
+    _, _, send, cached = timed_run
+    run = _copy(timed_run, tmp_path)
+    lines = (run / "itl.csv").read_text().splitlines(keepends=True)
+    assert len(lines) == 1 + 84
+    (run / "itl.csv").write_text("".join(lines[:41]))
+    line = (f"{run / 'itl.csv'}: 40 of the 84 rows requests.csv counts (n - 1 for a "
+            f"request of n output tokens; 2 case(s) short: {send}: 40 of 42; {cached}: 0 "
+            "of 42); loaded what is valid")
+    code, md, err = _report(run, tmp_path, capsys)
+    assert (code, err) == (0, f"bench.py report: warning: {line}\n")
+    assert _loaded_lines(run) == [line]
+
+
+def test_a_requests_csv_cut_short_is_warned_about_as_steps_csv_is(timed_run, tmp_path,
+                                                                   capsys):
+    _, _, send, _ = timed_run
+    run = _copy(timed_run, tmp_path)
+    _edit_csv(run / "requests.csv", lambda rows: rows.pop(5))
+    line = (f"{run / 'requests.csv'}: 11 of the 12 rows summary.json counts (1 case(s) "
+            f"short: {send}: 5 of 6); loaded what is valid")
+    code, _, err = _report(run, tmp_path, capsys)
+    assert (code, err) == (0, f"bench.py report: warning: {line}\n")
+    assert _loaded_lines(run) == [line]
+
+
+def test_a_gap_longer_than_its_case_is_warned_about_and_left_out(timed_run, tmp_path,
+                                                                 capsys):
+    _, _, send, _ = timed_run
+    run = _copy(timed_run, tmp_path)
+    wall_s = _wall_s(run, send)
+    assert wall_s < 5.0
+    _edit_csv(run / "itl.csv", lambda rows: rows[0].update(itl_s="5.0"))
+    line = (f"{run / 'itl.csv'}: case '{send}' has an itl_s longer than its wall_s "
+            f"{wall_s:g} (5) in 1 row (left out)")
+    code, _, err = _report(run, tmp_path, capsys)
+    assert (code, err) == (0, f"bench.py report: warning: {line}\n")
+    assert _loaded_lines(run) == [line]
+    loaded = load(run)
+    assert len(loaded.itl[loaded.itl["case_id"] == send]) == 41
+
+
+def test_a_gap_longer_than_its_request_is_warned_about_and_left_out(timed_run, tmp_path):
+    """A request's gaps sum to its e2e_s - ttft_s: no one gap is longer."""
+    _, _, send, _ = timed_run
+    run = _copy(timed_run, tmp_path)
+    first = next(r for r in csv.DictReader(open(run / "requests.csv", newline=""))
+                 if r["case_id"] == send and r["index"] == "0")
+    gap = float(first["e2e_s"]) - float(first["ttft_s"]) + 0.001
+    assert gap < _wall_s(run, send)
+    _edit_csv(run / "itl.csv", lambda rows: rows[0].update(itl_s=repr(gap)))
+    assert _loaded_lines(run) == [
+        f"{run / 'itl.csv'}: case '{send}' has an itl_s longer than its request's e2e_s - "
+        f"ttft_s ({gap:g}) in 1 row (left out)"]
+
+
+def test_impossible_request_latencies_are_warned_about_and_left_out(timed_run, tmp_path,
+                                                                    capsys):
+    _, _, send, _ = timed_run
+    run = _copy(timed_run, tmp_path)
+    wall_s = _wall_s(run, send)
+
+    def edit(rows):
+        rows[0]["ttft_s"] = "-0.2"
+        rows[1]["e2e_s"] = "99"
+        rows[2]["e2e_s"] = repr(float(rows[2]["ttft_s"]) / 2)
+
+    _edit_csv(run / "requests.csv", edit)
+    with open(run / "requests.csv", newline="") as f:
+        half = float(list(csv.DictReader(f))[2]["e2e_s"])
+    where = f"{run / 'requests.csv'}: case '{send}' has"
+    lines = [f"{where} a negative ttft_s (-0.2) in 1 row (left out)",
+             f"{where} an e2e_s shorter than its ttft_s ({half:g}) in 1 row (left out)",
+             f"{where} an e2e_s longer than its wall_s {wall_s:g} (99) in 1 row (left out)"]
+    code, _, err = _report(run, tmp_path, capsys)
+    assert (code, err) == (0, "".join(f"bench.py report: warning: {ln}\n" for ln in lines))
+    assert _loaded_lines(run) == lines
+    loaded = load(run)
+    kept = loaded.requests[loaded.requests["case_id"] == send]
+    assert list(kept["index"]) == [3, 4, 5]
+
+
+def test_an_empty_itl_csv_is_refused_as_a_missing_one_is(timed_run, tmp_path, capsys):
+    run = _copy(timed_run, tmp_path)
+    (run / "itl.csv").write_bytes(b"")
+    code, _, err = _report(run, tmp_path, capsys)
+    assert (code, err) == (2, f"bench.py report: error: {run}: not a complete run folder "
+                              "(itl.csv is empty)\n")
+    with pytest.raises(ResultsError) as exc:
+        load(run)
+    assert str(exc.value) == f"{run}: not a complete run folder (itl.csv is empty)"
