@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -114,3 +117,25 @@ def scale_case_times(run: Path, case_id: str, factor: float) -> None:
         elif key == "wall_s":
             case[key] = value * factor
     (run / "summary.json").write_text(json.dumps(summary))
+
+
+def sigkill_in_first_case(path: Path, args: list[str], tmpdir: Path) -> Path:
+    """Start ``bench.py ARGS --quiet --output PATH`` (``TMPDIR`` ``tmpdir``: a SIGKILLed
+    bench.py leaves its socket folder there) and SIGKILL it once its first case's
+    ``steps.partial.csv`` holds rows (2 minutes at most); returns ``path``."""
+    proc = subprocess.Popen([sys.executable, "bench.py", *args, "--quiet", "--output", str(path)],
+                            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=dict(os.environ, TMPDIR=str(tmpdir)))
+    partial = path / "steps.partial.csv"
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not (
+                partial.is_file() and partial.read_bytes().count(b"\n") > 2):
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return path

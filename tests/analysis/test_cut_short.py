@@ -5,18 +5,14 @@ described from its files, not as "no reason recorded"."""
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import signal
-import subprocess
-import sys
-import time
 import warnings
 from pathlib import Path
 
 import pytest
 
+from analysis_run import sigkill_in_first_case
 from ipc_bench import cli
 from ipc_bench.analysis.results import ResultsWarning, load, read_summary
 from ipc_bench.harness.run_folder import CASE_KEYS, REQUEST_COLUMNS
@@ -91,25 +87,12 @@ def test_missing_rows_are_counted_against_the_summary(small_run, tmp_path):
 
 def test_a_sigkilled_run_is_described_from_its_files(tmp_path, killed_bench_tmpdir):
     run = tmp_path / "killed"
-    proc = subprocess.Popen(
-        [sys.executable, "bench.py", "--scenario", "decode-steady", "--num-running", "4",
-         "--steps", "1000000", "--codecs", "msgpack", "--policies", "send", "--no-floor",
-         "--no-single-process", "--quiet", "--output", str(run)],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        # a SIGKILLed bench.py cannot remove its socket folder: left there
-        env=dict(os.environ, TMPDIR=str(killed_bench_tmpdir)))
+    # a SIGKILLed bench.py cannot remove its socket folder: left there
+    sigkill_in_first_case(run, ["--scenario", "decode-steady", "--num-running", "4",
+                                "--steps", "1000000", "--codecs", "msgpack", "--policies",
+                                "send", "--no-floor", "--no-single-process"],
+                          killed_bench_tmpdir)
     partial = run / "steps.partial.csv"
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not (
-                partial.is_file() and partial.read_bytes().count(b"\n") > 2):
-            time.sleep(0.2)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     rows = partial.read_bytes().count(b"\n") - 1
     assert rows >= 2
     res = load(run)

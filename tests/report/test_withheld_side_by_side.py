@@ -8,14 +8,10 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
-import sys
-import time
 
 import pytest
 
-from analysis_run import REPO, copy_as_another_run, run_bench
+from analysis_run import copy_as_another_run, run_bench, sigkill_in_first_case
 from ipc_bench import cli
 
 STEADY = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "20",
@@ -109,24 +105,8 @@ def test_a_withheld_baseline_divides_nothing(runs):
 
 def _killed_run(path, tmpdir):
     """A decode-steady run SIGKILLed in its first case (no case recorded)."""
-    proc = subprocess.Popen(
-        [sys.executable, "bench.py", *STEADY[:4], "--steps", "1000000", *STEADY[6:],
-         "--policies", "send", "--quiet", "--output", str(path)],
-        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        env=dict(os.environ, TMPDIR=str(tmpdir)))
-    partial = path / "steps.partial.csv"
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not (
-                partial.is_file() and partial.read_bytes().count(b"\n") > 2):
-            time.sleep(0.2)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    return path
+    return sigkill_in_first_case(path, [*STEADY[:4], "--steps", "1000000", *STEADY[6:],
+                                        "--policies", "send"], tmpdir)
 
 
 def test_a_baseline_that_finished_no_case_is_said_so(runs, tmp_path, killed_bench_tmpdir):
