@@ -256,9 +256,12 @@ def _saving_clauses(tables, key: tuple, pairs: list[tuple[dict, dict]] = (),
         return clauses + [TIMES_NOT_COMPARED]
     if b and codec != SINGLE_PROCESS and b[SEND]:
         fewer = b["diff"]
-        clauses.append(f"sends {abs(fewer):,.0f} {'fewer' if fewer >= 0 else 'more'} "
-                       f"bytes per step to the runner ({100 * abs(fewer) / b[SEND]:.1f} % "
-                       f"of send's bytes)")
+        if fewer == 0:  # a codec whose messages carry no token ids either way (replicated)
+            clauses.append("sends as many bytes per step to the runner as send")
+        else:
+            clauses.append(f"sends {abs(fewer):,.0f} {'fewer' if fewer > 0 else 'more'} "
+                           f"bytes per step to the runner ({100 * abs(fewer) / b[SEND]:.1f} "
+                           f"% of send's bytes)")
     e = tables["enc"].get(key)
     if e and codec != SINGLE_PROCESS:
         clauses.append(_time_clause(e, *TIME_CLAUSE_WORDS["enc"],

@@ -251,6 +251,12 @@ def _with_note(title: str, note) -> str:
     return f"{title}\n{_note_lines(note)}" if note else title
 
 
+#: Why a figure of the runner's per-step timings is not drawn: a soak's streamed cases
+#: record no runner columns by design; any other run lost its runner's report.
+NO_RUNNER_TIMINGS = ("no per-step runner timings (a soak's streamed cases record none; "
+                     "any other run's runner report is missing)")
+
+
 def _counted(results, two_process: bool = True):
     st = results.steps
     if st.empty or "counted" not in st.columns:
@@ -559,7 +565,7 @@ def codec_time_per_step(results):
     results, note = _timed_only(results)
     st = _counted(results)
     if st[["runner_encode_ns", "runner_decode_ns"]].isna().all().all():
-        raise NoData("no runner timings (runner report missing)")
+        raise NoData(NO_RUNNER_TIMINGS)
     st = st.dropna(subset=["runner_encode_ns", "runner_decode_ns"])
     x, xlabel = _running_x(st)
     st = st.assign(_x=x, _enc=(st["encode_ns"] + st["runner_encode_ns"]) / 1e3,
@@ -837,7 +843,7 @@ def step_breakdown(results):
                    "runner_build_ns", "runner_encode_ns"]
     st = st.dropna(subset=[c for c in runner_cols if c in st.columns])
     if st.empty or any(c not in st.columns for c in runner_cols):
-        raise NoData("no runner timings (runner report missing)")
+        raise NoData(NO_RUNNER_TIMINGS)
     comp = step_components(st)
     comp[["policy", "codec", "workload"]] = st[["policy", "codec", "workload"]]
     workloads = list(dict.fromkeys(st["workload"]))

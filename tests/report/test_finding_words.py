@@ -251,3 +251,18 @@ def test_a_slower_single_process_is_not_called_the_cost_of_ipc():
     assert findings._single_process_findings(_cases(even), _where)[0].endswith(
         "1.00x its two-process msgpack case (100,000 tok/s): the single process was no "
         "faster than the two-process case, so no cost of having IPC is measurable here.")
+
+
+def test_equal_bytes_are_said_as_such_not_as_0_fewer():
+    """A codec whose messages carry no token ids either way (replicated): both arms
+    send the same bytes, and the clause says so instead of `0 fewer (0.0 %)`."""
+    rows = [_summary("send", 0, 100_000.0, 282700.0), _summary("cached", 0, 99_000.0, 231400.0)]
+    rows[1]["sched_to_runner_payload_bytes_per_step"] = rows[0][
+        "sched_to_runner_payload_bytes_per_step"]
+    res = type("R", (), {})()
+    res.cases, res.labels, res.metadata = _cases(rows), ["num_running"], {"run": {}}
+    tables = findings._pair_tables(res)
+    text = findings._pair_finding(res.cases, tables, next(iter(tables["tput"])), _where,
+                                  timed=False)
+    assert text.startswith("At 4 running requests (msgpack), cached sends as many bytes "
+                           "per step to the runner as send, saves ")
