@@ -247,7 +247,8 @@ class Results:
     ``tpot_s`` and ``e2e_s`` (s; NaN elsewhere, and ``tpot_s`` for one-token requests;
     ``metrics.LATENCY_MEANINGS``); a row with a negative or infinite latency, an
     ``e2e_s`` below its ``ttft_s`` or above its case's ``wall_s`` is left out with a
-    warning, and fewer rows than a case's ``num_requests`` warned about.
+    warning, and fewer rows than a case's ``num_requests`` warned about; a
+    ``requests.csv`` of 0 bytes where a case has requests: ``ResultsError``.
 
     ``floor`` (one row per floor exchange): ``run_id``, ``case_id``, ``i`` (index of
     the replayed counted step), ``floor_step_ns`` (ns).
@@ -1707,8 +1708,37 @@ def _read_itl(pd, path: Path, valid: list[dict[str, Any]], notes: list[str]):
     if not _has_itl(valid):
         return (_read_csv(pd, path, columns, notes) if path.is_file()
                 else pd.DataFrame(columns=list(columns)))
+    _refuse_emptied(path)
+    return _read_csv(pd, path, columns, notes)
+
+
+#: The ``summary.json`` case count of the rows each CSV file holds of a case, where
+#: ``_read_rows`` refuses the file empty.
+ROW_COUNTS = {"steps.csv": "num_total_steps", "requests.csv": "num_requests"}
+
+
+def _refuse_emptied(path: Path) -> None:
+    """``ResultsError`` ``RUN: not a complete run folder (NAME is empty)`` when the CSV
+    file ``path`` is there but of 0 bytes (not even its header, which the run wrote
+    when it began: a write that failed, or a file emptied, lost its rows)."""
     if path.is_file() and _header_names(path)[1] == EMPTY_FILE:
-        raise ResultsError(f"{path.parent}: not a complete run folder (itl.csv is empty)")
+        raise ResultsError(f"{path.parent}: not a complete run folder ({path.name} is "
+                           "empty)")
+
+
+def _read_rows(pd, path: Path, columns: tuple[str, ...], valid: list[dict[str, Any]],
+               notes: list[str]):
+    """``steps.csv`` or ``requests.csv`` (``path``) as ``_read_csv`` reads it, notes in
+    ``notes``; ``ResultsError`` (``_refuse_emptied``: ``RUN: not a complete run folder
+    (steps.csv is empty)``) when it is of 0 bytes while a case of ``valid`` (summary
+    entries) counts rows of it (``ROW_COUNTS``: ``num_total_steps``,
+    ``num_requests``), as ``itl.csv`` is where a case has ITL figures (``_read_itl``):
+    its rows are lost, not cut short. A case whose rows the run folder could not take
+    (``steps_kept_in``) counts none."""
+    count = ROW_COUNTS[path.name]
+    if any(isinstance(c.get(count), numbers.Real) and c[count] > 0
+           and not isinstance(c.get("steps_kept_in"), str) for c in valid):
+        _refuse_emptied(path)
     return _read_csv(pd, path, columns, notes)
 
 
@@ -1739,10 +1769,10 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     if cases.empty:
         cases = pd.DataFrame(columns=["case_id", "policy", "codec", "workload"])
     notes: dict[str, list[str]] = {"steps": [], "requests": [], "floor": [], "itl": []}
-    steps = _read_csv(pd, run_dir / "steps.csv", CASE_KEYS + SCHED_COLUMNS + RUNNER_COLUMNS,
-                      notes["steps"])
-    requests = _read_csv(pd, run_dir / "requests.csv", CASE_KEYS + REQUEST_COLUMNS,
-                         notes["requests"])
+    steps = _read_rows(pd, run_dir / "steps.csv",
+                       CASE_KEYS + SCHED_COLUMNS + RUNNER_COLUMNS, valid, notes["steps"])
+    requests = _read_rows(pd, run_dir / "requests.csv", CASE_KEYS + REQUEST_COLUMNS,
+                          valid, notes["requests"])
     floor = _read_csv(pd, run_dir / "floor.csv", ("case_id", "i", "floor_step_ns"),
                       notes["floor"])
     itl = _read_itl(pd, run_dir / "itl.csv", valid, notes["itl"])
@@ -1889,8 +1919,9 @@ def load(path_or_paths) -> Results:
     folder's name becomes its ``run_id``, or the shortest end of its path that tells
     it apart where two folders share a name (``x/run`` and ``y/run``: ``run_labels``).
     Raises ``ResultsError`` (one line) when a folder is missing, is not a run folder
-    (``not a complete run folder (no floor.csv)``; ``no itl.csv`` or ``itl.csv is empty``
-    where a case records ``itl_ms_*`` figures), is unreadable, or was written by an older
+    (``not a complete run folder (no floor.csv)``; ``no itl.csv``; ``itl.csv``,
+    ``steps.csv`` or ``requests.csv is empty``, 0 bytes, where a case has ITL figures,
+    steps or requests: ``_read_itl``, ``_read_rows``), is unreadable, or was written by an older
     or newer result format version (the message names the version). A file cut short (a
     last line cut mid-row, fewer ``steps.csv`` rows than the summary counts, fewer
     ``requests.csv`` rows than a case's ``num_requests``, fewer ``itl.csv`` rows than its
@@ -1932,10 +1963,8 @@ def load(path_or_paths) -> Results:
     did not finish included: ``Results.finished`` leaves them out."""
     import pandas as pd
 
-    if isinstance(path_or_paths, (str, os.PathLike)):
-        paths = [path_or_paths]
-    else:
-        paths = list(path_or_paths)
+    paths = ([path_or_paths] if isinstance(path_or_paths, (str, os.PathLike))
+             else list(path_or_paths))
     if not paths:
         raise ResultsError("no run folder given")
     parts: dict[str, dict[str, Any]] = {}
