@@ -246,8 +246,9 @@ class Results:
     and soak fill ``arrival_s`` (intended arrival, s after the case's start), ``ttft_s``,
     ``tpot_s`` and ``e2e_s`` (s; NaN elsewhere, and ``tpot_s`` for one-token requests;
     ``metrics.LATENCY_MEANINGS``); a row with a negative or infinite latency, an
-    ``e2e_s`` below its ``ttft_s`` or above its case's ``wall_s`` is left out with a
-    warning, and fewer rows than a case's ``num_requests`` warned about; a
+    ``e2e_s`` below its ``ttft_s`` or above its case's ``wall_s``, or a ``tpot_s`` other
+    than ``(e2e_s - ttft_s) / (num_output_tokens - 1)`` (``TPOT_FORMULA``) is left out
+    with a warning, and fewer rows than a case's ``num_requests`` warned about; a
     ``requests.csv`` of 0 bytes where a case has requests: ``ResultsError``.
 
     ``floor`` (one row per floor exchange): ``run_id``, ``case_id``, ``i`` (index of
@@ -775,7 +776,8 @@ def _said_rows(ids, values, wrong, what, pick, path: Path, lines: dict[str, list
 
 
 #: Slack (s) within which a time of ``requests.csv`` or ``itl.csv`` may pass the bound
-#: it is checked against (its case's ``wall_s``, its request's ``e2e_s - ttft_s``):
+#: it is checked against (its case's ``wall_s``, its request's ``e2e_s - ttft_s``), or
+#: a ``tpot_s`` differ from its ``TPOT_FORMULA``:
 #: float rounding of times the clock takes in whole ns, never a measurement.
 LATENCY_TOLERANCE_S = 1e-9
 #: ``requests.csv`` columns of times (s; NaN where the case has none: not a timed
@@ -807,10 +809,11 @@ def _impossible_requests(df, cases, path: Path):
     """``df`` (``requests.csv``'s rows) without the rows no run writes, and one line
     per case and kind naming them, in ``_impossible_steps``' form: a negative, infinite
     or too large time (``_REQUEST_TIME_COLUMNS``, ``_impossible_values``), an ``e2e_s``
-    shorter than its ``ttft_s`` (its last token before its first), or an ``e2e_s``
+    shorter than its ``ttft_s`` (its last token before its first), an ``e2e_s``
     longer than its case's ``wall_s`` (``cases``): it runs from the request's arrival,
-    at or after the case's start, to its last token, before the case's end. NaN (no
-    latency recorded) is none of these."""
+    at or after the case's start, to its last token, before the case's end; or a
+    ``tpot_s`` that is not its ``TPOT_FORMULA`` (``_tpot_rows``). NaN (no latency
+    recorded) is none of these."""
     if len(df) == 0 or "case_id" not in df:
         return df, []
     lines: dict[str, list[str]] = {}
@@ -822,8 +825,43 @@ def _impossible_requests(df, cases, path: Path):
                           "an e2e_s shorter than its ttft_s", min, path, lines)
         bad |= _longer_than_wall(ids, df["e2e_s"].where(~bad), "e2e_s", cases, path,
                                  lines)
+    bad |= _tpot_rows(df, bad, path, lines)
     out = [line for case_lines in lines.values() for line in case_lines]
     return (df[~bad].reset_index(drop=True) if bad.any() else df), out
+
+
+#: What a ``requests.csv`` row's ``tpot_s`` is, in its own columns (``_tpot_rows``).
+TPOT_FORMULA = "(e2e_s - ttft_s) / (num_output_tokens - 1)"
+
+
+def _tpot_rows(df, skip, path: Path, lines: dict[str, list[str]]):
+    """The rows of ``df`` (``requests.csv``'s, not already ``skip``ped) whose ``tpot_s``
+    is not ``TPOT_FORMULA``, the definition ``harness.recording.request_record`` wrote
+    it by (``metrics.LATENCY_MEANINGS``: ``(t_n - t_1) / (n - 1)``; a request of one
+    output token has none), within ``LATENCY_TOLERANCE_S``, as a boolean Series; one
+    line per case is added to ``lines[case]``: ``PATH: case 'ID' has a tpot_s other
+    than (e2e_s - ttft_s) / (num_output_tokens - 1) in 1 row (index 0 first: tpot_s
+    0.5, the formula 0.0154869; left out)``. A row without ``ttft_s`` or ``e2e_s`` (no
+    token) or ``tpot_s`` is none of these."""
+    needed = {"index", "ttft_s", "tpot_s", "e2e_s", "num_output_tokens"}
+    if not needed <= set(df.columns):
+        return skip & False
+    n = df["num_output_tokens"]
+    want = ((df["e2e_s"] - df["ttft_s"]) / (n - 1)).where(n > 1)
+    tpot = df["tpot_s"]
+    known = tpot.notna() & df["ttft_s"].notna() & df["e2e_s"].notna() & n.notna() & ~skip
+    wrong = known & (want.isna() | ((tpot - want).abs() > LATENCY_TOLERANCE_S))
+    ids = df["case_id"].astype(str)
+    for case in dict.fromkeys(ids[wrong]):
+        rows = df[wrong & (ids == case)]
+        first = rows.index[0]
+        formula = (f"{want[first]:g}" if want[first] == want[first]
+                   else f"none ({_number(n[first])} output token)")
+        lines.setdefault(case, []).append(
+            f"{path}: case {case!r} has a tpot_s other than {TPOT_FORMULA} in "
+            f"{_rows(len(rows))} (index {_number(df['index'][first])} first: tpot_s "
+            f"{tpot[first]:g}, the formula {formula}; left out)")
+    return wrong
 
 
 def _request_spans(df, requests):
@@ -1948,8 +1986,8 @@ def load(path_or_paths) -> Results:
     Rows of a case that ``summary.json`` does not list are left out of every CSV
     table (one warning per case); so are ``steps.csv`` rows of a step their case has
     in an earlier row, and rows with a negative count, time or size (one warning per
-    case and column), ``requests.csv`` and ``itl.csv`` rows with an impossible latency
-    or gap (``_impossible_requests``, ``_impossible_itl``: one per case and kind); a
+    case and column), ``requests.csv`` and ``itl.csv`` rows with an impossible latency,
+    ``tpot_s`` or gap (``_impossible_requests``, ``_impossible_itl``: one per case and kind); a
     case with more ``steps.csv`` rows than its
     ``num_total_steps`` is said too, as one with fewer is; a case whose figures are
     not those its counted rows give (``_step_problem``: sums, means, medians, runner

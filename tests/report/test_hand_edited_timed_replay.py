@@ -1,8 +1,9 @@
 """A hand-edited timed replay: its wall-time ``output_tokens_per_s`` is the output
-tokens of all its requests (``requests.csv``) over its ``wall_s``, and its ``wall_s``
+tokens of all its requests (``requests.csv``) over its ``wall_s``, its ``wall_s``
 is never shorter than the end of its last step (``steps.csv`` ``t_end_ns``). A case
 whose figures break either is left out with one warning naming both values, in the
-report and in ``results.load``; the run as written loads clean."""
+report and in ``results.load``; a ``tpot_s`` that is not ``(e2e_s - ttft_s) / (n -
+1)`` leaves its row out; the run as written loads clean."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ import pytest
 
 from analysis_run import run_bench
 from ipc_bench import cli
-from test_hand_edited_summary import _assert_left_out, _loaded
+from ipc_bench.analysis.results import ResultsWarning, load
+from test_hand_edited_summary import NO_FIGURES, _assert_left_out, _loaded, _report
 
 
 @pytest.fixture(scope="module")
@@ -142,3 +144,63 @@ def test_the_wall_rate_counts_the_warm_up_tokens_over_the_whole_wall_time(timed_
     assert said in OUTPUT_TOKENS_MEANING
     readme = Path(__file__).resolve().parents[2] / "README.md"
     assert said in readme.read_text()
+
+
+def _edit_requests(run, change) -> None:
+    """Rewrite ``requests.csv`` of ``run`` with its rows (dicts) ``change``d."""
+    with open(run / "requests.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    change(rows)
+    with open(run / "requests.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def test_a_tpot_that_is_not_its_gaps_mean_leaves_its_row_out(timed_run, tmp_path, capsys):
+    """``tpot_s`` is ``(e2e_s - ttft_s) / (n - 1)`` (``metrics.LATENCY_MEANINGS``); a
+    row that says otherwise is left out, and the case, short of a row, is loaded with
+    its summary's figures (no longer checked against its rows)."""
+    src, send, cached = timed_run
+    run, entry = _copy(timed_run, tmp_path)
+    first = _requests(run, send)[0]
+    want = (float(first["e2e_s"]) - float(first["ttft_s"])) / 7
+    assert (first["index"], first["num_output_tokens"]) == ("0", "8")
+    assert abs(float(first["tpot_s"]) - want) < 1e-15
+
+    def tpot(rows):
+        next(r for r in rows if r["case_id"] == send)["tpot_s"] = "0.5"
+
+    _edit_requests(run, tpot)
+    line = (f"{run / 'requests.csv'}: case '{send}' has a tpot_s other than (e2e_s - "
+            f"ttft_s) / (num_output_tokens - 1) in 1 row (index 0 first: tpot_s 0.5, the "
+            f"formula {want:g}; left out)")
+    assert _report(run, tmp_path, capsys, NO_FIGURES) == (
+        0, [f"bench.py report: warning: {line}"])
+    assert _loaded(run) == [line]
+    with pytest.warns(ResultsWarning):
+        loaded = load(run)
+    kept = loaded.requests[loaded.requests["case_id"] == send]
+    assert list(kept["index"]) == [1, 2, 3, 4, 5]
+    assert set(loaded.cases["case_id"]) == {send, cached}
+    case = loaded.cases[loaded.cases["case_id"] == send].iloc[0]
+    assert case["tpot_ms_mean"] == entry["tpot_ms_mean"]
+
+
+def test_a_tpot_of_a_one_token_request_leaves_its_row_out(timed_run, tmp_path):
+    """A request of one output token has no TPOT (``tpot_s`` empty): one given with
+    its count edited to 1 is no row a run writes (its 7 tokens moved to the next
+    request, so the case's tokens agree with its rate, leave that one out too)."""
+    _, send, _ = timed_run
+    run, _ = _copy(timed_run, tmp_path)
+
+    def one_token(rows):
+        rows[1]["num_output_tokens"], rows[2]["num_output_tokens"] = "1", "15"
+
+    _edit_requests(run, one_token)
+    tpot = float(_requests(run, send)[1]["tpot_s"])
+    lines = [ln for ln in _loaded(run) if "tpot_s" in ln]
+    assert lines == [
+        f"{run / 'requests.csv'}: case '{send}' has a tpot_s other than (e2e_s - ttft_s) "
+        f"/ (num_output_tokens - 1) in 2 rows (index 1 first: tpot_s {tpot:g}, the "
+        "formula none (1 output token); left out)"]
