@@ -12,7 +12,9 @@ the ZeroMQ hops' bytes, the encode, rank 0's decode); its
 replay's wall-time ``output_tokens_per_s`` from its ``requests.csv`` output tokens and
 its ``wall_s``, and that ``wall_s`` (not recorded otherwise, so not recomputed) against
 the end of its last step; its floor figures (``FLOOR_FIGURES``: floor median and mean,
-floor tok/s, x floor) from its ``floor.csv`` rows. A case that
+floor tok/s, x floor) from its ``floor.csv`` rows; its request latencies
+(``LATENCY_SOURCES``: ``ttft_ms_p50``... as ``analysis.summary.latency_summary``
+computed them) from its ``requests.csv`` and ``itl.csv`` rows. A case that
 disagrees is left out whole with one warning naming the figure and both values. A run
 folder that is a copy of another one given is refused: the same start time
 (``check_copies``) or the same per-step timings (``check_copied_steps``).
@@ -1791,6 +1793,113 @@ def _impossible_latencies(requests, itl, cases, run_dir: Path):
     return requests, itl, lines + more
 
 
+#: The request latencies of ``summary.json`` (``analysis.summary.latency_summary``:
+#: ``NAME_ms_mean`` / ``_p50`` / ``_p90`` / ``_p99``), each with the file and column
+#: whose rows it is recomputed from (``_latency_problem``).
+LATENCY_SOURCES = {"ttft": ("requests.csv", "ttft_s"), "tpot": ("requests.csv", "tpot_s"),
+                   "itl": ("itl.csv", "itl_s"), "e2e": ("requests.csv", "e2e_s")}
+
+
+def _apart(got: float, want: float) -> tuple[str, str]:
+    """``got`` and ``want`` as a line shows them (``,.6g``), with as many more digits
+    as tell them apart where 6 do not (up to 17)."""
+    for digits in range(6, 18):
+        shown = f"{got:,.{digits}g}", f"{want:,.{digits}g}"
+        if shown[0] != shown[1]:
+            return shown
+    return shown
+
+
+def _has_all_rows(case, rows, gaps) -> bool:
+    """Whether ``rows`` and ``gaps`` (a case's ``requests.csv`` and ``itl.csv`` rows, those
+    loaded) hold every row the case wrote: its ``num_requests`` requests and, for each,
+    ``n - 1`` gaps (n its ``num_output_tokens``; ``_short_itl``)."""
+    n = _figure(case, "num_requests")
+    if n is None or len(rows) != n or "num_output_tokens" not in rows:
+        return False
+    tokens = rows["num_output_tokens"].astype(float)
+    return len(gaps) == int((tokens - 1).clip(lower=0).where(tokens == tokens, 0).sum())
+
+
+def _latency_problem(case, rows, gaps, run_dir: Path) -> str | None:
+    """The line of a case (a ``cases`` row) whose request latency figures
+    (``LATENCY_SOURCES``: ``ttft_ms_p50``...) are not those its ``requests.csv`` and
+    ``itl.csv`` rows (``rows``, ``gaps``: the case's, every one it wrote,
+    ``_has_all_rows``) give, recomputed by ``analysis.summary.latency_summary``, the
+    function that wrote them (the same definitions and percentiles; the gaps pooled in
+    file order, as it pools them request after request), relative
+    ``STEP_MEAN_TOLERANCE``; naming the first such figure, its file, both values (ms).
+    ``None`` when they agree, or the case has no such figure or not all of its rows."""
+    from ipc_bench.analysis.summary import latency_summary
+
+    figures = [f"{name}_ms_{stat}" for name in LATENCY_SOURCES
+               for stat in ("mean", "p50", "p90", "p99")]
+    if all(_figure(case, f) is None for f in figures) \
+            or not _has_all_rows(case, rows, gaps) or "itl_s" not in gaps:
+        return None
+    columns = [c for _, c in LATENCY_SOURCES.values() if c != "itl_s"]
+    if not set(columns) <= set(rows.columns):
+        return None
+    records = [{c: (None if v != v else float(v)) for c, v in zip(columns, values)}
+               for values in rows[columns].itertuples(index=False)]
+    records.append({"itl_s": gaps["itl_s"].astype(float).tolist()})
+    got_all = latency_summary(records)
+    for figure in figures:
+        want, got = _figure(case, figure), got_all.get(figure)
+        if want is None or (got is not None and not _differ(got, want)):
+            continue
+        name, _, stat = figure.partition("_ms_")
+        source, column = LATENCY_SOURCES[name]
+        values = gaps["itl_s"] if column == "itl_s" else rows[column]
+        article = "an" if column[0] in "ie" else "a"
+        over = f"its {_rows(int(values.notna().sum()))} with {article} {column}"
+        head = f"{run_dir / source}: case {str(case['case_id'])!r} has"
+        if got is None:
+            return f"{head} no {column} in {_rows(len(values))}, but summary.json has " \
+                   f"{figure} {want:,.6g} (left out)"
+        got_s, want_s = _apart(got, want)
+        return (f"{head} a {stat} {column} of {got_s} ms over {over}, but summary.json "
+                f"has {figure} {want_s} (left out)")
+    return None
+
+
+def _disagreeing_latencies(requests, itl, cases,
+                           run_dir: Path) -> tuple[set[str], list[str]]:
+    """The case ids of ``cases`` (summary entries) whose request latency figures are not
+    those their rows of ``requests`` and ``itl`` give (``_latency_problem``; the rows
+    kept: a case with a row left out as impossible is not checked), and one line per
+    such case."""
+    if "case_id" not in cases or "case_id" not in requests or "case_id" not in itl:
+        return set(), []
+    req_ids, gap_ids = requests["case_id"].astype(str), itl["case_id"].astype(str)
+    bad, lines = set(), []
+    for i in range(len(cases)):
+        case = cases.iloc[i]
+        case_id = str(case["case_id"])
+        why = _latency_problem(case, requests[req_ids == case_id],
+                               itl[gap_ids == case_id], run_dir)
+        if why is not None:
+            bad.add(case_id)
+            lines.append(why)
+    return bad, lines
+
+
+def _without_cases(tables: list, case_ids: set[str]) -> list:
+    """``tables`` (DataFrames) without the rows of the cases ``case_ids``."""
+    return [df[~df["case_id"].astype(str).isin(case_ids)].reset_index(drop=True)
+            if case_ids and "case_id" in df else df for df in tables]
+
+
+def _refuse_none_left(cases, disagree: set[str], lines: list[str]) -> None:
+    """``ResultsError`` ``no case can be loaded: LINE (and N more)`` when the cases left
+    out for figures their rows do not give (``disagree``, said in ``lines``) are all of
+    ``cases``."""
+    if disagree and len(cases) == len(disagree):
+        more = f" (and {len(disagree) - 1} more)" if len(disagree) > 1 else ""
+        raise ResultsError(f"no case can be loaded: {lines[0].removesuffix(' (left out)')}"
+                           f"{more}")
+
+
 def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     summary = read_summary(run_dir)
     shapes = check_shapes(summary, run_dir / "summary.json")
@@ -1815,10 +1924,8 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
                       notes["floor"])
     itl = _read_itl(pd, run_dir / "itl.csv", valid, notes["itl"])
     gone = _left_out_ids(summary, valid)
-    if gone:  # the rows of a case left out would pass for another's in the figures
-        steps, requests, floor, itl = (df[~df["case_id"].astype(str).isin(gone)]
-                                       .reset_index(drop=True) if "case_id" in df else df
-                                       for df in (steps, requests, floor, itl))
+    # the rows of a case left out would pass for another's in the figures
+    steps, requests, floor, itl = _without_cases([steps, requests, floor, itl], gone)
     listed = {c["case_id"] for c in summary.get("cases") or []
               if isinstance(c, dict) and isinstance(c.get("case_id"), str)}
     tables, row_lines = _unlisted_rows(run_dir, dict(
@@ -1828,18 +1935,18 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     row_lines += lines + _long_steps(steps, cases, run_dir / "steps.csv")
     disagree, lines = _disagreeing_cases(steps, requests, floor, cases, run_dir)
     row_lines += lines
-    if disagree and len(cases) == len(disagree):
-        more = f" (and {len(disagree) - 1} more)" if len(disagree) > 1 else ""
-        raise ResultsError(f"no case can be loaded: {lines[0].removesuffix(' (left out)')}"
-                           f"{more}")
-    if disagree:  # left out whole: its figures and its rows would tell two stories
-        cases = cases[~cases["case_id"].astype(str).isin(disagree)].reset_index(drop=True)
-        steps, requests, floor, itl = (df[~df["case_id"].astype(str).isin(disagree)]
-                                       .reset_index(drop=True) if "case_id" in df else df
-                                       for df in (steps, requests, floor, itl))
+    _refuse_none_left(cases, disagree, lines)
+    # left out whole: its figures and its rows would tell two stories
+    cases, steps, requests, floor, itl = _without_cases(
+        [cases, steps, requests, floor, itl], disagree)
     read = dict(requests=requests, itl=itl)  # every row of the cases kept, for the counts
     requests, itl, lines = _impossible_latencies(requests, itl, cases, run_dir)
     row_lines += lines
+    disagree, lines = _disagreeing_latencies(requests, itl, cases, run_dir)
+    row_lines += lines
+    _refuse_none_left(cases, disagree, lines)
+    cases, steps, requests, floor, itl, read["requests"], read["itl"] = _without_cases(
+        [cases, steps, requests, floor, itl, read["requests"], read["itl"]], disagree)
     load_warnings = (bad_cases + row_lines
                      + _load_warnings(run_dir, notes, dict(
                          steps=_short_steps(steps, cases),
@@ -1954,51 +2061,51 @@ def load(path_or_paths) -> Results:
     """Load one run folder, or several, into pandas DataFrames (see ``Results``).
 
     ``path_or_paths``: a path (str or ``os.PathLike``) or an iterable of paths. Each
-    folder's name becomes its ``run_id``, or the shortest end of its path that tells
-    it apart where two folders share a name (``x/run`` and ``y/run``: ``run_labels``).
+    folder's name becomes its ``run_id``, or the shortest end of its path that tells it
+    apart where two folders share a name (``x/run`` and ``y/run``: ``run_labels``).
     Raises ``ResultsError`` (one line) when a folder is missing, is not a run folder
     (``not a complete run folder (no floor.csv)``; ``no itl.csv``; ``itl.csv``,
     ``steps.csv`` or ``requests.csv is empty``, 0 bytes, where a case has ITL figures,
-    steps or requests: ``_read_itl``, ``_read_rows``), is unreadable, or was written by an older
-    or newer result format version (the message names the version). A file cut short (a
-    last line cut mid-row, fewer ``steps.csv`` rows than the summary counts, fewer
-    ``requests.csv`` rows than a case's ``num_requests``, fewer ``itl.csv`` rows than its
-    requests' gaps: ``_short_steps``, ``_short_requests``, ``_short_itl``) loads what is
-    valid and issues a
-    one-line ``ResultsWarning`` naming the file and the counts (``Results.warnings``);
-    so does a CSV file whose header is not its columns, or an empty one (none of its
-    rows is loaded: ``header_problem`` says what is wrong), one whose header lacks
-    measured columns (a run written before they existed: loaded, those columns NaN),
-    and a row of any CSV file without the header's number of fields or with a value
-    that is not a number in a numeric column (left out, so that every later table has
-    numeric columns). A ``summary.json`` case that is not an object, whose known
-    numeric fields hold something other than a number from 0 to ``MAX_CASE_VALUE``,
-    whose ``num_running``, ``tp``, ``pp`` (fields or workload labels) are not whole
-    numbers, or with a NaN or infinite field, is left out (with its rows of the CSV
-    files, when it names its ``case_id``) and said in one ``ResultsWarning`` naming
-    the case and the field; so is a case without ``policy`` or ``workload``, with an
-    ``arm`` or ``codec`` no run writes (``known_arms``, ``known_codecs``), with a
-    ``complete`` that is not true or false, or false in a run whose ``status`` is
-    ``complete``, a case listed again under the same ``case_id`` or with the arm,
-    workload, codec and repetition of an earlier one (the first is kept), and a
-    ``status`` that is not one of ``RUN_STATUSES`` is said and read as ``unknown``, a
-    ``no_floor`` neither true nor false said and read as absent (``_no_floor_lines``).
-    Rows of a case that ``summary.json`` does not list are left out of every CSV
-    table (one warning per case); so are ``steps.csv`` rows of a step their case has
-    in an earlier row, and rows with a negative count, time or size (one warning per
-    case and column), ``requests.csv`` and ``itl.csv`` rows with an impossible latency,
-    ``tpot_s`` or gap (``_impossible_requests``, ``_impossible_itl``: one per case and kind); a
-    case with more ``steps.csv`` rows than its
-    ``num_total_steps`` is said too, as one with fewer is; a case whose figures are
-    not those its counted rows give (``_step_problem``: sums, means, medians, runner
-    gaps, ``HOP_FIGURES``), its own tokens and steps (``_rate_problem``) or, timed replays, its requests'
-    tokens and ``wall_s`` (``_wall_rate_problem``, ``_wall_problem``) or its floor.csv
-    rows (``_floor_problem``) is left out with its rows (one warning naming the first
-    such figure and both values). ``ResultsError`` (one line) when ``cases`` is not a
-    list, is missing or empty in a complete run, or no case is left; when a folder is
-    given twice (``check_distinct_runs``) or is a copy of another one given
-    (``check_copies``, ``check_copied_steps``). Every other case is loaded, those that
-    did not finish included: ``Results.finished`` leaves them out."""
+    steps or requests: ``_read_itl``, ``_read_rows``), is unreadable, or was written by
+    an older or newer result format version (the message names the version). A file cut
+    short (a last line cut mid-row, fewer ``steps.csv`` rows than the summary counts,
+    fewer ``requests.csv`` rows than a case's ``num_requests``, fewer ``itl.csv`` rows
+    than its requests' gaps: ``_short_steps``, ``_short_requests``, ``_short_itl``)
+    loads what is valid and issues a one-line ``ResultsWarning`` naming the file and the
+    counts (``Results.warnings``); so does a CSV file whose header is not its columns,
+    or an empty one (none of its rows is loaded: ``header_problem`` says what is wrong),
+    one whose header lacks measured columns (a run written before they existed: loaded,
+    those columns NaN), and a row of any CSV file without the header's number of fields
+    or with a value that is not a number in a numeric column (left out, so that every
+    later table has numeric columns). A ``summary.json`` case that is not an object,
+    whose known numeric fields hold something other than a number from 0 to
+    ``MAX_CASE_VALUE``, whose ``num_running``, ``tp``, ``pp`` (fields or workload
+    labels) are not whole numbers, or with a NaN or infinite field, is left out (with
+    its rows of the CSV files, when it names its ``case_id``) and said in one
+    ``ResultsWarning`` naming the case and the field; so is a case without ``policy`` or
+    ``workload``, with an ``arm`` or ``codec`` no run writes (``known_arms``,
+    ``known_codecs``), with a ``complete`` that is not true or false, or false in a run
+    whose ``status`` is ``complete``, a case listed again under the same ``case_id`` or
+    with the arm, workload, codec and repetition of an earlier one (the first is kept),
+    and a ``status`` that is not one of ``RUN_STATUSES`` is said and read as
+    ``unknown``, a ``no_floor`` neither true nor false said and read as absent
+    (``_no_floor_lines``). Rows of a case that ``summary.json`` does not list are left
+    out of every CSV table (one warning per case); so are ``steps.csv`` rows of a step
+    their case has in an earlier row, and rows with a negative count, time or size (one
+    warning per case and column), ``requests.csv`` and ``itl.csv`` rows with an
+    impossible latency, ``tpot_s`` or gap (``_impossible_requests``,
+    ``_impossible_itl``: one per case and kind); a case with more ``steps.csv`` rows
+    than its ``num_total_steps`` is said too, as one with fewer is; a case whose figures
+    are not those its counted rows give (``_step_problem``: sums, means, medians, runner
+    gaps, ``HOP_FIGURES``), its own tokens and steps (``_rate_problem``) or, timed
+    replays, its requests' tokens and ``wall_s`` (``_wall_rate_problem``,
+    ``_wall_problem``), its floor.csv rows (``_floor_problem``) or its requests.csv and
+    itl.csv rows (request latencies: ``_latency_problem``) is left out with its rows
+    (one warning naming the first such figure and both values). ``ResultsError`` (one
+    line) when ``cases`` is not a list, is missing or empty in a complete run, or no
+    case is left; when a folder is given twice (``check_distinct_runs``) or is a copy of
+    another one given (``check_copies``, ``check_copied_steps``). Every other case is
+    loaded, those that did not finish included: ``Results.finished`` leaves them out."""
     import pandas as pd
 
     paths = ([path_or_paths] if isinstance(path_or_paths, (str, os.PathLike))

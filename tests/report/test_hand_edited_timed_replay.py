@@ -1,9 +1,10 @@
 """A hand-edited timed replay: its wall-time ``output_tokens_per_s`` is the output
 tokens of all its requests (``requests.csv``) over its ``wall_s``, its ``wall_s``
-is never shorter than the end of its last step (``steps.csv`` ``t_end_ns``). A case
-whose figures break either is left out with one warning naming both values, in the
-report and in ``results.load``; a ``tpot_s`` that is not ``(e2e_s - ttft_s) / (n -
-1)`` leaves its row out; the run as written loads clean."""
+is never shorter than the end of its last step (``steps.csv`` ``t_end_ns``), and its
+request latencies (``ttft_ms_p50``...) are those its ``requests.csv`` and ``itl.csv``
+rows give. A case whose figures break one is left out with one warning naming both
+values, in the report and in ``results.load``; a ``tpot_s`` that is not ``(e2e_s -
+ttft_s) / (n - 1)`` leaves its row out; the run as written loads clean."""
 
 from __future__ import annotations
 
@@ -11,11 +12,12 @@ import csv
 import json
 import shutil
 
+import numpy as np
 import pytest
 
 from analysis_run import run_bench
 from ipc_bench import cli
-from ipc_bench.analysis.results import ResultsWarning, load
+from ipc_bench.analysis.results import ResultsError, ResultsWarning, load
 from test_hand_edited_summary import NO_FIGURES, _assert_left_out, _loaded, _report
 
 
@@ -146,6 +148,50 @@ def test_the_wall_rate_counts_the_warm_up_tokens_over_the_whole_wall_time(timed_
     assert said in readme.read_text()
 
 
+def _values_s(run, case_id, column) -> list[float]:
+    """The case's ``column`` values (s) in its ``requests.csv`` or, ``itl_s``,
+    ``itl.csv`` rows, as written."""
+    name = "itl.csv" if column == "itl_s" else "requests.csv"
+    with open(run / name, newline="") as f:
+        return [float(r[column]) for r in csv.DictReader(f) if r["case_id"] == case_id]
+
+
+@pytest.mark.parametrize("figure, stat, column, source, rows", [
+    ("ttft_ms_p50", 50, "ttft_s", "requests.csv", "6 rows with a ttft_s"),
+    ("tpot_ms_mean", None, "tpot_s", "requests.csv", "6 rows with a tpot_s"),
+    ("itl_ms_p99", 99, "itl_s", "itl.csv", "42 rows with an itl_s"),
+    ("e2e_ms_p90", 90, "e2e_s", "requests.csv", "6 rows with an e2e_s"),
+])
+def test_a_latency_figure_typed_over_leaves_the_case_out(
+        timed_run, tmp_path, capsys, figure, stat, column, source, rows):
+    """The summary's latencies are recomputed from the rows (``np.percentile``'s
+    linear interpolation, as the run computed them): one typed over is not quoted."""
+    src, send, cached = timed_run
+    values = np.array(_values_s(src, send, column)) * 1e3
+    got = float(values.mean() if stat is None else np.percentile(values, stat))
+    run, entry = _copy(timed_run, tmp_path, lambda c: c.update({figure: 99.0}))
+    assert got == pytest.approx(
+        json.loads((src / "summary.json").read_text())["cases"][0][figure], rel=1e-12)
+    name = "mean" if stat is None else f"p{stat}"
+    line = (f"{run / source}: case '{send}' has a {name} {column} of {got:,.6g} ms over "
+            f"its {rows}, but summary.json has {figure} 99 (left out)")
+    _assert_left_out(run, tmp_path, capsys, line, send, cached)
+
+
+def test_a_latency_figure_edited_past_its_sixth_digit_shows_the_digits_that_differ(
+        timed_run, tmp_path):
+    src, send, cached = timed_run
+    want = json.loads((src / "summary.json").read_text())["cases"][0]["itl_ms_p99"]
+    edited = want * (1 + 1e-8)
+    run, _ = _copy(timed_run, tmp_path, lambda c: c.update(itl_ms_p99=edited))
+    digits = next(d for d in range(6, 18) if f"{want:,.{d}g}" != f"{edited:,.{d}g}")
+    assert digits > 6
+    assert _loaded(run) == [
+        f"{run / 'itl.csv'}: case '{send}' has a p99 itl_s of {want:,.{digits}g} ms over "
+        f"its 42 rows with an itl_s, but summary.json has itl_ms_p99 "
+        f"{edited:,.{digits}g} (left out)"]
+
+
 def _edit_requests(run, change) -> None:
     """Rewrite ``requests.csv`` of ``run`` with its rows (dicts) ``change``d."""
     with open(run / "requests.csv", newline="") as f:
@@ -155,6 +201,47 @@ def _edit_requests(run, change) -> None:
         writer = csv.DictWriter(f, list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
+
+
+def test_a_latency_edited_in_requests_csv_leaves_the_case_out(timed_run, tmp_path,
+                                                              capsys):
+    """A ``ttft_s`` and an ``e2e_s`` moved 5 ms earlier together (its TPOT kept): no
+    row is impossible, but the summary's TTFT figures are no longer its rows'."""
+    src, send, cached = timed_run
+    run, entry = _copy(timed_run, tmp_path)
+
+    def earlier(rows):
+        first = next(r for r in rows if r["case_id"] == send)
+        for key in ("ttft_s", "e2e_s"):
+            first[key] = repr(float(first[key]) - 0.005)
+
+    _edit_requests(run, earlier)
+    got = float(np.mean(_values_s(run, send, "ttft_s"))) * 1e3
+    assert got == pytest.approx(entry["ttft_ms_mean"] - 5 / 6, rel=1e-9)
+    line = (f"{run / 'requests.csv'}: case '{send}' has a mean ttft_s of {got:,.6g} ms "
+            f"over its 6 rows with a ttft_s, but summary.json has ttft_ms_mean "
+            f"{entry['ttft_ms_mean']:,.6g} (left out)")
+    _assert_left_out(run, tmp_path, capsys, line, send, cached)
+
+
+def test_latency_figures_typed_over_in_every_case_are_refused(timed_run, tmp_path,
+                                                              capsys):
+    src, send, _ = timed_run
+    run = tmp_path / "run"
+    shutil.copytree(src, run)
+    summary = json.loads((run / "summary.json").read_text())
+    for case in summary["cases"]:
+        case["ttft_ms_p50"] = 99.0
+    (run / "summary.json").write_text(json.dumps(summary))
+    got = float(np.percentile(_values_s(run, send, "ttft_s"), 50)) * 1e3
+    message = (f"no case can be loaded: {run / 'requests.csv'}: case '{send}' has a p50 "
+               f"ttft_s of {got:,.6g} ms over its 6 rows with a ttft_s, but summary.json "
+               "has ttft_ms_p50 99 (and 1 more)")
+    with pytest.raises(ResultsError) as exc:
+        load(run)
+    assert str(exc.value) == message
+    assert _report(run, tmp_path, capsys, NO_FIGURES) == (
+        2, [f"bench.py report: error: {message}"])
 
 
 def test_a_tpot_that_is_not_its_gaps_mean_leaves_its_row_out(timed_run, tmp_path, capsys):
