@@ -376,11 +376,14 @@ class TpRingRunnerChannel(_RankReport, RingRunnerChannel):
 
 def rank_channel(socks: RunnerSockets, ring: Optional[RingReader], rank: int, timeout_s: float,
                  peer_problem: Callable[[], Optional[str]],
-                 first_timeout_s: Optional[float] = None) -> RunnerChannel:
+                 first_timeout_s: Optional[float] = None,
+                 ring_timeout_s: Optional[float] = None) -> RunnerChannel:
     """The channel of rank ``rank`` (``ring``: its reader, or ``None`` for SUB);
-    ``first_timeout_s``: its wait for step 0 (``RunnerChannel``'s)."""
+    ``first_timeout_s``: its wait for step 0 (``RunnerChannel``'s); ``ring_timeout_s``:
+    on the ring, its wait for each later frame (``RingRunnerChannel.recv_timeout_s``)."""
     if ring is not None:
         return TpRingRunnerChannel(socks, ring, timeout_s, peer_problem, replies=rank == 0,
-                                   first_timeout_s=first_timeout_s)
+                                   first_timeout_s=first_timeout_s,
+                                   recv_timeout_s=ring_timeout_s)
     return TpRunnerChannel(socks, timeout_s, peer_problem, rank=rank, replies=rank == 0,
                            first_timeout_s=first_timeout_s)
