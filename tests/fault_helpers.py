@@ -107,6 +107,24 @@ def steady_case(b: int = 16, *, policy: str = "send", codec: str = "msgpack",
         warmup_steps=5, max_steps=max_steps, count="all", floor=False, **kw)
 
 
+def slow_schedule(monkeypatch, at_call: int, delay_s: float) -> None:
+    """Make the scheduler's ``schedule`` call number ``at_call`` (from 0: step
+    ``at_call``'s, for a case that schedules something every step) take ``delay_s``
+    seconds longer, in this process (``run_case``'s scheduler)."""
+    from ipc_bench.engine.scheduler import Scheduler
+
+    schedule = Scheduler.schedule
+    calls = []
+
+    def slow(self, *args, **kw):
+        if len(calls) == at_call:
+            time.sleep(delay_s)
+        calls.append(1)
+        return schedule(self, *args, **kw)
+
+    monkeypatch.setattr(Scheduler, "schedule", slow)
+
+
 def bench(args: list[str], **kw) -> subprocess.Popen:
     """Start ``python bench.py ARGS`` in the repository root (stderr piped)."""
     return subprocess.Popen([sys.executable, str(REPO / "bench.py"), *args], cwd=REPO,

@@ -122,14 +122,15 @@ class FrontendHop:
         cols["frontend_send_ns"].append(t3 - t2)
         cols["frontend_payload_bytes"].append(nbytes)
         if self.proc.proc.poll() is not None:
-            raise CaseError(f"{self.problem()} after the EngineCoreOutputs of step {seq}", seq)
+            raise CaseError(f"{self.problem()}, noticed after the EngineCoreOutputs of step "
+                            f"{seq}", seq)
 
     def _send(self, frame, seq: int, what: str = "") -> None:
         """Send one frame to the frontend: step ``seq``'s EngineCoreOutputs, or (``seq``
         -1) the control frame ``what`` names; ``CaseError`` naming the frame when the
         frontend dies or stops reading (the runner's lines' form: ``frontend process P
-        was killed by SIGKILL while sending the EngineCoreOutputs of step 30 to the
-        frontend``)."""
+        was killed by SIGKILL, noticed while sending the EngineCoreOutputs of step 30 to
+        the frontend``)."""
         self.last_send = time.monotonic()
         try:
             self.socks.out.send(frame, zmq.NOBLOCK, copy=True)

@@ -25,8 +25,10 @@ at the run's store port (``wire.pp.StoreServer``), stopped when the case ends.
 
 Faults as the ``--tp`` case's, naming the stage: a stage that exits or is killed, one
 that stops answering (the scheduler's ``peer_timeout_s``; a stage waiting on another
-for hidden states or ids gives up after the same timeout, the gloo group's), one that
-reports an error (a lost token: ``engine.pipeline.PipelineStage.needs_ids``). Whatever
+for hidden states or ids gives up after the same timeout, or at step 0 after the
+start-up allowance, which the scheduler's wait for step 0's reply exceeds by one peer
+timeout: ``PpExchange``), one that reports an error (a lost token:
+``engine.pipeline.PipelineStage.needs_ids``). Whatever
 ends the case, Ctrl-C included, every stage is reaped and the socket folder (with the
 rendezvous file) removed.
 """
@@ -54,7 +56,16 @@ _RANK = re.compile(r"\brank (\d+)\b")
 
 class PpExchange(TpExchange):
     """``TpExchange`` whose answers to digest requests sent ahead (the async loop's
-    ``request_input_digests``) are also one per stage."""
+    ``request_input_digests``) are also one per stage, and whose wait for step 0's reply
+    is one ``peer_timeout_s`` longer than the stages' start-up allowance: a stage that
+    waited that long for step 0's hidden states (or ids) from the stage before says so
+    first, naming the stage and the option (``no hidden states of step 0 from stage 0
+    within 120 s (raise --startup-timeout)``); with the same allowance the scheduler
+    could time out first, naming only the last stage."""
+
+    def __init__(self, spec: CaseSpec, channel, result: CaseResult):
+        super().__init__(spec, channel, result)
+        self.first_timeout_s += spec.peer_timeout_s
 
     def requested_input_digests(self, seq):
         super().requested_input_digests(seq)

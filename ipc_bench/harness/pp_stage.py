@@ -6,7 +6,8 @@ decode the ``SchedulerOutput``; ``update_states``; under ``direct`` on a non-las
 stage, receive the last stage's sampled ids of earlier steps until every scheduled
 row holds the tokens it reads (``engine.pipeline.PipelineStage.needs_ids``);
 ``prepare_inputs``; the stages after the first receive their hidden states from the
-stage before (``wire.pp.StageLink``, bounded by the group's timeout); the stage's share
+stage before (``wire.pp.StageLink``: step 0's within the start-up allowance, the later
+ones within the peer timeout); the stage's share
 of the step (``PipelineStage.forward``: the null model's hash, the fixed-step model's
 wait, the torch model's layers); a non-last stage hands its hidden states to ``isend``
 and goes on to its next micro-batch; the last stage samples, writes its samples into its buffer, under ``direct`` sends them to
@@ -44,12 +45,14 @@ from ipc_bench.wire.transport import PeerError, RunnerSockets
 
 def make_stage(config: RunnerConfig) -> PipelineStage:
     """The stage of ``config`` with its ``link`` to the other stages (joins the gloo
-    group: returns once every stage has joined, or raises after the timeout)."""
+    group: returns once every stage has joined, or raises after the timeout). Step 0's
+    receives from the other stages wait ``handshake.first_step_wait_s``, the later ones
+    ``peer_timeout_s``."""
     stage = PipelineStage(config.scheduler, config.model, config.pp_size, config.pp_rank,
                           config.pp_direct, messages_of(config.codec))
     device = stage.model.torch_device.type if stage.torch else "cpu"
     stage.link = StageLink(config.pp_store, config.pp_rank, config.pp_size,
-                           config.peer_timeout_s, device)
+                           config.peer_timeout_s, device, first_step_wait_s(config))
     return stage
 
 

@@ -537,8 +537,10 @@ TP_RING_WAIT_TIMEOUTS = 2
 
 
 def ring_wait_s(config: RunnerConfig) -> float:
-    """Seconds the runner's ring reader waits for a message: ``peer_timeout_s``, times
-    ``TP_RING_WAIT_TIMEOUTS`` for a rank of ``--tp N``."""
+    """Seconds the runner waits on the ring for a message after step 0's
+    ``SchedulerOutput`` (``wire.channel.RingRunnerChannel.recv_timeout_s``, and the
+    reader's own default): ``peer_timeout_s``, times ``TP_RING_WAIT_TIMEOUTS`` for a
+    rank of ``--tp N``."""
     factor = TP_RING_WAIT_TIMEOUTS if config.tp_size is not None else 1
     return config.peer_timeout_s * factor
 
@@ -592,7 +594,8 @@ def serve_case(socks: RunnerSockets,
     first_s = first_step_wait_s(config)
     if config.tp_size is not None:
         channel = rank_channel(socks, ring, config.tp_rank, config.peer_timeout_s,
-                               peer_problem, first_timeout_s=first_s)
+                               peer_problem, first_timeout_s=first_s,
+                               ring_timeout_s=ring_wait_s(config))
     elif ring is not None:
         channel = RingRunnerChannel(socks, ring, config.peer_timeout_s, peer_problem,
                                     first_timeout_s=first_s)

@@ -42,7 +42,7 @@ from ipc_bench.wire.codecs import DecodeError, messages_of, session_codecs, sess
 from ipc_bench.wire.control import (CheckInputs, ErrorReport, Heartbeat, InputDigests,
                                     KeepAlive, RecheckInputs, StepInputIds, beating,
                                     no_beat)
-from ipc_bench.wire.transport import POLL_SLICE_MS, PeerError
+from ipc_bench.wire.transport import POLL_SLICE_MS, PeerError, noticed
 
 
 def runner_failure(report: ErrorReport) -> CaseError:
@@ -212,7 +212,7 @@ class ChannelExchange:
     def check_peer(self) -> None:
         problem = self.channel.peer_problem()
         if problem:
-            raise CaseError(f"{problem} while the scheduler was idle", self.seq)
+            raise CaseError(noticed(problem, "the scheduler was idle"), self.seq)
 
     def send_marker(self, msg) -> None:
         """An empty frame on s2r (read the control socket), then ``msg`` there."""

@@ -251,20 +251,32 @@ class RingRunnerChannel(RunnerChannel):
     """One runner's end reading the scheduler's frames from a shared-memory ring
     (``ring``: a ``shm_ring.RingReader``, whose rank is this channel's); replies and
     control messages as ``RunnerChannel``'s. ``ring.peer_problem`` is set to
-    ``peer_problem``."""
+    ``peer_problem``. ``recv_timeout_s``: the wait for each frame after step 0's
+    ``SchedulerOutput`` (seconds; default ``timeout_s``, which still bounds the
+    replies and control messages; a ``--tp`` rank passes
+    ``harness.runner_loop.ring_wait_s``)."""
 
     def __init__(self, socks: RunnerSockets, ring: RingReader, timeout_s: float,
                  peer_problem: Callable[[], Optional[str]], replies: bool = True,
-                 first_timeout_s: Optional[float] = None):
+                 first_timeout_s: Optional[float] = None,
+                 recv_timeout_s: Optional[float] = None):
         super().__init__(socks, timeout_s, peer_problem, rank=ring.rank, replies=replies,
                          first_timeout_s=first_timeout_s)
         ring.peer_problem = peer_problem
         self.ring = ring
+        self.recv_timeout_s = timeout_s if recv_timeout_s is None else recv_timeout_s
         self._ring_recv = ring.recv
 
     def recv(self, seq: int, label: str = REQUEST) -> bytes:
-        """The next frame from the scheduler's ring (empty: read the control socket)."""
-        return self._ring_recv(self.timeout_s if seq else self.wait_s(seq, label), label, seq)
+        """The next frame from the scheduler's ring (empty: read the control socket),
+        waiting ``wait_s(seq, label)`` at most."""
+        return self._ring_recv(self.recv_timeout_s if seq else self.wait_s(seq, label),
+                               label, seq)
+
+    def wait_s(self, seq: int, label: str = REQUEST) -> float:
+        """``first_timeout_s`` for step 0's ``SchedulerOutput``, else
+        ``recv_timeout_s``."""
+        return self.first_timeout_s if seq == 0 and label == REQUEST else self.recv_timeout_s
 
     def poll(self) -> Optional[bytes]:
         """Always ``None``: the ring has no non-blocking read here, so the device-input

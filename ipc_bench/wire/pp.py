@@ -14,10 +14,16 @@ reads every ``SchedulerOutput`` from the XPUB broadcast; the last stage replies 
   every other stage (vLLM #32618 broadcasts them over the GPU).
 
 The receiver knows each tensor's size from the step's ``SchedulerOutput``, so nothing
-else travels. Every receive is bounded by the group's timeout (``init_process_group(
-timeout=...)``: the case's ``peer_timeout_s``): a stage whose peer hangs fails with
-one line naming the peer and the step; one whose peer died fails at once (gloo sees the
-connection close) and the scheduler names the dead stage.
+else travels. Every receive is bounded (``irecv``, then ``Work.wait(timeout=...)``, which
+gloo honours for a receive whatever the group's timeout): step 0's hidden states and
+ids by the start-up allowance (``handshake.first_step_wait_s``: the stage before pays
+its first forward, a torch compile say, as the runner's first step does), every later
+one by the case's ``peer_timeout_s`` (also the group's timeout, ``init_process_group(
+timeout=...)``, which bounds the sends). A stage whose peer hangs fails with one line
+naming the peer, the step and the option to raise (``no hidden states of step 0 from
+stage 0 within 120 s (raise --startup-timeout)``, ``... of step 7 ... within 10 s
+(raise --peer-timeout)``); one whose peer died fails at once (gloo sees the connection
+close) and the scheduler names the dead stage.
 
 Rendezvous. Stages spawned on this machine: a ``FileStore`` in the case's private socket
 folder (mode 0700); gloo's own pair sockets bind to the loopback interface
@@ -84,6 +90,11 @@ def _gloo_line(exc: BaseException, limit: int = 200) -> str:
 
 class StageLinkError(RuntimeError):
     """A receive or send between stages failed or timed out (one line)."""
+
+
+#: gloo's words for a wait that ran out (``Timed out waiting 3000ms for recv operation
+#: to complete``).
+_GLOO_TIMEOUT = re.compile(r"\bTimed out waiting \d+ms\b")
 
 
 def _loopback_interface() -> Optional[str]:
@@ -173,14 +184,16 @@ class StoreServer:
 class StageLink:
     """Stage ``rank`` of ``size`` in the gloo group rendezvousing at ``store_path`` (a
     ``FileStore`` path, or ``tcp://ADDR:PORT`` of a ``StoreServer``: module docstring).
-    ``timeout_s`` bounds the store's connect, every receive and send. ``columns``:
-    ``PP_COLUMNS`` lists. ``device``: the stage's (``"cuda"``: hidden states are
+    ``timeout_s`` (seconds) bounds the store's connect, every receive and send but step
+    0's receives, which ``first_timeout_s`` bounds (default ``timeout_s``; a stage
+    passes ``handshake.first_step_wait_s``). ``columns``: ``PP_COLUMNS`` lists.
+    ``device``: the stage's (``"cuda"``: hidden states are
     received into page-locked host memory, ``cuda_step.stage_host_buffer``).
     ``StageLinkError`` (one line) when the store cannot be
     reached or this stage's address has no interface for gloo."""
 
     def __init__(self, store_path: str, rank: int, size: int, timeout_s: float,
-                 device: str = "cpu"):
+                 device: str = "cpu", first_timeout_s: Optional[float] = None):
         remote = store_path.startswith(TCP_STORE_PREFIX)
         if remote:  # gloo on the interface this stage reaches the scheduler through
             from ipc_bench.wire.transport import split_tcp_endpoint
@@ -202,6 +215,10 @@ class StageLink:
         self.torch, self.dist = torch, dist
         self.device = device  # "cuda": hidden states are received into page-locked memory
         self.rank, self.size, self.timeout_s = rank, size, timeout_s
+        self.first_timeout_s = timeout_s if first_timeout_s is None else first_timeout_s
+        # (seconds, the option that sets them, as Work.wait takes them): later steps, step 0
+        self._waits = [(t, option, datetime.timedelta(seconds=t)) for t, option in (
+            (timeout_s, "--peer-timeout"), (self.first_timeout_s, "--startup-timeout"))]
         self.prev = rank - 1 if rank > 0 else None
         self.next = rank + 1 if rank < size - 1 else None
         self.last = size - 1
@@ -221,17 +238,27 @@ class StageLink:
             dist.init_process_group("gloo", store=store, rank=rank, world_size=size,
                                     timeout=datetime.timedelta(seconds=timeout_s))
 
-    def _recv(self, shape: tuple, dtype, src: int, what: str,
+    def _recv(self, shape: tuple, dtype, src: int, what: str, seq: int,
               device: str = "cpu") -> np.ndarray:
+        """``what`` of step ``seq`` from stage ``src``, waiting ``first_timeout_s`` at
+        step 0, else ``timeout_s``; ``StageLinkError`` (one line) when the wait runs out
+        (``no WHAT from stage SRC within N s (raise OPTION)``) or gloo fails."""
         from ipc_bench.engine.cuda_step import stage_host_buffer
 
         out = stage_host_buffer(self.torch, shape, dtype, device)
         if out.size == 0:
             return out
+        wait_s, option, wait = self._waits[seq == 0]
         try:
-            self.dist.recv(self.torch.from_numpy(out), src)
+            done = self.dist.irecv(self.torch.from_numpy(out), src).wait(timeout=wait)
         except RuntimeError as exc:
-            raise StageLinkError(f"{what} from stage {src}: {_gloo_line(exc)}") from None
+            line = _gloo_line(exc)
+            if not _GLOO_TIMEOUT.search(line):
+                raise StageLinkError(f"{what} from stage {src}: {line}") from None
+            done = False
+        if not done:
+            raise StageLinkError(f"no {what} from stage {src} within {wait_s:g} s "
+                                 f"(raise {option})")
         return out
 
     def _isend(self, array: np.ndarray, dst: int, what: str) -> int:
@@ -256,7 +283,7 @@ class StageLink:
         """Step ``seq``'s hidden states from the previous stage (``shape`` and ``dtype``:
         ``engine.pipeline.PipelineStage.hidden_spec``)."""
         t0 = perf()
-        hidden = self._recv(shape, dtype, self.prev, f"hidden states of step {seq}",
+        hidden = self._recv(shape, dtype, self.prev, f"hidden states of step {seq}", seq,
                             self.device)
         self.columns["pp_in_wait_ns"].append(t0)
         self.columns["pp_in_done_ns"].append(perf())
@@ -279,7 +306,7 @@ class StageLink:
     def recv_ids(self, num_reqs: int, seq: int, perf=time.perf_counter_ns) -> np.ndarray:
         """A non-last stage, ``direct``: step ``seq``'s sampled ids from the last stage."""
         t0 = perf()
-        ids = self._recv((num_reqs,), np.int32, self.last, f"sampled ids of step {seq}")
+        ids = self._recv((num_reqs,), np.int32, self.last, f"sampled ids of step {seq}", seq)
         self.columns["pp_direct_in_wait_ns"].append(t0)
         self.columns["pp_direct_in_done_ns"].append(perf())
         self.columns["pp_direct_in_bytes"].append(ids.nbytes)

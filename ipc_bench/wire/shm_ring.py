@@ -117,7 +117,7 @@ import zmq
 from ipc_bench.errors import one_line
 from ipc_bench.wire.leftovers import RING_FOLDER_PREFIX, SEGMENT_PREFIX
 from ipc_bench.wire.transport import (POLL_SLICE_MS, EndpointDir, EndpointError, PeerError,
-                                      PeerTimeout, open_socket, zmtp_frame_bytes)
+                                      PeerTimeout, noticed, open_socket, zmtp_frame_bytes)
 
 #: Waiting strategies (constructor argument ``wait``).
 WAITS = ("spin", "block")
@@ -283,7 +283,7 @@ class _Waiter:
                 problem = self.peer_problem() if self.peer_problem else None
                 if problem and not ready():  # what the peer did before it went counts
                     verb = "sending" if sending else "waiting for"
-                    raise PeerError(one_line(f"{problem} while {verb} {what}"))
+                    raise PeerError(one_line(noticed(problem, f"{verb} {what}")))
             if now - start > timeout_s:
                 failed = f"could not send {what}" if sending else f"no {what}"
                 raise RingTimeout(one_line(f"{failed} within {timeout_s:g} s "
@@ -305,7 +305,7 @@ class _Waiter:
         while not sock.poll(POLL_SLICE_MS, zmq.POLLIN):
             problem = self.peer_problem() if self.peer_problem else None
             if problem:
-                raise PeerError(one_line(f"{problem} while waiting for {what}"))
+                raise PeerError(one_line(noticed(problem, f"waiting for {what}")))
             if time.monotonic() - start > timeout_s:
                 raise RingTimeout(one_line(f"no {what} within {timeout_s:g} s "
                                            f"({describe()})"))
@@ -483,7 +483,8 @@ class RingWriter(_RingEnd):
                 continue
             problem = self.peer_problem() if self.peer_problem else None
             if problem:
-                raise PeerError(one_line(f"{problem} while waiting for overflow subscriptions"))
+                raise PeerError(one_line(noticed(problem,
+                                                 "waiting for overflow subscriptions")))
             if time.monotonic() > deadline:
                 raise RingTimeout(f"no overflow subscriptions within {timeout_s:g} s "
                                   f"({self._subscribers} of {self.n_readers} reader(s) "

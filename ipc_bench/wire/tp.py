@@ -45,8 +45,8 @@ from ipc_bench.wire.control import (ControlMessage, ErrorReport, KeepAlive, deco
 from ipc_bench.wire.remote import KEEPALIVE, RemoteRunners
 from ipc_bench.wire.shm_ring import RingReader, RingWriter
 from ipc_bench.wire.transport import (POLL_SLICE_MS, TRANSPORTS, EndpointDir, PeerError,
-                                      PeerTimeout, RunnerSockets, open_socket, send_frame,
-                                      tcp_bind_endpoint, wait_recv)
+                                      PeerTimeout, RunnerSockets, noticed, open_socket,
+                                      send_frame, tcp_bind_endpoint, wait_recv)
 
 #: Rank counts ``--tp`` accepts.
 TP_SIZES = (1, 2, 4)
@@ -139,7 +139,8 @@ class TpSchedulerSockets:
                 continue
             problem = peer_problem()
             if problem:
-                raise PeerError(one_line(f"{problem} while waiting for the ranks' subscriptions"))
+                raise PeerError(one_line(noticed(problem,
+                                                 "waiting for the ranks' subscriptions")))
             if time.monotonic() > deadline:
                 raise PeerTimeout(f"no subscription of every rank within {timeout_s:g} s "
                                   f"({subscribed} of {self.n} subscribed)")
@@ -271,7 +272,7 @@ class TpSchedulerChannel:
             if problem:
                 if poller.poll(POLL_SLICE_MS):  # its last message may be on its way
                     continue
-                raise PeerError(one_line(f"{problem} while waiting for {what}"))
+                raise PeerError(one_line(noticed(problem, f"waiting for {what}")))
             now = time.monotonic()
             if any(now > deadline[r] for r in range(self.num_readers) if r not in got):
                 missing = [r for r in range(self.num_readers)
@@ -375,11 +376,14 @@ class TpRingRunnerChannel(_RankReport, RingRunnerChannel):
 
 def rank_channel(socks: RunnerSockets, ring: Optional[RingReader], rank: int, timeout_s: float,
                  peer_problem: Callable[[], Optional[str]],
-                 first_timeout_s: Optional[float] = None) -> RunnerChannel:
+                 first_timeout_s: Optional[float] = None,
+                 ring_timeout_s: Optional[float] = None) -> RunnerChannel:
     """The channel of rank ``rank`` (``ring``: its reader, or ``None`` for SUB);
-    ``first_timeout_s``: its wait for step 0 (``RunnerChannel``'s)."""
+    ``first_timeout_s``: its wait for step 0 (``RunnerChannel``'s); ``ring_timeout_s``:
+    on the ring, its wait for each later frame (``RingRunnerChannel.recv_timeout_s``)."""
     if ring is not None:
         return TpRingRunnerChannel(socks, ring, timeout_s, peer_problem, replies=rank == 0,
-                                   first_timeout_s=first_timeout_s)
+                                   first_timeout_s=first_timeout_s,
+                                   recv_timeout_s=ring_timeout_s)
     return TpRunnerChannel(socks, timeout_s, peer_problem, rank=rank, replies=rank == 0,
                            first_timeout_s=first_timeout_s)

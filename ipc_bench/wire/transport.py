@@ -78,6 +78,15 @@ class PeerTimeout(PeerError):
     """The peer process is alive but sent nothing within the timeout."""
 
 
+def noticed(problem: str, doing: str) -> str:
+    """The line for a peer's ``problem`` (how it ended, with its last line: ``runner
+    process 7 exited with code 5 (runner: ...)``) that this end found while ``doing``
+    (``sending SchedulerOutput for step 1``): ``PROBLEM, noticed while DOING``. The
+    peer may have ended long before (a runner that gave up waiting for that very
+    message): the clause says when this end found out, not when the peer ended."""
+    return f"{problem}, noticed while {doing}"
+
+
 class EndpointError(RuntimeError):
     """A socket could not be set up: its folder not created, its endpoint not bound
     or not connected. The message is one line: ``cannot bind ENDPOINT: REASON``,
@@ -488,9 +497,9 @@ def wait_recv(sock: zmq.Socket, timeout_s: float, peer_problem: Callable[[], Opt
 
     ``peer_problem()`` is called every ``POLL_SLICE_MS`` while waiting; a non-None
     return (e.g. "runner process 12 was killed by SIGKILL") raises ``PeerError``
-    ("... while waiting for WHAT"), unless a frame the peer sent before it went is
-    queued or arrives within one more slice, which is returned first (an empty frame
-    announcing its error report). Raises ``PeerTimeout`` ("no WHAT within N s") on
+    (``noticed``: "..., noticed while waiting for WHAT"), unless a frame the peer sent
+    before it went is queued or arrives within one more slice, which is returned first
+    (an empty frame announcing its error report). Raises ``PeerTimeout`` ("no WHAT within N s") on
     timeout.
     """
     deadline = time.monotonic() + timeout_s
@@ -501,7 +510,7 @@ def wait_recv(sock: zmq.Socket, timeout_s: float, peer_problem: Callable[[], Opt
             # what is already on its way (one more slice) before declaring it gone.
             if sock.poll(POLL_SLICE_MS, zmq.POLLIN):
                 return sock.recv(zmq.NOBLOCK)
-            raise PeerError(f"{problem} while waiting for {what}")
+            raise PeerError(noticed(problem, f"waiting for {what}"))
         try:
             return sock.recv()
         except zmq.Again:
@@ -527,13 +536,13 @@ def wait_send(sock: zmq.Socket, frame: bytes, timeout_s: float,
 
     A PUSH or PAIR socket whose peer is gone (or not yet connected) blocks on send;
     this waits in ``POLL_SLICE_MS`` slices, checking ``peer_problem()`` between them.
-    Raises ``PeerError`` ("... while sending WHAT") or ``PeerTimeout``.
+    Raises ``PeerError`` ("..., noticed while sending WHAT") or ``PeerTimeout``.
     """
     deadline = time.monotonic() + timeout_s
     while True:
         problem = peer_problem()
         if problem:
-            raise PeerError(f"{problem} while sending {what}")
+            raise PeerError(noticed(problem, f"sending {what}"))
         try:
             sock.send(frame)  # blocks at most SNDTIMEO = POLL_SLICE_MS
             return

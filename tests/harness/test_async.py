@@ -373,7 +373,8 @@ class _GoneRunnerChannel:
         from ipc_bench.wire.transport import PeerError
 
         if not self.queued:
-            raise PeerError(f"runner process 1 exited with code 4 while waiting for {what}")
+            raise PeerError(f"runner process 1 exited with code 4, noticed while waiting for "
+                            f"{what}")
         return self.queued.pop(0)
 
 

@@ -310,7 +310,8 @@ def test_killed_runner_is_reported_and_cleaned_up(monkeypatch):
         run_case(steady_spec("cached", "pickle"), on_step=kill_at_step)
     # noticed on the next send if ZeroMQ saw the disconnection first, else on the wait
     assert str(info.value) in (
-        f"runner process {spy.procs[0].pid} was killed by SIGKILL while {what} for step 10"
+        f"runner process {spy.procs[0].pid} was killed by SIGKILL, noticed while {what} for "
+        "step 10"
         for what in ("sending SchedulerOutput", "waiting for ModelRunnerOutput"))
     assert spy.procs[0].returncode == -signal.SIGKILL
     assert_clean(spy)

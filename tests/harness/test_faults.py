@@ -56,7 +56,7 @@ def test_runner_sigkill_at_a_random_step_is_reported_with_pid_signal_and_step(se
     detect_s = time.monotonic() - marks["t_signal"]
     pid = result.runner_pid
     # Noticed on the send if ZeroMQ saw the disconnection first, else on the wait.
-    assert re.fullmatch(rf"runner process {pid} was killed by SIGKILL while (sending "
+    assert re.fullmatch(rf"runner process {pid} was killed by SIGKILL, noticed while (sending "
                         rf"SchedulerOutput|waiting for ModelRunnerOutput) for step {step}",
                         str(err.value)), str(err.value)
     assert err.value.step == step and result.failed_step == step
@@ -94,7 +94,7 @@ def test_runner_exit_code_and_last_stderr_line_are_reported(monkeypatch):
         run_case(result.spec, result=result, runner_command=fake)
     assert str(err.value) == (
         f"runner process {result.runner_pid} exited with code 7 (fake runner: exiting at "
-        f"step 3) while waiting for ModelRunnerOutput for step 3")
+        f"step 3), noticed while waiting for ModelRunnerOutput for step 3")
     assert len(result.sched_rows) == 3 and not alive(result.runner_pid)
 
 
@@ -109,7 +109,8 @@ def test_runner_gone_between_steps_fails_the_case_at_the_next_step(monkeypatch):
         run_case(spec, result=result, runner_command=fake)
     assert str(err.value) == (
         f"runner process {result.runner_pid} exited with code 7 (fake runner: exiting on "
-        f"CheckInputs) while waiting for input digests from the runner before step 5")
+        f"CheckInputs), noticed while waiting for input digests from the runner before "
+        f"step 5")
     assert err.value.step == result.failed_step == 5
     assert [row[0] for row in result.sched_rows] == list(range(5))
 
@@ -311,7 +312,7 @@ def test_bench_reports_a_runner_killed_mid_run(tmp_path):
     assert proc.returncode == 1
     lines = err.strip().splitlines()
     m = re.fullmatch(r"bench\.py: error: num_running=16/send/msgpack#0: runner process "
-                     rf"{runner} was killed by SIGKILL while (?:sending SchedulerOutput for|"
+                     rf"{runner} was killed by SIGKILL, noticed while (?:sending SchedulerOutput for|"
                      r"waiting for ModelRunnerOutput for|waiting for input digests from "
                      r"the runner before) step (\d+)", lines[-1])
     # one line after the run's first (no FAILED progress line); no case finished before

@@ -9,13 +9,10 @@ against a 0.5 s peer timeout: the case must complete, whatever reads the broadca
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
-from fault_helpers import steady_case
-from ipc_bench.engine.scheduler import Scheduler
-from ipc_bench.harness.spec import CaseError
+from fault_helpers import slow_schedule, steady_case
+from ipc_bench.harness.spec import CaseError, CaseResult
 from ipc_bench.harness.supervisor import run_case
 
 STEPS = 12
@@ -25,16 +22,7 @@ FIRST_DELAY_S = 1.5
 
 def _slow_first_schedule(monkeypatch, delay_s: float = FIRST_DELAY_S) -> None:
     """Make the scheduler's first ``schedule`` call (step 0's) take ``delay_s`` longer."""
-    schedule = Scheduler.schedule
-    calls = []
-
-    def slow(self, *args, **kw):
-        if not calls:
-            time.sleep(delay_s)
-        calls.append(1)
-        return schedule(self, *args, **kw)
-
-    monkeypatch.setattr(Scheduler, "schedule", slow)
+    slow_schedule(monkeypatch, 0, delay_s)
 
 
 @pytest.mark.parametrize("case", [{}, {"transport": "shm"}, {"transport": "shm-block"},
@@ -61,4 +49,24 @@ def test_a_first_step_past_the_startup_timeout_names_the_option_to_raise(monkeyp
     pid, _, rest = pid_and_rest.partition(" ")
     assert (prefix, pid.isdigit(), rest) == ("", True, (
         "exited with code 5 (runner: no SchedulerOutput for step 0 within 1 s (raise "
-        "--startup-timeout)) while sending SchedulerOutput for step 0"))
+        "--startup-timeout)), noticed while sending SchedulerOutput for step 0"))
+
+
+def test_a_runner_that_gave_up_on_a_late_step_is_named_with_when_that_was_noticed(
+        monkeypatch):
+    """The scheduler 1 s late with step 1 under a 0.1 s peer timeout: the runner gives
+    up waiting for step 1 (exit 5, naming the option to raise) long before the scheduler
+    sends it, and the line says the scheduler only noticed then (it used to read
+    "... (runner: no SchedulerOutput for step 1 ...) while sending SchedulerOutput for
+    step 1"). The scheduler notices on the send when ZeroMQ has seen the runner's
+    socket go, else while waiting for the reply."""
+    slow_schedule(monkeypatch, 1, 1.0)
+    result = CaseResult(spec=steady_case(8, max_steps=STEPS, peer_timeout_s=0.1,
+                                         startup_timeout_s=60.0))
+    with pytest.raises(CaseError) as err:
+        run_case(result.spec, result=result)
+    gave_up = (f"runner process {result.runner_pid} exited with code 5 (runner: no "
+               "SchedulerOutput for step 1 within 0.1 s (raise --peer-timeout)), noticed while ")
+    assert str(err.value) in (gave_up + "sending SchedulerOutput for step 1",
+                              gave_up + "waiting for ModelRunnerOutput for step 1")
+    assert err.value.step == 1

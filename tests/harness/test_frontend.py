@@ -170,10 +170,10 @@ def test_a_killed_frontend_fails_the_case_and_everything_is_reaped(monkeypatch, 
                  on_step=on_step)
     pid = spy.frontends[0].pid
     # Noticed after the step's send, or by the send itself when the socket has no peer.
-    assert str(err.value) in (f"frontend process {pid} was killed by SIGKILL after the "
-                              "EngineCoreOutputs of step 30",
-                              f"frontend process {pid} was killed by SIGKILL while sending "
-                              "the EngineCoreOutputs of step 30 to the frontend")
+    assert str(err.value) in (f"frontend process {pid} was killed by SIGKILL, noticed "
+                              "after the EngineCoreOutputs of step 30",
+                              f"frontend process {pid} was killed by SIGKILL, noticed while "
+                              "sending the EngineCoreOutputs of step 30 to the frontend")
     assert spy.frontends[0].returncode == -signal.SIGKILL
     for p in spy.runners:
         assert p.returncode is not None

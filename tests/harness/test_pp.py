@@ -86,6 +86,25 @@ if os.environ.get("IPC_BENCH_TEST_LOSE_AT") and sys.argv[-1].endswith("/ctl1"):
 '''
 
 
+#: Stage 0 only: its share of step 0 takes IPC_BENCH_TEST_SLOW_FIRST_S seconds longer
+#: (a first forward that compiles), the later steps none.
+SLOW_FIRST_ON_STAGE_0 = '''
+import os
+if os.environ.get("IPC_BENCH_TEST_SLOW_FIRST_S"):
+    import time
+    from ipc_bench.engine import pipeline as _pl
+    _delay_s = float(os.environ["IPC_BENCH_TEST_SLOW_FIRST_S"])
+    _real = _pl.PipelineStage.forward
+
+    def forward(self, hidden, inputs):
+        if self.rank == 0 and self.seq == 1:  # update() has counted step 0
+            time.sleep(_delay_s)
+        return _real(self, hidden, inputs)
+
+    _pl.PipelineStage.forward = forward
+'''
+
+
 class BatchWorkload(Workload):
     """``n`` requests at step 0, each finishing (prompts of 8..40, 10..40 outputs)."""
 
@@ -320,6 +339,101 @@ def test_a_killed_stage_is_named_and_every_stage_reaped(monkeypatch):
     assert spy.procs[1].returncode == -signal.SIGKILL
     assert spy.procs[0].returncode is not None
     assert_clean(spy)
+
+
+@pytest.mark.parametrize("direct", [False, True], ids=["send", "direct"])
+def test_a_slow_first_forward_of_the_stage_before_waits_for_the_startup_timeout(
+        monkeypatch, tmp_path, direct):
+    """Stage 0's step 0 takes 1.5 s longer than the others (a first forward that
+    compiles) under a 0.5 s peer timeout: stage 1 waits for its hidden states with the
+    start-up allowance (60 s), and the case completes."""
+    _with_site(monkeypatch, tmp_path, SLOW_FIRST_ON_STAGE_0)
+    monkeypatch.setenv("IPC_BENCH_TEST_SLOW_FIRST_S", "1.5")
+    result = run_case(steady_case(8, policy="cached" if direct else "send", max_steps=12,
+                                  pp=2, pp_direct=direct, peer_timeout_s=0.5,
+                                  startup_timeout_s=60.0))
+    assert len(result.sched_rows) == 12
+
+
+def test_a_first_forward_past_the_startup_timeout_names_the_option_to_raise(
+        monkeypatch, tmp_path):
+    """Stage 0's step 0 takes 12 s longer under a 10 s start-up allowance (which the
+    stages' start-up and handshakes need too): stage 1 gives up on step 0's hidden
+    states naming --startup-timeout, and exits 4."""
+    _with_site(monkeypatch, tmp_path, SLOW_FIRST_ON_STAGE_0)
+    monkeypatch.setenv("IPC_BENCH_TEST_SLOW_FIRST_S", "12")
+    spy = spy_on(monkeypatch)
+    with pytest.raises(CaseError) as err:
+        run_case(steady_case(8, policy="send", max_steps=12, pp=2, peer_timeout_s=0.5,
+                             startup_timeout_s=10.0))
+    assert str(err.value) == (f"runner failed at step 0 ({STEP_NUMBERING}): stage 1: no "
+                              "hidden states of step 0 from stage 0 within 10 s (raise "
+                              "--startup-timeout)")
+    assert err.value.step == 0
+    assert spy.procs[1].returncode == 4
+    assert_clean(spy)
+
+
+class _GlooRecv:
+    """``torch.distributed`` as ``StageLink._recv`` uses it: every ``irecv``'s
+    ``wait(timeout=...)`` is recorded (seconds) and then fails with ``error`` (gloo's
+    words for a timeout by default) or returns ``done``."""
+
+    def __init__(self, error: str = "timeout", done: bool = True):
+        self.error, self.done, self.waits_s = error, done, []
+
+    def irecv(self, tensor, src):
+        return self
+
+    def wait(self, timeout):
+        self.waits_s.append(timeout.total_seconds())
+        if self.error == "timeout":
+            raise RuntimeError("[/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer"
+                               f".cc:78] Timed out waiting {timeout.total_seconds() * 1000:.0f}"
+                               "ms for recv operation to complete")
+        if self.error:
+            raise RuntimeError(self.error)
+        return self.done
+
+
+def test_a_receive_between_stages_waits_the_startup_allowance_at_step_0_only():
+    """Step 0's hidden states and ids wait ``first_timeout_s`` (the start-up allowance)
+    and name --startup-timeout when it runs out; the later steps' wait the peer timeout
+    and name --peer-timeout; gloo's other errors keep their words."""
+    from ipc_bench.wire.pp import StageLink, StageLinkError
+
+    link = StageLink("unused", 0, 1, 0.5, first_timeout_s=60.0)  # one stage: no group
+    link.prev = 0
+    link.dist = gloo = _GlooRecv()
+    lines = []
+    for seq in (0, 7):
+        for recv in (lambda: link.recv_hidden((3, 2048), np.int16, seq),
+                     lambda: link.recv_ids(3, seq)):
+            with pytest.raises(StageLinkError) as err:
+                recv()
+            lines.append(str(err.value))
+    assert lines == [
+        "no hidden states of step 0 from stage 0 within 60 s (raise --startup-timeout)",
+        "no sampled ids of step 0 from stage 0 within 60 s (raise --startup-timeout)",
+        "no hidden states of step 7 from stage 0 within 0.5 s (raise --peer-timeout)",
+        "no sampled ids of step 7 from stage 0 within 0.5 s (raise --peer-timeout)"]
+    assert gloo.waits_s == [60.0, 60.0, 0.5, 0.5]
+    link.dist = _GlooRecv(done=False)  # a wait that ends without the tensor
+    with pytest.raises(StageLinkError, match=r"^no hidden states of step 2 from stage 0 "
+                                             r"within 0\.5 s \(raise --peer-timeout\)$"):
+        link.recv_hidden((3, 2048), np.int16, 2)
+    link.dist = _GlooRecv("[/gloo/transport/tcp/pair.cc:553] Connection closed by peer "
+                          "[127.0.0.1]:1411. This is typically caused by a remote worker "
+                          "crashing. Check the logs of the remote worker before reporting "
+                          "an error. GLHF!")
+    with pytest.raises(StageLinkError) as err:
+        link.recv_hidden((3, 2048), np.int16, 0)
+    assert str(err.value) == ("hidden states of step 0 from stage 0: Connection closed by "
+                              "peer [127.0.0.1]:1411.")
+    assert link.dist.waits_s == [60.0]
+    link.dist = _GlooRecv(error="")
+    assert link.recv_hidden((3, 2048), np.int16, 1).shape == (3, 2048)
+    assert link.columns["pp_in_bytes"] == [3 * 2048 * 2]
 
 
 def test_a_stopped_stage_is_named_within_the_timeout(monkeypatch):

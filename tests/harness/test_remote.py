@@ -125,7 +125,7 @@ def test_a_runner_killed_mid_run_fails_the_case_and_the_scheduler_exits(tmp_path
     assert sched.returncode == 1, err
     assert lines[0].startswith(f"bench.py: error: {CASE_ID}: remote runner 0 (control port "
                                f"tcp://127.0.0.1:{port}) disconnected (its process ended or "
-                               f"its host closed the connection) while "), lines
+                               f"its host closed the connection), noticed while "), lines
     assert len(lines) == 1  # no finished case: no "partial results" pointer
 
 
@@ -229,8 +229,8 @@ def test_a_runner_whose_scheduler_is_killed_exits_at_once(tmp_path, killed_bench
     assert time.monotonic() - t_kill < 5
     assert runner.returncode == 5
     assert runner_err.splitlines()[-1].startswith(
-        f"bench.py runner: the scheduler at tcp://127.0.0.1:{port} closed the connection "
-        f"while waiting for SchedulerOutput for step ")
+        f"bench.py runner: the scheduler at tcp://127.0.0.1:{port} closed the connection, "
+        f"noticed while waiting for SchedulerOutput for step ")
 
 
 def test_a_runner_that_stops_answering_fails_the_case_after_the_peer_timeout(tmp_path):

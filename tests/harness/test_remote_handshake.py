@@ -172,4 +172,4 @@ def test_a_runner_interrupted_mid_case_ends_in_one_line_and_fails_the_case(tmp_p
     assert sched_err.splitlines()[0].startswith(
         f"bench.py: error: num_running=4/send/msgpack#0: remote runner 0 (control port "
         f"tcp://127.0.0.1:{port}) disconnected (its process ended or its host closed the "
-        f"connection) while ")
+        f"connection), noticed while ")

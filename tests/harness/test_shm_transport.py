@@ -184,8 +184,8 @@ def test_killed_runner_over_shm_is_reported_and_cleaned_up(monkeypatch):
 
     with pytest.raises(CaseError) as info:
         run_case(steady_spec("cached", "pickle", transport="shm"), on_step=kill_at_step)
-    assert str(info.value) == (f"runner process {spy.procs[0].pid} was killed by SIGKILL "
-                               f"while waiting for ModelRunnerOutput for step 10")
+    assert str(info.value) == (f"runner process {spy.procs[0].pid} was killed by SIGKILL, "
+                               f"noticed while waiting for ModelRunnerOutput for step 10")
     assert spy.procs[0].returncode == -signal.SIGKILL
     assert_clean(spy)
     assert len(rings.names) == 1 and rings.left() == []

@@ -28,8 +28,8 @@ import sys
 
 import pytest
 
-from fault_helpers import (REPO, bench, children, socket_folders, steady_case, wait_dead,
-                           wait_for)
+from fault_helpers import (REPO, bench, children, slow_schedule, socket_folders,
+                           steady_case, wait_dead, wait_for)
 from harness.test_e2e import Spy, assert_clean
 from harness.test_oracle import CORRUPT, corrupted
 from ipc_bench.analysis.summary import summarize_case
@@ -190,14 +190,33 @@ def test_a_killed_rank_is_named_and_nothing_is_left(monkeypatch, transport):
     assert_no_segment(spy)
 
 
-def test_a_rank_waits_on_the_ring_longer_than_the_scheduler_waits_for_a_rank():
-    # so that of a stuck rank and a starved one, the scheduler names the stuck one
+def test_a_rank_waits_on_the_ring_twice_the_peer_timeout(monkeypatch):
+    """runner_loop.TP_RING_WAIT_TIMEOUTS: a rank on the ring waits two peer timeouts for
+    the next SchedulerOutput (so that of a stuck rank and a starved one, the scheduler,
+    waiting one for the stuck one, names it). A scheduler 1.4 s late with step 8 under a
+    1 s peer timeout: the ranks wait (the case completes); the single runner on the same
+    ring gives up after 1 s."""
     from types import SimpleNamespace
 
     from ipc_bench.harness.runner_loop import ring_wait_s
 
     assert ring_wait_s(SimpleNamespace(tp_size=None, peer_timeout_s=1.5)) == 1.5
     assert ring_wait_s(SimpleNamespace(tp_size=2, peer_timeout_s=1.5)) == 3.0
+    slow_schedule(monkeypatch, 8, 1.4)
+    spy = spy_on(monkeypatch)
+    result = run_case(steady_case(8, max_steps=12, transport="shm-block", tp=2,
+                                  peer_timeout_s=1.0))
+    assert len(result.sched_rows) == 12
+    slow_schedule(monkeypatch, 8, 1.4)
+    with pytest.raises(CaseError) as err:
+        run_case(steady_case(8, max_steps=12, transport="shm-block", peer_timeout_s=1.0))
+    message = str(err.value)
+    assert re.fullmatch(r"runner process \d+ exited with code 5 \(runner: no SchedulerOutput "
+                        r"for step 8 within 1 s \(reader 0 waited for the written flag of "
+                        r"chunk \d+\) \(raise --peer-timeout\)\), noticed while waiting for "
+                        r"ModelRunnerOutput for step 8", message), message
+    assert_clean(spy)
+    assert_no_segment(spy)
 
 
 @pytest.mark.parametrize("transport", ["ipc", "shm-block"])

@@ -78,8 +78,8 @@ def test_waits_name_the_step_and_the_peer(zmq_pair):
     with pytest.raises(PeerTimeout, match=r"^no ModelRunnerOutput for step 7 within 0.3 s$"):
         sched.recv(7, timeout_s=0.3)
     problem["text"] = "runner process 12 was killed by SIGKILL"
-    with pytest.raises(PeerError, match=r"^runner process 12 was killed by SIGKILL while "
-                                        r"waiting for floor reply 3$"):
+    with pytest.raises(PeerError, match=r"^runner process 12 was killed by SIGKILL, "
+                                        r"noticed while waiting for floor reply 3$"):
         sched.recv(3, label="floor reply")
 
 

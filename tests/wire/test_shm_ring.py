@@ -164,8 +164,8 @@ def test_a_reported_peer_problem_ends_the_wait():
     reader.peer_problem = lambda: "scheduler process 7 was killed by SIGKILL"
     try:
         t0 = time.monotonic()
-        with pytest.raises(PeerError, match=r"^scheduler process 7 was killed by SIGKILL while "
-                                            r"waiting for SchedulerOutput for step 1$"):
+        with pytest.raises(PeerError, match=r"^scheduler process 7 was killed by SIGKILL, "
+                                            r"noticed while waiting for SchedulerOutput for step 1$"):
             reader.recv(what="SchedulerOutput for step 1")
         assert time.monotonic() - t0 < 1.0
     finally:

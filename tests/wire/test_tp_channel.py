@@ -82,8 +82,8 @@ def test_a_rank_that_exited_without_answering_is_named(two_ranks):
     channel, ctls, _, gone = two_ranks
     ctls[0].send(report(0))
     gone.add(1)
-    with pytest.raises(PeerError, match=r"^rank 1: runner process 101 exited with code 0 "
-                                        r"while waiting for report$"):
+    with pytest.raises(PeerError, match=r"^rank 1: runner process 101 exited with code 0, "
+                                        r"noticed while waiting for report$"):
         channel.recv_control("report")
 
 
