@@ -1371,15 +1371,28 @@ def unlike_workloads(results) -> dict[tuple[str, str], set[str]]:
     return setting_differences(results)[1]
 
 
+#: What stands between two run labels in a ratio column's name (``ratio_column``): not
+#: ``/``, which a run label can hold (``results.run_labels``: ``x/run``).
+RATIO_SIGN = " ÷ "
+
+
+def ratio_column(run: str, base: str) -> str:
+    """The name of the side-by-side ratio column of run ``run`` over run ``base``:
+    ``b ÷ a``, ``y/run ÷ x/run`` (``RATIO_SIGN``: a ``/`` there would read
+    ``y/run / x/run``)."""
+    return f"{run}{RATIO_SIGN}{base}"
+
+
 def side_by_side_caption(label: str, run_ids: list[str], base: str = "") -> str:
     """The line over a side-by-side table of metric ``label`` of runs ``run_ids`` (in
     load order): what its values are and which run its ratio columns divide by,
     ``base`` (default: the first): ``**output tokens/s** (mean over repetitions; the
-    ratio columns, `b / a`, divide each run's mean by that of run `a`, the first
+    ratio columns, `b ÷ a`, divide each run's mean by that of run `a`, the first
     loaded)``; another run chosen by ``--baseline`` reads ``... by that of run `b`,
-    the baseline given)``."""
+    the baseline given)``. The columns are named as the table heads them
+    (``ratio_column``)."""
     base = base or run_ids[0]
-    cols = ", ".join(f"`{r} / {base}`" for r in run_ids if r != base)
+    cols = ", ".join(f"`{ratio_column(r, base)}`" for r in run_ids if r != base)
     why = "the first loaded" if base == run_ids[0] else "the baseline given"
     return (f"**{label}** (mean over repetitions; the ratio column"
             f"{'' if len(run_ids) == 2 else 's'}, {cols}, divide"
@@ -1460,7 +1473,7 @@ def _side_by_side(results, key: str,
     held = _held_cells(results, key)
     groups = list(dict.fromkeys((w, p, c) for w, p, c, _ in means.index))
     others = [r for r in ids if r != base]
-    header = ["workload", "arm", "codec"] + ids + [f"{r} / {base}" for r in others]
+    header = ["workload", "arm", "codec"] + ids + [ratio_column(r, base) for r in others]
     rows, missing, cut = [], False, []
     for group in groups:
         vals = dict((r, math.nan if group + (r,) in held else

@@ -41,15 +41,15 @@ def test_the_chosen_run_is_the_denominator_and_its_missing_rows_are_explained(
     assert code == 0, capsys.readouterr().err
     section = _side_by_side((runs / "rep" / "report.md").read_text())
     assert section[1] == ("**output tokens/s** (mean over repetitions; the ratio column, "
-                          "`full / sendonly`, divides each run's mean by that of run "
+                          "`full ÷ sendonly`, divides each run's mean by that of run "
                           "`sendonly`, the baseline given)")
-    assert "| workload | arm | codec | full | sendonly | full / sendonly |" in section
+    assert "| workload | arm | codec | full | sendonly | full ÷ sendonly |" in section
     cached = [ln for ln in section if ln.startswith("| num_running=4 | cached |")]
     assert cached and all(ln.endswith("| - | - |") for ln in cached)
     note = ("`-` in the ratio columns of a row: run `sendonly` has no such case "
             "(workload, arm and codec), so there is no mean to divide by.")
     assert section.count(note) == section.count("| workload | arm | codec | full | "
-                                                 "sendonly | full / sendonly |")
+                                                 "sendonly | full ÷ sendonly |")
 
 
 def test_a_baseline_that_is_not_one_of_the_runs_is_one_error_line(runs, tmp_path, capsys):
