@@ -70,9 +70,27 @@ def _arm_sentences(arms: list[str], unfinished=()) -> str:
     return "".join(out)
 
 
+def _pp_bytes_caption(d: dict, arms: list[str], codecs: list[str]) -> str:
+    """The caption of a bytes figure drawn against the pipeline stages N (``d``:
+    ``plots._pp_bytes``'s record)."""
+    counts = d.get("num_running") or []
+    per = (f" and per running count B ({', '.join(str(b) for b in counts)}; each its own "
+           "marker)" if len(counts) > 1 else "")
+    at = f" at {counts[0]} running requests" if len(counts) == 1 else ""
+    return ("Payload bytes per step in each direction against the number of pipeline "
+            f"stages N ({', '.join(str(n) for n in d.get('pp') or [])}){at}: each step "
+            "carries one micro-batch of B / N requests, so a step's message shrinks with N "
+            "(mean over counted steps), one line per arm and codec"
+            f"{per}: {_listed(arms)} ({', '.join(codecs)}). The runner → scheduler "
+            "message is the same for both arms."
+            + _arm_sentences(arms, d.get("unfinished") or ()))
+
+
 def _bytes_caption(d: dict) -> str:
     arms = list(dict.fromkeys(a for a, _ in d["series"]))
     codecs = [c for c in dict.fromkeys(c for _, c in d["series"]) if c != SINGLE_PROCESS_CODEC]
+    if d.get("x") == "pp":
+        return _pp_bytes_caption(d, arms, codecs)
     text = ("Payload bytes per step in each direction against the number of running "
             f"requests (mean over counted steps), one line per arm and codec: "
             f"{_listed(arms)} ({', '.join(codecs)}).")

@@ -470,6 +470,60 @@ def _legend(ax, **kw) -> None:
 # figures
 
 
+def _pp_sizes(steps) -> list[int]:
+    """The pipeline sizes N (``--pp``) of the counted ``steps``, sorted; ``[]`` for a
+    run without ``--pp`` cases."""
+    if "pp" not in steps.columns:
+        return []
+    return sorted({int(n) for n in steps["pp"] if n == n and n is not None})
+
+
+#: Markers of a ``--pp`` bytes figure's lines per running count B (``_pp_bytes``).
+_B_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+def _pp_bytes(st, panels) -> object:
+    """``bytes_per_step`` of a run of several pipeline sizes (``_pp_sizes``): against N,
+    the pipeline stages, one line per arm and codec and, where the run has several,
+    running count B (``num_running``; its own marker); each point the mean over a
+    case's counted steps of one micro-batch's message (B / N requests)."""
+    sizes = _pp_sizes(st)
+    counts = sorted({int(b) for b in st["num_running"]}) if "num_running" in st else [0]
+    several_b = len(counts) > 1
+    markers = dict(zip(counts, _B_MARKERS))
+    fig, axes = _figure(1, 2, width=11, height=4.3)
+    series = []
+    for ax, (col, title) in zip(axes[0], panels):
+        for (policy, codec), g in _series(st):
+            for b in counts:
+                sel = g[g["num_running"] == b] if several_b else g
+                m = sel.groupby("pp")[col].mean()
+                if m.empty:
+                    continue
+                series.append((policy, codec))
+                ax.plot([int(n) for n in m.index], m.values, color=policy_color(policy),
+                        linestyle=codec_linestyle(codec),
+                        marker=(markers[b] if several_b
+                                else POLICY_MARKERS.get(policy, "^")),
+                        label=series_label(policy, codec) + (f", B = {b}" if several_b
+                                                             else ""))
+        ax.set_xticks(sizes)
+        ax.set_xlabel("pipeline stages N (each step carries one micro-batch: B / N "
+                      "requests)")
+        ax.set_ylabel("payload bytes per step")
+        ax.set_title(title)
+        ax.set_ylim(bottom=0)
+        ax.grid(True, alpha=0.3)
+        _legend(ax)
+    where = f" (B = {counts[0]} running)" if not several_b and counts[0] else ""
+    fig.suptitle(f"Bytes per step against pipeline stages{where}")
+    _readable_ticks(fig, axes[0])
+    _record(fig, series=list(dict.fromkeys(series)), panels=[t for _, t in panels],
+            notes=[], largest=None, schedules_differ=[], x="pp", pp=sizes,
+            num_running=counts if counts != [0] else [])
+    return fig
+
+
 @_finished_cases
 def bytes_per_step(results):
     """Payload bytes per step in each direction (SchedulerOutput: scheduler -> runner;
@@ -477,16 +531,20 @@ def bytes_per_step(results):
     policy and codec, over counted steps (mean). The scheduler -> runner panel notes
     how many more bytes ``send`` ships than ``cached`` at the largest count, as a share
     of send's bytes (the base of the findings' share). Records (``drawn``) ``series``,
-    ``panels``, ``notes`` (those lines) and ``largest`` (that count). Raises
-    ``ValueError`` when ``results`` holds several runs, ``NoData`` without counted
-    two-process steps."""
+    ``panels``, ``notes`` (those lines) and ``largest`` (that count). A run of several
+    pipeline sizes (``--pp 1,2``) is drawn against the stages N instead, what differs
+    between its cases (``_pp_bytes``; ``drawn``'s ``x`` is ``"pp"``, with ``pp`` and
+    ``num_running`` the values drawn). Raises ``ValueError`` when ``results`` holds
+    several runs, ``NoData`` without counted two-process steps."""
     _one_run(results)
     st = _counted(results)
+    panels = (("s2r_payload_bytes", "scheduler → runner (SchedulerOutput)"),
+              ("r2s_payload_bytes", "runner → scheduler (ModelRunnerOutput)"))
+    if len(_pp_sizes(st)) > 1:
+        return _pp_bytes(st, panels)
     x, xlabel = _running_x(st)
     st = st.assign(_x=x)
     fig, axes = _figure(1, 2, width=11, height=4.3)
-    panels = (("s2r_payload_bytes", "scheduler → runner (SchedulerOutput)"),
-              ("r2s_payload_bytes", "runner → scheduler (ModelRunnerOutput)"))
     notes, differing, own = [], [], []
     series = [key for key, _ in _series(st)]
     for ax, (col, title) in zip(axes[0], panels):
