@@ -115,8 +115,10 @@ def _bytes_caption(d: dict) -> str:
 
 def _codec_time_caption(d: dict) -> str:
     arms = list(dict.fromkeys(a for a, _ in d["series"]))
+    against = (", against the number of pipeline stages N (each step carries one "
+               "micro-batch of B / N requests)" if d.get("x") == "pp" else "")
     return ("Serializer time per step, both directions summed (the scheduler's "
-            "SchedulerOutput and the runner's ModelRunnerOutput), one panel per codec "
+            f"SchedulerOutput and the runner's ModelRunnerOutput){against}, one panel per codec "
             f"({', '.join(d['panels'])}), one line per arm: {_listed(arms)}."
             + _arm_sentences(arms, d.get("unfinished") or ()))
 

@@ -482,6 +482,10 @@ def _pp_sizes(steps) -> list[int]:
 _B_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 
 
+#: The x axis of a figure of a run of several pipeline sizes (``_pp_sizes``).
+PP_XLABEL = "pipeline stages N (each step carries one micro-batch: B / N requests)"
+
+
 def _pp_bytes(st, panels) -> object:
     """``bytes_per_step`` of a run of several pipeline sizes (``_pp_sizes``): against N,
     the pipeline stages, one line per arm and codec and, where the run has several,
@@ -508,8 +512,7 @@ def _pp_bytes(st, panels) -> object:
                         label=series_label(policy, codec) + (f", B = {b}" if several_b
                                                              else ""))
         ax.set_xticks(sizes)
-        ax.set_xlabel("pipeline stages N (each step carries one micro-batch: B / N "
-                      "requests)")
+        ax.set_xlabel(PP_XLABEL)
         ax.set_ylabel("payload bytes per step")
         ax.set_title(title)
         ax.set_ylim(bottom=0)
@@ -617,15 +620,20 @@ def _schedules_differ_ids(cases, codec: str) -> Optional[float]:
 def codec_time_per_step(results):
     """Encode and decode µs per step (both directions summed: the scheduler's
     SchedulerOutput plus the runner's ModelRunnerOutput) against running requests, one
-    panel per codec, one line per policy; mean over counted steps. Raises ``ValueError`` when ``results`` holds several runs,
-    ``NoData`` without counted steps or runner timings."""
+    panel per codec, one line per policy; mean over counted steps. A run of several
+    pipeline sizes (``--pp 1,2``) is drawn against the stages N instead (``PP_XLABEL``),
+    a line per policy and running count B where it has several, as ``bytes_per_step``
+    (``drawn``'s ``x`` is then ``"pp"``). Raises ``ValueError`` when ``results`` holds
+    several runs, ``NoData`` without counted steps or runner timings."""
     _one_run(results)
     results, note = _timed_only(results)
     st = _counted(results)
     if st[["runner_encode_ns", "runner_decode_ns"]].isna().all().all():
         raise NoData(NO_RUNNER_TIMINGS)
     st = st.dropna(subset=["runner_encode_ns", "runner_decode_ns"])
-    x, xlabel = _running_x(st)
+    pp = len(_pp_sizes(st)) > 1
+    x, xlabel = (st["pp"].astype(int), PP_XLABEL) if pp else _running_x(st)
+    several_b = pp and "num_running" in st and st["num_running"].nunique() > 1
     st = st.assign(_x=x, _enc=(st["encode_ns"] + st["runner_encode_ns"]) / 1e3,
                    _dec=(st["decode_ns"] + st["runner_decode_ns"]) / 1e3)
     codecs = list(dict.fromkeys(c for (_, c), _ in _series(st)))
@@ -636,19 +644,25 @@ def codec_time_per_step(results):
         for i, (col, what) in enumerate((("_enc", "encode"), ("_dec", "decode"))):
             ax = axes[i][j]
             for (policy, _), g in _series(sub):
-                m = g.groupby("_x")[col].mean()
-                ax.plot(m.index, m.values, color=policy_color(policy),
-                        linestyle=codec_linestyle(codec),
-                        marker=POLICY_MARKERS.get(policy, "^"), label=policy)
+                for b, gb in (g.groupby("num_running") if several_b else [(None, g)]):
+                    m = gb.groupby("_x")[col].mean()
+                    ax.plot(m.index, m.values, color=policy_color(policy),
+                            linestyle=codec_linestyle(codec),
+                            marker=(_B_MARKERS[sorted(st["num_running"].unique()).index(b)
+                                               % len(_B_MARKERS)] if several_b
+                                    else POLICY_MARKERS.get(policy, "^")),
+                            label=policy + (f", B = {b:g}" if several_b else ""))
             ax.set_title(f"{what}, {codec}")
             ax.set_ylabel(f"{what} µs per step (both directions)")
             ax.set_ylim(bottom=0)
             ax.grid(True, alpha=0.3)
             _legend(ax)
             _set_running_axis(ax, st["_x"], xlabel if i == 1 else "")
-    fig.suptitle(_with_note("Serializer time per step against running requests", note))
+    against = "pipeline stages" if pp else "running requests"
+    fig.suptitle(_with_note(f"Serializer time per step against {against}", note))
     _readable_ticks(fig, [ax for row in axes for ax in row])
-    _record(fig, series=[key for key, _ in _series(st)], panels=codecs, withheld=note)
+    _record(fig, series=[key for key, _ in _series(st)], panels=codecs, withheld=note,
+            **(dict(x="pp") if pp else {}))
     return fig
 
 

@@ -61,3 +61,28 @@ def test_several_running_counts_get_a_line_each(pp_run):
     assert fig._suptitle.get_text() == "Bytes per step against pipeline stages"
     assert "one line per arm and codec and per running count B (4, 8; each its own marker)" \
         in blocks.caption("bytes_per_step", plots.drawn(fig))
+
+
+def test_the_serializer_time_figure_of_several_pipeline_sizes_is_drawn_against_n(pp_run):
+    """On a machine with N + 2 cores the times are drawn (here: the cases' records say
+    16 cores, so nothing is withheld); they too are drawn against N."""
+    from dataclasses import replace
+
+    results = load(pp_run).by_arm()
+    cases = results.cases.assign(pp_cores=16, pp_timings_withheld=False)
+    fig = plots.codec_time_per_step(replace(results, cases=cases))
+    steps = results.steps[results.steps["counted"]]
+    encode = (steps["encode_ns"] + steps["runner_encode_ns"]) / 1e3
+    enc_ax, dec_ax = fig.axes
+    assert dec_ax.get_xlabel() == plots.PP_XLABEL
+    assert [ln.get_label() for ln in enc_ax.lines] == ["send", "direct"]
+    for line, arm in zip(enc_ax.lines, ("send", "direct")):
+        assert list(line.get_xdata()) == [1, 2]
+        assert list(line.get_ydata()) == [
+            encode[(steps["policy"] == arm) & (steps["pp"] == n)].mean() for n in (1, 2)]
+    assert fig._suptitle.get_text() == "Serializer time per step against pipeline stages"
+    assert blocks.caption("codec_time_per_step", plots.drawn(fig)).startswith(
+        "Serializer time per step, both directions summed (the scheduler's SchedulerOutput "
+        "and the runner's ModelRunnerOutput), against the number of pipeline stages N (each "
+        "step carries one micro-batch of B / N requests), one panel per codec (msgpack), one "
+        "line per arm: `send` and `direct`.")
