@@ -530,8 +530,8 @@ def _withheld_why(row: CostRow) -> str:
     whole-step difference is not send's cost (``send_step_off``)."""
     if row.step_off:
         return (f" {WITHHELD}: withheld, as the fixed step ran off nominal (the warning "
-                f"below): this row did not have a {row.step_time_ms:g} ms step, so no share "
-                f"of it is send's cost at {row.step_time_ms:g} ms.")
+                f"below): this row did not have a {row.step_time_ms:g} ms step, so a share "
+                f"of the step it measured is not send's cost at {row.step_time_ms:g} ms.")
     if row.step_share_withheld:
         return (f" {WITHHELD}: withheld, as send's whole step ran longer than its "
                 "SchedulerOutput path explains (the warning below): its whole-step "

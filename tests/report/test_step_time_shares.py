@@ -62,8 +62,8 @@ def test_shares_are_of_the_measured_step_and_the_crossing_is_withheld():
             "+ decode, medians) costs 3.00 µs per step more than cached's; its share of the "
             "measured step (cached's median, 18.00 ms): -*; send's whole median step "
             "against cached's: -*. -*: withheld, as the fixed step ran off nominal (the "
-            "warning below): this row did not have a 5 ms step, so no share of it is "
-            f"send's cost at 5 ms. One repetition, no interval. Warning: {WARNING_5MS}. "
+            "warning below): this row did not have a 5 ms step, so a share of the step it "
+            f"measured is not send's cost at 5 ms. One repetition, no interval. Warning: {WARNING_5MS}. "
             f"Warning: {WHOLE_5MS}.")
     assert line in text.splitlines()
     crossing = ("5 ms, msgpack: not read (unreliable): at B = 16 the fixed step ran off its "
@@ -126,8 +126,8 @@ def test_repetitions_share_is_the_mean_difference_over_the_mean_step_in_both_out
         "decode, medians) costs 4.00 µs per step more than cached's; its share of the "
         "measured step (cached's median, 18.50 ms): -*; send's whole median step against "
         "cached's: -*. -*: withheld, as the fixed step ran off nominal (the warning "
-        "below): this row did not have a 5 ms step, so no share of it is send's cost at "
-        "5 ms. Means over 2 repetitions; each share is the mean "
+        "below): this row did not have a 5 ms step, so a share of the step it measured is "
+        "not send's cost at 5 ms. Means over 2 repetitions; each share is the mean "
         f"difference over the mean step. Warning: {WARNING_5MS}." + "".join(
             f" Warning: fixed step 5 ms: the whole step ran a median {ms:.2f} ms (+{pct} %), "
             "more than 10 % + 0.30 ms (control plane at B = 16) over nominal: a process was "
@@ -353,8 +353,8 @@ def test_a_negative_share_of_an_off_nominal_row_is_withheld():
             "+ decode, medians) costs 3.00 µs per step more than cached's; its share of the "
             "measured step (cached's median, 6.66 ms): -*; send's whole median step against "
             "cached's: -*. -*: withheld, as the fixed step ran off nominal (the warning "
-            "below): this row did not have a 5 ms step, so no share of it is send's cost at "
-            "5 ms. One repetition, no interval. Warning: fixed step 5 ms: the whole step ran "
+            "below): this row did not have a 5 ms step, so a share of the step it measured "
+            "is not send's cost at 5 ms. One repetition, no interval. Warning: fixed step 5 ms: the whole step ran "
             "a median 6.66 ms (+33 %), more than 10 % + 0.30 ms (control plane at B = 16) "
             "over nominal: a process was descheduled outside the runner's wait; its shares "
             "are of the measured step.")
