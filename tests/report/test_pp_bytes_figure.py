@@ -78,8 +78,8 @@ def test_the_serializer_time_figure_of_several_pipeline_sizes_is_drawn_against_n
     assert [ln.get_label() for ln in enc_ax.lines] == ["send", "direct"]
     for line, arm in zip(enc_ax.lines, ("send", "direct")):
         assert list(line.get_xdata()) == [1, 2]
-        assert list(line.get_ydata()) == [
-            encode[(steps["policy"] == arm) & (steps["pp"] == n)].mean() for n in (1, 2)]
+        assert list(line.get_ydata()) == pytest.approx([
+            encode[(steps["policy"] == arm) & (steps["pp"] == n)].mean() for n in (1, 2)])
     assert fig._suptitle.get_text() == "Serializer time per step against pipeline stages"
     assert blocks.caption("codec_time_per_step", plots.drawn(fig)).startswith(
         "Serializer time per step, both directions summed (the scheduler's SchedulerOutput "
