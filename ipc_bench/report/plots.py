@@ -17,9 +17,11 @@ when given several: pass ``results.select(run_id)``.
 function                 question
 =======================  ===========================================================
 ``bytes_per_step``       How many bytes cross per step, each direction, against the
-                         number of running requests, per policy?
+                         number of running requests (a ``--pp`` run of several N:
+                         against the pipeline stages N), per policy?
 ``codec_time_per_step``  How long do encode and decode take per step (both
-                         directions) against running requests, per policy?
+                         directions) against running requests (or N, as above), per
+                         policy?
 ``throughput``           Output tokens/s of every case (95 % interval over
                          repetitions), and cached / send per workload and codec.
 ``step_breakdown``       Where does a step's time go (scheduler phases, transport,
