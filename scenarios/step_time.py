@@ -109,9 +109,9 @@ from typing import Any
 
 from ipc_bench.harness.spec import CaseSpec
 from ipc_bench.analysis.send_cost import crossing  # noqa: F401 (re-exported)
-from ipc_bench.analysis.send_cost import (TABLE_HEADER, THRESHOLD, cost_rows,
-                                          crossing_lines, pair_cost, pair_records,
-                                          share_line, table_cells)
+from ipc_bench.analysis.send_cost import (TABLE_HEADER, THRESHOLD, WITHHELD_NOTE,
+                                          cost_rows, crossing_lines, pair_cost,
+                                          pair_records, share_line, table_cells)
 from ipc_bench.engine.config import ConfigError
 from ipc_bench.harness.scenario import STEADY, ScenarioOptions, grid, steady_case
 from ipc_bench.report.tables import render
@@ -173,6 +173,8 @@ def report(summaries: list[dict[str, Any]]) -> str:
            "or cached's whole step; ! after the step diff = send's whole step ran longer "
            "than its SchedulerOutput path explains):",
            render(TABLE_HEADER, [table_cells(r) for r in rows], left=0), ""]
+    if any(r.step_share_withheld for r in rows):
+        out[-1:-1] = [WITHHELD_NOTE]
     warned = [r for r in rows if r.warnings]
     out += [share_line(r) for r in warned]
     out += [ALL_ROWS_NOTE.format(len(warned), len(rows), ", worded above" if warned else ""),

@@ -139,3 +139,33 @@ def sigkill_in_first_case(path: Path, args: list[str], tmpdir: Path) -> Path:
             proc.kill()
             proc.wait()
     return path
+
+
+def interrupt_in_case(path: Path, args: list[str], index: int) -> Path:
+    """Run ``bench.py ARGS --quiet --output PATH`` and interrupt it (SIGINT, as Ctrl-C)
+    once ``summary.json`` names its case number ``index`` (from 0, in the order of its
+    metadata's ``cases``) as running (2 minutes at most): the cases before it finish,
+    that one is recorded as interrupted, the later ones are never run. Asserts it exits
+    130; returns ``path``."""
+    import json
+
+    proc = subprocess.Popen([sys.executable, "bench.py", *args, "--quiet", "--output", str(path)],
+                            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                summary = json.loads((path / "summary.json").read_text())
+                planned = summary["metadata"]["cases"]
+                if summary.get("running_case") == planned[index]["case_id"]:
+                    break
+            except (OSError, ValueError, KeyError, IndexError):
+                pass
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 130
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return path

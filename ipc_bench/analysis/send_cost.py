@@ -266,6 +266,21 @@ class CostRow:
         (the runner's wait), cached's whole step, send's whole-step difference."""
         return self.off_nominal + self.whole_step_off + self.send_step_off
 
+    @property
+    def step_off(self) -> bool:
+        """Whether the row's fixed step ran off nominal (the runner's wait,
+        ``off_nominal``, or cached's whole step, ``whole_step_off``: its measured step is
+        marked ``!``): it did not have the step its label names, so neither share is
+        send's cost at that step and both are withheld (``WITHHELD``)."""
+        return bool(self.off_nominal or self.whole_step_off)
+
+    @property
+    def step_share_withheld(self) -> bool:
+        """Whether the whole step's share is withheld: the step ran off nominal
+        (``step_off``), or send's whole-step difference is not explained by its
+        SchedulerOutput path (``send_step_off``: its step diff is marked ``!``)."""
+        return self.step_off or bool(self.send_step_off)
+
 
 def share_of_means(diff: Optional[float], base: Optional[float]) -> Optional[float]:
     """``diff / base`` (a mean difference over the mean step it is a share of), ``None``
@@ -441,6 +456,16 @@ def unsigned_pct(share: Optional[float]) -> str:
 
 TABLE_HEADER = ["step ms", "B", "codec", "measured step ms", "step diff us",
                 "% of measured step", "s2r diff us", "% of measured step"]
+#: A share withheld (``CostRow.step_off``, ``CostRow.step_share_withheld``), in the
+#: table's cells and the share lines alike; ``WITHHELD_NOTE`` says why.
+WITHHELD = "-*"
+#: The line under the terminal's table when a share is withheld (``WITHHELD``).
+WITHHELD_NOTE = ("-* = a share withheld: in a row whose measured step is marked ! the "
+                 "fixed step ran off nominal, so the row did not have the step its label "
+                 "names and neither share is send's cost at that step; in a row whose step "
+                 "diff is marked ! send's whole step ran longer than its SchedulerOutput "
+                 "path explains (send's case descheduled), so its whole-step share is not "
+                 "send's cost. The rows' warnings below say why.")
 
 
 def table_cells(row: CostRow) -> list[str]:
@@ -448,15 +473,16 @@ def table_cells(row: CostRow) -> list[str]:
     ``measured step ms`` is marked ``!`` (the runner's wait or the whole step off nominal:
     ``off_nominal_warning``, ``whole_step_warning``), and its ``step diff us`` where
     send's whole-step difference is not explained by its SchedulerOutput path
-    (``send_step_warning``)."""
+    (``send_step_warning``); a share such a mark makes unquotable shows ``WITHHELD``
+    (``CostRow.step_off``: both; ``CostRow.step_share_withheld``: the whole step's)."""
     measured = ("-" if row.measured_step_ns is None
-                else f"{row.measured_step_ns / 1e6:.2f}"
-                + ("!" if row.off_nominal or row.whole_step_off else ""))
+                else f"{row.measured_step_ns / 1e6:.2f}" + ("!" if row.step_off else ""))
     step = ("-" if row.step_ns is None
             else f"{row.step_ns / 1e3:.1f}" + ("!" if row.send_step_off else ""))
     return [f"{row.step_time_ms:g}", str(row.num_running), row.codec, measured,
-            step, pct(row.share_step),
-            "-" if row.s2r_ns is None else f"{row.s2r_ns / 1e3:.2f}", pct(row.share_s2r)]
+            step, WITHHELD if row.step_share_withheld else pct(row.share_step),
+            "-" if row.s2r_ns is None else f"{row.s2r_ns / 1e3:.2f}",
+            WITHHELD if row.step_off else pct(row.share_s2r)]
 
 
 def share_line(row: CostRow) -> str:
@@ -469,7 +495,11 @@ def share_line(row: CostRow) -> str:
     repetition says so (``stats.ONE_PAIR``, the words of the findings' paired tokens/s),
     one of several gives its mean's aggregation and each share's interval
     (``share_interval``), and a difference whose interval holds 0 is worded as noise
-    (``holds_zero``: ``is within noise of cached's: +0.41 %``)."""
+    (``holds_zero``: ``is within noise of cached's: +0.41 %``). A share the row's
+    warnings make unquotable reads ``WITHHELD`` (``CostRow.step_off``: both, e.g. ``its
+    share of the measured step (cached's median, 6.66 ms): -*; send's whole median step
+    against cached's: -*``; ``CostRow.step_share_withheld``: the whole step's), with a
+    sentence saying why (``_withheld_why``)."""
     from ipc_bench.analysis.stats import ONE_PAIR
 
     where = f"fixed step {row.step_time_ms:g} ms, B = {row.num_running}, {row.codec}"
@@ -477,16 +507,36 @@ def share_line(row: CostRow) -> str:
             else f" (cached's median, {row.measured_step_ns / 1e6:.2f} ms)")
     s2r = ("the SchedulerOutput path's difference is missing" if row.s2r_ns is None else
            "send's SchedulerOutput path (build + encode + decode, medians) ")
-    if row.s2r_ns is not None:
+    if row.s2r_ns is not None and row.step_off:
+        s2r += (f"costs {more_or_less(row.s2r_ns)}; its share of the measured step{step}: "
+                f"{WITHHELD}")
+    elif row.s2r_ns is not None:
         s2r += path_difference(row.s2r_ns, row.share_s2r, row.s2r_interval,
                                f"the measured step{step}")
-    whole = ("" if row.share_step is None else "; send's whole median step "
+    whole = ("" if row.share_step is None else
+             f"; send's whole median step against cached's: {WITHHELD}"
+             if row.step_share_withheld else "; send's whole median step "
              f"{step_difference(row.share_step, row.step_interval)} (noisier)")
     off = "".join(f" Warning: {w}." for w in row.warnings)
     over = (f" {ONE_PAIR[0].upper()}{ONE_PAIR[1:]}." if row.repetitions < 2 else
             f" Means over {row.repetitions} repetitions; each share is the mean difference "
             "over the mean step.")
-    return f"{where}: {s2r}{whole}.{over}{off}"
+    return f"{where}: {s2r}{whole}.{_withheld_why(row)}{over}{off}"
+
+
+def _withheld_why(row: CostRow) -> str:
+    """The sentence of a share line saying why its shares are withheld (``WITHHELD``),
+    ``''`` when none is: the step ran off nominal (``CostRow.step_off``), or send's
+    whole-step difference is not send's cost (``send_step_off``)."""
+    if row.step_off:
+        return (f" {WITHHELD}: withheld, as the fixed step ran off nominal (the warning "
+                f"below): this row did not have a {row.step_time_ms:g} ms step, so a share "
+                f"of the step it measured is not send's cost at {row.step_time_ms:g} ms.")
+    if row.step_share_withheld:
+        return (f" {WITHHELD}: withheld, as send's whole step ran longer than its "
+                "SchedulerOutput path explains (the warning below): its whole-step "
+                "difference is not send's cost.")
+    return ""
 
 
 def crossing(points: list[tuple[float, float]], threshold: float = THRESHOLD) -> str:

@@ -70,9 +70,27 @@ def _arm_sentences(arms: list[str], unfinished=()) -> str:
     return "".join(out)
 
 
+def _pp_bytes_caption(d: dict, arms: list[str], codecs: list[str]) -> str:
+    """The caption of a bytes figure drawn against the pipeline stages N (``d``:
+    ``plots._pp_bytes``'s record)."""
+    counts = d.get("num_running") or []
+    per = (f" and per running count B ({', '.join(str(b) for b in counts)}; each its own "
+           "marker)" if len(counts) > 1 else "")
+    at = f" at {counts[0]} running requests" if len(counts) == 1 else ""
+    return ("Payload bytes per step in each direction against the number of pipeline "
+            f"stages N ({', '.join(str(n) for n in d.get('pp') or [])}){at}: each step "
+            "carries one micro-batch of B / N requests, so a step's message shrinks with N "
+            "(mean over counted steps), one line per arm and codec"
+            f"{per}: {_listed(arms)} ({', '.join(codecs)}). The runner → scheduler "
+            "message is the same for both arms."
+            + _arm_sentences(arms, d.get("unfinished") or ()))
+
+
 def _bytes_caption(d: dict) -> str:
     arms = list(dict.fromkeys(a for a, _ in d["series"]))
     codecs = [c for c in dict.fromkeys(c for _, c in d["series"]) if c != SINGLE_PROCESS_CODEC]
+    if d.get("x") == "pp":
+        return _pp_bytes_caption(d, arms, codecs)
     text = ("Payload bytes per step in each direction against the number of running "
             f"requests (mean over counted steps), one line per arm and codec: "
             f"{_listed(arms)} ({', '.join(codecs)}).")
@@ -97,8 +115,10 @@ def _bytes_caption(d: dict) -> str:
 
 def _codec_time_caption(d: dict) -> str:
     arms = list(dict.fromkeys(a for a, _ in d["series"]))
+    against = (", against the number of pipeline stages N (each step carries one "
+               "micro-batch of B / N requests)" if d.get("x") == "pp" else "")
     return ("Serializer time per step, both directions summed (the scheduler's "
-            "SchedulerOutput and the runner's ModelRunnerOutput), one panel per codec "
+            f"SchedulerOutput and the runner's ModelRunnerOutput){against}, one panel per codec "
             f"({', '.join(d['panels'])}), one line per arm: {_listed(arms)}."
             + _arm_sentences(arms, d.get("unfinished") or ()))
 
@@ -1371,15 +1391,28 @@ def unlike_workloads(results) -> dict[tuple[str, str], set[str]]:
     return setting_differences(results)[1]
 
 
+#: What stands between two run labels in a ratio column's name (``ratio_column``): not
+#: ``/``, which a run label can hold (``results.run_labels``: ``x/run``).
+RATIO_SIGN = " ÷ "
+
+
+def ratio_column(run: str, base: str) -> str:
+    """The name of the side-by-side ratio column of run ``run`` over run ``base``:
+    ``b ÷ a``, ``y/run ÷ x/run`` (``RATIO_SIGN``: a ``/`` there would read
+    ``y/run / x/run``)."""
+    return f"{run}{RATIO_SIGN}{base}"
+
+
 def side_by_side_caption(label: str, run_ids: list[str], base: str = "") -> str:
     """The line over a side-by-side table of metric ``label`` of runs ``run_ids`` (in
     load order): what its values are and which run its ratio columns divide by,
     ``base`` (default: the first): ``**output tokens/s** (mean over repetitions; the
-    ratio columns, `b / a`, divide each run's mean by that of run `a`, the first
+    ratio columns, `b ÷ a`, divide each run's mean by that of run `a`, the first
     loaded)``; another run chosen by ``--baseline`` reads ``... by that of run `b`,
-    the baseline given)``."""
+    the baseline given)``. The columns are named as the table heads them
+    (``ratio_column``)."""
     base = base or run_ids[0]
-    cols = ", ".join(f"`{r} / {base}`" for r in run_ids if r != base)
+    cols = ", ".join(f"`{ratio_column(r, base)}`" for r in run_ids if r != base)
     why = "the first loaded" if base == run_ids[0] else "the baseline given"
     return (f"**{label}** (mean over repetitions; the ratio column"
             f"{'' if len(run_ids) == 2 else 's'}, {cols}, divide"
@@ -1387,11 +1420,83 @@ def side_by_side_caption(label: str, run_ids: list[str], base: str = "") -> str:
             f"`{base}`, {why})")
 
 
-def no_base_note(base: str) -> str:
+def no_base_note(base: str, planned: bool = False) -> str:
     """The note under a side-by-side table with rows that baseline run ``base`` did not
-    run: their ratio columns show ``-``."""
-    return (f"`-` in the ratio columns of a row: run `{base}` has no such case "
-            "(workload, arm and codec), so there is no mean to divide by.")
+    run: their ratio columns show ``-``. ``planned``: ``base`` recorded its grid
+    (``planned_cases``), which holds no such case."""
+    grid = (f" (its grid holds no case of that workload, arm and codec)" if planned
+            else " (workload, arm and codec)")
+    return (f"`-` in the ratio columns of a row: run `{base}` has no such case{grid}, so "
+            "there is no mean to divide by.")
+
+
+#: Why a baseline run's case of a side-by-side row is absent (``absent_base_cases``):
+#: recorded but not finished, in its grid but never recorded (the run stopped before
+#: it), recorded but left out on loading.
+UNFINISHED, NOT_REACHED, LEFT_OUT = "unfinished", "not reached", "left out"
+
+
+def planned_cases(metadata: dict[str, Any]) -> Optional[dict[tuple, str]]:
+    """The grid a run's ``metadata`` recorded when it started (``cases``: every case it
+    was to run), as (workload, arm, codec) -> a case id of it (``workload``: the
+    case's labels as sorted ``k=v`` pairs, as ``CaseSpec.workload_key``); ``None``
+    when the run recorded no grid."""
+    cases = metadata.get("cases") if isinstance(metadata, dict) else None
+    if not isinstance(cases, list) or not cases:
+        return None
+    out: dict[tuple, str] = {}
+    for c in cases:
+        if not isinstance(c, dict) or not isinstance(c.get("labels"), dict):
+            continue
+        workload = ",".join(f"{k}={v}" for k, v in sorted(c["labels"].items()))
+        out.setdefault((workload, c.get("arm") or c.get("policy"), c.get("codec")),
+                       str(c.get("case_id")))
+    return out
+
+
+def absent_base_cases(results, base: str) -> tuple[dict[tuple, str], bool]:
+    """Why baseline run ``base`` (of ``results``, every case loaded, grouped by arm) has
+    no finished case of a (workload, arm, codec): ``UNFINISHED`` (recorded, not
+    finished: ``Results.unfinished``; or not recorded but named by the run's problems or
+    ``status_detail`` as the case that failed or was running: one interrupted as it
+    started), ``LEFT_OUT`` (in its grid, named by a warning of its loading:
+    ``Results.warnings``), ``NOT_REACHED`` (in its grid, never recorded: the run stopped
+    before it); and whether ``base`` recorded its grid (``planned_cases``), so that a row
+    missing from all three is one its grid lacks."""
+    cut = {(u["run_id"], u["case_id"]) for u in results.unfinished()}
+    cases = results.cases.to_dict("records") if not results.cases.empty else []
+    mine = {(r["workload"], r["policy"], r["codec"]): (r["run_id"], r["case_id"]) in cut
+            for r in cases if r["run_id"] == base}
+    absent = {k: UNFINISHED for k, unfinished in mine.items() if unfinished}
+    plan = planned_cases(results.metadata.get(base) or {})
+    warned = " ".join((results.warnings or {}).get(base) or [])
+    stopped = " ".join([*((results.problems or {}).get(base) or []),
+                        (results.status_detail or {}).get(base) or ""])
+    for key, case_id in (plan or {}).items():
+        if key not in mine:
+            absent[key] = (UNFINISHED if re.search(rf"(^|\s){re.escape(case_id)}(:|\s|,|$)",
+                                                   stopped)
+                           else LEFT_OUT if repr(case_id) in warned else NOT_REACHED)
+    return absent, plan is not None
+
+
+def base_absent_note(base: str, why: str, rows: list[tuple]) -> str:
+    """The note under a side-by-side table whose ``rows`` ((workload, arm, codec) each)
+    show ``-`` in their ratio columns because baseline run ``base``'s case of each is
+    absent for reason ``why`` (``NOT_REACHED``: the run stopped before it;
+    ``LEFT_OUT``: left out on loading); ``UNFINISHED``: ``base_unfinished_note``."""
+    if why == UNFINISHED:
+        return base_unfinished_note(base, rows)
+    named = ", ".join(f"{w} / {a} / {c}" for w, a, c in rows)
+    one = len(rows) == 1
+    if why == NOT_REACHED:
+        return (f"`-` in the ratio columns of {named}: run `{base}` stopped before it ran "
+                f"{'that case' if one else 'those cases'} ({'it is' if one else 'they are'}"
+                " in its grid; its section says why it stopped), so there is no mean to "
+                "divide by.")
+    return (f"`-` in the ratio columns of {named}: run `{base}`'s "
+            f"{'case was' if one else 'cases were'} left out when loaded (its section's "
+            "warnings say why), so there is no mean to divide by.")
 
 
 def base_unfinished_note(base: str, rows: list[tuple]) -> str:
@@ -1438,13 +1543,15 @@ def _held_cells(results, key: str) -> dict[tuple, dict[str, Any]]:
 
 def _side_by_side(results, key: str,
                   unlike: Optional[dict[tuple[str, str], set[str]]] = None,
-                  base: str = "", unfinished: frozenset = frozenset()) -> list[Block]:
+                  base: str = "", absent: tuple[dict[tuple, str], bool] = ({}, False)
+                  ) -> list[Block]:
     """Per (workload, policy, codec), the mean of metric ``key`` in each run and its
     ratio to run ``base``'s (default: the first run), under a caption naming that run
     as the denominator (``side_by_side_caption``); a row ``base`` has no case for shows
     ``-`` there, with a note (``no_base_note``), or, where ``base``'s case of it is in
-    ``unfinished`` ((workload, policy, codec) of its cases that did not finish) or
-    ``base`` finished none, another (``base_unfinished_note``); a timing of a case whose
+    ``absent`` (``absent_base_cases``: not finished, not reached, left out on loading)
+    or ``base`` finished none, another saying which (``base_absent_note``,
+    ``base_unfinished_note``); a timing of a case whose
     timings are withheld (``analysis.cores``) shows ``-*`` and a ratio drawn from it
     ``-``, under the case tables' footnote (``withheld_side_note``); a workload
     two runs that both ran the row's arm ran with other settings (``unlike``:
@@ -1460,15 +1567,15 @@ def _side_by_side(results, key: str,
     held = _held_cells(results, key)
     groups = list(dict.fromkeys((w, p, c) for w, p, c, _ in means.index))
     others = [r for r in ids if r != base]
-    header = ["workload", "arm", "codec"] + ids + [f"{r} / {base}" for r in others]
-    rows, missing, cut = [], False, []
+    header = ["workload", "arm", "codec"] + ids + [ratio_column(r, base) for r in others]
+    rows, missing, cut = [], False, {}
     for group in groups:
         vals = dict((r, math.nan if group + (r,) in held else
                      means.get(group + (r,), math.nan) * entry.scale) for r in ids)
         den = vals[base]
         if group + (base,) not in means.index:
-            if group in unfinished:
-                cut.append(group)
+            if group in absent[0]:
+                cut.setdefault(absent[0][group], []).append(group)
             else:
                 missing = True
         ratios = [f"{vals[r] / den:.3f}" if den and den == den and vals[r] == vals[r]
@@ -1480,24 +1587,26 @@ def _side_by_side(results, key: str,
                        for r in ids] + ratios)
     blocks: list[Block] = [("p", side_by_side_caption(entry.label, ids, base)),
                            ("table", header, rows)]
-    return blocks + _side_notes(results, base, (missing, cut), list(held.values()), rows)
+    return blocks + _side_notes(results, base, (missing, cut, absent[1]),
+                                list(held.values()), rows)
 
 
-def _side_notes(results, base: str, missing: tuple[bool, list[tuple]],
+def _side_notes(results, base: str, missing: tuple[bool, dict[str, list[tuple]], bool],
                 held: list[dict[str, Any]], rows: list[list[str]]) -> list[Block]:
     """The notes under a side-by-side table (``_side_by_side``): why ratios are ``-``
-    (``missing``: whether some row has no case of ``base``, and the rows whose case of
-    ``base`` did not finish), withheld timings (``held``) and rows marked
-    ``UNLIKE_MARK``."""
+    (``missing``: whether some row has no case of ``base``, the rows whose case of
+    ``base`` is absent per reason, ``absent_base_cases``, and whether ``base`` recorded
+    its grid), withheld timings (``held``) and rows marked ``UNLIKE_MARK``."""
     out: list[Block] = []
-    none, cut = missing
+    none, cut, planned = missing
     if (none or cut) and not (results.cases["run_id"] == base).any():
         out.append(("p", base_unfinished_note(base, [])))
     else:
-        if cut:
-            out.append(("p", base_unfinished_note(base, cut)))
+        for why in (UNFINISHED, NOT_REACHED, LEFT_OUT):
+            if cut.get(why):
+                out.append(("p", base_absent_note(base, why, cut[why])))
         if none:
-            out.append(("p", no_base_note(base)))
+            out.append(("p", no_base_note(base, planned)))
     held_note = withheld_side_note(held)
     if held_note:
         out.append(("p", held_note))
@@ -1515,15 +1624,12 @@ def _comparison_blocks(results, base: str = "", figures: bool = True) -> list[Bl
 
     blocks = _runs_blocks(results, base)
     unlike = unlike_workloads(results)
-    cut = {(u["run_id"], u["case_id"]) for u in results.unfinished()}
-    unfinished = frozenset(  # (workload, arm, codec) of the base run's unfinished cases
-        (r["workload"], r["policy"], r["codec"]) for r in results.cases.to_dict("records")
-        if r["run_id"] == (base or results.run_ids[0]) and (r["run_id"], r["case_id"]) in cut)
+    absent = absent_base_cases(results, base or results.run_ids[0])
     results = results.finished()
     blocks.append(("h", 2, "Side by side"))
     for key in SIDE_BY_SIDE:
         if key in results.cases.columns:
-            blocks.extend(_side_by_side(results, key, unlike, base, unfinished))
+            blocks.extend(_side_by_side(results, key, unlike, base, absent))
     if not figures:
         blocks.append(("note", NO_FIGURES_NOTE))
         return blocks

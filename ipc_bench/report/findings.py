@@ -219,13 +219,14 @@ def _schedules_differ_clause(b: dict[str, Any], pairs: list[tuple[dict, dict]]) 
 #: and ``build µs/step`` rows, whose intervals the clauses carry). Neither is the
 #: SchedulerOutput's alone (``sched_*_ns_per_step``), so no clause names it alone.
 BOTH_MESSAGES = "the SchedulerOutput and the ModelRunnerOutput"
-#: ``_time_clause``'s ``saves``, ``spends``, ``noise`` and ``noun`` words per pair
-#: table role (``PAIR_METRICS``): each names both messages (``BOTH_MESSAGES``).
-TIME_CLAUSE_WORDS: dict[str, tuple[str, str, str, str]] = {
+#: ``_time_clause``'s ``saves``, ``spends``, ``noise``, ``noun`` and ``same`` words per
+#: pair table role (``PAIR_METRICS``): each names both messages (``BOTH_MESSAGES``).
+TIME_CLAUSE_WORDS: dict[str, tuple[str, str, str, str, str]] = {
     role: (f"saves {{}} per step {doing} {BOTH_MESSAGES}",
            f"spends {{}} more per step than send {doing} {BOTH_MESSAGES}",
            f"{does} {BOTH_MESSAGES} within noise of send's time per step",
-           f"{noun} time per step of {BOTH_MESSAGES}")
+           f"{noun} time per step of {BOTH_MESSAGES}",
+           f"{does} {BOTH_MESSAGES} in the same time per step as send")
     for role, doing, does, noun in (("enc", "encoding", "encodes", "encode"),
                                     ("build", "building", "builds", "build"))}
 #: The clause that stands for the per-step times of arms that ran different schedules.
@@ -274,7 +275,7 @@ def _saving_clauses(tables, key: tuple, pairs: list[tuple[dict, dict]] = (),
 
 
 def _time_clause(row: dict[str, Any], saves: str, spends: str, noise: str,
-                 noun: str, m: dict[str, Any] | None = None) -> str:
+                 noun: str, same: str, m: dict[str, Any] | None = None) -> str:
     """What cached saves or spends of a per-step time against send, from its
     ``summarize_pairs`` row (``diff``: send - cached, ns), with the interval the pair
     table's cached/send column shows (``ratio_low``/``ratio_high``, as % change, the
@@ -299,9 +300,14 @@ def _time_clause(row: dict[str, Any], saves: str, spends: str, noise: str,
     bootstrap or sign). A row with no interval (one repetition, or too few pairs for
     the method) gives the difference as ``saves``/``spends`` and says it has none:
     ``saves 3.15 µs per step ... (one repetition, no interval)``
-    (``_no_interval``)."""
+    (``_no_interval``), or, where that difference prints as 0.00 µs, no saving or cost:
+    ``encodes the SchedulerOutput and the ModelRunnerOutput in the same time per step as
+    send (0.00 µs difference; one repetition, no interval)`` (``same``), as equal bytes
+    read ``sends as many bytes per step``."""
     saved_us = row["diff"] / 1e3
     interval = _interval(row) if row["n"] > 1 else ""
+    if not interval and f"{abs(saved_us):.2f}" == "0.00":
+        return f"{same} (0.00 µs difference; {_no_interval(row)})"
     if not interval:
         return ((saves if saved_us >= 0 else spends).format(f"{abs(saved_us):.2f} µs")
                 + f" ({_no_interval(row)})")

@@ -17,9 +17,11 @@ when given several: pass ``results.select(run_id)``.
 function                 question
 =======================  ===========================================================
 ``bytes_per_step``       How many bytes cross per step, each direction, against the
-                         number of running requests, per policy?
+                         number of running requests (a ``--pp`` run of several N:
+                         against the pipeline stages N), per policy?
 ``codec_time_per_step``  How long do encode and decode take per step (both
-                         directions) against running requests, per policy?
+                         directions) against running requests (or N, as above), per
+                         policy?
 ``throughput``           Output tokens/s of every case (95 % interval over
                          repetitions), and cached / send per workload and codec.
 ``step_breakdown``       Where does a step's time go (scheduler phases, transport,
@@ -470,6 +472,63 @@ def _legend(ax, **kw) -> None:
 # figures
 
 
+def _pp_sizes(steps) -> list[int]:
+    """The pipeline sizes N (``--pp``) of the counted ``steps``, sorted; ``[]`` for a
+    run without ``--pp`` cases."""
+    if "pp" not in steps.columns:
+        return []
+    return sorted({int(n) for n in steps["pp"] if n == n and n is not None})
+
+
+#: Markers of a ``--pp`` bytes figure's lines per running count B (``_pp_bytes``).
+_B_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+#: The x axis of a figure of a run of several pipeline sizes (``_pp_sizes``).
+PP_XLABEL = "pipeline stages N (each step carries one micro-batch: B / N requests)"
+
+
+def _pp_bytes(st, panels) -> object:
+    """``bytes_per_step`` of a run of several pipeline sizes (``_pp_sizes``): against N,
+    the pipeline stages, one line per arm and codec and, where the run has several,
+    running count B (``num_running``; its own marker); each point the mean over a
+    case's counted steps of one micro-batch's message (B / N requests)."""
+    sizes = _pp_sizes(st)
+    counts = sorted({int(b) for b in st["num_running"]}) if "num_running" in st else [0]
+    several_b = len(counts) > 1
+    markers = dict(zip(counts, _B_MARKERS))
+    fig, axes = _figure(1, 2, width=11, height=4.3)
+    series = []
+    for ax, (col, title) in zip(axes[0], panels):
+        for (policy, codec), g in _series(st):
+            for b in counts:
+                sel = g[g["num_running"] == b] if several_b else g
+                m = sel.groupby("pp")[col].mean()
+                if m.empty:
+                    continue
+                series.append((policy, codec))
+                ax.plot([int(n) for n in m.index], m.values, color=policy_color(policy),
+                        linestyle=codec_linestyle(codec),
+                        marker=(markers[b] if several_b
+                                else POLICY_MARKERS.get(policy, "^")),
+                        label=series_label(policy, codec) + (f", B = {b}" if several_b
+                                                             else ""))
+        ax.set_xticks(sizes)
+        ax.set_xlabel(PP_XLABEL)
+        ax.set_ylabel("payload bytes per step")
+        ax.set_title(title)
+        ax.set_ylim(bottom=0)
+        ax.grid(True, alpha=0.3)
+        _legend(ax)
+    where = f" (B = {counts[0]} running)" if not several_b and counts[0] else ""
+    fig.suptitle(f"Bytes per step against pipeline stages{where}")
+    _readable_ticks(fig, axes[0])
+    _record(fig, series=list(dict.fromkeys(series)), panels=[t for _, t in panels],
+            notes=[], largest=None, schedules_differ=[], x="pp", pp=sizes,
+            num_running=counts if counts != [0] else [])
+    return fig
+
+
 @_finished_cases
 def bytes_per_step(results):
     """Payload bytes per step in each direction (SchedulerOutput: scheduler -> runner;
@@ -477,16 +536,20 @@ def bytes_per_step(results):
     policy and codec, over counted steps (mean). The scheduler -> runner panel notes
     how many more bytes ``send`` ships than ``cached`` at the largest count, as a share
     of send's bytes (the base of the findings' share). Records (``drawn``) ``series``,
-    ``panels``, ``notes`` (those lines) and ``largest`` (that count). Raises
-    ``ValueError`` when ``results`` holds several runs, ``NoData`` without counted
-    two-process steps."""
+    ``panels``, ``notes`` (those lines) and ``largest`` (that count). A run of several
+    pipeline sizes (``--pp 1,2``) is drawn against the stages N instead, what differs
+    between its cases (``_pp_bytes``; ``drawn``'s ``x`` is ``"pp"``, with ``pp`` and
+    ``num_running`` the values drawn). Raises ``ValueError`` when ``results`` holds
+    several runs, ``NoData`` without counted two-process steps."""
     _one_run(results)
     st = _counted(results)
+    panels = (("s2r_payload_bytes", "scheduler → runner (SchedulerOutput)"),
+              ("r2s_payload_bytes", "runner → scheduler (ModelRunnerOutput)"))
+    if len(_pp_sizes(st)) > 1:
+        return _pp_bytes(st, panels)
     x, xlabel = _running_x(st)
     st = st.assign(_x=x)
     fig, axes = _figure(1, 2, width=11, height=4.3)
-    panels = (("s2r_payload_bytes", "scheduler → runner (SchedulerOutput)"),
-              ("r2s_payload_bytes", "runner → scheduler (ModelRunnerOutput)"))
     notes, differing, own = [], [], []
     series = [key for key, _ in _series(st)]
     for ax, (col, title) in zip(axes[0], panels):
@@ -559,15 +622,20 @@ def _schedules_differ_ids(cases, codec: str) -> Optional[float]:
 def codec_time_per_step(results):
     """Encode and decode µs per step (both directions summed: the scheduler's
     SchedulerOutput plus the runner's ModelRunnerOutput) against running requests, one
-    panel per codec, one line per policy; mean over counted steps. Raises ``ValueError`` when ``results`` holds several runs,
-    ``NoData`` without counted steps or runner timings."""
+    panel per codec, one line per policy; mean over counted steps. A run of several
+    pipeline sizes (``--pp 1,2``) is drawn against the stages N instead (``PP_XLABEL``),
+    a line per policy and running count B where it has several, as ``bytes_per_step``
+    (``drawn``'s ``x`` is then ``"pp"``). Raises ``ValueError`` when ``results`` holds
+    several runs, ``NoData`` without counted steps or runner timings."""
     _one_run(results)
     results, note = _timed_only(results)
     st = _counted(results)
     if st[["runner_encode_ns", "runner_decode_ns"]].isna().all().all():
         raise NoData(NO_RUNNER_TIMINGS)
     st = st.dropna(subset=["runner_encode_ns", "runner_decode_ns"])
-    x, xlabel = _running_x(st)
+    pp = len(_pp_sizes(st)) > 1
+    x, xlabel = (st["pp"].astype(int), PP_XLABEL) if pp else _running_x(st)
+    several_b = pp and "num_running" in st and st["num_running"].nunique() > 1
     st = st.assign(_x=x, _enc=(st["encode_ns"] + st["runner_encode_ns"]) / 1e3,
                    _dec=(st["decode_ns"] + st["runner_decode_ns"]) / 1e3)
     codecs = list(dict.fromkeys(c for (_, c), _ in _series(st)))
@@ -578,19 +646,25 @@ def codec_time_per_step(results):
         for i, (col, what) in enumerate((("_enc", "encode"), ("_dec", "decode"))):
             ax = axes[i][j]
             for (policy, _), g in _series(sub):
-                m = g.groupby("_x")[col].mean()
-                ax.plot(m.index, m.values, color=policy_color(policy),
-                        linestyle=codec_linestyle(codec),
-                        marker=POLICY_MARKERS.get(policy, "^"), label=policy)
+                for b, gb in (g.groupby("num_running") if several_b else [(None, g)]):
+                    m = gb.groupby("_x")[col].mean()
+                    ax.plot(m.index, m.values, color=policy_color(policy),
+                            linestyle=codec_linestyle(codec),
+                            marker=(_B_MARKERS[sorted(st["num_running"].unique()).index(b)
+                                               % len(_B_MARKERS)] if several_b
+                                    else POLICY_MARKERS.get(policy, "^")),
+                            label=policy + (f", B = {b:g}" if several_b else ""))
             ax.set_title(f"{what}, {codec}")
             ax.set_ylabel(f"{what} µs per step (both directions)")
             ax.set_ylim(bottom=0)
             ax.grid(True, alpha=0.3)
             _legend(ax)
             _set_running_axis(ax, st["_x"], xlabel if i == 1 else "")
-    fig.suptitle(_with_note("Serializer time per step against running requests", note))
+    against = "pipeline stages" if pp else "running requests"
+    fig.suptitle(_with_note(f"Serializer time per step against {against}", note))
     _readable_ticks(fig, [ax for row in axes for ax in row])
-    _record(fig, series=[key for key, _ in _series(st)], panels=codecs, withheld=note)
+    _record(fig, series=[key for key, _ in _series(st)], panels=codecs, withheld=note,
+            **(dict(x="pp") if pp else {}))
     return fig
 
 

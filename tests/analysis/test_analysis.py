@@ -265,7 +265,7 @@ def test_report_compares_runs_and_warns_on_metadata(run_dir, tmp_path, capsys):
     md = (out / "report.md").read_text()
     assert md.startswith("# ipc-bench report: 2 runs compared")
     assert "## Side by side" in md
-    assert "| workload | arm | codec | small-run | other-run | other-run / small-run |" in md
+    assert "| workload | arm | codec | small-run | other-run | other-run ÷ small-run |" in md
     # each value under its run's name: other-run's first
     assert (f"other-run against small-run: git commit differs: {'f' * 40} vs "
             f"{commit or 'absent'}") in md

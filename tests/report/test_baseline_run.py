@@ -41,15 +41,16 @@ def test_the_chosen_run_is_the_denominator_and_its_missing_rows_are_explained(
     assert code == 0, capsys.readouterr().err
     section = _side_by_side((runs / "rep" / "report.md").read_text())
     assert section[1] == ("**output tokens/s** (mean over repetitions; the ratio column, "
-                          "`full / sendonly`, divides each run's mean by that of run "
+                          "`full ÷ sendonly`, divides each run's mean by that of run "
                           "`sendonly`, the baseline given)")
-    assert "| workload | arm | codec | full | sendonly | full / sendonly |" in section
+    assert "| workload | arm | codec | full | sendonly | full ÷ sendonly |" in section
     cached = [ln for ln in section if ln.startswith("| num_running=4 | cached |")]
     assert cached and all(ln.endswith("| - | - |") for ln in cached)
-    note = ("`-` in the ratio columns of a row: run `sendonly` has no such case "
-            "(workload, arm and codec), so there is no mean to divide by.")
+    note = ("`-` in the ratio columns of a row: run `sendonly` has no such case (its grid "
+            "holds no case of that workload, arm and codec), so there is no mean to divide "
+            "by.")
     assert section.count(note) == section.count("| workload | arm | codec | full | "
-                                                 "sendonly | full / sendonly |")
+                                                 "sendonly | full ÷ sendonly |")
 
 
 def test_a_baseline_that_is_not_one_of_the_runs_is_one_error_line(runs, tmp_path, capsys):
@@ -98,3 +99,55 @@ def test_environment_differences_are_stated_against_the_chosen_run(runs, tmp_pat
         "settings that change the numbers between every two runs (against `full` where it "
         "is one of them); a line `RUN against OTHER: ...` gives RUN's value first.",
         f"- older against full: package torch differs: 2.12.0 vs {torch_version}"]
+
+
+def test_a_baseline_interrupted_before_some_cases_says_which_it_never_ran(tmp_path, capsys):
+    """Baseline ``cut`` (send alone at 4, 8 and 16 running) was interrupted in its
+    second case: the first finished, the second did not, the third was never run. Its
+    rows read each so, and only the cached rows, which its grid lacks, read ``has no
+    such case``."""
+    from analysis_run import interrupt_in_case
+
+    grid = ["--scenario", "decode-steady", "--num-running", "4,8,16", "--warmup-steps", "5",
+            "--codecs", "msgpack", "--no-floor", "--no-single-process"]
+    run_bench(tmp_path / "full", grid + ["--steps", "20"])
+    cut = interrupt_in_case(tmp_path / "cut", grid + ["--steps", "20000", "--policies",
+                                                      "send"], 1)
+    code = cli.main(["report", str(tmp_path / "full"), str(cut), "--baseline", str(cut),
+                     "--output", str(tmp_path / "rep"), "--no-figures"])
+    assert code == 0, capsys.readouterr().err
+    section = _side_by_side((tmp_path / "rep" / "report.md").read_text())
+    table = section[section.index("| workload | arm | codec | full | cut | full ÷ cut |"):]
+    table = table[:table.index("")]
+    # (workload, arm) -> the ratio cell; `≠`: the runs' --steps differ
+    ratios = {(ln.split(" | ")[0].removesuffix(" ≠"), ln.split(" | ")[1]): ln.split(" | ")[-1]
+              for ln in table[2:]}
+    assert list(ratios) == [("| num_running=4", arm) for arm in ("send", "cached")] + [
+        ("| num_running=8", arm) for arm in ("send", "cached")] + [
+        ("| num_running=16", arm) for arm in ("send", "cached")]
+    assert ratios.pop(("| num_running=4", "send")) != "- |"
+    assert set(ratios.values()) == {"- |"}
+    notes = section[section.index(table[-1]) + 2:section.index(table[-1]) + 5]
+    assert notes == [
+        "`-` in the ratio columns of num_running=8 / send / msgpack: run `cut` ran that "
+        "case but it did not finish (its section says why), so there is no mean to divide "
+        "by.", "",
+        "`-` in the ratio columns of num_running=16 / send / msgpack: run `cut` stopped "
+        "before it ran that case (it is in its grid; its section says why it stopped), so "
+        "there is no mean to divide by."]
+    assert section[section.index(table[-1]) + 6] == (
+        "`-` in the ratio columns of a row: run `cut` has no such case (its grid holds no "
+        "case of that workload, arm and codec), so there is no mean to divide by.")
+    # Interrupted as its second case started, before the case was recorded: the run's
+    # problems name it, so it still reads as run but not finished, not as never run.
+    from ipc_bench.analysis.results import load
+    from ipc_bench.report.blocks import NOT_REACHED, UNFINISHED, absent_base_cases
+
+    summary = json.loads((cut / "summary.json").read_text())
+    assert summary["problems"] == ["num_running=8/send/msgpack#0: interrupted by SIGINT"]
+    summary["cases"] = summary["cases"][:1]
+    (cut / "summary.json").write_text(json.dumps(summary))
+    (cut / "steps.partial.csv").unlink(missing_ok=True)
+    assert absent_base_cases(load(cut).by_arm(), "cut") == (
+        {("num_running=8", "send", "msgpack"): UNFINISHED,
+         ("num_running=16", "send", "msgpack"): NOT_REACHED}, True)

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from analysis_run import REPO, make_small_run
+from analysis_run import REPO, copy_as_another_run, make_small_run
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
@@ -28,23 +28,33 @@ def test_notebook_is_committed_clean():
             assert cell.outputs == [] and cell.execution_count is None
 
 
-def test_notebook_runs_on_a_small_run(tmp_path):
+def test_notebook_analyses_every_run_given(tmp_path):
+    """Given two runs, every section shows each of them under its name (it showed the
+    first alone), and the throughput figure shows both side by side."""
     run_dir = make_small_run(tmp_path / "nb-run")
+    copy = copy_as_another_run(run_dir, tmp_path / "nb-copy")
     nb = nbformat.read(NOTEBOOK, as_version=4)
-    nb.cells[0].source = f"RESULTS = {str(run_dir)!r}"
+    nb.cells[0].source = f"RESULTS = {[str(run_dir), str(copy)]!r}"
     client = nbclient.NotebookClient(nb, kernel_name="python3", timeout=180,
                                      resources={"metadata": {"path": str(NOTEBOOK.parent)}})
     client.execute()  # raises CellExecutionError on any failing cell
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
+    markdown = [o["data"]["text/markdown"] for o in outputs if "text/markdown" in o.get("data", {})]
+    headings = [m for m in markdown if m.startswith("**Run ")]
+    # findings, bytes, codec time, step breakdown, send cost share, latency CDFs
+    assert headings == ["**Run `nb-run`**", "**Run `nb-copy`**"] * 6
+    # every figure of each run but the latency CDFs, and one throughput figure of both
     images = [o for o in outputs if "image/png" in o.get("data", {})]
-    assert len(images) == 5  # every figure but the latency CDFs
+    assert len(images) == 2 * 4 + 1
     text = "\n".join(o.get("text", "") for o in outputs if o.output_type == "stream")
-    assert "runs: nb-run (complete)" in text
-    assert "not shown: no per-request latencies" in text
-    markdown = "\n".join(o["data"]["text/markdown"] for o in outputs
-                         if "text/markdown" in o.get("data", {}))
-    assert "At 16 running requests (msgpack), cached sends" in markdown
+    assert "runs: nb-run (complete), nb-copy (complete)" in text
+    assert "\nnb-run:\nscenario: decode-steady" in text and "\nnb-copy:\nscenario: decode-steady" in text
+    assert text.count("not shown: no per-request latencies") == 2
+    findings = [m for m in markdown if "At 16 running requests (msgpack), cached sends" in m]
+    assert len(findings) == 2
+    tables = [o["data"]["text/plain"] for o in outputs if "text/html" in o.get("data", {})]
+    assert sum("nb-copy" in t and "nb-run" in t for t in tables) == 2  # cases, step times
 
 
 def _execute(run_dir):

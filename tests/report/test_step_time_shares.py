@@ -9,8 +9,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from ipc_bench.analysis.send_cost import (off_nominal_warning, send_step_warning,
-                                          whole_step_warning)
+from ipc_bench.analysis.send_cost import (WITHHELD_NOTE, off_nominal_warning,
+                                          send_step_warning, whole_step_warning)
 from ipc_bench.analysis.summary import noise_warnings
 from ipc_bench.report.findings import _step_time_findings
 from ipc_bench.scenarios.step_time import report
@@ -53,13 +53,17 @@ def test_shares_are_of_the_measured_step_and_the_crossing_is_withheld():
     assert send["send_cost_s2r_share_of_step"] == pytest.approx(3_000 / 18_000_000)
     assert send["send_cost_off_nominal"] == [WARNING_5MS]
     assert send["send_cost_whole_step_off"] == [WHOLE_5MS]
-    # Against the nominal 5 ms this would have read 8.00 % and 0.06 %.
-    assert ("      5  16  msgpack            18.00!         400.0                2.22"
-            "         3.00                0.02") in text
+    # Against the nominal 5 ms this would have read 8.00 % and 0.06 %; of the measured
+    # step, 2.22 % and 0.02 %: shares of a step the row did not have, withheld (-*).
+    assert ("      5  16  msgpack            18.00!         400.0                  -*"
+            "         3.00                  -*") in text
+    assert WITHHELD_NOTE in text.splitlines()
     line = ("fixed step 5 ms, B = 16, msgpack: send's SchedulerOutput path (build + encode "
-            "+ decode, medians) costs 3.00 µs per step more than cached's, 0.02 % of the "
-            "measured step (cached's median, 18.00 ms); send's whole median step is "
-            f"2.22 % longer than cached's (noisier). One repetition, no interval. Warning: {WARNING_5MS}. "
+            "+ decode, medians) costs 3.00 µs per step more than cached's; its share of the "
+            "measured step (cached's median, 18.00 ms): -*; send's whole median step "
+            "against cached's: -*. -*: withheld, as the fixed step ran off nominal (the "
+            "warning below): this row did not have a 5 ms step, so a share of the step it "
+            f"measured is not send's cost at 5 ms. One repetition, no interval. Warning: {WARNING_5MS}. "
             f"Warning: {WHOLE_5MS}.")
     assert line in text.splitlines()
     crossing = ("5 ms, msgpack: not read (unreliable): at B = 16 the fixed step ran off its "
@@ -116,13 +120,14 @@ def test_repetitions_share_is_the_mean_difference_over_the_mean_step_in_both_out
     text = report(summaries)
     assert f"{100 * 250_000 / 18_500_000:.2f}" == "1.35"
     findings = _step_time_findings(pd.DataFrame(summaries))
+    # off nominal (the 17.6 ms runner steps): the 1.35 % and 0.02 % are withheld
     assert findings[0] == (
         "fixed step 5 ms, B = 16, msgpack: send's SchedulerOutput path (build + encode + "
-        "decode, medians) is within noise of cached's: +4.00 µs per step, +0.02 % of the "
-        "measured step (cached's median, 18.50 ms) (send - cached: [-0.05, +0.09] %, 95 % "
-        "Student-t interval); send's whole median step is within noise of cached's: "
-        "+1.35 % (send - cached: [-8.95, +11.65] %, 95 % Student-t interval) (noisier). "
-        "Means over 2 repetitions; each share is the mean "
+        "decode, medians) costs 4.00 µs per step more than cached's; its share of the "
+        "measured step (cached's median, 18.50 ms): -*; send's whole median step against "
+        "cached's: -*. -*: withheld, as the fixed step ran off nominal (the warning "
+        "below): this row did not have a 5 ms step, so a share of the step it measured is "
+        "not send's cost at 5 ms. Means over 2 repetitions; each share is the mean "
         f"difference over the mean step. Warning: {WARNING_5MS}." + "".join(
             f" Warning: fixed step 5 ms: the whole step ran a median {ms:.2f} ms (+{pct} %), "
             "more than 10 % + 0.30 ms (control plane at B = 16) over nominal: a process was "
@@ -269,14 +274,16 @@ def test_sends_whole_step_unexplained_by_its_path_is_warned_and_withheld():
     assert summaries[2]["send_cost_send_step_off"] == []
     assert summaries[4]["send_cost_send_step_off"] == []
     cells = [line.split() for line in text.splitlines()]
-    assert ["2", "64", "msgpack", "2.32", "790.5!", "34.01", "21.68", "0.93"] in cells
+    # the whole step's 34.01 % is withheld; the s2r share stands (cached on nominal)
+    assert ["2", "64", "msgpack", "2.32", "790.5!", "-*", "21.68", "0.93"] in cells
     assert ["2", "16", "msgpack", "2.15", "26.0", "1.21", "6.36", "0.30"] in cells
     line = ("fixed step 2 ms, B = 64, msgpack: send's SchedulerOutput path (build + encode "
             "+ decode, medians) is within noise of cached's: +21.68 µs per step, +0.93 % of "
             "the measured step (cached's median, 2.32 ms) (send - cached: [-4.69, +6.56] %, "
-            "95 % Student-t interval); send's whole median step is within noise of cached's: "
-            "+34.01 % (send - cached: [-408.96, +476.98] %, 95 % Student-t interval) "
-            "(noisier). Means over 2 repetitions; each share is the mean "
+            "95 % Student-t interval); send's whole median step against cached's: -*. -*: "
+            "withheld, as send's whole step ran longer than its SchedulerOutput path "
+            "explains (the warning below): its whole-step difference is not send's cost. "
+            "Means over 2 repetitions; each share is the mean "
             f"difference over the mean step. Warning: {SEND_WARNING}.")
     crossing = ("2 ms, msgpack: whole step not read (unreliable: at B = 64 send's whole step "
                 "ran longer than cached's by more than its SchedulerOutput path's difference "
@@ -326,3 +333,30 @@ def test_a_whole_step_difference_is_worded_by_its_direction():
 
     assert send_cost._longer(100_000.0, 0.0417) == "100 µs (4.17 %) longer"
     assert send_cost._longer(-13_000.0, -0.0057) == "13 µs (0.57 %) shorter"
+
+
+def test_a_negative_share_of_an_off_nominal_row_is_withheld():
+    # The user's row: cached's whole step ran a median 6.66 ms at a 5 ms step (its
+    # runner on nominal), send's 5.14 ms: a step diff of -1,519.9 µs, which printed as
+    # -22.81 % of the measured step, marked ! but quoted all the same. Both shares of
+    # the row are withheld (-*), in the terminal's table and in the share line the
+    # terminal and the report print.
+    summaries = [_case("send", 16, 5_143_100, 30_000, 5_050_000),
+                 _case("cached", 16, 6_663_000, 27_000, 5_050_000)]
+    text = report(summaries)
+    assert summaries[0]["send_cost_share_of_step"] == pytest.approx(-1_519_900 / 6_663_000)
+    cells = [line.split() for line in text.splitlines()]
+    assert ["5", "16", "msgpack", "6.66!", "-1519.9", "-*", "3.00", "-*"] in cells
+    assert "22.81" not in text and "0.05" not in text.replace("0.05 ms", "")
+    assert text.splitlines()[5] == WITHHELD_NOTE
+    line = ("fixed step 5 ms, B = 16, msgpack: send's SchedulerOutput path (build + encode "
+            "+ decode, medians) costs 3.00 µs per step more than cached's; its share of the "
+            "measured step (cached's median, 6.66 ms): -*; send's whole median step against "
+            "cached's: -*. -*: withheld, as the fixed step ran off nominal (the warning "
+            "below): this row did not have a 5 ms step, so a share of the step it measured "
+            "is not send's cost at 5 ms. One repetition, no interval. Warning: fixed step 5 ms: the whole step ran "
+            "a median 6.66 ms (+33 %), more than 10 % + 0.30 ms (control plane at B = 16) "
+            "over nominal: a process was descheduled outside the runner's wait; its shares "
+            "are of the measured step.")
+    assert line in text.splitlines()
+    assert _step_time_findings(pd.DataFrame(summaries))[0] == line

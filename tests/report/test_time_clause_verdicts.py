@@ -112,3 +112,23 @@ def test_one_repetitions_time_clause_says_it_has_no_interval():
         "ModelRunnerOutput (one repetition, no interval)",
         "spends 0.05 µs more per step than send building the SchedulerOutput and the "
         "ModelRunnerOutput (one repetition, no interval)"]
+
+
+def test_one_repetitions_zero_difference_reads_as_no_difference():
+    """A difference that prints as 0.00 µs is no saving and no cost (it read ``saves 0.00
+    µs per step encoding ...``, or ``spends 0.00 µs more`` a few ns the other way), as
+    equal bytes read ``sends as many bytes per step``."""
+    for cached_encode in (8000.0, 8004.0, 7996.0):  # ns; send's: 8,000
+        rows = [r for r in _three_pairs() if r["repetition"] == 0]
+        next(r for r in rows if r["policy"] == "cached")["encode_ns_per_step"] = cached_encode
+        tables = findings._pair_tables(_results(rows))
+        (key,) = tables["tput"]
+        assert findings._saving_clauses(tables, key)[1] == (
+            "encodes the SchedulerOutput and the ModelRunnerOutput in the same time per "
+            "step as send (0.00 µs difference; one repetition, no interval)"), cached_encode
+    rows = [r for r in _three_pairs() if r["repetition"] == 0]
+    next(r for r in rows if r["policy"] == "cached")["encode_ns_per_step"] = 8006.0
+    tables = findings._pair_tables(_results(rows))
+    assert findings._saving_clauses(tables, next(iter(tables["tput"])))[1] == (
+        "spends 0.01 µs more per step than send encoding the SchedulerOutput and the "
+        "ModelRunnerOutput (one repetition, no interval)")
