@@ -177,6 +177,8 @@ def _case_identity(result: CaseResult, a: np.ndarray, counted: np.ndarray) -> di
         max_steps=spec.max_steps,
         num_warmup_steps=int(a[:, _COL["warmup"]].sum()) if len(a) else 0,
         num_total_steps=len(a), wall_s=result.wall_s,
+        warmup_pause_s=(None if result.warmup_pause_ns is None
+                        else result.warmup_pause_ns / 1e9),
         num_requests=len(result.requests), num_rejected=result.num_rejected,
         num_finished=sum(1 for r in result.requests if r["finish_reason"] == "length"),
         num_cut_at_max_model_len=sum(map(cut_at_max_model_len, result.requests)),
