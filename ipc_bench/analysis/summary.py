@@ -483,7 +483,8 @@ def floor_figures(floor_step_ns: np.ndarray, output_tokens: Optional[float] = No
 def _timed_replay_figures(result: CaseResult, out: dict[str, Any]) -> dict[str, Any]:
     """Timed replay: the output tokens of every request, warm-up included, over
     ``wall_s``, the wall time from the first arrival (the loop's start: the warm-up's
-    time is in it, so its tokens are too) to the last completion (arrival-bound;
+    time is in it, so its tokens are too) to the last completion, on the replay clock
+    (the end-of-warm-up pause, ``warmup_pause_s``, left out; arrival-bound;
     ``results._wall_rate_problem`` recomputes it from ``requests.csv``); not
     ``output_tokens``, which counts the counted steps alone. The busy figure over
     counted steps stays as busy_output_tokens_per_s, absent when no step was counted;

@@ -6,7 +6,9 @@ tokens/s (% change) of ``cached`` against ``send``, with intervals over repetiti
 when there are 2+ (``stats.summarize_pairs`` with the run's ``--ci-method``, so they
 are the CLI comparison block's; unadjusted, and a time or tokens/s clause whose
 difference the run's Holm-adjusted verdict does not find significant says so; one
-with no interval says it has none); timed replays give latencies instead of tokens/s.
+with no interval says it has none); timed replays give latencies instead of tokens/s,
+and one finding gives each pair's wall times and wall tok/s as what they are, a measure
+of the arrivals (``_timed_replay_finding``).
 Then send's token bytes split, the single-process and floor baselines, and send's cost
 as a share of the step (a step-time run: the lines its terminal printed, from the
 ``send_cost_*`` fields it recorded, ``analysis.send_cost``). A ``--pp`` run compares

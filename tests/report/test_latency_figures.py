@@ -307,3 +307,14 @@ def test_an_empty_itl_csv_is_refused_as_a_missing_one_is(timed_run, tmp_path, ca
     with pytest.raises(ResultsError) as exc:
         load(run)
     assert str(exc.value) == f"{run}: not a complete run folder (itl.csv is empty)"
+
+
+def test_summary_json_records_the_end_of_warm_up_pause(timed_run):
+    # The pause (heap collected and frozen after --warmup-steps 2) is the harness's: a
+    # timed replay's clock stops during it, and summary.json says how long it was.
+    run = timed_run[0]
+    for entry in json.loads((run / "summary.json").read_text())["cases"]:
+        assert isinstance(entry["warmup_pause_s"], float) and entry["warmup_pause_s"] > 0
+    assert ("| `warmup_pause_s` | the harness's pause at the end of warm-up, in s: the "
+            "scheduler collects and freezes its heap") in README
+    assert "\n### The replay clock\n" in README
