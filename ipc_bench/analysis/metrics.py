@@ -89,7 +89,9 @@ OUTPUT_TOKENS_MEANING = (
 #: ``out tok/s (wall)`` is described.
 WALL_S_MEANING = (
     "the scheduler loop's wall time in s, warm-up included: from its start to a moment "
-    "taken just after its last step; a timed replay's loop starts at the first arrival "
+    "taken just after its last step; a timed replay's is on the replay clock, which "
+    "stops during the end-of-warm-up pause (`warmup_pause_s`), and its loop starts at "
+    "the first arrival "
     "(`arrival_s` 0) and its last step completes the last request, so there it runs "
     "from the first arrival to the last completion")
 #: ``busy_output_tokens_per_s`` in words.

@@ -138,6 +138,10 @@ class Results:
                                                            after its last step; timed replays:
                                                            first arrival (arrival_s 0) to last
                                                            completion (metrics.WALL_S_MEANING)
+    warmup_pause_s                                s        the end-of-warm-up pause (heap
+                                                           collected, frozen); timed replays'
+                                                           clock stops during it (None: warm-
+                                                           up never ended)
     num_requests, num_finished, num_rejected      reqs
     num_cut_at_max_model_len                      reqs     stopped by max_model_len before max_tokens
     num_preemptions                               count    preemptions by recompute, whole case
@@ -225,6 +229,8 @@ class Results:
     s2r_payload_bytes, r2s_payload_bytes      bytes  SchedulerOutput / ModelRunnerOutput frame
     gc_collections                            count  scheduler-process collections in the step
     t_end_ns                                  ns     end of the step since the case's loop began
+                                                     (timed replays: on the replay clock, which
+                                                     stops during the end-of-warm-up pause)
     runner_idle_ns                            ns     runner waiting for the SchedulerOutput
     runner_decode_ns, runner_update_ns,       ns     runner phases: decode, update_states,
     runner_prepare_ns, runner_forward_ns,            prepare_inputs, forward + sampling,

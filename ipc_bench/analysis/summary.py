@@ -177,6 +177,8 @@ def _case_identity(result: CaseResult, a: np.ndarray, counted: np.ndarray) -> di
         max_steps=spec.max_steps,
         num_warmup_steps=int(a[:, _COL["warmup"]].sum()) if len(a) else 0,
         num_total_steps=len(a), wall_s=result.wall_s,
+        warmup_pause_s=(None if result.warmup_pause_ns is None
+                        else result.warmup_pause_ns / 1e9),
         num_requests=len(result.requests), num_rejected=result.num_rejected,
         num_finished=sum(1 for r in result.requests if r["finish_reason"] == "length"),
         num_cut_at_max_model_len=sum(map(cut_at_max_model_len, result.requests)),
@@ -481,7 +483,8 @@ def floor_figures(floor_step_ns: np.ndarray, output_tokens: Optional[float] = No
 def _timed_replay_figures(result: CaseResult, out: dict[str, Any]) -> dict[str, Any]:
     """Timed replay: the output tokens of every request, warm-up included, over
     ``wall_s``, the wall time from the first arrival (the loop's start: the warm-up's
-    time is in it, so its tokens are too) to the last completion (arrival-bound;
+    time is in it, so its tokens are too) to the last completion, on the replay clock
+    (the end-of-warm-up pause, ``warmup_pause_s``, left out; arrival-bound;
     ``results._wall_rate_problem`` recomputes it from ``requests.csv``); not
     ``output_tokens``, which counts the counted steps alone. The busy figure over
     counted steps stays as busy_output_tokens_per_s, absent when no step was counted;

@@ -238,6 +238,7 @@ def run_async_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                     if seq_next == warmup_steps and run.t_warm is None:
                         # --pp: the first stages have waited since the last frame
                         run.end_warmup(end_beat(link, frontend, fresh=not spec.pp))
+                        t_start = run.t_start  # a timed replay's clock stopped meanwhile
                     t0 = perf()
                     plan = sched.schedule()
                     t1 = perf()

@@ -20,7 +20,11 @@ peer and sending ``KeepAlive``).
 
 After ``warmup_steps`` steps the heap is collected and frozen (``gc.freeze()``, as
 vLLM's ``freeze_gc_heap``; ``KeepAlive`` to the runner and the frontend while it takes
-long, ``wire.control.beating``) and unfrozen when the loop ends.
+long, ``wire.control.beating``) and unfrozen when the loop ends. That pause is the
+harness's, not the replay's: its length is ``CaseResult.warmup_pause_ns``, and a timed
+replay's clock (the replay clock: arrivals, ``t_end_ns``, so the latencies, and
+``wall_s``) stops while it lasts, so no arrival piles up behind it and no request in
+flight is charged for it.
 """
 
 from __future__ import annotations
@@ -373,26 +377,38 @@ class _LoopRun:
         self.arrival_s: dict[int, float] = {}
         self.t_warm: Optional[int] = None
         self.out_warm = 0
+        # The case's clock: perf_counter_ns at its start. A timed replay's (the replay
+        # clock) moves on by the end of warm-up's pause, so that pause is in no time
+        # taken from it (``end_warmup``).
         self.t_start = time.perf_counter_ns()
+        self.replay_clock = spec.trace_speedup is not None
 
     def end_warmup(self, beat: Callable[[], None] = no_beat) -> None:
         """Collect and freeze the heap (and take the heap report's ``warm`` mark);
         the loop totals start here. ``beat``: the keep-alive of the runner and the
         frontend, which wait for the next step meanwhile (``end_beat``; each of these
-        is one call over the whole heap: ``wire.control.beating``)."""
+        is one call over the whole heap: ``wire.control.beating``). The pause's length
+        goes to ``result.warmup_pause_ns``; a timed replay's ``t_start`` moves on by it
+        (the replay clock stops: read ``t_start`` again after this call)."""
+        t_pause = time.perf_counter_ns()
         with beating(beat):
             gc.collect()
             gc.freeze()
             if self.heap is not None:
                 self.heap.mark("warm")
         self.t_warm = time.perf_counter_ns()
+        self.result.warmup_pause_ns = self.t_warm - t_pause
+        if self.replay_clock:
+            self.t_start += self.t_warm - t_pause
         self.out_warm = self.sched.num_output_tokens
 
     def finish(self, seq: int, speedup: Optional[float] = None,
                flusher: Optional[StepFlusher] = None, records: bool = True,
                beat: Callable[[], None] = no_beat) -> None:
         """Unfreeze the heap and fill in the loop totals (``loop_steps``, ``loop_ns``,
-        ``loop_output_tokens`` after warm-up), wall time, rejections, the token digest
+        ``loop_output_tokens`` after warm-up), wall time (``wall_s``, s; a timed
+        replay's on the replay clock: the end of warm-up's pause left out), rejections,
+        the token digest
         and (``records``) the request records. ``beat``: called between these pieces
         (``Heartbeat.beat``: the runner waits for the floor's marker meanwhile)."""
         t_end = time.perf_counter_ns()
@@ -518,6 +534,7 @@ def run_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                     continue
             if seq == warmup_steps:
                 run.end_warmup(end_beat(link, frontend))
+                t_start = run.t_start  # a timed replay's clock stopped meanwhile
             gc0 = gc_counter.count
             c0 = cpu()
             t0 = perf()

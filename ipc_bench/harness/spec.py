@@ -49,7 +49,8 @@ SCHED_COLUMNS = (
     "s2r_payload_bytes",    # SchedulerOutput frame length
     "r2s_payload_bytes",    # ModelRunnerOutput frame length
     "gc_collections",       # collections in the scheduler process during the step
-    "t_end_ns",             # end of the step, since the start of the case's loop
+    "t_end_ns",             # end of the step, since the start of the case's loop (a
+                            # timed replay: on its replay clock, scheduler_loop)
 )
 
 #: Columns of the runner's per-step records (one list each, in the RunnerReport).
@@ -204,6 +205,9 @@ class CaseResult:
     runner_device: str = ""
     model_info: dict[str, Any] = field(default_factory=dict)
     wall_s: float = 0.0
+    # The end of warm-up's pause (heap collected and frozen), ns; None: warm-up never
+    # ended. A timed replay's clock stops during it (``harness.scheduler_loop``).
+    warmup_pause_ns: Optional[int] = None
     num_rejected: int = 0
     token_bytes: dict[str, float] = field(default_factory=dict)
     s2r_frames: list[bytes] = field(default_factory=list)

@@ -1555,8 +1555,11 @@ def _side_by_side(results, key: str,
     timings are withheld (``analysis.cores``) shows ``-*`` and a ratio drawn from it
     ``-``, under the case tables' footnote (``withheld_side_note``); a workload
     two runs that both ran the row's arm ran with other settings (``unlike``:
-    ``unlike_workloads``) is marked ``UNLIKE_MARK``, with a note."""
+    ``unlike_workloads``) is marked ``UNLIKE_MARK``, with a note; the
+    ``output_tokens_per_s`` of a timed replay's row (``tables.is_timed``: over wall
+    time) reads ``1,234 (wall)`` (``tables.tokens_name``), with ``SIDE_WALL_NOTE``."""
     from ipc_bench.analysis import cores
+    from ipc_bench.report.tables import is_timed, tokens_name
 
     ids = results.run_ids
     base = base or ids[0]
@@ -1566,6 +1569,9 @@ def _side_by_side(results, key: str,
         key].mean()
     held = _held_cells(results, key)
     groups = list(dict.fromkeys((w, p, c) for w, p, c, _ in means.index))
+    timed = {g for g, sel in results.cases.groupby(["workload", "policy", "codec"],
+                                                   sort=False)
+             if is_timed(sel.to_dict("records"))}
     others = [r for r in ids if r != base]
     header = ["workload", "arm", "codec"] + ids + [ratio_column(r, base) for r in others]
     rows, missing, cut = [], False, {}
@@ -1583,12 +1589,23 @@ def _side_by_side(results, key: str,
         marked = any(group[0] in unlike.get(pair, ()) for pair in _run_pairs(ids)
                      if all(group + (r,) in means.index for r in pair))
         rows.append([str(group[0]) + (UNLIKE_MARK if marked else ""), group[1], group[2]]
-                    + [f"-{cores.MARK}" if group + (r,) in held else format_value(vals[r], 2)
-                       for r in ids] + ratios)
+                    + [f"-{cores.MARK}" if group + (r,) in held else
+                       tokens_name(key, format_value(vals[r], 2), group in timed
+                                   and vals[r] == vals[r]) for r in ids] + ratios)
     blocks: list[Block] = [("p", side_by_side_caption(entry.label, ids, base)),
                            ("table", header, rows)]
-    return blocks + _side_notes(results, base, (missing, cut, absent[1]),
-                                list(held.values()), rows)
+    wall = [("p", SIDE_WALL_NOTE)] if key == "output_tokens_per_s" and timed & set(
+        groups) else []
+    return blocks + wall + _side_notes(results, base, (missing, cut, absent[1]),
+                                       list(held.values()), rows)
+
+
+#: Under a side-by-side table of ``output_tokens_per_s`` with a timed replay's row.
+SIDE_WALL_NOTE = (
+    "`(wall)`: a timed replay's output tokens, warm-up included, over wall time, first "
+    "arrival to last completion (arrival-bound), as `out tok/s (wall)` in its case "
+    "table, and its ratio columns are of that figure; the other rows' are over the busy "
+    "time of their counted steps.")
 
 
 def _side_notes(results, base: str, missing: tuple[bool, dict[str, list[tuple]], bool],

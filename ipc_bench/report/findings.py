@@ -6,7 +6,9 @@ tokens/s (% change) of ``cached`` against ``send``, with intervals over repetiti
 when there are 2+ (``stats.summarize_pairs`` with the run's ``--ci-method``, so they
 are the CLI comparison block's; unadjusted, and a time or tokens/s clause whose
 difference the run's Holm-adjusted verdict does not find significant says so; one
-with no interval says it has none); timed replays give latencies instead of tokens/s.
+with no interval says it has none); timed replays give latencies instead of tokens/s,
+and one finding gives each pair's wall times and wall tok/s as what they are, a measure
+of the arrivals (``_timed_replay_finding``).
 Then send's token bytes split, the single-process and floor baselines, and send's cost
 as a share of the step (a step-time run: the lines its terminal printed, from the
 ``send_cost_*`` fields it recorded, ``analysis.send_cost``). A ``--pp`` run compares
@@ -35,10 +37,14 @@ from ipc_bench.report.tables import model_steps
 
 ONE_REPETITION = ("One repetition per case, so no intervals: differences of a few % "
                   "may be noise (run with `--repeat N` for 95 % intervals).")
-TIMED_REPLAY = ("This is a timed replay: arrivals follow the trace's clock, so both "
-                "policies produce the same tokens in about the same wall time and its "
-                "tokens/s is not a throughput comparison; the latencies (the Latency "
-                "section) are the result.")
+TIMED_REPLAY = ("This is a timed replay: arrivals follow the trace's clock, so its "
+                "tokens/s (wall), every output token over the wall time from the first "
+                "arrival to the last completion, measures the arrivals, not throughput; "
+                "the latencies (the Latency section) are the result.")
+#: The words of a timed replay's wall-time clause (``_wall_time_clause``) whose interval
+#: holds 0 % and reaches no further than ±10 % (``stats.inconclusive``): the one case in
+#: which it says the wall times are about the same.
+WALL_WITHIN_NOISE = "within noise: about the same wall time"
 #: The same for a timed replay that ran one arm, or arms other than send and cached.
 TIMED_REPLAY_ONE_ARM = ("This is a timed replay: arrivals follow the trace's clock, so a "
                         "case's tokens/s follows the trace, not the harness, and is no "
@@ -505,6 +511,50 @@ def _pair_finding(cases, tables, key: tuple, where: Where, timed: bool,
                 + off + _oversubscribed(cases, workload, codec, key[2]))
     return text + f" ({ONE_PAIR}: {t[SEND]:,.0f} → {t[CACHED]:,.0f} tok/s)." + off + \
         _oversubscribed(cases, workload, codec, key[2])
+
+
+def _timed_replay_finding(cases, tput: dict[tuple, dict[str, Any]], where: Where,
+                          recorded: dict[tuple, dict[str, dict[str, Any]]]) -> str:
+    """A timed replay's finding on its tokens/s: ``TIMED_REPLAY`` (what the figure
+    measures), then per send/cached pair of ``tput`` (``_pair_tables``' ``tput``: the
+    wall tok/s, ``output_tokens_per_s``) its wall times and wall tok/s
+    (``_wall_time_clause``)."""
+    return " ".join([TIMED_REPLAY] + [
+        _wall_time_clause(cases, key, t, where,
+                          ((recorded or {}).get(key) or {}).get(PAIR_METRICS["tput"]))
+        for key, t in tput.items()])
+
+
+def _wall_time_clause(cases, key: tuple, t: dict[str, Any], where: Where,
+                      m: dict[str, Any] | None = None) -> str:
+    """``On `W` (msgpack), send ran 2.70 s and cached 3.40 s of wall time, first
+    arrival to last completion: 667 → 480 tok/s (wall), -28.0 % (one repetition, no
+    interval).`` for ``key`` (workload, codec, transport, model): each arm's mean
+    ``wall_s`` over its paired cases (``pair_records``) and ``t``, its
+    ``summarize_pairs`` row of ``output_tokens_per_s`` (arm means, ratio, interval).
+    With an interval it carries the verdict of the other tokens/s findings
+    (``_verdict_clause``: ``m``, the run's recorded comparison, Holm-adjusted, else the
+    row's own test; ``stats.inconclusive`` past ±10 %), and only where that interval
+    holds 0 % and is not inconclusive does it say ``WALL_WITHIN_NOISE``."""
+    pairs = pair_records(cases, key)
+    walls = [[float(p[i].get("wall_s") or "nan") for p in pairs] for i in (0, 1)]
+    send_s, cached_s = (sum(w) / len(w) if w else float("nan") for w in walls)
+    model = key[3]
+    what = _codec_name(key[1]) + (f", {model} model" if model and model != "null" else "")
+    text = (f"{where(key[0])} ({what}), send ran {send_s:,.2f} s and cached "
+            f"{cached_s:,.2f} s of wall time, first arrival to last completion"
+            f"{' (means over repetitions)' if len(pairs) > 1 else ''}: "
+            f"{t[SEND]:,.0f} → {t[CACHED]:,.0f} tok/s (wall), {_pct(t['ratio'])}")
+    interval = _interval(t) if t["n"] > 1 else ""
+    if not interval:
+        return text + f" ({_no_interval(t)})."
+    point = RATIO_POINTS.get(t.get("method", "t"), "geometric mean")
+    verdict = _verdict_clause(t, m)
+    lo, hi = t["ratio_low"], t["ratio_high"]
+    noise = (lo <= 1.0 <= hi and not inconclusive(lo, hi)
+             and not (m or {}).get("significant"))
+    return (text + interval + f" (paired {point} over {t['n']} repetitions{verdict})"
+            + (f", {WALL_WITHIN_NOISE}" if noise else "") + ".")
 
 
 def _off_nominal_clause(pairs: list[tuple[dict, dict]]) -> str:
@@ -1017,8 +1067,8 @@ def findings(results) -> list[str]:
     out = [_pair_finding(cases, tables, key, where, timed, withheld, recorded)
            for key in tables["tput"]]
     if timed:
-        out.append(TIMED_REPLAY if {SEND, CACHED} <= set(cases["policy"])
-                   else TIMED_REPLAY_ONE_ARM)
+        out.append(_timed_replay_finding(cases, tables["tput"], where, recorded)
+                   if {SEND, CACHED} <= set(cases["policy"]) else TIMED_REPLAY_ONE_ARM)
     # before any figure of one repetition: its tokens/s change or, timed, its latency
     # percentiles (a p99 of one replay is one sample of it too)
     if tables["tput"] and all(t["n"] < 2 for t in tables["tput"].values()) \

@@ -268,3 +268,47 @@ def test_equal_bytes_are_said_as_such_not_as_0_fewer():
                            "per step to the runner as send, encodes the SchedulerOutput and "
                            "the ModelRunnerOutput in the same time per step as send (0.00 µs "
                            "difference; one repetition, no interval) and saves 4.90 µs ")
+
+
+def _timed_finding(figures: list[tuple[str, int, float, float]]) -> str:
+    """The timed-replay finding of summaries (policy, repetition, wall tok/s, wall_s)."""
+    rows = [dict(_summary(policy, rep, tps, 200_000.0), trace_speedup=20.0, wall_s=wall_s)
+            for policy, rep, tps, wall_s in figures]
+    res = type("R", (), {})()
+    res.cases, res.labels, res.metadata = _cases(rows), ["num_running"], {"run": {}}
+    tables = findings._pair_tables(res)
+    return findings._timed_replay_finding(res.cases, tables["tput"], _where, {})
+
+
+def test_a_timed_replays_finding_gives_its_wall_times_and_claims_no_likeness():
+    # A trial's replay: 667 against 480 tok/s (wall), 2.7 against 3.4 s; the finding
+    # said "both policies produce the same tokens in about the same wall time".
+    text = _timed_finding([("send", 0, 667.0, 2.7), ("cached", 0, 480.0, 3.4)])
+    assert text == (
+        "This is a timed replay: arrivals follow the trace's clock, so its tokens/s "
+        "(wall), every output token over the wall time from the first arrival to the last "
+        "completion, measures the arrivals, not throughput; the latencies (the Latency "
+        "section) are the result. At 4 running requests (msgpack), send ran 2.70 s and "
+        "cached 3.40 s of wall time, first arrival to last completion: 667 → 480 tok/s "
+        "(wall), -28.0 % (one repetition, no interval).")
+    assert "about the same" not in text
+
+
+def test_a_timed_replays_wall_times_are_about_the_same_only_within_noise():
+    # Two pairs of ratios 1.001 and 0.999: the interval holds 0 % within ±10 %.
+    text = _timed_finding([("send", 0, 1000.0, 2.0), ("cached", 0, 1001.0, 2.0),
+                           ("send", 1, 1000.0, 2.0), ("cached", 1, 999.0, 2.0)])
+    assert text.endswith(
+        "At 4 running requests (msgpack), send ran 2.00 s and cached 2.00 s of wall time, "
+        "first arrival to last completion (means over repetitions): 1,000 → 1,000 tok/s "
+        "(wall), -0.0 % [-1.3, +1.3] % (paired geometric mean over 2 repetitions, no "
+        "significant difference), within noise: about the same wall time.")
+    # Ratios 1.1 and 0.9: the interval reaches beyond ±10 %: inconclusive, not alike.
+    text = _timed_finding([("send", 0, 1000.0, 2.0), ("cached", 0, 1100.0, 1.8),
+                           ("send", 1, 1000.0, 2.0), ("cached", 1, 900.0, 2.2)])
+    assert text.endswith(
+        "At 4 running requests (msgpack), send ran 2.00 s and cached 2.00 s of wall time, "
+        "first arrival to last completion (means over repetitions): 1,000 → 1,000 tok/s "
+        "(wall), -0.5 % [-72.2, +256.0] % (paired geometric mean over 2 repetitions, "
+        "inconclusive: the interval reaches beyond ±10 %, too few repetitions or too "
+        "noisy to tell a 10 % difference from none).")

@@ -114,10 +114,14 @@ def test_the_report_gives_the_terminals_latency_table(timed_run, tmp_path, capsy
     for name, meaning in LATENCY_MEANINGS.items():
         assert f"`{name.upper()}`: {meaning}." in section
     assert TPOT_ITL_DIFFER in section
-    assert ("- This is a timed replay: arrivals follow the trace's clock, so both policies "
-            "produce the same tokens in about the same wall time and its tokens/s is not a "
-            "throughput comparison; the latencies (the Latency section) are the result.\n"
-            in md)
+    assert re.search(
+        r"\n- This is a timed replay: arrivals follow the trace's clock, so its tokens/s "
+        r"\(wall\), every output token over the wall time from the first arrival to the "
+        r"last completion, measures the arrivals, not throughput; the latencies \(the "
+        r"Latency section\) are the result\. On `trace=azure-conv-timed:6` \(msgpack\), "
+        r"send ran [\d.]+ s and cached [\d.]+ s of wall time, first arrival to last "
+        r"completion: [\d,]+ → [\d,]+ tok/s \(wall\), [-+][\d.]+ % \(one repetition, no "
+        r"interval\)\.\n", md)
 
 
 def test_a_missing_itl_csv_is_refused_where_a_case_has_itl_figures(timed_run, tmp_path,
@@ -303,3 +307,14 @@ def test_an_empty_itl_csv_is_refused_as_a_missing_one_is(timed_run, tmp_path, ca
     with pytest.raises(ResultsError) as exc:
         load(run)
     assert str(exc.value) == f"{run}: not a complete run folder (itl.csv is empty)"
+
+
+def test_summary_json_records_the_end_of_warm_up_pause(timed_run):
+    # The pause (heap collected and frozen after --warmup-steps 2) is the harness's: a
+    # timed replay's clock stops during it, and summary.json says how long it was.
+    run = timed_run[0]
+    for entry in json.loads((run / "summary.json").read_text())["cases"]:
+        assert isinstance(entry["warmup_pause_s"], float) and entry["warmup_pause_s"] > 0
+    assert ("| `warmup_pause_s` | the harness's pause at the end of warm-up, in s: the "
+            "scheduler collects and freezes its heap") in README
+    assert "\n### The replay clock\n" in README

@@ -82,3 +82,34 @@ def test_a_row_another_run_lacks_has_its_dash_without_the_note():
     blocks = _side_by_side(_results_without(["a", "b"], "b"), "output_tokens_per_s")
     assert blocks[1][2][1] == ["num_running=4", "cached", "msgpack", "1,500", "-", "-"]
     assert len(blocks) == 2
+
+
+def test_a_timed_replays_tokens_are_marked_wall_with_a_note():
+    # `bench.py report <decode-steady run> <timed replay run>`: the timed replay's
+    # output_tokens_per_s is over wall time (arrival-bound), the steady run's over the
+    # busy time of its counted steps; the table heads both `output tokens/s`.
+    nan = float("nan")
+    rows = [dict(workload="num_running=4", policy="send", codec="msgpack", run_id="steady",
+                 output_tokens_per_s=16_005.0, trace_speedup=nan,
+                 sched_to_runner_payload_bytes_per_step=394.0),
+            dict(workload="trace=azure-conv-timed:15", policy="send", codec="msgpack",
+                 run_id="timed", output_tokens_per_s=667.0, trace_speedup=20.0,
+                 sched_to_runner_payload_bytes_per_step=663.0),
+            dict(workload="trace=azure-conv-timed:15", policy="send", codec="msgpack",
+                 run_id="steady", output_tokens_per_s=nan, trace_speedup=20.0,
+                 sched_to_runner_payload_bytes_per_step=660.0)]
+    results = SimpleNamespace(run_ids=["steady", "timed"], cases=pd.DataFrame(rows))
+    blocks = _side_by_side(results, "output_tokens_per_s")
+    assert blocks[1][2] == [
+        ["num_running=4", "send", "msgpack", "16,005", "-", "-"],
+        ["trace=azure-conv-timed:15", "send", "msgpack", "-", "667 (wall)", "-"]]
+    assert blocks[2] == (
+        "p", "`(wall)`: a timed replay's output tokens, warm-up included, over wall time, "
+             "first arrival to last completion (arrival-bound), as `out tok/s (wall)` in "
+             "its case table, and its ratio columns are of that figure; the other rows' "
+             "are over the busy time of their counted steps.")
+    # Bytes per step are the same figure in every scenario: no mark, no note.
+    bytes_blocks = _side_by_side(results, "sched_to_runner_payload_bytes_per_step")
+    assert bytes_blocks[1][2][1] == ["trace=azure-conv-timed:15", "send", "msgpack", "660",
+                                     "663", "1.005"]
+    assert not any("(wall)" in str(b) for b in bytes_blocks)
