@@ -192,6 +192,17 @@ class TimedModelRunner:
         return out
 
 
+def heap_freeze_seq(warmup_steps: int) -> int:
+    """The step on whose frame a runner (or pp stage) collects and freezes its heap:
+    the last warm-up step, ``warmup_steps - 1``, so that the pause (tens of ms in a
+    process that imported torch: a first counted step of 9-71 ms against a 0.1-0.2 ms
+    median, at 4 and 64 running with the null model, when it was taken on step
+    ``warmup_steps``'s frame) falls in a step that is not counted; step 0 without
+    warm-up. The scheduler's own pause comes after that step's reply
+    (``scheduler_loop``'s ``end_warmup``), outside every step."""
+    return max(warmup_steps - 1, 0)
+
+
 class RunnerLoop:
     """One runner's receive -> execute -> reply loop over ``channel``.
 
@@ -217,8 +228,8 @@ class RunnerLoop:
             self.heap.start()
 
     def _end_warmup(self) -> None:
-        """Collect and freeze the heap (as the scheduler does); the heap report's
-        ``warm`` mark."""
+        """Collect and freeze the heap (as the scheduler does), on the frame of step
+        ``heap_freeze_seq``; the heap report's ``warm`` mark."""
         gc.collect()
         gc.freeze()
         if self.heap is not None:
@@ -295,7 +306,7 @@ class RunnerLoop:
             cols[name].append for name in ("runner_idle_ns", "runner_decode_ns",
                                            "runner_encode_ns", "runner_send_ns",
                                            "runner_gc_collections", "runner_t0_ns"))
-        warmup = self.config.warmup_steps
+        freeze_at = heap_freeze_seq(self.config.warmup_steps)
         keep_reply = self.out_frames.append
         record_inputs = self.input_log.record if self.config.check_inputs else _no_record
         stepper = self.stepper
@@ -312,7 +323,7 @@ class RunnerLoop:
                     continue
                 rec_t0(t0 - t_origin)
                 rec_idle(t1 - t0)
-                if self.seq == warmup:
+                if self.seq == freeze_at:
                     self._end_warmup()
                     t1 = perf()
                 gc0 = gc_counter.count
@@ -386,7 +397,7 @@ class RunnerLoop:
         complete = self._completer(gc_counter)
         rec_idle, rec_decode, rec_t0 = (self.columns[name].append for name in (
             "runner_idle_ns", "runner_decode_ns", "runner_t0_ns"))
-        warmup = self.config.warmup_steps
+        freeze_at = heap_freeze_seq(self.config.warmup_steps)
         pending = None  # (seq, so, LaunchedStep, gc count at launch)
         t_origin = perf()
         try:
@@ -410,7 +421,7 @@ class RunnerLoop:
                     continue
                 rec_t0(t0 - t_origin)
                 rec_idle(t1 - t0)
-                if self.seq == warmup:
+                if self.seq == freeze_at:
                     self._end_warmup()
                     t1 = perf()
                 gc0 = gc_counter.count
@@ -430,14 +441,14 @@ class RunnerLoop:
         recv, reply = self.channel.recv, self.channel.reply
         decode, encode = self.decode, self.encode
         execute = self.stepper.runner.execute_model
-        warmup = self.config.warmup_steps
+        freeze_at = heap_freeze_seq(self.config.warmup_steps)
         while True:
             frame = recv(self.seq)
             if not frame:
                 if self._control(bare=True):
                     return
                 continue
-            if self.seq == warmup:
+            if self.seq == freeze_at:
                 self._end_warmup()
             reply(encode(execute(decode(frame))), self.seq)
             self.seq += 1
