@@ -8,7 +8,8 @@ It defines ``NAME`` (the ``--scenario`` value), a module docstring (what it show
 why; its first line is the ``--list`` summary) and ``cases(opts) -> list[CaseSpec]``.
 It may also define ``report(summaries) -> str``: called by the CLI after the tables
 with the cases' summary dicts (it may add derived fields to them, which are then
-written to ``summary.json``); the text it returns is printed. ``OPTIONS`` lists the
+written to ``summary.json``); the text it returns is printed. A ``report`` that takes
+a ``method`` argument is also given the run's ``--ci-method``. ``OPTIONS`` lists the
 scenario-specific options it takes (``SCENARIO_OPTIONS``; e.g. ``STEADY``): any other
 one on the command line is refused before anything runs; a module without
 ``OPTIONS`` takes them all. A scenario imports
