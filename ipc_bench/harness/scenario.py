@@ -689,8 +689,9 @@ def check_steady_steps(case: CaseSpec) -> None:
     step past its warm-up and its first prompts' prefill: B requests see about B /
     1,280 finishes a step (B x tokens a decode gains / 1,280 with drafts), and the
     step after each prefills its replacement. The advice names the largest power of
-    two below B whose case passes (with the steps it takes in all). Other cases
-    pass."""
+    two below B whose case passes (with the steps it takes in all). A ``--pp`` case is
+    judged by the single-stage simulation (its micro-batches of B / N requests see
+    fewer finishes a step), an async one likewise. Other cases pass."""
     b = case.labels.get("num_running")
     if not isinstance(b, int) or case.count != "decode_only" or not case.counted_steps:
         return
