@@ -109,9 +109,9 @@ from typing import Any
 
 from ipc_bench.harness.spec import CaseSpec
 from ipc_bench.analysis.send_cost import crossing  # noqa: F401 (re-exported)
-from ipc_bench.analysis.send_cost import (TABLE_HEADER, THRESHOLD, WITHHELD_NOTE,
-                                          cost_rows, crossing_lines, pair_cost,
-                                          pair_records, share_line, table_cells)
+from ipc_bench.analysis.send_cost import (SHARE_STATISTICS, TABLE_HEADER, THRESHOLD,
+                                          WITHHELD_NOTE, cost_rows, crossing_lines,
+                                          pair_cost, pair_records, share_line, table_cells)
 from ipc_bench.engine.config import ConfigError
 from ipc_bench.harness.scenario import STEADY, ScenarioOptions, grid, steady_case
 from ipc_bench.report.tables import render
@@ -148,7 +148,7 @@ ALL_ROWS_NOTE = ("Rows with a warning: {} of {}{}; the report's findings (bench.
                  "word every row.")
 
 
-def report(summaries: list[dict[str, Any]]) -> str:
+def report(summaries: list[dict[str, Any]], method: str = "t") -> str:
     """Adds the ``send_cost_*`` fields (``analysis.send_cost.pair_cost``: shares of the
     cached case's median step) to each send summary, paired with the cached case of the
     same workload, codec and repetition, and returns the cost table, the lines the
@@ -157,16 +157,19 @@ def report(summaries: list[dict[str, Any]]) -> str:
     figures, so the others are not repeated here), one line saying so
     (``ALL_ROWS_NOTE``: the report's findings word every row), and the 1 % crossings
     (withheld for a step time whose cases ran off their nominal step; see the module
-    docstring). A pair's ``send_cost_send_step_off`` warning is added to its send
-    case's ``warnings`` too, where the other fixed-step warnings are."""
+    docstring). Figures, shares and intervals by ``method``, the run's ``--ci-method``
+    (``send_cost.cost_rows``: means and Student-t, or medians). A pair's
+    ``send_cost_send_step_off`` warning is added to its send case's ``warnings`` too,
+    where the other fixed-step warnings are."""
     for send, cached in pair_records(summaries, NAME):
         send.update(pair_cost(send, cached))
         said = send.setdefault("warnings", [])  # the report's measurement warnings
         said += [w for w in send["send_cost_send_step_off"] if w not in said]
-    rows = cost_rows(summaries)
+    rows = cost_rows(summaries, method)
     if not rows:
         return ""
-    out = ["", "send's cost per step (send minus cached, mean over repetitions; step: "
+    out = ["", f"send's cost per step (send minus cached, {SHARE_STATISTICS[method]} over "
+           "repetitions (--ci-method " + method + "); step: "
            "median step_ns; s2r: median SchedulerOutput build + encode + decode; "
            "shares of the measured step, the cached case's median step_ns; "
            "! after the measured step = the fixed step ran off nominal: the runner's wait "

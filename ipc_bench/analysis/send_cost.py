@@ -32,7 +32,10 @@ Per send/cached pair of one repetition (``pair_cost``, fields added to the send 
 Over repetitions (``cost_rows``) each difference and the measured step are the means
 of the pairs' figures, and each share is the mean difference over the mean measured
 step (``mean_share``, ``share_of_means``), so a line's share is its printed µs over its
-printed step (a mean of per-pair shares is not). ``report.plots.send_cost_share`` draws
+printed step (a mean of per-pair shares is not); with ``--ci-method sign`` or
+``bootstrap`` they are the medians, the share the median difference over the median
+step, so that the point and its interval (of the median difference) are of one
+statistic (``SHARE_STATISTICS``), and the lines say which. ``report.plots.send_cost_share`` draws
 that same share, and the decode-steady findings give it (``mean_share``).
 ``share_line`` words one row (the report gives one per row, the terminal those of the
 rows with a warning, ``CostRow.warnings``); ``crossing_lines`` says where the share
@@ -241,7 +244,8 @@ def pair_cost(send: dict[str, Any], cached: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass
 class CostRow:
-    """One (step time, B, codec) of a step-time run, means over its repetitions."""
+    """One (step time, B, codec) of a step-time run, means over its repetitions
+    (medians with ``method`` ``sign`` or ``bootstrap``: ``SHARE_STATISTICS``)."""
     step_time_ms: float
     num_running: int
     codec: str
@@ -255,10 +259,16 @@ class CostRow:
     whole_step_off: list[str] = field(default_factory=list)  # send_cost_whole_step_off
     repetitions: int = 1            # pairs the means are over
     send_step_off: list[str] = field(default_factory=list)  # send_cost_send_step_off
-    #: the 95 % t-intervals of share_step and share_s2r (``mean_share``: None with one
-    #: repetition), as (low, high)
+    #: the 95 % intervals of share_step and share_s2r by ``method`` (``mean_share``:
+    #: None with one repetition or fewer pairs than the method needs), as (low, high)
     step_interval: Optional[tuple[float, float]] = None
     s2r_interval: Optional[tuple[float, float]] = None
+    method: str = "t"               # the run's --ci-method
+
+    @property
+    def statistic(self) -> str:
+        """``mean`` or ``median`` (``SHARE_STATISTICS``): what the row's figures are."""
+        return SHARE_STATISTICS[self.method]
 
     @property
     def warnings(self) -> list[str]:
@@ -289,37 +299,54 @@ def share_of_means(diff: Optional[float], base: Optional[float]) -> Optional[flo
     return None if diff is None or not base else diff / base
 
 
+#: The statistic of the pairs' differences (and of cached's steps, the share's base)
+#: each ``--ci-method`` gives a share of, its point and its interval alike: ``t`` the
+#: mean (the Student-t interval is of the mean), ``sign`` and ``bootstrap`` the median.
+SHARE_STATISTICS = {"t": "mean", "bootstrap": "median", "sign": "median"}
+
+
 @dataclass(frozen=True)
 class MeanShare:
     """Send's cost over a group of send/cached pairs (``mean_share``), in the units of
-    its inputs (ns) and as shares of the step (fractions, 0.0123 = 1.23 %)."""
-    diff_ns: Optional[float]        # mean difference over the pairs
-    base_ns: Optional[float]        # mean measured step (cached's) over the pairs
+    its inputs (ns) and as shares of the step (fractions, 0.0123 = 1.23 %), each of
+    ``statistic`` (``SHARE_STATISTICS[method]``: mean or median)."""
+    diff_ns: Optional[float]        # the pairs' mean (median) difference
+    base_ns: Optional[float]        # the pairs' mean (median) measured step (cached's)
     share: Optional[float]          # share_of_means(diff_ns, base_ns)
-    low: Optional[float] = None     # the mean difference's 95 % t-interval over base_ns
+    low: Optional[float] = None     # the difference's 95 % interval over base_ns
     high: Optional[float] = None
-    pairs: int = 0                  # differences the mean is over
+    pairs: int = 0                  # differences the statistic is over
     method: str = "t"               # the interval's method (``--ci-method``)
+
+    @property
+    def statistic(self) -> str:
+        """``mean`` or ``median``: what ``diff_ns``, ``base_ns`` and the interval are."""
+        return SHARE_STATISTICS[self.method]
 
 
 def mean_share(diffs_ns: Iterable[Any], bases_ns: Iterable[Any],
                method: str = "t") -> MeanShare:
     """Send's cost as a share of the step over repetitions, the one definition the
-    findings, the terminal and ``report.plots.send_cost_share`` give: the mean of the
-    per-pair differences ``diffs_ns`` (send - cached, ns) over the mean of the pairs'
-    measured steps ``bases_ns`` (cached's, ns) (``share_of_means``), not the mean of the
-    per-pair shares. Its interval, by ``method`` (the run's ``--ci-method``), is over
-    the same mean step: ``t``, the Student-t 95 % interval of the mean difference
-    (``stats.mean_interval``), centred on the share; ``bootstrap`` or ``sign``, that
-    method's 95 % interval of the median difference, the interval the pair tables give
-    (``None`` with fewer pairs than the method needs, ``stats.min_pairs``). ``None``
-    with fewer than two differences. Missing values (``None``, NaN) are left out of each
-    mean. Raises ``ValueError`` on an unknown ``method``."""
+    findings, the terminal and ``report.plots.send_cost_share`` give, by ``method``
+    (the run's ``--ci-method``), whose statistic (``SHARE_STATISTICS``) the point and
+    the interval are both of: ``t``, the mean of the per-pair differences ``diffs_ns``
+    (send - cached, ns) over the mean of the pairs' measured steps ``bases_ns``
+    (cached's, ns) (``share_of_means``, not the mean of the per-pair shares), with the
+    Student-t 95 % interval of the mean difference (``stats.mean_interval``) over the
+    same mean step; ``bootstrap`` or ``sign``, the median difference over the median
+    step, with that method's 95 % interval of the median difference over the same
+    step, the interval the pair tables give. No interval with fewer than two
+    differences or fewer pairs than the method needs (``stats.min_pairs``). Missing
+    values (``None``, NaN) are left out. Raises ``ValueError`` on an unknown
+    ``method``."""
     from ipc_bench.analysis.stats import (bootstrap_median_interval, mean_interval,
                                           min_pairs, sign_interval)
 
+    if method not in SHARE_STATISTICS:
+        raise ValueError(f"unknown interval method {method!r}")
+    centre = _mean if method == "t" else _median
     diffs = [v for v in (float_or_none(x) for x in diffs_ns) if v is not None]
-    diff, base = _mean(diffs), _mean(bases_ns)
+    diff, base = centre(diffs), centre(bases_ns)
     share = share_of_means(diff, base)
     need = min_pairs(method)
     if share is None or len(diffs) < max(2, need):
@@ -339,10 +366,20 @@ def _mean(values: Iterable[Any]) -> Optional[float]:
     return sum(vals) / len(vals) if vals else None
 
 
-def cost_rows(records: Iterable[dict[str, Any]]) -> list[CostRow]:
+def _median(values: Iterable[Any]) -> Optional[float]:
+    vals = sorted(v for v in (float_or_none(x) for x in values) if v is not None)
+    if not vals:
+        return None
+    mid = len(vals) // 2
+    return vals[mid] if len(vals) % 2 else (vals[mid - 1] + vals[mid]) / 2
+
+
+def cost_rows(records: Iterable[dict[str, Any]], method: str = "t") -> list[CostRow]:
     """The send records carrying ``send_cost_*`` fields, grouped by ``step_time_ms``,
-    ``num_running`` and ``codec`` (sorted): differences and measured step the means over
-    repetitions, shares the mean difference over the mean step (``mean_share``)."""
+    ``num_running`` and ``codec`` (sorted): differences and measured step the means
+    over repetitions, shares the mean difference over the mean step, with ``t``
+    intervals; with ``method`` ``sign`` or ``bootstrap`` (the run's ``--ci-method``),
+    medians and that method's intervals (``mean_share``)."""
     groups: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
     for r in records:
         if r.get("policy") != SEND or "send_cost_share_of_step" not in r:
@@ -356,12 +393,12 @@ def cost_rows(records: Iterable[dict[str, Any]]) -> list[CostRow]:
         off, whole, send_off = (_each_once(rs, f"send_cost_{k}")
                                 for k in ("off_nominal", "whole_step_off", "send_step_off"))
         bases = [r.get("send_cost_measured_step_ns") for r in rs]
-        step = mean_share((r.get("send_cost_step_ns") for r in rs), bases)
-        s2r = mean_share((r.get("send_cost_s2r_ns") for r in rs), bases)
+        step = mean_share((r.get("send_cost_step_ns") for r in rs), bases, method)
+        s2r = mean_share((r.get("send_cost_s2r_ns") for r in rs), bases, method)
         rows.append(CostRow(
             t, b, codec, step.diff_ns, s2r.diff_ns, step.base_ns, step.share, s2r.share,
             off, any(r.get("send_cost_step_noisy") is True for r in rs), whole, len(rs),
-            send_off, bounds(step), bounds(s2r)))
+            send_off, bounds(step), bounds(s2r), method))
     return rows
 
 
@@ -493,8 +530,10 @@ def share_line(row: CostRow) -> str:
     repetition, no interval.``; a negative difference reads ``less than cached's``
     (``more_or_less``) or ``shorter than cached's``, its share unsigned: a row of one
     repetition says so (``stats.ONE_PAIR``, the words of the findings' paired tokens/s),
-    one of several gives its mean's aggregation and each share's interval
-    (``share_interval``), and a difference whose interval holds 0 is worded as noise
+    one of several gives its aggregation (means, or medians under ``--ci-method sign``
+    or ``bootstrap``: ``CostRow.statistic``) and each share's interval by the row's
+    method (``share_interval``: ``no interval: a sign-test interval needs >= 6 pairs``
+    with fewer), and a difference whose interval holds 0 is worded as noise
     (``holds_zero``: ``is within noise of cached's: +0.41 %``). A share the row's
     warnings make unquotable reads ``WITHHELD`` (``CostRow.step_off``: both, e.g. ``its
     share of the measured step (cached's median, 6.66 ms): -*; send's whole median step
@@ -507,20 +546,21 @@ def share_line(row: CostRow) -> str:
             else f" (cached's median, {row.measured_step_ns / 1e6:.2f} ms)")
     s2r = ("the SchedulerOutput path's difference is missing" if row.s2r_ns is None else
            "send's SchedulerOutput path (build + encode + decode, medians) ")
+    method, n, stat = row.method, row.repetitions, row.statistic
     if row.s2r_ns is not None and row.step_off:
         s2r += (f"costs {more_or_less(row.s2r_ns)}; its share of the measured step{step}: "
                 f"{WITHHELD}")
     elif row.s2r_ns is not None:
         s2r += path_difference(row.s2r_ns, row.share_s2r, row.s2r_interval,
-                               f"the measured step{step}")
+                               f"the measured step{step}", method, n)
     whole = ("" if row.share_step is None else
              f"; send's whole median step against cached's: {WITHHELD}"
              if row.step_share_withheld else "; send's whole median step "
-             f"{step_difference(row.share_step, row.step_interval)} (noisier)")
+             f"{step_difference(row.share_step, row.step_interval, method, n)} (noisier)")
     off = "".join(f" Warning: {w}." for w in row.warnings)
-    over = (f" {ONE_PAIR[0].upper()}{ONE_PAIR[1:]}." if row.repetitions < 2 else
-            f" Means over {row.repetitions} repetitions; each share is the mean difference "
-            "over the mean step.")
+    over = (f" {ONE_PAIR[0].upper()}{ONE_PAIR[1:]}." if n < 2 else
+            f" {stat.capitalize()}s over {n} repetitions; each share is the {stat} "
+            f"difference over the {stat} step.")
     return f"{where}: {s2r}{whole}.{_withheld_why(row)}{over}{off}"
 
 

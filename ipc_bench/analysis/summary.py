@@ -849,10 +849,13 @@ def _not_compared_notes(where: str, groups: dict[Any, list[dict[str, Any]]]) -> 
 def stopped_at_limit(max_steps: int) -> str:
     """Why a steady case counted fewer steps than ``--steps`` asked, and what to change:
     it reached its cap of ``max_steps`` steps in all (``scenario.steady_max_steps``:
-    the warm-up, the first prompts' prefill, the counted steps and an allowance for
-    the mixed steps between them). Outputs average 1,280 tokens
-    (``STEADY_OUTPUT_LEN_RANGE``): a batch of thousands finishes requests at nearly
-    every step, so nearly every step is mixed."""
+    the warm-up, the first prompts' prefill, the counted steps and twice the mixed
+    steps a simulation of its schedule finds, ``harness.steady_steps``). Outputs
+    average 1,280 tokens (``STEADY_OUTPUT_LEN_RANGE``): a batch of thousands finishes
+    requests at nearly every step, so nearly every step is mixed (``bench.py`` refuses
+    such a case up front: ``scenario.check_steady_steps``); a run with drafts, async
+    scheduling or ``--pp`` stages, which the simulation approximates, may still
+    reach it."""
     return (f"the case stopped at its limit of {max_steps:,} steps in all, the others "
             f"mixed steps (the first prompts prefilling, replacements prefilling, "
             f"preemptions); raise --max-num-batched-tokens (the prompts prefill in fewer "

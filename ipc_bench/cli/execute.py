@@ -14,6 +14,7 @@ stdout or a signal while printing costs nothing.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import shutil
@@ -595,7 +596,10 @@ class _Run:
                      f"{r['mismatches']} of {r['messages_checked']} captured messages differ "
                      "from the formula" for r in writer.byte_model if r["mismatches"]]
         # The scenario's report may add fields to the summaries: before they are written.
-        extra = scenario_report(writer.cases) if scenario_report is not None else ""
+        extra = "" if scenario_report is None else (
+            scenario_report(writer.cases, method=ci_method)
+            if "method" in inspect.signature(scenario_report).parameters
+            else scenario_report(writer.cases))
         self.stopped = True
         with signals.deferred():
             self.final_status = "failed" if problems else "complete"

@@ -350,13 +350,17 @@ def with_spec_decoding(cases: list, num_spec_tokens: Optional[list[int]],
     different K are compared only through the input oracle). With the torch model the
     scheduler also allocates K lookahead slots (``num_lookahead_tokens``: its drafter
     writes K/V ahead, ``TorchModel.propose``; K slots cover it under async scheduling
-    too). Cases stay in the scenario's order
-    within each K, the K in the order given."""
+    too). A steady case's cap on the steps in all is computed again with its drafts
+    (``scenario.steady_case_max_steps``: a decode takes K + 1 tokens of budget and
+    gains more than one, so more requests finish a step and prefill takes longer).
+    Cases stay in the scenario's order within each K, the K in the order given."""
     if num_spec_tokens is None:
         return cases
     import dataclasses
 
     import msgspec
+
+    from ipc_bench.harness.scenario import steady_case_max_steps
 
     out = []
     for k in num_spec_tokens:
@@ -365,10 +369,13 @@ def with_spec_decoding(cases: list, num_spec_tokens: Optional[list[int]],
             if spec_acceptance is not None:
                 model = msgspec.structs.replace(model, spec_acceptance=spec_acceptance)
             lookahead = k if model.name == "torch" else 0
-            out.append(dataclasses.replace(
+            copy = dataclasses.replace(
                 case, labels={**case.labels, "num_spec_tokens": k}, model=model,
                 scheduler=msgspec.structs.replace(case.scheduler, num_spec_tokens=k,
-                                                  num_lookahead_tokens=lookahead)))
+                                                  num_lookahead_tokens=lookahead))
+            if copy.count == "decode_only" and "num_running" in copy.labels:
+                copy.max_steps = steady_case_max_steps(copy)  # K + 1 tokens a decode
+            out.append(copy)
     return out
 
 
@@ -437,10 +444,11 @@ def _check_cases(args, cases) -> None:
     ignores, async scheduling in a scenario of bare loops (overhead) or with --tp
     ranks, the replicated codec with async scheduling, a stateful codec (slots,
     replicated) with drafts or --pp, bad limits, a steady batch whose KV cache cannot
-    hold all of its requests (``scenario.check_steady_cache``), a
+    hold all of its requests (``scenario.check_steady_cache``), a steady batch too
+    large to count its steps in ten steps each (``scenario.check_steady_steps``), a
     fixed step not shorter than the peer timeout, runner
     buffers or a KV cache that do not fit, sockets that cannot be set up."""
-    from ipc_bench.harness.scenario import check_steady_cache
+    from ipc_bench.harness.scenario import check_steady_cache, check_steady_steps
 
     if not cases:
         raise UsageError(f"scenario {args.scenario} has no cases for these options")
@@ -477,6 +485,7 @@ def _check_cases(args, cases) -> None:
             _check_stateful_codec(args, case)
         _check_frontend(args, case)
         case.scheduler.validate()
+        check_steady_steps(case)
         check_steady_cache(case, num_blocks_given=args.num_blocks is not None)
         case.model.validate()
         step_s = getattr(case.model, "step_time_ms", 0) / 1e3 if case.model.name == "fixed-step" \

@@ -149,8 +149,9 @@ class SteadyDecodeWorkload(Workload):
         self._next_index = 0
         self._pending: list[int] = [0] * num_running  # arrival steps of queued requests
 
-    def _lengths(self, index: int) -> tuple[int, int]:
-        """Prompt and output lengths (tokens) of the request of ``index``."""
+    def request_lens(self, index: int) -> tuple[int, int]:
+        """Prompt and output lengths (tokens) of the request of ``index`` (the
+        ``index``-th to arrive, from 0), from the seed alone."""
         rng = np.random.default_rng([self.seed, index, 0x5E])
         prompt_len = int(rng.integers(self.prompt_len_range[0], self.prompt_len_range[1] + 1))
         max_tokens = int(rng.integers(self.output_len_range[0], self.output_len_range[1] + 1))
@@ -159,12 +160,12 @@ class SteadyDecodeWorkload(Workload):
     def initial_prompt_lens(self) -> list[int]:
         """The prompt lengths (tokens) of the ``num_running`` requests that arrive at
         step 0, in arrival order (the same as ``arrivals(0)`` gives)."""
-        return [self._lengths(i)[0] for i in range(self.num_running)]
+        return [self.request_lens(i)[0] for i in range(self.num_running)]
 
     def _make(self, arrival_step: int) -> RequestSpec:
         index = self._next_index
         self._next_index += 1
-        prompt_len, max_tokens = self._lengths(index)
+        prompt_len, max_tokens = self.request_lens(index)
         return self.make_request(index, prompt_len, max_tokens, arrival_step,
                                  float(arrival_step))
 

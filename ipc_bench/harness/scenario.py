@@ -8,7 +8,8 @@ It defines ``NAME`` (the ``--scenario`` value), a module docstring (what it show
 why; its first line is the ``--list`` summary) and ``cases(opts) -> list[CaseSpec]``.
 It may also define ``report(summaries) -> str``: called by the CLI after the tables
 with the cases' summary dicts (it may add derived fields to them, which are then
-written to ``summary.json``); the text it returns is printed. ``OPTIONS`` lists the
+written to ``summary.json``); the text it returns is printed. A ``report`` that takes
+a ``method`` argument is also given the run's ``--ci-method``. ``OPTIONS`` lists the
 scenario-specific options it takes (``SCENARIO_OPTIONS``; e.g. ``STEADY``): any other
 one on the command line is refused before anything runs; a module without
 ``OPTIONS`` takes them all. A scenario imports
@@ -19,6 +20,7 @@ needs), never from another scenario.
 from __future__ import annotations
 
 import functools
+import math
 import importlib
 import importlib.util
 import os
@@ -44,6 +46,8 @@ from ipc_bench.engine.token_ids import read_histogram, token_id_distribution
 from ipc_bench.engine.traces import load_azure_trace
 from ipc_bench.engine.workloads import (STEADY_OUTPUT_LEN_RANGE, STEADY_PROMPT_LEN_RANGE,
                                          SteadyDecodeWorkload, TraceWorkload)
+from ipc_bench.harness.steady_steps import (SteadySteps, expected_tokens_per_decode,
+                                            simulate_steady_steps)
 from ipc_bench.wire.codecs import CODECS, DEFAULT_CODECS
 
 #: Import name of the scenarios package (the repository's ``scenarios/`` folder).
@@ -594,60 +598,159 @@ def _count(n: int, word: str) -> str:
     return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
-def steady_prefill_steps(prompt_lens: Sequence[int], max_num_batched_tokens: int) -> int:
-    """The steps ``Scheduler.schedule`` takes to compute the prompts of ``prompt_lens``
-    (tokens, in arrival order), all arriving at step 0, under a budget of
-    ``max_num_batched_tokens`` tokens a step, ``max_num_seqs`` at least their number
-    (``steady_scheduler_config``) and a cache that holds them all
-    (``check_steady_cache``): each step the requests whose prompt is computed decode
-    one token each, then the budget left goes to the prompts in order (chunked
-    prefill), so the step that computes the last prompt's last token is the one
-    returned (0 for no prompt). Exact for one stage without drafts; a decode that
-    takes drafts leaves less budget, and ``steady_case`` scales it for ``--pp``.
-    Raises ``ValueError`` when the budget is smaller than the prompts' number (the
-    decodes would take it all)."""
-    n = len(prompt_lens)
-    if n and max_num_batched_tokens < n:
-        raise ValueError(f"a budget of {max_num_batched_tokens} tokens cannot prefill "
-                         f"{n} prompts while the others decode")
-    left = list(prompt_lens)
-    done = steps = 0  # requests whose prompt is computed; steps taken
-    while done < n:
-        steps += 1
-        budget = max_num_batched_tokens - done  # one token per decoding request
-        finished = done
-        while budget > 0 and finished < n:
-            take = min(left[finished], budget)
-            left[finished] -= take
-            budget -= take
-            if left[finished] == 0:
-                finished += 1
-        done = finished
-    return steps
-
-
-def steady_max_steps(b: int, steps: int, warmup: int, prefill_steps: int = 0) -> int:
-    """The cap on the steps in all of a steady case of ``b`` requests, ``steps`` counted
-    and ``warmup`` warm-up steps, whose ``b`` first prompts take ``prefill_steps``
-    steps (``steady_prefill_steps``; mixed steps, counted in full even where the
-    warm-up covers them). With a cache that holds every request at once
-    (``check_steady_cache``, which takes this cap as its horizon) no request is
-    preempted, so the only uncounted steps after the warm-up and the prefill are the
-    mixed steps of a finished request's replacement, one per finish at most. Outputs
-    average 1,280 tokens (``STEADY_OUTPUT_LEN_RANGE``), so ``steps`` steps see about
-    ``steps * b / 1,280`` finishes; the cap allows twice ``steps * b // 1000 + 10``
-    (measured: 558 mixed steps for B = 256 and 136 for B = 64 at 3,000 counted steps,
-    against 1,556 and 404 allowed). A case that reaches it counted fewer steps than
-    asked, and its summary warns."""
-    return warmup + prefill_steps + steps + 2 * (steps * b // 1000 + 10)
+#: A steady case may take at most this many steps in all per counted step past its
+#: warm-up and its first prompts' prefill (whichever ends later), or it is refused
+#: (``check_steady_steps``): fewer than one step in 10 would be pure decode. At the
+#: default 8,192-token budget a simulation of 20,000 steps finds 95 % of steps pure
+#: decode at B = 64, 82 % at 256, 47 % at 1,024, 23 % at 2,048, 6.4 % at 4,096 and
+#: none at 8,192 (the replacements' prompts share what the decodes leave), so every
+#: scenario default (B up to 256) runs with room to spare.
+MAX_STEPS_PER_COUNTED = 10
+#: Requests the simulation of a steady case draws at most (``simulate_steady_steps``'s
+#: ``max_requests``; about 10-20 us each, so 0.4 s at most): past them the steps are
+#: extrapolated from the share of pure-decode steps simulated.
+MAX_SIMULATED_REQUESTS = 20_000
 
 
 @functools.lru_cache(maxsize=64)
-def _steady_prefill(b: int, seed: int, max_num_batched_tokens: int) -> int:
-    """``steady_prefill_steps`` of the ``b`` first prompts of the steady workload of
-    ``seed`` (cached: every policy, codec and repetition of a grid asks)."""
-    lens = SteadyDecodeWorkload(b, seed=seed, vocab_size=2).initial_prompt_lens()
-    return steady_prefill_steps(lens, max_num_batched_tokens)
+def steady_steps(b: int, seed: int, cfg: SchedulerConfig, acceptance: float, warmup: int,
+                 steps: int) -> SteadySteps:
+    """The simulated schedule (``harness.steady_steps``) of a steady case of ``b``
+    requests of the workload of ``seed`` under ``cfg`` (its budget, ``max_model_len``
+    and drafts, accepted with probability ``acceptance``), ``warmup`` warm-up steps
+    and ``steps`` counted, for up to ``MAX_STEPS_PER_COUNTED`` steps per counted step
+    and ``MAX_SIMULATED_REQUESTS`` requests (cached: every policy, codec and
+    repetition of a grid asks)."""
+    return simulate_steady_steps(
+        b, seed=seed, max_num_batched_tokens=cfg.max_num_batched_tokens,
+        max_model_len=cfg.max_model_len, warmup_steps=warmup, counted_steps=steps,
+        patience=MAX_STEPS_PER_COUNTED * steps, num_spec_tokens=cfg.num_spec_tokens,
+        acceptance=acceptance, max_requests=MAX_SIMULATED_REQUESTS)
+
+
+def steady_steps_needed(sim: SteadySteps, steps: int) -> Optional[int]:
+    """The steps in all a steady case needs to count ``steps`` steps: the simulation's
+    own figure when it got there, else its steps so far and the rest at its share of
+    pure-decode steps past the first prefill (``None`` when it simulated none)."""
+    if sim.steps_in_all is not None:
+        return sim.steps_in_all
+    fraction = sim.pure_fraction
+    if not fraction:
+        return None
+    return sim.simulated_steps + math.ceil((steps - sim.counted) / fraction)
+
+
+def steady_max_steps(steps: int, warmup: int, prefill_steps: int, mixed_steps: int,
+                     pp: int = 1) -> int:
+    """The cap on the steps in all of a steady case of ``steps`` counted and ``warmup``
+    warm-up steps, whose first prompts take ``prefill_steps`` steps and which takes
+    ``mixed_steps`` uncounted steps past both (``steady_case_max_steps``: from a
+    simulation of its schedule): ``max(warmup, pp * prefill_steps) + steps + 2 *
+    (pp * mixed_steps + 10)``, twice the mixed steps and 20 more (one stage: the
+    simulation's steps in all + its mixed steps + 20). With ``pp`` stages each
+    request is scheduled every ``pp`` steps at most, so the prefill and the mixed
+    steps count ``pp`` times (a margin, not simulated). A case that reaches the cap
+    counted fewer steps than asked, and its summary warns."""
+    return max(warmup, pp * prefill_steps) + steps + 2 * (pp * mixed_steps + 10)
+
+
+def steady_case_sim(case: CaseSpec) -> SteadySteps:
+    """``steady_steps`` of the steady case ``case`` (its ``num_running`` label, its
+    workload's seed, its scheduler limits with their drafts, its model's acceptance,
+    its warm-up and counted steps)."""
+    seed = case.make_workload().seed
+    return steady_steps(case.labels["num_running"], seed, case.scheduler,
+                        case.model.spec_acceptance, case.warmup_steps, case.counted_steps)
+
+
+def steady_case_max_steps(case: CaseSpec) -> int:
+    """``steady_max_steps`` of the steady case ``case`` from its simulation
+    (``steady_case_sim``; its ``pp`` label, 1 without); a case the simulation finds
+    too slow to count its steps (``check_steady_steps`` refuses it) gets the most
+    the refusal allows."""
+    sim = steady_case_sim(case)
+    steps, warmup = case.counted_steps, case.warmup_steps
+    prefill = sim.first_prefill_steps or 0
+    start = max(warmup, prefill)
+    needed = steady_steps_needed(sim, steps)
+    bound = start + MAX_STEPS_PER_COUNTED * steps
+    mixed = max(0, min(bound if needed is None else needed, bound) - start - steps)
+    return steady_max_steps(steps, warmup, prefill, mixed, case.labels.get("pp", 1))
+
+
+#: The steady workload's mean output (tokens): ``STEADY_OUTPUT_LEN_RANGE`` is uniform.
+OUTPUT_LEN_MEAN = sum(STEADY_OUTPUT_LEN_RANGE) / 2
+
+
+def check_steady_steps(case: CaseSpec) -> None:
+    """Refuse (``ConfigError``, one line with the arithmetic) a steady case (a
+    ``num_running`` label, ``count`` ``decode_only``) whose simulation
+    (``steady_case_sim``) needs more than ``MAX_STEPS_PER_COUNTED`` steps per counted
+    step past its warm-up and its first prompts' prefill: B requests see about B /
+    1,280 finishes a step (B x tokens a decode gains / 1,280 with drafts), and the
+    step after each prefills its replacement. The advice names the largest power of
+    two below B whose case passes (with the steps it takes in all). A ``--pp`` case is
+    judged by the single-stage simulation (its micro-batches of B / N requests see
+    fewer finishes a step), an async one likewise. Other cases pass."""
+    b = case.labels.get("num_running")
+    if not isinstance(b, int) or case.count != "decode_only" or not case.counted_steps:
+        return
+    problem = _steady_steps_problem(case)
+    if problem is None:
+        return
+    fit = b // 2
+    while fit >= 1:
+        smaller = replace(case, labels={**case.labels, "num_running": fit})
+        if _steady_steps_problem(smaller) is None:
+            break
+        fit //= 2
+    advice = "give fewer --steps"
+    if fit >= 1:
+        needed = steady_steps_needed(steady_case_sim(smaller), case.counted_steps)
+        advice = (f"lower --num-running to {fit:,} or less (about {_round2(needed):,} steps "
+                  f"in all at {fit:,}), or give fewer --steps")
+    raise ConfigError(f"{problem}; {advice}")
+
+
+def _steady_steps_problem(case: CaseSpec) -> Optional[str]:
+    """Why ``check_steady_steps`` refuses ``case`` (``None``: it passes)."""
+    b, steps = case.labels["num_running"], case.counted_steps
+    sim = steady_case_sim(case)
+    start = max(case.warmup_steps, sim.first_prefill_steps or 0)
+    needed = steady_steps_needed(sim, steps)
+    if needed is not None and needed <= start + MAX_STEPS_PER_COUNTED * steps:
+        return None
+    cfg = case.scheduler
+    gain = expected_tokens_per_decode(cfg.num_spec_tokens, case.model.spec_acceptance)
+    drafts = "" if not cfg.num_spec_tokens else (
+        f", {gain:.2f} a decode with {_count(cfg.num_spec_tokens, 'draft')} accepted at "
+        f"{case.model.spec_acceptance:g}")
+    fraction = sim.pure_fraction
+    if needed is None:
+        share = (f"no step of the {sim.window_steps:,} simulated past the first prompts' "
+                 f"prefill is pure decode")
+    else:
+        share = (f"about {_percent(fraction)} of steps are pure decode and "
+                 f"{_count(steps, 'counted step')} need about {_round2(needed):,} steps")
+    return (f"--num-running {b}: about {b * gain / OUTPUT_LEN_MEAN:.1f} requests finish a "
+            f"step (outputs average {OUTPUT_LEN_MEAN:,.0f} tokens{drafts}) and the step "
+            f"after each prefills its replacement, so {share}, more than "
+            f"{MAX_STEPS_PER_COUNTED} a counted step past the warm-up and the first "
+            f"prompts' prefill ({start:,} steps)")
+
+
+def _percent(fraction: float) -> str:
+    """``0.2 %``, ``23 %``; ``under 0.1 %`` for a share above 0 that rounds to 0."""
+    pct = 100 * fraction
+    if 0 < pct < 0.05:
+        return "under 0.1 %"
+    return f"{pct:.1f} %" if pct < 10 else f"{pct:.0f} %"
+
+
+def _round2(n: int) -> int:
+    """``n`` to two significant digits (12,345 -> 12,000)."""
+    digits = max(0, len(str(n)) - 2)
+    return round(n, -digits)
 
 
 def steady_case(opts: ScenarioOptions, scenario: str, labels: dict[str, Any], policy: str,
@@ -658,19 +761,18 @@ def steady_case(opts: ScenarioOptions, scenario: str, labels: dict[str, Any], po
     steps then exactly ``steps`` counted pure-decode steps (``counted_steps``), the
     mixed steps between them (a replacement prefilling, a preempted request resuming)
     uncounted;
-    ``max_steps`` caps the steps in all at ``steady_max_steps`` (a case that reaches it
-    counted fewer, and its summary warns); 8,192-token budget, ``max_model_len`` 4,096,
+    ``max_steps`` caps the steps in all at ``steady_case_max_steps`` (a case that
+    reaches it counted fewer, and its summary warns; ``cli.run.with_spec_decoding``
+    sets it again with the drafts); 8,192-token budget, ``max_model_len`` 4,096,
     ``steady_num_blocks(B, block_size)`` KV blocks (``steady_scheduler_config``:
     overrides apply,
     ``ConfigError`` on limits B requests cannot run under; the CLI checks the cache
-    with ``check_steady_cache``); ``opts`` gives the seed,
-    request-id format, floor and process settings (transport, timeouts, host)."""
+    with ``check_steady_cache`` and the steps with ``check_steady_steps``); ``opts``
+    gives the seed, request-id format, floor and process settings (transport,
+    timeouts, host)."""
     b = labels["num_running"]
     scheduler = steady_scheduler_config(opts, b)
-    # N stages schedule each request every N steps at most (engine.pipeline)
-    prefill = _steady_prefill(b, opts.seed, scheduler.max_num_batched_tokens) * labels.get(
-        "pp", 1)
-    return CaseSpec(
+    case = CaseSpec(
         scenario=scenario, labels=labels, policy=policy, codec=codec,
         scheduler=scheduler,
         model=model,
@@ -678,10 +780,11 @@ def steady_case(opts: ScenarioOptions, scenario: str, labels: dict[str, Any], po
                                                    vocab_size=model.vocab_size,
                                                    req_id_format=opts.req_id_format,
                                                    token_ids=model.token_ids),
-        warmup_steps=warmup, max_steps=steady_max_steps(b, steps, warmup, prefill),
-        counted_steps=steps, count="decode_only", floor=opts.floor,
+        warmup_steps=warmup, counted_steps=steps, count="decode_only", floor=opts.floor,
         no_floor=not opts.floor, repetition=rep,
         **opts.process_settings())
+    case.max_steps = steady_case_max_steps(case)
+    return case
 
 
 def steady_cases(opts: ScenarioOptions, scenario: str, num_running: list[int],

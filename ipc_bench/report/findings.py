@@ -708,8 +708,9 @@ def _share_findings(cases, where: Where, labels: list[str],
     """Send's cost as a share of the step at every running count of each codec (and
     other workload label), one line each, in that order, from ``plots.send_cost_table``:
     the means over repetitions of the SchedulerOutput path's difference and of each
-    arm's step, each share the mean difference over the mean of cached's step
-    (``send_cost.mean_share``, the share ``plots.send_cost_share`` draws), its interval
+    arm's step, each share the mean difference over the mean of cached's step (medians
+    under ``--ci-method sign`` or ``bootstrap``: ``send_cost.mean_share``, the share
+    ``plots.send_cost_share`` draws), its interval
     by ``method``, the run's ``--ci-method`` (none where the method needs more pairs,
     said so in the pair tables' words, ``send_cost.share_interval``); cases whose
     timings are withheld (``analysis.cores``) are left out."""
@@ -748,7 +749,8 @@ def _share_line(at, where: Where, cases, s2r_median: bool, method: str = "t") ->
     n = len(at)
     codec, workload = at["codec"].iloc[0], at["workload"].iloc[0]
     step = "median" if "step_ns_median" in cases.columns else "mean"
-    over = f"means over {n} repetitions of each case's figures" if n > 1 else ONE_PAIR
+    over = (f"{whole.statistic}s over {n} repetitions of each case's figures" if n > 1
+            else ONE_PAIR)
     median = ", medians" if s2r_median else ""
     base = f"cached's {s2r.base_ns / 1e3:,.1f} µs {step} step"
     path = (f"send's SchedulerOutput path (build + encode + decode{median}) "
@@ -761,16 +763,17 @@ def _share_line(at, where: Where, cases, s2r_median: bool, method: str = "t") ->
             + _oversubscribed(cases, workload, codec))
 
 
-def _step_time_findings(cases) -> list[str]:
+def _step_time_findings(cases, method: str = "t") -> list[str]:
     """A step-time run's share lines, one per step time, running count and codec, and
     its 1 % crossings, from the ``send_cost_*`` fields its run recorded
     (``analysis.send_cost``: the same lines as the terminal's, shares of the measured
-    step); ``[]`` for a run without them."""
+    step, means or medians and intervals by ``method``, the run's ``--ci-method``);
+    ``[]`` for a run without them."""
     from ipc_bench.analysis.send_cost import cost_rows, crossing_lines, share_line
 
     if "send_cost_share_of_step" not in cases.columns:
         return []
-    rows = cost_rows(cases.to_dict("records"))
+    rows = cost_rows(cases.to_dict("records"), method)
     if not rows:
         return []
     out = [share_line(r) for r in rows]
@@ -1078,8 +1081,9 @@ def findings(results) -> list[str]:
     out.extend(_token_bytes_findings(ok))
     out.extend(_single_process_findings(ok, where))
     if not timed:
-        out.extend(_step_time_findings(cases) or _share_findings(
-            cases, where, results.labels, results_ci_method(results.metadata)))
+        method = results_ci_method(results.metadata)
+        out.extend(_step_time_findings(cases, method) or _share_findings(
+            cases, where, results.labels, method))
     if withheld:
         timed_ok = ok[[(w, c, t) not in withheld for w, c, t in
                        zip(ok["workload"], ok["codec"], ok.get("transport", [None] * len(ok)))]]

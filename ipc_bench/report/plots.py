@@ -1042,13 +1042,16 @@ def _send_cost_inputs(results):
     return results, table, note
 
 
-def _send_cost_series(table, other: list, axes, off_keys: set) -> tuple[list, list]:
+def _send_cost_series(table, other: list, axes, off_keys: set,
+                      method: str = "t") -> tuple[list, list]:
     """The series ``send_cost_share`` draws: ``(bars, rings)``. ``bars``: per codec and
     other label, whole step and s2r, on each panel, ``(ax, xs, ys, lo, hi, color,
-    errorbar keywords)``: each point the findings' share, the mean difference over the
-    mean of cached's step (``send_cost.mean_share``), in %, with the mean difference's
-    95 % interval over that step (NaN with one pair); ``rings``: ``(ax, xs, ys)`` of the
-    points whose (workload, codec) is in ``off_keys``."""
+    errorbar keywords)``: each point the findings' share by ``method`` (the run's
+    ``--ci-method``), the mean difference over the mean of cached's step (medians for
+    ``sign`` and ``bootstrap``: ``send_cost.mean_share``), in %, with that difference's
+    95 % interval over that step (NaN with one pair, or fewer than the method needs);
+    ``rings``: ``(ax, xs, ys)`` of the points whose (workload, codec) is in
+    ``off_keys``."""
     from ipc_bench.analysis.send_cost import mean_share
 
     palette = [POLICY_COLORS[SEND], *_EXTRA_COLORS]
@@ -1069,7 +1072,7 @@ def _send_cost_series(table, other: list, axes, off_keys: set) -> tuple[list, li
                 continue
             agg = []
             for _, gw in g.groupby("workload", sort=False):
-                m = mean_share(gw[col], gw[CACHED])  # the findings' share, in %
+                m = mean_share(gw[col], gw[CACHED], method)  # the findings' share, in %
                 agg.append((float(gw["step_ms"].mean()), float(gw["running"].mean()),
                             *(math.nan if v is None else 100.0 * v
                               for v in (m.share, m.low, m.high)),
@@ -1097,8 +1100,11 @@ def _listed_warnings(value) -> bool:
 def send_cost_share(results):
     """What ``send`` costs as a share of the step time, in %, for every workload and
     codec: the findings' share (``send_cost.mean_share`` over the pairs of
-    ``send_cost_table``: the mean difference over the mean of cached's step, with the
-    mean difference's 95 % interval over that step with 2+ pairs): solid, the whole
+    ``send_cost_table`` by the runs' ``--ci-method``: the mean difference over the mean
+    of cached's step, with the mean difference's 95 % Student-t interval over that step
+    with 2+ pairs; for ``sign`` and ``bootstrap`` the median difference over the median
+    step with that method's interval of the median difference, none with fewer pairs
+    than it needs, the title saying so): solid, the whole
     step's difference; dashed, the SchedulerOutput's build + encode + decode alone. Against the step time (the cached case's median step, ms; a fixed-step sweep
     spreads it) and against the running requests. The axis holds the points; an
     interval end far beyond them is cut at the edge and marked (``_bounded_errorbar``).
@@ -1121,7 +1127,8 @@ def send_cost_share(results):
     fig, axes = _figure(1, 2, width=12, height=5.2)
     off_keys = {(r.get("workload"), r.get("codec")) for r in cases.to_dict("records")
                 if case_off_nominal(r) or _listed_warnings(r.get("send_cost_send_step_off"))}
-    bars, rings = _send_cost_series(table, other, axes, off_keys)
+    method = results_ci_method(results.metadata)
+    bars, rings = _send_cost_series(table, other, axes, off_keys, method)
     # the axis holds the points (and the 0 and 1 % lines); an interval end far beyond
     # them (two repetitions of a noisy step) is cut at the edge and marked
     bottom, top = _data_bounds([y for b in bars for y in b[2]],
@@ -1151,7 +1158,7 @@ def send_cost_share(results):
     ax.set_title("against step time (dotted: 1 %)")
     _set_running_axis(axes[0][1], table["running"], xlabel)
     axes[0][1].set_title("against running requests")
-    _send_cost_legend(fig, axes[0][0], note)
+    _send_cost_legend(fig, axes[0][0], note, method, table)
     _readable_ticks(fig, axes[0])
     models = (sorted({str(m) for m in cases["model"].dropna()}) if "model" in cases.columns
               else [])
@@ -1165,18 +1172,28 @@ def send_cost_share(results):
     return fig
 
 
-def _send_cost_legend(fig, ax, note: str) -> None:
+def _send_cost_legend(fig, ax, note: str, method: str = "t", table=None) -> None:
     """``send_cost_share``'s legend (the series of ``ax``, in as many columns as fit)
-    and title (with ``note``)."""
+    and title (with ``note``): the statistic of ``method`` (``send_cost.SHARE_STATISTICS``)
+    and its interval's name, or, where a workload of ``table`` has 2+ pairs but fewer
+    than the method needs, that it draws no interval (the findings' words)."""
+    from ipc_bench.analysis.send_cost import SHARE_STATISTICS
+    from ipc_bench.analysis.stats import INTERVAL_NAMES, min_pairs
+
     handles, labels = ax.get_legend_handles_labels()
     longest = max((len(x) for x in labels), default=1)
     fits = max(1, int(11.5 / (0.068 * longest + 0.7)))
     fig.legend(handles, labels, loc="outside lower center",
                ncols=max(1, min(len(labels), fits, 4)),
                fontsize="small" if len(labels) <= 8 else "x-small")
-    fig.suptitle(_with_note("What send costs as a share of the step, mean(send - cached) / "
-                            "mean(cached step): whole step (solid), SchedulerOutput build "
-                            "+ encode + decode (dashed)", note), fontsize="medium")
+    stat, name, need = SHARE_STATISTICS[method], INTERVAL_NAMES[method], min_pairs(method)
+    pairs = [] if table is None else list(table.groupby(["workload", "codec"]).size())
+    bars = (f"no interval: a {name} interval needs >= {need} pairs"
+            if pairs and 2 <= max(pairs) < need else f"bars: 95 % {name} interval")
+    fig.suptitle(_with_note(f"What send costs as a share of the step, {stat}(send - cached) / "
+                            f"{stat}(cached step) ({bars}): whole step (solid), "
+                            "SchedulerOutput build + encode + decode (dashed)", note),
+                 fontsize="medium")
 
 
 #: Panels of ``tp_saving_figure``: (``analysis.tp.tp_saving`` key, scale, y label, title).

@@ -112,52 +112,70 @@ OPTION_CASES = [
     (DS + ["--max-model-len", "100"],
      "max_model_len 100 must exceed decode-steady's longest prompt (256 tokens)"),
     # a steady batch's KV cache holds all of its requests at the most each reaches in
-    # the case (up to max_steps = warm-up + prefill + steps + 2 * (steps * B // 1000 +
-    # 10)), or it is refused; 256 prompt tokens + 1 a step (+ K with drafts), 2,303 at most
+    # the case (up to max_steps = max(warm-up, prefill) + steps + 2 * (mixed steps +
+    # 10), the mixed steps simulated: scenario.steady_max_steps), or it is refused; 256
+    # prompt tokens + 1 a step (+ K with drafts), 2,303 at most. 16 requests, 1,000
+    # counted steps after 100 warm-up: 1,005 steps in all, 5 mixed
     (DS + ["--num-running", "16", "--num-blocks", "10"],
-     "--num-running 16 needs 1,408 KV blocks (16 requests x 88 blocks of 16 tokens: each "
-     "reaches up to 1,408 tokens in up to 1,153 steps, warm-up included) and the cache has "
+     "--num-running 16 needs 1,392 KV blocks (16 requests x 87 blocks of 16 tokens: each "
+     "reaches up to 1,385 tokens in up to 1,130 steps, warm-up included) and the cache has "
      "10: a steady batch holds every request at once, and one that must preempt runs fewer "
-     "requests than asked; give --num-blocks 1,408 or more"),
+     "requests than asked; give --num-blocks 1,392 or more"),
     (DS + ["--num-running", "256", "--num-blocks", "1000", "--steps", "200", "--codecs",
            "msgpack", "--no-floor"],
-     "--num-running 256 needs 11,008 KV blocks (256 requests x 43 blocks of 16 tokens: "
-     "each reaches up to 682 tokens in up to 427 steps, warm-up included) and the cache has "
+     "--num-running 256 needs 9,216 KV blocks (256 requests x 36 blocks of 16 tokens: "
+     "each reaches up to 575 tokens in up to 320 steps, warm-up included) and the cache has "
      "1,000: a steady batch holds every request at once, and one that must preempt runs "
-     "fewer requests than asked; give --num-blocks 11,008 or more, or --num-running 23 or "
+     "fewer requests than asked; give --num-blocks 9,216 or more, or --num-running 27 or "
      "fewer"),
     # one block short of the cache test_steady_cache.py runs (80)
     (DS + ["--num-running", "4", "--steps", "30", "--warmup-steps", "5", "--num-blocks",
            "79"],
      "--num-running 4 needs 80 KV blocks (4 requests x 20 blocks of 16 tokens: each "
-     "reaches up to 311 tokens in up to 56 steps, warm-up included) and the cache has 79: "
+     "reaches up to 310 tokens in up to 55 steps, warm-up included) and the cache has 79: "
      "a steady batch holds every request at once, and one that must preempt runs fewer "
      "requests than asked; give --num-blocks 80 or more, or --num-running 3 or fewer"),
     # a cache given in blocks of 4 tokens (the default one holds the batch:
     # test_steady_cache.py)
     (DS + ["--num-running", "4", "--block-size", "4", "--num-blocks", "1280"],
      "--num-running 4 needs 1,384 KV blocks (4 requests x 346 blocks of 4 tokens: each "
-     "reaches up to 1,384 tokens in up to 1,129 steps, warm-up included) and the cache has "
+     "reaches up to 1,381 tokens in up to 1,126 steps, warm-up included) and the cache has "
      "1,280: a steady batch holds every request at once, and one that must preempt runs "
      "fewer requests than asked; give --num-blocks 1,384 or more, or --num-running 3 or "
      "fewer"),
     # one request, in blocks of one token
     (DS + ["--num-running", "1", "--block-size", "1", "--num-blocks", "10"],
-     "--num-running 1 needs 1,378 KV blocks (1 request x 1,378 blocks of 1 token: each "
-     "reaches up to 1,378 tokens in up to 1,123 steps, warm-up included) and the cache has "
+     "--num-running 1 needs 1,377 KV blocks (1 request x 1,377 blocks of 1 token: each "
+     "reaches up to 1,377 tokens in up to 1,122 steps, warm-up included) and the cache has "
      "10: a steady batch holds every request at once, and one that must preempt runs fewer "
-     "requests than asked; give --num-blocks 1,378 or more"),
+     "requests than asked; give --num-blocks 1,377 or more"),
     # drafts past the last token and the torch drafter's lookahead slots
     (DS + ["--num-running", "4", "--num-blocks", "500", "--num-spec-tokens", "2", "--model",
            "torch", "--model-preset", "tiny", "--device", "cpu"],
      "--num-running 4 needs 580 KV blocks (4 requests x 145 blocks of 16 tokens: each "
-     "reaches up to 2,307 KV slots (2 drafts a step, 2 lookahead slots) in up to 1,129 "
+     "reaches up to 2,307 KV slots (2 drafts a step, 2 lookahead slots) in up to 1,130 "
      "steps, warm-up included) and the cache has 500: a steady batch holds every request "
      "at once, and one that must preempt runs fewer requests than asked; give --num-blocks "
      "580 or more, or --num-running 3 or fewer"),
     (DS + ["--num-running", "16", "--max-num-batched-tokens", "8"],
      "max_num_batched_tokens 8 is smaller than --num-running 16: not every request can "
      "decode each step"),
+    # a steady batch that would count its steps in more than 10 steps each past the
+    # warm-up and the first prefill (scenario.check_steady_steps), from a simulation
+    # of its schedule: at 8,192 requests the replacements' prompts share the one token
+    # a step the decodes leave of the 8,192-token budget, and no step is pure decode
+    (DS + ["--num-running", "8192", "--steps", "20"],
+     "--num-running 8192: about 6.4 requests finish a step (outputs average 1,280 tokens) "
+     "and the step after each prefills its replacement, so no step of the 200 simulated "
+     "past the first prompts' prefill is pure decode, more than 10 a counted step past the "
+     "warm-up and the first prompts' prefill (661 steps); lower --num-running to 4,096 or "
+     "less (about 120 steps in all at 4,096), or give fewer --steps"),
+    (DS + ["--num-running", "4096", "--steps", "1000"],
+     "--num-running 4096: about 3.2 requests finish a step (outputs average 1,280 tokens) "
+     "and the step after each prefills its replacement, so about 4.7 % of steps are pure "
+     "decode and 1,000 counted steps need about 12,000 steps, more than 10 a counted step "
+     "past the warm-up and the first prompts' prefill (101 steps); lower --num-running to "
+     "2,048 or less (about 3,100 steps in all at 2,048), or give fewer --steps"),
     (["--scenario", "azure-conv", "--trace", "x.csv", "--max-num-seqs", "0"],
      "argument --max-num-seqs: must be at least 1, got 0"),
     # async scheduling: cached only, no bare loops

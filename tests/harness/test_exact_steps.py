@@ -12,8 +12,7 @@ import pytest
 
 from fault_helpers import REPO
 from ipc_bench.analysis.summary import no_step_counted, noise_warnings
-from ipc_bench.harness.scenario import (ScenarioOptions, steady_cases, steady_max_steps,
-                                        steady_prefill_steps)
+from ipc_bench.harness.scenario import ScenarioOptions, steady_cases, steady_max_steps
 
 SMALL = ["--num-running", "16", "--codecs", "msgpack", "--no-floor", "--warmup-steps", "5"]
 
@@ -53,9 +52,10 @@ def test_the_cap_on_the_steps_in_all_leaves_room_and_warns_when_reached():
     (case,) = steady_cases(ScenarioOptions(steps=50, warmup_steps=5, codecs=["msgpack"],
                                            policies=["send"], floor=False), "decode-steady",
                            [256])
-    # 256 prompts of 32-256 tokens take 5 steps at 8,192 tokens a step
-    assert (case.counted_steps, case.max_steps) == (50, steady_max_steps(256, 50, 5, 5)) \
-        == (50, 5 + 5 + 50 + 2 * (12 + 10))
+    # 256 prompts of 32-256 tokens take 5 steps at 8,192 tokens a step, and no request
+    # finishes before step 511: no mixed step past the warm-up
+    assert (case.counted_steps, case.max_steps) == (50, steady_max_steps(50, 5, 5, 0)) \
+        == (50, 5 + 50 + 2 * 10)
     summary = dict(num_steps=40, counted_steps_asked=50, max_steps=99, complete=True)
     assert noise_warnings(summary) == [
         "only 40 counted steps (< 100): figures are rough",
@@ -75,27 +75,18 @@ def test_pp_cases_count_exactly_the_steps_asked_for(tmp_path):
     assert [(c["num_steps"], c["counted_steps_asked"]) for c in cases] == [(20, 20)]
 
 
-def test_the_prefill_steps_follow_the_budget_and_the_decodes():
-    # budget 8: 8 of p0; p0's 2 + 6 of p1; 1 decode, p1's 4 + 3 of p2; 2 decodes + 6;
-    # 2 decodes + p2's last 1
-    assert steady_prefill_steps([10, 10, 10], 8) == 5
-    assert steady_prefill_steps([], 8) == 0
-    with pytest.raises(ValueError, match="a budget of 2 tokens cannot prefill 3 prompts"):
-        steady_prefill_steps([1, 1, 1], 2)
-
-
 def test_the_cap_counts_the_first_prefill_so_a_small_budget_counts_every_step(tmp_path):
     # 16 prompts (2,458 tokens) at 64 tokens a step, less one per decoding request:
-    # 44 steps, which the cap of 5 + 20 + 2 * 10 = 45 steps left no room for
+    # 44 steps, then 20 counted
     opts = ScenarioOptions(steps=20, warmup_steps=5, codecs=["msgpack"], policies=["cached"],
                            floor=False, scheduler_overrides={"max_num_batched_tokens": 64})
     (case,) = steady_cases(opts, "decode-steady", [16])
-    assert case.max_steps == steady_max_steps(16, 20, 5, 44) == 5 + 44 + 20 + 2 * 10
+    assert case.max_steps == steady_max_steps(20, 5, 44, 0) == 44 + 20 + 2 * 10
     cases = _cases(tmp_path, "--scenario", "decode-steady", "--steps", "20",
                    "--max-num-batched-tokens", "64", "--policies", "cached",
                    "--no-single-process")
     assert [(c["num_steps"], c["num_total_steps"], c["max_steps"]) for c in cases] == [
-        (20, 64, 89)]
+        (20, 64, 84)]
 
 
 def test_a_case_stopped_at_its_cap_before_counting_says_what_to_raise():

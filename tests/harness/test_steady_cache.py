@@ -145,8 +145,8 @@ def test_the_default_cache_runs_at_small_block_sizes(block_size, num_running, tm
 
 
 def test_a_cache_that_exactly_fits_runs_the_whole_batch(tmp_path, capsys):
-    # 5 warm-up steps + 30 counted: max_steps 56 (steady_max_steps: 5 + 1 prefill + 30 +
-    # 2 * 10), 256 + 55 = 311 tokens each, 20 blocks of 16; 4 requests: 80. None finishes,
+    # 5 warm-up steps + 30 counted: max_steps 55 (steady_max_steps: 5 + 30 + 2 * 10, no
+    # mixed step), 256 + 54 = 310 tokens each, 20 blocks of 16; 4 requests: 80. None finishes,
     # so the case stops after exactly 30 counted steps, each decoding all 4 requests
     run = tmp_path / "run"
     code = cli.main(["--scenario", "decode-steady", "--num-running", "4", "--steps", "30",

@@ -23,7 +23,7 @@ def test_the_share_line_with_the_sign_method_and_too_few_pairs_has_no_interval()
         "decode, medians) costs 4.00 µs per step more than cached's, 4.00 % of cached's "
         "100.0 µs median step (no interval: a sign-test interval needs >= 6 pairs); "
         "send's whole median step, 120.0 µs, is 20.00 % longer than cached's (no "
-        "interval: a sign-test interval needs >= 6 pairs) (noisier; means over 2 "
+        "interval: a sign-test interval needs >= 6 pairs) (noisier; medians over 2 "
         "repetitions of each case's figures).")
     boot = findings._share_findings(cases, _where, ["num_running"], "bootstrap")[1]
     assert "(no interval: a percentile-bootstrap interval needs >= 34 pairs)" in boot
@@ -33,8 +33,9 @@ def test_the_share_line_with_the_sign_method_and_too_few_pairs_has_no_interval()
 def test_the_share_interval_by_the_sign_method_is_of_the_median_difference():
     diffs = [1_000.0, 2_000.0, 3_000.0, 4_000.0, 5_000.0, 30_000.0]
     m = mean_share(diffs, [100_000.0] * 6, "sign")
-    # 6 pairs: the sign-test interval is [x_(1), x_(6)], over the mean step
-    assert (m.share, m.low, m.high, m.pairs, m.method) == (0.075, 0.01, 0.3, 6, "sign")
+    # 6 pairs: the sign-test interval is [x_(1), x_(6)], around the median difference
+    # (3,500 ns), both over the median step
+    assert (m.share, m.low, m.high, m.pairs, m.method) == (0.035, 0.01, 0.3, 6, "sign")
     assert share_interval((m.low, m.high), m.method, m.pairs) == (
         " (send - cached: [+1.00, +30.00] %, 95 % sign-test interval of the median "
         "difference)")
