@@ -442,14 +442,11 @@ def collect_metadata(*, include_hostname: bool = True,
       installed. Versions come from importlib.metadata; torch, pandas and
       matplotlib are never imported for this.
     - ``git``: ``{"commit": 40-hex str, "dirty": bool, "untracked": int,
-      "branch": str}`` for the git checkout holding this package. ``dirty``: a
-      tracked file differs from the commit (modified, staged, deleted or
-      renamed); untracked files never make it dirty, ``untracked`` counts them
-      (paths ``git status`` lists, a folder once; ignored files and those under
-      ``results/`` left out). The whole key is absent when the package is not in
-      a checkout or git is unavailable; ``commit`` is absent when the repository
-      has no commit yet, ``branch`` when HEAD is detached, ``dirty`` and
-      ``untracked`` when ``git status`` fails. Each git call times out after 5 s.
+      "branch": str}`` for the git checkout holding this package (``dirty`` and
+      ``untracked``: ``_git_status``). The whole key is absent when the package
+      is not in a checkout or git is unavailable; ``commit`` is absent when the
+      repository has no commit yet, ``branch`` when HEAD is detached, ``dirty``
+      and ``untracked`` when ``git status`` fails. Each git call times out after 5 s.
     - ``command_line``: ``command_line`` if given, else ``sys.argv`` (copied).
     - ``start_time_utc``: ISO 8601 UTC timestamp of this call, e.g.
       ``"2024-05-01T12:00:00.123456+00:00"``. (``end_time_utc``, in the same form,
