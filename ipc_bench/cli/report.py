@@ -50,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run folder(s)")
     p.add_argument("--output", metavar="DIR", type=nonempty_path("folder"),
                    help="report folder (default: RUN_DIR/report, or report-<time> beside "
-                        "the first run for several)")
+                        "the first run for several, or for one still going)")
     p.add_argument("--baseline", metavar="RUN_DIR", type=nonempty_path("folder"),
                    help="the run, one of RUN_DIR, that the side-by-side ratio columns "
                         "divide by and the other runs' environment differences are stated "

@@ -355,6 +355,11 @@ def kv_cache_bytes(scheduler: "SchedulerConfig", model: ModelConfig, device: str
             * p.num_kv_heads * p.head_dim * _itemsize(model, device))
 
 
+def _gib(num_bytes: int) -> str:
+    """``num_bytes`` in GiB (2**30 bytes), one decimal: ``6.0 GiB``."""
+    return f"{num_bytes / 2**30:.1f} GiB"
+
+
 def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device: str,
                        device_memory_bytes: Optional[int] = None,
                        device_label: Optional[str] = None,
@@ -367,8 +372,9 @@ def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device:
     ``MAX_CUDA_MEMORY_SHARE`` of ``device_memory_bytes`` (a GPU's free memory, or with
     ``device_label`` the total memory of the device so named, e.g. "an emulated NVIDIA
     H200"); nothing is checked when that is ``None``. The null and fixed-step
-    models allocate neither: nothing to check. Sizes in GB (10**9 bytes), e.g.
-    "llama-3.1-8b needs 16.1 GB of weights + 34.9 GB of KV cache ...".
+    models allocate neither: nothing to check. Sizes in GiB (2**30 bytes, as
+    ``MAX_CPU_MODEL_BYTES`` and README give the CPU limit), e.g. "llama-3.1-8b needs
+    15.0 GiB of weights + 32.5 GiB of KV cache ...".
     ``running_for_blocks``: where the number of running requests (``--num-running``)
     sets ``num_blocks``, the most running requests a cache of that many blocks serves;
     the advice then names ``--num-running`` with that bound beside ``--num-blocks``.
@@ -376,13 +382,13 @@ def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device:
     if model.name not in PRESET_MODELS:
         return
     if device == "cpu":
-        limit, where = MAX_CPU_MODEL_BYTES, f"the CPU limit is {MAX_CPU_MODEL_BYTES / 1e9:.1f} GB"
+        limit, where = MAX_CPU_MODEL_BYTES, f"the CPU limit is {_gib(MAX_CPU_MODEL_BYTES)}"
     elif device_memory_bytes:
         limit = int(MAX_CUDA_MEMORY_SHARE * device_memory_bytes)
-        where = (f"it has {device_memory_bytes / 1e9:.1f} GB"
+        where = (f"it has {_gib(device_memory_bytes)}"
                  + ("" if device_label else " free")
                  + f", of which the model may take {MAX_CUDA_MEMORY_SHARE * 100:.0f} % "
-                   f"({limit / 1e9:.1f} GB)")
+                   f"({_gib(limit)})")
     else:
         return
     weights = weight_bytes(model, device)
@@ -398,6 +404,6 @@ def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device:
         advice = (f"lower --num-running (at most {running:,}: it sizes the KV cache here) "
                   f"or --num-blocks (at most {fit:,}), or use a smaller --model-preset")
     raise ConfigError(
-        f"{model.preset} needs {weights / 1e9:.1f} GB of weights + {kv / 1e9:.1f} GB of KV "
+        f"{model.preset} needs {_gib(weights)} of weights + {_gib(kv)} of KV "
         f"cache (num_blocks {scheduler.num_blocks:,} x block_size {scheduler.block_size}) "
         f"on {device_label or device}; {where}: {advice}")

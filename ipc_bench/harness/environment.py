@@ -91,7 +91,8 @@ _SYS_CPU_DIR = sysfs_path("devices/system/cpu")
 #: Timeout, in seconds, of each ``git`` / ``nvidia-smi`` subprocess.
 _SUBPROCESS_TIMEOUT_S = 5.0
 
-#: Untracked paths under this top-level directory do not make a checkout dirty.
+#: Untracked paths under this top-level directory (run folders) are not counted in
+#: ``git.untracked``.
 _RESULTS_PREFIX = "results/"
 
 
@@ -237,14 +238,19 @@ def _git_info() -> dict[str, Any] | None:
     branch = git("symbolic-ref", "--short", "-q", "HEAD")
     if branch:
         info["branch"] = branch
-    status = _git_dirty(root, env)
+    status = _git_status(root, env)
     if status is not None:
-        info["dirty"] = status
+        info["dirty"], info["untracked"] = status
     return info
 
 
-def _git_dirty(root: Path, env: dict[str, str]) -> bool | None:
-    """True if the checkout has changes other than untracked results/ files."""
+def _git_status(root: Path, env: dict[str, str]) -> tuple[bool, int] | None:
+    """``(dirty, untracked)``: ``dirty`` when a tracked file differs from the commit
+    (modified, staged, deleted, renamed: what ``git status --untracked-files=no``
+    lists), ``untracked`` the number of untracked paths ``git status`` lists (an
+    untracked folder counts once; ignored files and those under ``results/`` are not
+    counted), which leave the commit's code as it is; ``None`` when ``git status``
+    fails."""
     out = _run_bytes(
         ["git", "--no-optional-locks", "status", "--porcelain=v1", "-z",
          "--untracked-files=normal"],
@@ -253,6 +259,7 @@ def _git_dirty(root: Path, env: dict[str, str]) -> bool | None:
     if out is None:
         return None
     entries = out.decode("utf-8", "replace").split("\0")
+    dirty, untracked = False, 0
     i = 0
     while i < len(entries):
         entry = entries[i]
@@ -262,10 +269,11 @@ def _git_dirty(root: Path, env: dict[str, str]) -> bool | None:
         code, path = entry[:2], entry[3:]
         if "R" in code or "C" in code:
             i += 1  # a rename/copy entry is followed by its source path
-        if code == "??" and path.startswith(_RESULTS_PREFIX):
-            continue
-        return True
-    return False
+        if code != "??":
+            dirty = True
+        elif not path.startswith(_RESULTS_PREFIX):
+            untracked += 1
+    return dirty, untracked
 
 
 def _nvidia_driver() -> str | None:
@@ -433,12 +441,12 @@ def collect_metadata(*, include_hostname: bool = True,
       ``zmq.zmq_version()`` of the bundled/linked libzmq) when pyzmq is
       installed. Versions come from importlib.metadata; torch, pandas and
       matplotlib are never imported for this.
-    - ``git``: ``{"commit": 40-hex str, "dirty": bool, "branch": str}`` for
-      the git checkout holding this package. The whole key is absent when
-      the package is not in a checkout or git is unavailable; ``commit`` is
-      absent when the repository has no commit yet, ``branch`` when HEAD is
-      detached, ``dirty`` when ``git status`` fails. Untracked files under
-      ``results/`` do not count as dirty. Each git call times out after 5 s.
+    - ``git``: ``{"commit": 40-hex str, "dirty": bool, "untracked": int,
+      "branch": str}`` for the git checkout holding this package (``dirty`` and
+      ``untracked``: ``_git_status``). The whole key is absent when the package
+      is not in a checkout or git is unavailable; ``commit`` is absent when the
+      repository has no commit yet, ``branch`` when HEAD is detached, ``dirty``
+      and ``untracked`` when ``git status`` fails. Each git call times out after 5 s.
     - ``command_line``: ``command_line`` if given, else ``sys.argv`` (copied).
     - ``start_time_utc``: ISO 8601 UTC timestamp of this call, e.g.
       ``"2024-05-01T12:00:00.123456+00:00"``. (``end_time_utc``, in the same form,

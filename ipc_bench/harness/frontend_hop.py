@@ -20,8 +20,9 @@ the process (killed unless it finished cleanly), whatever happened.
 
 Every wait is bounded: the ready message and the report by the case's timeouts, a
 send that the frontend does not take by ``peer_timeout_s``; the frontend's exit is
-noticed at the next step.
-"""
+noticed at the next step. A wait that runs out fails the case with the runner's lines
+(``RunnerProcess.still_starting`` for the ready message; ``frontend process P stopped
+answering: ... (state T (stopped); killed)`` otherwise)."""
 
 from __future__ import annotations
 
@@ -38,8 +39,8 @@ from ipc_bench.harness.spec import CaseError, CaseResult, CaseSpec
 from ipc_bench.wire.frontend import (KEEPALIVE, STOP, FrontendError, FrontendReady,
                                      FrontendReport, FrontendSockets, OutputsEncoder,
                                      decode_control)
-from ipc_bench.wire.transport import (EndpointDir, PeerError, destroy_context, recv_frame,
-                                      wait_send)
+from ipc_bench.wire.transport import (EndpointDir, PeerError, PeerTimeout, destroy_context,
+                                      recv_frame, wait_send)
 
 FRONTEND_COMMAND = ("-m", "ipc_bench.harness.frontend_loop")
 #: Per-step columns of the hop on the scheduler's side (``CaseResult.frontend_columns``).
@@ -82,11 +83,16 @@ class FrontendHop:
         return self.proc.problem()
 
     def wait_ready(self) -> None:
-        """The frontend's ``FrontendReady`` (``startup_timeout_s``), else ``CaseError``."""
+        """The frontend's ``FrontendReady`` (``startup_timeout_s``), else ``CaseError``
+        (out of time: ``RunnerProcess.still_starting``'s line, the state and the
+        option)."""
         try:
             frame = recv_frame(self.socks.back, self.spec.startup_timeout_s, self.problem,
-                               "the frontend's ready message")
+                               "ready message from the frontend")
             msg = decode_control(frame)
+        except PeerTimeout as exc:  # the runner's line for a start-up out of time
+            raise CaseError(self.proc.still_starting(exc, self.spec.startup_timeout_s)
+                            ) from None
         except PeerError as exc:
             raise CaseError(f"frontend: {exc}") from None
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
@@ -139,8 +145,18 @@ class FrontendHop:
             try:
                 wait_send(self.socks.out, bytes(frame), self.timeout_s, self.problem,
                           f"{what} to the frontend")
+            except PeerTimeout as exc:
+                raise self._stopped_answering(exc, seq) from None
             except PeerError as exc:
                 raise CaseError(str(exc), seq if seq >= 0 else None) from None
+
+    def _stopped_answering(self, exc: PeerTimeout, seq: int = -1) -> CaseError:
+        """The runner's line for a peer that stopped answering, naming the frontend's
+        process and its state (``close`` kills it): ``frontend process P stopped
+        answering: could not send the EngineCoreOutputs of step 30 to the frontend
+        within 1 s (state T (stopped); killed)``."""
+        return CaseError(f"{self.proc.name} stopped answering: {exc} {self.proc.hang_note()}",
+                         seq if seq >= 0 else None)
 
     def keepalive(self) -> None:
         """While nothing runs (timed replay): a ``KEEPALIVE`` frame once a quarter of
@@ -153,8 +169,10 @@ class FrontendHop:
         self._send(STOP, -1, "the stop message")
         try:
             frame = recv_frame(self.socks.back, self.timeout_s, self.problem,
-                               "the frontend's report")
+                               "report from the frontend")
             report = decode_control(frame)
+        except PeerTimeout as exc:
+            raise self._stopped_answering(exc) from None
         except PeerError as exc:
             raise CaseError(f"frontend: {exc}") from None
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from dataclasses import replace
 from typing import Any, Callable, Optional
 
@@ -52,6 +53,11 @@ from ipc_bench.wire.tp import ORIGIN_COLUMN, OUTPUT_DIGEST_COLUMN, TpSchedulerCh
 from ipc_bench.wire.transport import split_tcp_endpoint
 
 _RANK = re.compile(r"\brank (\d+)\b")
+#: The stage a case's line comes from (its report, or the wait that saw it end).
+_REPORTER = re.compile(r"\brank (\d+): ")
+#: How long a stage's report of a lost link waits for the death of the stage that
+#: broke it to be seen (the link closes as the process ends, before it can be reaped).
+DEAD_STAGE_WAIT_S = 0.2
 
 
 class PpExchange(TpExchange):
@@ -114,7 +120,8 @@ def run_pp_case(spec: CaseSpec, on_step=None, *, result: CaseResult, flusher: St
         return _PpCase(spec, result, STAGE_COMMAND, process, phases, remote).run(on_step,
                                                                                  flusher)
     except CaseError as exc:  # "rank R" of the broadcast machinery is stage R here
-        message = _RANK.sub(r"stage \1", str(exc)).replace("a rank ", "a stage ")
+        message = _RANK.sub(r"stage \1", str(exc)).replace("a rank ", "a stage ").replace(
+            "rank(s) ", "stage(s) ")
         raise CaseError(message, exc.step) from None
 
 
@@ -149,6 +156,39 @@ class _PpCase(_TpCase):
         self.result.model_info = dict(self.result.model_info, pp=self.spec.pp,
                                       pp_direct=self.spec.pp_direct)
         self.result.model_info.pop("tp", None)
+
+    def _exchange(self, on_step, flusher: StepFlusher) -> None:
+        """``_TpCase._exchange``; a failure a stage reports after another stage was
+        killed (its hidden states' link broke) names the killed stage first
+        (``_dead_first``)."""
+        try:
+            super()._exchange(on_step, flusher)
+        except CaseError as exc:
+            raise self._dead_first(exc) from None
+
+    def _dead_first(self, exc: CaseError) -> CaseError:
+        """``exc``, a stage's failure (``rank R: ...``), led by the stage killed by a
+        signal before it, when there is one (waiting ``DEAD_STAGE_WAIT_S`` at most for
+        it to be seen): ``rank 0: runner process P was killed by SIGKILL; rank 1 then
+        lost its link: runner failed at step N (...): rank 1: hidden states of step N
+        from rank 0: ...`` (``run_pp_case`` makes each ``rank`` a ``stage``). A stage
+        that exits by itself (after its own error report) is not such a cause; stages
+        started by hand are not watched from here."""
+        message = str(exc)
+        reporter = _REPORTER.search(message)
+        if reporter is None or self.remote is not None:
+            return exc
+        rank = int(reporter.group(1))
+        deadline = time.monotonic() + DEAD_STAGE_WAIT_S
+        while True:
+            for other, proc in enumerate(self.procs):
+                ended = proc.exit_description() if other != rank else None
+                if ended and " was killed by " in ended and f" {proc.pid} " not in message:
+                    return CaseError(f"rank {other}: {ended}; rank {rank} then lost its "
+                                     f"link: {message}", exc.step)
+            if time.monotonic() >= deadline:
+                return exc
+            time.sleep(0.02)
 
     def _shut_down(self, socks, ctx, clean: bool) -> None:
         """``_TpCase._shut_down``, then the store (if this case hosts one) is stopped."""

@@ -61,6 +61,7 @@ Format history:
 from __future__ import annotations
 
 import datetime
+import fcntl
 
 import csv
 import functools
@@ -84,6 +85,11 @@ PARTIAL_STEPS = "steps.partial.csv"
 HEAP_REPORT = "heap.txt"
 FILE_MODE = 0o644
 DIR_MODE = 0o755
+#: The empty file that claims a run folder (``cli.execute.claim_run_dir``). The run
+#: holds an exclusive ``flock`` on it from ``RunWriter`` until ``RunWriter.finish``
+#: (the kernel drops it when the process ends, SIGKILL included), so that
+#: ``run_in_progress`` tells a run still going from one that ended or was killed.
+CLAIM_FILE = ".claimed"
 #: Rows encoded and written at a time by an append.
 APPEND_CHUNK_ROWS = 4096
 REQUEST_COLUMNS = ("index", "req_id", "num_prompt_tokens", "num_output_tokens", "max_tokens",
@@ -107,6 +113,40 @@ def default_run_dir(root: str | os.PathLike, scenario: str) -> Path:
         except FileExistsError:
             k += 1
             path = Path(f"{base}-{k}")
+
+
+def _hold_claim(run_dir: Path) -> Optional[io.BufferedReader]:
+    """``run_dir``'s ``CLAIM_FILE`` opened and locked (``flock``, exclusive), for the
+    run to hold while it runs; ``None`` where there is no such file (a folder not
+    claimed by ``bench.py``) or it cannot be locked (a file system without locks)."""
+    try:
+        claim = open(run_dir / CLAIM_FILE, "rb")
+    except OSError:
+        return None
+    try:
+        fcntl.flock(claim, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        claim.close()
+        return None
+    return claim
+
+
+def run_in_progress(run_dir: str | os.PathLike) -> bool:
+    """Whether a run still holds ``run_dir``'s claim (``CLAIM_FILE``): it is still
+    going. False for a run that ended, however it ended (a SIGKILLed one included),
+    and for a folder without the file or on a file system without locks."""
+    try:
+        claim = open(Path(run_dir) / CLAIM_FILE, "rb")
+    except OSError:
+        return False
+    with claim:
+        try:
+            fcntl.flock(claim, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        return False
 
 
 def _json_safe(obj: Any) -> Any:
@@ -263,6 +303,7 @@ class RunWriter:
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(self.run_dir, DIR_MODE)
+        self._claim = _hold_claim(self.run_dir)
         self.metadata = metadata
         self.cases: list[dict[str, Any]] = []
         self.problems: list[str] = []
@@ -397,7 +438,12 @@ class RunWriter:
             self.problems.extend(problems)
         if failed_case is not None:
             self.failed_case = failed_case
-        self._write_summary()
+        try:
+            self._write_summary()
+        finally:  # the run has ended, whether its last summary could be written or not
+            if self._claim is not None:
+                self._claim.close()
+                self._claim = None
 
     @_writes
     def _write_summary(self) -> None:

@@ -153,6 +153,18 @@ class RunnerProcess:
         """What the case's error line adds for a runner that stopped answering."""
         return f"(state {self.state()}; killed)"
 
+    def still_starting(self, exc: Exception, startup_timeout_s: float, work: str = "") -> str:
+        """The case's line for a start-up that ran out of time (``startup_timeout_s``,
+        seconds): the process was still starting, its state, what its start-up does
+        (``work``, when it can take long) and the option that allows it more time:
+        ``frontend process P was still starting when the start-up timeout ran out: no
+        ready message from the frontend within 5 s (state T (stopped); killed); raise
+        --startup-timeout (now 5 s)``."""
+        does = f"its start-up {work}, which can take minutes: " if work else ""
+        return (f"{self.name} was still starting when the start-up timeout ran out: {exc} "
+                f"{self.hang_note()}; {does}raise --startup-timeout (now "
+                f"{startup_timeout_s:g} s)")
+
     def exit_description(self) -> Optional[str]:
         """How the process ended (``None`` while it runs)."""
         code = self.proc.poll()
@@ -546,10 +558,7 @@ class _TwoProcessCase(CaseLifecycle):
                 work += " and, on CUDA (where auto is flex), " + compiles
             if model.cuda_graphs:
                 work += "; captures a CUDA graph per bucket"
-        return (f"runner process {self.runner.pid} was still starting when the start-up "
-                f"timeout ran out: {exc} (state {self.runner.state()}; killed); its start-up "
-                f"{work}, which can take minutes: raise --startup-timeout (now "
-                f"{self.spec.startup_timeout_s:g} s)")
+        return self.runner.still_starting(exc, self.spec.startup_timeout_s, work)
 
     def _close_extras(self) -> None:
         """Stop the RSS sampler (its samples into the result) and close the frontend."""

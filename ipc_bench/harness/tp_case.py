@@ -234,7 +234,7 @@ class _TpCase(CaseLifecycle):
             send_frame(sock, encode_control(Handshake(PROTOCOL_VERSION, encode_config(
                 self._config(socks, rank)))), spec.startup_timeout_s, self.ranks.problem,
                 f"handshake to rank {rank}")
-        reply = channel.recv_control("handshake reply from every rank", spec.startup_timeout_s)
+        reply = channel.recv_control("handshake replies", spec.startup_timeout_s)
         if isinstance(reply, ErrorReport):
             self.exchange.runner_exiting = True
             raise CaseError(f"a rank refused the handshake: {reply.message}")

@@ -15,7 +15,9 @@ when their environments differ (``ipc_bench.harness.environment.compare_metadata
 each run against the ``--baseline`` run, default the first).
 
 Default output folder: ``RUN_DIR/report`` for one run; ``report-<UTC time>`` beside
-the first run for several (``beside``); either is spelt relative to the current folder
+the first run for several (``beside``), and for one run still going
+(``run_folder.run_in_progress``), so that a report made before the run's end is not
+left in its folder, stale, once it ends; either is spelt relative to the current folder
 when the first run folder was given relative, absolute when it was given absolute. Bad input (a missing folder, not a run folder, an
 unsupported result format, a run folder given twice or a copy of another one given
 (``results.check_copies``), an output that holds other files) is one line on stderr
@@ -37,6 +39,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ipc_bench.analysis.results import ResultsError, check_distinct_runs, check_run_dir
+from ipc_bench.harness.run_folder import run_in_progress
 from ipc_bench.harness.signals import deferred
 from ipc_bench.report.blocks import build_blocks, file_slugs
 from ipc_bench.report.render import render_html, render_markdown
@@ -64,7 +67,7 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
     base = baseline_run(results.paths, baseline) if baseline is not None else ""
     if output:
         out = Path(output)
-    elif len(dirs) == 1:
+    elif len(dirs) == 1 and not run_in_progress(dirs[0]):
         out = dirs[0] / "report"
     else:
         stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())

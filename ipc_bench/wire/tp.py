@@ -277,8 +277,8 @@ class TpSchedulerChannel:
             if any(now > deadline[r] for r in range(self.num_readers) if r not in got):
                 missing = [r for r in range(self.num_readers)
                            if r not in got and now > deadline[r]]
-                raise PeerTimeout(f"no {what} from rank(s) {', '.join(map(str, missing))} "
-                                  f"within {timeout_s:g} s")
+                raise PeerTimeout(f"no {what} within {timeout_s:g} s (rank(s) "
+                                  f"{', '.join(map(str, missing))} did not answer)")
         self.per_rank = [got[r] for r in range(self.num_readers)]
         return self.per_rank[0]
 

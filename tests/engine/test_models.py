@@ -386,23 +386,23 @@ def test_model_memory_check_gives_the_figures():
     with pytest.raises(ConfigError) as exc:
         check_model_memory(SchedulerConfig(num_blocks=188_400), model, "cpu")
     assert str(exc.value) == (
-        "cpu needs 0.3 GB of weights + 6.2 GB of KV cache (num_blocks 188,400 x block_size "
-        "16) on cpu; the CPU limit is 6.4 GB: lower --num-blocks (at most 188,399) or use a "
+        "cpu needs 0.3 GiB of weights + 5.7 GiB of KV cache (num_blocks 188,400 x block_size "
+        "16) on cpu; the CPU limit is 6.0 GiB: lower --num-blocks (at most 188,399) or use a "
         "smaller --model-preset")
-    # Llama 3.1 8B in bf16: 16.06 GB of weights; 64 running x 256 + 256 blocks of 16
-    # tokens x 32 layers x K/V x 8 heads x 128 dims x 2 B = 34.9 GB of KV cache
+    # Llama 3.1 8B in bf16: 15.0 GiB of weights; 64 running x 256 + 256 blocks of 16
+    # tokens x 32 layers x K/V x 8 heads x 128 dims x 2 B = 34.9 GB (32.5 GiB) of KV cache
     big = ModelConfig(name="torch", preset="llama-3.1-8b")
     with pytest.raises(ConfigError) as exc:
         check_model_memory(SchedulerConfig(num_blocks=16_640), big, "cuda", 40 * 10**9)
     assert str(exc.value) == (
-        "llama-3.1-8b needs 16.1 GB of weights + 34.9 GB of KV cache (num_blocks 16,640 x "
-        "block_size 16) on cuda; it has 40.0 GB free, of which the model may take 90 % "
-        "(36.0 GB): lower --num-blocks (at most 9,507) or use a smaller --model-preset")
+        "llama-3.1-8b needs 15.0 GiB of weights + 32.5 GiB of KV cache (num_blocks 16,640 x "
+        "block_size 16) on cuda; it has 37.3 GiB free, of which the model may take 90 % "
+        "(33.5 GiB): lower --num-blocks (at most 9,507) or use a smaller --model-preset")
     check_model_memory(SchedulerConfig(num_blocks=9_507), big, "cuda", 40 * 10**9)
     with pytest.raises(ConfigError, match=r"the weights alone do not fit: use a smaller"):
         check_model_memory(SchedulerConfig(num_blocks=1), big, "cuda", 16 * 10**9)
-    with pytest.raises(ConfigError, match=r"^llama-3.1-8b needs 32.1 GB of weights .* the "
-                                          r"CPU limit is 6.4 GB: the weights alone"):
+    with pytest.raises(ConfigError, match=r"^llama-3.1-8b needs 29.9 GiB of weights .* the "
+                                          r"CPU limit is 6.0 GiB: the weights alone"):
         check_model_memory(SchedulerConfig(num_blocks=1), big, "cpu")
     # other models allocate nothing
     check_model_memory(SchedulerConfig(num_blocks=2**30), ModelConfig(), "cpu")
@@ -411,33 +411,33 @@ def test_model_memory_check_gives_the_figures():
 @pytest.mark.parametrize("args, message", [
     (["--scenario", "decode-steady", "--model", "torch", "--device", "cpu",
       "--num-blocks", "1000000"],
-     "bench.py: error: cpu needs 0.3 GB of weights + 32.8 GB of KV cache (num_blocks "
-     "1,000,000 x block_size 16) on cpu; the CPU limit is 6.4 GB: lower --num-blocks "
+     "bench.py: error: cpu needs 0.3 GiB of weights + 30.5 GiB of KV cache (num_blocks "
+     "1,000,000 x block_size 16) on cpu; the CPU limit is 6.0 GiB: lower --num-blocks "
      "(at most 188,399) or use a smaller --model-preset"),
     (["--scenario", "decode-steady", "--model", "emulated", "--model-preset", "llama-3.1-8b",
       "--num-running", "256"],
-     "bench.py: error: llama-3.1-8b needs 16.1 GB of weights + 138.0 GB of KV cache "
-     "(num_blocks 65,792 x block_size 16) on an emulated NVIDIA H200; it has 150.8 GB, of "
-     "which the model may take 90 % (135.7 GB): lower --num-running (at most 221: it sizes "
+     "bench.py: error: llama-3.1-8b needs 15.0 GiB of weights + 128.5 GiB of KV cache "
+     "(num_blocks 65,792 x block_size 16) on an emulated NVIDIA H200; it has 140.4 GiB, of "
+     "which the model may take 90 % (126.4 GiB): lower --num-running (at most 221: it sizes "
      "the KV cache here) or --num-blocks (at most 57,038), or use a smaller --model-preset"),
     (["--scenario", "decode-steady", "--model", "emulated", "--model-preset", "llama-3.1-8b",
       "--num-running", "1024"],
-     "bench.py: error: llama-3.1-8b needs 16.1 GB of weights + 550.3 GB of KV cache "
-     "(num_blocks 262,400 x block_size 16) on an emulated NVIDIA H200; it has 150.8 GB, of "
-     "which the model may take 90 % (135.7 GB): lower --num-running (at most 221: it sizes "
+     "bench.py: error: llama-3.1-8b needs 15.0 GiB of weights + 512.5 GiB of KV cache "
+     "(num_blocks 262,400 x block_size 16) on an emulated NVIDIA H200; it has 140.4 GiB, of "
+     "which the model may take 90 % (126.4 GiB): lower --num-running (at most 221: it sizes "
      "the KV cache here) or --num-blocks (at most 57,038), or use a smaller --model-preset"),
     # the default cache holds the same tokens in blocks of 4, and fits the same batch
     (["--scenario", "decode-steady", "--model", "emulated", "--model-preset", "llama-3.1-8b",
       "--num-running", "256", "--block-size", "4"],
-     "bench.py: error: llama-3.1-8b needs 16.1 GB of weights + 138.0 GB of KV cache "
-     "(num_blocks 263,168 x block_size 4) on an emulated NVIDIA H200; it has 150.8 GB, of "
-     "which the model may take 90 % (135.7 GB): lower --num-running (at most 221: it sizes "
+     "bench.py: error: llama-3.1-8b needs 15.0 GiB of weights + 128.5 GiB of KV cache "
+     "(num_blocks 263,168 x block_size 4) on an emulated NVIDIA H200; it has 140.4 GiB, of "
+     "which the model may take 90 % (126.4 GiB): lower --num-running (at most 221: it sizes "
      "the KV cache here) or --num-blocks (at most 228,154), or use a smaller --model-preset"),
     (["--scenario", "decode-steady", "--model", "emulated", "--model-preset", "llama-3.1-8b",
       "--num-running", "1024", "--num-blocks", "300000"],
-     "bench.py: error: llama-3.1-8b needs 16.1 GB of weights + 629.1 GB of KV cache "
-     "(num_blocks 300,000 x block_size 16) on an emulated NVIDIA H200; it has 150.8 GB, of "
-     "which the model may take 90 % (135.7 GB): lower --num-blocks (at most 57,038) or use "
+     "bench.py: error: llama-3.1-8b needs 15.0 GiB of weights + 585.9 GiB of KV cache "
+     "(num_blocks 300,000 x block_size 16) on an emulated NVIDIA H200; it has 140.4 GiB, of "
+     "which the model may take 90 % (126.4 GiB): lower --num-blocks (at most 57,038) or use "
      "a smaller --model-preset"),
     (["--scenario", "decode-steady", "--model", "torch", "--model-preset", "llama-3.2-1b",
       "--vocab-size", "5000"],

@@ -170,10 +170,11 @@ def test_git_absent_when_no_repo_root(monkeypatch):
 @needs_git
 def test_git_without_commits_has_no_commit(repo):
     (repo / "code.py").write_text("x = 1\n")
-    git = env.collect_metadata()["git"]
-    assert "commit" not in git
-    assert git["branch"] == "main"
-    assert git["dirty"] is True
+    assert env.collect_metadata()["git"] == {"branch": "main", "dirty": False,
+                                             "untracked": 1}
+    _git(repo, "add", "code.py")  # staged: the index differs from the (empty) commit
+    assert env.collect_metadata()["git"] == {"branch": "main", "dirty": True,
+                                             "untracked": 0}
 
 
 @needs_git
@@ -187,20 +188,32 @@ def test_git_commit_and_dirty_flag(repo):
     assert git["branch"] == "main"
     assert git["dirty"] is False
 
-    # Untracked results do not make the checkout dirty ...
+    assert git["untracked"] == 0
+
+    # Untracked files never make the checkout dirty: they are counted apart,
+    # results/ left out ...
     (repo / "results").mkdir()
     (repo / "results" / "run1.json").write_text("{}")
-    assert env.collect_metadata()["git"]["dirty"] is False
+    assert env.collect_metadata()["git"] == {"commit": head, "branch": "main",
+                                             "dirty": False, "untracked": 0}
     _git(repo, "add", "-f", "results/run1.json")
     _git(repo, "commit", "-q", "-m", "results")
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, text=True,
+                          capture_output=True, check=True).stdout.strip()
     (repo / "results" / "run2.json").write_text("{}")
-    assert env.collect_metadata()["git"]["dirty"] is False
+    (repo / "run1.log").write_text("")
+    (repo / "run2.log").write_text("")
+    (repo / "logs").mkdir()
+    (repo / "logs" / "a.log").write_text("")
+    (repo / "logs" / "b.log").write_text("")
+    assert env.collect_metadata()["git"] == {"commit": head, "branch": "main",
+                                             "dirty": False, "untracked": 3}
 
-    # ... but other untracked files and modified tracked files do.
-    (repo / "new.py").write_text("")
-    assert env.collect_metadata()["git"]["dirty"] is True
-    (repo / "new.py").unlink()
+    # ... a tracked file that differs from the commit does, staged or not.
     (repo / "code.py").write_text("x = 2\n")
+    assert env.collect_metadata()["git"] == {"commit": head, "branch": "main",
+                                             "dirty": True, "untracked": 3}
+    _git(repo, "add", "code.py")
     assert env.collect_metadata()["git"]["dirty"] is True
 
 
@@ -229,7 +242,7 @@ def test_this_checkout_does_not_raise():
     # the git entry is either absent or well formed.
     git = env.collect_metadata().get("git")
     if git is not None:
-        assert set(git) <= {"commit", "dirty", "branch"}
+        assert set(git) <= {"commit", "dirty", "untracked", "branch"}
         if "commit" in git:
             assert re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", git["commit"])
 

@@ -180,6 +180,52 @@ def test_a_killed_frontend_fails_the_case_and_everything_is_reaped(monkeypatch, 
     assert children(os.getpid()) == []
 
 
+def test_a_frontend_stopped_at_start_up_is_named_with_its_state_and_the_option(monkeypatch):
+    """SIGSTOP before its ready message: the runner's start-up line (was "frontend: no
+    the frontend's ready message within 2 s", with no state or option)."""
+    spy = _Spy(monkeypatch)
+    real_init = supervisor.RunnerProcess.__init__
+
+    def stop_it(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        if self.role == "frontend":
+            os.kill(self.pid, signal.SIGSTOP)
+
+    monkeypatch.setattr(supervisor.RunnerProcess, "__init__", stop_it)
+    with pytest.raises(CaseError) as err:
+        run_case(steady_case(4, codec="none", transport="inproc", frontend=True,
+                             startup_timeout_s=2.0))
+    pid = spy.frontends[0].pid
+    assert str(err.value) == (
+        f"frontend process {pid} was still starting when the start-up timeout ran out: "
+        "no ready message from the frontend within 2 s (state T (stopped); killed); "
+        "raise --startup-timeout (now 2 s)")
+    assert spy.frontends[0].returncode == -signal.SIGKILL
+    assert children(os.getpid()) == []
+
+
+def test_a_frontend_stopped_mid_run_is_named_with_its_state(monkeypatch):
+    """SIGSTOP at step 30: the send that it never takes ends the case after
+    --peer-timeout with the runner's "stopped answering" line (was the send's timeout
+    alone, no process or state)."""
+    spy = _Spy(monkeypatch)
+
+    def on_step(seq, *_):
+        if seq == 30:
+            os.kill(spy.frontends[0].pid, signal.SIGSTOP)
+
+    with pytest.raises(CaseError) as err:
+        run_case(steady_case(4, frontend=True, peer_timeout_s=1.0), on_step=on_step)
+    pid = spy.frontends[0].pid
+    step = err.value.step
+    assert step > 30
+    assert str(err.value) == (
+        f"frontend process {pid} stopped answering: could not send the EngineCoreOutputs "
+        f"of step {step} to the frontend within 1 s (state T (stopped); killed)")
+    assert spy.frontends[0].returncode == -signal.SIGKILL
+    assert children(os.getpid()) == []
+
+
 def test_a_dead_runner_kills_the_frontend(monkeypatch):
     spy = _Spy(monkeypatch)
 

@@ -436,6 +436,50 @@ def test_a_receive_between_stages_waits_the_startup_allowance_at_step_0_only():
     assert link.columns["pp_in_bytes"] == [3 * 2048 * 2]
 
 
+def test_a_killed_first_stage_is_named_before_the_stage_that_lost_its_link(monkeypatch):
+    """Stage 0 SIGKILLed: stage 1's hidden-states receive breaks and it reports so;
+    the line names the killed stage first (was stage 1's report alone: "runner failed
+    at step N (...): stage 1: hidden states of step N from stage 0: Connection
+    reset by peer")."""
+    spy = spy_on(monkeypatch)
+
+    def kill_stage_0(seq, num_output_tokens, num_finished):
+        if seq == 10:
+            os.kill(spy.procs[0].pid, signal.SIGKILL)
+
+    with pytest.raises(CaseError) as err:
+        run_case(steady_case(8, policy="send", pp=2), on_step=kill_stage_0)
+    message = str(err.value)
+    pid = spy.procs[0].pid
+    step = err.value.step
+    assert re.fullmatch(
+        rf"stage 0: runner process {pid} was killed by SIGKILL; stage 1 then lost its link: "
+        rf"runner failed at step {step} \(steps.csv seq: warm-up and uncounted steps "
+        rf"included\): stage 1: hidden states of step {step} from stage 0: "
+        r"(Read error|Connection closed by peer) .*", message), message
+    assert spy.procs[0].returncode == -signal.SIGKILL
+    assert_clean(spy)
+
+
+def test_a_stage_killed_at_the_handshake_is_named_in_stages(monkeypatch):
+    """Killed before it replies: the wait is for the stages' handshake replies (was
+    "... while waiting for handshake reply from every rank")."""
+    from ipc_bench.harness import pp_stage
+
+    spy = spy_on(monkeypatch)
+    monkeypatch.setattr(pp_stage, "STAGE_COMMAND", (sys.executable, "-c", (
+        "import os, signal, sys, zmq\n"
+        "sock = zmq.Context().socket(zmq.PAIR); sock.connect(sys.argv[1]); sock.recv()\n"
+        "os.kill(os.getpid(), signal.SIGKILL)")))
+    with pytest.raises(CaseError) as err:
+        run_case(steady_case(8, policy="send", pp=2))
+    message = str(err.value)
+    stage = int(message.split(":")[0].split()[1])
+    assert message == (f"stage {stage}: runner process {spy.procs[stage].pid} was killed by "
+                       "SIGKILL while waiting for handshake replies")
+    assert_clean(spy)
+
+
 def test_a_stopped_stage_is_named_within_the_timeout(monkeypatch):
     spy = spy_on(monkeypatch)
 

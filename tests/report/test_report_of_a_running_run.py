@@ -1,0 +1,42 @@
+"""A report of one run made while the run is still going goes beside the run folder
+(``report-<UTC time>``), not into it, where it would stay stale ("killed (e.g. by
+SIGKILL) or still running") after the run ends; once the run has ended, its report
+goes into ``RUN_DIR/report`` again. A run holds its ``.claimed`` file locked until it
+ends (``run_folder.run_in_progress``)."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+
+from fault_helpers import bench, wait_for
+from ipc_bench import cli
+from ipc_bench.harness.run_folder import run_in_progress
+
+
+def test_a_report_made_mid_run_is_not_left_in_the_run_folder(tmp_path, bench_tmpdir, capsys):
+    run = tmp_path / "run"
+    proc = bench(["--scenario", "decode-steady", "--num-running", "4", "--steps", "100000000",
+                  "--codecs", "msgpack", "--policies", "send", "--no-floor",
+                  "--no-single-process", "--output", str(run)],
+                 env=dict(os.environ, TMPDIR=str(bench_tmpdir)))
+    try:
+        wait_for(lambda: (run / "steps.partial.csv").exists(), what="first flush", proc=proc)
+        assert run_in_progress(run)
+        assert cli.main(["report", str(run), "--no-figures"]) == 0
+        line = capsys.readouterr().out.strip()
+        match = re.fullmatch(rf"report: {re.escape(str(tmp_path))}/(report-\d{{8}}-\d{{6}})"
+                             r"/report\.html", line)
+        assert match, line
+        assert sorted(p.name for p in (tmp_path / match.group(1)).iterdir()) == [
+            "report.html", "report.md", "run.summary.json"]
+        assert not (run / "report").exists()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert not run_in_progress(run)  # ended (interrupted): its report goes into it
+    assert cli.main(["report", str(run), "--no-figures"]) == 0
+    assert capsys.readouterr().out == f"report: {run}/report/report.html\n"
+    assert "still running" not in (run / "report" / "report.md").read_text()
