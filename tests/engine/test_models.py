@@ -333,8 +333,8 @@ def test_runner_refuses_a_kv_cache_too_large_for_the_device():
     spec = CaseSpec(scenario="test", labels={}, policy="send", codec="msgpack", scheduler=big,
                     model=ModelConfig(name="torch", preset="cpu", device="cpu"),
                     make_workload=_workload, warmup_steps=0, max_steps=3, floor=False)
-    with pytest.raises(CaseError, match=r"^runner refused the handshake: cpu needs 0\.3 GB of "
-                                        r"weights \+ 65\.5 GB of KV cache .* lower --num-blocks"):
+    with pytest.raises(CaseError, match=r"^runner refused the handshake: cpu needs 0\.3 GiB of "
+                                        r"weights \+ 61\.0 GiB of KV cache .* lower --num-blocks"):
         run_case(spec)
 
 

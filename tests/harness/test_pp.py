@@ -476,7 +476,7 @@ def test_a_stage_killed_at_the_handshake_is_named_in_stages(monkeypatch):
     message = str(err.value)
     stage = int(message.split(":")[0].split()[1])
     assert message == (f"stage {stage}: runner process {spy.procs[stage].pid} was killed by "
-                       "SIGKILL while waiting for handshake replies")
+                       "SIGKILL, noticed while waiting for handshake replies")
     assert_clean(spy)
 
 
