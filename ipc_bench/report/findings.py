@@ -1008,8 +1008,9 @@ def findings(results) -> list[str]:
     where = _where_of(cases, results.labels)
     withheld = frozenset(withheld_keys(cases))
     recorded = recorded_metrics(results)
-    out = [_pair_finding(cases, tables, key, where, timed, withheld, recorded)
-           for key in tables["tput"]]
+    out = _request_findings(cases, where) + [
+        _pair_finding(cases, tables, key, where, timed, withheld, recorded)
+        for key in tables["tput"]]
     if timed:
         out.append(TIMED_REPLAY if {SEND, CACHED} <= set(cases["policy"])
                    else TIMED_REPLAY_ONE_ARM)
@@ -1036,6 +1037,34 @@ def findings(results) -> list[str]:
         out.extend(_floor_findings(ok))
     others = [_comparison_finding(c, where) for c in other_comparisons(results)]
     return pp + _soak_findings(cases) + _overhead_findings(cases) + others + out
+
+
+def _request_findings(cases, where: Where) -> list[str]:
+    """Per workload whose cases rejected requests on arrival or cut them at
+    max_model_len, the terminal's line (``tables.rejected_note``, ``tables.cut_note``)
+    and what it means for the findings on that workload, whose figures are of the
+    requests served (and as far as they were served) alone; before those findings."""
+    from ipc_bench.report.tables import cut_note, rejected_note
+
+    out = []
+    records = cases.to_dict("records")
+    for workload in dict.fromkeys(cases["workload"]):
+        shown = [r for r in records if r["workload"] == workload]
+        rejected, cut = rejected_note(shown), cut_note(shown)
+        if rejected:
+            out.append(f"{where(workload)}, {rejected}: every finding on it is of the "
+                       "requests served" + _alike(rejected))
+        if cut:
+            out.append(f"{where(workload)}, {cut}: every finding on it counts those "
+                       "requests' tokens up to max_model_len only" + _alike(cut))
+    return out
+
+
+def _alike(note: str) -> str:
+    """The end of a ``_request_findings`` sentence: whether its cases counted alike
+    (a note naming counts per case did not)."""
+    return (", which differ between its cases, so its cases' figures do not compare."
+            if "(per case: " in note else ", alike in every case.")
 
 
 def _soak_findings(cases) -> list[str]:
