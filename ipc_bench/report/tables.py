@@ -977,12 +977,19 @@ def _comparison_row(method: str, key: str, m: dict[str, Any], timed: bool = Fals
 
 
 def format_byte_model(rows: Iterable[dict[str, Any]]) -> str:
-    """Lines saying whether the byte model held on the captured messages, and the
-    per-request bytes ``send`` adds over ``cached`` that it implies."""
+    """Lines saying whether the byte model held on the captured messages of each case,
+    both directions counted under the case's arm (``400 of 400 messages exact (both
+    directions: 200 SchedulerOutput, 200 ModelRunnerOutput)``; a row of an older run,
+    without the split: ``(both directions)``), and the per-request bytes ``send``
+    adds over ``cached`` that it implies."""
     out = ["\nbyte model (ipc_bench.analysis.bytemodel) on the captured pure-decode messages:"]
     for r in rows:
+        s2r, r2s = r.get("scheduler_outputs_checked"), r.get("model_runner_outputs_checked")
+        split = (f": {s2r} SchedulerOutput, {r2s} ModelRunnerOutput"
+                 if s2r is not None and r2s is not None else "")
         line = (f"  [{r['workload']}] {r['codec']} {r['arm']}: "
-                f"{r['messages_checked'] - r['mismatches']}/{r['messages_checked']} exact")
+                f"{r['messages_checked'] - r['mismatches']} of {r['messages_checked']} "
+                f"messages exact (both directions{split})")
         if r.get("model_send_minus_cached_bytes_per_request") is not None:
             expected = r.get("expected_send_minus_cached_bytes_per_request",
                              r["uniform_send_minus_cached_bytes_per_request"])
