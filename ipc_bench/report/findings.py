@@ -15,7 +15,9 @@ instead: the lines its terminal printed (``analysis.pp``), first. An ``overhead`
 leads with what per-step recording costs (``_overhead_findings``). Every other paired
 comparison the run recorded (an ``--aa`` run's send' against send, cached+async
 against cached) gets a sentence of its own (``_comparison_finding``); an A/A pair's
-says whether the machine's noise alone produced a verdict.
+says whether the machine's noise alone produced a verdict. A workload whose cases
+rejected requests on arrival or cut them at max_model_len gets the terminal's line on
+it first, saying what its findings then cover (``_request_findings``).
 """
 
 from __future__ import annotations
