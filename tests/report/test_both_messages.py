@@ -82,7 +82,8 @@ def _expected(pairs: list[tuple[float, float]], key: str,
               f"{100 * (hi - 1):+.1f}] %")
     if lo <= 1.0 <= hi and (lo < 0.9 or hi > 1.1):  # holds 0 %, reaches beyond ±10 %
         return (f"{changes} {change} (mean difference cached - send: "
-                f"{-diff_us + 0.0:+.2f} µs, inconclusive: the interval reaches beyond ±10 %, too few repetitions or "
+                f"{-diff_us + 0.0:+.2f} µs, inconclusive: the interval reaches beyond ±10 %, too "
+                "few repetitions or "
                 "too noisy to tell a 10 % difference from none)")
     if lo <= 1.0 <= hi:
         return f"{noise} (cached - send: {-diff_us + 0.0:+.2f} µs, {change})"

@@ -21,7 +21,8 @@ def test_the_share_line_with_the_sign_method_and_too_few_pairs_has_no_interval()
     assert lines[0] == (
         "At 4 running requests (msgpack), send's SchedulerOutput path (build + encode + "
         "decode, medians) costs 4.00 µs per step more than cached's, 4.00 % of cached's "
-        "step, 100.0 µs as the mean of its 2 repetitions' median steps (no interval: a sign-test interval needs >= 6 pairs); "
+        "step, 100.0 µs as the mean of its 2 repetitions' median steps (no interval: a "
+        "sign-test interval needs >= 6 pairs); "
         "send's whole step, 120.0 µs as the same mean, is 20.00 % longer than cached's (no "
         "interval: a sign-test interval needs >= 6 pairs) (noisier; means over 2 "
         "repetitions of each case's figures, not the medians over repetitions that "
@@ -50,7 +51,8 @@ def test_a_time_clause_within_noise_but_wider_than_ten_percent_is_inconclusive()
                 method="t")
     assert findings._time_clause(wide, *words) == (
         f"changes encode time per step of {BOTH} by +1.4 % [-9.4, +13.4] % (mean "
-        "difference cached - send: +0.04 µs, inconclusive: the interval reaches beyond ±10 %, too few "
+        "difference cached - send: +0.04 µs, inconclusive: the interval reaches beyond ±10 %, "
+        "too few "
         "repetitions or too noisy to tell a 10 % difference from none)")
     narrow = dict(wide, ratio_low=0.95, ratio_high=1.08)
     assert findings._time_clause(narrow, *words) == (
