@@ -895,7 +895,8 @@ def comparison_parts(c: dict[str, Any]) -> Optional[tuple[str, list[str], list[l
     title = (f"{treat} vs {base}  [{c['workload']}]  {c['codec']}{transport_of(c)}: "
              f"{treat}/{base} {method}; {n} pair{'' if n == 1 else 's'}" + adjusted)
     ratio_head, diff_head = paired_column_heads(c["method"], base, treat)
-    header = ["metric", "unit", f"{base} median [IQR]", f"{treat} median [IQR]",
+    header = ["metric", "unit", f"{base} median over reps [IQR]",
+              f"{treat} median over reps [IQR]",
               ratio_head, "ratio CI", diff_head, "diff CI", "p [Holm]", "verdict"]
     held = c.get("timings_withheld")  # analysis.cores: bytes only
     held = held.replace("* timings", "timings", 1) if held else ""

@@ -35,6 +35,9 @@ def test_the_finding_and_the_comparison_block_name_their_own_statistic(tmp_path)
         "(noisier; means over 3 repetitions of each case's figures, not the medians over "
         "repetitions that `bench.py`'s comparison block prints as `step median`).")
     assert "median step," not in share and "µs median step" not in share
+    (head,) = [ln for ln in stdout.splitlines() if ln.startswith("metric ")]
+    assert head.split()[2:10] == ["send", "median", "over", "reps", "[IQR]", "cached",
+                                  "median", "over"]
     (row,) = [ln for ln in stdout.splitlines() if ln.startswith("step median ")]
     cells = row.split()
     shown = (float(cells[3].replace(",", "")), float(cells[5].replace(",", "")))
