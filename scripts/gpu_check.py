@@ -44,8 +44,11 @@ sized the same way, not measured: it runs last and gets what is left of the budg
 (at most ``ASYNC_LIMIT_S``), so where stages 1-5 spend it, it is not run (a failure);
 a session with little device time should run ``--stages 1,6``.
 
-Per case it prints the steady-state output tokens/s (counted steps) beside the
-run-level figure (every token over the case's wall time), the median step, the CUDA
+Per case it prints the steady-state output tokens/s (the counted steps' output tokens
+over their summed step time: running requests / mean step in pure decode) beside the
+run-level figure (every token over the case's wall time), the mean and the median step
+(columns ``step ms (mean)`` and ``step ms (median)``; a line under each table defines
+them), the CUDA
 event times per step (GPU busy, host = step - busy, the same over pure-decode steps,
 GPU idle between steps), the median ratio of GPU busy time to the step's roofline on
 the figures the runner measured at start-up (``x roofline``; the torch model's
@@ -203,25 +206,33 @@ def _num(value: Any) -> str:
 
 
 def case_rows(cases: list[dict[str, Any]]) -> list[list[str]]:
-    """Per case: workload, arm, codec, transport, steady and run-level tokens/s, median
-    step, GPU busy, host, host per decode step and GPU idle ms per step, the compute /
-    roofline ratio, outcome, device."""
+    """Per case: workload, arm, codec, transport, steady and run-level tokens/s, mean
+    and median step, GPU busy, host, host per decode step and GPU idle ms per step, the
+    compute / roofline ratio, outcome, device (``HEADER``, defined by ``LEGEND``)."""
     rows = []
     for s in cases:
         rows.append([
             str(s.get("workload", "?")), str(s.get("arm", s.get("policy", "?"))),
             str(s.get("codec", "?")), str(s.get("transport", "?")),
             _num(s.get("output_tokens_per_s")), _num(s.get("run_output_tokens_per_s")),
-            _ms(s.get("step_ns_median")), _ms(s.get("gpu_busy_ns_per_step")),
+            _ms(s.get("step_ns_mean")), _ms(s.get("step_ns_median")),
+            _ms(s.get("gpu_busy_ns_per_step")),
             _ms(s.get("host_ns_per_step")), _ms(s.get("host_ns_per_decode_step")),
             _ms(s.get("gpu_idle_ns_per_step")), roofline_ratio(s.get("compute_to_roofline_ratio")),
             "ok" if s.get("complete") else "FAILED", str(s.get("runner_device", "?"))])
     return rows
 
 
-HEADER = ["workload", "arm", "codec", "transport", "tok/s", "run tok/s", "step ms",
-          "GPU busy ms", "host ms", "host ms/decode", "GPU idle ms", "x roofline", "case",
-          "device"]
+HEADER = ["workload", "arm", "codec", "transport", "tok/s", "run tok/s", "step ms (mean)",
+          "step ms (median)", "GPU busy ms", "host ms", "host ms/decode", "GPU idle ms",
+          "x roofline", "case", "device"]
+#: Under each stage's table: what its tokens/s and step columns are. ``tok/s`` rests on
+#: the mean step (the counted steps' tokens over their summed time), so a slow step
+#: (a first step's CUDA graph capture) moves it and the mean, not the median.
+LEGEND = ("  tok/s: output tokens of the counted steps over their summed step time (running "
+          "requests / step ms (mean) when every counted step decodes one token each); run "
+          "tok/s: every token over the case's wall time, warm-up and start-up included; step "
+          "ms (mean), (median): of the counted steps")
 
 
 def send_shares(cases: list[dict[str, Any]]) -> list[str]:
@@ -245,7 +256,7 @@ def send_shares(cases: list[dict[str, Any]]) -> list[str]:
             continue
         lines.append(f"  send's share [{workload}] {codec}: "
                      f"{cost['send_cost_s2r_ns'] / 1e3:.1f} us of cached's "
-                     f"{cost['send_cost_measured_step_ns'] / 1e6:.2f} ms step = "
+                     f"{cost['send_cost_measured_step_ns'] / 1e6:.2f} ms median step = "
                      f"{cost['send_cost_s2r_share_of_step']:.2%}")
     return lines
 
@@ -289,9 +300,10 @@ def format_stage(run_dir: Path) -> str:
     rows = case_rows(cases)
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
               for i, h in enumerate(HEADER)]
-    lines = ["  ".join(c.ljust(w) if i < 4 or i >= 12 else c.rjust(w)
+    lines = ["  ".join(c.ljust(w) if i < 4 or i >= len(HEADER) - 2 else c.rjust(w)
                        for i, (c, w) in enumerate(zip(row, widths)))
              for row in [HEADER] + rows]
+    lines.append(LEGEND)
     if below_roofline(s.get("compute_to_roofline_ratio") for s in cases):
         lines.append(ROOFLINE_BELOW_ONE_NOTE)
     return "\n".join(lines + send_shares(cases) + async_lines(cases))
@@ -500,7 +512,9 @@ def output_folder(text: str) -> str:
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(description=__doc__.splitlines()[0])
     p.add_argument("--output", type=output_folder, help="folder for the stages' run folders "
-                   "(default: a new temporary folder, kept)")
+                   "(default: a new folder gpu-check-XXXXXXXX in the temporary folder, here "
+                   f"{tempfile.gettempdir()} ($TMPDIR, else /tmp), kept; the last line "
+                   "names it)")
     p.add_argument("--trace", type=trace_file, help="Azure conversation trace CSV (default: "
                    "../shared/traces/AzureLLMInferenceTrace_conv.csv when present; without "
                    "one stage 5 is skipped)")

@@ -821,8 +821,9 @@ def byte_model_report(captured: Sequence[tuple], summaries: Sequence[dict]) -> l
 
     ``captured``: ``(CaseSpec, [CaptureFile, ...])`` of the repetition-0 cases counted
     as pure decode; ``summaries``: the run's case summaries. One row per case: the
-    number of captured messages whose size the model predicts exactly and of those
-    it misses (``mismatches``, 0 when the model holds), and for ``send`` cases the
+    number of captured messages checked, both directions (``messages_checked``; of
+    them ``scheduler_outputs_checked`` and ``model_runner_outputs_checked``), and of
+    those whose size the model misses (``mismatches``, 0 when it holds), and for ``send`` cases the
     bytes per running request that ``send`` adds over ``cached``: from the model on
     the captured steps (``model_send_minus_cached_bytes_per_request``), for uniform
     token ids of the vocabulary (``uniform_send_minus_cached_bytes_per_request``) and
@@ -845,7 +846,7 @@ def byte_model_report(captured: Sequence[tuple], summaries: Sequence[dict]) -> l
     for spec, caps in captured:
         if not caps or spec.codec not in MODELLED_CODECS:
             continue  # nothing serialized (single-process baseline), or no model (slots)
-        checked = mismatches = 0
+        checked = mismatches = s2r_checked = 0
         extra_bytes = extra_reqs = 0
         for cap in caps:
             if cap.direction == "s2r":
@@ -854,6 +855,7 @@ def byte_model_report(captured: Sequence[tuple], summaries: Sequence[dict]) -> l
                     so = codec.decode(frame)
                     content = step_content(so)
                     checked += 1
+                    s2r_checked += 1
                     mismatches += scheduler_output_bytes(cap.codec, **content) != len(frame)
                     if content["token_ids"] is not None and content["req_ids"]:
                         content_cached = dict(content, token_ids=None)
@@ -869,7 +871,9 @@ def byte_model_report(captured: Sequence[tuple], summaries: Sequence[dict]) -> l
         row = dict(workload=spec.workload_key, codec=spec.codec, arm=spec.arm_label,
                    policy=spec.policy, vocab_size=spec.model.vocab_size,
                    token_ids=spec.model.token_ids,
-                   messages_checked=checked, mismatches=mismatches)
+                   messages_checked=checked, mismatches=mismatches,
+                   scheduler_outputs_checked=s2r_checked,
+                   model_runner_outputs_checked=checked - s2r_checked)
         if spec.policy == SEND:
             row["model_send_minus_cached_bytes_per_request"] = (
                 extra_bytes / extra_reqs if extra_reqs else None)

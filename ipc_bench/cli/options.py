@@ -292,7 +292,10 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                    help="counted steps per case (steady scenarios): after the warm-up the "
                         "case runs exactly this many pure-decode steps, and between them, "
                         "uncounted, the mixed steps (a finished request's replacement "
-                        "prefilling, a preempted one resuming)")
+                        "prefilling, a preempted one resuming); default 1000 for "
+                        "decode-steady and overhead, 300 for tp-broadcast and pp, 200 for "
+                        "step-time; the azure-* replays and soak refuse it: they run until "
+                        "their requests finish")
     p.add_argument("--warmup-steps", type=_int_in(0, MAX_STEPS),
                    help="warm-up steps per case (default 100 for decode-steady and "
                    "overhead, 30 for tp-broadcast and pp, 20 for step-time, 50 for the "

@@ -863,11 +863,33 @@ def _selection_text(options: dict, name: str, ran: set[str]) -> str:
     return f"{_text(given)} (in effect: {values})"
 
 
+#: The cases each flag of ``CASE_SELECTION_OPTIONS`` adds (or, ``--no-single-process``,
+#: leaves out), as ``_selection_lines`` names them.
+FLAG_CASES = {"aa": "A/A copies (--aa)", "async_scheduling": "cached+async cases",
+              "no_single_process": "single-process cases"}
+
+
+def _flag_text(options: dict, name: str, ran: set[str], md: dict) -> str:
+    """What a run of metadata ``md`` did about flag ``name`` (``FLAG_CASES``), from what
+    its cases ran (``ran``, ``ran_selection``) and its options as given (``options``):
+    ``run`` or ``not run``, then why: ``(--no-single-process given)``, ``(azure-conv's
+    default)`` where the flag was left off, ``(not recorded)`` for a run written before
+    the flag was recorded."""
+    did = ("False" in ran) if name == "no_single_process" else ("True" in ran)
+    scenario = md.get("scenario")
+    why = ("not recorded" if name not in options
+           else f"--{name.replace('_', '-')} given" if options[name]
+           else f"{scenario}'s default" if isinstance(scenario, str) else "default")
+    return f"{'run' if did else 'not run'} ({why})"
+
+
 def _selection_lines(oa: dict, ob: dict, a: dict, b: dict) -> list[tuple[str, bool]]:
     """The case-selection options (``CASE_SELECTION_OPTIONS``) whose cases ran other
     values in runs ``a`` and ``b`` (``ran_selection``), ``a``'s first, as
     ``_option_lines`` states them (``option --codecs differs: [msgpack] vs default
-    (msgpack, pickle)``); none makes a workload incomparable. The transport only where
+    (msgpack, pickle)``; a flag by the cases it adds, ``_flag_text``: ``single-process
+    cases differ: not run (azure-conv's default) vs run (decode-steady's default)``);
+    none makes a workload incomparable. The transport only where
     the runs share no arm (``_case_keys``)."""
     out = []
     shared = bool(_case_keys(a) & _case_keys(b))
@@ -876,6 +898,10 @@ def _selection_lines(oa: dict, ob: dict, a: dict, b: dict) -> list[tuple[str, bo
             continue  # a case setting of the arms both ran (``compare_settings``)
         ea, eb = ran_selection(a, name), ran_selection(b, name)
         if ea is None or eb is None or ea == eb:
+            continue
+        if name in FLAG_CASES:
+            out.append((f"{FLAG_CASES[name]} differ: {_flag_text(oa, name, ea, a)} vs "
+                        f"{_flag_text(ob, name, eb, b)}", False))
             continue
         out.append((f"option --{name.replace('_', '-')} differs: "
                     f"{_selection_text(oa, name, ea)} vs {_selection_text(ob, name, eb)}",

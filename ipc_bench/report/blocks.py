@@ -435,7 +435,31 @@ def _table_notes(shown: list[dict]) -> list[Block]:
     model_note = model_floor_note(shown)
     if model_note:
         out.append(("p", model_note.replace("x floor", "`x floor`", 1) + "."))
+    return out + _request_notes(shown)
+
+
+def _request_notes(shown: list[dict]) -> list[Block]:
+    """Under one workload's case table: the terminal's lines on requests rejected on
+    arrival and cut at max_model_len (``tables.rejected_note``, ``tables.cut_note``),
+    each followed by what it means for the comparison (``REJECTED_MEANING``,
+    ``CUT_MEANING``; ``UNEQUAL_REQUESTS`` where the cases counted differently)."""
+    from ipc_bench.report.tables import CUT_MEANING, REJECTED_MEANING, cut_note, rejected_note
+
+    out: list[Block] = []
+    for note, meaning, key in ((rejected_note(shown), REJECTED_MEANING, "num_rejected"),
+                               (cut_note(shown), CUT_MEANING, "num_cut_at_max_model_len")):
+        if note:
+            equal = len({s.get(key) or 0 for s in shown}) == 1
+            text = note.replace("max_model_len", "`max_model_len`").replace(
+                "--max-model-len", "`--max-model-len`")
+            out.append(("p", f"{text[0].upper()}{text[1:]}. "
+                        + (meaning if equal else UNEQUAL_REQUESTS)))
     return out
+
+
+#: After a request note whose cases counted differently (``_request_notes``).
+UNEQUAL_REQUESTS = ("The cases of this workload counted different numbers of such "
+                    "requests, so their figures are of different work and do not compare.")
 
 
 def _latency_blocks(results, level: int) -> list[Block]:

@@ -17,7 +17,9 @@ instead: the lines its terminal printed (``analysis.pp``), first. An ``overhead`
 leads with what per-step recording costs (``_overhead_findings``). Every other paired
 comparison the run recorded (an ``--aa`` run's send' against send, cached+async
 against cached) gets a sentence of its own (``_comparison_finding``); an A/A pair's
-says whether the machine's noise alone produced a verdict.
+says whether the machine's noise alone produced a verdict. A workload whose cases
+rejected requests on arrival or cut them at max_model_len gets the terminal's line on
+it first, saying what its findings then cover (``_request_findings``).
 """
 
 from __future__ import annotations
@@ -289,18 +291,18 @@ def _time_clause(row: dict[str, Any], saves: str, spends: str, noise: str,
     SchedulerOutput and the ModelRunnerOutput (-28.4 % [-40.0, -15.0] %)``
     (``TIME_CLAUSE_WORDS``). Where that interval holds 0 % the difference is worded as
     noise, never as a saving or cost: ``builds the SchedulerOutput and the
-    ModelRunnerOutput within noise of send's time per step (+0.03 µs, +0.2 % [-4.5,
+    ModelRunnerOutput within noise of send's time per step (cached - send: +0.03 µs, +0.2 % [-4.5,
     +5.2] %)``, or, where that interval also reaches beyond ±10 %
     (``stats.inconclusive``), inconclusive in the words of the tokens/s verdict
     (``_inconclusive_clause``): ``changes encode time per step of the SchedulerOutput
-    and the ModelRunnerOutput by +1.4 % [-9.4, +13.4] % (mean difference +0.04 µs,
+    and the ModelRunnerOutput by +1.4 % [-9.4, +13.4] % (mean difference cached - send: +0.04 µs,
     inconclusive: the interval reaches beyond ±10 %, too few repetitions or too noisy to
     tell a 10 % difference from none)``; where it excludes 0 % but the mean difference
     points the other way (pairs of unlike size), or where ``m``, the run's recorded
     comparison of this metric (``recorded_metrics``), finds no significant difference
     after Holm's correction (``_holm_unadjusted_note``), no saving or cost either:
     ``changes build time per step of the SchedulerOutput and the ModelRunnerOutput by
-    -5.0 % [-8.0, -2.0] % (mean difference +0.10 µs)``, with ``; not significant after Holm's correction over 7
+    -5.0 % [-8.0, -2.0] % (mean difference cached - send: +0.10 µs)``, with ``; not significant after Holm's correction over 7
     timed metrics (p 0.022, adjusted 0.131); the interval is unadjusted`` before its
     closing parenthesis in the second case (``median difference`` for ``--ci-method``
     bootstrap or sign). A row with no interval (one repetition, or too few pairs for
@@ -321,13 +323,14 @@ def _time_clause(row: dict[str, Any], saves: str, spends: str, noise: str,
     lo, hi = row["ratio_low"], row["ratio_high"]
     point = "mean" if row.get("method", "t") == "t" else "median"
     if lo <= 1.0 <= hi and inconclusive(lo, hi):
-        return (f"changes {noun} by {change} ({point} difference "
+        return (f"changes {noun} by {change} ({point} difference cached - send: "
                 f"{-saved_us + 0.0:+.2f} µs{_inconclusive_clause(row)})")
     if lo <= 1.0 <= hi:
-        return f"{noise} ({-saved_us + 0.0:+.2f} µs, {change})"
+        return f"{noise} (cached - send: {-saved_us + 0.0:+.2f} µs, {change})"
     holm = _holm_unadjusted_note(m, m.get("family_size") or 0) if m else None
     if holm or (hi < 1.0) != (saved_us > 0):
-        return (f"changes {noun} by {change} ({point} difference {-saved_us + 0.0:+.2f} µs"
+        return (f"changes {noun} by {change} ({point} difference cached - send: "
+                f"{-saved_us + 0.0:+.2f} µs"
                 + (f"; {holm}" if holm else "") + ")")
     return (saves if saved_us > 0 else spends).format(f"{abs(saved_us):.2f} µs") + \
         f" ({change})"
@@ -713,7 +716,12 @@ def _share_findings(cases, where: Where, labels: list[str],
     ``plots.send_cost_share`` draws), its interval
     by ``method``, the run's ``--ci-method`` (none where the method needs more pairs,
     said so in the pair tables' words, ``send_cost.share_interval``); cases whose
-    timings are withheld (``analysis.cores``) are left out."""
+    timings are withheld (``analysis.cores``) are left out. With 2+ repetitions a
+    step is named by its statistic, ``cached's step, 132.5 µs as the mean of its 3
+    repetitions' median steps``, not ``median step``: ``bench.py``'s comparison block
+    gives the median over repetitions of the same per-case medians as ``step
+    median`` (the figure a share under ``sign`` or ``bootstrap`` is of: ``as the
+    median of its 6 repetitions' median steps``)."""
     from ipc_bench.analysis.cores import is_withheld
     from ipc_bench.report.plots import S2R_MEDIAN_COLUMN, send_cost_table
 
@@ -753,12 +761,21 @@ def _share_line(at, where: Where, cases, s2r_median: bool, method: str = "t") ->
             else ONE_PAIR)
     median = ", medians" if s2r_median else ""
     base = f"cached's {s2r.base_ns / 1e3:,.1f} µs {step} step"
+    send_whole = f"send's whole {step} step, {(whole.base_ns + whole.diff_ns) / 1e3:,.1f} µs,"
+    if n > 1 and step == "median":  # named by the statistic over repetitions
+        stat = whole.statistic
+        base = (f"cached's step, {s2r.base_ns / 1e3:,.1f} µs as the {stat} of its {n} "
+                "repetitions' median steps")
+        send_whole = (f"send's whole step, {(whole.base_ns + whole.diff_ns) / 1e3:,.1f} µs "
+                      f"as the same {stat},")
+        over += (", not the medians over repetitions that `bench.py`'s comparison block "
+                 "prints as `step median`" if stat == "mean" else
+                 ", the comparison block's `step median`")
     path = (f"send's SchedulerOutput path (build + encode + decode{median}) "
             + path_difference(s2r.diff_ns, s2r.share, bounds(s2r), base, method,
                               s2r.pairs))
     longer = step_difference(whole.share, bounds(whole), method, whole.pairs)
-    send_step = (f"send's whole {step} step, {(whole.base_ns + whole.diff_ns) / 1e3:,.1f} "
-                 f"µs, {longer}")
+    send_step = f"{send_whole} {longer}"
     return (f"{where(workload)} ({codec}), {path}; {send_step} (noisier; {over})."
             + _oversubscribed(cases, workload, codec))
 
@@ -1067,8 +1084,9 @@ def findings(results) -> list[str]:
     where = _where_of(cases, results.labels)
     withheld = frozenset(withheld_keys(cases))
     recorded = recorded_metrics(results)
-    out = [_pair_finding(cases, tables, key, where, timed, withheld, recorded)
-           for key in tables["tput"]]
+    out = _request_findings(cases, where) + [
+        _pair_finding(cases, tables, key, where, timed, withheld, recorded)
+        for key in tables["tput"]]
     if timed:
         out.append(_timed_replay_finding(cases, tables["tput"], where, recorded)
                    if {SEND, CACHED} <= set(cases["policy"]) else TIMED_REPLAY_ONE_ARM)
@@ -1096,6 +1114,34 @@ def findings(results) -> list[str]:
         out.extend(_floor_findings(ok))
     others = [_comparison_finding(c, where) for c in other_comparisons(results)]
     return pp + _soak_findings(cases) + _overhead_findings(cases) + others + out
+
+
+def _request_findings(cases, where: Where) -> list[str]:
+    """Per workload whose cases rejected requests on arrival or cut them at
+    max_model_len, the terminal's line (``tables.rejected_note``, ``tables.cut_note``)
+    and what it means for the findings on that workload, whose figures are of the
+    requests served (and as far as they were served) alone; before those findings."""
+    from ipc_bench.report.tables import cut_note, rejected_note
+
+    out = []
+    records = cases.to_dict("records")
+    for workload in dict.fromkeys(cases["workload"]):
+        shown = [r for r in records if r["workload"] == workload]
+        rejected, cut = rejected_note(shown), cut_note(shown)
+        if rejected:
+            out.append(f"{where(workload)}, {rejected}: every finding on it is of the "
+                       "requests served" + _alike(rejected))
+        if cut:
+            out.append(f"{where(workload)}, {cut}: every finding on it counts those "
+                       "requests' tokens up to max_model_len only" + _alike(cut))
+    return out
+
+
+def _alike(note: str) -> str:
+    """The end of a ``_request_findings`` sentence: whether its cases counted alike
+    (a note naming counts per case did not)."""
+    return (", which differ between its cases, so its cases' figures do not compare."
+            if "(per case: " in note else ", alike in every case.")
 
 
 def _soak_findings(cases) -> list[str]:

@@ -318,17 +318,7 @@ def format_tables(summaries: Iterable[dict[str, Any]], method: str = "t") -> str
             out.append(f"  steps 0: {line}")
         if any(s.get("instrumentation") == "totals" for s in cases):
             out.append(f"  {BARE_LOOP_NOTE}")
-        rejected = max(((s.get("num_rejected") or 0) for s in cases), default=0)
-        if rejected:
-            total = max((s.get("num_requests") or 0) for s in cases)
-            out.append(f"  rejected on arrival: {rejected} of {total} requests could never "
-                       "fit (prompt >= max_model_len, or more KV blocks than the cache has)")
-        cut = max(((s.get("num_cut_at_max_model_len") or 0) for s in cases), default=0)
-        if cut:
-            total = max((s.get("num_requests") or 0) for s in cases)
-            out.append(f"  cut at max_model_len: {cut} of {total} requests stopped before "
-                       "their output length (prompt + output > max_model_len; "
-                       "--max-model-len sets it)")
+        out.extend(f"  {line}" for line in (rejected_note(cases), cut_note(cases)) if line)
         out.extend(model_time_lines(cases))
         unchecked = unchecked_note(cases)
         if unchecked:
@@ -498,6 +488,58 @@ GPU_TIME_COLUMNS = (("gpu_busy_ns_per_step", "GPU busy ms", 1e-6),
 ROOFLINE_COLUMNS = (("runner_forward_ns_per_step", "forward ms", 1e-6),
                     ("roofline_ns_per_step", "roofline ms", 1e-6),
                     ("compute_to_roofline_ratio", "x roofline", 1.0))
+
+
+def _request_count_note(cases: list[dict[str, Any]], key: str) -> Optional[str]:
+    """``N of M`` for the requests counted by ``key`` (``num_rejected``,
+    ``num_cut_at_max_model_len``) in one workload's ``cases``: the largest count of any
+    case over the largest ``num_requests``, followed by each case's count
+    (``; per case: ID N, ...``) where the cases counted differently; ``None`` when no
+    case counted any."""
+    counts = {s.get("case_id", "?"): s.get(key) or 0 for s in cases}
+    most = max(counts.values(), default=0)
+    if not most:
+        return None
+    total = max((s.get("num_requests") or 0) for s in cases)
+    text = f"{most} of {total}"
+    if len(set(counts.values())) > 1:
+        text += " (per case: " + ", ".join(f"{c} {n}" for c, n in counts.items()) + ")"
+    return text
+
+
+def rejected_note(cases: list[dict[str, Any]]) -> Optional[str]:
+    """The note under a workload's case table when its ``cases`` rejected requests on
+    arrival (``num_rejected``): ``rejected on arrival: 1 of 10 requests could never fit
+    (...)``, the same in the terminal and the report; ``None`` when none was."""
+    count = _request_count_note(cases, "num_rejected")
+    return None if count is None else (
+        f"rejected on arrival: {count} requests could never fit (prompt >= max_model_len, "
+        "or more KV blocks than the cache has)")
+
+
+def cut_note(cases: list[dict[str, Any]]) -> Optional[str]:
+    """The note under a workload's case table when requests of its ``cases`` stopped at
+    ``max_model_len`` before their output length (``num_cut_at_max_model_len``): ``cut
+    at max_model_len: 1 of 10 requests stopped before their output length (...)``, the
+    same in the terminal and the report; ``None`` when none did."""
+    count = _request_count_note(cases, "num_cut_at_max_model_len")
+    return None if count is None else (
+        f"cut at max_model_len: {count} requests stopped before their output length "
+        "(prompt + output > max_model_len; --max-model-len sets it)")
+
+
+#: What a rejected request means for the comparison (the report, after ``rejected_note``).
+REJECTED_MEANING = ("A request is rejected by its lengths and the engine's limits, "
+                    "whatever the policy, so every case of this workload rejected the "
+                    "same requests and the comparison stands, but it covers the requests "
+                    "served, not the whole workload: a rejected request adds no step, "
+                    "byte or token to any figure of this table, the comparison or the "
+                    "findings.")
+#: What a request cut at max_model_len means for the comparison (after ``cut_note``).
+CUT_MEANING = ("Every case stopped such a request at the same token, whatever the policy, "
+               "so the comparison stands, but of a shorter workload than the trace's: the "
+               "tokens such a request was not allowed to generate add no decode step, byte "
+               "or token to any figure of this table, the comparison or the findings.")
 
 
 def model_time_lines(cases: list[dict[str, Any]]) -> list[str]:
@@ -853,7 +895,8 @@ def comparison_parts(c: dict[str, Any]) -> Optional[tuple[str, list[str], list[l
     title = (f"{treat} vs {base}  [{c['workload']}]  {c['codec']}{transport_of(c)}: "
              f"{treat}/{base} {method}; {n} pair{'' if n == 1 else 's'}" + adjusted)
     ratio_head, diff_head = paired_column_heads(c["method"], base, treat)
-    header = ["metric", "unit", f"{base} median [IQR]", f"{treat} median [IQR]",
+    header = ["metric", "unit", f"{base} median over reps [IQR]",
+              f"{treat} median over reps [IQR]",
               ratio_head, "ratio CI", diff_head, "diff CI", "p [Holm]", "verdict"]
     held = c.get("timings_withheld")  # analysis.cores: bytes only
     held = held.replace("* timings", "timings", 1) if held else ""
@@ -935,12 +978,19 @@ def _comparison_row(method: str, key: str, m: dict[str, Any], timed: bool = Fals
 
 
 def format_byte_model(rows: Iterable[dict[str, Any]]) -> str:
-    """Lines saying whether the byte model held on the captured messages, and the
-    per-request bytes ``send`` adds over ``cached`` that it implies."""
+    """Lines saying whether the byte model held on the captured messages of each case,
+    both directions counted under the case's arm (``400 of 400 messages exact (both
+    directions: 200 SchedulerOutput, 200 ModelRunnerOutput)``; a row of an older run,
+    without the split: ``(both directions)``), and the per-request bytes ``send``
+    adds over ``cached`` that it implies."""
     out = ["\nbyte model (ipc_bench.analysis.bytemodel) on the captured pure-decode messages:"]
     for r in rows:
+        s2r, r2s = r.get("scheduler_outputs_checked"), r.get("model_runner_outputs_checked")
+        split = (f": {s2r} SchedulerOutput, {r2s} ModelRunnerOutput"
+                 if s2r is not None and r2s is not None else "")
         line = (f"  [{r['workload']}] {r['codec']} {r['arm']}: "
-                f"{r['messages_checked'] - r['mismatches']}/{r['messages_checked']} exact")
+                f"{r['messages_checked'] - r['mismatches']} of {r['messages_checked']} "
+                f"messages exact (both directions{split})")
         if r.get("model_send_minus_cached_bytes_per_request") is not None:
             expected = r.get("expected_send_minus_cached_bytes_per_request",
                              r["uniform_send_minus_cached_bytes_per_request"])

@@ -291,9 +291,9 @@ def test_the_byte_model_line_names_the_arms():
                expected_send_minus_cached_bytes_per_request=4.9750499,
                cached_arm="direct", measured_send_minus_cached_bytes_per_request=4.95)
     assert format_byte_model([row]).splitlines()[-1] == (
-        "  [num_running=16,pp=2] msgpack send: 200/200 exact; send - direct = 4.956 B per "
-        "running request on these steps (uniform ids in a 128,256 vocabulary: 4.975; "
-        "measured over the run: 4.950)")
+        "  [num_running=16,pp=2] msgpack send: 200 of 200 messages exact (both directions); "
+        "send - direct = 4.956 B per running request on these steps (uniform ids in a "
+        "128,256 vocabulary: 4.975; measured over the run: 4.950)")
 
 
 def test_the_difference_names_only_what_ran():
@@ -317,5 +317,6 @@ def test_the_byte_model_line_of_a_run_without_cached():
                expected_send_minus_cached_bytes_per_request=4.9750499,
                cached_arm=None, difference="token ids in send")
     assert format_byte_model([row]).splitlines()[-1] == (
-        "  [num_running=4,pp=1] msgpack send: 60/60 exact; token ids in send = 4.956 B per "
-        "running request on these steps (uniform ids in a 128,256 vocabulary: 4.975)")
+        "  [num_running=4,pp=1] msgpack send: 60 of 60 messages exact (both directions); "
+        "token ids in send = 4.956 B per running request on these steps (uniform ids in a "
+        "128,256 vocabulary: 4.975)")

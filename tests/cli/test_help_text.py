@@ -34,7 +34,21 @@ def test_steps_says_exactly_what_is_run():
     assert _help_of("--steps") == (
         "counted steps per case (steady scenarios): after the warm-up the case runs exactly "
         "this many pure-decode steps, and between them, uncounted, the mixed steps (a "
-        "finished request's replacement prefilling, a preempted one resuming)")
+        "finished request's replacement prefilling, a preempted one resuming); default "
+        "1000 for decode-steady and overhead, 300 for tp-broadcast and pp, 200 for "
+        "step-time; the azure-* replays and soak refuse it: they run until their requests "
+        "finish")
+
+
+def test_steps_states_the_default_each_scenario_uses():
+    from ipc_bench.harness.scenario import ScenarioOptions, discover
+
+    scenarios = discover()
+    used = {name: {c.counted_steps for c in scenarios[name].cases(
+        ScenarioOptions(repeat=2, pp=[1], tp=[1]))}
+        for name in ("decode-steady", "overhead", "tp-broadcast", "pp", "step-time")}
+    assert used == {"decode-steady": {1000}, "overhead": {1000}, "tp-broadcast": {300},
+                    "pp": {300}, "step-time": {200}}
 
 
 def test_max_requests_states_its_default():

@@ -204,7 +204,41 @@ def test_gpu_check_send_share_is_sends_extra_work_over_its_step():
                                    case("send", "pickle", 50_000, 10_000_000)])
     # the step the case measured: cached's median, as in every other output
     assert lines == ["  send's share [num_running=64] msgpack: 40.0 us of cached's 19.00 ms "
-                     "step = 0.21%"]
+                     "median step = 0.21%"]
+
+
+def test_gpu_check_names_its_step_statistics_and_what_tok_s_rests_on(tmp_path):
+    """The smoke row of a CPU run: 2 running, a 5.98 ms median step and a 20.5 ms mean
+    one (a slow first step); tok/s (97) is running / mean step, so both are shown, and
+    a line under the table says what each column is."""
+    from ipc_bench.analysis.results import FORMAT_VERSION
+
+    run = tmp_path / "1-smoke"
+    run.mkdir()
+    case = dict(workload="num_running=2", arm="send", codec="msgpack", transport="ipc",
+                output_tokens_per_s=97.4, step_ns_mean=20_530_000.0,
+                step_ns_median=5_980_000.0, complete=True, runner_device="cpu")
+    (run / "summary.json").write_text(json.dumps(dict(
+        format_version=FORMAT_VERSION, metadata={}, cases=[case])))
+    lines = gpu_check.format_stage(run).splitlines()
+    assert re.split(r"\s{2,}", lines[0].strip())[4:8] == [
+        "tok/s", "run tok/s", "step ms (mean)", "step ms (median)"]
+    assert lines[1].split()[4:8] == ["97", "-", "20.53", "5.98"]
+    assert lines[2] == (
+        "  tok/s: output tokens of the counted steps over their summed step time (running "
+        "requests / step ms (mean) when every counted step decodes one token each); run "
+        "tok/s: every token over the case's wall time, warm-up and start-up included; step "
+        "ms (mean), (median): of the counted steps")
+
+
+def test_gpu_check_help_says_where_its_default_output_goes(monkeypatch):
+    monkeypatch.setattr(gpu_check.tempfile, "tempdir", "/scratch/tmp")
+    action = next(a for a in gpu_check.build_parser()._actions
+                  if "--output" in a.option_strings)
+    assert action.help == (
+        "folder for the stages' run folders (default: a new folder gpu-check-XXXXXXXX in "
+        "the temporary folder, here /scratch/tmp ($TMPDIR, else /tmp), kept; the last "
+        "line names it)")
 
 
 def test_gpu_check_stops_after_a_failed_smoke_stage(monkeypatch, tmp_path, capsys):

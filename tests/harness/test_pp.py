@@ -557,8 +557,9 @@ def test_the_scenario_reports_every_hop(tmp_path, bench_tmpdir):
     assert [ln.split(":")[0] for ln in byte_lines] == [
         f"  [num_running=8,pp={n}] msgpack {arm}" for n in (1, 2) for arm in ("direct", "send")]
     for ln in byte_lines[1::2]:
-        assert re.fullmatch(r".*: \d+/\d+ exact; send - direct = \d+\.\d{3} B per running "
-                            r"request on these steps \(uniform ids in a 128,256 vocabulary: "
+        assert re.fullmatch(r".*: \d+ of \d+ messages exact \(both directions: \d+ "
+                            r"SchedulerOutput, \d+ ModelRunnerOutput\); send - direct = "
+                            r"\d+\.\d{3} B per running request on these steps \(uniform ids in a 128,256 vocabulary: "
                             r"4\.975; measured over the run: \d+\.\d{3}\)", ln), ln
     assert "cached" not in "".join(byte_lines)
     assert "No send/cached pair in this run: a `--pp` run compares send with `direct`" in md

@@ -18,10 +18,12 @@ def _row(codec, token_ids, expected):
 def test_lines_name_the_distribution_and_the_packed_basis():
     text = format_byte_model([_row("msgpack", "zipf", 3.172), _row("packed", "zipf", 29.0)])
     assert text.strip().splitlines()[1:] == [
-        "  [num_running=64] msgpack send: 10/10 exact; send - cached = 3.250 B per running "
+        "  [num_running=64] msgpack send: 10 of 10 messages exact (both directions); "
+        "send - cached = 3.250 B per running "
         "request on these steps (zipf ids in a 128,256 vocabulary: 3.172; measured over the "
         "run: 3.300)",
-        "  [num_running=64] packed send: 10/10 exact; send - cached = 3.250 B per running "
+        "  [num_running=64] packed send: 10 of 10 messages exact (both directions); "
+        "send - cached = 3.250 B per running "
         "request on these steps (one array('i') per request from 256 running on: 29.000; "
         "measured over the run: 3.300)"]
 
@@ -30,3 +32,13 @@ def test_rows_of_older_runs_read_as_uniform():
     row = _row("pickle", "uniform", None)
     del row["token_ids"], row["expected_send_minus_cached_bytes_per_request"]
     assert "(uniform ids in a 128,256 vocabulary: 4.975;" in format_byte_model([row])
+
+
+def test_a_line_counts_both_directions_and_says_so():
+    """One step's SchedulerOutput and ModelRunnerOutput are two messages under the
+    case's arm: 200 steps are 400 messages, split by direction."""
+    row = dict(_row("msgpack", "uniform", 4.975), messages_checked=400, mismatches=1,
+               scheduler_outputs_checked=200, model_runner_outputs_checked=200)
+    assert format_byte_model([row]).splitlines()[2].split(";")[0] == (
+        "  [num_running=64] msgpack send: 399 of 400 messages exact (both directions: 200 "
+        "SchedulerOutput, 200 ModelRunnerOutput)")

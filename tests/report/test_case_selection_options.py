@@ -68,7 +68,8 @@ def test_another_codec_and_policy_set_is_a_difference(runs, capsys):
 
 def test_no_single_process_is_a_difference(runs):
     assert _differences(runs, ["both", "nosp"]) == [
-        "- nosp against both: option --no-single-process differs: True vs default (False)"]
+        "- nosp against both: single-process cases differ: not run (--no-single-process "
+        "given) vs run (decode-steady's default)"]
 
 
 def test_a_run_written_before_compares_by_its_cases(runs):

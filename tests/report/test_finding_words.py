@@ -31,7 +31,8 @@ def test_the_tokens_finding_gives_the_paired_ratio_and_names_the_means():
     assert text == (
         "At 4 running requests (msgpack), cached sends 81 fewer bytes per step to the runner "
         "(5.3 % of send's bytes), encodes the SchedulerOutput and the ModelRunnerOutput "
-        "within noise of send's time per step (+0.00 µs, +0.0 % [+0.0, +0.0] %) and saves "
+        "within noise of send's time per step (cached - send: +0.00 µs, +0.0 % [+0.0, +0.0] %) "
+        "and saves "
         "4.90 µs per step building the SchedulerOutput and the ModelRunnerOutput (-60.5 % "
         "[-60.5, -60.5] %); output tokens/s changes by -12.3 % "
         "[-95.0, +1450.0] % (paired geometric mean over 2 repetitions, inconclusive: the "
@@ -79,11 +80,13 @@ def test_the_share_finding_takes_its_figures_from_one_aggregation():
     assert findings._share_findings(_cases(rows), _where, ["num_running"]) == [
         "At 4 running requests (msgpack), send's SchedulerOutput path (build + encode + "
         "decode, medians) is within noise of cached's: +4.00 µs per step, +1.60 % of "
-        "cached's 250.0 µs median step (send - cached: [-8.56, +11.76] %, 95 % Student-t "
-        "interval); send's whole median step, 175.0 µs, is within noise of cached's: "
+        "cached's step, 250.0 µs as the mean of its 2 repetitions' median steps (send - cached: "
+        "[-8.56, +11.76] %, 95 % Student-t "
+        "interval); send's whole step, 175.0 µs as the same mean, is within noise of cached's: "
         "-30.00 % (send - cached: [-157.06, +97.06] %, 95 % Student-t interval) "
         "(noisier; means over 2 "
-        "repetitions of each case's figures)."]
+        "repetitions of each case's figures, not the medians over repetitions that "
+        "`bench.py`'s comparison block prints as `step median`)."]
     # 12.706 (t, 1 degree of freedom) x 2,828 ns (the s2r differences' deviation) /
     # sqrt(2) = 25,412 ns around 4,000 ns over 250,000 ns: [-8.56, +11.76] %.
 

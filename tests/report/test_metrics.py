@@ -55,17 +55,17 @@ rep  policy  codec    transport  steps  out tok/s  floor tok/s  x floor  s2r B/s
 # each shows (not the ratio or difference of the medians beside them).
 GOLDEN_COMPARISONS = """
 cached vs send  [num_running=4]  msgpack: cached/send paired by repetition: geometric mean of the per-repetition ratios [95 % Student-t interval]; 2 pairs; verdicts Holm-adjusted over 7 timed metrics
-metric       unit   send median [IQR]  cached median [IQR]  cached/send (per-pair geomean)        ratio CI  send-cached (per-pair mean)            diff CI         p [Holm]                                              verdict
------------  -----  -----------------  -------------------  ------------------------------  --------------  ---------------------------  -----------------  ---------------  ---------------------------------------------------
-step mean    us     283.9 [1.15]              230.7 [0.70]                           0.813  [0.743, 0.889]                         53.1       [29.6, 76.7]    0.022 [0.130]  inconclusive: not significant after Holm adjustment
-step median  us     282.9 [1.15]              229.7 [0.70]                           0.812  [0.742, 0.889]                         53.1       [29.6, 76.7]    0.022 [0.130]  inconclusive: not significant after Holm adjustment
-out tok/s    tok/s  56,301 [301.0]          69,577 [423.0]                           1.236  [1.069, 1.429]                      -13,276  [-22,475, -4,077]    0.034 [0.130]  inconclusive: not significant after Holm adjustment
-build        us     8.10 [0]                      3.20 [0]                           0.395  [0.395, 0.395]                         4.90       [4.90, 4.90]  <0.001 [<0.001]           significant: cached 60.5 % lower than send
-encode       us     5.40 [0]                      5.40 [0]                           1.000  [1.000, 1.000]                            0             [0, 0]    1.000 [1.000]                            no significant difference
-decode       us     16.5 [0]                      16.5 [0]                           1.000  [1.000, 1.000]                            0             [0, 0]    1.000 [1.000]                            no significant difference
-sched cpu    us     141.9 [0.58]              115.4 [0.35]                           0.813  [0.743, 0.889]                         26.6       [14.8, 38.3]    0.022 [0.130]  inconclusive: not significant after Holm adjustment
-s2r bytes    B      1,530 [0]                    1,449 [0]                           0.947  [0.947, 0.947]                         81.0       [81.0, 81.0]           <0.001            significant: cached 5.3 % lower than send
-r2s bytes    B      1,424 [0]                    1,424 [0]                           1.000  [1.000, 1.000]                            0             [0, 0]            1.000                            no significant difference
+metric       unit   send median over reps [IQR]  cached median over reps [IQR]  cached/send (per-pair geomean)        ratio CI  send-cached (per-pair mean)            diff CI         p [Holm]                                              verdict
+-----------  -----  ---------------------------  -----------------------------  ------------------------------  --------------  ---------------------------  -----------------  ---------------  ---------------------------------------------------
+step mean    us     283.9 [1.15]                                  230.7 [0.70]                           0.813  [0.743, 0.889]                         53.1       [29.6, 76.7]    0.022 [0.130]  inconclusive: not significant after Holm adjustment
+step median  us     282.9 [1.15]                                  229.7 [0.70]                           0.812  [0.742, 0.889]                         53.1       [29.6, 76.7]    0.022 [0.130]  inconclusive: not significant after Holm adjustment
+out tok/s    tok/s  56,301 [301.0]                              69,577 [423.0]                           1.236  [1.069, 1.429]                      -13,276  [-22,475, -4,077]    0.034 [0.130]  inconclusive: not significant after Holm adjustment
+build        us     8.10 [0]                                          3.20 [0]                           0.395  [0.395, 0.395]                         4.90       [4.90, 4.90]  <0.001 [<0.001]           significant: cached 60.5 % lower than send
+encode       us     5.40 [0]                                          5.40 [0]                           1.000  [1.000, 1.000]                            0             [0, 0]    1.000 [1.000]                            no significant difference
+decode       us     16.5 [0]                                          16.5 [0]                           1.000  [1.000, 1.000]                            0             [0, 0]    1.000 [1.000]                            no significant difference
+sched cpu    us     141.9 [0.58]                                  115.4 [0.35]                           0.813  [0.743, 0.889]                         26.6       [14.8, 38.3]    0.022 [0.130]  inconclusive: not significant after Holm adjustment
+s2r bytes    B      1,530 [0]                                        1,449 [0]                           0.947  [0.947, 0.947]                         81.0       [81.0, 81.0]           <0.001            significant: cached 5.3 % lower than send
+r2s bytes    B      1,424 [0]                                        1,424 [0]                           1.000  [1.000, 1.000]                            0             [0, 0]            1.000                            no significant difference
 inconclusive: no significant difference, but the ratio interval reaches beyond ±10 %: too few repetitions or too noisy to tell a 10 % difference from none (more --repeat, or a quieter machine)
 not significant after Holm adjustment: the ratio CI excludes 1 but is unadjusted (as are the diff CI and the first p); the verdict comes from the p adjusted over the comparison's timed metrics [in brackets], above 0.05: no significant difference, and an interval too wide to rule out a 10 % one"""
 
@@ -372,7 +372,7 @@ def test_the_comparison_tables_paired_columns_name_their_per_pair_statistic():
         heads[method] = header
         assert [r[4] for r in rows][:1] == ["0.813"]  # the same figures, whatever the head
     assert heads["t"] == [
-        "metric", "unit", "send median [IQR]", "cached median [IQR]",
+        "metric", "unit", "send median over reps [IQR]", "cached median over reps [IQR]",
         "cached/send (per-pair geomean)", "ratio CI", "send-cached (per-pair mean)",
         "diff CI", "p [Holm]", "verdict"]
     assert heads["bootstrap"][4:7] == heads["sign"][4:7] == [

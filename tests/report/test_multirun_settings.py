@@ -41,7 +41,8 @@ def test_runs_that_share_no_arm_with_the_first_are_compared_with_each_other(repo
         # the options that choose the cases: A ran cached alone, and async
         "- B, C, D against A: option --policies differs: default (cached, send) vs "
         "[cached]",
-        "- B, C, D against A: option --async-scheduling differs: default (False) vs True",
+        "- B, C, D against A: cached+async cases differ: not run (decode-steady's default) "
+        "vs run (--async-scheduling given)",
         # B and A share no arm, so no case setting: B's transport is stated as an option
         "- B against A: option --transport differs: shm vs ipc",
         "- C against B, D: case setting frontend differs: True vs False "

@@ -52,5 +52,5 @@ def test_decode_step_check_marks_a_ratio_below_one():
 
 def test_gpu_check_marks_a_ratio_below_one():
     gc = _script("gpu_check")
-    assert gc.case_rows([dict(compute_to_roofline_ratio=0.53)])[0][11] == "0.53!"
-    assert gc.case_rows([dict(compute_to_roofline_ratio=2.0)])[0][11] == "2.00"
+    assert gc.case_rows([dict(compute_to_roofline_ratio=0.53)])[0][12] == "0.53!"
+    assert gc.case_rows([dict(compute_to_roofline_ratio=2.0)])[0][12] == "2.00"

@@ -69,7 +69,8 @@ def test_the_bytes_finding_is_the_difference_where_schedules_match():
     assert _bytes_part(SAME) == (
         "On `trace=azure-conv-timed:60` (msgpack), cached sends 285 fewer bytes per step "
         "to the runner (15.3 % of send's bytes), encodes the SchedulerOutput and the "
-        "ModelRunnerOutput within noise of send's time per step (+0.00 µs, +0.0 % [+0.0, "
+        "ModelRunnerOutput within noise of send's time per step (cached - send: +0.00 µs, +0.0 "
+        "% [+0.0, "
         "+0.0] %) and saves 4.90 µs per step building the SchedulerOutput and the "
         "ModelRunnerOutput (-60.5 % [-60.5, -60.5] %)")
 

@@ -63,18 +63,22 @@ def test_the_findings_give_the_share_at_every_running_count():
     assert findings._share_findings(cases, _where, ["num_running"]) == [
         "At 4 running requests (msgpack), send's SchedulerOutput path (build + encode + "
         "decode, medians) is within noise of cached's: +4.00 µs per step, +4.00 % of "
-        "cached's 100.0 µs median step (send - cached: [-8.71, +16.71] %, 95 % Student-t "
-        "interval); send's whole median step, 120.0 µs, is within noise of cached's: "
+        "cached's step, 100.0 µs as the mean of its 2 repetitions' median steps (send - cached: "
+        "[-8.71, +16.71] %, 95 % Student-t "
+        "interval); send's whole step, 120.0 µs as the same mean, is within noise of cached's: "
         "+20.00 % (send - cached: [-107.06, +147.06] %, 95 % Student-t interval) "
         "(noisier; means over 2 "
-        "repetitions of each case's figures).",
+        "repetitions of each case's figures, not the medians over repetitions that "
+        "`bench.py`'s comparison block prints as `step median`).",
         "At 16 running requests (msgpack), send's SchedulerOutput path (build + encode + "
         "decode, medians) is within noise of cached's: +4.00 µs per step, +1.60 % of "
-        "cached's 250.0 µs median step (send - cached: [-8.56, +11.76] %, 95 % Student-t "
-        "interval); send's whole median step, 175.0 µs, is within noise of cached's: "
+        "cached's step, 250.0 µs as the mean of its 2 repetitions' median steps (send - cached: "
+        "[-8.56, +11.76] %, 95 % Student-t "
+        "interval); send's whole step, 175.0 µs as the same mean, is within noise of cached's: "
         "-30.00 % (send - cached: [-157.06, +97.06] %, 95 % Student-t interval) "
         "(noisier; means over 2 "
-        "repetitions of each case's figures)."]
+        "repetitions of each case's figures, not the medians over repetitions that "
+        "`bench.py`'s comparison block prints as `step median`)."]
 
 
 def test_the_figure_draws_the_findings_share_and_its_interval():

@@ -21,10 +21,11 @@ def test_the_share_line_with_the_sign_method_and_too_few_pairs_has_no_interval()
     assert lines[0] == (
         "At 4 running requests (msgpack), send's SchedulerOutput path (build + encode + "
         "decode, medians) costs 4.00 µs per step more than cached's, 4.00 % of cached's "
-        "100.0 µs median step (no interval: a sign-test interval needs >= 6 pairs); "
-        "send's whole median step, 120.0 µs, is 20.00 % longer than cached's (no "
-        "interval: a sign-test interval needs >= 6 pairs) (noisier; medians over 2 "
-        "repetitions of each case's figures).")
+        "step, 100.0 µs as the median of its 2 repetitions' median steps (no interval: a "
+        "sign-test interval needs >= 6 pairs); "
+        "send's whole step, 120.0 µs as the same median, is 20.00 % longer than cached's "
+        "(no interval: a sign-test interval needs >= 6 pairs) (noisier; medians over 2 "
+        "repetitions of each case's figures, the comparison block's `step median`).")
     boot = findings._share_findings(cases, _where, ["num_running"], "bootstrap")[1]
     assert "(no interval: a percentile-bootstrap interval needs >= 34 pairs)" in boot
     assert "Student-t" not in boot
@@ -50,11 +51,12 @@ def test_a_time_clause_within_noise_but_wider_than_ten_percent_is_inconclusive()
                 method="t")
     assert findings._time_clause(wide, *words) == (
         f"changes encode time per step of {BOTH} by +1.4 % [-9.4, +13.4] % (mean "
-        "difference +0.04 µs, inconclusive: the interval reaches beyond ±10 %, too few "
+        "difference cached - send: +0.04 µs, inconclusive: the interval reaches beyond ±10 %, "
+        "too few "
         "repetitions or too noisy to tell a 10 % difference from none)")
     narrow = dict(wide, ratio_low=0.95, ratio_high=1.08)
     assert findings._time_clause(narrow, *words) == (
-        f"encodes {BOTH} within noise of send's time per step (+0.04 µs, +1.4 % "
+        f"encodes {BOTH} within noise of send's time per step (cached - send: +0.04 µs, +1.4 % "
         "[-5.0, +8.0] %)")
 
 

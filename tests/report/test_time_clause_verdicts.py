@@ -56,8 +56,8 @@ def test_a_time_difference_not_significant_after_holm_claims_no_saving_or_cost()
     recorded = {k: dict(v, family_size=len(c["family"])) for k, v in c["metrics"].items()}
     assert findings._saving_clauses(tables, key, (), recorded)[1] == (
         "changes encode time per step of the SchedulerOutput and the ModelRunnerOutput by "
-        "+10.3 % [+4.0, +17.0] % (mean difference +0.83 µs; not significant after Holm's "
-        "correction over 7 timed metrics (p 0.019, adjusted 0.132); the interval is "
+        "+10.3 % [+4.0, +17.0] % (mean difference cached - send: +0.83 µs; not significant "
+        "after Holm's correction over 7 timed metrics (p 0.019, adjusted 0.132); the interval is "
         "unadjusted)")
     # without the run's recorded comparison (a report of several runs): the pair
     # table's interval alone, which the clause uses and README names

@@ -200,7 +200,7 @@ def test_compare_settings_names_each_setting_and_its_workloads():
     a = _md()
     a["cases"].append(dict(a["cases"][0], codec="none", transport="inproc", floor=False))
     assert compare_settings(a, _md()) == (
-        ["option --no-single-process differs: not recorded (False) vs not recorded (True)"],
+        ["single-process cases differ: run (not recorded) vs not run (not recorded)"],
         [])
 
 
@@ -441,3 +441,20 @@ def test_one_file_is_known_by_its_resolved_path_where_both_runs_recorded_it():
     assert compare_settings(rel, dict(old, options=dict(max_requests=20)))[0][0] == (
         "trace rows differ: the same file ../t/conv.csv read to other rows (--max-requests "
         "10 vs 20; sha256 of the rows replayed 1ea16e3c91a1 vs f1b25979cb62)")
+
+
+def test_a_flag_left_to_two_scenarios_defaults_says_what_each_run_did():
+    """decode-steady runs single-process cases by default, azure-conv none: neither was
+    given --no-single-process, and the line says which ran them, not ``default (True)
+    vs default (False)``."""
+    a, b = _md(), _md(labels={"trace": "azure-conv:10"})
+    a["cases"].append(dict(a["cases"][0], codec="none", transport="inproc", floor=False))
+    a["scenario"], b["scenario"] = "decode-steady", "azure-conv"
+    for md in (a, b):
+        md["options"].update(no_single_process=False, aa=False, async_scheduling=False)
+    lines = compare_settings(b, a)[0]
+    assert ("single-process cases differ: not run (azure-conv's default) vs run "
+            "(decode-steady's default)") in lines
+    b["options"]["no_single_process"] = True
+    assert ("single-process cases differ: not run (--no-single-process given) vs run "
+            "(decode-steady's default)") in compare_settings(b, a)[0]

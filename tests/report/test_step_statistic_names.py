@@ -1,0 +1,45 @@
+"""A share finding of several repetitions names its step statistic, the mean over the
+repetitions of each case's median step, apart from the terminal comparison block's
+``step median`` row, the median over the repetitions of the same per-case medians: two
+numbers, never under one name."""
+
+from __future__ import annotations
+
+import json
+import statistics
+
+import pytest
+
+from tests.analysis_run import run_bench
+
+ARGS = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "30",
+        "--warmup-steps", "5", "--repeat", "3", "--codecs", "msgpack",
+        "--no-single-process", "--no-floor"]
+
+
+def test_the_finding_and_the_comparison_block_name_their_own_statistic(tmp_path):
+    from ipc_bench.analysis.results import load
+    from ipc_bench.report.findings import findings
+
+    stdout = run_bench(tmp_path / "run", ARGS)
+    cases = json.loads((tmp_path / "run" / "summary.json").read_text())["cases"]
+    steps = {p: [c["step_ns_median"] / 1e3 for c in cases if c["policy"] == p]
+             for p in ("send", "cached")}
+    (share,) = [f for f in findings(load([tmp_path / "run"]))
+                if "SchedulerOutput path" in f]
+    assert (f"of cached's step, {statistics.mean(steps['cached']):,.1f} µs as the mean of "
+            "its 3 repetitions' median steps (") in share
+    assert (f"; send's whole step, {statistics.mean(steps['send']):,.1f} µs as the same "
+            "mean, is ") in share
+    assert share.endswith(
+        "(noisier; means over 3 repetitions of each case's figures, not the medians over "
+        "repetitions that `bench.py`'s comparison block prints as `step median`).")
+    assert "median step," not in share and "µs median step" not in share
+    (head,) = [ln for ln in stdout.splitlines() if ln.startswith("metric ")]
+    assert head.split()[2:10] == ["send", "median", "over", "reps", "[IQR]", "cached",
+                                  "median", "over"]
+    (row,) = [ln for ln in stdout.splitlines() if ln.startswith("step median ")]
+    cells = row.split()
+    shown = (float(cells[3].replace(",", "")), float(cells[5].replace(",", "")))
+    assert shown == pytest.approx((statistics.median(steps["send"]),
+                                   statistics.median(steps["cached"])), abs=0.051)
