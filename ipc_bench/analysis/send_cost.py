@@ -543,7 +543,9 @@ def share_line(row: CostRow) -> str:
 
     where = f"fixed step {row.step_time_ms:g} ms, B = {row.num_running}, {row.codec}"
     step = ("" if row.measured_step_ns is None
-            else f" (cached's median, {row.measured_step_ns / 1e6:.2f} ms)")
+            else f" (cached's median, {row.measured_step_ns / 1e6:.2f} ms)"
+            if row.repetitions < 2 else f" (cached's median, {row.measured_step_ns / 1e6:.2f}"
+            f" ms as the {row.statistic} of its {row.repetitions} repetitions' medians)")
     s2r = ("the SchedulerOutput path's difference is missing" if row.s2r_ns is None else
            "send's SchedulerOutput path (build + encode + decode, medians) ")
     method, n, stat = row.method, row.repetitions, row.statistic

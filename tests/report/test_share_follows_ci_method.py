@@ -49,19 +49,22 @@ HEAD = ("fixed step 5 ms, B = 16, msgpack: send's SchedulerOutput path (build + 
     # the mean's Student-t interval holds 0 (the 20 µs pair widens it), the median's
     # sign-test interval does not
     ("t", HEAD.replace("costs ", "is within noise of cached's: ") + "+5.83 µs per step, "
-     "+0.11 % of the measured step (cached's median, 5.25 ms) (send - cached: [-0.03, "
+     "+0.11 % of the measured step (cached's median, 5.25 ms as the mean of its 6 "
+     "repetitions' medians) (send - cached: [-0.03, "
      "+0.25] %, 95 % Student-t interval); send's whole median step is within noise of "
      "cached's: +1.43 % (send - cached: [-0.79, +3.65] %, 95 % Student-t interval) "
      "(noisier). Means over 6 repetitions; each share is the mean difference over the "
      "mean step."),
     ("sign", HEAD + "3.50 µs per step more than cached's, 0.07 % of the measured step "
-     "(cached's median, 5.20 ms) (send - cached: [+0.02, +0.38] %, 95 % sign-test "
+     "(cached's median, 5.20 ms as the median of its 6 repetitions' medians) (send - "
+     "cached: [+0.02, +0.38] %, 95 % sign-test "
      "interval of the median difference); send's whole median step is 0.67 % longer than "
      "cached's (send - cached: [+0.19, +5.77] %, 95 % sign-test interval of the median "
      "difference) (noisier). Medians over 6 repetitions; each share is the median "
      "difference over the median step."),
     ("bootstrap", HEAD + "3.50 µs per step more than cached's, 0.07 % of the measured "
-     "step (cached's median, 5.20 ms) (no interval: a percentile-bootstrap interval "
+     "step (cached's median, 5.20 ms as the median of its 6 repetitions' medians) (no "
+     "interval: a percentile-bootstrap interval "
      "needs >= 34 pairs); send's whole median step is 0.67 % longer than cached's (no "
      "interval: a percentile-bootstrap interval needs >= 34 pairs) (noisier). Medians "
      "over 6 repetitions; each share is the median difference over the median step.")])

@@ -130,7 +130,8 @@ def test_a_step_time_share_line_gives_each_interval_and_calls_one_holding_zero_n
     assert share_line(row) == (
         "fixed step 2 ms, B = 16, msgpack: send's SchedulerOutput path (build + encode + "
         "decode, medians) costs 3.24 µs per step more than cached's, 0.15 % of the "
-        "measured step (cached's median, 2.16 ms) (send - cached: [+0.10, +0.20] %, 95 % "
+        "measured step (cached's median, 2.16 ms as the mean of its 3 repetitions' "
+        "medians) (send - cached: [+0.10, +0.20] %, 95 % "
         "Student-t interval); send's whole median step is within noise of cached's: "
         "+0.23 % (send - cached: [-0.40, +0.86] %, 95 % Student-t interval) (noisier). "
         "Means over 3 repetitions; each share is the mean difference over the mean step.")

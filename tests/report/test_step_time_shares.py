@@ -124,7 +124,8 @@ def test_repetitions_share_is_the_mean_difference_over_the_mean_step_in_both_out
     assert findings[0] == (
         "fixed step 5 ms, B = 16, msgpack: send's SchedulerOutput path (build + encode + "
         "decode, medians) costs 4.00 µs per step more than cached's; its share of the "
-        "measured step (cached's median, 18.50 ms): -*; send's whole median step against "
+        "measured step (cached's median, 18.50 ms as the mean of its 2 repetitions' "
+        "medians): -*; send's whole median step against "
         "cached's: -*. -*: withheld, as the fixed step ran off nominal (the warning "
         "below): this row did not have a 5 ms step, so a share of the step it measured is "
         "not send's cost at 5 ms. Means over 2 repetitions; each share is the mean "
@@ -279,7 +280,8 @@ def test_sends_whole_step_unexplained_by_its_path_is_warned_and_withheld():
     assert ["2", "16", "msgpack", "2.15", "26.0", "1.21", "6.36", "0.30"] in cells
     line = ("fixed step 2 ms, B = 64, msgpack: send's SchedulerOutput path (build + encode "
             "+ decode, medians) is within noise of cached's: +21.68 µs per step, +0.93 % of "
-            "the measured step (cached's median, 2.32 ms) (send - cached: [-4.69, +6.56] %, "
+            "the measured step (cached's median, 2.32 ms as the mean of its 2 repetitions' "
+            "medians) (send - cached: [-4.69, +6.56] %, "
             "95 % Student-t interval); send's whole median step against cached's: -*. -*: "
             "withheld, as send's whole step ran longer than its SchedulerOutput path "
             "explains (the warning below): its whole-step difference is not send's cost. "
