@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -423,6 +424,28 @@ def _microbench_processes(run: Path) -> list[str]:
     return processes_matching("microbench", str(run))
 
 
+def _interrupt_microbench(run: Path, out: Path, phase: str, kill, signum):
+    """Start ``bench.py microbench RUN --output OUT --fast`` in a new session and send
+    it ``signum`` (``kill``: ``os.killpg`` or ``os.kill``) 0.3 s after its start
+    (``phase`` "start") or once a pyperf worker runs ("first arm"); returns the process
+    (exited) and its stderr."""
+    proc = subprocess.Popen([sys.executable, "bench.py", "microbench", str(run),
+                             "--output", str(out), "--fast"], cwd=REPO,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    if phase == "start":
+        time.sleep(0.3)
+    else:  # a pyperf worker (the arm's child) is running
+        first = proc.stderr.readline()
+        assert first.startswith(f"microbench: 8 benchmarks (send: 4, cached: 4) -> {out};")
+        deadline = time.monotonic() + 60
+        while not any("--worker" in c for c in _microbench_processes(run)):
+            assert time.monotonic() < deadline, "no pyperf worker started"
+            time.sleep(0.05)
+    kill(proc.pid, signum)
+    return proc, proc.communicate(timeout=60)[1]
+
+
 @pytest.mark.parametrize("sig,group", [("SIGINT", True), ("SIGTERM", False)])
 def test_microbench_interrupted_leaves_no_process_and_no_empty_folder(sig, group, tiny_run,
                                                                        tmp_path):
@@ -433,21 +456,16 @@ def test_microbench_interrupted_leaves_no_process_and_no_empty_folder(sig, group
     signum = getattr(signal, sig)
     for phase in ("start", "first arm"):
         out = tmp_path / f"mb-{phase.replace(' ', '-')}"
-        proc = subprocess.Popen([sys.executable, "bench.py", "microbench", str(tiny_run),
-                                 "--output", str(out), "--fast"], cwd=REPO,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                start_new_session=True)
-        if phase == "start":
-            time.sleep(0.3)
-        else:  # a pyperf worker (the arm's child) is running
-            first = proc.stderr.readline()
-            assert first.startswith(f"microbench: 8 benchmarks (send: 4, cached: 4) -> {out};")
-            deadline = time.monotonic() + 60
-            while not any("--worker" in c for c in _microbench_processes(tiny_run)):
-                assert time.monotonic() < deadline, "no pyperf worker started"
-                time.sleep(0.05)
-        (os.killpg if group else os.kill)(proc.pid, signum)
-        err = proc.communicate(timeout=60)[1]
+        for attempt in range(3):
+            proc, err = _interrupt_microbench(tiny_run, out, phase,
+                                              os.killpg if group else os.kill, signum)
+            if proc.returncode or attempt == 2:
+                break
+            # 0: on a loaded machine the scan of /proc for a worker can take as long as
+            # the whole run (14 s), and the signal then lands after the command ended,
+            # where it leaves the exit code alone (signals.restore): try again
+            assert (out / "in_loop_vs_pyperf.json").exists(), err
+            shutil.rmtree(out)
         assert proc.returncode == 128 + signum
         # at start-up a loaded machine may not have planned the benchmarks yet: then
         # bench.py's own line (test_microbench_interrupted_before_the_plan_is_one_line)
