@@ -309,22 +309,31 @@ def test_torch_digests_survive_preemption():
         assert digest == roomy
 
 
-def test_torch_digests_equal_through_run_case():
+#: The default run takes each policy and each codec once through ``run_case`` (a torch
+#: runner process each, about 2 s); the other two pairs, which the in-process test above
+#: already checks for equal digests, run with ``-m slow``.
+_THROUGH_RUN_CASE = [
+    pytest.param([("send", "msgpack"), ("cached", "pickle")], id="each-policy-and-codec"),
+    pytest.param([("send", "pickle"), ("cached", "msgpack")], id="other-pairs",
+                 marks=pytest.mark.slow)]
+
+
+@pytest.mark.parametrize("pairs", _THROUGH_RUN_CASE)
+def test_torch_digests_equal_through_run_case(pairs):
     # tiny, not cpu: the equality is the same at either shape; cpu's 256-wide
     # embedding and LM head over 128,256 tokens made these two tests 2-3x slower
     cfg = ModelConfig(name="torch", preset="tiny", seed=1, device="cpu")
     in_process = drive(SCHED, cfg, "cached", "msgpack", 50)[0]
     digests = set()
-    for policy in ("send", "cached"):
-        for codec in ("msgpack", "pickle"):
-            spec = CaseSpec(scenario="test", labels={"w": 1}, policy=policy, codec=codec,
-                            scheduler=SCHED, model=cfg, make_workload=_workload,
-                            warmup_steps=5, max_steps=50, floor=False)
-            result = run_case(spec)
-            assert result.runner_device == "cpu (attention gather)"
-            # some step scheduled a prompt chunk that sampled nothing (partial prefill)
-            assert any(row[7] < row[4] for row in result.sched_rows)
-            digests.add(result.token_digest)
+    for policy, codec in pairs:
+        spec = CaseSpec(scenario="test", labels={"w": 1}, policy=policy, codec=codec,
+                        scheduler=SCHED, model=cfg, make_workload=_workload,
+                        warmup_steps=5, max_steps=50, floor=False)
+        result = run_case(spec)
+        assert result.runner_device == "cpu (attention gather)"
+        # some step scheduled a prompt chunk that sampled nothing (partial prefill)
+        assert any(row[7] < row[4] for row in result.sched_rows)
+        digests.add(result.token_digest)
     assert digests == {in_process}
 
 

@@ -235,7 +235,8 @@ def test_tp_ranks_in_another_namespace_broadcast_over_the_veth(pair, tmp_path):
 
 def test_pp_stages_in_another_namespace_meet_through_the_schedulers_store(pair, tmp_path):
     # A fixed 2 ms step over 400 steps keeps each case's gloo listeners up for at least
-    # 0.8 s: long enough for the watcher below to see them on a loaded machine.
+    # 0.8 s: long enough for the watcher below, polling every 0.1 s, to see them on a
+    # loaded machine.
     args = ["--scenario", "pp", "--pp", "2", "--transport", "tcp", "--num-running", "8",
             "--steps", "400", "--warmup-steps", "5", "--codecs", "msgpack", "--model",
             "fixed-step", "--step-time-ms", "2", "--quiet"]
@@ -254,7 +255,7 @@ def test_pp_stages_in_another_namespace_meet_through_the_schedulers_store(pair, 
     done = threading.Event()
 
     def watch() -> None:
-        while not done.wait(0.02):
+        while not done.wait(0.1):
             listing = _ip_netns_ss(pair.b)
             seen.update(local for local, pid in listing if pid in {s.pid for s in stages})
 

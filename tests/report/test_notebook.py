@@ -5,6 +5,7 @@ one whose steps.csv holds a value that is not a number."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -15,6 +16,20 @@ nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
 
 NOTEBOOK = REPO / "notebooks" / "analysis.ipynb"
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory):
+    """One small real run (``make_small_run``) for the module; each test works on its
+    own copy (``_copy``)."""
+    return make_small_run(tmp_path_factory.mktemp("notebook") / "small-run")
+
+
+def _copy(small_run, path):
+    """The module's small run copied, unchanged, to ``path`` (its name is the run's
+    name); returns ``path``."""
+    shutil.copytree(small_run, path)
+    return path
 
 
 def test_notebook_is_committed_clean():
@@ -28,10 +43,10 @@ def test_notebook_is_committed_clean():
             assert cell.outputs == [] and cell.execution_count is None
 
 
-def test_notebook_analyses_every_run_given(tmp_path):
+def test_notebook_analyses_every_run_given(small_run, tmp_path):
     """Given two runs, every section shows each of them under its name (it showed the
     first alone), and the throughput figure shows both side by side."""
-    run_dir = make_small_run(tmp_path / "nb-run")
+    run_dir = _copy(small_run, tmp_path / "nb-run")
     copy = copy_as_another_run(run_dir, tmp_path / "nb-copy")
     nb = nbformat.read(NOTEBOOK, as_version=4)
     nb.cells[0].source = f"RESULTS = {[str(run_dir), str(copy)]!r}"
@@ -67,11 +82,11 @@ def _execute(run_dir):
     return [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
 
 
-def test_notebook_runs_on_a_run_killed_in_its_first_case(tmp_path):
+def test_notebook_runs_on_a_run_killed_in_its_first_case(small_run, tmp_path):
     # What a SIGKILLed bench.py leaves while its first case runs: summary.json naming
     # the running case and no case, every CSV file its header line alone, the case's
     # rows so far in steps.partial.csv.
-    run_dir = make_small_run(tmp_path / "killed")
+    run_dir = _copy(small_run, tmp_path / "killed")
     summary = json.loads((run_dir / "summary.json").read_text())
     first = summary["metadata"]["cases"][0]["case_id"]
     summary.update(status="incomplete", cases=[], comparisons=[], byte_model=[],
@@ -96,8 +111,8 @@ def test_notebook_runs_on_a_run_killed_in_its_first_case(tmp_path):
     assert markdown == ["- The run has no finished case."]
 
 
-def test_notebook_runs_on_a_steps_file_with_a_value_that_is_not_a_number(tmp_path):
-    run_dir = make_small_run(tmp_path / "edited")
+def test_notebook_runs_on_a_steps_file_with_a_value_that_is_not_a_number(small_run, tmp_path):
+    run_dir = _copy(small_run, tmp_path / "edited")
     steps = run_dir / "steps.csv"
     lines = steps.read_text().splitlines(keepends=True)
     names = lines[0].rstrip("\r\n").split(",")

@@ -24,7 +24,7 @@ def test_a_repeat_run_cut_short_counts_its_repetitions(tmp_path):
     last.update(complete=False, error="interrupted by SIGINT")
     summary.update(status="incomplete", problems=[f"{last['case_id']}: interrupted by SIGINT"])
     (run / "summary.json").write_text(json.dumps(summary))
-    assert cli.main(["report", str(run), "--output", str(tmp_path / "rep")]) == 0
+    assert cli.main(["report", str(run), "--output", str(tmp_path / "rep"), "--no-figures"]) == 0
     md = (tmp_path / "rep" / "report.md").read_text().splitlines()
     assert f"- {CUT}" in md
     assert not any(ONE_REPETITION in line for line in md)
@@ -33,6 +33,6 @@ def test_a_repeat_run_cut_short_counts_its_repetitions(tmp_path):
 def test_one_repetition_per_case_is_said_as_before(tmp_path):
     run = tmp_path / "run"
     run_bench(run, RUN)
-    assert cli.main(["report", str(run), "--output", str(tmp_path / "rep")]) == 0
+    assert cli.main(["report", str(run), "--output", str(tmp_path / "rep"), "--no-figures"]) == 0
     md = (tmp_path / "rep" / "report.md").read_text().splitlines()
     assert f"- {ONE_REPETITION}" in md
