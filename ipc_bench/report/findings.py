@@ -761,16 +761,20 @@ def _share_line(at, where: Where, cases, s2r_median: bool, method: str = "t") ->
             else ONE_PAIR)
     median = ", medians" if s2r_median else ""
     base = f"cached's {s2r.base_ns / 1e3:,.1f} µs {step} step"
-    send_whole = f"send's whole {step} step, {(whole.base_ns + whole.diff_ns) / 1e3:,.1f} µs,"
+    # send's own figure: the mean of its steps is cached's mean plus the mean difference;
+    # a median is not, so send's median is taken from send's steps
+    send_ns = (whole.base_ns + whole.diff_ns if whole.statistic == "mean" else
+               float((at[CACHED] + at["diff"]).median()))
+    send_whole = f"send's whole {step} step, {send_ns / 1e3:,.1f} µs,"
     if n > 1 and step == "median":  # named by the statistic over repetitions
         stat = whole.statistic
         base = (f"cached's step, {s2r.base_ns / 1e3:,.1f} µs as the {stat} of its {n} "
                 "repetitions' median steps")
-        send_whole = (f"send's whole step, {(whole.base_ns + whole.diff_ns) / 1e3:,.1f} µs "
-                      f"as the same {stat},")
+        send_whole = f"send's whole step, {send_ns / 1e3:,.1f} µs as the same {stat},"
         over += (", not the medians over repetitions that `bench.py`'s comparison block "
                  "prints as `step median`" if stat == "mean" else
-                 ", the comparison block's `step median`")
+                 ", the comparison block's `step median`; each % is the paired "
+                 "differences' median over cached's median step, not the two medians' gap")
     path = (f"send's SchedulerOutput path (build + encode + decode{median}) "
             + path_difference(s2r.diff_ns, s2r.share, bounds(s2r), base, method,
                               s2r.pairs))

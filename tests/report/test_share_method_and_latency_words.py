@@ -25,7 +25,9 @@ def test_the_share_line_with_the_sign_method_and_too_few_pairs_has_no_interval()
         "sign-test interval needs >= 6 pairs); "
         "send's whole step, 120.0 µs as the same median, is 20.00 % longer than cached's "
         "(no interval: a sign-test interval needs >= 6 pairs) (noisier; medians over 2 "
-        "repetitions of each case's figures, the comparison block's `step median`).")
+        "repetitions of each case's figures, the comparison block's `step median`; each % "
+        "is the paired differences' median over cached's median step, not the two "
+        "medians' gap).")
     boot = findings._share_findings(cases, _where, ["num_running"], "bootstrap")[1]
     assert "(no interval: a percentile-bootstrap interval needs >= 34 pairs)" in boot
     assert "Student-t" not in boot
@@ -79,3 +81,19 @@ def test_the_latency_clause_gives_e2e_table_cells_and_its_repetitions():
     one = findings._latency_clause(pd.DataFrame([r for r in rows if not r["repetition"]]),
                                    key)
     assert one.endswith("E2E p50 45.5 → 45.0 ms, p99 380.1 → 370.0 ms")
+
+
+def test_sends_median_step_is_its_own_median_not_cacheds_plus_the_median_difference(
+        monkeypatch):
+    # 3 pairs (send, cached): (150, 100), (110, 105), (140, 130) µs. The median of the
+    # differences (50, 5, 10) is 10 µs and cached's median 105 µs, but send's own median
+    # is 140 µs, not 115 µs (the line said 115 under sign or bootstrap).
+    import test_send_cost_one_share as one
+
+    monkeypatch.setattr(one, "PAIRS", ((4, [(150_000.0, 100_000.0, 3000.0),
+                                            (110_000.0, 105_000.0, 3000.0),
+                                            (140_000.0, 130_000.0, 3000.0)]),))
+    line = findings._share_findings(pd.DataFrame(one._rows()), _where, ["num_running"],
+                                    "sign")[0]
+    assert "send's whole step, 140.0 µs as the same median, is 9.52 % longer" in line
+    assert "cached's step, 105.0 µs as the median of its 3 repetitions' median" in line
