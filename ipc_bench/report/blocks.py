@@ -489,8 +489,21 @@ def _latency_blocks(results, level: int) -> list[Block]:
                       in LATENCY_MEANINGS.items())
     blocks.append(("p", f"{legend} p50 and p99 are percentiles, mean the mean, in ms. "
                         f"{TPOT_ITL_DIFFER} {ARRIVAL_BOUND_NOTE[:1].upper()}"
-                        f"{ARRIVAL_BOUND_NOTE[1:]}"))
+                        f"{ARRIVAL_BOUND_NOTE[1:]}{_few_requests_note(records)}"))
     return blocks
+
+
+def _few_requests_note(records: list[dict]) -> str:
+    """`` p99 ...`` when some case of ``records`` has fewer than 100 requests: its TTFT,
+    TPOT and E2E p99 (numpy's linear interpolation) then lie between its two largest
+    values; ``''`` otherwise."""
+    counts = [int(r["num_requests"]) for r in records if r.get("num_requests")]
+    if not counts or min(counts) >= 100:
+        return ""
+    fewest = min(counts)
+    return (f" With fewer than 100 requests in a case (here as few as {fewest:,}), its "
+            "TTFT, TPOT and E2E p99 lie between its two largest values: read them as "
+            "about the maximum, not as a tail percentile.")
 
 
 def _gap_blocks(results, level: int) -> list[Block]:

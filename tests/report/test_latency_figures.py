@@ -114,6 +114,11 @@ def test_the_report_gives_the_terminals_latency_table(timed_run, tmp_path, capsy
     for name, meaning in LATENCY_MEANINGS.items():
         assert f"`{name.upper()}`: {meaning}." in section
     assert TPOT_ITL_DIFFER in section
+    # 6 requests a case: the p99 is between the two largest values
+    assert section.rstrip().endswith(
+        " With fewer than 100 requests in a case (here as few as 6), its TTFT, TPOT and "
+        "E2E p99 lie between its two largest values: read them as about the maximum, not "
+        "as a tail percentile.")
     assert re.search(
         r"\n- This is a timed replay: arrivals follow the trace's clock, so its tokens/s "
         r"\(wall\), every output token over the wall time from the first arrival to the "
