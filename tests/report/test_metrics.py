@@ -431,3 +431,17 @@ def test_the_comparison_tables_paired_columns_name_their_per_pair_statistic():
         "diff CI", "p [Holm]", "verdict"]
     assert heads["bootstrap"][4:7] == heads["sign"][4:7] == [
         "cached/send (per-pair median)", "ratio CI", "send-cached (per-pair median)"]
+
+
+def test_pair_table_caption_says_once_when_the_sign_test_cannot_reach_significance(
+        monkeypatch):
+    """The report's pair-table caption carries the block's line, once for a run whose
+    comparisons all have 6 pairs under sign; none with 9 pairs or under t."""
+    runs = {}
+    monkeypatch.setattr(findings, "run_comparisons", lambda results: runs)
+    for method, n, note in (("sign", 6, f" Verdicts: {SIGN_FLOOR_6}."), ("sign", 9, ""),
+                            ("t", 6, "")):
+        comparisons = stats.compare_cases(_pairs(n), method=method)
+        runs.clear()
+        runs.update(a=comparisons * 2, b=comparisons)
+        assert blocks.verdict_floor_note(None) == note
