@@ -96,7 +96,8 @@ def test_aa_run_labels_the_copy(tmp_path):
     assert {c["policy"] for c in summary["cases"]} == {"send"}
     [cmp] = summary["comparisons"]
     assert (cmp["baseline"], cmp["treatment"]) == ("send", "send'")
-    assert cmp["metrics"]["sched_to_runner_payload_bytes_per_step"]["significant"] is False
+    assert cmp["metrics"]["sched_to_runner_payload_bytes_per_step"]["verdict"] == (
+        "exact: no difference")
     names = sorted(p.name for p in (out / "messages").iterdir())
     assert "num_running=4.send-prime.msgpack.r0.s2r.msgpack" in names
 

@@ -445,3 +445,22 @@ def test_pair_table_caption_says_once_when_the_sign_test_cannot_reach_significan
         runs.clear()
         runs.update(a=comparisons * 2, b=comparisons)
         assert blocks.verdict_floor_note(None) == note
+
+
+def test_an_aa_finding_counts_the_tested_metrics_not_the_exact_bytes():
+    """Six A/A pairs whose timed metrics move ±1 %: seven metrics were tested, the two
+    byte counts (exact, no test) are not among them."""
+    aa = []
+    for c in _pairs(6):
+        if c["policy"] == "send":
+            odd = c["repetition"] % 2
+            aa += [c, dict(c, arm="send'",
+                           step_ns_mean=c["step_ns_mean"] * (1.01 if odd else 0.99),
+                           output_tokens_per_s=c["output_tokens_per_s"] * (
+                               0.99 if odd else 1.01))]
+    (c,) = stats.compare_cases(aa)
+    assert findings._comparison_finding(c, lambda w: "At 4 running requests") == (
+        "At 4 running requests (msgpack), the A/A pair send' against send (one policy run "
+        "twice) over 6 paired repetitions shows no significant difference in any of its 7 "
+        "compared metrics, so the machine's noise alone gave no verdict: output tokens/s "
+        "-0.0 % [-1.1, +1.2] %, mean step -0.0 % [-1.1, +1.2] %.")
