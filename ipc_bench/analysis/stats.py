@@ -39,7 +39,10 @@ packages", The American Statistician 50(4), 1996). Per pair of arms:
   * ``sign``: the distribution-free interval of the median ratio from the order
     statistics of the sign test (Conover 1999, sec. 3.2); coverage >= 95 % whatever
     the distribution, so one descheduled repetition cannot widen it much, which the
-    t-interval's standard deviation does on a loaded machine. Needs >= 6 pairs.
+    t-interval's standard deviation does on a loaded machine. Needs >= 6 pairs;
+    its smallest two-sided p is 2/2^n (``sign_min_p``), so after Holm over the 7
+    timed metrics it can find none significant below 9 pairs (``sign_pairs_needed``,
+    ``unreachable_note``, which the comparison block prints).
 
 - ``diff_mean`` / ``diff_ci``: the paired difference ``baseline - treatment`` (what
   ``treatment`` saves; for ``step_ns_mean`` that is ns saved per step) with the same
@@ -62,7 +65,8 @@ there comes from Holm's step-down adjustment of the metrics' p-values (Holm, "A
 simple sequentially rejective multiple test procedure", Scand. J. Statistics 6(2),
 1979; ``holm``), so the chance that *any* timed metric of a comparison is called
 significant when none differs stays at most 5 %. The payload bytes are outside the
-family: for a given seed they are exact, not samples of a noisy quantity.
+family: for a given seed they are exact, not samples of a noisy quantity, so they get
+no p-value and the verdict "exact: ..." under every method (``exact``).
 
 An A/A comparison (one arm against a copy of itself) is flagged significant 5 % of the
 time at 95 % by construction; ``scripts/aa_false_positive.py`` measures that rate
@@ -355,6 +359,46 @@ def min_pairs(method: str, confidence: float = CONFIDENCE) -> int:
     return n
 
 
+def sign_min_p(n: int) -> float:
+    """The smallest two-sided p-value the exact sign test can give with ``n`` pairs
+    (all on one side): ``2 / 2**n``, at most 1 (0.031 at 6 pairs, 0.0039 at 9)."""
+    return min(1.0, 2 * 0.5 ** n)
+
+
+def sign_pairs_needed(family_size: int, confidence: float = CONFIDENCE) -> int:
+    """Fewest pairs with which the sign test can call a metric significant after Holm's
+    adjustment over ``family_size`` metrics: the smallest ``n`` with ``family_size *
+    sign_min_p(n) <= 1 - confidence`` (Holm multiplies the smallest p by the family
+    size): 6 for one metric, 9 for the seven timed metrics (7 x 2^-8 = 0.027)."""
+    n = 1
+    while max(1, family_size) * sign_min_p(n) > 1 - confidence:
+        n += 1
+    return n
+
+
+def unreachable_note(method: str, n: int, family_size: int,
+                     confidence: float = CONFIDENCE) -> str:
+    """The line saying that ``method`` with ``n`` pairs cannot call any metric of a
+    Holm family of ``family_size`` significant, e.g. "with 6 pairs the sign test's
+    smallest p is 0.031, 0.219 after Holm over 7 timed metrics: no timed metric can be
+    significant; --repeat 9 or more"; '' where it can, or gives no verdict at all
+    (fewer than ``min_pairs``). Only the sign test has such a floor: its p-values
+    take the values of a binomial tail, the smallest ``sign_min_p(n)``. The t test's p
+    goes to 0 as the log ratios' spread does, and the bootstrap's (twice the share of
+    resampled medians beyond 1) is 0 when every resampled median falls on one side,
+    so neither has one."""
+    if method != "sign" or family_size < 1 or n < min_pairs(method, confidence):
+        return ""
+    smallest = sign_min_p(n)
+    if family_size * smallest <= 1 - confidence:
+        return ""
+    many = "" if family_size == 1 else "s"
+    return (f"with {n} pairs the sign test's smallest p is {smallest:.3f}, "
+            f"{min(1.0, family_size * smallest):.3f} after Holm over {family_size} timed "
+            f"metric{many}: no timed metric can be significant; --repeat "
+            f"{sign_pairs_needed(family_size, confidence)} or more")
+
+
 def p_value(values: Sequence[float], method: str, null: float = 0.0) -> float:
     """Two-sided p-value of "the centre of ``values`` is ``null``" by ``method``.
 
@@ -362,25 +406,27 @@ def p_value(values: Sequence[float], method: str, null: float = 0.0) -> float:
     ``sign``: the exact sign test of the median (``scipy.stats.binomtest``, values
     equal to ``null`` left out); ``bootstrap``: twice the smaller share of the
     resampled medians (``bootstrap_median_interval``'s resamples) at or below and at
-    or above ``null``, at most 1. With no spread (all values equal, to rounding) it
-    is 0 when they differ from ``null`` and 1 when they equal it. Needs two or more values
+    or above ``null``, at most 1. With no spread (all values equal, to rounding) the t
+    test's and the bootstrap's p is 0 when they differ from ``null`` and 1 when they
+    equal it; the sign test's is still the binomial one (``sign_min_p(n)`` at the
+    least, values within rounding of ``null`` left out). Needs two or more values
     (``ValueError``); for the t test on log ratios pass ``log(ratios)``.
     """
     a = np.asarray(values, dtype=float)
     if a.size < 2:
         raise ValueError(f"a p-value needs at least 2 values, got {a.size}")
     tol = 8 * np.finfo(float).eps * max(1.0, float(np.max(np.abs(a))))
+    if method == "sign":  # counts signs only: no spread needed, none gives p = 0
+        from scipy.stats import binomtest
+
+        above, below = int(np.sum(a > null + tol)), int(np.sum(a < null - tol))
+        return float(binomtest(above, above + below, 0.5).pvalue) if above + below else 1.0
     if np.ptp(a) <= tol:  # no spread beyond rounding (e.g. log ratios of a scaled copy)
         return 1.0 if abs(float(a.mean()) - null) <= tol else 0.0
     if method == "t":
         from scipy.stats import ttest_1samp
 
         return float(ttest_1samp(a, null).pvalue)
-    if method == "sign":
-        from scipy.stats import binomtest
-
-        above, below = int(np.sum(a > null)), int(np.sum(a < null))
-        return float(binomtest(above, above + below, 0.5).pvalue) if above + below else 1.0
     if method == "bootstrap":
         medians = _bootstrap_medians(a, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED)
         return float(min(1.0, 2 * min(np.mean(medians <= null), np.mean(medians >= null))))
@@ -550,6 +596,34 @@ def withheld_verdict(method: str, n: int, confidence: float = CONFIDENCE) -> str
             f"(use --repeat {need} or more{other})")
 
 
+#: The p cell and the verdict's start of an exact metric (``EXACT_KEYS``, the payload
+#: bytes): measured, not sampled, so no test and no p-value, under every method.
+EXACT = "exact"
+
+
+def exact_verdict(point: Optional[float], diff: float, baseline_name: str,
+                  treatment_name: str) -> str:
+    """The verdict of an exact metric (``EXACT_KEYS``), whatever the method: "exact:
+    cached 5.3 % lower than send" from the ratio ``point``, "exact: no difference" where
+    the difference ``diff`` (baseline - treatment) is 0, "exact: send - cached = 81"
+    where there is no ratio (a zero value)."""
+    if diff == 0:
+        return f"{EXACT}: no difference"
+    if point is None:
+        return f"{EXACT}: {baseline_name} - {treatment_name} = {diff:g}"
+    change = (point - 1.0) * 100
+    return (f"{EXACT}: {treatment_name} {abs(change):.1f} % "
+            f"{'lower' if change < 0 else 'higher'} than {baseline_name}")
+
+
+def exact(c: "PairedComparison") -> "PairedComparison":
+    """Comparison ``c`` of an exact metric (``EXACT_KEYS``): no p-value, no
+    significance, and ``exact_verdict``'s verdict, the same under every method."""
+    diff = c.diff_mean if c.method == "t" else c.diff_median
+    return replace(c, p_value=None, p_adjusted=None, significant=None,
+                   verdict=exact_verdict(c.ratio, diff, c.baseline, c.treatment))
+
+
 def _verdict(significant: bool, point: Optional[float], baseline_name: str,
              treatment_name: str, interval: tuple = (None, None),
              confidence: float = CONFIDENCE) -> str:
@@ -633,7 +707,8 @@ COMPARED_KEYS: tuple[str, ...] = (
 COMPARED_METRICS: tuple[tuple[str, str], ...] = tuple((k, metric(k).unit)
                                                       for k in COMPARED_KEYS)
 #: Compared fields that are exact for a given seed (the payload bytes): outside the
-#: multiplicity family of ``compare_cases``, their verdicts are the unadjusted ones.
+#: multiplicity family of ``compare_cases``, with no p-value and the verdict
+#: ``exact_verdict`` under every method (``exact``).
 EXACT_KEYS: tuple[str, ...] = ("sched_to_runner_payload_bytes_per_step",
                                "runner_to_sched_payload_bytes_per_step")
 
@@ -800,6 +875,9 @@ def _adjusted_metrics(found: dict[str, PairedComparison], units: dict[str, str],
               if k not in EXACT_KEYS and k not in bound and c.p_value is not None]
     for key, p_adj in zip(family, holm([found[k].p_value for k in family])):
         found[key] = found[key].adjusted(p_adj, "holm")
+    for key in found:
+        if key in EXACT_KEYS and key not in bound:
+            found[key] = exact(found[key])
     return family, {k: dict(schedule_bound(c.to_dict()) if k in bound else c.to_dict(),
                             unit=units[k]) for k, c in found.items()}
 

@@ -798,6 +798,24 @@ def pair_ratio_caption(method: str, intervals: int, points: int) -> str:
             + (f"; the point alone where the pairs are fewer ({need})" if points else ""))
 
 
+def verdict_floor_note(results) -> str:
+    """' Verdicts: with 6 pairs the sign test's smallest p is 0.031, 0.219 after Holm
+    over 7 timed metrics: no timed metric can be significant; --repeat 9 or more.' for
+    a run whose recorded comparisons (``findings.run_comparisons``) used a method and a
+    number of pairs that cannot reach significance after Holm's adjustment over their
+    family (``stats.unreachable_note``), each such line once; '' otherwise."""
+    from ipc_bench.analysis.stats import METHODS, CONFIDENCE, unreachable_note
+    from ipc_bench.report.findings import run_comparisons
+
+    lines = dict.fromkeys(
+        unreachable_note(c.get("method"), int(c.get("n_pairs") or 0),
+                         len(c.get("family") or []), c.get("confidence") or CONFIDENCE)
+        for cs in run_comparisons(results).values() for c in cs
+        if c.get("method") in METHODS)
+    lines.pop("", None)
+    return "".join(f" Verdicts: {line}." for line in lines)
+
+
 def _pair_table(results) -> list[Block]:
     """The cached-against-send table: per workload, codec and metric, the pairs, the
     means, send - cached and cached / send with its interval (``stats.summarize_pairs``
@@ -843,6 +861,7 @@ def _pair_table(results) -> list[Block]:
                   + f" (`--ci-method {method}`; the same figures as the "
                   "`cached/send` line under the case table and the comparison block "
                   "`bench.py` prints)."
+                  + verdict_floor_note(results)
                   + (PAIR_TIMES_NOTE if any(r[2] in summed for r in rows) else "")
                   + (" `output tokens/s (wall)`: a timed replay's output tokens, warm-up "
                      "included, over wall time, first arrival to last completion, as "

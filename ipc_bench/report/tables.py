@@ -17,11 +17,12 @@ import numpy as np
 from ipc_bench.analysis import cores
 from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.results import case_unfinished
-from ipc_bench.analysis.stats import (COMPARED_KEYS, DETECTABLE, INTERVAL_NAMES,
+from ipc_bench.analysis.stats import (COMPARED_KEYS, DETECTABLE, EXACT, INTERVAL_NAMES,
                                       SCHEDULE_BOUND_KEYS, SCHEDULES_DIFFER,
                                       arms_by_repetition, paired_ratio, performed,
                                       ratio_phrase, schedule_bound, schedules_differ,
-                                      token_ids_bytes, unadjusted_excludes_one, verdict_of)
+                                      token_ids_bytes, unadjusted_excludes_one,
+                                      unreachable_note, verdict_of)
 from ipc_bench.analysis.summary import no_counted_steps_warning
 from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.engine.pipeline import DIRECT
@@ -908,6 +909,8 @@ def comparison_parts(c: dict[str, Any]) -> Optional[tuple[str, list[str], list[l
     if c.get("schedules_differ"):
         held = "\n".join(x for x in (schedules_differ_note(bool(c.get("timed"))), held)
                          if x)
+    floor = unreachable_note(c["method"], n, len(family), c["confidence"])
+    held = "\n".join(x for x in (floor, held) if x)
     return title, header, rows, held
 
 
@@ -964,7 +967,7 @@ def _comparison_row(method: str, key: str, m: dict[str, Any], timed: bool = Fals
     t_method = method == "t"
     ratio = m["ratio_geomean"] if t_method else m["ratio_median"]
     diff = m["diff_mean"] if t_method else m["diff_median"]
-    p = _p(m.get("p_value"))
+    p = EXACT if m["verdict"].startswith(EXACT) else _p(m.get("p_value"))
     if m.get("p_adjusted") is not None:
         p += f" [{_p(m['p_adjusted'])}]"
     return [label, unit,

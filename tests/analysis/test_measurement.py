@@ -43,9 +43,9 @@ def test_repeat_gives_paired_comparisons(paired_run):
     assert step["significant"] in (True, False)
     s2r = cmp["metrics"]["sched_to_runner_payload_bytes_per_step"]
     assert s2r["ratio_ci_low"] == s2r["ratio_ci_high"] < 1.0  # deterministic bytes
-    assert s2r["verdict"].startswith("significant: cached")
+    assert s2r["verdict"].startswith("exact: cached") and s2r["p_value"] is None
     r2s = cmp["metrics"]["runner_to_sched_payload_bytes_per_step"]
-    assert r2s["ratio_median"] == 1.0 and r2s["verdict"] == "no significant difference"
+    assert r2s["ratio_median"] == 1.0 and r2s["verdict"] == "exact: no difference"
 
 
 def test_byte_model_section(paired_run):
@@ -96,7 +96,8 @@ def test_aa_run_labels_the_copy(tmp_path):
     assert {c["policy"] for c in summary["cases"]} == {"send"}
     [cmp] = summary["comparisons"]
     assert (cmp["baseline"], cmp["treatment"]) == ("send", "send'")
-    assert cmp["metrics"]["sched_to_runner_payload_bytes_per_step"]["significant"] is False
+    assert cmp["metrics"]["sched_to_runner_payload_bytes_per_step"]["verdict"] == (
+        "exact: no difference")
     names = sorted(p.name for p in (out / "messages").iterdir())
     assert "num_running=4.send-prime.msgpack.r0.s2r.msgpack" in names
 

@@ -366,7 +366,9 @@ def test_compare_cases_adjusts_the_timed_metrics_by_holm():
     assert enc["verdict"] == stats.NO_DIFFERENCE
     assert step["significant"] is True and step["verdict"].startswith("significant: cached")
     assert s2r["adjustment"] == "none" and s2r["p_adjusted"] is None
-    assert s2r["significant"] is True
+    assert (s2r["significant"], s2r["p_value"]) == (None, None)  # exact: no test
+    assert s2r["verdict"].startswith("exact: cached") and s2r["verdict"].endswith(
+        " % lower than send")
 
 
 # ---------------------------------------------------------------- pairs of a cases table
@@ -446,3 +448,13 @@ def test_results_ci_method():
     assert stats.results_ci_method({"a": {}}) == "t"
     assert stats.results_ci_method({"a": {"ci_method": "sign"},
                                     "b": {"ci_method": "bootstrap"}}) == "t"
+
+
+def test_sign_p_value_of_values_without_spread_is_the_binomial_one():
+    """Six equal ratios below 1 (exact bytes, a constant build time): the sign test
+    gives 2/2^6 = 0.03125, the least it can with 6 pairs, not 0; t and bootstrap 0."""
+    assert stats.p_value([0.947] * 6, "sign", null=1.0) == 0.03125
+    assert stats.p_value([0.947] * 9, "sign", null=1.0) == 2 / 512
+    assert stats.p_value([1.0] * 6, "sign", null=1.0) == 1.0
+    assert stats.p_value([0.947] * 6, "t", null=1.0) == 0.0
+    assert stats.p_value([0.947] * 6, "bootstrap", null=1.0) == 0.0

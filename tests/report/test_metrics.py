@@ -64,8 +64,8 @@ build        us     8.10 [0]                                          3.20 [0]  
 encode       us     5.40 [0]                                          5.40 [0]                           1.000  [1.000, 1.000]                            0             [0, 0]    1.000 [1.000]                            no significant difference
 decode       us     16.5 [0]                                          16.5 [0]                           1.000  [1.000, 1.000]                            0             [0, 0]    1.000 [1.000]                            no significant difference
 sched cpu    us     141.9 [0.58]                                  115.4 [0.35]                           0.813  [0.743, 0.889]                         26.6       [14.8, 38.3]    0.022 [0.130]  inconclusive: not significant after Holm adjustment
-s2r bytes    B      1,530 [0]                                        1,449 [0]                           0.947  [0.947, 0.947]                         81.0       [81.0, 81.0]           <0.001            significant: cached 5.3 % lower than send
-r2s bytes    B      1,424 [0]                                        1,424 [0]                           1.000  [1.000, 1.000]                            0             [0, 0]            1.000                            no significant difference
+s2r bytes    B      1,530 [0]                                        1,449 [0]                           0.947  [0.947, 0.947]                         81.0       [81.0, 81.0]            exact                  exact: cached 5.3 % lower than send
+r2s bytes    B      1,424 [0]                                        1,424 [0]                           1.000  [1.000, 1.000]                            0             [0, 0]            exact                                 exact: no difference
 inconclusive: no significant difference, but the ratio interval reaches beyond ±10 %: too few repetitions or too noisy to tell a 10 % difference from none (more --repeat, or a quieter machine)
 not significant after Holm adjustment: the ratio CI excludes 1 but is unadjusted (as are the diff CI and the first p); the verdict comes from the p adjusted over the comparison's timed metrics [in brackets], above 0.05: no significant difference, and an interval too wide to rule out a 10 % one"""
 
@@ -105,7 +105,61 @@ def test_comparison_block_says_once_why_a_method_gives_no_verdict():
                          "ratios; 2 pairs; no verdict: "
                          "the bootstrap needs >= 34 pairs, have 2 (use --repeat 34 or more, "
                          "or --ci-method t)")
-    assert len(rows) == 9 and all(r.endswith("  no verdict") for r in rows)
+    assert len(rows) == 9 and all(r.endswith("  no verdict") for r in rows[:7])
+    # the bytes are exact: no p and the same verdict under every method
+    assert rows[7].endswith("  -     exact  exact: cached 5.3 % lower than send")
+    assert rows[8].endswith("  -     exact                 exact: no difference")
+
+
+def _pairs(n: int) -> list[dict]:
+    """``n`` send/cached pairs of ``SUMMARIES``' kind, cached 18 % faster in every one."""
+    return [_summary(policy, rep, tps + 100 * rep, step + 1000 * rep)
+            for rep in range(n)
+            for policy, tps, step in (("send", 56000.0, 285000.0),
+                                      ("cached", 69000.0, 233700.0))]
+
+
+@pytest.mark.parametrize("method", ["t", "sign", "bootstrap"])
+def test_bytes_are_exact_under_every_method(method):
+    """The payload bytes have no p-value and one verdict whatever the method: the sign
+    test's 6 pairs cannot give p < 0.001, and the bootstrap withholds its own."""
+    (c,) = stats.compare_cases(_pairs(6), method=method)
+    rows = {r[0]: r for r in tables.comparison_parts(c)[2]}
+    assert rows["s2r bytes"][-2:] == ["exact", "exact: cached 5.3 % lower than send"]
+    assert rows["r2s bytes"][-2:] == ["exact", "exact: no difference"]
+    s2r = c["metrics"]["sched_to_runner_payload_bytes_per_step"]
+    assert (s2r["p_value"], s2r["p_adjusted"], s2r["significant"]) == (None, None, None)
+    assert len(c["family"]) == (0 if method == "bootstrap" else 7)  # bytes never in it
+
+
+SIGN_FLOOR_6 = ("with 6 pairs the sign test's smallest p is 0.031, 0.219 after Holm over 7 "
+                "timed metrics: no timed metric can be significant; --repeat 9 or more")
+
+
+def test_sign_test_says_once_when_holm_leaves_it_no_verdict_to_give():
+    """6 pairs, all on one side: the sign test's p is 2/2^6 = 0.031 for every timed
+    metric, 0.219 after Holm over 7; 8 pairs give 7 x 2^-7 = 0.055, still too much;
+    9 pairs give 7 x 2^-8 = 0.027, and the build time is significant."""
+    for n, floor in ((6, SIGN_FLOOR_6), (8, SIGN_FLOOR_6.replace("6 pairs", "8 pairs")
+                                         .replace("0.031, 0.219", "0.008, 0.055"))):
+        (c,) = stats.compare_cases(_pairs(n), method="sign")
+        title, _, rows, under = tables.comparison_parts(c)
+        assert under.splitlines()[0] == floor
+        assert title.count("smallest p") == 0
+        assert {r[0]: r[-2] for r in rows}["build"] == (
+            "0.031 [0.219]" if n == 6 else "0.008 [0.055]")
+    (c,) = stats.compare_cases(_pairs(9), method="sign")
+    _, _, rows, under = tables.comparison_parts(c)
+    assert "smallest p" not in under
+    assert {r[0]: r[-2:] for r in rows}["build"] == [
+        "0.004 [0.027]", "significant: cached 60.5 % lower than send"]
+    for method in ("t", "bootstrap"):  # no such floor
+        assert stats.unreachable_note(method, 6, 7) == ""
+        assert stats.unreachable_note(method, 40, 7) == ""
+    assert stats.unreachable_note("sign", 5, 7) == ""  # withheld: said otherwise
+    assert stats.unreachable_note("sign", 6, 1) == ""  # 0.031 <= 0.05
+    assert [stats.sign_pairs_needed(m) for m in (1, 2, 3, 4, 7)] == [6, 7, 7, 8, 9]
+    assert stats.sign_min_p(6) == 2 / 64
 
 
 def test_latency_table_renders_the_golden_text():
@@ -377,3 +431,36 @@ def test_the_comparison_tables_paired_columns_name_their_per_pair_statistic():
         "diff CI", "p [Holm]", "verdict"]
     assert heads["bootstrap"][4:7] == heads["sign"][4:7] == [
         "cached/send (per-pair median)", "ratio CI", "send-cached (per-pair median)"]
+
+
+def test_pair_table_caption_says_once_when_the_sign_test_cannot_reach_significance(
+        monkeypatch):
+    """The report's pair-table caption carries the block's line, once for a run whose
+    comparisons all have 6 pairs under sign; none with 9 pairs or under t."""
+    runs = {}
+    monkeypatch.setattr(findings, "run_comparisons", lambda results: runs)
+    for method, n, note in (("sign", 6, f" Verdicts: {SIGN_FLOOR_6}."), ("sign", 9, ""),
+                            ("t", 6, "")):
+        comparisons = stats.compare_cases(_pairs(n), method=method)
+        runs.clear()
+        runs.update(a=comparisons * 2, b=comparisons)
+        assert blocks.verdict_floor_note(None) == note
+
+
+def test_an_aa_finding_counts_the_tested_metrics_not_the_exact_bytes():
+    """Six A/A pairs whose timed metrics move ±1 %: seven metrics were tested, the two
+    byte counts (exact, no test) are not among them."""
+    aa = []
+    for c in _pairs(6):
+        if c["policy"] == "send":
+            odd = c["repetition"] % 2
+            aa += [c, dict(c, arm="send'",
+                           step_ns_mean=c["step_ns_mean"] * (1.01 if odd else 0.99),
+                           output_tokens_per_s=c["output_tokens_per_s"] * (
+                               0.99 if odd else 1.01))]
+    (c,) = stats.compare_cases(aa)
+    assert findings._comparison_finding(c, lambda w: "At 4 running requests") == (
+        "At 4 running requests (msgpack), the A/A pair send' against send (one policy run "
+        "twice) over 6 paired repetitions shows no significant difference in any of its 7 "
+        "compared metrics, so the machine's noise alone gave no verdict: output tokens/s "
+        "-0.0 % [-1.1, +1.2] %, mean step -0.0 % [-1.1, +1.2] %.")

@@ -123,7 +123,7 @@ def test_the_comparison_block_gives_no_per_step_verdict_where_schedules_differ()
     (same,) = stats.compare_cases(SAME)
     assert "schedules_differ" not in same
     assert next(r for r in tables.comparison_parts(same)[2]
-                if r[0] == "s2r bytes")[-1] == "significant: cached 15.3 % lower than send"
+                if r[0] == "s2r bytes")[-1] == "exact: cached 15.3 % lower than send"
     assert len(same["family"]) == 7  # the timed metrics, bytes apart
 
 
