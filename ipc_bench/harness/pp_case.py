@@ -25,7 +25,8 @@ at the run's store port (``wire.pp.StoreServer``), stopped when the case ends.
 
 Faults as the ``--tp`` case's, naming the stage: a stage that exits or is killed, one
 that stops answering (the scheduler's ``peer_timeout_s``; a stage waiting on another
-for hidden states or ids gives up after the same timeout, or at step 0 after the
+for hidden states or ids gives up after the same timeout, its line followed by the
+state of the stage waited on (``_waited_on_state``), or at step 0 after the
 start-up allowance, which the scheduler's wait for step 0's reply exceeds by one peer
 timeout: ``PpExchange``), one that reports an error (a lost token:
 ``engine.pipeline.PipelineStage.needs_ids``). Whatever
@@ -55,6 +56,8 @@ from ipc_bench.wire.transport import split_tcp_endpoint
 _RANK = re.compile(r"\brank (\d+)\b")
 #: The stage a case's line comes from (its report, or the wait that saw it end).
 _REPORTER = re.compile(r"\brank (\d+): ")
+#: A stage's report that it gave up waiting on another (``wire.pp``'s line).
+_WAITED_ON = re.compile(r"from stage (\d+) within \S+ s \(raise --(?:peer|startup)-timeout\)")
 #: How long a stage's report of a lost link waits for the death of the stage that
 #: broke it to be seen (the link closes as the process ends, before it can be reaped).
 DEAD_STAGE_WAIT_S = 0.2
@@ -173,11 +176,15 @@ class _PpCase(_TpCase):
         lost its link: runner failed at step N (...): rank 1: hidden states of step N
         from rank 0: ...`` (``run_pp_case`` makes each ``rank`` a ``stage``). A stage
         that exits by itself (after its own error report) is not such a cause; stages
-        started by hand are not watched from here."""
+        started by hand are not watched from here. A stage's report that it gave up
+        waiting on another gets that stage's state instead (``_waited_on_state``)."""
         message = str(exc)
         reporter = _REPORTER.search(message)
         if reporter is None or self.remote is not None:
             return exc
+        waited = _WAITED_ON.search(message)
+        if waited is not None and int(waited.group(1)) < len(self.procs):
+            return self._waited_on_state(exc, int(waited.group(1)))
         rank = int(reporter.group(1))
         deadline = time.monotonic() + DEAD_STAGE_WAIT_S
         while True:
@@ -189,6 +196,14 @@ class _PpCase(_TpCase):
             if time.monotonic() >= deadline:
                 return exc
             time.sleep(0.02)
+
+    def _waited_on_state(self, exc: CaseError, rank: int) -> CaseError:
+        """``exc``, a stage's report that it gave up waiting on stage ``rank``, with
+        that stage's process and state (read before any stage is reaped): ``...
+        within 2 s (raise --peer-timeout); rank 0 (runner process P): state T
+        (stopped)`` (a stopped stage is why, not a slow one)."""
+        proc = self.procs[rank]
+        return CaseError(f"{exc}; rank {rank} ({proc.name}): state {proc.state()}", exc.step)
 
     def _shut_down(self, socks, ctx, clean: bool) -> None:
         """``_TpCase._shut_down``, then the store (if this case hosts one) is stopped."""

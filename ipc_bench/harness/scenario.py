@@ -682,61 +682,151 @@ def steady_case_max_steps(case: CaseSpec) -> int:
 OUTPUT_LEN_MEAN = sum(STEADY_OUTPUT_LEN_RANGE) / 2
 
 
+#: The budgets ``check_steady_steps`` tries are multiples of this many tokens.
+BUDGET_STEP_TOKENS = 50
+#: The most tokens a step past the decodes ``check_steady_steps`` tries before it finds
+#: that no budget lets a case count its steps (16 of the longest prompts a step).
+BUDGET_ROOM_TOKENS = 16 * PROMPT_LEN_MAX
+
+
 def check_steady_steps(case: CaseSpec) -> None:
     """Refuse (``ConfigError``, one line with the arithmetic) a steady case (a
     ``num_running`` label, ``count`` ``decode_only``) whose simulation
     (``steady_case_sim``) needs more than ``MAX_STEPS_PER_COUNTED`` steps per counted
     step past its warm-up and its first prompts' prefill: B requests see about B /
     1,280 finishes a step (B x tokens a decode gains / 1,280 with drafts), and the
-    step after each prefills its replacement. The advice names the largest power of
-    two below B whose case passes (with the steps it takes in all). A ``--pp`` case is
-    judged by the single-stage simulation (its micro-batches of B / N requests see
-    fewer finishes a step), an async one likewise. Other cases pass."""
+    step after each prefills its replacement from the budget the decodes leave. The
+    advice names the smallest budget (a multiple of ``BUDGET_STEP_TOKENS``) that lets
+    the case pass when one does (the budget is the cause: it leaves too few tokens
+    for the replacements' prompts), else the largest power of two below B whose case
+    passes (with the steps it takes in all), and fewer ``--steps`` only when a number
+    of steps (halving) passes. A ``--pp`` case is judged by the single-stage
+    simulation (its micro-batches of B / N requests see fewer finishes a step), an
+    async one likewise. Other cases pass."""
     b = case.labels.get("num_running")
     if not isinstance(b, int) or case.count != "decode_only" or not case.counted_steps:
         return
     problem = _steady_steps_problem(case)
     if problem is None:
         return
+    budget = _budget_that_fits(case)
+    if budget is not None:
+        cause = _budget_cause(case)
+        needed = steady_steps_needed(steady_case_sim(_with_budget(case, budget)),
+                                     case.counted_steps)
+        advice = [f"raise --max-num-batched-tokens to {budget:,} or more (about "
+                  f"{_round2(needed):,} steps in all at {budget:,})"]
+    else:
+        cause = _finish_cause(case)
+        advice = _fewer_running(case)
+    steps = _fewer_steps(case)
+    if steps is not None:
+        advice.append(f"give --steps {steps:,} or fewer")
+    tail = f"; {', or '.join(advice)}" if advice else ""
+    raise ConfigError(f"{cause}, so {problem}{tail}")
+
+
+def _with_budget(case: CaseSpec, budget: int) -> CaseSpec:
+    """``case`` with a budget of ``budget`` tokens a step."""
+    return replace(case, scheduler=msgspec.structs.replace(case.scheduler,
+                                                           max_num_batched_tokens=budget))
+
+
+def _decode_tokens(case: CaseSpec) -> int:
+    """Tokens of budget the decodes of a steady case take a step (K + 1 each with K
+    drafts)."""
+    return case.labels["num_running"] * (case.scheduler.num_spec_tokens + 1)
+
+
+def _budget_that_fits(case: CaseSpec) -> Optional[int]:
+    """The smallest budget, a multiple of ``BUDGET_STEP_TOKENS`` above ``case``'s,
+    whose case passes (bisection, taking a larger budget to pass whenever a smaller
+    one does), up to ``BUDGET_ROOM_TOKENS`` past the decodes (``None``: none does)."""
+    unit = BUDGET_STEP_TOKENS
+    lo = case.scheduler.max_num_batched_tokens // unit  # fails
+    hi = -(-(max(case.scheduler.max_num_batched_tokens, _decode_tokens(case))
+             + BUDGET_ROOM_TOKENS) // unit)
+    if _steady_steps_problem(_with_budget(case, hi * unit)) is not None:
+        return None
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _steady_steps_problem(_with_budget(case, mid * unit)) is None:
+            hi = mid
+        else:
+            lo = mid
+    return hi * unit
+
+
+def _fewer_running(case: CaseSpec) -> list[str]:
+    """``lower --num-running to F or less (about N steps in all at F)`` for the largest
+    power of two F below B whose case passes (none: an empty list)."""
+    b = case.labels["num_running"]
     fit = b // 2
     while fit >= 1:
         smaller = replace(case, labels={**case.labels, "num_running": fit})
         if _steady_steps_problem(smaller) is None:
-            break
+            needed = steady_steps_needed(steady_case_sim(smaller), case.counted_steps)
+            return [f"lower --num-running to {fit:,} or less (about {_round2(needed):,} "
+                    f"steps in all at {fit:,})"]
         fit //= 2
-    advice = "give fewer --steps"
-    if fit >= 1:
-        needed = steady_steps_needed(steady_case_sim(smaller), case.counted_steps)
-        advice = (f"lower --num-running to {fit:,} or less (about {_round2(needed):,} steps "
-                  f"in all at {fit:,}), or give fewer --steps")
-    raise ConfigError(f"{problem}; {advice}")
+    return []
 
 
-def _steady_steps_problem(case: CaseSpec) -> Optional[str]:
-    """Why ``check_steady_steps`` refuses ``case`` (``None``: it passes)."""
-    b, steps = case.labels["num_running"], case.counted_steps
-    sim = steady_case_sim(case)
-    start = max(case.warmup_steps, sim.first_prefill_steps or 0)
-    needed = steady_steps_needed(sim, steps)
-    if needed is not None and needed <= start + MAX_STEPS_PER_COUNTED * steps:
-        return None
-    cfg = case.scheduler
+def _fewer_steps(case: CaseSpec) -> Optional[int]:
+    """The largest of ``--steps`` / 2, / 4, ... whose case passes (``None``: none)."""
+    steps = case.counted_steps // 2
+    while steps >= 1:
+        if _steady_steps_problem(replace(case, counted_steps=steps)) is None:
+            return steps
+        steps //= 2
+    return None
+
+
+def _finish_cause(case: CaseSpec) -> str:
+    """``--num-running B: about F requests finish a step (...) and the step after each
+    prefills its replacement``."""
+    b, cfg = case.labels["num_running"], case.scheduler
     gain = expected_tokens_per_decode(cfg.num_spec_tokens, case.model.spec_acceptance)
     drafts = "" if not cfg.num_spec_tokens else (
         f", {gain:.2f} a decode with {_count(cfg.num_spec_tokens, 'draft')} accepted at "
         f"{case.model.spec_acceptance:g}")
-    fraction = sim.pure_fraction
-    if needed is None:
-        share = (f"no step of the {sim.window_steps:,} simulated past the first prompts' "
-                 f"prefill is pure decode")
-    else:
-        share = (f"about {_percent(fraction)} of steps are pure decode and "
-                 f"{_count(steps, 'counted step')} need about {_round2(needed):,} steps")
     return (f"--num-running {b}: about {b * gain / OUTPUT_LEN_MEAN:.1f} requests finish a "
             f"step (outputs average {OUTPUT_LEN_MEAN:,.0f} tokens{drafts}) and the step "
-            f"after each prefills its replacement, so {share}, more than "
-            f"{MAX_STEPS_PER_COUNTED} a counted step past the warm-up and the first "
-            f"prompts' prefill ({start:,} steps)")
+            f"after each prefills its replacement")
+
+
+def _budget_cause(case: CaseSpec) -> str:
+    """``--max-num-batched-tokens T leaves L tokens a step past the decodes of
+    --num-running B for the replacements' prompts (32 to 256 tokens each)``."""
+    b, budget = case.labels["num_running"], case.scheduler.max_num_batched_tokens
+    left = budget - _decode_tokens(case)
+    lo, hi = STEADY_PROMPT_LEN_RANGE
+    return (f"--max-num-batched-tokens {budget} leaves {_count(left, 'token')} a step past "
+            f"the decodes of --num-running {b} for the prompts of the requests that "
+            f"replace those that finish ({lo} to {hi} tokens each)")
+
+
+def _steady_steps_problem(case: CaseSpec) -> Optional[str]:
+    """Why ``check_steady_steps`` refuses ``case``, its simulated share of pure-decode
+    steps against the cap (``None``: it passes)."""
+    steps = case.counted_steps
+    sim = steady_case_sim(case)
+    start = max(case.warmup_steps, sim.first_prefill_steps or 0)
+    needed = steady_steps_needed(sim, steps)
+    cap = start + MAX_STEPS_PER_COUNTED * steps
+    if needed is not None and needed <= cap:
+        return None
+    counted = _count(steps, "counted step")
+    if needed is None:
+        share = (f"no step of the {sim.window_steps:,} simulated past the first prompts' "
+                 f"prefill is pure decode: {counted} would need more steps in all than "
+                 f"the cap of {cap:,}")
+    else:
+        share = (f"about {_percent(sim.pure_fraction)} of steps are pure decode: {counted} "
+                 f"would need about {_round2(needed):,} steps in all, more than the cap "
+                 f"of {cap:,}")
+    return (f"{share} (the warm-up or the first prompts' prefill, whichever ends later: "
+            f"{_count(start, 'step')}, then {MAX_STEPS_PER_COUNTED} steps per counted step)")
 
 
 def _percent(fraction: float) -> str:

@@ -149,21 +149,30 @@ class RunnerProcess:
         self.pid = self.proc.pid
         self.name = f"{role} process {self.pid}"
 
-    def hang_note(self) -> str:
-        """What the case's error line adds for a runner that stopped answering."""
-        return f"(state {self.state()}; killed)"
+    def hang_note(self, state: Optional[str] = None) -> str:
+        """What the case's error line adds for a runner that stopped answering: its
+        state (``state``, else read now) and that it is killed."""
+        return f"(state {state or self.state()}; killed)"
 
-    def still_starting(self, exc: Exception, startup_timeout_s: float, work: str = "") -> str:
+    def still_starting(self, exc: Exception, startup_timeout_s: float, work: str = "",
+                       slow: bool = False) -> str:
         """The case's line for a start-up that ran out of time (``startup_timeout_s``,
-        seconds): the process was still starting, its state, what its start-up does
-        (``work``, when it can take long) and the option that allows it more time:
-        ``frontend process P was still starting when the start-up timeout ran out: no
-        ready message from the frontend within 5 s (state T (stopped); killed); raise
-        --startup-timeout (now 5 s)``."""
-        does = f"its start-up {work}, which can take minutes: " if work else ""
-        return (f"{self.name} was still starting when the start-up timeout ran out: {exc} "
-                f"{self.hang_note()}; {does}raise --startup-timeout (now "
-                f"{startup_timeout_s:g} s)")
+        seconds): the process was still starting, its state, and then either that it
+        was stopped (state ``T``/``t``: more time would not help) or what its
+        start-up does (``work``; "which can take minutes" when ``slow``) and the
+        option that allows it more time: ``frontend process P was still starting when
+        the start-up timeout ran out: no ready message from the frontend within 5 s
+        (state S (sleeping); killed); raise --startup-timeout (now 5 s)``, ``... (state
+        T (stopped); killed); it was stopped (SIGSTOP or a debugger), not slow``."""
+        state = self.state()
+        head = (f"{self.name} was still starting when the start-up timeout ran out: {exc} "
+                f"{self.hang_note(state)}; ")
+        if state[:1] in ("T", "t"):
+            return head + "it was stopped (SIGSTOP or a debugger), not slow"
+        does = ""
+        if work:
+            does = f"its start-up {work}{', which can take minutes' if slow else ''}: "
+        return head + f"{does}raise --startup-timeout (now {startup_timeout_s:g} s)"
 
     def exit_description(self) -> Optional[str]:
         """How the process ended (``None`` while it runs)."""
@@ -227,7 +236,7 @@ class RemotePeer:
     def problem(self) -> Optional[str]:
         return self.remote.problem(self.rank)
 
-    def hang_note(self) -> str:
+    def hang_note(self, state: Optional[str] = None) -> str:
         return "(on another host: not killed from here)"
 
     def state(self) -> str:
@@ -544,21 +553,22 @@ class _TwoProcessCase(CaseLifecycle):
 
     def _still_starting(self, exc: PeerTimeout) -> str:
         """The line for a start-up timeout (the handshake or the first step): the runner
-        was still starting, with what its start-up does and the option that allows it
-        more time, rather than "stopped answering"."""
+        was still starting, with what its start-up does (minutes for the torch model
+        only) and the option that allows it more time, or that it was stopped,
+        rather than "stopped answering"."""
         model = self.spec.model
-        if model.name != "torch":
-            work = f"imports and builds the {model.name} model"
-        else:
-            work = "imports torch, builds the model"
-            compiles = "compiles flex_attention once per decode batch bucket"
-            if model.attention == "flex":
-                work += " and " + compiles
-            elif model.attention == "auto":
-                work += " and, on CUDA (where auto is flex), " + compiles
-            if model.cuda_graphs:
-                work += "; captures a CUDA graph per bucket"
-        return self.runner.still_starting(exc, self.spec.startup_timeout_s, work)
+        if model.name != "torch":  # seconds at most: no "which can take minutes"
+            return self.runner.still_starting(exc, self.spec.startup_timeout_s,
+                                              f"imports and builds the {model.name} model")
+        work = "imports torch, builds the model"
+        compiles = "compiles flex_attention once per decode batch bucket"
+        if model.attention == "flex":
+            work += " and " + compiles
+        elif model.attention == "auto":
+            work += " and, on CUDA (where auto is flex), " + compiles
+        if model.cuda_graphs:
+            work += "; captures a CUDA graph per bucket"
+        return self.runner.still_starting(exc, self.spec.startup_timeout_s, work, slow=True)
 
     def _close_extras(self) -> None:
         """Stop the RSS sampler (its samples into the result) and close the frontend."""

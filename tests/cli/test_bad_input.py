@@ -162,20 +162,38 @@ OPTION_CASES = [
      "decode each step"),
     # a steady batch that would count its steps in more than 10 steps each past the
     # warm-up and the first prefill (scenario.check_steady_steps), from a simulation
-    # of its schedule: at 8,192 requests the replacements' prompts share the one token
-    # a step the decodes leave of the 8,192-token budget, and no step is pure decode
+    # of its schedule: at 8,192 requests the decodes take the whole 8,192-token budget,
+    # the replacements' prompts get none, and no step is pure decode; a budget that
+    # leaves room for them lets the case count its steps (was "lower --num-running to
+    # 4,096 or less ..., or give fewer --steps")
     (DS + ["--num-running", "8192", "--steps", "20"],
-     "--num-running 8192: about 6.4 requests finish a step (outputs average 1,280 tokens) "
-     "and the step after each prefills its replacement, so no step of the 200 simulated "
-     "past the first prompts' prefill is pure decode, more than 10 a counted step past the "
-     "warm-up and the first prompts' prefill (661 steps); lower --num-running to 4,096 or "
-     "less (about 120 steps in all at 4,096), or give fewer --steps"),
+     "--max-num-batched-tokens 8192 leaves 0 tokens a step past the decodes of "
+     "--num-running 8192 for the prompts of the requests that replace those that finish "
+     "(32 to 256 tokens each), so no step of the 200 simulated past the first prompts' "
+     "prefill is pure decode: 20 counted steps would need more steps in all than the cap "
+     "of 861 (the warm-up or the first prompts' prefill, whichever ends later: 661 steps, "
+     "then 10 steps per counted step); raise --max-num-batched-tokens to 8,450 or more "
+     "(about 520 steps in all at 8,450)"),
+    # a budget equal to B, a few steps asked: no fewer --steps would pass (was "...;
+    # lower --num-running to 1,000 or less ..., or give fewer --steps")
+    (DS + ["--num-running", "2000", "--steps", "30", "--warmup-steps", "5",
+           "--max-num-batched-tokens", "2000", "--codecs", "msgpack", "--no-single-process"],
+     "--max-num-batched-tokens 2000 leaves 0 tokens a step past the decodes of "
+     "--num-running 2000 for the prompts of the requests that replace those that finish "
+     "(32 to 256 tokens each), so no step of the 300 simulated past the first prompts' "
+     "prefill is pure decode: 30 counted steps would need more steps in all than the cap "
+     "of 967 (the warm-up or the first prompts' prefill, whichever ends later: 667 steps, "
+     "then 10 steps per counted step); raise --max-num-batched-tokens to 2,100 or more "
+     "(about 470 steps in all at 2,100)"),
+    # finishes, not the budget: fewer requests, or fewer steps (the first 511 steps
+    # past the first prefill see no finish)
     (DS + ["--num-running", "4096", "--steps", "1000"],
      "--num-running 4096: about 3.2 requests finish a step (outputs average 1,280 tokens) "
      "and the step after each prefills its replacement, so about 4.7 % of steps are pure "
-     "decode and 1,000 counted steps need about 12,000 steps, more than 10 a counted step "
-     "past the warm-up and the first prompts' prefill (101 steps); lower --num-running to "
-     "2,048 or less (about 3,100 steps in all at 2,048), or give fewer --steps"),
+     "decode: 1,000 counted steps would need about 12,000 steps in all, more than the cap "
+     "of 10,101 (the warm-up or the first prompts' prefill, whichever ends later: 101 "
+     "steps, then 10 steps per counted step); lower --num-running to 2,048 or less (about "
+     "3,100 steps in all at 2,048), or give --steps 500 or fewer"),
     (["--scenario", "azure-conv", "--trace", "x.csv", "--max-num-seqs", "0"],
      "argument --max-num-seqs: must be at least 1, got 0"),
     # async scheduling: cached only, no bare loops

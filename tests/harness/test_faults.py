@@ -28,6 +28,7 @@ from fault_helpers import (FAKE_RUNNER, REPO, alive, bench, children, kill_quiet
 from ipc_bench.engine.config import ModelConfig
 from ipc_bench.harness.spec import RUNNER_COLUMNS, SCHED_COLUMNS, CaseResult
 from ipc_bench.harness.spec import CaseError
+from ipc_bench.harness import supervisor
 from ipc_bench.harness.supervisor import run_case
 from ipc_bench.engine.traces import Trace
 from ipc_bench.engine.workloads import TraceWorkload
@@ -128,6 +129,8 @@ def test_runner_gone_between_steps_fails_the_case_at_the_next_step(monkeypatch):
 ])
 def test_runner_that_never_answers_the_handshake_fails_after_the_startup_timeout(
         monkeypatch, model, work):
+    # minutes for the torch model only: the null model builds in seconds
+    minutes = ", which can take minutes" if model.name == "torch" else ""
     """The runner (a torch one compiling flex_attention, say) had not finished starting:
     the line says so, what its start-up does and which option gives it more time, not
     that it stopped answering. On a loaded machine the fake runner may not have connected
@@ -141,7 +144,7 @@ def test_runner_that_never_answers_the_handshake_fails_after_the_startup_timeout
                         r"ran out: (no handshake reply from the runner|could not send "
                         r"Handshake) within 1 s \(state "
                         r"[RS] \((running|sleeping)\); killed\); its start-up "
-                        + re.escape(work) + r", which can take minutes: raise "
+                        + re.escape(work) + minutes + r": raise "
                         r"--startup-timeout \(now 1 s\)", str(err.value)), str(err.value)
     assert children(os.getpid()) == []
 
@@ -159,9 +162,32 @@ def test_first_step_gets_the_startup_timeout_later_steps_the_peer_timeout(monkey
     assert re.fullmatch(r"runner process \d+ was still starting when the start-up timeout "
                         r"ran out: no ModelRunnerOutput for step 0 within 3 s \(state S "
                         r"\(sleeping\); killed\); its start-up imports and builds the null "
-                        r"model, which can take minutes: raise --startup-timeout \(now 3 s\)",
+                        r"model: raise --startup-timeout \(now 3 s\)",
                         str(err.value)), str(err.value)
     assert err.value.step == 0
+
+
+def test_a_runner_stopped_at_start_up_is_said_to_be_stopped_not_slow(monkeypatch):
+    """SIGSTOP as it starts: more time would not help, so the line says it was stopped
+    (was "...; its start-up imports and builds the null model, which can take
+    minutes: raise --startup-timeout (now 3 s)")."""
+    real_init = supervisor.RunnerProcess.__init__
+    pids = []
+
+    def stop_it(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        os.kill(self.pid, signal.SIGSTOP)
+        pids.append(self.pid)
+
+    monkeypatch.setattr(supervisor.RunnerProcess, "__init__", stop_it)
+    with pytest.raises(CaseError) as err:
+        run_case(steady_case(startup_timeout_s=3.0))
+    assert re.fullmatch(rf"runner process {pids[0]} was still starting when the start-up "
+                        r"timeout ran out: (no handshake reply from the runner|could not "
+                        r"send Handshake) within 3 s \(state T \(stopped\); killed\); it "
+                        r"was stopped \(SIGSTOP or a debugger\), not slow",
+                        str(err.value)), str(err.value)
+    assert children(os.getpid()) == []
 
 
 def test_keepalive_lets_the_runner_wait_through_a_long_idle_gap():

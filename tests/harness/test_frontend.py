@@ -181,8 +181,10 @@ def test_a_killed_frontend_fails_the_case_and_everything_is_reaped(monkeypatch, 
 
 
 def test_a_frontend_stopped_at_start_up_is_named_with_its_state_and_the_option(monkeypatch):
-    """SIGSTOP before its ready message: the runner's start-up line (was "frontend: no
-    the frontend's ready message within 2 s", with no state or option)."""
+    """SIGSTOP before its ready message: the runner's start-up line, saying it was
+    stopped rather than slow (was "frontend: no the frontend's ready message within
+    2 s", with no state or option, then "...; raise --startup-timeout (now 2 s)",
+    which cannot help a stopped process)."""
     spy = _Spy(monkeypatch)
     real_init = supervisor.RunnerProcess.__init__
 
@@ -199,7 +201,7 @@ def test_a_frontend_stopped_at_start_up_is_named_with_its_state_and_the_option(m
     assert str(err.value) == (
         f"frontend process {pid} was still starting when the start-up timeout ran out: "
         "no ready message from the frontend within 2 s (state T (stopped); killed); "
-        "raise --startup-timeout (now 2 s)")
+        "it was stopped (SIGSTOP or a debugger), not slow")
     assert spy.frontends[0].returncode == -signal.SIGKILL
     assert children(os.getpid()) == []
 

@@ -360,16 +360,19 @@ def test_a_first_forward_past_the_startup_timeout_names_the_option_to_raise(
         monkeypatch, tmp_path):
     """Stage 0's step 0 takes 12 s longer under a 10 s start-up allowance (which the
     stages' start-up and handshakes need too): stage 1 gives up on step 0's hidden
-    states naming --startup-timeout, and exits 4."""
+    states naming --startup-timeout and stage 0's state (busy, not stopped), and exits
+    4."""
     _with_site(monkeypatch, tmp_path, SLOW_FIRST_ON_STAGE_0)
     monkeypatch.setenv("IPC_BENCH_TEST_SLOW_FIRST_S", "12")
     spy = spy_on(monkeypatch)
     with pytest.raises(CaseError) as err:
         run_case(steady_case(8, policy="send", max_steps=12, pp=2, peer_timeout_s=0.5,
                              startup_timeout_s=10.0))
-    assert str(err.value) == (f"runner failed at step 0 ({STEP_NUMBERING}): stage 1: no "
-                              "hidden states of step 0 from stage 0 within 10 s (raise "
-                              "--startup-timeout)")
+    assert re.fullmatch(re.escape(f"runner failed at step 0 ({STEP_NUMBERING}): stage 1: no "
+                                  "hidden states of step 0 from stage 0 within 10 s (raise "
+                                  f"--startup-timeout); stage 0 (runner process "
+                                  f"{spy.procs[0].pid}): state ")
+                        + r"[RS] \((running|sleeping)\)", str(err.value)), str(err.value)
     assert err.value.step == 0
     assert spy.procs[1].returncode == 4
     assert_clean(spy)
@@ -499,6 +502,28 @@ def test_a_stopped_stage_is_named_within_the_timeout(monkeypatch):
                         r"stage 1 within 2 s \(stage 0 [RS] \((running|sleeping)\), stage 1 T "
                         r"\(stopped\); killed\)", message), message
     assert spy.procs[1].returncode == -signal.SIGKILL
+    assert_clean(spy)
+
+
+def test_a_stage_waiting_on_a_stopped_stage_names_its_state(monkeypatch):
+    """Stage 0 SIGSTOPped: stage 1 gives up waiting for its hidden states and the line
+    adds stage 0's state, the cause (was "runner failed at step N (...): stage 1: no
+    hidden states of step N from stage 0 within 2 s (raise --peer-timeout)" alone)."""
+    spy = spy_on(monkeypatch)
+
+    def stop_stage_0(seq, num_output_tokens, num_finished):
+        if seq == 10:
+            os.kill(spy.procs[0].pid, signal.SIGSTOP)
+
+    with pytest.raises(CaseError) as err:
+        run_case(steady_case(8, policy="send", pp=2, peer_timeout_s=2.0),
+                 on_step=stop_stage_0)
+    step, pid = err.value.step, spy.procs[0].pid
+    assert str(err.value) == (
+        f"runner failed at step {step} (steps.csv seq: warm-up and uncounted steps "
+        f"included): stage 1: no hidden states of step {step} from stage 0 within 2 s "
+        f"(raise --peer-timeout); stage 0 (runner process {pid}): state T (stopped)")
+    assert spy.procs[0].returncode == -signal.SIGKILL
     assert_clean(spy)
 
 
