@@ -1772,6 +1772,26 @@ def _refuse_emptied(path: Path) -> None:
                            "empty)")
 
 
+def _has_floor(cases: list[dict[str, Any]]) -> bool:
+    """Whether a case of ``cases`` (summary entries) records floor figures
+    (``FLOOR_FIGURES``: ``floor_output_tokens_per_s``...), whose rows ``floor.csv``
+    holds; none does in a run made with ``--no-floor``."""
+    return any(isinstance(c.get(figure), numbers.Real) for c in cases
+               for figure, _ in FLOOR_FIGURES)
+
+
+def _read_floor(pd, path: Path, valid: list[dict[str, Any]], notes: list[str]):
+    """``floor.csv`` (``path``) as ``_read_csv`` reads it, notes in ``notes``;
+    ``ResultsError`` (``_refuse_emptied``: ``RUN: not a complete run folder (floor.csv
+    is empty)``) when it is of 0 bytes while a case of ``valid`` (summary entries) has
+    floor figures (``_has_floor``), as ``steps.csv`` is (``_read_rows``): its rows are
+    lost, and the figures would stand with nothing behind them. Without floor figures
+    (``--no-floor``) an empty one is only said in ``notes``."""
+    if _has_floor(valid):
+        _refuse_emptied(path)
+    return _read_csv(pd, path, ("case_id", "i", "floor_step_ns"), notes)
+
+
 def _read_rows(pd, path: Path, columns: tuple[str, ...], valid: list[dict[str, Any]],
                notes: list[str]):
     """``steps.csv`` or ``requests.csv`` (``path``) as ``_read_csv`` reads it, notes in
@@ -1926,8 +1946,7 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
                        CASE_KEYS + SCHED_COLUMNS + RUNNER_COLUMNS, valid, notes["steps"])
     requests = _read_rows(pd, run_dir / "requests.csv", CASE_KEYS + REQUEST_COLUMNS,
                           valid, notes["requests"])
-    floor = _read_csv(pd, run_dir / "floor.csv", ("case_id", "i", "floor_step_ns"),
-                      notes["floor"])
+    floor = _read_floor(pd, run_dir / "floor.csv", valid, notes["floor"])
     itl = _read_itl(pd, run_dir / "itl.csv", valid, notes["itl"])
     gone = _left_out_ids(summary, valid)
     # the rows of a case left out would pass for another's in the figures
