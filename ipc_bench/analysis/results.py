@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ipc_bench.harness.run_folder import (CASE_KEYS, FORMAT_VERSION, PARTIAL_STEPS,
-                                          REQUEST_COLUMNS)
+from ipc_bench.harness.run_folder import (CASE_KEYS, CLAIM_FILE, FORMAT_VERSION,
+                                          PARTIAL_STEPS, REQUEST_COLUMNS, run_in_progress)
 from ipc_bench.harness.spec import (NO_CODEC, RUNNER_COLUMNS, RUNNER_TIMESTAMP_COLUMNS,
                                     SCHED_COLUMNS)
 
@@ -1389,14 +1389,34 @@ def _utc(ts: float) -> str:
         "%Y-%m-%d %H:%M:%S UTC")
 
 
+#: ``unfinished_state``'s words: a run holding its claim's lock, one whose lock no
+#: process holds, and a folder without the claim file (written before it, or not by
+#: ``bench.py``), of which it cannot be told.
+STILL_RUNNING = "still running (it holds its lock)"
+KILLED = "killed (e.g. by SIGKILL): no process holds its lock"
+KILLED_OR_RUNNING = "killed (e.g. by SIGKILL) or still running"
+
+
+def unfinished_state(run_dir: Path) -> str:
+    """Whether a run that recorded no end (``run_dir``) is still going or was killed,
+    in words: ``STILL_RUNNING`` while a process holds the lock on its ``CLAIM_FILE``
+    (``run_folder.run_in_progress``; the kernel drops it when the run's process ends,
+    SIGKILL included), ``KILLED`` when none does, ``KILLED_OR_RUNNING`` when the folder
+    has no such file."""
+    if run_in_progress(run_dir):
+        return STILL_RUNNING
+    return KILLED if (run_dir / CLAIM_FILE).is_file() else KILLED_OR_RUNNING
+
+
 def unfinished_detail(summary: dict[str, Any], run_dir: Path) -> str:
     """One line on a run that ended without recording why (``status`` not complete and
     no ``problems``: ``bench.py`` was killed, e.g. by SIGKILL, or is still running),
-    from what its files tell: the cases recorded, the case that was running and since
-    when (``summary.json`` is rewritten when a case starts), and the rows in
-    ``steps.partial.csv``."""
+    from what its files tell: which of the two (``unfinished_state``), the cases
+    recorded, the case that was running and since when (``summary.json`` is rewritten
+    when a case starts), and the rows in ``steps.partial.csv``."""
     planned = len((summary.get("metadata") or {}).get("cases") or [])
-    parts = [f"killed (e.g. by SIGKILL) or still running: no end was recorded, summary "
+    state = unfinished_state(run_dir)
+    parts = [f"{state}{', ' if ':' in state else ': '}no end was recorded, summary "
              f"status {summary.get('status', 'unknown')}, "
              f"{len(summary.get('cases') or [])} of {planned} cases recorded"]
     running = summary.get("running_case")
