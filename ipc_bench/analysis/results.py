@@ -1912,9 +1912,11 @@ def _latency_problem(case, rows, gaps, run_dir: Path) -> str | None:
 def _disagreeing_latencies(requests, itl, cases,
                            run_dir: Path) -> tuple[set[str], list[str]]:
     """The case ids of ``cases`` (summary entries) whose request latency figures are not
-    those their rows of ``requests`` and ``itl`` give (``_latency_problem``; the rows
-    kept: a case with a row left out as impossible is not checked), and one line per
-    such case."""
+    those their rows of ``requests`` and ``itl`` give (``_latency_problem``), and one
+    line per such case. The rows are those the files hold, impossible ones included
+    (``_impossible_latencies`` warns of those apart): a case is checked whenever they
+    are every row its summary counts (``_has_all_rows``), so that a row made impossible
+    does not leave its case's figures unchecked."""
     if "case_id" not in cases or "case_id" not in requests or "case_id" not in itl:
         return set(), []
     req_ids, gap_ids = requests["case_id"].astype(str), itl["case_id"].astype(str)
@@ -1987,7 +1989,8 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     read = dict(requests=requests, itl=itl)  # every row of the cases kept, for the counts
     requests, itl, lines = _impossible_latencies(requests, itl, cases, run_dir)
     row_lines += lines
-    disagree, lines = _disagreeing_latencies(requests, itl, cases, run_dir)
+    # checked on the rows as written: an impossible row left out must not stop the check
+    disagree, lines = _disagreeing_latencies(read["requests"], read["itl"], cases, run_dir)
     row_lines += lines
     _refuse_none_left(cases, disagree, lines)
     cases, steps, requests, floor, itl, read["requests"], read["itl"] = _without_cases(
