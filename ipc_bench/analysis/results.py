@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ipc_bench.harness.run_folder import (CASE_KEYS, FORMAT_VERSION, PARTIAL_STEPS,
-                                          REQUEST_COLUMNS)
+from ipc_bench.harness.run_folder import (CASE_KEYS, CLAIM_FILE, FORMAT_VERSION,
+                                          PARTIAL_STEPS, REQUEST_COLUMNS, run_in_progress)
 from ipc_bench.harness.spec import (NO_CODEC, RUNNER_COLUMNS, RUNNER_TIMESTAMP_COLUMNS,
                                     SCHED_COLUMNS)
 
@@ -1389,14 +1389,34 @@ def _utc(ts: float) -> str:
         "%Y-%m-%d %H:%M:%S UTC")
 
 
+#: ``unfinished_state``'s words: a run holding its claim's lock, one whose lock no
+#: process holds, and a folder without the claim file (written before it, or not by
+#: ``bench.py``), of which it cannot be told.
+STILL_RUNNING = "still running (it holds its lock)"
+KILLED = "killed (e.g. by SIGKILL): no process holds its lock"
+KILLED_OR_RUNNING = "killed (e.g. by SIGKILL) or still running"
+
+
+def unfinished_state(run_dir: Path) -> str:
+    """Whether a run that recorded no end (``run_dir``) is still going or was killed,
+    in words: ``STILL_RUNNING`` while a process holds the lock on its ``CLAIM_FILE``
+    (``run_folder.run_in_progress``; the kernel drops it when the run's process ends,
+    SIGKILL included), ``KILLED`` when none does, ``KILLED_OR_RUNNING`` when the folder
+    has no such file."""
+    if run_in_progress(run_dir):
+        return STILL_RUNNING
+    return KILLED if (run_dir / CLAIM_FILE).is_file() else KILLED_OR_RUNNING
+
+
 def unfinished_detail(summary: dict[str, Any], run_dir: Path) -> str:
     """One line on a run that ended without recording why (``status`` not complete and
     no ``problems``: ``bench.py`` was killed, e.g. by SIGKILL, or is still running),
-    from what its files tell: the cases recorded, the case that was running and since
-    when (``summary.json`` is rewritten when a case starts), and the rows in
-    ``steps.partial.csv``."""
+    from what its files tell: which of the two (``unfinished_state``), the cases
+    recorded, the case that was running and since when (``summary.json`` is rewritten
+    when a case starts), and the rows in ``steps.partial.csv``."""
     planned = len((summary.get("metadata") or {}).get("cases") or [])
-    parts = [f"killed (e.g. by SIGKILL) or still running: no end was recorded, summary "
+    state = unfinished_state(run_dir)
+    parts = [f"{state}{', ' if ':' in state else ': '}no end was recorded, summary "
              f"status {summary.get('status', 'unknown')}, "
              f"{len(summary.get('cases') or [])} of {planned} cases recorded"]
     running = summary.get("running_case")
@@ -1772,6 +1792,26 @@ def _refuse_emptied(path: Path) -> None:
                            "empty)")
 
 
+def _has_floor(cases: list[dict[str, Any]]) -> bool:
+    """Whether a case of ``cases`` (summary entries) records floor figures
+    (``FLOOR_FIGURES``: ``floor_output_tokens_per_s``...), whose rows ``floor.csv``
+    holds; none does in a run made with ``--no-floor``."""
+    return any(isinstance(c.get(figure), numbers.Real) for c in cases
+               for figure, _ in FLOOR_FIGURES)
+
+
+def _read_floor(pd, path: Path, valid: list[dict[str, Any]], notes: list[str]):
+    """``floor.csv`` (``path``) as ``_read_csv`` reads it, notes in ``notes``;
+    ``ResultsError`` (``_refuse_emptied``: ``RUN: not a complete run folder (floor.csv
+    is empty)``) when it is of 0 bytes while a case of ``valid`` (summary entries) has
+    floor figures (``_has_floor``), as ``steps.csv`` is (``_read_rows``): its rows are
+    lost, and the figures would stand with nothing behind them. Without floor figures
+    (``--no-floor``) an empty one is only said in ``notes``."""
+    if _has_floor(valid):
+        _refuse_emptied(path)
+    return _read_csv(pd, path, ("case_id", "i", "floor_step_ns"), notes)
+
+
 def _read_rows(pd, path: Path, columns: tuple[str, ...], valid: list[dict[str, Any]],
                notes: list[str]):
     """``steps.csv`` or ``requests.csv`` (``path``) as ``_read_csv`` reads it, notes in
@@ -1872,9 +1912,11 @@ def _latency_problem(case, rows, gaps, run_dir: Path) -> str | None:
 def _disagreeing_latencies(requests, itl, cases,
                            run_dir: Path) -> tuple[set[str], list[str]]:
     """The case ids of ``cases`` (summary entries) whose request latency figures are not
-    those their rows of ``requests`` and ``itl`` give (``_latency_problem``; the rows
-    kept: a case with a row left out as impossible is not checked), and one line per
-    such case."""
+    those their rows of ``requests`` and ``itl`` give (``_latency_problem``), and one
+    line per such case. The rows are those the files hold, impossible ones included
+    (``_impossible_latencies`` warns of those apart): a case is checked whenever they
+    are every row its summary counts (``_has_all_rows``), so that a row made impossible
+    does not leave its case's figures unchecked."""
     if "case_id" not in cases or "case_id" not in requests or "case_id" not in itl:
         return set(), []
     req_ids, gap_ids = requests["case_id"].astype(str), itl["case_id"].astype(str)
@@ -1926,8 +1968,7 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
                        CASE_KEYS + SCHED_COLUMNS + RUNNER_COLUMNS, valid, notes["steps"])
     requests = _read_rows(pd, run_dir / "requests.csv", CASE_KEYS + REQUEST_COLUMNS,
                           valid, notes["requests"])
-    floor = _read_csv(pd, run_dir / "floor.csv", ("case_id", "i", "floor_step_ns"),
-                      notes["floor"])
+    floor = _read_floor(pd, run_dir / "floor.csv", valid, notes["floor"])
     itl = _read_itl(pd, run_dir / "itl.csv", valid, notes["itl"])
     gone = _left_out_ids(summary, valid)
     # the rows of a case left out would pass for another's in the figures
@@ -1948,7 +1989,8 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     read = dict(requests=requests, itl=itl)  # every row of the cases kept, for the counts
     requests, itl, lines = _impossible_latencies(requests, itl, cases, run_dir)
     row_lines += lines
-    disagree, lines = _disagreeing_latencies(requests, itl, cases, run_dir)
+    # checked on the rows as written: an impossible row left out must not stop the check
+    disagree, lines = _disagreeing_latencies(read["requests"], read["itl"], cases, run_dir)
     row_lines += lines
     _refuse_none_left(cases, disagree, lines)
     cases, steps, requests, floor, itl, read["requests"], read["itl"] = _without_cases(

@@ -56,6 +56,7 @@ __all__ = [
     "read_cpu_times",
     "cpu_usage_between",
     "compare_metadata",
+    "commit_shown",
     "PACKAGES",
     "CPU_TIME_FIELDS",
 ]
@@ -597,13 +598,26 @@ def overlap_line(a: dict, b: dict, names: tuple[str, str] = ("A", "B")) -> Optio
             f"{_shown_time(eb)} UTC): each ran on a machine the other loaded")
 
 
+def commit_shown(git: Optional[dict], digits: Optional[int] = None) -> Optional[str]:
+    """The commit of a run's ``git`` record (its first ``digits`` hex digits, all when
+    ``None``), followed by `` (dirty)`` when a tracked file differed from it as the run
+    ran (``dirty``): the code that ran is then not the commit's. ``None`` when the
+    record names no commit."""
+    commit = (git or {}).get("commit")
+    if not commit:
+        return None
+    return commit[:digits] + (" (dirty)" if (git or {}).get("dirty") is True else "")
+
+
 def compare_metadata(a: dict, b: dict, names: tuple[str, str] = ("A", "B")) -> list[str]:
     """List the differences between two metadata dicts that matter.
 
     Compares, in this order: ``hostname`` (only when both dicts recorded one:
     a run made with ``--no-hostname`` has none), ``cpu_model``, ``cpu_count``,
     ``python_version``, ``kernel``, every package version in either dict
-    (sorted by name, including ``libzmq``), the git commit and the GPU name.
+    (sorted by name, including ``libzmq``), the git commit (`` (dirty)`` after it where
+    the checkout was: ``git commit differs: abc123 (dirty) vs abc123``) and the GPU
+    name.
     Returns one line per difference, ``"<field> differs: <a> vs <b>"``, e.g.
     ``"git commit differs: abc123 vs def456"`` or
     ``"package numpy differs: 1.26.4 vs absent"``; a value missing on one
@@ -629,9 +643,7 @@ def compare_metadata(a: dict, b: dict, names: tuple[str, str] = ("A", "B")) -> l
     for name in sorted(set(pa) | set(pb)):
         check(f"package {name}", pa.get(name), pb.get(name))
 
-    ga = a.get("git") or {}
-    gb = b.get("git") or {}
-    check("git commit", ga.get("commit"), gb.get("commit"))
+    check("git commit", commit_shown(a.get("git")), commit_shown(b.get("git")))
 
     gpu_a = a.get("gpu") or {}
     gpu_b = b.get("gpu") or {}

@@ -977,11 +977,12 @@ def _config_blocks(results, run_id: str) -> list[Block]:
 
 
 def _env_rows(md: dict[str, Any]) -> list[list[str]]:
+    from ipc_bench.harness.environment import commit_shown
+
     rows = []
     git = md.get("git") or {}
     if git:
-        rows.append(["git", f"{git.get('commit', '?')[:12]}"
-                     + (" (dirty)" if git.get("dirty") else "")
+        rows.append(["git", (commit_shown(git, 12) or "?")
                      + (f" on {git['branch']}" if git.get("branch") else "")])
     for key in ("start_time_utc", "end_time_utc", "hostname", "python_version",
                 "python_implementation", "platform", "kernel", "cpu_model", "cpu_count", "cpu_affinity",
@@ -1282,7 +1283,7 @@ def _runs_blocks(results, base: str = "") -> list[Block]:
     settings that change the numbers (``setting_differences``: every pair of runs,
     stated against the reference where it is one of them), under a line naming the
     reference (``reference_line``)."""
-    from ipc_bench.harness.environment import run_interval
+    from ipc_bench.harness.environment import commit_shown, run_interval
 
     ids = results.run_ids
     base = base or ids[0]
@@ -1290,7 +1291,7 @@ def _runs_blocks(results, base: str = "") -> list[Block]:
     rows = []
     for r in ids:
         md = results.metadata[r]
-        git = (md.get("git") or {}).get("commit", "")[:12]
+        git = commit_shown(md.get("git"), 12)
         n = int((results.cases["run_id"] == r).sum())
         unfinished = sum(c["run_id"] == r for c in results.unfinished())
         end = run_interval(md)[1]

@@ -258,6 +258,8 @@ def test_report_compares_runs_and_warns_on_metadata(run_dir, tmp_path, capsys):
     other = copy_as_another_run(run_dir, tmp_path / "other-run")
     data = json.loads((other / "summary.json").read_text())
     commit = (data["metadata"].get("git") or {}).get("commit")
+    # a run made from a checkout with changed tracked files says so after each commit
+    dirty = " (dirty)" if (data["metadata"].get("git") or {}).get("dirty") else ""
     data["metadata"]["git"] = dict(data["metadata"].get("git") or {}, commit="f" * 40)
     (other / "summary.json").write_text(json.dumps(data))
     out = tmp_path / "cmp"
@@ -267,8 +269,8 @@ def test_report_compares_runs_and_warns_on_metadata(run_dir, tmp_path, capsys):
     assert "## Side by side" in md
     assert "| workload | arm | codec | small-run | other-run | other-run ÷ small-run |" in md
     # each value under its run's name: other-run's first
-    assert (f"other-run against small-run: git commit differs: {'f' * 40} vs "
-            f"{commit or 'absent'}") in md
+    assert (f"other-run against small-run: git commit differs: {'f' * 40}{dirty} vs "
+            f"{commit + dirty if commit else 'absent'}") in md
     assert (out / "compare-throughput.png").is_file()
     assert (out / "other-run-bytes_per_step.png").is_file()
     assert (out / "small-run-bytes_per_step.png").is_file()

@@ -395,8 +395,16 @@ def test_compare_identical_is_empty():
     assert env.compare_metadata(
         _meta(), _meta(load_avg=[9, 9, 9],
                        start_time_utc="2025-01-01T00:00:00+00:00",
-                       git={"commit": "abc123", "dirty": True,
+                       git={"commit": "abc123", "dirty": False,
                             "branch": "other"})) == []
+
+
+def test_compare_names_a_dirty_checkout_of_the_same_commit():
+    # a tracked file differed from the commit: the code that ran is not the commit's
+    dirty = _meta(git={"commit": "abc123", "dirty": True, "branch": "main"})
+    assert env.compare_metadata(dirty, _meta()) == [
+        "git commit differs: abc123 (dirty) vs abc123"]
+    assert env.compare_metadata(dirty, dirty) == []
 
 
 def test_compare_hostname_only_when_both_recorded_one():

@@ -246,8 +246,9 @@ def test_latency_figures_typed_over_in_every_case_are_refused(timed_run, tmp_pat
 
 def test_a_tpot_that_is_not_its_gaps_mean_leaves_its_row_out(timed_run, tmp_path, capsys):
     """``tpot_s`` is ``(e2e_s - ttft_s) / (n - 1)`` (``metrics.LATENCY_MEANINGS``); a
-    row that says otherwise is left out, and the case, short of a row, is loaded with
-    its summary's figures (no longer checked against its rows)."""
+    row that says otherwise is left out, and the case's figures are checked against
+    its rows as written, the edited one included: no longer its summary's TPOT, the
+    case is left out."""
     src, send, cached = timed_run
     run, entry = _copy(timed_run, tmp_path)
     first = _requests(run, send)[0]
@@ -259,19 +260,50 @@ def test_a_tpot_that_is_not_its_gaps_mean_leaves_its_row_out(timed_run, tmp_path
         next(r for r in rows if r["case_id"] == send)["tpot_s"] = "0.5"
 
     _edit_requests(run, tpot)
-    line = (f"{run / 'requests.csv'}: case '{send}' has a tpot_s other than (e2e_s - "
-            f"ttft_s) / (num_output_tokens - 1) in 1 row (index 0 first: tpot_s 0.5, the "
-            f"formula {want:g}; left out)")
+    got = float(np.mean(_values_s(run, send, "tpot_s"))) * 1e3
+    lines = [f"{run / 'requests.csv'}: case '{send}' has a tpot_s other than (e2e_s - "
+             f"ttft_s) / (num_output_tokens - 1) in 1 row (index 0 first: tpot_s 0.5, the "
+             f"formula {want:g}; left out)",
+             f"{run / 'requests.csv'}: case '{send}' has a mean tpot_s of {got:,.6g} ms "
+             f"over its 6 rows with a tpot_s, but summary.json has tpot_ms_mean "
+             f"{entry['tpot_ms_mean']:,.6g} (left out)"]
     assert _report(run, tmp_path, capsys, NO_FIGURES) == (
-        0, [f"bench.py report: warning: {line}"])
-    assert _loaded(run) == [line]
+        0, [f"bench.py report: warning: {line}" for line in lines])
+    assert _loaded(run) == lines
     with pytest.warns(ResultsWarning):
         loaded = load(run)
-    kept = loaded.requests[loaded.requests["case_id"] == send]
-    assert list(kept["index"]) == [1, 2, 3, 4, 5]
-    assert set(loaded.cases["case_id"]) == {send, cached}
-    case = loaded.cases[loaded.cases["case_id"] == send].iloc[0]
-    assert case["tpot_ms_mean"] == entry["tpot_ms_mean"]
+    assert set(loaded.cases["case_id"]) == set(loaded.requests["case_id"]) == {cached}
+
+
+def test_a_latency_typed_over_is_checked_though_a_tpot_row_is_impossible(
+        timed_run, tmp_path, capsys):
+    """``ttft_ms_p99`` and ``tpot_ms_mean`` typed into summary.json and 5 rows' tpot_s
+    made 1 s: the impossible rows do not stop the check of the summary's figures
+    against the rows as written, so 999 ms is not quoted."""
+    src, send, cached = timed_run
+    run, entry = _copy(timed_run, tmp_path,
+                       lambda c: c.update(ttft_ms_p99=999, tpot_ms_mean=77))
+    first = _requests(run, send)[0]
+    want = (float(first["e2e_s"]) - float(first["ttft_s"])) / 7
+
+    def tpot(rows):
+        for row in [r for r in rows if r["case_id"] == send][:5]:
+            row["tpot_s"] = "1.0"
+
+    _edit_requests(run, tpot)
+    got = float(np.percentile(_values_s(run, send, "ttft_s"), 99)) * 1e3
+    lines = [f"{run / 'requests.csv'}: case '{send}' has a tpot_s other than (e2e_s - "
+             f"ttft_s) / (num_output_tokens - 1) in 5 rows (index 0 first: tpot_s 1, the "
+             f"formula {want:g}; left out)",
+             f"{run / 'requests.csv'}: case '{send}' has a p99 ttft_s of {got:,.6g} ms "
+             f"over its 6 rows with a ttft_s, but summary.json has ttft_ms_p99 999 (left "
+             f"out)"]
+    assert _report(run, tmp_path, capsys, NO_FIGURES) == (
+        0, [f"bench.py report: warning: {line}" for line in lines])
+    assert _loaded(run) == lines
+    with pytest.warns(ResultsWarning):
+        loaded = load(run)
+    assert set(loaded.cases["case_id"]) == set(loaded.requests["case_id"]) == {cached}
 
 
 def test_a_tpot_of_a_one_token_request_leaves_its_row_out(timed_run, tmp_path):

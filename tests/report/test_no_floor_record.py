@@ -139,3 +139,29 @@ def test_a_record_that_is_not_true_or_false_is_said_and_inferred(runs, tmp_path,
     rows = results.cases.to_dict("records")
     assert rows[0]["no_floor"] != rows[0]["no_floor"] and rows[1]["no_floor"] is True
     assert _notes(rows) == [NOTE]
+
+
+def _empty_floor_report(runs, name, tmp_path, capsys) -> tuple[int, str]:
+    run = tmp_path / name
+    shutil.copytree(runs / name, run)
+    (run / "floor.csv").write_bytes(b"")
+    code = cli.main(["report", str(run), "--no-figures", "--output", str(tmp_path / "rep")])
+    return code, capsys.readouterr().err
+
+
+def test_an_empty_floor_csv_is_refused_where_a_case_has_floor_figures(runs, tmp_path,
+                                                                      capsys):
+    # summary.json's floor tok/s and x floor would stand with no row behind them
+    code, err = _empty_floor_report(runs, "floor", tmp_path, capsys)
+    run = tmp_path / "floor"
+    assert (code, err) == (2, f"bench.py report: error: {run}: not a complete run folder "
+                              "(floor.csv is empty)\n")
+
+
+def test_an_empty_floor_csv_of_a_run_without_its_floor_is_only_warned_about(
+        runs, tmp_path, capsys):
+    code, err = _empty_floor_report(runs, "no_floor", tmp_path, capsys)
+    run = tmp_path / "no_floor"
+    assert (code, err) == (0, f"bench.py report: warning: {run}/floor.csv: it is empty (not "
+                              "even its header line), so nothing is loaded from it; loaded what "
+                              "is valid\n")

@@ -1,6 +1,6 @@
 """A report of one run made while the run is still going goes beside the run folder
-(``report-<UTC time>``), not into it, where it would stay stale ("killed (e.g. by
-SIGKILL) or still running") after the run ends; once the run has ended, its report
+(``report-<UTC time>``), not into it, where it would stay stale ("still running (it
+holds its lock)") after the run ends; once the run has ended, its report
 goes into ``RUN_DIR/report`` again. A run holds its ``.claimed`` file locked until it
 ends (``run_folder.run_in_progress``)."""
 
@@ -31,6 +31,12 @@ def test_a_report_made_mid_run_is_not_left_in_the_run_folder(tmp_path, bench_tmp
         assert match, line
         assert sorted(p.name for p in (tmp_path / match.group(1)).iterdir()) == [
             "report.html", "report.md", "run.summary.json"]
+        md = (tmp_path / match.group(1) / "report.md").read_text()
+        # it holds its lock: running, not killed
+        assert re.search(r"This run is incomplete: still running \(it holds its lock\): no "
+                         r"end was recorded, summary status incomplete, 0 of 1 cases "
+                         r"recorded, last case num_running=4/send/msgpack#0 running since ",
+                         md), md
         assert not (run / "report").exists()
     finally:
         proc.send_signal(signal.SIGINT)

@@ -75,3 +75,24 @@ def test_runs_on_one_host_or_without_hostname_are_the_same_machine(run, tmp_path
     md = _report(tmp_path, a, b, figures=False)
     assert SAME in md
     assert not any("hostname differs" in line for line in md)
+
+
+def _git(path, **git):
+    summary = json.loads((path / "summary.json").read_text())
+    summary["metadata"]["git"] = git
+    (path / "summary.json").write_text(json.dumps(summary))
+
+
+def test_a_dirty_run_is_not_said_to_share_a_clean_runs_commit(run, tmp_path):
+    # a tracked file differed from the commit as b ran: not the code a ran
+    a = _copy(run, tmp_path / "a", "host-a")
+    b = _copy(a, tmp_path / "b", "host-a")
+    commit = "ee4a970315f1" + "0" * 28
+    _git(a, commit=commit, dirty=False, untracked=0, branch="main")
+    _git(b, commit=commit, dirty=True, untracked=0, branch="main")
+    md = _report(tmp_path, a, b, figures=False)
+    assert SAME not in md
+    assert f"- b against a: git commit differs: {commit} (dirty) vs {commit}" in md
+    rows = [line.split(" | ")[0::5] for line in md if line.startswith(("| a |", "| b |"))]
+    assert rows == [["| a", "ee4a970315f1"], ["| b", "ee4a970315f1 (dirty)"]]
+    assert "| git | ee4a970315f1 (dirty) on main |" in md
