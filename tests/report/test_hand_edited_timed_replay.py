@@ -192,6 +192,17 @@ def test_a_latency_figure_edited_past_its_sixth_digit_shows_the_digits_that_diff
         f"{edited:,.{digits}g} (left out)"]
 
 
+def _assert_warned_and_kept(run, tmp_path, capsys, lines: list[str], kept: str) -> None:
+    """``bench.py report`` and the loader warn ``lines`` of ``run``, in that order, and
+    the loader keeps case ``kept`` alone."""
+    assert _report(run, tmp_path, capsys, NO_FIGURES) == (
+        0, [f"bench.py report: warning: {line}" for line in lines])
+    assert _loaded(run) == lines
+    with pytest.warns(ResultsWarning):
+        loaded = load(run)
+    assert set(loaded.cases["case_id"]) == set(loaded.requests["case_id"]) == {kept}
+
+
 def _edit_requests(run, change) -> None:
     """Rewrite ``requests.csv`` of ``run`` with its rows (dicts) ``change``d."""
     with open(run / "requests.csv", newline="") as f:
@@ -267,12 +278,7 @@ def test_a_tpot_that_is_not_its_gaps_mean_leaves_its_row_out(timed_run, tmp_path
              f"{run / 'requests.csv'}: case '{send}' has a mean tpot_s of {got:,.6g} ms "
              f"over its 6 rows with a tpot_s, but summary.json has tpot_ms_mean "
              f"{entry['tpot_ms_mean']:,.6g} (left out)"]
-    assert _report(run, tmp_path, capsys, NO_FIGURES) == (
-        0, [f"bench.py report: warning: {line}" for line in lines])
-    assert _loaded(run) == lines
-    with pytest.warns(ResultsWarning):
-        loaded = load(run)
-    assert set(loaded.cases["case_id"]) == set(loaded.requests["case_id"]) == {cached}
+    _assert_warned_and_kept(run, tmp_path, capsys, lines, cached)
 
 
 def test_a_latency_typed_over_is_checked_though_a_tpot_row_is_impossible(
@@ -298,12 +304,7 @@ def test_a_latency_typed_over_is_checked_though_a_tpot_row_is_impossible(
              f"{run / 'requests.csv'}: case '{send}' has a p99 ttft_s of {got:,.6g} ms "
              f"over its 6 rows with a ttft_s, but summary.json has ttft_ms_p99 999 (left "
              f"out)"]
-    assert _report(run, tmp_path, capsys, NO_FIGURES) == (
-        0, [f"bench.py report: warning: {line}" for line in lines])
-    assert _loaded(run) == lines
-    with pytest.warns(ResultsWarning):
-        loaded = load(run)
-    assert set(loaded.cases["case_id"]) == set(loaded.requests["case_id"]) == {cached}
+    _assert_warned_and_kept(run, tmp_path, capsys, lines, cached)
 
 
 def test_a_tpot_of_a_one_token_request_leaves_its_row_out(timed_run, tmp_path):
