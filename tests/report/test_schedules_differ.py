@@ -40,6 +40,7 @@ def _results(rows: list[dict]):
     res = type("R", (), {})()
     res.cases = pd.DataFrame([dict(r, run_id="run") for r in rows])
     res.labels, res.metadata = ["num_running"], {"run": {}}
+    res.paths = {}  # no run folder: no recorded comparisons to read
     return res
 
 

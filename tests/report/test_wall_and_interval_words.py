@@ -30,6 +30,7 @@ def _results(rows: list[dict], method: str = "t"):
     res = type("R", (), {})()
     res.cases = pd.DataFrame([dict(r, run_id="run") for r in rows])
     res.labels, res.metadata = ["num_running"], {"run": {"ci_method": method}}
+    res.paths = {}  # no run folder: no recorded comparisons to read
     return res
 
 
