@@ -236,9 +236,14 @@ def run_async_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                 state = admission.ready()
                 if state == _READY:
                     if seq_next == warmup_steps and run.t_warm is None:
+                        p0, c0, g0 = perf(), cpu(), gc_counter.count
                         # --pp: the first stages have waited since the last frame
-                        run.end_warmup(end_beat(link, frontend, fresh=not spec.pp))
+                        run.end_warmup(end_beat(link, frontend, fresh=not spec.pp), link)
                         t_start = run.t_start  # a timed replay's clock stopped meanwhile
+                        # the pause is in no row (the next one to end began before it)
+                        t_row += perf() - p0
+                        c_row += cpu() - c0
+                        gc_row += gc_counter.count - g0
                     t0 = perf()
                     plan = sched.schedule()
                     t1 = perf()

@@ -33,7 +33,7 @@ from ipc_bench.engine.pipeline import PipelineStage
 from ipc_bench.engine.scheduler import ProtocolError, SchedulerError
 from ipc_bench.harness.recording import GcCounter
 from ipc_bench.harness.runner_loop import (EXIT_OK, EXIT_SCHEDULER_GONE, EXIT_STEP_FAILED,
-                                           RunnerLoop, _no_record, heap_freeze_seq, peer_line,
+                                           RunnerLoop, _no_record, peer_line,
                                            runner_main, say)
 from ipc_bench.wire.codecs import DecodeError, messages_of
 from ipc_bench.wire.control import Stop
@@ -112,7 +112,6 @@ class StageLoop(RunnerLoop):
         gc_counter = GcCounter()
         cols = self.columns
         rec_idle, rec_t0 = cols["runner_idle_ns"].append, cols["runner_t0_ns"].append
-        freeze_at = heap_freeze_seq(self.config.warmup_steps)
         keep_reply = self.out_frames.append
         record_inputs = self.input_log.record if self.config.check_inputs else _no_record
         rows = runner.input_batch.req_id_to_index
@@ -128,9 +127,6 @@ class StageLoop(RunnerLoop):
                     continue
                 rec_t0(t0 - t_origin)
                 rec_idle(t1 - t0)
-                if self.seq == freeze_at:
-                    self._end_warmup()
-                    t1 = perf()
                 gc0 = gc_counter.count
                 so = decode(frame)
                 t2 = perf()

@@ -13,7 +13,9 @@ serves steps through a ``wire.channel.RunnerChannel`` until ``Stop``:
 - ``RunnerLoop.run_bare``: the same steps with nothing timed, kept or digested
   (``RunnerConfig.bare_loop``, the instrumentation-overhead twin).
 
-Both share their control handling (``KeepAlive``, ``Stop``, the floor), warm-up and
+Both share their control handling (``KeepAlive``, ``Stop``, the floor, and
+``EndWarmup``: the runner collects and freezes its heap when the scheduler ends
+warm-up, between two steps, and answers ``WarmupEnded`` with how long that took) and
 error reporting; their hot bodies stay apart, since a branch per step to skip the
 timing would itself be measured.
 
@@ -58,6 +60,7 @@ from ipc_bench.wire.control import (
     PROTOCOL_VERSION,
     BeginFloor,
     CheckInputs,
+    EndWarmup,
     ErrorReport,
     Handshake,
     Heartbeat,
@@ -66,6 +69,7 @@ from ipc_bench.wire.control import (
     RecheckInputs,
     RunnerReport,
     Stop,
+    WarmupEnded,
     beating,
     recv_control,
     send_control,
@@ -192,17 +196,6 @@ class TimedModelRunner:
         return out
 
 
-def heap_freeze_seq(warmup_steps: int) -> int:
-    """The step on whose frame a runner (or pp stage) collects and freezes its heap:
-    the last warm-up step, ``warmup_steps - 1``, so that the pause (tens of ms in a
-    process that imported torch: a first counted step of 9-71 ms against a 0.1-0.2 ms
-    median, at 4 and 64 running with the null model, when it was taken on step
-    ``warmup_steps``'s frame) falls in a step that is not counted; step 0 without
-    warm-up. The scheduler's own pause comes after that step's reply
-    (``scheduler_loop``'s ``end_warmup``), outside every step."""
-    return max(warmup_steps - 1, 0)
-
-
 class RunnerLoop:
     """One runner's receive -> execute -> reply loop over ``channel``.
 
@@ -227,13 +220,18 @@ class RunnerLoop:
         if self.heap is not None:
             self.heap.start()
 
-    def _end_warmup(self) -> None:
-        """Collect and freeze the heap (as the scheduler does), on the frame of step
-        ``heap_freeze_seq``; the heap report's ``warm`` mark."""
+    def _end_warmup(self) -> int:
+        """Collect and freeze the heap (as the scheduler does) when the scheduler ends
+        warm-up (``EndWarmup``, between the frames of steps ``warmup_steps - 1`` and
+        ``warmup_steps``: in the scheduler's pause, outside every step); the heap
+        report's ``warm`` mark. Returns how long the collection and freeze took (ns)."""
+        t0 = time.perf_counter_ns()
         gc.collect()
         gc.freeze()
+        collect_ns = time.perf_counter_ns() - t0
         if self.heap is not None:
             self.heap.mark("warm")
+        return collect_ns
 
     def _write_heap_report(self) -> None:
         """With ``IPC_BENCH_HEAP_REPORT`` set: the heap report (``end`` mark now), to
@@ -255,6 +253,9 @@ class RunnerLoop:
     def _act(self, msg, bare: bool = False) -> bool:
         """Act on control message ``msg`` (``_control``'s part after the read)."""
         if isinstance(msg, KeepAlive):
+            return False
+        if isinstance(msg, EndWarmup):
+            self.channel.send_control(WarmupEnded(self._end_warmup()))
             return False
         if isinstance(msg, Stop):
             # The scheduler waits for the report under its peer timeout, and each piece
@@ -306,7 +307,6 @@ class RunnerLoop:
             cols[name].append for name in ("runner_idle_ns", "runner_decode_ns",
                                            "runner_encode_ns", "runner_send_ns",
                                            "runner_gc_collections", "runner_t0_ns"))
-        freeze_at = heap_freeze_seq(self.config.warmup_steps)
         keep_reply = self.out_frames.append
         record_inputs = self.input_log.record if self.config.check_inputs else _no_record
         stepper = self.stepper
@@ -323,9 +323,6 @@ class RunnerLoop:
                     continue
                 rec_t0(t0 - t_origin)
                 rec_idle(t1 - t0)
-                if self.seq == freeze_at:
-                    self._end_warmup()
-                    t1 = perf()
                 gc0 = gc_counter.count
                 so = decode(frame)
                 t2 = perf()
@@ -397,7 +394,6 @@ class RunnerLoop:
         complete = self._completer(gc_counter)
         rec_idle, rec_decode, rec_t0 = (self.columns[name].append for name in (
             "runner_idle_ns", "runner_decode_ns", "runner_t0_ns"))
-        freeze_at = heap_freeze_seq(self.config.warmup_steps)
         pending = None  # (seq, so, LaunchedStep, gc count at launch)
         t_origin = perf()
         try:
@@ -421,9 +417,6 @@ class RunnerLoop:
                     continue
                 rec_t0(t0 - t_origin)
                 rec_idle(t1 - t0)
-                if self.seq == freeze_at:
-                    self._end_warmup()
-                    t1 = perf()
                 gc0 = gc_counter.count
                 so = decode(frame)
                 t2 = perf()
@@ -441,15 +434,12 @@ class RunnerLoop:
         recv, reply = self.channel.recv, self.channel.reply
         decode, encode = self.decode, self.encode
         execute = self.stepper.runner.execute_model
-        freeze_at = heap_freeze_seq(self.config.warmup_steps)
         while True:
             frame = recv(self.seq)
             if not frame:
                 if self._control(bare=True):
                     return
                 continue
-            if self.seq == freeze_at:
-                self._end_warmup()
             reply(encode(execute(decode(frame))), self.seq)
             self.seq += 1
 

@@ -20,15 +20,22 @@ peer and sending ``KeepAlive``).
 
 After ``warmup_steps`` steps the heap is collected and frozen (``gc.freeze()``, as
 vLLM's ``freeze_gc_heap``; ``KeepAlive`` to the runner and the frontend while it takes
-long, ``wire.control.beating``) and unfrozen when the loop ends. That pause is the
-harness's, not the replay's: its length is ``CaseResult.warmup_pause_ns``, and a timed
-replay's clock (the replay clock: arrivals, ``t_end_ns``, so the latencies, and
-``wall_s``) stops while it lasts, so no arrival piles up behind it and no request in
-flight is charged for it.
+long, ``wire.control.beating``) and unfrozen when the loop ends. The runner process
+(every ``--tp`` rank, every ``--pp`` stage) collects and freezes its own heap at the
+same time: the scheduler sends it ``EndWarmup`` first and, once its own collection is
+done, waits for each runner's ``WarmupEnded`` (its collection's length,
+``CaseResult.runner_warmup_collect_ns``). That pause, from the ``EndWarmup`` to the
+last ``WarmupEnded``, is the harness's, not the replay's: it lies between two steps,
+its length is ``CaseResult.warmup_pause_ns``, and a timed replay's clock (the replay
+clock: arrivals, ``t_end_ns``, so the latencies, and ``wall_s``) stops while it lasts,
+so no arrival piles up behind it and no request in flight is charged for it. (With
+async scheduling the steps in flight when warm-up ends are warm-up steps; the runner
+finishes them before it reads ``EndWarmup``, during the pause.)
 """
 
 from __future__ import annotations
 
+import collections
 import gc
 import time
 from typing import Any, Callable, Optional
@@ -43,9 +50,9 @@ from ipc_bench.harness.recording import GcCounter, StepFlusher, record_requests
 from ipc_bench.harness.spec import CaseError, CaseResult, CaseSpec
 from ipc_bench.wire.channel import SchedulerChannel
 from ipc_bench.wire.codecs import DecodeError, messages_of, session_codecs, session_end
-from ipc_bench.wire.control import (CheckInputs, ErrorReport, Heartbeat, InputDigests,
-                                    KeepAlive, RecheckInputs, StepInputIds, beating,
-                                    no_beat)
+from ipc_bench.wire.control import (CheckInputs, EndWarmup, ErrorReport, Heartbeat,
+                                    InputDigests, KeepAlive, RecheckInputs, StepInputIds,
+                                    WarmupEnded, beating, no_beat)
 from ipc_bench.wire.transport import POLL_SLICE_MS, PeerError, noticed
 
 
@@ -84,6 +91,9 @@ class ChannelExchange:
         self.seq = 0
         self.last_reply = b""  # the last ModelRunnerOutput frame (kept for counted steps)
         self.digest_requests = 0  # request_input_digests not yet read (async scheduling)
+        # Answers to those requests read early, while the scheduler waited for
+        # WarmupEnded: (message, the channel's per_rank then, or None), oldest first.
+        self.early_replies: collections.deque = collections.deque()
 
     def attach(self, sched: Scheduler) -> None:
         """Give the case's scheduler to a codec end that reads it (``replicated``: its
@@ -201,10 +211,46 @@ class ChannelExchange:
         self.send_marker(RecheckInputs(seq))
         return self._control_reply(StepInputIds, f"input ids of step {seq} from the runner")
 
+    def end_runner_warmup(self) -> None:
+        """Tell the runner (every rank, every stage) that warm-up ends: ``EndWarmup``
+        after a marker, sent before step ``warmup_steps``'s frame. It collects and
+        freezes its heap and answers ``WarmupEnded`` (``runner_warmup_ended``)."""
+        self.send_marker(EndWarmup())
+
+    def runner_warmup_ended(self) -> list[int]:
+        """Wait for the answer to ``end_runner_warmup``: each runner's collection
+        length (ns; one per rank or stage, in rank order). Answers to digest requests
+        sent before it (async scheduling) that arrive first are kept for
+        ``requested_input_digests``. ``CaseError`` for the runner's ``ErrorReport`` or
+        any other message; ``PeerTimeout`` (``no WarmupEnded (the runner's heap
+        collection at the end of warm-up) within N s``) after ``peer_timeout_s``
+        (the start-up's allowance before step 0)."""
+        what = "WarmupEnded (the runner's heap collection at the end of warm-up)"
+        timeout_s = self.first_timeout_s if self.seq == 0 else self.peer_timeout_s
+        while True:
+            msg = self.channel.recv_control(what, timeout_s)
+            per_rank = getattr(self.channel, "per_rank", None)
+            if isinstance(msg, WarmupEnded):
+                return [m.collect_ns for m in (per_rank or [msg])]
+            if isinstance(msg, InputDigests) and self.digest_requests > len(self.early_replies):
+                self.early_replies.append((msg, None if per_rank is None else list(per_rank)))
+                continue
+            if isinstance(msg, ErrorReport):
+                self.runner_exiting = True
+                raise runner_failure(msg)
+            raise CaseError(f"expected WarmupEnded from the runner, got "
+                            f"{type(msg).__name__}", self.seq)
+
     def _control_reply(self, kind: type, what: str):
-        """The runner's next control message, which must be a ``kind``; ``CaseError``
-        for its ``ErrorReport`` or anything else."""
-        msg = self.channel.recv_control(what)
+        """The runner's next control message, which must be a ``kind`` (one read
+        early, ``runner_warmup_ended``, first); ``CaseError`` for its ``ErrorReport``
+        or anything else."""
+        if self.early_replies:
+            msg, per_rank = self.early_replies.popleft()
+            if per_rank is not None:
+                self.channel.per_rank = per_rank
+        else:
+            msg = self.channel.recv_control(what)
         if isinstance(msg, kind):
             return msg
         if isinstance(msg, ErrorReport):
@@ -383,19 +429,30 @@ class _LoopRun:
         self.t_start = time.perf_counter_ns()
         self.replay_clock = spec.trace_speedup is not None
 
-    def end_warmup(self, beat: Callable[[], None] = no_beat) -> None:
+    def end_warmup(self, beat: Callable[[], None] = no_beat, runners: Any = None) -> None:
         """Collect and freeze the heap (and take the heap report's ``warm`` mark);
-        the loop totals start here. ``beat``: the keep-alive of the runner and the
-        frontend, which wait for the next step meanwhile (``end_beat``; each of these
-        is one call over the whole heap: ``wire.control.beating``). The pause's length
-        goes to ``result.warmup_pause_ns``; a timed replay's ``t_start`` moves on by it
-        (the replay clock stops: read ``t_start`` again after this call)."""
+        the loop totals start here. ``runners``: the exchange with the runner
+        processes (``ChannelExchange``), told first to collect theirs
+        (``end_runner_warmup``) and waited for after the scheduler's own collection
+        (``runner_warmup_ended``; their lengths go to
+        ``result.runner_warmup_collect_ns``); an exchange without these methods (the
+        single process) has no runner heap of its own. ``beat``: the keep-alive of the
+        runner and the frontend, which wait for the next step meanwhile (``end_beat``;
+        each of these is one call over the whole heap: ``wire.control.beating``). The
+        pause's length, from before ``EndWarmup`` to the last ``WarmupEnded``, goes to
+        ``result.warmup_pause_ns``; a timed replay's ``t_start`` moves on by it (the
+        replay clock stops: read ``t_start`` again after this call)."""
         t_pause = time.perf_counter_ns()
+        tell = getattr(runners, "end_runner_warmup", None)
+        if tell is not None:
+            tell()
         with beating(beat):
             gc.collect()
             gc.freeze()
             if self.heap is not None:
                 self.heap.mark("warm")
+        if tell is not None:  # after the keep-alive's thread: it sends on these sockets
+            self.result.runner_warmup_collect_ns = runners.runner_warmup_ended()
         self.t_warm = time.perf_counter_ns()
         self.result.warmup_pause_ns = self.t_warm - t_pause
         if self.replay_clock:
@@ -533,7 +590,7 @@ def run_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                         break
                     continue
             if seq == warmup_steps:
-                run.end_warmup(end_beat(link, frontend))
+                run.end_warmup(end_beat(link, frontend), link)
                 t_start = run.t_start  # a timed replay's clock stopped meanwhile
             gc0 = gc_counter.count
             c0 = cpu()
@@ -618,7 +675,7 @@ def run_bare_scheduler_loop(spec: CaseSpec, link: ChannelExchange,
                     break
                 continue
             if seq == warmup_steps:
-                run.end_warmup(end_beat(link))
+                run.end_warmup(end_beat(link), link)
             plan = sched.schedule()
             out = exchange(sched.build_scheduler_output(plan), seq)
             try:

@@ -208,6 +208,11 @@ class CaseResult:
     # The end of warm-up's pause (heap collected and frozen), ns; None: warm-up never
     # ended. A timed replay's clock stops during it (``harness.scheduler_loop``).
     warmup_pause_ns: Optional[int] = None
+    # Each runner process's own collection and freeze in that pause (ns, one per --tp
+    # rank / --pp stage, rank order; ``wire.control.WarmupEnded``); None: no runner
+    # process (the single process: the scheduler's collection is the runner's too) or
+    # warm-up never ended.
+    runner_warmup_collect_ns: Optional[list[int]] = None
     num_rejected: int = 0
     token_bytes: dict[str, float] = field(default_factory=dict)
     s2r_frames: list[bytes] = field(default_factory=list)

@@ -30,8 +30,9 @@ from ipc_bench.wire.transport import PeerError, recv_frame, send_frame
 #: stages (``RunnerConfig.pp_store`` may name the scheduler's tcp store). 8: the runner
 #: sends ``KeepAlive`` while it prepares the floor's replies and its report (the scheduler
 #: skips it in every control wait). 9: ``RunnerConfig.startup_timeout_s`` (the runner's
-#: wait for the first step).
-PROTOCOL_VERSION = 9
+#: wait for the first step). 10: ``EndWarmup`` / ``WarmupEnded`` (the runner collects and
+#: freezes its heap when the scheduler ends warm-up, inside the scheduler's pause).
+PROTOCOL_VERSION = 10
 
 
 _CTL = dict(tag_field="kind", forbid_unknown_fields=True)
@@ -80,6 +81,22 @@ class Goodbye(msgspec.Struct, tag="goodbye", **_CTL):
     line saying why it ended. The runner exits."""
 
     reason: str = ""
+
+
+class EndWarmup(msgspec.Struct, tag="end_warmup", **_CTL):
+    """Scheduler -> runner (every ``--tp`` rank, every ``--pp`` stage), after the frame
+    of step ``warmup_steps - 1`` and before step ``warmup_steps``'s: warm-up ends;
+    collect and freeze your heap now (``gc.collect()``, ``gc.freeze()``, as vLLM's
+    ``freeze_gc_heap``) and answer ``WarmupEnded``. The scheduler collects its own heap
+    meanwhile, so both collections fall in its end-of-warm-up pause, outside every
+    step (``harness.scheduler_loop``'s ``end_warmup``)."""
+
+
+class WarmupEnded(msgspec.Struct, tag="warmup_ended", **_CTL):
+    """Runner -> scheduler, the answer to ``EndWarmup``: ``collect_ns``, how long the
+    runner's collection and freeze took (ns, its own ``perf_counter_ns``)."""
+
+    collect_ns: int
 
 
 class KeepAlive(msgspec.Struct, tag="keepalive", **_CTL):
@@ -218,8 +235,8 @@ class ErrorReport(msgspec.Struct, tag="error", **_CTL):
 
 
 ControlMessage = Union[Handshake, Ready, BeginFloor, FloorReady, Stop, Goodbye, KeepAlive,
-                       CheckInputs, InputDigests, RecheckInputs, StepInputIds, RunnerReport,
-                       ErrorReport]
+                       EndWarmup, WarmupEnded, CheckInputs, InputDigests, RecheckInputs,
+                       StepInputIds, RunnerReport, ErrorReport]
 
 _ctl_encoder = msgspec.msgpack.Encoder()
 _ctl_decoder = msgspec.msgpack.Decoder(ControlMessage)

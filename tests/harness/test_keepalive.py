@@ -114,9 +114,9 @@ def test_the_runner_waits_while_the_scheduler_decodes_the_floor_frames(monkeypat
     _assert_complete(result)
     keepalives = sum(h.sent for h in heartbeats)
     assert keepalives >= MIN_KEEPALIVES == 7
-    # Empty frames: the input oracle's check at the end, the floor's start, the stop
-    # and one per KeepAlive.
-    assert result.s2r_marker_frames == 3 + keepalives
+    # Empty frames: the end of warm-up (EndWarmup), the input oracle's check at the
+    # end, the floor's start, the stop and one per KeepAlive.
+    assert result.s2r_marker_frames == 4 + keepalives
 
 
 def test_the_scheduler_waits_while_the_runner_decodes_the_floor_replies(monkeypatch):
@@ -231,7 +231,7 @@ def test_the_runner_waits_while_the_scheduler_collects_its_heap(monkeypatch, mod
     _assert_complete(result)
     keepalives = sum(h.sent for h in heartbeats)
     assert keepalives >= MIN_LONG_CALL_KEEPALIVES == 5
-    assert result.s2r_marker_frames == 3 + keepalives
+    assert result.s2r_marker_frames == 4 + keepalives  # as above
 
 
 @pytest.mark.parametrize("instrumentation", ["steps", "totals"])
@@ -375,8 +375,12 @@ def test_pp_stages_wait_while_the_scheduler_collects_at_the_end_of_warm_up(monke
     assert result.counted_seqs == list(range(WARMUP, STEPS))
     keepalives = sum(h.sent for h in heartbeats)
     assert keepalives >= MIN_LONG_CALL_KEEPALIVES == 5
-    # Empty frames: the input oracle's check at the end, the stop and one per KeepAlive.
-    assert result.s2r_marker_frames == 2 + keepalives
+    # Empty frames: the end of warm-up (EndWarmup), the input oracle's check at the
+    # end, the stop and one per KeepAlive.
+    assert result.s2r_marker_frames == 3 + keepalives
+    # Each stage collected its own heap meanwhile and said how long it took.
+    assert len(result.runner_warmup_collect_ns) == 2
+    assert all(0 < ns < result.warmup_pause_ns for ns in result.runner_warmup_collect_ns)
     # The end of warm-up and the end of the loop count from the last frame sent.
     assert [h.fresh for h in heartbeats] == [False, False]
 
