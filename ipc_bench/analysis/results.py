@@ -138,10 +138,17 @@ class Results:
                                                            after its last step; timed replays:
                                                            first arrival (arrival_s 0) to last
                                                            completion (metrics.WALL_S_MEANING)
-    warmup_pause_s                                s        the end-of-warm-up pause (heap
-                                                           collected, frozen); timed replays'
-                                                           clock stops during it (None: warm-
-                                                           up never ended)
+    warmup_pause_s                                s        the end-of-warm-up pause (heaps
+                                                           collected, frozen: the scheduler's
+                                                           and each runner's, between two
+                                                           steps); timed replays' clock stops
+                                                           during it (None: warm-up never
+                                                           ended)
+    runner_warmup_collect_s                       s        the runner's own collection and
+                                                           freeze in that pause, the longest
+                                                           of the --tp ranks / --pp stages
+                                                           (None: single process, warm-up
+                                                           never ended, or older runs)
     num_requests, num_finished, num_rejected      reqs
     num_cut_at_max_model_len                      reqs     stopped by max_model_len before max_tokens
     num_preemptions                               count    preemptions by recompute, whole case

@@ -179,6 +179,8 @@ def _case_identity(result: CaseResult, a: np.ndarray, counted: np.ndarray) -> di
         num_total_steps=len(a), wall_s=result.wall_s,
         warmup_pause_s=(None if result.warmup_pause_ns is None
                         else result.warmup_pause_ns / 1e9),
+        runner_warmup_collect_s=(None if not result.runner_warmup_collect_ns
+                                 else max(result.runner_warmup_collect_ns) / 1e9),
         num_requests=len(result.requests), num_rejected=result.num_rejected,
         num_finished=sum(1 for r in result.requests if r["finish_reason"] == "length"),
         num_cut_at_max_model_len=sum(map(cut_at_max_model_len, result.requests)),
