@@ -19,7 +19,9 @@
   ``FAKE_RUNNER_DELAY_S`` more, and the model's columns (the report's last piece
   before the digest) ``FAKE_RUNNER_COLUMNS_DELAY_S`` more (default 0);
 - ``slow-heap-report``: the runner's heap report (``IPC_BENCH_HEAP_REPORT`` set), one
-  call, takes ``FAKE_RUNNER_DELAY_S`` more.
+  call, takes ``FAKE_RUNNER_DELAY_S`` more;
+- ``slow-warmup-collect``: the runner's collection at the end of warm-up
+  (``EndWarmup``) takes ``FAKE_RUNNER_DELAY_S`` more.
 """
 
 import os
@@ -40,8 +42,9 @@ DELAY_S = float(os.environ.get("FAKE_RUNNER_DELAY_S", "0.04"))
 
 
 def _slow_down_the_preparations() -> None:
-    """``slow-floor``, ``slow-report`` and ``slow-heap-report``: the runner's work
-    before ``FloorReady`` or its report, made slow (per step, or in one call)."""
+    """``slow-floor``, ``slow-report``, ``slow-heap-report`` and
+    ``slow-warmup-collect``: the runner's work before ``FloorReady``, its report or
+    ``WarmupEnded``, made slow (per step, or in one call)."""
     if MODE == "slow-floor":
         from ipc_bench.harness import floor
 
@@ -66,6 +69,18 @@ def _slow_down_the_preparations() -> None:
             return real_columns(model)
 
         runner_loop.model_step_columns = model_step_columns
+    if MODE == "slow-warmup-collect":
+        import gc
+
+        class SlowCollect:  # the gc module as runner_loop sees it, collect slower
+            def __getattr__(self, name):
+                return getattr(gc, name)
+
+            def collect(self, *args):
+                time.sleep(DELAY_S)
+                return gc.collect(*args)
+
+        runner_loop.gc = SlowCollect()
     if MODE == "slow-heap-report":
         real_report = runner_loop.HeapReport.report
 

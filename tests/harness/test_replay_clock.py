@@ -1,17 +1,20 @@
-"""A timed replay's clock stops while the harness ends warm-up (collects and freezes its
-heap): requests arriving meanwhile do not pile up behind that pause, and requests in
-flight across it are not charged for it. The pause is made 1 s long here (a collection
-of a very large heap, or a descheduled scheduler, took 20 ms to 0.93 s in real runs)."""
+"""A timed replay's clock stops while the harness ends warm-up (the scheduler and the
+runner processes collect and freeze their heaps): requests arriving meanwhile do not
+pile up behind that pause, and requests in flight across it are not charged for it.
+The pause is made 1 s long here, by the scheduler's collection or by the runner's (a
+collection of a very large heap, or a descheduled scheduler, took 20 ms to 0.93 s in
+real runs; a runner that imported torch collects for 9-14 ms)."""
 
 from __future__ import annotations
 
 import gc
+import sys
 import time
 
 import numpy as np
 import pytest
 
-from fault_helpers import steady_case
+from fault_helpers import FAKE_RUNNER, steady_case
 from ipc_bench.analysis.summary import summarize_case
 from ipc_bench.engine.traces import Trace
 from ipc_bench.engine.workloads import TraceWorkload
@@ -48,11 +51,12 @@ class _SlowCollect:
             self.collect_ns += time.perf_counter_ns() - t0
 
 
-def _timed_replay(async_scheduling: bool):
+def _timed_replay(async_scheduling: bool, **kw):
     trace = Trace(path="t", arrival_s=np.array(ARRIVAL_S),
                   prompt_lens=np.array([16] * len(ARRIVAL_S)),
                   output_lens=np.array(OUTPUT_LENS))
-    spec = steady_case(max_steps=None, policy="cached", async_scheduling=async_scheduling)
+    spec = steady_case(max_steps=None, policy="cached", async_scheduling=async_scheduling,
+                       **kw)
     spec.scheduler = type(spec.scheduler)(max_num_seqs=16, max_model_len=512,
                                           num_blocks=1024)
     spec.make_workload = lambda: TraceWorkload(trace, name="w", seed=2, vocab_size=128_256,
@@ -61,12 +65,9 @@ def _timed_replay(async_scheduling: bool):
     return spec
 
 
-@pytest.mark.parametrize("scheduling", ["sync", "async"])
-def test_the_end_of_warm_up_pause_is_in_no_latency_and_is_recorded(monkeypatch,
-                                                                  scheduling):
-    slow_gc = _SlowCollect()
-    monkeypatch.setattr(scheduler_loop, "gc", slow_gc)
-    result = run_case(_timed_replay(scheduling == "async"))
+def _check_no_latency_holds_the_pause(result) -> None:
+    """The requests' latencies and steps.csv of a timed replay whose end-of-warm-up
+    pause took over 1 s: no trace of it."""
     assert [r["num_output_tokens"] for r in result.requests] == OUTPUT_LENS
     assert [r["arrival_s"] for r in result.requests] == ARRIVAL_S
     # The four requests at 0 had run warm-up's 5 steps when the pause came; the other
@@ -82,6 +83,17 @@ def test_the_end_of_warm_up_pause_is_in_no_latency_and_is_recorded(monkeypatch,
     gap_s = (first[col["t_end_ns"]] - before[col["t_end_ns"]] - first[col["step_ns"]]) / 1e9
     assert gap_s < 0.1
     assert result.wall_s < 0.5
+    # Every step is short (warm-up steps too): the pause lies between two steps.
+    assert max(row[col["step_ns"]] for row in result.sched_rows) < 0.2e9
+
+
+@pytest.mark.parametrize("scheduling", ["sync", "async"])
+def test_the_end_of_warm_up_pause_is_in_no_latency_and_is_recorded(monkeypatch,
+                                                                  scheduling):
+    slow_gc = _SlowCollect()
+    monkeypatch.setattr(scheduler_loop, "gc", slow_gc)
+    result = run_case(_timed_replay(scheduling == "async"))
+    _check_no_latency_holds_the_pause(result)
     # The pause is recorded, whole: the collection (1 s longer than the heap's own) is
     # in it, and little else (the freeze and the keep-alive around them).
     summary = summarize_case(result)
@@ -89,3 +101,30 @@ def test_the_end_of_warm_up_pause_is_in_no_latency_and_is_recorded(monkeypatch,
     assert slow_gc.collect_ns >= PAUSE_S * 1e9
     assert 0 <= result.warmup_pause_ns - slow_gc.collect_ns < 0.5e9
     assert summary["wall_s"] == result.wall_s
+    # The runner's own collection (the real one) lies in the pause too.
+    assert len(result.runner_warmup_collect_ns) == 1
+    assert 0 < result.runner_warmup_collect_ns[0] < result.warmup_pause_ns
+    assert summary["runner_warmup_collect_s"] == result.runner_warmup_collect_ns[0] / 1e9
+
+
+@pytest.mark.parametrize("scheduling,tp", [("sync", None), ("async", None), ("sync", 2)])
+def test_the_runners_collection_is_in_the_pause_not_in_a_step(monkeypatch, scheduling, tp):
+    # The runner process (each --tp rank) collects for 1 s longer than its heap's own
+    # collection when the scheduler ends warm-up; the scheduler's own collection is
+    # the real one (milliseconds). The runner's collection used to run inside the last
+    # warm-up step, on the replay clock, charged to the four requests in flight.
+    monkeypatch.setenv("FAKE_RUNNER_MODE", "slow-warmup-collect")
+    monkeypatch.setenv("FAKE_RUNNER_DELAY_S", str(PAUSE_S))
+    result = run_case(_timed_replay(scheduling == "async", tp=tp),
+                      runner_command=[sys.executable, str(FAKE_RUNNER)])
+    assert result.error is None
+    _check_no_latency_holds_the_pause(result)
+    # Recorded: each runner's collection (the 1 s sleep in it), within the pause,
+    # which ends with the last of them.
+    collect_ns = result.runner_warmup_collect_ns
+    assert len(collect_ns) == (tp or 1)
+    assert all(ns >= PAUSE_S * 1e9 for ns in collect_ns)
+    assert max(collect_ns) <= result.warmup_pause_ns < max(collect_ns) + 0.5e9
+    summary = summarize_case(result)
+    assert summary["runner_warmup_collect_s"] == max(collect_ns) / 1e9
+    assert summary["warmup_pause_s"] == result.warmup_pause_ns / 1e9
