@@ -89,9 +89,10 @@ def test_wire_bytes_match_a_counting_relay(monkeypatch, policy, codec):
         warmup_steps=5, max_steps=300, count="all", transport="tcp",
         allow_pickle_over_tcp=codec == "pickle")  # loopback, runner started here
     result = run_case(spec, sockets=RelayedSockets)
-    # Empty frames: the input oracle's checks after steps 127 and 255 and at the end,
-    # the floor's start and the stop; its digests travel on the control socket.
-    assert result.s2r_marker_frames == 5
+    # Empty frames: the end of warm-up (EndWarmup), the input oracle's checks after
+    # steps 127 and 255 and at the end, the floor's start and the stop; the digests and
+    # the runner's WarmupEnded travel on the control socket.
+    assert result.s2r_marker_frames == 6
     for relay in relays.values():
         relay.join()
     summary = summarize_case(result)
