@@ -46,6 +46,7 @@ from ipc_bench.engine.config import CACHED, SEND, ConfigError
 from ipc_bench.engine.pipeline import check_pp, check_pp_model
 from ipc_bench.harness.recording import StepFlusher
 from ipc_bench.harness.spec import CaseError, CaseResult, CaseSpec
+from ipc_bench.harness.supervisor import STOPPED_NOT_SLOW
 from ipc_bench.harness.tp_case import TpExchange, _TpCase
 from ipc_bench.wire.handshake import RunnerConfig
 from ipc_bench.wire.pp import STORE_FILE, StoreServer
@@ -58,6 +59,8 @@ _RANK = re.compile(r"\brank (\d+)\b")
 _REPORTER = re.compile(r"\brank (\d+): ")
 #: A stage's report that it gave up waiting on another (``wire.pp``'s line).
 _WAITED_ON = re.compile(r"from stage (\d+) within \S+ s \(raise --(?:peer|startup)-timeout\)")
+#: That report's advice, dropped when the stage waited on was stopped.
+_ADVICE = re.compile(r" \(raise --(?:peer|startup)-timeout\)")
 #: How long a stage's report of a lost link waits for the death of the stage that
 #: broke it to be seen (the link closes as the process ends, before it can be reaped).
 DEAD_STAGE_WAIT_S = 0.2
@@ -199,11 +202,21 @@ class _PpCase(_TpCase):
 
     def _waited_on_state(self, exc: CaseError, rank: int) -> CaseError:
         """``exc``, a stage's report that it gave up waiting on stage ``rank``, with
-        that stage's process and state (read before any stage is reaped): ``...
-        within 2 s (raise --peer-timeout); rank 0 (runner process P): state T
-        (stopped)`` (a stopped stage is why, not a slow one)."""
+        that stage's process and state (read before any stage is reaped). A stage that
+        was merely slow keeps the report's advice: ``... within 2 s (raise
+        --peer-timeout); rank 0 (runner process P): state R (running)``; a stopped one
+        (state ``T``/``t``) is why, and more time would not help, so the advice goes, as
+        ``supervisor.RunnerProcess.still_starting`` words it: ``... within 2 s; rank 0
+        (runner process P): state T (stopped); it was stopped (SIGSTOP or a debugger),
+        not slow``."""
         proc = self.procs[rank]
-        return CaseError(f"{exc}; rank {rank} ({proc.name}): state {proc.state()}", exc.step)
+        state = proc.state()
+        message = str(exc)
+        if state[:1] in ("T", "t"):
+            message = _ADVICE.sub("", message, count=1)
+            return CaseError(f"{message}; rank {rank} ({proc.name}): state {state}; "
+                             f"{STOPPED_NOT_SLOW}", exc.step)
+        return CaseError(f"{message}; rank {rank} ({proc.name}): state {state}", exc.step)
 
     def _shut_down(self, socks, ctx, clean: bool) -> None:
         """``_TpCase._shut_down``, then the store (if this case hosts one) is stopped."""

@@ -507,8 +507,9 @@ def test_a_stopped_stage_is_named_within_the_timeout(monkeypatch):
 
 def test_a_stage_waiting_on_a_stopped_stage_names_its_state(monkeypatch):
     """Stage 0 SIGSTOPped: stage 1 gives up waiting for its hidden states and the line
-    adds stage 0's state, the cause (was "runner failed at step N (...): stage 1: no
-    hidden states of step N from stage 0 within 2 s (raise --peer-timeout)" alone)."""
+    adds stage 0's state, the cause, without advice to raise the timeout (was "runner
+    failed at step N (...): stage 1: no hidden states of step N from stage 0 within 2 s
+    (raise --peer-timeout)" alone, then that line with the state appended)."""
     spy = spy_on(monkeypatch)
 
     def stop_stage_0(seq, num_output_tokens, num_finished):
@@ -521,10 +522,33 @@ def test_a_stage_waiting_on_a_stopped_stage_names_its_state(monkeypatch):
     step, pid = err.value.step, spy.procs[0].pid
     assert str(err.value) == (
         f"runner failed at step {step} (steps.csv seq: warm-up and uncounted steps "
-        f"included): stage 1: no hidden states of step {step} from stage 0 within 2 s "
-        f"(raise --peer-timeout); stage 0 (runner process {pid}): state T (stopped)")
+        f"included): stage 1: no hidden states of step {step} from stage 0 within 2 s"
+        f"; stage 0 (runner process {pid}): state T (stopped); it was stopped (SIGSTOP or "
+        f"a debugger), not slow")
     assert spy.procs[0].returncode == -signal.SIGKILL
     assert_clean(spy)
+
+
+def test_a_stage_waiting_on_a_slow_stage_keeps_the_advice():
+    """The stage waited on was running (slow, not stopped): the report keeps its advice
+    to raise the timeout, with that stage's state after it."""
+    from ipc_bench.harness.pp_case import _PpCase
+
+    class Running:
+        name = "runner process 4242"
+
+        def state(self):
+            return "R (running)"
+
+    case = _PpCase.__new__(_PpCase)
+    case.procs, case.remote = [Running()], None
+    report = CaseError("runner failed at step 7 (...): rank 1: no hidden states of step 7 "
+                       "from stage 0 within 0.5 s (raise --peer-timeout)", 7)
+    got = case._dead_first(report)
+    assert (str(got), got.step) == (
+        "runner failed at step 7 (...): rank 1: no hidden states of step 7 from stage 0 "
+        "within 0.5 s (raise --peer-timeout); rank 0 (runner process 4242): state R "
+        "(running)", 7)
 
 
 def test_ctrl_c_reaps_every_stage(tmp_path, bench_tmpdir):
