@@ -7,9 +7,11 @@ count its steps is refused up front (``scenario.check_steady_steps``; its line t
 
 from __future__ import annotations
 
+import collections
 import json
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 
@@ -17,11 +19,48 @@ from fault_helpers import REPO
 from ipc_bench.cli.run import with_spec_decoding
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig
 from ipc_bench.engine.model_runner import ModelRunner
-from ipc_bench.engine.scheduler import Scheduler
+from ipc_bench.engine.pipeline import PipelineScheduler
+from ipc_bench.engine.scheduler import AsyncScheduler, Scheduler
 from ipc_bench.engine.workloads import SteadyDecodeWorkload
-from ipc_bench.harness.scenario import (ScenarioOptions, steady_case_sim, steady_cases,
-                                        steady_max_steps)
+from ipc_bench.harness.scenario import (ScenarioOptions, steady_case_max_steps,
+                                        steady_case_sim, steady_cases, steady_max_steps)
 from ipc_bench.harness.steady_steps import simulate_steady_steps
+
+
+def real_windowed_steps_in_all(b: int, budget: int, warmup: int, steps: int, *,
+                               pp: int = 0, num_spec_tokens: int = 0) -> int:
+    """As ``real_steps_in_all`` with steps in flight, as ``async_loop`` runs them:
+    ``pp`` stages' micro-batches (``PipelineScheduler``, ``pp`` in flight, send), else
+    async scheduling (``AsyncScheduler``, two in flight, cached; ``num_spec_tokens``
+    drafts at the null model's acceptance). A counted step is known when it is
+    scheduled, so the steps in all end with the last counted one sent."""
+    cfg = SchedulerConfig(max_num_seqs=b, max_num_batched_tokens=budget, max_model_len=4096,
+                          num_blocks=(b + 1) * 256, num_spec_tokens=num_spec_tokens)
+    policy = "send" if pp else "cached"
+    sched = PipelineScheduler(cfg, policy, pp=pp) if pp else AsyncScheduler(cfg, policy)
+    runner, depth = ModelRunner(cfg, ModelConfig(), policy), pp or 2
+    workload = SteadyDecodeWorkload(b, seed=0, vocab_size=ModelConfig().vocab_size)
+    in_flight: collections.deque = collections.deque()
+    seq = counted = 0
+    while True:
+        if len(in_flight) < depth:
+            for r in workload.arrivals(sched.step):
+                sched.add_request(r.req_id, r.index, r.prompt_token_ids, r.max_tokens)
+            plan = sched.schedule()
+            if plan is not None:
+                out = runner.execute_model(sched.build_scheduler_output(plan))
+                in_flight.append((plan, out))
+                if seq >= warmup and plan.is_decode_only:
+                    counted += 1
+                    if counted == steps:
+                        return seq + 1
+                seq += 1
+                if len(in_flight) < depth:
+                    continue
+        plan, out = in_flight.popleft()
+        finished = sched.update_from_output(plan, out)
+        if finished:
+            workload.on_finished(len(finished), plan.step)
 
 
 def real_steps_in_all(b: int, budget: int, warmup: int, steps: int) -> int:
@@ -103,3 +142,27 @@ def test_a_batch_the_old_cap_cut_short_counts_every_step(tmp_path):
     assert proc.returncode == 0, proc.stderr
     (case,) = json.loads((run / "summary.json").read_text())["cases"]
     assert (case["num_steps"], case["num_total_steps"], case["max_steps"]) == (400, 947, 1199)
+
+
+# 64 requests, budget 300 (first prompts in 34 steps), 600 counted after 5 warm-up: the
+# single-stage synchronous schedule counts its last step at 638 (the simulation's figure)
+@pytest.mark.parametrize("pp,num_spec_tokens,steps_in_all,max_steps", [
+    (2, 0, 633, 704), (4, 0, 633, 788), (0, 0, 638, 662), (0, 1, 645, 717)])
+def test_pp_and_async_cases_count_every_step_within_their_cap(pp, num_spec_tokens,
+                                                              steps_in_all, max_steps):
+    """``--pp N`` and ``--async-scheduling`` (with and without drafts): the cap, sized
+    from the single-stage synchronous simulation, holds every step the case takes
+    (``pp``: micro-batches of B / N requests see fewer finishes a step, so fewer mixed
+    steps than one stage; async: a replacement admitted one step later at most, and
+    with drafts, placeholders for a step in flight). The steps in all are those of the
+    real schedulers, run as ``async_loop`` runs them, and match ``bench.py``'s
+    ``num_total_steps`` for these cases."""
+    case = _case(64, 600, 5, max_num_batched_tokens=300)
+    assert steady_case_sim(case).steps_in_all == 638
+    if num_spec_tokens:
+        (case,) = with_spec_decoding([case], [num_spec_tokens], None)
+    if pp:
+        case = replace(case, labels={**case.labels, "pp": pp})
+    assert steady_case_max_steps(case) == max_steps
+    assert real_windowed_steps_in_all(64, 300, 5, 600, pp=pp,
+                                      num_spec_tokens=num_spec_tokens) == steps_in_all
