@@ -11,10 +11,18 @@ is pure decode either. ``simulate_steady_steps`` replays ``Scheduler.schedule``'
 budget over the workload's own prompt and output lengths, step by step, without
 messages or tokens: it says at which step the case counts its last step.
 
-Exact for one stage, synchronous scheduling and no drafts, with a KV cache that holds
-every request (``scenario.check_steady_cache``: no preemption): the running requests
-decode one token each, in order, then the budget left goes to the prompts being
-prefilled, oldest first, then to the waiting ones (chunked prefill). With K drafts each
+Exact without drafts, with a KV cache that holds every request
+(``scenario.check_steady_cache``: no preemption): the running requests decode one token
+each, in order, then the budget left goes to the prompts being prefilled, oldest first,
+then to the waiting ones (chunked prefill). With async scheduling (a step in flight) a
+finish is seen after the next step was scheduled, so its replacement is admitted a step
+later. With ``--pp N`` (``engine.pipeline.PipelineScheduler``, N steps in flight) a step
+schedules at most ``ceil(max_num_seqs / N)`` requests and a decoding request is in
+flight until its step's reply is read, just before the step N later: the requests form
+N lanes (micro-batches), a step decodes its own lane's, a prompt's chunks run on
+consecutive steps, and a replacement is admitted N steps after its request's last
+token (a pipeline that fills with fewer lanes, a step finding nothing to schedule,
+runs with those). With K drafts each
 decode is taken to cost K + 1 tokens of budget and to gain ``1 + a + ... + a**K``
 tokens (``a``: ``spec_acceptance``, each draft accepted after the ones before it), so
 the figure is an estimate. A stretch with no prompt to prefill is skipped to the next
