@@ -855,9 +855,8 @@ def stopped_at_limit(max_steps: int) -> str:
     steps a simulation of its schedule finds, ``harness.steady_steps``). Outputs
     average 1,280 tokens (``STEADY_OUTPUT_LEN_RANGE``): a batch of thousands finishes
     requests at nearly every step, so nearly every step is mixed (``bench.py`` refuses
-    such a case up front: ``scenario.check_steady_steps``); a run with drafts, async
-    scheduling or ``--pp`` stages, which the simulation approximates, may still
-    reach it."""
+    such a case up front: ``scenario.check_steady_steps``); a run with drafts, whose
+    accepted tokens the simulation takes at their mean, may still reach it."""
     return (f"the case stopped at its limit of {max_steps:,} steps in all, the others "
             f"mixed steps (the first prompts prefilling, replacements prefilling, "
             f"preemptions); raise --max-num-batched-tokens (the prompts prefill in fewer "

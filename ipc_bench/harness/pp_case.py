@@ -46,18 +46,36 @@ from ipc_bench.engine.config import CACHED, SEND, ConfigError
 from ipc_bench.engine.pipeline import check_pp, check_pp_model
 from ipc_bench.harness.recording import StepFlusher
 from ipc_bench.harness.spec import CaseError, CaseResult, CaseSpec
+from ipc_bench.harness.supervisor import STOPPED_NOT_SLOW
 from ipc_bench.harness.tp_case import TpExchange, _TpCase
 from ipc_bench.wire.handshake import RunnerConfig
 from ipc_bench.wire.pp import STORE_FILE, StoreServer
 from ipc_bench.wire.remote import RemoteRunners
 from ipc_bench.wire.tp import ORIGIN_COLUMN, OUTPUT_DIGEST_COLUMN, TpSchedulerChannel
-from ipc_bench.wire.transport import split_tcp_endpoint
+from ipc_bench.wire.transport import PeerError, PeerTimeout, split_tcp_endpoint
 
 _RANK = re.compile(r"\brank (\d+)\b")
 #: The stage a case's line comes from (its report, or the wait that saw it end).
 _REPORTER = re.compile(r"\brank (\d+): ")
 #: A stage's report that it gave up waiting on another (``wire.pp``'s line).
 _WAITED_ON = re.compile(r"from stage (\d+) within \S+ s \(raise --(?:peer|startup)-timeout\)")
+#: That report's advice, dropped when the stage waited on was stopped.
+_ADVICE = re.compile(r" \(raise --(?:peer|startup)-timeout\)")
+#: The shortest wait, past the scheduler's own, for a stage's report once the wait for
+#: a later step's reply ran out (``report_grace_s``): what a report that was sent as the
+#: scheduler gave up may take to arrive on a loaded machine (generous: nothing else
+#: happens meanwhile, and a case that fails only fails that much later).
+MIN_REPORT_GRACE_S = 1.0
+
+
+def report_grace_s(peer_timeout_s: float) -> float:
+    """Seconds the scheduler waits for a stage's own report once its wait of
+    ``peer_timeout_s`` for a reply ran out (``PpExchange.recv_step``): one more peer
+    timeout (the stage's own wait started about when the scheduler's did), at least
+    ``MIN_REPORT_GRACE_S``."""
+    return max(peer_timeout_s, MIN_REPORT_GRACE_S)
+
+
 #: How long a stage's report of a lost link waits for the death of the stage that
 #: broke it to be seen (the link closes as the process ends, before it can be reaped).
 DEAD_STAGE_WAIT_S = 0.2
@@ -75,6 +93,44 @@ class PpExchange(TpExchange):
     def __init__(self, spec: CaseSpec, channel, result: CaseResult):
         super().__init__(spec, channel, result)
         self.first_timeout_s += spec.peer_timeout_s
+        self.pp = spec.pp
+        #: Whether stage R is stopped (state ``T``/``t``); set by the case.
+        self.stage_stopped: Callable[[int], bool] = lambda rank: False
+
+    def recv_step(self, seq: int, perf=time.perf_counter_ns):
+        """``ChannelExchange.recv_step``; when the wait for a later step's reply runs
+        out (``peer_timeout_s``) with more than one stage, a stage's own report is
+        waited for ``report_grace_s`` more before the scheduler's line stands. A stage
+        waiting on the stage before it for that step's hidden states began its own
+        wait of ``peer_timeout_s`` about when the scheduler began its, so the two run
+        out together; the stage's report names the stage that held it up (and its
+        state: ``_PpCase._waited_on_state``) where the scheduler's line can name only
+        the last stage. A reply that comes within the grace does not save the step:
+        the scheduler's own wait ran out, so its line is raised. No grace when the
+        last stage itself is stopped: no stage waits on it for a step's hidden states,
+        and the scheduler's line names it stopped (a stage waiting for its next
+        ``SchedulerOutput`` meanwhile would give up on the scheduler and end)."""
+        try:
+            return super().recv_step(seq, perf)
+        except PeerTimeout as exc:
+            if self.pp < 2 or not seq or self.stage_stopped(self.pp - 1):
+                raise
+            report = self._stage_report(seq, report_grace_s(self.peer_timeout_s))
+            if report is None:
+                raise exc from None
+            raise report from None
+
+    def _stage_report(self, seq: int, grace_s: float) -> Optional[CaseError]:
+        """A stage's error report that arrives within ``grace_s`` seconds (as a
+        ``CaseError``), else ``None`` (nothing came, a late reply came, or a stage
+        ended without one)."""
+        try:
+            reply = self.channel.recv(seq, grace_s)
+        except PeerError:
+            return None
+        if reply:
+            return None
+        return self.read_runner_error(seq)
 
     def requested_input_digests(self, seq):
         super().requested_input_digests(seq)
@@ -156,6 +212,7 @@ class _PpCase(_TpCase):
         channel.per_rank = self.exchange.channel.per_rank
         channel.reply_rank = self.spec.pp - 1  # the last stage replies
         self.exchange = PpExchange(self.pp_spec, channel, self.result)
+        self.exchange.stage_stopped = lambda rank: self.procs[rank].state()[:1] in ("T", "t")
         self.result.model_info = dict(self.result.model_info, pp=self.spec.pp,
                                       pp_direct=self.spec.pp_direct)
         self.result.model_info.pop("tp", None)
@@ -199,11 +256,21 @@ class _PpCase(_TpCase):
 
     def _waited_on_state(self, exc: CaseError, rank: int) -> CaseError:
         """``exc``, a stage's report that it gave up waiting on stage ``rank``, with
-        that stage's process and state (read before any stage is reaped): ``...
-        within 2 s (raise --peer-timeout); rank 0 (runner process P): state T
-        (stopped)`` (a stopped stage is why, not a slow one)."""
+        that stage's process and state (read before any stage is reaped). A stage that
+        was merely slow keeps the report's advice: ``... within 2 s (raise
+        --peer-timeout); rank 0 (runner process P): state R (running)``; a stopped one
+        (state ``T``/``t``) is why, and more time would not help, so the advice goes, as
+        ``supervisor.RunnerProcess.still_starting`` words it: ``... within 2 s; rank 0
+        (runner process P): state T (stopped); it was stopped (SIGSTOP or a debugger),
+        not slow``."""
         proc = self.procs[rank]
-        return CaseError(f"{exc}; rank {rank} ({proc.name}): state {proc.state()}", exc.step)
+        state = proc.state()
+        message = str(exc)
+        if state[:1] in ("T", "t"):
+            message = _ADVICE.sub("", message, count=1)
+            return CaseError(f"{message}; rank {rank} ({proc.name}): state {state}; "
+                             f"{STOPPED_NOT_SLOW}", exc.step)
+        return CaseError(f"{message}; rank {rank} ({proc.name}): state {state}", exc.step)
 
     def _shut_down(self, socks, ctx, clean: bool) -> None:
         """``_TpCase._shut_down``, then the store (if this case hosts one) is stopped."""

@@ -31,7 +31,7 @@ import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional
 
 import msgspec
 
@@ -614,18 +614,20 @@ MAX_SIMULATED_REQUESTS = 20_000
 
 @functools.lru_cache(maxsize=64)
 def steady_steps(b: int, seed: int, cfg: SchedulerConfig, acceptance: float, warmup: int,
-                 steps: int) -> SteadySteps:
+                 steps: int, pp: int = 1, async_scheduling: bool = False) -> SteadySteps:
     """The simulated schedule (``harness.steady_steps``) of a steady case of ``b``
-    requests of the workload of ``seed`` under ``cfg`` (its budget, ``max_model_len``
-    and drafts, accepted with probability ``acceptance``), ``warmup`` warm-up steps
-    and ``steps`` counted, for up to ``MAX_STEPS_PER_COUNTED`` steps per counted step
+    requests of the workload of ``seed`` under ``cfg`` (its budget, ``max_model_len``,
+    ``max_num_seqs`` and drafts, accepted with probability ``acceptance``), ``warmup``
+    warm-up steps and ``steps`` counted, ``pp`` micro-batches in flight or
+    ``async_scheduling``, for up to ``MAX_STEPS_PER_COUNTED`` steps per counted step
     and ``MAX_SIMULATED_REQUESTS`` requests (cached: every policy, codec and
     repetition of a grid asks)."""
     return simulate_steady_steps(
         b, seed=seed, max_num_batched_tokens=cfg.max_num_batched_tokens,
         max_model_len=cfg.max_model_len, warmup_steps=warmup, counted_steps=steps,
         patience=MAX_STEPS_PER_COUNTED * steps, num_spec_tokens=cfg.num_spec_tokens,
-        acceptance=acceptance, max_requests=MAX_SIMULATED_REQUESTS)
+        acceptance=acceptance, max_requests=MAX_SIMULATED_REQUESTS, pp=pp,
+        async_scheduling=async_scheduling, max_num_seqs=cfg.max_num_seqs)
 
 
 def steady_steps_needed(sim: SteadySteps, steps: int) -> Optional[int]:
@@ -640,34 +642,31 @@ def steady_steps_needed(sim: SteadySteps, steps: int) -> Optional[int]:
     return sim.simulated_steps + math.ceil((steps - sim.counted) / fraction)
 
 
-def steady_max_steps(steps: int, warmup: int, prefill_steps: int, mixed_steps: int,
-                     pp: int = 1) -> int:
+def steady_max_steps(steps: int, warmup: int, prefill_steps: int, mixed_steps: int) -> int:
     """The cap on the steps in all of a steady case of ``steps`` counted and ``warmup``
     warm-up steps, whose first prompts take ``prefill_steps`` steps and which takes
     ``mixed_steps`` uncounted steps past both (``steady_case_max_steps``: from a
-    simulation of its schedule): ``max(warmup, pp * prefill_steps) + steps + 2 *
-    (pp * mixed_steps + 10)``, twice the mixed steps and 20 more (one stage: the
-    simulation's steps in all + its mixed steps + 20). With ``pp`` stages each
-    request is scheduled every ``pp`` steps at most, so the prefill and the mixed
-    steps count ``pp`` times (a margin, not simulated). A case that reaches the cap
-    counted fewer steps than asked, and its summary warns."""
-    return max(warmup, pp * prefill_steps) + steps + 2 * (pp * mixed_steps + 10)
+    simulation of its schedule, with its ``--pp`` micro-batches or async scheduling):
+    ``max(warmup, prefill_steps) + steps + 2 * (mixed_steps + 10)``, twice the mixed
+    steps and 20 more (the simulation's steps in all + its mixed steps + 20). A case
+    that reaches the cap counted fewer steps than asked, and its summary warns."""
+    return max(warmup, prefill_steps) + steps + 2 * (mixed_steps + 10)
 
 
 def steady_case_sim(case: CaseSpec) -> SteadySteps:
     """``steady_steps`` of the steady case ``case`` (its ``num_running`` label, its
     workload's seed, its scheduler limits with their drafts, its model's acceptance,
-    its warm-up and counted steps)."""
+    its warm-up and counted steps, its ``pp`` label and async scheduling)."""
     seed = case.make_workload().seed
     return steady_steps(case.labels["num_running"], seed, case.scheduler,
-                        case.model.spec_acceptance, case.warmup_steps, case.counted_steps)
+                        case.model.spec_acceptance, case.warmup_steps, case.counted_steps,
+                        case.labels.get("pp") or 1, bool(case.async_scheduling))
 
 
 def steady_case_max_steps(case: CaseSpec) -> int:
     """``steady_max_steps`` of the steady case ``case`` from its simulation
-    (``steady_case_sim``; its ``pp`` label, 1 without); a case the simulation finds
-    too slow to count its steps (``check_steady_steps`` refuses it) gets the most
-    the refusal allows."""
+    (``steady_case_sim``); a case the simulation finds too slow to count its steps
+    (``check_steady_steps`` refuses it) gets the most the refusal allows."""
     sim = steady_case_sim(case)
     steps, warmup = case.counted_steps, case.warmup_steps
     prefill = sim.first_prefill_steps or 0
@@ -675,7 +674,7 @@ def steady_case_max_steps(case: CaseSpec) -> int:
     needed = steady_steps_needed(sim, steps)
     bound = start + MAX_STEPS_PER_COUNTED * steps
     mixed = max(0, min(bound if needed is None else needed, bound) - start - steps)
-    return steady_max_steps(steps, warmup, prefill, mixed, case.labels.get("pp", 1))
+    return steady_max_steps(steps, warmup, prefill, mixed)
 
 
 #: The steady workload's mean output (tokens): ``STEADY_OUTPUT_LEN_RANGE`` is uniform.
@@ -700,9 +699,9 @@ def check_steady_steps(case: CaseSpec) -> None:
     the case pass when one does (the budget is the cause: it leaves too few tokens
     for the replacements' prompts), else the largest power of two below B whose case
     passes (with the steps it takes in all), and fewer ``--steps`` only when a number
-    of steps (halving) passes. A ``--pp`` case is judged by the single-stage
-    simulation (its micro-batches of B / N requests see fewer finishes a step), an
-    async one likewise. Other cases pass."""
+    of steps (halving) passes. A ``--pp`` case and an async one are judged by their own
+    simulation (micro-batches of B / N requests, each decoding every N steps; a
+    replacement admitted a step later). Other cases pass."""
     b = case.labels.get("num_running")
     if not isinstance(b, int) or case.count != "decode_only" or not case.counted_steps:
         return
@@ -734,8 +733,9 @@ def _with_budget(case: CaseSpec, budget: int) -> CaseSpec:
 
 def _decode_tokens(case: CaseSpec) -> int:
     """Tokens of budget the decodes of a steady case take a step (K + 1 each with K
-    drafts)."""
-    return case.labels["num_running"] * (case.scheduler.num_spec_tokens + 1)
+    drafts; ``--pp N``: one micro-batch's, B / N requests)."""
+    b = -(-case.labels["num_running"] // (case.labels.get("pp") or 1))
+    return b * (case.scheduler.num_spec_tokens + 1)
 
 
 def _budget_that_fits(case: CaseSpec) -> Optional[int]:
@@ -784,25 +784,32 @@ def _fewer_steps(case: CaseSpec) -> Optional[int]:
 
 def _finish_cause(case: CaseSpec) -> str:
     """``--num-running B: about F requests finish a step (...) and the step after each
-    prefills its replacement``."""
+    prefills its replacement`` (``--pp N``: ``--num-running B in N micro-batches``,
+    each step decoding one of them)."""
     b, cfg = case.labels["num_running"], case.scheduler
+    pp = case.labels.get("pp") or 1
     gain = expected_tokens_per_decode(cfg.num_spec_tokens, case.model.spec_acceptance)
     drafts = "" if not cfg.num_spec_tokens else (
         f", {gain:.2f} a decode with {_count(cfg.num_spec_tokens, 'draft')} accepted at "
         f"{case.model.spec_acceptance:g}")
-    return (f"--num-running {b}: about {b * gain / OUTPUT_LEN_MEAN:.1f} requests finish a "
+    where = f" in {pp} micro-batches" if pp > 1 else ""
+    return (f"--num-running {b}{where}: about {b / pp * gain / OUTPUT_LEN_MEAN:.1f} "
+            f"requests finish a "
             f"step (outputs average {OUTPUT_LEN_MEAN:,.0f} tokens{drafts}) and the step "
             f"after each prefills its replacement")
 
 
 def _budget_cause(case: CaseSpec) -> str:
     """``--max-num-batched-tokens T leaves L tokens a step past the decodes of
-    --num-running B for the replacements' prompts (32 to 256 tokens each)``."""
+    --num-running B for the replacements' prompts (32 to 256 tokens each)`` (``--pp
+    N``: ``... the decodes of a micro-batch of --num-running B in N ...``)."""
     b, budget = case.labels["num_running"], case.scheduler.max_num_batched_tokens
+    pp = case.labels.get("pp") or 1
     left = budget - _decode_tokens(case)
     lo, hi = STEADY_PROMPT_LEN_RANGE
+    whose = f"a micro-batch of --num-running {b} in {pp}" if pp > 1 else f"--num-running {b}"
     return (f"--max-num-batched-tokens {budget} leaves {_count(left, 'token')} a step past "
-            f"the decodes of --num-running {b} for the prompts of the requests that "
+            f"the decodes of {whose} for the prompts of the requests that "
             f"replace those that finish ({lo} to {hi} tokens each)")
 
 

@@ -11,10 +11,18 @@ is pure decode either. ``simulate_steady_steps`` replays ``Scheduler.schedule``'
 budget over the workload's own prompt and output lengths, step by step, without
 messages or tokens: it says at which step the case counts its last step.
 
-Exact for one stage, synchronous scheduling and no drafts, with a KV cache that holds
-every request (``scenario.check_steady_cache``: no preemption): the running requests
-decode one token each, in order, then the budget left goes to the prompts being
-prefilled, oldest first, then to the waiting ones (chunked prefill). With K drafts each
+Exact without drafts, with a KV cache that holds every request
+(``scenario.check_steady_cache``: no preemption): the running requests decode one token
+each, in order, then the budget left goes to the prompts being prefilled, oldest first,
+then to the waiting ones (chunked prefill). With async scheduling (a step in flight) a
+finish is seen after the next step was scheduled, so its replacement is admitted a step
+later. With ``--pp N`` (``engine.pipeline.PipelineScheduler``, N steps in flight) a step
+schedules at most ``ceil(max_num_seqs / N)`` requests and a decoding request is in
+flight until its step's reply is read, just before the step N later: the requests form
+N lanes (micro-batches), a step decodes its own lane's, a prompt's chunks run on
+consecutive steps, and a replacement is admitted N steps after its request's last
+token (a pipeline that fills with fewer lanes, a step finding nothing to schedule,
+runs with those). With K drafts each
 decode is taken to cost K + 1 tokens of budget and to gain ``1 + a + ... + a**K``
 tokens (``a``: ``spec_acceptance``, each draft accepted after the ones before it), so
 the figure is an estimate. A stretch with no prompt to prefill is skipped to the next
@@ -35,7 +43,7 @@ from ipc_bench.engine.workloads import STEADY_OUTPUT_LEN_RANGE, SteadyDecodeWork
 
 
 #: Steps past the first prefill after which every first request has finished (the
-#: longest output, ``STEADY_OUTPUT_LEN_RANGE``).
+#: longest output, ``STEADY_OUTPUT_LEN_RANGE``; N times as many with N micro-batches).
 SETTLE_STEPS = STEADY_OUTPUT_LEN_RANGE[1]
 
 
@@ -52,7 +60,8 @@ class SteadySteps:
     once every first request has finished (before, none finishes for 511 steps and
     the steps are pure decode more often than later); ``complete``: the
     simulation ran to ``steps_in_all`` or to its ``patience``, not stopped by
-    ``max_requests``."""
+    ``max_requests``; ``lanes``: the micro-batches the pipeline filled with (``pp``,
+    fewer when a step of the first ``pp`` found nothing to schedule)."""
 
     steps_in_all: Optional[int]
     simulated_steps: int
@@ -63,6 +72,7 @@ class SteadySteps:
     settled_steps: int
     settled_pure_steps: int
     complete: bool
+    lanes: int = 1
 
     @property
     def pure_fraction(self) -> Optional[float]:
@@ -83,22 +93,42 @@ def expected_tokens_per_decode(num_spec_tokens: int, acceptance: float) -> float
 
 
 class _Batch:
-    """The simulated scheduler state: decoding requests (a count and a heap of their
-    finish steps), prompts being prefilled (``[tokens left, index]``, oldest first),
-    waiting requests (indices, in arrival order)."""
+    """The simulated scheduler state: decoding requests (a count per lane and a heap of
+    their finish steps), prompts being prefilled (``[tokens left, index]``, oldest
+    first), waiting requests (indices, in arrival order) and replacements not yet
+    handed to the scheduler (``[step, index]``, in arrival order).
+
+    ``lanes``: the micro-batches in flight (``--pp N``: N; one otherwise): a decoding
+    request is scheduled every ``lanes`` steps, at the steps of its lane (``step %
+    lanes``: the step whose reply frees it comes back just before), so a step decodes
+    its lane's requests only. ``max_reqs``: requests one step may schedule
+    (``PipelineScheduler.max_reqs_per_step``). ``delay``: steps from a request's last
+    token to the step that may admit its replacement (one synchronously; two with a
+    step in flight, ``--async-scheduling``; ``lanes`` with N micro-batches: the finish
+    is seen when its step's reply is read, just before its lane's next step)."""
 
     def __init__(self, workload: SteadyDecodeWorkload, max_model_len: int,
-                 tokens_per_decode: float):
+                 tokens_per_decode: float, lanes: int = 1, max_reqs: Optional[int] = None,
+                 delay: int = 1):
         self.workload = workload
         self.max_model_len = max_model_len
         self.tokens_per_decode = tokens_per_decode
-        self.decoding = 0
+        self.lanes, self.delay = lanes, delay
+        self.max_reqs = max_reqs or workload.num_running
+        self.lane_decoding = [0] * lanes
         self.finishes: list[int] = []  # one finish step per decoding request (heap)
         self.prefilling: deque = deque()
         self.waiting: deque = deque(range(workload.num_running))
+        self.arriving: deque = deque()  # [step the replacement may be admitted, index]
         self.next_index = workload.num_running
         self.output_lens: dict[int, int] = {}
         self.first_computed = 0  # of the B first prompts
+        self.unplaced: Optional[list] = [] if lanes > 1 else None  # (step, decodes)
+
+    @property
+    def decoding(self) -> int:
+        """Requests decoding, every lane."""
+        return sum(self.lane_decoding)
 
     def prompt_len(self, index: int) -> int:
         """Tokens of request ``index``'s prompt (its output length kept for later)."""
@@ -109,38 +139,69 @@ class _Batch:
 
     def computed(self, index: int, step: int) -> None:
         """Request ``index``'s prompt was computed at ``step``: its first token is
-        sampled then, one a decode after (``tokens_per_decode`` with drafts)."""
+        sampled then, one a decode after (``tokens_per_decode`` with drafts), one
+        decode every ``lanes`` steps."""
         outputs = self.output_lens.pop(index)
-        heapq.heappush(self.finishes, step + _ceil_div(outputs - 1, self.tokens_per_decode))
-        self.decoding += 1
+        decodes = _ceil_div(outputs - 1, self.tokens_per_decode)
+        if self.unplaced is not None:  # the lanes are known once the pipeline has filled
+            self.unplaced.append((step, decodes))
+        else:
+            heapq.heappush(self.finishes, step + self.lanes * decodes)
+        self.lane_decoding[step % self.lanes] += 1
         if index < self.workload.num_running:
             self.first_computed += 1
 
-    def prefill(self, budget: int, step: int, limit: int) -> bool:
+    def set_lanes(self, lanes: int) -> None:
+        """The pipeline filled with ``lanes`` micro-batches (fewer than asked when a
+        step found nothing to schedule: ``PipelineScheduler.schedule`` returns
+        ``None``, and the loop reads the oldest reply first): the finishes of the
+        requests computed so far are placed."""
+        self.lane_decoding = self.lane_decoding[:lanes]
+        self.lanes, self.delay = lanes, lanes
+        for step, decodes in self.unplaced:
+            heapq.heappush(self.finishes, step + lanes * decodes)
+        self.unplaced = None
+
+    def idle(self, step: int) -> bool:
+        """Whether ``step`` has nothing to schedule (its lane decodes nothing, and no
+        prompt is being prefilled or waiting)."""
+        self.arrive(step)
+        return not (self.lane_decoding[step % self.lanes] or self.prefilling or self.waiting)
+
+    def arrive(self, step: int) -> None:
+        """Hand the replacements due by ``step`` to the scheduler."""
+        arriving = self.arriving
+        while arriving and arriving[0][0] <= step:
+            self.waiting.append(arriving.popleft()[1])
+
+    def prefill(self, budget: int, step: int, limit: int, slots: int) -> bool:
         """Give ``budget`` tokens to the prompts being prefilled, then to the waiting
-        ones (at most ``limit`` tokens of one at once), as ``Scheduler.schedule``.
-        Returns whether the step still counts as pure decode
+        ones (at most ``limit`` tokens of one at once, ``slots`` requests at most), as
+        ``Scheduler.schedule``. Returns whether the step still counts as pure decode
         (``SchedulePlan.is_decode_only``): no request admitted, and no prompt given
         more than one token (a prompt's last token alone looks like a decode)."""
+        self.arrive(step)
         prefilling = self.prefilling
         pure = True
-        while budget > 0 and prefilling:
+        while budget > 0 and slots > 0 and prefilling:
             entry = prefilling[0]
             take = min(entry[0], budget)
             pure = pure and take == 1
             entry[0] -= take
             budget -= take
+            slots -= 1
             if entry[0]:
                 return pure
             prefilling.popleft()
             self.computed(entry[1], step)
         waiting = self.waiting
-        while budget > 0 and waiting:
+        while budget > 0 and slots > 0 and waiting:
             pure = False
             index = waiting.popleft()
             prompt = self.prompt_len(index)
             take = min(prompt, budget, limit)
             budget -= take
+            slots -= 1
             if take < prompt:
                 prefilling.append([prompt - take, index])
                 return pure
@@ -148,16 +209,16 @@ class _Batch:
         return pure
 
     def finish(self, step: int) -> int:
-        """Remove the requests that finish at ``step``; their replacements wait for
-        step + 1. Returns how many finished."""
+        """Remove the requests that finish at ``step``; their replacements may be
+        admitted from step + ``delay``. Returns how many finished."""
         n = 0
         finishes = self.finishes
         while finishes and finishes[0] == step:
             heapq.heappop(finishes)
             n += 1
-        self.decoding -= n
+        self.lane_decoding[step % self.lanes] -= n
         for _ in range(n):
-            self.waiting.append(self.next_index)
+            self.arriving.append((step + self.delay, self.next_index))
             self.next_index += 1
         return n
 
@@ -173,23 +234,31 @@ def _ceil_div(a: int, b: float) -> int:
 def simulate_steady_steps(num_running: int, *, seed: int, max_num_batched_tokens: int,
                           max_model_len: int, warmup_steps: int, counted_steps: int,
                           patience: int, num_spec_tokens: int = 0, acceptance: float = 0.7,
-                          max_requests: Optional[int] = None) -> SteadySteps:
+                          max_requests: Optional[int] = None, pp: int = 1,
+                          async_scheduling: bool = False,
+                          max_num_seqs: Optional[int] = None) -> SteadySteps:
     """Simulate the steady case of ``num_running`` requests of the workload of ``seed``
     (module docstring) under a budget of ``max_num_batched_tokens`` tokens a step and
     ``max_model_len``, ``warmup_steps`` warm-up steps then ``counted_steps`` counted
     pure-decode steps, for at most ``patience`` steps past the warm-up and the first
     prompts' prefill (whichever ends later) and (``max_requests``) about that many
     requests drawn; ``num_spec_tokens`` drafts accepted with probability
-    ``acceptance`` each. Raises ``ValueError`` when ``counted_steps`` is below 1 or the
-    budget cannot decode every request once a step."""
+    ``acceptance`` each; ``pp`` micro-batches in flight (``--pp N``, at most
+    ``ceil(max_num_seqs / pp)`` requests a step, ``max_num_seqs`` default
+    ``num_running``) or ``async_scheduling`` (a step in flight: a replacement is
+    admitted a step later). Raises ``ValueError`` when ``counted_steps`` is below 1 or
+    the budget cannot decode every request once a step."""
     if counted_steps < 1:
         raise ValueError(f"counted_steps must be at least 1, got {counted_steps}")
     if max_num_batched_tokens < num_running:
         raise ValueError(f"a budget of {max_num_batched_tokens} tokens cannot decode "
                          f"{num_running} requests a step")
     workload = SteadyDecodeWorkload(num_running, seed=seed, vocab_size=2)
+    lanes = max(1, pp)
     batch = _Batch(workload, max_model_len,
-                   expected_tokens_per_decode(num_spec_tokens, acceptance))
+                   expected_tokens_per_decode(num_spec_tokens, acceptance), lanes=lanes,
+                   max_reqs=-(-(max_num_seqs or num_running) // lanes),
+                   delay=lanes if lanes > 1 else 1 + bool(async_scheduling))
     width, limit = num_spec_tokens + 1, max_model_len - 1
     step = counted = 0
     tally = [0, 0, 0, 0]  # window steps, pure ones; settled steps, pure ones
@@ -200,14 +269,17 @@ def simulate_steady_steps(num_running: int, *, seed: int, max_num_batched_tokens
         """Steps ``first`` to ``last`` (included) after the first prefill, all pure or
         all mixed."""
         n = last - first + 1
-        settled = max(0, last - max(first, first_prefill + SETTLE_STEPS) + 1)
+        settled = max(0, last - max(first, first_prefill + SETTLE_STEPS * batch.lanes) + 1)
         tally[0] += n
         tally[1] += n * pure
         tally[2] += settled
         tally[3] += settled * pure
 
     def result(steps_in_all: Optional[int], complete: bool = True) -> SteadySteps:
-        return SteadySteps(steps_in_all, step, counted, first_prefill, *tally, complete)
+        if batch.unplaced is not None:
+            batch.set_lanes(lanes)
+        return SteadySteps(steps_in_all, step, counted, first_prefill, *tally, complete,
+                           batch.lanes)
 
     while step < horizon:
         if max_requests is not None and batch.next_index > max_requests:
@@ -215,7 +287,10 @@ def simulate_steady_steps(num_running: int, *, seed: int, max_num_batched_tokens
         if first_prefill is None and batch.first_computed == num_running:
             first_prefill = step
             horizon = max(warmup_steps, step) + patience
-        if not batch.prefilling and not batch.waiting:  # pure decode to the next finish
+        if batch.unplaced is not None and (step == lanes or batch.idle(step)):
+            batch.set_lanes(step)  # the pipeline has filled: its lanes are known
+        if (not batch.prefilling and not batch.waiting and not batch.arriving
+                and batch.unplaced is None):  # pure decode to the next finish
             end = min(batch.finishes[0], horizon - 1)
             first = max(step, warmup_steps)
             if end >= first and counted + end - first + 1 >= counted_steps:
@@ -228,8 +303,9 @@ def simulate_steady_steps(num_running: int, *, seed: int, max_num_batched_tokens
             batch.finish(end)
             step = end + 1
             continue
-        budget = max_num_batched_tokens - batch.decoding * width
-        pure = batch.prefill(budget, step, limit)
+        decoding = batch.lane_decoding[step % batch.lanes]
+        budget = max_num_batched_tokens - decoding * width
+        pure = batch.prefill(budget, step, limit, batch.max_reqs - decoding)
         if first_prefill is not None:
             note(step, step, pure)
         batch.finish(step)

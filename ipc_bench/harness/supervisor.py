@@ -94,6 +94,9 @@ from ipc_bench.wire.transport import EndpointDir, PeerError, PeerTimeout, Schedu
 
 #: The runner's command line, its control endpoint appended (``run_case(runner_command=)``).
 RUNNER_COMMAND = (sys.executable, "-m", "ipc_bench.harness")
+#: What a case's line adds for a process found stopped (state ``T``/``t``) when a wait
+#: on it ran out: more time would not help, so no timeout is named.
+STOPPED_NOT_SLOW = "it was stopped (SIGSTOP or a debugger), not slow"
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 
 
@@ -168,7 +171,7 @@ class RunnerProcess:
         head = (f"{self.name} was still starting when the start-up timeout ran out: {exc} "
                 f"{self.hang_note(state)}; ")
         if state[:1] in ("T", "t"):
-            return head + "it was stopped (SIGSTOP or a debugger), not slow"
+            return head + STOPPED_NOT_SLOW
         does = ""
         if work:
             does = f"its start-up {work}{', which can take minutes' if slow else ''}: "

@@ -41,6 +41,8 @@ from ipc_bench.engine.pipeline import HIDDEN_BYTES_PER_TOKEN
 from ipc_bench.engine.workloads import Workload
 from ipc_bench.harness.spec import SCHED_COLUMNS, CaseError, CaseSpec
 from ipc_bench.harness.supervisor import run_case
+from ipc_bench.wire.control import ErrorReport
+from ipc_bench.wire.transport import PeerTimeout
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -507,8 +509,9 @@ def test_a_stopped_stage_is_named_within_the_timeout(monkeypatch):
 
 def test_a_stage_waiting_on_a_stopped_stage_names_its_state(monkeypatch):
     """Stage 0 SIGSTOPped: stage 1 gives up waiting for its hidden states and the line
-    adds stage 0's state, the cause (was "runner failed at step N (...): stage 1: no
-    hidden states of step N from stage 0 within 2 s (raise --peer-timeout)" alone)."""
+    adds stage 0's state, the cause, without advice to raise the timeout (was "runner
+    failed at step N (...): stage 1: no hidden states of step N from stage 0 within 2 s
+    (raise --peer-timeout)" alone, then that line with the state appended)."""
     spy = spy_on(monkeypatch)
 
     def stop_stage_0(seq, num_output_tokens, num_finished):
@@ -521,10 +524,94 @@ def test_a_stage_waiting_on_a_stopped_stage_names_its_state(monkeypatch):
     step, pid = err.value.step, spy.procs[0].pid
     assert str(err.value) == (
         f"runner failed at step {step} (steps.csv seq: warm-up and uncounted steps "
-        f"included): stage 1: no hidden states of step {step} from stage 0 within 2 s "
-        f"(raise --peer-timeout); stage 0 (runner process {pid}): state T (stopped)")
+        f"included): stage 1: no hidden states of step {step} from stage 0 within 2 s"
+        f"; stage 0 (runner process {pid}): state T (stopped); it was stopped (SIGSTOP or "
+        f"a debugger), not slow")
     assert spy.procs[0].returncode == -signal.SIGKILL
     assert_clean(spy)
+
+
+def test_a_stage_waiting_on_a_slow_stage_keeps_the_advice():
+    """The stage waited on was running (slow, not stopped): the report keeps its advice
+    to raise the timeout, with that stage's state after it."""
+    from ipc_bench.harness.pp_case import _PpCase
+
+    class Running:
+        name = "runner process 4242"
+
+        def state(self):
+            return "R (running)"
+
+    case = _PpCase.__new__(_PpCase)
+    case.procs, case.remote = [Running()], None
+    report = CaseError("runner failed at step 7 (...): rank 1: no hidden states of step 7 "
+                       "from stage 0 within 0.5 s (raise --peer-timeout)", 7)
+    got = case._dead_first(report)
+    assert (str(got), got.step) == (
+        "runner failed at step 7 (...): rank 1: no hidden states of step 7 from stage 0 "
+        "within 0.5 s (raise --peer-timeout); rank 0 (runner process 4242): state R "
+        "(running)", 7)
+
+
+class _TimedOutChannel:
+    """A pp channel whose wait for a reply runs out, then gets ``late`` within the
+    grace (``b""``: a stage's error report follows on the control sockets)."""
+
+    def __init__(self, late):
+        self.late, self.waits = late, []
+
+    def recv(self, seq, timeout_s=None, label="reply"):
+        self.waits.append(timeout_s)
+        if len(self.waits) == 1:
+            raise PeerTimeout(f"no ModelRunnerOutput for step {seq} from rank 1 within "
+                              f"0.1 s")
+        if isinstance(self.late, Exception):
+            raise self.late
+        return self.late
+
+    def recv_control(self, what, timeout_s=None):
+        return ErrorReport("rank 1: no hidden states of step 9 from stage 0 within 0.1 s "
+                           "(raise --peer-timeout)", 9)
+
+
+def _pp_exchange(channel, stopped=False):
+    from ipc_bench.harness.pp_case import PpExchange
+
+    exchange = PpExchange.__new__(PpExchange)
+    exchange.channel, exchange.pp, exchange.peer_timeout_s = channel, 2, 0.1
+    exchange.stage_stopped = lambda rank: stopped
+    return exchange
+
+
+def test_a_timed_out_pp_reply_waits_for_the_stages_own_report():
+    """--peer-timeout 0.1: the scheduler's wait for step 9's reply and stage 1's wait
+    for its hidden states run out together; the stage's report, which names the stage
+    that held it up, is waited for (one peer timeout more, at least 1 s) and raised
+    (was the scheduler's line, naming only the last stage, whenever its wait ran out
+    first)."""
+    from ipc_bench.harness.pp_case import report_grace_s
+
+    channel = _TimedOutChannel(b"")
+    with pytest.raises(CaseError) as err:
+        _pp_exchange(channel).recv_step(9)
+    assert str(err.value) == (
+        "runner failed at step 9 (steps.csv seq: warm-up and uncounted steps included): "
+        "rank 1: no hidden states of step 9 from stage 0 within 0.1 s (raise "
+        "--peer-timeout)")
+    assert channel.waits == [None, 1.0]
+    assert (report_grace_s(0.1), report_grace_s(3.0)) == (1.0, 3.0)
+
+
+@pytest.mark.parametrize("late,stopped", [(b"\x01late reply", False),
+                                          (PeerTimeout("nothing"), False), (b"", True)])
+def test_without_a_stage_report_the_schedulers_line_stands(late, stopped):
+    """A late reply, nothing within the grace, or a stopped last stage (no grace: no
+    stage waits on it for hidden states): the scheduler's own line."""
+    channel = _TimedOutChannel(late)
+    with pytest.raises(PeerTimeout) as err:
+        _pp_exchange(channel, stopped).recv_step(9)
+    assert str(err.value) == "no ModelRunnerOutput for step 9 from rank 1 within 0.1 s"
+    assert channel.waits == ([None] if stopped else [None, 1.0])
 
 
 def test_ctrl_c_reaps_every_stage(tmp_path, bench_tmpdir):
