@@ -227,11 +227,15 @@ def _send_cost_caption(d: dict) -> str:
     if "null" in models:
         text += (" The null model's steps are the bare control plane's, the worst case for "
                  "send's share.")
-    if d.get("off_nominal"):
-        text += (" Ringed points (\"off nominal\"): cases warned off their nominal fixed "
-                 "step (the runner's wait, or cached's whole step, more than 10 % over, or "
-                 "send's whole step longer than its SchedulerOutput path explains), so "
-                 "not at the step their label names; the findings give the warnings.")
+    n = d.get("left_out") or 0
+    if n:
+        text += (f" {n} share{'s are' if n > 1 else ' is'} not drawn, as the step-time "
+                 f"table and the findings withhold {'them' if n > 1 else 'it'} (`-*`): a "
+                 "pair whose fixed step ran off nominal (the runner's wait, or cached's "
+                 "whole step, more than 10 % over) did not have the step its label names, "
+                 "so neither share is drawn; a pair whose send's whole step ran longer than "
+                 "its SchedulerOutput path explains loses its whole-step share only. The "
+                 "findings give the warnings.")
     return text
 
 

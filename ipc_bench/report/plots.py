@@ -56,8 +56,6 @@ from ipc_bench.wire.codecs import CODECS
 
 #: Okabe-Ito colours: policies keep these in every figure.
 POLICY_COLORS = {SEND: "#D55E00", CACHED: "#0072B2"}
-#: The ring of ``send_cost_share``'s off-nominal points (no series uses this grey).
-OFF_NOMINAL_RING = "#666666"
 _EXTRA_COLORS = ("#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
 POLICY_MARKERS = {SEND: "o", CACHED: "s"}
 CODEC_LINESTYLES = {"msgpack": "-", "pickle": "--", "packed": "-.", SINGLE_PROCESS_CODEC: ":",
@@ -1042,23 +1040,27 @@ def _send_cost_inputs(results):
     return results, table, note
 
 
-def _send_cost_series(table, other: list, axes, off_keys: set,
-                      method: str = "t") -> tuple[list, list]:
-    """The series ``send_cost_share`` draws: ``(bars, rings)``. ``bars``: per codec and
-    other label, whole step and s2r, on each panel, ``(ax, xs, ys, lo, hi, color,
+def _send_cost_series(table, other: list, axes, withheld: dict,
+                      method: str = "t") -> tuple[list, int]:
+    """The series ``send_cost_share`` draws: ``(bars, left_out)``. ``bars``: per codec
+    and other label, whole step and s2r, on each panel, ``(ax, xs, ys, lo, hi, color,
     errorbar keywords)``: each point the findings' share by ``method`` (the run's
     ``--ci-method``), the mean difference over the mean of cached's step (medians for
     ``sign`` and ``bootstrap``: ``send_cost.mean_share``), in %, with that difference's
-    95 % interval over that step (NaN with one pair, or fewer than the method needs);
-    ``rings``: ``(ax, xs, ys)`` of the points whose (workload, codec) is in
-    ``off_keys``."""
+    95 % interval over that step (NaN with one pair, or fewer than the method needs).
+    A share the step-time table withholds (``send_cost.WITHHELD``) is NaN, point and
+    interval, so it is not drawn and its line breaks there: ``withheld`` maps each
+    (workload, codec) to the columns withheld (``diff`` and ``_s2r_diff`` where the
+    step ran off nominal, ``CostRow.step_off``; ``diff`` alone where send's whole step
+    is not explained by its SchedulerOutput path, ``CostRow.step_share_withheld``).
+    ``left_out``: how many points are not drawn (one panel's count)."""
     from ipc_bench.analysis.send_cost import mean_share
 
     palette = [POLICY_COLORS[SEND], *_EXTRA_COLORS]
     other_values = list(dict.fromkeys(
         tuple(row) for row in table[other].itertuples(index=False))) if other else [()]
     codec_markers = {c: m for c, m in zip(dict.fromkeys(table["codec"]), "osD^v")}
-    bars, rings = [], []
+    bars, left_out = [], 0
     for key, g in table.groupby(["codec"] + other, sort=False):
         key = key if isinstance(key, tuple) else (key,)
         codec = key[0]
@@ -1073,10 +1075,11 @@ def _send_cost_series(table, other: list, axes, off_keys: set,
             agg = []
             for _, gw in g.groupby("workload", sort=False):
                 m = mean_share(gw[col], gw[CACHED], method)  # the findings' share, in %
+                shown = col not in withheld.get((gw["workload"].iloc[0], codec), ())
+                left_out += not shown
                 agg.append((float(gw["step_ms"].mean()), float(gw["running"].mean()),
-                            *(math.nan if v is None else 100.0 * v
-                              for v in (m.share, m.low, m.high)),
-                            (gw["workload"].iloc[0], codec) in off_keys))
+                            *(math.nan if v is None or not shown else 100.0 * v
+                              for v in (m.share, m.low, m.high))))
             agg.sort(key=lambda a: (a[1], a[0]))
             for ax, xi in ((axes[0][0], 0), (axes[0][1], 1)):
                 bars.append((ax, [a[xi] for a in agg], [a[2] for a in agg],
@@ -1084,10 +1087,27 @@ def _send_cost_series(table, other: list, axes, off_keys: set,
                                  linestyle=style, marker=codec_markers.get(codec, "o"),
                                  mfc=color if style == "-" else "white", capsize=3,
                                  label=f"{name}: {what}" if ax is axes[0][0] else None)))
-                off = [a for a in agg if a[5]]
-                if off:
-                    rings.append((ax, [a[xi] for a in off], [a[2] for a in off]))
-    return bars, rings
+    return bars, left_out
+
+
+def _withheld_shares(records) -> dict:
+    """(workload, codec) -> the ``send_cost_table`` columns whose share the step-time
+    table withholds (``send_cost.WITHHELD``), by the rules of ``send_cost.CostRow``:
+    both (``diff``, ``_s2r_diff``) where a case of the pair ran off its nominal fixed
+    step (``send_cost.case_off_nominal``: the runner's wait, cached's whole step:
+    ``CostRow.step_off``), the whole step's (``diff``) where send's whole step ran
+    longer than its SchedulerOutput path explains (``send_cost_send_step_off``); any
+    repetition's warning withholds the pair's share, as the table's rows do."""
+    from ipc_bench.analysis.send_cost import case_off_nominal
+
+    out: dict = {}
+    for r in records:
+        key = (r.get("workload"), r.get("codec"))
+        if case_off_nominal(r):
+            out[key] = out.get(key, set()) | {"diff", "_s2r_diff"}
+        elif _listed_warnings(r.get("send_cost_send_step_off")):
+            out[key] = out.get(key, set()) | {"diff"}
+    return out
 
 
 def _listed_warnings(value) -> bool:
@@ -1108,16 +1128,15 @@ def send_cost_share(results):
     step's difference; dashed, the SchedulerOutput's build + encode + decode alone. Against the step time (the cached case's median step, ms; a fixed-step sweep
     spreads it) and against the running requests. The axis holds the points; an
     interval end far beyond them is cut at the edge and marked (``_bounded_errorbar``).
-    Points whose cases were warned off their nominal fixed step
-    (``send_cost.case_off_nominal``: the runner's wait, cached's whole step), or whose
-    send case's whole step ran longer than its SchedulerOutput path explains
-    (``send_cost_send_step_off``, ``send_cost.send_step_warning``), are ringed,
-    legend entry "off nominal". Other workload labels (e.g. the sweep's
+    A share the step-time table withholds (``send_cost.WITHHELD``, ``-*``) is not
+    drawn (``_withheld_shares``): both of a pair warned off its nominal fixed step
+    (``send_cost.case_off_nominal``: the runner's wait, cached's whole step), the whole
+    step's of a pair whose send case's whole step ran longer than its SchedulerOutput
+    path explains (``send_cost_send_step_off``, ``send_cost.send_step_warning``);
+    ``drawn``'s ``left_out`` counts them, for the caption. Other workload labels (e.g. the sweep's
     ``step_time_ms``) get their own colours. Raises ``ValueError`` when ``results``
     holds several runs, ``NoData`` without both policies or with fewer than two
     workloads."""
-    from ipc_bench.analysis.send_cost import case_off_nominal
-
     results, table, note = _send_cost_inputs(results)
     cases = results.cases
     xlabel = ("running requests" if "num_running" in table.columns
@@ -1125,10 +1144,9 @@ def send_cost_share(results):
     other = [c for c in results.labels if c != "num_running" and c in table.columns]
     other = [c for c in other if table[c].nunique() > 1]
     fig, axes = _figure(1, 2, width=12, height=5.2)
-    off_keys = {(r.get("workload"), r.get("codec")) for r in cases.to_dict("records")
-                if case_off_nominal(r) or _listed_warnings(r.get("send_cost_send_step_off"))}
     method = results_ci_method(results.metadata)
-    bars, rings = _send_cost_series(table, other, axes, off_keys, method)
+    bars, left_out = _send_cost_series(table, other, axes,
+                                       _withheld_shares(cases.to_dict("records")), method)
     # the axis holds the points (and the 0 and 1 % lines); an interval end far beyond
     # them (two repetitions of a noisy step) is cut at the edge and marked
     bottom, top = _data_bounds([y for b in bars for y in b[2]],
@@ -1138,13 +1156,6 @@ def send_cost_share(results):
     for ax, xs, ys, lo, hi, color, kw in bars:  # both panels show the same intervals
         n = _bounded_errorbar(ax, xs, ys, lo, hi, bottom, top, color, **kw)
         cut += n if ax is axes[0][0] else 0
-    ringed = False
-    for ax, xs, ys in rings:
-        first = ax is axes[0][0] and not ringed
-        ax.plot(xs, ys, linestyle="none", marker="o", markersize=14, mfc="none",
-                mec=OFF_NOMINAL_RING, mew=2.0, zorder=5,
-                label="off nominal (warned: not the step its label says)" if first else None)
-        ringed = ringed or ax is axes[0][0]
     for ax in axes[0]:
         ax.set_ylim(bottom, top)
         ax.axhline(0.0, color="black", linewidth=0.8)
@@ -1168,7 +1179,7 @@ def send_cost_share(results):
             s2r=bool(table["share_s2r"].notna().any()),
             s2r_median=S2R_MEDIAN_COLUMN in cases.columns
             and bool(cases[S2R_MEDIAN_COLUMN].notna().any()),
-            models=models, withheld=note, cut=cut, off_nominal=ringed)
+            models=models, withheld=note, cut=cut, left_out=left_out)
     return fig
 
 
