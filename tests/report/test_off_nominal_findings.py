@@ -4,7 +4,6 @@ points in the share figure are ringed with a legend entry "off nominal"."""
 
 from __future__ import annotations
 
-import pandas as pd
 
 from ipc_bench.report import findings, plots
 from test_metrics import _summary
