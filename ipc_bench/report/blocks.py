@@ -1313,6 +1313,9 @@ def _runs_blocks(results, base: str = "") -> list[Block]:
         blocks.append(("ul", warnings))
     else:
         blocks.append(("p", "Same machine, software and commit by their metadata."))
+        same = _same_changes(results, base)
+        if same:
+            blocks.append(("p", same))
     hosts = {results.metadata[r].get("hostname") for r in ids}
     no_end = [r for r in ids if run_interval(results.metadata[r])[1] is None]
     if len(hosts) == 1 and None not in hosts and no_end:
@@ -1320,6 +1323,22 @@ def _runs_blocks(results, base: str = "") -> list[Block]:
                             f"{', '.join(no_end)} recorded no end time (an older or killed "
                             "run)."))
     return blocks
+
+
+def _same_changes(results, base: str) -> str:
+    """After "Same machine, software and commit": where the runs were all made from a
+    dirty tree at that commit, that their uncommitted changes were the same by the
+    digest of their diff (``environment.uncommitted_changes``; runs whose changes
+    differ, or cannot be told apart, are listed as differences instead); ``''``
+    otherwise."""
+    from ipc_bench.harness.environment import SAME_CHANGES, uncommitted_changes
+
+    ref = results.metadata[base].get("git")
+    others = [results.metadata[r].get("git") for r in results.run_ids if r != base]
+    if others and all(uncommitted_changes(ref, g) == SAME_CHANGES for g in others):
+        return ("Every run was made from uncommitted changes to that commit, the same "
+                "changes by the SHA-256 of their diff.")
+    return ""
 
 
 def environment_differences(results, base: str) -> list[str]:
