@@ -176,6 +176,8 @@ def _ratio_words(d: dict) -> tuple[str, str]:
 
 
 def _throughput_caption(d: dict) -> str:
+    from ipc_bench.report.plots import RATIO_LOG_SPAN
+
     arms = list(dict.fromkeys(a for a, _ in d["series"]))
     which = "the cases whose timings are published" if d.get("withheld") else "every case"
     text = (f"Output tokens/s of {which}" + _throughput_measure(d)
@@ -187,17 +189,18 @@ def _throughput_caption(d: dict) -> str:
     if f"{CACHED}/{SEND}" in d["panels"]:
         ratio, verdict = _ratio_words(d)
         text += (f" {'Below' if d.get('stacked') else 'Right'}: {ratio}, "
-                 + ratio_panel_phrase(d) + verdict)
-    cut, ratio_cut = d.get("cut") or 0, d.get("ratio_cut") or 0
-    if cut or ratio_cut:
-        where = " and ".join(w for w, n in (("tokens/s", cut), ("ratio", ratio_cut)) if n)
-        n = cut + ratio_cut
-        text += (f" Each axis is bounded to its points; {n} interval "
-                 f"end{'s' if n > 1 else ''} ({where}) {'lie' if n > 1 else 'lies'} "
+                 + ratio_panel_phrase(d) + verdict
+                 + (" Its axis holds every ratio and interval, on a log scale, as they "
+                    f"span more than a factor of {RATIO_LOG_SPAN:g}."
+                    if d.get("ratio_log") else ""))
+    cut = d.get("cut") or 0
+    if cut:
+        text += (f" The tokens/s axis is bounded to its points; {cut} interval "
+                 f"end{'s' if cut > 1 else ''} {'lie' if cut > 1 else 'lies'} "
                  "beyond it"
                  + (" (a lower end at or below 0 cannot be placed on the log axis)"
-                    if cut and d.get("log") else "")
-                 + f" and {'are' if n > 1 else 'is'} cut at the edge, where a triangle "
+                    if d.get("log") else "")
+                 + f" and {'are' if cut > 1 else 'is'} cut at the edge, where a triangle "
                  "points the way the interval goes on.")
     if d.get("timed"):
         text += (" The red note marks each timed replay's points: arrival-bound, so its "

@@ -334,9 +334,18 @@ def _bounded_errorbar(ax, xs, ys, lows, highs, bottom: float, top: float, color:
         ax.plot(xs, ys, *([fmt] if fmt else []), color=color,
                 **({"linestyle": "none"} | kw))
         return 0
-    lo_err = [y - min(y, max(l, bottom)) if fin(l) else 0.0 for y, l in zip(ys, lows)]
-    hi_err = [max(y, min(h, top)) - y if fin(h) else 0.0 for y, h in zip(ys, highs)]
-    ax.errorbar(xs, ys, yerr=[lo_err, hi_err], color=color, **kw)
+    lo_end = [min(y, max(l, bottom)) if fin(l) else y for y, l in zip(ys, lows)]
+    hi_end = [max(y, min(h, top)) if fin(h) else y for y, h in zip(ys, highs)]
+    bars = ax.errorbar(xs, ys, yerr=[[y - e for y, e in zip(ys, lo_end)],
+                                     [e - y for y, e in zip(ys, hi_end)]], color=color, **kw)
+    # matplotlib places the ends at y -/+ err, which loses an end many decades below y
+    # to rounding (y - (y - 1e-15) is 0 in floats): the ends go where they are
+    _, caps, cols = bars.lines
+    for col in cols:
+        col.set_segments([[(x, lo), (x, hi)] for x, lo, hi in zip(xs, lo_end, hi_end)])
+    if len(caps) == 2:  # the lower caps, then the upper ones
+        caps[0].set_ydata(lo_end)
+        caps[1].set_ydata(hi_end)
     cut_lo = [x for x, l in zip(xs, lows) if fin(l) and l < bottom]
     cut_hi = [x for x, h in zip(xs, highs) if fin(h) and h > top]
     for where, y, marker in ((cut_lo, bottom, 7), (cut_hi, top, 6)):
@@ -762,11 +771,12 @@ def _throughput_panel(ax, cases, groups: list[str], labels: list[str]) -> dict:
 def _ratio_panel(ax, rows: list[dict], groups: list[str], multi: bool,
                  labels: list[str], timed: Sequence[str] = ()) -> int:
     """cached / send tokens/s per group and codec (``summarize_pairs`` rows; each group
-    shares its slot among the codecs it has, ``_slot_x``), the axis
-    bounded to the ratios and the line at 1 (interval ends far beyond it cut,
-    ``_bounded_errorbar``). The title reads "> 1: cached faster" only without timed
-    replays (``timed``: their groups), whose ratio is of wall tok/s, arrival-bound, and
-    no speed verdict. Returns how many interval ends were cut."""
+    shares its slot among the codecs it has, ``_slot_x``), the axis holding every
+    ratio, every interval end and the line at 1, with a margin (``ratio_bounds``:
+    logarithmic where they span more than ``RATIO_LOG_SPAN``). The title reads "> 1:
+    cached faster" only without timed replays (``timed``: their groups), whose ratio is
+    of wall tok/s, arrival-bound, and no speed verdict. Returns whether the axis is
+    logarithmic."""
     codecs = list(dict.fromkeys(r["codec"] for r in rows))
 
     def group(r) -> str:
@@ -787,16 +797,17 @@ def _ratio_panel(ax, rows: list[dict], groups: list[str], multi: bool,
             lo.append(r["ratio_low"])
             hi.append(r["ratio_high"])
         drawn_codecs.append((k, codec, xs, ys, lo, hi))
-    points = [y for *_, ys, _, _ in drawn_codecs for y in ys]
-    ends = [e for *_, lo, hi in drawn_codecs for e in lo + hi]
-    bottom, top = _data_bounds(points, ends, log=False, include=[1.0])
-    cut = 0
+    bottom, top, log = ratio_bounds(
+        [v for *_, ys, lo, hi in drawn_codecs for v in ys + lo + hi])
     for k, codec, xs, ys, lo, hi in drawn_codecs:
         single = codec == SINGLE_PROCESS_CODEC
-        cut += _bounded_errorbar(ax, xs, ys, lo, hi, bottom, top, "#444444", capsize=3,
-                                 linestyle="none", mfc="white" if single else "#444444",
-                                 label="single process" if single else codec,
-                                 marker=["D", "v", "^", "P"][k % 4])
+        _bounded_errorbar(ax, xs, ys, lo, hi, bottom, top, "#444444", capsize=3,
+                          linestyle="none", mfc="white" if single else "#444444",
+                          label="single process" if single else codec,
+                          marker=["D", "v", "^", "P"][k % 4])
+    if log:
+        ax.set_yscale("log")
+        _plain_log_ticks(ax, "y")
     ax.set_ylim(bottom, top)
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_xticks(range(len(groups)))
@@ -807,7 +818,35 @@ def _ratio_panel(ax, rows: list[dict], groups: list[str], multi: bool,
     ax.set_title(_ratio_title(len(timed), len(groups)))
     ax.grid(True, axis="y", alpha=0.3)
     _legend(ax)
-    return cut
+    return log
+
+
+#: A ratio axis spanning more than this factor (its largest value over its smallest,
+#: the line at 1 included) is logarithmic (``ratio_bounds``).
+RATIO_LOG_SPAN = 4.0
+#: The margin beyond a ratio axis' outermost value, as a share of its span (of the
+#: log span on a log axis).
+RATIO_MARGIN = 0.08
+
+
+def ratio_bounds(values) -> tuple[float, float, bool]:
+    """``(bottom, top, log)`` of a ratio axis holding every one of ``values`` (the
+    ratios and their interval ends; NaN: none) and the line at 1, with a margin of
+    ``RATIO_MARGIN`` of the span beyond each end, so no point nor interval is cut.
+    ``log`` when the values span more than ``RATIO_LOG_SPAN`` (an interval of 0.5 to
+    180 beside ratios near 1): ratios are positive (``stats.compare_paired`` gives none
+    for a non-positive pair), and on a log axis 2x and 0.5x lie as far from 1, so the
+    points near 1 stay apart. Values at or below 0 (none from ``summarize_pairs``) are
+    held on a linear axis."""
+    vals = [float(v) for v in values if v is not None and v == v] + [1.0]
+    lo, hi = min(vals), max(vals)
+    log = lo > 0 and hi / lo > RATIO_LOG_SPAN
+    if log:
+        a, b = math.log10(lo), math.log10(hi)
+        pad = RATIO_MARGIN * (b - a)
+        return 10 ** (a - pad), 10 ** (b + pad), True
+    pad = RATIO_MARGIN * max(hi - lo, 0.02)
+    return lo - pad, hi + pad, False
 
 
 def _ratio_title(num_timed: int, num_groups: int) -> str:
@@ -835,7 +874,10 @@ def throughput(results):
     when that panel is drawn), ``repeated`` (some series has 2+ repetitions: error
     bars), ``method`` and ``ratio_interval`` (some cached/send ratio has an interval:
     its pairs are as many as ``method`` needs, ``stats.min_pairs``), ``timed`` (the timed
-    replays' groups, whose tokens/s are over wall time) and ``groups`` (how many). Raises ``NoData`` when no case has ``output_tokens_per_s``."""
+    replays' groups, whose tokens/s are over wall time), ``groups`` (how many) and
+    ``ratio_log`` (the cached/send axis, which holds every ratio and interval end, is
+    logarithmic: ``ratio_bounds``). Raises ``NoData`` when no case has
+    ``output_tokens_per_s``."""
     results, note = _timed_only(results.by_arm())
     cases = _throughput_cases(results)
     groups = list(dict.fromkeys(cases["_group"]))
@@ -854,9 +896,9 @@ def throughput(results):
                             gridspec_kw=dict(width_ratios=[1.6, 1][:npanel]))
         panes = list(axes[0])
     panel = _throughput_panel(panes[0], cases, groups, labels)
-    ratio_cut = 0
+    ratio_log = False
     if rows:
-        ratio_cut = _ratio_panel(panes[1], rows, groups, len(results.run_ids) > 1, labels,
+        ratio_log = _ratio_panel(panes[1], rows, groups, len(results.run_ids) > 1, labels,
                                  panel["timed"])
     _readable_ticks(fig, panes)
     if note:
@@ -868,7 +910,7 @@ def throughput(results):
             repeated=bool((reps > 1).any()), method=method, withheld=note,
             ratio_interval=any(r["ratio_low"] == r["ratio_low"] for r in rows),
             cut=panel["cut"], log=panel["log"], timed=panel["timed"], groups=len(groups),
-            ratio_cut=ratio_cut, stacked=len(panes) == 2 and panes[1] is axes[1][0]
+            ratio_log=ratio_log, stacked=len(panes) == 2 and panes[1] is axes[1][0]
             if len(axes) == 2 else False)
     return fig
 
