@@ -826,15 +826,18 @@ def verdict_floor_note(results) -> str:
 def _pair_table(results) -> list[Block]:
     """The cached-against-send table: per workload, codec and metric, the pairs, the
     means, send - cached and cached / send with its interval (``stats.summarize_pairs``
-    with the run's ``--ci-method``: the numbers of the CLI's comparison block), headed
-    ``cached/send [95 %]`` where a row shows an interval and its caption naming the
+    with the run's ``--ci-method``: the numbers of the CLI's comparison block), each
+    column head naming its statistic (``send (mean)``, ``send - cached (mean)``,
+    ``cached/send (geometric mean)``; ``median`` for the difference and the ratio with
+    ``--ci-method`` sign or bootstrap), the last with `` [95 %]`` where a row shows an
+    interval and its caption naming the
     interval kind shown (``pair_ratio_caption``); a timed replay's tokens/s row reads
     ``output tokens/s (wall)``; where it shows build, encode or decode rows its caption
     says they sum both directions (``PAIR_TIMES_NOTE``). Pairs whose timings are
     withheld (``analysis.cores``) keep their byte rows only."""
     from ipc_bench.analysis import cores
-    from ipc_bench.analysis.stats import (SCHEDULES_DIFFER, results_ci_method,
-                                          schedules_differ)
+    from ipc_bench.analysis.stats import (RATIO_POINTS, SCHEDULES_DIFFER,
+                                          results_ci_method, schedules_differ)
     from ipc_bench.report.findings import pair_records, withheld_keys
     from ipc_bench.report.plots import codec_rank
     from ipc_bench.report.tables import WALL
@@ -858,8 +861,10 @@ def _pair_table(results) -> list[Block]:
         for w, c2, t, m in _pair_keys(results.cases) if c2 == c)]
     tokens = "output tokens/s" + (WALL if said["timed"] else "")
     summed = {metric(k).label for k in SUMMED_PAIR_ROWS}
-    return [("table", ["workload", "codec", "metric", "n", SEND, CACHED,
-                       f"{SEND} - {CACHED}", f"{CACHED}/{SEND}"
+    point = "mean" if method == "t" else "median"
+    return [("table", ["workload", "codec", "metric", "n", f"{SEND} (mean)", f"{CACHED} (mean)",
+                       f"{SEND} - {CACHED} ({point})",
+                       f"{CACHED}/{SEND} ({RATIO_POINTS.get(method, 'geometric mean')})"
                        + (" [95 %]" if said["intervals"] else "")], rows),
             ("p", f"send, cached: means over the n repetitions. send - cached: paired by "
                   f"repetition, the {'mean' if method == 't' else 'median'} of the "
