@@ -1177,8 +1177,8 @@ def send_cost_share(results):
     path explains (``send_cost_send_step_off``, ``send_cost.send_step_warning``);
     ``drawn``'s ``left_out`` counts them, for the caption. Other workload labels (e.g. the sweep's
     ``step_time_ms``) get their own colours. Raises ``ValueError`` when ``results``
-    holds several runs, ``NoData`` without both policies or with fewer than two
-    workloads."""
+    holds several runs, ``NoData`` without both policies, with fewer than two
+    workloads, or with every share withheld."""
     results, table, note = _send_cost_inputs(results)
     cases = results.cases
     xlabel = ("running requests" if "num_running" in table.columns
@@ -1189,6 +1189,10 @@ def send_cost_share(results):
     method = results_ci_method(results.metadata)
     bars, left_out = _send_cost_series(table, other, axes,
                                        _withheld_shares(cases.to_dict("records")), method)
+    if not any(y == y for b in bars for y in b[2]):
+        raise NoData("every share is withheld (`-*` in the step-time table: each pair's "
+                     "fixed step ran off nominal, or send's whole step is not explained by "
+                     "its SchedulerOutput path); the findings give the warnings")
     # the axis holds the points (and the 0 and 1 % lines); an interval end far beyond
     # them (two repetitions of a noisy step) is cut at the edge and marked
     bottom, top = _data_bounds([y for b in bars for y in b[2]],

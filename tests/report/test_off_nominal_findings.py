@@ -1,9 +1,11 @@
 """A step-time case warned off its nominal fixed step (``send_cost.case_off_nominal``:
-the runner's wait, or cached's whole step) is named in its per-case finding, and its
-points in the share figure are ringed with a legend entry "off nominal"."""
+the runner's wait, or cached's whole step) is named in its per-case finding, and the
+share figure leaves out the shares the step-time table withholds (``-*``), its caption
+counting them."""
 
 from __future__ import annotations
 
+import pytest
 
 from ipc_bench.report import findings, plots
 from test_metrics import _summary
@@ -117,3 +119,15 @@ def test_a_figure_without_warned_cases_leaves_nothing_out():
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
     assert not any("off nominal" in x for x in labels)
     assert plots.drawn(fig)["left_out"] == 0
+
+
+def test_a_figure_whose_every_share_is_withheld_is_not_drawn():
+    rows = [r for r in _rows() if r["step_time_ms"] == 5.0]
+    rows += [dict(r, workload="num_running=16,step_time_ms=5", num_running=16,
+                  case_id=r["case_id"].replace("=64", "=16")) for r in rows]
+    with pytest.raises(plots.NoData) as exc:
+        plots.send_cost_share(results_of(rows))
+    assert str(exc.value) == (
+        "every share is withheld (`-*` in the step-time table: each pair's fixed step ran "
+        "off nominal, or send's whole step is not explained by its SchedulerOutput path); "
+        "the findings give the warnings")
