@@ -987,15 +987,19 @@ def captured_steps(steps: int, counted: int) -> str:
     steps``; ``200 of its 1,000 counted steps, evenly spaced (at most 200 per case)``;
     ``22 of its 1,000 counted steps, evenly spaced: its frames are larger, and the
     capture keeps at most 8 MiB of them per direction``."""
-    from ipc_bench.analysis.capture import MAX_CAPTURE_BYTES, MAX_MESSAGES
+    from ipc_bench.analysis.capture import MAX_CAPTURE_BYTES, MAX_MESSAGES, MIN_MESSAGES
 
     if steps >= counted:
         return f"every one of its {counted:,} counted steps"
     text = f"{steps:,} of its {counted:,} counted steps, evenly spaced"
     if steps >= MAX_MESSAGES:
         return text + f" (at most {MAX_MESSAGES:,} per case)"
-    return (text + f": its frames are larger, and the capture keeps at most "
-            f"{MAX_CAPTURE_BYTES / 2 ** 20:g} MiB of them per direction")
+    mib = f"{MAX_CAPTURE_BYTES / 2 ** 20:g} MiB"
+    if steps <= MIN_MESSAGES:
+        return (text + f": its frames are larger, and the capture keeps about {mib} of "
+                f"them per direction, but never fewer than {MIN_MESSAGES} steps")
+    return text + f": its frames are larger, and the capture keeps at most {mib} of them " \
+        "per direction"
 
 
 def format_byte_model(rows: Iterable[dict[str, Any]]) -> str:

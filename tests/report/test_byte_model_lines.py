@@ -71,6 +71,10 @@ def test_a_line_says_which_steps_were_checked_and_why_that_many():
     assert ("ModelRunnerOutput; 22 of its 1,000 counted steps, evenly spaced: its frames "
             "are larger, and the capture keeps at most 8 MiB of them per direction); "
             "send - cached") in text
+    # frames over 8 MiB / 20: the capture keeps 20 steps all the same
+    assert ("ModelRunnerOutput; 20 of its 1,000 counted steps, evenly spaced: its frames "
+            "are larger, and the capture keeps about 8 MiB of them per direction, but never "
+            "fewer than 20 steps); send - cached") in format_byte_model([_counted(20, 1000)])
 
 
 def test_the_report_rows_record_the_counted_steps(tmp_path):
