@@ -822,7 +822,10 @@ def byte_model_report(captured: Sequence[tuple], summaries: Sequence[dict]) -> l
     ``captured``: ``(CaseSpec, [CaptureFile, ...])`` of the repetition-0 cases counted
     as pure decode; ``summaries``: the run's case summaries. One row per case: the
     number of captured messages checked, both directions (``messages_checked``; of
-    them ``scheduler_outputs_checked`` and ``model_runner_outputs_checked``), and of
+    them ``scheduler_outputs_checked`` and ``model_runner_outputs_checked``: the steps
+    the capture kept, ``capture.build_captures``, so cases of a run differ in them where
+    they counted other numbers of steps, ``counted_steps``, or where a case's frames
+    passed ``capture.MAX_CAPTURE_BYTES`` at fewer steps), and of
     those whose size the model misses (``mismatches``, 0 when it holds), and for ``send`` cases the
     bytes per running request that ``send`` adds over ``cached``: from the model on
     the captured steps (``model_send_minus_cached_bytes_per_request``), for uniform
@@ -873,7 +876,8 @@ def byte_model_report(captured: Sequence[tuple], summaries: Sequence[dict]) -> l
                    token_ids=spec.model.token_ids,
                    messages_checked=checked, mismatches=mismatches,
                    scheduler_outputs_checked=s2r_checked,
-                   model_runner_outputs_checked=checked - s2r_checked)
+                   model_runner_outputs_checked=checked - s2r_checked,
+                   counted_steps=max(cap.num_counted_steps for cap in caps))
         if spec.policy == SEND:
             row["model_send_minus_cached_bytes_per_request"] = (
                 extra_bytes / extra_reqs if extra_reqs else None)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import hashlib
 import importlib.metadata
 import os
 import platform
@@ -57,6 +58,7 @@ __all__ = [
     "cpu_usage_between",
     "compare_metadata",
     "commit_shown",
+    "uncommitted_changes",
     "PACKAGES",
     "CPU_TIME_FIELDS",
 ]
@@ -242,7 +244,28 @@ def _git_info() -> dict[str, Any] | None:
     status = _git_status(root, env)
     if status is not None:
         info["dirty"], info["untracked"] = status
+    if commit and info.get("dirty") is True:
+        digest = _diff_sha256(root, env)
+        if digest:
+            info["diff_sha256"] = digest
     return info
+
+
+def _diff_sha256(root: Path, env: dict[str, str]) -> str | None:
+    """SHA-256 (hex) of the tracked files' changes against HEAD, staged and not
+    (``git diff HEAD --binary``, with the user's diff settings that change its text
+    turned off: prefixes, renames, external drivers, text conversion), so that two
+    dirty runs of one commit tell whether they ran the same uncommitted code; ``None``
+    when ``git diff`` fails. Untracked files are not in it (they do not make a run
+    dirty: ``_git_status``)."""
+    out = _run_bytes(
+        ["git", "--no-optional-locks", "-c", "diff.noprefix=false",
+         "-c", "diff.mnemonicPrefix=false", "-c", "core.quotePath=true", "diff", "HEAD",
+         "--binary", "--full-index", "--no-renames", "--no-ext-diff", "--no-textconv",
+         "--no-color", "--"],
+        cwd=root, env=env,
+    )
+    return None if out is None else hashlib.sha256(out).hexdigest()
 
 
 def _git_status(root: Path, env: dict[str, str]) -> tuple[bool, int] | None:
@@ -443,8 +466,10 @@ def collect_metadata(*, include_hostname: bool = True,
       installed. Versions come from importlib.metadata; torch, pandas and
       matplotlib are never imported for this.
     - ``git``: ``{"commit": 40-hex str, "dirty": bool, "untracked": int,
-      "branch": str}`` for the git checkout holding this package (``dirty`` and
-      ``untracked``: ``_git_status``). The whole key is absent when the package
+      "branch": str, "diff_sha256": 64-hex str}`` for the git checkout holding this
+      package (``dirty`` and ``untracked``: ``_git_status``; ``diff_sha256``, only
+      when dirty: ``_diff_sha256``, the digest of the tracked files' uncommitted
+      changes, absent in runs made before it was recorded). The whole key is absent when the package
       is not in a checkout or git is unavailable; ``commit`` is absent when the
       repository has no commit yet, ``branch`` when HEAD is detached, ``dirty``
       and ``untracked`` when ``git status`` fails. Each git call times out after 5 s.
@@ -609,6 +634,26 @@ def commit_shown(git: Optional[dict], digits: Optional[int] = None) -> Optional[
     return commit[:digits] + (" (dirty)" if (git or {}).get("dirty") is True else "")
 
 
+#: ``uncommitted_changes``' answers.
+SAME_CHANGES, DIFFERENT_CHANGES, UNKNOWN_CHANGES = "same", "different", "unknown"
+
+
+def uncommitted_changes(a: Optional[dict], b: Optional[dict]) -> Optional[str]:
+    """Whether two runs' ``git`` records (``collect_metadata``), both dirty at the same
+    commit, ran the same uncommitted changes: ``SAME_CHANGES`` or ``DIFFERENT_CHANGES``
+    by their ``diff_sha256``, ``UNKNOWN_CHANGES`` when either lacks it (a run made
+    before it was recorded, or ``git diff`` failed); ``None`` when the question does
+    not arise (other commits, a commit missing, or either run clean)."""
+    a, b = a or {}, b or {}
+    if not a.get("commit") or a.get("commit") != b.get("commit") \
+            or a.get("dirty") is not True or b.get("dirty") is not True:
+        return None
+    da, db = a.get("diff_sha256"), b.get("diff_sha256")
+    if not da or not db:
+        return UNKNOWN_CHANGES
+    return SAME_CHANGES if da == db else DIFFERENT_CHANGES
+
+
 def compare_metadata(a: dict, b: dict, names: tuple[str, str] = ("A", "B")) -> list[str]:
     """List the differences between two metadata dicts that matter.
 
@@ -620,7 +665,12 @@ def compare_metadata(a: dict, b: dict, names: tuple[str, str] = ("A", "B")) -> l
     name.
     Returns one line per difference, ``"<field> differs: <a> vs <b>"``, e.g.
     ``"git commit differs: abc123 vs def456"`` or
-    ``"package numpy differs: 1.26.4 vs absent"``; a value missing on one
+    ``"package numpy differs: 1.26.4 vs absent"``; two runs dirty at one commit
+    (``uncommitted_changes``) whose uncommitted changes differ, ``"git uncommitted
+    changes differ: same commit abc123 (dirty), different uncommitted changes (diff
+    sha256 1f2e... vs 9a8b...)"``, or cannot be told apart, ``"git uncommitted changes
+    unknown: same commit abc123 (dirty), but B recorded no digest of its uncommitted
+    changes (...): the code that ran may differ"``; a value missing on one
     side (or a ``gpu`` of None) prints as ``absent``. A field missing on
     both sides is not a difference. Last, runs of one host that overlapped in time
     (``overlap_line``, naming them ``names``). Returns ``[]`` when nothing differs.
@@ -644,6 +694,19 @@ def compare_metadata(a: dict, b: dict, names: tuple[str, str] = ("A", "B")) -> l
         check(f"package {name}", pa.get(name), pb.get(name))
 
     check("git commit", commit_shown(a.get("git")), commit_shown(b.get("git")))
+    changes = uncommitted_changes(a.get("git"), b.get("git"))
+    if changes == DIFFERENT_CHANGES:
+        lines.append(f"git uncommitted changes differ: same commit "
+                     f"{commit_shown(a.get('git'), 12)}, different uncommitted changes "
+                     f"(diff sha256 {a['git']['diff_sha256'][:12]} vs "
+                     f"{b['git']['diff_sha256'][:12]})")
+    elif changes == UNKNOWN_CHANGES:
+        lacking = [n for n, g in zip(names, (a["git"], b["git"])) if not g.get("diff_sha256")]
+        lines.append(f"git uncommitted changes unknown: same commit "
+                     f"{commit_shown(a.get('git'), 12)}, but "
+                     f"{' and '.join(lacking)} recorded no digest of "
+                     f"{'its' if len(lacking) == 1 else 'their'} uncommitted changes (a run "
+                     "made before the digest was recorded): the code that ran may differ")
 
     gpu_a = a.get("gpu") or {}
     gpu_b = b.get("gpu") or {}

@@ -176,6 +176,8 @@ def _ratio_words(d: dict) -> tuple[str, str]:
 
 
 def _throughput_caption(d: dict) -> str:
+    from ipc_bench.report.plots import RATIO_LOG_SPAN
+
     arms = list(dict.fromkeys(a for a, _ in d["series"]))
     which = "the cases whose timings are published" if d.get("withheld") else "every case"
     text = (f"Output tokens/s of {which}" + _throughput_measure(d)
@@ -187,17 +189,18 @@ def _throughput_caption(d: dict) -> str:
     if f"{CACHED}/{SEND}" in d["panels"]:
         ratio, verdict = _ratio_words(d)
         text += (f" {'Below' if d.get('stacked') else 'Right'}: {ratio}, "
-                 + ratio_panel_phrase(d) + verdict)
-    cut, ratio_cut = d.get("cut") or 0, d.get("ratio_cut") or 0
-    if cut or ratio_cut:
-        where = " and ".join(w for w, n in (("tokens/s", cut), ("ratio", ratio_cut)) if n)
-        n = cut + ratio_cut
-        text += (f" Each axis is bounded to its points; {n} interval "
-                 f"end{'s' if n > 1 else ''} ({where}) {'lie' if n > 1 else 'lies'} "
+                 + ratio_panel_phrase(d) + verdict
+                 + (" Its axis holds every ratio and interval, on a log scale, as they "
+                    f"span more than a factor of {RATIO_LOG_SPAN:g}."
+                    if d.get("ratio_log") else ""))
+    cut = d.get("cut") or 0
+    if cut:
+        text += (f" The tokens/s axis is bounded to its points; {cut} interval "
+                 f"end{'s' if cut > 1 else ''} {'lie' if cut > 1 else 'lies'} "
                  "beyond it"
                  + (" (a lower end at or below 0 cannot be placed on the log axis)"
-                    if cut and d.get("log") else "")
-                 + f" and {'are' if n > 1 else 'is'} cut at the edge, where a triangle "
+                    if d.get("log") else "")
+                 + f" and {'are' if cut > 1 else 'is'} cut at the edge, where a triangle "
                  "points the way the interval goes on.")
     if d.get("timed"):
         text += (" The red note marks each timed replay's points: arrival-bound, so its "
@@ -227,11 +230,15 @@ def _send_cost_caption(d: dict) -> str:
     if "null" in models:
         text += (" The null model's steps are the bare control plane's, the worst case for "
                  "send's share.")
-    if d.get("off_nominal"):
-        text += (" Ringed points (\"off nominal\"): cases warned off their nominal fixed "
-                 "step (the runner's wait, or cached's whole step, more than 10 % over, or "
-                 "send's whole step longer than its SchedulerOutput path explains), so "
-                 "not at the step their label names; the findings give the warnings.")
+    n = d.get("left_out") or 0
+    if n:
+        text += (f" {n} share{'s are' if n > 1 else ' is'} not drawn, as the step-time "
+                 f"table and the findings withhold {'them' if n > 1 else 'it'} (`-*`): a "
+                 "pair whose fixed step ran off nominal (the runner's wait, or cached's "
+                 "whole step, more than 10 % over) did not have the step its label names, "
+                 "so neither share is drawn; a pair whose send's whole step ran longer than "
+                 "its SchedulerOutput path explains loses its whole-step share only. The "
+                 "findings give the warnings.")
     return text
 
 
@@ -819,15 +826,18 @@ def verdict_floor_note(results) -> str:
 def _pair_table(results) -> list[Block]:
     """The cached-against-send table: per workload, codec and metric, the pairs, the
     means, send - cached and cached / send with its interval (``stats.summarize_pairs``
-    with the run's ``--ci-method``: the numbers of the CLI's comparison block), headed
-    ``cached/send [95 %]`` where a row shows an interval and its caption naming the
+    with the run's ``--ci-method``: the numbers of the CLI's comparison block), each
+    column head naming its statistic (``send (mean)``, ``send - cached (mean)``,
+    ``cached/send (geometric mean)``; ``median`` for the difference and the ratio with
+    ``--ci-method`` sign or bootstrap), the last with `` [95 %]`` where a row shows an
+    interval and its caption naming the
     interval kind shown (``pair_ratio_caption``); a timed replay's tokens/s row reads
     ``output tokens/s (wall)``; where it shows build, encode or decode rows its caption
     says they sum both directions (``PAIR_TIMES_NOTE``). Pairs whose timings are
     withheld (``analysis.cores``) keep their byte rows only."""
     from ipc_bench.analysis import cores
-    from ipc_bench.analysis.stats import (SCHEDULES_DIFFER, results_ci_method,
-                                          schedules_differ)
+    from ipc_bench.analysis.stats import (RATIO_POINTS, SCHEDULES_DIFFER,
+                                          results_ci_method, schedules_differ)
     from ipc_bench.report.findings import pair_records, withheld_keys
     from ipc_bench.report.plots import codec_rank
     from ipc_bench.report.tables import WALL
@@ -851,8 +861,10 @@ def _pair_table(results) -> list[Block]:
         for w, c2, t, m in _pair_keys(results.cases) if c2 == c)]
     tokens = "output tokens/s" + (WALL if said["timed"] else "")
     summed = {metric(k).label for k in SUMMED_PAIR_ROWS}
-    return [("table", ["workload", "codec", "metric", "n", SEND, CACHED,
-                       f"{SEND} - {CACHED}", f"{CACHED}/{SEND}"
+    point = "mean" if method == "t" else "median"
+    return [("table", ["workload", "codec", "metric", "n", f"{SEND} (mean)", f"{CACHED} (mean)",
+                       f"{SEND} - {CACHED} ({point})",
+                       f"{CACHED}/{SEND} ({RATIO_POINTS.get(method, 'geometric mean')})"
                        + (" [95 %]" if said["intervals"] else "")], rows),
             ("p", f"send, cached: means over the n repetitions. send - cached: paired by "
                   f"repetition, the {'mean' if method == 't' else 'median'} of the "
@@ -1309,6 +1321,9 @@ def _runs_blocks(results, base: str = "") -> list[Block]:
         blocks.append(("ul", warnings))
     else:
         blocks.append(("p", "Same machine, software and commit by their metadata."))
+        same = _same_changes(results, base)
+        if same:
+            blocks.append(("p", same))
     hosts = {results.metadata[r].get("hostname") for r in ids}
     no_end = [r for r in ids if run_interval(results.metadata[r])[1] is None]
     if len(hosts) == 1 and None not in hosts and no_end:
@@ -1316,6 +1331,22 @@ def _runs_blocks(results, base: str = "") -> list[Block]:
                             f"{', '.join(no_end)} recorded no end time (an older or killed "
                             "run)."))
     return blocks
+
+
+def _same_changes(results, base: str) -> str:
+    """After "Same machine, software and commit": where the runs were all made from a
+    dirty tree at that commit, that their uncommitted changes were the same by the
+    digest of their diff (``environment.uncommitted_changes``; runs whose changes
+    differ, or cannot be told apart, are listed as differences instead); ``''``
+    otherwise."""
+    from ipc_bench.harness.environment import SAME_CHANGES, uncommitted_changes
+
+    ref = results.metadata[base].get("git")
+    others = [results.metadata[r].get("git") for r in results.run_ids if r != base]
+    if others and all(uncommitted_changes(ref, g) == SAME_CHANGES for g in others):
+        return ("Every run was made from uncommitted changes to that commit, the same "
+                "changes by the SHA-256 of their diff.")
+    return ""
 
 
 def environment_differences(results, base: str) -> list[str]:

@@ -247,7 +247,8 @@ def _saving_clauses(tables, key: tuple, pairs: list[tuple[dict, dict]] = (),
     send's bytes, the base of the bytes figure's box too), encode, build (both of the
     step's messages summed, ``BOTH_MESSAGES``), each a difference with the pair table's
     interval (``_time_clause``: ``saves 3.24 µs per step encoding the SchedulerOutput
-    and the ModelRunnerOutput (-28.4 % [-40.0, -15.0] %)``, or within noise where that
+    and the ModelRunnerOutput (mean difference; paired geometric mean of cached / send:
+    -28.4 % [-40.0, -15.0] %)``, or within noise where that
     interval holds 0 %, or not significant after Holm's correction where ``recorded``,
     the run's recorded metrics of ``key`` (``recorded_metrics``), says so). Where the
     arms ran different schedules (``pairs``, ``pair_records``: ``stats.schedules_differ``)
@@ -287,25 +288,31 @@ def _time_clause(row: dict[str, Any], saves: str, spends: str, noise: str,
     """What cached saves or spends of a per-step time against send, from its
     ``summarize_pairs`` row (``diff``: send - cached, ns), with the interval the pair
     table's cached/send column shows (``ratio_low``/``ratio_high``, as % change, the
-    tokens/s clause's form; unadjusted): ``saves 3.15 µs per step building the
-    SchedulerOutput and the ModelRunnerOutput (-28.4 % [-40.0, -15.0] %)``
-    (``TIME_CLAUSE_WORDS``). Where that interval holds 0 % the difference is worded as
-    noise, never as a saving or cost: ``builds the SchedulerOutput and the
-    ModelRunnerOutput within noise of send's time per step (cached - send: +0.03 µs, +0.2 % [-4.5,
-    +5.2] %)``, or, where that interval also reaches beyond ±10 %
+    tokens/s clause's form; unadjusted), each figure naming its statistic (the µs the
+    mean difference, ``median`` for ``--ci-method`` bootstrap or sign; the % the paired
+    ratio's point, ``stats.RATIO_POINTS``): ``saves 3.15 µs per step building the
+    SchedulerOutput and the ModelRunnerOutput (mean difference; paired geometric mean of
+    cached / send: -28.4 % [-40.0, -15.0] %)`` (``TIME_CLAUSE_WORDS``). Where that
+    interval holds 0 % the difference is worded as noise, never as a saving or cost:
+    ``builds the SchedulerOutput and the
+    ModelRunnerOutput within noise of send's time per step (mean difference cached -
+    send: +0.03 µs; paired geometric mean of cached / send: +0.2 % [-4.5, +5.2] %)``,
+    or, where that interval also reaches beyond ±10 %
     (``stats.inconclusive``), inconclusive in the words of the tokens/s verdict
     (``_inconclusive_clause``): ``changes encode time per step of the SchedulerOutput
-    and the ModelRunnerOutput by +1.4 % [-9.4, +13.4] % (mean difference cached - send: +0.04 µs,
+    and the ModelRunnerOutput by +1.4 % [-9.4, +13.4] % (paired geometric mean of cached /
+    send; mean difference cached - send: +0.04 µs,
     inconclusive: the interval reaches beyond ±10 %, too few repetitions or too noisy to
     tell a 10 % difference from none)``; where it excludes 0 % but the mean difference
     points the other way (pairs of unlike size), or where ``m``, the run's recorded
     comparison of this metric (``recorded_metrics``), finds no significant difference
     after Holm's correction (``_holm_unadjusted_note``), no saving or cost either:
     ``changes build time per step of the SchedulerOutput and the ModelRunnerOutput by
-    -5.0 % [-8.0, -2.0] % (mean difference cached - send: +0.10 µs)``, with ``; not significant after Holm's correction over 7
+    -5.0 % [-8.0, -2.0] % (paired geometric mean of cached / send; mean difference
+    cached - send: +0.10 µs)``, with ``; not significant after Holm's correction over 7
     timed metrics (p 0.022, adjusted 0.131); the interval is unadjusted`` before its
-    closing parenthesis in the second case (``median difference`` for ``--ci-method``
-    bootstrap or sign). A row with no interval (one repetition, or too few pairs for
+    closing parenthesis in the second case (``paired median`` and ``median difference``
+    for ``--ci-method`` bootstrap or sign). A row with no interval (one repetition, or too few pairs for
     the method) gives the difference as ``saves``/``spends`` and says it has none:
     ``saves 3.15 µs per step ... (one repetition, no interval)``
     (``_no_interval``), or, where that difference prints as 0.00 µs, no saving or cost:
@@ -321,19 +328,22 @@ def _time_clause(row: dict[str, Any], saves: str, spends: str, noise: str,
                 + f" ({_no_interval(row)})")
     change = f"{_pct(row['ratio'])}{interval}"
     lo, hi = row["ratio_low"], row["ratio_high"]
-    point = "mean" if row.get("method", "t") == "t" else "median"
+    method = row.get("method", "t")
+    point = "mean" if method == "t" else "median"
+    ratio = f"paired {RATIO_POINTS.get(method, 'geometric mean')} of cached / send"
     if lo <= 1.0 <= hi and inconclusive(lo, hi):
-        return (f"changes {noun} by {change} ({point} difference cached - send: "
+        return (f"changes {noun} by {change} ({ratio}; {point} difference cached - send: "
                 f"{-saved_us + 0.0:+.2f} µs{_inconclusive_clause(row)})")
     if lo <= 1.0 <= hi:
-        return f"{noise} (cached - send: {-saved_us + 0.0:+.2f} µs, {change})"
+        return (f"{noise} ({point} difference cached - send: {-saved_us + 0.0:+.2f} µs; "
+                f"{ratio}: {change})")
     holm = _holm_unadjusted_note(m, m.get("family_size") or 0) if m else None
     if holm or (hi < 1.0) != (saved_us > 0):
-        return (f"changes {noun} by {change} ({point} difference cached - send: "
+        return (f"changes {noun} by {change} ({ratio}; {point} difference cached - send: "
                 f"{-saved_us + 0.0:+.2f} µs"
                 + (f"; {holm}" if holm else "") + ")")
     return (saves if saved_us > 0 else spends).format(f"{abs(saved_us):.2f} µs") + \
-        f" ({change})"
+        f" ({point} difference; {ratio}: {change})"
 
 
 def _no_interval(row: dict[str, Any]) -> str:

@@ -56,8 +56,6 @@ from ipc_bench.wire.codecs import CODECS
 
 #: Okabe-Ito colours: policies keep these in every figure.
 POLICY_COLORS = {SEND: "#D55E00", CACHED: "#0072B2"}
-#: The ring of ``send_cost_share``'s off-nominal points (no series uses this grey).
-OFF_NOMINAL_RING = "#666666"
 _EXTRA_COLORS = ("#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
 POLICY_MARKERS = {SEND: "o", CACHED: "s"}
 CODEC_LINESTYLES = {"msgpack": "-", "pickle": "--", "packed": "-.", SINGLE_PROCESS_CODEC: ":",
@@ -336,9 +334,18 @@ def _bounded_errorbar(ax, xs, ys, lows, highs, bottom: float, top: float, color:
         ax.plot(xs, ys, *([fmt] if fmt else []), color=color,
                 **({"linestyle": "none"} | kw))
         return 0
-    lo_err = [y - min(y, max(l, bottom)) if fin(l) else 0.0 for y, l in zip(ys, lows)]
-    hi_err = [max(y, min(h, top)) - y if fin(h) else 0.0 for y, h in zip(ys, highs)]
-    ax.errorbar(xs, ys, yerr=[lo_err, hi_err], color=color, **kw)
+    lo_end = [min(y, max(l, bottom)) if fin(l) else y for y, l in zip(ys, lows)]
+    hi_end = [max(y, min(h, top)) if fin(h) else y for y, h in zip(ys, highs)]
+    bars = ax.errorbar(xs, ys, yerr=[[y - e for y, e in zip(ys, lo_end)],
+                                     [e - y for y, e in zip(ys, hi_end)]], color=color, **kw)
+    # matplotlib places the ends at y -/+ err, which loses an end many decades below y
+    # to rounding (y - (y - 1e-15) is 0 in floats): the ends go where they are
+    _, caps, cols = bars.lines
+    for col in cols:
+        col.set_segments([[(x, lo), (x, hi)] for x, lo, hi in zip(xs, lo_end, hi_end)])
+    if len(caps) == 2:  # the lower caps, then the upper ones
+        caps[0].set_ydata(lo_end)
+        caps[1].set_ydata(hi_end)
     cut_lo = [x for x, l in zip(xs, lows) if fin(l) and l < bottom]
     cut_hi = [x for x, h in zip(xs, highs) if fin(h) and h > top]
     for where, y, marker in ((cut_lo, bottom, 7), (cut_hi, top, 6)):
@@ -764,11 +771,12 @@ def _throughput_panel(ax, cases, groups: list[str], labels: list[str]) -> dict:
 def _ratio_panel(ax, rows: list[dict], groups: list[str], multi: bool,
                  labels: list[str], timed: Sequence[str] = ()) -> int:
     """cached / send tokens/s per group and codec (``summarize_pairs`` rows; each group
-    shares its slot among the codecs it has, ``_slot_x``), the axis
-    bounded to the ratios and the line at 1 (interval ends far beyond it cut,
-    ``_bounded_errorbar``). The title reads "> 1: cached faster" only without timed
-    replays (``timed``: their groups), whose ratio is of wall tok/s, arrival-bound, and
-    no speed verdict. Returns how many interval ends were cut."""
+    shares its slot among the codecs it has, ``_slot_x``), the axis holding every
+    ratio, every interval end and the line at 1, with a margin (``ratio_bounds``:
+    logarithmic where they span more than ``RATIO_LOG_SPAN``). The title reads "> 1:
+    cached faster" only without timed replays (``timed``: their groups), whose ratio is
+    of wall tok/s, arrival-bound, and no speed verdict. Returns whether the axis is
+    logarithmic."""
     codecs = list(dict.fromkeys(r["codec"] for r in rows))
 
     def group(r) -> str:
@@ -789,16 +797,17 @@ def _ratio_panel(ax, rows: list[dict], groups: list[str], multi: bool,
             lo.append(r["ratio_low"])
             hi.append(r["ratio_high"])
         drawn_codecs.append((k, codec, xs, ys, lo, hi))
-    points = [y for *_, ys, _, _ in drawn_codecs for y in ys]
-    ends = [e for *_, lo, hi in drawn_codecs for e in lo + hi]
-    bottom, top = _data_bounds(points, ends, log=False, include=[1.0])
-    cut = 0
+    bottom, top, log = ratio_bounds(
+        [v for *_, ys, lo, hi in drawn_codecs for v in ys + lo + hi])
     for k, codec, xs, ys, lo, hi in drawn_codecs:
         single = codec == SINGLE_PROCESS_CODEC
-        cut += _bounded_errorbar(ax, xs, ys, lo, hi, bottom, top, "#444444", capsize=3,
-                                 linestyle="none", mfc="white" if single else "#444444",
-                                 label="single process" if single else codec,
-                                 marker=["D", "v", "^", "P"][k % 4])
+        _bounded_errorbar(ax, xs, ys, lo, hi, bottom, top, "#444444", capsize=3,
+                          linestyle="none", mfc="white" if single else "#444444",
+                          label="single process" if single else codec,
+                          marker=["D", "v", "^", "P"][k % 4])
+    if log:
+        ax.set_yscale("log")
+        _plain_log_ticks(ax, "y")
     ax.set_ylim(bottom, top)
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_xticks(range(len(groups)))
@@ -809,7 +818,35 @@ def _ratio_panel(ax, rows: list[dict], groups: list[str], multi: bool,
     ax.set_title(_ratio_title(len(timed), len(groups)))
     ax.grid(True, axis="y", alpha=0.3)
     _legend(ax)
-    return cut
+    return log
+
+
+#: A ratio axis spanning more than this factor (its largest value over its smallest,
+#: the line at 1 included) is logarithmic (``ratio_bounds``).
+RATIO_LOG_SPAN = 4.0
+#: The margin beyond a ratio axis' outermost value, as a share of its span (of the
+#: log span on a log axis).
+RATIO_MARGIN = 0.08
+
+
+def ratio_bounds(values) -> tuple[float, float, bool]:
+    """``(bottom, top, log)`` of a ratio axis holding every one of ``values`` (the
+    ratios and their interval ends; NaN: none) and the line at 1, with a margin of
+    ``RATIO_MARGIN`` of the span beyond each end, so no point nor interval is cut.
+    ``log`` when the values span more than ``RATIO_LOG_SPAN`` (an interval of 0.5 to
+    180 beside ratios near 1): ratios are positive (``stats.compare_paired`` gives none
+    for a non-positive pair), and on a log axis 2x and 0.5x lie as far from 1, so the
+    points near 1 stay apart. Values at or below 0 (none from ``summarize_pairs``) are
+    held on a linear axis."""
+    vals = [float(v) for v in values if v is not None and v == v] + [1.0]
+    lo, hi = min(vals), max(vals)
+    log = lo > 0 and hi / lo > RATIO_LOG_SPAN
+    if log:
+        a, b = math.log10(lo), math.log10(hi)
+        pad = RATIO_MARGIN * (b - a)
+        return 10 ** (a - pad), 10 ** (b + pad), True
+    pad = RATIO_MARGIN * max(hi - lo, 0.02)
+    return lo - pad, hi + pad, False
 
 
 def _ratio_title(num_timed: int, num_groups: int) -> str:
@@ -837,7 +874,10 @@ def throughput(results):
     when that panel is drawn), ``repeated`` (some series has 2+ repetitions: error
     bars), ``method`` and ``ratio_interval`` (some cached/send ratio has an interval:
     its pairs are as many as ``method`` needs, ``stats.min_pairs``), ``timed`` (the timed
-    replays' groups, whose tokens/s are over wall time) and ``groups`` (how many). Raises ``NoData`` when no case has ``output_tokens_per_s``."""
+    replays' groups, whose tokens/s are over wall time), ``groups`` (how many) and
+    ``ratio_log`` (the cached/send axis, which holds every ratio and interval end, is
+    logarithmic: ``ratio_bounds``). Raises ``NoData`` when no case has
+    ``output_tokens_per_s``."""
     results, note = _timed_only(results.by_arm())
     cases = _throughput_cases(results)
     groups = list(dict.fromkeys(cases["_group"]))
@@ -856,9 +896,9 @@ def throughput(results):
                             gridspec_kw=dict(width_ratios=[1.6, 1][:npanel]))
         panes = list(axes[0])
     panel = _throughput_panel(panes[0], cases, groups, labels)
-    ratio_cut = 0
+    ratio_log = False
     if rows:
-        ratio_cut = _ratio_panel(panes[1], rows, groups, len(results.run_ids) > 1, labels,
+        ratio_log = _ratio_panel(panes[1], rows, groups, len(results.run_ids) > 1, labels,
                                  panel["timed"])
     _readable_ticks(fig, panes)
     if note:
@@ -870,7 +910,7 @@ def throughput(results):
             repeated=bool((reps > 1).any()), method=method, withheld=note,
             ratio_interval=any(r["ratio_low"] == r["ratio_low"] for r in rows),
             cut=panel["cut"], log=panel["log"], timed=panel["timed"], groups=len(groups),
-            ratio_cut=ratio_cut, stacked=len(panes) == 2 and panes[1] is axes[1][0]
+            ratio_log=ratio_log, stacked=len(panes) == 2 and panes[1] is axes[1][0]
             if len(axes) == 2 else False)
     return fig
 
@@ -1042,23 +1082,27 @@ def _send_cost_inputs(results):
     return results, table, note
 
 
-def _send_cost_series(table, other: list, axes, off_keys: set,
-                      method: str = "t") -> tuple[list, list]:
-    """The series ``send_cost_share`` draws: ``(bars, rings)``. ``bars``: per codec and
-    other label, whole step and s2r, on each panel, ``(ax, xs, ys, lo, hi, color,
+def _send_cost_series(table, other: list, axes, withheld: dict,
+                      method: str = "t") -> tuple[list, int]:
+    """The series ``send_cost_share`` draws: ``(bars, left_out)``. ``bars``: per codec
+    and other label, whole step and s2r, on each panel, ``(ax, xs, ys, lo, hi, color,
     errorbar keywords)``: each point the findings' share by ``method`` (the run's
     ``--ci-method``), the mean difference over the mean of cached's step (medians for
     ``sign`` and ``bootstrap``: ``send_cost.mean_share``), in %, with that difference's
-    95 % interval over that step (NaN with one pair, or fewer than the method needs);
-    ``rings``: ``(ax, xs, ys)`` of the points whose (workload, codec) is in
-    ``off_keys``."""
+    95 % interval over that step (NaN with one pair, or fewer than the method needs).
+    A share the step-time table withholds (``send_cost.WITHHELD``) is NaN, point and
+    interval, so it is not drawn and its line breaks there: ``withheld`` maps each
+    (workload, codec) to the columns withheld (``diff`` and ``_s2r_diff`` where the
+    step ran off nominal, ``CostRow.step_off``; ``diff`` alone where send's whole step
+    is not explained by its SchedulerOutput path, ``CostRow.step_share_withheld``).
+    ``left_out``: how many points are not drawn (one panel's count)."""
     from ipc_bench.analysis.send_cost import mean_share
 
     palette = [POLICY_COLORS[SEND], *_EXTRA_COLORS]
     other_values = list(dict.fromkeys(
         tuple(row) for row in table[other].itertuples(index=False))) if other else [()]
     codec_markers = {c: m for c, m in zip(dict.fromkeys(table["codec"]), "osD^v")}
-    bars, rings = [], []
+    bars, left_out = [], 0
     for key, g in table.groupby(["codec"] + other, sort=False):
         key = key if isinstance(key, tuple) else (key,)
         codec = key[0]
@@ -1073,10 +1117,11 @@ def _send_cost_series(table, other: list, axes, off_keys: set,
             agg = []
             for _, gw in g.groupby("workload", sort=False):
                 m = mean_share(gw[col], gw[CACHED], method)  # the findings' share, in %
+                shown = col not in withheld.get((gw["workload"].iloc[0], codec), ())
+                left_out += not shown
                 agg.append((float(gw["step_ms"].mean()), float(gw["running"].mean()),
-                            *(math.nan if v is None else 100.0 * v
-                              for v in (m.share, m.low, m.high)),
-                            (gw["workload"].iloc[0], codec) in off_keys))
+                            *(math.nan if v is None or not shown else 100.0 * v
+                              for v in (m.share, m.low, m.high))))
             agg.sort(key=lambda a: (a[1], a[0]))
             for ax, xi in ((axes[0][0], 0), (axes[0][1], 1)):
                 bars.append((ax, [a[xi] for a in agg], [a[2] for a in agg],
@@ -1084,10 +1129,27 @@ def _send_cost_series(table, other: list, axes, off_keys: set,
                                  linestyle=style, marker=codec_markers.get(codec, "o"),
                                  mfc=color if style == "-" else "white", capsize=3,
                                  label=f"{name}: {what}" if ax is axes[0][0] else None)))
-                off = [a for a in agg if a[5]]
-                if off:
-                    rings.append((ax, [a[xi] for a in off], [a[2] for a in off]))
-    return bars, rings
+    return bars, left_out
+
+
+def _withheld_shares(records) -> dict:
+    """(workload, codec) -> the ``send_cost_table`` columns whose share the step-time
+    table withholds (``send_cost.WITHHELD``), by the rules of ``send_cost.CostRow``:
+    both (``diff``, ``_s2r_diff``) where a case of the pair ran off its nominal fixed
+    step (``send_cost.case_off_nominal``: the runner's wait, cached's whole step:
+    ``CostRow.step_off``), the whole step's (``diff``) where send's whole step ran
+    longer than its SchedulerOutput path explains (``send_cost_send_step_off``); any
+    repetition's warning withholds the pair's share, as the table's rows do."""
+    from ipc_bench.analysis.send_cost import case_off_nominal
+
+    out: dict = {}
+    for r in records:
+        key = (r.get("workload"), r.get("codec"))
+        if case_off_nominal(r):
+            out[key] = out.get(key, set()) | {"diff", "_s2r_diff"}
+        elif _listed_warnings(r.get("send_cost_send_step_off")):
+            out[key] = out.get(key, set()) | {"diff"}
+    return out
 
 
 def _listed_warnings(value) -> bool:
@@ -1108,16 +1170,15 @@ def send_cost_share(results):
     step's difference; dashed, the SchedulerOutput's build + encode + decode alone. Against the step time (the cached case's median step, ms; a fixed-step sweep
     spreads it) and against the running requests. The axis holds the points; an
     interval end far beyond them is cut at the edge and marked (``_bounded_errorbar``).
-    Points whose cases were warned off their nominal fixed step
-    (``send_cost.case_off_nominal``: the runner's wait, cached's whole step), or whose
-    send case's whole step ran longer than its SchedulerOutput path explains
-    (``send_cost_send_step_off``, ``send_cost.send_step_warning``), are ringed,
-    legend entry "off nominal". Other workload labels (e.g. the sweep's
+    A share the step-time table withholds (``send_cost.WITHHELD``, ``-*``) is not
+    drawn (``_withheld_shares``): both of a pair warned off its nominal fixed step
+    (``send_cost.case_off_nominal``: the runner's wait, cached's whole step), the whole
+    step's of a pair whose send case's whole step ran longer than its SchedulerOutput
+    path explains (``send_cost_send_step_off``, ``send_cost.send_step_warning``);
+    ``drawn``'s ``left_out`` counts them, for the caption. Other workload labels (e.g. the sweep's
     ``step_time_ms``) get their own colours. Raises ``ValueError`` when ``results``
-    holds several runs, ``NoData`` without both policies or with fewer than two
-    workloads."""
-    from ipc_bench.analysis.send_cost import case_off_nominal
-
+    holds several runs, ``NoData`` without both policies, with fewer than two
+    workloads, or with every share withheld."""
     results, table, note = _send_cost_inputs(results)
     cases = results.cases
     xlabel = ("running requests" if "num_running" in table.columns
@@ -1125,10 +1186,13 @@ def send_cost_share(results):
     other = [c for c in results.labels if c != "num_running" and c in table.columns]
     other = [c for c in other if table[c].nunique() > 1]
     fig, axes = _figure(1, 2, width=12, height=5.2)
-    off_keys = {(r.get("workload"), r.get("codec")) for r in cases.to_dict("records")
-                if case_off_nominal(r) or _listed_warnings(r.get("send_cost_send_step_off"))}
     method = results_ci_method(results.metadata)
-    bars, rings = _send_cost_series(table, other, axes, off_keys, method)
+    bars, left_out = _send_cost_series(table, other, axes,
+                                       _withheld_shares(cases.to_dict("records")), method)
+    if not any(y == y for b in bars for y in b[2]):
+        raise NoData("every share is withheld (`-*` in the step-time table: each pair's "
+                     "fixed step ran off nominal, or send's whole step is not explained by "
+                     "its SchedulerOutput path); the findings give the warnings")
     # the axis holds the points (and the 0 and 1 % lines); an interval end far beyond
     # them (two repetitions of a noisy step) is cut at the edge and marked
     bottom, top = _data_bounds([y for b in bars for y in b[2]],
@@ -1138,13 +1202,6 @@ def send_cost_share(results):
     for ax, xs, ys, lo, hi, color, kw in bars:  # both panels show the same intervals
         n = _bounded_errorbar(ax, xs, ys, lo, hi, bottom, top, color, **kw)
         cut += n if ax is axes[0][0] else 0
-    ringed = False
-    for ax, xs, ys in rings:
-        first = ax is axes[0][0] and not ringed
-        ax.plot(xs, ys, linestyle="none", marker="o", markersize=14, mfc="none",
-                mec=OFF_NOMINAL_RING, mew=2.0, zorder=5,
-                label="off nominal (warned: not the step its label says)" if first else None)
-        ringed = ringed or ax is axes[0][0]
     for ax in axes[0]:
         ax.set_ylim(bottom, top)
         ax.axhline(0.0, color="black", linewidth=0.8)
@@ -1168,7 +1225,7 @@ def send_cost_share(results):
             s2r=bool(table["share_s2r"].notna().any()),
             s2r_median=S2R_MEDIAN_COLUMN in cases.columns
             and bool(cases[S2R_MEDIAN_COLUMN].notna().any()),
-            models=models, withheld=note, cut=cut, off_nominal=ringed)
+            models=models, withheld=note, cut=cut, left_out=left_out)
     return fig
 
 

@@ -980,17 +980,43 @@ def _comparison_row(method: str, key: str, m: dict[str, Any], timed: bool = Fals
             else m["verdict"]]
 
 
+def captured_steps(steps: int, counted: int) -> str:
+    """Which of a case's ``counted`` steps its ``steps`` captured messages per direction
+    are, and why they are that many (``capture.build_captures``), so that cases of one
+    run checked on other numbers of messages say why: ``every one of its 100 counted
+    steps``; ``200 of its 1,000 counted steps, evenly spaced (at most 200 per case)``;
+    ``22 of its 1,000 counted steps, evenly spaced: its frames are larger, and the
+    capture keeps at most 8 MiB of them per direction``."""
+    from ipc_bench.analysis.capture import MAX_CAPTURE_BYTES, MAX_MESSAGES, MIN_MESSAGES
+
+    if steps >= counted:
+        return f"every one of its {counted:,} counted steps"
+    text = f"{steps:,} of its {counted:,} counted steps, evenly spaced"
+    if steps >= MAX_MESSAGES:
+        return text + f" (at most {MAX_MESSAGES:,} per case)"
+    mib = f"{MAX_CAPTURE_BYTES / 2 ** 20:g} MiB"
+    if steps <= MIN_MESSAGES:
+        return (text + f": its frames are larger, and the capture keeps about {mib} of "
+                f"them per direction, but never fewer than {MIN_MESSAGES} steps")
+    return text + f": its frames are larger, and the capture keeps at most {mib} of them " \
+        "per direction"
+
+
 def format_byte_model(rows: Iterable[dict[str, Any]]) -> str:
     """Lines saying whether the byte model held on the captured messages of each case,
     both directions counted under the case's arm (``400 of 400 messages exact (both
-    directions: 200 SchedulerOutput, 200 ModelRunnerOutput)``; a row of an older run,
-    without the split: ``(both directions)``), and the per-request bytes ``send``
-    adds over ``cached`` that it implies."""
+    directions: 200 SchedulerOutput, 200 ModelRunnerOutput; 200 of its 1,000 counted
+    steps, evenly spaced (at most 200 per case))``: ``captured_steps`` says which steps
+    and why that many, so cases checked on other numbers say why; a row of an older
+    run, without the split: ``(both directions)``, without ``counted_steps``: the split
+    alone), and the per-request bytes ``send`` adds over ``cached`` that it implies."""
     out = ["\nbyte model (ipc_bench.analysis.bytemodel) on the captured pure-decode messages:"]
     for r in rows:
         s2r, r2s = r.get("scheduler_outputs_checked"), r.get("model_runner_outputs_checked")
         split = (f": {s2r} SchedulerOutput, {r2s} ModelRunnerOutput"
                  if s2r is not None and r2s is not None else "")
+        if split and r.get("counted_steps"):
+            split += "; " + captured_steps(s2r, int(r["counted_steps"]))
         line = (f"  [{r['workload']}] {r['codec']} {r['arm']}: "
                 f"{r['messages_checked'] - r['mismatches']} of {r['messages_checked']} "
                 f"messages exact (both directions{split})")

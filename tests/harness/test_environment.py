@@ -211,8 +211,9 @@ def test_git_commit_and_dirty_flag(repo):
 
     # ... a tracked file that differs from the commit does, staged or not.
     (repo / "code.py").write_text("x = 2\n")
-    assert env.collect_metadata()["git"] == {"commit": head, "branch": "main",
-                                             "dirty": True, "untracked": 3}
+    git = env.collect_metadata()["git"]
+    assert re.fullmatch(r"[0-9a-f]{64}", git.pop("diff_sha256"))
+    assert git == {"commit": head, "branch": "main", "dirty": True, "untracked": 3}
     _git(repo, "add", "code.py")
     assert env.collect_metadata()["git"]["dirty"] is True
 
@@ -242,7 +243,7 @@ def test_this_checkout_does_not_raise():
     # the git entry is either absent or well formed.
     git = env.collect_metadata().get("git")
     if git is not None:
-        assert set(git) <= {"commit", "dirty", "untracked", "branch"}
+        assert set(git) <= {"commit", "dirty", "untracked", "branch", "diff_sha256"}
         if "commit" in git:
             assert re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", git["commit"])
 
@@ -404,7 +405,56 @@ def test_compare_names_a_dirty_checkout_of_the_same_commit():
     dirty = _meta(git={"commit": "abc123", "dirty": True, "branch": "main"})
     assert env.compare_metadata(dirty, _meta()) == [
         "git commit differs: abc123 (dirty) vs abc123"]
-    assert env.compare_metadata(dirty, dirty) == []
+    # two dirty runs of one commit made before the diff's digest was recorded: the
+    # code that ran may differ, and the line says why it cannot tell
+    assert env.compare_metadata(dirty, dirty, ("b", "a")) == [
+        "git uncommitted changes unknown: same commit abc123 (dirty), but b and a "
+        "recorded no digest of their uncommitted changes (a run made before the digest "
+        "was recorded): the code that ran may differ"]
+
+
+def test_compare_tells_the_uncommitted_changes_of_one_commit_apart():
+    def dirty(digest=None):
+        git = {"commit": "abc123", "dirty": True, "branch": "main"}
+        return _meta(git=git | ({"diff_sha256": digest} if digest else {}))
+
+    one, other = "1f" * 32, "9a" * 32
+    assert env.compare_metadata(dirty(one), dirty(one)) == []
+    assert env.uncommitted_changes(dirty(one)["git"], dirty(one)["git"]) == "same"
+    assert env.compare_metadata(dirty(one), dirty(other), ("b", "a")) == [
+        "git uncommitted changes differ: same commit abc123 (dirty), different "
+        "uncommitted changes (diff sha256 1f1f1f1f1f1f vs 9a9a9a9a9a9a)"]
+    assert env.compare_metadata(dirty(one), dirty(), ("b", "a")) == [
+        "git uncommitted changes unknown: same commit abc123 (dirty), but a recorded no "
+        "digest of its uncommitted changes (a run made before the digest was recorded): "
+        "the code that ran may differ"]
+    # a clean run and a dirty one, or two commits: the commit line says it all
+    assert env.uncommitted_changes(dirty(one)["git"], _meta()["git"]) is None
+    assert env.uncommitted_changes(dirty(one)["git"],
+                                   dict(dirty(one)["git"], commit="def456")) is None
+
+
+@needs_git
+def test_the_digest_follows_the_uncommitted_changes(repo):
+    import hashlib
+
+    _commit(repo)
+    assert "diff_sha256" not in env.collect_metadata()["git"]  # clean: nothing to digest
+    (repo / "code.py").write_text("x = 2\n")
+    first = env.collect_metadata()["git"]["diff_sha256"]
+    diff = subprocess.run(["git", "-c", "diff.noprefix=false", "-c", "diff.mnemonicPrefix=false",
+                           "-c", "core.quotePath=true", "diff", "HEAD", "--binary", "--full-index",
+                           "--no-renames", "--no-ext-diff", "--no-textconv", "--no-color",
+                           "--"], cwd=repo, capture_output=True, check=True).stdout
+    assert first == hashlib.sha256(diff).hexdigest()
+    _git(repo, "add", "code.py")  # staged or not, the same change: the same digest
+    assert env.collect_metadata()["git"]["diff_sha256"] == first
+    (repo / "code.py").write_text("x = 3\n")
+    assert env.collect_metadata()["git"]["diff_sha256"] not in (first, None)
+    (repo / "notes.txt").write_text("untracked\n")  # untracked: not in the digest
+    second = env.collect_metadata()["git"]["diff_sha256"]
+    (repo / "notes.txt").write_text("changed\n")
+    assert env.collect_metadata()["git"]["diff_sha256"] == second
 
 
 def test_compare_hostname_only_when_both_recorded_one():

@@ -63,11 +63,13 @@ def test_overhead_scenario_prints_the_ratio_per_policy(tmp_path):
     assert len(exact) == 2, proc.stdout
     assert re.fullmatch(
         r"  \[num_running=4,of=send\] msgpack steps: 100 of 100 messages exact \(both "
-        r"directions: 50 SchedulerOutput, 50 ModelRunnerOutput\); send - cached = "
+        r"directions: 50 SchedulerOutput, 50 ModelRunnerOutput; every one of its 50 "
+        r"counted steps\); send - cached = "
         r"\d+\.\d{3} B per running request on these steps \(uniform ids in a 128,256 "
         r"vocabulary: 4\.975\)", exact[0]), exact[0]
     assert exact[1] == ("  [num_running=4,of=cached] msgpack steps: 100 of 100 messages "
-                        "exact (both directions: 50 SchedulerOutput, 50 ModelRunnerOutput)")
+                        "exact (both directions: 50 SchedulerOutput, 50 ModelRunnerOutput; "
+                        "every one of its 50 counted steps)")
     send = [r for r in json.loads((tmp_path / "run" / "summary.json").read_text())["byte_model"]
             if r["policy"] == "send"]
     assert [(r["arm"], r["cached_arm"], r["difference"]) for r in send] == [

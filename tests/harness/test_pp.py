@@ -672,7 +672,8 @@ def test_the_scenario_reports_every_hop(tmp_path, bench_tmpdir):
         f"  [num_running=8,pp={n}] msgpack {arm}" for n in (1, 2) for arm in ("direct", "send")]
     for ln in byte_lines[1::2]:
         assert re.fullmatch(r".*: \d+ of \d+ messages exact \(both directions: \d+ "
-                            r"SchedulerOutput, \d+ ModelRunnerOutput\); send - direct = "
+                            r"SchedulerOutput, \d+ ModelRunnerOutput; every one of its \d+ "
+                            r"counted steps\); send - direct = "
                             r"\d+\.\d{3} B per running request on these steps \(uniform ids in a 128,256 vocabulary: "
                             r"4\.975; measured over the run: \d+\.\d{3}\)", ln), ln
     assert "cached" not in "".join(byte_lines)

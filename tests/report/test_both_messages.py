@@ -81,21 +81,23 @@ def _expected(pairs: list[tuple[float, float]], key: str,
     change = (f"{100 * (ratio - 1):+.1f} % [{100 * (lo - 1):+.1f}, "
               f"{100 * (hi - 1):+.1f}] %")
     if lo <= 1.0 <= hi and (lo < 0.9 or hi > 1.1):  # holds 0 %, reaches beyond ±10 %
-        return (f"{changes} {change} (mean difference cached - send: "
-                f"{-diff_us + 0.0:+.2f} µs, inconclusive: the interval reaches beyond ±10 %, too "
+        return (f"{changes} {change} (paired geometric mean of cached / send; mean "
+                f"difference cached - send: {-diff_us + 0.0:+.2f} µs, inconclusive: the "
+                "interval reaches beyond ±10 %, too "
                 "few repetitions or "
                 "too noisy to tell a 10 % difference from none)")
     if lo <= 1.0 <= hi:
-        return f"{noise} (cached - send: {-diff_us + 0.0:+.2f} µs, {change})"
+        return (f"{noise} (mean difference cached - send: {-diff_us + 0.0:+.2f} µs; "
+                f"paired geometric mean of cached / send: {change})")
     m, family = recorded or ({}, 0)
     holm = (f"; not significant after Holm's correction over {family} timed metrics (p "
             f"{m['p_value']:.3f}, adjusted {m['p_adjusted']:.3f}); the interval is "
             "unadjusted" if m.get("significant") is False else "")
     if holm or (hi < 1.0) != (diff_us > 0):
-        return (f"{changes} {change} (mean difference cached - send: "
-                f"{-diff_us + 0.0:+.2f} µs{holm})")
+        return (f"{changes} {change} (paired geometric mean of cached / send; mean "
+                f"difference cached - send: {-diff_us + 0.0:+.2f} µs{holm})")
     return (saves if diff_us > 0 else spends).format(f"{abs(diff_us):.2f} µs") + \
-        f" ({change})"
+        f" (mean difference; paired geometric mean of cached / send: {change})"
 
 
 def test_the_encode_and_build_clauses_name_both_messages(run_dir, res):

@@ -42,3 +42,52 @@ def test_a_line_counts_both_directions_and_says_so():
     assert format_byte_model([row]).splitlines()[2].split(";")[0] == (
         "  [num_running=64] msgpack send: 399 of 400 messages exact (both directions: 200 "
         "SchedulerOutput, 200 ModelRunnerOutput)")
+
+
+def _counted(per_direction, counted):
+    return dict(_row("msgpack", "uniform", 4.975), messages_checked=2 * per_direction,
+                mismatches=0, scheduler_outputs_checked=per_direction,
+                model_runner_outputs_checked=per_direction, counted_steps=counted)
+
+
+def test_a_line_says_which_steps_were_checked_and_why_that_many():
+    """Cases of one run checked on other numbers of messages say why: a case that
+    counted fewer steps than the capture keeps, the cap of 200 steps, or frames large
+    enough that 8 MiB per direction holds fewer steps."""
+    lines = [line.split(";")[0] for line in format_byte_model(
+        [_counted(100, 100), _counted(200, 1000), _counted(22, 1000)]).splitlines()[2:]]
+    head = "  [num_running=64] msgpack send: "
+    assert lines == [
+        head + "200 of 200 messages exact (both directions: 100 SchedulerOutput, 100 "
+        "ModelRunnerOutput",
+        head + "400 of 400 messages exact (both directions: 200 SchedulerOutput, 200 "
+        "ModelRunnerOutput",
+        head + "44 of 44 messages exact (both directions: 22 SchedulerOutput, 22 "
+        "ModelRunnerOutput"]
+    text = format_byte_model([_counted(100, 100), _counted(200, 1000), _counted(22, 1000)])
+    assert "ModelRunnerOutput; every one of its 100 counted steps); send - cached" in text
+    assert ("ModelRunnerOutput; 200 of its 1,000 counted steps, evenly spaced (at most 200 "
+            "per case)); send - cached") in text
+    assert ("ModelRunnerOutput; 22 of its 1,000 counted steps, evenly spaced: its frames "
+            "are larger, and the capture keeps at most 8 MiB of them per direction); "
+            "send - cached") in text
+    # frames over 8 MiB / 20: the capture keeps 20 steps all the same
+    assert ("ModelRunnerOutput; 20 of its 1,000 counted steps, evenly spaced: its frames "
+            "are larger, and the capture keeps about 8 MiB of them per direction, but never "
+            "fewer than 20 steps); send - cached") in format_byte_model([_counted(20, 1000)])
+
+
+def test_the_report_rows_record_the_counted_steps(tmp_path):
+    """A run's byte-model rows carry each case's counted steps, which the captures
+    record (``num_counted_steps``)."""
+    import json
+
+    from analysis_run import run_bench
+
+    run_bench(tmp_path / "r", ["--scenario", "decode-steady", "--num-running", "4",
+                               "--steps", "30", "--warmup-steps", "5", "--codecs", "msgpack",
+                               "--no-floor", "--no-single-process"])
+    rows = json.loads((tmp_path / "r" / "summary.json").read_text())["byte_model"]
+    assert [(r["arm"], r["scheduler_outputs_checked"], r["counted_steps"])
+            for r in sorted(rows, key=lambda r: r["arm"])] == [("cached", 30, 30),
+                                                               ("send", 30, 30)]

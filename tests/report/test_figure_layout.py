@@ -1,6 +1,8 @@
 """Figures stay readable whatever the run: tick labels never overlap (many groups,
 long run ids), a log axis never draws an interval end at or below 0, an interval far
-beyond the points does not stretch its axis (the end is cut at the edge and marked),
+beyond the points does not stretch the tokens/s axis (the end is cut at the edge and
+marked) while the cached/send axis holds every ratio and interval (log beyond a factor
+of 4),
 each timed replay's note sits by its own points, and a caption says when an arm did
 not finish rather than that it never ran."""
 
@@ -116,16 +118,75 @@ def test_a_log_axis_cuts_an_interval_end_at_or_below_zero(run, tmp_path):
     for line in _cut_markers(ax):  # on the axis' edge
         assert all(y in (bottom, top) for y in line.get_ydata())
     # the ratio panel: per-repetition ratios of ~100 and ~1 give an upper end far above
-    # the points, which would squash them flat
+    # the points; the axis holds it whole, on a log scale, with nothing cut
     rax = fig.axes[1]
-    lo, hi = rax.get_ylim()
-    ratio = rax.containers[0].lines[0].get_ydata()
-    assert d["ratio_cut"] >= 1 and _cut_markers(rax)
-    assert hi < 5 * max(max(ratio), 1.0)
+    _assert_ratio_axis_holds_every_point_and_interval(rax, d)
+    assert rax.get_yscale() == "log" and d["ratio_log"] and not _cut_markers(rax)
     cap = caption("throughput", d)
-    assert "Each axis is bounded to its points;" in cap
+    assert "The tokens/s axis is bounded to its points;" in cap
     assert "(a lower end at or below 0 cannot be placed on the log axis)" in cap
     assert "cut at the edge, where a triangle points the way the interval goes on." in cap
+    assert ("(above 1: cached faster). Its axis holds every ratio and interval, on a log "
+            "scale, as they span more than a factor of 4.") in cap
+
+
+def _ratio_data(rax):
+    """(points, interval ends) the ratio panel drew, read back from its artists."""
+    import numpy as np
+
+    points, ends = [], []
+    for c in rax.containers:  # ErrorbarContainer: (data line, caps, bar collections)
+        ys = c.lines[0].get_ydata()
+        points += [float(y) for y in ys]
+        for coll in c.lines[2]:
+            for seg in coll.get_segments():
+                ends += [float(v) for v in np.asarray(seg)[:, 1]]
+    return points, ends
+
+
+def _assert_ratio_axis_holds_every_point_and_interval(rax, d):
+    """Every drawn ratio and interval end lies inside the axis, with the margin
+    ``ratio_bounds`` gives (8 % of the span, of the log span on a log axis), and each
+    interval end drawn is the ratio's own end (nothing clipped to the axis)."""
+    import math
+
+    points, ends = _ratio_data(rax)
+    lo, hi = rax.get_ylim()
+    vals = points + ends + [1.0]
+    tr = math.log10 if d.get("ratio_log") else (lambda v: v)
+    span = tr(max(vals)) - tr(min(vals))
+    assert tr(lo) == pytest.approx(tr(min(vals)) - plots.RATIO_MARGIN * span)
+    assert tr(hi) == pytest.approx(tr(max(vals)) + plots.RATIO_MARGIN * span)
+    return points, ends
+
+
+def test_the_ratio_axis_holds_extreme_ratios_and_their_intervals(run, tmp_path):
+    # send/msgpack at 16 running 30x slower in repetition 1 only: a ratio of ~5.5
+    # (geometric mean of ~1 and ~30) whose interval reaches hundreds
+    path = copy_as_another_run(run, tmp_path / "extreme", 10.0)
+    scale_case_times(path, "num_running=16/send/msgpack#1", 30)
+    res = _load_taken(path)
+    from ipc_bench.analysis.stats import paired, results_ci_method, summarize_pairs
+
+    rows = summarize_pairs(paired(res.cases, "output_tokens_per_s"),
+                           method=results_ci_method(res.metadata))
+    fig = plots.throughput(res)
+    d = plots.drawn(fig)
+    rax = fig.axes[1]
+    points, ends = _assert_ratio_axis_holds_every_point_and_interval(rax, d)
+    # what is drawn is the rows' figures, every one of them, none cut at the edge
+    assert sorted(points) == pytest.approx(sorted(r["ratio"] for r in rows))
+    assert sorted(ends) == pytest.approx(sorted(
+        [r["ratio_low"] for r in rows] + [r["ratio_high"] for r in rows]))
+    assert max(ends) > 100 and not _cut_markers(rax)
+    assert rax.get_yscale() == "log"
+
+
+def test_a_narrow_ratio_axis_stays_linear():
+    assert plots.ratio_bounds([0.95, 1.05, 0.9, 1.2]) == pytest.approx(
+        (0.9 - 0.08 * 0.3, 1.2 + 0.08 * 0.3, False))
+    lo, hi, log = plots.ratio_bounds([1.0, 0.5, 8.0, float("nan")])
+    assert log and (lo, hi) == pytest.approx((0.5 / 16 ** 0.08, 8.0 * 16 ** 0.08))
 
 
 def test_intervals_near_the_points_are_drawn_whole(run):

@@ -31,10 +31,12 @@ def test_the_tokens_finding_gives_the_paired_ratio_and_names_the_means():
     assert text == (
         "At 4 running requests (msgpack), cached sends 81 fewer bytes per step to the runner "
         "(5.3 % of send's bytes), encodes the SchedulerOutput and the ModelRunnerOutput "
-        "within noise of send's time per step (cached - send: +0.00 µs, +0.0 % [+0.0, +0.0] %) "
+        "within noise of send's time per step (mean difference cached - send: +0.00 µs; paired "
+        "geometric mean of cached / send: +0.0 % [+0.0, +0.0] %) "
         "and saves "
-        "4.90 µs per step building the SchedulerOutput and the ModelRunnerOutput (-60.5 % "
-        "[-60.5, -60.5] %); output tokens/s changes by -12.3 % "
+        "4.90 µs per step building the SchedulerOutput and the ModelRunnerOutput (mean "
+        "difference; paired geometric mean of cached / send: -60.5 % [-60.5, -60.5] %); output "
+        "tokens/s changes by -12.3 % "
         "[-95.0, +1450.0] % (paired geometric mean over 2 repetitions, inconclusive: the "
         "interval reaches beyond ±10 %, too few repetitions or too noisy to tell a 10 % "
         "difference from none; means over repetitions: 71,800 → 58,980 tok/s).")

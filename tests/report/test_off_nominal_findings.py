@@ -1,10 +1,11 @@
 """A step-time case warned off its nominal fixed step (``send_cost.case_off_nominal``:
-the runner's wait, or cached's whole step) is named in its per-case finding, and its
-points in the share figure are ringed with a legend entry "off nominal"."""
+the runner's wait, or cached's whole step) is named in its per-case finding, and the
+share figure leaves out the shares the step-time table withholds (``-*``), its caption
+counting them."""
 
 from __future__ import annotations
 
-import pandas as pd
+import pytest
 
 from ipc_bench.report import findings, plots
 from test_metrics import _summary
@@ -63,24 +64,70 @@ def test_cached_whole_step_over_nominal_is_named_too():
         "the measured step; so this change is not at the step its label names.")
 
 
-def test_the_share_figure_rings_the_off_nominal_points():
-    fig = plots.send_cost_share(results_of(_rows()))
-    labels = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert labels.count("off nominal (warned: not the step its label says)") == 1
+def _drawn_points(ax):
+    """(x, y) of every drawn point of ``ax``'s series (lines with markers, not the 0
+    and 1 % lines nor the cut markers; NaN: not drawn)."""
+    return sorted((round(float(x), 6), round(float(y), 6)) for line in ax.lines
+                  if line.get_gid() != plots.CUT_GID and line.get_marker() not in ("None", "")
+                  for x, y in zip(line.get_xdata(), line.get_ydata()) if y == y)
+
+
+def test_the_share_figure_leaves_out_the_withheld_shares():
+    rows = _rows()
+    rows += [dict(r, workload=r["workload"].replace("=64", "=16"), num_running=16,
+                  case_id=r["case_id"].replace("=64", "=16")) for r in rows[2:]]
+    fig = plots.send_cost_share(results_of(rows))
     ax = fig.axes[0]
-    ringed = [line for line in ax.lines if line.get_markeredgecolor() == plots.OFF_NOMINAL_RING]
-    # one ring per share (whole step, s2r) at the 5 ms case only: x = cached's 5.2 ms
-    assert sorted(float(x) for line in ringed for x in line.get_xdata()) == [5.2, 5.2]
-    assert plots.drawn(fig)["off_nominal"] is True  # the caption says what the rings are
+    # cached's steps 5.2 ms (5 ms, off nominal: both shares withheld) and 20.38 ms:
+    # only the 20 ms pairs' shares are drawn, whole step (20 / 20.38 ms = 0.0981 %)
+    # and build + encode + decode (40 / 20,380 us = 0.1963 %), at both B
+    whole, s2r = 100 * 20_000 / 20_380_000, 100 * 40_000 / 20_380_000
+    assert _drawn_points(ax) == sorted([(20.38, round(whole, 6))] * 2
+                                       + [(20.38, round(s2r, 6))] * 2)
+    d = plots.drawn(fig)
+    assert d["left_out"] == 2
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert not any("off nominal" in x for x in labels)
     from ipc_bench.report import blocks
-    assert "Ringed points (\"off nominal\")" in blocks.caption("send_cost_share",
-                                                               plots.drawn(fig))
+    assert blocks.caption("send_cost_share", d).endswith(
+        " 2 shares are not drawn, as the step-time table and the findings withhold them "
+        "(`-*`): a pair whose fixed step ran off nominal (the runner's wait, or cached's "
+        "whole step, more than 10 % over) did not have the step its label names, so "
+        "neither share is drawn; a pair whose send's whole step ran longer than its "
+        "SchedulerOutput path explains loses its whole-step share only. The findings "
+        "give the warnings.")
 
 
-def test_a_figure_without_warned_cases_has_no_ring():
+def test_a_send_step_warning_leaves_out_the_whole_step_share_only():
+    rows = [r for r in _rows() if r["step_time_ms"] == 20.0]
+    rows += [dict(r, workload="num_running=256,step_time_ms=20", num_running=256,
+                  case_id=r["case_id"].replace("=64", "=256")) for r in rows]
+    rows[0] = dict(rows[0], send_cost_send_step_off=["fixed step 20 ms: send's whole step"])
+    fig = plots.send_cost_share(results_of(rows))
+    whole, s2r = 100 * 20_000 / 20_380_000, 100 * 40_000 / 20_380_000
+    # B = 64: the whole step's share withheld, the s2r share drawn; B = 256: both
+    assert _drawn_points(fig.axes[1]) == sorted(
+        [(64.0, round(s2r, 6)), (256.0, round(whole, 6)), (256.0, round(s2r, 6))])
+    assert plots.drawn(fig)["left_out"] == 1
+
+
+def test_a_figure_without_warned_cases_leaves_nothing_out():
     rows = [r for r in _rows() if r["step_time_ms"] == 20.0]
     rows += [dict(r, workload="num_running=256,step_time_ms=20", num_running=256)
              for r in rows]
     fig = plots.send_cost_share(results_of(rows))
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
     assert not any("off nominal" in x for x in labels)
+    assert plots.drawn(fig)["left_out"] == 0
+
+
+def test_a_figure_whose_every_share_is_withheld_is_not_drawn():
+    rows = [r for r in _rows() if r["step_time_ms"] == 5.0]
+    rows += [dict(r, workload="num_running=16,step_time_ms=5", num_running=16,
+                  case_id=r["case_id"].replace("=64", "=16")) for r in rows]
+    with pytest.raises(plots.NoData) as exc:
+        plots.send_cost_share(results_of(rows))
+    assert str(exc.value) == (
+        "every share is withheld (`-*` in the step-time table: each pair's fixed step ran "
+        "off nominal, or send's whole step is not explained by its SchedulerOutput path); "
+        "the findings give the warnings")

@@ -96,3 +96,28 @@ def test_a_dirty_run_is_not_said_to_share_a_clean_runs_commit(run, tmp_path):
     rows = [line.split(" | ")[0::5] for line in md if line.startswith(("| a |", "| b |"))]
     assert rows == [["| a", "ee4a970315f1"], ["| b", "ee4a970315f1 (dirty)"]]
     assert "| git | ee4a970315f1 (dirty) on main |" in md
+
+
+@pytest.mark.parametrize("digests,said", [
+    (("1f" * 32, "9a" * 32),
+     "- b against a: git uncommitted changes differ: same commit ee4a970315f1 (dirty), "
+     "different uncommitted changes (diff sha256 9a9a9a9a9a9a vs 1f1f1f1f1f1f)"),
+    (("1f" * 32, None),
+     "- b against a: git uncommitted changes unknown: same commit ee4a970315f1 (dirty), "
+     "but b recorded no digest of its uncommitted changes (a run made before the digest "
+     "was recorded): the code that ran may differ"),
+    (("1f" * 32, "1f" * 32),
+     "Every run was made from uncommitted changes to that commit, the same "
+     "changes by the SHA-256 of their diff."),
+], ids=["different-changes", "unknown", "same-changes"])
+def test_two_dirty_runs_of_one_commit_say_whether_their_changes_match(run, tmp_path,
+                                                                       digests, said):
+    a = _copy(run, tmp_path / "a", "host-a")
+    b = _copy(a, tmp_path / "b", "host-a")
+    commit = "ee4a970315f1" + "0" * 28
+    for path, digest in zip((a, b), digests):
+        _git(path, commit=commit, dirty=True, untracked=0, branch="main",
+             **({"diff_sha256": digest} if digest else {}))
+    md = _report(tmp_path, a, b, figures=False)
+    assert said in md
+    assert (SAME in md) == (digests[0] == digests[1])

@@ -70,10 +70,11 @@ def test_the_bytes_finding_is_the_difference_where_schedules_match():
     assert _bytes_part(SAME) == (
         "On `trace=azure-conv-timed:60` (msgpack), cached sends 285 fewer bytes per step "
         "to the runner (15.3 % of send's bytes), encodes the SchedulerOutput and the "
-        "ModelRunnerOutput within noise of send's time per step (cached - send: +0.00 µs, +0.0 "
-        "% [+0.0, "
-        "+0.0] %) and saves 4.90 µs per step building the SchedulerOutput and the "
-        "ModelRunnerOutput (-60.5 % [-60.5, -60.5] %)")
+        "ModelRunnerOutput within noise of send's time per step (mean difference cached - send: "
+        "+0.00 µs; paired geometric mean of cached / send: +0.0 % [+0.0, +0.0] %) and saves 4.90 "
+        "µs per step building the SchedulerOutput and the "
+        "ModelRunnerOutput (mean difference; paired geometric mean of cached / send: -60.5 % "
+        "[-60.5, -60.5] %)")
 
 
 def test_the_ratio_line_gives_no_per_step_ratio_where_schedules_differ():

@@ -94,7 +94,7 @@ def test_the_figure_draws_the_findings_share_and_its_interval():
     assert drawn == {"-": [20.0, -30.0], "--": [4.0, 1.6]}
     table = plots.send_cost_table(res.cases, labels=res.labels)
     _, axes = plots._figure(1, 2)
-    bars, _ = plots._send_cost_series(table, [], axes, set())
+    bars, _ = plots._send_cost_series(table, [], axes, {})
     at16 = mean_share([-50_000.0, -100_000.0], [200_000.0, 300_000.0])
     whole = next(b for b in bars if b[6]["linestyle"] == "-")
     assert (whole[2][1], whole[3][1], whole[4][1]) == pytest.approx(
@@ -105,7 +105,7 @@ def test_one_pair_per_point_draws_no_interval():
     rows = [r for r in _rows() if r["repetition"] == 0]
     table = plots.send_cost_table(pd.DataFrame(rows), labels=["num_running"])
     _, axes = plots._figure(1, 2)
-    bars, _ = plots._send_cost_series(table, [], axes, set())
+    bars, _ = plots._send_cost_series(table, [], axes, {})
     whole = next(b for b in bars if b[6]["linestyle"] == "-")
     assert whole[2] == pytest.approx([10.0, -25.0])
     assert all(math.isnan(v) for v in whole[3] + whole[4])

@@ -128,7 +128,7 @@ def test_the_figure_draws_the_methods_share_and_interval(method, drawn, title):
     assert title in fig._suptitle.get_text()
     table = plots.send_cost_table(res.cases, labels=res.labels)
     _, axes = plots._figure(1, 2)
-    bars, _ = plots._send_cost_series(table, [], axes, set(), method)
+    bars, _ = plots._send_cost_series(table, [], axes, {}, method)
     for style, diffs, share in (("-", STEP_DIFF_NS, drawn[0]), ("--", S2R_DIFF_NS, drawn[1])):
         bar = next(b for b in bars if b[6]["linestyle"] == style)
         m = mean_share(diffs, CACHED_NS, method)

@@ -52,14 +52,16 @@ def test_a_time_clause_within_noise_but_wider_than_ten_percent_is_inconclusive()
     wide = dict(n=3, diff=-40.0, ratio=1.014, ratio_low=0.906, ratio_high=1.134,
                 method="t")
     assert findings._time_clause(wide, *words) == (
-        f"changes encode time per step of {BOTH} by +1.4 % [-9.4, +13.4] % (mean "
+        f"changes encode time per step of {BOTH} by +1.4 % [-9.4, +13.4] % (paired geometric "
+        f"mean of cached / send; mean "
         "difference cached - send: +0.04 µs, inconclusive: the interval reaches beyond ±10 %, "
         "too few "
         "repetitions or too noisy to tell a 10 % difference from none)")
     narrow = dict(wide, ratio_low=0.95, ratio_high=1.08)
     assert findings._time_clause(narrow, *words) == (
-        f"encodes {BOTH} within noise of send's time per step (cached - send: +0.04 µs, +1.4 % "
-        "[-5.0, +8.0] %)")
+        f"encodes {BOTH} within noise of send's time per step (mean difference cached - send: "
+        f"+0.04 µs; "
+        "paired geometric mean of cached / send: +1.4 % [-5.0, +8.0] %)")
 
 
 def test_the_latency_clause_gives_e2e_table_cells_and_its_repetitions():
@@ -97,3 +99,21 @@ def test_sends_median_step_is_its_own_median_not_cacheds_plus_the_median_differe
                                     "sign")[0]
     assert "send's whole step, 140.0 µs as the same median, is 9.52 % longer" in line
     assert "cached's step, 105.0 µs as the median of its 3 repetitions' median" in line
+
+
+def test_each_figure_of_a_time_clause_names_its_statistic():
+    """The µs are the mean (or median) difference, the % the paired ratio's point: a
+    clause never gives the two side by side unnamed."""
+    words = findings.TIME_CLAUSE_WORDS["enc"]
+    row = dict(n=3, diff=1070.0, ratio=0.88, ratio_low=0.85, ratio_high=0.91, method="t")
+    assert findings._time_clause(row, *words) == (
+        f"saves 1.07 µs per step encoding {BOTH} (mean difference; paired geometric mean "
+        "of cached / send: -12.0 % [-15.0, -9.0] %)")
+    row = dict(row, n=6, method="sign")
+    assert findings._time_clause(row, *words) == (
+        f"saves 1.07 µs per step encoding {BOTH} (median difference; paired median of "
+        "cached / send: -12.0 % [-15.0, -9.0] %)")
+    noise = dict(row, ratio=1.01, ratio_low=0.95, ratio_high=1.08, diff=-40.0)
+    assert findings._time_clause(noise, *words) == (
+        f"encodes {BOTH} within noise of send's time per step (median difference cached - "
+        "send: +0.04 µs; paired median of cached / send: +1.0 % [-5.0, +8.0] %)")

@@ -100,9 +100,11 @@ def test_a_time_difference_whose_interval_holds_zero_reads_as_noise():
     key = next(iter(tables["tput"]))
     assert findings._saving_clauses(tables, key)[1:] == [
         "spends 1.07 µs more per step than send encoding the SchedulerOutput and the "
-        "ModelRunnerOutput (+13.3 % [+10.2, +16.6] %)",
+        "ModelRunnerOutput (mean difference; paired geometric mean of cached / send: +13.3 % "
+        "[+10.2, +16.6] %)",
         "builds the SchedulerOutput and the ModelRunnerOutput within noise of send's time "
-        "per step (cached - send: +0.03 µs, +0.2 % [-4.5, +5.2] %)"]
+        "per step (mean difference cached - send: +0.03 µs; paired geometric mean of "
+        "cached / send: +0.2 % [-4.5, +5.2] %)"]
 
 
 def test_the_time_clauses_show_the_pair_tables_intervals():
@@ -154,4 +156,5 @@ def test_a_change_against_its_mean_difference_names_both_messages():
     key = next(iter(tables["tput"]))
     assert findings._saving_clauses(tables, key)[-1] == (
         "changes build time per step of the SchedulerOutput and the ModelRunnerOutput by "
-        "-8.7 % [-11.5, -5.8] % (mean difference cached - send: +0.36 µs)")
+        "-8.7 % [-11.5, -5.8] % (paired geometric mean of cached / send; mean difference cached "
+        "- send: +0.36 µs)")

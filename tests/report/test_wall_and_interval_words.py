@@ -93,27 +93,27 @@ def test_a_timed_replays_comparison_finding_says_wall():
 
 
 @pytest.mark.parametrize("method, n, header, caption", [
-    ("bootstrap", 2, "cached/send",
+    ("bootstrap", 2, "cached/send (median)",
      "cached/send: paired by repetition: median of the per-repetition ratios, the point "
      "alone (a percentile-bootstrap interval needs >= 34 pairs) (`--ci-method "
      "bootstrap`;"),
-    ("bootstrap", 12, "cached/send",
+    ("bootstrap", 12, "cached/send (median)",
      "cached/send: paired by repetition: median of the per-repetition ratios, the point "
      "alone (a percentile-bootstrap interval needs >= 34 pairs) (`--ci-method "
      "bootstrap`;"),
-    ("bootstrap", 34, "cached/send [95 %]",
+    ("bootstrap", 34, "cached/send (median) [95 %]",
      "cached/send: paired by repetition: median of the per-repetition ratios [95 % "
      "percentile-bootstrap interval] (`--ci-method bootstrap`;"),
-    ("sign", 2, "cached/send",
+    ("sign", 2, "cached/send (median)",
      "cached/send: paired by repetition: median of the per-repetition ratios, the point "
      "alone (a sign-test interval needs >= 6 pairs) (`--ci-method sign`;"),
-    ("sign", 5, "cached/send",
+    ("sign", 5, "cached/send (median)",
      "cached/send: paired by repetition: median of the per-repetition ratios, the point "
      "alone (a sign-test interval needs >= 6 pairs) (`--ci-method sign`;"),
-    ("sign", 6, "cached/send [95 %]",
+    ("sign", 6, "cached/send (median) [95 %]",
      "cached/send: paired by repetition: median of the per-repetition ratios [95 % "
      "sign-test interval] (`--ci-method sign`;"),
-    ("t", 2, "cached/send [95 %]",
+    ("t", 2, "cached/send (geometric mean) [95 %]",
      "cached/send: paired by repetition: geometric mean of the per-repetition ratios "
      "[95 % Student-t interval] (`--ci-method t`;"),
 ])
@@ -122,6 +122,8 @@ def test_the_pair_table_names_the_interval_kind_its_rows_show(method, n, header,
     assert head[-1] == header
     assert caption in note
     point = "mean" if method == "t" else "median"
+    # each column head names its one statistic
+    assert head[4:7] == ["send (mean)", "cached (mean)", f"send - cached ({point})"]
     assert (f"send - cached: paired by repetition, the {point} of the per-repetition "
             "differences. cached/send:") in note
     shown = _tokens_row(rows)[-1]
@@ -133,7 +135,7 @@ def test_a_pair_table_of_both_kinds_of_row_says_where_the_point_is_alone():
     rows = _pairs(6) + [dict(r, workload="num_running=8", num_running=8,
                              case_id=r["case_id"].replace("=4", "=8")) for r in _pairs(2)]
     (_, head, _), (_, note) = blocks._pair_table(_results(rows, "sign"))
-    assert head[-1] == "cached/send [95 %]"
+    assert head[-1] == "cached/send (median) [95 %]"
     assert ("cached/send: paired by repetition: median of the per-repetition ratios [95 % "
             "sign-test interval]; the point alone where the pairs are fewer (a sign-test "
             "interval needs >= 6 pairs) (`--ci-method sign`;") in note
