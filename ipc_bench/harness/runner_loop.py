@@ -52,7 +52,6 @@ from ipc_bench.harness.memory import HEAP_REPORT_OUT_ENV, HeapReport
 from ipc_bench.harness.oracle import RunnerInputLog
 from ipc_bench.harness.recording import GcCounter
 from ipc_bench.harness.signals import child_of_scheduler
-from ipc_bench.harness.signals import set_parent_death_signal  # noqa: F401 (kept importable here)
 from ipc_bench.harness.spec import RUNNER_COLUMNS
 from ipc_bench.wire.channel import RingRunnerChannel, RunnerChannel
 from ipc_bench.wire.codecs import DecodeError, messages_of, session_codecs, session_end

@@ -42,7 +42,7 @@ from typing import Any, Callable, Optional
 
 from ipc_bench.engine.messages import ModelRunnerOutput, SchedulerOutput
 from ipc_bench.engine.outputs import request_streams
-from ipc_bench.engine.scheduler import AsyncScheduler, ProtocolError, Scheduler, SchedulerError
+from ipc_bench.engine.scheduler import AsyncScheduler, ProtocolError, Scheduler
 from ipc_bench.errors import runner_failed_text
 from ipc_bench.harness.memory import HeapReport
 from ipc_bench.harness.oracle import InputOracle, RunnerInputLog, ScheduleDigest

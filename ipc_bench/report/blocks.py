@@ -1512,7 +1512,7 @@ def no_base_note(base: str, planned: bool = False) -> str:
     """The note under a side-by-side table with rows that baseline run ``base`` did not
     run: their ratio columns show ``-``. ``planned``: ``base`` recorded its grid
     (``planned_cases``), which holds no such case."""
-    grid = (f" (its grid holds no case of that workload, arm and codec)" if planned
+    grid = (" (its grid holds no case of that workload, arm and codec)" if planned
             else " (workload, arm and codec)")
     return (f"`-` in the ratio columns of a row: run `{base}` has no such case{grid}, so "
             "there is no mean to divide by.")

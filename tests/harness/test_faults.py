@@ -309,7 +309,7 @@ def test_runner_exits_when_its_scheduler_died_before_it_started(tmp_path):
 
 
 def test_runner_sets_pdeathsig():
-    code = ("import ctypes, signal; from ipc_bench.harness.runner_loop import set_parent_death_signal;"
+    code = ("import ctypes, signal; from ipc_bench.harness.signals import set_parent_death_signal;"
             "assert set_parent_death_signal(); libc = ctypes.CDLL('libc.so.6');"
             "v = ctypes.c_int(); libc.prctl(2, ctypes.byref(v), 0, 0, 0);"  # PR_GET_PDEATHSIG
             "print(v.value)")
