@@ -190,9 +190,14 @@ def _throughput_caption(d: dict) -> str:
         ratio, verdict = _ratio_words(d)
         text += (f" {'Below' if d.get('stacked') else 'Right'}: {ratio}, "
                  + ratio_panel_phrase(d) + verdict
-                 + (" Its axis holds every ratio and interval, on a log scale, as they "
-                    f"span more than a factor of {RATIO_LOG_SPAN:g}."
-                    if d.get("ratio_log") else ""))
+                 + (" Its axis is on a log scale, as what it holds spans more than a "
+                    f"factor of {RATIO_LOG_SPAN:g}." if d.get("ratio_log") else ""))
+        rcut = d.get("ratio_cut") or 0
+        if rcut:
+            text += (f" The ratio axis holds every ratio; {rcut} interval "
+                     f"end{'s' if rcut > 1 else ''} far beyond {'them' if rcut > 1 else 'it'}"
+                     f" {'are' if rcut > 1 else 'is'} cut at the edge, where a triangle "
+                     "points the way the interval goes on.")
     cut = d.get("cut") or 0
     if cut:
         text += (f" The tokens/s axis is bounded to its points; {cut} interval "

@@ -772,11 +772,12 @@ def _ratio_panel(ax, rows: list[dict], groups: list[str], multi: bool,
                  labels: list[str], timed: Sequence[str] = ()) -> int:
     """cached / send tokens/s per group and codec (``summarize_pairs`` rows; each group
     shares its slot among the codecs it has, ``_slot_x``), the axis holding every
-    ratio, every interval end and the line at 1, with a margin (``ratio_bounds``:
-    logarithmic where they span more than ``RATIO_LOG_SPAN``). The title reads "> 1:
+    ratio, the line at 1 and every interval end near them, with a margin
+    (``ratio_bounds``: logarithmic where they span more than ``RATIO_LOG_SPAN``; an end
+    far off is cut at the edge, where a triangle points on). The title reads "> 1:
     cached faster" only without timed replays (``timed``: their groups), whose ratio is
-    of wall tok/s, arrival-bound, and no speed verdict. Returns whether the axis is
-    logarithmic."""
+    of wall tok/s, arrival-bound, and no speed verdict. Returns ``(log, cut)``: whether
+    the axis is logarithmic, and how many interval ends were cut."""
     codecs = list(dict.fromkeys(r["codec"] for r in rows))
 
     def group(r) -> str:
@@ -797,11 +798,12 @@ def _ratio_panel(ax, rows: list[dict], groups: list[str], multi: bool,
             lo.append(r["ratio_low"])
             hi.append(r["ratio_high"])
         drawn_codecs.append((k, codec, xs, ys, lo, hi))
-    bottom, top, log = ratio_bounds(
-        [v for *_, ys, lo, hi in drawn_codecs for v in ys + lo + hi])
+    bottom, top, log = ratio_bounds([v for *_, ys, lo, hi in drawn_codecs for v in ys],
+                                    [v for *_, lo, hi in drawn_codecs for v in lo + hi])
+    cut = 0
     for k, codec, xs, ys, lo, hi in drawn_codecs:
         single = codec == SINGLE_PROCESS_CODEC
-        _bounded_errorbar(ax, xs, ys, lo, hi, bottom, top, "#444444", capsize=3,
+        cut += _bounded_errorbar(ax, xs, ys, lo, hi, bottom, top, "#444444", capsize=3,
                           linestyle="none", mfc="white" if single else "#444444",
                           label="single process" if single else codec,
                           marker=["D", "v", "^", "P"][k % 4])
@@ -818,7 +820,7 @@ def _ratio_panel(ax, rows: list[dict], groups: list[str], multi: bool,
     ax.set_title(_ratio_title(len(timed), len(groups)))
     ax.grid(True, axis="y", alpha=0.3)
     _legend(ax)
-    return log
+    return log, cut
 
 
 #: A ratio axis spanning more than this factor (its largest value over its smallest,
@@ -829,17 +831,28 @@ RATIO_LOG_SPAN = 4.0
 RATIO_MARGIN = 0.08
 
 
-def ratio_bounds(values) -> tuple[float, float, bool]:
-    """``(bottom, top, log)`` of a ratio axis holding every one of ``values`` (the
-    ratios and their interval ends; NaN: none) and the line at 1, with a margin of
-    ``RATIO_MARGIN`` of the span beyond each end, so no point nor interval is cut.
-    ``log`` when the values span more than ``RATIO_LOG_SPAN`` (an interval of 0.5 to
-    180 beside ratios near 1): ratios are positive (``stats.compare_paired`` gives none
-    for a non-positive pair), and on a log axis 2x and 0.5x lie as far from 1, so the
-    points near 1 stay apart. Values at or below 0 (none from ``summarize_pairs``) are
-    held on a linear axis."""
-    vals = [float(v) for v in values if v is not None and v == v] + [1.0]
-    lo, hi = min(vals), max(vals)
+def ratio_bounds(points, ends=()) -> tuple[float, float, bool]:
+    """``(bottom, top, log)`` of a ratio axis holding every one of ``points`` (the
+    ratios; NaN: none), the line at 1 and the interval ``ends`` near them, with a
+    margin of ``RATIO_MARGIN`` of the span beyond each end. An end far off (an interval
+    of 1e-11 to 1e12 from two repetitions beside ratios near 1: further than 1.5 times
+    the points' span beyond them, as ``_data_bounds`` reaches) is not held: the panel
+    cuts it at the edge with a triangle (``_bounded_errorbar``), so the points stay
+    apart. ``log`` when what is held spans more than ``RATIO_LOG_SPAN``: ratios are
+    positive (``stats.compare_paired`` gives none for a non-positive pair), and on a
+    log axis 2x and 0.5x lie as far from 1. Values at or below 0 (none from
+    ``summarize_pairs``) are held on a linear axis."""
+    pts = [float(v) for v in points if v is not None and v == v] + [1.0]
+    ends = [float(v) for v in ends if v is not None and v == v]
+    lo, hi = min(pts), max(pts)
+    if lo > 0:
+        a, b = math.log10(lo), math.log10(hi)
+        span = max(b - a, 0.3)
+        near = [e for e in ends if e > 0 and a - 1.5 * span <= math.log10(e) <= b + 1.5 * span]
+    else:
+        span = max(hi - lo, 0.1)
+        near = [e for e in ends if lo - 1.5 * span <= e <= hi + 1.5 * span]
+    lo, hi = min([lo] + near), max([hi] + near)
     log = lo > 0 and hi / lo > RATIO_LOG_SPAN
     if log:
         a, b = math.log10(lo), math.log10(hi)
@@ -875,8 +888,9 @@ def throughput(results):
     bars), ``method`` and ``ratio_interval`` (some cached/send ratio has an interval:
     its pairs are as many as ``method`` needs, ``stats.min_pairs``), ``timed`` (the timed
     replays' groups, whose tokens/s are over wall time), ``groups`` (how many) and
-    ``ratio_log`` (the cached/send axis, which holds every ratio and interval end, is
-    logarithmic: ``ratio_bounds``). Raises ``NoData`` when no case has
+    ``ratio_log`` (the cached/send axis, which holds every ratio and the interval ends
+    near them, is logarithmic: ``ratio_bounds``) and ``ratio_cut`` (how many interval
+    ends far off it cuts at its edge). Raises ``NoData`` when no case has
     ``output_tokens_per_s``."""
     results, note = _timed_only(results.by_arm())
     cases = _throughput_cases(results)
@@ -896,9 +910,9 @@ def throughput(results):
                             gridspec_kw=dict(width_ratios=[1.6, 1][:npanel]))
         panes = list(axes[0])
     panel = _throughput_panel(panes[0], cases, groups, labels)
-    ratio_log = False
+    ratio_log, ratio_cut = False, 0
     if rows:
-        ratio_log = _ratio_panel(panes[1], rows, groups, len(results.run_ids) > 1, labels,
+        ratio_log, ratio_cut = _ratio_panel(panes[1], rows, groups, len(results.run_ids) > 1, labels,
                                  panel["timed"])
     _readable_ticks(fig, panes)
     if note:
@@ -910,7 +924,7 @@ def throughput(results):
             repeated=bool((reps > 1).any()), method=method, withheld=note,
             ratio_interval=any(r["ratio_low"] == r["ratio_low"] for r in rows),
             cut=panel["cut"], log=panel["log"], timed=panel["timed"], groups=len(groups),
-            ratio_log=ratio_log, stacked=len(panes) == 2 and panes[1] is axes[1][0]
+            ratio_log=ratio_log, ratio_cut=ratio_cut, stacked=len(panes) == 2 and panes[1] is axes[1][0]
             if len(axes) == 2 else False)
     return fig
 

@@ -1,9 +1,9 @@
 """Figures stay readable whatever the run: tick labels never overlap (many groups,
 long run ids), a log axis never draws an interval end at or below 0, an interval far
 beyond the points does not stretch the tokens/s axis (the end is cut at the edge and
-marked) while the cached/send axis holds every ratio and interval (log beyond a factor
-of 4),
-each timed replay's note sits by its own points, and a caption says when an arm did
+marked), the cached/send axis holds every ratio and the interval ends near them (log
+beyond a factor of 4; an end many decades off is cut and marked, so the points stay
+apart), each timed replay's note sits by its own points, and a caption says when an arm did
 not finish rather than that it never ran."""
 
 from __future__ import annotations
@@ -117,17 +117,22 @@ def test_a_log_axis_cuts_an_interval_end_at_or_below_zero(run, tmp_path):
     assert d["cut"] >= 1 and _cut_markers(ax)
     for line in _cut_markers(ax):  # on the axis' edge
         assert all(y in (bottom, top) for y in line.get_ydata())
-    # the ratio panel: per-repetition ratios of ~100 and ~1 give an upper end far above
-    # the points; the axis holds it whole, on a log scale, with nothing cut
+    # the ratio panel: per-repetition ratios of ~100 and ~1 give a ratio of ~10 whose
+    # two-pair interval ends lie decades off: the axis holds the points and 1, on a log
+    # scale, and cuts those ends at its edge
+    from ipc_bench.analysis.stats import paired, results_ci_method, summarize_pairs
+
+    rows = summarize_pairs(paired(res.cases, "output_tokens_per_s"),
+                           method=results_ci_method(res.metadata))
     rax = fig.axes[1]
-    _assert_ratio_axis_holds_every_point_and_interval(rax, d)
-    assert rax.get_yscale() == "log" and d["ratio_log"] and not _cut_markers(rax)
+    _, cut = _assert_ratio_axis_holds_every_point_and_interval(rax, d, rows)
+    assert rax.get_yscale() == "log" and d["ratio_log"] and cut
     cap = caption("throughput", d)
     assert "The tokens/s axis is bounded to its points;" in cap
     assert "(a lower end at or below 0 cannot be placed on the log axis)" in cap
     assert "cut at the edge, where a triangle points the way the interval goes on." in cap
-    assert ("(above 1: cached faster). Its axis holds every ratio and interval, on a log "
-            "scale, as they span more than a factor of 4.") in cap
+    assert ("(above 1: cached faster). Its axis is on a log scale, as what it holds spans "
+            "more than a factor of 4. The ratio axis holds every ratio; ") in cap
 
 
 def _ratio_data(rax):
@@ -144,20 +149,23 @@ def _ratio_data(rax):
     return points, ends
 
 
-def _assert_ratio_axis_holds_every_point_and_interval(rax, d):
-    """Every drawn ratio and interval end lies inside the axis, with the margin
-    ``ratio_bounds`` gives (8 % of the span, of the log span on a log axis), and each
-    interval end drawn is the ratio's own end (nothing clipped to the axis)."""
-    import math
-
-    points, ends = _ratio_data(rax)
+def _assert_ratio_axis_holds_every_point_and_interval(rax, d, rows):
+    """The ratio axis holds every ratio of ``rows`` (``summarize_pairs``), the line at
+    1 and every interval end ``ratio_bounds`` keeps near them, each drawn where it is;
+    an end beyond the axis is drawn at its edge, under a cut marker, and counted in
+    ``d["ratio_cut"]``. Returns the ends the rows have and the ones that were cut."""
+    points, drawn_ends = _ratio_data(rax)
     lo, hi = rax.get_ylim()
-    vals = points + ends + [1.0]
-    tr = math.log10 if d.get("ratio_log") else (lambda v: v)
-    span = tr(max(vals)) - tr(min(vals))
-    assert tr(lo) == pytest.approx(tr(min(vals)) - plots.RATIO_MARGIN * span)
-    assert tr(hi) == pytest.approx(tr(max(vals)) + plots.RATIO_MARGIN * span)
-    return points, ends
+    assert sorted(points) == pytest.approx(sorted(r["ratio"] for r in rows))
+    assert lo < min(points + [1.0]) and max(points + [1.0]) < hi
+    ends = [e for r in rows for e in (r["ratio_low"], r["ratio_high"]) if e == e]
+    cut = [e for e in ends if not lo <= e <= hi]
+    assert sorted(drawn_ends) == pytest.approx(sorted(
+        [e for e in ends if lo <= e <= hi] + [lo if e < lo else hi for e in cut]))
+    assert d["ratio_cut"] == len(cut) == sum(len(m.get_xdata()) for m in _cut_markers(rax))
+    assert (lo, hi, d["ratio_log"]) == pytest.approx(plots.ratio_bounds(
+        [r["ratio"] for r in rows], ends))
+    return ends, cut
 
 
 def test_the_ratio_axis_holds_extreme_ratios_and_their_intervals(run, tmp_path):
@@ -173,13 +181,14 @@ def test_the_ratio_axis_holds_extreme_ratios_and_their_intervals(run, tmp_path):
     fig = plots.throughput(res)
     d = plots.drawn(fig)
     rax = fig.axes[1]
-    points, ends = _assert_ratio_axis_holds_every_point_and_interval(rax, d)
-    # what is drawn is the rows' figures, every one of them, none cut at the edge
-    assert sorted(points) == pytest.approx(sorted(r["ratio"] for r in rows))
-    assert sorted(ends) == pytest.approx(sorted(
-        [r["ratio_low"] for r in rows] + [r["ratio_high"] for r in rows]))
-    assert max(ends) > 100 and not _cut_markers(rax)
+    ends, cut = _assert_ratio_axis_holds_every_point_and_interval(rax, d, rows)
+    # the ~5.5 ratio's upper end reaches hundreds: beyond 1.5 times the points' span
+    # above them, cut at the edge; the axis goes up to the points' reach, no further
+    assert max(ends) > 100 and max(ends) in cut
     assert rax.get_yscale() == "log"
+    assert rax.get_ylim()[1] < max(ends)
+    assert "interval end far beyond it is cut at the edge" in caption("throughput", d) \
+        or "interval ends far beyond them are cut at the edge" in caption("throughput", d)
 
 
 def test_a_narrow_ratio_axis_stays_linear():
@@ -187,6 +196,9 @@ def test_a_narrow_ratio_axis_stays_linear():
         (0.9 - 0.08 * 0.3, 1.2 + 0.08 * 0.3, False))
     lo, hi, log = plots.ratio_bounds([1.0, 0.5, 8.0, float("nan")])
     assert log and (lo, hi) == pytest.approx((0.5 / 16 ** 0.08, 8.0 * 16 ** 0.08))
+    # two repetitions' t interval, 1e-11 to 1e12, beside ratios near 1: not held
+    assert plots.ratio_bounds([1.0, 1.1], [1e-11, 1e12, 0.95]) == pytest.approx(
+        (0.95 - 0.08 * 0.15, 1.1 + 0.08 * 0.15, False))
 
 
 def test_intervals_near_the_points_are_drawn_whole(run):
