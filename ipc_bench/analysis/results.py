@@ -742,12 +742,13 @@ def _impossible_steps(df, path: Path):
 
 
 def _impossible_values(df, skip, columns: tuple[str, ...], path: Path,
-                       lines: dict[str, list[str]]):
+                       lines: dict[str, list[str]], named=None):
     """The rows of ``df`` (not already ``skip``ped, a boolean Series) whose value in
     one of ``columns`` (counts, times or sizes: never negative) is negative, infinite
     or more than ``MAX_CASE_VALUE``, as a boolean Series (with ``skip``'s rows set);
     one line per case and column naming them is added to ``lines[case]``
-    (``_said_rows``): ``PATH: case 'ID' has a negative itl_s (-1) in 1 row (left out)``."""
+    (``_said_rows``, ``named`` its per-row request indexes): ``PATH: case 'ID' has a
+    negative itl_s (-1) in 1 row (request 0; left out)``."""
     ids = df["case_id"].astype(str)
     bad = skip.copy()
     for col in columns:
@@ -760,27 +761,51 @@ def _impossible_values(df, skip, columns: tuple[str, ...], path: Path,
                  (f"{col} above {MAX_CASE_VALUE:.0e}", (values > MAX_CASE_VALUE) & ~infinite,
                   max))
         for what, wrong, pick in kinds:
-            bad |= _said_rows(ids, values, wrong, what, pick, path, lines)
+            bad |= _said_rows(ids, values, wrong, what, pick, path, lines, named)
     return bad
 
 
-def _said_rows(ids, values, wrong, what, pick, path: Path, lines: dict[str, list[str]]):
+def _said_rows(ids, values, wrong, what, pick, path: Path, lines: dict[str, list[str]],
+               named=None):
     """``wrong`` (a boolean Series over the rows of a CSV file ``path``, whose case ids
     are ``ids``), after adding to ``lines[case]`` one line per case with a ``wrong``
     row: ``PATH: case 'ID' has WHAT (V) in N rows (left out)``, ``what`` a text or a
     function of the case id giving it, V the ``values`` of those rows, one or, ``pick``
-    (``min`` or ``max``) of several, ``down to`` / ``up to`` it (none: ``pick`` None)."""
+    (``min`` or ``max``) of several, ``down to`` / ``up to`` it (none: ``pick`` None);
+    with ``named`` (a Series of each row's request index: ``requests.csv``,
+    ``itl.csv``) the requests too, ``(requests 0 and 3; left out)``
+    (``_requests_named``)."""
     if not wrong.any():
         return wrong
     for case in dict.fromkeys(ids[wrong]):
-        found = values[wrong & (ids == case)]
+        rows = wrong & (ids == case)
+        found = values[rows]
         shown = ("" if pick is None else f" ({_number(pick(found))})"
                  if len(found) == 1 else
                  f" ({'down' if pick is min else 'up'} to {_number(pick(found))})")
         said = what(case) if callable(what) else what
+        which = "" if named is None else _requests_named(named[rows]) + "; "
         lines.setdefault(case, []).append(
-            f"{path}: case {case!r} has {said}{shown} in {_rows(len(found))} (left out)")
+            f"{path}: case {case!r} has {said}{shown} in {_rows(len(found))} ({which}left "
+            "out)")
     return wrong
+
+
+#: Requests named, at most, in a line on impossible rows (``_requests_named``).
+REQUESTS_NAMED = 5
+
+
+def _requests_named(indexes) -> str:
+    """``request 3``, ``requests 0 and 3``, ``requests 0, 1, 2, 3, 4 and 2 more``: the
+    requests (``index`` of ``requests.csv`` / ``itl.csv``, each once, in file order)
+    of some rows, the first ``REQUESTS_NAMED``; ``request ?`` for a row without one."""
+    shown = [("?" if v != v else _number(v)) for v in dict.fromkeys(indexes.tolist())]
+    if len(shown) == 1:
+        return f"request {shown[0]}"
+    more = len(shown) - REQUESTS_NAMED
+    if more > 0:
+        return f"requests {', '.join(shown[:REQUESTS_NAMED])} and {more} more"
+    return f"requests {', '.join(shown[:-1])} and {shown[-1]}"
 
 
 #: Slack (s) within which a time of ``requests.csv`` or ``itl.csv`` may pass the bound
@@ -802,7 +827,7 @@ def _case_values(cases, key: str) -> dict[str, float]:
 
 
 def _longer_than_wall(ids, values, col: str, cases, path: Path,
-                      lines: dict[str, list[str]]):
+                      lines: dict[str, list[str]], named=None):
     """The rows whose ``values`` (times in s, a column ``col``) are longer than their
     case's ``wall_s`` (``cases``; ``LATENCY_TOLERANCE_S``), said as ``_said_rows``
     does: no time within a case outlasts it."""
@@ -810,32 +835,66 @@ def _longer_than_wall(ids, values, col: str, cases, path: Path,
     wrong = values > ids.map(walls) + LATENCY_TOLERANCE_S
     return _said_rows(ids, values, wrong,
                       lambda case: f"an {col} longer than its wall_s {_number(walls[case])}",
-                      max, path, lines)
+                      max, path, lines, named)
 
 
 def _impossible_requests(df, cases, path: Path):
     """``df`` (``requests.csv``'s rows) without the rows no run writes, and one line
-    per case and kind naming them, in ``_impossible_steps``' form: a negative, infinite
-    or too large time (``_REQUEST_TIME_COLUMNS``, ``_impossible_values``), an ``e2e_s``
-    shorter than its ``ttft_s`` (its last token before its first), an ``e2e_s``
-    longer than its case's ``wall_s`` (``cases``): it runs from the request's arrival,
-    at or after the case's start, to its last token, before the case's end; or a
-    ``tpot_s`` that is not its ``TPOT_FORMULA`` (``_tpot_rows``). NaN (no latency
-    recorded) is none of these."""
+    per case and kind naming them and their requests, in ``_impossible_steps``' form:
+    a negative, infinite or too large time (``_REQUEST_TIME_COLUMNS``,
+    ``_impossible_values``), an ``e2e_s`` shorter than its ``ttft_s`` (its last token
+    before its first), an ``e2e_s`` longer than its case's ``wall_s`` (``cases``): it
+    runs from the request's arrival, at or after the case's start, to its last token,
+    before the case's end; a ``tpot_s`` that is not its ``TPOT_FORMULA``
+    (``_tpot_rows``); or logical steps out of order (``_step_order_rows``). NaN (no
+    latency recorded) is none of these."""
     if len(df) == 0 or "case_id" not in df:
         return df, []
     lines: dict[str, list[str]] = {}
     ids = df["case_id"].astype(str)
-    bad = _impossible_values(df, ids != ids, _REQUEST_TIME_COLUMNS, path, lines)
+    named = df["index"] if "index" in df else None
+    bad = _impossible_values(df, ids != ids, _REQUEST_TIME_COLUMNS, path, lines, named)
     if {"ttft_s", "e2e_s"} <= set(df.columns):
         e2e = df["e2e_s"].where(~bad)
         bad |= _said_rows(ids, e2e, e2e < df["ttft_s"].where(~bad),
-                          "an e2e_s shorter than its ttft_s", min, path, lines)
+                          "an e2e_s shorter than its ttft_s", min, path, lines, named)
         bad |= _longer_than_wall(ids, df["e2e_s"].where(~bad), "e2e_s", cases, path,
-                                 lines)
+                                 lines, named)
     bad |= _tpot_rows(df, bad, path, lines)
+    bad |= _step_order_rows(df, bad, path, lines, named)
     out = [line for case_lines in lines.values() for line in case_lines]
     return (df[~bad].reset_index(drop=True) if bad.any() else df), out
+
+
+#: ``requests.csv``'s logical steps of a request (``scheduler.Request``), in the order
+#: they happen: each is -1 until it happens (never: a rejected request is never
+#: scheduled; an unfinished one has no ``finish_step``), and none that happened is
+#: before one listed ahead of it (``_step_order_rows``).
+REQUEST_STEP_COLUMNS = ("arrival_step", "first_scheduled_step", "first_token_step",
+                        "finish_step")
+
+
+def _step_order_rows(df, skip, path: Path, lines: dict[str, list[str]], named=None):
+    """The rows of ``df`` (``requests.csv``'s, not already ``skip``ped) with a logical
+    step (``REQUEST_STEP_COLUMNS``) below -1, or one that happened (>= 0) before an
+    earlier one of the list (a ``first_token_step`` after its ``finish_step``), as a
+    boolean Series; one line per case and kind is added to ``lines[case]``
+    (``_said_rows``): ``PATH: case 'ID' has a finish_step before its first_token_step
+    (3) in 1 row (request 2; left out)``, the value the later step's."""
+    ids = df["case_id"].astype(str)
+    bad = skip & False
+    present = [c for c in REQUEST_STEP_COLUMNS if c in df]
+    for col in present:
+        values = df[col].where(~skip & ~bad)
+        bad |= _said_rows(ids, values, values < -1, f"a {col} below -1", min, path,
+                          lines, named)
+    for i, later in enumerate(present):
+        for earlier in present[:i]:
+            first, then = df[earlier].where(~skip & ~bad), df[later].where(~skip & ~bad)
+            wrong = (first >= 0) & (then >= 0) & (then < first)
+            bad |= _said_rows(ids, then, wrong, f"a {later} before its {earlier}", min,
+                              path, lines, named)
+    return bad
 
 
 #: What a ``requests.csv`` row's ``tpot_s`` is, in its own columns (``_tpot_rows``).
@@ -848,9 +907,9 @@ def _tpot_rows(df, skip, path: Path, lines: dict[str, list[str]]):
     it by (``metrics.LATENCY_MEANINGS``: ``(t_n - t_1) / (n - 1)``; a request of one
     output token has none), within ``LATENCY_TOLERANCE_S``, as a boolean Series; one
     line per case is added to ``lines[case]``: ``PATH: case 'ID' has a tpot_s other
-    than (e2e_s - ttft_s) / (num_output_tokens - 1) in 1 row (index 0 first: tpot_s
-    0.5, the formula 0.0154869; left out)``. A row without ``ttft_s`` or ``e2e_s`` (no
-    token) or ``tpot_s`` is none of these."""
+    than (e2e_s - ttft_s) / (num_output_tokens - 1) in 1 row (request 0: tpot_s 0.5,
+    the formula 0.0154869; left out)`` (several: ``requests 0 and 4, the first: ...``).
+    A row without ``ttft_s`` or ``e2e_s`` (no token) or ``tpot_s`` is none of these."""
     needed = {"index", "ttft_s", "tpot_s", "e2e_s", "num_output_tokens"}
     if not needed <= set(df.columns):
         return skip & False
@@ -865,9 +924,10 @@ def _tpot_rows(df, skip, path: Path, lines: dict[str, list[str]]):
         first = rows.index[0]
         formula = (f"{want[first]:g}" if want[first] == want[first]
                    else f"none ({_number(n[first])} output token)")
+        named = _requests_named(rows["index"])
         lines.setdefault(case, []).append(
             f"{path}: case {case!r} has a tpot_s other than {TPOT_FORMULA} in "
-            f"{_rows(len(rows))} (index {_number(df['index'][first])} first: tpot_s "
+            f"{_rows(len(rows))} ({named}{', the first' if len(rows) > 1 else ''}: tpot_s "
             f"{tpot[first]:g}, the formula {formula}; left out)")
     return wrong
 
@@ -903,11 +963,14 @@ def _impossible_itl(df, requests, cases, path: Path):
         return df, []
     lines: dict[str, list[str]] = {}
     ids, nan = df["case_id"].astype(str), df["itl_s"] != df["itl_s"]
-    bad = _impossible_values(df, nan, ("itl_s",), path, lines)
-    bad |= _longer_than_wall(ids, df["itl_s"].where(~bad), "itl_s", cases, path, lines)
+    named = df["index"] if "index" in df else None
+    bad = _impossible_values(df, nan, ("itl_s",), path, lines, named)
+    bad |= _longer_than_wall(ids, df["itl_s"].where(~bad), "itl_s", cases, path, lines,
+                             named)
     gaps = df["itl_s"].where(~bad)
     bad |= _said_rows(ids, gaps, gaps > _request_spans(df, requests) + LATENCY_TOLERANCE_S,
-                      "an itl_s longer than its request's e2e_s - ttft_s", max, path, lines)
+                      "an itl_s longer than its request's e2e_s - ttft_s", max, path, lines,
+                      named)
     bad &= ~nan
     out = [line for case_lines in lines.values() for line in case_lines]
     return (df[~bad].reset_index(drop=True) if bad.any() else df), out
@@ -1846,6 +1909,73 @@ LATENCY_SOURCES = {"ttft": ("requests.csv", "ttft_s"), "tpot": ("requests.csv", 
                    "itl": ("itl.csv", "itl_s"), "e2e": ("requests.csv", "e2e_s")}
 
 
+#: The ``summary.json`` figures of each request latency (``LATENCY_SOURCES``).
+LATENCY_STATS = ("mean", "p50", "p90", "p99")
+
+
+def _withheld_latencies(read, kept, cases, run_dir: Path):
+    """The request latencies (``LATENCY_SOURCES`` names) of each case of ``cases``
+    (summary entries) whose figures are over rows left out as impossible, and one line
+    per case and file. ``read`` and ``kept`` (file name -> rows: ``requests.csv``,
+    ``itl.csv``) hold the rows as written and those kept. Such figures count a row no
+    run writes (or were computed before a hand edit made it so): neither they nor
+    figures recomputed without the row (over other requests than the summary's) are
+    the case's, so they are withheld (``cases``' cells set to NaN: no table, finding
+    or figure quotes them) while the case and its other rows load: ``RUN/requests.csv:
+    case 'ID' has ttft_ms_*, tpot_ms_* and e2e_ms_* withheld (not quoted):
+    summary.json's are over its 6 rows, 1 of them impossible (left out); its other 5
+    rows are loaded``. Returns (case id -> names, lines)."""
+    withheld: dict[str, set[str]] = {}
+    lines: list[str] = []
+    if "case_id" not in cases:
+        return withheld, lines
+    for source in dict.fromkeys(src for src, _ in LATENCY_SOURCES.values()):
+        names = [n for n, (src, _) in LATENCY_SOURCES.items() if src == source]
+        if "case_id" not in read[source] or "case_id" not in kept[source]:
+            continue
+        have = read[source]["case_id"].astype(str).value_counts()
+        left = kept[source]["case_id"].astype(str).value_counts()
+        for i in range(len(cases)):
+            case = cases.iloc[i]
+            case_id = str(case["case_id"])
+            n, k = int(have.get(case_id, 0)), int(left.get(case_id, 0))
+            quoted = [name for name in names if any(
+                _figure(case, f"{name}_ms_{q}") is not None for q in LATENCY_STATS)]
+            if k == n or not quoted:
+                continue
+            withheld.setdefault(case_id, set()).update(quoted)
+            figures = [f"{name}_ms_*" for name in quoted]
+            said = (figures[0] if len(figures) == 1
+                    else ", ".join(figures[:-1]) + f" and {figures[-1]}")
+            lines.append(f"{run_dir / source}: case {case_id!r} has {said} withheld (not "
+                         f"quoted): summary.json's are over its {_rows(n)}, {n - k:,} of "
+                         f"them impossible (left out); {_others_loaded(k)}")
+    return withheld, lines
+
+
+def _others_loaded(n: int) -> str:
+    """``its other 5 rows are loaded``, ``its other row is loaded``, ``none of its rows
+    is loaded``."""
+    return ("none of its rows is loaded" if n == 0 else "its other row is loaded"
+            if n == 1 else f"its other {n:,} rows are loaded")
+
+
+def _withhold(cases, withheld: dict[str, set[str]]):
+    """``cases`` with the figures of the latencies ``withheld`` (case id -> names,
+    ``_withheld_latencies``) set to NaN."""
+    if not withheld:
+        return cases
+    cases = cases.copy()
+    ids = cases["case_id"].astype(str)
+    for case_id, names in withheld.items():
+        for name in names:
+            for q in LATENCY_STATS:
+                if f"{name}_ms_{q}" in cases:
+                    cases[f"{name}_ms_{q}"] = cases[f"{name}_ms_{q}"].astype(float)
+                    cases.loc[ids == case_id, f"{name}_ms_{q}"] = float("nan")
+    return cases
+
+
 def _apart(got: float, want: float) -> tuple[str, str]:
     """``got`` and ``want`` as a line shows them (``,.6g``), with as many more digits
     as tell them apart where 6 do not (up to 17)."""
@@ -1867,7 +1997,8 @@ def _has_all_rows(case, rows, gaps) -> bool:
     return len(gaps) == int((tokens - 1).clip(lower=0).where(tokens == tokens, 0).sum())
 
 
-def _latency_problem(case, rows, gaps, run_dir: Path) -> str | None:
+def _latency_problem(case, rows, gaps, run_dir: Path,
+                     withheld: frozenset = frozenset()) -> str | None:
     """The line of a case (a ``cases`` row) whose request latency figures
     (``LATENCY_SOURCES``: ``ttft_ms_p50``...) are not those its ``requests.csv`` and
     ``itl.csv`` rows (``rows``, ``gaps``: the case's, every one it wrote,
@@ -1875,11 +2006,12 @@ def _latency_problem(case, rows, gaps, run_dir: Path) -> str | None:
     function that wrote them (the same definitions and percentiles; the gaps pooled in
     file order, as it pools them request after request), relative
     ``STEP_MEAN_TOLERANCE``; naming the first such figure, its file, both values (ms).
-    ``None`` when they agree, or the case has no such figure or not all of its rows."""
+    ``None`` when they agree, or the case has no such figure or not all of its rows.
+    The latencies ``withheld`` (names: ``_withheld_latencies``) are not checked."""
     from ipc_bench.analysis.summary import latency_summary
 
-    figures = [f"{name}_ms_{stat}" for name in LATENCY_SOURCES
-               for stat in ("mean", "p50", "p90", "p99")]
+    figures = [f"{name}_ms_{stat}" for name in LATENCY_SOURCES if name not in withheld
+               for stat in LATENCY_STATS]
     if all(_figure(case, f) is None for f in figures) \
             or not _has_all_rows(case, rows, gaps) or "itl_s" not in gaps:
         return None
@@ -1909,14 +2041,15 @@ def _latency_problem(case, rows, gaps, run_dir: Path) -> str | None:
     return None
 
 
-def _disagreeing_latencies(requests, itl, cases,
-                           run_dir: Path) -> tuple[set[str], list[str]]:
+def _disagreeing_latencies(requests, itl, cases, run_dir: Path,
+                           withheld: dict[str, set[str]]) -> tuple[set[str], list[str]]:
     """The case ids of ``cases`` (summary entries) whose request latency figures are not
     those their rows of ``requests`` and ``itl`` give (``_latency_problem``), and one
     line per such case. The rows are those the files hold, impossible ones included
     (``_impossible_latencies`` warns of those apart): a case is checked whenever they
-    are every row its summary counts (``_has_all_rows``), so that a row made impossible
-    does not leave its case's figures unchecked."""
+    are every row its summary counts (``_has_all_rows``), its figures over rows left
+    out as impossible excepted (``withheld``: case id -> latency names, not quoted), so
+    that an impossible ``tpot_s`` does not leave a typed-over TTFT unchecked."""
     if "case_id" not in cases or "case_id" not in requests or "case_id" not in itl:
         return set(), []
     req_ids, gap_ids = requests["case_id"].astype(str), itl["case_id"].astype(str)
@@ -1925,7 +2058,8 @@ def _disagreeing_latencies(requests, itl, cases,
         case = cases.iloc[i]
         case_id = str(case["case_id"])
         why = _latency_problem(case, requests[req_ids == case_id],
-                               itl[gap_ids == case_id], run_dir)
+                               itl[gap_ids == case_id], run_dir,
+                               frozenset(withheld.get(case_id, ())))
         if why is not None:
             bad.add(case_id)
             lines.append(why)
@@ -1989,8 +2123,15 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     read = dict(requests=requests, itl=itl)  # every row of the cases kept, for the counts
     requests, itl, lines = _impossible_latencies(requests, itl, cases, run_dir)
     row_lines += lines
-    # checked on the rows as written: an impossible row left out must not stop the check
-    disagree, lines = _disagreeing_latencies(read["requests"], read["itl"], cases, run_dir)
+    # the figures over a row left out are withheld; the case and its other rows load
+    withheld, lines = _withheld_latencies(
+        {"requests.csv": read["requests"], "itl.csv": read["itl"]},
+        {"requests.csv": requests, "itl.csv": itl}, cases, run_dir)
+    row_lines += lines
+    cases = _withhold(cases, withheld)
+    # the others are checked on the rows as written
+    disagree, lines = _disagreeing_latencies(read["requests"], read["itl"], cases, run_dir,
+                                             withheld)
     row_lines += lines
     _refuse_none_left(cases, disagree, lines)
     cases, steps, requests, floor, itl, read["requests"], read["itl"] = _without_cases(
@@ -2141,8 +2282,10 @@ def load(path_or_paths) -> Results:
     out of every CSV table (one warning per case); so are ``steps.csv`` rows of a step
     their case has in an earlier row, and rows with a negative count, time or size (one
     warning per case and column), ``requests.csv`` and ``itl.csv`` rows with an
-    impossible latency, ``tpot_s`` or gap (``_impossible_requests``,
-    ``_impossible_itl``: one per case and kind); a case with more ``steps.csv`` rows
+    impossible latency, ``tpot_s``, gap or order of logical steps
+    (``_impossible_requests``, ``_impossible_itl``: one per case and kind, naming the
+    requests), the case's latency figures over those rows withheld (NaN: one warning
+    per case and file, ``_withheld_latencies``) and the rest of it loaded; a case with more ``steps.csv`` rows
     than its ``num_total_steps`` is said too, as one with fewer is; a case whose figures
     are not those its counted rows give (``_step_problem``: sums, means, medians, runner
     gaps, ``HOP_FIGURES``), its own tokens and steps (``_rate_problem``) or, timed
