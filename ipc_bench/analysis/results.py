@@ -130,6 +130,9 @@ class Results:
                                                            rows steps.csv could not take (a
                                                            write failed) left them there, as
                                                            a killed run; NaN: in steps.csv
+    rows_not_written                              rows     CSV file name -> rows of the case
+                                                           that file could not take (a write
+                                                           failed); NaN: every row written
     num_steps, num_warmup_steps, num_total_steps  steps    counted / warm-up / all steps
     counted_steps_asked, max_steps                steps    ``--steps`` (steady scenarios; None:
                                                            no such limit) / the cap on all steps
@@ -1367,11 +1370,10 @@ def _short_steps(steps, cases) -> str:
     cases short (``_short_rows``)."""
     if "num_total_steps" not in cases or "case_id" not in steps:
         return ""
-    kept = (cases["steps_kept_in"] if "steps_kept_in" in cases
-            else [None] * len(cases))  # rows left in steps.partial.csv: not here
-    want = {str(case_id): int(n) for case_id, n, elsewhere
-            in zip(cases["case_id"], cases["num_total_steps"], kept)
-            if n == n and not isinstance(elsewhere, str)}  # NaN: not recorded
+    gone = _unwritten(cases, "steps.csv")  # rows left in steps.partial.csv: not here
+    want = {str(case_id): int(n) for case_id, n
+            in zip(cases["case_id"], cases["num_total_steps"])
+            if n == n and str(case_id) not in gone}  # NaN: not recorded
     return _short_rows(steps, want, "summary.json counts")
 
 
@@ -1402,20 +1404,25 @@ def _short_requests(requests, cases) -> str:
     ``cases`` (summary entries) has fewer than its ``num_requests`` (one row per
     request: ``analysis.summary``), else ''; a case whose writes failed
     (``_unwritten``) is not counted."""
-    gone = _unwritten(cases)
+    gone = _unwritten(cases, "requests.csv")
     want = {case_id: int(n) for case_id, n in _case_values(cases, "num_requests").items()
             if case_id not in gone}
     return _short_rows(requests, want, "summary.json counts")
 
 
-def _unwritten(cases) -> set[str]:
-    """The ids of the cases of ``cases`` (summary entries) whose rows the run folder
-    could not take (``steps_kept_in``: a write failed, its steps were left in
-    ``steps.partial.csv``), so that its CSV files lack them."""
-    if "steps_kept_in" not in cases:
-        return set()
-    return {str(i) for i, kept in zip(cases["case_id"], cases["steps_kept_in"])
-            if isinstance(kept, str)}
+def _unwritten(cases, name: str) -> set[str]:
+    """The ids of the cases of ``cases`` (summary entries) whose rows the CSV file
+    ``name`` could not take: a write failed, and the run recorded it (``steps_kept_in``:
+    its steps were left in ``steps.partial.csv``, and its other files not written
+    then, by a run written before ``rows_not_written``; ``rows_not_written``: the rows
+    of each file that failed, counted), so that the file lacks rows of them."""
+    out = set()
+    for case in cases.to_dict("records") if "case_id" in cases else ():
+        lost = case.get("rows_not_written")
+        if isinstance(case.get("steps_kept_in"), str) and not isinstance(lost, dict) \
+                or isinstance(lost, dict) and name in lost:
+            out.add(str(case["case_id"]))
+    return out
 
 
 def _short_itl(itl, requests, cases) -> str:
@@ -1426,7 +1433,8 @@ def _short_itl(itl, requests, cases) -> str:
     (``_unwritten``) is not counted."""
     if not {"case_id", "num_output_tokens"} <= set(requests.columns) or not len(cases):
         return ""
-    tokens, gone = requests["num_output_tokens"].astype(float), _unwritten(cases)
+    tokens, gone = (requests["num_output_tokens"].astype(float),
+                    _unwritten(cases, "itl.csv") | _unwritten(cases, "requests.csv"))
     gaps = (tokens - 1).clip(lower=0).where(tokens == tokens, 0)
     per_case = gaps.groupby(requests["case_id"].astype(str)).sum()
     want = {str(c["case_id"]): int(per_case.get(str(c["case_id"]), 0))
@@ -2282,10 +2290,9 @@ def load(path_or_paths) -> Results:
     out of every CSV table (one warning per case); so are ``steps.csv`` rows of a step
     their case has in an earlier row, and rows with a negative count, time or size (one
     warning per case and column), ``requests.csv`` and ``itl.csv`` rows with an
-    impossible latency, ``tpot_s``, gap or order of logical steps
-    (``_impossible_requests``, ``_impossible_itl``: one per case and kind, naming the
-    requests), the case's latency figures over those rows withheld (NaN: one warning
-    per case and file, ``_withheld_latencies``) and the rest of it loaded; a case with more ``steps.csv`` rows
+    impossible latency, ``tpot_s``, gap or step order (``_impossible_requests``,
+    ``_impossible_itl``: one per case and kind, naming the requests; the figures over
+    them withheld, ``_withheld_latencies``, the rest of the case loaded); a case with more ``steps.csv`` rows
     than its ``num_total_steps`` is said too, as one with fewer is; a case whose figures
     are not those its counted rows give (``_step_problem``: sums, means, medians, runner
     gaps, ``HOP_FIGURES``), its own tokens and steps (``_rate_problem``) or, timed
