@@ -1004,6 +1004,10 @@ STEP_MEANS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("r2s_payload_bytes",), "runner_to_sched_payload_bytes_per_step"),
     (("step_ns",), "step_ns_mean"),
     (("num_output_tokens",), "output_tokens_per_step"),
+    (("num_scheduled_tokens",), "scheduled_tokens_per_step"),
+    (("num_reqs",), "num_running_mean"),
+    (("sched_cpu_ns",), "sched_cpu_ns_per_step"),
+    (("gc_collections",), "sched_gc_collections_per_step"),
     (("sched_ns",), "sched_ns_per_step"),
     (("build_ns",), "sched_build_ns_per_step"),
     (("encode_ns",), "sched_encode_ns_per_step"),
@@ -1104,6 +1108,48 @@ def _wall_rate_problem(case, requests, path: Path) -> str | None:
     return (f"{path}: case {str(case['case_id'])!r} has output_tokens_per_s {got:,.6g}, "
             f"but the {total:,.15g} output tokens of its {n:,.15g} requests in "
             f"requests.csv over its wall_s {wall_s:,.6g} make {want:,.6g} (left out)")
+
+
+#: ``summary.json`` request counts recomputed from a case's ``requests.csv`` rows (all
+#: ``num_requests`` of them), as ``analysis.summary`` and ``recording.StreamStats``
+#: count them: figure -> (what is counted, in words; how, from the rows).
+REQUEST_COUNTS: dict[str, tuple[str, Any]] = {
+    "num_finished": ("rows with finish_reason length",
+                     lambda rows: int((rows["finish_reason"].astype(str) == "length").sum())),
+    "num_cut_at_max_model_len": (
+        "rows with finish_reason length short of their max_tokens",
+        lambda rows: int(((rows["finish_reason"].astype(str) == "length")
+                          & (rows["num_output_tokens"] < rows["max_tokens"])).sum())),
+    "num_preemptions": ("preemptions summed over its rows",
+                        lambda rows: int(rows["preemptions"].sum())),
+}
+
+
+def _request_count_problem(case, requests, path: Path) -> str | None:
+    """The line of a case (a ``cases`` row) whose request counts (``REQUEST_COUNTS``:
+    ``num_finished``, ``num_cut_at_max_model_len``, ``num_preemptions``) are not those
+    its ``requests.csv`` rows (``requests``: the case's) give, naming the first:
+    ``RUN/requests.csv: case 'ID' has 5 rows with finish_reason length of its 6, but
+    summary.json has num_finished 6 (left out)``; ``None`` when they agree, or the case
+    has not all of its ``num_requests`` rows (said apart: ``_short_requests``), a
+    column is absent or NaN, or it records no such figure."""
+    n = _figure(case, "num_requests")
+    if n is None or len(requests) != n or not len(requests):
+        return None
+    for figure, (what, count) in REQUEST_COUNTS.items():
+        want = _figure(case, figure)
+        try:
+            got = None if want is None else count(requests)
+        except (KeyError, TypeError, ValueError):  # a column absent or not numbers
+            continue
+        if got is None or got == want:
+            continue
+        if got == 1:  # "1 row with ...", "1 preemption summed ..."
+            what = what.replace("rows ", "row ", 1).replace("preemptions ", "preemption ", 1)
+        return (f"{path}: case {str(case['case_id'])!r} has {got:,} {what} of its "
+                f"{len(requests):,}, but summary.json has {figure} {_number(want)} (left "
+                "out)")
+    return None
 
 
 def _wall_problem(case, rows, path: Path) -> str | None:
@@ -1330,7 +1376,8 @@ def _disagreeing_cases(steps, requests, floor, cases,
     (``_rate_problem``), or, for a timed replay, a wall-time ``output_tokens_per_s``
     that is not its ``requests.csv`` rows' output tokens (``requests``) over its
     ``wall_s`` (``_wall_rate_problem``), or a ``wall_s`` shorter than its last step
-    (``_wall_problem``), or floor figures that are not its ``floor.csv`` rows'
+    (``_wall_problem``), request counts that are not its ``requests.csv`` rows'
+    (``_request_count_problem``), or floor figures that are not its ``floor.csv`` rows'
     (``floor``: ``_floor_problem``). The figures from the one and the
     tables from the other would not agree, so the case is left out."""
     if "case_id" not in cases:
@@ -1350,8 +1397,9 @@ def _disagreeing_cases(steps, requests, floor, cases,
                 why = _step_problem(case, rows, run_dir / "steps.csv")
         why = why or _rate_problem(case, run_dir / "summary.json")
         if why is None and req_ids is not None:
-            why = _wall_rate_problem(case, requests[req_ids == str(case["case_id"])],
-                                     run_dir / "summary.json")
+            mine = requests[req_ids == str(case["case_id"])]
+            why = (_wall_rate_problem(case, mine, run_dir / "summary.json")
+                   or _request_count_problem(case, mine, run_dir / "requests.csv"))
         if why is None and rows is not None:
             why = _wall_problem(case, rows, run_dir / "summary.json")
         if why is None and floor_ids is not None:

@@ -482,7 +482,11 @@ def _times_ten(column, case):
     ("s2r_payload_bytes", "sched_to_runner_payload_bytes_per_step", CACHED, SEND),
     ("step_ns", "step_ns_mean", SEND, CACHED),
     ("runner_encode_ns", "runner_encode_ns_per_step", CACHED, SEND),
-], ids=["payload-bytes", "step-ns", "runner-phase"])
+    ("num_reqs", "num_running_mean", SEND, CACHED),
+    ("num_scheduled_tokens", "scheduled_tokens_per_step", CACHED, SEND),
+    ("sched_cpu_ns", "sched_cpu_ns_per_step", SEND, CACHED),
+], ids=["payload-bytes", "step-ns", "runner-phase", "running", "scheduled-tokens",
+        "sched-cpu"])
 def test_a_steps_column_whose_mean_is_not_the_summarys_leaves_the_case_out(
         good_run, tmp_path, capsys, column, figure, case, kept):
     run = _edit_steps(good_run, tmp_path, _times_ten(column, case))
