@@ -1198,10 +1198,18 @@ def _step_problem(case, rows, path: Path) -> str | None:
 
     counted = rows["counted"].astype(bool).to_numpy()
     n, want_rows = int(counted.sum()), _figure(case, "num_steps")
-    if not n or want_rows is None or n != want_rows:
-        return None
     whole = len(rows) == _figure(case, "num_total_steps")
     case_id, over = str(case["case_id"]), f"over its {n:,} counted rows"
+    if whole:  # every row there: its flags must count the summary's steps
+        for flag, figure in (("counted", "num_steps"), ("warmup", "num_warmup_steps")):
+            want, got = _figure(case, figure), int(rows[flag].astype(bool).sum()) \
+                if flag in rows else None
+            if want is not None and got is not None and got != want:
+                return (f"{path}: case {case_id!r} has {got:,} of its {len(rows):,} rows "
+                        f"with {flag} 1, but summary.json has {figure} {_number(want)} "
+                        "(left out)")
+    if not n or want_rows is None or n != want_rows:
+        return None
     checks = ([((col,), figure, "sum", np.sum) for col, figure in STEP_SUMS]
               + [(cols, figure, "mean", np.mean) for cols, figure in STEP_MEANS]
               + [(cols, figure, "median", np.median) for cols, figure in STEP_MEDIANS])
