@@ -426,12 +426,14 @@ def test_logical_steps_out_of_order_leave_their_rows_out_naming_the_requests(
 def test_a_tpot_of_a_one_token_request_leaves_its_row_out(timed_run, tmp_path):
     """A request of one output token has no TPOT (``tpot_s`` empty): one given with
     its count edited to 1 is no row a run writes (its 7 tokens moved to the next
-    request, so the case's tokens agree with its rate, leave that one out too)."""
+    request, so the case's tokens agree with its rate, leave that one out too; their
+    max_tokens moved with them, so that neither was cut short of it)."""
     _, send, _ = timed_run
     run, _ = _copy(timed_run, tmp_path)
 
     def one_token(rows):
         rows[1]["num_output_tokens"], rows[2]["num_output_tokens"] = "1", "15"
+        rows[1]["max_tokens"], rows[2]["max_tokens"] = "1", "15"
 
     _edit_requests(run, one_token)
     tpot = float(_requests(run, send)[1]["tpot_s"])
