@@ -130,6 +130,9 @@ class Results:
                                                            rows steps.csv could not take (a
                                                            write failed) left them there, as
                                                            a killed run; NaN: in steps.csv
+    rows_not_written                              rows     CSV file name -> rows of the case
+                                                           that file could not take (a write
+                                                           failed); NaN: every row written
     num_steps, num_warmup_steps, num_total_steps  steps    counted / warm-up / all steps
     counted_steps_asked, max_steps                steps    ``--steps`` (steady scenarios; None:
                                                            no such limit) / the cap on all steps
@@ -749,12 +752,13 @@ def _impossible_steps(df, path: Path):
 
 
 def _impossible_values(df, skip, columns: tuple[str, ...], path: Path,
-                       lines: dict[str, list[str]]):
+                       lines: dict[str, list[str]], named=None):
     """The rows of ``df`` (not already ``skip``ped, a boolean Series) whose value in
     one of ``columns`` (counts, times or sizes: never negative) is negative, infinite
     or more than ``MAX_CASE_VALUE``, as a boolean Series (with ``skip``'s rows set);
     one line per case and column naming them is added to ``lines[case]``
-    (``_said_rows``): ``PATH: case 'ID' has a negative itl_s (-1) in 1 row (left out)``."""
+    (``_said_rows``, ``named`` its per-row request indexes): ``PATH: case 'ID' has a
+    negative itl_s (-1) in 1 row (request 0; left out)``."""
     ids = df["case_id"].astype(str)
     bad = skip.copy()
     for col in columns:
@@ -767,27 +771,51 @@ def _impossible_values(df, skip, columns: tuple[str, ...], path: Path,
                  (f"{col} above {MAX_CASE_VALUE:.0e}", (values > MAX_CASE_VALUE) & ~infinite,
                   max))
         for what, wrong, pick in kinds:
-            bad |= _said_rows(ids, values, wrong, what, pick, path, lines)
+            bad |= _said_rows(ids, values, wrong, what, pick, path, lines, named)
     return bad
 
 
-def _said_rows(ids, values, wrong, what, pick, path: Path, lines: dict[str, list[str]]):
+def _said_rows(ids, values, wrong, what, pick, path: Path, lines: dict[str, list[str]],
+               named=None):
     """``wrong`` (a boolean Series over the rows of a CSV file ``path``, whose case ids
     are ``ids``), after adding to ``lines[case]`` one line per case with a ``wrong``
     row: ``PATH: case 'ID' has WHAT (V) in N rows (left out)``, ``what`` a text or a
     function of the case id giving it, V the ``values`` of those rows, one or, ``pick``
-    (``min`` or ``max``) of several, ``down to`` / ``up to`` it (none: ``pick`` None)."""
+    (``min`` or ``max``) of several, ``down to`` / ``up to`` it (none: ``pick`` None);
+    with ``named`` (a Series of each row's request index: ``requests.csv``,
+    ``itl.csv``) the requests too, ``(requests 0 and 3; left out)``
+    (``_requests_named``)."""
     if not wrong.any():
         return wrong
     for case in dict.fromkeys(ids[wrong]):
-        found = values[wrong & (ids == case)]
+        rows = wrong & (ids == case)
+        found = values[rows]
         shown = ("" if pick is None else f" ({_number(pick(found))})"
                  if len(found) == 1 else
                  f" ({'down' if pick is min else 'up'} to {_number(pick(found))})")
         said = what(case) if callable(what) else what
+        which = "" if named is None else _requests_named(named[rows]) + "; "
         lines.setdefault(case, []).append(
-            f"{path}: case {case!r} has {said}{shown} in {_rows(len(found))} (left out)")
+            f"{path}: case {case!r} has {said}{shown} in {_rows(len(found))} ({which}left "
+            "out)")
     return wrong
+
+
+#: Requests named, at most, in a line on impossible rows (``_requests_named``).
+REQUESTS_NAMED = 5
+
+
+def _requests_named(indexes) -> str:
+    """``request 3``, ``requests 0 and 3``, ``requests 0, 1, 2, 3, 4 and 2 more``: the
+    requests (``index`` of ``requests.csv`` / ``itl.csv``, each once, in file order)
+    of some rows, the first ``REQUESTS_NAMED``; ``request ?`` for a row without one."""
+    shown = [("?" if v != v else _number(v)) for v in dict.fromkeys(indexes.tolist())]
+    if len(shown) == 1:
+        return f"request {shown[0]}"
+    more = len(shown) - REQUESTS_NAMED
+    if more > 0:
+        return f"requests {', '.join(shown[:REQUESTS_NAMED])} and {more} more"
+    return f"requests {', '.join(shown[:-1])} and {shown[-1]}"
 
 
 #: Slack (s) within which a time of ``requests.csv`` or ``itl.csv`` may pass the bound
@@ -809,7 +837,7 @@ def _case_values(cases, key: str) -> dict[str, float]:
 
 
 def _longer_than_wall(ids, values, col: str, cases, path: Path,
-                      lines: dict[str, list[str]]):
+                      lines: dict[str, list[str]], named=None):
     """The rows whose ``values`` (times in s, a column ``col``) are longer than their
     case's ``wall_s`` (``cases``; ``LATENCY_TOLERANCE_S``), said as ``_said_rows``
     does: no time within a case outlasts it."""
@@ -817,32 +845,66 @@ def _longer_than_wall(ids, values, col: str, cases, path: Path,
     wrong = values > ids.map(walls) + LATENCY_TOLERANCE_S
     return _said_rows(ids, values, wrong,
                       lambda case: f"an {col} longer than its wall_s {_number(walls[case])}",
-                      max, path, lines)
+                      max, path, lines, named)
 
 
 def _impossible_requests(df, cases, path: Path):
     """``df`` (``requests.csv``'s rows) without the rows no run writes, and one line
-    per case and kind naming them, in ``_impossible_steps``' form: a negative, infinite
-    or too large time (``_REQUEST_TIME_COLUMNS``, ``_impossible_values``), an ``e2e_s``
-    shorter than its ``ttft_s`` (its last token before its first), an ``e2e_s``
-    longer than its case's ``wall_s`` (``cases``): it runs from the request's arrival,
-    at or after the case's start, to its last token, before the case's end; or a
-    ``tpot_s`` that is not its ``TPOT_FORMULA`` (``_tpot_rows``). NaN (no latency
-    recorded) is none of these."""
+    per case and kind naming them and their requests, in ``_impossible_steps``' form:
+    a negative, infinite or too large time (``_REQUEST_TIME_COLUMNS``,
+    ``_impossible_values``), an ``e2e_s`` shorter than its ``ttft_s`` (its last token
+    before its first), an ``e2e_s`` longer than its case's ``wall_s`` (``cases``): it
+    runs from the request's arrival, at or after the case's start, to its last token,
+    before the case's end; a ``tpot_s`` that is not its ``TPOT_FORMULA``
+    (``_tpot_rows``); or logical steps out of order (``_step_order_rows``). NaN (no
+    latency recorded) is none of these."""
     if len(df) == 0 or "case_id" not in df:
         return df, []
     lines: dict[str, list[str]] = {}
     ids = df["case_id"].astype(str)
-    bad = _impossible_values(df, ids != ids, _REQUEST_TIME_COLUMNS, path, lines)
+    named = df["index"] if "index" in df else None
+    bad = _impossible_values(df, ids != ids, _REQUEST_TIME_COLUMNS, path, lines, named)
     if {"ttft_s", "e2e_s"} <= set(df.columns):
         e2e = df["e2e_s"].where(~bad)
         bad |= _said_rows(ids, e2e, e2e < df["ttft_s"].where(~bad),
-                          "an e2e_s shorter than its ttft_s", min, path, lines)
+                          "an e2e_s shorter than its ttft_s", min, path, lines, named)
         bad |= _longer_than_wall(ids, df["e2e_s"].where(~bad), "e2e_s", cases, path,
-                                 lines)
+                                 lines, named)
     bad |= _tpot_rows(df, bad, path, lines)
+    bad |= _step_order_rows(df, bad, path, lines, named)
     out = [line for case_lines in lines.values() for line in case_lines]
     return (df[~bad].reset_index(drop=True) if bad.any() else df), out
+
+
+#: ``requests.csv``'s logical steps of a request (``scheduler.Request``), in the order
+#: they happen: each is -1 until it happens (never: a rejected request is never
+#: scheduled; an unfinished one has no ``finish_step``), and none that happened is
+#: before one listed ahead of it (``_step_order_rows``).
+REQUEST_STEP_COLUMNS = ("arrival_step", "first_scheduled_step", "first_token_step",
+                        "finish_step")
+
+
+def _step_order_rows(df, skip, path: Path, lines: dict[str, list[str]], named=None):
+    """The rows of ``df`` (``requests.csv``'s, not already ``skip``ped) with a logical
+    step (``REQUEST_STEP_COLUMNS``) below -1, or one that happened (>= 0) before an
+    earlier one of the list (a ``first_token_step`` after its ``finish_step``), as a
+    boolean Series; one line per case and kind is added to ``lines[case]``
+    (``_said_rows``): ``PATH: case 'ID' has a finish_step before its first_token_step
+    (3) in 1 row (request 2; left out)``, the value the later step's."""
+    ids = df["case_id"].astype(str)
+    bad = skip & False
+    present = [c for c in REQUEST_STEP_COLUMNS if c in df]
+    for col in present:
+        values = df[col].where(~skip & ~bad)
+        bad |= _said_rows(ids, values, values < -1, f"a {col} below -1", min, path,
+                          lines, named)
+    for i, later in enumerate(present):
+        for earlier in present[:i]:
+            first, then = df[earlier].where(~skip & ~bad), df[later].where(~skip & ~bad)
+            wrong = (first >= 0) & (then >= 0) & (then < first)
+            bad |= _said_rows(ids, then, wrong, f"a {later} before its {earlier}", min,
+                              path, lines, named)
+    return bad
 
 
 #: What a ``requests.csv`` row's ``tpot_s`` is, in its own columns (``_tpot_rows``).
@@ -855,9 +917,9 @@ def _tpot_rows(df, skip, path: Path, lines: dict[str, list[str]]):
     it by (``metrics.LATENCY_MEANINGS``: ``(t_n - t_1) / (n - 1)``; a request of one
     output token has none), within ``LATENCY_TOLERANCE_S``, as a boolean Series; one
     line per case is added to ``lines[case]``: ``PATH: case 'ID' has a tpot_s other
-    than (e2e_s - ttft_s) / (num_output_tokens - 1) in 1 row (index 0 first: tpot_s
-    0.5, the formula 0.0154869; left out)``. A row without ``ttft_s`` or ``e2e_s`` (no
-    token) or ``tpot_s`` is none of these."""
+    than (e2e_s - ttft_s) / (num_output_tokens - 1) in 1 row (request 0: tpot_s 0.5,
+    the formula 0.0154869; left out)`` (several: ``requests 0 and 4, the first: ...``).
+    A row without ``ttft_s`` or ``e2e_s`` (no token) or ``tpot_s`` is none of these."""
     needed = {"index", "ttft_s", "tpot_s", "e2e_s", "num_output_tokens"}
     if not needed <= set(df.columns):
         return skip & False
@@ -872,9 +934,10 @@ def _tpot_rows(df, skip, path: Path, lines: dict[str, list[str]]):
         first = rows.index[0]
         formula = (f"{want[first]:g}" if want[first] == want[first]
                    else f"none ({_number(n[first])} output token)")
+        named = _requests_named(rows["index"])
         lines.setdefault(case, []).append(
             f"{path}: case {case!r} has a tpot_s other than {TPOT_FORMULA} in "
-            f"{_rows(len(rows))} (index {_number(df['index'][first])} first: tpot_s "
+            f"{_rows(len(rows))} ({named}{', the first' if len(rows) > 1 else ''}: tpot_s "
             f"{tpot[first]:g}, the formula {formula}; left out)")
     return wrong
 
@@ -910,11 +973,14 @@ def _impossible_itl(df, requests, cases, path: Path):
         return df, []
     lines: dict[str, list[str]] = {}
     ids, nan = df["case_id"].astype(str), df["itl_s"] != df["itl_s"]
-    bad = _impossible_values(df, nan, ("itl_s",), path, lines)
-    bad |= _longer_than_wall(ids, df["itl_s"].where(~bad), "itl_s", cases, path, lines)
+    named = df["index"] if "index" in df else None
+    bad = _impossible_values(df, nan, ("itl_s",), path, lines, named)
+    bad |= _longer_than_wall(ids, df["itl_s"].where(~bad), "itl_s", cases, path, lines,
+                             named)
     gaps = df["itl_s"].where(~bad)
     bad |= _said_rows(ids, gaps, gaps > _request_spans(df, requests) + LATENCY_TOLERANCE_S,
-                      "an itl_s longer than its request's e2e_s - ttft_s", max, path, lines)
+                      "an itl_s longer than its request's e2e_s - ttft_s", max, path, lines,
+                      named)
     bad &= ~nan
     out = [line for case_lines in lines.values() for line in case_lines]
     return (df[~bad].reset_index(drop=True) if bad.any() else df), out
@@ -945,6 +1011,10 @@ STEP_MEANS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("r2s_payload_bytes",), "runner_to_sched_payload_bytes_per_step"),
     (("step_ns",), "step_ns_mean"),
     (("num_output_tokens",), "output_tokens_per_step"),
+    (("num_scheduled_tokens",), "scheduled_tokens_per_step"),
+    (("num_reqs",), "num_running_mean"),
+    (("sched_cpu_ns",), "sched_cpu_ns_per_step"),
+    (("gc_collections",), "sched_gc_collections_per_step"),
     (("sched_ns",), "sched_ns_per_step"),
     (("build_ns",), "sched_build_ns_per_step"),
     (("encode_ns",), "sched_encode_ns_per_step"),
@@ -1047,6 +1117,48 @@ def _wall_rate_problem(case, requests, path: Path) -> str | None:
             f"requests.csv over its wall_s {wall_s:,.6g} make {want:,.6g} (left out)")
 
 
+#: ``summary.json`` request counts recomputed from a case's ``requests.csv`` rows (all
+#: ``num_requests`` of them), as ``analysis.summary`` and ``recording.StreamStats``
+#: count them: figure -> (what is counted, in words; how, from the rows).
+REQUEST_COUNTS: dict[str, tuple[str, Any]] = {
+    "num_finished": ("rows with finish_reason length",
+                     lambda rows: int((rows["finish_reason"].astype(str) == "length").sum())),
+    "num_cut_at_max_model_len": (
+        "rows with finish_reason length short of their max_tokens",
+        lambda rows: int(((rows["finish_reason"].astype(str) == "length")
+                          & (rows["num_output_tokens"] < rows["max_tokens"])).sum())),
+    "num_preemptions": ("preemptions summed over its rows",
+                        lambda rows: int(rows["preemptions"].sum())),
+}
+
+
+def _request_count_problem(case, requests, path: Path) -> str | None:
+    """The line of a case (a ``cases`` row) whose request counts (``REQUEST_COUNTS``:
+    ``num_finished``, ``num_cut_at_max_model_len``, ``num_preemptions``) are not those
+    its ``requests.csv`` rows (``requests``: the case's) give, naming the first:
+    ``RUN/requests.csv: case 'ID' has 5 rows with finish_reason length of its 6, but
+    summary.json has num_finished 6 (left out)``; ``None`` when they agree, or the case
+    has not all of its ``num_requests`` rows (said apart: ``_short_requests``), a
+    column is absent or NaN, or it records no such figure."""
+    n = _figure(case, "num_requests")
+    if n is None or len(requests) != n or not len(requests):
+        return None
+    for figure, (what, count) in REQUEST_COUNTS.items():
+        want = _figure(case, figure)
+        try:
+            got = None if want is None else count(requests)
+        except (KeyError, TypeError, ValueError):  # a column absent or not numbers
+            continue
+        if got is None or got == want:
+            continue
+        if got == 1:  # "1 row with ...", "1 preemption summed ..."
+            what = what.replace("rows ", "row ", 1).replace("preemptions ", "preemption ", 1)
+        return (f"{path}: case {str(case['case_id'])!r} has {got:,} {what} of its "
+                f"{len(requests):,}, but summary.json has {figure} {_number(want)} (left "
+                "out)")
+    return None
+
+
 def _wall_problem(case, rows, path: Path) -> str | None:
     """The line of a timed replay (a ``cases`` row with ``trace_speedup``) whose
     ``wall_s`` is shorter than the time its last ``steps.csv`` row (``rows``: the
@@ -1093,10 +1205,18 @@ def _step_problem(case, rows, path: Path) -> str | None:
 
     counted = rows["counted"].astype(bool).to_numpy()
     n, want_rows = int(counted.sum()), _figure(case, "num_steps")
-    if not n or want_rows is None or n != want_rows:
-        return None
     whole = len(rows) == _figure(case, "num_total_steps")
     case_id, over = str(case["case_id"]), f"over its {n:,} counted rows"
+    if whole:  # every row there: its flags must count the summary's steps
+        for flag, figure in (("counted", "num_steps"), ("warmup", "num_warmup_steps")):
+            want, got = _figure(case, figure), int(rows[flag].astype(bool).sum()) \
+                if flag in rows else None
+            if want is not None and got is not None and got != want:
+                return (f"{path}: case {case_id!r} has {got:,} of its {len(rows):,} rows "
+                        f"with {flag} 1, but summary.json has {figure} {_number(want)} "
+                        "(left out)")
+    if not n or want_rows is None or n != want_rows:
+        return None
     checks = ([((col,), figure, "sum", np.sum) for col, figure in STEP_SUMS]
               + [(cols, figure, "mean", np.mean) for cols, figure in STEP_MEANS]
               + [(cols, figure, "median", np.median) for cols, figure in STEP_MEDIANS])
@@ -1271,7 +1391,8 @@ def _disagreeing_cases(steps, requests, floor, cases,
     (``_rate_problem``), or, for a timed replay, a wall-time ``output_tokens_per_s``
     that is not its ``requests.csv`` rows' output tokens (``requests``) over its
     ``wall_s`` (``_wall_rate_problem``), or a ``wall_s`` shorter than its last step
-    (``_wall_problem``), or floor figures that are not its ``floor.csv`` rows'
+    (``_wall_problem``), request counts that are not its ``requests.csv`` rows'
+    (``_request_count_problem``), or floor figures that are not its ``floor.csv`` rows'
     (``floor``: ``_floor_problem``). The figures from the one and the
     tables from the other would not agree, so the case is left out."""
     if "case_id" not in cases:
@@ -1291,8 +1412,9 @@ def _disagreeing_cases(steps, requests, floor, cases,
                 why = _step_problem(case, rows, run_dir / "steps.csv")
         why = why or _rate_problem(case, run_dir / "summary.json")
         if why is None and req_ids is not None:
-            why = _wall_rate_problem(case, requests[req_ids == str(case["case_id"])],
-                                     run_dir / "summary.json")
+            mine = requests[req_ids == str(case["case_id"])]
+            why = (_wall_rate_problem(case, mine, run_dir / "summary.json")
+                   or _request_count_problem(case, mine, run_dir / "requests.csv"))
         if why is None and rows is not None:
             why = _wall_problem(case, rows, run_dir / "summary.json")
         if why is None and floor_ids is not None:
@@ -1311,11 +1433,10 @@ def _short_steps(steps, cases) -> str:
     cases short (``_short_rows``)."""
     if "num_total_steps" not in cases or "case_id" not in steps:
         return ""
-    kept = (cases["steps_kept_in"] if "steps_kept_in" in cases
-            else [None] * len(cases))  # rows left in steps.partial.csv: not here
-    want = {str(case_id): int(n) for case_id, n, elsewhere
-            in zip(cases["case_id"], cases["num_total_steps"], kept)
-            if n == n and not isinstance(elsewhere, str)}  # NaN: not recorded
+    gone = _unwritten(cases, "steps.csv")  # rows left in steps.partial.csv: not here
+    want = {str(case_id): int(n) for case_id, n
+            in zip(cases["case_id"], cases["num_total_steps"])
+            if n == n and str(case_id) not in gone}  # NaN: not recorded
     return _short_rows(steps, want, "summary.json counts")
 
 
@@ -1346,20 +1467,25 @@ def _short_requests(requests, cases) -> str:
     ``cases`` (summary entries) has fewer than its ``num_requests`` (one row per
     request: ``analysis.summary``), else ''; a case whose writes failed
     (``_unwritten``) is not counted."""
-    gone = _unwritten(cases)
+    gone = _unwritten(cases, "requests.csv")
     want = {case_id: int(n) for case_id, n in _case_values(cases, "num_requests").items()
             if case_id not in gone}
     return _short_rows(requests, want, "summary.json counts")
 
 
-def _unwritten(cases) -> set[str]:
-    """The ids of the cases of ``cases`` (summary entries) whose rows the run folder
-    could not take (``steps_kept_in``: a write failed, its steps were left in
-    ``steps.partial.csv``), so that its CSV files lack them."""
-    if "steps_kept_in" not in cases:
-        return set()
-    return {str(i) for i, kept in zip(cases["case_id"], cases["steps_kept_in"])
-            if isinstance(kept, str)}
+def _unwritten(cases, name: str) -> set[str]:
+    """The ids of the cases of ``cases`` (summary entries) whose rows the CSV file
+    ``name`` could not take: a write failed, and the run recorded it (``steps_kept_in``:
+    its steps were left in ``steps.partial.csv``, and its other files not written
+    then, by a run written before ``rows_not_written``; ``rows_not_written``: the rows
+    of each file that failed, counted), so that the file lacks rows of them."""
+    out = set()
+    for case in cases.to_dict("records") if "case_id" in cases else ():
+        lost = case.get("rows_not_written")
+        if isinstance(case.get("steps_kept_in"), str) and not isinstance(lost, dict) \
+                or isinstance(lost, dict) and name in lost:
+            out.add(str(case["case_id"]))
+    return out
 
 
 def _short_itl(itl, requests, cases) -> str:
@@ -1370,7 +1496,8 @@ def _short_itl(itl, requests, cases) -> str:
     (``_unwritten``) is not counted."""
     if not {"case_id", "num_output_tokens"} <= set(requests.columns) or not len(cases):
         return ""
-    tokens, gone = requests["num_output_tokens"].astype(float), _unwritten(cases)
+    tokens, gone = (requests["num_output_tokens"].astype(float),
+                    _unwritten(cases, "itl.csv") | _unwritten(cases, "requests.csv"))
     gaps = (tokens - 1).clip(lower=0).where(tokens == tokens, 0)
     per_case = gaps.groupby(requests["case_id"].astype(str)).sum()
     want = {str(c["case_id"]): int(per_case.get(str(c["case_id"]), 0))
@@ -1853,6 +1980,73 @@ LATENCY_SOURCES = {"ttft": ("requests.csv", "ttft_s"), "tpot": ("requests.csv", 
                    "itl": ("itl.csv", "itl_s"), "e2e": ("requests.csv", "e2e_s")}
 
 
+#: The ``summary.json`` figures of each request latency (``LATENCY_SOURCES``).
+LATENCY_STATS = ("mean", "p50", "p90", "p99")
+
+
+def _withheld_latencies(read, kept, cases, run_dir: Path):
+    """The request latencies (``LATENCY_SOURCES`` names) of each case of ``cases``
+    (summary entries) whose figures are over rows left out as impossible, and one line
+    per case and file. ``read`` and ``kept`` (file name -> rows: ``requests.csv``,
+    ``itl.csv``) hold the rows as written and those kept. Such figures count a row no
+    run writes (or were computed before a hand edit made it so): neither they nor
+    figures recomputed without the row (over other requests than the summary's) are
+    the case's, so they are withheld (``cases``' cells set to NaN: no table, finding
+    or figure quotes them) while the case and its other rows load: ``RUN/requests.csv:
+    case 'ID' has ttft_ms_*, tpot_ms_* and e2e_ms_* withheld (not quoted):
+    summary.json's are over its 6 rows, 1 of them impossible (left out); its other 5
+    rows are loaded``. Returns (case id -> names, lines)."""
+    withheld: dict[str, set[str]] = {}
+    lines: list[str] = []
+    if "case_id" not in cases:
+        return withheld, lines
+    for source in dict.fromkeys(src for src, _ in LATENCY_SOURCES.values()):
+        names = [n for n, (src, _) in LATENCY_SOURCES.items() if src == source]
+        if "case_id" not in read[source] or "case_id" not in kept[source]:
+            continue
+        have = read[source]["case_id"].astype(str).value_counts()
+        left = kept[source]["case_id"].astype(str).value_counts()
+        for i in range(len(cases)):
+            case = cases.iloc[i]
+            case_id = str(case["case_id"])
+            n, k = int(have.get(case_id, 0)), int(left.get(case_id, 0))
+            quoted = [name for name in names if any(
+                _figure(case, f"{name}_ms_{q}") is not None for q in LATENCY_STATS)]
+            if k == n or not quoted:
+                continue
+            withheld.setdefault(case_id, set()).update(quoted)
+            figures = [f"{name}_ms_*" for name in quoted]
+            said = (figures[0] if len(figures) == 1
+                    else ", ".join(figures[:-1]) + f" and {figures[-1]}")
+            lines.append(f"{run_dir / source}: case {case_id!r} has {said} withheld (not "
+                         f"quoted): summary.json's are over its {_rows(n)}, {n - k:,} of "
+                         f"them impossible (left out); {_others_loaded(k)}")
+    return withheld, lines
+
+
+def _others_loaded(n: int) -> str:
+    """``its other 5 rows are loaded``, ``its other row is loaded``, ``none of its rows
+    is loaded``."""
+    return ("none of its rows is loaded" if n == 0 else "its other row is loaded"
+            if n == 1 else f"its other {n:,} rows are loaded")
+
+
+def _withhold(cases, withheld: dict[str, set[str]]):
+    """``cases`` with the figures of the latencies ``withheld`` (case id -> names,
+    ``_withheld_latencies``) set to NaN."""
+    if not withheld:
+        return cases
+    cases = cases.copy()
+    ids = cases["case_id"].astype(str)
+    for case_id, names in withheld.items():
+        for name in names:
+            for q in LATENCY_STATS:
+                if f"{name}_ms_{q}" in cases:
+                    cases[f"{name}_ms_{q}"] = cases[f"{name}_ms_{q}"].astype(float)
+                    cases.loc[ids == case_id, f"{name}_ms_{q}"] = float("nan")
+    return cases
+
+
 def _apart(got: float, want: float) -> tuple[str, str]:
     """``got`` and ``want`` as a line shows them (``,.6g``), with as many more digits
     as tell them apart where 6 do not (up to 17)."""
@@ -1874,7 +2068,8 @@ def _has_all_rows(case, rows, gaps) -> bool:
     return len(gaps) == int((tokens - 1).clip(lower=0).where(tokens == tokens, 0).sum())
 
 
-def _latency_problem(case, rows, gaps, run_dir: Path) -> str | None:
+def _latency_problem(case, rows, gaps, run_dir: Path,
+                     withheld: frozenset = frozenset()) -> str | None:
     """The line of a case (a ``cases`` row) whose request latency figures
     (``LATENCY_SOURCES``: ``ttft_ms_p50``...) are not those its ``requests.csv`` and
     ``itl.csv`` rows (``rows``, ``gaps``: the case's, every one it wrote,
@@ -1882,11 +2077,12 @@ def _latency_problem(case, rows, gaps, run_dir: Path) -> str | None:
     function that wrote them (the same definitions and percentiles; the gaps pooled in
     file order, as it pools them request after request), relative
     ``STEP_MEAN_TOLERANCE``; naming the first such figure, its file, both values (ms).
-    ``None`` when they agree, or the case has no such figure or not all of its rows."""
+    ``None`` when they agree, or the case has no such figure or not all of its rows.
+    The latencies ``withheld`` (names: ``_withheld_latencies``) are not checked."""
     from ipc_bench.analysis.summary import latency_summary
 
-    figures = [f"{name}_ms_{stat}" for name in LATENCY_SOURCES
-               for stat in ("mean", "p50", "p90", "p99")]
+    figures = [f"{name}_ms_{stat}" for name in LATENCY_SOURCES if name not in withheld
+               for stat in LATENCY_STATS]
     if all(_figure(case, f) is None for f in figures) \
             or not _has_all_rows(case, rows, gaps) or "itl_s" not in gaps:
         return None
@@ -1916,14 +2112,15 @@ def _latency_problem(case, rows, gaps, run_dir: Path) -> str | None:
     return None
 
 
-def _disagreeing_latencies(requests, itl, cases,
-                           run_dir: Path) -> tuple[set[str], list[str]]:
+def _disagreeing_latencies(requests, itl, cases, run_dir: Path,
+                           withheld: dict[str, set[str]]) -> tuple[set[str], list[str]]:
     """The case ids of ``cases`` (summary entries) whose request latency figures are not
     those their rows of ``requests`` and ``itl`` give (``_latency_problem``), and one
     line per such case. The rows are those the files hold, impossible ones included
     (``_impossible_latencies`` warns of those apart): a case is checked whenever they
-    are every row its summary counts (``_has_all_rows``), so that a row made impossible
-    does not leave its case's figures unchecked."""
+    are every row its summary counts (``_has_all_rows``), its figures over rows left
+    out as impossible excepted (``withheld``: case id -> latency names, not quoted), so
+    that an impossible ``tpot_s`` does not leave a typed-over TTFT unchecked."""
     if "case_id" not in cases or "case_id" not in requests or "case_id" not in itl:
         return set(), []
     req_ids, gap_ids = requests["case_id"].astype(str), itl["case_id"].astype(str)
@@ -1932,7 +2129,8 @@ def _disagreeing_latencies(requests, itl, cases,
         case = cases.iloc[i]
         case_id = str(case["case_id"])
         why = _latency_problem(case, requests[req_ids == case_id],
-                               itl[gap_ids == case_id], run_dir)
+                               itl[gap_ids == case_id], run_dir,
+                               frozenset(withheld.get(case_id, ())))
         if why is not None:
             bad.add(case_id)
             lines.append(why)
@@ -1996,8 +2194,15 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     read = dict(requests=requests, itl=itl)  # every row of the cases kept, for the counts
     requests, itl, lines = _impossible_latencies(requests, itl, cases, run_dir)
     row_lines += lines
-    # checked on the rows as written: an impossible row left out must not stop the check
-    disagree, lines = _disagreeing_latencies(read["requests"], read["itl"], cases, run_dir)
+    # the figures over a row left out are withheld; the case and its other rows load
+    withheld, lines = _withheld_latencies(
+        {"requests.csv": read["requests"], "itl.csv": read["itl"]},
+        {"requests.csv": requests, "itl.csv": itl}, cases, run_dir)
+    row_lines += lines
+    cases = _withhold(cases, withheld)
+    # the others are checked on the rows as written
+    disagree, lines = _disagreeing_latencies(read["requests"], read["itl"], cases, run_dir,
+                                             withheld)
     row_lines += lines
     _refuse_none_left(cases, disagree, lines)
     cases, steps, requests, floor, itl, read["requests"], read["itl"] = _without_cases(
@@ -2148,8 +2353,9 @@ def load(path_or_paths) -> Results:
     out of every CSV table (one warning per case); so are ``steps.csv`` rows of a step
     their case has in an earlier row, and rows with a negative count, time or size (one
     warning per case and column), ``requests.csv`` and ``itl.csv`` rows with an
-    impossible latency, ``tpot_s`` or gap (``_impossible_requests``,
-    ``_impossible_itl``: one per case and kind); a case with more ``steps.csv`` rows
+    impossible latency, ``tpot_s``, gap or step order (``_impossible_requests``,
+    ``_impossible_itl``: one per case and kind, naming the requests; the figures over
+    them withheld, ``_withheld_latencies``, the rest of the case loaded); a case with more ``steps.csv`` rows
     than its ``num_total_steps`` is said too, as one with fewer is; a case whose figures
     are not those its counted rows give (``_step_problem``: sums, means, medians, runner
     gaps, ``HOP_FIGURES``), its own tokens and steps (``_rate_problem``) or, timed

@@ -456,7 +456,10 @@ class _Run:
         """The run folder could not be written (``exc``): keep what the folder still
         takes (``result``, the case that was running or being written, as every case
         that did not finish: ``_write_unfinished``; ``status: failed`` and the
-        reason), say so in one line; exit code 1."""
+        reason, with the rows of that case its files could not take,
+        ``RunWriter.unwritten_note``: ``cannot write results to DIR: No space left on
+        device; rows not written: 2 of requests.csv``), say so in one line; exit
+        code 1."""
         message = str(exc)
         self.stopped = True
         with signals.deferred():
@@ -465,6 +468,9 @@ class _Run:
                     self._write_unfinished(result, message)
                 except RunFolderError:
                     pass
+            case_id = result.spec.case_id if result is not None else self.current
+            if self.run_dir.is_dir():  # else nothing of the case is there to count
+                message += self.writer.unwritten_note(case_id)
             try:
                 self.writer.finish("failed", [message], failed_case=self.current)
             except RunFolderError as again:

@@ -35,8 +35,12 @@ names the case under way. While a case runs, its scheduler rows are appended to
 ``steps.partial.csv`` about once a second (``harness.recording.StepFlusher``); when it ends,
 however it ends (done, failed, SIGINT, SIGTERM), its rows go to ``steps.csv`` and the
 partial file is removed; where ``steps.csv`` cannot take them (a file size limit, a
-full disk), they stay in the partial file, as a killed run leaves them, and the case
-is listed all the same (``RunWriter.list_case``: ``complete: false``, ``steps_kept_in``). A streamed case (soak) appends straight to ``steps.csv``,
+full disk), they stay in the partial file, as a killed run leaves them, those since
+its last flush appended to it where it still takes them, and the case is listed all
+the same (``RunWriter.list_case``: ``complete: false``, ``steps_kept_in``). A case's
+other files are written whatever one of them did: each that cannot take its rows is
+cut back and counted in the case's ``rows_not_written`` (file -> rows) and, by
+``RunWriter.unwritten_note``, in the run's one-line error. A streamed case (soak) appends straight to ``steps.csv``,
 ``requests.csv`` and ``rss.csv`` as it runs. So a run killed at any moment leaves a
 folder that ``json.load`` and ``pandas.read_csv`` read, with ``status`` ``incomplete``;
 only SIGKILL of this process loses anything: the rows of the last flush interval.
@@ -233,7 +237,8 @@ def append_csv(path: Path, rows: Iterable, header: Optional[tuple[str, ...]] = N
         size = os.fstat(fd).st_size
         try:
             for chunk in _csv_chunks(rows, header if size == 0 else None):
-                write_fd(fd, chunk, path)
+                if chunk:  # nothing to append: no write
+                    write_fd(fd, chunk, path)
         except OSError:
             try:
                 if size == 0:
@@ -281,6 +286,22 @@ def _writes(method):
     return wrapper
 
 
+class _Counted:
+    """An iterator over ``rows`` that counts the rows it gave (``n``)."""
+
+    def __init__(self, rows: Iterable):
+        self._rows = iter(rows)
+        self.n = 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        row = next(self._rows)
+        self.n += 1
+        return row
+
+
 def _csv(value: Any) -> Any:
     return "" if value is None else value
 
@@ -311,6 +332,11 @@ class RunWriter:
         self.running_case: Optional[str] = None
         self.failed_case: Optional[str] = None
         self._rss_written: dict[str, int] = {}
+        #: Case id -> CSV file -> rows of the case that file could not take (each
+        #: append that failed, cut back whole): ``rows_not_written`` in its summary.
+        self.rows_not_written: dict[str, dict[str, int]] = {}
+        self._partial_rows: dict[str, int] = {}  # case id -> rows in steps.partial.csv
+        self._tried: dict[str, set[str]] = {}  # case id -> files add_case wrote or tried
         self.comparisons: list[dict[str, Any]] = []  # ipc_bench.analysis.stats.compare_cases
         self.byte_model: list[dict[str, Any]] = []   # ipc_bench.analysis.bytemodel.byte_model_report
         self._new_file("steps.csv", CASE_KEYS + SCHED_COLUMNS + RUNNER_COLUMNS)
@@ -323,9 +349,42 @@ class RunWriter:
         os.close(_create(self.run_dir / name))
         append_csv(self.run_dir / name, (), header)
 
-    def _append(self, name: str, rows, header: Optional[tuple[str, ...]] = None) -> None:
+    def _append(self, name: str, rows, header: Optional[tuple[str, ...]] = None,
+                case_id: Optional[str] = None) -> None:
+        """``append_csv`` with signals deferred; where it fails, the rows of the append
+        (all of them: it is cut back) are counted in ``rows_not_written[case_id]``."""
+        counted = _Counted(rows)
         with deferred():
-            append_csv(self.run_dir / name, rows, header)
+            try:
+                append_csv(self.run_dir / name, counted, header)
+            except OSError:
+                if case_id is not None:
+                    for _ in counted:  # the rows never reached: not written either
+                        pass
+                    if counted.n:
+                        lost = self.rows_not_written.setdefault(case_id, {})
+                        lost[name] = lost.get(name, 0) + counted.n
+                raise
+
+    def unwritten_note(self, case_id: Optional[str]) -> str:
+        """``; rows not written: 402 of steps.csv (kept in steps.partial.csv), 2 of
+        requests.csv and 400 of floor.csv``: the rows of case ``case_id`` its files
+        could not take (``rows_not_written``), for the run's one-line error; ``(398 of
+        them kept in steps.partial.csv)`` where that file holds only part of them;
+        ``""`` when none."""
+        lost = self.rows_not_written.get(case_id or "")
+        if not lost:
+            return ""
+        parts = []
+        for name, n in lost.items():
+            part = f"{n:,} of {name}"
+            kept = self._partial_rows.get(case_id or "", 0) if name == "steps.csv" else 0
+            if kept and (self.run_dir / PARTIAL_STEPS).is_file():
+                part += (f" (kept in {PARTIAL_STEPS})" if kept >= n
+                         else f" ({kept:,} of them kept in {PARTIAL_STEPS})")
+            parts.append(part)
+        said = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + f" and {parts[-1]}"
+        return f"; rows not written: {said}"
 
     # ------------------------------------------------------------------ while a case runs
     @_writes
@@ -333,6 +392,7 @@ class RunWriter:
         """Note ``spec`` as the running case (in ``summary.json``)."""
         self.running_case = spec.case_id
         self._remove_partial()
+        self._partial_rows[spec.case_id] = 0
         self._write_summary()
 
     @_writes
@@ -341,6 +401,7 @@ class RunWriter:
         ident = _ident(spec)
         self._append(PARTIAL_STEPS, (ident + tuple(row) for row in rows),
                      header=CASE_KEYS + SCHED_COLUMNS)
+        self._partial_rows[spec.case_id] = self._partial_rows.get(spec.case_id, 0) + len(rows)
 
     @_writes
     def stream_steps(self, spec: CaseSpec, rows) -> None:
@@ -348,22 +409,51 @@ class RunWriter:
         once) to ``steps.csv`` (no runner columns)."""
         ident = _ident(spec)
         empty = ("",) * len(RUNNER_COLUMNS)
-        self._append("steps.csv", (ident + tuple(row) + empty for row in rows))
+        self._append("steps.csv", (ident + tuple(row) + empty for row in rows),
+                     case_id=spec.case_id)
 
     @_writes
     def stream_requests(self, spec: CaseSpec, records: list[dict]) -> None:
-        """Append per-request records (and their inter-token gaps)."""
+        """Append per-request records (and their inter-token gaps); each file is
+        written whether the other could be or not, and the first error raised."""
+        self._write_each(spec.case_id, (
+            ("requests.csv", lambda: self._request_rows(spec, records)),
+            ("itl.csv", lambda: self._gap_rows(spec, records))))
+
+    def _request_rows(self, spec: CaseSpec, records: list[dict]) -> None:
         ident = _ident(spec)
         self._append("requests.csv", (ident + tuple(_csv(r.get(k)) for k in REQUEST_COLUMNS)
-                                      for r in records))
+                                      for r in records), case_id=spec.case_id)
+
+    def _gap_rows(self, spec: CaseSpec, records: list[dict]) -> None:
         self._append("itl.csv", ((spec.case_id, r["index"], x)
-                                 for r in records for x in r.get("itl_s") or ()))
+                                 for r in records for x in r.get("itl_s") or ()),
+                     case_id=spec.case_id)
+
+    def _write_each(self, case_id: str, writes, once: bool = False) -> None:
+        """Run each ``(file name, write)`` of ``writes`` whatever the others did (what
+        one file cannot take takes nothing from the others), then raise the first
+        ``OSError``; ``once``: a file already written or tried for ``case_id`` by
+        ``add_case`` is skipped (a case written again after a failure is not written
+        twice)."""
+        tried = self._tried.setdefault(case_id, set()) if once else set()
+        first: Optional[OSError] = None
+        for name, write in writes:
+            if name in tried:
+                continue
+            tried.add(name)
+            try:
+                write()
+            except OSError as exc:
+                first = first or exc
+        if first is not None:
+            raise first
 
     @_writes
     def stream_rss(self, spec: CaseSpec, samples: list[tuple]) -> None:
         """Append memory samples (``harness.memory.SAMPLE_COLUMNS``) to ``rss.csv``."""
         self._append("rss.csv", ((spec.case_id, *(_csv(v) for v in s)) for s in samples),
-                     header=RSS_COLUMNS)
+                     header=RSS_COLUMNS, case_id=spec.case_id)
         self._rss_written[spec.case_id] = self._rss_written.get(spec.case_id, 0) + len(samples)
 
     def _remove_partial(self) -> None:
@@ -376,39 +466,91 @@ class RunWriter:
     @_writes
     def add_case(self, result: CaseResult, summary: dict[str, Any]) -> None:
         """Append a finished, failed or interrupted case's records (what was not
-        streamed already) and rewrite the summary."""
+        streamed already) and rewrite the summary. Each file is written whatever
+        another one did; where one cannot take its rows, the others are written
+        whole, the first error is raised (the case is not listed: ``list_case``) and a
+        later call for the same case writes only the files not tried yet. Rows
+        ``steps.csv`` cannot take stay in ``steps.partial.csv``, those since its last
+        flush appended to it where it takes them."""
         spec = result.spec
         ident = _ident(spec)
         runner = result.runner_columns
         have_runner = bool(runner) and all(
             len(runner.get(k, ())) == len(result.sched_rows) for k in RUNNER_COLUMNS)
         empty = ("",) * len(RUNNER_COLUMNS)
-        with deferred():
-            self._append("steps.csv", (
-                ident + tuple(row) + (tuple(runner[k][i] for k in RUNNER_COLUMNS)
-                                      if have_runner else empty)
-                for i, row in enumerate(result.sched_rows)))
+
+        def steps() -> None:
+            try:
+                self._append("steps.csv", (
+                    ident + tuple(row) + (tuple(runner[k][i] for k in RUNNER_COLUMNS)
+                                          if have_runner else empty)
+                    for i, row in enumerate(result.sched_rows)), case_id=spec.case_id)
+            except OSError:
+                self._keep_in_partial(spec, result.sched_rows)
+                raise
             self._remove_partial()  # its rows are in steps.csv
-            self.stream_requests(spec, result.requests)
-            self._append("floor.csv", ((spec.case_id, i, ns)
-                                       for i, ns in enumerate(result.floor_step_ns)))
-            if result.frontend_columns:
-                self._append("frontend.csv", frontend_rows(result), header=FRONTEND_CSV)
-            rss = result.rss_samples[self._rss_written.get(spec.case_id, 0):]
-            if rss:
-                self.stream_rss(spec, rss)
-            if result.heap_reports:
-                path = self.run_dir / HEAP_REPORT
-                fd = _create(path, append=True)
-                try:
-                    text = "".join(result.heap_reports[k] for k in sorted(result.heap_reports))
-                    write_fd(fd, text.encode(), path)
-                finally:
-                    os.close(fd)
-            self.cases.append(summary)
+
+        def rss() -> None:
+            samples = result.rss_samples[self._rss_written.get(spec.case_id, 0):]
+            if samples:
+                self.stream_rss(spec, samples)
+
+        def heap() -> None:
+            path = self.run_dir / HEAP_REPORT
+            fd = _create(path, append=True)
+            try:
+                text = "".join(result.heap_reports[k] for k in sorted(result.heap_reports))
+                write_fd(fd, text.encode(), path)
+            finally:
+                os.close(fd)
+
+        writes = [("steps.csv", steps),
+                  ("requests.csv", lambda: self._request_rows(spec, result.requests)),
+                  ("itl.csv", lambda: self._gap_rows(spec, result.requests)),
+                  ("floor.csv", lambda: self._append(
+                      "floor.csv", ((spec.case_id, i, ns)
+                                    for i, ns in enumerate(result.floor_step_ns)),
+                      case_id=spec.case_id))]
+        if result.frontend_columns:
+            writes.append(("frontend.csv", lambda: self._append(
+                "frontend.csv", frontend_rows(result), header=FRONTEND_CSV,
+                case_id=spec.case_id)))
+        writes.append(("rss.csv", rss))
+        if result.heap_reports:
+            writes.append((HEAP_REPORT, heap))
+        with deferred():
+            self._write_each(spec.case_id, writes, once=True)
+            self.cases.append(self._with_unwritten(summary))
             if self.running_case == spec.case_id:
                 self.running_case = None
             self._write_summary()
+
+    def _keep_in_partial(self, spec: CaseSpec, rows: list) -> None:
+        """After ``steps.csv`` could not take a case's ``rows``: append to
+        ``steps.partial.csv`` those it does not hold yet (the rows since its last
+        flush), so that it holds them all where it takes them; an error here is
+        dropped (the rows are counted as not written all the same)."""
+        have = self._partial_rows.get(spec.case_id, 0)
+        if not (self.run_dir / PARTIAL_STEPS).is_file():
+            have = 0
+        if len(rows) <= have:
+            return
+        try:
+            self.partial_steps(spec, rows[have:])
+        except RunFolderError:
+            pass
+
+    def _with_unwritten(self, summary: dict[str, Any]) -> dict[str, Any]:
+        """``summary`` with ``rows_not_written`` (file -> rows its case's files could
+        not take) where there are any, and ``steps_kept_in: "steps.partial.csv"``
+        where its scheduler rows are still there, not in ``steps.csv``."""
+        summary = dict(summary)
+        lost = self.rows_not_written.get(summary.get("case_id") or "")
+        if lost:
+            summary["rows_not_written"] = dict(lost)
+        if (self.run_dir / PARTIAL_STEPS).is_file():
+            summary["steps_kept_in"] = PARTIAL_STEPS
+        return summary
 
     @_writes
     def list_case(self, summary: dict[str, Any]) -> None:
@@ -416,9 +558,7 @@ class RunWriter:
         failed, a file size limit or a full disk): its ``summary`` alone, with
         ``steps_kept_in: "steps.partial.csv"`` where its scheduler rows are still
         there, not in ``steps.csv`` (as a killed run leaves them)."""
-        summary = dict(summary)
-        if (self.run_dir / PARTIAL_STEPS).is_file():
-            summary["steps_kept_in"] = PARTIAL_STEPS
+        summary = self._with_unwritten(summary)
         self.cases.append(summary)
         if self.running_case == summary.get("case_id"):
             self.running_case = None

@@ -1046,11 +1046,14 @@ ARRIVAL_BOUND_NOTE = ("a replay at a fixed arrival rate is arrival-bound; its to
 
 
 def has_latency(summary: dict[str, Any]) -> bool:
-    """Whether a finished case records request latencies (``ttft_ms_p50`` set: not
-    ``None`` nor NaN, a ``Results.cases`` record's empty cell): a timed replay's or a
-    soak's with a request that sampled a token."""
-    value = summary.get("ttft_ms_p50")
-    return value is not None and value == value and not case_unfinished(summary)
+    """Whether a finished case records request latencies (a ``LATENCY_TABLE`` figure
+    set: not ``None`` nor NaN, a ``Results.cases`` record's empty cell): a timed
+    replay's or a soak's with a request that sampled a token. One whose TTFT, TPOT and
+    E2E figures the loader withheld (``results._withheld_latencies``) keeps its row,
+    those cells empty."""
+    return not case_unfinished(summary) and any(
+        summary.get(k) is not None and summary.get(k) == summary.get(k)
+        for k in LATENCY_TABLE if k not in IDENTITY)
 
 
 def latency_title(cases: list[dict[str, Any]]) -> str:

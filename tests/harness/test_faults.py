@@ -18,6 +18,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -738,16 +739,18 @@ _ONE_CASE = ["--scenario", "decode-steady", "--num-running", "2", "--steps", "40
              "--no-single-process", "--quiet"]
 
 
-@pytest.mark.parametrize("pattern,after,status", [
-    ("steps.partial.csv", 1, "failed"),   # while the case runs
-    ("steps.csv", 1, "failed"),           # when the case is written (after the header)
-    ("requests.csv", 1, "failed"),
-    ("floor.csv", 1, "failed"),
-    ("summary.json.*.tmp", 2, "incomplete"),  # summary.json itself: its last version stays
-    ("*.msgpack", 0, "failed"),           # the captured messages
+@pytest.mark.parametrize("pattern,after,status,lost", [
+    ("steps.partial.csv", 1, "failed", ""),   # while the case runs: its rows in memory
+    # when the case is written (after the header): the rows of the file that failed
+    # are counted, every other file is written whole
+    ("steps.csv", 1, "failed", "402 of steps.csv (kept in steps.partial.csv)"),
+    ("requests.csv", 1, "failed", "2 of requests.csv"),
+    ("floor.csv", 1, "failed", "400 of floor.csv"),
+    ("summary.json.*.tmp", 2, "incomplete", ""),  # summary.json: its last version stays
+    ("*.msgpack", 0, "failed", ""),           # the captured messages
 ])
 def test_a_full_disk_mid_run_is_one_line_exit_1_and_a_loadable_folder(
-        pattern, after, status, tmp_path, monkeypatch, capsys):
+        pattern, after, status, lost, tmp_path, monkeypatch, capsys):
     from ipc_bench import cli
     from ipc_bench.analysis import capture
     from ipc_bench.analysis.results import load
@@ -769,7 +772,7 @@ def test_a_full_disk_mid_run_is_one_line_exit_1_and_a_loadable_folder(
         _no_space(monkeypatch, pattern, after)
     assert cli.main(_ONE_CASE + ["--output", str(run)]) == 1
     out, err = capsys.readouterr()
-    message = ENOSPC_LINE.format(run=where)
+    message = ENOSPC_LINE.format(run=where) + (f"; rows not written: {lost}" if lost else "")
     stale = ("" if status == "failed" else " (summary.json could not be updated either: No "
              "space left on device; it still says the run is incomplete)")
     assert (out, err) == (_quiet_count(run), f"bench.py: error: {message}{stale}\n")
@@ -778,8 +781,84 @@ def test_a_full_disk_mid_run_is_one_line_exit_1_and_a_loadable_folder(
     if status == "failed":
         assert summary["problems"] == [message]
         assert summary["failed_case"] == "num_running=2/send/msgpack#0"
-    load(run)
+    if pattern in ("steps.csv", "requests.csv", "floor.csv"):
+        # the case's other files hold every row of it, once (not again on the retry)
+        [case] = summary["cases"]
+        n = int(lost.split()[0])
+        assert case["rows_not_written"] == {pattern: n}
+        rows = {"steps.csv": 402, "requests.csv": 2, "floor.csv": 400}
+        for name, want in rows.items():
+            assert len(frames[name]) == (0 if name == pattern else want), name
+        assert len(frames.get("steps.partial.csv", ())) == (402 if pattern == "steps.csv"
+                                                            else 0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        loaded = load(run)
+    if status == "failed":  # the rows not written are the problem's: no file cut short
+        assert [str(w.message) for w in caught] == []
+        assert loaded.status_detail[run.name].startswith(message)
     assert not any(p.name.endswith(".tmp") for p in run.rglob("*"))
+
+
+def test_a_full_disk_keeps_the_rows_since_the_last_flush_in_steps_partial_csv(
+        tmp_path, monkeypatch, capsys):
+    """No flush while the case runs (an interval longer than the run): steps.csv
+    cannot take its 402 rows when it ends, and steps.partial.csv, which held none,
+    takes them all, in order, as a killed run's would be; requests.csv and floor.csv
+    are written whole. Before, all three files lost the case's rows."""
+    from ipc_bench import cli
+    from ipc_bench.analysis.results import load
+    from ipc_bench.harness import recording
+
+    monkeypatch.setattr(recording, "FLUSH_INTERVAL_S", 3600.0)
+    _no_space(monkeypatch, "steps.csv", after=1)  # its header is written, then no row
+    run = tmp_path / "run"
+    assert cli.main(_ONE_CASE + ["--output", str(run)]) == 1
+    message = (f"{ENOSPC_LINE.format(run=run)}; rows not written: 402 of steps.csv (kept "
+               "in steps.partial.csv)")
+    assert capsys.readouterr() == (_quiet_count(run), f"bench.py: error: {message}\n")
+    summary, frames = load_run(run)
+    [case] = summary["cases"]
+    assert (case["complete"], case["rows_not_written"], case["steps_kept_in"]) == (
+        False, {"steps.csv": 402}, "steps.partial.csv")
+    kept = frames["steps.partial.csv"]
+    assert kept["seq"].tolist() == list(range(402))
+    assert (len(frames["steps.csv"]), len(frames["requests.csv"]),
+            len(frames["floor.csv"])) == (0, 2, 400)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        loaded = load(run)
+    assert [str(w.message) for w in caught] == []
+    assert loaded.status_detail[run.name].startswith(
+        f"{message}; case num_running=2/send/msgpack#0 was running, steps.partial.csv "
+        "holds 402 rows of it (last written ")
+
+
+def test_a_case_written_again_after_a_failed_file_writes_each_other_file_once(
+        tmp_path, monkeypatch):
+    """``RunWriter.add_case`` with requests.csv full: steps.csv, itl.csv and floor.csv
+    take the case's rows, requests.csv's are counted; written again (as a case that
+    did not finish is), it writes none of them twice and tries requests.csv no more."""
+    from ipc_bench.harness.run_folder import RunFolderError, RunWriter
+
+    spec = _writer_spec()
+    result = run_case(spec)
+    result.floor_step_ns = [7, 8, 9]
+    result.requests[0]["itl_s"] = [0.25, 0.5]
+    writer = RunWriter(tmp_path / "run", {"scenario": "t"})
+    _no_space(monkeypatch, "requests.csv")
+    with pytest.raises(RunFolderError) as err:
+        writer.add_case(result, {"case_id": spec.case_id})
+    assert str(err.value) == ENOSPC_LINE.format(run=tmp_path / "run")
+    n = len(result.requests)
+    assert writer.rows_not_written == {spec.case_id: {"requests.csv": n}}
+    assert writer.unwritten_note(spec.case_id) == f"; rows not written: {n} of requests.csv"
+    writer.add_case(result, {"case_id": spec.case_id, "complete": False})
+    summary, frames = load_run(tmp_path / "run")
+    assert summary["cases"] == [{"case_id": spec.case_id, "complete": False,
+                                 "rows_not_written": {"requests.csv": n}}]
+    assert (len(frames["steps.csv"]), len(frames["requests.csv"]), len(frames["itl.csv"]),
+            len(frames["floor.csv"])) == (len(result.sched_rows), 0, 2, 3)
 
 
 def test_a_full_disk_before_the_first_case_leaves_no_folder(tmp_path, monkeypatch, capsys):
@@ -813,18 +892,24 @@ def test_a_file_size_limit_mid_run_records_the_case_as_other_failures_do(tmp_pat
          "--steps", "100000", "--model", "fixed-step", "--step-time-ms", "1", "--policies",
          "send", "--codecs", "msgpack", "--no-single-process", "--quiet", "--output",
          str(run)], cwd=REPO, capture_output=True, text=True, timeout=300, preexec_fn=limit)
-    message = f"cannot write results to {run}: File too large"
-    assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", f"bench.py: error: {message}\n")
+    error = f"cannot write results to {run}: File too large"
     summary, frames = load_run(run)
     assert all(p.stat().st_size <= 512 * 1024 for p in run.iterdir())
     case = "num_running=16/send/msgpack#0"
+    [listed] = summary["cases"]
+    kept, total = frames["steps.partial.csv"], listed["num_total_steps"]
+    # steps.partial.csv takes the rows since its last flush where the limit lets it:
+    # the one line counts the rows steps.csv could not take, and those it kept
+    message = (f"{error}; rows not written: {total:,} of steps.csv ("
+               + ("" if len(kept) == total else f"{len(kept):,} of them ")
+               + "kept in steps.partial.csv)")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", f"bench.py: error: {message}\n")
     assert (summary["status"], summary["problems"], summary["failed_case"],
             summary["running_case"]) == ("failed", [message], case, None)
-    [listed] = summary["cases"]
-    assert (listed["case_id"], listed["complete"], listed["error"], listed["steps_kept_in"]) \
-        == (case, False, message, "steps.partial.csv")
+    assert (listed["case_id"], listed["complete"], listed["error"], listed["steps_kept_in"],
+            listed["rows_not_written"]) \
+        == (case, False, error, "steps.partial.csv", {"steps.csv": total})
     assert listed["failed_step"] == listed["num_total_steps"]  # every step was measured
-    kept = frames["steps.partial.csv"]
     assert len(kept) > 0 and set(kept["case_id"]) == {case}
     assert kept["seq"].tolist() == list(range(len(kept)))
     assert len(frames["steps.csv"]) == 0
@@ -842,7 +927,7 @@ def test_a_file_size_limit_mid_run_records_the_case_as_other_failures_do(tmp_pat
             "findings or case tables; the rows the unfinished case left in "
             "steps.partial.csv are not used for any figure.") in md
     assert (f"> **Note:** Left out of every finding, table and figure, as it did not "
-            f"finish: `{case}` ({message}).") in md
+            f"finish: `{case}` ({error}).") in md
 
 
 def _messages_fill_the_disk(monkeypatch, summary_fits_after_cleanup: bool):

@@ -276,3 +276,49 @@ def test_stream_stats_give_the_latencies_a_timed_replay_gives():
     assert list(stats.latencies_s("itl_s")) == [0.001, 0.003, 0.004, 0.005, 0.006]
     assert (got["itl_ms_mean"], got["itl_ms_p50"]) == (3.8, 4.0)
     assert (got["tpot_ms_mean"], got["e2e_ms_p50"]) == (3.5, 20.0)
+
+
+def test_a_full_disk_mid_soak_counts_the_streamed_rows_it_could_not_write(
+        tmp_path, monkeypatch, capsys):
+    """A streamed case's rows leave memory at each flush: steps.csv full after 4
+    flushes, the rows of the flush that failed are gone, and the one line, the run's
+    ``problems`` and the case's ``rows_not_written`` count them (the summary's steps
+    less those steps.csv holds), so the loader warns of no steps.csv cut short."""
+    import errno
+    import os
+    import warnings
+    from pathlib import Path
+
+    from ipc_bench.analysis.results import load
+    from ipc_bench.harness import run_folder
+    import ipc_bench.scenarios.soak as soak
+
+    monkeypatch.setattr(soak, "RSS_INTERVAL_S", 0.02)
+    monkeypatch.setattr(recording, "FLUSH_INTERVAL_S", 0.02)
+    real, seen = run_folder.write_fd, [0]
+
+    def write_fd(fd, data, path):
+        if Path(path).name == "steps.csv":
+            seen[0] += 1
+            if seen[0] > 5:  # the header, then 4 flushes
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        real(fd, data, path)
+
+    monkeypatch.setattr(run_folder, "write_fd", write_fd)
+    trace, run = tmp_path / "burst.csv", tmp_path / "run"
+    _burst_trace(trace)
+    assert cli.main(["--scenario", "soak", "--trace", str(trace), "--max-requests", "200",
+                     "--trace-speedup", "25", "--output", str(run), "--quiet"]) == 1
+    summary = json.loads((run / "summary.json").read_text())
+    (case,) = summary["cases"]
+    written = len(pd.read_csv(run / "steps.csv"))
+    lost = case["num_total_steps"] - written
+    assert lost > 0 and case["rows_not_written"] == {"steps.csv": lost}
+    message = (f"cannot write results to {run}: No space left on device; rows not "
+               f"written: {lost:,} of steps.csv")
+    assert capsys.readouterr().err == f"bench.py: error: {message}\n"
+    assert (summary["status"], summary["problems"]) == ("failed", [message])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        load(run)
+    assert [str(w.message) for w in caught] == []

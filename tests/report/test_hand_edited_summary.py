@@ -482,7 +482,11 @@ def _times_ten(column, case):
     ("s2r_payload_bytes", "sched_to_runner_payload_bytes_per_step", CACHED, SEND),
     ("step_ns", "step_ns_mean", SEND, CACHED),
     ("runner_encode_ns", "runner_encode_ns_per_step", CACHED, SEND),
-], ids=["payload-bytes", "step-ns", "runner-phase"])
+    ("num_reqs", "num_running_mean", SEND, CACHED),
+    ("num_scheduled_tokens", "scheduled_tokens_per_step", CACHED, SEND),
+    ("sched_cpu_ns", "sched_cpu_ns_per_step", SEND, CACHED),
+], ids=["payload-bytes", "step-ns", "runner-phase", "running", "scheduled-tokens",
+        "sched-cpu"])
 def test_a_steps_column_whose_mean_is_not_the_summarys_leaves_the_case_out(
         good_run, tmp_path, capsys, column, figure, case, kept):
     run = _edit_steps(good_run, tmp_path, _times_ten(column, case))
@@ -495,6 +499,28 @@ def test_a_steps_column_whose_mean_is_not_the_summarys_leaves_the_case_out(
     line = (f"{run / 'steps.csv'}: case '{case}' has a mean {column} of {got:,.6g} over its "
             f"20 counted rows, but summary.json has {figure} {entry[figure]:,.6g} (left out)")
     _assert_left_out(run, tmp_path, capsys, line, case, kept)
+
+
+@pytest.mark.parametrize("flag, figure", [("counted", "num_steps"),
+                                           ("warmup", "num_warmup_steps")])
+def test_a_step_flag_flipped_in_steps_csv_leaves_the_case_out(
+        good_run, tmp_path, capsys, flag, figure):
+    """Every row there (its ``num_total_steps``), a counted step made uncounted, or a
+    warm-up step said not to be one, no longer counts the summary's steps: the figures
+    are not over the rows the tables would take, so the case is left out."""
+    def flip(rows):
+        first = next(r for r in rows if r["case_id"] == SEND and r[flag] == "1")
+        first[flag] = "0"
+        return rows
+    run = _edit_steps(good_run, tmp_path, flip)
+    entry = next(c for c in json.loads((run / "summary.json").read_text())["cases"]
+                 if c["case_id"] == SEND)
+    assert (entry["num_steps"], entry["num_warmup_steps"], entry["num_total_steps"]) == (
+        20, 5, 25)
+    got = {"num_steps": 19, "num_warmup_steps": 4}[figure]
+    line = (f"{run / 'steps.csv'}: case '{SEND}' has {got} of its 25 rows with {flag} 1, "
+            f"but summary.json has {figure} {entry[figure]} (left out)")
+    _assert_left_out(run, tmp_path, capsys, line, SEND, CACHED)
 
 
 def test_a_summed_figure_is_checked_against_its_columns_summed(good_run, tmp_path, capsys):

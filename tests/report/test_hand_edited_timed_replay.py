@@ -4,7 +4,8 @@ is never shorter than the end of its last step (``steps.csv`` ``t_end_ns``), and
 request latencies (``ttft_ms_p50``...) are those its ``requests.csv`` and ``itl.csv``
 rows give. A case whose figures break one is left out with one warning naming both
 values, in the report and in ``results.load``; a ``tpot_s`` that is not ``(e2e_s -
-ttft_s) / (n - 1)`` leaves its row out; the run as written loads clean."""
+ttft_s) / (n - 1)`` leaves its row out and withholds the figures over it, the case
+loaded; the run as written loads clean."""
 
 from __future__ import annotations
 
@@ -104,6 +105,28 @@ def test_an_output_count_edited_in_requests_csv_leaves_the_case_out(
     _assert_left_out(run, tmp_path, capsys, line, send, cached)
 
 
+@pytest.mark.parametrize("column, value, figure, what", [
+    ("finish_reason", "", "num_finished", "5 rows with finish_reason length"),
+    ("max_tokens", "9", "num_cut_at_max_model_len",
+     "1 row with finish_reason length short of their max_tokens"),
+    ("preemptions", "2", "num_preemptions", "2 preemptions summed over its rows"),
+], ids=["finished", "cut", "preemptions"])
+def test_a_request_count_not_its_rows_leaves_the_case_out(
+        timed_run, tmp_path, capsys, column, value, figure, what):
+    """``num_finished``, ``num_cut_at_max_model_len`` and ``num_preemptions`` are
+    counted from the requests' records: a row edited so that they are not leaves the
+    case out, naming the figure and both counts."""
+    _, send, cached = timed_run
+    run, entry = _copy(timed_run, tmp_path)
+    assert (entry["num_finished"], entry["num_cut_at_max_model_len"],
+            entry["num_preemptions"]) == (6, 0, 0)
+    assert all(int(r["max_tokens"]) == 8 for r in _requests(run, send))
+    _edit_requests(run, lambda rows: rows[0].update({column: value}))
+    line = (f"{run / 'requests.csv'}: case '{send}' has {what} of its 6, but summary.json "
+            f"has {figure} {entry[figure]} (left out)")
+    _assert_left_out(run, tmp_path, capsys, line, send, cached)
+
+
 def test_a_wall_s_shorter_than_its_last_step_leaves_the_case_out(
         timed_run, tmp_path, capsys):
     # wall_s and the rate edited together: they agree, but the steps ran longer
@@ -195,6 +218,53 @@ def test_a_latency_figure_edited_past_its_sixth_digit_shows_the_digits_that_diff
         f"{edited:,.{digits}g} (left out)"]
 
 
+def _assert_withheld(run, tmp_path, capsys, lines: list[str], case_id: str,
+                     indexes: list[int], names: tuple[str, ...], entry: dict) -> None:
+    """``bench.py report`` and the loader warn ``lines`` of ``run``, in that order; both
+    cases load, ``case_id`` with the ``requests.csv`` rows ``indexes`` alone and its
+    figures of the latencies ``names`` withheld (NaN), its others ``entry``'s; the
+    report quotes none of the withheld figures and notes each line."""
+    assert _report(run, tmp_path, capsys, NO_FIGURES) == (
+        0, [f"bench.py report: warning: {line}" for line in lines])
+    md = (tmp_path / "rep" / "report.md").read_text()
+    for line in lines:
+        assert f"> **Note:** Loading this run: {line}." in md
+    assert _loaded(run) == lines
+    with pytest.warns(ResultsWarning):
+        loaded = load(run)
+    assert len(set(loaded.cases["case_id"])) == 2
+    kept = loaded.requests[loaded.requests["case_id"] == case_id]
+    assert list(kept["index"]) == indexes
+    case = loaded.cases[loaded.cases["case_id"] == case_id].iloc[0]
+    for name in ("ttft", "tpot", "itl", "e2e"):
+        for q in ("mean", "p50", "p90", "p99"):
+            figure = f"{name}_ms_{q}"
+            if name in names:
+                assert case[figure] != case[figure], figure  # NaN: not quoted
+            else:
+                assert case[figure] == entry[figure], figure
+    # the Latency table's row of the case: its withheld cells empty
+    section = md.split("\n## Latency\n", 1)[1].split("\n## ", 1)[0]
+    row = next(ln for ln in section.splitlines()
+               if ln.startswith(f"| 0 | {case_id.split('/')[1]} |"))
+    cells = [c.strip() for c in row.split("|")[5:-1]]
+    shown = ("ttft_ms_p50", "ttft_ms_p99", "tpot_ms_mean", "itl_ms_p50", "itl_ms_p99",
+             "e2e_ms_p50", "e2e_ms_p99")
+    assert [c == "-" for c in cells] == [f.split("_")[0] in names for f in shown]
+
+
+def _withheld_line(run, case_id, source, names, n, bad) -> str:
+    figures = [f"{name}_ms_*" for name in names]
+    said = figures[0] if len(figures) == 1 else ", ".join(figures[:-1]) + f" and {figures[-1]}"
+    return (f"{run / source}: case '{case_id}' has {said} withheld (not quoted): "
+            f"summary.json's are over its {n} rows, {bad} of them impossible (left out); "
+            + ("its other row is loaded" if n - bad == 1 else
+               f"its other {n - bad} rows are loaded"))
+
+
+REQUEST_LATENCIES = ("ttft", "tpot", "e2e")
+
+
 def _assert_warned_and_kept(run, tmp_path, capsys, lines: list[str], kept: str) -> None:
     """``bench.py report`` and the loader warn ``lines`` of ``run``, in that order, and
     the loader keeps case ``kept`` alone."""
@@ -260,9 +330,9 @@ def test_latency_figures_typed_over_in_every_case_are_refused(timed_run, tmp_pat
 
 def test_a_tpot_that_is_not_its_gaps_mean_leaves_its_row_out(timed_run, tmp_path, capsys):
     """``tpot_s`` is ``(e2e_s - ttft_s) / (n - 1)`` (``metrics.LATENCY_MEANINGS``); a
-    row that says otherwise is left out, and the case's figures are checked against
-    its rows as written, the edited one included: no longer its summary's TPOT, the
-    case is left out."""
+    row that says otherwise is left out, naming its request, and the case's figures
+    over requests.csv rows (TTFT, TPOT, E2E), which count it, are withheld: the case
+    loads with its other 5 rows and its ITL figures, checked against itl.csv."""
     src, send, cached = timed_run
     run, entry = _copy(timed_run, tmp_path)
     first = _requests(run, send)[0]
@@ -274,21 +344,19 @@ def test_a_tpot_that_is_not_its_gaps_mean_leaves_its_row_out(timed_run, tmp_path
         next(r for r in rows if r["case_id"] == send)["tpot_s"] = "0.5"
 
     _edit_requests(run, tpot)
-    got = float(np.mean(_values_s(run, send, "tpot_s"))) * 1e3
     lines = [f"{run / 'requests.csv'}: case '{send}' has a tpot_s other than (e2e_s - "
-             f"ttft_s) / (num_output_tokens - 1) in 1 row (index 0 first: tpot_s 0.5, the "
+             f"ttft_s) / (num_output_tokens - 1) in 1 row (request 0: tpot_s 0.5, the "
              f"formula {want:g}; left out)",
-             f"{run / 'requests.csv'}: case '{send}' has a mean tpot_s of {got:,.6g} ms "
-             f"over its 6 rows with a tpot_s, but summary.json has tpot_ms_mean "
-             f"{entry['tpot_ms_mean']:,.6g} (left out)"]
-    _assert_warned_and_kept(run, tmp_path, capsys, lines, cached)
+             _withheld_line(run, send, "requests.csv", REQUEST_LATENCIES, 6, 1)]
+    _assert_withheld(run, tmp_path, capsys, lines, send, [1, 2, 3, 4, 5],
+                     REQUEST_LATENCIES, entry)
 
 
-def test_a_latency_typed_over_is_checked_though_a_tpot_row_is_impossible(
+def test_latencies_typed_over_with_impossible_tpot_rows_are_withheld_not_quoted(
         timed_run, tmp_path, capsys):
     """``ttft_ms_p99`` and ``tpot_ms_mean`` typed into summary.json and 5 rows' tpot_s
-    made 1 s: the impossible rows do not stop the check of the summary's figures
-    against the rows as written, so 999 ms is not quoted."""
+    made 1 s: the figures over requests.csv rows are withheld, so 999 ms is not
+    quoted, and the case's last row and ITL figures load."""
     src, send, cached = timed_run
     run, entry = _copy(timed_run, tmp_path,
                        lambda c: c.update(ttft_ms_p99=999, tpot_ms_mean=77))
@@ -300,30 +368,77 @@ def test_a_latency_typed_over_is_checked_though_a_tpot_row_is_impossible(
             row["tpot_s"] = "1.0"
 
     _edit_requests(run, tpot)
-    got = float(np.percentile(_values_s(run, send, "ttft_s"), 99)) * 1e3
     lines = [f"{run / 'requests.csv'}: case '{send}' has a tpot_s other than (e2e_s - "
-             f"ttft_s) / (num_output_tokens - 1) in 5 rows (index 0 first: tpot_s 1, the "
+             f"ttft_s) / (num_output_tokens - 1) in 5 rows (requests 0, 1, 2, 3 and 4, the "
+             f"first: tpot_s 1, the formula {want:g}; left out)",
+             _withheld_line(run, send, "requests.csv", REQUEST_LATENCIES, 6, 5)]
+    _assert_withheld(run, tmp_path, capsys, lines, send, [5], REQUEST_LATENCIES, entry)
+
+
+def test_an_itl_figure_typed_over_is_checked_though_a_tpot_row_is_impossible(
+        timed_run, tmp_path, capsys):
+    """``itl_ms_p99`` typed into summary.json and a row's tpot_s made 1 s: the figures
+    over requests.csv rows are withheld, and the ITL figures, over itl.csv's rows, all
+    possible, are still checked: 999 ms is not theirs, so the case is left out."""
+    src, send, cached = timed_run
+    run, entry = _copy(timed_run, tmp_path, lambda c: c.update(itl_ms_p99=999))
+    first = _requests(run, send)[0]
+    want = (float(first["e2e_s"]) - float(first["ttft_s"])) / 7
+    _edit_requests(run, lambda rows: rows[0].update(tpot_s="1.0"))
+    got = float(np.percentile(_values_s(run, send, "itl_s"), 99)) * 1e3
+    lines = [f"{run / 'requests.csv'}: case '{send}' has a tpot_s other than (e2e_s - "
+             f"ttft_s) / (num_output_tokens - 1) in 1 row (request 0: tpot_s 1, the "
              f"formula {want:g}; left out)",
-             f"{run / 'requests.csv'}: case '{send}' has a p99 ttft_s of {got:,.6g} ms "
-             f"over its 6 rows with a ttft_s, but summary.json has ttft_ms_p99 999 (left "
-             f"out)"]
+             _withheld_line(run, send, "requests.csv", REQUEST_LATENCIES, 6, 1),
+             f"{run / 'itl.csv'}: case '{send}' has a p99 itl_s of {got:,.6g} ms over its "
+             f"42 rows with an itl_s, but summary.json has itl_ms_p99 999 (left out)"]
     _assert_warned_and_kept(run, tmp_path, capsys, lines, cached)
+
+
+def test_logical_steps_out_of_order_leave_their_rows_out_naming_the_requests(
+        timed_run, tmp_path, capsys):
+    """A request's logical steps happen in order (arrival, first scheduled, first
+    token, finish; -1: never): a ``first_token_step`` after its ``finish_step`` and a
+    ``finish_step`` of -2 leave those rows out, naming their requests, and withhold the
+    figures over requests.csv rows."""
+    src, send, cached = timed_run
+    run, entry = _copy(timed_run, tmp_path)
+    rows = _requests(run, send)
+    assert [r["index"] for r in rows] == ["0", "1", "2", "3", "4", "5"]
+    assert all(0 <= int(r["first_token_step"]) <= int(r["finish_step"]) for r in rows)
+
+    def edit(rows):
+        for r in rows[1:3]:
+            r["first_token_step"] = str(int(r["finish_step"]) + 1)
+        rows[4]["finish_step"] = "-2"
+
+    _edit_requests(run, edit)
+    late = min(int(r["finish_step"]) for r in rows[1:3])
+    lines = [f"{run / 'requests.csv'}: case '{send}' has a finish_step below -1 (-2) in 1 "
+             "row (request 4; left out)",
+             f"{run / 'requests.csv'}: case '{send}' has a finish_step before its "
+             f"first_token_step (down to {late}) in 2 rows (requests 1 and 2; left out)",
+             _withheld_line(run, send, "requests.csv", REQUEST_LATENCIES, 6, 3)]
+    _assert_withheld(run, tmp_path, capsys, lines, send, [0, 3, 5], REQUEST_LATENCIES,
+                     entry)
 
 
 def test_a_tpot_of_a_one_token_request_leaves_its_row_out(timed_run, tmp_path):
     """A request of one output token has no TPOT (``tpot_s`` empty): one given with
     its count edited to 1 is no row a run writes (its 7 tokens moved to the next
-    request, so the case's tokens agree with its rate, leave that one out too)."""
+    request, so the case's tokens agree with its rate, leave that one out too; their
+    max_tokens moved with them, so that neither was cut short of it)."""
     _, send, _ = timed_run
     run, _ = _copy(timed_run, tmp_path)
 
     def one_token(rows):
         rows[1]["num_output_tokens"], rows[2]["num_output_tokens"] = "1", "15"
+        rows[1]["max_tokens"], rows[2]["max_tokens"] = "1", "15"
 
     _edit_requests(run, one_token)
     tpot = float(_requests(run, send)[1]["tpot_s"])
     lines = [ln for ln in _loaded(run) if "tpot_s" in ln]
     assert lines == [
         f"{run / 'requests.csv'}: case '{send}' has a tpot_s other than (e2e_s - ttft_s) "
-        f"/ (num_output_tokens - 1) in 2 rows (index 1 first: tpot_s {tpot:g}, the "
-        "formula none (1 output token); left out)"]
+        f"/ (num_output_tokens - 1) in 2 rows (requests 1 and 2, the first: tpot_s "
+        f"{tpot:g}, the formula none (1 output token); left out)"]

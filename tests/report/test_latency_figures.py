@@ -163,9 +163,10 @@ def test_a_negative_itl_is_warned_about_and_left_out(timed_run, tmp_path, capsys
     assert lines[1].startswith(f"{send},0,")
     lines[1] = f"{send},0,-1.0"
     (run / "itl.csv").write_text("\n".join(lines) + "\n")
-    # the row is left out, and the case, its summary's ITL no longer its rows', too
-    lines = [f"{run / 'itl.csv'}: case '{send}' has a negative itl_s (-1) in 1 row (left "
-             "out)", _mean_left_out(run, send, "itl_s")]
+    # the row is left out, naming its request, and the case's ITL figures, over it,
+    # withheld: the case loads with its other 41 gaps and its other figures
+    lines = [f"{run / 'itl.csv'}: case '{send}' has a negative itl_s (-1) in 1 row "
+             "(request 0; left out)", _itl_withheld(run, send, 1)]
     code, md, err = _report(run, tmp_path, capsys)
     assert (code, err) == (0, "".join(f"bench.py report: warning: {ln}\n" for ln in lines))
     assert "at or below 0" not in md
@@ -173,7 +174,8 @@ def test_a_negative_itl_is_warned_about_and_left_out(timed_run, tmp_path, capsys
         warnings.simplefilter("always", ResultsWarning)
         loaded = load(run)
     assert [str(w.message) for w in caught] == lines
-    assert send not in set(loaded.itl["case_id"]) | set(loaded.cases["case_id"])
+    _assert_itl_withheld(run, loaded, send, 41)
+    assert float(loaded.itl[loaded.itl["case_id"] == send]["itl_s"].min()) >= 0
 
 
 def test_an_interrupted_arm_is_named_not_said_not_to_have_run(timed_run, tmp_path, capsys):
@@ -214,19 +216,28 @@ def _edit_csv(path: Path, change) -> None:
         writer.writerows(rows)
 
 
-def _mean_left_out(run: Path, case_id: str, column: str) -> str:
-    """The warning that leaves the case ``case_id`` of ``run`` out because the mean of
-    its ``column`` rows as written (``itl_s``: in ``itl.csv``) is not its summary's."""
-    source = "itl.csv" if column == "itl_s" else "requests.csv"
-    with open(run / source, newline="") as f:
-        values = [float(r[column]) for r in csv.DictReader(f) if r["case_id"] == case_id]
-    figure = column.removesuffix("_s") + "_ms_mean"
-    cases = json.loads((run / "summary.json").read_text())["cases"]
-    want = next(c[figure] for c in cases if c["case_id"] == case_id)
-    article = "an" if column[0] in "ie" else "a"
-    return (f"{run / source}: case '{case_id}' has a mean {column} of "
-            f"{float(np.mean(values)) * 1e3:,.6g} ms over its {len(values)} rows with "
-            f"{article} {column}, but summary.json has {figure} {want:,.6g} (left out)")
+def _itl_withheld(run: Path, case_id: str, bad: int) -> str:
+    """The warning that withholds the ITL figures of case ``case_id`` of ``run`` (42
+    gaps as written), ``bad`` of its ``itl.csv`` rows left out as impossible."""
+    return (f"{run / 'itl.csv'}: case '{case_id}' has itl_ms_* withheld (not quoted): "
+            f"summary.json's are over its 42 rows, {bad} of them impossible (left out); "
+            f"its other {42 - bad} rows are loaded")
+
+
+def _assert_itl_withheld(run: Path, loaded, case_id: str, gaps: int) -> None:
+    """``loaded`` holds case ``case_id`` of ``run`` with ``gaps`` itl.csv rows, its ITL
+    figures NaN (withheld) and its TTFT, TPOT and E2E figures those of summary.json."""
+    entry = next(c for c in json.loads((run / "summary.json").read_text())["cases"]
+                 if c["case_id"] == case_id)
+    case = loaded.cases[loaded.cases["case_id"] == case_id].iloc[0]
+    assert len(loaded.itl[loaded.itl["case_id"] == case_id]) == gaps
+    for name in ("ttft", "tpot", "itl", "e2e"):
+        for q in ("mean", "p50", "p90", "p99"):
+            figure = f"{name}_ms_{q}"
+            if name == "itl":
+                assert case[figure] != case[figure], figure
+            else:
+                assert case[figure] == entry[figure], figure
 
 
 def _wall_s(run: Path, case_id: str) -> float:
@@ -271,14 +282,14 @@ def test_a_gap_longer_than_its_case_is_warned_about_and_left_out(timed_run, tmp_
     assert wall_s < 5.0
     _edit_csv(run / "itl.csv", lambda rows: rows[0].update(itl_s="5.0"))
     lines = [f"{run / 'itl.csv'}: case '{send}' has an itl_s longer than its wall_s "
-             f"{wall_s:g} (5) in 1 row (left out)", _mean_left_out(run, send, "itl_s")]
+             f"{wall_s:g} (5) in 1 row (request 0; left out)", _itl_withheld(run, send, 1)]
     code, _, err = _report(run, tmp_path, capsys)
     assert (code, err) == (0, "".join(f"bench.py report: warning: {ln}\n" for ln in lines))
     assert _loaded_lines(run) == lines
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ResultsWarning)
         loaded = load(run)
-    assert send not in set(loaded.itl["case_id"]) | set(loaded.cases["case_id"])
+    _assert_itl_withheld(run, loaded, send, 41)
 
 
 def test_a_gap_longer_than_its_request_is_warned_about_and_left_out(timed_run, tmp_path):
@@ -292,7 +303,7 @@ def test_a_gap_longer_than_its_request_is_warned_about_and_left_out(timed_run, t
     _edit_csv(run / "itl.csv", lambda rows: rows[0].update(itl_s=repr(gap)))
     assert _loaded_lines(run) == [
         f"{run / 'itl.csv'}: case '{send}' has an itl_s longer than its request's e2e_s - "
-        f"ttft_s ({gap:g}) in 1 row (left out)", _mean_left_out(run, send, "itl_s")]
+        f"ttft_s ({gap:g}) in 1 row (request 0; left out)", _itl_withheld(run, send, 1)]
 
 
 def test_impossible_request_latencies_are_warned_about_and_left_out(timed_run, tmp_path,
@@ -310,17 +321,33 @@ def test_impossible_request_latencies_are_warned_about_and_left_out(timed_run, t
     with open(run / "requests.csv", newline="") as f:
         half = float(list(csv.DictReader(f))[2]["e2e_s"])
     where = f"{run / 'requests.csv'}: case '{send}' has"
-    lines = [f"{where} a negative ttft_s (-0.2) in 1 row (left out)",
-             f"{where} an e2e_s shorter than its ttft_s ({half:g}) in 1 row (left out)",
-             f"{where} an e2e_s longer than its wall_s {wall_s:g} (99) in 1 row (left out)",
-             _mean_left_out(run, send, "ttft_s")]  # then the case, by its rows as written
-    code, _, err = _report(run, tmp_path, capsys)
+    lines = [f"{where} a negative ttft_s (-0.2) in 1 row (request 0; left out)",
+             f"{where} an e2e_s shorter than its ttft_s ({half:g}) in 1 row (request 2; "
+             "left out)",
+             f"{where} an e2e_s longer than its wall_s {wall_s:g} (99) in 1 row (request 1; "
+             "left out)",
+             # then the figures over those rows, withheld: the case loads with the others
+             f"{where} ttft_ms_*, tpot_ms_* and e2e_ms_* withheld (not quoted): "
+             "summary.json's are over its 6 rows, 3 of them impossible (left out); its "
+             "other 3 rows are loaded"]
+    code, md, err = _report(run, tmp_path, capsys)
     assert (code, err) == (0, "".join(f"bench.py report: warning: {ln}\n" for ln in lines))
     assert _loaded_lines(run) == lines
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ResultsWarning)
         loaded = load(run)
-    assert send not in set(loaded.requests["case_id"]) | set(loaded.cases["case_id"])
+    kept = loaded.requests[loaded.requests["case_id"] == send]
+    assert list(kept["index"]) == [3, 4, 5]
+    case = loaded.cases[loaded.cases["case_id"] == send].iloc[0]
+    assert [case[f"{n}_ms_p50"] != case[f"{n}_ms_p50"] for n in ("ttft", "tpot", "e2e")] \
+        == [True, True, True]
+    assert case["itl_ms_p50"] == json.loads(
+        (run / "summary.json").read_text())["cases"][0]["itl_ms_p50"]
+    # the Latency table shows send's ITL alone, its other cells empty
+    section = md.split("\n## Latency\n", 1)[1].split("\n## ", 1)[0]
+    row = next(ln for ln in section.splitlines() if ln.startswith("| 0 | send |"))
+    assert [c.strip() for c in row.split("|")[5:-1]] == [
+        "-", "-", "-", f"{case['itl_ms_p50']:.3f}", f"{case['itl_ms_p99']:.3f}", "-", "-"]
 
 
 def test_an_empty_itl_csv_is_refused_as_a_missing_one_is(timed_run, tmp_path, capsys):
