@@ -235,7 +235,7 @@ def run_async_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                     and (budget is None or num_counted < budget):
                 state = admission.ready()
                 if state == _READY:
-                    if seq_next == warmup_steps and run.t_warm is None:
+                    if seq_next == run.pause_seq and not run.paused:
                         p0, c0, g0 = perf(), cpu(), gc_counter.count
                         # --pp: the first stages have waited since the last frame
                         run.end_warmup(end_beat(link, frontend, fresh=not spec.pp), link)
@@ -244,6 +244,8 @@ def run_async_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                         t_row += perf() - p0
                         c_row += cpu() - c0
                         gc_row += gc_counter.count - g0
+                    if seq_next == warmup_steps and run.t_warm is None:
+                        run.start_totals()
                     t0 = perf()
                     plan = sched.schedule()
                     t1 = perf()

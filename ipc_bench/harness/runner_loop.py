@@ -221,8 +221,9 @@ class RunnerLoop:
 
     def _end_warmup(self) -> int:
         """Collect and freeze the heap (as the scheduler does) when the scheduler ends
-        warm-up (``EndWarmup``, between the frames of steps ``warmup_steps - 1`` and
-        ``warmup_steps``: in the scheduler's pause, outside every step); the heap
+        warm-up (``EndWarmup``, between the frames of steps ``pause_seq - 1`` and
+        ``pause_seq``, ``scheduler_loop.warmup_pause_seq``: ``warmup_steps - 1`` with
+        2 or more warm-up steps; in the scheduler's pause, outside every step); the heap
         report's ``warm`` mark. Returns how long the collection and freeze took (ns)."""
         t0 = time.perf_counter_ns()
         gc.collect()

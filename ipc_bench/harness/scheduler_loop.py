@@ -18,9 +18,16 @@ the same batches) or timed (a request arrives when ``elapsed * speedup >=
 arrival_s``; while nothing runs the loop sleeps until the next arrival, checking the
 peer and sending ``KeepAlive``).
 
-After ``warmup_steps`` steps the heap is collected and frozen (``gc.freeze()``, as
-vLLM's ``freeze_gc_heap``; ``KeepAlive`` to the runner and the frontend while it takes
-long, ``wire.control.beating``) and unfrozen when the loop ends. The runner process
+One step before warm-up ends (after step ``warmup_steps - 2``, before step
+``warmup_steps - 1``: ``warmup_pause_seq``) the heap is collected and frozen
+(``gc.freeze()``, as vLLM's ``freeze_gc_heap``; ``KeepAlive`` to the runner and the
+frontend while it takes long, ``wire.control.beating``) and unfrozen when the loop
+ends. The pause leaves both processes idle for tens of ms, and the first step after
+it runs on cold caches (a median 2.0x the median step when it was the first counted
+one: README, "The replay clock"), so the last warm-up step absorbs that; the loop totals start after it, just
+before step ``warmup_steps``. With one warm-up step there is no step before it to
+pause after: the pause comes before step 1 (the first counted step), as with no
+warm-up (before step 0). The runner process
 (every ``--tp`` rank, every ``--pp`` stage) collects and freezes its own heap at the
 same time: the scheduler sends it ``EndWarmup`` first and, once its own collection is
 done, waits for each runner's ``WarmupEnded`` (its collection's length,
@@ -29,7 +36,7 @@ last ``WarmupEnded``, is the harness's, not the replay's: it lies between two st
 its length is ``CaseResult.warmup_pause_ns``, and a timed replay's clock (the replay
 clock: arrivals, ``t_end_ns``, so the latencies, and ``wall_s``) stops while it lasts,
 so no arrival piles up behind it and no request in flight is charged for it. (With
-async scheduling the steps in flight when warm-up ends are warm-up steps; the runner
+async scheduling the steps in flight at the pause are warm-up steps; the runner
 finishes them before it reads ``EndWarmup``, during the pause.)
 """
 
@@ -213,7 +220,7 @@ class ChannelExchange:
 
     def end_runner_warmup(self) -> None:
         """Tell the runner (every rank, every stage) that warm-up ends: ``EndWarmup``
-        after a marker, sent before step ``warmup_steps``'s frame. It collects and
+        after a marker, sent before step ``warmup_pause_seq``'s frame. It collects and
         freezes its heap and answers ``WarmupEnded`` (``runner_warmup_ended``)."""
         self.send_marker(EndWarmup())
 
@@ -419,8 +426,10 @@ class _LoopRun:
         self.workload = spec.make_workload()
         self.workload.never_fits = self.sched.never_fits  # such prompts are never built
         self.warmup_steps = spec.warmup_steps
+        self.pause_seq = warmup_pause_seq(spec.warmup_steps)
         self.max_steps = spec.max_steps
         self.arrival_s: dict[int, float] = {}
+        self.paused = False  # the end-of-warm-up pause has been taken (``end_warmup``)
         self.t_warm: Optional[int] = None
         self.out_warm = 0
         # The case's clock: perf_counter_ns at its start. A timed replay's (the replay
@@ -430,8 +439,11 @@ class _LoopRun:
         self.replay_clock = spec.trace_speedup is not None
 
     def end_warmup(self, beat: Callable[[], None] = no_beat, runners: Any = None) -> None:
-        """Collect and freeze the heap (and take the heap report's ``warm`` mark);
-        the loop totals start here. ``runners``: the exchange with the runner
+        """The end-of-warm-up pause, before step ``pause_seq``
+        (``warmup_pause_seq``): collect and freeze the heap (and take the heap
+        report's ``warm`` mark: its growth to ``end`` includes the warm-up steps from
+        ``pause_seq`` on); the loop totals start later (``start_totals``, before step
+        ``warmup_steps``; the same point when ``warmup_steps`` < 2). ``runners``: the exchange with the runner
         processes (``ChannelExchange``), told first to collect theirs
         (``end_runner_warmup``) and waited for after the scheduler's own collection
         (``runner_warmup_ended``; their lengths go to
@@ -442,6 +454,7 @@ class _LoopRun:
         pause's length, from before ``EndWarmup`` to the last ``WarmupEnded``, goes to
         ``result.warmup_pause_ns``; a timed replay's ``t_start`` moves on by it (the
         replay clock stops: read ``t_start`` again after this call)."""
+        self.paused = True
         t_pause = time.perf_counter_ns()
         tell = getattr(runners, "end_runner_warmup", None)
         if tell is not None:
@@ -453,10 +466,15 @@ class _LoopRun:
                 self.heap.mark("warm")
         if tell is not None:  # after the keep-alive's thread: it sends on these sockets
             self.result.runner_warmup_collect_ns = runners.runner_warmup_ended()
-        self.t_warm = time.perf_counter_ns()
-        self.result.warmup_pause_ns = self.t_warm - t_pause
+        t_end = time.perf_counter_ns()
+        self.result.warmup_pause_ns = t_end - t_pause
         if self.replay_clock:
-            self.t_start += self.t_warm - t_pause
+            self.t_start += t_end - t_pause
+
+    def start_totals(self) -> None:
+        """Start the loop totals (``finish``) here, just before step
+        ``warmup_steps`` (after the pause)."""
+        self.t_warm = time.perf_counter_ns()
         self.out_warm = self.sched.num_output_tokens
 
     def finish(self, seq: int, speedup: Optional[float] = None,
@@ -511,6 +529,15 @@ def end_beat(link, frontend=None, fresh: bool = True) -> Callable[[], None]:
     return beat
 
 
+def warmup_pause_seq(warmup_steps: int) -> int:
+    """The step before which the end-of-warm-up pause comes (``_LoopRun.end_warmup``):
+    ``warmup_steps - 1`` (so that the first step after the pause, which runs on cold
+    caches, is a warm-up step) when there are at least 2 warm-up steps, else
+    ``warmup_steps`` (0: before the first step; 1: before step 1, the first counted
+    step, there being no earlier step to pause after)."""
+    return warmup_steps - 1 if warmup_steps >= 2 else warmup_steps
+
+
 def _no_expect(seq: int, plan: Any, so: Any) -> None:
     """``InputOracle.expect`` of a case with the input oracle off: nothing."""
 
@@ -557,7 +584,7 @@ def run_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
     counted_seqs: list[int] = []
     keep_frames = not spec.stream
     decode_only = spec.count == "decode_only"
-    warmup_steps = run.warmup_steps
+    warmup_steps, pause_seq = run.warmup_steps, run.pause_seq
     max_steps = run.max_steps
     budget = spec.counted_steps  # stop after this many counted steps (None: no limit)
     num_counted = 0
@@ -589,9 +616,11 @@ def run_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                     if state == _DRAINED:
                         break
                     continue
-            if seq == warmup_steps:
+            if seq == pause_seq:
                 run.end_warmup(end_beat(link, frontend), link)
                 t_start = run.t_start  # a timed replay's clock stopped meanwhile
+            if seq == warmup_steps:
+                run.start_totals()
             gc0 = gc_counter.count
             c0 = cpu()
             t0 = perf()
@@ -652,8 +681,9 @@ def run_bare_scheduler_loop(spec: CaseSpec, link: ChannelExchange,
                             result: CaseResult) -> list[int]:
     """``run_scheduler_loop`` with nothing recorded per step (logical clock only).
 
-    Measures only the total time from the end of warm-up (after the heap is frozen,
-    as in the measured loop) to the end of the last step, and the steps and tokens
+    Measures only the total time from the end of warm-up (just before step
+    ``warmup_steps``, the heap frozen before the step before it, as in the measured
+    loop) to the end of the last step, and the steps and tokens
     in it: ``result.loop_totals``. Returns no counted steps (no floor).
     """
     run = _LoopRun(spec, result, link)
@@ -674,8 +704,10 @@ def run_bare_scheduler_loop(spec: CaseSpec, link: ChannelExchange,
                 if state == _DRAINED:
                     break
                 continue
-            if seq == warmup_steps:
+            if seq == run.pause_seq:
                 run.end_warmup(end_beat(link), link)
+            if seq == warmup_steps:
+                run.start_totals()
             plan = sched.schedule()
             out = exchange(sched.build_scheduler_output(plan), seq)
             try:

@@ -205,13 +205,14 @@ class CaseResult:
     runner_device: str = ""
     model_info: dict[str, Any] = field(default_factory=dict)
     wall_s: float = 0.0
-    # The end of warm-up's pause (heap collected and frozen), ns; None: warm-up never
-    # ended. A timed replay's clock stops during it (``harness.scheduler_loop``).
+    # The end of warm-up's pause (heap collected and frozen; before step
+    # ``warmup_steps - 1``, or ``warmup_steps`` when < 2), ns; None: the loop ended
+    # before it. A timed replay's clock stops during it (``harness.scheduler_loop``).
     warmup_pause_ns: Optional[int] = None
     # Each runner process's own collection and freeze in that pause (ns, one per --tp
     # rank / --pp stage, rank order; ``wire.control.WarmupEnded``); None: no runner
     # process (the single process: the scheduler's collection is the runner's too) or
-    # warm-up never ended.
+    # the loop ended before the pause.
     runner_warmup_collect_ns: Optional[list[int]] = None
     num_rejected: int = 0
     token_bytes: dict[str, float] = field(default_factory=dict)

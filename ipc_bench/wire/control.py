@@ -84,8 +84,10 @@ class Goodbye(msgspec.Struct, tag="goodbye", **_CTL):
 
 
 class EndWarmup(msgspec.Struct, tag="end_warmup", **_CTL):
-    """Scheduler -> runner (every ``--tp`` rank, every ``--pp`` stage), after the frame
-    of step ``warmup_steps - 1`` and before step ``warmup_steps``'s: warm-up ends;
+    """Scheduler -> runner (every ``--tp`` rank, every ``--pp`` stage), before the frame
+    of step ``warmup_steps - 1`` (with 2 or more warm-up steps, so that the last
+    warm-up step, not the first counted one, runs on the caches the pause cooled; else
+    of step ``warmup_steps``: ``harness.scheduler_loop.warmup_pause_seq``): warm-up ends;
     collect and freeze your heap now (``gc.collect()``, ``gc.freeze()``, as vLLM's
     ``freeze_gc_heap``) and answer ``WarmupEnded``. The scheduler collects its own heap
     meanwhile, so both collections fall in its end-of-warm-up pause, outside every

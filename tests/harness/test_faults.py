@@ -120,7 +120,8 @@ def test_runner_gone_between_steps_fails_the_case_at_the_next_step(monkeypatch):
 def test_runner_that_does_not_end_warm_up_in_time_fails_naming_the_wait(monkeypatch):
     """The scheduler waits for each runner's WarmupEnded under --peer-timeout: a
     runner whose collection at the end of warm-up outlasts it fails the case, at the
-    first step after warm-up (the 5 warm-up steps recorded), naming what was awaited."""
+    step after the pause (the last warm-up step, 4: the first 4 of the 5 warm-up steps
+    recorded), naming what was awaited."""
     fake = _fake(monkeypatch, "slow-warmup-collect")
     monkeypatch.setenv("FAKE_RUNNER_DELAY_S", "30")
     spec = steady_case(peer_timeout_s=2.0)
@@ -131,8 +132,8 @@ def test_runner_that_does_not_end_warm_up_in_time_fails_naming_the_wait(monkeypa
         f"runner process {result.runner_pid} stopped answering: no WarmupEnded (the "
         f"runner's heap collection at the end of warm-up) within 2 s (state S (sleeping); "
         f"killed)")
-    assert err.value.step == result.failed_step == 5
-    assert [row[0] for row in result.sched_rows] == list(range(5))
+    assert err.value.step == result.failed_step == 4
+    assert [row[0] for row in result.sched_rows] == list(range(4))
     assert result.runner_warmup_collect_ns is None and not alive(result.runner_pid)
 
 

@@ -223,7 +223,7 @@ class _SlowCollect:
 def test_the_runner_waits_while_the_scheduler_collects_its_heap(monkeypatch, module,
                                                                 scheduling):
     # The scheduler collects its heap at the end of warm-up (the runner waits for the
-    # first counted step) and before it decodes the floor's frames (the runner waits
+    # next step) and before it decodes the floor's frames (the runner waits
     # for the floor's marker): one call each, here 3 s under a 2 s peer timeout.
     monkeypatch.setattr(module, "gc", _SlowCollect(LONG_CALL_S))
     heartbeats = _count_scheduler_keepalives(monkeypatch)

@@ -1,0 +1,71 @@
+"""Where the end-of-warm-up pause falls (``scheduler_loop.warmup_pause_seq``): one step
+before warm-up ends, so that the first step after it, which runs on caches the pause
+cooled (a median 2.0x the median step when it was the first counted one), is a warm-up
+step; the loop totals start after it, just before step ``--warmup-steps``. With one
+warm-up step the pause stays before step 1, with none before step 0."""
+
+from __future__ import annotations
+
+import pytest
+
+from fault_helpers import steady_case
+from ipc_bench.harness.scheduler_loop import _LoopRun, warmup_pause_seq
+from ipc_bench.harness.spec import SCHED_COLUMNS
+from ipc_bench.harness.supervisor import run_case
+
+STEPS = 12
+
+
+def test_the_pause_comes_one_step_before_warm_up_ends():
+    assert [warmup_pause_seq(w) for w in range(6)] == [0, 1, 1, 2, 3, 4]
+
+
+def _watch(monkeypatch) -> dict[str, list[int]]:
+    """The scheduler's steps scheduled when the pause began and when the loop totals
+    started, and the output tokens then (``Scheduler.step``: one per step here)."""
+    seen: dict[str, list[int]] = {"pause": [], "totals": [], "totals_tokens": []}
+    end_warmup, start_totals = _LoopRun.end_warmup, _LoopRun.start_totals
+
+    def pause(self, *args, **kw):
+        seen["pause"].append(self.sched.step)
+        return end_warmup(self, *args, **kw)
+
+    def totals(self):
+        seen["totals"].append(self.sched.step)
+        seen["totals_tokens"].append(self.sched.num_output_tokens)
+        return start_totals(self)
+
+    monkeypatch.setattr(_LoopRun, "end_warmup", pause)
+    monkeypatch.setattr(_LoopRun, "start_totals", totals)
+    return seen
+
+
+@pytest.mark.parametrize("warmup", [0, 1, 2, 5])
+@pytest.mark.parametrize("loop", ["sync", "async", "pp", "bare"])
+def test_the_pause_and_the_loop_totals_start(monkeypatch, loop, warmup):
+    seen = _watch(monkeypatch)
+    spec = steady_case(max_steps=warmup + STEPS, policy="cached" if loop == "async" else "send",
+                       async_scheduling=loop == "async", pp=2 if loop == "pp" else None,
+                       instrumentation="totals" if loop == "bare" else "steps")
+    spec.warmup_steps = warmup
+    result = run_case(spec)
+    assert result.error is None
+    pause = warmup - 1 if warmup >= 2 else warmup
+    assert seen["pause"] == [pause]  # before step `pause` was scheduled
+    assert seen["totals"] == [warmup]  # before step `warmup`, after the pause
+    assert result.warmup_pause_ns > 0
+    assert len(result.runner_warmup_collect_ns) == (2 if loop == "pp" else 1)
+    totals = result.loop_totals
+    assert totals["loop_steps"] == STEPS
+    assert totals["loop_output_tokens"] > 0
+    if loop != "bare":
+        col = {name: i for i, name in enumerate(SCHED_COLUMNS)}
+        rows = result.sched_rows
+        assert [r[col["warmup"]] for r in rows] == [1] * warmup + [0] * STEPS
+        # The loop totals' tokens: those sampled after the steps applied when they
+        # started. With steps in flight (async scheduling, --pp) the last warm-up
+        # step's output is not applied yet when step `warmup` is sent.
+        applied = warmup - 1 if warmup and loop != "sync" else warmup
+        tokens = [r[col["num_output_tokens"]] for r in rows]
+        assert seen["totals_tokens"] == [sum(tokens[:applied])]
+        assert totals["loop_output_tokens"] == sum(tokens[applied:])
