@@ -1121,6 +1121,8 @@ def _wall_rate_problem(case, requests, path: Path) -> str | None:
 #: ``num_requests`` of them), as ``analysis.summary`` and ``recording.StreamStats``
 #: count them: figure -> (what is counted, in words; how, from the rows).
 REQUEST_COUNTS: dict[str, tuple[str, Any]] = {
+    "num_rejected": ("rows with finish_reason rejected",
+                     lambda rows: int((rows["finish_reason"].astype(str) == "rejected").sum())),
     "num_finished": ("rows with finish_reason length",
                      lambda rows: int((rows["finish_reason"].astype(str) == "length").sum())),
     "num_cut_at_max_model_len": (
@@ -1134,7 +1136,8 @@ REQUEST_COUNTS: dict[str, tuple[str, Any]] = {
 
 def _request_count_problem(case, requests, path: Path) -> str | None:
     """The line of a case (a ``cases`` row) whose request counts (``REQUEST_COUNTS``:
-    ``num_finished``, ``num_cut_at_max_model_len``, ``num_preemptions``) are not those
+    ``num_rejected``, ``num_finished``, ``num_cut_at_max_model_len``,
+    ``num_preemptions``) are not those
     its ``requests.csv`` rows (``requests``: the case's) give, naming the first:
     ``RUN/requests.csv: case 'ID' has 5 rows with finish_reason length of its 6, but
     summary.json has num_finished 6 (left out)``; ``None`` when they agree, or the case

@@ -107,19 +107,20 @@ def test_an_output_count_edited_in_requests_csv_leaves_the_case_out(
 
 @pytest.mark.parametrize("column, value, figure, what", [
     ("finish_reason", "", "num_finished", "5 rows with finish_reason length"),
+    ("finish_reason", "rejected", "num_rejected", "1 row with finish_reason rejected"),
     ("max_tokens", "9", "num_cut_at_max_model_len",
      "1 row with finish_reason length short of their max_tokens"),
     ("preemptions", "2", "num_preemptions", "2 preemptions summed over its rows"),
-], ids=["finished", "cut", "preemptions"])
+], ids=["finished", "rejected", "cut", "preemptions"])
 def test_a_request_count_not_its_rows_leaves_the_case_out(
         timed_run, tmp_path, capsys, column, value, figure, what):
-    """``num_finished``, ``num_cut_at_max_model_len`` and ``num_preemptions`` are
-    counted from the requests' records: a row edited so that they are not leaves the
+    """``num_rejected``, ``num_finished``, ``num_cut_at_max_model_len`` and
+    ``num_preemptions`` are counted from the requests' records: a row edited so that they are not leaves the
     case out, naming the figure and both counts."""
     _, send, cached = timed_run
     run, entry = _copy(timed_run, tmp_path)
-    assert (entry["num_finished"], entry["num_cut_at_max_model_len"],
-            entry["num_preemptions"]) == (6, 0, 0)
+    assert (entry["num_rejected"], entry["num_finished"],
+            entry["num_cut_at_max_model_len"], entry["num_preemptions"]) == (0, 6, 0, 0)
     assert all(int(r["max_tokens"]) == 8 for r in _requests(run, send))
     _edit_requests(run, lambda rows: rows[0].update({column: value}))
     line = (f"{run / 'requests.csv'}: case '{send}' has {what} of its 6, but summary.json "
