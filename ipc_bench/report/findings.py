@@ -104,7 +104,8 @@ def _latency_clause(cases, key: tuple) -> str:
     send/cached arms of ``key`` (workload, codec, transport, model), each figure the
     mean of the arm's per-repetition percentiles in the Latency table's cells
     (``metrics.metric(...).cell``), with ``(means over 3 repetitions, no interval)``
-    after them when an arm ran more than once; an A/A copy (``send'``) or an async arm
+    after them when an arm ran more than once (the repetitions a mean is over: a figure
+    the loader withheld, NaN, is left out and said so); an A/A copy (``send'``) or an async arm
     is not one of them (``_arms``)."""
     from ipc_bench.analysis.metrics import metric
 
@@ -114,7 +115,7 @@ def _latency_clause(cases, key: tuple) -> str:
         if col in sel.columns and value is not None and value == value:
             sel = sel[sel[col] == value]
     arm = pd.Series(_arms(sel) if len(sel) else [], index=sel.index, dtype=object)
-    parts = []
+    parts, counts = [], set()
     for name, label in LATENCY_CLAUSE_FIGURES:
         stats = []
         for q in ("p50", "p99") if name != "tpot" else ("mean",):
@@ -126,13 +127,19 @@ def _latency_clause(cases, key: tuple) -> str:
             if send == send and cached == cached:
                 cell = metric(col).cell
                 stats.append(f"{q} {cell(send)} → {cell(cached)} ms")
+                counts |= {int(sel.loc[arm == a, col].notna().sum()) for a in (SEND, CACHED)}
         if stats:
             parts.append(f"{label} " + ", ".join(stats))
     if not parts:
         return ""
-    counts = sorted({int((arm == SEND).sum()), int((arm == CACHED).sum())})
-    over = ("" if counts[-1] <= 1 else
-            f" (means over {' and '.join(map(str, counts))} repetitions, no interval)")
+    # the repetitions each mean is over: a figure the loader withheld (NaN) is in none
+    ran = {int((arm == SEND).sum()), int((arm == CACHED).sum())}
+    counts = sorted(counts)
+    withheld = "" if counts[0] == min(ran) and counts[-1] == max(ran) else (
+        "; a repetition's withheld figures left out")
+    over = ("" if max(ran) <= 1 else
+            f" (means over {' and '.join(map(str, counts))} repetitions{withheld}, "
+            "no interval)")
     return "latency send → cached: " + "; ".join(parts) + over
 
 

@@ -83,6 +83,15 @@ def test_the_latency_clause_gives_e2e_table_cells_and_its_repetitions():
     one = findings._latency_clause(pd.DataFrame([r for r in rows if not r["repetition"]]),
                                    key)
     assert one.endswith("E2E p50 45.5 → 45.0 ms, p99 380.1 → 370.0 ms")
+    # the loader withheld send's repetition 1 TTFT (an impossible requests.csv row): its
+    # TTFT mean is over repetition 0 alone, and the clause says so
+    withheld = [dict(r, ttft_ms_p50=float("nan"), ttft_ms_p99=float("nan"))
+                if r["policy"] == "send" and r["repetition"] == 1 else r for r in rows]
+    assert findings._latency_clause(pd.DataFrame(withheld), key) == (
+        "latency send → cached: TTFT p50 3.90 → 4.05 ms, p99 5.00 → 7.50 ms; ITL p50 "
+        "2.350 → 2.390 ms, p99 6.250 → 6.150 ms; TPOT mean 2.650 → 2.640 ms; E2E p50 "
+        "45.5 → 45.5 ms, p99 385.1 → 370.5 ms (means over 1 and 2 repetitions; a "
+        "repetition's withheld figures left out, no interval)")
 
 
 def test_sends_median_step_is_its_own_median_not_cacheds_plus_the_median_difference(
