@@ -816,6 +816,35 @@ def send_difference(arm: str, cached_arm: Optional[str], cached_ran: bool) -> st
     return f"token ids in {arm}"
 
 
+def _check_frames(caps) -> tuple[int, int, int, int, int]:
+    """``byte_model_report``'s count over one case's captures (``CaptureFile``s):
+    ``(messages checked, of them mismatched by the model, of them SchedulerOutputs,
+    the bytes the token ids add to those with token ids (B), their requests)``."""
+    from ipc_bench.wire.codecs import model_runner_output_codec, scheduler_output_codec
+
+    checked = mismatches = s2r_checked = extra_bytes = extra_reqs = 0
+    for cap in caps:
+        if cap.direction == "s2r":
+            codec = scheduler_output_codec(cap.codec)
+            for frame in cap.frames:
+                content = step_content(codec.decode(frame))
+                checked += 1
+                s2r_checked += 1
+                mismatches += scheduler_output_bytes(cap.codec, **content) != len(frame)
+                if content["token_ids"] is not None and content["req_ids"]:
+                    content_cached = dict(content, token_ids=None)
+                    extra_bytes += len(frame) - scheduler_output_bytes(cap.codec,
+                                                                       **content_cached)
+                    extra_reqs += len(content["req_ids"])
+        else:
+            codec = model_runner_output_codec(cap.codec)
+            for frame in cap.frames:
+                checked += 1
+                mismatches += predict_model_runner_output(
+                    cap.codec, codec.decode(frame)) != len(frame)
+    return checked, mismatches, s2r_checked, extra_bytes, extra_reqs
+
+
 def byte_model_report(captured: Sequence[tuple], summaries: Sequence[dict]) -> list[dict]:
     """Check the model on a run's captured pure-decode messages; state what it implies.
 
@@ -839,8 +868,6 @@ def byte_model_report(captured: Sequence[tuple], summaries: Sequence[dict]) -> l
     it; ``difference``: what those bytes are named by, naming only what ran
     (``send_difference``).
     """
-    from ipc_bench.wire.codecs import model_runner_output_codec, scheduler_output_codec
-
     rows = []
     by_key = {(s["workload"], s["codec"], s.get("arm") or s["policy"]): s
               for s in summaries if s.get("repetition") == 0 and s.get("num_steps")}
@@ -849,28 +876,7 @@ def byte_model_report(captured: Sequence[tuple], summaries: Sequence[dict]) -> l
     for spec, caps in captured:
         if not caps or spec.codec not in MODELLED_CODECS:
             continue  # nothing serialized (single-process baseline), or no model (slots)
-        checked = mismatches = s2r_checked = 0
-        extra_bytes = extra_reqs = 0
-        for cap in caps:
-            if cap.direction == "s2r":
-                codec = scheduler_output_codec(cap.codec)
-                for frame in cap.frames:
-                    so = codec.decode(frame)
-                    content = step_content(so)
-                    checked += 1
-                    s2r_checked += 1
-                    mismatches += scheduler_output_bytes(cap.codec, **content) != len(frame)
-                    if content["token_ids"] is not None and content["req_ids"]:
-                        content_cached = dict(content, token_ids=None)
-                        extra_bytes += len(frame) - scheduler_output_bytes(cap.codec,
-                                                                           **content_cached)
-                        extra_reqs += len(content["req_ids"])
-            else:
-                codec = model_runner_output_codec(cap.codec)
-                for frame in cap.frames:
-                    checked += 1
-                    mismatches += predict_model_runner_output(
-                        cap.codec, codec.decode(frame)) != len(frame)
+        checked, mismatches, s2r_checked, extra_bytes, extra_reqs = _check_frames(caps)
         row = dict(workload=spec.workload_key, codec=spec.codec, arm=spec.arm_label,
                    policy=spec.policy, vocab_size=spec.model.vocab_size,
                    token_ids=spec.model.token_ids,

@@ -218,6 +218,14 @@ def _packages() -> dict[str, str]:
 
 
 def _git_info() -> dict[str, Any] | None:
+    """``collect_metadata``'s ``git``: ``{"commit": 40-hex str, "dirty": bool,
+    "untracked": int, "branch": str, "diff_sha256": 64-hex str}`` for the git checkout
+    holding this package (``dirty`` and ``untracked``: ``_git_status``;
+    ``diff_sha256``, only when dirty: ``_diff_sha256``, the digest of the tracked
+    files' uncommitted changes, absent in runs made before it was recorded). ``None``
+    when the package is not in a checkout or git is unavailable; ``commit`` is absent
+    when the repository has no commit yet, ``branch`` when HEAD is detached, ``dirty``
+    and ``untracked`` when ``git status`` fails. Each git call times out after 5 s."""
     root = _repo_root()
     if root is None:
         return None
@@ -465,14 +473,9 @@ def collect_metadata(*, include_hostname: bool = True,
       ``zmq.zmq_version()`` of the bundled/linked libzmq) when pyzmq is
       installed. Versions come from importlib.metadata; torch, pandas and
       matplotlib are never imported for this.
-    - ``git``: ``{"commit": 40-hex str, "dirty": bool, "untracked": int,
-      "branch": str, "diff_sha256": 64-hex str}`` for the git checkout holding this
-      package (``dirty`` and ``untracked``: ``_git_status``; ``diff_sha256``, only
-      when dirty: ``_diff_sha256``, the digest of the tracked files' uncommitted
-      changes, absent in runs made before it was recorded). The whole key is absent when the package
-      is not in a checkout or git is unavailable; ``commit`` is absent when the
-      repository has no commit yet, ``branch`` when HEAD is detached, ``dirty``
-      and ``untracked`` when ``git status`` fails. Each git call times out after 5 s.
+    - ``git``: ``{"commit", "dirty", "untracked", "branch", "diff_sha256"}`` of the
+      git checkout holding this package (``_git_info`` says what each is and when
+      it is absent); the whole key is absent outside a checkout or without git.
     - ``command_line``: ``command_line`` if given, else ``sys.argv`` (copied).
     - ``start_time_utc``: ISO 8601 UTC timestamp of this call, e.g.
       ``"2024-05-01T12:00:00.123456+00:00"``. (``end_time_utc``, in the same form,

@@ -45,8 +45,7 @@ from typing import Any, Callable, Optional
 from ipc_bench.engine.config import CACHED, SEND, ConfigError
 from ipc_bench.engine.pipeline import check_pp, check_pp_model
 from ipc_bench.harness.recording import StepFlusher
-from ipc_bench.harness.spec import CaseError, CaseResult, CaseSpec
-from ipc_bench.harness.supervisor import STOPPED_NOT_SLOW
+from ipc_bench.harness.spec import STOPPED_NOT_SLOW, CaseError, CaseResult, CaseSpec
 from ipc_bench.harness.tp_case import TpExchange, _TpCase
 from ipc_bench.wire.handshake import RunnerConfig
 from ipc_bench.wire.pp import STORE_FILE, StoreServer

@@ -244,6 +244,11 @@ class CaseResult:
     cpus_allowed: dict[str, str] = field(default_factory=dict)
 
 
+#: What a case's line adds for a process found stopped (state ``T``/``t``) when a wait
+#: on it ran out: more time would not help, so no timeout is named.
+STOPPED_NOT_SLOW = "it was stopped (SIGSTOP or a debugger), not slow"
+
+
 class CaseError(RuntimeError):
     """A case failed; the message is one line saying which process, how, and the step.
 

@@ -231,6 +231,18 @@ def _ceil_div(a: int, b: float) -> int:
     return q + (q * b < a)
 
 
+def _check_simulation(num_running: int, max_num_batched_tokens: int,
+                      counted_steps: int) -> None:
+    """``simulate_steady_steps``' arguments: raises ``ValueError`` when
+    ``counted_steps`` is below 1 or the budget cannot decode every request once a
+    step."""
+    if counted_steps < 1:
+        raise ValueError(f"counted_steps must be at least 1, got {counted_steps}")
+    if max_num_batched_tokens < num_running:
+        raise ValueError(f"a budget of {max_num_batched_tokens} tokens cannot decode "
+                         f"{num_running} requests a step")
+
+
 def simulate_steady_steps(num_running: int, *, seed: int, max_num_batched_tokens: int,
                           max_model_len: int, warmup_steps: int, counted_steps: int,
                           patience: int, num_spec_tokens: int = 0, acceptance: float = 0.7,
@@ -248,11 +260,7 @@ def simulate_steady_steps(num_running: int, *, seed: int, max_num_batched_tokens
     ``num_running``) or ``async_scheduling`` (a step in flight: a replacement is
     admitted a step later). Raises ``ValueError`` when ``counted_steps`` is below 1 or
     the budget cannot decode every request once a step."""
-    if counted_steps < 1:
-        raise ValueError(f"counted_steps must be at least 1, got {counted_steps}")
-    if max_num_batched_tokens < num_running:
-        raise ValueError(f"a budget of {max_num_batched_tokens} tokens cannot decode "
-                         f"{num_running} requests a step")
+    _check_simulation(num_running, max_num_batched_tokens, counted_steps)
     workload = SteadyDecodeWorkload(num_running, seed=seed, vocab_size=2)
     lanes = max(1, pp)
     batch = _Batch(workload, max_model_len,

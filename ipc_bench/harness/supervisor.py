@@ -76,7 +76,8 @@ from ipc_bench.harness.scheduler_loop import (
     runner_failure,
 )
 from ipc_bench.harness.signals import SCHEDULER_PID_ENV
-from ipc_bench.harness.spec import INPROC, CaseError, CaseResult, CaseSpec
+from ipc_bench.harness.spec import (INPROC, STOPPED_NOT_SLOW, CaseError, CaseResult,
+                                    CaseSpec)
 from ipc_bench.wire.channel import RingSchedulerChannel, SchedulerChannel
 from ipc_bench.wire.codecs import messages_of
 from ipc_bench.wire.control import (
@@ -94,9 +95,6 @@ from ipc_bench.wire.transport import EndpointDir, PeerError, PeerTimeout, Schedu
 
 #: The runner's command line, its control endpoint appended (``run_case(runner_command=)``).
 RUNNER_COMMAND = (sys.executable, "-m", "ipc_bench.harness")
-#: What a case's line adds for a process found stopped (state ``T``/``t``) when a wait
-#: on it ran out: more time would not help, so no timeout is named.
-STOPPED_NOT_SLOW = "it was stopped (SIGSTOP or a debugger), not slow"
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 
 
