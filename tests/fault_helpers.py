@@ -235,3 +235,14 @@ class SlowDecode:
     def decode(self, frame):
         time.sleep(self.delay_s)
         return self.codec.decode(frame)
+
+
+#: The start of the line a run prints when it starts on a loaded machine
+#: (``environment.loaded_note``), which the tests' own machine may or may not be.
+LOADED_NOTE = "note: the machine is loaded as this run starts"
+
+
+def without_load_note(lines: list[str]) -> list[str]:
+    """``lines`` of a run's stderr less its loaded-machine note (``LOADED_NOTE``), there
+    or not as the machine's load was when the run started."""
+    return [line for line in lines if not line.startswith(LOADED_NOTE)]

@@ -46,7 +46,7 @@ from ipc_bench.engine.token_ids import histogram_digest
 from ipc_bench.errors import one_line
 from ipc_bench.harness import signals
 from ipc_bench.harness.environment import (collect_metadata, cpu_usage_between,
-                                           read_cpu_times, trace_record)
+                                           loaded_note, read_cpu_times, trace_record)
 from ipc_bench.harness.spec import CaseError
 from ipc_bench.harness.supervisor import run_case
 from ipc_bench.harness.progress import case_progress, progress_enabled
@@ -100,6 +100,9 @@ def run_cases(args, cases, scenario_report: Optional[Callable] = None,
             run.log(f"note: {note}")
         for line in swept:
             run.log(f"note: {line}")
+        loaded = loaded_note(metadata)
+        if loaded:
+            run.log(f"note: {loaded}")
         previous = set_sweep_sink(lambda line: run.log(f"note: {line}"))
         try:
             for i, case in enumerate(cases, 1):

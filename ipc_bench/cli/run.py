@@ -314,7 +314,8 @@ def _scenario_options(args, default_repeat: int = 1):
     if args.aa:
         if args.policies and len(args.policies) > 1:
             raise UsageError("--aa compares one policy with itself: give --policies send "
-                             "or --policies cached")
+                             "or --policies cached (without --policies it runs send and "
+                             "send')")
         policies = [args.policies[0] if args.policies else policies[0]]
     codecs = _check_transport(args)
     return ScenarioOptions(

@@ -587,6 +587,36 @@ def cpu_usage_between(before: dict, after: dict) -> dict:
     }
 
 
+#: A run started on a loaded machine: its 1-minute load average (``load_avg[0]`` of the
+#: metadata) at or above this share of its CPUs (``cpu_count``).
+LOADED_SHARE = 0.5
+
+
+def loaded_at_start(md: dict) -> Optional[tuple[float, int]]:
+    """``(1-minute load average, CPUs)`` of the run whose metadata is ``md`` when that
+    load average was at or above ``LOADED_SHARE`` of its CPUs as the run started
+    (``collect_metadata``'s ``load_avg`` and ``cpu_count``); ``None`` otherwise, also
+    when either is not recorded."""
+    load, cpus = md.get("load_avg"), md.get("cpu_count")
+    if not load or not cpus or load[0] < LOADED_SHARE * cpus:
+        return None
+    return float(load[0]), int(cpus)
+
+
+def loaded_note(md: dict) -> Optional[str]:
+    """The ``note:`` line a run prints after its first line when it starts on a loaded
+    machine (``loaded_at_start``), e.g. ``the machine is loaded as this run starts
+    (1-minute load average 3.2 on 2 CPUs): times and tokens/s will be noisy; bytes are
+    exact whatever the load``; ``None`` when it is not loaded. The report says the same
+    (``report.blocks``: ``The machine was loaded when this run started ...``)."""
+    loaded = loaded_at_start(md)
+    if loaded is None:
+        return None
+    return (f"the machine is loaded as this run starts (1-minute load average "
+            f"{loaded[0]:.1f} on {loaded[1]} CPUs): times and tokens/s will be noisy; "
+            "bytes are exact whatever the load")
+
+
 _ABSENT = "absent"
 
 

@@ -17,6 +17,7 @@ from ipc_bench.analysis import cores
 from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC
 from ipc_bench.engine.config import CACHED, SEND
+from ipc_bench.harness.environment import loaded_at_start
 from ipc_bench.report.findings import findings
 from ipc_bench.report.render import Block
 
@@ -1097,11 +1098,11 @@ def _state_notes(one, run_id: str) -> list[Block]:
     unchecked = _unchecked_block(shown)
     if unchecked:
         blocks.append(unchecked)
-    load = md.get("load_avg")
-    cpus = md.get("cpu_count")
-    if load and cpus and load[0] >= 0.5 * cpus:
+    loaded = loaded_at_start(md)
+    if loaded is not None:
+        load, cpus = loaded
         blocks.append(("note", f"The machine was loaded when this run started (1-minute load "
-                               f"average {load[0]:.1f} on {cpus} CPUs): other work "
+                               f"average {load:.1f} on {cpus} CPUs): other work "
                                f"competed with {_processes_phrase(one.cases)}, so times and "
                                "tokens/s are noisy; bytes are exact whatever the load."))
     return blocks

@@ -106,7 +106,8 @@ def test_aa_takes_one_policy(capsys):
     assert main(SMALL + ["--aa", "--policies", "send,cached"]) == 2
     err = capsys.readouterr().err.strip()
     assert err == ("bench.py: error: --aa compares one policy with itself: give "
-                   "--policies send or --policies cached")
+                   "--policies send or --policies cached (without --policies it runs "
+                   "send and send')")
 
 
 def test_microbench_writes_pyperf_files(paired_run, tmp_path):

@@ -799,6 +799,7 @@ def test_a_timed_replay_over_a_minute_says_how_long_in_the_runs_first_lines(
     from ipc_bench.cli import execute
 
     monkeypatch.setattr(execute._Run, "case", lambda self, i, case: 1)  # stop at once
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))  # no load note
     path = tmp_path / "t.csv"
     path.write_text(SHORT_TRACE)
     run = tmp_path / "run"
@@ -806,6 +807,29 @@ def test_a_timed_replay_over_a_minute_says_how_long_in_the_runs_first_lines(
                                   "--trace-speedup", speedup, "--output", str(run)], capsys)
     assert (code, lines, out) == (
         1, [f"ipc-bench: azure-conv-timed, 4 cases -> {run}"] + ([note] if note else []), "")
+
+
+@pytest.mark.parametrize("share,loaded", [(0.5, True), (0.49, False)])
+def test_a_run_started_on_a_loaded_machine_says_so_in_its_first_lines(
+        share, loaded, tmp_path, capsys, monkeypatch):
+    from ipc_bench.cli import execute
+
+    monkeypatch.setattr(execute._Run, "case", lambda self, i, case: 1)  # stop at once
+    cpus = os.cpu_count()
+    load = share * cpus  # at or above half the CPUs: loaded
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, 1.0, 1.0))
+    run = tmp_path / "run"
+    code, lines, out = _run_main(["--scenario", "decode-steady", "--num-running", "4",
+                                  "--output", str(run)], capsys)
+    note = (f"note: the machine is loaded as this run starts (1-minute load average "
+            f"{load:.1f} on {cpus} CPUs): times and tokens/s will be noisy; bytes are "
+            "exact whatever the load")
+    assert (code, lines, out) == (
+        1, [f"ipc-bench: decode-steady, 6 cases -> {run}"] + ([note] if loaded else []), "")
+    # --quiet prints no note: line
+    code, lines, out = _run_main(["--scenario", "decode-steady", "--num-running", "4",
+                                  "--output", str(tmp_path / "quiet"), "--quiet"], capsys)
+    assert (code, lines) == (1, [])
 
 
 def test_replay_duration_limit_is_inclusive():

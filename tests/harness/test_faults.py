@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 from fault_helpers import (FAKE_RUNNER, REPO, alive, bench, children, kill_quietly, load_run,
-                           steady_case, wait_dead, wait_for)
+                           steady_case, wait_dead, wait_for, without_load_note)
 from ipc_bench.engine.config import ModelConfig
 from ipc_bench.harness.spec import RUNNER_COLUMNS, SCHED_COLUMNS, CaseResult
 from ipc_bench.harness.spec import CaseError
@@ -357,7 +357,7 @@ def test_bench_reports_a_runner_killed_mid_run(tmp_path):
     _, err = proc.communicate(timeout=60)
     exit_s = time.monotonic() - t0
     assert proc.returncode == 1
-    lines = err.strip().splitlines()
+    lines = without_load_note(err.strip().splitlines())
     m = re.fullmatch(r"bench\.py: error: num_running=16/send/msgpack#0: runner process "
                      rf"{runner} was killed by SIGKILL, noticed while (?:sending SchedulerOutput for|"
                      r"waiting for ModelRunnerOutput for|waiting for input digests from "

@@ -30,7 +30,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from fault_helpers import bench, ctrl_c_reaps_every_child, steady_case
+from fault_helpers import bench, ctrl_c_reaps_every_child, steady_case, without_load_note
 from harness.test_e2e import assert_clean
 from harness.test_tp import spy_on
 from ipc_bench import cli
@@ -290,7 +290,7 @@ def test_the_oversubscription_warning_is_logged_once_a_run(tmp_path):
                   str(tmp_path / "run")], preexec_fn=_one_core)
     out, err = proc.communicate(timeout=180)
     assert proc.returncode == 0, err
-    lines = err.splitlines()
+    lines = without_load_note(err.splitlines())
     # (a loaded machine may add a case's own warnings: steal time)
     assert lines[1].startswith("[1/2] num_running=4,pp=2/send/msgpack#0: 20 steps, - tok/s ")
     assert lines[2] == f"  warning: {warning}"

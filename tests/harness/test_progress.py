@@ -151,6 +151,7 @@ def test_each_cases_warnings_follow_its_line(tmp_path, monkeypatch, capsys):
 
     monkeypatch.setattr(execute, "noise_warnings",
                         lambda summary, usage=None: [f"noisy {summary['case_id']}"])
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))  # no load note
     run = tmp_path / "r"
     assert cli.main(ARGS[1:] + ["--output", str(run)]) == 0
     lines = capsys.readouterr().err.splitlines()
