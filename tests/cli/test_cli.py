@@ -754,6 +754,30 @@ def test_report_error_lines_stay_one_line(tiny_run, tmp_path, capsys):
                                        "c\\nd: Not a directory\n")
 
 
+def test_success_lines_stay_one_line(tmp_path, capsys):
+    """A line break in a run folder's path is escaped in the run's last lines (the
+    --quiet count and ``results: DIR``) and in the report's ``report: PATH`` line, as
+    the error lines escape it: each stays one line."""
+    from ipc_bench import cli
+
+    run = tmp_path / "a\nb"
+    proc = bench(*TINY, "--output", str(run))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    lines = proc.stdout.splitlines()
+    recorded = sum(len(c["warnings"])
+                   for c in json.loads((run / "summary.json").read_text())["cases"])
+    assert lines[-3:] == [f"{recorded} warnings recorded in {tmp_path}/a\\nb/summary.json "
+                          "(not shown: --quiet)", "", f"results: {tmp_path}/a\\nb"]
+    assert cli.main(["report", str(run), "--no-figures"]) == 0
+    assert cli.main(["report", str(run), "--no-figures", "--output",
+                     str(tmp_path / "c\nd")]) == 0
+    assert capsys.readouterr() == (f"report: {tmp_path}/a\\nb/report/report.html\n"
+                                   f"report: {tmp_path}/c\\nd/report.html\n", "")
+    assert (run / "report" / "report.html").is_file()
+    assert (tmp_path / "c\nd" / "report.html").is_file()
+
+
 def test_report_refuses_an_output_folder_holding_other_files(tiny_run, tmp_path, capsys):
     from ipc_bench import cli
 
