@@ -227,7 +227,7 @@ def why_no_captures(run_dir: str | os.PathLike) -> str:
         scenario = (summary.get("metadata") or {}).get("scenario")
         cases = list(summary.get("cases") or [])
         status = summary.get("status")
-    except (OSError, ValueError, AttributeError, TypeError):
+    except (OSError, ValueError, AttributeError, TypeError, RecursionError):
         return ("not a run folder (no readable summary.json): give the folder a "
                 "scenario's run wrote")
     if scenario in STREAMED_SCENARIOS:

@@ -53,7 +53,9 @@ class ResultsWarning(UserWarning):
 
 
 def read_summary(run_dir: str | os.PathLike) -> dict[str, Any]:
-    """``summary.json`` of ``run_dir``; ``ResultsError`` if missing or of another format."""
+    """``summary.json`` of ``run_dir``; ``ResultsError`` if missing, unreadable (not
+    JSON, or arrays or objects nested deeper than ``json`` can parse), not an object or
+    of another format."""
     path = Path(run_dir) / "summary.json"
     try:
         data = json.loads(path.read_text())
@@ -63,6 +65,9 @@ def read_summary(run_dir: str | os.PathLike) -> dict[str, Any]:
         raise ResultsError(f"cannot read {path}: {exc.strerror or exc}") from None
     except ValueError as exc:
         raise ResultsError(f"cannot read {path}: {exc}") from None
+    except RecursionError:  # arrays or objects nested past the interpreter's limit
+        raise ResultsError(f"cannot read {path}: arrays or objects nested too deeply "
+                           "to parse") from None
     if not isinstance(data, dict):
         raise ResultsError(f"{path}: not a JSON object (the file holds "
                            f"{_json_kind(data)})")

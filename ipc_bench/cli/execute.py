@@ -315,7 +315,7 @@ def quiet_warnings_line(cases: Sequence[dict[str, Any]], run_dir: Path) -> Optio
     if not count:
         return None
     return (f"{count:,} warning{'' if count == 1 else 's'} recorded in "
-            f"{run_dir / 'summary.json'} (not shown: --quiet)")
+            f"{one_line(str(run_dir / 'summary.json'))} (not shown: --quiet)")
 
 
 @dataclass
@@ -361,8 +361,8 @@ class _Run:
             where = (f"at step {result.failed_step} ({STEP_NUMBERING})" if recorded
                      else "before its first step")
             kept = self.pointer(bool(self.num_done or recorded))
-            print(f"bench.py: {case.case_id}: interrupted by {exc.signal_name} {where} "
-                  f"(exit {exc.code}){kept}", file=sys.stderr)
+            print(one_line(f"bench.py: {case.case_id}: interrupted by {exc.signal_name} "
+                           f"{where} (exit {exc.code}){kept}"), file=sys.stderr)
             exc.reported = True
             self.quiet_count()
             raise
@@ -415,7 +415,7 @@ class _Run:
             return 1
         self._stop(result, message, "failed")
         kept = f"; partial results: {self.run_dir}" if self.num_done and self.kept() else ""
-        print(f"bench.py: error: {case_id}: {message}{kept}", file=sys.stderr)
+        print(one_line(f"bench.py: error: {case_id}: {message}{kept}"), file=sys.stderr)
         self.quiet_count()
         return 2 if isinstance(exc, EndpointError) else 1
 
@@ -540,9 +540,9 @@ class _Run:
         finished names the folder as holding nothing measured (``pointer``)."""
         if self.stopped:
             if self.final_status is not None and not exc.reported and self.kept():
-                print(f"bench.py: interrupted by {exc.signal_name} while the results "
-                      f"printed (exit {exc.code}); the run is {self.final_status}: "
-                      f"{self.run_dir}", file=sys.stderr)
+                print(one_line(f"bench.py: interrupted by {exc.signal_name} while the "
+                               f"results printed (exit {exc.code}); the run is "
+                               f"{self.final_status}: {self.run_dir}"), file=sys.stderr)
                 exc.reported = True
             return
         every = 0 < self.num_done == self.num_cases  # only the checks across cases were left
@@ -556,9 +556,10 @@ class _Run:
             pass
         if exc.reported or not self.kept():
             return
-        print(f"bench.py: interrupted by {exc.signal_name}" + (f" {when}" if every else "")
-              + f" (exit {exc.code})"
-              + (f"; results: {self.run_dir}" if every else self.pointer(self.num_done > 0)),
+        print(one_line(f"bench.py: interrupted by {exc.signal_name}"
+                       + (f" {when}" if every else "") + f" (exit {exc.code})"
+                       + (f"; results: {self.run_dir}" if every
+                          else self.pointer(self.num_done > 0))),
               file=sys.stderr)
         exc.reported = True
         self.quiet_count()
@@ -622,10 +623,10 @@ class _Run:
         text += [f"note: {note}" for note in notes]
         text.append(quiet_warnings_line(writer.cases, self.run_dir) if self.quiet else None)
         print("\n".join(t for t in text if t))
-        print(f"\nresults: {self.run_dir}")
+        print(f"\nresults: {one_line(str(self.run_dir))}")  # a line break in DIR escaped
         sys.stdout.flush()
         for p in problems:
-            print(f"bench.py: error: {p}", file=sys.stderr)
+            print(one_line(f"bench.py: error: {p}"), file=sys.stderr)
         lost = stdout_failure(sys.stdout)
         if lost is not None:  # the tables are lost: the run says so (its line: Console)
             try:

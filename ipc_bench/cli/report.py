@@ -18,7 +18,8 @@ a file cut short or a hand edit no run writes is one warning line on stderr (and
 note in the report), and the report covers what is valid; SIGINT / SIGTERM / SIGHUP
 end it with one line and 130 / 143 / 129 (``ipc_bench.cli.main``). On success it
 prints ``report: PATH/report.html``, PATH spelt as ``document.write_report`` returns it
-(relative when the first run folder was given relative, for one run and several)."""
+(relative when the first run folder was given relative, for one run and several), a
+line break in it escaped as in the error lines."""
 
 from __future__ import annotations
 
@@ -83,5 +84,5 @@ def main(argv: Sequence[str]) -> int:
         print(one_line(f"{PROG}: error: cannot write {where}: {exc.strerror or exc}"),
               file=sys.stderr)
         return 1 if isinstance(exc, WriteFailed) else 2
-    print(f"report: {out / 'report.html'}")
+    print(f"report: {one_line(str(out / 'report.html'))}")
     return 0

@@ -256,15 +256,40 @@ def _build_cases(name: str, module: ModuleType, opts) -> list:
     """``module.cases(opts)``. Its own refusals (``UsageError``, ``ConfigError``,
     ``TraceError``, ``EndpointError``) pass through; any other exception is reported as a
     module that cannot be imported is (``harness.scenario.discover``): one line naming
-    the module's file and the exception, ``UsageError`` (exit 2)."""
+    the module's file and the exception, ``UsageError`` (exit 2). So is a result that
+    is not a list (or tuple) of ``CaseSpec``: ``scenario NAME cannot be used: FILE
+    cases() returned [1, 'x'] (item 0 is an int, not a CaseSpec)``, the value
+    shortened as ``reprlib.repr`` shortens it (6 items of a list, 60 characters of a
+    string or other value)."""
+    import reprlib
+
+    from ipc_bench.harness.spec import CaseSpec
+
     try:
-        return module.cases(opts)
+        cases = module.cases(opts)
     except (UsageError, ConfigError, TraceError, EndpointError):
         raise
     except Exception as exc:
         raised = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         raise UsageError(f"scenario {name} cannot be used: {module.__file__} cases() "
                          f"raised {raised}") from None
+    if isinstance(cases, (list, tuple)):
+        bad = next((i for i, c in enumerate(cases) if not isinstance(c, CaseSpec)), None)
+        if bad is None:
+            return list(cases)
+        why = f"item {bad} is {_a_type(cases[bad])}, not a CaseSpec"
+    else:
+        why = f"{_a_type(cases)}, not a list of CaseSpec"
+    shown = reprlib.Repr()
+    shown.maxstring = shown.maxother = 60
+    raise UsageError(f"scenario {name} cannot be used: {module.__file__} cases() "
+                     f"returned {shown.repr(cases)} ({why})")
+
+
+def _a_type(value) -> str:
+    """``value``'s type with its article: ``an int``, ``a str``, ``a NoneType``."""
+    kind = type(value).__name__
+    return f"{'an' if kind[:1].lower() in 'aeiou' else 'a'} {kind}"
 
 
 def _scenario(args, scenarios: dict[str, ModuleType], problems: dict[str, str]) -> ModuleType:

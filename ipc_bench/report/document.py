@@ -20,7 +20,8 @@ the first run for several (``beside``), and for one run still going
 left in its folder, stale, once it ends; either is spelt relative to the current folder
 when the first run folder was given relative, absolute when it was given absolute. Bad input (a missing folder, not a run folder, an
 unsupported result format, a run folder given twice or a copy of another one given
-(``results.check_copies``), an output that holds other files) is one line on stderr
+(``results.check_copies``), an output folder that is neither empty nor an earlier
+report: ``check_output``) is one line on stderr
 and exit code 2; a file that cannot be written once the report's temporary folder is
 made (disk full) is one line and exit code 1 (``WriteFailed``). Everything is rendered before the
 first file is written; the files go into a temporary folder beside the output,
@@ -31,6 +32,7 @@ SIGHUP deferred (``ipc_bench.harness.signals``): an interrupted or failed report
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -117,8 +119,10 @@ def baseline_run(paths: dict[str, Path], baseline: str) -> str:
 
 def check_output(out: Path) -> Path:
     """Refuse (``ResultsError``, one line) an ``out`` that exists and is not a folder,
-    or holds files a report does not write (``REPORT_FILES``, ``*.png``,
-    ``*.summary.json``): replacing it would lose them. ``OSError`` (``filename``
+    or a folder that is neither empty nor a report this tool wrote: one holding
+    anything but ``earlier_report_files`` (``output folder OUT holds files that are not
+    a report's (holiday.png, notes.txt); give --output a new folder or an earlier
+    report's``): replacing it would lose them. ``OSError`` (``filename``
     ``out``) when the system will not look ``out`` up for a reason other than its
     absence: a file on the way (``Not a directory``), a link loop, a name over 255
     bytes, no permission. Returns the folder to replace: ``out``, or where it points
@@ -133,7 +137,8 @@ def check_output(out: Path) -> Path:
     if target.exists():
         if not target.is_dir():
             raise ResultsError(f"output path {out} exists and is not a folder")
-        foreign = sorted(e.name for e in target.iterdir() if not _is_report_file(e.name))
+        ours = earlier_report_files(target)
+        foreign = sorted(e.name for e in target.iterdir() if e.name not in ours)
         if foreign:
             raise ResultsError(
                 f"output folder {out} holds files that are not a report's "
@@ -143,8 +148,39 @@ def check_output(out: Path) -> Path:
     return target
 
 
-def _is_report_file(name: str) -> bool:
-    return name in REPORT_FILES or name.endswith((".png", ".summary.json"))
+def earlier_report_files(folder: Path) -> set[str]:
+    """The names of the files in ``folder`` that an earlier ``write_report`` wrote
+    there, which a new report may replace: none unless ``folder`` holds ``report.md``
+    or ``report.html`` (``REPORT_FILES``); then those, each PNG that ``report.md``
+    shows (``![title](NAME.png)``, as ``render_markdown`` links a figure), and each
+    ``*.summary.json`` that is a run's summary (a JSON object with ``format_version``,
+    ``metadata`` and ``cases``, as ``write_report`` copies it). Only plain files count
+    (a folder, or a link, is never a report's); a PNG the report does not show or a
+    ``*.summary.json`` of other content is the user's."""
+    files = {e.name: e for e in folder.iterdir() if e.is_file() and not e.is_symlink()}
+    if not any(name in files for name in REPORT_FILES):
+        return set()
+    try:
+        markdown = files["report.md"].read_text(errors="replace") if "report.md" in files \
+            else ""
+    except OSError:
+        markdown = ""
+    ours = {name for name in REPORT_FILES if name in files}
+    ours |= {name for name in files
+             if name.endswith(".png") and f"]({name})" in markdown}
+    ours |= {name for name, path in files.items()
+             if name.endswith(".summary.json") and _is_run_summary(path)}
+    return ours
+
+
+def _is_run_summary(path: Path) -> bool:
+    """Whether ``path`` holds a run's ``summary.json`` (a JSON object with
+    ``format_version``, ``metadata`` and ``cases``), whatever its version."""
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and {"format_version", "metadata", "cases"} <= data.keys()
 
 
 class WriteFailed(OSError):

@@ -118,6 +118,22 @@ def test_load_other_format_version_names_it(run_dir, tmp_path, version, message)
     assert str(err.value) == f"{copy / 'summary.json'}: {message}"
 
 
+def test_load_a_summary_nested_too_deeply_is_one_line(run_dir, tmp_path):
+    """A value nested past what ``json`` parses (a hand edit, a damaged file) is a
+    ResultsError naming the file, as any summary that is not JSON, not a
+    RecursionError."""
+    copy = tmp_path / "deep-run"
+    shutil.copytree(run_dir, copy)
+    text = (copy / "summary.json").read_text().rstrip()
+    assert text.endswith("}")
+    (copy / "summary.json").write_text(
+        text[:-1] + ', "notes": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(ResultsError) as err:
+        load(copy)
+    assert str(err.value) == (f"cannot read {copy / 'summary.json'}: arrays or objects "
+                              "nested too deeply to parse")
+
+
 def test_load_bad_folders(tmp_path):
     with pytest.raises(ResultsError, match=r"no such folder$"):
         load(tmp_path / "missing")
@@ -347,15 +363,21 @@ def test_report_bad_input_exit_2(tmp_path, capsys, args, message):
 @pytest.mark.parametrize("given, message", [
     ("listed", "{tmp}/listed/summary.json: not a JSON object (the file holds an array)"),
     ("named", "{tmp}/named/summary.json: not a JSON object (the file holds a string)"),
+    ("broken", "cannot read {tmp}/broken/summary.json: Expecting ',' delimiter: line 1 "
+               "column 9 (char 8)"),
+    ("nested", "cannot read {tmp}/nested/summary.json: arrays or objects nested too deeply "
+               "to parse"),
     ("folder", "{tmp}/folder: not a run folder (summary.json is not a file)"),
     ("w" * 300, "cannot read run folder {tmp}/" + "w" * 300 + ": File name too long"),
     ("file/run", "cannot read run folder {tmp}/file/run: Not a directory"),
     ("loop", "cannot read run folder {tmp}/loop: Too many levels of symbolic links"),
 ])
 def test_report_says_why_a_run_folder_cannot_be_read(tmp_path, capsys, given, message):
-    """A summary.json that is not an object or not a file, and a run folder the system
-    will not look up, each get their own reason (exit 2, nothing written)."""
-    for name, text in [("listed", "[]"), ("named", '"run"')]:
+    """A summary.json that is not JSON (nested past what the parser takes too), not an
+    object or not a file, and a run folder the system will not look up, each get their
+    own reason (exit 2, nothing written, no traceback)."""
+    for name, text in [("listed", "[]"), ("named", '"run"'), ("broken", '{"a": 1 "b"}'),
+                       ("nested", '{"notes": ' + "[" * 100_000 + "]" * 100_000 + "}")]:
         (tmp_path / name).mkdir()
         (tmp_path / name / "summary.json").write_text(text)
     (tmp_path / "folder" / "summary.json").mkdir(parents=True)

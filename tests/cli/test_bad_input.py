@@ -905,7 +905,9 @@ def test_a_broken_scenario_is_refused_in_one_line(broken_scenarios, capsys):
 def test_a_scenario_whose_cases_raise_is_refused_in_one_line(tmp_path, monkeypatch, capsys):
     """An exception raised while a scenario module builds its cases is reported as a
     module that cannot be imported is: one line naming the file and the exception,
-    exit 2, no traceback; the scenario's own refusals (ConfigError) pass through."""
+    exit 2, no traceback; the scenario's own refusals (ConfigError) pass through. So
+    is a result that is not a list of CaseSpec: one line naming the file and what it
+    returned."""
     from ipc_bench.harness.scenario import PACKAGE, scenarios_package
 
     user = tmp_path / "scenarios"
@@ -914,6 +916,9 @@ def test_a_scenario_whose_cases_raise_is_refused_in_one_line(tmp_path, monkeypat
         "raises_in_cases": ("raises-in-cases", "raise RuntimeError('kaput\\nsecond line')"),
         "raises_bare": ("raises-bare", "raise KeyError"),
         "refuses": ("refuses", "raise ConfigError('scenario refuses needs a flag')"),
+        "returns_items": ("returns-items", "return [1, 'x']"),
+        "returns_none": ("returns-none", "return None"),
+        "returns_text": ("returns-text", "return 'x' * 100"),
     }
     for module, (name, body) in modules.items():
         (user / f"{module}.py").write_text(
@@ -927,7 +932,16 @@ def test_a_scenario_whose_cases_raise_is_refused_in_one_line(tmp_path, monkeypat
                  f"{user}/raises_in_cases.py cases() raised RuntimeError: kaput\\nsecond line"),
                 ("raises-bare", f"scenario raises-bare cannot be used: {user}/raises_bare.py "
                  "cases() raised KeyError"),
-                ("refuses", "scenario refuses needs a flag")]:
+                ("refuses", "scenario refuses needs a flag"),
+                ("returns-items", f"scenario returns-items cannot be used: "
+                 f"{user}/returns_items.py cases() returned [1, 'x'] (item 0 is an int, "
+                 "not a CaseSpec)"),
+                ("returns-none", f"scenario returns-none cannot be used: "
+                 f"{user}/returns_none.py cases() returned None (a NoneType, not a list "
+                 "of CaseSpec)"),
+                ("returns-text", f"scenario returns-text cannot be used: "
+                 f"{user}/returns_text.py cases() returned '{'x' * 27}...{'x' * 28}' (a "
+                 "str, not a list of CaseSpec)")]:
             code, lines, out = _run_main(["--scenario", name], capsys)
             assert (code, lines, out) == (2, [f"bench.py: error: {message}"], "")
     finally:

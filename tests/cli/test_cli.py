@@ -570,7 +570,7 @@ def test_report_onto_a_full_disk_names_the_file_and_changes_nothing(
     out = tmp_path / "reports" / "rep"
     if earlier:  # what it held before: a report's files, its figures or not
         assert cli.main(["report", str(tiny_run), "--output", str(out), "--no-figures"]) == 0
-        (out / "report.md").write_text("an earlier report\n")
+        (out / "report.md").write_text("an earlier report\n\n![Old](stale.png)\n")
         (out / "stale.png").write_bytes(b"an earlier figure")
     capsys.readouterr()
     before = _tree(tmp_path)
@@ -638,19 +638,87 @@ def test_report_names_its_folder_as_the_runs_were_given(tiny_run, tmp_path, monk
 
 def test_report_replaces_an_earlier_report_whole(tiny_run, tmp_path, capsys):
     """A new report replaces the earlier one in the same folder: no figure of the earlier
-    render stays, and nothing temporary is left beside it."""
+    render stays (here the earlier one has figures, the new one none), and nothing
+    temporary is left beside it."""
     from ipc_bench import cli
 
     out = tmp_path / "rep"
     assert cli.main(["report", str(tiny_run), "--output", str(out)]) == 0
-    (out / "stale.png").write_bytes(b"an earlier figure")
-    (out / "report.md").write_text("an earlier report\n")
+    assert sorted(p.name for p in out.iterdir()) == sorted(REPORT_ORDER)
+    assert cli.main(["report", str(tiny_run), "--output", str(out), "--no-figures"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["report.html", "report.md",
+                                                     "run.summary.json"]
+    (out / "run.summary.json").write_bytes((tiny_run / "summary.json").read_bytes()[:-2])
+    # a copy of a summary cut short is the user's, not the report's: refused
+    assert cli.main(["report", str(tiny_run), "--output", str(out)]) == 2
+    assert capsys.readouterr() == (
+        f"report: {out / 'report.html'}\n" * 2,
+        f"bench.py report: error: output folder {out} holds files that are not a "
+        "report's (run.summary.json); give --output a new folder or an earlier report's\n")
+    (out / "run.summary.json").write_bytes((tiny_run / "summary.json").read_bytes())
     assert cli.main(["report", str(tiny_run), "--output", str(out)]) == 0
-    assert capsys.readouterr() == (f"report: {out / 'report.html'}\n" * 2, "")
+    assert capsys.readouterr() == (f"report: {out / 'report.html'}\n", "")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rep"]
     assert sorted(p.name for p in out.iterdir()) == sorted(REPORT_ORDER)
     assert (out / "report.md").read_text().startswith("# ipc-bench report")
     assert oct(out.stat().st_mode & 0o777) == oct(0o777 & ~_umask())
+
+
+@pytest.mark.parametrize("files, shown", [
+    # no report.md or report.html: not a report, whatever it holds
+    ({"holiday.png": b"\x89PNG", "notes.summary.json": b"hi\n"},
+     "holiday.png, notes.summary.json"),
+    ({"throughput.png": b"\x89PNG"}, "throughput.png"),
+    # a report with a picture it does not show and a summary that is not a run's
+    ({"report.md": b"# mine\n\n![a](a.png)\n", "a.png": b"\x89PNG", "holiday.png": b"x",
+      "notes.summary.json": b'{"format_version": 1}'}, "holiday.png, notes.summary.json"),
+    ({"report.html": b"<p>mine</p>", "n.summary.json": b"[" * 100_000 + b"]" * 100_000},
+     "n.summary.json"),
+    ({"report.md": b"", "pics": None, "a.txt": b"", "b.txt": b"", "c.txt": b""},
+     "a.txt, b.txt, c.txt, ..."),
+])
+def test_report_replaces_only_an_empty_folder_or_an_earlier_report(files, shown, tiny_run,
+                                                                    tmp_path, capsys):
+    """An --output folder that is not empty and not a report this tool wrote (report.md
+    or report.html, the figures report.md shows, copies of runs' summaries) is refused
+    in one line naming what it holds that is not the report's, exit 2, nothing
+    changed: PNG and *.summary.json files of the user's are not a report's."""
+    from ipc_bench import cli
+
+    out = tmp_path / "mine"
+    out.mkdir()
+    for name, data in files.items():
+        if data is None:
+            (out / name).mkdir()
+        else:
+            (out / name).write_bytes(data)
+    before = _tree(tmp_path)
+    assert cli.main(["report", str(tiny_run), "--output", str(out), "--no-figures"]) == 2
+    assert capsys.readouterr() == ("", f"bench.py report: error: output folder {out} holds "
+                                       f"files that are not a report's ({shown}); give "
+                                       "--output a new folder or an earlier report's\n")
+    assert _tree(tmp_path) == before
+
+
+def test_report_replaces_an_earlier_reports_own_files(tiny_run, tmp_path, capsys):
+    """A folder holding report.md, the figures it shows and a run's summary copy (an
+    earlier report, of another run) is replaced, and an empty folder is used."""
+    from ipc_bench import cli
+
+    out = tmp_path / "rep"
+    out.mkdir()
+    (out / "report.md").write_text("# ipc-bench report\n\n![Old](old-throughput.png)\n")
+    (out / "old-throughput.png").write_bytes(b"\x89PNG")
+    (out / "old.summary.json").write_bytes((tiny_run / "summary.json").read_bytes())
+    (tmp_path / "empty").mkdir()
+    assert cli.main(["report", str(tiny_run), "--output", str(out), "--no-figures"]) == 0
+    assert cli.main(["report", str(tiny_run), "--output", str(tmp_path / "empty"),
+                     "--no-figures"]) == 0
+    assert capsys.readouterr() == (f"report: {out / 'report.html'}\n"
+                                   f"report: {tmp_path / 'empty' / 'report.html'}\n", "")
+    for folder in (out, tmp_path / "empty"):
+        assert sorted(p.name for p in folder.iterdir()) == ["report.html", "report.md",
+                                                            "run.summary.json"]
 
 
 def _umask() -> int:
@@ -686,6 +754,30 @@ def test_report_error_lines_stay_one_line(tiny_run, tmp_path, capsys):
     assert cli.main(["report", str(tiny_run), "--output", str(out)]) == 2
     assert capsys.readouterr() == ("", f"bench.py report: error: cannot write {tmp_path}/f/"
                                        "c\\nd: Not a directory\n")
+
+
+def test_success_lines_stay_one_line(tmp_path, capsys):
+    """A line break in a run folder's path is escaped in the run's last lines (the
+    --quiet count and ``results: DIR``) and in the report's ``report: PATH`` line, as
+    the error lines escape it: each stays one line."""
+    from ipc_bench import cli
+
+    run = tmp_path / "a\nb"
+    proc = bench(*TINY, "--output", str(run))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    lines = proc.stdout.splitlines()
+    recorded = sum(len(c["warnings"])
+                   for c in json.loads((run / "summary.json").read_text())["cases"])
+    assert lines[-3:] == [f"{recorded} warnings recorded in {tmp_path}/a\\nb/summary.json "
+                          "(not shown: --quiet)", "", f"results: {tmp_path}/a\\nb"]
+    assert cli.main(["report", str(run), "--no-figures"]) == 0
+    assert cli.main(["report", str(run), "--no-figures", "--output",
+                     str(tmp_path / "c\nd")]) == 0
+    assert capsys.readouterr() == (f"report: {tmp_path}/a\\nb/report/report.html\n"
+                                   f"report: {tmp_path}/c\\nd/report.html\n", "")
+    assert (run / "report" / "report.html").is_file()
+    assert (tmp_path / "c\nd" / "report.html").is_file()
 
 
 def test_report_refuses_an_output_folder_holding_other_files(tiny_run, tmp_path, capsys):
