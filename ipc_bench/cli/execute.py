@@ -353,6 +353,9 @@ class _Run:
         try:
             run_case(case, on_step=bar, result=result, sink=self.writer, remote=self.remote)
         except Interrupted as exc:
+            if result.floor_interrupted and result.sched_rows:
+                self._floor_interrupted(result, exc, cpu_before)
+                raise
             self._stop(result, f"interrupted by {exc.signal_name}", "incomplete")
             recorded = result.failed_step is not None
             where = (f"at step {result.failed_step} ({STEP_NUMBERING})" if recorded
@@ -392,6 +395,34 @@ class _Run:
                     self.log(f"  warning: {w}")
             self.cores_logged.update(core_warnings(summary))  # once a run: the same fact
         return None
+
+    def _floor_interrupted(self, result: CaseResult, exc: Interrupted, cpu_before) -> None:
+        """A signal that landed while the case replayed its floor, after its last counted
+        step (``CaseResult.floor_interrupted``): the case is written as finished, its
+        counted figures kept, without the floor's (a warning says why), the run closed
+        ``incomplete``; one line, ``bench.py: CASE: interrupted by SIGINT while replaying
+        the floor after step N (exit 130); partial results: DIR``, N the case's last
+        step (``STEP_NUMBERING``). A write error is reported (``write_failed``)."""
+        case_id = result.spec.case_id
+        line = (f"interrupted by {exc.signal_name} while replaying the floor after step "
+                f"{result.sched_rows[-1][0]}")
+        warning = (f"{line}: the floor's figures (floor tok/s, x floor) are absent, and so "
+                   "are the runner's per-step columns (its report comes after the floor)")
+        result.floor_step_ns = []  # a floor cut short is no floor
+        self.stopped = True
+        try:
+            with signals.deferred():
+                self._record(result, cpu_before, extra_warnings=[warning])
+                self.num_done, self.current = self.num_done + 1, None
+                self.writer.finish("incomplete", [f"{case_id}: {line}"])
+        except RunFolderError as exc_write:
+            self.write_failed(exc_write)
+            exc.reported = True
+            return
+        print(f"bench.py: {case_id}: {line} ({STEP_NUMBERING}) (exit {exc.code})"
+              f"{self.pointer(True)}", file=sys.stderr)
+        exc.reported = True
+        self.quiet_count()
 
     def _failed(self, result: CaseResult, exc: Exception) -> int:
         """A case that raised (called while handling ``exc``): write what it measured,
@@ -560,15 +591,17 @@ class _Run:
         exc.reported = True
         self.quiet_count()
 
-    def _record(self, result: CaseResult, cpu_before) -> dict[str, Any]:
-        """Summarize a finished case, write it, keep its captures; its summary."""
+    def _record(self, result: CaseResult, cpu_before,
+                extra_warnings: Sequence[str] = ()) -> dict[str, Any]:
+        """Summarize a finished case (``extra_warnings`` added to its ``warnings``),
+        write it, keep its captures; its summary."""
         case = result.spec
         usage = cpu_usage_between(cpu_before, read_cpu_times())
         attach_token_bytes(result)
         summary = summarize_case(result)
         summary["machine_busy_pct"] = usage.get("busy_pct")
         summary["cpu_steal_pct"] = usage.get("steal_pct")
-        summary["warnings"] = noise_warnings(summary, usage)
+        summary["warnings"] = noise_warnings(summary, usage) + list(extra_warnings)
         self.writer.add_case(result, summary)
         if case.repetition == 0 and not case.stream:  # a streamed case kept no frames
             captures = build_captures(result)
