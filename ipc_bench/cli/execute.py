@@ -43,7 +43,7 @@ from ipc_bench.cli.options import UsageError
 from ipc_bench.engine.config import ConfigError
 from ipc_bench.engine.scheduler import SchedulerError
 from ipc_bench.engine.token_ids import histogram_digest
-from ipc_bench.errors import one_line
+from ipc_bench.errors import fd_limit_text, names_fd_limit, one_line, out_of_fds
 from ipc_bench.harness import signals
 from ipc_bench.harness.environment import (collect_metadata, cpu_usage_between,
                                            read_cpu_times, trace_record)
@@ -428,10 +428,14 @@ class _Run:
         """A case that raised (called while handling ``exc``): write what it measured,
         say why in one line, ``bench.py: error: CASE: REASON``, which ends ``; partial
         results: DIR`` when the folder holds cases that finished before it; exit code 1
-        (2 for sockets that could not be set up)."""
+        (2 for sockets that could not be set up and for a process out of file
+        descriptors, ``errors.fd_limit_text``: an ``EMFILE`` here, or a runner's report
+        naming the limit)."""
         case_id = result.spec.case_id
         if isinstance(exc, (CaseError, SchedulerError, ConfigError, EndpointError)):
             message = str(exc)
+        elif out_of_fds(exc):  # OSError or zmq.ZMQError: the limit, not a bug
+            message = fd_limit_text()
         elif isinstance(exc, OSError):  # the system refused (no space in TMPDIR, no fds)
             message = one_line(f"{type(exc).__name__}: {exc}")
         else:  # a bug: keep what was measured, show where it broke
@@ -445,7 +449,10 @@ class _Run:
         kept = f"; partial results: {self.run_dir}" if self.num_done and self.kept() else ""
         print(f"bench.py: error: {case_id}: {message}{kept}", file=sys.stderr)
         self.quiet_count()
-        return 2 if isinstance(exc, EndpointError) else 1
+        # 2: sockets that could not be set up, or too few file descriptors (here or
+        # in a runner, whose report names the limit)
+        return 2 if (isinstance(exc, EndpointError) or out_of_fds(exc)
+                     or names_fd_limit(message)) else 1
 
     def _stop(self, result: CaseResult, message: str, status: str) -> None:
         """Write a case that did not finish (``_write_unfinished``) and close the run
