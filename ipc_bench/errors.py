@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import errno
+import os
+
 
 def one_line(text: str) -> str:
     """``text`` with line breaks and other unprintable characters escaped (as ``repr``
@@ -25,6 +28,47 @@ def runner_failed_text(step: int, message: str) -> str:
     if step < 0:
         return f"runner failed before its first step: {message}"
     return f"runner failed at step {step} ({STEP_NUMBERING}): {message}"
+
+
+def fd_limit_text() -> str:
+    """The line for a process out of file descriptors (``EMFILE``), naming its limit:
+    ``too many open files (ulimit -n 20): raise it (e.g. ulimit -n 1024) and run
+    again``. Each case opens sockets, socket folders and pipes to its processes, and
+    libzmq a few descriptors of its own per context, so the number a case needs
+    depends on the transport and the build: the limit is named where it was hit."""
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    shown = "unlimited" if soft == resource.RLIM_INFINITY else str(soft)
+    return f"{FD_LIMIT_PREFIX}{shown}): raise it (e.g. ulimit -n 1024) and run again"
+
+
+#: How ``fd_limit_text`` starts: a line that holds it (a runner's ``ErrorReport``,
+#: which carries only text) names the file-descriptor limit (``names_fd_limit``).
+FD_LIMIT_PREFIX = "too many open files (ulimit -n "
+
+
+def names_fd_limit(message: str) -> bool:
+    """Whether ``message`` holds ``fd_limit_text``'s line (a child process's report)."""
+    return FD_LIMIT_PREFIX in message
+
+
+def out_of_fds(exc: BaseException) -> bool:
+    """Whether ``exc`` (an ``OSError``, a ``zmq.ZMQError``: both carry ``errno``) says
+    the process has no file descriptor left (``EMFILE``)."""
+    return getattr(exc, "errno", None) == errno.EMFILE
+
+
+def fds_exhausted() -> bool:
+    """Whether this process cannot open one more file descriptor right now
+    (``EMFILE``): what libzmq hides behind a refused connection or a silent
+    listener when its ``socket()`` or ``accept()`` failed for want of one."""
+    try:
+        fd = os.open(os.devnull, os.O_RDONLY)
+    except OSError as exc:
+        return exc.errno == errno.EMFILE
+    os.close(fd)
+    return False
 
 
 #: The project's declared dependencies (pyproject.toml ``dependencies``): the name a

@@ -176,6 +176,10 @@ class Results:
     no_floor                                      -        the run's --no-floor left the case
                                                            without its floor (NaN: a summary
                                                            written before it was recorded)
+    floor_interrupted                             -        true: a signal cut the floor short
+                                                           after every counted step (the case
+                                                           is kept, without its floor; absent
+                                                           otherwise)
     step_to_floor_ratio                           ratio
     floor_step_ns_block_cv                        ratio    spread of 50-step mean floor step
                                                            times (None: under 150 floor steps)

@@ -515,6 +515,8 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
         out["cpus_allowed"] = "; ".join(f"{k}: {v}" for k, v in result.cpus_allowed.items())
     if result.failed_step is not None or result.error is not None:
         out["failed_step"] = result.failed_step
+    if result.floor_interrupted:  # finished, its floor cut short by a signal: no floor
+        out["floor_interrupted"] = True
     if result.rss_samples:
         out.update(rss_summary(result.rss_samples))
     if result.stream_stats is not None:

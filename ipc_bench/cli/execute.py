@@ -43,7 +43,7 @@ from ipc_bench.cli.options import UsageError
 from ipc_bench.engine.config import ConfigError
 from ipc_bench.engine.scheduler import SchedulerError
 from ipc_bench.engine.token_ids import histogram_digest
-from ipc_bench.errors import one_line
+from ipc_bench.errors import fd_limit_text, names_fd_limit, one_line, out_of_fds
 from ipc_bench.harness import signals
 from ipc_bench.harness.environment import (collect_metadata, cpu_usage_between,
                                            loaded_note, read_cpu_times, trace_record)
@@ -356,6 +356,9 @@ class _Run:
         try:
             run_case(case, on_step=bar, result=result, sink=self.writer, remote=self.remote)
         except Interrupted as exc:
+            if result.floor_interrupted and result.sched_rows:
+                self._floor_interrupted(result, exc, cpu_before)
+                raise
             self._stop(result, f"interrupted by {exc.signal_name}", "incomplete")
             recorded = result.failed_step is not None
             where = (f"at step {result.failed_step} ({STEP_NUMBERING})" if recorded
@@ -396,14 +399,46 @@ class _Run:
             self.cores_logged.update(core_warnings(summary))  # once a run: the same fact
         return None
 
+    def _floor_interrupted(self, result: CaseResult, exc: Interrupted, cpu_before) -> None:
+        """A signal that landed while the case replayed its floor, after its last counted
+        step (``CaseResult.floor_interrupted``): the case is written as finished, its
+        counted figures kept, without the floor's (a warning says why), the run closed
+        ``incomplete``; one line, ``bench.py: CASE: interrupted by SIGINT while replaying
+        the floor after step N (exit 130); partial results: DIR``, N the case's last
+        step (``STEP_NUMBERING``). A write error is reported (``write_failed``)."""
+        case_id = result.spec.case_id
+        line = (f"interrupted by {exc.signal_name} while replaying the floor after step "
+                f"{result.sched_rows[-1][0]}")
+        warning = (f"{line}: the floor's figures (floor tok/s, x floor) are absent, and so "
+                   "are the runner's per-step columns (its report comes after the floor)")
+        result.floor_step_ns = []  # a floor cut short is no floor
+        self.stopped = True
+        try:
+            with signals.deferred():
+                self._record(result, cpu_before, extra_warnings=[warning])
+                self.num_done, self.current = self.num_done + 1, None
+                self.writer.finish("incomplete", [f"{case_id}: {line}"])
+        except RunFolderError as exc_write:
+            self.write_failed(exc_write)
+            exc.reported = True
+            return
+        print(f"bench.py: {case_id}: {line} ({STEP_NUMBERING}) (exit {exc.code})"
+              f"{self.pointer(True)}", file=sys.stderr)
+        exc.reported = True
+        self.quiet_count()
+
     def _failed(self, result: CaseResult, exc: Exception) -> int:
         """A case that raised (called while handling ``exc``): write what it measured,
         say why in one line, ``bench.py: error: CASE: REASON``, which ends ``; partial
         results: DIR`` when the folder holds cases that finished before it; exit code 1
-        (2 for sockets that could not be set up)."""
+        (2 for sockets that could not be set up and for a process out of file
+        descriptors, ``errors.fd_limit_text``: an ``EMFILE`` here, or a runner's report
+        naming the limit)."""
         case_id = result.spec.case_id
         if isinstance(exc, (CaseError, SchedulerError, ConfigError, EndpointError)):
             message = str(exc)
+        elif out_of_fds(exc):  # OSError or zmq.ZMQError: the limit, not a bug
+            message = fd_limit_text()
         elif isinstance(exc, OSError):  # the system refused (no space in TMPDIR, no fds)
             message = one_line(f"{type(exc).__name__}: {exc}")
         else:  # a bug: keep what was measured, show where it broke
@@ -417,7 +452,10 @@ class _Run:
         kept = f"; partial results: {self.run_dir}" if self.num_done and self.kept() else ""
         print(one_line(f"bench.py: error: {case_id}: {message}{kept}"), file=sys.stderr)
         self.quiet_count()
-        return 2 if isinstance(exc, EndpointError) else 1
+        # 2: sockets that could not be set up, or too few file descriptors (here or
+        # in a runner, whose report names the limit)
+        return 2 if (isinstance(exc, EndpointError) or out_of_fds(exc)
+                     or names_fd_limit(message)) else 1
 
     def _stop(self, result: CaseResult, message: str, status: str) -> None:
         """Write a case that did not finish (``_write_unfinished``) and close the run
@@ -564,15 +602,17 @@ class _Run:
         exc.reported = True
         self.quiet_count()
 
-    def _record(self, result: CaseResult, cpu_before) -> dict[str, Any]:
-        """Summarize a finished case, write it, keep its captures; its summary."""
+    def _record(self, result: CaseResult, cpu_before,
+                extra_warnings: Sequence[str] = ()) -> dict[str, Any]:
+        """Summarize a finished case (``extra_warnings`` added to its ``warnings``),
+        write it, keep its captures; its summary."""
         case = result.spec
         usage = cpu_usage_between(cpu_before, read_cpu_times())
         attach_token_bytes(result)
         summary = summarize_case(result)
         summary["machine_busy_pct"] = usage.get("busy_pct")
         summary["cpu_steal_pct"] = usage.get("steal_pct")
-        summary["warnings"] = noise_warnings(summary, usage)
+        summary["warnings"] = noise_warnings(summary, usage) + list(extra_warnings)
         self.writer.add_case(result, summary)
         if case.repetition == 0 and not case.stream:  # a streamed case kept no frames
             captures = build_captures(result)

@@ -224,6 +224,9 @@ class CaseResult:
     s2r_marker_frames: int = 0  # empty frames sent on s2r (phase changes), 2 wire bytes each
     error: Optional[str] = None
     failed_step: Optional[int] = None     # seq of the step the case failed at
+    # A signal arrived while the floor replayed (``supervisor.run_phases``): every
+    # counted step was measured; the case is kept as finished, without its floor.
+    floor_interrupted: bool = False
     runner_pid: Optional[int] = None
     rss_samples: list[tuple] = field(default_factory=list)  # harness.memory.SAMPLE_COLUMNS tuples
     stream_stats: Optional[Any] = None    # harness.recording.StreamStats of a streamed case

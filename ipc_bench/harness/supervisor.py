@@ -75,7 +75,7 @@ from ipc_bench.harness.scheduler_loop import (
     run_scheduler_loop,
     runner_failure,
 )
-from ipc_bench.harness.signals import SCHEDULER_PID_ENV
+from ipc_bench.harness.signals import SCHEDULER_PID_ENV, Interrupted
 from ipc_bench.harness.spec import (INPROC, STOPPED_NOT_SLOW, CaseError, CaseResult,
                                     CaseSpec)
 from ipc_bench.wire.channel import RingSchedulerChannel, SchedulerChannel
@@ -415,7 +415,8 @@ def run_phases(spec: CaseSpec, exchange: ChannelExchange, result: CaseResult,
     then ``Stop`` and the runner's ``RunnerReport`` (its columns go to
     ``result.runner_columns``).
     Raises ``CaseError`` when the runner reports an error or answers out of turn;
-    ``PeerError`` / ``PeerTimeout`` from the channel pass through."""
+    ``PeerError`` / ``PeerTimeout`` from the channel pass through; an ``Interrupted``
+    that lands in the floor sets ``result.floor_interrupted`` on its way."""
     channel = exchange.channel
     if spec.instrumentation == "totals":
         counted_seqs = run_bare_scheduler_loop(spec, exchange, result)
@@ -429,8 +430,12 @@ def run_phases(spec: CaseSpec, exchange: ChannelExchange, result: CaseResult,
             frontend.finish()
     result.counted_seqs = counted_seqs
     if spec.floor and counted_seqs:
-        result.floor_step_ns = replay_floor(exchange, spec.codec, result.s2r_frames,
-                                            counted_seqs)
+        try:
+            result.floor_step_ns = replay_floor(exchange, spec.codec, result.s2r_frames,
+                                                counted_seqs)
+        except Interrupted:  # every counted step is measured: kept, without the floor
+            result.floor_interrupted = True
+            raise
     result.s2r_marker_frames += 1
     channel.send_marker("the stop marker")
     channel.send_control(Stop())

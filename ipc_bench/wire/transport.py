@@ -37,7 +37,7 @@ import msgspec
 import zmq
 from zmq.utils.monitor import recv_monitor_message
 
-from ipc_bench.errors import one_line
+from ipc_bench.errors import fd_limit_text, fds_exhausted, one_line, out_of_fds
 from ipc_bench.wire import leftovers
 
 
@@ -290,14 +290,21 @@ def open_socket(ctx: zmq.Context, socket_type: int, endpoint: str, *, bind: bool
     value, set before the bind or connect) bound to or connected to
     ``endpoint``; a connect waits up to ``connect_timeout_s`` for the ZeroMQ handshake
     with the bound peer. On any failure the socket is closed and ``EndpointError``
-    raised (``cannot bind ENDPOINT: REASON`` / ``cannot connect to ENDPOINT: REASON``).
+    raised (``cannot bind ENDPOINT: REASON`` / ``cannot connect to ENDPOINT: REASON``;
+    a process out of file descriptors, ``EMFILE``, whether libzmq raised it or hid it
+    behind a refused or silent connect: ``errors.fd_limit_text``).
     """
     action = "bind" if bind else "connect to"
     if endpoint.startswith("ipc://"):
         problem = _ipc_path_problem(endpoint[len("ipc://"):])
         if problem:
             raise EndpointError(f"cannot {action} {endpoint}: {problem}")
-    sock = ctx.socket(socket_type)
+    try:
+        sock = ctx.socket(socket_type)
+    except zmq.ZMQError as exc:
+        if out_of_fds(exc):
+            raise EndpointError(f"cannot {action} {endpoint}: {fd_limit_text()}") from None
+        raise
     try:
         _configure(sock)
         if endpoint.startswith("tcp://["):
@@ -311,8 +318,18 @@ def open_socket(ctx: zmq.Context, socket_type: int, endpoint: str, *, bind: bool
     except zmq.ZMQError as exc:
         sock.close(linger=0)
         hint = _BIND_HINTS.get(exc.errno) if bind else None
-        reason = zmq.strerror(exc.errno) + (f" ({hint})" if hint else "")
+        reason = (fd_limit_text() if out_of_fds(exc)
+                  else zmq.strerror(exc.errno) + (f" ({hint})" if hint else ""))
         raise EndpointError(f"cannot {action} {endpoint}: {reason}") from None
+    except EndpointError:
+        # libzmq reports a connect whose socket() (or its peer's accept(), in this
+        # process) found no descriptor left as refused or silent: checked before the
+        # close frees one
+        exhausted = fds_exhausted()
+        sock.close(linger=0)
+        if exhausted:
+            raise EndpointError(f"cannot {action} {endpoint}: {fd_limit_text()}") from None
+        raise
     except BaseException:
         sock.close(linger=0)
         raise
@@ -459,11 +476,41 @@ class RunnerSockets:
                 sock.close(linger=0 if sock.socket_type == zmq.SUB else linger_ms)
 
 
+#: File descriptors ``check_endpoints`` needs free: at its peak it holds 22 more than
+#: before it (tcp; 20 for ipc and shm: six sockets, their connections and listeners,
+#: a connect's monitor, libzmq's context), measured with pyzmq 27.3 / libzmq 4.3.5,
+#: plus the two a connect in flight holds. libzmq aborts the process (an assertion in
+#: its listener) when an ``accept`` finds none left, so it is checked before.
+ENDPOINT_CHECK_FDS = 24
+
+
+def free_fds() -> Optional[int]:
+    """How many more file descriptors this process may open under its soft
+    ``RLIMIT_NOFILE`` (those open counted in ``/proc/self/fd``); ``None`` where that
+    cannot be read (no ``/proc``) or the limit is infinite."""
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if soft == resource.RLIM_INFINITY:
+        return None
+    try:
+        num_open = len(os.listdir("/proc/self/fd")) - 1  # less listdir's own
+    except OSError:
+        return None
+    return soft - num_open
+
+
 def check_endpoints(transport: str, host: str = DEFAULT_HOST) -> None:
     """Set up a case's sockets once in this process and close them again: the
     scheduler's three bound, the runner's three connected to them (all but ``tcp``:
     in a fresh ``EndpointDir``, removed after). Raises ``EndpointError`` where a case
-    would fail to set up, in milliseconds and before any process starts."""
+    would fail to set up, in milliseconds and before any process starts; first, when
+    fewer than ``ENDPOINT_CHECK_FDS`` file descriptors are free (``free_fds``), one
+    naming the limit (``errors.fd_limit_text``)."""
+    free = free_fds()
+    if free is not None and free < ENDPOINT_CHECK_FDS:
+        raise EndpointError(f"{fd_limit_text()} (the {transport} sockets' check needs "
+                            f"{ENDPOINT_CHECK_FDS} free, {max(free, 0)} are)")
     endpoint_dir: Optional[EndpointDir] = None
     ctx = zmq.Context()
     try:

@@ -1196,3 +1196,47 @@ def test_a_failed_case_points_at_partial_results_only_where_they_are(
         + f"bench.py: error: {failed}: runner process 4242 exited with code 3 at step 0"
         + ("" if first or removed else f"; partial results: {run}") + "\n"))
     assert run.exists() is not removed
+
+
+def test_a_signal_in_the_floor_keeps_the_case_as_finished_without_its_floor(
+        tmp_path, monkeypatch, capsys, handlers_restored):
+    """SIGINT as the floor's replay starts (after every counted step): the case is
+    written as finished with its counted figures and no floor, the run is incomplete,
+    the line names the floor and the case's last step, and the report shows the case."""
+    from ipc_bench import cli
+    from ipc_bench.cli import report as report_cli
+
+    replay = supervisor.replay_floor
+
+    def signal_then_replay(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)  # raised by the handler inside the replay
+        return replay(*args, **kwargs)
+
+    monkeypatch.setattr(supervisor, "replay_floor", signal_then_replay)
+    run_dir = tmp_path / "run"
+    assert cli.main(_TINY + ["--output", str(run_dir)]) == 130
+    err = capsys.readouterr().err.splitlines()
+    summary, frames = load_run(run_dir)
+    case = summary["cases"][0]
+    last = case["num_total_steps"] - 1
+    assert err[-1] == ("bench.py: num_running=2/send/msgpack#0: interrupted by SIGINT while "
+                       f"replaying the floor after step {last} (steps.csv seq: warm-up and "
+                       f"uncounted steps included) (exit 130); partial results: {run_dir}")
+    assert not any("interrupted by" in line for line in err[:-1]), err
+    line = f"interrupted by SIGINT while replaying the floor after step {last}"
+    assert (summary["status"], summary["problems"]) == (
+        "incomplete", [f"num_running=2/send/msgpack#0: {line}"])
+    assert [c["case_id"] for c in summary["cases"]] == ["num_running=2/send/msgpack#0"]
+    assert case["complete"] is True and case["error"] is None and "failed_step" not in case
+    assert case["num_steps"] == 50 and case["output_tokens_per_s"] > 0
+    assert case.get("floor_output_tokens_per_s") is None and case["floor_interrupted"] is True
+    assert any(w.startswith(f"{line}: the floor's figures") for w in case["warnings"])
+    assert list(frames["steps.csv"]["seq"]) == list(range(last + 1))
+    assert len(frames["floor.csv"]) == 0
+    assert report_cli.main([str(run_dir), "--output", str(tmp_path / "rep")]) == 0
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "No case finished" not in md, md
+    rate = f"{case['output_tokens_per_s']:,.0f}"
+    # its row: 50 counted steps, its tok/s, no floor tok/s, no x floor
+    assert re.search(rf"^\| 0 \| send \| msgpack \| ipc \| 50 \| {rate} \| - \| - \|", md,
+                     re.MULTILINE), md

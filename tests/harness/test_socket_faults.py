@@ -10,6 +10,7 @@ Elapsed times are bounded loosely (a hang is 120 s or forever) and printed.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -17,6 +18,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 
 import pytest
@@ -221,3 +223,120 @@ def test_a_runner_command_that_cannot_start_is_a_case_error(monkeypatch, tmp_pat
     assert str(err.value) == (f"cannot start the runner process {missing}: "
                               "No such file or directory")
     assert list(sockets_tmp.iterdir()) == []
+
+
+# ---------------------------------------------------------------- file-descriptor limit
+
+_FD_LINE = (r"too many open files \(ulimit -n {n}\): raise it \(e\.g\. ulimit -n 1024\) "
+            r"and run again")
+
+
+def _limit_fds(n: int):
+    """A ``preexec_fn`` that lowers the child's soft ``RLIMIT_NOFILE`` to ``n``."""
+    import resource
+
+    def apply():
+        resource.setrlimit(resource.RLIMIT_NOFILE,
+                           (n, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+    return apply
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("limit", [20, 24])
+def test_a_low_fd_limit_is_named_before_any_case(tmp_path, limit):
+    """Was a zmq.error.ZMQError traceback (exit 1) from the sockets' check, or, a
+    few descriptors higher, 'connection refused (no process listens on that socket
+    file)', or libzmq aborting on an accept: now one line naming the limit, exit 2,
+    before the run folder is made."""
+    out = tmp_path / "run"
+    proc = bench(DS + ["--output", str(out)], preexec_fn=_limit_fds(limit))
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2, err
+    assert re.fullmatch(r"bench\.py: error: " + _FD_LINE.format(n=limit)
+                        + r" \(the ipc sockets' check needs 24 free, \d+ are\)\n", err), err
+    assert not out.exists()
+
+
+def test_open_socket_names_the_fd_limit_where_libzmq_runs_out():
+    """A process with no descriptor left: ``open_socket`` raises ``EndpointError``
+    naming the limit, whichever libzmq call ran out (the socket, its monitor, or a
+    connect that libzmq reports as refused). Run in a child: the limit is the
+    process's, and a bound socket's accept with none left aborts libzmq."""
+    code = textwrap.dedent("""
+        import os, resource, tempfile, zmq
+        from ipc_bench.wire.transport import EndpointError, open_socket
+        resource.setrlimit(resource.RLIMIT_NOFILE,
+                           (64, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+        ctx = zmq.Context()
+        path = os.path.join(tempfile.mkdtemp(), "s")
+        try:
+            while True:
+                os.open(os.devnull, os.O_RDONLY)
+        except OSError:
+            pass
+        try:
+            open_socket(ctx, zmq.PUSH, "ipc://" + path, bind=False, connect_timeout_s=2)
+        except EndpointError as exc:
+            print(exc)
+        os._exit(0)
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert re.fullmatch(r"cannot connect to ipc://\S+/s: " + _FD_LINE.format(n=64) + "\n",
+                        proc.stdout), proc.stdout
+
+
+def test_a_connect_refused_for_want_of_a_descriptor_names_the_limit(monkeypatch):
+    """libzmq reports a connect whose socket() got EMFILE as refused: with no
+    descriptor left when it fails, the line names the limit, not a missing listener."""
+    import resource
+
+    from ipc_bench.wire import transport
+
+    def refused(sock, endpoint, timeout_s):
+        raise EndpointError(f"cannot connect to {endpoint}: connection refused (no "
+                            "process listens on that socket file)")
+
+    monkeypatch.setattr(transport, "_connect", refused)
+    ctx = zmq.Context()
+    try:
+        monkeypatch.setattr(transport, "fds_exhausted", lambda: False)
+        with pytest.raises(EndpointError, match="connection refused"):
+            transport.open_socket(ctx, zmq.PUSH, "ipc:///nonexistent/s", bind=False)
+        monkeypatch.setattr(transport, "fds_exhausted", lambda: True)
+        with pytest.raises(EndpointError) as err:
+            transport.open_socket(ctx, zmq.PUSH, "ipc:///nonexistent/s", bind=False)
+    finally:
+        ctx.destroy(linger=0)
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    assert str(err.value) == (f"cannot connect to ipc:///nonexistent/s: too many open files "
+                              f"(ulimit -n {soft}): raise it (e.g. ulimit -n 1024) and run "
+                              "again")
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("raised", [
+    OSError(errno.EMFILE, "Too many open files"), zmq.ZMQError(errno.EMFILE)])
+def test_a_case_out_of_descriptors_is_one_line_and_exits_2(monkeypatch, tmp_path, capsys,
+                                                            raised):
+    """EMFILE raised in a case (here as its runner starts: an OSError from the pipes,
+    or a ZMQError) is written as the case's failure, one line naming the limit, exit 2
+    (was an OSError line, exit 1, or an internal error with a traceback)."""
+    import resource
+
+    from ipc_bench.harness import supervisor
+
+    def out_of_fds(self, *args, **kwargs):
+        raise raised
+
+    monkeypatch.setattr(supervisor.RunnerProcess, "__init__", out_of_fds)
+    out = tmp_path / "run"
+    assert bench_main(DS + ["--output", str(out)]) == 2
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    line = (f"too many open files (ulimit -n {soft}): raise it (e.g. ulimit -n 1024) and run "
+            "again")
+    assert capsys.readouterr().err == f"bench.py: error: num_running=1/send/msgpack#0: {line}\n"
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"] == "failed"
+    assert summary["cases"][0]["error"] == line
