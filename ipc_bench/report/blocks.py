@@ -193,25 +193,26 @@ def _throughput_caption(d: dict) -> str:
                  + ratio_panel_phrase(d) + verdict
                  + (" Its axis is on a log scale, as what it holds spans more than a "
                     f"factor of {RATIO_LOG_SPAN:g}." if d.get("ratio_log") else ""))
-        rcut = d.get("ratio_cut") or 0
-        if rcut:
-            text += (f" The ratio axis holds every ratio; {rcut} interval "
-                     f"end{'s' if rcut > 1 else ''} far beyond {'them' if rcut > 1 else 'it'}"
-                     f" {'are' if rcut > 1 else 'is'} cut at the edge, where a triangle "
-                     "points the way the interval goes on.")
-    cut = d.get("cut") or 0
-    if cut:
-        text += (f" The tokens/s axis is bounded to its points; {cut} interval "
-                 f"end{'s' if cut > 1 else ''} {'lie' if cut > 1 else 'lies'} "
-                 "beyond it"
-                 + (" (a lower end at or below 0 cannot be placed on the log axis)"
-                    if d.get("log") else "")
-                 + f" and {'are' if cut > 1 else 'is'} cut at the edge, where a triangle "
-                 "points the way the interval goes on.")
+        text += _cut_sentence(d.get("ratio_cut") or 0, "The ratio axis holds every ratio",
+                              "far beyond them")
+    text += _cut_sentence(d.get("cut") or 0, "The tokens/s axis is bounded to its points",
+                          "beyond it" + (" (a lower end at or below 0 cannot be placed on "
+                                         "the log axis)" if d.get("log") else ""))
     if d.get("timed"):
         text += (" The red note marks each timed replay's points: arrival-bound, so its "
                  "tokens/s follow the trace, not the policy.")
     return text + _arm_sentences(arms, d.get("unfinished") or ())
+
+
+def _cut_sentence(n: int, axis: str, where: str) -> str:
+    """A caption's sentence on the ``n`` interval ends its axis cut (none: ""):
+    "`axis`; 2 interval ends lie `where` and are cut at the edge, where a triangle
+    points the way the interval goes on."."""
+    if not n:
+        return ""
+    return (f" {axis}; {n} interval end{'s' if n > 1 else ''} "
+            f"{'lie' if n > 1 else 'lies'} {where} and {'are' if n > 1 else 'is'} cut at "
+            "the edge, where a triangle points the way the interval goes on.")
 
 
 def _send_cost_caption(d: dict) -> str:
@@ -224,12 +225,8 @@ def _send_cost_caption(d: dict) -> str:
         text += (", dashed: the SchedulerOutput's build + encode + decode alone ("
                  + ("per-step medians" if d.get("s2r_median") else "means per step") + ")")
     text += ". The dotted line marks 1 %."
-    n = d.get("cut") or 0
-    if n:
-        text += (f" The y axis is bounded to the points; {n} interval "
-                 f"end{'s' if n > 1 else ''} {'lie' if n > 1 else 'lies'} beyond it and "
-                 f"{'are' if n > 1 else 'is'} cut at the edge, where a triangle points the "
-                 "way the interval goes on.")
+    text += _cut_sentence(d.get("cut") or 0, "The y axis is bounded to the points",
+                          "beyond it")
     models = d.get("models") or []
     if "fixed-step" in models:
         text += " The fixed-step cases spread the step-time axis."
