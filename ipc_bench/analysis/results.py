@@ -782,20 +782,27 @@ def _unlisted_rows(run_dir: Path, tables: dict[str, Any], listed: set[str]):
     """``tables`` (CSV file stem -> its rows) without the rows of a case that
     ``summary.json`` does not list (``listed``: its case ids), and one line per such
     case naming the files and their rows: the figures would show a case the tables
-    do not."""
+    do not. Rows with no ``case_id`` (an empty field) are left out with one line per
+    file (``RUN/steps.csv: 1 row has no case_id (left out)``)."""
     counts: dict[str, list[str]] = {}
     out = {}
+    lines = []
     for stem, df in tables.items():
         if len(df) == 0 or "case_id" not in df:
             out[stem] = df
             continue
         ids = df["case_id"].astype(str)
         unlisted = ~ids.isin(listed)
-        for case, n in ids[unlisted].value_counts(sort=False).items():
+        no_id = df["case_id"].isna()
+        for case, n in ids[unlisted & ~no_id].value_counts(sort=False).items():
             counts.setdefault(case, []).append(f"{_rows(n)} in {stem}.csv")
+        missing = int(no_id.sum())
+        if missing:
+            lines.append(f"{run_dir / (stem + '.csv')}: {_rows(missing)} "
+                         f"{'has' if missing == 1 else 'have'} no case_id (left out)")
         out[stem] = df[~unlisted].reset_index(drop=True) if unlisted.any() else df
-    lines = [f"{run_dir}: case {case!r} has {' and '.join(where)}, but summary.json does "
-             "not list it (left out)" for case, where in counts.items()]
+    lines += [f"{run_dir}: case {case!r} has {' and '.join(where)}, but summary.json does "
+              "not list it (left out)" for case, where in counts.items()]
     return out, lines
 
 

@@ -384,3 +384,19 @@ def test_lines_of_only_commas_and_quotes_are_named(small_run, tmp_path, capsys):
                      str(tmp_path / "rep")]) == 0
     assert capsys.readouterr().err == f"bench.py report: warning: {message}\n"
 
+
+def test_a_row_without_a_case_id_is_named(small_run, tmp_path):
+    run = _copy(small_run, tmp_path / "noid")
+    path = run / "steps.csv"
+    lines = path.read_text().splitlines(keepends=True)
+    case, rest = lines[10].split(",", 1)
+    lines[10] = "," + rest  # its other fields kept
+    path.write_text("".join(lines))
+    total, of_case = _counted(run, "num_total_steps", case)
+    with pytest.warns(ResultsWarning) as caught:
+        res = load(run)
+    assert [str(w.message) for w in caught] == [
+        f"{path}: 1 row has no case_id (left out)",
+        f"{path}: {total - 1:,} of the {total:,} rows summary.json counts (1 case(s) short: "
+        f"{case}: {of_case - 1:,} of {of_case:,}); loaded what is valid"]
+    assert len(res.steps) == total - 1 and res.steps["case_id"].notna().all()
