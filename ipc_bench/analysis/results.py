@@ -25,6 +25,7 @@ from __future__ import annotations
 import csv
 import datetime
 import decimal
+import io
 import json
 import numbers
 import os
@@ -611,8 +612,10 @@ def _read_csv(pd, path: Path, columns: tuple[str, ...], notes: list[str] | None 
     """``path`` as a DataFrame (``columns`` when it is empty). A last line cut mid-row
     (the writer was killed) is left out and said in ``notes``; so is every row of a
     file whose header is not ``columns`` (``header_problem``: its rows cannot be
-    told apart), which loads as an empty frame. Columns of ``columns`` its header
-    lacks (a run written before they existed) are NaN, and said in ``notes``."""
+    told apart), which loads as an empty frame, and each line with an unterminated
+    quote or only commas (``_data_lines``: named by line number). Columns of
+    ``columns`` its header lacks (a run written before they existed) are NaN, and
+    said in ``notes``."""
     if not path.is_file():
         raise ResultsError(f"{path.parent}: not a complete run folder (no {path.name})")
     try:
@@ -637,9 +640,17 @@ def _read_csv(pd, path: Path, columns: tuple[str, ...], notes: list[str] | None 
             notes.append("its last line is cut mid-row (left out)")
         if whole is not None and whole <= 1:
             return pd.DataFrame(columns=list(columns))
-        widths = _field_counts(path, whole)
-        df = pd.read_csv(path, keep_default_na=True, low_memory=False, on_bad_lines="skip",
-                         nrows=None if whole is None else whole - 1)
+        header, lines, damaged = _data_lines(path, whole)
+        if notes is not None:
+            notes.extend(f"{_lines_named(numbers)} {why} (left out)"
+                         for why, numbers in damaged.items() if numbers)
+        widths = _field_counts(lines)
+        source = path
+        if any(damaged.values()):  # pandas reads the lines kept, each a row on its own
+            source = io.BytesIO(b"\n".join([header, *lines, b""]))
+            whole = None
+        df = pd.read_csv(source, keep_default_na=True, low_memory=False,
+                         on_bad_lines="skip", nrows=None if whole is None else whole - 1)
     except pd.errors.EmptyDataError:
         df = pd.DataFrame(columns=list(columns))
     except (OSError, ValueError) as exc:
@@ -650,16 +661,77 @@ def _read_csv(pd, path: Path, columns: tuple[str, ...], notes: list[str] | None 
     return df
 
 
-def _field_counts(path: Path, whole: int | None) -> list[int]:
-    """The number of fields of each data row of the CSV file ``path`` (blank lines
-    skipped, as pandas does), the first ``whole - 1`` only when ``whole`` is given."""
+#: ``_data_lines``' words on each kind of line it leaves out.
+UNTERMINATED_QUOTE = "an unterminated quote"
+ONLY_COMMAS = "only commas"
+
+
+def _open_quote(line: bytes) -> bool:
+    """Whether a quoted field of the CSV line ``line`` is still open at its end (a
+    ``"`` that opens a field and is not closed on the line), read as pandas' and
+    Python's CSV readers read it: a ``"`` opens a quoted field only at the start of
+    one, and ``""`` inside it is a quote."""
+    state = "start"  # start | field | quoted | quote (a " inside a quoted field)
+    for ch in line:
+        if state == "quoted":
+            state = "quote" if ch == 0x22 else "quoted"
+        elif state == "quote" and ch == 0x22:
+            state = "quoted"
+        elif ch == 0x2C:  # ,
+            state = "start"
+        else:
+            state = "quoted" if state == "start" and ch == 0x22 else "field"
+    return state == "quoted"
+
+
+def _lines_named(numbers: list[int]) -> str:
+    """``line 7 holds``, ``lines 7 and 9 hold``, ``lines 1, 2, 3, 4, 5 and 2 more
+    hold``: the (1-based) line numbers of a file, the first ``REQUESTS_NAMED``."""
+    shown = [f"{n:,}" for n in numbers]
+    if len(shown) == 1:
+        return f"line {shown[0]} holds"
+    more = len(shown) - REQUESTS_NAMED
+    named = (f"{', '.join(shown[:REQUESTS_NAMED])} and {more} more" if more > 0
+             else f"{', '.join(shown[:-1])} and {shown[-1]}")
+    return f"lines {named} hold"
+
+
+def _data_lines(path: Path, whole: int | None
+                ) -> tuple[bytes, list[bytes], dict[str, list[int]]]:
+    """The CSV file ``path``'s header line, its data lines that can be read (the first
+    ``whole - 1`` only when ``whole`` is given; blank lines skipped, as pandas does),
+    and the numbers (1-based, the header's 1) of those left out, by why
+    (``UNTERMINATED_QUOTE``, ``ONLY_COMMAS``). The run writes a row on one line
+    (``harness.run_folder``'s ``csv.writer`` quotes only a field with a comma, a
+    ``case_id`` or ``workload`` of several labels, and no field holds a line break),
+    so a line whose quoted field does not close on it (an edit) is damaged on its own:
+    read as CSV, the field would run to the next ``"`` in the file and swallow the
+    rows between. A line of only commas is a row with no value (no ``case_id``)."""
     with open(path, "rb") as f:
         data = f.read()
-    lines = data.splitlines()[1:None if whole is None else whole]
-    if b'"' not in data:  # no quoted field: the commas tell
-        return [line.count(b",") + 1 for line in lines if line.strip()]
-    text = [line.decode("latin-1") for line in lines if line.strip()]
-    return [len(row) for row in csv.reader(text)]
+    lines = data.splitlines()
+    header, rows = (lines[0] if lines else b""), lines[1:None if whole is None else whole]
+    damaged: dict[str, list[int]] = {UNTERMINATED_QUOTE: [], ONLY_COMMAS: []}
+    quotes = b'"' in data
+    kept = []
+    for number, line in enumerate(rows, start=2):
+        if not line.strip():
+            continue
+        if quotes and b'"' in line and _open_quote(line):
+            damaged[UNTERMINATED_QUOTE].append(number)
+        elif not line.strip(b", \t"):
+            damaged[ONLY_COMMAS].append(number)
+        else:
+            kept.append(line)
+    return header, kept, damaged
+
+
+def _field_counts(lines: list[bytes]) -> list[int]:
+    """The number of fields of each of ``lines`` (CSV data lines, ``_data_lines``:
+    none blank, each a whole row)."""
+    if not any(b'"' in line for line in lines):  # no quoted field: the commas tell
+        return [line.count(b",") + 1 for line in lines]
+    return [len(next(csv.reader([line.decode("latin-1")]))) for line in lines]
 
 
 def _whole_rows(df, widths: list[int], ncols: int, notes: list[str] | None):
@@ -710,20 +782,27 @@ def _unlisted_rows(run_dir: Path, tables: dict[str, Any], listed: set[str]):
     """``tables`` (CSV file stem -> its rows) without the rows of a case that
     ``summary.json`` does not list (``listed``: its case ids), and one line per such
     case naming the files and their rows: the figures would show a case the tables
-    do not."""
+    do not. Rows with no ``case_id`` (an empty field) are left out with one line per
+    file (``RUN/steps.csv: 1 row has no case_id (left out)``)."""
     counts: dict[str, list[str]] = {}
     out = {}
+    lines = []
     for stem, df in tables.items():
         if len(df) == 0 or "case_id" not in df:
             out[stem] = df
             continue
         ids = df["case_id"].astype(str)
         unlisted = ~ids.isin(listed)
-        for case, n in ids[unlisted].value_counts(sort=False).items():
+        no_id = df["case_id"].isna()
+        for case, n in ids[unlisted & ~no_id].value_counts(sort=False).items():
             counts.setdefault(case, []).append(f"{_rows(n)} in {stem}.csv")
+        missing = int(no_id.sum())
+        if missing:
+            lines.append(f"{run_dir / (stem + '.csv')}: {_rows(missing)} "
+                         f"{'has' if missing == 1 else 'have'} no case_id (left out)")
         out[stem] = df[~unlisted].reset_index(drop=True) if unlisted.any() else df
-    lines = [f"{run_dir}: case {case!r} has {' and '.join(where)}, but summary.json does "
-             "not list it (left out)" for case, where in counts.items()]
+    lines += [f"{run_dir}: case {case!r} has {' and '.join(where)}, but summary.json does "
+              "not list it (left out)" for case, where in counts.items()]
     return out, lines
 
 

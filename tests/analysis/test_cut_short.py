@@ -296,3 +296,107 @@ def test_a_run_written_before_a_column_existed_loads_with_it_empty(small_run, tm
     assert list(res.steps["step_ns"]) == list(table["step_ns"])
     assert cli.main(["report", str(run), "--output", str(tmp_path / "rep")]) == 0
     assert capsys.readouterr().err == f"bench.py report: warning: {message}\n"
+
+
+def _counted(run: Path, count: str, case: str) -> tuple[int, int]:
+    """(all rows summary.json counts by ``count``, those of ``case``)."""
+    want = {c["case_id"]: c[count] for c in read_summary(run)["cases"]}
+    return sum(want.values()), want[case]
+
+
+@pytest.mark.parametrize("name, count", [("steps.csv", "num_total_steps"),
+                                         ("requests.csv", "num_requests")])
+@pytest.mark.parametrize("where", ["middle", "end"])
+def test_an_unterminated_quote_leaves_out_its_line_only(small_run, tmp_path, capsys, name,
+                                                        count, where):
+    """A stray ``"`` opens a quoted field that would run to the end of the file (a CSV
+    reader's field limit, or pandas' "EOF inside string"): its line is left out, named,
+    and the lines before and after it load."""
+    run = _copy(small_run, tmp_path / "quote")
+    path = run / name
+    lines = path.read_text().splitlines(keepends=True)
+    k = len(lines) // 2 if where == "middle" else len(lines) - 2
+    case = lines[k].split(",")[0]
+    if name == "steps.csv":
+        assert ",msgpack," in lines[k]
+        lines[k] = lines[k].replace(",msgpack,", ',"msgpack,', 1)
+    else:
+        lines[k] = 'garbage,,"unterminated\r\n'
+    path.write_text("".join(lines))
+    total, of_case = _counted(run, count, case)
+    message = (f"{path}: line {k + 1} holds an unterminated quote (left out), and "
+               f"{total - 1:,} of the {total:,} rows summary.json counts (1 case(s) short: "
+               f"{case}: {of_case - 1:,} of {of_case:,}); loaded what is valid")
+    with pytest.warns(ResultsWarning) as caught:
+        res = load(run)
+    assert [str(w.message) for w in caught] == [message]
+    table = res.steps if name == "steps.csv" else res.requests
+    assert len(table) == len(lines) - 2 == total - 1
+    key = "seq" if name == "steps.csv" else "index"
+    names = lines[0].rstrip("\r\n").split(",")
+    written = [(ln.split(",")[0], int(ln.split(",")[names.index(key)]))
+               for i, ln in enumerate(lines[1:], start=1) if i != k]
+    assert list(zip(table["case_id"], table[key])) == written
+    assert set(table["codec"]) == {"msgpack"}
+    assert cli.main(["report", str(run), "--no-figures", "--output",
+                     str(tmp_path / "rep")]) == 0
+    assert capsys.readouterr().err == f"bench.py report: warning: {message}\n"
+
+
+def test_quoted_fields_closed_on_their_line_load(small_run, tmp_path):
+    """The run's writer quotes a ``case_id`` of several labels (``"num_running=4,tp=2/
+    ..."``): a quoted field closed on its line is read as any other."""
+    run = _copy(small_run, tmp_path / "quoted")
+    path = run / "steps.csv"
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text(lines[0] + "".join(
+        '"{}",{}'.format(*ln.split(",", 1)) for ln in lines[1:]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ResultsWarning)
+        res = load(run)
+    assert res.warnings == {"quoted": []}
+    assert list(res.steps["step_ns"]) == list(load(small_run).steps["step_ns"])
+
+
+def test_lines_of_only_commas_and_quotes_are_named(small_run, tmp_path, capsys):
+    run = _copy(small_run, tmp_path / "commas")
+    path = run / "steps.csv"
+    lines = path.read_text().splitlines(keepends=True)
+    names = lines[0].rstrip("\r\n").split(",")
+    empty = "," * (len(names) - 1) + "\r\n"
+    lines[20:20] = [empty, empty]  # lines 21 and 22
+    for k in range(30, 37):  # 7 rows, lines 31 to 37
+        lines[k] = lines[k].replace(",msgpack,", ',"msgpack,', 1)
+    path.write_text("".join(lines))
+    cases = {ln.split(",")[0] for ln in lines[30:37]}
+    assert len(cases) == 1
+    case = cases.pop()
+    total, of_case = _counted(run, "num_total_steps", case)
+    message = (f"{path}: lines 31, 32, 33, 34, 35 and 2 more hold an unterminated quote "
+               "(left out), and lines 21 and 22 hold only commas (left out), and "
+               f"{total - 7:,} of the {total:,} rows summary.json counts (1 case(s) short: "
+               f"{case}: {of_case - 7:,} of {of_case:,}); loaded what is valid")
+    with pytest.warns(ResultsWarning) as caught:
+        res = load(run)
+    assert [str(w.message) for w in caught] == [message]
+    assert len(res.steps) == total - 7
+    assert cli.main(["report", str(run), "--no-figures", "--output",
+                     str(tmp_path / "rep")]) == 0
+    assert capsys.readouterr().err == f"bench.py report: warning: {message}\n"
+
+
+def test_a_row_without_a_case_id_is_named(small_run, tmp_path):
+    run = _copy(small_run, tmp_path / "noid")
+    path = run / "steps.csv"
+    lines = path.read_text().splitlines(keepends=True)
+    case, rest = lines[10].split(",", 1)
+    lines[10] = "," + rest  # its other fields kept
+    path.write_text("".join(lines))
+    total, of_case = _counted(run, "num_total_steps", case)
+    with pytest.warns(ResultsWarning) as caught:
+        res = load(run)
+    assert [str(w.message) for w in caught] == [
+        f"{path}: 1 row has no case_id (left out)",
+        f"{path}: {total - 1:,} of the {total:,} rows summary.json counts (1 case(s) short: "
+        f"{case}: {of_case - 1:,} of {of_case:,}); loaded what is valid"]
+    assert len(res.steps) == total - 1 and res.steps["case_id"].notna().all()
