@@ -561,8 +561,10 @@ def share_line(row: CostRow) -> str:
     one of several gives its aggregation (means, or medians under ``--ci-method sign``
     or ``bootstrap``: ``CostRow.statistic``) and each share's interval by the row's
     method (``share_interval``: ``no interval: a sign-test interval needs >= 6 pairs``
-    with fewer), and a difference whose interval holds 0 is worded as noise
-    (``holds_zero``: ``is within noise of cached's: +0.41 %``). A share the row's
+    with fewer), and a difference whose interval holds 0 is worded as noise where it
+    stays within ±10 % (``holds_zero``: ``is within noise of cached's: +0.41 %``), else
+    as inconclusive (``too_wide``: ``differs from cached's by +1.35 % (...),
+    inconclusive: ...``). A share the row's
     warnings make unquotable reads ``WITHHELD`` (``CostRow.step_off``: both, e.g. ``its
     share of the measured step (cached's median, 6.66 ms): -*; send's whole median step
     against cached's: -*``; ``CostRow.step_share_withheld``: the whole step's), with a
