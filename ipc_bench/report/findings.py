@@ -554,8 +554,9 @@ def _timed_replay_finding(cases, tput: dict[tuple, dict[str, Any]], where: Where
         for key, t in tput.items()])
 
 
-def _timed_replay_words(cases) -> str:
-    """What a timed replay's tokens/s (wall) measure: ``TIMED_REPLAY`` where no case of
+def _timed_replay_words(cases, arrival_bound: str = TIMED_REPLAY) -> str:
+    """What a timed replay's tokens/s (wall) measure: ``arrival_bound`` (``TIMED_REPLAY``,
+    or ``TIMED_REPLAY_ONE_ARM`` for a run of one policy) where no case of
     ``cases`` (``Results.cases``) is load-bound (``summary.replay_pace``), else
     ``TIMED_LOAD_BOUND`` with the case whose arrivals took the smallest share of its
     wall time: ``This is a timed replay, but load-bound: its requests arrived faster
@@ -567,7 +568,7 @@ def _timed_replay_words(cases) -> str:
                for r in cases.to_dict("records")] if hasattr(cases, "to_dict") else []
     load = [r for r in records if replay_pace(r) == "load-bound"]
     if not load:
-        return TIMED_REPLAY
+        return arrival_bound
     worst = min(load, key=lambda r: r["arrival_span_share"])
     return TIMED_LOAD_BOUND.format(
         f"the last {worst['last_arrival_s']:.2f} s into {worst['wall_s']:.2f} s of wall "
@@ -1140,7 +1141,8 @@ def findings(results) -> list[str]:
         for key in tables["tput"]]
     if timed:
         out.append(_timed_replay_finding(cases, tables["tput"], where, recorded)
-                   if {SEND, CACHED} <= set(cases["policy"]) else TIMED_REPLAY_ONE_ARM)
+                   if {SEND, CACHED} <= set(cases["policy"])
+                   else _timed_replay_words(cases, TIMED_REPLAY_ONE_ARM))
     # before any figure of one repetition: its tokens/s change or, timed, its latency
     # percentiles (a p99 of one replay is one sample of it too)
     if tables["tput"] and all(t["n"] < 2 for t in tables["tput"].values()) \

@@ -144,3 +144,23 @@ def test_an_overloaded_replay_is_called_load_bound(tmp_path):
             f"{worst['case_id']}: {worst['last_arrival_s']:.2f} s into "
             f"{worst['wall_s']:.2f} s): the requests arrived faster") in out
     assert ARRIVAL_BOUND_NOTE not in out
+
+
+def test_the_finding_calls_a_load_bound_replay_so():
+    import pandas as pd
+
+    from ipc_bench.report import findings
+
+    queued = pd.DataFrame([_replay(0.1 / 3.2, "w/send/msgpack")])
+    assert findings._timed_replay_words(queued, findings.TIMED_REPLAY_ONE_ARM) == (
+        "This is a timed replay, but load-bound: its requests arrived faster than the "
+        "engine served them (the last 0.10 s into 3.20 s of wall time, in w/send/msgpack) "
+        "and queued, so the engine, not the trace, set the pace; its tokens/s (wall), "
+        "every output token over the wall time from the first arrival to the last "
+        "completion, is the engine's throughput under that backlog, comparable between "
+        "policies as such, and its latencies (the Latency section) are mostly queueing "
+        "delay.")
+    kept_up = pd.DataFrame([_replay(0.9)])
+    assert findings._timed_replay_words(kept_up) == findings.TIMED_REPLAY
+    assert (findings._timed_replay_words(kept_up, findings.TIMED_REPLAY_ONE_ARM)
+            == findings.TIMED_REPLAY_ONE_ARM)
