@@ -83,7 +83,8 @@ OUTPUT_TOKENS_MEANING = (
     "(the sum of their `step_ns`); in a timed replay (`azure-conv-timed`, "
     "`azure-code-timed`), every request's output tokens, warm-up included, over the wall "
     "time from the first arrival to the last completion (`wall_s`, which includes the "
-    "warm-up too; arrival-bound; `out tok/s (wall)` in its tables)")
+    "warm-up too; arrival-bound where the engine kept up with the arrivals, load-bound "
+    "where requests queued, `arrival_span_share`; `out tok/s (wall)` in its tables)")
 #: ``wall_s`` in words: what ``harness.scheduler_loop`` measures (``finish``), and what
 #: "over wall time, first arrival to last completion" means wherever a timed replay's
 #: ``out tok/s (wall)`` is described.

@@ -431,8 +431,27 @@ def share_interval(interval: Optional[tuple[float, float]], method: str = "t",
 
 def holds_zero(interval: Optional[tuple[float, float]]) -> bool:
     """Whether a share's interval holds 0 (no interval: False): its difference is then
-    worded as noise (``within noise of cached's``), never as a cost or saving."""
+    never worded as a cost or saving, but as noise where the interval also stays within
+    ±10 % (``within noise of cached's``), else as inconclusive (``too_wide``)."""
     return interval is not None and interval[0] <= 0 <= interval[1]
+
+
+def too_wide(interval: Optional[tuple[float, float]]) -> bool:
+    """Whether a share's interval (fractions of cached's step) reaches below -10 % or
+    above +10 % (``stats.inconclusive``, the rule of every "within noise" the terminal
+    and the report print), so that one holding 0 is inconclusive, not noise. False
+    without an interval."""
+    from ipc_bench.analysis.stats import inconclusive
+
+    return interval is not None and inconclusive(1 + interval[0], 1 + interval[1])
+
+
+def _inconclusive(interval: Optional[tuple[float, float]]) -> str:
+    """``, inconclusive: the interval reaches beyond ±10 %, ...`` (``stats.
+    INCONCLUSIVE_CLAUSE``) where ``interval`` holds 0 and is ``too_wide``, else ''."""
+    from ipc_bench.analysis.stats import INCONCLUSIVE_CLAUSE
+
+    return f", {INCONCLUSIVE_CLAUSE}" if holds_zero(interval) and too_wide(interval) else ""
 
 
 def path_difference(diff_ns: float, share: float,
@@ -440,31 +459,40 @@ def path_difference(diff_ns: float, share: float,
                     method: str = "t", pairs: int = 0) -> str:
     """Send's SchedulerOutput path against cached's in words, the same in the terminal's
     share lines and the report's findings: ``costs 1.96 µs per step more than cached's,
-    0.03 % of BASE (send - cached: [...] %, ...)``, or, where ``interval`` holds 0
-    (``holds_zero``), ``is within noise of cached's: +1.96 µs per step, +0.03 % of
-    BASE ...``. ``diff_ns``: send - cached (ns); ``share``: of the step (fraction);
-    ``method``, ``pairs``: the interval's (``share_interval``)."""
+    0.03 % of BASE (send - cached: [...] %, ...)``, or, where ``interval`` holds 0 and
+    stays within ±10 % (``holds_zero``, ``too_wide``), ``is within noise of cached's:
+    +1.96 µs per step, +0.03 % of BASE ...``, or, where it holds 0 but reaches beyond
+    ±10 %, ``differs from cached's by +1.96 µs per step, +0.03 % of BASE (...),
+    inconclusive: the interval reaches beyond ±10 %, ...``. ``diff_ns``: send - cached
+    (ns); ``share``: of the step (fraction); ``method``, ``pairs``: the interval's
+    (``share_interval``)."""
     if holds_zero(interval):
-        text = (f"is within noise of cached's: {diff_ns / 1e3:+.2f} µs per step, "
+        verb = "differs from cached's by" if too_wide(interval) else \
+            "is within noise of cached's:"
+        text = (f"{verb} {diff_ns / 1e3:+.2f} µs per step, "
                 f"{100 * share:+.2f} % of {base}")
     else:
         text = f"costs {more_or_less(diff_ns)}, {unsigned_pct(share)} % of {base}"
-    return text + share_interval(interval, method, pairs)
+    return text + share_interval(interval, method, pairs) + _inconclusive(interval)
 
 
 def step_difference(share: float, interval: Optional[tuple[float, float]],
                     method: str = "t", pairs: int = 0) -> str:
     """Send's whole step against cached's in words (``share``: send - cached over
     cached's step, a fraction): ``is 41.56 % longer than cached's (send - cached: [...]
-    %, ...)`` (or ``shorter``), or, where ``interval`` holds 0, ``is within noise of
-    cached's: +41.56 % (...)``; ``method``, ``pairs``: the interval's
-    (``share_interval``)."""
+    %, ...)`` (or ``shorter``), or, where ``interval`` holds 0 and stays within ±10 %,
+    ``is within noise of cached's: +1.56 % (...)``, or, where it holds 0 but reaches
+    beyond ±10 %, ``differs from cached's by +1.35 % (send - cached: [-14.41, +17.11] %,
+    ...), inconclusive: the interval reaches beyond ±10 %, ...`` (``path_difference``'s
+    rule); ``method``, ``pairs``: the interval's (``share_interval``)."""
     if holds_zero(interval):
-        text = f"is within noise of cached's: {100 * share:+.2f} %"
+        verb = "differs from cached's by" if too_wide(interval) else \
+            "is within noise of cached's:"
+        text = f"{verb} {100 * share:+.2f} %"
     else:
         text = (f"is {unsigned_pct(share)} % {'longer' if share >= 0 else 'shorter'} than "
                 "cached's")
-    return text + share_interval(interval, method, pairs)
+    return text + share_interval(interval, method, pairs) + _inconclusive(interval)
 
 
 def _each_once(records: list[dict[str, Any]], key: str) -> list[str]:
@@ -533,8 +561,10 @@ def share_line(row: CostRow) -> str:
     one of several gives its aggregation (means, or medians under ``--ci-method sign``
     or ``bootstrap``: ``CostRow.statistic``) and each share's interval by the row's
     method (``share_interval``: ``no interval: a sign-test interval needs >= 6 pairs``
-    with fewer), and a difference whose interval holds 0 is worded as noise
-    (``holds_zero``: ``is within noise of cached's: +0.41 %``). A share the row's
+    with fewer), and a difference whose interval holds 0 is worded as noise where it
+    stays within ±10 % (``holds_zero``: ``is within noise of cached's: +0.41 %``), else
+    as inconclusive (``too_wide``: ``differs from cached's by +1.35 % (...),
+    inconclusive: ...``). A share the row's
     warnings make unquotable reads ``WITHHELD`` (``CostRow.step_off``: both, e.g. ``its
     share of the measured step (cached's median, 6.66 ms): -*; send's whole median step
     against cached's: -*``; ``CostRow.step_share_withheld``: the whole step's), with a

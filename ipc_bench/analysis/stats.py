@@ -132,6 +132,15 @@ def inconclusive(low: Optional[float], high: Optional[float],
     return low < 1.0 - detectable or high > 1.0 + detectable
 
 
+#: What an inconclusive difference means, the same words wherever one is worded (the
+#: findings' time clauses, the share lines, the terminal's step-time lines): a
+#: difference whose interval holds 0 % reads "within noise" only where that interval
+#: also stays within ±10 % (``inconclusive``), and this beyond it.
+INCONCLUSIVE_CLAUSE = (f"inconclusive: the interval reaches beyond ±{100 * DETECTABLE:.0f} "
+                       f"%, too few repetitions or too noisy to tell a "
+                       f"{100 * DETECTABLE:.0f} % difference from none")
+
+
 def inconclusive_verdict(low: float, high: float, detectable: float = DETECTABLE,
                          confidence: float = CONFIDENCE) -> str:
     """The verdict of a comparison with no significant difference whose ratio interval

@@ -499,7 +499,43 @@ def _timed_replay_figures(result: CaseResult, out: dict[str, Any]) -> dict[str, 
         fig["busy_output_tokens_per_s"] = out["output_tokens_per_s"]
     fig.update(latency_summary(result.requests))
     fig["trace_speedup"] = result.spec.trace_speedup
+    fig.update(replay_pace_figures(result.requests, result.wall_s))
     return fig
+
+
+#: A timed replay is arrival-bound (the trace's arrivals set its pace, so its tokens/s
+#: (wall) measures the arrivals) when its last request arrives at least this share of
+#: its ``wall_s`` into the run: an engine that keeps up finishes each request soon after
+#: it arrives, so the wall time is the arrivals' span plus about one request's e2e. Below
+#: it the requests arrived faster than the engine served them and queued: the replay is
+#: load-bound (saturated), the engine sets its pace.
+ARRIVAL_BOUND_SHARE = 0.5
+
+
+def replay_pace_figures(requests: list[dict[str, Any]],
+                        wall_s: Optional[float]) -> dict[str, Any]:
+    """A timed replay's ``last_arrival_s`` (s: the last request's arrival on the replay
+    clock, trace time over ``--trace-speedup``, from the first arrival) and
+    ``arrival_span_share`` (``last_arrival_s`` over ``wall_s``; ``None`` without a
+    wall time), which ``replay_pace`` reads. ``{}`` without requests or arrivals."""
+    arrivals = [r["arrival_s"] for r in requests if r.get("arrival_s") is not None]
+    if not arrivals:
+        return {}
+    last = float(max(arrivals))
+    return dict(last_arrival_s=last,
+                arrival_span_share=last / wall_s if wall_s else None)
+
+
+def replay_pace(summary: dict[str, Any]) -> Optional[str]:
+    """How a timed replay's case (a ``summary.json`` case) was paced: ``"arrival-bound"``
+    where its ``arrival_span_share`` is at least ``ARRIVAL_BOUND_SHARE`` (the engine kept
+    up with the arrivals), ``"load-bound"`` below it (the requests arrived faster than
+    the engine served them and queued), ``None`` for a case that is no timed replay or
+    records no ``arrival_span_share`` (runs before it, or no wall time)."""
+    share = summary.get("arrival_span_share")
+    if summary.get("trace_speedup") is None or share is None or share != share:
+        return None
+    return "arrival-bound" if share >= ARRIVAL_BOUND_SHARE else "load-bound"
 
 
 def summarize_case(result: CaseResult) -> dict[str, Any]:

@@ -380,7 +380,7 @@ class _Run:
         # came meanwhile acts (``interrupted`` then names it among the cases done).
         with signals.deferred():
             try:
-                summary = self._record(result, cpu_before)
+                summary = self._record(result, cpu_before, t0=t0)
             except RunFolderError as exc:  # written as far as the folder takes it
                 return self.write_failed(exc, result)
             self.num_done, self.current = self.num_done + 1, None
@@ -392,7 +392,7 @@ class _Run:
             wall += " emulated" if summary.get("emulated") else ""  # slept roofline steps
             self.log(f"{tag} {case.case_id}: {int(summary.get('num_steps') or 0):,} steps, "
                      f"{'-' if rate is None else f'{rate:,.0f}'} tok/s{wall} "
-                     f"({time.perf_counter() - t0:.1f} s for the whole case)")
+                     f"({summary['case_elapsed_s']:.1f} s for the whole case)")
             for w in summary["warnings"]:  # under the case's line
                 if w not in self.cores_logged:
                     self.log(f"  warning: {w}")
@@ -603,16 +603,22 @@ class _Run:
         self.quiet_count()
 
     def _record(self, result: CaseResult, cpu_before,
-                extra_warnings: Sequence[str] = ()) -> dict[str, Any]:
+                extra_warnings: Sequence[str] = (),
+                t0: Optional[float] = None) -> dict[str, Any]:
         """Summarize a finished case (``extra_warnings`` added to its ``warnings``),
-        write it, keep its captures; its summary."""
+        write it, keep its captures; its summary. ``t0``: ``time.perf_counter()`` when
+        the case began (before its processes started): its ``case_elapsed_s``, the
+        seconds from then to now (processes, steps, floor and teardown; not the writing
+        of its files), the figure of the terminal's ``(1.3 s for the whole case)``."""
         case = result.spec
+        elapsed_s = None if t0 is None else round(time.perf_counter() - t0, 3)
         usage = cpu_usage_between(cpu_before, read_cpu_times())
         attach_token_bytes(result)
         summary = summarize_case(result)
         summary["machine_busy_pct"] = usage.get("busy_pct")
         summary["cpu_steal_pct"] = usage.get("steal_pct")
         summary["warnings"] = noise_warnings(summary, usage) + list(extra_warnings)
+        summary["case_elapsed_s"] = elapsed_s
         self.writer.add_case(result, summary)
         if case.repetition == 0 and not case.stream:  # a streamed case kept no frames
             captures = build_captures(result)

@@ -169,11 +169,42 @@ def _ratio_words(d: dict) -> tuple[str, str]:
     timed = len(d.get("timed") or ())
     if not timed:
         return "cached/send", " (above 1: cached faster)."
+    load = len(d.get("load_bound") or ())
     if timed == d.get("groups", timed):
+        if load == timed:
+            return ("cached/send of the wall tok/s",
+                    " (load-bound: the engine, not the trace, set the pace, so above 1: "
+                    "cached faster under that backlog).")
         return ("cached/send of the wall tok/s",
-                " (arrival-bound: a timed replay's ratio is no speed verdict).")
+                " (arrival-bound: a timed replay's ratio is no speed verdict"
+                + ("; a load-bound one's is, under its backlog" if load else "") + ").")
+    if load:
+        return ("cached/send", " (above 1: cached faster; for the timed replays a ratio of "
+                "wall tok/s: an arrival-bound one's is no speed verdict, a load-bound "
+                "one's is, under its backlog).")
     return ("cached/send", " (above 1: cached faster; for the timed replays a ratio of "
             "wall tok/s, arrival-bound, so no speed verdict).")
+
+
+def _error_bar_words(d: dict) -> str:
+    """Which of the throughput figure's points have error bars (``d``: what it drew):
+    all (``error bars are 95 % intervals over repetitions.``), none (``one repetition
+    per case, so no error bars.``), or some (``partly_repeated``: ``error bars, where a
+    case repeated, are 95 % intervals over repetitions; run r1 has one repetition per
+    case, so no error bars.``, naming each run of one repetition, ``single_runs``)."""
+    if not d.get("repeated"):
+        return "one repetition per case, so no error bars."
+    if not d.get("partly_repeated"):
+        return "error bars are 95 % intervals over repetitions."
+    runs = list(d.get("single_runs") or ())
+    text = "error bars, where a case repeated, are 95 % intervals over repetitions"
+    if runs:
+        text += (f"; run{'s' if len(runs) > 1 else ''} {_listed(runs)} "
+                 f"{'have' if len(runs) > 1 else 'has'} one repetition per case, so no "
+                 "error bars")
+    else:
+        text += "; a point of one repetition has none"
+    return text + "."
 
 
 def _throughput_caption(d: dict) -> str:
@@ -183,8 +214,7 @@ def _throughput_caption(d: dict) -> str:
     which = "the cases whose timings are published" if d.get("withheld") else "every case"
     text = (f"Output tokens/s of {which}" + _throughput_measure(d)
             + f", one point per arm and codec: {_listed(arms)}; "
-            + ("error bars are 95 % intervals over repetitions." if d.get("repeated")
-               else "one repetition per case, so no error bars.")
+            + _error_bar_words(d)
             + (" The title says which cases are not drawn, and why." if d.get("withheld")
                else ""))
     if f"{CACHED}/{SEND}" in d["panels"]:
@@ -199,9 +229,33 @@ def _throughput_caption(d: dict) -> str:
                           "beyond it" + (" (a lower end at or below 0 cannot be placed on "
                                          "the log axis)" if d.get("log") else ""))
     if d.get("timed"):
-        text += (" The red note marks each timed replay's points: arrival-bound, so its "
-                 "tokens/s follow the trace, not the policy.")
+        text += _timed_note_sentence(d)
     return text + _arm_sentences(arms, d.get("unfinished") or ())
+
+
+def _timed_note_sentence(d: dict) -> str:
+    """The throughput caption's sentence on the red notes beside the timed replays'
+    points: arrival-bound ones follow the trace; a load-bound one (``d["load_bound"]``,
+    ``summary.replay_pace``: its requests arrived faster than the engine served them)
+    measures the engine under that backlog."""
+    load = list(d.get("load_bound") or ())
+    if not load:
+        return (" The red note marks each timed replay's points: arrival-bound, so its "
+                "tokens/s follow the trace, not the policy.")
+    text = " The red note marks each timed replay's points"
+    if len(load) < len(d.get("timed") or ()):
+        text += ("; an arrival-bound one's tokens/s follow the trace, not the policy, "
+                 f"while {_listed(load)}")
+    else:
+        text += f": {_listed(load)}"
+    return (text + f" {'is' if len(load) == 1 else 'are'} load-bound: "
+            f"{LOAD_BOUND_WORDS}.")
+
+
+#: What a load-bound timed replay's wall tok/s are (``summary.replay_pace``).
+LOAD_BOUND_WORDS = ("the requests arrived faster than the engine served them and "
+                    "queued, so the engine, not the trace, set the pace, and its tokens/s "
+                    "(wall) are the engine's throughput under that backlog")
 
 
 def _cut_sentence(n: int, axis: str, where: str) -> str:
@@ -478,7 +532,7 @@ def _latency_blocks(results, level: int) -> list[Block]:
     and rounding), one table per workload under its own heading, then what each
     column is (``metrics.LATENCY_MEANINGS``); nothing when no case has them."""
     from ipc_bench.analysis.metrics import LATENCY_MEANINGS, TPOT_ITL_DIFFER
-    from ipc_bench.report.tables import (ARRIVAL_BOUND_NOTE, LATENCY_TABLE, cells,
+    from ipc_bench.report.tables import (LATENCY_TABLE, arrival_bound_note, cells,
                                          has_latency, header, latency_title)
 
     if results.cases.empty:
@@ -495,11 +549,12 @@ def _latency_blocks(results, level: int) -> list[Block]:
         blocks.append(("table", ["rep"] + header(LATENCY_TABLE),
                        [[str(r.get("repetition", 0))] + cells(r, LATENCY_TABLE)
                         for r in shown]))
+    note = arrival_bound_note(records)
     legend = " ".join(f"`{name.upper()}`: {meaning}." for name, meaning
                       in LATENCY_MEANINGS.items())
     blocks.append(("p", f"{legend} p50 and p99 are percentiles, mean the mean, in ms. "
-                        f"{TPOT_ITL_DIFFER} {ARRIVAL_BOUND_NOTE[:1].upper()}"
-                        f"{ARRIVAL_BOUND_NOTE[1:]}{_few_requests_note(records)}"))
+                        f"{TPOT_ITL_DIFFER} {note[:1].upper()}"
+                        f"{note[1:]}{_few_requests_note(records)}"))
     return blocks
 
 
@@ -1694,7 +1749,8 @@ def _side_by_side(results, key: str,
 #: Under a side-by-side table of ``output_tokens_per_s`` with a timed replay's row.
 SIDE_WALL_NOTE = (
     "`(wall)`: a timed replay's output tokens, warm-up included, over wall time, first "
-    "arrival to last completion (arrival-bound), as `out tok/s (wall)` in its case "
+    "arrival to last completion (arrival-bound where the engine kept up, load-bound where "
+    "requests queued), as `out tok/s (wall)` in its case "
     "table, and its ratio columns are of that figure; the other rows' are over the busy "
     "time of their counted steps.")
 

@@ -43,6 +43,15 @@ TIMED_REPLAY = ("This is a timed replay: arrivals follow the trace's clock, so i
                 "tokens/s (wall), every output token over the wall time from the first "
                 "arrival to the last completion, measures the arrivals, not throughput; "
                 "the latencies (the Latency section) are the result.")
+#: ``TIMED_REPLAY`` for a load-bound replay (``summary.replay_pace``); ``{}``: where
+#: its last request arrived (``_timed_replay_words``).
+TIMED_LOAD_BOUND = ("This is a timed replay, but load-bound: its requests arrived faster "
+                    "than the engine served them ({}) and queued, so the engine, not the "
+                    "trace, set the pace; its tokens/s (wall), every output token over the "
+                    "wall time from the first arrival to the last completion, is the "
+                    "engine's throughput under that backlog, comparable between policies "
+                    "as such, and its latencies (the Latency section) are mostly queueing "
+                    "delay.")
 #: The words of a timed replay's wall-time clause (``_wall_time_clause``) whose interval
 #: holds 0 % and reaches no further than ±10 % (``stats.inconclusive``): the one case in
 #: which it says the wall times are about the same.
@@ -539,10 +548,31 @@ def _timed_replay_finding(cases, tput: dict[tuple, dict[str, Any]], where: Where
     measures), then per send/cached pair of ``tput`` (``_pair_tables``' ``tput``: the
     wall tok/s, ``output_tokens_per_s``) its wall times and wall tok/s
     (``_wall_time_clause``)."""
-    return " ".join([TIMED_REPLAY] + [
+    return " ".join([_timed_replay_words(cases)] + [
         _wall_time_clause(cases, key, t, where,
                           ((recorded or {}).get(key) or {}).get(PAIR_METRICS["tput"]))
         for key, t in tput.items()])
+
+
+def _timed_replay_words(cases, arrival_bound: str = TIMED_REPLAY) -> str:
+    """What a timed replay's tokens/s (wall) measure: ``arrival_bound`` (``TIMED_REPLAY``,
+    or ``TIMED_REPLAY_ONE_ARM`` for a run of one policy) where no case of
+    ``cases`` (``Results.cases``) is load-bound (``summary.replay_pace``), else
+    ``TIMED_LOAD_BOUND`` with the case whose arrivals took the smallest share of its
+    wall time: ``This is a timed replay, but load-bound: its requests arrived faster
+    than the engine served them (the last 0.10 s into 3.20 s of wall time, in CASE) and
+    queued, ...``."""
+    from ipc_bench.analysis.summary import replay_pace
+
+    records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
+               for r in cases.to_dict("records")] if hasattr(cases, "to_dict") else []
+    load = [r for r in records if replay_pace(r) == "load-bound"]
+    if not load:
+        return arrival_bound
+    worst = min(load, key=lambda r: r["arrival_span_share"])
+    return TIMED_LOAD_BOUND.format(
+        f"the last {worst['last_arrival_s']:.2f} s into {worst['wall_s']:.2f} s of wall "
+        f"time, in {worst.get('case_id')}")
 
 
 def _wall_time_clause(cases, key: tuple, t: dict[str, Any], where: Where,
@@ -604,9 +634,9 @@ def _inconclusive_clause(row: dict[str, Any]) -> str:
     """', inconclusive: ...' for a ``summarize_pairs`` row with no significant difference
     whose interval reaches beyond ±10 % (``stats.inconclusive``), so that "no
     significant difference" is not read as "no difference"."""
-    pct = f"{100 * DETECTABLE:.0f} %"
-    return (f", inconclusive: the interval reaches beyond ±{pct}, too few repetitions or "
-            f"too noisy to tell a {pct} difference from none")
+    from ipc_bench.analysis.stats import INCONCLUSIVE_CLAUSE
+
+    return f", {INCONCLUSIVE_CLAUSE}"
 
 
 def _and(clauses: list[str]) -> str:
@@ -1111,7 +1141,8 @@ def findings(results) -> list[str]:
         for key in tables["tput"]]
     if timed:
         out.append(_timed_replay_finding(cases, tables["tput"], where, recorded)
-                   if {SEND, CACHED} <= set(cases["policy"]) else TIMED_REPLAY_ONE_ARM)
+                   if {SEND, CACHED} <= set(cases["policy"])
+                   else _timed_replay_words(cases, TIMED_REPLAY_ONE_ARM))
     # before any figure of one repetition: its tokens/s change or, timed, its latency
     # percentiles (a p99 of one replay is one sample of it too)
     if tables["tput"] and all(t["n"] < 2 for t in tables["tput"].values()) \

@@ -50,6 +50,7 @@ from typing import Optional, Sequence
 from ipc_bench.analysis import cores
 from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC
+from ipc_bench.analysis.summary import replay_pace
 from ipc_bench.analysis.stats import mean_interval, paired, results_ci_method, summarize_pairs
 from ipc_bench.engine.config import CACHED, POLICIES, SEND
 from ipc_bench.wire.codecs import CODECS
@@ -755,21 +756,25 @@ def _throughput_panel(ax, cases, groups: list[str], labels: list[str]) -> dict:
     if "trace_speedup" in cases.columns:
         timed = [grp for grp in groups
                  if cases.loc[cases["_group"] == grp, "trace_speedup"].notna().any()]
+    load_bound = [grp for grp in timed if any(
+        replay_pace(r) == "load-bound"
+        for r in cases.loc[cases["_group"] == grp].to_dict("records"))]
     for grp in timed:  # beside its own points: above that group's highest one
         gi = groups.index(grp)
         near = [min(h, top) if h == h else y for *_, xs, ys, lo, hi in drawn_series
                 for x, y, h in zip(xs, ys, hi) if abs(x - gi) <= 0.4]
-        ax.annotate("timed replay:\narrival-bound, not a\nthroughput comparison",
+        ax.annotate(LOAD_BOUND_MARK if grp in load_bound else ARRIVAL_BOUND_MARK,
                     (gi, max(near)), xytext=(0, 6), textcoords="offset points",
                     ha="center", va="bottom", fontsize="x-small", color="#B00000",
                     gid="timed_note")
     ax.grid(True, axis="y", alpha=0.3)
     _legend(ax)
-    return dict(cut=cut, log=log, timed=timed)
+    return dict(cut=cut, log=log, timed=timed, load_bound=load_bound)
 
 
 def _ratio_panel(ax, rows: list[dict], groups: list[str], multi: bool,
-                 labels: list[str], timed: Sequence[str] = ()) -> int:
+                 labels: list[str], timed: Sequence[str] = (),
+                 load_bound: Sequence[str] = ()) -> int:
     """cached / send tokens/s per group and codec (``summarize_pairs`` rows; each group
     shares its slot among the codecs it has, ``_slot_x``), the axis holding every
     ratio, the line at 1 and every interval end near them, with a margin
@@ -817,7 +822,7 @@ def _ratio_panel(ax, rows: list[dict], groups: list[str], multi: bool,
     ax.set_xlim(-0.6, len(groups) - 0.4)
     ax.set_xlabel("workload")
     ax.set_ylabel(f"{CACHED} / {SEND} {metric(THROUGHPUT).label} (ratio)")
-    ax.set_title(_ratio_title(len(timed), len(groups)))
+    ax.set_title(_ratio_title(len(timed), len(groups), len(load_bound)))
     ax.grid(True, axis="y", alpha=0.3)
     _legend(ax)
     return log, cut
@@ -862,15 +867,25 @@ def ratio_bounds(points, ends=()) -> tuple[float, float, bool]:
     return lo - pad, hi + pad, False
 
 
-def _ratio_title(num_timed: int, num_groups: int) -> str:
+#: The red note beside a timed replay's points in the throughput figure: arrival-bound
+#: (``summary.replay_pace``: the engine kept up, or no arrival times recorded), or
+#: load-bound, where the requests queued and the engine set the pace.
+ARRIVAL_BOUND_MARK = "timed replay:\narrival-bound, not a\nthroughput comparison"
+LOAD_BOUND_MARK = "timed replay, load-bound:\nrequests queued, the\nengine set the pace"
+
+
+def _ratio_title(num_timed: int, num_groups: int, num_load_bound: int = 0) -> str:
     """The cached/send panel's title: a speed verdict only where no group is a timed
     replay (``num_timed`` of ``num_groups``), whose ratio is of wall tok/s, bound by the
-    trace's arrivals."""
+    trace's arrivals, or, for ``num_load_bound`` of them (``summary.replay_pace``), by
+    the engine under a backlog."""
+    bound = ("load-bound" if num_load_bound and num_load_bound == num_timed
+             else "arrival- or load-bound" if num_load_bound else "arrival-bound")
     if not num_timed:
         return f"{CACHED} / {SEND} (> 1: {CACHED} faster)"
     if num_timed == num_groups:
-        return f"{CACHED} / {SEND}, wall tok/s (arrival-bound)"
-    return f"{CACHED} / {SEND} (> 1: {CACHED} faster;\ntimed replays: wall tok/s, arrival-bound)"
+        return f"{CACHED} / {SEND}, wall tok/s ({bound})"
+    return f"{CACHED} / {SEND} (> 1: {CACHED} faster;\ntimed replays: wall tok/s, {bound})"
 
 
 @_finished_cases
@@ -885,9 +900,12 @@ def throughput(results):
     runs: each group draws only the series it has, side by side in its slot, so a run
     without an arm leaves no gap (``_slot_x``); a series keeps its colour and label. Records (``drawn``) ``series``, ``panels`` (``tokens/s``, and ``cached/send``
     when that panel is drawn), ``repeated`` (some series has 2+ repetitions: error
-    bars), ``method`` and ``ratio_interval`` (some cached/send ratio has an interval:
+    bars), ``partly_repeated`` (some case has 2+ repetitions and some has one: error bars
+    on some points only), ``single_runs`` (of several runs, those with one repetition
+    per case: no error bars on their points), ``method`` and ``ratio_interval`` (some cached/send ratio has an interval:
     its pairs are as many as ``method`` needs, ``stats.min_pairs``), ``timed`` (the timed
-    replays' groups, whose tokens/s are over wall time), ``groups`` (how many) and
+    replays' groups, whose tokens/s are over wall time), ``load_bound`` (those of them
+    with a load-bound case, ``summary.replay_pace``), ``groups`` (how many) and
     ``ratio_log`` (the cached/send axis, which holds every ratio and the interval ends
     near them, is logarithmic: ``ratio_bounds``) and ``ratio_cut`` (how many interval
     ends far off it cuts at its edge). Raises ``NoData`` when no case has
@@ -913,7 +931,7 @@ def throughput(results):
     ratio_log, ratio_cut = False, 0
     if rows:
         ratio_log, ratio_cut = _ratio_panel(panes[1], rows, groups, len(results.run_ids) > 1, labels,
-                                 panel["timed"])
+                                 panel["timed"], panel["load_bound"])
     _readable_ticks(fig, panes)
     if note:
         fig.suptitle(_note_lines(note), fontsize="small")
@@ -922,8 +940,12 @@ def throughput(results):
     _record(fig, series=[key for key, _ in _series(cases)],
             panels=["tokens/s"] + ([f"{CACHED}/{SEND}"] if rows else []),
             repeated=bool((reps > 1).any()), method=method, withheld=note,
+            partly_repeated=bool((reps > 1).any() and (reps <= 1).any()),
+            single_runs=[str(r) for r, n in reps.groupby(level="run_id").max().items()
+                         if n <= 1] if len(results.run_ids) > 1 else [],
             ratio_interval=any(r["ratio_low"] == r["ratio_low"] for r in rows),
             cut=panel["cut"], log=panel["log"], timed=panel["timed"], groups=len(groups),
+            load_bound=panel["load_bound"],
             ratio_log=ratio_log, ratio_cut=ratio_cut, stacked=len(panes) == 2 and panes[1] is axes[1][0]
             if len(axes) == 2 else False)
     return fig

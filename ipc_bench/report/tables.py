@@ -65,7 +65,9 @@ def tokens_name(key: str, name: str, timed: bool) -> str:
 #: Under a timed replay's table: what its ``out tok/s (wall)`` column shows.
 WALL_TOKENS_NOTE = (
     "out tok/s (wall): a timed replay's output tokens, warm-up included, over wall time, "
-    "first arrival to last completion (arrival-bound); over the busy time of its counted steps, as out "
+    "first arrival to last completion (arrival-bound where the engine kept up with the "
+    "arrivals, load-bound where requests queued: the note under the latency table says "
+    "which); over the busy time of its counted steps, as out "
     "tok/s elsewhere, it is busy_output_tokens_per_s in summary.json")
 
 
@@ -1040,9 +1042,36 @@ LATENCY_TABLE = IDENTITY + ("ttft_ms_p50", "ttft_ms_p99", "tpot_ms_mean", "itl_m
                             "itl_ms_p99", "e2e_ms_p50", "e2e_ms_p99")
 
 
-#: Under the latency table, in the terminal and the report.
+#: Under the latency table, in the terminal and the report, where every timed replay
+#: kept up with its arrivals (or records no arrival times: ``arrival_bound_note``).
 ARRIVAL_BOUND_NOTE = ("a replay at a fixed arrival rate is arrival-bound; its tokens/s is "
                       "not a throughput comparison between policies.")
+
+
+def arrival_bound_note(summaries: Iterable[dict[str, Any]]) -> str:
+    """The note under the latency table (terminal and report): ``ARRIVAL_BOUND_NOTE``
+    where no timed replay among ``summaries`` (``summary.json`` cases) is load-bound
+    (``summary.replay_pace``), else which are and what that means, e.g. ``2 of 2 timed
+    replay cases are load-bound, not arrival-bound (the last request arrived 0.10 s
+    into 3.20 s of wall time in azure-conv-timed/send/msgpack/...): ...``, naming the
+    case whose arrivals took the smallest share of its wall time."""
+    from ipc_bench.analysis.summary import ARRIVAL_BOUND_SHARE, replay_pace
+
+    timed = [s for s in summaries if replay_pace(s) is not None]
+    load = [s for s in timed if replay_pace(s) == "load-bound"]
+    if not load:
+        return ARRIVAL_BOUND_NOTE
+    worst = min(load, key=lambda s: s["arrival_span_share"])
+    return (f"{len(load)} of {len(timed)} timed replay case{'s' if len(timed) > 1 else ''} "
+            f"{'are' if len(load) > 1 else 'is'} load-bound, not arrival-bound (their last "
+            f"request arrived less than {100 * ARRIVAL_BOUND_SHARE:.0f} % of the way into "
+            f"the wall time; {worst.get('case_id')}: {worst['last_arrival_s']:.2f} s into "
+            f"{worst['wall_s']:.2f} s): the requests arrived faster than the engine served "
+            "them and queued, so the engine, not the trace, set the pace; there tokens/s "
+            "(wall) is the engine's throughput under that backlog, comparable between "
+            "policies as such, and TTFT is mostly queueing delay."
+            + ("" if len(load) == len(timed) else " The others are arrival-bound: their "
+               "tokens/s is not a throughput comparison between policies."))
 
 
 def has_latency(summary: dict[str, Any]) -> bool:
@@ -1072,4 +1101,4 @@ def format_latency(summaries: Iterable[dict[str, Any]]) -> str:
     if not cases:
         return ""
     return (f"\n{latency_title(cases)}\n" + _table(LATENCY_TABLE, cases)
-            + "\nNote: " + ARRIVAL_BOUND_NOTE)
+            + "\nNote: " + arrival_bound_note(cases))

@@ -81,11 +81,13 @@ def test_the_share_finding_takes_its_figures_from_one_aggregation():
             rows.append(s)
     assert findings._share_findings(_cases(rows), _where, ["num_running"]) == [
         "At 4 running requests (msgpack), send's SchedulerOutput path (build + encode + "
-        "decode, medians) is within noise of cached's: +4.00 µs per step, +1.60 % of "
+        "decode, medians) differs from cached's by +4.00 µs per step, +1.60 % of "
         "cached's step, 250.0 µs as the mean of its 2 repetitions' median steps (send - cached: "
         "[-8.56, +11.76] %, 95 % Student-t "
-        "interval); send's whole step, 175.0 µs as the same mean, is within noise of cached's: "
-        "-30.00 % (send - cached: [-157.06, +97.06] %, 95 % Student-t interval) "
+        "interval), inconclusive: the interval reaches beyon"
+        "d ±10 %, too few repetitions or too noisy to tell a 10 % difference from none; send's whole step, 175.0 µs as the same mean, differs from cached's "
+        "by -30.00 % (send - cached: [-157.06, +97.06] %, 95 % Student-t interval), "
+        "inconclusive: the interval reaches beyond ±10 %, too few repetitions or too noisy to tell a 10 % difference from none "
         "(noisier; means over 2 "
         "repetitions of each case's figures, not the medians over repetitions that "
         "`bench.py`'s comparison block prints as `step median`)."]
