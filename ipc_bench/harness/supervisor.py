@@ -416,7 +416,9 @@ def run_phases(spec: CaseSpec, exchange: ChannelExchange, result: CaseResult,
     ``result.runner_columns``).
     Raises ``CaseError`` when the runner reports an error or answers out of turn;
     ``PeerError`` / ``PeerTimeout`` from the channel pass through; an ``Interrupted``
-    that lands in the floor sets ``result.floor_interrupted`` on its way."""
+    that lands in the floor sets ``result.floor_interrupted`` on its way, and a
+    ``CaseError`` / ``PeerError`` / ``PeerTimeout`` raised in it sets
+    ``result.floor_failed`` (its message) on its way."""
     channel = exchange.channel
     if spec.instrumentation == "totals":
         counted_seqs = run_bare_scheduler_loop(spec, exchange, result)
@@ -435,6 +437,9 @@ def run_phases(spec: CaseSpec, exchange: ChannelExchange, result: CaseResult,
                                                 counted_seqs)
         except Interrupted:  # every counted step is measured: kept, without the floor
             result.floor_interrupted = True
+            raise
+        except (CaseError, PeerError, PeerTimeout) as exc:  # the same: kept, without it
+            result.floor_failed = str(exc)
             raise
     result.s2r_marker_frames += 1
     channel.send_marker("the stop marker")
