@@ -58,6 +58,7 @@ import zmq
 from ipc_bench.engine.config import CACHED, ConfigError
 from ipc_bench.engine.model_runner import ModelRunner
 from ipc_bench.engine.models import model_info, model_step_columns, release_model
+from ipc_bench.errors import fd_limit_text, out_of_fds
 from ipc_bench.harness.async_loop import (MAX_IN_FLIGHT, ThreadedInProcessExchange,
                                           run_async_scheduler_loop)
 from ipc_bench.harness.affinity import (CPU_AFFINITY_ENV, cores_in_use, cpus_allowed,
@@ -116,8 +117,10 @@ class RunnerProcess:
     ended, reaped.
 
     ``cpus``: the CPU set it pins itself to at start-up (``--cpu-affinity``; ``None``:
-    it keeps the set it inherits). ``CaseError`` when it cannot be started. ``problem()``: ``None`` while it runs,
-    else one line (exit code or signal, and the last line it wrote to stderr).
+    it keeps the set it inherits). ``CaseError`` when it cannot be started
+    (``errors.fd_limit_text``'s line where this process is out of file descriptors).
+    ``problem()``: ``None`` while it runs, else one line (exit code or signal, and the
+    last line it wrote to stderr).
     ``state()``: its ``/proc`` state (``S (sleeping)``, ``T (stopped)``..., or
     ``unknown``).
     """
@@ -145,6 +148,9 @@ class RunnerProcess:
                                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                              stderr=err, env=env, close_fds=True)
             except OSError as exc:  # not an error of the results folder: say what failed
+                if out_of_fds(exc):  # the limit, named (exit 2: errors.names_fd_limit)
+                    raise CaseError(f"{fd_limit_text()} (cannot start the {role} "
+                                    "process)") from None
                 raise CaseError(f"cannot start the {role} process {command[0]}: "
                                 f"{exc.strerror or exc}") from None
         self.pid = self.proc.pid
