@@ -13,6 +13,8 @@
   codec only: msgpack could not carry it);
 - ``exit-on-check``: exits with code 7 when the scheduler first asks for its input
   digests (``CheckInputs``), between two steps;
+- ``exit-in-floor``: writes a line to stderr and exits with code 7 once it has read
+  the floor's frame of that number (0: the floor's first), before it answers it;
 - ``slow-floor``: decoding each recorded reply for the floor takes ``FAKE_RUNNER_DELAY_S``
   more (default 0.04 s), as decoding a very long run's replies does;
 - ``slow-report``: digesting each output for a ``--tp`` rank's report takes
@@ -144,6 +146,24 @@ def main() -> int:
             return bad_encode, decode
 
         runner_loop.session_codecs = session_codecs
+    if MODE == "exit-in-floor":
+        real_answer = runner_loop.answer_floor
+
+        def answer_floor(channel, *args, **kwargs):
+            recv = channel.recv
+
+            def recv_then_exit(i, *a, **kw):
+                frame = recv(i, *a, **kw)
+                if i == STEP:
+                    print(f"fake runner: exiting at floor frame {i}", file=sys.stderr,
+                          flush=True)
+                    os._exit(7)
+                return frame
+
+            channel.recv = recv_then_exit
+            return real_answer(channel, *args, **kwargs)
+
+        runner_loop.answer_floor = answer_floor
     _slow_down_the_preparations()
     return runner_loop.runner_main(sys.argv[1])
 

@@ -181,6 +181,12 @@ class Results:
                                                            after every counted step (the case
                                                            is kept, without its floor; absent
                                                            otherwise)
+    floor_failed                                  -        the line of the runner's failure
+                                                           (it died, stopped answering)
+                                                           that cut the floor short after
+                                                           every counted step (the case is
+                                                           kept, without its floor; absent
+                                                           otherwise)
     step_to_floor_ratio                           ratio
     floor_step_ns_block_cv                        ratio    spread of 50-step mean floor step
                                                            times (None: under 150 floor steps)

@@ -372,6 +372,9 @@ class _Run:
         except RunFolderError as exc:
             return self.write_failed(exc, result)
         except Exception as exc:  # written, then exit code 1
+            if (result.floor_failed is not None and result.sched_rows
+                    and isinstance(exc, CaseError)):
+                return self._floor_failed(result, exc, cpu_before)
             return self._failed(result, exc)
         finally:
             if bar is not None:
@@ -426,6 +429,40 @@ class _Run:
               f"{self.pointer(True)}", file=sys.stderr)
         exc.reported = True
         self.quiet_count()
+
+    def _floor_failed(self, result: CaseResult, exc: CaseError, cpu_before) -> int:
+        """The runner failed while the case replayed its floor, after its last counted
+        step (``CaseResult.floor_failed``: it died, stopped answering or answered
+        garbage): as a signal there (``_floor_interrupted``), the case is written as
+        finished, its counted figures kept, without the floor's or the runner's per-step
+        columns (a warning says why, ``floor_failed`` holds the line); the run is closed
+        ``failed`` and the line is the failure's, as for any failed case,
+        ``bench.py: error: CASE: REASON; partial results: DIR``. Returns the exit code:
+        1 (2 where the runner's report names the file descriptor limit,
+        ``errors.names_fd_limit``). A write error is reported (``write_failed``)."""
+        case_id = result.spec.case_id
+        message = str(exc)
+        last = result.sched_rows[-1][0]
+        warning = (f"the runner failed while replaying the floor after step {last} "
+                   f"({STEP_NUMBERING}): {message}: the floor's figures (floor tok/s, "
+                   "x floor) are absent, and so are the runner's per-step columns (its "
+                   "report comes after the floor)")
+        result.floor_failed = message
+        result.floor_step_ns = []  # a floor cut short is no floor
+        result.failed_step = result.error = None  # every counted step was measured
+        self.stopped = True
+        try:
+            with signals.deferred():
+                self._record(result, cpu_before, extra_warnings=[warning])
+                self.num_done, self.current = self.num_done + 1, None
+                self.writer.finish("failed", [f"{case_id}: {message}"],
+                                   failed_case=case_id)
+        except RunFolderError as exc_write:
+            return self.write_failed(exc_write)
+        print(one_line(f"bench.py: error: {case_id}: {message}{self.pointer(True)}"),
+              file=sys.stderr)
+        self.quiet_count()
+        return 2 if names_fd_limit(message) else 1
 
     def _failed(self, result: CaseResult, exc: Exception) -> int:
         """A case that raised (called while handling ``exc``): write what it measured,

@@ -24,7 +24,7 @@ from ipc_bench.harness.memory import HeapReport
 from ipc_bench.harness.spec import INPROC
 from ipc_bench.wire.codecs import DEFAULT_CODECS, PICKLED_CODECS, STATEFUL_CODECS
 from ipc_bench.wire.shm_ring import RING_TRANSPORTS, check_ring
-from ipc_bench.wire.transport import (TRANSPORTS, EndpointError, check_endpoints,
+from ipc_bench.wire.transport import (TRANSPORTS, EndpointError, case_fds, check_endpoints,
                                       set_sweep_sink)
 
 #: The runner's buffers may take at most this share of the machine's available memory.
@@ -589,12 +589,19 @@ def _check_model_options(args, model: str) -> None:
 
 
 def _check_sockets(cases) -> None:
-    """Set up each transport's sockets once (``transport.check_endpoints``), and a
-    ring for ``shm*`` (``shm_ring.check_ring``): ``EndpointError`` for a socket folder,
-    ``--host``, ring socket path or shared memory that cannot work."""
+    """Set up each transport's sockets once (``transport.check_endpoints``, with the
+    free file descriptors its cases need: ``transport.case_fds`` of their ``--tp``
+    ranks, ``--pp`` stages and ``--frontend``), and a ring for ``shm*``
+    (``shm_ring.check_ring``): ``EndpointError`` for a socket folder, ``--host``, ring
+    socket path or shared memory that cannot work, or too few descriptors."""
+    needs: dict[tuple, int] = {}
+    for c in cases:
+        if c.transport in TRANSPORTS:
+            need = case_fds(c.transport, c.tp or c.pp or 1, c.frontend)
+            needs[c.transport, c.host] = max(needs.get((c.transport, c.host), 0), need)
     for transport, host in dict.fromkeys((c.transport, c.host) for c in cases):
         if transport in TRANSPORTS:
-            check_endpoints(transport, host)
+            check_endpoints(transport, host, needs[transport, host])
         if transport in RING_TRANSPORTS:
             check_ring()
 

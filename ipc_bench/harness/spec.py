@@ -227,6 +227,11 @@ class CaseResult:
     # A signal arrived while the floor replayed (``supervisor.run_phases``): every
     # counted step was measured; the case is kept as finished, without its floor.
     floor_interrupted: bool = False
+    # The runner failed (died, stopped answering, answered garbage) while the floor
+    # replayed: every counted step was measured; the case is kept as finished, without
+    # its floor. The channel's message (``supervisor.run_phases``), then the line
+    # printed for it (``cli.execute``).
+    floor_failed: Optional[str] = None
     runner_pid: Optional[int] = None
     rss_samples: list[tuple] = field(default_factory=list)  # harness.memory.SAMPLE_COLUMNS tuples
     stream_stats: Optional[Any] = None    # harness.recording.StreamStats of a streamed case

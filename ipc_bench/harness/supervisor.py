@@ -58,6 +58,7 @@ import zmq
 from ipc_bench.engine.config import CACHED, ConfigError
 from ipc_bench.engine.model_runner import ModelRunner
 from ipc_bench.engine.models import model_info, model_step_columns, release_model
+from ipc_bench.errors import fd_limit_text, out_of_fds
 from ipc_bench.harness.async_loop import (MAX_IN_FLIGHT, ThreadedInProcessExchange,
                                           run_async_scheduler_loop)
 from ipc_bench.harness.affinity import (CPU_AFFINITY_ENV, cores_in_use, cpus_allowed,
@@ -116,8 +117,10 @@ class RunnerProcess:
     ended, reaped.
 
     ``cpus``: the CPU set it pins itself to at start-up (``--cpu-affinity``; ``None``:
-    it keeps the set it inherits). ``CaseError`` when it cannot be started. ``problem()``: ``None`` while it runs,
-    else one line (exit code or signal, and the last line it wrote to stderr).
+    it keeps the set it inherits). ``CaseError`` when it cannot be started
+    (``errors.fd_limit_text``'s line where this process is out of file descriptors).
+    ``problem()``: ``None`` while it runs, else one line (exit code or signal, and the
+    last line it wrote to stderr).
     ``state()``: its ``/proc`` state (``S (sleeping)``, ``T (stopped)``..., or
     ``unknown``).
     """
@@ -145,6 +148,9 @@ class RunnerProcess:
                                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                              stderr=err, env=env, close_fds=True)
             except OSError as exc:  # not an error of the results folder: say what failed
+                if out_of_fds(exc):  # the limit, named (exit 2: errors.names_fd_limit)
+                    raise CaseError(f"{fd_limit_text()} (cannot start the {role} "
+                                    "process)") from None
                 raise CaseError(f"cannot start the {role} process {command[0]}: "
                                 f"{exc.strerror or exc}") from None
         self.pid = self.proc.pid
@@ -416,7 +422,9 @@ def run_phases(spec: CaseSpec, exchange: ChannelExchange, result: CaseResult,
     ``result.runner_columns``).
     Raises ``CaseError`` when the runner reports an error or answers out of turn;
     ``PeerError`` / ``PeerTimeout`` from the channel pass through; an ``Interrupted``
-    that lands in the floor sets ``result.floor_interrupted`` on its way."""
+    that lands in the floor sets ``result.floor_interrupted`` on its way, and a
+    ``CaseError`` / ``PeerError`` / ``PeerTimeout`` raised in it sets
+    ``result.floor_failed`` (its message) on its way."""
     channel = exchange.channel
     if spec.instrumentation == "totals":
         counted_seqs = run_bare_scheduler_loop(spec, exchange, result)
@@ -435,6 +443,9 @@ def run_phases(spec: CaseSpec, exchange: ChannelExchange, result: CaseResult,
                                                 counted_seqs)
         except Interrupted:  # every counted step is measured: kept, without the floor
             result.floor_interrupted = True
+            raise
+        except (CaseError, PeerError, PeerTimeout) as exc:  # the same: kept, without it
+            result.floor_failed = str(exc)
             raise
     result.s2r_marker_frames += 1
     channel.send_marker("the stop marker")

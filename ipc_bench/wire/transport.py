@@ -483,6 +483,36 @@ class RunnerSockets:
 #: its listener) when an ``accept`` finds none left, so it is checked before.
 ENDPOINT_CHECK_FDS = 24
 
+#: File descriptors a case needs free at the sockets' check (the check's own closed
+#: again) to run to its end, by transport: ``CASE_FDS_BASE`` for the scheduler and one
+#: runner, ``CASE_FDS_PER_PEER`` more for each further ``--tp`` rank or ``--pp``
+#: stage, ``CASE_FDS_FRONTEND`` more for the ``--frontend`` process. Measured as the
+#: lowest ``ulimit -n`` at which a ``--steps 100`` case ran to its end with the check
+#: left out, less the 5 open at the check (pyzmq 27.3 / libzmq 4.3.5, Linux): ipc and
+#: tcp 15, --frontend 27, --tp 2 19, --tp 4 29 to 30, --pp 2 20, --pp 4 30; shm 19,
+#: shm-block 21, with --frontend 32 and 34, --tp 2 28, --tp 4 42 (shm-block).
+#: Short of them a case stops with libzmq aborting the process (an accept with none
+#: left), a results file that cannot be written or a process that cannot start.
+CASE_FDS_BASE = {"ipc": 15, "tcp": 15, "shm": 21, "shm-block": 21}
+CASE_FDS_PER_PEER = {"ipc": 5, "tcp": 5, "shm": 7, "shm-block": 7}
+CASE_FDS_FRONTEND = {"ipc": 12, "tcp": 12, "shm": 13, "shm-block": 13}
+#: Added to ``case_fds``: one descriptor's difference was seen between two runs of
+#: the same case (--tp 4 over ipc).
+CASE_FDS_MARGIN = 2
+
+
+def case_fds(transport: str, runners: int = 1, frontend: bool = False) -> int:
+    """File descriptors a case over ``transport`` (one of ``TRANSPORTS``) with
+    ``runners`` runner processes (``--tp`` ranks or ``--pp`` stages; 1 for one runner)
+    and, with ``frontend``, the ``--frontend`` process needs free before it starts:
+    ``CASE_FDS_BASE`` + ``CASE_FDS_PER_PEER`` per runner past the first (+
+    ``CASE_FDS_FRONTEND``) + ``CASE_FDS_MARGIN``. ``KeyError`` for another
+    transport."""
+    need = CASE_FDS_BASE[transport] + CASE_FDS_PER_PEER[transport] * (max(runners, 1) - 1)
+    if frontend:
+        need += CASE_FDS_FRONTEND[transport]
+    return need + CASE_FDS_MARGIN
+
 
 def free_fds() -> Optional[int]:
     """How many more file descriptors this process may open under its soft
@@ -500,17 +530,21 @@ def free_fds() -> Optional[int]:
     return soft - num_open
 
 
-def check_endpoints(transport: str, host: str = DEFAULT_HOST) -> None:
+def check_endpoints(transport: str, host: str = DEFAULT_HOST,
+                    case_need: int = 0) -> None:
     """Set up a case's sockets once in this process and close them again: the
     scheduler's three bound, the runner's three connected to them (all but ``tcp``:
     in a fresh ``EndpointDir``, removed after). Raises ``EndpointError`` where a case
     would fail to set up, in milliseconds and before any process starts; first, when
-    fewer than ``ENDPOINT_CHECK_FDS`` file descriptors are free (``free_fds``), one
-    naming the limit (``errors.fd_limit_text``)."""
+    fewer than ``ENDPOINT_CHECK_FDS`` file descriptors are free (``free_fds``), or
+    fewer than ``case_need`` (the most a case over ``transport`` needs: ``case_fds``),
+    one naming the limit (``errors.fd_limit_text``) and the need."""
     free = free_fds()
-    if free is not None and free < ENDPOINT_CHECK_FDS:
-        raise EndpointError(f"{fd_limit_text()} (the {transport} sockets' check needs "
-                            f"{ENDPOINT_CHECK_FDS} free, {max(free, 0)} are)")
+    if free is not None and free < max(ENDPOINT_CHECK_FDS, case_need):
+        need = (f"the {transport} sockets' check needs {ENDPOINT_CHECK_FDS}"
+                if case_need <= ENDPOINT_CHECK_FDS
+                else f"the {transport} cases need {case_need}")
+        raise EndpointError(f"{fd_limit_text()} ({need} free, {max(free, 0)} are)")
     endpoint_dir: Optional[EndpointDir] = None
     ctx = zmq.Context()
     try:

@@ -1240,3 +1240,90 @@ def test_a_signal_in_the_floor_keeps_the_case_as_finished_without_its_floor(
     # its row: 50 counted steps, its tok/s, no floor tok/s, no x floor
     assert re.search(rf"^\| 0 \| send \| msgpack \| ipc \| 50 \| {rate} \| - \| - \|", md,
                      re.MULTILINE), md
+
+
+def test_a_runner_that_dies_in_the_floor_keeps_the_case_as_finished_without_its_floor(
+        tmp_path, monkeypatch, capsys):
+    """The runner exits after it read the floor's frame 3 (after every counted step):
+    the case is written as finished with its counted figures, no floor and no runner
+    columns, ``floor_failed`` holding the line; the run is failed, exit 1, one line;
+    the report shows the case with ``-`` for the floor's figures."""
+    from ipc_bench import cli
+    from ipc_bench.cli import execute
+    from ipc_bench.cli import report as report_cli
+
+    fake = _fake(monkeypatch, "exit-in-floor", step=3)
+    pids = []
+
+    def run_fake(case, **kwargs):
+        try:
+            return supervisor.run_case(case, runner_command=fake, **kwargs)
+        finally:
+            pids.append(kwargs["result"].runner_pid)
+
+    monkeypatch.setattr(execute, "run_case", run_fake)
+    run_dir = tmp_path / "run"
+    assert cli.main(_TINY + ["--output", str(run_dir)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    case_id = "num_running=2/send/msgpack#0"
+    line = (f"runner process {pids[0]} exited with code 7 (fake runner: exiting at floor "
+            "frame 3), noticed while waiting for floor reply 3")
+    assert err == [f"bench.py: error: {case_id}: {line}; partial results: {run_dir}"], err
+    assert not alive(pids[0])
+    summary, frames = load_run(run_dir)
+    assert (summary["status"], summary["problems"], summary["failed_case"]) == (
+        "failed", [f"{case_id}: {line}"], case_id)
+    assert [c["case_id"] for c in summary["cases"]] == [case_id]  # cached never ran
+    case = summary["cases"][0]
+    last = case["num_total_steps"] - 1
+    assert case["complete"] is True and case["error"] is None and "failed_step" not in case
+    assert case["floor_failed"] == line and "floor_interrupted" not in case
+    assert case["num_steps"] == 50 and case["output_tokens_per_s"] > 0
+    assert case.get("floor_output_tokens_per_s") is None
+    assert (f"the runner failed while replaying the floor after step {last} (steps.csv seq: "
+            f"warm-up and uncounted steps included): {line}: the floor's figures (floor "
+            "tok/s, x floor) are absent, and so are the runner's per-step columns (its "
+            "report comes after the floor)") in case["warnings"]
+    steps = frames["steps.csv"]
+    assert list(steps["seq"]) == list(range(last + 1))
+    assert steps["runner_update_ns"].isna().all()  # the runner's report never came
+    assert len(frames["floor.csv"]) == 0
+    assert report_cli.main([str(run_dir), "--output", str(tmp_path / "rep")]) == 0
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "No case finished" not in md, md
+    rate = f"{case['output_tokens_per_s']:,.0f}"
+    # its row: 50 counted steps, its tok/s, no floor tok/s, no x floor
+    assert re.search(rf"^\| 0 \| send \| msgpack \| ipc \| 50 \| {rate} \| - \| - \|", md,
+                     re.MULTILINE), md
+
+
+def test_a_runner_stopped_in_the_floor_keeps_the_case_as_finished_without_its_floor(
+        tmp_path, monkeypatch, capsys):
+    """SIGSTOP to the runner as the floor's replay starts: it stops answering, the
+    case is written as finished without its floor (``floor_failed``: the line), exit 1."""
+    from ipc_bench import cli
+
+    replay = supervisor.replay_floor
+    pids = []
+
+    def stop_then_replay(exchange, *args, **kwargs):
+        pids.append(exchange.result.runner_pid)
+        os.kill(pids[-1], signal.SIGSTOP)
+        return replay(exchange, *args, **kwargs)
+
+    monkeypatch.setattr(supervisor, "replay_floor", stop_then_replay)
+    run_dir = tmp_path / "run"
+    assert cli.main(_TINY + ["--peer-timeout", "2", "--output", str(run_dir)]) == 1
+    case_id = "num_running=2/send/msgpack#0"
+    line = (f"runner process {pids[0]} stopped answering: no floor-ready message from the "
+            "runner within 2 s (state T (stopped); killed)")
+    assert capsys.readouterr().err.splitlines() == [
+        f"bench.py: error: {case_id}: {line}; partial results: {run_dir}"]
+    assert not alive(pids[0])
+    summary, frames = load_run(run_dir)
+    assert (summary["status"], summary["problems"]) == ("failed", [f"{case_id}: {line}"])
+    case, = summary["cases"]
+    assert case["complete"] is True and case["floor_failed"] == line
+    assert case["num_steps"] == 50 and case.get("floor_output_tokens_per_s") is None
+    assert list(frames["steps.csv"]["seq"]) == list(range(case["num_total_steps"]))
+    assert len(frames["floor.csv"]) == 0

@@ -130,7 +130,7 @@ def test_a_socket_failure_during_the_run_is_written_and_exits_2(monkeypatch, tmp
     """The sockets were fine when checked, then a case cannot bind: the case is written
     as failed and the exit code is still 2."""
     tmpdir = tmpdir_of_length(tmp_path, 85)
-    monkeypatch.setattr(cli_run, "check_endpoints", lambda transport, host: None)
+    monkeypatch.setattr(cli_run, "check_endpoints", lambda transport, host, need: None)
     monkeypatch.setattr(tempfile, "tempdir", str(tmpdir))
     out = tmp_path / "run"
     assert bench_main(DS + ["--output", str(out)]) == 2
@@ -340,3 +340,70 @@ def test_a_case_out_of_descriptors_is_one_line_and_exits_2(monkeypatch, tmp_path
     summary = json.loads((out / "summary.json").read_text())
     assert summary["status"] == "failed"
     assert summary["cases"][0]["error"] == line
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("options, role", [
+    (["--frontend"], "frontend"),
+    (["--scenario", "tp-broadcast", "--tp", "2", "--tp-transports", "ipc"], "runner")])
+def test_a_process_that_cannot_start_for_want_of_descriptors_names_the_limit(
+        monkeypatch, tmp_path, capsys, options, role):
+    """EMFILE from the start of the case's second process (the frontend after the
+    runner; the second --tp rank) was 'cannot start the frontend process PATH: Too
+    many open files', exit 1: now the limit's line, saying which process, exit 2."""
+    import resource
+
+    from ipc_bench.harness import supervisor
+    from ipc_bench.harness.signals import SCHEDULER_PID_ENV
+
+    popen, started = subprocess.Popen, []
+
+    def second_out_of_fds(*args, **kwargs):
+        if SCHEDULER_PID_ENV not in (kwargs.get("env") or {}):  # not a case's process
+            return popen(*args, **kwargs)
+        if started:
+            raise OSError(errno.EMFILE, "Too many open files")
+        started.append(popen(*args, **kwargs))
+        return started[-1]
+
+    monkeypatch.setattr(supervisor.subprocess, "Popen", second_out_of_fds)
+    args = DS + options if options[0] != "--scenario" else (
+        options + ["--steps", "20", "--policies", "send", "--codecs", "msgpack", "--quiet"])
+    out = tmp_path / "run"
+    assert bench_main(args + ["--output", str(out)]) == 2
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    line = (f"too many open files (ulimit -n {soft}): raise it (e.g. ulimit -n 1024) and run "
+            f"again (cannot start the {role} process)")
+    err = capsys.readouterr().err
+    assert re.fullmatch(rf"bench\.py: error: \S+#0: {re.escape(line)}\n", err), err
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"] == "failed" and summary["cases"][0]["error"] == line
+    assert started[0].poll() is not None  # the first one reaped
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("options, need", [
+    (["--frontend"], 29),
+    (["--scenario", "tp-broadcast", "--tp", "4", "--tp-transports", "ipc"], 32)])
+def test_the_check_asks_for_the_descriptors_of_the_frontend_and_tp_ranks(tmp_path, options,
+                                                                         need):
+    """With 4 free descriptors fewer than the case needs (more than the sockets' own
+    24), the frontend's case and --tp 4's were refused only as their process started
+    (or libzmq aborted on an accept): now the check refuses them, naming the need."""
+    from ipc_bench.wire.transport import case_fds
+
+    assert need == case_fds("ipc", *((4, False) if "--tp" in options else (1, True)))
+    args = DS + options if options[0] != "--scenario" else (
+        options + ["--steps", "20", "--policies", "send", "--codecs", "msgpack", "--quiet"])
+    out = tmp_path / "run"
+    # The descriptors bench.py holds at the check: measured in a child as it would.
+    count = "import ipc_bench.cli, os; print(len(os.listdir('/proc/self/fd')) - 1)"
+    held = int(subprocess.run([sys.executable, "-c", count], cwd=REPO, capture_output=True,
+                              text=True, timeout=60).stdout)
+    limit = held + need - 4
+    proc = bench(args + ["--output", str(out)], preexec_fn=_limit_fds(limit))
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2, err
+    assert re.fullmatch(r"bench\.py: error: " + _FD_LINE.format(n=limit)
+                        + rf" \(the ipc cases need {need} free, \d+ are\)\n", err), err
+    assert not out.exists()
