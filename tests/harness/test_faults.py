@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fault_helpers import (FAKE_RUNNER, REPO, alive, bench, children, kill_quietly, load_run,
+from fault_helpers import (FAKE_RUNNER, REPO, alive, bench, children, load_run,
                            steady_case, wait_dead, wait_for, without_load_note)
 from ipc_bench.engine.config import ModelConfig
 from ipc_bench.harness.spec import RUNNER_COLUMNS, SCHED_COLUMNS, CaseResult
@@ -1204,7 +1204,6 @@ def test_a_signal_in_the_floor_keeps_the_case_as_finished_without_its_floor(
     written as finished with its counted figures and no floor, the run is incomplete,
     the line names the floor and the case's last step, and the report shows the case."""
     from ipc_bench import cli
-    from ipc_bench.cli import report as report_cli
 
     replay = supervisor.replay_floor
 
@@ -1233,13 +1232,7 @@ def test_a_signal_in_the_floor_keeps_the_case_as_finished_without_its_floor(
     assert any(w.startswith(f"{line}: the floor's figures") for w in case["warnings"])
     assert list(frames["steps.csv"]["seq"]) == list(range(last + 1))
     assert len(frames["floor.csv"]) == 0
-    assert report_cli.main([str(run_dir), "--output", str(tmp_path / "rep")]) == 0
-    md = (tmp_path / "rep" / "report.md").read_text()
-    assert "No case finished" not in md, md
-    rate = f"{case['output_tokens_per_s']:,.0f}"
-    # its row: 50 counted steps, its tok/s, no floor tok/s, no x floor
-    assert re.search(rf"^\| 0 \| send \| msgpack \| ipc \| 50 \| {rate} \| - \| - \|", md,
-                     re.MULTILINE), md
+    _assert_reported_without_floor(run_dir, case, tmp_path)
 
 
 def test_a_runner_that_dies_in_the_floor_keeps_the_case_as_finished_without_its_floor(
@@ -1250,7 +1243,6 @@ def test_a_runner_that_dies_in_the_floor_keeps_the_case_as_finished_without_its_
     the report shows the case with ``-`` for the floor's figures."""
     from ipc_bench import cli
     from ipc_bench.cli import execute
-    from ipc_bench.cli import report as report_cli
 
     fake = _fake(monkeypatch, "exit-in-floor", step=3)
     pids = []
@@ -1288,13 +1280,7 @@ def test_a_runner_that_dies_in_the_floor_keeps_the_case_as_finished_without_its_
     assert list(steps["seq"]) == list(range(last + 1))
     assert steps["runner_update_ns"].isna().all()  # the runner's report never came
     assert len(frames["floor.csv"]) == 0
-    assert report_cli.main([str(run_dir), "--output", str(tmp_path / "rep")]) == 0
-    md = (tmp_path / "rep" / "report.md").read_text()
-    assert "No case finished" not in md, md
-    rate = f"{case['output_tokens_per_s']:,.0f}"
-    # its row: 50 counted steps, its tok/s, no floor tok/s, no x floor
-    assert re.search(rf"^\| 0 \| send \| msgpack \| ipc \| 50 \| {rate} \| - \| - \|", md,
-                     re.MULTILINE), md
+    _assert_reported_without_floor(run_dir, case, tmp_path)
 
 
 def test_a_runner_stopped_in_the_floor_keeps_the_case_as_finished_without_its_floor(
@@ -1327,3 +1313,17 @@ def test_a_runner_stopped_in_the_floor_keeps_the_case_as_finished_without_its_fl
     assert case["num_steps"] == 50 and case.get("floor_output_tokens_per_s") is None
     assert list(frames["steps.csv"]["seq"]) == list(range(case["num_total_steps"]))
     assert len(frames["floor.csv"]) == 0
+
+
+def _assert_reported_without_floor(run_dir, case: dict, tmp_path) -> None:
+    """``bench.py report`` of ``run_dir`` exits 0 and shows ``case`` (a summary's case
+    of 50 counted steps, send/msgpack over ipc) as finished: its tok/s, ``-`` for
+    floor tok/s and x floor."""
+    from ipc_bench.cli import report as report_cli
+
+    assert report_cli.main([str(run_dir), "--output", str(tmp_path / "rep")]) == 0
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "No case finished" not in md, md
+    rate = f"{case['output_tokens_per_s']:,.0f}"
+    assert re.search(rf"^\| 0 \| send \| msgpack \| ipc \| 50 \| {rate} \| - \| - \|", md,
+                     re.MULTILINE), md
