@@ -534,8 +534,8 @@ def test_a_signal_while_a_finished_case_is_written_counts_that_case(
 
     record = execute._Run._record
 
-    def record_then_signal(self, result, cpu_before):
-        summary = record(self, result, cpu_before)
+    def record_then_signal(self, result, cpu_before, **kw):
+        summary = record(self, result, cpu_before, **kw)
         os.kill(os.getpid(), signal.SIGTERM)  # pending until the case is counted
         return summary
 
@@ -579,8 +579,8 @@ def test_a_quiet_run_that_stops_before_its_tables_counts_the_warnings_it_did_not
             raise CaseError("the runner broke (injected)", 3)
         return run_case_(case, **kw)
 
-    def record_then_signal(self, result, cpu_before):
-        summary = record(self, result, cpu_before)
+    def record_then_signal(self, result, cpu_before, **kw):
+        summary = record(self, result, cpu_before, **kw)
         os.kill(os.getpid(), signal.SIGTERM)  # pending until the case is counted
         return summary
 
