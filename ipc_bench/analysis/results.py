@@ -181,6 +181,12 @@ class Results:
                                                            after every counted step (the case
                                                            is kept, without its floor; absent
                                                            otherwise)
+    report_interrupted                            -        true: a signal came after the floor
+                                                           (after the last step without one),
+                                                           while the runner's report was
+                                                           awaited (the case is kept, floor
+                                                           and all, without the runner's
+                                                           per-step columns; absent otherwise)
     floor_failed                                  -        the line of the runner's failure
                                                            (it died, stopped answering)
                                                            that cut the floor short after

@@ -553,6 +553,8 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
         out["failed_step"] = result.failed_step
     if result.floor_interrupted:  # finished, its floor cut short by a signal: no floor
         out["floor_interrupted"] = True
+    if result.report_interrupted:  # finished, floor and all: no runner columns
+        out["report_interrupted"] = True
     if result.floor_failed is not None:  # finished, its floor cut short by the runner
         out["floor_failed"] = result.floor_failed
     if result.rss_samples:

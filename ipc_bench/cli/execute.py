@@ -356,8 +356,8 @@ class _Run:
         try:
             run_case(case, on_step=bar, result=result, sink=self.writer, remote=self.remote)
         except Interrupted as exc:
-            if result.floor_interrupted and result.sched_rows:
-                self._floor_interrupted(result, exc, cpu_before)
+            if (result.floor_interrupted or result.report_interrupted) and result.sched_rows:
+                self._interrupted_after_steps(result, exc, cpu_before)
                 raise
             self._stop(result, f"interrupted by {exc.signal_name}", "incomplete")
             recorded = result.failed_step is not None
@@ -402,19 +402,33 @@ class _Run:
             self.cores_logged.update(core_warnings(summary))  # once a run: the same fact
         return None
 
-    def _floor_interrupted(self, result: CaseResult, exc: Interrupted, cpu_before) -> None:
-        """A signal that landed while the case replayed its floor, after its last counted
-        step (``CaseResult.floor_interrupted``): the case is written as finished, its
-        counted figures kept, without the floor's (a warning says why), the run closed
-        ``incomplete``; one line, ``bench.py: CASE: interrupted by SIGINT while replaying
-        the floor after step N (exit 130); partial results: DIR``, N the case's last
-        step (``STEP_NUMBERING``). A write error is reported (``write_failed``)."""
+    def _interrupted_after_steps(self, result: CaseResult, exc: Interrupted,
+                                 cpu_before) -> None:
+        """A signal that landed after the case's last counted step: while it replayed
+        its floor (``CaseResult.floor_interrupted``), or after that (after the last
+        step without a floor) while the runner was stopped and its report awaited
+        (``CaseResult.report_interrupted``). The case is written as finished, its
+        counted figures kept, without the floor's (a floor cut short) and without the
+        runner's per-step columns (they come in the report; a warning says why), the
+        run closed ``incomplete``; one line, ``bench.py: CASE: interrupted by SIGINT
+        while replaying the floor after step N (exit 130); partial results: DIR``
+        (``while waiting for the runner's report after the floor, after step N``;
+        ``after step N`` alone without a floor), N the case's last step
+        (``STEP_NUMBERING``). A write error is reported (``write_failed``)."""
         case_id = result.spec.case_id
-        line = (f"interrupted by {exc.signal_name} while replaying the floor after step "
-                f"{result.sched_rows[-1][0]}")
-        warning = (f"{line}: the floor's figures (floor tok/s, x floor) are absent, and so "
-                   "are the runner's per-step columns (its report comes after the floor)")
-        result.floor_step_ns = []  # a floor cut short is no floor
+        last = result.sched_rows[-1][0]
+        if result.floor_interrupted:
+            line = (f"interrupted by {exc.signal_name} while replaying the floor after "
+                    f"step {last}")
+            warning = (f"{line}: the floor's figures (floor tok/s, x floor) are absent, and "
+                       "so are the runner's per-step columns (its report comes after the "
+                       "floor)")
+            result.floor_step_ns = []  # a floor cut short is no floor
+        else:
+            after = "after the floor, after" if result.floor_step_ns else "after"
+            line = (f"interrupted by {exc.signal_name} while waiting for the runner's "
+                    f"report {after} step {last}")
+            warning = f"{line}: the runner's per-step columns (its report) are absent"
         self.stopped = True
         try:
             with signals.deferred():
@@ -433,7 +447,7 @@ class _Run:
     def _floor_failed(self, result: CaseResult, exc: CaseError, cpu_before) -> int:
         """The runner failed while the case replayed its floor, after its last counted
         step (``CaseResult.floor_failed``: it died, stopped answering or answered
-        garbage): as a signal there (``_floor_interrupted``), the case is written as
+        garbage): as a signal there (``_interrupted_after_steps``), the case is written as
         finished, its counted figures kept, without the floor's or the runner's per-step
         columns (a warning says why, ``floor_failed`` holds the line); the run is closed
         ``failed`` and the line is the failure's, as for any failed case,

@@ -227,6 +227,11 @@ class CaseResult:
     # A signal arrived while the floor replayed (``supervisor.run_phases``): every
     # counted step was measured; the case is kept as finished, without its floor.
     floor_interrupted: bool = False
+    # A signal arrived after the floor (or after the loop, without one), while the
+    # runner was told to stop and its report awaited (``supervisor.run_phases``): every
+    # counted step and the floor were measured; the case is kept as finished, without
+    # the runner's per-step columns (they come in that report).
+    report_interrupted: bool = False
     # The runner failed (died, stopped answering, answered garbage) while the floor
     # replayed: every counted step was measured; the case is kept as finished, without
     # its floor. The channel's message (``supervisor.run_phases``), then the line

@@ -422,9 +422,11 @@ def run_phases(spec: CaseSpec, exchange: ChannelExchange, result: CaseResult,
     ``result.runner_columns``).
     Raises ``CaseError`` when the runner reports an error or answers out of turn;
     ``PeerError`` / ``PeerTimeout`` from the channel pass through; an ``Interrupted``
-    that lands in the floor sets ``result.floor_interrupted`` on its way, and a
-    ``CaseError`` / ``PeerError`` / ``PeerTimeout`` raised in it sets
-    ``result.floor_failed`` (its message) on its way."""
+    that lands in the floor sets ``result.floor_interrupted`` on its way (one that
+    lands after it, while the runner is stopped and its report awaited, sets
+    ``result.report_interrupted``), and a ``CaseError`` / ``PeerError`` /
+    ``PeerTimeout`` raised in the floor sets ``result.floor_failed`` (its message) on
+    its way."""
     channel = exchange.channel
     if spec.instrumentation == "totals":
         counted_seqs = run_bare_scheduler_loop(spec, exchange, result)
@@ -447,10 +449,14 @@ def run_phases(spec: CaseSpec, exchange: ChannelExchange, result: CaseResult,
         except (CaseError, PeerError, PeerTimeout) as exc:  # the same: kept, without it
             result.floor_failed = str(exc)
             raise
-    result.s2r_marker_frames += 1
-    channel.send_marker("the stop marker")
-    channel.send_control(Stop())
-    report = channel.recv_control("report from the runner")
+    try:
+        result.s2r_marker_frames += 1
+        channel.send_marker("the stop marker")
+        channel.send_control(Stop())
+        report = channel.recv_control("report from the runner")
+    except Interrupted:  # every counted step (and the floor) is measured: kept
+        result.report_interrupted = True
+        raise
     if isinstance(report, ErrorReport):
         exchange.runner_exiting = True
         raise runner_failure(report)

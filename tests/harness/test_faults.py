@@ -1235,6 +1235,50 @@ def test_a_signal_in_the_floor_keeps_the_case_as_finished_without_its_floor(
     _assert_reported_without_floor(run_dir, case, tmp_path)
 
 
+@pytest.mark.parametrize("floor", [True, False])
+def test_a_signal_after_the_floor_names_the_wait_for_the_runner_report(
+        tmp_path, monkeypatch, capsys, handlers_restored, floor):
+    """SIGINT once the floor has been replayed (or, with ``--no-floor``, after the last
+    step), while the scheduler waits for the runner's report: the line names that wait
+    (it said ``at step N + 1``, a step that never ran, and the case was lost); the case
+    is kept as finished with its counted figures and its floor, without the runner's
+    per-step columns."""
+    from ipc_bench import cli
+    from ipc_bench.wire.channel import SchedulerChannel
+
+    recv_control = SchedulerChannel.recv_control
+
+    def signal_at_the_report(self, label, *args, **kwargs):
+        if label == "report from the runner":
+            os.kill(os.getpid(), signal.SIGINT)  # raised by the handler in the wait
+        return recv_control(self, label, *args, **kwargs)
+
+    monkeypatch.setattr(SchedulerChannel, "recv_control", signal_at_the_report)
+    run_dir = tmp_path / "run"
+    args = _TINY + ["--output", str(run_dir)] + ([] if floor else ["--no-floor"])
+    assert cli.main(args) == 130
+    err = capsys.readouterr().err.splitlines()
+    summary, frames = load_run(run_dir)
+    case = summary["cases"][0]
+    last = case["num_total_steps"] - 1
+    line = ("interrupted by SIGINT while waiting for the runner's report after "
+            f"{'the floor, after ' if floor else ''}step {last}")
+    assert err[-1] == (f"bench.py: num_running=2/send/msgpack#0: {line} (steps.csv seq: "
+                       "warm-up and uncounted steps included) (exit 130); partial results: "
+                       f"{run_dir}")
+    assert not any("interrupted by" in e for e in err[:-1]), err
+    assert (summary["status"], summary["problems"]) == (
+        "incomplete", [f"num_running=2/send/msgpack#0: {line}"])
+    assert [c["case_id"] for c in summary["cases"]] == ["num_running=2/send/msgpack#0"]
+    assert case["complete"] is True and case["error"] is None and "failed_step" not in case
+    assert case["report_interrupted"] is True and "floor_interrupted" not in case
+    assert case["num_steps"] == 50 and case["output_tokens_per_s"] > 0
+    assert (case.get("floor_output_tokens_per_s") is not None) is floor
+    assert len(frames["floor.csv"]) == (50 if floor else 0)
+    assert f"{line}: the runner's per-step columns (its report) are absent" in case["warnings"]
+    assert list(frames["steps.csv"]["seq"]) == list(range(last + 1))
+
+
 def test_a_runner_that_dies_in_the_floor_keeps_the_case_as_finished_without_its_floor(
         tmp_path, monkeypatch, capsys):
     """The runner exits after it read the floor's frame 3 (after every counted step):
