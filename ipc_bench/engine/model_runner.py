@@ -322,7 +322,9 @@ class ModelRunner:
         are placeholders and the runner's own (``_draft_token_ids``) are written
         instead. Raises ``ProtocolError`` for a request not in the batch, more drafts
         than ``num_spec_tokens`` (or, under async scheduling, than the runner holds, or
-        ids other than placeholders), or drafts past ``max_model_len``."""
+        ids other than placeholders; without it, placeholders: the scheduler's async
+        scheduling with a runner built without ``async_scheduling``, whose drafts would
+        all be rejected), or drafts past ``max_model_len``."""
         batch = self.input_batch
         index = batch.req_id_to_index
         width = self.max_model_len
@@ -340,6 +342,9 @@ class ModelRunner:
                                         f"(first {drafts[0] if num else '-'}), the runner "
                                         f"holds {len(own)} drafts for it")
                 drafts = own[:num]
+            elif num and drafts[0] == PLACEHOLDER:  # never a token id: a setting differs
+                raise ProtocolError(f"placeholder draft tokens scheduled for {req_id}: the "
+                                    "scheduler runs async scheduling, this runner does not")
             if num > self.num_spec_tokens:
                 raise ProtocolError(f"{num} draft tokens scheduled for {req_id}, "
                                     f"num_spec_tokens is {self.num_spec_tokens}")

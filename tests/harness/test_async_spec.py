@@ -211,6 +211,24 @@ def test_runner_refuses_a_count_it_cannot_explain():
         runner.execute_model(so)
 
 
+def test_a_runner_without_async_scheduling_refuses_placeholder_drafts():
+    """The scheduler's async scheduling with a runner built without it (a reference that
+    left the setting out): the runner wrote the placeholders as drafts and rejected every
+    one (one token a step where the case's runner accepts about 0.7 a draft), so requests
+    finished later and the schedule differed from the case's; now a ``ProtocolError``."""
+    cfg = config(1)
+    sched = AsyncScheduler(cfg, "cached")
+    runner = ModelRunner(cfg, MODEL, "cached")
+    sched.add_request("a", 0, list(range(1, 11)), 20)
+    runner.execute_model(sched.build_scheduler_output(sched.schedule()))
+    so = sched.build_scheduler_output(sched.schedule())
+    assert so.scheduled_spec_decode_tokens == {"a": [PH]}
+    with pytest.raises(ProtocolError, match=r"^placeholder draft tokens scheduled for a: the "
+                                            r"scheduler runs async scheduling, this runner "
+                                            r"does not$"):
+        runner.execute_model(so)
+
+
 # ======================================================================================
 # Whole cases
 

@@ -45,7 +45,10 @@ def real_windowed_steps_in_all(b: int, budget: int, warmup: int, steps: int, *,
                           num_blocks=(b + 1) * 256, num_spec_tokens=num_spec_tokens)
     policy = "send" if pp else "cached"
     sched = PipelineScheduler(cfg, policy, pp=pp) if pp else AsyncScheduler(cfg, policy)
-    runner, depth = ModelRunner(cfg, model, policy), pp or 2
+    # as the case's runner (supervisor: RunnerConfig.async_scheduling): under async
+    # scheduling it keeps its own drafts, where the scheduler sends placeholders
+    runner = ModelRunner(cfg, model, policy, async_scheduling=not pp)
+    depth = pp or 2
     codec = make_codec("msgpack", SchedulerOutput)
     workload = SteadyDecodeWorkload(b, seed=0, vocab_size=ModelConfig().vocab_size)
     in_flight: collections.deque = collections.deque()
@@ -174,13 +177,14 @@ def test_the_simulation_takes_the_steps_of_pp_and_async_schedulers(
 
 
 # 64 requests, budget 300 (first prompts in 34 steps), 600 counted after 5 warm-up: the
-# single-stage synchronous schedule counts its last step at 638; without drafts the pp
-# and async cases run by bench.py took the same steps in all (num_total_steps) as these;
-# the async case with one draft took 666 there, as many as synchronous scheduling takes
-# here (645 here): within its cap either way (drafts are an estimate)
+# single-stage synchronous schedule counts its last step at 638; the pp and async cases
+# run by bench.py take the same steps in all (num_total_steps) as these, the async case
+# with one draft too (666: this reference took 645 while its runner, built without
+# async scheduling, wrote the placeholder drafts and rejected every one, so requests
+# finished later, first at step 315): within its cap (drafts are an estimate)
 @pytest.mark.parametrize("pp,async_scheduling,num_spec_tokens,steps_in_all,max_steps", [
     (2, False, 0, 633, 654), (4, False, 0, 633, 657), (0, True, 0, 638, 662),
-    (0, True, 1, 645, 715)])
+    (0, True, 1, 666, 715)])
 def test_pp_and_async_cases_count_every_step_within_their_cap(
         pp, async_scheduling, num_spec_tokens, steps_in_all, max_steps):
     """The cap of a ``--pp N`` or ``--async-scheduling`` case (with and without drafts)
@@ -203,6 +207,28 @@ def test_pp_and_async_cases_count_every_step_within_their_cap(
         prefill = sim.first_prefill_steps
         assert max_steps == steady_max_steps(600, 5, prefill,
                                              max(0, steps_in_all - prefill - 600))
+
+
+def test_an_async_case_with_drafts_takes_the_reference_steps_in_both_processes(tmp_path):
+    """``--async-scheduling --num-spec-tokens 1`` through ``bench.py``: the two-process
+    case and the single-process one schedule the same steps (one schedule digest, which
+    the token oracle relies on) as the in-process reference, 666 in all (the reference
+    took 645 while its runner lacked the case's async scheduling)."""
+    run = tmp_path / "run"
+    proc = subprocess.run(
+        [sys.executable, "bench.py", "--scenario", "decode-steady", "--num-running", "64",
+         "--max-num-batched-tokens", "300", "--steps", "600", "--warmup-steps", "5",
+         "--codecs", "msgpack", "--policies", "cached", "--async-scheduling",
+         "--num-spec-tokens", "1", "--no-floor", "--output", str(run), "--quiet"],
+        cwd=REPO, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    cases = json.loads((run / "summary.json").read_text())["cases"]
+    assert [(c["transport"], c["num_steps"], c["num_total_steps"]) for c in cases] == [
+        ("ipc", 600, 666), ("inproc", 600, 666)]
+    assert cases[0]["schedule_digest"] == cases[1]["schedule_digest"]
+    assert cases[0]["token_digest"] == cases[1]["token_digest"]
+    assert cases[0]["spec_acceptance"] == ModelConfig().spec_acceptance  # the reference's
+    assert real_windowed_steps_in_all(64, 300, 5, 600, num_spec_tokens=1) == 666
 
 
 def test_a_pp_case_is_judged_by_its_own_micro_batches():
