@@ -24,6 +24,18 @@ the end of this update, so it holds the scheduling of the next step and the sum 
 ``step_ns`` is the loop's busy wall time, as under sync scheduling; ``sched_cpu_ns``
 and ``gc_collections`` cover the same span.
 
+Loop totals (``CaseResult.loop_totals``, ``_LoopRun.start_totals``). They start once
+the last warm-up step's output is applied, at the start of the first counted row's
+``step_ns`` (with no warm-up step: before step 0 is scheduled), not when step
+``warmup_steps`` is sent: then the last warm-up step (under ``--pp N``, up to N - 1
+of them) is still in flight and its tokens, applied later, would be counted against
+steps that exclude it. So ``loop_output_tokens`` is the sum of ``num_output_tokens``
+over the rows of ``seq >= warmup_steps`` and ``loop_ns`` spans their outputs: from
+the output before the first (the last warm-up step's) to the last, one interval per
+counted step, as the sum of their ``step_ns`` (plus any flush or timed idle between
+rows). The schedule of the counted steps sent while warm-up steps were in flight
+(one, or N - 1 under ``--pp N``) lies before the window, as in ``step_ns``.
+
 Input oracle. ``InputOracle.expect_planned`` after each update (positions from the
 plan); every ``spec.input_oracle_interval`` steps the request for the runner's
 digests goes out right after a step's frame (``ChannelExchange.request_input_digests``:
@@ -244,8 +256,8 @@ def run_async_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                         t_row += perf() - p0
                         c_row += cpu() - c0
                         gc_row += gc_counter.count - g0
-                    if seq_next == warmup_steps and run.t_warm is None:
-                        run.start_totals()
+                    if not warmup_steps and run.t_warm is None:  # else: after the
+                        run.start_totals()  # last warm-up step's update (below)
                     t0 = perf()
                     plan = sched.schedule()
                     t1 = perf()
@@ -316,7 +328,11 @@ def run_async_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
             if next_flush is not None and t7 >= next_flush:
                 flusher.flush(sched, result, arrival_s, speedup if timed else None)
                 next_flush = flusher.next_ns
-            t_row, c_row, gc_row = perf(), cpu(), gc_counter.count
+            if seq + 1 == warmup_steps:  # its output applied: the loop totals start
+                run.start_totals()
+                t_row, c_row, gc_row = run.t_warm, cpu(), gc_counter.count
+            else:
+                t_row, c_row, gc_row = perf(), cpu(), gc_counter.count
         oracle.check()
         beat = end_beat(link, frontend, fresh=not spec.pp)
     finally:

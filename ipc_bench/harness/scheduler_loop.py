@@ -442,8 +442,9 @@ class _LoopRun:
         """The end-of-warm-up pause, before step ``pause_seq``
         (``warmup_pause_seq``): collect and freeze the heap (and take the heap
         report's ``warm`` mark: its growth to ``end`` includes the warm-up steps from
-        ``pause_seq`` on); the loop totals start later (``start_totals``, before step
-        ``warmup_steps``; the same point when ``warmup_steps`` < 2). ``runners``: the exchange with the runner
+        ``pause_seq`` on); the loop totals start later (``start_totals``: before step
+        ``warmup_steps``, the same point when ``warmup_steps`` < 2; with steps in
+        flight, once step ``warmup_steps - 1``'s output is applied). ``runners``: the exchange with the runner
         processes (``ChannelExchange``), told first to collect theirs
         (``end_runner_warmup``) and waited for after the scheduler's own collection
         (``runner_warmup_ended``; their lengths go to
@@ -472,8 +473,12 @@ class _LoopRun:
             self.t_start += t_end - t_pause
 
     def start_totals(self) -> None:
-        """Start the loop totals (``finish``) here, just before step
-        ``warmup_steps`` (after the pause)."""
+        """Start the loop totals (``finish``) here: ``t_warm`` (perf_counter_ns) and the
+        output tokens applied so far, ``out_warm``. The synchronous loops call it just
+        before step ``warmup_steps`` (after the pause), every earlier step applied; the
+        loop with steps in flight (``async_loop``) once the last warm-up step's output
+        is applied (before step 0 without warm-up), so that ``loop_output_tokens`` is
+        the tokens of the counted steps alone, as their rows' ``num_output_tokens``."""
         self.t_warm = time.perf_counter_ns()
         self.out_warm = self.sched.num_output_tokens
 

@@ -1,8 +1,10 @@
 """Where the end-of-warm-up pause falls (``scheduler_loop.warmup_pause_seq``): one step
 before warm-up ends, so that the first step after it, which runs on caches the pause
 cooled (a median 2.0x the median step when it was the first counted one), is a warm-up
-step; the loop totals start after it, just before step ``--warmup-steps``. With one
-warm-up step the pause stays before step 1, with none before step 0."""
+step; the loop totals start after it, just before step ``--warmup-steps`` (with steps
+in flight, once the last warm-up step's output is applied), and count the tokens of the
+counted steps' rows alone. With one warm-up step the pause stays before step 1, with
+none before step 0."""
 
 from __future__ import annotations
 
@@ -40,21 +42,29 @@ def _watch(monkeypatch) -> dict[str, list[int]]:
     return seen
 
 
+#: The steps in flight of each loop (``async_loop``: two, or one per pp stage).
+DEPTH = {"sync": 1, "bare": 1, "async": 2, "pp": 2, "pp4": 4}
+
+
 @pytest.mark.parametrize("warmup", [0, 1, 2, 5])
-@pytest.mark.parametrize("loop", ["sync", "async", "pp", "bare"])
+@pytest.mark.parametrize("loop", ["sync", "async", "pp", "pp4", "bare"])
 def test_the_pause_and_the_loop_totals_start(monkeypatch, loop, warmup):
     seen = _watch(monkeypatch)
+    pp = {"pp": 2, "pp4": 4}.get(loop)
     spec = steady_case(max_steps=warmup + STEPS, policy="cached" if loop == "async" else "send",
-                       async_scheduling=loop == "async", pp=2 if loop == "pp" else None,
+                       async_scheduling=loop == "async", pp=pp,
                        instrumentation="totals" if loop == "bare" else "steps")
     spec.warmup_steps = warmup
     result = run_case(spec)
     assert result.error is None
     pause = warmup - 1 if warmup >= 2 else warmup
     assert seen["pause"] == [pause]  # before step `pause` was scheduled
-    assert seen["totals"] == [warmup]  # before step `warmup`, after the pause
+    # sync: before step `warmup`, after the pause; with steps in flight: once step
+    # `warmup` - 1's output is applied, the steps after it up to the depth sent
+    depth = DEPTH[loop]
+    assert seen["totals"] == [warmup + depth - 1 if warmup else 0]
     assert result.warmup_pause_ns > 0
-    assert len(result.runner_warmup_collect_ns) == (2 if loop == "pp" else 1)
+    assert len(result.runner_warmup_collect_ns) == (pp or 1)
     totals = result.loop_totals
     assert totals["loop_steps"] == STEPS
     assert totals["loop_output_tokens"] > 0
@@ -62,10 +72,12 @@ def test_the_pause_and_the_loop_totals_start(monkeypatch, loop, warmup):
         col = {name: i for i, name in enumerate(SCHED_COLUMNS)}
         rows = result.sched_rows
         assert [r[col["warmup"]] for r in rows] == [1] * warmup + [0] * STEPS
-        # The loop totals' tokens: those sampled after the steps applied when they
-        # started. With steps in flight (async scheduling, --pp) the last warm-up
-        # step's output is not applied yet when step `warmup` is sent.
-        applied = warmup - 1 if warmup and loop != "sync" else warmup
+        assert [r[col["seq"]] for r in rows] == list(range(warmup + STEPS))
+        # The loop totals' tokens: those of the counted steps' rows, exactly (the last
+        # warm-up step's, in flight when step `warmup` is sent, were counted too)
         tokens = [r[col["num_output_tokens"]] for r in rows]
-        assert seen["totals_tokens"] == [sum(tokens[:applied])]
-        assert totals["loop_output_tokens"] == sum(tokens[applied:])
+        assert seen["totals_tokens"] == [sum(tokens[:warmup])]
+        assert totals["loop_output_tokens"] == sum(tokens[warmup:])
+        if depth > 1 and warmup:  # the window: the counted rows' step_ns (and flushes)
+            step_ns = sum(r[col["step_ns"]] for r in rows[warmup:])
+            assert step_ns <= totals["loop_ns"]
