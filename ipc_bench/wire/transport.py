@@ -37,7 +37,8 @@ import msgspec
 import zmq
 from zmq.utils.monitor import recv_monitor_message
 
-from ipc_bench.errors import fd_limit_text, fds_exhausted, one_line, out_of_fds
+from ipc_bench.errors import (fd_limit_text, fd_shortage_text, fds_exhausted, one_line,
+                              out_of_fds)
 from ipc_bench.wire import leftovers
 
 
@@ -292,7 +293,8 @@ def open_socket(ctx: zmq.Context, socket_type: int, endpoint: str, *, bind: bool
     with the bound peer. On any failure the socket is closed and ``EndpointError``
     raised (``cannot bind ENDPOINT: REASON`` / ``cannot connect to ENDPOINT: REASON``;
     a process out of file descriptors, ``EMFILE``, whether libzmq raised it or hid it
-    behind a refused or silent connect: ``errors.fd_limit_text``).
+    behind a refused or silent connect: ``errors.fd_limit_text``; the system's file
+    table full, ``ENFILE``: ``errors.file_table_text``).
     """
     action = "bind" if bind else "connect to"
     if endpoint.startswith("ipc://"):
@@ -303,7 +305,8 @@ def open_socket(ctx: zmq.Context, socket_type: int, endpoint: str, *, bind: bool
         sock = ctx.socket(socket_type)
     except zmq.ZMQError as exc:
         if out_of_fds(exc):
-            raise EndpointError(f"cannot {action} {endpoint}: {fd_limit_text()}") from None
+            raise EndpointError(f"cannot {action} {endpoint}: {fd_shortage_text(exc)}"
+                                ) from None
         raise
     try:
         _configure(sock)
@@ -318,7 +321,7 @@ def open_socket(ctx: zmq.Context, socket_type: int, endpoint: str, *, bind: bool
     except zmq.ZMQError as exc:
         sock.close(linger=0)
         hint = _BIND_HINTS.get(exc.errno) if bind else None
-        reason = (fd_limit_text() if out_of_fds(exc)
+        reason = (fd_shortage_text(exc) if out_of_fds(exc)
                   else zmq.strerror(exc.errno) + (f" ({hint})" if hint else ""))
         raise EndpointError(f"cannot {action} {endpoint}: {reason}") from None
     except EndpointError:
