@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+from typing import Optional
 
 
 def one_line(text: str) -> str:
@@ -49,14 +50,53 @@ FD_LIMIT_PREFIX = "too many open files (ulimit -n "
 
 
 def names_fd_limit(message: str) -> bool:
-    """Whether ``message`` holds ``fd_limit_text``'s line (a child process's report)."""
-    return FD_LIMIT_PREFIX in message
+    """Whether ``message`` holds ``fd_limit_text``'s or ``file_table_text``'s line (a
+    child process's report, a case's error)."""
+    return FD_LIMIT_PREFIX in message or FILE_TABLE_PREFIX in message
 
 
 def out_of_fds(exc: BaseException) -> bool:
     """Whether ``exc`` (an ``OSError``, a ``zmq.ZMQError``: both carry ``errno``) says
-    the process has no file descriptor left (``EMFILE``)."""
-    return getattr(exc, "errno", None) == errno.EMFILE
+    the process cannot open one more file descriptor (``FD_ERRNOS``: ``EMFILE``, its
+    own limit, or ``ENFILE``, the system's; ``fd_shortage_text`` says which)."""
+    return getattr(exc, "errno", None) in FD_ERRNOS
+
+
+#: The file table of the whole system is full (``ENFILE``): no process may open a
+#: file until others close some. Where the system says its size
+#: (``/proc/sys/fs/file-max``), the line names it.
+FILE_TABLE_PREFIX = "too many open files in the system"
+
+
+def file_table_text() -> str:
+    """The line for the system's file table full (``ENFILE``), naming its size where
+    ``/proc/sys/fs/file-max`` reads: ``too many open files in the system (fs.file-max
+    9223372036854775807): close files elsewhere or raise fs.file-max, and run again``.
+    Raising ``ulimit -n``, which ``fd_limit_text`` asks for, does not help here."""
+    try:
+        with open("/proc/sys/fs/file-max") as f:
+            size = f" (fs.file-max {int(f.read())})"
+    except (OSError, ValueError):  # no /proc, or it cannot be opened: ENFILE itself
+        size = ""
+    return f"{FILE_TABLE_PREFIX}{size}: close files elsewhere or raise fs.file-max, and run again"
+
+
+#: The ``errno`` values of a process that cannot open one more file descriptor: its
+#: own limit reached (``EMFILE``) or the system's file table full (``ENFILE``).
+FD_ERRNOS = (errno.EMFILE, errno.ENFILE)
+
+
+def fd_shortage_text(exc: BaseException) -> Optional[str]:
+    """The line for ``exc`` (an ``OSError``: it carries ``errno``) raised for want of
+    a file descriptor: ``fd_limit_text`` for ``EMFILE`` (this process's limit),
+    ``file_table_text`` for ``ENFILE`` (the system's); ``None`` for any other error.
+    Either is exit 2 where the harness maps it (``FD_ERRNOS``)."""
+    code = getattr(exc, "errno", None)
+    if code == errno.EMFILE:
+        return fd_limit_text()
+    if code == errno.ENFILE:
+        return file_table_text()
+    return None
 
 
 def fds_exhausted() -> bool:

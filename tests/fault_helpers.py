@@ -23,6 +23,23 @@ FAKE_RUNNER = Path(__file__).resolve().parent / "fake_runner.py"
 LONG = 10**8
 
 
+def fd_line(code: int) -> str:
+    """The line the harness gives for a file descriptor refused with ``code``:
+    ``EMFILE``, this process's limit, as ``getrlimit`` reads it now; ``ENFILE``, the
+    system's file table, its size as ``/proc/sys/fs/file-max`` reads it."""
+    import errno
+    import resource
+
+    if code == errno.EMFILE:
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        return (f"too many open files (ulimit -n {soft}): raise it (e.g. ulimit -n 1024) "
+                "and run again")
+    assert code == errno.ENFILE, code
+    size = int(Path("/proc/sys/fs/file-max").read_text())
+    return (f"too many open files in the system (fs.file-max {size}): close files "
+            "elsewhere or raise fs.file-max, and run again")
+
+
 def ppid_of(pid: int) -> int | None:
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()

@@ -7,7 +7,9 @@ Exit codes: 0 success; 1 a case failed, the checks found a problem, or the run f
 or stdout could not be written (the error lines say which; a stdout that failed for
 any reason but a broken pipe is recorded in ``summary.json`` after the tables); 2 a
 case's sockets could not be set up (``EndpointError``: the socket folder or an
-endpoint); ``Interrupted`` propagates after the partial results are written. The
+endpoint), or this process or a runner ran out of file descriptors, in a case or
+writing the run folder (``errors.fd_shortage_text``'s line);
+``Interrupted`` propagates after the partial results are written. The
 run's status goes to ``summary.json`` before the tables are printed, so a closed
 stdout or a signal while printing costs nothing.
 """
@@ -43,7 +45,7 @@ from ipc_bench.cli.options import UsageError
 from ipc_bench.engine.config import ConfigError
 from ipc_bench.engine.scheduler import SchedulerError
 from ipc_bench.engine.token_ids import histogram_digest
-from ipc_bench.errors import fd_limit_text, names_fd_limit, one_line, out_of_fds
+from ipc_bench.errors import fd_shortage_text, names_fd_limit, one_line, out_of_fds
 from ipc_bench.harness import signals
 from ipc_bench.harness.environment import (collect_metadata, cpu_usage_between,
                                            loaded_note, read_cpu_times, trace_record)
@@ -78,8 +80,9 @@ def run_cases(args, cases, scenario_report: Optional[Callable] = None,
     sweep removed before the run started (``leftovers.sweep_note`` lines), each printed
     as ``note: ...`` after the notes (unless ``--quiet``; never in the metadata), as is
     what a case's sweep removes (``transport.set_sweep_sink``, until the run ends). A
-    write error of the run folder ends the run with one line and exit 1;
-    ``Interrupted`` propagates once ``summary.json`` names it."""
+    write error of the run folder ends the run with one line and exit 1 (2 for want
+    of a file descriptor: ``RunFolderError.exit_code``); ``Interrupted`` propagates
+    once ``summary.json`` names it."""
     # Nothing this run writes (results, captures, socket files) is group- or
     # world-writable, whatever umask it was started with.
     os.umask(os.umask(0) | 0o022)
@@ -164,7 +167,7 @@ def claim_run_dir(args) -> tuple[Path, Optional[Path]]:
                    else default_run_dir(REPO_ROOT / "results", args.scenario))
     except OSError as exc:
         raise UsageError(f"cannot create a results folder under {REPO_ROOT / 'results'}: "
-                         f"{exc.strerror}") from None
+                         f"{_write_reason(exc)}") from None
     created = _check_new_run_dir(run_dir, given=bool(args.output))
     claiming = False
     try:
@@ -177,8 +180,15 @@ def claim_run_dir(args) -> tuple[Path, Optional[Path]]:
             raise UsageError(f"output folder {run_dir} is in use by another run") from None
         if created is not None:
             shutil.rmtree(created, ignore_errors=True)
-        raise UsageError(f"cannot write results to {run_dir}: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot write results to {run_dir}: {_write_reason(exc)}") from None
     return run_dir, created
+
+
+def _write_reason(exc: OSError) -> str:
+    """Why the run folder could not be made or claimed, as ``RunFolderError.reason``
+    says it: the limit's line for want of a file descriptor
+    (``errors.fd_shortage_text``), else the system's words."""
+    return fd_shortage_text(exc) or exc.strerror or str(exc)
 
 
 def _check_new_run_dir(run_dir: Path, given: bool) -> Optional[Path]:
@@ -199,7 +209,7 @@ def _check_new_run_dir(run_dir: Path, given: bool) -> Optional[Path]:
     except OSError as exc:
         if not given:
             shutil.rmtree(run_dir, ignore_errors=True)
-        raise UsageError(f"cannot write results to {run_dir}: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot write results to {run_dir}: {_write_reason(exc)}") from None
     return created
 
 
@@ -483,35 +493,37 @@ class _Run:
         say why in one line, ``bench.py: error: CASE: REASON``, which ends ``; partial
         results: DIR`` when the folder holds cases that finished before it; exit code 1
         (2 for sockets that could not be set up and for a process out of file
-        descriptors, ``errors.fd_limit_text``: an ``EMFILE`` here, or a runner's report
-        naming the limit)."""
+        descriptors, ``errors.fd_shortage_text``: an ``EMFILE`` or ``ENFILE`` here, a
+        runner's report naming the limit, or the case's files that could not be
+        written for want of one)."""
         case_id = result.spec.case_id
         if isinstance(exc, (CaseError, SchedulerError, ConfigError, EndpointError)):
             message = str(exc)
         elif out_of_fds(exc):  # OSError or zmq.ZMQError: the limit, not a bug
-            message = fd_limit_text()
+            message = fd_shortage_text(exc)
         elif isinstance(exc, OSError):  # the system refused (no space in TMPDIR, no fds)
             message = one_line(f"{type(exc).__name__}: {exc}")
         else:  # a bug: keep what was measured, show where it broke
             traceback.print_exc(file=sys.stderr)
-            self._stop(result, f"internal error: {type(exc).__name__}: {exc}", "failed")
+            written = self._stop(result, f"internal error: {type(exc).__name__}: {exc}",
+                                 "failed")
             print(f"bench.py: internal error in {case_id}: {type(exc).__name__}: {exc}",
                   file=sys.stderr)
             self.quiet_count()
-            return 1
-        self._stop(result, message, "failed")
+            return max(1, written)
+        written = self._stop(result, message, "failed")
         kept = f"; partial results: {self.run_dir}" if self.num_done and self.kept() else ""
         print(one_line(f"bench.py: error: {case_id}: {message}{kept}"), file=sys.stderr)
         self.quiet_count()
-        # 2: sockets that could not be set up, or too few file descriptors (here or
-        # in a runner, whose report names the limit)
-        return 2 if (isinstance(exc, EndpointError) or out_of_fds(exc)
-                     or names_fd_limit(message)) else 1
+        # 2: sockets that could not be set up, or too few file descriptors (here, in
+        # a runner, whose report names the limit, or writing the case: ``written``)
+        fds = out_of_fds(exc) or names_fd_limit(message)
+        return max(written, 2 if isinstance(exc, EndpointError) or fds else 1)
 
-    def _stop(self, result: CaseResult, message: str, status: str) -> None:
+    def _stop(self, result: CaseResult, message: str, status: str) -> int:
         """Write a case that did not finish (``_write_unfinished``) and close the run
-        with ``status``; a write error here is reported (``write_failed``) and then
-        ignored."""
+        with ``status``; a write error here is reported (``write_failed``). Returns
+        ``write_failed``'s exit code, 0 when the writes went through."""
         self.stopped = True
         try:
             with signals.deferred():
@@ -519,7 +531,8 @@ class _Run:
                 self.writer.finish(status, [f"{result.spec.case_id}: {message}"],
                                    failed_case=result.spec.case_id)
         except RunFolderError as exc:
-            self.write_failed(exc)
+            return self.write_failed(exc)
+        return 0
 
     def _write_unfinished(self, result: CaseResult, message: str) -> None:
         """Record a case that did not finish, ``message`` its ``error``: its failed
@@ -551,7 +564,9 @@ class _Run:
         reason, with the rows of that case its files could not take,
         ``RunWriter.unwritten_note``: ``cannot write results to DIR: No space left on
         device; rows not written: 2 of requests.csv``), say so in one line; exit
-        code 1."""
+        code 1, 2 where a file descriptor was wanting (``RunFolderError.exit_code``:
+        ``cannot write results to DIR: too many open files (ulimit -n 64): raise it
+        (e.g. ulimit -n 1024) and run again``)."""
         message = str(exc)
         self.stopped = True
         with signals.deferred():
@@ -566,10 +581,10 @@ class _Run:
             try:
                 self.writer.finish("failed", [message], failed_case=self.current)
             except RunFolderError as again:
-                message += f" ({self._left_behind(str(again).rpartition(': ')[2])})"
+                message += f" ({self._left_behind(again.reason)})"
         print(f"bench.py: error: {message}", file=sys.stderr)
         self.quiet_count()
-        return 1
+        return exc.exit_code
 
     def _left_behind(self, reason: str) -> str:
         """What the folder holds once ``summary.json`` could not be rewritten (for

@@ -19,7 +19,7 @@ from typing import Optional
 from ipc_bench.cli.options import SCHEDULER_OVERRIDES, UsageError, build_parser
 from ipc_bench.engine.config import CACHED, POLICIES, SEND, SPEC_MODELS, ConfigError
 from ipc_bench.engine.traces import TraceError
-from ipc_bench.errors import fd_limit_text, one_line, out_of_fds
+from ipc_bench.errors import fd_shortage_text, one_line, out_of_fds
 from ipc_bench.harness.memory import HeapReport
 from ipc_bench.harness.spec import INPROC
 from ipc_bench.wire.codecs import DEFAULT_CODECS, PICKLED_CODECS, STATEFUL_CODECS
@@ -54,7 +54,7 @@ def main(argv: list[str]) -> int:
     except Exception as exc:  # no descriptor left wherever the system said so
         if not out_of_fds(exc):
             raise
-        print(f"bench.py: error: {fd_limit_text()}", file=sys.stderr)
+        print(f"bench.py: error: {fd_shortage_text(exc)}", file=sys.stderr)
         return 2
     finally:
         set_sweep_sink(previous)

@@ -46,7 +46,7 @@ from ipc_bench.engine.messages import ModelRunnerOutput, SchedulerOutput
 from ipc_bench.engine.model_runner import ModelRunner, RunnerError
 from ipc_bench.engine.models import model_info, model_step_columns
 from ipc_bench.engine.scheduler import ProtocolError, SchedulerError
-from ipc_bench.errors import fd_limit_text, one_line, out_of_fds
+from ipc_bench.errors import fd_shortage_text, one_line, out_of_fds
 from ipc_bench.harness.floor import answer_floor
 from ipc_bench.harness.memory import HEAP_REPORT_OUT_ENV, HeapReport
 from ipc_bench.harness.oracle import RunnerInputLog
@@ -522,7 +522,7 @@ def accept_handshake(socks: RunnerSockets, hs: Any, peer_problem: Callable[[], O
     except Exception as exc:  # a model or ring that cannot be set up: say so, do not hang
         _close(ring)
         if out_of_fds(exc):  # the limit, not the model
-            return refuse(f"runner could not start: {fd_limit_text()}")
+            return refuse(f"runner could not start: {fd_shortage_text(exc)}")
         return refuse(f"runner could not start: {type(exc).__name__}: {exc}")
     send_control(socks.ctl, Ready(PROTOCOL_VERSION, os.getpid(), runner.model.device,
                                   dict(model_info(runner.model), **(ready_info or {}))),
@@ -572,7 +572,7 @@ def _serve(loop: RunnerLoop) -> int:
         return EXIT_STEP_FAILED
     except Exception as exc:  # a bug or a message the checks missed: report, then fail
         if out_of_fds(exc):  # the limit, not a bug: no traceback
-            loop.report_error(fd_limit_text())
+            loop.report_error(fd_shortage_text(exc))
             return EXIT_STEP_FAILED
         traceback.print_exc(file=sys.stderr)
         loop.report_error(f"{type(exc).__name__} while handling SchedulerOutput: {exc}")

@@ -58,7 +58,7 @@ import zmq
 from ipc_bench.engine.config import CACHED, ConfigError
 from ipc_bench.engine.model_runner import ModelRunner
 from ipc_bench.engine.models import model_info, model_step_columns, release_model
-from ipc_bench.errors import fd_limit_text, out_of_fds
+from ipc_bench.errors import fd_shortage_text, out_of_fds
 from ipc_bench.harness.async_loop import (MAX_IN_FLIGHT, ThreadedInProcessExchange,
                                           run_async_scheduler_loop)
 from ipc_bench.harness.affinity import (CPU_AFFINITY_ENV, cores_in_use, cpus_allowed,
@@ -149,7 +149,7 @@ class RunnerProcess:
                                              stderr=err, env=env, close_fds=True)
             except OSError as exc:  # not an error of the results folder: say what failed
                 if out_of_fds(exc):  # the limit, named (exit 2: errors.names_fd_limit)
-                    raise CaseError(f"{fd_limit_text()} (cannot start the {role} "
+                    raise CaseError(f"{fd_shortage_text(exc)} (cannot start the {role} "
                                     "process)") from None
                 raise CaseError(f"cannot start the {role} process {command[0]}: "
                                 f"{exc.strerror or exc}") from None

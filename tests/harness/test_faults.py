@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fault_helpers import (FAKE_RUNNER, REPO, alive, bench, children, load_run,
+from fault_helpers import (FAKE_RUNNER, REPO, alive, bench, children, fd_line, load_run,
                            steady_case, wait_dead, wait_for, without_load_note)
 from ipc_bench.engine.config import ModelConfig
 from ipc_bench.harness.spec import RUNNER_COLUMNS, SCHED_COLUMNS, CaseResult
@@ -870,6 +870,110 @@ def test_a_full_disk_before_the_first_case_leaves_no_folder(tmp_path, monkeypatc
     assert cli.main(_ONE_CASE + ["--output", str(run)]) == 2
     assert capsys.readouterr() == ("", f"bench.py: error: {ENOSPC_LINE.format(run=run)}\n")
     assert not run.exists()
+
+
+# --------------------------------------------------------------- out of file descriptors
+
+
+def _no_descriptor(monkeypatch, pattern: str, after: int = 0,
+                   code: int = errno.EMFILE) -> None:
+    """Every open of a run-folder file named like ``pattern`` after the first ``after``
+    fails as ``os.open`` does when no descriptor is left: ``code``, ``EMFILE`` (the
+    process's limit) or ``ENFILE`` (the system's file table)."""
+    from ipc_bench.harness import run_folder
+
+    real, seen = run_folder._create, [0]
+
+    def create(path, append: bool = False) -> int:
+        if fnmatch.fnmatch(Path(path).name, pattern):
+            seen[0] += 1
+            if seen[0] > after:
+                raise OSError(code, os.strerror(code), str(path))
+        return real(path, append)
+
+    monkeypatch.setattr(run_folder, "_create", create)
+
+
+@pytest.mark.parametrize("code", [errno.EMFILE, errno.ENFILE])
+def test_a_results_file_that_cannot_be_opened_for_want_of_descriptors_is_exit_2(
+        code, tmp_path, monkeypatch, capsys):
+    """steps.csv cannot be opened when the case is written (its 2 opens at the run's
+    start went through): was ``cannot write results to DIR: Too many open files``,
+    exit 1; now the limit's line, exit 2, and what the other files took is kept as on
+    a full disk: the case's rows in steps.partial.csv, requests.csv and floor.csv
+    whole, the case listed with its rows not written, the run failed with the line."""
+    from ipc_bench import cli
+    from ipc_bench.harness import recording
+
+    monkeypatch.setattr(recording, "FLUSH_INTERVAL_S", 0.0)  # flush after every step
+    _no_descriptor(monkeypatch, "steps.csv", after=2, code=code)
+    run = tmp_path / "run"
+    assert cli.main(_ONE_CASE + ["--output", str(run)]) == 2
+    message = (f"cannot write results to {run}: {fd_line(code)}; rows not written: 402 "
+               "of steps.csv (kept in steps.partial.csv)")
+    assert capsys.readouterr() == (_quiet_count(run), f"bench.py: error: {message}\n")
+    summary, frames = load_run(run)
+    assert (summary["status"], summary["problems"], summary["failed_case"]) == (
+        "failed", [message], "num_running=2/send/msgpack#0")
+    [case] = summary["cases"]
+    assert (case["complete"], case["rows_not_written"], case["steps_kept_in"]) == (
+        False, {"steps.csv": 402}, "steps.partial.csv")
+    assert frames["steps.partial.csv"]["seq"].tolist() == list(range(402))
+    assert (len(frames["steps.csv"]), len(frames["requests.csv"]),
+            len(frames["floor.csv"])) == (0, 2, 400)
+
+
+def test_a_summary_that_cannot_be_opened_either_names_the_limit_once(
+        tmp_path, monkeypatch, capsys):
+    """Out of descriptors as the case's end is written (summary.json's temporary file
+    cannot be opened from then on): exit 2, one line naming the limit, and the
+    summary that could not be updated either named with the whole line (the reason
+    was cut at the line's last ': '); the case's files are whole."""
+    from ipc_bench import cli
+    from ipc_bench.harness import run_folder
+
+    real, opened = run_folder._create, []
+
+    def create(path, append: bool = False) -> int:
+        name = Path(path).name
+        opened.append(name)
+        if name.startswith("summary.json") and opened.count(name) > 2:
+            raise OSError(errno.EMFILE, os.strerror(errno.EMFILE), str(path))
+        return real(path, append)
+
+    monkeypatch.setattr(run_folder, "_create", create)
+    run = tmp_path / "run"
+    assert cli.main(_ONE_CASE + ["--output", str(run)]) == 2
+    line = fd_line(errno.EMFILE)
+    assert capsys.readouterr() == (_quiet_count(run), (
+        f"bench.py: error: cannot write results to {run}: {line} (summary.json could not "
+        f"be updated either: {line}; it still says the run is incomplete)\n"))
+    summary, frames = load_run(run)
+    assert (summary["status"], summary["running_case"]) == (
+        "incomplete", "num_running=2/send/msgpack#0")
+    assert (len(frames["steps.csv"]), len(frames["requests.csv"]),
+            len(frames["floor.csv"])) == (402, 2, 400)
+
+
+def test_a_run_folder_that_cannot_be_claimed_for_want_of_descriptors_is_exit_2(
+        tmp_path, monkeypatch, capsys):
+    """The claim's file cannot be opened (EMFILE): the limit's line, exit 2, no folder
+    left (was ``cannot write results to DIR: Too many open files``)."""
+    from ipc_bench import cli
+
+    real = os.open
+
+    def claim_out_of_fds(path, *args, **kwargs):
+        if os.fspath(path).endswith(".claimed"):
+            raise OSError(errno.EMFILE, os.strerror(errno.EMFILE), os.fspath(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", claim_out_of_fds)
+    run = tmp_path / "out" / "run"
+    assert cli.main(_ONE_CASE + ["--output", str(run)]) == 2
+    assert capsys.readouterr() == ("", f"bench.py: error: cannot write results to {run}: "
+                                       f"{fd_line(errno.EMFILE)}\n")
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_file_size_limit_mid_run_records_the_case_as_other_failures_do(tmp_path):

@@ -380,3 +380,61 @@ def test_a_refused_transport_names_the_default_of_this_machine(monkeypatch):
         "transport of --tp-transports (default ipc and shm-block, and shm for --tp N where "
         "N + 1 cores are available: 2 here): drop --transport shm (--tp-transports shm runs "
         "that broadcast alone)")
+
+
+_TP_FLOOR = ["--scenario", "tp-broadcast", "--tp", "2", "--tp-transports", "ipc",
+             "--num-running", "8", "--steps", "50", "--policies", "send", "--codecs",
+             "msgpack", "--quiet"]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGSTOP])
+def test_a_rank_lost_in_the_floor_keeps_the_case_as_finished_without_its_floor(
+        monkeypatch, tmp_path, capsys, sig):
+    """Rank 1 killed (SIGKILL) or stopped (SIGSTOP) as the floor's replay starts, after
+    every counted step: as for the single runner, the case is written as finished with
+    its counted figures, no floor and no runner columns, ``floor_failed`` holding the
+    line, which names rank 1; the run is failed, exit 1, one line; every rank reaped."""
+    from ipc_bench import cli
+    from ipc_bench.harness import supervisor
+
+    spy = spy_on(monkeypatch)
+    replay = supervisor.replay_floor
+
+    def lose_rank_1_then_replay(*args, **kwargs):
+        os.kill(spy.procs[1].pid, sig)
+        if sig == signal.SIGKILL:
+            wait_dead(spy.procs[1].pid)
+        return replay(*args, **kwargs)
+
+    monkeypatch.setattr(supervisor, "replay_floor", lose_rank_1_then_replay)
+    run_dir = tmp_path / "run"
+    assert cli.main(_TP_FLOOR + ["--peer-timeout", "2", "--output", str(run_dir)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    pid = spy.procs[1].pid
+    assert len(err) == 1, err
+    case_id, line = re.fullmatch(rf"bench\.py: error: (\S+): (.*); partial results: "
+                                 rf"{re.escape(str(run_dir))}", err[0]).groups()
+    if sig == signal.SIGKILL:
+        # dead before the replay: noticed as the floor's first message goes to it
+        assert line == (f"rank 1: runner process {pid} was killed by SIGKILL, noticed "
+                        "while sending BeginFloor to rank 1")
+    else:
+        assert re.fullmatch(r"a rank stopped answering: no floor-ready message from the "
+                            r"runner within 2 s \(rank\(s\) 1 did not answer\) \(rank 0 [RS] "
+                            r"\((running|sleeping)\), rank 1 T \(stopped\); killed\)", line), line
+    assert [p.returncode for p in spy.procs] == [
+        spy.procs[0].returncode, -signal.SIGKILL]  # rank 1 killed, whatever its signal
+    assert_clean(spy)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert (summary["status"], summary["problems"], summary["failed_case"]) == (
+        "failed", [f"{case_id}: {line}"], case_id)
+    case, = summary["cases"]
+    assert case["complete"] is True and case["error"] is None and "failed_step" not in case
+    assert case["floor_failed"] == line and "floor_interrupted" not in case
+    assert case["num_steps"] == 50 and case["output_tokens_per_s"] > 0
+    assert case.get("floor_output_tokens_per_s") is None
+    last = case["num_total_steps"] - 1
+    assert (f"the runner failed while replaying the floor after step {last} (steps.csv seq: "
+            f"warm-up and uncounted steps included): {line}: the floor's figures (floor "
+            "tok/s, x floor) are absent, and so are the runner's per-step columns (its "
+            "report comes after the floor)") in case["warnings"]
