@@ -35,6 +35,7 @@ import time
 from typing import Callable, Optional
 
 from ipc_bench.engine.scheduler import ProtocolError
+from ipc_bench.harness.memory import freeze_heap, thaw_heap
 from ipc_bench.harness.spec import CaseError
 from ipc_bench.wire.channel import FLOOR_REPLY, FLOOR_REQUEST, RunnerChannel
 from ipc_bench.wire.codecs import DecodeError, model_runner_output_codec, scheduler_output_codec
@@ -74,7 +75,7 @@ def replay_floor(exchange, codec: str, frames: list[bytes], seqs: list[int]) -> 
     beat = exchange.heartbeat(fresh=False).beat  # after the end of the case's records
     with beating(beat):  # one call over the whole heap
         gc.collect()  # the case's garbage, before the messages exist (they all live on)
-    gc.freeze()
+    owned = freeze_heap()
     try:
         msgs = decode_all(s_codec.decode, frames, beat)  # re-encoded: timed
         exchange.send_marker(BeginFloor(steps=seqs))
@@ -98,7 +99,7 @@ def replay_floor(exchange, codec: str, frames: list[bytes], seqs: list[int]) -> 
             out.append(t - t_prev)
             t_prev = t
     finally:
-        gc.unfreeze()
+        thaw_heap(owned)
     return out
 
 

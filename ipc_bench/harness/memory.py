@@ -37,6 +37,25 @@ _HEAP_FILTERS = (tracemalloc.Filter(False, tracemalloc.__file__, all_frames=True
                  tracemalloc.Filter(False, "<unknown>"))
 
 
+def freeze_heap() -> bool:
+    """``gc.freeze()``: later collections skip every object alive now (vLLM's
+    ``freeze_gc_heap``, after its collection). Returns whether the heap was unfrozen
+    before (``gc.get_freeze_count() == 0``): only then does this call own the freeze and
+    ``thaw_heap`` undo it. A heap its caller froze first (a program that embeds the
+    harness, a Jupyter kernel, or the test suite, which freezes its own heap around each
+    test) stays frozen: ``gc.unfreeze`` cannot tell the caller's objects from the case's,
+    so the case's stay frozen with the caller's until the caller unfreezes."""
+    owned = gc.get_freeze_count() == 0
+    gc.freeze()
+    return owned
+
+
+def thaw_heap(owned: bool) -> None:
+    """``gc.unfreeze()`` if ``owned`` (``freeze_heap``'s answer); else nothing."""
+    if owned:
+        gc.unfreeze()
+
+
 
 def read_memory_bytes(pid: int) -> tuple[Optional[int], Optional[int]]:
     """``(VmRSS, RssAnon)`` of ``pid`` in bytes from ``/proc/<pid>/status``; ``None``

@@ -51,7 +51,7 @@ from ipc_bench.engine.messages import ModelRunnerOutput, SchedulerOutput
 from ipc_bench.engine.outputs import request_streams
 from ipc_bench.engine.scheduler import AsyncScheduler, ProtocolError, Scheduler
 from ipc_bench.errors import runner_failed_text
-from ipc_bench.harness.memory import HeapReport
+from ipc_bench.harness.memory import HeapReport, freeze_heap, thaw_heap
 from ipc_bench.harness.oracle import InputOracle, RunnerInputLog, ScheduleDigest
 from ipc_bench.harness.recording import GcCounter, StepFlusher, record_requests
 from ipc_bench.harness.spec import CaseError, CaseResult, CaseSpec
@@ -430,6 +430,7 @@ class _LoopRun:
         self.max_steps = spec.max_steps
         self.arrival_s: dict[int, float] = {}
         self.paused = False  # the end-of-warm-up pause has been taken (``end_warmup``)
+        self.froze_heap = False  # its freeze is this case's to undo (``freeze_heap``)
         self.t_warm: Optional[int] = None
         self.out_warm = 0
         # The case's clock: perf_counter_ns at its start. A timed replay's (the replay
@@ -462,7 +463,7 @@ class _LoopRun:
             tell()
         with beating(beat):
             gc.collect()
-            gc.freeze()
+            self.froze_heap = freeze_heap()
             if self.heap is not None:
                 self.heap.mark("warm")
         if tell is not None:  # after the keep-alive's thread: it sends on these sockets
@@ -492,7 +493,8 @@ class _LoopRun:
         and (``records``) the request records. ``beat``: called between these pieces
         (``Heartbeat.beat``: the runner waits for the floor's marker meanwhile)."""
         t_end = time.perf_counter_ns()
-        gc.unfreeze()
+        thaw_heap(self.froze_heap)
+        self.froze_heap = False
         result, sched = self.result, self.sched
         if self.t_warm is not None:
             result.loop_totals = dict(loop_steps=seq - self.warmup_steps,
