@@ -247,6 +247,10 @@ class Results:
     num_scheduled_tokens, num_output_tokens   tokens scheduled / sampled this step
     num_finished                              reqs   finished this step
     num_preempted, num_resumed                reqs   preempted (by recompute) / resumed this step
+    num_waiting                               reqs   left waiting once the step was scheduled:
+                                                     arrived (or preempted), not scheduled
+                                                     (vLLM's len(scheduler.waiting); NaN: a
+                                                     run before it)
     sched_ns, build_ns, encode_ns, send_ns,   ns     scheduler phases: schedule(), building the
     wait_ns, decode_ns, update_ns                    SchedulerOutput, encode, socket send, wait for
                                                      the reply, decode the reply, update_from_output
