@@ -294,8 +294,9 @@ class Results:
 
     ``itl`` (timed replays and soak: one row per gap between two consecutive output
     tokens of a request; empty otherwise; a negative, infinite or too large ``itl_s``,
-    longer than its case's ``wall_s`` or its request's ``e2e_s - ttft_s``, left out with
-    a warning, and fewer rows than the requests' ``n - 1`` gaps warned about;
+    longer than its case's ``wall_s`` or its request's ``e2e_s - ttft_s``, and every gap
+    of a request whose ``requests.csv`` row is left out as impossible, left out with a
+    warning, and fewer rows than the requests' ``n - 1`` gaps warned about;
     ``itl.csv`` missing or empty where a case has ``itl_ms_*`` figures:
     ``ResultsError``): identity columns as in ``steps``, ``index`` (the request),
     ``itl_s`` (s).
@@ -2065,13 +2066,49 @@ def _read_rows(pd, path: Path, columns: tuple[str, ...], valid: list[dict[str, A
 
 def _impossible_latencies(requests, itl, cases, run_dir: Path):
     """``requests`` and ``itl`` (``requests.csv`` and ``itl.csv``'s rows) without the
-    rows no run writes (``_impossible_requests``; ``_impossible_itl``, whose gaps are
-    checked against the requests kept), and the lines naming them. ``cases`` (summary
+    rows no run writes (``_impossible_requests``; the gaps of the requests it left out,
+    ``_gaps_of_requests_left_out``; ``_impossible_itl``, whose gaps are checked against
+    the requests kept), and the lines naming them. ``cases`` (summary
     entries) holds only cases whose ``wall_s`` agrees with their steps
     (``_disagreeing_cases``): a time is checked against it."""
+    read = requests
     requests, lines = _impossible_requests(requests, cases, run_dir / "requests.csv")
+    itl, gone = _gaps_of_requests_left_out(itl, read, requests, run_dir / "itl.csv")
     itl, more = _impossible_itl(itl, requests, cases, run_dir / "itl.csv")
-    return requests, itl, lines + more
+    return requests, itl, lines + gone + more
+
+
+def _request_keys(df):
+    """``(case_id, index)`` of each row of ``df`` (``requests.csv``'s or ``itl.csv``'s),
+    as a Series of tuples (``index`` NaN where it is not a number)."""
+    import pandas as pd
+
+    index = pd.to_numeric(df["index"], errors="coerce")
+    return pd.Series(list(zip(df["case_id"].astype(str), index)), index=df.index,
+                     dtype=object)
+
+
+def _gaps_of_requests_left_out(itl, read, kept, path: Path):
+    """``itl`` (``itl.csv``'s rows) without the gaps of a request whose ``requests.csv``
+    row was left out as impossible (in ``read``, the rows as written, and not in
+    ``kept``, those ``_impossible_requests`` kept): its latencies are no run's, so
+    neither are its gaps, which would otherwise feed the ITL figures and the latency
+    CDF. One line per case counts them and names their requests, in ``_said_rows``'
+    form: ``PATH: case 'ID' has gaps of a request left out of requests.csv as
+    impossible in 7 rows (request 2; left out)``."""
+    if len(itl) == 0 or len(read) == len(kept) or not {"case_id", "index"} <= set(
+            itl.columns) or not {"case_id", "index"} <= set(read.columns):
+        return itl, []
+    gone = set(_request_keys(read)) - set(_request_keys(kept))
+    wrong = _request_keys(itl).isin(gone)
+    if not wrong.any():
+        return itl, []
+    lines: dict[str, list[str]] = {}
+    _said_rows(itl["case_id"].astype(str), itl["itl_s"], wrong,
+               "gaps of a request left out of requests.csv as impossible", None, path,
+               lines, itl["index"])
+    return (itl[~wrong].reset_index(drop=True),
+            [line for case_lines in lines.values() for line in case_lines])
 
 
 #: The request latencies of ``summary.json`` (``analysis.summary.latency_summary``:
