@@ -2068,14 +2068,17 @@ def _impossible_latencies(requests, itl, cases, run_dir: Path):
     """``requests`` and ``itl`` (``requests.csv`` and ``itl.csv``'s rows) without the
     rows no run writes (``_impossible_requests``; the gaps of the requests it left out,
     ``_gaps_of_requests_left_out``; ``_impossible_itl``, whose gaps are checked against
-    the requests kept), and the lines naming them. ``cases`` (summary
-    entries) holds only cases whose ``wall_s`` agrees with their steps
-    (``_disagreeing_cases``): a time is checked against it."""
+    the requests kept), the lines naming them, and those gaps of the requests left out
+    (``itl.csv``'s rows as written). ``cases`` (summary entries) holds only cases whose
+    ``wall_s`` agrees with their steps (``_disagreeing_cases``): a time is checked
+    against it."""
     read = requests
     requests, lines = _impossible_requests(requests, cases, run_dir / "requests.csv")
-    itl, gone = _gaps_of_requests_left_out(itl, read, requests, run_dir / "itl.csv")
-    itl, more = _impossible_itl(itl, requests, cases, run_dir / "itl.csv")
-    return requests, itl, lines + gone + more
+    kept, gone = _gaps_of_requests_left_out(itl, read, requests, run_dir / "itl.csv")
+    orphans = itl.iloc[0:0] if len(kept) == len(itl) else itl[~itl.index.isin(kept.index)]
+    itl, more = _impossible_itl(kept.reset_index(drop=True), requests, cases,
+                                run_dir / "itl.csv")
+    return requests, itl, lines + gone + more, orphans
 
 
 def _request_keys(df):
@@ -2089,8 +2092,8 @@ def _request_keys(df):
 
 
 def _gaps_of_requests_left_out(itl, read, kept, path: Path):
-    """``itl`` (``itl.csv``'s rows) without the gaps of a request whose ``requests.csv``
-    row was left out as impossible (in ``read``, the rows as written, and not in
+    """``itl`` (``itl.csv``'s rows; the rows kept keep their index) without the gaps of
+    a request whose ``requests.csv`` row was left out as impossible (in ``read``, the rows as written, and not in
     ``kept``, those ``_impossible_requests`` kept): its latencies are no run's, so
     neither are its gaps, which would otherwise feed the ITL figures and the latency
     CDF. One line per case counts them and names their requests, in ``_said_rows``'
@@ -2107,8 +2110,7 @@ def _gaps_of_requests_left_out(itl, read, kept, path: Path):
     _said_rows(itl["case_id"].astype(str), itl["itl_s"], wrong,
                "gaps of a request left out of requests.csv as impossible", None, path,
                lines, itl["index"])
-    return (itl[~wrong].reset_index(drop=True),
-            [line for case_lines in lines.values() for line in case_lines])
+    return itl[~wrong], [line for case_lines in lines.values() for line in case_lines]
 
 
 #: The request latencies of ``summary.json`` (``analysis.summary.latency_summary``:
@@ -2257,8 +2259,10 @@ def _disagreeing_latencies(requests, itl, cases, run_dir: Path,
     line per such case. The rows are those the files hold, impossible ones included
     (``_impossible_latencies`` warns of those apart): a case is checked whenever they
     are every row its summary counts (``_has_all_rows``), its figures over rows left
-    out as impossible excepted (``withheld``: case id -> latency names, not quoted), so
-    that an impossible ``tpot_s`` does not leave a typed-over TTFT unchecked."""
+    out as impossible excepted (``withheld``: case id -> latency names; the ITL
+    figures of a case whose only ``itl.csv`` rows left out are the gaps of requests left
+    out are checked, those gaps being as written), so that an impossible ``tpot_s``
+    does not leave a typed-over TTFT, nor ITL, unchecked."""
     if "case_id" not in cases or "case_id" not in requests or "case_id" not in itl:
         return set(), []
     req_ids, gap_ids = requests["case_id"].astype(str), itl["case_id"].astype(str)
@@ -2330,17 +2334,21 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     cases, steps, requests, floor, itl = _without_cases(
         [cases, steps, requests, floor, itl], disagree)
     read = dict(requests=requests, itl=itl)  # every row of the cases kept, for the counts
-    requests, itl, lines = _impossible_latencies(requests, itl, cases, run_dir)
+    requests, itl, lines, orphans = _impossible_latencies(requests, itl, cases, run_dir)
     row_lines += lines
     # the figures over a row left out are withheld; the case and its other rows load
+    written = {"requests.csv": read["requests"], "itl.csv": read["itl"]}
     withheld, lines = _withheld_latencies(
-        {"requests.csv": read["requests"], "itl.csv": read["itl"]},
-        {"requests.csv": requests, "itl.csv": itl}, cases, run_dir)
+        written, {"requests.csv": requests, "itl.csv": itl}, cases, run_dir)
     row_lines += lines
-    cases = _withhold(cases, withheld)
-    # the others are checked on the rows as written
+    # the others are checked on the rows as written, and so are the ITL figures whose
+    # only rows left out are the gaps of a request left out (possible values as written)
+    unchecked, _ = _withheld_latencies(
+        written, {"requests.csv": requests, "itl.csv": _concat(pd, [itl, orphans])},
+        cases, run_dir)
     disagree, lines = _disagreeing_latencies(read["requests"], read["itl"], cases, run_dir,
-                                             withheld)
+                                             unchecked)
+    cases = _withhold(cases, withheld)
     row_lines += lines
     _refuse_none_left(cases, disagree, lines)
     cases, steps, requests, floor, itl, read["requests"], read["itl"] = _without_cases(
