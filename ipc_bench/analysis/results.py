@@ -2279,6 +2279,26 @@ def _disagreeing_latencies(requests, itl, cases, run_dir: Path,
     return bad, lines
 
 
+def _checked_latencies(pd, read: dict[str, Any], requests, itl, orphans, cases,
+                       run_dir: Path):
+    """``cases`` with the latency figures over rows left out withheld
+    (``_withheld_latencies``: over ``read``, the ``requests`` and ``itl`` rows as
+    written, against ``requests`` and ``itl``, those kept), the ids of the cases whose
+    other figures are not their rows' (``_disagreeing_latencies``, on the rows as
+    written; so are the ITL figures of a case whose only gaps left out are ``orphans``,
+    those of the requests left out: their values are as written), and the lines of
+    each (withheld, disagreeing)."""
+    written = {"requests.csv": read["requests"], "itl.csv": read["itl"]}
+    withheld, lines = _withheld_latencies(
+        written, {"requests.csv": requests, "itl.csv": itl}, cases, run_dir)
+    unchecked, _ = _withheld_latencies(
+        written, {"requests.csv": requests, "itl.csv": _concat(pd, [itl, orphans])},
+        cases, run_dir)
+    disagree, more = _disagreeing_latencies(read["requests"], read["itl"], cases, run_dir,
+                                            unchecked)
+    return _withhold(cases, withheld), disagree, lines, more
+
+
 def _without_cases(tables: list, case_ids: set[str]) -> list:
     """``tables`` (DataFrames) without the rows of the cases ``case_ids``."""
     return [df[~df["case_id"].astype(str).isin(case_ids)].reset_index(drop=True)
@@ -2336,20 +2356,9 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     read = dict(requests=requests, itl=itl)  # every row of the cases kept, for the counts
     requests, itl, lines, orphans = _impossible_latencies(requests, itl, cases, run_dir)
     row_lines += lines
-    # the figures over a row left out are withheld; the case and its other rows load
-    written = {"requests.csv": read["requests"], "itl.csv": read["itl"]}
-    withheld, lines = _withheld_latencies(
-        written, {"requests.csv": requests, "itl.csv": itl}, cases, run_dir)
-    row_lines += lines
-    # the others are checked on the rows as written, and so are the ITL figures whose
-    # only rows left out are the gaps of a request left out (possible values as written)
-    unchecked, _ = _withheld_latencies(
-        written, {"requests.csv": requests, "itl.csv": _concat(pd, [itl, orphans])},
-        cases, run_dir)
-    disagree, lines = _disagreeing_latencies(read["requests"], read["itl"], cases, run_dir,
-                                             unchecked)
-    cases = _withhold(cases, withheld)
-    row_lines += lines
+    cases, disagree, withheld_lines, lines = _checked_latencies(
+        pd, read, requests, itl, orphans, cases, run_dir)
+    row_lines += withheld_lines + lines
     _refuse_none_left(cases, disagree, lines)
     cases, steps, requests, floor, itl, read["requests"], read["itl"] = _without_cases(
         [cases, steps, requests, floor, itl, read["requests"], read["itl"]], disagree)
