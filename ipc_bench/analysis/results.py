@@ -1283,6 +1283,38 @@ def _wall_problem(case, rows, path: Path) -> str | None:
             f"t_end_ns {ends.max():,.15g}) (left out)")
 
 
+def _waiting_problem(case, rows, path: Path) -> str | None:
+    """The line of a timed replay (a ``cases`` row) whose waiting figures
+    (``num_waiting_mean``, ``waiting_step_share``, which label its pace:
+    ``summary.replay_pace``) are not those its ``steps.csv`` rows (``rows``: the
+    case's, every step, warm-up included) give, recomputed by
+    ``summary.waiting_figures``, relative ``STEP_MEAN_TOLERANCE``: ``PATH: case 'ID'
+    has a waiting_step_share of 0.9 over its 200 steps' num_waiting, but summary.json
+    has waiting_step_share 0.1 (left out)``. ``None`` when they agree, or the case has
+    no such figure, or the rows lack ``num_waiting`` anywhere (a run before it)."""
+    import numpy as np
+
+    from ipc_bench.analysis.summary import waiting_figures
+
+    names = ("num_waiting_mean", "waiting_step_share")
+    if all(_figure(case, n) is None for n in names) or not len(rows) \
+            or "num_waiting" not in rows:
+        return None
+    values = rows["num_waiting"].to_numpy(dtype=float)
+    if np.isnan(values).any():
+        return None
+    got = waiting_figures(values.astype(np.int64))
+    for name in names:
+        want = _figure(case, name)
+        if want is not None and _differ(got[name], want):
+            got_s, want_s = _apart(got[name], want)
+            steps = "1 step's" if len(values) == 1 else f"{len(values):,} steps'"
+            return (f"{path}: case {str(case['case_id'])!r} has a {name} of {got_s} over "
+                    f"its {steps} num_waiting, but summary.json has {name} {want_s} "
+                    "(left out)")
+    return None
+
+
 def _counted_values(rows, counted, columns: tuple[str, ...]):
     """The values of ``columns`` (summed) at the counted rows (``counted``: bool per row
     of ``rows``, a case's ``steps.csv`` rows) as a float array (a row's runner columns
@@ -1493,7 +1525,8 @@ def _disagreeing_cases(steps, requests, floor, cases,
     (``_rate_problem``), or, for a timed replay, a wall-time ``output_tokens_per_s``
     that is not its ``requests.csv`` rows' output tokens (``requests``) over its
     ``wall_s`` (``_wall_rate_problem``), or a ``wall_s`` shorter than its last step
-    (``_wall_problem``), request counts that are not its ``requests.csv`` rows'
+    (``_wall_problem``), or waiting figures that are not its steps'
+    (``_waiting_problem``), request counts that are not its ``requests.csv`` rows'
     (``_request_count_problem``), or floor figures that are not its ``floor.csv`` rows'
     (``floor``: ``_floor_problem``). The figures from the one and the
     tables from the other would not agree, so the case is left out."""
@@ -1518,7 +1551,8 @@ def _disagreeing_cases(steps, requests, floor, cases,
             why = (_wall_rate_problem(case, mine, run_dir / "summary.json")
                    or _request_count_problem(case, mine, run_dir / "requests.csv"))
         if why is None and rows is not None:
-            why = _wall_problem(case, rows, run_dir / "summary.json")
+            why = (_wall_problem(case, rows, run_dir / "summary.json")
+                   or _waiting_problem(case, rows, run_dir / "steps.csv"))
         if why is None and floor_ids is not None:
             why = _floor_problem(case, floor[floor_ids == str(case["case_id"])],
                                  run_dir / "floor.csv")

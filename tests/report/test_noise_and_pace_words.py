@@ -18,6 +18,7 @@ import pytest
 
 from analysis_run import REPO, run_bench
 from ipc_bench import cli
+from ipc_bench.analysis.results import ResultsWarning, load
 from ipc_bench.analysis.send_cost import path_difference, step_difference
 from ipc_bench.analysis.summary import (replay_pace, replay_pace_basis, replay_pace_figures,
                                         waiting_figures)
@@ -208,6 +209,18 @@ def test_an_overloaded_replay_is_called_load_bound(tmp_path):
             f"of its steps, 9.0 on average): {LOAD_BOUND_WORDS} Pace by {BY_NUM_WAITING} "
             "for 2 cases.") in out
     assert ARRIVAL_BOUND_NOTE not in out
+    # a waiting figure typed over is not its steps': the case is left out, not labelled
+    run = tmp_path / "queued"
+    summary = json.loads((run / "summary.json").read_text())
+    summary["cases"][0]["waiting_step_share"] = 0.1
+    (run / "summary.json").write_text(json.dumps(summary))
+    with pytest.warns(ResultsWarning) as caught:
+        loaded = load(run)
+    assert [str(w.message) for w in caught] == [
+        f"{run / 'steps.csv'}: case '{cases[0]['case_id']}' has a waiting_step_share of 0.9 "
+        "over its 200 steps' num_waiting, but summary.json has waiting_step_share 0.1 "
+        "(left out)"]
+    assert list(loaded.cases["case_id"]) == [cases[1]["case_id"]]
 
 
 def test_one_long_request_at_the_end_is_arrival_bound(tmp_path):
