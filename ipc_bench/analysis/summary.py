@@ -514,6 +514,12 @@ def _timed_replay_figures(result: CaseResult, out: dict[str, Any],
 #: request about as it arrived: the replay is arrival-bound, the trace's arrivals set
 #: its pace.
 QUEUED_STEP_SHARE = 0.5
+#: A shorter backlog makes a timed replay load-bound too when the arrivals were over
+#: early: a request was left waiting after some step (``waiting_step_share`` above 0)
+#: and the last request arrived less than ``ARRIVAL_BOUND_SHARE`` of the way into the
+#: wall time (a burst, e.g. 60 requests within 0.03 s of a 1 s replay): the engine then
+#: drained a queue it had built, and the arrivals set no pace. One long request at the
+#: end, with nothing ever waiting, stays arrival-bound.
 
 #: A timed replay recorded without ``num_waiting`` (a run before it) is arrival-bound
 #: when its last request arrives at least this share of its ``wall_s`` into the run
@@ -584,9 +590,14 @@ def replay_pace_evidence(summary: dict[str, Any]) -> str:
     basis = replay_pace_basis(summary)
     if basis == "num_waiting":
         mean = _number_or_none(summary.get("num_waiting_mean"))
-        return (f"by num_waiting: a request was left waiting after "
-                f"{100 * summary['waiting_step_share']:.0f} % of its steps"
-                + ("" if mean is None else f", {mean:.1f} on average"))
+        words = (f"by num_waiting: a request was left waiting after "
+                 f"{100 * summary['waiting_step_share']:.0f} % of its steps"
+                 + ("" if mean is None else f", {mean:.1f} on average"))
+        if summary["waiting_step_share"] < QUEUED_STEP_SHARE and _drained_a_burst(summary):
+            words += (f", and its last request arrived "
+                      f"{100 * summary['arrival_span_share']:.0f} % of the way into its "
+                      "wall time")
+        return words
     if basis == "arrival_span_share":
         last, wall = summary.get("last_arrival_s"), summary.get("wall_s")
         return ("by arrival_span_share (recorded before num_waiting): its last request "
@@ -597,20 +608,32 @@ def replay_pace_evidence(summary: dict[str, Any]) -> str:
     return ""
 
 
+def _drained_a_burst(summary: dict[str, Any]) -> bool:
+    """Whether a timed replay that records ``num_waiting`` queued (a request left
+    waiting after some step) and had its last arrival less than
+    ``ARRIVAL_BOUND_SHARE`` of the way into its wall time (note at
+    ``QUEUED_STEP_SHARE``)."""
+    span = _number_or_none(summary.get("arrival_span_share"))
+    return (summary["waiting_step_share"] > 0 and span is not None
+            and span < ARRIVAL_BOUND_SHARE)
+
+
 def replay_pace(summary: dict[str, Any]) -> Optional[str]:
     """How a timed replay's case (a ``summary.json`` case) was paced, by
     ``replay_pace_basis``: where it records ``num_waiting``, ``"load-bound"`` when a
     request was left waiting after at least ``QUEUED_STEP_SHARE`` of its steps
     (``waiting_step_share``: the requests arrived faster than the engine served them
-    and queued), else ``"arrival-bound"`` (the engine kept up with the arrivals),
-    whenever its last request arrived; in a run before ``num_waiting``,
+    and queued), or after any step of a replay whose arrivals were over in less than
+    ``ARRIVAL_BOUND_SHARE`` of its wall time (a burst the engine drained), else
+    ``"arrival-bound"`` (the engine kept up with the arrivals; one long request
+    draining after the last arrival with nothing waiting included); in a run before ``num_waiting``,
     ``"arrival-bound"`` where its ``arrival_span_share`` is at least
     ``ARRIVAL_BOUND_SHARE``, else ``"load-bound"``. ``None`` for a case that is no
     timed replay or records neither figure (no wall time)."""
     basis = replay_pace_basis(summary)
     if basis == "num_waiting":
         return ("load-bound" if summary["waiting_step_share"] >= QUEUED_STEP_SHARE
-                else "arrival-bound")
+                or _drained_a_burst(summary) else "arrival-bound")
     if basis == "arrival_span_share":
         return ("arrival-bound" if summary["arrival_span_share"] >= ARRIVAL_BOUND_SHARE
                 else "load-bound")

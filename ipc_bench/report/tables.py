@@ -1077,7 +1077,10 @@ def pace_measures_sentence(timed: list[dict[str, Any]]) -> str:
         if basis is not None:
             counts[basis] = counts.get(basis, 0) + 1
     rule = {"num_waiting": "load-bound where a request was left waiting after at least "
-                           f"{100 * QUEUED_STEP_SHARE:.0f} % of a replay's steps",
+                           f"{100 * QUEUED_STEP_SHARE:.0f} % of a replay's steps, or "
+                           "after any where the last request arrived less than "
+                           f"{100 * ARRIVAL_BOUND_SHARE:.0f} % of the way into the wall "
+                           "time",
             "arrival_span_share": "a run before num_waiting: load-bound where the last "
                                   f"request arrived less than {100 * ARRIVAL_BOUND_SHARE:.0f}"
                                   " % of the way into the wall time"}

@@ -20,7 +20,8 @@ from analysis_run import REPO, run_bench
 from ipc_bench import cli
 from ipc_bench.analysis.results import ResultsWarning, load
 from ipc_bench.analysis.send_cost import path_difference, step_difference
-from ipc_bench.analysis.summary import (replay_pace, replay_pace_basis, replay_pace_figures,
+from ipc_bench.analysis.summary import (replay_pace, replay_pace_basis, replay_pace_evidence,
+                                        replay_pace_figures,
                                         waiting_figures)
 from ipc_bench.report import blocks
 from ipc_bench.report.tables import ARRIVAL_BOUND_NOTE, arrival_bound_note
@@ -109,7 +110,8 @@ LOAD_BOUND_WORDS = (
     "throughput under that backlog, comparable between policies as such, and TTFT is "
     "mostly queueing delay.")
 BY_NUM_WAITING = ("num_waiting (load-bound where a request was left waiting after at least "
-                  "50 % of a replay's steps)")
+                  "50 % of a replay's steps, or after any where the last request arrived "
+                  "less than 50 % of the way into the wall time)")
 BY_SPAN = ("arrival_span_share (a run before num_waiting: load-bound where the last "
            "request arrived less than 50 % of the way into the wall time)")
 
@@ -146,12 +148,20 @@ def test_num_waiting_labels_a_replay_whatever_its_last_arrival():
     assert waiting_figures(np.zeros(0, dtype=np.int64)) == {}
     long_tail = _replay(0.1, "w/send/msgpack", [0] * 10)
     backlog = _replay(0.9, "w/cached/msgpack", [4, 3, 3, 2, 2, 1, 0, 0])
-    just_under = _replay(0.1, "w/send/msgpack", [1, 0, 0, 0, 0, 0, 0, 1, 0, 1])
+    just_under = _replay(0.9, "w/send/msgpack", [1, 0, 0, 0, 0, 0, 0, 1, 0, 1])
+    burst = _replay(0.01, "w/send/pickle", [5, 3, 0, 0, 0, 0, 0, 0, 0, 0])
     assert [replay_pace_basis(c) for c in (long_tail, backlog)] == ["num_waiting"] * 2
     assert replay_pace(long_tail) == "arrival-bound"  # arrival_span_share 0.1 said load
     assert replay_pace(backlog) == "load-bound"  # arrival_span_share 0.9 said arrival
     assert (replay_pace(just_under), just_under["waiting_step_share"]) == (
         "arrival-bound", 0.3)
+    # a burst over in the first 1 % of the wall time, queued for its first 2 steps: the
+    # engine drained the queue it built
+    assert (replay_pace(burst), burst["waiting_step_share"]) == ("load-bound", 0.2)
+    assert replay_pace_evidence(burst) == (
+        "by num_waiting: a request was left waiting after 20 % of its steps, 0.8 on "
+        "average, and its last request arrived 1 % of the way into its wall time")
+    assert replay_pace_evidence(backlog).endswith("on average")
     assert arrival_bound_note([long_tail]) == (ARRIVAL_BOUND_NOTE + f" Pace by "
                                                f"{BY_NUM_WAITING} for 1 case.")
     # a run of each kind: the case named is the one labelled by num_waiting
