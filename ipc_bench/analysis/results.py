@@ -253,6 +253,10 @@ class Results:
     num_scheduled_tokens, num_output_tokens   tokens scheduled / sampled this step
     num_finished                              reqs   finished this step
     num_preempted, num_resumed                reqs   preempted (by recompute) / resumed this step
+    num_waiting                               reqs   left waiting once the step was scheduled:
+                                                     arrived (or preempted), not scheduled
+                                                     (vLLM's len(scheduler.waiting); NaN: a
+                                                     run before it)
     sched_ns, build_ns, encode_ns, send_ns,   ns     scheduler phases: schedule(), building the
     wait_ns, decode_ns, update_ns                    SchedulerOutput, encode, socket send, wait for
                                                      the reply, decode the reply, update_from_output
@@ -296,8 +300,9 @@ class Results:
 
     ``itl`` (timed replays and soak: one row per gap between two consecutive output
     tokens of a request; empty otherwise; a negative, infinite or too large ``itl_s``,
-    longer than its case's ``wall_s`` or its request's ``e2e_s - ttft_s``, left out with
-    a warning, and fewer rows than the requests' ``n - 1`` gaps warned about;
+    longer than its case's ``wall_s`` or its request's ``e2e_s - ttft_s``, and every gap
+    of a request whose ``requests.csv`` row is left out as impossible, left out with a
+    warning, and fewer rows than the requests' ``n - 1`` gaps warned about;
     ``itl.csv`` missing or empty where a case has ``itl_ms_*`` figures:
     ``ResultsError``): identity columns as in ``steps``, ``index`` (the request),
     ``itl_s`` (s).
@@ -1284,6 +1289,38 @@ def _wall_problem(case, rows, path: Path) -> str | None:
             f"t_end_ns {ends.max():,.15g}) (left out)")
 
 
+def _waiting_problem(case, rows, path: Path) -> str | None:
+    """The line of a timed replay (a ``cases`` row) whose waiting figures
+    (``num_waiting_mean``, ``waiting_step_share``, which label its pace:
+    ``summary.replay_pace``) are not those its ``steps.csv`` rows (``rows``: the
+    case's, every step, warm-up included) give, recomputed by
+    ``summary.waiting_figures``, relative ``STEP_MEAN_TOLERANCE``: ``PATH: case 'ID'
+    has a waiting_step_share of 0.9 over its 200 steps' num_waiting, but summary.json
+    has waiting_step_share 0.1 (left out)``. ``None`` when they agree, or the case has
+    no such figure, or the rows lack ``num_waiting`` anywhere (a run before it)."""
+    import numpy as np
+
+    from ipc_bench.analysis.summary import waiting_figures
+
+    names = ("num_waiting_mean", "waiting_step_share")
+    if all(_figure(case, n) is None for n in names) or not len(rows) \
+            or "num_waiting" not in rows:
+        return None
+    values = rows["num_waiting"].to_numpy(dtype=float)
+    if np.isnan(values).any():
+        return None
+    got = waiting_figures(values.astype(np.int64))
+    for name in names:
+        want = _figure(case, name)
+        if want is not None and _differ(got[name], want):
+            got_s, want_s = _apart(got[name], want)
+            steps = "1 step's" if len(values) == 1 else f"{len(values):,} steps'"
+            return (f"{path}: case {str(case['case_id'])!r} has a {name} of {got_s} over "
+                    f"its {steps} num_waiting, but summary.json has {name} {want_s} "
+                    "(left out)")
+    return None
+
+
 def _counted_values(rows, counted, columns: tuple[str, ...]):
     """The values of ``columns`` (summed) at the counted rows (``counted``: bool per row
     of ``rows``, a case's ``steps.csv`` rows) as a float array (a row's runner columns
@@ -1494,7 +1531,8 @@ def _disagreeing_cases(steps, requests, floor, cases,
     (``_rate_problem``), or, for a timed replay, a wall-time ``output_tokens_per_s``
     that is not its ``requests.csv`` rows' output tokens (``requests``) over its
     ``wall_s`` (``_wall_rate_problem``), or a ``wall_s`` shorter than its last step
-    (``_wall_problem``), request counts that are not its ``requests.csv`` rows'
+    (``_wall_problem``), or waiting figures that are not its steps'
+    (``_waiting_problem``), request counts that are not its ``requests.csv`` rows'
     (``_request_count_problem``), or floor figures that are not its ``floor.csv`` rows'
     (``floor``: ``_floor_problem``). The figures from the one and the
     tables from the other would not agree, so the case is left out."""
@@ -1519,7 +1557,8 @@ def _disagreeing_cases(steps, requests, floor, cases,
             why = (_wall_rate_problem(case, mine, run_dir / "summary.json")
                    or _request_count_problem(case, mine, run_dir / "requests.csv"))
         if why is None and rows is not None:
-            why = _wall_problem(case, rows, run_dir / "summary.json")
+            why = (_wall_problem(case, rows, run_dir / "summary.json")
+                   or _waiting_problem(case, rows, run_dir / "steps.csv"))
         if why is None and floor_ids is not None:
             why = _floor_problem(case, floor[floor_ids == str(case["case_id"])],
                                  run_dir / "floor.csv")
@@ -2067,13 +2106,51 @@ def _read_rows(pd, path: Path, columns: tuple[str, ...], valid: list[dict[str, A
 
 def _impossible_latencies(requests, itl, cases, run_dir: Path):
     """``requests`` and ``itl`` (``requests.csv`` and ``itl.csv``'s rows) without the
-    rows no run writes (``_impossible_requests``; ``_impossible_itl``, whose gaps are
-    checked against the requests kept), and the lines naming them. ``cases`` (summary
-    entries) holds only cases whose ``wall_s`` agrees with their steps
-    (``_disagreeing_cases``): a time is checked against it."""
+    rows no run writes (``_impossible_requests``; the gaps of the requests it left out,
+    ``_gaps_of_requests_left_out``; ``_impossible_itl``, whose gaps are checked against
+    the requests kept), the lines naming them, and those gaps of the requests left out
+    (``itl.csv``'s rows as written). ``cases`` (summary entries) holds only cases whose
+    ``wall_s`` agrees with their steps (``_disagreeing_cases``): a time is checked
+    against it."""
+    read = requests
     requests, lines = _impossible_requests(requests, cases, run_dir / "requests.csv")
-    itl, more = _impossible_itl(itl, requests, cases, run_dir / "itl.csv")
-    return requests, itl, lines + more
+    kept, gone = _gaps_of_requests_left_out(itl, read, requests, run_dir / "itl.csv")
+    orphans = itl.iloc[0:0] if len(kept) == len(itl) else itl[~itl.index.isin(kept.index)]
+    itl, more = _impossible_itl(kept.reset_index(drop=True), requests, cases,
+                                run_dir / "itl.csv")
+    return requests, itl, lines + gone + more, orphans
+
+
+def _request_keys(df):
+    """``(case_id, index)`` of each row of ``df`` (``requests.csv``'s or ``itl.csv``'s),
+    as a Series of tuples (``index`` NaN where it is not a number)."""
+    import pandas as pd
+
+    index = pd.to_numeric(df["index"], errors="coerce")
+    return pd.Series(list(zip(df["case_id"].astype(str), index)), index=df.index,
+                     dtype=object)
+
+
+def _gaps_of_requests_left_out(itl, read, kept, path: Path):
+    """``itl`` (``itl.csv``'s rows; the rows kept keep their index) without the gaps of
+    a request whose ``requests.csv`` row was left out as impossible (in ``read``, the rows as written, and not in
+    ``kept``, those ``_impossible_requests`` kept): its latencies are no run's, so
+    neither are its gaps, which would otherwise feed the ITL figures and the latency
+    CDF. One line per case counts them and names their requests, in ``_said_rows``'
+    form: ``PATH: case 'ID' has gaps of a request left out of requests.csv as
+    impossible in 7 rows (request 2; left out)``."""
+    if len(itl) == 0 or len(read) == len(kept) or not {"case_id", "index"} <= set(
+            itl.columns) or not {"case_id", "index"} <= set(read.columns):
+        return itl, []
+    gone = set(_request_keys(read)) - set(_request_keys(kept))
+    wrong = _request_keys(itl).isin(gone)
+    if not wrong.any():
+        return itl, []
+    lines: dict[str, list[str]] = {}
+    _said_rows(itl["case_id"].astype(str), itl["itl_s"], wrong,
+               "gaps of a request left out of requests.csv as impossible", None, path,
+               lines, itl["index"])
+    return itl[~wrong], [line for case_lines in lines.values() for line in case_lines]
 
 
 #: The request latencies of ``summary.json`` (``analysis.summary.latency_summary``:
@@ -2222,8 +2299,10 @@ def _disagreeing_latencies(requests, itl, cases, run_dir: Path,
     line per such case. The rows are those the files hold, impossible ones included
     (``_impossible_latencies`` warns of those apart): a case is checked whenever they
     are every row its summary counts (``_has_all_rows``), its figures over rows left
-    out as impossible excepted (``withheld``: case id -> latency names, not quoted), so
-    that an impossible ``tpot_s`` does not leave a typed-over TTFT unchecked."""
+    out as impossible excepted (``withheld``: case id -> latency names; the ITL
+    figures of a case whose only ``itl.csv`` rows left out are the gaps of requests left
+    out are checked, those gaps being as written), so that an impossible ``tpot_s``
+    does not leave a typed-over TTFT, nor ITL, unchecked."""
     if "case_id" not in cases or "case_id" not in requests or "case_id" not in itl:
         return set(), []
     req_ids, gap_ids = requests["case_id"].astype(str), itl["case_id"].astype(str)
@@ -2238,6 +2317,26 @@ def _disagreeing_latencies(requests, itl, cases, run_dir: Path,
             bad.add(case_id)
             lines.append(why)
     return bad, lines
+
+
+def _checked_latencies(pd, read: dict[str, Any], requests, itl, orphans, cases,
+                       run_dir: Path):
+    """``cases`` with the latency figures over rows left out withheld
+    (``_withheld_latencies``: over ``read``, the ``requests`` and ``itl`` rows as
+    written, against ``requests`` and ``itl``, those kept), the ids of the cases whose
+    other figures are not their rows' (``_disagreeing_latencies``, on the rows as
+    written; so are the ITL figures of a case whose only gaps left out are ``orphans``,
+    those of the requests left out: their values are as written), and the lines of
+    each (withheld, disagreeing)."""
+    written = {"requests.csv": read["requests"], "itl.csv": read["itl"]}
+    withheld, lines = _withheld_latencies(
+        written, {"requests.csv": requests, "itl.csv": itl}, cases, run_dir)
+    unchecked, _ = _withheld_latencies(
+        written, {"requests.csv": requests, "itl.csv": _concat(pd, [itl, orphans])},
+        cases, run_dir)
+    disagree, more = _disagreeing_latencies(read["requests"], read["itl"], cases, run_dir,
+                                            unchecked)
+    return _withhold(cases, withheld), disagree, lines, more
 
 
 def _without_cases(tables: list, case_ids: set[str]) -> list:
@@ -2295,18 +2394,11 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     cases, steps, requests, floor, itl = _without_cases(
         [cases, steps, requests, floor, itl], disagree)
     read = dict(requests=requests, itl=itl)  # every row of the cases kept, for the counts
-    requests, itl, lines = _impossible_latencies(requests, itl, cases, run_dir)
+    requests, itl, lines, orphans = _impossible_latencies(requests, itl, cases, run_dir)
     row_lines += lines
-    # the figures over a row left out are withheld; the case and its other rows load
-    withheld, lines = _withheld_latencies(
-        {"requests.csv": read["requests"], "itl.csv": read["itl"]},
-        {"requests.csv": requests, "itl.csv": itl}, cases, run_dir)
-    row_lines += lines
-    cases = _withhold(cases, withheld)
-    # the others are checked on the rows as written
-    disagree, lines = _disagreeing_latencies(read["requests"], read["itl"], cases, run_dir,
-                                             withheld)
-    row_lines += lines
+    cases, disagree, withheld_lines, lines = _checked_latencies(
+        pd, read, requests, itl, orphans, cases, run_dir)
+    row_lines += withheld_lines + lines
     _refuse_none_left(cases, disagree, lines)
     cases, steps, requests, floor, itl, read["requests"], read["itl"] = _without_cases(
         [cases, steps, requests, floor, itl, read["requests"], read["itl"]], disagree)

@@ -17,8 +17,8 @@ With draft tokens the runner also keeps its drafts and corrects step n+1's optim
 ``async_scheduling``).
 
 Records. One row per step (``spec.SCHED_COLUMNS``), written when its output is
-applied: its own schedule, build, encode and send times (measured when it was
-scheduled, one iteration earlier), then its wait, decode and update. ``step_ns`` is the
+applied: its own schedule, build, encode and send times and ``num_waiting`` (measured
+when it was scheduled, one iteration earlier), then its wait, decode and update. ``step_ns`` is the
 iteration that applied it: from the end of the previous row's between-step work to
 the end of this update, so it holds the scheduling of the next step and the sum of
 ``step_ns`` is the loop's busy wall time, as under sync scheduling; ``sched_cpu_ns``
@@ -266,7 +266,8 @@ def run_async_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                         t2 = perf()
                         frame, t3, t4 = send_step(so, seq_next)
                         in_flight.append((seq_next, plan, so, frame,
-                                          t1 - t0, t2 - t1, t3 - t2, t4 - t3))
+                                          t1 - t0, t2 - t1, t3 - t2, t4 - t3,
+                                          len(sched.waiting)))
                         if seq_next >= warmup_steps and (plan.is_decode_only
                                                          or not decode_only):
                             num_counted += 1
@@ -288,7 +289,8 @@ def run_async_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                         frontend.keepalive()
                     t_row, c_row = perf(), cpu()
                 continue
-            seq, plan, so, frame, sched_ns, build_ns, encode_ns, send_ns = in_flight.popleft()
+            (seq, plan, so, frame, sched_ns, build_ns, encode_ns, send_ns,
+             num_waiting) = in_flight.popleft()
             t5a = perf()
             out, r2s_bytes, t5, t6 = recv_step(seq)
             try:
@@ -306,7 +308,8 @@ def run_async_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
             total_out = sched.num_output_tokens
             record((seq, plan.step, int(warm), int(counted), len(plan.num_scheduled_tokens),
                     len(plan.new_reqs), plan.total_num_scheduled_tokens, out_tokens,
-                    len(finished), len(plan.preempted), plan.num_resumed, sched_ns, build_ns,
+                    len(finished), len(plan.preempted), plan.num_resumed, num_waiting,
+                    sched_ns, build_ns,
                     encode_ns, send_ns, t5 - t5a, t6 - t5, t7 - t6, t7 - t_row, c1 - c_row,
                     len(frame), r2s_bytes, gc_counter.count - gc_row, t7 - t_start))
             if counted and frame and keep_frames:  # (no frame in the single process)

@@ -59,7 +59,11 @@ Format history:
   likewise; so were ``rss.csv``, ``steps.partial.csv``, ``running_case``,
   ``failed_case`` and the cases' ``failed_step``). The cases' ``no_floor`` was added
   within it after results were published: a summary without it is read by inferring
-  it from the case (``report.tables.ran_with_no_floor``).
+  it from the case (``report.tables.ran_with_no_floor``). So were ``num_waiting`` in
+  steps.csv and a timed replay's ``num_waiting_mean`` and ``waiting_step_share``: a
+  steps.csv without the column loads with it empty (``analysis.results``), and a
+  summary without them has its pace labelled by ``arrival_span_share``
+  (``analysis.summary.replay_pace``).
 """
 
 from __future__ import annotations

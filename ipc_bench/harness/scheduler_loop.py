@@ -651,7 +651,8 @@ def run_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
             total_out = sched.num_output_tokens
             record((seq, plan.step, int(warm), int(counted), len(plan.num_scheduled_tokens),
                     len(plan.new_reqs), plan.total_num_scheduled_tokens, out_tokens,
-                    len(finished), len(plan.preempted), plan.num_resumed, t1 - t0, t2 - t1,
+                    len(finished), len(plan.preempted), plan.num_resumed,
+                    len(sched.waiting), t1 - t0, t2 - t1,
                     t3 - t2, t4 - t3, t5 - t4, t6 - t5, t7 - t6, t7 - t0, c1 - c0, len(frame),
                     r2s_bytes, gc_counter.count - gc0, t7 - t_start))
             if counted and frame and keep_frames:

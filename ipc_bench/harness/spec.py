@@ -37,6 +37,9 @@ SCHED_COLUMNS = (
     "num_finished",
     "num_preempted",        # requests preempted (by recompute) while scheduling this step
     "num_resumed",          # requests resumed from preemption this step
+    "num_waiting",          # requests left waiting once this step was scheduled:
+                            # arrived (or preempted), not scheduled (vLLM's
+                            # len(scheduler.waiting), SchedulerStats.num_waiting_reqs)
     "sched_ns",             # Scheduler.schedule()
     "build_ns",             # building the SchedulerOutput (send's slicing lands here)
     "encode_ns",            # serializer call on the SchedulerOutput

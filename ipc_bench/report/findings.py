@@ -43,8 +43,8 @@ TIMED_REPLAY = ("This is a timed replay: arrivals follow the trace's clock, so i
                 "tokens/s (wall), every output token over the wall time from the first "
                 "arrival to the last completion, measures the arrivals, not throughput; "
                 "the latencies (the Latency section) are the result.")
-#: ``TIMED_REPLAY`` for a load-bound replay (``summary.replay_pace``); ``{}``: where
-#: its last request arrived (``_timed_replay_words``).
+#: ``TIMED_REPLAY`` for a load-bound replay (``summary.replay_pace``); ``{}``: the
+#: figures that labelled it, naming the measure (``_timed_replay_words``).
 TIMED_LOAD_BOUND = ("This is a timed replay, but load-bound: its requests arrived faster "
                     "than the engine served them ({}) and queued, so the engine, not the "
                     "trace, set the pace; its tokens/s (wall), every output token over the "
@@ -558,21 +558,22 @@ def _timed_replay_words(cases, arrival_bound: str = TIMED_REPLAY) -> str:
     """What a timed replay's tokens/s (wall) measure: ``arrival_bound`` (``TIMED_REPLAY``,
     or ``TIMED_REPLAY_ONE_ARM`` for a run of one policy) where no case of
     ``cases`` (``Results.cases``) is load-bound (``summary.replay_pace``), else
-    ``TIMED_LOAD_BOUND`` with the case whose arrivals took the smallest share of its
-    wall time: ``This is a timed replay, but load-bound: its requests arrived faster
-    than the engine served them (the last 0.10 s into 3.20 s of wall time, in CASE) and
-    queued, ...``."""
-    from ipc_bench.analysis.summary import replay_pace
+    ``TIMED_LOAD_BOUND`` with the case ``tables.most_load_bound`` picks and the
+    figures that labelled it (``summary.replay_pace_evidence``): ``This is a timed
+    replay, but load-bound: its requests arrived faster than the engine served them (in
+    CASE, by num_waiting: a request was left waiting after 78 % of its steps, 12.3 on
+    average) and queued, ...``."""
+    from ipc_bench.analysis.summary import replay_pace, replay_pace_evidence
+    from ipc_bench.report.tables import most_load_bound
 
     records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
                for r in cases.to_dict("records")] if hasattr(cases, "to_dict") else []
     load = [r for r in records if replay_pace(r) == "load-bound"]
     if not load:
         return arrival_bound
-    worst = min(load, key=lambda r: r["arrival_span_share"])
-    return TIMED_LOAD_BOUND.format(
-        f"the last {worst['last_arrival_s']:.2f} s into {worst['wall_s']:.2f} s of wall "
-        f"time, in {worst.get('case_id')}")
+    worst = most_load_bound(load)
+    return TIMED_LOAD_BOUND.format(f"in {worst.get('case_id')}, "
+                                   f"{replay_pace_evidence(worst)}")
 
 
 def _wall_time_clause(cases, key: tuple, t: dict[str, Any], where: Where,

@@ -1048,30 +1048,73 @@ ARRIVAL_BOUND_NOTE = ("a replay at a fixed arrival rate is arrival-bound; its to
                       "not a throughput comparison between policies.")
 
 
+def most_load_bound(load: list[dict[str, Any]]) -> dict[str, Any]:
+    """Of the load-bound timed replays ``load`` (``summary.json`` cases), the one the
+    note and the finding name: the one whose requests waited after the largest share of
+    its steps (``waiting_step_share``), else, where none records ``num_waiting``, the
+    one whose arrivals took the smallest share of its wall time."""
+    from ipc_bench.analysis.summary import replay_pace_basis
+
+    waited = [s for s in load if replay_pace_basis(s) == "num_waiting"]
+    if waited:
+        return max(waited, key=lambda s: s["waiting_step_share"])
+    return min(load, key=lambda s: s["arrival_span_share"])
+
+
+def pace_measures_sentence(timed: list[dict[str, Any]]) -> str:
+    """Which measure labelled the timed replays ``timed`` (``summary.json`` cases with
+    a ``summary.replay_pace``): ``Pace by num_waiting (load-bound where a request was
+    left waiting after at least 50 % of a replay's steps) for 2 cases.``, and, for cases
+    of a run before ``num_waiting``, ``... by arrival_span_share (a run before
+    num_waiting: load-bound where the last request arrived less than 50 % of the way
+    into the wall time) for 1 case.``; ``""`` without such cases."""
+    from ipc_bench.analysis.summary import (ARRIVAL_BOUND_SHARE, QUEUED_STEP_SHARE,
+                                            replay_pace_basis)
+
+    counts: dict[str, int] = {}
+    for s in timed:
+        basis = replay_pace_basis(s)
+        if basis is not None:
+            counts[basis] = counts.get(basis, 0) + 1
+    rule = {"num_waiting": "load-bound where a request was left waiting after at least "
+                           f"{100 * QUEUED_STEP_SHARE:.0f} % of a replay's steps, or "
+                           "after any where the last request arrived less than "
+                           f"{100 * ARRIVAL_BOUND_SHARE:.0f} % of the way into the wall "
+                           "time",
+            "arrival_span_share": "a run before num_waiting: load-bound where the last "
+                                  f"request arrived less than {100 * ARRIVAL_BOUND_SHARE:.0f}"
+                                  " % of the way into the wall time"}
+    parts = [f"{basis} ({rule[basis]}) for {n} case{'s' if n > 1 else ''}"
+             for basis, n in counts.items()]
+    return f" Pace by {' and by '.join(parts)}." if parts else ""
+
+
 def arrival_bound_note(summaries: Iterable[dict[str, Any]]) -> str:
     """The note under the latency table (terminal and report): ``ARRIVAL_BOUND_NOTE``
     where no timed replay among ``summaries`` (``summary.json`` cases) is load-bound
     (``summary.replay_pace``), else which are and what that means, e.g. ``2 of 2 timed
-    replay cases are load-bound, not arrival-bound (the last request arrived 0.10 s
-    into 3.20 s of wall time in azure-conv-timed/send/msgpack/...): ...``, naming the
-    case whose arrivals took the smallest share of its wall time."""
-    from ipc_bench.analysis.summary import ARRIVAL_BOUND_SHARE, replay_pace
+    replay cases are load-bound, not arrival-bound (azure-conv-timed/send/msgpack/...:
+    by num_waiting: a request was left waiting after 78 % of its steps, 12.3 on
+    average): ...``, naming the case ``most_load_bound`` picks
+    (``summary.replay_pace_evidence``); then which measure labelled the cases
+    (``pace_measures_sentence``)."""
+    from ipc_bench.analysis.summary import replay_pace, replay_pace_evidence
 
     timed = [s for s in summaries if replay_pace(s) is not None]
     load = [s for s in timed if replay_pace(s) == "load-bound"]
+    measures = pace_measures_sentence(timed)
     if not load:
-        return ARRIVAL_BOUND_NOTE
-    worst = min(load, key=lambda s: s["arrival_span_share"])
+        return ARRIVAL_BOUND_NOTE + measures
+    worst = most_load_bound(load)
     return (f"{len(load)} of {len(timed)} timed replay case{'s' if len(timed) > 1 else ''} "
-            f"{'are' if len(load) > 1 else 'is'} load-bound, not arrival-bound (their last "
-            f"request arrived less than {100 * ARRIVAL_BOUND_SHARE:.0f} % of the way into "
-            f"the wall time; {worst.get('case_id')}: {worst['last_arrival_s']:.2f} s into "
-            f"{worst['wall_s']:.2f} s): the requests arrived faster than the engine served "
-            "them and queued, so the engine, not the trace, set the pace; there tokens/s "
-            "(wall) is the engine's throughput under that backlog, comparable between "
-            "policies as such, and TTFT is mostly queueing delay."
+            f"{'are' if len(load) > 1 else 'is'} load-bound, not arrival-bound "
+            f"({worst.get('case_id')}: {replay_pace_evidence(worst)}): the requests "
+            "arrived faster than the engine served them and queued, so the engine, not the "
+            "trace, set the pace; there tokens/s (wall) is the engine's throughput under "
+            "that backlog, comparable between policies as such, and TTFT is mostly "
+            "queueing delay."
             + ("" if len(load) == len(timed) else " The others are arrival-bound: their "
-               "tokens/s is not a throughput comparison between policies."))
+               "tokens/s is not a throughput comparison between policies.") + measures)
 
 
 def has_latency(summary: dict[str, Any]) -> bool:

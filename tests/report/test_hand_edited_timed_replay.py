@@ -244,10 +244,14 @@ def _assert_withheld(run, tmp_path, capsys, lines: list[str], case_id: str,
                 assert case[figure] != case[figure], figure  # NaN: not quoted
             else:
                 assert case[figure] == entry[figure], figure
-    # the Latency table's row of the case: its withheld cells empty
+    # the Latency table's row of the case: its withheld cells empty (no row: all are)
     section = md.split("\n## Latency\n", 1)[1].split("\n## ", 1)[0]
-    row = next(ln for ln in section.splitlines()
-               if ln.startswith(f"| 0 | {case_id.split('/')[1]} |"))
+    rows = [ln for ln in section.splitlines()
+            if ln.startswith(f"| 0 | {case_id.split('/')[1]} |")]
+    if set(names) == {"ttft", "tpot", "itl", "e2e"}:
+        assert rows == []
+        return
+    row = rows[0]
     cells = [c.strip() for c in row.split("|")[5:-1]]
     shown = ("ttft_ms_p50", "ttft_ms_p99", "tpot_ms_mean", "itl_ms_p50", "itl_ms_p99",
              "e2e_ms_p50", "e2e_ms_p99")
@@ -264,6 +268,20 @@ def _withheld_line(run, case_id, source, names, n, bad) -> str:
 
 
 REQUEST_LATENCIES = ("ttft", "tpot", "e2e")
+ALL_LATENCIES = REQUEST_LATENCIES[:2] + ("itl",) + REQUEST_LATENCIES[2:]
+
+
+def _gaps_line(run, case_id, n, requests) -> str:
+    """The warning on the ``n`` itl.csv rows of the ``requests`` (words) of case
+    ``case_id`` left out of requests.csv: their gaps are left out with them."""
+    return (f"{run / 'itl.csv'}: case '{case_id}' has gaps of a request left out of "
+            f"requests.csv as impossible in {n} rows ({requests}; left out)")
+
+
+def _gaps_withheld(run, case_id, bad) -> list[str]:
+    """The lines that follow the requests.csv one: ITL withheld, ``bad`` of its 42
+    gaps left out (7 per request of 8 tokens)."""
+    return [_withheld_line(run, case_id, "itl.csv", ("itl",), 42, bad)]
 
 
 def _assert_warned_and_kept(run, tmp_path, capsys, lines: list[str], kept: str) -> None:
@@ -332,8 +350,9 @@ def test_latency_figures_typed_over_in_every_case_are_refused(timed_run, tmp_pat
 def test_a_tpot_that_is_not_its_gaps_mean_leaves_its_row_out(timed_run, tmp_path, capsys):
     """``tpot_s`` is ``(e2e_s - ttft_s) / (n - 1)`` (``metrics.LATENCY_MEANINGS``); a
     row that says otherwise is left out, naming its request, and the case's figures
-    over requests.csv rows (TTFT, TPOT, E2E), which count it, are withheld: the case
-    loads with its other 5 rows and its ITL figures, checked against itl.csv."""
+    over requests.csv rows (TTFT, TPOT, E2E), which count it, are withheld, as are its
+    7 gaps in itl.csv and so the ITL figures: the case loads with its other 5 rows and
+    their 35 gaps."""
     src, send, cached = timed_run
     run, entry = _copy(timed_run, tmp_path)
     first = _requests(run, send)[0]
@@ -347,17 +366,19 @@ def test_a_tpot_that_is_not_its_gaps_mean_leaves_its_row_out(timed_run, tmp_path
     _edit_requests(run, tpot)
     lines = [f"{run / 'requests.csv'}: case '{send}' has a tpot_s other than (e2e_s - "
              f"ttft_s) / (num_output_tokens - 1) in 1 row (request 0: tpot_s 0.5, the "
-             f"formula {want:g}; left out)",
-             _withheld_line(run, send, "requests.csv", REQUEST_LATENCIES, 6, 1)]
+             f"formula {want:g}; left out)", _gaps_line(run, send, 7, "request 0"),
+             _withheld_line(run, send, "requests.csv", REQUEST_LATENCIES, 6, 1),
+             *_gaps_withheld(run, send, 7)]
     _assert_withheld(run, tmp_path, capsys, lines, send, [1, 2, 3, 4, 5],
-                     REQUEST_LATENCIES, entry)
+                     ALL_LATENCIES, entry)
 
 
 def test_latencies_typed_over_with_impossible_tpot_rows_are_withheld_not_quoted(
         timed_run, tmp_path, capsys):
     """``ttft_ms_p99`` and ``tpot_ms_mean`` typed into summary.json and 5 rows' tpot_s
     made 1 s: the figures over requests.csv rows are withheld, so 999 ms is not
-    quoted, and the case's last row and ITL figures load."""
+    quoted, and so are the ITL figures, over those 5 requests' gaps too: the case's
+    last row and its 7 gaps load."""
     src, send, cached = timed_run
     run, entry = _copy(timed_run, tmp_path,
                        lambda c: c.update(ttft_ms_p99=999, tpot_ms_mean=77))
@@ -372,15 +393,18 @@ def test_latencies_typed_over_with_impossible_tpot_rows_are_withheld_not_quoted(
     lines = [f"{run / 'requests.csv'}: case '{send}' has a tpot_s other than (e2e_s - "
              f"ttft_s) / (num_output_tokens - 1) in 5 rows (requests 0, 1, 2, 3 and 4, the "
              f"first: tpot_s 1, the formula {want:g}; left out)",
-             _withheld_line(run, send, "requests.csv", REQUEST_LATENCIES, 6, 5)]
-    _assert_withheld(run, tmp_path, capsys, lines, send, [5], REQUEST_LATENCIES, entry)
+             _gaps_line(run, send, 35, "requests 0, 1, 2, 3 and 4"),
+             _withheld_line(run, send, "requests.csv", REQUEST_LATENCIES, 6, 5),
+             *_gaps_withheld(run, send, 35)]
+    _assert_withheld(run, tmp_path, capsys, lines, send, [5], ALL_LATENCIES, entry)
 
 
 def test_an_itl_figure_typed_over_is_checked_though_a_tpot_row_is_impossible(
         timed_run, tmp_path, capsys):
     """``itl_ms_p99`` typed into summary.json and a row's tpot_s made 1 s: the figures
     over requests.csv rows are withheld, and the ITL figures, over itl.csv's rows, all
-    possible, are still checked: 999 ms is not theirs, so the case is left out."""
+    possible, are still checked, though those of request 0 are left out with it: 999 ms
+    is not theirs as written, so the case is left out."""
     src, send, cached = timed_run
     run, entry = _copy(timed_run, tmp_path, lambda c: c.update(itl_ms_p99=999))
     first = _requests(run, send)[0]
@@ -389,8 +413,9 @@ def test_an_itl_figure_typed_over_is_checked_though_a_tpot_row_is_impossible(
     got = float(np.percentile(_values_s(run, send, "itl_s"), 99)) * 1e3
     lines = [f"{run / 'requests.csv'}: case '{send}' has a tpot_s other than (e2e_s - "
              f"ttft_s) / (num_output_tokens - 1) in 1 row (request 0: tpot_s 1, the "
-             f"formula {want:g}; left out)",
+             f"formula {want:g}; left out)", _gaps_line(run, send, 7, "request 0"),
              _withheld_line(run, send, "requests.csv", REQUEST_LATENCIES, 6, 1),
+             *_gaps_withheld(run, send, 7),
              f"{run / 'itl.csv'}: case '{send}' has a p99 itl_s of {got:,.6g} ms over its "
              f"42 rows with an itl_s, but summary.json has itl_ms_p99 999 (left out)"]
     _assert_warned_and_kept(run, tmp_path, capsys, lines, cached)
@@ -400,8 +425,8 @@ def test_logical_steps_out_of_order_leave_their_rows_out_naming_the_requests(
         timed_run, tmp_path, capsys):
     """A request's logical steps happen in order (arrival, first scheduled, first
     token, finish; -1: never): a ``first_token_step`` after its ``finish_step`` and a
-    ``finish_step`` of -2 leave those rows out, naming their requests, and withhold the
-    figures over requests.csv rows."""
+    ``finish_step`` of -2 leave those rows out, naming their requests, with their gaps
+    in itl.csv, and withhold the figures over those rows."""
     src, send, cached = timed_run
     run, entry = _copy(timed_run, tmp_path)
     rows = _requests(run, send)
@@ -419,9 +444,10 @@ def test_logical_steps_out_of_order_leave_their_rows_out_naming_the_requests(
              "row (request 4; left out)",
              f"{run / 'requests.csv'}: case '{send}' has a finish_step before its "
              f"first_token_step (down to {late}) in 2 rows (requests 1 and 2; left out)",
-             _withheld_line(run, send, "requests.csv", REQUEST_LATENCIES, 6, 3)]
-    _assert_withheld(run, tmp_path, capsys, lines, send, [0, 3, 5], REQUEST_LATENCIES,
-                     entry)
+             _gaps_line(run, send, 21, "requests 1, 2 and 4"),
+             _withheld_line(run, send, "requests.csv", REQUEST_LATENCIES, 6, 3),
+             *_gaps_withheld(run, send, 21)]
+    _assert_withheld(run, tmp_path, capsys, lines, send, [0, 3, 5], ALL_LATENCIES, entry)
 
 
 def test_a_tpot_of_a_one_token_request_leaves_its_row_out(timed_run, tmp_path):

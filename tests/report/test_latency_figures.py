@@ -326,10 +326,13 @@ def test_impossible_request_latencies_are_warned_about_and_left_out(timed_run, t
              "left out)",
              f"{where} an e2e_s longer than its wall_s {wall_s:g} (99) in 1 row (request 1; "
              "left out)",
+             # their gaps go with them, counted and named
+             f"{run / 'itl.csv'}: case '{send}' has gaps of a request left out of "
+             "requests.csv as impossible in 21 rows (requests 0, 1 and 2; left out)",
              # then the figures over those rows, withheld: the case loads with the others
              f"{where} ttft_ms_*, tpot_ms_* and e2e_ms_* withheld (not quoted): "
              "summary.json's are over its 6 rows, 3 of them impossible (left out); its "
-             "other 3 rows are loaded"]
+             "other 3 rows are loaded", _itl_withheld(run, send, 21)]
     code, md, err = _report(run, tmp_path, capsys)
     assert (code, err) == (0, "".join(f"bench.py report: warning: {ln}\n" for ln in lines))
     assert _loaded_lines(run) == lines
@@ -338,16 +341,21 @@ def test_impossible_request_latencies_are_warned_about_and_left_out(timed_run, t
         loaded = load(run)
     kept = loaded.requests[loaded.requests["case_id"] == send]
     assert list(kept["index"]) == [3, 4, 5]
+    # the gaps of the requests left out feed neither the ITL figures nor the CDF: 7 of
+    # each kept request's 8 tokens, as itl.csv holds them
+    gaps = loaded.itl[loaded.itl["case_id"] == send]
+    assert list(gaps["index"]) == [3] * 7 + [4] * 7 + [5] * 7
+    with open(run / "itl.csv", newline="") as f:
+        written = [float(r["itl_s"]) for r in csv.DictReader(f)
+                   if r["case_id"] == send and r["index"] in ("3", "4", "5")]
+    assert list(gaps["itl_s"]) == written
     case = loaded.cases[loaded.cases["case_id"] == send].iloc[0]
-    assert [case[f"{n}_ms_p50"] != case[f"{n}_ms_p50"] for n in ("ttft", "tpot", "e2e")] \
-        == [True, True, True]
-    assert case["itl_ms_p50"] == json.loads(
-        (run / "summary.json").read_text())["cases"][0]["itl_ms_p50"]
-    # the Latency table shows send's ITL alone, its other cells empty
+    assert [case[f"{n}_ms_p50"] != case[f"{n}_ms_p50"]
+            for n in ("ttft", "tpot", "itl", "e2e")] == [True, True, True, True]
+    # every latency of send withheld: the Latency table shows cached's row alone
     section = md.split("\n## Latency\n", 1)[1].split("\n## ", 1)[0]
-    row = next(ln for ln in section.splitlines() if ln.startswith("| 0 | send |"))
-    assert [c.strip() for c in row.split("|")[5:-1]] == [
-        "-", "-", "-", f"{case['itl_ms_p50']:.3f}", f"{case['itl_ms_p99']:.3f}", "-", "-"]
+    assert [ln.split("|")[2].strip() for ln in section.splitlines()
+            if ln.startswith("| 0 |")] == ["cached"]
 
 
 def test_an_empty_itl_csv_is_refused_as_a_missing_one_is(timed_run, tmp_path, capsys):

@@ -1,7 +1,9 @@
 """One rule for "within noise" (an interval holding 0 that stays within ±10 %, else
 "inconclusive"), in the share lines as in the findings; a multi-run throughput caption
 that says which points have error bars; a timed replay called arrival-bound only where
-its engine kept up with the arrivals; and the case's whole time in ``summary.json``."""
+its engine kept up with the arrivals (by ``num_waiting`` where recorded, else by
+``arrival_span_share``), the report naming the measure; and the case's whole time in
+``summary.json``."""
 
 from __future__ import annotations
 
@@ -10,12 +12,17 @@ import re
 import subprocess
 import sys
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from analysis_run import REPO, run_bench
 from ipc_bench import cli
+from ipc_bench.analysis.results import ResultsWarning, load
 from ipc_bench.analysis.send_cost import path_difference, step_difference
-from ipc_bench.analysis.summary import replay_pace, replay_pace_figures
+from ipc_bench.analysis.summary import (replay_pace, replay_pace_basis, replay_pace_evidence,
+                                        replay_pace_figures,
+                                        waiting_figures)
 from ipc_bench.report import blocks
 from ipc_bench.report.tables import ARRIVAL_BOUND_NOTE, arrival_bound_note
 
@@ -84,31 +91,87 @@ def test_a_report_of_a_one_and_a_three_repetition_run(tmp_path):
     assert "error bars are 95 % intervals" not in caption
 
 
-def _replay(share_of_wall: float, case_id: str = "w/send/msgpack") -> dict:
+def _replay(share_of_wall: float, case_id: str = "w/send/msgpack", num_waiting=None) -> dict:
+    """A timed replay's summary case of 3.2 s of wall time whose last request arrived
+    ``share_of_wall`` of the way into it; with ``num_waiting`` (one per step) its
+    waiting figures too, else none (a run before them)."""
     wall = 3.2
-    return dict(case_id=case_id, trace_speedup=1000.0, wall_s=wall,
+    case = dict(case_id=case_id, trace_speedup=1000.0, wall_s=wall,
                 **replay_pace_figures([dict(arrival_s=0.0),
                                        dict(arrival_s=share_of_wall * wall)], wall))
+    if num_waiting is not None:
+        case.update(waiting_figures(np.asarray(num_waiting, dtype=np.int64)))
+    return case
+
+
+LOAD_BOUND_WORDS = (
+    "the requests arrived faster than the engine served them and queued, so the "
+    "engine, not the trace, set the pace; there tokens/s (wall) is the engine's "
+    "throughput under that backlog, comparable between policies as such, and TTFT is "
+    "mostly queueing delay.")
+BY_NUM_WAITING = ("num_waiting (load-bound where a request was left waiting after at least "
+                  "50 % of a replay's steps, or after any where the last request arrived "
+                  "less than 50 % of the way into the wall time)")
+BY_SPAN = ("arrival_span_share (a run before num_waiting: load-bound where the last "
+           "request arrived less than 50 % of the way into the wall time)")
 
 
 def test_a_replay_is_arrival_bound_only_where_the_engine_kept_up():
+    """Before num_waiting, by arrival_span_share (a stand-in: the last arrival's share
+    of the wall time)."""
     assert replay_pace_figures([dict(arrival_s=0.0), dict(arrival_s=0.1)], 3.2) == dict(
         last_arrival_s=0.1, arrival_span_share=0.1 / 3.2)
     assert replay_pace_figures([], 3.2) == {}
     kept_up, queued = _replay(0.9), _replay(0.1 / 3.2, "w/cached/msgpack")
     assert replay_pace(kept_up) == "arrival-bound"
     assert replay_pace(queued) == "load-bound"
+    assert replay_pace_basis(queued) == "arrival_span_share"
     assert replay_pace(dict(trace_speedup=1000.0)) is None  # a run before the field
-    assert arrival_bound_note([kept_up]) == ARRIVAL_BOUND_NOTE
+    assert replay_pace_basis(dict(trace_speedup=1000.0)) is None
+    assert arrival_bound_note([kept_up]) == (ARRIVAL_BOUND_NOTE + f" Pace by {BY_SPAN} for "
+                                             "1 case.")
     assert arrival_bound_note([dict(trace_speedup=1000.0)]) == ARRIVAL_BOUND_NOTE
     assert arrival_bound_note([kept_up, queued]) == (
-        "1 of 2 timed replay cases is load-bound, not arrival-bound (their last request "
-        "arrived less than 50 % of the way into the wall time; w/cached/msgpack: 0.10 s "
-        "into 3.20 s): the requests arrived faster than the engine served them and "
-        "queued, so the engine, not the trace, set the pace; there tokens/s (wall) is "
-        "the engine's throughput under that backlog, comparable between policies as "
-        "such, and TTFT is mostly queueing delay. The others are arrival-bound: their "
-        "tokens/s is not a throughput comparison between policies.")
+        "1 of 2 timed replay cases is load-bound, not arrival-bound (w/cached/msgpack: by "
+        "arrival_span_share (recorded before num_waiting): its last request arrived 0.10 s "
+        f"into 3.20 s of wall time): {LOAD_BOUND_WORDS} The others are arrival-bound: their "
+        f"tokens/s is not a throughput comparison between policies. Pace by {BY_SPAN} for "
+        "2 cases.")
+
+
+def test_num_waiting_labels_a_replay_whatever_its_last_arrival():
+    """Where recorded, the steps with a request left waiting decide: one long request at
+    the end (nothing waited, the last arrival early in the wall time) is arrival-bound;
+    a backlog over most steps whose last request arrived late is load-bound."""
+    assert waiting_figures(np.array([0, 3, 2, 0], dtype=np.int64)) == dict(
+        num_waiting_mean=1.25, waiting_step_share=0.5)
+    assert waiting_figures(np.zeros(0, dtype=np.int64)) == {}
+    long_tail = _replay(0.1, "w/send/msgpack", [0] * 10)
+    backlog = _replay(0.9, "w/cached/msgpack", [4, 3, 3, 2, 2, 1, 0, 0])
+    just_under = _replay(0.9, "w/send/msgpack", [1, 0, 0, 0, 0, 0, 0, 1, 0, 1])
+    burst = _replay(0.01, "w/send/pickle", [5, 3, 0, 0, 0, 0, 0, 0, 0, 0])
+    assert [replay_pace_basis(c) for c in (long_tail, backlog)] == ["num_waiting"] * 2
+    assert replay_pace(long_tail) == "arrival-bound"  # arrival_span_share 0.1 said load
+    assert replay_pace(backlog) == "load-bound"  # arrival_span_share 0.9 said arrival
+    assert (replay_pace(just_under), just_under["waiting_step_share"]) == (
+        "arrival-bound", 0.3)
+    # a burst over in the first 1 % of the wall time, queued for its first 2 steps: the
+    # engine drained the queue it built
+    assert (replay_pace(burst), burst["waiting_step_share"]) == ("load-bound", 0.2)
+    assert replay_pace_evidence(burst) == (
+        "by num_waiting: a request was left waiting after 20 % of its steps, 0.8 on "
+        "average, and its last request arrived 1 % of the way into its wall time")
+    assert replay_pace_evidence(backlog).endswith("on average")
+    assert arrival_bound_note([long_tail]) == (ARRIVAL_BOUND_NOTE + f" Pace by "
+                                               f"{BY_NUM_WAITING} for 1 case.")
+    # a run of each kind: the case named is the one labelled by num_waiting
+    older = _replay(0.01, "v/send/msgpack")
+    assert arrival_bound_note([long_tail, backlog, older]) == (
+        "2 of 3 timed replay cases are load-bound, not arrival-bound (w/cached/msgpack: by "
+        "num_waiting: a request was left waiting after 75 % of its steps, 1.9 on average): "
+        f"{LOAD_BOUND_WORDS} The others are arrival-bound: their tokens/s is not a "
+        f"throughput comparison between policies. Pace by {BY_NUM_WAITING} for 2 cases and "
+        f"by {BY_SPAN} for 1 case.")
 
 
 @pytest.mark.parametrize("load", [["g"], []])
@@ -124,42 +187,82 @@ def test_the_throughput_caption_says_which_replay_is_load_bound(load):
         "follow the trace, not the policy.")
 
 
-def test_an_overloaded_replay_is_called_load_bound(tmp_path):
-    # 20 requests within 19 ms of trace time (0.02 ms at 1000x), while serving them takes
-    # 100+ fixed 5 ms steps: they queue, whatever the machine's load
-    trace = tmp_path / "trace.csv"
+def _timed_run(tmp_path, name: str, rows: list[tuple[str, int, int]],
+               extra: list[str]) -> tuple[str, list[dict]]:
+    """A real timed replay at 1000x of the trace ``rows`` (timestamp, prompt, output
+    tokens) on the fixed 5 ms step model: (stdout, summary cases)."""
+    trace = tmp_path / f"{name}.csv"
     trace.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n" + "".join(
-        f"2023-11-16 18:15:46.{i:03d}0000,100,100\n" for i in range(20)))
-    out = run_bench(tmp_path / "run", [
+        f"2023-11-16 {t},{p},{o}\n" for t, p, o in rows))
+    out = run_bench(tmp_path / name, [
         "--scenario", "azure-conv-timed", "--model", "fixed-step", "--step-time-ms", "5",
-        "--trace", str(trace),
-        "--max-requests", "20", "--trace-speedup", "1000", "--codecs", "msgpack",
-        "--no-single-process"])
-    cases = json.loads((tmp_path / "run" / "summary.json").read_text())["cases"]
+        "--trace", str(trace), "--max-requests", str(len(rows)), "--trace-speedup",
+        "1000", "--codecs", "msgpack", "--no-single-process", "--warmup-steps", "2",
+        *extra])
+    return out, json.loads((tmp_path / name / "summary.json").read_text())["cases"]
+
+
+def test_an_overloaded_replay_is_called_load_bound(tmp_path):
+    # 20 requests at once, 2 served at a time (--max-num-seqs 2), each 1 prefill step
+    # and 19 decode steps: 10 batches of 20 steps, 18, 16, ..., 0 requests left waiting
+    out, cases = _timed_run(tmp_path, "queued", [("18:15:46.0000000", 100, 20)] * 20,
+                            ["--max-num-seqs", "2"])
+    for c in cases:
+        assert (c["num_total_steps"], c["num_waiting_mean"], c["waiting_step_share"]) == (
+            200, 9.0, 0.9)
+    steps = pd.read_csv(tmp_path / "queued" / "steps.csv")
+    assert list(steps["num_waiting"][steps["case_id"] == cases[0]["case_id"]]) == [
+        18 - 2 * (i // 20) for i in range(200)]
     assert [replay_pace(c) for c in cases] == ["load-bound", "load-bound"]
-    worst = min(cases, key=lambda c: c["arrival_span_share"])
-    assert worst["arrival_span_share"] == worst["last_arrival_s"] / worst["wall_s"]
-    assert ("Note: 2 of 2 timed replay cases are load-bound, not arrival-bound (their "
-            "last request arrived less than 50 % of the way into the wall time; "
-            f"{worst['case_id']}: {worst['last_arrival_s']:.2f} s into "
-            f"{worst['wall_s']:.2f} s): the requests arrived faster") in out
+    assert ("Note: 2 of 2 timed replay cases are load-bound, not arrival-bound "
+            f"({cases[0]['case_id']}: by num_waiting: a request was left waiting after 90 % "
+            f"of its steps, 9.0 on average): {LOAD_BOUND_WORDS} Pace by {BY_NUM_WAITING} "
+            "for 2 cases.") in out
     assert ARRIVAL_BOUND_NOTE not in out
+    # a waiting figure typed over is not its steps': the case is left out, not labelled
+    run = tmp_path / "queued"
+    summary = json.loads((run / "summary.json").read_text())
+    summary["cases"][0]["waiting_step_share"] = 0.1
+    (run / "summary.json").write_text(json.dumps(summary))
+    with pytest.warns(ResultsWarning) as caught:
+        loaded = load(run)
+    assert [str(w.message) for w in caught] == [
+        f"{run / 'steps.csv'}: case '{cases[0]['case_id']}' has a waiting_step_share of 0.9 "
+        "over its 200 steps' num_waiting, but summary.json has waiting_step_share 0.1 "
+        "(left out)"]
+    assert list(loaded.cases["case_id"]) == [cases[1]["case_id"]]
+
+
+def test_one_long_request_at_the_end_is_arrival_bound(tmp_path):
+    # a short request, then 0.1 s later (trace time 100 s at 1000x) one of 200 output
+    # tokens: its 1 s of decode ends the replay, with nothing ever waiting
+    out, cases = _timed_run(tmp_path, "tail", [("18:15:46.0000000", 100, 5),
+                                               ("18:17:26.0000000", 10, 200)], [])
+    for c in cases:
+        assert (c["num_waiting_mean"], c["waiting_step_share"]) == (0.0, 0.0)
+        assert c["arrival_span_share"] < 0.5  # the older measure called it load-bound
+    assert [replay_pace(c) for c in cases] == ["arrival-bound", "arrival-bound"]
+    assert f"Note: {ARRIVAL_BOUND_NOTE} Pace by {BY_NUM_WAITING} for 2 cases." in out
 
 
 def test_the_finding_calls_a_load_bound_replay_so():
-    import pandas as pd
-
     from ipc_bench.report import findings
 
     queued = pd.DataFrame([_replay(0.1 / 3.2, "w/send/msgpack")])
     assert findings._timed_replay_words(queued, findings.TIMED_REPLAY_ONE_ARM) == (
         "This is a timed replay, but load-bound: its requests arrived faster than the "
-        "engine served them (the last 0.10 s into 3.20 s of wall time, in w/send/msgpack) "
-        "and queued, so the engine, not the trace, set the pace; its tokens/s (wall), "
+        "engine served them (in w/send/msgpack, by arrival_span_share (recorded before "
+        "num_waiting): its last request arrived 0.10 s into 3.20 s of wall time) and "
+        "queued, so the engine, not the trace, set the pace; its tokens/s (wall), "
         "every output token over the wall time from the first arrival to the last "
         "completion, is the engine's throughput under that backlog, comparable between "
         "policies as such, and its latencies (the Latency section) are mostly queueing "
         "delay.")
+    backlog = pd.DataFrame([_replay(0.9, "w/send/msgpack", [2, 1, 0])])
+    assert findings._timed_replay_words(backlog).startswith(
+        "This is a timed replay, but load-bound: its requests arrived faster than the "
+        "engine served them (in w/send/msgpack, by num_waiting: a request was left waiting "
+        "after 67 % of its steps, 1.0 on average) and queued, so the engine")
     kept_up = pd.DataFrame([_replay(0.9)])
     assert findings._timed_replay_words(kept_up) == findings.TIMED_REPLAY
     assert (findings._timed_replay_words(kept_up, findings.TIMED_REPLAY_ONE_ARM)
