@@ -247,8 +247,10 @@ def _note_lines(note: str) -> str:
 
 
 def _with_note(title: str, note) -> str:
-    """``title``, with ``note`` (from ``_timed_only``) on the lines below it when given
-    (``_note_lines``)."""
+    """``title``, with ``note`` (from ``_timed_only``) on the lines below it when given,
+    each broken into lines as ``_note_lines`` breaks a note (a longer title ran past the
+    figure's edges)."""
+    title = _note_lines(title)
     return f"{title}\n{_note_lines(note)}" if note else title
 
 

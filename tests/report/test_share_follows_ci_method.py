@@ -125,7 +125,9 @@ def test_the_figure_draws_the_methods_share_and_interval(method, drawn, title):
     res = _results(_decode_steady_rows())
     res.metadata["run"]["ci_method"] = method
     fig = plots.send_cost_share(res)
-    assert title in fig._suptitle.get_text()
+    text = fig._suptitle.get_text()
+    assert title in text.replace("\n", " ")
+    assert max(len(line) for line in text.split("\n")) <= plots.NOTE_LINE_CHARS
     table = plots.send_cost_table(res.cases, labels=res.labels)
     _, axes = plots._figure(1, 2)
     bars, _ = plots._send_cost_series(table, [], axes, {}, method)
