@@ -625,6 +625,13 @@ def header_problem(path: Path, columns: tuple[str, ...]) -> str | None:
     return f"its header is not {path.name}'s columns ({'; '.join(parts)})"
 
 
+#: Columns whose absence (a run written before they existed) ``_read_csv`` does not
+#: note: ``num_waiting`` labels a timed replay's pace, and the report already says
+#: which measure labelled each (``tables.pace_measures_sentence``: the older
+#: ``arrival_span_share`` for such a run); no other figure reads it.
+QUIET_ABSENT_COLUMNS = ("num_waiting",)
+
+
 def _read_csv(pd, path: Path, columns: tuple[str, ...], notes: list[str] | None = None):
     """``path`` as a DataFrame (``columns`` when it is empty). A last line cut mid-row
     (the writer was killed) is left out and said in ``notes``; so is every row of a
@@ -632,7 +639,7 @@ def _read_csv(pd, path: Path, columns: tuple[str, ...], notes: list[str] | None 
     told apart), which loads as an empty frame, and each line with an unterminated
     quote or only commas (``_data_lines``: named by line number). Columns of
     ``columns`` its header lacks (a run written before they existed) are NaN, and
-    said in ``notes``."""
+    said in ``notes`` (but for ``QUIET_ABSENT_COLUMNS``)."""
     if not path.is_file():
         raise ResultsError(f"{path.parent}: not a complete run folder (no {path.name})")
     try:
@@ -648,9 +655,10 @@ def _read_csv(pd, path: Path, columns: tuple[str, ...], notes: list[str] | None 
             return pd.DataFrame(columns=list(columns))
         names, _ = _header_names(path)
         absent = [c for c in columns if c not in names]
-        if absent and notes is not None:
-            notes.append(f"its header lacks {_names(absent)} (a run written before "
-                         f"{'that column' if len(absent) == 1 else 'those columns'} "
+        named = [c for c in absent if c not in QUIET_ABSENT_COLUMNS]
+        if named and notes is not None:
+            notes.append(f"its header lacks {_names(named)} (a run written before "
+                         f"{'that column' if len(named) == 1 else 'those columns'} "
                          "existed): left empty")
         whole = _complete_lines(path)
         if whole is not None and notes is not None:

@@ -400,3 +400,20 @@ def test_a_row_without_a_case_id_is_named(small_run, tmp_path):
         f"{path}: {total - 1:,} of the {total:,} rows summary.json counts (1 case(s) short: "
         f"{case}: {of_case - 1:,} of {of_case:,}); loaded what is valid"]
     assert len(res.steps) == total - 1 and res.steps["case_id"].notna().all()
+
+
+def test_a_run_written_before_num_waiting_loads_without_a_warning(small_run, tmp_path):
+    """num_waiting only labels a timed replay's pace, and the report names the older
+    measure for such a run: its absence from an older steps.csv is not warned about."""
+    import warnings
+
+    import pandas as pd
+
+    run = _copy(small_run, tmp_path / "older")
+    path = run / "steps.csv"
+    table = pd.read_csv(path)
+    table.drop(columns=["num_waiting"]).to_csv(path, index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = load(run)
+    assert len(res.steps) == len(table) and res.steps["num_waiting"].isna().all()
