@@ -193,6 +193,13 @@ class Results:
                                                            every counted step (the case is
                                                            kept, without its floor; absent
                                                            otherwise)
+    report_failed                                 -        the line of the runner's failure
+                                                           after the floor (after the last
+                                                           step without one), while its
+                                                           report was awaited (the case is
+                                                           kept, floor and all, without the
+                                                           runner's per-step columns;
+                                                           absent otherwise)
     step_to_floor_ratio                           ratio
     floor_step_ns_block_cv                        ratio    spread of 50-step mean floor step
                                                            times (None: under 150 floor steps)

@@ -659,6 +659,8 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
         out["report_interrupted"] = True
     if result.floor_failed is not None:  # finished, its floor cut short by the runner
         out["floor_failed"] = result.floor_failed
+    if result.report_failed is not None:  # finished, the runner's report lost
+        out["report_failed"] = result.report_failed
     if result.rss_samples:
         out.update(rss_summary(result.rss_samples))
     if result.stream_stats is not None:

@@ -382,8 +382,8 @@ class _Run:
         except RunFolderError as exc:
             return self.write_failed(exc, result)
         except Exception as exc:  # written, then exit code 1
-            if (result.floor_failed is not None and result.sched_rows
-                    and isinstance(exc, CaseError)):
+            if ((result.floor_failed is not None or result.report_failed is not None)
+                    and result.sched_rows and isinstance(exc, CaseError)):
                 return self._floor_failed(result, exc, cpu_before)
             return self._failed(result, exc)
         finally:
@@ -461,18 +461,29 @@ class _Run:
         finished, its counted figures kept, without the floor's or the runner's per-step
         columns (a warning says why, ``floor_failed`` holds the line); the run is closed
         ``failed`` and the line is the failure's, as for any failed case,
+        ``bench.py: error: CASE: REASON; partial results: DIR``. A runner that failed
+        after the floor (after the last step without one), while its report was awaited
+        (``CaseResult.report_failed``), likewise, its floor kept: only the runner's
+        per-step columns are absent (they come in that report); the same line:
         ``bench.py: error: CASE: REASON; partial results: DIR``. Returns the exit code:
         1 (2 where the runner's report names the file descriptor limit,
         ``errors.names_fd_limit``). A write error is reported (``write_failed``)."""
         case_id = result.spec.case_id
         message = str(exc)
         last = result.sched_rows[-1][0]
-        warning = (f"the runner failed while replaying the floor after step {last} "
-                   f"({STEP_NUMBERING}): {message}: the floor's figures (floor tok/s, "
-                   "x floor) are absent, and so are the runner's per-step columns (its "
-                   "report comes after the floor)")
-        result.floor_failed = message
-        result.floor_step_ns = []  # a floor cut short is no floor
+        if result.floor_failed is not None:
+            warning = (f"the runner failed while replaying the floor after step {last} "
+                       f"({STEP_NUMBERING}): {message}: the floor's figures (floor tok/s, "
+                       "x floor) are absent, and so are the runner's per-step columns (its "
+                       "report comes after the floor)")
+            result.floor_failed = message
+            result.floor_step_ns = []  # a floor cut short is no floor
+        else:
+            after = "after the floor, after" if result.floor_step_ns else "after"
+            warning = (f"the runner failed while its report was awaited {after} step "
+                       f"{last} ({STEP_NUMBERING}): {message}: the runner's per-step "
+                       "columns (its report) are absent")
+            result.report_failed = message
         result.failed_step = result.error = None  # every counted step was measured
         self.stopped = True
         try:

@@ -240,6 +240,11 @@ class CaseResult:
     # its floor. The channel's message (``supervisor.run_phases``), then the line
     # printed for it (``cli.execute``).
     floor_failed: Optional[str] = None
+    # The runner failed (died, stopped answering, reported an error) after the floor
+    # (after the loop, without one), while it was told to stop and its report awaited:
+    # every counted step and the floor were measured; the case is kept as finished,
+    # without the runner's per-step columns. The channel's message, as ``floor_failed``.
+    report_failed: Optional[str] = None
     runner_pid: Optional[int] = None
     rss_samples: list[tuple] = field(default_factory=list)  # harness.memory.SAMPLE_COLUMNS tuples
     stream_stats: Optional[Any] = None    # harness.recording.StreamStats of a streamed case

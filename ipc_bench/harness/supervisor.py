@@ -426,7 +426,8 @@ def run_phases(spec: CaseSpec, exchange: ChannelExchange, result: CaseResult,
     lands after it, while the runner is stopped and its report awaited, sets
     ``result.report_interrupted``), and a ``CaseError`` / ``PeerError`` /
     ``PeerTimeout`` raised in the floor sets ``result.floor_failed`` (its message) on
-    its way."""
+    its way, and one raised after it, while the runner's report is awaited (or the
+    runner's ``ErrorReport`` in its place), ``result.report_failed``."""
     channel = exchange.channel
     if spec.instrumentation == "totals":
         counted_seqs = run_bare_scheduler_loop(spec, exchange, result)
@@ -457,11 +458,17 @@ def run_phases(spec: CaseSpec, exchange: ChannelExchange, result: CaseResult,
     except Interrupted:  # every counted step (and the floor) is measured: kept
         result.report_interrupted = True
         raise
+    except (CaseError, PeerError, PeerTimeout) as exc:  # the same: kept, no columns
+        result.report_failed = str(exc)
+        raise
     if isinstance(report, ErrorReport):
         exchange.runner_exiting = True
-        raise runner_failure(report)
+        exc = runner_failure(report)
+        result.report_failed = str(exc)
+        raise exc
     if not isinstance(report, RunnerReport):
-        raise CaseError(f"expected a runner report, got {type(report).__name__}")
+        result.report_failed = f"expected a runner report, got {type(report).__name__}"
+        raise CaseError(result.report_failed)
     result.runner_columns = report.columns
 
 

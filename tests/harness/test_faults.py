@@ -1383,6 +1383,63 @@ def test_a_signal_after_the_floor_names_the_wait_for_the_runner_report(
     assert list(frames["steps.csv"]["seq"]) == list(range(last + 1))
 
 
+@pytest.mark.parametrize("floor", [True, False])
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGSTOP], ids=["killed", "stopped"])
+def test_a_runner_lost_while_its_report_is_awaited_keeps_the_case_and_its_floor(
+        tmp_path, monkeypatch, capsys, floor, sig):
+    """The runner killed (or stopped) as the scheduler starts waiting for its report,
+    after the floor (or after the last step with ``--no-floor``): every counted step and
+    the floor were measured, so the case is kept as finished, floor and all, without
+    the runner's per-step columns, ``report_failed`` holding the line; the run is
+    failed, exit 1, one line (the case was written incomplete, its floor lost)."""
+    from ipc_bench import cli
+    from ipc_bench.wire.channel import SchedulerChannel
+
+    recv_control = SchedulerChannel.recv_control
+    pids = []
+    phases = supervisor.run_phases
+
+    def phases_then_lose(spec, exchange, result, *args, **kwargs):
+        def lose(self, label, *a, **k):
+            if label == "report from the runner":
+                pids.append(result.runner_pid)
+                os.kill(result.runner_pid, sig)
+            return recv_control(self, label, *a, **k)
+        monkeypatch.setattr(SchedulerChannel, "recv_control", lose)
+        return phases(spec, exchange, result, *args, **kwargs)
+
+    monkeypatch.setattr(supervisor, "run_phases", phases_then_lose)
+    run_dir = tmp_path / "run"
+    args = _TINY + ["--peer-timeout", "2", "--output", str(run_dir)] + (
+        [] if floor else ["--no-floor"])
+    assert cli.main(args) == 1
+    err = capsys.readouterr().err.splitlines()
+    case_id = "num_running=2/send/msgpack#0"
+    assert len(err) == 1 and err[0].startswith(f"bench.py: error: {case_id}: runner process "
+                                               f"{pids[0]} "), err
+    line = err[0][len(f"bench.py: error: {case_id}: "):-len(f"; partial results: {run_dir}")]
+    assert line.endswith("noticed while waiting for report from the runner" if sig ==
+                         signal.SIGKILL else "within 2 s (state T (stopped); killed)"), line
+    assert not alive(pids[0])
+    summary, frames = load_run(run_dir)
+    assert (summary["status"], summary["problems"], summary["failed_case"]) == (
+        "failed", [f"{case_id}: {line}"], case_id)
+    case, = summary["cases"]
+    last = case["num_total_steps"] - 1
+    assert case["complete"] is True and case["error"] is None and "failed_step" not in case
+    assert case["report_failed"] == line and "floor_failed" not in case
+    assert case["num_steps"] == 50 and case["output_tokens_per_s"] > 0
+    assert (case.get("floor_output_tokens_per_s") is not None) is floor
+    assert len(frames["floor.csv"]) == (50 if floor else 0)
+    after = "after the floor, after" if floor else "after"
+    assert (f"the runner failed while its report was awaited {after} step {last} "
+            f"(steps.csv seq: warm-up and uncounted steps included): {line}: the "
+            "runner's per-step columns (its report) are absent") in case["warnings"]
+    steps = frames["steps.csv"]
+    assert list(steps["seq"]) == list(range(last + 1))
+    assert steps["runner_update_ns"].isna().all()
+
+
 def test_a_runner_that_dies_in_the_floor_keeps_the_case_as_finished_without_its_floor(
         tmp_path, monkeypatch, capsys):
     """The runner exits after it read the floor's frame 3 (after every counted step):
