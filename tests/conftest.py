@@ -179,3 +179,14 @@ def killed_bench_tmpdir(tmp_path):
     """``bench_tmpdir`` for a ``bench.py`` process the test SIGKILLs (which leaves its
     socket folder): the short folder is removed after the test without that check."""
     yield from _bench_tmpdir(tmp_path, check_left=False)
+
+
+@pytest.fixture(scope="session")
+def shared_small_run(tmp_path_factory) -> Path:
+    """One small real run (``analysis_run.make_small_run``: a folder named ``small-run``)
+    for every test of a worker that reads it (the loader, plots and report tests, the
+    notebook's): tests only read it, and copy it to change it. (``test_cut_short`` makes
+    its own, another run.)"""
+    from analysis_run import make_small_run
+
+    return make_small_run(tmp_path_factory.mktemp("small") / "small-run")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis_run import REPO, copy_as_another_run, make_small_run, run_bench
+from analysis_run import REPO, copy_as_another_run, run_bench
 from ipc_bench import cli
 from ipc_bench.report import plots
 from ipc_bench.report.findings import findings
@@ -23,8 +23,9 @@ from ipc_bench.harness.run_folder import CASE_KEYS, FORMAT_VERSION, REQUEST_COLU
 
 
 @pytest.fixture(scope="module")
-def run_dir(tmp_path_factory) -> Path:
-    return make_small_run(tmp_path_factory.mktemp("analysis") / "small-run")
+def run_dir(shared_small_run) -> Path:
+    """The session's small run (conftest ``shared_small_run``): read only."""
+    return shared_small_run
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from analysis_run import REPO, copy_as_another_run, make_small_run
+from analysis_run import REPO, copy_as_another_run
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
@@ -19,10 +19,10 @@ NOTEBOOK = REPO / "notebooks" / "analysis.ipynb"
 
 
 @pytest.fixture(scope="module")
-def small_run(tmp_path_factory):
-    """One small real run (``make_small_run``) for the module; each test works on its
+def small_run(shared_small_run):
+    """The session's small run (conftest ``shared_small_run``); each test works on its
     own copy (``_copy``)."""
-    return make_small_run(tmp_path_factory.mktemp("notebook") / "small-run")
+    return shared_small_run
 
 
 def _copy(small_run, path):
