@@ -377,7 +377,10 @@ def test_a_first_forward_past_the_startup_timeout_names_the_option_to_raise(
                                   f"{spy.procs[0].pid}): state ")
                         + r"[RS] \((running|sleeping)\)", str(err.value)), str(err.value)
     assert err.value.step == 0
-    assert spy.procs[1].returncode == 4
+    # 4, its own exit; or -9 where the harness reaped it first: the stage exits after
+    # its report, and its teardown (torch's) can outlast the reaping's grace on a
+    # loaded machine. The report above is the stage's own either way.
+    assert spy.procs[1].returncode in (4, -signal.SIGKILL)
     assert_clean(spy)
 
 
