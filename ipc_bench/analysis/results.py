@@ -5,7 +5,8 @@ gives the layout and the format history): ``read_summary`` and, into pandas, ``l
 each check), so that no finding quotes a figure its run did not measure. Among them,
 each case's ``summary.json`` figures are recomputed from its counted ``steps.csv`` rows
 as ``analysis.summary`` computed them: totals (``STEP_SUMS``), means (``STEP_MEANS``),
-medians (``STEP_MEDIANS``), the runner gap figures (``RUNNER_GAP_COLUMNS``) and the
+medians (``STEP_MEDIANS``), the wire bytes per step (``WIRE_FIGURES``: payload and
+ZMTP frame head), the runner gap figures (``RUNNER_GAP_COLUMNS``) and the
 ``--tp`` / ``--pp`` figures whose inputs it holds (``HOP_FIGURES``: the broadcast's and
 the ZeroMQ hops' bytes, the encode, rank 0's decode); its
 ``output_tokens_per_s`` from its own tokens, counted steps and mean step; a timed
@@ -1353,9 +1354,9 @@ def _step_problem(case, rows, path: Path) -> str | None:
     """The line of a case (a ``cases`` row) whose ``steps.csv`` rows (``rows``, in file
     order; only a case with every counted row there, ``num_steps``: a case short of rows
     is said by ``_short_steps``) disagree with its figures: a ``STEP_SUMS`` total, a
-    ``STEP_MEANS`` mean or a ``STEP_MEDIANS`` median recomputed from its counted rows, or
-    a ``--tp`` / ``--pp`` figure (``_hop_problem``) or a runner gap figure
-    (``_gap_problem``), the first found; ``None`` when none does."""
+    ``STEP_MEANS`` mean or a ``STEP_MEDIANS`` median recomputed from its counted rows, a
+    wire figure (``_wire_problem``), a ``--tp`` / ``--pp`` figure (``_hop_problem``) or a
+    runner gap figure (``_gap_problem``), the first found; ``None`` when none does."""
     import numpy as np
 
     counted = rows["counted"].astype(bool).to_numpy()
@@ -1386,8 +1387,56 @@ def _step_problem(case, rows, path: Path) -> str | None:
             return (f"{path}: case {case_id!r} has a {kind} {' + '.join(columns)} of "
                     f"{got:{form}} {over}, but summary.json has {figure} {want:{form}} "
                     "(left out)")
-    return (_hop_problem(case, rows, counted, path)
+    return (_wire_problem(case, rows, counted, path)
+            or _hop_problem(case, rows, counted, path)
             or (_gap_problem(case, rows, counted, path) if whole else None))
+
+
+#: The wire figures of a two-process case recomputed from its counted ``steps.csv``
+#: rows by the function that wrote them (``analysis.summary.wire_bytes_per_step``: each
+#: payload with its ZMTP frame head, the scheduler -> runner one on an ``shm*``
+#: ``transport`` the ring's chunk head and payload), with the column each comes from
+#: (``_wire_problem``). The totals are not: ``s2r_wire_bytes_total`` also counts the
+#: empty phase-marker frames, whose number no file records; ``r2s_wire_bytes_total``
+#: (every step's reply and the floor's replays of the counted steps) is not recomputed.
+WIRE_FIGURES: dict[str, str] = {
+    "sched_to_runner_wire_bytes_per_step": "s2r_payload_bytes",
+    "runner_to_sched_wire_bytes_per_step": "r2s_payload_bytes",
+}
+
+
+def _wire_problem(case, rows, counted, path: Path) -> str | None:
+    """The line of a case (a ``cases`` row) whose ``WIRE_FIGURES`` are not those its
+    counted ``steps.csv`` rows give (``analysis.summary.wire_bytes_per_step``, by its
+    ``transport``; relative ``STEP_MEAN_TOLERANCE``), naming the first: ``RUN/steps.csv:
+    case 'ID' has a sched_to_runner_wire_bytes_per_step of 1,211.5 from its 20 counted
+    rows' s2r_payload_bytes, but summary.json has sched_to_runner_wire_bytes_per_step 1
+    (left out)``. ``None`` when they agree, when the case has neither figure (an
+    in-process case, a streamed one), or when its ``transport`` is not a text or a
+    column is absent or NaN."""
+    import numpy as np
+
+    from ipc_bench.analysis.summary import wire_bytes_per_step
+
+    transport = case.get("transport")
+    if not isinstance(transport, str) \
+            or all(_figure(case, f) is None for f in WIRE_FIGURES):
+        return None
+    payload = {}
+    for column in WIRE_FIGURES.values():
+        values = _counted_values(rows, counted, (column,))
+        if values is None:
+            return None
+        payload[column] = values.astype(np.int64)
+    got = wire_bytes_per_step(payload["s2r_payload_bytes"], payload["r2s_payload_bytes"],
+                              transport)
+    for figure, column in WIRE_FIGURES.items():
+        want = _figure(case, figure)
+        if want is not None and _differ(got[figure], want):
+            return (f"{path}: case {str(case['case_id'])!r} has a {figure} of "
+                    f"{got[figure]:,.6g} from its {int(counted.sum()):,} counted rows' "
+                    f"{column}, but summary.json has {figure} {want:,.6g} (left out)")
+    return None
 
 
 #: The ``--tp`` / ``--pp`` summary figures recomputed from a case's counted ``steps.csv``
