@@ -5,7 +5,8 @@ gives the layout and the format history): ``read_summary`` and, into pandas, ``l
 each check), so that no finding quotes a figure its run did not measure. Among them,
 each case's ``summary.json`` figures are recomputed from its counted ``steps.csv`` rows
 as ``analysis.summary`` computed them: totals (``STEP_SUMS``), means (``STEP_MEANS``),
-medians (``STEP_MEDIANS``), the runner gap figures (``RUNNER_GAP_COLUMNS``) and the
+medians (``STEP_MEDIANS``), the wire bytes per step (``WIRE_FIGURES``: payload and
+ZMTP frame head), the runner gap figures (``RUNNER_GAP_COLUMNS``) and the
 ``--tp`` / ``--pp`` figures whose inputs it holds (``HOP_FIGURES``: the broadcast's and
 the ZeroMQ hops' bytes, the encode, rank 0's decode); its
 ``output_tokens_per_s`` from its own tokens, counted steps and mean step; a timed
@@ -1353,9 +1354,9 @@ def _step_problem(case, rows, path: Path) -> str | None:
     """The line of a case (a ``cases`` row) whose ``steps.csv`` rows (``rows``, in file
     order; only a case with every counted row there, ``num_steps``: a case short of rows
     is said by ``_short_steps``) disagree with its figures: a ``STEP_SUMS`` total, a
-    ``STEP_MEANS`` mean or a ``STEP_MEDIANS`` median recomputed from its counted rows, or
-    a ``--tp`` / ``--pp`` figure (``_hop_problem``) or a runner gap figure
-    (``_gap_problem``), the first found; ``None`` when none does."""
+    ``STEP_MEANS`` mean or a ``STEP_MEDIANS`` median recomputed from its counted rows, a
+    wire figure (``_wire_problem``), a ``--tp`` / ``--pp`` figure (``_hop_problem``) or a
+    runner gap figure (``_gap_problem``), the first found; ``None`` when none does."""
     import numpy as np
 
     counted = rows["counted"].astype(bool).to_numpy()
@@ -1386,8 +1387,56 @@ def _step_problem(case, rows, path: Path) -> str | None:
             return (f"{path}: case {case_id!r} has a {kind} {' + '.join(columns)} of "
                     f"{got:{form}} {over}, but summary.json has {figure} {want:{form}} "
                     "(left out)")
-    return (_hop_problem(case, rows, counted, path)
+    return (_wire_problem(case, rows, counted, path)
+            or _hop_problem(case, rows, counted, path)
             or (_gap_problem(case, rows, counted, path) if whole else None))
+
+
+#: The wire figures of a two-process case recomputed from its counted ``steps.csv``
+#: rows by the function that wrote them (``analysis.summary.wire_bytes_per_step``: each
+#: payload with its ZMTP frame head, the scheduler -> runner one on an ``shm*``
+#: ``transport`` the ring's chunk head and payload), with the column each comes from
+#: (``_wire_problem``). The totals are not: ``s2r_wire_bytes_total`` also counts the
+#: empty phase-marker frames, whose number no file records; ``r2s_wire_bytes_total``
+#: (every step's reply and the floor's replays of the counted steps) is not recomputed.
+WIRE_FIGURES: dict[str, str] = {
+    "sched_to_runner_wire_bytes_per_step": "s2r_payload_bytes",
+    "runner_to_sched_wire_bytes_per_step": "r2s_payload_bytes",
+}
+
+
+def _wire_problem(case, rows, counted, path: Path) -> str | None:
+    """The line of a case (a ``cases`` row) whose ``WIRE_FIGURES`` are not those its
+    counted ``steps.csv`` rows give (``analysis.summary.wire_bytes_per_step``, by its
+    ``transport``; relative ``STEP_MEAN_TOLERANCE``), naming the first: ``RUN/steps.csv:
+    case 'ID' has a sched_to_runner_wire_bytes_per_step of 1,211.5 from its 20 counted
+    rows' s2r_payload_bytes, but summary.json has sched_to_runner_wire_bytes_per_step 1
+    (left out)``. ``None`` when they agree, when the case has neither figure (an
+    in-process case, a streamed one), or when its ``transport`` is not a text or a
+    column is absent or NaN."""
+    import numpy as np
+
+    from ipc_bench.analysis.summary import wire_bytes_per_step
+
+    transport = case.get("transport")
+    if not isinstance(transport, str) \
+            or all(_figure(case, f) is None for f in WIRE_FIGURES):
+        return None
+    payload = {}
+    for column in WIRE_FIGURES.values():
+        values = _counted_values(rows, counted, (column,))
+        if values is None:
+            return None
+        payload[column] = values.astype(np.int64)
+    got = wire_bytes_per_step(payload["s2r_payload_bytes"], payload["r2s_payload_bytes"],
+                              transport)
+    for figure, column in WIRE_FIGURES.items():
+        want = _figure(case, figure)
+        if want is not None and _differ(got[figure], want):
+            return (f"{path}: case {str(case['case_id'])!r} has a {figure} of "
+                    f"{got[figure]:,.6g} from its {int(counted.sum()):,} counted rows' "
+                    f"{column}, but summary.json has {figure} {want:,.6g} (left out)")
+    return None
 
 
 #: The ``--tp`` / ``--pp`` summary figures recomputed from a case's counted ``steps.csv``
@@ -1752,7 +1801,8 @@ _NUMERIC_CASE_FIELDS = ("repetition", "num_steps", "num_warmup_steps", "num_tota
                         "counted_steps_asked", "max_steps", "wall_s", "num_requests",
                         "num_rejected", "num_finished", "num_preemptions", "output_tokens",
                         "trace_speedup", "busy_output_tokens_per_s",
-                        "input_oracle_interval", "num_spec_tokens")
+                        "input_oracle_interval", "num_spec_tokens", "case_elapsed_s",
+                        "machine_busy_pct", "cpu_steal_pct")
 
 
 #: Fields of a ``summary.json`` case (or workload labels) that hold a whole number or
@@ -1771,6 +1821,10 @@ RUN_STATUSES = ("complete", "incomplete", "failed")
 #: Fields every ``summary.json`` case names its place in the tables by: without them
 #: a case's figures would join no row, or another's.
 _IDENTITY_FIELDS = ("policy", "workload")
+
+#: Fields of a ``summary.json`` case that, when there and not null, hold a text: the
+#: tables and comparisons group the cases by them.
+_TEXT_CASE_FIELDS = ("scenario", "transport", "model")
 
 
 def known_codecs() -> tuple[str, ...]:
@@ -1810,19 +1864,30 @@ def is_known_arm(arm: Any) -> bool:
     return arm in arms or (arm.endswith("'") and arm[:-1] in arms)
 
 
-def _identity_problem(case: dict[str, Any]) -> str | None:
+def _identity_problem(case: dict[str, Any], run_scenario: Any = None) -> str | None:
     """What is wrong with the fields a ``summary.json`` case is told apart by, in words
     after ``case 'ID' has`` (``no policy``, ``arm "banana", not one of ...``): a
     missing or empty ``policy`` or ``workload`` (``_IDENTITY_FIELDS``), or one that is
     not a text, or a ``policy`` not one of ``known_policies``; an ``arm`` (optional: an older case is its policy) that is not
     ``is_known_arm``; a ``codec`` that is not one of ``known_codecs``; a ``complete``
-    that is not true or false. ``None`` when all are as a run writes them."""
+    that is not true or false; a ``scenario``, ``transport`` or ``model``
+    (``_TEXT_CASE_FIELDS``) there that is not a text, or a ``scenario`` other than the
+    run's (``run_scenario``, its metadata's, when that is a text). ``None`` when all are
+    as a run writes them."""
     for key in _IDENTITY_FIELDS:
         value = case.get(key)
         if value is None or value == "":
             return f"no {key}"
         if not isinstance(value, str):
             return f"{key} {_shown(value)}, not a text"
+    for key in _TEXT_CASE_FIELDS:
+        value = case.get(key)
+        if value is not None and not isinstance(value, str):
+            return f"{key} {_shown(value)}, not a text"
+    scenario = case.get("scenario")
+    if isinstance(run_scenario, str) and scenario is not None and scenario != run_scenario:
+        return (f"scenario {_shown(scenario)}, but the run's (metadata.scenario) is "
+                f"{_shown(run_scenario)}")
     policy = case["policy"]
     if policy not in known_policies():
         return f"policy {_shown(policy)}, not one of {', '.join(known_policies())}"
@@ -1861,12 +1926,14 @@ def _value_problem(key: str, value: Any, whole: bool = False) -> str | None:
     return None
 
 
-def _case_problem(case: Any, index: int, labels: dict[str, Any] | None = None) -> str | None:
+def _case_problem(case: Any, index: int, labels: dict[str, Any] | None = None,
+                  run_scenario: Any = None) -> str | None:
     """Why the ``index``-th entry of ``summary.json``'s ``cases`` cannot be loaded, in
     words (``case 'ID' has output_tokens_per_s "fast", not a number``): it is not an
-    object; its ``case_id`` is missing, empty or not a text; its identity or ``complete`` is not one a run writes
-    (``_identity_problem``); one of its known numeric fields (``_NUMERIC_CASE_FIELDS``, the metrics)
-    holds something other than a number from 0 to ``MAX_CASE_VALUE`` or null; one of
+    object; its ``case_id`` is missing, empty or not a text; its identity or ``complete``
+    is not one a run writes (``_identity_problem``, against the run's scenario
+    ``run_scenario``); one of its known numeric fields (``_NUMERIC_CASE_FIELDS``, the
+    metrics) holds something other than a number from 0 to ``MAX_CASE_VALUE`` or null; one of
     ``_WHOLE_CASE_FIELDS``, there or in its workload ``labels`` (the metadata's),
     is not a whole number; or another of its fields is NaN or infinite. ``None``
     when it can."""
@@ -1880,7 +1947,7 @@ def _case_problem(case: Any, index: int, labels: dict[str, Any] | None = None) -
     if not isinstance(name, str):
         return f"cases[{index}] has case_id {_shown(name)}, not a text"
     name = f"case {name!r}"
-    problem = _identity_problem(case)
+    problem = _identity_problem(case, run_scenario)
     if problem:
         return f"{name} has {problem}"
     for key in (*_NUMERIC_CASE_FIELDS, *METRICS):
@@ -1992,7 +2059,8 @@ def _valid_cases(summary: dict[str, Any], path: Path) -> tuple[list[dict], list[
     def problem(case: Any, i: int) -> str | None:
         name = case.get("case_id") if isinstance(case, dict) else None
         own = labels.get(name) if isinstance(name, str) else None
-        return _case_problem(case, i, own if isinstance(own, dict) else None)
+        return _case_problem(case, i, own if isinstance(own, dict) else None,
+                             meta.get("scenario") if isinstance(meta, dict) else None)
 
     valid, lines, whys, seen = [], [], [], set()
     places: dict[tuple, str] = {}  # (arm, workload, codec, repetition) -> case_id
@@ -2035,6 +2103,45 @@ def _no_floor_lines(valid: list[dict], path: Path) -> list[str]:
             out.append(f"{path}: case {case['case_id']!r} has no_floor "
                        f"{_shown(case.pop('no_floor'))}, not true or false (read as "
                        "absent: inferred from the case's settings)")
+    return out
+
+
+#: Entries of a case's ``warnings`` named, at most, in the line about those that are
+#: not texts (``_warnings_lines``).
+WARNINGS_SHOWN = 3
+
+
+def _warnings_lines(valid: list[dict], path: Path) -> list[str]:
+    """Read, in place, the ``warnings`` of the cases ``valid`` as the report can show
+    them (a list of texts, ``analysis.summary.noise_warnings``'), with one line per
+    case whose ``warnings`` were not: one that is not a list (``5``, ``"x"``) is read as
+    absent (``RUN/summary.json: case 'ID' has warnings 5, not a list (read as absent:
+    no warnings recorded)``); entries of a list that are not texts are left out of it,
+    its texts kept (``case 'ID' has warnings[0] 1 and warnings[1] null, not texts (left
+    out of its warnings)``; the first ``WARNINGS_SHOWN`` named, then how many more).
+    A ``warnings`` null is as absent, as a run writes none."""
+    out = []
+    for case in valid:
+        value = case.get("warnings")
+        name = f"{path}: case {case['case_id']!r} has warnings"
+        if value is None:
+            continue
+        if not isinstance(value, list):
+            out.append(f"{name} {_shown(case.pop('warnings'))}, not a list (read as "
+                       "absent: no warnings recorded)")
+            continue
+        bad = [(i, w) for i, w in enumerate(value) if not isinstance(w, str)]
+        if not bad:
+            continue
+        case["warnings"] = [w for w in value if isinstance(w, str)]
+        named = [f"warnings[{i}] {_shown(w)}" for i, w in bad[:WARNINGS_SHOWN]]
+        if len(bad) > WARNINGS_SHOWN:
+            named.append(f"{len(bad) - WARNINGS_SHOWN:,} more")
+        listed = named[0] if len(named) == 1 else \
+            f"{', '.join(named[:-1])} and {named[-1]}"
+        out.append(f"{path}: case {case['case_id']!r} has {listed}, "
+                   f"{'not a text' if len(bad) == 1 else 'not texts'} (left out of its "
+                   "warnings)")
     return out
 
 
@@ -2375,7 +2482,8 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     shapes = check_shapes(summary, run_dir / "summary.json")
     metadata = summary.get("metadata") or {}
     valid, bad_cases = _valid_cases(summary, run_dir / "summary.json")
-    bad_cases = shapes + bad_cases + _no_floor_lines(valid, run_dir / "summary.json")
+    bad_cases = (shapes + bad_cases + _no_floor_lines(valid, run_dir / "summary.json")
+                 + _warnings_lines(valid, run_dir / "summary.json"))
     cases = pd.DataFrame(valid)
     label_cols: dict[str, dict[str, Any]] = {}  # case_id -> labels
     case_info: dict[str, dict[str, Any]] = {}
@@ -2532,51 +2640,51 @@ def load(path_or_paths) -> Results:
 
     ``path_or_paths``: a path (str or ``os.PathLike``) or an iterable of paths. Each
     folder's name becomes its ``run_id``, or the shortest end of its path that tells it
-    apart where two folders share a name (``x/run`` and ``y/run``: ``run_labels``).
-    Raises ``ResultsError`` (one line) when a folder is missing, is not a run folder
-    (``not a complete run folder (no floor.csv)``; ``no itl.csv``; ``itl.csv``,
-    ``steps.csv`` or ``requests.csv is empty``, 0 bytes, where a case has ITL figures,
-    steps or requests: ``_read_itl``, ``_read_rows``), is unreadable, or was written by
-    an older or newer result format version (the message names the version). A file cut
-    short (a last line cut mid-row, fewer ``steps.csv`` rows than the summary counts,
-    fewer ``requests.csv`` rows than a case's ``num_requests``, fewer ``itl.csv`` rows
-    than its requests' gaps: ``_short_steps``, ``_short_requests``, ``_short_itl``)
-    loads what is valid and issues a one-line ``ResultsWarning`` naming the file and the
-    counts (``Results.warnings``); so does a CSV file whose header is not its columns,
-    or an empty one (none of its rows is loaded: ``header_problem`` says what is wrong),
-    one whose header lacks measured columns (a run written before they existed: loaded,
-    those columns NaN), and a row of any CSV file without the header's number of fields
-    or with a value that is not a number in a numeric column (left out, so that every
-    later table has numeric columns). A ``summary.json`` case that is not an object,
-    whose known numeric fields hold something other than a number from 0 to
-    ``MAX_CASE_VALUE``, whose ``num_running``, ``tp``, ``pp`` (fields or workload
-    labels) are not whole numbers, or with a NaN or infinite field, is left out (with
-    its rows of the CSV files, when it names its ``case_id``) and said in one
+    apart where two folders share a name (``x/run`` and ``y/run``: ``run_labels``). Raises
+    ``ResultsError`` (one line) when a folder is missing, is not a run folder (``not a
+    complete run folder (no floor.csv)``; ``no itl.csv``; ``itl.csv``, ``steps.csv`` or
+    ``requests.csv is empty``, 0 bytes, where a case has ITL figures, steps or requests:
+    ``_read_itl``, ``_read_rows``), is unreadable, or was written by an older or newer
+    result format version (the message names the version). A file cut short (a last line cut
+    mid-row, fewer ``steps.csv`` rows than the summary counts, fewer ``requests.csv`` rows
+    than a case's ``num_requests``, fewer ``itl.csv`` rows than its requests' gaps:
+    ``_short_steps``, ``_short_requests``, ``_short_itl``) loads what is valid and issues a
+    one-line ``ResultsWarning`` naming the file and the counts (``Results.warnings``); so
+    does a CSV file whose header is not its columns, or an empty one (none of its rows is
+    loaded: ``header_problem`` says what is wrong), one whose header lacks measured columns
+    (a run written before they existed: loaded, those columns NaN), and a row of any CSV
+    file without the header's number of fields or with a value that is not a number in a
+    numeric column (left out, so that every later table has numeric columns). A
+    ``summary.json`` case that is not an object, whose known numeric fields hold something
+    other than a number from 0 to ``MAX_CASE_VALUE``, whose ``num_running``, ``tp``, ``pp``
+    (fields or workload labels) are not whole numbers, or with a NaN or infinite field, is
+    left out (with its rows of the CSV files, when it names its ``case_id``) and said in one
     ``ResultsWarning`` naming the case and the field; so is a case without ``policy`` or
     ``workload``, with an ``arm`` or ``codec`` no run writes (``known_arms``,
-    ``known_codecs``), with a ``complete`` that is not true or false, or false in a run
-    whose ``status`` is ``complete``, a case listed again under the same ``case_id`` or
-    with the arm, workload, codec and repetition of an earlier one (the first is kept),
-    and a ``status`` that is not one of ``RUN_STATUSES`` is said and read as
-    ``unknown``, a ``no_floor`` neither true nor false said and read as absent
-    (``_no_floor_lines``). Rows of a case that ``summary.json`` does not list are left
-    out of every CSV table (one warning per case); so are ``steps.csv`` rows of a step
-    their case has in an earlier row, and rows with a negative count, time or size (one
-    warning per case and column), ``requests.csv`` and ``itl.csv`` rows with an
-    impossible latency, ``tpot_s``, gap or step order (``_impossible_requests``,
-    ``_impossible_itl``: one per case and kind, naming the requests; the figures over
-    them withheld, ``_withheld_latencies``, the rest of the case loaded); a case with more ``steps.csv`` rows
-    than its ``num_total_steps`` is said too, as one with fewer is; a case whose figures
-    are not those its counted rows give (``_step_problem``: sums, means, medians, runner
-    gaps, ``HOP_FIGURES``), its own tokens and steps (``_rate_problem``) or, timed
-    replays, its requests' tokens and ``wall_s`` (``_wall_rate_problem``,
+    ``known_codecs``), a ``scenario``, ``transport`` or ``model`` not a text, a ``scenario``
+    not the metadata's, a ``complete`` not true or false, or false in a run whose ``status``
+    is ``complete``, a case listed again under the same ``case_id`` or with the arm,
+    workload, codec and repetition of an earlier one (the first is kept), and a ``status``
+    not one of ``RUN_STATUSES`` is said and read as ``unknown``, a ``no_floor`` neither true
+    nor false or a ``warnings`` not a list said and read as absent (``_no_floor_lines``,
+    ``_warnings_lines``). Rows of a case ``summary.json`` does not list are left out of
+    every CSV table (one warning per case); so are ``steps.csv`` rows of a step their case
+    has in an earlier row, and rows with a negative count, time or size (one warning per
+    case and column), ``requests.csv`` and ``itl.csv`` rows with an impossible latency,
+    ``tpot_s``, gap or step order (``_impossible_requests``, ``_impossible_itl``: one per
+    case and kind, naming the requests; the figures over them withheld,
+    ``_withheld_latencies``, the rest of the case loaded); a case with more ``steps.csv``
+    rows than its ``num_total_steps`` is said too, as one with fewer is; a case whose
+    figures are not those its counted rows give (``_step_problem``: sums, means, medians,
+    wire bytes, runner gaps, ``HOP_FIGURES``), its own tokens and steps (``_rate_problem``)
+    or, timed replays, its requests' tokens and ``wall_s`` (``_wall_rate_problem``,
     ``_wall_problem``), its floor.csv rows (``_floor_problem``) or its requests.csv and
-    itl.csv rows (request latencies: ``_latency_problem``) is left out with its rows
-    (one warning naming the first such figure and both values). ``ResultsError`` (one
-    line) when ``cases`` is not a list, is missing or empty in a complete run, or no
-    case is left; when a folder is given twice (``check_distinct_runs``) or is a copy of
-    another one given (``check_copies``, ``check_copied_steps``). Every other case is
-    loaded, those that did not finish included: ``Results.finished`` leaves them out."""
+    itl.csv rows (request latencies: ``_latency_problem``) is left out with its rows (one
+    warning naming the first such figure and both values). ``ResultsError`` (one line) when
+    ``cases`` is not a list, is missing or empty in a complete run, or no case is left; when
+    a folder is given twice (``check_distinct_runs``) or is a copy of another one given
+    (``check_copies``, ``check_copied_steps``). Every other case is loaded, those that did
+    not finish included: ``Results.finished`` leaves them out."""
     import pandas as pd
 
     paths = ([path_or_paths] if isinstance(path_or_paths, (str, os.PathLike))

@@ -123,6 +123,21 @@ def _ring(payload: np.ndarray) -> np.ndarray:
     return np.fromiter(map(ring_message_bytes, payload.tolist()), np.int64, len(payload))
 
 
+def wire_bytes_per_step(s2r_payload_bytes: np.ndarray, r2s_payload_bytes: np.ndarray,
+                        transport: str) -> dict[str, float]:
+    """A two-process case's wire bytes per counted step, from its counted steps'
+    ``s2r_payload_bytes`` and ``r2s_payload_bytes`` (int64, one per step): the mean of
+    each payload with its ZMTP frame head (``sched_to_runner_wire_bytes_per_step``,
+    ``runner_to_sched_wire_bytes_per_step``; ``wire.transport.zmtp_frame_bytes``: 2
+    bytes up to 255 of payload, else 9), the scheduler -> runner one on a ring
+    ``transport`` (``shm*``) the ring's chunk head and payload
+    (``shm_ring.ring_message_bytes``). Bytes. ``_wire_bytes`` writes them; the results
+    loader checks a summary's against its ``steps.csv`` rows."""
+    s2r_wire = _ring if transport in RING_TRANSPORTS else _wire
+    return dict(sched_to_runner_wire_bytes_per_step=float(s2r_wire(s2r_payload_bytes).mean()),
+                runner_to_sched_wire_bytes_per_step=float(_wire(r2s_payload_bytes).mean()))
+
+
 def _wire_bytes(result: CaseResult, a: np.ndarray, c: np.ndarray) -> dict[str, Any]:
     """ZMTP stream bytes: per counted step, and totals of everything that crossed the
     data sockets (all steps, floor replays of the counted steps, empty phase markers),
@@ -139,9 +154,8 @@ def _wire_bytes(result: CaseResult, a: np.ndarray, c: np.ndarray) -> dict[str, A
         s2r_total += int(s2r_wire(c[:, _COL["s2r_payload_bytes"]]).sum())
         r2s_total += int(_wire(c[:, _COL["r2s_payload_bytes"]]).sum())
     return dict(
-        sched_to_runner_wire_bytes_per_step=float(
-            s2r_wire(c[:, _COL["s2r_payload_bytes"]]).mean()),
-        runner_to_sched_wire_bytes_per_step=float(_wire(c[:, _COL["r2s_payload_bytes"]]).mean()),
+        **wire_bytes_per_step(c[:, _COL["s2r_payload_bytes"]], c[:, _COL["r2s_payload_bytes"]],
+                              result.spec.transport),
         s2r_wire_bytes_total=s2r_total, r2s_wire_bytes_total=r2s_total,
         zmtp_handshake_bytes={"PUSH": zmtp_handshake_bytes("PUSH"),
                               "PULL": zmtp_handshake_bytes("PULL")},

@@ -114,6 +114,33 @@ def test_an_edited_rank_0_decode_leaves_the_case_out(runs, tmp_path):
     assert _loaded(edited)[1] == []
 
 
+@pytest.mark.parametrize("run,case_id,figure,column", [
+    ("tp", TP_IPC, "sched_to_runner_wire_bytes_per_step", "s2r_payload_bytes"),
+    ("tp", TP_RING, "sched_to_runner_wire_bytes_per_step", "s2r_payload_bytes"),
+    ("tp", TP_RING, "runner_to_sched_wire_bytes_per_step", "r2s_payload_bytes"),
+    ("pp", PP_SEND, "sched_to_runner_wire_bytes_per_step", "s2r_payload_bytes"),
+    ("pp", PP_SEND, "runner_to_sched_wire_bytes_per_step", "r2s_payload_bytes"),
+], ids=["tp-ipc-s2r", "tp-ring-s2r", "tp-ring-r2s", "pp-s2r", "pp-r2s"])
+def test_an_edited_wire_figure_of_a_tp_or_pp_case_leaves_it_out(runs, tmp_path, run,
+                                                                 case_id, figure, column):
+    """As for one runner: per counted step, one frame of the payload with its head, the
+    ring's chunk head and payload for the scheduler -> runner figure over the shm-block
+    ring, a ZMTP frame otherwise (one subscriber's; the ranks' and stages' together are
+    ``tp_s2r_wire_bytes_all_ranks_per_step``, ``pp_s2r_wire_bytes_all_stages_per_step``)."""
+    payload = _counted(runs / run, case_id)[column]
+    ring = case_id == TP_RING and column == "s2r_payload_bytes"
+    want = (payload.map(ring_message_bytes) if ring
+            else payload.map(lambda b: zmtp_frame_bytes(int(b)))).mean()
+    summary = json.loads((runs / run / "summary.json").read_text())
+    assert next(c for c in summary["cases"] if c["case_id"] == case_id)[figure] == \
+        pytest.approx(want, rel=1e-12)
+    edited = _edited(runs / run, tmp_path / run, case_id, figure, 1.0)
+    _, lines = _loaded(edited)
+    assert lines == [
+        f"{edited / 'steps.csv'}: case {case_id!r} has a {figure} of {want:,.6g} from its 20 "
+        f"counted rows' {column}, but summary.json has {figure} 1 (left out)"]
+
+
 def _heads(values: pd.Series) -> pd.Series:
     return values.map(lambda b: zmtp_frame_bytes(int(b)) - int(b))
 

@@ -164,13 +164,30 @@ def _label(summary, key, value):
      f"case '{SEND}' has policy [\"send\"], not a text"),
     (lambda s: s["cases"][0].update(policy="banana"),
      f"case '{SEND}' has policy \"banana\", not one of send, cached"),
+    (lambda s: s["cases"][0].update(case_elapsed_s=-3),
+     f"case '{SEND}' has case_elapsed_s -3, a negative number"),
+    (lambda s: s["cases"][0].update(cpu_steal_pct="x"),
+     f"case '{SEND}' has cpu_steal_pct \"x\", not a number"),
+    (lambda s: s["cases"][0].update(machine_busy_pct=float("inf")),
+     f"case '{SEND}' has machine_busy_pct Infinity, not a finite number"),
+    (lambda s: s["cases"][0].update(model={"a": 1}),
+     f"case '{SEND}' has model {{\"a\": 1}}, not a text"),
+    (lambda s: s["cases"][0].update(transport=5),
+     f"case '{SEND}' has transport 5, not a text"),
+    (lambda s: s["cases"][0].update(scenario=["decode-steady"]),
+     f"case '{SEND}' has scenario [\"decode-steady\"], not a text"),
+    (lambda s: s["cases"][0].update(scenario="nope"),
+     f"case '{SEND}' has scenario \"nope\", but the run's (metadata.scenario) is "
+     "\"decode-steady\""),
 ], ids=["tokens-per-s-huge", "num-steps-huge", "policy-a-huge-number", "tokens-per-s-nan", "step-ns-minus-inf", "bytes-negative",
         "count-negative", "other-field-nan", "num-running-a-string", "num-running-a-fraction",
         "metadata-label-a-string", "tp-a-string", "tokens-per-s-a-string",
         "repetition-a-string", "arm-unknown", "arm-two-primes", "arm-a-number",
         "codec-unknown", "codec-missing", "complete-yes", "complete-one", "complete-null",
         "complete-false-in-a-complete-run", "policy-missing", "workload-missing",
-        "workload-empty", "policy-a-list", "policy-unknown"])
+        "workload-empty", "policy-a-list", "policy-unknown", "elapsed-negative",
+        "steal-a-string", "busy-infinite", "model-an-object", "transport-a-number",
+        "scenario-a-list", "scenario-not-the-runs"])
 def test_a_value_of_the_wrong_kind_leaves_its_case_out_with_one_warning(
         good_run, tmp_path, capsys, change, why):
     run = _edit(good_run, tmp_path, change)
@@ -339,6 +356,79 @@ def test_a_summary_with_no_loadable_case_is_one_error(good_run, tmp_path, capsys
                    f"case '{SEND}' has output_tokens_per_s \"fast\", not a number (and 1 "
                    "more)"]
     assert not (tmp_path / "rep").exists()
+
+
+def test_a_scenario_on_every_case_other_than_the_runs_is_one_error(good_run, tmp_path,
+                                                                   capsys):
+    def change(summary):
+        for case in summary["cases"]:
+            case["scenario"] = "nope"
+    run = _edit(good_run, tmp_path, change)
+    assert _case(run, SEND)["scenario"] == "nope"
+    code, err = _report(run, tmp_path, capsys)
+    assert code == 2
+    assert err == [f"bench.py report: error: {run / 'summary.json'}: no case can be loaded: "
+                   f"case '{SEND}' has scenario \"nope\", but the run's (metadata.scenario) "
+                   "is \"decode-steady\" (and 1 more)"]
+    assert not (tmp_path / "rep").exists()
+
+
+@pytest.mark.parametrize("warned, why, kept", [
+    ([1, None], "warnings[0] 1 and warnings[1] null, not texts (left out of its warnings)",
+     []),
+    ([1, "kept as written"], "warnings[0] 1, not a text (left out of its warnings)",
+     ["kept as written"]),
+    ([1, None, "kept as written", 3.5, {}],
+     "warnings[0] 1, warnings[1] null, warnings[3] 3.5 and 1 more, not texts (left out of "
+     "its warnings)", ["kept as written"]),
+    (5, "warnings 5, not a list (read as absent: no warnings recorded)", None),
+    ("CPU steal", "warnings \"CPU steal\", not a list (read as absent: no warnings "
+     "recorded)", None),
+], ids=["two-not-texts", "one-not-a-text", "more-than-shown", "a-number", "a-text"])
+def test_warnings_that_are_not_texts_are_left_out_with_one_warning(
+        good_run, tmp_path, capsys, warned, why, kept):
+    """The case loads; what is not a text is never shown as a recorded warning (``1``,
+    ``None``), and a ``warnings`` that is not a list is read as none, not dropped
+    silently."""
+    run = _edit(good_run, tmp_path, lambda s: s["cases"][0].update(warnings=warned))
+    code, err = _report(run, tmp_path, capsys, NO_FIGURES)
+    assert code == 0
+    line = f"{run / 'summary.json'}: case '{SEND}' has {why}"
+    assert _warned(err) == [line]
+    assert _loaded(run) == [line]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResultsWarning)
+        loaded = load(run)
+    row = loaded.cases.set_index("case_id").loc[SEND]
+    if kept is None:
+        assert "warnings" not in loaded.cases or not isinstance(row["warnings"], list)
+    else:
+        assert row["warnings"] == kept
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "| 0 | send | msgpack |" in md
+    for shown in ("1", "None", "null", "3.5", "{}", "5", "CPU steal"):
+        assert f"`{SEND}`: {shown}\n" not in md
+    assert (f"`{SEND}`: kept as written" in md) == bool(kept)
+
+
+@pytest.mark.parametrize("figure, column, case, kept", [
+    ("sched_to_runner_wire_bytes_per_step", "s2r_payload_bytes", SEND, CACHED),
+    ("runner_to_sched_wire_bytes_per_step", "r2s_payload_bytes", CACHED, SEND),
+], ids=["s2r", "r2s"])
+def test_a_wire_figure_that_is_not_its_payloads_with_their_frame_heads_leaves_the_case_out(
+        good_run, tmp_path, capsys, figure, column, case, kept):
+    """Wire bytes are each counted payload with its ZMTP frame head, 2 bytes up to 255
+    bytes of payload and 9 above (README, "wire bytes"): a figure typed over is not
+    what the rows give."""
+    payload = _counted(good_run, case, column)
+    want = sum(b + (2 if b <= 255 else 9) for b in payload) / len(payload)
+    assert _case(good_run, case)[figure] == pytest.approx(want, rel=1e-12)
+    run = _edit(good_run, tmp_path,
+                lambda s: next(c for c in s["cases"] if c["case_id"] == case).update(
+                    {figure: 1.0}))
+    line = (f"{run / 'steps.csv'}: case '{case}' has a {figure} of {want:,.6g} from its 20 "
+            f"counted rows' {column}, but summary.json has {figure} 1 (left out)")
+    _assert_left_out(run, tmp_path, capsys, line, case, kept)
 
 
 @pytest.mark.parametrize("change, why", [
