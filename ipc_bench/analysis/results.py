@@ -1682,18 +1682,24 @@ def _utc(ts: float) -> str:
 
 #: ``unfinished_state``'s words: a run holding its claim's lock, one whose lock no
 #: process holds, and a folder without the claim file (written before it, or not by
-#: ``bench.py``), of which it cannot be told.
+#: ``bench.py``), of which it cannot be told. A run whose lock no process holds ended
+#: without recording its end: it was killed (SIGKILL, the OOM killer), or a write
+#: failed and ``summary.json`` could not take its end either (a full disk: the line
+#: ``bench.py`` printed said so; the folder keeps no trace of it), which the folder
+#: cannot tell apart, so the words name both.
 STILL_RUNNING = "still running (it holds its lock)"
-KILLED = "killed (e.g. by SIGKILL): no process holds its lock"
-KILLED_OR_RUNNING = "killed (e.g. by SIGKILL) or still running"
+KILLED = ("stopped without finishing its summary (killed, or summary.json could not be "
+          "written: a full disk, say): no process holds its lock")
+KILLED_OR_RUNNING = ("stopped without finishing its summary (killed, or summary.json could "
+                     "not be written) or still running")
 
 
 def unfinished_state(run_dir: Path) -> str:
-    """Whether a run that recorded no end (``run_dir``) is still going or was killed,
-    in words: ``STILL_RUNNING`` while a process holds the lock on its ``CLAIM_FILE``
-    (``run_folder.run_in_progress``; the kernel drops it when the run's process ends,
-    SIGKILL included), ``KILLED`` when none does, ``KILLED_OR_RUNNING`` when the folder
-    has no such file."""
+    """Whether a run that recorded no end (``run_dir``) is still going or stopped
+    (killed, or unable to write its ``summary.json``), in words: ``STILL_RUNNING``
+    while a process holds the lock on its ``CLAIM_FILE`` (``run_folder.run_in_progress``;
+    the kernel drops it when the run's process ends, SIGKILL included), ``KILLED`` when
+    none does, ``KILLED_OR_RUNNING`` when the folder has no such file."""
     if run_in_progress(run_dir):
         return STILL_RUNNING
     return KILLED if (run_dir / CLAIM_FILE).is_file() else KILLED_OR_RUNNING
@@ -1701,7 +1707,8 @@ def unfinished_state(run_dir: Path) -> str:
 
 def unfinished_detail(summary: dict[str, Any], run_dir: Path) -> str:
     """One line on a run that ended without recording why (``status`` not complete and
-    no ``problems``: ``bench.py`` was killed, e.g. by SIGKILL, or is still running),
+    no ``problems``: ``bench.py`` was killed, e.g. by SIGKILL, or could not write its
+    end to ``summary.json``, a disk full, or is still running),
     from what its files tell: which of the two (``unfinished_state``), the cases
     recorded, the case that was running and since when (``summary.json`` is rewritten
     when a case starts), and the rows in ``steps.partial.csv``."""

@@ -800,6 +800,13 @@ def test_a_full_disk_mid_run_is_one_line_exit_1_and_a_loadable_folder(
     if status == "failed":  # the rows not written are the problem's: no file cut short
         assert [str(w.message) for w in caught] == []
         assert loaded.status_detail[run.name].startswith(message)
+    else:  # summary.json as the case began: a full disk reads as a kill would, so the
+        # report names both and asserts neither
+        assert loaded.status_detail[run.name].startswith(
+            "stopped without finishing its summary (killed, or summary.json could not be "
+            "written: a full disk, say): no process holds its lock, no end was recorded, "
+            "summary status incomplete, 0 of 1 cases recorded, last case "
+            "num_running=2/send/msgpack#0 running since ")
     assert not any(p.name.endswith(".tmp") for p in run.rglob("*"))
 
 
