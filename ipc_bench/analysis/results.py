@@ -646,9 +646,10 @@ def _read_csv(pd, path: Path, columns: tuple[str, ...], notes: list[str] | None 
     told apart), which loads as an empty frame, and each line with an unterminated
     quote or only commas (``_data_lines``: named by line number). Columns of
     ``columns`` its header lacks (a run written before they existed) are NaN, and
-    said in ``notes`` (but for ``QUIET_ABSENT_COLUMNS``)."""
+    said in ``notes`` (but for ``QUIET_ABSENT_COLUMNS``). Raises ``ResultsError`` when
+    ``path`` is not a regular file that can be looked up (``_not_a_file``)."""
     if not path.is_file():
-        raise ResultsError(f"{path.parent}: not a complete run folder (no {path.name})")
+        raise ResultsError(f"{path.parent}: not a complete run folder ({_not_a_file(path)})")
     try:
         wrong = header_problem(path, columns)
         if wrong is not None:
@@ -691,6 +692,30 @@ def _read_csv(pd, path: Path, columns: tuple[str, ...], notes: list[str] | None 
     for col in absent:
         df[col] = float("nan")
     return df
+
+
+#: ``_not_a_file``'s words on a path that is there but not a regular file, by
+#: ``stat.S_IFMT``.
+_FILE_KINDS = {stat.S_IFDIR: "a folder", stat.S_IFIFO: "a FIFO",
+               stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a character device",
+               stat.S_IFBLK: "a block device"}
+
+
+def _not_a_file(path: Path) -> str:
+    """Why ``path`` (a run's CSV file, not ``is_file``) cannot be read, in words:
+    ``no steps.csv`` when nothing is there (a dangling link included), ``steps.csv is
+    a FIFO, not a regular file`` for a folder, FIFO, socket or device
+    (never opened: a FIFO would block), ``steps.csv cannot be read: Too many levels of
+    symbolic links`` where the system will not look it up (a link loop, a folder on
+    the way that cannot be searched)."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return f"no {path.name}"
+    except OSError as exc:
+        return f"{path.name} cannot be read: {exc.strerror or exc}"
+    kind = _FILE_KINDS.get(stat.S_IFMT(mode), "something else")
+    return f"{path.name} is {kind}, not a regular file"
 
 
 #: ``_data_lines``' words on each kind of line it leaves out.
