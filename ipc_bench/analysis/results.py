@@ -647,9 +647,10 @@ def _read_csv(pd, path: Path, columns: tuple[str, ...], notes: list[str] | None 
     told apart), which loads as an empty frame, and each line with an unterminated
     quote or only commas (``_data_lines``: named by line number). Columns of
     ``columns`` its header lacks (a run written before they existed) are NaN, and
-    said in ``notes`` (but for ``QUIET_ABSENT_COLUMNS``)."""
+    said in ``notes`` (but for ``QUIET_ABSENT_COLUMNS``). Raises ``ResultsError`` when
+    ``path`` is not a regular file that can be looked up (``_not_a_file``)."""
     if not path.is_file():
-        raise ResultsError(f"{path.parent}: not a complete run folder (no {path.name})")
+        raise ResultsError(f"{path.parent}: not a complete run folder ({_not_a_file(path)})")
     try:
         wrong = header_problem(path, columns)
         if wrong is not None:
@@ -692,6 +693,30 @@ def _read_csv(pd, path: Path, columns: tuple[str, ...], notes: list[str] | None 
     for col in absent:
         df[col] = float("nan")
     return df
+
+
+#: ``_not_a_file``'s words on a path that is there but not a regular file, by
+#: ``stat.S_IFMT``.
+_FILE_KINDS = {stat.S_IFDIR: "a folder", stat.S_IFIFO: "a FIFO",
+               stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a character device",
+               stat.S_IFBLK: "a block device"}
+
+
+def _not_a_file(path: Path) -> str:
+    """Why ``path`` (a run's CSV file, not ``is_file``) cannot be read, in words:
+    ``no steps.csv`` when nothing is there (a dangling link included), ``steps.csv is
+    a FIFO, not a regular file`` for a folder, FIFO, socket or device
+    (never opened: a FIFO would block), ``steps.csv cannot be read: Too many levels of
+    symbolic links`` where the system will not look it up (a link loop, a folder on
+    the way that cannot be searched)."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return f"no {path.name}"
+    except OSError as exc:
+        return f"{path.name} cannot be read: {exc.strerror or exc}"
+    kind = _FILE_KINDS.get(stat.S_IFMT(mode), "something else")
+    return f"{path.name} is {kind}, not a regular file"
 
 
 #: ``_data_lines``' words on each kind of line it leaves out.
@@ -1731,18 +1756,24 @@ def _utc(ts: float) -> str:
 
 #: ``unfinished_state``'s words: a run holding its claim's lock, one whose lock no
 #: process holds, and a folder without the claim file (written before it, or not by
-#: ``bench.py``), of which it cannot be told.
+#: ``bench.py``), of which it cannot be told. A run whose lock no process holds ended
+#: without recording its end: it was killed (SIGKILL, the OOM killer), or a write
+#: failed and ``summary.json`` could not take its end either (a full disk: the line
+#: ``bench.py`` printed said so; the folder keeps no trace of it), which the folder
+#: cannot tell apart, so the words name both.
 STILL_RUNNING = "still running (it holds its lock)"
-KILLED = "killed (e.g. by SIGKILL): no process holds its lock"
-KILLED_OR_RUNNING = "killed (e.g. by SIGKILL) or still running"
+KILLED = ("stopped without finishing its summary (killed, or summary.json could not be "
+          "written: a full disk, say): no process holds its lock")
+KILLED_OR_RUNNING = ("stopped without finishing its summary (killed, or summary.json could "
+                     "not be written) or still running")
 
 
 def unfinished_state(run_dir: Path) -> str:
-    """Whether a run that recorded no end (``run_dir``) is still going or was killed,
-    in words: ``STILL_RUNNING`` while a process holds the lock on its ``CLAIM_FILE``
-    (``run_folder.run_in_progress``; the kernel drops it when the run's process ends,
-    SIGKILL included), ``KILLED`` when none does, ``KILLED_OR_RUNNING`` when the folder
-    has no such file."""
+    """Whether a run that recorded no end (``run_dir``) is still going or stopped
+    (killed, or unable to write its ``summary.json``), in words: ``STILL_RUNNING``
+    while a process holds the lock on its ``CLAIM_FILE`` (``run_folder.run_in_progress``;
+    the kernel drops it when the run's process ends, SIGKILL included), ``KILLED`` when
+    none does, ``KILLED_OR_RUNNING`` when the folder has no such file."""
     if run_in_progress(run_dir):
         return STILL_RUNNING
     return KILLED if (run_dir / CLAIM_FILE).is_file() else KILLED_OR_RUNNING
@@ -1750,7 +1781,8 @@ def unfinished_state(run_dir: Path) -> str:
 
 def unfinished_detail(summary: dict[str, Any], run_dir: Path) -> str:
     """One line on a run that ended without recording why (``status`` not complete and
-    no ``problems``: ``bench.py`` was killed, e.g. by SIGKILL, or is still running),
+    no ``problems``: ``bench.py`` was killed, e.g. by SIGKILL, or could not write its
+    end to ``summary.json``, a disk full, or is still running),
     from what its files tell: which of the two (``unfinished_state``), the cases
     recorded, the case that was running and since when (``summary.json`` is rewritten
     when a case starts), and the rows in ``steps.partial.csv``."""

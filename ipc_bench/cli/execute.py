@@ -501,8 +501,12 @@ class _Run:
 
     def _failed(self, result: CaseResult, exc: Exception) -> int:
         """A case that raised (called while handling ``exc``): write what it measured,
-        say why in one line, ``bench.py: error: CASE: REASON``, which ends ``; partial
-        results: DIR`` when the folder holds cases that finished before it; exit code 1
+        say why in one line, ``bench.py: error: CASE: REASON``, which names the folder
+        as an interrupt's line does (``pointer``): ``; partial results: DIR`` when it
+        holds measured rows (cases that finished before it, or steps of this one: its
+        ``failed_step`` past 0), else ``; run folder (nothing measured): DIR`` (a case
+        that failed at its handshake: the folder stays, so a rerun needs another
+        ``--output``); exit code 1
         (2 for sockets that could not be set up and for a process out of file
         descriptors, ``errors.fd_shortage_text``: an ``EMFILE`` or ``ENFILE`` here, a
         runner's report naming the limit, or the case's files that could not be
@@ -523,7 +527,7 @@ class _Run:
             self.quiet_count()
             return max(1, written)
         written = self._stop(result, message, "failed")
-        kept = f"; partial results: {self.run_dir}" if self.num_done and self.kept() else ""
+        kept = self.pointer(bool(self.num_done or result.failed_step))
         print(one_line(f"bench.py: error: {case_id}: {message}{kept}"), file=sys.stderr)
         self.quiet_count()
         # 2: sockets that could not be set up, or too few file descriptors (here, in

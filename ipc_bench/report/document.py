@@ -122,7 +122,9 @@ def check_output(out: Path) -> Path:
     or a folder that is neither empty nor a report this tool wrote: one holding
     anything but ``earlier_report_files`` (``output folder OUT holds files that are not
     a report's (holiday.png, notes.txt); give --output a new folder or an earlier
-    report's``): replacing it would lose them. ``OSError`` (``filename``
+    report's``): replacing it would lose them; or a mount point (``output folder OUT is
+    a mount point, ...: give --output a folder inside it``), which cannot be renamed
+    aside (``EBUSY``). ``OSError`` (``filename``
     ``out``) when the system will not look ``out`` up for a reason other than its
     absence: a file on the way (``Not a directory``), a link loop, a name over 255
     bytes, no permission. Returns the folder to replace: ``out``, or where it points
@@ -137,6 +139,10 @@ def check_output(out: Path) -> Path:
     if target.exists():
         if not target.is_dir():
             raise ResultsError(f"output path {out} exists and is not a folder")
+        if os.path.ismount(target):  # renaming it aside fails: EBUSY
+            raise ResultsError(f"output folder {out} is a mount point, which a report "
+                               "cannot replace (it is written beside it and renamed into "
+                               "place): give --output a folder inside it")
         ours = earlier_report_files(target)
         foreign = sorted(e.name for e in target.iterdir() if e.name not in ours)
         if foreign:

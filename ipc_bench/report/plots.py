@@ -5,7 +5,8 @@ on the Agg canvas (no pyplot, no global figure state: safe in scripts, servers a
 notebooks; save with ``fig.savefig(path)``). Policies keep their colours in every
 figure (``POLICY_COLORS``: ``send`` orange, ``cached`` blue, Okabe-Ito palette, which
 colour-blind readers can tell apart); codecs keep their line styles
-(``CODEC_LINESTYLES``). Axis labels carry units.
+(``CODEC_LINESTYLES``) and, in both panels of ``throughput``, their markers
+(``CODEC_MARKERS``). Axis labels carry units.
 
 When a run lacks the data a figure needs (a logical-clock run has no latencies, a
 single-policy run has no send/cached pairs), the function raises ``NoData`` whose
@@ -59,6 +60,11 @@ from ipc_bench.wire.codecs import CODECS
 POLICY_COLORS = {SEND: "#D55E00", CACHED: "#0072B2"}
 _EXTRA_COLORS = ("#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
 POLICY_MARKERS = {SEND: "o", CACHED: "s"}
+#: Markers of codecs in the throughput figure, both panels (colour = policy there; the
+#: single-process baseline is also hollow).
+CODEC_MARKERS = {"msgpack": "D", "pickle": "v", SINGLE_PROCESS_CODEC: "^", "packed": "P",
+                 "slots": "X", "replicated": "*"}
+_EXTRA_MARKERS = ("h", "p", "8", "<", ">")
 CODEC_LINESTYLES = {"msgpack": "-", "pickle": "--", "packed": "-.", SINGLE_PROCESS_CODEC: ":",
                     "slots": (0, (1, 1)), "replicated": (0, (5, 1))}
 _EXTRA_LINESTYLES = ("-.", (0, (1, 1)), (0, (5, 1)), (0, (3, 1, 1, 1)))
@@ -96,6 +102,15 @@ def codec_linestyle(codec: str):
     if codec in CODEC_LINESTYLES:
         return CODEC_LINESTYLES[codec]
     return _EXTRA_LINESTYLES[sum(map(ord, codec)) % len(_EXTRA_LINESTYLES)]
+
+
+def codec_marker(codec: str) -> str:
+    """Marker of ``codec`` in the throughput figure (``CODEC_MARKERS``: ``msgpack`` a
+    diamond, ``pickle`` a triangle down, the single process a triangle up; unknown
+    codecs get further markers in a fixed order by name)."""
+    if codec in CODEC_MARKERS:
+        return CODEC_MARKERS[codec]
+    return _EXTRA_MARKERS[sum(map(ord, codec)) % len(_EXTRA_MARKERS)]
 
 
 def series_label(policy: str, codec: str) -> str:
@@ -706,7 +721,9 @@ def _throughput_panel(ax, cases, groups: list[str], labels: list[str]) -> dict:
     """Each (policy, codec) series' mean tokens/s per group, 95 % interval bars, the
     axis bounded to the points (interval ends beyond it cut, ``_bounded_errorbar``);
     each group shares its slot among the series it has (``_slot_x``: a run without an
-    arm leaves no gap), each series keeping its colour, marker and label; each timed
+    arm leaves no gap), each series keeping its colour (its policy's), marker (its
+    codec's, ``codec_marker``, as in the cached/send panel; the single process hollow)
+    and label; each timed
     replay's group gets its note beside its own points. Returns what it
     drew: ``cut`` (interval ends cut), ``log`` and ``timed`` (the timed groups)."""
     series = _series(cases)
@@ -739,7 +756,7 @@ def _throughput_panel(ax, cases, groups: list[str], labels: list[str]) -> dict:
     for policy, codec, xs, ys, lo, hi in drawn_series:
         cut += _bounded_errorbar(
             ax, xs, ys, lo, hi, bottom, top, policy_color(policy),
-            fmt=POLICY_MARKERS.get(policy, "^"), capsize=3,
+            fmt=codec_marker(codec), capsize=3,
             mfc="white" if codec == SINGLE_PROCESS_CODEC else policy_color(policy),
             label=series_label(policy, codec))
     if log:
@@ -781,7 +798,8 @@ def _ratio_panel(ax, rows: list[dict], groups: list[str], multi: bool,
     shares its slot among the codecs it has, ``_slot_x``), the axis holding every
     ratio, the line at 1 and every interval end near them, with a margin
     (``ratio_bounds``: logarithmic where they span more than ``RATIO_LOG_SPAN``; an end
-    far off is cut at the edge, where a triangle points on). The title reads "> 1:
+    far off is cut at the edge, where a triangle points on); each codec keeps its marker
+    (``codec_marker``, as in the tokens/s panel). The title reads "> 1:
     cached faster" only without timed replays (``timed``: their groups), whose ratio is
     of wall tok/s, arrival-bound, and no speed verdict. Returns ``(log, cut)``: whether
     the axis is logarithmic, and how many interval ends were cut."""
@@ -813,7 +831,7 @@ def _ratio_panel(ax, rows: list[dict], groups: list[str], multi: bool,
         cut += _bounded_errorbar(ax, xs, ys, lo, hi, bottom, top, "#444444", capsize=3,
                           linestyle="none", mfc="white" if single else "#444444",
                           label="single process" if single else codec,
-                          marker=["D", "v", "^", "P"][k % 4])
+                          marker=codec_marker(codec))
     if log:
         ax.set_yscale("log")
         _plain_log_ticks(ax, "y")

@@ -99,7 +99,8 @@ def test_a_sigkilled_run_is_described_from_its_files(tmp_path, killed_bench_tmpd
     res = load(run)
     detail = res.status_detail["killed"]
     assert re.fullmatch(
-        r"killed \(e\.g\. by SIGKILL\): no process holds its lock, no end was recorded, "
+        r"stopped without finishing its summary \(killed, or summary\.json could not be "
+        r"written: a full disk, say\): no process holds its lock, no end was recorded, "
         r"summary status "
         r"incomplete, 0 of 1 cases recorded, last case num_running=4/send/msgpack#0 running "
         r"since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC, steps\.partial\.csv holds "
@@ -111,7 +112,8 @@ def test_a_sigkilled_run_is_described_from_its_files(tmp_path, killed_bench_tmpd
     # a folder without the claim file (an older run's) cannot tell killed from running
     (run / ".claimed").unlink()
     assert load(run).status_detail["killed"].startswith(
-        "killed (e.g. by SIGKILL) or still running: no end was recorded, summary status "
+        "stopped without finishing its summary (killed, or summary.json could not be "
+        "written) or still running: no end was recorded, summary status "
         "incomplete, 0 of 1 cases recorded, last case ")
 
 

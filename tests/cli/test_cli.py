@@ -853,3 +853,55 @@ def test_quiet_says_once_how_many_warnings_it_did_not_show(tmp_path):
     assert quiet_warnings_line(cases[2:], tmp_path) == (
         f"1 warning recorded in {tmp_path}/summary.json (not shown: --quiet)")
     assert quiet_warnings_line(cases[1:2], tmp_path) is None
+
+
+@pytest.mark.parametrize("make, shown", [
+    (os.mkfifo, "steps.csv is a FIFO, not a regular file"),
+    (lambda p: p.symlink_to(p.name), "steps.csv cannot be read: Too many levels of "
+                                     "symbolic links"),
+    (os.mkdir, "steps.csv is a folder, not a regular file"),
+    (lambda p: p.symlink_to("gone.csv"), "no steps.csv"),
+])
+def test_report_says_what_a_steps_csv_that_is_no_file_is(make, shown, tiny_run, tmp_path,
+                                                         capsys):
+    """A steps.csv that is a FIFO (never opened: reading it would block), a link loop or
+    a folder is named as what it is, not as missing; exit 2, nothing written."""
+    import shutil
+
+    from ipc_bench import cli
+
+    run = tmp_path / "run"
+    shutil.copytree(tiny_run, run, ignore=shutil.ignore_patterns("report"))
+    (run / "steps.csv").unlink()
+    make(run / "steps.csv")
+
+    def names():  # not _tree: a FIFO's bytes cannot be read
+        return sorted((top, tuple(sorted(dirs)), tuple(sorted(files)))
+                      for top, dirs, files in os.walk(tmp_path))
+
+    before = names()
+    assert cli.main(["report", str(run), "--no-figures"]) == 2
+    assert capsys.readouterr() == ("", f"bench.py report: error: {run}: not a complete run "
+                                       f"folder ({shown})\n")
+    assert names() == before
+
+
+def test_report_refuses_a_mount_point_as_its_output(tiny_run, tmp_path, monkeypatch,
+                                                    capsys):
+    """An --output that is a mount point (empty, read-only) cannot be renamed aside to
+    put the report in its place (EBUSY: was ``cannot write X: Device or resource busy``,
+    exit 1): it is bad input, exit 2, the line says what to give instead, nothing is
+    written. (``os.path.ismount`` stands in for a mount: a test cannot mount.)"""
+    from ipc_bench import cli
+    from ipc_bench.report import document
+
+    out = tmp_path / "mnt"
+    out.mkdir()
+    monkeypatch.setattr(document.os.path, "ismount", lambda p: Path(p) == out)
+    before = _tree(tmp_path)
+    assert cli.main(["report", str(tiny_run), "--no-figures", "--output", str(out)]) == 2
+    assert capsys.readouterr() == ("", f"bench.py report: error: output folder {out} is a "
+                                       "mount point, which a report cannot replace (it is "
+                                       "written beside it and renamed into place): give "
+                                       "--output a folder inside it\n")
+    assert _tree(tmp_path) == before

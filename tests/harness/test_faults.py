@@ -361,13 +361,15 @@ def test_bench_reports_a_runner_killed_mid_run(tmp_path):
     m = re.fullmatch(r"bench\.py: error: num_running=16/send/msgpack#0: runner process "
                      rf"{runner} was killed by SIGKILL, noticed while (?:sending SchedulerOutput for|"
                      r"waiting for ModelRunnerOutput for|waiting for input digests from "
-                     r"the runner before) step (\d+)", lines[-1])
+                     r"the runner before) step (\d+)" + re.escape(f"; partial results: {run_dir}"),
+                     lines[-1])
     # one line after the run's first (no FAILED progress line); no case finished before
-    # it, so it points at no results
+    # it, but the folder holds its measured steps, so it points at them
     assert m and lines[:-1] == [f"ipc-bench: decode-steady, 2 cases -> {run_dir}"], lines
     assert "Traceback" not in err
     assert not alive(runner) and children(proc.pid) == []
-    summary, steps = _check_partial_folder(run_dir, "failed", lines[-1].split(": ", 3)[-1])
+    summary, steps = _check_partial_folder(
+        run_dir, "failed", lines[-1].split(": ", 3)[-1].rsplit("; partial results: ", 1)[0])
     assert summary["cases"][0]["failed_step"] == int(m.group(1)) == len(steps)
     print(f"\nrunner SIGKILLed at step {m.group(1)}: bench.py exited 1 after {exit_s:.2f} s")
 
@@ -798,6 +800,13 @@ def test_a_full_disk_mid_run_is_one_line_exit_1_and_a_loadable_folder(
     if status == "failed":  # the rows not written are the problem's: no file cut short
         assert [str(w.message) for w in caught] == []
         assert loaded.status_detail[run.name].startswith(message)
+    else:  # summary.json as the case began: a full disk reads as a kill would, so the
+        # report names both and asserts neither
+        assert loaded.status_detail[run.name].startswith(
+            "stopped without finishing its summary (killed, or summary.json could not be "
+            "written: a full disk, say): no process holds its lock, no end was recorded, "
+            "summary status incomplete, 0 of 1 cases recorded, last case "
+            "num_running=2/send/msgpack#0 running since ")
     assert not any(p.name.endswith(".tmp") for p in run.rglob("*"))
 
 
@@ -1270,7 +1279,10 @@ def test_an_interrupt_before_anything_was_measured_names_the_folder_it_leaves(
 @pytest.mark.parametrize("first,removed", [(True, False), (False, False), (False, True)])
 def test_a_failed_case_points_at_partial_results_only_where_they_are(
         first, removed, tmp_path, monkeypatch, capsys):
-    """One line; it names the folder only when it holds a case that finished."""
+    """One line; it names the folder as an interrupt's does: ``partial results`` when
+    it holds a case that finished, ``run folder (nothing measured)`` when the case
+    failed before its first step and none finished before it (the folder stays: a
+    rerun into it is refused), nothing once the folder is gone."""
     import shutil
 
     from ipc_bench import cli
@@ -1298,8 +1310,13 @@ def test_a_failed_case_points_at_partial_results_only_where_they_are(
     assert capsys.readouterr() == (_quiet_count(run), (
         (lost if removed else "")
         + f"bench.py: error: {failed}: runner process 4242 exited with code 3 at step 0"
-        + ("" if first or removed else f"; partial results: {run}") + "\n"))
+        + ("" if removed else f"; run folder (nothing measured): {run}" if first
+           else f"; partial results: {run}") + "\n"))
     assert run.exists() is not removed
+    if first:  # the folder named stays, and a rerun into it is refused
+        assert cli.main(_TINY + ["--output", str(run)]) == 2
+        assert capsys.readouterr().err == (f"bench.py: error: output folder {run} exists "
+                                           "and is not empty\n")
 
 
 def test_a_signal_in_the_floor_keeps_the_case_as_finished_without_its_floor(

@@ -268,7 +268,8 @@ def test_bench_cached_alone_exits_1_on_a_runner_bug(corrupt, tmp_path, model):
         cwd=REPO, capture_output=True, text=True, timeout=240)
     assert proc.returncode == 1, proc.stderr
     errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("bench.py: error:")]
-    assert errors == [f"bench.py: error: num_running=4/cached/msgpack#0: {expected_error(log)}"]
+    assert errors == [f"bench.py: error: num_running=4/cached/msgpack#0: {expected_error(log)}"
+                      f"; partial results: {out}"]
     assert "Traceback" not in proc.stderr
 
 

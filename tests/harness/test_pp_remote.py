@@ -190,7 +190,8 @@ def test_a_stage_that_never_connects_is_named_and_the_other_is_told(tmp_path):
     assert [ln for ln in err.splitlines() if ln.startswith("bench.py: error:")] == [
         f"bench.py: error: num_running=8,pp=2/send/msgpack#0: no remote runner connected to "
         f"tcp://127.0.0.1:{port + 1} (stage 1) within 2 s; start it on its host with: python "
-        f"bench.py runner --connect tcp://127.0.0.1:{port + 1}"]
+        f"bench.py runner --connect tcp://127.0.0.1:{port + 1}; run folder (nothing "
+        f"measured): {tmp_path / 'r'}"]
     assert stage0.returncode == 1  # the Goodbye said the run failed
     assert stage0_err.splitlines()[-1].startswith("bench.py runner: the run failed: ")
 

@@ -88,7 +88,7 @@ def test_a_runner_of_another_protocol_version_is_refused_in_one_line(tmp_path):
             f"{PROTOCOL_VERSION - 1}")
     assert sched.returncode == 1
     assert err.splitlines() == [f"bench.py: error: {CASE_ID}: runner refused the handshake: "
-                                f"{line}"]
+                                f"{line}; run folder (nothing measured): {tmp_path / 'r'}"]
     assert runner.returncode == 3
     assert runner_err.splitlines()[-1] == f"bench.py runner: refusing the handshake: {line}"
 
@@ -104,7 +104,7 @@ def test_a_runner_that_never_connects_fails_the_case_within_the_startup_timeout(
     assert err.splitlines() == [
         f"bench.py: error: {CASE_ID}: no remote runner connected to tcp://127.0.0.1:{port} "
         f"(rank 0) within 2 s; start it on its host with: python bench.py runner --connect "
-        f"tcp://127.0.0.1:{port}"]
+        f"tcp://127.0.0.1:{port}; run folder (nothing measured): {tmp_path / 'r'}"]
 
 
 def test_a_runner_killed_mid_run_fails_the_case_and_the_scheduler_exits(tmp_path):
@@ -204,7 +204,8 @@ def test_a_tp_rank_that_never_connects_is_named_and_the_others_are_told(tmp_path
     assert err.splitlines()[0] == (
         f"bench.py: error: num_running=8,tp=2,broadcast=tcp/cached/msgpack#0: no remote "
         f"runner connected to tcp://127.0.0.1:{port + 1} (rank 1) within 2 s; start it on its "
-        f"host with: python bench.py runner --connect tcp://127.0.0.1:{port + 1}")
+        f"host with: python bench.py runner --connect tcp://127.0.0.1:{port + 1}; run folder "
+        f"(nothing measured): {tmp_path / 'r'}")
     assert rank0.returncode == 1  # the Goodbye said the run failed
     assert rank0_err.splitlines()[-1].startswith("bench.py runner: the run failed: ")
 

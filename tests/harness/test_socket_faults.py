@@ -135,8 +135,9 @@ def test_a_socket_failure_during_the_run_is_written_and_exits_2(monkeypatch, tmp
     out = tmp_path / "run"
     assert bench_main(DS + ["--output", str(out)]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
-    message = lines[0].split(": ", 3)[-1]
-    assert lines == [f"bench.py: error: num_running=1/send/msgpack#0: {message}"]
+    pointer = f"; run folder (nothing measured): {out}"  # it failed before its first step
+    message = lines[0].split(": ", 3)[-1].removesuffix(pointer)
+    assert lines == [f"bench.py: error: num_running=1/send/msgpack#0: {message}{pointer}"]
     pid = os.getpid()  # the socket folder is ipc-bench-<pid>-XXXXXXXX
     assert re.fullmatch(rf"cannot bind ipc://.*/ipc-bench-{pid}-\w{{8}}/s2r: the socket path is "
                         rf"{109 + len(str(pid))} bytes, the limit is 107 \(set TMPDIR to a "
@@ -334,7 +335,8 @@ def test_a_case_out_of_descriptors_is_one_line_and_exits_2(monkeypatch, tmp_path
     out = tmp_path / "run"
     assert bench_main(DS + ["--output", str(out)]) == 2
     line = fd_line(raised.errno)
-    assert capsys.readouterr().err == f"bench.py: error: num_running=1/send/msgpack#0: {line}\n"
+    assert capsys.readouterr().err == (f"bench.py: error: num_running=1/send/msgpack#0: {line}"
+                                       f"; run folder (nothing measured): {out}\n")
     summary = json.loads((out / "summary.json").read_text())
     assert summary["status"] == "failed"
     assert summary["cases"][0]["error"] == line

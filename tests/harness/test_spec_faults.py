@@ -188,7 +188,8 @@ def test_bench_cached_alone_exits_1_naming_the_step(fault, tmp_path):
     errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("bench.py: error:")]
     assert len(errors) == 1, proc.stderr
     assert re.fullmatch("bench.py: error: num_running=4,num_spec_tokens=2/cached/msgpack#0: "
-                        + expected_error(log), errors[0]), errors[0]
+                        + expected_error(log) + re.escape(f"; partial results: {out}"),
+                        errors[0]), errors[0]
     assert "Traceback" not in proc.stderr
 
 

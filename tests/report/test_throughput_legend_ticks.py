@@ -74,3 +74,30 @@ def test_the_ratio_panels_four_labels_stay_horizontal():
     assert [t.get_rotation() for t in fig.axes[0].get_xticklabels()] == [0.0] * 4
     fig.canvas.draw()
     assert not plots._overlapping(plots._shown_labels(ratio), fig)
+
+
+def _points(ax) -> list:
+    """The line of points behind each of ``ax``'s legend entries (an error-bar
+    series' own line of markers)."""
+    return [h.lines[0] if isinstance(h, ErrorbarContainer) else h
+            for h in ax.get_legend_handles_labels()[0]]
+
+
+def test_each_codec_has_its_own_marker_and_each_policy_its_colour_in_both_panels():
+    """send / msgpack and send / pickle were the same orange circle: only their place
+    told them apart. Each codec has the cached/send panel's marker (the single process
+    hollow), each policy its colour, so no two legend entries look alike."""
+    for repeat in (1, 3):
+        fig = plots.throughput(_results(repeat))
+        tput, ratio = fig.axes[:2]
+        labels = [t.get_text() for t in tput.get_legend().get_texts()]
+        assert labels == ["send / msgpack", "cached / msgpack", "send / pickle",
+                          "cached / pickle", "send / single process", "cached / single process"]
+        looks = [(h.get_marker(), h.get_color(), h.get_markerfacecolor())
+                 for h in _points(tput)]
+        orange, blue = plots.POLICY_COLORS["send"], plots.POLICY_COLORS["cached"]
+        assert looks == [("D", orange, orange), ("D", blue, blue), ("v", orange, orange),
+                         ("v", blue, blue), ("^", orange, "white"), ("^", blue, "white")]
+        assert [(h.get_marker(), h.get_markerfacecolor())
+                for h in _points(ratio)] \
+            == [("D", "#444444"), ("v", "#444444"), ("^", "white")]
