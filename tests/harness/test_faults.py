@@ -1404,7 +1404,7 @@ def test_a_signal_after_the_floor_names_the_wait_for_the_runner_report(
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGSTOP], ids=["killed", "stopped"])
 def test_a_runner_lost_while_its_report_is_awaited_keeps_the_case_and_its_floor(
         tmp_path, monkeypatch, capsys, floor, sig):
-    """The runner killed (or stopped) as the scheduler starts waiting for its report,
+    """The runner killed (or stopped) as the scheduler tells it to stop and report,
     after the floor (or after the last step with ``--no-floor``): every counted step and
     the floor were measured, so the case is kept as finished, floor and all, without
     the runner's per-step columns, ``report_failed`` holding the line; the run is
@@ -1412,17 +1412,17 @@ def test_a_runner_lost_while_its_report_is_awaited_keeps_the_case_and_its_floor(
     from ipc_bench import cli
     from ipc_bench.wire.channel import SchedulerChannel
 
-    recv_control = SchedulerChannel.recv_control
+    send_marker = SchedulerChannel.send_marker
     pids = []
     phases = supervisor.run_phases
 
     def phases_then_lose(spec, exchange, result, *args, **kwargs):
-        def lose(self, label, *a, **k):
-            if label == "report from the runner":
+        def lose(self, what="a phase marker"):
+            if what == "the stop marker":  # before Stop: no report can have left
                 pids.append(result.runner_pid)
                 os.kill(result.runner_pid, sig)
-            return recv_control(self, label, *a, **k)
-        monkeypatch.setattr(SchedulerChannel, "recv_control", lose)
+            return send_marker(self, what)
+        monkeypatch.setattr(SchedulerChannel, "send_marker", lose)
         return phases(spec, exchange, result, *args, **kwargs)
 
     monkeypatch.setattr(supervisor, "run_phases", phases_then_lose)
@@ -1435,8 +1435,12 @@ def test_a_runner_lost_while_its_report_is_awaited_keeps_the_case_and_its_floor(
     assert len(err) == 1 and err[0].startswith(f"bench.py: error: {case_id}: runner process "
                                                f"{pids[0]} "), err
     line = err[0][len(f"bench.py: error: {case_id}: "):-len(f"; partial results: {run_dir}")]
-    assert line.endswith("noticed while waiting for report from the runner" if sig ==
-                         signal.SIGKILL else "within 2 s (state T (stopped); killed)"), line
+    if sig == signal.SIGKILL:  # noticed on the marker, on Stop or in the wait
+        assert line.startswith(f"runner process {pids[0]} was killed by SIGKILL, noticed "
+                               "while "), line
+    else:
+        assert line == (f"runner process {pids[0]} stopped answering: no report from the "
+                        "runner within 2 s (state T (stopped); killed)"), line
     assert not alive(pids[0])
     summary, frames = load_run(run_dir)
     assert (summary["status"], summary["problems"], summary["failed_case"]) == (
