@@ -226,7 +226,8 @@ def test_a_stage_runner_that_dies_fails_the_case_in_one_line(tmp_path):
         rf"\(control port tcp://127\.0\.0\.1:{port + 1}\) disconnected \(its process ended "
         rf"or its host closed the connection\), noticed while waiting for ModelRunnerOutput "
         rf"for step "
-        rf"[78] from stage 1", errors[0]), errors
+        rf"[78] from stage 1; partial results: {re.escape(str(tmp_path / 'r'))}",
+        errors[0]), errors
     print(f"stage 0's runner: exit {stages[0].returncode}: {results[0][1].splitlines()[-1]}")
     assert stages[0].returncode == 5, results[0][1]  # the scheduler went away
 

@@ -256,7 +256,8 @@ def test_a_runner_that_stops_answering_fails_the_case_after_the_peer_timeout(tmp
         rf"tcp://127\.0\.0\.1:{port}\) stopped answering: (no ModelRunnerOutput for step "
         # or, stopped as the scheduler asked for the input oracle's digests
         rf"\d+|no input digests from the runner before step \d+) within 2 s \(on another "
-        rf"host: not killed from here\)", err.splitlines()[0]), err
+        rf"host: not killed from here\); partial results: "
+        rf"{re.escape(str(tmp_path / 'r'))}", err.splitlines()[0]), err
     _, runner_err = runner.communicate(timeout=30)  # the scheduler is gone: it exits
     assert runner.returncode == 5, runner_err
 

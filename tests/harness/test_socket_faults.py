@@ -375,7 +375,8 @@ def test_a_process_that_cannot_start_for_want_of_descriptors_names_the_limit(
     line = (f"too many open files (ulimit -n {soft}): raise it (e.g. ulimit -n 1024) and run "
             f"again (cannot start the {role} process)")
     err = capsys.readouterr().err
-    assert re.fullmatch(rf"bench\.py: error: \S+#0: {re.escape(line)}\n", err), err
+    assert re.fullmatch(rf"bench\.py: error: \S+#0: {re.escape(line)}; run folder "
+                        rf"\(nothing measured\): {re.escape(str(out))}\n", err), err
     summary = json.loads((out / "summary.json").read_text())
     assert summary["status"] == "failed" and summary["cases"][0]["error"] == line
     assert started[0].poll() is not None  # the first one reaped
