@@ -506,7 +506,9 @@ class _Run:
         holds measured rows (cases that finished before it, or steps of this one: its
         ``failed_step`` past 0), else ``; run folder (nothing measured): DIR`` (a case
         that failed at its handshake: the folder stays, so a rerun needs another
-        ``--output``); exit code 1
+        ``--output``); exit code 1. A bug (any other exception) prints its traceback,
+        then ``bench.py: internal error in CASE: TYPE: MESSAGE`` with the same folder
+        pointer
         (2 for sockets that could not be set up and for a process out of file
         descriptors, ``errors.fd_shortage_text``: an ``EMFILE`` or ``ENFILE`` here, a
         runner's report naming the limit, or the case's files that could not be
@@ -522,8 +524,9 @@ class _Run:
             traceback.print_exc(file=sys.stderr)
             written = self._stop(result, f"internal error: {type(exc).__name__}: {exc}",
                                  "failed")
-            print(f"bench.py: internal error in {case_id}: {type(exc).__name__}: {exc}",
-                  file=sys.stderr)
+            kept = self.pointer(bool(self.num_done or result.failed_step))
+            print(one_line(f"bench.py: internal error in {case_id}: "
+                           f"{type(exc).__name__}: {exc}{kept}"), file=sys.stderr)
             self.quiet_count()
             return max(1, written)
         written = self._stop(result, message, "failed")

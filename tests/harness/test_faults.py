@@ -1553,3 +1553,34 @@ def _assert_reported_without_floor(run_dir, case: dict, tmp_path) -> None:
     rate = f"{case['output_tokens_per_s']:,.0f}"
     assert re.search(rf"^\| 0 \| send \| msgpack \| ipc \| 50 \| {rate} \| - \| - \|", md,
                      re.MULTILINE), md
+
+
+@pytest.mark.parametrize("first", [True, False])
+def test_an_internal_error_names_the_run_folder(tmp_path, monkeypatch, capsys,
+                                                handlers_restored, first):
+    """A bug in a case (an exception the harness does not know) prints its traceback,
+    then one line naming the case, the exception and the folder, as a failed case's
+    line does: ``partial results`` once a case finished before it, ``nothing
+    measured`` when it was the first; exit 1, the run ``failed``."""
+    from ipc_bench import cli
+    from ipc_bench.cli import execute
+
+    real_run_case, started = execute.run_case, []
+
+    def run_case(case, **kwargs):
+        started.append(case.case_id)
+        if len(started) == 1 and not first:
+            return real_run_case(case, **kwargs)
+        raise ZeroDivisionError("injected")
+
+    monkeypatch.setattr(execute, "run_case", run_case)
+    run = tmp_path / "run"
+    assert cli.main(_TINY + ["--output", str(run)]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last):" in err
+    kept = f"run folder (nothing measured): {run}" if first else f"partial results: {run}"
+    assert err.splitlines()[-1] == (f"bench.py: internal error in {started[-1]}: "
+                                    f"ZeroDivisionError: injected; {kept}")
+    summary, _ = load_run(run)
+    assert summary["status"] == "failed"
+    assert summary["failed_case"] == started[-1]
