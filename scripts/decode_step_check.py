@@ -31,7 +31,7 @@ Per configuration and size it prints the medians over the counted steps of:
   underestimated the device (e.g. measured under load), shown as measured;
 - ``same tokens``: the share of sampled ids equal to the first configuration's at the
   same size (all configurations start from the same cache and batch; bitwise equality
-  is promised only between equal settings, see README "Correctness oracles").
+  is promised only between equal settings, see docs/oracles.md).
 
 On CPU (no CUDA) graphs are replayed by ``cuda_step.strict_capture`` (the same work over
 the same persistent buffers, with what a CUDA graph capture forbids refused: host syncs,

@@ -1,4 +1,4 @@
-"""The package's layers (README, "How the code is laid out"), checked on the source.
+"""The package's layers (docs/layout.md), checked on the source.
 
 Layers, lowest first: ``engine`` (the system under test) < ``wire`` (codecs,
 transports, channel, control messages) < ``harness`` (running a case) < ``analysis``

@@ -41,7 +41,7 @@ class Metric:
     name: str = ""
     ratio_name: str = ""
     #: What the figure is, in words (Markdown), where a column legend gives it: the
-    #: report's legend under its case tables and README's metrics table quote it.
+    #: report's legend under its case tables and docs/metrics.md's table quote it.
     meaning: str = ""
 
     def display(self, value: Any) -> Any:
@@ -103,7 +103,7 @@ BUSY_TOKENS_MEANING = (
     "when no step was counted")
 
 
-#: What each request latency is, in words (Markdown): the one definition README's
+#: What each request latency is, in words (Markdown): the one definition docs/metrics.md's
 #: summary-field table, the report's latency table and the docstrings that compute them
 #: (``harness.recording.request_record``, ``analysis.summary.latency_summary``) give.
 #: As vLLM's ``benchmarks/benchmark_serving.py``: TTFT, TPOT and E2E per request, then

@@ -1469,7 +1469,7 @@ def _wire_problem(case, rows, counted, path: Path) -> str | None:
 #: ``pp_direct_bytes_per_step`` is 0 where ``pp_direct`` is false). Of
 #: ``tp_rank_decode_ns_per_step``, rank 0's entry alone: ``steps.csv``'s runner columns
 #: are rank 0's. The other per-rank and per-stage figures and the roofline's are not
-#: recomputed: no file records their inputs (README, "Faults, interrupts and security":
+#: recomputed: no file records their inputs (docs/faults.md, "Faults, interrupts and security":
 #: which, and why).
 HOP_FIGURES: dict[str, tuple[str, ...]] = {
     "tp_s2r_bytes_written_per_step": ("s2r_payload_bytes",),

@@ -373,7 +373,7 @@ def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device:
     ``device_label`` the total memory of the device so named, e.g. "an emulated NVIDIA
     H200"); nothing is checked when that is ``None``. The null and fixed-step
     models allocate neither: nothing to check. Sizes in GiB (2**30 bytes, as
-    ``MAX_CPU_MODEL_BYTES`` and README give the CPU limit), e.g. "llama-3.1-8b needs
+    ``MAX_CPU_MODEL_BYTES`` and docs/models-and-gpu.md give the CPU limit), e.g. "llama-3.1-8b needs
     15.0 GiB of weights + 32.5 GiB of KV cache ...".
     ``running_for_blocks``: where the number of running requests (``--num-running``)
     sets ``num_blocks``, the most running requests a cache of that many blocks serves;

@@ -24,7 +24,7 @@ One step before warm-up ends (after step ``warmup_steps - 2``, before step
 frontend while it takes long, ``wire.control.beating``) and unfrozen when the loop
 ends. The pause leaves both processes idle for tens of ms, and the first step after
 it runs on cold caches (a median 2.0x the median step when it was the first counted
-one: README, "The replay clock"), so the last warm-up step absorbs that; the loop totals start after it, just
+one: docs/metrics.md, "The replay clock"), so the last warm-up step absorbs that; the loop totals start after it, just
 before step ``warmup_steps``. With one warm-up step there is no step before it to
 pause after: the pause comes before step 1 (the first counted step), as with no
 warm-up (before step 0). The runner process

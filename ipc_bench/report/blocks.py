@@ -455,7 +455,7 @@ COLUMN_LEGEND = ("Bytes are payload bytes per counted step (`s2r`: scheduler →
                  "build/encode/decode; `x floor` is the measured step time over the "
                  "floor's.")
 #: The case-table columns the legend defines by their ``Metric.meaning`` (the words
-#: README's metrics table gives them).
+#: docs/metrics.md's table gives them).
 LEGEND_METRICS = ("output_tokens_per_s", "floor_output_tokens_per_s",
                   "decode_token_bytes_per_step", "prompt_chunk_bytes_per_step")
 

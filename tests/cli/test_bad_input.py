@@ -1236,7 +1236,7 @@ def test_the_claim_file_every_run_folder_gets_is_documented(tmp_path):
     run_dir, _ = claim_run_dir(Namespace(output=str(tmp_path / "run"), scenario="x"))
     assert [p.name for p in run_dir.iterdir()] == [".claimed"]
     assert (run_dir / ".claimed").stat().st_size == 0
-    readme = " ".join((REPO / "README.md").read_text().split())
+    readme = " ".join((REPO / "docs" / "metrics.md").read_text().split())
     assert ("The run folder also holds an empty `.claimed` file, created first "
             "(exclusively) to claim the folder: of two runs given the same `--output`, the "
             "second is refused: `output folder DIR exists and is not empty`, or, when both "

@@ -1,5 +1,5 @@
-"""README's "Adding a scenario" recipe, followed literally: the module in the README is
-written into ``scenarios/`` of a copy of the repository, ``--list`` there shows it and
+"""The manual's "Adding a scenario" recipe (docs/adding-a-scenario.md), followed
+literally: the module in the recipe is written into ``scenarios/`` of a copy of the repository, ``--list`` there shows it and
 it runs end to end (discovered, not registered anywhere)."""
 
 from __future__ import annotations
@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from manual import page
+
 REPO = Path(__file__).resolve().parents[2]
 
 
 def recipe() -> tuple[str, str]:
-    """(file name, source) of the scenario module in README's recipe."""
-    readme = (REPO / "README.md").read_text()
-    section = readme.split("## Adding a scenario", 1)[1].split("\n## ", 1)[0]
+    """(file name, source) of the scenario module in docs/adding-a-scenario.md's recipe."""
+    section = page("adding-a-scenario.md")
     name = re.search(r"`scenarios/(\w+\.py)`", section).group(1)
     source = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     return name, source

@@ -1,6 +1,6 @@
 """The first step is held to the start-up timeout on every side that waits for it.
 
-README: "The handshake and the first step get ``--startup-timeout``". The scheduler
+docs/faults.md: "The handshake and the first step get ``--startup-timeout``". The scheduler
 admits, schedules and encodes the first batch while its runner (each ``--tp`` rank,
 each ``--pp`` stage) and its frontend wait for it; with a large batch that takes longer
 than the peer timeout. Here the scheduler's first ``schedule`` call is made 1.5 s slow

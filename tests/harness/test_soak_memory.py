@@ -1,7 +1,7 @@
 """What a long run keeps in memory: bounded per-request and per-step state, resident
 buffers, and the heap report (``IPC_BENCH_HEAP_REPORT``).
 
-The soak's memory figures come from a 10-minute run (README, "Soak"); these tests pin
+The soak's memory figures come from a 10-minute run (docs/faults.md, "Soak"); these tests pin
 the structures that made them grow, driven by hand, without timing anything.
 """
 

@@ -183,7 +183,7 @@ def test_direct_bytes_of_a_case_without_direct_ids_must_be_0(runs, tmp_path):
 ])
 def test_figures_no_file_records_the_inputs_of_are_not_checked(runs, tmp_path, run, case_id,
                                                               figure):
-    """The README's list (loader section): an edit of one loads without a warning."""
+    """docs/faults.md's list (loader section): an edit of one loads without a warning."""
     edited = _edited(runs / run, tmp_path / run, case_id, figure, 7.0)
     results, lines = _loaded(edited)
     assert lines == [] and len(results.cases) == 2

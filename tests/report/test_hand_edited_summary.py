@@ -418,7 +418,7 @@ def test_warnings_that_are_not_texts_are_left_out_with_one_warning(
 def test_a_wire_figure_that_is_not_its_payloads_with_their_frame_heads_leaves_the_case_out(
         good_run, tmp_path, capsys, figure, column, case, kept):
     """Wire bytes are each counted payload with its ZMTP frame head, 2 bytes up to 255
-    bytes of payload and 9 above (README, "wire bytes"): a figure typed over is not
+    bytes of payload and 9 above (docs/metrics.md, "wire bytes"): a figure typed over is not
     what the rows give."""
     payload = _counted(good_run, case, column)
     want = sum(b + (2 if b <= 255 else 9) for b in payload) / len(payload)

@@ -144,13 +144,12 @@ def test_a_wall_s_shorter_than_its_last_step_leaves_the_case_out(
 
 
 def test_the_wall_rate_counts_the_warm_up_tokens_over_the_whole_wall_time(timed_run):
-    """One definition in the summary, the loader's check and README: every request's
+    """One definition in the summary, the loader's check and docs/metrics.md: every request's
     output tokens, warm-up included, over ``wall_s``, which starts at the first
     arrival (the loop's start, warm-up included): not ``output_tokens``, the counted
     steps' tokens alone."""
-    from pathlib import Path
-
     from ipc_bench.analysis.metrics import OUTPUT_TOKENS_MEANING
+    from manual import page
 
     run, send, _ = timed_run
     entry = json.loads((run / "summary.json").read_text())["cases"][0]
@@ -168,8 +167,7 @@ def test_the_wall_rate_counts_the_warm_up_tokens_over_the_whole_wall_time(timed_
             "the first arrival to the last completion (`wall_s`, which includes the "
             "warm-up too;")
     assert said in OUTPUT_TOKENS_MEANING
-    readme = Path(__file__).resolve().parents[2] / "README.md"
-    assert said in readme.read_text()
+    assert said in page("metrics.md")
 
 
 def _values_s(run, case_id, column) -> list[float]:

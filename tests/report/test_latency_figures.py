@@ -1,5 +1,5 @@
 """Request latencies (TTFT, TPOT, ITL, E2E): one definition (``metrics.LATENCY_MEANINGS``,
-README's summary-field table), the terminal's Latency table in the report cell for
+the summary-field table of docs/metrics.md), the terminal's Latency table in the report cell for
 cell, ``itl.csv`` required where a case has ITL figures and its impossible values
 left out with a warning, ``wall_s`` defined as it is measured, and an interrupted arm
 named in the captions of a timed replay."""
@@ -20,8 +20,11 @@ from analysis_run import run_bench
 from ipc_bench import cli
 from ipc_bench.analysis.metrics import LATENCY_MEANINGS, TPOT_ITL_DIFFER, WALL_S_MEANING
 from ipc_bench.analysis.results import Results, ResultsError, ResultsWarning, load
+from manual import manual, page
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+#: The page of the manual with the summary-field table, and the whole manual.
+METRICS = page("metrics.md")
+MANUAL = manual()
 
 
 @pytest.fixture(scope="module")
@@ -61,16 +64,16 @@ def test_readme_defines_each_latency_once_in_the_words_the_report_gives(timed_ru
     for name, meaning in LATENCY_MEANINGS.items():
         keys = ", ".join(f"`{name}_ms_{q}`" for q in ("mean", "p50", "p90", "p99"))
         assert f"| {keys} | {meaning}; mean, 50th, 90th and 99th percentile in ms " \
-               "(timed replays and `soak`) |" in README
-        assert README.count(meaning) == 1, name
-    assert README.count(TPOT_ITL_DIFFER) == 1
+               "(timed replays and `soak`) |" in METRICS
+        assert MANUAL.count(meaning) == 1, name
+    assert MANUAL.count(TPOT_ITL_DIFFER) == 1
     assert "TPOT per request, then its mean and percentiles over requests; ITL over " \
-           "all gaps" in README
+           "all gaps" in METRICS
     _tpot_averages_requests_and_itl_averages_gaps(timed_run)
 
 
 def test_wall_s_is_defined_as_the_loop_measures_it_everywhere():
-    assert f"| `wall_s` | {WALL_S_MEANING} |" in README
+    assert f"| `wall_s` | {WALL_S_MEANING} |" in METRICS
     assert WALL_S_MEANING.endswith("so there it runs from the first arrival to the last "
                                    "completion")
     doc = " ".join(Results.__doc__.split())
@@ -376,5 +379,5 @@ def test_summary_json_records_the_end_of_warm_up_pause(timed_run):
     for entry in json.loads((run / "summary.json").read_text())["cases"]:
         assert isinstance(entry["warmup_pause_s"], float) and entry["warmup_pause_s"] > 0
     assert ("| `warmup_pause_s` | the harness's pause at the end of warm-up, in s: the "
-            "scheduler collects and freezes its heap") in README
-    assert "\n### The replay clock\n" in README
+            "scheduler collects and freezes its heap") in METRICS
+    assert "\n## The replay clock\n" in METRICS

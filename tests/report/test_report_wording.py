@@ -97,12 +97,11 @@ def test_the_column_legend_defines_every_byte_and_tokens_column():
         assert text in legend
 
 
-def test_readme_defines_the_legend_columns_in_the_same_words():
-    from pathlib import Path
-
+def test_the_manual_defines_the_legend_columns_in_the_same_words():
     from ipc_bench.analysis.metrics import metric
+    from manual import page
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    readme = page("metrics.md")
     for key in ("output_tokens_per_s", "busy_output_tokens_per_s",
                 "floor_output_tokens_per_s", "decode_token_bytes_per_step",
                 "prompt_chunk_bytes_per_step"):

@@ -61,7 +61,7 @@ def test_a_time_difference_not_significant_after_holm_claims_no_saving_or_cost()
         "after Holm's correction over 7 timed metrics (p 0.019, adjusted 0.132); the interval is "
         "unadjusted)")
     # without the run's recorded comparison (a report of several runs): the pair
-    # table's interval alone, which the clause uses and README names
+    # table's interval alone, which the clause uses and docs/models-and-gpu.md names
     assert findings._saving_clauses(tables, key)[1] == (
         "spends 0.83 µs more per step than send encoding the SchedulerOutput and the "
         "ModelRunnerOutput (mean difference; paired geometric mean of cached / send: +10.3 % "
