@@ -6,7 +6,8 @@ each check), so that no finding quotes a figure its run did not measure. Among t
 each case's ``summary.json`` figures are recomputed from its counted ``steps.csv`` rows
 as ``analysis.summary`` computed them: totals (``STEP_SUMS``), means (``STEP_MEANS``),
 medians (``STEP_MEDIANS``), the wire bytes per step (``WIRE_FIGURES``: payload and
-ZMTP frame head), the runner gap figures (``RUNNER_GAP_COLUMNS``) and the
+ZMTP frame head) and the runner -> scheduler total (``r2s_wire_bytes_total``, from
+all of its rows), the runner gap figures (``RUNNER_GAP_COLUMNS``) and the
 ``--tp`` / ``--pp`` figures whose inputs it holds (``HOP_FIGURES``: the broadcast's and
 the ZeroMQ hops' bytes, the encode, rank 0's decode); its
 ``output_tokens_per_s`` from its own tokens, counted steps and mean step; a timed
@@ -1380,7 +1381,8 @@ def _step_problem(case, rows, path: Path) -> str | None:
     order; only a case with every counted row there, ``num_steps``: a case short of rows
     is said by ``_short_steps``) disagree with its figures: a ``STEP_SUMS`` total, a
     ``STEP_MEANS`` mean or a ``STEP_MEDIANS`` median recomputed from its counted rows, a
-    wire figure (``_wire_problem``), a ``--tp`` / ``--pp`` figure (``_hop_problem``) or a
+    wire figure (``_wire_problem``), its ``r2s_wire_bytes_total`` from all its rows
+    (``_wire_total_problem``), a ``--tp`` / ``--pp`` figure (``_hop_problem``) or a
     runner gap figure (``_gap_problem``), the first found; ``None`` when none does."""
     import numpy as np
 
@@ -1413,6 +1415,7 @@ def _step_problem(case, rows, path: Path) -> str | None:
                     f"{got:{form}} {over}, but summary.json has {figure} {want:{form}} "
                     "(left out)")
     return (_wire_problem(case, rows, counted, path)
+            or (_wire_total_problem(case, rows, counted, path) if whole else None)
             or _hop_problem(case, rows, counted, path)
             or (_gap_problem(case, rows, counted, path) if whole else None))
 
@@ -1421,9 +1424,9 @@ def _step_problem(case, rows, path: Path) -> str | None:
 #: rows by the function that wrote them (``analysis.summary.wire_bytes_per_step``: each
 #: payload with its ZMTP frame head, the scheduler -> runner one on an ``shm*``
 #: ``transport`` the ring's chunk head and payload), with the column each comes from
-#: (``_wire_problem``). The totals are not: ``s2r_wire_bytes_total`` also counts the
-#: empty phase-marker frames, whose number no file records; ``r2s_wire_bytes_total``
-#: (every step's reply and the floor's replays of the counted steps) is not recomputed.
+#: (``_wire_problem``). Of the totals, ``r2s_wire_bytes_total`` is recomputed too, from
+#: every row (``_wire_total_problem``); ``s2r_wire_bytes_total`` is not: it also counts
+#: the empty phase-marker frames, whose number no file records.
 WIRE_FIGURES: dict[str, str] = {
     "sched_to_runner_wire_bytes_per_step": "s2r_payload_bytes",
     "runner_to_sched_wire_bytes_per_step": "r2s_payload_bytes",
@@ -1462,6 +1465,40 @@ def _wire_problem(case, rows, counted, path: Path) -> str | None:
                     f"{got[figure]:,.6g} from its {int(counted.sum()):,} counted rows' "
                     f"{column}, but summary.json has {figure} {want:,.6g} (left out)")
     return None
+
+
+def _wire_total_problem(case, rows, counted, path: Path) -> str | None:
+    """The line of a case (a ``cases`` row, with all of its ``steps.csv`` rows ``rows``,
+    warm-up included) whose ``r2s_wire_bytes_total`` is not what its rows give, as
+    ``analysis.summary.r2s_wire_bytes_total`` wrote it: every step's ``r2s_payload_bytes``
+    with its ZMTP frame head (``summary.wire_bytes_per_step``' frames), and, where the case
+    ran its floor (it has floor figures: ``FLOOR_FIGURES``), the floor's replays of its
+    counted steps, whose replies are those steps' again; exact (a count of bytes):
+    ``RUN/steps.csv: case 'ID' has an r2s_wire_bytes_total of 1,234 from its 25 rows'
+    r2s_payload_bytes and its floor's replays of its 20 counted rows, but summary.json
+    has r2s_wire_bytes_total 1 (left out)``. ``None`` when they agree, when the case has
+    no such figure, or the column is absent or NaN."""
+    import numpy as np
+
+    from ipc_bench.analysis.summary import r2s_wire_bytes_total
+
+    want = _figure(case, "r2s_wire_bytes_total")
+    if want is None or "r2s_payload_bytes" not in rows:
+        return None
+    payload = rows["r2s_payload_bytes"].to_numpy(dtype=float)
+    if np.isnan(payload).any():
+        return None
+    payload = payload.astype(np.int64)
+    floor = any(_figure(case, figure) is not None for figure, _ in FLOOR_FIGURES)
+    got = r2s_wire_bytes_total(payload, payload[counted] if floor else None)
+    if got == want:
+        return None
+    source = f"its {len(rows):,} rows' r2s_payload_bytes" + (
+        f" and its floor's replays of its {int(counted.sum()):,} counted rows" if floor
+        else "")
+    return (f"{path}: case {str(case['case_id'])!r} has an r2s_wire_bytes_total of "
+            f"{got:,} from {source}, but summary.json has r2s_wire_bytes_total "
+            f"{want:,.15g} (left out)")
 
 
 #: The ``--tp`` / ``--pp`` summary figures recomputed from a case's counted ``steps.csv``
@@ -2708,7 +2745,8 @@ def load(path_or_paths) -> Results:
     ``_withheld_latencies``, the rest of the case loaded); a case with more ``steps.csv``
     rows than its ``num_total_steps`` is said too, as one with fewer is; a case whose
     figures are not those its counted rows give (``_step_problem``: sums, means, medians,
-    wire bytes, runner gaps, ``HOP_FIGURES``), its own tokens and steps (``_rate_problem``)
+    wire bytes, the reply total ``r2s_wire_bytes_total``, runner gaps, ``HOP_FIGURES``),
+    its own tokens and steps (``_rate_problem``)
     or, timed replays, its requests' tokens and ``wall_s`` (``_wall_rate_problem``,
     ``_wall_problem``), its floor.csv rows (``_floor_problem``) or its requests.csv and
     itl.csv rows (request latencies: ``_latency_problem``) is left out with its rows (one

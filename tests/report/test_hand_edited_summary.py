@@ -431,6 +431,67 @@ def test_a_wire_figure_that_is_not_its_payloads_with_their_frame_heads_leaves_th
     _assert_left_out(run, tmp_path, capsys, line, case, kept)
 
 
+def _all_rows(run, case, column) -> list[int]:
+    """``column`` of every ``steps.csv`` row of ``case`` in ``run``, warm-up included."""
+    with open(run / "steps.csv", newline="") as f:
+        return [int(r[column]) for r in csv.DictReader(f) if r["case_id"] == case]
+
+
+def _frames(payloads) -> int:
+    """The ZMTP stream bytes of one-frame messages of ``payloads`` bytes: each with its
+    frame head, 2 bytes up to 255 bytes of payload and 9 above (README, "wire
+    bytes")."""
+    return sum(b + (2 if b <= 255 else 9) for b in payloads)
+
+
+def test_a_reply_total_that_is_not_its_rows_frames_leaves_the_case_out(
+        good_run, tmp_path, capsys):
+    """``r2s_wire_bytes_total`` is every step's reply, warm-up included, with its
+    frame head (no floor here: ``--no-floor``); a total typed over is not what the
+    rows give."""
+    want = _frames(_all_rows(good_run, SEND, "r2s_payload_bytes"))
+    assert _case(good_run, SEND)["r2s_wire_bytes_total"] == want
+    run = _edit(good_run, tmp_path,
+                lambda s: s["cases"][0].update(r2s_wire_bytes_total=want + 1))
+    line = (f"{run / 'steps.csv'}: case '{SEND}' has an r2s_wire_bytes_total of {want:,} "
+            f"from its 25 rows' r2s_payload_bytes, but summary.json has "
+            f"r2s_wire_bytes_total {want + 1:,} (left out)")
+    _assert_left_out(run, tmp_path, capsys, line, SEND, CACHED)
+
+
+def test_a_warm_up_reply_edited_is_caught_by_the_reply_total(good_run, tmp_path, capsys):
+    """No per-step figure counts a warm-up step, but the reply total does: a warm-up
+    row's ``r2s_payload_bytes`` edited leaves the case out."""
+    rows = _all_rows(good_run, CACHED, "r2s_payload_bytes")
+    total = _case(good_run, CACHED)["r2s_wire_bytes_total"]
+
+    def edit(rows):
+        first = next(r for r in rows if r["case_id"] == CACHED)
+        assert first["warmup"] == "1" and first["counted"] == "0"
+        first["r2s_payload_bytes"] = str(int(first["r2s_payload_bytes"]) + 300)
+        return rows
+
+    run = _edit_steps(good_run, tmp_path, edit)
+    got = _frames([rows[0] + 300] + rows[1:])
+    assert got == total + 300 + (7 if rows[0] <= 255 < rows[0] + 300 else 0)
+    line = (f"{run / 'steps.csv'}: case '{CACHED}' has an r2s_wire_bytes_total of "
+            f"{got:,} from its 25 rows' r2s_payload_bytes, but summary.json has "
+            f"r2s_wire_bytes_total {total:,} (left out)")
+    _assert_left_out(run, tmp_path, capsys, line, CACHED, SEND)
+
+
+def test_the_scheduler_total_is_not_checked(good_run, tmp_path, capsys):
+    """``s2r_wire_bytes_total`` also counts the empty phase-marker frames, whose number
+    no file records: a total typed over loads as written."""
+    run = _edit(good_run, tmp_path,
+                lambda s: s["cases"][0].update(s2r_wire_bytes_total=12345))
+    assert _loaded(run) == []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResultsWarning)
+        row = load(run).cases.set_index("case_id").loc[SEND]
+    assert row["s2r_wire_bytes_total"] == 12345
+
+
 @pytest.mark.parametrize("change, why", [
     (lambda s: s.update(comparisons="x"), "comparisons is \"x\", not a list"),
     (lambda s: s.update(comparisons=["x"]), "comparisons[0] is \"x\", not a recorded comparison"),
