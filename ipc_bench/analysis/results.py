@@ -1874,6 +1874,28 @@ _NUMERIC_CASE_FIELDS = ("repetition", "num_steps", "num_warmup_steps", "num_tota
                         "machine_busy_pct", "cpu_steal_pct")
 
 
+#: Fields of a ``summary.json`` case that are percentages of the whole machine's CPU
+#: time during the case (``harness.environment.cpu_usage_between``: busy and steal,
+#: two disjoint parts of it): each from 0 to ``MAX_PERCENT``, and so is their sum.
+_PERCENT_CASE_FIELDS = ("machine_busy_pct", "cpu_steal_pct")
+
+#: The largest value of a ``_PERCENT_CASE_FIELDS`` field, and of their sum: the whole
+#: machine's CPU time.
+MAX_PERCENT = 100.0
+
+#: The fields of a ``summary.json`` case that only the scheduler <-> runner hop of a
+#: two-process case has (``analysis.summary._wire_bytes``, ``tp_figures``,
+#: ``pp_figures``, ``frontend_figures``' whole control plane): a single-process case
+#: (``transport`` ``harness.spec.INPROC``) sends no message between them, so it has
+#: none of them (``_inproc_problem``). Its frontend hop's ``frontend_wire_bytes_per_step``
+#: (``--frontend``: another process) it may have.
+TWO_PROCESS_WIRE_FIELDS = ("sched_to_runner_wire_bytes_per_step",
+                           "runner_to_sched_wire_bytes_per_step", "s2r_wire_bytes_total",
+                           "r2s_wire_bytes_total", "zmtp_handshake_bytes",
+                           "control_plane_wire_bytes_per_step",
+                           "tp_s2r_wire_bytes_all_ranks_per_step",
+                           "pp_s2r_wire_bytes_all_stages_per_step")
+
 #: Fields of a ``summary.json`` case (or workload labels) that hold a whole number or
 #: null: the report turns them into ``int`` (``At 4 running requests``, ``tp=2``).
 _WHOLE_CASE_FIELDS = ("num_running", "tp", "pp", "tp_cores", "pp_cores", "shm_cores")
@@ -1995,6 +2017,44 @@ def _value_problem(key: str, value: Any, whole: bool = False) -> str | None:
     return None
 
 
+def _percent_problem(case: dict[str, Any]) -> str | None:
+    """Why the ``_PERCENT_CASE_FIELDS`` of ``case`` (each already a number from 0 to
+    ``MAX_CASE_VALUE``, or null) are not shares of the machine's CPU time, in words
+    after ``case 'ID' has`` (``machine_busy_pct 150, more than 100 (a percentage of the
+    machine's CPU time)``): one above ``MAX_PERCENT``, or the two summed above it (busy
+    and steal are disjoint parts of it; within 1e-9, as the two are divided apart).
+    ``None`` when they are."""
+    said = []
+    for key in _PERCENT_CASE_FIELDS:
+        value = case.get(key)
+        if value is not None and value > MAX_PERCENT:
+            return (f"{key} {_shown(value)}, more than {MAX_PERCENT:g} (a percentage of "
+                    "the machine's CPU time)")
+        if value is not None:
+            said.append(f"{key} {_shown(value)}")
+    if len(said) == 2 and sum(case[k] for k in _PERCENT_CASE_FIELDS) > MAX_PERCENT + 1e-9:
+        return (f"{' and '.join(said)}, more than {MAX_PERCENT:g} together (parts of the "
+                "machine's CPU time)")
+    return None
+
+
+def _inproc_problem(case: dict[str, Any]) -> str | None:
+    """Why ``case``, a single-process one (``transport`` ``harness.spec.INPROC``), has
+    a field it cannot have, in words after ``case 'ID' has``: the first of
+    ``TWO_PROCESS_WIRE_FIELDS`` there and not null (``sched_to_runner_wire_bytes_per_step
+    403.36, but its transport is "inproc" (one process: no scheduler <-> runner
+    wire)``). ``None`` for another case, or when it has none."""
+    from ipc_bench.harness.spec import INPROC
+
+    if case.get("transport") != INPROC:
+        return None
+    for key in TWO_PROCESS_WIRE_FIELDS:
+        if case.get(key) is not None:
+            return (f"{key} {_shown(case[key])}, but its transport is {_shown(INPROC)} "
+                    "(one process: no scheduler <-> runner wire)")
+    return None
+
+
 def _case_problem(case: Any, index: int, labels: dict[str, Any] | None = None,
                   run_scenario: Any = None) -> str | None:
     """Why the ``index``-th entry of ``summary.json``'s ``cases`` cannot be loaded, in
@@ -2002,7 +2062,10 @@ def _case_problem(case: Any, index: int, labels: dict[str, Any] | None = None,
     object; its ``case_id`` is missing, empty or not a text; its identity or ``complete``
     is not one a run writes (``_identity_problem``, against the run's scenario
     ``run_scenario``); one of its known numeric fields (``_NUMERIC_CASE_FIELDS``, the
-    metrics) holds something other than a number from 0 to ``MAX_CASE_VALUE`` or null; one of
+    metrics) holds something other than a number from 0 to ``MAX_CASE_VALUE`` or null;
+    its percentages of the machine's CPU time are not shares of it (``_percent_problem``);
+    it is a single-process case with a field only two processes have
+    (``_inproc_problem``); one of
     ``_WHOLE_CASE_FIELDS``, there or in its workload ``labels`` (the metadata's),
     is not a whole number; or another of its fields is NaN or infinite. ``None``
     when it can."""
@@ -2023,6 +2086,9 @@ def _case_problem(case: Any, index: int, labels: dict[str, Any] | None = None,
         problem = _value_problem(key, case.get(key))
         if problem:
             return f"{name} has {problem}"
+    problem = _percent_problem(case) or _inproc_problem(case)
+    if problem:
+        return f"{name} has {problem}"
     for key in _WHOLE_CASE_FIELDS:
         problem = _value_problem(key, case.get(key), whole=True)
         if problem:
@@ -2725,7 +2791,10 @@ def load(path_or_paths) -> Results:
     file without the header's number of fields or with a value that is not a number in a
     numeric column (left out, so that every later table has numeric columns). A
     ``summary.json`` case that is not an object, whose known numeric fields hold something
-    other than a number from 0 to ``MAX_CASE_VALUE``, whose ``num_running``, ``tp``, ``pp``
+    other than a number from 0 to ``MAX_CASE_VALUE`` (to 100 for the percentages of the
+    machine's CPU time, and their sum: ``_percent_problem``), a single-process case with
+    a scheduler <-> runner wire figure (``TWO_PROCESS_WIRE_FIELDS``), one whose
+    ``num_running``, ``tp``, ``pp``
     (fields or workload labels) are not whole numbers, or with a NaN or infinite field, is
     left out (with its rows of the CSV files, when it names its ``case_id``) and said in one
     ``ResultsWarning`` naming the case and the field; so is a case without ``policy`` or

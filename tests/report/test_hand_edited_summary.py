@@ -170,6 +170,17 @@ def _label(summary, key, value):
      f"case '{SEND}' has cpu_steal_pct \"x\", not a number"),
     (lambda s: s["cases"][0].update(machine_busy_pct=float("inf")),
      f"case '{SEND}' has machine_busy_pct Infinity, not a finite number"),
+    (lambda s: s["cases"][0].update(machine_busy_pct=-0.5),
+     f"case '{SEND}' has machine_busy_pct -0.5, a negative number"),
+    (lambda s: s["cases"][0].update(machine_busy_pct=150),
+     f"case '{SEND}' has machine_busy_pct 150, more than 100 (a percentage of the "
+     "machine's CPU time)"),
+    (lambda s: s["cases"][0].update(cpu_steal_pct=100.5),
+     f"case '{SEND}' has cpu_steal_pct 100.5, more than 100 (a percentage of the "
+     "machine's CPU time)"),
+    (lambda s: s["cases"][0].update(machine_busy_pct=60, cpu_steal_pct=50),
+     f"case '{SEND}' has machine_busy_pct 60 and cpu_steal_pct 50, more than 100 "
+     "together (parts of the machine's CPU time)"),
     (lambda s: s["cases"][0].update(model={"a": 1}),
      f"case '{SEND}' has model {{\"a\": 1}}, not a text"),
     (lambda s: s["cases"][0].update(transport=5),
@@ -186,7 +197,8 @@ def _label(summary, key, value):
         "codec-unknown", "codec-missing", "complete-yes", "complete-one", "complete-null",
         "complete-false-in-a-complete-run", "policy-missing", "workload-missing",
         "workload-empty", "policy-a-list", "policy-unknown", "elapsed-negative",
-        "steal-a-string", "busy-infinite", "model-an-object", "transport-a-number",
+        "steal-a-string", "busy-infinite", "busy-negative", "busy-over-100",
+        "steal-over-100", "busy-and-steal-over-100", "model-an-object", "transport-a-number",
         "scenario-a-list", "scenario-not-the-runs"])
 def test_a_value_of_the_wrong_kind_leaves_its_case_out_with_one_warning(
         good_run, tmp_path, capsys, change, why):
@@ -199,6 +211,24 @@ def test_a_value_of_the_wrong_kind_leaves_its_case_out_with_one_warning(
     assert f"> **Note:** Loading this run: {run / 'summary.json'}: {why} (left out)." in md
     assert "| 0 | cached | msgpack |" in md
     assert "| 0 | send | msgpack |" not in md
+
+
+@pytest.mark.parametrize("busy, steal", [(100, 0), (0, 100), (70, 30), (99.5, None)],
+                         ids=["all-busy", "all-stolen", "busy-and-steal-100", "no-steal"])
+def test_percentages_of_the_machine_up_to_100_are_kept(good_run, tmp_path, capsys, busy,
+                                                        steal):
+    """``machine_busy_pct`` and ``cpu_steal_pct`` are shares of the whole machine's CPU
+    time (``harness.environment.cpu_usage_between``): up to 100 each and together, the
+    case loads with them as written."""
+    run = _edit(good_run, tmp_path, lambda s: s["cases"][0].update(
+        machine_busy_pct=busy, cpu_steal_pct=steal))
+    assert _loaded(run) == []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResultsWarning)
+        row = load(run).cases.set_index("case_id").loc[SEND]
+    assert row["machine_busy_pct"] == busy
+    assert (row["cpu_steal_pct"] == steal) if steal is not None \
+        else row["cpu_steal_pct"] != row["cpu_steal_pct"]  # null: NaN
 
 
 def test_a_case_that_is_not_an_object_leaves_its_rows_out_with_one_warning_each(
