@@ -6,7 +6,8 @@ each check), so that no finding quotes a figure its run did not measure. Among t
 each case's ``summary.json`` figures are recomputed from its counted ``steps.csv`` rows
 as ``analysis.summary`` computed them: totals (``STEP_SUMS``), means (``STEP_MEANS``),
 medians (``STEP_MEDIANS``), the wire bytes per step (``WIRE_FIGURES``: payload and
-ZMTP frame head), the runner gap figures (``RUNNER_GAP_COLUMNS``) and the
+ZMTP frame head) and the runner -> scheduler total (``r2s_wire_bytes_total``, from
+all of its rows), the runner gap figures (``RUNNER_GAP_COLUMNS``) and the
 ``--tp`` / ``--pp`` figures whose inputs it holds (``HOP_FIGURES``: the broadcast's and
 the ZeroMQ hops' bytes, the encode, rank 0's decode); its
 ``output_tokens_per_s`` from its own tokens, counted steps and mean step; a timed
@@ -1380,7 +1381,8 @@ def _step_problem(case, rows, path: Path) -> str | None:
     order; only a case with every counted row there, ``num_steps``: a case short of rows
     is said by ``_short_steps``) disagree with its figures: a ``STEP_SUMS`` total, a
     ``STEP_MEANS`` mean or a ``STEP_MEDIANS`` median recomputed from its counted rows, a
-    wire figure (``_wire_problem``), a ``--tp`` / ``--pp`` figure (``_hop_problem``) or a
+    wire figure (``_wire_problem``), its ``r2s_wire_bytes_total`` from all its rows
+    (``_wire_total_problem``), a ``--tp`` / ``--pp`` figure (``_hop_problem``) or a
     runner gap figure (``_gap_problem``), the first found; ``None`` when none does."""
     import numpy as np
 
@@ -1413,6 +1415,7 @@ def _step_problem(case, rows, path: Path) -> str | None:
                     f"{got:{form}} {over}, but summary.json has {figure} {want:{form}} "
                     "(left out)")
     return (_wire_problem(case, rows, counted, path)
+            or (_wire_total_problem(case, rows, counted, path) if whole else None)
             or _hop_problem(case, rows, counted, path)
             or (_gap_problem(case, rows, counted, path) if whole else None))
 
@@ -1421,9 +1424,9 @@ def _step_problem(case, rows, path: Path) -> str | None:
 #: rows by the function that wrote them (``analysis.summary.wire_bytes_per_step``: each
 #: payload with its ZMTP frame head, the scheduler -> runner one on an ``shm*``
 #: ``transport`` the ring's chunk head and payload), with the column each comes from
-#: (``_wire_problem``). The totals are not: ``s2r_wire_bytes_total`` also counts the
-#: empty phase-marker frames, whose number no file records; ``r2s_wire_bytes_total``
-#: (every step's reply and the floor's replays of the counted steps) is not recomputed.
+#: (``_wire_problem``). Of the totals, ``r2s_wire_bytes_total`` is recomputed too, from
+#: every row (``_wire_total_problem``); ``s2r_wire_bytes_total`` is not: it also counts
+#: the empty phase-marker frames, whose number no file records.
 WIRE_FIGURES: dict[str, str] = {
     "sched_to_runner_wire_bytes_per_step": "s2r_payload_bytes",
     "runner_to_sched_wire_bytes_per_step": "r2s_payload_bytes",
@@ -1462,6 +1465,40 @@ def _wire_problem(case, rows, counted, path: Path) -> str | None:
                     f"{got[figure]:,.6g} from its {int(counted.sum()):,} counted rows' "
                     f"{column}, but summary.json has {figure} {want:,.6g} (left out)")
     return None
+
+
+def _wire_total_problem(case, rows, counted, path: Path) -> str | None:
+    """The line of a case (a ``cases`` row, with all of its ``steps.csv`` rows ``rows``,
+    warm-up included) whose ``r2s_wire_bytes_total`` is not what its rows give, as
+    ``analysis.summary.r2s_wire_bytes_total`` wrote it: every step's ``r2s_payload_bytes``
+    with its ZMTP frame head (``summary.wire_bytes_per_step``' frames), and, where the case
+    ran its floor (it has floor figures: ``FLOOR_FIGURES``), the floor's replays of its
+    counted steps, whose replies are those steps' again; exact (a count of bytes):
+    ``RUN/steps.csv: case 'ID' has an r2s_wire_bytes_total of 1,234 from its 25 rows'
+    r2s_payload_bytes and its floor's replays of its 20 counted rows, but summary.json
+    has r2s_wire_bytes_total 1 (left out)``. ``None`` when they agree, when the case has
+    no such figure, or the column is absent or NaN."""
+    import numpy as np
+
+    from ipc_bench.analysis.summary import r2s_wire_bytes_total
+
+    want = _figure(case, "r2s_wire_bytes_total")
+    if want is None or "r2s_payload_bytes" not in rows:
+        return None
+    payload = rows["r2s_payload_bytes"].to_numpy(dtype=float)
+    if np.isnan(payload).any():
+        return None
+    payload = payload.astype(np.int64)
+    floor = any(_figure(case, figure) is not None for figure, _ in FLOOR_FIGURES)
+    got = r2s_wire_bytes_total(payload, payload[counted] if floor else None)
+    if got == want:
+        return None
+    source = f"its {len(rows):,} rows' r2s_payload_bytes" + (
+        f" and its floor's replays of its {int(counted.sum()):,} counted rows" if floor
+        else "")
+    return (f"{path}: case {str(case['case_id'])!r} has an r2s_wire_bytes_total of "
+            f"{got:,} from {source}, but summary.json has r2s_wire_bytes_total "
+            f"{want:,.15g} (left out)")
 
 
 #: The ``--tp`` / ``--pp`` summary figures recomputed from a case's counted ``steps.csv``
@@ -1837,6 +1874,28 @@ _NUMERIC_CASE_FIELDS = ("repetition", "num_steps", "num_warmup_steps", "num_tota
                         "machine_busy_pct", "cpu_steal_pct")
 
 
+#: Fields of a ``summary.json`` case that are percentages of the whole machine's CPU
+#: time during the case (``harness.environment.cpu_usage_between``: busy and steal,
+#: two disjoint parts of it): each from 0 to ``MAX_PERCENT``, and so is their sum.
+_PERCENT_CASE_FIELDS = ("machine_busy_pct", "cpu_steal_pct")
+
+#: The largest value of a ``_PERCENT_CASE_FIELDS`` field, and of their sum: the whole
+#: machine's CPU time.
+MAX_PERCENT = 100.0
+
+#: The fields of a ``summary.json`` case that only the scheduler <-> runner hop of a
+#: two-process case has (``analysis.summary._wire_bytes``, ``tp_figures``,
+#: ``pp_figures``, ``frontend_figures``' whole control plane): a single-process case
+#: (``transport`` ``harness.spec.INPROC``) sends no message between them, so it has
+#: none of them (``_inproc_problem``). Its frontend hop's ``frontend_wire_bytes_per_step``
+#: (``--frontend``: another process) it may have.
+TWO_PROCESS_WIRE_FIELDS = ("sched_to_runner_wire_bytes_per_step",
+                           "runner_to_sched_wire_bytes_per_step", "s2r_wire_bytes_total",
+                           "r2s_wire_bytes_total", "zmtp_handshake_bytes",
+                           "control_plane_wire_bytes_per_step",
+                           "tp_s2r_wire_bytes_all_ranks_per_step",
+                           "pp_s2r_wire_bytes_all_stages_per_step")
+
 #: Fields of a ``summary.json`` case (or workload labels) that hold a whole number or
 #: null: the report turns them into ``int`` (``At 4 running requests``, ``tp=2``).
 _WHOLE_CASE_FIELDS = ("num_running", "tp", "pp", "tp_cores", "pp_cores", "shm_cores")
@@ -1958,6 +2017,44 @@ def _value_problem(key: str, value: Any, whole: bool = False) -> str | None:
     return None
 
 
+def _percent_problem(case: dict[str, Any]) -> str | None:
+    """Why the ``_PERCENT_CASE_FIELDS`` of ``case`` (each already a number from 0 to
+    ``MAX_CASE_VALUE``, or null) are not shares of the machine's CPU time, in words
+    after ``case 'ID' has`` (``machine_busy_pct 150, more than 100 (a percentage of the
+    machine's CPU time)``): one above ``MAX_PERCENT``, or the two summed above it (busy
+    and steal are disjoint parts of it; within 1e-9, as the two are divided apart).
+    ``None`` when they are."""
+    said = []
+    for key in _PERCENT_CASE_FIELDS:
+        value = case.get(key)
+        if value is not None and value > MAX_PERCENT:
+            return (f"{key} {_shown(value)}, more than {MAX_PERCENT:g} (a percentage of "
+                    "the machine's CPU time)")
+        if value is not None:
+            said.append(f"{key} {_shown(value)}")
+    if len(said) == 2 and sum(case[k] for k in _PERCENT_CASE_FIELDS) > MAX_PERCENT + 1e-9:
+        return (f"{' and '.join(said)}, more than {MAX_PERCENT:g} together (parts of the "
+                "machine's CPU time)")
+    return None
+
+
+def _inproc_problem(case: dict[str, Any]) -> str | None:
+    """Why ``case``, a single-process one (``transport`` ``harness.spec.INPROC``), has
+    a field it cannot have, in words after ``case 'ID' has``: the first of
+    ``TWO_PROCESS_WIRE_FIELDS`` there and not null (``sched_to_runner_wire_bytes_per_step
+    403.36, but its transport is "inproc" (one process: no scheduler <-> runner
+    wire)``). ``None`` for another case, or when it has none."""
+    from ipc_bench.harness.spec import INPROC
+
+    if case.get("transport") != INPROC:
+        return None
+    for key in TWO_PROCESS_WIRE_FIELDS:
+        if case.get(key) is not None:
+            return (f"{key} {_shown(case[key])}, but its transport is {_shown(INPROC)} "
+                    "(one process: no scheduler <-> runner wire)")
+    return None
+
+
 def _case_problem(case: Any, index: int, labels: dict[str, Any] | None = None,
                   run_scenario: Any = None) -> str | None:
     """Why the ``index``-th entry of ``summary.json``'s ``cases`` cannot be loaded, in
@@ -1965,7 +2062,10 @@ def _case_problem(case: Any, index: int, labels: dict[str, Any] | None = None,
     object; its ``case_id`` is missing, empty or not a text; its identity or ``complete``
     is not one a run writes (``_identity_problem``, against the run's scenario
     ``run_scenario``); one of its known numeric fields (``_NUMERIC_CASE_FIELDS``, the
-    metrics) holds something other than a number from 0 to ``MAX_CASE_VALUE`` or null; one of
+    metrics) holds something other than a number from 0 to ``MAX_CASE_VALUE`` or null;
+    its percentages of the machine's CPU time are not shares of it (``_percent_problem``);
+    it is a single-process case with a field only two processes have
+    (``_inproc_problem``); one of
     ``_WHOLE_CASE_FIELDS``, there or in its workload ``labels`` (the metadata's),
     is not a whole number; or another of its fields is NaN or infinite. ``None``
     when it can."""
@@ -1986,6 +2086,9 @@ def _case_problem(case: Any, index: int, labels: dict[str, Any] | None = None,
         problem = _value_problem(key, case.get(key))
         if problem:
             return f"{name} has {problem}"
+    problem = _percent_problem(case) or _inproc_problem(case)
+    if problem:
+        return f"{name} has {problem}"
     for key in _WHOLE_CASE_FIELDS:
         problem = _value_problem(key, case.get(key), whole=True)
         if problem:
@@ -2688,7 +2791,10 @@ def load(path_or_paths) -> Results:
     file without the header's number of fields or with a value that is not a number in a
     numeric column (left out, so that every later table has numeric columns). A
     ``summary.json`` case that is not an object, whose known numeric fields hold something
-    other than a number from 0 to ``MAX_CASE_VALUE``, whose ``num_running``, ``tp``, ``pp``
+    other than a number from 0 to ``MAX_CASE_VALUE`` (to 100 for the percentages of the
+    machine's CPU time, and their sum: ``_percent_problem``), a single-process case with
+    a scheduler <-> runner wire figure (``TWO_PROCESS_WIRE_FIELDS``), one whose
+    ``num_running``, ``tp``, ``pp``
     (fields or workload labels) are not whole numbers, or with a NaN or infinite field, is
     left out (with its rows of the CSV files, when it names its ``case_id``) and said in one
     ``ResultsWarning`` naming the case and the field; so is a case without ``policy`` or
@@ -2708,7 +2814,8 @@ def load(path_or_paths) -> Results:
     ``_withheld_latencies``, the rest of the case loaded); a case with more ``steps.csv``
     rows than its ``num_total_steps`` is said too, as one with fewer is; a case whose
     figures are not those its counted rows give (``_step_problem``: sums, means, medians,
-    wire bytes, runner gaps, ``HOP_FIGURES``), its own tokens and steps (``_rate_problem``)
+    wire bytes, the reply total ``r2s_wire_bytes_total``, runner gaps, ``HOP_FIGURES``),
+    its own tokens and steps (``_rate_problem``)
     or, timed replays, its requests' tokens and ``wall_s`` (``_wall_rate_problem``,
     ``_wall_problem``), its floor.csv rows (``_floor_problem``) or its requests.csv and
     itl.csv rows (request latencies: ``_latency_problem``) is left out with its rows (one

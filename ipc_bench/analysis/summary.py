@@ -138,6 +138,21 @@ def wire_bytes_per_step(s2r_payload_bytes: np.ndarray, r2s_payload_bytes: np.nda
                 runner_to_sched_wire_bytes_per_step=float(_wire(r2s_payload_bytes).mean()))
 
 
+def r2s_wire_bytes_total(r2s_payload_bytes: np.ndarray,
+                         floor_r2s_payload_bytes: np.ndarray | None = None) -> int:
+    """A two-process case's ``r2s_wire_bytes_total``: the ZMTP stream bytes of every
+    ``ModelRunnerOutput`` the runner sent, from every step's ``r2s_payload_bytes``
+    (int64, warm-up included), each with its frame head (``wire_bytes_per_step``'
+    frames), and the floor's replies where it ran (``floor_r2s_payload_bytes``: its
+    counted steps', which the floor replays; ``None`` without a floor). Bytes.
+    ``_wire_bytes`` writes it; the results loader checks a summary's against its
+    ``steps.csv`` rows."""
+    total = int(_wire(r2s_payload_bytes).sum())
+    if floor_r2s_payload_bytes is not None:
+        total += int(_wire(floor_r2s_payload_bytes).sum())
+    return total
+
+
 def _wire_bytes(result: CaseResult, a: np.ndarray, c: np.ndarray) -> dict[str, Any]:
     """ZMTP stream bytes: per counted step, and totals of everything that crossed the
     data sockets (all steps, floor replays of the counted steps, empty phase markers),
@@ -149,10 +164,10 @@ def _wire_bytes(result: CaseResult, a: np.ndarray, c: np.ndarray) -> dict[str, A
     marker = ring_message_bytes(0) if shm else zmtp_frame_bytes(0)
     s2r, r2s = a[:, _COL["s2r_payload_bytes"]], a[:, _COL["r2s_payload_bytes"]]
     s2r_total = int(s2r_wire(s2r).sum()) + result.s2r_marker_frames * marker
-    r2s_total = int(_wire(r2s).sum())
+    r2s_total = r2s_wire_bytes_total(
+        r2s, c[:, _COL["r2s_payload_bytes"]] if result.floor_step_ns else None)
     if result.floor_step_ns:
         s2r_total += int(s2r_wire(c[:, _COL["s2r_payload_bytes"]]).sum())
-        r2s_total += int(_wire(c[:, _COL["r2s_payload_bytes"]]).sum())
     return dict(
         **wire_bytes_per_step(c[:, _COL["s2r_payload_bytes"]], c[:, _COL["r2s_payload_bytes"]],
                               result.spec.transport),

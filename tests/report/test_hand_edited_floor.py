@@ -134,3 +134,27 @@ def test_a_floor_row_edited_leaves_the_case_out(good_run, tmp_path, capsys):
             f"{got:,.6g} over its 20 floor.csv rows, but summary.json has "
             f"floor_step_ns_median {want:,.6g} (left out)")
     _assert_left_out(run, tmp_path, capsys, line)
+
+
+def _frames(run, counted_only: bool = False) -> int:
+    """The ZMTP stream bytes of the send case's replies in ``run``'s ``steps.csv``
+    (every row, or its counted ones): each ``r2s_payload_bytes`` with its frame head,
+    2 bytes up to 255 bytes of payload and 9 above (README, "wire bytes")."""
+    with open(run / "steps.csv", newline="") as f:
+        payloads = [int(r["r2s_payload_bytes"]) for r in csv.DictReader(f)
+                    if r["case_id"] == SEND and (r["counted"] == "1" or not counted_only)]
+    assert len(payloads) == (20 if counted_only else 25)
+    return sum(b + (2 if b <= 255 else 9) for b in payloads)
+
+
+def test_a_reply_total_typed_over_leaves_the_case_out(good_run, tmp_path, capsys):
+    """With a floor, ``r2s_wire_bytes_total`` is every step's reply and the floor's
+    replays of the counted steps, whose replies are theirs again."""
+    want = _frames(good_run) + _frames(good_run, counted_only=True)
+    assert _send(good_run)["r2s_wire_bytes_total"] == want
+    run = _copy(good_run, tmp_path, {"r2s_wire_bytes_total": _frames(good_run)})
+    line = (f"{run / 'steps.csv'}: case '{SEND}' has an r2s_wire_bytes_total of {want:,} "
+            "from its 25 rows' r2s_payload_bytes and its floor's replays of its 20 counted "
+            f"rows, but summary.json has r2s_wire_bytes_total {_frames(good_run):,} "
+            "(left out)")
+    _assert_left_out(run, tmp_path, capsys, line)

@@ -170,6 +170,17 @@ def _label(summary, key, value):
      f"case '{SEND}' has cpu_steal_pct \"x\", not a number"),
     (lambda s: s["cases"][0].update(machine_busy_pct=float("inf")),
      f"case '{SEND}' has machine_busy_pct Infinity, not a finite number"),
+    (lambda s: s["cases"][0].update(machine_busy_pct=-0.5),
+     f"case '{SEND}' has machine_busy_pct -0.5, a negative number"),
+    (lambda s: s["cases"][0].update(machine_busy_pct=150),
+     f"case '{SEND}' has machine_busy_pct 150, more than 100 (a percentage of the "
+     "machine's CPU time)"),
+    (lambda s: s["cases"][0].update(cpu_steal_pct=100.5),
+     f"case '{SEND}' has cpu_steal_pct 100.5, more than 100 (a percentage of the "
+     "machine's CPU time)"),
+    (lambda s: s["cases"][0].update(machine_busy_pct=60, cpu_steal_pct=50),
+     f"case '{SEND}' has machine_busy_pct 60 and cpu_steal_pct 50, more than 100 "
+     "together (parts of the machine's CPU time)"),
     (lambda s: s["cases"][0].update(model={"a": 1}),
      f"case '{SEND}' has model {{\"a\": 1}}, not a text"),
     (lambda s: s["cases"][0].update(transport=5),
@@ -186,7 +197,8 @@ def _label(summary, key, value):
         "codec-unknown", "codec-missing", "complete-yes", "complete-one", "complete-null",
         "complete-false-in-a-complete-run", "policy-missing", "workload-missing",
         "workload-empty", "policy-a-list", "policy-unknown", "elapsed-negative",
-        "steal-a-string", "busy-infinite", "model-an-object", "transport-a-number",
+        "steal-a-string", "busy-infinite", "busy-negative", "busy-over-100",
+        "steal-over-100", "busy-and-steal-over-100", "model-an-object", "transport-a-number",
         "scenario-a-list", "scenario-not-the-runs"])
 def test_a_value_of_the_wrong_kind_leaves_its_case_out_with_one_warning(
         good_run, tmp_path, capsys, change, why):
@@ -199,6 +211,24 @@ def test_a_value_of_the_wrong_kind_leaves_its_case_out_with_one_warning(
     assert f"> **Note:** Loading this run: {run / 'summary.json'}: {why} (left out)." in md
     assert "| 0 | cached | msgpack |" in md
     assert "| 0 | send | msgpack |" not in md
+
+
+@pytest.mark.parametrize("busy, steal", [(100, 0), (0, 100), (70, 30), (99.5, None)],
+                         ids=["all-busy", "all-stolen", "busy-and-steal-100", "no-steal"])
+def test_percentages_of_the_machine_up_to_100_are_kept(good_run, tmp_path, capsys, busy,
+                                                        steal):
+    """``machine_busy_pct`` and ``cpu_steal_pct`` are shares of the whole machine's CPU
+    time (``harness.environment.cpu_usage_between``): up to 100 each and together, the
+    case loads with them as written."""
+    run = _edit(good_run, tmp_path, lambda s: s["cases"][0].update(
+        machine_busy_pct=busy, cpu_steal_pct=steal))
+    assert _loaded(run) == []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResultsWarning)
+        row = load(run).cases.set_index("case_id").loc[SEND]
+    assert row["machine_busy_pct"] == busy
+    assert (row["cpu_steal_pct"] == steal) if steal is not None \
+        else row["cpu_steal_pct"] != row["cpu_steal_pct"]  # null: NaN
 
 
 def test_a_case_that_is_not_an_object_leaves_its_rows_out_with_one_warning_each(
@@ -429,6 +459,67 @@ def test_a_wire_figure_that_is_not_its_payloads_with_their_frame_heads_leaves_th
     line = (f"{run / 'steps.csv'}: case '{case}' has a {figure} of {want:,.6g} from its 20 "
             f"counted rows' {column}, but summary.json has {figure} 1 (left out)")
     _assert_left_out(run, tmp_path, capsys, line, case, kept)
+
+
+def _all_rows(run, case, column) -> list[int]:
+    """``column`` of every ``steps.csv`` row of ``case`` in ``run``, warm-up included."""
+    with open(run / "steps.csv", newline="") as f:
+        return [int(r[column]) for r in csv.DictReader(f) if r["case_id"] == case]
+
+
+def _frames(payloads) -> int:
+    """The ZMTP stream bytes of one-frame messages of ``payloads`` bytes: each with its
+    frame head, 2 bytes up to 255 bytes of payload and 9 above (README, "wire
+    bytes")."""
+    return sum(b + (2 if b <= 255 else 9) for b in payloads)
+
+
+def test_a_reply_total_that_is_not_its_rows_frames_leaves_the_case_out(
+        good_run, tmp_path, capsys):
+    """``r2s_wire_bytes_total`` is every step's reply, warm-up included, with its
+    frame head (no floor here: ``--no-floor``); a total typed over is not what the
+    rows give."""
+    want = _frames(_all_rows(good_run, SEND, "r2s_payload_bytes"))
+    assert _case(good_run, SEND)["r2s_wire_bytes_total"] == want
+    run = _edit(good_run, tmp_path,
+                lambda s: s["cases"][0].update(r2s_wire_bytes_total=want + 1))
+    line = (f"{run / 'steps.csv'}: case '{SEND}' has an r2s_wire_bytes_total of {want:,} "
+            f"from its 25 rows' r2s_payload_bytes, but summary.json has "
+            f"r2s_wire_bytes_total {want + 1:,} (left out)")
+    _assert_left_out(run, tmp_path, capsys, line, SEND, CACHED)
+
+
+def test_a_warm_up_reply_edited_is_caught_by_the_reply_total(good_run, tmp_path, capsys):
+    """No per-step figure counts a warm-up step, but the reply total does: a warm-up
+    row's ``r2s_payload_bytes`` edited leaves the case out."""
+    rows = _all_rows(good_run, CACHED, "r2s_payload_bytes")
+    total = _case(good_run, CACHED)["r2s_wire_bytes_total"]
+
+    def edit(rows):
+        first = next(r for r in rows if r["case_id"] == CACHED)
+        assert first["warmup"] == "1" and first["counted"] == "0"
+        first["r2s_payload_bytes"] = str(int(first["r2s_payload_bytes"]) + 300)
+        return rows
+
+    run = _edit_steps(good_run, tmp_path, edit)
+    got = _frames([rows[0] + 300] + rows[1:])
+    assert got == total + 300 + (7 if rows[0] <= 255 < rows[0] + 300 else 0)
+    line = (f"{run / 'steps.csv'}: case '{CACHED}' has an r2s_wire_bytes_total of "
+            f"{got:,} from its 25 rows' r2s_payload_bytes, but summary.json has "
+            f"r2s_wire_bytes_total {total:,} (left out)")
+    _assert_left_out(run, tmp_path, capsys, line, CACHED, SEND)
+
+
+def test_the_scheduler_total_is_not_checked(good_run, tmp_path, capsys):
+    """``s2r_wire_bytes_total`` also counts the empty phase-marker frames, whose number
+    no file records: a total typed over loads as written."""
+    run = _edit(good_run, tmp_path,
+                lambda s: s["cases"][0].update(s2r_wire_bytes_total=12345))
+    assert _loaded(run) == []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResultsWarning)
+        row = load(run).cases.set_index("case_id").loc[SEND]
+    assert row["s2r_wire_bytes_total"] == 12345
 
 
 @pytest.mark.parametrize("change, why", [
