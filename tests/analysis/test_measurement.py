@@ -166,7 +166,10 @@ RULE = ("repetition 0 of each case keeps its counted steps' messages when it fin
      "none of the run's 2 finished cases kept messages; " + RULE),
 ])
 def test_microbench_says_why_a_run_has_no_messages(tmp_path, summary, why):
-    (tmp_path / "summary.json").write_text(json.dumps(summary))
+    from ipc_bench.harness.run_folder import FORMAT_VERSION
+
+    (tmp_path / "summary.json").write_text(json.dumps({"format_version": FORMAT_VERSION,
+                                                       **summary}))
     proc = subprocess.run([sys.executable, "bench.py", "microbench", str(tmp_path)],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert (proc.returncode, proc.stderr) == (
