@@ -20,7 +20,6 @@ Format history:
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
@@ -218,28 +217,51 @@ CAPTURE_RULE = ("repetition 0 of each case keeps its counted steps' messages whe
 
 def why_no_captures(run_dir: str | os.PathLike) -> str:
     """Why the run folder ``run_dir`` holds no captured messages, from its
-    ``summary.json`` (one clause): a streamed scenario (``STREAMED_SCENARIOS``), or,
-    followed by ``CAPTURE_RULE``, a run stopped or failed before a case finished, or
-    finished cases none of which kept messages; a folder without a readable
-    ``summary.json`` is said not to be a run folder."""
+    ``summary.json`` (one clause; read by ``results.read_summary``, as ``bench.py
+    report`` reads it): a streamed scenario (``STREAMED_SCENARIOS``), or, followed by
+    ``CAPTURE_RULE``, a run stopped or failed before a case finished (``complete``
+    false counts as not finished; the failed case and its error named where the
+    summary records them), or finished cases none of which kept messages; a folder
+    without a readable ``summary.json`` is said not to be a run folder."""
+    from ipc_bench.analysis.results import ResultsError, case_unfinished, read_summary
+    from ipc_bench.errors import one_line
+
     try:
-        summary = json.loads((Path(run_dir) / "summary.json").read_text())
+        summary = read_summary(run_dir)
         scenario = (summary.get("metadata") or {}).get("scenario")
-        cases = list(summary.get("cases") or [])
+        cases = [c for c in list(summary.get("cases") or []) if isinstance(c, dict)]
+        finished = [c for c in cases if not case_unfinished(c)]
         status = summary.get("status")
-    except (OSError, ValueError, AttributeError, TypeError, RecursionError):
+    except (ResultsError, AttributeError, TypeError):
         return ("not a run folder (no readable summary.json): give the folder a "
                 "scenario's run wrote")
     if scenario in STREAMED_SCENARIOS:
         return (f"scenario {scenario} streams its cases' records to the run folder and "
                 f"keeps no messages (the other scenarios keep them for repetition 0 of "
                 f"each case)")
-    if not cases:
+    if not finished:
         how = {"incomplete": "was stopped", "failed": "failed"}.get(status, "ended")
-        return f"the run {how} before any case finished; {CAPTURE_RULE}"
-    n = len(cases)
+        why = _why_ended(summary, cases)
+        return (f"the run {how} before any case finished"
+                f"{f' ({one_line(why)})' if why else ''}; {CAPTURE_RULE}")
+    n = len(finished)
     return (f"none of the run's {n:,} finished case{'' if n == 1 else 's'} kept "
             f"messages; {CAPTURE_RULE}")
+
+
+def _why_ended(summary: dict, cases: list[dict]) -> str:
+    """What ended a run that finished no case, as its ``summary.json`` records it:
+    ``CASE: ERROR`` (the failed or stopped case and its ``error``), else the case
+    alone, else its first ``problems`` line; empty when it records none."""
+    failed = summary.get("failed_case")
+    for case in cases:
+        if case.get("case_id") == failed or (failed is None and case.get("error")):
+            error = case.get("error")
+            return f"{case.get('case_id')}: {error}" if error else str(case.get("case_id"))
+    if failed:
+        return str(failed)
+    problems = summary.get("problems")
+    return str(problems[0]) if isinstance(problems, list) and problems else ""
 
 
 def load_captures(run_dir: str | os.PathLike) -> list[CaptureFile]:

@@ -470,15 +470,19 @@ def coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
     kept, each file loadable, and an output folder left empty removed, with one line
     saying how many had finished). An interrupt before the benchmarks are planned
     propagates (``bench.py`` prints its own line). Raises ``MicrobenchError`` or
-    ``CaptureError`` (one line) on bad input."""
-    from ipc_bench.analysis.results import ResultsError, check_run_dir
+    ``CaptureError`` (one line) on bad input: the run folder and its ``summary.json``
+    are checked first as ``bench.py report`` checks them (``results.check_run_dir``,
+    ``results.read_summary``), with its words."""
+    from ipc_bench.analysis.results import ResultsError, check_run_dir, read_summary
+    from ipc_bench.errors import one_line
 
     state: dict[str, Any] = {"done": 0, "total": None, "out_dir": None}
     try:
         try:
             check_run_dir(ns.run_dir)
+            read_summary(ns.run_dir)  # cut short, not an object, another format version
         except ResultsError as exc:  # the words of bench.py report
-            raise MicrobenchError(str(exc)) from None
+            raise MicrobenchError(one_line(str(exc))) from None
         return _coordinate(ns, rest, selection, how, state)
     except signals.Interrupted as exc:
         if state["total"] is None:  # nothing planned yet: bench.py's own line

@@ -140,7 +140,11 @@ def test_microbench_writes_pyperf_files(paired_run, tmp_path):
 
 
 def test_microbench_without_messages(tmp_path):
-    (tmp_path / "summary.json").write_text("{}")  # a run folder, but no messages/
+    from ipc_bench.harness.run_folder import FORMAT_VERSION
+
+    # a run folder, but no messages/ (a summary without its format version is refused
+    # as report refuses it)
+    (tmp_path / "summary.json").write_text(json.dumps({"format_version": FORMAT_VERSION}))
     proc = subprocess.run([sys.executable, "bench.py", "microbench", str(tmp_path)],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
@@ -166,7 +170,10 @@ RULE = ("repetition 0 of each case keeps its counted steps' messages when it fin
      "none of the run's 2 finished cases kept messages; " + RULE),
 ])
 def test_microbench_says_why_a_run_has_no_messages(tmp_path, summary, why):
-    (tmp_path / "summary.json").write_text(json.dumps(summary))
+    from ipc_bench.harness.run_folder import FORMAT_VERSION
+
+    (tmp_path / "summary.json").write_text(json.dumps({"format_version": FORMAT_VERSION,
+                                                       **summary}))
     proc = subprocess.run([sys.executable, "bench.py", "microbench", str(tmp_path)],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert (proc.returncode, proc.stderr) == (

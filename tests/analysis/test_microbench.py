@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -236,3 +237,88 @@ def test_an_output_that_is_not_a_folder_is_refused_as_run_and_report_say(run_dir
     proc = _microbench([run_dir, "--output", out, *QUICK], timeout=60)
     assert (proc.returncode, proc.stderr) == (
         2, f"bench.py microbench: error: output path {out} exists and is not a folder\n")
+
+
+CASE = "num_running=16/send/msgpack#0"
+#: Which cases keep messages (``capture.CAPTURE_RULE``), as said when a run has none.
+RULE = ("repetition 0 of each case keeps its counted steps' messages when it finishes, "
+        "except the streamed cases of soak")
+KILLED = "runner process 4242 was killed by SIGKILL, noticed while {}"
+
+
+def _summary(status, cases, failed_case=None):
+    from ipc_bench.harness.run_folder import FORMAT_VERSION
+
+    return {"format_version": FORMAT_VERSION, "status": status, "running_case": None,
+            "failed_case": failed_case, "metadata": {"scenario": "decode-steady"},
+            "cases": cases, "comparisons": [], "byte_model": [], "problems": []}
+
+
+@pytest.mark.parametrize("summary,why", [
+    # the runner SIGKILLed during its handshake: the one case listed, unfinished
+    (_summary("failed", [{"case_id": CASE, "complete": False,
+                          "error": KILLED.format("waiting for the runner's handshake")}],
+              CASE),
+     f"the run failed before any case finished ({CASE}: "
+     f"{KILLED.format(chr(39).join(['waiting for the runner', 's handshake']))}); {RULE}"),
+    # the runner SIGKILLed mid-run: the case kept its steps but did not finish
+    (_summary("failed", [{"case_id": CASE, "complete": False, "failed_step": 120,
+                          "steps_kept_in": "steps.csv",
+                          "error": KILLED.format("waiting for ModelRunnerOutput for "
+                                                 "step 120")}], CASE),
+     f"the run failed before any case finished ({CASE}: "
+     f"{KILLED.format('waiting for ModelRunnerOutput for step 120')}); {RULE}"),
+    (_summary("incomplete", [{"case_id": CASE, "complete": False, "failed_step": 7,
+                              "error": "interrupted by SIGTERM"}], CASE),
+     f"the run was stopped before any case finished ({CASE}: interrupted by SIGTERM); "
+     f"{RULE}"),
+    (_summary("failed", [], CASE), f"the run failed before any case finished ({CASE}); {RULE}"),
+    # one case finished, the next failed: only the finished one is counted
+    (_summary("failed", [{"case_id": "num_running=4/send/msgpack#0", "complete": True},
+                         {"case_id": CASE, "complete": False, "error": "x"}], CASE),
+     f"none of the run's 1 finished case kept messages; {RULE}"),
+])
+def test_a_run_whose_cases_did_not_finish_says_so(tmp_path, capsys, summary, why):
+    (tmp_path / "summary.json").write_text(json.dumps(summary))
+    assert main(["microbench", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"bench.py microbench: error: no captured messages in {tmp_path / 'messages'}: "
+        f"{why}\n")
+
+
+def _bad_summary(kind: str) -> bytes:
+    from ipc_bench.harness.run_folder import FORMAT_VERSION
+
+    whole = json.dumps(_summary("complete", [{"case_id": CASE, "complete": True}])).encode()
+    cut = whole.index(b'"decode-steady"') + 7  # inside a string, as a file cut short
+    return {"cut": whole[:cut], "array": b"[1, 2]",
+            "latin-1": "{\"status\": \"\xe9t\xe9\"}".encode("latin-1"),
+            "newer": whole.replace(b'"format_version": %d' % FORMAT_VERSION,
+                                   b'"format_version": %d' % (FORMAT_VERSION + 1))}[kind]
+
+
+@pytest.mark.parametrize("kind,reason", [
+    ("cut", "cannot read {path}: Unterminated string starting at: line 1 column {col} "
+            "(char {char})"),
+    ("array", "{path}: not a JSON object (the file holds an array)"),
+    ("latin-1", "cannot read {path}: 'utf-8' codec can't decode byte 0xe9 in position 12: "
+                "invalid continuation byte"),
+    ("newer", "{path}: result format version {newer} is newer than the version this "
+              "ipc-bench reads ({version}); read it with the newer ipc-bench that wrote it"),
+])
+def test_an_unreadable_summary_is_refused_as_report_refuses_it(run_dir, tmp_path, capsys,
+                                                               kind, reason):
+    from ipc_bench.harness.run_folder import FORMAT_VERSION
+
+    run = tmp_path / "run"
+    shutil.copytree(run_dir, run, ignore=shutil.ignore_patterns("microbench", "report"))
+    data = _bad_summary(kind)
+    (run / "summary.json").write_bytes(data)
+    text = data.decode("utf-8", "replace")
+    col = text.index('"decode') + 1 if kind == "cut" else 0  # where the cut string starts
+    line = reason.format(path=run / "summary.json", col=col, char=col - 1,
+                         newer=FORMAT_VERSION + 1, version=FORMAT_VERSION)
+    for command in ("report", "microbench"):
+        assert main([command, str(run)]) == 2
+        assert capsys.readouterr().err == f"bench.py {command}: error: {line}\n"
+    assert not (run / "microbench").exists() and not (run / "report").exists()
