@@ -60,6 +60,20 @@ def _inductor_cache_dir(tmp_path_factory) -> Path:
     return cache
 
 
+def pytest_configure(config):
+    """Compile the project's modules to ``__pycache__`` once, before any test (in the
+    controller only, under xdist). Where ``PYTHONDONTWRITEBYTECODE`` is set, no process
+    writes bytecode, so every ``bench.py``, runner and stage process the suite starts would
+    compile the package from source again (3 s a process on a slow 2-core machine);
+    ``compileall`` writes it anyway, and every process then reads it."""
+    if hasattr(config, "workerinput"):
+        return
+    import compileall
+    root = Path(__file__).resolve().parent.parent
+    for folder in ("ipc_bench", "scenarios", "scripts"):
+        compileall.compile_dir(str(root / folder), quiet=1)
+
+
 @pytest.fixture(autouse=True)
 def frozen_heap():
     """The worker's heap frozen for the test, thawed after it (module docstring)."""

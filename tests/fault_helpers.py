@@ -93,11 +93,16 @@ def wait_dead(pid: int, timeout_s: float = 10.0) -> float:
     return time.monotonic() - t0
 
 
-def wait_for(predicate, timeout_s: float = 30.0, what: str = "condition",
+def wait_for(predicate, timeout_s: float = 120.0, what: str = "condition",
              proc: subprocess.Popen | None = None):
     """Poll ``predicate`` every 10 ms until it is true (returns its value); raise
     ``AssertionError`` after ``timeout_s`` seconds, or at once, with its exit status and
-    stderr, when ``proc`` (started by ``bench``) has exited before it became true."""
+    stderr, when ``proc`` (started by ``bench``) has exited before it became true. On a
+    timeout ``proc`` is sent SIGTERM first (it then removes its socket folders and reaps
+    its children) and its stderr joins the message. The default is long: what is awaited
+    is a process's start-up, which takes tens of seconds on a slow, busy machine (a process
+    that imports torch: 16 s alone on a slow 2-core one), and only a failing test waits it
+    out."""
     t0 = time.monotonic()
     while True:
         value = predicate()
@@ -107,7 +112,16 @@ def wait_for(predicate, timeout_s: float = 30.0, what: str = "condition",
             _, err = proc.communicate()
             raise AssertionError(f"bench.py exited {proc.returncode} before {what}:\n{err}")
         if time.monotonic() - t0 > timeout_s:
-            raise AssertionError(f"timed out waiting for {what}")
+            err = ""
+            if proc is not None:
+                proc.terminate()
+                try:
+                    err = proc.communicate(timeout=60)[1]
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    err = proc.communicate()[1]
+            raise AssertionError(f"timed out waiting for {what} ({timeout_s:g} s)"
+                                 + (f"; bench.py's stderr:\n{err}" if err else ""))
         time.sleep(0.01)
 
 

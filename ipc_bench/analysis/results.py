@@ -2773,70 +2773,64 @@ def _concat(pd, frames: list):
 def load(path_or_paths) -> Results:
     """Load one run folder, or several, into pandas DataFrames (see ``Results``).
 
-    ``path_or_paths``: a path (str or ``os.PathLike``) or an iterable of paths. Each
-    folder's name becomes its ``run_id``, or the shortest end of its path that tells it
-    apart where two folders share a name (``x/run`` and ``y/run``: ``run_labels``). Raises
-    ``ResultsError`` (one line) when a folder is missing, is not a run folder (``not a
-    complete run folder (no floor.csv)``; ``no itl.csv``; ``itl.csv``, ``steps.csv`` or
-    ``requests.csv is empty``, 0 bytes, where a case has ITL figures, steps or requests:
-    ``_read_itl``, ``_read_rows``), is unreadable, or was written by an older or newer
-    result format version (the message names the version). A file cut short (a last line cut
-    mid-row, fewer ``steps.csv`` rows than the summary counts, fewer ``requests.csv`` rows
-    than a case's ``num_requests``, fewer ``itl.csv`` rows than its requests' gaps:
-    ``_short_steps``, ``_short_requests``, ``_short_itl``) loads what is valid and issues a
-    one-line ``ResultsWarning`` naming the file and the counts (``Results.warnings``); so
-    does a CSV file whose header is not its columns, or an empty one (none of its rows is
-    loaded: ``header_problem`` says what is wrong), one whose header lacks measured columns
-    (a run written before they existed: loaded, those columns NaN), and a row of any CSV
-    file without the header's number of fields or with a value that is not a number in a
-    numeric column (left out, so that every later table has numeric columns). A
-    ``summary.json`` case that is not an object, whose known numeric fields hold something
-    other than a number from 0 to ``MAX_CASE_VALUE`` (to 100 for the percentages of the
-    machine's CPU time, and their sum: ``_percent_problem``), a single-process case with
+    ``path_or_paths``: a path (str or ``os.PathLike``) or an iterable of paths. Each folder's
+    name becomes its ``run_id``, or the shortest end of its path that tells it apart where two
+    folders share a name (``x/run`` and ``y/run``: ``run_labels``). Raises ``ResultsError``
+    (one line) when a folder is missing, is not a run folder (``not a complete run folder (no
+    floor.csv)``; ``no itl.csv``; ``itl.csv``, ``steps.csv`` or ``requests.csv is empty``, 0
+    bytes, where a case has ITL figures, steps or requests: ``_read_itl``, ``_read_rows``), is
+    unreadable, or was written by an older or newer result format version (the message names
+    the version). A file cut short (a last line cut mid-row, fewer ``steps.csv`` rows than the
+    summary counts, fewer ``requests.csv`` rows than a case's ``num_requests``, fewer
+    ``itl.csv`` rows than its requests' gaps: ``_short_steps``, ``_short_requests``,
+    ``_short_itl``) loads what is valid and issues a one-line ``ResultsWarning`` naming the
+    file and the counts (``Results.warnings``); so does a CSV file whose header is not its
+    columns, or an empty one (none of its rows is loaded: ``header_problem`` says what is
+    wrong), one whose header lacks measured columns (a run written before they existed: loaded,
+    those columns NaN), and a row of any CSV file without the header's number of fields or with
+    a value that is not a number in a numeric column (left out, so that every later table has
+    numeric columns). A ``summary.json`` case that is not an object, whose known numeric fields
+    hold something other than a number from 0 to ``MAX_CASE_VALUE`` (to 100 for the percentages
+    of the machine's CPU time, and their sum: ``_percent_problem``), a single-process case with
     a scheduler <-> runner wire figure (``TWO_PROCESS_WIRE_FIELDS``), one whose
-    ``num_running``, ``tp``, ``pp``
-    (fields or workload labels) are not whole numbers, or with a NaN or infinite field, is
-    left out (with its rows of the CSV files, when it names its ``case_id``) and said in one
-    ``ResultsWarning`` naming the case and the field; so is a case without ``policy`` or
-    ``workload``, with an ``arm`` or ``codec`` no run writes (``known_arms``,
-    ``known_codecs``), a ``scenario``, ``transport`` or ``model`` not a text, a ``scenario``
-    not the metadata's, a ``complete`` not true or false, or false in a run whose ``status``
-    is ``complete``, a case listed again under the same ``case_id`` or with the arm,
-    workload, codec and repetition of an earlier one (the first is kept), and a ``status``
-    not one of ``RUN_STATUSES`` is said and read as ``unknown``, a ``no_floor`` neither true
-    nor false or a ``warnings`` not a list said and read as absent (``_no_floor_lines``,
-    ``_warnings_lines``). Rows of a case ``summary.json`` does not list are left out of
-    every CSV table (one warning per case); so are ``steps.csv`` rows of a step their case
-    has in an earlier row, and rows with a negative count, time or size (one warning per
-    case and column), ``requests.csv`` and ``itl.csv`` rows with an impossible latency,
-    ``tpot_s``, gap or step order (``_impossible_requests``, ``_impossible_itl``: one per
-    case and kind, naming the requests; the figures over them withheld,
-    ``_withheld_latencies``, the rest of the case loaded); a case with more ``steps.csv``
-    rows than its ``num_total_steps`` is said too, as one with fewer is; a case whose
-    figures are not those its counted rows give (``_step_problem``: sums, means, medians,
-    wire bytes, the reply total ``r2s_wire_bytes_total``, runner gaps, ``HOP_FIGURES``),
-    its own tokens and steps (``_rate_problem``)
-    or, timed replays, its requests' tokens and ``wall_s`` (``_wall_rate_problem``,
-    ``_wall_problem``), its floor.csv rows (``_floor_problem``) or its requests.csv and
-    itl.csv rows (request latencies: ``_latency_problem``) is left out with its rows (one
-    warning naming the first such figure and both values). ``ResultsError`` (one line) when
-    ``cases`` is not a list, is missing or empty in a complete run, or no case is left; when
-    a folder is given twice (``check_distinct_runs``) or is a copy of another one given
-    (``check_copies``, ``check_copied_steps``). Every other case is loaded, those that did
-    not finish included: ``Results.finished`` leaves them out."""
+    ``num_running``, ``tp``, ``pp`` (fields or workload labels) are not whole numbers, or with
+    a NaN or infinite field, is left out (with its rows of the CSV files, when it names its
+    ``case_id``) and said in one ``ResultsWarning`` naming the case and the field; so is a case
+    without ``policy`` or ``workload``, with an ``arm`` or ``codec`` no run writes
+    (``known_arms``, ``known_codecs``), a ``scenario``, ``transport`` or ``model`` not a text,
+    a ``scenario`` not the metadata's, a ``complete`` not true or false, or false in a run
+    whose ``status`` is ``complete``, a case listed again under the same ``case_id`` or with
+    the arm, workload, codec and repetition of an earlier one (the first is kept), and a
+    ``status`` not one of ``RUN_STATUSES`` is said and read as ``unknown``, a ``no_floor``
+    neither true nor false or a ``warnings`` not a list said and read as absent
+    (``_no_floor_lines``, ``_warnings_lines``). Rows of a case ``summary.json`` does not list
+    are left out of every CSV table (one warning per case); so are ``steps.csv`` rows of a step
+    their case has in an earlier row, and rows with a negative count, time or size (one warning
+    per case and column), ``requests.csv`` and ``itl.csv`` rows with an impossible latency,
+    ``tpot_s``, gap or step order (``_impossible_requests``, ``_impossible_itl``: one per case
+    and kind, naming the requests; the figures over them withheld, ``_withheld_latencies``, the
+    rest of the case loaded); a case with more ``steps.csv`` rows than its ``num_total_steps``
+    is said too, as one with fewer is; a case whose figures are not those its counted rows give
+    (``_step_problem``: sums, means, medians, wire bytes, the reply total
+    ``r2s_wire_bytes_total``, runner gaps, ``HOP_FIGURES``), its own tokens and steps
+    (``_rate_problem``) or, timed replays, its requests' tokens and ``wall_s``
+    (``_wall_rate_problem``, ``_wall_problem``), its floor.csv rows (``_floor_problem``) or its
+    requests.csv and itl.csv rows (request latencies: ``_latency_problem``) is left out with
+    its rows (one warning naming the first such figure and both values). ``ResultsError`` (one
+    line) when ``cases`` is not a list, is missing or empty in a complete run, or no case is
+    left; when a folder is given twice (``check_distinct_runs``) or is a copy of another one
+    given (``check_copies``, ``check_copied_steps``). Every other case is loaded, those that
+    did not finish included: ``Results.finished`` leaves them out."""
     import pandas as pd
 
     paths = ([path_or_paths] if isinstance(path_or_paths, (str, os.PathLike))
              else list(path_or_paths))
     if not paths:
         raise ResultsError("no run folder given")
-    parts: dict[str, dict[str, Any]] = {}
-    run_paths: dict[str, Path] = {}
     run_dirs = [check_run_dir(path) for path in paths]
     check_distinct_runs(run_dirs)
-    for run_dir, run_id in zip(run_dirs, run_labels(run_dirs)):
-        parts[run_id] = _load_one(pd, run_dir, run_id)
-        run_paths[run_id] = run_dir
+    run_paths: dict[str, Path] = dict(zip(run_labels(run_dirs), run_dirs))
+    parts = {run_id: _load_one(pd, run_dir, run_id) for run_id, run_dir in run_paths.items()}
     check_copies({r: p["metadata"] for r, p in parts.items()}, run_paths)
     check_copied_steps({r: p["steps"] for r, p in parts.items()}, run_paths)
     for part in parts.values():

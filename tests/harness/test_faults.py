@@ -420,7 +420,7 @@ def _started(pid: int) -> bool:
 def _signal_after_start(args: list[str], sig: int, delay_s: float) -> subprocess.Popen:
     """Start ``bench.py ARGS`` and send ``sig`` ``delay_s`` after its first statement."""
     proc = bench(args)
-    wait_for(lambda: _started(proc.pid) or proc.poll() is not None, timeout_s=60,
+    wait_for(lambda: _started(proc.pid) or proc.poll() is not None, timeout_s=120,
              what="bench.py's first statement")
     time.sleep(delay_s)
     proc.send_signal(sig)

@@ -37,14 +37,36 @@ def start_scheduler(args: list[str], out: Path) -> subprocess.Popen:
     return proc
 
 
-def start_runner(port: int, *extra: str, python_code: str = "") -> subprocess.Popen:
+RUNNER_IMPORTED = "runner modules imported"
+
+
+def start_runner(port: int, *extra: str, python_code: str = "",
+                 held: bool = False) -> subprocess.Popen:
     """``bench.py runner --connect tcp://127.0.0.1:PORT`` (``python_code`` runs first,
-    in the same interpreter, e.g. to change the protocol version it speaks)."""
+    in the same interpreter, e.g. to change the protocol version it speaks). With
+    ``held``, returns once the runner's modules are imported (it prints ``RUNNER_IMPORTED``
+    to stderr) and holds it there until a line is written to its stdin (``release``), so
+    that a test can time its connection without its start-up, seconds on a slow machine
+    (a runner started before its scheduler binds gives up at once: connection refused)."""
     argv = ["runner", "--connect", f"tcp://127.0.0.1:{port}", *extra]
-    code = (f"{python_code}\nimport sys\nfrom ipc_bench.cli import main\n"
+    hold = (f"import ipc_bench.cli.runner, ipc_bench.harness.remote_runner\n"
+            f"sys.stderr.write({RUNNER_IMPORTED + chr(10)!r}); sys.stderr.flush()\n"
+            f"sys.stdin.readline()\n" if held else "")
+    code = (f"{python_code}\nimport sys\n{hold}from ipc_bench.cli import main\n"
             f"sys.exit(main({argv!r}))")
-    return subprocess.Popen([sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            stdin=subprocess.PIPE if held else subprocess.DEVNULL)
+    if held:
+        line = proc.stderr.readline()
+        assert line == RUNNER_IMPORTED + "\n", line
+    return proc
+
+
+def release(runner: subprocess.Popen) -> None:
+    """Let a runner started with ``held`` go on and connect."""
+    runner.stdin.write("\n")
+    runner.stdin.flush()
 
 
 def digests(run: Path) -> dict[str, str]:
@@ -193,11 +215,14 @@ def test_tp_ranks_started_by_hand_broadcast_over_tcp(tmp_path, other_machine):
 
 def test_a_tp_rank_that_never_connects_is_named_and_the_others_are_told(tmp_path):
     port = free_base_port(4)
+    # rank 0 imports its modules before the scheduler starts waiting: on a slow machine its
+    # start-up alone would take the 2 s allowance
+    rank0 = start_runner(port, held=True)
     sched = start_scheduler(["--scenario", "tp-broadcast", "--tp", "2", "--transport", "tcp",
                              "--num-running", "8", "--steps", "30", "--policies", "cached",
                              "--remote-runners", "--port", str(port), "--quiet",
                              "--startup-timeout", "2"], tmp_path / "r")
-    rank0 = start_runner(port)
+    release(rank0)
     _, err = sched.communicate(timeout=60)
     _, rank0_err = rank0.communicate(timeout=30)
     assert sched.returncode == 1

@@ -161,7 +161,7 @@ def test_an_interrupted_soak_names_its_step_and_points_at_its_results(tmp_path):
     proc = bench(["--scenario", "soak", "--trace", str(trace), "--trace-speedup", "1",
                   "--quiet", "--output", str(run)])
     steps = run / "steps.csv"  # a streamed case writes its rows there as it goes
-    wait_for(lambda: steps.exists() and steps.read_text().count("\n") > 2, timeout_s=60,
+    wait_for(lambda: steps.exists() and steps.read_text().count("\n") > 2, timeout_s=120,
              what="the first rows")
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
