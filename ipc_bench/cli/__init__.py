@@ -56,7 +56,7 @@ def _report() -> Command:
     import matplotlib.backends.backend_agg  # noqa: F401
     import matplotlib.figure  # noqa: F401
     import pandas  # noqa: F401
-    import scipy.stats  # noqa: F401
+    import scipy.special  # noqa: F401
 
     from ipc_bench.cli.report import main as report_main
 

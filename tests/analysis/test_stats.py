@@ -199,6 +199,37 @@ def test_t_interval_false_positive_rate_is_nominal():
     assert sum(flagged) / 200 > 0.35
 
 
+def test_the_distribution_functions_are_scipy_stats_own():
+    """``stats`` takes its t and binomial functions from ``scipy.special``, whose
+    import is a fraction of ``scipy.stats``'s: every p-value and interval bound equals
+    ``scipy.stats``'s (every sign count from 2 to 40 pairs, ties at n / 2 included, and t
+    tests of either sign)."""
+    from scipy.stats import binom, binomtest, t as student, ttest_1samp
+
+    for n in range(2, 41):
+        for above in range(n + 1):
+            x = np.array([1.0] * above + [-1.0] * (n - above))
+            assert stats.p_value(x, "sign") == pytest.approx(
+                binomtest(above, n, 0.5).pvalue, rel=1e-12, abs=1e-300), (n, above)
+        k = next((k for k in range(n // 2, 0, -1) if binom.cdf(k - 1, n, 0.5) <= 0.025), 0)
+        if k:
+            srt = np.arange(n, dtype=float)
+            assert stats.sign_interval(srt)[1:] == (srt[k - 1], srt[n - k]), n
+        else:
+            with pytest.raises(ValueError, match="sign-test interval needs more values"):
+                stats.sign_interval(np.arange(n, dtype=float))
+    assert stats.min_pairs("sign") == 6
+    rng = np.random.default_rng(11)
+    for n in (2, 3, 5, 12, 40):
+        for shift in (-1.0, -0.2, 0.0, 0.3, 2.0):
+            x = rng.normal(shift, 1.0, size=n)
+            assert stats.p_value(x, "t") == pytest.approx(ttest_1samp(x, 0.0).pvalue,
+                                                           rel=1e-10), (n, shift)
+            mean, lo, _ = stats.t_interval(x)
+            half = student.ppf(0.975, n - 1) * x.std(ddof=1) / np.sqrt(n)
+            assert mean - lo == pytest.approx(half, rel=1e-12)
+
+
 def test_p_values_match_the_intervals():
     rng = np.random.default_rng(6)
     x = rng.normal(0.3, 1.0, size=12)
