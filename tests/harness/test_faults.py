@@ -7,15 +7,18 @@ Times (detection, shutdown) are printed for the record (``pytest -s``), never as
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fnmatch
 import json
 import os
 import random
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 import warnings
@@ -418,13 +421,41 @@ def _started(pid: int) -> bool:
 
 
 def _signal_after_start(args: list[str], sig: int, delay_s: float) -> subprocess.Popen:
-    """Start ``bench.py ARGS`` and send ``sig`` ``delay_s`` after its first statement."""
-    proc = bench(args)
+    """Start ``bench.py ARGS`` and send ``sig`` ``delay_s`` after its first statement.
+    With ``PYTHONFAULTHANDLER`` set: a SIGABRT prints every thread's stack
+    (``_abort_with_stacks``)."""
+    proc = bench(args, env=dict(os.environ, PYTHONFAULTHANDLER="1"))
     wait_for(lambda: _started(proc.pid) or proc.poll() is not None, timeout_s=120,
              what="bench.py's first statement")
     time.sleep(delay_s)
     proc.send_signal(sig)
     return proc
+
+
+def _abort_with_stacks(proc: subprocess.Popen) -> str:
+    """End a ``bench.py`` that outlived its signal: SIGABRT, which its fault handler
+    answers with every thread's Python stack on stderr (returned after its signal masks
+    from ``/proc``), then SIGKILL if it
+    is still there; its children and socket folders are removed, so that what fails is
+    this test alone, not the next one or the session's leftover check."""
+    kids = children(proc.pid)
+    try:  # the signal masks first: pending, blocked, ignored or caught
+        masks = [ln for ln in Path(f"/proc/{proc.pid}/status").read_text().splitlines()
+                 if ln.startswith(("SigPnd", "ShdPnd", "SigBlk", "SigIgn", "SigCgt"))]
+    except OSError:
+        masks = []
+    proc.send_signal(signal.SIGABRT)
+    try:
+        err = proc.communicate(timeout=30)[1]
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        err = proc.communicate()[1]
+    for pid in kids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    for folder in Path(tempfile.gettempdir()).glob(f"ipc-bench-{proc.pid}-*"):
+        shutil.rmtree(folder, ignore_errors=True)
+    return "\n".join(masks + [err])
 
 
 def _check_interrupted_folder(run_dir: Path, name: str) -> None:
@@ -457,9 +488,9 @@ def test_a_signal_at_any_moment_of_the_start_ends_with_its_code_and_one_line(tmp
         try:
             _, err = proc.communicate(timeout=60)
         except subprocess.TimeoutExpired:
-            proc.kill()  # (so that later tests do not find it among the children)
-            proc.communicate()
-            pytest.fail(f"bench.py still ran 60 s after {name} at {delay_s} s from its start")
+            stacks = _abort_with_stacks(proc)
+            pytest.fail(f"bench.py still ran 60 s after {name} at {delay_s} s from its start; "
+                        f"its stacks at SIGABRT:\n{stacks}")
         assert (proc.returncode, "Traceback" in err) == (code, False), (delay_s, name, err)
         lines = err.splitlines()  # one line: bench.py's own, or the interrupted case's
         assert len(lines) == 1 and (
