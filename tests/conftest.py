@@ -3,7 +3,8 @@
 ``session_tmpdir`` points ``TMPDIR`` (and ``tempfile``) at a folder under pytest's base
 temporary folder for the whole session, so the ``ipc-bench-*`` socket folders of every
 run the suite starts land there and not in ``/tmp``, which other users' runs share;
-after the last test it fails the session if any ``ipc-bench-*`` folder is left in it.
+after the last test it fails the session if any ``ipc-bench-*`` folder is left in it,
+naming each with the test after which it first appeared (``leftover_witness``).
 It also sets ``IPC_BENCH_KEEP_LEFTOVERS`` (``leftovers.KEEP_ENV``) for the session, so no
 run removes a folder another run of the session left (``leftovers.sweep``): a folder a
 run fails to remove stays to fail the session; a test of the sweep unsets it.
@@ -102,10 +103,30 @@ def session_tmpdir(tmp_path_factory):
             else:
                 os.environ[name] = value
         tempfile.tempdir = None
-    left = sorted(p.name for p in tmp.glob("ipc-bench-*"))
+    left = [_seen_after(p.name) for p in sorted(tmp.glob("ipc-bench-*"))]
     assert left == [], f"the suite left socket folders in {tmp}: {', '.join(left)}"
-    rings = sorted(p.name for p in tmp.glob(RING_FOLDER_PREFIX + "*"))
+    rings = [_seen_after(p.name) for p in sorted(tmp.glob(RING_FOLDER_PREFIX + "*"))]
     assert rings == [], f"the suite left ring folders in {tmp}: {', '.join(rings)}"
+
+
+#: Socket and ring folder name in the session's ``TMPDIR`` -> the test after which it
+#: was first seen there (``leftover_witness``).
+_FIRST_SEEN: dict[str, str] = {}
+
+
+def _seen_after(name: str) -> str:
+    return f"{name} (first seen after {_FIRST_SEEN.get(name, 'the last test')})"
+
+
+@pytest.fixture(autouse=True)
+def leftover_witness(request, session_tmpdir):
+    """After each test, note which socket and ring folders in the session's ``TMPDIR``
+    are there for the first time (``_FIRST_SEEN``): a folder left at the session's end
+    is then named with the test that left it, not only the last test of its worker."""
+    yield
+    for pattern in ("ipc-bench-*", RING_FOLDER_PREFIX + "*"):
+        for path in session_tmpdir.glob(pattern):
+            _FIRST_SEEN.setdefault(path.name, request.node.nodeid)
 
 
 class RingSegments:

@@ -21,6 +21,7 @@ from ipc_bench.engine.config import CACHED, POLICIES, SEND, SPEC_MODELS, ConfigE
 from ipc_bench.engine.traces import TraceError
 from ipc_bench.errors import fd_shortage_text, one_line, out_of_fds
 from ipc_bench.harness.memory import HeapReport
+from ipc_bench.harness.signals import deferred
 from ipc_bench.harness.spec import INPROC
 from ipc_bench.wire.codecs import DEFAULT_CODECS, PICKLED_CODECS, STATEFUL_CODECS
 from ipc_bench.wire.shm_ring import RING_TRANSPORTS, check_ring
@@ -600,10 +601,11 @@ def _check_sockets(cases) -> None:
             need = case_fds(c.transport, c.tp or c.pp or 1, c.frontend)
             needs[c.transport, c.host] = max(needs.get((c.transport, c.host), 0), need)
     for transport, host in dict.fromkeys((c.transport, c.host) for c in cases):
-        if transport in TRANSPORTS:
-            check_endpoints(transport, host, needs[transport, host])
-        if transport in RING_TRANSPORTS:
-            check_ring()
+        with deferred():  # milliseconds; a signal there must not leave its socket folder
+            if transport in TRANSPORTS:
+                check_endpoints(transport, host, needs[transport, host])
+            if transport in RING_TRANSPORTS:
+                check_ring()
 
 
 def _check_torch_cases(cases, num_blocks_given: bool = False) -> None:

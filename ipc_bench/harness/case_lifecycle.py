@@ -108,7 +108,8 @@ class CaseLifecycle:
         socks = None
         clean = False
         try:
-            endpoint_dir = EndpointDir()
+            with deferred():  # a signal while the folder is made must not lose its name
+                endpoint_dir = EndpointDir()
             ctx = zmq.Context()
             socks = self._bind(ctx, endpoint_dir)
             if spec.transport in RING_TRANSPORTS:

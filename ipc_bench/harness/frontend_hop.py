@@ -64,9 +64,12 @@ class FrontendHop:
         self.clean = False
         self.proc = None
         self.socks: Optional[FrontendSockets] = None
-        self.dir = EndpointDir()
-        self.ctx = zmq.Context()
+        self.dir: Optional[EndpointDir] = None
+        self.ctx: Optional[zmq.Context] = None
         try:
+            with deferred():  # a signal while the folder is made must not lose its name
+                self.dir = EndpointDir()
+            self.ctx = zmq.Context()
             self.socks = FrontendSockets(self.ctx, "tcp" if spec.transport == "tcp" else "ipc",
                                          self.dir, spec.host)
             args = (self.socks.out_endpoint, self.socks.back_endpoint,
@@ -195,11 +198,13 @@ class FrontendHop:
             try:
                 if self.socks is not None:
                     self.socks.close()
-                destroy_context(self.ctx)
+                if self.ctx is not None:
+                    destroy_context(self.ctx)
                 if self.proc is not None:
                     self.proc.reap(grace_s=2.0, kill=not self.clean)
             finally:
-                self.dir.cleanup()
+                if self.dir is not None:
+                    self.dir.cleanup()
 
 
 def check_report(report: FrontendReport, sent_bytes: list[int],

@@ -5,7 +5,10 @@ the signals are blocked acts when they are let through."""
 from __future__ import annotations
 
 import gc
+import os
 import signal
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -155,3 +158,60 @@ def test_a_dropped_signal_ends_the_command_with_its_code(monkeypatch, capsys):
     assert capsys.readouterr().err == "bench.py report: interrupted by SIGTERM (exit 143)\n"
     import sys
     assert sys.unraisablehook is not signals._unraisable_hook  # restored
+
+
+def _signal_in_sweep(monkeypatch) -> list[str]:
+    """SIGTERM inside each ``EndpointDir()``, after its folder is made (in its sweep of
+    dead processes' folders); returns the list the folders' paths are appended to."""
+    from ipc_bench.wire import leftovers
+
+    made, sweep = [], leftovers.sweep
+
+    def signalled_sweep(parent):
+        made.extend(str(p) for p in Path(parent).glob(f"{leftovers.FOLDER_PREFIX}{os.getpid()}-*"))
+        signal.raise_signal(signal.SIGTERM)  # handled before raise_signal returns
+        return sweep(parent)
+
+    monkeypatch.setattr(leftovers, "sweep", signalled_sweep)
+    return made
+
+
+def _run_startup_check(transport: str) -> None:
+    from ipc_bench.cli.run import _check_sockets
+
+    _check_sockets([SimpleNamespace(transport=transport, host="127.0.0.1", tp=None, pp=None,
+                                    frontend=False)])
+
+
+def _run_two_process_case(transport: str) -> None:
+    from fault_helpers import steady_case
+
+    from ipc_bench.harness.supervisor import run_case
+
+    run_case(steady_case(4, max_steps=20, transport=transport))
+
+
+def _run_case_with_frontend(transport: str) -> None:
+    from fault_helpers import steady_case
+
+    from ipc_bench.harness.supervisor import run_case
+
+    run_case(steady_case(4, max_steps=20, transport="inproc", frontend=True))
+
+
+@pytest.mark.parametrize("maker, transport", [
+    (_run_startup_check, "ipc"), (_run_startup_check, "shm"),
+    (_run_two_process_case, "ipc"), (_run_case_with_frontend, "inproc")],
+    ids=["startup-check-ipc", "startup-check-shm", "case", "frontend"])
+def test_a_signal_while_a_socket_folder_is_made_leaves_no_folder(installed, monkeypatch,
+                                                                 maker, transport):
+    """A signal that lands inside ``EndpointDir()`` once its folder exists (here in its
+    sweep) waits until the folder's owner has it: the run ends with the signal's
+    ``Interrupted`` and the folder is removed (raised there, the folder's name would be
+    lost and the folder left behind)."""
+    made = _signal_in_sweep(monkeypatch)
+    with pytest.raises(signals.Interrupted) as err:
+        maker(transport)
+    assert err.value.code == 143
+    assert made  # (the shm check makes two: the sockets' and the ring's)
+    assert [p for p in made if os.path.exists(p)] == []
