@@ -112,17 +112,21 @@ def wait_for(predicate, timeout_s: float = 120.0, what: str = "condition",
             _, err = proc.communicate()
             raise AssertionError(f"bench.py exited {proc.returncode} before {what}:\n{err}")
         if time.monotonic() - t0 > timeout_s:
-            err = ""
-            if proc is not None:
-                proc.terminate()
-                try:
-                    err = proc.communicate(timeout=60)[1]
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    err = proc.communicate()[1]
+            err = end_and_read(proc, signal.SIGTERM, 60.0) if proc is not None else ""
             raise AssertionError(f"timed out waiting for {what} ({timeout_s:g} s)"
                                  + (f"; bench.py's stderr:\n{err}" if err else ""))
         time.sleep(0.01)
+
+
+def end_and_read(proc: subprocess.Popen, sig: int, grace_s: float) -> str:
+    """Send ``proc`` (started with ``stderr=PIPE``) ``sig``, wait up to ``grace_s`` for it
+    to exit, then SIGKILL it if it has not; returns its stderr."""
+    proc.send_signal(sig)
+    try:
+        return proc.communicate(timeout=grace_s)[1]
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.communicate()[1]
 
 
 def steady_case(b: int = 16, *, policy: str = "send", codec: str = "msgpack",

@@ -27,8 +27,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fault_helpers import (FAKE_RUNNER, REPO, alive, bench, children, fd_line, load_run,
-                           steady_case, wait_dead, wait_for, without_load_note)
+from fault_helpers import (FAKE_RUNNER, REPO, alive, bench, children, end_and_read, fd_line,
+                           load_run, steady_case, wait_dead, wait_for, without_load_note)
 from ipc_bench.engine.config import ModelConfig
 from ipc_bench.harness.spec import RUNNER_COLUMNS, SCHED_COLUMNS, CaseResult
 from ipc_bench.harness.spec import CaseError
@@ -444,12 +444,7 @@ def _abort_with_stacks(proc: subprocess.Popen) -> str:
                  if ln.startswith(("SigPnd", "ShdPnd", "SigBlk", "SigIgn", "SigCgt"))]
     except OSError:
         masks = []
-    proc.send_signal(signal.SIGABRT)
-    try:
-        err = proc.communicate(timeout=30)[1]
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        err = proc.communicate()[1]
+    err = end_and_read(proc, signal.SIGABRT, 30.0)
     for pid in kids:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
