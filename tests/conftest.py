@@ -34,6 +34,7 @@ import contextlib
 import gc
 import os
 import shutil
+import signal
 import tempfile
 from pathlib import Path
 
@@ -61,12 +62,27 @@ def _inductor_cache_dir(tmp_path_factory) -> Path:
     return cache
 
 
+def _terminal_dispositions() -> None:
+    """Give SIGINT, SIGTERM and SIGHUP this process's default handling where its
+    launcher left them ignored (``nohup``'s SIGHUP, a shell script's background job's
+    SIGINT): every process the suite starts inherits it, so that a test that signals
+    ``bench.py`` finds it as a terminal's job would, not ignoring the signal as
+    ``signals.install`` leaves an inherited ``SIG_IGN``."""
+    defaults = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL,
+                signal.SIGHUP: signal.SIG_DFL}
+    for sig, default in defaults.items():
+        if signal.getsignal(sig) is signal.SIG_IGN:
+            signal.signal(sig, default)
+
+
 def pytest_configure(config):
-    """Compile the project's modules to ``__pycache__`` once, before any test (in the
+    """Undo inherited ignored signals (``_terminal_dispositions``, in every process),
+    then compile the project's modules to ``__pycache__`` once, before any test (in the
     controller only, under xdist). Where ``PYTHONDONTWRITEBYTECODE`` is set, no process
     writes bytecode, so every ``bench.py``, runner and stage process the suite starts would
     compile the package from source again (3 s a process on a slow 2-core machine);
     ``compileall`` writes it anyway, and every process then reads it."""
+    _terminal_dispositions()
     if hasattr(config, "workerinput"):
         return
     import compileall

@@ -2,7 +2,9 @@
 
 ``install()`` (called by ``bench.py``'s commands) makes SIGINT, SIGTERM and SIGHUP
 raise ``Interrupted`` in the main thread, carrying the exit code the run should end
-with (130 / 143 / 129, i.e. 128 + the signal number, as a shell reports it).
+with (130 / 143 / 129, i.e. 128 + the signal number, as a shell reports it). One the
+process inherited as ignored (``nohup``'s SIGHUP; a script's background job's SIGINT)
+stays ignored, for the whole run and every process it starts.
 
 Start-up: ``bench.py`` blocks these signals (``pthread_sigmask``) in its first
 statement, before any third-party module is imported: a signal that arrives while a C
@@ -150,13 +152,17 @@ def block() -> set:
 
 def install() -> dict:
     """Route ``HANDLED`` to ``Interrupted``, leaving them blocked until ``unblock()``;
-    returns the old handlers for ``restore``."""
+    returns the old handlers for ``restore``. A signal this process found ignored
+    (``SIG_IGN``, inherited: SIGHUP under ``nohup``, SIGINT in a background job of a
+    shell script) stays ignored, as Python leaves such a SIGINT: the launcher asked for
+    it, and a signal ignored before ``install`` could not be caught there anyway."""
     _State.depth, _State.pending, _State.first = 0, None, None
     _State.mask = block()
     _UNRAISABLE.update(_zmq_socket_makers())
     if sys.unraisablehook is not _unraisable_hook:
         _State.unraisable_hook, sys.unraisablehook = sys.unraisablehook, _unraisable_hook
-    return {s: signal.signal(s, _handler) for s in HANDLED}
+    return {s: signal.signal(s, _handler) for s in HANDLED
+            if signal.getsignal(s) is not signal.SIG_IGN}
 
 
 def unblock() -> None:

@@ -326,10 +326,10 @@ def test_runner_sets_pdeathsig():
 # ---------------------------------------------------------------------------- bench.py
 
 
-def _start_long_run(run_dir, extra=()):
+def _start_long_run(run_dir, extra=(), **kw):
     proc = bench(["--scenario", "decode-steady", "--num-running", "16", "--steps",
                   "100000000", "--policies", "send", "--codecs", "msgpack", "--output",
-                  str(run_dir), *extra])
+                  str(run_dir), *extra], **kw)
     # Wait until the case has flushed rows at least once (it is well into its run).
     wait_for(lambda: (run_dir / "steps.partial.csv").exists(), what="first flush")
     runner = wait_for(lambda: children(proc.pid), what="runner process")[0]
@@ -400,6 +400,27 @@ def test_bench_interrupted_kills_the_runner_and_keeps_the_results(tmp_path, sig,
     assert summary["cases"][0]["failed_step"] == int(m.group(1)) == len(steps)
     print(f"\n{name}: runner gone after {runner_gone_s * 1e3:.0f} ms, bench.py exited "
           f"after {exit_s * 1e3:.0f} ms")
+
+
+def test_a_sighup_bench_inherited_as_ignored_stays_ignored(tmp_path):
+    """Started with SIGHUP ignored (as ``nohup`` starts it), bench.py and its runner run
+    on through a SIGHUP, as its launcher asked; Ctrl-C still ends the run."""
+    run_dir = tmp_path / "run"
+    proc, runner = _start_long_run(
+        run_dir, preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+    proc.send_signal(signal.SIGHUP)
+    os.kill(runner, signal.SIGHUP)  # a terminal's hangup reaches its whole process group
+    partial = run_dir / "steps.partial.csv"  # renamed to steps.csv when the run ends
+    rows = partial.stat().st_size
+    wait_for(lambda: partial.exists() and partial.stat().st_size > rows, proc=proc,
+             what="rows flushed after the SIGHUP")
+    assert proc.poll() is None and alive(runner)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1].startswith(
+        "bench.py: num_running=16/send/msgpack#0: interrupted by SIGINT at step "), err
+    assert "SIGHUP" not in err and children(proc.pid) == []
 
 
 # ---------------------------------------------------------------------------- signals at start-up

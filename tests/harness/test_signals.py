@@ -112,6 +112,28 @@ def test_a_signal_while_blocked_acts_when_unblocked():
             signal.signal(s, h)
 
 
+def test_a_signal_ignored_before_install_stays_ignored():
+    """SIGHUP inherited as ignored (``nohup``) stays ignored: ``install`` neither
+    routes nor returns it; SIGINT and SIGTERM are routed as ever."""
+    before = {s: signal.getsignal(s) for s in signals.HANDLED}
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    old = signals.install()
+    try:
+        assert sorted(old) == [signal.SIGINT, signal.SIGTERM]
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+        signal.raise_signal(signal.SIGHUP)  # pending while blocked, then ignored
+        signals.unblock()
+        signal.raise_signal(signal.SIGTERM)
+    except signals.Interrupted as exc:
+        assert exc.code == 143
+    else:
+        raise AssertionError("SIGTERM raised nothing")
+    finally:
+        signals.restore(old)
+        for s, h in before.items():
+            signal.signal(s, h)
+
+
 class _Referent:
     pass
 
