@@ -88,7 +88,8 @@ def pytest_configure(config):
     import compileall
     root = Path(__file__).resolve().parent.parent
     for folder in ("ipc_bench", "scenarios", "scripts"):
-        compileall.compile_dir(str(root / folder), quiet=1)
+        if (root / folder).is_dir():  # (not in a copy of this file elsewhere)
+            compileall.compile_dir(str(root / folder), quiet=1)
 
 
 @pytest.fixture(autouse=True)

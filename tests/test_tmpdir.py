@@ -6,6 +6,7 @@ process that no longer runs (the session turns that sweep off)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -33,8 +34,10 @@ def test_a_session_that_leaves_a_socket_folder_fails(tmp_path):
                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1, proc.stdout
     assert "1 passed, 1 error" in proc.stdout
-    assert f"AssertionError: the suite left socket folders in {tmp_path / 'base' / 'tmp0'}: " \
-           "ipc-bench-" in proc.stdout
+    assert re.search(rf"AssertionError: the suite left socket folders in "
+                     rf"{re.escape(str(tmp_path / 'base' / 'tmp0'))}: ipc-bench-\S+ "
+                     rf"\(first seen after test_leak\.py::test_leak\)\n", proc.stdout), \
+        proc.stdout
 
 
 def test_a_folder_left_by_a_dead_process_still_fails_the_session(tmp_path):
@@ -62,4 +65,4 @@ def test_a_folder_left_by_a_dead_process_still_fails_the_session(tmp_path):
     assert "2 passed, 1 error" in proc.stdout
     (left,) = [line.split()[-1] for line in proc.stdout.splitlines() if "LEFT " in line]
     assert f"AssertionError: the suite left socket folders in {tmp_path / 'base' / 'tmp0'}: " \
-           f"{left}\n" in proc.stdout
+           f"{left} (first seen after test_leak.py::test_leak)\n" in proc.stdout
