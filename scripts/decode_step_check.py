@@ -42,8 +42,11 @@ refused (exit 2) when
 shrink to the ``tiny`` preset, 4 and 8 running and short contexts, so the script runs
 anywhere: ``python scripts/decode_step_check.py``. On CUDA with a torch whose
 ``varlen_attn`` has no paged KV (torch 2.11: no ``block_table``, ``seqused_k``,
-``enable_gqa`` or ``num_splits``; ``paged_attention.varlen_unsupported``) ``varlen``
-is skipped the same way, with a line naming what is missing. On an H200::
+``enable_gqa`` or ``num_splits``; ``paged_attention.varlen_unsupported``), or whose
+kernel refuses one paged call with the run's 16-token blocks
+(``paged_attention.varlen_kernel_problem``: PyTorch's FlashAttention-2 takes blocks of a
+multiple of 256 tokens only), ``varlen`` is skipped the same way, with a line naming
+what is missing or the kernel's words. On an H200::
 
     python scripts/decode_step_check.py --preset llama-3.2-1b --num-running 16,256 \
         --configs gather,flex,flex+graphs,varlen,varlen+graphs --json out.json
@@ -416,10 +419,14 @@ def _run_configs(torch, preset, device, configs, runs, sched, args, lo, hi, figu
     """(rows, number of configurations that failed); varlen is skipped on CPU. With
     ``--json`` the rows so far are written after each configuration, so an interrupted
     run leaves those of the configurations it finished."""
-    from ipc_bench.engine.paged_attention import varlen_unsupported
+    from ipc_bench.engine.paged_attention import varlen_kernel_problem, varlen_unsupported
 
     rows, failed = [], 0
-    no_varlen = varlen_unsupported() if device == "cuda" else None
+    no_varlen = None
+    if device == "cuda" and any(backend == "varlen" for backend, _ in configs):
+        dtype = getattr(torch, ModelConfig(preset=preset).torch_preset.cuda_dtype)
+        no_varlen = varlen_unsupported() or varlen_kernel_problem(torch, device,
+                                                                  sched.block_size, dtype)
     for backend, graphs in configs:
         if backend == "varlen" and device != "cuda":
             print(f"  {backend}{'+graphs' if graphs else ''}: skipped (varlen needs CUDA: "

@@ -40,7 +40,7 @@ from ipc_bench.engine.cuda_step import (DecodeGraphs, PinnedStaging, StepEventTi
 from ipc_bench.engine.paged_attention import (GRAPH_BACKENDS, DecodeRows, GatherAttention,
                                               decode_buckets, flex_unsupported,
                                               make_attention, resolve_attention,
-                                              varlen_unsupported)
+                                              varlen_kernel_problem, varlen_unsupported)
 from ipc_bench.engine.roofline import EMULATED_GPU, RooflineStep, load_gpu_figures, sleep_until_ns
 from ipc_bench.engine.token_ids import token_id_distribution
 
@@ -399,7 +399,9 @@ class TorchModel:
         device = resolve_device(config.device)
         name = resolve_attention(config.attention, device)
         if name == "varlen":  # before the weights: this torch may lack its paged kernel
-            why = varlen_unsupported()
+            dtype = getattr(torch, config.torch_preset.cuda_dtype)
+            why = varlen_unsupported() or varlen_kernel_problem(torch, device,
+                                                                scheduler.block_size, dtype)
             if why is not None:
                 raise ConfigError(why)
         if name == "flex":  # before the weights: a block size its kernels cannot take

@@ -462,6 +462,35 @@ def varlen_unsupported(varlen_attn: Optional[Callable] = None) -> Optional[str]:
             f"{torch.__version__}'s lacks {', '.join(missing)}: use flex or gather")
 
 
+def varlen_kernel_problem(torch, device, block_size: int, dtype,
+                          varlen_attn: Optional[Callable] = None) -> Optional[str]:
+    """``None`` when ``varlen_attn`` (default ``torch.nn.attention.varlen.varlen_attn``)
+    runs one paged call as ``VarlenAttention`` makes it, with KV blocks of
+    ``block_size`` tokens on ``device`` in ``dtype`` (one row of one query token over
+    one block: two query heads on one KV head of 64 dimensions); else one line with
+    the kernel's first line, naming what to use instead. A kernel check, not a version
+    check, made before the weights are built: PyTorch's FlashAttention-2 kernel
+    (``aten/src/ATen/native/transformers/cuda/flash_attn/flash_api.cpp``,
+    ``mha_varlen_fwd``) takes paged KV only in blocks of a multiple of 256 tokens
+    ("Paged KV cache block size must be divisible by 256"), where vLLM's default
+    block is 16 tokens; a torch whose kernel takes them passes."""
+    if varlen_attn is None:
+        from torch.nn.attention.varlen import varlen_attn
+    i32 = dict(dtype=torch.int32, device=device)
+    q = torch.zeros(1, 2, 64, dtype=dtype, device=device)
+    kv = torch.zeros(1, block_size, 1, 64, dtype=dtype, device=device)
+    try:
+        varlen_attn(q, kv, kv, torch.tensor([0, 1], **i32), torch.tensor([0, 1], **i32), 1,
+                    block_size, window_size=(-1, 0), enable_gqa=True,
+                    seqused_k=torch.tensor([1], **i32), block_table=torch.zeros(1, 1, **i32),
+                    num_splits=1)
+    except (RuntimeError, ValueError, TypeError, NotImplementedError) as exc:
+        words = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        return (f"--attention varlen: this torch's kernel refuses a paged KV cache of "
+                f"{block_size}-token blocks on {device} ({words}): use flex or gather")
+    return None
+
+
 class VarlenAttention:
     """The ``varlen`` backend (see the module docstring). ``varlen_attn``: the
     function to call, ``torch.nn.attention.varlen.varlen_attn`` by default (tests pass

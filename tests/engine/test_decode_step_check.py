@@ -53,6 +53,35 @@ def test_cpu_run_gives_equal_tokens_across_backends_and_padding(tmp_path, capsys
                for r in rows)
 
 
+def test_varlen_whose_kernel_refuses_the_block_size_is_skipped_not_failed(monkeypatch,
+                                                                          capsys):
+    """On CUDA, a varlen kernel that refuses the run's 16-token blocks (PyTorch's
+    FlashAttention-2) skips the varlen configurations with the probe's line: not a
+    failure, so gpu_check's stage 0 passes on the others (GPU-only path: the probe is
+    faked here, and only varlen is asked for, so nothing runs on the device)."""
+    import torch
+
+    from ipc_bench.engine import paged_attention
+    from ipc_bench.engine.config import SchedulerConfig
+
+    probed = []
+    line = "--attention varlen: this torch's kernel refuses ... (words): use flex or gather"
+
+    def refusing(torch_, device, block_size, dtype):
+        probed.append((device, block_size, dtype))
+        return line
+
+    monkeypatch.setattr(paged_attention, "varlen_kernel_problem", refusing)
+    sched = SchedulerConfig(max_num_seqs=2, max_model_len=64, block_size=16, num_blocks=8)
+    rows, failed = dsc._run_configs(torch, "llama-3.2-1b", "cuda",
+                                    [("varlen", False), ("varlen", True)], [2], sched,
+                                    None, 8, 16, None)
+    assert (rows, failed) == ([], 0)
+    assert probed == [("cuda", 16, torch.bfloat16)]
+    assert capsys.readouterr().out == (f"  varlen: skipped ({line})\n"
+                                       f"  varlen+graphs: skipped ({line})\n")
+
+
 def test_bad_sizes_exit_2(capsys):
     assert dsc.main(["--device", "cpu", "--num-running", "0"]) == 2
     assert capsys.readouterr() == (

@@ -12,13 +12,13 @@ import pytest
 import torch
 
 from ipc_bench.engine.config import ConfigError, ModelConfig, SchedulerConfig
-from ipc_bench.engine.cuda_step import DecodeGraphs, eager_capture, strict_capture
+from ipc_bench.engine.cuda_step import eager_capture, strict_capture
 from ipc_bench.engine.models import TorchModel
 from ipc_bench.engine.paged_attention import (DecodeRows, FlexAttention, GatherAttention,
                                               VarlenAttention, bucket_for, decode_buckets,
                                               flex_kernel_options, flex_unsupported,
                                               resolve_attention,
-                                              varlen_unsupported)
+                                              varlen_kernel_problem, varlen_unsupported)
 
 #: Slow (``-m slow``, run by .ci/run after the default run): nearly every test here
 #: compiles flex attention with TorchInductor on the CPU (about 10 s a kernel).
@@ -114,6 +114,44 @@ def test_varlen_needs_a_varlen_attn_with_paged_kv(monkeypatch):
                        r"paged KV and GQA; torch .*'s lacks enable_gqa, seqused_k, "
                        r"block_table, num_splits: use flex or gather$"):
         VarlenAttention(torch, "cpu", BS, 8, (1, 2), max_model_len=32)
+
+
+def fa2_varlen_attn(query, key, *args, **kwargs):
+    """PyTorch's FlashAttention-2 paged path as ``flash_api.cpp``'s ``mha_varlen_fwd``
+    checks it: KV blocks of a multiple of 256 tokens, else its ``TORCH_CHECK``."""
+    if key.shape[1] % 256:
+        raise RuntimeError("Paged KV cache block size must be divisible by 256\n"
+                           "Exception raised from mha_varlen_fwd at flash_api.cpp:642")
+    return reference_varlen_attn(query, key, *args, **kwargs)
+
+
+def test_varlen_is_probed_with_one_paged_call_at_the_runs_block_size(monkeypatch):
+    """One paged call as ``VarlenAttention`` makes it (the reference's asserts check its
+    arguments): a kernel that refuses the block size gives one line with its first line;
+    the torch model makes the call on its device, block size and dtype before its
+    weights (GPU-only path: the device is faked and the probe spied on here)."""
+    from ipc_bench.engine import models
+
+    assert varlen_kernel_problem(torch, "cpu", BS, torch.float32, reference_varlen_attn) is None
+    why = ("--attention varlen: this torch's kernel refuses a paged KV cache of 16-token "
+           "blocks on cpu (Paged KV cache block size must be divisible by 256): use flex "
+           "or gather")
+    assert varlen_kernel_problem(torch, "cpu", 16, torch.float32, fa2_varlen_attn) == why
+    assert varlen_kernel_problem(torch, "cpu", 256, torch.float32, fa2_varlen_attn) is None
+    calls = []
+
+    def spy(torch_, device, block_size, dtype):
+        calls.append((device, block_size, dtype))
+        return why
+
+    monkeypatch.setattr(models, "resolve_device", lambda requested: "cuda")
+    monkeypatch.setattr(models, "varlen_kernel_problem", spy)
+    sched = SchedulerConfig(max_num_seqs=4, max_model_len=128, block_size=16, num_blocks=80)
+    with pytest.raises(ConfigError) as info:
+        models.TorchModel(ModelConfig(name="torch", preset="llama-3.2-1b", device="cuda",
+                                      attention="varlen"), sched)
+    assert str(info.value) == why
+    assert calls == [("cuda", 16, torch.bfloat16)]
 
 
 def test_flex_on_cuda_refuses_a_block_size_its_kernels_cannot_take(monkeypatch):
