@@ -5,7 +5,8 @@ Stage 0, ``decode-step``: ``scripts/decode_step_check.py`` (the torch model's de
 step alone, per attention backend with and without CUDA graphs: GPU and host time per
 step, the ratio to the step's roofline, padding between buckets; at most
 ``DECODE_STEP_LIMIT_S``). The backend with the shortest GPU time per step at the
-largest batch size (``fastest_backend``; step time on CPU) is the ``--attention`` of
+largest batch size it ran unpadded (``fastest_backend``; step time on CPU) is the
+``--attention`` of
 every later stage, so a backend that fails or is slow on this GPU does not decide them.
 
 Stages 1-6 (each one ``bench.py`` run into its own folder under ``--output``; each case is
@@ -378,9 +379,12 @@ def run_stage(stage: Stage, base: list[str], out: Path, timeout_s: float) -> tup
 
 def fastest_backend(rows: list[dict[str, Any]]) -> str:
     """The backend (without graphs) of the shortest median GPU time per step (step
-    time on CPU) at the largest batch size every backend ran; ``gather`` when there is
-    no such size (``decode_step_check``'s JSON rows)."""
-    eager = [r for r in rows if "+" not in r["config"]]
+    time on CPU) at the largest batch size every backend ran unpadded (its ``bucket``
+    the size itself: decode_step_check's B + 1 rows, padded to the next bucket by flex
+    and varlen only, measure the padding, not the backend at the stages' sizes);
+    ``gather`` when there is no such size (``decode_step_check``'s JSON rows)."""
+    eager = [r for r in rows if "+" not in r["config"]
+             and r.get("bucket", r["num_running"]) == r["num_running"]]
     if not eager:
         return "gather"
     common = set.intersection(*({r["num_running"] for r in eager if r["config"] == c}

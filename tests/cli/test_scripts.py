@@ -429,12 +429,20 @@ def test_gpu_check_without_cuda_runs_every_stage_shrunk(tmp_path):
 
 
 def test_gpu_check_picks_the_fastest_backend_at_the_largest_common_size():
-    def row(config, b, step, busy=None):
-        return dict(config=config, num_running=b, step_ns=step, gpu_busy_ns=busy)
+    def row(config, b, step, busy=None, bucket=None):
+        return dict(config=config, num_running=b, step_ns=step, gpu_busy_ns=busy,
+                    bucket=bucket or b)
 
-    cpu = [row("gather", 2, 10), row("gather", 3, 30), row("flex", 2, 20), row("flex", 3, 20),
+    cpu = [row("gather", 2, 30), row("gather", 3, 30), row("flex", 2, 20), row("flex", 3, 20),
            row("flex+graphs", 3, 1)]
     assert gpu_check.fastest_backend(cpu) == "flex"  # at 3 rows: 20 < 30; graphs left out
+    # decode_step_check's sizes on CUDA: each B and B + 1, which flex pads to 2 B; flex
+    # is faster at the stages' sizes, slower only where padded
+    padded = [row("gather", 16, 9, busy=9), row("gather", 17, 9, busy=9),
+              row("gather", 256, 90, busy=90), row("gather", 257, 90, busy=90),
+              row("flex", 16, 5, busy=5), row("flex", 17, 8, busy=8, bucket=32),
+              row("flex", 256, 60, busy=60), row("flex", 257, 120, busy=120, bucket=512)]
+    assert gpu_check.fastest_backend(padded) == "flex"  # at 256 unpadded: 60 < 90
     gpu = [row("gather", 256, 5, busy=40), row("varlen", 256, 9, busy=10),
            row("flex", 16, 1, busy=1)]  # no size every backend ran
     assert gpu_check.fastest_backend(gpu) == "gather"
