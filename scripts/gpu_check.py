@@ -6,8 +6,8 @@ step alone, per attention backend with and without CUDA graphs: GPU and host tim
 step, the ratio to the step's roofline, padding between buckets; at most
 ``DECODE_STEP_LIMIT_S``). The backend with the shortest GPU time per step at the
 largest batch size it ran unpadded (``fastest_backend``; step time on CPU) is the
-``--attention`` of
-every later stage, so a backend that fails or is slow on this GPU does not decide them.
+``--attention`` of every later stage, so a backend that fails or is slow on this GPU
+does not decide them.
 
 Stages 1-6 (each one ``bench.py`` run into its own folder under ``--output``; each case is
 written to that folder's ``summary.json`` as it finishes, and each stage's table is
