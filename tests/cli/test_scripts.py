@@ -241,6 +241,43 @@ def test_gpu_check_help_says_where_its_default_output_goes(monkeypatch):
         "line names it)")
 
 
+@pytest.mark.parametrize("attention, buckets", [
+    ("flex", ["16", "64,256", "64", "64", None, "64"]),
+    ("varlen", ["16", "64,256", "64", "64", None, "64"]),
+    ("gather", [None] * 6)])
+def test_gpu_check_gives_padding_stages_their_running_counts_as_buckets(
+        monkeypatch, tmp_path, attention, buckets):
+    """Where the attention pads to buckets, each CUDA stage's runners compile one
+    bucket per running count (``--cuda-graph-sizes``), not the 7-9 default ones; the
+    Azure replay's varying batches keep the default buckets; gather takes none (bench.py
+    refuses the option there)."""
+    from ipc_bench.cli.options import build_parser
+
+    trace = tmp_path / "conv.csv"
+    trace.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n")
+    given = {}
+
+    def fake_stage(stage, base, out, timeout_s):
+        given[stage.name] = base
+        return 0, "passed"
+
+    monkeypatch.setattr(gpu_check, "run_decode_step", lambda cuda, out, t: (attention, []))
+    monkeypatch.setattr(gpu_check, "run_stage", fake_stage)
+    monkeypatch.setattr(gpu_check, "_preflight", lambda device: (True, 0))
+    assert gpu_check.main(["--output", str(tmp_path / "out"), "--trace", str(trace)]) == 0
+
+    def option(args, name):
+        return args[args.index(name) + 1] if name in args else None
+
+    stages = gpu_check.build_stages(True, str(trace))
+    assert [option(given[s.name], "--cuda-graph-sizes") for s in stages] == buckets
+    for stage in stages:  # bench.py takes each stage's command line
+        args = build_parser().parse_args(stage.args + given[stage.name])
+        if args.cuda_graph_sizes:
+            assert list(args.cuda_graph_sizes) == [int(b) for b in option(
+                stage.args, "--num-running").split(",")]
+
+
 def test_gpu_check_stops_after_a_failed_smoke_stage(monkeypatch, tmp_path, capsys):
     ran = []
 
