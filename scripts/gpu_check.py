@@ -333,42 +333,53 @@ def format_stage(run_dir: Path) -> str:
 # ------------------------------------------------------------------ running
 
 
-def _stop(proc: subprocess.Popen, signum: int) -> str:
+def _stop(proc: subprocess.Popen, signum: int) -> None:
     """Send ``signum`` to ``proc``, give it ``INTERRUPT_GRACE_S`` to write and exit,
-    then SIGKILL it; reaped either way. Returns what it printed."""
+    then SIGKILL it; reaped either way."""
     try:
         proc.send_signal(signum)
-        text, _ = proc.communicate(timeout=INTERRUPT_GRACE_S)
+        proc.wait(timeout=INTERRUPT_GRACE_S)
     except subprocess.TimeoutExpired:
         proc.kill()
-        text, _ = proc.communicate()
-    return text or ""
+        proc.wait()
 
 
-def run_child(name: str, cmd: list[str], timeout_s: float) -> tuple[Optional[int], str]:
-    """Run stage ``name``'s ``cmd`` (stdout and stderr together) for at most
-    ``timeout_s``: (exit code, output), the code ``None`` when it was cut at the limit
-    (SIGINT, then SIGKILL after ``INTERRUPT_GRACE_S``). A signal this script gets
-    meanwhile (``signals.Interrupted``) is passed on to the child the same way, and
-    raised once the child is reaped, so no stage outlives the script."""
+def _log_file(log: Optional[Path]):
+    """``log`` opened for the child's output, or a temporary file without one."""
+    if log is None:
+        return tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+    return open(log, "w+", encoding="utf-8", errors="replace")
+
+
+def run_child(name: str, cmd: list[str], timeout_s: float,
+              log: Optional[Path] = None) -> tuple[Optional[int], str]:
+    """Run stage ``name``'s ``cmd`` for at most ``timeout_s``: (exit code, output), the
+    code ``None`` when it was cut at the limit (SIGINT, then SIGKILL after
+    ``INTERRUPT_GRACE_S``). Its stdout and stderr go together to ``log`` as they come
+    (a temporary file without one), so a check killed from outside (a machine's own
+    time limit) leaves each stage's output so far beside its run folder. A signal this
+    script gets meanwhile (``signals.Interrupted``) is passed on to the child the same
+    way, and raised once the child is reaped, so no stage outlives the script."""
     proc = None
-    try:
-        with signals.deferred():  # no signal between the fork and holding the handle
-            proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE,
-                                    stderr=subprocess.STDOUT, text=True,
-                                    stdin=subprocess.DEVNULL)
+    with _log_file(log) as sink:
         try:
-            text, _ = proc.communicate(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            return None, _stop(proc, signal.SIGINT)
-        return proc.returncode, text or ""
-    except signals.Interrupted as exc:
-        if proc is not None:
-            with signals.deferred():
-                _stop(proc, exc.code - 128)
-            print(f"gpu_check: [{name}] stopped: {exc.signal_name} passed on, it exited "
-                  f"{_exit_text(proc.returncode)}", flush=True)
-        raise
+            with signals.deferred():  # no signal between the fork and holding the handle
+                proc = subprocess.Popen(cmd, cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT,
+                                        stdin=subprocess.DEVNULL)
+            try:
+                code: Optional[int] = proc.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                _stop(proc, signal.SIGINT)
+                code = None
+            sink.seek(0)
+            return code, sink.read()
+        except signals.Interrupted as exc:
+            if proc is not None:
+                with signals.deferred():
+                    _stop(proc, exc.code - 128)
+                print(f"gpu_check: [{name}] stopped: {exc.signal_name} passed on, it exited "
+                      f"{_exit_text(proc.returncode)}", flush=True)
+            raise
 
 
 def _exit_text(code: int) -> str:
@@ -382,13 +393,13 @@ def _exit_text(code: int) -> str:
 
 
 def run_stage(stage: Stage, base: list[str], out: Path, timeout_s: float) -> tuple[int, str]:
-    """Run one stage's ``bench.py`` into ``out``; (exit code, how it ended). A stage
-    still running at ``timeout_s`` gets SIGINT (``bench.py`` writes what finished), then
-    SIGKILL after ``INTERRUPT_GRACE_S``."""
+    """Run one stage's ``bench.py`` into ``out``, its output into ``OUT.log`` beside
+    it; (exit code, how it ended). A stage still running at ``timeout_s`` gets SIGINT
+    (``bench.py`` writes what finished), then SIGKILL after ``INTERRUPT_GRACE_S``."""
     cmd = [sys.executable, str(ROOT / "bench.py"), *stage.args, *base, "--output", str(out)]
     print(f"gpu_check: [{stage.name}] python bench.py "
           + " ".join(cmd[2:]) + f"  (limit {timeout_s:.0f} s)", flush=True)
-    code, text = run_child(stage.name, cmd, timeout_s)
+    code, text = run_child(stage.name, cmd, timeout_s, out.parent / f"{out.name}.log")
     if code is None:
         return 1, f"cut at its {timeout_s:.0f} s limit:\n{_tail(text)}"
     how = "passed" if code == 0 else f"failed (exit {code})"
@@ -419,7 +430,7 @@ def fastest_backend(rows: list[dict[str, Any]]) -> str:
 
 def run_decode_step(cuda: bool, out: Path, timeout_s: float) -> tuple[str, list[str]]:
     """Stage 0: ``decode_step_check.py`` into ``out/0-decode-step.json``, its output
-    printed as it comes. Returns (the ``--attention`` for the later stages, failure
+    into ``out/0-decode-step.log`` as it comes and printed when it ends. Returns (the ``--attention`` for the later stages, failure
     lines): on CUDA the fastest backend (``fastest_backend``); on CPU, where it runs
     shrunk (2 running, 3 counted steps), always ``gather``: there the backends' step
     times differ by noise (gather 1.61 ms against flex 1.60 ms at 3 running, one run),
@@ -430,7 +441,7 @@ def run_decode_step(cuda: bool, out: Path, timeout_s: float) -> tuple[str, list[
         cmd += ["--device", "cpu", "--num-running", "2", "--steps", "3", "--warmup", "1"]
     print(f"gpu_check: [decode-step] python {' '.join(cmd[1:])}  (limit {timeout_s:.0f} s)",
           flush=True)
-    code, text = run_child("decode-step", cmd, timeout_s)
+    code, text = run_child("decode-step", cmd, timeout_s, out / "0-decode-step.log")
     code = -1 if code is None else code
     print("\n".join(ln for ln in text.splitlines() if "Warning" not in ln), flush=True)
     rows = json.loads(path.read_text())["rows"] if path.exists() else []

@@ -376,6 +376,21 @@ def _children(ppid: int) -> list[int]:
     return found
 
 
+def test_gpu_check_writes_a_stages_output_to_its_log_as_it_comes(tmp_path):
+    """A stage's output is in its log while it runs (a check killed from outside keeps
+    it), and whole once it ends; a stage cut at its limit keeps what it printed."""
+    log = tmp_path / "1-smoke.log"
+    talker = [sys.executable, "-u", "-c", "import sys, time; print('step 1'); "
+              "print('oops', file=sys.stderr); time.sleep(30)"]
+    t0 = time.monotonic()
+    code, text = gpu_check.run_child("smoke", talker, 3, log)
+    assert code is None and 3 <= time.monotonic() - t0 < 30  # cut by SIGINT at 3 s
+    assert text.startswith("step 1\noops\n") and "KeyboardInterrupt" in text
+    assert log.read_text() == text
+    code, text = gpu_check.run_child("done", [sys.executable, "-c", "print('ok')"], 30, log)
+    assert (code, text, log.read_text()) == (0, "ok\n", "ok\n")
+
+
 def test_gpu_check_sigterm_stops_and_reaps_the_running_stage(tmp_path):
     """SIGTERM to gpu_check alone (not its group) while the smoke stage's bench.py runs:
     the stage gets it, writes its results and exits 143, then gpu_check does, with one
@@ -445,6 +460,9 @@ def test_gpu_check_without_cuda_runs_every_stage_shrunk(tmp_path):
     step_rows = json.loads((tmp_path / "0-decode-step.json").read_text())["rows"]
     assert [r["config"] for r in step_rows] == ["gather"] * 2 + ["flex"] * 2 + ["flex+graphs"] * 2
     runs = sorted(p.name for p in tmp_path.iterdir() if p.is_dir())
+    assert sorted(p.name for p in tmp_path.glob("*.log")) == sorted(
+        ["0-decode-step.log"] + [f"{run}.log" for run in runs])
+    assert (tmp_path / "1-smoke.log").read_text().endswith(f"results: {tmp_path / '1-smoke'}\n")
     for run in runs:
         cases = json.loads((tmp_path / run / "summary.json").read_text())["cases"]
         assert all(c["complete"] and c["runner_device"].startswith("cpu (attention gather")
