@@ -46,7 +46,9 @@ anywhere: ``python scripts/decode_step_check.py``. On CUDA with a torch whose
 kernel refuses one paged call with the run's 16-token blocks
 (``paged_attention.varlen_kernel_problem``: PyTorch's FlashAttention-2 takes blocks of a
 multiple of 256 tokens only), ``varlen`` is skipped the same way, with a line naming
-what is missing or the kernel's words. On an H200::
+what is missing or the kernel's words; on CUDA without the C compiler and Python
+headers Triton builds its modules with (``paged_attention.triton_toolchain_problem``),
+``flex`` is skipped the same way. On an H200::
 
     python scripts/decode_step_check.py --preset llama-3.2-1b --num-running 16,256 \
         --configs gather,flex,flex+graphs,varlen,varlen+graphs --json out.json
@@ -394,6 +396,10 @@ def _check(args: argparse.Namespace) -> int:
                                 figures)
     if rows:
         print(format_rows(rows))
+    elif not failed:
+        print("decode_step_check: error: every configuration was skipped: nothing measured",
+              file=sys.stderr)
+        failed = 1
     if args.json:
         error = write_json(args.json, figures, rows)
         if error is not None:
@@ -416,24 +422,27 @@ def write_json(path: str, figures, rows: list[dict[str, Any]]) -> Optional[str]:
 
 
 def _run_configs(torch, preset, device, configs, runs, sched, args, lo, hi, figures):
-    """(rows, number of configurations that failed); varlen is skipped on CPU. With
+    """(rows, number of configurations that failed); a backend that cannot run here
+    is skipped with the reason (varlen on CPU, or whose kernel refuses the block size;
+    flex on CUDA without Triton's C compiler and Python headers). With
     ``--json`` the rows so far are written after each configuration, so an interrupted
     run leaves those of the configurations it finished."""
-    from ipc_bench.engine.paged_attention import varlen_kernel_problem, varlen_unsupported
+    from ipc_bench.engine.paged_attention import (flex_unsupported, varlen_kernel_problem,
+                                                  varlen_unsupported)
 
     rows, failed = [], 0
-    no_varlen = None
-    if device == "cuda" and any(backend == "varlen" for backend, _ in configs):
+    cannot = {}  # backend -> why it cannot run here (skipped, not failed)
+    if device != "cuda":
+        cannot["varlen"] = "varlen needs CUDA: no CPU kernel"
+    elif any(backend == "varlen" for backend, _ in configs):
         dtype = getattr(torch, ModelConfig(preset=preset).torch_preset.cuda_dtype)
-        no_varlen = varlen_unsupported() or varlen_kernel_problem(torch, device,
-                                                                  sched.block_size, dtype)
+        cannot["varlen"] = varlen_unsupported() or varlen_kernel_problem(
+            torch, device, sched.block_size, dtype)
+    if any(backend == "flex" for backend, _ in configs):
+        cannot["flex"] = flex_unsupported(device, sched.block_size)  # Triton's toolchain
     for backend, graphs in configs:
-        if backend == "varlen" and device != "cuda":
-            print(f"  {backend}{'+graphs' if graphs else ''}: skipped (varlen needs CUDA: "
-                  "no CPU kernel)")
-            continue
-        if backend == "varlen" and no_varlen is not None:  # torch without paged varlen
-            print(f"  {backend}{'+graphs' if graphs else ''}: skipped ({no_varlen})")
+        if cannot.get(backend):
+            print(f"  {backend}{'+graphs' if graphs else ''}: skipped ({cannot[backend]})")
             continue
         t0 = time.monotonic()
         try:

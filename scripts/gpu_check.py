@@ -115,6 +115,7 @@ from ipc_bench.analysis.results import read_summary  # noqa: E402
 from ipc_bench.cli.options import list_items  # noqa: E402
 from ipc_bench.engine.config import ConfigError  # noqa: E402
 from ipc_bench.engine.models import probe_torch_device  # noqa: E402
+from ipc_bench.engine.paged_attention import triton_toolchain_problem  # noqa: E402
 from ipc_bench.harness import signals  # noqa: E402
 from ipc_bench.report.tables import (ROOFLINE_BELOW_ONE_NOTE, below_roofline,  # noqa: E402
                                      roofline_ratio)
@@ -562,8 +563,8 @@ def build_parser() -> argparse.ArgumentParser:
                    + ", ".join(f"{i} {n}" for i, n in enumerate(STAGE_NAMES))
                    + "). They run in that order whatever order they are given in: "
                    "stage 0 first (it picks the --attention of the later stages; without "
-                   "it they use auto), then the smoke stage, 1, whose failure stops the "
-                   "check")
+                   "it they use auto, or gather where Triton lacks a C compiler or Python's "
+                   "headers), then the smoke stage, 1, whose failure stops the check")
     return p
 
 
@@ -614,6 +615,11 @@ def _check(args: argparse.Namespace, out: Path) -> int:
         else:
             attention, failed = run_decode_step(cuda, out, min(DECODE_STEP_LIMIT_S, left))
             base += ["--attention", attention]
+    if attention == "auto" and cuda and triton_toolchain_problem() is not None:
+        attention = "gather"  # auto would be flex, which every runner would refuse
+        base += ["--attention", attention]
+        print(f"gpu_check: the stages use --attention gather: {triton_toolchain_problem()}",
+              flush=True)
     for i, stage in enumerate(build_stages(cuda, trace), 1):
         if wanted is not None and i not in wanted:
             continue

@@ -58,6 +58,9 @@ has one query token).
 from __future__ import annotations
 
 import math
+import os
+import shutil
+import sysconfig
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
@@ -272,17 +275,51 @@ def flex_kernel_options(device_type: str, num_heads: int, num_kv_heads: int,
 FLEX_CUDA_BLOCK_MULTIPLE = 16
 
 
+def triton_toolchain_problem(which: Callable[[str], Optional[str]] = shutil.which,
+                             environ: Optional[dict] = None,
+                             include_dir: Optional[str] = None) -> Optional[str]:
+    """``None`` when Triton can build its C modules here, else one line naming what is
+    missing. Triton builds a small C module at its first kernel launch on CUDA (its
+    driver's utilities, each kernel's launcher), so every compiled kernel, flex
+    attention's included, needs a C compiler (``$CC``, else ``gcc`` or ``clang`` on the
+    path: ``triton/runtime/build.py``) and Python's headers (``Python.h`` in
+    ``sysconfig``'s include folder), which a runtime-only image may lack: it would fail
+    at start-up with "Failed to find C compiler". ``which``, ``environ`` (default
+    ``os.environ``) and ``include_dir`` (default ``sysconfig``'s, as Triton finds it)
+    are for tests."""
+    environ = os.environ if environ is None else environ
+    if include_dir is None:
+        scheme = sysconfig.get_default_scheme()
+        include_dir = sysconfig.get_paths(
+            scheme="posix_prefix" if scheme == "posix_local" else scheme)["include"]
+    cc = environ.get("CC")
+    missing = []
+    if not (which(cc.split()[0]) if cc and cc.strip() else which("gcc") or which("clang")):
+        missing.append(f"a C compiler ($CC {cc!r} not found)" if cc and cc.strip() else
+                       "a C compiler (no $CC, and no gcc or clang on the path)")
+    if not os.path.isfile(os.path.join(include_dir, "Python.h")):
+        missing.append(f"Python's headers (no Python.h in {include_dir})")
+    if not missing:
+        return None
+    return (f"--attention flex on CUDA compiles Triton kernels, which need "
+            f"{' and '.join(missing)}: install them (e.g. gcc and python3-dev) or use "
+            f"--attention gather")
+
+
 def flex_unsupported(device_type: str, block_size: int) -> Optional[str]:
     """``None`` when the ``flex`` backend runs with KV blocks of ``block_size`` tokens
     on ``device_type``; on CUDA with a block size that is not a multiple of
     ``FLEX_CUDA_BLOCK_MULTIPLE``, the one line saying so (the kernels would fail to
-    compile at start-up), naming what to use instead."""
-    if device_type != "cuda" or block_size % FLEX_CUDA_BLOCK_MULTIPLE == 0:
+    compile at start-up), naming what to use instead, and on CUDA without what Triton
+    builds its modules with, ``triton_toolchain_problem``'s line."""
+    if device_type != "cuda":
         return None
-    return (f"--attention flex on CUDA needs a --block-size that is a multiple of "
-            f"{FLEX_CUDA_BLOCK_MULTIPLE} (its Triton kernels take a KV block's keys as the "
-            f"inner dimension of a dot product, at least {FLEX_CUDA_BLOCK_MULTIPLE}); got "
-            f"{block_size}: use --block-size 16 or --attention gather")
+    if block_size % FLEX_CUDA_BLOCK_MULTIPLE:
+        return (f"--attention flex on CUDA needs a --block-size that is a multiple of "
+                f"{FLEX_CUDA_BLOCK_MULTIPLE} (its Triton kernels take a KV block's keys as the "
+                f"inner dimension of a dot product, at least {FLEX_CUDA_BLOCK_MULTIPLE}); got "
+                f"{block_size}: use --block-size 16 or --attention gather")
+    return triton_toolchain_problem()
 
 
 class FlexAttention:

@@ -600,7 +600,31 @@ def test_gpu_check_help_states_the_stage_order(capsys):
     assert ("(default: all: 0 decode-step, 1 smoke, 2 llama-3.2-1b, 3 llama-3.1-8b, 4 aa, "
             "5 azure-conv, 6 async). They run in that order whatever order they are given in: "
             "stage 0 first (it picks the --attention of the later stages; without it they use "
-            "auto), then the smoke stage, 1, whose failure stops the check") in text
+            "auto, or gather where Triton lacks a C compiler or Python's headers), then the "
+            "smoke stage, 1, whose failure stops the check") in text
+
+
+@pytest.mark.parametrize("toolchain", ["found", "missing"])
+def test_gpu_check_without_stage_0_uses_auto_or_gather_where_triton_cannot_build(
+        monkeypatch, tmp_path, capsys, toolchain):
+    """Without stage 0 the stages take ``auto`` (flex on CUDA, with their buckets), but
+    where Triton lacks its C compiler or Python's headers every runner would refuse flex:
+    the stages use gather, and say why."""
+    why = "--attention flex on CUDA compiles Triton kernels, which need a C compiler ..."
+    given = []
+    monkeypatch.setattr(gpu_check, "triton_toolchain_problem",
+                        lambda: why if toolchain == "missing" else None)
+    monkeypatch.setattr(gpu_check, "_preflight", lambda device: (True, 0))
+    monkeypatch.setattr(gpu_check, "run_stage",
+                        lambda stage, base, out, t: (given.append(base), (0, "passed"))[1])
+    assert gpu_check.main(["--output", str(tmp_path), "--stages", "1"]) == 0
+    (base,) = given
+    tail = base[base.index("--no-hostname") + 1:]
+    if toolchain == "found":
+        assert tail == ["--cuda-graph-sizes", "16"]
+    else:
+        assert tail == ["--attention", "gather"]
+        assert f"gpu_check: the stages use --attention gather: {why}\n" in capsys.readouterr().out
 
 
 def test_verify_step_bench_times_both_paths_and_refuses_bad_input(capsys):

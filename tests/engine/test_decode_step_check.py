@@ -53,12 +53,12 @@ def test_cpu_run_gives_equal_tokens_across_backends_and_padding(tmp_path, capsys
                for r in rows)
 
 
-def test_varlen_whose_kernel_refuses_the_block_size_is_skipped_not_failed(monkeypatch,
-                                                                          capsys):
+def test_backends_that_cannot_run_on_this_gpu_are_skipped_not_failed(monkeypatch, capsys):
     """On CUDA, a varlen kernel that refuses the run's 16-token blocks (PyTorch's
-    FlashAttention-2) skips the varlen configurations with the probe's line: not a
-    failure, so gpu_check's stage 0 passes on the others (GPU-only path: the probe is
-    faked here, and only varlen is asked for, so nothing runs on the device)."""
+    FlashAttention-2) skips the varlen configurations with the probe's line, and flex
+    without Triton's toolchain the flex ones: not a failure, so gpu_check's stage 0 passes
+    on the others (GPU-only path: the probes are faked here, and nothing else is asked
+    for, so nothing runs on the device)."""
     import torch
 
     from ipc_bench.engine import paged_attention
@@ -71,15 +71,32 @@ def test_varlen_whose_kernel_refuses_the_block_size_is_skipped_not_failed(monkey
         probed.append((device, block_size, dtype))
         return line
 
+    no_cc = "--attention flex on CUDA compiles Triton kernels, which need a C compiler ..."
     monkeypatch.setattr(paged_attention, "varlen_kernel_problem", refusing)
+    monkeypatch.setattr(paged_attention, "flex_unsupported",
+                        lambda device, block_size: no_cc if device == "cuda" else None)
     sched = SchedulerConfig(max_num_seqs=2, max_model_len=64, block_size=16, num_blocks=8)
     rows, failed = dsc._run_configs(torch, "llama-3.2-1b", "cuda",
-                                    [("varlen", False), ("varlen", True)], [2], sched,
-                                    None, 8, 16, None)
+                                    [("varlen", False), ("varlen", True), ("flex", True)],
+                                    [2], sched, None, 8, 16, None)
     assert (rows, failed) == ([], 0)
     assert probed == [("cuda", 16, torch.bfloat16)]
     assert capsys.readouterr().out == (f"  varlen: skipped ({line})\n"
-                                       f"  varlen+graphs: skipped ({line})\n")
+                                       f"  varlen+graphs: skipped ({line})\n"
+                                       f"  flex+graphs: skipped ({no_cc})\n")
+
+
+def test_a_run_whose_every_configuration_was_skipped_fails(monkeypatch, capsys):
+    from ipc_bench.engine import paged_attention
+
+    monkeypatch.setattr(paged_attention, "flex_unsupported",
+                        lambda device, block_size: "no toolchain here")
+    assert dsc.main(["--device", "cpu", "--num-running", "2", "--steps", "1", "--warmup",
+                     "0", "--configs", "flex,flex+graphs"]) == 1
+    out, err = capsys.readouterr()
+    assert out.splitlines()[1:] == ["  flex: skipped (no toolchain here)",
+                                    "  flex+graphs: skipped (no toolchain here)"]
+    assert err == "decode_step_check: error: every configuration was skipped: nothing measured\n"
 
 
 def test_bad_sizes_exit_2(capsys):

@@ -17,7 +17,7 @@ from ipc_bench.engine.models import TorchModel
 from ipc_bench.engine.paged_attention import (DecodeRows, FlexAttention, GatherAttention,
                                               VarlenAttention, bucket_for, decode_buckets,
                                               flex_kernel_options, flex_unsupported,
-                                              resolve_attention,
+                                              resolve_attention, triton_toolchain_problem,
                                               varlen_kernel_problem, varlen_unsupported)
 
 #: Slow (``-m slow``, run by .ci/run after the default run): nearly every test here
@@ -173,6 +173,27 @@ def test_flex_on_cuda_refuses_a_block_size_its_kernels_cannot_take(monkeypatch):
     with pytest.raises(ConfigError) as info:
         models.TorchModel(ModelConfig(name="torch", preset="tiny", device="cuda"), sched)
     assert str(info.value) == why
+
+
+def test_flex_on_cuda_needs_what_triton_builds_its_modules_with(tmp_path):
+    """Triton builds C modules at its first CUDA kernel: with no C compiler (as its
+    build.py looks: $CC, else gcc or clang) or no Python.h, flex on CUDA is refused in one
+    line before the weights, not at the first kernel."""
+    headers = tmp_path / "include"
+    headers.mkdir()
+    (headers / "Python.h").write_text("")
+    found = {"gcc": "/usr/bin/gcc", "cc-9": "/opt/cc-9"}.get
+    assert triton_toolchain_problem(found, {}, str(headers)) is None
+    assert triton_toolchain_problem(found, {"CC": "cc-9 -O2"}, str(headers)) is None
+    assert triton_toolchain_problem(lambda name: None, {}, str(headers)) == (
+        "--attention flex on CUDA compiles Triton kernels, which need a C compiler (no $CC, "
+        "and no gcc or clang on the path): install them (e.g. gcc and python3-dev) or use "
+        "--attention gather")
+    assert triton_toolchain_problem(found, {"CC": "tcc"}, str(tmp_path)) == (
+        f"--attention flex on CUDA compiles Triton kernels, which need a C compiler ($CC "
+        f"'tcc' not found) and Python's headers (no Python.h in {tmp_path}): install them "
+        f"(e.g. gcc and python3-dev) or use --attention gather")
+    assert triton_toolchain_problem() is None  # this machine has both (the CPU flex kernels too)
 
 
 def test_flex_kernel_options_only_where_inductor_would_refuse_the_block_size():
