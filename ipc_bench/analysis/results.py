@@ -1143,7 +1143,7 @@ def _long_steps(steps, cases, path: Path) -> list[str]:
     return [f"{path}: case {case_id!r} has {_rows(int(have[str(case_id)]))}, more than the "
             f"{int(want):,} steps summary.json counts (num_total_steps)"
             for case_id, want in zip(cases["case_id"], cases["num_total_steps"])
-            if want == want and int(have.get(str(case_id), 0)) > want]
+            if want is not None and want == want and int(have.get(str(case_id), 0)) > want]
 
 
 #: Cases named, at most, in the warning about a ``steps.csv`` cut short.
@@ -1704,7 +1704,7 @@ def _short_steps(steps, cases) -> str:
     gone = _unwritten(cases, "steps.csv")  # rows left in steps.partial.csv: not here
     want = {str(case_id): int(n) for case_id, n
             in zip(cases["case_id"], cases["num_total_steps"])
-            if n == n and str(case_id) not in gone}  # NaN: not recorded
+            if n is not None and n == n and str(case_id) not in gone}  # NaN: not recorded
     return _short_rows(steps, want, "summary.json counts")
 
 
@@ -1871,7 +1871,10 @@ _NUMERIC_CASE_FIELDS = ("repetition", "num_steps", "num_warmup_steps", "num_tota
                         "num_rejected", "num_finished", "num_preemptions", "output_tokens",
                         "trace_speedup", "busy_output_tokens_per_s",
                         "input_oracle_interval", "num_spec_tokens", "case_elapsed_s",
-                        "machine_busy_pct", "cpu_steal_pct")
+                        "machine_busy_pct", "cpu_steal_pct", "num_cut_at_max_model_len",
+                        "runner_gap_ns_median", "runner_gap_ns_p99",
+                        "runner_gap_share_median", "runner_gap_share_p99",
+                        "runner_step_ns_median")
 
 
 #: Fields of a ``summary.json`` case that are percentages of the whole machine's CPU
@@ -1914,8 +1917,9 @@ RUN_STATUSES = ("complete", "incomplete", "failed")
 _IDENTITY_FIELDS = ("policy", "workload")
 
 #: Fields of a ``summary.json`` case that, when there and not null, hold a text: the
-#: tables and comparisons group the cases by them.
-_TEXT_CASE_FIELDS = ("scenario", "transport", "model")
+#: tables and comparisons group the cases by them (the schedule digest: which cases'
+#: token streams and floors compare).
+_TEXT_CASE_FIELDS = ("scenario", "transport", "model", "schedule_digest")
 
 
 def known_codecs() -> tuple[str, ...]:
@@ -1961,8 +1965,8 @@ def _identity_problem(case: dict[str, Any], run_scenario: Any = None) -> str | N
     missing or empty ``policy`` or ``workload`` (``_IDENTITY_FIELDS``), or one that is
     not a text, or a ``policy`` not one of ``known_policies``; an ``arm`` (optional: an older case is its policy) that is not
     ``is_known_arm``; a ``codec`` that is not one of ``known_codecs``; a ``complete``
-    that is not true or false; a ``scenario``, ``transport`` or ``model``
-    (``_TEXT_CASE_FIELDS``) there that is not a text, or a ``scenario`` other than the
+    that is not true or false; a ``scenario``, ``transport``, ``model`` or
+    ``schedule_digest`` (``_TEXT_CASE_FIELDS``) there that is not a text, or a ``scenario`` other than the
     run's (``run_scenario``, its metadata's, when that is a text). ``None`` when all are
     as a run writes them."""
     for key in _IDENTITY_FIELDS:
@@ -2110,6 +2114,24 @@ _METADATA_SHAPES = {"git": dict, "gpu": dict, "virtualization": dict, "packages"
                     "options": dict, "trace": dict, "gpus": list, "notes": list,
                     "cases": list}
 
+def _numbers(value: Any) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < float("inf")
+        for v in value)
+
+
+#: Fields of ``summary.json``'s ``metadata`` the report reads as values, with the test
+#: each must pass and what it must be (``check_shapes``): anything else is dropped
+#: with a warning (``collect_metadata`` writes them).
+_METADATA_VALUES = {
+    "load_avg": (_numbers, "a list of load averages"),
+    "cpu_count": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
+                  "a whole number of CPUs"),
+    "command_line": (lambda v: isinstance(v, list) and all(isinstance(a, str) for a in v),
+                     "a list of texts"),
+    "ci_method": (lambda v: isinstance(v, str), "a text"),
+}
+
 #: ``summary.json``'s top-level lists (``check_shapes``) and what each entry must be.
 _LIST_SHAPES = {"problems": str, "comparisons": dict, "byte_model": dict}
 
@@ -2126,7 +2148,8 @@ def check_shapes(summary: dict[str, Any], path: Path) -> list[str]:
     """Drop from ``summary`` (in place) what a hand edit left in a shape the report
     cannot read: ``metadata`` that is not an object (or is missing: said, read as
     empty), a ``_METADATA_SHAPES`` field of
-    another type, a ``_LIST_SHAPES`` list that is not a list or its entries of another
+    another type, a ``_METADATA_VALUES`` field that fails its test, a ``metadata.cases``
+    entry that is not an object with a text ``case_id``, a ``_LIST_SHAPES`` list that is not a list or its entries of another
     type, a ``comparisons`` entry without ``_COMPARISON_SHAPES``' fields or whose
     ``metrics`` are not objects. Returns one warning line per thing dropped."""
     out = []
@@ -2142,6 +2165,17 @@ def check_shapes(summary: dict[str, Any], path: Path) -> list[str]:
         if key in meta and meta[key] is not None and _shape_problem(meta[key], kind):
             out.append(f"{path}: metadata.{key} is {_shown(meta.pop(key))}, not "
                        f"{'an object' if kind is dict else 'a list'} (left out)")
+    for key, (test, words) in _METADATA_VALUES.items():
+        if key in meta and meta[key] is not None and not test(meta[key]):
+            out.append(f"{path}: metadata.{key} is {_shown(meta.pop(key))}, not {words} "
+                       "(left out)")
+    if isinstance(meta.get("cases"), list):
+        entries = meta["cases"]
+        meta["cases"] = [c for c in entries
+                         if isinstance(c, dict) and isinstance(c.get("case_id"), str)]
+        out += [f"{path}: metadata.cases[{i}] is {_shown(c)}, not a case with a case_id "
+                "(left out)" for i, c in enumerate(entries) if not (
+                    isinstance(c, dict) and isinstance(c.get("case_id"), str))]
     for key, kind in _LIST_SHAPES.items():
         value = summary.get(key)
         if value is None:

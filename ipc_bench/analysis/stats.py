@@ -771,7 +771,9 @@ def arms_by_repetition(records: Iterable[dict[str, Any]], keys: Sequence[str]
         arm = r.get("arm")
         if not isinstance(arm, str) or not arm:  # absent, or NaN in a pandas record
             arm = r["policy"]
-        groups.setdefault(key, {}).setdefault(arm, {})[int(r.get("repetition") or 0)] = r
+        rep = r.get("repetition")
+        rep = 0 if rep is None or rep != rep else int(rep)  # null, or NaN in a pandas record
+        groups.setdefault(key, {}).setdefault(arm, {})[rep] = r
     return groups
 
 

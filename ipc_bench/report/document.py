@@ -59,13 +59,18 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
     side-by-side ratio columns divide by and the other runs' environment differences are
     stated against (default the first); ``figures`` false (``--no-figures``): no figure
     is drawn and no PNG written, the report saying so where they would be. Raises ``ResultsError``
-    (one line) on bad input (``baseline_run`` too) and ``OSError`` naming the file when
-    the output folder cannot be written (nothing changed then: ``write_folder``)."""
+    (one line) on bad input (``baseline_run`` too; a run's file that cannot be read:
+    ``cannot read PATH: REASON``) and ``OSError`` naming the file when the output folder
+    cannot be written (nothing changed then: ``write_folder``)."""
     from ipc_bench.analysis.results import load
 
     dirs = [check_run_dir(d) for d in run_dirs]
     check_distinct_runs(run_dirs)
-    results = load(dirs)
+    try:
+        results = load(dirs)
+    except OSError as exc:  # a run's file that cannot be read (its permissions, a disk)
+        where = exc.filename if exc.filename else "a run folder"
+        raise ResultsError(f"cannot read {where}: {exc.strerror or exc}") from None
     base = baseline_run(results.paths, baseline) if baseline is not None else ""
     if output:
         out = Path(output)

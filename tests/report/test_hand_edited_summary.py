@@ -921,3 +921,68 @@ def test_a_copy_with_other_start_and_end_times_is_refused_with_one_error(
            "step_ns values, row for row, in their steps.csv): a run is not compared with "
            "itself; give each run once")
     _assert_refused(good_run, copy, tmp_path, capsys, why)
+
+
+def _set(path: str, value):
+    """An edit of ``summary.json`` that sets ``path`` (``metadata.KEY``, ``cases.0.KEY``,
+    or ``cases.*.KEY`` for every case) to ``value``."""
+    def change(summary):
+        head, *rest = path.split(".")
+        if head == "metadata":
+            summary["metadata"][rest[0]] = value
+        else:
+            which, key = rest
+            for case in summary["cases"] if which == "*" else [summary["cases"][int(which)]]:
+                case[key] = value
+    return change
+
+
+@pytest.mark.parametrize("path, value, warning", [
+    ("metadata.load_avg", "abc", 'metadata.load_avg is "abc", not a list of load averages'),
+    ("metadata.load_avg", 123, "metadata.load_avg is 123, not a list of load averages"),
+    ("metadata.cpu_count", [1], "metadata.cpu_count is [1], not a whole number of CPUs"),
+    ("metadata.command_line", 123, "metadata.command_line is 123, not a list of texts"),
+    ("metadata.command_line", [1], "metadata.command_line is [1], not a list of texts"),
+    ("metadata.ci_method", {}, "metadata.ci_method is {}, not a text"),
+    ("metadata.cases", [1], "metadata.cases[0] is 1, not a case with a case_id"),
+    ("cases.0.num_cut_at_max_model_len", "abc",
+     f"case '{SEND}' has num_cut_at_max_model_len \"abc\", not a number"),
+    ("cases.0.runner_gap_ns_median", [1],
+     f"case '{SEND}' has runner_gap_ns_median [1], not a number"),
+    ("cases.0.runner_gap_share_p99", "abc",
+     f"case '{SEND}' has runner_gap_share_p99 \"abc\", not a number"),
+    ("cases.0.schedule_digest", [1], f"case '{SEND}' has schedule_digest [1], not a text"),
+    ("cases.0.repetition", None, None),
+    ("cases.*.num_total_steps", None, None)])
+def test_hand_edited_values_the_report_reads_give_a_warning_not_a_traceback(
+        good_run, tmp_path, capsys, path, value, warning):
+    """Values of a type no run writes, in fields the report reads (each one crashed
+    ``report`` with a Python traceback): the field, or the case, is left out with one
+    warning line naming it, and the report is made of the rest; a null repetition is
+    read as the first, a null step count as unknown."""
+    run = _edit(good_run, tmp_path, _set(path, value))
+    code, err = _report(run, tmp_path, capsys, NO_FIGURES)
+    assert code == 0, err
+    assert not any("Traceback" in line for line in err)
+    if warning is not None:
+        assert err == [f"bench.py report: warning: {run / 'summary.json'}: {warning} "
+                       "(left out)"]
+    assert (tmp_path / "rep" / "report.md").exists()
+
+
+def test_a_run_file_that_cannot_be_read_is_said_to_be_unreadable(good_run, tmp_path, capsys,
+                                                                  monkeypatch):
+    """A run's file the loader cannot open (its permissions: root reads it anyway, so
+    the refusal is raised here as ``open`` raises it) is ``cannot read``, not ``cannot
+    write``, exit 2."""
+    from ipc_bench.analysis import results
+
+    steps = good_run / "steps.csv"
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(steps))
+
+    monkeypatch.setattr(results, "load", refuse)
+    code, err = _report(good_run, tmp_path, capsys, NO_FIGURES)
+    assert (code, err) == (2, [f"bench.py report: error: cannot read {steps}: Permission "
+                               "denied"])
