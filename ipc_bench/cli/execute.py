@@ -361,9 +361,13 @@ class _Run:
         cpu_before = read_cpu_times()
         result = CaseResult(spec=case)
         self.current = case.case_id
-        self.writer.begin_case(case)
-        bar = case_progress(case, f"{tag} {case.case_id}") if self.show_progress else None
+        bar = None
         try:
+            # A signal once the summary names the case running is the case's: it is
+            # written as interrupted before its first step, not left named running.
+            self.writer.begin_case(case)
+            if self.show_progress:
+                bar = case_progress(case, f"{tag} {case.case_id}")
             run_case(case, on_step=bar, result=result, sink=self.writer, remote=self.remote)
         except Interrupted as exc:
             if (result.floor_interrupted or result.report_interrupted) and result.sched_rows:

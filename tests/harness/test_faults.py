@@ -574,6 +574,36 @@ def test_a_signal_right_after_the_claim_leaves_a_valid_incomplete_folder(
     assert [len(f) for f in frames.values()] == [0, 0, 0, 0]  # floor, itl, requests, steps
 
 
+def test_a_signal_as_the_next_case_is_named_running_writes_that_case_as_interrupted(
+        tmp_path, monkeypatch, capsys, handlers_restored):
+    """SIGHUP just after ``summary.json`` names the second case as running (before its
+    processes start): that case is written as interrupted before its first step (``complete:
+    false``), ``running_case`` is cleared, and the first case stays as it was."""
+    from ipc_bench import cli
+    from ipc_bench.cli import execute
+    from ipc_bench.harness.run_folder import RunWriter
+
+    class SignalledWriter(RunWriter):
+        def begin_case(self, spec):
+            super().begin_case(spec)
+            if self.cases:  # the second case: one is written
+                os.kill(os.getpid(), signal.SIGHUP)
+
+    monkeypatch.setattr(execute, "RunWriter", SignalledWriter)
+    run_dir = tmp_path / "run"
+    assert cli.main(_TINY + ["--output", str(run_dir)]) == 129
+    assert capsys.readouterr().err == (
+        "bench.py: num_running=2/cached/msgpack#0: interrupted by SIGHUP before its first "
+        f"step (exit 129); partial results: {run_dir}\n")
+    summary, _ = load_run(run_dir)
+    assert (summary["status"], summary["running_case"], summary["failed_case"],
+            summary["problems"]) == (
+        "incomplete", None, "num_running=2/cached/msgpack#0",
+        ["num_running=2/cached/msgpack#0: interrupted by SIGHUP"])
+    assert [(c["case_id"], c["complete"]) for c in summary["cases"]] == [
+        ("num_running=2/send/msgpack#0", True), ("num_running=2/cached/msgpack#0", False)]
+
+
 def test_a_signal_while_a_finished_case_is_written_counts_that_case(
         tmp_path, monkeypatch, capsys, handlers_restored):
     """SIGTERM while the first case's results are written: the case is written,
