@@ -339,6 +339,12 @@ class TimedReplay:
         return self.span_s / self.speedup
 
 
+def _seconds(s: float) -> str:
+    """Seconds as a refusal writes them: ``380,160``; ``1e+302`` from a trillion on
+    (a speedup such as 1e-300 would otherwise print hundreds of digits)."""
+    return f"{s:,.0f}" if s < 1e12 else f"{s:.3g}"
+
+
 def check_replay_duration(span_s: float, speedup: float, num_requests: int,
                           given: bool = True, num_replays: int = 1) -> None:
     """Refuse (``ConfigError``) a ``--trace-speedup`` under which ``num_replays``
@@ -352,10 +358,10 @@ def check_replay_duration(span_s: float, speedup: float, num_requests: int,
         return
     speedup_text = f"{'' if given else 'the default '}--trace-speedup {speedup:g}"
     if num_replays == 1:
-        last = f"the replay of {num_requests:,} requests last {total_s:,.0f} s"
+        last = f"the replay of {num_requests:,} requests last {_seconds(total_s)} s"
     else:
         last = (f"the {num_replays:,} replays of {num_requests:,} requests last "
-                f"{total_s:,.0f} s in all ({each_s:,.0f} s each)")
+                f"{_seconds(total_s)} s in all ({_seconds(each_s)} s each)")
     raise ConfigError(f"{speedup_text} would make {last}; at most {MAX_REPLAY_S:,.0f} s "
                       f"({MAX_REPLAY_S / 3600:g} h)")
 
