@@ -2147,9 +2147,9 @@ def _shape_problem(value: Any, kind: type) -> bool:
 def check_shapes(summary: dict[str, Any], path: Path) -> list[str]:
     """Drop from ``summary`` (in place) what a hand edit left in a shape the report
     cannot read: ``metadata`` that is not an object (or is missing: said, read as
-    empty), a ``_METADATA_SHAPES`` field of
-    another type, a ``_METADATA_VALUES`` field that fails its test, a ``metadata.cases``
-    entry that is not an object with a text ``case_id``, a ``_LIST_SHAPES`` list that is not a list or its entries of another
+    empty), a ``_METADATA_SHAPES`` field of another type, a ``_METADATA_VALUES`` field
+    that fails its test, a ``metadata.cases`` entry that is not an object with a text
+    ``case_id``, a ``_LIST_SHAPES`` list that is not a list or its entries of another
     type, a ``comparisons`` entry without ``_COMPARISON_SHAPES``' fields or whose
     ``metrics`` are not objects. Returns one warning line per thing dropped."""
     out = []
@@ -2170,12 +2170,14 @@ def check_shapes(summary: dict[str, Any], path: Path) -> list[str]:
             out.append(f"{path}: metadata.{key} is {_shown(meta.pop(key))}, not {words} "
                        "(left out)")
     if isinstance(meta.get("cases"), list):
-        entries = meta["cases"]
-        meta["cases"] = [c for c in entries
-                         if isinstance(c, dict) and isinstance(c.get("case_id"), str)]
-        out += [f"{path}: metadata.cases[{i}] is {_shown(c)}, not a case with a case_id "
-                "(left out)" for i, c in enumerate(entries) if not (
-                    isinstance(c, dict) and isinstance(c.get("case_id"), str))]
+        kept = []
+        for i, c in enumerate(meta["cases"]):
+            if isinstance(c, dict) and isinstance(c.get("case_id"), str):
+                kept.append(c)
+            else:
+                out.append(f"{path}: metadata.cases[{i}] is {_shown(c)}, not a case with a "
+                           "case_id (left out)")
+        meta["cases"] = kept
     for key, kind in _LIST_SHAPES.items():
         value = summary.get(key)
         if value is None:
