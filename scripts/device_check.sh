@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# The GPU checks of one short device session, in one command: the CUDA tests, then
+# scripts/gpu_check.py, with every log and run folder packed into a few files under
+# OUT_DIR (a lent machine sends back only a few files; docs/models-and-gpu.md, "One
+# device session").
+#
+#   bash scripts/device_check.sh OUT_DIR [gpu_check.py options, e.g. --stages 1,6]
+#
+# What lands in OUT_DIR: device-check.log (everything printed, as it came),
+# environment.txt (nvidia-smi -q, torch, Python), gpu-check.tar.gz (gpu_check.py's run
+# folders and stage logs). msgspec, pyzmq or pyperf missing from the Python in use
+# (PYTHON, default python3) are installed from the git-ignored wheels/ folder into a
+# temporary folder put on PYTHONPATH (fetching them: scripts/gpu_check.py's docstring).
+# The CUDA tests get at most TESTS_LIMIT_S seconds (default 120); gpu_check.py its own
+# --budget-s (default 420 s). Exit status: gpu_check.py's (0, 1 for a failed or
+# cut stage, 130 / 143 / 129 interrupted), else 1 when only the tests failed; 2 for bad
+# use or missing packages.
+set -uo pipefail
+
+usage="usage: bash scripts/device_check.sh OUT_DIR [gpu_check.py options]"
+[ $# -ge 1 ] || { echo "device_check.sh: $usage" >&2; exit 2; }
+out=$1
+shift
+case $out in -*) echo "device_check.sh: $usage" >&2; exit 2 ;; esac
+for arg in "$@"; do
+    case $arg in --output|--output=*)
+        echo "device_check.sh: the run folders go into OUT_DIR/gpu-check.tar.gz;" \
+             "drop --output" >&2
+        exit 2 ;;
+    esac
+done
+cd "$(dirname "$0")/.." || exit 2
+mkdir -p "$out" 2>/dev/null && [ -w "$out" ] || {
+    echo "device_check.sh: cannot write to $out" >&2; exit 2; }
+out=$(cd "$out" && pwd)
+python=${PYTHON:-python3}
+log=$out/device-check.log
+: >"$log"
+say() { echo "$*" | tee -a "$log"; }
+
+# The installed wheels and the check's run folders live in temporary folders, removed
+# at the end (what the check wrote is packed into OUT_DIR first).
+temps=()
+trap 'rm -rf "${temps[@]}"' EXIT
+if ! "$python" -c 'import msgspec, zmq, pyperf' 2>/dev/null; then
+    shopt -s nullglob
+    wheels=(wheels/*.whl)
+    if [ ${#wheels[@]} -eq 0 ]; then
+        echo "device_check.sh: msgspec, pyzmq or pyperf is missing and wheels/ holds no" \
+             "wheel (scripts/gpu_check.py's docstring says how to fetch them)" >&2
+        exit 2
+    fi
+    site=$(mktemp -d "${TMPDIR:-/tmp}/device-check-site-XXXXXX") || exit 2
+    temps+=("$site")
+    "$python" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
+        --target "$site" "${wheels[@]}" >>"$log" 2>&1 || {
+        echo "device_check.sh: installing wheels/ failed (see $log)" >&2; exit 2; }
+    export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH}
+    "$python" -c 'import msgspec, zmq, pyperf' 2>>"$log" || {
+        echo "device_check.sh: msgspec, pyzmq or pyperf does not import after" \
+             "installing wheels/ (see $log)" >&2; exit 2; }
+    say "installed from wheels/: ${wheels[*]##*/}"
+fi
+export PYTHONUNBUFFERED=1
+
+{
+    date -u +%Y-%m-%dT%H:%M:%SZ
+    "$python" -c 'import sys, torch; print("python", sys.version.split()[0]); print("torch", torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available())'
+    nvidia-smi -q 2>&1 || echo "nvidia-smi: not available"
+} >"$out/environment.txt" 2>&1
+
+say "== CUDA tests (at most ${TESTS_LIMIT_S:-120} s)"
+timeout -k 10 "${TESTS_LIMIT_S:-120}" "$python" -m pytest -q -p no:cacheprovider \
+    tests/engine/test_cuda_step.py tests/engine/test_device_inputs.py 2>&1 | tee -a "$log"
+tests_rc=${PIPESTATUS[0]}
+say "== CUDA tests: exit $tests_rc"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/device-check-XXXXXX") || exit 2
+temps+=("$work")
+say "== scripts/gpu_check.py $*"
+"$python" scripts/gpu_check.py --output "$work/gpu-check" "$@" 2>&1 | tee -a "$log"
+check_rc=${PIPESTATUS[0]}
+say "== scripts/gpu_check.py: exit $check_rc"
+if tar -czf "$out/gpu-check.tar.gz" -C "$work" gpu-check 2>>"$log"; then
+    say "== run folders and stage logs: $out/gpu-check.tar.gz"
+else
+    say "device_check.sh: could not pack $work/gpu-check into $out/gpu-check.tar.gz"
+fi
+if [ "$check_rc" -ne 0 ]; then
+    exit "$check_rc"
+fi
+[ "$tests_rc" -eq 0 ] || exit 1
+exit 0

@@ -1,0 +1,119 @@
+"""``scripts/device_check.sh``: its refusals, and its flow (tests, then the check, then the
+archive) in a copy of the repository whose ``gpu_check.py`` and CUDA tests are stand-ins
+that pass or fail as asked."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "scripts" / "device_check.sh"
+USAGE = ("device_check.sh: usage: bash scripts/device_check.sh OUT_DIR [gpu_check.py "
+         "options]\n")
+
+
+def _run(script: Path, *args: str, python: str = sys.executable, cwd=None, tmp=None):
+    env = dict(os.environ, PYTHON=python, TESTS_LIMIT_S="60")
+    if tmp is not None:
+        env["TMPDIR"] = str(tmp)
+    return subprocess.run(["bash", str(script), *args], capture_output=True, text=True,
+                          env=env, cwd=cwd, timeout=120)
+
+
+@pytest.mark.parametrize("args,err", [
+    ((), USAGE),
+    (("--stages",), USAGE),
+    (("OUT", "--stages", "1", "--output", "x"),
+     "device_check.sh: the run folders go into OUT_DIR/gpu-check.tar.gz; drop --output\n"),
+    (("OUT", "--output=x"),
+     "device_check.sh: the run folders go into OUT_DIR/gpu-check.tar.gz; drop --output\n"),
+])
+def test_bad_use_is_one_line_and_exit_2(args, err, tmp_path):
+    args = tuple(str(tmp_path / "out") if a == "OUT" else a for a in args)
+    done = _run(SCRIPT, *args)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", err)
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_out_dir_it_cannot_make_is_refused(tmp_path):
+    (tmp_path / "file").write_text("")
+    done = _run(SCRIPT, str(tmp_path / "file" / "out"))
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2, "", f"device_check.sh: cannot write to {tmp_path / 'file' / 'out'}\n")
+
+
+_FAKE_CHECK = '''\
+import sys
+from pathlib import Path
+args = sys.argv[1:]
+out = Path(args[args.index("--output") + 1])
+(out / "1-smoke").mkdir(parents=True)
+(out / "1-smoke" / "summary.json").write_text("{}")
+(out / "1-smoke.log").write_text("smoke log\\n")
+print("gpu_check args:", " ".join(a for a in args if a != str(out) and a != "--output"))
+sys.exit(int(Path(__file__).with_name("rc").read_text()))
+'''
+
+
+def _fake_repo(tmp_path: Path, check_rc: int, tests_pass: bool) -> Path:
+    repo = tmp_path / "repo"
+    (repo / "scripts").mkdir(parents=True)
+    shutil.copy(SCRIPT, repo / "scripts")
+    (repo / "scripts" / "gpu_check.py").write_text(_FAKE_CHECK)
+    (repo / "scripts" / "rc").write_text(str(check_rc))
+    (repo / "tests" / "engine").mkdir(parents=True)
+    for name in ("test_cuda_step.py", "test_device_inputs.py"):
+        (repo / "tests" / "engine" / name).write_text(
+            f"def test_it():\n    assert {tests_pass}\n")
+    return repo
+
+
+@pytest.mark.parametrize("check_rc,tests_pass,rc", [
+    (0, True, 0), (0, False, 1), (143, True, 143)])
+def test_it_runs_the_tests_then_the_check_and_packs_what_they_wrote(
+        check_rc, tests_pass, rc, tmp_path):
+    repo = _fake_repo(tmp_path, check_rc, tests_pass)
+    out = tmp_path / "out"
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    done = _run(repo / "scripts" / "device_check.sh", str(out), "--stages", "1,6",
+                cwd=tmp_path, tmp=tmp)
+    assert list(tmp.iterdir()) == []  # the check's folders were removed once packed
+    assert done.returncode == rc, done.stderr
+    assert sorted(p.name for p in out.iterdir()) == [
+        "device-check.log", "environment.txt", "gpu-check.tar.gz"]
+    log = (out / "device-check.log").read_text()
+    assert log == done.stdout
+    lines = log.splitlines()
+    assert lines[0] == "== CUDA tests (at most 60 s)"
+    assert f"== CUDA tests: exit {0 if tests_pass else 1}" in lines
+    assert lines[-4:] == ["== scripts/gpu_check.py --stages 1,6",
+                          "gpu_check args: --stages 1,6",
+                          f"== scripts/gpu_check.py: exit {check_rc}",
+                          f"== run folders and stage logs: {out}/gpu-check.tar.gz"]
+    with tarfile.open(out / "gpu-check.tar.gz") as tar:
+        assert sorted(tar.getnames()) == ["gpu-check", "gpu-check/1-smoke",
+                                          "gpu-check/1-smoke.log",
+                                          "gpu-check/1-smoke/summary.json"]
+    env = (out / "environment.txt").read_text().splitlines()
+    assert env[1] == f"python {sys.version.split()[0]}"
+    assert env[2].startswith("torch ")
+
+
+def test_missing_packages_without_wheels_are_refused(tmp_path):
+    repo = _fake_repo(tmp_path, 0, True)
+    python = tmp_path / "python"  # a Python on which msgspec does not import
+    python.write_text(f'#!/bin/sh\nexec {sys.executable} -S -I "$@"\n')
+    python.chmod(0o755)
+    done = _run(repo / "scripts" / "device_check.sh", str(tmp_path / "out"),
+                python=str(python))
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2, "", "device_check.sh: msgspec, pyzmq or pyperf is missing and wheels/ holds no "
+        "wheel (scripts/gpu_check.py's docstring says how to fetch them)\n")
