@@ -91,6 +91,8 @@ scipy, matplotlib or tqdm)::
 
 The same can be checked on any machine with a CPython 3.12 (the install works with
 ``--target`` into a temporary folder; the check then runs its CPU stages).
+``scripts/device_check.sh OUT_DIR`` does all of it in one command, the CUDA tests
+first, and packs the run folders into a few files under ``OUT_DIR``.
 """
 
 from __future__ import annotations
