@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import sys
 from typing import Optional
 
 
@@ -123,13 +124,18 @@ DEPENDENCIES = {
 
 def missing_dependency_text(exc: BaseException) -> str | None:
     """The line for an ``ImportError`` ``exc`` raised because a declared dependency
-    (``DEPENDENCIES``) is not installed: ``missing dependency 'zmq' (pyzmq): install
-    the project with pip install -e .``; ``None`` for any other exception (a module of
-    its own missing inside a dependency, one of ``ipc_bench``'s, a failure in a module
-    that was found), which the caller lets through."""
+    (``DEPENDENCIES``) is not installed in the Python that runs it (named: a shell
+    whose ``python`` is not the project's virtual environment is the usual cause):
+    ``missing dependency 'zmq' (pyzmq) in /usr/bin/python3: install the project with
+    /usr/bin/python3 -m pip install -e . (or run the Python it is installed in)``;
+    ``None`` for any other exception (a module of its own missing inside a dependency,
+    one of ``ipc_bench``'s, a failure in a module that was found), which the caller
+    lets through."""
     name = getattr(exc, "name", None)
     if not isinstance(exc, ModuleNotFoundError) or name not in DEPENDENCIES:
         return None
     dist = DEPENDENCIES[name]
     named = f"'{name}'" + ("" if dist == name else f" ({dist})")
-    return f"missing dependency {named}: install the project with pip install -e ."
+    python = sys.executable or "python3"
+    return (f"missing dependency {named} in {python}: install the project with {python} "
+            "-m pip install -e . (or run the Python it is installed in)")
