@@ -66,7 +66,7 @@ export PYTHONUNBUFFERED=1
 {
     date -u +%Y-%m-%dT%H:%M:%SZ
     "$python" -c 'import sys, torch; print("python", sys.version.split()[0]); print("torch", torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available())'
-    nvidia-smi -q 2>&1 || echo "nvidia-smi: not available"
+    if command -v nvidia-smi >/dev/null; then nvidia-smi -q; else echo "no nvidia-smi"; fi
 } >"$out/environment.txt" 2>&1
 
 say "== CUDA tests (at most ${TESTS_LIMIT_S:-120} s)"
