@@ -182,7 +182,8 @@ def _digest(record: dict[str, Any]) -> Optional[str]:
 def schedules_differ(pairs: Iterable[tuple[dict[str, Any], dict[str, Any]]]) -> bool:
     """Whether any ``(baseline, treatment)`` pair of case records ran different
     schedules: both carry a ``schedule_digest`` (``harness.oracle.ScheduleDigest``) and
-    the two differ (a timed replay, whose batches follow wall-clock arrivals). Their
+    the two differ (a timed replay, whose batches follow wall-clock arrivals; async
+    scheduling against sync, which starts a finished request's successor a step later). Their
     per-step bytes and times then differ by batch as well as by policy, so the
     difference is not the policy's alone. A record without a digest (the bare loop)
     tells nothing: False for it."""

@@ -388,10 +388,11 @@ def _ratio_lines(codec: str, cases: list[dict[str, Any]], method: str = "t") -> 
     (``cores.is_withheld``), metrics with a zero or negative value, which have no
     ratio, too, and so are those the codec does not perform (``stats.performed``: the
     single-process case's encode and decode, a few clock reads around no work). Where
-    the arms ran different schedules (``stats.schedules_differ``: a timed replay) the
+    the arms ran different schedules (``stats.schedules_differ``: a timed replay, async
+    against sync scheduling) the
     per-step metrics (``stats.SCHEDULE_BOUND_KEYS``) get no ratio, named once at the end
-    (``s2r B, build, encode, decode, step - (schedules differ)``), and the line under
-    says why (``schedules_differ_line``); tok/s stays compared. A timed replay's tok/s,
+    (``s2r B, build, encode, decode, step - (schedules differ)``), and, against send,
+    the line under says why (``schedules_differ_line``); tok/s stays compared. A timed replay's tok/s,
     over wall time, reads ``tok/s (wall)`` (``tokens_name``)."""
     groups = arms_by_repetition(cases, ("transport", "model"))
     several = len(groups) > 1
@@ -433,21 +434,23 @@ def _ratio_lines(codec: str, cases: list[dict[str, Any]], method: str = "t") -> 
                            + ", ".join(parts))
                 if differ and base == SEND:  # what send ships and the other leaves out
                     ids = token_ids_bytes(send[r] for r in reps)
-                    out.append("    " + schedules_differ_line(ids, timed))
+                    out.append("    " + schedules_differ_line(ids, timed, (base, name)))
     return out
 
 
-def schedules_differ_line(ids_bytes: Optional[float], timed: bool = False) -> str:
-    """The line under a ratio line whose arms ran different schedules
-    (``stats.schedules_differ``): why its per-step metrics (``SCHEDULE_BOUND_KEYS``:
-    bytes and times per step) have no ratio, and the policy's own share, ``ids_bytes``
-    (``stats.token_ids_bytes``: send's new_token_ids per step); a timed replay's
-    (``timed``) tok/s, which stays compared, reads ``tok/s (wall)``."""
+def schedules_differ_line(ids_bytes: Optional[float], timed: bool = False,
+                          arms: Iterable[Any] = (SEND, CACHED)) -> str:
+    """The line under a ratio line of send against another arm (``arms``) whose arms ran
+    different schedules (``stats.schedules_differ``): why (``schedules_differ_cause``)
+    its per-step metrics (``SCHEDULE_BOUND_KEYS``: bytes and times per step) have no
+    ratio, and the policy's own share, ``ids_bytes`` (``stats.token_ids_bytes``: send's
+    new_token_ids per step); a timed replay's (``timed``) tok/s, which stays compared,
+    reads ``tok/s (wall)``."""
     own = (f"send's new_token_ids take {ids_bytes:,.1f} B/step (tok B/step + prompt "
            "B/step), what cached leaves out" if ids_bytes is not None else
            "send's new_token_ids were not measured")
     return ("per-step ratios (bytes and times): none, the arms ran different schedules "
-            "(schedule digests differ: other batches), so their bytes and times per step "
+            f"({schedules_differ_cause(timed, arms)}), so their bytes and times per step "
             f"differ by batch as well as by policy; {own}; "
             f"{tokens_name('output_tokens_per_s', 'tok/s', timed)}, over the whole run, "
             "stays compared")
@@ -795,23 +798,58 @@ def _num(value, scale: float) -> str:
 WITHHELD = "no verdict"
 
 
-def schedules_differ_note(timed: bool = False) -> str:
-    """The line under a comparison whose arms ran different schedules
-    (``compare_cases``' ``schedules_differ``); a timed replay's (``timed``, the
-    comparison's ``timed``) tokens/s, which stays compared, reads ``out tok/s (wall)``."""
+#: Why two arms ran different schedules (``schedules_differ_cause``): a timed replay's
+#: batches follow wall-clock arrivals; async scheduling frees a finished request's slot
+#: a step later than sync scheduling (docs/async-scheduling.md, "Schedules differ from
+#: sync scheduling").
+TIMED_CAUSE = "a timed replay follows wall-clock arrivals"
+ASYNC_CAUSE = ("async scheduling starts the request that takes a finished one's slot a "
+               "step later than sync scheduling")
+
+
+def _arm_names(arms: Iterable[Any]) -> set[str]:
+    """The arms of ``arms`` without their A/A copy mark (``send'`` is ``send``)."""
+    return {str(a).rstrip("'") for a in arms if a is not None}
+
+
+def is_async_pair(arms: Iterable[Any]) -> bool:
+    """Whether the arm pair ``arms`` sets async scheduling against sync scheduling: one
+    arm is ``ASYNC_ARM`` (or its copy), the other is not."""
+    from ipc_bench.harness.spec import ASYNC_ARM
+
+    arms = [str(a).rstrip("'") for a in arms if a is not None]
+    return len(arms) == 2 and (arms[0] == ASYNC_ARM) != (arms[1] == ASYNC_ARM)
+
+
+def schedules_differ_cause(timed: bool, arms: Iterable[Any] = ()) -> str:
+    """``schedule digests differ: <why>``, the one wording of why the arms ``arms`` of a
+    comparison ran different schedules: a timed replay's (``timed``) arrivals
+    (``TIMED_CAUSE``), async scheduling against sync (``is_async_pair``:
+    ``ASYNC_CAUSE``), both, or, for neither, no cause (``schedule digests differ``)."""
+    causes = ([TIMED_CAUSE] if timed else []) + ([ASYNC_CAUSE] if is_async_pair(arms)
+                                                 else [])
+    return "schedule digests differ" + (": " + ", and ".join(causes) if causes else "")
+
+
+def schedules_differ_note(timed: bool = False, arms: Iterable[Any] = ()) -> str:
+    """The line under a comparison of the arms ``arms`` (baseline, treatment) that ran
+    different schedules (``compare_cases``' ``schedules_differ``), naming why
+    (``schedules_differ_cause``) and what else differs between the arms (the policy
+    where one is ``send``, the scheduling for async against sync); only where one arm
+    is ``send`` does it say where send's own new_token_ids are. A timed replay's
+    (``timed``, the comparison's ``timed``) tokens/s, which stays compared, reads
+    ``out tok/s (wall)``."""
+    arms = list(arms)
+    send = SEND in _arm_names(arms)
+    by = "policy" if send else "scheduling" if is_async_pair(arms) else "arm"
     return (
-        "schedules differ: the arms ran different batches (their schedule digests differ: a "
-        "timed replay follows wall-clock arrivals), so their per-step bytes and times differ "
-        "by batch as well as by policy: those rows give each arm's median, no paired figure "
-        "or verdict, and are left out of the Holm adjustment; "
-        f"{tokens_name('output_tokens_per_s', 'out tok/s', timed)}, over the whole run, "
-        "stays compared. The s2r bytes' difference is not the policy's saving (send's own "
-        "new_token_ids are tok B/step + prompt B/step in the case table)")
-
-
-#: The line under a comparison whose arms ran different schedules (``compare_cases``'
-#: ``schedules_differ``), not a timed replay's.
-SCHEDULES_DIFFER_NOTE = schedules_differ_note()
+        f"schedules differ: the arms ran different batches ({schedules_differ_cause(timed, arms)}), "
+        f"so their per-step bytes and times differ by batch as well as by {by}: those rows "
+        "give each arm's median, no paired figure or verdict, and are left out of the Holm "
+        f"adjustment; {tokens_name('output_tokens_per_s', 'out tok/s', timed)}, over the "
+        "whole run, stays compared"
+        + (". The s2r bytes' difference is not the policy's saving (send's own "
+           "new_token_ids are tok B/step + prompt B/step in the case table)" if send else ""))
 
 
 #: How an inconclusive verdict starts (``stats.inconclusive_verdict``); its rows say
@@ -909,8 +947,8 @@ def comparison_parts(c: dict[str, Any]) -> Optional[tuple[str, list[str], list[l
     if any(verdict_of(m).startswith(INCONCLUSIVE) for m in c["metrics"].values()):
         held = "\n".join(x for x in (INCONCLUSIVE_NOTE, held) if x)
     if c.get("schedules_differ"):
-        held = "\n".join(x for x in (schedules_differ_note(bool(c.get("timed"))), held)
-                         if x)
+        note = schedules_differ_note(bool(c.get("timed")), (base, treat))
+        held = "\n".join(x for x in (note, held) if x)
     floor = unreachable_note(c["method"], n, len(family), c["confidence"])
     held = "\n".join(x for x in (floor, held) if x)
     return title, header, rows, held
