@@ -17,12 +17,17 @@ from test_metrics import _summary
 WORKLOAD = "trace=azure-conv-timed:60"
 
 
-def _timed(policy: str, rep: int, s2r: float, steps: int, digest: str) -> dict:
+def _timed(policy: str, rep: int, s2r: float, steps: int, digest: str,
+           waiting: float = 0.6) -> dict:
+    """A timed replay's case; load-bound (``waiting``: a request left waiting after 60 %
+    of its steps) unless ``waiting`` is below 0.5 (its last request arrives 90 % of the
+    way into the wall time: arrival-bound)."""
     send = policy == "send"
     return dict(_summary(policy, rep, 1900.0 - 10 * rep if send else 1500.0 + 10 * rep,
                          6.0e6),
                 case_id=f"{WORKLOAD}/{policy}/msgpack#{rep}", workload=WORKLOAD,
                 num_running=None, trace_speedup=20.0, num_steps=steps,
+                waiting_step_share=waiting, arrival_span_share=0.9,
                 schedule_digest=digest, sched_to_runner_payload_bytes_per_step=s2r,
                 decode_token_bytes_per_step=62.8 if send else 0.0,
                 prompt_chunk_bytes_per_step=68.7 if send else 0.0)
