@@ -182,7 +182,8 @@ def _digest(record: dict[str, Any]) -> Optional[str]:
 def schedules_differ(pairs: Iterable[tuple[dict[str, Any], dict[str, Any]]]) -> bool:
     """Whether any ``(baseline, treatment)`` pair of case records ran different
     schedules: both carry a ``schedule_digest`` (``harness.oracle.ScheduleDigest``) and
-    the two differ (a timed replay, whose batches follow wall-clock arrivals). Their
+    the two differ (a timed replay, whose batches follow wall-clock arrivals; async
+    scheduling against sync, which starts a finished request's successor a step later). Their
     per-step bytes and times then differ by batch as well as by policy, so the
     difference is not the policy's alone. A record without a digest (the bare loop)
     tells nothing: False for it."""
@@ -744,13 +745,38 @@ PAIRED_FIELDS = ("ratio_median", "ratio_geomean", "ratio_ci_low", "ratio_ci_high
                  "diff_half_width", "p_value", "p_adjusted")
 
 
-def schedule_bound(m: dict[str, Any]) -> dict[str, Any]:
+def schedule_bound(m: dict[str, Any], verdict: str = SCHEDULES_DIFFER) -> dict[str, Any]:
     """A recorded comparison metric ``m`` (``PairedComparison.to_dict``) of arms that ran
     different schedules, with its paired figures (``PAIRED_FIELDS``) ``None``, no
-    adjustment, ``significant`` ``None`` and the verdict ``SCHEDULES_DIFFER``: the
-    pairs compare other batches, not the arms. Returns a new dict."""
+    adjustment, ``significant`` ``None`` and the verdict ``verdict`` (``SCHEDULES_DIFFER``:
+    the pairs compare other batches, not the arms; ``ARRIVAL_BOUND``: a timed replay's
+    tokens/s that follows the trace's arrivals). Returns a new dict."""
     return dict(m, **dict.fromkeys(PAIRED_FIELDS), significant=None, adjustment="none",
-                verdict=SCHEDULES_DIFFER)
+                verdict=verdict)
+
+
+#: The verdict of a timed replay's output tokens/s (wall) whose cases were all
+#: arrival-bound (``arrival_bound``): the engine kept up with the trace's arrivals, so
+#: the figure measures the arrivals, not throughput, and no ratio of it is a throughput
+#: comparison (docs/usage.md, "Timed replays: arrival- or load-bound").
+ARRIVAL_BOUND = "arrival-bound"
+#: The compared fields an arrival-bound replay withholds (``ARRIVAL_BOUND``).
+ARRIVAL_BOUND_KEYS: tuple[str, ...] = ("output_tokens_per_s",)
+
+
+def arrival_bound(cases: Iterable[dict[str, Any]]) -> bool:
+    """Whether the case records ``cases`` (the cases one comparison pairs; a
+    ``Results.cases`` record's NaN reads as missing) are timed replays (``trace_speedup``
+    set) none of which is load-bound (``summary.replay_pace``; one that records neither
+    ``waiting_step_share`` nor ``arrival_span_share`` is called arrival-bound, as the
+    report's notes call it): their tokens/s (wall) follow the trace's arrivals and are no
+    throughput figure. False without cases."""
+    from ipc_bench.analysis.summary import replay_pace  # summary imports this module
+
+    clean = [{k: (None if isinstance(v, float) and v != v else v) for k, v in c.items()}
+             for c in cases]
+    return bool(clean) and all(c.get("trace_speedup") is not None for c in clean) and \
+        not any(replay_pace(c) == "load-bound" for c in clean)
 
 
 def arms_by_repetition(records: Iterable[dict[str, Any]], keys: Sequence[str]
@@ -813,7 +839,11 @@ def compare_cases(summaries: Sequence[dict[str, Any]], method: str = "t",
     figures and verdict withheld (``schedule_bound``: verdict ``schedules differ``)
     and left out of the family; output tokens/s stays compared; where a case of the pair
     is a timed replay (``trace_speedup`` set), ``timed`` true: its output tokens/s are
-    over wall time (the comparison block names them ``out tok/s (wall)``). Groups with a single
+    over wall time (the comparison block names them ``out tok/s (wall)``); where every
+    case of the pair is a timed replay none of which is load-bound (``arrival_bound``),
+    ``arrival_bound`` true: its output tokens/s follow the trace's arrivals, so they are
+    recorded with their paired figures and verdict withheld (verdict ``arrival-bound``)
+    and left out of the family. Groups with a single
     arm are left out, and so are metrics the codec does not perform (``performed``:
     the single-process case's encode, decode and bytes), and arm pairs with no metric
     of ``metrics`` that
@@ -864,7 +894,8 @@ def compare_cases(summaries: Sequence[dict[str, Any]], method: str = "t",
             marks = _pair_marks([(arms[base][r], arms[treat][r]) for r in reps])
             entry.update(marks)
             entry["family"], entry["metrics"] = _adjusted_metrics(
-                found, dict(metrics), bool(marks.get("schedules_differ")))
+                found, dict(metrics), bool(marks.get("schedules_differ")),
+                bool(marks.get("arrival_bound")))
             out.append(entry)
     return out
 
@@ -872,30 +903,37 @@ def compare_cases(summaries: Sequence[dict[str, Any]], method: str = "t",
 def _pair_marks(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, bool]:
     """What ``compare_cases`` marks an arm pair's entry with, from its (baseline,
     treatment) case summaries ``pairs``, each only where true: ``schedules_differ``
-    (``schedules_differ``) and ``timed`` (a case is a timed replay, ``trace_speedup``
-    set, not ``None`` nor a table's NaN: its tokens/s are over wall time)."""
+    (``schedules_differ``), ``timed`` (a case is a timed replay, ``trace_speedup``
+    set, not ``None`` nor a table's NaN: its tokens/s are over wall time) and
+    ``arrival_bound`` (``arrival_bound``: every case a timed replay, none load-bound)."""
     speedups = [c.get("trace_speedup") for pair in pairs for c in pair]
     marks = dict(schedules_differ=schedules_differ(pairs),
-                 timed=any(v is not None and v == v for v in speedups))
+                 timed=any(v is not None and v == v for v in speedups),
+                 arrival_bound=arrival_bound(c for pair in pairs for c in pair))
     return {k: True for k, v in marks.items() if v}
 
 
 def _adjusted_metrics(found: dict[str, PairedComparison], units: dict[str, str],
-                      differ: bool) -> tuple[list[str], dict[str, dict[str, Any]]]:
+                      differ: bool, arrival: bool = False
+                      ) -> tuple[list[str], dict[str, dict[str, Any]]]:
     """``compare_cases``' ``(family, metrics)`` of one arm pair's comparisons ``found``:
-    the family (every metric with a p-value but the ``EXACT_KEYS`` and, where the arms'
-    schedules ``differ``, the ``SCHEDULE_BOUND_KEYS``), its verdicts Holm-adjusted, and
-    each metric as a dict with its ``unit`` (``schedule_bound`` where ``differ``)."""
+    the family (every metric with a p-value but the ``EXACT_KEYS``, where the arms'
+    schedules ``differ`` the ``SCHEDULE_BOUND_KEYS`` and, for an ``arrival``-bound
+    timed replay, the ``ARRIVAL_BOUND_KEYS``), its verdicts Holm-adjusted, and each
+    metric as a dict with its ``unit`` (``schedule_bound`` where ``differ``: verdict
+    ``SCHEDULES_DIFFER``; where ``arrival``: verdict ``ARRIVAL_BOUND``)."""
     bound = SCHEDULE_BOUND_KEYS if differ else ()
-    family = [k for k, c in found.items()
-              if k not in EXACT_KEYS and k not in bound and c.p_value is not None]
+    held = ARRIVAL_BOUND_KEYS if arrival else ()
+    family = [k for k, c in found.items() if k not in EXACT_KEYS and k not in bound
+              and k not in held and c.p_value is not None]
     for key, p_adj in zip(family, holm([found[k].p_value for k in family])):
         found[key] = found[key].adjusted(p_adj, "holm")
     for key in found:
         if key in EXACT_KEYS and key not in bound:
             found[key] = exact(found[key])
-    return family, {k: dict(schedule_bound(c.to_dict()) if k in bound else c.to_dict(),
-                            unit=units[k]) for k, c in found.items()}
+    return family, {k: dict(schedule_bound(c.to_dict()) if k in bound else
+                            schedule_bound(c.to_dict(), ARRIVAL_BOUND) if k in held else
+                            c.to_dict(), unit=units[k]) for k, c in found.items()}
 
 
 # --------------------------------------------------------------------------------------

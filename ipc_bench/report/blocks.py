@@ -898,7 +898,7 @@ def _pair_table(results) -> list[Block]:
                                           results_ci_method, schedules_differ)
     from ipc_bench.report.findings import pair_records, withheld_keys
     from ipc_bench.report.plots import codec_rank
-    from ipc_bench.report.tables import WALL
+    from ipc_bench.report.tables import WALL, is_timed, schedules_differ_cause
 
     method = results_ci_method(results.metadata)
     rows, said = _pair_rows(results, method)
@@ -914,9 +914,13 @@ def _pair_table(results) -> list[Block]:
     note = (cores.footnote(results.cases.to_dict("records"))
             if withheld_keys(results.cases) else None)
     differ = sorted({f"{r[1]}" for r in rows} - {SINGLE_PROCESS_CODEC})
-    differ = [c for c in differ if any(
-        schedules_differ(pair_records(results.cases, (w, c, t, m)))
-        for w, c2, t, m in _pair_keys(results.cases) if c2 == c)]
+    differ_pairs = {c: [p for w, c2, t, m in _pair_keys(results.cases) if c2 == c
+                        for p in [pair_records(results.cases, (w, c, t, m))]
+                        if schedules_differ(p)] for c in differ}
+    differ = [c for c in differ if differ_pairs[c]]
+    # why they differ: a timed replay's arrivals where every such pair is one's
+    differ_timed = bool(differ) and all(
+        is_timed(s for pair in p for s in pair) for c in differ for p in differ_pairs[c])
     tokens = "output tokens/s" + (WALL if said["timed"] else "")
     summed = {metric(k).label for k in SUMMED_PAIR_ROWS}
     point = "mean" if method == "t" else "median"
@@ -938,8 +942,8 @@ def _pair_table(results) -> list[Block]:
                      "`out tok/s (wall)` in its case table." if said["timed"] else "")
                   + (" Pairs whose timings are left out show their bytes only: "
                      + note.replace("* timings left out: ", "", 1) if note else "")
-                  + (f" The arms of {', '.join(differ)} ran different schedules (schedule "
-                     "digests differ: a timed replay follows wall-clock arrivals), so their "
+                  + (f" The arms of {', '.join(differ)} ran different schedules "
+                     f"({schedules_differ_cause(differ_timed, (SEND, CACHED))}), so their "
                      "per-step rows (bytes and times per step) would compare other batches "
                      "as well as the policies: they give each arm's mean, no difference or "
                      f"ratio (`- ({SCHEDULES_DIFFER})`), as the comparison block withholds "

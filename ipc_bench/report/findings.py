@@ -30,7 +30,7 @@ import pandas as pd
 from typing import Any, Callable
 
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC as SINGLE_PROCESS
-from ipc_bench.analysis.stats import (DETECTABLE, INTERVAL_NAMES, ONE_PAIR, RATIO_POINTS,
+from ipc_bench.analysis.stats import (ARRIVAL_BOUND, DETECTABLE, INTERVAL_NAMES, ONE_PAIR, RATIO_POINTS,
                                       arm_geomeans, inconclusive, min_pairs, paired,
                                       results_ci_method, schedules_differ,
                                       summarize_pairs, token_ids_bytes, verdict_of)
@@ -600,7 +600,9 @@ def _wall_time_clause(cases, key: tuple, t: dict[str, Any], where: Where,
     if not interval:
         return text + f" ({_no_interval(t)})."
     point = RATIO_POINTS.get(t.get("method", "t"), "geometric mean")
-    verdict = _verdict_clause(t, m)
+    # arrival-bound (stats.arrival_bound): the recorded comparison withheld its verdict
+    verdict = (f", {ARRIVAL_BOUND}: no verdict" if (m or {}).get("verdict") == ARRIVAL_BOUND
+               else _verdict_clause(t, m))
     lo, hi = t["ratio_low"], t["ratio_high"]
     noise = (lo <= 1.0 <= hi and not inconclusive(lo, hi)
              and not (m or {}).get("significant"))
@@ -966,11 +968,38 @@ def other_comparisons(results) -> list[dict[str, Any]]:
     out = []
     done = results.finished().cases
     for run_id, recorded in run_comparisons(results).items():
-        held = _held_cases(done[done["run_id"] == run_id])
-        out.extend(c for c in recorded
+        run = done[done["run_id"] == run_id]
+        held = _held_cases(run)
+        out.extend(_arrival_bound_marked(c, run) for c in recorded
                    if (c.get("baseline"), c.get("treatment")) != (SEND, CACHED)
                    and _cases_held(c, held))
     return out
+
+
+def _arrival_bound_marked(c: dict[str, Any], run) -> dict[str, Any]:
+    """Recorded comparison ``c`` of a timed replay as ``stats.compare_cases`` records it
+    now: where ``c`` has no ``arrival_bound`` mark (a summary written before it) but the
+    cases it pairs, of ``run`` (one run's ``Results.cases``), are all timed replays none
+    of which is load-bound (``stats.arrival_bound``), marked so, with its output tokens/s
+    withheld (verdict ``arrival-bound``; its family, over which the other verdicts were
+    adjusted, as recorded). Any other ``c`` as it is."""
+    from ipc_bench.analysis.stats import ARRIVAL_BOUND_KEYS, arrival_bound, schedule_bound
+
+    if not c.get("timed") or c.get("arrival_bound"):
+        return c
+    arms = run["arm"] if "arm" in run.columns else run["policy"]
+    arms = [a if isinstance(a, str) and a else p for a, p in zip(arms, run["policy"])]
+    reps = c.get("repetitions")
+    records = [r for r, arm in zip(run.to_dict("records"), arms)
+               if arm in (c.get("baseline"), c.get("treatment"))
+               and (r.get("workload"), r.get("codec")) == (c.get("workload"), c.get("codec"))
+               and all(c.get(k) is None or r.get(k) == c.get(k) for k in ("transport", "model"))
+               and (not isinstance(reps, list) or r.get("repetition", 0) in reps)]
+    if not arrival_bound(records):
+        return c
+    metrics = {k: schedule_bound(m, ARRIVAL_BOUND) if k in ARRIVAL_BOUND_KEYS else m
+               for k, m in (c.get("metrics") or {}).items()}
+    return dict(c, arrival_bound=True, metrics=metrics)
 
 
 def _held_cases(cases) -> set[tuple]:

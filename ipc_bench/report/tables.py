@@ -17,8 +17,9 @@ import numpy as np
 from ipc_bench.analysis import cores
 from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.results import case_unfinished
-from ipc_bench.analysis.stats import (COMPARED_KEYS, DETECTABLE, EXACT, INTERVAL_NAMES,
-                                      SCHEDULE_BOUND_KEYS, SCHEDULES_DIFFER,
+from ipc_bench.analysis.stats import (ARRIVAL_BOUND, ARRIVAL_BOUND_KEYS, COMPARED_KEYS,
+                                      DETECTABLE, EXACT, INTERVAL_NAMES, min_pairs,
+                                      SCHEDULE_BOUND_KEYS, SCHEDULES_DIFFER, arrival_bound,
                                       arms_by_repetition, paired_ratio, performed,
                                       ratio_phrase, schedule_bound, schedules_differ,
                                       token_ids_bytes, unadjusted_excludes_one,
@@ -388,11 +389,15 @@ def _ratio_lines(codec: str, cases: list[dict[str, Any]], method: str = "t") -> 
     (``cores.is_withheld``), metrics with a zero or negative value, which have no
     ratio, too, and so are those the codec does not perform (``stats.performed``: the
     single-process case's encode and decode, a few clock reads around no work). Where
-    the arms ran different schedules (``stats.schedules_differ``: a timed replay) the
+    the arms ran different schedules (``stats.schedules_differ``: a timed replay, async
+    against sync scheduling) the
     per-step metrics (``stats.SCHEDULE_BOUND_KEYS``) get no ratio, named once at the end
-    (``s2r B, build, encode, decode, step - (schedules differ)``), and the line under
-    says why (``schedules_differ_line``); tok/s stays compared. A timed replay's tok/s,
-    over wall time, reads ``tok/s (wall)`` (``tokens_name``)."""
+    (``s2r B, build, encode, decode, step - (schedules differ)``), and, against send,
+    the line under says why (``schedules_differ_line``); tok/s stays compared. A timed
+    replay's tok/s, over wall time, reads ``tok/s (wall)`` (``tokens_name``); where
+    every case of the pair is a timed replay none of which is load-bound
+    (``stats.arrival_bound``) it gets no ratio either, ``tok/s (wall) -
+    (arrival-bound)``: it follows the trace's arrivals, no throughput figure."""
     groups = arms_by_repetition(cases, ("transport", "model"))
     several = len(groups) > 1
     out = []
@@ -406,10 +411,17 @@ def _ratio_lines(codec: str, cases: list[dict[str, Any]], method: str = "t") -> 
             # other batches (a timed replay): no per-step ratio is the policy's
             differ = schedules_differ((send[r], other[r]) for r in reps)
             timed = is_timed([send[r] for r in reps] + [other[r] for r in reps])
+            # a timed replay that kept up with its arrivals: its tok/s (wall) is no
+            # throughput figure, so it gets no ratio either
+            arrival = arrival_bound([send[r] for r in reps] + [other[r] for r in reps])
             parts, interval, bound = [], False, []
             for key in RATIO_METRICS:
                 if (hide and metric(key).unit in cores.TIMING_UNITS) \
                         or not performed(key, codec):
+                    continue
+                if arrival and key in ARRIVAL_BOUND_KEYS:
+                    parts.append(f"{tokens_name(key, metric(key).ratio_short, timed)} "
+                                 f"- ({ARRIVAL_BOUND})")
                     continue
                 if differ and key in SCHEDULE_BOUND_KEYS:
                     bound.append(metric(key).ratio_short)
@@ -426,6 +438,8 @@ def _ratio_lines(codec: str, cases: list[dict[str, Any]], method: str = "t") -> 
                              f"{ratio_text(point, low, high)}")
             if bound:  # one mark for every per-step metric left without a ratio
                 parts.append(", ".join(bound) + f" - ({SCHEDULES_DIFFER})")
+            if not any(" - (" not in p for p in parts):  # every ratio withheld: the
+                interval = len(reps) >= min_pairs(method)  # the pairs' interval kind
             if parts:
                 where = codec + (f", {transport}" if several and transport else "") + (
                     f", {model} model" if several and model and model != "null" else "")
@@ -433,24 +447,36 @@ def _ratio_lines(codec: str, cases: list[dict[str, Any]], method: str = "t") -> 
                            + ", ".join(parts))
                 if differ and base == SEND:  # what send ships and the other leaves out
                     ids = token_ids_bytes(send[r] for r in reps)
-                    out.append("    " + schedules_differ_line(ids, timed))
+                    out.append("    " + schedules_differ_line(ids, timed, (base, name),
+                                                              arrival))
     return out
 
 
-def schedules_differ_line(ids_bytes: Optional[float], timed: bool = False) -> str:
-    """The line under a ratio line whose arms ran different schedules
-    (``stats.schedules_differ``): why its per-step metrics (``SCHEDULE_BOUND_KEYS``:
-    bytes and times per step) have no ratio, and the policy's own share, ``ids_bytes``
-    (``stats.token_ids_bytes``: send's new_token_ids per step); a timed replay's
-    (``timed``) tok/s, which stays compared, reads ``tok/s (wall)``."""
+def _tokens_clause(timed: bool, name: str, arrival: bool) -> str:
+    """What the schedules-differ lines say of tokens/s (``name``, ``tok/s (wall)`` for a
+    ``timed`` replay): over the whole run it stays compared, except for an
+    ``arrival``-bound replay (``stats.arrival_bound``), whose tokens/s is withheld too."""
+    name = tokens_name("output_tokens_per_s", name, timed)
+    return (f"{name}, arrival-bound, is withheld too (the trace's arrivals set it: no "
+            "throughput figure)" if arrival else f"{name}, over the whole run, stays compared")
+
+
+def schedules_differ_line(ids_bytes: Optional[float], timed: bool = False,
+                          arms: Iterable[Any] = (SEND, CACHED),
+                          arrival: bool = False) -> str:
+    """The line under a ratio line of send against another arm (``arms``) whose arms ran
+    different schedules (``stats.schedules_differ``): why (``schedules_differ_cause``)
+    its per-step metrics (``SCHEDULE_BOUND_KEYS``: bytes and times per step) have no
+    ratio, and the policy's own share, ``ids_bytes`` (``stats.token_ids_bytes``: send's
+    new_token_ids per step); a timed replay's (``timed``) tok/s, which stays compared
+    unless ``arrival``-bound (``_tokens_clause``), reads ``tok/s (wall)``."""
     own = (f"send's new_token_ids take {ids_bytes:,.1f} B/step (tok B/step + prompt "
            "B/step), what cached leaves out" if ids_bytes is not None else
            "send's new_token_ids were not measured")
     return ("per-step ratios (bytes and times): none, the arms ran different schedules "
-            "(schedule digests differ: other batches), so their bytes and times per step "
+            f"({schedules_differ_cause(timed, arms)}), so their bytes and times per step "
             f"differ by batch as well as by policy; {own}; "
-            f"{tokens_name('output_tokens_per_s', 'tok/s', timed)}, over the whole run, "
-            "stays compared")
+            + _tokens_clause(timed, "tok/s", arrival))
 
 
 def unchecked_note(cases: list[dict[str, Any]]) -> Optional[str]:
@@ -795,23 +821,68 @@ def _num(value, scale: float) -> str:
 WITHHELD = "no verdict"
 
 
-def schedules_differ_note(timed: bool = False) -> str:
-    """The line under a comparison whose arms ran different schedules
-    (``compare_cases``' ``schedules_differ``); a timed replay's (``timed``, the
-    comparison's ``timed``) tokens/s, which stays compared, reads ``out tok/s (wall)``."""
+#: Why two arms ran different schedules (``schedules_differ_cause``): a timed replay's
+#: batches follow wall-clock arrivals; async scheduling frees a finished request's slot
+#: a step later than sync scheduling (docs/async-scheduling.md, "Schedules differ from
+#: sync scheduling").
+TIMED_CAUSE = "a timed replay follows wall-clock arrivals"
+ASYNC_CAUSE = ("async scheduling starts the request that takes a finished one's slot a "
+               "step later than sync scheduling")
+
+
+def _arm_names(arms: Iterable[Any]) -> set[str]:
+    """The arms of ``arms`` without their A/A copy mark (``send'`` is ``send``)."""
+    return {str(a).rstrip("'") for a in arms if a is not None}
+
+
+def is_async_pair(arms: Iterable[Any]) -> bool:
+    """Whether the arm pair ``arms`` sets async scheduling against sync scheduling: one
+    arm is ``ASYNC_ARM`` (or its copy), the other is not."""
+    from ipc_bench.harness.spec import ASYNC_ARM
+
+    arms = [str(a).rstrip("'") for a in arms if a is not None]
+    return len(arms) == 2 and (arms[0] == ASYNC_ARM) != (arms[1] == ASYNC_ARM)
+
+
+def schedules_differ_cause(timed: bool, arms: Iterable[Any] = ()) -> str:
+    """``schedule digests differ: <why>``, the one wording of why the arms ``arms`` of a
+    comparison ran different schedules: a timed replay's (``timed``) arrivals
+    (``TIMED_CAUSE``), async scheduling against sync (``is_async_pair``:
+    ``ASYNC_CAUSE``), both, or, for neither, no cause (``schedule digests differ``)."""
+    causes = ([TIMED_CAUSE] if timed else []) + ([ASYNC_CAUSE] if is_async_pair(arms)
+                                                 else [])
+    return "schedule digests differ" + (": " + ", and ".join(causes) if causes else "")
+
+
+def schedules_differ_note(timed: bool = False, arms: Iterable[Any] = (),
+                          arrival: bool = False) -> str:
+    """The line under a comparison of the arms ``arms`` (baseline, treatment) that ran
+    different schedules (``compare_cases``' ``schedules_differ``), naming why
+    (``schedules_differ_cause``) and what else differs between the arms (the policy
+    where one is ``send``, the scheduling for async against sync); only where one arm
+    is ``send`` does it say where send's own new_token_ids are. A timed replay's
+    (``timed``, the comparison's ``timed``) tokens/s, which stays compared unless
+    ``arrival``-bound (the comparison's ``arrival_bound``: ``_tokens_clause``), reads
+    ``out tok/s (wall)``."""
+    arms = list(arms)
+    send = SEND in _arm_names(arms)
+    by = "policy" if send else "scheduling" if is_async_pair(arms) else "arm"
     return (
-        "schedules differ: the arms ran different batches (their schedule digests differ: a "
-        "timed replay follows wall-clock arrivals), so their per-step bytes and times differ "
-        "by batch as well as by policy: those rows give each arm's median, no paired figure "
-        "or verdict, and are left out of the Holm adjustment; "
-        f"{tokens_name('output_tokens_per_s', 'out tok/s', timed)}, over the whole run, "
-        "stays compared. The s2r bytes' difference is not the policy's saving (send's own "
-        "new_token_ids are tok B/step + prompt B/step in the case table)")
+        f"schedules differ: the arms ran different batches ({schedules_differ_cause(timed, arms)}), "
+        f"so their per-step bytes and times differ by batch as well as by {by}: those rows "
+        "give each arm's median, no paired figure or verdict, and are left out of the Holm "
+        "adjustment; " + _tokens_clause(timed, "out tok/s", arrival)
+        + (". The s2r bytes' difference is not the policy's saving (send's own "
+           "new_token_ids are tok B/step + prompt B/step in the case table)" if send else ""))
 
 
-#: The line under a comparison whose arms ran different schedules (``compare_cases``'
-#: ``schedules_differ``), not a timed replay's.
-SCHEDULES_DIFFER_NOTE = schedules_differ_note()
+#: The line under a comparison of an arrival-bound timed replay (``compare_cases``'
+#: ``arrival_bound``) whose schedules matched: why its tokens/s has no verdict.
+ARRIVAL_BOUND_WITHHELD = (
+    f"{ARRIVAL_BOUND}: every case of the pair is a timed replay that kept up with its "
+    "arrivals (summary replay_pace), so its out tok/s (wall) follows the trace, not the "
+    "engine: no throughput figure, so no paired figure or verdict, and left out of the "
+    "Holm adjustment")
 
 
 #: How an inconclusive verdict starts (``stats.inconclusive_verdict``); its rows say
@@ -909,8 +980,11 @@ def comparison_parts(c: dict[str, Any]) -> Optional[tuple[str, list[str], list[l
     if any(verdict_of(m).startswith(INCONCLUSIVE) for m in c["metrics"].values()):
         held = "\n".join(x for x in (INCONCLUSIVE_NOTE, held) if x)
     if c.get("schedules_differ"):
-        held = "\n".join(x for x in (schedules_differ_note(bool(c.get("timed"))), held)
-                         if x)
+        note = schedules_differ_note(bool(c.get("timed")), (base, treat),
+                                     bool(c.get("arrival_bound")))
+        held = "\n".join(x for x in (note, held) if x)
+    elif c.get("arrival_bound") and "output_tokens_per_s" in c["metrics"]:
+        held = "\n".join(x for x in (ARRIVAL_BOUND_WITHHELD, held) if x)
     floor = unreachable_note(c["method"], n, len(family), c["confidence"])
     held = "\n".join(x for x in (floor, held) if x)
     return title, header, rows, held

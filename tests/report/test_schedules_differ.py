@@ -17,12 +17,17 @@ from test_metrics import _summary
 WORKLOAD = "trace=azure-conv-timed:60"
 
 
-def _timed(policy: str, rep: int, s2r: float, steps: int, digest: str) -> dict:
+def _timed(policy: str, rep: int, s2r: float, steps: int, digest: str,
+           waiting: float = 0.6) -> dict:
+    """A timed replay's case; load-bound (``waiting``: a request left waiting after 60 %
+    of its steps) unless ``waiting`` is below 0.5 (its last request arrives 90 % of the
+    way into the wall time: arrival-bound)."""
     send = policy == "send"
     return dict(_summary(policy, rep, 1900.0 - 10 * rep if send else 1500.0 + 10 * rep,
                          6.0e6),
                 case_id=f"{WORKLOAD}/{policy}/msgpack#{rep}", workload=WORKLOAD,
                 num_running=None, trace_speedup=20.0, num_steps=steps,
+                waiting_step_share=waiting, arrival_span_share=0.9,
                 schedule_digest=digest, sched_to_runner_payload_bytes_per_step=s2r,
                 decode_token_bytes_per_step=62.8 if send else 0.0,
                 prompt_chunk_bytes_per_step=68.7 if send else 0.0)
@@ -85,7 +90,8 @@ def test_the_ratio_line_gives_no_per_step_ratio_where_schedules_differ():
                                        "encode, decode, step - (schedules differ)")
     assert note == (
         "    per-step ratios (bytes and times): none, the arms ran different schedules "
-        "(schedule digests differ: other batches), so their bytes and times per step "
+        "(schedule digests differ: a timed replay follows wall-clock arrivals), so their "
+        "bytes and times per step "
         "differ by batch as well as by policy; send's new_token_ids take 131.5 B/step "
         "(tok B/step + prompt B/step), what cached leaves out; tok/s (wall), over the whole "
         "run, stays compared")
@@ -115,8 +121,14 @@ def test_the_comparison_block_gives_no_per_step_verdict_where_schedules_differ()
                                         "[262.9, 517.1]", "0.016 [0.016]",
                                         "significant: cached 20.6 % lower than send"]
     assert c["timed"] is True
-    assert under.splitlines()[0] == tables.SCHEDULES_DIFFER_NOTE.replace(
-        "; out tok/s, over", "; out tok/s (wall), over", 1)
+    assert under.splitlines()[0] == (
+        "schedules differ: the arms ran different batches (schedule digests differ: a "
+        "timed replay follows wall-clock arrivals), so their per-step bytes and times "
+        "differ by batch as well as by policy: those rows give each arm's median, no "
+        "paired figure or verdict, and are left out of the Holm adjustment; out tok/s "
+        "(wall), over the whole run, stays compared. The s2r bytes' difference is not the "
+        "policy's saving (send's own new_token_ids are tok B/step + prompt B/step in the "
+        "case table)")
     # a summary written before: its per-step verdicts are withheld when shown
     old = dict(c, metrics=dict(c["metrics"], build_ns_per_step=dict(
         c["metrics"]["output_tokens_per_s"], verdict="significant: cached 60.5 % lower")))
@@ -167,3 +179,67 @@ def test_the_pair_table_gives_no_per_step_difference_where_schedules_differ():
 def test_the_pair_tables_means_share_one_format_per_column():
     assert [blocks.pair_value(v) for v in (102.0, 45.678, -89.72, 22588.4, float("nan"))] == [
         "102.00", "45.68", "-89.72", "22,588.40", "-"]
+
+
+def _async(arm: str, rep: int, steps: int, digest: str, **extra) -> dict:
+    """A decode-steady case of cached (sync) or cached+async, no timed replay."""
+    return dict(_summary("cached", rep, 30000.0 + 500 * rep, 8.0e6), arm=arm,
+                case_id=f"num_running=4/{arm}/msgpack#{rep}", num_steps=steps,
+                schedule_digest=digest, **extra)
+
+
+#: cached against cached+async on decode-steady: a finished request's successor starts
+#: a step later under async scheduling, so the schedule digests differ.
+ASYNC = [_async("cached", 0, 1000, "s0"), _async("cached+async", 0, 1000, "a0"),
+         _async("cached", 1, 1000, "s1"), _async("cached+async", 1, 1000, "a1")]
+
+
+def test_async_against_sync_names_async_scheduling_not_a_timed_replay_nor_send():
+    (c,) = stats.compare_cases(ASYNC)
+    assert (c["baseline"], c["treatment"], c.get("schedules_differ"), c.get("timed")) == (
+        "cached", "cached+async", True, None)
+    assert tables.comparison_parts(c)[3].splitlines()[-1] == (
+        "schedules differ: the arms ran different batches (schedule digests differ: async "
+        "scheduling starts the request that takes a finished one's slot a step later than "
+        "sync scheduling), so their per-step bytes and times differ by batch as well as by "
+        "scheduling: those rows give each arm's median, no paired figure or verdict, and "
+        "are left out of the Holm adjustment; out tok/s, over the whole run, stays compared")
+    # the ratio line marks the per-step metrics and adds no send line under it
+    lines = tables._ratio_lines("msgpack", ASYNC)
+    assert len(lines) == 1 and lines[0].endswith(
+        "s2r B, build, encode, decode, step - (schedules differ)")
+
+
+def test_the_cause_names_each_reason_the_arms_have_and_no_other():
+    assert tables.schedules_differ_cause(False, ("cached", "cached+async")) == (
+        "schedule digests differ: " + tables.ASYNC_CAUSE)
+    assert tables.schedules_differ_cause(True, ("cached", "cached+async")) == (
+        "schedule digests differ: a timed replay follows wall-clock arrivals, and async "
+        "scheduling starts the request that takes a finished one's slot a step later than "
+        "sync scheduling")
+    # both arms async (an A/A pair of cached+async): not async against sync
+    assert tables.schedules_differ_cause(False, ("cached+async", "cached+async'")) == (
+        "schedule digests differ")
+    assert tables.schedules_differ_note(False, ("send", "send'")) == (
+        "schedules differ: the arms ran different batches (schedule digests differ), so "
+        "their per-step bytes and times differ by batch as well as by policy: those rows "
+        "give each arm's median, no paired figure or verdict, and are left out of the Holm "
+        "adjustment; out tok/s, over the whole run, stays compared. The s2r bytes' "
+        "difference is not the policy's saving (send's own new_token_ids are tok B/step + "
+        "prompt B/step in the case table)")
+    assert tables.schedules_differ_note(True, ("cached+async", "cached+async'")) == (
+        "schedules differ: the arms ran different batches (schedule digests differ: a "
+        "timed replay follows wall-clock arrivals), so their per-step bytes and times "
+        "differ by batch as well as by arm: those rows give each arm's median, no paired "
+        "figure or verdict, and are left out of the Holm adjustment; out tok/s (wall), over "
+        "the whole run, stays compared")
+
+
+def test_the_pair_table_names_no_timed_replay_where_none_ran():
+    # send against cached with different schedules outside a timed replay (no cause
+    # known): the caption says the digests differ, and no timed replay
+    steady = [dict(s, trace_speedup=None, workload="num_running=4") for s in DIFFERENT]
+    note = blocks._pair_table(_results(steady))[-1][1]
+    assert (" The arms of msgpack ran different schedules (schedule digests differ), so "
+            "their per-step rows") in note
+    assert "timed replay" not in note

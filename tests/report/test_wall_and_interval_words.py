@@ -16,13 +16,15 @@ from test_metrics import _summary
 
 def _pairs(n: int, timed: bool = False) -> list[dict]:
     """``n`` send/cached repetitions of one workload; cached's tokens/s 20-30 % higher,
-    every repetition another ratio; a timed replay (``trace_speedup`` set) with
-    ``timed``."""
+    every repetition another ratio; with ``timed`` a timed replay (``trace_speedup``
+    set), load-bound (a request left waiting after 60 % of its steps), so its tokens/s
+    (wall) is compared (an arrival-bound one's is withheld: test_schedules_differ)."""
     out = []
     for rep in range(n):
         for policy, tps in (("send", 1000.0 + rep), ("cached", 1200.0 + 3 * rep)):
             out.append(dict(_summary(policy, rep, tps, 6.0e6 - 1000 * rep),
-                            trace_speedup=20.0 if timed else None))
+                            trace_speedup=20.0 if timed else None,
+                            waiting_step_share=0.6 if timed else None))
     return out
 
 

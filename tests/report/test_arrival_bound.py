@@ -1,0 +1,121 @@
+"""A timed replay that kept up with its arrivals (arrival-bound: ``summary.replay_pace``)
+has tokens/s (wall) that follow the trace, no throughput figure: the terminal's ratio
+line, the comparison block and the finding on the comparison withhold its ratio and
+verdict (``- (arrival-bound)``), as they withhold per-step figures of different
+schedules; a load-bound replay's stays compared."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ipc_bench.analysis import stats
+from ipc_bench.report import findings, tables
+from test_metrics import _summary
+
+WORKLOAD = "trace=azure-conv-timed:30"
+
+
+def _case(arm: str, rep: int, tps: float, digest: str, waiting: float) -> dict:
+    """A timed replay's case of ``arm`` (cached, or cached+async): ``waiting`` is its
+    waiting_step_share (0: no request ever waited, arrival-bound; 0.6: load-bound)."""
+    return dict(_summary("cached", rep, tps, 7.0e6 if arm == "cached" else 5.6e6),
+                arm=arm, case_id=f"{WORKLOAD}/{arm}/msgpack#{rep}", workload=WORKLOAD,
+                num_running=None, trace_speedup=50.0, schedule_digest=digest,
+                waiting_step_share=waiting, arrival_span_share=0.9)
+
+
+def _run(waiting: float = 0.0, same: bool = False) -> list[dict]:
+    """Three repetitions of cached against cached+async, async's wall tok/s 17 % higher
+    (the user's trial: 1.170); other schedules unless ``same``."""
+    return [_case(arm, rep, (1490.0 + 10 * rep) * gain, "s" if same else f"{arm}{rep}",
+                  waiting)
+            for rep in range(3) for arm, gain in (("cached", 1.0), ("cached+async", 1.17))]
+
+
+def test_the_ratio_line_withholds_an_arrival_bound_replays_tokens():
+    (line,) = tables._ratio_lines("msgpack", _run())
+    assert line == (
+        "  cached+async/cached (msgpack; paired by repetition: geometric mean of the "
+        "per-repetition ratios [95 % Student-t interval]; 3 pairs): tok/s (wall) - "
+        "(arrival-bound), s2r B, build, encode, decode, step - (schedules differ)")
+    # load-bound: the engine set the pace, so the ratio stays
+    (line,) = tables._ratio_lines("msgpack", _run(waiting=0.6))
+    assert line.split("): ", 1)[1].startswith("tok/s (wall) 1.170 [")
+
+
+def test_the_comparison_block_withholds_it_and_says_why():
+    (c,) = stats.compare_cases(_run())
+    assert (c.get("arrival_bound"), c["family"]) == (True, [])
+    tput = c["metrics"]["output_tokens_per_s"]
+    assert (tput["verdict"], tput["ratio_geomean"], tput["p_value"]) == (
+        "arrival-bound", None, None)
+    _, _, rows, under = tables.comparison_parts(c)
+    row = next(r for r in rows if r[0] == "out tok/s (wall)")
+    assert row[2:] == ["1,500 [10.0]", "1,755 [11.7]", "-", "-", "-", "-", "-",
+                       "arrival-bound"]
+    assert under == (
+        "schedules differ: the arms ran different batches (schedule digests differ: a "
+        "timed replay follows wall-clock arrivals, and async scheduling starts the "
+        "request that takes a finished one's slot a step later than sync scheduling), so "
+        "their per-step bytes and times differ by batch as well as by scheduling: those "
+        "rows give each arm's median, no paired figure or verdict, and are left out of "
+        "the Holm adjustment; out tok/s (wall), arrival-bound, is withheld too (the "
+        "trace's arrivals set it: no throughput figure)")
+    # equal schedules: the tokens/s is withheld all the same, the line under says why
+    (same,) = stats.compare_cases(_run(same=True))
+    assert "output_tokens_per_s" not in same["family"] and same["family"]
+    assert tables.comparison_parts(same)[3] == (
+        "arrival-bound: every case of the pair is a timed replay that kept up with its "
+        "arrivals (summary replay_pace), so its out tok/s (wall) follows the trace, not "
+        "the engine: no throughput figure, so no paired figure or verdict, and left out "
+        "of the Holm adjustment")
+    (load,) = stats.compare_cases(_run(waiting=0.6))
+    assert "arrival_bound" not in load
+    assert load["metrics"]["output_tokens_per_s"]["verdict"].startswith("significant")
+
+
+def _where(workload: str) -> str:
+    return f"On `{workload}`"
+
+
+def test_the_finding_gives_no_throughput_gain_of_an_arrival_bound_replay():
+    (c,) = stats.compare_cases(_run())
+    assert findings._comparison_finding(c, _where) == (
+        "On `trace=azure-conv-timed:30` (msgpack), cached+async against cached over 3 "
+        "paired repetitions: output tokens/s (wall): arrival-bound; mean step: schedules "
+        "differ.")
+
+
+def test_a_comparison_recorded_before_the_mark_is_marked_from_its_cases():
+    # a summary written before arrival_bound: its tokens/s compared, +17.0 %
+    recorded = dict(stats.compare_cases(_run(waiting=0.6))[0], repetitions=[0, 1, 2])
+    assert "output tokens/s (wall) +17.0 % [" in findings._comparison_finding(
+        recorded, _where)
+    run = pd.DataFrame([dict(r, run_id="run") for r in _run()])
+    marked = findings._arrival_bound_marked(recorded, run)
+    assert marked["arrival_bound"] is True
+    assert marked["metrics"]["output_tokens_per_s"]["verdict"] == "arrival-bound"
+    assert findings._comparison_finding(marked, _where).endswith(
+        "over 3 paired repetitions: output tokens/s (wall): arrival-bound; mean step: "
+        "schedules differ.")
+    # its cases load-bound: as recorded
+    loaded = pd.DataFrame([dict(r, run_id="run") for r in _run(waiting=0.6)])
+    assert findings._arrival_bound_marked(recorded, loaded) is recorded
+
+
+def test_the_send_cached_wall_time_clause_gives_no_verdict_where_withheld():
+    # send against cached on an arrival-bound replay: its finding, after "measures the
+    # arrivals, not throughput", gives the wall times and their ratio, with no verdict
+    rows = [dict(_case(policy, rep, (1490.0 + 10 * rep) * gain, "s", 0.0), arm=policy,
+                 policy=policy, wall_s=10.0 / gain, run_id="run")
+            for rep in range(3) for policy, gain in (("send", 1.0), ("cached", 1.17))]
+    (c,) = stats.compare_cases(rows)
+    res = type("R", (), {})()
+    res.cases, res.labels, res.metadata = pd.DataFrame(rows), [], {"run": {}}
+    (key, t), = findings._pair_tables(res)["tput"].items()
+    assert findings._wall_time_clause(res.cases, key, t, _where,
+                                      c["metrics"]["output_tokens_per_s"]) == (
+        "On `trace=azure-conv-timed:30` (msgpack), send ran 10.00 s and cached 8.55 s of "
+        "wall time, first arrival to last completion (means over repetitions): 1,500 → "
+        "1,755 tok/s (wall), +17.0 % [+17.0, +17.0] % (paired geometric mean over 3 "
+        "repetitions, arrival-bound: no verdict).")
