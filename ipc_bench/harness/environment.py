@@ -1011,10 +1011,43 @@ def _selection_lines(oa: dict, ob: dict, a: dict, b: dict) -> list[tuple[str, bo
             out.append((f"{FLAG_CASES[name]} differ: {_flag_text(oa, name, ea, a)} vs "
                         f"{_flag_text(ob, name, eb, b)}", False))
             continue
+        given = oa.get(name)
+        if name in oa and name in ob and given == ob.get(name) and given is not None:
+            out.append((_in_effect_line(name, given, ea, eb, a, b), False))
+            continue
         out.append((f"option --{name.replace('_', '-')} differs: "
                     f"{_selection_text(oa, name, ea)} vs {_selection_text(ob, name, eb)}",
                     False))
     return out
+
+
+#: What a case-selection option (``CASE_SELECTION_OPTIONS``, not a flag) chooses, as
+#: ``_in_effect_line`` names it.
+SELECTION_NAMES = {"policies": "policies", "codecs": "codecs",
+                   "num_spec_tokens": "draft counts", "transport": "transports"}
+
+
+def _in_effect_line(name: str, given: Any, ea: set[str], eb: set[str], a: dict,
+                    b: dict) -> str:
+    """The line of a case-selection option both runs (metadata ``a`` and ``b``) were
+    given as one value ``given`` but whose cases ran other values (``ea``, ``eb``):
+    what differs is the values in effect, not the option, e.g. ``transports in effect
+    differ: ipc vs ipc, shm, shm-block (--transport ipc in both; tp-broadcast's cases
+    run its --tp-transports, default)``: a tp-broadcast run's cases run the transports
+    of its broadcast (``options_taken``: a scenario that takes ``--tp-transports``)."""
+    def values(ran: set[str]) -> str:
+        return ", ".join(sorted(ran, key=_number_first))
+
+    why = [f"--{name.replace('_', '-')} {_text(given)} in both"]
+    if name == "transport":
+        for md in (a, b):
+            taken = options_taken(md.get("scenario"))
+            if taken is not None and "tp_transports" in taken:
+                chosen = (md.get("options") or {}).get("tp_transports")
+                why.append(f"{md.get('scenario')}'s cases run its --tp-transports, "
+                           f"{'default' if chosen is None else _text(chosen)}")
+    return (f"{SELECTION_NAMES.get(name, name)} in effect differ: {values(ea)} vs "
+            f"{values(eb)} ({'; '.join(dict.fromkeys(why))})")
 
 
 def _number_first(text: str) -> tuple:
@@ -1086,6 +1119,10 @@ def _option_lines(a: dict, b: dict) -> list[tuple[str, bool]]:
     for name in sorted(set(oa) | set(ob)):
         if name in CASE_SELECTION_OPTIONS:
             continue
+        if name in READER_OPTIONS and None not in taken and \
+                (name in taken[0]) != (name in taken[1]):
+            out.append((_reader_line(name, a, b, taken), False))
+            continue
         if name != "model" and any(t is not None and name not in t for t in taken):
             continue  # not an option of a run's scenario: nothing in effect to compare
         ea, eb = effective_option(a, name), effective_option(b, name)
@@ -1104,6 +1141,31 @@ def _option_lines(a: dict, b: dict) -> list[tuple[str, bool]]:
         out.append((f"option --{name.replace('_', '-')} differs: {shown[0]} vs {shown[1]}",
                     name not in _WORKLOAD_OPTIONS))
     return out
+
+
+#: Options of the readers of the broadcast (``--tp`` ranks, ``--pp`` stages), compared
+#: where one run's scenario takes the option and the other's does not (``_reader_line``):
+#: they set the shape of the system, not only a setting of its cases.
+READER_OPTIONS = ("tp", "pp")
+
+
+def _reader_line(name: str, a: dict, b: dict, taken: list) -> str:
+    """The line of reader option ``name`` (``READER_OPTIONS``) that the scenario of one
+    of runs ``a`` and ``b`` takes (``taken``: their ``options_taken``) and the other's
+    does not, ``a``'s first: the values in effect of the one (as ``_option_lines``
+    shows them) against ``none`` in the other, e.g. ``option --pp differs: default (1,
+    2) vs none (scenario tp-broadcast takes no --pp)``."""
+    flag = f"--{name.replace('_', '-')}"
+    shown = []
+    for md, t in zip((a, b), taken):
+        if name not in t:
+            shown.append(f"none (scenario {md.get('scenario')} takes no {flag})")
+            continue
+        given, ran = (md.get("options") or {}).get(name), effective_option(md, name)
+        shown.append(_text(given) if given is not None else
+                     f"default ({', '.join(sorted(ran, key=_number_first))})" if ran else
+                     "default")
+    return f"option {flag} differs: {shown[0]} vs {shown[1]}"
 
 
 def _same_trace_file(ta: dict, tb: dict) -> Optional[str]:
