@@ -865,7 +865,8 @@ def _trace_text(trace: dict) -> str:
 OPTION_SETTINGS: dict[str, str] = {
     "num_running": "labels.num_running", "tp": "labels.tp",
     "tp_transports": "labels.broadcast", "pp": "labels.pp",
-    "steps": "counted_steps", "trace_speedup": "trace_speedup", "model": "model.name",
+    "steps": "counted_steps", "warmup_steps": "warmup_steps",
+    "trace_speedup": "trace_speedup", "model": "model.name",
     "step_time_ms": "model.step_time_ms", "step_wait": "model.step_wait",
     "model_preset": "model.preset", "torch_threads": "model.num_threads",
     "device": "model.device", "attention": "model.attention",
@@ -1100,8 +1101,9 @@ def _option_lines(a: dict, b: dict) -> list[tuple[str, bool]]:
     ``a`` and ``b``, ``a``'s value first, each with whether it makes every shared
     workload incomparable (not one of ``_WORKLOAD_OPTIONS``). An option that either
     run's scenario does not take (``options_taken``: ``--steps`` of a replay) is not
-    compared: nothing of it is in effect there; except ``--model``, since every case
-    runs one (a soak's, which takes no ``--model``, is null). An option left to its
+    compared: nothing of it is in effect there; except those of ``EVERY_SCENARIO``
+    (``--model``, ``--warmup-steps``), and ``--tp`` / ``--pp`` where one run's scenario
+    takes it (``_reader_line``). An option left to its
     scenario's default prints as ``default``, followed by the values its cases ran
     with, or its scenario declares, where known (``effective_option``): ``option
     --model differs: torch vs default (null)``, ``option --max-requests differs: 40 vs
@@ -1110,7 +1112,9 @@ def _option_lines(a: dict, b: dict) -> list[tuple[str, bool]]:
     the same values are no difference (``--model null`` against a scenario whose model
     is null by default), other values are one, even where both runs left the option to
     their scenarios' defaults (``option --model differs: default (fixed-step) vs
-    default (null)``); where either is unknown, by the values as given."""
+    default (null)``); where either is unknown, by the values as given. A run written
+    before an option was recorded shows ``not recorded`` and the values its cases ran
+    with (``option --warmup-steps differs: 10 vs not recorded (30)``)."""
     oa, ob = a.get("options"), b.get("options")
     if not (isinstance(oa, dict) and isinstance(ob, dict)):
         return []
@@ -1123,7 +1127,7 @@ def _option_lines(a: dict, b: dict) -> list[tuple[str, bool]]:
                 (name in taken[0]) != (name in taken[1]):
             out.append((_reader_line(name, a, b, taken), False))
             continue
-        if name != "model" and any(t is not None and name not in t for t in taken):
+        if name not in EVERY_SCENARIO and any(t is not None and name not in t for t in taken):
             continue  # not an option of a run's scenario: nothing in effect to compare
         ea, eb = effective_option(a, name), effective_option(b, name)
         known = ea is not None and eb is not None
@@ -1133,6 +1137,8 @@ def _option_lines(a: dict, b: dict) -> list[tuple[str, bool]]:
         for md, o, e in ((a, oa, ea), (b, ob, eb)):
             if o.get(name) is not None:
                 shown.append(_text(o.get(name)))
+            elif name not in o and e:  # a run written before the option was recorded
+                shown.append(f"not recorded ({', '.join(sorted(e, key=_number_first))})")
             elif e:
                 shown.append(f"default ({', '.join(sorted(e, key=_number_first))})")
             else:
@@ -1143,6 +1149,11 @@ def _option_lines(a: dict, b: dict) -> list[tuple[str, bool]]:
     return out
 
 
+#: Options every scenario takes, compared whatever the runs' scenarios (``options_taken``
+#: lists the scenario options of ``scenario.SCENARIO_OPTIONS`` a scenario takes):
+#: ``--model``, since every case runs one (a soak's, which takes no ``--model``, is
+#: null), and ``--warmup-steps``, which is no scenario option but every scenario's.
+EVERY_SCENARIO = ("model", "warmup_steps")
 #: Options of the readers of the broadcast (``--tp`` ranks, ``--pp`` stages), compared
 #: where one run's scenario takes the option and the other's does not (``_reader_line``):
 #: they set the shape of the system, not only a setting of its cases.
