@@ -52,7 +52,13 @@ def footnote(summaries: Iterable[dict[str, Any]]) -> Optional[str]:
     ``* timings left out: N readers need N + 2 free cores, one each for them and the
     scheduler, a spare for the kernel and the harness's threads (N = 2 needs 4, N = 4
     needs 6); this machine has 2. Bytes and the oracles hold.``"""
-    found = [rc for rc in map(readers_and_cores, summaries) if rc is not None]
+    return footnote_of(rc for rc in map(readers_and_cores, summaries) if rc is not None)
+
+
+def footnote_of(found: Iterable[tuple[int, int]]) -> Optional[str]:
+    """``footnote`` of the ``(N, cores)`` pairs of the withheld cases
+    (``readers_and_cores``); ``None`` when there are none."""
+    found = list(found)
     if not found:
         return None
     needs = ", ".join(f"N = {n} needs {n + SPARE_CORES}" for n in sorted({n for n, _ in found}))

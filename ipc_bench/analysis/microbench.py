@@ -31,7 +31,12 @@ meets caches and branch predictors cooled by a whole scheduler or runner step, a
 pays two ``perf_counter_ns`` calls; pyperf's loop runs the serializer back to back
 over a working set of up to 200 messages (several MiB at 256 requests, more than
 the L2 cache). Both run with the garbage collector on and the set-up heap frozen.
-The ratio is reported as a finding.
+The ratio is reported as a finding. The in-loop figures of a case whose run withheld
+its timings (``analysis.cores``: a ``--tp`` / ``--pp`` case with N readers on fewer
+than N + 2 cores) are not shown, as the run's own tables do not show them: each such
+row is marked ``timings_withheld`` in ``in_loop_vs_pyperf.json`` (its raw numbers
+kept) and reads ``-*`` in the table, its ratio ``-``; pyperf's figures, timed here
+apart from the run, are shown.
 
 How the processes fit: this command (the coordinator) starts, per arm,
 ``bench.py microbench RUN_DIR --policy ARM [selection] [pyperf options] --arm-json
@@ -527,14 +532,26 @@ def _coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
         return 1
     finally:
         progress.close()
-    return _report(selected, {a: out_dir / arm_file_name(a) for a in arms}, how.format_rows)
+    return _report(selected, {a: out_dir / arm_file_name(a) for a in arms}, how.format_rows,
+                   run_cases(ns.run_dir))
+
+
+def run_cases(run_dir: str) -> dict[str, dict[str, Any]]:
+    """The case summaries of ``run_dir``'s ``summary.json`` by ``case_id`` (those that
+    are objects with one), as ``in_loop_vs_pyperf`` reads them."""
+    from ipc_bench.analysis.results import read_summary
+
+    cases = read_summary(run_dir).get("cases")
+    return {c["case_id"]: c for c in cases if isinstance(c, dict) and "case_id" in c} \
+        if isinstance(cases, list) else {}
 
 
 def _report(selected: list[tuple[Path, CaptureInfo]], files: dict[str, Path],
-            format_rows: Callable[[list[dict[str, Any]]], str]) -> int:
+            format_rows: Callable[[list[dict[str, Any]]], str],
+            cases: Optional[dict[str, dict[str, Any]]] = None) -> int:
     """Write and print the in-loop against pyperf rows and the pyperf commands."""
     caps = [load_capture(p) for p, _ in selected]
-    rows = in_loop_vs_pyperf(caps, files)
+    rows = in_loop_vs_pyperf(caps, files, cases)
     out_dir = next(iter(files.values())).parent
     with signals.deferred():
         (out_dir / "in_loop_vs_pyperf.json").write_text(json.dumps(rows, indent=1) + "\n")
@@ -547,14 +564,23 @@ def _report(selected: list[tuple[Path, CaptureInfo]], files: dict[str, Path],
     return 0
 
 
-def in_loop_vs_pyperf(caps: list[CaptureFile], files: dict[str, Path]) -> list[dict[str, Any]]:
+def in_loop_vs_pyperf(caps: list[CaptureFile], files: dict[str, Path],
+                      cases: Optional[dict[str, dict[str, Any]]] = None
+                      ) -> list[dict[str, Any]]:
     """One row per (arm, workload, direction, codec, op): the run's in-loop ns per
     message (mean, median) over the captured steps and pyperf's (mean, stdev, median)
-    for the same messages, with ``in_loop_to_pyperf`` = in-loop mean / pyperf mean."""
+    for the same messages, with ``in_loop_to_pyperf`` = in-loop mean / pyperf mean,
+    and ``timings_withheld``: whether the run withheld the timings of the row's case
+    (``cases``, the run's case summaries by ``case_id``; ``cores.readers_and_cores``),
+    with its ``readers`` (N) and ``cores`` then (``None`` otherwise); such a row keeps
+    its in-loop numbers, which the table does not show."""
     import statistics
 
     import pyperf
 
+    from ipc_bench.analysis import cores as core_rule
+
+    cases = cases or {}
     rows = []
     for arm, path in files.items():
         suite = pyperf.BenchmarkSuite.load(str(path))
@@ -570,6 +596,7 @@ def in_loop_vs_pyperf(caps: list[CaptureFile], files: dict[str, Path]) -> list[d
                 py_mean = bench.mean() * 1e9
                 py_stdev = bench.stdev() * 1e9 if bench.get_nvalue() > 1 else 0.0
                 loop_mean = statistics.fmean(in_loop)
+                held = core_rule.readers_and_cores(cases.get(cap.case_id) or {})
                 rows.append(dict(
                     arm=arm, workload=cap.workload, direction=cap.direction,
                     codec=cap.codec, op=op, case_id=cap.case_id, messages=len(cap.frames),
@@ -577,5 +604,7 @@ def in_loop_vs_pyperf(caps: list[CaptureFile], files: dict[str, Path]) -> list[d
                     in_loop_mean_ns=loop_mean, in_loop_median_ns=statistics.median(in_loop),
                     pyperf_mean_ns=py_mean, pyperf_stdev_ns=py_stdev,
                     pyperf_median_ns=bench.median() * 1e9,
-                    in_loop_to_pyperf=loop_mean / py_mean if py_mean else None))
+                    in_loop_to_pyperf=loop_mean / py_mean if py_mean else None,
+                    timings_withheld=held is not None,
+                    readers=held[0] if held else None, cores=held[1] if held else None))
     return rows

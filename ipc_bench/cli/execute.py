@@ -253,6 +253,8 @@ def run_metadata(args, cases, trace_sha256: Optional[str] = None,
     # scenario's default) and the replayed trace's content.
     metadata["options"] = {f: getattr(args, f, None) for f in SCENARIO_OPTIONS
                            if f != "trace"}
+    # ... and --warmup-steps, which every scenario takes (``environment.EVERY_SCENARIO``).
+    metadata["options"]["warmup_steps"] = getattr(args, "warmup_steps", None)
     # ... and those that choose the cases in every scenario (``environment.
     # CASE_SELECTION_OPTIONS``): None where not given, a flag as given.
     metadata["options"].update(

@@ -865,7 +865,8 @@ def _trace_text(trace: dict) -> str:
 OPTION_SETTINGS: dict[str, str] = {
     "num_running": "labels.num_running", "tp": "labels.tp",
     "tp_transports": "labels.broadcast", "pp": "labels.pp",
-    "steps": "counted_steps", "trace_speedup": "trace_speedup", "model": "model.name",
+    "steps": "counted_steps", "warmup_steps": "warmup_steps",
+    "trace_speedup": "trace_speedup", "model": "model.name",
     "step_time_ms": "model.step_time_ms", "step_wait": "model.step_wait",
     "model_preset": "model.preset", "torch_threads": "model.num_threads",
     "device": "model.device", "attention": "model.attention",
@@ -1011,10 +1012,43 @@ def _selection_lines(oa: dict, ob: dict, a: dict, b: dict) -> list[tuple[str, bo
             out.append((f"{FLAG_CASES[name]} differ: {_flag_text(oa, name, ea, a)} vs "
                         f"{_flag_text(ob, name, eb, b)}", False))
             continue
+        given = oa.get(name)
+        if name in oa and name in ob and given == ob.get(name) and given is not None:
+            out.append((_in_effect_line(name, given, ea, eb, a, b), False))
+            continue
         out.append((f"option --{name.replace('_', '-')} differs: "
                     f"{_selection_text(oa, name, ea)} vs {_selection_text(ob, name, eb)}",
                     False))
     return out
+
+
+#: What a case-selection option (``CASE_SELECTION_OPTIONS``, not a flag) chooses, as
+#: ``_in_effect_line`` names it.
+SELECTION_NAMES = {"policies": "policies", "codecs": "codecs",
+                   "num_spec_tokens": "draft counts", "transport": "transports"}
+
+
+def _in_effect_line(name: str, given: Any, ea: set[str], eb: set[str], a: dict,
+                    b: dict) -> str:
+    """The line of a case-selection option both runs (metadata ``a`` and ``b``) were
+    given as one value ``given`` but whose cases ran other values (``ea``, ``eb``):
+    what differs is the values in effect, not the option, e.g. ``transports in effect
+    differ: ipc vs ipc, shm, shm-block (--transport ipc in both; tp-broadcast's cases
+    run its --tp-transports, default)``: a tp-broadcast run's cases run the transports
+    of its broadcast (``options_taken``: a scenario that takes ``--tp-transports``)."""
+    def values(ran: set[str]) -> str:
+        return ", ".join(sorted(ran, key=_number_first))
+
+    why = [f"--{name.replace('_', '-')} {_text(given)} in both"]
+    if name == "transport":
+        for md in (a, b):
+            taken = options_taken(md.get("scenario"))
+            if taken is not None and "tp_transports" in taken:
+                chosen = (md.get("options") or {}).get("tp_transports")
+                why.append(f"{md.get('scenario')}'s cases run its --tp-transports, "
+                           f"{'default' if chosen is None else _text(chosen)}")
+    return (f"{SELECTION_NAMES.get(name, name)} in effect differ: {values(ea)} vs "
+            f"{values(eb)} ({'; '.join(dict.fromkeys(why))})")
 
 
 def _number_first(text: str) -> tuple:
@@ -1067,8 +1101,9 @@ def _option_lines(a: dict, b: dict) -> list[tuple[str, bool]]:
     ``a`` and ``b``, ``a``'s value first, each with whether it makes every shared
     workload incomparable (not one of ``_WORKLOAD_OPTIONS``). An option that either
     run's scenario does not take (``options_taken``: ``--steps`` of a replay) is not
-    compared: nothing of it is in effect there; except ``--model``, since every case
-    runs one (a soak's, which takes no ``--model``, is null). An option left to its
+    compared: nothing of it is in effect there; except those of ``EVERY_SCENARIO``
+    (``--model``, ``--warmup-steps``), and ``--tp`` / ``--pp`` where one run's scenario
+    takes it (``_reader_line``). An option left to its
     scenario's default prints as ``default``, followed by the values its cases ran
     with, or its scenario declares, where known (``effective_option``): ``option
     --model differs: torch vs default (null)``, ``option --max-requests differs: 40 vs
@@ -1077,7 +1112,9 @@ def _option_lines(a: dict, b: dict) -> list[tuple[str, bool]]:
     the same values are no difference (``--model null`` against a scenario whose model
     is null by default), other values are one, even where both runs left the option to
     their scenarios' defaults (``option --model differs: default (fixed-step) vs
-    default (null)``); where either is unknown, by the values as given."""
+    default (null)``); where either is unknown, by the values as given. A run written
+    before an option was recorded shows ``not recorded`` and the values its cases ran
+    with (``option --warmup-steps differs: 10 vs not recorded (30)``)."""
     oa, ob = a.get("options"), b.get("options")
     if not (isinstance(oa, dict) and isinstance(ob, dict)):
         return []
@@ -1086,7 +1123,11 @@ def _option_lines(a: dict, b: dict) -> list[tuple[str, bool]]:
     for name in sorted(set(oa) | set(ob)):
         if name in CASE_SELECTION_OPTIONS:
             continue
-        if name != "model" and any(t is not None and name not in t for t in taken):
+        if name in READER_OPTIONS and None not in taken and \
+                (name in taken[0]) != (name in taken[1]):
+            out.append((_reader_line(name, a, b, taken), False))
+            continue
+        if name not in EVERY_SCENARIO and any(t is not None and name not in t for t in taken):
             continue  # not an option of a run's scenario: nothing in effect to compare
         ea, eb = effective_option(a, name), effective_option(b, name)
         known = ea is not None and eb is not None
@@ -1096,6 +1137,8 @@ def _option_lines(a: dict, b: dict) -> list[tuple[str, bool]]:
         for md, o, e in ((a, oa, ea), (b, ob, eb)):
             if o.get(name) is not None:
                 shown.append(_text(o.get(name)))
+            elif name not in o and e:  # a run written before the option was recorded
+                shown.append(f"not recorded ({', '.join(sorted(e, key=_number_first))})")
             elif e:
                 shown.append(f"default ({', '.join(sorted(e, key=_number_first))})")
             else:
@@ -1104,6 +1147,36 @@ def _option_lines(a: dict, b: dict) -> list[tuple[str, bool]]:
         out.append((f"option --{name.replace('_', '-')} differs: {shown[0]} vs {shown[1]}",
                     name not in _WORKLOAD_OPTIONS))
     return out
+
+
+#: Options every scenario takes, compared whatever the runs' scenarios (``options_taken``
+#: lists the scenario options of ``scenario.SCENARIO_OPTIONS`` a scenario takes):
+#: ``--model``, since every case runs one (a soak's, which takes no ``--model``, is
+#: null), and ``--warmup-steps``, which is no scenario option but every scenario's.
+EVERY_SCENARIO = ("model", "warmup_steps")
+#: Options of the readers of the broadcast (``--tp`` ranks, ``--pp`` stages), compared
+#: where one run's scenario takes the option and the other's does not (``_reader_line``):
+#: they set the shape of the system, not only a setting of its cases.
+READER_OPTIONS = ("tp", "pp")
+
+
+def _reader_line(name: str, a: dict, b: dict, taken: list) -> str:
+    """The line of reader option ``name`` (``READER_OPTIONS``) that the scenario of one
+    of runs ``a`` and ``b`` takes (``taken``: their ``options_taken``) and the other's
+    does not, ``a``'s first: the values in effect of the one (as ``_option_lines``
+    shows them) against ``none`` in the other, e.g. ``option --pp differs: default (1,
+    2) vs none (scenario tp-broadcast takes no --pp)``."""
+    flag = f"--{name.replace('_', '-')}"
+    shown = []
+    for md, t in zip((a, b), taken):
+        if name not in t:
+            shown.append(f"none (scenario {md.get('scenario')} takes no {flag})")
+            continue
+        given, ran = (md.get("options") or {}).get(name), effective_option(md, name)
+        shown.append(_text(given) if given is not None else
+                     f"default ({', '.join(sorted(ran, key=_number_first))})" if ran else
+                     "default")
+    return f"option {flag} differs: {shown[0]} vs {shown[1]}"
 
 
 def _same_trace_file(ta: dict, tb: dict) -> Optional[str]:

@@ -1010,9 +1010,54 @@ _CASE_DEFAULTS = {"async_scheduling": False, "frontend": False, "tp": None, "pp"
                   "trace_speedup": None, "floor": True, "cpu_affinity": None}
 
 
+#: How the Configuration table marks a group of cases that did not run to the end
+#: (``case_states``); finished cases carry no mark.
+DID_NOT_FINISH, NOT_RUN, LEFT_OUT_ON_LOADING = ("did not finish", "not run",
+                                                "left out on loading")
+#: Under a Configuration table with such groups, one sentence per mark shown.
+CASE_STATE_NOTES = {
+    DID_NOT_FINISH: f"`{DID_NOT_FINISH}`: started but did not finish (the run's status "
+                    "says why); left out of every finding, table and figure.",
+    NOT_RUN: f"`{NOT_RUN}`: in the run's grid, never started: the run stopped before it.",
+    LEFT_OUT_ON_LOADING: f"`{LEFT_OUT_ON_LOADING}`: recorded, but left out when the run "
+                         "was loaded (its warnings say why)."}
+
+
+def case_states(results, run_id: str) -> dict[str, str]:
+    """Each case id of run ``run_id``'s grid (``metadata["cases"]``) that did not run
+    to the end -> why, as ``absent_base_cases`` tells it: ``DID_NOT_FINISH`` (recorded
+    not complete, ``Results.unfinished``; or not recorded but named by the run's
+    problems or ``status_detail``: one stopped as it started), ``LEFT_OUT_ON_LOADING``
+    (named by a warning of its loading), ``NOT_RUN`` (never recorded: the run stopped
+    before it). A finished case is not in it. ``results`` without ``cases`` (a bare
+    object with ``metadata`` and ``status``): every case counts as finished."""
+    cases = getattr(results, "cases", None)
+    if cases is None:
+        return {}
+    recorded = ({str(c) for r, c in zip(cases["run_id"], cases["case_id"]) if r == run_id}
+                if not cases.empty else set())
+    out = {u["case_id"]: DID_NOT_FINISH for u in results.unfinished()
+           if u["run_id"] == run_id}
+    warned = " ".join((results.warnings or {}).get(run_id) or [])
+    stopped = " ".join([*((results.problems or {}).get(run_id) or []),
+                        (results.status_detail or {}).get(run_id) or ""])
+    for c in results.metadata[run_id].get("cases") or []:
+        case_id = str(c.get("case_id")) if isinstance(c, dict) else None
+        if case_id is None or case_id in recorded:
+            continue
+        out[case_id] = (DID_NOT_FINISH if re.search(
+                            rf"(^|\s){re.escape(case_id)}(:|\s|,|$)", stopped)
+                        else LEFT_OUT_ON_LOADING if repr(case_id) in warned else NOT_RUN)
+    return out
+
+
 def _config_blocks(results, run_id: str) -> list[Block]:
     """The run's settings: a list (scenario, command, status, options) and a table of
-    the case settings, one row per group of cases that share them; a model setting
+    the case settings, one row per group of cases that share them and how they went
+    (``case_states``), ``1 case: ID`` or ``3 cases: FIRST … LAST``, followed by the
+    state of a group that did not finish (``(not run)``, ``(did not finish)``), with a
+    line under the table for each state shown (``CASE_STATE_NOTES``); ``results``:
+    every case loaded, unfinished ones included. A model setting
     the case's model does not use (``scenario.model_uses``: the null model's
     ``step_time_ms``), or ``spec_acceptance`` without drafts, is left out. A case's
     ``cpu_affinity`` (``--cpu-affinity``) is shown as the option reads it (``0,1``)."""
@@ -1026,27 +1071,34 @@ def _config_blocks(results, run_id: str) -> list[Block]:
         "command: `" + " ".join(md.get("command_line") or []) + "`",
         f"status: {results.status[run_id]}",
     ] + _run_option_lines(md))]
-    groups: dict[str, list[str]] = {}
+    states = case_states(results, run_id)
+    groups: dict[tuple[str, str], list[str]] = {}
     for c in md.get("cases") or []:
         conf = {k: v for k, v in c.items() if k not in ("case_id", "labels", "policy",
                                                          "codec", "repetition")
                 and not (k in _CASE_DEFAULTS and v == _CASE_DEFAULTS[k])}
-        groups.setdefault(json.dumps(conf, sort_keys=True), []).append(c["case_id"])
+        state = states.get(str(c["case_id"]), "")
+        groups.setdefault((json.dumps(conf, sort_keys=True), state), []).append(c["case_id"])
     rows = []
-    for conf, ids in groups.items():
+    for (conf, state), ids in groups.items():
         c = json.loads(conf)
         sched = c.pop("scheduler", {})
         model = c.pop("model", {})
         if isinstance(model, dict):
             model = {k: v for k, v in model.items() if model_uses(str(model.get("name")), k)
                      and not (k == "spec_acceptance" and not sched.get("num_spec_tokens"))}
-        rows.append([f"{len(ids)}: {ids[0]}" + (f" … {ids[-1]}" if len(ids) > 1 else ""),
+        rows.append([f"{len(ids)} case{'' if len(ids) == 1 else 's'}: {ids[0]}"
+                     + (f" … {ids[-1]}" if len(ids) > 1 else "")
+                     + (f" ({state})" if state else ""),
                      ", ".join(f"{k}={v}" for k, v in sched.items()),
                      ", ".join(f"{k}={v}" for k, v in model.items()),
                      ", ".join(f"{k}={','.join(v) if k == 'cpu_affinity' else v}"
                                for k, v in c.items())])
     if rows:
         blocks.append(("table", ["cases", "scheduler", "model", "run"], rows))
+        shown = [CASE_STATE_NOTES[s] for s in CASE_STATE_NOTES if s in states.values()]
+        if shown:
+            blocks.append(("p", " ".join(shown)))
     return blocks
 
 
@@ -1343,7 +1395,7 @@ def _run_blocks(results, run_id: str, level: int, prefix: str,
     blocks.extend(_pp_blocks(one, level))
     blocks.extend(_replica_blocks(one, level))
     blocks.append(("h", level, "Configuration"))
-    blocks.extend(_config_blocks(one, run_id))
+    blocks.extend(_config_blocks(whole, run_id))  # every case of its grid, each as it went
     blocks.append(("h", level, "Environment"))
     blocks.append(("table", ["field", "value"], _env_rows(one.metadata[run_id])))
     return blocks

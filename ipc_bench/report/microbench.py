@@ -8,6 +8,7 @@ import sys
 import time
 from typing import IO, Any, Optional
 
+from ipc_bench.analysis import cores
 from ipc_bench.harness.progress import progress_enabled
 from ipc_bench.report.tables import render
 
@@ -85,26 +86,55 @@ class MicrobenchProgress:
             self.bar = None
 
 
+#: The cell of an in-loop timing the run withheld (``analysis.cores``), as the report's
+#: side-by-side tables show a run's withheld cell.
+WITHHELD_CELL = "-" + cores.MARK
+#: Under the table, after the case tables' footnote (``cores.footnote``), when a row
+#: shows ``WITHHELD_CELL``.
+WITHHELD_NOTE = (f"{WITHHELD_CELL}: the run's in-loop timing of such a case, withheld as in "
+                 "its own tables; a ratio drawn from it is - too (pyperf's, timed here "
+                 "apart from the run, is shown)")
+
+
 def format_in_loop_vs_pyperf(rows: list[dict[str, Any]]) -> str:
-    """Plain-text table of ``in_loop_vs_pyperf`` rows (times in µs per message)."""
+    """Plain-text table of ``in_loop_vs_pyperf`` rows (times in µs per message). A row
+    whose case's timings the run withheld (``timings_withheld``: N readers on fewer than
+    N + 2 cores, ``analysis.cores``) shows ``-*`` for the in-loop mean and median and
+    ``-`` for their ratio to pyperf, under the case tables' footnote and
+    ``WITHHELD_NOTE``, and is left out of the ratios' summary lines."""
     header = ["arm", "workload", "dir", "codec", "op", "bytes", "in-loop mean us",
               "in-loop median us", "pyperf us", "in-loop / pyperf"]
-    body = [[r["arm"], r["workload"], r["direction"], r["codec"], r["op"],
-             f"{r['mean_payload_bytes']:,.0f}", f"{r['in_loop_mean_ns'] / 1e3:.2f}",
-             f"{r['in_loop_median_ns'] / 1e3:.2f}",
-             f"{r['pyperf_mean_ns'] / 1e3:.2f} +- {r['pyperf_stdev_ns'] / 1e3:.2f}",
-             f"{r['in_loop_to_pyperf']:.2f}" if r["in_loop_to_pyperf"] else "-"]
-            for r in rows]
+    body = []
+    for r in rows:
+        held = r.get("timings_withheld")
+        loop = ([WITHHELD_CELL] * 2 if held else
+                [f"{r['in_loop_mean_ns'] / 1e3:.2f}", f"{r['in_loop_median_ns'] / 1e3:.2f}"])
+        ratio = (f"{r['in_loop_to_pyperf']:.2f}" if r["in_loop_to_pyperf"] and not held
+                 else "-")
+        body.append([r["arm"], r["workload"], r["direction"], r["codec"], r["op"],
+                     f"{r['mean_payload_bytes']:,.0f}", *loop,
+                     f"{r['pyperf_mean_ns'] / 1e3:.2f} +- {r['pyperf_stdev_ns'] / 1e3:.2f}",
+                     ratio])
     lines = ["\nin-loop (the run's own timing of these messages) vs pyperf (isolated)",
              render(header, body, left=len(header))]
+    note = cores.footnote_of((r["readers"], r["cores"]) for r in rows
+                             if r.get("timings_withheld"))
+    if note:
+        lines += [note, WITHHELD_NOTE]
     for op in ("encode", "decode"):
-        ratios = sorted(r["in_loop_to_pyperf"] for r in rows
-                        if r["op"] == op and r["in_loop_to_pyperf"])
+        shown = [r for r in rows if r["op"] == op and r["in_loop_to_pyperf"]]
+        ratios = sorted(r["in_loop_to_pyperf"] for r in shown if not r.get("timings_withheld"))
+        held = len(shown) - len(ratios)
+        left_out = f", {held} withheld ({cores.MARK}) left out" if held else ""
         if ratios:
             mid = ratios[len(ratios) // 2] if len(ratios) % 2 else (
                 ratios[len(ratios) // 2 - 1] + ratios[len(ratios) // 2]) / 2
             lines.append(f"{op}: in-loop mean / pyperf mean: median {mid:.2f} "
                          f"(range {ratios[0]:.2f} .. {ratios[-1]:.2f}) over {len(ratios)} "
-                         "benchmarks; > 1: the loop's calls run colder (caches, branch "
-                         "predictors) and pay two clock reads")
+                         f"benchmarks{left_out}; > 1: the loop's calls run colder (caches, "
+                         "branch predictors) and pay two clock reads")
+        elif held:
+            which = f"all {held} benchmarks" if held > 1 else "its one benchmark"
+            lines.append(f"{op}: in-loop mean / pyperf mean: none shown, the run withheld "
+                         f"the in-loop timings of {which} ({cores.MARK})")
     return "\n".join(lines)

@@ -487,7 +487,7 @@ def test_the_configuration_block_shows_the_options_that_shaped_the_run(tmp_path,
     config = md[md.index("## Configuration"):md.index("## Environment")]
     digest = hashlib.sha256(b"1,5\n2,7\n").hexdigest()
     assert f"- token ids: `hist:{hist}`, sha256 `{digest}`" in config.splitlines()
-    row = [line for line in config.splitlines() if line.startswith("| 1: ")]
+    row = [line for line in config.splitlines() if line.startswith("| 1 case: ")]
     assert len(row) == 1
     sched, model, run_col = row[0].split(" | ")[1:4]
     assert "num_spec_tokens=2" in sched.split(", ")
@@ -520,7 +520,7 @@ def test_the_configuration_block_names_async_pp_tp_and_remote_runners():
     blocks = _config_blocks(results, "r")
     assert blocks[0][1][3] == "remote runners: 2 on 10.0.0.5 (ports {'ctl': 5600})"
     runs = {row[0]: row[3] for row in blocks[1][2]}
-    assert runs == {"1: a": "arm=cached, transport=tcp",
-                    "1: b": "arm=cached+async, async_scheduling=True, transport=tcp",
-                    "1: c": "arm=cached, floor=False, pp=2, transport=tcp",
-                    "1: d": "arm=cached, tp=4, transport=tcp"}
+    assert runs == {"1 case: a": "arm=cached, transport=tcp",
+                    "1 case: b": "arm=cached+async, async_scheduling=True, transport=tcp",
+                    "1 case: c": "arm=cached, floor=False, pp=2, transport=tcp",
+                    "1 case: d": "arm=cached, tp=4, transport=tcp"}

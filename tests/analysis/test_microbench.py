@@ -322,3 +322,61 @@ def test_an_unreadable_summary_is_refused_as_report_refuses_it(run_dir, tmp_path
         assert main([command, str(run)]) == 2
         assert capsys.readouterr().err == f"bench.py {command}: error: {line}\n"
     assert not (run / "microbench").exists() and not (run / "report").exists()
+
+
+#: The case tables' footnote of a case of 2 readers on 2 cores (``cores.footnote``).
+WITHHELD_FOOTNOTE = (
+    "* timings left out: N readers need N + 2 free cores, one each for them and the "
+    "scheduler, a spare for the kernel and the harness's threads (N = 2 needs 4); this "
+    "machine has 2. Bytes and the oracles hold.")
+WITHHELD_NOTE = ("-*: the run's in-loop timing of such a case, withheld as in its own "
+                 "tables; a ratio drawn from it is - too (pyperf's, timed here apart from "
+                 "the run, is shown)")
+
+
+def test_a_case_whose_run_withheld_its_timings_shows_none_in_loop(run_dir, tmp_path):
+    """A --pp case on too few cores (analysis.cores): the run's tables show its timings
+    as -, so microbench shows its in-loop times as -* and its ratio as -, with the same
+    footnote; pyperf's time is shown; the JSON keeps the numbers, flagged."""
+    run = tmp_path / "run"
+    shutil.copytree(run_dir, run, ignore=shutil.ignore_patterns("microbench", "report"))
+    summary = json.loads((run / "summary.json").read_text())
+    for case in summary["cases"]:
+        if case["case_id"] == "num_running=4/send/msgpack#0":
+            case.update(pp=2, pp_cores=2, pp_timings_withheld=True)
+    (run / "summary.json").write_text(json.dumps(summary))
+    out = tmp_path / "mb"
+    proc = _microbench([run, "--output", out, "--num-running", "4", "--directions", "s2r",
+                        "--ops", "encode", *QUICK])
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    rows = {line.split()[0]: line.split() for line in lines
+            if line.startswith(("send ", "cached "))}
+    assert rows["send"][6:8] == ["-*", "-*"] and rows["send"][-1] == "-"
+    assert re.fullmatch(r"\d+\.\d\d", rows["send"][8])  # pyperf's own time is shown
+    assert all(re.fullmatch(r"\d+\.\d\d", c) for c in rows["cached"][6:8] + rows["cached"][-1:])
+    at = lines.index(WITHHELD_FOOTNOTE)
+    assert lines[at + 1] == WITHHELD_NOTE
+    assert re.fullmatch(r"encode: in-loop mean / pyperf mean: median \S+ \(range \S+ \.\. \S+\)"
+                        r" over 1 benchmarks, 1 withheld \(\*\) left out; > 1: .*",
+                        lines[at + 2]), lines[at + 2]
+    data = {r["arm"]: r for r in json.loads((out / "in_loop_vs_pyperf.json").read_text())}
+    assert (data["send"]["timings_withheld"], data["send"]["readers"],
+            data["send"]["cores"]) == (True, 2, 2)
+    assert data["send"]["in_loop_mean_ns"] > 0  # kept, as summary.json keeps them
+    assert (data["cached"]["timings_withheld"], data["cached"]["readers"]) == (False, None)
+
+
+def test_every_case_withheld_gives_no_ratio_summary():
+    from ipc_bench.report.microbench import format_in_loop_vs_pyperf
+
+    row = dict(arm="send", workload="num_running=4,pp=2", direction="s2r", codec="msgpack",
+               op="decode", mean_payload_bytes=1234.0, in_loop_mean_ns=5000.0,
+               in_loop_median_ns=4000.0, pyperf_mean_ns=2500.0, pyperf_stdev_ns=100.0,
+               in_loop_to_pyperf=2.0, timings_withheld=True, readers=2, cores=2)
+    lines = format_in_loop_vs_pyperf([row]).splitlines()
+    assert lines[-4].split() == ["send", "num_running=4,pp=2", "s2r", "msgpack", "decode",
+                                 "1,234", "-*", "-*", "2.50", "+-", "0.10", "-"]
+    assert lines[-3:] == [WITHHELD_FOOTNOTE, WITHHELD_NOTE,
+                          "decode: in-loop mean / pyperf mean: none shown, the run withheld "
+                          "the in-loop timings of its one benchmark (*)"]

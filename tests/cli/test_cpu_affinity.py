@@ -157,7 +157,7 @@ def test_the_configuration_table_shows_the_sets_as_the_option_reads_them(tmp_pat
 
     table = _config_blocks(Results(), "r")[-1]
     assert table == ("table", ["cases", "scheduler", "model", "run"],
-                     [["1: a", "", "", "cpu_affinity=0,1-3, transport=ipc"]])
+                     [["1 case: a", "", "", "cpu_affinity=0,1-3, transport=ipc"]])
 
 
 def test_the_cores_a_case_may_share_are_those_of_its_sets_together():

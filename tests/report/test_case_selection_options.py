@@ -111,3 +111,53 @@ def test_the_transport_is_an_option_difference_where_no_arm_is_shared():
         "case setting transport differs: inproc, shm vs inproc, ipc (workload "
         "num_running=4)"],
         ["num_running=4"])
+
+
+def _readers_md(scenario: str, cases: list[tuple[dict, str]], **options) -> dict:
+    """Metadata of a ``scenario`` run (``pp``, ``tp-broadcast``) of one send case per
+    (labels, transport) of ``cases``, every option left to its default but ``options``."""
+    given = {name: None for name in ("tp", "pp", "tp_transports", "codecs", "policies")}
+    given.update(transport="ipc", **options)
+    return dict(seed=0, scenario=scenario, options=given, cases=[
+        dict(case_id=f"c{i}", labels=labels, policy="send", arm="send", codec="msgpack",
+             transport=transport, repetition=0) for i, (labels, transport) in enumerate(cases)])
+
+
+def test_one_transport_given_to_both_runs_is_no_option_difference():
+    """Both runs given --transport ipc, a tp-broadcast run's cases ran its broadcast's
+    transports: the transports in effect differ, not the option, and --tp / --pp,
+    which one scenario takes and the other does not, are stated."""
+    pp = _readers_md("pp", [({"num_running": 4, "pp": 1}, "ipc"),
+                            ({"num_running": 4, "pp": 2}, "ipc")])
+    tp = _readers_md("tp-broadcast", [
+        ({"num_running": 4, "tp": 1, "broadcast": b}, b) for b in ("ipc", "shm-block", "shm")]
+        + [({"num_running": 4, "tp": 2, "broadcast": "ipc"}, "ipc")])
+    assert compare_settings(pp, tp) == ([
+        "transports in effect differ: ipc vs ipc, shm, shm-block (--transport ipc in both; "
+        "tp-broadcast's cases run its --tp-transports, default)",
+        "option --pp differs: default (1, 2) vs none (scenario tp-broadcast takes no --pp)",
+        "option --tp differs: none (scenario pp takes no --tp) vs default (1, 2)"], [])
+    given = _readers_md("tp-broadcast", [
+        ({"num_running": 4, "tp": 2, "broadcast": "shm-block"}, "shm-block")],
+        tp=[2], tp_transports=["shm-block"])
+    assert compare_settings(given, pp)[0] == [
+        "transports in effect differ: shm-block vs ipc (--transport ipc in both; "
+        "tp-broadcast's cases run its --tp-transports, [shm-block])",
+        "option --pp differs: none (scenario tp-broadcast takes no --pp) vs default (1, 2)",
+        "option --tp differs: [2] vs none (scenario pp takes no --tp)"]
+    # the same broadcast transport as the pp run's: no transport line at all
+    alike = _readers_md("tp-broadcast", [({"num_running": 4, "tp": 1, "broadcast": "ipc"},
+                                          "ipc")], tp_transports=["ipc"])
+    assert compare_settings(alike, pp)[0] == [
+        "option --pp differs: none (scenario tp-broadcast takes no --pp) vs default (1, 2)",
+        "option --tp differs: default (1) vs none (scenario pp takes no --tp)"]
+
+
+def test_codecs_given_alike_but_run_otherwise_say_the_codecs_in_effect():
+    """Both given --codecs msgpack,pickle, one ran msgpack alone (as a scenario may
+    leave one out): never ``[msgpack, pickle] vs [msgpack, pickle] (in effect: ...)``."""
+    a = _md("send", "ipc", dict(codecs=["msgpack", "pickle"]))
+    b = _md("send", "ipc", dict(codecs=["msgpack", "pickle"]))
+    b["cases"][0]["codec"] = "pickle"
+    assert compare_settings(a, b)[0] == [
+        "codecs in effect differ: msgpack vs pickle (--codecs [msgpack, pickle] in both)"]

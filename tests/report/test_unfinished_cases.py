@@ -140,3 +140,38 @@ def test_a_failed_runs_note_says_it_failed(finished_run, tmp_path):
     md = (tmp_path / "rep" / "report.md").read_text()
     assert (f"> **Note:** This run failed: {LAST}: {error}. Its figures cover the cases "
             "that finished.") in md
+
+
+def test_the_configuration_table_marks_the_cases_that_did_not_run_to_the_end(
+        finished_run, tmp_path):
+    """A run failed in its third case: that case did not finish, the fourth never ran.
+    Each row counts its cases (``1 case:``) and says how they went; the finished ones
+    carry no mark."""
+    where = tmp_path / "failed"
+    copy_as_another_run(finished_run, where)
+    summary = json.loads((where / "summary.json").read_text())
+    ids = [c["case_id"] for c in summary["metadata"]["cases"]]
+    assert [c["case_id"] for c in summary["cases"]] == ids == [
+        "num_running=4/send/msgpack#0", "num_running=4/cached/msgpack#0",
+        "num_running=4/send/none#0", LAST]
+    error = "runner process 4242 was killed by SIGKILL"
+    summary["cases"][2].update(complete=False, error=error, failed_step=12)
+    del summary["cases"][3]  # and its rows: it never ran
+    for name in ("steps.csv", "requests.csv", "floor.csv", "itl.csv"):
+        if (where / name).exists():
+            lines = (where / name).read_text().splitlines(keepends=True)
+            (where / name).write_text("".join(
+                ln for ln in lines if not ln.startswith(LAST + ",")))
+    summary.update(status="failed", problems=[f"{ids[2]}: {error}"], failed_case=ids[2])
+    (where / "summary.json").write_text(json.dumps(summary))
+    assert cli.main(["report", str(where), "--output", str(tmp_path / "rep"),
+                     "--no-figures"]) == 0
+    config = _section((tmp_path / "rep" / "report.md").read_text(), "## Configuration",
+                      "## Environment").splitlines()
+    assert [line.split(" | ")[0] for line in config if line.startswith("| 1 ")] == [
+        "| 1 case: num_running=4/send/msgpack#0", "| 1 case: num_running=4/cached/msgpack#0",
+        "| 1 case: num_running=4/send/none#0 (did not finish)",
+        f"| 1 case: {LAST} (not run)"]
+    assert ("`did not finish`: started but did not finish (the run's status says why); "
+            "left out of every finding, table and figure. `not run`: in the run's grid, "
+            "never started: the run stopped before it.") in config

@@ -458,3 +458,38 @@ def test_a_flag_left_to_two_scenarios_defaults_says_what_each_run_did():
     b["options"]["no_single_process"] = True
     assert ("single-process cases differ: not run (--no-single-process given) vs run "
             "(decode-steady's default)") in compare_settings(b, a)[0]
+
+
+def test_warmup_steps_are_an_option_as_steps_are():
+    """--warmup-steps 10 against the default 30: an option line, as --steps gets, beside
+    the case setting, and every shared workload marked; a run written before the option
+    was recorded shows what its cases ran, as not recorded."""
+    def run(warmup, given):
+        md = _run_md(dict(model=None, steps=60, warmup_steps=given), {"num_running": 4}, 60)
+        md["cases"][0]["warmup_steps"] = warmup
+        return md
+
+    short, default = run(10, 10), run(30, None)
+    assert compare_settings(short, default) == ([
+        "option --warmup-steps differs: 10 vs default (30)",
+        "case setting warmup_steps differs: 10 vs 30 (workload num_running=4)"],
+        ["num_running=4"])
+    older = run(30, None)
+    del older["options"]["warmup_steps"]
+    assert compare_settings(older, short)[0] == [
+        "option --warmup-steps differs: not recorded (30) vs 10",
+        "case setting warmup_steps differs: 30 vs 10 (workload num_running=4)"]
+    assert compare_settings(older, default) == ([], [])
+    # every scenario takes it: a replay (which takes no --steps) against a steady run
+    replay = run(10, 10)
+    replay.update(scenario="azure-conv")
+    default.update(scenario="decode-steady")
+    assert compare_settings(replay, default)[0][0] == (
+        "option --warmup-steps differs: 10 vs default (30)")
+
+
+def test_a_run_records_its_warmup_steps_as_given(tmp_path):
+    run_bench(tmp_path / "r", OVERHEAD)
+    md = json.loads((tmp_path / "r" / "summary.json").read_text())["metadata"]
+    assert md["options"]["warmup_steps"] == 5
+    assert {c["warmup_steps"] for c in md["cases"]} == {5}
