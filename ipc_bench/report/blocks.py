@@ -1038,17 +1038,30 @@ def case_states(results, run_id: str) -> dict[str, str]:
                 if not cases.empty else set())
     out = {u["case_id"]: DID_NOT_FINISH for u in results.unfinished()
            if u["run_id"] == run_id}
-    warned = " ".join((results.warnings or {}).get(run_id) or [])
-    stopped = " ".join([*((results.problems or {}).get(run_id) or []),
-                        (results.status_detail or {}).get(run_id) or ""])
+    why = unrecorded_case(results, run_id, (DID_NOT_FINISH, LEFT_OUT_ON_LOADING, NOT_RUN))
     for c in results.metadata[run_id].get("cases") or []:
         case_id = str(c.get("case_id")) if isinstance(c, dict) else None
         if case_id is None or case_id in recorded:
             continue
-        out[case_id] = (DID_NOT_FINISH if re.search(
-                            rf"(^|\s){re.escape(case_id)}(:|\s|,|$)", stopped)
-                        else LEFT_OUT_ON_LOADING if repr(case_id) in warned else NOT_RUN)
+        out[case_id] = why(case_id)
     return out
+
+
+def unrecorded_case(results, run_id: str, words: tuple[str, str, str]):
+    """Why a case of run ``run_id``'s grid has no record: a function of its case id,
+    giving ``words[0]`` where the run's problems or ``status_detail`` name it as the
+    case that failed or was running (one stopped as it started), ``words[1]`` where a
+    warning of its loading (``Results.warnings``) names it, else ``words[2]`` (the run
+    stopped before it)."""
+    warned = " ".join((results.warnings or {}).get(run_id) or [])
+    stopped = " ".join([*((results.problems or {}).get(run_id) or []),
+                        (results.status_detail or {}).get(run_id) or ""])
+
+    def why(case_id: str) -> str:
+        if re.search(rf"(^|\s){re.escape(case_id)}(:|\s|,|$)", stopped):
+            return words[0]
+        return words[1] if repr(case_id) in warned else words[2]
+    return why
 
 
 def _config_blocks(results, run_id: str) -> list[Block]:
@@ -1671,14 +1684,10 @@ def absent_base_cases(results, base: str) -> tuple[dict[tuple, str], bool]:
             for r in cases if r["run_id"] == base}
     absent = {k: UNFINISHED for k, unfinished in mine.items() if unfinished}
     plan = planned_cases(results.metadata.get(base) or {})
-    warned = " ".join((results.warnings or {}).get(base) or [])
-    stopped = " ".join([*((results.problems or {}).get(base) or []),
-                        (results.status_detail or {}).get(base) or ""])
+    why = unrecorded_case(results, base, (UNFINISHED, LEFT_OUT, NOT_REACHED))
     for key, case_id in (plan or {}).items():
         if key not in mine:
-            absent[key] = (UNFINISHED if re.search(rf"(^|\s){re.escape(case_id)}(:|\s|,|$)",
-                                                   stopped)
-                           else LEFT_OUT if repr(case_id) in warned else NOT_REACHED)
+            absent[key] = why(case_id)
     return absent, plan is not None
 
 
