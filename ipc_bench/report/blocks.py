@@ -797,16 +797,19 @@ def _pair_rows(results, method: str) -> tuple[list[list[str]], dict[str, Any]]:
     """The rows of the cached-against-send table (``_pair_table``) and what its caption
     needs to say of them: ``intervals`` / ``points`` (rows whose ratio shows an
     interval / its point alone: pairs too few for ``method``'s interval), ``timed``
-    (some row is a timed replay's: its tokens/s read ``output tokens/s (wall)``)."""
+    (some row is a timed replay's: its tokens/s read ``output tokens/s (wall)``),
+    ``arrival`` (some row is an arrival-bound replay's tokens/s, ``stats.arrival_bound``:
+    each arm's mean, no difference or ratio, ``- (arrival-bound)``)."""
     from ipc_bench.analysis import cores
-    from ipc_bench.analysis.stats import (SCHEDULES_DIFFER, paired, performed,
-                                          schedules_differ, summarize_pairs)
+    from ipc_bench.analysis.stats import (ARRIVAL_BOUND, ARRIVAL_BOUND_KEYS,
+                                          SCHEDULES_DIFFER, arrival_bound, paired,
+                                          performed, schedules_differ, summarize_pairs)
     from ipc_bench.report.findings import pair_records, withheld_keys
     from ipc_bench.report.tables import is_timed, ratio_text, tokens_name
 
     withheld = withheld_keys(results.cases)
     rows, seen = [], {}
-    said = dict(intervals=0, points=0, timed=False)
+    said = dict(intervals=0, points=0, timed=False, arrival=False)
     for key in PAIR_TABLE:
         scale = metric(key).scale
         pairs = paired(results.cases, key, labels=results.labels)
@@ -817,21 +820,25 @@ def _pair_rows(results, method: str) -> tuple[list[list[str]], dict[str, Any]]:
             if not performed(key, r["codec"]):  # in-process: no encode, decode, bytes
                 continue
             at = (r["workload"], r["codec"], r.get("transport"), r.get("model"))
-            if at not in seen:  # (schedules differ, timed replay)
+            if at not in seen:  # (schedules differ, timed replay, arrival-bound)
                 records = pair_records(results.cases, at)
-                seen[at] = (schedules_differ(records),
-                            is_timed(s for pair in records for s in pair))
+                cases = [s for pair in records for s in pair]
+                seen[at] = (schedules_differ(records), is_timed(cases),
+                            arrival_bound(cases))
             bound = seen[at][0] and key in SCHEDULE_BOUND_PAIR_ROWS
             timed = seen[at][1] and key == "output_tokens_per_s"
+            held = seen[at][2] and key in ARRIVAL_BOUND_KEYS
             said["timed"] = said["timed"] or timed
-            if not bound and r["ratio"] == r["ratio"] and not (
+            said["arrival"] = said["arrival"] or held
+            if not (bound or held) and r["ratio"] == r["ratio"] and not (
                     r["codec"] == SINGLE_PROCESS_CODEC and metric(key).unit == "B"):
                 said["intervals" if r["ratio_low"] == r["ratio_low"] else "points"] += 1
             rows.append([str(r["workload"]), r["codec"],
                          tokens_name(key, metric(key).label, timed), str(r["n"]),
                          pair_value(r[SEND] * scale), pair_value(r[CACHED] * scale),
-                         "-" if bound else pair_value(r["diff"] * scale),
+                         "-" if bound or held else pair_value(r["diff"] * scale),
                          f"- ({SCHEDULES_DIFFER})" if bound else
+                         f"- ({ARRIVAL_BOUND})" if held else
                          ratio_text(r["ratio"], r["ratio_low"], r["ratio_high"])])
     return rows, said
 
@@ -894,7 +901,7 @@ def _pair_table(results) -> list[Block]:
     says they sum both directions (``PAIR_TIMES_NOTE``). Pairs whose timings are
     withheld (``analysis.cores``) keep their byte rows only."""
     from ipc_bench.analysis import cores
-    from ipc_bench.analysis.stats import (RATIO_POINTS, SCHEDULES_DIFFER,
+    from ipc_bench.analysis.stats import (ARRIVAL_BOUND, RATIO_POINTS, SCHEDULES_DIFFER,
                                           results_ci_method, schedules_differ)
     from ipc_bench.report.findings import pair_records, withheld_keys
     from ipc_bench.report.plots import codec_rank
@@ -940,6 +947,11 @@ def _pair_table(results) -> list[Block]:
                   + (" `output tokens/s (wall)`: a timed replay's output tokens, warm-up "
                      "included, over wall time, first arrival to last completion, as "
                      "`out tok/s (wall)` in its case table." if said["timed"] else "")
+                  + (" Where every case of a pair kept up with its arrivals (arrival-bound, "
+                     "summary `replay_pace`), its output tokens/s (wall) follow the trace, "
+                     "not the engine: no throughput figure, so each arm's mean alone, no "
+                     f"difference or ratio (`- ({ARRIVAL_BOUND})`)." if said["arrival"]
+                     else "")
                   + (" Pairs whose timings are left out show their bytes only: "
                      + note.replace("* timings left out: ", "", 1) if note else "")
                   + (f" The arms of {', '.join(differ)} ran different schedules "
@@ -947,7 +959,8 @@ def _pair_table(results) -> list[Block]:
                      "per-step rows (bytes and times per step) would compare other batches "
                      "as well as the policies: they give each arm's mean, no difference or "
                      f"ratio (`- ({SCHEDULES_DIFFER})`), as the comparison block withholds "
-                     f"their verdicts; {tokens}, over the whole run, stays compared. "
+                     f"their verdicts; {tokens}, over the whole run, stays compared"
+                     + (" unless arrival-bound" if said["arrival"] else "") + ". "
                      "The s2r bytes' difference is not the policy's saving; send's own "
                      "new_token_ids are in the findings." if differ else ""))]
 

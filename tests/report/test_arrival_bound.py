@@ -119,3 +119,31 @@ def test_the_send_cached_wall_time_clause_gives_no_verdict_where_withheld():
         "wall time, first arrival to last completion (means over repetitions): 1,500 → "
         "1,755 tok/s (wall), +17.0 % [+17.0, +17.0] % (paired geometric mean over 3 "
         "repetitions, arrival-bound: no verdict).")
+
+
+def _send_cached(waiting: float):
+    """send against cached on a timed replay, three repetitions, cached's wall tok/s
+    17 % higher, one schedule; ``waiting``: each case's waiting_step_share."""
+    rows = [dict(_case(policy, rep, (1490.0 + 10 * rep) * gain, "s", waiting), arm=policy,
+                 policy=policy, wall_s=10.0 / gain, run_id="run")
+            for rep in range(3) for policy, gain in (("send", 1.0), ("cached", 1.17))]
+    res = type("R", (), {})()
+    res.cases, res.labels, res.metadata = pd.DataFrame(rows), [], {"run": {}}
+    res.paths = {}  # no summary.json: no recorded comparison to read
+    return res
+
+
+def test_the_pair_table_gives_an_arrival_bound_replays_tokens_each_arms_mean_alone():
+    from ipc_bench.report import blocks
+
+    (_, _, rows), (_, caption) = blocks._pair_table(_send_cached(0.0))
+    tput = next(r for r in rows if r[2] == "output tokens/s (wall)")
+    assert tput[3:] == ["3", "1,500.00", "1,755.00", "-", "- (arrival-bound)"]
+    assert ("Where every case of a pair kept up with its arrivals (arrival-bound, summary "
+            "`replay_pace`), its output tokens/s (wall) follow the trace, not the engine: "
+            "no throughput figure, so each arm's mean alone, no difference or ratio "
+            "(`- (arrival-bound)`).") in caption
+    # load-bound: the engine set the pace, the ratio stays
+    (_, _, rows), (_, caption) = blocks._pair_table(_send_cached(0.6))
+    tput = next(r for r in rows if r[2] == "output tokens/s (wall)")
+    assert tput[6:] == ["-255.00", "1.170 [1.170, 1.170]"] and "arrival-bound" not in caption
