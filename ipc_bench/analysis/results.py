@@ -1334,7 +1334,7 @@ def _wall_problem(case, rows, path: Path) -> str | None:
 def _waiting_problem(case, rows, path: Path) -> str | None:
     """The line of a timed replay (a ``cases`` row) whose waiting figures
     (``num_waiting_mean``, ``waiting_step_share``, which label its pace:
-    ``summary.replay_pace``) are not those its ``steps.csv`` rows (``rows``: the
+    ``pace.replay_pace``) are not those its ``steps.csv`` rows (``rows``: the
     case's, every step, warm-up included) give, recomputed by
     ``summary.waiting_figures``, relative ``STEP_MEAN_TOLERANCE``: ``PATH: case 'ID'
     has a waiting_step_share of 0.9 over its 200 steps' num_waiting, but summary.json

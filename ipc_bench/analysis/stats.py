@@ -102,6 +102,7 @@ import numpy as np
 
 from ipc_bench.analysis.cores import TIMING_UNITS, footnote
 from ipc_bench.analysis.metrics import metric
+from ipc_bench.analysis.pace import replay_pace
 from ipc_bench.engine.config import CACHED, POLICIES, SEND
 
 CONFIDENCE = 0.95
@@ -767,12 +768,10 @@ ARRIVAL_BOUND_KEYS: tuple[str, ...] = ("output_tokens_per_s",)
 def arrival_bound(cases: Iterable[dict[str, Any]]) -> bool:
     """Whether the case records ``cases`` (the cases one comparison pairs; a
     ``Results.cases`` record's NaN reads as missing) are timed replays (``trace_speedup``
-    set) none of which is load-bound (``summary.replay_pace``; one that records neither
+    set) none of which is load-bound (``pace.replay_pace``; one that records neither
     ``waiting_step_share`` nor ``arrival_span_share`` is called arrival-bound, as the
     report's notes call it): their tokens/s (wall) follow the trace's arrivals and are no
     throughput figure. False without cases."""
-    from ipc_bench.analysis.summary import replay_pace  # summary imports this module
-
     clean = [{k: (None if isinstance(v, float) and v != v else v) for k, v in c.items()}
              for c in cases]
     return bool(clean) and all(c.get("trace_speedup") is not None for c in clean) and \
@@ -843,19 +842,16 @@ def compare_cases(summaries: Sequence[dict[str, Any]], method: str = "t",
     case of the pair is a timed replay none of which is load-bound (``arrival_bound``),
     ``arrival_bound`` true: its output tokens/s follow the trace's arrivals, so they are
     recorded with their paired figures and verdict withheld (verdict ``arrival-bound``)
-    and left out of the family. Groups with a single
-    arm are left out, and so are metrics the codec does not perform (``performed``:
-    the single-process case's encode, decode and bytes), and arm pairs with no metric
-    of ``metrics`` that
-    both record (e.g. the overhead scenario's ``totals`` arm, which records loop totals
-    only, against ``steps``). Raises ``ValueError`` on an unknown ``method``.
-    """
+    and left out of the family. Left out: groups with a single arm, metrics the codec
+    does not perform (``performed``: the single-process case's encode, decode and
+    bytes), arm pairs with no metric of ``metrics`` that both record (the overhead
+    scenario's ``totals`` arm, loop totals only, against ``steps``). Raises
+    ``ValueError`` on an unknown ``method``."""
     groups = arms_by_repetition(
         (s for s in summaries
          if s.get("complete") and (s.get("num_steps") or s.get("loop_steps"))),
         COMPARED_GROUP)
-    # which of transport and model take several values within a (scenario, workload,
-    # codec): the comparison's title names those, as the terminal's ratio line does
+    # transport / model values per (scenario, workload, codec): titles name those that vary
     values: dict[tuple, list[set]] = {}
     for key in groups:
         for seen, v in zip(values.setdefault(key[:3], [set(), set()]), key[3:]):

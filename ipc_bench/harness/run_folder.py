@@ -63,7 +63,7 @@ Format history:
   steps.csv and a timed replay's ``num_waiting_mean`` and ``waiting_step_share``: a
   steps.csv without the column loads with it empty (``analysis.results``), and a
   summary without them has its pace labelled by ``arrival_span_share``
-  (``analysis.summary.replay_pace``). So was a comparison's ``arrival_bound`` (every
+  (``analysis.pace.replay_pace``). So was a comparison's ``arrival_bound`` (every
   case a timed replay none of which is load-bound: its output tokens/s recorded with
   verdict ``arrival-bound``, paired figures null, out of the Holm family): a report of
   a summary without it marks its other comparisons from their cases

@@ -236,7 +236,7 @@ def _throughput_caption(d: dict) -> str:
 def _timed_note_sentence(d: dict) -> str:
     """The throughput caption's sentence on the red notes beside the timed replays'
     points: arrival-bound ones follow the trace; a load-bound one (``d["load_bound"]``,
-    ``summary.replay_pace``: its requests arrived faster than the engine served them)
+    ``pace.replay_pace``: its requests arrived faster than the engine served them)
     measures the engine under that backlog."""
     load = list(d.get("load_bound") or ())
     if not load:
@@ -252,7 +252,7 @@ def _timed_note_sentence(d: dict) -> str:
             f"{LOAD_BOUND_WORDS}.")
 
 
-#: What a load-bound timed replay's wall tok/s are (``summary.replay_pace``).
+#: What a load-bound timed replay's wall tok/s are (``pace.replay_pace``).
 LOAD_BOUND_WORDS = ("the requests arrived faster than the engine served them and "
                     "queued, so the engine, not the trace, set the pace, and its tokens/s "
                     "(wall) are the engine's throughput under that backlog")

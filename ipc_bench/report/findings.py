@@ -43,7 +43,7 @@ TIMED_REPLAY = ("This is a timed replay: arrivals follow the trace's clock, so i
                 "tokens/s (wall), every output token over the wall time from the first "
                 "arrival to the last completion, measures the arrivals, not throughput; "
                 "the latencies (the Latency section) are the result.")
-#: ``TIMED_REPLAY`` for a load-bound replay (``summary.replay_pace``); ``{}``: the
+#: ``TIMED_REPLAY`` for a load-bound replay (``pace.replay_pace``); ``{}``: the
 #: figures that labelled it, naming the measure (``_timed_replay_words``).
 TIMED_LOAD_BOUND = ("This is a timed replay, but load-bound: its requests arrived faster "
                     "than the engine served them ({}) and queued, so the engine, not the "
@@ -557,13 +557,13 @@ def _timed_replay_finding(cases, tput: dict[tuple, dict[str, Any]], where: Where
 def _timed_replay_words(cases, arrival_bound: str = TIMED_REPLAY) -> str:
     """What a timed replay's tokens/s (wall) measure: ``arrival_bound`` (``TIMED_REPLAY``,
     or ``TIMED_REPLAY_ONE_ARM`` for a run of one policy) where no case of
-    ``cases`` (``Results.cases``) is load-bound (``summary.replay_pace``), else
+    ``cases`` (``Results.cases``) is load-bound (``pace.replay_pace``), else
     ``TIMED_LOAD_BOUND`` with the case ``tables.most_load_bound`` picks and the
-    figures that labelled it (``summary.replay_pace_evidence``): ``This is a timed
+    figures that labelled it (``pace.replay_pace_evidence``): ``This is a timed
     replay, but load-bound: its requests arrived faster than the engine served them (in
     CASE, by num_waiting: a request was left waiting after 78 % of its steps, 12.3 on
     average) and queued, ...``."""
-    from ipc_bench.analysis.summary import replay_pace, replay_pace_evidence
+    from ipc_bench.analysis.pace import replay_pace, replay_pace_evidence
     from ipc_bench.report.tables import most_load_bound
 
     records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}

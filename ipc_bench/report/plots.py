@@ -51,7 +51,7 @@ from typing import Optional, Sequence
 from ipc_bench.analysis import cores
 from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC
-from ipc_bench.analysis.summary import replay_pace
+from ipc_bench.analysis.pace import replay_pace
 from ipc_bench.analysis.stats import mean_interval, paired, results_ci_method, summarize_pairs
 from ipc_bench.engine.config import CACHED, POLICIES, SEND
 from ipc_bench.wire.codecs import CODECS
@@ -888,7 +888,7 @@ def ratio_bounds(points, ends=()) -> tuple[float, float, bool]:
 
 
 #: The red note beside a timed replay's points in the throughput figure: arrival-bound
-#: (``summary.replay_pace``: the engine kept up, or no arrival times recorded), or
+#: (``pace.replay_pace``: the engine kept up, or no arrival times recorded), or
 #: load-bound, where the requests queued and the engine set the pace.
 ARRIVAL_BOUND_MARK = "timed replay:\narrival-bound, not a\nthroughput comparison"
 LOAD_BOUND_MARK = "timed replay, load-bound:\nrequests queued, the\nengine set the pace"
@@ -897,7 +897,7 @@ LOAD_BOUND_MARK = "timed replay, load-bound:\nrequests queued, the\nengine set t
 def _ratio_title(num_timed: int, num_groups: int, num_load_bound: int = 0) -> str:
     """The cached/send panel's title: a speed verdict only where no group is a timed
     replay (``num_timed`` of ``num_groups``), whose ratio is of wall tok/s, bound by the
-    trace's arrivals, or, for ``num_load_bound`` of them (``summary.replay_pace``), by
+    trace's arrivals, or, for ``num_load_bound`` of them (``pace.replay_pace``), by
     the engine under a backlog."""
     bound = ("load-bound" if num_load_bound and num_load_bound == num_timed
              else "arrival- or load-bound" if num_load_bound else "arrival-bound")
@@ -925,7 +925,7 @@ def throughput(results):
     per case: no error bars on their points), ``method`` and ``ratio_interval`` (some cached/send ratio has an interval:
     its pairs are as many as ``method`` needs, ``stats.min_pairs``), ``timed`` (the timed
     replays' groups, whose tokens/s are over wall time), ``load_bound`` (those of them
-    with a load-bound case, ``summary.replay_pace``), ``groups`` (how many) and
+    with a load-bound case, ``pace.replay_pace``), ``groups`` (how many) and
     ``ratio_log`` (the cached/send axis, which holds every ratio and the interval ends
     near them, is logarithmic: ``ratio_bounds``) and ``ratio_cut`` (how many interval
     ends far off it cuts at its edge). Raises ``NoData`` when no case has

@@ -1127,7 +1127,7 @@ def most_load_bound(load: list[dict[str, Any]]) -> dict[str, Any]:
     note and the finding name: the one whose requests waited after the largest share of
     its steps (``waiting_step_share``), else, where none records ``num_waiting``, the
     one whose arrivals took the smallest share of its wall time."""
-    from ipc_bench.analysis.summary import replay_pace_basis
+    from ipc_bench.analysis.pace import replay_pace_basis
 
     waited = [s for s in load if replay_pace_basis(s) == "num_waiting"]
     if waited:
@@ -1137,12 +1137,12 @@ def most_load_bound(load: list[dict[str, Any]]) -> dict[str, Any]:
 
 def pace_measures_sentence(timed: list[dict[str, Any]]) -> str:
     """Which measure labelled the timed replays ``timed`` (``summary.json`` cases with
-    a ``summary.replay_pace``): ``Pace by num_waiting (load-bound where a request was
+    a ``pace.replay_pace``): ``Pace by num_waiting (load-bound where a request was
     left waiting after at least 50 % of a replay's steps) for 2 cases.``, and, for cases
     of a run before ``num_waiting``, ``... by arrival_span_share (a run before
     num_waiting: load-bound where the last request arrived less than 50 % of the way
     into the wall time) for 1 case.``; ``""`` without such cases."""
-    from ipc_bench.analysis.summary import (ARRIVAL_BOUND_SHARE, QUEUED_STEP_SHARE,
+    from ipc_bench.analysis.pace import (ARRIVAL_BOUND_SHARE, QUEUED_STEP_SHARE,
                                             replay_pace_basis)
 
     counts: dict[str, int] = {}
@@ -1166,13 +1166,13 @@ def pace_measures_sentence(timed: list[dict[str, Any]]) -> str:
 def arrival_bound_note(summaries: Iterable[dict[str, Any]]) -> str:
     """The note under the latency table (terminal and report): ``ARRIVAL_BOUND_NOTE``
     where no timed replay among ``summaries`` (``summary.json`` cases) is load-bound
-    (``summary.replay_pace``), else which are and what that means, e.g. ``2 of 2 timed
+    (``pace.replay_pace``), else which are and what that means, e.g. ``2 of 2 timed
     replay cases are load-bound, not arrival-bound (azure-conv-timed/send/msgpack/...:
     by num_waiting: a request was left waiting after 78 % of its steps, 12.3 on
     average): ...``, naming the case ``most_load_bound`` picks
-    (``summary.replay_pace_evidence``); then which measure labelled the cases
+    (``pace.replay_pace_evidence``); then which measure labelled the cases
     (``pace_measures_sentence``)."""
-    from ipc_bench.analysis.summary import replay_pace, replay_pace_evidence
+    from ipc_bench.analysis.pace import replay_pace, replay_pace_evidence
 
     timed = [s for s in summaries if replay_pace(s) is not None]
     load = [s for s in timed if replay_pace(s) == "load-bound"]

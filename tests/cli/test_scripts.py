@@ -525,7 +525,8 @@ def test_readme_lists_every_script_and_states_gpu_checks_budget():
     layout = (ROOT / "docs" / "layout.md").read_text()
     block = layout[layout.index("\nscripts/ "):layout.index("\nresults/ ")]
     listed = [line.split()[0] for line in block.splitlines()[2:]]
-    assert listed and sorted(listed) == sorted(p.name for p in (ROOT / "scripts").glob("*.py"))
+    assert listed and sorted(listed) == sorted(p.name for p in (ROOT / "scripts").iterdir()
+                                               if p.suffix in (".py", ".sh"))
     assert f"within a budget of {gpu_check.BUDGET_S:.0f} s (`--budget-s`" in \
         (ROOT / "docs" / "models-and-gpu.md").read_text()
 

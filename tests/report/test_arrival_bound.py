@@ -1,4 +1,4 @@
-"""A timed replay that kept up with its arrivals (arrival-bound: ``summary.replay_pace``)
+"""A timed replay that kept up with its arrivals (arrival-bound: ``pace.replay_pace``)
 has tokens/s (wall) that follow the trace, no throughput figure: the terminal's ratio
 line, the comparison block and the finding on the comparison withhold its ratio and
 verdict (``- (arrival-bound)``), as they withhold per-step figures of different

@@ -20,9 +20,9 @@ from analysis_run import REPO, run_bench
 from ipc_bench import cli
 from ipc_bench.analysis.results import ResultsWarning, load
 from ipc_bench.analysis.send_cost import path_difference, step_difference
-from ipc_bench.analysis.summary import (replay_pace, replay_pace_basis, replay_pace_evidence,
-                                        replay_pace_figures,
-                                        waiting_figures)
+from ipc_bench.analysis.pace import (replay_pace, replay_pace_basis, replay_pace_evidence,
+                                     replay_pace_figures)
+from ipc_bench.analysis.summary import waiting_figures
 from ipc_bench.report import blocks
 from ipc_bench.report.tables import ARRIVAL_BOUND_NOTE, arrival_bound_note
 

@@ -1,0 +1,128 @@
+"""How a timed replay was paced: arrival-bound (the engine kept up with the trace's
+arrivals, which set its pace, so its tokens/s over wall time measure the arrivals) or
+load-bound (requests queued: the engine set the pace). Pure functions of a
+``summary.json`` case, so that the loader, the statistics and the report read one rule
+(``analysis.summary`` re-exports them, where a case's figures are made)."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+#: A timed replay is load-bound (saturated: the requests arrived faster than the engine
+#: served them, so the engine set its pace and its tokens/s (wall) measure the engine
+#: under that backlog) when a request was left waiting (``num_waiting`` above 0: arrived,
+#: not scheduled) after at least this share of its steps (``waiting_step_share``): the
+#: backlog lasted for most of the replay. Below it the engine kept up, scheduling each
+#: request about as it arrived: the replay is arrival-bound, the trace's arrivals set
+#: its pace.
+QUEUED_STEP_SHARE = 0.5
+#: A shorter backlog makes a timed replay load-bound too when the arrivals were over
+#: early: a request was left waiting after some step (``waiting_step_share`` above 0)
+#: and the last request arrived less than ``ARRIVAL_BOUND_SHARE`` of the way into the
+#: wall time (a burst, e.g. 60 requests within 0.03 s of a 1 s replay): the engine then
+#: drained a queue it had built, and the arrivals set no pace. One long request at the
+#: end, with nothing ever waiting, stays arrival-bound.
+
+#: A timed replay recorded without ``num_waiting`` (a run before it) is arrival-bound
+#: when its last request arrives at least this share of its ``wall_s`` into the run
+#: (``arrival_span_share``): an engine that keeps up finishes each request soon after it
+#: arrives, so the wall time is the arrivals' span plus about one request's e2e; below
+#: it the replay is taken as load-bound. A stand-in only: one long request at the end
+#: lowers the share with nothing queued, and a late last arrival raises it over a
+#: backlog, which is why ``num_waiting`` decides where it is recorded.
+ARRIVAL_BOUND_SHARE = 0.5
+
+
+def replay_pace_figures(requests: list[dict[str, Any]],
+                        wall_s: Optional[float]) -> dict[str, Any]:
+    """A timed replay's ``last_arrival_s`` (s: the last request's arrival on the replay
+    clock, trace time over ``--trace-speedup``, from the first arrival) and
+    ``arrival_span_share`` (``last_arrival_s`` over ``wall_s``; ``None`` without a
+    wall time), which ``replay_pace`` reads for a run without ``num_waiting``. ``{}``
+    without requests or arrivals."""
+    arrivals = [r["arrival_s"] for r in requests if r.get("arrival_s") is not None]
+    if not arrivals:
+        return {}
+    last = float(max(arrivals))
+    return dict(last_arrival_s=last,
+                arrival_span_share=last / wall_s if wall_s else None)
+
+
+def _number_or_none(value: Any) -> Optional[float]:
+    """``value`` where it is a number (not ``None``, NaN or a bool), else ``None``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        return None
+    return float(value)
+
+
+def replay_pace_basis(summary: dict[str, Any]) -> Optional[str]:
+    """The figure ``replay_pace`` labels a timed replay's case (a ``summary.json``
+    case) by: ``"num_waiting"`` where it records ``waiting_step_share``, else
+    ``"arrival_span_share"`` where it records that (a run before ``num_waiting``);
+    ``None`` for a case that is no timed replay or records neither."""
+    if summary.get("trace_speedup") is None:
+        return None
+    if _number_or_none(summary.get("waiting_step_share")) is not None:
+        return "num_waiting"
+    if _number_or_none(summary.get("arrival_span_share")) is not None:
+        return "arrival_span_share"
+    return None
+
+
+def replay_pace_evidence(summary: dict[str, Any]) -> str:
+    """The figures ``replay_pace`` labelled a timed replay's case (a ``summary.json``
+    case) by, naming the measure (``replay_pace_basis``): ``by num_waiting: a request
+    was left waiting after 78 % of its steps, 12.3 on average``, or, for a run before
+    it, ``by arrival_span_share (recorded before num_waiting): its last request arrived
+    0.10 s into 3.20 s of wall time``; ``""`` where it has no label."""
+    basis = replay_pace_basis(summary)
+    if basis == "num_waiting":
+        mean = _number_or_none(summary.get("num_waiting_mean"))
+        words = (f"by num_waiting: a request was left waiting after "
+                 f"{100 * summary['waiting_step_share']:.0f} % of its steps"
+                 + ("" if mean is None else f", {mean:.1f} on average"))
+        if summary["waiting_step_share"] < QUEUED_STEP_SHARE and _drained_a_burst(summary):
+            words += (f", and its last request arrived "
+                      f"{100 * summary['arrival_span_share']:.0f} % of the way into its "
+                      "wall time")
+        return words
+    if basis == "arrival_span_share":
+        last, wall = summary.get("last_arrival_s"), summary.get("wall_s")
+        return ("by arrival_span_share (recorded before num_waiting): its last request "
+                + (f"arrived {last:.2f} s into {wall:.2f} s of wall time"
+                   if _number_or_none(last) is not None and _number_or_none(wall)
+                   else f"arrived {100 * summary['arrival_span_share']:.0f} % of the way "
+                   "into its wall time"))
+    return ""
+
+
+def _drained_a_burst(summary: dict[str, Any]) -> bool:
+    """Whether a timed replay that records ``num_waiting`` queued (a request left
+    waiting after some step) and had its last arrival less than
+    ``ARRIVAL_BOUND_SHARE`` of the way into its wall time (note at
+    ``QUEUED_STEP_SHARE``)."""
+    span = _number_or_none(summary.get("arrival_span_share"))
+    return (summary["waiting_step_share"] > 0 and span is not None
+            and span < ARRIVAL_BOUND_SHARE)
+
+
+def replay_pace(summary: dict[str, Any]) -> Optional[str]:
+    """How a timed replay's case (a ``summary.json`` case) was paced, by
+    ``replay_pace_basis``: where it records ``num_waiting``, ``"load-bound"`` when a
+    request was left waiting after at least ``QUEUED_STEP_SHARE`` of its steps
+    (``waiting_step_share``: the requests arrived faster than the engine served them
+    and queued), or after any step of a replay whose arrivals were over in less than
+    ``ARRIVAL_BOUND_SHARE`` of its wall time (a burst the engine drained), else
+    ``"arrival-bound"`` (the engine kept up with the arrivals; one long request
+    draining after the last arrival with nothing waiting included); in a run before ``num_waiting``,
+    ``"arrival-bound"`` where its ``arrival_span_share`` is at least
+    ``ARRIVAL_BOUND_SHARE``, else ``"load-bound"``. ``None`` for a case that is no
+    timed replay or records neither figure (no wall time)."""
+    basis = replay_pace_basis(summary)
+    if basis == "num_waiting":
+        return ("load-bound" if summary["waiting_step_share"] >= QUEUED_STEP_SHARE
+                or _drained_a_burst(summary) else "arrival-bound")
+    if basis == "arrival_span_share":
+        return ("arrival-bound" if summary["arrival_span_share"] >= ARRIVAL_BOUND_SHARE
+                else "load-bound")
+    return None
