@@ -13,8 +13,9 @@
 # temporary folder put on PYTHONPATH (fetching them: scripts/gpu_check.py's docstring).
 # The CUDA tests get at most TESTS_LIMIT_S seconds (default 120); gpu_check.py its own
 # --budget-s (default 420 s). Exit status: gpu_check.py's (0, 1 for a failed or
-# cut stage, 130 / 143 / 129 interrupted), else 1 when only the tests failed; 2 for bad
-# use or missing packages.
+# cut stage), else 1 when only the tests failed; 130 / 143 / 129 on SIGINT / SIGTERM /
+# SIGHUP (what the check wrote by then is packed); 2 for bad use, gpu_check.py options
+# it refuses (checked before the tests) or missing packages.
 set -uo pipefail
 
 usage="usage: bash scripts/device_check.sh OUT_DIR [gpu_check.py options]"
@@ -29,10 +30,12 @@ for arg in "$@"; do
         exit 2 ;;
     esac
 done
-cd "$(dirname "$0")/.." || exit 2
+# OUT_DIR is taken from where the command is run, then the repository root is the
+# working folder.
 mkdir -p "$out" 2>/dev/null && [ -w "$out" ] || {
     echo "device_check.sh: cannot write to $out" >&2; exit 2; }
 out=$(cd "$out" && pwd)
+cd "$(dirname "$0")/.." || exit 2
 python=${PYTHON:-python3}
 log=$out/device-check.log
 : >"$log"
@@ -62,6 +65,38 @@ if ! "$python" -c 'import msgspec, zmq, pyperf' 2>/dev/null; then
     say "installed from wheels/: ${wheels[*]##*/}"
 fi
 export PYTHONUNBUFFERED=1
+# gpu_check.py's options are checked before the tests spend device time on them.
+"$python" - "$@" <<'PY' || exit 2
+import sys
+sys.path.insert(0, "scripts")
+import gpu_check
+gpu_check.build_parser().parse_args(sys.argv[1:])
+PY
+
+# SIGINT, SIGTERM or SIGHUP: the running command gets SIGTERM (a background command of
+# a script inherits SIGINT ignored, and gpu_check.py passes SIGTERM on to its stage,
+# which writes what it measured), the script waits for it, packs what the check wrote
+# and exits 130 / 143 / 129. The log's tee ignores them, so no line is lost.
+signalled=0
+child=
+on_signal() {
+    signalled=$1
+    [ -z "$child" ] || kill -TERM "$child" 2>/dev/null
+}
+trap 'on_signal 130' INT
+trap 'on_signal 143' TERM
+trap 'on_signal 129' HUP
+run() {  # "$@" with its output on stdout and in the log; returns its exit status
+    "$@" > >(trap '' INT TERM HUP; exec tee -a "$log") 2>&1 &
+    child=$!
+    while kill -0 "$child" 2>/dev/null; do
+        wait "$child"
+    done
+    wait "$child"
+    local rc=$?
+    child=
+    return $rc
+}
 
 {
     date -u +%Y-%m-%dT%H:%M:%SZ
@@ -70,21 +105,31 @@ export PYTHONUNBUFFERED=1
 } >"$out/environment.txt" 2>&1
 
 say "== CUDA tests (at most ${TESTS_LIMIT_S:-120} s)"
-timeout -k 10 "${TESTS_LIMIT_S:-120}" "$python" -m pytest -q -p no:cacheprovider \
-    tests/engine/test_cuda_step.py tests/engine/test_device_inputs.py 2>&1 | tee -a "$log"
-tests_rc=${PIPESTATUS[0]}
+run timeout -k 10 "${TESTS_LIMIT_S:-120}" "$python" -m pytest -q -p no:cacheprovider \
+    tests/engine/test_cuda_step.py tests/engine/test_device_inputs.py
+tests_rc=$?
 say "== CUDA tests: exit $tests_rc"
+if [ "$signalled" -ne 0 ]; then
+    say "device_check.sh: interrupted during the CUDA tests (exit $signalled)"
+    exit "$signalled"
+fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/device-check-XXXXXX") || exit 2
 temps+=("$work")
 say "== scripts/gpu_check.py $*"
-"$python" scripts/gpu_check.py --output "$work/gpu-check" "$@" 2>&1 | tee -a "$log"
-check_rc=${PIPESTATUS[0]}
+run "$python" scripts/gpu_check.py --output "$work/gpu-check" "$@"
+check_rc=$?
 say "== scripts/gpu_check.py: exit $check_rc"
-if tar -czf "$out/gpu-check.tar.gz" -C "$work" gpu-check 2>>"$log"; then
+if [ -d "$work/gpu-check" ] && tar -czf "$out/gpu-check.tar.gz" -C "$work" gpu-check \
+        2>>"$log"; then
     say "== run folders and stage logs: $out/gpu-check.tar.gz"
 else
-    say "device_check.sh: could not pack $work/gpu-check into $out/gpu-check.tar.gz"
+    rm -f "$out/gpu-check.tar.gz"
+    echo "device_check.sh: gpu_check.py left no run folder to pack" | tee -a "$log" >&2
+fi
+if [ "$signalled" -ne 0 ]; then
+    say "device_check.sh: interrupted during scripts/gpu_check.py (exit $signalled)"
+    exit "$signalled"
 fi
 if [ "$check_rc" -ne 0 ]; then
     exit "$check_rc"

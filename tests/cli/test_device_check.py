@@ -50,15 +50,30 @@ def test_an_out_dir_it_cannot_make_is_refused(tmp_path):
 
 
 _FAKE_CHECK = '''\
+import argparse
 import sys
 from pathlib import Path
-args = sys.argv[1:]
-out = Path(args[args.index("--output") + 1])
-(out / "1-smoke").mkdir(parents=True)
-(out / "1-smoke" / "summary.json").write_text("{}")
-(out / "1-smoke.log").write_text("smoke log\\n")
-print("gpu_check args:", " ".join(a for a in args if a != str(out) and a != "--output"))
-sys.exit(int(Path(__file__).with_name("rc").read_text()))
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(prog="gpu_check")
+    parser.add_argument("--stages", choices=["1", "1,6"])
+    parser.add_argument("--output")
+    return parser
+
+
+def main():
+    args = sys.argv[1:]
+    out = Path(args[args.index("--output") + 1])
+    (out / "1-smoke").mkdir(parents=True)
+    (out / "1-smoke" / "summary.json").write_text("{}")
+    (out / "1-smoke.log").write_text("smoke log\\n")
+    print("gpu_check args:", " ".join(a for a in args if a != str(out) and a != "--output"))
+    return int(Path(__file__).with_name("rc").read_text())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
 '''
 
 
@@ -105,6 +120,17 @@ def test_it_runs_the_tests_then_the_check_and_packs_what_they_wrote(
     env = (out / "environment.txt").read_text().splitlines()
     assert env[1] == f"python {sys.version.split()[0]}"
     assert env[2].startswith("torch ")
+
+
+def test_options_gpu_check_refuses_are_refused_before_the_tests(tmp_path):
+    repo = _fake_repo(tmp_path, 0, True)
+    out = tmp_path / "out"
+    done = _run(repo / "scripts" / "device_check.sh", str(out), "--stages", "9",
+                cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.endswith("gpu_check: error: argument --stages: invalid choice: "
+                                "'9' (choose from '1', '1,6')\n")
+    assert (out / "device-check.log").read_text() == ""  # no test ran
 
 
 def test_missing_packages_without_wheels_are_refused(tmp_path):
