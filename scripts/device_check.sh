@@ -122,7 +122,8 @@ check_rc=$?
 say "== scripts/gpu_check.py: exit $check_rc"
 if [ -d "$work/gpu-check" ] && tar -czf "$out/gpu-check.tar.gz" -C "$work" gpu-check \
         2>>"$log"; then
-    say "== run folders and stage logs: $out/gpu-check.tar.gz"
+    # gpu_check.py's last line names $work/gpu-check, removed as this script ends
+    say "== $work/gpu-check (run folders and stage logs) packed as $out/gpu-check.tar.gz; $work is removed"
 else
     rm -f "$out/gpu-check.tar.gz"
     echo "device_check.sh: gpu_check.py left no run folder to pack" | tee -a "$log" >&2

@@ -30,8 +30,8 @@ import pandas as pd
 from typing import Any, Callable
 
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC as SINGLE_PROCESS
-from ipc_bench.analysis.stats import (ARRIVAL_BOUND, DETECTABLE, INTERVAL_NAMES, ONE_PAIR, RATIO_POINTS,
-                                      arm_geomeans, inconclusive, min_pairs, paired,
+from ipc_bench.analysis.stats import (ARRIVAL_BOUND, DETECTABLE, INTERVAL_NAMES, ONE_PAIR,
+                                      RATIO_POINTS, arm_geomeans, inconclusive, min_pairs, paired,
                                       results_ci_method, schedules_differ,
                                       summarize_pairs, token_ids_bytes, verdict_of)
 from ipc_bench.engine.config import CACHED, SEND

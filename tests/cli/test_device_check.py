@@ -5,6 +5,7 @@ that pass or fail as asked."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -107,12 +108,15 @@ def test_it_runs_the_tests_then_the_check_and_packs_what_they_wrote(
     log = (out / "device-check.log").read_text()
     assert log == done.stdout
     lines = log.splitlines()
+    work = re.search(r"== (\S+)/gpu-check \(run folders", log).group(1)
+    assert work.startswith(f"{tmp}/device-check-")
     assert lines[0] == "== CUDA tests (at most 60 s)"
     assert f"== CUDA tests: exit {0 if tests_pass else 1}" in lines
     assert lines[-4:] == ["== scripts/gpu_check.py --stages 1,6",
                           "gpu_check args: --stages 1,6",
                           f"== scripts/gpu_check.py: exit {check_rc}",
-                          f"== run folders and stage logs: {out}/gpu-check.tar.gz"]
+                          f"== {work}/gpu-check (run folders and stage logs) packed as "
+                          f"{out}/gpu-check.tar.gz; {work} is removed"]
     with tarfile.open(out / "gpu-check.tar.gz") as tar:
         assert sorted(tar.getnames()) == ["gpu-check", "gpu-check/1-smoke",
                                           "gpu-check/1-smoke.log",

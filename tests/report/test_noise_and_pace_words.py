@@ -128,8 +128,10 @@ def test_a_replay_is_arrival_bound_only_where_the_engine_kept_up():
     assert replay_pace_basis(queued) == "arrival_span_share"
     assert replay_pace(dict(trace_speedup=1000.0)) is None  # a run before the field
     assert replay_pace_basis(dict(trace_speedup=1000.0)) is None
-    assert arrival_bound_note([kept_up]) == (ARRIVAL_BOUND_NOTE + f" Pace by {BY_SPAN} for "
-                                             "1 case.")
+    assert arrival_bound_note([kept_up]) == (
+        "1 timed replay case is arrival-bound: the engine kept up with the arrivals, so the "
+        "trace, not the engine, set the pace; its tokens/s (wall) is not a throughput "
+        f"comparison between policies. Pace by {BY_SPAN} for 1 case.")
     assert arrival_bound_note([dict(trace_speedup=1000.0)]) == ARRIVAL_BOUND_NOTE
     assert arrival_bound_note([kept_up, queued]) == (
         "1 of 2 timed replay cases is load-bound, not arrival-bound (w/cached/msgpack: by "
@@ -162,8 +164,10 @@ def test_num_waiting_labels_a_replay_whatever_its_last_arrival():
         "by num_waiting: a request was left waiting after 20 % of its steps, 0.8 on "
         "average, and its last request arrived 1 % of the way into its wall time")
     assert replay_pace_evidence(backlog).endswith("on average")
-    assert arrival_bound_note([long_tail]) == (ARRIVAL_BOUND_NOTE + f" Pace by "
-                                               f"{BY_NUM_WAITING} for 1 case.")
+    assert arrival_bound_note([long_tail]) == (
+        "1 timed replay case is arrival-bound: the engine kept up with the arrivals, so the "
+        "trace, not the engine, set the pace; its tokens/s (wall) is not a throughput "
+        f"comparison between policies. Pace by {BY_NUM_WAITING} for 1 case.")
     # a run of each kind: the case named is the one labelled by num_waiting
     older = _replay(0.01, "v/send/msgpack")
     assert arrival_bound_note([long_tail, backlog, older]) == (
@@ -242,7 +246,10 @@ def test_one_long_request_at_the_end_is_arrival_bound(tmp_path):
         assert (c["num_waiting_mean"], c["waiting_step_share"]) == (0.0, 0.0)
         assert c["arrival_span_share"] < 0.5  # the older measure called it load-bound
     assert [replay_pace(c) for c in cases] == ["arrival-bound", "arrival-bound"]
-    assert f"Note: {ARRIVAL_BOUND_NOTE} Pace by {BY_NUM_WAITING} for 2 cases." in out
+    assert ("Note: All 2 timed replay cases are arrival-bound: the engine kept up with the "
+            "arrivals, so the trace, not the engine, set the pace; their tokens/s (wall) is "
+            f"not a throughput comparison between policies. Pace by {BY_NUM_WAITING} for 2 "
+            "cases.") in out
 
 
 def test_the_finding_calls_a_load_bound_replay_so():
