@@ -34,7 +34,6 @@ if __name__ == "__main__":
 import argparse
 import itertools
 import json
-import os
 import sys
 from pathlib import Path
 
