@@ -51,7 +51,7 @@ def footnote(summaries: Iterable[dict[str, Any]]) -> Optional[str]:
     """The line under a table with withheld rows (``None`` when it has none), e.g.
     ``* timings left out: N readers need N + 2 free cores, one each for them and the
     scheduler, a spare for the kernel and the harness's threads (N = 2 needs 4, N = 4
-    needs 6); this machine has 2. Bytes and the oracles hold.``"""
+    needs 6); the run's machine had 2. Bytes and the oracles hold.``"""
     return footnote_of(rc for rc in map(readers_and_cores, summaries) if rc is not None)
 
 
@@ -65,4 +65,4 @@ def footnote_of(found: Iterable[tuple[int, int]]) -> Optional[str]:
     cores = "/".join(str(c) for c in sorted({c for _, c in found}))
     return (f"{MARK} timings left out: N readers need N + {SPARE_CORES} free cores, {CORES_FOR} "
             f"({needs}); "
-            f"this machine has {cores}. Bytes and the oracles hold.")
+            f"the run's machine had {cores}. Bytes and the oracles hold.")

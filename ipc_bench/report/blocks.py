@@ -327,8 +327,8 @@ def _times_withheld(n: int) -> str:
     if not n:
         return ""
     return (f" The times of {n} case{'' if n == 1 else 's'} are not drawn: N ranks "
-            f"need N + {cores.SPARE_CORES} free cores (the title says how many this machine "
-            "has); their bytes are.")
+            f"need N + {cores.SPARE_CORES} free cores (the title says how many the run's "
+            "machine had); their bytes are.")
 
 
 def _latency_caption(d: dict) -> str:

@@ -327,8 +327,8 @@ def test_an_unreadable_summary_is_refused_as_report_refuses_it(run_dir, tmp_path
 #: The case tables' footnote of a case of 2 readers on 2 cores (``cores.footnote``).
 WITHHELD_FOOTNOTE = (
     "* timings left out: N readers need N + 2 free cores, one each for them and the "
-    "scheduler, a spare for the kernel and the harness's threads (N = 2 needs 4); this "
-    "machine has 2. Bytes and the oracles hold.")
+    "scheduler, a spare for the kernel and the harness's threads (N = 2 needs 4); the "
+    "run\'s machine had 2. Bytes and the oracles hold.")
 WITHHELD_NOTE = ("-*: the run's in-loop timing of such a case, withheld as in its own "
                  "tables; a ratio drawn from it is - too (pyperf's, timed here apart from "
                  "the run, is shown)")

@@ -117,7 +117,7 @@ def test_captions_of_figures_drawn_without_some_parts():
         "No case ran `--codecs replicated`, so the right panel is empty.")
     assert blocks.caption("tp_saving", dict(series=[], withheld=2)).endswith(
         "The times of 2 cases are not drawn: N ranks need N + 2 free cores (the title says "
-        "how many this machine has); their bytes are.")
+        "how many the run's machine had); their bytes are.")
     assert blocks.caption("throughput", dict(series=[("send", "msgpack"),
                                                      ("cached", "msgpack")],
                                              panels=["tokens/s", "cached/send"],

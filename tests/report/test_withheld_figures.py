@@ -12,7 +12,7 @@ from test_withheld_timings import tp_summary
 
 NOTE = ("not drawn: the timings of 2 cases: N readers need N + 2 free cores, one each for "
         "them and the scheduler, a spare for the kernel and the harness's threads (N = 2 "
-        "needs 4); this machine has 2. Bytes and the oracles hold.")
+        "needs 4); the run's machine had 2. Bytes and the oracles hold.")
 
 
 def results_of(summaries: list[dict]) -> Results:
@@ -41,7 +41,7 @@ def test_throughput_leaves_out_the_withheld_cases_and_says_so():
     assert fig._suptitle.get_text() == (
         "not drawn: the timings of 2 cases: N readers need N + 2 free cores, one each for "
         "them and the scheduler, a\nspare for the kernel and the harness's threads (N = 2 "
-        "needs 4); this machine has 2. Bytes and the oracles\nhold.")
+        "needs 4); the run's machine had 2. Bytes and the oracles\nhold.")
     assert fig._suptitle.get_text().replace("\n", " ") == NOTE
     assert points(fig) == [50_000, 50_000]
     assert [t.get_text().replace("\n", "") for t in fig.axes[0].get_xticklabels()] == [
@@ -72,7 +72,7 @@ def test_tp_saving_draws_bytes_of_withheld_cases_but_not_their_times():
     assert fig._suptitle.get_text().endswith(
         "\ntimes not drawn for 2 cases: N readers need N + 2 free cores, one each for them "
         "and the scheduler, a spare for\nthe kernel and the harness's threads (N = 2 needs "
-        "4); this machine has 2. Bytes and the oracles hold.")
+        "4); the run's machine had 2. Bytes and the oracles hold.")
     published = [tp_summary(p, 2, 16) for p in ("send", "cached")]
     fig = plots.tp_saving_figure(results_of(published))
     assert panel_lines(fig) == [["ipc / msgpack"]] * 3
@@ -100,7 +100,7 @@ def test_findings_and_the_pair_table_give_bytes_only_where_timings_are_withheld(
         "µs per step encoding the SchedulerOutput and the ModelRunnerOutput" in published[0]
     assert lines[-1] == ("`*` timings left out: N readers need N + 2 free cores, one each "
                          "for them and the scheduler, a spare for the kernel and the "
-                         "harness's threads (N = 2 needs 4); this machine has 2. Bytes and "
+                         "harness's threads (N = 2 needs 4); the run's machine had 2. Bytes and "
                          "the oracles hold.")
     assert not any("OVERSUBSCRIBED" in ln for ln in lines)
     # all withheld: no tokens/s anywhere, and no "one repetition" caveat about differences
@@ -140,12 +140,12 @@ def test_tp_per_step_draws_bytes_of_withheld_cases_but_not_their_replica_times()
         "Per step against N (tensor-parallel broadcast): bytes written once, and the "
         "scheduler every replicated rank runs times not drawn for 2 cases: N readers need "
         "N + 2 free cores, one each for them and the scheduler, a spare for the kernel and "
-        "the harness's threads (N = 2 needs 4); this machine has 2. Bytes and the oracles "
+        "the harness's threads (N = 2 needs 4); the run's machine had 2. Bytes and the oracles "
         "hold.")
     assert blocks.caption("tp_per_step", plots.drawn(fig)).endswith(
         "one rank's (dashed) and the N ranks' together (solid), what the machine pays. The "
         "times of 2 cases are not drawn: N ranks need N + 2 free cores (the title says how "
-        "many this machine has); their bytes are.")
+        "many the run's machine had); their bytes are.")
     fig = plots.tp_per_step_figure(results_of([replicated(p, 2, 16) for p in ("send",
                                                                                "cached")]))
     assert panel_lines(fig)[1] == ["ipc / send: N ranks", "ipc / send: one rank",

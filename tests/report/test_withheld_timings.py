@@ -20,8 +20,8 @@ from scenarios import pp as pp_scenario
 from scenarios import tp_broadcast
 
 NOTE_2 = ("* timings left out: N readers need N + 2 free cores, one each for them and the "
-          "scheduler, a spare for the kernel and the harness's threads (N = 2 needs 4); this "
-          "machine has 2. Bytes and the oracles hold.")
+          "scheduler, a spare for the kernel and the harness's threads (N = 2 needs 4); the "
+          "run\'s machine had 2. Bytes and the oracles hold.")
 
 
 def tp_summary(policy: str, n: int, n_cores: int, rep: int = 0, **kw) -> dict:
@@ -135,7 +135,7 @@ def test_the_saving_table_keeps_bytes_and_drops_times():
         "               -",
         "* timings left out: N readers need N + 2 free cores, one each for them and the "
         "scheduler, a spare for the kernel and the harness's threads (N = 1 needs 3, N = 2 "
-        "needs 4); this machine has 2. Bytes and the oracles hold.",
+        "needs 4); the run's machine had 2. Bytes and the oracles hold.",
         "token streams across N, transports and policies: B=8: one token stream",
     ]
     # with 4 cores N = 1 and 2 are published, unmarked
