@@ -24,6 +24,7 @@ line break in it escaped as in the error lines."""
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import warnings
 from typing import Sequence
@@ -71,7 +72,7 @@ def main(argv: Sequence[str]) -> int:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ResultsWarning)
             out = write_report(args.run_dirs, args.output,
-                               command="python bench.py report " + " ".join(argv),
+                               command=shlex.join(["python", "bench.py", "report", *argv]),
                                baseline=args.baseline, figures=args.figures)
         for w in caught:  # files cut short: one line each (the report says so too)
             if issubclass(w.category, ResultsWarning):

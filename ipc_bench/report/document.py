@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import tempfile
 import time
@@ -80,7 +81,7 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
         stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
         out = beside(dirs[0], f"report-{stamp}")
     check_output(out)
-    command = command or "python bench.py report " + " ".join(str(d) for d in run_dirs)
+    command = command or shlex.join(["python", "bench.py", "report", *map(str, run_dirs)])
     blocks = build_blocks(results, command, base, figures)
     title = next((b[2] for b in blocks if b[0] == "h"), "ipc-bench report")
     markdown, html = render_markdown(blocks), render_html(blocks, title)

@@ -1166,7 +1166,7 @@ def pace_measures_sentence(timed: list[dict[str, Any]]) -> str:
 def arrival_bound_note(summaries: Iterable[dict[str, Any]]) -> str:
     """The note under the latency table (terminal and report): where no timed replay
     among ``summaries`` (``summary.json`` cases) is load-bound (``pace.replay_pace``),
-    ``All 2 timed replay cases are arrival-bound: ...`` (``ARRIVAL_BOUND_NOTE`` where
+    ``Both timed replay cases are arrival-bound: ...`` (``ARRIVAL_BOUND_NOTE`` where
     none records the figures that label it), else which are and what that means, e.g. ``2 of 2 timed
     replay cases are load-bound, not arrival-bound (azure-conv-timed/send/msgpack/...:
     by num_waiting: a request was left waiting after 78 % of its steps, 12.3 on
@@ -1181,8 +1181,9 @@ def arrival_bound_note(summaries: Iterable[dict[str, Any]]) -> str:
     if not load:
         if not measures:  # no timed replay with the figures that label one
             return ARRIVAL_BOUND_NOTE
-        return (f"{'All ' if len(timed) > 1 else ''}{len(timed)} timed replay "
-                f"case{'s' if len(timed) > 1 else ''} {'are' if len(timed) > 1 else 'is'} "
+        count = {1: "1 timed replay case is", 2: "Both timed replay cases are"}.get(
+            len(timed), f"All {len(timed)} timed replay cases are")
+        return (f"{count} "
                 "arrival-bound: the engine kept up with the arrivals, so the trace, not the "
                 f"engine, set the pace; {'their' if len(timed) > 1 else 'its'} tokens/s "
                 "(wall) is not a throughput comparison between policies." + measures)

@@ -905,3 +905,16 @@ def test_report_refuses_a_mount_point_as_its_output(tiny_run, tmp_path, monkeypa
                                        "written beside it and renamed into place): give "
                                        "--output a folder inside it\n")
     assert _tree(tmp_path) == before
+
+
+def test_the_report_quotes_its_command_as_a_shell_would_take_it(tiny_run, tmp_path, capsys):
+    """The report's ``Rendered ... by`` line gives the command with each argument quoted
+    where a shell needs it (a folder whose name has a space), so it can be run again."""
+    from analysis_run import copy_as_another_run
+    from ipc_bench import cli
+
+    run = copy_as_another_run(tiny_run, tmp_path / "my runs" / "a b")
+    assert cli.main(["report", str(run), "--no-figures"]) == 0
+    capsys.readouterr()
+    text = (run / "report" / "report.md").read_text()
+    assert f" by `python bench.py report '{run}' --no-figures` from run folder " in text

@@ -246,7 +246,7 @@ def test_one_long_request_at_the_end_is_arrival_bound(tmp_path):
         assert (c["num_waiting_mean"], c["waiting_step_share"]) == (0.0, 0.0)
         assert c["arrival_span_share"] < 0.5  # the older measure called it load-bound
     assert [replay_pace(c) for c in cases] == ["arrival-bound", "arrival-bound"]
-    assert ("Note: All 2 timed replay cases are arrival-bound: the engine kept up with the "
+    assert ("Note: Both timed replay cases are arrival-bound: the engine kept up with the "
             "arrivals, so the trace, not the engine, set the pace; their tokens/s (wall) is "
             f"not a throughput comparison between policies. Pace by {BY_NUM_WAITING} for 2 "
             "cases.") in out
