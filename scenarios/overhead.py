@@ -64,7 +64,8 @@ def report(summaries) -> str:
     medians can point the other way and read as contradicting it)."""
     from ipc_bench.analysis.stats import arm_geomeans, compare_cases
 
-    lines = ["", "Instrumentation overhead (loop time per step, recording on / off):"]
+    lines = ["", "Instrumentation overhead (loop time per step, per-step recording and "
+             "correctness checks on / off):"]
     for cmp in compare_cases(summaries, metrics=(("loop_step_ns_mean", "ns"),)):
         m = cmp["metrics"].get("loop_step_ns_mean")
         if not m:

@@ -56,6 +56,9 @@ def test_overhead_scenario_prints_the_ratio_per_policy(tmp_path):
     assert proc.returncode == 0, proc.stderr
     lines = [ln for ln in proc.stdout.splitlines() if "steps/totals = " in ln]
     assert len(lines) == 2
+    # the bare loop leaves out the correctness checks too (docs/oracles.md)
+    assert ("Instrumentation overhead (loop time per step, per-step recording and "
+            "correctness checks on / off):") in proc.stdout.splitlines()
     assert "of=send" in lines[0] and "of=cached" in lines[1]
     # the arms (steps, totals) are not policies: the bytes send's ids add are named
     # send - cached, not steps - cached
