@@ -23,7 +23,7 @@ from ipc_bench.analysis.capture import DIRECTIONS, CaptureError
 from ipc_bench.analysis.microbench import (OPS, Coordination, MicrobenchError, Selection,
                                            check_pyperf_options, coordinate, run_arm)
 from ipc_bench.cli.once import OnceParser
-from ipc_bench.cli.options import list_items, nonempty_path
+from ipc_bench.cli.options import list_items, no_repeats, nonempty_path
 from ipc_bench.harness.signals import Interrupted, set_parent_death_signal
 
 
@@ -34,8 +34,9 @@ class _Parser(OnceParser):
 
 def _list_of(kind: str, choices: Sequence[str] = ()):
     """argparse type: a comma-separated list of whole numbers >= 1 (``kind`` ``int``)
-    or of names (of ``choices`` when given), none empty (``options.list_items``); a
-    tuple without repeats."""
+    or of names (of ``choices`` when given), none empty (``options.list_items``) and
+    none given more than once (``options.no_repeats``, as the run command refuses
+    ``--tp 2,2``); a tuple."""
     def parse(text: str) -> tuple:
         items = list_items(text, "whole numbers" if kind == "int" else "names")
         for t in items:
@@ -44,7 +45,7 @@ def _list_of(kind: str, choices: Sequence[str] = ()):
             if choices and t not in choices:
                 raise argparse.ArgumentTypeError(
                     f"{t!r} is not one of {', '.join(choices)}")
-        return tuple(dict.fromkeys(int(t) if kind == "int" else t for t in items))
+        return tuple(no_repeats([int(t) if kind == "int" else t for t in items]))
     return parse
 
 
@@ -58,7 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run_dir", metavar="RUN_DIR", help="run folder with messages/")
     p.add_argument("--output", metavar="DIR", type=nonempty_path("folder"),
                    help="where the pyperf JSON files go (default RUN_DIR/microbench; "
-                        "earlier microbench files there are replaced)")
+                        "earlier microbench files there are replaced once the new ones "
+                        "are all written, and kept when the run stops short)")
     s = p.add_argument_group("which benchmarks (default: all captured)")
     s.add_argument("--num-running", type=_list_of("int"), metavar="N[,N...]",
                    help="running-request counts (the num_running of steady cases)")
