@@ -45,8 +45,14 @@ by re-running ``bench.py microbench RUN_DIR --policy ARM [selection] --worker ..
 (``program_args``). A worker reads the names of all captures but the frames of the
 one it times only. After each benchmark the arm rewrites its JSON file atomically
 (SIGINT / SIGTERM deferred meanwhile) and prints a ``DONE_TAG`` line, from which the
-coordinator shows the progress. Interrupted, the coordinator stops the arm, keeps the
-finished benchmarks (each file loadable) and removes an output folder left empty.
+coordinator shows the progress. The arms write ``NAME.json.new`` beside the earlier
+``NAME.json`` (``NEW_SUFFIX``), as the coordinator does ``in_loop_vs_pyperf.json``;
+once all are written each is renamed over the earlier file (``os.replace``), and the
+coordinator says which earlier files it replaced. Interrupted or failed (a full disk:
+one line naming the file), the coordinator stops the arm, leaves the earlier results
+as they were, removes every new and temporary file (keeping the finished benchmarks,
+each file loadable, only where there were no earlier results) and removes an output
+folder it made and left empty.
 """
 
 from __future__ import annotations

@@ -6,8 +6,11 @@ Without ``--policy`` this process is the coordinator (one pyperf process per arm
 with it (internal, set by the coordinator and by pyperf's worker re-invocations of
 ``bench.py microbench RUN_DIR --policy ARM --worker ...``) it times one arm. Options
 this parser does not know are pyperf's and are passed through (checked by pyperf's
-parser first). Bad input: one line on stderr, exit code 2. Interrupted: the finished
-benchmarks are kept, exit code 130 (SIGINT) or 143 (SIGTERM), with one line on stderr:
+parser first); a list option refuses an item given more than once. Bad input: one
+line on stderr, exit code 2. A file that cannot be written: one line naming it, exit
+code 1. Interrupted: earlier results in the output folder are kept as they were (the
+finished benchmarks only where there were none), exit code 130 (SIGINT) or 143
+(SIGTERM), with one line on stderr:
 ``coordinate``'s (how many benchmarks had finished) once the benchmarks are planned,
 ``bench.py``'s own before that (``interrupted by SIGTERM (exit 143)``). An arm process
 stops without a line: the coordinator that stopped it reports.
