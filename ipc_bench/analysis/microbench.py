@@ -45,8 +45,14 @@ by re-running ``bench.py microbench RUN_DIR --policy ARM [selection] --worker ..
 (``program_args``). A worker reads the names of all captures but the frames of the
 one it times only. After each benchmark the arm rewrites its JSON file atomically
 (SIGINT / SIGTERM deferred meanwhile) and prints a ``DONE_TAG`` line, from which the
-coordinator shows the progress. Interrupted, the coordinator stops the arm, keeps the
-finished benchmarks (each file loadable) and removes an output folder left empty.
+coordinator shows the progress. The arms write ``NAME.json.new`` beside the earlier
+``NAME.json`` (``NEW_SUFFIX``), as the coordinator does ``in_loop_vs_pyperf.json``;
+once all are written each is renamed over the earlier file (``os.replace``), and the
+coordinator says which earlier files it replaced. Interrupted or failed (a full disk:
+one line naming the file), the coordinator stops the arm, leaves the earlier results
+as they were, removes every new and temporary file (keeping the finished benchmarks,
+each file loadable, only where there were no earlier results) and removes an output
+folder it made and left empty.
 """
 
 from __future__ import annotations
@@ -87,6 +93,13 @@ DEFAULT_SETTINGS = dict(processes=3, values=3, warmups=1, min_time=0.05)
 DONE_TAG = "ipc-bench-microbench-done "
 #: Seconds an arm may take to stop after the coordinator forwards a signal.
 STOP_TIMEOUT_S = 10.0
+#: The table of in-loop against pyperf figures a run writes beside its pyperf files.
+IN_LOOP_FILE = "in_loop_vs_pyperf.json"
+#: Suffix of the files a run writes beside the earlier ones (``send.json.new``); they
+#: replace the earlier files only once every file of the run is written.
+NEW_SUFFIX = ".new"
+#: Start of every error line of this command (an arm's own line is shown as it is).
+ERROR_PREFIX = "bench.py microbench: error: "
 
 
 class MicrobenchError(Exception):
@@ -254,14 +267,21 @@ def _bench_metadata(info: CaptureInfo, cap: Optional[CaptureFile]) -> dict[str, 
     return meta
 
 
-def _write_suite(benches: list, path: str) -> None:
-    """Write ``benches`` (pyperf ``Benchmark``s) to ``path`` atomically."""
+def _write_suite(benches: list, path: str, shown: str) -> None:
+    """Write ``benches`` (pyperf ``Benchmark``s) to ``path`` atomically, through
+    ``PATH.tmp``; when that fails (a full disk) the temporary file is removed and the
+    ``OSError`` names ``shown`` (the file the run is writing, not its temporary name)."""
     import pyperf
 
     tmp = path + ".tmp"
     with signals.deferred():
-        pyperf.BenchmarkSuite(benches).dump(tmp, replace=True)
-        os.replace(tmp, path)
+        try:
+            pyperf.BenchmarkSuite(benches).dump(tmp, replace=True)
+            os.replace(tmp, path)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise OSError(exc.errno, exc.strerror or str(exc), shown) from None
 
 
 def runner_settings(rigorous: bool) -> tuple[dict[str, Any], list[str]]:
@@ -302,7 +322,7 @@ def run_arm(ns: argparse.Namespace, rest: list[str], selection: Selection) -> in
         if bench is None or not ns.arm_json:
             continue
         done.append(bench)
-        _write_suite(done, ns.arm_json)
+        _write_suite(done, ns.arm_json, ns.arm_json.removesuffix(NEW_SUFFIX))
         stdev = bench.stdev() if bench.get_nvalue() > 1 else 0.0
         print(DONE_TAG + json.dumps({"name": bench.get_name(), "mean_s": bench.mean(),
                                      "stdev_s": stdev}), flush=True)
@@ -387,32 +407,98 @@ def _run_arm_process(cmd: list[str], on_done: Callable[[dict], None], verbose: b
             raise _ArmFailed(proc.returncode, lines[-1] if lines else "no message")
 
 
-def _output_dir(ns: argparse.Namespace, arms: list[str]) -> Path:
-    """Create the output folder and remove this command's earlier files from it
-    (pyperf files of these arms, ``in_loop_vs_pyperf.json``); ``MicrobenchError``:
-    ``output path PATH exists and is not a folder`` (as run and report say), else
-    ``cannot write to PATH: REASON``."""
+@dataclass
+class _Output:
+    """A run's output folder: ``arms`` (whose pyperf files it writes, then
+    ``IN_LOOP_FILE``: ``names``), ``earlier`` (those names already there, kept whole
+    until the run is complete), ``created`` (whether the run made the folder) and
+    ``committed`` (whether the new files have replaced the earlier ones)."""
+
+    dir: Path
+    arms: list[str]
+    earlier: list[str]
+    created: bool
+    committed: bool = False
+
+    @property
+    def names(self) -> list[str]:
+        return [arm_file_name(a) for a in self.arms] + [IN_LOOP_FILE]
+
+    def new(self, name: str) -> Path:
+        """Where the run writes ``name`` until it is complete (``NAME.new``)."""
+        return self.dir / (name + NEW_SUFFIX)
+
+    def leftovers(self) -> list[Path]:
+        """The run's new and temporary files (``NAME.new``, ``NAME.new.tmp``)."""
+        return [p for n in self.names for p in (self.new(n), self.dir / f"{n}.new.tmp")]
+
+
+def _output_dir(ns: argparse.Namespace, arms: list[str]) -> _Output:
+    """Create the output folder if needed and note this command's earlier files there
+    (pyperf files of these arms, ``in_loop_vs_pyperf.json``), which stay as they are
+    until the new set is complete; new files a killed run left are removed.
+    ``MicrobenchError``: ``output path PATH exists and is not a folder`` (as run and
+    report say), else ``cannot write to PATH: REASON``."""
     out_dir = Path(ns.output) if ns.output else Path(ns.run_dir) / "microbench"
     try:
+        created = not out_dir.is_dir()
         out_dir.mkdir(parents=True, exist_ok=True)
-        for name in [arm_file_name(a) for a in arms] + ["in_loop_vs_pyperf.json"]:
-            (out_dir / name).unlink(missing_ok=True)
+        out = _Output(out_dir, arms, [], created)
+        out.earlier = [n for n in out.names if (out_dir / n).exists()]
+        for path in out.leftovers():
+            path.unlink(missing_ok=True)
     except OSError as exc:
         if out_dir.exists() and not out_dir.is_dir():  # a file, /dev/null
             raise MicrobenchError(f"output path {out_dir} exists and is not a folder") from None
         raise MicrobenchError(f"cannot write to {out_dir}: {exc.strerror}") from None
-    return out_dir
+    return out
 
 
-def _tidy_after_stop(out_dir: Path) -> list[Path]:
-    """Remove temporary files an arm left, then the folder if it is empty; returns the
-    pyperf files left (each loadable)."""
-    for tmp in out_dir.glob("*.json.tmp"):
-        tmp.unlink(missing_ok=True)
-    left = sorted(out_dir.glob("*.json"))
-    if not any(out_dir.iterdir()):
-        out_dir.rmdir()
-    return left
+def _commit(out: _Output) -> list[str]:
+    """Rename the run's new files over the earlier ones, each atomically, with SIGINT /
+    SIGTERM deferred meanwhile; returns the names of the earlier files replaced."""
+    replaced = []
+    with signals.deferred():
+        for name in out.names:
+            if (out.dir / name).exists():
+                replaced.append(name)
+            os.replace(out.new(name), out.dir / name)
+        out.committed = True
+    return replaced
+
+
+def _stopped_short(out: Optional[_Output]) -> str:
+    """Tidy up after a run that stopped short (interrupted, failed) and say what is
+    left. Earlier results stay as they were and every new file goes; where there were
+    none, the finished benchmarks are kept under the arms' names (each file loadable).
+    A folder the run made and left empty is removed."""
+    if out is None:
+        return "nothing was written"
+    if out.committed:
+        return f"the results are in {out.dir}"
+    kept = []
+    with signals.deferred():
+        for path in out.leftovers():
+            final = out.dir / path.name.removesuffix(NEW_SUFFIX)
+            if (not out.earlier and path.suffix == NEW_SUFFIX and final.name != IN_LOOP_FILE
+                    and path.exists()):
+                os.replace(path, final)
+                kept.append(final)
+            else:
+                path.unlink(missing_ok=True)
+        if out.created and out.dir.is_dir() and not any(out.dir.iterdir()):
+            out.dir.rmdir()
+    if kept:
+        return f"the finished benchmarks are in {', '.join(map(str, kept))}"
+    if out.earlier:
+        return f"nothing was written, the earlier results in {out.dir} are kept"
+    return "nothing was written"
+
+
+def _failed(out: _Output, line: str) -> int:
+    """Print ``line`` (an error) with what is left (``_stopped_short``); returns 1."""
+    print(f"{line}; {_stopped_short(out)}", file=sys.stderr)
+    return 1
 
 
 @dataclass
@@ -471,9 +557,10 @@ def coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
                how: Coordination) -> int:
     """Run pyperf once per arm over the selected captures, showing the progress, then
     save and print ``in_loop_vs_pyperf``'s rows. Returns the exit code: 0; 1 when an
-    arm failed; 130 / 143 when interrupted by SIGINT / SIGTERM (the finished benchmarks
-    kept, each file loadable, and an output folder left empty removed, with one line
-    saying how many had finished). An interrupt before the benchmarks are planned
+    arm failed or a file could not be written; 130 / 143 when interrupted by SIGINT /
+    SIGTERM, with one line saying how many benchmarks had finished. Earlier results in
+    the output folder are replaced only once the new files are all written; a run that
+    stops short leaves them as they were (``_stopped_short``). An interrupt before the benchmarks are planned
     propagates (``bench.py`` prints its own line). Raises ``MicrobenchError`` or
     ``CaptureError`` (one line) on bad input: the run folder and its ``summary.json``
     are checked first as ``bench.py report`` checks them (``results.check_run_dir``,
@@ -481,7 +568,7 @@ def coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
     from ipc_bench.analysis.results import ResultsError, check_run_dir, read_summary
     from ipc_bench.errors import one_line
 
-    state: dict[str, Any] = {"done": 0, "total": None, "out_dir": None}
+    state: dict[str, Any] = {"done": 0, "total": None, "out": None}
     try:
         try:
             check_run_dir(ns.run_dir)
@@ -492,34 +579,32 @@ def coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
     except signals.Interrupted as exc:
         if state["total"] is None:  # nothing planned yet: bench.py's own line
             raise
-        left = _tidy_after_stop(state["out_dir"]) if state["out_dir"] else []
-        kept = (f"the finished ones are in {', '.join(map(str, left))}" if left
-                else "nothing was written")
         print(f"bench.py microbench: interrupted by {exc.signal_name} after "
-              f"{state['done']} of {state['total']} benchmarks; {kept}", file=sys.stderr)
+              f"{state['done']} of {state['total']} benchmarks; "
+              f"{_stopped_short(state['out'])}", file=sys.stderr)
         return exc.code
 
 
 def _coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
                 how: Coordination, state: dict[str, Any]) -> int:
-    """``coordinate``'s work; ``state`` (``done``, ``total``, ``out_dir``) tells
+    """``coordinate``'s work; ``state`` (``done``, ``total``, ``out``) tells
     ``coordinate`` how far it got when a signal arrives."""
     selected = select_captures(ns.run_dir, selection)
     arms = arms_in(i for _, i in selected)
     plan = {arm: arm_benchmarks(selected, arm, selection) for arm in arms}
     state["total"] = total = sum(map(len, plan.values()))
     with signals.deferred():
-        state["out_dir"] = out_dir = _output_dir(ns, arms)
+        state["out"] = out = _output_dir(ns, arms)
     verbose = any(o in ("-v", "--verbose") for o in rest)
     print(f"microbench: {total} benchmarks ({', '.join(f'{a}: {len(plan[a])}' for a in arms)})"
-          f" -> {out_dir}; {settings_text(ns.rigorous, rest)}", file=sys.stderr, flush=True)
+          f" -> {out.dir}; {settings_text(ns.rigorous, rest)}", file=sys.stderr, flush=True)
     progress = how.progress(total)
     try:
         for arm in arms:
             cmd = [sys.executable, BENCH_PY, "microbench", ns.run_dir, "--policy", arm,
                    *selection.argv(), *(["--rigorous"] if ns.rigorous else []),
                    *([] if verbose else ["--quiet"]), *rest,
-                   "--arm-json", str(out_dir / arm_file_name(arm))]
+                   "--arm-json", str(out.new(arm_file_name(arm)))]
 
             def on_done(rec: dict, arm=arm) -> None:
                 state["done"] += 1
@@ -527,13 +612,12 @@ def _coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
             _run_arm_process(cmd, on_done, verbose)
     except _ArmFailed as exc:
         progress.close()
-        print(f"bench.py microbench: error: pyperf run of arm {arm} exited with {exc.code}: "
-              f"{exc.line}", file=sys.stderr)
-        return 1
+        return _failed(out, exc.line if exc.line.startswith(ERROR_PREFIX) else
+                       f"{ERROR_PREFIX}pyperf run of arm {arm} exited with {exc.code}: "
+                       f"{exc.line}")
     finally:
         progress.close()
-    return _report(selected, {a: out_dir / arm_file_name(a) for a in arms}, how.format_rows,
-                   run_cases(ns.run_dir))
+    return _report(selected, out, how.format_rows, run_cases(ns.run_dir))
 
 
 def run_cases(run_dir: str) -> dict[str, dict[str, Any]]:
@@ -546,17 +630,37 @@ def run_cases(run_dir: str) -> dict[str, dict[str, Any]]:
         if isinstance(cases, list) else {}
 
 
-def _report(selected: list[tuple[Path, CaptureInfo]], files: dict[str, Path],
+def _write_text(path: Path, text: str, shown: Path) -> None:
+    """Write ``text`` to ``path`` (SIGINT / SIGTERM deferred); when that fails the file
+    is removed and the ``OSError`` names ``shown``."""
+    with signals.deferred():
+        try:
+            path.write_text(text)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                path.unlink()
+            raise OSError(exc.errno, exc.strerror or str(exc), str(shown)) from None
+
+
+def _report(selected: list[tuple[Path, CaptureInfo]], out: _Output,
             format_rows: Callable[[list[dict[str, Any]]], str],
             cases: Optional[dict[str, dict[str, Any]]] = None) -> int:
-    """Write and print the in-loop against pyperf rows and the pyperf commands."""
+    """Write the in-loop against pyperf rows, put the run's files in place of the
+    earlier ones (saying which were replaced), print the rows and the pyperf commands;
+    returns 0, or 1 when a file could not be written."""
     caps = [load_capture(p) for p, _ in selected]
-    rows = in_loop_vs_pyperf(caps, files, cases)
-    out_dir = next(iter(files.values())).parent
-    with signals.deferred():
-        (out_dir / "in_loop_vs_pyperf.json").write_text(json.dumps(rows, indent=1) + "\n")
+    rows = in_loop_vs_pyperf(caps, {a: out.new(arm_file_name(a)) for a in out.arms}, cases)
+    try:
+        _write_text(out.new(IN_LOOP_FILE), json.dumps(rows, indent=1) + "\n",
+                    out.dir / IN_LOOP_FILE)
+    except OSError as exc:
+        return _failed(out, f"{ERROR_PREFIX}cannot write {exc.filename}: {exc.strerror}")
+    replaced = _commit(out)
+    if replaced:
+        print(f"microbench: replaced the earlier {', '.join(replaced)} in {out.dir}",
+              file=sys.stderr, flush=True)
     print(format_rows(rows))
-    names = [str(p) for p in files.values()]
+    names = [str(out.dir / arm_file_name(a)) for a in out.arms]
     if len(names) >= 2:
         print(f"\ncompare: python -m pyperf compare_to {' '.join(names)} --table")
     print(f"stats:   python -m pyperf stats {names[0]}")

@@ -6,8 +6,11 @@ Without ``--policy`` this process is the coordinator (one pyperf process per arm
 with it (internal, set by the coordinator and by pyperf's worker re-invocations of
 ``bench.py microbench RUN_DIR --policy ARM --worker ...``) it times one arm. Options
 this parser does not know are pyperf's and are passed through (checked by pyperf's
-parser first). Bad input: one line on stderr, exit code 2. Interrupted: the finished
-benchmarks are kept, exit code 130 (SIGINT) or 143 (SIGTERM), with one line on stderr:
+parser first); a list option refuses an item given more than once. Bad input: one
+line on stderr, exit code 2. A file that cannot be written: one line naming it, exit
+code 1. Interrupted: earlier results in the output folder are kept as they were (the
+finished benchmarks only where there were none), exit code 130 (SIGINT) or 143
+(SIGTERM), with one line on stderr:
 ``coordinate``'s (how many benchmarks had finished) once the benchmarks are planned,
 ``bench.py``'s own before that (``interrupted by SIGTERM (exit 143)``). An arm process
 stops without a line: the coordinator that stopped it reports.
@@ -23,7 +26,7 @@ from ipc_bench.analysis.capture import DIRECTIONS, CaptureError
 from ipc_bench.analysis.microbench import (OPS, Coordination, MicrobenchError, Selection,
                                            check_pyperf_options, coordinate, run_arm)
 from ipc_bench.cli.once import OnceParser
-from ipc_bench.cli.options import list_items, nonempty_path
+from ipc_bench.cli.options import list_items, no_repeats, nonempty_path
 from ipc_bench.harness.signals import Interrupted, set_parent_death_signal
 
 
@@ -34,8 +37,9 @@ class _Parser(OnceParser):
 
 def _list_of(kind: str, choices: Sequence[str] = ()):
     """argparse type: a comma-separated list of whole numbers >= 1 (``kind`` ``int``)
-    or of names (of ``choices`` when given), none empty (``options.list_items``); a
-    tuple without repeats."""
+    or of names (of ``choices`` when given), none empty (``options.list_items``) and
+    none given more than once (``options.no_repeats``, as the run command refuses
+    ``--tp 2,2``); a tuple."""
     def parse(text: str) -> tuple:
         items = list_items(text, "whole numbers" if kind == "int" else "names")
         for t in items:
@@ -44,7 +48,7 @@ def _list_of(kind: str, choices: Sequence[str] = ()):
             if choices and t not in choices:
                 raise argparse.ArgumentTypeError(
                     f"{t!r} is not one of {', '.join(choices)}")
-        return tuple(dict.fromkeys(int(t) if kind == "int" else t for t in items))
+        return tuple(no_repeats([int(t) if kind == "int" else t for t in items]))
     return parse
 
 
@@ -58,7 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run_dir", metavar="RUN_DIR", help="run folder with messages/")
     p.add_argument("--output", metavar="DIR", type=nonempty_path("folder"),
                    help="where the pyperf JSON files go (default RUN_DIR/microbench; "
-                        "earlier microbench files there are replaced)")
+                        "earlier microbench files there are replaced once the new ones "
+                        "are all written, and kept when the run stops short)")
     s = p.add_argument_group("which benchmarks (default: all captured)")
     s.add_argument("--num-running", type=_list_of("int"), metavar="N[,N...]",
                    help="running-request counts (the num_running of steady cases)")

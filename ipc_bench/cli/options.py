@@ -89,7 +89,7 @@ def _int_in(lo: int, hi: int):
     return parse
 
 
-def _no_repeats(values: list) -> list:
+def no_repeats(values: list) -> list:
     """``values`` as they are; ``ArgumentTypeError`` naming the values given more than
     once (every list option refuses repeats: ``--tp 2,2`` is a mistake, not one value)."""
     repeated = list(dict.fromkeys(v for v in values if values.count(v) > 1))
@@ -124,7 +124,7 @@ def int_items(text: str) -> list[int]:
 
 def _int_list(hi: int):
     def parse(text: str) -> list[int]:
-        return _no_repeats([_parse_int(v, 1, hi) for v in list_items(text, "integers")])
+        return no_repeats([_parse_int(v, 1, hi) for v in list_items(text, "integers")])
     return parse
 
 
@@ -136,7 +136,7 @@ def _batch_sizes(text: str) -> list[int]:
         if not (v.isascii() and v.isdigit()):
             raise argparse.ArgumentTypeError(f"expected whole numbers, got {v!r}")
     values = [_parse_int(v, 1, MAX_NUM_SEQS) for v in parts]
-    return sorted(_no_repeats(sorted(values)))
+    return sorted(no_repeats(sorted(values)))
 
 
 def _choices(allowed: Sequence[str]):
@@ -146,7 +146,7 @@ def _choices(allowed: Sequence[str]):
         if bad:
             raise argparse.ArgumentTypeError(
                 f"{','.join(bad)!r}: choose from {', '.join(allowed)}")
-        return _no_repeats(values)
+        return no_repeats(values)
     return parse
 
 
@@ -175,7 +175,7 @@ MIN_PEER_TIMEOUT_S = POLL_SLICE_MS / 1000
 def _spec_tokens_list(text: str) -> list[int]:
     """``--num-spec-tokens``: comma-separated draft counts, each in [0,
     ``MAX_NUM_SPEC_TOKENS``], without repeats."""
-    return _no_repeats([_parse_int(v, 0, MAX_NUM_SPEC_TOKENS)
+    return no_repeats([_parse_int(v, 0, MAX_NUM_SPEC_TOKENS)
                         for v in list_items(text, "integers")])
 
 
@@ -221,7 +221,7 @@ def _float_list(text: str) -> list[float]:
         raise argparse.ArgumentTypeError(f"expected positive numbers, got {text!r}")
     if len(values) > 1000:
         raise argparse.ArgumentTypeError(f"at most 1000 values, got {len(values)}")
-    return _no_repeats(values)
+    return no_repeats(values)
 
 
 def nonempty_path(kind: str):

@@ -98,6 +98,11 @@ def test_select_captures_order_and_filters(run_dir):
                                 "numbers, got '2,,4' (an item is empty)"),
     (["--ops", "decode,"], "argument --ops: expected comma-separated names, got 'decode,' "
                            "(an item is empty)"),
+    (["--ops", "encode,encode"], "argument --ops: encode given more than once"),
+    (["--codecs", "msgpack,msgpack"], "argument --codecs: msgpack given more than once"),
+    (["--num-running", "4,2,4"], "argument --num-running: 4 given more than once"),
+    (["--num-running", "4,04,2,2"], "argument --num-running: 4, 2 given more than once"),
+    (["--directions", "s2r,r2s,s2r"], "argument --directions: s2r given more than once"),
     (["--fast", "--rigorous"], "--fast and --rigorous exclude each other"),
     (["--no-such-option"], "unrecognized arguments: --no-such-option"),
     (["-o", "x.json"], "option -o is set by microbench itself"),
@@ -197,7 +202,7 @@ def test_interrupt_keeps_the_finished_benchmarks_loadable(run_dir, tmp_path):
                               "--min-time", "0.2"], "microbench: benchmark 1/16 done")
     assert code == 130, lines
     assert re.fullmatch(rf"bench.py microbench: interrupted by SIGINT after (\d+) of 16 "
-                        rf"benchmarks; the finished ones are in {re.escape(str(out))}/send.json",
+                        rf"benchmarks; the finished benchmarks are in {re.escape(str(out))}/send.json",
                         lines[-1]), lines
     finished = int(re.search(r"after (\d+) of", lines[-1]).group(1))
     suite = pyperf.BenchmarkSuite.load(str(out / "send.json"))
@@ -213,6 +218,131 @@ def test_interrupt_before_any_benchmark_leaves_no_folder(run_dir, tmp_path):
     assert lines[-1] == ("bench.py microbench: interrupted by SIGINT after 0 of 16 "
                          "benchmarks; nothing was written")
     assert not out.exists()
+
+
+def test_interrupt_in_a_folder_it_did_not_make_keeps_the_folder(run_dir, tmp_path):
+    out = tmp_path / "mb"
+    out.mkdir()
+    code, lines = _interrupt([run_dir, "--output", out, "-p", "3", "--min-time", "0.5"],
+                             "microbench: 16 benchmarks")
+    assert code == 130, lines
+    assert lines[-1] == ("bench.py microbench: interrupted by SIGINT after 0 of 16 "
+                         "benchmarks; nothing was written")
+    assert list(out.iterdir()) == []
+
+
+#: A quick run of 4 benchmarks (2 per arm) whose files stand for earlier results.
+EARLIER = ["--num-running", "4", "--directions", "s2r", *QUICK]
+EARLIER_FILES = ["cached.json", "in_loop_vs_pyperf.json", "send.json"]
+
+
+def _earlier_results(run_dir, out: Path) -> dict[str, bytes]:
+    """Run ``EARLIER`` into ``out`` (a new folder: no file replaced) and return its
+    files' bytes by name."""
+    proc = _microbench([run_dir, "--output", out, *EARLIER])
+    assert proc.returncode == 0, proc.stderr
+    assert "replaced" not in proc.stderr
+    return _files(out)
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+@pytest.mark.parametrize("args, after_line, finished", [
+    (["-p", "3", "--min-time", "0.5"], "microbench: 16 benchmarks", "0"),
+    (["-p", "2", "-n", "1", "-w", "0", "--min-time", "0.2"], "microbench: benchmark 1/16 done",
+     r"\d+"),
+])
+def test_interrupt_keeps_the_earlier_results_whole(run_dir, tmp_path, args, after_line,
+                                                   finished):
+    """The earlier files stay as they were, byte for byte, and no new or temporary file
+    is left beside them, whether benchmarks had finished or not."""
+    out = tmp_path / "mb"
+    earlier = _earlier_results(run_dir, out)
+    assert sorted(earlier) == EARLIER_FILES
+    code, lines = _interrupt([run_dir, "--output", out, *args], after_line)
+    assert code == 130, lines
+    assert re.fullmatch(rf"bench.py microbench: interrupted by SIGINT after {finished} of 16 "
+                        rf"benchmarks; nothing was written, the earlier results in "
+                        rf"{re.escape(str(out))} are kept", lines[-1]), lines
+    assert _files(out) == earlier
+
+
+def test_a_narrower_run_replaces_the_earlier_files_and_says_so(run_dir, tmp_path):
+    import pyperf
+
+    out = tmp_path / "mb"
+    earlier = _earlier_results(run_dir, out)
+    proc = _microbench([run_dir, "--output", out, *EARLIER, "--ops", "decode"])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines()[-1] == (
+        f"microbench: replaced the earlier send.json, cached.json, in_loop_vs_pyperf.json "
+        f"in {out}")
+    now = _files(out)
+    assert sorted(now) == EARLIER_FILES  # no new or temporary file left
+    assert all(now[name] != earlier[name] for name in EARLIER_FILES)
+    for arm in ("send", "cached"):
+        suite = pyperf.BenchmarkSuite.load(str(out / f"{arm}.json"))
+        assert suite.get_benchmark_names() == ["num_running=4/s2r/msgpack/decode"]
+
+
+@pytest.mark.parametrize("earlier", [False, True])
+def test_a_file_too_large_for_the_disk_is_named_and_nothing_is_left(run_dir, tmp_path,
+                                                                    earlier):
+    """A real limit (RLIMIT_FSIZE: writes past 1 KiB fail with EFBIG, as a full disk
+    fails them), not a stub: the arm cannot write its first benchmark. One line naming
+    the file, exit 1; no temporary file; the earlier results as they were, or no
+    folder where there were none."""
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))
+
+    out = tmp_path / "mb"
+    before = _earlier_results(run_dir, out) if earlier else None
+    proc = subprocess.run([sys.executable, "bench.py", "microbench", str(run_dir),
+                           "--output", str(out), *EARLIER], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300, preexec_fn=limit)
+    kept = f", the earlier results in {out} are kept" if earlier else ""
+    assert (proc.returncode, proc.stderr.splitlines()[-1]) == (
+        1, f"bench.py microbench: error: cannot write {out}/send.json: File too large; "
+           f"nothing was written{kept}")
+    assert proc.stderr.count("error") == 1
+    if earlier:
+        assert _files(out) == before
+    else:
+        assert not out.exists()
+
+
+@pytest.mark.parametrize("earlier", [False, True])
+def test_in_loop_vs_pyperf_that_cannot_be_written_is_named_and_removed(
+        run_dir, tmp_path, monkeypatch, capsys, earlier):
+    """The disk fills up under in_loop_vs_pyperf.json after a few bytes: its partial
+    file goes; the earlier results stay as they were, or, where there were none, the
+    finished pyperf files are kept."""
+    out = tmp_path / "mb"
+    before = _earlier_results(run_dir, out) if earlier else None
+    write_text = Path.write_text
+
+    def full(self, text, *args, **kwargs):
+        if not self.name.endswith(".new"):
+            return write_text(self, text, *args, **kwargs)
+        write_text(self, text[:100])
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", full)
+    assert main(["microbench", str(run_dir), "--output", str(out), *EARLIER]) == 1
+    err = capsys.readouterr().err.splitlines()
+    line = f"bench.py microbench: error: cannot write {out}/in_loop_vs_pyperf.json: " \
+           "No space left on device; "
+    if earlier:
+        assert err[-1] == line + f"nothing was written, the earlier results in {out} are kept"
+        assert _files(out) == before
+    else:
+        assert err[-1] == line + f"the finished benchmarks are in {out}/send.json, " \
+                                 f"{out}/cached.json"
+        assert sorted(_files(out)) == ["cached.json", "send.json"]
 
 
 def test_results_that_cannot_be_written_exit_1_as_a_runs_do(monkeypatch, capsys, tmp_path):
