@@ -1229,7 +1229,8 @@ def compare_settings(a: dict, b: dict) -> tuple[list[str], list[str]]:
     arms (policy, arm, codec) both runs ran in a workload: an arm one run alone ran,
     such as its single-process cases, is no difference; so is the number of
     repetitions (``--repeat``) of each workload both ran (``repetitions differ: 2 vs 1
-    (workload num_running=4)``; the workload marked). Returns (lines, workloads): one line per difference
+    (workload num_running=4)``; listed, the workload not marked: its means are over
+    fewer or more repetitions of the same workload). Returns (lines, workloads): one line per difference
     (``trace differs: A (sha256 ...) vs B (sha256 ...)``, or ``trace rows differ: ...``
     where one file was read to other ``--max-requests``, ``_trace_line``; ``option
     --ci-method differs:
@@ -1271,10 +1272,8 @@ def compare_settings(a: dict, b: dict) -> tuple[list[str], list[str]]:
                     unlike.append(w)
     ra, rb = _repetitions(a, both), _repetitions(b, both)
     for w in shared:
-        if w in ra and w in rb and ra[w] != rb[w]:
+        if w in ra and w in rb and ra[w] != rb[w]:  # listed; still one workload
             differing.setdefault(("repetitions", str(ra[w]), str(rb[w])), []).append(w)
-            if w not in unlike:
-                unlike.append(w)
     for (name, va, vb), workloads in differing.items():
         where = ("every workload both ran" if len(workloads) == len(shared) > 1 else
                  f"workload{'s' if len(workloads) > 1 else ''} {', '.join(workloads)}")
