@@ -84,8 +84,8 @@ OUTPUT_TOKENS_MEANING = (
     "`azure-code-timed`), every request's output tokens, warm-up included, over the wall "
     "time from the first arrival to the last completion (`wall_s`, which includes the "
     "warm-up too; arrival-bound where the engine kept up with the arrivals, load-bound "
-    "where requests queued, `waiting_step_share`, `arrival_span_share` in a run before "
-    "it; `out tok/s (wall)` in its tables)")
+    "where requests queued: judged by `waiting_step_share`, or by `arrival_span_share` "
+    "for a run that predates it; `out tok/s (wall)` in its tables)")
 #: ``wall_s`` in words: what ``harness.scheduler_loop`` measures (``finish``), and what
 #: "over wall time, first arrival to last completion" means wherever a timed replay's
 #: ``out tok/s (wall)`` is described.
