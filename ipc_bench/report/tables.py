@@ -1116,10 +1116,12 @@ LATENCY_TABLE = IDENTITY + ("ttft_ms_p50", "ttft_ms_p99", "tpot_ms_mean", "itl_m
                             "itl_ms_p99", "e2e_ms_p50", "e2e_ms_p99")
 
 
-#: Under the latency table, in the terminal and the report, where every timed replay
-#: kept up with its arrivals (or records no arrival times: ``arrival_bound_note``).
-ARRIVAL_BOUND_NOTE = ("a replay at a fixed arrival rate is arrival-bound; its tokens/s is "
-                      "not a throughput comparison between policies.")
+#: Under the latency table, in the terminal and the report, where no timed replay
+#: records the figures that label its pace (``pace.replay_pace``: a run before them;
+#: ``arrival_bound_note``): whether it kept up with its arrivals is unknown.
+PACE_NOT_RECORDED_NOTE = ("pace not recorded (a run before the figures that label it): "
+                          "tokens/s (wall) may be arrival-bound, and then not a throughput "
+                          "comparison between policies.")
 
 
 def most_load_bound(load: list[dict[str, Any]]) -> dict[str, Any]:
@@ -1166,8 +1168,8 @@ def pace_measures_sentence(timed: list[dict[str, Any]]) -> str:
 def arrival_bound_note(summaries: Iterable[dict[str, Any]]) -> str:
     """The note under the latency table (terminal and report): where no timed replay
     among ``summaries`` (``summary.json`` cases) is load-bound (``pace.replay_pace``),
-    ``All 2 timed replay cases are arrival-bound: ...`` (``ARRIVAL_BOUND_NOTE`` where
-    none records the figures that label it), else which are and what that means, e.g. ``2 of 2 timed
+    ``All 2 timed replay cases are arrival-bound: ...`` (``PACE_NOT_RECORDED_NOTE``
+    where none records the figures that label it), else which are and what that means, e.g. ``2 of 2 timed
     replay cases are load-bound, not arrival-bound (azure-conv-timed/send/msgpack/...:
     by num_waiting: a request was left waiting after 78 % of its steps, 12.3 on
     average): ...``, naming the case ``most_load_bound`` picks
@@ -1180,7 +1182,7 @@ def arrival_bound_note(summaries: Iterable[dict[str, Any]]) -> str:
     measures = pace_measures_sentence(timed)
     if not load:
         if not measures:  # no timed replay with the figures that label one
-            return ARRIVAL_BOUND_NOTE
+            return PACE_NOT_RECORDED_NOTE
         return (f"{'All ' if len(timed) > 1 else ''}{len(timed)} timed replay "
                 f"case{'s' if len(timed) > 1 else ''} {'are' if len(timed) > 1 else 'is'} "
                 "arrival-bound: the engine kept up with the arrivals, so the trace, not the "

@@ -74,7 +74,7 @@ Latency (timed replay at 2x real time; TTFT from intended arrival)
 policy  codec    transport  TTFT p50 ms  TTFT p99 ms  TPOT mean ms  ITL p50 ms  ITL p99 ms  E2E p50 ms  E2E p99 ms
 ------  -------  ---------  -----------  -----------  ------------  ----------  ----------  ----------  ----------
 send    msgpack  ipc               1.23        45.68         0.123       0.457       8.900        12.3     1,234.6
-Note: a replay at a fixed arrival rate is arrival-bound; its tokens/s is not a throughput comparison between policies."""
+Note: pace not recorded (a run before the figures that label it): tokens/s (wall) may be arrival-bound, and then not a throughput comparison between policies."""
 
 
 def test_case_table_renders_the_golden_text():
