@@ -142,6 +142,42 @@ INCONCLUSIVE_CLAUSE = (f"inconclusive: the interval reaches beyond ±{100 * DETE
                        f"{100 * DETECTABLE:.0f} % difference from none")
 
 
+#: Interval ends of a ratio beyond these are printed as ``>1000`` and ``<0.001``
+#: (``ratio_interval``): with two or three noisy repetitions a Student-t interval of the
+#: log ratio can run to 1e12 or 1e-12 (an end printed 0.000 is such a positive end
+#: rounded), and its digits say nothing but that the interval is unbounded in practice.
+RATIO_END_MAX = 1000.0
+RATIO_END_MIN = 0.001
+
+
+def ratio_end(value: float, digits: int = 3, percent: bool = False) -> str:
+    """One end of a ratio's interval as ``ratio_interval`` prints it: ``0.920`` (to
+    ``digits`` decimals), ``>1000`` above ``RATIO_END_MAX``, ``<0.001`` below
+    ``RATIO_END_MIN``; with ``percent``, as a change in percent to one decimal:
+    ``-8.0``, ``>+99900.0``, ``<-99.9``."""
+    if percent:
+        if value > RATIO_END_MAX:
+            return f">{100 * (RATIO_END_MAX - 1):+.1f}"
+        if value < RATIO_END_MIN:
+            return f"<{100 * (RATIO_END_MIN - 1):+.1f}"
+        return f"{100 * (value - 1):+.1f}"
+    if value > RATIO_END_MAX:
+        return f">{RATIO_END_MAX:g}"
+    if value < RATIO_END_MIN:
+        return f"<{RATIO_END_MIN:g}"
+    return f"{value:.{digits}f}"
+
+
+def ratio_interval(low: float, high: float, digits: int = 3, percent: bool = False) -> str:
+    """A ratio's interval wherever one is printed (the terminal's tables and ratio lines,
+    the report's tables and findings, verdicts): ``[0.920, 1.012]``; an end beyond
+    ``RATIO_END_MAX`` or ``RATIO_END_MIN`` bounded (``ratio_end``): ``[<0.001, >1000]``;
+    with ``percent``, as changes in percent: ``[-8.0, +1.2] %``, ``[<-99.9, >+99900.0]
+    %``."""
+    text = f"[{ratio_end(low, digits, percent)}, {ratio_end(high, digits, percent)}]"
+    return text + " %" if percent else text
+
+
 def inconclusive_verdict(low: float, high: float, detectable: float = DETECTABLE,
                          confidence: float = CONFIDENCE) -> str:
     """The verdict of a comparison with no significant difference whose ratio interval
@@ -149,8 +185,8 @@ def inconclusive_verdict(low: float, high: float, detectable: float = DETECTABLE
     +1175.0] % reaches beyond ±10 %: too few repetitions or too noisy to tell a 10 %
     difference from none"."""
     pct = f"{100 * detectable:.0f} %"
-    return (f"inconclusive: the {100 * confidence:.0f} % interval [{100 * (low - 1):+.1f}, "
-            f"{100 * (high - 1):+.1f}] % reaches beyond ±{pct}: too few repetitions or "
+    return (f"inconclusive: the {100 * confidence:.0f} % interval "
+            f"{ratio_interval(low, high, percent=True)} reaches beyond ±{pct}: too few repetitions or "
             f"too noisy to tell a {pct} difference from none")
 
 

@@ -21,7 +21,8 @@ from ipc_bench.analysis.stats import (ARRIVAL_BOUND, ARRIVAL_BOUND_KEYS, COMPARE
                                       DETECTABLE, EXACT, INTERVAL_NAMES, min_pairs,
                                       SCHEDULE_BOUND_KEYS, SCHEDULES_DIFFER, arrival_bound,
                                       arms_by_repetition, paired_ratio, performed,
-                                      ratio_phrase, schedule_bound, schedules_differ,
+                                      ratio_interval, ratio_phrase, schedule_bound,
+                                      schedules_differ,
                                       token_ids_bytes, unadjusted_excludes_one,
                                       unreachable_note, verdict_of)
 from ipc_bench.analysis.summary import no_counted_steps_warning
@@ -340,12 +341,13 @@ def ratio_text(point: Optional[float], low: Optional[float] = None,
                high: Optional[float] = None) -> str:
     """A paired ratio as the terminal's ratio line and the report's pair table print it:
     ``0.884 [0.801, 0.975]``, the point alone without an interval, ``-`` without a
-    point (``None`` or NaN)."""
+    point (``None`` or NaN); an interval end beyond 1000 or below 0.001 is bounded,
+    ``0.920 [<0.001, >1000]`` (``stats.ratio_interval``)."""
     if point is None or point != point:
         return "-"
     if low is None or high is None or low != low or high != high:
         return f"{point:.3f}"
-    return f"{point:.3f} [{low:.3f}, {high:.3f}]"
+    return f"{point:.3f} {ratio_interval(low, high)}"
 
 
 def ratio_line_head(name: str, where: str, n: int, interval: bool, method: str = "t",
@@ -1034,7 +1036,7 @@ def _comparison_row(method: str, key: str, m: dict[str, Any], timed: bool = Fals
     label, scale, unit = tokens_name(key, entry.short, timed), entry.scale, entry.display_unit
     ci = "-"
     if m["ratio_ci_low"] is not None:
-        ci = f"[{m['ratio_ci_low']:.3f}, {m['ratio_ci_high']:.3f}]"
+        ci = ratio_interval(m["ratio_ci_low"], m["ratio_ci_high"])
     dci = "-"
     if m["diff_ci_low"] is not None:
         dci = f"[{_num(m['diff_ci_low'], scale)}, {_num(m['diff_ci_high'], scale)}]"

@@ -464,3 +464,25 @@ def test_an_aa_finding_counts_the_tested_metrics_not_the_exact_bytes():
         "twice) over 6 paired repetitions shows no significant difference in any of its 7 "
         "compared metrics, so the machine's noise alone gave no verdict: output tokens/s "
         "-0.0 % [-1.1, +1.2] %, mean step -0.0 % [-1.1, +1.2] %.")
+
+
+def test_a_ratio_interval_prints_its_far_ends_bounded():
+    """Two noisy repetitions gave a ratio interval [0.000, 5151328244741.149]: a ratio's
+    end is never 0 and those digits are noise; ends beyond 1000 and 0.001 are bounded."""
+    assert stats.ratio_interval(0.9204, 1.0123) == "[0.920, 1.012]"
+    assert stats.ratio_interval(1.6e-13, 5151328244741.149) == "[<0.001, >1000]"
+    assert stats.ratio_interval(0.001, 1000.0) == "[0.001, 1000.000]"
+    assert stats.ratio_interval(0.0009, 999.9, digits=4) == "[<0.001, 999.9000]"
+    assert stats.ratio_interval(0.92, 1.012, percent=True) == "[-8.0, +1.2] %"
+    assert stats.ratio_interval(1e-13, 5e12, percent=True) == "[<-99.9, >+99900.0] %"
+    assert tables.ratio_text(0.92, 1.6e-13, 5151328244741.149) == "0.920 [<0.001, >1000]"
+    wild = [_summary("send", 0, 50_000.0, 300_000.0), _summary("cached", 0, 50_000.0, 3.0),
+            _summary("send", 1, 50_000.0, 300_000.0),
+            _summary("cached", 1, 50_000.0, 300_000_000.0)]
+    c = stats.compare_cases(wild)[0]
+    _, _, rows, _ = tables.comparison_parts(c)
+    row = {r[0]: r for r in rows}["step mean"]
+    assert row[4:6] == ["0.100", "[<0.001, >1000]"]
+    assert stats.verdict_of(c["metrics"]["step_ns_mean"]) == (
+        "inconclusive: the 95 % interval [<-99.9, >+99900.0] % reaches beyond ±10 %: too "
+        "few repetitions or too noisy to tell a 10 % difference from none")
