@@ -111,6 +111,11 @@ BOOTSTRAP_RESAMPLES = 10_000
 BOOTSTRAP_SEED = 20291  # fixed: the same samples always give the same interval
 
 NO_DIFFERENCE = "no significant difference"
+#: The verdict of a Holm-adjusted comparison with no significant difference whose
+#: unadjusted ratio interval excludes 1 (``unadjusted_excludes_one``) and stays within
+#: ``DETECTABLE``: the interval printed beside it is not the adjusted test's, which the
+#: verdict says (the tables' line under them, ``report.tables.HOLM_NOTE``, says why).
+NO_DIFFERENCE_HOLM = f"{NO_DIFFERENCE} after Holm adjustment"
 
 #: The smallest difference a verdict of no difference must be able to see: a
 #: comparison with no significant difference whose ratio interval reaches below ``1 -
@@ -255,11 +260,15 @@ def verdict_of(m: dict[str, Any]) -> str:
     ``summary.json`` ``comparisons`` metric): "inconclusive: ..." where it found no
     significant difference with a ratio interval reaching beyond ``DETECTABLE``
     (summaries written before that verdict existed say "no significant difference"
-    there), else its ``verdict``."""
+    there); ``NO_DIFFERENCE_HOLM`` where it found none after Holm's adjustment while its
+    unadjusted ratio interval excludes 1 (summaries written before that verdict say
+    "no significant difference"); else its ``verdict``."""
     if m.get("significant") is False and inconclusive(m.get("ratio_ci_low"),
                                                       m.get("ratio_ci_high")):
         return inconclusive_verdict(m["ratio_ci_low"], m["ratio_ci_high"],
                                     confidence=m.get("confidence") or CONFIDENCE)
+    if m.get("verdict") == NO_DIFFERENCE and unadjusted_excludes_one(m):
+        return NO_DIFFERENCE_HOLM
     return m["verdict"]
 
 
@@ -559,17 +568,23 @@ class PairedComparison:
 
     def adjusted(self, p_adjusted: float, adjustment: str) -> "PairedComparison":
         """This comparison with its verdict taken from ``p_adjusted`` (significant when
-        it is at most ``1 - confidence``), recorded as ``adjustment`` (e.g. ``holm``).
+        it is at most ``1 - confidence``), recorded as ``adjustment`` (e.g. ``holm``);
+        ``NO_DIFFERENCE_HOLM`` where Holm's finds no significant difference while the
+        unadjusted ratio interval excludes 1 and stays within ``DETECTABLE``.
         Raises ``ValueError`` on a comparison without a p-value."""
         if self.p_value is None:
             raise ValueError(f"{self.metric or 'comparison'} has no p-value to adjust")
         significant = p_adjusted <= 1 - self.confidence
-        return replace(self, p_adjusted=p_adjusted, adjustment=adjustment,
-                       significant=significant,
-                       verdict=_verdict(significant, self._point(), self.baseline,
-                                        self.treatment,
-                                        (self.ratio_ci_low, self.ratio_ci_high),
-                                        self.confidence))
+        out = replace(self, p_adjusted=p_adjusted, adjustment=adjustment,
+                      significant=significant,
+                      verdict=_verdict(significant, self._point(), self.baseline,
+                                       self.treatment,
+                                       (self.ratio_ci_low, self.ratio_ci_high),
+                                       self.confidence))
+        if out.verdict == NO_DIFFERENCE and adjustment == "holm" \
+                and unadjusted_excludes_one(out.to_dict()):
+            out = replace(out, verdict=NO_DIFFERENCE_HOLM)
+        return out
 
     def _point(self) -> Optional[float]:
         return self.ratio

@@ -19,6 +19,7 @@ from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.results import case_unfinished
 from ipc_bench.analysis.stats import (ARRIVAL_BOUND, ARRIVAL_BOUND_KEYS, COMPARED_KEYS,
                                       DETECTABLE, EXACT, INTERVAL_NAMES, min_pairs,
+                                      NO_DIFFERENCE_HOLM,
                                       SCHEDULE_BOUND_KEYS, SCHEDULES_DIFFER, arrival_bound,
                                       arms_by_repetition, paired_ratio, performed,
                                       ratio_interval, ratio_phrase, schedule_bound,
@@ -899,12 +900,27 @@ INCONCLUSIVE_NOTE = (f"inconclusive: no significant difference, but the ratio in
 #: (``stats.unadjusted_excludes_one``), and where it does not.
 INCONCLUSIVE_HOLM = f"{INCONCLUSIVE}: not significant after Holm adjustment"
 INCONCLUSIVE_WIDE = f"{INCONCLUSIVE}: interval reaches beyond ±{100 * DETECTABLE:.0f} %"
-#: Under a table with an ``INCONCLUSIVE_HOLM`` row.
-INCONCLUSIVE_HOLM_NOTE = (
+#: Under a table with a ``stats.NO_DIFFERENCE_HOLM`` row (its unadjusted interval
+#: excludes 1, within ±10 %): why its verdict and its interval seem to disagree.
+HOLM_NOTE = (
     "not significant after Holm adjustment: the ratio CI excludes 1 but is unadjusted (as "
     "are the diff CI and the first p); the verdict comes from the p adjusted over the "
-    "comparison's timed metrics [in brackets], above 0.05: no significant difference, "
-    f"and an interval too wide to rule out a {100 * DETECTABLE:.0f} % one")
+    "comparison's timed metrics [in brackets], above 0.05: no significant difference")
+#: Under a table with an ``INCONCLUSIVE_HOLM`` row.
+INCONCLUSIVE_HOLM_NOTE = (
+    f"{HOLM_NOTE}, and an interval too wide to rule out a {100 * DETECTABLE:.0f} % one")
+
+
+def holm_note(cells: list[str]) -> str:
+    """The line under a comparison table whose verdict ``cells`` include one not
+    significant after Holm adjustment though its unadjusted interval excludes 1:
+    ``HOLM_NOTE`` for ``NO_DIFFERENCE_HOLM`` rows, ``INCONCLUSIVE_HOLM_NOTE`` for
+    ``INCONCLUSIVE_HOLM`` ones, both said once where there are both; ``""`` without."""
+    plain, wide = NO_DIFFERENCE_HOLM in cells, INCONCLUSIVE_HOLM in cells
+    if plain and wide:
+        return (f"{HOLM_NOTE}; in the {INCONCLUSIVE} rows also an interval too wide to "
+                f"rule out a {100 * DETECTABLE:.0f} % one")
+    return HOLM_NOTE if plain else INCONCLUSIVE_HOLM_NOTE if wide else ""
 
 
 def inconclusive_cell(m: dict[str, Any]) -> str:
@@ -977,8 +993,7 @@ def comparison_parts(c: dict[str, Any]) -> Optional[tuple[str, list[str], list[l
     held = c.get("timings_withheld")  # analysis.cores: bytes only
     held = held.replace("* timings", "timings", 1) if held else ""
     cells = [r[-1] for r in rows]
-    if INCONCLUSIVE_HOLM in cells:
-        held = "\n".join(x for x in (INCONCLUSIVE_HOLM_NOTE, held) if x)
+    held = "\n".join(x for x in (holm_note(cells), held) if x)
     if any(verdict_of(m).startswith(INCONCLUSIVE) for m in c["metrics"].values()):
         held = "\n".join(x for x in (INCONCLUSIVE_NOTE, held) if x)
     if c.get("schedules_differ"):
@@ -1055,7 +1070,7 @@ def _comparison_row(method: str, key: str, m: dict[str, Any], timed: bool = Fals
             _num(diff, scale), dci, p,
             WITHHELD if m["verdict"].startswith(WITHHELD)
             else inconclusive_cell(m) if verdict_of(m).startswith(INCONCLUSIVE)
-            else m["verdict"]]
+            else verdict_of(m)]
 
 
 def captured_steps(steps: int, counted: int) -> str:
