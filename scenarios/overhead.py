@@ -62,7 +62,7 @@ def report(summaries) -> str:
     """steps/totals ratio of loop time per step, per policy, with its 95 % interval,
     and each arm's geometric mean over the pairs, whose quotient the ratio is (their
     medians can point the other way and read as contradicting it)."""
-    from ipc_bench.analysis.stats import arm_geomeans, compare_cases
+    from ipc_bench.analysis.stats import arm_geomeans, compare_cases, ratio_interval, verdict_of
 
     lines = ["", "Instrumentation overhead (loop time per step, per-step recording and "
              "correctness checks on / off):"]
@@ -70,10 +70,10 @@ def report(summaries) -> str:
         m = cmp["metrics"].get("loop_step_ns_mean")
         if not m:
             continue
-        ci = (f"[{m['ratio_ci_low']:.4f}, {m['ratio_ci_high']:.4f}]"
+        ci = (ratio_interval(m["ratio_ci_low"], m["ratio_ci_high"], digits=4)
               if m["ratio_ci_low"] is not None else "(no interval)")
         lines.append(
             f"  {cmp['workload']} {cmp['codec']}: {m['treatment']}/{m['baseline']} = "
             f"{m['ratio_geomean']:.4f} {ci} over {m['n_pairs']} pairs"
-            + arm_geomeans(m, "vs", "us/step") + f"; {m['verdict']}")
+            + arm_geomeans(m, "vs", "us/step") + f"; {verdict_of(m)}")
     return "\n".join(lines)

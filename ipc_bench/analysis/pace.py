@@ -41,11 +41,18 @@ def replay_pace_figures(requests: list[dict[str, Any]],
     wall time), which ``replay_pace`` reads for a run without ``num_waiting``. ``{}``
     without requests or arrivals."""
     arrivals = [r["arrival_s"] for r in requests if r.get("arrival_s") is not None]
-    if not arrivals:
+    return arrival_span_figures(float(max(arrivals)) if arrivals else None, wall_s)
+
+
+def arrival_span_figures(last_arrival_s: Optional[float],
+                         wall_s: Optional[float]) -> dict[str, Any]:
+    """``replay_pace_figures`` from the last request's arrival ``last_arrival_s`` (s, on
+    the replay clock; ``None`` where no request arrived: ``{}``), as a streamed case
+    (soak), whose requests left memory as they finished, keeps it."""
+    if last_arrival_s is None:
         return {}
-    last = float(max(arrivals))
-    return dict(last_arrival_s=last,
-                arrival_span_share=last / wall_s if wall_s else None)
+    return dict(last_arrival_s=last_arrival_s,
+                arrival_span_share=last_arrival_s / wall_s if wall_s else None)
 
 
 def _number_or_none(value: Any) -> Optional[float]:

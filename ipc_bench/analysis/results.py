@@ -1339,14 +1339,17 @@ def _waiting_problem(case, rows, path: Path) -> str | None:
     ``summary.waiting_figures``, relative ``STEP_MEAN_TOLERANCE``: ``PATH: case 'ID'
     has a waiting_step_share of 0.9 over its 200 steps' num_waiting, but summary.json
     has waiting_step_share 0.1 (left out)``. ``None`` when they agree, or the case has
-    no such figure, or the rows lack ``num_waiting`` anywhere (a run before it)."""
+    no such figure, or the rows lack ``num_waiting`` anywhere (a run before it), or
+    they are not all of its ``num_total_steps`` (a streamed case, soak, whose write of
+    ``steps.csv`` failed: its figures are over every step, from running sums)."""
     import numpy as np
 
     from ipc_bench.analysis.summary import waiting_figures
 
     names = ("num_waiting_mean", "waiting_step_share")
+    total = _figure(case, "num_total_steps")
     if all(_figure(case, n) is None for n in names) or not len(rows) \
-            or "num_waiting" not in rows:
+            or "num_waiting" not in rows or total is not None and len(rows) != total:
         return None
     values = rows["num_waiting"].to_numpy(dtype=float)
     if np.isnan(values).any():

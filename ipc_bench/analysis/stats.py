@@ -111,6 +111,11 @@ BOOTSTRAP_RESAMPLES = 10_000
 BOOTSTRAP_SEED = 20291  # fixed: the same samples always give the same interval
 
 NO_DIFFERENCE = "no significant difference"
+#: The verdict of a Holm-adjusted comparison with no significant difference whose
+#: unadjusted ratio interval excludes 1 (``unadjusted_excludes_one``) and stays within
+#: ``DETECTABLE``: the interval printed beside it is not the adjusted test's, which the
+#: verdict says (the tables' line under them, ``report.tables.HOLM_NOTE``, says why).
+NO_DIFFERENCE_HOLM = f"{NO_DIFFERENCE} after Holm adjustment"
 
 #: The smallest difference a verdict of no difference must be able to see: a
 #: comparison with no significant difference whose ratio interval reaches below ``1 -
@@ -142,6 +147,42 @@ INCONCLUSIVE_CLAUSE = (f"inconclusive: the interval reaches beyond ±{100 * DETE
                        f"{100 * DETECTABLE:.0f} % difference from none")
 
 
+#: Interval ends of a ratio beyond these are printed as ``>1000`` and ``<0.001``
+#: (``ratio_interval``): with two or three noisy repetitions a Student-t interval of the
+#: log ratio can run to 1e12 or 1e-12 (an end printed 0.000 is such a positive end
+#: rounded), and its digits say nothing but that the interval is unbounded in practice.
+RATIO_END_MAX = 1000.0
+RATIO_END_MIN = 0.001
+
+
+def ratio_end(value: float, digits: int = 3, percent: bool = False) -> str:
+    """One end of a ratio's interval as ``ratio_interval`` prints it: ``0.920`` (to
+    ``digits`` decimals), ``>1000`` above ``RATIO_END_MAX``, ``<0.001`` below
+    ``RATIO_END_MIN``; with ``percent``, as a change in percent to one decimal:
+    ``-8.0``, ``>+99900.0``, ``<-99.9``."""
+    if percent:
+        if value > RATIO_END_MAX:
+            return f">{100 * (RATIO_END_MAX - 1):+.1f}"
+        if value < RATIO_END_MIN:
+            return f"<{100 * (RATIO_END_MIN - 1):+.1f}"
+        return f"{100 * (value - 1):+.1f}"
+    if value > RATIO_END_MAX:
+        return f">{RATIO_END_MAX:g}"
+    if value < RATIO_END_MIN:
+        return f"<{RATIO_END_MIN:g}"
+    return f"{value:.{digits}f}"
+
+
+def ratio_interval(low: float, high: float, digits: int = 3, percent: bool = False) -> str:
+    """A ratio's interval wherever one is printed (the terminal's tables and ratio lines,
+    the report's tables and findings, verdicts): ``[0.920, 1.012]``; an end beyond
+    ``RATIO_END_MAX`` or ``RATIO_END_MIN`` bounded (``ratio_end``): ``[<0.001, >1000]``;
+    with ``percent``, as changes in percent: ``[-8.0, +1.2] %``, ``[<-99.9, >+99900.0]
+    %``."""
+    text = f"[{ratio_end(low, digits, percent)}, {ratio_end(high, digits, percent)}]"
+    return text + " %" if percent else text
+
+
 def inconclusive_verdict(low: float, high: float, detectable: float = DETECTABLE,
                          confidence: float = CONFIDENCE) -> str:
     """The verdict of a comparison with no significant difference whose ratio interval
@@ -149,8 +190,8 @@ def inconclusive_verdict(low: float, high: float, detectable: float = DETECTABLE
     +1175.0] % reaches beyond ±10 %: too few repetitions or too noisy to tell a 10 %
     difference from none"."""
     pct = f"{100 * detectable:.0f} %"
-    return (f"inconclusive: the {100 * confidence:.0f} % interval [{100 * (low - 1):+.1f}, "
-            f"{100 * (high - 1):+.1f}] % reaches beyond ±{pct}: too few repetitions or "
+    return (f"inconclusive: the {100 * confidence:.0f} % interval "
+            f"{ratio_interval(low, high, percent=True)} reaches beyond ±{pct}: too few repetitions or "
             f"too noisy to tell a {pct} difference from none")
 
 
@@ -219,11 +260,15 @@ def verdict_of(m: dict[str, Any]) -> str:
     ``summary.json`` ``comparisons`` metric): "inconclusive: ..." where it found no
     significant difference with a ratio interval reaching beyond ``DETECTABLE``
     (summaries written before that verdict existed say "no significant difference"
-    there), else its ``verdict``."""
+    there); ``NO_DIFFERENCE_HOLM`` where it found none after Holm's adjustment while its
+    unadjusted ratio interval excludes 1 (summaries written before that verdict say
+    "no significant difference"); else its ``verdict``."""
     if m.get("significant") is False and inconclusive(m.get("ratio_ci_low"),
                                                       m.get("ratio_ci_high")):
         return inconclusive_verdict(m["ratio_ci_low"], m["ratio_ci_high"],
                                     confidence=m.get("confidence") or CONFIDENCE)
+    if m.get("verdict") == NO_DIFFERENCE and unadjusted_excludes_one(m):
+        return NO_DIFFERENCE_HOLM
     return m["verdict"]
 
 
@@ -523,17 +568,23 @@ class PairedComparison:
 
     def adjusted(self, p_adjusted: float, adjustment: str) -> "PairedComparison":
         """This comparison with its verdict taken from ``p_adjusted`` (significant when
-        it is at most ``1 - confidence``), recorded as ``adjustment`` (e.g. ``holm``).
+        it is at most ``1 - confidence``), recorded as ``adjustment`` (e.g. ``holm``);
+        ``NO_DIFFERENCE_HOLM`` where Holm's finds no significant difference while the
+        unadjusted ratio interval excludes 1 and stays within ``DETECTABLE``.
         Raises ``ValueError`` on a comparison without a p-value."""
         if self.p_value is None:
             raise ValueError(f"{self.metric or 'comparison'} has no p-value to adjust")
         significant = p_adjusted <= 1 - self.confidence
-        return replace(self, p_adjusted=p_adjusted, adjustment=adjustment,
-                       significant=significant,
-                       verdict=_verdict(significant, self._point(), self.baseline,
-                                        self.treatment,
-                                        (self.ratio_ci_low, self.ratio_ci_high),
-                                        self.confidence))
+        out = replace(self, p_adjusted=p_adjusted, adjustment=adjustment,
+                      significant=significant,
+                      verdict=_verdict(significant, self._point(), self.baseline,
+                                       self.treatment,
+                                       (self.ratio_ci_low, self.ratio_ci_high),
+                                       self.confidence))
+        if out.verdict == NO_DIFFERENCE and adjustment == "holm" \
+                and unadjusted_excludes_one(out.to_dict()):
+            out = replace(out, verdict=NO_DIFFERENCE_HOLM)
+        return out
 
     def _point(self) -> Optional[float]:
         return self.ratio

@@ -47,7 +47,7 @@ import numpy as np
 
 from ipc_bench.analysis.cores import is_withheld
 from ipc_bench.analysis.frontend import frontend_figures
-from ipc_bench.analysis.pace import replay_pace_figures
+from ipc_bench.analysis.pace import arrival_span_figures, replay_pace_figures
 from ipc_bench.analysis.soak import rss_summary, stream_summary
 from ipc_bench.analysis.stats import percentiles_ms
 from ipc_bench.analysis.pp import pp_figures
@@ -544,10 +544,20 @@ def waiting_figures(num_waiting: np.ndarray) -> dict[str, float]:
     over those steps) and ``waiting_step_share`` (the share of them with a request
     waiting, ``num_waiting`` above 0), which ``replay_pace`` reads. ``{}`` without a
     step."""
-    if len(num_waiting) == 0:
+    return waiting_sums_figures(int(num_waiting.sum()), int((num_waiting > 0).sum()),
+                                len(num_waiting))
+
+
+def waiting_sums_figures(num_waiting_total: int, waiting_steps: int,
+                         steps: int) -> dict[str, float]:
+    """``waiting_figures`` from running sums over ``steps`` steps, as a streamed case
+    (soak, ``harness.recording.StreamStats``) keeps them: ``num_waiting_total`` (the
+    steps' ``num_waiting`` summed) and ``waiting_steps`` (the steps with one above 0).
+    ``{}`` without a step."""
+    if steps == 0:
         return {}
-    return dict(num_waiting_mean=float(num_waiting.mean()),
-                waiting_step_share=float((num_waiting > 0).mean()))
+    return dict(num_waiting_mean=num_waiting_total / steps,
+                waiting_step_share=waiting_steps / steps)
 
 
 def summarize_case(result: CaseResult) -> dict[str, Any]:
@@ -611,7 +621,11 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
 def _summarize_streamed(result: CaseResult, out: dict[str, Any]) -> dict[str, Any]:
     """Summary of a streamed case (``CaseSpec.stream``): its rows left memory as it
     ran, so the figures come from ``harness.recording.StreamStats``'s running sums; no medians,
-    no runner columns, no floor. Timed replays: ``output_tokens_per_s`` over wall time."""
+    no runner columns, no floor. Timed replays: ``output_tokens_per_s`` over wall time
+    and the figures that label the pace (``pace.replay_pace``) as a replay's
+    (``_timed_replay_figures``): ``last_arrival_s``, ``arrival_span_share``,
+    ``num_waiting_mean`` and ``waiting_step_share`` over every step, warm-up included,
+    from the sums ``StreamStats`` keeps."""
     stats = result.stream_stats
     out.update(stream_summary(stats))
     out["num_rejected"] = result.num_rejected
@@ -619,6 +633,9 @@ def _summarize_streamed(result: CaseResult, out: dict[str, Any]) -> dict[str, An
         out["output_tokens_per_s"] = (stats.output_tokens_all / result.wall_s
                                       if result.wall_s else None)
         out["trace_speedup"] = result.spec.trace_speedup
+        out.update(arrival_span_figures(stats.last_arrival_s, result.wall_s))
+        out.update(waiting_sums_figures(stats.num_waiting_total, stats.num_waiting_steps,
+                                        stats.num_total_steps))
     return out
 
 

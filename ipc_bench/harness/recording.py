@@ -75,6 +75,12 @@ class StreamStats:
         self.num_rejected = 0
         self.num_cut_at_max_model_len = 0
         self.output_tokens_all = 0
+        # a timed replay's pace (``analysis.pace``): over every row, warm-up included,
+        # the requests left waiting summed and the rows with one left waiting; the
+        # latest intended arrival of a request (s, replay clock)
+        self.num_waiting_total = 0
+        self.num_waiting_steps = 0
+        self.last_arrival_s: Optional[float] = None
 
     def add_rows(self, rows) -> None:
         """Fold a chunk of rows in (one flush window): ``SCHED_COLUMNS`` tuples, or an
@@ -91,6 +97,9 @@ class StreamStats:
             self.sums[k] += int(c[:, _C[k]].sum())
         self.s2r_bytes_total += int(a[:, _C["s2r_payload_bytes"]].sum())
         self.r2s_bytes_total += int(a[:, _C["r2s_payload_bytes"]].sum())
+        waiting = a[:, _C["num_waiting"]]
+        self.num_waiting_total += int(waiting.sum())
+        self.num_waiting_steps += int((waiting > 0).sum())
         dec = (counted & (a[:, _C["num_new_reqs"]] == 0)
                & (a[:, _C["num_scheduled_tokens"]] == a[:, _C["num_reqs"]])
                & (a[:, _C["num_reqs"]] > 0))
@@ -109,6 +118,8 @@ class StreamStats:
         self.num_rejected += reason == "rejected"
         self.num_cut_at_max_model_len += cut_at_max_model_len(record)
         self.output_tokens_all += int(record.get("num_output_tokens") or 0)
+        if record.get("arrival_s") is not None:
+            self.last_arrival_s = max(self.last_arrival_s or 0.0, float(record["arrival_s"]))
         if record.get("ttft_s") is not None or record.get("e2e_s") is not None:
             self._latencies.write(array("d", [
                 _NAN if record.get(name) is None else record[name]

@@ -32,6 +32,7 @@ from typing import Any, Callable
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC as SINGLE_PROCESS
 from ipc_bench.analysis.stats import (ARRIVAL_BOUND, DETECTABLE, INTERVAL_NAMES, ONE_PAIR,
                                       RATIO_POINTS, arm_geomeans, inconclusive, min_pairs, paired,
+                                      ratio_interval,
                                       results_ci_method, schedules_differ,
                                       summarize_pairs, token_ids_bytes, verdict_of)
 from ipc_bench.engine.config import CACHED, SEND
@@ -77,7 +78,7 @@ def _interval(row: dict[str, Any]) -> str:
     lo, hi = row.get("ratio_low"), row.get("ratio_high")
     if lo is None or hi is None or not (math.isfinite(lo) and math.isfinite(hi)):
         return ""
-    return f" [{100 * (lo - 1):+.1f}, {100 * (hi - 1):+.1f}] %"
+    return " " + ratio_interval(lo, hi, percent=True)
 
 
 def _where(row: dict[str, Any]) -> str:
@@ -939,7 +940,7 @@ def _overhead_findings(cases) -> list[str]:
         m = cmp["metrics"].get("loop_step_ns_mean")
         if not m:
             continue
-        ci = (f"[{m['ratio_ci_low']:.3f}, {m['ratio_ci_high']:.3f}]"
+        ci = (ratio_interval(m["ratio_ci_low"], m["ratio_ci_high"])
               if m["ratio_ci_low"] is not None else "(no interval)")
         out.append(f"At {cmp['workload']} ({_codec_name(cmp['codec'])}), per-step recording "
                    f"and checks make the loop's step {m['ratio_geomean']:.3f}x as long "
@@ -1066,8 +1067,8 @@ def _ratio_clause(m: dict[str, Any], name: str, verdict: bool = True,
         return f"{name}: {m['verdict']}"
     interval = ""
     if m["ratio_ci_low"] is not None and m["ratio_ci_high"] is not None:
-        interval = (f" [{100 * (m['ratio_ci_low'] - 1):+.1f}, "
-                    f"{100 * (m['ratio_ci_high'] - 1):+.1f}] %")
+        interval = " " + ratio_interval(m["ratio_ci_low"], m["ratio_ci_high"],
+                                        percent=True)
     said = _holm_unadjusted_note(m, family_size) or verdict_of(m)
     return f"{name} {_pct(ratio)}{interval}" + (f" ({said})" if verdict else "")
 

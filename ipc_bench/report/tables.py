@@ -19,9 +19,11 @@ from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.results import case_unfinished
 from ipc_bench.analysis.stats import (ARRIVAL_BOUND, ARRIVAL_BOUND_KEYS, COMPARED_KEYS,
                                       DETECTABLE, EXACT, INTERVAL_NAMES, min_pairs,
+                                      NO_DIFFERENCE_HOLM,
                                       SCHEDULE_BOUND_KEYS, SCHEDULES_DIFFER, arrival_bound,
                                       arms_by_repetition, paired_ratio, performed,
-                                      ratio_phrase, schedule_bound, schedules_differ,
+                                      ratio_interval, ratio_phrase, schedule_bound,
+                                      schedules_differ,
                                       token_ids_bytes, unadjusted_excludes_one,
                                       unreachable_note, verdict_of)
 from ipc_bench.analysis.summary import no_counted_steps_warning
@@ -340,12 +342,13 @@ def ratio_text(point: Optional[float], low: Optional[float] = None,
                high: Optional[float] = None) -> str:
     """A paired ratio as the terminal's ratio line and the report's pair table print it:
     ``0.884 [0.801, 0.975]``, the point alone without an interval, ``-`` without a
-    point (``None`` or NaN)."""
+    point (``None`` or NaN); an interval end beyond 1000 or below 0.001 is bounded,
+    ``0.920 [<0.001, >1000]`` (``stats.ratio_interval``)."""
     if point is None or point != point:
         return "-"
     if low is None or high is None or low != low or high != high:
         return f"{point:.3f}"
-    return f"{point:.3f} [{low:.3f}, {high:.3f}]"
+    return f"{point:.3f} {ratio_interval(low, high)}"
 
 
 def ratio_line_head(name: str, where: str, n: int, interval: bool, method: str = "t",
@@ -897,12 +900,27 @@ INCONCLUSIVE_NOTE = (f"inconclusive: no significant difference, but the ratio in
 #: (``stats.unadjusted_excludes_one``), and where it does not.
 INCONCLUSIVE_HOLM = f"{INCONCLUSIVE}: not significant after Holm adjustment"
 INCONCLUSIVE_WIDE = f"{INCONCLUSIVE}: interval reaches beyond ±{100 * DETECTABLE:.0f} %"
-#: Under a table with an ``INCONCLUSIVE_HOLM`` row.
-INCONCLUSIVE_HOLM_NOTE = (
+#: Under a table with a ``stats.NO_DIFFERENCE_HOLM`` row (its unadjusted interval
+#: excludes 1, within ±10 %): why its verdict and its interval seem to disagree.
+HOLM_NOTE = (
     "not significant after Holm adjustment: the ratio CI excludes 1 but is unadjusted (as "
     "are the diff CI and the first p); the verdict comes from the p adjusted over the "
-    "comparison's timed metrics [in brackets], above 0.05: no significant difference, "
-    f"and an interval too wide to rule out a {100 * DETECTABLE:.0f} % one")
+    "comparison's timed metrics [in brackets], above 0.05: no significant difference")
+#: Under a table with an ``INCONCLUSIVE_HOLM`` row.
+INCONCLUSIVE_HOLM_NOTE = (
+    f"{HOLM_NOTE}, and an interval too wide to rule out a {100 * DETECTABLE:.0f} % one")
+
+
+def holm_note(cells: list[str]) -> str:
+    """The line under a comparison table whose verdict ``cells`` include one not
+    significant after Holm adjustment though its unadjusted interval excludes 1:
+    ``HOLM_NOTE`` for ``NO_DIFFERENCE_HOLM`` rows, ``INCONCLUSIVE_HOLM_NOTE`` for
+    ``INCONCLUSIVE_HOLM`` ones, both said once where there are both; ``""`` without."""
+    plain, wide = NO_DIFFERENCE_HOLM in cells, INCONCLUSIVE_HOLM in cells
+    if plain and wide:
+        return (f"{HOLM_NOTE}; in the {INCONCLUSIVE} rows also an interval too wide to "
+                f"rule out a {100 * DETECTABLE:.0f} % one")
+    return HOLM_NOTE if plain else INCONCLUSIVE_HOLM_NOTE if wide else ""
 
 
 def inconclusive_cell(m: dict[str, Any]) -> str:
@@ -975,8 +993,7 @@ def comparison_parts(c: dict[str, Any]) -> Optional[tuple[str, list[str], list[l
     held = c.get("timings_withheld")  # analysis.cores: bytes only
     held = held.replace("* timings", "timings", 1) if held else ""
     cells = [r[-1] for r in rows]
-    if INCONCLUSIVE_HOLM in cells:
-        held = "\n".join(x for x in (INCONCLUSIVE_HOLM_NOTE, held) if x)
+    held = "\n".join(x for x in (holm_note(cells), held) if x)
     if any(verdict_of(m).startswith(INCONCLUSIVE) for m in c["metrics"].values()):
         held = "\n".join(x for x in (INCONCLUSIVE_NOTE, held) if x)
     if c.get("schedules_differ"):
@@ -1034,7 +1051,7 @@ def _comparison_row(method: str, key: str, m: dict[str, Any], timed: bool = Fals
     label, scale, unit = tokens_name(key, entry.short, timed), entry.scale, entry.display_unit
     ci = "-"
     if m["ratio_ci_low"] is not None:
-        ci = f"[{m['ratio_ci_low']:.3f}, {m['ratio_ci_high']:.3f}]"
+        ci = ratio_interval(m["ratio_ci_low"], m["ratio_ci_high"])
     dci = "-"
     if m["diff_ci_low"] is not None:
         dci = f"[{_num(m['diff_ci_low'], scale)}, {_num(m['diff_ci_high'], scale)}]"
@@ -1053,7 +1070,7 @@ def _comparison_row(method: str, key: str, m: dict[str, Any], timed: bool = Fals
             _num(diff, scale), dci, p,
             WITHHELD if m["verdict"].startswith(WITHHELD)
             else inconclusive_cell(m) if verdict_of(m).startswith(INCONCLUSIVE)
-            else m["verdict"]]
+            else verdict_of(m)]
 
 
 def captured_steps(steps: int, counted: int) -> str:
@@ -1116,10 +1133,12 @@ LATENCY_TABLE = IDENTITY + ("ttft_ms_p50", "ttft_ms_p99", "tpot_ms_mean", "itl_m
                             "itl_ms_p99", "e2e_ms_p50", "e2e_ms_p99")
 
 
-#: Under the latency table, in the terminal and the report, where every timed replay
-#: kept up with its arrivals (or records no arrival times: ``arrival_bound_note``).
-ARRIVAL_BOUND_NOTE = ("a replay at a fixed arrival rate is arrival-bound; its tokens/s is "
-                      "not a throughput comparison between policies.")
+#: Under the latency table, in the terminal and the report, where no timed replay
+#: records the figures that label its pace (``pace.replay_pace``: a run before them;
+#: ``arrival_bound_note``): whether it kept up with its arrivals is unknown.
+PACE_NOT_RECORDED_NOTE = ("pace not recorded (a run before the figures that label it): "
+                          "tokens/s (wall) may be arrival-bound, and then not a throughput "
+                          "comparison between policies.")
 
 
 def most_load_bound(load: list[dict[str, Any]]) -> dict[str, Any]:
@@ -1166,8 +1185,9 @@ def pace_measures_sentence(timed: list[dict[str, Any]]) -> str:
 def arrival_bound_note(summaries: Iterable[dict[str, Any]]) -> str:
     """The note under the latency table (terminal and report): where no timed replay
     among ``summaries`` (``summary.json`` cases) is load-bound (``pace.replay_pace``),
-    ``Both timed replay cases are arrival-bound: ...`` (``ARRIVAL_BOUND_NOTE`` where
-    none records the figures that label it), else which are and what that means, e.g. ``2 of 2 timed
+    ``Both timed replay cases are arrival-bound: ...`` (``PACE_NOT_RECORDED_NOTE``
+    where none records the figures that label it), else which are and what that means,
+    e.g. ``2 of 2 timed
     replay cases are load-bound, not arrival-bound (azure-conv-timed/send/msgpack/...:
     by num_waiting: a request was left waiting after 78 % of its steps, 12.3 on
     average): ...``, naming the case ``most_load_bound`` picks
@@ -1180,7 +1200,7 @@ def arrival_bound_note(summaries: Iterable[dict[str, Any]]) -> str:
     measures = pace_measures_sentence(timed)
     if not load:
         if not measures:  # no timed replay with the figures that label one
-            return ARRIVAL_BOUND_NOTE
+            return PACE_NOT_RECORDED_NOTE
         count = {1: "1 timed replay case is", 2: "Both timed replay cases are"}.get(
             len(timed), f"All {len(timed)} timed replay cases are")
         return (f"{count} "

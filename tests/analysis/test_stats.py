@@ -394,7 +394,12 @@ def test_compare_cases_adjusts_the_timed_metrics_by_holm():
         stats.holm([step["p_value"], enc["p_value"], dec["p_value"]]))
     assert enc["p_adjusted"] == pytest.approx(2 * enc["p_value"])
     assert enc["significant"] is False and dec["significant"] is False
-    assert enc["verdict"] == stats.NO_DIFFERENCE
+    # its unadjusted interval excludes 1: the verdict says the adjustment decided it
+    assert enc["verdict"] == "no significant difference after Holm adjustment"
+    assert stats.verdict_of(enc) == enc["verdict"]
+    # a summary.json written before that verdict reads the same
+    assert stats.verdict_of(dict(enc, verdict="no significant difference")) == enc["verdict"]
+    assert dec["verdict"] == stats.NO_DIFFERENCE  # its interval holds 1
     assert step["significant"] is True and step["verdict"].startswith("significant: cached")
     assert s2r["adjustment"] == "none" and s2r["p_adjusted"] is None
     assert (s2r["significant"], s2r["p_value"]) == (None, None)  # exact: no test

@@ -97,7 +97,7 @@ def test_overhead_scenario_prints_the_ratio_per_policy(tmp_path):
     assert summary["comparisons"] == []
     # the report leads its findings with the same paired ratios, one per policy
     from ipc_bench import cli
-    from ipc_bench.analysis.stats import compare_cases, verdict_of
+    from ipc_bench.analysis.stats import compare_cases, ratio_interval, verdict_of
 
     assert cli.main(["report", str(tmp_path / "run"), "--output", str(tmp_path / "rep")]) == 0
     md = (tmp_path / "rep" / "report.md").read_text()
@@ -107,8 +107,8 @@ def test_overhead_scenario_prints_the_ratio_per_policy(tmp_path):
         m = cmp["metrics"]["loop_step_ns_mean"]
         want.append(f"- At {cmp['workload']} (msgpack), per-step recording and checks make "
                     f"the loop's step {m['ratio_geomean']:.3f}x as long (steps/totals, 95 % "
-                    f"interval [{m['ratio_ci_low']:.3f}, {m['ratio_ci_high']:.3f}] over 2 "
-                    f"pairs; {m['treatment_geomean'] / 1e3:.1f} against "
+                    f"interval {ratio_interval(m['ratio_ci_low'], m['ratio_ci_high'])} "
+                    f"over 2 pairs; {m['treatment_geomean'] / 1e3:.1f} against "
                     f"{m['baseline_geomean'] / 1e3:.1f} us per step (steps against totals, "
                     f"geometric means over the pairs: the ratio is their quotient)): "
                     f"{verdict_of(m)}.")

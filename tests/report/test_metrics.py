@@ -74,7 +74,7 @@ Latency (timed replay at 2x real time; TTFT from intended arrival)
 policy  codec    transport  TTFT p50 ms  TTFT p99 ms  TPOT mean ms  ITL p50 ms  ITL p99 ms  E2E p50 ms  E2E p99 ms
 ------  -------  ---------  -----------  -----------  ------------  ----------  ----------  ----------  ----------
 send    msgpack  ipc               1.23        45.68         0.123       0.457       8.900        12.3     1,234.6
-Note: a replay at a fixed arrival rate is arrival-bound; its tokens/s is not a throughput comparison between policies."""
+Note: pace not recorded (a run before the figures that label it): tokens/s (wall) may be arrival-bound, and then not a throughput comparison between policies."""
 
 
 def test_case_table_renders_the_golden_text():
@@ -464,3 +464,69 @@ def test_an_aa_finding_counts_the_tested_metrics_not_the_exact_bytes():
         "twice) over 6 paired repetitions shows no significant difference in any of its 7 "
         "compared metrics, so the machine's noise alone gave no verdict: output tokens/s "
         "-0.0 % [-1.1, +1.2] %, mean step -0.0 % [-1.1, +1.2] %.")
+
+
+# Three pairs whose step times are 4 to 6 % lower in cached (each pair's ratio 0.94,
+# 0.95, 0.96): unadjusted p 0.014, interval [0.925, 0.975]; Holm over the 7 timed
+# metrics (build's difference has the smallest p) makes it 6 x 0.014 = 0.082.
+HOLM_SUMMARIES = [s for rep, (f, g) in enumerate(zip((0.94, 0.95, 0.96), (1.0, 1.02, 0.98)))
+                  for s in (_summary("send", rep, 50_000.0, 300_000.0),
+                            _summary("cached", rep, 50_000.0 * g, 300_000.0 * f))]
+
+
+def test_a_row_whose_interval_excludes_1_says_holm_decided_its_verdict():
+    """An interval within ±10 % that excludes 1 beside "no significant difference"
+    read as a contradiction: the verdict names the adjustment, in summary.json's
+    comparison as in the table, and the line under the table says why."""
+    c = stats.compare_cases(HOLM_SUMMARIES)[0]
+    m = c["metrics"]["step_ns_mean"]
+    assert (m["verdict"], round(m["p_value"], 3), round(m["p_adjusted"], 3)) == (
+        "no significant difference after Holm adjustment", 0.014, 0.082)
+    assert f"[{m['ratio_ci_low']:.3f}, {m['ratio_ci_high']:.3f}]" == "[0.925, 0.975]"
+    assert c["metrics"]["output_tokens_per_s"]["verdict"] == "no significant difference"
+    _, _, rows, held = tables.comparison_parts(c)
+    assert [r[-1] for r in rows] == [
+        "no significant difference after Holm adjustment",
+        "no significant difference after Holm adjustment",
+        "no significant difference", "significant: cached 60.5 % lower than send",
+        "no significant difference", "no significant difference",
+        "no significant difference after Holm adjustment",
+        "exact: cached 5.3 % lower than send", "exact: no difference"]
+    assert held == (
+        "not significant after Holm adjustment: the ratio CI excludes 1 but is unadjusted "
+        "(as are the diff CI and the first p); the verdict comes from the p adjusted over "
+        "the comparison's timed metrics [in brackets], above 0.05: no significant "
+        "difference")
+    # a summary.json written before this verdict recorded the plain one: read the same
+    old = dict(c, metrics={k: dict(v, verdict="no significant difference")
+                           if v["verdict"].endswith("after Holm adjustment") else v
+                           for k, v in c["metrics"].items()})
+    assert tables.comparison_parts(old) == tables.comparison_parts(c)
+    assert stats.verdict_of(old["metrics"]["step_ns_mean"]) == m["verdict"]
+    # with an inconclusive row of the same kind, the line says both once
+    assert tables.holm_note([tables.INCONCLUSIVE_HOLM, stats.NO_DIFFERENCE_HOLM]) == (
+        tables.HOLM_NOTE + "; in the inconclusive rows also an interval too wide to rule "
+        "out a 10 % one")
+    assert tables.holm_note(["no significant difference"]) == ""
+
+
+def test_a_ratio_interval_prints_its_far_ends_bounded():
+    """Two noisy repetitions gave a ratio interval [0.000, 5151328244741.149]: a ratio's
+    end is never 0 and those digits are noise; ends beyond 1000 and 0.001 are bounded."""
+    assert stats.ratio_interval(0.9204, 1.0123) == "[0.920, 1.012]"
+    assert stats.ratio_interval(1.6e-13, 5151328244741.149) == "[<0.001, >1000]"
+    assert stats.ratio_interval(0.001, 1000.0) == "[0.001, 1000.000]"
+    assert stats.ratio_interval(0.0009, 999.9, digits=4) == "[<0.001, 999.9000]"
+    assert stats.ratio_interval(0.92, 1.012, percent=True) == "[-8.0, +1.2] %"
+    assert stats.ratio_interval(1e-13, 5e12, percent=True) == "[<-99.9, >+99900.0] %"
+    assert tables.ratio_text(0.92, 1.6e-13, 5151328244741.149) == "0.920 [<0.001, >1000]"
+    wild = [_summary("send", 0, 50_000.0, 300_000.0), _summary("cached", 0, 50_000.0, 3.0),
+            _summary("send", 1, 50_000.0, 300_000.0),
+            _summary("cached", 1, 50_000.0, 300_000_000.0)]
+    c = stats.compare_cases(wild)[0]
+    _, _, rows, _ = tables.comparison_parts(c)
+    row = {r[0]: r for r in rows}["step mean"]
+    assert row[4:6] == ["0.100", "[<0.001, >1000]"]
+    assert stats.verdict_of(c["metrics"]["step_ns_mean"]) == (
+        "inconclusive: the 95 % interval [<-99.9, >+99900.0] % reaches beyond ±10 %: too "
+        "few repetitions or too noisy to tell a 10 % difference from none")

@@ -11,6 +11,7 @@ import json
 import re
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -24,7 +25,7 @@ from ipc_bench.analysis.pace import (replay_pace, replay_pace_basis, replay_pace
                                      replay_pace_figures)
 from ipc_bench.analysis.summary import waiting_figures
 from ipc_bench.report import blocks
-from ipc_bench.report.tables import ARRIVAL_BOUND_NOTE, arrival_bound_note
+from ipc_bench.report.tables import PACE_NOT_RECORDED_NOTE, arrival_bound_note
 
 INCONCLUSIVE = (", inconclusive: the interval reaches beyond ±10 %, too few repetitions or "
                 "too noisy to tell a 10 % difference from none")
@@ -132,7 +133,9 @@ def test_a_replay_is_arrival_bound_only_where_the_engine_kept_up():
         "1 timed replay case is arrival-bound: the engine kept up with the arrivals, so the "
         "trace, not the engine, set the pace; its tokens/s (wall) is not a throughput "
         f"comparison between policies. Pace by {BY_SPAN} for 1 case.")
-    assert arrival_bound_note([dict(trace_speedup=1000.0)]) == ARRIVAL_BOUND_NOTE
+    assert arrival_bound_note([dict(trace_speedup=1000.0)]) == (
+        "pace not recorded (a run before the figures that label it): tokens/s (wall) may "
+        "be arrival-bound, and then not a throughput comparison between policies.")
     assert arrival_bound_note([kept_up, queued]) == (
         "1 of 2 timed replay cases is load-bound, not arrival-bound (w/cached/msgpack: by "
         "arrival_span_share (recorded before num_waiting): its last request arrived 0.10 s "
@@ -222,7 +225,7 @@ def test_an_overloaded_replay_is_called_load_bound(tmp_path):
             f"({cases[0]['case_id']}: by num_waiting: a request was left waiting after 90 % "
             f"of its steps, 9.0 on average): {LOAD_BOUND_WORDS} Pace by {BY_NUM_WAITING} "
             "for 2 cases.") in out
-    assert ARRIVAL_BOUND_NOTE not in out
+    assert PACE_NOT_RECORDED_NOTE not in out
     # a waiting figure typed over is not its steps': the case is left out, not labelled
     run = tmp_path / "queued"
     summary = json.loads((run / "summary.json").read_text())
@@ -235,6 +238,33 @@ def test_an_overloaded_replay_is_called_load_bound(tmp_path):
         "over its 200 steps' num_waiting, but summary.json has waiting_step_share 0.1 "
         "(left out)"]
     assert list(loaded.cases["case_id"]) == [cases[1]["case_id"]]
+
+
+def test_a_soak_that_queued_is_called_load_bound(tmp_path):
+    """A soak (a streamed timed replay) recorded none of the figures that label a pace,
+    so its note called it arrival-bound whatever its TTFT: it records them from its
+    running sums, as a replay from its rows, and its note says load-bound."""
+    # as the queued replay above: 20 requests at once, 2 served at a time
+    trace = tmp_path / "soak.csv"
+    trace.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                     + "2023-11-16 18:15:46.0000000,100,20\n" * 20)
+    out = run_bench(tmp_path / "soak", [
+        "--scenario", "soak", "--trace", str(trace), "--max-requests", "20",
+        "--trace-speedup", "1000", "--max-num-seqs", "2", "--warmup-steps", "2"])
+    [case] = json.loads((tmp_path / "soak" / "summary.json").read_text())["cases"]
+    assert (case["num_total_steps"], case["num_waiting_mean"], case["waiting_step_share"],
+            case["last_arrival_s"], case["arrival_span_share"]) == (200, 9.0, 0.9, 0.0, 0.0)
+    steps = pd.read_csv(tmp_path / "soak" / "steps.csv")
+    assert list(steps["num_waiting"]) == [18 - 2 * (i // 20) for i in range(200)]
+    assert replay_pace(case) == "load-bound"
+    assert ("Note: 1 of 1 timed replay case is load-bound, not arrival-bound "
+            f"({case['case_id']}: by num_waiting: a request was left waiting after 90 % of "
+            f"its steps, 9.0 on average): {LOAD_BOUND_WORDS} Pace by {BY_NUM_WAITING} for "
+            "1 case.") in out
+    assert "arrival-bound;" not in out and PACE_NOT_RECORDED_NOTE not in out
+    with warnings.catch_warnings():  # its figures are its steps' (results._waiting_problem)
+        warnings.simplefilter("error")
+        assert list(load(tmp_path / "soak").cases["case_id"]) == [case["case_id"]]
 
 
 def test_one_long_request_at_the_end_is_arrival_bound(tmp_path):
