@@ -15,7 +15,7 @@
 # --budget-s (default 420 s). Exit status: gpu_check.py's (0, 1 for a failed or
 # cut stage), else 1 when only the tests failed; 130 / 143 / 129 on SIGINT / SIGTERM /
 # SIGHUP (what the check wrote by then is packed); 2 for bad use, gpu_check.py options
-# it refuses (checked before the tests) or missing packages.
+# it refuses (checked before the tests), pytest missing or missing packages.
 set -uo pipefail
 
 usage="usage: bash scripts/device_check.sh OUT_DIR [gpu_check.py options]"
@@ -41,38 +41,6 @@ log=$out/device-check.log
 : >"$log"
 say() { echo "$*" | tee -a "$log"; }
 
-# The installed wheels and the check's run folders live in temporary folders, removed
-# at the end (what the check wrote is packed into OUT_DIR first).
-temps=()
-trap 'rm -rf "${temps[@]}"' EXIT
-if ! "$python" -c 'import msgspec, zmq, pyperf' 2>/dev/null; then
-    shopt -s nullglob
-    wheels=(wheels/*.whl)
-    if [ ${#wheels[@]} -eq 0 ]; then
-        echo "device_check.sh: msgspec, pyzmq or pyperf is missing and wheels/ holds no" \
-             "wheel (scripts/gpu_check.py's docstring says how to fetch them)" >&2
-        exit 2
-    fi
-    site=$(mktemp -d "${TMPDIR:-/tmp}/device-check-site-XXXXXX") || exit 2
-    temps+=("$site")
-    "$python" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
-        --target "$site" "${wheels[@]}" >>"$log" 2>&1 || {
-        echo "device_check.sh: installing wheels/ failed (see $log)" >&2; exit 2; }
-    export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH}
-    "$python" -c 'import msgspec, zmq, pyperf' 2>>"$log" || {
-        echo "device_check.sh: msgspec, pyzmq or pyperf does not import after" \
-             "installing wheels/ (see $log)" >&2; exit 2; }
-    say "installed from wheels/: ${wheels[*]##*/}"
-fi
-export PYTHONUNBUFFERED=1
-# gpu_check.py's options are checked before the tests spend device time on them.
-"$python" - "$@" <<'PY' || exit 2
-import sys
-sys.path.insert(0, "scripts")
-import gpu_check
-gpu_check.build_parser().parse_args(sys.argv[1:])
-PY
-
 # SIGINT, SIGTERM or SIGHUP: the running command gets SIGTERM (a background command of
 # a script inherits SIGINT ignored, and gpu_check.py passes SIGTERM on to its stage,
 # which writes what it measured), the script waits for it, packs what the check wrote
@@ -86,9 +54,7 @@ on_signal() {
 trap 'on_signal 130' INT
 trap 'on_signal 143' TERM
 trap 'on_signal 129' HUP
-run() {  # "$@" with its output on stdout and in the log; returns its exit status
-    "$@" > >(trap '' INT TERM HUP; exec tee -a "$log") 2>&1 &
-    child=$!
+await_child() {  # wait for $child through any trapped signal; returns its exit status
     while kill -0 "$child" 2>/dev/null; do
         wait "$child"
     done
@@ -97,12 +63,72 @@ run() {  # "$@" with its output on stdout and in the log; returns its exit statu
     child=
     return $rc
 }
+run() {  # "$@" with its output on stdout and in the log; returns its exit status
+    "$@" > >(trap '' INT TERM HUP; exec tee -a "$log") 2>&1 &
+    child=$!
+    await_child
+}
+quiet() {  # "$@" as a background command, so that a signal stops it at once
+    "$@" &
+    child=$!
+    await_child
+}
+stop_if_signalled() {  # after a step before the tests: one line and the signal's code
+    if [ "$signalled" -ne 0 ]; then
+        say "device_check.sh: interrupted $1 (exit $signalled)" >&2
+        exit "$signalled"
+    fi
+}
 
-{
-    date -u +%Y-%m-%dT%H:%M:%SZ
-    "$python" -c 'import sys, torch; print("python", sys.version.split()[0]); print("torch", torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available())'
-    if command -v nvidia-smi >/dev/null; then nvidia-smi -q; else echo "no nvidia-smi"; fi
-} >"$out/environment.txt" 2>&1
+# The installed wheels and the check's run folders live in temporary folders, removed
+# at the end (what the check wrote is packed into OUT_DIR first).
+temps=()
+trap 'rm -rf "${temps[@]}"' EXIT
+if ! quiet "$python" -c 'import pytest' 2>/dev/null; then
+    stop_if_signalled "as it started"
+    echo "device_check.sh: pytest is missing from $python (the CUDA tests need it:" \
+         "$python -m pip install pytest, or the project's test extra)" >&2
+    exit 2
+fi
+if ! quiet "$python" -c 'import msgspec, zmq, pyperf' 2>/dev/null; then
+    stop_if_signalled "as it started"
+    shopt -s nullglob
+    wheels=(wheels/*.whl)
+    if [ ${#wheels[@]} -eq 0 ]; then
+        echo "device_check.sh: msgspec, pyzmq or pyperf is missing and wheels/ holds no" \
+             "wheel (scripts/gpu_check.py's docstring says how to fetch them)" >&2
+        exit 2
+    fi
+    site=$(mktemp -d "${TMPDIR:-/tmp}/device-check-site-XXXXXX") || exit 2
+    temps+=("$site")
+    quiet "$python" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
+        --target "$site" "${wheels[@]}" >>"$log" 2>&1 || {
+        stop_if_signalled "while installing wheels/"
+        echo "device_check.sh: installing wheels/ failed (see $log)" >&2; exit 2; }
+    export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH}
+    "$python" -c 'import msgspec, zmq, pyperf' 2>>"$log" || {
+        echo "device_check.sh: msgspec, pyzmq or pyperf does not import after" \
+             "installing wheels/ (see $log)" >&2; exit 2; }
+    say "installed from wheels/: ${wheels[*]##*/}"
+fi
+export PYTHONUNBUFFERED=1
+# gpu_check.py's options are checked before the tests spend device time on them.
+# (a script's background command reads /dev/null, so the code goes in -c)
+quiet "$python" -c 'import sys; sys.path.insert(0, "scripts"); import gpu_check
+gpu_check.build_parser().parse_args(sys.argv[1:])' "$@" || {
+    stop_if_signalled "while checking the options"; exit 2; }
+stop_if_signalled "while checking the options"
+
+env_file=$out/environment.txt
+date -u +%Y-%m-%dT%H:%M:%SZ >"$env_file"
+quiet "$python" -c 'import sys, torch; print("python", sys.version.split()[0]); print("torch", torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available())' >>"$env_file" 2>&1
+stop_if_signalled "while reading the environment"
+if command -v nvidia-smi >/dev/null; then
+    quiet nvidia-smi -q >>"$env_file" 2>&1
+else
+    echo "no nvidia-smi" >>"$env_file"
+fi
+stop_if_signalled "while reading the environment"
 
 say "== CUDA tests (at most ${TESTS_LIMIT_S:-120} s)"
 run timeout -k 10 "${TESTS_LIMIT_S:-120}" "$python" -m pytest -q -p no:cacheprovider \

@@ -489,7 +489,7 @@ def _stopped_short(out: Optional[_Output]) -> str:
         if out.created and out.dir.is_dir() and not any(out.dir.iterdir()):
             out.dir.rmdir()
     if kept:
-        return f"the finished benchmarks are in {', '.join(map(str, kept))}"
+        return f"the benchmarks finished until then are kept in {', '.join(map(str, kept))}"
     if out.earlier:
         return f"nothing was written, the earlier results in {out.dir} are kept"
     return "nothing was written"

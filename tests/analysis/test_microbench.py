@@ -202,7 +202,8 @@ def test_interrupt_keeps_the_finished_benchmarks_loadable(run_dir, tmp_path):
                               "--min-time", "0.2"], "microbench: benchmark 1/16 done")
     assert code == 130, lines
     assert re.fullmatch(rf"bench.py microbench: interrupted by SIGINT after (\d+) of 16 "
-                        rf"benchmarks; the finished benchmarks are in {re.escape(str(out))}/send.json",
+                        rf"benchmarks; the benchmarks finished until then are kept in "
+                        rf"{re.escape(str(out))}/send.json",
                         lines[-1]), lines
     finished = int(re.search(r"after (\d+) of", lines[-1]).group(1))
     suite = pyperf.BenchmarkSuite.load(str(out / "send.json"))
@@ -340,8 +341,8 @@ def test_in_loop_vs_pyperf_that_cannot_be_written_is_named_and_removed(
         assert err[-1] == line + f"nothing was written, the earlier results in {out} are kept"
         assert _files(out) == before
     else:
-        assert err[-1] == line + f"the finished benchmarks are in {out}/send.json, " \
-                                 f"{out}/cached.json"
+        assert err[-1] == line + (f"the benchmarks finished until then are kept in "
+                                  f"{out}/send.json, {out}/cached.json")
         assert sorted(_files(out)) == ["cached.json", "send.json"]
 
 

@@ -7,9 +7,11 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
+import time
 from pathlib import Path
 
 import pytest
@@ -137,13 +139,75 @@ def test_options_gpu_check_refuses_are_refused_before_the_tests(tmp_path):
     assert (out / "device-check.log").read_text() == ""  # no test ran
 
 
+def _python(tmp_path: Path, body: str) -> Path:
+    python = tmp_path / "python"
+    python.write_text(f"#!/bin/sh\n{body}\n")
+    python.chmod(0o755)
+    return python
+
+
+def test_a_python_without_pytest_is_refused_before_anything_runs(tmp_path):
+    repo = _fake_repo(tmp_path, 0, True)
+    python = _python(tmp_path, f'exec {sys.executable} -S -I "$@"')  # no site-packages
+    done = _run(repo / "scripts" / "device_check.sh", str(tmp_path / "out"),
+                python=str(python))
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2, "", f"device_check.sh: pytest is missing from {python} (the CUDA tests need it: "
+        f"{python} -m pip install pytest, or the project's test extra)\n")
+    assert (tmp_path / "out" / "device-check.log").read_text() == ""
+
+
 def test_missing_packages_without_wheels_are_refused(tmp_path):
     repo = _fake_repo(tmp_path, 0, True)
-    python = tmp_path / "python"  # a Python on which msgspec does not import
-    python.write_text(f'#!/bin/sh\nexec {sys.executable} -S -I "$@"\n')
-    python.chmod(0o755)
+    (tmp_path / "no_msgspec").mkdir()  # a Python on which msgspec does not import
+    (tmp_path / "no_msgspec" / "msgspec.py").write_text("raise ImportError('msgspec')\n")
+    python = _python(tmp_path, f'PYTHONPATH={tmp_path / "no_msgspec"} exec {sys.executable} "$@"')
     done = _run(repo / "scripts" / "device_check.sh", str(tmp_path / "out"),
                 python=str(python))
     assert (done.returncode, done.stdout, done.stderr) == (
         2, "", "device_check.sh: msgspec, pyzmq or pyperf is missing and wheels/ holds no "
         "wheel (scripts/gpu_check.py's docstring says how to fetch them)\n")
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_before_the_tests_stops_the_step_running_and_says_so(sig, code, tmp_path):
+    """A signal while the options are checked (here a stand-in Python that takes 30 s
+    over it) stops that step at once: one line, the signal's code, no test or check run."""
+    repo = _fake_repo(tmp_path, 0, True)
+    python = _python(tmp_path, 'case "$*" in *build_parser*) exec sleep 30 ;; esac\n'
+                               f'exec {sys.executable} "$@"')
+    env = dict(os.environ, PYTHON=str(python), TESTS_LIMIT_S="60")
+    proc = subprocess.Popen(["bash", str(repo / "scripts" / "device_check.sh"),
+                             str(tmp_path / "out")], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        deadline = time.monotonic() + 30
+        while not any("sleep" in _cmdline(p) for p in _children(proc.pid)):
+            assert time.monotonic() < deadline, "the options check never started"
+            time.sleep(0.05)
+        started = time.monotonic()
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert time.monotonic() - started < 10
+    name = "SIGTERM" if sig == signal.SIGTERM else "SIGINT"
+    assert (proc.returncode, out, err) == (
+        code, "", f"device_check.sh: interrupted while checking the options (exit {code})\n"), name
+    assert (tmp_path / "out" / "device-check.log").read_text() == err
+    assert not (tmp_path / "out" / "environment.txt").exists()
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(p) for p in text.split()]
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text().replace("\0", " ")
+    except OSError:
+        return ""
