@@ -83,9 +83,10 @@ OUTPUT_TOKENS_MEANING = (
     "(the sum of their `step_ns`); in a timed replay (`azure-conv-timed`, "
     "`azure-code-timed`), every request's output tokens, warm-up included, over the wall "
     "time from the first arrival to the last completion (`wall_s`, which includes the "
-    "warm-up too; arrival-bound where the engine kept up with the arrivals, load-bound "
-    "where requests queued: judged by `waiting_step_share`, or by `arrival_span_share` "
-    "for a run that predates it; `out tok/s (wall)` in its tables)")
+    "warm-up too; arrival-bound where the arrivals set the pace, load-bound where "
+    "requests queued and kept the engine busy: judged by `waiting_step_share` and "
+    "`idle_share`, or by `arrival_span_share` for a run that predates them; "
+    "`out tok/s (wall)` in its tables)")
 #: ``wall_s`` in words: what ``harness.scheduler_loop`` measures (``finish``), and what
 #: "over wall time, first arrival to last completion" means wherever a timed replay's
 #: ``out tok/s (wall)`` is described.

@@ -1,6 +1,7 @@
-"""How a timed replay was paced: arrival-bound (the engine kept up with the trace's
-arrivals, which set its pace, so its tokens/s over wall time measure the arrivals) or
-load-bound (requests queued: the engine set the pace). Pure functions of a
+"""How a timed replay was paced: arrival-bound (the trace's arrivals set its pace: the
+engine kept up with them, or drained each burst they brought and then idled until the
+next, so its tokens/s over wall time measure the arrivals) or load-bound (requests
+queued and the engine was busy nearly all the time: the engine set the pace). Pure functions of a
 ``summary.json`` case, so that the loader, the statistics and the report read one rule
 (``analysis.summary`` re-exports them, where a case's figures are made)."""
 
@@ -22,6 +23,16 @@ QUEUED_STEP_SHARE = 0.5
 #: wall time (a burst, e.g. 60 requests within 0.03 s of a 1 s replay): the engine then
 #: drained a queue it had built, and the arrivals set no pace. One long request at the
 #: end, with nothing ever waiting, stays arrival-bound.
+
+#: A timed replay that queued (either rule above) is load-bound only where its engine
+#: idled less than this share of its wall time (``idle_share``: the scheduler had
+#: nothing to schedule and waited for the next arrival). A replay whose arrivals came in
+#: bursts queues each burst and idles between them: requests wait after most steps, yet
+#: the gaps in the trace, not the engine, set its wall time (e.g. 60 conversation
+#: requests at 5x with ``--max-num-seqs 1``: a request waiting after 61 % of the steps,
+#: the engine idle 45 % of the wall time). It stays arrival-bound. A replay recorded
+#: before ``idle_s`` is labelled by the queueing rules alone.
+IDLE_SHARE_MAX = 0.1
 
 #: A timed replay recorded without ``num_waiting`` (a run before it) is arrival-bound
 #: when its last request arrives at least this share of its ``wall_s`` into the run
@@ -53,6 +64,16 @@ def arrival_span_figures(last_arrival_s: Optional[float],
         return {}
     return dict(last_arrival_s=last_arrival_s,
                 arrival_span_share=last_arrival_s / wall_s if wall_s else None)
+
+
+def idle_figures(idle_ns: int, wall_s: Optional[float]) -> dict[str, Any]:
+    """A timed replay's ``idle_s`` (s: the time its scheduler loop waited for the next
+    arrival with nothing to schedule and no step in flight, ``CaseResult.idle_ns``
+    summed by ``harness.scheduler_loop.wait_for_arrival``) and ``idle_share``
+    (``idle_s`` over ``wall_s``; ``None`` without a wall time), which ``replay_pace``
+    reads."""
+    idle_s = idle_ns / 1e9
+    return dict(idle_s=idle_s, idle_share=idle_s / wall_s if wall_s else None)
 
 
 def _number_or_none(value: Any) -> Optional[float]:
@@ -92,6 +113,12 @@ def replay_pace_evidence(summary: dict[str, Any]) -> str:
             words += (f", and its last request arrived "
                       f"{100 * summary['arrival_span_share']:.0f} % of the way into its "
                       "wall time")
+        idle = _number_or_none(summary.get("idle_share"))
+        if idle is not None and _queued(summary):
+            words += (f", but the engine idled {100 * idle:.0f} % of its wall time, "
+                      "waiting for arrivals"
+                      if idle >= IDLE_SHARE_MAX else
+                      f", the engine idle {100 * idle:.0f} % of its wall time")
         return words
     if basis == "arrival_span_share":
         last, wall = summary.get("last_arrival_s"), summary.get("wall_s")
@@ -101,6 +128,24 @@ def replay_pace_evidence(summary: dict[str, Any]) -> str:
                    else f"arrived {100 * summary['arrival_span_share']:.0f} % of the way "
                    "into its wall time"))
     return ""
+
+
+def _queued(summary: dict[str, Any]) -> bool:
+    """Whether a timed replay that records ``num_waiting`` queued: a request was left
+    waiting after at least ``QUEUED_STEP_SHARE`` of its steps, or after any step of a
+    replay whose arrivals were over early (``_drained_a_burst``)."""
+    return summary["waiting_step_share"] >= QUEUED_STEP_SHARE or _drained_a_burst(summary)
+
+
+def idled_between_bursts(summary: dict[str, Any]) -> bool:
+    """Whether a timed replay (a ``summary.json`` case) queued (``_queued``) yet is
+    arrival-bound because its engine idled at least ``IDLE_SHARE_MAX`` of its wall time
+    (``idle_share``) waiting for arrivals: bursts queued, the gaps between them idled.
+    ``False`` for a case without ``num_waiting`` or ``idle_share``."""
+    if replay_pace_basis(summary) != "num_waiting" or not _queued(summary):
+        return False
+    idle = _number_or_none(summary.get("idle_share"))
+    return idle is not None and idle >= IDLE_SHARE_MAX
 
 
 def _drained_a_burst(summary: dict[str, Any]) -> bool:
@@ -119,16 +164,18 @@ def replay_pace(summary: dict[str, Any]) -> Optional[str]:
     request was left waiting after at least ``QUEUED_STEP_SHARE`` of its steps
     (``waiting_step_share``: the requests arrived faster than the engine served them
     and queued), or after any step of a replay whose arrivals were over in less than
-    ``ARRIVAL_BOUND_SHARE`` of its wall time (a burst the engine drained), else
-    ``"arrival-bound"`` (the engine kept up with the arrivals; one long request
+    ``ARRIVAL_BOUND_SHARE`` of its wall time (a burst the engine drained), and its
+    engine idled less than ``IDLE_SHARE_MAX`` of its wall time (``idle_share``, where
+    recorded); else ``"arrival-bound"`` (the engine kept up with the arrivals, or
+    queued bursts and idled between them, ``idled_between_bursts``; one long request
     draining after the last arrival with nothing waiting included); in a run before ``num_waiting``,
     ``"arrival-bound"`` where its ``arrival_span_share`` is at least
     ``ARRIVAL_BOUND_SHARE``, else ``"load-bound"``. ``None`` for a case that is no
     timed replay or records neither figure (no wall time)."""
     basis = replay_pace_basis(summary)
     if basis == "num_waiting":
-        return ("load-bound" if summary["waiting_step_share"] >= QUEUED_STEP_SHARE
-                or _drained_a_burst(summary) else "arrival-bound")
+        return ("load-bound" if _queued(summary) and not idled_between_bursts(summary)
+                else "arrival-bound")
     if basis == "arrival_span_share":
         return ("arrival-bound" if summary["arrival_span_share"] >= ARRIVAL_BOUND_SHARE
                 else "load-bound")

@@ -808,8 +808,8 @@ def schedule_bound(m: dict[str, Any], verdict: str = SCHEDULES_DIFFER) -> dict[s
 
 
 #: The verdict of a timed replay's output tokens/s (wall) whose cases were all
-#: arrival-bound (``arrival_bound``): the engine kept up with the trace's arrivals, so
-#: the figure measures the arrivals, not throughput, and no ratio of it is a throughput
+#: arrival-bound (``arrival_bound``): the trace's arrivals set the pace (the engine kept
+#: up with them, or queued their bursts and idled between them), so the figure measures the arrivals, not throughput, and no ratio of it is a throughput
 #: comparison (docs/usage.md, "Timed replays: arrival- or load-bound").
 ARRIVAL_BOUND = "arrival-bound"
 #: The compared fields an arrival-bound replay withholds (``ARRIVAL_BOUND``).

@@ -47,7 +47,8 @@ import numpy as np
 
 from ipc_bench.analysis.cores import is_withheld
 from ipc_bench.analysis.frontend import frontend_figures
-from ipc_bench.analysis.pace import arrival_span_figures, replay_pace_figures
+from ipc_bench.analysis.pace import (arrival_span_figures, idle_figures,
+                                    replay_pace_figures)
 from ipc_bench.analysis.soak import rss_summary, stream_summary
 from ipc_bench.analysis.stats import percentiles_ms
 from ipc_bench.analysis.pp import pp_figures
@@ -523,7 +524,8 @@ def _timed_replay_figures(result: CaseResult, out: dict[str, Any],
     counted steps stays as busy_output_tokens_per_s, absent when no step was counted;
     then the latencies. Both come from every request, warm-up or not, so they exist
     without counted steps; so do the waiting figures (``waiting_figures``, over every
-    step in ``a``, the case's ``sched_array``, warm-up included as in ``wall_s``)."""
+    step in ``a``, the case's ``sched_array``, warm-up included as in ``wall_s``) and
+    the idle time (``pace.idle_figures``)."""
     total = sum(r["num_output_tokens"] for r in result.requests)
     fig: dict[str, Any] = dict(
         output_tokens_per_s=total / result.wall_s if result.wall_s else None)
@@ -533,6 +535,7 @@ def _timed_replay_figures(result: CaseResult, out: dict[str, Any],
     fig["trace_speedup"] = result.spec.trace_speedup
     fig.update(replay_pace_figures(result.requests, result.wall_s))
     fig.update(waiting_figures(a[:, _COL["num_waiting"]]))
+    fig.update(idle_figures(result.idle_ns, result.wall_s))
     return fig
 
 
@@ -625,7 +628,7 @@ def _summarize_streamed(result: CaseResult, out: dict[str, Any]) -> dict[str, An
     and the figures that label the pace (``pace.replay_pace``) as a replay's
     (``_timed_replay_figures``): ``last_arrival_s``, ``arrival_span_share``,
     ``num_waiting_mean`` and ``waiting_step_share`` over every step, warm-up included,
-    from the sums ``StreamStats`` keeps."""
+    from the sums ``StreamStats`` keeps, and ``idle_s``, ``idle_share``."""
     stats = result.stream_stats
     out.update(stream_summary(stats))
     out["num_rejected"] = result.num_rejected
@@ -636,6 +639,7 @@ def _summarize_streamed(result: CaseResult, out: dict[str, Any]) -> dict[str, An
         out.update(arrival_span_figures(stats.last_arrival_s, result.wall_s))
         out.update(waiting_sums_figures(stats.num_waiting_total, stats.num_waiting_steps,
                                         stats.num_total_steps))
+        out.update(idle_figures(result.idle_ns, result.wall_s))
     return out
 
 

@@ -58,6 +58,7 @@ from ipc_bench.harness.oracle import InputOracle, RunnerInputLog, ScheduleDigest
 from ipc_bench.harness.recording import GcCounter, StepFlusher
 from ipc_bench.harness.scheduler_loop import (_DRAINED, _IDLE, _READY, _LoopRun,
                                               _admit_logical, _admit_timed, end_beat,
+                                              wait_for_arrival,
                                               raise_output_error)
 from ipc_bench.harness.spec import CaseError, CaseResult, CaseSpec
 from ipc_bench.wire.control import InputDigests, StepInputIds, no_beat
@@ -284,9 +285,7 @@ def run_async_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                 if state == _DRAINED or state is None:
                     break  # drained, or max_steps or the counted steps reached
                 if timed:  # nothing has arrived yet: wait for it, checking the runner
-                    link.idle(min(0.05, max(0.0, admission.wait_s)), perf() - t_row)
-                    if frontend is not None:
-                        frontend.keepalive()
+                    wait_for_arrival(link, frontend, result, admission.wait_s, t_row)
                     t_row, c_row = perf(), cpu()
                 continue
             (seq, plan, so, frame, sched_ns, build_ns, encode_ns, send_ns,

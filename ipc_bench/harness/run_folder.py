@@ -67,7 +67,9 @@ Format history:
   case a timed replay none of which is load-bound: its output tokens/s recorded with
   verdict ``arrival-bound``, paired figures null, out of the Holm family): a report of
   a summary without it marks its other comparisons from their cases
-  (``report.findings.other_comparisons``).
+  (``report.findings.other_comparisons``). So were a timed replay's ``idle_s`` and
+  ``idle_share``: a summary without them has its pace labelled by the waiting figures
+  alone (``analysis.pace.replay_pace``).
 """
 
 from __future__ import annotations

@@ -346,6 +346,20 @@ class InProcessExchange:
         time.sleep(sleep_s)
 
 
+def wait_for_arrival(link, frontend, result: CaseResult, wait_s: float,
+                     last_step_end_ns: int) -> None:
+    """A timed replay with nothing to schedule: wait up to 50 ms for the next arrival,
+    ``wait_s`` (s, real time) away, through ``link.idle`` (which checks the runner and
+    keeps it waiting; ``last_step_end_ns``: the end of the last step, ``perf_counter_ns``),
+    keeping the frontend waiting too, and add the time spent to ``result.idle_ns``
+    (the engine's idle time, which ``analysis.pace.replay_pace`` reads)."""
+    t0 = time.perf_counter_ns()
+    link.idle(min(0.05, max(0.0, wait_s)), t0 - last_step_end_ns)
+    if frontend is not None:
+        frontend.keepalive()
+    result.idle_ns += time.perf_counter_ns() - t0
+
+
 def raise_output_error(exc: Exception, seq: int) -> None:
     """Raise the ``CaseError`` for a ModelRunnerOutput that ``update_from_output``
     rejected: one that contradicts the schedule (``ProtocolError``) or a decoded message
@@ -613,9 +627,7 @@ def run_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                 if nxt is not None:
                     if nxt == float("inf"):
                         break
-                    link.idle(min(0.05, max(0.0, (nxt - now_s) / speedup)), perf() - t7)
-                    if frontend is not None:
-                        frontend.keepalive()
+                    wait_for_arrival(link, frontend, result, (nxt - now_s) / speedup, t7)
                     continue
             else:
                 state = _admit_logical(sched, workload, arrival_s)

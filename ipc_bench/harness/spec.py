@@ -208,6 +208,10 @@ class CaseResult:
     runner_device: str = ""
     model_info: dict[str, Any] = field(default_factory=dict)
     wall_s: float = 0.0
+    # A timed replay's idle time: the loop waited for the next arrival with nothing to
+    # schedule and no step in flight (``scheduler_loop.wait_for_arrival``), ns, summed
+    # over the replay (warm-up included, as ``wall_s``).
+    idle_ns: int = 0
     # The end of warm-up's pause (heap collected and frozen; before step
     # ``warmup_steps - 1``, or ``warmup_steps`` when < 2), ns; None: the loop ended
     # before it. A timed replay's clock stops during it (``harness.scheduler_loop``).

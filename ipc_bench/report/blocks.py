@@ -1827,8 +1827,8 @@ def _side_by_side(results, key: str,
 #: Under a side-by-side table of ``output_tokens_per_s`` with a timed replay's row.
 SIDE_WALL_NOTE = (
     "`(wall)`: a timed replay's output tokens, warm-up included, over wall time, first "
-    "arrival to last completion (arrival-bound where the engine kept up, load-bound where "
-    "requests queued), as `out tok/s (wall)` in its case "
+    "arrival to last completion (arrival-bound where the arrivals set the pace, "
+    "load-bound where requests queued and kept the engine busy), as `out tok/s (wall)` in its case "
     "table, and its ratio columns are of that figure; the other rows' are over the busy "
     "time of their counted steps.")
 

@@ -68,9 +68,9 @@ def tokens_name(key: str, name: str, timed: bool) -> str:
 #: Under a timed replay's table: what its ``out tok/s (wall)`` column shows.
 WALL_TOKENS_NOTE = (
     "out tok/s (wall): a timed replay's output tokens, warm-up included, over wall time, "
-    "first arrival to last completion (arrival-bound where the engine kept up with the "
-    "arrivals, load-bound where requests queued: the note under the latency table says "
-    "which); over the busy time of its counted steps, as out "
+    "first arrival to last completion (arrival-bound where the arrivals set the pace, "
+    "load-bound where requests queued and kept the engine busy: the note under the "
+    "latency table says which); over the busy time of its counted steps, as out "
     "tok/s elsewhere, it is busy_output_tokens_per_s in summary.json")
 
 
@@ -1161,8 +1161,8 @@ def pace_measures_sentence(timed: list[dict[str, Any]]) -> str:
     of a run before ``num_waiting``, ``... by arrival_span_share (a run before
     num_waiting: load-bound where the last request arrived less than 50 % of the way
     into the wall time) for 1 case.``; ``""`` without such cases."""
-    from ipc_bench.analysis.pace import (ARRIVAL_BOUND_SHARE, QUEUED_STEP_SHARE,
-                                            replay_pace_basis)
+    from ipc_bench.analysis.pace import (ARRIVAL_BOUND_SHARE, IDLE_SHARE_MAX,
+                                            QUEUED_STEP_SHARE, replay_pace_basis)
 
     counts: dict[str, int] = {}
     for s in timed:
@@ -1173,7 +1173,8 @@ def pace_measures_sentence(timed: list[dict[str, Any]]) -> str:
                            f"{100 * QUEUED_STEP_SHARE:.0f} % of a replay's steps, or "
                            "after any where the last request arrived less than "
                            f"{100 * ARRIVAL_BOUND_SHARE:.0f} % of the way into the wall "
-                           "time",
+                           f"time, unless the engine idled {100 * IDLE_SHARE_MAX:.0f} % "
+                           "of the wall time or more",
             "arrival_span_share": "a run before num_waiting: load-bound where the last "
                                   f"request arrived less than {100 * ARRIVAL_BOUND_SHARE:.0f}"
                                   " % of the way into the wall time"}
@@ -1203,10 +1204,10 @@ def arrival_bound_note(summaries: Iterable[dict[str, Any]]) -> str:
             return PACE_NOT_RECORDED_NOTE
         count = {1: "1 timed replay case is", 2: "Both timed replay cases are"}.get(
             len(timed), f"All {len(timed)} timed replay cases are")
-        return (f"{count} "
-                "arrival-bound: the engine kept up with the arrivals, so the trace, not the "
-                f"engine, set the pace; {'their' if len(timed) > 1 else 'its'} tokens/s "
-                "(wall) is not a throughput comparison between policies." + measures)
+        return (f"{count} arrival-bound: {engine_phrase(timed)}, so the trace, not the "
+                "engine, set the pace; "
+                f"{'their' if len(timed) > 1 else 'its'} tokens/s (wall) is not a "
+                "throughput comparison between policies." + measures)
     worst = most_load_bound(load)
     return (f"{len(load)} of {len(timed)} timed replay case{'s' if len(timed) > 1 else ''} "
             f"{'are' if len(load) > 1 else 'is'} load-bound, not arrival-bound "
@@ -1215,8 +1216,43 @@ def arrival_bound_note(summaries: Iterable[dict[str, Any]]) -> str:
             "trace, set the pace; there tokens/s (wall) is the engine's throughput under "
             "that backlog, comparable between policies as such, and TTFT is mostly "
             "queueing delay."
-            + ("" if len(load) == len(timed) else " The others are arrival-bound: their "
-               "tokens/s is not a throughput comparison between policies.") + measures)
+            + ("" if len(load) == len(timed) else " The others are arrival-bound"
+               + _others_bursts([s for s in timed if s not in load])
+               + ": their tokens/s is not a throughput comparison between policies.")
+            + measures)
+
+
+def _others_bursts(arrival_bound: list[dict[str, Any]]) -> str:
+    """``engine_phrase`` for the arrival-bound cases beside load-bound ones, in
+    parentheses, where one queued bursts: `` (the engine kept up with the arrivals or,
+    in 1 of 2 cases, ...)``; else ``""``."""
+    phrase = engine_phrase(arrival_bound)
+    return "" if phrase == KEPT_UP else f" ({phrase})"
+
+
+#: What the engine did in an arrival-bound timed replay that queued nothing for long.
+KEPT_UP = "the engine kept up with the arrivals"
+
+
+def engine_phrase(arrival_bound: list[dict[str, Any]]) -> str:
+    """What the engine did in the arrival-bound timed replays ``arrival_bound``
+    (``summary.json`` cases): ``KEPT_UP``, or, where some queued the bursts their
+    arrivals brought and idled between them (``pace.idled_between_bursts``), that,
+    with the figures of the one that idled least: ``the engine queued the bursts the
+    arrivals brought and idled between them (CASE: by num_waiting: ..., but the engine
+    idled 25 % of its wall time, waiting for arrivals)``, ``the engine kept up with the
+    arrivals or, in 1 of 2 cases, queued ...``."""
+    from ipc_bench.analysis.pace import idled_between_bursts, replay_pace_evidence
+
+    bursty = [s for s in arrival_bound if idled_between_bursts(s)]
+    if not bursty:
+        return KEPT_UP
+    least = min(bursty, key=lambda s: s["idle_share"])
+    what = (f"queued the bursts the arrivals brought and idled between them "
+            f"({least.get('case_id')}: {replay_pace_evidence(least)})")
+    if len(bursty) == len(arrival_bound):
+        return f"the engine {what}"
+    return f"{KEPT_UP} or, in {len(bursty)} of {len(arrival_bound)} cases, {what}"
 
 
 def has_latency(summary: dict[str, Any]) -> bool:

@@ -21,7 +21,8 @@ from analysis_run import REPO, run_bench
 from ipc_bench import cli
 from ipc_bench.analysis.results import ResultsWarning, load
 from ipc_bench.analysis.send_cost import path_difference, step_difference
-from ipc_bench.analysis.pace import (replay_pace, replay_pace_basis, replay_pace_evidence,
+from ipc_bench.analysis.pace import (idle_figures, idled_between_bursts, replay_pace,
+                                     replay_pace_basis, replay_pace_evidence,
                                      replay_pace_figures)
 from ipc_bench.analysis.summary import waiting_figures
 from ipc_bench.report import blocks
@@ -92,16 +93,20 @@ def test_a_report_of_a_one_and_a_three_repetition_run(tmp_path):
     assert "error bars are 95 % intervals" not in caption
 
 
-def _replay(share_of_wall: float, case_id: str = "w/send/msgpack", num_waiting=None) -> dict:
+def _replay(share_of_wall: float, case_id: str = "w/send/msgpack", num_waiting=None,
+            idle_s=None) -> dict:
     """A timed replay's summary case of 3.2 s of wall time whose last request arrived
     ``share_of_wall`` of the way into it; with ``num_waiting`` (one per step) its
-    waiting figures too, else none (a run before them)."""
+    waiting figures too, else none (a run before them); with ``idle_s`` its idle time
+    (s) too, else none (a run before it)."""
     wall = 3.2
     case = dict(case_id=case_id, trace_speedup=1000.0, wall_s=wall,
                 **replay_pace_figures([dict(arrival_s=0.0),
                                        dict(arrival_s=share_of_wall * wall)], wall))
     if num_waiting is not None:
         case.update(waiting_figures(np.asarray(num_waiting, dtype=np.int64)))
+    if idle_s is not None:
+        case.update(idle_figures(int(idle_s * 1e9), wall))
     return case
 
 
@@ -112,7 +117,8 @@ LOAD_BOUND_WORDS = (
     "mostly queueing delay.")
 BY_NUM_WAITING = ("num_waiting (load-bound where a request was left waiting after at least "
                   "50 % of a replay's steps, or after any where the last request arrived "
-                  "less than 50 % of the way into the wall time)")
+                  "less than 50 % of the way into the wall time, unless the engine idled "
+                  "10 % of the wall time or more)")
 BY_SPAN = ("arrival_span_share (a run before num_waiting: load-bound where the last "
            "request arrived less than 50 % of the way into the wall time)")
 
@@ -181,6 +187,65 @@ def test_num_waiting_labels_a_replay_whatever_its_last_arrival():
         f"by {BY_SPAN} for 1 case.")
 
 
+def test_a_replay_that_queued_bursts_and_idled_between_them_is_arrival_bound():
+    """Requests that waited after most steps make a replay load-bound only where the
+    engine was busy: one that idled 10 % of its wall time or more queued the bursts its
+    arrivals brought and waited for the next, so the trace set its wall time."""
+    assert idle_figures(800_000_000, 3.2) == dict(idle_s=0.8, idle_share=0.25)
+    assert idle_figures(0, 0.0) == dict(idle_s=0.0, idle_share=None)
+    waited = [1, 1, 1, 0]  # a request waiting after 75 % of the steps
+    bursty = _replay(0.9, "w/send/msgpack", waited, idle_s=0.8)
+    busy = _replay(0.9, "w/cached/msgpack", waited, idle_s=0.3)  # 9.4 %: busy enough
+    before = _replay(0.9, "v/send/msgpack", waited)  # a run before idle_s
+    calm = _replay(0.9, "w/send/pickle", [0, 0, 0, 1], idle_s=2.0)  # never queued long
+    assert [replay_pace(c) for c in (bursty, busy, before, calm)] == [
+        "arrival-bound", "load-bound", "load-bound", "arrival-bound"]
+    assert [idled_between_bursts(c) for c in (bursty, busy, before, calm)] == [
+        True, False, False, False]
+    assert replay_pace_evidence(bursty) == (
+        "by num_waiting: a request was left waiting after 75 % of its steps, 0.8 on "
+        "average, but the engine idled 25 % of its wall time, waiting for arrivals")
+    assert replay_pace_evidence(busy) == (
+        "by num_waiting: a request was left waiting after 75 % of its steps, 0.8 on "
+        "average, the engine idle 9 % of its wall time")
+    assert replay_pace_evidence(calm) == (
+        "by num_waiting: a request was left waiting after 25 % of its steps, 0.2 on "
+        "average")
+    bursts = ("queued the bursts the arrivals brought and idled between them "
+              "(w/send/msgpack: by num_waiting: a request was left waiting after 75 % of "
+              "its steps, 0.8 on average, but the engine idled 25 % of its wall time, "
+              "waiting for arrivals)")
+    tail = ("so the trace, not the engine, set the pace; their tokens/s (wall) is not a "
+            "throughput comparison between policies.")
+    assert arrival_bound_note([bursty, calm]) == (
+        f"Both timed replay cases are arrival-bound: the engine kept up with the arrivals "
+        f"or, in 1 of 2 cases, {bursts}, {tail} Pace by {BY_NUM_WAITING} for 2 cases.")
+    assert arrival_bound_note([bursty, dict(bursty, case_id="x")]).startswith(
+        f"Both timed replay cases are arrival-bound: the engine {bursts}, {tail}")
+    assert arrival_bound_note([bursty, busy]) == (
+        "1 of 2 timed replay cases is load-bound, not arrival-bound (w/cached/msgpack: by "
+        "num_waiting: a request was left waiting after 75 % of its steps, 0.8 on average, "
+        f"the engine idle 9 % of its wall time): {LOAD_BOUND_WORDS} The others are "
+        f"arrival-bound (the engine {bursts}): their tokens/s is not a throughput "
+        f"comparison between policies. Pace by {BY_NUM_WAITING} for 2 cases.")
+
+
+def test_a_real_replay_of_bursts_is_arrival_bound(tmp_path):
+    # three bursts of 3 requests (5 output tokens each: 5 steps), 0.3 s apart at 1000x,
+    # served one at a time (--max-num-seqs 1): in each burst 10 of its 15 steps leave a
+    # request waiting, then the engine idles about 0.2 s until the next burst
+    rows = [(f"18:{15 + 5 * b}:46.0000000", 100, 5) for b in range(3) for _ in range(3)]
+    out, cases = _timed_run(tmp_path, "bursts", rows, ["--max-num-seqs", "1"])
+    for c in cases:
+        assert (c["num_total_steps"], c["waiting_step_share"]) == (45, 30 / 45)
+        assert 0.3 < c["idle_share"] < 0.9, c["idle_share"]  # two gaps of about 0.22 s
+        assert c["idle_s"] == pytest.approx(c["idle_share"] * c["wall_s"])
+    assert [replay_pace(c) for c in cases] == ["arrival-bound", "arrival-bound"]
+    assert ("Note: Both timed replay cases are arrival-bound: the engine queued the bursts "
+            "the arrivals brought and idled between them (") in out
+    assert "load-bound, not arrival-bound" not in out
+
+
 @pytest.mark.parametrize("load", [["g"], []])
 def test_the_throughput_caption_says_which_replay_is_load_bound(load):
     d = dict(series=[("send", "msgpack")], panels=["tokens/s"], timed=["g"], groups=1,
@@ -215,15 +280,16 @@ def test_an_overloaded_replay_is_called_load_bound(tmp_path):
     out, cases = _timed_run(tmp_path, "queued", [("18:15:46.0000000", 100, 20)] * 20,
                             ["--max-num-seqs", "2"])
     for c in cases:
-        assert (c["num_total_steps"], c["num_waiting_mean"], c["waiting_step_share"]) == (
-            200, 9.0, 0.9)
+        assert (c["num_total_steps"], c["num_waiting_mean"], c["waiting_step_share"],
+                c["idle_s"], c["idle_share"]) == (200, 9.0, 0.9, 0.0, 0.0)
     steps = pd.read_csv(tmp_path / "queued" / "steps.csv")
     assert list(steps["num_waiting"][steps["case_id"] == cases[0]["case_id"]]) == [
         18 - 2 * (i // 20) for i in range(200)]
     assert [replay_pace(c) for c in cases] == ["load-bound", "load-bound"]
     assert ("Note: 2 of 2 timed replay cases are load-bound, not arrival-bound "
             f"({cases[0]['case_id']}: by num_waiting: a request was left waiting after 90 % "
-            f"of its steps, 9.0 on average): {LOAD_BOUND_WORDS} Pace by {BY_NUM_WAITING} "
+            f"of its steps, 9.0 on average, the engine idle 0 % of its wall time): "
+            f"{LOAD_BOUND_WORDS} Pace by {BY_NUM_WAITING} "
             "for 2 cases.") in out
     assert PACE_NOT_RECORDED_NOTE not in out
     # a waiting figure typed over is not its steps': the case is left out, not labelled
@@ -253,13 +319,15 @@ def test_a_soak_that_queued_is_called_load_bound(tmp_path):
         "--trace-speedup", "1000", "--max-num-seqs", "2", "--warmup-steps", "2"])
     [case] = json.loads((tmp_path / "soak" / "summary.json").read_text())["cases"]
     assert (case["num_total_steps"], case["num_waiting_mean"], case["waiting_step_share"],
-            case["last_arrival_s"], case["arrival_span_share"]) == (200, 9.0, 0.9, 0.0, 0.0)
+            case["last_arrival_s"], case["arrival_span_share"], case["idle_s"],
+            case["idle_share"]) == (200, 9.0, 0.9, 0.0, 0.0, 0.0, 0.0)
     steps = pd.read_csv(tmp_path / "soak" / "steps.csv")
     assert list(steps["num_waiting"]) == [18 - 2 * (i // 20) for i in range(200)]
     assert replay_pace(case) == "load-bound"
     assert ("Note: 1 of 1 timed replay case is load-bound, not arrival-bound "
             f"({case['case_id']}: by num_waiting: a request was left waiting after 90 % of "
-            f"its steps, 9.0 on average): {LOAD_BOUND_WORDS} Pace by {BY_NUM_WAITING} for "
+            f"its steps, 9.0 on average, the engine idle 0 % of its wall time): "
+            f"{LOAD_BOUND_WORDS} Pace by {BY_NUM_WAITING} for "
             "1 case.") in out
     assert "arrival-bound;" not in out and PACE_NOT_RECORDED_NOTE not in out
     with warnings.catch_warnings():  # its figures are its steps' (results._waiting_problem)

@@ -61,9 +61,9 @@ def test_a_timed_replay_table_heads_its_tokens_per_s_over_wall_time():
     assert f"\n  {WALL_TOKENS_NOTE}\n" in text
     assert WALL_TOKENS_NOTE == (
         "out tok/s (wall): a timed replay's output tokens, warm-up included, over wall "
-        "time, first arrival to last completion (arrival-bound where the engine kept up with "
-        "the arrivals, load-bound where requests queued: the note under the latency table "
-        "says which); over the busy time of its counted steps, as out "
+        "time, first arrival to last completion (arrival-bound where the arrivals set the "
+        "pace, load-bound where requests queued and kept the engine busy: the note under "
+        "the latency table says which); over the busy time of its counted steps, as out "
         "tok/s elsewhere, it is busy_output_tokens_per_s in summary.json")
 
 

@@ -105,8 +105,8 @@ def test_a_timed_replays_tokens_are_marked_wall_with_a_note():
         ["trace=azure-conv-timed:15", "send", "msgpack", "-", "667 (wall)", "-"]]
     assert blocks[2] == (
         "p", "`(wall)`: a timed replay's output tokens, warm-up included, over wall time, "
-             "first arrival to last completion (arrival-bound where the engine kept up, "
-             "load-bound where requests queued), as `out tok/s (wall)` in "
+             "first arrival to last completion (arrival-bound where the arrivals set the "
+             "pace, load-bound where requests queued and kept the engine busy), as `out tok/s (wall)` in "
              "its case table, and its ratio columns are of that figure; the other rows' "
              "are over the busy time of their counted steps.")
     # Bytes per step are the same figure in every scenario: no mark, no note.
