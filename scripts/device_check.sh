@@ -152,6 +152,10 @@ if [ -d "$work/gpu-check" ] && tar -czf "$out/gpu-check.tar.gz" -C "$work" gpu-c
     say "== $work/gpu-check (run folders and stage logs) packed as $out/gpu-check.tar.gz; $work is removed"
 else
     rm -f "$out/gpu-check.tar.gz"
+    if [ "$signalled" -ne 0 ]; then
+        say "device_check.sh: interrupted during scripts/gpu_check.py, before it wrote a run folder (exit $signalled)"
+        exit "$signalled"
+    fi
     echo "device_check.sh: gpu_check.py left no run folder to pack" | tee -a "$log" >&2
 fi
 if [ "$signalled" -ne 0 ]; then

@@ -590,7 +590,7 @@ def main(argv=None) -> int:
             return 2
         return _check(args, out)
     except signals.Interrupted as exc:
-        where = f"; results so far in {out}" if out is not None else ""
+        where = f"; results so far in {out}" if out is not None and out.is_dir() else ""
         print(f"gpu_check: interrupted by {exc.signal_name}{where}", file=sys.stderr)
         return exc.code
     finally:

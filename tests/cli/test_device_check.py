@@ -68,6 +68,9 @@ def build_parser():
 def main():
     args = sys.argv[1:]
     out = Path(args[args.index("--output") + 1])
+    if Path(__file__).with_name("rc").read_text() == "sleep":  # stopped before writing
+        import time
+        time.sleep(30)
     (out / "1-smoke").mkdir(parents=True)
     (out / "1-smoke" / "summary.json").write_text("{}")
     (out / "1-smoke.log").write_text("smoke log\\n")
@@ -196,6 +199,35 @@ def test_a_signal_before_the_tests_stops_the_step_running_and_says_so(sig, code,
         code, "", f"device_check.sh: interrupted while checking the options (exit {code})\n"), name
     assert (tmp_path / "out" / "device-check.log").read_text() == err
     assert not (tmp_path / "out" / "environment.txt").exists()
+
+
+def test_a_signal_before_the_check_wrote_anything_is_one_line(tmp_path):
+    """A SIGTERM while gpu_check.py starts, before it wrote a run folder: the check is
+    stopped, nothing is packed, and the last line says so, not that the check "left no
+    run folder"."""
+    repo = _fake_repo(tmp_path, 0, True)
+    (repo / "scripts" / "rc").write_text("sleep")
+    env = dict(os.environ, PYTHON=sys.executable, TESTS_LIMIT_S="60")
+    proc = subprocess.Popen(["bash", str(repo / "scripts" / "device_check.sh"),
+                             str(tmp_path / "out")], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while not any("gpu_check.py --output" in _cmdline(p) for p in _children(proc.pid)):
+            assert time.monotonic() < deadline, "the check never started"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143, err
+    assert out.splitlines()[-2:] == [
+        "== scripts/gpu_check.py: exit 143",
+        "device_check.sh: interrupted during scripts/gpu_check.py, before it wrote a run "
+        "folder (exit 143)"]
+    assert "left no run folder" not in out + err
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "device-check.log", "environment.txt"]
 
 
 def _children(pid: int) -> list[int]:
