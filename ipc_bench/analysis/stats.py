@@ -283,6 +283,21 @@ def unadjusted_excludes_one(m: dict[str, Any]) -> bool:
             and low is not None and high is not None and (low > 1 or high < 1))
 
 
+def diff_disagrees(m: dict[str, Any]) -> bool:
+    """Whether a recorded comparison metric ``m`` (``PairedComparison.to_dict``) has a
+    difference interval on the other side of "no difference" from its ratio interval:
+    one excludes 0 (difference) or 1 (ratio) and the other holds it. Both come from
+    the same pairs but are separate intervals on different scales (the per-pair
+    differences, the per-pair log ratios), and they part where a pair far from the
+    others weighs more on one scale; the verdict follows the ratio's. ``False`` where
+    either interval is missing."""
+    r_lo, r_hi = m.get("ratio_ci_low"), m.get("ratio_ci_high")
+    d_lo, d_hi = m.get("diff_ci_low"), m.get("diff_ci_high")
+    if None in (r_lo, r_hi, d_lo, d_hi):
+        return False
+    return (r_lo <= 1 <= r_hi) != (d_lo <= 0 <= d_hi)
+
+
 #: Fewest pairs for a bootstrap verdict: the smallest n from which the 95 %
 #: percentile-bootstrap interval of the median (``bootstrap_median_interval``) wrongly
 #: excludes the true median of iid data at most 8 % of the time. For odd n the

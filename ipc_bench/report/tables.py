@@ -21,7 +21,8 @@ from ipc_bench.analysis.stats import (ARRIVAL_BOUND, ARRIVAL_BOUND_KEYS, COMPARE
                                       DETECTABLE, EXACT, INTERVAL_NAMES, min_pairs,
                                       NO_DIFFERENCE_HOLM,
                                       SCHEDULE_BOUND_KEYS, SCHEDULES_DIFFER, arrival_bound,
-                                      arms_by_repetition, paired_ratio, performed,
+                                      arms_by_repetition, diff_disagrees, paired_ratio,
+                                      performed,
                                       ratio_interval, ratio_phrase, schedule_bound,
                                       schedules_differ,
                                       token_ids_bytes, unadjusted_excludes_one,
@@ -911,6 +912,16 @@ INCONCLUSIVE_HOLM_NOTE = (
     f"{HOLM_NOTE}, and an interval too wide to rule out a {100 * DETECTABLE:.0f} % one")
 
 
+def diff_note(labels: list[str]) -> str:
+    """The line under a comparison table whose rows ``labels`` (their metric cells) have
+    a diff CI on the other side of "no difference" from their ratio CI
+    (``stats.diff_disagrees``): ``diff CI and ratio CI disagree on tok/s: ...``."""
+    return (f"diff CI and ratio CI disagree on {', '.join(labels)}: both come from the "
+            "same pairs, as separate intervals on different scales (the per-pair "
+            "differences, the per-pair log ratios), and part where one pair lies far "
+            "from the others; the verdict follows the ratio CI")
+
+
 def holm_note(cells: list[str]) -> str:
     """The line under a comparison table whose verdict ``cells`` include one not
     significant after Holm adjustment though its unadjusted interval excludes 1:
@@ -975,8 +986,9 @@ def comparison_parts(c: dict[str, Any]) -> Optional[tuple[str, list[str], list[l
     family = c.get("family") or []
     adjusted = (f"; verdicts Holm-adjusted over {len(family)} timed "
                 f"metric{'' if len(family) == 1 else 's'}" if family else "")
+    keys = [key for key in COMPARED_KEYS if key in c["metrics"]]
     rows = [_comparison_row(c["method"], key, c["metrics"][key], bool(c.get("timed")))
-            for key in COMPARED_KEYS if key in c["metrics"]]
+            for key in keys]
     if not rows and not c.get("timings_withheld"):
         return None  # nothing compared (older summaries kept such entries): no header
     withheld = [m["verdict"] for m in c["metrics"].values()
@@ -994,6 +1006,9 @@ def comparison_parts(c: dict[str, Any]) -> Optional[tuple[str, list[str], list[l
     held = held.replace("* timings", "timings", 1) if held else ""
     cells = [r[-1] for r in rows]
     held = "\n".join(x for x in (holm_note(cells), held) if x)
+    parted = [row[0] for key, row in zip(keys, rows) if diff_disagrees(c["metrics"][key])]
+    if parted:
+        held = "\n".join(x for x in (diff_note(parted), held) if x)
     if any(verdict_of(m).startswith(INCONCLUSIVE) for m in c["metrics"].values()):
         held = "\n".join(x for x in (INCONCLUSIVE_NOTE, held) if x)
     if c.get("schedules_differ"):

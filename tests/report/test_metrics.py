@@ -530,3 +530,30 @@ def test_a_ratio_interval_prints_its_far_ends_bounded():
     assert stats.verdict_of(c["metrics"]["step_ns_mean"]) == (
         "inconclusive: the 95 % interval [<-99.9, >+99900.0] % reaches beyond ±10 %: too "
         "few repetitions or too noisy to tell a 10 % difference from none")
+
+
+def test_a_diff_interval_that_parts_from_its_ratio_interval_is_explained():
+    """Differences of 10, 11 and 12 tok/s are consistent (diff CI [8.5, 13.5] excludes
+    0) while the ratios 0.5, 0.989 and 0.9999 are not (ratio CI holds 1): the verdict,
+    from the ratios, says no difference beside a diff CI that says one; the line under
+    the table says why, naming the row."""
+    reps = [(20.0, 10.0), (1000.0, 989.0), (100_000.0, 99_988.0)]
+    c = stats.compare_cases([s for rep, (send, cached) in enumerate(reps)
+                             for s in (_summary("send", rep, send, 282700.0),
+                                       _summary("cached", rep, cached, 282700.0))])[0]
+    m = c["metrics"]["output_tokens_per_s"]
+    assert (round(m["diff_ci_low"], 2), round(m["diff_ci_high"], 2)) == (8.52, 13.48)
+    assert m["ratio_ci_low"] < 1 < m["ratio_ci_high"]
+    assert stats.diff_disagrees(m)
+    assert [k for k, v in c["metrics"].items() if stats.diff_disagrees(v)] == [
+        "output_tokens_per_s"]
+    _, _, rows, held = tables.comparison_parts(c)
+    assert held.splitlines()[0] == tables.INCONCLUSIVE_NOTE  # [0.295, 2.120]: far too wide
+    assert held.splitlines()[1] == (
+        "diff CI and ratio CI disagree on out tok/s: both come from the same pairs, as "
+        "separate intervals on different scales (the per-pair differences, the per-pair "
+        "log ratios), and part where one pair lies far from the others; the verdict "
+        "follows the ratio CI")
+    assert stats.diff_disagrees(dict(m, diff_ci_low=None)) is False
+    # SUMMARIES' intervals agree: no such line
+    assert "disagree" not in tables.comparison_parts(stats.compare_cases(SUMMARIES)[0])[3]
