@@ -63,6 +63,12 @@ TIMED_REPLAY_ONE_ARM = ("This is a timed replay: arrivals follow the trace's clo
                         "throughput figure; the latencies (the Latency section) are the "
                         "result.")
 
+#: After ``TIMED_REPLAY`` (or ``TIMED_REPLAY_ONE_ARM``) where no case records the
+#: figures that label a pace (``pace.replay_pace``: a run before them).
+PACE_UNKNOWN = (" Its pace was not recorded (a run before the figures that label it): "
+                "had its requests queued, its tokens/s (wall) would be the engine's "
+                "throughput under that backlog instead.")
+
 
 Where = Callable[[str], str]
 
@@ -558,7 +564,8 @@ def _timed_replay_finding(cases, tput: dict[tuple, dict[str, Any]], where: Where
 def _timed_replay_words(cases, arrival_bound: str = TIMED_REPLAY) -> str:
     """What a timed replay's tokens/s (wall) measure: ``arrival_bound`` (``TIMED_REPLAY``,
     or ``TIMED_REPLAY_ONE_ARM`` for a run of one policy) where no case of
-    ``cases`` (``Results.cases``) is load-bound (``pace.replay_pace``), else
+    ``cases`` (``Results.cases``) is load-bound (``pace.replay_pace``), followed by
+    ``PACE_UNKNOWN`` where none records the figures that label a pace, else
     ``TIMED_LOAD_BOUND`` with the case ``tables.most_load_bound`` picks and the
     figures that labelled it (``pace.replay_pace_evidence``): ``This is a timed
     replay, but load-bound: its requests arrived faster than the engine served them (in
@@ -571,6 +578,9 @@ def _timed_replay_words(cases, arrival_bound: str = TIMED_REPLAY) -> str:
                for r in cases.to_dict("records")] if hasattr(cases, "to_dict") else []
     load = [r for r in records if replay_pace(r) == "load-bound"]
     if not load:
+        timed = [r for r in records if r.get("trace_speedup") is not None]
+        if timed and all(replay_pace(r) is None for r in timed):
+            return arrival_bound + PACE_UNKNOWN
         return arrival_bound
     worst = most_load_bound(load)
     return TIMED_LOAD_BOUND.format(f"in {worst.get('case_id')}, "

@@ -1211,9 +1211,10 @@ def arrival_bound_note(summaries: Iterable[dict[str, Any]]) -> str:
     (``pace_measures_sentence``)."""
     from ipc_bench.analysis.pace import replay_pace, replay_pace_evidence
 
+    summaries = list(summaries)
     timed = [s for s in summaries if replay_pace(s) is not None]
     load = [s for s in timed if replay_pace(s) == "load-bound"]
-    measures = pace_measures_sentence(timed)
+    measures = pace_measures_sentence(timed) + _unlabelled_sentence(summaries)
     if not load:
         if not measures:  # no timed replay with the figures that label one
             return PACE_NOT_RECORDED_NOTE
@@ -1235,6 +1236,22 @@ def arrival_bound_note(summaries: Iterable[dict[str, Any]]) -> str:
                + _others_bursts([s for s in timed if s not in load])
                + ": their tokens/s is not a throughput comparison between policies.")
             + measures)
+
+
+def _unlabelled_sentence(summaries: list[dict[str, Any]]) -> str:
+    """Where some timed replays among ``summaries`` are labelled and others record no
+    figure that labels a pace (a run before them), the others counted: `` 1 more timed
+    replay case records no pace (a run before the figures that label it): its tokens/s
+    (wall) may be arrival-bound.``; ``""`` where every one or none is labelled."""
+    from ipc_bench.analysis.pace import replay_pace
+
+    timed = [s for s in summaries if s.get("trace_speedup") is not None]
+    n = sum(replay_pace(s) is None for s in timed)
+    if n == 0 or n == len(timed):
+        return ""
+    return (f" {n} more timed replay case{'s' if n > 1 else ''} "
+            f"record{'' if n > 1 else 's'} no pace (a run before the figures that label "
+            f"it): {'their' if n > 1 else 'its'} tokens/s (wall) may be arrival-bound.")
 
 
 def _others_bursts(arrival_bound: list[dict[str, Any]]) -> str:

@@ -142,6 +142,14 @@ def test_a_replay_is_arrival_bound_only_where_the_engine_kept_up():
     assert arrival_bound_note([dict(trace_speedup=1000.0)]) == (
         "pace not recorded (a run before the figures that label it): tokens/s (wall) may "
         "be arrival-bound, and then not a throughput comparison between policies.")
+    # beside labelled ones, the cases of a run before the figures are counted, not left out
+    old = dict(trace_speedup=1000.0, case_id="old/send/msgpack")
+    assert arrival_bound_note([kept_up, old]) == arrival_bound_note([kept_up]) + (
+        " 1 more timed replay case records no pace (a run before the figures that label "
+        "it): its tokens/s (wall) may be arrival-bound.")
+    assert arrival_bound_note([queued, old, old]).endswith(
+        " 2 more timed replay cases record no pace (a run before the figures that label "
+        "it): their tokens/s (wall) may be arrival-bound.")
     assert arrival_bound_note([kept_up, queued]) == (
         "1 of 2 timed replay cases is load-bound, not arrival-bound (w/cached/msgpack: by "
         "arrival_span_share (recorded before num_waiting): its last request arrived 0.10 s "
@@ -372,3 +380,10 @@ def test_the_finding_calls_a_load_bound_replay_so():
     assert findings._timed_replay_words(kept_up) == findings.TIMED_REPLAY
     assert (findings._timed_replay_words(kept_up, findings.TIMED_REPLAY_ONE_ARM)
             == findings.TIMED_REPLAY_ONE_ARM)
+    # a run before the pace figures: what it measures is said as a condition
+    older = pd.DataFrame([dict(case_id="v/send/msgpack", trace_speedup=1000.0, wall_s=3.2)])
+    assert findings._timed_replay_words(older) == findings.TIMED_REPLAY + (
+        " Its pace was not recorded (a run before the figures that label it): had its "
+        "requests queued, its tokens/s (wall) would be the engine's throughput under "
+        "that backlog instead.")
+    assert findings._timed_replay_words(pd.concat([older, kept_up])) == findings.TIMED_REPLAY
