@@ -1,9 +1,10 @@
 """How a timed replay was paced: arrival-bound (the trace's arrivals set its pace: the
 engine kept up with them, or drained each burst they brought and then idled until the
 next, so its tokens/s over wall time measure the arrivals) or load-bound (requests
-queued and the engine was busy nearly all the time: the engine set the pace). Pure functions of a
-``summary.json`` case, so that the loader, the statistics and the report read one rule
-(``analysis.summary`` re-exports them, where a case's figures are made)."""
+queued and the engine was busy nearly all the time: the engine set the pace). Pure
+functions of a ``summary.json`` case, so that the loader, the statistics and the report
+read one rule (``analysis.summary`` re-exports them, where a case's figures are
+made)."""
 
 from __future__ import annotations
 
@@ -28,10 +29,12 @@ QUEUED_STEP_SHARE = 0.5
 #: idled less than this share of its wall time (``idle_share``: the scheduler had
 #: nothing to schedule and waited for the next arrival). A replay whose arrivals came in
 #: bursts queues each burst and idles between them: requests wait after most steps, yet
-#: the gaps in the trace, not the engine, set its wall time (e.g. 60 conversation
-#: requests at 5x with ``--max-num-seqs 1``: a request waiting after 61 % of the steps,
-#: the engine idle 45 % of the wall time). It stays arrival-bound. A replay recorded
-#: before ``idle_s`` is labelled by the queueing rules alone.
+#: the gaps in the trace, not the engine, set its wall time (e.g. a soak of 60
+#: conversation requests at 8x with ``--max-num-seqs 1`` on the null model: a request
+#: waiting after 89 % of the steps, the engine idle 25 % of the wall time). It stays
+#: arrival-bound. A replay recorded before ``idle_s`` is labelled by the queueing rules
+#: alone. A replay that saturates the engine idles about 0 % (only before its first
+#: backlog and between late arrivals).
 IDLE_SHARE_MAX = 0.1
 
 #: A timed replay recorded without ``num_waiting`` (a run before it) is arrival-bound
