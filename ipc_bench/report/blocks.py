@@ -947,8 +947,8 @@ def _pair_table(results) -> list[Block]:
                   + (" `output tokens/s (wall)`: a timed replay's output tokens, warm-up "
                      "included, over wall time, first arrival to last completion, as "
                      "`out tok/s (wall)` in its case table." if said["timed"] else "")
-                  + (" Where every case of a pair kept up with its arrivals (arrival-bound, "
-                     "summary `replay_pace`), its output tokens/s (wall) follow the trace, "
+                  + (" Where the arrivals set the pace of every case of a pair "
+                     "(arrival-bound, summary `replay_pace`), its output tokens/s (wall) follow the trace, "
                      "not the engine: no throughput figure, so each arm's mean alone, no "
                      f"difference or ratio (`- ({ARRIVAL_BOUND})`)." if said["arrival"]
                      else "")

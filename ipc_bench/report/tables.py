@@ -415,7 +415,7 @@ def _ratio_lines(codec: str, cases: list[dict[str, Any]], method: str = "t") -> 
             # other batches (a timed replay): no per-step ratio is the policy's
             differ = schedules_differ((send[r], other[r]) for r in reps)
             timed = is_timed([send[r] for r in reps] + [other[r] for r in reps])
-            # a timed replay that kept up with its arrivals: its tok/s (wall) is no
+            # a timed replay its arrivals paced: its tok/s (wall) is no
             # throughput figure, so it gets no ratio either
             arrival = arrival_bound([send[r] for r in reps] + [other[r] for r in reps])
             parts, interval, bound = [], False, []
@@ -883,8 +883,8 @@ def schedules_differ_note(timed: bool = False, arms: Iterable[Any] = (),
 #: The line under a comparison of an arrival-bound timed replay (``compare_cases``'
 #: ``arrival_bound``) whose schedules matched: why its tokens/s has no verdict.
 ARRIVAL_BOUND_WITHHELD = (
-    f"{ARRIVAL_BOUND}: every case of the pair is a timed replay that kept up with its "
-    "arrivals (summary replay_pace), so its out tok/s (wall) follows the trace, not the "
+    f"{ARRIVAL_BOUND}: every case of the pair is a timed replay whose arrivals set its "
+    "pace (summary replay_pace), so its out tok/s (wall) follows the trace, not the "
     "engine: no throughput figure, so no paired figure or verdict, and left out of the "
     "Holm adjustment")
 

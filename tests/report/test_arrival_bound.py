@@ -65,8 +65,8 @@ def test_the_comparison_block_withholds_it_and_says_why():
     (same,) = stats.compare_cases(_run(same=True))
     assert "output_tokens_per_s" not in same["family"] and same["family"]
     assert tables.comparison_parts(same)[3] == (
-        "arrival-bound: every case of the pair is a timed replay that kept up with its "
-        "arrivals (summary replay_pace), so its out tok/s (wall) follows the trace, not "
+        "arrival-bound: every case of the pair is a timed replay whose arrivals set its "
+        "pace (summary replay_pace), so its out tok/s (wall) follows the trace, not "
         "the engine: no throughput figure, so no paired figure or verdict, and left out "
         "of the Holm adjustment")
     (load,) = stats.compare_cases(_run(waiting=0.6))
@@ -139,8 +139,8 @@ def test_the_pair_table_gives_an_arrival_bound_replays_tokens_each_arms_mean_alo
     (_, _, rows), (_, caption) = blocks._pair_table(_send_cached(0.0))
     tput = next(r for r in rows if r[2] == "output tokens/s (wall)")
     assert tput[3:] == ["3", "1,500.00", "1,755.00", "-", "- (arrival-bound)"]
-    assert ("Where every case of a pair kept up with its arrivals (arrival-bound, summary "
-            "`replay_pace`), its output tokens/s (wall) follow the trace, not the engine: "
+    assert ("Where the arrivals set the pace of every case of a pair (arrival-bound, "
+            "summary `replay_pace`), its output tokens/s (wall) follow the trace, not the engine: "
             "no throughput figure, so each arm's mean alone, no difference or ratio "
             "(`- (arrival-bound)`).") in caption
     # load-bound: the engine set the pace, the ratio stays
