@@ -23,7 +23,12 @@ QUEUED_STEP_SHARE = 0.5
 #: and the last request arrived less than ``ARRIVAL_BOUND_SHARE`` of the way into the
 #: wall time (a burst, e.g. 60 requests within 0.03 s of a 1 s replay): the engine then
 #: drained a queue it had built, and the arrivals set no pace. One long request at the
-#: end, with nothing ever waiting, stays arrival-bound.
+#: end, with nothing ever waiting, stays arrival-bound. So does a replay whose queue
+#: was no burst: fewer than ``BURST_QUEUE_MIN`` requests waiting on average over the
+#: steps with one waiting (``num_waiting_mean / waiting_step_share``), e.g. a single
+#: request left waiting after one step of 181 (a prompt too long for that step's token
+#: budget, or a step slowed by another process).
+BURST_QUEUE_MIN = 2.0
 
 #: A timed replay that queued (either rule above) is load-bound only where its engine
 #: idled less than this share of its wall time (``idle_share``: the scheduler had
@@ -103,7 +108,7 @@ def replay_pace_basis(summary: dict[str, Any]) -> Optional[str]:
 def replay_pace_evidence(summary: dict[str, Any]) -> str:
     """The figures ``replay_pace`` labelled a timed replay's case (a ``summary.json``
     case) by, naming the measure (``replay_pace_basis``): ``by num_waiting: a request
-    was left waiting after 78 % of its steps, 12.3 on average``, or, for a run before
+    was left waiting after 78 % of its steps, 12.3 per step on average``, or, for a run before
     it, ``by arrival_span_share (recorded before num_waiting): its last request arrived
     0.10 s into 3.20 s of wall time``; ``""`` where it has no label."""
     basis = replay_pace_basis(summary)
@@ -111,7 +116,7 @@ def replay_pace_evidence(summary: dict[str, Any]) -> str:
         mean = _number_or_none(summary.get("num_waiting_mean"))
         words = (f"by num_waiting: a request was left waiting after "
                  f"{100 * summary['waiting_step_share']:.0f} % of its steps"
-                 + ("" if mean is None else f", {mean:.1f} on average"))
+                 + ("" if mean is None else f", {mean:.1f} per step on average"))
         if summary["waiting_step_share"] < QUEUED_STEP_SHARE and _drained_a_burst(summary):
             words += (f", and its last request arrived "
                       f"{100 * summary['arrival_span_share']:.0f} % of the way into its "
@@ -152,13 +157,16 @@ def idled_between_bursts(summary: dict[str, Any]) -> bool:
 
 
 def _drained_a_burst(summary: dict[str, Any]) -> bool:
-    """Whether a timed replay that records ``num_waiting`` queued (a request left
-    waiting after some step) and had its last arrival less than
-    ``ARRIVAL_BOUND_SHARE`` of the way into its wall time (note at
-    ``QUEUED_STEP_SHARE``)."""
+    """Whether a timed replay that records ``num_waiting`` queued a burst (a request
+    left waiting after some step, ``BURST_QUEUE_MIN`` or more on average over such
+    steps) and had its last arrival less than ``ARRIVAL_BOUND_SHARE`` of the way into
+    its wall time (note at ``QUEUED_STEP_SHARE``)."""
     span = _number_or_none(summary.get("arrival_span_share"))
-    return (summary["waiting_step_share"] > 0 and span is not None
-            and span < ARRIVAL_BOUND_SHARE)
+    share = summary["waiting_step_share"]
+    if share <= 0 or span is None or span >= ARRIVAL_BOUND_SHARE:
+        return False
+    mean = _number_or_none(summary.get("num_waiting_mean"))
+    return mean is None or mean / share >= BURST_QUEUE_MIN
 
 
 def replay_pace(summary: dict[str, Any]) -> Optional[str]:

@@ -569,7 +569,7 @@ def _timed_replay_words(cases, arrival_bound: str = TIMED_REPLAY) -> str:
     ``TIMED_LOAD_BOUND`` with the case ``tables.most_load_bound`` picks and the
     figures that labelled it (``pace.replay_pace_evidence``): ``This is a timed
     replay, but load-bound: its requests arrived faster than the engine served them (in
-    CASE, by num_waiting: a request was left waiting after 78 % of its steps, 12.3 on
+    CASE, by num_waiting: a request was left waiting after 78 % of its steps, 12.3 per step on
     average) and queued, ...``."""
     from ipc_bench.analysis.pace import replay_pace, replay_pace_evidence
     from ipc_bench.report.tables import most_load_bound

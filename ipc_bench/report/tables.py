@@ -1176,8 +1176,9 @@ def pace_measures_sentence(timed: list[dict[str, Any]]) -> str:
     of a run before ``num_waiting``, ``... by arrival_span_share (a run before
     num_waiting: load-bound where the last request arrived less than 50 % of the way
     into the wall time) for 1 case.``; ``""`` without such cases."""
-    from ipc_bench.analysis.pace import (ARRIVAL_BOUND_SHARE, IDLE_SHARE_MAX,
-                                            QUEUED_STEP_SHARE, replay_pace_basis)
+    from ipc_bench.analysis.pace import (ARRIVAL_BOUND_SHARE, BURST_QUEUE_MIN,
+                                            IDLE_SHARE_MAX, QUEUED_STEP_SHARE,
+                                            replay_pace_basis)
 
     counts: dict[str, int] = {}
     for s in timed:
@@ -1186,7 +1187,8 @@ def pace_measures_sentence(timed: list[dict[str, Any]]) -> str:
             counts[basis] = counts.get(basis, 0) + 1
     rule = {"num_waiting": "load-bound where a request was left waiting after at least "
                            f"{100 * QUEUED_STEP_SHARE:.0f} % of a replay's steps, or "
-                           "after any where the last request arrived less than "
+                           f"{BURST_QUEUE_MIN:g} or more on average after fewer where the "
+                           "last request arrived less than "
                            f"{100 * ARRIVAL_BOUND_SHARE:.0f} % of the way into the wall "
                            f"time, unless the engine idled {100 * IDLE_SHARE_MAX:.0f} % "
                            "of the wall time or more",
@@ -1205,7 +1207,7 @@ def arrival_bound_note(summaries: Iterable[dict[str, Any]]) -> str:
     where none records the figures that label it), else which are and what that means,
     e.g. ``2 of 2 timed
     replay cases are load-bound, not arrival-bound (azure-conv-timed/send/msgpack/...:
-    by num_waiting: a request was left waiting after 78 % of its steps, 12.3 on
+    by num_waiting: a request was left waiting after 78 % of its steps, 12.3 per step on
     average): ...``, naming the case ``most_load_bound`` picks
     (``pace.replay_pace_evidence``); then which measure labelled the cases
     (``pace_measures_sentence``)."""

@@ -116,8 +116,9 @@ LOAD_BOUND_WORDS = (
     "throughput under that backlog, comparable between policies as such, and TTFT is "
     "mostly queueing delay.")
 BY_NUM_WAITING = ("num_waiting (load-bound where a request was left waiting after at least "
-                  "50 % of a replay's steps, or after any where the last request arrived "
-                  "less than 50 % of the way into the wall time, unless the engine idled "
+                  "50 % of a replay's steps, or 2 or more on average after fewer where the "
+                  "last request arrived less than 50 % of the way into the wall time, "
+                  "unless the engine idled "
                   "10 % of the wall time or more)")
 BY_SPAN = ("arrival_span_share (a run before num_waiting: load-bound where the last "
            "request arrived less than 50 % of the way into the wall time)")
@@ -178,9 +179,16 @@ def test_num_waiting_labels_a_replay_whatever_its_last_arrival():
     # engine drained the queue it built
     assert (replay_pace(burst), burst["waiting_step_share"]) == ("load-bound", 0.2)
     assert replay_pace_evidence(burst) == (
-        "by num_waiting: a request was left waiting after 20 % of its steps, 0.8 on "
-        "average, and its last request arrived 1 % of the way into its wall time")
+        "by num_waiting: a request was left waiting after 20 % of its steps, 0.8 per step "
+        "on average, and its last request arrived 1 % of the way into its wall time")
     assert replay_pace_evidence(backlog).endswith("on average")
+    # one request left waiting after one step of 181, the arrivals over at 46 % of the
+    # wall time: no burst (one waiting, not BURST_QUEUE_MIN), arrival-bound
+    stray = _replay(0.46, "w/send'/msgpack", [0] * 90 + [1] + [0] * 90)
+    assert (replay_pace(stray), round(stray["waiting_step_share"], 4)) == (
+        "arrival-bound", 0.0055)
+    two = _replay(0.46, "w/send'/msgpack", [0] * 90 + [2] + [0] * 90)  # two at once
+    assert replay_pace(two) == "load-bound"
     assert arrival_bound_note([long_tail]) == (
         "1 timed replay case is arrival-bound: the engine kept up with the arrivals, so the "
         "trace, not the engine, set the pace; its tokens/s (wall) is not a throughput "
@@ -189,7 +197,8 @@ def test_num_waiting_labels_a_replay_whatever_its_last_arrival():
     older = _replay(0.01, "v/send/msgpack")
     assert arrival_bound_note([long_tail, backlog, older]) == (
         "2 of 3 timed replay cases are load-bound, not arrival-bound (w/cached/msgpack: by "
-        "num_waiting: a request was left waiting after 75 % of its steps, 1.9 on average): "
+        "num_waiting: a request was left waiting after 75 % of its steps, 1.9 per step on "
+        "average): "
         f"{LOAD_BOUND_WORDS} The others are arrival-bound: their tokens/s is not a "
         f"throughput comparison between policies. Pace by {BY_NUM_WAITING} for 2 cases and "
         f"by {BY_SPAN} for 1 case.")
@@ -211,17 +220,17 @@ def test_a_replay_that_queued_bursts_and_idled_between_them_is_arrival_bound():
     assert [idled_between_bursts(c) for c in (bursty, busy, before, calm)] == [
         True, False, False, False]
     assert replay_pace_evidence(bursty) == (
-        "by num_waiting: a request was left waiting after 75 % of its steps, 0.8 on "
-        "average, but the engine idled 25 % of its wall time, waiting for arrivals")
+        "by num_waiting: a request was left waiting after 75 % of its steps, 0.8 per step "
+        "on average, but the engine idled 25 % of its wall time, waiting for arrivals")
     assert replay_pace_evidence(busy) == (
-        "by num_waiting: a request was left waiting after 75 % of its steps, 0.8 on "
-        "average, the engine idle 9 % of its wall time")
+        "by num_waiting: a request was left waiting after 75 % of its steps, 0.8 per step "
+        "on average, the engine idle 9 % of its wall time")
     assert replay_pace_evidence(calm) == (
-        "by num_waiting: a request was left waiting after 25 % of its steps, 0.2 on "
-        "average")
+        "by num_waiting: a request was left waiting after 25 % of its steps, 0.2 per step "
+        "on average")
     bursts = ("queued the bursts the arrivals brought and idled between them "
               "(w/send/msgpack: by num_waiting: a request was left waiting after 75 % of "
-              "its steps, 0.8 on average, but the engine idled 25 % of its wall time, "
+              "its steps, 0.8 per step on average, but the engine idled 25 % of its wall time, "
               "waiting for arrivals)")
     tail = ("so the trace, not the engine, set the pace; their tokens/s (wall) is not a "
             "throughput comparison between policies.")
@@ -232,7 +241,8 @@ def test_a_replay_that_queued_bursts_and_idled_between_them_is_arrival_bound():
         f"Both timed replay cases are arrival-bound: the engine {bursts}, {tail}")
     assert arrival_bound_note([bursty, busy]) == (
         "1 of 2 timed replay cases is load-bound, not arrival-bound (w/cached/msgpack: by "
-        "num_waiting: a request was left waiting after 75 % of its steps, 0.8 on average, "
+        "num_waiting: a request was left waiting after 75 % of its steps, 0.8 per step on "
+        "average, "
         f"the engine idle 9 % of its wall time): {LOAD_BOUND_WORDS} The others are "
         f"arrival-bound (the engine {bursts}): their tokens/s is not a throughput "
         f"comparison between policies. Pace by {BY_NUM_WAITING} for 2 cases.")
@@ -296,7 +306,7 @@ def test_an_overloaded_replay_is_called_load_bound(tmp_path):
     assert [replay_pace(c) for c in cases] == ["load-bound", "load-bound"]
     assert ("Note: 2 of 2 timed replay cases are load-bound, not arrival-bound "
             f"({cases[0]['case_id']}: by num_waiting: a request was left waiting after 90 % "
-            f"of its steps, 9.0 on average, the engine idle 0 % of its wall time): "
+            f"of its steps, 9.0 per step on average, the engine idle 0 % of its wall time): "
             f"{LOAD_BOUND_WORDS} Pace by {BY_NUM_WAITING} "
             "for 2 cases.") in out
     assert PACE_NOT_RECORDED_NOTE not in out
@@ -334,7 +344,7 @@ def test_a_soak_that_queued_is_called_load_bound(tmp_path):
     assert replay_pace(case) == "load-bound"
     assert ("Note: 1 of 1 timed replay case is load-bound, not arrival-bound "
             f"({case['case_id']}: by num_waiting: a request was left waiting after 90 % of "
-            f"its steps, 9.0 on average, the engine idle 0 % of its wall time): "
+            f"its steps, 9.0 per step on average, the engine idle 0 % of its wall time): "
             f"{LOAD_BOUND_WORDS} Pace by {BY_NUM_WAITING} for "
             "1 case.") in out
     assert "arrival-bound;" not in out and PACE_NOT_RECORDED_NOTE not in out
@@ -375,7 +385,7 @@ def test_the_finding_calls_a_load_bound_replay_so():
     assert findings._timed_replay_words(backlog).startswith(
         "This is a timed replay, but load-bound: its requests arrived faster than the "
         "engine served them (in w/send/msgpack, by num_waiting: a request was left waiting "
-        "after 67 % of its steps, 1.0 on average) and queued, so the engine")
+        "after 67 % of its steps, 1.0 per step on average) and queued, so the engine")
     kept_up = pd.DataFrame([_replay(0.9)])
     assert findings._timed_replay_words(kept_up) == findings.TIMED_REPLAY
     assert (findings._timed_replay_words(kept_up, findings.TIMED_REPLAY_ONE_ARM)
