@@ -1516,9 +1516,9 @@ def reference_line(run_ids: list[str], base: str) -> str:
     why = ("the first loaded (`--baseline RUN_DIR` chooses another)" if base == run_ids[0]
            else "the baseline given (`--baseline`)")
     return (f"Reference: run `{base}`, {why}. Every other run's machine, software and "
-            f"scenario are compared with it, the settings that change the numbers between "
-            f"every two runs (against `{base}` where it is one of them); a line `RUN "
-            f"against OTHER: ...` gives RUN's value first.")
+            f"scenario are compared with it; the settings that change the numbers are "
+            f"compared between every two runs (against `{base}` where it is one of "
+            f"them); a line `RUN against OTHER: ...` gives RUN's value first.")
 
 
 #: After the workload of a side-by-side row whose runs ran it with other settings.

@@ -50,7 +50,7 @@ TIMED_LOAD_BOUND = ("This is a timed replay, but load-bound: its requests arrive
                     "than the engine served them ({}) and queued, so the engine, not the "
                     "trace, set the pace; its tokens/s (wall), every output token over the "
                     "wall time from the first arrival to the last completion, is the "
-                    "engine's throughput under that backlog, comparable between policies "
+                    "engine's throughput under that backlog, comparable between arms "
                     "as such, and its latencies (the Latency section) are mostly queueing "
                     "delay.")
 #: The words of a timed replay's wall-time clause (``_wall_time_clause``) whose interval

@@ -909,7 +909,9 @@ HOLM_NOTE = (
     "comparison's timed metrics [in brackets], above 0.05: no significant difference")
 #: Under a table with an ``INCONCLUSIVE_HOLM`` row.
 INCONCLUSIVE_HOLM_NOTE = (
-    f"{HOLM_NOTE}, and an interval too wide to rule out a {100 * DETECTABLE:.0f} % one")
+    f"{HOLM_NOTE}; yet the interval reaches beyond ±{100 * DETECTABLE:.0f} %, so a "
+    f"difference of {100 * DETECTABLE:.0f} % or more is not ruled out either: "
+    "inconclusive")
 
 
 def diff_note(labels: list[str]) -> str:
@@ -929,8 +931,9 @@ def holm_note(cells: list[str]) -> str:
     ``INCONCLUSIVE_HOLM`` ones, both said once where there are both; ``""`` without."""
     plain, wide = NO_DIFFERENCE_HOLM in cells, INCONCLUSIVE_HOLM in cells
     if plain and wide:
-        return (f"{HOLM_NOTE}; in the {INCONCLUSIVE} rows also an interval too wide to "
-                f"rule out a {100 * DETECTABLE:.0f} % one")
+        return (f"{HOLM_NOTE}; in the {INCONCLUSIVE} rows the interval also reaches "
+                f"beyond ±{100 * DETECTABLE:.0f} %, so a difference of "
+                f"{100 * DETECTABLE:.0f} % or more is not ruled out either")
     return HOLM_NOTE if plain else INCONCLUSIVE_HOLM_NOTE if wide else ""
 
 
@@ -1153,7 +1156,7 @@ LATENCY_TABLE = IDENTITY + ("ttft_ms_p50", "ttft_ms_p99", "tpot_ms_mean", "itl_m
 #: ``arrival_bound_note``): whether it kept up with its arrivals is unknown.
 PACE_NOT_RECORDED_NOTE = ("pace not recorded (a run before the figures that label it): "
                           "tokens/s (wall) may be arrival-bound, and then not a throughput "
-                          "comparison between policies.")
+                          "comparison between arms.")
 
 
 def most_load_bound(load: list[dict[str, Any]]) -> dict[str, Any]:
@@ -1205,7 +1208,7 @@ def arrival_bound_note(summaries: Iterable[dict[str, Any]]) -> str:
     among ``summaries`` (``summary.json`` cases) is load-bound (``pace.replay_pace``),
     ``Both timed replay cases are arrival-bound: ...`` (``PACE_NOT_RECORDED_NOTE``
     where none records the figures that label it), else which are and what that means,
-    e.g. ``2 of 2 timed
+    e.g. ``Both timed
     replay cases are load-bound, not arrival-bound (azure-conv-timed/send/msgpack/...:
     by num_waiting: a request was left waiting after 78 % of its steps, 12.3 per step on
     average): ...``, naming the case ``most_load_bound`` picks
@@ -1220,24 +1223,31 @@ def arrival_bound_note(summaries: Iterable[dict[str, Any]]) -> str:
     if not load:
         if not measures:  # no timed replay with the figures that label one
             return PACE_NOT_RECORDED_NOTE
-        count = {1: "1 timed replay case is", 2: "Both timed replay cases are"}.get(
-            len(timed), f"All {len(timed)} timed replay cases are")
-        return (f"{count} arrival-bound: {engine_phrase(timed)}, so the trace, not the "
+        return (f"{_cases_are(len(timed), len(timed))} arrival-bound: {engine_phrase(timed)}, so the trace, not the "
                 "engine, set the pace; "
                 f"{'their' if len(timed) > 1 else 'its'} tokens/s (wall) is not a "
-                "throughput comparison between policies." + measures)
+                "throughput comparison between arms." + measures)
     worst = most_load_bound(load)
-    return (f"{len(load)} of {len(timed)} timed replay case{'s' if len(timed) > 1 else ''} "
-            f"{'are' if len(load) > 1 else 'is'} load-bound, not arrival-bound "
+    return (f"{_cases_are(len(load), len(timed))} load-bound, not arrival-bound "
             f"({worst.get('case_id')}: {replay_pace_evidence(worst)}): the requests "
             "arrived faster than the engine served them and queued, so the engine, not the "
             "trace, set the pace; there tokens/s (wall) is the engine's throughput under "
-            "that backlog, comparable between policies as such, and TTFT is mostly "
+            "that backlog, comparable between arms as such, and TTFT is mostly "
             "queueing delay."
             + ("" if len(load) == len(timed) else " The others are arrival-bound"
                + _others_bursts([s for s in timed if s not in load])
-               + ": their tokens/s is not a throughput comparison between policies.")
+               + ": their tokens/s is not a throughput comparison between arms.")
             + measures)
+
+
+def _cases_are(n: int, of: int) -> str:
+    """``n`` of ``of`` timed replay cases as the subject of the pace note: ``1 timed
+    replay case is``, ``Both timed replay cases are``, ``All 6 timed replay cases
+    are`` (``n == of``), ``1 of 2 timed replay cases is``."""
+    if n < of:
+        return f"{n} of {of} timed replay cases {'are' if n > 1 else 'is'}"
+    return {1: "1 timed replay case is", 2: "Both timed replay cases are"}.get(
+        n, f"All {n} timed replay cases are")
 
 
 def _unlabelled_sentence(summaries: list[dict[str, Any]]) -> str:

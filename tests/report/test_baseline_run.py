@@ -86,18 +86,19 @@ def test_environment_differences_are_stated_against_the_chosen_run(runs, tmp_pat
     assert _runs_section((tmp_path / "rep" / "report.md").read_text()) == [
         "> **Note:** The runs differ in ways that can change the numbers: compare with care.",
         "Reference: run `older`, the baseline given (`--baseline`). Every other run's "
-        "machine, software and scenario are compared with it, the settings that change the "
-        "numbers between every two runs (against `older` where it is one of them); a line "
-        "`RUN against OTHER: ...` gives RUN's value first.",
+        "machine, software and scenario are compared with it; the settings that change the "
+        "numbers are compared between every two runs (against `older` where it is one of "
+        "them); a line `RUN against OTHER: ...` gives RUN's value first.",
         f"- full against older: package torch differs: {torch_version} vs 2.12.0"]
     code = cli.main(["report", str(runs / "full"), str(older),
                      "--output", str(tmp_path / "rep-first"), "--no-figures"])
     assert code == 0, capsys.readouterr().err
     assert _runs_section((tmp_path / "rep-first" / "report.md").read_text())[1:] == [
         "Reference: run `full`, the first loaded (`--baseline RUN_DIR` chooses another). "
-        "Every other run's machine, software and scenario are compared with it, the "
-        "settings that change the numbers between every two runs (against `full` where it "
-        "is one of them); a line `RUN against OTHER: ...` gives RUN's value first.",
+        "Every other run's machine, software and scenario are compared with it; the "
+        "settings that change the numbers are compared between every two runs (against "
+        "`full` where it is one of them); a line `RUN against OTHER: ...` gives RUN's "
+        "value first.",
         f"- older against full: package torch differs: 2.12.0 vs {torch_version}"]
 
 

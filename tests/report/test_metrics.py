@@ -67,14 +67,14 @@ sched cpu    us     141.9 [0.58]                                  115.4 [0.35]  
 s2r bytes    B      1,530 [0]                                        1,449 [0]                           0.947  [0.947, 0.947]                         81.0       [81.0, 81.0]            exact                  exact: cached 5.3 % lower than send
 r2s bytes    B      1,424 [0]                                        1,424 [0]                           1.000  [1.000, 1.000]                            0             [0, 0]            exact                                 exact: no difference
 inconclusive: no significant difference, but the ratio interval reaches beyond ±10 %: too few repetitions or too noisy to tell a 10 % difference from none (more --repeat, or a quieter machine)
-not significant after Holm adjustment: the ratio CI excludes 1 but is unadjusted (as are the diff CI and the first p); the verdict comes from the p adjusted over the comparison's timed metrics [in brackets], above 0.05: no significant difference, and an interval too wide to rule out a 10 % one"""
+not significant after Holm adjustment: the ratio CI excludes 1 but is unadjusted (as are the diff CI and the first p); the verdict comes from the p adjusted over the comparison's timed metrics [in brackets], above 0.05: no significant difference; yet the interval reaches beyond ±10 %, so a difference of 10 % or more is not ruled out either: inconclusive"""
 
 GOLDEN_LATENCY = """
 Latency (timed replay at 2x real time; TTFT from intended arrival)
 policy  codec    transport  TTFT p50 ms  TTFT p99 ms  TPOT mean ms  ITL p50 ms  ITL p99 ms  E2E p50 ms  E2E p99 ms
 ------  -------  ---------  -----------  -----------  ------------  ----------  ----------  ----------  ----------
 send    msgpack  ipc               1.23        45.68         0.123       0.457       8.900        12.3     1,234.6
-Note: pace not recorded (a run before the figures that label it): tokens/s (wall) may be arrival-bound, and then not a throughput comparison between policies."""
+Note: pace not recorded (a run before the figures that label it): tokens/s (wall) may be arrival-bound, and then not a throughput comparison between arms."""
 
 
 def test_case_table_renders_the_golden_text():
@@ -411,7 +411,8 @@ def test_an_inconclusive_row_says_why_it_is_inconclusive():
         "not significant after Holm adjustment: the ratio CI excludes 1 but is unadjusted "
         "(as are the diff CI and the first p); the verdict comes from the p adjusted over "
         "the comparison's timed metrics [in brackets], above 0.05: no significant "
-        "difference, and an interval too wide to rule out a 10 % one")
+        "difference; yet the interval reaches beyond ±10 %, so a difference of 10 % or "
+        "more is not ruled out either: inconclusive")
 
 
 def test_the_comparison_tables_paired_columns_name_their_per_pair_statistic():
@@ -505,8 +506,8 @@ def test_a_row_whose_interval_excludes_1_says_holm_decided_its_verdict():
     assert stats.verdict_of(old["metrics"]["step_ns_mean"]) == m["verdict"]
     # with an inconclusive row of the same kind, the line says both once
     assert tables.holm_note([tables.INCONCLUSIVE_HOLM, stats.NO_DIFFERENCE_HOLM]) == (
-        tables.HOLM_NOTE + "; in the inconclusive rows also an interval too wide to rule "
-        "out a 10 % one")
+        tables.HOLM_NOTE + "; in the inconclusive rows the interval also reaches beyond "
+        "±10 %, so a difference of 10 % or more is not ruled out either")
     assert tables.holm_note(["no significant difference"]) == ""
 
 

@@ -113,7 +113,7 @@ def _replay(share_of_wall: float, case_id: str = "w/send/msgpack", num_waiting=N
 LOAD_BOUND_WORDS = (
     "the requests arrived faster than the engine served them and queued, so the "
     "engine, not the trace, set the pace; there tokens/s (wall) is the engine's "
-    "throughput under that backlog, comparable between policies as such, and TTFT is "
+    "throughput under that backlog, comparable between arms as such, and TTFT is "
     "mostly queueing delay.")
 BY_NUM_WAITING = ("num_waiting (load-bound where a request was left waiting after at least "
                   "50 % of a replay's steps, or 2 or more on average after fewer where the "
@@ -139,10 +139,10 @@ def test_a_replay_is_arrival_bound_only_where_the_engine_kept_up():
     assert arrival_bound_note([kept_up]) == (
         "1 timed replay case is arrival-bound: the engine kept up with the arrivals, so the "
         "trace, not the engine, set the pace; its tokens/s (wall) is not a throughput "
-        f"comparison between policies. Pace by {BY_SPAN} for 1 case.")
+        f"comparison between arms. Pace by {BY_SPAN} for 1 case.")
     assert arrival_bound_note([dict(trace_speedup=1000.0)]) == (
         "pace not recorded (a run before the figures that label it): tokens/s (wall) may "
-        "be arrival-bound, and then not a throughput comparison between policies.")
+        "be arrival-bound, and then not a throughput comparison between arms.")
     # beside labelled ones, the cases of a run before the figures are counted, not left out
     old = dict(trace_speedup=1000.0, case_id="old/send/msgpack")
     assert arrival_bound_note([kept_up, old]) == arrival_bound_note([kept_up]) + (
@@ -155,7 +155,7 @@ def test_a_replay_is_arrival_bound_only_where_the_engine_kept_up():
         "1 of 2 timed replay cases is load-bound, not arrival-bound (w/cached/msgpack: by "
         "arrival_span_share (recorded before num_waiting): its last request arrived 0.10 s "
         f"into 3.20 s of wall time): {LOAD_BOUND_WORDS} The others are arrival-bound: their "
-        f"tokens/s is not a throughput comparison between policies. Pace by {BY_SPAN} for "
+        f"tokens/s is not a throughput comparison between arms. Pace by {BY_SPAN} for "
         "2 cases.")
 
 
@@ -192,7 +192,7 @@ def test_num_waiting_labels_a_replay_whatever_its_last_arrival():
     assert arrival_bound_note([long_tail]) == (
         "1 timed replay case is arrival-bound: the engine kept up with the arrivals, so the "
         "trace, not the engine, set the pace; its tokens/s (wall) is not a throughput "
-        f"comparison between policies. Pace by {BY_NUM_WAITING} for 1 case.")
+        f"comparison between arms. Pace by {BY_NUM_WAITING} for 1 case.")
     # a run of each kind: the case named is the one labelled by num_waiting
     older = _replay(0.01, "v/send/msgpack")
     assert arrival_bound_note([long_tail, backlog, older]) == (
@@ -200,7 +200,7 @@ def test_num_waiting_labels_a_replay_whatever_its_last_arrival():
         "num_waiting: a request was left waiting after 75 % of its steps, 1.9 per step on "
         "average): "
         f"{LOAD_BOUND_WORDS} The others are arrival-bound: their tokens/s is not a "
-        f"throughput comparison between policies. Pace by {BY_NUM_WAITING} for 2 cases and "
+        f"throughput comparison between arms. Pace by {BY_NUM_WAITING} for 2 cases and "
         f"by {BY_SPAN} for 1 case.")
 
 
@@ -233,7 +233,7 @@ def test_a_replay_that_queued_bursts_and_idled_between_them_is_arrival_bound():
               "its steps, 0.8 per step on average, but the engine idled 25 % of its wall time, "
               "waiting for arrivals)")
     tail = ("so the trace, not the engine, set the pace; their tokens/s (wall) is not a "
-            "throughput comparison between policies.")
+            "throughput comparison between arms.")
     assert arrival_bound_note([bursty, calm]) == (
         f"Both timed replay cases are arrival-bound: the engine kept up with the arrivals "
         f"or, in 1 of 2 cases, {bursts}, {tail} Pace by {BY_NUM_WAITING} for 2 cases.")
@@ -245,7 +245,7 @@ def test_a_replay_that_queued_bursts_and_idled_between_them_is_arrival_bound():
         "average, "
         f"the engine idle 9 % of its wall time): {LOAD_BOUND_WORDS} The others are "
         f"arrival-bound (the engine {bursts}): their tokens/s is not a throughput "
-        f"comparison between policies. Pace by {BY_NUM_WAITING} for 2 cases.")
+        f"comparison between arms. Pace by {BY_NUM_WAITING} for 2 cases.")
 
 
 def test_a_real_replay_of_bursts_is_arrival_bound(tmp_path):
@@ -304,7 +304,7 @@ def test_an_overloaded_replay_is_called_load_bound(tmp_path):
     assert list(steps["num_waiting"][steps["case_id"] == cases[0]["case_id"]]) == [
         18 - 2 * (i // 20) for i in range(200)]
     assert [replay_pace(c) for c in cases] == ["load-bound", "load-bound"]
-    assert ("Note: 2 of 2 timed replay cases are load-bound, not arrival-bound "
+    assert ("Note: Both timed replay cases are load-bound, not arrival-bound "
             f"({cases[0]['case_id']}: by num_waiting: a request was left waiting after 90 % "
             f"of its steps, 9.0 per step on average, the engine idle 0 % of its wall time): "
             f"{LOAD_BOUND_WORDS} Pace by {BY_NUM_WAITING} "
@@ -342,7 +342,7 @@ def test_a_soak_that_queued_is_called_load_bound(tmp_path):
     steps = pd.read_csv(tmp_path / "soak" / "steps.csv")
     assert list(steps["num_waiting"]) == [18 - 2 * (i // 20) for i in range(200)]
     assert replay_pace(case) == "load-bound"
-    assert ("Note: 1 of 1 timed replay case is load-bound, not arrival-bound "
+    assert ("Note: 1 timed replay case is load-bound, not arrival-bound "
             f"({case['case_id']}: by num_waiting: a request was left waiting after 90 % of "
             f"its steps, 9.0 per step on average, the engine idle 0 % of its wall time): "
             f"{LOAD_BOUND_WORDS} Pace by {BY_NUM_WAITING} for "
@@ -364,7 +364,7 @@ def test_one_long_request_at_the_end_is_arrival_bound(tmp_path):
     assert [replay_pace(c) for c in cases] == ["arrival-bound", "arrival-bound"]
     assert ("Note: Both timed replay cases are arrival-bound: the engine kept up with the "
             "arrivals, so the trace, not the engine, set the pace; their tokens/s (wall) is "
-            f"not a throughput comparison between policies. Pace by {BY_NUM_WAITING} for 2 "
+            f"not a throughput comparison between arms. Pace by {BY_NUM_WAITING} for 2 "
             "cases.") in out
 
 
@@ -379,7 +379,7 @@ def test_the_finding_calls_a_load_bound_replay_so():
         "queued, so the engine, not the trace, set the pace; its tokens/s (wall), "
         "every output token over the wall time from the first arrival to the last "
         "completion, is the engine's throughput under that backlog, comparable between "
-        "policies as such, and its latencies (the Latency section) are mostly queueing "
+        "arms as such, and its latencies (the Latency section) are mostly queueing "
         "delay.")
     backlog = pd.DataFrame([_replay(0.9, "w/send/msgpack", [2, 1, 0])])
     assert findings._timed_replay_words(backlog).startswith(
