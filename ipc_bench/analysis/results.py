@@ -1264,6 +1264,41 @@ def _wall_rate_problem(case, requests, path: Path) -> str | None:
             f"requests.csv over its wall_s {wall_s:,.6g} make {want:,.6g} (left out)")
 
 
+def _pace_problem(case, requests, path: Path) -> str | None:
+    """The line of a timed replay (a ``cases`` row with ``trace_speedup``) whose idle or
+    arrival figures, which label its pace (``pace.replay_pace``), do not hold together:
+    an ``idle_s`` outside 0 to its ``wall_s``, an ``idle_share`` or
+    ``arrival_span_share`` that is not ``idle_s`` or ``last_arrival_s`` over ``wall_s``,
+    or a ``last_arrival_s`` that is not the latest ``arrival_s`` of its ``requests.csv``
+    rows (``requests``: the case's, all ``num_requests`` of them); relative
+    ``STEP_MEAN_TOLERANCE``. ``None`` when they agree, or where a figure is absent."""
+    import numpy as np
+
+    wall_s = _figure(case, "wall_s")
+    if _figure(case, "trace_speedup") is None or not wall_s:
+        return None
+    where = f"{path}: case {str(case['case_id'])!r} has"
+    idle_s = _figure(case, "idle_s")
+    if idle_s is not None and not 0 <= idle_s <= wall_s:
+        return (f"{where} idle_s {idle_s:,.6g}, outside 0 to its wall_s {wall_s:,.6g} "
+                "(left out)")
+    for share_name, name in (("idle_share", "idle_s"),
+                             ("arrival_span_share", "last_arrival_s")):
+        share, value = _figure(case, share_name), _figure(case, name)
+        if share is not None and value is not None and _differ(share, value / wall_s):
+            return (f"{where} {share_name} {share:,.6g}, but its {name} {value:,.6g} over "
+                    f"its wall_s {wall_s:,.6g} is {value / wall_s:,.6g} (left out)")
+    last, n = _figure(case, "last_arrival_s"), _figure(case, "num_requests")
+    if last is None or n is None or len(requests) != n or "arrival_s" not in requests:
+        return None
+    arrivals = requests["arrival_s"].to_numpy(dtype=float)
+    arrivals = arrivals[~np.isnan(arrivals)]
+    if len(arrivals) and _differ(last, float(arrivals.max())):
+        return (f"{where} last_arrival_s {last:,.6g}, but the latest arrival_s of its "
+                f"{n:,.15g} requests in requests.csv is {arrivals.max():,.6g} (left out)")
+    return None
+
+
 #: ``summary.json`` request counts recomputed from a case's ``requests.csv`` rows (all
 #: ``num_requests`` of them), as ``analysis.summary`` and ``recording.StreamStats``
 #: count them: figure -> (what is counted, in words; how, from the rows).
@@ -1661,7 +1696,8 @@ def _disagreeing_cases(steps, requests, floor, cases,
     that is not its ``requests.csv`` rows' output tokens (``requests``) over its
     ``wall_s`` (``_wall_rate_problem``), or a ``wall_s`` shorter than its last step
     (``_wall_problem``), or waiting figures that are not its steps'
-    (``_waiting_problem``), request counts that are not its ``requests.csv`` rows'
+    (``_waiting_problem``), idle or arrival figures that do not hold together
+    (``_pace_problem``), request counts that are not its ``requests.csv`` rows'
     (``_request_count_problem``), or floor figures that are not its ``floor.csv`` rows'
     (``floor``: ``_floor_problem``). The figures from the one and the
     tables from the other would not agree, so the case is left out."""
@@ -1684,7 +1720,8 @@ def _disagreeing_cases(steps, requests, floor, cases,
         if why is None and req_ids is not None:
             mine = requests[req_ids == str(case["case_id"])]
             why = (_wall_rate_problem(case, mine, run_dir / "summary.json")
-                   or _request_count_problem(case, mine, run_dir / "requests.csv"))
+                   or _request_count_problem(case, mine, run_dir / "requests.csv")
+                   or _pace_problem(case, mine, run_dir / "summary.json"))
         if why is None and rows is not None:
             why = (_wall_problem(case, rows, run_dir / "summary.json")
                    or _waiting_problem(case, rows, run_dir / "steps.csv"))

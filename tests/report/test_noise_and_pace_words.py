@@ -262,6 +262,35 @@ def test_a_real_replay_of_bursts_is_arrival_bound(tmp_path):
     assert ("Note: Both timed replay cases are arrival-bound: the engine queued the bursts "
             "the arrivals brought and idled between them (") in out
     assert "load-bound, not arrival-bound" not in out
+    # idle and arrival figures typed over so as to flip the label: the case is left out
+    import shutil
+    first = cases[0]
+    wall = first["wall_s"]
+    last = max(r["arrival_s"] for r in pd.read_csv(tmp_path / "bursts" / "requests.csv")
+               .to_dict("records") if r["case_id"] == first["case_id"])
+    edits = {"idle_share": (dict(idle_share=0.0),
+                            f"has idle_share 0, but its idle_s {first['idle_s']:,.6g} over "
+                            f"its wall_s {wall:,.6g} is {first['idle_share']:,.6g} (left out)"),
+             "idle_s": (dict(idle_s=100.0), f"has idle_s 100, outside 0 to its wall_s "
+                                            f"{wall:,.6g} (left out)"),
+             "arrival_span_share": (dict(arrival_span_share=0.1),
+                                    f"has arrival_span_share 0.1, but its last_arrival_s "
+                                    f"{last:,.6g} over its wall_s {wall:,.6g} is "
+                                    f"{last / wall:,.6g} (left out)"),
+             "last_arrival_s": (dict(last_arrival_s=0.01, arrival_span_share=0.01 / wall),
+                                "has last_arrival_s 0.01, but the latest arrival_s of its 9 "
+                                f"requests in requests.csv is {last:,.6g} (left out)")}
+    for name, (values, why) in edits.items():
+        run = tmp_path / f"edited-{name}"
+        shutil.copytree(tmp_path / "bursts", run)
+        summary = json.loads((run / "summary.json").read_text())
+        summary["cases"][0].update(values)
+        (run / "summary.json").write_text(json.dumps(summary))
+        with pytest.warns(ResultsWarning) as caught:
+            loaded = load(run)
+        assert [str(w.message) for w in caught] == [
+            f"{run / 'summary.json'}: case '{first['case_id']}' {why}"], name
+        assert list(loaded.cases["case_id"]) == [cases[1]["case_id"]]
 
 
 @pytest.mark.parametrize("load", [["g"], []])
