@@ -597,7 +597,9 @@ def _wall_time_clause(cases, key: tuple, t: dict[str, Any], where: Where,
     With an interval it carries the verdict of the other tokens/s findings
     (``_verdict_clause``: ``m``, the run's recorded comparison, Holm-adjusted, else the
     row's own test; ``stats.inconclusive`` past ±10 %), and only where that interval
-    holds 0 % and is not inconclusive does it say ``WALL_WITHIN_NOISE``."""
+    holds 0 % and is not inconclusive does it say ``WALL_WITHIN_NOISE``. Where ``m``
+    withheld the figure as arrival-bound (``stats.arrival_bound``), each arm's tokens/s
+    alone, no ratio or verdict, as the tables give them."""
     pairs = pair_records(cases, key)
     walls = [[float(p[i].get("wall_s") or "nan") for p in pairs] for i in (0, 1)]
     send_s, cached_s = (sum(w) / len(w) if w else float("nan") for w in walls)
@@ -605,15 +607,17 @@ def _wall_time_clause(cases, key: tuple, t: dict[str, Any], where: Where,
     what = _codec_name(key[1]) + (f", {model} model" if model and model != "null" else "")
     text = (f"{where(key[0])} ({what}), send ran {send_s:,.2f} s and cached "
             f"{cached_s:,.2f} s of wall time, first arrival to last completion"
-            f"{' (means over repetitions)' if len(pairs) > 1 else ''}: "
-            f"{t[SEND]:,.0f} → {t[CACHED]:,.0f} tok/s (wall), {_pct(t['ratio'])}")
+            f"{' (means over repetitions)' if len(pairs) > 1 else ''}: ")
+    if (m or {}).get("verdict") == ARRIVAL_BOUND:
+        # arrival-bound (stats.arrival_bound): withheld, as in the tables
+        return (text + f"{t[SEND]:,.0f} and {t[CACHED]:,.0f} tok/s (wall); "
+                f"{ARRIVAL_BOUND}: the trace's arrivals set both, so no ratio or verdict.")
+    text += f"{t[SEND]:,.0f} → {t[CACHED]:,.0f} tok/s (wall), {_pct(t['ratio'])}"
     interval = _interval(t) if t["n"] > 1 else ""
     if not interval:
         return text + f" ({_no_interval(t)})."
     point = RATIO_POINTS.get(t.get("method", "t"), "geometric mean")
-    # arrival-bound (stats.arrival_bound): the recorded comparison withheld its verdict
-    verdict = (f", {ARRIVAL_BOUND}: no verdict" if (m or {}).get("verdict") == ARRIVAL_BOUND
-               else _verdict_clause(t, m))
+    verdict = _verdict_clause(t, m)
     lo, hi = t["ratio_low"], t["ratio_high"]
     noise = (lo <= 1.0 <= hi and not inconclusive(lo, hi)
              and not (m or {}).get("significant"))
