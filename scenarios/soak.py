@@ -18,8 +18,11 @@ and leave memory, the runner keeps no per-step columns, there is no floor, so th
 harness's own records do not grow with the run (see ``ipc_bench.analysis.soak``). Not part of
 the test suite (``tests/harness/test_soak.py`` runs a short version).
 
-One case: the first of ``--policies`` and of ``--codecs`` (default send, msgpack).
-Options: ``--trace PATH``; ``--trace-speedup X`` (default: the trace's span / 600 s);
+One case (``ONE_CASE``): one policy and one codec, ``--policies`` and ``--codecs``
+with one value each (default send, msgpack), run once; more than one value,
+``--repeat`` above 1, ``--aa`` or a ``--ci-method`` is refused before anything runs.
+``--async-scheduling`` makes that case cached with async scheduling (cached+async),
+without the synchronous twin other scenarios run next to it. Options: ``--trace PATH``; ``--trace-speedup X`` (default: the trace's span / 600 s);
 ``--max-requests N`` for a shorter soak (``--max-requests 8000 --trace-speedup 6``:
 the same load for about 4 minutes). Where memory went: set
 ``IPC_BENCH_HEAP_REPORT=stats`` (allocator figures at the end of warm-up and at the
@@ -42,6 +45,8 @@ NAME = "soak"
 OPTIONS = frozenset({"trace", "max_requests", "trace_speedup"})
 #: Without --max-requests a soak replays every request of its trace.
 OPTION_DEFAULTS = {"max_requests": "the whole trace"}
+#: One case whatever the options: what would add another is refused (``cli.run``).
+ONE_CASE = True
 TRACE_FILE = "AzureLLMInferenceTrace_conv.csv"
 #: Wall time the replay's arrivals are squeezed into when --trace-speedup is not given.
 TARGET_S = 600.0

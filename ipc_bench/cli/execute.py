@@ -73,7 +73,8 @@ def run_cases(args, cases, scenario_report: Optional[Callable] = None,
     tables). ``remote``: the runners started by hand (``--remote-runners``), passed to
     every case (``supervisor.run_case``). ``notes``: lines about the run as asked
     (``ScenarioOptions.notes``), each printed as ``note: ...`` after the first line
-    (unless ``--quiet``) and kept in the metadata's ``notes``. ``trace_sha256``: the
+    (unless ``--quiet``) and kept in the metadata's ``notes``, followed by those of
+    the environment (``collect_metadata``: a failed ``git status``). ``trace_sha256``: the
     SHA-256 of the trace bytes the cases replay (``ScenarioOptions.trace_sha256``);
     ``trace_resolved_path``: its path resolved as it was read
     (``ScenarioOptions.trace_resolved_path``). ``swept``: what the socket folders'
@@ -87,7 +88,8 @@ def run_cases(args, cases, scenario_report: Optional[Callable] = None,
     # world-writable, whatever umask it was started with.
     os.umask(os.umask(0) | 0o022)
     metadata = run_metadata(args, cases, trace_sha256, trace_resolved_path)
-    metadata["notes"] = list(notes)
+    # The scenario's notes, then those of the environment (``collect_metadata``).
+    metadata["notes"] = list(notes) + metadata.pop("notes", [])
     if remote is not None:
         metadata["remote_runners"] = dict(count=remote.n, host=remote.host,
                                           ports=remote.ports._asdict())
@@ -99,7 +101,7 @@ def run_cases(args, cases, scenario_report: Optional[Callable] = None,
                        show_progress=progress_enabled(args.quiet), remote=remote)
         run.log(f"ipc-bench: {args.scenario}, {len(cases)} case{'' if len(cases) == 1 else 's'}"
                 f" -> {run.run_dir}")
-        for note in notes:
+        for note in metadata["notes"]:
             run.log(f"note: {note}")
         for line in swept:
             run.log(f"note: {line}")

@@ -489,8 +489,9 @@ def _add_repetition_options(p: argparse.ArgumentParser) -> None:
     """Repetitions and the paired comparison of the arms."""
     p.add_argument("--repeat", type=_int_in(1, 1000),
                    help="repetitions of each case (default 1; overhead: 8 when --repeat is "
-                   "not given, and at least 2); the arms of a repetition run next to each "
-                   "other in a random order (seeded by --seed); with 2 or more the summary "
+                   "not given, and at least 2; soak: 1 only, it runs one case); the arms "
+                   "of a repetition run next to each other in a random order (seeded by "
+                   "--seed); with 2 or more the summary "
                    "compares the arms with paired 95 %% intervals, verdicts Holm-adjusted "
                    "over the timed metrics")
     p.add_argument("--aa", action="store_true",

@@ -321,6 +321,34 @@ def _check_options(args, parser, module: ModuleType) -> None:
         if field not in taken and getattr(args, field) != parser.get_default(field):
             raise UsageError(f"scenario {args.scenario} does not take "
                              f"--{field.replace('_', '-')} ({purpose})")
+    if getattr(module, "ONE_CASE", False):
+        _check_one_case(args, parser)
+
+
+def _check_one_case(args, parser) -> None:
+    """Refuse (``UsageError``) what a scenario that runs one case (its ``ONE_CASE``:
+    soak) would drop: ``--repeat`` above 1, ``--aa``, more than one policy in
+    ``--policies`` or codec in ``--codecs``, and a ``--ci-method`` (it compares
+    nothing). ``--async-scheduling`` is a choice of that case (cached+async) and
+    passes."""
+    head = f"scenario {args.scenario} runs one case (one policy, one codec)"
+    if args.repeat is not None and args.repeat > 1:
+        raise UsageError(f"{head} once: drop --repeat {args.repeat}")
+    if args.aa:
+        raise UsageError(f"{head}, not a policy against a copy of itself: drop --aa")
+    if args.policies and len(args.policies) > 1:
+        one = ("--policies cached" if args.async_scheduling
+               else "--policies send or --policies cached")
+        raise UsageError(f"{head}: give one policy, {one}, not --policies "
+                         f"{','.join(args.policies)} (without --policies it runs "
+                         f"{CACHED if args.async_scheduling else POLICIES[0]})")
+    if args.codecs and len(args.codecs) > 1:
+        raise UsageError(f"{head}: give one codec, e.g. --codecs {args.codecs[0]}, not "
+                         f"--codecs {','.join(args.codecs)} (without --codecs it runs "
+                         f"{DEFAULT_CODECS[0]})")
+    if args.ci_method != parser.get_default("ci_method"):
+        raise UsageError(f"{head}, compared with nothing: drop --ci-method "
+                         f"{args.ci_method}")
 
 
 def _scenario_options(args, default_repeat: int = 1):

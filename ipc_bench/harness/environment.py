@@ -20,6 +20,7 @@ import hashlib
 import importlib.metadata
 import os
 import platform
+import signal
 import socket
 import subprocess
 import sys
@@ -113,8 +114,13 @@ def _guard(fn: Callable[..., Any], *args: Any) -> Any:
 
 
 def _run_bytes(args: list[str], cwd: str | os.PathLike[str] | None = None,
-               env: dict[str, str] | None = None) -> bytes | None:
-    """Run a command (5 s timeout); return its raw stdout, None on failure."""
+               env: dict[str, str] | None = None,
+               why: list[str] | None = None) -> bytes | None:
+    """Run a command (5 s timeout); return its raw stdout, None on failure. A child
+    that does not end within the timeout (hung, or stopped by SIGSTOP) is killed
+    then, so none holds the run longer. ``why``: given, the reason of a failure is
+    appended to it: ``killed by SIGKILL``, ``exit code 1``, ``no answer within 5 s``
+    or ``could not be started: ...``."""
     try:
         proc = subprocess.run(
             args,
@@ -126,11 +132,30 @@ def _run_bytes(args: list[str], cwd: str | os.PathLike[str] | None = None,
             timeout=_SUBPROCESS_TIMEOUT_S,
             check=False,
         )
-    except (OSError, subprocess.SubprocessError, ValueError):
+    except subprocess.TimeoutExpired:
+        if why is not None:
+            why.append(f"no answer within {_SUBPROCESS_TIMEOUT_S:g} s")
+        return None
+    except (OSError, subprocess.SubprocessError, ValueError) as exc:
+        if why is not None:
+            why.append(" ".join(f"could not be started: {exc}".split()))
         return None
     if proc.returncode != 0:
+        if why is not None:
+            why.append(_exit_reason(proc.returncode))
         return None
     return proc.stdout
+
+
+def _exit_reason(code: int) -> str:
+    """A child's non-zero exit status in words: ``killed by SIGKILL`` (a negative
+    ``returncode``), else ``exit code N``."""
+    if code >= 0:
+        return f"exit code {code}"
+    try:
+        return f"killed by {signal.Signals(-code).name}"
+    except ValueError:
+        return f"killed by signal {-code}"
 
 
 def _run(args: list[str], cwd: str | os.PathLike[str] | None = None,
@@ -217,7 +242,7 @@ def _packages() -> dict[str, str]:
     return versions
 
 
-def _git_info() -> dict[str, Any] | None:
+def _git_info(notes: list[str] | None = None) -> dict[str, Any] | None:
     """``collect_metadata``'s ``git``: ``{"commit": 40-hex str, "dirty": bool,
     "untracked": int, "branch": str, "diff_sha256": 64-hex str}`` for the git checkout
     holding this package (``dirty`` and ``untracked``: ``_git_status``;
@@ -225,7 +250,9 @@ def _git_info() -> dict[str, Any] | None:
     files' uncommitted changes, absent in runs made before it was recorded). ``None``
     when the package is not in a checkout or git is unavailable; ``commit`` is absent
     when the repository has no commit yet, ``branch`` when HEAD is detached, ``dirty``
-    and ``untracked`` when ``git status`` fails. Each git call times out after 5 s."""
+    and ``untracked`` when ``git status`` fails, which appends a line saying so to
+    ``notes`` (``git status failed (killed by SIGKILL): whether the checkout had
+    changes is unknown``), when given. Each git call times out after 5 s."""
     root = _repo_root()
     if root is None:
         return None
@@ -249,9 +276,13 @@ def _git_info() -> dict[str, Any] | None:
     branch = git("symbolic-ref", "--short", "-q", "HEAD")
     if branch:
         info["branch"] = branch
-    status = _git_status(root, env)
+    why: list[str] = []
+    status = _git_status(root, env, why)
     if status is not None:
         info["dirty"], info["untracked"] = status
+    elif notes is not None:
+        notes.append(f"git status failed ({why[0] if why else 'no output'}): whether the "
+                     f"checkout had changes is unknown")
     if commit and info.get("dirty") is True:
         digest = _diff_sha256(root, env)
         if digest:
@@ -276,17 +307,18 @@ def _diff_sha256(root: Path, env: dict[str, str]) -> str | None:
     return None if out is None else hashlib.sha256(out).hexdigest()
 
 
-def _git_status(root: Path, env: dict[str, str]) -> tuple[bool, int] | None:
+def _git_status(root: Path, env: dict[str, str],
+                why: list[str] | None = None) -> tuple[bool, int] | None:
     """``(dirty, untracked)``: ``dirty`` when a tracked file differs from the commit
     (modified, staged, deleted, renamed: what ``git status --untracked-files=no``
     lists), ``untracked`` the number of untracked paths ``git status`` lists (an
     untracked folder counts once; ignored files and those under ``results/`` are not
     counted), which leave the commit's code as it is; ``None`` when ``git status``
-    fails."""
+    fails (its reason appended to ``why``, when given: ``_run_bytes``)."""
     out = _run_bytes(
         ["git", "--no-optional-locks", "status", "--porcelain=v1", "-z",
          "--untracked-files=normal"],
-        cwd=root, env=env,
+        cwd=root, env=env, why=why,
     )
     if out is None:
         return None
@@ -476,6 +508,7 @@ def collect_metadata(*, include_hostname: bool = True,
     - ``git``: ``{"commit", "dirty", "untracked", "branch", "diff_sha256"}`` of the
       git checkout holding this package (``_git_info`` says what each is and when
       it is absent); the whole key is absent outside a checkout or without git.
+    - ``notes``: the run's notes on what could not be recorded (``_git_info``); absent if none.
     - ``command_line``: ``command_line`` if given, else ``sys.argv`` (copied).
     - ``start_time_utc``: ISO 8601 UTC timestamp of this call, e.g.
       ``"2024-05-01T12:00:00.123456+00:00"``. (``end_time_utc``, in the same form,
@@ -508,7 +541,8 @@ def collect_metadata(*, include_hostname: bool = True,
     _put_cpu(put, md)
 
     md["packages"] = _guard(_packages) or {}
-    put("git", _guard(_git_info))
+    notes: list[str] = []
+    put("git", _guard(_git_info, notes))
 
     md["command_line"] = [str(a) for a in
                           (sys.argv if command_line is None else command_line)]
@@ -518,6 +552,7 @@ def collect_metadata(*, include_hostname: bool = True,
     put("virtualization", _guard(_virtualization))
     if probe_gpu:
         md["gpu"] = _guard(_gpu_info)
+    put("notes", notes or None)
     return md
 
 

@@ -12,7 +12,10 @@ written to ``summary.json``); the text it returns is printed. A ``report`` that 
 a ``method`` argument is also given the run's ``--ci-method``. ``OPTIONS`` lists the
 scenario-specific options it takes (``SCENARIO_OPTIONS``; e.g. ``STEADY``): any other
 one on the command line is refused before anything runs; a module without
-``OPTIONS`` takes them all. A scenario imports
+``OPTIONS`` takes them all. ``ONE_CASE = True`` says it runs one case whatever the
+options (soak): ``--repeat`` above 1, ``--aa``, more than one of ``--policies`` or of
+``--codecs`` and a ``--ci-method`` are then refused before anything runs, not dropped.
+A scenario imports
 what it shares with others from here (and the engine, analysis or report helpers it
 needs), never from another scenario.
 """

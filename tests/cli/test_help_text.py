@@ -74,7 +74,7 @@ def test_warmup_steps_states_each_scenarios_default_and_the_scenarios_use_it():
 def test_repeat_and_peer_timeout_state_their_defaults_and_limits():
     assert _help_of("--repeat") == (
         "repetitions of each case (default 1; overhead: 8 when --repeat is not given, and "
-        "at least 2); the arms of a repetition run next to each other in a random order "
+        "at least 2; soak: 1 only, it runs one case); the arms of a repetition run next to each other in a random order "
         "(seeded by --seed); with 2 or more the summary compares the arms with paired 95 %% "
         "intervals, verdicts Holm-adjusted over the timed metrics")
     assert _help_of("--peer-timeout") == (

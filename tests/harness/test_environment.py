@@ -238,6 +238,68 @@ def test_git_ignores_callers_git_dir(repo, tmp_path, monkeypatch):
     assert re.fullmatch(r"[0-9a-f]{40}", git["commit"])
 
 
+def fake_git(folder: Path, on_status: str) -> Path:
+    """A ``git`` in ``folder`` that runs ``on_status`` (shell) for ``git status`` and is
+    the real git for anything else; ``folder`` goes first on PATH."""
+    real = shutil.which("git")
+    folder.mkdir()
+    script = folder / "git"
+    script.write_text(f'#!/bin/sh\nfor a in "$@"; do [ "$a" = status ] && {{ {on_status}; }}; '
+                      f'done\nexec {real} "$@"\n')
+    script.chmod(0o755)
+    return folder
+
+
+@needs_git
+@pytest.mark.parametrize("on_status,why", [
+    ("kill -s KILL $$", "killed by SIGKILL"),
+    ("kill -s TERM $$", "killed by SIGTERM"),
+    ("kill -s INT $$", "killed by SIGINT"),
+    ("exit 1", "exit code 1"),
+    ("exit 128", "exit code 128"),
+])
+def test_a_failed_git_status_leaves_a_note(repo, tmp_path, monkeypatch, on_status, why):
+    """``git status`` killed or failing: the record keeps what the other git calls gave,
+    without ``dirty`` and ``untracked``, and a note says why they are missing."""
+    _commit(repo)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, text=True,
+                          capture_output=True, check=True).stdout.strip()
+    (repo / "code.py").write_text("x = 2\n")  # dirty, which the record cannot tell
+    folder = fake_git(tmp_path / "bin", on_status)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    md = env.collect_metadata()
+    assert md["git"] == {"commit": head, "branch": "main"}
+    assert md["notes"] == [f"git status failed ({why}): whether the checkout had changes "
+                           f"is unknown"]
+
+
+@needs_git
+def test_a_stopped_git_status_holds_the_run_no_longer_than_its_timeout(
+        repo, tmp_path, monkeypatch):
+    """A ``git status`` stopped by SIGSTOP is killed when its timeout ends (here 0.5 s),
+    reaped, and noted."""
+    import time
+
+    _commit(repo)
+    folder = fake_git(tmp_path / "bin", "kill -s STOP $$")
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(env, "_SUBPROCESS_TIMEOUT_S", 0.5)
+    start = time.monotonic()
+    md = env.collect_metadata()
+    assert time.monotonic() - start < 4.0
+    assert set(md["git"]) == {"commit", "branch"}
+    assert md["notes"] == ["git status failed (no answer within 0.5 s): whether the "
+                           "checkout had changes is unknown"]
+
+
+@needs_git
+def test_a_git_status_that_works_leaves_no_note(repo):
+    _commit(repo)
+    md = env.collect_metadata()
+    assert "notes" not in md
+    assert (md["git"]["dirty"], md["git"]["untracked"]) == (False, 0)
+
+
 def test_this_checkout_does_not_raise():
     # Whatever state the project repository is in (no commit yet, dirty...),
     # the git entry is either absent or well formed.
