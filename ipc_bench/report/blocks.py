@@ -709,11 +709,12 @@ def _soak_blocks(results, level: int) -> list[Block]:
     """Each soak case as the terminal gives it (``analysis.soak``), under its own
     heading: its steps (``run_line``: warm-up and counted apart), its memory after
     warm-up per process and measure against the growth goal (``memory_table_rows``) and
-    the live Python allocations (``python_line``), then byte drift (``drift_lines``);
-    nothing for a run without one."""
+    the live Python allocations (``python_line``), or, with too few samples for that,
+    the terminal's memory lines saying so (``memory_lines``), then byte drift
+    (``drift_lines``); nothing for a run without one."""
     from ipc_bench.analysis.soak import (DRIFT_WHAT, GROWTH_GOAL_PCT, MEMORY_TABLE_HEADER,
-                                         drift_lines, memory_table_rows, python_line,
-                                         run_line)
+                                         drift_lines, memory_lines, memory_table_rows,
+                                         python_line, run_line)
 
     cases = results.cases
     if cases.empty or "scenario" not in cases.columns:
@@ -723,11 +724,13 @@ def _soak_blocks(results, level: int) -> list[Block]:
         memory = any(k.endswith("_growth_pct") and v == v and v is not None
                      for k, v in r.items())
         drift = drift_lines(r)
-        if not (memory or drift):
-            continue
         if not out:
             out.append(("h", level, "Soak"))
         out.append(("p", run_line(r) + "."))
+        if not memory:  # too short a soak: the terminal's lines say so
+            lines = [" ".join(x.split()) for x in memory_lines(r, pad=False)]
+            if lines:
+                out.append(("ul", lines))
         if memory:
             out.append(("p", "Memory after warm-up (the first 10 % of the run): baseline = "
                              "mean over the next 10 %, end = mean over the last 10 %, "

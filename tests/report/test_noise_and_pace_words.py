@@ -380,6 +380,13 @@ def test_a_soak_that_queued_is_called_load_bound(tmp_path):
     with warnings.catch_warnings():  # its figures are its steps' (results._waiting_problem)
         warnings.simplefilter("error")
         assert list(load(tmp_path / "soak").cases["case_id"]) == [case["case_id"]]
+    # too short for memory figures, it still has its Soak section, saying so
+    assert cli.main(["report", str(tmp_path / "soak"), "--output", str(tmp_path / "rep"),
+                     "--no-figures"]) == 0
+    md = (tmp_path / "rep" / "report.md").read_text()
+    section = md.split("## Soak\n\n", 1)[1].split("\n## ", 1)[0]
+    assert section.splitlines()[0].startswith(f"Soak {case['case_id']}: 200 steps (2 warm-up")
+    assert "- sched VmRSS: too few samples\n" in section
 
 
 def test_one_long_request_at_the_end_is_arrival_bound(tmp_path):
