@@ -645,7 +645,7 @@ def _off_nominal_clause(pairs: list[tuple[dict, dict]]) -> str:
     if not said:
         return ""
     return (" Off nominal (warned): " + "; ".join(said)
-            + "; so this change is not at the step its label names.")
+            + "; so these cases did not run the nominal step (--step-time-ms).")
 
 
 def _inconclusive_clause(row: dict[str, Any]) -> str:

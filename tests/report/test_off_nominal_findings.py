@@ -45,8 +45,8 @@ def test_the_per_case_finding_names_the_off_nominal_warning():
              for key in tables["tput"]}
     assert texts["num_running=64,step_time_ms=5"].endswith(
         "output tokens/s changes by +42.8 % (one repetition, no interval: 10,000 → 14,280 "
-        f"tok/s). Off nominal (warned): {SEND_5MS}; so this change is not at the step its "
-        "label names.")
+        f"tok/s). Off nominal (warned): {SEND_5MS}; so these cases did not run the nominal "
+        "step (--step-time-ms).")
     assert "Off nominal" not in texts["num_running=64,step_time_ms=20"]
 
 
@@ -61,7 +61,7 @@ def test_cached_whole_step_over_nominal_is_named_too():
         f"Off nominal (warned): {SEND_5MS}; cached: fixed step 5 ms: the whole step ran a "
         "median 6.50 ms (+30 %), more than 10 % + 0.44 ms (control plane at B = 64) over "
         "nominal: a process was descheduled outside the runner's wait; its shares are of "
-        "the measured step; so this change is not at the step its label names.")
+        "the measured step; so these cases did not run the nominal step (--step-time-ms).")
 
 
 def _drawn_points(ax):

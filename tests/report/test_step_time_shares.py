@@ -325,8 +325,8 @@ def test_sends_warning_is_in_its_summary_and_its_pairs_finding():
     report(summaries)  # a second report adds it once
     assert summaries[0]["warnings"] == [SEND_WARNING]
     assert _off_nominal_clause([(summaries[0], summaries[1])]) == (
-        f" Off nominal (warned): send: {SEND_WARNING}; so this change is not at the step "
-        "its label names.")
+        f" Off nominal (warned): send: {SEND_WARNING}; so these cases did not run the "
+        "nominal step (--step-time-ms).")
     assert _off_nominal_clause([(summaries[2], summaries[3])]) == ""
 
 
