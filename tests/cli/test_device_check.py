@@ -180,20 +180,8 @@ def test_a_signal_before_the_tests_stops_the_step_running_and_says_so(sig, code,
     python = _python(tmp_path, 'case "$*" in *build_parser*) exec sleep 30 ;; esac\n'
                                f'exec {sys.executable} "$@"')
     env = dict(os.environ, PYTHON=str(python), TESTS_LIMIT_S="60")
-    proc = subprocess.Popen(["bash", str(repo / "scripts" / "device_check.sh"),
-                             str(tmp_path / "out")], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        deadline = time.monotonic() + 30
-        while not any("sleep" in _cmdline(p) for p in _children(proc.pid)):
-            assert time.monotonic() < deadline, "the options check never started"
-            time.sleep(0.05)
-        started = time.monotonic()
-        proc.send_signal(sig)
-        out, err = proc.communicate(timeout=20)
-    finally:
-        proc.kill()
-    assert time.monotonic() - started < 10
+    proc, out, err, stop_s = _signalled(repo, tmp_path / "out", env, "sleep", sig)
+    assert stop_s < 10
     name = "SIGTERM" if sig == signal.SIGTERM else "SIGINT"
     assert (proc.returncode, out, err) == (
         code, "", f"device_check.sh: interrupted while checking the options (exit {code})\n"), name
@@ -208,18 +196,8 @@ def test_a_signal_before_the_check_wrote_anything_is_one_line(tmp_path):
     repo = _fake_repo(tmp_path, 0, True)
     (repo / "scripts" / "rc").write_text("sleep")
     env = dict(os.environ, PYTHON=sys.executable, TESTS_LIMIT_S="60")
-    proc = subprocess.Popen(["bash", str(repo / "scripts" / "device_check.sh"),
-                             str(tmp_path / "out")], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        deadline = time.monotonic() + 60
-        while not any("gpu_check.py --output" in _cmdline(p) for p in _children(proc.pid)):
-            assert time.monotonic() < deadline, "the check never started"
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=20)
-    finally:
-        proc.kill()
+    proc, out, err, _ = _signalled(repo, tmp_path / "out", env, "gpu_check.py --output",
+                                   signal.SIGTERM)
     assert proc.returncode == 143, err
     assert out.splitlines()[-2:] == [
         "== scripts/gpu_check.py: exit 143",
@@ -228,6 +206,27 @@ def test_a_signal_before_the_check_wrote_anything_is_one_line(tmp_path):
     assert "left no run folder" not in out + err
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
         "device-check.log", "environment.txt"]
+
+
+def _signalled(repo: Path, out_dir: Path, env: dict, child: str, sig: int):
+    """Run the copy of device_check.sh in ``repo`` into ``out_dir`` with ``env``, send
+    it ``sig`` once one of its children's command lines holds ``child`` (within 60 s),
+    and return ``(process, stdout, stderr, seconds from the signal to its end)``; the
+    stop itself must take under 20 s."""
+    proc = subprocess.Popen(["bash", str(repo / "scripts" / "device_check.sh"),
+                             str(out_dir)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while not any(child in _cmdline(p) for p in _children(proc.pid)):
+            assert time.monotonic() < deadline, f"no child ran {child!r}"
+            time.sleep(0.05)
+        sent = time.monotonic()
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    return proc, out, err, time.monotonic() - sent
 
 
 def _children(pid: int) -> list[int]:
