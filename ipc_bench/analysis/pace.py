@@ -24,11 +24,12 @@ QUEUED_STEP_SHARE = 0.5
 #: wall time (a burst, e.g. 60 requests within 0.03 s of a 1 s replay): the engine then
 #: drained a queue it had built, and the arrivals set no pace. One long request at the
 #: end, with nothing ever waiting, stays arrival-bound. So does a replay whose queue
-#: was no burst: fewer than ``BURST_QUEUE_MIN`` requests waiting on average over the
-#: steps with one waiting (``num_waiting_mean / waiting_step_share``), e.g. a single
-#: request left waiting after one step of 181 (a prompt too long for that step's token
-#: budget, or a step slowed by another process).
-BURST_QUEUE_MIN = 2.0
+#: was too small to matter: fewer than ``BURST_QUEUE_MIN`` requests waiting per step
+#: on average over all its steps (``num_waiting_mean``), e.g. a single request left
+#: waiting after one step of 181 (a prompt too long for that step's token budget, or
+#: a step slowed by another process: 0.006), against a burst of 60 requests (1.3) or
+#: two requests at once served one at a time (0.49).
+BURST_QUEUE_MIN = 0.1
 
 #: A timed replay that queued (either rule above) is load-bound only where its engine
 #: idled less than this share of its wall time (``idle_share``: the scheduler had
@@ -158,15 +159,15 @@ def idled_between_bursts(summary: dict[str, Any]) -> bool:
 
 def _drained_a_burst(summary: dict[str, Any]) -> bool:
     """Whether a timed replay that records ``num_waiting`` queued a burst (a request
-    left waiting after some step, ``BURST_QUEUE_MIN`` or more on average over such
-    steps) and had its last arrival less than ``ARRIVAL_BOUND_SHARE`` of the way into
+    left waiting after some step, ``BURST_QUEUE_MIN`` or more per step on average) and
+    had its last arrival less than ``ARRIVAL_BOUND_SHARE`` of the way into
     its wall time (note at ``QUEUED_STEP_SHARE``)."""
     span = _number_or_none(summary.get("arrival_span_share"))
     share = summary["waiting_step_share"]
     if share <= 0 or span is None or span >= ARRIVAL_BOUND_SHARE:
         return False
     mean = _number_or_none(summary.get("num_waiting_mean"))
-    return mean is None or mean / share >= BURST_QUEUE_MIN
+    return mean is None or mean >= BURST_QUEUE_MIN
 
 
 def replay_pace(summary: dict[str, Any]) -> Optional[str]:

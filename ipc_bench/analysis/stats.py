@@ -834,14 +834,16 @@ ARRIVAL_BOUND_KEYS: tuple[str, ...] = ("output_tokens_per_s",)
 def arrival_bound(cases: Iterable[dict[str, Any]]) -> bool:
     """Whether the case records ``cases`` (the cases one comparison pairs; a
     ``Results.cases`` record's NaN reads as missing) are timed replays (``trace_speedup``
-    set) none of which is load-bound (``pace.replay_pace``; one that records neither
+    set) not all of which are load-bound (``pace.replay_pace``; one that records neither
     ``waiting_step_share`` nor ``arrival_span_share`` is called arrival-bound, as the
-    report's notes call it): their tokens/s (wall) follow the trace's arrivals and are no
-    throughput figure. False without cases."""
+    report's notes call it): the tokens/s (wall) of at least one follow the trace's
+    arrivals, no throughput figure, so a ratio over them all is none either (a
+    repetition that kept up beside one that queued mixes the two). False without
+    cases."""
     clean = [{k: (None if isinstance(v, float) and v != v else v) for k, v in c.items()}
              for c in cases]
     return bool(clean) and all(c.get("trace_speedup") is not None for c in clean) and \
-        not any(replay_pace(c) == "load-bound" for c in clean)
+        not all(replay_pace(c) == "load-bound" for c in clean)
 
 
 def arms_by_repetition(records: Iterable[dict[str, Any]], keys: Sequence[str]
@@ -905,7 +907,7 @@ def compare_cases(summaries: Sequence[dict[str, Any]], method: str = "t",
     and left out of the family; output tokens/s stays compared; where a case of the pair
     is a timed replay (``trace_speedup`` set), ``timed`` true: its output tokens/s are
     over wall time (the comparison block names them ``out tok/s (wall)``); where every
-    case of the pair is a timed replay none of which is load-bound (``arrival_bound``),
+    case of the pair is a timed replay, not all of them load-bound (``arrival_bound``),
     ``arrival_bound`` true: its output tokens/s follow the trace's arrivals, so they are
     recorded with their paired figures and verdict withheld (verdict ``arrival-bound``)
     and left out of the family. Left out: groups with a single arm, metrics the codec
@@ -967,7 +969,7 @@ def _pair_marks(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str,
     treatment) case summaries ``pairs``, each only where true: ``schedules_differ``
     (``schedules_differ``), ``timed`` (a case is a timed replay, ``trace_speedup``
     set, not ``None`` nor a table's NaN: its tokens/s are over wall time) and
-    ``arrival_bound`` (``arrival_bound``: every case a timed replay, none load-bound)."""
+    ``arrival_bound`` (``arrival_bound``: every case a timed replay, not all load-bound)."""
     speedups = [c.get("trace_speedup") for pair in pairs for c in pair]
     marks = dict(schedules_differ=schedules_differ(pairs),
                  timed=any(v is not None and v == v for v in speedups),

@@ -53,6 +53,14 @@ TIMED_LOAD_BOUND = ("This is a timed replay, but load-bound: its requests arrive
                     "engine's throughput under that backlog, comparable between arms "
                     "as such, and its latencies (the Latency section) are mostly queueing "
                     "delay.")
+#: ``TIMED_LOAD_BOUND`` where only some timed cases are load-bound (``n`` of ``m``):
+#: the others' tokens/s (wall) follow the arrivals, so a comparison over all of them is
+#: no throughput comparison (``stats.arrival_bound`` withholds it).
+TIMED_MIXED = ("This is a timed replay, load-bound in {n} of its {m} cases ({evidence}) "
+               "and arrival-bound in the others: its tokens/s (wall) mixes the engine's "
+               "throughput under a backlog with the trace's arrivals, so it is no "
+               "throughput comparison between arms; the latencies (the Latency section) "
+               "are the result.")
 #: The words of a timed replay's wall-time clause (``_wall_time_clause``) whose interval
 #: holds 0 % and reaches no further than ±10 % (``stats.inconclusive``): the one case in
 #: which it says the wall times are about the same.
@@ -566,7 +574,8 @@ def _timed_replay_words(cases, arrival_bound: str = TIMED_REPLAY) -> str:
     or ``TIMED_REPLAY_ONE_ARM`` for a run of one policy) where no case of
     ``cases`` (``Results.cases``) is load-bound (``pace.replay_pace``), followed by
     ``PACE_UNKNOWN`` where none records the figures that label a pace, else
-    ``TIMED_LOAD_BOUND`` with the case ``tables.most_load_bound`` picks and the
+    ``TIMED_LOAD_BOUND`` where every timed case is load-bound (``TIMED_MIXED`` where
+    only some are), with the case ``tables.most_load_bound`` picks and the
     figures that labelled it (``pace.replay_pace_evidence``): ``This is a timed
     replay, but load-bound: its requests arrived faster than the engine served them (in
     CASE, by num_waiting: a request was left waiting after 78 % of its steps, 12.3 per step on
@@ -577,14 +586,16 @@ def _timed_replay_words(cases, arrival_bound: str = TIMED_REPLAY) -> str:
     records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
                for r in cases.to_dict("records")] if hasattr(cases, "to_dict") else []
     load = [r for r in records if replay_pace(r) == "load-bound"]
+    timed = [r for r in records if r.get("trace_speedup") is not None]
     if not load:
-        timed = [r for r in records if r.get("trace_speedup") is not None]
         if timed and all(replay_pace(r) is None for r in timed):
             return arrival_bound + PACE_UNKNOWN
         return arrival_bound
     worst = most_load_bound(load)
-    return TIMED_LOAD_BOUND.format(f"in {worst.get('case_id')}, "
-                                   f"{replay_pace_evidence(worst)}")
+    evidence = f"in {worst.get('case_id')}, {replay_pace_evidence(worst)}"
+    if len(load) < len(timed):  # some repetitions kept up: no throughput figure
+        return TIMED_MIXED.format(n=len(load), m=len(timed), evidence=evidence)
+    return TIMED_LOAD_BOUND.format(evidence)
 
 
 def _wall_time_clause(cases, key: tuple, t: dict[str, Any], where: Where,

@@ -775,7 +775,7 @@ def _throughput_panel(ax, cases, groups: list[str], labels: list[str]) -> dict:
     if "trace_speedup" in cases.columns:
         timed = [grp for grp in groups
                  if cases.loc[cases["_group"] == grp, "trace_speedup"].notna().any()]
-    load_bound = [grp for grp in timed if any(
+    load_bound = [grp for grp in timed if all(  # every case of it: else arrival-paced
         replay_pace(r) == "load-bound"
         for r in cases.loc[cases["_group"] == grp].to_dict("records"))]
     for grp in timed:  # beside its own points: above that group's highest one

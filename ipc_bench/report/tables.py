@@ -399,7 +399,7 @@ def _ratio_lines(codec: str, cases: list[dict[str, Any]], method: str = "t") -> 
     (``s2r B, build, encode, decode, step - (schedules differ)``), and, against send,
     the line under says why (``schedules_differ_line``); tok/s stays compared. A timed
     replay's tok/s, over wall time, reads ``tok/s (wall)`` (``tokens_name``); where
-    every case of the pair is a timed replay none of which is load-bound
+    every case of the pair is a timed replay not all of which are load-bound
     (``stats.arrival_bound``) it gets no ratio either, ``tok/s (wall) -
     (arrival-bound)``: it follows the trace's arrivals, no throughput figure."""
     groups = arms_by_repetition(cases, ("transport", "model"))
@@ -883,8 +883,8 @@ def schedules_differ_note(timed: bool = False, arms: Iterable[Any] = (),
 #: The line under a comparison of an arrival-bound timed replay (``compare_cases``'
 #: ``arrival_bound``) whose schedules matched: why its tokens/s has no verdict.
 ARRIVAL_BOUND_WITHHELD = (
-    f"{ARRIVAL_BOUND}: every case of the pair is a timed replay whose arrivals set its "
-    "pace (summary replay_pace), so its out tok/s (wall) follows the trace, not the "
+    f"{ARRIVAL_BOUND}: every case of the pair is a timed replay, and the arrivals set "
+    "the pace of at least one (summary replay_pace), so its out tok/s (wall) follows the trace, not the "
     "engine: no throughput figure, so no paired figure or verdict, and left out of the "
     "Holm adjustment")
 
@@ -1190,8 +1190,8 @@ def pace_measures_sentence(timed: list[dict[str, Any]]) -> str:
             counts[basis] = counts.get(basis, 0) + 1
     rule = {"num_waiting": "load-bound where a request was left waiting after at least "
                            f"{100 * QUEUED_STEP_SHARE:.0f} % of a replay's steps, or "
-                           f"{BURST_QUEUE_MIN:g} or more on average after fewer where the "
-                           "last request arrived less than "
+                           f"after fewer with {BURST_QUEUE_MIN:g} or more per step on "
+                           "average where the last request arrived less than "
                            f"{100 * ARRIVAL_BOUND_SHARE:.0f} % of the way into the wall "
                            f"time, unless the engine idled {100 * IDLE_SHARE_MAX:.0f} % "
                            "of the wall time or more",

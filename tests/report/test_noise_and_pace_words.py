@@ -116,8 +116,9 @@ LOAD_BOUND_WORDS = (
     "throughput under that backlog, comparable between arms as such, and TTFT is "
     "mostly queueing delay.")
 BY_NUM_WAITING = ("num_waiting (load-bound where a request was left waiting after at least "
-                  "50 % of a replay's steps, or 2 or more on average after fewer where the "
-                  "last request arrived less than 50 % of the way into the wall time, "
+                  "50 % of a replay's steps, or after fewer with 0.1 or more per step on "
+                  "average where the last request arrived less than 50 % of the way into "
+                  "the wall time, "
                   "unless the engine idled "
                   "10 % of the wall time or more)")
 BY_SPAN = ("arrival_span_share (a run before num_waiting: load-bound where the last "
@@ -183,12 +184,13 @@ def test_num_waiting_labels_a_replay_whatever_its_last_arrival():
         "on average, and its last request arrived 1 % of the way into its wall time")
     assert replay_pace_evidence(backlog).endswith("on average")
     # one request left waiting after one step of 181, the arrivals over at 46 % of the
-    # wall time: no burst (one waiting, not BURST_QUEUE_MIN), arrival-bound
+    # wall time: too small a queue (0.0055 per step, under BURST_QUEUE_MIN), arrival-bound
     stray = _replay(0.46, "w/send'/msgpack", [0] * 90 + [1] + [0] * 90)
-    assert (replay_pace(stray), round(stray["waiting_step_share"], 4)) == (
+    assert (replay_pace(stray), round(stray["num_waiting_mean"], 4)) == (
         "arrival-bound", 0.0055)
-    two = _replay(0.46, "w/send'/msgpack", [0] * 90 + [2] + [0] * 90)  # two at once
-    assert replay_pace(two) == "load-bound"
+    # two requests at once, served one at a time: the second waits 49 of 100 steps
+    two = _replay(0.0, "w/send'/msgpack", [1] * 49 + [0] * 51)
+    assert (replay_pace(two), two["waiting_step_share"]) == ("load-bound", 0.49)
     assert arrival_bound_note([long_tail]) == (
         "1 timed replay case is arrival-bound: the engine kept up with the arrivals, so the "
         "trace, not the engine, set the pace; its tokens/s (wall) is not a throughput "
@@ -433,3 +435,16 @@ def test_the_finding_calls_a_load_bound_replay_so():
         "requests queued, its tokens/s (wall) would be the engine's throughput under "
         "that backlog instead.")
     assert findings._timed_replay_words(pd.concat([older, kept_up])) == findings.TIMED_REPLAY
+    # repetitions labelled apart (one queued, one kept up): no throughput comparison,
+    # and the comparison withholds it as arrival-bound
+    from ipc_bench.analysis.stats import arrival_bound
+    mixed = pd.concat([backlog, pd.DataFrame([_replay(0.9, "w/cached/msgpack")])])
+    assert findings._timed_replay_words(mixed) == (
+        "This is a timed replay, load-bound in 1 of its 2 cases (in w/send/msgpack, by "
+        "num_waiting: a request was left waiting after 67 % of its steps, 1.0 per step "
+        "on average) and arrival-bound in the others: its tokens/s (wall) mixes the "
+        "engine's throughput under a backlog with the trace's arrivals, so it is no "
+        "throughput comparison between arms; the latencies (the Latency section) are the "
+        "result.")
+    assert arrival_bound(mixed.to_dict("records"))
+    assert not arrival_bound(backlog.to_dict("records"))
