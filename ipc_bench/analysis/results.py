@@ -1366,6 +1366,35 @@ def _wall_problem(case, rows, path: Path) -> str | None:
             f"t_end_ns {ends.max():,.15g}) (left out)")
 
 
+def _idle_problem(case, rows, path: Path) -> str | None:
+    """The line of a timed replay (a ``cases`` row with ``trace_speedup``, without
+    async scheduling, whose steps never overlap) whose ``idle_s`` and its steps' times
+    together pass its ``wall_s``: the loop idles only between steps, so ``idle_s``
+    plus the ``step_ns`` of all its ``steps.csv`` rows (``rows``: the case's, all
+    ``num_total_steps`` of them) fit in it (1 ms spare): ``PATH: case 'ID' has idle_s
+    3, but its 1,127 steps took 3.67 s of its wall_s 3.75 (steps.csv step_ns), leaving
+    at most 0.08 s (left out)``. ``None`` when they fit, or a figure or the column is
+    absent or NaN."""
+    import numpy as np
+
+    idle_s, wall_s = _figure(case, "idle_s"), _figure(case, "wall_s")
+    total = _figure(case, "num_total_steps")
+    if _figure(case, "trace_speedup") is None or idle_s is None or wall_s is None \
+            or case.get("async_scheduling") is True or not len(rows) \
+            or "step_ns" not in rows or total is None or len(rows) != total:
+        return None
+    step_ns = rows["step_ns"].to_numpy(dtype=float)
+    if np.isnan(step_ns).any():
+        return None
+    busy_s = float(step_ns.sum()) / 1e9
+    if idle_s + busy_s <= wall_s + 1e-3:
+        return None
+    return (f"{path}: case {str(case['case_id'])!r} has idle_s {idle_s:,.6g}, but its "
+            f"{len(step_ns):,} steps took {busy_s:,.6g} s of its wall_s {wall_s:,.6g} "
+            f"(steps.csv step_ns), leaving at most {max(wall_s - busy_s, 0.0):,.6g} s "
+            "(left out)")
+
+
 def _waiting_problem(case, rows, path: Path) -> str | None:
     """The line of a timed replay (a ``cases`` row) whose waiting figures
     (``num_waiting_mean``, ``waiting_step_share``, which label its pace:
@@ -1373,8 +1402,10 @@ def _waiting_problem(case, rows, path: Path) -> str | None:
     case's, every step, warm-up included) give, recomputed by
     ``summary.waiting_figures``, relative ``STEP_MEAN_TOLERANCE``: ``PATH: case 'ID'
     has a waiting_step_share of 0.9 over its 200 steps' num_waiting, but summary.json
-    has waiting_step_share 0.1 (left out)``. ``None`` when they agree, or the case has
-    no such figure, or the rows lack ``num_waiting`` anywhere (a run before it), or
+    has waiting_step_share 0.1 (left out)``, or, for a timed replay without them,
+    that summary.json lacks them. ``None`` when they agree, or the case is no timed
+    replay and has no such figure, or the rows lack ``num_waiting`` anywhere (a run
+    before it), or
     they are not all of its ``num_total_steps`` (a streamed case, soak, whose write of
     ``steps.csv`` failed: its figures are over every step, from running sums)."""
     import numpy as np
@@ -1383,12 +1414,17 @@ def _waiting_problem(case, rows, path: Path) -> str | None:
 
     names = ("num_waiting_mean", "waiting_step_share")
     total = _figure(case, "num_total_steps")
-    if all(_figure(case, n) is None for n in names) or not len(rows) \
-            or "num_waiting" not in rows or total is not None and len(rows) != total:
+    if not len(rows) or "num_waiting" not in rows or total is not None and len(rows) != total:
         return None
     values = rows["num_waiting"].to_numpy(dtype=float)
     if np.isnan(values).any():
         return None
+    if all(_figure(case, n) is None for n in names):
+        if _figure(case, "trace_speedup") is None:
+            return None  # no timed replay: no waiting figures
+        steps = "1 step" if len(values) == 1 else f"{len(values):,} steps"
+        return (f"{path}: case {str(case['case_id'])!r} has no waiting_step_share in "
+                f"summary.json, though its {steps} record num_waiting (left out)")
     got = waiting_figures(values.astype(np.int64))
     for name in names:
         want = _figure(case, name)
@@ -1697,7 +1733,8 @@ def _disagreeing_cases(steps, requests, floor, cases,
     ``wall_s`` (``_wall_rate_problem``), or a ``wall_s`` shorter than its last step
     (``_wall_problem``), or waiting figures that are not its steps'
     (``_waiting_problem``), idle or arrival figures that do not hold together
-    (``_pace_problem``), request counts that are not its ``requests.csv`` rows'
+    (``_pace_problem``) or an idle time its steps leave no room for
+    (``_idle_problem``), request counts that are not its ``requests.csv`` rows'
     (``_request_count_problem``), or floor figures that are not its ``floor.csv`` rows'
     (``floor``: ``_floor_problem``). The figures from the one and the
     tables from the other would not agree, so the case is left out."""
@@ -1724,7 +1761,8 @@ def _disagreeing_cases(steps, requests, floor, cases,
                    or _pace_problem(case, mine, run_dir / "summary.json"))
         if why is None and rows is not None:
             why = (_wall_problem(case, rows, run_dir / "summary.json")
-                   or _waiting_problem(case, rows, run_dir / "steps.csv"))
+                   or _waiting_problem(case, rows, run_dir / "steps.csv")
+                   or _idle_problem(case, rows, run_dir / "summary.json"))
         if why is None and floor_ids is not None:
             why = _floor_problem(case, floor[floor_ids == str(case["case_id"])],
                                  run_dir / "floor.csv")
@@ -1914,7 +1952,10 @@ _NUMERIC_CASE_FIELDS = ("repetition", "num_steps", "num_warmup_steps", "num_tota
                         "machine_busy_pct", "cpu_steal_pct", "num_cut_at_max_model_len",
                         "runner_gap_ns_median", "runner_gap_ns_p99",
                         "runner_gap_share_median", "runner_gap_share_p99",
-                        "runner_step_ns_median")
+                        "runner_step_ns_median",
+                        # a timed replay's pace figures (``analysis.pace``)
+                        "num_waiting_mean", "waiting_step_share", "last_arrival_s",
+                        "arrival_span_share", "idle_s", "idle_share")
 
 
 #: Fields of a ``summary.json`` case that are percentages of the whole machine's CPU
