@@ -355,14 +355,20 @@ def run_line(summary: dict[str, Any]) -> str:
     """The soak case's headline, its steps labelled: all the steps the scheduler ran,
     of which the warm-up steps and the counted ones (those the case tables count), e.g.
     ``Soak trace=soak:400/send/msgpack#0: 73,509 steps (50 warm-up, 73,459 counted),
-    400 requests, 35 s at 3.00x``."""
+    400 requests, 35 s at 3.00x`` (``_seconds``)."""
     total, warm = summary.get("num_total_steps") or 0, summary.get("num_warmup_steps") or 0
     counted = summary.get("num_steps")
     counted = total - warm if counted is None or counted != counted else counted
     return (f"Soak {summary.get('case_id', '')}: {int(total):,} steps ({int(warm):,} "
             f"warm-up, {int(counted):,} counted), {int(summary.get('num_requests') or 0):,} "
-            f"requests, {_f(summary, 'wall_s') or 0:.0f} s at "
+            f"requests, {_seconds(_f(summary, 'wall_s') or 0)} s at "
             f"{_f(summary, 'trace_speedup') or 0:.2f}x")
+
+
+def _seconds(value: float) -> str:
+    """A soak's wall time in s as its headline gives it: whole seconds from 10 s
+    (``35``), else to 0.1 s (``4.8``; ``0.3``, not ``0``)."""
+    return f"{value:,.0f}" if value >= 10 else f"{value:.1f}"
 
 
 def drift_lines(summary: dict[str, Any]) -> list[str]:
