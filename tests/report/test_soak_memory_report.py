@@ -47,6 +47,9 @@ PY = ("sched  live Python allocations: 100,000 -> 100,500 blocks: flat (growth a
       "free, not live Python objects")
 RUN = ("Soak trace=soak:300/send/msgpack#0: 2,050 steps (50 warm-up, 2,000 counted), 300 "
        "requests, 60 s at 12.00x")
+#: The terminal's memory lines of a soak with too few samples, as the report lists them.
+TOO_FEW = [f"{who} {what}: too few samples" for who in ("sched", "runner")
+           for what in ("VmRSS", "RssAnon")]
 DRIFT = dict(s2r_decode_bytes_per_req_baseline=112.11, s2r_decode_bytes_per_req_end=107.42,
              s2r_decode_bytes_per_req_drift_pct=-4.18, r2s_decode_bytes_per_req_baseline=97.65,
              r2s_decode_bytes_per_req_end=94.94, r2s_decode_bytes_per_req_drift_pct=-2.78)
@@ -101,7 +104,9 @@ def test_within_the_goal_and_too_few_samples():
         "warm-up, not judged, reached sched RssAnon +16.12 %. ")
     bare = {k: v for k, v in _soak().items() if "_growth_pct" not in k}
     assert memory_finding(bare) is None
-    assert blocks._soak_blocks(results_of([bare]), 3) == []
+    # no table, but the section, its steps and the terminal's lines saying why
+    assert blocks._soak_blocks(results_of([bare]), 3) == [
+        ("h", 3, "Soak"), ("p", RUN + "."), ("ul", TOO_FEW)]
     assert memory_table_rows(bare)[0] == ["sched", "VmRSS"] + ["-"] * 6 + ["too few samples"]
 
 
@@ -154,7 +159,9 @@ def test_the_report_gives_the_terminals_drift_lines():
               "window after warm-up -> the end window):"), ("ul", DRIFT_LINES)]
     # Drift alone (too few memory samples): the section gives it, with the steps.
     bare = {k: v for k, v in s.items() if "_growth_pct" not in k or "drift" in k}
-    assert blocks._soak_blocks(results_of([bare]), 3) == [("h", 3, "Soak"), ("p", RUN + ".")] + built[-2:]
+    # (the memory lines say why no table: too few samples)
+    assert blocks._soak_blocks(results_of([bare]), 3) == [
+        ("h", 3, "Soak"), ("p", RUN + "."), ("ul", TOO_FEW)] + built[-2:]
 
 
 def test_the_headline_labels_the_steps():
