@@ -1402,10 +1402,8 @@ def _waiting_problem(case, rows, path: Path) -> str | None:
     case's, every step, warm-up included) give, recomputed by
     ``summary.waiting_figures``, relative ``STEP_MEAN_TOLERANCE``: ``PATH: case 'ID'
     has a waiting_step_share of 0.9 over its 200 steps' num_waiting, but summary.json
-    has waiting_step_share 0.1 (left out)``, or, for a timed replay without them,
-    that summary.json lacks them. ``None`` when they agree, or the case is no timed
-    replay and has no such figure, or the rows lack ``num_waiting`` anywhere (a run
-    before it), or
+    has waiting_step_share 0.1 (left out)``. ``None`` when they agree, or the case has
+    no such figure, or the rows lack ``num_waiting`` anywhere (a run before it), or
     they are not all of its ``num_total_steps`` (a streamed case, soak, whose write of
     ``steps.csv`` failed: its figures are over every step, from running sums)."""
     import numpy as np
@@ -1420,11 +1418,7 @@ def _waiting_problem(case, rows, path: Path) -> str | None:
     if np.isnan(values).any():
         return None
     if all(_figure(case, n) is None for n in names):
-        if _figure(case, "trace_speedup") is None:
-            return None  # no timed replay: no waiting figures
-        steps = "1 step" if len(values) == 1 else f"{len(values):,} steps"
-        return (f"{path}: case {str(case['case_id'])!r} has no waiting_step_share in "
-                f"summary.json, though its {steps} record num_waiting (left out)")
+        return None
     got = waiting_figures(values.astype(np.int64))
     for name in names:
         want = _figure(case, name)
@@ -1757,12 +1751,15 @@ def _disagreeing_cases(steps, requests, floor, cases,
         if why is None and req_ids is not None:
             mine = requests[req_ids == str(case["case_id"])]
             why = (_wall_rate_problem(case, mine, run_dir / "summary.json")
-                   or _request_count_problem(case, mine, run_dir / "requests.csv")
-                   or _pace_problem(case, mine, run_dir / "summary.json"))
+                   or _request_count_problem(case, mine, run_dir / "requests.csv"))
         if why is None and rows is not None:
             why = (_wall_problem(case, rows, run_dir / "summary.json")
-                   or _waiting_problem(case, rows, run_dir / "steps.csv")
-                   or _idle_problem(case, rows, run_dir / "summary.json"))
+                   or _waiting_problem(case, rows, run_dir / "steps.csv"))
+        if why is None and req_ids is not None:  # after the wall time's own check
+            why = _pace_problem(case, requests[req_ids == str(case["case_id"])],
+                                run_dir / "summary.json")
+        if why is None and rows is not None:
+            why = _idle_problem(case, rows, run_dir / "summary.json")
         if why is None and floor_ids is not None:
             why = _floor_problem(case, floor[floor_ids == str(case["case_id"])],
                                  run_dir / "floor.csv")

@@ -282,10 +282,7 @@ def test_a_real_replay_of_bursts_is_arrival_bound(tmp_path):
              "last_arrival_s": (dict(last_arrival_s=0.01, arrival_span_share=0.01 / wall),
                                 "has last_arrival_s 0.01, but the latest arrival_s of its 9 "
                                 f"requests in requests.csv is {last:,.6g} (left out)"),
-             "text": (dict(idle_s="abc"), 'has idle_s "abc", not a number (left out)'),
-             "no-waiting": (dict(waiting_step_share=None, num_waiting_mean=None),
-                            "has no waiting_step_share in summary.json, though its 45 steps "
-                            "record num_waiting (left out)")}
+             "text": (dict(idle_s="abc"), 'has idle_s "abc", not a number (left out)')}
     rows = pd.read_csv(tmp_path / "bursts" / "steps.csv")
     busy_s = rows[rows["case_id"] == first["case_id"]]["step_ns"].sum() / 1e9
     edits["idle-and-steps"] = (
@@ -293,7 +290,6 @@ def test_a_real_replay_of_bursts_is_arrival_bound(tmp_path):
         f"has idle_s {0.99 * wall:,.6g}, but its 45 steps took {busy_s:,.6g} s of its "
         f"wall_s {wall:,.6g} (steps.csv step_ns), leaving at most {wall - busy_s:,.6g} s "
         "(left out)")
-    where = {"no-waiting": "steps.csv"}
     for name, (values, why) in edits.items():
         run = tmp_path / f"edited-{name}"
         shutil.copytree(tmp_path / "bursts", run)
@@ -302,7 +298,7 @@ def test_a_real_replay_of_bursts_is_arrival_bound(tmp_path):
         (run / "summary.json").write_text(json.dumps(summary))
         with pytest.warns(ResultsWarning) as caught:
             loaded = load(run)
-        head = f"{run / where.get(name, 'summary.json')}: case"
+        head = f"{run / 'summary.json'}: case"
         assert [str(w.message) for w in caught] == [f"{head} '{first['case_id']}' {why}"], name
         assert list(loaded.cases["case_id"]) == [cases[1]["case_id"]]
 
