@@ -58,8 +58,7 @@ from ipc_bench.harness.oracle import InputOracle, RunnerInputLog, ScheduleDigest
 from ipc_bench.harness.recording import GcCounter, StepFlusher
 from ipc_bench.harness.scheduler_loop import (_DRAINED, _IDLE, _READY, _LoopRun,
                                               _admit_logical, _admit_timed, end_beat,
-                                              wait_for_arrival,
-                                              raise_output_error)
+                                              raise_output_error, wait_for_arrival)
 from ipc_bench.harness.spec import CaseError, CaseResult, CaseSpec
 from ipc_bench.wire.control import InputDigests, StepInputIds, no_beat
 
