@@ -41,7 +41,7 @@ from ipc_bench.analysis.summary import (all_of, attach_token_bytes, check_digest
                                         noise_warnings,
                                         summarize_case)
 from ipc_bench.cli.console import stdout_failure
-from ipc_bench.cli.options import UsageError
+from ipc_bench.cli.options import SCHEDULER_OVERRIDES, UsageError
 from ipc_bench.engine.config import ConfigError
 from ipc_bench.engine.scheduler import SchedulerError
 from ipc_bench.engine.token_ids import histogram_digest
@@ -265,6 +265,9 @@ def run_metadata(args, cases, trace_sha256: Optional[str] = None,
         num_spec_tokens=getattr(args, "num_spec_tokens", None),
         no_single_process=not getattr(args, "single_process", True),
         transport=args.transport)
+    # ... and the scheduler limits every scenario takes (``--max-num-seqs`` ...), None
+    # where not given: compared even between runs that share no workload.
+    metadata["options"].update({k: getattr(args, k, None) for k in SCHEDULER_OVERRIDES})
     if getattr(args, "trace", None):
         metadata["trace"] = trace_record(args.trace, trace_sha256, trace_resolved_path)
     metadata["cases"] = [dict(case_id=c.case_id, labels=c.labels, policy=c.policy,

@@ -907,7 +907,11 @@ OPTION_SETTINGS: dict[str, str] = {
     "device": "model.device", "attention": "model.attention",
     "cuda_graphs": "model.cuda_graphs", "cuda_graph_sizes": "model.cuda_graph_sizes",
     "roofline": "model.roofline", "vocab_size": "model.vocab_size",
-    "token_ids": "model.token_ids"}
+    "token_ids": "model.token_ids",
+    "max_num_seqs": "scheduler.max_num_seqs",
+    "max_num_batched_tokens": "scheduler.max_num_batched_tokens",
+    "max_model_len": "scheduler.max_model_len", "block_size": "scheduler.block_size",
+    "num_blocks": "scheduler.num_blocks"}
 
 
 def _elements(value: Any) -> set[str]:
@@ -1187,8 +1191,11 @@ def _option_lines(a: dict, b: dict) -> list[tuple[str, bool]]:
 #: Options every scenario takes, compared whatever the runs' scenarios (``options_taken``
 #: lists the scenario options of ``scenario.SCENARIO_OPTIONS`` a scenario takes):
 #: ``--model``, since every case runs one (a soak's, which takes no ``--model``, is
-#: null), and ``--warmup-steps``, which is no scenario option but every scenario's.
-EVERY_SCENARIO = ("model", "warmup_steps")
+#: null), ``--warmup-steps`` and the scheduler limits (``--max-num-seqs``,
+#: ``--max-num-batched-tokens``, ``--max-model-len``, ``--block-size``,
+#: ``--num-blocks``), which are no scenario options but every scenario's.
+EVERY_SCENARIO = ("model", "warmup_steps", "max_num_seqs", "max_num_batched_tokens",
+                  "max_model_len", "block_size", "num_blocks")
 #: Options of the readers of the broadcast (``--tp`` ranks, ``--pp`` stages), compared
 #: where one run's scenario takes the option and the other's does not (``_reader_line``):
 #: they set the shape of the system, not only a setting of its cases.

@@ -493,3 +493,42 @@ def test_a_run_records_its_warmup_steps_as_given(tmp_path):
     md = json.loads((tmp_path / "r" / "summary.json").read_text())["metadata"]
     assert md["options"]["warmup_steps"] == 5
     assert {c["warmup_steps"] for c in md["cases"]} == {5}
+
+
+def test_scheduler_limits_differ_between_runs_that_share_no_workload():
+    """--max-num-seqs 1 in a replay against a steady run left to its default (its
+    running requests): an option line although no workload is shared, and none where
+    the values in effect are the same; a run written before the limits were recorded
+    shows what its cases ran, as not recorded."""
+    def run(labels, given, max_num_seqs):
+        md = _run_md(dict(model=None, max_num_seqs=given), labels, None)
+        md["cases"][0]["scheduler"] = {"max_num_seqs": max_num_seqs, "block_size": 16}
+        return md
+
+    replay = run({"trace": "azure-conv:20"}, 1, 1)
+    steady = run({"num_running": 4}, None, 4)
+    assert compare_settings(replay, steady) == (
+        ["option --max-num-seqs differs: 1 vs default (4)"], [])
+    assert compare_settings(run({"trace": "azure-conv:20"}, 4, 4), steady) == ([], [])
+    older = run({"trace": "azure-conv:20"}, None, 256)
+    del older["options"]["max_num_seqs"]
+    assert compare_settings(older, replay)[0] == [
+        "option --max-num-seqs differs: not recorded (256) vs 1",
+        "case setting scheduler.max_num_seqs differs: 256 vs 1 (workload "
+        "trace=azure-conv:20)"]
+    # a shared workload: the option line and the case setting's, the workload marked
+    shared = run({"num_running": 4}, 8, 8)
+    assert compare_settings(shared, steady) == ([
+        "option --max-num-seqs differs: 8 vs default (4)",
+        "case setting scheduler.max_num_seqs differs: 8 vs 4 (workload num_running=4)"],
+        ["num_running=4"])
+
+
+def test_a_run_records_the_scheduler_limits_as_given(tmp_path):
+    run_bench(tmp_path / "r", OVERHEAD + ["--max-num-seqs", "8", "--block-size", "32"])
+    md = json.loads((tmp_path / "r" / "summary.json").read_text())["metadata"]
+    assert {k: md["options"][k] for k in ("max_num_seqs", "max_num_batched_tokens",
+                                          "max_model_len", "block_size", "num_blocks")} == {
+        "max_num_seqs": 8, "max_num_batched_tokens": None, "max_model_len": None,
+        "block_size": 32, "num_blocks": None}
+    assert {c["scheduler"]["max_num_seqs"] for c in md["cases"]} == {8}
