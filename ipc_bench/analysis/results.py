@@ -2337,7 +2337,7 @@ def _valid_cases(summary: dict[str, Any], path: Path) -> tuple[list[dict], list[
             whys.append(why)
     if cases and not valid:
         more = f" (and {len(cases) - 1} more)" if len(cases) > 1 else ""
-        raise ResultsError(f"{path}: no case can be loaded: {whys[0]}{more}")
+        raise ResultsError(f"no case can be loaded: {path}: {whys[0]}{more}")
     return valid, lines
 
 

@@ -302,18 +302,20 @@ def test_a_case_relabelled_onto_another_is_left_out_not_averaged(good_run, tmp_p
     (lambda s: s.pop("cases"), "cases is missing, but status is complete"),
     (lambda s: s.update(cases=[]), "cases is empty, but status is complete"),
     (lambda s: [c.update(complete=False) for c in s["cases"]],
-     f"no case can be loaded: case '{SEND}' has complete false, but status is complete "
-     "(and 1 more)"),
+     f"no case can be loaded: {{summary}}: case '{SEND}' has complete false, but status "
+     "is complete (and 1 more)"),
 ], ids=["cases-missing", "cases-empty", "no-case-complete"])
 def test_a_complete_run_without_cases_is_one_error(good_run, tmp_path, capsys, change, why):
     run = _edit(good_run, tmp_path, change)
     code, err = _report(run, tmp_path, capsys)
     assert code == 2
-    assert err == [f"bench.py report: error: {run / 'summary.json'}: {why}"]
+    summary = run / "summary.json"
+    line = why.format(summary=summary) if "{summary}" in why else f"{summary}: {why}"
+    assert err == [f"bench.py report: error: {line}"]
     assert not (tmp_path / "rep").exists()
     with pytest.raises(ResultsError) as exc:
         load(run)
-    assert str(exc.value) == f"{run / 'summary.json'}: {why}"
+    assert str(exc.value) == line
 
 
 def test_cases_missing_in_a_run_not_complete_is_no_case(good_run, tmp_path, capsys):
@@ -382,7 +384,7 @@ def test_a_summary_with_no_loadable_case_is_one_error(good_run, tmp_path, capsys
     run = _edit(good_run, tmp_path, lambda summary: change(summary["cases"]))
     code, err = _report(run, tmp_path, capsys)
     assert code == 2
-    assert err == [f"bench.py report: error: {run / 'summary.json'}: no case can be loaded: "
+    assert err == [f"bench.py report: error: no case can be loaded: {run / 'summary.json'}: "
                    f"case '{SEND}' has output_tokens_per_s \"fast\", not a number (and 1 "
                    "more)"]
     assert not (tmp_path / "rep").exists()
@@ -397,7 +399,7 @@ def test_a_scenario_on_every_case_other_than_the_runs_is_one_error(good_run, tmp
     assert _case(run, SEND)["scenario"] == "nope"
     code, err = _report(run, tmp_path, capsys)
     assert code == 2
-    assert err == [f"bench.py report: error: {run / 'summary.json'}: no case can be loaded: "
+    assert err == [f"bench.py report: error: no case can be loaded: {run / 'summary.json'}: "
                    f"case '{SEND}' has scenario \"nope\", but the run's (metadata.scenario) "
                    "is \"decode-steady\" (and 1 more)"]
     assert not (tmp_path / "rep").exists()
