@@ -30,7 +30,8 @@ printed as the stage ends):
    ``ASYNC_LIMIT_S``. Besides the table it prints per workload both tokens/s, the
    runner gap (median, µs and share of the step), the GPU's idle time between steps,
    the share of steps launched ahead and the mode the summary names (``device
-   pipelining`` on CUDA; ``device-input path (CPU: no overlap)`` on the CPU stages).
+   pipelining`` on CUDA; ``device-input path (CPU: process overlap only)`` on the CPU
+   stages, whose async speedup is the two processes' overlap alone).
    A short device session can run it right after the smoke stage: ``--stages 1,6``.
 
 All of it is meant to take at most ``--budget-s`` (default 420 s) on one H200, CUDA

@@ -233,7 +233,7 @@ PROCESS_PIPELINING = "process pipelining"
 PROCESS_PIPELINING_DRAFTS = "process pipelining (drafts: host path)"
 RUNNER_THREAD = "runner thread"
 DEVICE_PIPELINING = "device pipelining"
-DEVICE_INPUT_CPU = "device-input path (CPU: no overlap)"
+DEVICE_INPUT_CPU = "device-input path (CPU: process overlap only)"
 DEVICE_INPUT_NO_LOOKAHEAD = "device-input path (shm ring: no lookahead)"
 
 
@@ -255,8 +255,9 @@ def async_scheduling_mode(spec, runner_device: Optional[str] = None) -> Optional
       before step n is finished when its frame is queued; vLLM PR #23569):
       ``device pipelining`` only when the runner's device was CUDA (``runner_device``
       starts with ``cuda``), where the GPU computes step n + 1 while the runner's host
-      finishes step n; ``device-input path (CPU: no overlap)`` on CPU, where the same
-      code runs but every op and copy completes as it is called; ``device-input path
+      finishes step n; ``device-input path (CPU: process overlap only)`` on CPU, where
+      the same code runs but every op and copy completes as it is called (only the
+      scheduler's work on step n + 1 overlaps the runner's step n); ``device-input path
       (shm ring: no lookahead)`` with ``--transport shm`` or ``shm-block``, whose
       runner cannot poll for the next frame and so finishes each step before it reads
       the next.

@@ -618,8 +618,9 @@ def _gap_blocks(results, level: int) -> list[Block]:
                                "launched before step n's reply, as vLLM's async scheduling; "
                                "there the gap is the host's time between launches, the "
                                "GPU's own idle time is gpu_idle_ns. 'device-input path "
-                               "(CPU: no overlap)': the same code on CPU, where nothing "
-                               "overlaps."))
+                               "(CPU: process overlap only)': the same code on CPU, where "
+                               "every op completes as it is called: only the scheduler's "
+                               "work on step n+1 overlaps the runner's step n."))
     return blocks
 
 

@@ -478,7 +478,7 @@ def test_gpu_check_without_cuda_runs_every_stage_shrunk(tmp_path):
     assert re.match(r"  async \[num_running=4\]: tok/s sync [\d,]+ -> async [\d,]+ = x[\d.]+; "
                     r"runner gap p50 sync [\d,]+ us \([\d.]+%\) -> async [\d,]+ us "
                     r"\([\d.]+%\); GPU idle ms/step sync - -> async -; launched ahead \d+%; "
-                    r"mode: device-input path \(CPU: no overlap\)$", line), line
+                    r"mode: device-input path \(CPU: process overlap only\)$", line), line
     cases = json.loads((tmp_path / "6-async" / "summary.json").read_text())["cases"]
     assert sorted(c["arm"] for c in cases) == ["cached", "cached+async"]
 

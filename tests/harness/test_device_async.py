@@ -4,7 +4,7 @@ path (``RunnerConfig.device_inputs``, ``RunnerLoop.run_pipelined``), tiny preset
 - Steady decode where no request finishes within the run, so sync and async schedule
   the same batches: the token streams of sync, async on the device path and async on
   the host-buffer path are equal, and the summary names the mode honestly
-  (``device-input path (CPU: no overlap)``; ``device pipelining`` needs CUDA).
+  (``device-input path (CPU: process overlap only)``; ``device pipelining`` needs CUDA).
 - Chunked prefill with preemptions: the input oracle checks every step (interval 1)
   of the device path and passes (it digests the ids read back from the device input
   tensor, once the step's copy has completed).
@@ -58,7 +58,7 @@ def test_device_path_tokens_equal_sync_and_host_path(monkeypatch):
     assert dev.schedule_digest == sync.schedule_digest == host.schedule_digest
     assert dev.token_digest == sync.token_digest == host.token_digest
     s = summarize_case(dev)
-    assert s["async_scheduling_mode"] == "device-input path (CPU: no overlap)"
+    assert s["async_scheduling_mode"] == "device-input path (CPU: process overlap only)"
     # Step n + 1's frame is usually queued when step n is launched (the scheduler sends
     # it before it waits), so the runner launched some steps before replying; how many
     # depends on which process the machine runs first (about half on a loaded 2-core
@@ -138,7 +138,7 @@ def test_async_scheduling_mode_names_what_ran():
     gpu = "cuda (NVIDIA H200; SDPA without cuDNN; attention flex)"
     assert async_scheduling_mode(spec(), gpu) == "device pipelining"
     assert async_scheduling_mode(spec(), "cpu (attention gather)") == (
-        "device-input path (CPU: no overlap)")
+        "device-input path (CPU: process overlap only)")
     assert async_scheduling_mode(spec(transport="shm-block"), gpu) == (
         "device-input path (shm ring: no lookahead)")
     assert async_scheduling_mode(spec(transport="inproc"), gpu) == "runner thread"
