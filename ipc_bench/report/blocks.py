@@ -1315,7 +1315,8 @@ NO_FIGURES_NOTE = "Figures: not drawn (`--no-figures`)."
 
 
 def _figure_blocks(one, prefix: str, figures: bool = True) -> list[Block]:
-    """Every figure of ``plots.FIGURES``, or a note saying why the run cannot show it;
+    """Every figure of ``plots.FIGURES`` the run can show, then a list of those it
+    cannot, each with why (``NOT_SHOWN_LEAD``);
     ``NO_FIGURES_NOTE`` alone when ``figures`` is false (and a case finished).
     ``one``: the run with its unfinished cases, which each figure leaves out and its
     caption names (``plots._finished_cases``: `cached` did not finish, not "only
@@ -1328,15 +1329,23 @@ def _figure_blocks(one, prefix: str, figures: bool = True) -> list[Block]:
     if not figures:
         return [("note", NO_FIGURES_NOTE)]
     blocks: list[Block] = []
+    not_shown: list[str] = []
     for name, fn, title in plots.FIGURES:
         try:
             png, what = plots.draw(fn, one)
         except plots.NoData as exc:
-            blocks.append(("note", f"{title}: not shown, {str(exc).rstrip('.')}."))
+            not_shown.append(f"{title}: {str(exc).rstrip('.')}.")
             continue
         blocks.append(("fig", f"{prefix}{name}.png", figure_title(name, title, what),
                        caption(name, what), png))
+    if not_shown:
+        blocks += [("p", NOT_SHOWN_LEAD), ("ul", not_shown)]
     return blocks
+
+
+#: The line over the list of figures a run cannot show or withholds (``_figure_blocks``), one
+#: item each, ``TITLE: why.``, after the figures drawn.
+NOT_SHOWN_LEAD = "**Not shown**, and why:"
 
 
 def figure_title(name: str, title: str, drawn: dict) -> str:

@@ -249,11 +249,16 @@ def test_report_writes_markdown_html_and_pngs(run_dir, summary, tmp_path, capsys
         assert f"({name})" in html  # named in the caption
     assert html.count('src="data:image/png;base64,') == len(pngs)
     assert "<img" in html and 'src="http' not in html  # nothing fetched from the network
-    assert "TTFT and ITL distributions: not shown, no per-request latencies" in md
-    assert ("Send's saving against the number of ranks: not shown, no tensor-parallel "
-            "cases (scenario tp-broadcast)") in md
-    assert ("Bytes written once and the replicated scheduler against the number of ranks: "
-            "not shown, no tensor-parallel cases (scenario tp-broadcast)") in md
+    # the figures it cannot show: one list under the figures drawn, each with why
+    lead = md.index("**Not shown**, and why:")
+    assert lead > max(md.index(f"]({name})") for name in pngs)
+    listed = md[lead:].split("\n\n")[1].splitlines()
+    assert "- TTFT and ITL distributions: no per-request latencies (ttft_s, itl.csv): not a " \
+           "timed replay." in listed
+    assert ("- Send's saving against the number of ranks: no tensor-parallel cases "
+            "(scenario tp-broadcast).") in listed
+    assert ("- Bytes written once and the replicated scheduler against the number of ranks: "
+            "no tensor-parallel cases (scenario tp-broadcast).") in listed
     assert (out / "small-run.summary.json").read_text() == (run_dir / "summary.json").read_text()
     # Findings are the summary's numbers.
     by = {(c["num_running"], c["policy"], c["codec"]): c for c in summary["cases"]}

@@ -684,7 +684,7 @@ def test_the_scenario_reports_every_hop(tmp_path, bench_tmpdir):
                             r"4\.975; measured over the run: \d+\.\d{3}\)", ln), ln
     assert "cached" not in "".join(byte_lines)
     assert "No send/cached pair in this run: a `--pp` run compares send with `direct`" in md
-    assert "What send costs as a share of the step: not shown, a --pp run compares " in md
+    assert "- What send costs as a share of the step: a --pp run compares " in md
 
 
 def test_the_token_line_says_when_only_one_policy_ran():

@@ -231,9 +231,8 @@ def test_soak_scenario_short(tmp_path, monkeypatch, capsys):
     assert [ln for ln in md if ln.startswith("- s2r ") or ln.startswith("- r2s ")] == [
         f"- {ln}" for ln in drift]
     # a soak streams no per-step runner columns: its runner figures say why, not an error
-    assert ("> **Note:** Encode and decode time per step: not shown, no per-step runner "
-            "timings (a soak's streamed cases record none; any other run's runner report "
-            "is missing).") in md
+    assert ("- Encode and decode time per step: no per-step runner timings (a soak's "
+            "streamed cases record none; any other run's runner report is missing).") in md
     assert len(steps) == case["num_total_steps"] >= max(outputs)  # one token a step
     assert case["output_tokens"] == int(steps[steps.counted == 1].num_output_tokens.sum())
     requests = pd.read_csv(run / "requests.csv").sort_values("index")

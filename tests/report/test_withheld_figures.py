@@ -113,13 +113,14 @@ def test_findings_and_the_pair_table_give_bytes_only_where_timings_are_withheld(
     assert ("broadcast=ipc,num_running=8,tp=1", "output tokens/s") in metrics
 
 
-def test_the_report_note_of_a_figure_not_drawn_ends_with_one_period(monkeypatch):
+def test_the_report_line_of_a_figure_not_drawn_ends_with_one_period(monkeypatch):
     from ipc_bench.report import blocks
 
     withheld = [tp_summary(p, 2, 2, output_tokens_per_s=70_000.0) for p in ("send", "cached")]
     monkeypatch.setattr(plots, "FIGURES", [("throughput", plots.throughput, "Output tokens/s")])
     assert blocks._figure_blocks(results_of(withheld), "") == [
-        ("note", f"Output tokens/s: not shown, {NOTE}")]
+        ("p", "**Not shown**, and why:"),
+        ("ul", [f"Output tokens/s: {NOTE}"])]
 
 
 def replicated(policy: str, n: int, n_cores: int) -> dict:
