@@ -1,7 +1,13 @@
 """How a timed replay was paced: arrival-bound (the trace's arrivals set its pace: the
 engine kept up with them, or drained each burst they brought and then idled until the
 next, so its tokens/s over wall time measure the arrivals) or load-bound (requests
-queued and the engine was busy nearly all the time: the engine set the pace). Pure
+queued and the engine was busy nearly all the time, or every request arrived at the
+start, an offline batch: the engine set the pace). A replay whose requests all arrived
+at its start (``last_arrival_s`` 0: the trace's timestamps all equal, one request
+included) is load-bound even where none was left waiting (``arrived_at_start``): no
+arrival paced it, the engine's time on that batch set its wall time, e.g. three requests
+at one timestamp on the null model (no step with a request waiting, no idle time), or
+one request decoded alone, whose tokens/s (wall) is the engine's batch-1 decode rate. Pure
 functions of a ``summary.json`` case, so that the loader, the statistics and the report
 read one rule (``analysis.summary`` re-exports them, where a case's figures are
 made)."""
@@ -109,7 +115,9 @@ def replay_pace_basis(summary: dict[str, Any]) -> Optional[str]:
 def replay_pace_evidence(summary: dict[str, Any]) -> str:
     """The figures ``replay_pace`` labelled a timed replay's case (a ``summary.json``
     case) by, naming the measure (``replay_pace_basis``): ``by num_waiting: a request
-    was left waiting after 78 % of its steps, 12.3 per step on average``, or, for a run before
+    was left waiting after 78 % of its steps, 12.3 per step on average`` (``by
+    num_waiting and last_arrival_s: ..., and every request arrived at its start, 0 s
+    into 0.03 s of wall time`` for an offline batch, ``arrived_at_start``), or, for a run before
     it, ``by arrival_span_share (recorded before num_waiting): its last request arrived
     0.10 s into 3.20 s of wall time``; ``""`` where it has no label."""
     basis = replay_pace_basis(summary)
@@ -123,6 +131,12 @@ def replay_pace_evidence(summary: dict[str, Any]) -> str:
                       f"{100 * summary['arrival_span_share']:.0f} % of the way into its "
                       "wall time")
         idle = _number_or_none(summary.get("idle_share"))
+        if arrived_at_start(summary):
+            wall = _number_or_none(summary.get("wall_s"))
+            words = ("by num_waiting and last_arrival_s: "
+                     + words.removeprefix("by num_waiting: ") + ", and every request "
+                     + ("arrived at its start" if wall is None else
+                        f"arrived at its start, 0 s into {wall:.2f} s of wall time"))
         if idle is not None and _queued(summary):
             words += (f", but the engine idled {100 * idle:.0f} % of its wall time, "
                       "waiting for arrivals"
@@ -137,6 +151,19 @@ def replay_pace_evidence(summary: dict[str, Any]) -> str:
                    else f"arrived {100 * summary['arrival_span_share']:.0f} % of the way "
                    "into its wall time"))
     return ""
+
+
+def arrived_at_start(summary: dict[str, Any]) -> bool:
+    """Whether a timed replay (a ``summary.json`` case) that records ``num_waiting``
+    is load-bound only because all its requests arrived at its start: its
+    ``last_arrival_s`` (else its ``arrival_span_share``) is 0, and it did not queue
+    (``_queued``: that rule labels it first). ``False`` for any other case."""
+    if replay_pace_basis(summary) != "num_waiting" or _queued(summary):
+        return False
+    last = _number_or_none(summary.get("last_arrival_s"))
+    if last is None:
+        last = _number_or_none(summary.get("arrival_span_share"))
+    return last == 0.0
 
 
 def _queued(summary: dict[str, Any]) -> bool:
@@ -178,7 +205,8 @@ def replay_pace(summary: dict[str, Any]) -> Optional[str]:
     and queued), or after any step of a replay whose arrivals were over in less than
     ``ARRIVAL_BOUND_SHARE`` of its wall time (a burst the engine drained), and its
     engine idled less than ``IDLE_SHARE_MAX`` of its wall time (``idle_share``, where
-    recorded); else ``"arrival-bound"`` (the engine kept up with the arrivals, or
+    recorded), or when every request arrived at its start (``arrived_at_start``: an
+    offline batch); else ``"arrival-bound"`` (the engine kept up with the arrivals, or
     queued bursts and idled between them, ``idled_between_bursts``; one long request
     draining after the last arrival with nothing waiting included); in a run before ``num_waiting``,
     ``"arrival-bound"`` where its ``arrival_span_share`` is at least
@@ -186,8 +214,8 @@ def replay_pace(summary: dict[str, Any]) -> Optional[str]:
     timed replay or records neither figure (no wall time)."""
     basis = replay_pace_basis(summary)
     if basis == "num_waiting":
-        return ("load-bound" if _queued(summary) and not idled_between_bursts(summary)
-                else "arrival-bound")
+        return ("load-bound" if (_queued(summary) and not idled_between_bursts(summary))
+                or arrived_at_start(summary) else "arrival-bound")
     if basis == "arrival_span_share":
         return ("arrival-bound" if summary["arrival_span_share"] >= ARRIVAL_BOUND_SHARE
                 else "load-bound")

@@ -174,7 +174,7 @@ def _ratio_words(d: dict) -> tuple[str, str]:
         if load == timed:
             return ("cached/send of the wall tok/s",
                     " (load-bound: the engine, not the trace, set the pace, so above 1: "
-                    "cached faster under that backlog).")
+                    "cached faster under that load).")
         return ("cached/send of the wall tok/s",
                 " (arrival-bound: a timed replay's ratio is no speed verdict"
                 + ("; a load-bound one's is, under its backlog" if load else "") + ").")
@@ -253,9 +253,10 @@ def _timed_note_sentence(d: dict) -> str:
 
 
 #: What a load-bound timed replay's wall tok/s are (``pace.replay_pace``).
-LOAD_BOUND_WORDS = ("the requests arrived faster than the engine served them and "
-                    "queued, so the engine, not the trace, set the pace, and its tokens/s "
-                    "(wall) are the engine's throughput under that backlog")
+LOAD_BOUND_WORDS = ("the requests arrived faster than the engine served them (they "
+                    "queued, or all arrived at the start), so the engine, not the trace, "
+                    "set the pace, and its tokens/s (wall) are the engine's throughput "
+                    "under that load")
 
 
 def _cut_sentence(n: int, axis: str, where: str) -> str:

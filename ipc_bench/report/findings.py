@@ -53,6 +53,13 @@ TIMED_LOAD_BOUND = ("This is a timed replay, but load-bound: its requests arrive
                     "engine's throughput under that backlog, comparable between arms "
                     "as such, and its latencies (the Latency section) are mostly queueing "
                     "delay.")
+#: ``TIMED_LOAD_BOUND`` for a replay load-bound only as an offline batch (every
+#: request arrived at its start: ``pace.arrived_at_start``).
+TIMED_AT_START = ("This is a timed replay, but load-bound: every request arrived at its "
+                  "start ({}), so the engine's time on that batch, not the trace, set the "
+                  "pace; its tokens/s (wall), every output token over the wall time from "
+                  "the first arrival to the last completion, is the engine's throughput "
+                  "on that batch, comparable between arms as such.")
 #: ``TIMED_LOAD_BOUND`` where only some timed cases are load-bound (``n`` of ``m``):
 #: the others' tokens/s (wall) follow the arrivals, so a comparison over all of them is
 #: no throughput comparison (``stats.arrival_bound`` withholds it).
@@ -574,13 +581,14 @@ def _timed_replay_words(cases, arrival_bound: str = TIMED_REPLAY) -> str:
     or ``TIMED_REPLAY_ONE_ARM`` for a run of one policy) where no case of
     ``cases`` (``Results.cases``) is load-bound (``pace.replay_pace``), followed by
     ``PACE_UNKNOWN`` where none records the figures that label a pace, else
-    ``TIMED_LOAD_BOUND`` where every timed case is load-bound (``TIMED_MIXED`` where
+    ``TIMED_LOAD_BOUND`` where every timed case is load-bound (``TIMED_AT_START``
+    where the case named is so only as an offline batch; ``TIMED_MIXED`` where
     only some are), with the case ``tables.most_load_bound`` picks and the
     figures that labelled it (``pace.replay_pace_evidence``): ``This is a timed
     replay, but load-bound: its requests arrived faster than the engine served them (in
     CASE, by num_waiting: a request was left waiting after 78 % of its steps, 12.3 per step on
     average) and queued, ...``."""
-    from ipc_bench.analysis.pace import replay_pace, replay_pace_evidence
+    from ipc_bench.analysis.pace import arrived_at_start, replay_pace, replay_pace_evidence
     from ipc_bench.report.tables import most_load_bound
 
     records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
@@ -595,7 +603,7 @@ def _timed_replay_words(cases, arrival_bound: str = TIMED_REPLAY) -> str:
     evidence = f"in {worst.get('case_id')}, {replay_pace_evidence(worst)}"
     if len(load) < len(timed):  # some repetitions kept up: no throughput figure
         return TIMED_MIXED.format(n=len(load), m=len(timed), evidence=evidence)
-    return TIMED_LOAD_BOUND.format(evidence)
+    return (TIMED_AT_START if arrived_at_start(worst) else TIMED_LOAD_BOUND).format(evidence)
 
 
 def _wall_time_clause(cases, key: tuple, t: dict[str, Any], where: Where,

@@ -891,7 +891,7 @@ def ratio_bounds(points, ends=()) -> tuple[float, float, bool]:
 #: (``pace.replay_pace``: the engine kept up, or no arrival times recorded), or
 #: load-bound, where the requests queued and the engine set the pace.
 ARRIVAL_BOUND_MARK = "timed replay:\narrival-bound, not a\nthroughput comparison"
-LOAD_BOUND_MARK = "timed replay, load-bound:\nrequests queued, the\nengine set the pace"
+LOAD_BOUND_MARK = "timed replay, load-bound:\nthe engine, not the\narrivals, set the pace"
 
 
 def _ratio_title(num_timed: int, num_groups: int, num_load_bound: int = 0) -> str:

@@ -1162,13 +1162,14 @@ PACE_NOT_RECORDED_NOTE = ("pace not recorded (a run before the figures that labe
 def most_load_bound(load: list[dict[str, Any]]) -> dict[str, Any]:
     """Of the load-bound timed replays ``load`` (``summary.json`` cases), the one the
     note and the finding name: the one whose requests waited after the largest share of
-    its steps (``waiting_step_share``), else, where none records ``num_waiting``, the
-    one whose arrivals took the smallest share of its wall time."""
-    from ipc_bench.analysis.pace import replay_pace_basis
+    its steps (``waiting_step_share``; one that queued before one load-bound only as
+    an offline batch, ``pace.arrived_at_start``), else, where none records
+    ``num_waiting``, the one whose arrivals took the smallest share of its wall time."""
+    from ipc_bench.analysis.pace import arrived_at_start, replay_pace_basis
 
     waited = [s for s in load if replay_pace_basis(s) == "num_waiting"]
-    if waited:
-        return max(waited, key=lambda s: s["waiting_step_share"])
+    if waited:  # one that queued before one that is an offline batch
+        return max(waited, key=lambda s: (not arrived_at_start(s), s["waiting_step_share"]))
     return min(load, key=lambda s: s["arrival_span_share"])
 
 
@@ -1194,7 +1195,8 @@ def pace_measures_sentence(timed: list[dict[str, Any]]) -> str:
                            "average where the last request arrived less than "
                            f"{100 * ARRIVAL_BOUND_SHARE:.0f} % of the way into the wall "
                            f"time, unless the engine idled {100 * IDLE_SHARE_MAX:.0f} % "
-                           "of the wall time or more",
+                           "of the wall time or more, and where every request arrived "
+                           "at the start",
             "arrival_span_share": "a run before num_waiting: load-bound where the last "
                                   f"request arrived less than {100 * ARRIVAL_BOUND_SHARE:.0f}"
                                   " % of the way into the wall time"}
@@ -1214,7 +1216,7 @@ def arrival_bound_note(summaries: Iterable[dict[str, Any]]) -> str:
     average): ...``, naming the case ``most_load_bound`` picks
     (``pace.replay_pace_evidence``); then which measure labelled the cases
     (``pace_measures_sentence``)."""
-    from ipc_bench.analysis.pace import replay_pace, replay_pace_evidence
+    from ipc_bench.analysis.pace import arrived_at_start, replay_pace, replay_pace_evidence
 
     summaries = list(summaries)
     timed = [s for s in summaries if replay_pace(s) is not None]
@@ -1228,16 +1230,25 @@ def arrival_bound_note(summaries: Iterable[dict[str, Any]]) -> str:
                 f"{'their' if len(timed) > 1 else 'its'} tokens/s (wall) is not a "
                 "throughput comparison between arms." + measures)
     worst = most_load_bound(load)
-    return (f"{_cases_are(len(load), len(timed))} load-bound, not arrival-bound "
-            f"({worst.get('case_id')}: {replay_pace_evidence(worst)}): the requests "
-            "arrived faster than the engine served them and queued, so the engine, not the "
-            "trace, set the pace; there tokens/s (wall) is the engine's throughput under "
-            "that backlog, comparable between arms as such, and TTFT is mostly "
-            "queueing delay."
+    head = (f"{_cases_are(len(load), len(timed))} load-bound, not arrival-bound "
+            f"({worst.get('case_id')}: {replay_pace_evidence(worst)}): ")
+    why = (AT_START_WHY if arrived_at_start(worst) else
+           "the requests arrived faster than the engine served them and queued, so the "
+           "engine, not the trace, set the pace; there tokens/s (wall) is the engine's "
+           "throughput under that backlog, comparable between arms as such, and TTFT is "
+           "mostly queueing delay.")
+    return (head + why
             + ("" if len(load) == len(timed) else " The others are arrival-bound"
                + _others_bursts([s for s in timed if s not in load])
                + ": their tokens/s is not a throughput comparison between arms.")
             + measures)
+
+
+#: Why a timed replay load-bound only as an offline batch (``pace.arrived_at_start``:
+#: every request arrived at its start) is so, in ``arrival_bound_note``.
+AT_START_WHY = ("every request arrived at the start, so the engine's time on that "
+                "batch, not the trace, set the pace; there tokens/s (wall) is the "
+                "engine's throughput on that batch, comparable between arms as such.")
 
 
 def _cases_are(n: int, of: int) -> str:

@@ -21,11 +21,12 @@ from analysis_run import REPO, run_bench
 from ipc_bench import cli
 from ipc_bench.analysis.results import ResultsWarning, load
 from ipc_bench.analysis.send_cost import path_difference, step_difference
-from ipc_bench.analysis.pace import (idle_figures, idled_between_bursts, replay_pace,
-                                     replay_pace_basis, replay_pace_evidence,
+from ipc_bench.analysis.pace import (arrived_at_start, idle_figures, idled_between_bursts,
+                                     replay_pace, replay_pace_basis, replay_pace_evidence,
                                      replay_pace_figures)
 from ipc_bench.analysis.summary import waiting_figures
 from ipc_bench.report import blocks
+from ipc_bench.report.findings import TIMED_AT_START
 from ipc_bench.report.tables import PACE_NOT_RECORDED_NOTE, arrival_bound_note
 
 INCONCLUSIVE = (", inconclusive: the interval reaches beyond ±10 %, too few repetitions or "
@@ -120,7 +121,8 @@ BY_NUM_WAITING = ("num_waiting (load-bound where a request was left waiting afte
                   "average where the last request arrived less than 50 % of the way into "
                   "the wall time, "
                   "unless the engine idled "
-                  "10 % of the wall time or more)")
+                  "10 % of the wall time or more, and where every request arrived at the "
+                  "start)")
 BY_SPAN = ("arrival_span_share (a run before num_waiting: load-bound where the last "
            "request arrived less than 50 % of the way into the wall time)")
 
@@ -309,9 +311,9 @@ def test_the_throughput_caption_says_which_replay_is_load_bound(load):
              load_bound=load)
     assert blocks._timed_note_sentence(d) == (
         " The red note marks each timed replay's points: `g` is load-bound: the requests "
-        "arrived faster than the engine served them and queued, so the engine, not the "
-        "trace, set the pace, and its tokens/s (wall) are the engine's throughput under "
-        "that backlog." if load else
+        "arrived faster than the engine served them (they queued, or all arrived at the "
+        "start), so the engine, not the trace, set the pace, and its tokens/s (wall) are "
+        "the engine's throughput under that load." if load else
         " The red note marks each timed replay's points: arrival-bound, so its tokens/s "
         "follow the trace, not the policy.")
 
@@ -456,3 +458,69 @@ def test_the_finding_calls_a_load_bound_replay_so():
         "result.")
     assert arrival_bound(mixed.to_dict("records"))
     assert not arrival_bound(backlog.to_dict("records"))
+
+
+def _batch(case_id: str = "w/send/msgpack", num_waiting=(0, 0, 0, 0), wall=0.03) -> dict:
+    """A timed replay's summary case whose requests all arrived at its start (one
+    timestamp), ``wall`` s of wall time, no idle time."""
+    case = dict(case_id=case_id, trace_speedup=10.0, wall_s=wall,
+                **replay_pace_figures([dict(arrival_s=0.0)] * 3, wall))
+    case.update(waiting_figures(np.asarray(num_waiting, dtype=np.int64)))
+    case.update(idle_figures(0, wall))
+    return case
+
+
+def test_a_replay_whose_requests_all_arrived_at_its_start_is_load_bound():
+    """An offline batch (every timestamp equal, one request included): nothing waited
+    and the engine never idled, yet no arrival paced it; the engine's time on the batch
+    set the wall time, so its tokens/s (wall) compare between arms."""
+    batch = _batch()
+    assert (replay_pace(batch), arrived_at_start(batch)) == ("load-bound", True)
+    evidence = ("by num_waiting and last_arrival_s: a request was left waiting after 0 % "
+                "of its steps, 0.0 per step on average, and every request arrived at its "
+                "start, 0 s into 0.03 s of wall time")
+    assert replay_pace_evidence(batch) == evidence
+    assert arrival_bound_note([batch, _batch("w/cached/msgpack")]) == (
+        f"Both timed replay cases are load-bound, not arrival-bound (w/send/msgpack: "
+        f"{evidence}): every request arrived at the start, so the engine's time on that "
+        "batch, not the trace, set the pace; there tokens/s (wall) is the engine's "
+        f"throughput on that batch, comparable between arms as such. Pace by "
+        f"{BY_NUM_WAITING} for 2 cases.")
+    assert TIMED_AT_START.format(f"in w/send/msgpack, {evidence}").startswith(
+        "This is a timed replay, but load-bound: every request arrived at its start (in ")
+    # one that queued is labelled by that rule (and named first): a batch larger than
+    # the engine's batch waits after most steps
+    queued = _batch("w/cached/msgpack", num_waiting=(2, 1, 1, 0))
+    assert (replay_pace(queued), arrived_at_start(queued)) == ("load-bound", False)
+    assert arrival_bound_note([batch, queued]).startswith(
+        "Both timed replay cases are load-bound, not arrival-bound (w/cached/msgpack: by "
+        "num_waiting: a request was left waiting after 75 % of its steps, 1.0 per step on "
+        f"average, the engine idle 0 % of its wall time): {LOAD_BOUND_WORDS}")
+    # a later arrival, however early, is a trace that paced something
+    later = _replay(0.01, num_waiting=[0, 0, 0, 0], idle_s=0.0)
+    assert (replay_pace(later), arrived_at_start(later)) == ("arrival-bound", False)
+    # a run before num_waiting keeps its old rule (span 0 < 0.5: load-bound)
+    old = {k: v for k, v in batch.items() if k not in ("waiting_step_share",
+                                                       "num_waiting_mean")}
+    assert (replay_pace(old), arrived_at_start(old)) == ("load-bound", False)
+
+
+def test_an_offline_batch_replayed_is_load_bound_and_its_ratio_given(tmp_path):
+    """Three requests at one timestamp, both policies: the note and the finding call
+    it load-bound as a batch, and the comparison gives a wall tok/s ratio."""
+    trace = tmp_path / "batch.csv"
+    trace.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n" + "".join(
+        f"2023-11-16 18:15:46.6805900,{p},{n}\n" for p, n in ((374, 40), (100, 30),
+                                                              (50, 20))))
+    run = tmp_path / "run"
+    run_bench(run, ["--scenario", "azure-conv-timed", "--trace", str(trace),
+                    "--codecs", "msgpack"])
+    cases = json.loads((run / "summary.json").read_text())["cases"]
+    assert [(c["last_arrival_s"], replay_pace(c)) for c in cases] == [
+        (0.0, "load-bound")] * 2
+    assert cli.main(["report", str(run), "--output", str(tmp_path / "rep"),
+                     "--no-figures"]) == 0
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "every request arrived at the start, so the engine's time on that batch" in md
+    assert "- This is a timed replay, but load-bound: every request arrived at its start" in md
+    assert "arrival-bound" not in md.split("## ")[1]  # the findings
