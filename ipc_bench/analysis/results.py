@@ -1344,19 +1344,30 @@ def _request_count_problem(case, requests, path: Path) -> str | None:
     return None
 
 
+#: ``case_elapsed_s`` is rounded to the millisecond (``cli.execute``): a ``wall_s``
+#: may pass it by that much.
+ELAPSED_ROUNDING_S = 1e-3
+
+
 def _wall_problem(case, rows, path: Path) -> str | None:
     """The line of a timed replay (a ``cases`` row with ``trace_speedup``) whose
     ``wall_s`` is shorter than the time its last ``steps.csv`` row (``rows``: the
-    case's) ended, ``t_end_ns`` after the start of the scheduler loop. ``wall_s``
-    runs from that start to a moment taken after the loop's last step
-    (``harness.scheduler_loop``), which no file records, so it cannot be recomputed:
-    it can only be checked to be no shorter than that step's end. ``None`` when it is
-    not shorter, or a figure or the column is absent or NaN."""
+    case's) ended, ``t_end_ns`` after the start of the scheduler loop, or longer than
+    the whole case (``case_elapsed_s``, from before its processes started to its end,
+    ``ELAPSED_ROUNDING_S`` spare). ``wall_s`` runs from that start to a moment taken
+    after the loop's last step (``harness.scheduler_loop``), which no file records, so
+    it cannot be recomputed: it can only be checked to lie between those two. ``None``
+    when it does, or a figure or the column is absent or NaN."""
     import numpy as np
 
     wall_s = _figure(case, "wall_s")
-    if _figure(case, "trace_speedup") is None or wall_s is None or not len(rows) \
-            or "t_end_ns" not in rows:
+    if _figure(case, "trace_speedup") is None or wall_s is None:
+        return None
+    elapsed_s = _figure(case, "case_elapsed_s")
+    if elapsed_s is not None and wall_s > elapsed_s + ELAPSED_ROUNDING_S:
+        return (f"{path}: case {str(case['case_id'])!r} has wall_s {wall_s:,.6g}, but the "
+                f"whole case took {elapsed_s:,.6g} s (case_elapsed_s) (left out)")
+    if not len(rows) or "t_end_ns" not in rows:
         return None
     ends = rows["t_end_ns"].to_numpy(dtype=float)
     if np.isnan(ends).any() or ends.max() / 1e9 <= wall_s:

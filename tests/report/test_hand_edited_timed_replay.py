@@ -143,6 +143,23 @@ def test_a_wall_s_shorter_than_its_last_step_leaves_the_case_out(
     _assert_left_out(run, tmp_path, capsys, line, send, cached)
 
 
+def test_a_wall_s_longer_than_the_whole_case_leaves_the_case_out(timed_run, tmp_path, capsys):
+    # wall_s and the rate edited together (a slower replay typed in): they agree, and
+    # the steps fit, but the case as a whole, processes included, took less time
+    _, send, cached = timed_run
+
+    def longer(c):
+        wall = 10 * c["case_elapsed_s"]
+        c.update(wall_s=wall, output_tokens_per_s=48 / wall)
+
+    run, entry = _copy(timed_run, tmp_path, longer)
+    assert entry["case_elapsed_s"] > 0
+    line = (f"{run / 'summary.json'}: case '{send}' has wall_s {entry['wall_s']:,.6g}, but "
+            f"the whole case took {entry['case_elapsed_s']:,.6g} s (case_elapsed_s) (left "
+            "out)")
+    _assert_left_out(run, tmp_path, capsys, line, send, cached)
+
+
 def test_the_wall_rate_counts_the_warm_up_tokens_over_the_whole_wall_time(timed_run):
     """One definition in the summary, the loader's check and docs/metrics.md: every request's
     output tokens, warm-up included, over ``wall_s``, which starts at the first
