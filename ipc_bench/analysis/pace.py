@@ -140,7 +140,7 @@ def replay_pace_evidence(summary: dict[str, Any]) -> str:
         if idle is not None and _queued(summary):
             words += (f", but the engine idled {100 * idle:.0f} % of its wall time, "
                       "waiting for arrivals"
-                      if idle >= IDLE_SHARE_MAX else
+                      if idled_between_bursts(summary) else
                       f", the engine idle {100 * idle:.0f} % of its wall time")
         return words
     if basis == "arrival_span_share":
