@@ -439,6 +439,7 @@ class _LoopRun:
             attach(self.sched)
         self.workload = spec.make_workload()
         self.workload.never_fits = self.sched.never_fits  # such prompts are never built
+        self.workload.warm()  # its first build's one-time costs: before the clock below
         self.warmup_steps = spec.warmup_steps
         self.pause_seq = warmup_pause_seq(spec.warmup_steps)
         self.max_steps = spec.max_steps
