@@ -86,13 +86,20 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
     title = next((b[2] for b in blocks if b[0] == "h"), "ipc-bench report")
     markdown, html = render_markdown(blocks), render_html(blocks, title)
     files: list[tuple[str, bytes | Path]] = [(b[1], b[4]) for b in blocks if b[0] == "fig"]
-    files += [("report.md", markdown.encode("utf-8")), ("report.html", html.encode("utf-8"))]
+    files += [("report.md", _utf8(markdown)), ("report.html", _utf8(html))]
     slugs = file_slugs(list(results.paths))
     files += [(f"{slugs[run_id]}.summary.json", path / "summary.json")
               for run_id, path in results.paths.items()]
     with deferred():
         write_folder(out, files)
     return out
+
+
+def _utf8(text: str) -> bytes:
+    """``text`` as UTF-8, a byte of a path that is not UTF-8 (held as a lone surrogate:
+    ``os.fsdecode``) written as its escape: ``tr\\xff.csv``, not an error."""
+    return text.encode("utf-8", "surrogateescape").decode(
+        "utf-8", "backslashreplace").encode("utf-8")
 
 
 def beside(run_dir: Path, name: str) -> Path:

@@ -69,3 +69,20 @@ def test_a_report_tells_same_named_runs_apart(runs, capsys):
         (runs / "x" / "run" / "summary.json").read_bytes()
     assert (out / "x_run-2.summary.json").read_bytes() == \
         (runs / "x_run" / "summary.json").read_bytes()
+
+
+def test_a_run_folder_and_trace_whose_names_are_not_utf8_are_reported(tmp_path, capsys):
+    """A path byte that is not UTF-8 (``\\xff``, held as a lone surrogate) is written
+    as its escape in report.md and report.html, not a UnicodeEncodeError."""
+    odd = os.fsdecode(b"tr\xff")
+    trace = tmp_path / f"{odd}.csv"
+    trace.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                     "2023-11-16 18:15:46.6805900,30,4\n")
+    run = tmp_path / f"{odd}-run"
+    run_bench(run, ["--scenario", "azure-conv", "--trace", str(trace), "--codecs",
+                    "msgpack", "--warmup-steps", "2", "--no-single-process"])
+    assert cli.main(["report", str(run), "--output", str(tmp_path / "rep")]) == 0
+    md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
+    html = (tmp_path / "rep" / "report.html").read_text(encoding="utf-8")
+    assert f"--trace {tmp_path}/tr\\xff.csv" in md
+    assert "tr\\xff-run" in md and "tr\\xff-run" in html
