@@ -329,10 +329,10 @@ def _check_one_case(args, parser) -> None:
     """Refuse (``UsageError``) what a scenario that runs one case (its ``ONE_CASE``:
     soak) would drop: ``--repeat`` above 1, ``--aa``, more than one policy in
     ``--policies`` or codec in ``--codecs``, and a ``--ci-method`` (it compares
-    nothing), more than one draft count in ``--num-spec-tokens`` (each is a case).
-    ``--async-scheduling`` and one draft count are choices of that case (cached+async,
-    K drafts) and pass; so do ``--no-floor`` and ``--no-single-process``, which leave
-    out what a soak does not run."""
+    nothing; its default, ``t``, passes). ``--async-scheduling`` is a choice of that
+    case (cached+async) and passes; so do ``--no-floor`` and ``--no-single-process``,
+    which leave out what a soak does not run, and ``--num-spec-tokens K,...``, each K
+    a workload, so a soak, of its own, run one after the other."""
     head = f"scenario {args.scenario} runs one case (one policy, one codec)"
     if args.repeat is not None and args.repeat > 1:
         raise UsageError(f"{head} once: drop --repeat {args.repeat}")
@@ -351,11 +351,6 @@ def _check_one_case(args, parser) -> None:
     if args.ci_method != parser.get_default("ci_method"):
         raise UsageError(f"{head}, compared with nothing: drop --ci-method "
                          f"{args.ci_method}")
-    ks = args.num_spec_tokens or []
-    if len(ks) > 1:
-        raise UsageError(f"{head}: give one draft count, e.g. --num-spec-tokens {ks[-1]}, "
-                         f"not --num-spec-tokens {','.join(map(str, ks))} (each K is a "
-                         "case of its own)")
 
 
 def _scenario_options(args, default_repeat: int = 1):

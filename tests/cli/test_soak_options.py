@@ -32,9 +32,6 @@ REFUSED = [
      f"{HEAD}: give one codec, e.g. --codecs pickle, not --codecs pickle,msgpack "
      "(without --codecs it runs msgpack)"),
     (["--ci-method", "sign"], f"{HEAD}, compared with nothing: drop --ci-method sign"),
-    (["--num-spec-tokens", "1,2"],
-     f"{HEAD}: give one draft count, e.g. --num-spec-tokens 2, not --num-spec-tokens 1,2 "
-     "(each K is a case of its own)"),
     # the user trial's command: the first thing that would be dropped is named
     (["--max-requests", "30", "--trace-speedup", "20", "--repeat", "2",
       "--async-scheduling", "--codecs", "msgpack,pickle"],
@@ -85,8 +82,9 @@ def test_soak_runs_the_one_case_asked_for(tmp_path):
         ("trace=soak:2/send/msgpack#0", "send", "msgpack", False)]
 
 
-@pytest.mark.parametrize("extra", [["--num-spec-tokens", "2"], ["--no-floor"],
-                                   ["--no-single-process"]])
+@pytest.mark.parametrize("extra", [["--num-spec-tokens", "2"], ["--num-spec-tokens", "1,2"],
+                                   ["--no-floor"], ["--no-single-process"],
+                                   ["--ci-method", "t"]])
 def test_soak_takes_what_chooses_its_one_case_or_leaves_out_what_it_does_not_run(
         extra, tmp_path):
     parser = build_parser()
