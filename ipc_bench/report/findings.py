@@ -545,8 +545,10 @@ def _pair_finding(cases, tables, key: tuple, where: Where, timed: bool,
         joined = _and(clauses)
     if timed:
         lat = _latency_clause(cases, key)
-        return (text + (joined + "; " if joined else "") + (lat or "shows no latency data")
-                + "." + off)
+        if not joined:  # no bytes clause (no counted step): "cached" names no subject
+            return (f"{where(workload)} ({what}), "
+                    + (lat or "cached against send shows no latency data") + "." + off)
+        return text + joined + "; " + (lat or "shows no latency data") + "." + off
     if clauses:
         text += joined + "; output tokens/s changes by "
     else:

@@ -524,3 +524,5 @@ def test_an_offline_batch_replayed_is_load_bound_and_its_ratio_given(tmp_path):
     assert "every request arrived at the start, so the engine's time on that batch" in md
     assert "- This is a timed replay, but load-bound: every request arrived at its start" in md
     assert "arrival-bound" not in md.split("## ")[1]  # the findings
+    # its 40 steps are all warm-up (50 by default): no bytes clause, the latencies alone
+    assert "- On `trace=azure-conv-timed:3` (msgpack), latency send → cached: TTFT p50 " in md
