@@ -269,10 +269,21 @@ def _with_note(title: str, note) -> str:
     return f"{title}\n{_note_lines(note)}" if note else title
 
 
-#: Why a figure of the runner's per-step timings is not drawn: a soak's streamed cases
-#: record no runner columns by design; any other run lost its runner's report.
+#: Why a figure of the runner's per-step timings is not drawn in a soak: its streamed
+#: cases record no runner columns by design (``no_runner_timings``).
 NO_RUNNER_TIMINGS = ("no per-step runner timings (a soak's streamed cases record none; "
                      "any other run's runner report is missing)")
+#: ... and in any other run: the runner's per-step report, sent once its steps are
+#: over, never arrived (a run stopped before it, during the floor or a case's end).
+NO_RUNNER_REPORT = ("no per-step runner timings: the runners' reports of their steps "
+                    "never arrived (the run was stopped before they were collected)")
+
+
+def no_runner_timings(steps) -> str:
+    """``NO_RUNNER_TIMINGS`` where the counted ``steps`` are a soak's, else
+    ``NO_RUNNER_REPORT``."""
+    soak = "scenario" in steps.columns and (steps["scenario"] == "soak").any()
+    return NO_RUNNER_TIMINGS if soak else NO_RUNNER_REPORT
 
 
 def _counted(results, two_process: bool = True):
@@ -656,7 +667,7 @@ def codec_time_per_step(results):
     results, note = _timed_only(results)
     st = _counted(results)
     if st[["runner_encode_ns", "runner_decode_ns"]].isna().all().all():
-        raise NoData(NO_RUNNER_TIMINGS)
+        raise NoData(no_runner_timings(st))
     st = st.dropna(subset=["runner_encode_ns", "runner_decode_ns"])
     pp = len(_pp_sizes(st)) > 1
     x, xlabel = (st["pp"].astype(int), PP_XLABEL) if pp else _running_x(st)
@@ -1011,9 +1022,10 @@ def step_breakdown(results):
     runner_cols = ["runner_idle_ns", "runner_decode_ns", "runner_update_ns",
                    "runner_prepare_ns", "runner_forward_ns", "runner_writeback_ns",
                    "runner_build_ns", "runner_encode_ns"]
-    st = st.dropna(subset=[c for c in runner_cols if c in st.columns])
-    if st.empty or any(c not in st.columns for c in runner_cols):
-        raise NoData(NO_RUNNER_TIMINGS)
+    kept = st.dropna(subset=[c for c in runner_cols if c in st.columns])
+    if kept.empty or any(c not in st.columns for c in runner_cols):
+        raise NoData(no_runner_timings(st))
+    st = kept
     comp = step_components(st)
     comp[["policy", "codec", "workload"]] = st[["policy", "codec", "workload"]]
     workloads = list(dict.fromkeys(st["workload"]))
@@ -1110,6 +1122,18 @@ def send_cost_table(cases, labels: Sequence[str] = ()):
     return table
 
 
+def _no_pair_reason(cases) -> str:
+    """Why ``send_cost_table`` of ``cases`` is empty, where no --pp case explains it:
+    no send and cached cases of one workload and codec, or such cases with no counted
+    step (every step warm-up)."""
+    arms = cases[cases["policy"].isin([SEND, CACHED])] if "policy" in cases else cases[:0]
+    paired = arms.groupby(["workload", "codec"])["policy"].nunique() if len(arms) else []
+    if len(paired) and (paired == 2).any():
+        return ("its send and cached cases have no counted step (every step was warm-up: "
+                "--warmup-steps)")
+    return "needs send and cached cases of the same workload and codec"
+
+
 def _send_cost_inputs(results):
     """``send_cost_share``'s checks: ``(results, table, note)`` of the cases whose
     timings are published (``_timed_only``: ``note`` says what was left out); raises
@@ -1121,7 +1145,7 @@ def _send_cost_inputs(results):
             raise NoData("a --pp run compares send with direct (the cached policy, the ids "
                          "sent last stage → other stages over gloo): the findings and "
                          "\"Pipeline hops\" give its bytes, and its times where published")
-        raise NoData("needs send and cached cases of the same workload and codec")
+        raise NoData(_no_pair_reason(cases))
     results, note = _timed_only(results)
     cases = results.cases
     table = send_cost_table(cases, labels=results.labels)

@@ -179,3 +179,22 @@ def test_the_throughput_caption_does_not_say_every_case_when_some_are_not_drawn(
         "are not drawn, and why. Right: cached/send")
     text = blocks.caption("throughput", plots.drawn(plots.throughput(results_of(kept))))
     assert text.startswith("Output tokens/s of every case (tokens sampled in counted steps")
+
+
+def test_the_reasons_a_figure_is_not_drawn_fit_the_run():
+    # a soak records no runner columns by design; any other run lost its runners' reports
+    assert plots.no_runner_timings(pd.DataFrame({"scenario": ["soak"]})) == \
+        plots.NO_RUNNER_TIMINGS
+    assert plots.no_runner_timings(pd.DataFrame({"scenario": ["decode-steady"]})) == (
+        "no per-step runner timings: the runners' reports of their steps never arrived "
+        "(the run was stopped before they were collected)")
+    # a send/cached pair with no counted step is said so, not that the pair is missing
+    pair = pd.DataFrame({"policy": ["send", "cached"], "workload": ["w", "w"],
+                         "codec": ["msgpack", "msgpack"]})
+    assert plots._no_pair_reason(pair) == (
+        "its send and cached cases have no counted step (every step was warm-up: "
+        "--warmup-steps)")
+    assert plots._no_pair_reason(pair.assign(codec=["msgpack", "pickle"])) == \
+        "needs send and cached cases of the same workload and codec"
+    assert plots._no_pair_reason(pair[:1]) == \
+        "needs send and cached cases of the same workload and codec"
