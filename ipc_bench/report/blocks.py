@@ -164,26 +164,36 @@ def _throughput_measure(d: dict) -> str:
 
 
 def _ratio_words(d: dict) -> tuple[str, str]:
-    """How the caption names the cached/send ratio and how to read it: a speed verdict
-    without timed replays; for theirs, a ratio of arrival-bound wall tok/s."""
-    timed = len(d.get("timed") or ())
-    if not timed:
-        return "cached/send", " (above 1: cached faster)."
+    """How the caption names the cached/send ratio and how to read it: a speed verdict,
+    for a load-bound timed replay of its wall tok/s under that load; an arrival-bound
+    timed replay (``d["ratio_withheld"]``: its groups) has no ratio drawn, as the tables
+    give none (``ratio_withheld_sentence``)."""
+    withheld = list(d.get("ratio_withheld") or ())
     load = len(d.get("load_bound") or ())
-    if timed == d.get("groups", timed):
-        if load == timed:
-            return ("cached/send of the wall tok/s",
-                    " (load-bound: the engine, not the trace, set the pace, so above 1: "
-                    "cached faster under that load).")
+    drawn = d.get("groups", 0) - len(withheld)
+    if not load:
+        return "cached/send", " (above 1: cached faster)." + ratio_withheld_sentence(d)
+    if load >= drawn:
         return ("cached/send of the wall tok/s",
-                " (arrival-bound: a timed replay's ratio is no speed verdict"
-                + ("; a load-bound one's is, under its backlog" if load else "") + ").")
-    if load:
-        return ("cached/send", " (above 1: cached faster; for the timed replays a ratio of "
-                "wall tok/s: an arrival-bound one's is no speed verdict, a load-bound "
-                "one's is, under its backlog).")
-    return ("cached/send", " (above 1: cached faster; for the timed replays a ratio of "
-            "wall tok/s, arrival-bound, so no speed verdict).")
+                " (load-bound: the engine, not the trace, set the pace, so above 1: "
+                "cached faster under that load)." + ratio_withheld_sentence(d))
+    return ("cached/send", " (above 1: cached faster; for the load-bound timed replays a "
+            "ratio of wall tok/s, under that load)." + ratio_withheld_sentence(d))
+
+
+def ratio_withheld_sentence(d: dict) -> str:
+    """The throughput caption's sentence on the arrival-bound timed replays
+    (``d["ratio_withheld"]``) that get no cached/send point: their wall tok/s follow
+    the trace, so their ratio would be no speed verdict, and the tables withhold it
+    too (``stats.arrival_bound``). ``""`` where there is none."""
+    withheld = list(d.get("ratio_withheld") or ())
+    if not withheld:
+        return ""
+    names = _listed([w.replace("\n", " ") for w in withheld])
+    one = len(withheld) == 1
+    return (f" No cached/send for {names}: {'it is' if one else 'they are'} arrival-bound, "
+            f"so {'its' if one else 'their'} wall tok/s follow the trace, and the tables "
+            "give no ratio either.")
 
 
 def _error_bar_words(d: dict) -> str:
@@ -217,7 +227,9 @@ def _throughput_caption(d: dict) -> str:
             + _error_bar_words(d)
             + (" The title says which cases are not drawn, and why." if d.get("withheld")
                else ""))
-    if f"{CACHED}/{SEND}" in d["panels"]:
+    if f"{CACHED}/{SEND}" not in d["panels"]:
+        text += ratio_withheld_sentence(d)
+    else:
         ratio, verdict = _ratio_words(d)
         text += (f" {'Below' if d.get('stacked') else 'Right'}: {ratio}, "
                  + ratio_panel_phrase(d) + verdict

@@ -782,13 +782,7 @@ def _throughput_panel(ax, cases, groups: list[str], labels: list[str]) -> dict:
     ax.set_title("Output tokens/s per case" + (
         " (mean, 95 % interval)" if (reps > 1).all() else " (one repetition: no interval)"
         if (reps <= 1).all() else " (mean; 95 % interval where a case repeated)"))
-    timed = []
-    if "trace_speedup" in cases.columns:
-        timed = [grp for grp in groups
-                 if cases.loc[cases["_group"] == grp, "trace_speedup"].notna().any()]
-    load_bound = [grp for grp in timed if all(  # every case of it: else arrival-paced
-        replay_pace(r) == "load-bound"
-        for r in cases.loc[cases["_group"] == grp].to_dict("records"))]
+    timed, load_bound = _timed_groups(cases, groups)
     for grp in timed:  # beside its own points: above that group's highest one
         gi = groups.index(grp)
         near = [min(h, top) if h == h else y for *_, xs, ys, lo, hi in drawn_series
@@ -802,22 +796,43 @@ def _throughput_panel(ax, cases, groups: list[str], labels: list[str]) -> dict:
     return dict(cut=cut, log=log, timed=timed, load_bound=load_bound)
 
 
+def _timed_groups(cases, groups: list[str]) -> tuple[list[str], list[str]]:
+    """Of the throughput figure's ``groups`` (``cases``' ``_group``), the timed
+    replays', and those of them load-bound in every case (``pace.replay_pace``; one
+    case arrival-paced makes its group arrival-bound, as ``stats.arrival_bound``)."""
+    timed = []
+    if "trace_speedup" in cases.columns:
+        timed = [grp for grp in groups
+                 if cases.loc[cases["_group"] == grp, "trace_speedup"].notna().any()]
+    load_bound = [grp for grp in timed if all(
+        replay_pace(r) == "load-bound"
+        for r in cases.loc[cases["_group"] == grp].to_dict("records"))]
+    return timed, load_bound
+
+
+def _row_group(row: dict, multi: bool) -> str:
+    """The throughput figure's group (``_throughput_cases``' ``_group``) of a
+    ``summarize_pairs`` row."""
+    return (f"{row['run_id']}\n" if multi else "") + str(row["workload"])
+
+
 def _ratio_panel(ax, rows: list[dict], groups: list[str], multi: bool,
                  labels: list[str], timed: Sequence[str] = (),
-                 load_bound: Sequence[str] = ()) -> int:
+                 load_bound: Sequence[str] = (), num_drawn: Optional[int] = None) -> int:
     """cached / send tokens/s per group and codec (``summarize_pairs`` rows; each group
     shares its slot among the codecs it has, ``_slot_x``), the axis holding every
     ratio, the line at 1 and every interval end near them, with a margin
     (``ratio_bounds``: logarithmic where they span more than ``RATIO_LOG_SPAN``; an end
     far off is cut at the edge, where a triangle points on); each codec keeps its marker
     (``codec_marker``, as in the tokens/s panel). The title reads "> 1:
-    cached faster" only without timed replays (``timed``: their groups), whose ratio is
-    of wall tok/s, arrival-bound, and no speed verdict. Returns ``(log, cut)``: whether
-    the axis is logarithmic, and how many interval ends were cut."""
+    cached faster" only without timed replays (``timed``: their groups with a ratio
+    drawn, ``num_drawn`` groups in all: the arrival-bound ones have none), whose ratio
+    is of wall tok/s. Returns ``(log, cut)``: whether the axis is logarithmic, and how
+    many interval ends were cut."""
     codecs = list(dict.fromkeys(r["codec"] for r in rows))
 
     def group(r) -> str:
-        return (f"{r['run_id']}\n" if multi else "") + str(r["workload"])
+        return _row_group(r, multi)
 
     present = {grp: [c for c in codecs if any(group(r) == grp and r["codec"] == c
                                               for r in rows)] for grp in groups}
@@ -853,7 +868,8 @@ def _ratio_panel(ax, rows: list[dict], groups: list[str], multi: bool,
     ax.set_xlim(-0.6, len(groups) - 0.4)
     ax.set_xlabel("workload")
     ax.set_ylabel(f"{CACHED} / {SEND} {metric(THROUGHPUT).label} (ratio)")
-    ax.set_title(_ratio_title(len(timed), len(groups), len(load_bound)))
+    ax.set_title(_ratio_title(len(timed), len(groups) if num_drawn is None else num_drawn,
+                              len(load_bound)))
     ax.grid(True, axis="y", alpha=0.3)
     _legend(ax)
     return log, cut
@@ -936,7 +952,9 @@ def throughput(results):
     per case: no error bars on their points), ``method`` and ``ratio_interval`` (some cached/send ratio has an interval:
     its pairs are as many as ``method`` needs, ``stats.min_pairs``), ``timed`` (the timed
     replays' groups, whose tokens/s are over wall time), ``load_bound`` (those of them
-    with a load-bound case, ``pace.replay_pace``), ``groups`` (how many) and
+    load-bound in every case, ``pace.replay_pace``), ``ratio_withheld`` (the other
+    timed groups with a pair: arrival-bound, so no cached/send point, as the tables
+    give no ratio, ``stats.arrival_bound``), ``groups`` (how many) and
     ``ratio_log`` (the cached/send axis, which holds every ratio and the interval ends
     near them, is logarithmic: ``ratio_bounds``) and ``ratio_cut`` (how many interval
     ends far off it cuts at its edge). Raises ``NoData`` when no case has
@@ -946,6 +964,13 @@ def throughput(results):
     groups = list(dict.fromkeys(cases["_group"]))
     rows = summarize_pairs(paired(cases, THROUGHPUT),
                            method=results_ci_method(results.metadata))
+    # an arrival-bound timed replay's wall tok/s follow the trace: no ratio, as in the
+    # tables (``stats.arrival_bound``)
+    multi = len(results.run_ids) > 1
+    timed, load_bound = _timed_groups(cases, groups)
+    withheld = [g for g in timed if g not in load_bound
+                and any(_row_group(r, multi) == g for r in rows)]
+    rows = [r for r in rows if _row_group(r, multi) not in withheld]
     npanel = 2 if rows else 1
     labels = [_wrap_label(g) for g in groups]
     extra = 0.15 * max(lb.count("\n") for lb in labels)
@@ -961,8 +986,9 @@ def throughput(results):
     panel = _throughput_panel(panes[0], cases, groups, labels)
     ratio_log, ratio_cut = False, 0
     if rows:
-        ratio_log, ratio_cut = _ratio_panel(panes[1], rows, groups, len(results.run_ids) > 1, labels,
-                                 panel["timed"], panel["load_bound"])
+        ratio_log, ratio_cut = _ratio_panel(
+            panes[1], rows, groups, multi, labels, panel["load_bound"], panel["load_bound"],
+            num_drawn=len(dict.fromkeys(_row_group(r, multi) for r in rows)))
     _readable_ticks(fig, panes)
     if note:
         fig.suptitle(_note_lines(note), fontsize="small")
@@ -976,7 +1002,7 @@ def throughput(results):
                          if n <= 1] if len(results.run_ids) > 1 else [],
             ratio_interval=any(r["ratio_low"] == r["ratio_low"] for r in rows),
             cut=panel["cut"], log=panel["log"], timed=panel["timed"], groups=len(groups),
-            load_bound=panel["load_bound"],
+            load_bound=panel["load_bound"], ratio_withheld=withheld,
             ratio_log=ratio_log, ratio_cut=ratio_cut, stacked=len(panes) == 2 and panes[1] is axes[1][0]
             if len(axes) == 2 else False)
     return fig

@@ -171,27 +171,34 @@ def test_the_terminal_and_the_report_give_one_ratio_labelled_one_way(runs, tmp_p
 
 def test_a_timed_replays_throughput_caption_names_the_wall_figure():
     """A timed replay's points are its tokens over wall time (first arrival to last
-    completion), and its cached/send ratio is no speed verdict: the caption and the
-    ratio panel's title say so, for a mixed figure kind by kind."""
+    completion); an arrival-bound one's cached/send ratio is no speed verdict, so it
+    gets no point (the tables give none): the caption says so, for a mixed figure kind
+    by kind, and the ratio panel's title says what its points are."""
     timed = dict(series=[("send", "msgpack"), ("cached", "msgpack")],
-                 panels=["tokens/s", "cached/send"], repeated=False, method="t",
-                 timed=["azure-conv-timed"], groups=1)
+                 panels=["tokens/s"], repeated=False, method="t",
+                 timed=["azure-conv-timed"], groups=1, ratio_withheld=["azure-conv-timed"])
     assert blocks.caption("throughput", timed) == (
         "Output tokens/s of every case (a timed replay: every output token over the wall "
         "time from the first arrival to the last completion, `out tok/s (wall)`), one "
         "point per arm and codec: `send` and `cached`; one repetition per case, so no "
-        "error bars. Right: cached/send of the wall tok/s, paired by repetition: geometric "
-        "mean of the per-repetition ratios; one pair each, so no interval (arrival-bound: "
-        "a timed replay's ratio is no speed verdict). The red note marks "
-        "each timed replay's points: arrival-bound, so its tokens/s follow the trace, not "
-        "the policy.")
-    assert blocks.caption("throughput", dict(timed, groups=2)).startswith(
+        "error bars. No cached/send for `azure-conv-timed`: it is arrival-bound, so its "
+        "wall tok/s follow the trace, and the tables give no ratio either. The red note "
+        "marks each timed replay's points: arrival-bound, so its tokens/s follow the "
+        "trace, not the policy.")
+    mixed = dict(timed, groups=2, panels=["tokens/s", "cached/send"])
+    assert blocks.caption("throughput", mixed).startswith(
         "Output tokens/s of every case (steady cases: tokens sampled in counted steps "
         "over their busy wall time; timed replays: every output token over the wall time "
         "from the first arrival to the last completion, `out tok/s (wall)`), one point")
-    assert ("so no interval (above 1: cached faster; for the timed replays a ratio of "
-            "wall tok/s, arrival-bound, so no speed verdict).") in blocks.caption(
-        "throughput", dict(timed, groups=2))
+    assert ("so no interval (above 1: cached faster). No cached/send for "
+            "`azure-conv-timed`: it is arrival-bound") in blocks.caption("throughput", mixed)
+    # a load-bound replay keeps its ratio, read under that load
+    load = dict(mixed, load_bound=["azure-conv-timed"], ratio_withheld=[])
+    assert ("so no interval (above 1: cached faster; for the load-bound timed replays a "
+            "ratio of wall tok/s, under that load).") in blocks.caption("throughput", load)
+    assert ("one pair each, so no interval (load-bound: the engine, not the trace, set the "
+            "pace, so above 1: cached faster under that load).") in blocks.caption(
+        "throughput", dict(load, groups=1))
     assert plots._ratio_title(1, 1) == "cached / send, wall tok/s (arrival-bound)"
     assert plots._ratio_title(0, 2) == "cached / send (> 1: cached faster)"
     assert plots._ratio_title(1, 2) == ("cached / send (> 1: cached faster;\n"

@@ -93,8 +93,18 @@ def test_many_runs_get_readable_labels_and_the_timed_note_by_its_points(run, tmp
         "the first arrival to the last completion, `out tok/s (wall)`), ")
     assert ("The red note marks each timed replay's points: arrival-bound, so its "
             "tokens/s follow the trace, not the policy.") in cap
-    assert "; for the timed replays a ratio of wall tok/s, arrival-bound, so no speed " \
-        "verdict)." in cap
+    # the arrival-bound replays get no ratio point, as the tables give them no ratio
+    assert d["ratio_withheld"] == d["timed"]
+    assert ("(above 1: cached faster). No cached/send for `zz_timed_replay_run "
+            "num_running=4` and `zz_timed_replay_run num_running=16`: they are "
+            "arrival-bound, so their wall tok/s follow the trace, and the tables give no "
+            "ratio either.") in cap
+    ratio_ax = fig.axes[1]
+    drawn_x = {round(x) for line in ratio_ax.lines for x in line.get_xdata()
+               if len(line.get_xdata()) and line.get_linestyle() == "None"}
+    ratio_groups = [t.get_text().replace("\n", "") for t in ratio_ax.get_xticklabels()]
+    assert drawn_x and not any(ratio_groups[x].startswith("zz_timed_replay_run")
+                               for x in drawn_x)
     assert d["stacked"] and " Below: cached/send" in cap  # the panels, one above the other
 
 
