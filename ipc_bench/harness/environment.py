@@ -1317,7 +1317,8 @@ def compare_settings(a: dict, b: dict) -> tuple[list[str], list[str]]:
         if w in ra and w in rb and ra[w] != rb[w]:  # listed; still one workload
             differing.setdefault(("repetitions", str(ra[w]), str(rb[w])), []).append(w)
     for (name, va, vb), workloads in differing.items():
-        where = ("every workload both ran" if len(workloads) == len(shared) > 1 else
+        where = ("every workload in both runs' grids"
+                 if len(workloads) == len(shared) > 1 else
                  f"workload{'s' if len(workloads) > 1 else ''} {', '.join(workloads)}")
         what = "repetitions" if name == "repetitions" else f"case setting {name}"
         lines.append(f"{what} differ{'' if name == 'repetitions' else 's'}: {va} vs {vb} "

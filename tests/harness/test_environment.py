@@ -697,7 +697,7 @@ def test_a_different_number_of_repetitions_is_listed_but_leaves_one_workload():
     assert unlike == []
     two = [{"num_running": 4}, {"num_running": 16}]
     lines, unlike = env.compare_settings(_repeated(1, two), _repeated(3, two))
-    assert lines == ["repetitions differ: 1 vs 3 (every workload both ran)"]
+    assert lines == ["repetitions differ: 1 vs 3 (every workload in both runs' grids)"]
     assert unlike == []
     assert env.compare_settings(_repeated(2), _repeated(2)) == ([], [])
 

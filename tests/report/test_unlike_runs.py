@@ -325,7 +325,8 @@ def test_an_option_left_to_its_default_shows_the_workloads_its_cases_ran():
     assert compare_settings(given, default)[0] == [
         "option --num-running differs: [4, 16] vs default (4, 16, 64)",
         "option --steps differs: 300 vs default (1000)",
-        "case setting counted_steps differs: 300 vs 1000 (every workload both ran)"]
+        "case setting counted_steps differs: 300 vs 1000 (every workload in both runs' "
+        "grids)"]
 
 
 def test_an_option_a_scenario_does_not_take_is_no_difference():
