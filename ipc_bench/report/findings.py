@@ -653,20 +653,31 @@ def _off_nominal_clause(pairs: list[tuple[dict, dict]]) -> str:
     longer than its SchedulerOutput path explains) of the pairs' cases, each once, else
     ''. Such a case did not have the step its label says, so its change is of other
     steps than the one named."""
-    from ipc_bench.analysis.send_cost import case_off_nominal
+    from ipc_bench.analysis.send_cost import case_off_nominal, whole_step_warning
 
     said: list[str] = []
+    whole = False  # a cached case's whole step is named
     for pair in pairs:
         for case in pair:
             sent = case.get("send_cost_send_step_off")
             for w in case_off_nominal(case) + (list(sent) if isinstance(sent, list) else []):
+                whole = whole or w == whole_step_warning(case)
                 w = f"{case.get('policy')}: {w}"
                 if w not in said:
                     said.append(w)
     if not said:
         return ""
     return (" Off nominal (warned): " + "; ".join(said)
-            + "; so these cases did not run the nominal step (--step-time-ms).")
+            + "; so these cases did not run the nominal step (--step-time-ms)"
+            + (WHOLE_STEP_CACHED_ONLY if whole else "") + ".")
+
+
+#: After a finding's off-nominal clause naming cached's whole step: why send's is not
+#: named (``send_cost.case_off_nominal``), so that one arm does not read as at fault.
+WHOLE_STEP_CACHED_ONLY = (" (only cached's whole step is checked against the nominal "
+                          "step: send's, longer by what send costs, stands on the same "
+                          "step, and is checked for what its SchedulerOutput path does "
+                          "not explain)")
 
 
 def _inconclusive_clause(row: dict[str, Any]) -> str:

@@ -61,7 +61,10 @@ def test_cached_whole_step_over_nominal_is_named_too():
         f"Off nominal (warned): {SEND_5MS}; cached: fixed step 5 ms: the whole step ran a "
         "median 6.50 ms (+30 %), more than 10 % + 0.44 ms (control plane at B = 64) over "
         "nominal: a process was descheduled outside the runner's wait; its shares are of "
-        "the measured step; so these cases did not run the nominal step (--step-time-ms).")
+        "the measured step; so these cases did not run the nominal step (--step-time-ms) "
+        "(only cached's whole step is checked against the nominal step: send's, longer by "
+        "what send costs, stands on the same step, and is checked for what its "
+        "SchedulerOutput path does not explain).")
 
 
 def _drawn_points(ax):
