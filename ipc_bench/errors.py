@@ -16,6 +16,13 @@ def one_line(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
+def utf8_text(text: str) -> str:
+    """``text`` with each byte of a path that is not UTF-8 (held as a lone surrogate:
+    ``os.fsdecode``) written as its escape, ``tr\\xff.csv``, so that it can be encoded
+    as UTF-8 and drawn: a report's files and figures."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 #: How a line that names a case's step ``at step N`` numbers it (the interrupt line, a
 #: runner's failure): as ``steps.csv``'s ``seq`` and the summary's ``failed_step``, from
 #: 0, warm-up and uncounted steps included, so a ``--steps 3000`` case can stop at 3658.

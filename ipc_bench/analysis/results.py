@@ -2872,7 +2872,11 @@ def run_labels(run_dirs: list[Path]) -> list[str]:
     end of its path (resolved: a symlink followed) that no other folder's path ends
     with (``x/run`` and ``y/run`` for ``/r/x/run`` and ``/r/y/run``; ``a/x/run`` and
     ``b/x/run`` a level up). A label depends on the folders given, not on their
-    order. Folders must be distinct (``check_distinct_runs``)."""
+    order. Folders must be distinct (``check_distinct_runs``). A byte of a name that is
+    not UTF-8 is written as its escape (``bad\\xffname``: ``errors.utf8_text``), so that
+    figures can draw the label."""
+    from ipc_bench.errors import utf8_text
+
     parts = [run_dir.resolve().parts for run_dir in run_dirs]
     labels = []
     for i, mine in enumerate(parts):
@@ -2880,7 +2884,7 @@ def run_labels(run_dirs: list[Path]) -> list[str]:
         k = 1
         while k < len(mine) and any(p[-k:] == mine[-k:] for p in others):
             k += 1
-        labels.append("/".join(mine[-k:]).lstrip("/") or "/")
+        labels.append(utf8_text("/".join(mine[-k:]).lstrip("/") or "/"))
     return labels
 
 

@@ -96,10 +96,11 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
 
 
 def _utf8(text: str) -> bytes:
-    """``text`` as UTF-8, a byte of a path that is not UTF-8 (held as a lone surrogate:
-    ``os.fsdecode``) written as its escape: ``tr\\xff.csv``, not an error."""
-    return text.encode("utf-8", "surrogateescape").decode(
-        "utf-8", "backslashreplace").encode("utf-8")
+    """``text`` as UTF-8, a byte of a path that is not UTF-8 written as its escape
+    (``errors.utf8_text``), not an error."""
+    from ipc_bench.errors import utf8_text
+
+    return utf8_text(text).encode("utf-8")
 
 
 def beside(run_dir: Path, name: str) -> Path:

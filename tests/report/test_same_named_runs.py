@@ -86,3 +86,9 @@ def test_a_run_folder_and_trace_whose_names_are_not_utf8_are_reported(tmp_path, 
     html = (tmp_path / "rep" / "report.html").read_text(encoding="utf-8")
     assert f"--trace {tmp_path}/tr\\xff.csv" in md
     assert "tr\\xff-run" in md and "tr\\xff-run" in html
+    # with another run: the label, escaped, in every table and figure (drawn by matplotlib)
+    other = copy_as_another_run(run, tmp_path / "other")
+    assert cli.main(["report", str(run), str(other), "--output", str(tmp_path / "both")]) == 0
+    md = (tmp_path / "both" / "report.md").read_text(encoding="utf-8")
+    assert "| workload | arm | codec | tr\\xff-run | other | other ÷ tr\\xff-run |" in md
+    assert (tmp_path / "both" / "compare-throughput.png").stat().st_size > 0
