@@ -1822,6 +1822,7 @@ def _side_by_side(results, key: str,
     timed = {g for g, sel in results.cases.groupby(["workload", "policy", "codec"],
                                                    sort=False)
              if is_timed(sel.to_dict("records"))}
+    paced = _arrival_paced(results) if key == "output_tokens_per_s" else set()
     others = [r for r in ids if r != base]
     header = ["workload", "arm", "codec"] + ids + [ratio_column(r, base) for r in others]
     rows, missing, cut = [], False, {}
@@ -1834,8 +1835,9 @@ def _side_by_side(results, key: str,
                 cut.setdefault(absent[0][group], []).append(group)
             else:
                 missing = True
-        ratios = [f"{vals[r] / den:.3f}" if den and den == den and vals[r] == vals[r]
-                  else "-" for r in others]
+        ratios = [("-" if not (den and den == den and vals[r] == vals[r]) else
+                   ARRIVAL_BOUND_CELL if {group + (r,), group + (base,)} & paced else
+                   f"{vals[r] / den:.3f}") for r in others]
         marked = any(group[0] in unlike.get(pair, ()) for pair in _run_pairs(ids)
                      if all(group + (r,) in means.index for r in pair))
         rows.append([str(group[0]) + (UNLIKE_MARK if marked else ""), group[1], group[2]]
@@ -1846,17 +1848,46 @@ def _side_by_side(results, key: str,
                            ("table", header, rows)]
     wall = [("p", SIDE_WALL_NOTE)] if key == "output_tokens_per_s" and timed & set(
         groups) else []
+    if any(ARRIVAL_BOUND_CELL in row for row in rows):
+        wall.append(("p", SIDE_ARRIVAL_NOTE))
     return blocks + wall + _side_notes(results, base, (missing, cut, absent[1]),
                                        list(held.values()), rows)
 
 
+def _arrival_paced(results) -> set[tuple]:
+    """The (workload, policy, codec, run) of ``results``' timed replay cases not all
+    load-bound (``pace.replay_pace``, as ``stats.arrival_bound``): their wall tok/s
+    follow the trace, so no side-by-side ratio is drawn from them."""
+    from ipc_bench.analysis.pace import replay_pace
+
+    cases = results.cases
+    if cases.empty or "trace_speedup" not in cases.columns:
+        return set()
+    out = set()
+    for g, sel in cases.groupby(["workload", "policy", "codec", "run_id"], sort=False):
+        records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
+                   for r in sel.to_dict("records")]
+        timed = [r for r in records if r.get("trace_speedup") is not None]
+        if timed and not all(replay_pace(r) == "load-bound" for r in timed):
+            out.add(g)
+    return out
+
+
+#: A side-by-side ratio cell of a timed replay arrival-bound in either run
+#: (``_arrival_paced``), as the comparison tables withhold it.
+ARRIVAL_BOUND_CELL = "- (arrival-bound)"
+#: Under a side-by-side table with such a cell.
+SIDE_ARRIVAL_NOTE = (
+    "`- (arrival-bound)`: a timed replay that is not load-bound in every case of both "
+    "runs: its wall tok/s follow the trace's arrivals, so their ratio says nothing of "
+    "the runs' speed, and none is given (as in each run's comparison).")
 #: Under a side-by-side table of ``output_tokens_per_s`` with a timed replay's row.
 SIDE_WALL_NOTE = (
     "`(wall)`: a timed replay's output tokens, warm-up included, over wall time, first "
     "arrival to last completion (arrival-bound where the arrivals set the pace, "
     "load-bound where requests queued and kept the engine busy), as `out tok/s (wall)` in its case "
-    "table, and its ratio columns are of that figure; the other rows' are over the busy "
-    "time of their counted steps.")
+    "table, and its ratio columns are of that figure where it is load-bound in both runs; "
+    "the other rows' are over the busy time of their counted steps.")
 
 
 def _side_notes(results, base: str, missing: tuple[bool, dict[str, list[tuple]], bool],

@@ -107,10 +107,34 @@ def test_a_timed_replays_tokens_are_marked_wall_with_a_note():
         "p", "`(wall)`: a timed replay's output tokens, warm-up included, over wall time, "
              "first arrival to last completion (arrival-bound where the arrivals set the "
              "pace, load-bound where requests queued and kept the engine busy), as `out tok/s (wall)` in "
-             "its case table, and its ratio columns are of that figure; the other rows' "
-             "are over the busy time of their counted steps.")
+             "its case table, and its ratio columns are of that figure where it is "
+             "load-bound in both runs; the other rows' are over the busy time of their "
+             "counted steps.")
     # Bytes per step are the same figure in every scenario: no mark, no note.
     bytes_blocks = _side_by_side(results, "sched_to_runner_payload_bytes_per_step")
     assert bytes_blocks[1][2][1] == ["trace=azure-conv-timed:15", "send", "msgpack", "660",
                                      "663", "1.005"]
     assert not any("(wall)" in str(b) for b in bytes_blocks)
+
+
+def test_a_timed_replays_ratio_is_withheld_where_a_run_is_arrival_bound():
+    """As each run's comparison withholds an arrival-bound replay's wall tok/s ratio,
+    so does the side-by-side table: the cell reads ``- (arrival-bound)``, with a note;
+    load-bound in both runs, the ratio is given."""
+    def row(run, tok_s, waiting):
+        return dict(workload="trace=azure-conv-timed:15", policy="send", codec="msgpack",
+                    run_id=run, output_tokens_per_s=tok_s, trace_speedup=20.0,
+                    waiting_step_share=waiting, num_waiting_mean=3.0 * waiting,
+                    arrival_span_share=0.9, idle_share=0.0)
+
+    results = SimpleNamespace(run_ids=["a", "b"], cases=pd.DataFrame(
+        [row("a", 600.0, 0.0), row("b", 660.0, 0.8)]))
+    blocks = _side_by_side(results, "output_tokens_per_s")
+    assert blocks[1][2] == [["trace=azure-conv-timed:15", "send", "msgpack", "600 (wall)",
+                             "660 (wall)", "- (arrival-bound)"]]
+    assert ("p", "`- (arrival-bound)`: a timed replay that is not load-bound in every case "
+                 "of both runs: its wall tok/s follow the trace's arrivals, so their ratio "
+                 "says nothing of the runs' speed, and none is given (as in each run's "
+                 "comparison).") in blocks
+    results.cases = pd.DataFrame([row("a", 600.0, 0.7), row("b", 660.0, 0.8)])
+    assert _side_by_side(results, "output_tokens_per_s")[1][2][0][-1] == "1.100"
