@@ -1111,7 +1111,7 @@ def _config_blocks(results, run_id: str) -> list[Block]:
     md = results.metadata[run_id]
     blocks: list[Block] = [("ul", [
         f"scenario: `{md.get('scenario', '?')}`, seed {md.get('seed', '?')}",
-        "command: `" + " ".join(md.get("command_line") or []) + "`",
+        "command: `" + _shell_line(md.get("command_line")) + "`",
         f"status: {results.status[run_id]}",
     ] + _run_option_lines(md))]
     states = case_states(results, run_id)
@@ -1321,6 +1321,17 @@ def _emulated_block(one) -> Optional[Block]:
                     f"tokens/s are what {_listed(arms) if arms else 'each case'} "
                     f"cost{'s' if len(arms) == 1 else ''} next to that step, not a "
                     "measured GPU run.")
+
+
+def _shell_line(argv: Any) -> str:
+    """A run's ``command_line`` (its metadata: the argument list) quoted as a shell
+    line that can be pasted back (``shlex.join``: ``--output '/r/int run'``); ``?``
+    where it is not a list."""
+    import shlex
+
+    if not isinstance(argv, list):
+        return "?"
+    return shlex.join(str(a) for a in argv)
 
 
 #: The note a report rendered with ``--no-figures`` gives where its figures would be.

@@ -92,3 +92,11 @@ def test_a_run_folder_and_trace_whose_names_are_not_utf8_are_reported(tmp_path, 
     md = (tmp_path / "both" / "report.md").read_text(encoding="utf-8")
     assert "| workload | arm | codec | tr\\xff-run | other | other ÷ tr\\xff-run |" in md
     assert (tmp_path / "both" / "compare-throughput.png").stat().st_size > 0
+
+
+def test_the_command_of_a_run_is_quoted_as_a_shell_line():
+    from ipc_bench.report.blocks import _shell_line
+
+    assert _shell_line(["bench.py", "--scenario", "soak", "--output", "/r/int run é"]) == \
+        "bench.py --scenario soak --output '/r/int run é'"
+    assert _shell_line(None) == "?"
