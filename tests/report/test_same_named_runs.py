@@ -84,7 +84,7 @@ def test_a_run_folder_and_trace_whose_names_are_not_utf8_are_reported(tmp_path, 
     assert cli.main(["report", str(run), "--output", str(tmp_path / "rep")]) == 0
     md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
     html = (tmp_path / "rep" / "report.html").read_text(encoding="utf-8")
-    assert f"--trace {tmp_path}/tr\\xff.csv" in md
+    assert f"--trace '{tmp_path}/tr\\xff.csv'" in md  # quoted: a shell line
     assert "tr\\xff-run" in md and "tr\\xff-run" in html
     # with another run: the label, escaped, in every table and figure (drawn by matplotlib)
     other = copy_as_another_run(run, tmp_path / "other")
