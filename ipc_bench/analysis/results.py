@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ipc_bench.engine.config import SEND
 from ipc_bench.harness.run_folder import (CASE_KEYS, CLAIM_FILE, FORMAT_VERSION,
                                           PARTIAL_STEPS, REQUEST_COLUMNS, run_in_progress)
 from ipc_bench.harness.spec import (NO_CODEC, RUNNER_COLUMNS, RUNNER_TIMESTAMP_COLUMNS,
@@ -2148,6 +2149,32 @@ def _inproc_problem(case: dict[str, Any]) -> str | None:
     return None
 
 
+def _token_bytes_problem(case: dict[str, Any]) -> str | None:
+    """Why ``case``'s token-id byte figures (``stats.TOKEN_BYTES_KEYS``: what send's
+    new_token_ids add per counted step) cannot be its, in words after ``case 'ID'
+    has``: one above 0 in a case whose policy is not send (no other policy's
+    SchedulerOutput carries them: ``summary.attach_token_bytes`` writes 0), or the two
+    together more than its whole SchedulerOutput (``sched_to_runner_payload_bytes_per_
+    step``, over the same counted steps), of which they are a part. ``None`` when they
+    can be, or are absent."""
+    from ipc_bench.analysis.stats import TOKEN_BYTES_KEYS
+
+    values = {k: _figure(case, k) for k in TOKEN_BYTES_KEYS}
+    if case.get("policy") != SEND:
+        for key, value in values.items():
+            if value:
+                return (f"{key} {value:,.6g}, but its policy is {_shown(case.get('policy'))} "
+                        "(only send's SchedulerOutput carries new_token_ids)")
+        return None
+    payload = _figure(case, "sched_to_runner_payload_bytes_per_step")
+    total = sum(v for v in values.values() if v is not None)
+    if payload is not None and total > payload * (1 + 1e-9) + 1e-9:
+        return (" and ".join(f"{k} {v:,.6g}" for k, v in values.items() if v is not None)
+                + f", more than its whole SchedulerOutput, "
+                f"sched_to_runner_payload_bytes_per_step {payload:,.6g}")
+    return None
+
+
 def _case_problem(case: Any, index: int, labels: dict[str, Any] | None = None,
                   run_scenario: Any = None) -> str | None:
     """Why the ``index``-th entry of ``summary.json``'s ``cases`` cannot be loaded, in
@@ -2158,7 +2185,8 @@ def _case_problem(case: Any, index: int, labels: dict[str, Any] | None = None,
     metrics) holds something other than a number from 0 to ``MAX_CASE_VALUE`` or null;
     its percentages of the machine's CPU time are not shares of it (``_percent_problem``);
     it is a single-process case with a field only two processes have
-    (``_inproc_problem``); one of
+    (``_inproc_problem``); its token-id bytes are not send's or pass its whole
+    SchedulerOutput (``_token_bytes_problem``); one of
     ``_WHOLE_CASE_FIELDS``, there or in its workload ``labels`` (the metadata's),
     is not a whole number; or another of its fields is NaN or infinite. ``None``
     when it can."""
@@ -2179,7 +2207,7 @@ def _case_problem(case: Any, index: int, labels: dict[str, Any] | None = None,
         problem = _value_problem(key, case.get(key))
         if problem:
             return f"{name} has {problem}"
-    problem = _percent_problem(case) or _inproc_problem(case)
+    problem = _percent_problem(case) or _inproc_problem(case) or _token_bytes_problem(case)
     if problem:
         return f"{name} has {problem}"
     for key in _WHOLE_CASE_FIELDS:

@@ -190,6 +190,11 @@ def _label(summary, key, value):
     (lambda s: s["cases"][0].update(scenario="nope"),
      f"case '{SEND}' has scenario \"nope\", but the run's (metadata.scenario) is "
      "\"decode-steady\""),
+    (lambda s: s["cases"][0].update(decode_token_bytes_per_step=50_000,
+                                    sched_to_runner_payload_bytes_per_step=1_330),
+     f"case '{SEND}' has decode_token_bytes_per_step 50,000 and "
+     "prompt_chunk_bytes_per_step 0, more than its whole SchedulerOutput, "
+     "sched_to_runner_payload_bytes_per_step 1,330"),
 ], ids=["tokens-per-s-huge", "num-steps-huge", "policy-a-huge-number", "tokens-per-s-nan", "step-ns-minus-inf", "bytes-negative",
         "count-negative", "other-field-nan", "num-running-a-string", "num-running-a-fraction",
         "metadata-label-a-string", "tp-a-string", "tokens-per-s-a-string",
@@ -199,7 +204,7 @@ def _label(summary, key, value):
         "workload-empty", "policy-a-list", "policy-unknown", "elapsed-negative",
         "steal-a-string", "busy-infinite", "busy-negative", "busy-over-100",
         "steal-over-100", "busy-and-steal-over-100", "model-an-object", "transport-a-number",
-        "scenario-a-list", "scenario-not-the-runs"])
+        "scenario-a-list", "scenario-not-the-runs", "token-bytes-past-the-message"])
 def test_a_value_of_the_wrong_kind_leaves_its_case_out_with_one_warning(
         good_run, tmp_path, capsys, change, why):
     run = _edit(good_run, tmp_path, change)
@@ -988,3 +993,22 @@ def test_a_run_file_that_cannot_be_read_is_said_to_be_unreadable(good_run, tmp_p
     code, err = _report(good_run, tmp_path, capsys, NO_FIGURES)
     assert (code, err) == (2, [f"bench.py report: error: cannot read {steps}: Permission "
                                "denied"])
+
+
+def test_token_id_bytes_in_a_cached_case_leave_it_out(good_run, tmp_path, capsys):
+    """Only send's SchedulerOutput carries new_token_ids: a cached case with token-id
+    bytes (send's and cached's labels swapped by hand) is left out, one line."""
+    def swap(summary):
+        send, cached = summary["cases"]
+        assert send["decode_token_bytes_per_step"] > 0
+        assert cached["decode_token_bytes_per_step"] == 0
+        cached["decode_token_bytes_per_step"] = send["decode_token_bytes_per_step"]
+
+    run = _edit(good_run, tmp_path, swap)
+    value = json.loads((run / "summary.json").read_text())["cases"][1][
+        "decode_token_bytes_per_step"]
+    code, err = _report(run, tmp_path, capsys, NO_FIGURES)
+    assert code == 0
+    assert err == [f"bench.py report: warning: {run / 'summary.json'}: case '{CACHED}' has "
+                   f"decode_token_bytes_per_step {value:,.6g}, but its policy is "
+                   "\"cached\" (only send's SchedulerOutput carries new_token_ids) (left out)"]
