@@ -143,6 +143,7 @@ class Results:
                                                            that file could not take (a write
                                                            failed); NaN: every row written
     num_steps, num_warmup_steps, num_total_steps  steps    counted / warm-up / all steps
+    warmup_token_share                            ratio    warm-up's share of the scheduled tokens
     counted_steps_asked, max_steps                steps    ``--steps`` (steady scenarios; None:
                                                            no such limit) / the cap on all steps
     wall_s                                        s        wall time of the scheduler loop,
@@ -1478,6 +1479,15 @@ def _step_problem(case, rows, path: Path) -> str | None:
                 return (f"{path}: case {case_id!r} has {got:,} of its {len(rows):,} rows "
                         f"with {flag} 1, but summary.json has {figure} {_number(want)} "
                         "(left out)")
+        share = _figure(case, "warmup_token_share")
+        if share is not None and "num_scheduled_tokens" in rows and "warmup" in rows:
+            tokens = rows["num_scheduled_tokens"].to_numpy(dtype=float)
+            total = tokens.sum()
+            warm = tokens[rows["warmup"].astype(bool).to_numpy()].sum()
+            if total and not np.isnan(total) and _differ(share, warm / total):
+                return (f"{path}: case {case_id!r} has {warm:,.15g} of its {total:,.15g} "
+                        f"num_scheduled_tokens in its warm-up rows ({warm / total:,.6g}), "
+                        f"but summary.json has warmup_token_share {share:,.6g} (left out)")
     if not n or want_rows is None or n != want_rows:
         return None
     checks = ([((col,), figure, "sum", np.sum) for col, figure in STEP_SUMS]
@@ -1953,7 +1963,8 @@ def _problems_detail(summary: dict[str, Any], problems: list[Any], run_dir: Path
 
 #: Fields of a ``summary.json`` case that are numbers (or null) besides the metrics
 #: of ``analysis.metrics.METRICS``: counts, times and the replay's speed.
-_NUMERIC_CASE_FIELDS = ("repetition", "num_steps", "num_warmup_steps", "num_total_steps",
+_NUMERIC_CASE_FIELDS = ("repetition", "num_steps", "num_warmup_steps", "warmup_token_share",
+                        "num_total_steps",
                         "counted_steps_asked", "max_steps", "wall_s", "num_requests",
                         "num_rejected", "num_finished", "num_preemptions", "output_tokens",
                         "trace_speedup", "busy_output_tokens_per_s",

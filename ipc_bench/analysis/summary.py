@@ -192,6 +192,19 @@ def _block_cv(step_ns: np.ndarray) -> float | None:
     return float(blocks.std(ddof=1) / blocks.mean())
 
 
+def _warmup_token_share(a: np.ndarray) -> Optional[float]:
+    """The share of all the tokens a case scheduled (``num_scheduled_tokens`` summed over
+    every step of ``a``, its ``sched_array``) that its warm-up steps scheduled; ``None``
+    without a scheduled token."""
+    if not len(a):
+        return None
+    tokens = a[:, _COL["num_scheduled_tokens"]]
+    total = int(tokens.sum())
+    if not total:
+        return None
+    return int(tokens[a[:, _COL["warmup"]] == 1].sum()) / total
+
+
 def _case_identity(result: CaseResult, a: np.ndarray, counted: np.ndarray) -> dict[str, Any]:
     """The case's identity, labels, outcome and request counts."""
     spec = result.spec
@@ -207,6 +220,7 @@ def _case_identity(result: CaseResult, a: np.ndarray, counted: np.ndarray) -> di
         num_steps=int(counted.sum()), counted_steps_asked=spec.counted_steps,
         max_steps=spec.max_steps,
         num_warmup_steps=int(a[:, _COL["warmup"]].sum()) if len(a) else 0,
+        warmup_token_share=_warmup_token_share(a),
         num_total_steps=len(a), wall_s=result.wall_s,
         warmup_pause_s=(None if result.warmup_pause_ns is None
                         else result.warmup_pause_ns / 1e9),
@@ -959,6 +973,30 @@ def no_counted_steps_warning(summary: dict[str, Any]) -> str:
             f"of the kind this scenario counts): the per-step figures are absent{timed}")
 
 
+#: ``warmup_tokens_warning`` warns when a replay's warm-up steps scheduled more than
+#: this share of all its tokens.
+WARMUP_TOKEN_SHARE_MAX = 0.5
+
+
+def warmup_tokens_warning(summary: dict[str, Any]) -> Optional[str]:
+    """One line when a trace replay's case (a ``trace`` label: the timed and logical
+    replays, soak) with counted steps had more than ``WARMUP_TOKEN_SHARE_MAX`` of the
+    tokens it scheduled in its warm-up (``warmup_token_share``): its per-step bytes,
+    times and busy tok/s, over counted steps, leave most of its prefill out, while its
+    latencies and wall tok/s count it (e.g. 60 conversation requests at 1000x: 50
+    warm-up steps of about 900 tokens each, 14 a counted step after them). ``None``
+    otherwise; a steady case's warm-up holds its prefill by design (it counts decode
+    steps)."""
+    share = summary.get("warmup_token_share")
+    if (share is None or share <= WARMUP_TOKEN_SHARE_MAX or not summary.get("num_steps")
+            or not str(summary.get("workload", "")).startswith("trace=")):
+        return None
+    return (f"the {summary.get('num_warmup_steps')} warm-up steps scheduled "
+            f"{100 * share:.0f} % of the replay's tokens (most of its prefill): the "
+            "per-step bytes and times, over counted steps, leave them out, while the "
+            "latencies and tok/s (wall) count them; lower --warmup-steps to count them")
+
+
 #: ``running_shortfall_warning`` warns when a steady case's mean running requests per
 #: counted step fall more than this share below the number asked.
 RUNNING_SHORTFALL = 0.05
@@ -1150,7 +1188,8 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
     later prints its error alone); likewise a ``--tp`` case of spinning ``shm`` readers
     with fewer than N + 1 cores (``tp_oversubscribed``) and a one-runner ``shm`` case
     with fewer than 2 (``shm_oversubscribed``); an ``x floor`` below 1
-    (``floor_below_one_warning``); a fixed-step case whose median model step is off its
+    (``floor_below_one_warning``); a replay whose warm-up scheduled most of its tokens
+    (``warmup_tokens_warning``); a fixed-step case whose median model step is off its
     nominal step by more than 10 % (``send_cost.off_nominal_warning``); a fixed-step
     cached case whose median whole step exceeds its nominal step by more than 10 % plus
     the control plane's allowance (``send_cost.whole_step_warning``). Returns one
@@ -1168,6 +1207,9 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
         warnings.append(no_counted_steps_warning(summary))
     elif n < min_steps:
         warnings.append(f"only {n} counted steps (< {min_steps}): figures are rough")
+    warm_heavy = warmup_tokens_warning(summary)
+    if warm_heavy:
+        warnings.append(warm_heavy)
     asked = summary.get("counted_steps_asked")
     if (asked and n < asked and summary.get("complete") and summary.get("max_steps")
             and summary.get("instrumentation") != "totals"):  # (it counts no step)

@@ -487,3 +487,40 @@ def test_a_tpot_of_a_one_token_request_leaves_its_row_out(timed_run, tmp_path):
         f"{run / 'requests.csv'}: case '{send}' has a tpot_s other than (e2e_s - ttft_s) "
         f"/ (num_output_tokens - 1) in 2 rows (requests 1 and 2, the first: tpot_s "
         f"{tpot:g}, the formula none (1 output token); left out)"]
+
+
+def test_a_warmup_token_share_not_its_rows_leaves_the_case_out(timed_run, tmp_path, capsys):
+    _, send, cached = timed_run
+    run, entry = _copy(timed_run, tmp_path, lambda c: c.update(warmup_token_share=0.01))
+    with open(run / "steps.csv", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["case_id"] == send]
+    total = sum(int(r["num_scheduled_tokens"]) for r in rows)
+    warm = sum(int(r["num_scheduled_tokens"]) for r in rows if r["warmup"] == "1")
+    assert 0 < warm < total
+    line = (f"{run / 'steps.csv'}: case '{send}' has {warm:,} of its {total:,} "
+            f"num_scheduled_tokens in its warm-up rows ({warm / total:,.6g}), but "
+            "summary.json has warmup_token_share 0.01 (left out)")
+    _assert_left_out(run, tmp_path, capsys, line, send, cached)
+
+
+def test_a_replay_whose_warm_up_holds_most_of_its_tokens_is_warned(tmp_path):
+    """Six 500-token prompts at one timestamp, 3 warm-up steps: the prefill is in the
+    warm-up, the counted steps decode; the case says so (and the steady scenarios,
+    whose warm-up holds their prefill by design, do not)."""
+    trace = tmp_path / "t.csv"
+    trace.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                     + "2023-11-16 18:15:46.6805900,500,12\n" * 6)
+    run = tmp_path / "run"
+    run_bench(run, ["--scenario", "azure-conv-timed", "--trace", str(trace), "--codecs",
+                    "msgpack", "--warmup-steps", "3", "--no-single-process",
+                    "--policies", "send"])
+    case = json.loads((run / "summary.json").read_text())["cases"][0]
+    assert case["warmup_token_share"] > 0.9 and case["num_steps"] > 0
+    assert (f"the 3 warm-up steps scheduled {100 * case['warmup_token_share']:.0f} % of the "
+            "replay's tokens (most of its prefill): the per-step bytes and times, over "
+            "counted steps, leave them out, while the latencies and tok/s (wall) count "
+            "them; lower --warmup-steps to count them") in case["warnings"]
+    from ipc_bench.analysis.summary import warmup_tokens_warning
+
+    assert warmup_tokens_warning(dict(case, workload="num_running=4")) is None
+    assert warmup_tokens_warning(dict(case, warmup_token_share=0.5)) is None
