@@ -257,9 +257,9 @@ def _timed_note_sentence(d: dict) -> str:
     text = " The red note marks each timed replay's points"
     if len(load) < len(d.get("timed") or ()):
         text += ("; an arrival-bound one's tokens/s follow the trace, not the policy, "
-                 f"while {_listed(load)}")
+                 f"while {_listed(g.replace(chr(10), ' ') for g in load)}")
     else:
-        text += f": {_listed(load)}"
+        text += f": {_listed(g.replace(chr(10), ' ') for g in load)}"
     return (text + f" {'is' if len(load) == 1 else 'are'} load-bound: "
             f"{LOAD_BOUND_WORDS}.")
 

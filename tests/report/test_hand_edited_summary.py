@@ -801,8 +801,10 @@ def test_a_complete_run_with_a_running_or_failed_case_is_one_warning(
 
 def test_no_case_whose_steps_agree_with_its_summary_is_one_error(good_run, tmp_path, capsys):
     # whole numbers in summary.json (a pandas int64 column) are checked as floats are
+    # (send's token-id bytes to 0 too: more than the whole message is refused first)
     run = _edit(good_run, tmp_path, lambda s: [
-        c.update(sched_to_runner_payload_bytes_per_step=1) for c in s["cases"]])
+        c.update(sched_to_runner_payload_bytes_per_step=1, decode_token_bytes_per_step=0,
+                 prompt_chunk_bytes_per_step=0) for c in s["cases"]])
     code, err = _report(run, tmp_path, capsys)
     assert code == 2
     assert len(err) == 1 and err[0].startswith(
