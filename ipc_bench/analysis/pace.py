@@ -220,3 +220,19 @@ def replay_pace(summary: dict[str, Any]) -> Optional[str]:
         return ("arrival-bound" if summary["arrival_span_share"] >= ARRIVAL_BOUND_SHARE
                 else "load-bound")
     return None
+
+
+def as_record(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` (one row of ``Results.cases`` as a dict) with each NaN (a column the row
+    lacks) read as ``None``, as the ``summary.json`` case it came from has it missing,
+    so that the functions here read it as they read that case."""
+    return {k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
+
+
+def all_load_bound(summaries: Any) -> bool:
+    """Whether every one of ``summaries`` (case records of one comparison group, NaN
+    already read as missing) is load-bound (``replay_pace``): the rule by which a group
+    of timed replay cases gets a ratio of its tokens/s (wall) in the tables, the
+    throughput figure and the multi-run side-by-side table alike (one case that kept
+    up with its arrivals beside one that queued mixes the two). True without cases."""
+    return all(replay_pace(s) == "load-bound" for s in summaries)

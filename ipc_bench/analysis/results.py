@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ipc_bench.analysis.pace import as_record
 from ipc_bench.engine.config import SEND
 from ipc_bench.harness.run_folder import (CASE_KEYS, CLAIM_FILE, FORMAT_VERSION,
                                           PARTIAL_STEPS, REQUEST_COLUMNS, run_in_progress)
@@ -431,6 +432,12 @@ class Results:
                        paths={run_id: self.paths[run_id]},
                        status_detail={run_id: self.status_detail.get(run_id, "")},
                        warnings={run_id: self.warnings.get(run_id, [])})
+
+
+def records(frame) -> list[dict[str, Any]]:
+    """The rows of ``frame`` (a pandas DataFrame, e.g. ``Results.cases``) in order, each
+    a dict with NaN read as ``None`` (``pace.as_record``)."""
+    return [as_record(r) for r in frame.to_dict("records")]
 
 
 def _not_complete(value: Any) -> bool:

@@ -102,7 +102,7 @@ import numpy as np
 
 from ipc_bench.analysis.cores import TIMING_UNITS, footnote
 from ipc_bench.analysis.metrics import metric
-from ipc_bench.analysis.pace import replay_pace
+from ipc_bench.analysis.pace import all_load_bound, as_record
 from ipc_bench.engine.config import CACHED, POLICIES, SEND
 
 CONFIDENCE = 0.95
@@ -840,10 +840,9 @@ def arrival_bound(cases: Iterable[dict[str, Any]]) -> bool:
     arrivals, no throughput figure, so a ratio over them all is none either (a
     repetition that kept up beside one that queued mixes the two). False without
     cases."""
-    clean = [{k: (None if isinstance(v, float) and v != v else v) for k, v in c.items()}
-             for c in cases]
+    clean = [as_record(c) for c in cases]
     return bool(clean) and all(c.get("trace_speedup") is not None for c in clean) and \
-        not all(replay_pace(c) == "load-bound" for c in clean)
+        not all_load_bound(clean)
 
 
 def arms_by_repetition(records: Iterable[dict[str, Any]], keys: Sequence[str]

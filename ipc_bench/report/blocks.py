@@ -15,7 +15,9 @@ from typing import Any, Optional
 
 from ipc_bench.analysis import cores
 from ipc_bench.analysis.metrics import metric
+from ipc_bench.analysis.pace import as_record
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC
+from ipc_bench.analysis.results import records as case_records
 from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.harness.environment import loaded_at_start
 from ipc_bench.report.findings import findings
@@ -181,6 +183,12 @@ def _ratio_words(d: dict) -> tuple[str, str]:
             "ratio of wall tok/s, under that load)." + ratio_withheld_sentence(d))
 
 
+def _group_name(group: str) -> str:
+    """A throughput figure group's name (``plots._row_group``: a run's id and its
+    workload on two lines where several runs are drawn) on one line, for a caption."""
+    return group.replace("\n", " ")
+
+
 def ratio_withheld_sentence(d: dict) -> str:
     """The throughput caption's sentence on the arrival-bound timed replays
     (``d["ratio_withheld"]``) that get no cached/send point: their wall tok/s follow
@@ -189,7 +197,7 @@ def ratio_withheld_sentence(d: dict) -> str:
     withheld = list(d.get("ratio_withheld") or ())
     if not withheld:
         return ""
-    names = _listed([w.replace("\n", " ") for w in withheld])
+    names = _listed(map(_group_name, withheld))
     one = len(withheld) == 1
     return (f" No cached/send for {names}: {'it is' if one else 'they are'} arrival-bound, "
             f"so {'its' if one else 'their'} wall tok/s follow the trace, and the tables "
@@ -257,9 +265,9 @@ def _timed_note_sentence(d: dict) -> str:
     text = " The red note marks each timed replay's points"
     if len(load) < len(d.get("timed") or ()):
         text += ("; an arrival-bound one's tokens/s follow the trace, not the policy, "
-                 f"while {_listed(g.replace(chr(10), ' ') for g in load)}")
+                 f"while {_listed(map(_group_name, load))}")
     else:
-        text += f": {_listed(g.replace(chr(10), ' ') for g in load)}"
+        text += f": {_listed(map(_group_name, load))}"
     return (text + f" {'is' if len(load) == 1 else 'are'} load-bound: "
             f"{LOAD_BOUND_WORDS}.")
 
@@ -452,7 +460,7 @@ def _case_tables(results) -> list[Block]:
         for s in records:
             if s["workload"] != workload:
                 continue
-            s = {k: (None if isinstance(v, float) and v != v else v) for k, v in s.items()}
+            s = as_record(s)
             rows.append([str(s.get("repetition", 0))] + cells(s, CASE_TABLE))
             shown.append(s)
         blocks.append(("p", f"**{workload}**"))
@@ -550,8 +558,7 @@ def _latency_blocks(results, level: int) -> list[Block]:
 
     if results.cases.empty:
         return []
-    records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
-               for r in results.cases.to_dict("records")]
+    records = case_records(results.cases)
     records = [r for r in records if has_latency(r)]
     if not records:
         return []
@@ -594,8 +601,7 @@ def _gap_blocks(results, level: int) -> list[Block]:
     cases = results.cases
     if cases.empty or "runner_gap_ns_median" not in cases.columns:
         return []
-    records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
-               for r in cases.to_dict("records")]
+    records = case_records(cases)
     records = [r for r in records if r.get("runner_gap_ns_median") is not None]
     left_out = sum(map(cores.is_withheld, records))
     records = [r for r in records if not cores.is_withheld(r)]
@@ -649,8 +655,7 @@ def _spec_blocks(results, level: int) -> list[Block]:
     cases = results.cases
     if cases.empty or "num_spec_tokens" not in cases.columns:
         return []
-    records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
-               for r in cases.to_dict("records")]
+    records = case_records(cases)
     if not any(r.get("num_spec_tokens") for r in records):
         return []
     s2r = "sched_to_runner_payload_bytes_per_step"
@@ -695,8 +700,7 @@ def _frontend_blocks(results, level: int) -> list[Block]:
     cases = results.cases
     if cases.empty or "frontend_bytes_per_step" not in cases.columns:
         return []
-    records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
-               for r in cases.to_dict("records")]
+    records = case_records(cases)
     records = [r for r in records if r.get("frontend_bytes_per_step") is not None]
     if not records:
         return []
@@ -774,8 +778,7 @@ def _replica_blocks(results, level: int) -> list[Block]:
     cases = results.cases
     if cases.empty or "replica_scheduler_ns_per_step" not in cases.columns:
         return []
-    records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
-               for r in cases.to_dict("records")]
+    records = case_records(cases)
     records = [r for r in records if r.get("replica_scheduler_ns_per_step") is not None]
     if not records:
         return []
@@ -1307,8 +1310,7 @@ def _emulated_block(one) -> Optional[Block]:
     cases = one.cases
     if cases.empty or "emulated" not in cases.columns:
         return None
-    records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
-               for r in cases.to_dict("records")]
+    records = case_records(cases)
     note = emulated_note(records)
     if note is None:
         return None
@@ -1869,17 +1871,15 @@ def _arrival_paced(results) -> set[tuple]:
     """The (workload, policy, codec, run) of ``results``' timed replay cases not all
     load-bound (``pace.replay_pace``, as ``stats.arrival_bound``): their wall tok/s
     follow the trace, so no side-by-side ratio is drawn from them."""
-    from ipc_bench.analysis.pace import replay_pace
+    from ipc_bench.analysis.pace import all_load_bound
 
     cases = results.cases
     if cases.empty or "trace_speedup" not in cases.columns:
         return set()
     out = set()
     for g, sel in cases.groupby(["workload", "policy", "codec", "run_id"], sort=False):
-        records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
-                   for r in sel.to_dict("records")]
-        timed = [r for r in records if r.get("trace_speedup") is not None]
-        if timed and not all(replay_pace(r) == "load-bound" for r in timed):
+        timed = [r for r in case_records(sel) if r.get("trace_speedup") is not None]
+        if timed and not all_load_bound(timed):
             out.add(g)
     return out
 

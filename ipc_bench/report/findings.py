@@ -593,8 +593,9 @@ def _timed_replay_words(cases, arrival_bound: str = TIMED_REPLAY) -> str:
     from ipc_bench.analysis.pace import arrived_at_start, replay_pace, replay_pace_evidence
     from ipc_bench.report.tables import most_load_bound
 
-    records = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
-               for r in cases.to_dict("records")] if hasattr(cases, "to_dict") else []
+    from ipc_bench.analysis.results import records as case_records
+
+    records = case_records(cases) if hasattr(cases, "to_dict") else []
     load = [r for r in records if replay_pace(r) == "load-bound"]
     timed = [r for r in records if r.get("trace_speedup") is not None]
     if not load:

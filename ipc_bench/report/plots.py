@@ -50,8 +50,8 @@ from typing import Optional, Sequence
 
 from ipc_bench.analysis import cores
 from ipc_bench.analysis.metrics import metric
-from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC
-from ipc_bench.analysis.pace import replay_pace
+from ipc_bench.analysis.pace import all_load_bound
+from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC, records
 from ipc_bench.analysis.stats import mean_interval, paired, results_ci_method, summarize_pairs
 from ipc_bench.engine.config import CACHED, POLICIES, SEND
 from ipc_bench.wire.codecs import CODECS
@@ -804,9 +804,8 @@ def _timed_groups(cases, groups: list[str]) -> tuple[list[str], list[str]]:
     if "trace_speedup" in cases.columns:
         timed = [grp for grp in groups
                  if cases.loc[cases["_group"] == grp, "trace_speedup"].notna().any()]
-    load_bound = [grp for grp in timed if all(
-        replay_pace(r) == "load-bound"
-        for r in cases.loc[cases["_group"] == grp].to_dict("records"))]
+    load_bound = [grp for grp in timed
+                  if all_load_bound(records(cases.loc[cases["_group"] == grp]))]
     return timed, load_bound
 
 
