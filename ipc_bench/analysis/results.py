@@ -1745,6 +1745,40 @@ def _floor_problem(case, floor_rows, path: Path) -> str | None:
     return None
 
 
+def _repetition_value(value: Any) -> Any:
+    """A ``repetition`` from a table or summary.json as a number to compare
+    (``0``, ``0.0`` and ``"0"`` alike), the value itself where it is none."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return value
+
+
+def _rows_identity_problem(case, rows, path: Path) -> str | None:
+    """The line of a case (a ``cases`` row) whose rows in ``path`` (``steps.csv`` or
+    ``requests.csv``, each row keyed by its ``case_id`` and repeating its identity,
+    ``harness.run_folder.CASE_KEYS``) name another ``scenario``, ``policy``, ``codec``,
+    ``repetition`` or ``workload`` than summary.json does: a hand edit that swapped
+    two cases' labels in one file. ``None`` when they agree, or where either lacks the
+    field."""
+    def show(v: Any) -> str:
+        return _number(v) if isinstance(v, float) else _shown(v)
+
+    for key in CASE_KEYS[1:]:
+        want = case.get(key)
+        if key not in rows or want is None or want != want:
+            continue
+        read = _repetition_value if key == "repetition" else str
+        values = [read(v) for v in rows[key] if v == v]
+        bad = [v for v in values if v != read(want)]
+        if bad:
+            return (f"{path}: case {str(case['case_id'])!r} has {key} "
+                    f"{', '.join(map(show, sorted(set(bad), key=str)))} in "
+                    f"{_rows(len(bad))}, but "
+                    f"summary.json has {key} {show(read(want))} (left out)")
+    return None
+
+
 def _disagreeing_cases(steps, requests, floor, cases,
                        run_dir: Path) -> tuple[set[str], list[str]]:
     """The case ids of ``cases`` (summary entries) whose figures disagree, and one line
@@ -1775,7 +1809,11 @@ def _disagreeing_cases(steps, requests, floor, cases,
         if rows_known:
             rows = steps[ids == str(case["case_id"])].reset_index(drop=True)
             if len(rows):
-                why = _step_problem(case, rows, run_dir / "steps.csv")
+                why = (_rows_identity_problem(case, rows, run_dir / "steps.csv")
+                       or _step_problem(case, rows, run_dir / "steps.csv"))
+        if why is None and req_ids is not None:
+            why = _rows_identity_problem(case, requests[req_ids == str(case["case_id"])],
+                                         run_dir / "requests.csv")
         why = why or _rate_problem(case, run_dir / "summary.json")
         if why is None and req_ids is not None:
             mine = requests[req_ids == str(case["case_id"])]
@@ -1795,7 +1833,134 @@ def _disagreeing_cases(steps, requests, floor, cases,
         if why is not None:
             lines.append(why)
             bad.add(str(case["case_id"]))
+    found = (_schedule_problems(steps, ids, cases, bad, run_dir / "steps.csv")
+             if rows_known else [])
+    found += _token_bytes_pair_problems(cases, bad, run_dir / "summary.json")
+    for case_id, why in found:
+        if case_id not in bad:
+            lines.append(why)
+            bad.add(case_id)
     return bad, lines
+
+
+#: The codecs whose SchedulerOutput frames differ between send and cached by the
+#: token-id bytes alone where the two ran one schedule (``_token_bytes_pair_problems``):
+#: each frame encodes the whole message, so send's frame less its token lists is
+#: cached's. The stateful codecs' frames depend on what the runner holds.
+WHOLE_MESSAGE_CODECS = ("msgpack", "pickle")
+
+
+def _token_bytes_pair_problems(cases, bad: set[str], path: Path) -> list[tuple[str, str]]:
+    """``(case_id, line)`` for each send case of ``cases`` (not in ``bad``) whose token-id
+    bytes per step (``decode_token_bytes_per_step`` + ``prompt_chunk_bytes_per_step``:
+    what ``new_token_ids`` add to its frames, ``summary.token_bytes_split``) are not
+    what its SchedulerOutput carries beyond that of a cached case of the same workload,
+    codec (``WHOLE_MESSAGE_CODECS``), transport, repetition and ``schedule_digest``,
+    both synchronous (``sched_to_runner_payload_bytes_per_step``, over the same counted
+    steps: the same schedule): exact in every run (e.g. 19.8 = 390.9 - 371.1), so a
+    figure typed over. The first such cached case is the one compared."""
+    need = {"policy", "codec", "workload", "schedule_digest", "decode_token_bytes_per_step",
+            "sched_to_runner_payload_bytes_per_step"}
+    if not need <= set(cases.columns):
+        return []
+    def key(r):
+        return tuple(r.get(k) for k in ("workload", "codec", "transport", "repetition",
+                                        "schedule_digest"))
+
+    rows = records(cases)
+    cached = {}
+    for r in rows:
+        if r["policy"] != SEND and not r.get("async_scheduling"):
+            cached.setdefault(key(r), r)
+    out = []
+    for r in rows:
+        other = cached.get(key(r))
+        if (r["policy"] != SEND or r.get("async_scheduling") or other is None
+                or r["codec"] not in WHOLE_MESSAGE_CODECS
+                or not isinstance(r["schedule_digest"], str)
+                or str(r["case_id"]) in bad or str(other["case_id"]) in bad):
+            continue
+        figures = [r.get("decode_token_bytes_per_step"),
+                   r.get("prompt_chunk_bytes_per_step") or 0,
+                   r.get("sched_to_runner_payload_bytes_per_step"),
+                   other.get("sched_to_runner_payload_bytes_per_step")]
+        if any(v is None for v in figures):
+            continue
+        tokens, longer = figures[0] + figures[1], figures[2] - figures[3]
+        if abs(tokens - longer) > 1e-6 * max(1.0, abs(longer)):
+            out.append((str(r["case_id"]), (
+                f"{path}: case {str(r['case_id'])!r} has decode_token_bytes_per_step + "
+                f"prompt_chunk_bytes_per_step {tokens:,.6g}, but its SchedulerOutput is "
+                f"{longer:,.6g} bytes a step longer than that of case "
+                f"{str(other['case_id'])!r}, which ran the same schedule (left out)")))
+    return out
+
+
+#: The ``steps.csv`` columns that follow from a step's schedule alone, so equal in every
+#: row of two cases with one ``schedule_digest`` (``harness.oracle.ScheduleDigest``:
+#: the scheduled requests and token counts of every step, warm-up included).
+SCHEDULE_COLUMNS = ("num_reqs", "num_scheduled_tokens")
+
+
+def _schedule_problems(steps, ids, cases, bad: set[str],
+                       path: Path) -> list[tuple[str, str]]:
+    """``(case_id, line)`` for each case of ``cases`` (not in ``bad``) whose
+    ``steps.csv`` rows (``ids``: the rows' case ids), every step's there
+    (``num_total_steps``), schedule other batches (``SCHEDULE_COLUMNS``) than the
+    cases that share its ``schedule_digest``: a digest typed over, which would let the
+    token oracle's verdicts and the floor pairs compare cases whose schedules differ.
+    The batches most of the group's cases share are taken as the digest's; where no
+    sequence has a majority (two cases that differ), every case of the group is
+    named."""
+    if not set(SCHEDULE_COLUMNS) <= set(steps.columns) or "schedule_digest" not in cases:
+        return []
+    groups: dict[str, list[tuple[str, tuple]]] = {}
+    for i in range(len(cases)):
+        case = cases.iloc[i]
+        case_id, digest = str(case["case_id"]), case["schedule_digest"]
+        if case_id in bad or not isinstance(digest, str):
+            continue
+        rows = steps[ids == case_id]
+        if not len(rows) or len(rows) != _figure(case, "num_total_steps"):
+            continue
+        batches = tuple(map(tuple, rows.sort_values("seq" if "seq" in rows else "step")[
+            list(SCHEDULE_COLUMNS)].to_numpy(dtype=float).tolist()))
+        groups.setdefault(digest, []).append((case_id, batches))
+    out = []
+    for digest, members in groups.items():
+        counts: dict[tuple, int] = {}
+        for _, batches in members:
+            counts[batches] = counts.get(batches, 0) + 1
+        if len(counts) < 2:
+            continue
+        top = max(counts.values())
+        common = next(b for b, n in counts.items() if n == top) \
+            if list(counts.values()).count(top) == 1 else None
+        for case_id, batches in members:
+            if batches == common:
+                continue
+            other_id, other = next((c, b) for c, b in members if b != batches)
+            out.append((case_id, f"{path}: case {case_id!r} has schedule_digest "
+                        f"{digest[:12]}... as case {other_id!r}, but its rows schedule "
+                        f"other batches ({_first_other_batch(batches, other)}; left out)"))
+    return out
+
+
+def _first_other_batch(batches: tuple, other: tuple) -> str:
+    """The first step at which two cases' ``SCHEDULE_COLUMNS`` sequences differ, in
+    words: ``step 3: 4 requests, 605 tokens against 4 requests, 600 tokens``."""
+    def said(batch) -> str:
+        if batch is None:
+            return "no step"
+        reqs, tokens = batch
+        return f"{reqs:g} request{'s' * (reqs != 1)}, {tokens:g} token{'s' * (tokens != 1)}"
+
+    for step in range(max(len(batches), len(other))):
+        mine = batches[step] if step < len(batches) else None
+        theirs = other[step] if step < len(other) else None
+        if mine != theirs:
+            return f"step {step}: {said(mine)} against {said(theirs)}"
+    return "no step differs"
 
 
 def _short_steps(steps, cases) -> str:
@@ -2109,6 +2274,44 @@ def _identity_problem(case: dict[str, Any], run_scenario: Any = None) -> str | N
     return None
 
 
+def _case_id_parts(case_id: Any) -> tuple[str, str, int] | None:
+    """The arm, codec and repetition a run's ``case_id`` names
+    (``harness.spec.CaseSpec.case_id``: ``LABELS/ARM/CODEC#REPETITION``), or ``None``
+    for an id not of that form with a known arm and codec (one a test or an older tool
+    wrote: nothing to check it against)."""
+    if not isinstance(case_id, str):
+        return None
+    parts = case_id.rsplit("/", 2)
+    if len(parts) != 3:
+        return None
+    codec, sep, repetition = parts[2].rpartition("#")
+    if not sep or codec not in known_codecs() or not is_known_arm(parts[1]) \
+            or not repetition.isdecimal():
+        return None
+    return parts[1], codec, int(repetition)
+
+
+def _arm_problem(case: dict[str, Any]) -> str | None:
+    """Where a case's ``arm``, ``codec`` or ``repetition`` is not the one its
+    ``case_id`` names (``_case_id_parts``: a hand edit that swapped two cases' labels
+    and left their ids), or its ``arm`` is a policy's (or its A/A copy's) other than
+    its ``policy``, in words after ``case 'ID' has`` (``arm "cached", but its case_id
+    names arm send``); ``None`` otherwise."""
+    arm = case.get("arm") or None
+    policy = case["policy"]
+    if isinstance(arm, str) and arm.rstrip("'") in known_policies() \
+            and arm.rstrip("'") != policy:
+        return f"arm {_shown(arm)}, but policy {_shown(policy)}"
+    named = _case_id_parts(case.get("case_id"))
+    if named is None:
+        return None
+    for key, value, want in (("arm", arm, named[0]), ("codec", case.get("codec"), named[1]),
+                             ("repetition", case.get("repetition"), named[2])):
+        if value is not None and value != want:
+            return f"{key} {_shown(value)}, but its case_id names {key} {want}"
+    return None
+
+
 def _value_problem(key: str, value: Any, whole: bool = False) -> str | None:
     """Why ``value`` of the known numeric field ``key`` is not one, in words
     (``output_tokens_per_s "fast", not a number``); ``None`` when it is a number from
@@ -2206,7 +2409,8 @@ def _case_problem(case: Any, index: int, labels: dict[str, Any] | None = None,
     (``_inproc_problem``); its token-id bytes are not send's or pass its whole
     SchedulerOutput (``_token_bytes_problem``); one of
     ``_WHOLE_CASE_FIELDS``, there or in its workload ``labels`` (the metadata's),
-    is not a whole number; or another of its fields is NaN or infinite. ``None``
+    is not a whole number; its arm, codec or repetition is not the one its ``case_id``
+    names (``_arm_problem``); or another of its fields is NaN or infinite. ``None``
     when it can."""
     from ipc_bench.analysis.metrics import METRICS
 
@@ -2232,6 +2436,9 @@ def _case_problem(case: Any, index: int, labels: dict[str, Any] | None = None,
         problem = _value_problem(key, case.get(key), whole=True)
         if problem:
             return f"{name} has {problem}"
+    problem = _arm_problem(case)
+    if problem:
+        return f"{name} has {problem}"
     for key, value in (labels or {}).items():
         problem = (_value_problem(key, value, whole=True) if key in _WHOLE_CASE_FIELDS
                    else None)
@@ -2919,9 +3126,10 @@ def run_labels(run_dirs: list[Path]) -> list[str]:
     with (``x/run`` and ``y/run`` for ``/r/x/run`` and ``/r/y/run``; ``a/x/run`` and
     ``b/x/run`` a level up). A label depends on the folders given, not on their
     order. Folders must be distinct (``check_distinct_runs``). A byte of a name that is
-    not UTF-8 is written as its escape (``bad\\xffname``: ``errors.utf8_text``), so that
-    figures can draw the label."""
-    from ipc_bench.errors import utf8_text
+    not UTF-8, or a control character, is written as its escape (``bad\\xffname``,
+    ``e\\x1bsc``: ``errors.one_line``), so that figures can draw the label and a
+    terminal shows it as it is."""
+    from ipc_bench.errors import one_line
 
     parts = [run_dir.resolve().parts for run_dir in run_dirs]
     labels = []
@@ -2930,7 +3138,7 @@ def run_labels(run_dirs: list[Path]) -> list[str]:
         k = 1
         while k < len(mine) and any(p[-k:] == mine[-k:] for p in others):
             k += 1
-        labels.append(utf8_text("/".join(mine[-k:]).lstrip("/") or "/"))
+        labels.append(one_line("/".join(mine[-k:]).lstrip("/") or "/"))
     return labels
 
 

@@ -281,22 +281,37 @@ def test_a_summary_without_metadata_is_one_warning(good_run, tmp_path, capsys):
 
 @pytest.mark.parametrize("arm", ["send'", "cached+async", ""])
 def test_an_arm_a_run_writes_is_taken(good_run, tmp_path, capsys, arm):
-    run = _edit(good_run, tmp_path, lambda s: s["cases"][0].update(arm=arm))
+    def relabel(s):  # the case id names the arm, as a run writes it
+        case = s["cases"][0]
+        case.update(arm=arm, case_id=case["case_id"].replace("/send/", f"/{arm or 'send'}/"))
+
+    run = _edit(good_run, tmp_path, relabel)
+    for name in ("steps.csv", "requests.csv"):
+        path = run / name
+        path.write_text(path.read_text().replace("/send/", f"/{arm or 'send'}/"))
     code, err = _report(run, tmp_path, capsys)
     assert (code, err) == (0, [])
     md = (tmp_path / "rep" / "report.md").read_text()
     assert f"| 0 | {arm or 'send'} | msgpack |" in md
 
 
+@pytest.mark.parametrize("case_id", [CACHED, "copy"], ids=["its-id-kept", "its-id-too"])
 def test_a_case_relabelled_onto_another_is_left_out_not_averaged(good_run, tmp_path,
-                                                                  capsys):
-    run = _edit(good_run, tmp_path,
-                lambda s: s["cases"][1].update(policy="send", arm="send"))
+                                                                  capsys, case_id):
+    """cached's case labelled send: its case id still names cached, which says so; an
+    id edited too (one a run never writes) leaves two cases of one arm, workload,
+    codec and repetition, the later left out."""
+    run = _edit(good_run, tmp_path, lambda s: s["cases"][1].update(
+        policy="send", arm="send", case_id=case_id))
     code, err = _report(run, tmp_path, capsys, NO_FIGURES)
     assert code == 0
-    assert _warned(err) == [
-        f"{run / 'summary.json'}: case '{CACHED}' has the arm, workload, codec and "
-        f"repetition of case '{SEND}' (send, num_running=4, msgpack, 0) (left out)"]
+    assert _warned(err) == ([
+        f"{run / 'summary.json'}: case '{CACHED}' has arm \"send\", but its case_id names "
+        "arm cached (left out)"] if case_id == CACHED else [
+        f"{run / 'summary.json'}: case 'copy' has the arm, workload, codec and "
+        f"repetition of case '{SEND}' (send, num_running=4, msgpack, 0) (left out)",
+        f"{run}: case '{CACHED}' has 25 rows in steps.csv and 4 rows in requests.csv, but "
+        "summary.json does not list it (left out)"])
     assert _loaded(run) == _warned(err)
     md = (tmp_path / "rep" / "report.md").read_text()
     assert md.count("| 0 | send | msgpack |") == 1

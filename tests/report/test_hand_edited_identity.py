@@ -1,0 +1,156 @@
+"""A run folder edited so that a case's labels, its rows' labels or its schedule
+digest no longer name what it measured: the loader leaves the case out with one line
+naming the first difference, since its figures would be read as another arm's, or its
+token streams as comparable with a case that ran another schedule."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import warnings
+
+import pytest
+
+from analysis_run import run_bench
+from ipc_bench.analysis.results import ResultsWarning, load
+
+RUN = ["--scenario", "decode-steady", "--num-running", "2,4", "--steps", "20",
+       "--warmup-steps", "5", "--codecs", "msgpack", "--no-single-process", "--no-floor"]
+SEND2, CACHED2 = "num_running=2/send/msgpack#0", "num_running=2/cached/msgpack#0"
+SEND4, CACHED4 = "num_running=4/send/msgpack#0", "num_running=4/cached/msgpack#0"
+
+
+@pytest.fixture(scope="module")
+def two_workloads(tmp_path_factory):
+    """A real run: send and cached at 2 and at 4 running requests."""
+    run = tmp_path_factory.mktemp("identity") / "good"
+    run_bench(run, RUN)
+    return run
+
+
+def _copy(two_workloads, tmp_path, change=None):
+    run = tmp_path / "run"
+    shutil.copytree(two_workloads, run)
+    summary = json.loads((run / "summary.json").read_text())
+    assert [c["case_id"] for c in summary["cases"]] == [SEND2, CACHED2, SEND4, CACHED4]
+    if change is not None:
+        change({c["case_id"]: c for c in summary["cases"]})
+    (run / "summary.json").write_text(json.dumps(summary))
+    return run
+
+
+def _loaded(run):
+    """(the loader's warning lines, the case ids it kept)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResultsWarning)
+        results = load(run)
+    return ([str(w.message) for w in caught if issubclass(w.category, ResultsWarning)],
+            list(results.cases["case_id"]))
+
+
+def _batches(run, case_id):
+    with open(run / "steps.csv", newline="") as f:
+        return [(int(r["num_reqs"]), int(r["num_scheduled_tokens"]))
+                for r in csv.DictReader(f) if r["case_id"] == case_id]
+
+
+def test_the_unedited_run_loads_whole(two_workloads):
+    assert _loaded(two_workloads) == ([], [SEND2, CACHED2, SEND4, CACHED4])
+
+
+def test_two_cases_whose_labels_and_token_bytes_were_swapped_are_left_out(
+        two_workloads, tmp_path):
+    """send's and cached's policy, arm and token-id bytes swapped: each figure still
+    passes for its new label, but each case id names the arm it ran."""
+    def swap(cases):
+        a, b = cases[SEND2], cases[CACHED2]
+        for key in ("policy", "arm", "decode_token_bytes_per_step"):
+            a[key], b[key] = b[key], a[key]
+
+    run = _copy(two_workloads, tmp_path, swap)
+    assert _loaded(run) == ([
+        f"{run / 'summary.json'}: case '{SEND2}' has arm \"cached\", but its case_id names "
+        "arm send (left out)",
+        f"{run / 'summary.json'}: case '{CACHED2}' has arm \"send\", but its case_id names "
+        "arm cached (left out)"], [SEND4, CACHED4])
+
+
+def test_a_policy_its_arm_is_not_leaves_the_case_out(two_workloads, tmp_path):
+    run = _copy(two_workloads, tmp_path, lambda cases: cases[CACHED4].update(policy="send"))
+    assert _loaded(run) == ([
+        f"{run / 'summary.json'}: case '{CACHED4}' has arm \"cached\", but policy \"send\" "
+        "(left out)"], [SEND2, CACHED2, SEND4])
+
+
+@pytest.mark.parametrize("name", ["steps.csv", "requests.csv"])
+def test_rows_that_name_another_policy_leave_their_case_out(two_workloads, tmp_path, name):
+    run = _copy(two_workloads, tmp_path)
+    path = run / name
+    lines = path.read_text().splitlines(keepends=True)
+    edited = 0
+    for i, line in enumerate(lines):
+        if line.startswith(SEND2 + ",") and edited < 2:
+            lines[i] = line.replace(",send,msgpack,", ",cached,msgpack,", 1)
+            edited += 1
+    path.write_text("".join(lines))
+    assert _loaded(run) == ([
+        f"{path}: case '{SEND2}' has policy \"cached\" in 2 rows, but summary.json has "
+        "policy \"send\" (left out)"], [CACHED2, SEND4, CACHED4])
+
+
+def test_a_schedule_digest_typed_over_leaves_the_case_out(two_workloads, tmp_path):
+    """4/send given the digest of the cases at 2: its rows schedule 4 requests a step,
+    theirs 2; the two cases at 2 agree, so 4/send is the one left out."""
+    digest = {}
+
+    def retype(cases):
+        digest["of 2"] = cases[SEND2]["schedule_digest"]
+        assert cases[SEND4]["schedule_digest"] != digest["of 2"]
+        cases[SEND4]["schedule_digest"] = digest["of 2"]
+
+    run = _copy(two_workloads, tmp_path, retype)
+    mine, theirs = _batches(run, SEND4)[0], _batches(run, SEND2)[0]
+    assert (mine[0], theirs[0]) == (4, 2)
+    assert _loaded(run) == ([
+        f"{run / 'steps.csv'}: case '{SEND4}' has schedule_digest {digest['of 2'][:12]}... "
+        f"as case '{SEND2}', but its rows schedule other batches (step 0: 4 requests, "
+        f"{mine[1]} tokens against 2 requests, {theirs[1]} tokens; left out)"],
+        [SEND2, CACHED2, CACHED4])
+
+
+def test_two_cases_of_one_typed_digest_that_differ_are_both_left_out(two_workloads,
+                                                                      tmp_path):
+    """No majority to tell which one the digest is of: both are named."""
+    def retype(cases):
+        for case_id in (SEND2, SEND4):
+            cases[case_id]["schedule_digest"] = "ab" * 32
+
+    run = _copy(two_workloads, tmp_path, retype)
+    lines, kept = _loaded(run)
+    assert kept == [CACHED2, CACHED4]
+    assert [line.split(" has schedule_digest abababababab... as case ")[0] for line in lines] \
+        == [f"{run / 'steps.csv'}: case '{SEND2}'", f"{run / 'steps.csv'}: case '{SEND4}'"]
+
+
+def test_token_bytes_typed_over_to_a_believable_value_leave_the_case_out(two_workloads,
+                                                                         tmp_path):
+    """With one schedule, send's SchedulerOutput is longer than cached's by its
+    token-id bytes exactly; a value typed over (smaller than the frame, so believable
+    on its own) is not."""
+    figures = {}
+
+    def retype(cases):
+        figures.update(send=cases[SEND2]["sched_to_runner_payload_bytes_per_step"],
+                       cached=cases[CACHED2]["sched_to_runner_payload_bytes_per_step"],
+                       tokens=cases[SEND2]["decode_token_bytes_per_step"])
+        cases[SEND2]["decode_token_bytes_per_step"] = 5.0
+
+    run = _copy(two_workloads, tmp_path, retype)
+    longer = figures["send"] - figures["cached"]
+    assert abs(longer - figures["tokens"]) < 1e-9 and figures["tokens"] > 5
+    assert _loaded(run) == ([
+        f"{run / 'summary.json'}: case '{SEND2}' has decode_token_bytes_per_step + "
+        f"prompt_chunk_bytes_per_step 5, but its SchedulerOutput is {longer:,.6g} bytes a "
+        f"step longer than that of case '{CACHED2}', which ran the same schedule (left out)"],
+        [CACHED2, SEND4, CACHED4])
