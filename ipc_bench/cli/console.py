@@ -1,8 +1,8 @@
 """stdout and stderr that cannot break a command.
 
 A closed pipe (``bench.py --list | head -1``), a full disk (``> /dev/full``), a hung-up
-terminal or a descriptor closed at start (``2>&-``) never costs a result or prints a
-traceback: ``Console.install()`` opens ``/dev/null`` on any of descriptors 0-2 that is
+terminal or a descriptor closed at start (``>&-``, ``2>&-``) never costs a result or
+prints a traceback: ``Console.install()`` opens ``/dev/null`` on any of descriptors 0-2 that is
 closed (so no file the run opens can take their place and receive a child's output)
 and replaces ``sys.stdout`` / ``sys.stderr`` with ``GuardedStream``s. The first write
 that fails is remembered, the stream's descriptor is pointed at ``/dev/null`` (later
@@ -11,7 +11,8 @@ command goes on. ``Console.restore(code)`` flushes, puts the streams back and re
 the exit code: stdout on a broken pipe turns a 0 into 141 (128 + SIGPIPE, what a shell
 reports for a writer killed by SIGPIPE) and says nothing; any other stdout error is one
 line on stderr and turns a 0 into 1 (a run also records it in ``summary.json``:
-``stdout_failure``). A failing stderr changes nothing: there is nowhere left to
+``stdout_failure``); so does stdout closed at start, at its first write (``Bad file
+descriptor (closed at start)``: the tables went nowhere). A failing stderr changes nothing: there is nowhere left to
 report it.
 """
 
@@ -34,11 +35,16 @@ class GuardedStream:
     the wrapped stream writes to it."""
 
     def __init__(self, stream: Optional[TextIO], fd: int):
+        # ``None``: the descriptor was closed when Python started (``>&-``); the first
+        # write fails as a write to it would, and the text goes to /dev/null
+        self.closed_at_start = stream is None
         self.stream = stream if stream is not None else open(os.devnull, "w")
         self.fd = fd
         self.error: Optional[OSError] = None
 
     def write(self, text: str) -> int:
+        if self.error is None and self.closed_at_start and text:
+            self.error = OSError(errno.EBADF, "Bad file descriptor (closed at start)")
         if self.error is None:
             try:
                 return self.stream.write(text)

@@ -313,13 +313,18 @@ def test_help_into_a_closed_pipe_or_a_full_disk(args, prog):
         assert bench_to(full, *args) == (1, f"{prog}: error: cannot write to stdout: {NO_SPACE}\n")
 
 
-def test_list_with_stdout_and_stderr_closed_exits_0():
+def test_list_with_stderr_closed_exits_0_and_with_stdout_closed_says_its_list_was_lost():
+    """``2>&-`` loses nothing the command was asked for; ``>&-`` loses the list (as
+    ``ls >&-`` fails), so one line on stderr and exit 1, as on a full disk."""
+    got = []
     for fd in (1, 2):
         proc = subprocess.run([sys.executable, "bench.py", "--list"], cwd=REPO, text=True,
                               capture_output=True, timeout=120,
                               preexec_fn=lambda fd=fd: os.close(fd))
-        assert proc.returncode == 0
-        assert (proc.stdout == "") == (fd == 1) and proc.stderr == ""
+        got.append((proc.returncode, proc.stdout != "", proc.stderr))
+    assert got == [(1, False, "bench.py: error: cannot write to stdout: Bad file "
+                              "descriptor (closed at start)\n"),
+                   (0, True, "")]
 
 
 def test_run_into_a_closed_pipe_keeps_every_result(tmp_path):
@@ -351,6 +356,22 @@ def test_run_with_stderr_closed_keeps_every_result(tmp_path):
     assert proc.returncode == 0 and proc.stderr == ""
     assert f"results: {tmp_path / 'run'}" in proc.stdout
     _assert_complete(tmp_path / "run")
+
+
+def test_run_with_stdout_closed_keeps_every_result_and_says_its_tables_were_lost(tmp_path):
+    """``>&-``: the tables had nowhere to go, which a 0 would hide; the results are
+    whole and summary.json says why the run failed."""
+    run = tmp_path / "run"
+    proc = subprocess.run([sys.executable, "bench.py", *TINY, "--output", str(run)],
+                          cwd=REPO, capture_output=True, text=True, timeout=120,
+                          preexec_fn=lambda: os.close(1))
+    line = "cannot write to stdout: Bad file descriptor (closed at start)"
+    assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", f"bench.py: error: {line}\n")
+    summary = json.loads((run / "summary.json").read_text())
+    assert (summary["status"], summary["problems"]) == ("failed", [line])
+    assert [c["complete"] for c in summary["cases"]] == [True, True]
+    steps = pd.read_csv(run / "steps.csv")
+    assert sorted(steps["case_id"].unique()) == sorted(c["case_id"] for c in summary["cases"])
 
 
 @pytest.fixture(scope="module")
