@@ -20,6 +20,7 @@ import hashlib
 import importlib.metadata
 import os
 import platform
+import re
 import signal
 import socket
 import subprocess
@@ -1135,6 +1136,15 @@ def _unused_by_models(md: dict, name: str) -> bool:
                    for m in models)
 
 
+def _settings_stated(lines) -> set[str]:
+    """The case settings (``OPTION_SETTINGS``) of the options that ``lines``
+    (``_option_lines``) say differ (``option --max-num-seqs differs: ...``), so that
+    the same difference is not said again as a case setting."""
+    names = {m.group(1).replace("-", "_") for m in
+             (re.match(r"option --([\w-]+) differs", line) for line in lines) if m}
+    return {OPTION_SETTINGS[n] for n in names if n in OPTION_SETTINGS}
+
+
 def _option_lines(a: dict, b: dict) -> list[tuple[str, bool]]:
     """The scenario options as given (``metadata["options"]``) that differ between runs
     ``a`` and ``b``, ``a``'s value first, each with whether it makes every shared
@@ -1277,8 +1287,9 @@ def compare_settings(a: dict, b: dict) -> tuple[list[str], list[str]]:
     where one file was read to other ``--max-requests``, ``_trace_line``; ``option
     --ci-method differs:
     bootstrap vs t``, ``option --vocab-size
-    differs: 100 vs default (128256)``, ``case setting model.vocab_size differs: 100 vs 128256
-    (workload trace=azure-conv:20)``), and the workload keys both runs ran whose rows
+    differs: 100 vs default (128256)``, ``case setting transport differs: tcp vs ipc
+    (workload trace=azure-conv:20)``; a case setting an option sets is said by the
+    option's line alone, ``_settings_stated``), and the workload keys both runs ran whose rows
     are not comparable (every shared one when a run-wide setting differs). A setting
     missing from one run's metadata (an older run) is not compared, nor is a model
     setting that a run's model does not use (``scenario.model_uses``: the null
@@ -1297,6 +1308,7 @@ def compare_settings(a: dict, b: dict) -> tuple[list[str], list[str]]:
     options = _option_lines(a, b)
     lines += [line for line, _ in options]
     run_wide = run_wide or any(wide for _, wide in options)
+    stated = _settings_stated(line for line, _ in options)
     both = _case_keys(a) & _case_keys(b)  # an arm one run alone ran is no difference
     wa, wb = _workload_settings(a, both), _workload_settings(b, both)
     shared = [w for w in wa if w in wb]
@@ -1317,6 +1329,8 @@ def compare_settings(a: dict, b: dict) -> tuple[list[str], list[str]]:
         if w in ra and w in rb and ra[w] != rb[w]:  # listed; still one workload
             differing.setdefault(("repetitions", str(ra[w]), str(rb[w])), []).append(w)
     for (name, va, vb), workloads in differing.items():
+        if name in stated:  # its option's line says it, run-wide
+            continue
         where = ("every workload in both runs' grids"
                  if len(workloads) == len(shared) > 1 else
                  f"workload{'s' if len(workloads) > 1 else ''} {', '.join(workloads)}")

@@ -156,9 +156,7 @@ def test_runs_of_other_workload_settings_differ_setting_by_setting(runs, tmp_pat
     lines = [ln for ln in md if ln.startswith("- vocab against a: ")]
     assert lines == [
         "- vocab against a: option --req-id-format differs: numeric vs cmpl",
-        "- vocab against a: option --vocab-size differs: 100 vs default (128256)",
-        "- vocab against a: case setting model.vocab_size differs: 100 vs 128256 "
-        "(workload trace=azure-conv:6)"]
+        "- vocab against a: option --vocab-size differs: 100 vs default (128256)"]
     assert CARE in md
     rows = _side_by_side(md)
     assert len(rows) == 6 and all(ln.startswith("| trace=azure-conv:6 ≠ |") for ln in rows)
@@ -283,9 +281,7 @@ def test_options_left_to_other_defaults_differ_by_their_values_in_effect():
     assert compare_settings(step_time, same_labels) == ([
         "option --model differs: default (fixed-step) vs default (null)",
         "option --step-time-ms differs: [2.0] vs default (none: no case's model "
-        "uses it)",
-        "case setting model.name differs: fixed-step vs null "
-        "(workload num_running=4,step_time_ms=2.0)"], ["num_running=4,step_time_ms=2.0"])
+        "uses it)"], ["num_running=4,step_time_ms=2.0"])
 
 
 def test_a_step_time_run_and_a_decode_steady_run_differ_in_their_default_models(tmp_path):
@@ -324,9 +320,7 @@ def test_an_option_left_to_its_default_shows_the_workloads_its_cases_ran():
                             ({"num_running": 64}, 1000)])
     assert compare_settings(given, default)[0] == [
         "option --num-running differs: [4, 16] vs default (4, 16, 64)",
-        "option --steps differs: 300 vs default (1000)",
-        "case setting counted_steps differs: 300 vs 1000 (every workload in both runs' "
-        "grids)"]
+        "option --steps differs: 300 vs default (1000)"]
 
 
 def test_an_option_a_scenario_does_not_take_is_no_difference():
@@ -472,14 +466,11 @@ def test_warmup_steps_are_an_option_as_steps_are():
 
     short, default = run(10, 10), run(30, None)
     assert compare_settings(short, default) == ([
-        "option --warmup-steps differs: 10 vs default (30)",
-        "case setting warmup_steps differs: 10 vs 30 (workload num_running=4)"],
-        ["num_running=4"])
+        "option --warmup-steps differs: 10 vs default (30)"], ["num_running=4"])
     older = run(30, None)
     del older["options"]["warmup_steps"]
     assert compare_settings(older, short)[0] == [
-        "option --warmup-steps differs: not recorded (30) vs 10",
-        "case setting warmup_steps differs: 30 vs 10 (workload num_running=4)"]
+        "option --warmup-steps differs: not recorded (30) vs 10"]
     assert compare_settings(older, default) == ([], [])
     # every scenario takes it: a replay (which takes no --steps) against a steady run
     replay = run(10, 10)
@@ -513,16 +504,13 @@ def test_scheduler_limits_differ_between_runs_that_share_no_workload():
     assert compare_settings(run({"trace": "azure-conv:20"}, 4, 4), steady) == ([], [])
     older = run({"trace": "azure-conv:20"}, None, 256)
     del older["options"]["max_num_seqs"]
-    assert compare_settings(older, replay)[0] == [
-        "option --max-num-seqs differs: not recorded (256) vs 1",
-        "case setting scheduler.max_num_seqs differs: 256 vs 1 (workload "
-        "trace=azure-conv:20)"]
-    # a shared workload: the option line and the case setting's, the workload marked
+    assert compare_settings(older, replay) == (
+        ["option --max-num-seqs differs: not recorded (256) vs 1"], ["trace=azure-conv:20"])
+    # a shared workload: the option's line alone (its case setting would say it again),
+    # the workload marked
     shared = run({"num_running": 4}, 8, 8)
-    assert compare_settings(shared, steady) == ([
-        "option --max-num-seqs differs: 8 vs default (4)",
-        "case setting scheduler.max_num_seqs differs: 8 vs 4 (workload num_running=4)"],
-        ["num_running=4"])
+    assert compare_settings(shared, steady) == (
+        ["option --max-num-seqs differs: 8 vs default (4)"], ["num_running=4"])
 
 
 def test_a_run_records_the_scheduler_limits_as_given(tmp_path):
