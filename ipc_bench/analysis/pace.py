@@ -123,9 +123,12 @@ def replay_pace_evidence(summary: dict[str, Any]) -> str:
     basis = replay_pace_basis(summary)
     if basis == "num_waiting":
         mean = _number_or_none(summary.get("num_waiting_mean"))
-        words = (f"by num_waiting: a request was left waiting after "
-                 f"{100 * summary['waiting_step_share']:.0f} % of its steps"
-                 + ("" if mean is None else f", {mean:.1f} per step on average"))
+        words = ("by num_waiting: " + (
+            "no request was left waiting after any of its steps"
+            if summary["waiting_step_share"] == 0 else
+            f"a request was left waiting after {_percent(summary['waiting_step_share'])}"
+            " of its steps" + ("" if mean is None else
+                               f", {_small(mean)} per step on average")))
         if summary["waiting_step_share"] < QUEUED_STEP_SHARE and _drained_a_burst(summary):
             words += (f", and its last request arrived "
                       f"{100 * summary['arrival_span_share']:.0f} % of the way into its "
@@ -151,6 +154,19 @@ def replay_pace_evidence(summary: dict[str, Any]) -> str:
                    else f"arrived {100 * summary['arrival_span_share']:.0f} % of the way "
                    "into its wall time"))
     return ""
+
+
+def _percent(share: float) -> str:
+    """``share`` (0 to 1) as a percentage a reader can set beside its mean: whole
+    (``78 %``) but for one under 1 % that is not 0 (``0.6 %``), which rounding would
+    make ``1 %`` or ``0 %``."""
+    return f"{100 * share:.1g} %" if 0 < share < 0.01 else f"{100 * share:.0f} %"
+
+
+def _small(value: float) -> str:
+    """A mean count per step: one decimal (``12.3``), or one significant digit for one
+    that would show as ``0.0`` (``0.008``)."""
+    return f"{value:.1g}" if 0 < value < 0.05 else f"{value:.1f}"
 
 
 def arrived_at_start(summary: dict[str, Any]) -> bool:

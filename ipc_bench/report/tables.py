@@ -1189,14 +1189,14 @@ def pace_measures_sentence(timed: list[dict[str, Any]]) -> str:
         basis = replay_pace_basis(s)
         if basis is not None:
             counts[basis] = counts.get(basis, 0) + 1
-    rule = {"num_waiting": "load-bound where a request was left waiting after at least "
-                           f"{100 * QUEUED_STEP_SHARE:.0f} % of a replay's steps, or "
-                           f"after fewer with {BURST_QUEUE_MIN:g} or more per step on "
-                           "average where the last request arrived less than "
+    rule = {"num_waiting": "load-bound where every request arrived at the start, or "
+                           "where a request was left waiting after at least "
+                           f"{100 * QUEUED_STEP_SHARE:.0f} % of a replay's steps (or "
+                           f"after fewer, with {BURST_QUEUE_MIN:g} or more per step on "
+                           "average, where the last request arrived less than "
                            f"{100 * ARRIVAL_BOUND_SHARE:.0f} % of the way into the wall "
-                           f"time, unless the engine idled {100 * IDLE_SHARE_MAX:.0f} % "
-                           "of the wall time or more, and where every request arrived "
-                           "at the start",
+                           "time) and the engine idled less than "
+                           f"{100 * IDLE_SHARE_MAX:.0f} % of the wall time",
             "arrival_span_share": "a run before num_waiting: load-bound where the last "
                                   f"request arrived less than {100 * ARRIVAL_BOUND_SHARE:.0f}"
                                   " % of the way into the wall time"}

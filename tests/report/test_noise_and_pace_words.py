@@ -116,13 +116,11 @@ LOAD_BOUND_WORDS = (
     "engine, not the trace, set the pace; there tokens/s (wall) is the engine's "
     "throughput under that backlog, comparable between arms as such, and TTFT is "
     "mostly queueing delay.")
-BY_NUM_WAITING = ("num_waiting (load-bound where a request was left waiting after at least "
-                  "50 % of a replay's steps, or after fewer with 0.1 or more per step on "
-                  "average where the last request arrived less than 50 % of the way into "
-                  "the wall time, "
-                  "unless the engine idled "
-                  "10 % of the wall time or more, and where every request arrived at the "
-                  "start)")
+BY_NUM_WAITING = ("num_waiting (load-bound where every request arrived at the start, or "
+                  "where a request was left waiting after at least 50 % of a replay's "
+                  "steps (or after fewer, with 0.1 or more per step on average, where the "
+                  "last request arrived less than 50 % of the way into the wall time) and "
+                  "the engine idled less than 10 % of the wall time)")
 BY_SPAN = ("arrival_span_share (a run before num_waiting: load-bound where the last "
            "request arrived less than 50 % of the way into the wall time)")
 
@@ -310,10 +308,10 @@ def test_the_throughput_caption_says_which_replay_is_load_bound(load):
     d = dict(series=[("send", "msgpack")], panels=["tokens/s"], timed=["g"], groups=1,
              load_bound=load)
     assert blocks._timed_note_sentence(d) == (
-        " The red note marks each timed replay's points: `g` is load-bound: the requests "
-        "arrived faster than the engine served them (they queued, or all arrived at the "
-        "start), so the engine, not the trace, set the pace, and its tokens/s (wall) are "
-        "the engine's throughput under that load." if load else
+        " The red note marks each timed replay's points: `g` is load-bound: the engine, "
+        "not the trace, set the pace (requests arrived faster than it served them and "
+        "queued, or every request arrived at the start), so its tokens/s (wall) are the "
+        "engine's throughput under that load." if load else
         " The red note marks each timed replay's points: arrival-bound, so its tokens/s "
         "follow the trace, not the policy.")
 
@@ -476,9 +474,9 @@ def test_a_replay_whose_requests_all_arrived_at_its_start_is_load_bound():
     set the wall time, so its tokens/s (wall) compare between arms."""
     batch = _batch()
     assert (replay_pace(batch), arrived_at_start(batch)) == ("load-bound", True)
-    evidence = ("by num_waiting and last_arrival_s: a request was left waiting after 0 % "
-                "of its steps, 0.0 per step on average, and every request arrived at its "
-                "start, 0 s into 0.03 s of wall time")
+    evidence = ("by num_waiting and last_arrival_s: no request was left waiting after any "
+                "of its steps, and every request arrived at its start, 0 s into 0.03 s of "
+                "wall time")
     assert replay_pace_evidence(batch) == evidence
     assert arrival_bound_note([batch, _batch("w/cached/msgpack")]) == (
         f"Both timed replay cases are load-bound, not arrival-bound (w/send/msgpack: "
@@ -526,3 +524,17 @@ def test_an_offline_batch_replayed_is_load_bound_and_its_ratio_given(tmp_path):
     assert "arrival-bound" not in md.split("## ")[1]  # the findings
     # its 40 steps are all warm-up (50 by default): no bytes clause, the latencies alone
     assert "- On `trace=azure-conv-timed:3` (msgpack), latency send → cached: TTFT p50 " in md
+
+
+def test_a_queue_too_small_to_round_keeps_its_figures():
+    """One request left waiting after 1 step of 160 (0.6 %), 0.006 per step on
+    average: the evidence keeps both figures, not ``1 %`` beside ``0.0 per step``."""
+    case = dict(case_id="w/send/msgpack", trace_speedup=10.0, wall_s=1.0,
+                **replay_pace_figures([dict(arrival_s=0.0), dict(arrival_s=0.9)], 1.0))
+    case.update(waiting_figures(np.asarray([0] * 159 + [1], dtype=np.int64)))
+    case.update(idle_figures(0, 1.0))
+    assert (case["waiting_step_share"], case["num_waiting_mean"]) == (1 / 160, 1 / 160)
+    assert replay_pace(case) == "arrival-bound"
+    assert replay_pace_evidence(case) == (
+        "by num_waiting: a request was left waiting after 0.6 % of its steps, 0.006 per "
+        "step on average")
