@@ -8,12 +8,47 @@ import sys
 from typing import Optional
 
 
+def _escaped(c: str) -> str:
+    """One unprintable character as ``repr`` writes it, but a path's byte that is not
+    UTF-8 (a lone surrogate, ``os.fsdecode``) as that byte, ``\\xff``, as ``ls -b``
+    shows it."""
+    code = ord(c)
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else repr(c)[1:-1]
+
+
 def one_line(text: str) -> str:
     """``text`` with line breaks and other unprintable characters escaped (as ``repr``
-    writes them), so an error message quoting data stays on one line."""
+    writes them; a path's byte that is not UTF-8 as ``\\xff``), so an error message
+    quoting data stays on one line."""
     if text.isprintable():
         return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return "".join(c if c.isprintable() else _escaped(c) for c in text)
+
+
+def shell_word(arg: str) -> str:
+    """``arg`` quoted for a POSIX shell so that pasting it gives ``arg`` back:
+    ``shlex.quote`` where every character is printable, else bash's ANSI-C quoting with
+    each other character's bytes escaped (``$'/r/bad\\xffname'``, ``$'a\\nb'``), a
+    path's byte that is not UTF-8 (a lone surrogate) as that byte."""
+    import shlex
+
+    if arg.isprintable():
+        return shlex.quote(arg)
+    out = []
+    for c in arg:
+        if c in "\\'":
+            out.append("\\" + c)
+        elif c.isprintable():
+            out.append(c)
+        else:
+            data = c.encode("utf-8", "surrogateescape")
+            out.append("".join(f"\\x{b:02x}" for b in data))
+    return "$'" + "".join(out) + "'"
+
+
+def shell_line(argv) -> str:
+    """``argv`` (texts) as one shell line to paste back, each word a ``shell_word``."""
+    return " ".join(shell_word(str(a)) for a in argv)
 
 
 def utf8_text(text: str) -> str:

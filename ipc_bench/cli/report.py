@@ -24,7 +24,6 @@ line break in it escaped as in the error lines."""
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 import warnings
 from typing import Sequence
@@ -32,7 +31,7 @@ from typing import Sequence
 from ipc_bench.analysis.results import ResultsError, ResultsWarning
 from ipc_bench.cli.once import OnceParser
 from ipc_bench.cli.options import nonempty_path
-from ipc_bench.errors import one_line
+from ipc_bench.errors import one_line, shell_line
 from ipc_bench.report.document import WriteFailed, write_report
 
 #: The command as its lines name it (``PROG: error: ...``, as the run's ``bench.py:``).
@@ -72,7 +71,7 @@ def main(argv: Sequence[str]) -> int:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ResultsWarning)
             out = write_report(args.run_dirs, args.output,
-                               command=shlex.join(["python", "bench.py", "report", *argv]),
+                               command=shell_line(["python", "bench.py", "report", *argv]),
                                baseline=args.baseline, figures=args.figures)
         for w in caught:  # files cut short: one line each (the report says so too)
             if issubclass(w.category, ResultsWarning):

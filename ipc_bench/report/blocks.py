@@ -273,10 +273,10 @@ def _timed_note_sentence(d: dict) -> str:
 
 
 #: What a load-bound timed replay's wall tok/s are (``pace.replay_pace``).
-LOAD_BOUND_WORDS = ("the requests arrived faster than the engine served them (they "
-                    "queued, or all arrived at the start), so the engine, not the trace, "
-                    "set the pace, and its tokens/s (wall) are the engine's throughput "
-                    "under that load")
+LOAD_BOUND_WORDS = ("the engine, not the trace, set the pace (requests arrived faster "
+                    "than it served them and queued, or every request arrived at the "
+                    "start), so its tokens/s (wall) are the engine's throughput under "
+                    "that load")
 
 
 def _cut_sentence(n: int, axis: str, where: str) -> str:
@@ -1326,14 +1326,18 @@ def _emulated_block(one) -> Optional[Block]:
 
 
 def _shell_line(argv: Any) -> str:
-    """A run's ``command_line`` (its metadata: the argument list) quoted as a shell
-    line that can be pasted back (``shlex.join``: ``--output '/r/int run'``); ``?``
-    where it is not a list."""
-    import shlex
+    """A run's ``command_line`` (its metadata: the argument list, ``sys.argv``) quoted as
+    a shell line that can be pasted back (``errors.shell_line``: ``--output '/r/int
+    run'``, ``$'/r/bad\\xffname'``), with ``python`` before a script's name
+    (``python bench.py --scenario ...``); ``?`` where it is not a list."""
+    from ipc_bench.errors import shell_line
 
     if not isinstance(argv, list):
         return "?"
-    return shlex.join(str(a) for a in argv)
+    words = [str(a) for a in argv]
+    if words and words[0].endswith(".py"):
+        words.insert(0, "python")
+    return shell_line(words)
 
 
 #: The note a report rendered with ``--no-figures`` gives where its figures would be.

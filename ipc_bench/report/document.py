@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
+import re
 import shutil
 import tempfile
 import time
@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ipc_bench.analysis.results import ResultsError, check_distinct_runs, check_run_dir
+from ipc_bench.errors import shell_line
 from ipc_bench.harness.run_folder import run_in_progress
 from ipc_bench.harness.signals import deferred
 from ipc_bench.report.blocks import build_blocks, file_slugs
@@ -81,7 +82,7 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
         stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
         out = beside(dirs[0], f"report-{stamp}")
     check_output(out)
-    command = command or shlex.join(["python", "bench.py", "report", *map(str, run_dirs)])
+    command = command or shell_line(["python", "bench.py", "report", *map(str, run_dirs)])
     blocks = build_blocks(results, command, base, figures)
     title = next((b[2] for b in blocks if b[0] == "h"), "ipc-bench report")
     markdown, html = render_markdown(blocks), render_html(blocks, title)
@@ -95,11 +96,18 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
     return out
 
 
+#: Control characters a report never holds but a run folder's or trace's name may:
+#: every one but the tab and the line break.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
 def _utf8(text: str) -> bytes:
     """``text`` as UTF-8, a byte of a path that is not UTF-8 written as its escape
-    (``errors.utf8_text``), not an error."""
+    (``errors.utf8_text``), not an error, and a control character from a name as its
+    escape (``\\x1b``), not raw into a terminal or an editor that shows the file."""
     from ipc_bench.errors import utf8_text
 
+    text = _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
     return utf8_text(text).encode("utf-8")
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 
 import pytest
 
@@ -84,7 +85,7 @@ def test_a_run_folder_and_trace_whose_names_are_not_utf8_are_reported(tmp_path, 
     assert cli.main(["report", str(run), "--output", str(tmp_path / "rep")]) == 0
     md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
     html = (tmp_path / "rep" / "report.html").read_text(encoding="utf-8")
-    assert f"--trace '{tmp_path}/tr\\xff.csv'" in md  # quoted: a shell line
+    assert f"--trace $'{tmp_path}/tr\\xff.csv'" in md  # quoted: a shell line to paste
     assert "tr\\xff-run" in md and "tr\\xff-run" in html
     # with another run: the label, escaped, in every table and figure (drawn by matplotlib)
     other = copy_as_another_run(run, tmp_path / "other")
@@ -92,11 +93,34 @@ def test_a_run_folder_and_trace_whose_names_are_not_utf8_are_reported(tmp_path, 
     md = (tmp_path / "both" / "report.md").read_text(encoding="utf-8")
     assert "| workload | arm | codec | tr\\xff-run | other | other ÷ tr\\xff-run |" in md
     assert (tmp_path / "both" / "compare-throughput.png").stat().st_size > 0
+    # a control character (ESC) in a name: its escape, never the raw byte
+    esc = copy_as_another_run(run, tmp_path / "e\x1bsc")
+    assert cli.main(["report", str(esc), "--output", str(tmp_path / "esc"),
+                     "--no-figures"]) == 0
+    for name in ("report.md", "report.html"):
+        text = (tmp_path / "esc" / name).read_text(encoding="utf-8")
+        assert "e\\x1bsc" in text and "\x1b" not in text
 
 
 def test_the_command_of_a_run_is_quoted_as_a_shell_line():
     from ipc_bench.report.blocks import _shell_line
 
     assert _shell_line(["bench.py", "--scenario", "soak", "--output", "/r/int run é"]) == \
-        "bench.py --scenario soak --output '/r/int run é'"
+        "python bench.py --scenario soak --output '/r/int run é'"
     assert _shell_line(None) == "?"
+
+
+def test_a_word_with_a_byte_or_character_a_terminal_cannot_show_is_quoted_to_paste():
+    """A path byte that is not UTF-8 and a control character are quoted as bash's
+    ``$'...'``, which gives the same bytes back; a shell really reads them so."""
+    from ipc_bench.errors import one_line, shell_line
+
+    odd = os.fsdecode(b"/r/bad\xffname")
+    words = ["bench.py", "--output", odd, "--trace", "a\nb'c\\d", "--x", "é e"]
+    line = shell_line(words)
+    assert line == ("bench.py --output $'/r/bad\\xffname' --trace $'a\\x0ab\\'c\\\\d' "
+                    "--x 'é e'")
+    assert one_line(odd) == "/r/bad\\xffname"
+    out = subprocess.run(["bash", "-c", f"printf '%s\\0' {line}"], capture_output=True,
+                         check=True).stdout
+    assert out.split(b"\0")[:-1] == [os.fsencode(w) for w in words]
