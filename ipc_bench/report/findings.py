@@ -30,9 +30,9 @@ import pandas as pd
 from typing import Any, Callable
 
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC as SINGLE_PROCESS
-from ipc_bench.analysis.stats import (ARRIVAL_BOUND, DETECTABLE, INTERVAL_NAMES, ONE_PAIR,
+from ipc_bench.analysis.stats import (ARRIVAL_BOUND, CONFIDENCE, DETECTABLE, INTERVAL_NAMES, ONE_PAIR,
                                       RATIO_POINTS, arm_geomeans, inconclusive, min_pairs, paired,
-                                      ratio_interval,
+                                      paired_ratio, ratio_interval,
                                       results_ci_method, schedules_differ,
                                       summarize_pairs, token_ids_bytes, verdict_of)
 from ipc_bench.engine.config import CACHED, SEND
@@ -130,14 +130,18 @@ def _codec_name(codec: str) -> str:
     return "single process, no serialization" if codec == SINGLE_PROCESS else codec
 
 
-def _latency_clause(cases, key: tuple) -> str:
+def _latency_clause(cases, key: tuple, method: str = "t") -> str:
     """'latency send → cached: TTFT p50 a → b ms, p99 ...; ITL ...; E2E ...' for the
     send/cached arms of ``key`` (workload, codec, transport, model), each figure the
     mean of the arm's per-repetition percentiles in the Latency table's cells
     (``metrics.metric(...).cell``), with ``(means over 3 repetitions, no interval)``
     after them when an arm ran more than once (the repetitions a mean is over: a figure
     the loader withheld, NaN, is left out and said so); an A/A copy (``send'``) or an async arm
-    is not one of them (``_arms``)."""
+    is not one of them (``_arms``). Where the repetitions both arms have a figure of
+    are enough pairs for ``method``'s interval (``stats.min_pairs``), that figure's
+    paired change, cached against send, follows it as an interval in % (``p50 3.95 →
+    4.05 ms [-1.2, +6.3] %``, ``stats.paired_ratio``: the same statistic as the pair
+    table's), and the closing words name it."""
     from ipc_bench.analysis.metrics import metric
 
     workload, codec = key[0], key[1]
@@ -146,7 +150,7 @@ def _latency_clause(cases, key: tuple) -> str:
         if col in sel.columns and value is not None and value == value:
             sel = sel[sel[col] == value]
     arm = pd.Series(_arms(sel) if len(sel) else [], index=sel.index, dtype=object)
-    parts, counts = [], set()
+    parts, counts, intervals = [], set(), 0
     for name, label in LATENCY_CLAUSE_FIGURES:
         stats = []
         for q in ("p50", "p99") if name != "tpot" else ("mean",):
@@ -157,7 +161,9 @@ def _latency_clause(cases, key: tuple) -> str:
             cached = sel.loc[arm == CACHED, col].mean()
             if send == send and cached == cached:
                 cell = metric(col).cell
-                stats.append(f"{q} {cell(send)} → {cell(cached)} ms")
+                change = _latency_interval(sel, arm, col, method)
+                intervals += bool(change)
+                stats.append(f"{q} {cell(send)} → {cell(cached)} ms{change}")
                 counts |= {int(sel.loc[arm == a, col].notna().sum()) for a in (SEND, CACHED)}
         if stats:
             parts.append(f"{label} " + ", ".join(stats))
@@ -170,8 +176,29 @@ def _latency_clause(cases, key: tuple) -> str:
         "; a repetition's withheld figures left out")
     over = ("" if max(ran) <= 1 else
             f" (means over {' and '.join(map(str, counts))} repetitions{withheld}, "
-            "no interval)")
+            + ("no interval)" if not intervals else
+               f"[low, high] %: {CONFIDENCE * 100:.0f} % {INTERVAL_NAMES[method]} interval "
+               "of cached's change from send, paired by repetition"
+               + (f", each figure's own, not adjusted for the {intervals} together)"
+                  if intervals > 1 else ")")))
     return "latency send → cached: " + "; ".join(parts) + over
+
+
+def _latency_interval(sel, arm, col: str, method: str) -> str:
+    """' [-1.2, +6.3] %': the interval of the paired change of latency figure ``col``
+    (cached / send by repetition, ``stats.paired_ratio``) over the repetitions both
+    arms have it for (``sel``'s cases, ``arm`` their arm labels); ``''`` with fewer
+    pairs than ``method`` needs or a figure of 0."""
+    send = sel.loc[arm == SEND].dropna(subset=[col]).drop_duplicates("repetition")
+    cached = sel.loc[arm == CACHED].dropna(subset=[col]).drop_duplicates("repetition")
+    both = send.merge(cached, on="repetition", suffixes=("_send", "_cached"))
+    if len(both) < min_pairs(method):
+        return ""
+    _, low, high = paired_ratio(both[f"{col}_send"].tolist(), both[f"{col}_cached"].tolist(),
+                                method=method)
+    if low is None or high is None:
+        return ""
+    return " " + ratio_interval(low, high, percent=True)
 
 
 #: The latencies a timed replay's pair finding gives (all the Latency table's), in order.
@@ -544,7 +571,7 @@ def _pair_finding(cases, tables, key: tuple, where: Where, timed: bool,
     else:
         joined = _and(clauses)
     if timed:
-        lat = _latency_clause(cases, key)
+        lat = _latency_clause(cases, key, t.get("method", "t"))
         if not joined:  # no bytes clause (no counted step): "cached" names no subject
             return (f"{where(workload)} ({what}), "
                     + (lat or "cached against send shows no latency data") + "." + off)

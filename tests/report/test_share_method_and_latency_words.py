@@ -76,10 +76,21 @@ def test_the_latency_clause_gives_e2e_table_cells_and_its_repetitions():
                  transport="ipc", repetition=rep)
             for p, reps in figures.items() for rep, f in enumerate(reps)]
     key = ("trace", "msgpack", "ipc", None)
-    assert findings._latency_clause(pd.DataFrame(rows), key) == (
+    # a sign-test interval needs 6 pairs: none from 2
+    assert findings._latency_clause(pd.DataFrame(rows), key, "sign") == (
         "latency send → cached: TTFT p50 3.95 → 4.05 ms, p99 5.72 → 7.50 ms; ITL p50 "
         "2.350 → 2.390 ms, p99 6.250 → 6.150 ms; TPOT mean 2.650 → 2.640 ms; E2E p50 "
         "45.5 → 45.5 ms, p99 385.1 → 370.5 ms (means over 2 repetitions, no interval)")
+    # Student-t from 2: TTFT p50's per-repetition ratios 4.1/3.9 and 4.0/4.0, their
+    # logs' mean 0.0250 and standard error 0.0250, t(0.975, 1) = 12.706:
+    # exp(0.0250 ± 0.318) = [0.746, 1.409]
+    assert findings._latency_clause(pd.DataFrame(rows), key, "t") == (
+        "latency send → cached: TTFT p50 3.95 → 4.05 ms [-25.4, +40.9] %, p99 5.72 → 7.50 "
+        "ms [-38.3, +181.9] %; ITL p50 2.350 → 2.390 ms [-4.0, +7.8] %, p99 6.250 → 6.150 "
+        "ms [-1.8, -1.4] %; TPOT mean 2.650 → 2.640 ms [-28.8, +39.4] %; E2E p50 45.5 → "
+        "45.5 ms [-12.4, +13.9] %, p99 385.1 → 370.5 ms [-17.0, +11.5] % (means over 2 "
+        "repetitions, [low, high] %: 95 % Student-t interval of cached's change from "
+        "send, paired by repetition, each figure's own, not adjusted for the 7 together)")
     one = findings._latency_clause(pd.DataFrame([r for r in rows if not r["repetition"]]),
                                    key)
     assert one.endswith("E2E p50 45.5 → 45.0 ms, p99 380.1 → 370.0 ms")
@@ -87,11 +98,15 @@ def test_the_latency_clause_gives_e2e_table_cells_and_its_repetitions():
     # TTFT mean is over repetition 0 alone, and the clause says so
     withheld = [dict(r, ttft_ms_p50=float("nan"), ttft_ms_p99=float("nan"))
                 if r["policy"] == "send" and r["repetition"] == 1 else r for r in rows]
-    assert findings._latency_clause(pd.DataFrame(withheld), key) == (
+    assert findings._latency_clause(pd.DataFrame(withheld), key, "sign") == (
         "latency send → cached: TTFT p50 3.90 → 4.05 ms, p99 5.00 → 7.50 ms; ITL p50 "
         "2.350 → 2.390 ms, p99 6.250 → 6.150 ms; TPOT mean 2.650 → 2.640 ms; E2E p50 "
         "45.5 → 45.5 ms, p99 385.1 → 370.5 ms (means over 1 and 2 repetitions; a "
         "repetition's withheld figures left out, no interval)")
+    # Student-t: TTFT has one pair left, too few for its interval; the others keep theirs
+    assert findings._latency_clause(pd.DataFrame(withheld), key, "t").startswith(
+        "latency send → cached: TTFT p50 3.90 → 4.05 ms, p99 5.00 → 7.50 ms; ITL p50 "
+        "2.350 → 2.390 ms [-4.0, +7.8] %")
 
 
 def test_sends_median_step_is_its_own_median_not_cacheds_plus_the_median_difference(
