@@ -286,17 +286,27 @@ def no_runner_timings(steps) -> str:
     return NO_RUNNER_TIMINGS if soak else NO_RUNNER_REPORT
 
 
+#: Why a figure of counted steps is not drawn where every step of the cases it would
+#: draw was a warm-up step (``_counted``).
+ALL_WARMUP = "every step was warm-up: --warmup-steps"
+
+
 def _counted(results, two_process: bool = True):
+    """The counted ``steps.csv`` rows of ``results``' finished cases (two-process ones
+    alone with ``two_process``); raises ``NoData`` without any, saying why where every
+    step of those cases was warm-up (``ALL_WARMUP``)."""
     st = results.steps
     if st.empty or "counted" not in st.columns:
         raise NoData("no per-step records of a finished case in this run")
-    st = st[st["counted"]]
     if two_process:
         st = st[st["codec"] != SINGLE_PROCESS_CODEC]
-    if st.empty:
-        raise NoData("no counted two-process steps of a finished case in this run" if two_process
-                     else "no counted steps of a finished case in this run")
-    return st
+    counted = st[st["counted"]]
+    if counted.empty:
+        why = ("no counted two-process steps of a finished case in this run" if two_process
+               else "no counted steps of a finished case in this run")
+        warm = len(st) and "warmup" in st.columns and st["warmup"].astype(bool).all()
+        raise NoData(why + (f" ({ALL_WARMUP})" if warm else ""))
+    return counted
 
 
 def _running_x(steps):
@@ -1154,8 +1164,7 @@ def _no_pair_reason(cases) -> str:
     arms = cases[cases["policy"].isin([SEND, CACHED])] if "policy" in cases else cases[:0]
     paired = arms.groupby(["workload", "codec"])["policy"].nunique() if len(arms) else []
     if len(paired) and (paired == 2).any():
-        return ("its send and cached cases have no counted step (every step was warm-up: "
-                "--warmup-steps)")
+        return f"its send and cached cases have no counted step ({ALL_WARMUP})"
     return "needs send and cached cases of the same workload and codec"
 
 

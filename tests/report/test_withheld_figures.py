@@ -198,3 +198,20 @@ def test_the_reasons_a_figure_is_not_drawn_fit_the_run():
         "needs send and cached cases of the same workload and codec"
     assert plots._no_pair_reason(pair[:1]) == \
         "needs send and cached cases of the same workload and codec"
+
+
+def test_a_figure_of_counted_steps_says_when_every_step_was_warm_up():
+    """Steps of finished cases, none counted: all warm-up (--warmup-steps at least the
+    replay's steps) is said so; a run that counted none otherwise is not told that."""
+    class Run:
+        def __init__(self, warmup):
+            self.steps = pd.DataFrame({"codec": ["msgpack"] * 3, "counted": [False] * 3,
+                                       "warmup": warmup})
+
+    with pytest.raises(plots.NoData) as err:
+        plots._counted(Run([True] * 3))
+    assert str(err.value) == ("no counted two-process steps of a finished case in this "
+                              "run (every step was warm-up: --warmup-steps)")
+    with pytest.raises(plots.NoData) as err:
+        plots._counted(Run([True, True, False]), two_process=False)
+    assert str(err.value) == "no counted steps of a finished case in this run"
