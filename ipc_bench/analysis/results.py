@@ -1745,9 +1745,9 @@ def _floor_problem(case, floor_rows, path: Path) -> str | None:
     return None
 
 
-def _repetition_value(value: Any) -> Any:
-    """A ``repetition`` from a table or summary.json as a number to compare
-    (``0``, ``0.0`` and ``"0"`` alike), the value itself where it is none."""
+def _as_number(value: Any) -> Any:
+    """A ``repetition`` or another figure from a table or summary.json as a number to
+    compare (``0``, ``0.0`` and ``"0"`` alike), the value itself where it is none."""
     try:
         return float(value)
     except (TypeError, ValueError):
@@ -1768,7 +1768,7 @@ def _rows_identity_problem(case, rows, path: Path) -> str | None:
         want = case.get(key)
         if key not in rows or want is None or want != want:
             continue
-        read = _repetition_value if key == "repetition" else str
+        read = _as_number if key == "repetition" else str
         values = [read(v) for v in rows[key] if v == v]
         bad = [v for v in values if v != read(want)]
         if bad:
@@ -2396,6 +2396,32 @@ def _token_bytes_problem(case: dict[str, Any]) -> str | None:
     return None
 
 
+#: Fields a ``summary.json`` case and its entry in ``metadata.cases`` (the settings it
+#: ran with, ``harness.environment``) both record, which a run writes equal.
+SETTINGS_FIELDS = ("policy", "arm", "codec", "repetition", "trace_speedup",
+                   "async_scheduling")
+
+
+def _settings_problem(case: dict[str, Any], setting: Any) -> str | None:
+    """Where a case (one ``_case_problem`` passed) records one of ``SETTINGS_FIELDS``
+    other than its entry in ``metadata.cases`` (``setting``) says it ran with (a hand
+    edit of one of the two, e.g. a timed replay's ``trace_speedup`` typed over): ``case
+    'ID' has trace_speedup 1000, but metadata.cases records 100``. ``None`` where they
+    agree, or where either lacks the field."""
+    if not isinstance(setting, dict):
+        return None
+    for key in SETTINGS_FIELDS:
+        mine, ran = case.get(key), setting.get(key)
+        if mine is None or ran is None:
+            continue
+        same = (_as_number(mine) == _as_number(ran)
+                if key in ("repetition", "trace_speedup") else mine == ran)
+        if not same:
+            return (f"case {str(case['case_id'])!r} has {key} {_shown(mine)}, but "
+                    f"metadata.cases records {_shown(ran)}")
+    return None
+
+
 def _case_problem(case: Any, index: int, labels: dict[str, Any] | None = None,
                   run_scenario: Any = None) -> str | None:
     """Why the ``index``-th entry of ``summary.json``'s ``cases`` cannot be loaded, in
@@ -2564,16 +2590,19 @@ def _valid_cases(summary: dict[str, Any], path: Path) -> tuple[list[dict], list[
     if not cases and status == "complete":
         raise ResultsError(f"{path}: cases is empty, but status is complete")
     meta = summary.get("metadata")
-    labels = {c.get("case_id"): c.get("labels")
-              for c in ((meta.get("cases") if isinstance(meta, dict) else None) or [])
-              if isinstance(c, dict) and isinstance(c.get("labels"), dict)
-              and isinstance(c.get("case_id"), str)}
+    settings = {c.get("case_id"): c
+                for c in ((meta.get("cases") if isinstance(meta, dict) else None) or [])
+                if isinstance(c, dict) and isinstance(c.get("case_id"), str)}
+    labels = {k: c.get("labels") for k, c in settings.items()
+              if isinstance(c.get("labels"), dict)}
 
     def problem(case: Any, i: int) -> str | None:
         name = case.get("case_id") if isinstance(case, dict) else None
         own = labels.get(name) if isinstance(name, str) else None
-        return _case_problem(case, i, own if isinstance(own, dict) else None,
-                             meta.get("scenario") if isinstance(meta, dict) else None)
+        return (_case_problem(case, i, own if isinstance(own, dict) else None,
+                              meta.get("scenario") if isinstance(meta, dict) else None)
+                or _settings_problem(case, settings.get(name) if isinstance(name, str)
+                                     else None))
 
     valid, lines, whys, seen = [], [], [], set()
     places: dict[tuple, str] = {}  # (arm, workload, codec, repetition) -> case_id

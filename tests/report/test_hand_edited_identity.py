@@ -154,3 +154,23 @@ def test_token_bytes_typed_over_to_a_believable_value_leave_the_case_out(two_wor
         f"prompt_chunk_bytes_per_step 5, but its SchedulerOutput is {longer:,.6g} bytes a "
         f"step longer than that of case '{CACHED2}', which ran the same schedule (left out)"],
         [CACHED2, SEND4, CACHED4])
+
+
+@pytest.mark.parametrize("key, value, shown", [
+    ("async_scheduling", True, "true"), ("trace_speedup", 1000.0, "1000.0")])
+def test_a_field_other_than_the_setting_it_ran_with_leaves_the_case_out(
+        two_workloads, tmp_path, key, value, shown):
+    """metadata.cases records what each case ran with; a summary field typed over to
+    another value (a steady case's absent trace_speedup is no disagreement) is one."""
+    def retype(cases):
+        cases[CACHED4][key] = value
+
+    run = _copy(two_workloads, tmp_path, retype)
+    summary = json.loads((run / "summary.json").read_text())
+    summary["metadata"]["cases"][3][key] = {"async_scheduling": False,
+                                            "trace_speedup": 100.0}[key]
+    (run / "summary.json").write_text(json.dumps(summary))
+    recorded = {"async_scheduling": "false", "trace_speedup": "100.0"}[key]
+    assert _loaded(run) == ([
+        f"{run / 'summary.json'}: case '{CACHED4}' has {key} {shown}, but metadata.cases "
+        f"records {recorded} (left out)"], [SEND2, CACHED2, SEND4])
