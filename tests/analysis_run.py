@@ -169,3 +169,16 @@ def interrupt_in_case(path: Path, args: list[str], index: int) -> Path:
             proc.kill()
             proc.wait()
     return path
+
+
+def load_with_warnings(run):
+    """``results.load(run)`` (the notebook's loader) and the lines of the
+    ``ResultsWarning``s it gave, in order: ``(results, lines)``."""
+    import warnings
+
+    from ipc_bench.analysis.results import ResultsWarning, load
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResultsWarning)
+        results = load(run)
+    return results, [str(w.message) for w in caught if issubclass(w.category, ResultsWarning)]

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import warnings
 
 import pandas as pd
 import pytest
 
-from analysis_run import run_bench
-from ipc_bench.analysis.results import ResultsWarning, load
+from analysis_run import load_with_warnings, run_bench
 from ipc_bench.wire.shm_ring import ring_message_bytes
 from ipc_bench.wire.transport import zmtp_frame_bytes
 
@@ -36,11 +34,7 @@ def runs(tmp_path_factory):
     return base
 
 
-def _loaded(run):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ResultsWarning)
-        results = load(run)
-    return results, [str(w.message) for w in caught if issubclass(w.category, ResultsWarning)]
+_loaded = load_with_warnings
 
 
 def _edited(run, path, case_id: str, figure: str, value):

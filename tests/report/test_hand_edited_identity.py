@@ -8,12 +8,10 @@ from __future__ import annotations
 import csv
 import json
 import shutil
-import warnings
 
 import pytest
 
-from analysis_run import run_bench
-from ipc_bench.analysis.results import ResultsWarning, load
+from analysis_run import load_with_warnings, run_bench
 
 RUN = ["--scenario", "decode-steady", "--num-running", "2,4", "--steps", "20",
        "--warmup-steps", "5", "--codecs", "msgpack", "--no-single-process", "--no-floor"]
@@ -42,11 +40,8 @@ def _copy(two_workloads, tmp_path, change=None):
 
 def _loaded(run):
     """(the loader's warning lines, the case ids it kept)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ResultsWarning)
-        results = load(run)
-    return ([str(w.message) for w in caught if issubclass(w.category, ResultsWarning)],
-            list(results.cases["case_id"]))
+    results, lines = load_with_warnings(run)
+    return lines, list(results.cases["case_id"])
 
 
 def _batches(run, case_id):

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import warnings
 from pathlib import Path
 
 import pytest
 
-from analysis_run import run_bench
+from analysis_run import load_with_warnings, run_bench
 from ipc_bench import cli
-from ipc_bench.analysis.results import TWO_PROCESS_WIRE_FIELDS, ResultsWarning, load
+from ipc_bench.analysis.results import TWO_PROCESS_WIRE_FIELDS
 
 RUN = ["--scenario", "decode-steady", "--num-running", "2", "--steps", "20",
        "--warmup-steps", "2", "--codecs", "msgpack", "--policies", "send", "--frontend"]
@@ -52,10 +51,8 @@ def _copy(good_run, tmp_path, fields) -> Path:
 
 def _loaded(run):
     """``results.load`` of ``run``: its warning lines and its ``cases``."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ResultsWarning)
-        loaded = load(run)
-    return [str(w.message) for w in caught if issubclass(w.category, ResultsWarning)], loaded
+    loaded, lines = load_with_warnings(run)
+    return lines, loaded
 
 
 def test_the_harness_writes_no_wire_figure_for_a_single_process_case(good_run):
