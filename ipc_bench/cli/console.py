@@ -13,7 +13,8 @@ reports for a writer killed by SIGPIPE) and says nothing; any other stdout error
 line on stderr and turns a 0 into 1 (a run also records it in ``summary.json``:
 ``stdout_failure``); so does stdout closed at start, at its first write (``Bad file
 descriptor (closed at start)``: the tables went nowhere). A failing stderr changes nothing: there is nowhere left to
-report it.
+report it. A stream whose encoding lacks a character (``PYTHONIOENCODING=ascii``) gets
+it as its escape (``\\xb1``), as Python's stderr writes it.
 """
 
 from __future__ import annotations
@@ -48,8 +49,22 @@ class GuardedStream:
         if self.error is None:
             try:
                 return self.stream.write(text)
+            except UnicodeEncodeError:  # a stream that cannot encode it (ASCII)
+                return self._write_escaped(text)
             except OSError as exc:
                 self._fail(exc)
+        return len(text)
+
+    def _write_escaped(self, text: str) -> int:
+        """Write ``text`` with each character the stream's encoding lacks as its escape
+        (``±`` as ``\\xb1``, as stderr writes it), so a terminal set to ASCII
+        (``PYTHONIOENCODING=ascii``, ``LC_ALL=C`` on an older Python) gets every line."""
+        encoding = getattr(self.stream, "encoding", None) or "ascii"
+        try:
+            return self.stream.write(text.encode(encoding, "backslashreplace")
+                                     .decode(encoding, "replace"))
+        except OSError as exc:
+            self._fail(exc)
         return len(text)
 
     def flush(self) -> None:

@@ -374,6 +374,22 @@ def test_run_with_stdout_closed_keeps_every_result_and_says_its_tables_were_lost
     assert sorted(steps["case_id"].unique()) == sorted(c["case_id"] for c in summary["cases"])
 
 
+def test_an_ascii_stdout_gets_every_line_with_escapes(tmp_path):
+    """A stdout that cannot encode ``±`` or a name's ``é`` (``PYTHONIOENCODING=ascii``)
+    gets them as escapes, as stderr does, not a traceback that loses the tables."""
+    run = tmp_path / "asé"
+    env = dict(os.environ, PYTHONIOENCODING="ascii")
+    proc = subprocess.run([sys.executable, "bench.py", *TINY[:-1], "--repeat", "2",
+                           "--output", str(run)], cwd=REPO, env=env, capture_output=True,
+                          timeout=300)
+    assert proc.returncode == 0 and b"Traceback" not in proc.stderr
+    out = proc.stdout.decode("ascii")
+    assert "beyond \\xb110 %" in out
+    assert out.endswith(f"results: {tmp_path}/as\\xe9\n")
+    summary = json.loads((run / "summary.json").read_text())
+    assert (summary["status"], summary["problems"]) == ("complete", [])
+
+
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory) -> Path:
     """A finished two-case run folder (send and cached, msgpack), with captures."""
