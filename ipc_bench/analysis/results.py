@@ -2412,8 +2412,8 @@ def _settings_problem(case: dict[str, Any], setting: Any) -> str | None:
         return None
     for key in SETTINGS_FIELDS:
         mine, ran = case.get(key), setting.get(key)
-        if mine is None or ran is None:
-            continue
+        if mine is None or ran is None or (key == "arm" and "" in (mine, ran)):
+            continue  # an arm left empty is its policy's
         same = (_as_number(mine) == _as_number(ran)
                 if key in ("repetition", "trace_speedup") else mine == ran)
         if not same:
