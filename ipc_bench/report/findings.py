@@ -481,7 +481,10 @@ def run_comparisons(results) -> dict[str, list[dict[str, Any]]]:
     comparison is recomputed from the cases loaded with the function and settings the
     run used (``stats.compare_cases``, its ``method`` and ``confidence``), so that no
     interval, p-value or Holm family is of a case the report does not show; a
-    comparison with no pair left is dropped."""
+    comparison with no pair left is dropped. A run that recorded none (stopped before
+    its end, where a run compares its cases) has them computed here the same way, with
+    its ``--ci-method`` (``metadata.ci_method``), so that its findings' verdicts are
+    Holm-adjusted as a finished run's are."""
     from ipc_bench.analysis.results import ResultsError, check_shapes, read_summary
     from ipc_bench.analysis.stats import compare_cases
 
@@ -497,7 +500,12 @@ def run_comparisons(results) -> dict[str, list[dict[str, Any]]]:
         loaded = set(results.cases.loc[results.cases["run_id"] == run_id, "case_id"])
         kept = [c for c in cases if isinstance(c.get("case_id"), str)
                 and c["case_id"] in loaded]
-        if not recorded or len(kept) == len(cases):
+        if not recorded:  # a run stopped before it compared: as it would have
+            md = summary.get("metadata") if isinstance(summary.get("metadata"), dict) else {}
+            method = md.get("ci_method") if md.get("ci_method") in INTERVAL_NAMES else "t"
+            out[run_id] = compare_cases(kept, method=method)
+            continue
+        if len(kept) == len(cases):
             out[run_id] = list(recorded)
             continue
         first = recorded[0]
