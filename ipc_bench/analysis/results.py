@@ -732,6 +732,7 @@ def _not_a_file(path: Path) -> str:
 #: ``_data_lines``' words on each kind of line it leaves out.
 UNTERMINATED_QUOTE = "an unterminated quote"
 ONLY_COMMAS = "only commas"
+NOT_UTF8 = "bytes that are not UTF-8 text"
 
 
 def _open_quote(line: bytes) -> bool:
@@ -769,7 +770,8 @@ def _data_lines(path: Path, whole: int | None
     """The CSV file ``path``'s header line, its data lines that can be read (the first
     ``whole - 1`` only when ``whole`` is given; blank lines skipped, as pandas does),
     and the numbers (1-based, the header's 1) of those left out, by why
-    (``UNTERMINATED_QUOTE``, ``ONLY_COMMAS``). The run writes a row on one line
+    (``UNTERMINATED_QUOTE``, ``ONLY_COMMAS``, ``NOT_UTF8``: a byte a run never
+    writes, which would make the whole file unreadable). The run writes a row on one line
     (``harness.run_folder``'s ``csv.writer`` quotes only a field with a comma, a
     ``case_id`` or ``workload`` of several labels, and no field holds a line break),
     so a line whose quoted field does not close on it (an edit) is damaged on its own:
@@ -779,19 +781,34 @@ def _data_lines(path: Path, whole: int | None
         data = f.read()
     lines = data.splitlines()
     header, rows = (lines[0] if lines else b""), lines[1:None if whole is None else whole]
-    damaged: dict[str, list[int]] = {UNTERMINATED_QUOTE: [], ONLY_COMMAS: []}
+    damaged: dict[str, list[int]] = {UNTERMINATED_QUOTE: [], ONLY_COMMAS: [], NOT_UTF8: []}
     quotes = b'"' in data
+    try:
+        data.decode("utf-8")
+        text = True
+    except UnicodeDecodeError:  # a byte edited or damaged: find its lines
+        text = False
     kept = []
     for number, line in enumerate(rows, start=2):
         if not line.strip():
             continue
-        if quotes and b'"' in line and _open_quote(line):
+        if not text and not _utf8(line):
+            damaged[NOT_UTF8].append(number)
+        elif quotes and b'"' in line and _open_quote(line):
             damaged[UNTERMINATED_QUOTE].append(number)
         elif not line.strip(b", \t"):
             damaged[ONLY_COMMAS].append(number)
         else:
             kept.append(line)
     return header, kept, damaged
+
+
+def _utf8(line: bytes) -> bool:
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _field_counts(lines: list[bytes]) -> list[int]:

@@ -169,3 +169,20 @@ def test_a_field_other_than_the_setting_it_ran_with_leaves_the_case_out(
     assert _loaded(run) == ([
         f"{run / 'summary.json'}: case '{CACHED4}' has {key} {shown}, but metadata.cases "
         f"records {recorded} (left out)"], [SEND2, CACHED2, SEND4])
+
+
+@pytest.mark.parametrize("name", ["steps.csv", "requests.csv"])
+def test_a_byte_that_is_not_utf8_leaves_its_line_out_not_the_run(two_workloads, tmp_path,
+                                                                  name):
+    """One damaged byte (0xe9) in the middle of a line: that line is named and left
+    out, the rest loads (before, the whole file was unreadable: exit 2)."""
+    run = _copy(two_workloads, tmp_path)
+    path = run / name
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[3] = lines[3][:10] + b"\xe9" + lines[3][11:]
+    path.write_bytes(b"".join(lines))
+    warned, kept = _loaded(run)
+    assert len(warned) == 1
+    assert warned[0].startswith(f"{path}: line 4 holds bytes that are not UTF-8 text "
+                                "(left out), and ")
+    assert kept == [SEND2, CACHED2, SEND4, CACHED4]
