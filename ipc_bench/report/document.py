@@ -15,7 +15,8 @@ when their environments differ (``ipc_bench.harness.environment.compare_metadata
 each run against the ``--baseline`` run, default the first).
 
 Default output folder: ``RUN_DIR/report`` for one run; ``report-<UTC time>`` beside
-the first run for several (``beside``), and for one run still going
+the first run for several (``beside``; ``-2``, ``-3``, ... after it where a report
+started in the same second has the name, ``claim_folder``), and for one run still going
 (``run_folder.run_in_progress``), so that a report made before the run's end is not
 left in its folder, stale, once it ends; either is spelt relative to the current folder
 when the first run folder was given relative, absolute when it was given absolute. Bad input (a missing folder, not a run folder, an
@@ -32,6 +33,7 @@ SIGHUP deferred (``ipc_bench.harness.signals``): an interrupted or failed report
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -74,13 +76,14 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
         where = exc.filename if exc.filename else "a run folder"
         raise ResultsError(f"cannot read {where}: {exc.strerror or exc}") from None
     base = baseline_run(results.paths, baseline) if baseline is not None else ""
+    stamped = False
     if output:
         out = Path(output)
     elif len(dirs) == 1 and not run_in_progress(dirs[0]):
         out = dirs[0] / "report"
     else:
         stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
-        out = beside(dirs[0], f"report-{stamp}")
+        out, stamped = beside(dirs[0], f"report-{stamp}"), True
     check_output(out)
     command = command or shell_line(["python", "bench.py", "report", *map(str, run_dirs)])
     blocks = build_blocks(results, command, base, figures)
@@ -92,8 +95,37 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
     files += [(f"{slugs[run_id]}.summary.json", path / "summary.json")
               for run_id, path in results.paths.items()]
     with deferred():
-        write_folder(out, files)
+        if stamped:  # a name of its own, also beside a report started in the same second
+            out = claim_folder(out)
+        try:
+            write_folder(out, files)
+        except BaseException:
+            if stamped:
+                _remove_if_empty(out)
+            raise
     return out
+
+
+def claim_folder(path: Path, most: int = 1000) -> Path:
+    """Make a new, empty folder at ``path``, or, where that name is taken, at
+    ``path-2``, ``path-3``, ... (each made with one ``mkdir``, so two processes never
+    get the same one), and return it. Raises ``OSError`` as ``mkdir`` does for a reason
+    other than the name being taken, or once ``most`` names are."""
+    for i in range(1, most + 1):
+        candidate = path if i == 1 else path.with_name(f"{path.name}-{i}")
+        try:
+            os.mkdir(candidate)
+        except FileExistsError:
+            continue
+        return candidate
+    raise FileExistsError(errno.EEXIST, f"{most} folders of this name exist", str(path))
+
+
+def _remove_if_empty(path: Path) -> None:
+    try:
+        path.rmdir()
+    except OSError:  # written into, or gone
+        pass
 
 
 #: Control characters a report never holds but a run folder's or trace's name may:

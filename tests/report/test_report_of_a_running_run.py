@@ -10,6 +10,8 @@ import os
 import re
 import signal
 
+import pytest
+
 from fault_helpers import bench, wait_for
 from ipc_bench import cli
 from ipc_bench.harness.run_folder import run_in_progress
@@ -46,3 +48,20 @@ def test_a_report_made_mid_run_is_not_left_in_the_run_folder(tmp_path, bench_tmp
     assert cli.main(["report", str(run), "--no-figures"]) == 0
     assert capsys.readouterr().out == f"report: {run}/report/report.html\n"
     assert "still running" not in (run / "report" / "report.md").read_text()
+
+
+def test_two_reports_of_one_second_get_two_folders(tmp_path):
+    """A stamped report folder is claimed with one mkdir: a second report started in
+    the same second (the same name) gets ``-2``, and the first one's is never
+    replaced."""
+    from ipc_bench.report.document import claim_folder
+
+    name = tmp_path / "report-20261203-225638"
+    assert claim_folder(name) == name
+    assert claim_folder(name) == tmp_path / "report-20261203-225638-2"
+    assert claim_folder(name) == tmp_path / "report-20261203-225638-3"
+    with pytest.raises(FileExistsError):
+        claim_folder(name, most=3)
+    (tmp_path / "file").write_text("")
+    with pytest.raises(NotADirectoryError):  # not taken: a reason of its own
+        claim_folder(tmp_path / "file" / "report-20261203-225638")
