@@ -147,7 +147,9 @@ def _write_file(path: Path, data: bytes) -> None:
 def save_captures(run_dir: str | os.PathLike, result: CaseResult,
                   max_messages: int = MAX_MESSAGES) -> list[Path]:
     """Write ``result``'s capture files under ``run_dir/messages``; returns their paths.
-    On an ``OSError`` the file being written is removed (files written whole stay)."""
+    On an error the file being written is removed, and so are the case's files this
+    call wrote before it: a case's capture is whole (both directions) or absent, never
+    one direction that a microbench would time alone."""
     out = Path(run_dir) / MESSAGES_DIR
     paths = []
     encoder = msgspec.msgpack.Encoder()
@@ -161,10 +163,11 @@ def save_captures(run_dir: str | os.PathLike, result: CaseResult,
         except BaseException:
             # A disk that filled leaves a partial file: removing it gives the space
             # back, so that summary.json can still say why the run failed.
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+            for done in (tmp, *paths):
+                try:
+                    os.unlink(done)
+                except OSError:
+                    pass
             raise
         paths.append(path)
     return paths

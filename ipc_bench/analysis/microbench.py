@@ -70,7 +70,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 from ipc_bench.analysis.capture import (DIRECTIONS, CaptureFile, CaptureInfo, arms_in,
                                         load_capture, load_capture_infos)
@@ -201,6 +201,39 @@ def select_captures(run_dir: str, selection: Selection) -> list[tuple[Path, Capt
     order = {d: k for k, d in enumerate(DIRECTIONS)}
     return sorted(kept, key=lambda pi: (_natural(pi[1].workload), order[pi[1].direction],
                                         pi[1].codec))
+
+
+def uncaptured_cases(run_dir: str, selection: Selection,
+                     captured: Iterable[CaptureInfo]) -> list[str]:
+    """The ids of ``run_dir``'s cases that ``summary.json`` lists finished (repetition
+    0, two processes, counted steps, not streamed: those a run captures) and
+    ``selection`` would keep, but that have no capture of a selected direction among
+    ``captured``: a run that could not write them (a full disk as the case ended, which
+    removes the case's capture whole). ``[]`` where ``summary.json`` cannot be read."""
+    from types import SimpleNamespace
+
+    from ipc_bench.analysis.results import ResultsError, read_summary
+    from ipc_bench.harness.spec import NO_CODEC
+
+    try:
+        summary = read_summary(run_dir)
+    except ResultsError:
+        return []
+    md = summary.get("metadata") if isinstance(summary.get("metadata"), dict) else {}
+    streamed = {c.get("case_id") for c in md.get("cases") or []
+                if isinstance(c, dict) and c.get("stream")}
+    have = {(i.case_id, i.direction) for i in captured}
+    out = []
+    for c in summary.get("cases") or []:
+        if not (isinstance(c, dict) and c.get("complete") is True and not c.get("repetition")
+                and c.get("codec") not in (None, NO_CODEC) and c.get("num_steps")
+                and c.get("case_id") not in streamed):
+            continue
+        wanted = [d for d in DIRECTIONS if selection.keeps(SimpleNamespace(
+            codec=c["codec"], direction=d, workload=str(c.get("workload", ""))))]
+        if any((c["case_id"], d) not in have for d in wanted):
+            out.append(str(c["case_id"]))
+    return out
 
 
 def arm_benchmarks(selected: list[tuple[Path, CaptureInfo]], arm: str,
@@ -598,6 +631,13 @@ def _coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
     verbose = any(o in ("-v", "--verbose") for o in rest)
     print(f"microbench: {total} benchmarks ({', '.join(f'{a}: {len(plan[a])}' for a in arms)})"
           f" -> {out.dir}; {settings_text(ns.rigorous, rest)}", file=sys.stderr, flush=True)
+    missing = uncaptured_cases(ns.run_dir, selection, (i for _, i in selected))
+    if missing:
+        print(f"microbench: note: {len(missing)} finished case{'s' * (len(missing) > 1)} "
+              f"of the run {'have' if len(missing) > 1 else 'has'} no captured messages, so "
+              f"{'they are' if len(missing) > 1 else 'it is'} not timed (the run could not "
+              f"write them; summary.json says why): {', '.join(missing)}",
+              file=sys.stderr, flush=True)
     progress = how.progress(total)
     try:
         for arm in arms:

@@ -2139,14 +2139,18 @@ def _problems_detail(summary: dict[str, Any], problems: list[Any], run_dir: Path
     problems, ``; `` between them, ending ``; case ID was running`` where
     ``summary.json`` names the case that failed or was running (``failed_case``, else
     ``running_case``) and no problem names it (a write that failed: ``cannot write
-    results to DIR: File too large``), then, as for a killed run
+    results to DIR: File too large``; ``; case ID had finished, its files being
+    written`` where it is listed complete: its captured messages failed), then, as for a killed run
     (``unfinished_detail``), the rows that case left in ``steps.partial.csv``
     (``, steps.partial.csv holds 13,263 rows of it (last written ...)``). ``""`` when
     there are no problems."""
     text = "; ".join(str(p) for p in problems)
     case = summary.get("failed_case") or summary.get("running_case")
     if text and isinstance(case, str) and case not in text:
-        text += f"; case {case} was running"
+        done = any(isinstance(c, dict) and c.get("case_id") == case and c.get("complete")
+                   is True for c in summary.get("cases") or [])
+        text += (f"; case {case} had finished, its files being written" if done
+                 else f"; case {case} was running")
     return ", ".join([text] + _partial_rows(run_dir)) if text else text
 
 

@@ -511,3 +511,47 @@ def test_every_case_withheld_gives_no_ratio_summary():
     assert lines[-3:] == [WITHHELD_FOOTNOTE, WITHHELD_NOTE,
                           "decode: in-loop mean / pyperf mean: none shown, the run withheld "
                           "the in-loop timings of its one benchmark (*)"]
+
+
+def test_a_case_capture_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
+    """A full disk at the second direction's file removes the first's too: no case is
+    left with one direction that a microbench would time alone."""
+    import errno
+    import os
+
+    infos = [capture.CaptureInfo(format_version=1, case_id="w=1/cached/msgpack#0",
+                                 scenario="s", workload="w=1", policy="cached",
+                                 arm="cached", codec="msgpack", repetition=0, direction=d,
+                                 message_type="m", num_counted_steps=0, seqs=[])
+             for d in ("s2r", "r2s")]
+    monkeypatch.setattr(capture, "build_captures", lambda result, n: infos)
+    real, calls = capture._write_file, []
+
+    def write(path, data):
+        calls.append(path.name)
+        if len(calls) == 2:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        real(path, data)
+
+    monkeypatch.setattr(capture, "_write_file", write)
+    with pytest.raises(OSError):
+        capture.save_captures(tmp_path, result=None)
+    assert calls == ["w=1.cached.msgpack.r0.s2r.msgpack.tmp",
+                     "w=1.cached.msgpack.r0.r2s.msgpack.tmp"]
+    assert list((tmp_path / "messages").iterdir()) == []
+
+
+def test_a_finished_case_without_its_capture_is_named(run_dir, tmp_path):
+    """Its capture removed (a run whose disk filled as the case ended): the microbench
+    names it, not timing it, unless the selection leaves it out anyway."""
+    from ipc_bench.analysis.microbench import uncaptured_cases
+
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy, ignore=shutil.ignore_patterns("microbench"))
+    infos = [i for _, i in capture.load_capture_infos(copy)]
+    assert uncaptured_cases(str(copy), Selection(), infos) == []
+    for path in (copy / "messages").glob("num_running=2.cached.*"):
+        path.unlink()
+    infos = [i for _, i in capture.load_capture_infos(copy)]
+    assert uncaptured_cases(str(copy), Selection(), infos) == ["num_running=2/cached/msgpack#0"]
+    assert uncaptured_cases(str(copy), Selection(num_running=(4,)), infos) == []

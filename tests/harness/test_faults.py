@@ -877,6 +877,10 @@ def test_a_full_disk_mid_run_is_one_line_exit_1_and_a_loadable_folder(
     if status == "failed":  # the rows not written are the problem's: no file cut short
         assert [str(w.message) for w in caught] == []
         assert loaded.status_detail[run.name].startswith(message)
+        if pattern == "*.msgpack":  # the case is listed whole: it was not running
+            assert loaded.status_detail[run.name] == (
+                f"{message}; case num_running=2/send/msgpack#0 had finished, its files "
+                "being written")
     else:  # summary.json as the case began: a full disk reads as a kill would, so the
         # report names both and asserts neither
         assert loaded.status_detail[run.name].startswith(
