@@ -1508,12 +1508,40 @@ def _runs_blocks(results, base: str = "") -> list[Block]:
         if same:
             blocks.append(("p", same))
     hosts = {results.metadata[r].get("hostname") for r in ids}
-    no_end = [r for r in ids if run_interval(results.metadata[r])[1] is None]
-    if len(hosts) == 1 and None not in hosts and no_end:
-        blocks.append(("p", "Whether the runs overlapped in time on this host is unknown: "
-                            f"{', '.join(no_end)} recorded no end time (an older or killed "
-                            "run)."))
+    if len(hosts) == 1 and None not in hosts:
+        blocks.extend(("p", line) for line in _overlap_unknown(results))
     return blocks
+
+
+def _overlap_unknown(results) -> list[str]:
+    """A sentence per run of one host that recorded no end time (``run_interval``:
+    an older run, one killed, or one still going) naming the runs it may have
+    overlapped in time: every other run but one that ended before it started, which
+    it cannot have run beside. ``[]`` where there is none."""
+    from ipc_bench.analysis.results import STILL_RUNNING
+    from ipc_bench.harness.environment import run_interval
+
+    ids = results.run_ids
+    spans = {r: run_interval(results.metadata[r]) for r in ids}
+    out = []
+    for r in ids:
+        start, end = spans[r]
+        if end is not None:
+            continue
+        maybe = [o for o in ids if o != r and not (
+            start is not None and spans[o][1] is not None and spans[o][1] < start)]
+        if not maybe:
+            continue
+        live = STILL_RUNNING in str((results.status_detail or {}).get(r) or "")
+        why = ("it is still running" if live else
+               "an older run, or one stopped without finishing its summary")
+        out.append(f"Whether {r} overlapped in time on this host with {_and_list(maybe)} "
+                   f"is unknown: {r} recorded no end time ({why}).")
+    return out
+
+
+def _and_list(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def _same_changes(results, base: str) -> str:

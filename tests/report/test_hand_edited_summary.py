@@ -776,9 +776,18 @@ def test_a_run_without_an_end_time_is_said_to_be_unknown(good_run, tmp_path, cap
     assert (code, capsys.readouterr().err) == (0, "")
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "Same machine, software and commit by their metadata." in md
-    assert ("Whether the runs overlapped in time on this host is unknown: run recorded no "
-            "end time (an older or killed run).") in md
+    assert ("Whether run overlapped in time on this host with other is unknown: run "
+            "recorded no end time (an older run, or one stopped without finishing its "
+            "summary).") in md
     assert "| unknown |" in md
+    # a run with no end that started after the other ended cannot have run beside it
+    late = _edit(good_run, tmp_path / "late", lambda s: (
+        s["metadata"].pop("end_time_utc"),
+        s["metadata"].update(start_time_utc="2100-01-01T00:00:00+00:00")))
+    assert cli.main(["report", str(late), str(other), "--output", str(tmp_path / "rep2"),
+                     NO_FIGURES]) == 0
+    md = (tmp_path / "rep2" / "report.md").read_text()
+    assert "overlapped in time on this host" not in md and "| unknown |" in md
 
 
 def test_a_different_number_of_repetitions_is_listed_and_leaves_the_workload_unmarked(
