@@ -669,8 +669,9 @@ def test_report_names_its_folder_as_the_runs_were_given(tiny_run, tmp_path, monk
     assert capsys.readouterr().out.splitlines() == [
         "report: results/a/report/report.html",
         "report: results/report-20261202-001500/report.html",
-        "report: ../report-20261202-001500/report.html",
-        f"report: {tmp_path}/results/report-20261202-001500/report.html"]
+        # the same second (the clock held): a folder of their own, never the first's
+        "report: ../report-20261202-001500-2/report.html",
+        f"report: {tmp_path}/results/report-20261202-001500-3/report.html"]
 
 
 def test_report_replaces_an_earlier_report_whole(tiny_run, tmp_path, capsys):
