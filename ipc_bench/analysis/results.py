@@ -903,12 +903,17 @@ def _number(value: Any) -> str:
         else f"{value:g}"
 
 
+#: ``steps.csv``'s columns that flag a step (1) or not (0): what the figures count.
+STEP_FLAGS = ("counted", "warmup")
+
+
 def _impossible_steps(df, path: Path):
     """``df`` (``steps.csv``'s rows) without the rows no run writes, and one line per
     case and column naming them: a row of a step its case has in an earlier row
-    (same ``case_id`` and ``step``: the first is kept), and a row whose value in a
+    (same ``case_id`` and ``step``: the first is kept), a row whose value in a
     column of counts, times or sizes (``_NONNEGATIVE_STEP_COLUMNS``) is negative,
-    infinite or more than ``MAX_CASE_VALUE``. The lines of a case come together."""
+    infinite or more than ``MAX_CASE_VALUE``, and one whose flag (``STEP_FLAGS``) is
+    not 0 or 1. The lines of a case come together."""
     if len(df) == 0 or not {"case_id", "step"} <= set(df.columns):
         return df, []
     ids = df["case_id"].astype(str)
@@ -920,6 +925,12 @@ def _impossible_steps(df, path: Path):
                            f"earlier row has (step {_number(rows['step'].iloc[0])} first; "
                            "left out)")
     bad = _impossible_values(df, again, _NONNEGATIVE_STEP_COLUMNS, path, lines)
+    for col in STEP_FLAGS:  # 0 or 1: a 2 would count a step twice, or not as a step
+        if col in df:
+            values = df[col].where(~bad)
+            wrong = values.notna() & ~values.isin([0, 1])
+            bad |= _said_rows(ids, values, wrong, f"a {col} flag other than 0 or 1", max,
+                              path, lines)
     out = [line for case_lines in lines.values() for line in case_lines]
     return (df[~bad].reset_index(drop=True) if bad.any() else df), out
 
