@@ -39,6 +39,7 @@ from typing import Any
 
 from ipc_bench.analysis.pace import as_record
 from ipc_bench.engine.config import SEND
+from ipc_bench.harness.environment import iso_time
 from ipc_bench.harness.run_folder import (CASE_KEYS, CLAIM_FILE, FORMAT_VERSION,
                                           PARTIAL_STEPS, REQUEST_COLUMNS, run_in_progress)
 from ipc_bench.harness.spec import (NO_CODEC, RUNNER_COLUMNS, RUNNER_TIMESTAMP_COLUMNS,
@@ -2530,7 +2531,10 @@ _METADATA_VALUES = {
     "command_line": (lambda v: isinstance(v, list) and all(isinstance(a, str) for a in v),
                      "a list of texts"),
     "ci_method": (lambda v: isinstance(v, str), "a text"),
+    "start_time_utc": (lambda v: iso_time(v) is not None, "an ISO 8601 time"),
+    "end_time_utc": (lambda v: iso_time(v) is not None, "an ISO 8601 time"),
 }
+
 
 #: ``summary.json``'s top-level lists (``check_shapes``) and what each entry must be.
 _LIST_SHAPES = {"problems": str, "comparisons": dict, "byte_model": dict}
@@ -2551,7 +2555,8 @@ def check_shapes(summary: dict[str, Any], path: Path) -> list[str]:
     that fails its test, a ``metadata.cases`` entry that is not an object with a text
     ``case_id``, a ``_LIST_SHAPES`` list that is not a list or its entries of another
     type, a ``comparisons`` entry without ``_COMPARISON_SHAPES``' fields or whose
-    ``metrics`` are not objects. Returns one warning line per thing dropped."""
+    ``metrics`` are not objects, an ``end_time_utc`` before the ``start_time_utc``.
+    Returns one warning line per thing dropped."""
     out = []
     if "metadata" not in summary:
         out.append(f"{path}: metadata is missing (read as empty: no environment, options "
@@ -2569,6 +2574,10 @@ def check_shapes(summary: dict[str, Any], path: Path) -> list[str]:
         if key in meta and meta[key] is not None and not test(meta[key]):
             out.append(f"{path}: metadata.{key} is {_shown(meta.pop(key))}, not {words} "
                        "(left out)")
+    start, end = iso_time(meta.get("start_time_utc")), iso_time(meta.get("end_time_utc"))
+    if start is not None and end is not None and end < start:
+        out.append(f"{path}: metadata.end_time_utc is {_shown(meta.pop('end_time_utc'))}, "
+                   f"before its start_time_utc {_shown(meta['start_time_utc'])} (left out)")
     if isinstance(meta.get("cases"), list):
         kept = []
         for i, c in enumerate(meta["cases"]):
