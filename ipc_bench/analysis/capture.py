@@ -173,21 +173,28 @@ def save_captures(run_dir: str | os.PathLike, result: CaseResult,
     return paths
 
 
+#: msgspec's words for input whose end is missing (a capture file cut short).
+TRUNCATED = "Input data was truncated"
+
+
 def _read_capture(path: str | os.PathLike, kind: type, decode_errors: tuple) -> Any:
     """One capture file decoded as ``kind``; ``CaptureError`` (one line) when it is
-    unreadable, not msgpack, or of another format. ``decode_errors``: the msgspec
-    errors reported as "not a capture file of format N" (others as "not a capture
-    file")."""
+    unreadable, cut short (``TRUNCATED``), not msgpack, or of another format.
+    ``decode_errors``: the msgspec errors reported as "not a capture file of format N"
+    (others as "not a capture file")."""
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise CaptureError(f"cannot read {path}: {exc.strerror}") from None
     try:
         cap = msgspec.msgpack.decode(data, type=kind)
-    except decode_errors as exc:
-        raise CaptureError(f"{path}: not a capture file of format "
-                           f"{CAPTURE_FORMAT_VERSION}: {exc}") from None
     except msgspec.DecodeError as exc:
+        if str(exc) == TRUNCATED:  # a file whose end is missing, whatever its kind
+            raise CaptureError(f"{path}: cut short ({len(data):,} bytes, its end missing): "
+                               "not a whole capture file") from None
+        if isinstance(exc, decode_errors):
+            raise CaptureError(f"{path}: not a capture file of format "
+                               f"{CAPTURE_FORMAT_VERSION}: {exc}") from None
         raise CaptureError(f"{path}: not a capture file: {exc}") from None
     if cap.format_version != CAPTURE_FORMAT_VERSION:
         raise CaptureError(f"{path}: capture format {cap.format_version} is not supported "

@@ -39,6 +39,7 @@ from typing import Any
 
 from ipc_bench.analysis.pace import as_record
 from ipc_bench.engine.config import SEND
+from ipc_bench.harness.environment import iso_time
 from ipc_bench.harness.run_folder import (CASE_KEYS, CLAIM_FILE, FORMAT_VERSION,
                                           PARTIAL_STEPS, REQUEST_COLUMNS, run_in_progress)
 from ipc_bench.harness.spec import (NO_CODEC, RUNNER_COLUMNS, RUNNER_TIMESTAMP_COLUMNS,
@@ -903,12 +904,17 @@ def _number(value: Any) -> str:
         else f"{value:g}"
 
 
+#: ``steps.csv``'s columns that flag a step (1) or not (0): what the figures count.
+STEP_FLAGS = ("counted", "warmup")
+
+
 def _impossible_steps(df, path: Path):
     """``df`` (``steps.csv``'s rows) without the rows no run writes, and one line per
     case and column naming them: a row of a step its case has in an earlier row
-    (same ``case_id`` and ``step``: the first is kept), and a row whose value in a
+    (same ``case_id`` and ``step``: the first is kept), a row whose value in a
     column of counts, times or sizes (``_NONNEGATIVE_STEP_COLUMNS``) is negative,
-    infinite or more than ``MAX_CASE_VALUE``. The lines of a case come together."""
+    infinite or more than ``MAX_CASE_VALUE``, and one whose flag (``STEP_FLAGS``) is
+    not 0 or 1. The lines of a case come together."""
     if len(df) == 0 or not {"case_id", "step"} <= set(df.columns):
         return df, []
     ids = df["case_id"].astype(str)
@@ -920,6 +926,12 @@ def _impossible_steps(df, path: Path):
                            f"earlier row has (step {_number(rows['step'].iloc[0])} first; "
                            "left out)")
     bad = _impossible_values(df, again, _NONNEGATIVE_STEP_COLUMNS, path, lines)
+    for col in STEP_FLAGS:  # 0 or 1: a 2 would count a step twice, or not as a step
+        if col in df:
+            values = df[col].where(~bad)
+            wrong = values.notna() & ~values.isin([0, 1])
+            bad |= _said_rows(ids, values, wrong, f"a {col} flag other than 0 or 1", max,
+                              path, lines)
     out = [line for case_lines in lines.values() for line in case_lines]
     return (df[~bad].reset_index(drop=True) if bad.any() else df), out
 
@@ -2519,7 +2531,10 @@ _METADATA_VALUES = {
     "command_line": (lambda v: isinstance(v, list) and all(isinstance(a, str) for a in v),
                      "a list of texts"),
     "ci_method": (lambda v: isinstance(v, str), "a text"),
+    "start_time_utc": (lambda v: iso_time(v) is not None, "an ISO 8601 time"),
+    "end_time_utc": (lambda v: iso_time(v) is not None, "an ISO 8601 time"),
 }
+
 
 #: ``summary.json``'s top-level lists (``check_shapes``) and what each entry must be.
 _LIST_SHAPES = {"problems": str, "comparisons": dict, "byte_model": dict}
@@ -2540,7 +2555,8 @@ def check_shapes(summary: dict[str, Any], path: Path) -> list[str]:
     that fails its test, a ``metadata.cases`` entry that is not an object with a text
     ``case_id``, a ``_LIST_SHAPES`` list that is not a list or its entries of another
     type, a ``comparisons`` entry without ``_COMPARISON_SHAPES``' fields or whose
-    ``metrics`` are not objects. Returns one warning line per thing dropped."""
+    ``metrics`` are not objects, an ``end_time_utc`` before the ``start_time_utc``.
+    Returns one warning line per thing dropped."""
     out = []
     if "metadata" not in summary:
         out.append(f"{path}: metadata is missing (read as empty: no environment, options "
@@ -2558,6 +2574,10 @@ def check_shapes(summary: dict[str, Any], path: Path) -> list[str]:
         if key in meta and meta[key] is not None and not test(meta[key]):
             out.append(f"{path}: metadata.{key} is {_shown(meta.pop(key))}, not {words} "
                        "(left out)")
+    start, end = iso_time(meta.get("start_time_utc")), iso_time(meta.get("end_time_utc"))
+    if start is not None and end is not None and end < start:
+        out.append(f"{path}: metadata.end_time_utc is {_shown(meta.pop('end_time_utc'))}, "
+                   f"before its start_time_utc {_shown(meta['start_time_utc'])} (left out)")
     if isinstance(meta.get("cases"), list):
         kept = []
         for i, c in enumerate(meta["cases"]):

@@ -982,8 +982,8 @@ def warmup_tokens_warning(summary: dict[str, Any]) -> Optional[str]:
     """One line when a trace replay's case (a ``trace`` label: the timed and logical
     replays, soak) with counted steps had more than ``WARMUP_TOKEN_SHARE_MAX`` of the
     tokens it scheduled in its warm-up (``warmup_token_share``): its per-step bytes,
-    times and busy tok/s, over counted steps, leave most of its prefill out, while its
-    latencies and wall tok/s count it (e.g. 60 conversation requests at 1000x: 50
+    times and busy tok/s, over counted steps, leave most of its prefill out, while a
+    timed replay's latencies and wall tok/s count it (e.g. 60 conversation requests at 1000x: 50
     warm-up steps of about 900 tokens each, 14 a counted step after them). ``None``
     otherwise; a steady case's warm-up holds its prefill by design (it counts decode
     steps)."""
@@ -991,10 +991,13 @@ def warmup_tokens_warning(summary: dict[str, Any]) -> Optional[str]:
     if (share is None or share <= WARMUP_TOKEN_SHARE_MAX or not summary.get("num_steps")
             or not str(summary.get("workload", "")).startswith("trace=")):
         return None
+    left_out = ("the per-step bytes and times, over counted steps, leave them out, while "
+                "the latencies and tok/s (wall) count them"
+                if summary.get("trace_speedup") is not None else
+                "the per-step bytes, times and tok/s, over counted steps, leave them out")
     return (f"the {summary.get('num_warmup_steps')} warm-up steps scheduled "
-            f"{100 * share:.0f} % of the replay's tokens (most of its prefill): the "
-            "per-step bytes and times, over counted steps, leave them out, while the "
-            "latencies and tok/s (wall) count them; lower --warmup-steps to count them")
+            f"{100 * share:.0f} % of the replay's tokens (most of its prefill): {left_out}; "
+            "lower --warmup-steps to count them")
 
 
 #: ``running_shortfall_warning`` warns when a steady case's mean running requests per
@@ -1206,7 +1209,8 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
     elif n == 0:
         warnings.append(no_counted_steps_warning(summary))
     elif n < min_steps:
-        warnings.append(f"only {n} counted steps (< {min_steps}): figures are rough")
+        warnings.append(f"only {n} counted step{'s' * (n != 1)} (< {min_steps}): figures "
+                        "are rough")
     warm_heavy = warmup_tokens_warning(summary)
     if warm_heavy:
         warnings.append(warm_heavy)

@@ -416,7 +416,7 @@ class _Run:
             wall += " emulated" if summary.get("emulated") else ""  # slept roofline steps
             self.log(f"{tag} {case.case_id}: {int(summary.get('num_steps') or 0):,} steps, "
                      f"{'-' if rate is None else f'{rate:,.0f}'} tok/s{wall} "
-                     f"({summary['case_elapsed_s']:.1f} s for the whole case)")
+                     f"({_seconds(summary['case_elapsed_s'])} for the whole case)")
             for w in summary["warnings"]:  # under the case's line
                 if w not in self.cores_logged:
                     self.log(f"  warning: {w}")
@@ -777,3 +777,9 @@ class _Run:
                 return self.write_failed(exc)
             return 1
         return 1 if problems else 0
+
+
+def _seconds(value: float) -> str:
+    """A case's whole time in the terminal's progress line: ``1.3 s``, or, below
+    0.1 s (a single-process case of a short run), ``0.04 s``, not ``0.0 s``."""
+    return f"{value:.1f} s" if value >= 0.095 else f"{value:.2g} s"

@@ -158,8 +158,10 @@ def _float_in(hi: float, lo: float = 0.0, why: str = ""):
             value = float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-        if not value > 0 or value == float("inf"):
+        if not value > 0:
             raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+        if value == float("inf"):
+            raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
         if value > hi:
             raise argparse.ArgumentTypeError(f"must be at most {hi:g}, got {text}")
         if value < lo:

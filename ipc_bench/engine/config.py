@@ -303,6 +303,9 @@ def check_token_ids_spec(spec: str) -> None:
     file)."""
     if spec in ("uniform", "zipf") or (spec.startswith("hist:") and len(spec) > 5):
         return
+    if spec == "hist:":
+        raise ConfigError("--token-ids hist: needs the histogram file's path after it "
+                          "(hist:PATH)")
     raise ConfigError(f"unknown token-id distribution {spec!r} (--token-ids); choose from "
                       f"{', '.join(TOKEN_ID_KINDS)}")
 

@@ -119,6 +119,10 @@ class Trace:
     output_lens: np.ndarray
     sha256: Optional[str] = None
     resolved_path: Optional[str] = None
+    #: The 1-based line of the last row replayed where it had no line ending although
+    #: the lines before it end in ``\r\n`` (the Azure files' endings): a file cut
+    #: short mid-row reads so (``…,381,8`` of ``…,381,84``); ``None`` otherwise.
+    unterminated_row: Optional[int] = None
 
     def __post_init__(self) -> None:
         for name, dtype in (
@@ -187,6 +191,10 @@ class _Lines:
         #: (a "\r\r\n" ending, a carriage return doubled: each "\r" ends a line)
         self.doubled_cr: set[int] = set()
         self._after_cr = False
+        #: whether the line last read had no terminator (the end of a file that does not
+        #: end in a line break), and whether an earlier line ended in "\r\n"
+        self.unterminated = False
+        self.crlf = False
         #: SHA-256 of every byte read so far (Latin-1 text: one character per byte).
         self.digest = hashlib.sha256()
 
@@ -205,7 +213,9 @@ class _Lines:
         if self._after_cr and raw in ("\r\n", "\n"):
             self.doubled_cr.add(self.lineno)
         self._after_cr = raw.endswith("\r")
+        self.unterminated = not raw.endswith(("\r", "\n"))
         if raw.endswith("\r\n"):
+            self.crlf = True
             line = raw[:-2]
         elif raw.endswith(("\r", "\n")):
             line = raw[:-1]
@@ -266,7 +276,7 @@ def load_azure_trace(path: PathArg, max_requests: Optional[int] = None) -> Trace
     with _open_trace(path_str, shown) as f:
         # Resolved as it is read: a relative path against this working directory.
         resolved = None if is_pipe(f.fileno()) else os.path.realpath(path_str)
-        ts_ns, prompt, output, sha256 = _read_rows(f, where, max_requests, shown)
+        ts_ns, prompt, output, sha256, cut = _read_rows(f, where, max_requests, shown)
     t0 = ts_ns[0]
     # Python int / int is correctly rounded, so each arrival is exact to float64 precision.
     arrival_s = np.array([(t - t0) / _NS_PER_S for t in ts_ns], dtype=np.float64)
@@ -276,7 +286,7 @@ def load_azure_trace(path: PathArg, max_requests: Optional[int] = None) -> Trace
         arr.flags.writeable = False
     return Trace(
         path=path_str, arrival_s=arrival_s, prompt_lens=prompt_lens, output_lens=output_lens,
-        sha256=sha256, resolved_path=resolved,
+        sha256=sha256, resolved_path=resolved, unterminated_row=cut,
     )
 
 
@@ -296,10 +306,11 @@ def _open_trace(path_str: str, shown: str):
 
 
 def _read_rows(f, where, max_requests: Optional[int], shown: str
-               ) -> tuple[list[int], list[int], list[int], str]:
+               ) -> tuple[list[int], list[int], list[int], str, Optional[int]]:
     """The header, then up to ``max_requests`` rows: (timestamps in ns, prompt
-    lengths, output lengths, the SHA-256 of the bytes read), at least one row,
-    timestamps sorted. Blank lines end the rows when nothing but blank lines follows
+    lengths, output lengths, the SHA-256 of the bytes read, the line of a last row
+    without a line ending in a CRLF file, ``Trace.unterminated_row``), at least one
+    row, timestamps sorted. Blank lines end the rows when nothing but blank lines follows
     them. A pipe with nothing in it is refused as such (``input_files.EMPTY_PIPE``),
     not as an empty file."""
     lines = _Lines(f, where)
@@ -327,6 +338,7 @@ def _read_rows(f, where, max_requests: Optional[int], shown: str
     prev_ns = -1
     prev_text = ""
     prev_line = 0
+    cut: Optional[int] = None
     while max_requests is None or len(ts_ns) < max_requests:
         fields = next_record()
         if fields is None:
@@ -342,6 +354,8 @@ def _read_rows(f, where, max_requests: Optional[int], shown: str
                                     "ends in \\r\\r\\n: a carriage return doubled, as "
                                     "when CRLF endings are converted twice?)")
         ns, ctx, gen = _parse_row(fields, lineno, where)
+        if lines.unterminated and lines.crlf:
+            cut = lineno
         if ns < prev_ns:
             raise where(
                 lineno,
@@ -355,7 +369,7 @@ def _read_rows(f, where, max_requests: Optional[int], shown: str
 
     if not ts_ns:
         raise where(lines.lineno + 1, "no data rows after the header")
-    return ts_ns, prompt, output, lines.digest.hexdigest()
+    return ts_ns, prompt, output, lines.digest.hexdigest(), cut
 
 
 def _check_header(fields: list[str], where) -> None:

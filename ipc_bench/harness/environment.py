@@ -660,17 +660,20 @@ def run_interval(md: dict) -> tuple[Optional[datetime.datetime], Optional[dateti
     """(start, end) of the run whose metadata is ``md``: ``start_time_utc`` and
     ``end_time_utc`` (``run_folder.RunFolder.finish`` records it when the run ends;
     absent from older runs and from one killed or still running), each ``None``
-    when not recorded or not a timestamp."""
-    def when(key: str) -> Optional[datetime.datetime]:
-        value = md.get(key)
-        if not isinstance(value, str):
-            return None
-        try:
-            t = datetime.datetime.fromisoformat(value)
-        except ValueError:
-            return None
-        return t if t.tzinfo else t.replace(tzinfo=datetime.timezone.utc)
-    return when("start_time_utc"), when("end_time_utc")
+    when not recorded or not a timestamp (``iso_time``)."""
+    return iso_time(md.get("start_time_utc")), iso_time(md.get("end_time_utc"))
+
+
+def iso_time(value: Any) -> Optional[datetime.datetime]:
+    """``value`` (a metadata field) as an aware time (UTC where it names no zone), or
+    ``None`` where it is no ISO 8601 text (``"yesterday"``)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        t = datetime.datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return t if t.tzinfo else t.replace(tzinfo=datetime.timezone.utc)
 
 
 def _shown_time(t: datetime.datetime) -> str:

@@ -937,7 +937,9 @@ def replay_trace(opts: ScenarioOptions, default: Optional[int] = DEFAULT_MAX_REQ
     the whole trace), an ``engine.traces.Trace``; ``opts.trace_sha256`` is set to the
     SHA-256 of the bytes it read and ``opts.trace_resolved_path`` to the path resolved
     as it was read (``Trace.resolved_path``). When ``--max-requests`` was given and
-    the trace has fewer, ``opts.notes`` gets a line that says so. Raises ``TraceError``
+    the trace has fewer, ``opts.notes`` gets a line that says so; so it does where the
+    last row replayed has no line ending in a CRLF file (``Trace.unterminated_row``:
+    perhaps cut short). Raises ``TraceError``
     on an unreadable trace."""
     trace = load_azure_trace(opts.trace, max_requests=opts.max_requests or default)
     opts.trace_sha256 = trace.sha256
@@ -947,6 +949,10 @@ def replay_trace(opts: ScenarioOptions, default: Optional[int] = DEFAULT_MAX_REQ
         every = "it is" if n == 1 else "both are" if n == 2 else f"all {n:,} are"
         opts.notes.append(f"the trace has {n:,} request{'' if n == 1 else 's'}, fewer than "
                           f"--max-requests {opts.max_requests:,}: {every} replayed")
+    if trace.unterminated_row is not None:
+        opts.notes.append(f"the trace's last row (line {trace.unterminated_row:,}) has no "
+                          "line ending while the lines before it end in \\r\\n: a file cut "
+                          "short mid-row reads so; it is replayed as read")
     return trace
 
 

@@ -908,6 +908,26 @@ def verdict_floor_note(results) -> str:
     return "".join(f" Verdicts: {line}." for line in lines)
 
 
+def _pair_planned(results) -> bool:
+    """Whether a run of ``results`` (its metadata's case grid, ``metadata.cases``)
+    planned a send case and a cached case of a codec of which its finished cases
+    (``results.cases``) lack one: it stopped before the pair was done."""
+    planned: dict[Any, set] = {}
+    for md in results.metadata.values():
+        for c in md.get("cases") or []:
+            if isinstance(c, dict):
+                planned.setdefault(c.get("codec"), set()).add(c.get("arm") or c.get("policy"))
+    cases = results.cases
+    done: dict[Any, set] = {}
+    if not cases.empty and {"codec", "policy"} <= set(cases.columns):
+        arms = cases["arm"] if "arm" in cases.columns else cases["policy"]
+        for codec, arm, policy in zip(cases["codec"], arms, cases["policy"]):
+            done.setdefault(codec, set()).add(arm if isinstance(arm, str) and arm
+                                              else policy)
+    return any({SEND, CACHED} <= arms and not {SEND, CACHED} <= done.get(codec, set())
+               for codec, arms in planned.items())
+
+
 def _pair_table(results) -> list[Block]:
     """The cached-against-send table: per workload, codec and metric, the pairs, the
     means, send - cached and cached / send with its interval (``stats.summarize_pairs``
@@ -929,6 +949,10 @@ def _pair_table(results) -> list[Block]:
 
     method = results_ci_method(results.metadata)
     rows, said = _pair_rows(results, method)
+    if not rows and _pair_planned(results):
+        return [("note", "No send/cached pair finished in this run: its grid has send "
+                         "and cached of a codec, but it stopped before both had finished "
+                         "(the note at the top says where).")]
     if not rows:
         return [("note", "No send/cached pair in this run" + (
             ": a `--pp` run compares send with `direct` (the cached policy, the ids sent "

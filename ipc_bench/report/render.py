@@ -20,8 +20,17 @@ from typing import Sequence
 Block = tuple
 
 
+def _md_text(text: str) -> str:
+    """``text`` with each ``<`` that a Markdown viewer would take for the start of an
+    HTML tag (``<x>`` in a run folder's name) escaped (``\\<``), outside code spans,
+    where a backslash would show."""
+    parts = re.split(r"(`[^`]*`)", str(text))
+    return "".join(p if p.startswith("`") and p.endswith("`") and len(p) > 1
+                   else re.sub(r"<(?=[A-Za-z/!?])", r"\\<", p) for p in parts)
+
+
 def _md_cell(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    return _md_text(text).replace("|", "\\|").replace("\n", " ")
 
 
 def render_markdown(blocks: Sequence[Block]) -> str:
@@ -30,15 +39,16 @@ def render_markdown(blocks: Sequence[Block]) -> str:
     for b in blocks:
         kind = b[0]
         if kind == "h":
-            out.append("#" * b[1] + " " + b[2])
+            out.append("#" * b[1] + " " + _md_text(b[2]))
         elif kind == "p":
-            out.append(b[1])
+            out.append(_md_text(b[1]))
         elif kind == "note":
-            out.append(f"> **Note:** {b[1]}")
+            out.append(f"> **Note:** {_md_text(b[1])}")
         elif kind == "code":
             out.append(f"```\n{b[1]}\n```")
         elif kind == "ul":
-            out.append("\n".join(f"- {item}" for item in b[1]) if b[1] else "- (none)")
+            out.append("\n".join(f"- {_md_text(item)}" for item in b[1]) if b[1]
+                       else "- (none)")
         elif kind == "table":
             header, rows = b[1], b[2]
             lines = ["| " + " | ".join(_md_cell(h) for h in header) + " |",
@@ -47,7 +57,8 @@ def render_markdown(blocks: Sequence[Block]) -> str:
             out.append("\n".join(lines))
         elif kind == "fig":
             _, name, title, caption, _png = b
-            out.append(f"**{title}**\n\n![{title}]({name})\n\n{caption}")
+            out.append(f"**{_md_text(title)}**\n\n![{_md_text(title)}]({name})\n\n"
+                       f"{_md_text(caption)}")
     return "\n\n".join(out) + "\n"
 
 

@@ -10,6 +10,7 @@ replays' latency table.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Iterable, Optional, Sequence
 
 import numpy as np
@@ -116,10 +117,18 @@ def cells(summary: dict[str, Any], keys: Sequence[str] = CASE_TABLE) -> list[str
             out.append("-" if value is None else f"{value}{mark}")
         elif hide and metric(key).unit in cores.TIMING_UNITS:
             out.append("-")
+        elif key == FLOOR_RATIO and floor_below_one(value):
+            out.append(floor_ratio_cell(value) + FLOOR_MARK)
         else:
-            out.append(metric(key).cell(value)
-                       + (FLOOR_MARK if key == FLOOR_RATIO and floor_below_one(value) else ""))
+            out.append(metric(key).cell(value))
     return out
+
+
+def floor_ratio_cell(value: float) -> str:
+    """An ``x floor`` below 1 as its cell: two decimals, or three, rounded down, where
+    two would read ``1.00`` beside the mark that says it is below 1 (``0.995``)."""
+    text = metric(FLOOR_RATIO).cell(value)
+    return text if float(text) < 1 else f"{math.floor(value * 1000) / 1000:.3f}"
 
 
 #: The ``x floor`` column and the mark after a value below 1 (``FLOOR_BELOW_ONE_NOTE``).

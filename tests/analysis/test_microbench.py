@@ -555,3 +555,14 @@ def test_a_finished_case_without_its_capture_is_named(run_dir, tmp_path):
     infos = [i for _, i in capture.load_capture_infos(copy)]
     assert uncaptured_cases(str(copy), Selection(), infos) == ["num_running=2/cached/msgpack#0"]
     assert uncaptured_cases(str(copy), Selection(num_running=(4,)), infos) == []
+
+
+def test_a_capture_file_cut_short_is_said_so(run_dir, tmp_path):
+    path = next((run_dir / "messages").glob("*.msgpack"))
+    cut = tmp_path / path.name
+    cut.write_bytes(path.read_bytes()[:-7])
+    for read in (capture.load_capture, capture.load_capture_info):
+        with pytest.raises(capture.CaptureError) as err:
+            read(cut)
+        assert str(err.value) == (f"{cut}: cut short ({cut.stat().st_size:,} bytes, its end "
+                                  "missing): not a whole capture file")

@@ -55,7 +55,7 @@ OPTION_CASES = [
     (DS + ["--peer-timeout", "nan"],
      "argument --peer-timeout: must be a positive number, got nan"),
     (DS + ["--peer-timeout", "inf"],
-     "argument --peer-timeout: must be a positive number, got inf"),
+     "argument --peer-timeout: must be a finite number, got inf"),
     (DS + ["--peer-timeout", "1e9"], "argument --peer-timeout: must be at most 86400, got 1e9"),
     (DS + ["--peer-timeout", "0.001"],
      "argument --peer-timeout: must be at least 0.1 (the waits check for a reply and the "

@@ -112,6 +112,22 @@ def _short_trace(tmp_path: Path, rows: int) -> Path:
     return trace
 
 
+def test_a_trace_whose_last_row_may_be_cut_short_is_noted(tmp_path):
+    """CRLF lines, the last without its line ending: replayed as read, with a note."""
+    trace = tmp_path / "trace.csv"
+    trace.write_bytes(("\r\n".join([HEADER, "2023-11-16 18:15:46.6805900,374,44",
+                                     "2023-11-16 18:15:50.9951690,381,8"])).encode())
+    out = tmp_path / "out"
+    proc = bench("--scenario", "azure-conv", "--trace", str(trace), "--policies", "cached",
+                  "--codecs", "msgpack", "--no-floor", "--warmup-steps", "0", "--output",
+                  str(out))
+    assert proc.returncode == 0, proc.stderr
+    note = ("the trace's last row (line 3) has no line ending while the lines before it "
+            "end in \\r\\n: a file cut short mid-row reads so; it is replayed as read")
+    assert proc.stderr.splitlines()[1] == f"note: {note}"
+    assert json.loads((out / "summary.json").read_text())["metadata"]["notes"] == [note]
+
+
 @pytest.mark.parametrize("max_requests,note", [
     ("99999", "the trace has 5 requests, fewer than --max-requests 99,999: all 5 are "
               "replayed"),

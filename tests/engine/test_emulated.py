@@ -143,7 +143,7 @@ def test_an_emulated_run_is_marked_everywhere(tmp_path, capsys):
     lines = [x for x in captured.err.splitlines() if x.startswith("[")]
     assert len(lines) == 4 and all(
         re.fullmatch(r"\[\d/4\] num_running=3/\S+: 12 steps, [\d,]+ tok/s emulated "
-                     r"\(\d+\.\d s for the whole case\)", x) for x in lines), lines
+                     r"\([\d.]+ s for the whole case\)", x) for x in lines), lines
     assert "device=emulated NVIDIA H200 (roofline, uncalibrated)" in text
     assert ("EMULATED: 4 of 4 cases slept a roofline step time (NVIDIA H200 figures "
             "UNCALIBRATED); no GPU computed their steps") in text

@@ -467,3 +467,18 @@ def test_fuzz_garbage_lines(tmp_path_factory, lines, eol, with_header, max_reque
     text = eol.join(([HEADER] if with_header else []) + lines)
     p.write_bytes(text.encode("utf-8", "surrogatepass"))
     _load_or_trace_error(p, max_requests)
+
+
+def test_a_last_row_without_a_line_ending_in_a_crlf_file_is_marked(tmp_path) -> None:
+    """The Azure files end every line in \\r\\n: a last row without one may be cut
+    short (``...,381,8`` of ``...,381,84``), which the run's notes say
+    (``scenario.replay_trace``); a file of \\n endings, or one ending in a line break,
+    is not marked, nor is a row the replay stops before."""
+    def cut(text: str, **kw):
+        return load_azure_trace(write(tmp_path, text), **kw).unterminated_row
+
+    assert cut(csv_text(HEADER, ROW1, ROW2)) == 3
+    assert cut(csv_text(HEADER, ROW1, ROW2, final_eol=True)) is None
+    assert cut(csv_text(HEADER, ROW1, ROW2, eol="\n")) is None
+    assert cut(csv_text(HEADER, ROW1, ROW2), max_requests=1) is None
+

@@ -185,3 +185,10 @@ def test_the_floor_range_leaves_out_async_cases_on_both_sides_of_one():
         "across the 2 synchronous cases; 1 async case (`x floor` 1.40x) overlapped its "
         "steps while the floor replays the frames one at a time: that `x floor` is not "
         "the harness's overhead on either side of 1, left out.")
+
+
+def test_an_x_floor_just_below_1_is_not_shown_as_1():
+    """Two decimals would read ``1.00!``, beside a note that says it is below 1."""
+    from ipc_bench.report.tables import floor_ratio_cell
+
+    assert [floor_ratio_cell(v) for v in (0.93, 0.9951, 0.9996)] == ["0.93", "0.995", "0.999"]

@@ -186,3 +186,19 @@ def test_a_byte_that_is_not_utf8_leaves_its_line_out_not_the_run(two_workloads, 
     assert warned[0].startswith(f"{path}: line 4 holds bytes that are not UTF-8 text "
                                 "(left out), and ")
     assert kept == [SEND2, CACHED2, SEND4, CACHED4]
+
+
+def test_a_step_flag_other_than_0_or_1_leaves_its_row_out(two_workloads, tmp_path):
+    run = _copy(two_workloads, tmp_path)
+    path = run / "steps.csv"
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    column = rows[0].index("counted")
+    assert rows[10][0] == SEND2 and rows[10][column] == "1"
+    rows[10][column] = "2"
+    with open(path, "w", newline="") as f:
+        csv.writer(f).writerows(rows)
+    warned, kept = _loaded(run)
+    assert warned[0] == (f"{path}: case '{SEND2}' has a counted flag other than 0 or 1 (2) "
+                         "in 1 row (left out)")
+    assert kept == [SEND2, CACHED2, SEND4, CACHED4]

@@ -1038,3 +1038,18 @@ def test_token_id_bytes_in_a_cached_case_leave_it_out(good_run, tmp_path, capsys
     assert err == [f"bench.py report: warning: {run / 'summary.json'}: case '{CACHED}' has "
                    f"decode_token_bytes_per_step {value:,.6g}, but its policy is "
                    "\"cached\" (only send's SchedulerOutput carries new_token_ids) (left out)"]
+
+
+@pytest.mark.parametrize("fields, line", [
+    (dict(start_time_utc="yesterday"),
+     'metadata.start_time_utc is "yesterday", not an ISO 8601 time (left out)'),
+    (dict(start_time_utc="2026-12-03T23:00:00+00:00", end_time_utc="2026-12-03T22:00:00+00:00"),
+     'metadata.end_time_utc is "2026-12-03T22:00:00+00:00", before its start_time_utc '
+     '"2026-12-03T23:00:00+00:00" (left out)'),
+], ids=["not-a-time", "end-before-start"])
+def test_a_run_time_that_is_no_time_is_dropped_with_a_warning(good_run, tmp_path, fields,
+                                                              line):
+    """The overlap check of runs of one host reads these: a time typed over is said and
+    left out, not read as a run of unknown end or one that ended before it began."""
+    run = _edit(good_run, tmp_path, lambda s: s["metadata"].update(fields))
+    assert _loaded(run) == [f"{run / 'summary.json'}: {line}"]

@@ -524,3 +524,7 @@ def test_a_replay_whose_warm_up_holds_most_of_its_tokens_is_warned(tmp_path):
 
     assert warmup_tokens_warning(dict(case, workload="num_running=4")) is None
     assert warmup_tokens_warning(dict(case, warmup_token_share=0.5)) is None
+    # a logical-clock replay (no trace_speedup) has no latencies or wall tok/s
+    assert warmup_tokens_warning(dict(case, trace_speedup=None)).endswith(
+        "(most of its prefill): the per-step bytes, times and tok/s, over counted steps, "
+        "leave them out; lower --warmup-steps to count them")

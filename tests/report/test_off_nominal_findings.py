@@ -134,3 +134,14 @@ def test_a_figure_whose_every_share_is_withheld_is_not_drawn():
         "every share is withheld (`-*` in the step-time table: each pair's fixed step ran "
         "off nominal, or send's whole step is not explained by its SchedulerOutput path); "
         "the findings give the warnings")
+
+
+def test_a_step_shorter_than_the_models_own_work_is_not_called_descheduled():
+    """--step-time-ms 0.0001: the model's sampling around the wait takes longer than
+    the step; the median keeps its digits (not 0.0 ms)."""
+    from ipc_bench.analysis.send_cost import off_nominal_warning
+
+    assert off_nominal_warning(dict(fixed_step_ms=0.0001, runner_forward_ns_median=27196.0)) \
+        == ("fixed step 0.0001 ms ran a median 0.0272 ms (+27096 %): a step this short is "
+            "less than the model's own sampling and timer reads take, not a wait; its "
+            "shares are of the measured step")

@@ -124,3 +124,15 @@ def test_a_word_with_a_byte_or_character_a_terminal_cannot_show_is_quoted_to_pas
     out = subprocess.run(["bash", "-c", f"printf '%s\\0' {line}"], capture_output=True,
                          check=True).stdout
     assert out.split(b"\0")[:-1] == [os.fsencode(w) for w in words]
+
+
+def test_a_name_that_reads_as_an_html_tag_is_escaped_in_markdown():
+    """``<x>`` in a run folder's name would be taken for a tag by a Markdown viewer and
+    vanish; escaped outside code spans, left as it is inside them (a backslash would
+    show there), and ``<0.001`` of an interval is no tag."""
+    from ipc_bench.report.render import render_markdown
+
+    md = render_markdown([("h", 2, "run <x>"), ("p", "see `<x>/report.md`, [<0.001, 2]"),
+                          ("table", ["run"], [["<x>|y"]])])
+    assert md == ("## run \\<x>\n\nsee `<x>/report.md`, [<0.001, 2]\n\n| run |\n|---|\n"
+                  "| \\<x>\\|y |\n")

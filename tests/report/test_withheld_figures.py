@@ -215,3 +215,20 @@ def test_a_figure_of_counted_steps_says_when_every_step_was_warm_up():
     with pytest.raises(plots.NoData) as err:
         plots._counted(Run([True, True, False]), two_process=False)
     assert str(err.value) == "no counted steps of a finished case in this run"
+
+
+def test_a_pair_planned_but_not_finished_is_said_so():
+    """The run's grid holds send and cached of msgpack, but only send finished: the
+    pair table says the run stopped before the pair was done, not that it has none."""
+    from ipc_bench.report import blocks
+
+    send = tp_summary("send", 1, 16)
+    results = results_of([send])
+    results.metadata["run"]["cases"] = [dict(policy=p, arm=p, codec=send["codec"])
+                                        for p in ("send", "cached")]
+    assert blocks._pair_table(results) == [(
+        "note", "No send/cached pair finished in this run: its grid has send and cached of a "
+                "codec, but it stopped before both had finished (the note at the top says "
+                "where).")]
+    results.metadata["run"]["cases"] = results.metadata["run"]["cases"][:1]
+    assert blocks._pair_table(results) == [("note", "No send/cached pair in this run.")]
