@@ -7,6 +7,7 @@ bad input never surfaces as a traceback or a hang half-way through a run.
 from __future__ import annotations
 
 import argparse
+import re
 from typing import Sequence
 
 from ipc_bench.analysis.stats import METHODS
@@ -71,9 +72,33 @@ class _Parser(OnceParser):
 # ------------------------------------------------------------------ value parsers
 
 
+#: What a numeric option's text may hold: ASCII digits, sign, point and exponent (as
+#: the trace reader wants digits), not the other digits or the ``_`` separators that
+#: Python's ``int`` and ``float`` would also take (``١٠``, ``1_000``).
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?(inf|nan)",
+                     re.IGNORECASE)
+
+
+def _number(text: str) -> float:
+    """``text`` as a float where it is one in ASCII (``_NUMBER``); ``ValueError``
+    otherwise."""
+    if not _NUMBER.fullmatch(text.strip()):
+        raise ValueError(text)
+    return float(text)
+
+
+def _integer(text: str) -> int:
+    """``text`` as an int where it is one in ASCII digits (``_INTEGER``); ``ValueError``
+    otherwise."""
+    if not _INTEGER.fullmatch(text.strip()):
+        raise ValueError(text)
+    return int(text)
+
+
 def _parse_int(text: str, lo: int, hi: int) -> int:
     try:
-        value = int(text.strip())
+        value = _integer(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
     if value < lo:
@@ -116,7 +141,7 @@ def int_items(text: str) -> list[int]:
     for an empty item or one that is not an integer."""
     items = list_items(text, "integers")
     try:
-        return [int(v) for v in items]
+        return [_integer(v) for v in items]
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"expected comma-separated integers, got {text!r}") from None
@@ -155,7 +180,7 @@ def _float_in(hi: float, lo: float = 0.0, why: str = ""):
     least ``lo`` (``why``: the reason, in the refusal)."""
     def parse(text: str) -> float:
         try:
-            value = float(text)
+            value = _number(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
         if not value > 0:
@@ -184,7 +209,7 @@ def _spec_tokens_list(text: str) -> list[int]:
 def _probability(text: str) -> float:
     """``--spec-acceptance``: a number in [0, 1]."""
     try:
-        value = float(text)
+        value = _number(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
     if not 0.0 <= value <= 1.0:
@@ -216,7 +241,7 @@ def _pp_list(text: str) -> list[int]:
 
 def _float_list(text: str) -> list[float]:
     try:
-        values = [float(v) for v in list_items(text, "numbers")]
+        values = [_number(v) for v in list_items(text, "numbers")]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}")
     if any(not 0 < v < float("inf") for v in values):

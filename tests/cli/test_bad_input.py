@@ -48,6 +48,11 @@ OPTION_CASES = [
     (DS + ["--warmup-steps", "-1"], "argument --warmup-steps: must be at least 0, got -1"),
     (DS + ["--num-running", "0"], "argument --num-running: must be at least 1, got 0"),
     (DS + ["--num-running", "1,x"], "argument --num-running: expected an integer, got 'x'"),
+    # digits 0-9 only, as the trace reader: not Python's other digits or 1_000
+    (DS + ["--steps", "١٠"], "argument --steps: expected an integer, got '١٠'"),
+    (DS + ["--num-running", "４"], "argument --num-running: expected an integer, got '４'"),
+    (DS + ["--steps", "1_000"], "argument --steps: expected an integer, got '1_000'"),
+    (DS + ["--peer-timeout", "1_0"], "argument --peer-timeout: expected a number, got '1_0'"),
     (DS + ["--seed", "-1"], "argument --seed: must be at least 0, got -1"),
     (DS + ["--seed", str(2**63)], "argument --seed: must be at most "
      "9,223,372,036,854,775,807, got 9,223,372,036,854,775,808"),
