@@ -839,8 +839,9 @@ def _ipc_cost_clause(ratios: dict[str, str]) -> str:
             + what + " there")
 
 
-def _share_findings(cases, where: Where, labels: list[str],
-                    method: str = "t") -> list[str]:
+def _share_findings(cases, where: Where, labels: list[str], method: str = "t",
+                    recorded: dict[tuple, dict[str, dict[str, Any]]] | None = None
+                    ) -> list[str]:
     """Send's cost as a share of the step at every running count of each codec (and
     other workload label), one line each, in that order, from ``plots.send_cost_table``:
     the means over repetitions of the SchedulerOutput path's difference and of each
@@ -854,7 +855,10 @@ def _share_findings(cases, where: Where, labels: list[str],
     repetitions' median steps``, not ``median step``: ``bench.py``'s comparison block
     gives the median over repetitions of the same per-case medians as ``step
     median`` (the figure a share under ``sign`` or ``bootstrap`` is of: ``as the
-    median of its 6 repetitions' median steps``)."""
+    median of its 6 repetitions' median steps``). Where the whole step's share has an
+    interval that excludes 0 but the run's recorded comparison of that step
+    (``recorded``: ``recorded_metrics``) finds no significant difference after Holm's
+    correction, the line says so (``_step_verdict``)."""
     from ipc_bench.analysis.cores import is_withheld
     from ipc_bench.report.plots import S2R_MEDIAN_COLUMN, send_cost_table
 
@@ -870,18 +874,19 @@ def _share_findings(cases, where: Where, labels: list[str],
         counts = sorted(g.groupby("workload", sort=False), key=lambda w: w[1]["running"].mean())
         for _, at in counts:  # each workload: one running count
             line = _share_line(at, where, cases, S2R_MEDIAN_COLUMN in cases.columns,
-                               method)
+                               method, recorded)
             if line:
                 out.append(line)
     return out
 
 
-def _share_line(at, where: Where, cases, s2r_median: bool, method: str = "t") -> str:
+def _share_line(at, where: Where, cases, s2r_median: bool, method: str = "t",
+                recorded: dict[tuple, dict[str, dict[str, Any]]] | None = None) -> str:
     """``_share_findings``' line of one running count's pairs ``at`` (rows of
     ``plots.send_cost_table``), intervals by ``method``; '' when they have no
     SchedulerOutput path's difference."""
-    from ipc_bench.analysis.send_cost import (bounds, mean_share, path_difference,
-                                              step_difference)
+    from ipc_bench.analysis.send_cost import (bounds, holds_zero, mean_share,
+                                              path_difference, step_difference)
 
     s2r = mean_share(at["_s2r_diff"], at[CACHED], method)
     whole = mean_share(at["diff"], at[CACHED], method)
@@ -912,9 +917,31 @@ def _share_line(at, where: Where, cases, s2r_median: bool, method: str = "t") ->
             + path_difference(s2r.diff_ns, s2r.share, bounds(s2r), base, method,
                               s2r.pairs))
     longer = step_difference(whole.share, bounds(whole), method, whole.pairs)
+    if bounds(whole) is not None and not holds_zero(bounds(whole)):
+        longer += _step_verdict(recorded, workload, codec, f"step_ns_{step}")
     send_step = f"{send_whole} {longer}"
     return (f"{where(workload)} ({codec}), {path}; {send_step} (noisier; {over})."
             + _oversubscribed(cases, workload, codec))
+
+
+def _step_verdict(recorded: dict[tuple, dict[str, dict[str, Any]]] | None, workload: Any,
+                  codec: Any, key: str) -> str:
+    """``, but its step median is not significant after Holm's correction over 7 timed
+    metrics (p 0.023, adjusted 0.093): the interval is unadjusted`` where the run's
+    recorded comparison of ``workload`` and ``codec`` (one, whatever its transport and
+    model) finds metric ``key`` (``step_ns_median`` or ``step_ns_mean``) not significant
+    after Holm's correction; ``''`` otherwise, or where none was recorded."""
+    found = [ms.get(key) for k, ms in (recorded or {}).items()
+             if k[0] == workload and k[1] == codec]
+    if len(found) != 1 or not found[0]:
+        return ""
+    m = found[0]
+    if m.get("adjustment") != "holm" or m.get("significant") is not False \
+            or m.get("p_value") is None or m.get("p_adjusted") is None:
+        return ""
+    name = "step median" if key.endswith("median") else "mean step"
+    return (f", but the comparison's {name} is not significant"
+            f"{_after_holm(m, m.get('family_size') or 0)}: this interval is unadjusted")
 
 
 def _step_time_findings(cases, method: str = "t") -> list[str]:
@@ -1267,7 +1294,7 @@ def findings(results) -> list[str]:
     if not timed:
         method = results_ci_method(results.metadata)
         out.extend(_step_time_findings(cases, method) or _share_findings(
-            cases, where, results.labels, method))
+            cases, where, results.labels, method, recorded))
     if withheld:
         timed_ok = ok[[(w, c, t) not in withheld for w, c, t in
                        zip(ok["workload"], ok["codec"], ok.get("transport", [None] * len(ok)))]]

@@ -141,3 +141,21 @@ def test_each_figure_of_a_time_clause_names_its_statistic():
     assert findings._time_clause(noise, *words) == (
         f"encodes {BOTH} within noise of send's time per step (median difference cached - "
         "send: +0.04 µs; paired median of cached / send: +1.0 % [-5.0, +8.0] %)")
+
+
+def test_a_share_whose_step_the_holm_verdict_rejects_says_so():
+    """A whole step's share interval that excludes 0 reads as a claim; where the run's
+    recorded comparison of that step is not significant after Holm's correction, the
+    line says its interval is unadjusted, as the tokens/s finding does."""
+    m = dict(adjustment="holm", significant=False, p_value=0.023, p_adjusted=0.093,
+             family_size=7)
+    recorded = {("num_running=16", "msgpack", "ipc", "null"): {"step_ns_median": m}}
+    assert findings._step_verdict(recorded, "num_running=16", "msgpack", "step_ns_median") \
+        == (", but the comparison's step median is not significant after Holm's correction "
+            "over 7 timed metrics (p 0.023, adjusted 0.093): this interval is unadjusted")
+    assert findings._step_verdict(recorded, "num_running=16", "pickle", "step_ns_median") \
+        == ""
+    significant = {k: {"step_ns_median": dict(m, significant=True, p_adjusted=0.01)}
+                   for k in recorded}
+    assert findings._step_verdict(significant, "num_running=16", "msgpack",
+                                  "step_ns_median") == ""
