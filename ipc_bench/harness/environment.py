@@ -1139,12 +1139,39 @@ def _unused_by_models(md: dict, name: str) -> bool:
                    for m in models)
 
 
+def _option_named(line: str) -> str | None:
+    """The option (``max_num_seqs``) an ``_option_lines`` line is of, ``None`` for
+    another line."""
+    m = re.match(r"option --([\w-]+) differs", line)
+    return m.group(1).replace("-", "_") if m else None
+
+
+def _same_where_shared(a: dict, b: dict, wa: dict, wb: dict, shared: list[str]) -> set[str]:
+    """The options both runs ``a`` and ``b`` left to their defaults whose case setting
+    (``OPTION_SETTINGS``, not a workload label) took the same values in every workload
+    they share (``wa``, ``wb``: ``_workload_settings``): a default that follows another
+    option (``--max-num-seqs`` and ``--num-blocks`` follow ``--num-running``) differs
+    between the runs' grids only where they do not overlap, which changes no number
+    compared. Empty where they share no workload."""
+    oa, ob = a.get("options"), b.get("options")
+    if not shared or not (isinstance(oa, dict) and isinstance(ob, dict)):
+        return set()
+    out = set()
+    for name, setting in OPTION_SETTINGS.items():
+        if setting.startswith("labels.") or oa.get(name, "") is not None \
+                or ob.get(name, "") is not None:
+            continue  # given (or not recorded) in a run: its line stands
+        if all(setting in wa[w] and wa[w].get(setting) == wb[w].get(setting)
+               for w in shared):
+            out.add(name)
+    return out
+
+
 def _settings_stated(lines) -> set[str]:
     """The case settings (``OPTION_SETTINGS``) of the options that ``lines``
     (``_option_lines``) say differ (``option --max-num-seqs differs: ...``), so that
     the same difference is not said again as a case setting."""
-    names = {m.group(1).replace("-", "_") for m in
-             (re.match(r"option --([\w-]+) differs", line) for line in lines) if m}
+    names = {_option_named(line) for line in lines}
     return {OPTION_SETTINGS[n] for n in names if n in OPTION_SETTINGS}
 
 
@@ -1308,13 +1335,15 @@ def compare_settings(a: dict, b: dict) -> tuple[list[str], list[str]]:
         run_wide = True
     if a.get("ci_method") and b.get("ci_method") and a["ci_method"] != b["ci_method"]:
         lines.append(f"option --ci-method differs: {a['ci_method']} vs {b['ci_method']}")
-    options = _option_lines(a, b)
-    lines += [line for line, _ in options]
-    run_wide = run_wide or any(wide for _, wide in options)
-    stated = _settings_stated(line for line, _ in options)
     both = _case_keys(a) & _case_keys(b)  # an arm one run alone ran is no difference
     wa, wb = _workload_settings(a, both), _workload_settings(b, both)
     shared = [w for w in wa if w in wb]
+    derived = _same_where_shared(a, b, wa, wb, shared)
+    options = [(line, wide) for line, wide in _option_lines(a, b)
+               if _option_named(line) not in derived]
+    lines += [line for line, _ in options]
+    run_wide = run_wide or any(wide for _, wide in options)
+    stated = _settings_stated(line for line, _ in options)
     differing: dict[tuple[str, str, str], list[str]] = {}
     unlike: list[str] = []
     for w in shared:

@@ -521,3 +521,27 @@ def test_a_run_records_the_scheduler_limits_as_given(tmp_path):
         "max_num_seqs": 8, "max_num_batched_tokens": None, "max_model_len": None,
         "block_size": 32, "num_blocks": None}
     assert {c["scheduler"]["max_num_seqs"] for c in md["cases"]} == {8}
+
+
+def test_a_default_that_follows_num_running_is_no_difference_where_the_grids_overlap():
+    """--max-num-seqs and --num-blocks left to their defaults follow --num-running: runs
+    of 4 and 16 against one of 4 took other defaults only at 16, which they do not
+    share; no line for them, and the shared workload is not marked."""
+    def run(grid):
+        md = dict(seed=0, options=dict(num_running=grid, max_num_seqs=None,
+                                       num_blocks=None), cases=[])
+        for n in grid:
+            md["cases"].append(dict(case_id=f"num_running={n}/send/msgpack#0",
+                                    labels={"num_running": n}, policy="send",
+                                    codec="msgpack", repetition=0,
+                                    scheduler=dict(max_num_seqs=n, num_blocks=272 * n)))
+        return md
+
+    assert compare_settings(run([4, 16]), run([4])) == (
+        ["option --num-running differs: [4, 16] vs [4]"], [])
+    # given by hand in one run, the line stays, and it marks the shared workload
+    given = run([4])
+    given["options"]["max_num_seqs"] = 4
+    assert compare_settings(run([4, 16]), given) == ([
+        "option --max-num-seqs differs: default (4, 16) vs 4",
+        "option --num-running differs: [4, 16] vs [4]"], ["num_running=4"])
