@@ -963,6 +963,28 @@ def _step_time_findings(cases, method: str = "t") -> list[str]:
     return out
 
 
+def _noisy_floors(cases) -> str:
+    """`` (12 of them with a noisy floor, whose 50-step block means vary over 10 % of
+    their mean, as their warnings say, and their `x floor` with it)`` for the ``cases``
+    a floor range covers whose ``floor_step_ns_block_cv`` is over
+    ``summary.NOISY_FLOOR_BLOCK_CV``; ``''`` where none is."""
+    from ipc_bench.analysis.summary import NOISY_FLOOR_BLOCK_CV, STEP_BLOCK
+
+    if "floor_step_ns_block_cv" not in cases.columns:
+        return ""
+    n = int((cases["floor_step_ns_block_cv"] > NOISY_FLOOR_BLOCK_CV).sum())
+    if not n:
+        return ""
+    blocks = (f"{STEP_BLOCK}-step block means vary over {NOISY_FLOOR_BLOCK_CV * 100:g} % "
+              "of their mean")
+    if len(cases) == 1:
+        return f" (its floor is noisy: its {blocks}, as its warning says, and its `x floor` with it)"
+    their = "its" if n == 1 else "their"
+    return (f" ({'both' if n == len(cases) == 2 else n} of them with a noisy floor, whose "
+            f"{blocks}, as {their} warning{'' if n == 1 else 's'} say{'s' if n == 1 else ''}, "
+            f"and {their} `x floor` with it)")
+
+
 def _floor_findings(ok) -> list[str]:
     """The range of measured step time over the floor's (``x floor``) across the
     synchronous cases at or above 1, saying which cases it covers (one value when its
@@ -1003,6 +1025,7 @@ def _floor_findings(ok) -> list[str]:
         span = f"take {low} {floor} in {_the_n(n, causes)} {which}"
     else:
         span = f"take {low} to {high} {floor} across {_the_n(n, causes)} {which}"
+    span += _noisy_floors(known.loc[r.index])
     steps = model_steps(known.loc[r.index].to_dict("records"))
     if steps is None:
         return [f"The harness's measured steps {span}"

@@ -192,3 +192,21 @@ def test_an_x_floor_just_below_1_is_not_shown_as_1():
     from ipc_bench.report.tables import floor_ratio_cell
 
     assert [floor_ratio_cell(v) for v in (0.93, 0.9951, 0.9996)] == ["0.93", "0.995", "0.999"]
+
+
+def test_the_floor_range_says_how_many_of_its_floors_are_noisy():
+    """A range of 1.10x to 6.80x reads as the harness's overhead; where the floors of
+    some of its cases were flagged noisy, the finding counts them."""
+    import pandas as pd
+
+    from ipc_bench.report import findings
+
+    ok = pd.DataFrame(dict(step_to_floor_ratio=[1.1, 6.8, 2.0],
+                           floor_step_ns_block_cv=[0.2, 0.05, 0.3], model=["null"] * 3))
+    assert findings._floor_findings(ok) == [
+        "The harness's measured steps take 1.10x to 6.80x the floor (the same recorded "
+        "messages exchanged bare) across all 3 cases (2 of them with a noisy floor, whose "
+        "50-step block means vary over 10 % of their mean, as their warnings say, and "
+        "their `x floor` with it)."]
+    quiet = ok.assign(floor_step_ns_block_cv=[0.01, 0.05, 0.03])
+    assert findings._floor_findings(quiet)[0].endswith("across all 3 cases.")
