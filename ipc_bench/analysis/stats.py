@@ -199,14 +199,15 @@ def inconclusive_verdict(low: float, high: float, detectable: float = DETECTABLE
 #: them is printed: the single-process baseline (codec ``none``: scheduler and runner in
 #: one process) serializes nothing and sends no bytes, so its encode and decode times
 #: are a few clock reads around no work (0.2 against 4.3 µs, a ratio of 20 that means
-#: nothing) and its bytes are 0.
+#: nothing) and its bytes, token-id bytes included, are 0: the tables show ``-``.
 NOT_PERFORMED: dict[str, frozenset[str]] = {
     "none": frozenset({"encode_ns_per_step", "decode_ns_per_step",
                        "sched_encode_ns_per_step", "runner_decode_ns_per_step",
                        "sched_to_runner_payload_bytes_per_step",
                        "runner_to_sched_payload_bytes_per_step",
                        "sched_to_runner_wire_bytes_per_step",
-                       "runner_to_sched_wire_bytes_per_step"}),
+                       "runner_to_sched_wire_bytes_per_step",
+                       "decode_token_bytes_per_step", "prompt_chunk_bytes_per_step"}),
 }
 
 

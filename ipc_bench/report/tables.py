@@ -115,8 +115,9 @@ def cells(summary: dict[str, Any], keys: Sequence[str] = CASE_TABLE) -> list[str
         if key in IDENTITY:
             mark = cores.MARK if hide and key == "transport" else ""
             out.append("-" if value is None else f"{value}{mark}")
-        elif hide and metric(key).unit in cores.TIMING_UNITS:
-            out.append("-")
+        elif (hide and metric(key).unit in cores.TIMING_UNITS) \
+                or not performed(key, summary.get("codec")):
+            out.append("-")  # withheld, or nothing the case does (single process: no bytes)
         elif key == FLOOR_RATIO and floor_below_one(value):
             out.append(floor_ratio_cell(value) + FLOOR_MARK)
         else:
