@@ -108,7 +108,7 @@ def _bytes_caption(d: dict) -> str:
                      "of send's bytes" + (", for the codecs whose arms ran the same "
                                          "schedules." if differ else "."))
         if differ:
-            text += (f" The arms of {', '.join(differ)} ran different schedules (a timed "
+            text += (f" The arms of {_and_list(differ)} ran different schedules (a timed "
                      "replay: other batches), so their lines differ by batch as well as by "
                      "policy and the gap between them is not the policy's saving; the box "
                      "gives send's own new_token_ids instead, per counted step over the "
@@ -998,7 +998,7 @@ def _pair_table(results) -> list[Block]:
                      else "")
                   + (" Pairs whose timings are left out show their bytes only: "
                      + note.replace("* timings left out: ", "", 1) if note else "")
-                  + (f" The arms of {', '.join(differ)} ran different schedules "
+                  + (f" The arms of {_and_list(differ)} ran different schedules "
                      f"({schedules_differ_cause(differ_timed, (SEND, CACHED))}), so their "
                      "per-step rows (bytes and times per step) would compare other batches "
                      "as well as the policies: they give each arm's mean, no difference or "
