@@ -1884,19 +1884,21 @@ def _token_bytes_pair_problems(cases, bad: set[str], path: Path) -> list[tuple[s
     bytes per step (``decode_token_bytes_per_step`` + ``prompt_chunk_bytes_per_step``:
     what ``new_token_ids`` add to its frames, ``summary.token_bytes_split``) are not
     what its SchedulerOutput carries beyond that of a cached case of the same workload,
-    codec (``WHOLE_MESSAGE_CODECS``), transport, repetition and ``schedule_digest``,
-    both synchronous (``sched_to_runner_payload_bytes_per_step``, over the same counted
-    steps: the same schedule): exact in every run (e.g. 19.8 = 390.9 - 371.1), so a
+    codec (``WHOLE_MESSAGE_CODECS``), transport, repetition, ``schedule_digest`` and
+    ``num_steps``, both complete and synchronous
+    (``sched_to_runner_payload_bytes_per_step``, over the same counted steps: the same
+    schedule; an interrupted case averages fewer): exact in every run (e.g. 19.8 = 390.9 - 371.1), so a
     figure typed over. The first such cached case is the one compared."""
     need = {"policy", "codec", "workload", "schedule_digest", "decode_token_bytes_per_step",
             "sched_to_runner_payload_bytes_per_step"}
     if not need <= set(cases.columns):
         return []
-    def key(r):
-        return tuple(r.get(k) for k in ("workload", "codec", "transport", "repetition",
-                                        "schedule_digest"))
 
-    rows = records(cases)
+    def key(r):  # one schedule, every counted step of it: the same steps averaged
+        return tuple(r.get(k) for k in ("workload", "codec", "transport", "repetition",
+                                        "schedule_digest", "num_steps"))
+
+    rows = [r for r in records(cases) if r.get("complete") is True]
     cached = {}
     for r in rows:
         if r["policy"] != SEND and not r.get("async_scheduling"):

@@ -202,3 +202,28 @@ def test_a_step_flag_other_than_0_or_1_leaves_its_row_out(two_workloads, tmp_pat
     assert warned[0] == (f"{path}: case '{SEND2}' has a counted flag other than 0 or 1 (2) "
                          "in 1 row (left out)")
     assert kept == [SEND2, CACHED2, SEND4, CACHED4]
+
+
+def test_token_bytes_are_checked_only_against_a_finished_case_of_as_many_steps(tmp_path):
+    """An interrupted send case averages its bytes over fewer steps than cached's: no
+    line for it, nor for one whose counted steps differ."""
+    import pandas as pd
+
+    from ipc_bench.analysis.results import _token_bytes_pair_problems
+
+    pair = [dict(case_id="w/send/msgpack#0", policy="send", codec="msgpack", workload="w",
+                 transport="ipc", repetition=0, schedule_digest="d", num_steps=20,
+                 complete=True, decode_token_bytes_per_step=5.0,
+                 prompt_chunk_bytes_per_step=0.0,
+                 sched_to_runner_payload_bytes_per_step=391.8),
+            dict(case_id="w/cached/msgpack#0", policy="cached", codec="msgpack",
+                 workload="w", transport="ipc", repetition=0, schedule_digest="d",
+                 num_steps=20, complete=True, decode_token_bytes_per_step=0.0,
+                 prompt_chunk_bytes_per_step=0.0,
+                 sched_to_runner_payload_bytes_per_step=372.0)]
+    path = tmp_path / "summary.json"
+    assert [i for i, _ in _token_bytes_pair_problems(pd.DataFrame(pair), set(), path)] == [
+        "w/send/msgpack#0"]
+    for change in (dict(complete=False), dict(num_steps=12)):
+        cut = [dict(pair[0], **change), pair[1]]
+        assert _token_bytes_pair_problems(pd.DataFrame(cut), set(), path) == []
