@@ -42,9 +42,10 @@ SCHEDULE_BOUND_PAIR_ROWS = tuple(k for k in PAIR_TABLE if k != "output_tokens_pe
 SIDE_BY_SIDE = ("output_tokens_per_s", "sched_to_runner_payload_bytes_per_step",
                 "step_ns_mean")
 
-def _listed(names) -> str:
-    """```a```, ```a` and `b```, ```a`, `b` and `c```."""
-    names = [f"`{n}`" for n in dict.fromkeys(names)]
+def _listed(names, code: bool = True) -> str:
+    """```a```, ```a` and `b```, ```a`, `b` and `c``` (each once; without ``code``, no
+    backticks: ``a, b and c``)."""
+    names = [f"`{n}`" if code else str(n) for n in dict.fromkeys(names)]
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
@@ -108,7 +109,7 @@ def _bytes_caption(d: dict) -> str:
                      "of send's bytes" + (", for the codecs whose arms ran the same "
                                          "schedules." if differ else "."))
         if differ:
-            text += (f" The arms of {_and_list(differ)} ran different schedules (a timed "
+            text += (f" The arms of {_listed(differ, code=False)} ran different schedules (a timed "
                      "replay: other batches), so their lines differ by batch as well as by "
                      "policy and the gap between them is not the policy's saving; the box "
                      "gives send's own new_token_ids instead, per counted step over the "
@@ -998,7 +999,7 @@ def _pair_table(results) -> list[Block]:
                      else "")
                   + (" Pairs whose timings are left out show their bytes only: "
                      + note.replace("* timings left out: ", "", 1) if note else "")
-                  + (f" The arms of {_and_list(differ)} ran different schedules "
+                  + (f" The arms of {_listed(differ, code=False)} ran different schedules "
                      f"({schedules_differ_cause(differ_timed, (SEND, CACHED))}), so their "
                      "per-step rows (bytes and times per step) would compare other batches "
                      "as well as the policies: they give each arm's mean, no difference or "
@@ -1559,13 +1560,9 @@ def _overlap_unknown(results) -> list[str]:
         live = STILL_RUNNING in str((results.status_detail or {}).get(r) or "")
         why = ("it is still running" if live else
                "an older run, or one stopped without finishing its summary")
-        out.append(f"Whether {r} overlapped in time on this host with {_and_list(maybe)} "
+        out.append(f"Whether {r} overlapped in time on this host with {_listed(maybe, code=False)} "
                    f"is unknown: {r} recorded no end time ({why}).")
     return out
-
-
-def _and_list(names: list[str]) -> str:
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def _same_changes(results, base: str) -> str:
