@@ -810,6 +810,14 @@ _CASE_IDENTITY = frozenset({"case_id", "labels", "policy", "arm", "codec", "repe
                             "peer_timeout_s", "startup_timeout_s"})
 
 
+#: Case settings (``_flat`` names) that change how fast a case runs, never what its
+#: steps carry: a difference in them is listed, but with ``compare_settings``'s
+#: ``exact`` the workloads stay comparable by their bytes per step (``cpu_affinity``,
+#: ``--cpu-affinity``, pins processes to CPUs; ``model.step_wait`` chooses how the
+#: fixed-step model waits out its step).
+TIMING_ONLY_SETTINGS = frozenset({"cpu_affinity", "model.step_wait"})
+
+
 #: Scenario options that choose which workloads run (each a workload label's value:
 #: ``num_running=4``, ``trace=azure-conv:20``...), not how a workload runs: a
 #: difference in them is listed but leaves the workloads both runs ran comparable.
@@ -863,7 +871,7 @@ def _workload_settings(md: dict, keys: Optional[set] = None) -> dict[str, dict[s
         for name in set(flat) | set(settings):
             values = settings.setdefault(name, set())
             if name not in unused:  # unused by every case: empty, and not compared
-                values.add(_text(flat.get(name)))
+                values.add(_setting_text(name, flat.get(name)))
     return {w: {k: sorted(v) for k, v in s.items()} for w, s in out.items()}
 
 
@@ -877,6 +885,14 @@ def _repetitions(md: dict, keys: set) -> dict[str, int]:
                 and case.get("repetition") is not None):
             reps.setdefault(_case_key(case)[0], set()).add(_text(case["repetition"]))
     return {w: len(r) for w, r in reps.items()}
+
+
+def _setting_text(name: str, value: Any) -> str:
+    """A recorded case setting ``name``'s ``value`` as text (``_text``), but
+    ``cpu_affinity`` as ``--cpu-affinity`` reads it (``0,1``; ``not pinned`` for None)."""
+    if name == "cpu_affinity":
+        return "not pinned" if value is None else ",".join(map(str, value))
+    return _text(value)
 
 
 def _text(value: Any) -> str:
@@ -1293,7 +1309,7 @@ def _trace_line(a: dict, b: dict) -> str:
             f"{digests[0]} vs {digests[1]})")
 
 
-def compare_settings(a: dict, b: dict) -> tuple[list[str], list[str]]:
+def compare_settings(a: dict, b: dict, exact: bool = False) -> tuple[list[str], list[str]]:
     """The settings two runs' metadata recorded that change the numbers and differ,
     ``a``'s value first: the replayed trace's content (``metadata["trace"]``,
     ``trace_record``; its path alone is no difference), the seed, the interval method
@@ -1323,7 +1339,9 @@ def compare_settings(a: dict, b: dict) -> tuple[list[str], list[str]]:
     are not comparable (every shared one when a run-wide setting differs). A setting
     missing from one run's metadata (an older run) is not compared, nor is a model
     setting that a run's model does not use (``scenario.model_uses``: the null
-    model's ``step_time_ms``)."""
+    model's ``step_time_ms``). ``exact``: the workloads whose bytes per step are not
+    comparable: a case setting that changes timings alone (``TIMING_ONLY_SETTINGS``)
+    still gives its line but marks no workload."""
     lines: list[str] = []
     run_wide = False
     ta, tb = a.get("trace"), b.get("trace")
@@ -1350,11 +1368,11 @@ def compare_settings(a: dict, b: dict) -> tuple[list[str], list[str]]:
         for name in sorted(set(wa[w]) | set(wb[w])):
             if wa[w].get(name) == [] or wb[w].get(name) == []:
                 continue  # a model setting a run's model does not use
-            va = ", ".join(wa[w].get(name, [_ABSENT]))
-            vb = ", ".join(wb[w].get(name, [_ABSENT]))
+            va = ", ".join(wa[w].get(name, [_setting_text(name, None)]))
+            vb = ", ".join(wb[w].get(name, [_setting_text(name, None)]))
             if va != vb:
                 differing.setdefault((name, va, vb), []).append(w)
-                if w not in unlike:
+                if w not in unlike and not (exact and name in TIMING_ONLY_SETTINGS):
                     unlike.append(w)
     ra, rb = _repetitions(a, both), _repetitions(b, both)
     for w in shared:

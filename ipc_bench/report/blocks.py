@@ -1625,7 +1625,7 @@ def _run_pairs(ids: list[str]) -> list[tuple[str, str]]:
     return [(r, s) for j, r in enumerate(ids) for s in ids[:j]]
 
 
-def setting_differences(results, base: str = ""
+def setting_differences(results, base: str = "", exact: bool = False
                         ) -> tuple[list[str], dict[tuple[str, str], set[str]]]:
     """The settings that change the numbers and differ between any two loaded runs
     (``environment.compare_settings`` of every pair, ``_run_pairs``: a difference
@@ -1639,7 +1639,9 @@ def setting_differences(results, base: str = ""
     (default: the first loaded) is said against it, never with it named first
     (``C, D against B: ...`` where B is the reference, not ``B against C, D``): the
     reference's value second; the runs a line is against are in load order, the
-    reference first."""
+    reference first. ``exact``: the workloads are those whose bytes per step are not
+    comparable (``compare_settings``' ``exact``: a difference in CPU pinning leaves
+    them be)."""
     from ipc_bench.harness.environment import compare_settings
 
     ids = results.run_ids
@@ -1647,7 +1649,8 @@ def setting_differences(results, base: str = ""
     said: dict[tuple[str, str], list[str]] = {}  # (run, line) -> the runs it is against
     unlike: dict[tuple[str, str], set[str]] = {}
     for r, s in _run_pairs([base] + [r for r in ids if r != base]):
-        lines, workloads = compare_settings(results.metadata[r], results.metadata[s])
+        lines, workloads = compare_settings(results.metadata[r], results.metadata[s],
+                                            exact)
         unlike[(r, s) if ids.index(r) > ids.index(s) else (s, r)] = set(workloads)
         back = compare_settings(results.metadata[s], results.metadata[r])[0]
         for line in lines:
@@ -1704,11 +1707,12 @@ def _stated_once(said: dict[tuple[str, str], list[str]], base: str = ""
     return sorted(chosen, key=lambda c: order.index(c[0]))
 
 
-def unlike_workloads(results) -> dict[tuple[str, str], set[str]]:
+def unlike_workloads(results, exact: bool = False) -> dict[tuple[str, str], set[str]]:
     """Per pair of runs (later, earlier: ``_run_pairs``), the workloads they ran with
     other settings (``setting_differences``): their side-by-side rows are not
-    comparable."""
-    return setting_differences(results)[1]
+    comparable; with ``exact``, those whose bytes per step are not (a setting of
+    ``environment.TIMING_ONLY_SETTINGS`` alone leaves a byte row comparable)."""
+    return setting_differences(results, exact=exact)[1]
 
 
 #: What stands between two run labels in a ratio column's name (``ratio_column``): not
@@ -1920,6 +1924,20 @@ def _side_by_side(results, key: str,
                                        list(held.values()), rows)
 
 
+#: Under a side-by-side table of bytes with a row left unmarked that the timing tables
+#: mark ``UNLIKE_MARK`` (``environment.TIMING_ONLY_SETTINGS``).
+TIMING_ONLY_NOTE = (
+    "Bytes rows are not marked `≠` for a difference in CPU pinning (`cpu_affinity`) or "
+    "in how the fixed-step model waits (`model.step_wait`): those change how fast a "
+    "step runs, not what it carries.")
+
+
+def _marked(unlike: dict[tuple[str, str], set[str]]) -> set[str]:
+    """The workloads that some pair of runs in ``unlike``
+    (``unlike_workloads``) ran with other settings."""
+    return set().union(*unlike.values()) if unlike else set()
+
+
 def _arrival_paced(results) -> set[tuple]:
     """The (workload, policy, codec, run) of ``results``' timed replay cases not all
     load-bound (``pace.replay_pace``, as ``stats.arrival_bound``): their wall tok/s
@@ -1987,12 +2005,17 @@ def _comparison_blocks(results, base: str = "", figures: bool = True) -> list[Bl
 
     blocks = _runs_blocks(results, base)
     unlike = unlike_workloads(results)
+    unlike_bytes = unlike_workloads(results, exact=True)
     absent = absent_base_cases(results, base or results.run_ids[0])
     results = results.finished()
     blocks.append(("h", 2, "Side by side"))
     for key in SIDE_BY_SIDE:
         if key in results.cases.columns:
-            blocks.extend(_side_by_side(results, key, unlike, base, absent))
+            exact = metric(key).unit == "B"
+            blocks.extend(_side_by_side(results, key, unlike_bytes if exact else unlike,
+                                        base, absent))
+            if exact and _marked(unlike) - _marked(unlike_bytes):
+                blocks.append(("p", TIMING_ONLY_NOTE))
     if not figures:
         blocks.append(("note", NO_FIGURES_NOTE))
         return blocks

@@ -18,6 +18,7 @@ from ipc_bench import cli
 from ipc_bench.harness import affinity
 from ipc_bench.harness.affinity import format_cpus, parse_affinity
 from ipc_bench.harness.environment import compare_settings
+from ipc_bench.report import blocks
 
 DS = ["--scenario", "decode-steady", "--num-running", "2", "--steps", "20",
       "--warmup-steps", "2", "--policies", "send,cached", "--codecs", "msgpack",
@@ -129,6 +130,20 @@ def test_a_pinned_run_records_the_sets_the_kernel_reports(tmp_path):
     free = _run(tmp_path / "free", "--no-single-process")
     assert ["cpus_allowed" in c for c in free["cases"]] == [False, False]
     assert [c["cpu_affinity"] for c in free["metadata"]["cases"]] == [None, None]
+    # Compared: pinning changes timings, so the tokens/s and step rows the two ran are
+    # marked; not the bytes rows (the first three rows of each table).
+    assert cli.main(["report", str(tmp_path / "pinned"), str(tmp_path / "free"),
+                     "--output", str(tmp_path / "report"), "--no-figures"]) == 0
+    md = (tmp_path / "report" / "report.md").read_text().splitlines()
+    assert ("- free against pinned: case setting cpu_affinity differs: not pinned vs 0,1 "
+            "(workload num_running=2)") in md
+    tables = [[row.split(" | ")[0] for row in md[md.index(caption) + 4:][:3]]
+              for caption in md if caption.startswith("**") and "ratio column" in caption]
+    assert tables == [
+        ["| num_running=2 ≠"] * 2 + ["| num_running=2"],
+        ["| num_running=2"] * 3,
+        ["| num_running=2 ≠"] * 2 + ["| num_running=2"]], tables
+    assert md.count(blocks.TIMING_ONLY_NOTE) == 1
 
 
 def test_runs_that_differ_in_their_sets_are_not_comparable():
@@ -140,10 +155,11 @@ def test_runs_that_differ_in_their_sets_are_not_comparable():
     free["cases"][0]["cpu_affinity"] = None
     older = copy.deepcopy(pinned)
     del older["cases"][0]["cpu_affinity"]
-    assert compare_settings(pinned, free) == (
-        ["case setting cpu_affinity differs: [0, 1] vs absent (workload num_running=2)"],
-        ["num_running=2"])
+    line = "case setting cpu_affinity differs: 0,1 vs not pinned (workload num_running=2)"
+    assert compare_settings(pinned, free) == ([line], ["num_running=2"])
+    assert compare_settings(pinned, free, exact=True) == ([line], [])
     assert compare_settings(free, older) == ([], [])
+    assert compare_settings(pinned, older) == ([line], ["num_running=2"])
 
 
 def test_the_configuration_table_shows_the_sets_as_the_option_reads_them(tmp_path):
