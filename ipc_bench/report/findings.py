@@ -150,7 +150,7 @@ def _latency_clause(cases, key: tuple, method: str = "t") -> str:
         if col in sel.columns and value is not None and value == value:
             sel = sel[sel[col] == value]
     arm = pd.Series(_arms(sel) if len(sel) else [], index=sel.index, dtype=object)
-    parts, counts, intervals = [], set(), 0
+    parts, counts, intervals, excluding = [], set(), 0, []
     for name, label in LATENCY_CLAUSE_FIGURES:
         stats = []
         for q in ("p50", "p99") if name != "tpot" else ("mean",):
@@ -161,8 +161,10 @@ def _latency_clause(cases, key: tuple, method: str = "t") -> str:
             cached = sel.loc[arm == CACHED, col].mean()
             if send == send and cached == cached:
                 cell = metric(col).cell
-                change = _latency_interval(sel, arm, col, method)
+                change, excludes = _latency_interval(sel, arm, col, method)
                 intervals += bool(change)
+                if excludes:
+                    excluding.append(f"{label} {q}")
                 stats.append(f"{q} {cell(send)} → {cell(cached)} ms{change}")
                 counts |= {int(sel.loc[arm == a, col].notna().sum()) for a in (SEND, CACHED)}
         if stats:
@@ -179,26 +181,40 @@ def _latency_clause(cases, key: tuple, method: str = "t") -> str:
             + ("no interval)" if not intervals else
                f"[low, high] %: {CONFIDENCE * 100:.0f} % {INTERVAL_NAMES[method]} interval "
                "of cached's change from send, paired by repetition"
-               + (f", each figure's own, not adjusted for the {intervals} together)"
-                  if intervals > 1 else ")")))
+               + (f", each figure's own, not adjusted for the {intervals} together"
+                  if intervals > 1 else "") + _latency_verdict(intervals, excluding) + ")"))
     return "latency send → cached: " + "; ".join(parts) + over
 
 
-def _latency_interval(sel, arm, col: str, method: str) -> str:
-    """' [-1.2, +6.3] %': the interval of the paired change of latency figure ``col``
-    (cached / send by repetition, ``stats.paired_ratio``) over the repetitions both
-    arms have it for (``sel``'s cases, ``arm`` their arm labels); ``''`` with fewer
-    pairs than ``method`` needs or a figure of 0."""
+def _latency_interval(sel, arm, col: str, method: str) -> tuple[str, bool]:
+    """(' [-1.2, +6.3] %', whether it excludes 0): the interval of the paired change of
+    latency figure ``col`` (cached / send by repetition, ``stats.paired_ratio``) over
+    the repetitions both arms have it for (``sel``'s cases, ``arm`` their arm labels);
+    ``('', False)`` with fewer pairs than ``method`` needs or a figure of 0."""
     send = sel.loc[arm == SEND].dropna(subset=[col]).drop_duplicates("repetition")
     cached = sel.loc[arm == CACHED].dropna(subset=[col]).drop_duplicates("repetition")
     both = send.merge(cached, on="repetition", suffixes=("_send", "_cached"))
     if len(both) < min_pairs(method):
-        return ""
+        return "", False
     _, low, high = paired_ratio(both[f"{col}_send"].tolist(), both[f"{col}_cached"].tolist(),
                                 method=method)
     if low is None or high is None:
-        return ""
-    return " " + ratio_interval(low, high, percent=True)
+        return "", False
+    return " " + ratio_interval(low, high, percent=True), low > 1 or high < 1
+
+
+def _latency_verdict(intervals: int, excluding: list[str]) -> str:
+    """What ``intervals`` latency intervals say together, each unadjusted: none, some
+    or all of them exclude 0 (``excluding``: the figures whose do, ``TTFT p99``):
+    ``; only ITL p99's excludes 0, the others include it``."""
+    if not excluding:
+        return ("; it includes 0: no difference shown" if intervals == 1 else
+                "; every one includes 0: no difference shown")
+    if len(excluding) == intervals:
+        return "; it excludes 0" if intervals == 1 else "; every one excludes 0"
+    whose = _and([name + "'s" for name in excluding])
+    return (f"; only {whose} exclude"
+            f"{'s' if len(excluding) == 1 else ''} 0, the others include it")
 
 
 #: The latencies a timed replay's pair finding gives (all the Latency table's), in order.

@@ -90,7 +90,8 @@ def test_the_latency_clause_gives_e2e_table_cells_and_its_repetitions():
         "ms [-1.8, -1.4] %; TPOT mean 2.650 → 2.640 ms [-28.8, +39.4] %; E2E p50 45.5 → "
         "45.5 ms [-12.4, +13.9] %, p99 385.1 → 370.5 ms [-17.0, +11.5] % (means over 2 "
         "repetitions, [low, high] %: 95 % Student-t interval of cached's change from "
-        "send, paired by repetition, each figure's own, not adjusted for the 7 together)")
+        "send, paired by repetition, each figure's own, not adjusted for the 7 together; "
+        "only ITL p99's excludes 0, the others include it)")
     one = findings._latency_clause(pd.DataFrame([r for r in rows if not r["repetition"]]),
                                    key)
     assert one.endswith("E2E p50 45.5 → 45.0 ms, p99 380.1 → 370.0 ms")
