@@ -819,16 +819,24 @@ def _span(values: list[float], digits: int = 1) -> str:
         else f"{lo:,.{digits}f}-{hi:,.{digits}f}"
 
 
-def _num(value, scale: float) -> str:
+def _num(value, scale: float, grouped: bool = True) -> str:
     """A figure of the tables below the case table, at ``scale``: ``-`` when missing,
     ``0`` when exactly zero (as the case table prints it: no bytes of new_token_ids in
-    a cached case, none on an inproc hop), else 3 significant digits or more."""
+    a cached case, none on an inproc hop), else 3 significant digits or more, with
+    thousands separators unless not ``grouped`` (inside brackets, where ``[-22,475,
+    -4,077]`` would read as four numbers: ``[-22475, -4077]``)."""
     if value is None:
         return "-"
     v = value * scale
     if v == 0:
         return "0"
-    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.2f}" if abs(v) < 10 else f"{v:.1f}"
+    return (f"{v:{',' if grouped else ''}.0f}" if abs(v) >= 1000 else
+            f"{v:.2f}" if abs(v) < 10 else f"{v:.1f}")
+
+
+def _bracketed(*values, scale: float) -> str:
+    """``[a, b]`` of figures ``values`` at ``scale`` (``_num``, not grouped)."""
+    return "[" + ", ".join(_num(v, scale, grouped=False) for v in values) + "]"
 
 
 #: How a withheld verdict starts (``stats.withheld_verdict``); the block says why once.
@@ -1082,7 +1090,7 @@ def _comparison_row(method: str, key: str, m: dict[str, Any], timed: bool = Fals
         ci = ratio_interval(m["ratio_ci_low"], m["ratio_ci_high"])
     dci = "-"
     if m["diff_ci_low"] is not None:
-        dci = f"[{_num(m['diff_ci_low'], scale)}, {_num(m['diff_ci_high'], scale)}]"
+        dci = _bracketed(m["diff_ci_low"], m["diff_ci_high"], scale=scale)
     # the point estimate each interval is centred on: the geometric mean (t) or
     # the median (bootstrap, sign) of the per-pair ratios and differences
     t_method = method == "t"
@@ -1092,8 +1100,9 @@ def _comparison_row(method: str, key: str, m: dict[str, Any], timed: bool = Fals
     if m.get("p_adjusted") is not None:
         p += f" [{_p(m['p_adjusted'])}]"
     return [label, unit,
-            f"{_num(m['baseline_median'], scale)} [{_num(m['baseline_iqr'], scale)}]",
-            f"{_num(m['treatment_median'], scale)} [{_num(m['treatment_iqr'], scale)}]",
+            f"{_num(m['baseline_median'], scale)} {_bracketed(m['baseline_iqr'], scale=scale)}",
+            f"{_num(m['treatment_median'], scale)} "
+            f"{_bracketed(m['treatment_iqr'], scale=scale)}",
             f"{ratio:.3f}" if ratio is not None else "-", ci,
             _num(diff, scale), dci, p,
             WITHHELD if m["verdict"].startswith(WITHHELD)
