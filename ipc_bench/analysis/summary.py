@@ -1094,9 +1094,10 @@ def _codec_ns(s: dict[str, Any]) -> Optional[float]:
 def floor_pair_notes(summaries: list[dict[str, Any]]) -> list[str]:
     """One line per send / cached pair (same scenario, workload, codec, transport,
     repetition, scheduling and schedule digest: the same batches) whose mean floor
-    steps (``floor_step_ns_mean``) differ by more than their cases' encode + decode
+    steps (``floor_step_ns_mean``) differ by other than their cases' encode + decode
     per step (``encode_ns_per_step`` + ``decode_ns_per_step``, both directions) differ,
-    the rest being over ``FLOOR_PAIR_EXCESS`` of the faster floor: that rest is the
+    send - cached each, signed (a floor gap the other way from the frames' leaves all
+    of both unexplained), the rest being over ``FLOOR_PAIR_EXCESS`` of the faster floor: that rest is the
     machine's noise, not the frames, so their ``floor tok/s`` and ``x floor`` are not
     comparable. Pairs without both figures, of a stateful codec (``slots``,
     ``replicated``: the floor encodes their wire part alone, so the cases' encode +
@@ -1121,18 +1122,25 @@ def floor_pair_notes(summaries: list[dict[str, Any]]) -> list[str]:
         codecs = _codec_ns(s), _codec_ns(c)
         if None in floors or None in codecs:
             continue
-        gap_ns, codec_gap_ns = abs(floors[0] - floors[1]), abs(codecs[0] - codecs[1])
-        if gap_ns - codec_gap_ns <= FLOOR_PAIR_EXCESS * min(floors):
+        gap_ns, codec_gap_ns = floors[0] - floors[1], codecs[0] - codecs[1]  # send - cached
+        unexplained_ns = abs(gap_ns - codec_gap_ns)
+        if unexplained_ns <= FLOOR_PAIR_EXCESS * min(floors):
             continue
         notes.append(
             f"the floors of {s['case_id']} and {c['case_id']} differ by more than their "
             f"frames explain: mean floor step {floors[0] / 1e3:,.1f} µs against "
-            f"{floors[1] / 1e3:,.1f} µs ({gap_ns / 1e3:,.1f} µs apart) while their "
-            f"encode + decode per step differ by {codec_gap_ns / 1e3:,.1f} µs; the other "
-            f"{(gap_ns - codec_gap_ns) / 1e3:,.1f} µs, over "
+            f"{floors[1] / 1e3:,.1f} µs ({_longer(gap_ns)}) while their encode + decode "
+            f"per step {'are equal' if not codec_gap_ns else 'make ' + _longer(codec_gap_ns)}:"
+            f" the {unexplained_ns / 1e3:,.1f} µs the frames do not explain, over "
             f"{FLOOR_PAIR_EXCESS * 100:g} % of the faster floor, are the machine's noise, "
             "so their floor tok/s and x floor are not comparable")
     return notes
+
+
+def _longer(send_minus_cached_ns: float) -> str:
+    """``send's 3.2 µs longer`` (or cached's) of a send - cached difference in ns."""
+    who = SEND if send_minus_cached_ns > 0 else CACHED
+    return f"{who}'s {abs(send_minus_cached_ns) / 1e3:,.1f} µs longer"
 
 
 def above_percent(share: float, limit_pct: float) -> str:
