@@ -806,18 +806,23 @@ def _arms(frame) -> list[str]:
 def _single_process_findings(ok, where: Where) -> list[str]:
     """The single-process baseline's tokens/s against the two-process msgpack case of
     the same arm, each arm apart (an async arm or an A/A copy is never averaged with
-    another), means over the arm's repetitions; a ratio above 1 is the cost of having
-    IPC, one at or below 1 is said to measure none (``_ipc_cost_clause``)."""
+    another), means over the arm's repetitions that both cases have (one of an
+    interrupted run left out with its twin, so the ratio is never of other samples);
+    a ratio above 1 is the cost of having IPC, one at or below 1 is said to measure
+    none (``_ipc_cost_clause``)."""
     if not (ok["codec"] == SINGLE_PROCESS).any():
         return []
     out = []
     for workload, g in ok.groupby("workload", sort=False):
         g = g.assign(_arm=_arms(g))
-        parts, counts, ratios = [], set(), {}
+        parts, counts, ratios, unpaired = [], set(), {}, False
         # each policy's own arm first, then its A/A copy or async arm
         for arm in sorted(set(g["_arm"]), key=lambda a: (a != a.split("+")[0].rstrip("'"), a)):
-            one = g[(g["_arm"] == arm) & (g["codec"] == SINGLE_PROCESS)]["output_tokens_per_s"]
-            two = g[(g["_arm"] == arm) & (g["codec"] == "msgpack")]["output_tokens_per_s"]
+            one, two = (_tokens_by_repetition(g[(g["_arm"] == arm) & (g["codec"] == c)])
+                        for c in (SINGLE_PROCESS, "msgpack"))
+            paired = one.index.intersection(two.index)
+            unpaired |= len(paired) < max(len(one), len(two))
+            one, two = one[paired], two[paired]
             single, base = one.mean(), two.mean()
             if not (single == single and base == base and base > 0):
                 continue
@@ -830,10 +835,22 @@ def _single_process_findings(ok, where: Where) -> list[str]:
         n = max(counts)
         over = ("one repetition" if n == 1 else f"means over {n} repetitions"
                 if len(counts) == 1 else f"means over up to {n} repetitions")
+        over += "" if not unpaired else (
+            ", each arm's over the repetitions both its cases finished")
         out.append(f"{where(workload)}, the single-process baseline (no IPC, no "
                    f"serialization) runs, each arm against its own two-process case ({over}): "
                    + "; ".join(parts) + ": " + _ipc_cost_clause(ratios) + ".")
     return out
+
+
+def _tokens_by_repetition(cases) -> "pd.Series":
+    """The ``output_tokens_per_s`` of ``cases`` (one arm and codec) by repetition, the
+    cases without the figure left out (a frame without ``repetition``: repetition 0)."""
+    cases = cases.dropna(subset=["output_tokens_per_s"])
+    reps = cases["repetition"] if "repetition" in cases.columns else pd.Series(
+        0, index=cases.index)
+    return pd.Series(cases["output_tokens_per_s"].to_numpy(),
+                     index=reps.fillna(0).astype(int).to_numpy()).groupby(level=0).mean()
 
 
 def _ipc_cost_clause(ratios: dict[str, str]) -> str:

@@ -171,6 +171,26 @@ def test_the_single_process_finding_keeps_each_arm_apart():
         "the cost of having IPC at all."]
 
 
+def test_the_single_process_finding_pairs_the_repetitions_both_cases_finished():
+    # an interrupted --repeat 3 run: cached's single-process case finished repetition 0
+    # alone, its two-process case 0 and 1 (10,696 and 14,677 tok/s): the ratio is of
+    # repetition 0's pair, not of 34,509 against the mean of both (12,686)
+    rows = [dict(_summary("cached", 0, 34_509.0, 100_000.0), codec="none"),
+            dict(_summary("cached", 0, 10_696.0, 100_000.0), codec="msgpack"),
+            dict(_summary("cached", 1, 14_677.0, 100_000.0), codec="msgpack"),
+            dict(_summary("send", 0, 30_000.0, 100_000.0), codec="none"),
+            dict(_summary("send", 1, 32_000.0, 100_000.0), codec="none"),
+            dict(_summary("send", 0, 10_000.0, 100_000.0), codec="msgpack"),
+            dict(_summary("send", 1, 12_000.0, 100_000.0), codec="msgpack")]
+    assert findings._single_process_findings(_cases(rows), _where) == [
+        "At 4 running requests, the single-process baseline (no IPC, no serialization) "
+        "runs, each arm against its own two-process case (means over up to 2 "
+        "repetitions, each arm's over the repetitions both its cases finished): "
+        "cached: 34,509 tok/s, 3.23x its two-process msgpack case (10,696 tok/s); "
+        "send: 31,000 tok/s, 2.82x its two-process msgpack case (11,000 tok/s): the cost "
+        "of having IPC at all."]
+
+
 def _tight_pair_finding(recorded):
     rows = []
     for rep, (send, cached) in enumerate(((100_000.0, 106_000.0), (90_000.0, 96_300.0),
