@@ -141,6 +141,8 @@ def stream_summary(stats: StreamStats) -> dict[str, Any]:
     n = stats.num_counted_steps
     out: dict[str, Any] = dict(
         num_steps=n, num_warmup_steps=stats.num_warmup_steps,
+        warmup_token_share=(stats.scheduled_tokens_warmup / stats.scheduled_tokens_total
+                            if stats.scheduled_tokens_total else None),
         num_total_steps=stats.num_total_steps, num_requests=stats.num_requests,
         num_finished=stats.num_finished,
         num_cut_at_max_model_len=stats.num_cut_at_max_model_len,

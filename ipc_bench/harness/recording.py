@@ -62,6 +62,10 @@ class StreamStats:
         self.sums = {k: 0 for k in self._SUM_COLUMNS}
         self.s2r_bytes_total = 0
         self.r2s_bytes_total = 0
+        # tokens scheduled over every row and over the warm-up rows
+        # (``summary.warmup_token_share`` of a case kept whole)
+        self.scheduled_tokens_total = 0
+        self.scheduled_tokens_warmup = 0
         # one entry per chunk: end time (s), decode steps, their requests, their bytes
         self.win_t_s = array("d")
         self.win_decode_steps = array("q")
@@ -95,6 +99,9 @@ class StreamStats:
         self.num_counted_steps += len(c)
         for k in self._SUM_COLUMNS:
             self.sums[k] += int(c[:, _C[k]].sum())
+        tokens = a[:, _C["num_scheduled_tokens"]]
+        self.scheduled_tokens_total += int(tokens.sum())
+        self.scheduled_tokens_warmup += int(tokens[a[:, _C["warmup"]] == 1].sum())
         self.s2r_bytes_total += int(a[:, _C["s2r_payload_bytes"]].sum())
         self.r2s_bytes_total += int(a[:, _C["r2s_payload_bytes"]].sum())
         waiting = a[:, _C["num_waiting"]]

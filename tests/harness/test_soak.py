@@ -70,6 +70,11 @@ def test_streamed_case_writes_as_it_goes_and_keeps_the_same_token_digest(tmp_pat
     stats = stream_summary(result.stream_stats)
     assert stats["num_requests"] == 60 and stats["num_finished"] == 60
     assert stats["output_tokens"] == int(steps[steps.counted == 1].num_output_tokens.sum())
+    # the warm-up's share of the scheduled tokens, as a case kept whole gives it
+    # (summary.warmup_tokens_warning reads it)
+    warm = int(steps[steps.warmup == 1].num_scheduled_tokens.sum())
+    assert warm > 0
+    assert stats["warmup_token_share"] == warm / int(steps.num_scheduled_tokens.sum())
 
 
 def test_in_order_digest_equals_token_digest_whatever_the_finish_order():
