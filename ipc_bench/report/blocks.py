@@ -1879,6 +1879,7 @@ def _side_by_side(results, key: str,
     ``output_tokens_per_s`` of a timed replay's row (``tables.is_timed``: over wall
     time) reads ``1,234 (wall)`` (``tables.tokens_name``), with ``SIDE_WALL_NOTE``."""
     from ipc_bench.analysis import cores
+    from ipc_bench.analysis.stats import performed
     from ipc_bench.report.tables import is_timed, tokens_name
 
     ids = results.run_ids
@@ -1897,8 +1898,8 @@ def _side_by_side(results, key: str,
     header = ["workload", "arm", "codec"] + ids + [ratio_column(r, base) for r in others]
     rows, missing, cut = [], False, {}
     for group in groups:
-        vals = dict((r, math.nan if group + (r,) in held else
-                     means.get(group + (r,), math.nan) * entry.scale) for r in ids)
+        vals = dict((r, math.nan if group + (r,) in held or not performed(key, group[2])
+                     else means.get(group + (r,), math.nan) * entry.scale) for r in ids)
         den = vals[base]
         if group + (base,) not in means.index:
             if group in absent[0]:
@@ -1920,6 +1921,8 @@ def _side_by_side(results, key: str,
         groups) else []
     if any(ARRIVAL_BOUND_CELL in row for row in rows):
         wall.append(("p", SIDE_ARRIVAL_NOTE))
+    if any(not performed(key, g[2]) for g in groups):
+        wall.append(("p", SIDE_NOT_PERFORMED_NOTE))
     return blocks + wall + _side_notes(results, base, (missing, cut, absent[1]),
                                        list(held.values()), rows)
 
@@ -1963,6 +1966,10 @@ SIDE_ARRIVAL_NOTE = (
     "`- (arrival-bound)`: a timed replay that is not load-bound in every case of both "
     "runs: its wall tok/s follow the trace's arrivals, so their ratio says nothing of "
     "the runs' speed, and none is given (as in each run's comparison).")
+#: Under a side-by-side table of a figure the single-process baseline does not have.
+SIDE_NOT_PERFORMED_NOTE = (
+    "`-` in a row of codec `none`: the single-process baseline serializes and sends "
+    "nothing, so it has no such figure.")
 #: Under a side-by-side table of ``output_tokens_per_s`` with a timed replay's row.
 SIDE_WALL_NOTE = (
     "`(wall)`: a timed replay's output tokens, warm-up included, over wall time, first "

@@ -821,11 +821,12 @@ def _single_process_findings(ok, where: Where) -> list[str]:
             one, two = (_tokens_by_repetition(g[(g["_arm"] == arm) & (g["codec"] == c)])
                         for c in (SINGLE_PROCESS, "msgpack"))
             paired = one.index.intersection(two.index)
-            unpaired |= len(paired) < max(len(one), len(two))
+            left_out = len(paired) < max(len(one), len(two))
             one, two = one[paired], two[paired]
             single, base = one.mean(), two.mean()
             if not (single == single and base == base and base > 0):
                 continue
+            unpaired |= left_out
             counts |= {int(one.count()), int(two.count())}
             ratios[arm] = f"{single / base:.2f}"
             parts.append(f"{arm}: {single:,.0f} tok/s, {ratios[arm]}x its two-process "

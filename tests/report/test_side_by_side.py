@@ -138,3 +138,22 @@ def test_a_timed_replays_ratio_is_withheld_where_a_run_is_arrival_bound():
                  "comparison).") in blocks
     results.cases = pd.DataFrame([row("a", 600.0, 0.7), row("b", 660.0, 0.8)])
     assert _side_by_side(results, "output_tokens_per_s")[1][2][0][-1] == "1.100"
+
+
+def test_single_process_rows_show_a_dash_for_bytes_they_never_send():
+    """The baseline of codec ``none`` serializes and sends nothing: its bytes read `-`
+    (not `0.00`) with a note, as in the case tables; its tokens/s is compared."""
+    from ipc_bench.report.blocks import SIDE_NOT_PERFORMED_NOTE
+
+    rows = [dict(workload="num_running=4", policy="send", codec=codec, run_id=r,
+                 output_tokens_per_s=1000.0 * (i + 1),
+                 sched_to_runner_payload_bytes_per_step=0.0 if codec == "none" else 391.0)
+            for i, r in enumerate(["a", "b"]) for codec in ("msgpack", "none")]
+    results = SimpleNamespace(run_ids=["a", "b"], cases=pd.DataFrame(rows))
+    blocks = _side_by_side(results, "sched_to_runner_payload_bytes_per_step")
+    assert blocks[1][2] == [["num_running=4", "send", "msgpack", "391", "391", "1.000"],
+                            ["num_running=4", "send", "none", "-", "-", "-"]]
+    assert blocks[2:] == [("p", SIDE_NOT_PERFORMED_NOTE)]
+    tokens = _side_by_side(results, "output_tokens_per_s")
+    assert tokens[1][2][1] == ["num_running=4", "send", "none", "1,000", "2,000", "2.000"]
+    assert len(tokens) == 2
