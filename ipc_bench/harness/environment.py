@@ -934,6 +934,16 @@ OPTION_SETTINGS: dict[str, str] = {
     "num_blocks": "scheduler.num_blocks"}
 
 
+#: Case settings that the harness derives from options, -> those options: a difference
+#: in one of them is said by the option's line alone (``_settings_stated``). A steady
+#: case's ``max_steps`` (``scenario.steady_case_max_steps``) is its warm-up and
+#: counted steps plus the prefill and mixed steps its scheduler settings take.
+DERIVED_SETTINGS: dict[str, frozenset[str]] = {
+    "max_steps": frozenset({"steps", "warmup_steps", "max_num_seqs",
+                            "max_num_batched_tokens", "max_model_len", "block_size",
+                            "num_blocks"})}
+
+
 def _elements(value: Any) -> set[str]:
     """``value``'s items as text (``_text``): a list's elements, else the value."""
     return {_text(v) for v in value} if isinstance(value, (list, tuple)) else {_text(value)}
@@ -1185,10 +1195,12 @@ def _same_where_shared(a: dict, b: dict, wa: dict, wb: dict, shared: list[str]) 
 
 def _settings_stated(lines) -> set[str]:
     """The case settings (``OPTION_SETTINGS``) of the options that ``lines``
-    (``_option_lines``) say differ (``option --max-num-seqs differs: ...``), so that
-    the same difference is not said again as a case setting."""
+    (``_option_lines``) say differ (``option --max-num-seqs differs: ...``), and those
+    derived from them (``DERIVED_SETTINGS``), so that the same difference is not said
+    again as a case setting."""
     names = {_option_named(line) for line in lines}
-    return {OPTION_SETTINGS[n] for n in names if n in OPTION_SETTINGS}
+    stated = {OPTION_SETTINGS[n] for n in names if n in OPTION_SETTINGS}
+    return stated | {s for s, options in DERIVED_SETTINGS.items() if names & options}
 
 
 def _option_lines(a: dict, b: dict) -> list[tuple[str, bool]]:

@@ -173,6 +173,20 @@ def _md(**over):
     return md
 
 
+def test_a_setting_derived_from_a_differing_option_is_not_said_again():
+    """``--steps 60`` against ``--steps 50`` (warm-up 5) also moves each case's
+    ``max_steps`` (85 against 75: ``scenario.steady_case_max_steps``): one line, the
+    option's; without the option line, the derived setting is said."""
+    a, b = _md(counted_steps=60, max_steps=85), _md(counted_steps=50, max_steps=75)
+    a["options"]["steps"], b["options"]["steps"] = 60, 50
+    assert compare_settings(a, b) == (["option --steps differs: 60 vs 50"],
+                                      ["num_running=4"])
+    del a["options"]["steps"], b["options"]["steps"]
+    assert compare_settings(a, _md(counted_steps=60, max_steps=75)) == (
+        ["case setting max_steps differs: 85 vs 75 (workload num_running=4)"],
+        ["num_running=4"])
+
+
 def test_compare_settings_names_each_setting_and_its_workloads():
     assert compare_settings(_md(), _md(peer_timeout_s=30.0)) == ([], [])
     assert compare_settings(_md(transport="tcp", scheduler={"block_size": 32}), _md()) == (
