@@ -665,16 +665,10 @@ def frontend_lines(cases: list[dict[str, Any]]) -> list[str]:
     fronted = [s for s in cases if s.get("frontend_bytes_per_step") is not None]
     if not fronted:
         return []
-    reps = any(s.get("repetition") for s in fronted)
-    rows = [([str(s.get("repetition", "-"))] if reps else []) + cells(s, IDENTITY)
-            + [_num(s.get(key), scale) for key, _, scale in FRONTEND_COLUMNS]
-            for s in fronted]
-    table = render((["rep"] if reps else []) + list(IDENTITY)
-                   + [h for _, h, _ in FRONTEND_COLUMNS], rows, left=3 + reps)
     return (["  frontend hop (EngineCoreOutputs, msgpack) beside the scheduler <-> runner "
              "hop, payload bytes and µs per counted step (fe enc: scheduler, fe dec: "
              "frontend; control = s2r + r2s + fe):"]
-            + ["  " + line for line in table.splitlines()])
+            + _column_table(fronted, FRONTEND_COLUMNS))
 
 
 #: The replicated codec's table: what travels and the scheduler every runner runs.
@@ -776,16 +770,19 @@ def shown_value(summary: dict[str, Any], key: str) -> Any:
 
 
 def _column_table(cases: list[dict[str, Any]], columns) -> list[str]:
-    """``columns`` ((key, header, scale) each) of ``cases`` after the identity fields,
-    as indented table lines; a timing of a case whose timings are withheld
-    (``analysis.cores``) is shown ``-``, its transport marked; a roofline ratio below 1
-    is marked ``!`` and explained in a line under the table."""
+    """``columns`` ((key, header, scale) each) of ``cases`` after the identity fields
+    (first the repetition, ``rep``, where a case is of one above 0), as indented table
+    lines; a timing of a case whose timings are withheld (``analysis.cores``) is shown
+    ``-``, its transport marked; a roofline ratio below 1 is marked ``!`` and explained
+    in a line under the table."""
     ratio = "compute_to_roofline_ratio"
-    rows = [cells(s, IDENTITY)
+    reps = any(s.get("repetition") for s in cases)
+    rows = [([str(s.get("repetition", "-"))] if reps else []) + cells(s, IDENTITY)
             + [roofline_ratio(shown_value(s, key)) if key == ratio
                else _num(shown_value(s, key), scale)
                for key, _, scale in columns] for s in cases]
-    table = render(list(IDENTITY) + [h for _, h, _ in columns], rows)
+    table = render((["rep"] if reps else []) + list(IDENTITY)
+                   + [h for _, h, _ in columns], rows, left=3 + reps)
     marked = any(key == ratio for key, _, _ in columns) and \
         below_roofline(shown_value(s, ratio) for s in cases)
     return ["  " + line for line in table.splitlines()] + \

@@ -558,3 +558,22 @@ def test_a_diff_interval_that_parts_from_its_ratio_interval_is_explained():
     assert stats.diff_disagrees(dict(m, diff_ci_low=None)) is False
     # SUMMARIES' intervals agree: no such line
     assert "disagree" not in tables.comparison_parts(stats.compare_cases(SUMMARIES)[0])[3]
+
+
+def test_the_terminals_sub_tables_name_the_repetition_of_each_row():
+    """With ``--repeat`` the replicated table's rows of one arm are told apart by their
+    repetition, as the case table's are; with one repetition there is no ``rep``."""
+    def case(policy, rep, sched_us):
+        return dict(policy=policy, codec="replicated", transport="ipc", repetition=rep,
+                    sched_to_runner_payload_bytes_per_step=18.0,
+                    runner_to_sched_payload_bytes_per_step=24.0,
+                    replica_scheduler_ns_per_step=sched_us * 1e3,
+                    sched_cpu_ns_per_step=50_000.0)
+
+    lines = tables.replica_lines([case("send", 0, 21.2), case("send", 1, 16.4)])
+    assert [ln.split()[:3] for ln in lines[1:]] == [
+        ["rep", "policy", "codec"], ["---", "------", "----------"],
+        ["0", "send", "replicated"], ["1", "send", "replicated"]]
+    assert lines[3].split()[-2:] == ["21.2", "50.0"]
+    assert tables.replica_lines([case("send", 0, 21.2)])[1].split()[:2] == [
+        "policy", "codec"]
