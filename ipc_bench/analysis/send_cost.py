@@ -129,7 +129,16 @@ def off_nominal_warning(summary: dict[str, Any],
     median_ms = forward_ns / 1e6  # 0.0272, not 0.0, for a step far below 0.1 ms
     shown = f"{median_ms:.1f}" if median_ms >= 0.095 else f"{median_ms:.3g}"
     return (f"fixed step {nominal_ms:g} ms ran a median {shown} ms "
-            f"({100 * off:+.0f} %): {why}; its shares are of the measured step")
+            f"({100 * off:+.0f} %): {why}; {_measured(summary)}")
+
+
+def _measured(summary: dict[str, Any]) -> str:
+    """How an off-nominal case's figures read: a steady case's shares of the step
+    (``step-time``, ``decode-steady``) are of the step it measured; a trace replay
+    (a ``trace`` workload) computes no shares, its figures are of that step."""
+    if str(summary.get("workload", "")).startswith("trace="):
+        return "its figures are of the measured step, not the nominal one"
+    return "its shares are of the measured step"
 
 
 def control_plane_allowance_ns(num_running: Optional[float]) -> float:
@@ -160,8 +169,8 @@ def whole_step_warning(summary: dict[str, Any],
     return (f"fixed step {nominal_ms:g} ms: the whole step ran a median "
             f"{step_ns / 1e6:.2f} ms ({100 * off:+.0f} %), more than "
             f"{100 * tolerance:.0f} % + {allowance / 1e6:.2f} ms (control plane{at}) over "
-            f"nominal: a process was descheduled outside the runner's wait; its shares are "
-            f"of the measured step")
+            f"nominal: a process was descheduled outside the runner's wait; "
+            f"{_measured(summary)}")
 
 
 def send_step_warning(send: dict[str, Any], cached: dict[str, Any],

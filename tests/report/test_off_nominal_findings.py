@@ -145,3 +145,18 @@ def test_a_step_shorter_than_the_models_own_work_is_not_called_descheduled():
         == ("fixed step 0.0001 ms ran a median 0.0272 ms (+27096 %): a step this short is "
             "less than the model's own sampling and timer reads take, not a wait; its "
             "shares are of the measured step")
+
+
+def test_a_replays_off_nominal_warning_speaks_of_its_figures_not_shares():
+    """A trace replay computes no shares of the step: its warning says its figures are
+    of the step it measured."""
+    from ipc_bench.analysis.send_cost import whole_step_warning
+
+    replay = dict(fixed_step_ms=2.0, step_ns_median=2_490_000.0, num_running=None,
+                  workload="trace=azure-conv:30")
+    assert whole_step_warning(replay) == (
+        "fixed step 2 ms: the whole step ran a median 2.49 ms (+25 %), more than 10 % + "
+        "0.25 ms (control plane) over nominal: a process was descheduled outside the "
+        "runner's wait; its figures are of the measured step, not the nominal one")
+    assert whole_step_warning(dict(replay, workload="num_running=4")).endswith(
+        "; its shares are of the measured step")
