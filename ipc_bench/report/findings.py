@@ -702,19 +702,22 @@ def _off_nominal_clause(pairs: list[tuple[dict, dict]]) -> str:
     """' Off nominal (warned): send: ...; cached: ...; ...' naming the fixed-step warnings
     (``send_cost.case_off_nominal``: the runner's wait, cached's whole step; and a send
     case's ``send_cost_send_step_off``, ``send_cost.send_step_warning``: its whole step
-    longer than its SchedulerOutput path explains) of the pairs' cases, each once, else
+    longer than its SchedulerOutput path explains) of the pairs' cases, each once (with
+    its repetition where the pairs are of several: ``cached (repetition 1): ...``), else
     ''. Such a case did not have the step its label says, so its change is of other
     steps than the one named."""
     from ipc_bench.analysis.send_cost import case_off_nominal, whole_step_warning
 
     said: list[str] = []
     whole = False  # a cached case's whole step is named
+    reps = len({case.get("repetition") for pair in pairs for case in pair}) > 1
     for pair in pairs:
         for case in pair:
             sent = case.get("send_cost_send_step_off")
             for w in case_off_nominal(case) + (list(sent) if isinstance(sent, list) else []):
                 whole = whole or w == whole_step_warning(case)
-                w = f"{case.get('policy')}: {w}"
+                rep = f" (repetition {case.get('repetition')})" if reps else ""
+                w = f"{case.get('policy')}{rep}: {w}"
                 if w not in said:
                     said.append(w)
     if not said:

@@ -160,3 +160,15 @@ def test_a_replays_off_nominal_warning_speaks_of_its_figures_not_shares():
         "runner's wait; its figures are of the measured step, not the nominal one")
     assert whole_step_warning(dict(replay, workload="num_running=4")).endswith(
         "; its shares are of the measured step")
+
+
+def test_with_repetitions_each_warned_case_is_named_with_its_repetition():
+    rows = _rows()[:2] + [dict(r, repetition=1, case_id=r["case_id"][:-1] + "1")
+                          for r in _rows()[:2]]
+    res = results_of(rows)
+    tables = findings._pair_tables(res)
+    key = next(k for k in tables["tput"] if k[0].endswith("=5"))
+    text = findings._pair_finding(res.cases, tables, key, _where, timed=False)
+    warning = SEND_5MS[len("send: "):]
+    assert (f"Off nominal (warned): send (repetition 0): {warning}; send (repetition 1): "
+            f"{warning}; so these cases") in text
