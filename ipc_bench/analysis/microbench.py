@@ -73,7 +73,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Sequence
 
 from ipc_bench.analysis.capture import (DIRECTIONS, CaptureFile, CaptureInfo, arms_in,
-                                        load_capture, load_capture_infos)
+                                        load_capture)
 from ipc_bench.harness import signals
 
 BENCH_PY = str(Path(__file__).resolve().parents[2] / "bench.py")
@@ -189,9 +189,11 @@ def _check_available(infos: list[CaptureInfo], selection: Selection, run_dir: st
 def select_captures(run_dir: str, selection: Selection) -> list[tuple[Path, CaptureInfo]]:
     """The ``(path, CaptureInfo)`` of ``run_dir``'s repetition-0 captures that
     ``selection`` keeps, sorted by workload (numbers by value), direction and codec.
-    Raises ``CaptureError`` when the run has no captures and ``MicrobenchError`` (one
-    line, listing what is available) when the selection keeps none."""
-    infos = [(p, i) for p, i in load_capture_infos(run_dir) if i.repetition == 0]
+    Raises ``CaptureError`` when the run has no captures or one the selection could
+    keep is unreadable (one its file name says it leaves out is passed over,
+    ``_capture_infos``), and ``MicrobenchError`` (one line, listing what is available)
+    when the selection keeps none."""
+    infos = [(p, i) for p, i in _capture_infos(run_dir, selection) if i.repetition == 0]
     _check_available([i for _, i in infos], selection, run_dir)
     kept = [(p, i) for p, i in infos if selection.keeps(i)]
     if not kept or not selection.op_list():
@@ -201,6 +203,30 @@ def select_captures(run_dir: str, selection: Selection) -> list[tuple[Path, Capt
     order = {d: k for k, d in enumerate(DIRECTIONS)}
     return sorted(kept, key=lambda pi: (_natural(pi[1].workload), order[pi[1].direction],
                                         pi[1].codec))
+
+
+def _capture_infos(run_dir: str, selection: Selection) -> list[tuple[Path, CaptureInfo]]:
+    """``capture.load_capture_infos`` of ``run_dir``, but a file that cannot be read
+    whose name (``capture.case_slug``: ``<workload>.<arm>.<codec>.r<N>.<direction>
+    .msgpack``) says the selection leaves it out (another workload, codec, direction
+    or a repetition above 0) is passed over: a damaged capture of a case not asked for
+    does not stop the others. ``CaptureError`` for any other unreadable file."""
+    from types import SimpleNamespace
+
+    from ipc_bench.analysis.capture import CaptureError, capture_paths, load_capture_info
+
+    out = []
+    for path in capture_paths(run_dir):
+        try:
+            out.append((path, load_capture_info(path)))
+        except CaptureError:
+            parts = path.name[:-len(".msgpack")].rsplit(".", 4)
+            if len(parts) == 5 and parts[4] in DIRECTIONS and re.fullmatch(r"r\d+", parts[3]):
+                named = SimpleNamespace(workload=parts[0], codec=parts[2], direction=parts[4])
+                if parts[3] != "r0" or not selection.keeps(named):
+                    continue
+            raise
+    return out
 
 
 def uncaptured_cases(run_dir: str, selection: Selection,

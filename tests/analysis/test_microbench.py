@@ -566,3 +566,20 @@ def test_a_capture_file_cut_short_is_said_so(run_dir, tmp_path):
             read(cut)
         assert str(err.value) == (f"{cut}: cut short ({cut.stat().st_size:,} bytes, its end "
                                   "missing): not a whole capture file")
+
+
+def test_a_damaged_capture_the_selection_leaves_out_does_not_stop_the_others(run_dir,
+                                                                              tmp_path):
+    """A capture file of num_running=2 cut short: a selection of num_running=4 (or of
+    r2s alone) times the rest; one that keeps it names the damaged file."""
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy, ignore=shutil.ignore_patterns("microbench"))
+    damaged = copy / "messages" / "num_running=2.send.msgpack.r0.s2r.msgpack"
+    damaged.write_bytes(damaged.read_bytes()[:-7])
+    kept = select_captures(str(copy), Selection(num_running=(4,)))
+    assert kept and {i.workload for _, i in kept} == {"num_running=4"}
+    assert {i.direction for _, i in select_captures(str(copy), Selection(
+        directions=("r2s",)))} == {"r2s"}
+    with pytest.raises(capture.CaptureError) as err:
+        select_captures(str(copy), Selection(num_running=(2,)))
+    assert str(err.value).startswith(f"{damaged}: cut short")
