@@ -363,13 +363,16 @@ def run_child(name: str, cmd: list[str], timeout_s: float,
     (a temporary file without one), so a check killed from outside (a machine's own
     time limit) leaves each stage's output so far beside its run folder. A signal this
     script gets meanwhile (``signals.Interrupted``) is passed on to the child the same
-    way, and raised once the child is reaped, so no stage outlives the script."""
+    way, and raised once the child is reaped, so no stage outlives the script; and
+    should this script be SIGKILLed, the child is SIGTERMed by the kernel
+    (``signals.terminated_with_parent``) and exits 143 with what it has written."""
     proc = None
     with _log_file(log) as sink:
         try:
             with signals.deferred():  # no signal between the fork and holding the handle
                 proc = subprocess.Popen(cmd, cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT,
-                                        stdin=subprocess.DEVNULL)
+                                        stdin=subprocess.DEVNULL,
+                                        preexec_fn=signals.terminated_with_parent(os.getpid()))
             try:
                 code: Optional[int] = proc.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:

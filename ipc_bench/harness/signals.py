@@ -207,17 +207,31 @@ def deferred() -> Iterator[None]:
 SCHEDULER_PID_ENV = "IPC_BENCH_SCHEDULER_PID"
 
 
-def set_parent_death_signal() -> bool:
-    """Linux: SIGKILL this process when its parent dies (PR_SET_PDEATHSIG).
+def set_parent_death_signal(signum: int = signal.SIGKILL) -> bool:
+    """Linux: send this process ``signum`` (default SIGKILL) when its parent dies
+    (PR_SET_PDEATHSIG).
 
     Returns whether ``prctl`` succeeded. The signal fires when the *thread* that
     forked this process exits; the scheduler starts its children from its main thread.
     """
     try:
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        return libc.prctl(1, signal.SIGKILL, 0, 0, 0) == 0  # PR_SET_PDEATHSIG = 1
+        return libc.prctl(1, signum, 0, 0, 0) == 0  # PR_SET_PDEATHSIG = 1
     except (OSError, AttributeError):
         return False
+
+
+def terminated_with_parent(parent: int) -> Callable[[], None]:
+    """A ``subprocess.Popen`` ``preexec_fn`` (run in the child between fork and exec)
+    that has the child SIGTERMed when its parent, pid ``parent``, dies
+    (``set_parent_death_signal``), also when that parent died before ``prctl`` ran:
+    a ``bench.py`` started so writes what it has and exits 143 rather than run on
+    with no one to read it or stop it. Linux; elsewhere it does nothing."""
+    def preexec() -> None:
+        if set_parent_death_signal(signal.SIGTERM) and os.getppid() != parent:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return preexec
 
 
 def expected_parent() -> int:

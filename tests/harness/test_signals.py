@@ -237,3 +237,42 @@ def test_a_signal_while_a_socket_folder_is_made_leaves_no_folder(installed, monk
     assert err.value.code == 143
     assert made  # (the shm check makes two: the sockets' and the ring's)
     assert [p for p in made if os.path.exists(p)] == []
+
+
+def test_a_child_started_terminated_with_parent_gets_sigterm_when_it_is_sigkilled(tmp_path):
+    """``scripts/gpu_check.py`` starts each stage so: SIGKILL the parent and the child
+    is SIGTERMed by the kernel (it writes what it has and exits), not left running."""
+    import subprocess
+    import sys
+    import time
+
+    from fault_helpers import REPO
+
+    mark = tmp_path / "sigterm"
+    child = ("import signal, sys, time, pathlib\n"
+             f"def bye(*_): pathlib.Path({str(mark)!r}).write_text('15'); sys.exit(143)\n"
+             "signal.signal(signal.SIGTERM, bye)\nprint('ready', flush=True)\n"
+             "time.sleep(60)\n")
+    parent = ("import os, subprocess, sys, time\n"
+              "from ipc_bench.harness import signals\n"
+              f"p = subprocess.Popen([sys.executable, '-c', {child!r}], stdout=sys.stdout,\n"
+              "    preexec_fn=signals.terminated_with_parent(os.getpid()))\n"
+              "print(p.pid, flush=True)\ntime.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-c", parent], cwd=REPO, stdout=subprocess.PIPE,
+                            text=True)
+    try:
+        pid = int(proc.stdout.readline())
+        assert proc.stdout.readline().strip() == "ready"
+        proc.kill()
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while not mark.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert mark.read_text() == "15"
+    finally:
+        proc.kill()
+        proc.wait()
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, UnboundLocalError):
+            pass
