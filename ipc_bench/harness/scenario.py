@@ -207,7 +207,8 @@ class ScenarioOptions:
             step_time_ms = self.step_time_ms[0]
         base = ModelConfig()
         name = self.model or default
-        preset = self.model_preset or base.preset
+        # an empty value given is refused as unknown, not read as the default
+        preset = base.preset if self.model_preset is None else self.model_preset
         config = ModelConfig(
             name=name, seed=self.seed,
             step_time_ms=base.step_time_ms if step_time_ms is None else step_time_ms,
@@ -220,7 +221,8 @@ class ScenarioOptions:
             roofline=self.roofline or base.roofline,
             vocab_size=(self.vocab_size or preset_vocab_size(name, preset)
                         or base.vocab_size),
-            token_ids=_absolute_histogram(self.token_ids or base.token_ids))
+            token_ids=_absolute_histogram(base.token_ids if self.token_ids is None
+                                          else self.token_ids))
         if config.token_ids != base.token_ids:
             check_token_ids_spec(config.token_ids)
             # The histogram is read here, once; the runners get its content.

@@ -466,6 +466,10 @@ def test_model_memory_check_gives_the_figures():
     (["--scenario", "decode-steady", "--model", "torch", "--model-preset", "big"],
      "bench.py: error: unknown model preset 'big' (--model-preset); choose from tiny, cpu, "
      "qwen2.5-0.5b, llama-3.2-1b, llama-3.1-8b"),
+    # an empty value is refused, not read as the default
+    (["--scenario", "decode-steady", "--model", "emulated", "--model-preset", ""],
+     "bench.py: error: unknown model preset '' (--model-preset); choose from tiny, cpu, "
+     "qwen2.5-0.5b, llama-3.2-1b, llama-3.1-8b"),
     # model options the case's model does not use
     (["--scenario", "decode-steady", "--step-time-ms", "2"],
      "bench.py: error: model null does not take --step-time-ms (the fixed-step model's step)"),

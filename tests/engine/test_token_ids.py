@@ -144,6 +144,8 @@ def test_bad_histogram_files(tmp_path):
 @pytest.mark.parametrize("argv,message", [
     (["--token-ids", "zipfian"], "unknown token-id distribution 'zipfian' (--token-ids); "
      "choose from uniform, zipf, hist:PATH"),
+    (["--token-ids", ""], "unknown token-id distribution '' (--token-ids); "
+     "choose from uniform, zipf, hist:PATH"),
     (["--token-ids", "hist:"], "--token-ids hist: needs the histogram file's path after "
      "it (hist:PATH)"),
     (["--token-ids", "zipf", "--model", "torch", "--model-preset", "tiny"],
