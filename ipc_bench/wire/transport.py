@@ -152,7 +152,7 @@ def tcp_bind_endpoint(host: str) -> str:
     return f"tcp://[{host}]:*" if ":" in host else f"tcp://{host}:*"
 
 
-_TCP_ENDPOINT = re.compile(r"tcp://(?:\[(?P<v6>[^\]]*)\]|(?P<v4>[^:\[\]]*)):(?P<port>\d{1,5})")
+_TCP_ENDPOINT = re.compile(r"tcp://(?:\[(?P<v6>[^\]]*)\]|(?P<v4>[^:\[\]]*)):(?P<port>[0-9]{1,5})")
 
 
 def tcp_endpoint(host: str, port: int) -> str:

@@ -28,6 +28,9 @@ CASES = [
     (["--connect", "udp://127.0.0.1:5600"], f"{EXPECTED_TCP}, got 'udp://127.0.0.1:5600'"),
     (["--connect", "127.0.0.1:5600"], f"{EXPECTED_TCP}, got '127.0.0.1:5600'"),
     (["--connect", "tcp://127.0.0.1:999999"], f"{EXPECTED_TCP}, got 'tcp://127.0.0.1:999999'"),
+    # a port in other digits than ASCII ones (full-width) is no port
+    (["--connect", "tcp://127.0.0.1:\uff15\uff16\uff10\uff10"],
+     f"{EXPECTED_TCP}, got 'tcp://127.0.0.1:\uff15\uff16\uff10\uff10'"),
     (["--connect", "tcp://no-such-host.invalid:5600"], "argument --connect: "
      "tcp://no-such-host.invalid:5600: 'no-such-host.invalid' is not an IP address"),
     (["--connect", "tcp://127.0.0.1:5600", "--connect-timeout", "0"],
