@@ -100,7 +100,7 @@ def run_cases(args, cases, scenario_report: Optional[Callable] = None,
             run = _Run(writer.run_dir, writer, quiet=args.quiet, num_cases=len(cases),
                        show_progress=progress_enabled(args.quiet), remote=remote)
         run.log(f"ipc-bench: {args.scenario}, {len(cases)} case{'' if len(cases) == 1 else 's'}"
-                f" -> {run.run_dir}")
+                f" -> {one_line(str(run.run_dir))}")  # a line break in DIR escaped
         for note in metadata["notes"]:
             run.log(f"note: {note}")
         for line in swept:

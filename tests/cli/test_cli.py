@@ -825,6 +825,11 @@ def test_success_lines_stay_one_line(tmp_path, capsys):
                    for c in json.loads((run / "summary.json").read_text())["cases"])
     assert lines[-3:] == [f"{recorded} warnings recorded in {tmp_path}/a\\nb/summary.json "
                           "(not shown: --quiet)", "", f"results: {tmp_path}/a\\nb"]
+    # without --quiet the run's first line names the folder too
+    loud = bench(*[a for a in TINY if a != "--quiet"], "--output", str(tmp_path / "e\nf"))
+    assert loud.returncode == 0, loud.stderr
+    assert loud.stderr.splitlines()[0] == (
+        f"ipc-bench: decode-steady, 2 cases -> {tmp_path}/e\\nf")
     assert cli.main(["report", str(run), "--no-figures"]) == 0
     assert cli.main(["report", str(run), "--no-figures", "--output",
                      str(tmp_path / "c\nd")]) == 0
