@@ -419,6 +419,39 @@ def check_pyperf_options(rest: Sequence[str], parser_class: type, rigorous: bool
     args = parser.parse_args(list(rest))
     if rigorous and args.fast:
         raise MicrobenchError("--fast and --rigorous exclude each other")
+    if args.affinity:
+        _check_pyperf_affinity(args.affinity)
+
+
+#: pyperf's ``--affinity CPU_LIST``: CPUs and ranges joined by commas (``0-3,5``).
+_CPU_LIST = re.compile(r"[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*")
+
+
+def _check_pyperf_affinity(text: str) -> None:
+    """``MicrobenchError`` (one line) for a pyperf ``--affinity`` that its workers
+    would fail on: not a CPU list (``_CPU_LIST``), a range that runs backwards, or a
+    CPU this process may not run on (``os.sched_getaffinity``, where there is one)."""
+    value = text.strip()
+    if not _CPU_LIST.fullmatch(value):
+        raise MicrobenchError(f"--affinity: expected a CPU list such as 0-3,5, got {text!r}")
+    cpus: set[int] = set()
+    for part in value.split(","):
+        first, _, last = part.partition("-")
+        if last and int(last) < int(first):
+            raise MicrobenchError(f"--affinity: range {part} runs backwards: give N-M "
+                                  "with N <= M")
+        cpus.update(range(int(first), int(last or first) + 1))
+    if hasattr(os, "sched_getaffinity"):
+        outside = sorted(cpus - os.sched_getaffinity(0))
+        if outside:
+            from ipc_bench.harness.affinity import format_cpus
+
+            def listed(ids) -> str:  # in pyperf's syntax: 0-1,3
+                return format_cpus(ids).replace("+", ",")
+
+            raise MicrobenchError(
+                f"--affinity: CPU {listed(outside)} is not among those this process may "
+                f"run on ({listed(os.sched_getaffinity(0))})")
 
 
 class _ArmFailed(Exception):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import shutil
 import signal
@@ -25,6 +26,7 @@ from ipc_bench.analysis.microbench import (DEFAULT_SETTINGS, Selection, arm_benc
                                            bench_name, probe_runner, runner_settings,
                                            select_captures, workload_labels)
 from ipc_bench.cli import main
+from ipc_bench.harness.affinity import format_cpus
 from ipc_bench.report.microbench import MicrobenchProgress, format_duration
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,11 +108,18 @@ def test_select_captures_order_and_filters(run_dir):
     (["--fast", "--rigorous"], "--fast and --rigorous exclude each other"),
     (["--no-such-option"], "unrecognized arguments: --no-such-option"),
     (["-o", "x.json"], "option -o is set by microbench itself"),
+    # pyperf's --affinity, which its workers would fail on, said before any starts
+    (["--affinity", "abc"], "--affinity: expected a CPU list such as 0-3,5, got 'abc'"),
+    (["--affinity", "1-0"], "--affinity: range 1-0 runs backwards: give N-M with N <= M"),
+    (["--affinity=4096"], "--affinity: CPU 4096 is not among those this process may run "
+                          "on ({allowed})"),
 ])
 def test_bad_selection_or_option_is_one_line(run_dir, capsys, args, message):
     assert main(["microbench", str(run_dir), *args]) == 2
     captured = capsys.readouterr()
-    assert captured.err == f"bench.py microbench: error: {message.format(run=run_dir)}\n"
+    allowed = format_cpus(os.sched_getaffinity(0)).replace("+", ",")
+    assert captured.err == ("bench.py microbench: error: "
+                            f"{message.format(run=run_dir, allowed=allowed)}\n")
     assert not (run_dir / "microbench").exists()  # nothing started, nothing created
 
 
