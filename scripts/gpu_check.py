@@ -115,7 +115,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ipc_bench.analysis.results import read_summary  # noqa: E402
-from ipc_bench.cli.options import list_items  # noqa: E402
+from ipc_bench.cli.options import list_items, no_repeats  # noqa: E402
 from ipc_bench.engine.config import ConfigError  # noqa: E402
 from ipc_bench.engine.models import probe_torch_device  # noqa: E402
 from ipc_bench.engine.paged_attention import triton_toolchain_problem  # noqa: E402
@@ -502,13 +502,14 @@ def budget_seconds(text: str) -> float:
 
 def stage_numbers(text: str) -> set[int]:
     """argparse type of ``--stages``: comma-separated numbers of ``STAGE_NAMES``; no
-    empty item (``list_items``)."""
+    empty item (``list_items``) nor one given twice (``no_repeats``, as every list
+    option of ``bench.py``)."""
     known = ", ".join(f"{i} {name}" for i, name in enumerate(STAGE_NAMES))
     items = list_items(text, "stage numbers")
     for t in items:
         if not (t.isascii() and t.isdigit() and int(t) < len(STAGE_NAMES)):
             raise argparse.ArgumentTypeError(f"unknown stage {t!r}; the stages are {known}")
-    return {int(t) for t in items}
+    return set(no_repeats([int(t) for t in items]))
 
 
 def trace_file(text: str) -> str:

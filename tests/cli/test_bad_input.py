@@ -1047,6 +1047,7 @@ STAGES = ("the stages are 0 decode-step, 1 smoke, 2 llama-3.2-1b, 3 llama-3.1-8b
 GPU_CHECK_CASES = [
     (["--stages", "9"], f"argument --stages: unknown stage '9'; {STAGES}"),
     (["--stages", "1,-1"], f"argument --stages: unknown stage '-1'; {STAGES}"),
+    (["--stages", "1,1"], "argument --stages: 1 given more than once"),
     (["--stages", ","], "argument --stages: expected comma-separated stage numbers, got ',' "
                         "(an item is empty)"),
     (["--budget-s", "0"],
