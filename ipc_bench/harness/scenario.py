@@ -346,7 +346,10 @@ class TimedReplay:
 
 def _seconds(s: float) -> str:
     """Seconds as a refusal writes them: ``380,160``; ``1e+302`` from a trillion on
-    (a speedup such as 1e-300 would otherwise print hundreds of digits)."""
+    (a speedup such as 1e-300 would otherwise print hundreds of digits); ``more than
+    1.8e+308`` past the largest float (a speedup of 1e-320)."""
+    if not math.isfinite(s):
+        return f"more than {sys.float_info.max:.2g}"
     return f"{s:,.0f}" if s < 1e12 else f"{s:.3g}"
 
 
@@ -361,7 +364,9 @@ def check_replay_duration(span_s: float, speedup: float, num_requests: int,
     total_s = each_s * num_replays
     if total_s <= MAX_REPLAY_S:
         return
-    speedup_text = f"{'' if given else 'the default '}--trace-speedup {speedup:g}"
+    # a subnormal speedup (1e-320) keeps only a few digits: 9.99989e-321 at 6
+    shown = f"{speedup:.3g}" if speedup < sys.float_info.min else f"{speedup:g}"
+    speedup_text = f"{'' if given else 'the default '}--trace-speedup {shown}"
     if num_replays == 1:
         last = f"the replay of {num_requests:,} requests last {_seconds(total_s)} s"
     else:

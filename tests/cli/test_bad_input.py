@@ -756,6 +756,10 @@ def test_a_trace_speedup_that_would_replay_for_days_is_refused(scenario, tmp_pat
     code, lines, out = _run_main(argv + ["--trace-speedup", "1e-300"], capsys)
     assert lines == ["bench.py: error: --trace-speedup 1e-300 would make the replay of 2 "
                      "requests last 1e+302 s; at most 86,400 s (24 h)"]
+    # past the largest float, a subnormal speedup: no "inf", no 9.99989e-321
+    code, lines, out = _run_main(argv + ["--trace-speedup", "1e-320"], capsys)
+    assert lines == ["bench.py: error: --trace-speedup 1e-320 would make the replay of 2 "
+                     "requests last more than 1.8e+308 s; at most 86,400 s (24 h)"]
     assert not (tmp_path / "run").exists()
 
 
