@@ -465,19 +465,45 @@ def label_names(metadata: dict[str, dict[str, Any]]) -> list[str]:
 def check_run_dir(path: str | os.PathLike) -> Path:
     """``Path(path)`` if it is a run folder, else ``ResultsError`` (one line): ``PATH:
     no such folder``, ``PATH: not a folder``, ``PATH: not a run folder (no
-    summary.json)``, ``PATH: not a run folder (summary.json is not a file)``, or
+    summary.json)`` (and what it holds instead, ``_what_it_holds``: a rendered report,
+    run folders), ``PATH: not a run folder (summary.json is not a file)``, or
     ``cannot read run folder PATH: REASON`` when the system will not look it up (a
     name over 255 bytes, a file or a link loop on the way, no permission)."""
     p = Path(path)
     try:
         if not stat.S_ISDIR(_mode_of(p, p, "no such folder")):
             raise ResultsError(f"{p}: not a folder")
-        summary = _mode_of(p / "summary.json", p, "not a run folder (no summary.json)")
+        try:
+            summary = _mode_of(p / "summary.json", p, "not a run folder (no summary.json)")
+        except ResultsError as exc:
+            raise ResultsError(f"{exc}{_what_it_holds(p)}") from None
     except OSError as exc:
         raise ResultsError(f"cannot read run folder {p}: {exc.strerror or exc}") from None
     if not stat.S_ISREG(summary):
         raise ResultsError(f"{p}: not a run folder (summary.json is not a file)")
     return p
+
+
+def _what_it_holds(folder: Path) -> str:
+    """What a folder without ``summary.json`` holds instead, said after the refusal:
+    a rendered report (``report.md``, as ``results/published/*``: its figures come from
+    the runs it names, not from this folder), or run folders (``results/``: the runs
+    to give). ``''`` when neither, or when it cannot be listed."""
+    try:
+        if (folder / "report.md").is_file():
+            return ("; it holds a rendered report, report.md and report.html: read them, "
+                    "or report the run folders it was made from")
+        runs = sorted(d.name for d in folder.iterdir()
+                      if d.is_dir() and (d / "summary.json").is_file())
+    except OSError:
+        return ""
+    if not runs:
+        return ""
+    from ipc_bench.errors import one_line
+
+    example = one_line(str(folder / runs[0]))
+    return (f"; it holds {len(runs)} run folder{'s' if len(runs) > 1 else ''}: give "
+            f"{'one or more of them' if len(runs) > 1 else 'it'}, e.g. {example}")
 
 
 def _mode_of(path: Path, run_dir: Path, missing: str) -> int:

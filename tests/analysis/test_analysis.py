@@ -531,3 +531,25 @@ def test_the_configuration_block_names_async_pp_tp_and_remote_runners():
                     "1 case: b": "arm=cached+async, async_scheduling=True, transport=tcp",
                     "1 case: c": "arm=cached, floor=False, pp=2, transport=tcp",
                     "1 case: d": "arm=cached, tp=4, transport=tcp"}
+
+
+def test_a_folder_that_is_not_a_run_says_what_it_holds(tmp_path, capsys):
+    """A published report's folder and a folder of runs (``results/``) are refused
+    with what to give instead."""
+    published = tmp_path / "published"
+    published.mkdir()
+    (published / "report.md").write_text("# report\n")
+    (published / "run.summary.json").write_text("{}")
+    runs = tmp_path / "results"
+    for name in ("b-run", "a-run"):
+        (runs / name).mkdir(parents=True)
+        (runs / name / "summary.json").write_text("{}")
+    assert cli.main(["report", str(published)]) == 2
+    assert capsys.readouterr().err == (
+        f"bench.py report: error: {published}: not a run folder (no summary.json); it "
+        "holds a rendered report, report.md and report.html: read them, or report the "
+        "run folders it was made from\n")
+    assert cli.main(["report", str(runs)]) == 2
+    assert capsys.readouterr().err == (
+        f"bench.py report: error: {runs}: not a run folder (no summary.json); it holds 2 "
+        f"run folders: give one or more of them, e.g. {runs}/a-run\n")
