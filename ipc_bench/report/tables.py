@@ -463,7 +463,45 @@ def _ratio_lines(codec: str, cases: list[dict[str, Any]], method: str = "t") -> 
                     ids = token_ids_bytes(send[r] for r in reps)
                     out.append("    " + schedules_differ_line(ids, timed, (base, name),
                                                               arrival))
+                if timed:
+                    out.extend(_latency_ratio_line([send[r] for r in reps],
+                                                   [other[r] for r in reps], method))
     return out
+
+
+#: The latency figures of the terminal's latency ratio line (``_latency_ratio_line``):
+#: ``LATENCY_TABLE``'s, grouped by figure.
+LATENCY_RATIO_FIGURES = (("TTFT", ("ttft_ms_p50", "ttft_ms_p99")), ("TPOT", ("tpot_ms_mean",)),
+                         ("ITL", ("itl_ms_p50", "itl_ms_p99")),
+                         ("E2E", ("e2e_ms_p50", "e2e_ms_p99")))
+
+
+def _latency_ratio_line(base: list[dict[str, Any]], other: list[dict[str, Any]],
+                        method: str) -> list[str]:
+    """Under a timed replay's ratio line, the latencies' paired ratios (other / base,
+    repetition by repetition: ``base`` and ``other`` the pair's cases in the same
+    order) with their intervals (``stats.paired_ratio`` with ``method``), each
+    figure's own, not adjusted for the others: ``latency ratios (each its own
+    interval, not adjusted): TTFT p50 1.021 [0.801, 1.301], p99 ...; ...``. The
+    latencies stay compared where the schedules differ and the tokens/s is
+    arrival-bound: they are what a timed replay measures. ``[]`` without a figure."""
+    parts = []
+    for label, keys in LATENCY_RATIO_FIGURES:
+        cells = []
+        for key in keys:
+            a, b = [s.get(key) for s in base], [s.get(key) for s in other]
+            if any(v is None or v != v or v <= 0 for v in a + b):
+                continue
+            point, low, high = paired_ratio(a, b, method)
+            if point is not None:
+                cells.append(f"{key.rsplit('_', 1)[1]} {ratio_text(point, low, high)}")
+        if cells:
+            parts.append(f"{label} " + ", ".join(cells))
+    if not parts:
+        return []
+    return ["    latency ratios (" + ("each its own interval, not adjusted for the others"
+                                     if len(base) >= min_pairs(method) else "no interval")
+            + "): " + "; ".join(parts)]
 
 
 def _tokens_clause(timed: bool, name: str, arrival: bool) -> str:

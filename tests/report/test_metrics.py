@@ -577,3 +577,18 @@ def test_the_terminals_sub_tables_name_the_repetition_of_each_row():
     assert lines[3].split()[-2:] == ["21.2", "50.0"]
     assert tables.replica_lines([case("send", 0, 21.2)])[1].split()[:2] == [
         "policy", "codec"]
+
+
+def test_a_timed_replays_latencies_get_paired_ratios_in_the_terminal():
+    """Under a timed replay's ratio line (its per-step ratios and tok/s withheld), the
+    latencies' paired ratios: TTFT p50 cached/send 2.68/0.99 and 2.47/3.43, geometric
+    mean sqrt(2.707 x 0.720) = 1.396; t(0.975, 1) = 12.706 on the logs' standard error
+    0.662: [<0.001, >1000]."""
+    send = [dict(ttft_ms_p50=0.99, ttft_ms_p99=10.16), dict(ttft_ms_p50=3.43, ttft_ms_p99=12.35)]
+    cached = [dict(ttft_ms_p50=2.68, ttft_ms_p99=6.70), dict(ttft_ms_p50=2.47, ttft_ms_p99=8.90)]
+    assert tables._latency_ratio_line(send, cached, "t") == [
+        "    latency ratios (each its own interval, not adjusted for the others): TTFT p50 "
+        "1.396 [<0.001, >1000], p99 0.689 [0.392, 1.211]"]
+    assert tables._latency_ratio_line(send, cached, "sign") == [
+        "    latency ratios (no interval): TTFT p50 1.714, p99 0.690"]  # medians
+    assert tables._latency_ratio_line([{}], [{}], "t") == []
