@@ -805,6 +805,14 @@ def _is_pp(cases) -> bool:
     return "pp" in cases.columns and bool(cases["pp"].notna().any())
 
 
+def _ran_direct(cases) -> bool:
+    """Whether ``cases`` hold a ``--pp`` run's ``direct`` case (not an ``--aa`` run of
+    one policy)."""
+    from ipc_bench.engine.pipeline import DIRECT
+
+    return bool((cases["policy"] == DIRECT).any())
+
+
 def _pair_keys(cases) -> list[tuple]:
     """(workload, codec, transport, model) of every case of ``cases`` (None where a
     column is missing), once each."""
@@ -958,7 +966,9 @@ def _pair_table(results) -> list[Block]:
         return [("note", "No send/cached pair in this run" + (
             ": a `--pp` run compares send with `direct` (the cached policy, the ids sent "
             "last stage → other stages over gloo), in the findings and under \"Pipeline "
-            "hops\"." if _is_pp(results.cases) else "."))]
+            "hops\"" + ("" if _ran_direct(results.cases) else
+                         "; this one ran no `direct` case") + "."
+            if _is_pp(results.cases) else "."))]
     order = {w: i for i, w in enumerate(dict.fromkeys(results.cases["workload"]))}
     # no bytes in-process
     rows = [r for r in rows if not (r[1] == SINGLE_PROCESS_CODEC and "B/step" in r[2])]

@@ -1125,23 +1125,28 @@ def _overhead_findings(cases) -> list[str]:
 def other_comparisons(results) -> list[dict[str, Any]]:
     """The paired comparisons the run recorded (``summary.json`` ``comparisons``, those
     the terminal printed) that no other part of the report gives: all but cached
-    against send, those of a ``--pp`` run (``_pp_findings``) and those of an
-    ``overhead`` run (``_overhead_findings``). ``[]`` when a summary cannot be read.
+    against send, a ``--pp`` run's direct against send (``_pp_findings``; its A/A
+    comparisons are given here) and those of an ``overhead`` run
+    (``_overhead_findings``). ``[]`` when a summary cannot be read.
     Each is as ``run_comparisons`` gives it (recomputed over the cases loaded where the
     loader left one out); one of whose cases (its arms at its workload and codec, in
     each of its ``repetitions``) ``results`` does not hold finished (unfinished) is not
     given: its figures are of cases the report does not show."""
+    from ipc_bench.engine.pipeline import DIRECT
+
     cases = results.cases
-    if ("pp" in cases.columns and cases["pp"].notna().any()) or (
-            "instrumentation" in cases.columns and (cases["instrumentation"] == "totals").any()):
+    if "instrumentation" in cases.columns and (cases["instrumentation"] == "totals").any():
         return []
+    given = {(SEND, CACHED)}  # the pair section's, and a --pp run's send against direct
+    if "pp" in cases.columns and cases["pp"].notna().any():
+        given.add((SEND, DIRECT))
     out = []
     done = results.finished().cases
     for run_id, recorded in run_comparisons(results).items():
         run = done[done["run_id"] == run_id]
         held = _held_cases(run)
         out.extend(_arrival_bound_marked(c, run) for c in recorded
-                   if (c.get("baseline"), c.get("treatment")) != (SEND, CACHED)
+                   if (c.get("baseline"), c.get("treatment")) not in given
                    and _cases_held(c, held))
     return out
 

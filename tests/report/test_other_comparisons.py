@@ -238,3 +238,19 @@ def test_a_comparison_of_a_case_the_loader_left_out_is_recomputed_without_it(
     assert ("cached+async against cached over 1 paired repetition: " in line
             and line.endswith("(no verdict: the t-interval needs >= 2 pairs, have 1 "
                               "(use --repeat 2 or more)).")), line
+
+
+def test_a_pp_aa_run_gives_its_comparison_not_a_note_on_direct(tmp_path):
+    """``--pp 2 --aa``: send' against send is the run's comparison (its own section
+    and finding), not "a --pp run compares send with direct", which no case ran."""
+    run = tmp_path / "ppaa"
+    run_bench(run, ["--scenario", "pp", "--pp", "2", "--num-running", "2", "--steps",
+                    "20", "--warmup-steps", "3", "--codecs", "msgpack", "--aa",
+                    "--repeat", "2"])
+    assert cli.main(["report", str(run), "--output", str(tmp_path / "rep"),
+                     "--no-figures"]) == 0
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "compares send with `direct`" not in md and "## cached against send" not in md
+    assert "\n## send' against send\n\nsend' vs send  [num_running=2,pp=2]  msgpack: " in md
+    assert ("- At 2 running requests, pp=2 (msgpack), the A/A pair send' against send (one "
+            "policy run twice) over 2 paired repetitions") in md
