@@ -125,3 +125,30 @@ def test_notebook_runs_on_a_steps_file_with_a_value_that_is_not_a_number(small_r
     text = "\n".join(o.get("text", "") for o in outputs if o.output_type == "stream")
     assert (f"{steps}: 1 row holds a value that is not a number (in step_ns; left out)"
             in text)
+
+
+def test_notebook_keeps_arms_apart_and_reads_relative_paths_from_notebooks(tmp_path):
+    """An ``--aa`` run, given relative to notebooks/ while the kernel starts in the
+    repository root (as papermill starts it there): send and send' have a row each
+    in the cases and the step-time tables, not one pooled row of both."""
+    import os
+
+    from analysis_run import run_bench
+
+    run_dir = tmp_path / "aa"
+    run_bench(run_dir, ["--scenario", "decode-steady", "--num-running", "4", "--steps",
+                        "30", "--warmup-steps", "3", "--codecs", "msgpack", "--aa",
+                        "--no-floor", "--no-single-process"])
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    nb.cells[0].source = f"RESULTS = {os.path.relpath(run_dir, NOTEBOOK.parent)!r}"
+    client = nbclient.NotebookClient(nb, kernel_name="python3", timeout=180,
+                                     resources={"metadata": {"path": str(REPO)}})
+    client.execute()
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    assert not [o for o in outputs if o.output_type == "error"]
+    tables = [o["data"]["text/plain"] for o in outputs if "text/html" in o.get("data", {})]
+    step_times = next(t for t in tables if "count" in t and "99%" in t)
+    rows = [line.split() for line in step_times.splitlines()[2:]]
+    assert [(r[-10], r[-8]) for r in rows] == [("send", "30.0"), ("send'", "30.0")]
+    cases = next(t for t in tables if "output_tokens_per_s" in t)
+    assert "send'" in cases
