@@ -2067,6 +2067,26 @@ def _short_requests(requests, cases) -> str:
     return _short_rows(requests, want, "summary.json counts")
 
 
+def _floor_wanted(cases) -> dict[str, int]:
+    """Case id -> the ``floor.csv`` rows it should have: one per counted step
+    (``num_steps``) of each case of ``cases`` (summary entries) that records a floor
+    (``floor_step_ns_median``; not a timed replay's, nor one run with ``--no-floor``)."""
+    floored = set(_case_values(cases, "floor_step_ns_median"))
+    return {c: int(n) for c, n in _case_values(cases, "num_steps").items() if c in floored}
+
+
+def _short_floor(floor, cases, surplus: set[str]) -> str:
+    """``_short_rows``' words on ``floor`` (``floor.csv``'s rows) when a case of
+    ``cases`` has fewer than ``_floor_wanted`` gives (its floor figures are then not
+    checked against them: ``_floor_problem``), else ''; a case whose writes failed
+    (``_unwritten``) is not counted, nor one whose rows were left out as more than it
+    should have (``surplus``: said so already)."""
+    gone = _unwritten(cases, "floor.csv") | surplus
+    return _short_rows(floor, {c: n for c, n in _floor_wanted(cases).items()
+                               if c not in gone}, "summary.json counts",
+                       "one per counted step; their floor figures not checked")
+
+
 def _unwritten(cases, name: str) -> set[str]:
     """The ids of the cases of ``cases`` (summary entries) whose rows the CSV file
     ``name`` could not take: a write failed, and the run recorded it (``steps_kept_in``:
@@ -2090,15 +2110,81 @@ def _short_itl(itl, requests, cases) -> str:
     (``_unwritten``) is not counted."""
     if not {"case_id", "num_output_tokens"} <= set(requests.columns) or not len(cases):
         return ""
-    tokens, gone = (requests["num_output_tokens"].astype(float),
-                    _unwritten(cases, "itl.csv") | _unwritten(cases, "requests.csv"))
-    gaps = (tokens - 1).clip(lower=0).where(tokens == tokens, 0)
-    per_case = gaps.groupby(requests["case_id"].astype(str)).sum()
-    want = {str(c["case_id"]): int(per_case.get(str(c["case_id"]), 0))
-            for c in cases.to_dict("records")  # in the summary's order
-            if _has_itl([c]) and str(c["case_id"]) not in gone}
+    gone = _unwritten(cases, "itl.csv") | _unwritten(cases, "requests.csv")
+    want = {c: n for c, n in _itl_wanted(requests, cases).items() if c not in gone}
     return _short_rows(itl, want, "requests.csv counts",
                        "n - 1 for a request of n output tokens")
+
+
+def _itl_wanted(requests, cases) -> dict[str, int]:
+    """Case id -> the ``itl.csv`` rows its ``requests`` rows give, ``n - 1`` gaps for a
+    request of ``n`` output tokens (``recording.request_record``), for each case of
+    ``cases`` (summary entries, in their order) that records ITL figures; ``{}``
+    without the columns."""
+    if not {"case_id", "num_output_tokens"} <= set(requests.columns) or not len(cases):
+        return {}
+    tokens = requests["num_output_tokens"].astype(float)
+    gaps = (tokens - 1).clip(lower=0).where(tokens == tokens, 0)
+    per_case = gaps.groupby(requests["case_id"].astype(str)).sum()
+    return {str(c["case_id"]): int(per_case.get(str(c["case_id"]), 0))
+            for c in cases.to_dict("records") if _has_itl([c])}
+
+
+def _surplus_rows(df, want: dict[str, int], path: Path, what: str):
+    """(``df`` without the rows of every case of ``want`` (case id -> the rows it
+    should have) that has more, a line per such case, their ids): a row more than its
+    summary counts (a repeated request, a gap of no request) would be drawn in the
+    figures as the case's own (``steps.csv``'s: ``_long_steps``). ``what`` names the
+    count."""
+    if "case_id" not in df or not len(df):
+        return df, [], set()
+    have = df["case_id"].astype(str).value_counts()
+    over = [c for c, n in want.items() if int(have.get(c, 0)) > n]
+    lines = [f"{path}: case {c!r} has {_rows(int(have[c]))}, more than the {want[c]:,} "
+             f"{what} (its rows left out)" for c in over]
+    return _without_cases([df], set(over))[0], lines, set(over)
+
+
+def _surplus_latency_rows(requests, itl, cases, run_dir: Path):
+    """(``requests``, ``itl``, lines, ids): the rows of each case with more ``requests.csv``
+    rows than its ``num_requests``, or more ``itl.csv`` rows than its requests give
+    (``_itl_wanted``), left out of both, said (``_surplus_rows``), and those cases' ids;
+    their latency figures, over rows left out, are then withheld
+    (``_withheld_latencies``)."""
+    want = {c: int(n) for c, n in _case_values(cases, "num_requests").items()}
+    requests, lines, over = _surplus_rows(requests, want, run_dir / "requests.csv",
+                                          "requests summary.json counts (num_requests)")
+    itl = _without_cases([itl], over)[0]
+    gaps_over, more = _surplus_gaps(itl, requests, cases, run_dir / "itl.csv")
+    requests, itl = _without_cases([requests, itl], gaps_over)
+    return requests, itl, lines + more, over | gaps_over
+
+
+def _surplus_gaps(itl, requests, cases, path: Path) -> tuple[set[str], list[str]]:
+    """The ids of the cases of ``cases`` with more ``itl`` rows than their ``requests``
+    rows give (``n - 1`` gaps for a request of ``n`` output tokens), and a line each:
+    a request with more gaps than that, or, where the case has all its requests
+    (``num_requests`` rows), a gap of no request (where some are missing, such gaps are
+    theirs: ``_impossible_latencies`` leaves them out)."""
+    need = {"case_id", "index"}
+    if not (need <= set(itl.columns) and need | {"num_output_tokens"} <= set(requests.columns)
+            and len(itl)):
+        return set(), []
+    asked = _case_values(cases, "num_requests")
+    over, lines = set(), []
+    for case_id, want in _itl_wanted(requests, cases).items():
+        mine = requests[requests["case_id"].astype(str) == case_id]
+        tokens = mine["num_output_tokens"].astype(float)
+        wanted = dict(zip(mine["index"].astype(str), (tokens - 1).clip(lower=0).fillna(0)))
+        have = itl.loc[itl["case_id"].astype(str) == case_id, "index"].astype(str).value_counts()
+        whole = asked.get(case_id) == len(mine)
+        if any(n > wanted.get(i, 0) for i, n in have.items() if whole or i in wanted):
+            over.add(case_id)
+            counted = int(have.sum() if whole else have[have.index.isin(list(wanted))].sum())
+            lines.append(f"{path}: case {case_id!r} has {_rows(counted)}, more than the "
+                         f"{want:,} gaps its requests.csv rows give (n - 1 for a request "
+                         "of n output tokens; its rows left out)")
+    return over, lines
 
 
 def _load_warnings(run_dir: Path, notes: dict[str, list[str]],
@@ -2897,7 +2983,7 @@ LATENCY_SOURCES = {"ttft": ("requests.csv", "ttft_s"), "tpot": ("requests.csv", 
 LATENCY_STATS = ("mean", "p50", "p90", "p99")
 
 
-def _withheld_latencies(read, kept, cases, run_dir: Path):
+def _withheld_latencies(read, kept, cases, run_dir: Path, surplus: frozenset = frozenset()):
     """The request latencies (``LATENCY_SOURCES`` names) of each case of ``cases``
     (summary entries) whose figures are over rows left out as impossible, and one line
     per case and file. ``read`` and ``kept`` (file name -> rows: ``requests.csv``,
@@ -2908,7 +2994,10 @@ def _withheld_latencies(read, kept, cases, run_dir: Path):
     or figure quotes them) while the case and its other rows load: ``RUN/requests.csv:
     case 'ID' has ttft_ms_*, tpot_ms_* and e2e_ms_* withheld (not quoted):
     summary.json's are over its 6 rows, 1 of them impossible (left out); its other 5
-    rows are loaded``. Returns (case id -> names, lines)."""
+    rows are loaded``; a case of ``surplus``, whose rows were left out as more than
+    its summary counts, says so (``its N rows here left out, the case having more rows
+    than summary.json counts (said above)``). Returns
+    (case id -> names, lines)."""
     withheld: dict[str, set[str]] = {}
     lines: list[str] = []
     if "case_id" not in cases:
@@ -2929,11 +3018,14 @@ def _withheld_latencies(read, kept, cases, run_dir: Path):
                 continue
             withheld.setdefault(case_id, set()).update(quoted)
             figures = [f"{name}_ms_*" for name in quoted]
+            why = (f"its {_rows(n)} here left out, the case having more rows than "
+                   "summary.json counts (said above)"
+                   if case_id in surplus else f"summary.json's are over its {_rows(n)}, "
+                   f"{n - k:,} of them impossible (left out)")
             said = (figures[0] if len(figures) == 1
                     else ", ".join(figures[:-1]) + f" and {figures[-1]}")
             lines.append(f"{run_dir / source}: case {case_id!r} has {said} withheld (not "
-                         f"quoted): summary.json's are over its {_rows(n)}, {n - k:,} of "
-                         f"them impossible (left out); {_others_loaded(k)}")
+                         f"quoted): {why}; {_others_loaded(k)}")
     return withheld, lines
 
 
@@ -3053,20 +3145,21 @@ def _disagreeing_latencies(requests, itl, cases, run_dir: Path,
 
 
 def _checked_latencies(pd, read: dict[str, Any], requests, itl, orphans, cases,
-                       run_dir: Path):
+                       run_dir: Path, surplus: frozenset = frozenset()):
     """``cases`` with the latency figures over rows left out withheld
     (``_withheld_latencies``: over ``read``, the ``requests`` and ``itl`` rows as
     written, against ``requests`` and ``itl``, those kept), the ids of the cases whose
     other figures are not their rows' (``_disagreeing_latencies``, on the rows as
     written; so are the ITL figures of a case whose only gaps left out are ``orphans``,
     those of the requests left out: their values are as written), and the lines of
-    each (withheld, disagreeing)."""
+    each (withheld, disagreeing); ``surplus``: the cases whose rows were left out as
+    more than their summary counts (``_surplus_latency_rows``), said so."""
     written = {"requests.csv": read["requests"], "itl.csv": read["itl"]}
     withheld, lines = _withheld_latencies(
-        written, {"requests.csv": requests, "itl.csv": itl}, cases, run_dir)
+        written, {"requests.csv": requests, "itl.csv": itl}, cases, run_dir, surplus)
     unchecked, _ = _withheld_latencies(
         written, {"requests.csv": requests, "itl.csv": _concat(pd, [itl, orphans])},
-        cases, run_dir)
+        cases, run_dir, surplus)
     disagree, more = _disagreeing_latencies(read["requests"], read["itl"], cases, run_dir,
                                             unchecked)
     return _withhold(cases, withheld), disagree, lines, more
@@ -3121,6 +3214,10 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     steps, requests, floor, itl = (tables[k] for k in ("steps", "requests", "floor", "itl"))
     steps, lines = _impossible_steps(steps, run_dir / "steps.csv")
     row_lines += lines + _long_steps(steps, cases, run_dir / "steps.csv")
+    floor, lines, floor_over = _surplus_rows(
+        floor, _floor_wanted(cases), run_dir / "floor.csv",
+        "counted steps summary.json counts (num_steps), one floor step each")
+    row_lines += lines
     disagree, lines = _disagreeing_cases(steps, requests, floor, cases, run_dir)
     row_lines += lines
     _refuse_none_left(cases, disagree, lines)
@@ -3130,8 +3227,10 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     read = dict(requests=requests, itl=itl)  # every row of the cases kept, for the counts
     requests, itl, lines, orphans = _impossible_latencies(requests, itl, cases, run_dir)
     row_lines += lines
+    requests, itl, lines, surplus = _surplus_latency_rows(requests, itl, cases, run_dir)
+    row_lines += lines
     cases, disagree, withheld_lines, lines = _checked_latencies(
-        pd, read, requests, itl, orphans, cases, run_dir)
+        pd, read, requests, itl, orphans, cases, run_dir, surplus)
     row_lines += withheld_lines + lines
     _refuse_none_left(cases, disagree, lines)
     cases, steps, requests, floor, itl, read["requests"], read["itl"] = _without_cases(
@@ -3140,6 +3239,7 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
                      + _load_warnings(run_dir, notes, dict(
                          steps=_short_steps(steps, cases),
                          requests=_short_requests(read["requests"], cases),
+                         floor=_short_floor(floor, cases, floor_over),
                          itl=_short_itl(read["itl"], read["requests"], cases))))
     if len(itl) and "case_id" in itl:
         ident = [k for k in CASE_KEYS if k != "case_id"]

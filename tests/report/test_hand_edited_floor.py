@@ -158,3 +158,51 @@ def test_a_reply_total_typed_over_leaves_the_case_out(good_run, tmp_path, capsys
             f"rows, but summary.json has r2s_wire_bytes_total {_frames(good_run):,} "
             "(left out)")
     _assert_left_out(run, tmp_path, capsys, line)
+
+
+def _rewrite_floor(run, change):
+    """``run`` with its floor.csv rows (dicts, in file order: send's first) ``change``d
+    in place (a row added or removed)."""
+    with open(run / "floor.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert rows[3]["case_id"] == SEND
+    change(rows)
+    with open(run / "floor.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return run
+
+
+def _warnings_of(run, tmp_path, capsys) -> list[str]:
+    """The report's warning lines on ``run`` (``--no-figures``), which ``results.load``
+    gives the same."""
+    assert cli.main(["report", str(run), "--output", str(tmp_path / "rep"),
+                     "--no-figures"]) == 0
+    prefix = "bench.py report: warning: "
+    lines = [ln[len(prefix):] for ln in capsys.readouterr().err.splitlines()]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResultsWarning)
+        load(run)
+    assert [str(w.message) for w in caught] == lines
+    return lines
+
+
+def test_a_floor_row_more_than_the_counted_steps_leaves_the_cases_rows_out(
+        good_run, tmp_path, capsys):
+    """One of send's 20 floor rows written twice: 21 rows of a floor of 20 counted
+    steps; they would be drawn as its own, and its figures could not be checked."""
+    run = _rewrite_floor(_copy(good_run, tmp_path), lambda rows: rows.insert(3, rows[3]))
+    assert len(_floor_ns(run)) == 21
+    assert _warnings_of(run, tmp_path, capsys) == [
+        f"{run / 'floor.csv'}: case '{SEND}' has 21 rows, more than the 20 counted steps "
+        "summary.json counts (num_steps), one floor step each (its rows left out)"]
+    assert set(load(run).floor["case_id"]) == {CACHED}
+
+
+def test_a_floor_row_missing_is_said_as_a_file_cut_short(good_run, tmp_path, capsys):
+    run = _rewrite_floor(_copy(good_run, tmp_path), lambda rows: rows.pop(3))
+    assert _warnings_of(run, tmp_path, capsys) == [
+        f"{run / 'floor.csv'}: 39 of the 40 rows summary.json counts (one per counted "
+        f"step; their floor figures not checked; 1 case(s) short: {SEND}: 19 of 20); "
+        "loaded what is valid"]

@@ -528,3 +528,56 @@ def test_a_replay_whose_warm_up_holds_most_of_its_tokens_is_warned(tmp_path):
     assert warmup_tokens_warning(dict(case, trace_speedup=None)).endswith(
         "(most of its prefill): the per-step bytes, times and tok/s, over counted steps, "
         "leave them out; lower --warmup-steps to count them")
+
+
+def _rewrite(path, change) -> None:
+    """Rewrite the CSV file ``path`` with its rows (dicts, in file order) ``change``d."""
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    change(rows)
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def test_request_rows_more_than_the_summary_counts_are_left_out_with_its_latencies(
+        timed_run, tmp_path, capsys):
+    """Send's first request written 3 times more: 9 rows of a case of 6 requests, which
+    the latency figures would draw as its own (n=9). Its rows and gaps are left out
+    and its latency figures withheld, each said; cached's load."""
+    _, send, cached = timed_run
+    run, _ = _copy(timed_run, tmp_path)
+    def repeat_first(rows):
+        rows[1:1] = [dict(rows[0])] * 3
+
+    _rewrite(run / "requests.csv", repeat_first)
+    assert len(_requests(run, send)) == 9
+    lines = _loaded(run)
+    assert lines == [
+        f"{run / 'requests.csv'}: case '{send}' has 9 rows, more than the 6 requests "
+        "summary.json counts (num_requests) (its rows left out)",
+        f"{run / 'requests.csv'}: case '{send}' has ttft_ms_*, tpot_ms_* and e2e_ms_* "
+        "withheld (not quoted): its 9 rows here left out, the case having more rows than "
+        "summary.json counts (said above); none of its rows is loaded",
+        f"{run / 'itl.csv'}: case '{send}' has itl_ms_* withheld (not quoted): its 42 rows "
+        "here left out, the case having more rows than summary.json counts (said above); "
+        "none of its rows is loaded"]
+    loaded = load(run)
+    assert set(loaded.requests["case_id"]) == set(loaded.itl["case_id"]) == {cached}
+    send_case = loaded.cases[loaded.cases["case_id"] == send].iloc[0]
+    assert send_case["ttft_ms_p50"] != send_case["ttft_ms_p50"]  # NaN: withheld
+
+
+def test_gap_rows_more_than_the_requests_give_are_left_out(timed_run, tmp_path, capsys):
+    """One of cached's gaps written 5 times more: 47 rows where its 6 requests of 8
+    tokens give 42."""
+    _, send, cached = timed_run
+    run, _ = _copy(timed_run, tmp_path)
+    _rewrite(run / "itl.csv", lambda rows: rows.extend(
+        [dict(next(r for r in rows if r["case_id"] == cached))] * 5))
+    assert _loaded(run)[0] == (
+        f"{run / 'itl.csv'}: case '{cached}' has 47 rows, more than the 42 gaps its "
+        "requests.csv rows give (n - 1 for a request of n output tokens; its rows left "
+        "out)")
+    assert cached not in set(load(run).itl["case_id"])
