@@ -2075,6 +2075,13 @@ def _floor_wanted(cases) -> dict[str, int]:
     return {c: int(n) for c, n in _case_values(cases, "num_steps").items() if c in floored}
 
 
+def _surplus_floor(floor, cases, run_dir: Path):
+    """``_surplus_rows`` of ``floor`` (``floor.csv``'s rows) against ``_floor_wanted``."""
+    return _surplus_rows(floor, _floor_wanted(cases), run_dir / "floor.csv",
+                         "counted steps summary.json counts (num_steps), one floor step "
+                         "each")
+
+
 def _short_floor(floor, cases, surplus: set[str]) -> str:
     """``_short_rows``' words on ``floor`` (``floor.csv``'s rows) when a case of
     ``cases`` has fewer than ``_floor_wanted`` gives (its floor figures are then not
@@ -3214,9 +3221,7 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     steps, requests, floor, itl = (tables[k] for k in ("steps", "requests", "floor", "itl"))
     steps, lines = _impossible_steps(steps, run_dir / "steps.csv")
     row_lines += lines + _long_steps(steps, cases, run_dir / "steps.csv")
-    floor, lines, floor_over = _surplus_rows(
-        floor, _floor_wanted(cases), run_dir / "floor.csv",
-        "counted steps summary.json counts (num_steps), one floor step each")
+    floor, lines, floor_over = _surplus_floor(floor, cases, run_dir)
     row_lines += lines
     disagree, lines = _disagreeing_cases(steps, requests, floor, cases, run_dir)
     row_lines += lines

@@ -805,6 +805,17 @@ def _is_pp(cases) -> bool:
     return "pp" in cases.columns and bool(cases["pp"].notna().any())
 
 
+def _no_pair_note(cases) -> str:
+    """Why the pair section of a run with no send/cached pair is empty: a ``--pp`` run
+    compares send with ``direct`` (or, with ``--aa`` alone, ran no ``direct`` case)."""
+    if not _is_pp(cases):
+        return "No send/cached pair in this run."
+    return ("No send/cached pair in this run: a `--pp` run compares send with `direct` "
+            "(the cached policy, the ids sent last stage → other stages over gloo), in "
+            "the findings and under \"Pipeline hops\""
+            + ("" if _ran_direct(cases) else "; this one ran no `direct` case") + ".")
+
+
 def _ran_direct(cases) -> bool:
     """Whether ``cases`` hold a ``--pp`` run's ``direct`` case (not an ``--aa`` run of
     one policy)."""
@@ -963,12 +974,7 @@ def _pair_table(results) -> list[Block]:
                          "and cached of a codec, but it stopped before both had finished "
                          "(the note at the top says where).")]
     if not rows:
-        return [("note", "No send/cached pair in this run" + (
-            ": a `--pp` run compares send with `direct` (the cached policy, the ids sent "
-            "last stage → other stages over gloo), in the findings and under \"Pipeline "
-            "hops\"" + ("" if _ran_direct(results.cases) else
-                         "; this one ran no `direct` case") + "."
-            if _is_pp(results.cases) else "."))]
+        return [("note", _no_pair_note(results.cases))]
     order = {w: i for i, w in enumerate(dict.fromkeys(results.cases["workload"]))}
     # no bytes in-process
     rows = [r for r in rows if not (r[1] == SINGLE_PROCESS_CODEC and "B/step" in r[2])]
