@@ -326,8 +326,9 @@ def _tp_saving_caption(d: dict) -> str:
             "tp-broadcast), mean over repetitions: the bytes the scheduler writes once "
             "(the ring's chunk, or the frame handed once to ZeroMQ's XPUB, which then "
             "copies it to N connections), the N ranks' decode times summed, and the "
-            "median time from the scheduler's send to the last rank having decoded the "
-            "step.")
+            "slowest rank's receive-to-ready time, median over steps: from the later of "
+            "the scheduler's send and the rank's asking for the step to the rank having "
+            "decoded it (a backlog left out; tp_ready_ns_median).")
     return text + _times_withheld(d.get("withheld") or 0)
 
 
