@@ -407,7 +407,8 @@ def _add_arm_options(p: argparse.ArgumentParser) -> None:
         "case) and reports its bytes and decode time beside the scheduler <-> runner "
         "hop's, so send's saving is also given as a share of the whole per-step "
         "control plane. The single-process cases run it too (the hop exists with one "
-        "GPU). Not with --tp, a streamed case (soak) or the bare loops (overhead)"))
+        "GPU). Not with --tp, the pp scenario, a streamed case (soak) or the bare "
+        "loops (overhead)"))
     _add_topology_options(p)
 
 
