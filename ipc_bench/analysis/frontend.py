@@ -14,7 +14,8 @@ Per case (``frontend_figures``, over the case's counted steps; a step that sent 
   single-process baseline the first two are not serialized: 0);
   ``control_plane_wire_bytes_per_step`` the same on the wire (two processes);
   ``frontend_share_of_control_plane``: the frontend's part of it;
-- ``control_plane_codec_ns_per_step``: encode + decode of the three messages per step;
+- ``control_plane_codec_ns_per_step``: encode + decode of the three messages per step
+  (in the single-process baseline the frontend hop's alone);
 - ``frontend_token_digest``: one digest of every request's token stream as the
   frontend received it (``engine.outputs.streams_digest``; the frontend oracle has
   checked it request by request against the scheduler's streams). Cases that ran the
@@ -37,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from ipc_bench.engine.config import CACHED, SEND
+from ipc_bench.harness.spec import NO_CODEC
 from ipc_bench.wire.transport import zmtp_frame_bytes
 
 
@@ -75,9 +77,12 @@ def frontend_figures(result, seqs: np.ndarray, out: dict[str, Any]) -> dict[str,
     total = fig["control_plane_bytes_per_step"]
     fig["frontend_share_of_control_plane"] = (fig["frontend_bytes_per_step"] / total
                                               if total else None)
+    # the single process serializes neither SchedulerOutput nor ModelRunnerOutput: its
+    # encode and decode figures are clock reads around no work, not codec time
+    hop_ns = (0.0 if result.spec.codec == NO_CODEC else
+              (out.get("encode_ns_per_step") or 0.0) + (out.get("decode_ns_per_step") or 0.0))
     fig["control_plane_codec_ns_per_step"] = (
-        (out.get("encode_ns_per_step") or 0.0) + (out.get("decode_ns_per_step") or 0.0)
-        + fig["frontend_encode_ns_per_step"] + fig["frontend_decode_ns_per_step"])
+        hop_ns + fig["frontend_encode_ns_per_step"] + fig["frontend_decode_ns_per_step"])
     return fig
 
 

@@ -334,6 +334,13 @@ def test_a_frontend_run_reports_the_control_plane_and_keeps_the_raw_samples(tmp_
         assert c["send_saving_share_of_control_plane"] == pytest.approx(
             saving / send["control_plane_bytes_per_step"])
     assert cases[("send", "none")]["send_saving_share_of_control_plane"] == 0.0
+    # codec time of the three messages; the single process serializes the frontend's alone
+    for c in cases.values():
+        hop = 0.0 if c["codec"] == "none" else (c["encode_ns_per_step"]
+                                                + c["decode_ns_per_step"])
+        assert c["control_plane_codec_ns_per_step"] == pytest.approx(
+            hop + c["frontend_encode_ns_per_step"] + c["frontend_decode_ns_per_step"])
+    assert cases[("send", "none")]["encode_ns_per_step"] > 0  # clock reads, not counted
     fe = pd.read_csv(run_dir / "frontend.csv")
     steps = pd.read_csv(run_dir / "steps.csv")
     assert len(fe) == len(steps)
