@@ -674,7 +674,8 @@ def spec_decode_lines(cases: list[dict[str, Any]]) -> list[str]:
             + [str(s.get("num_spec_tokens") or 0),
                "-" if s.get("spec_acceptance") is None else f"{s['spec_acceptance']:g}"]
             + [_num(s.get(key), scale) for key, _, scale in SPEC_COLUMNS] for s in cases]
-    table = render(list(IDENTITY) + ["K", "P"] + [h for _, h, _ in SPEC_COLUMNS], rows)
+    table = _render_with_rep(cases, list(IDENTITY) + ["K", "P"]
+                             + [h for _, h, _ in SPEC_COLUMNS], rows)
     return ["  speculative decoding per counted step (K drafts per request, P: chance a "
             "draft is the target's token; tok B/step: what new_token_ids add, send only):"
             ] + ["  " + line for line in table.splitlines()]
@@ -807,6 +808,18 @@ def shown_value(summary: dict[str, Any], key: str) -> Any:
     return summary.get(key)
 
 
+def _render_with_rep(cases: list[dict[str, Any]], header: list[str],
+                     rows: list[list[str]]) -> str:
+    """``render`` of ``rows`` (one per case of ``cases``, the identity fields first)
+    under ``header``, a ``rep`` column first where a case is of a repetition above 0,
+    as the case table has, so that the rows of one arm are told apart."""
+    if not any(s.get("repetition") for s in cases):
+        return render(header, rows)
+    return render(["rep"] + header,
+                  [[str(s.get("repetition", "-"))] + row for s, row in zip(cases, rows)],
+                  left=4)
+
+
 def _column_table(cases: list[dict[str, Any]], columns) -> list[str]:
     """``columns`` ((key, header, scale) each) of ``cases`` after the identity fields
     (first the repetition, ``rep``, where a case is of one above 0), as indented table
@@ -814,13 +827,11 @@ def _column_table(cases: list[dict[str, Any]], columns) -> list[str]:
     ``-``, its transport marked; a roofline ratio below 1 is marked ``!`` and explained
     in a line under the table."""
     ratio = "compute_to_roofline_ratio"
-    reps = any(s.get("repetition") for s in cases)
-    rows = [([str(s.get("repetition", "-"))] if reps else []) + cells(s, IDENTITY)
+    rows = [cells(s, IDENTITY)
             + [roofline_ratio(shown_value(s, key)) if key == ratio
                else _num(shown_value(s, key), scale)
                for key, _, scale in columns] for s in cases]
-    table = render((["rep"] if reps else []) + list(IDENTITY)
-                   + [h for _, h, _ in columns], rows, left=3 + reps)
+    table = _render_with_rep(cases, list(IDENTITY) + [h for _, h, _ in columns], rows)
     marked = any(key == ratio for key, _, _ in columns) and \
         below_roofline(shown_value(s, ratio) for s in cases)
     return ["  " + line for line in table.splitlines()] + \
