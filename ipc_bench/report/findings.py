@@ -31,7 +31,8 @@ from typing import Any, Callable
 
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC as SINGLE_PROCESS
 from ipc_bench.analysis.stats import (ARRIVAL_BOUND, CONFIDENCE, DETECTABLE, INTERVAL_NAMES, ONE_PAIR,
-                                      RATIO_POINTS, arm_geomeans, inconclusive, min_pairs, paired,
+                                      RATIO_POINTS, arm_geomeans, arrival_bound, inconclusive,
+                                      min_pairs, paired,
                                       paired_ratio, ratio_interval,
                                       results_ci_method, schedules_differ,
                                       summarize_pairs, token_ids_bytes, verdict_of)
@@ -672,7 +673,8 @@ def _wall_time_clause(cases, key: tuple, t: dict[str, Any], where: Where,
     row's own test; ``stats.inconclusive`` past ±10 %), and only where that interval
     holds 0 % and is not inconclusive does it say ``WALL_WITHIN_NOISE``. Where ``m``
     withheld the figure as arrival-bound (``stats.arrival_bound``), each arm's tokens/s
-    alone, no ratio or verdict, as the tables give them."""
+    alone, no ratio or verdict, as the tables give them; so too where the pairs' cases
+    are arrival-bound by their own records and no comparison was recorded."""
     pairs = pair_records(cases, key)
     walls = [[float(p[i].get("wall_s") or "nan") for p in pairs] for i in (0, 1)]
     send_s, cached_s = (sum(w) / len(w) if w else float("nan") for w in walls)
@@ -681,8 +683,10 @@ def _wall_time_clause(cases, key: tuple, t: dict[str, Any], where: Where,
     text = (f"{where(key[0])} ({what}), send ran {send_s:,.2f} s and cached "
             f"{cached_s:,.2f} s of wall time, first arrival to last completion"
             f"{' (means over repetitions)' if len(pairs) > 1 else ''}: ")
-    if (m or {}).get("verdict") == ARRIVAL_BOUND:
-        # arrival-bound (stats.arrival_bound): withheld, as in the tables
+    if (m or {}).get("verdict") == ARRIVAL_BOUND or arrival_bound(
+            c for pair in pairs for c in pair):
+        # arrival-bound (stats.arrival_bound), recorded so or not (a run that compared
+        # nothing, its cases counting no step): withheld, as in the tables
         return (text + f"{t[SEND]:,.0f} and {t[CACHED]:,.0f} tok/s (wall); "
                 f"{ARRIVAL_BOUND}: the trace's arrivals set both, so no ratio or verdict.")
     text += f"{t[SEND]:,.0f} → {t[CACHED]:,.0f} tok/s (wall), {_pct(t['ratio'])}"

@@ -122,6 +122,19 @@ def test_the_send_cached_wall_time_clause_gives_no_verdict_where_withheld():
         "verdict.")
 
 
+def test_the_wall_time_clause_withholds_the_ratio_of_arrival_bound_cases_not_compared():
+    """A run that recorded no comparison (its cases counted no step: every step a
+    warm-up one) of an arrival-bound replay: its cases' own records withhold the
+    ratio, as the tables do; load-bound ones keep it."""
+    for waiting, ratio in ((0.0, False), (0.6, True)):
+        res = _send_cached(waiting)
+        (key, t), = findings._pair_tables(res)["tput"].items()
+        text = findings._wall_time_clause(res.cases, key, t, _where, None)
+        assert ("→" in text) == ratio, text
+        assert text.endswith("arrival-bound: the trace's arrivals set both, so no ratio "
+                             "or verdict.") != ratio
+
+
 def _send_cached(waiting: float):
     """send against cached on a timed replay, three repetitions, cached's wall tok/s
     17 % higher, one schedule; ``waiting``: each case's waiting_step_share."""
