@@ -705,7 +705,8 @@ def _read_csv(pd, path: Path, columns: tuple[str, ...], notes: list[str] | None 
         if named and notes is not None:
             notes.append(f"its header lacks {_names(named)} (a run written before "
                          f"{'that column' if len(named) == 1 else 'those columns'} "
-                         "existed): left empty")
+                         "existed, or the file edited): left empty, and the summary's "
+                         "figures over it not checked against it")
         whole = _complete_lines(path)
         if whole is not None and notes is not None:
             notes.append("its last line is cut mid-row (left out)")
