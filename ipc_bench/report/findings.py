@@ -674,7 +674,8 @@ def _wall_time_clause(cases, key: tuple, t: dict[str, Any], where: Where,
     holds 0 % and is not inconclusive does it say ``WALL_WITHIN_NOISE``. Where ``m``
     withheld the figure as arrival-bound (``stats.arrival_bound``), each arm's tokens/s
     alone, no ratio or verdict, as the tables give them; so too where the pairs' cases
-    are arrival-bound by their own records and no comparison was recorded."""
+    are arrival-bound by their own pace figures and no comparison was recorded (a run
+    recorded before those figures keeps its ratio, its pace unknown)."""
     pairs = pair_records(cases, key)
     walls = [[float(p[i].get("wall_s") or "nan") for p in pairs] for i in (0, 1)]
     send_s, cached_s = (sum(w) / len(w) if w else float("nan") for w in walls)
@@ -683,8 +684,10 @@ def _wall_time_clause(cases, key: tuple, t: dict[str, Any], where: Where,
     text = (f"{where(key[0])} ({what}), send ran {send_s:,.2f} s and cached "
             f"{cached_s:,.2f} s of wall time, first arrival to last completion"
             f"{' (means over repetitions)' if len(pairs) > 1 else ''}: ")
-    if (m or {}).get("verdict") == ARRIVAL_BOUND or arrival_bound(
-            c for pair in pairs for c in pair):
+    records = [c for pair in pairs for c in pair]
+    paced = all(c.get("waiting_step_share") is not None for c in records)
+    if (m or {}).get("verdict") == ARRIVAL_BOUND or (m is None and paced and records
+                                                     and arrival_bound(records)):
         # arrival-bound (stats.arrival_bound), recorded so or not (a run that compared
         # nothing, its cases counting no step): withheld, as in the tables
         return (text + f"{t[SEND]:,.0f} and {t[CACHED]:,.0f} tok/s (wall); "
