@@ -20,6 +20,7 @@ from analysis_run import run_bench
 from ipc_bench import cli
 from ipc_bench.analysis.results import ResultsError, ResultsWarning, load
 from test_hand_edited_summary import NO_FIGURES, _assert_left_out, _loaded, _report
+from test_latency_figures import _edit_csv
 
 
 @pytest.fixture(scope="module")
@@ -530,17 +531,6 @@ def test_a_replay_whose_warm_up_holds_most_of_its_tokens_is_warned(tmp_path):
         "leave them out; lower --warmup-steps to count them")
 
 
-def _rewrite(path, change) -> None:
-    """Rewrite the CSV file ``path`` with its rows (dicts, in file order) ``change``d."""
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
-    change(rows)
-    with open(path, "w", newline="") as f:
-        writer = csv.DictWriter(f, list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-
-
 def test_request_rows_more_than_the_summary_counts_are_left_out_with_its_latencies(
         timed_run, tmp_path, capsys):
     """Send's first request written 3 times more: 9 rows of a case of 6 requests, which
@@ -551,7 +541,7 @@ def test_request_rows_more_than_the_summary_counts_are_left_out_with_its_latenci
     def repeat_first(rows):
         rows[1:1] = [dict(rows[0])] * 3
 
-    _rewrite(run / "requests.csv", repeat_first)
+    _edit_csv(run / "requests.csv", repeat_first)
     assert len(_requests(run, send)) == 9
     lines = _loaded(run)
     assert lines == [
@@ -574,7 +564,7 @@ def test_gap_rows_more_than_the_requests_give_are_left_out(timed_run, tmp_path, 
     tokens give 42."""
     _, send, cached = timed_run
     run, _ = _copy(timed_run, tmp_path)
-    _rewrite(run / "itl.csv", lambda rows: rows.extend(
+    _edit_csv(run / "itl.csv", lambda rows: rows.extend(
         [dict(next(r for r in rows if r["case_id"] == cached))] * 5))
     assert _loaded(run)[0] == (
         f"{run / 'itl.csv'}: case '{cached}' has 47 rows, more than the 42 gaps its "
