@@ -2141,8 +2141,9 @@ def _itl_wanted(requests, cases) -> dict[str, int]:
 def _surplus_rows(df, want: dict[str, int], path: Path, what: str):
     """(``df`` without the rows of every case of ``want`` (case id -> the rows it
     should have) that has more, a line per such case, their ids): a row more than its
-    summary counts (a repeated request, a gap of no request) would be drawn in the
-    figures as the case's own (``steps.csv``'s: ``_long_steps``). ``what`` names the
+    summary counts (a request written twice, a floor step again) would be drawn in the
+    figures as the case's own (``steps.csv``'s are said, not left out: ``_long_steps``;
+    ``itl.csv``'s are checked per request: ``_surplus_gaps``). ``what`` names the
     count."""
     if "case_id" not in df or not len(df):
         return df, [], set()
