@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ipc_bench.analysis.pace import as_record
+from ipc_bench.analysis.stats import METHODS
 from ipc_bench.engine.config import SEND
 from ipc_bench.harness.environment import iso_time
 from ipc_bench.harness.run_folder import (CASE_KEYS, CLAIM_FILE, FORMAT_VERSION,
@@ -2240,15 +2241,21 @@ def unfinished_state(run_dir: Path) -> str:
 def unfinished_detail(summary: dict[str, Any], run_dir: Path) -> str:
     """One line on a run that ended without recording why (``status`` not complete and
     no ``problems``: ``bench.py`` was killed, e.g. by SIGKILL, or could not write its
-    end to ``summary.json``, a disk full, or is still running),
+    end to ``summary.json``, a disk full, or is still running; a ``failed`` status
+    without problems, which ``bench.py`` never writes, is said as such),
     from what its files tell: which of the two (``unfinished_state``), the cases
     recorded, the case that was running and since when (``summary.json`` is rewritten
     when a case starts), and the rows in ``steps.partial.csv``."""
     planned = len((summary.get("metadata") or {}).get("cases") or [])
-    state = unfinished_state(run_dir)
-    parts = [f"{state}{', ' if ':' in state else ': '}no end was recorded, summary "
-             f"status {summary.get('status', 'unknown')}, "
-             f"{len(summary.get('cases') or [])} of {planned} cases recorded"]
+    recorded = f"{len(summary.get('cases') or [])} of {planned} cases recorded"
+    if summary.get("status") == "failed":
+        # ``bench.py`` writes ``failed`` only with the problems that failed it
+        parts = [f"status failed, but no problem was recorded (summary.json edited, or "
+                 f"written by another tool), {recorded}"]
+    else:
+        state = unfinished_state(run_dir)
+        parts = [f"{state}{', ' if ':' in state else ': '}no end was recorded, summary "
+                 f"status {summary.get('status', 'unknown')}, {recorded}"]
     running = summary.get("running_case")
     if running:
         since = _utc((run_dir / "summary.json").stat().st_mtime)
@@ -2653,7 +2660,7 @@ _METADATA_VALUES = {
                   "a whole number of CPUs"),
     "command_line": (lambda v: isinstance(v, list) and all(isinstance(a, str) for a in v),
                      "a list of texts"),
-    "ci_method": (lambda v: isinstance(v, str), "a text"),
+    "ci_method": (lambda v: v in METHODS, f"one of {', '.join(METHODS)}"),
     "start_time_utc": (lambda v: iso_time(v) is not None, "an ISO 8601 time"),
     "end_time_utc": (lambda v: iso_time(v) is not None, "an ISO 8601 time"),
 }
@@ -3361,7 +3368,8 @@ def _concat(pd, frames: list):
 def load(path_or_paths) -> Results:
     """Load one run folder, or several, into pandas DataFrames (see ``Results``).
 
-    ``path_or_paths``: a path (str or ``os.PathLike``) or an iterable of paths. Each folder's
+    ``path_or_paths``: a path (str, bytes or ``os.PathLike``) or an iterable of paths (else
+    ``ResultsError``). Each folder's
     name becomes its ``run_id``, or the shortest end of its path that tells it apart where two
     folders share a name (``x/run`` and ``y/run``: ``run_labels``). Raises ``ResultsError``
     (one line) when a folder is missing, is not a run folder (``not a complete run folder (no
@@ -3411,10 +3419,17 @@ def load(path_or_paths) -> Results:
     did not finish included: ``Results.finished`` leaves them out."""
     import pandas as pd
 
-    paths = ([path_or_paths] if isinstance(path_or_paths, (str, os.PathLike))
-             else list(path_or_paths))
+    one = isinstance(path_or_paths, (str, bytes, os.PathLike))
+    try:
+        paths = [path_or_paths] if one else list(path_or_paths)
+    except TypeError:
+        raise ResultsError(f"{path_or_paths!r} is not a path or a list of paths") from None
     if not paths:
         raise ResultsError("no run folder given")
+    for path in paths:
+        if not isinstance(path, (str, bytes, os.PathLike)):
+            raise ResultsError(f"{path!r} is not a path (a str, bytes or os.PathLike)")
+    paths = [os.fsdecode(path) if isinstance(path, bytes) else path for path in paths]
     run_dirs = [check_run_dir(path) for path in paths]
     check_distinct_runs(run_dirs)
     run_paths: dict[str, Path] = dict(zip(run_labels(run_dirs), run_dirs))

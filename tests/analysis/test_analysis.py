@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -142,6 +143,20 @@ def test_load_bad_folders(tmp_path):
         load(tmp_path)
     with pytest.raises(ResultsError, match="no run folder given"):
         load([])
+    with pytest.raises(ResultsError) as err:
+        load(7)
+    assert str(err.value) == "7 is not a path or a list of paths"
+    with pytest.raises(ResultsError) as err:
+        load([tmp_path, None])
+    assert str(err.value) == "None is not a path (a str, bytes or os.PathLike)"
+
+
+def test_load_takes_a_path_as_bytes(run_dir):
+    """A path given as bytes (``os.fsencode``, what ``os.listdir(b".")`` gives) loads
+    the run as its text form does."""
+    res = load(os.fsencode(run_dir))
+    assert list(res.paths) == [run_dir.name]
+    assert len(res.cases) == len(load(run_dir).cases)
 
 
 # ------------------------------------------------------------------------------ pairs

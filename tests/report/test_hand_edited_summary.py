@@ -976,7 +976,9 @@ def _set(path: str, value):
     ("metadata.cpu_count", [1], "metadata.cpu_count is [1], not a whole number of CPUs"),
     ("metadata.command_line", 123, "metadata.command_line is 123, not a list of texts"),
     ("metadata.command_line", [1], "metadata.command_line is [1], not a list of texts"),
-    ("metadata.ci_method", {}, "metadata.ci_method is {}, not a text"),
+    ("metadata.ci_method", {}, "metadata.ci_method is {}, not one of t, bootstrap, sign"),
+    ("metadata.ci_method", "bayes",
+     'metadata.ci_method is "bayes", not one of t, bootstrap, sign'),
     ("metadata.cases", [1], "metadata.cases[0] is 1, not a case with a case_id"),
     ("cases.0.num_cut_at_max_model_len", "abc",
      f"case '{SEND}' has num_cut_at_max_model_len \"abc\", not a number"),
@@ -1053,3 +1055,15 @@ def test_a_run_time_that_is_no_time_is_dropped_with_a_warning(good_run, tmp_path
     left out, not read as a run of unknown end or one that ended before it began."""
     run = _edit(good_run, tmp_path, lambda s: s["metadata"].update(fields))
     assert _loaded(run) == [f"{run / 'summary.json'}: {line}"]
+
+
+def test_a_failed_status_without_problems_is_said_as_an_edit(good_run, tmp_path):
+    """``bench.py`` writes ``status: failed`` only with the problems that failed the
+    run: one without them is said as such, not as a run that recorded no end."""
+    def fail(summary):
+        summary["status"] = "failed"
+        summary.pop("problems", None)
+    res = load(_edit(good_run, tmp_path, fail))
+    assert res.status_detail["run"] == (
+        "status failed, but no problem was recorded (summary.json edited, or written by "
+        "another tool), 2 of 2 cases recorded")
