@@ -2749,7 +2749,8 @@ def _valid_cases(summary: dict[str, Any], path: Path) -> tuple[list[dict], list[
     one has, or whose arm (else policy), workload, codec and repetition an earlier one
     has (the tables would average the two; the first is kept), and a case whose
     ``complete`` is false in a run whose ``status`` is ``complete`` (a run is complete
-    only when every case finished). Raises ``ResultsError`` (one line) when ``cases``
+    only when every case finished); said too, a case of the metadata's grid that
+    ``cases`` lacks in such a run (removed by hand). Raises ``ResultsError`` (one line) when ``cases``
     is not a list, when it is missing or empty under ``status`` ``complete``, or when
     it had entries and none can be loaded."""
     status = summary.get("status")
@@ -2802,6 +2803,11 @@ def _valid_cases(summary: dict[str, Any], path: Path) -> tuple[list[dict], list[
     if cases and not valid:
         more = f" (and {len(cases) - 1} more)" if len(cases) > 1 else ""
         raise ResultsError(f"no case can be loaded: {path}: {whys[0]}{more}")
+    if status == "complete" and len(cases) < len(settings):  # entries removed
+        listed = {c.get("case_id") for c in cases if isinstance(c, dict)}
+        lines.extend(f"{path}: case {name!r} of metadata.cases has no entry in cases, but "
+                     "status is complete (every planned case finished)"
+                     for name in settings if name not in listed)
     return valid, lines
 
 

@@ -797,10 +797,15 @@ def test_a_different_number_of_repetitions_is_listed_and_leaves_the_workload_unm
     cases = summary["metadata"]["cases"]
     cases += [dict(c, case_id=c["case_id"].replace("#0", "#1"), repetition=1) for c in cases]
     (other / "summary.json").write_text(json.dumps(summary))
-    # the edit is to the metadata's case list, which no figure reads
+    # the edit is to the metadata's case list, which no figure reads; a complete run
+    # lacking planned cases is said, case by case
     code = cli.main(["report", str(good_run), str(other), "--output", str(tmp_path / "rep"),
                      NO_FIGURES])
-    assert (code, capsys.readouterr().err) == (0, "")
+    assert code == 0
+    assert _warned(capsys.readouterr().err.splitlines()) == [
+        f"{other / 'summary.json'}: case {name!r} of metadata.cases has no entry in cases, "
+        "but status is complete (every planned case finished)"
+        for name in (SEND.replace("#0", "#1"), CACHED.replace("#0", "#1"))]
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "- other against good: repetitions differ: 2 vs 1 (workload num_running=4)" in md
     assert "| num_running=4 | send | msgpack |" in md and " ≠ " not in md
@@ -1067,3 +1072,18 @@ def test_a_failed_status_without_problems_is_said_as_an_edit(good_run, tmp_path)
     assert res.status_detail["run"] == (
         "status failed, but no problem was recorded (summary.json edited, or written by "
         "another tool), 2 of 2 cases recorded")
+
+
+def test_a_case_removed_from_a_complete_run_is_said(good_run, tmp_path, capsys):
+    """A case taken out of a complete run's ``cases`` by hand: said, and marked in the
+    Configuration table as left out on loading, not as a case the run never reached."""
+    run = _edit(good_run, tmp_path, lambda s: s["cases"].pop(0))
+    code, err = _report(run, tmp_path, capsys, NO_FIGURES)
+    line = (f"{run / 'summary.json'}: case {SEND!r} of metadata.cases has no entry in "
+            "cases, but status is complete (every planned case finished)")
+    rows = (f"{run}: case {SEND!r} has 25 rows in steps.csv and 4 rows in requests.csv, "
+            "but summary.json does not list it (left out)")
+    assert code == 0
+    assert _warned(err) == [line, rows] and _loaded(run) == [line, rows]
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "(left out on loading)" in md and "(not run)" not in md
