@@ -641,7 +641,7 @@ def _header_names(path: Path) -> tuple[list[str] | None, str | None]:
     if not first.strip():
         return None, "its first line is blank, not its header"
     try:
-        return next(csv.reader([first.decode("utf-8").rstrip("\r\n")])), None
+        return next(csv.reader([first.decode("utf-8-sig").rstrip("\r\n")])), None
     except (UnicodeDecodeError, csv.Error):
         return None, "its first line is not a CSV header"
 

@@ -420,3 +420,18 @@ def test_a_run_written_before_num_waiting_loads_without_a_warning(small_run, tmp
         warnings.simplefilter("error")
         res = load(run)
     assert len(res.steps) == len(table) and res.steps["num_waiting"].isna().all()
+
+
+@pytest.mark.parametrize("stem", ["steps", "requests"])  # RUN has no floor or ITL rows
+def test_a_csv_saved_with_a_byte_order_mark_loads_as_it_was(small_run, tmp_path, stem):
+    """A file saved again by an editor that writes a UTF-8 byte-order mark (and CRLF
+    line ends) loads every row, as the file the run wrote does."""
+    run = _copy(small_run, tmp_path / "bom")
+    path = run / f"{stem}.csv"
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes().replace(b"\n", b"\r\n"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ResultsWarning)
+        res = load(run)
+    want = getattr(load(small_run), stem)
+    assert len(getattr(res, stem)) == len(want) and len(want) > 0
+    assert list(getattr(res, stem).columns) == list(want.columns)
