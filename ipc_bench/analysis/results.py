@@ -3371,6 +3371,22 @@ def _concat(pd, frames: list):
     return df.reset_index(drop=True)
 
 
+def _given_paths(path_or_paths) -> list:
+    """``load``'s argument as a non-empty list of paths (str or ``os.PathLike``; bytes
+    decoded as ``os.fsdecode`` does). Raises ``ResultsError`` for anything else."""
+    one = isinstance(path_or_paths, (str, bytes, os.PathLike))
+    try:
+        paths = [path_or_paths] if one else list(path_or_paths)
+    except TypeError:
+        raise ResultsError(f"{path_or_paths!r} is not a path or a list of paths") from None
+    if not paths:
+        raise ResultsError("no run folder given")
+    for path in paths:
+        if not isinstance(path, (str, bytes, os.PathLike)):
+            raise ResultsError(f"{path!r} is not a path (a str, bytes or os.PathLike)")
+    return [os.fsdecode(path) if isinstance(path, bytes) else path for path in paths]
+
+
 def load(path_or_paths) -> Results:
     """Load one run folder, or several, into pandas DataFrames (see ``Results``).
 
@@ -3425,18 +3441,7 @@ def load(path_or_paths) -> Results:
     did not finish included: ``Results.finished`` leaves them out."""
     import pandas as pd
 
-    one = isinstance(path_or_paths, (str, bytes, os.PathLike))
-    try:
-        paths = [path_or_paths] if one else list(path_or_paths)
-    except TypeError:
-        raise ResultsError(f"{path_or_paths!r} is not a path or a list of paths") from None
-    if not paths:
-        raise ResultsError("no run folder given")
-    for path in paths:
-        if not isinstance(path, (str, bytes, os.PathLike)):
-            raise ResultsError(f"{path!r} is not a path (a str, bytes or os.PathLike)")
-    paths = [os.fsdecode(path) if isinstance(path, bytes) else path for path in paths]
-    run_dirs = [check_run_dir(path) for path in paths]
+    run_dirs = [check_run_dir(path) for path in _given_paths(path_or_paths)]
     check_distinct_runs(run_dirs)
     run_paths: dict[str, Path] = dict(zip(run_labels(run_dirs), run_dirs))
     parts = {run_id: _load_one(pd, run_dir, run_id) for run_id, run_dir in run_paths.items()}

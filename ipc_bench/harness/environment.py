@@ -812,10 +812,10 @@ _CASE_IDENTITY = frozenset({"case_id", "labels", "policy", "arm", "codec", "repe
 
 #: Case settings (``_flat`` names) that change how fast a case runs, never what its
 #: steps carry: a difference in them is listed, but with ``compare_settings``'s
-#: ``exact`` the workloads stay comparable by their bytes per step (``cpu_affinity``,
-#: ``--cpu-affinity``, pins processes to CPUs; ``model.step_wait`` chooses how the
-#: fixed-step model waits out its step).
-TIMING_ONLY_SETTINGS = frozenset({"cpu_affinity", "model.step_wait"})
+#: ``exact`` the workloads stay comparable by their bytes per step; each with what it
+#: sets, in words (``report.blocks.TIMING_ONLY_NOTE``).
+TIMING_ONLY_SETTINGS = {"cpu_affinity": "CPU pinning",  # --cpu-affinity
+                        "model.step_wait": "how the fixed-step model waits"}
 
 
 #: Scenario options that choose which workloads run (each a workload label's value:

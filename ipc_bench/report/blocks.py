@@ -19,7 +19,7 @@ from ipc_bench.analysis.pace import as_record
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC
 from ipc_bench.analysis.results import records as case_records
 from ipc_bench.engine.config import CACHED, SEND
-from ipc_bench.harness.environment import loaded_at_start
+from ipc_bench.harness.environment import TIMING_ONLY_SETTINGS, loaded_at_start
 from ipc_bench.report.findings import findings
 from ipc_bench.report.render import Block
 
@@ -1947,9 +1947,9 @@ def _side_by_side(results, key: str,
 #: Under a side-by-side table of bytes with a row left unmarked that the timing tables
 #: mark ``UNLIKE_MARK`` (``environment.TIMING_ONLY_SETTINGS``).
 TIMING_ONLY_NOTE = (
-    "Bytes rows are not marked `≠` for a difference in CPU pinning (`cpu_affinity`) or "
-    "in how the fixed-step model waits (`model.step_wait`): those change how fast a "
-    "step runs, not what it carries.")
+    "Bytes rows are not marked `≠` for a difference in "
+    + " or in ".join(f"{words} (`{name}`)" for name, words in TIMING_ONLY_SETTINGS.items())
+    + ": those change how fast a step runs, not what it carries.")
 
 
 def _marked(unlike: dict[tuple[str, str], set[str]]) -> set[str]:
