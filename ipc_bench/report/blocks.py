@@ -949,6 +949,23 @@ def _pair_planned(results) -> bool:
                for codec, arms in planned.items())
 
 
+def _pair_uncounted(cases) -> bool:
+    """Whether ``cases`` (a ``Results.cases`` table) hold a send case and a cached
+    case of one workload and codec, each with no counted step (``num_steps`` 0: every
+    step fell in the warm-up, or none after it was of the kind the scenario counts),
+    so that no pair can be formed."""
+    if cases.empty or not {"policy", "codec", "workload", "num_steps"} <= set(cases.columns):
+        return False
+    arms = cases["arm"] if "arm" in cases.columns else cases["policy"]
+    none: dict[tuple, set] = {}
+    for arm, policy, workload, codec, steps in zip(arms, cases["policy"], cases["workload"],
+                                                   cases["codec"], cases["num_steps"]):
+        if steps == 0:
+            none.setdefault((workload, codec), set()).add(
+                arm if isinstance(arm, str) and arm else policy)
+    return any({SEND, CACHED} <= found for found in none.values())
+
+
 def _pair_table(results) -> list[Block]:
     """The cached-against-send table: per workload, codec and metric, the pairs, the
     means, send - cached and cached / send with its interval (``stats.summarize_pairs``
@@ -974,6 +991,9 @@ def _pair_table(results) -> list[Block]:
         return [("note", "No send/cached pair finished in this run: its grid has send "
                          "and cached of a codec, but it stopped before both had finished "
                          "(the note at the top says where).")]
+    if not rows and _pair_uncounted(results.cases):
+        return [("note", "No send/cached pair to compare: send and cached ran, but "
+                         "counted no step (the measurement warnings say why).")]
     if not rows:
         return [("note", _no_pair_note(results.cases))]
     order = {w: i for i, w in enumerate(dict.fromkeys(results.cases["workload"]))}

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from ipc_bench import cli
 from ipc_bench.analysis.summary import no_counted_steps_warning, noise_warnings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,6 +88,25 @@ def test_logical_replay_inside_the_warmup_shows_no_zero_rate(tmp_path):
     assert proc.stderr.splitlines()[-1] == f"bench.py: error: {line}"
     summary = json.loads((tmp_path / "logical" / "summary.json").read_text())
     assert (summary["status"], summary["problems"]) == ("failed", [line])
+
+
+@needs_trace
+def test_a_pair_that_counted_no_step_is_said_in_the_report(tmp_path, capsys):
+    """Send and cached both inside the warm-up: the report says why it has no finding
+    and no pair, not that the run held no send/cached pair."""
+    run = tmp_path / "both"
+    proc = _bench(["--scenario", "azure-conv", "--trace", str(TRACE), "--max-requests", "1",
+                   "--codecs", "msgpack", "--no-single-process", "--no-floor",
+                   "--output", str(run)])
+    assert proc.returncode == 1, proc.stderr
+    assert cli.main(["report", str(run), "--output", str(tmp_path / "rep"),
+                     "--no-figures"]) == 0
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "## Findings\n\n- None: no case counted a step (the measurement warnings say " \
+           "why).\n" in md
+    assert ("> **Note:** No send/cached pair to compare: send and cached ran, but counted "
+            "no step (the measurement warnings say why).") in md
+    assert "No send/cached pair in this run" not in md
 
 
 def test_no_counted_step_after_the_warmup_names_no_option():

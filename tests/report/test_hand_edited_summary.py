@@ -1087,3 +1087,4 @@ def test_a_case_removed_from_a_complete_run_is_said(good_run, tmp_path, capsys):
     assert _warned(err) == [line, rows] and _loaded(run) == [line, rows]
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "(left out on loading)" in md and "(not run)" not in md
+
