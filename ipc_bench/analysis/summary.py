@@ -383,8 +383,10 @@ def shm_cores_figures(result: CaseResult) -> dict[str, Any]:
 
 def _model_marks(result: CaseResult) -> dict[str, Any]:
     """An emulated case says so: ``emulated`` (True), ``emulated_gpu`` (the GPU whose
-    figures the roofline used) and ``gpu_figures`` (``calibrated`` or
-    ``uncalibrated``); a fixed-step case gives its ``step_wait`` (``sleep`` or
+    figures the roofline used), ``gpu_figures`` (``calibrated`` or ``uncalibrated``)
+    and those figures (``emulated_memory_bandwidth_bytes_per_s``,
+    ``emulated_bf16_flops_per_s``, ``emulated_efficiency``, ``emulated_fixed_step_ns``:
+    a run keeps what it slept on when ``gpu_figures.json`` changes); a fixed-step case gives its ``step_wait`` (``sleep`` or
     ``spin``) and its nominal step, ``fixed_step_ms``; ``{}`` for the other models."""
     model = result.spec.model
     if model.name == "fixed-step":
@@ -392,7 +394,11 @@ def _model_marks(result: CaseResult) -> dict[str, Any]:
     if model.name != "emulated":
         return {}
     gpu = load_gpu_figures(EMULATED_GPU)
-    return dict(emulated=True, emulated_gpu=gpu.name, gpu_figures=gpu.status)
+    return dict(emulated=True, emulated_gpu=gpu.name, gpu_figures=gpu.status,
+                emulated_memory_bandwidth_bytes_per_s=gpu.memory_bandwidth_bytes_per_s,
+                emulated_bf16_flops_per_s=gpu.bf16_flops_per_s,
+                emulated_efficiency=gpu.efficiency,
+                emulated_fixed_step_ns=gpu.fixed_step_ns)
 
 
 def _counted_column(result: CaseResult, a: np.ndarray, c: np.ndarray, name: str
@@ -1127,14 +1133,24 @@ def floor_pair_notes(summaries: list[dict[str, Any]]) -> list[str]:
         if unexplained_ns <= FLOOR_PAIR_EXCESS * min(floors):
             continue
         notes.append(
-            f"the floors of {s['case_id']} and {c['case_id']} differ by more than their "
-            f"frames explain: mean floor step {floors[0] / 1e3:,.1f} µs against "
+            f"the floors of {s['case_id']} and {c['case_id']} differ "
+            f"{_unlike_frames(gap_ns, codec_gap_ns)}: mean floor step {floors[0] / 1e3:,.1f} µs against "
             f"{floors[1] / 1e3:,.1f} µs ({_longer(gap_ns)}) while their encode + decode "
             f"per step {'are equal' if not codec_gap_ns else 'make ' + _longer(codec_gap_ns)}:"
             f" the {unexplained_ns / 1e3:,.1f} µs the frames do not explain, over "
             f"{FLOOR_PAIR_EXCESS * 100:g} % of the faster floor, are the machine's noise, "
             "so their floor tok/s and x floor are not comparable")
     return notes
+
+
+def _unlike_frames(gap_ns: float, codec_gap_ns: float) -> str:
+    """How a floor pair's send - cached gap (``gap_ns``) stands to the one their
+    frames' encode + decode make (``codec_gap_ns``): ``by more than their frames
+    explain``, ``by less than ...`` or ``the other way from what ...``."""
+    if gap_ns * codec_gap_ns < 0:
+        return "the other way from what their frames explain"
+    return ("by more than" if abs(gap_ns) > abs(codec_gap_ns) else "by less than") + \
+        " their frames explain"
 
 
 def _longer(send_minus_cached_ns: float) -> str:

@@ -425,7 +425,7 @@ def _case_warnings(results) -> list[str]:
 def _warning_blocks(results, level: int) -> list[Block]:
     """The "Measurement warnings" section: the cases' recorded warnings
     (``_case_warnings``), then the send / cached pairs whose floors differ by more
-    than their frames explain (``summary.floor_pair_notes``, which the run printed as
+    than, or other than, their frames explain (``summary.floor_pair_notes``, which the run printed as
     ``note:`` lines); nothing when there are neither."""
     from ipc_bench.analysis.summary import floor_pair_notes
 
