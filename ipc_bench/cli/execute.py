@@ -413,7 +413,8 @@ class _Run:
                 rate = None
             timed = summary.get("trace_speedup") is not None  # tokens over wall time
             wall = " (wall)" if rate is not None and timed else ""
-            wall += " emulated" if summary.get("emulated") else ""  # slept roofline steps
+            if summary.get("emulated"):  # slept roofline steps
+                wall += f" emulated ({summary.get('gpu_figures')})"
             self.log(f"{tag} {case.case_id}: {int(summary.get('num_steps') or 0):,} steps, "
                      f"{'-' if rate is None else f'{rate:,.0f}'} tok/s{wall} "
                      f"({_seconds(summary['case_elapsed_s'])} for the whole case)")

@@ -168,12 +168,34 @@ def _finished_cases(draw):
     not finish (``Results.unfinished``) are never drawn."""
     @functools.wraps(draw)
     def figure(results):
-        fig = draw(results.finished())
+        finished = results.finished()
+        fig = draw(finished)
+        _mark_emulated(fig, finished.cases)
         left_out = _unfinished_series(results)
         if left_out and getattr(fig, _DRAWN, None) is not None:
             getattr(fig, _DRAWN)["unfinished"] = left_out
         return fig
     return figure
+
+
+def _mark_emulated(fig, cases) -> None:
+    """Below ``fig``'s title, ``tables.emulated_mark`` when ``cases`` (a
+    ``Results.cases`` table) ran the emulated model: its step times are a roofline
+    sleep, which no figure may pass off as a GPU's."""
+    from ipc_bench.report.tables import emulated_mark
+
+    if cases.empty or "emulated" not in cases.columns:
+        return
+    mark = emulated_mark([r if r.get("emulated") is True else {}
+                          for r in cases.to_dict("records")])
+    if not mark:
+        return
+    title = fig.get_suptitle()
+    text = next((t for t in fig.texts if title and t.get_text() == title), None)
+    if text is None:  # no title yet: the mark is the title
+        fig.suptitle(_note_lines(mark), fontsize="small")
+    else:  # below the title, in its size
+        text.set_text(f"{title}\n{_note_lines(mark)}")
 
 
 def _unfinished_series(results) -> list[tuple[str, str]]:

@@ -551,8 +551,27 @@ def emulated_note(cases: list[dict[str, Any]]) -> Optional[str]:
         return None
     gpus = ", ".join(dict.fromkeys(f"{s.get('emulated_gpu', '?')} figures "
                                    f"{s.get('gpu_figures', '?').upper()}" for s in emulated))
+    bound = ("; uncalibrated figures take every op at the full rates with no per-step "
+             "launch or host time, so each step is a lower bound on that GPU's and "
+             "send's share of a step an upper bound"
+             if any(s.get("gpu_figures") != "calibrated" for s in emulated) else "")
     return (f"EMULATED: {len(emulated)} of {len(cases)} cases slept a roofline step time "
-            f"({gpus}); no GPU computed their steps")
+            f"({gpus}); no GPU computed their steps{bound}")
+
+
+def emulated_mark(cases: list[dict[str, Any]]) -> Optional[str]:
+    """The short form of ``emulated_note`` a figure carries under its title (``EMULATED
+    steps: NVIDIA H200 roofline, UNCALIBRATED (a lower bound); no GPU computed
+    them``); ``None`` when no case ran the emulated model."""
+    emulated = [s for s in cases if s.get("emulated")]
+    if not emulated:
+        return None
+    figures = ", ".join(dict.fromkeys(
+        f"{s.get('emulated_gpu', '?')} roofline, {s.get('gpu_figures', '?').upper()}"
+        + (" (a lower bound)" if s.get("gpu_figures") != "calibrated" else "")
+        for s in emulated))
+    some = "" if len(emulated) == len(cases) else f" of {len(emulated)} of {len(cases)} cases"
+    return f"EMULATED steps{some}: {figures}; no GPU computed them"
 
 
 GPU_TIME_COLUMNS = (("gpu_busy_ns_per_step", "GPU busy ms", 1e-6),

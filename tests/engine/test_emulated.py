@@ -143,10 +143,12 @@ def test_an_emulated_run_is_marked_everywhere(tmp_path, capsys):
     lines = [x for x in captured.err.splitlines() if x.startswith("[")]
     assert len(lines) == 4 and all(
         re.fullmatch(r"\[\d/4\] num_running=3/\S+: 12 steps, [\d,]+ tok/s emulated "
-                     r"\([\d.]+ s for the whole case\)", x) for x in lines), lines
+                     r"\(uncalibrated\) \([\d.]+ s for the whole case\)", x) for x in lines), lines
     assert "device=emulated NVIDIA H200 (roofline, uncalibrated)" in text
     assert ("EMULATED: 4 of 4 cases slept a roofline step time (NVIDIA H200 figures "
-            "UNCALIBRATED); no GPU computed their steps") in text
+            "UNCALIBRATED); no GPU computed their steps; uncalibrated figures take every op "
+            "at the full rates with no per-step launch or host time, so each step is a "
+            "lower bound on that GPU's and send's share of a step an upper bound") in text
     cases = json.loads((out / "summary.json").read_text())["cases"]
     assert [(c["policy"], c["codec"]) for c in cases] == [
         ("send", "msgpack"), ("cached", "msgpack"), ("send", "none"), ("cached", "none")]
@@ -154,6 +156,10 @@ def test_an_emulated_run_is_marked_everywhere(tmp_path, capsys):
     for c in cases:
         assert (c["model"], c["emulated"], c["emulated_gpu"], c["gpu_figures"]) == (
             "emulated", True, "NVIDIA H200", "uncalibrated")
+        # the figures it slept on, kept with the run
+        assert (c["emulated_memory_bandwidth_bytes_per_s"], c["emulated_bf16_flops_per_s"],
+                c["emulated_efficiency"], c["emulated_fixed_step_ns"]) == (4.3e12, 7.9e14,
+                                                                            1.0, 0)
         # 3 decoding requests on Llama 3.2 1B: bound by reading 2.47 GB of layer and
         # LM-head weights at 4.3 TB/s (574.7 us), plus activations and short contexts
         assert 574_700 < c["emulated_step_ns_per_step"] < 600_000
