@@ -651,21 +651,25 @@ def _check_torch_cases(cases, num_blocks_given: bool = False) -> None:
                                                   resolve_attention)
     from ipc_bench.engine.models import probe_torch_device
     from ipc_bench.engine.roofline import EMULATED_GPU, load_gpu_figures
+    from ipc_bench.harness.scenario import steady_blocks_needed
 
     probed: dict[str, tuple] = {}
     for case in cases:
         model = case.model
         sized = None if num_blocks_given else _running_for_blocks(case)
+        need = steady_blocks_needed(case)
         if model.name == "emulated":
             gpu = load_gpu_figures(EMULATED_GPU)
             check_model_memory(case.scheduler, model, EMULATED_GPU, gpu.memory_bytes,
-                               f"an emulated {gpu.name}", running_for_blocks=sized)
+                               f"an emulated {gpu.name}", running_for_blocks=sized,
+                               blocks_needed=need)
         if model.name != "torch":
             continue
         if model.device not in probed:
             probed[model.device] = probe_torch_device(model.device)
         device, memory = probed[model.device]
-        check_model_memory(case.scheduler, model, device, memory, running_for_blocks=sized)
+        check_model_memory(case.scheduler, model, device, memory, running_for_blocks=sized,
+                           blocks_needed=need)
         attention = resolve_attention(model.attention, device)
         if model.cuda_graph_sizes and attention not in GRAPH_BACKENDS:
             raise ConfigError(

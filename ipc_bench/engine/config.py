@@ -360,15 +360,23 @@ def kv_cache_bytes(scheduler: "SchedulerConfig", model: ModelConfig, device: str
             * p.num_kv_heads * p.head_dim * _itemsize(model, device))
 
 
-def _gib(num_bytes: int) -> str:
-    """``num_bytes`` in GiB (2**30 bytes), one decimal: ``6.0 GiB``."""
-    return f"{num_bytes / 2**30:.1f} GiB"
+def _gib(num_bytes: int, digits: int = 1) -> str:
+    """``num_bytes`` in GiB (2**30 bytes), ``digits`` decimals: ``6.0 GiB``."""
+    return f"{num_bytes / 2**30:.{digits}f} GiB"
+
+
+def _digits_apart(more: int, less: int) -> int:
+    """The fewest decimals (1 to 6) at which ``_gib`` shows ``more`` bytes as more than
+    ``less`` (a total just over a limit must not read as equal to it)."""
+    return next((d for d in range(1, 7) if round(more / 2**30, d) > round(less / 2**30, d)),
+                6)
 
 
 def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device: str,
                        device_memory_bytes: Optional[int] = None,
                        device_label: Optional[str] = None,
-                       running_for_blocks: Optional[Callable[[int], int]] = None) -> None:
+                       running_for_blocks: Optional[Callable[[int], int]] = None,
+                       blocks_needed: Optional[int] = None) -> None:
     """Raise ``ConfigError`` with the figures when the model's weights + KV cache do not
     fit ``device``.
 
@@ -383,23 +391,28 @@ def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device:
     ``running_for_blocks``: where the number of running requests (``--num-running``)
     sets ``num_blocks``, the most running requests a cache of that many blocks serves;
     the advice then names ``--num-running`` with that bound beside ``--num-blocks``.
+    ``blocks_needed``: the most blocks the case's requests hold (a steady case:
+    ``scenario.steady_blocks_needed``); where that many fit, the advice names it first
+    (the default cache, sized for any number of steps, is larger than a short case
+    needs).
     """
     if model.name not in PRESET_MODELS:
         return
     if device == "cpu":
-        limit, where = MAX_CPU_MODEL_BYTES, f"the CPU limit is {_gib(MAX_CPU_MODEL_BYTES)}"
+        limit = MAX_CPU_MODEL_BYTES
     elif device_memory_bytes:
         limit = int(MAX_CUDA_MEMORY_SHARE * device_memory_bytes)
-        where = (f"it has {_gib(device_memory_bytes)}"
-                 + ("" if device_label else " free")
-                 + f", of which the model may take {MAX_CUDA_MEMORY_SHARE * 100:.0f} % "
-                   f"({_gib(limit)})")
     else:
         return
     weights = weight_bytes(model, device)
     kv = kv_cache_bytes(scheduler, model, device)
     if weights + kv <= limit:
         return
+    digits = _digits_apart(weights + kv, limit)
+    where = (f"the CPU limit is {_gib(limit, digits)}" if device == "cpu" else
+             f"it has {_gib(device_memory_bytes)}" + ("" if device_label else " free")
+             + f", of which the model may take {MAX_CUDA_MEMORY_SHARE * 100:.0f} % "
+               f"({_gib(limit, digits)})")
     per_block = kv // scheduler.num_blocks
     fit = max(0, (limit - weights) // per_block)
     advice = (f"lower --num-blocks (at most {fit:,}) or use a smaller --model-preset"
@@ -408,7 +421,12 @@ def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device:
     if running >= 1:
         advice = (f"lower --num-running (at most {running:,}: it sizes the KV cache here) "
                   f"or --num-blocks (at most {fit:,}), or use a smaller --model-preset")
+    if blocks_needed is not None and 1 <= blocks_needed <= fit < scheduler.num_blocks:
+        advice = (f"give --num-blocks from {blocks_needed:,} (the most this case's "
+                  f"requests hold in its steps) to {fit:,}"
+                  + (f", or --num-running {running:,} or fewer (it sizes the KV cache "
+                     "here)" if running >= 1 else "") + ", or a smaller --model-preset")
     raise ConfigError(
         f"{model.preset} needs {_gib(weights)} of weights + {_gib(kv)} of KV "
-        f"cache (num_blocks {scheduler.num_blocks:,} x block_size {scheduler.block_size}) "
-        f"on {device_label or device}; {where}: {advice}")
+        f"cache (num_blocks {scheduler.num_blocks:,} x block_size {scheduler.block_size}), "
+        f"{_gib(weights + kv, digits)} in all, on {device_label or device}; {where}: {advice}")

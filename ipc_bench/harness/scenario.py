@@ -566,6 +566,17 @@ def steady_context_max(cfg: SchedulerConfig, max_steps: int) -> int:
     return scheduled
 
 
+def steady_blocks_needed(case: CaseSpec) -> Optional[int]:
+    """KV blocks a steady case (a ``num_running`` label and ``max_steps``) holds at
+    most: ``num_running * ceil(slots / block_size)``, ``slots`` the most each request
+    reaches in the case (``steady_context_max``); ``None`` for other cases."""
+    b = case.labels.get("num_running")
+    if not isinstance(b, int) or case.max_steps is None:
+        return None
+    slots = steady_context_max(case.scheduler, case.max_steps)
+    return b * -(-slots // case.scheduler.block_size)
+
+
 def check_steady_cache(case: CaseSpec, num_blocks_given: bool = True) -> None:
     """Refuse (``ConfigError``, one line with the figures) a steady case (a
     ``num_running`` label and ``max_steps``) whose KV cache cannot hold all of its
@@ -576,15 +587,12 @@ def check_steady_cache(case: CaseSpec, num_blocks_given: bool = True) -> None:
     runs. The advice names the ``--num-blocks`` that fits and, when ``--num-blocks``
     was given (``num_blocks_given``; otherwise ``--num-running`` sizes the cache), the
     largest ``--num-running`` that fits it. Other cases pass."""
-    b = case.labels.get("num_running")
-    if not isinstance(b, int) or case.max_steps is None:
+    need = steady_blocks_needed(case)
+    if need is None or case.scheduler.num_blocks >= need:
         return
-    cfg = case.scheduler
+    b, cfg = case.labels["num_running"], case.scheduler
     slots = steady_context_max(cfg, case.max_steps)
-    per_request = -(-slots // cfg.block_size)
-    need = b * per_request
-    if cfg.num_blocks >= need:
-        return
+    per_request = need // b
     what = "tokens"
     if cfg.num_spec_tokens:
         k, lookahead = cfg.num_spec_tokens, cfg.num_lookahead_tokens

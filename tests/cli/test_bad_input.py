@@ -1104,7 +1104,7 @@ def test_gpu_check_bad_input_in_its_own_process_has_no_traceback(tmp_path):
 DECODE_STEP_CASES = [
     (["--device", "cpu", "--preset", "llama-3.1-8b"],  # once, not once per configuration
      "llama-3.1-8b needs 29.9 GiB of weights + 0.3 GiB of KV cache (num_blocks 81 x "
-     "block_size 16) on cpu; the CPU limit is 6.0 GiB: the weights alone do not fit: use a "
+     "block_size 16), 30.2 GiB in all, on cpu; the CPU limit is 6.0 GiB: the weights alone do not fit: use a "
      "smaller --preset"),
     (["--device", "cuda"], "--device cuda: no CUDA device here (torch.cuda.is_available() "
                            "is False); use --device cpu or auto"),

@@ -396,7 +396,7 @@ def test_model_memory_check_gives_the_figures():
         check_model_memory(SchedulerConfig(num_blocks=188_400), model, "cpu")
     assert str(exc.value) == (
         "cpu needs 0.3 GiB of weights + 5.7 GiB of KV cache (num_blocks 188,400 x block_size "
-        "16) on cpu; the CPU limit is 6.0 GiB: lower --num-blocks (at most 188,399) or use a "
+        "16), 6.000005 GiB in all, on cpu; the CPU limit is 6.000000 GiB: lower --num-blocks (at most 188,399) or use a "
         "smaller --model-preset")
     # Llama 3.1 8B in bf16: 15.0 GiB of weights; 64 running x 256 + 256 blocks of 16
     # tokens x 32 layers x K/V x 8 heads x 128 dims x 2 B = 34.9 GB (32.5 GiB) of KV cache
@@ -405,7 +405,7 @@ def test_model_memory_check_gives_the_figures():
         check_model_memory(SchedulerConfig(num_blocks=16_640), big, "cuda", 40 * 10**9)
     assert str(exc.value) == (
         "llama-3.1-8b needs 15.0 GiB of weights + 32.5 GiB of KV cache (num_blocks 16,640 x "
-        "block_size 16) on cuda; it has 37.3 GiB free, of which the model may take 90 % "
+        "block_size 16), 47.5 GiB in all, on cuda; it has 37.3 GiB free, of which the model may take 90 % "
         "(33.5 GiB): lower --num-blocks (at most 9,507) or use a smaller --model-preset")
     check_model_memory(SchedulerConfig(num_blocks=9_507), big, "cuda", 40 * 10**9)
     with pytest.raises(ConfigError, match=r"the weights alone do not fit: use a smaller"):
@@ -421,32 +421,35 @@ def test_model_memory_check_gives_the_figures():
     (["--scenario", "decode-steady", "--model", "torch", "--device", "cpu",
       "--num-blocks", "1000000"],
      "bench.py: error: cpu needs 0.3 GiB of weights + 30.5 GiB of KV cache (num_blocks "
-     "1,000,000 x block_size 16) on cpu; the CPU limit is 6.0 GiB: lower --num-blocks "
-     "(at most 188,399) or use a smaller --model-preset"),
+     "1,000,000 x block_size 16), 30.8 GiB in all, on cpu; the CPU limit is 6.0 GiB: give "
+     "--num-blocks from 87 (the most this case's requests hold in its steps) to 188,399, "
+     "or a smaller --model-preset"),
     (["--scenario", "decode-steady", "--model", "emulated", "--model-preset", "llama-3.1-8b",
       "--num-running", "256"],
      "bench.py: error: llama-3.1-8b needs 15.0 GiB of weights + 128.5 GiB of KV cache "
-     "(num_blocks 65,792 x block_size 16) on an emulated NVIDIA H200; it has 140.4 GiB, of "
-     "which the model may take 90 % (126.4 GiB): lower --num-running (at most 221: it sizes "
-     "the KV cache here) or --num-blocks (at most 57,038), or use a smaller --model-preset"),
+     "(num_blocks 65,792 x block_size 16), 143.5 GiB in all, on an emulated NVIDIA H200; it "
+     "has 140.4 GiB, of which the model may take 90 % (126.4 GiB): give --num-blocks from "
+     "25,856 (the most this case's requests hold in its steps) to 57,038, or --num-running "
+     "221 or fewer (it sizes the KV cache here), or a smaller --model-preset"),
     (["--scenario", "decode-steady", "--model", "emulated", "--model-preset", "llama-3.1-8b",
       "--num-running", "1024"],
      "bench.py: error: llama-3.1-8b needs 15.0 GiB of weights + 512.5 GiB of KV cache "
-     "(num_blocks 262,400 x block_size 16) on an emulated NVIDIA H200; it has 140.4 GiB, of "
-     "which the model may take 90 % (126.4 GiB): lower --num-running (at most 221: it sizes "
+     "(num_blocks 262,400 x block_size 16), 527.5 GiB in all, on an emulated NVIDIA H200; "
+     "it has 140.4 GiB, of which the model may take 90 % (126.4 GiB): lower --num-running (at most 221: it sizes "
      "the KV cache here) or --num-blocks (at most 57,038), or use a smaller --model-preset"),
     # the default cache holds the same tokens in blocks of 4, and fits the same batch
     (["--scenario", "decode-steady", "--model", "emulated", "--model-preset", "llama-3.1-8b",
       "--num-running", "256", "--block-size", "4"],
      "bench.py: error: llama-3.1-8b needs 15.0 GiB of weights + 128.5 GiB of KV cache "
-     "(num_blocks 263,168 x block_size 4) on an emulated NVIDIA H200; it has 140.4 GiB, of "
-     "which the model may take 90 % (126.4 GiB): lower --num-running (at most 221: it sizes "
-     "the KV cache here) or --num-blocks (at most 228,154), or use a smaller --model-preset"),
+     "(num_blocks 263,168 x block_size 4), 143.5 GiB in all, on an emulated NVIDIA H200; it "
+     "has 140.4 GiB, of which the model may take 90 % (126.4 GiB): give --num-blocks from "
+     "102,656 (the most this case's requests hold in its steps) to 228,154, or "
+     "--num-running 221 or fewer (it sizes the KV cache here), or a smaller --model-preset"),
     (["--scenario", "decode-steady", "--model", "emulated", "--model-preset", "llama-3.1-8b",
       "--num-running", "1024", "--num-blocks", "300000"],
      "bench.py: error: llama-3.1-8b needs 15.0 GiB of weights + 585.9 GiB of KV cache "
-     "(num_blocks 300,000 x block_size 16) on an emulated NVIDIA H200; it has 140.4 GiB, of "
-     "which the model may take 90 % (126.4 GiB): lower --num-blocks (at most 57,038) or use "
+     "(num_blocks 300,000 x block_size 16), 600.9 GiB in all, on an emulated NVIDIA H200; "
+     "it has 140.4 GiB, of which the model may take 90 % (126.4 GiB): lower --num-blocks (at most 57,038) or use "
      "a smaller --model-preset"),
     (["--scenario", "decode-steady", "--model", "torch", "--model-preset", "llama-3.2-1b",
       "--vocab-size", "5000"],
