@@ -1497,6 +1497,15 @@ def _run_notes(md: dict, level: int) -> list[Block]:
             ("ul", notes)]
 
 
+def _no_findings(one) -> list[str]:
+    """The Findings list of a run whose finished cases (``one``) give none: why, where
+    no case counted a step; else empty."""
+    cases = one.cases
+    if "num_steps" in cases and len(cases) and bool((cases["num_steps"] == 0).all()):
+        return ["None: no case counted a step (the measurement warnings say why)."]
+    return []
+
+
 def _run_blocks(results, run_id: str, level: int, prefix: str,
                 figures: bool = True) -> list[Block]:
     """The sections of one run's report, headings at ``level``; figure files named
@@ -1506,7 +1515,7 @@ def _run_blocks(results, run_id: str, level: int, prefix: str,
     blocks = _state_notes(whole, run_id)
     blocks.extend(_run_notes(whole.metadata[run_id], level))
     blocks.append(("h", level, "Findings"))
-    blocks.append(("ul", findings(one)))
+    blocks.append(("ul", findings(one) or _no_findings(one)))
     blocks.extend(_warning_blocks(one, level))
     blocks.append(("h", level, "Figures"))
     blocks.extend(_figure_blocks(whole, prefix, figures))  # leave out and name the unfinished

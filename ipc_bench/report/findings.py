@@ -1342,8 +1342,6 @@ def findings(results) -> list[str]:
     cases = results.cases
     if cases.empty:
         return ["None: the run has no finished case."]
-    if "num_steps" in cases and bool((cases["num_steps"] == 0).all()):
-        return ["None: no case counted a step (the measurement warnings say why)."]
     pp = _pp_findings(cases)
     timed = "trace_speedup" in cases.columns and cases["trace_speedup"].notna().any()
     tables = _pair_tables(results)
