@@ -527,18 +527,23 @@ def _table_notes(shown: list[dict]) -> list[Block]:
 
 def _request_notes(shown: list[dict]) -> list[Block]:
     """Under one workload's case table: the terminal's lines on requests rejected on
-    arrival and cut at max_model_len (``tables.rejected_note``, ``tables.cut_note``),
-    each followed by what it means for the comparison (``REJECTED_MEANING``,
-    ``CUT_MEANING``; ``UNEQUAL_REQUESTS`` where the cases counted differently)."""
-    from ipc_bench.report.tables import CUT_MEANING, REJECTED_MEANING, cut_note, rejected_note
+    arrival, cut at max_model_len and preempted (``tables.rejected_note``,
+    ``tables.cut_note``, ``tables.preempted_note``), each followed by what it means for
+    the comparison (``REJECTED_MEANING``, ``CUT_MEANING``, ``PREEMPTED_MEANING``;
+    ``UNEQUAL_REQUESTS`` where the cases counted differently)."""
+    from ipc_bench.report.tables import (CUT_MEANING, PREEMPTED_MEANING, REJECTED_MEANING,
+                                         cut_note, preempted_note, rejected_note)
 
     out: list[Block] = []
     for note, meaning, key in ((rejected_note(shown), REJECTED_MEANING, "num_rejected"),
-                               (cut_note(shown), CUT_MEANING, "num_cut_at_max_model_len")):
+                               (cut_note(shown), CUT_MEANING, "num_cut_at_max_model_len"),
+                               (preempted_note(shown), PREEMPTED_MEANING,
+                                "num_preemptions")):
         if note:
             equal = len({s.get(key) or 0 for s in shown}) == 1
             text = note.replace("max_model_len", "`max_model_len`").replace(
-                "--max-model-len", "`--max-model-len`")
+                "--max-model-len", "`--max-model-len`").replace("--num-blocks",
+                                                                "`--num-blocks`")
             out.append(("p", f"{text[0].upper()}{text[1:]}. "
                         + (meaning if equal else UNEQUAL_REQUESTS)))
     return out

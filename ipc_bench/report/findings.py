@@ -1382,11 +1382,12 @@ def findings(results) -> list[str]:
 
 
 def _request_findings(cases, where: Where) -> list[str]:
-    """Per workload whose cases rejected requests on arrival or cut them at
-    max_model_len, the terminal's line (``tables.rejected_note``, ``tables.cut_note``)
+    """Per workload whose cases rejected requests on arrival, cut them at max_model_len
+    or preempted them, the terminal's line (``tables.rejected_note``, ``tables.cut_note``,
+    ``tables.preempted_note``)
     and what it means for the findings on that workload, whose figures are of the
     requests served (and as far as they were served) alone; before those findings."""
-    from ipc_bench.report.tables import cut_note, rejected_note
+    from ipc_bench.report.tables import cut_note, preempted_note, rejected_note
 
     out = []
     records = cases.to_dict("records")
@@ -1399,6 +1400,11 @@ def _request_findings(cases, where: Where) -> list[str]:
         if cut:
             out.append(f"{where(workload)}, {cut}: every finding on it counts those "
                        "requests' tokens up to max_model_len only" + _alike(cut))
+        preempted = preempted_note(shown)
+        if preempted:
+            out.append(f"{where(workload)}, {preempted}: its steps and latencies include "
+                       "the preempted requests' waits and recomputation"
+                       + _alike(preempted))
     return out
 
 

@@ -335,7 +335,8 @@ def format_tables(summaries: Iterable[dict[str, Any]], method: str = "t") -> str
             out.append(f"  steps 0: {line}")
         if any(s.get("instrumentation") == "totals" for s in cases):
             out.append(f"  {BARE_LOOP_NOTE}")
-        out.extend(f"  {line}" for line in (rejected_note(cases), cut_note(cases)) if line)
+        out.extend(f"  {line}" for line in (rejected_note(cases), cut_note(cases),
+                                            preempted_note(cases)) if line)
         out.extend(model_time_lines(cases))
         unchecked = unchecked_note(cases)
         if unchecked:
@@ -628,6 +629,29 @@ def cut_note(cases: list[dict[str, Any]]) -> Optional[str]:
         "(prompt + output > max_model_len; --max-model-len sets it)")
 
 
+def preempted_note(cases: list[dict[str, Any]]) -> Optional[str]:
+    """The note under a workload's case table when its ``cases`` preempted requests
+    (``num_preemptions``, warm-up included): ``preempted: 63 times in each case (the KV
+    cache ran out of blocks: ...)``, or ``N times at most (per case: ID N, ...)`` where
+    they differ, the same in the
+    terminal and the report; ``None`` when no case preempted."""
+    counts = {s.get("case_id", "?"): int(s.get("num_preemptions") or 0) for s in cases}
+    if not any(counts.values()):
+        return None
+    times = (f"{next(iter(counts.values())):,} times in each case"
+             if len(set(counts.values())) == 1 else
+             f"{max(counts.values()):,} times at most (per case: "
+             + ", ".join(f"{c} {n:,}" for c, n in counts.items()) + ")")
+    return (f"preempted: {times} (the KV cache ran out of blocks: the last running "
+            "request gave its blocks back and was recomputed from its first token when "
+            "resumed; --num-blocks sets the cache)")
+
+
+#: What a preempted request means for the figures (the report, after ``preempted_note``).
+PREEMPTED_MEANING = ("A preempted request waits, then recomputes its tokens in prefill "
+                     "steps: its latencies and the workload's steps include that work, "
+                     "so these figures are of a cache too small for this load, not of "
+                     "the engine's decode alone.")
 #: What a rejected request means for the comparison (the report, after ``rejected_note``).
 REJECTED_MEANING = ("A request is rejected by its lengths and the engine's limits, "
                     "whatever the policy, so every case of this workload rejected the "
