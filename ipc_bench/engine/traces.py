@@ -52,6 +52,17 @@ from ipc_bench.engine.input_files import EMPTY_PIPE, is_pipe, open_input_fd
 
 __all__ = ["TraceError", "Trace", "load_azure_trace", "COLUMNS"]
 
+#: SHA-256 of each published Azure trace file as a whole (Azure/AzurePublicDataset
+#: commit 790921015d50dd6aae7f7e47f39ba0e235ad6b08) -> its file name: a trace read to
+#: its end with one of these digests is the published file, byte for byte (which ends
+#: without a line break after its last row).
+PUBLISHED_SHA256 = {
+    "2f1e5b666d4e3055fdbba98598ce2ec307767b9064e03e2fa46676dbcc7d0bf8":
+        "AzureLLMInferenceTrace_conv.csv",
+    "54e9a6d2a4bd06ba1e060304b900abbc74cbea53de96506e60fe5bb4f2277fb6":
+        "AzureLLMInferenceTrace_code.csv",
+}
+
 #: The header of an Azure LLM inference trace, in order.
 COLUMNS: tuple[str, str, str] = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
 
@@ -63,6 +74,8 @@ _NS_PER_S = 1_000_000_000
 _SECONDS_PER_DAY = 86_400
 # The UTF-8 byte-order mark as it appears when the bytes are read as Latin-1.
 _BOM_LATIN1 = "\xef\xbb\xbf"
+# The first two bytes of a gzip file (RFC 1952), read as Latin-1.
+_GZIP_MAGIC_LATIN1 = "\x1f\x8b"
 
 _TIMESTAMP_RE = re.compile(
     r"([0-9]{4})-([0-9]{2})-([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?"
@@ -192,7 +205,7 @@ class _Lines:
         self.doubled_cr: set[int] = set()
         self._after_cr = False
         #: whether the line last read had no terminator (the end of a file that does not
-        #: end in a line break), and whether an earlier line ended in "\r\n"
+        #: end in a line break), and whether every line before it ended in "\r\n"
         self.unterminated = False
         self.crlf = False
         #: SHA-256 of every byte read so far (Latin-1 text: one character per byte).
@@ -214,8 +227,10 @@ class _Lines:
             self.doubled_cr.add(self.lineno)
         self._after_cr = raw.endswith("\r")
         self.unterminated = not raw.endswith(("\r", "\n"))
+        if not raw.endswith("\r\n") and not self.unterminated:
+            self.crlf = False  # a line ending otherwise: not a CRLF file
         if raw.endswith("\r\n"):
-            self.crlf = True
+            self.crlf = self.lineno == 1 or self.crlf  # every line so far ends in \r\n
             line = raw[:-2]
         elif raw.endswith(("\r", "\n")):
             line = raw[:-1]
@@ -223,6 +238,11 @@ class _Lines:
             line = raw
         if self.lineno == 1 and line.startswith(_BOM_LATIN1):
             line = line[len(_BOM_LATIN1):]
+        if self.lineno == 1 and line.startswith(_GZIP_MAGIC_LATIN1):
+            raise self._where(
+                1, "a gzip file, not CSV text: decompress it first (gunzip FILE, or "
+                "--trace <(zcat FILE))"
+            )
         if len(line) > _MAX_LINE_CHARS:
             raise self._where(
                 self.lineno, f"huge row: line is longer than {_MAX_LINE_CHARS} bytes"
@@ -424,7 +444,8 @@ def _parse_row(fields: list[str], lineno: int, where) -> tuple[int, int, int]:
     if ns is None:
         raise where(
             lineno,
-            f"TIMESTAMP is not of the form 'YYYY-MM-DD HH:MM:SS.fffffff': {ts_text!r}",
+            f"TIMESTAMP is not of the form 'YYYY-MM-DD HH:MM:SS.fffffff' (0 to 9 "
+            f"fractional digits, no time zone): {ts_text!r}",
         )
     ctx = _parse_count("ContextTokens", ctx_text, "prompt", lineno, where)
     gen = _parse_count("GeneratedTokens", gen_text, "output", lineno, where)

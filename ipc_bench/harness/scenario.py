@@ -46,7 +46,7 @@ from ipc_bench.engine.config import (CACHED, MAX_NUM_BLOCKS, POLICIES, PRESET_MO
                                      ConfigError, ModelConfig, SchedulerConfig, check_token_ids_spec,
                                      preset_vocab_size)
 from ipc_bench.engine.token_ids import read_histogram, token_id_distribution
-from ipc_bench.engine.traces import load_azure_trace
+from ipc_bench.engine.traces import PUBLISHED_SHA256, load_azure_trace
 from ipc_bench.engine.workloads import (STEADY_OUTPUT_LEN_RANGE, STEADY_PROMPT_LEN_RANGE,
                                          SteadyDecodeWorkload, TraceWorkload)
 from ipc_bench.harness.steady_steps import (SteadySteps, expected_tokens_per_decode,
@@ -954,7 +954,8 @@ def replay_trace(opts: ScenarioOptions, default: Optional[int] = DEFAULT_MAX_REQ
     as it was read (``Trace.resolved_path``). When ``--max-requests`` was given and
     the trace has fewer, ``opts.notes`` gets a line that says so; so it does where the
     last row replayed has no line ending in a CRLF file (``Trace.unterminated_row``:
-    perhaps cut short). Raises ``TraceError``
+    perhaps cut short), but for a published Azure file read whole
+    (``traces.PUBLISHED_SHA256``), which ends so. Raises ``TraceError``
     on an unreadable trace."""
     trace = load_azure_trace(opts.trace, max_requests=opts.max_requests or default)
     opts.trace_sha256 = trace.sha256
@@ -964,7 +965,7 @@ def replay_trace(opts: ScenarioOptions, default: Optional[int] = DEFAULT_MAX_REQ
         every = "it is" if n == 1 else "both are" if n == 2 else f"all {n:,} are"
         opts.notes.append(f"the trace has {n:,} request{'' if n == 1 else 's'}, fewer than "
                           f"--max-requests {opts.max_requests:,}: {every} replayed")
-    if trace.unterminated_row is not None:
+    if trace.unterminated_row is not None and trace.sha256 not in PUBLISHED_SHA256:
         opts.notes.append(f"the trace's last row (line {trace.unterminated_row:,}) has no "
                           "line ending while the lines before it end in \\r\\n: a file cut "
                           "short mid-row reads so; it is replayed as read")

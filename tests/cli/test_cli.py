@@ -977,3 +977,21 @@ def test_the_report_quotes_its_command_as_a_shell_would_take_it(tiny_run, tmp_pa
     capsys.readouterr()
     text = (run / "report" / "report.md").read_text()
     assert f" by `python bench.py report '{run}' --no-figures` from run folder " in text
+
+
+@pytest.mark.parametrize("name", ["AzureLLMInferenceTrace_conv.csv",
+                                  "AzureLLMInferenceTrace_code.csv"])
+def test_a_published_trace_replayed_whole_gets_no_cut_short_note(name):
+    """The published Azure files end without a line break after their last row: read
+    whole (their SHA-256 the published one), that is no sign of a file cut short."""
+    from ipc_bench.engine.traces import PUBLISHED_SHA256
+    from ipc_bench.harness.scenario import ScenarioOptions, replay_trace
+
+    path = Path(__file__).resolve().parents[3] / "shared" / "traces" / name
+    if not path.is_file():
+        pytest.skip("Azure traces not in ../shared/traces")
+    opts = ScenarioOptions(trace=str(path), max_requests=10**6)
+    trace = replay_trace(opts)
+    assert trace.unterminated_row == len(trace) + 1  # the last row has no line ending
+    assert PUBLISHED_SHA256[opts.trace_sha256] == name
+    assert not any("cut short" in note for note in opts.notes), opts.notes

@@ -314,7 +314,18 @@ def test_sha256_is_of_the_bytes_read(tmp_path) -> None:
 )
 def test_bad_timestamp_format(tmp_path, ts) -> None:
     p = write(tmp_path, csv_text(HEADER, ROW1, f"{ts},1,1"))
-    expect_error(p, f"{p} line 3: TIMESTAMP is not of the form 'YYYY-MM-DD HH:MM:SS.fffffff': {ts!r}")
+    expect_error(p, f"{p} line 3: TIMESTAMP is not of the form 'YYYY-MM-DD HH:MM:SS.fffffff' "
+                    f"(0 to 9 fractional digits, no time zone): {ts!r}")
+
+
+def test_a_gzip_file_is_named_as_such(tmp_path) -> None:
+    import gzip
+
+    p = tmp_path / "trace.csv.gz"
+    for rows in (1, 2_000):  # a header line, or more than 1 KiB before a line break
+        p.write_bytes(gzip.compress(csv_text(HEADER, *[ROW1] * rows).encode()))
+        expect_error(p, f"{p} line 1: a gzip file, not CSV text: decompress it first "
+                        "(gunzip FILE, or --trace <(zcat FILE))")
 
 
 @pytest.mark.parametrize(
@@ -481,4 +492,7 @@ def test_a_last_row_without_a_line_ending_in_a_crlf_file_is_marked(tmp_path) -> 
     assert cut(csv_text(HEADER, ROW1, ROW2, final_eol=True)) is None
     assert cut(csv_text(HEADER, ROW1, ROW2, eol="\n")) is None
     assert cut(csv_text(HEADER, ROW1, ROW2), max_requests=1) is None
+    # mixed endings (some \r\n, some \n): not a CRLF file, not marked
+    assert cut(f"{HEADER}\r\n{ROW1}\n{ROW2}") is None
+    assert cut(f"{HEADER}\n{ROW1}\r\n{ROW2}") is None
 
