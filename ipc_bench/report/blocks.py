@@ -561,7 +561,8 @@ def _latency_blocks(results, level: int) -> list[Block]:
     column is (``metrics.LATENCY_MEANINGS``); nothing when no case has them."""
     from ipc_bench.analysis.metrics import LATENCY_MEANINGS, TPOT_ITL_DIFFER
     from ipc_bench.report.tables import (LATENCY_TABLE, arrival_bound_note, cells,
-                                         has_latency, header, latency_title)
+                                         few_requests_note, has_latency, header,
+                                         latency_title)
 
     if results.cases.empty:
         return []
@@ -581,21 +582,10 @@ def _latency_blocks(results, level: int) -> list[Block]:
                       in LATENCY_MEANINGS.items())
     blocks.append(("p", f"{legend} p50 and p99 are percentiles, mean the mean, in ms. "
                         f"{TPOT_ITL_DIFFER} {note[:1].upper()}"
-                        f"{note[1:]}{_few_requests_note(records)}"))
+                        f"{note[1:]}"
+                        + (f" {few_requests_note(records)}" if few_requests_note(records)
+                           else "")))
     return blocks
-
-
-def _few_requests_note(records: list[dict]) -> str:
-    """`` p99 ...`` when some case of ``records`` has fewer than 100 requests: its TTFT,
-    TPOT and E2E p99 (numpy's linear interpolation) then lie between its two largest
-    values; ``''`` otherwise."""
-    counts = [int(r["num_requests"]) for r in records if r.get("num_requests")]
-    if not counts or min(counts) >= 100:
-        return ""
-    fewest = min(counts)
-    return (f" With fewer than 100 requests in a case (here as few as {fewest:,}), its "
-            "TTFT, TPOT and E2E p99 lie between its two largest values: read them as "
-            "about the maximum, not as a tail percentile.")
 
 
 def _gap_blocks(results, level: int) -> list[Block]:

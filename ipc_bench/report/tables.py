@@ -1436,6 +1436,19 @@ def latency_title(cases: list[dict[str, Any]]) -> str:
             "TTFT from intended arrival)")
 
 
+def few_requests_note(records: list[dict[str, Any]]) -> str:
+    """``With fewer than 100 requests ...`` when some case of ``records`` has fewer
+    than 100 requests: its TTFT, TPOT and E2E p99 (numpy's linear interpolation) then
+    lie between its two largest values; ``''`` otherwise. Under the terminal's and the
+    report's Latency tables."""
+    counts = [int(r["num_requests"]) for r in records if r.get("num_requests")]
+    if not counts or min(counts) >= 100:
+        return ""
+    return (f"With fewer than 100 requests in a case (here as few as {min(counts):,}), its "
+            "TTFT, TPOT and E2E p99 lie between its two largest values: read them as "
+            "about the maximum, not as a tail percentile.")
+
+
 def format_latency(summaries: Iterable[dict[str, Any]]) -> str:
     """Request latencies (ms: ``LATENCY_TABLE``, defined in
     ``metrics.LATENCY_MEANINGS``) per finished case of a timed replay or soak (with
@@ -1444,5 +1457,6 @@ def format_latency(summaries: Iterable[dict[str, Any]]) -> str:
     cases = [s for s in summaries if has_latency(s)]
     if not cases:
         return ""
+    few = few_requests_note(cases)
     return (f"\n{latency_title(cases)}\n" + _table(LATENCY_TABLE, cases)
-            + "\nNote: " + arrival_bound_note(cases))
+            + "\nNote: " + arrival_bound_note(cases) + (f"\nNote: {few}" if few else ""))
