@@ -957,6 +957,7 @@ def _share_line(at, where: Where, cases, s2r_median: bool, method: str = "t",
                  "prints as `step median`" if stat == "mean" else
                  ", the comparison block's `step median`; each % is the paired "
                  "differences' median over cached's median step, not the two medians' gap")
+    base += _emulated_words(cases, workload, codec)
     path = (f"send's SchedulerOutput path (build + encode + decode{median}) "
             + path_difference(s2r.diff_ns, s2r.share, bounds(s2r), base, method,
                               s2r.pairs))
@@ -966,6 +967,21 @@ def _share_line(at, where: Where, cases, s2r_median: bool, method: str = "t",
     send_step = f"{send_whole} {longer}"
     return (f"{where(workload)} ({codec}), {path}; {send_step} (noisier; {over})."
             + _oversubscribed(cases, workload, codec))
+
+
+def _emulated_words(cases, workload: Any, codec: Any) -> str:
+    """`` (an emulated step, uncalibrated: a lower bound on a GPU's)`` after the step a
+    share is of where the cases of ``workload`` and ``codec`` ran the emulated model
+    (`` (an emulated step)`` on calibrated figures); ``''`` otherwise."""
+    if "emulated" not in cases.columns:
+        return ""
+    mine = cases[(cases["workload"] == workload) & (cases["codec"] == codec)]
+    marked = [r for r in mine.to_dict("records") if r.get("emulated") is True]
+    if not marked:
+        return ""
+    if any(r.get("gpu_figures") != "calibrated" for r in marked):
+        return " (an emulated step, uncalibrated: a lower bound on a GPU's)"
+    return " (an emulated step)"
 
 
 def _step_verdict(recorded: dict[tuple, dict[str, dict[str, Any]]] | None, workload: Any,

@@ -172,3 +172,16 @@ def test_an_emulated_run_is_marked_everywhere(tmp_path, capsys):
     assert "EMULATED: 4 of 4 cases slept a roofline step time (NVIDIA H200 figures " \
            "UNCALIBRATED)" in md
     assert md.index("EMULATED") < md.index("## Findings")
+    # the findings' shares name the step they are of as emulated
+    findings = md.split("## Findings", 1)[1].split("\n## ", 1)[0]
+    assert "median step (an emulated step, uncalibrated: a lower bound on a GPU's)" \
+        in findings
+    # and every figure says so under its title
+    from ipc_bench.analysis.results import load
+    from ipc_bench.report import plots
+
+    res = load(out)
+    for draw in (plots.throughput, plots.step_breakdown, plots.bytes_per_step):
+        fig = draw(res)
+        assert ("EMULATED steps: NVIDIA H200 roofline, UNCALIBRATED (a lower bound); no "
+                "GPU computed them") in fig.get_suptitle(), draw.__name__
