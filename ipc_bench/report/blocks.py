@@ -2100,6 +2100,13 @@ def build_blocks(results, command: str, base: str = "", figures: bool = True) ->
         return blocks
     blocks = [("h", 1, f"ipc-bench report: {len(ids)} runs compared"),
               ("p", f"Rendered {now} by `{command}`.")]
+    emulated = _emulated_block(results.finished())  # before any figure of theirs
+    if emulated:
+        cases = results.finished().cases
+        runs = list(dict.fromkeys(r for r, e in zip(cases["run_id"], cases["emulated"])
+                                  if e is True))
+        blocks.append(("note", f"In run{'s' if len(runs) > 1 else ''} {_listed(runs)}: "
+                               + emulated[1]))
     blocks.extend(_comparison_blocks(results, base, figures))
     slugs = file_slugs(ids)
     for r in ids:

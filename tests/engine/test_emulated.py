@@ -185,3 +185,20 @@ def test_an_emulated_run_is_marked_everywhere(tmp_path, capsys):
         fig = draw(res)
         assert ("EMULATED steps: NVIDIA H200 roofline, UNCALIBRATED (a lower bound); no "
                 "GPU computed them") in fig.get_suptitle(), draw.__name__
+
+
+def test_a_multi_run_report_says_which_run_is_emulated_before_its_figures(tmp_path):
+    """Beside a run of the null model, an emulated run is named as such at the top of
+    the comparison, before the side-by-side tables and figures that show its times."""
+    common = ["--scenario", "decode-steady", "--num-running", "3", "--steps", "12",
+              "--warmup-steps", "3", "--codecs", "msgpack", "--no-floor",
+              "--no-single-process"]
+    assert cli_main(common + ["--output", str(tmp_path / "plain")]) == 0
+    assert cli_main(common + ["--model", "emulated", "--model-preset", "llama-3.2-1b",
+                              "--output", str(tmp_path / "emu")]) == 0
+    assert cli_main(["report", str(tmp_path / "plain"), str(tmp_path / "emu"),
+                     "--output", str(tmp_path / "rep"), "--no-figures"]) == 0
+    md = (tmp_path / "rep" / "report.md").read_text()
+    top = md.split("\n## ", 1)[0]
+    assert ("> **Note:** In run `emu`: EMULATED: 2 of 4 cases slept a roofline step time "
+            "(NVIDIA H200 figures UNCALIBRATED)") in top
