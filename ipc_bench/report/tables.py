@@ -675,7 +675,10 @@ def model_time_lines(cases: list[dict[str, Any]]) -> list[str]:
     out = []
     note = emulated_note(cases)
     if note:
-        steps = ", ".join(f"{arm_label(s)}/{s['codec']} {s['emulated_step_ns_per_step'] / 1e6:.3f}"
+        reps = any(s.get("repetition") for s in cases)  # name each case's repetition
+        steps = ", ".join(f"{arm_label(s)}/{s['codec']}"
+                          + (f"#{s.get('repetition') or 0}" if reps else "")
+                          + f" {s['emulated_step_ns_per_step'] / 1e6:.3f}"
                           for s in cases if s.get("emulated_step_ns_per_step") is not None)
         out.append(f"  {note}" + (f"; mean emulated step ms: {steps}" if steps else ""))
     timed = [s for s in cases if s.get("gpu_busy_ns_per_step") is not None]

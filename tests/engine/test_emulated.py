@@ -202,3 +202,16 @@ def test_a_multi_run_report_says_which_run_is_emulated_before_its_figures(tmp_pa
     top = md.split("\n## ", 1)[0]
     assert ("> **Note:** In run `emu`: EMULATED: 2 of 4 cases slept a roofline step time "
             "(NVIDIA H200 figures UNCALIBRATED)") in top
+
+
+def test_the_terminal_names_the_repetition_of_each_emulated_step():
+    from ipc_bench.report import tables
+
+    def case(rep):
+        return dict(emulated=True, emulated_gpu="NVIDIA H200", gpu_figures="uncalibrated",
+                    policy="send", arm="send", codec="msgpack", repetition=rep,
+                    emulated_step_ns_per_step=604_000.0 + rep * 1_000)
+    assert tables.model_time_lines([case(0), case(1)])[0].endswith(
+        "; mean emulated step ms: send/msgpack#0 0.604, send/msgpack#1 0.605")
+    assert tables.model_time_lines([case(0)])[0].endswith(
+        "; mean emulated step ms: send/msgpack 0.604")
