@@ -134,7 +134,7 @@ def _main(argv: list[str], swept: list[str]) -> int:
     note = replay_note(opts, cases)  # every K of --num-spec-tokens replays too
     if note is not None:
         opts.notes.append(note)
-    _check_cases(args, cases)
+    opts.notes.extend(_check_cases(args, cases))
     cases = with_cpu_affinity(cases, args.cpu_affinity, args.remote_runners)
     if args.input_oracle_interval == 0:
         print("bench.py: warning: --input-oracle-interval 0: the input oracle is off, the "
@@ -499,7 +499,7 @@ def _check_remote(args) -> None:
 # ------------------------------------------------------------------ case checks
 
 
-def _check_cases(args, cases) -> None:
+def _check_cases(args, cases) -> list[str]:
     """Refuses (``UsageError``, ``ConfigError``, ``EndpointError``) cases that could
     not run: none at all, a model option the case's model does not use (the
     scenario's own defaults are not checked), a scheduler override the scenario
@@ -509,7 +509,8 @@ def _check_cases(args, cases) -> None:
     hold all of its requests (``scenario.check_steady_cache``), a steady batch too
     large to count its steps in ten steps each (``scenario.check_steady_steps``), a
     fixed step not shorter than the peer timeout, runner
-    buffers or a KV cache that do not fit, sockets that cannot be set up."""
+    buffers or a KV cache that do not fit, sockets that cannot be set up. Returns the
+    notes of cases that can run but slowly (``_cpu_preset_note``)."""
     from ipc_bench.harness.scenario import check_steady_cache, check_steady_steps
 
     if not cases:
@@ -559,9 +560,10 @@ def _check_cases(args, cases) -> None:
     # machine is not its): only the cases that run here are checked here.
     local = [c for c in cases if not args.remote_runners or c.transport == INPROC]
     _check_memory(local)
-    _check_torch_cases(local, num_blocks_given=args.num_blocks is not None)
+    notes = _check_torch_cases(local, num_blocks_given=args.num_blocks is not None)
     HeapReport.from_env()  # a bad IPC_BENCH_HEAP_REPORT is refused before a case starts
     _check_sockets(cases)
+    return notes
 
 
 def _check_stateful_codec(args, case) -> None:
@@ -638,14 +640,15 @@ def _check_sockets(cases) -> None:
                 check_ring()
 
 
-def _check_torch_cases(cases, num_blocks_given: bool = False) -> None:
+def _check_torch_cases(cases, num_blocks_given: bool = False) -> list[str]:
     """Check every torch and emulated case's weights + KV cache fit (``ConfigError``
     with the figures): the torch model's device probed once (in a child process, so
     this process never imports torch; free GPU memory), the emulated GPU's memory,
     and the torch model's attention options on that device (``--cuda-graph-sizes``
     only where the attention pads to buckets, ``--cuda-graphs`` only on CUDA with a
     backend that can be captured). Without ``num_blocks_given`` (``--num-blocks``) a
-    steady case's advice also names ``--num-running``, which then sizes its KV cache."""
+    steady case's advice also names ``--num-running``, which then sizes its KV cache.
+    Returns a note for a public preset run on the CPU (``_cpu_preset_note``)."""
     from ipc_bench.engine.config import ConfigError, check_model_memory
     from ipc_bench.engine.paged_attention import (GRAPH_BACKENDS, decode_buckets,
                                                   resolve_attention)
@@ -654,6 +657,7 @@ def _check_torch_cases(cases, num_blocks_given: bool = False) -> None:
     from ipc_bench.harness.scenario import steady_blocks_needed
 
     probed: dict[str, tuple] = {}
+    on_cpu: list = []
     for case in cases:
         model = case.model
         sized = None if num_blocks_given else _running_for_blocks(case)
@@ -670,6 +674,8 @@ def _check_torch_cases(cases, num_blocks_given: bool = False) -> None:
         device, memory = probed[model.device]
         check_model_memory(case.scheduler, model, device, memory, running_for_blocks=sized,
                            blocks_needed=need)
+        if device == "cpu":
+            on_cpu.append(case)
         attention = resolve_attention(model.attention, device)
         if model.cuda_graph_sizes and attention not in GRAPH_BACKENDS:
             raise ConfigError(
@@ -685,6 +691,33 @@ def _check_torch_cases(cases, num_blocks_given: bool = False) -> None:
         if model.cuda_graphs and attention not in GRAPH_BACKENDS:
             raise ConfigError(f"--cuda-graphs needs --attention {' or '.join(GRAPH_BACKENDS)}; "
                               f"this run's is {attention}")
+    note = _cpu_preset_note(on_cpu)
+    return [note] if note else []
+
+
+#: The torch model's presets sized for the CPU (test shapes): the others are public
+#: models' shapes, which a CPU runs slowly.
+CPU_PRESETS = ("tiny", "cpu")
+
+
+def _cpu_preset_note(cases) -> Optional[str]:
+    """A note when torch ``cases`` that run on the CPU use a public model's preset
+    (not ``CPU_PRESETS``): every step reads all of its float32 weights, so a step takes
+    of the order of a second and the run's steps (warm-up included) minutes; ``None``
+    when none does."""
+    from ipc_bench.engine.config import weight_bytes
+
+    big = [c for c in cases if c.model.preset not in CPU_PRESETS]
+    if not big:
+        return None
+    presets = list(dict.fromkeys(c.model.preset for c in big))
+    most = max(weight_bytes(c.model, "cpu") for c in big)
+    steps = sum(c.max_steps or 0 for c in big)
+    where = (f"; {'its case runs' if len(big) == 1 else f'its {len(big)} cases run'} "
+             f"{steps:,} steps, warm-up included" if steps else "")
+    return (f"the torch model runs {' and '.join(presets)} on the CPU ({most / 2**30:.1f} GiB "
+            "of float32 weights, every one read each step): expect about a second a step or "
+            f"more{where}; presets {' and '.join(CPU_PRESETS)} are sized for CPU runs")
 
 
 def _running_for_blocks(case):

@@ -995,3 +995,21 @@ def test_a_published_trace_replayed_whole_gets_no_cut_short_note(name):
     assert trace.unterminated_row == len(trace) + 1  # the last row has no line ending
     assert PUBLISHED_SHA256[opts.trace_sha256] == name
     assert not any("cut short" in note for note in opts.notes), opts.notes
+
+
+def test_a_public_preset_on_the_cpu_is_noted():
+    """The torch model with a public model's shape on the CPU runs, with a note that
+    its steps take about a second; the test shapes get none."""
+    from types import SimpleNamespace
+
+    from ipc_bench.cli.run import _cpu_preset_note
+    from ipc_bench.engine.config import ModelConfig
+
+    def case(preset, steps):
+        return SimpleNamespace(model=ModelConfig(name="torch", preset=preset),
+                               max_steps=steps)
+    assert _cpu_preset_note([case("tiny", 10), case("cpu", 10)]) is None
+    assert _cpu_preset_note([case("cpu", 10), case("llama-3.2-1b", 23)]) == (
+        "the torch model runs llama-3.2-1b on the CPU (4.6 GiB of float32 weights, every "
+        "one read each step): expect about a second a step or more; its case runs 23 "
+        "steps, warm-up included; presets tiny and cpu are sized for CPU runs")
