@@ -60,7 +60,9 @@ GPU idle between steps), the median ratio of GPU busy time to the step's rooflin
 the figures the runner measured at start-up (``x roofline``; the torch model's
 roofline is on by default on CUDA, off on the CPU stages: ``-``) and, per
 workload and codec, send's share of the step: (send's SchedulerOutput build + encode
-+ decode - cached's) / cached's median step (``analysis.send_cost``). Exit status: 0 when every stage passed;
++ decode - cached's) / cached's median step (``analysis.send_cost``). The line naming
+the results folder is the last one printed, after the failures (``FAILED ...`` on
+stderr); an interrupt's one line names it too. Exit status: 0 when every stage passed;
 1 when a stage failed (a token oracle failure included: ``bench.py`` exits 1 when the
 policies' token streams differ) or ran out of time; 2 for bad input, refused in one
 line before any stage runs (``--stages`` other than 0-6, a ``--budget-s`` that is not
@@ -593,7 +595,10 @@ def main(argv=None) -> int:
             print(f"gpu_check: error: cannot create a temporary folder: "
                   f"{exc.strerror or exc}", file=sys.stderr)
             return 2
-        return _check(args, out)
+        code = _check(args, out)
+        if code == 2 and args.output is None:  # the device probe failed: no stage ran
+            out.rmdir()
+        return code
     except signals.Interrupted as exc:
         where = f"; results so far in {out}" if out is not None and out.is_dir() else ""
         print(f"gpu_check: interrupted by {exc.signal_name}{where}", file=sys.stderr)
@@ -603,7 +608,9 @@ def main(argv=None) -> int:
 
 
 def _check(args: argparse.Namespace, out: Path) -> int:
-    """``main``'s stages, into ``out``."""
+    """``main``'s stages, into ``out``; 2 (nothing created) when the device probe
+    fails. After the stages, the failures (``FAILED ...``, on stderr), then the line
+    naming ``out``, last."""
     wanted = args.stages
     t0 = time.monotonic()
     cuda, code = _preflight(args.device)
@@ -650,9 +657,9 @@ def _check(args: argparse.Namespace, out: Path) -> int:
                 print("gpu_check: the smoke stage failed: the other stages are not run",
                       flush=True)
                 break
-    print(f"gpu_check: results in {out} ({time.monotonic() - t0:.0f} s)")
     for line in failed:
-        print(f"gpu_check: FAILED {line}", file=sys.stderr)
+        print(f"gpu_check: FAILED {line}", file=sys.stderr, flush=True)
+    print(f"gpu_check: results in {out} ({time.monotonic() - t0:.0f} s)", flush=True)
     return 1 if failed else 0
 
 

@@ -297,6 +297,29 @@ def test_gpu_check_stops_after_a_failed_smoke_stage(monkeypatch, tmp_path, capsy
     captured = capsys.readouterr()
     assert "the smoke stage failed: the other stages are not run" in captured.out
     assert "gpu_check: FAILED smoke: failed (exit 1):" in captured.err
+    assert captured.out.splitlines()[-1].startswith(f"gpu_check: results in {tmp_path} (")
+
+
+def test_gpu_check_names_its_folder_on_the_last_line_after_a_failure(tmp_path):
+    """``--stages 1 --budget-s 1`` (exit 1): the failure first, the results folder on the
+    last line of the output (stdout and stderr in one stream, as on a terminal)."""
+    out = subprocess.run([sys.executable, "scripts/gpu_check.py", "--device", "cpu",
+                          "--stages", "1", "--budget-s", "1", "--output", str(tmp_path)],
+                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True, timeout=120)
+    lines = out.stdout.splitlines()
+    assert out.returncode == 1, out.stdout
+    assert lines[-2].startswith("gpu_check: FAILED smoke: "), out.stdout
+    assert re.fullmatch(rf"gpu_check: results in {re.escape(str(tmp_path))} \(\d+ s\)",
+                        lines[-1]), out.stdout
+
+
+def test_gpu_check_leaves_no_folder_when_the_device_probe_fails(monkeypatch, tmp_path,
+                                                                 capsys):
+    monkeypatch.setattr(gpu_check.tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(gpu_check, "_preflight", lambda device: (False, 2))
+    assert gpu_check.main([]) == 2
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_gpu_check_counts_a_spent_budget_as_a_failure(monkeypatch, tmp_path, capsys):
@@ -455,6 +478,7 @@ def test_gpu_check_without_cuda_runs_every_stage_shrunk(tmp_path):
     names = ["smoke", "llama-3.2-1b (tiny preset)", "llama-3.1-8b (cpu preset)", "aa",
              "azure-conv", "async"]
     assert [ln.split("[")[1].split("]")[0] for ln in ends] == names
+    assert lines[-1].startswith(f"gpu_check: results in {tmp_path} (")
     assert sum(ln.startswith("workload ") and "GPU busy ms" in ln for ln in lines) == 6
     assert "gpu_check: [decode-step] passed; later stages use --attention gather" in lines
     step_rows = json.loads((tmp_path / "0-decode-step.json").read_text())["rows"]
