@@ -15,7 +15,8 @@ printed as the stage ends):
 
 1. ``smoke``: ``llama-3.2-1b``, 16 running, both policies, msgpack, 20 steps. At most
    ``SMOKE_LIMIT_S`` (90 s, CUDA start and model load included); if it fails or runs
-   out of time, no other stage runs.
+   out of time, no other stage runs. A line under its table (``SMOKE_NOTE``) says its
+   steps are too few to compare the policies.
 2. ``llama-3.2-1b``: decode-steady at 64 and 256 running, both policies with msgpack
    and pickle, and the single-process cases.
 3. ``llama-3.1-8b``: the same at 64 running.
@@ -59,10 +60,19 @@ event times per step (GPU busy, host = step - busy, the same over pure-decode st
 GPU idle between steps), the median ratio of GPU busy time to the step's roofline on
 the figures the runner measured at start-up (``x roofline``; the torch model's
 roofline is on by default on CUDA, off on the CPU stages: ``-``) and, per
-workload and codec, send's share of the step: (send's SchedulerOutput build + encode
-+ decode - cached's) / cached's median step (``analysis.send_cost``). The line naming
-the results folder is the last one printed, after the failures (``FAILED ...`` on
-stderr); an interrupt's one line names it too. Exit status: 0 when every stage passed;
+workload and codec, send's share of the step (``send_shares``, ``analysis.send_cost``),
+each figure named: send's SchedulerOutput build + encode + decode over cached's, per
+step and as a share of cached's median step, then the whole median steps' difference
+(send's - cached's) and its share, which holds whatever else differed between the two
+cases, noise included::
+
+    send's share [num_running=64] msgpack: send's build+encode+decode over cached's:
+    +19.5 us per step = +0.12% of cached's 16.77 ms median step; whole median step,
+    send's over cached's: +1.14 ms = +6.80%
+
+(one line). The line naming the results folder is the last one printed, after the
+failures (``FAILED ...`` on stderr); an interrupt's one line names it too. Exit
+status: 0 when every stage passed;
 1 when a stage failed (a token oracle failure included: ``bench.py`` exits 1 when the
 policies' token streams differ) or ran out of time; 2 for bad input, refused in one
 line before any stage runs (``--stages`` other than 0-6, a ``--budget-s`` that is not
@@ -140,6 +150,10 @@ INTERRUPT_GRACE_S = 15.0
 #: The stages by number (``--stages``): 0 and the six ``build_stages`` returns.
 STAGE_NAMES = ("decode-step", "smoke", "llama-3.2-1b", "llama-3.1-8b", "aa", "azure-conv",
                "async")
+#: Under the smoke stage's table: what its few steps are for.
+SMOKE_NOTE = ("  smoke: {steps} counted steps per case, to check that each case runs; too few "
+              "to compare send with cached: one slow step can move a case's tok/s and mean "
+              "step several-fold")
 #: Where the Azure conversation trace is looked for when ``--trace`` is not given.
 TRACE_CANDIDATES = (ROOT.parent / "shared" / "traces" / "AzureLLMInferenceTrace_conv.csv",
                     ROOT / "shared" / "traces" / "AzureLLMInferenceTrace_conv.csv")
@@ -157,6 +171,8 @@ class Stage:
     limit_s: Optional[float] = None
     skip: str = ""
     buckets: str = ""
+    #: A line printed under the stage's table (the smoke stage's: ``SMOKE_NOTE``).
+    note: str = ""
 
 
 def bucket_args(stage: Stage, attention: str, cuda: bool) -> list[str]:
@@ -183,21 +199,21 @@ def build_stages(cuda: bool, trace: Optional[str]) -> list[Stage]:
         small, big, smoke_preset = "llama-3.2-1b", "llama-3.1-8b", "llama-3.2-1b"
         smoke_b, b_small, b_big, b_aa = "16", "64,256", "64", "64"
         steps, steps_big, warmup, conv_requests = 60, 30, 10, 100
-        b_async, steps_async = "64", 40
+        b_async, steps_async, steps_smoke = "64", 40, 20
     else:
         small, big, smoke_preset = "tiny", "cpu", "tiny"
         smoke_b, b_small, b_big, b_aa = "2", "4", "2", "2"
         steps, steps_big, warmup, conv_requests = 6, 4, 2, 4
-        b_async, steps_async = "4", 8
+        b_async, steps_async, steps_smoke = "4", 8, 5
     # 100 ms of trace time per logical step (default 20): the first 100 requests take
     # 848 steps instead of 2,370, at 21 running on average instead of 7
     conv = ["--scenario", "azure-conv", "--model-preset", small, "--trace", str(trace),
             "--max-requests", str(conv_requests), "--codecs", "msgpack", "--warmup-steps",
             str(warmup), "--logical-step-ms", "100"] + ([] if cuda else ["--num-blocks", "2048"])
     return [
-        Stage("smoke", _steady(smoke_preset, smoke_b, 20 if cuda else 5, 5 if cuda else 2,
+        Stage("smoke", _steady(smoke_preset, smoke_b, steps_smoke, 5 if cuda else 2,
                                "--codecs", "msgpack", "--no-single-process", "--no-floor"),
-              SMOKE_LIMIT_S, buckets=smoke_b),
+              SMOKE_LIMIT_S, buckets=smoke_b, note=SMOKE_NOTE.format(steps=steps_smoke)),
         Stage(small if cuda else "llama-3.2-1b (tiny preset)",
               _steady(small, b_small, steps, warmup, "--codecs",
                       "msgpack,pickle" if cuda else "msgpack"), buckets=b_small),
@@ -263,10 +279,13 @@ LEGEND = ("  tok/s: output tokens of the counted steps over their summed step ti
 
 
 def send_shares(cases: list[dict[str, Any]]) -> list[str]:
-    """Per (workload, codec) with both policies: send's share of the step as
-    ``analysis.send_cost.pair_cost`` defines it for every output, (send's
-    ``s2r_build_encode_decode_ns_median`` - cached's) / cached's ``step_ns_median``
-    (the step the case measured)."""
+    """Per (workload, codec) with both policies, the figures of
+    ``analysis.send_cost.pair_cost``, each named: send's SchedulerOutput build + encode
+    + decode over cached's (``s2r_build_encode_decode_ns_median``, send's - cached's)
+    per step and as a share of cached's ``step_ns_median`` (the step the case
+    measured; send's share as every output gives it), then the whole median steps'
+    difference (``step_ns_median``, send's - cached's) and its share, which holds
+    everything else that differed between the two cases, noise included."""
     from ipc_bench.analysis.send_cost import pair_cost
 
     lines = []
@@ -281,10 +300,15 @@ def send_shares(cases: list[dict[str, Any]]) -> list[str]:
         cost = pair_cost(arms["send"], arms["cached"])
         if cost["send_cost_s2r_share_of_step"] is None:
             continue
-        lines.append(f"  send's share [{workload}] {codec}: "
-                     f"{cost['send_cost_s2r_ns'] / 1e3:.1f} us of cached's "
-                     f"{cost['send_cost_measured_step_ns'] / 1e6:.2f} ms median step = "
-                     f"{cost['send_cost_s2r_share_of_step']:.2%}")
+        line = (f"  send's share [{workload}] {codec}: send's build+encode+decode over "
+                f"cached's: {cost['send_cost_s2r_ns'] / 1e3:+.1f} us per step = "
+                f"{cost['send_cost_s2r_share_of_step']:+.2%} of cached's "
+                f"{cost['send_cost_measured_step_ns'] / 1e6:.2f} ms median step")
+        if cost["send_cost_share_of_step"] is not None:
+            line += (f"; whole median step, send's over cached's: "
+                     f"{cost['send_cost_step_ns'] / 1e6:+.2f} ms = "
+                     f"{cost['send_cost_share_of_step']:+.2%}")
+        lines.append(line)
     return lines
 
 
@@ -320,9 +344,9 @@ def async_lines(cases: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def format_stage(run_dir: Path) -> str:
-    """The stage's table, send's shares and the async comparison, from its
-    ``summary.json``."""
+def format_stage(run_dir: Path, note: str = "") -> str:
+    """The stage's table, ``note`` (the stage's line under it, if any), send's shares
+    and the async comparison, from its ``summary.json``."""
     cases = read_summary(str(run_dir))["cases"]
     rows = case_rows(cases)
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
@@ -333,6 +357,8 @@ def format_stage(run_dir: Path) -> str:
     lines.append(LEGEND)
     if below_roofline(s.get("compute_to_roofline_ratio") for s in cases):
         lines.append(ROOFLINE_BELOW_ONE_NOTE)
+    if note:
+        lines.append(note)
     return "\n".join(lines + send_shares(cases) + async_lines(cases))
 
 
@@ -650,7 +676,7 @@ def _check(args: argparse.Namespace, out: Path) -> int:
         print(f"gpu_check: [{stage.name}] {how} ({time.monotonic() - t0:.0f} s so far)",
               flush=True)
         if (run_dir / "summary.json").exists():
-            print(format_stage(run_dir), flush=True)
+            print(format_stage(run_dir, stage.note), flush=True)
         if code != 0:
             failed.append(f"{stage.name}: {how.splitlines()[0]}")
             if stage.name == "smoke":
