@@ -84,7 +84,11 @@ reaped before the script exits with one line.
 
 Without CUDA (``torch.cuda.is_available()`` false, probed in a child process) it says
 so and runs the same stages shrunk (``tiny`` and ``cpu`` presets, a few running
-requests, a few steps) on the CPU, so the script itself is testable anywhere.
+requests, a few steps) on the CPU, so the script itself is testable anywhere. There
+stages 2 and 3 are named after the preset that ran, ``tiny-preset`` and
+``cpu-preset`` (run folders ``2-tiny-preset``, ``3-cpu-preset``), and each stage's
+heading starts with a line saying which preset ran in place of which GPU preset
+(``stand_in_line``), so no CPU figure reads as a 1B or 8B one.
 
 Running it on a machine whose Python has torch but not msgspec, pyzmq and pyperf, and
 no package index: download the wheels where there is one, for that machine's Python
@@ -128,7 +132,7 @@ sys.path.insert(0, str(ROOT))
 
 from ipc_bench.analysis.results import read_summary  # noqa: E402
 from ipc_bench.cli.options import list_items, no_repeats  # noqa: E402
-from ipc_bench.engine.config import ConfigError  # noqa: E402
+from ipc_bench.engine.config import TORCH_PRESETS, ConfigError  # noqa: E402
 from ipc_bench.engine.models import probe_torch_device  # noqa: E402
 from ipc_bench.engine.paged_attention import triton_toolchain_problem  # noqa: E402
 from ipc_bench.harness import signals  # noqa: E402
@@ -150,6 +154,9 @@ INTERRUPT_GRACE_S = 15.0
 #: The stages by number (``--stages``): 0 and the six ``build_stages`` returns.
 STAGE_NAMES = ("decode-step", "smoke", "llama-3.2-1b", "llama-3.1-8b", "aa", "azure-conv",
                "async")
+#: On the CPU (no CUDA) each stage runs a small test preset in place of its GPU preset:
+#: CPU preset -> the GPU preset it stands in for (``build_stages``).
+CPU_STAND_INS = {"tiny": "llama-3.2-1b", "cpu": "llama-3.1-8b"}
 #: Under the smoke stage's table: what its few steps are for.
 SMOKE_NOTE = ("  smoke: {steps} counted steps per case, to check that each case runs; too few "
               "to compare send with cached: one slow step can move a case's tok/s and mean "
@@ -161,16 +168,19 @@ TRACE_CANDIDATES = (ROOT.parent / "shared" / "traces" / "AzureLLMInferenceTrace_
 
 @dataclass
 class Stage:
-    """One stage: its ``name``, ``bench.py`` arguments, and time limit (``None``: the
-    rest of the budget). ``skip``: why the stage cannot run here. ``buckets``: its
-    ``--cuda-graph-sizes`` where the attention pads to buckets (``bucket_args``; empty:
-    the default buckets)."""
+    """One stage: its ``name`` (also its run folder's, after its number), ``bench.py``
+    arguments, and time limit (``None``: the rest of the budget). ``skip``: why the
+    stage cannot run here. ``buckets``: its ``--cuda-graph-sizes`` where the attention
+    pads to buckets (``bucket_args``; empty: the default buckets)."""
 
     name: str
     args: list[str]
     limit_s: Optional[float] = None
     skip: str = ""
     buckets: str = ""
+    #: On the CPU: which preset stands in for which, and why (``stand_in_line``),
+    #: printed as the first line of the stage's heading.
+    stand_in: str = ""
     #: A line printed under the stage's table (the smoke stage's: ``SMOKE_NOTE``).
     note: str = ""
 
@@ -192,9 +202,22 @@ def _steady(preset: str, running: str, steps: int, warmup: int, *extra: str) -> 
             "--steps", str(steps), "--warmup-steps", str(warmup), *extra]
 
 
+def stand_in_line(preset: str, for_preset: str) -> str:
+    """A CPU stage's line saying that ``preset`` ran in place of the GPU stage's
+    ``for_preset``, both shapes given, and why."""
+    def shape(name: str) -> str:
+        p = TORCH_PRESETS[name]
+        return f"{p.num_layers} layers, hidden {p.hidden_size}"
+
+    return (f"no CUDA: preset {preset} ({shape(preset)}) ran on the CPU in place of "
+            f"{for_preset} ({shape(for_preset)}); its figures are not {for_preset}'s")
+
+
 def build_stages(cuda: bool, trace: Optional[str]) -> list[Stage]:
     """The check's stages: on CUDA the public presets; on CPU the same stages shrunk
-    (``tiny`` / ``cpu`` presets, few requests and steps)."""
+    (``tiny`` / ``cpu`` presets, few requests and steps), stages 2 and 3 named after
+    the preset that ran (``tiny-preset``, ``cpu-preset``) and each with its
+    ``stand_in`` line (``CPU_STAND_INS``)."""
     if cuda:
         small, big, smoke_preset = "llama-3.2-1b", "llama-3.1-8b", "llama-3.2-1b"
         smoke_b, b_small, b_big, b_aa = "16", "64,256", "64", "64"
@@ -210,14 +233,14 @@ def build_stages(cuda: bool, trace: Optional[str]) -> list[Stage]:
     conv = ["--scenario", "azure-conv", "--model-preset", small, "--trace", str(trace),
             "--max-requests", str(conv_requests), "--codecs", "msgpack", "--warmup-steps",
             str(warmup), "--logical-step-ms", "100"] + ([] if cuda else ["--num-blocks", "2048"])
-    return [
+    stages = [
         Stage("smoke", _steady(smoke_preset, smoke_b, steps_smoke, 5 if cuda else 2,
                                "--codecs", "msgpack", "--no-single-process", "--no-floor"),
               SMOKE_LIMIT_S, buckets=smoke_b, note=SMOKE_NOTE.format(steps=steps_smoke)),
-        Stage(small if cuda else "llama-3.2-1b (tiny preset)",
+        Stage(small if cuda else f"{small}-preset",
               _steady(small, b_small, steps, warmup, "--codecs",
                       "msgpack,pickle" if cuda else "msgpack"), buckets=b_small),
-        Stage(big if cuda else "llama-3.1-8b (cpu preset)",
+        Stage(big if cuda else f"{big}-preset",
               _steady(big, b_big, steps_big, warmup, "--codecs", "msgpack,pickle")
               if cuda else _steady(big, b_big, steps_big, warmup, "--codecs", "msgpack",
                                    "--no-single-process", "--no-floor"), buckets=b_big),
@@ -231,6 +254,11 @@ def build_stages(cuda: bool, trace: Optional[str]) -> list[Stage]:
                                "--codecs", "msgpack", "--no-single-process", "--no-floor"),
               ASYNC_LIMIT_S, buckets=b_async),
     ]
+    if not cuda:
+        for stage in stages:
+            preset = stage.args[stage.args.index("--model-preset") + 1]
+            stage.stand_in = stand_in_line(preset, CPU_STAND_INS[preset])
+    return stages
 
 
 # ------------------------------------------------------------------ printing
@@ -429,9 +457,12 @@ def _exit_text(code: int) -> str:
 
 def run_stage(stage: Stage, base: list[str], out: Path, timeout_s: float) -> tuple[int, str]:
     """Run one stage's ``bench.py`` into ``out``, its output into ``OUT.log`` beside
-    it; (exit code, how it ended). A stage still running at ``timeout_s`` gets SIGINT
+    it; (exit code, how it ended). Its heading: the stage's ``stand_in`` line (CPU),
+    then its command line. A stage still running at ``timeout_s`` gets SIGINT
     (``bench.py`` writes what finished), then SIGKILL after ``INTERRUPT_GRACE_S``."""
     cmd = [sys.executable, str(ROOT / "bench.py"), *stage.args, *base, "--output", str(out)]
+    if stage.stand_in:
+        print(f"gpu_check: [{stage.name}] {stage.stand_in}", flush=True)
     print(f"gpu_check: [{stage.name}] python bench.py "
           + " ".join(cmd[2:]) + f"  (limit {timeout_s:.0f} s)", flush=True)
     code, text = run_child(stage.name, cmd, timeout_s, out.parent / f"{out.name}.log")
@@ -670,7 +701,7 @@ def _check(args: argparse.Namespace, out: Path) -> int:
         if left <= 0:
             failed.append(f"{stage.name}: not run, the {args.budget_s:g} s budget is spent")
             continue
-        run_dir = out / f"{i}-{stage.name.split()[0]}"
+        run_dir = out / f"{i}-{stage.name}"
         code, how = run_stage(stage, base + bucket_args(stage, attention, cuda), run_dir,
                               min(left, stage.limit_s or left))
         print(f"gpu_check: [{stage.name}] {how} ({time.monotonic() - t0:.0f} s so far)",

@@ -192,7 +192,32 @@ def test_gpu_check_stages_on_cuda_are_the_public_presets(tmp_path):
     assert (arg(stages[5], "--model-preset"), arg(stages[5], "--num-running")) == (
         "llama-3.2-1b", "64")
     assert gpu_check.build_stages(True, None)[4].skip.startswith("no Azure conversation trace")
+    assert [s.stand_in for s in stages] == [""] * 6  # the GPU presets ran: nothing to say
     assert [s.note for s in stages] == [gpu_check.SMOKE_NOTE.format(steps=20)] + [""] * 5
+
+
+def test_gpu_check_cpu_stages_are_named_after_what_ran():
+    """On the CPU, stages 2 and 3 (folders ``2-tiny-preset``, ``3-cpu-preset``) are named
+    after the preset that ran, and every stage's heading says which preset stood in for
+    which GPU preset, with both shapes."""
+    stages = gpu_check.build_stages(False, None)
+    assert [s.name for s in stages] == ["smoke", "tiny-preset", "cpu-preset", "aa",
+                                        "azure-conv", "async"]
+    tiny = ("no CUDA: preset tiny (2 layers, hidden 64) ran on the CPU in place of "
+            "llama-3.2-1b (16 layers, hidden 2048); its figures are not llama-3.2-1b's")
+    cpu = ("no CUDA: preset cpu (2 layers, hidden 256) ran on the CPU in place of "
+           "llama-3.1-8b (32 layers, hidden 4096); its figures are not llama-3.1-8b's")
+    assert [s.stand_in for s in stages] == [tiny, tiny, cpu, tiny, tiny, tiny]
+
+
+def test_gpu_check_heads_a_cpu_stage_with_its_stand_in_line(monkeypatch, tmp_path, capsys):
+    stage = gpu_check.build_stages(False, None)[1]
+    monkeypatch.setattr(gpu_check, "run_child", lambda name, cmd, t, log: (0, ""))
+    assert gpu_check.run_stage(stage, [], tmp_path / "2-tiny-preset", 30) == (0, "passed")
+    heading = capsys.readouterr().out.splitlines()
+    assert heading[0] == f"gpu_check: [tiny-preset] {stage.stand_in}"
+    assert heading[1].startswith("gpu_check: [tiny-preset] python bench.py --scenario "
+                                 "decode-steady --model-preset tiny ")
 
 
 def test_gpu_check_send_share_is_sends_extra_work_over_its_step():
@@ -351,8 +376,8 @@ def test_gpu_check_counts_a_spent_budget_as_a_failure(monkeypatch, tmp_path, cap
                            "--stages", "1,2"]) == 1
     err = capsys.readouterr().err
     assert "FAILED smoke: not run, the 0.001 s budget is spent" in err
-    assert "FAILED llama-3.2-1b (tiny preset): not run" in err
-    assert "FAILED llama-3.1-8b" not in err  # not asked for
+    assert "FAILED tiny-preset: not run" in err
+    assert "FAILED cpu-preset" not in err  # not asked for
 
 
 @pytest.fixture
@@ -494,11 +519,11 @@ def test_gpu_check_without_cuda_runs_every_stage_shrunk(tmp_path):
     assert lines[0] == ("gpu_check: no CUDA device (torch.cuda.is_available() is False): "
                         "running the stages shrunk on the CPU (tiny and cpu presets) instead")
     ends = [ln for ln in lines if "] passed (" in ln or "] SKIPPED" in ln]
-    names = ["smoke", "llama-3.2-1b (tiny preset)", "llama-3.1-8b (cpu preset)", "aa",
-             "azure-conv", "async"]
+    names = ["smoke", "tiny-preset", "cpu-preset", "aa", "azure-conv", "async"]
     assert [ln.split("[")[1].split("]")[0] for ln in ends] == names
     trace = next((str(t) for t in gpu_check.TRACE_CANDIDATES if t.is_file()), None)
     stages = [s for s in gpu_check.build_stages(False, trace) if not s.skip]
+    assert all(f"gpu_check: [{s.name}] {s.stand_in}" in lines for s in stages)
     assert lines.count(stages[0].note) == 1
     assert lines[-1].startswith(f"gpu_check: results in {tmp_path} (")
     assert sum(ln.startswith("workload ") and "GPU busy ms" in ln for ln in lines) == \
@@ -507,6 +532,9 @@ def test_gpu_check_without_cuda_runs_every_stage_shrunk(tmp_path):
     step_rows = json.loads((tmp_path / "0-decode-step.json").read_text())["rows"]
     assert [r["config"] for r in step_rows] == ["gather"] * 2 + ["flex"] * 2 + ["flex+graphs"] * 2
     runs = sorted(p.name for p in tmp_path.iterdir() if p.is_dir())
+    # named after what ran: 2-tiny-preset, 3-cpu-preset
+    assert runs == [f"{i}-{s.name}" for i, s in
+                    enumerate(gpu_check.build_stages(False, trace), 1) if not s.skip]
     assert sorted(p.name for p in tmp_path.glob("*.log")) == sorted(
         ["0-decode-step.log"] + [f"{run}.log" for run in runs])
     assert (tmp_path / "1-smoke.log").read_text().endswith(f"results: {tmp_path / '1-smoke'}\n")
