@@ -386,7 +386,8 @@ def _model_marks(result: CaseResult) -> dict[str, Any]:
     figures the roofline used), ``gpu_figures`` (``calibrated`` or ``uncalibrated``)
     and those figures (``emulated_memory_bandwidth_bytes_per_s``,
     ``emulated_bf16_flops_per_s``, ``emulated_efficiency``, ``emulated_fixed_step_ns``:
-    a run keeps what it slept on when ``gpu_figures.json`` changes); a fixed-step case gives its ``step_wait`` (``sleep`` or
+    this checkout's ``gpu_figures.json`` as the summary is written, which the runners
+    it spawned slept on, kept with the run when the file changes later); a fixed-step case gives its ``step_wait`` (``sleep`` or
     ``spin``) and its nominal step, ``fixed_step_ms``; ``{}`` for the other models."""
     model = result.spec.model
     if model.name == "fixed-step":
