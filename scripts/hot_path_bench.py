@@ -22,7 +22,8 @@ on, side by side.
 
     python scripts/hot_path_bench.py -o hot.json            # pyperf options apply
     python scripts/hot_path_bench.py --only "round trip"    # a subset, by name
-    python scripts/hot_path_bench.py --only "oracle,schedule,inproc"   # the oracle's figures
+    python scripts/hot_path_bench.py --only "oracle,schedule"   # the oracle's figures
+    python scripts/hot_path_bench.py --list                 # the benchmarks' names
     python -m pyperf compare_to old.json hot.json --table   # two versions side by side
 
 The messages come from the engine itself: a steady-decode workload stepped 60 times in
@@ -32,6 +33,7 @@ Structs for msgpack, vLLM's dataclasses for pickle and packed: ``ipc_bench.wire.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import itertools
 import sys
@@ -44,6 +46,7 @@ import pyperf  # noqa: E402
 import zmq  # noqa: E402
 
 from ipc_bench.cli.options import list_items  # noqa: E402
+from ipc_bench.errors import one_line  # noqa: E402
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig  # noqa: E402
 from ipc_bench.engine.model_runner import ModelRunner  # noqa: E402
 from ipc_bench.engine.scheduler import Scheduler  # noqa: E402
@@ -61,6 +64,42 @@ from ipc_bench.wire.transport import POLL_SLICE_MS  # noqa: E402
 BATCH_SIZES = (1, 256)
 ORACLE_BATCH_SIZES = (1, 64, 256)
 STEPS = 60
+#: The codecs timed here: those without state across steps (slots and replicated keep
+#: it, so a call cannot be repeated on one message: see scripts/variant_table.py).
+PLAIN_CODECS = tuple(c for c in CODECS if c not in STATEFUL_CODECS)
+#: The codec benchmarks' operations, as their names start.
+CODEC_OPERATIONS = ("encode SchedulerOutput", "decode SchedulerOutput",
+                    "encode ModelRunnerOutput", "decode ModelRunnerOutput")
+#: The oracle's per-step pieces (``oracle_benchmarks``), as their names start.
+ORACLE_PIECES = ("oracle runner record", "oracle scheduler expect", "schedule digest repeat",
+                 "schedule digest new")
+CHECK_NAME = f"oracle check round trip ({CHECK_INTERVAL_STEPS} digests)"
+
+
+def codec_names(b: int, codec: str) -> list[str]:
+    """The names of ``codec``'s benchmarks at ``B = b``, in ``CODEC_OPERATIONS`` order."""
+    return [f"{op} {codec} B={b}" for op in CODEC_OPERATIONS]
+
+
+def channel_name(b: int) -> str:
+    return f"channel round trip msgpack B={b}"
+
+
+def oracle_names(b: int) -> list[str]:
+    """The names of the oracle's pieces at ``B = b``, in ``ORACLE_PIECES`` order."""
+    return [f"{piece} B={b}" for piece in ORACLE_PIECES]
+
+
+def benchmark_names() -> list[str]:
+    """Every benchmark's name, in the order they run."""
+    names = []
+    for b in BATCH_SIZES:
+        for codec in PLAIN_CODECS:
+            names += codec_names(b, codec)
+        names.append(channel_name(b))
+    for b in ORACLE_BATCH_SIZES:
+        names += oracle_names(b)
+    return names + [CHECK_NAME]
 
 
 def decode_messages(num_running: int, codec: str = "msgpack"):
@@ -207,16 +246,12 @@ def oracle_benchmarks(b: int):
         num_scheduled_tokens=dict(reversed(plan.num_scheduled_tokens.items())),
         total_num_scheduled_tokens=plan.total_num_scheduled_tokens)
     plans = itertools.cycle([plan, reversed_plan])
-    return [
-        (f"oracle runner record B={b}",
-         _batched(lambda: log.record(seq, so.num_scheduled_tokens, rows, inputs), log.take)),
-        (f"oracle scheduler expect B={b}",
-         _batched(lambda: expecting.expect(seq, plan), expecting.pending.clear)),
-        (f"schedule digest repeat B={b}",
-         _batched(lambda: schedule.add(plan), lambda: None)),
-        (f"schedule digest new B={b}",
-         _batched(lambda: schedule.add(next(plans)), lambda: None)),
-    ]
+    return list(zip(oracle_names(b), [
+        _batched(lambda: log.record(seq, so.num_scheduled_tokens, rows, inputs), log.take),
+        _batched(lambda: expecting.expect(seq, plan), expecting.pending.clear),
+        _batched(lambda: schedule.add(plan), lambda: None),
+        _batched(lambda: schedule.add(next(plans)), lambda: None),
+    ]))
 
 
 def check_round_trip():
@@ -242,54 +277,74 @@ def check_round_trip():
 
 def _only(text: str) -> str:
     """``--only``: ``""`` (every benchmark, the default) or comma-separated texts, none
-    empty (``list_items``); kept as given, a worker gets it again."""
+    empty (``list_items``), each in the name of at least one benchmark
+    (``benchmark_names``); kept as given, a worker gets it again."""
     if text:
-        list_items(text, "texts")
+        names = benchmark_names()
+        unmatched = [t for t in list_items(text, "texts") if not any(t in n for n in names)]
+        if unmatched:
+            shown = ", ".join(repr(t) for t in unmatched)
+            raise argparse.ArgumentTypeError(
+                f"{shown} {'is' if len(unmatched) == 1 else 'are'} in no benchmark's name "
+                "(the names: python scripts/hot_path_bench.py --list)")
     return text
+
+
+def _error(message: str):
+    """Bad input: one line on stderr (``hot_path_bench.py: error: ...``), exit 2."""
+    print(one_line(f"hot_path_bench.py: error: {message}"), file=sys.stderr)
+    raise SystemExit(2)
 
 
 def main() -> None:
     bench = pyperf.Runner(add_cmdline_args=lambda cmd, args: cmd.extend(["--only", args.only]))
+    bench.argparser.error = _error
     bench.argparser.add_argument("--only", type=_only, default="", metavar="TEXT[,TEXT...]",
                                  help="run only the benchmarks whose name contains one of "
-                                      "the TEXTs")
-    texts = bench.parse_args().only.split(",")
+                                      "the TEXTs (each must be in some name: see --list)")
+    bench.argparser.add_argument("--list", action="store_true",
+                                 help="print the benchmarks' names, one a line, and exit")
+    args = bench.parse_args()
+    if args.list:
+        print("\n".join(benchmark_names()))
+        return
+    texts = args.only.split(",")
 
     class Only:  # ``name in only``: one of the texts is in the name
         def __contains__(self, name: str) -> bool:
             return any(t in name for t in texts)
 
-    only = Only()
+    run_benchmarks(bench, Only())
+
+
+def run_benchmarks(bench: pyperf.Runner, only) -> None:
+    """Each benchmark whose name is ``in only``, in ``benchmark_names`` order."""
     for b in BATCH_SIZES:
-        for codec in CODECS:
-            if codec in STATEFUL_CODECS:  # slots, replicated: see scripts/variant_table.py
+        for codec in PLAIN_CODECS:
+            if not any(name in only for name in codec_names(b, codec)):
                 continue
             so, out = decode_messages(b, codec)
             s_codec, r_codec = scheduler_output_codec(codec), model_runner_output_codec(codec)
             frame, reply = s_codec.encode(so), r_codec.encode(out)
-            for name, fn, arg in (
-                    (f"encode SchedulerOutput {codec} B={b}", s_codec.encode, so),
-                    (f"decode SchedulerOutput {codec} B={b}", s_codec.decode, frame),
-                    (f"encode ModelRunnerOutput {codec} B={b}", r_codec.encode, out),
-                    (f"decode ModelRunnerOutput {codec} B={b}", r_codec.decode, reply)):
+            for name, fn, arg in zip(codec_names(b, codec),
+                                     (s_codec.encode, s_codec.decode, r_codec.encode,
+                                      r_codec.decode), (so, frame, out, reply)):
                 if name in only:
                     bench.bench_func(name, fn, arg)
-        name = f"channel round trip msgpack B={b}"
+        name = channel_name(b)
         if name in only:
             so, out = decode_messages(b, "msgpack")
             frame = scheduler_output_codec("msgpack").encode(so)
             reply = model_runner_output_codec("msgpack").encode(out)
             bench.bench_time_func(name, round_trip(frame, reply))
     for b in ORACLE_BATCH_SIZES:
-        if any(f"{kind} B={b}" in only for kind in (
-                "oracle runner record", "oracle scheduler expect", "schedule digest repeat",
-                "schedule digest new")):
+        if any(name in only for name in oracle_names(b)):
             for name, fn in oracle_benchmarks(b):
                 if name in only:
                     bench.bench_time_func(name, fn)
-    name = f"oracle check round trip ({CHECK_INTERVAL_STEPS} digests)"
-    if name in only:
-        bench.bench_time_func(name, check_round_trip())
+    if CHECK_NAME in only:
+        bench.bench_time_func(CHECK_NAME, check_round_trip())
+
 
 if __name__ == "__main__":
     main()
