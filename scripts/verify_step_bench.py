@@ -26,6 +26,7 @@ layer one by one) is not measured by it. Exit status 0, or 2 for bad input (one 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from pathlib import Path
@@ -34,9 +35,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ipc_bench.cli.options import list_items  # noqa: E402
-from ipc_bench.engine.config import (ConfigError, ModelConfig, SchedulerConfig,  # noqa: E402
-                                     TORCH_PRESETS)
+from ipc_bench.cli.options import (MAX_MODEL_LEN, MAX_NUM_SEQS, MAX_SEED,  # noqa: E402
+                                   _int_in, _parse_int, list_items, no_repeats)
+from ipc_bench.engine.config import (MAX_NUM_SPEC_TOKENS, ConfigError,  # noqa: E402
+                                     ModelConfig, SchedulerConfig, TORCH_PRESETS,
+                                     check_model_memory)
+from ipc_bench.errors import one_line  # noqa: E402
 
 #: Tokens per KV block (the scheduler's default, as vLLM's).
 BLOCK_SIZE = 16
@@ -61,11 +65,7 @@ def build_step(rng: np.random.Generator, num_rows: int, k: int, lo: int, hi: int
 def run_size(torch, args, num_rows: int) -> dict:
     """Medians (ms) of both paths at ``num_rows`` rows, the ids' agreement, the
     largest logit difference."""
-    width = -(-args.context_max // BLOCK_SIZE)
-    sched = SchedulerConfig(max_num_seqs=num_rows, max_model_len=args.context_max + 1,
-                            block_size=BLOCK_SIZE, num_blocks=num_rows * width,
-                            num_spec_tokens=args.num_spec_tokens,
-                            num_lookahead_tokens=args.num_spec_tokens)
+    sched = scheduler_config(args, num_rows)
     model = torch_model(args, sched)
     gen = torch.Generator().manual_seed(args.seed)
     model.kv_cache.copy_(torch.randn(model.kv_cache.shape, generator=gen))
@@ -95,60 +95,126 @@ def run_size(torch, args, num_rows: int) -> dict:
                 max_diff=float((logits["batched"] - logits["one by one"]).abs().max()))
 
 
+def scheduler_config(args, num_rows: int) -> SchedulerConfig:
+    """The scheduler settings of ``num_rows`` verification rows: a KV cache of each
+    row's blocks at ``--context-max``, K drafts and K lookahead slots."""
+    width = -(-args.context_max // BLOCK_SIZE)
+    return SchedulerConfig(max_num_seqs=num_rows, max_model_len=args.context_max + 1,
+                           block_size=BLOCK_SIZE, num_blocks=num_rows * width,
+                           num_spec_tokens=args.num_spec_tokens,
+                           num_lookahead_tokens=args.num_spec_tokens)
+
+
+def model_config(args) -> ModelConfig:
+    return ModelConfig(name="torch", preset=args.preset, vocab_size=args.vocab_size,
+                       device=args.device, attention=args.attention,
+                       num_threads=args.threads, seed=args.seed)
+
+
 def torch_model(args, sched: SchedulerConfig):
     from ipc_bench.engine.models import TorchModel
 
-    return TorchModel(ModelConfig(name="torch", preset=args.preset, vocab_size=args.vocab_size,
-                                  device=args.device, attention=args.attention,
-                                  num_threads=args.threads, seed=args.seed), sched)
+    return TorchModel(model_config(args), sched)
+
+
+class BadInput(Exception):
+    """Bad input: ``main`` prints its one line (``verify_step_bench: --OPTION: ...``) and
+    returns 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's errors as ``BadInput``, naming the option without argparse's
+    ``argument`` before it, and without the usage banner."""
+
+    def error(self, message: str):
+        raise BadInput(message.removeprefix("argument "))
+
+
+def _num_running(text: str) -> list[int]:
+    """``--num-running``: comma-separated whole numbers of 1 to ``MAX_NUM_SEQS``, no
+    empty item (``list_items``), none given twice."""
+    return no_repeats([_parse_int(v, 1, MAX_NUM_SEQS) for v in list_items(text, "integers")])
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = _Parser(description=__doc__.split("\n\n")[0],
+                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--preset", default="tiny", choices=sorted(TORCH_PRESETS))
-    ap.add_argument("--vocab-size", type=int, default=512)
+    ap.add_argument("--vocab-size", type=_int_in(2, 2**31 - 1), default=512, metavar="N",
+                    help="vocabulary size, 2 to 2**31-1 (default 512)")
     ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     ap.add_argument("--attention", default="gather", choices=("gather", "flex", "varlen"))
-    ap.add_argument("--num-running", default="16,64",
-                    help="comma-separated numbers of verification rows (default 16,64)")
-    ap.add_argument("--num-spec-tokens", type=int, default=2)
-    ap.add_argument("--context-min", type=int, default=64)
-    ap.add_argument("--context-max", type=int, default=512)
-    ap.add_argument("--reps", type=int, default=21)
-    ap.add_argument("--warmup", type=int, default=3)
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--num-running", type=_num_running, default=[16, 64], metavar="N[,N...]",
+                    help="comma-separated numbers of verification rows, each 1 to "
+                    f"{MAX_NUM_SEQS:,} (default 16,64)")
+    ap.add_argument("--num-spec-tokens", type=_int_in(1, MAX_NUM_SPEC_TOKENS), default=2,
+                    metavar="K", help=f"drafts per row, 1 to {MAX_NUM_SPEC_TOKENS} (default 2)")
+    ap.add_argument("--context-min", type=_int_in(2, MAX_MODEL_LEN), default=64, metavar="N",
+                    help="shortest context, at least --num-spec-tokens + 1 (default 64)")
+    ap.add_argument("--context-max", type=_int_in(2, MAX_MODEL_LEN), default=512, metavar="N",
+                    help=f"longest context, --context-min to {MAX_MODEL_LEN:,} (default 512)")
+    ap.add_argument("--reps", type=_int_in(1, 100_000), default=21, metavar="N",
+                    help="timed rounds of each path (default 21)")
+    ap.add_argument("--warmup", type=_int_in(0, 100_000), default=3, metavar="N",
+                    help="untimed rounds first (default 3)")
+    ap.add_argument("--threads", type=_int_in(1, 1024), default=1, metavar="N",
+                    help="torch threads, 1 to 1024 (default 1)")
+    ap.add_argument("--seed", type=_int_in(0, MAX_SEED), default=0, metavar="N",
+                    help="seed of the contexts, drafts and KV cache (default 0)")
     return ap
 
 
-def main(argv=None) -> int:
+def parse_args(argv=None) -> argparse.Namespace:
+    """The options, each in range, and the settings of every size checked before any
+    model is built (``SchedulerConfig.validate``; on the CPU, that the weights and KV
+    cache fit: ``check_model_memory``); ``BadInput`` otherwise."""
     args = build_parser().parse_args(argv)
-    try:
-        sizes = [int(s) for s in list_items(args.num_running, "integers")]
-    except argparse.ArgumentTypeError as exc:
-        print(f"verify_step_bench: --num-running: {exc}", file=sys.stderr)
-        return 2
-    except ValueError:
-        sizes = []
-    if not sizes or min(sizes) < 1:
-        print("verify_step_bench: --num-running takes positive integers, e.g. 16,64",
-              file=sys.stderr)
-        return 2
     k = args.num_spec_tokens
-    if not (1 <= k and k + 1 <= args.context_min <= args.context_max and args.reps >= 1
-            and args.warmup >= 0):
-        print("verify_step_bench: need --num-spec-tokens >= 1, --num-spec-tokens + 1 <= "
-              "--context-min <= --context-max, --reps >= 1, --warmup >= 0", file=sys.stderr)
+    if args.context_min < k + 1:
+        raise BadInput(f"--context-min: must be at least --num-spec-tokens + 1 ({k + 1}) "
+                       f"for a row of {k + 1} query tokens, got {args.context_min}")
+    if args.context_max < args.context_min:
+        raise BadInput(f"--context-max: must be at least --context-min "
+                       f"({args.context_min}), got {args.context_max}")
+    for n in args.num_running:
+        sched = scheduler_config(args, n)
+        try:
+            sched.validate()
+            if args.device == "cpu":
+                check_model_memory(sched, model_config(args), "cpu")
+        except ConfigError as err:
+            raise BadInput(f"--num-running {n}: {_own_options(str(err))}") from None
+    return args
+
+
+def _own_options(message: str) -> str:
+    """``check_model_memory``'s advice in this script's options: ``--preset`` for
+    ``bench.py``'s ``--model-preset``; the KV cache sized by ``--num-running`` and
+    ``--context-max`` for ``--num-blocks``."""
+    message = message.replace("--model-preset", "--preset")
+    return re.sub(r"lower --num-blocks \(at most ([0-9,]+)\)",
+                  r"lower --num-running or --context-max (num_blocks at most \1)", message)
+
+
+def main(argv=None) -> int:
+    try:
+        args = parse_args(argv)
+    except BadInput as exc:
+        print(f"verify_step_bench: {one_line(str(exc))}", file=sys.stderr)
         return 2
     import torch
 
+    if args.device == "cuda" and not torch.cuda.is_available():
+        print("verify_step_bench: --device: cuda, but torch sees no CUDA device",
+              file=sys.stderr)
+        return 2
+    k = args.num_spec_tokens
     print(f"preset {args.preset}, vocab {args.vocab_size}, {args.device}, attention "
           f"{args.attention}, K = {k}, contexts {args.context_min}-{args.context_max}, "
           f"{args.reps} alternated reps, {args.threads} thread(s)")
     print(f"{'running':>8} {'batched ms':>11} {'one-by-one ms':>14} {'ratio':>6} "
           f"{'same ids':>9} {'max |dlogit|':>13}")
-    for n in sizes:
+    for n in args.num_running:
         try:
             r = run_size(torch, args, n)
         except ConfigError as err:

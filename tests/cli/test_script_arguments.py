@@ -40,6 +40,23 @@ BAD_INPUT = [
      "scripts/hot_path_bench.py --list)"),
     ("hot_path_bench", ["--bogus"], "hot_path_bench.py: error: unrecognized arguments: "
      "--bogus"),
+    ("verify_step_bench", ["--vocab-size", "0"],
+     "verify_step_bench: --vocab-size: must be at least 2, got 0"),
+    ("verify_step_bench", ["--threads", "0"],
+     "verify_step_bench: --threads: must be at least 1, got 0"),
+    ("verify_step_bench", ["--threads", "2000"],
+     "verify_step_bench: --threads: must be at most 1,024, got 2,000"),
+    ("verify_step_bench", ["--seed", "-1"], "verify_step_bench: --seed: must be at least 0, "
+     "got -1"),
+    ("verify_step_bench", ["--preset", "x"], "verify_step_bench: --preset: invalid choice: "
+     "'x' (choose from 'cpu', 'llama-3.1-8b', 'llama-3.2-1b', 'qwen2.5-0.5b', 'tiny')"),
+    ("verify_step_bench", ["--context-min", "2"], "verify_step_bench: --context-min: must "
+     "be at least --num-spec-tokens + 1 (3) for a row of 3 query tokens, got 2"),
+    ("verify_step_bench", ["--context-max", "32"], "verify_step_bench: --context-max: must "
+     "be at least --context-min (64), got 32"),
+    ("verify_step_bench", ["--num-running", "65536", "--context-max", "40000"],
+     "verify_step_bench: --num-running 65536: max_num_seqs x max_model_len (2621505536) "
+     "exceeds the runner's 2**31-token buffer"),
 ]
 
 
