@@ -19,7 +19,16 @@ Usage (about 2-3 minutes on 2 cores):
 
 The fit run is ``bench.py --scenario decode-steady --num-running 16,64,128,256,512
 --steps S --repeat N``; the check run the same at ``--num-running 1024``. With
-``--repeat`` the median over repetitions is used per batch size.
+``--repeat`` the median over repetitions is used per batch size. Given one run, the
+other is run with its policies and codecs. Only two-process cases are fitted: a
+single-process case (codec ``none``) has no codec. A fitted fixed or per-request cost
+below 0 is not physical (noise or load on the machine bent the line): a warning line
+says so.
+
+Exit status 0; 1 if a run fails; 2 for bad input (one line, before any run): an option
+out of range, a ``--json`` path that cannot be written, a run folder that cannot be
+read or lacks what the fit needs (a policy and codec at fewer than 3 batch sizes, a
+fitted policy and codec without a complete case at 1,024 in the check run).
 """
 
 from __future__ import annotations
@@ -30,18 +39,25 @@ import statistics
 import subprocess
 import sys
 from pathlib import Path
+from typing import Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ipc_bench.analysis.bytemodel import fit_linear  # noqa: E402
 from ipc_bench.analysis.results import ResultsError, read_summary  # noqa: E402
+from ipc_bench.cli.options import MAX_STEPS, _int_in  # noqa: E402
+from ipc_bench.errors import one_line  # noqa: E402
 from ipc_bench.harness.run_folder import default_run_dir  # noqa: E402
+from ipc_bench.harness.spec import NO_CODEC  # noqa: E402
 
 PARTS = ("sched_encode_ns_per_step", "runner_decode_ns_per_step",
          "runner_encode_ns_per_step", "sched_decode_ns_per_step")
 FIT_SIZES = "16,64,128,256,512"
 CHECK_SIZE = 1024
+#: Batch sizes a line fit needs (``fit_linear``).
+MIN_FIT_SIZES = 3
+PROG = "codec_fit.py"
 
 
 def codec_ns(case: dict) -> float:
@@ -75,10 +91,12 @@ def points(summary: dict, key, medians: dict | None = None
            ) -> dict[tuple[str, str], dict[int, float]]:
     """(policy, codec) -> num_running -> median over repetitions of ``key(case)``;
     with ``medians`` (``step_medians``) the per-case values are per-step medians
-    instead of the summary's means."""
+    instead of the summary's means. Complete two-process cases only: a single-process
+    case (codec ``none``) has no codec to time."""
     acc: dict[tuple[str, str], dict[int, list[float]]] = {}
     for c in summary["cases"]:
-        if not c.get("complete") or not c.get("num_steps") or "encode_ns_per_step" not in c:
+        if (not c.get("complete") or not c.get("num_steps") or "encode_ns_per_step" not in c
+                or c.get("codec") == NO_CODEC):
             continue
         case = medians[c["case_id"]] if medians is not None else c
         acc.setdefault((c["policy"], c["codec"]), {}).setdefault(
@@ -86,68 +104,239 @@ def points(summary: dict, key, medians: dict | None = None
     return {k: {b: statistics.median(v) for b, v in sorted(d.items())} for k, d in acc.items()}
 
 
-def run(sizes: str, steps: int, repeat: int, out: Path) -> None:
+def _sizes(pts: dict[int, float]) -> str:
+    return ", ".join(f"{b:,}" for b in pts) or "none"
+
+
+def _pair(key: tuple[str, str]) -> str:
+    return " ".join(key)
+
+
+def fit_problem(fit_dir: Path, fit_pts: dict) -> Optional[str]:
+    """Why the fit run's cases (``points``) cannot be fitted, or ``None``: no
+    two-process case, or a policy and codec at fewer than ``MIN_FIT_SIZES`` batch
+    sizes."""
+    if not fit_pts:
+        return f"{fit_dir} has no complete two-process case to fit"
+    for key, pts in fit_pts.items():
+        if len(pts) < MIN_FIT_SIZES:
+            return (f"{fit_dir}: {_pair(key)} at {len(pts)} batch size(s) ({_sizes(pts)}); "
+                    f"a line fit needs at least {MIN_FIT_SIZES}")
+    return None
+
+
+def check_problem(check_dir: Path, check_pts: dict, needed) -> Optional[str]:
+    """Why the check run's cases (``points``) cannot check the fits of the ``needed``
+    (policy, codec) pairs, or ``None``: a pair without a complete two-process case at
+    ``CHECK_SIZE``, or (``needed`` empty) no such case at all."""
+    missing = [k for k in sorted(needed) if CHECK_SIZE not in check_pts.get(k, {})]
+    if needed and not missing:
+        return None
+    there = "; ".join(f"{_pair(k)} at {_sizes(pts)}" for k, pts in sorted(check_pts.items()))
+    return (f"{check_dir} has no complete two-process case at {CHECK_SIZE:,} running "
+            "requests" + (f" for {', '.join(map(_pair, missing))}" if missing else "")
+            + f" (it has {there or 'none'})")
+
+
+def _product(pairs) -> set[tuple[str, str]]:
+    """Every policy of ``pairs`` with every codec of them: what a run of their
+    ``--policies`` and ``--codecs`` makes."""
+    return {(p, c) for p in {p for p, _ in pairs} for c in {c for _, c in pairs}}
+
+
+def run(sizes: str, steps: int, repeat: int, out: Path,
+        pairs: Optional[set[tuple[str, str]]] = None) -> None:
+    """``bench.py --scenario decode-steady`` into ``out`` (removed again if the run
+    leaves it empty); with ``pairs``, their policies and codecs only. ``SystemExit``
+    (exit 1) if the run fails."""
     cmd = [sys.executable, str(ROOT / "bench.py"), "--scenario", "decode-steady",
            "--num-running", sizes, "--steps", str(steps), "--repeat", str(repeat),
            "--no-floor", "--no-single-process", "--quiet", "--output", str(out)]
+    if pairs:
+        cmd += ["--policies", ",".join(sorted({p for p, _ in pairs})),
+                "--codecs", ",".join(sorted({c for _, c in pairs}))]
     print("running:", " ".join(cmd), file=sys.stderr, flush=True)
-    if subprocess.run(cmd, stdout=subprocess.DEVNULL).returncode != 0:
-        raise SystemExit(f"codec_fit: run failed: {' '.join(cmd)}")
+    try:
+        code = subprocess.run(cmd, stdout=subprocess.DEVNULL).returncode
+    finally:
+        if out.is_dir() and not any(out.iterdir()):
+            out.rmdir()
+    if code != 0:
+        raise SystemExit(f"{PROG}: error: run failed (exit {code}): {' '.join(cmd)}")
 
 
-def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+class _Parser(argparse.ArgumentParser):
+    """Bad input: one line on stderr (``codec_fit.py: error: ...``), exit 2."""
+
+    def error(self, message: str):
+        print(one_line(f"{PROG}: error: {message}"), file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _json_path(text: str) -> str:
+    """``--json``: a file that can be written, checked before any run (opened to
+    append, then removed again if it did not exist)."""
+    path = Path(text)
+    existed = path.exists()
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: is a directory")
+    try:
+        with open(path, "a"):
+            pass
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"{text}: {exc.strerror}") from None
+    if not existed:
+        path.unlink()
+    return text
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = _Parser(prog=PROG, description=__doc__.splitlines()[0])
     p.add_argument("--fit-run", metavar="DIR", help="decode-steady run to fit (several B)")
     p.add_argument("--check-run", metavar="DIR", help="decode-steady run at 1,024")
-    p.add_argument("--steps", type=int, default=300)
-    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--steps", type=_int_in(1, MAX_STEPS), default=300, metavar="N",
+                   help="counted steps per case of the runs made here (default 300)")
+    p.add_argument("--repeat", type=_int_in(1, 1000), default=3, metavar="N",
+                   help="repetitions of each case of the runs made here, 1 to 1000 "
+                   "(default 3)")
     p.add_argument("--stat", choices=("median", "mean"), default="median",
                    help="per case: the median over its counted steps (default; robust "
                    "to steps where the process was descheduled) or the summary's mean")
-    p.add_argument("--json", metavar="PATH", help="write fits and checks as JSON")
-    args = p.parse_args()
-    fit_dir = Path(args.fit_run) if args.fit_run else default_run_dir(ROOT / "results", "fit")
-    if not args.fit_run:
-        run(FIT_SIZES, args.steps, args.repeat, fit_dir)
-    check_dir = Path(args.check_run) if args.check_run else default_run_dir(ROOT / "results",
-                                                                            "check1024")
-    if not args.check_run:
-        run(str(CHECK_SIZE), args.steps, args.repeat, check_dir)
+    p.add_argument("--json", metavar="PATH", type=_json_path,
+                   help="write fits and checks as JSON")
+    args = p.parse_args(argv)
+    args.error = p.error
+    return args
+
+
+def read_given(args, option: str) -> Optional[tuple[Path, dict]]:
+    """The folder given to ``option`` (``--fit-run``, ``--check-run``) and its
+    summary, or ``None`` where it is not given; ``args.error`` (exit 2) for a folder
+    that cannot be read (``--stat median`` reads its ``steps.csv`` too)."""
+    given = getattr(args, option[2:].replace("-", "_"))
+    if given is None:
+        return None
     try:
-        fit_summary, check_summary = read_summary(fit_dir), read_summary(check_dir)
+        summary = read_summary(given)
     except ResultsError as exc:
-        print(f"codec_fit: error: {exc}", file=sys.stderr)
-        return 2
+        args.error(f"argument {option}: {exc}")
+    if args.stat == "median" and not (Path(given) / "steps.csv").is_file():
+        args.error(f"argument {option}: no steps.csv in {given} (--stat mean reads "
+                   "summary.json alone)")
+    return Path(given), summary
+
+
+def prepare(args) -> tuple[Path, dict, Path, dict]:
+    """The fit and check runs' folders and summaries: those given, checked before any
+    run (``args.error``: one line, exit 2); those not given run here, with the other
+    run's policies and codecs (exit 1 if a run fails or lacks what the fit needs)."""
+    fit, check = read_given(args, "--fit-run"), read_given(args, "--check-run")
+    pairs: set[tuple[str, str]] = set()
+    if fit:
+        fit_pts = points(fit[1], codec_ns)
+        problem = fit_problem(fit[0], fit_pts)
+        if problem:
+            args.error(f"argument --fit-run: {problem}")
+        pairs = set(fit_pts)
+    if check:
+        check_pts = points(check[1], codec_ns)
+        if not fit:  # the fit run made here: the policies and codecs checked at 1,024
+            pairs = _product(k for k, pts in check_pts.items() if CHECK_SIZE in pts)
+        problem = check_problem(check[0], check_pts, pairs)
+        if problem:
+            args.error(f"argument --check-run: {problem}")
+    if not fit:
+        fit = _made(args, FIT_SIZES, "fit", pairs)
+        problem = fit_problem(fit[0], points(fit[1], codec_ns))
+        if problem:
+            raise SystemExit(f"{PROG}: error: {problem}")
+    if not check:
+        pairs = set(points(fit[1], codec_ns))
+        check = _made(args, str(CHECK_SIZE), "check1024", pairs)
+        problem = check_problem(check[0], points(check[1], codec_ns), pairs)
+        if problem:
+            raise SystemExit(f"{PROG}: error: {problem}")
+    return fit[0], fit[1], check[0], check[1]
+
+
+def _made(args, sizes: str, name: str, pairs: set[tuple[str, str]]) -> tuple[Path, dict]:
+    """A decode-steady run at ``sizes`` made here into ``results/<name>-<time>`` (of
+    ``pairs``' policies and codecs, or the scenario's where empty): its folder and
+    summary."""
+    try:
+        out = default_run_dir(ROOT / "results", name)
+    except OSError as exc:
+        raise SystemExit(f"{PROG}: error: cannot make a run folder in {ROOT / 'results'}: "
+                         f"{exc.strerror or exc}") from None
+    run(sizes, args.steps, args.repeat, out, pairs)
+    try:
+        return out, read_summary(out)
+    except ResultsError as exc:
+        raise SystemExit(f"{PROG}: error: {exc}") from None
+
+
+def fit_rows(fit_summary: dict, check_summary: dict, fit_med, check_med) -> list[dict]:
+    """One fit per quantity (codec time, then each of ``PARTS``), policy and codec, with
+    its prediction at ``CHECK_SIZE`` and the check run's measurement there;
+    ``physical``: neither fitted cost below 0."""
     keys = {"codec_ns_per_step": codec_ns}
     keys.update({part: (lambda c, part=part: c[part]) for part in PARTS})
-    fit_med = check_med = None
-    if args.stat == "median":
-        fit_med, check_med = step_medians(fit_dir), step_medians(check_dir)
-    report = dict(fit_run=str(fit_dir), check_run=str(check_dir), stat=args.stat, fits=[])
-    print(f"codec time per step ({args.stat} over each case's counted steps, median over "
-          f"repetitions) = fixed + per_request x B; fit on {fit_dir}, checked at "
-          f"B = {CHECK_SIZE} on {check_dir}")
-    print(f"{'policy':7} {'codec':8} {'fixed us':>9} {'ns/request':>10} {'R^2':>7} "
-          f"{'pred. us':>9} {'meas. us':>9} {'error':>7}")
+    rows = []
     for name, key in keys.items():
-        fit_pts = points(fit_summary, key, fit_med)
         check_pts = points(check_summary, key, check_med)
-        for (policy, codec), pts in fit_pts.items():
+        for (policy, codec), pts in points(fit_summary, key, fit_med).items():
             xs, ys = list(pts), list(pts.values())
             fit = fit_linear(xs, ys)
             predicted = fit["fixed"] + fit["per_unit"] * CHECK_SIZE
-            measured = check_pts.get((policy, codec), {}).get(CHECK_SIZE)
+            measured = check_pts[(policy, codec)][CHECK_SIZE]
             err = (predicted - measured) / measured if measured else None
-            report["fits"].append(dict(quantity=name, policy=policy, codec=codec,
-                                       num_running=xs, values_ns=ys, **fit,
-                                       predicted_ns_at_1024=predicted,
-                                       measured_ns_at_1024=measured, relative_error=err))
-            if name == "codec_ns_per_step":
-                print(f"{policy:7} {codec:8} {fit['fixed'] / 1e3:>9.2f} {fit['per_unit']:>10.1f} "
-                      f"{fit['r2']:>7.4f} {predicted / 1e3:>9.1f} "
-                      f"{(measured or 0) / 1e3:>9.1f} "
-                      f"{'' if err is None else f'{err:+.1%}':>7}")
+            rows.append(dict(quantity=name, policy=policy, codec=codec,
+                             num_running=xs, values_ns=ys, **fit,
+                             physical=fit["fixed"] >= 0 and fit["per_unit"] >= 0,
+                             predicted_ns_at_1024=predicted,
+                             measured_ns_at_1024=measured, relative_error=err))
+    return rows
+
+
+def print_fits(rows: list[dict]) -> None:
+    """The codec-time fits, one line each, then a warning line (stderr) per fit with a
+    cost below 0."""
+    print(f"{'policy':7} {'codec':8} {'fixed us':>9} {'ns/request':>10} {'R^2':>7} "
+          f"{'pred. us':>9} {'meas. us':>9} {'error':>7}")
+    shown = [r for r in rows if r["quantity"] == "codec_ns_per_step"]
+    for r in shown:
+        err = r["relative_error"]
+        print(f"{r['policy']:7} {r['codec']:8} {r['fixed'] / 1e3:>9.2f} "
+              f"{r['per_unit']:>10.1f} {r['r2']:>7.4f} "
+              f"{r['predicted_ns_at_1024'] / 1e3:>9.1f} "
+              f"{r['measured_ns_at_1024'] / 1e3:>9.1f} "
+              f"{'' if err is None else f'{err:+.1%}':>7}")
+    sys.stdout.flush()
+    for r in shown:
+        negative = [f"{what} {value}" for what, value, below in (
+            ("fixed cost", f"{r['fixed'] / 1e3:.2f} us", r["fixed"] < 0),
+            ("per-request cost", f"{r['per_unit']:.1f} ns", r["per_unit"] < 0)) if below]
+        if negative:
+            print(f"{PROG}: warning: {r['policy']} {r['codec']}: fitted "
+                  f"{' and '.join(negative)} below 0: the fit is not physical (likely "
+                  "noise or load on the machine; rerun with more --steps or --repeat on "
+                  "a quieter machine)", file=sys.stderr)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    fit_dir, fit_summary, check_dir, check_summary = prepare(args)
+    fit_med = check_med = None
+    if args.stat == "median":
+        fit_med, check_med = step_medians(fit_dir), step_medians(check_dir)
+    rows = fit_rows(fit_summary, check_summary, fit_med, check_med)
+    print(f"codec time per step ({args.stat} over each case's counted steps, median over "
+          f"repetitions) = fixed + per_request x B; fit on {fit_dir}, checked at "
+          f"B = {CHECK_SIZE} on {check_dir}")
+    print_fits(rows)
     if args.json:
+        report = dict(fit_run=str(fit_dir), check_run=str(check_dir), stat=args.stat,
+                      fits=rows)
         Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
     return 0
 

@@ -57,6 +57,16 @@ BAD_INPUT = [
     ("verify_step_bench", ["--num-running", "65536", "--context-max", "40000"],
      "verify_step_bench: --num-running 65536: max_num_seqs x max_model_len (2621505536) "
      "exceeds the runner's 2**31-token buffer"),
+    ("codec_fit", ["--steps", "0"], "codec_fit.py: error: argument --steps: must be at "
+     "least 1, got 0"),
+    ("codec_fit", ["--repeat", "0"], "codec_fit.py: error: argument --repeat: must be at "
+     "least 1, got 0"),
+    ("codec_fit", ["--json", "/nonexistent/dir/x.json"], "codec_fit.py: error: argument "
+     "--json: /nonexistent/dir/x.json: No such file or directory"),
+    ("codec_fit", ["--stat", "foo"], "codec_fit.py: error: argument --stat: invalid "
+     "choice: 'foo' (choose from 'median', 'mean')"),
+    ("codec_fit", ["--fit-run", "/nonexistent"], "codec_fit.py: error: argument "
+     "--fit-run: no summary.json in /nonexistent"),
 ]
 
 
@@ -106,3 +116,103 @@ def test_hot_path_bench_runs_the_benchmarks_it_names(monkeypatch):
 
     hot.run_benchmarks(Bench(), Everything())
     assert ran == hot.benchmark_names()
+
+
+# ------------------------------------------------------------------ codec_fit's runs
+
+
+def _case(policy: str, codec: str, b: int, total: float) -> dict:
+    """A complete case whose codec time per step is ``total`` ns, split over the parts."""
+    parts = dict(sched_encode_ns_per_step=0.4 * total, runner_decode_ns_per_step=0.3 * total,
+                 runner_encode_ns_per_step=0.2 * total, sched_decode_ns_per_step=0.1 * total)
+    return dict(case_id=f"{policy}-{codec}-{b}", policy=policy, codec=codec, num_running=b,
+                repetition=0, complete=True, num_steps=10, encode_ns_per_step=0.6 * total,
+                decode_ns_per_step=0.4 * total, **parts)
+
+
+def _run(folder: Path, cases: list[dict]) -> str:
+    folder.mkdir()
+    (folder / "summary.json").write_text(json.dumps(dict(format_version=1, cases=cases)))
+    return str(folder)
+
+
+def _fit_run(folder: Path, line=lambda b: 5000 + 30 * b) -> str:
+    """Send and cached with msgpack at 16, 64 and 256 running requests on ``line``, and
+    the single-process rows (codec none, no codec time) beside them."""
+    return _run(folder, [_case(p, c, b, 0.0 if c == "none" else line(b))
+                         for p in ("send", "cached") for c in ("msgpack", "none")
+                         for b in (16, 64, 256)])
+
+
+def test_codec_fit_refuses_a_check_run_without_the_case_it_needs(tmp_path):
+    fit = _fit_run(tmp_path / "fit")
+    at_512 = _run(tmp_path / "c512", [_case(p, "msgpack", 512, 1e4) for p in ("send", "cached")])
+    only_send = _run(tmp_path / "send", [_case("send", "msgpack", 1024, 1e4),
+                                         _case("cached", "none", 1024, 0.0)])
+    for check, line in (
+            (at_512, f"{at_512} has no complete two-process case at 1,024 running requests "
+                     "for cached msgpack, send msgpack (it has cached msgpack at 512; send msgpack at "
+                     "512)"),
+            (only_send, f"{only_send} has no complete two-process case at 1,024 running "
+                        "requests for cached msgpack (it has send msgpack at 1,024)")):
+        out = _script("codec_fit", "--fit-run", fit, "--check-run", check, "--stat", "mean")
+        assert (out.returncode, out.stderr, out.stdout) == (
+            2, f"codec_fit.py: error: argument --check-run: {line}\n", "")
+    # alone, the check run is read before the fit run would start
+    out = _script("codec_fit", "--check-run", at_512, "--stat", "mean")
+    assert (out.returncode, out.stderr) == (
+        2, f"codec_fit.py: error: argument --check-run: {at_512} has no complete "
+        "two-process case at 1,024 running requests (it has cached msgpack at 512; send "
+        "msgpack at 512)\n")
+
+
+def test_codec_fit_refuses_a_fit_run_of_too_few_batch_sizes(tmp_path):
+    fit = _run(tmp_path / "fit", [_case("send", "msgpack", b, 100.0) for b in (16, 64)])
+    out = _script("codec_fit", "--fit-run", fit, "--check-run", fit, "--stat", "mean")
+    assert (out.returncode, out.stderr, out.stdout) == (
+        2, f"codec_fit.py: error: argument --fit-run: {fit}: send msgpack at 2 batch "
+        "size(s) (16, 64); a line fit needs at least 3\n", "")
+
+
+def test_codec_fit_leaves_the_single_process_rows_out(tmp_path):
+    fit = _fit_run(tmp_path / "fit")
+    check = _run(tmp_path / "check", [_case(p, c, 1024, 36000.0 if c != "none" else 0.0)
+                                      for p in ("send", "cached") for c in ("msgpack", "none")])
+    out = _script("codec_fit", "--fit-run", fit, "--check-run", check, "--stat", "mean",
+                  "--json", str(tmp_path / "fits.json"))
+    assert (out.returncode, out.stderr) == (0, "")
+    rows = [line.split() for line in out.stdout.splitlines()[2:]]
+    assert rows == [[p, "msgpack", "5.00", "30.0", "1.0000", "35.7", "36.0", "-0.8%"]
+                    for p in ("send", "cached")]
+    fits = json.loads((tmp_path / "fits.json").read_text())["fits"]
+    assert {f["codec"] for f in fits} == {"msgpack"} and all(f["physical"] for f in fits)
+
+
+def test_codec_fit_warns_of_a_negative_fixed_cost(tmp_path):
+    fit = _fit_run(tmp_path / "fit", line=lambda b: 30 * b - 400)
+    check = _run(tmp_path / "check", [_case(p, "msgpack", 1024, 30000.0)
+                                      for p in ("send", "cached")])
+    out = _script("codec_fit", "--fit-run", fit, "--check-run", check, "--stat", "mean")
+    assert out.returncode == 0
+    assert out.stderr.splitlines() == [
+        f"codec_fit.py: warning: {p} msgpack: fitted fixed cost -0.40 us below 0: the fit "
+        "is not physical (likely noise or load on the machine; rerun with more --steps or "
+        "--repeat on a quieter machine)" for p in ("send", "cached")]
+
+
+def test_codec_fit_refuses_before_making_a_run_folder(tmp_path):
+    before = set((ROOT / "results").glob("fit-*"))
+    for argv in (["--steps", "0"], ["--repeat", "0"], ["--json", str(tmp_path / "no" / "x")]):
+        assert _script("codec_fit", *argv).returncode == 2
+    assert set((ROOT / "results").glob("fit-*")) == before
+
+
+def test_codec_fit_removes_the_folder_of_a_run_that_failed(tmp_path):
+    """A run that ``bench.py`` refuses (here a codec it does not know) leaves no empty
+    folder behind."""
+    codec_fit = _load("codec_fit")
+    out = tmp_path / "fit-run"
+    out.mkdir()
+    with pytest.raises(SystemExit, match=r"codec_fit.py: error: run failed \(exit 2\)"):
+        codec_fit.run("16", 1, 1, out, {("send", "bogus")})
+    assert not out.exists()
