@@ -6,6 +6,9 @@ Usage::
     python scripts/ring_bench.py [--sizes 64,1024,16384,262144,2097152] [--iterations 2000]
                                  [--repeat 5]
 
+Sizes go from 0 to 16 MiB. Bad input is one line on stderr naming the option and its
+value, exit 2, before any process starts.
+
 Two processes (this script starts a copy of itself as the reader). For each message
 size and each transport (``ring-spin``, ``ring-block``: ``ipc_bench.wire.shm_ring`` with
 the default 10 chunks of 1 MiB, so 2 MiB overflows to its ZeroMQ socket; ``zmq-ipc``:
@@ -38,12 +41,19 @@ import time
 import msgspec
 import zmq
 
-from ipc_bench.cli.options import int_items, list_items
+from ipc_bench.cli.options import _int_in, _parse_int, list_items, no_repeats
+from ipc_bench.errors import one_line
 from ipc_bench.wire.shm_ring import RingHandle, RingReader, RingWriter
 from ipc_bench.wire.transport import EndpointDir, destroy_context, open_socket
 
 TRANSPORTS = ("ring-spin", "ring-block", "zmq-ipc")
 ACK = b"ack-0001"
+#: The largest ``--sizes`` value: 16 MiB. Each size's throughput pass streams at least
+#: 50 messages back to back (``_iterations``), which a reader slower than the writer
+#: holds in ZeroMQ's queue: 800 MiB at this size.
+MAX_SIZE = 16 << 20
+MAX_ITERATIONS = 10_000_000
+MAX_REPEAT = 1000
 
 
 def _iterations(size: int, iterations: int) -> int:
@@ -146,30 +156,57 @@ def _medians(runs: list[dict]) -> list[dict]:
             for rows in groups.values()]
 
 
+class _Parser(argparse.ArgumentParser):
+    """Bad input: one line on stderr naming the option and value (``ring_bench.py:
+    error: --iterations: must be at least 1, got 0``), no usage banner, exit 2."""
+
+    def error(self, message: str):
+        print(one_line(f"ring_bench.py: error: {message.removeprefix('argument ')}"),
+              file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _sizes(text: str) -> list[int]:
+    """``--sizes``: comma-separated byte counts from 0 to ``MAX_SIZE``, no empty item
+    (``list_items``), none given twice."""
+    return no_repeats([_parse_int(v, 0, MAX_SIZE) for v in list_items(text, "integers")])
+
+
+def _transports(text: str) -> list[str]:
+    """``--transports``: comma-separated names of ``TRANSPORTS``, no empty item
+    (``list_items``), none given twice."""
+    names = list_items(text, "transports")
+    bad = [t for t in names if t not in TRANSPORTS]
+    if bad:
+        raise argparse.ArgumentTypeError(f"{','.join(bad)!r}: choose from "
+                                         f"{', '.join(TRANSPORTS)}")
+    return no_repeats(names)
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = _Parser(prog="ring_bench.py",
+                description=" ".join(__doc__.split("\n\n")[0].split()))
+    p.add_argument("--sizes", type=_sizes, default=[64, 1024, 16384, 262144, 2097152],
+                   metavar="N[,N...]",
+                   help=f"comma-separated message sizes in bytes, each 0 to {MAX_SIZE:,} "
+                   "(16 MiB: each size's throughput pass streams at least 50 messages back "
+                   "to back) (default 64,1024,16384,262144,2097152)")
+    p.add_argument("--iterations", type=_int_in(1, MAX_ITERATIONS), default=2000, metavar="N",
+                   help="round trips (and streamed messages) per size, fewer above 256 KiB, "
+                   f"1 to {MAX_ITERATIONS:,} (default 2000)")
+    p.add_argument("--transports", type=_transports, default=list(TRANSPORTS),
+                   metavar="T[,T...]",
+                   help=f"comma-separated, of {', '.join(TRANSPORTS)} (default: all three)")
+    p.add_argument("--repeat", type=_int_in(1, MAX_REPEAT), default=1, metavar="R",
+                   help="repetitions, transports in rotated order; medians are printed "
+                   f"(1 to {MAX_REPEAT}, default 1)")
+    return p.parse_args(argv)
+
+
 def main(argv=None) -> int:
     """Parse the options, run every transport, print one table."""
-    p = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
-    p.add_argument("--sizes", default="64,1024,16384,262144,2097152",
-                   help="comma-separated message sizes in bytes")
-    p.add_argument("--iterations", type=int, default=2000,
-                   help="round trips (and streamed messages) per size, fewer above 256 KiB")
-    p.add_argument("--transports", default=",".join(TRANSPORTS),
-                   help=f"comma-separated, of {', '.join(TRANSPORTS)} (default: all three)")
-    p.add_argument("--repeat", type=int, default=1,
-                   help="repetitions, transports in rotated order; medians are printed")
-    args = p.parse_args(argv)
-    try:
-        sizes = int_items(args.sizes)
-    except argparse.ArgumentTypeError as exc:
-        p.error(f"--sizes: {exc}")
-    try:
-        transports = list_items(args.transports, "transports")
-    except argparse.ArgumentTypeError as exc:
-        p.error(f"--transports: {exc}")
-    if (any(t not in TRANSPORTS for t in transports) or min(sizes) < 0 or args.iterations < 1
-            or args.repeat < 1):
-        p.error(f"--transports from {', '.join(TRANSPORTS)}; sizes >= 0; iterations and "
-                f"repeat >= 1")
+    args = parse_args(argv)
+    sizes, transports = args.sizes, args.transports
     plan = [(s, _iterations(s, args.iterations)) for s in sizes]
     runs = []
     for r in range(args.repeat):

@@ -67,6 +67,16 @@ BAD_INPUT = [
      "choice: 'foo' (choose from 'median', 'mean')"),
     ("codec_fit", ["--fit-run", "/nonexistent"], "codec_fit.py: error: argument "
      "--fit-run: no summary.json in /nonexistent"),
+    ("ring_bench", ["--sizes", "99999999999"], "ring_bench.py: error: --sizes: must be at "
+     "most 16,777,216, got 99,999,999,999"),
+    ("ring_bench", ["--sizes", "-1"], "ring_bench.py: error: --sizes: must be at least 0, "
+     "got -1"),
+    ("ring_bench", ["--iterations", "0"], "ring_bench.py: error: --iterations: must be at "
+     "least 1, got 0"),
+    ("ring_bench", ["--repeat", "0"], "ring_bench.py: error: --repeat: must be at least 1, "
+     "got 0"),
+    ("ring_bench", ["--transports", "ring-spin,bogus"], "ring_bench.py: error: "
+     "--transports: 'bogus': choose from ring-spin, ring-block, zmq-ipc"),
 ]
 
 
@@ -116,6 +126,11 @@ def test_hot_path_bench_runs_the_benchmarks_it_names(monkeypatch):
 
     hot.run_benchmarks(Bench(), Everything())
     assert ran == hot.benchmark_names()
+
+
+def test_ring_bench_help_states_the_largest_size():
+    text = " ".join(_script("ring_bench", "--help").stdout.split())
+    assert "comma-separated message sizes in bytes, each 0 to 16,777,216 (16 MiB" in text
 
 
 # ------------------------------------------------------------------ codec_fit's runs
