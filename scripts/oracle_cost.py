@@ -49,7 +49,9 @@ from hot_path_bench import STEPS, SteadyEngine  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 #: The per-case figures ``--bench`` compares: summary key, heading, scale to print.
 BENCH_FIGURES = (("wall_s", "wall s", 1.0), ("step_ns_median", "step us", 1e-3))
-from ipc_bench.cli.options import int_items  # noqa: E402
+from ipc_bench.cli.options import (MAX_NUM_SEQS, MAX_STEPS, _int_in,  # noqa: E402
+                                   _parse_int, int_items, list_items, no_repeats)
+from ipc_bench.errors import one_line  # noqa: E402
 from ipc_bench.harness.oracle import CHECK_INTERVAL_STEPS  # noqa: E402
 
 
@@ -136,34 +138,50 @@ def print_bench(figures: dict[str, dict]) -> None:
         print(f"{case_id.ljust(width)}  {'  '.join(cells)}", flush=True)
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
-    p.add_argument("--num-running", default="1,64,256", help="B values, comma-separated")
-    p.add_argument("--pairs", type=int, default=None, help="block pairs per B (default 30; "
-                   "with --bench, pairs of runs, default 5)")
+class _Parser(argparse.ArgumentParser):
+    """Bad input: one line on stderr naming the option (``oracle_cost.py: error:
+    --pairs: must be at least 1, got 0``), no usage banner, exit 2."""
+
+    def error(self, message: str):
+        print(one_line(f"oracle_cost.py: error: {message.removeprefix('argument ')}"),
+              file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _num_running(text: str) -> str:
+    """``--num-running``: comma-separated running counts of 1 to ``MAX_NUM_SEQS``, no
+    empty item (``list_items``), none given twice; kept as text, which ``--bench``
+    passes on to ``bench.py``."""
+    no_repeats([_parse_int(v, 1, MAX_NUM_SEQS) for v in list_items(text, "integers")])
+    return text
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = _Parser(prog="oracle_cost.py", description=" ".join(__doc__.split("\n\n")[0].split()))
+    p.add_argument("--num-running", type=_num_running, default="1,64,256", metavar="B[,B...]",
+                   help=f"B values, comma-separated, each 1 to {MAX_NUM_SEQS:,} "
+                   "(default 1,64,256)")
+    p.add_argument("--pairs", type=_int_in(1, 100_000), default=None, metavar="N",
+                   help="block pairs per B (default 30; with --bench, pairs of runs, "
+                   "default 5)")
     p.add_argument("--bench", action="store_true",
                    help="paired bench.py runs with the oracle off and on instead")
-    p.add_argument("--steps", type=int, default=2000, help="--bench: counted steps per case")
+    p.add_argument("--steps", type=_int_in(1, MAX_STEPS), default=2000, metavar="N",
+                   help="--bench: counted steps per case (default 2000)")
     args = p.parse_args(argv)
-    try:
-        sizes = int_items(args.num_running)
-    except argparse.ArgumentTypeError as exc:
-        p.error(f"--num-running: {exc}")
-    if args.bench:
-        if args.steps < 1:
-            p.error("--steps must be at least 1")
-        pairs = 5 if args.pairs is None else args.pairs
-        if pairs < 1:
-            p.error("--pairs must be at least 1")
-        print_bench(bench_pairs(args.num_running, args.steps, pairs))
-        return 0
     if args.pairs is None:
-        args.pairs = 30
-    if args.pairs < 1 or any(b < 1 for b in sizes):
-        p.error("--pairs and every --num-running value must be at least 1")
+        args.pairs = 5 if args.bench else 30
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    if args.bench:
+        print_bench(bench_pairs(args.num_running, args.steps, args.pairs))
+        return 0
     print(f"{'B':>5}  {'off us/step':>11}  {'on us/step':>10}  {'on - off us':>11}  "
           f"{'IQR of the difference':>22}  {'share':>6}")
-    for b in sizes:
+    for b in int_items(args.num_running):
         m = measure(b, args.pairs)
         print(f"{b:>5}  {m['off'] / 1e3:>11.1f}  {m['on'] / 1e3:>10.1f}  "
               f"{m['diff'] / 1e3:>11.1f}  {m['q1'] / 1e3:>10.1f} .. {m['q3'] / 1e3:>9.1f}  "

@@ -77,6 +77,13 @@ BAD_INPUT = [
      "got 0"),
     ("ring_bench", ["--transports", "ring-spin,bogus"], "ring_bench.py: error: "
      "--transports: 'bogus': choose from ring-spin, ring-block, zmq-ipc"),
+    ("oracle_cost", ["--pairs", "0"], "oracle_cost.py: error: --pairs: must be at least 1, "
+     "got 0"),
+    ("oracle_cost", ["--bench", "--steps", "0"], "oracle_cost.py: error: --steps: must be "
+     "at least 1, got 0"),
+    ("oracle_cost", ["--num-running", "0"], "oracle_cost.py: error: --num-running: must be "
+     "at least 1, got 0"),
+    ("oracle_cost", ["--bogus"], "oracle_cost.py: error: unrecognized arguments: --bogus"),
 ]
 
 
