@@ -63,7 +63,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ipc_bench.analysis.results import ResultsError, load, read_summary  # noqa: E402
-from ipc_bench.cli.options import list_items  # noqa: E402
+from ipc_bench.cli.options import (MAX_NUM_SEQS, MAX_SEED, MAX_STEPS,  # noqa: E402
+                                   _int_in, _parse_int, list_items, no_repeats,
+                                   nonempty_path)
+from ipc_bench.engine.config import POLICIES  # noqa: E402
+from ipc_bench.errors import one_line  # noqa: E402
+from ipc_bench.wire.codecs import CODECS  # noqa: E402
 from ipc_bench.analysis.stats import (COMPARED_KEYS, EXACT_KEYS, compare_paired,  # noqa: E402
                                       holm, min_pairs)
 from ipc_bench.harness.environment import cpu_usage_between, read_cpu_times  # noqa: E402
@@ -489,50 +494,126 @@ def print_condition(info: dict[str, Any]) -> None:
 # ------------------------------------------------------------------ command line
 
 
-def _ints(text: str) -> list[int]:
-    """Comma-separated integers of at least 1; no empty item (``list_items``)."""
-    try:
-        values = [int(v) for v in list_items(text, "integers")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}")
-    if min(values) < 1:
-        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
-    return values
+PROG = "aa_false_positive.py"
+CONDITIONS = ("idle", "busy")
+#: The fewest pairs a group may hold: a paired comparison's fewest (the t-interval's,
+#: ``min_pairs("t")``); a group of 1 gives no verdict.
+MIN_GROUP = min_pairs("t")
+
+
+class _Parser(argparse.ArgumentParser):
+    """Bad input: one line on stderr (``aa_false_positive.py: error: ...``), exit 2."""
+
+    def error(self, message: str):
+        print(one_line(f"{PROG}: error: {message}"), file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _ints(lo: int, why: str = ""):
+    """A parser of comma-separated integers of at least ``lo`` (``why``: the reason,
+    in the refusal); no empty item (``list_items``)."""
+    def parse(text: str) -> list[int]:
+        values = [_parse_int(v, -2**63, 2**63 - 1) for v in list_items(text, "integers")]
+        low = [v for v in values if v < lo]
+        if low:
+            raise argparse.ArgumentTypeError(
+                f"must be at least {lo}{why}, got {low[0]}")
+        return values
+    return parse
+
+
+def no_repeats_of(parse):
+    """``parse``, its list refused where a value is in it twice (``no_repeats``)."""
+    return lambda text: no_repeats(parse(text))
 
 
 def _conditions(text: str) -> list[str]:
-    """``--load``: comma-separated conditions; no empty item (``list_items``)."""
-    return list_items(text, "conditions")
+    """``--load``: comma-separated conditions of ``CONDITIONS``; no empty item
+    (``list_items``), none given twice."""
+    names = list_items(text, "conditions")
+    bad = [c for c in names if c not in CONDITIONS]
+    if bad:
+        raise argparse.ArgumentTypeError(f"{','.join(bad)!r}: choose from idle, busy")
+    return no_repeats(names)
 
 
-def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def _add_study_options(p: argparse.ArgumentParser) -> None:
+    """The study's own options: conditions, pairs, groups."""
     p.add_argument("--load", default="idle,busy", type=_conditions,
                    help="conditions, comma-separated: idle (the machine as it is), busy "
                    "(plus one busy process pinned to one core); default both")
-    p.add_argument("--pairs", type=int, default=600, help="A/A pairs per condition")
-    p.add_argument("--group-sizes", type=_ints, default=[2, 3, 4, 6],
-                   help="pairs per A/A comparison, as --repeat (default 2,3,4,6)")
-    p.add_argument("--num-running", type=int, default=64)
-    p.add_argument("--steps", type=int, default=150, help="counted steps per A/A case")
-    p.add_argument("--codec", default="msgpack")
-    p.add_argument("--policy", default="send")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--reference-running", type=int, default=256)
-    p.add_argument("--reference-steps", type=_ints, default=[100, 400])
-    p.add_argument("--reference-pairs", type=_ints, default=[40, 20])
-    p.add_argument("--busy-cpu", type=int, help="core for the busy process (default the "
-                   "highest this process may use)")
-    p.add_argument("--output", help="study folder (default results/aa-<time>)")
-    p.add_argument("--from-run", metavar="DIR", help="analyse this study folder")
+    p.add_argument("--pairs", type=_int_in(1, 1_000_000), default=600,
+                   help="A/A pairs per condition")
+    p.add_argument("--group-sizes", type=no_repeats_of(_ints(
+                   MIN_GROUP, f" (a paired comparison needs at least {MIN_GROUP} pairs)")),
+                   default=[2, 3, 4, 6],
+                   help=f"pairs per A/A comparison, as --repeat, each at least {MIN_GROUP} "
+                   "(default 2,3,4,6)")
+
+
+def _add_folder_options(p: argparse.ArgumentParser) -> None:
+    """The busy core and the study folder (to write, or to analyse)."""
+    p.add_argument("--busy-cpu", type=_int_in(0, 2**20), help="core for the busy process "
+                   "(default the highest this process may use)")
+    p.add_argument("--output", type=nonempty_path("folder"),
+                   help="study folder (default results/aa-<time>)")
+    p.add_argument("--from-run", metavar="DIR", type=nonempty_path("folder"),
+                   help="analyse this study folder")
+
+
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    """The options of the ``bench.py`` runs: the A/A cases and the reference runs."""
+    p.add_argument("--num-running", type=_int_in(1, MAX_NUM_SEQS), default=64)
+    p.add_argument("--steps", type=_int_in(1, MAX_STEPS), default=150,
+                   help="counted steps per A/A case")
+    p.add_argument("--codec", default="msgpack", choices=CODECS)
+    p.add_argument("--policy", default="send", choices=POLICIES)
+    p.add_argument("--seed", type=_int_in(0, MAX_SEED), default=0)
+    p.add_argument("--reference-running", type=_int_in(1, MAX_NUM_SEQS), default=256)
+    p.add_argument("--reference-steps", type=_ints(1), default=[100, 400])
+    p.add_argument("--reference-pairs", type=_ints(2, " (a half-width needs 2 pairs)"),
+                   default=[40, 20], help="pairs of each reference run, at least 2 each "
+                   "(default 40,20)")
+
+
+def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
+    p = _Parser(prog=PROG, description=__doc__.splitlines()[0])
+    _add_study_options(p)
+    _add_run_options(p)
+    _add_folder_options(p)
     args = p.parse_args(argv)
-    if set(args.load) - {"idle", "busy"}:
-        p.error("--load takes idle, busy or idle,busy")
     if len(args.reference_steps) != len(args.reference_pairs):
-        p.error("--reference-steps and --reference-pairs need as many values each")
+        p.error("--reference-steps and --reference-pairs need as many values each "
+                f"(got {len(args.reference_steps)} and {len(args.reference_pairs)})")
     if args.pairs < max(args.group_sizes):
-        p.error("--pairs must be at least the largest --group-sizes value")
+        p.error(f"argument --pairs: must be at least the largest --group-sizes value "
+                f"({max(args.group_sizes)}), got {args.pairs}")
+    if args.from_run:
+        problem = study_problem(Path(args.from_run), args.load)
+        if problem:
+            p.error(f"argument --from-run: {problem}")
+    elif args.busy_cpu is not None and "busy" in args.load:
+        usable = sorted(os.sched_getaffinity(0))
+        if args.busy_cpu not in usable:
+            p.error(f"argument --busy-cpu: {args.busy_cpu} is not a core this process may "
+                    f"use ({', '.join(map(str, usable))})")
     return args
+
+
+def study_problem(study: Path, conditions: list[str]) -> Optional[str]:
+    """Why ``study`` is not a study folder with an A/A run of each of ``conditions``
+    (``CONDITION/aa/summary.json``), or ``None``."""
+    if not study.exists():
+        return f"{study}: no such folder"
+    if not study.is_dir():
+        return f"{study}: not a folder"
+    missing = [c for c in conditions if not (study / c / "aa" / "summary.json").is_file()]
+    if missing:
+        ran = [c for c in CONDITIONS if (study / c / "aa" / "summary.json").is_file()]
+        hint = (f"give --load {','.join(ran)}, the conditions it ran" if ran
+                else "not a study folder of this script")
+        return f"{study} has no A/A run of {', '.join(missing)} ({hint})"
+    return None
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -551,7 +632,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     try:
         result = analyse_study(study, args.load, args.group_sizes)
     except ResultsError as exc:
-        raise SystemExit(f"aa_false_positive: {exc}") from None
+        # a folder given to --from-run is input: its problem is bad input (exit 2)
+        print(one_line(f"{PROG}: error: {exc}"), file=sys.stderr)
+        return 2 if args.from_run else 1
     (study / "aa_false_positive.json").write_text(json.dumps(result, indent=1) + "\n")
     print(f"A/A study {study}")
     for info in result["conditions"].values():

@@ -84,6 +84,17 @@ BAD_INPUT = [
     ("oracle_cost", ["--num-running", "0"], "oracle_cost.py: error: --num-running: must be "
      "at least 1, got 0"),
     ("oracle_cost", ["--bogus"], "oracle_cost.py: error: unrecognized arguments: --bogus"),
+    ("aa_false_positive", ["--group-sizes", "1"], "aa_false_positive.py: error: argument "
+     "--group-sizes: must be at least 2 (a paired comparison needs at least 2 pairs), got 1"),
+    ("aa_false_positive", ["--from-run", "/nonexistent"], "aa_false_positive.py: error: "
+     "argument --from-run: /nonexistent: no such folder"),
+    ("aa_false_positive", ["--load", "foo"], "aa_false_positive.py: error: argument --load: "
+     "'foo': choose from idle, busy"),
+    ("aa_false_positive", ["--pairs", "3"], "aa_false_positive.py: error: argument --pairs: "
+     "must be at least the largest --group-sizes value (6), got 3"),
+    ("aa_false_positive", ["--codec", "x"], "aa_false_positive.py: error: argument --codec: "
+     "invalid choice: 'x' (choose from 'msgpack', 'pickle', 'packed', 'slots', "
+     "'replicated')"),
 ]
 
 
@@ -138,6 +149,20 @@ def test_hot_path_bench_runs_the_benchmarks_it_names(monkeypatch):
 def test_ring_bench_help_states_the_largest_size():
     text = " ".join(_script("ring_bench", "--help").stdout.split())
     assert "comma-separated message sizes in bytes, each 0 to 16,777,216 (16 MiB" in text
+
+
+def test_aa_false_positive_from_run_names_the_conditions_it_lacks(tmp_path):
+    (tmp_path / "idle" / "aa").mkdir(parents=True)
+    (tmp_path / "idle" / "aa" / "summary.json").write_text("{}")
+    out = _script("aa_false_positive", "--from-run", str(tmp_path))
+    assert (out.returncode, out.stderr, out.stdout) == (
+        2, f"aa_false_positive.py: error: argument --from-run: {tmp_path} has no A/A run "
+        "of busy (give --load idle, the conditions it ran)\n", "")
+    (tmp_path / "x").write_text("")
+    out = _script("aa_false_positive", "--from-run", str(tmp_path / "x"), "--load", "idle")
+    assert (out.returncode, out.stderr) == (
+        2, f"aa_false_positive.py: error: argument --from-run: {tmp_path / 'x'}: not a "
+        "folder\n")
 
 
 # ------------------------------------------------------------------ codec_fit's runs
