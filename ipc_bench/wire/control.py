@@ -10,6 +10,7 @@ one of these types (unknown fields too).
 from __future__ import annotations
 
 import contextlib
+import signal
 import threading
 import time
 from typing import Any, Callable, Iterator, Optional, Union
@@ -171,15 +172,36 @@ def beating(beat: Callable[[], None]) -> Iterator[None]:
             errors.append(exc)
 
     thread = threading.Thread(target=run, name="keepalive", daemon=True)
-    thread.start()
     try:
+        with _signals_held():  # a handler's exception inside start() breaks its locks
+            thread.start()
         yield
     finally:
-        stop.set()
-        thread.join()
+        with _signals_held():  # ... and inside set(), which join() then waits on forever
+            stop.set()
+        if thread.ident is not None:
+            thread.join()
     if errors:
         raise errors[0]
     beat()
+
+
+#: The signals ``bench.py`` turns into exceptions (``harness.signals.HANDLED``).
+_HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Block ``_HELD_SIGNALS`` in this thread for the block (a few µs: starting a
+    thread, setting an event), so that a handler that raises (``bench.py``'s) never
+    raises inside ``threading``'s own lock handling, which an exception there leaves
+    broken (``RuntimeError: release unlocked lock``, or an event never set); one that
+    arrived meanwhile is delivered, and raises, as the block ends."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 class CheckInputs(msgspec.Struct, tag="check_inputs", **_CTL):

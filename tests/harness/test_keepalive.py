@@ -400,3 +400,40 @@ def test_pp_stages_count_the_quarter_from_the_last_frame_sent():
     time.sleep(0.15)
     warmup_end.beat()
     assert warmup_end.sent == 1 and result.s2r_marker_frames == 1
+
+
+class _Signalled(Exception):
+    pass
+
+
+def test_a_signal_as_the_keepalive_thread_starts_stops_it_before_leaving(monkeypatch):
+    """SIGINT at the end of ``Thread.start`` (where an exception breaks ``threading``'s
+    locks: ``RuntimeError: release unlocked lock``): held until the thread has started,
+    then raised with the thread stopped and joined, and the block never run."""
+    import os
+    import signal
+    import threading
+
+    from ipc_bench.wire import control
+
+    start = threading.Thread.start
+
+    def start_then_signal(self):
+        start(self)
+        if self.name == "keepalive":
+            os.kill(os.getpid(), signal.SIGINT)
+
+    def handler(signum, frame):
+        raise _Signalled()
+
+    monkeypatch.setattr(threading.Thread, "start", start_then_signal)
+    old = signal.signal(signal.SIGINT, handler)
+    ran = []
+    try:
+        with pytest.raises(_Signalled):
+            with control.beating(lambda: None):
+                ran.append(True)
+    finally:
+        signal.signal(signal.SIGINT, old)
+    assert ran == []
+    assert not [t for t in threading.enumerate() if t.name == "keepalive"]
