@@ -61,6 +61,7 @@ from ipc_bench.wire.codecs import STATEFUL_CODECS, scheduler_output_codec
 from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.engine.roofline import EMULATED_GPU, load_gpu_figures
 from ipc_bench.engine.messages import SchedulerOutput
+from ipc_bench.wire.remote import CODE_KEY
 from ipc_bench.wire.shm_ring import RING_TRANSPORTS, ring_message_bytes
 from ipc_bench.wire.transport import zmtp_frame_bytes, zmtp_handshake_bytes
 
@@ -594,6 +595,8 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
     out = _case_identity(result, a, counted)
     out.update(_model_marks(result))
     out.update(shm_cores_figures(result))
+    if result.model_info.get(CODE_KEY):  # a runner started by hand: the code it ran
+        out["runner_code"] = str(result.model_info[CODE_KEY])
     if result.cpus_allowed:
         out["cpus_allowed"] = "; ".join(f"{k}: {v}" for k, v in result.cpus_allowed.items())
     if result.failed_step is not None or result.error is not None:

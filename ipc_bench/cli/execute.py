@@ -335,6 +335,21 @@ def quiet_warnings_line(cases: Sequence[dict[str, Any]], run_dir: Path) -> Optio
             f"{one_line(str(run_dir / 'summary.json'))} (not shown: --quiet)")
 
 
+def _code_warnings(summary: dict[str, Any], metadata: dict[str, Any]) -> list[str]:
+    """The warning of a case whose runner, started by hand, named other code
+    (``runner_code``: ``environment.code_identity`` of its checkout) than this
+    scheduler's (``metadata["git"]``): the runner's columns and model are of that
+    code, the run's metadata of this one's; ``[]`` otherwise."""
+    from ipc_bench.harness.environment import code_identity
+
+    theirs, mine = summary.get("runner_code"), code_identity(metadata.get("git"))
+    if theirs is None or theirs == mine:
+        return []
+    return [f"its runner, started by hand, ran {theirs}; this scheduler {mine}: the "
+            "runner's timings and model are of that code, the run's metadata of this "
+            "one's (start it from the same checkout to compare like with like)"]
+
+
 @dataclass
 class _Run:
     """One run in progress: its folder, writer, log and the captures kept for the
@@ -713,7 +728,8 @@ class _Run:
         summary = summarize_case(result)
         summary["machine_busy_pct"] = usage.get("busy_pct")
         summary["cpu_steal_pct"] = usage.get("steal_pct")
-        summary["warnings"] = noise_warnings(summary, usage) + list(extra_warnings)
+        summary["warnings"] = (noise_warnings(summary, usage) + list(extra_warnings)
+                               + _code_warnings(summary, self.writer.metadata))
         summary["case_elapsed_s"] = elapsed_s
         self.writer.add_case(result, summary)
         if case.repetition == 0 and not case.stream:  # a streamed case kept no frames

@@ -706,6 +706,24 @@ def commit_shown(git: Optional[dict], digits: Optional[int] = None) -> Optional[
     return commit[:digits] + (" (dirty)" if (git or {}).get("dirty") is True else "")
 
 
+def code_identity(git: Optional[dict]) -> str:
+    """The code a ``git`` record (``collect_metadata``'s) names, as one text two
+    processes' records can be compared by: the full commit, `` (dirty, changes
+    SHA256[:12])`` when tracked files differed from it (``(dirty)`` without a digest);
+    ``unknown (not a git checkout)`` without a record or a commit."""
+    shown = commit_shown(git)
+    if shown is None:
+        return "unknown (not a git checkout)"
+    digest = (git or {}).get("diff_sha256")
+    return shown.replace(" (dirty)", f" (dirty, changes {digest[:12]})") if digest else shown
+
+
+def source_code() -> str:
+    """``code_identity`` of this process's own checkout (``_git_info``: a few git
+    calls, each at most 5 s): what a runner started by hand tells the scheduler."""
+    return code_identity(_guard(_git_info, None))
+
+
 #: ``uncommitted_changes``' answers.
 SAME_CHANGES, DIFFERENT_CHANGES, UNKNOWN_CHANGES = "same", "different", "unknown"
 

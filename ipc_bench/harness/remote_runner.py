@@ -55,6 +55,7 @@ from zmq.utils.monitor import recv_monitor_message
 
 from ipc_bench.engine.config import ConfigError
 from ipc_bench.harness.affinity import cpus_allowed
+from ipc_bench.harness.environment import source_code
 from ipc_bench.harness.runner_loop import (EXIT_HANDSHAKE, EXIT_OK, EXIT_SCHEDULER_GONE,
                                            EXIT_USAGE, _model_runner, accept_handshake,
                                            serve_case, speak_as)
@@ -62,7 +63,8 @@ from ipc_bench.wire.codecs import PICKLED_CODECS
 from ipc_bench.wire.control import Goodbye, Handshake, recv_control
 from ipc_bench.wire.handshake import RunnerConfig
 from ipc_bench.wire.pp import TCP_STORE_PREFIX
-from ipc_bench.wire.remote import CLOCK_KEY, CPUS_KEY, KEEPALIVE, ZAP_REFUSED, clock_id
+from ipc_bench.wire.remote import (CLOCK_KEY, CODE_KEY, CPUS_KEY, KEEPALIVE, ZAP_REFUSED,
+                                   clock_id)
 from ipc_bench.wire.transport import (CONNECT_TIMEOUT_S, EndpointError, HandshakeRefused,
                                       NoHandshake, PeerError, RunnerSockets, destroy_context,
                                       split_tcp_endpoint, tcp_endpoint)
@@ -196,8 +198,10 @@ def serve_remote(ctl_endpoint: str, allow_pickle: bool = False,
 def _serve_cases(socks: RunnerSockets, peer_problem: Callable[[], Optional[str]],
                  adapt: Callable[[RunnerConfig], RunnerConfig], pinned: bool = False) -> int:
     """The loop of ``serve_remote``: one case per ``Handshake`` until ``Goodbye``;
-    ``pinned``: each ``Ready`` names the CPUs this process runs on then."""
+    each ``Ready`` names this checkout's code (``environment.source_code``) and, with
+    ``pinned``, the CPUs this process runs on then."""
     served = 0
+    code = source_code()  # once: the scheduler records it with each case
     while True:
         try:
             msg = recv_control(socks.ctl, _NO_DEADLINE_S, peer_problem,
@@ -209,7 +213,8 @@ def _serve_cases(socks: RunnerSockets, peer_problem: Callable[[], Optional[str]]
             ended = f"the run failed: {msg.reason}" if msg.reason else "the run is complete"
             print(f"{PREFIX}: {ended} ({served} case(s) served)", file=sys.stderr)
             return EXIT_RUN_FAILED if msg.reason else EXIT_OK
-        info = {CLOCK_KEY: clock_id(), **({CPUS_KEY: cpus_allowed(0) or "unknown"} if pinned else {})}
+        info = {CLOCK_KEY: clock_id(), CODE_KEY: code,
+                **({CPUS_KEY: cpus_allowed(0) or "unknown"} if pinned else {})}
         accepted = accept_handshake(socks, msg, peer_problem, adapt, info,
                                     make_runner=_runner_or_stage)
         if isinstance(accepted, int):

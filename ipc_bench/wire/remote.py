@@ -78,6 +78,10 @@ CLOCK_KEY = "monotonic_clock_id"
 #: ``--cpu-affinity`` names the CPUs it runs on, as its kernel reports them at the
 #: handshake (``harness.affinity.cpus_allowed`` text, ``1`` or ``0+2-3``).
 CPUS_KEY = "cpus_allowed"
+#: Key of ``control.Ready.model_info`` by which a runner started by hand names the code
+#: it runs (``harness.environment.source_code``: its checkout's commit, dirty or not),
+#: which may be another checkout's than the scheduler's.
+CODE_KEY = "runner_code"
 
 _EVENTS = zmq.EVENT_ACCEPTED | zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED
 

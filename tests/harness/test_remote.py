@@ -95,6 +95,37 @@ def test_a_runner_started_by_hand_gives_the_spawned_runners_tokens(tmp_path):
     assert spawned.returncode == 0, spawned.stderr
     remote, local = digests(tmp_path / "remote"), digests(tmp_path / "spawned")
     assert list(remote) == [CASE_ID] and remote == local
+    # the runner named its code, this checkout's as the scheduler's: no warning
+    from ipc_bench.harness.environment import code_identity
+
+    summary = json.loads((tmp_path / "remote" / "summary.json").read_text())
+    (case,) = summary["cases"]
+    assert case["runner_code"] == code_identity(summary["metadata"].get("git"))
+    assert not any("started by hand, ran" in w for w in case["warnings"])
+
+
+def test_a_runner_of_other_code_is_recorded_and_warned_about(tmp_path):
+    """A runner started from another checkout (its code named in its ``Ready``): the
+    case records that code and warns that its timings are not of the scheduler's."""
+    port = free_base_port(3)
+    sched = start_scheduler(CASE + ["--remote-runners", "--port", str(port)],
+                            tmp_path / "remote")
+    runner = start_runner(port, python_code=(
+        "import ipc_bench.harness.remote_runner as r\n"
+        "r.source_code = lambda: 'ecfd2610000000000000000000000000000000ff (dirty)'"))
+    _, runner_err = runner.communicate(timeout=120)
+    out, err = sched.communicate(timeout=60)
+    assert (sched.returncode, runner.returncode) == (0, 0), (err, runner_err)
+    from ipc_bench.harness.environment import code_identity
+
+    summary = json.loads((tmp_path / "remote" / "summary.json").read_text())
+    (case,) = summary["cases"]
+    theirs = "ecfd2610000000000000000000000000000000ff (dirty)"
+    assert case["runner_code"] == theirs
+    assert (f"its runner, started by hand, ran {theirs}; this scheduler "
+            f"{code_identity(summary['metadata'].get('git'))}: the runner's timings and "
+            "model are of that code, the run's metadata of this one's (start it from the "
+            "same checkout to compare like with like)") in case["warnings"]
 
 
 def test_a_runner_of_another_protocol_version_is_refused_in_one_line(tmp_path):
