@@ -51,7 +51,7 @@ from ipc_bench.engine.workloads import REQ_ID_FORMATS  # noqa: E402
 from ipc_bench.engine.config import ConfigError  # noqa: E402
 from ipc_bench.engine.token_ids import token_id_distribution  # noqa: E402
 from ipc_bench.cli.options import (MAX_NUM_SEQS, _choices, _int_in, _parse_int,  # noqa: E402
-                                   list_items)
+                                   list_items, writable_file)
 from ipc_bench.harness import signals  # noqa: E402
 
 COL = {c: i for i, c in enumerate(SCHED_COLUMNS)}
@@ -124,23 +124,6 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def _json_path(text: str) -> str:
-    """``--json``: a file that can be written, checked before any case runs (opened to
-    append, then removed again if it did not exist)."""
-    path = Path(text)
-    existed = path.exists()
-    if path.is_dir():
-        raise argparse.ArgumentTypeError(f"{text}: is a directory")
-    try:
-        with open(path, "a"):
-            pass
-    except OSError as exc:
-        raise argparse.ArgumentTypeError(f"{text}: {exc.strerror}") from None
-    if not existed:
-        path.unlink()
-    return text
-
-
 def _vocab_sizes(text: str) -> list[int]:
     """``--vocab-sizes``: comma-separated integers of at least 2, repeats dropped; no
     empty item (``list_items``)."""
@@ -177,7 +160,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--token-ids", type=_token_ids, default="uniform", metavar="D[,D...]",
                    help="comma-separated token-id distributions: uniform, zipf, hist:PATH "
                    "(default uniform)")
-    p.add_argument("--json", metavar="PATH", type=_json_path,
+    p.add_argument("--json", metavar="PATH", type=writable_file,
                    help="also write the rows as JSON")
     args = p.parse_args(argv)
     for dist in args.token_ids:

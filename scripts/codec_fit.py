@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT))
 
 from ipc_bench.analysis.bytemodel import fit_linear  # noqa: E402
 from ipc_bench.analysis.results import ResultsError, read_summary  # noqa: E402
-from ipc_bench.cli.options import MAX_STEPS, _int_in  # noqa: E402
+from ipc_bench.cli.options import MAX_STEPS, _int_in, writable_file  # noqa: E402
 from ipc_bench.errors import one_line  # noqa: E402
 from ipc_bench.harness.run_folder import default_run_dir  # noqa: E402
 from ipc_bench.harness.spec import NO_CODEC  # noqa: E402
@@ -173,23 +173,6 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def _json_path(text: str) -> str:
-    """``--json``: a file that can be written, checked before any run (opened to
-    append, then removed again if it did not exist)."""
-    path = Path(text)
-    existed = path.exists()
-    if path.is_dir():
-        raise argparse.ArgumentTypeError(f"{text}: is a directory")
-    try:
-        with open(path, "a"):
-            pass
-    except OSError as exc:
-        raise argparse.ArgumentTypeError(f"{text}: {exc.strerror}") from None
-    if not existed:
-        path.unlink()
-    return text
-
-
 def parse_args(argv=None) -> argparse.Namespace:
     p = _Parser(prog=PROG, description=__doc__.splitlines()[0])
     p.add_argument("--fit-run", metavar="DIR", help="decode-steady run to fit (several B)")
@@ -202,7 +185,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--stat", choices=("median", "mean"), default="median",
                    help="per case: the median over its counted steps (default; robust "
                    "to steps where the process was descheduled) or the summary's mean")
-    p.add_argument("--json", metavar="PATH", type=_json_path,
+    p.add_argument("--json", metavar="PATH", type=writable_file,
                    help="write fits and checks as JSON")
     args = p.parse_args(argv)
     args.error = p.error

@@ -261,6 +261,27 @@ def nonempty_path(kind: str):
     return parse
 
 
+def writable_file(text: str) -> str:
+    """argparse type of an output file (a script's ``--json``): one that can be
+    written, checked before any work (opened to append, then removed again if it did
+    not exist); ``ArgumentTypeError`` naming the path and why (``is a directory``, the
+    system's reason) otherwise."""
+    from pathlib import Path
+
+    path = Path(text)
+    existed = path.exists()
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: is a directory")
+    try:
+        with open(path, "a"):
+            pass
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"{text}: {exc.strerror}") from None
+    if not existed:
+        path.unlink()
+    return text
+
+
 def _cpu_affinity(text: str):
     """``--cpu-affinity``: CPU sets in process order (``harness.affinity.parse_affinity``)."""
     from ipc_bench.harness.affinity import AffinityError, parse_affinity
