@@ -116,7 +116,9 @@ def format_in_loop_vs_pyperf(rows: list[dict[str, Any]]) -> str:
                      f"{r['pyperf_mean_ns'] / 1e3:.2f} +- {r['pyperf_stdev_ns'] / 1e3:.2f}",
                      ratio])
     lines = ["\nin-loop (the run's own timing of these messages) vs pyperf (isolated)",
-             render(header, body, left=len(header))]
+             render(header, body, left=len(header)),
+             "bytes: the mean payload of the captured messages timed here (a sample of "
+             "the case's steps), not the case's mean over all its counted steps"]
     note = cores.footnote_of((r["readers"], r["cores"]) for r in rows
                              if r.get("timings_withheld"))
     if note:

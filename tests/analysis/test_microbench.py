@@ -515,9 +515,12 @@ def test_every_case_withheld_gives_no_ratio_summary():
                in_loop_median_ns=4000.0, pyperf_mean_ns=2500.0, pyperf_stdev_ns=100.0,
                in_loop_to_pyperf=2.0, timings_withheld=True, readers=2, cores=2)
     lines = format_in_loop_vs_pyperf([row]).splitlines()
-    assert lines[-4].split() == ["send", "num_running=4,pp=2", "s2r", "msgpack", "decode",
+    assert lines[-5].split() == ["send", "num_running=4,pp=2", "s2r", "msgpack", "decode",
                                  "1,234", "-*", "-*", "2.50", "+-", "0.10", "-"]
-    assert lines[-3:] == [WITHHELD_FOOTNOTE, WITHHELD_NOTE,
+    assert lines[-4:] == [
+        "bytes: the mean payload of the captured messages timed here (a sample of the "
+        "case's steps), not the case's mean over all its counted steps",
+        WITHHELD_FOOTNOTE, WITHHELD_NOTE,
                           "decode: in-loop mean / pyperf mean: none shown, the run withheld "
                           "the in-loop timings of its one benchmark (*)"]
 
