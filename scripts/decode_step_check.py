@@ -62,7 +62,13 @@ the device (checked once, before any configuration), a ``--json`` path that cann
 written, ``--device cuda`` without CUDA); 130 / 143 / 129 when interrupted by SIGINT /
 SIGTERM / SIGHUP, with one line. The ``--json`` file is written after each
 configuration, so an interrupted run (``gpu_check.py`` cuts stage 0 at its limit)
-leaves the rows of the configurations it finished.
+leaves the rows of the configurations it finished, and once more as an interrupt ends
+the run. Beside the rows it says how far the run got (``Progress.record``):
+``complete`` (false while a configuration is still to run: in a file left by an
+interrupted or killed run), ``interrupted_by`` (``SIGINT``, ``SIGTERM``, ``SIGHUP`` or
+null), ``not_run`` (the configurations not finished, the one running when the run
+ended first), ``skipped`` (configuration: why it cannot run here) and ``failed``
+(configuration: its error), so a configuration cut off reads apart from one skipped.
 """
 
 from __future__ import annotations
@@ -73,6 +79,7 @@ import json
 import os
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
@@ -387,13 +394,20 @@ def _check(args: argparse.Namespace) -> int:
     torch.set_num_threads(1 if not cuda else torch.get_num_threads())
     dtype = getattr(torch, ModelConfig(preset=preset).torch_preset.cuda_dtype) if cuda \
         else torch.float32
-    figures = measure_device_figures(torch, device, dtype)
-    print(f"device {figures.name}: copy {figures.memory_bandwidth_bytes_per_s / 1e9:,.1f} GB/s, "
-          f"matmul {figures.flops_per_s / 1e12:,.2f} TFLOP/s ({figures.dtype}); preset {preset}, "
-          f"contexts uniform in [{lo}, {hi}], {args.steps} counted steps"
-          + ("" if cuda else "; graphs replayed eagerly (no CUDA)"), flush=True)
-    rows, failed = _run_configs(torch, preset, device, configs, runs, sched, args, lo, hi,
-                                figures)
+    progress = Progress([b + ("+graphs" if g else "") for b, g in configs])
+    try:
+        figures = progress.figures = measure_device_figures(torch, device, dtype)
+        print(f"device {figures.name}: copy {figures.memory_bandwidth_bytes_per_s / 1e9:,.1f} "
+              f"GB/s, matmul {figures.flops_per_s / 1e12:,.2f} TFLOP/s ({figures.dtype}); "
+              f"preset {preset}, contexts uniform in [{lo}, {hi}], {args.steps} counted steps"
+              + ("" if cuda else "; graphs replayed eagerly (no CUDA)"), flush=True)
+        rows, failed = _run_configs(torch, preset, device, configs, runs, sched, args, lo,
+                                    hi, figures, progress)
+    except signals.Interrupted as exc:  # further signals are ignored: the write ends
+        progress.interrupted_by = exc.signal_name
+        if args.json:
+            write_json(args.json, progress)
+        raise
     if rows:
         print(format_rows(rows))
     elif not failed:
@@ -401,36 +415,73 @@ def _check(args: argparse.Namespace) -> int:
               file=sys.stderr)
         failed = 1
     if args.json:
-        error = write_json(args.json, figures, rows)
+        error = write_json(args.json, progress)
         if error is not None:
             print(f"decode_step_check: error: {error}", file=sys.stderr)
             return 1
     return 1 if failed else 0
 
 
-def write_json(path: str, figures, rows: list[dict[str, Any]]) -> Optional[str]:
-    """Write the device's measured ``figures`` and ``rows`` (tokens left out) to
-    ``path``; ``None``, or the one-line error (``cannot write PATH: ...``)."""
+@dataclass
+class Progress:
+    """How far a run got: the ``configs`` it is to run (``gather``, ``flex+graphs``,
+    ...), the device's measured ``figures`` (``None`` until measured), the ``rows`` so
+    far, the configurations ``skipped`` (-> why) and ``failed`` (-> the error), and the
+    signal that ended the run (``interrupted_by``; ``None``: none)."""
+
+    configs: list[str]
+    figures: Any = None
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)
+    interrupted_by: Optional[str] = None
+
+    def not_run(self) -> list[str]:
+        """The configurations neither measured, skipped nor failed, in run order."""
+        done = {r["config"] for r in self.rows} | set(self.skipped) | set(self.failed)
+        return [c for c in self.configs if c not in done]
+
+    def record(self) -> dict[str, Any]:
+        """The ``--json`` file's fields beside ``figures`` and ``rows``: ``complete``
+        (every configuration measured, skipped or failed), ``interrupted_by``,
+        ``not_run``, ``skipped``, ``failed``."""
+        not_run = self.not_run()
+        return dict(complete=not not_run, interrupted_by=self.interrupted_by,
+                    not_run=not_run, skipped=self.skipped, failed=self.failed)
+
+
+def write_json(path: str, progress: Progress) -> Optional[str]:
+    """Write ``progress``: how far the run got (``Progress.record``), the device's
+    measured figures (null before they were measured) and the rows (tokens left out)
+    to ``path``; ``None``, or the one-line error (``cannot write PATH: ...``)."""
+    figures = progress.figures
     try:
-        Path(path).write_text(json.dumps(dict(
-            figures=dict(name=figures.name, bandwidth=figures.memory_bandwidth_bytes_per_s,
-                         flops=figures.flops_per_s, dtype=figures.dtype),
-            rows=[{k: v for k, v in r.items() if k != "tokens"} for r in rows]), indent=1))
+        with signals.deferred():  # a signal meanwhile is raised once the file is whole
+            Path(path).write_text(json.dumps(dict(
+                **progress.record(),
+                figures=None if figures is None else dict(
+                    name=figures.name, bandwidth=figures.memory_bandwidth_bytes_per_s,
+                    flops=figures.flops_per_s, dtype=figures.dtype),
+                rows=[{k: v for k, v in r.items() if k != "tokens"} for r in progress.rows]),
+                indent=1))
     except OSError as exc:
         return f"cannot write {path}: {exc.strerror or exc}"
     return None
 
 
-def _run_configs(torch, preset, device, configs, runs, sched, args, lo, hi, figures):
-    """(rows, number of configurations that failed); a backend that cannot run here
-    is skipped with the reason (varlen on CPU, or whose kernel refuses the block size;
-    flex on CUDA without Triton's C compiler and Python headers). With
-    ``--json`` the rows so far are written after each configuration, so an interrupted
-    run leaves those of the configurations it finished."""
+def _run_configs(torch, preset, device, configs, runs, sched, args, lo, hi, figures,
+                 progress: Optional[Progress] = None) -> tuple[list[dict[str, Any]], int]:
+    """(rows, number of configurations that failed), also kept in ``progress`` (with
+    the skipped and failed ones); a backend that cannot run here is skipped with the
+    reason (varlen on CPU, or whose kernel refuses the block size; flex on CUDA without
+    Triton's C compiler and Python headers). With ``--json`` the file is written after
+    each configuration that ran, so an interrupted run leaves the rows of the
+    configurations it finished."""
+    if progress is None:
+        progress = Progress([b + ("+graphs" if g else "") for b, g in configs], figures)
     from ipc_bench.engine.paged_attention import (flex_unsupported, varlen_kernel_problem,
                                                   varlen_unsupported)
 
-    rows, failed = [], 0
     cannot = {}  # backend -> why it cannot run here (skipped, not failed)
     if device != "cuda":
         cannot["varlen"] = "varlen needs CUDA: no CPU kernel"
@@ -441,25 +492,26 @@ def _run_configs(torch, preset, device, configs, runs, sched, args, lo, hi, figu
     if any(backend == "flex" for backend, _ in configs):
         cannot["flex"] = flex_unsupported(device, sched.block_size)  # Triton's toolchain
     for backend, graphs in configs:
+        name = backend + ("+graphs" if graphs else "")
         if cannot.get(backend):
-            print(f"  {backend}{'+graphs' if graphs else ''}: skipped ({cannot[backend]})")
-            continue
-        t0 = time.monotonic()
-        try:
-            got = run_config(torch, preset, device, backend, graphs, runs, sched, args.steps,
-                             args.warmup, lo, hi, args.seed, figures)
-        except Exception as exc:  # one failing backend must not hide the others
-            failed += 1
-            line = str(exc).strip().splitlines()
-            print(f"  {backend}{'+graphs' if graphs else ''}: FAILED "
-                  f"{type(exc).__name__}: {line[0] if line else ''}"[:400], flush=True)
-            continue
-        rows += got
-        print(f"  {got[0]['config']}: {time.monotonic() - t0:.1f} s "
-              f"(build, compile, capture and steps); {got[0]['device']}", flush=True)
-        if args.json:  # so far: a run cut short (gpu_check's limit) keeps these rows
-            write_json(args.json, figures, rows)
-    return rows, failed
+            progress.skipped[name] = cannot[backend]
+            print(f"  {name}: skipped ({cannot[backend]})")
+        else:
+            t0 = time.monotonic()
+            try:
+                got = run_config(torch, preset, device, backend, graphs, runs, sched,
+                                 args.steps, args.warmup, lo, hi, args.seed, figures)
+            except Exception as exc:  # one failing backend must not hide the others
+                line = str(exc).strip().splitlines()[:1]  # no message: the type alone
+                progress.failed[name] = ": ".join([type(exc).__name__, *line])[:400]
+                print(f"  {name}: FAILED {progress.failed[name]}", flush=True)
+            else:
+                progress.rows += got
+                print(f"  {name}: {time.monotonic() - t0:.1f} s (build, compile, capture and "
+                      f"steps); {got[0]['device']}", flush=True)
+            if args.json:  # so far: a run cut short (gpu_check's limit) keeps these rows
+                write_json(args.json, progress)
+    return progress.rows, len(progress.failed)
 
 
 if __name__ == "__main__":

@@ -581,6 +581,42 @@ def test_gpu_check_picks_the_fastest_backend_at_the_largest_common_size():
     assert gpu_check.fastest_backend([]) == "gather"
 
 
+def test_decode_step_check_json_says_how_far_the_run_got(tmp_path, monkeypatch, capsys):
+    """The ``--json`` file says whether every configuration ran (``complete``), which were
+    not run, skipped or failed, and the signal that ended the run: as written after
+    each configuration (what a killed run leaves) and as the interrupt ends it (what
+    gpu_check finds after cutting stage 0); a failure without a message is its type."""
+    from ipc_bench.engine import paged_attention
+    from ipc_bench.harness import signals
+
+    dsc = _load("decode_step_check")
+    out, seen = tmp_path / "rows.json", []
+
+    def run_config(torch, preset, device, backend, graphs, runs, *rest):
+        if backend == "flex" and not graphs:
+            raise RuntimeError("")
+        if graphs:
+            seen.append(json.loads(out.read_text()))  # as a SIGKILL here would leave it
+            raise signals.Interrupted(143)  # SIGTERM while flex+graphs compiles
+        return [dict(config=backend, num_running=b, bucket=b, step_ns=2e6, gpu_busy_ns=None,
+                     host_ns=None, roofline_ns=1e6, x_roofline=2.0, tokens=[7] * b,
+                     device="cpu (attention gather)") for b in runs]
+
+    monkeypatch.setattr(dsc, "run_config", run_config)
+    monkeypatch.setattr(paged_attention, "flex_unsupported", lambda device, block_size: None)
+    code = dsc.main(["--device", "cpu", "--num-running", "2", "--json", str(out),
+                     "--configs", "gather,varlen,flex,flex+graphs"])
+    assert (code, capsys.readouterr().err) == (143, "decode_step_check: interrupted by SIGTERM\n")
+    left = json.loads(out.read_text())
+    common = dict(skipped={"varlen": "varlen needs CUDA: no CPU kernel"},
+                  failed={"flex": "RuntimeError"})
+    assert {k: v for k, v in seen[0].items() if k not in ("figures", "rows")} == dict(
+        complete=False, interrupted_by=None, not_run=["flex+graphs"], **common)
+    assert {k: v for k, v in left.items() if k not in ("figures", "rows")} == dict(
+        complete=False, interrupted_by="SIGTERM", not_run=["flex+graphs"], **common)
+    assert [r["config"] for r in left["rows"]] == ["gather", "gather"]
+
+
 def test_ring_bench_runs_every_transport_and_size():
     """``scripts/ring_bench.py`` end to end at a tiny size (timings not checked)."""
     out = subprocess.run([sys.executable, str(ROOT / "scripts" / "ring_bench.py"), "--sizes",
