@@ -7,7 +7,9 @@ step, the ratio to the step's roofline, padding between buckets; at most
 ``DECODE_STEP_LIMIT_S``). The backend with the shortest GPU time per step at the
 largest batch size it ran unpadded (``fastest_backend``; step time on CPU) is the
 ``--attention`` of every later stage, so a backend that fails or is slow on this GPU
-does not decide them.
+does not decide them. Where its JSON says the run did not finish (cut at the limit,
+interrupted, killed: ``complete`` false), the stage's lines name the configurations
+not run (``decode_step_state``), so one cut off does not read as one skipped.
 
 Stages 1-6 (each one ``bench.py`` run into its own folder under ``--output``; each case is
 written to that folder's ``summary.json`` as it finishes, and each stage's table is
@@ -36,12 +38,15 @@ printed as the stage ends):
    A short device session can run it right after the smoke stage: ``--stages 1,6``.
 
 All of it is meant to take at most ``--budget-s`` (default 420 s) on one H200, CUDA
-start included; a stage still running when the budget ends is interrupted (its
-finished cases stay written) and counts as failed. The step counts (60 counted steps
-per case, 30 for the 8B) were sized from the torch model's step times measured on an
-H200 (gpu-1b, the same layers as llama-3.2-1b: about 20 ms a step at 16 and 256
-running, ../shared/measurements/h200-2026-11-30) and a guess of 5 s to start a runner
-on CUDA; no run of this script on a GPU has checked the budget yet. Where the
+start included; a stage still running when the budget (or its own limit) ends is
+interrupted (``CUT_SIGNAL``, SIGTERM, then SIGCONT in case it was stopped; its finished
+cases stay written), killed if it has not exited ``INTERRUPT_GRACE_S`` (15 s) later, so
+the check outruns its budget by at most that (the stage's line says how long it took),
+and counts as failed. The step counts (60 counted steps per case, 30 for the 8B) were
+sized from the torch model's step times measured on an H200 (gpu-1b, the same layers as
+llama-3.2-1b: about 20 ms a step at 16 and 256 running,
+../shared/measurements/h200-2026-11-30) and a guess of 5 s to start a runner on CUDA;
+no run of this script on a GPU has checked the budget yet. Where the
 attention pads to buckets (flex, varlen; ``auto`` is flex on CUDA) each stage but the
 Azure replay passes its running counts as ``--cuda-graph-sizes`` (``bucket_args``), so
 a runner compiles one or two flex kernels at start-up, not one per power of two up to
@@ -70,17 +75,21 @@ cases, noise included::
     +19.5 us per step = +0.12% of cached's 16.77 ms median step; whole median step,
     send's over cached's: +1.14 ms = +6.80%
 
-(one line). The line naming the results folder is the last one printed, after the
-failures (``FAILED ...`` on stderr); an interrupt's one line names it too. Exit
+(one line). How each stage ended is one line with the time so far (``passed``, ``failed
+with exit 1``, ``killed by SIGKILL``, ``cut at its 25 s limit: SIGTERM sent; 0.4 s later
+it exited 143``), saying for a failure whether the last lines of the stage's output
+follow or it printed nothing; a stage that wrote no case prints no table. The line
+naming the results folder is the last one printed, after the failures (``FAILED ...``
+on stderr, each that line's first sentence); an interrupt's one line names it too. Exit
 status: 0 when every stage passed;
 1 when a stage failed (a token oracle failure included: ``bench.py`` exits 1 when the
 policies' token streams differ) or ran out of time; 2 for bad input, refused in one
 line before any stage runs (``--stages`` other than 0-6, a ``--budget-s`` that is not
 a positive finite number, a ``--trace`` that is not a readable file, an ``--output``
 that cannot be created or written); 130 / 143 / 129 when interrupted by SIGINT /
-SIGTERM / SIGHUP: the running stage gets the same signal (``bench.py`` then writes
-what it measured), is killed if it has not exited ``INTERRUPT_GRACE_S`` later, and is
-reaped before the script exits with one line.
+SIGTERM / SIGHUP: the running stage gets the same signal, then SIGCONT (``bench.py``
+then writes what it measured), is killed if it has not exited ``INTERRUPT_GRACE_S``
+later, and is reaped before the script exits with one line.
 
 Without CUDA (``torch.cuda.is_available()`` false, probed in a child process) it says
 so and runs the same stages shrunk (``tiny`` and ``cpu`` presets, a few running
@@ -151,6 +160,10 @@ DECODE_STEP_LIMIT_S = 150.0
 #: After interrupting a stage (at the budget, or passing on a signal this script got),
 #: how long it may take to write and exit before it is killed.
 INTERRUPT_GRACE_S = 15.0
+#: What a stage still running at its limit gets (then SIGCONT; ``_stop``): SIGTERM, not
+#: SIGINT, which a check started as a background command of a script (as
+#: ``scripts/device_check.sh`` starts it) inherits ignored, and so do its stages.
+CUT_SIGNAL = signal.SIGTERM
 #: The stages by number (``--stages``): 0 and the six ``build_stages`` returns.
 STAGE_NAMES = ("decode-step", "smoke", "llama-3.2-1b", "llama-3.1-8b", "aa", "azure-conv",
                "async")
@@ -374,10 +387,12 @@ def async_lines(cases: list[dict[str, Any]]) -> list[str]:
 
 def format_stage(run_dir: Path, note: str = "") -> str:
     """The stage's table, ``note`` (the stage's line under it, if any), send's shares
-    and the async comparison, from its ``summary.json``."""
+    and the async comparison, from its ``summary.json``; ``""`` when it holds no case."""
     cases = read_summary(str(run_dir))["cases"]
+    if not cases:
+        return ""
     rows = case_rows(cases)
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+    widths = [max(len(h), *(len(r[i]) for r in rows))
               for i, h in enumerate(HEADER)]
     lines = ["  ".join(c.ljust(w) if i < 4 or i >= len(HEADER) - 2 else c.rjust(w)
                        for i, (c, w) in enumerate(zip(row, widths)))
@@ -393,15 +408,64 @@ def format_stage(run_dir: Path, note: str = "") -> str:
 # ------------------------------------------------------------------ running
 
 
-def _stop(proc: subprocess.Popen, signum: int) -> None:
-    """Send ``signum`` to ``proc``, give it ``INTERRUPT_GRACE_S`` to write and exit,
-    then SIGKILL it; reaped either way."""
-    try:
+def _stop(proc: subprocess.Popen, signum: int) -> str:
+    """Send ``signum`` to ``proc``, then SIGCONT to it and its descendants (a stopped
+    process cannot act on ``signum`` until continued; a running one is left alone by
+    it), give it ``INTERRUPT_GRACE_S`` to write and exit, then SIGKILL it; reaped either
+    way. Returns how it ended, e.g. ``0.4 s later it exited 130``, ``15 s later it had
+    not exited and was killed by SIGKILL``, after ``it was stopped (SIGSTOP or
+    SIGTSTP), so SIGCONT followed; `` where it was."""
+    t0 = time.monotonic()
+    note = ""
+    if proc.poll() is None:  # not reaped: the pid is still its own
+        family = [proc.pid, *_descendants(proc.pid)]
+        stopped = sum(_is_stopped(pid) for pid in family)
+        if stopped:
+            note = ("it was stopped" if _is_stopped(proc.pid) else
+                    f"{stopped} of its processes {'was' if stopped == 1 else 'were'} stopped")
+            note += " (SIGSTOP or SIGTSTP), so SIGCONT followed; "
         proc.send_signal(signum)
+        for pid in family:
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except OSError:  # gone meanwhile
+                pass
+    try:
         proc.wait(timeout=INTERRUPT_GRACE_S)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+        return f"{note}{INTERRUPT_GRACE_S:g} s later it had not exited and was killed by SIGKILL"
+    return f"{note}{time.monotonic() - t0:.1f} s later it {_ended(proc.returncode)}"
+
+
+def _is_stopped(pid: int) -> bool:
+    """Whether ``pid`` is stopped (state ``T`` in ``/proc/PID/stat``; False without one)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "T"
+    except (OSError, IndexError):
+        return False
+
+
+def _descendants(pid: int) -> list[int]:
+    """The pids of ``pid``'s live descendants (from ``/proc``; none without one)."""
+    parent = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+                parent[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):  # gone meanwhile
+                continue
+    found, level = [], {pid}
+    while level:
+        level = {child for child, ppid in parent.items() if ppid in level}
+        found += sorted(level)
+    return found
 
 
 def _log_file(log: Optional[Path]):
@@ -412,16 +476,18 @@ def _log_file(log: Optional[Path]):
 
 
 def run_child(name: str, cmd: list[str], timeout_s: float,
-              log: Optional[Path] = None) -> tuple[Optional[int], str]:
-    """Run stage ``name``'s ``cmd`` for at most ``timeout_s``: (exit code, output), the
-    code ``None`` when it was cut at the limit (SIGINT, then SIGKILL after
-    ``INTERRUPT_GRACE_S``). Its stdout and stderr go together to ``log`` as they come
-    (a temporary file without one), so a check killed from outside (a machine's own
-    time limit) leaves each stage's output so far beside its run folder. A signal this
-    script gets meanwhile (``signals.Interrupted``) is passed on to the child the same
-    way, and raised once the child is reaped, so no stage outlives the script; and
-    should this script be SIGKILLed, the child is SIGTERMed by the kernel
-    (``signals.terminated_with_parent``) and exits 143 with what it has written."""
+              log: Optional[Path] = None) -> tuple[int, str, str]:
+    """Run stage ``name``'s ``cmd`` for at most ``timeout_s``: (exit code, output, how
+    it was cut): the last ``""`` when it ended by itself, else how it ended after it
+    was cut at the limit (``_stop``: ``CUT_SIGNAL``, SIGCONT, then SIGKILL after
+    ``INTERRUPT_GRACE_S``; ``SIGTERM sent; 0.4 s later it exited 143``). Its stdout
+    and stderr go together to ``log`` as they come (a temporary file without one), so a
+    check killed from outside (a machine's own time limit) leaves each stage's output so
+    far beside its run folder. A signal this script gets meanwhile
+    (``signals.Interrupted``) is passed on to the child the same way, and raised once
+    the child is reaped, so no stage outlives the script; and should this script be
+    SIGKILLed, the child is SIGTERMed by the kernel (``signals.terminated_with_parent``)
+    and exits 143 with what it has written."""
     proc = None
     with _log_file(log) as sink:
         try:
@@ -429,49 +495,58 @@ def run_child(name: str, cmd: list[str], timeout_s: float,
                 proc = subprocess.Popen(cmd, cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT,
                                         stdin=subprocess.DEVNULL,
                                         preexec_fn=signals.terminated_with_parent(os.getpid()))
+            cut = ""
             try:
-                code: Optional[int] = proc.wait(timeout=timeout_s)
+                proc.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:
-                _stop(proc, signal.SIGINT)
-                code = None
+                cut = f"{CUT_SIGNAL.name} sent; {_stop(proc, CUT_SIGNAL)}"
             sink.seek(0)
-            return code, sink.read()
+            return proc.returncode, sink.read(), cut
         except signals.Interrupted as exc:
             if proc is not None:
                 with signals.deferred():
-                    _stop(proc, exc.code - 128)
-                print(f"gpu_check: [{name}] stopped: {exc.signal_name} passed on, it exited "
-                      f"{_exit_text(proc.returncode)}", flush=True)
+                    ended = _stop(proc, exc.code - 128)
+                print(f"gpu_check: [{name}] stopped: {exc.signal_name} passed on; {ended}",
+                      flush=True)
             raise
 
 
-def _exit_text(code: int) -> str:
-    """``143``, or ``killed by SIGKILL`` for a negative ``returncode``."""
+def _ended(code: int) -> str:
+    """``exited 143``, or ``was killed by SIGKILL`` for a negative ``returncode``."""
     if code >= 0:
-        return str(code)
+        return f"exited {code}"
     try:
-        return f"killed by {signal.Signals(-code).name}"
+        return f"was killed by {signal.Signals(-code).name}"
     except ValueError:
-        return f"killed by signal {-code}"
+        return f"was killed by signal {-code}"
+
+
+def _failure(code: int) -> str:
+    """How a stage that was not cut failed: ``failed with exit 1``, ``killed by
+    SIGKILL``."""
+    return f"failed with exit {code}" if code >= 0 else _ended(code).replace("was ", "", 1)
 
 
 def run_stage(stage: Stage, base: list[str], out: Path, timeout_s: float) -> tuple[int, str]:
     """Run one stage's ``bench.py`` into ``out``, its output into ``OUT.log`` beside
-    it; (exit code, how it ended). Its heading: the stage's ``stand_in`` line (CPU),
-    then its command line. A stage still running at ``timeout_s`` gets SIGINT
-    (``bench.py`` writes what finished), then SIGKILL after ``INTERRUPT_GRACE_S``."""
+    it; (exit code, how it ended: one line, a whole sentence, then for a failure the
+    last lines of the stage's output, if any, indented). Its heading: the stage's
+    ``stand_in`` line (CPU), then its command line. A stage still running at
+    ``timeout_s`` gets ``CUT_SIGNAL`` (``bench.py`` writes what finished) and SIGCONT,
+    then SIGKILL after ``INTERRUPT_GRACE_S`` (``_stop``)."""
     cmd = [sys.executable, str(ROOT / "bench.py"), *stage.args, *base, "--output", str(out)]
     if stage.stand_in:
         print(f"gpu_check: [{stage.name}] {stage.stand_in}", flush=True)
     print(f"gpu_check: [{stage.name}] python bench.py "
           + " ".join(cmd[2:]) + f"  (limit {timeout_s:.0f} s)", flush=True)
-    code, text = run_child(stage.name, cmd, timeout_s, out.parent / f"{out.name}.log")
-    if code is None:
-        return 1, f"cut at its {timeout_s:.0f} s limit:\n{_tail(text)}"
-    how = "passed" if code == 0 else f"failed (exit {code})"
-    if code != 0:
-        how += ":\n" + _tail(text)
-    return code, how
+    code, text, cut = run_child(stage.name, cmd, timeout_s, out.parent / f"{out.name}.log")
+    if cut:
+        how = f"cut at its {timeout_s:.0f} s limit: {cut}"
+    elif code == 0:
+        return 0, "passed"
+    else:
+        how = _failure(code)
+    return code or 1, how + ("\n" + _tail(text) if text.strip() else "")
 
 
 def fastest_backend(rows: list[dict[str, Any]]) -> str:
@@ -496,27 +571,74 @@ def fastest_backend(rows: list[dict[str, Any]]) -> str:
 
 def run_decode_step(cuda: bool, out: Path, timeout_s: float) -> tuple[str, list[str]]:
     """Stage 0: ``decode_step_check.py`` into ``out/0-decode-step.json``, its output
-    into ``out/0-decode-step.log`` as it comes and printed when it ends. Returns (the ``--attention`` for the later stages, failure
-    lines): on CUDA the fastest backend (``fastest_backend``); on CPU, where it runs
-    shrunk (2 running, 3 counted steps), always ``gather``: there the backends' step
-    times differ by noise (gather 1.61 ms against flex 1.60 ms at 3 running, one run),
-    and flex would compile in every later runner."""
+    into ``out/0-decode-step.log`` as it comes and printed when it ends. Returns (the
+    ``--attention`` for the later stages, failure lines): on CUDA the fastest backend
+    (``fastest_backend``); on CPU, where it runs shrunk (2 running, 3 counted steps),
+    always ``gather``: there the backends' step times differ by noise (gather 1.61 ms
+    against flex 1.60 ms at 3 running, one run), and flex would compile in every later
+    runner. Where the JSON says the run did not finish (``decode_step_state``), its
+    last line and failure line say which configurations were not run, and so does a
+    line printed when a signal stops the check during the stage."""
     path = out / "0-decode-step.json"
     cmd = [sys.executable, str(ROOT / "scripts" / "decode_step_check.py"), "--json", str(path)]
     if not cuda:
         cmd += ["--device", "cpu", "--num-running", "2", "--steps", "3", "--warmup", "1"]
     print(f"gpu_check: [decode-step] python {' '.join(cmd[1:])}  (limit {timeout_s:.0f} s)",
           flush=True)
-    code, text = run_child("decode-step", cmd, timeout_s, out / "0-decode-step.log")
-    code = -1 if code is None else code
+    try:
+        code, text, cut = run_child("decode-step", cmd, timeout_s, out / "0-decode-step.log")
+    except signals.Interrupted:
+        state = decode_step_state(path)[1]
+        if state:
+            print(f"gpu_check: [decode-step] {state}", flush=True)
+        raise
     print("\n".join(ln for ln in text.splitlines() if "Warning" not in ln), flush=True)
-    rows = json.loads(path.read_text())["rows"] if path.exists() else []
+    rows, state = decode_step_state(path)
     attention = fastest_backend(rows) if cuda else "gather"
-    failed = [] if code == 0 else [
-        "decode-step: " + ("cut at its limit" if code == -1 else f"exit {code}")]
-    print(f"gpu_check: [decode-step] {'passed' if code == 0 else 'FAILED'}; later stages "
-          f"use --attention {attention}", flush=True)
-    return attention, failed
+    problems = ([f"cut at its {timeout_s:.0f} s limit: {cut}" if cut
+                 else _failure(code)] if cut or code else []) + ([state] if state else [])
+    print("gpu_check: [decode-step] " + ("FAILED: " + "; ".join(problems) if problems
+                                         else "passed")
+          + f"; later stages use --attention {attention}", flush=True)
+    return attention, ["decode-step: " + "; ".join(problems)] if problems else []
+
+
+def decode_step_state(path: Path) -> tuple[list[dict[str, Any]], str]:
+    """Stage 0's JSON at ``path``: (its rows, ``""`` when the run finished, else a
+    sentence saying what is missing: ``0-decode-step.json is incomplete (interrupted by
+    SIGTERM): flex, flex+graphs not run``; also when the file is absent or not whole
+    JSON)."""
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        return [], f"it wrote no {path.name}"
+    except (OSError, ValueError) as exc:
+        return [], f"its {path.name} could not be read ({exc})"
+    rows = data.get("rows", [])
+    if data.get("complete", True):
+        return rows, ""
+    by = f" (interrupted by {data['interrupted_by']})" if data.get("interrupted_by") else ""
+    not_run = data.get("not_run")
+    return rows, f"{path.name} is incomplete{by}: " + (
+        f"{', '.join(not_run)} not run" if not_run else "not every configuration ran")
+
+
+def report_stage(stage: Stage, code: int, how: str, run_dir: Path, so_far_s: float) -> None:
+    """Print how ``stage`` ended (``run_stage``'s ``how``): its first line with the
+    check's time so far, and for a failure whether the last lines of the stage's
+    output follow (then them) or it printed nothing; then its table (``format_stage``)
+    where it wrote a case, else, where it wrote a ``summary.json``, a line saying no
+    case was written."""
+    first, _, output = how.partition("\n")
+    said = "" if code == 0 else ("; the last lines of its output follow" if output
+                                 else "; it printed nothing")
+    print(f"gpu_check: [{stage.name}] {first} ({so_far_s:.0f} s so far){said}", flush=True)
+    if output:
+        print(output, flush=True)
+    if (run_dir / "summary.json").exists():
+        print(format_stage(run_dir, stage.note)
+              or f"gpu_check: [{stage.name}] no case was written, so there is no table",
+              flush=True)
 
 
 def _tail(text: str, lines: int = 8) -> str:
@@ -704,10 +826,7 @@ def _check(args: argparse.Namespace, out: Path) -> int:
         run_dir = out / f"{i}-{stage.name}"
         code, how = run_stage(stage, base + bucket_args(stage, attention, cuda), run_dir,
                               min(left, stage.limit_s or left))
-        print(f"gpu_check: [{stage.name}] {how} ({time.monotonic() - t0:.0f} s so far)",
-              flush=True)
-        if (run_dir / "summary.json").exists():
-            print(format_stage(run_dir, stage.note), flush=True)
+        report_stage(stage, code, how, run_dir, time.monotonic() - t0)
         if code != 0:
             failed.append(f"{stage.name}: {how.splitlines()[0]}")
             if stage.name == "smoke":

@@ -212,7 +212,7 @@ def test_gpu_check_cpu_stages_are_named_after_what_ran():
 
 def test_gpu_check_heads_a_cpu_stage_with_its_stand_in_line(monkeypatch, tmp_path, capsys):
     stage = gpu_check.build_stages(False, None)[1]
-    monkeypatch.setattr(gpu_check, "run_child", lambda name, cmd, t, log: (0, ""))
+    monkeypatch.setattr(gpu_check, "run_child", lambda name, cmd, t, log: (0, "", ""))
     assert gpu_check.run_stage(stage, [], tmp_path / "2-tiny-preset", 30) == (0, "passed")
     heading = capsys.readouterr().out.splitlines()
     assert heading[0] == f"gpu_check: [tiny-preset] {stage.stand_in}"
@@ -331,7 +331,7 @@ def test_gpu_check_stops_after_a_failed_smoke_stage(monkeypatch, tmp_path, capsy
 
     def fake_stage(stage, base, out, timeout_s):
         ran.append((stage.name, timeout_s, base[base.index("--attention") + 1]))
-        return 1, "failed (exit 1):\n    bench.py: error: token streams differ"
+        return 1, "failed with exit 1\n    bench.py: error: token streams differ"
 
     monkeypatch.setattr(gpu_check, "run_decode_step", fake_decode_step)
     monkeypatch.setattr(gpu_check, "run_stage", fake_stage)
@@ -339,9 +339,84 @@ def test_gpu_check_stops_after_a_failed_smoke_stage(monkeypatch, tmp_path, capsy
     assert gpu_check.main(["--output", str(tmp_path)]) == 1
     assert ran == [("decode-step", True), ("smoke", 90.0, "flex")]
     captured = capsys.readouterr()
-    assert "the smoke stage failed: the other stages are not run" in captured.out
-    assert "gpu_check: FAILED smoke: failed (exit 1):" in captured.err
+    assert captured.out.splitlines()[-4:-1] == [
+        "gpu_check: [smoke] failed with exit 1 (0 s so far); the last lines of its output "
+        "follow", "    bench.py: error: token streams differ",
+        "gpu_check: the smoke stage failed: the other stages are not run"]
+    assert captured.err == "gpu_check: FAILED smoke: failed with exit 1\n"
     assert captured.out.splitlines()[-1].startswith(f"gpu_check: results in {tmp_path} (")
+
+
+STOPPED = ("SIGTERM sent; it was stopped (SIGSTOP or SIGTSTP), so SIGCONT followed; 0.2 s "
+           "later it exited 143")
+
+
+@pytest.mark.parametrize("child,summary,lines,failed", [
+    ((-9, "", ""), False, ["gpu_check: [smoke] killed by SIGKILL (0 s so far); it printed "
+                           "nothing"], "killed by SIGKILL"),
+    ((143, "", STOPPED), True, [
+        f"gpu_check: [smoke] cut at its 90 s limit: {STOPPED} (0 s so far); it printed nothing",
+        "gpu_check: [smoke] no case was written, so there is no table"],
+     f"cut at its 90 s limit: {STOPPED}"),
+    ((1, "bench.py: error: token streams differ\n", ""), False, [
+        "gpu_check: [smoke] failed with exit 1 (0 s so far); the last lines of its output "
+        "follow", "    bench.py: error: token streams differ"], "failed with exit 1")],
+    ids=["killed", "cut-stopped-no-output", "failed"])
+def test_gpu_check_says_how_a_stage_ended_in_whole_sentences(
+        monkeypatch, tmp_path, capsys, child, summary, lines, failed):
+    """A stage killed by a signal is named by it, one cut at its limit says how it was
+    stopped; the time so far is on that same line, then whether the stage's last lines
+    follow or it printed nothing; a summary without a case prints no table; the FAILED
+    line is the first line's sentence, with no dangling colon."""
+    def fake_child(name, cmd, timeout_s, log):
+        if summary:
+            run = Path(cmd[cmd.index("--output") + 1])
+            run.mkdir()
+            (run / "summary.json").write_text('{"format_version": 1, "cases": []}')
+        return child
+
+    monkeypatch.setattr(gpu_check, "run_child", fake_child)
+    monkeypatch.setattr(gpu_check, "_preflight", lambda device: (False, 0))
+    assert gpu_check.main(["--output", str(tmp_path), "--stages", "1"]) == 1
+    out, err = capsys.readouterr()
+    _, command = out.splitlines()[:2]  # the stand-in line, the command line
+    assert command.startswith("gpu_check: [smoke] python bench.py --scenario decode-steady ")
+    assert out.splitlines()[2:-1] == lines + [
+        "gpu_check: the smoke stage failed: the other stages are not run"]
+    assert err == f"gpu_check: FAILED smoke: {failed}\n"
+
+
+def test_gpu_check_continues_a_stopped_stage_so_it_acts_on_the_signal(monkeypatch):
+    """A stage stopped (SIGSTOP), its child too, cannot act on the SIGTERM until
+    continued: SIGCONT follows, to it and its descendants, so it cleans up and exits at
+    once instead of being killed at the end of the grace period; the line says so."""
+    import signal
+
+    monkeypatch.setattr(gpu_check, "INTERRUPT_GRACE_S", 30.0)
+    stage = ("import signal, subprocess, sys, time\n"
+             "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+             "def stop(*_):\n"
+             "    child.terminate(); child.wait(); print('cleaned up', flush=True); "
+             "sys.exit(143)\n"
+             "signal.signal(signal.SIGTERM, stop)\n"
+             "print(child.pid, flush=True)\n"
+             "time.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-c", stage], stdout=subprocess.PIPE, text=True)
+    child = int(proc.stdout.readline())
+    assert gpu_check._descendants(proc.pid) == [child]
+    for pid in (child, proc.pid):
+        os.kill(pid, signal.SIGSTOP)
+    deadline = time.monotonic() + 10
+    while not (gpu_check._is_stopped(proc.pid) and gpu_check._is_stopped(child)):
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    t0 = time.monotonic()
+    ended = gpu_check._stop(proc, signal.SIGTERM)
+    assert time.monotonic() - t0 < 10  # not the 30 s grace
+    assert re.fullmatch(r"it was stopped \(SIGSTOP or SIGTSTP\), so SIGCONT followed; "
+                        r"\d+\.\d s later it exited 143", ended), ended
+    assert proc.stdout.read() == "cleaned up\n"
+    assert children(os.getpid()) == []
 
 
 def test_gpu_check_names_its_folder_on_the_last_line_after_a_failure(tmp_path):
@@ -416,8 +491,9 @@ def test_gpu_check_passes_a_signal_on_and_kills_a_stage_that_ignores_it(
         timer.cancel()
         signals.restore(old)
     assert info.value.code == 143 and 1.4 < time.monotonic() - t0 < 10
-    assert capsys.readouterr().out == ("gpu_check: [stubborn] stopped: SIGTERM passed on, "
-                                       "it exited killed by SIGKILL\n")
+    assert capsys.readouterr().out == ("gpu_check: [stubborn] stopped: SIGTERM passed on; "
+                                       "0.5 s later it had not exited and was killed by "
+                                       "SIGKILL\n")
     assert children(os.getpid()) == []  # reaped, not left a zombie
 
 
@@ -450,12 +526,13 @@ def test_gpu_check_writes_a_stages_output_to_its_log_as_it_comes(tmp_path):
     talker = [sys.executable, "-u", "-c", "import sys, time; print('step 1'); "
               "print('oops', file=sys.stderr); time.sleep(30)"]
     t0 = time.monotonic()
-    code, text = gpu_check.run_child("smoke", talker, 3, log)
-    assert code is None and 3 <= time.monotonic() - t0 < 30  # cut by SIGINT at 3 s
-    assert text.startswith("step 1\noops\n") and "KeyboardInterrupt" in text
-    assert log.read_text() == text
-    code, text = gpu_check.run_child("done", [sys.executable, "-c", "print('ok')"], 30, log)
-    assert (code, text, log.read_text()) == (0, "ok\n", "ok\n")
+    code, text, cut = gpu_check.run_child("smoke", talker, 3, log)
+    assert code == -15 and 3 <= time.monotonic() - t0 < 30  # cut by SIGTERM at 3 s
+    assert re.fullmatch(r"SIGTERM sent; \d+\.\d s later it was killed by SIGTERM", cut), cut
+    assert text == "step 1\noops\n" and log.read_text() == text
+    code, text, cut = gpu_check.run_child("done", [sys.executable, "-c", "print('ok')"], 30,
+                                          log)
+    assert (code, text, cut, log.read_text()) == (0, "ok\n", "", "ok\n")
 
 
 def test_gpu_check_sigterm_stops_and_reaps_the_running_stage(tmp_path):
@@ -481,8 +558,8 @@ def test_gpu_check_sigterm_stops_and_reaps_the_running_stage(tmp_path):
     stdout, stderr = proc.communicate(timeout=60)
     assert (proc.returncode, stderr) == (
         143, f"gpu_check: interrupted by SIGTERM; results so far in {out}\n")
-    assert stdout.splitlines()[-1] == ("gpu_check: [smoke] stopped: SIGTERM passed on, "
-                                       "it exited 143")
+    assert re.fullmatch(r"gpu_check: \[smoke\] stopped: SIGTERM passed on; \d+\.\d s later "
+                        r"it exited 143", stdout.splitlines()[-1]), stdout
     assert processes_matching("bench.py", str(out)) == []  # reaped before the exit
     assert json.loads((out / "1-smoke" / "summary.json").read_text())["status"] == "incomplete"
 
@@ -615,6 +692,39 @@ def test_decode_step_check_json_says_how_far_the_run_got(tmp_path, monkeypatch, 
     assert {k: v for k, v in left.items() if k not in ("figures", "rows")} == dict(
         complete=False, interrupted_by="SIGTERM", not_run=["flex+graphs"], **common)
     assert [r["config"] for r in left["rows"]] == ["gather", "gather"]
+
+
+def test_gpu_check_says_which_configurations_stage_0_did_not_run(monkeypatch, tmp_path,
+                                                                capsys):
+    """Stage 0 cut at its limit, or stopped by a signal passed on: its lines name the
+    configurations its JSON says were not run, so one cut off does not read as one
+    skipped; a stage that wrote no JSON says so."""
+    from ipc_bench.harness import signals
+
+    cut = "SIGTERM sent; 0.4 s later it exited 143"
+
+    def fake_child(name, cmd, timeout_s, log, interrupt=False):
+        (tmp_path / "0-decode-step.json").write_text(json.dumps(dict(
+            complete=False, interrupted_by="SIGTERM", not_run=["flex", "flex+graphs"],
+            rows=[dict(config="gather", num_running=2, bucket=2, step_ns=1, gpu_busy_ns=1)])))
+        if interrupt:
+            raise signals.Interrupted(143)
+        return 143, "decode_step_check: interrupted by SIGTERM\n", cut
+
+    monkeypatch.setattr(gpu_check, "run_child", fake_child)
+    state = "0-decode-step.json is incomplete (interrupted by SIGTERM): flex, flex+graphs not run"
+    assert gpu_check.run_decode_step(True, tmp_path, 150) == (
+        "gather", [f"decode-step: cut at its 150 s limit: {cut}; {state}"])
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        f"gpu_check: [decode-step] FAILED: cut at its 150 s limit: {cut}; {state}; later "
+        "stages use --attention gather")
+    monkeypatch.setattr(gpu_check, "run_child",
+                        lambda *a: fake_child(*a, interrupt=True))
+    with pytest.raises(signals.Interrupted):
+        gpu_check.run_decode_step(True, tmp_path, 150)
+    assert capsys.readouterr().out.splitlines()[-1] == f"gpu_check: [decode-step] {state}"
+    assert gpu_check.decode_step_state(tmp_path / "none.json") == (
+        [], "it wrote no none.json")
 
 
 def test_ring_bench_runs_every_transport_and_size():
