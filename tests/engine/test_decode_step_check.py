@@ -132,8 +132,9 @@ def test_interrupted_is_one_line(sig):
 
 def test_an_interrupted_run_keeps_the_rows_of_finished_configurations(tmp_path, monkeypatch,
                                                                        capsys):
-    """gpu_check cuts stage 0 at its limit (SIGINT): the JSON it reads for the later
-    stages' --attention holds the configurations that finished before the signal."""
+    """An interrupt (here SIGINT; gpu_check cuts stage 0 at its limit with SIGTERM):
+    the JSON it reads for the later stages' --attention holds the configurations that
+    finished before the signal."""
     from ipc_bench.harness import signals
 
     def run_config(torch, preset, device, backend, graphs, runs, *rest):
