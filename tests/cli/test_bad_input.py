@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 
 from fault_helpers import REPO, children
+from script_module import load_script
 from ipc_bench import cli
 from ipc_bench.cli import run as cli_run
 from ipc_bench.harness.scenario import discover
@@ -1033,17 +1034,6 @@ def test_frontend_with_a_streamed_scenario_is_refused(tmp_path, capsys):
 # ---------------------------------------------------------------------- scripts/
 
 
-def _script(name: str):
-    """``scripts/NAME.py`` as a module (its ``main(argv)`` returns the exit code)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
 STAGES = ("the stages are 0 decode-step, 1 smoke, 2 llama-3.2-1b, 3 llama-3.1-8b, 4 aa, "
           "5 azure-conv, 6 async")
 
@@ -1078,7 +1068,7 @@ GPU_CHECK_CASES = [
                          ids=[" ".join(a) for a, _ in GPU_CHECK_CASES])
 def test_gpu_check_bad_input_is_one_line_before_any_stage(argv, message, tmp_path,
                                                           monkeypatch, capsys):
-    gpu_check = _script("gpu_check")
+    gpu_check = load_script("gpu_check")
     started = []
     monkeypatch.setattr(gpu_check, "_preflight", lambda device: started.append(device))
     monkeypatch.setattr(gpu_check, "run_child", lambda *a: started.append(a))
@@ -1141,7 +1131,7 @@ def test_decode_step_check_bad_input_is_one_line_before_it_runs(argv, message, t
     a machine without CUDA, as torch reports it here."""
     import torch
 
-    dsc = _script("decode_step_check")
+    dsc = load_script("decode_step_check")
     ran = []
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     monkeypatch.setattr(dsc, "run_config", lambda *a: ran.append(a))

@@ -5,29 +5,15 @@ folders it is given, on synthetic summaries (no runs)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from script_module import load_script, run_script
+
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-def _script(name: str, *argv: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(ROOT / "scripts" / f"{name}.py"), *argv],
-                          capture_output=True, text=True, timeout=timeout, cwd=ROOT)
 
 
 #: (script, its arguments, the one line it writes on stderr before exiting 2)
@@ -61,12 +47,12 @@ BAD_INPUT = [
      "least 1, got 0"),
     ("codec_fit", ["--repeat", "0"], "codec_fit.py: error: argument --repeat: must be at "
      "least 1, got 0"),
-    ("codec_fit", ["--json", "/nonexistent/dir/x.json"], "codec_fit.py: error: argument "
-     "--json: /nonexistent/dir/x.json: No such file or directory"),
+    ("codec_fit", ["--json", "{missing}/dir/x.json"], "codec_fit.py: error: argument "
+     "--json: {missing}/dir/x.json: No such file or directory"),
     ("codec_fit", ["--stat", "foo"], "codec_fit.py: error: argument --stat: invalid "
      "choice: 'foo' (choose from 'median', 'mean')"),
-    ("codec_fit", ["--fit-run", "/nonexistent"], "codec_fit.py: error: argument "
-     "--fit-run: no summary.json in /nonexistent"),
+    ("codec_fit", ["--fit-run", "{missing}"], "codec_fit.py: error: argument "
+     "--fit-run: no summary.json in {missing}"),
     ("ring_bench", ["--sizes", "99999999999"], "ring_bench.py: error: --sizes: must be at "
      "most 16,777,216, got 99,999,999,999"),
     ("ring_bench", ["--sizes", "-1"], "ring_bench.py: error: --sizes: must be at least 0, "
@@ -86,8 +72,8 @@ BAD_INPUT = [
     ("oracle_cost", ["--bogus"], "oracle_cost.py: error: unrecognized arguments: --bogus"),
     ("aa_false_positive", ["--group-sizes", "1"], "aa_false_positive.py: error: argument "
      "--group-sizes: must be at least 2 (a paired comparison needs at least 2 pairs), got 1"),
-    ("aa_false_positive", ["--from-run", "/nonexistent"], "aa_false_positive.py: error: "
-     "argument --from-run: /nonexistent: no such folder"),
+    ("aa_false_positive", ["--from-run", "{missing}"], "aa_false_positive.py: error: "
+     "argument --from-run: {missing}: no such folder"),
     ("aa_false_positive", ["--load", "foo"], "aa_false_positive.py: error: argument --load: "
      "'foo': choose from idle, busy"),
     ("aa_false_positive", ["--pairs", "3"], "aa_false_positive.py: error: argument --pairs: "
@@ -100,15 +86,18 @@ BAD_INPUT = [
 
 @pytest.mark.parametrize("script,argv,line", BAD_INPUT,
                          ids=[f"{s} {' '.join(a)}" for s, a, _ in BAD_INPUT])
-def test_bad_input_is_one_line_and_exit_2(script, argv, line):
-    out = _script(script, *argv)
-    assert (out.returncode, out.stderr, out.stdout) == (2, line + "\n", "")
+def test_bad_input_is_one_line_and_exit_2(script, argv, line, tmp_path):
+    """``{missing}``: a path that does not exist (in this test's own folder)."""
+    missing = str(tmp_path / "missing")
+    out = run_script(script, *(a.replace("{missing}", missing) for a in argv))
+    assert (out.returncode, out.stderr, out.stdout) == (
+        2, line.replace("{missing}", missing) + "\n", "")
 
 
 def test_hot_path_bench_lists_the_names_its_only_checks_and_its_examples_match():
-    hot = _load("hot_path_bench")
+    hot = load_script("hot_path_bench")
     names = hot.benchmark_names()
-    out = _script("hot_path_bench", "--list")
+    out = run_script("hot_path_bench", "--list")
     assert (out.returncode, out.stdout.splitlines(), out.stderr) == (0, names, "")
     # every --only example of the docstrings selects something (oracle_cost's too)
     docs = hot.__doc__ + (ROOT / "scripts" / "oracle_cost.py").read_text()
@@ -124,7 +113,7 @@ def test_hot_path_bench_runs_the_benchmarks_it_names(monkeypatch):
     """``run_benchmarks`` times exactly ``benchmark_names()``, in that order, so that
     ``--only`` is checked against the names that run (messages and time functions
     stubbed: nothing is timed)."""
-    hot = _load("hot_path_bench")
+    hot = load_script("hot_path_bench")
     small = {codec: hot.decode_messages(1, codec) for codec in hot.PLAIN_CODECS}
     monkeypatch.setattr(hot, "decode_messages", lambda b, codec="msgpack": small[codec])
     monkeypatch.setattr(hot, "oracle_benchmarks",
@@ -147,19 +136,19 @@ def test_hot_path_bench_runs_the_benchmarks_it_names(monkeypatch):
 
 
 def test_ring_bench_help_states_the_largest_size():
-    text = " ".join(_script("ring_bench", "--help").stdout.split())
+    text = " ".join(run_script("ring_bench", "--help").stdout.split())
     assert "comma-separated message sizes in bytes, each 0 to 16,777,216 (16 MiB" in text
 
 
 def test_aa_false_positive_from_run_names_the_conditions_it_lacks(tmp_path):
     (tmp_path / "idle" / "aa").mkdir(parents=True)
     (tmp_path / "idle" / "aa" / "summary.json").write_text("{}")
-    out = _script("aa_false_positive", "--from-run", str(tmp_path))
+    out = run_script("aa_false_positive", "--from-run", str(tmp_path))
     assert (out.returncode, out.stderr, out.stdout) == (
         2, f"aa_false_positive.py: error: argument --from-run: {tmp_path} has no A/A run "
         "of busy (give --load idle, the conditions it ran)\n", "")
     (tmp_path / "x").write_text("")
-    out = _script("aa_false_positive", "--from-run", str(tmp_path / "x"), "--load", "idle")
+    out = run_script("aa_false_positive", "--from-run", str(tmp_path / "x"), "--load", "idle")
     assert (out.returncode, out.stderr) == (
         2, f"aa_false_positive.py: error: argument --from-run: {tmp_path / 'x'}: not a "
         "folder\n")
@@ -202,11 +191,11 @@ def test_codec_fit_refuses_a_check_run_without_the_case_it_needs(tmp_path):
                      "512)"),
             (only_send, f"{only_send} has no complete two-process case at 1,024 running "
                         "requests for cached msgpack (it has send msgpack at 1,024)")):
-        out = _script("codec_fit", "--fit-run", fit, "--check-run", check, "--stat", "mean")
+        out = run_script("codec_fit", "--fit-run", fit, "--check-run", check, "--stat", "mean")
         assert (out.returncode, out.stderr, out.stdout) == (
             2, f"codec_fit.py: error: argument --check-run: {line}\n", "")
     # alone, the check run is read before the fit run would start
-    out = _script("codec_fit", "--check-run", at_512, "--stat", "mean")
+    out = run_script("codec_fit", "--check-run", at_512, "--stat", "mean")
     assert (out.returncode, out.stderr) == (
         2, f"codec_fit.py: error: argument --check-run: {at_512} has no complete "
         "two-process case at 1,024 running requests (it has cached msgpack at 512; send "
@@ -215,7 +204,7 @@ def test_codec_fit_refuses_a_check_run_without_the_case_it_needs(tmp_path):
 
 def test_codec_fit_refuses_a_fit_run_of_too_few_batch_sizes(tmp_path):
     fit = _run(tmp_path / "fit", [_case("send", "msgpack", b, 100.0) for b in (16, 64)])
-    out = _script("codec_fit", "--fit-run", fit, "--check-run", fit, "--stat", "mean")
+    out = run_script("codec_fit", "--fit-run", fit, "--check-run", fit, "--stat", "mean")
     assert (out.returncode, out.stderr, out.stdout) == (
         2, f"codec_fit.py: error: argument --fit-run: {fit}: send msgpack at 2 batch "
         "size(s) (16, 64); a line fit needs at least 3\n", "")
@@ -225,7 +214,7 @@ def test_codec_fit_leaves_the_single_process_rows_out(tmp_path):
     fit = _fit_run(tmp_path / "fit")
     check = _run(tmp_path / "check", [_case(p, c, 1024, 36000.0 if c != "none" else 0.0)
                                       for p in ("send", "cached") for c in ("msgpack", "none")])
-    out = _script("codec_fit", "--fit-run", fit, "--check-run", check, "--stat", "mean",
+    out = run_script("codec_fit", "--fit-run", fit, "--check-run", check, "--stat", "mean",
                   "--json", str(tmp_path / "fits.json"))
     assert (out.returncode, out.stderr) == (0, "")
     rows = [line.split() for line in out.stdout.splitlines()[2:]]
@@ -239,7 +228,7 @@ def test_codec_fit_warns_of_a_negative_fixed_cost(tmp_path):
     fit = _fit_run(tmp_path / "fit", line=lambda b: 30 * b - 400)
     check = _run(tmp_path / "check", [_case(p, "msgpack", 1024, 30000.0)
                                       for p in ("send", "cached")])
-    out = _script("codec_fit", "--fit-run", fit, "--check-run", check, "--stat", "mean")
+    out = run_script("codec_fit", "--fit-run", fit, "--check-run", check, "--stat", "mean")
     assert out.returncode == 0
     assert out.stderr.splitlines() == [
         f"codec_fit.py: warning: {p} msgpack: fitted fixed cost -0.40 us below 0: the fit "
@@ -250,14 +239,14 @@ def test_codec_fit_warns_of_a_negative_fixed_cost(tmp_path):
 def test_codec_fit_refuses_before_making_a_run_folder(tmp_path):
     before = set((ROOT / "results").glob("fit-*"))
     for argv in (["--steps", "0"], ["--repeat", "0"], ["--json", str(tmp_path / "no" / "x")]):
-        assert _script("codec_fit", *argv).returncode == 2
+        assert run_script("codec_fit", *argv).returncode == 2
     assert set((ROOT / "results").glob("fit-*")) == before
 
 
 def test_codec_fit_removes_the_folder_of_a_run_that_failed(tmp_path):
     """A run that ``bench.py`` refuses (here a codec it does not know) leaves no empty
     folder behind."""
-    codec_fit = _load("codec_fit")
+    codec_fit = load_script("codec_fit")
     out = tmp_path / "fit-run"
     out.mkdir()
     with pytest.raises(SystemExit, match=r"codec_fit.py: error: run failed \(exit 2\)"):

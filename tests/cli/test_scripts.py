@@ -3,7 +3,6 @@ two-request engines in this process."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import os
@@ -17,21 +16,14 @@ import numpy as np
 import pytest
 
 from fault_helpers import children, processes_matching
+from script_module import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-aa = _load("aa_false_positive")
-codec_fit = _load("codec_fit")
-gpu_check = _load("gpu_check")
+aa = load_script("aa_false_positive")
+codec_fit = load_script("codec_fit")
+gpu_check = load_script("gpu_check")
 
 
 def test_clopper_pearson_known_values():
@@ -137,7 +129,7 @@ def test_codec_fit_points_take_the_median_over_repetitions():
 
 
 def test_oracle_cost_steps_both_engines_through_the_same_schedule(capsys):
-    oracle_cost = _load("oracle_cost")
+    oracle_cost = load_script("oracle_cost")
     m = oracle_cost.measure(2, pairs=2, steps=8)
     assert m["off"] > 0 and m["on"] > 0 and m["q1"] <= m["diff"] <= m["q3"]
     off, on = oracle_cost.SteadyEngine(2, False), oracle_cost.SteadyEngine(2, True)
@@ -151,7 +143,7 @@ def test_oracle_cost_steps_both_engines_through_the_same_schedule(capsys):
 
 
 def test_oracle_cost_bench_pairs_runs_off_and_on_alternately(capsys):
-    oracle_cost = _load("oracle_cost")
+    oracle_cost = load_script("oracle_cost")
     figures = oracle_cost.bench_pairs("2", steps=20, pairs=2)
     assert sorted(figures) == sorted(f"num_running=2/{p}/{c}#0" for p in ("send", "cached")
                                      for c in ("msgpack", "pickle", "none"))
@@ -666,7 +658,7 @@ def test_decode_step_check_json_says_how_far_the_run_got(tmp_path, monkeypatch, 
     from ipc_bench.engine import paged_attention
     from ipc_bench.harness import signals
 
-    dsc = _load("decode_step_check")
+    dsc = load_script("decode_step_check")
     out, seen = tmp_path / "rows.json", []
 
     def run_config(torch, preset, device, backend, graphs, runs, *rest):
@@ -853,7 +845,7 @@ def test_gpu_check_without_stage_0_uses_auto_or_gather_where_triton_cannot_build
 def test_verify_step_bench_times_both_paths_and_refuses_bad_input(capsys):
     """``scripts/verify_step_bench.py`` on the tiny preset: a row per size, both paths
     giving the same ids; bad input is one line and exit 2 before any model is built."""
-    bench = _load("verify_step_bench")
+    bench = load_script("verify_step_bench")
     assert bench.main(["--num-running", "2,3", "--reps", "1", "--warmup", "0",
                        "--context-min", "8", "--context-max", "40"]) == 0
     rows = [line.split() for line in capsys.readouterr().out.splitlines()[2:]]

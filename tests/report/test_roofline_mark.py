@@ -4,25 +4,13 @@ tables, decode_step_check's and gpu_check's."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 from ipc_bench.report.tables import ROOFLINE_BELOW_ONE_NOTE, model_time_lines
+from script_module import load_script
 
-ROOT = Path(__file__).resolve().parents[2]
 NOTE = ("!: x roofline below 1, faster than the roofline, which is meant as a lower bound: "
         "its inputs, the copy bandwidth and matmul rate measured once at start-up "
         "(roofline.measure_device_figures), underestimated the device (e.g. measured while "
         "other work loaded it); the ratio is shown as measured, not clamped")
-
-
-def _script(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _case(ratio):
@@ -41,7 +29,7 @@ def test_case_table_marks_a_ratio_below_one():
 
 
 def test_decode_step_check_marks_a_ratio_below_one():
-    dsc = _script("decode_step_check")
+    dsc = load_script("decode_step_check")
     row = dict(config="gather", num_running=3, bucket=4, step_ns=1e6, gpu_busy_ns=None,
                host_ns=None, roofline_ns=2e6, x_roofline=0.53, tokens=[1])
     assert dsc.format_rows([row]).splitlines()[1:] == [
@@ -51,6 +39,6 @@ def test_decode_step_check_marks_a_ratio_below_one():
 
 
 def test_gpu_check_marks_a_ratio_below_one():
-    gc = _script("gpu_check")
+    gc = load_script("gpu_check")
     assert gc.case_rows([dict(compute_to_roofline_ratio=0.53)])[0][12] == "0.53!"
     assert gc.case_rows([dict(compute_to_roofline_ratio=2.0)])[0][12] == "2.00"
