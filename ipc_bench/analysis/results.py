@@ -641,9 +641,12 @@ def _header_names(path: Path) -> tuple[list[str] | None, str | None]:
     if not first.strip():
         return None, "its first line is blank, not its header"
     try:
-        return next(csv.reader([first.decode("utf-8-sig").rstrip("\r\n")])), None
+        names = next(csv.reader([first.decode("utf-8-sig").rstrip("\r\n")]))
     except (UnicodeDecodeError, csv.Error):
         return None, "its first line is not a CSV header"
+    while len(names) > 1 and not names[-1].strip():  # a spreadsheet's empty columns
+        names.pop()
+    return names, None
 
 
 def _required(columns: tuple[str, ...]) -> list[str]:
@@ -717,9 +720,13 @@ def _read_csv(pd, path: Path, columns: tuple[str, ...], notes: list[str] | None 
         if notes is not None:
             notes.extend(f"{_lines_named(numbers)} {why} (left out)"
                          for why, numbers in damaged.items() if numbers)
-        widths = _field_counts(lines)
+        trimmed = [_trim_empty_tail(line, len(names)) for line in [header, *lines]]
+        widths = _field_counts(trimmed[1:])
         source = path
-        if any(damaged.values()):  # pandas reads the lines kept, each a row on its own
+        if any(damaged.values()) or trimmed != [header, *lines]:
+            # pandas reads the lines kept (without a spreadsheet's empty columns past
+            # the header's), each a row on its own
+            header, lines = trimmed[0], trimmed[1:]
             source = io.BytesIO(b"\n".join([header, *lines, b""]))
             whole = None
         df = pd.read_csv(source, keep_default_na=True, low_memory=False,
@@ -830,6 +837,18 @@ def _data_lines(path: Path, whole: int | None
         else:
             kept.append(line)
     return header, kept, damaged
+
+
+def _trim_empty_tail(line: bytes, ncols: int) -> bytes:
+    """``line`` (a CSV line without quotes) without its fields past the first ``ncols``
+    when every one of those is empty: the empty columns a spreadsheet saves after the
+    last named one (``a,b,,``); otherwise, or with a quote, as it is."""
+    if b'"' in line or line.count(b",") < ncols:
+        return line
+    fields = line.split(b",")
+    if any(f.strip() for f in fields[ncols:]):
+        return line
+    return b",".join(fields[:ncols])
 
 
 def _utf8(line: bytes) -> bool:
@@ -2749,7 +2768,8 @@ def _valid_cases(summary: dict[str, Any], path: Path) -> tuple[list[dict], list[
     one has, or whose arm (else policy), workload, codec and repetition an earlier one
     has (the tables would average the two; the first is kept), and a case whose
     ``complete`` is false in a run whose ``status`` is ``complete`` (a run is complete
-    only when every case finished); said too, a case of the metadata's grid that
+    only when every case finished) or true beside an ``error`` (the harness records an
+    error only for a case that did not finish); said too, a case of the metadata's grid that
     ``cases`` lacks in such a run (removed by hand). Raises ``ResultsError`` (one line) when ``cases``
     is not a list, when it is missing or empty under ``status`` ``complete``, or when
     it had entries and none can be loaded."""
@@ -2792,6 +2812,9 @@ def _valid_cases(summary: dict[str, Any], path: Path) -> tuple[list[dict], list[
                        f"{places[place]!r} ({', '.join(str(p) for p in place)})")
             elif case["complete"] is False and status == "complete":
                 why = f"{shown} has complete false, but status is complete"
+            elif case["complete"] is True and case.get("error"):
+                why = (f"{shown} has complete true, but an error {_shown(case['error'])}: "
+                       "a case that ended so did not finish")
             else:
                 places[place] = name
         if why is None:
@@ -3220,8 +3243,10 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     if cases.empty:
         cases = pd.DataFrame(columns=["case_id", "policy", "codec", "workload"])
     notes: dict[str, list[str]] = {"steps": [], "requests": [], "floor": [], "itl": []}
-    steps = _read_rows(pd, run_dir / "steps.csv",
-                       CASE_KEYS + SCHED_COLUMNS + RUNNER_COLUMNS, valid, notes["steps"])
+    steps = _in_step_order(pd, _read_rows(pd, run_dir / "steps.csv",
+                                          CASE_KEYS + SCHED_COLUMNS + RUNNER_COLUMNS,
+                                          valid, notes["steps"]),
+                           [c.get("case_id") for c in valid])
     requests = _read_rows(pd, run_dir / "requests.csv", CASE_KEYS + REQUEST_COLUMNS,
                           valid, notes["requests"])
     floor = _read_floor(pd, run_dir / "floor.csv", valid, notes["floor"])
@@ -3282,6 +3307,26 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     return dict(cases=cases, steps=steps, requests=requests, floor=floor, itl=itl,
                 metadata=metadata, status=status, problems=problems, status_detail=detail,
                 warnings=load_warnings)
+
+
+def _in_step_order(pd, steps, case_ids: list):
+    """``steps`` (``steps.csv``'s rows) in the order the run writes them: each case's
+    rows together, cases in ``case_ids``' order (the summary's; others after, in the
+    order they first appear), steps by ``seq`` (a file sorted in a spreadsheet reads as
+    written; the figures over a case's rows in order, its runner gaps, depend on it).
+    As it is without those columns or already so."""
+    if not len(steps) or not {"case_id", "seq"} <= set(steps.columns):
+        return steps
+    steps = steps.reset_index(drop=True)
+    rank = {c: i for i, c in enumerate(case_ids)}
+    first = {c: len(rank) + i for i, c in enumerate(dict.fromkeys(steps["case_id"]))}
+    order = [rank.get(c, first[c]) for c in steps["case_id"]]
+    seq = pd.to_numeric(steps["seq"], errors="coerce")
+    key = pd.DataFrame({"case": order, "seq": seq})
+    if key.equals(key.sort_values(["case", "seq"], kind="stable")):
+        return steps
+    return steps.loc[key.sort_values(["case", "seq"], kind="stable").index
+                     ].reset_index(drop=True)
 
 
 def _add_case_columns(cases, tables, case_info: dict[str, dict[str, Any]],

@@ -435,3 +435,34 @@ def test_a_csv_saved_with_a_byte_order_mark_loads_as_it_was(small_run, tmp_path,
     want = getattr(load(small_run), stem)
     assert len(getattr(res, stem)) == len(want) and len(want) > 0
     assert list(getattr(res, stem).columns) == list(want.columns)
+
+
+def _rewrite_lines(path: Path, change) -> None:
+    lines = path.read_bytes().splitlines()
+    path.write_bytes(b"\n".join(change(lines[0], lines[1:])) + b"\n")
+
+
+@pytest.mark.parametrize("edit", ["sorted", "shuffled", "empty-tail", "empty-columns"])
+def test_a_steps_csv_saved_from_a_spreadsheet_loads_as_written(small_run, tmp_path, edit):
+    """Rows sorted or shuffled (by step time, say), or empty fields after the last
+    column (a spreadsheet's save, on the data rows or on every line): every value is
+    intact, so every row loads, in the order the run wrote them, with no warning."""
+    run = _copy(small_run, tmp_path / edit)
+    path = run / "steps.csv"
+    col = path.read_bytes().splitlines()[0].split(b",").index(b"step_ns")
+    import random
+
+    change = {
+        "sorted": lambda h, rows: [h, *sorted(rows, key=lambda r: -int(r.split(b",")[col]))],
+        "shuffled": lambda h, rows: [h, *random.Random(7).sample(rows, len(rows))],
+        "empty-tail": lambda h, rows: [h, *(r + b",," for r in rows)],
+        "empty-columns": lambda h, rows: [h + b",,", *(r + b",," for r in rows)],
+    }[edit]
+    _rewrite_lines(path, change)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ResultsWarning)
+        res = load(run)
+    want = load(small_run).steps
+    got = res.steps
+    assert list(got.columns) == list(want.columns)
+    assert got.drop(columns="run_id").equals(want.drop(columns="run_id"))

@@ -1088,3 +1088,15 @@ def test_a_case_removed_from_a_complete_run_is_said(good_run, tmp_path, capsys):
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "(left out on loading)" in md and "(not run)" not in md
 
+
+
+def test_a_case_with_an_error_marked_complete_is_left_out(good_run, tmp_path, capsys):
+    """An interrupted case set ``complete: true`` by hand keeps its ``error``: it did not
+    finish, so it is left out, not compared as if it had."""
+    run = _edit(good_run, tmp_path, _set("cases.0.error", "interrupted by SIGINT"))
+    code, err = _report(run, tmp_path, capsys, NO_FIGURES)
+    line = (f"{run / 'summary.json'}: case {SEND!r} has complete true, but an error "
+            "\"interrupted by SIGINT\": a case that ended so did not finish (left out)")
+    assert code == 0
+    assert line in _warned(err) and line in _loaded(run)
+    assert SEND not in set(load(run).cases["case_id"])
