@@ -3243,10 +3243,7 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     if cases.empty:
         cases = pd.DataFrame(columns=["case_id", "policy", "codec", "workload"])
     notes: dict[str, list[str]] = {"steps": [], "requests": [], "floor": [], "itl": []}
-    steps = _in_step_order(pd, _read_rows(pd, run_dir / "steps.csv",
-                                          CASE_KEYS + SCHED_COLUMNS + RUNNER_COLUMNS,
-                                          valid, notes["steps"]),
-                           [c.get("case_id") for c in valid])
+    steps = _read_steps(pd, run_dir / "steps.csv", valid, notes["steps"])
     requests = _read_rows(pd, run_dir / "requests.csv", CASE_KEYS + REQUEST_COLUMNS,
                           valid, notes["requests"])
     floor = _read_floor(pd, run_dir / "floor.csv", valid, notes["floor"])
@@ -3307,6 +3304,13 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     return dict(cases=cases, steps=steps, requests=requests, floor=floor, itl=itl,
                 metadata=metadata, status=status, problems=problems, status_detail=detail,
                 warnings=load_warnings)
+
+
+def _read_steps(pd, path: Path, valid: list[dict[str, Any]], notes: list[str]):
+    """``steps.csv`` (``path``) as ``_read_rows`` reads it, in the run's order
+    (``_in_step_order``, by ``valid``'s cases)."""
+    steps = _read_rows(pd, path, CASE_KEYS + SCHED_COLUMNS + RUNNER_COLUMNS, valid, notes)
+    return _in_step_order(pd, steps, [c.get("case_id") for c in valid])
 
 
 def _in_step_order(pd, steps, case_ids: list):
