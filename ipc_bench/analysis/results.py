@@ -60,12 +60,12 @@ class ResultsWarning(UserWarning):
 
 
 def read_summary(run_dir: str | os.PathLike) -> dict[str, Any]:
-    """``summary.json`` of ``run_dir``; ``ResultsError`` if missing, unreadable (not
-    JSON, or arrays or objects nested deeper than ``json`` can parse), not an object or
+    """``summary.json`` of ``run_dir`` (UTF-8, with or without a byte-order mark);
+    ``ResultsError`` if missing, unreadable (not JSON, or arrays or objects nested deeper than ``json`` can parse), not an object or
     of another format."""
     path = Path(run_dir) / "summary.json"
-    try:
-        data = json.loads(path.read_text())
+    try:  # utf-8-sig: a byte-order mark an editor saved the file with is no error
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
     except FileNotFoundError:
         raise ResultsError(f"no summary.json in {run_dir}") from None
     except OSError as exc:
@@ -2267,10 +2267,15 @@ def unfinished_detail(summary: dict[str, Any], run_dir: Path) -> str:
     when a case starts), and the rows in ``steps.partial.csv``."""
     planned = len((summary.get("metadata") or {}).get("cases") or [])
     recorded = f"{len(summary.get('cases') or [])} of {planned} cases recorded"
+    end = iso_time((summary.get("metadata") or {}).get("end_time_utc"))
     if summary.get("status") == "failed":
         # ``bench.py`` writes ``failed`` only with the problems that failed it
         parts = [f"status failed, but no problem was recorded (summary.json edited, or "
                  f"written by another tool), {recorded}"]
+    elif end is not None:  # ``bench.py`` records an end only with a final status
+        parts = [f"status {_shown(summary.get('status', 'unknown'))}, but its end was "
+                 f"recorded (end_time_utc {summary['metadata']['end_time_utc']}) with no "
+                 f"problem (summary.json edited, or written by another tool), {recorded}"]
     else:
         state = unfinished_state(run_dir)
         parts = [f"{state}{', ' if ':' in state else ': '}no end was recorded, summary "

@@ -1100,3 +1100,25 @@ def test_a_case_with_an_error_marked_complete_is_left_out(good_run, tmp_path, ca
     assert code == 0
     assert line in _warned(err) and line in _loaded(run)
     assert SEND not in set(load(run).cases["case_id"])
+
+
+def test_an_ended_run_set_incomplete_by_hand_says_its_end_was_recorded(good_run, tmp_path):
+    """``status: incomplete`` typed over a run that recorded its end: said as such, not
+    as a run killed before it could record one."""
+    def unfinished(summary):
+        summary["status"] = "incomplete"
+    run = _edit(good_run, tmp_path, unfinished)
+    res = load(run)
+    end = res.metadata["run"]["end_time_utc"]
+    assert res.status_detail["run"] == (
+        f"status \"incomplete\", but its end was recorded (end_time_utc {end}) with no "
+        "problem (summary.json edited, or written by another tool), 2 of 2 cases recorded")
+
+
+def test_a_summary_saved_with_a_byte_order_mark_loads(good_run, tmp_path):
+    run = _edit(good_run, tmp_path, lambda summary: None)
+    path = run / "summary.json"
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ResultsWarning)
+        assert len(load(run).cases) == 2
