@@ -2273,7 +2273,8 @@ def unfinished_detail(summary: dict[str, Any], run_dir: Path) -> str:
         parts = [f"status failed, but no problem was recorded (summary.json edited, or "
                  f"written by another tool), {recorded}"]
     elif end is not None:  # ``bench.py`` records an end only with a final status
-        parts = [f"status {_shown(summary.get('status', 'unknown'))}, but its end was "
+        word = summary.get("status") if summary.get("status") in RUN_STATUSES else "unknown"
+        parts = [f"status {word}, but its end was "
                  f"recorded (end_time_utc {summary['metadata']['end_time_utc']}) with no "
                  f"problem (summary.json edited, or written by another tool), {recorded}"]
     else:

@@ -1111,7 +1111,7 @@ def test_an_ended_run_set_incomplete_by_hand_says_its_end_was_recorded(good_run,
     res = load(run)
     end = res.metadata["run"]["end_time_utc"]
     assert res.status_detail["run"] == (
-        f"status \"incomplete\", but its end was recorded (end_time_utc {end}) with no "
+        f"status incomplete, but its end was recorded (end_time_utc {end}) with no "
         "problem (summary.json edited, or written by another tool), 2 of 2 cases recorded")
 
 
