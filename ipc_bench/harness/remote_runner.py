@@ -201,7 +201,7 @@ def _serve_cases(socks: RunnerSockets, peer_problem: Callable[[], Optional[str]]
     each ``Ready`` names this checkout's code (``environment.source_code``) and, with
     ``pinned``, the CPUs this process runs on then."""
     served = 0
-    code = source_code()  # once: the scheduler records it with each case
+    checkout = source_code()  # once: the scheduler records it with each case
     while True:
         try:
             msg = recv_control(socks.ctl, _NO_DEADLINE_S, peer_problem,
@@ -213,7 +213,7 @@ def _serve_cases(socks: RunnerSockets, peer_problem: Callable[[], Optional[str]]
             ended = f"the run failed: {msg.reason}" if msg.reason else "the run is complete"
             print(f"{PREFIX}: {ended} ({served} case(s) served)", file=sys.stderr)
             return EXIT_RUN_FAILED if msg.reason else EXIT_OK
-        info = {CLOCK_KEY: clock_id(), CODE_KEY: code,
+        info = {CLOCK_KEY: clock_id(), CODE_KEY: checkout,
                 **({CPUS_KEY: cpus_allowed(0) or "unknown"} if pinned else {})}
         accepted = accept_handshake(socks, msg, peer_problem, adapt, info,
                                     make_runner=_runner_or_stage)

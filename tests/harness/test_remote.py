@@ -104,6 +104,23 @@ def test_a_runner_started_by_hand_gives_the_spawned_runners_tokens(tmp_path):
     assert not any("started by hand, ran" in w for w in case["warnings"])
 
 
+def test_every_case_a_runner_serves_records_its_code(tmp_path):
+    """One runner started by hand serves both cases of a run: each records its code."""
+    port = free_base_port(3)
+    both = ["send,cached" if a == "send" else a for a in CASE]
+    sched = start_scheduler(both + ["--remote-runners", "--port", str(port)],
+                            tmp_path / "remote")
+    runner = start_runner(port)
+    _, runner_err = runner.communicate(timeout=120)
+    out, err = sched.communicate(timeout=60)
+    assert (sched.returncode, runner.returncode) == (0, 0), (err, runner_err)
+    from ipc_bench.harness.environment import code_identity
+
+    summary = json.loads((tmp_path / "remote" / "summary.json").read_text())
+    mine = code_identity(summary["metadata"].get("git"))
+    assert [c["runner_code"] for c in summary["cases"]] == [mine, mine]
+
+
 def test_a_runner_of_other_code_is_recorded_and_warned_about(tmp_path):
     """A runner started from another checkout (its code named in its ``Ready``): the
     case records that code and warns that its timings are not of the scheduler's."""
