@@ -384,7 +384,8 @@ def shm_cores_figures(result: CaseResult) -> dict[str, Any]:
 
 def _model_marks(result: CaseResult) -> dict[str, Any]:
     """An emulated case says so: ``emulated`` (True), ``emulated_gpu`` (the GPU whose
-    figures the roofline used), ``gpu_figures`` (``calibrated`` or ``uncalibrated``)
+    figures the roofline used), ``emulated_preset`` (the model shape whose steps it
+    slept, ``--model-preset``), ``gpu_figures`` (``calibrated`` or ``uncalibrated``)
     and those figures (``emulated_memory_bandwidth_bytes_per_s``,
     ``emulated_bf16_flops_per_s``, ``emulated_efficiency``, ``emulated_fixed_step_ns``:
     this checkout's ``gpu_figures.json`` as the summary is written, which the runners
@@ -396,7 +397,8 @@ def _model_marks(result: CaseResult) -> dict[str, Any]:
     if model.name != "emulated":
         return {}
     gpu = load_gpu_figures(EMULATED_GPU)
-    return dict(emulated=True, emulated_gpu=gpu.name, gpu_figures=gpu.status,
+    return dict(emulated=True, emulated_gpu=gpu.name, emulated_preset=model.preset,
+                gpu_figures=gpu.status,
                 emulated_memory_bandwidth_bytes_per_s=gpu.memory_bandwidth_bytes_per_s,
                 emulated_bf16_flops_per_s=gpu.bf16_flops_per_s,
                 emulated_efficiency=gpu.efficiency,

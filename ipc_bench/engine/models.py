@@ -239,7 +239,7 @@ class EmulatedModel(NullModel):
     a spin over its last ``roofline.SPIN_NS``: a runner waiting on a GPU leaves its
     CPU free. What send costs next to a real 1B or 8B step, on a host without a GPU.
 
-    ``device``: e.g. ``"emulated NVIDIA H200 (roofline, uncalibrated)"``.
+    ``device``: e.g. ``"emulated llama-3.2-1b on NVIDIA H200 (roofline, uncalibrated)"``.
     ``step_columns()``: ``{"emulated_step_ns": [...]}``, the roofline time of each
     step. Raises ``ConfigError`` when the preset's bf16 weights + KV cache would not
     fit the emulated GPU (``check_model_memory``).
@@ -250,7 +250,7 @@ class EmulatedModel(NullModel):
         self.gpu = load_gpu_figures(EMULATED_GPU)
         check_model_memory(scheduler, config, EMULATED_GPU, self.gpu.memory_bytes,
                            f"an emulated {self.gpu.name}")
-        self.device = self.gpu.label
+        self.device = self.gpu.label(config.preset)
         self.roofline = RooflineStep(config.torch_preset, config.vocab_size, self.gpu)
         self.emulated_step_ns: list[int] = []
 

@@ -75,11 +75,10 @@ class GpuFigures(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         """``"calibrated"`` or ``"uncalibrated"``: what every output prints."""
         return "calibrated" if self.calibrated else "uncalibrated"
 
-    @property
-    def label(self) -> str:
-        """E.g. ``"emulated NVIDIA H200 (roofline, uncalibrated)"``: the emulated
-        runner's device, as the tables print it."""
-        return f"emulated {self.name} (roofline, {self.status})"
+    def label(self, preset: str) -> str:
+        """E.g. ``"emulated llama-3.2-1b on NVIDIA H200 (roofline, uncalibrated)"``:
+        the device of a runner emulating ``preset``'s steps, as the tables print it."""
+        return f"emulated {preset} on {self.name} (roofline, {self.status})"
 
     @property
     def flops_per_s(self) -> float:

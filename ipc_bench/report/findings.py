@@ -970,9 +970,9 @@ def _share_line(at, where: Where, cases, s2r_median: bool, method: str = "t",
 
 
 def _emulated_words(cases, workload: Any, codec: Any) -> str:
-    """`` (an emulated step, uncalibrated: a lower bound on a GPU's)`` after the step a
-    share is of where the cases of ``workload`` and ``codec`` ran the emulated model
-    (`` (an emulated step)`` on calibrated figures); ``''`` otherwise."""
+    """What the step a share is of holds where the cases of ``workload`` and ``codec``
+    ran the emulated model: the emulated model time (uncalibrated: a lower bound on a
+    GPU's) and this machine's control plane, both measured here; ``''`` otherwise."""
     if "emulated" not in cases.columns:
         return ""
     mine = cases[(cases["workload"] == workload) & (cases["codec"] == codec)]
@@ -980,8 +980,9 @@ def _emulated_words(cases, workload: Any, codec: Any) -> str:
     if not marked:
         return ""
     if any(r.get("gpu_figures") != "calibrated" for r in marked):
-        return " (an emulated step, uncalibrated: a lower bound on a GPU's)"
-    return " (an emulated step)"
+        return (" (measured here: an emulated model time, uncalibrated, a lower bound on "
+                "a GPU's, and this machine's control plane)")
+    return " (measured here: an emulated model time and this machine's control plane)"
 
 
 def _step_verdict(recorded: dict[tuple, dict[str, dict[str, Any]]] | None, workload: Any,

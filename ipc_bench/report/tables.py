@@ -550,14 +550,23 @@ def emulated_note(cases: list[dict[str, Any]]) -> Optional[str]:
     emulated = [s for s in cases if s.get("emulated")]
     if not emulated:
         return None
-    gpus = ", ".join(dict.fromkeys(f"{s.get('emulated_gpu', '?')} figures "
-                                   f"{s.get('gpu_figures', '?').upper()}" for s in emulated))
+    gpus = ", ".join(dict.fromkeys(f"{_emulated_shape(s)}{s.get('emulated_gpu', '?')} "
+                                   f"figures {s.get('gpu_figures', '?').upper()}"
+                                   for s in emulated))
     bound = ("; uncalibrated figures take every op at the full rates with no per-step "
-             "launch or host time, so each step is a lower bound on that GPU's and "
-             "send's share of a step an upper bound"
+             "launch or host time, so each step's model time is a lower bound on that "
+             "GPU's, which makes send's share of a step larger than beside the GPU's real "
+             "model time; send's µs and the rest of each step are this machine's CPU's"
              if any(s.get("gpu_figures") != "calibrated" for s in emulated) else "")
     return (f"EMULATED: {len(emulated)} of {len(cases)} cases slept a roofline step time "
             f"({gpus}); no GPU computed their steps{bound}")
+
+
+def _emulated_shape(case: dict[str, Any]) -> str:
+    """``llama-3.2-1b on `` for an emulated case that names its preset
+    (``emulated_preset``); ``''`` for one written before it was recorded."""
+    preset = case.get("emulated_preset")
+    return f"{preset} on " if isinstance(preset, str) and preset else ""
 
 
 def emulated_mark(cases: list[dict[str, Any]]) -> Optional[str]:
@@ -568,7 +577,8 @@ def emulated_mark(cases: list[dict[str, Any]]) -> Optional[str]:
     if not emulated:
         return None
     figures = ", ".join(dict.fromkeys(
-        f"{s.get('emulated_gpu', '?')} roofline, {s.get('gpu_figures', '?').upper()}"
+        f"{_emulated_shape(s)}{s.get('emulated_gpu', '?')} roofline, "
+        f"{s.get('gpu_figures', '?').upper()}"
         + (" (a lower bound)" if s.get("gpu_figures") != "calibrated" else "")
         for s in emulated))
     some = "" if len(emulated) == len(cases) else f" of {len(emulated)} of {len(cases)} cases"

@@ -29,7 +29,8 @@ def test_the_gpu_figures_file_says_where_each_figure_comes_from():
     assert H200.memory_bytes == 143_771 * 2**20
     assert (H200.efficiency, H200.fixed_step_ns, H200.calibrated) == (1.0, 0, False)
     assert H200.status == "uncalibrated"
-    assert H200.label == "emulated NVIDIA H200 (roofline, uncalibrated)"
+    assert H200.label("llama-3.2-1b") == (
+        "emulated llama-3.2-1b on NVIDIA H200 (roofline, uncalibrated)")
     for key in ("memory_bandwidth_bytes_per_s", "bf16_flops_per_s", "memory_bytes",
                 "efficiency", "fixed_step_ns"):
         assert H200.provenance[key]
@@ -111,7 +112,8 @@ def test_emulated_model_sleeps_its_roofline_step_and_samples_as_null():
                            "cached")
     null = ModelRunner(cfg, ModelConfig(seed=4), "cached")
     assert isinstance(emulated.model, EmulatedModel)
-    assert emulated.model.device == "emulated NVIDIA H200 (roofline, uncalibrated)"
+    assert emulated.model.device == (
+        "emulated llama-3.1-8b on NVIDIA H200 (roofline, uncalibrated)")
     sched = Scheduler(cfg, "cached")
     sched.add_request("a", 0, list(range(7, 47)), 4)
     so = sched.build_scheduler_output(sched.schedule())
@@ -144,11 +146,13 @@ def test_an_emulated_run_is_marked_everywhere(tmp_path, capsys):
     assert len(lines) == 4 and all(
         re.fullmatch(r"\[\d/4\] num_running=3/\S+: 12 steps, [\d,]+ tok/s emulated "
                      r"\(uncalibrated\) \([\d.]+ s for the whole case\)", x) for x in lines), lines
-    assert "device=emulated NVIDIA H200 (roofline, uncalibrated)" in text
-    assert ("EMULATED: 4 of 4 cases slept a roofline step time (NVIDIA H200 figures "
-            "UNCALIBRATED); no GPU computed their steps; uncalibrated figures take every op "
-            "at the full rates with no per-step launch or host time, so each step is a "
-            "lower bound on that GPU's and send's share of a step an upper bound") in text
+    assert "device=emulated llama-3.2-1b on NVIDIA H200 (roofline, uncalibrated)" in text
+    assert ("EMULATED: 4 of 4 cases slept a roofline step time (llama-3.2-1b on NVIDIA "
+            "H200 figures UNCALIBRATED); no GPU computed their steps; uncalibrated figures "
+            "take every op at the full rates with no per-step launch or host time, so each "
+            "step's model time is a lower bound on that GPU's, which makes send's share of "
+            "a step larger than beside the GPU's real model time; send's µs and the rest of "
+            "each step are this machine's CPU's") in text
     cases = json.loads((out / "summary.json").read_text())["cases"]
     assert [(c["policy"], c["codec"]) for c in cases] == [
         ("send", "msgpack"), ("cached", "msgpack"), ("send", "none"), ("cached", "none")]
@@ -169,13 +173,13 @@ def test_an_emulated_run_is_marked_everywhere(tmp_path, capsys):
     report = tmp_path / "report"
     assert cli_main(["report", str(out), "--output", str(report)]) == 0
     md = (report / "report.md").read_text()
-    assert "EMULATED: 4 of 4 cases slept a roofline step time (NVIDIA H200 figures " \
+    assert "EMULATED: 4 of 4 cases slept a roofline step time (llama-3.2-1b on NVIDIA H200 figures " \
            "UNCALIBRATED)" in md
     assert md.index("EMULATED") < md.index("## Findings")
     # the findings' shares name the step they are of as emulated
     findings = md.split("## Findings", 1)[1].split("\n## ", 1)[0]
-    assert "median step (an emulated step, uncalibrated: a lower bound on a GPU's)" \
-        in findings
+    assert ("median step (measured here: an emulated model time, uncalibrated, a lower "
+            "bound on a GPU's, and this machine's control plane)") in findings
     # and every figure says so under its title
     from ipc_bench.analysis.results import load
     from ipc_bench.report import plots
@@ -183,7 +187,8 @@ def test_an_emulated_run_is_marked_everywhere(tmp_path, capsys):
     res = load(out)
     for draw in (plots.throughput, plots.step_breakdown, plots.bytes_per_step):
         fig = draw(res)
-        assert ("EMULATED steps: NVIDIA H200 roofline, UNCALIBRATED (a lower bound); no "
+        assert ("EMULATED steps: llama-3.2-1b on NVIDIA H200 roofline, UNCALIBRATED (a "
+                "lower bound); no "
                 "GPU computed them") in fig.get_suptitle(), draw.__name__
 
 
@@ -201,7 +206,7 @@ def test_a_multi_run_report_says_which_run_is_emulated_before_its_figures(tmp_pa
     md = (tmp_path / "rep" / "report.md").read_text()
     top = md.split("\n## ", 1)[0]
     assert ("> **Note:** In run `emu`: EMULATED: 2 of 4 cases slept a roofline step time "
-            "(NVIDIA H200 figures UNCALIBRATED)") in top
+            "(llama-3.2-1b on NVIDIA H200 figures UNCALIBRATED)") in top
 
 
 def test_the_terminal_names_the_repetition_of_each_emulated_step():
