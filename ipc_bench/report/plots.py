@@ -1368,8 +1368,9 @@ def send_cost_share(results):
 def _send_cost_legend(fig, ax, note: str, method: str = "t", table=None) -> None:
     """``send_cost_share``'s legend (the series of ``ax``, in as many columns as fit)
     and title (with ``note``): the statistic of ``method`` (``send_cost.SHARE_STATISTICS``)
-    and its interval's name, or, where a workload of ``table`` has 2+ pairs but fewer
-    than the method needs, that it draws no interval (the findings' words)."""
+    and its interval's name, or, where no workload of ``table`` has as many pairs as
+    the method needs, that it draws no interval (one repetition, or too few pairs: the
+    findings' words)."""
     from ipc_bench.analysis.send_cost import SHARE_STATISTICS
     from ipc_bench.analysis.stats import INTERVAL_NAMES, min_pairs
 
@@ -1381,8 +1382,9 @@ def _send_cost_legend(fig, ax, note: str, method: str = "t", table=None) -> None
                fontsize="small" if len(labels) <= 8 else "x-small")
     stat, name, need = SHARE_STATISTICS[method], INTERVAL_NAMES[method], min_pairs(method)
     pairs = [] if table is None else list(table.groupby(["workload", "codec"]).size())
-    bars = (f"no interval: a {name} interval needs >= {need} pairs"
-            if pairs and 2 <= max(pairs) < need else f"bars: 95 % {name} interval")
+    bars = ("one repetition: no interval" if pairs and max(pairs) < 2 else
+            f"no interval: a {name} interval needs >= {need} pairs"
+            if pairs and max(pairs) < need else f"bars: 95 % {name} interval")
     fig.suptitle(_with_note(f"What send costs as a share of the step, {stat}(send - cached) / "
                             f"{stat}(cached step) ({bars}): whole step (solid), "
                             "SchedulerOutput build + encode + decode (dashed)", note),

@@ -155,3 +155,10 @@ def test_the_terminal_of_a_step_time_run_follows_its_method(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert ("send's cost per step (send minus cached, median over repetitions "
             "(--ci-method sign); ") in proc.stdout
+
+
+def test_the_figure_of_one_repetition_says_it_draws_no_interval():
+    rows = [r for r in _decode_steady_rows() if r["case_id"].endswith("#0")]
+    fig = plots.send_cost_share(_results(rows))
+    text = fig._suptitle.get_text().replace("\n", " ")
+    assert "(one repetition: no interval)" in text and "bars:" not in text
