@@ -944,6 +944,22 @@ def _pair_planned(results) -> bool:
                for codec, arms in planned.items())
 
 
+def _why_unpaired(results) -> str:
+    """Why a planned send/cached pair of ``results`` (one run) is not there: the run is
+    still running, a case of it was left out on loading (a complete run with loading
+    warnings), or the run stopped before both had finished."""
+    from ipc_bench.analysis.results import STILL_RUNNING
+
+    details = [d or "" for d in (results.status_detail or {}).values()]
+    if any(d.startswith(STILL_RUNNING) for d in details):
+        return "the run is still running (the note at the top says so)"
+    complete = all(s == "complete" for s in (results.status or {}).values())
+    if complete and any((results.warnings or {}).values()):
+        return ("one of them was left out when the run was loaded (the loading notes "
+                "at the top say why)")
+    return "it stopped before both had finished (the note at the top says where)"
+
+
 def _pair_uncounted(cases) -> bool:
     """Whether ``cases`` (a ``Results.cases`` table) hold a send case and a cached
     case of one workload and codec, each with no counted step (``num_steps`` 0: every
@@ -984,8 +1000,7 @@ def _pair_table(results) -> list[Block]:
     rows, said = _pair_rows(results, method)
     if not rows and _pair_planned(results):
         return [("note", "No send/cached pair finished in this run: its grid has send "
-                         "and cached of a codec, but it stopped before both had finished "
-                         "(the note at the top says where).")]
+                         f"and cached of a codec, but {_why_unpaired(results)}.")]
     if not rows and _pair_uncounted(results.cases):
         return [("note", "No send/cached pair to compare: send and cached ran, but "
                          "counted no step (the measurement warnings say why).")]

@@ -648,7 +648,8 @@ def preempted_note(cases: list[dict[str, Any]]) -> Optional[str]:
     counts = {s.get("case_id", "?"): int(s.get("num_preemptions") or 0) for s in cases}
     if not any(counts.values()):
         return None
-    times = (f"{next(iter(counts.values())):,} times in each case"
+    times = (f"{next(iter(counts.values())):,} times"
+             + (" in each case" if len(counts) > 1 else "")
              if len(set(counts.values())) == 1 else
              f"{max(counts.values()):,} times at most (per case: "
              + ", ".join(f"{c} {n:,}" for c, n in counts.items()) + ")")
@@ -1450,14 +1451,17 @@ def latency_title(cases: list[dict[str, Any]]) -> str:
 
 
 def few_requests_note(records: list[dict[str, Any]]) -> str:
-    """``With fewer than 100 requests ...`` when some case of ``records`` has fewer
-    than 100 requests: its TTFT, TPOT and E2E p99 (numpy's linear interpolation) then
+    """``With fewer than 100 requests served ...`` when some case of ``records`` served
+    fewer than 100 requests (``num_requests`` less those rejected on arrival, which
+    have no latencies): its TTFT, TPOT and E2E p99 (numpy's linear interpolation) then
     lie between its two largest values; ``''`` otherwise. Under the terminal's and the
     report's Latency tables."""
-    counts = [int(r["num_requests"]) for r in records if r.get("num_requests")]
+    counts = [int(r["num_requests"]) - int(r.get("num_rejected") or 0)  # those served
+              for r in records if r.get("num_requests")]
     if not counts or min(counts) >= 100:
         return ""
-    return (f"With fewer than 100 requests in a case (here as few as {min(counts):,}), its "
+    return (f"With fewer than 100 requests served in a case (here as few as "
+            f"{min(counts):,}), its "
             "TTFT, TPOT and E2E p99 lie between its two largest values: read them as "
             "about the maximum, not as a tail percentile.")
 

@@ -1122,3 +1122,14 @@ def test_a_summary_saved_with_a_byte_order_mark_loads(good_run, tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error", ResultsWarning)
         assert len(load(run).cases) == 2
+
+
+def test_a_pair_broken_on_loading_is_said_so_not_as_a_stopped_run(good_run, tmp_path,
+                                                                   capsys):
+    run = _edit(good_run, tmp_path, _set("cases.0.output_tokens_per_s", "fast"))
+    code, _ = _report(run, tmp_path, capsys, NO_FIGURES)
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert code == 0
+    assert ("No send/cached pair finished in this run: its grid has send and cached of a "
+            "codec, but one of them was left out when the run was loaded (the loading "
+            "notes at the top say why).") in md

@@ -40,3 +40,8 @@ def test_unequal_counts_name_each_case():
         "resumed; --num-blocks sets the cache)")
     ((_, text),) = _request_notes(_cases(1_200, 7))
     assert text.endswith("do not compare.")
+
+
+def test_one_case_is_not_said_as_each():
+    (one,) = _cases(78)[:1]
+    assert preempted_note([one]).startswith("preempted: 78 times (the KV cache ran out")
