@@ -1371,16 +1371,18 @@ def _pace_problem(case, requests, path: Path) -> str | None:
                              ("arrival_span_share", "last_arrival_s")):
         share, value = _figure(case, share_name), _figure(case, name)
         if share is not None and value is not None and _differ(share, value / wall_s):
-            return (f"{where} {share_name} {share:,.6g}, but its {name} {value:,.6g} over "
-                    f"its wall_s {wall_s:,.6g} is {value / wall_s:,.6g} (left out)")
+            shown, ratio = _apart(share, value / wall_s)
+            return (f"{where} {share_name} {shown}, but its {name} {value:,.6g} over "
+                    f"its wall_s {wall_s:,.6g} is {ratio} (left out)")
     last, n = _figure(case, "last_arrival_s"), _figure(case, "num_requests")
     if last is None or n is None or len(requests) != n or "arrival_s" not in requests:
         return None
     arrivals = requests["arrival_s"].to_numpy(dtype=float)
     arrivals = arrivals[~np.isnan(arrivals)]
     if len(arrivals) and _differ(last, float(arrivals.max())):
-        return (f"{where} last_arrival_s {last:,.6g}, but the latest arrival_s of its "
-                f"{n:,.15g} requests in requests.csv is {arrivals.max():,.6g} (left out)")
+        shown, latest = _apart(last, float(arrivals.max()))
+        return (f"{where} last_arrival_s {shown}, but the latest arrival_s of its "
+                f"{n:,.15g} requests in requests.csv is {latest} (left out)")
     return None
 
 

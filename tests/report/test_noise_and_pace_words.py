@@ -538,3 +538,19 @@ def test_a_queue_too_small_to_round_keeps_its_figures():
     assert replay_pace_evidence(case) == (
         "by num_waiting: a request was left waiting after 0.6 % of its steps, 0.006 per "
         "step on average")
+
+
+def test_a_rounded_arrival_is_shown_with_the_digits_that_tell_it_apart():
+    """A requests.csv saved with its arrivals rounded: the refusal shows both figures
+    with as many digits as differ, not two equal ones."""
+    import pandas as pd
+
+    from ipc_bench.analysis.results import _pace_problem
+
+    case = dict(case_id="w/send/msgpack#0", trace_speedup=10.0, wall_s=1.0,
+                last_arrival_s=0.013025137, num_requests=2)
+    rows = pd.DataFrame({"arrival_s": [0.0, 0.0130251]})
+    why = _pace_problem(case, rows, "requests.csv")
+    assert why == ("requests.csv: case 'w/send/msgpack#0' has last_arrival_s 0.01302514, "
+                   "but the latest arrival_s of its 2 requests in requests.csv is 0.0130251 "
+                   "(left out)")
