@@ -65,7 +65,7 @@ sys.path.insert(0, str(ROOT))
 from ipc_bench.analysis.results import ResultsError, load, read_summary  # noqa: E402
 from ipc_bench.cli.options import (MAX_NUM_SEQS, MAX_SEED, MAX_STEPS,  # noqa: E402
                                    _int_in, _parse_int, list_items, no_repeats,
-                                   nonempty_path)
+                                   nonempty_path, writable_folder)
 from ipc_bench.engine.config import POLICIES  # noqa: E402
 from ipc_bench.errors import one_line  # noqa: E402
 from ipc_bench.wire.codecs import CODECS  # noqa: E402
@@ -555,7 +555,7 @@ def _add_folder_options(p: argparse.ArgumentParser) -> None:
     """The busy core and the study folder (to write, or to analyse)."""
     p.add_argument("--busy-cpu", type=_int_in(0, 2**20), help="core for the busy process "
                    "(default the highest this process may use)")
-    p.add_argument("--output", type=nonempty_path("folder"),
+    p.add_argument("--output", type=writable_folder,
                    help="study folder (default results/aa-<time>)")
     p.add_argument("--from-run", metavar="DIR", type=nonempty_path("folder"),
                    help="analyse this study folder")
@@ -570,7 +570,9 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--policy", default="send", choices=POLICIES)
     p.add_argument("--seed", type=_int_in(0, MAX_SEED), default=0)
     p.add_argument("--reference-running", type=_int_in(1, MAX_NUM_SEQS), default=256)
-    p.add_argument("--reference-steps", type=_ints(1), default=[100, 400])
+    p.add_argument("--reference-steps", type=no_repeats_of(_ints(1)), default=[100, 400],
+                   help="counted steps of each reference run (one run, and folder, per "
+                   "value: none given twice; default 100,400)")
     p.add_argument("--reference-pairs", type=_ints(2, " (a half-width needs 2 pairs)"),
                    default=[40, 20], help="pairs of each reference run, at least 2 each "
                    "(default 40,20)")

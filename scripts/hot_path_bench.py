@@ -45,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pyperf  # noqa: E402
 import zmq  # noqa: E402
 
-from ipc_bench.cli.options import list_items  # noqa: E402
+from ipc_bench.cli.options import list_items, output_problem  # noqa: E402
 from ipc_bench.errors import one_line  # noqa: E402
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig  # noqa: E402
 from ipc_bench.engine.model_runner import ModelRunner  # noqa: E402
@@ -276,9 +276,12 @@ def check_round_trip():
 
 
 def _only(text: str) -> str:
-    """``--only``: ``""`` (every benchmark, the default) or comma-separated texts, none
-    empty (``list_items``), each in the name of at least one benchmark
-    (``benchmark_names``); kept as given, a worker gets it again."""
+    """``--only``: comma-separated texts, none empty (``list_items``; an empty
+    ``--only`` is refused: leave it out to run every benchmark), each in the name of
+    at least one benchmark (``benchmark_names``); kept as given, a worker gets it
+    again."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("empty: give texts, or leave --only out")
     if text:
         names = benchmark_names()
         unmatched = [t for t in list_items(text, "texts") if not any(t in n for n in names)]
@@ -297,18 +300,27 @@ def _error(message: str):
 
 
 def main() -> None:
-    bench = pyperf.Runner(add_cmdline_args=lambda cmd, args: cmd.extend(["--only", args.only]))
+    def worker_args(cmd, args):
+        if args.only is not None:
+            cmd.extend(["--only", args.only])
+
+    bench = pyperf.Runner(add_cmdline_args=worker_args)
     bench.argparser.error = _error
-    bench.argparser.add_argument("--only", type=_only, default="", metavar="TEXT[,TEXT...]",
+    bench.argparser.add_argument("--only", type=_only, metavar="TEXT[,TEXT...]",
                                  help="run only the benchmarks whose name contains one of "
                                       "the TEXTs (each must be in some name: see --list)")
     bench.argparser.add_argument("--list", action="store_true",
                                  help="print the benchmarks' names, one a line, and exit")
     args = bench.parse_args()
+    if not args.worker:  # pyperf writes its -o/--append file only after every benchmark
+        for flag, path in (("-o", args.output), ("--append", args.append)):
+            why = path is not None and output_problem(path)
+            if why:
+                _error(f"argument {flag}: cannot write {why}")
     if args.list:
         print("\n".join(benchmark_names()))
         return
-    texts = args.only.split(",")
+    texts = [""] if args.only is None else args.only.split(",")
 
     class Only:  # ``name in only``: one of the texts is in the name
         def __contains__(self, name: str) -> bool:

@@ -87,7 +87,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pyperf  # noqa: E402
 
 from ipc_bench.analysis.bytemodel import engine_outputs_bytes  # noqa: E402
-from ipc_bench.cli.options import list_items  # noqa: E402
+from ipc_bench.cli.options import MAX_NUM_SEQS, list_items, output_problem  # noqa: E402
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig  # noqa: E402
 from ipc_bench.engine.outputs import build_engine_core_outputs  # noqa: E402
 from ipc_bench.engine.model_runner import ModelRunner  # noqa: E402
@@ -486,7 +486,8 @@ def _regular_file(text: str) -> str:
 
 
 def _batch_sizes(text: str) -> list[int]:
-    """``--batch-sizes``: comma-separated whole numbers of at least 1, no repeats; no
+    """``--batch-sizes``: comma-separated whole numbers from 1 to ``MAX_NUM_SEQS``, no
+    repeats; no
     empty item (``list_items``)."""
     parts = list_items(text, "whole numbers")
     if not all(p.isascii() and p.isdigit() for p in parts):
@@ -495,6 +496,10 @@ def _batch_sizes(text: str) -> list[int]:
     values = [int(p) for p in parts]
     if min(values) < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {min(values)}")
+    if max(values) > MAX_NUM_SEQS:
+        raise argparse.ArgumentTypeError(
+            f"must be at most {MAX_NUM_SEQS:,} (the most running requests), "
+            f"got {max(values):,}")
     if len(set(values)) != len(values):
         raise argparse.ArgumentTypeError(f"a size given more than once in {text!r}")
     return values
@@ -526,18 +531,9 @@ def _only(text: str) -> str:
 
 
 def _unwritable(path: str) -> str | None:
-    """Why a file cannot be written at ``path`` (creating nothing), or ``None``."""
-    target = Path(path)
-    folder = target.parent
-    if target.is_dir():
-        return "a directory"
-    if not folder.exists():
-        return f"no folder {folder}"
-    if not folder.is_dir():
-        return f"{folder} is not a folder"
-    if not os.access(target if target.exists() else folder, os.W_OK):
-        return "permission denied"
-    return None
+    """Why a file cannot be written at ``path`` (``output_problem``: an empty path, a
+    folder, a missing or unwritable folder, the system's reason), or ``None``."""
+    return output_problem(path)
 
 
 def _load_medians(path: str) -> dict[str, float]:
@@ -573,7 +569,8 @@ def main() -> int:
                                   help=ONLY_HELP)
     runner.argparser.add_argument("--batch-sizes", type=_batch_sizes,
                                   default=list(BATCH_SIZES), metavar="N[,N...]",
-                                  help="running requests of each case (default: "
+                                  help="running requests of each case, each 1 to "
+                                  f"{MAX_NUM_SEQS:,} (default: "
                                   f"{','.join(map(str, BATCH_SIZES))})")
     runner.argparser.add_argument("--table-from", metavar="JSON", type=_regular_file,
                                   action="append",
@@ -596,9 +593,9 @@ def main() -> int:
     for flag, path in (("-o", None if args.table_from else args.output),
                        ("--append", None if args.table_from else args.append),
                        ("--figure", args.figure)):
-        why = path and not args.worker and _unwritable(path)
+        why = path is not None and not args.worker and _unwritable(path)
         if why:
-            error(f"argument {flag}: cannot write {path}: {why}")
+            error(f"argument {flag}: cannot write {why}")
     batch_sizes, alts = args.batch_sizes, selection(args.only or "")
     rows = selected_rows(batch_sizes, alts)
     frontend_only = not rows and any(selected_frontend(alts, w, b, t) for b in batch_sizes

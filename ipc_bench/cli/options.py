@@ -268,6 +268,8 @@ def writable_file(text: str) -> str:
     system's reason) otherwise."""
     from pathlib import Path
 
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"{text!r}: the path is empty (give a file's path)")
     path = Path(text)
     existed = path.exists()
     if path.is_dir():
@@ -280,6 +282,44 @@ def writable_file(text: str) -> str:
     if not existed:
         path.unlink()
     return text
+
+
+def writable_folder(text: str) -> str:
+    """argparse type of an output folder (a script's ``--output DIR``): an existing
+    writable folder, or a new one whose parent is an existing writable folder; checked
+    before any work without creating the folder (a temporary folder is made in it, or
+    in its parent, and removed again); ``ArgumentTypeError`` naming the path and why
+    otherwise."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"{text!r}: the path is empty (give a folder's path)")
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: not a folder")
+    where = path if path.is_dir() else path.parent
+    if not where.is_dir():
+        raise argparse.ArgumentTypeError(
+            f"{text}: {'no such folder' if not where.exists() else 'not a folder'}: {where}")
+    try:
+        os.rmdir(tempfile.mkdtemp(dir=where, prefix=".write-check-"))
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"{text}: cannot write in {where}: "
+                                         f"{exc.strerror}") from None
+    return text
+
+
+def output_problem(path: str) -> "str | None":
+    """Why an output file cannot be written at ``path`` (``writable_file``'s one
+    line), or ``None``: for options whose value is not parsed here (pyperf's
+    ``-o``/``--append``), checked before any work."""
+    try:
+        writable_file(path)
+    except argparse.ArgumentTypeError as exc:
+        return str(exc)
+    return None
 
 
 def _cpu_affinity(text: str):

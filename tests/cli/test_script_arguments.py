@@ -78,6 +78,33 @@ BAD_INPUT = [
      "'foo': choose from idle, busy"),
     ("aa_false_positive", ["--pairs", "3"], "aa_false_positive.py: error: argument --pairs: "
      "must be at least the largest --group-sizes value (6), got 3"),
+    ("aa_false_positive", ["--output", "/proc/aa"], "aa_false_positive.py: error: argument "
+     "--output: /proc/aa: cannot write in /proc: No such file or directory"),
+    ("aa_false_positive", ["--output", "{missing}/study"], "aa_false_positive.py: error: "
+     "argument --output: {missing}/study: no such folder: {missing}"),
+    ("aa_false_positive", ["--output", ""], "aa_false_positive.py: error: argument "
+     "--output: '': the path is empty (give a folder's path)"),
+    ("aa_false_positive", ["--reference-steps", "10,10", "--reference-pairs", "2,2"],
+     "aa_false_positive.py: error: argument --reference-steps: 10 given more than once"),
+    ("variant_table", ["--table-from", "results/published/variants/variants.json.gz",
+                       "--figure", "/proc/x.png"], "variant_table.py: error: argument "
+     "--figure: cannot write /proc/x.png: No such file or directory"),
+    ("variant_table", ["--table-from", "results/published/variants/variants.json.gz",
+                       "--figure", ""], "variant_table.py: error: argument --figure: "
+     "cannot write '': the path is empty (give a file's path)"),
+    ("variant_table", ["-o", "/proc/x.json", "--only", "B=1 send msgpack"],
+     "variant_table.py: error: argument -o: cannot write /proc/x.json: No such file or "
+     "directory"),
+    ("variant_table", ["--batch-sizes", "99999999"], "variant_table.py: error: argument "
+     "--batch-sizes: must be at most 65,536 (the most running requests), got 99,999,999"),
+    ("hot_path_bench", ["-o", "{missing}/x.json", "--only", "oracle"], "hot_path_bench.py: "
+     "error: argument -o: cannot write {missing}/x.json: No such file or directory"),
+    ("hot_path_bench", ["--only", ""], "hot_path_bench.py: error: argument --only: empty: "
+     "give texts, or leave --only out"),
+    ("byte_sweep", ["--json", ""], "byte_sweep.py: error: argument --json: '': the path is "
+     "empty (give a file's path)"),
+    ("codec_fit", ["--json", ""], "codec_fit.py: error: argument --json: '': the path is "
+     "empty (give a file's path)"),
     ("aa_false_positive", ["--codec", "x"], "aa_false_positive.py: error: argument --codec: "
      "invalid choice: 'x' (choose from 'msgpack', 'pickle', 'packed', 'slots', "
      "'replicated')"),
