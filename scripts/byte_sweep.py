@@ -51,7 +51,7 @@ from ipc_bench.engine.workloads import REQ_ID_FORMATS  # noqa: E402
 from ipc_bench.engine.config import ConfigError  # noqa: E402
 from ipc_bench.engine.token_ids import token_id_distribution  # noqa: E402
 from ipc_bench.cli.options import (MAX_NUM_SEQS, _choices, _int_in, _parse_int,  # noqa: E402
-                                   list_items, writable_file)
+                                   list_items, no_repeats, writable_file)
 from ipc_bench.harness import signals  # noqa: E402
 
 COL = {c: i for i, c in enumerate(SCHED_COLUMNS)}
@@ -125,10 +125,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _vocab_sizes(text: str) -> list[int]:
-    """``--vocab-sizes``: comma-separated integers of at least 2, repeats dropped; no
-    empty item (``list_items``)."""
+    """``--vocab-sizes``: comma-separated integers of at least 2, none given twice
+    (``no_repeats``, as ``--formats``); no empty item (``list_items``)."""
     parts = list_items(text, "integers")
-    return list(dict.fromkeys(_parse_int(v, 2, 2**31 - 1) for v in parts))
+    return no_repeats([_parse_int(v, 2, 2**31 - 1) for v in parts])
 
 
 def _token_ids(text: str) -> list[str]:

@@ -77,6 +77,7 @@ import argparse
 import gc
 import json
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -90,7 +91,7 @@ sys.path.insert(0, str(ROOT))
 
 from ipc_bench.engine.config import (ConfigError, ModelConfig, SchedulerConfig,  # noqa: E402
                                      check_model_memory)
-from ipc_bench.cli.options import list_items  # noqa: E402
+from ipc_bench.cli.options import list_items, no_repeats  # noqa: E402
 from ipc_bench.harness import signals  # noqa: E402
 from ipc_bench.report.tables import (ROOFLINE_BELOW_ONE_NOTE, below_roofline,  # noqa: E402
                                      roofline_ratio)
@@ -248,8 +249,8 @@ def whole_number(low: int):
 
 def batch_sizes(text: str) -> list[int]:
     """argparse type of ``--num-running``: comma-separated whole numbers >= 1, sorted,
-    without repeats; no empty item (``list_items``)."""
-    return sorted({whole_number(1)(t) for t in list_items(text, "whole numbers")})
+    none given twice (``no_repeats``); no empty item (``list_items``)."""
+    return sorted(no_repeats([whole_number(1)(t) for t in list_items(text, "whole numbers")]))
 
 
 def preset_name(text: str) -> str:
@@ -267,8 +268,8 @@ def preset_name(text: str) -> str:
 
 def config_list(text: str) -> list[tuple[str, bool]]:
     """argparse type of ``--configs`` (``parse_configs``); no empty item
-    (``list_items``)."""
-    list_items(text, "configurations")
+    (``list_items``), none given twice (``no_repeats``)."""
+    no_repeats(list_items(text, "configurations"))
     try:
         return parse_configs(text)
     except ConfigError as exc:
@@ -362,6 +363,30 @@ def _settings(args: argparse.Namespace, cuda: bool):
             args.num_running or ([16, 256] if cuda else [4, 8]), configs, lo, hi)
 
 
+def memory_advice(message: str, top: int, hi: int, extra: int, lo: int) -> str:
+    """``check_model_memory``'s refusal in this script's options. The KV cache here is
+    ``top`` rows (the largest --num-running, plus one) of ``ceil((hi + extra) /
+    BLOCK_SIZE)`` blocks (``hi``: --context-max; ``extra``: the warm-up and counted
+    steps, plus one), so its advice to lower ``--num-blocks`` (an option this script
+    does not have) becomes the largest --num-running and --context-max that fit, each
+    at the other's value (one left out where none fits); ``--model-preset`` becomes
+    ``--preset``."""
+    message = message.replace("--model-preset", "--preset")
+    match = re.search(r"lower --num-blocks \(at most ([0-9,]+)\) or ", message)
+    if not match:
+        return message
+    fit = int(match.group(1).replace(",", ""))
+    width = -(-(hi + extra) // BLOCK_SIZE)
+    running = fit // width - 1  # B and B + 1 both run
+    context = (fit // top) * BLOCK_SIZE - extra
+    options = ([f"--num-running (at most {running:,} at this --context-max)"]
+               if running >= 1 else []) + \
+              ([f"--context-max (at most {context:,} at this --num-running)"]
+               if context >= lo else [])
+    advice = f"lower {' or '.join(options)}, or " if options else ""
+    return message[:match.start()] + advice + message[match.end():]
+
+
 def _check(args: argparse.Namespace) -> int:
     """``main``'s run, signals routed to ``signals.Interrupted``."""
     import torch
@@ -388,8 +413,8 @@ def _check(args: argparse.Namespace) -> int:
     try:  # once, before anything runs: every configuration builds the same model
         check_model_memory(sched, ModelConfig(name="torch", preset=preset, device=device),
                            device, torch.cuda.mem_get_info()[0] if cuda else None)
-    except ConfigError as exc:  # the option is --preset here
-        return _error(str(exc).replace("--model-preset", "--preset"))
+    except ConfigError as exc:  # the options are this script's here
+        return _error(memory_advice(str(exc), max(runs), hi, max_len - hi, lo))
 
     torch.set_num_threads(1 if not cuda else torch.get_num_threads())
     dtype = getattr(torch, ModelConfig(preset=preset).torch_preset.cuda_dtype) if cuda \

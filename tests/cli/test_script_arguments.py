@@ -105,6 +105,22 @@ BAD_INPUT = [
      "empty (give a file's path)"),
     ("codec_fit", ["--json", ""], "codec_fit.py: error: argument --json: '': the path is "
      "empty (give a file's path)"),
+    ("byte_sweep", ["--vocab-sizes", "32000,32000"], "byte_sweep.py: error: argument "
+     "--vocab-sizes: 32000 given more than once"),
+    ("decode_step_check", ["--configs", "gather,gather"], "decode_step_check: error: "
+     "argument --configs: gather given more than once"),
+    ("decode_step_check", ["--num-running", "4,4"], "decode_step_check: error: argument "
+     "--num-running: 4 given more than once"),
+    ("decode_step_check", ["--num-running", "99999999", "--device", "cpu"],
+     "decode_step_check: error: tiny needs 0.1 GiB of weights + 6866.5 GiB of KV cache "
+     "(num_blocks 900,000,000 x block_size 16), 6866.5 GiB in all, on cpu; the CPU limit "
+     "is 6.0 GiB: lower --num-running (at most 86,485 at this --context-max), or use a "
+     "smaller --preset"),
+    ("decode_step_check", ["--context-max", "999999999999", "--device", "cpu"],
+     "decode_step_check: error: tiny needs 0.1 GiB of weights + 4291534.4 GiB of KV cache "
+     "(num_blocks 562,500,000,027 x block_size 16), 4291534.5 GiB in all, on cpu; the CPU "
+     "limit is 6.0 GiB: lower --context-max (at most 1,383,740 at this --num-running), or "
+     "use a smaller --preset"),
     ("aa_false_positive", ["--codec", "x"], "aa_false_positive.py: error: argument --codec: "
      "invalid choice: 'x' (choose from 'msgpack', 'pickle', 'packed', 'slots', "
      "'replicated')"),
