@@ -50,6 +50,7 @@ from ipc_bench.harness.scenario import ScenarioOptions, steady_cases  # noqa: E4
 from ipc_bench.engine.workloads import REQ_ID_FORMATS  # noqa: E402
 from ipc_bench.engine.config import ConfigError  # noqa: E402
 from ipc_bench.engine.token_ids import token_id_distribution  # noqa: E402
+from ipc_bench.cli.once import OnceParser  # noqa: E402
 from ipc_bench.cli.options import (MAX_NUM_SEQS, _choices, _int_in, _parse_int,  # noqa: E402
                                    list_items, no_repeats, writable_file)
 from ipc_bench.harness import signals  # noqa: E402
@@ -116,7 +117,7 @@ def print_table(rows: list[dict], num_running: int) -> None:
               f"{'exact' if miss == 0 else f'{miss}/{checked} off':>6}")
 
 
-class _Parser(argparse.ArgumentParser):
+class _Parser(OnceParser):
     """Bad input: one line on stderr (``byte_sweep.py: error: ...``), exit 2."""
 
     def error(self, message: str):

@@ -49,6 +49,7 @@ from hot_path_bench import STEPS, SteadyEngine  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 #: The per-case figures ``--bench`` compares: summary key, heading, scale to print.
 BENCH_FIGURES = (("wall_s", "wall s", 1.0), ("step_ns_median", "step us", 1e-3))
+from ipc_bench.cli.once import OnceParser  # noqa: E402
 from ipc_bench.cli.options import (MAX_NUM_SEQS, MAX_STEPS, _int_in,  # noqa: E402
                                    _parse_int, int_items, list_items, no_repeats)
 from ipc_bench.errors import one_line  # noqa: E402
@@ -138,7 +139,7 @@ def print_bench(figures: dict[str, dict]) -> None:
         print(f"{case_id.ljust(width)}  {'  '.join(cells)}", flush=True)
 
 
-class _Parser(argparse.ArgumentParser):
+class _Parser(OnceParser):
     """Bad input: one line on stderr naming the option (``oracle_cost.py: error:
     --pairs: must be at least 1, got 0``), no usage banner, exit 2."""
 

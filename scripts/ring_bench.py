@@ -41,6 +41,7 @@ import time
 import msgspec
 import zmq
 
+from ipc_bench.cli.once import OnceParser
 from ipc_bench.cli.options import _int_in, _parse_int, list_items, no_repeats
 from ipc_bench.errors import one_line
 from ipc_bench.wire.shm_ring import RingHandle, RingReader, RingWriter
@@ -156,7 +157,7 @@ def _medians(runs: list[dict]) -> list[dict]:
             for rows in groups.values()]
 
 
-class _Parser(argparse.ArgumentParser):
+class _Parser(OnceParser):
     """Bad input: one line on stderr naming the option and value (``ring_bench.py:
     error: --iterations: must be at least 1, got 0``), no usage banner, exit 2."""
 

@@ -35,6 +35,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from ipc_bench.cli.once import OnceParser  # noqa: E402
 from ipc_bench.cli.options import (MAX_MODEL_LEN, MAX_NUM_SEQS, MAX_SEED,  # noqa: E402
                                    _int_in, _parse_int, list_items, no_repeats)
 from ipc_bench.engine.config import (MAX_NUM_SPEC_TOKENS, ConfigError,  # noqa: E402
@@ -122,7 +123,7 @@ class BadInput(Exception):
     returns 2."""
 
 
-class _Parser(argparse.ArgumentParser):
+class _Parser(OnceParser):
     """argparse's errors as ``BadInput``, naming the option without argparse's
     ``argument`` before it, and without the usage banner."""
 

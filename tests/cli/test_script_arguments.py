@@ -1,5 +1,6 @@
 """Bad input to the scripts of scripts/ (hot_path_bench, verify_step_bench, codec_fit,
-ring_bench, oracle_cost, aa_false_positive): one line on stderr, no usage banner, no
+ring_bench, oracle_cost, aa_false_positive, variant_table, byte_sweep,
+decode_step_check): one line on stderr, no usage banner, no
 traceback, exit 2, before any run, benchmark or model; codec_fit's checks of the run
 folders it is given, on synthetic summaries (no runs)."""
 
@@ -121,6 +122,14 @@ BAD_INPUT = [
      "(num_blocks 562,500,000,027 x block_size 16), 4291534.5 GiB in all, on cpu; the CPU "
      "limit is 6.0 GiB: lower --context-max (at most 1,383,740 at this --num-running), or "
      "use a smaller --preset"),
+    ("byte_sweep", ["--steps", "5", "--steps", "6"], "byte_sweep.py: error: --steps given "
+     "twice (5, then 6): give it once"),
+    ("oracle_cost", ["--pairs", "2", "--pairs", "3"], "oracle_cost.py: error: --pairs given "
+     "twice (2, then 3): give it once"),
+    ("ring_bench", ["--repeat", "2", "--repeat", "3"], "ring_bench.py: error: --repeat "
+     "given twice (2, then 3): give it once"),
+    ("verify_step_bench", ["--reps", "1", "--reps", "2"], "verify_step_bench: --reps given "
+     "twice (1, then 2): give it once"),
     ("aa_false_positive", ["--codec", "x"], "aa_false_positive.py: error: argument --codec: "
      "invalid choice: 'x' (choose from 'msgpack', 'pickle', 'packed', 'slots', "
      "'replicated')"),
