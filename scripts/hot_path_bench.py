@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import itertools
+import os
 import sys
 import types
 from pathlib import Path
@@ -318,7 +319,10 @@ def main() -> None:
             if why:
                 _error(f"argument {flag}: cannot write {why}")
     if args.list:
-        print("\n".join(benchmark_names()))
+        try:
+            print("\n".join(benchmark_names()), flush=True)
+        except BrokenPipeError:  # a reader that went away (``| head``): nothing lost
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return
     texts = [""] if args.only is None else args.only.split(",")
 

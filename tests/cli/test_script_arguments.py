@@ -304,3 +304,22 @@ def test_codec_fit_removes_the_folder_of_a_run_that_failed(tmp_path):
     with pytest.raises(SystemExit, match=r"codec_fit.py: error: run failed \(exit 2\)"):
         codec_fit.run("16", 1, 1, out, {("send", "bogus")})
     assert not out.exists()
+
+
+def test_hot_path_bench_list_to_a_closed_pipe_is_quiet():
+    """``--list | head``: a reader that went away costs nothing, no traceback."""
+    import os
+    import subprocess
+    import sys
+
+    from script_module import ROOT
+
+    read, write = os.pipe()
+    os.close(read)  # every write gets EPIPE
+    try:
+        proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "hot_path_bench.py"),
+                               "--list"], stdout=write, stderr=subprocess.PIPE, text=True,
+                              timeout=60, cwd=ROOT)
+    finally:
+        os.close(write)
+    assert (proc.returncode, proc.stderr) == (0, "")
