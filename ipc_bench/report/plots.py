@@ -316,10 +316,15 @@ ALL_WARMUP = "every step was warm-up: --warmup-steps"
 def _counted(results, two_process: bool = True):
     """The counted ``steps.csv`` rows of ``results``' finished cases (two-process ones
     alone with ``two_process``); raises ``NoData`` without any, saying why where every
-    step of those cases was warm-up (``ALL_WARMUP``)."""
+    step of those cases was warm-up (``ALL_WARMUP``) or a loading warning names
+    ``steps.csv`` (its rows left out)."""
     st = results.steps
     if st.empty or "counted" not in st.columns:
-        raise NoData("no per-step records of a finished case in this run")
+        loaded = any("steps.csv" in line for lines in (getattr(results, "warnings", None)
+                                                       or {}).values() for line in lines)
+        raise NoData("no per-step records of a finished case in this run"
+                     + (" (steps.csv's rows were left out on loading: the loading notes "
+                        "say why)" if loaded else ""))
     if two_process:
         st = st[st["codec"] != SINGLE_PROCESS_CODEC]
     counted = st[st["counted"]]

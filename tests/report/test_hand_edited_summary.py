@@ -1133,3 +1133,17 @@ def test_a_pair_broken_on_loading_is_said_so_not_as_a_stopped_run(good_run, tmp_
     assert ("No send/cached pair finished in this run: its grid has send and cached of a "
             "codec, but one of them was left out when the run was loaded (the loading "
             "notes at the top say why).") in md
+
+
+def test_figures_of_steps_left_out_on_loading_say_so(good_run, tmp_path, capsys):
+    """A steps.csv whose rows are all left out on loading (its header garbled): the
+    figures it would draw say the rows were left out, not that the run has none."""
+    run = _edit(good_run, tmp_path, lambda summary: None)
+    path = run / "steps.csv"
+    data = path.read_bytes().split(b"\n", 1)
+    path.write_bytes(b"x" + data[0] + b"\n" + data[1])
+    code, _ = _report(run, tmp_path, capsys)
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert code == 0
+    assert ("no per-step records of a finished case in this run (steps.csv's rows were "
+            "left out on loading: the loading notes say why)") in md
