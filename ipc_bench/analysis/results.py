@@ -2836,9 +2836,13 @@ def _valid_cases(summary: dict[str, Any], path: Path) -> tuple[list[dict], list[
         raise ResultsError(f"no case can be loaded: {path}: {whys[0]}{more}")
     if status == "complete" and len(cases) < len(settings):  # entries removed
         listed = {c.get("case_id") for c in cases if isinstance(c, dict)}
-        lines.extend(f"{path}: case {name!r} of metadata.cases has no entry in cases, but "
-                     "status is complete (every planned case finished)"
-                     for name in settings if name not in listed)
+        lacking = [repr(name) for name in settings if name not in listed]
+        if lacking:  # one line: a run set complete by hand can lack many
+            which = (f"case {lacking[0]} of metadata.cases has" if len(lacking) == 1 else
+                     f"cases {', '.join(lacking[:-1])} and {lacking[-1]} of "
+                     "metadata.cases have")
+            lines.append(f"{path}: {which} no entry in cases, but status is complete "
+                         "(every planned case finished)")
     return valid, lines
 
 

@@ -802,10 +802,10 @@ def test_a_different_number_of_repetitions_is_listed_and_leaves_the_workload_unm
     code = cli.main(["report", str(good_run), str(other), "--output", str(tmp_path / "rep"),
                      NO_FIGURES])
     assert code == 0
+    send1, cached1 = SEND.replace("#0", "#1"), CACHED.replace("#0", "#1")
     assert _warned(capsys.readouterr().err.splitlines()) == [
-        f"{other / 'summary.json'}: case {name!r} of metadata.cases has no entry in cases, "
-        "but status is complete (every planned case finished)"
-        for name in (SEND.replace("#0", "#1"), CACHED.replace("#0", "#1"))]
+        f"{other / 'summary.json'}: cases {send1!r} and {cached1!r} of metadata.cases have "
+        "no entry in cases, but status is complete (every planned case finished)"]
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "- other against good: repetitions differ: 2 vs 1 (workload num_running=4)" in md
     assert "| num_running=4 | send | msgpack |" in md and " ≠ " not in md
