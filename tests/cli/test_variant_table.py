@@ -244,14 +244,14 @@ def test_unwritable_outputs_and_misplaced_flags_are_refused_before_running(tmp_p
     (tmp_path / "file").write_text("")
     cases = [
         (["-o", f"{t}/missing-folder/v.json"],
-         f"argument -o: cannot write {t}/missing-folder/v.json: no folder {t}/missing-folder"),
+         f"argument -o: cannot write {t}/missing-folder/v.json: No such file or directory"),
         (["-o", f"{t}/file/v.json"],
-         f"argument -o: cannot write {t}/file/v.json: {t}/file is not a folder"),
+         f"argument -o: cannot write {t}/file/v.json: Not a directory"),
         (["--table-from", PUBLISHED, "--figure", f"{t}/missing-folder/x.png"],
-         f"argument --figure: cannot write {t}/missing-folder/x.png: no folder "
-         f"{t}/missing-folder"),
+         f"argument --figure: cannot write {t}/missing-folder/x.png: No such file or "
+         "directory"),
         (["--table-from", PUBLISHED, "--figure", t],
-         f"argument --figure: cannot write {t}: a directory"),
+         f"argument --figure: cannot write {t}: is a directory"),
         (["--compact"], "--compact applies to --table-from"),
         (["--figure", f"{t}/x.png"], "--figure applies to --table-from"),
     ]
