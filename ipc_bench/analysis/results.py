@@ -3339,10 +3339,10 @@ def _in_step_order(pd, steps, case_ids: list):
     order = [rank.get(c, first[c]) for c in steps["case_id"]]
     seq = pd.to_numeric(steps["seq"], errors="coerce")
     key = pd.DataFrame({"case": order, "seq": seq})
-    if key.equals(key.sort_values(["case", "seq"], kind="stable")):
+    in_order = key.sort_values(["case", "seq"], kind="stable")
+    if key.equals(in_order):
         return steps
-    return steps.loc[key.sort_values(["case", "seq"], kind="stable").index
-                     ].reset_index(drop=True)
+    return steps.loc[in_order.index].reset_index(drop=True)
 
 
 def _add_case_columns(cases, tables, case_info: dict[str, dict[str, Any]],

@@ -557,7 +557,7 @@ def emulated_note(cases: list[dict[str, Any]]) -> Optional[str]:
              "launch or host time, so each step's model time is a lower bound on that "
              "GPU's, which makes send's share of a step larger than beside the GPU's real "
              "model time; send's µs and the rest of each step are this machine's CPU's"
-             if any(s.get("gpu_figures") != "calibrated" for s in emulated) else "")
+             if any(map(_uncalibrated, emulated)) else "")
     return (f"EMULATED: {len(emulated)} of {len(cases)} cases slept a roofline step time "
             f"({gpus}); no GPU computed their steps{bound}")
 
@@ -567,6 +567,12 @@ def _emulated_shape(case: dict[str, Any]) -> str:
     (``emulated_preset``); ``''`` for one written before it was recorded."""
     preset = case.get("emulated_preset")
     return f"{preset} on " if isinstance(preset, str) and preset else ""
+
+
+def _uncalibrated(case: dict[str, Any]) -> bool:
+    """Whether an emulated case slept on GPU figures not calibrated from a GPU run (its
+    model time then a lower bound on that GPU's)."""
+    return case.get("gpu_figures") != "calibrated"
 
 
 def emulated_mark(cases: list[dict[str, Any]]) -> Optional[str]:
@@ -579,7 +585,7 @@ def emulated_mark(cases: list[dict[str, Any]]) -> Optional[str]:
     figures = ", ".join(dict.fromkeys(
         f"{_emulated_shape(s)}{s.get('emulated_gpu', '?')} roofline, "
         f"{s.get('gpu_figures', '?').upper()}"
-        + (" (a lower bound)" if s.get("gpu_figures") != "calibrated" else "")
+        + (" (a lower bound)" if _uncalibrated(s) else "")
         for s in emulated))
     some = "" if len(emulated) == len(cases) else f" of {len(emulated)} of {len(cases)} cases"
     return f"EMULATED steps{some}: {figures}; no GPU computed them"
