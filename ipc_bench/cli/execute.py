@@ -98,7 +98,7 @@ def run_cases(args, cases, scenario_report: Optional[Callable] = None,
         with signals.deferred():  # a signal here leaves no folder or a valid one
             writer = open_run_dir(args, metadata)
             run = _Run(writer.run_dir, writer, quiet=args.quiet, num_cases=len(cases),
-                       show_progress=progress_enabled(args.quiet), remote=remote)
+                       progress_bar=progress_enabled(args.quiet), remote=remote)
         run.log(f"ipc-bench: {args.scenario}, {len(cases)} case{'' if len(cases) == 1 else 's'}"
                 f" -> {one_line(str(run.run_dir))}")  # a line break in DIR escaped
         for note in metadata["notes"]:
@@ -359,7 +359,7 @@ class _Run:
     writer: RunWriter
     quiet: bool
     num_cases: int
-    show_progress: bool
+    progress_bar: bool  # a tqdm bar per case; else, unless quiet, a line a minute
     captured: list = field(default_factory=list)
     num_done: int = 0
     stopped: bool = False  # the run's status is written (``_stop``, ``finish``)
@@ -388,8 +388,8 @@ class _Run:
             # A signal once the summary names the case running is the case's: it is
             # written as interrupted before its first step, not left named running.
             self.writer.begin_case(case)
-            if self.show_progress:
-                bar = case_progress(case, f"{tag} {case.case_id}")
+            if not self.quiet:
+                bar = case_progress(case, f"{tag} {case.case_id}", bar=self.progress_bar)
             run_case(case, on_step=bar, result=result, sink=self.writer, remote=self.remote)
         except Interrupted as exc:
             if (result.floor_interrupted or result.report_interrupted) and result.sched_rows:

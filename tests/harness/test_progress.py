@@ -1,4 +1,5 @@
-"""Progress bars: shown on a terminal, silent off a TTY, in CI and with --quiet."""
+"""Progress: a bar on a terminal; off one (a log, a pipe, CI) a plain line a minute;
+nothing with --quiet."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ import types
 import pytest
 
 from analysis_run import REPO
-from ipc_bench.harness.progress import CaseProgress, case_progress, progress_enabled
+from ipc_bench.harness import progress
+from ipc_bench.harness.progress import (CaseHeartbeat, CaseProgress, case_progress,
+                                          progress_enabled)
 
 
 class _Tty(io.StringIO):
@@ -85,6 +88,58 @@ def test_case_progress_picks_steps_or_requests():
     bar = case_progress(trace, "x", stream=io.StringIO())
     assert (bar.by_requests, bar.bar.total) == (True, 7)
     bar.close()
+
+
+class _Clock:
+    """``time.monotonic`` for the progress module, moved by hand."""
+
+    def __init__(self, monkeypatch):
+        self.now = 1000.0
+        monkeypatch.setattr(progress.time, "monotonic", lambda: self.now)
+
+
+def test_heartbeat_writes_a_line_a_minute_with_the_time_left(monkeypatch):
+    clock, out = _Clock(monkeypatch), io.StringIO()
+    beat = CaseHeartbeat("[2/8] num_running=256/send/msgpack#0", total=60_200,
+                         by_requests=False, stream=out)
+    clock.now += 0.5
+    beat(1, 256, 0)  # the first step: tokens/s count from here
+    for seq in range(2, 41_201):  # 40 s of steps, 1,000 a second
+        clock.now = 1000.5 + seq / 1000
+        beat(seq, 256 * seq, 0)
+    assert out.getvalue() == ""  # none before a minute
+    for seq in range(41_201, 60_001):
+        clock.now = 1000.5 + seq / 1000 + 20 * (seq >= 41_300)  # a 20 s stall
+        beat(seq, 256 * seq, 0)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 1, lines
+    seq = int(lines[0].split(": ")[1].split()[0].replace(",", ""))  # the step it looked at
+    assert 41_300 <= seq < 42_400  # at the first look a minute in (looks come every second)
+    elapsed = 0.5 + seq / 1000 + 20
+    rate = 256 * (seq - 1) / (elapsed - 0.5)
+    left = (60_200 - seq) * elapsed / seq
+    assert lines[0] == (f"[2/8] num_running=256/send/msgpack#0: {seq:,} of 60,200 steps "
+                        f"after 1 min {round(elapsed) - 60} s, {rate:,.0f} tok/s; about "
+                        f"{round(left)} s left at this pace")
+
+
+def test_heartbeat_counts_requests_and_says_no_time_left_without_a_total(monkeypatch):
+    clock, out = _Clock(monkeypatch), io.StringIO()
+    beat = CaseHeartbeat("trace", total=None, by_requests=True, stream=out, interval_s=0.0)
+    beat(1, 4, 0)
+    clock.now += 3725
+    beat(20, 10, 1)  # past the stride a zero interval grows to
+    assert out.getvalue() == "trace: 1 request after 1 h 2 min, 0 tok/s\n"
+    beat = CaseHeartbeat("steps", total=None, by_requests=False, stream=out, interval_s=0.0)
+    clock.now += 61
+    beat(7, 0, 0)  # a case's first step a minute in (a slow start-up)
+    assert out.getvalue().splitlines()[-1] == "steps: 7 steps after 1 min 1 s"
+
+
+def test_case_progress_gives_a_heartbeat_off_a_terminal():
+    trace = types.SimpleNamespace(max_steps=None, make_workload=lambda: [0] * 7)
+    beat = case_progress(trace, "x", stream=io.StringIO(), bar=False)
+    assert isinstance(beat, CaseHeartbeat) and (beat.by_requests, beat.total) == (True, 7)
 
 
 ARGS = ["bench.py", "--scenario", "decode-steady", "--num-running", "2", "--steps", "300",
