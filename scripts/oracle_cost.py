@@ -167,11 +167,17 @@ def parse_args(argv=None) -> argparse.Namespace:
                    "default 5)")
     p.add_argument("--bench", action="store_true",
                    help="paired bench.py runs with the oracle off and on instead")
-    p.add_argument("--steps", type=_int_in(1, MAX_STEPS), default=2000, metavar="N",
-                   help="--bench: counted steps per case (default 2000)")
+    p.add_argument("--steps", type=_int_in(1, MAX_STEPS), default=None, metavar="N",
+                   help="with --bench: counted steps per case (default 2000); refused "
+                   f"without it (each block is {CHECK_INTERVAL_STEPS} steps)")
     args = p.parse_args(argv)
+    if args.steps is not None and not args.bench:
+        p.error(f"--steps applies to --bench (without it each block is "
+                f"{CHECK_INTERVAL_STEPS} steps)")
     if args.pairs is None:
         args.pairs = 5 if args.bench else 30
+    if args.steps is None:
+        args.steps = 2000
     return args
 
 

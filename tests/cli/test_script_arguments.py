@@ -71,6 +71,11 @@ BAD_INPUT = [
     ("oracle_cost", ["--num-running", "0"], "oracle_cost.py: error: --num-running: must be "
      "at least 1, got 0"),
     ("oracle_cost", ["--bogus"], "oracle_cost.py: error: unrecognized arguments: --bogus"),
+    ("oracle_cost", ["--steps", "500"], "oracle_cost.py: error: --steps applies to --bench "
+     "(without it each block is 128 steps)"),
+    ("oracle_cost", ["--steps", "500", "--pairs", "3", "--num-running", "1"],
+     "oracle_cost.py: error: --steps applies to --bench (without it each block is 128 "
+     "steps)"),
     ("aa_false_positive", ["--group-sizes", "1"], "aa_false_positive.py: error: argument "
      "--group-sizes: must be at least 2 (a paired comparison needs at least 2 pairs), got 1"),
     ("aa_false_positive", ["--from-run", "{missing}"], "aa_false_positive.py: error: "
