@@ -1295,6 +1295,24 @@ def no_case_finished(run_dir) -> str:
     return out + "."
 
 
+def _finished_cover(one, run_id: str) -> str:
+    """What an unfinished run's figures cover: the cases that finished; none (no case
+    finished, ``no_case_finished``); or no per-step figure where no finished case
+    counted a step (``num_steps`` 0: all warm-up, say; each case's warning says why)."""
+    import pandas as pd
+
+    finished = one.finished().cases
+    if finished.empty:
+        return no_case_finished(one.paths.get(run_id))
+    if "num_steps" in finished and not (
+            pd.to_numeric(finished["num_steps"], errors="coerce").fillna(0) > 0).any():
+        one_case = len(finished) == 1
+        return (f"{'The case' if one_case else f'The {len(finished)} cases'} that finished "
+                f"counted no step ({'its' if one_case else 'their'} warnings say why), "
+                "so it has no per-step figures.")
+    return "Its figures cover the cases that finished."
+
+
 def _state_notes(one, run_id: str) -> list[Block]:
     """Notes on a run that did not complete (why, or what its files tell when it
     recorded no reason: ``Results.status_detail``), on the cases that did not finish
@@ -1309,8 +1327,7 @@ def _state_notes(one, run_id: str) -> list[Block]:
                   or "no reason recorded")
         state = {"failed": "failed", "incomplete": "is incomplete"}.get(
             status, "has no known status")
-        covers = (no_case_finished(one.paths.get(run_id)) if one.finished().cases.empty
-                  else "Its figures cover the cases that finished.")
+        covers = _finished_cover(one, run_id)
         blocks.append(("note", f"This run {state}: {detail}. {covers}"))
     left_out = unfinished_note(one.unfinished())
     if left_out:
