@@ -1079,7 +1079,8 @@ def _floor_findings(ok) -> list[str]:
         return [f"No overhead over the floor can be read from this run: {noise}."]
     n = len(r)
     which = (("synchronous " if is_async.any() else "") + ("case" if n == 1 else "cases")
-             + (" with `x floor` at or above 1" if below_sync else ""))
+             + (" with `x floor` at or above 1" if below_sync
+                else " with a floor" if len(known) < len(ok) else ""))  # not the inproc ones
     low, high = f"{r.min():.2f}x", f"{r.max():.2f}x"
     floor = "the floor (the same recorded messages exchanged bare)"
     if low == high:

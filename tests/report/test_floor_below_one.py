@@ -138,6 +138,10 @@ def test_a_range_of_one_value_is_printed_once():
     assert _floor_findings(two) == [
         "The harness's measured steps take 1.50x to 2.25x the floor (the same recorded "
         "messages exchanged bare) across both cases."]
+    with_inproc = pd.DataFrame({"step_to_floor_ratio": [1.5, 2.25, None, None]})
+    assert _floor_findings(with_inproc) == [  # the single-process cases have no floor
+        "The harness's measured steps take 1.50x to 2.25x the floor (the same recorded "
+        "messages exchanged bare) across both cases with a floor."]
 
 
 def test_the_floor_finding_gives_an_async_case_the_async_cause():
