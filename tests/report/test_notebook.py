@@ -152,3 +152,19 @@ def test_notebook_keeps_arms_apart_and_reads_relative_paths_from_notebooks(tmp_p
     assert [(r[-10], r[-8]) for r in rows] == [("send", "30.0"), ("send'", "30.0")]
     cases = next(t for t in tables if "output_tokens_per_s" in t)
     assert "send'" in cases
+
+
+def test_notebook_says_in_one_line_why_a_folder_does_not_load(tmp_path):
+    """A folder ``load`` refuses stops the notebook at its load cell with the loader's
+    reason as the error, not a traceback through the loader."""
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    nb.cells[0].source = f"RESULTS = {str(tmp_path / 'missing')!r}"
+    client = nbclient.NotebookClient(nb, kernel_name="python3", timeout=180,
+                                     resources={"metadata": {"path": str(NOTEBOOK.parent)}})
+    with pytest.raises(nbclient.exceptions.CellExecutionError):
+        client.execute()
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
+              if o.output_type == "error"]
+    assert [(e.ename, e.evalue) for e in errors] == [
+        ("SystemExit", f"cannot load the run: {tmp_path / 'missing'}: no such folder")]
+    assert not any("results.py" in line for line in errors[0].traceback)
