@@ -15,10 +15,13 @@ encode and decode is fitted too (in the JSON output).
 Usage (about 2-3 minutes on 2 cores):
 
     python scripts/codec_fit.py                     # runs both decode-steady runs
+    python scripts/codec_fit.py --output DIR        # the runs into DIR, not results/
     python scripts/codec_fit.py --fit-run DIR --check-run DIR   # re-analyse
 
 The fit run is ``bench.py --scenario decode-steady --num-running 16,64,128,256,512
---steps S --repeat N``; the check run the same at ``--num-running 1024``. With
+--steps S --repeat N``; the check run the same at ``--num-running 1024``. The runs made here go
+into ``fit-<time>`` and ``check1024-<time>`` folders under ``--output DIR`` (default
+the checkout's ``results/``; DIR is made if missing). With
 ``--repeat`` the median over repetitions is used per batch size. Given one run, the
 other is run with its policies and codecs. Only two-process cases are fitted: a
 single-process case (codec ``none``) has no codec. A fitted fixed or per-request cost
@@ -26,8 +29,9 @@ below 0 is not physical (noise or load on the machine bent the line): a warning 
 says so.
 
 Exit status 0; 1 if a run fails; 2 for bad input (one line, before any run): an option
-out of range, a ``--json`` path that cannot be written, a run folder that cannot be
-read or lacks what the fit needs (a policy and codec at fewer than 3 batch sizes, a
+out of range, a ``--json`` path that cannot be written, an ``--output`` folder that
+cannot be written in (or ``--output`` with both runs given: nothing is run), a run
+folder that cannot be read or lacks what the fit needs (a policy and codec at fewer than 3 batch sizes, a
 fitted policy and codec without a complete case at 1,024 in the check run).
 """
 
@@ -46,7 +50,9 @@ sys.path.insert(0, str(ROOT))
 
 from ipc_bench.analysis.bytemodel import fit_linear  # noqa: E402
 from ipc_bench.analysis.results import ResultsError, read_summary  # noqa: E402
-from ipc_bench.cli.options import MAX_STEPS, _int_in, writable_file  # noqa: E402
+from ipc_bench.cli.once import OnceParser  # noqa: E402
+from ipc_bench.cli.options import (MAX_STEPS, _int_in, writable_file,  # noqa: E402
+                                   writable_folder)
 from ipc_bench.errors import one_line  # noqa: E402
 from ipc_bench.harness.run_folder import default_run_dir  # noqa: E402
 from ipc_bench.harness.spec import NO_CODEC  # noqa: E402
@@ -165,8 +171,9 @@ def run(sizes: str, steps: int, repeat: int, out: Path,
         raise SystemExit(f"{PROG}: error: run failed (exit {code}): {' '.join(cmd)}")
 
 
-class _Parser(argparse.ArgumentParser):
-    """Bad input: one line on stderr (``codec_fit.py: error: ...``), exit 2."""
+class _Parser(OnceParser):
+    """Bad input: one line on stderr (``codec_fit.py: error: ...``), exit 2; an option
+    given twice is refused (``OnceParser``)."""
 
     def error(self, message: str):
         print(one_line(f"{PROG}: error: {message}"), file=sys.stderr)
@@ -187,7 +194,13 @@ def parse_args(argv=None) -> argparse.Namespace:
                    "to steps where the process was descheduled) or the summary's mean")
     p.add_argument("--json", metavar="PATH", type=writable_file,
                    help="write fits and checks as JSON")
+    p.add_argument("--output", metavar="DIR", type=writable_folder,
+                   help="folder the runs made here go in, as fit-<time> and "
+                   "check1024-<time> (default results/ of the checkout; made if missing)")
     args = p.parse_args(argv)
+    if args.output is not None and args.fit_run and args.check_run:
+        p.error("--output applies to the runs made here: with --fit-run and --check-run "
+                "both given none is made")
     args.error = p.error
     return args
 
@@ -243,13 +256,14 @@ def prepare(args) -> tuple[Path, dict, Path, dict]:
 
 
 def _made(args, sizes: str, name: str, pairs: set[tuple[str, str]]) -> tuple[Path, dict]:
-    """A decode-steady run at ``sizes`` made here into ``results/<name>-<time>`` (of
-    ``pairs``' policies and codecs, or the scenario's where empty): its folder and
-    summary."""
+    """A decode-steady run at ``sizes`` made here into ``<name>-<time>`` under
+    ``--output`` (default ``results/`` of the checkout), of ``pairs``' policies and
+    codecs, or the scenario's where empty: its folder and summary."""
+    root = Path(args.output) if args.output is not None else ROOT / "results"
     try:
-        out = default_run_dir(ROOT / "results", name)
+        out = default_run_dir(root, name)
     except OSError as exc:
-        raise SystemExit(f"{PROG}: error: cannot make a run folder in {ROOT / 'results'}: "
+        raise SystemExit(f"{PROG}: error: cannot make a run folder in {root}: "
                          f"{exc.strerror or exc}") from None
     run(sizes, args.steps, args.repeat, out, pairs)
     try:

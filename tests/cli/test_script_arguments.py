@@ -54,6 +54,17 @@ BAD_INPUT = [
      "choice: 'foo' (choose from 'median', 'mean')"),
     ("codec_fit", ["--fit-run", "{missing}"], "codec_fit.py: error: argument "
      "--fit-run: no summary.json in {missing}"),
+    ("codec_fit", ["--output", "/proc/runs"], "codec_fit.py: error: argument --output: "
+     "/proc/runs: cannot write in /proc: No such file or directory"),
+    ("codec_fit", ["--output", "{missing}/runs"], "codec_fit.py: error: argument "
+     "--output: {missing}/runs: no such folder: {missing}"),
+    ("codec_fit", ["--output", ""], "codec_fit.py: error: argument --output: '': the "
+     "path is empty (give a folder's path)"),
+    ("codec_fit", ["--output", "{missing}", "--fit-run", "{missing}", "--check-run",
+                   "{missing}"], "codec_fit.py: error: --output applies to the runs made "
+     "here: with --fit-run and --check-run both given none is made"),
+    ("codec_fit", ["--steps", "5", "--steps", "6"], "codec_fit.py: error: --steps given "
+     "twice (5, then 6): give it once"),
     ("ring_bench", ["--sizes", "99999999999"], "ring_bench.py: error: --sizes: must be at "
      "most 16,777,216, got 99,999,999,999"),
     ("ring_bench", ["--sizes", "-1"], "ring_bench.py: error: --sizes: must be at least 0, "
@@ -298,6 +309,36 @@ def test_codec_fit_refuses_before_making_a_run_folder(tmp_path):
     for argv in (["--steps", "0"], ["--repeat", "0"], ["--json", str(tmp_path / "no" / "x")]):
         assert run_script("codec_fit", *argv).returncode == 2
     assert set((ROOT / "results").glob("fit-*")) == before
+
+
+def test_codec_fit_makes_its_runs_under_output(tmp_path, monkeypatch, capsys):
+    """``--output DIR``: the fit and check runs made here go into ``DIR/fit-<time>`` and
+    ``DIR/check1024-<time>`` (DIR made if missing), none under the checkout's
+    ``results/`` (``run`` stubbed: it writes the summary a run of the line 5 us +
+    30 ns x B would)."""
+    codec_fit = load_script("codec_fit")
+    made = []
+
+    def run(sizes, steps, repeat, out, pairs=None):
+        made.append((sizes, steps, repeat, out.parent, out.name.split("-")[0], pairs))
+        b_values = [int(b) for b in sizes.split(",")]
+        out.rmdir()  # _run makes it again, as bench.py fills the folder it is given
+        _run(out, [_case(p, "msgpack", b, 5000 + 30 * b) for p in ("send", "cached")
+                   for b in b_values])
+
+    monkeypatch.setattr(codec_fit, "run", run)
+    before = set((ROOT / "results").glob("*"))
+    runs = tmp_path / "runs"
+    assert codec_fit.main(["--output", str(runs), "--stat", "mean", "--steps", "7",
+                           "--repeat", "1"]) == 0
+    pairs = {("send", "msgpack"), ("cached", "msgpack")}
+    assert made == [("16,64,128,256,512", 7, 1, runs, "fit", set()),
+                    ("1024", 7, 1, runs, "check1024", pairs)]
+    assert sorted(p.name.split("-")[0] for p in runs.iterdir()) == ["check1024", "fit"]
+    assert set((ROOT / "results").glob("*")) == before
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()[2:]]
+    assert rows == [[p, "msgpack", "5.00", "30.0", "1.0000", "35.7", "35.7", "+0.0%"]
+                    for p in ("send", "cached")]
 
 
 def test_codec_fit_removes_the_folder_of_a_run_that_failed(tmp_path):
