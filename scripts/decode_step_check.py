@@ -77,7 +77,6 @@ import argparse
 import gc
 import json
 import os
-import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -89,8 +88,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ipc_bench.engine.config import (ConfigError, ModelConfig, SchedulerConfig,  # noqa: E402
-                                     check_model_memory)
+from ipc_bench.engine.config import (MAX_CPU_MODEL_BYTES,  # noqa: E402
+                                     MAX_CUDA_MEMORY_SHARE, ConfigError, ModelConfig,
+                                     SchedulerConfig, _digits_apart, _gib,
+                                     check_model_memory, kv_cache_bytes, weight_bytes)
 from ipc_bench.cli.options import list_items, no_repeats  # noqa: E402
 from ipc_bench.harness import signals  # noqa: E402
 from ipc_bench.report.tables import (ROOFLINE_BELOW_ONE_NOTE, below_roofline,  # noqa: E402
@@ -363,28 +364,51 @@ def _settings(args: argparse.Namespace, cuda: bool):
             args.num_running or ([16, 256] if cuda else [4, 8]), configs, lo, hi)
 
 
-def memory_advice(message: str, top: int, hi: int, extra: int, lo: int) -> str:
-    """``check_model_memory``'s refusal in this script's options. The KV cache here is
-    ``top`` rows (the largest --num-running, plus one) of ``ceil((hi + extra) /
-    BLOCK_SIZE)`` blocks (``hi``: --context-max; ``extra``: the warm-up and counted
-    steps, plus one), so its advice to lower ``--num-blocks`` (an option this script
-    does not have) becomes the largest --num-running and --context-max that fit, each
-    at the other's value (one left out where none fits); ``--model-preset`` becomes
-    ``--preset``."""
-    message = message.replace("--model-preset", "--preset")
-    match = re.search(r"lower --num-blocks \(at most ([0-9,]+)\) or ", message)
-    if not match:
-        return message
-    fit = int(match.group(1).replace(",", ""))
-    width = -(-(hi + extra) // BLOCK_SIZE)
-    running = fit // width - 1  # B and B + 1 both run
-    context = (fit // top) * BLOCK_SIZE - extra
-    options = ([f"--num-running (at most {running:,} at this --context-max)"]
-               if running >= 1 else []) + \
-              ([f"--context-max (at most {context:,} at this --num-running)"]
-               if context >= lo else [])
-    advice = f"lower {' or '.join(options)}, or " if options else ""
-    return message[:match.start()] + advice + message[match.end():]
+def memory_refusal(sched: SchedulerConfig, model: ModelConfig, device: str,
+                   free_bytes: Optional[int], hi: int, extra: int, lo: int) -> Optional[str]:
+    """``None`` where ``check_model_memory`` lets the model's weights and KV cache be
+    built on ``device`` (``free_bytes``: a GPU's free memory); otherwise the one line
+    refusing it, made from the figures (not from the engine's words, whose advice names
+    ``bench.py``'s options): what the model needs, the device's limit, and the largest
+    --num-running and --context-max that fit, each at the other's value (one left out
+    where none fits), or a smaller --preset.
+
+    The KV cache here is ``sched.max_num_seqs`` rows (the largest --num-running plus
+    one: ``B + 1`` runs beside each ``B``) of ``ceil((hi + extra) / BLOCK_SIZE)``
+    blocks (``hi``: --context-max; ``extra``: the warm-up and counted steps, plus one);
+    ``lo``: --context-min, the least --context-max there can be."""
+    try:
+        check_model_memory(sched, model, device, free_bytes)
+    except ConfigError:
+        pass
+    else:
+        return None
+    weights, kv = weight_bytes(model, device), kv_cache_bytes(sched, model, device)
+    if device == "cpu":
+        limit = MAX_CPU_MODEL_BYTES
+        digits = _digits_apart(weights + kv, limit)
+        where = f"the CPU limit is {_gib(limit, digits)}"
+    else:
+        limit = int(MAX_CUDA_MEMORY_SHARE * free_bytes)
+        digits = _digits_apart(weights + kv, limit)
+        where = (f"it has {_gib(free_bytes)} free, of which the model may take "
+                 f"{MAX_CUDA_MEMORY_SHARE * 100:.0f} % ({_gib(limit, digits)})")
+    fit = max(0, (limit - weights) // (kv // sched.num_blocks))  # blocks that fit
+    if fit < 1:
+        advice = "the weights alone do not fit: use a smaller --preset"
+    else:
+        width = -(-(hi + extra) // BLOCK_SIZE)  # blocks per row
+        running = fit // width - 1  # the largest B whose B + 1 rows fit
+        context = (fit // sched.max_num_seqs) * BLOCK_SIZE - extra
+        options = ([f"--num-running (at most {running:,} at this --context-max)"]
+                   if running >= 1 else []) + \
+                  ([f"--context-max (at most {context:,} at this --num-running)"]
+                   if context >= lo else [])
+        advice = (f"lower {' or '.join(options)}, or " if options else "") + \
+            "use a smaller --preset"
+    return (f"{model.preset} needs {_gib(weights)} of weights + {_gib(kv)} of KV cache "
+            f"(num_blocks {sched.num_blocks:,} x block_size {sched.block_size}), "
+            f"{_gib(weights + kv, digits)} in all, on {device}; {where}: {advice}")
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -410,11 +434,12 @@ def _check(args: argparse.Namespace) -> int:
     sched = SchedulerConfig(max_num_seqs=max(runs), max_model_len=max_len,
                             block_size=BLOCK_SIZE,
                             num_blocks=max(runs) * -(-max_len // BLOCK_SIZE))
-    try:  # once, before anything runs: every configuration builds the same model
-        check_model_memory(sched, ModelConfig(name="torch", preset=preset, device=device),
-                           device, torch.cuda.mem_get_info()[0] if cuda else None)
-    except ConfigError as exc:  # the options are this script's here
-        return _error(memory_advice(str(exc), max(runs), hi, max_len - hi, lo))
+    # once, before anything runs: every configuration builds the same model
+    refusal = memory_refusal(sched, ModelConfig(name="torch", preset=preset, device=device),
+                             device, torch.cuda.mem_get_info()[0] if cuda else None, hi,
+                             max_len - hi, lo)
+    if refusal:
+        return _error(refusal)
 
     torch.set_num_threads(1 if not cuda else torch.get_num_threads())
     dtype = getattr(torch, ModelConfig(preset=preset).torch_preset.cuda_dtype) if cuda \

@@ -105,6 +105,62 @@ def test_bad_sizes_exit_2(capsys):
         "", "decode_step_check: error: argument --num-running: must be at least 1, got 0\n")
 
 
+def _steady(top: int, max_len: int):
+    """The cache decode_step_check sizes for ``top`` rows (its largest --num-running
+    plus one) of ``max_len`` tokens."""
+    return dsc.SchedulerConfig(max_num_seqs=top, max_model_len=max_len,
+                               block_size=dsc.BLOCK_SIZE,
+                               num_blocks=top * -(-max_len // dsc.BLOCK_SIZE))
+
+
+def test_memory_refusal_advises_this_scripts_options_from_the_figures():
+    """The Llama-3.2-1B shape at --num-running 16,256 (257 rows) and --context-max 2000
+    (+ 36 tokens of warm-up and counted steps) on a GPU with 8 GiB free: 10,031 blocks
+    of 128 KiB fit beside 2.3 GiB of weights, so 77 running (78 rows of 128 blocks) or a
+    --context-max of 588 (257 rows of 39 blocks); each bound fits and one more does
+    not. Without a block that fits beside the weights, the advice is the preset."""
+    model = dsc.ModelConfig(name="torch", preset="llama-3.2-1b", device="cuda")
+    free = 8 * 2**30
+    assert dsc.memory_refusal(_steady(257, 2036), model, "cuda", free, 2000, 36, 300) == (
+        "llama-3.2-1b needs 2.3 GiB of weights + 16.1 GiB of KV cache (num_blocks 32,896 x "
+        "block_size 16), 18.4 GiB in all, on cuda; it has 8.0 GiB free, of which the model "
+        "may take 90 % (7.2 GiB): lower --num-running (at most 77 at this --context-max) "
+        "or --context-max (at most 588 at this --num-running), or use a smaller --preset")
+    assert dsc.memory_refusal(_steady(78, 2036), model, "cuda", free, 2000, 36, 300) is None
+    assert dsc.memory_refusal(_steady(79, 2036), model, "cuda", free, 2000, 36, 300)
+    assert dsc.memory_refusal(_steady(257, 624), model, "cuda", free, 588, 36, 300) is None
+    assert dsc.memory_refusal(_steady(257, 625), model, "cuda", free, 589, 36, 300)
+    # 4.5 GiB allowed: 4,501 blocks, 17 per row at 257 rows: 272 tokens, below
+    # --context-min 300, so only --num-running is advised
+    assert dsc.memory_refusal(_steady(257, 2036), model, "cuda", 5 * 2**30, 2000, 36,
+                              300).endswith(
+        "(4.5 GiB): lower --num-running (at most 34 at this --context-max), or use a "
+        "smaller --preset")
+    big = dsc.ModelConfig(name="torch", preset="llama-3.1-8b", device="cpu")
+    assert dsc.memory_refusal(_steady(9, 136), big, "cpu", None, 100, 36, 30) == (
+        "llama-3.1-8b needs 29.9 GiB of weights + 0.3 GiB of KV cache (num_blocks 81 x "
+        "block_size 16), 30.2 GiB in all, on cpu; the CPU limit is 6.0 GiB: the weights "
+        "alone do not fit: use a smaller --preset")
+
+
+def test_memory_refusal_does_not_depend_on_the_engines_words(monkeypatch, capsys):
+    """The engine decides that the model does not fit; the line is made from the
+    figures, whatever the engine's refusal says (here its advice for a steady case of
+    bench.py, which names --num-blocks and --model-preset)."""
+    def refuse(*args, **kwargs):
+        raise ConfigError("tiny needs ...: give --num-blocks from 10 to 20, or "
+                          "--num-running 3 or fewer (it sizes the KV cache here), or a "
+                          "smaller --model-preset")
+
+    monkeypatch.setattr(dsc, "check_model_memory", refuse)
+    assert dsc.main(["--device", "cpu", "--num-running", "99999999"]) == 2
+    assert capsys.readouterr() == ("", (
+        "decode_step_check: error: tiny needs 0.1 GiB of weights + 6866.5 GiB of KV cache "
+        "(num_blocks 900,000,000 x block_size 16), 6866.5 GiB in all, on cpu; the CPU "
+        "limit is 6.0 GiB: lower --num-running (at most 86,485 at this --context-max), or "
+        "use a smaller --preset\n"))
+
+
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
 def test_interrupted_is_one_line(sig):
     """Ctrl-C (or SIGTERM, as gpu_check passes it on) while the steps run: one line on
