@@ -143,6 +143,18 @@ class DecodeBatch:
                 positions + 1, self.block_table)
 
 
+#: The vocabulary of a preset that publishes none (``tiny``, ``cpu``).
+DEFAULT_VOCAB_SIZE = 32000
+
+
+def model_config(preset: str, device: str, **settings: Any) -> ModelConfig:
+    """The torch model of ``preset`` on ``device`` as this script builds it (and checks
+    its memory): the preset's published vocabulary, or ``DEFAULT_VOCAB_SIZE``."""
+    vocab = ModelConfig(preset=preset).torch_preset.vocab_size or DEFAULT_VOCAB_SIZE
+    return ModelConfig(name="torch", preset=preset, device=device, vocab_size=vocab,
+                       **settings)
+
+
 def run_config(torch, preset: str, device: str, backend: str, graphs: bool,
                runs: list[int], sched: SchedulerConfig, steps: int, warmup: int, lo: int,
                hi: int, seed: int, figures) -> list[dict[str, Any]]:
@@ -154,10 +166,10 @@ def run_config(torch, preset: str, device: str, backend: str, graphs: bool,
     from ipc_bench.engine.models import TorchModel
     from ipc_bench.engine.roofline import RooflineStep
 
-    cfg = ModelConfig(name="torch", preset=preset, device=device, seed=seed,
-                      attention=backend, cuda_graphs=graphs and device == "cuda",
-                      cuda_graph_sizes=tuple(sorted({1 << (b - 1).bit_length() for b in runs})),
-                      vocab_size=ModelConfig(preset=preset).torch_preset.vocab_size or 32000)
+    cfg = model_config(preset, device, seed=seed, attention=backend,
+                       cuda_graphs=graphs and device == "cuda",
+                       cuda_graph_sizes=tuple(sorted({1 << (b - 1).bit_length()
+                                                      for b in runs})))
     model = TorchModel(cfg, sched)
     if graphs and device != "cuda":
         model.enable_graphs(strict_capture(torch))
@@ -435,8 +447,8 @@ def _check(args: argparse.Namespace) -> int:
                             block_size=BLOCK_SIZE,
                             num_blocks=max(runs) * -(-max_len // BLOCK_SIZE))
     # once, before anything runs: every configuration builds the same model
-    refusal = memory_refusal(sched, ModelConfig(name="torch", preset=preset, device=device),
-                             device, torch.cuda.mem_get_info()[0] if cuda else None, hi,
+    refusal = memory_refusal(sched, model_config(preset, device), device,
+                             torch.cuda.mem_get_info()[0] if cuda else None, hi,
                              max_len - hi, lo)
     if refusal:
         return _error(refusal)

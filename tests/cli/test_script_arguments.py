@@ -129,14 +129,14 @@ BAD_INPUT = [
     ("decode_step_check", ["--num-running", "4,4"], "decode_step_check: error: argument "
      "--num-running: 4 given more than once"),
     ("decode_step_check", ["--num-running", "99999999", "--device", "cpu"],
-     "decode_step_check: error: tiny needs 0.1 GiB of weights + 6866.5 GiB of KV cache "
+     "decode_step_check: error: tiny needs 0.0 GiB of weights + 6866.5 GiB of KV cache "
      "(num_blocks 900,000,000 x block_size 16), 6866.5 GiB in all, on cpu; the CPU limit "
-     "is 6.0 GiB: lower --num-running (at most 86,485 at this --context-max), or use a "
+     "is 6.0 GiB: lower --num-running (at most 87,154 at this --context-max), or use a "
      "smaller --preset"),
     ("decode_step_check", ["--context-max", "999999999999", "--device", "cpu"],
-     "decode_step_check: error: tiny needs 0.1 GiB of weights + 4291534.4 GiB of KV cache "
-     "(num_blocks 562,500,000,027 x block_size 16), 4291534.5 GiB in all, on cpu; the CPU "
-     "limit is 6.0 GiB: lower --context-max (at most 1,383,740 at this --num-running), or "
+     "decode_step_check: error: tiny needs 0.0 GiB of weights + 4291534.4 GiB of KV cache "
+     "(num_blocks 562,500,000,027 x block_size 16), 4291534.4 GiB in all, on cpu; the CPU "
+     "limit is 6.0 GiB: lower --context-max (at most 1,394,444 at this --num-running), or "
      "use a smaller --preset"),
     ("byte_sweep", ["--steps", "5", "--steps", "6"], "byte_sweep.py: error: --steps given "
      "twice (5, then 6): give it once"),

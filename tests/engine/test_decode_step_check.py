@@ -155,10 +155,41 @@ def test_memory_refusal_does_not_depend_on_the_engines_words(monkeypatch, capsys
     monkeypatch.setattr(dsc, "check_model_memory", refuse)
     assert dsc.main(["--device", "cpu", "--num-running", "99999999"]) == 2
     assert capsys.readouterr() == ("", (
-        "decode_step_check: error: tiny needs 0.1 GiB of weights + 6866.5 GiB of KV cache "
+        "decode_step_check: error: tiny needs 0.0 GiB of weights + 6866.5 GiB of KV cache "
         "(num_blocks 900,000,000 x block_size 16), 6866.5 GiB in all, on cpu; the CPU "
-        "limit is 6.0 GiB: lower --num-running (at most 86,485 at this --context-max), or "
+        "limit is 6.0 GiB: lower --num-running (at most 87,154 at this --context-max), or "
         "use a smaller --preset\n"))
+
+
+def test_memory_is_checked_for_the_model_the_run_builds(monkeypatch, capsys):
+    """The check weighs the vocabulary the run's model has (the preset's published one,
+    151,936 for Qwen2.5-0.5B; 32,000 for tiny), not the harness's default 128,256,
+    which would understate Qwen's weights by 0.08 GiB on CPU; --context-max 20,156 fits
+    (9 rows: --num-running 4,8 and 5, 9: 11,358 blocks fit beside the weights, 1,262 per
+    row), 20,157 does not."""
+    seen = []
+
+    def refusal(sched, model, device, *rest):
+        seen.append((model.preset, model.vocab_size, device, sched.max_num_seqs,
+                     sched.num_blocks))
+        return "refused"
+
+    monkeypatch.setattr(dsc, "memory_refusal", refusal)
+    for preset in ("qwen2.5-0.5b", "tiny"):
+        assert dsc.main(["--device", "cpu", "--preset", preset, "--num-running", "4",
+                         "--context-max", "100"]) == 2
+    assert seen == [("qwen2.5-0.5b", 151_936, "cpu", 5, 45), ("tiny", 32_000, "cpu", 5, 45)]
+    assert capsys.readouterr().err == "decode_step_check: error: refused\n" * 2
+    monkeypatch.undo()
+    qwen = dsc.model_config("qwen2.5-0.5b", "cpu")
+    assert dsc.memory_refusal(_steady(9, 20_192), qwen, "cpu", None, 20_156, 36, 30) is None
+    assert dsc.memory_refusal(_steady(9, 20_193), qwen, "cpu", None, 20_157, 36, 30) == (
+        "qwen2.5-0.5b needs 1.8 GiB of weights + 4.2 GiB of KV cache (num_blocks 11,367 x "
+        "block_size 16), 6.003 GiB in all, on cpu; the CPU limit is 6.000 GiB: lower "
+        "--num-running (at most 7 at this --context-max) or --context-max (at most 20,156 "
+        "at this --num-running), or use a smaller --preset")
+    # at most 7 running: 8 rows of 1,263 blocks fit in the 11,358 beside the weights
+    assert dsc.memory_refusal(_steady(8, 20_193), qwen, "cpu", None, 20_157, 36, 30) is None
 
 
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
