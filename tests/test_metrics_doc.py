@@ -4,7 +4,15 @@ entry of a few small real runs appears in it as `key` (backticked).
 The runs: the session's small decode-steady run (conftest ``shared_small_run``), a tiny
 emulated one (``--model emulated``: the GPU figures it slept on) and a timed replay of 5
 requests of the Azure conversation trace, read from ``shared/traces`` next to the
-checkout (never copied into it; skipped where it is absent).
+checkout (never copied into it; skipped where it is absent); then one small run of each
+scenario or option whose cases add fields of their own: ``tp-broadcast`` (``--tp 2``),
+``pp`` (``--pp 2``, the direct arm: its hops are a superset of send's), decode-steady
+with ``--num-spec-tokens 2`` and with ``--frontend``, a soak of a 100-request burst
+(in process, sampling memory and flushing every 20 ms so that its growth and drift
+figures exist) and, marked slow (the torch model: about 10 s), the torch model with
+``--roofline`` and drafts. The soak's memory and drift figures, which a stalled or short
+soak leaves out, are also checked from ``analysis.soak``'s own functions on synthetic
+samples and rows. The default run's added tests take about 20 s on 2 cores.
 """
 
 from __future__ import annotations
@@ -16,6 +24,12 @@ import pytest
 
 from analysis_run import run_bench
 from manual import page
+from ipc_bench import cli
+from ipc_bench.analysis.soak import rss_summary, stream_drift
+from ipc_bench.harness import recording
+from ipc_bench.harness.memory import SAMPLE_COLUMNS
+from ipc_bench.harness.recording import StreamStats
+from ipc_bench.harness.spec import SCHED_COLUMNS
 
 REPO = Path(__file__).resolve().parents[1]
 TRACE = REPO.parent / "shared" / "traces" / "AzureLLMInferenceTrace_conv.csv"
@@ -25,6 +39,17 @@ EMULATED_ARGS = ["--scenario", "decode-steady", "--model", "emulated", "--model-
                  "--codecs", "msgpack", "--no-floor"]
 TIMED_ARGS = ["--scenario", "azure-conv-timed", "--trace", str(TRACE), "--max-requests", "5",
               "--trace-speedup", "50", "--codecs", "msgpack"]
+#: Small steady runs: 4 running, 20 counted steps after 5 warm-up steps, msgpack.
+SMALL = ["--num-running", "4", "--steps", "20", "--warmup-steps", "5", "--codecs", "msgpack"]
+TP_ARGS = ["--scenario", "tp-broadcast", "--tp", "2", "--tp-transports", "ipc", *SMALL]
+PP_ARGS = ["--scenario", "pp", "--pp", "2", "--policies", "cached", *SMALL]
+SPEC_ARGS = ["--scenario", "decode-steady", "--num-spec-tokens", "2", "--no-floor",
+             "--no-single-process", *SMALL]
+FRONTEND_ARGS = ["--scenario", "decode-steady", "--frontend", "--no-floor", *SMALL]
+ROOFLINE_ARGS = ["--scenario", "decode-steady", "--model", "torch", "--model-preset", "tiny",
+                 "--roofline", "--num-spec-tokens", "2", "--num-running", "2", "--steps", "8",
+                 "--warmup-steps", "2", "--policies", "cached", "--codecs", "msgpack",
+                 "--no-floor", "--no-single-process"]
 
 
 def undocumented(run: Path) -> dict[str, list[str]]:
@@ -72,4 +97,88 @@ def test_every_field_of_a_timed_replay_is_in_the_metrics_page(tmp_path):
     run = tmp_path / "timed"
     run_bench(run, TIMED_ARGS)
     assert {"ttft_ms_p50", "trace", "idle_share"} <= case_keys(run)
+    assert_documented(run)
+
+
+def test_every_field_of_a_tp_broadcast_run_is_in_the_metrics_page(tmp_path):
+    run = tmp_path / "tp"
+    run_bench(run, TP_ARGS)
+    assert {"tp_cores", "tp_s2r_wire_bytes_all_ranks_per_step", "tp_rank_decode_ns_per_step",
+            "tp_ready_ns_median", "tp_slowest_rank_share"} <= case_keys(run)
+    assert_documented(run)
+
+
+def test_every_field_of_a_pp_run_is_in_the_metrics_page(tmp_path):
+    run = tmp_path / "pp"
+    run_bench(run, PP_ARGS)
+    assert {"pp_direct", "pp_hidden_bytes_per_step", "pp_hidden_ns_median",
+            "pp_direct_ns_median", "pp_zmq_frame_head_bytes_per_step"} <= case_keys(run)
+    assert_documented(run)
+
+
+def test_every_field_of_a_run_with_drafts_is_in_the_metrics_page(tmp_path):
+    run = tmp_path / "spec"
+    run_bench(run, SPEC_ARGS)
+    assert {"spec_draft_tokens_per_step", "spec_draft_acceptance_rate"} <= case_keys(run)
+    assert_documented(run)
+
+
+def test_every_field_of_a_frontend_run_is_in_the_metrics_page(tmp_path):
+    """Both policies (send's saving is set on each pair) and the single-process cases."""
+    run = tmp_path / "frontend"
+    run_bench(run, FRONTEND_ARGS)
+    assert {"frontend_bytes_per_step", "control_plane_wire_bytes_per_step",
+            "control_plane_codec_ns_per_step", "send_saving_share_of_control_plane",
+            "frontend_token_digest"} <= case_keys(run)
+    assert_documented(run)
+
+
+def _burst_trace(path: Path, n: int = 100) -> Path:
+    """An Azure-format trace of ``n`` requests arriving within 0.05 s of trace time, short
+    prompts, outputs of 10 to 1,000 tokens: a soak of about 1,000 steps, nearly all pure
+    decode, whatever the machine's speed."""
+    rows = [f"2023-11-16 18:15:46.{i * 500:06d}0,{16 + i % 17},{10 + i * 990 // (n - 1)}"
+            for i in range(n)]
+    path.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def test_every_field_of_a_soak_is_in_the_metrics_page(tmp_path, monkeypatch):
+    import ipc_bench.scenarios.soak as soak
+
+    monkeypatch.setattr(soak, "RSS_INTERVAL_S", 0.02)
+    monkeypatch.setattr(recording, "FLUSH_INTERVAL_S", 0.02)
+    run = tmp_path / "soak"
+    assert cli.main(["--scenario", "soak", "--trace", str(_burst_trace(tmp_path / "b.csv")),
+                     "--trace-speedup", "25", "--output", str(run), "--quiet"]) == 0
+    assert {"rss_num_samples", "s2r_payload_bytes_total", "ttft_ms_p99"} <= case_keys(run)
+    assert_documented(run)
+
+
+def test_every_memory_and_drift_field_of_a_soak_is_in_the_metrics_page():
+    """The fields a soak of a few seconds, or one stalled in its baseline window, leaves
+    out: ``rss_summary`` of 20 samples of every column, ``stream_drift`` of 20 windows."""
+    samples = [(float(t), *(1000 + t for _ in SAMPLE_COLUMNS[1:])) for t in range(20)]
+    keys = set(rss_summary(samples))
+    stats = StreamStats()
+    col = {name: i for i, name in enumerate(SCHED_COLUMNS)}
+    for w in range(20):
+        row = [0] * len(SCHED_COLUMNS)
+        row[col["seq"]], row[col["counted"]] = w, 1
+        row[col["num_reqs"]] = row[col["num_scheduled_tokens"]] = 4
+        row[col["s2r_payload_bytes"]] = row[col["r2s_payload_bytes"]] = 400
+        row[col["t_end_ns"]] = w * 10**9
+        stats.add_rows([tuple(row)])
+    keys |= set(stream_drift(stats))
+    assert len(keys) == 1 + 9 * (len(SAMPLE_COLUMNS) - 1) + 6, sorted(keys)
+    doc = page("metrics.md")
+    assert sorted(k for k in keys if f"`{k}`" not in doc) == []
+
+
+@pytest.mark.slow
+def test_every_field_of_a_torch_run_with_its_roofline_is_in_the_metrics_page(tmp_path):
+    run = tmp_path / "roofline"
+    run_bench(run, ROOFLINE_ARGS)
+    assert {"roofline_figures", "roofline_ns_per_step", "compute_to_roofline_ratio",
+            "draft_ns_per_step"} <= case_keys(run)
     assert_documented(run)
