@@ -313,8 +313,12 @@ def build_parser() -> argparse.ArgumentParser:
                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--preset", type=preset_name,
                    help="model shape (default: llama-3.2-1b on CUDA, tiny on CPU)")
-    p.add_argument("--num-running", type=batch_sizes,
-                   help="batch sizes, e.g. 16,256 (CPU default 4,8)")
+    p.add_argument("--num-running", type=batch_sizes, metavar="B[,B...]",
+                   help="batch sizes, e.g. 16,256 (default 16,256 on CUDA, 4,8 on CPU); "
+                   "each B also runs at B + 1 rows, which flex and varlen pad to the next "
+                   "bucket (the powers of two: 2B where B is one; gather does not pad), so "
+                   "the two rows show what one row past a bucket costs; the KV cache is "
+                   "sized for the largest B + 1")
     p.add_argument("--configs", type=config_list, help="BACKEND[+graphs],... (default: every "
                    "one this device runs: gather, flex, flex+graphs and on CUDA varlen, "
                    "varlen+graphs; varlen needs CUDA)")

@@ -99,6 +99,19 @@ def test_a_run_whose_every_configuration_was_skipped_fails(monkeypatch, capsys):
     assert err == "decode_step_check: error: every configuration was skipped: nothing measured\n"
 
 
+def test_help_says_each_size_also_runs_one_row_larger(capsys):
+    """``--num-running`` runs B + 1 beside each B: the help says so, and why."""
+    with pytest.raises(SystemExit) as exit_:
+        dsc.build_parser().parse_args(["--help"])
+    assert exit_.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert ("--num-running B[,B...] batch sizes, e.g. 16,256 (default 16,256 on CUDA, 4,8 "
+            "on CPU); each B also runs at B + 1 rows, which flex and varlen pad to the next "
+            "bucket (the powers of two: 2B where B is one; gather does not pad), so the two "
+            "rows show what one row past a bucket costs; the KV cache is sized for the "
+            "largest B + 1 --configs") in text
+
+
 def test_bad_sizes_exit_2(capsys):
     assert dsc.main(["--device", "cpu", "--num-running", "0"]) == 2
     assert capsys.readouterr() == (
