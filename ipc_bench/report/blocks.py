@@ -1996,8 +1996,38 @@ def _side_by_side(results, key: str,
         wall.append(("p", SIDE_ARRIVAL_NOTE))
     if any(not performed(key, g[2]) for g in groups):
         wall.append(("p", SIDE_NOT_PERFORMED_NOTE))
-    return blocks + wall + _side_notes(results, base, (missing, cut, absent[1]),
-                                       list(held.values()), rows)
+    gaps = [("p", line) for line in _run_gaps(means, groups, ids, base,
+                                              lambda g, r: g + (r,) in held
+                                              or not performed(key, g[2]))]
+    return blocks + wall + gaps + _side_notes(results, base, (missing, cut, absent[1]),
+                                              list(held.values()), rows)
+
+
+def _run_gaps(means, groups: list[tuple], ids: list[str], base: str,
+              explained) -> list[str]:
+    """The notes under a side-by-side table on its ``-`` value cells that no other note
+    explains: a run other than ``base`` (whose gaps ``_side_notes`` names) with no case
+    of a row (``groups``: (workload, arm, codec)), or any run whose case of a row has
+    no value of the figure (``means``: the means by group and run; a case that counted
+    no step has no per-step figure). ``explained(group, run)``: a cell said elsewhere
+    (withheld, or a figure the codec does not have)."""
+    absent: dict[str, int] = {}
+    empty: dict[str, int] = {}
+    for group in groups:
+        for r in ids:
+            if explained(group, r):
+                continue
+            if group + (r,) not in means.index:
+                if r != base:
+                    absent[r] = absent.get(r, 0) + 1
+            elif means[group + (r,)] != means[group + (r,)]:  # NaN
+                empty[r] = empty.get(r, 0) + 1
+    out = [f"`-` in run `{r}`'s column on {n} row{'' if n == 1 else 's'}: that run has no "
+           "finished case of the row's workload, arm and codec." for r, n in absent.items()]
+    out += [f"`-` in run `{r}`'s column on {n} row{'' if n == 1 else 's'} where it has the "
+            f"case: the case has no value of this figure (one that counted no step has no "
+            "per-step figures)." for r, n in empty.items()]
+    return out
 
 
 #: Under a side-by-side table of bytes with a row left unmarked that the timing tables

@@ -78,10 +78,22 @@ def test_a_row_the_first_run_lacks_says_so_by_default_too():
                               "divide by.")
 
 
-def test_a_row_another_run_lacks_has_its_dash_without_the_note():
+def test_a_row_another_run_lacks_has_its_dash_with_its_own_note():
     blocks = _side_by_side(_results_without(["a", "b"], "b"), "output_tokens_per_s")
     assert blocks[1][2][1] == ["num_running=4", "cached", "msgpack", "1,500", "-", "-"]
-    assert len(blocks) == 2
+    assert blocks[2:] == [("p", "`-` in run `b`'s column on 1 row: that run has no "
+                                "finished case of the row's workload, arm and codec.")]
+
+
+def test_a_case_without_the_figure_has_its_dash_explained():
+    results = _results_without(["a", "b"], None)
+    results.cases.loc[(results.cases["run_id"] == "b")
+                      & (results.cases["policy"] == "cached"), "output_tokens_per_s"] = None
+    blocks = _side_by_side(results, "output_tokens_per_s")
+    assert blocks[1][2][1][3:] == ["1,500", "-", "-"]
+    assert blocks[2:] == [("p", "`-` in run `b`'s column on 1 row where it has the case: "
+                                "the case has no value of this figure (one that counted "
+                                "no step has no per-step figures).")]
 
 
 def test_a_timed_replays_tokens_are_marked_wall_with_a_note():
