@@ -48,8 +48,9 @@ A row is never cut in half: appends run with SIGINT/SIGTERM deferred
 (``ipc_bench.harness.signals``), and an append that fails (disk full, file size limit)
 is cut back to the file's previous size, so what was written before still loads.
 Every write error of ``RunWriter`` is a ``RunFolderError`` (one line). Files are
-created 0644 and the folder 0755 whatever the umask, so results are never
-world-writable.
+created 0644 and a folder the writer creates 0755 whatever the umask, so results are
+never world-writable; a folder given that exists (an empty ``--output``) keeps its mode
+(``/dev/shm``'s 1777 is not taken from other users).
 
 Format history:
 - 1: first version (``preemptions`` in requests.csv, ``num_preempted`` and
@@ -344,8 +345,9 @@ class RunWriter:
     @_writes
     def __init__(self, run_dir: str | os.PathLike, metadata: dict[str, Any]):
         self.run_dir = Path(run_dir)
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        os.chmod(self.run_dir, DIR_MODE)
+        if not self.run_dir.is_dir():  # a folder given that exists keeps its mode
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+            os.chmod(self.run_dir, DIR_MODE)
         self._claim = _hold_claim(self.run_dir)
         self.metadata = metadata
         self.cases: list[dict[str, Any]] = []
