@@ -832,6 +832,11 @@ def _budget_cause(case: CaseSpec) -> str:
     left = budget - _decode_tokens(case)
     lo, hi = STEADY_PROMPT_LEN_RANGE
     whose = f"a micro-batch of --num-running {b} in {pp}" if pp > 1 else f"--num-running {b}"
+    if left < 0:  # the decodes alone overrun the budget (many drafts a request)
+        k = case.scheduler.num_spec_tokens
+        return (f"the decodes of {whose} take {_decode_tokens(case):,} tokens a step "
+                f"({k + 1} each: 1 + {_count(k, 'draft')}), more than "
+                f"--max-num-batched-tokens {budget} (no step decodes them all)")
     return (f"--max-num-batched-tokens {budget} leaves {_count(left, 'token')} a step past "
             f"the decodes of {whose} for the prompts of the requests that "
             f"replace those that finish ({lo} to {hi} tokens each)")

@@ -191,6 +191,15 @@ OPTION_CASES = [
      "of 967 (the warm-up or the first prompts' prefill, whichever ends later: 667 steps, "
      "then 10 steps per counted step); raise --max-num-batched-tokens to 2,100 or more "
      "(about 470 steps in all at 2,100)"),
+    # drafts whose decodes alone overrun the budget (was "leaves -256 tokens a step")
+    (DS + ["--num-running", "256", "--num-spec-tokens", "32", "--num-blocks", "1000"],
+     "the decodes of --num-running 256 take 8,448 tokens a step (33 each: 1 + 32 "
+     "drafts), more than --max-num-batched-tokens 8192 (no step decodes them all), so "
+     "about 0.1 % of steps are pure decode: 1,000 counted steps would need about 690,000 "
+     "steps in all, more than the cap of 10,176 (the warm-up or the first prompts' "
+     "prefill, whichever ends later: 176 steps, then 10 steps per counted step); raise "
+     "--max-num-batched-tokens to 8,500 or more (about 5,900 steps in all at 8,500), or "
+     "give --steps 31 or fewer"),
     # finishes, not the budget: fewer requests, or fewer steps (the first 511 steps
     # past the first prefill see no finish)
     (DS + ["--num-running", "4096", "--steps", "1000"],
