@@ -588,6 +588,45 @@ def waiting_sums_figures(num_waiting_total: int, waiting_steps: int,
                 waiting_step_share=waiting_steps / steps)
 
 
+def _between_steps_ns(result: CaseResult, a: np.ndarray) -> Optional[float]:
+    """The scheduler loop's time outside its timed steps, in ns a step: the loop's wall
+    time (``loop_ns``) less the ``step_ns`` of its steps (rows from ``--warmup-steps``
+    on), over ``loop_steps``: the per-step recording, the input oracle's checks and any
+    pause of the process between steps. ``None`` where it says nothing of the harness:
+    a timed replay (it waits there for arrivals), steps in flight (``--async-scheduling``,
+    ``--pp``: a row's ``step_ns`` runs from the previous row's end) or no loop totals."""
+    spec, lt = result.spec, result.loop_totals
+    if (spec.trace_speedup is not None or spec.async_scheduling or (spec.pp or 1) > 1
+            or not lt.get("loop_steps") or not len(a)):
+        return None
+    rows = a[a[:, _COL["seq"]] >= spec.warmup_steps]
+    if len(rows) != lt["loop_steps"]:
+        return None
+    return max(0.0, (lt["loop_ns"] - float(rows[:, _COL["step_ns"]].sum())) / len(rows))
+
+
+#: ``between_steps_warning`` warns when the loop spent more than this share of its time
+#: between its timed steps.
+BETWEEN_STEPS_SHARE_MAX = 0.3
+
+
+def between_steps_warning(summary: dict[str, Any]) -> Optional[str]:
+    """One line when the scheduler loop spent more than ``BETWEEN_STEPS_SHARE_MAX`` of
+    its wall time between its timed steps (``between_steps_ns_per_step``): the output
+    tokens/s over step time, which leaves that out, then reads well above the loop's
+    (``loop_output_tokens_per_s``, given); a process paused between steps on a busy
+    machine, usually. ``None`` otherwise."""
+    between, loop = summary.get("between_steps_ns_per_step"), summary.get("loop_step_ns_mean")
+    if not between or not loop or between / loop <= BETWEEN_STEPS_SHARE_MAX:
+        return None
+    rate = summary.get("loop_output_tokens_per_s")
+    return (f"the scheduler loop spent {100 * between / loop:.0f} % of its time between "
+            f"its timed steps ({between / 1e3:,.1f} µs a step: the process paused, or the "
+            "per-step recording ran long; the machine may be busy): out tok/s, over the "
+            "steps' time, leaves that out"
+            + (f"; over the loop's wall time it was {rate:,.0f} tok/s" if rate else ""))
+
+
 def summarize_case(result: CaseResult) -> dict[str, Any]:
     """One ``summary.json`` case entry (see the module docstring for definitions)."""
     spec = result.spec
@@ -623,6 +662,9 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
                    loop_steps=lt["loop_steps"],
                    loop_step_ns_mean=lt["loop_ns"] / lt["loop_steps"],
                    loop_output_tokens_per_s=lt["loop_output_tokens"] / (lt["loop_ns"] / 1e9))
+        between = _between_steps_ns(result, a)
+        if between is not None:
+            out["between_steps_ns_per_step"] = between
     if len(c) == 0:  # per-step figures absent (not 0); noise_warnings says why
         if spec.trace_speedup is not None:
             out.update(_timed_replay_figures(result, out, a))
@@ -1225,8 +1267,9 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
     (``warmup_tokens_warning``); a fixed-step case whose median model step is off its
     nominal step by more than 10 % (``send_cost.off_nominal_warning``); a fixed-step
     cached case whose median whole step exceeds its nominal step by more than 10 % plus
-    the control plane's allowance (``send_cost.whole_step_warning``). Returns one
-    line per problem; an empty list means none was seen.
+    the control plane's allowance (``send_cost.whole_step_warning``); a loop that
+    spent much of its time between its timed steps (``between_steps_warning``). Returns
+    one line per problem; an empty list means none was seen.
     """
     warnings = []
     shortfall = running_shortfall_warning(summary)
@@ -1252,6 +1295,9 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
     floor = floor_below_one_warning(summary)
     if floor:
         warnings.append(floor)
+    between = between_steps_warning(summary)
+    if between:
+        warnings.append(between)
     warnings.extend(case_off_nominal(summary))  # the runner's wait; cached's whole step
     cv = summary.get("step_ns_block_cv")
     if cv is not None and cv > 0.10:
