@@ -88,10 +88,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ipc_bench.engine.config import (MAX_CPU_MODEL_BYTES,  # noqa: E402
-                                     MAX_CUDA_MEMORY_SHARE, ConfigError, ModelConfig,
-                                     SchedulerConfig, _digits_apart, _gib,
-                                     check_model_memory, kv_cache_bytes, weight_bytes)
+from ipc_bench.engine.config import (ConfigError, ModelConfig,  # noqa: E402
+                                     ModelMemoryError, SchedulerConfig, check_model_memory)
 from ipc_bench.cli.options import list_items, no_repeats  # noqa: E402
 from ipc_bench.harness import signals  # noqa: E402
 from ipc_bench.report.tables import (ROOFLINE_BELOW_ONE_NOTE, below_roofline,  # noqa: E402
@@ -384,10 +382,11 @@ def memory_refusal(sched: SchedulerConfig, model: ModelConfig, device: str,
                    free_bytes: Optional[int], hi: int, extra: int, lo: int) -> Optional[str]:
     """``None`` where ``check_model_memory`` lets the model's weights and KV cache be
     built on ``device`` (``free_bytes``: a GPU's free memory); otherwise the one line
-    refusing it, made from the figures (not from the engine's words, whose advice names
-    ``bench.py``'s options): what the model needs, the device's limit, and the largest
-    --num-running and --context-max that fit, each at the other's value (one left out
-    where none fits), or a smaller --preset.
+    refusing it: the engine's figures (``ModelMemoryError.needs``: what the model
+    needs, the device's limit) and this script's advice, made from the blocks that fit
+    (the engine's advice names ``bench.py``'s options): the largest --num-running and
+    --context-max that fit, each at the other's value (one left out where none fits),
+    or a smaller --preset.
 
     The KV cache here is ``sched.max_num_seqs`` rows (the largest --num-running plus
     one: ``B + 1`` runs beside each ``B``) of ``ceil((hi + extra) / BLOCK_SIZE)``
@@ -395,36 +394,22 @@ def memory_refusal(sched: SchedulerConfig, model: ModelConfig, device: str,
     ``lo``: --context-min, the least --context-max there can be."""
     try:
         check_model_memory(sched, model, device, free_bytes)
-    except ConfigError:
-        pass
+    except ModelMemoryError as exc:
+        fit = exc.blocks_that_fit
+        needs = exc.needs
     else:
         return None
-    weights, kv = weight_bytes(model, device), kv_cache_bytes(sched, model, device)
-    if device == "cpu":
-        limit = MAX_CPU_MODEL_BYTES
-        digits = _digits_apart(weights + kv, limit)
-        where = f"the CPU limit is {_gib(limit, digits)}"
-    else:
-        limit = int(MAX_CUDA_MEMORY_SHARE * free_bytes)
-        digits = _digits_apart(weights + kv, limit)
-        where = (f"it has {_gib(free_bytes)} free, of which the model may take "
-                 f"{MAX_CUDA_MEMORY_SHARE * 100:.0f} % ({_gib(limit, digits)})")
-    fit = max(0, (limit - weights) // (kv // sched.num_blocks))  # blocks that fit
     if fit < 1:
-        advice = "the weights alone do not fit: use a smaller --preset"
-    else:
-        width = -(-(hi + extra) // BLOCK_SIZE)  # blocks per row
-        running = fit // width - 1  # the largest B whose B + 1 rows fit
-        context = (fit // sched.max_num_seqs) * BLOCK_SIZE - extra
-        options = ([f"--num-running (at most {running:,} at this --context-max)"]
-                   if running >= 1 else []) + \
-                  ([f"--context-max (at most {context:,} at this --num-running)"]
-                   if context >= lo else [])
-        advice = (f"lower {' or '.join(options)}, or " if options else "") + \
-            "use a smaller --preset"
-    return (f"{model.preset} needs {_gib(weights)} of weights + {_gib(kv)} of KV cache "
-            f"(num_blocks {sched.num_blocks:,} x block_size {sched.block_size}), "
-            f"{_gib(weights + kv, digits)} in all, on {device}; {where}: {advice}")
+        return f"{needs}: the weights alone do not fit: use a smaller --preset"
+    width = -(-(hi + extra) // BLOCK_SIZE)  # blocks per row
+    running = fit // width - 1  # the largest B whose B + 1 rows fit
+    context = (fit // sched.max_num_seqs) * BLOCK_SIZE - extra
+    options = ([f"--num-running (at most {running:,} at this --context-max)"]
+               if running >= 1 else []) + \
+              ([f"--context-max (at most {context:,} at this --num-running)"]
+               if context >= lo else [])
+    advice = (f"lower {' or '.join(options)}, or " if options else "") + "use a smaller --preset"
+    return f"{needs}: {advice}"
 
 
 def _check(args: argparse.Namespace) -> int:

@@ -26,7 +26,6 @@ layer one by one) is not measured by it. Exit status 0, or 2 for bad input (one 
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import time
 from pathlib import Path
@@ -39,8 +38,8 @@ from ipc_bench.cli.once import OnceParser  # noqa: E402
 from ipc_bench.cli.options import (MAX_MODEL_LEN, MAX_NUM_SEQS, MAX_SEED,  # noqa: E402
                                    _int_in, _parse_int, list_items, no_repeats)
 from ipc_bench.engine.config import (MAX_NUM_SPEC_TOKENS, ConfigError,  # noqa: E402
-                                     ModelConfig, SchedulerConfig, TORCH_PRESETS,
-                                     check_model_memory)
+                                     ModelConfig, ModelMemoryError, SchedulerConfig,
+                                     TORCH_PRESETS, check_model_memory)
 from ipc_bench.errors import one_line  # noqa: E402
 
 #: Tokens per KV block (the scheduler's default, as vLLM's).
@@ -183,18 +182,21 @@ def parse_args(argv=None) -> argparse.Namespace:
             sched.validate()
             if args.device == "cpu":
                 check_model_memory(sched, model_config(args), "cpu")
+        except ModelMemoryError as err:
+            raise BadInput(f"--num-running {n}: {_own_advice(err)}") from None
         except ConfigError as err:
-            raise BadInput(f"--num-running {n}: {_own_options(str(err))}") from None
+            raise BadInput(f"--num-running {n}: {err}") from None
     return args
 
 
-def _own_options(message: str) -> str:
-    """``check_model_memory``'s advice in this script's options: ``--preset`` for
-    ``bench.py``'s ``--model-preset``; the KV cache sized by ``--num-running`` and
-    ``--context-max`` for ``--num-blocks``."""
-    message = message.replace("--model-preset", "--preset")
-    return re.sub(r"lower --num-blocks \(at most ([0-9,]+)\)",
-                  r"lower --num-running or --context-max (num_blocks at most \1)", message)
+def _own_advice(err: ModelMemoryError) -> str:
+    """``check_model_memory``'s refusal with this script's advice, made from its
+    figures (the engine's names ``bench.py``'s options): the KV cache is sized by
+    ``--num-running`` and ``--context-max``, and the model by ``--preset``."""
+    if err.blocks_that_fit < 1:
+        return f"{err.needs}: the weights alone do not fit: use a smaller --preset"
+    return (f"{err.needs}: lower --num-running or --context-max (num_blocks at most "
+            f"{err.blocks_that_fit:,}) or use a smaller --preset")
 
 
 def main(argv=None) -> int:

@@ -61,6 +61,21 @@ class ConfigError(ValueError):
     """A setting is out of range or inconsistent; the message is one line."""
 
 
+class ModelMemoryError(ConfigError):
+    """``check_model_memory``'s refusal: the one-line message, and its parts for a
+    caller whose options differ from ``bench.py``'s: ``needs`` (what the model needs
+    against the device's limit, naming no option: ``tiny needs 0.0 GiB of weights + ...;
+    the CPU limit is 6.0 GiB``), ``blocks_that_fit`` (KV cache blocks of this shape that
+    fit beside the weights; 0 where the weights alone do not fit) and
+    ``block_bytes`` (bytes a block)."""
+
+    def __init__(self, needs: str, advice: str, blocks_that_fit: int, block_bytes: int):
+        super().__init__(f"{needs}: {advice}")
+        self.needs = needs
+        self.blocks_that_fit = blocks_that_fit
+        self.block_bytes = block_bytes
+
+
 class SchedulerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Scheduler limits (vLLM ``SchedulerConfig`` / ``CacheConfig`` names).
 
@@ -377,8 +392,8 @@ def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device:
                        device_label: Optional[str] = None,
                        running_for_blocks: Optional[Callable[[int], int]] = None,
                        blocks_needed: Optional[int] = None) -> None:
-    """Raise ``ConfigError`` with the figures when the model's weights + KV cache do not
-    fit ``device``.
+    """Raise ``ModelMemoryError`` (a ``ConfigError``) with the figures when the model's
+    weights + KV cache do not fit ``device``.
 
     ``cpu``: at most ``MAX_CPU_MODEL_BYTES`` (float32). ``cuda`` (``torch``) or the
     emulated GPU (``emulated``, ``device`` naming it): at most
@@ -426,7 +441,8 @@ def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device:
                   f"requests hold in its steps) to {fit:,}"
                   + (f", or --num-running {running:,} or fewer (it sizes the KV cache "
                      "here)" if running >= 1 else "") + ", or a smaller --model-preset")
-    raise ConfigError(
+    raise ModelMemoryError(
         f"{model.preset} needs {_gib(weights)} of weights + {_gib(kv)} of KV "
         f"cache (num_blocks {scheduler.num_blocks:,} x block_size {scheduler.block_size}), "
-        f"{_gib(weights + kv, digits)} in all, on {device_label or device}; {where}: {advice}")
+        f"{_gib(weights + kv, digits)} in all, on {device_label or device}; {where}",
+        advice, fit, per_block)

@@ -27,6 +27,18 @@ BAD_INPUT = [
      "scripts/hot_path_bench.py --list)"),
     ("hot_path_bench", ["--bogus"], "hot_path_bench.py: error: unrecognized arguments: "
      "--bogus"),
+    # the engine's memory refusal with this script's advice, from its figures
+    ("verify_step_bench", ["--device", "cpu", "--preset", "cpu", "--num-running", "60000",
+                           "--context-max", "4000"],
+     "verify_step_bench: --num-running 60000: cpu needs 0.0 GiB of weights + 457.8 GiB of "
+     "KV cache (num_blocks 15,000,000 x block_size 16), 457.8 GiB in all, on cpu; the CPU "
+     "limit is 6.0 GiB: lower --num-running or --context-max (num_blocks at most 196,383) "
+     "or use a smaller --preset"),
+    ("verify_step_bench", ["--device", "cpu", "--preset", "llama-3.1-8b", "--num-running",
+                           "4"],
+     "verify_step_bench: --num-running 4: llama-3.1-8b needs 26.0 GiB of weights + 0.5 GiB "
+     "of KV cache (num_blocks 128 x block_size 16), 26.5 GiB in all, on cpu; the CPU "
+     "limit is 6.0 GiB: the weights alone do not fit: use a smaller --preset"),
     ("verify_step_bench", ["--vocab-size", "0"],
      "verify_step_bench: --vocab-size: must be at least 2, got 0"),
     ("verify_step_bench", ["--threads", "0"],

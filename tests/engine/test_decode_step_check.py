@@ -157,21 +157,26 @@ def test_memory_refusal_advises_this_scripts_options_from_the_figures():
 
 
 def test_memory_refusal_does_not_depend_on_the_engines_words(monkeypatch, capsys):
-    """The engine decides that the model does not fit; the line is made from the
-    figures, whatever the engine's refusal says (here its advice for a steady case of
-    bench.py, which names --num-blocks and --model-preset)."""
+    """The engine decides that the model does not fit and gives its figures
+    (``ModelMemoryError``); the advice is made from the blocks that fit, whatever the
+    engine's advice says (here its advice for a steady case of bench.py, which names
+    --num-blocks and --model-preset)."""
+    from ipc_bench.engine.config import ModelMemoryError
+
     def refuse(*args, **kwargs):
-        raise ConfigError("tiny needs ...: give --num-blocks from 10 to 20, or "
-                          "--num-running 3 or fewer (it sizes the KV cache here), or a "
-                          "smaller --model-preset")
+        raise ModelMemoryError("tiny needs X; the CPU limit is 6.0 GiB",
+                               "give --num-blocks from 10 to 20, or --num-running 3 or "
+                               "fewer (it sizes the KV cache here), or a smaller "
+                               "--model-preset", blocks_that_fit=130, block_bytes=8192)
 
     monkeypatch.setattr(dsc, "check_model_memory", refuse)
-    assert dsc.main(["--device", "cpu", "--num-running", "99999999"]) == 2
+    assert dsc.main(["--device", "cpu", "--num-running", "4", "--context-max", "100"]) == 2
+    # 130 blocks, rows of ceil(136 / 16) = 9 blocks: 14 rows, so B + 1 <= 14; 5 rows of
+    # 26 blocks: 416 tokens, less the 36 of warm-up and counted steps
     assert capsys.readouterr() == ("", (
-        "decode_step_check: error: tiny needs 0.0 GiB of weights + 6866.5 GiB of KV cache "
-        "(num_blocks 900,000,000 x block_size 16), 6866.5 GiB in all, on cpu; the CPU "
-        "limit is 6.0 GiB: lower --num-running (at most 87,154 at this --context-max), or "
-        "use a smaller --preset\n"))
+        "decode_step_check: error: tiny needs X; the CPU limit is 6.0 GiB: lower "
+        "--num-running (at most 13 at this --context-max) or --context-max (at most 380 "
+        "at this --num-running), or use a smaller --preset\n"))
 
 
 def test_memory_is_checked_for_the_model_the_run_builds(monkeypatch, capsys):
