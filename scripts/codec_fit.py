@@ -184,9 +184,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p = _Parser(prog=PROG, description=__doc__.splitlines()[0])
     p.add_argument("--fit-run", metavar="DIR", help="decode-steady run to fit (several B)")
     p.add_argument("--check-run", metavar="DIR", help="decode-steady run at 1,024")
-    p.add_argument("--steps", type=_int_in(1, MAX_STEPS), default=300, metavar="N",
+    p.add_argument("--steps", type=_int_in(1, MAX_STEPS), default=None, metavar="N",
                    help="counted steps per case of the runs made here (default 300)")
-    p.add_argument("--repeat", type=_int_in(1, 1000), default=3, metavar="N",
+    p.add_argument("--repeat", type=_int_in(1, 1000), default=None, metavar="N",
                    help="repetitions of each case of the runs made here, 1 to 1000 "
                    "(default 3)")
     p.add_argument("--stat", choices=("median", "mean"), default="median",
@@ -198,9 +198,14 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="folder the runs made here go in, as fit-<time> and "
                    "check1024-<time> (default results/ of the checkout; made if missing)")
     args = p.parse_args(argv)
-    if args.output is not None and args.fit_run and args.check_run:
-        p.error("--output applies to the runs made here: with --fit-run and --check-run "
-                "both given none is made")
+    if args.fit_run and args.check_run:
+        given = [o for o, v in (("--output", args.output), ("--steps", args.steps),
+                                ("--repeat", args.repeat)) if v is not None]
+        if given:
+            p.error(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to the "
+                    "runs made here: with --fit-run and --check-run both given none is made")
+    args.steps = 300 if args.steps is None else args.steps
+    args.repeat = 3 if args.repeat is None else args.repeat
     args.error = p.error
     return args
 

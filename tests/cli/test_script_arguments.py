@@ -75,6 +75,9 @@ BAD_INPUT = [
     ("codec_fit", ["--output", "{missing}", "--fit-run", "{missing}", "--check-run",
                    "{missing}"], "codec_fit.py: error: --output applies to the runs made "
      "here: with --fit-run and --check-run both given none is made"),
+    ("codec_fit", ["--steps", "50", "--repeat", "2", "--fit-run", "{missing}",
+                   "--check-run", "{missing}"], "codec_fit.py: error: --steps, --repeat "
+     "apply to the runs made here: with --fit-run and --check-run both given none is made"),
     ("codec_fit", ["--steps", "5", "--steps", "6"], "codec_fit.py: error: --steps given "
      "twice (5, then 6): give it once"),
     ("ring_bench", ["--sizes", "99999999999"], "ring_bench.py: error: --sizes: must be at "
