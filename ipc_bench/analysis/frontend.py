@@ -15,7 +15,9 @@ Per case (``frontend_figures``, over the case's counted steps; a step that sent 
   ``control_plane_wire_bytes_per_step`` the same on the wire (two processes);
   ``frontend_share_of_control_plane``: the frontend's part of it;
 - ``control_plane_codec_ns_per_step``: encode + decode of the three messages per step
-  (in the single-process baseline the frontend hop's alone);
+  (in the single-process baseline the frontend hop's alone); absent in a two-process
+  case without the runner's report (``encode_ns_per_step`` absent), whose side of the
+  other two messages is unknown;
 - ``frontend_token_digest``: one digest of every request's token stream as the
   frontend received it (``engine.outputs.streams_digest``; the frontend oracle has
   checked it request by request against the scheduler's streams). Cases that ran the
@@ -79,10 +81,15 @@ def frontend_figures(result, seqs: np.ndarray, out: dict[str, Any]) -> dict[str,
                                               if total else None)
     # the single process serializes neither SchedulerOutput nor ModelRunnerOutput: its
     # encode and decode figures are clock reads around no work, not codec time
-    hop_ns = (0.0 if result.spec.codec == NO_CODEC else
-              (out.get("encode_ns_per_step") or 0.0) + (out.get("decode_ns_per_step") or 0.0))
-    fig["control_plane_codec_ns_per_step"] = (
-        hop_ns + fig["frontend_encode_ns_per_step"] + fig["frontend_decode_ns_per_step"])
+    if result.spec.codec == NO_CODEC:
+        hop_ns: float | None = 0.0
+    elif out.get("encode_ns_per_step") is None or out.get("decode_ns_per_step") is None:
+        hop_ns = None  # without the runner's report: its sides unknown, not 0
+    else:
+        hop_ns = out["encode_ns_per_step"] + out["decode_ns_per_step"]
+    if hop_ns is not None:
+        fig["control_plane_codec_ns_per_step"] = (
+            hop_ns + fig["frontend_encode_ns_per_step"] + fig["frontend_decode_ns_per_step"])
     return fig
 
 

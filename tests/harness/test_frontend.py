@@ -366,6 +366,47 @@ def test_send_saving_is_paired_only_over_the_same_batches():
     assert not any("send_saving_share_of_control_plane" in c for c in other)
 
 
+def _fronted(codec: str):
+    """A case result of 3 steps whose frontend hop sent 100, 0 and 200 bytes (encode
+    10, 0, 30 ns; decode 4 and 8 ns of the two it sent)."""
+    from types import SimpleNamespace
+
+    cols = dict(frontend_payload_bytes=[100, 0, 200], frontend_build_ns=[1, 0, 3],
+                frontend_encode_ns=[10, 0, 30], frontend_send_ns=[5, 0, 7])
+    return SimpleNamespace(frontend_columns=cols, sched_rows=[(0,), (1,), (2,)],
+                           frontend_decode_ns=[4, 8], frontend_token_digest="d",
+                           spec=SimpleNamespace(codec=codec))
+
+
+@pytest.mark.parametrize("codec, out, hop_ns, cell", [
+    ("msgpack", dict(encode_ns_per_step=600.0, decode_ns_per_step=300.0), 900.0, "0.92"),
+    ("msgpack", {}, None, "-"),  # the runner's report did not come back
+    ("none", {}, 0.0, "0.02"),  # the single process: the frontend hop's alone
+])
+def test_control_plane_codec_time_is_absent_without_the_runners_side(codec, out, hop_ns,
+                                                                      cell):
+    """Frontend encode (10 + 0 + 30) / 3 and decode (4 + 0 + 8) / 3 ns per step, plus
+    both sides of the scheduler <-> runner messages; without the runner's report
+    (no ``encode_ns_per_step``) their codec time is unknown, not 0: the field is left
+    out and its cell in the frontend table (``codec us all``) reads ``-``."""
+    import numpy as np
+
+    from ipc_bench.analysis.frontend import frontend_figures
+    from ipc_bench.report.tables import frontend_lines
+
+    fig = frontend_figures(_fronted(codec), np.arange(3), dict(out))
+    assert (fig["frontend_encode_ns_per_step"], fig["frontend_decode_ns_per_step"]) == (
+        40 / 3, 4.0)
+    assert fig.get("control_plane_codec_ns_per_step", "absent") == (
+        "absent" if hop_ns is None else hop_ns + 40 / 3 + 4.0)
+    lines = frontend_lines([dict(fig, scenario="s", workload="w", policy="send",
+                                 codec=codec, transport="ipc")])
+    header, row = lines[1].split("  "), lines[-1].split()
+    assert [h.strip() for h in header if h.strip()][-3:] == [
+        "codec us all", "send saves B", "saving % control"]
+    assert row[-3:] == [cell, "-", "-"]
+
+
 @pytest.mark.parametrize("policy", ["send", "cached"])
 def test_frontend_streams_with_drafts_through_finishes(policy):
     """With drafts a request's last step may accept ids past its stop; the scheduler
