@@ -10,14 +10,18 @@ scenario or option whose cases add fields of their own: ``tp-broadcast`` (``--tp
 with ``--num-spec-tokens 2`` and with ``--frontend``, a soak of a 100-request burst
 (in process, sampling memory and flushing every 20 ms so that its growth and drift
 figures exist) and, marked slow (the torch model: about 10 s), the torch model with
-``--roofline`` and drafts. The soak's memory and drift figures, which a stalled or short
-soak leaves out, are also checked from ``analysis.soak``'s own functions on synthetic
-samples and rows. The default run's added tests take about 20 s on 2 cores.
+``--roofline`` and drafts, and a ``--transport shm`` run with both processes on one CPU.
+The soak's memory and drift figures, which a stalled or short soak leaves out, are also
+checked from ``analysis.soak``'s own functions on synthetic samples and rows, and the
+fields of a case cut short (``failed_step``, ``floor_interrupted``,
+``report_interrupted``) from ``summarize_case`` of a result so marked. The default
+run's added tests take about 22 s on 2 cores.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -46,6 +50,12 @@ PP_ARGS = ["--scenario", "pp", "--pp", "2", "--policies", "cached", *SMALL]
 SPEC_ARGS = ["--scenario", "decode-steady", "--num-spec-tokens", "2", "--no-floor",
              "--no-single-process", *SMALL]
 FRONTEND_ARGS = ["--scenario", "decode-steady", "--frontend", "--no-floor", *SMALL]
+#: The spinning ring with both processes pinned to this process's first CPU:
+#: ``shm_cores``, ``shm_oversubscribed``, ``cpus_allowed``.
+FIRST_CPU = min(os.sched_getaffinity(0))
+SHM_PINNED_ARGS = ["--scenario", "decode-steady", "--transport", "shm", "--cpu-affinity",
+                   f"{FIRST_CPU},{FIRST_CPU}", "--policies", "cached", "--no-floor",
+                   "--no-single-process", *SMALL]
 ROOFLINE_ARGS = ["--scenario", "decode-steady", "--model", "torch", "--model-preset", "tiny",
                  "--roofline", "--num-spec-tokens", "2", "--num-running", "2", "--steps", "8",
                  "--warmup-steps", "2", "--policies", "cached", "--codecs", "msgpack",
@@ -131,6 +141,34 @@ def test_every_field_of_a_frontend_run_is_in_the_metrics_page(tmp_path):
             "control_plane_codec_ns_per_step", "send_saving_share_of_control_plane",
             "frontend_token_digest"} <= case_keys(run)
     assert_documented(run)
+
+
+def test_every_field_of_a_pinned_shm_run_is_in_the_metrics_page(tmp_path):
+    """Both processes on one CPU (on any machine): the spinning reader's core count,
+    its oversubscription, and each process's CPUs as the kernel reported them."""
+    run = tmp_path / "shm"
+    run_bench(run, SHM_PINNED_ARGS)
+    (case,) = json.loads((run / "summary.json").read_text())["cases"]
+    assert (case["shm_cores"], case["shm_oversubscribed"], case["cpus_allowed"]) == (
+        1, True, f"scheduler: {FIRST_CPU}; runner: {FIRST_CPU}")
+    assert_documented(run)
+
+
+def test_every_field_of_a_case_cut_short_is_in_the_metrics_page():
+    """The fields of a case that stopped (``failed_step``) or whose floor or runner's
+    report a signal cut short after its counted steps (``floor_interrupted``,
+    ``report_interrupted``), which no quick run gives without a signal timed into it:
+    ``summarize_case`` of a result so marked."""
+    from fault_helpers import steady_case
+    from ipc_bench.analysis.summary import summarize_case
+    from ipc_bench.harness.spec import CaseResult
+
+    summary = summarize_case(CaseResult(steady_case(), error="interrupted by SIGINT",
+                                        floor_interrupted=True, report_interrupted=True))
+    assert (summary["failed_step"], summary["floor_interrupted"],
+            summary["report_interrupted"]) == (None, True, True)
+    doc = page("metrics.md")
+    assert sorted(k for k in summary if f"`{k}`" not in doc) == []
 
 
 def _burst_trace(path: Path, n: int = 100) -> Path:
