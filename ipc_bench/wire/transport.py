@@ -476,7 +476,7 @@ class RunnerSockets:
         linger 0, or the context's termination would wait ``linger_ms`` for them."""
         for sock in (self.s2r, self.r2s, self.ctl):
             if sock is not None:
-                sock.close(linger=0 if sock.socket_type == zmq.SUB else linger_ms)
+                sock.close(linger=0 if sock.type == zmq.SUB else linger_ms)
 
 
 #: File descriptors ``check_endpoints`` needs free: at its peak it holds 22 more than

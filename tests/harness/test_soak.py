@@ -282,6 +282,24 @@ def test_stream_stats_give_the_latencies_a_timed_replay_gives():
     assert (got["tpot_ms_mean"], got["e2e_ms_p50"]) == (3.5, 20.0)
 
 
+def test_a_soak_in_this_process_raises_no_deprecation_warning(tmp_path, monkeypatch,
+                                                             capsys):
+    """As under ``python -W error::DeprecationWarning``: a soak run from this process
+    (the sockets' check before the case, ``transport.check_endpoints``, then the case)
+    uses no deprecated pyzmq API (pyzmq 27: ``Socket.socket_type``, which the
+    transport's close read) and ends 0 with nothing on stderr."""
+    import warnings
+
+    monkeypatch.setattr(recording, "FLUSH_INTERVAL_S", 0.02)
+    trace, run = tmp_path / "burst.csv", tmp_path / "run"
+    _burst_trace(trace, n=20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        code = cli.main(["--scenario", "soak", "--trace", str(trace), "--max-requests",
+                         "20", "--trace-speedup", "25", "--output", str(run), "--quiet"])
+    assert (code, capsys.readouterr().err) == (0, "")
+
+
 def test_a_full_disk_mid_soak_counts_the_streamed_rows_it_could_not_write(
         tmp_path, monkeypatch, capsys):
     """A streamed case's rows leave memory at each flush: steps.csv full after 4
