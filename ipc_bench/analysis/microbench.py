@@ -68,7 +68,7 @@ import sys
 import tempfile
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Sequence
 
@@ -598,21 +598,10 @@ class Coordination:
     """What ``coordinate`` needs besides the command line: ``format_rows`` turns
     ``in_loop_vs_pyperf``'s rows into text (``ipc_bench.report.microbench``);
     ``progress(total)`` returns an object with ``done(arm, name, mean_s, stdev_s)`` and
-    ``close()`` (called more than once). ``state``: how far ``coordinate`` got
-    (``done``, ``total``, ``out``), for ``interrupted_line``, also once it returned."""
+    ``close()`` (called more than once)."""
 
     format_rows: Callable[[list[dict[str, Any]]], str]
     progress: Callable[[int], Any]
-    state: dict[str, Any] = field(default_factory=dict)
-
-
-def interrupted_line(signal_name: str, state: dict[str, Any]) -> str:
-    """The one line of a run that ``signal_name`` interrupted once its benchmarks were
-    planned (``state``: ``Coordination.state``): how many had finished and what is left
-    in the output folder (``_stopped_short``: ``the results are in DIR`` once the new
-    files are in place)."""
-    return (f"bench.py microbench: interrupted by {signal_name} after {state['done']} of "
-            f"{state['total']} benchmarks; {_stopped_short(state['out'])}")
 
 
 def effective_settings(rigorous: bool, rest: Sequence[str]) -> Optional[dict[str, Any]]:
@@ -671,8 +660,7 @@ def coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
     from ipc_bench.analysis.results import ResultsError, check_run_dir, read_summary
     from ipc_bench.errors import one_line
 
-    state = how.state
-    state.update(done=0, total=None, out=None)
+    state: dict[str, Any] = {"done": 0, "total": None, "out": None}
     try:
         try:
             check_run_dir(ns.run_dir)
@@ -683,7 +671,9 @@ def coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
     except signals.Interrupted as exc:
         if state["total"] is None:  # nothing planned yet: bench.py's own line
             raise
-        print(interrupted_line(exc.signal_name, state), file=sys.stderr)
+        print(f"bench.py microbench: interrupted by {exc.signal_name} after "
+              f"{state['done']} of {state['total']} benchmarks; "
+              f"{_stopped_short(state['out'])}", file=sys.stderr)
         return exc.code
 
 

@@ -13,28 +13,20 @@ finished benchmarks only where there were none), exit code 130 (SIGINT) or 143
 (SIGTERM), with one line on stderr:
 ``coordinate``'s (how many benchmarks had finished) once the benchmarks are planned,
 ``bench.py``'s own before that (``interrupted by SIGTERM (exit 143)``). An arm process
-stops without a line: the coordinator that stopped it reports. A signal that arrives
-once a complete run has returned, until the process ends, gives the same: exit 130 /
-143 and ``coordinate``'s line (``... after 16 of 16 benchmarks; the results are in
-DIR``; ``_end_process``).
+stops without a line: the coordinator that stopped it reports.
 """
 
 from __future__ import annotations
 
 import argparse
-import atexit
-import os
-import signal
 import sys
 from typing import Sequence
 
 from ipc_bench.analysis.capture import DIRECTIONS, CaptureError
 from ipc_bench.analysis.microbench import (OPS, Coordination, MicrobenchError, Selection,
-                                           check_pyperf_options, coordinate,
-                                           interrupted_line, run_arm)
+                                           check_pyperf_options, coordinate, run_arm)
 from ipc_bench.cli.once import OnceParser
 from ipc_bench.cli.options import list_items, no_repeats, nonempty_path
-from ipc_bench.harness import signals
 from ipc_bench.harness.signals import Interrupted, set_parent_death_signal
 
 
@@ -96,47 +88,6 @@ def _is_arm(argv: Sequence[str]) -> bool:
     return any(a == "--policy" or a.startswith("--policy=") for a in argv)
 
 
-def _guard_the_end(how: Coordination) -> None:
-    """After a complete run: have ``_end_process`` end the process (atexit), so that a
-    signal arriving until it ends still gives its exit code and line. Replaces the
-    one an earlier run in this process set."""
-    watched = tuple(s for s in signals.HANDLED if signal.getsignal(s) is not signal.SIG_IGN)
-    atexit.unregister(_end_process)
-    atexit.register(_end_process, watched, sys.stdout, how.state)
-
-
-def _end_process(watched: tuple, stdout, state: dict) -> None:
-    """atexit, after a complete run (exit 0): end the process here, as a signal says.
-
-    ``bench.py`` blocks SIGINT / SIGTERM / SIGHUP once its command has returned
-    (``signals.restore``), and the interpreter then takes about 0.1 s to tear its
-    modules down: a signal arriving meanwhile stayed pending and was lost at exit, the
-    run ending 0. Here, where ``watched`` (those not ignored from the start) are still
-    blocked, no signal ended the command (``restore`` ignores the later ones then) and
-    ``stdout`` (the command's guarded stream) lost nothing, the other exit functions
-    run, the streams are flushed and the process ends at once (``os._exit``): with
-    exit code 128 + N and ``interrupted_line`` when a signal is pending, else 0.
-    Elsewhere (library use, tests: the signals not blocked) it does nothing."""
-    if not watched or not set(watched) <= signal.pthread_sigmask(signal.SIG_BLOCK, []):
-        return
-    if any(signal.getsignal(s) is signal.SIG_IGN for s in watched):
-        return  # interrupted after the command returned: bench.py has said so
-    if getattr(stdout, "error", None) is not None:
-        return  # stdout failed: the exit code and line the console gives (141, 1)
-    atexit.unregister(_end_process)
-    atexit._run_exitfuncs()  # those os._exit would skip (weakref.finalize's ...)
-    pending = signal.sigpending() & set(watched)
-    code = 128 + min(pending) if pending else 0
-    try:
-        sys.stdout.flush()
-        if pending:
-            print(interrupted_line(Interrupted(code).signal_name, state), file=sys.stderr)
-        sys.stderr.flush()
-    except (OSError, ValueError):  # a reader gone, a stream closed: the code stands
-        pass
-    os._exit(code)
-
-
 def main(argv: Sequence[str]) -> int:
     """``bench.py microbench ...``; returns the exit code (2: bad input; 1: results
     that could not be written, as a run's; 130 / 143: interrupted)."""
@@ -156,11 +107,8 @@ def main(argv: Sequence[str]) -> int:
         # imported here: pyperf's workers re-run this module and need neither
         from ipc_bench.report.microbench import MicrobenchProgress, format_in_loop_vs_pyperf
 
-        how = Coordination(format_in_loop_vs_pyperf, MicrobenchProgress)
-        code = coordinate(ns, rest, selection, how)
-        if code == 0:
-            _guard_the_end(how)
-        return code
+        return coordinate(ns, rest, selection,
+                          Coordination(format_in_loop_vs_pyperf, MicrobenchProgress))
     except (MicrobenchError, CaptureError) as exc:
         print(f"bench.py microbench: error: {exc}", file=sys.stderr)
         return 2

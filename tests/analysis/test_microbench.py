@@ -241,48 +241,6 @@ def test_interrupt_in_a_folder_it_did_not_make_keeps_the_folder(run_dir, tmp_pat
     assert list(out.iterdir()) == []
 
 
-#: ``bench.py microbench ARGS`` run as a script (``runpy``), with a signal sent at a
-#: chosen point once the command has returned: ``restore``, after ``Console.restore``
-#: (the last thing ``cli.main`` does; ``bench.py`` has blocked the signals again), or
-#: ``exit``, from an exit function that runs as the interpreter ends.
-LATE_SIGNAL = """
-import atexit, os, runpy, signal, sys
-from ipc_bench.cli import console
-
-point, signum = sys.argv[1], getattr(signal, sys.argv[2])
-send = lambda: os.kill(os.getpid(), signum)
-if point == "exit":
-    atexit.register(send)
-else:
-    restore = console.Console.restore
-    def restore_then_signal(self, code, prog):
-        code = restore(self, code, prog)
-        send()
-        return code
-    console.Console.restore = restore_then_signal
-sys.argv = ["bench.py", "microbench", *sys.argv[3:]]
-runpy.run_path("bench.py", run_name="__main__")
-"""
-
-
-@pytest.mark.parametrize("point, sig, code", [("restore", "SIGINT", 130),
-                                              ("exit", "SIGTERM", 143)])
-def test_a_signal_as_the_process_ends_gives_its_exit_code_and_line(run_dir, tmp_path,
-                                                                    point, sig, code):
-    """A signal that arrives once a complete run has returned, before the process
-    exits (blocked by bench.py from then on), is not lost: its exit code and the
-    interrupt line, the results kept."""
-    out = tmp_path / "mb"
-    proc = subprocess.run([sys.executable, "-c", LATE_SIGNAL, point, sig, str(run_dir),
-                           "--output", str(out), *EARLIER], cwd=ROOT, capture_output=True,
-                          text=True, timeout=300)
-    assert (proc.returncode, proc.stderr.splitlines()[-1]) == (
-        code, f"bench.py microbench: interrupted by {sig} after 4 of 4 benchmarks; the "
-              f"results are in {out}"), proc.stderr
-    assert "check:   python -m pyperf check" in proc.stdout  # the tables, flushed
-    assert sorted(_files(out)) == EARLIER_FILES
-
-
 #: A quick run of 4 benchmarks (2 per arm) whose files stand for earlier results.
 EARLIER = ["--num-running", "4", "--directions", "s2r", *QUICK]
 EARLIER_FILES = ["cached.json", "in_loop_vs_pyperf.json", "send.json"]
