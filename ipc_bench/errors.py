@@ -142,6 +142,20 @@ def fd_shortage_text(exc: BaseException) -> Optional[str]:
     return None
 
 
+def resource_shortage_text(exc: BaseException) -> Optional[str]:
+    """The line for ``exc`` raised because the process is at a resource limit, not
+    for a bug: a thread that could not start (``RuntimeError: can't start new
+    thread``: ``ulimit -u``, a container's pids limit, or ``ulimit -v`` leaving no room
+    for its stack) or a ``MemoryError``; ``None`` for any other error."""
+    if isinstance(exc, RuntimeError) and "can't start new thread" in str(exc):
+        return ("cannot start a thread: the process is at a resource limit (ulimit -u, "
+                "a container's pids limit, or ulimit -v leaving no room for its stack)")
+    if isinstance(exc, MemoryError):
+        return ("out of memory (MemoryError): a memory limit (ulimit -v, a container's) "
+                "or the machine's memory is too small for this case")
+    return None
+
+
 def fds_exhausted() -> bool:
     """Whether this process cannot open one more file descriptor right now
     (``EMFILE``): what libzmq hides behind a refused connection or a silent

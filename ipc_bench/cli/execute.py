@@ -45,7 +45,8 @@ from ipc_bench.cli.options import SCHEDULER_OVERRIDES, UsageError
 from ipc_bench.engine.config import ConfigError
 from ipc_bench.engine.scheduler import SchedulerError
 from ipc_bench.engine.token_ids import histogram_digest
-from ipc_bench.errors import fd_shortage_text, names_fd_limit, one_line, out_of_fds
+from ipc_bench.errors import (fd_shortage_text, names_fd_limit, one_line, out_of_fds,
+                              resource_shortage_text)
 from ipc_bench.harness import signals
 from ipc_bench.harness.environment import (collect_metadata, cpu_usage_between,
                                            loaded_note, read_cpu_times, trace_record)
@@ -535,7 +536,8 @@ class _Run:
         that failed at its handshake: the folder stays, so a rerun needs another
         ``--output``); exit code 1. A bug (any other exception) prints its traceback,
         then ``bench.py: internal error in CASE: TYPE: MESSAGE`` with the same folder
-        pointer
+        pointer (a thread that could not start or a ``MemoryError`` is said in one
+        line, ``errors.resource_shortage_text``: a resource limit, not a bug)
         (2 for sockets that could not be set up and for a process out of file
         descriptors, ``errors.fd_shortage_text``: an ``EMFILE`` or ``ENFILE`` here, a
         runner's report naming the limit, or the case's files that could not be
@@ -545,6 +547,8 @@ class _Run:
             message = str(exc)
         elif out_of_fds(exc):  # OSError or zmq.ZMQError: the limit, not a bug
             message = fd_shortage_text(exc)
+        elif resource_shortage_text(exc):  # no thread, no memory: a limit, not a bug
+            message = resource_shortage_text(exc)
         elif isinstance(exc, OSError):  # the system refused (no space in TMPDIR, no fds)
             message = one_line(f"{type(exc).__name__}: {exc}")
         else:  # a bug: keep what was measured, show where it broke
