@@ -194,6 +194,22 @@ def _write_reason(exc: OSError) -> str:
     return fd_shortage_text(exc) or exc.strerror or str(exc)
 
 
+def _holds_a_run(run_dir: Path) -> str:
+    """What the refusal of a folder that is not empty adds where it holds a run (a
+    ``summary.json``; a killed run's folder, given again): its status and the way out;
+    ``''`` otherwise."""
+    summary = run_dir / "summary.json"
+    if not summary.is_file():
+        return ""
+    try:
+        status = json.loads(summary.read_bytes()).get("status")
+    except (OSError, ValueError, AttributeError):
+        status = None
+    said = f", status {status}" if isinstance(status, str) and status.isidentifier() else ""
+    return (f": it holds a run (summary.json{said}); give another --output, or remove "
+            "that run first")
+
+
 def _check_new_run_dir(run_dir: Path, given: bool) -> Optional[Path]:
     """Refuse (``UsageError``, one line) a run folder that cannot be claimed: a link
     that cannot be followed (``_check_links``), a path that is not a folder or a
@@ -208,7 +224,8 @@ def _check_new_run_dir(run_dir: Path, given: bool) -> Optional[Path]:
         if run_dir.exists() and not run_dir.is_dir():
             raise UsageError(f"output path {run_dir} exists and is not a folder")
         if run_dir.exists() and any(run_dir.iterdir()):
-            raise UsageError(f"output folder {run_dir} exists and is not empty")
+            raise UsageError(f"output folder {run_dir} exists and is not empty"
+                             + _holds_a_run(run_dir))
     except OSError as exc:
         if not given:
             shutil.rmtree(run_dir, ignore_errors=True)

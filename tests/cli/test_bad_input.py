@@ -545,6 +545,23 @@ def test_bad_paths(kind, argv, message, tmp_path, capsys):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f"]  # nothing left behind
 
 
+def test_an_output_that_holds_a_run_says_so(tmp_path, capsys):
+    """A killed run's folder given again: its status and the way out."""
+    killed = tmp_path / "killed"
+    killed.mkdir()
+    (killed / "summary.json").write_text('{"status": "incomplete", "cases": []}')
+    code, lines, out = _run_main(DS + ["--output", str(killed)], capsys)
+    assert (code, lines, out) == (2, [
+        f"bench.py: error: output folder {killed} exists and is not empty: it holds a run "
+        "(summary.json, status incomplete); give another --output, or remove that run "
+        "first"], "")
+    (killed / "summary.json").write_text("{cut")  # a summary cut short: no status
+    code, lines, out = _run_main(DS + ["--output", str(killed)], capsys)
+    assert lines == [f"bench.py: error: output folder {killed} exists and is not empty: it "
+                     "holds a run (summary.json); give another --output, or remove that "
+                     "run first"]
+
+
 def test_an_output_that_is_a_dangling_symbolic_link_is_refused_as_one(tmp_path, capsys):
     (tmp_path / "link").symlink_to(tmp_path / "nonexistent_target")
     (tmp_path / "loop").symlink_to(tmp_path / "loop")
