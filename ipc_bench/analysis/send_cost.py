@@ -34,8 +34,10 @@ of the pairs' figures, and each share is the mean difference over the mean measu
 step (``mean_share``, ``share_of_means``), so a line's share is its printed µs over its
 printed step (a mean of per-pair shares is not); with ``--ci-method sign`` or
 ``bootstrap`` they are the medians, the share the median difference over the median
-step, so that the point and its interval (of the median difference) are of one
-statistic (``SHARE_STATISTICS``), and the lines say which. ``report.plots.send_cost_share`` draws
+step (``SHARE_STATISTICS``), and the lines say which. Each share's interval carries the
+noise of the step it is over as well as the difference's (``mean_share``: the ratio
+estimator's t-interval, the sign test's of the per-pair shares, or the bootstrap's of
+the pairs resampled together). ``report.plots.send_cost_share`` draws
 that same share, and the decode-steady findings give it (``mean_share``).
 ``share_line`` words one row (the report gives one per row, the terminal those of the
 rows with a warning, ``CostRow.warnings``); ``crossing_lines`` says where the share
@@ -333,9 +335,9 @@ class MeanShare:
     diff_ns: Optional[float]        # the pairs' mean (median) difference
     base_ns: Optional[float]        # the pairs' mean (median) measured step (cached's)
     share: Optional[float]          # share_of_means(diff_ns, base_ns)
-    low: Optional[float] = None     # the difference's 95 % interval over base_ns
+    low: Optional[float] = None     # share's 95 % interval (``share_bounds``)
     high: Optional[float] = None
-    pairs: int = 0                  # differences the statistic is over
+    pairs: int = 0                  # pairs the statistic is over
     method: str = "t"               # the interval's method (``--ci-method``)
 
     @property
@@ -348,37 +350,69 @@ def mean_share(diffs_ns: Iterable[Any], bases_ns: Iterable[Any],
                method: str = "t") -> MeanShare:
     """Send's cost as a share of the step over repetitions, the one definition the
     findings, the terminal and ``report.plots.send_cost_share`` give, by ``method``
-    (the run's ``--ci-method``), whose statistic (``SHARE_STATISTICS``) the point and
-    the interval are both of: ``t``, the mean of the per-pair differences ``diffs_ns``
-    (send - cached, ns) over the mean of the pairs' measured steps ``bases_ns``
-    (cached's, ns) (``share_of_means``, not the mean of the per-pair shares), with the
-    Student-t 95 % interval of the mean difference (``stats.mean_interval``) over the
-    same mean step; ``bootstrap`` or ``sign``, the median difference over the median
-    step, with that method's 95 % interval of the median difference over the same
-    step, the interval the pair tables give. No interval with fewer than two
-    differences or fewer pairs than the method needs (``stats.min_pairs``). Missing
-    values (``None``, NaN) are left out. Raises ``ValueError`` on an unknown
-    ``method``."""
-    from ipc_bench.analysis.stats import (bootstrap_median_interval, mean_interval,
-                                          min_pairs, sign_interval)
+    (the run's ``--ci-method``), whose statistic (``SHARE_STATISTICS``) the point is
+    of: ``t``, the mean of the per-pair differences ``diffs_ns`` (send - cached, ns)
+    over the mean of the pairs' measured steps ``bases_ns`` (cached's, ns)
+    (``share_of_means``, not the mean of the per-pair shares); ``bootstrap`` or
+    ``sign``, the median difference over the median step. ``diffs_ns`` and
+    ``bases_ns`` are paired by position (one repetition each); a pair missing either
+    value (``None``, NaN) is left out.
+
+    The share is a ratio of two noisy figures of the same pairs, and its 95 % interval
+    (``share_bounds``) carries the step's noise as well as the difference's, where
+    dividing the difference's interval by a fixed step would not: ``t``, the ratio
+    estimator's interval for paired samples, ``R +/- t_{n-1,0.975} * sd(d_i - R c_i)
+    / (sqrt(n) mean(c))`` (``R`` the share, ``d`` the differences, ``c`` the steps;
+    the delta method, Cochran, Sampling Techniques, 3rd ed., 1977, sec. 6.4);
+    ``sign``, the shares ``R`` at which the sign test does not reject a median 0 of
+    ``d_i - R c_i`` (every step is positive, so the sign-test interval of the per-pair
+    shares ``d_i / c_i``, ``stats.sign_interval``); ``bootstrap``, the percentile
+    interval of median(d*) / median(c*) over the pairs resampled together
+    (``stats.BOOTSTRAP_RESAMPLES``, ``stats.BOOTSTRAP_SEED``). With every step equal
+    each is the difference's own interval over that step. No interval with fewer than
+    two pairs or fewer than the method needs (``stats.min_pairs``), or where a step is
+    not positive. Raises ``ValueError`` on an unknown ``method``."""
+    from ipc_bench.analysis.stats import min_pairs
 
     if method not in SHARE_STATISTICS:
         raise ValueError(f"unknown interval method {method!r}")
     centre = _mean if method == "t" else _median
-    diffs = [v for v in (float_or_none(x) for x in diffs_ns) if v is not None]
-    diff, base = centre(diffs), centre(bases_ns)
+    pairs = [(d, c) for d, c in ((float_or_none(x), float_or_none(y))
+                                 for x, y in zip(list(diffs_ns), list(bases_ns)))
+             if d is not None and c is not None]
+    diffs, bases = [d for d, _ in pairs], [c for _, c in pairs]
+    diff, base = centre(diffs), centre(bases)
     share = share_of_means(diff, base)
-    need = min_pairs(method)
-    if share is None or len(diffs) < max(2, need):
-        return MeanShare(diff, base, share, pairs=len(diffs), method=method)
+    if (share is None or len(pairs) < max(2, min_pairs(method))
+            or min(bases) <= 0):
+        return MeanShare(diff, base, share, pairs=len(pairs), method=method)
+    low, high = share_bounds(diffs, bases, share, method)
+    return MeanShare(diff, base, share, low, high, len(pairs), method)
+
+
+def share_bounds(diffs: list[float], bases: list[float], share: float,
+                 method: str) -> tuple[float, float]:
+    """The 95 % interval (fractions) of ``share`` (``mean_share``'s point) over the
+    pairs (``diffs[i]``, ``bases[i]``), by ``method`` (``mean_share`` says how), the
+    steps all positive and the pairs as many as the method needs."""
+    import numpy as np
+
+    from ipc_bench.analysis.stats import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE,
+                                          sign_interval, t_interval)
+
+    d, c = np.asarray(diffs, dtype=float), np.asarray(bases, dtype=float)
     if method == "t":
-        _, low, high = mean_interval(diffs)
-        half = (high - low) / 2
-        low, high = diff - half, diff + half
-    else:
-        interval = sign_interval if method == "sign" else bootstrap_median_interval
-        _, low, high = interval(diffs)
-    return MeanShare(diff, base, share, low / base, high / base, len(diffs), method)
+        _, low, high = t_interval(d - share * c)  # residuals of mean 0
+        return share + low / float(c.mean()), share + high / float(c.mean())
+    if method == "sign":
+        _, low, high = sign_interval(d / c)
+        return low, high
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    idx = rng.integers(0, d.size, size=(BOOTSTRAP_RESAMPLES, d.size))
+    ratios = np.median(d[idx], axis=1) / np.median(c[idx], axis=1)
+    low, high = np.percentile(ratios, [100 * (1 - CONFIDENCE) / 2,
+                                       100 * (1 + CONFIDENCE) / 2])
+    return float(low), float(high)
 
 
 def _mean(values: Iterable[Any]) -> Optional[float]:
@@ -427,12 +461,19 @@ def bounds(share: MeanShare) -> Optional[tuple[float, float]]:
     return None if share.low is None or share.high is None else (share.low, share.high)
 
 
+#: What a share's interval is of, after its method's name (``share_interval``): the
+#: sign test's the per-pair shares, the bootstrap's the pairs resampled together
+#: (``share_bounds``); the t-interval's is the share's own (no words).
+SHARE_INTERVAL_OF = {"t": "", "sign": " of the per-pair shares",
+                     "bootstrap": ", pairs resampled"}
+
+
 def share_interval(interval: Optional[tuple[float, float]], method: str = "t",
                    pairs: int = 0) -> str:
     """`` (send - cached: [+1.02, +3.40] %, 95 % Student-t interval)`` of a share's
     interval (fractions: ``MeanShare.low``/``high``, signed send - cached over cached's
-    step) by ``method`` (``MeanShare.method``; ``bootstrap`` or ``sign``: ``95 %
-    sign-test interval of the median difference``); without one, where ``pairs`` (2 or
+    step) by ``method`` (``MeanShare.method``; ``sign``: ``95 % sign-test interval of
+    the per-pair shares``, ``SHARE_INTERVAL_OF``); without one, where ``pairs`` (2 or
     more) are fewer than ``method`` needs (``stats.min_pairs``), `` (no interval: a
     sign-test interval needs >= 6 pairs)``, the pair tables' words, else '' (one
     repetition)."""
@@ -444,7 +485,7 @@ def share_interval(interval: Optional[tuple[float, float]], method: str = "t",
         return (f" (no interval: a {name} interval needs >= {need} pairs)"
                 if 2 <= pairs < need else "")
     low, high = interval
-    of = "" if method == "t" else " of the median difference"
+    of = SHARE_INTERVAL_OF.get(method, "")
     return (f" (send - cached: [{100 * low:+.2f}, {100 * high:+.2f}] %, "
             f"95 % {name} interval{of})")
 

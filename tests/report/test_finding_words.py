@@ -81,18 +81,21 @@ def test_the_share_finding_takes_its_figures_from_one_aggregation():
             rows.append(s)
     assert findings._share_findings(_cases(rows), _where, ["num_running"]) == [
         "At 4 running requests (msgpack), send's SchedulerOutput path (build + encode + "
-        "decode, medians) differs from cached's by +4.00 µs per step, +1.60 % of "
+        "decode, medians) is within noise of cached's: +4.00 µs per step, +1.60 % of "
         "cached's step, 250.0 µs as the mean of its 2 repetitions' median steps (send - cached: "
-        "[-8.56, +11.76] %, 95 % Student-t "
-        "interval), inconclusive: the interval reaches beyon"
-        "d ±10 %, too few repetitions or too noisy to tell a 10 % difference from none; send's whole step, 175.0 µs as the same mean, differs from cached's "
-        "by -30.00 % (send - cached: [-157.06, +97.06] %, 95 % Student-t interval), "
+        "[-4.50, +7.70] %, 95 % Student-t "
+        "interval); send's whole step, 175.0 µs as the same mean, differs from cached's "
+        "by -30.00 % (send - cached: [-80.82, +20.82] %, 95 % Student-t interval), "
         "inconclusive: the interval reaches beyond ±10 %, too few repetitions or too noisy to tell a 10 % difference from none "
         "(noisier; means over 2 "
         "repetitions of each case's figures, not the medians over repetitions that "
         "`bench.py`'s comparison block prints as `step median`)."]
-    # 12.706 (t, 1 degree of freedom) x 2,828 ns (the s2r differences' deviation) /
-    # sqrt(2) = 25,412 ns around 4,000 ns over 250,000 ns: [-8.56, +11.76] %.
+    # the ratio estimator's interval: the s2r residuals d - R c (R = 4,000 / 250,000 =
+    # 0.016) are 2,000 - 3,200 and 6,000 - 4,800 = -1,200 and +1,200 ns, deviation
+    # 1,697 ns; 12.706 (t, 1 degree of freedom) x 1,697 / sqrt(2) / 250,000 = 6.10 %
+    # around 1.60 %: [-4.50, +7.70] %; the whole step's residuals -50,000 + 60,000 and
+    # -100,000 + 90,000 ns give 12.706 x 14,142 / sqrt(2) / 250,000 = 50.82 % around
+    # -30.00 %: [-80.82, +20.82] %.
 
 
 def test_the_emulated_note_names_the_arms_that_ran():

@@ -50,9 +50,12 @@ def _where(workload: str) -> str:
 def test_the_share_is_the_mean_difference_over_the_mean_step_with_its_interval():
     m = mean_share([-50_000.0, -100_000.0], [200_000.0, 300_000.0])
     assert (m.diff_ns, m.base_ns, m.share, m.pairs) == (-75_000.0, 250_000.0, -0.3, 2)
-    # Student-t, 1 degree of freedom: 12.706 x 35,355 ns / sqrt(2) = 317,655 ns
-    assert m.low == pytest.approx((-75_000 - 317_655.2) / 250_000, rel=1e-6)
-    assert m.high == pytest.approx((-75_000 + 317_655.2) / 250_000, rel=1e-6)
+    # the ratio estimator's interval: residuals d - R c = (-50,000 + 60,000, -100,000 +
+    # 90,000) = (10,000, -10,000) ns, sd 14,142 ns; Student-t, 1 degree of freedom:
+    # 12.706 x 14,142 / sqrt(2) / 250,000 = 0.50825 (the difference's own interval over
+    # a fixed step would be 12.706 x 35,355 / sqrt(2) / 250,000 = 1.2706 wide each side)
+    assert m.low == pytest.approx(-0.3 - 0.508248, rel=1e-5)
+    assert m.high == pytest.approx(-0.3 + 0.508248, rel=1e-5)
     assert (m.high + m.low) / 2 == pytest.approx(m.share)  # centred on the share
     one = mean_share([4_000.0], [100_000.0])
     assert (one.share, one.low, one.high) == (0.04, None, None)
@@ -73,12 +76,11 @@ def test_the_findings_give_the_share_at_every_running_count():
         "repetitions of each case's figures, not the medians over repetitions that "
         "`bench.py`'s comparison block prints as `step median`).",
         "At 16 running requests (msgpack), send's SchedulerOutput path (build + encode + "
-        "decode, medians) differs from cached's by +4.00 µs per step, +1.60 % of "
+        "decode, medians) is within noise of cached's: +4.00 µs per step, +1.60 % of "
         "cached's step, 250.0 µs as the mean of its 2 repetitions' median steps (send - cached: "
-        "[-8.56, +11.76] %, 95 % Student-t "
-        "interval), inconclusive: the interval reaches beyon"
-        "d ±10 %, too few repetitions or too noisy to tell a 10 % difference from none; send's whole step, 175.0 µs as the same mean, differs from cached's "
-        "by -30.00 % (send - cached: [-157.06, +97.06] %, 95 % Student-t interval), "
+        "[-4.50, +7.70] %, 95 % Student-t "
+        "interval); send's whole step, 175.0 µs as the same mean, differs from cached's "
+        "by -30.00 % (send - cached: [-80.82, +20.82] %, 95 % Student-t interval), "
         "inconclusive: the interval reaches beyond ±10 %, too few repetitions or too noisy to tell a 10 % difference from none "
         "(noisier; means over 2 "
         "repetitions of each case's figures, not the medians over repetitions that "

@@ -52,15 +52,15 @@ HEAD = ("fixed step 5 ms, B = 16, msgpack: send's SchedulerOutput path (build + 
      "+0.11 % of the measured step (cached's median, 5.25 ms as the mean of its 6 "
      "repetitions' medians) (send - cached: [-0.03, "
      "+0.25] %, 95 % Student-t interval); send's whole median step is within noise of "
-     "cached's: +1.43 % (send - cached: [-0.79, +3.65] %, 95 % Student-t interval) "
+     "cached's: +1.43 % (send - cached: [-0.76, +3.62] %, 95 % Student-t interval) "
      "(noisier). Means over 6 repetitions; each share is the mean difference over the "
      "mean step."),
     ("sign", HEAD + "3.50 µs per step more than cached's, 0.07 % of the measured step "
      "(cached's median, 5.20 ms as the median of its 6 repetitions' medians) (send - "
-     "cached: [+0.02, +0.38] %, 95 % sign-test "
-     "interval of the median difference); send's whole median step is 0.67 % longer than "
-     "cached's (send - cached: [+0.19, +5.77] %, 95 % sign-test interval of the median "
-     "difference) (noisier). Medians over 6 repetitions; each share is the median "
+     "cached: [+0.02, +0.36] %, 95 % sign-test "
+     "interval of the per-pair shares); send's whole median step is 0.67 % longer than "
+     "cached's (send - cached: [+0.19, +5.45] %, 95 % sign-test interval of the per-pair "
+     "shares) (noisier). Medians over 6 repetitions; each share is the median "
      "difference over the median step."),
     ("bootstrap", HEAD + "3.50 µs per step more than cached's, 0.07 % of the measured "
      "step (cached's median, 5.20 ms as the median of its 6 repetitions' medians) (no "
@@ -88,14 +88,78 @@ def test_the_share_and_its_interval_are_of_one_statistic():
     boot = mean_share(S2R_DIFF_NS, CACHED_NS, "bootstrap")
     assert (t.statistic, t.diff_ns, t.base_ns) == ("mean", 35_000 / 6, 5_250_000)
     assert (t.high + t.low) / 2 == pytest.approx(t.share)  # centred on the mean's share
-    # sign, 6 pairs: [x_(1), x_(6)] of the differences over the median step
+    # sign, 6 pairs: [x_(1), x_(6)] of the per-pair shares d_i / c_i (the shares R at
+    # which the sign test keeps a median 0 of d_i - R c_i), around the median
+    # difference over the median step
     assert (sign.statistic, sign.diff_ns, sign.base_ns, sign.share, sign.low, sign.high) == (
         "median", 3_500, 5_200_000, 3_500 / 5_200_000, 1_000 / 5_200_000,
-        20_000 / 5_200_000)
+        20_000 / 5_500_000)
     assert (boot.statistic, boot.share, boot.low, boot.high, boot.pairs) == (
         "median", 3_500 / 5_200_000, None, None, 6)
     with pytest.raises(ValueError, match="unknown interval method 'z'"):
         mean_share(S2R_DIFF_NS, CACHED_NS, "z")
+
+
+def _ratio_t_interval(d, c):
+    """The ratio estimator's 95 % t-interval of mean(d) / mean(c) over paired samples,
+    recomputed here with numpy and scipy: R +/- t_{n-1} sd(d - R c) / (sqrt(n) mean(c))."""
+    import numpy as np
+    from scipy import stats as sps
+
+    d, c = np.asarray(d, float), np.asarray(c, float)
+    r = d.mean() / c.mean()
+    half = sps.t.ppf(0.975, d.size - 1) * np.std(d - r * c, ddof=1) / (
+        np.sqrt(d.size) * c.mean())
+    return r, r - half, r + half
+
+
+def test_the_t_share_interval_carries_the_steps_noise():
+    # six noisy pairs: cached's step (ns) swings by a factor of 2, send's difference
+    # with it; the difference's interval over a fixed mean step leaves that out
+    import numpy as np
+    from scipy import stats as sps
+
+    d = [20_000.0, 60_000.0, 5_000.0, 90_000.0, 30_000.0, 10_000.0]
+    c = [400_000.0, 800_000.0, 350_000.0, 900_000.0, 500_000.0, 300_000.0]
+    m = mean_share(d, c, "t")
+    r, low, high = _ratio_t_interval(d, c)
+    assert (m.share, m.pairs, m.statistic) == (pytest.approx(215_000 / 3_250_000), 6, "mean")
+    assert (m.low, m.high) == (pytest.approx(low, rel=1e-9), pytest.approx(high, rel=1e-9))
+    # the old interval, the difference's alone over the mean step, is wider here (the
+    # difference grows with the step, so the residuals are smaller than d's spread)
+    naive = sps.t.ppf(0.975, 5) * np.std(d, ddof=1) / np.sqrt(6) / np.mean(c)
+    assert high - low < 2 * naive
+    # ... and narrower where the difference does not follow the step
+    d2 = [30_000.0, 40_000.0, 25_000.0, 35_000.0, 45_000.0, 30_000.0]
+    m2 = mean_share(d2, c, "t")
+    r2, low2, high2 = _ratio_t_interval(d2, c)
+    assert (m2.low, m2.high) == (pytest.approx(low2, rel=1e-9), pytest.approx(high2, rel=1e-9))
+    naive2 = sps.t.ppf(0.975, 5) * np.std(d2, ddof=1) / np.sqrt(6) / np.mean(c)
+    assert high2 - low2 > 2 * naive2
+    # pairs stay paired: a missing value drops its pair, not one side
+    m3 = mean_share(d + [None], c + [1_000_000.0], "t")
+    assert (m3.share, m3.low, m3.high, m3.pairs) == (m.share, m.low, m.high, 6)
+
+
+def test_the_sign_and_bootstrap_share_intervals_resample_the_pairs():
+    import numpy as np
+
+    d = [float(x) for x in (20, 60, 5, 90, 30, 10, 25, 40, 70)]
+    c = [float(x) for x in (400, 800, 350, 900, 500, 300, 450, 600, 700)]
+    sign = mean_share(d, c, "sign")
+    shares = sorted(x / y for x, y in zip(d, c))
+    # 9 pairs: k = 2 (P(Bin(9, 1/2) <= 1) = 0.0195 <= 0.025 < P(<= 2) = 0.0898),
+    # so [x_(2), x_(8)] of the per-pair shares
+    assert (sign.share, sign.low, sign.high) == (30 / 500, shares[1], shares[7])
+    d34, c34 = (d * 4)[:34], (c * 4)[:34]  # 34 pairs, enough for the bootstrap
+    boot = mean_share(d34, c34, "bootstrap")
+    rng = np.random.default_rng(20291)
+    idx = rng.integers(0, 34, size=(10_000, 34))
+    a, b = np.asarray(d34), np.asarray(c34)
+    lo, hi = np.percentile(np.median(a[idx], axis=1) / np.median(b[idx], axis=1),
+                           [2.5, 97.5])
+    assert (boot.share, boot.low, boot.high, boot.pairs) == (
+        float(np.median(a) / np.median(b)), pytest.approx(lo), pytest.approx(hi), 34)
 
 
 def _decode_steady_rows() -> list[dict]:

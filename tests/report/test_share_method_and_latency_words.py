@@ -33,15 +33,16 @@ def test_the_share_line_with_the_sign_method_and_too_few_pairs_has_no_interval()
     assert "Student-t" not in boot
 
 
-def test_the_share_interval_by_the_sign_method_is_of_the_median_difference():
+def test_the_share_interval_by_the_sign_method_is_of_the_per_pair_shares():
     diffs = [1_000.0, 2_000.0, 3_000.0, 4_000.0, 5_000.0, 30_000.0]
     m = mean_share(diffs, [100_000.0] * 6, "sign")
-    # 6 pairs: the sign-test interval is [x_(1), x_(6)], around the median difference
-    # (3,500 ns), both over the median step
+    # 6 pairs: the sign-test interval is [x_(1), x_(6)] of the per-pair shares, around
+    # the median difference (3,500 ns) over the median step (one step here: the shares
+    # are the differences over it)
     assert (m.share, m.low, m.high, m.pairs, m.method) == (0.035, 0.01, 0.3, 6, "sign")
     assert share_interval((m.low, m.high), m.method, m.pairs) == (
-        " (send - cached: [+1.00, +30.00] %, 95 % sign-test interval of the median "
-        "difference)")
+        " (send - cached: [+1.00, +30.00] %, 95 % sign-test interval of the per-pair "
+        "shares)")
     assert share_interval((0.01, 0.02)) == (
         " (send - cached: [+1.00, +2.00] %, 95 % Student-t interval)")
     assert share_interval(None, "sign", 1) == ""

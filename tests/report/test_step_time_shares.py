@@ -281,7 +281,7 @@ def test_sends_whole_step_unexplained_by_its_path_is_warned_and_withheld():
     line = ("fixed step 2 ms, B = 64, msgpack: send's SchedulerOutput path (build + encode "
             "+ decode, medians) is within noise of cached's: +21.68 µs per step, +0.93 % of "
             "the measured step (cached's median, 2.32 ms as the mean of its 2 repetitions' "
-            "medians) (send - cached: [-4.69, +6.56] %, "
+            "medians) (send - cached: [-4.56, +6.42] %, "
             "95 % Student-t interval); send's whole median step against cached's: -*. -*: "
             "withheld, as send's whole step ran longer than its SchedulerOutput path "
             "explains (the warning below): its whole-step difference is not send's cost. "
