@@ -117,6 +117,11 @@ NO_DIFFERENCE = "no significant difference"
 #: verdict says (the tables' line under them, ``report.tables.HOLM_NOTE``, says why).
 NO_DIFFERENCE_HOLM = f"{NO_DIFFERENCE} after Holm adjustment"
 
+#: How the verdict of a Holm-adjusted comparison with no significant difference whose
+#: unadjusted ratio interval excludes 1 and reaches beyond ``DETECTABLE`` starts
+#: (``holm_inconclusive_verdict``); the comparison block's cell for it.
+INCONCLUSIVE_HOLM = "inconclusive: not significant after Holm adjustment"
+
 #: The smallest difference a verdict of no difference must be able to see: a
 #: comparison with no significant difference whose ratio interval reaches below ``1 -
 #: DETECTABLE`` or above ``1 + DETECTABLE`` cannot tell a 10 % difference from none, so
@@ -195,6 +200,33 @@ def inconclusive_verdict(low: float, high: float, detectable: float = DETECTABLE
             f"too noisy to tell a {pct} difference from none")
 
 
+def holm_inconclusive_verdict(low: float, high: float,
+                              confidence: float = CONFIDENCE) -> str:
+    """The verdict of a Holm-adjusted comparison with no significant difference whose
+    unadjusted ratio interval ``[low, high]`` excludes 1 (``unadjusted_excludes_one``)
+    and reaches beyond ``DETECTABLE`` (``inconclusive``): its reason is the adjustment,
+    not the interval, which may lie wholly beyond ±10 %, e.g. "inconclusive: not
+    significant after Holm adjustment; the 95 % interval [-89.2, -30.4] % excludes no
+    difference but is unadjusted"."""
+    return (f"{INCONCLUSIVE_HOLM}; the {100 * confidence:.0f} % interval "
+            f"{ratio_interval(low, high, percent=True)} excludes no difference but is "
+            "unadjusted")
+
+
+def holm_verdict(m: dict[str, Any]) -> Optional[str]:
+    """The verdict of a recorded comparison metric ``m`` (``PairedComparison.to_dict``)
+    that Holm's adjustment found not significant while its unadjusted ratio interval
+    excludes 1 (``unadjusted_excludes_one``): ``NO_DIFFERENCE_HOLM`` where that interval
+    stays within ``DETECTABLE``, else ``holm_inconclusive_verdict``; ``None`` for any
+    other metric."""
+    if not unadjusted_excludes_one(m):
+        return None
+    low, high = m["ratio_ci_low"], m["ratio_ci_high"]
+    if not inconclusive(low, high):
+        return NO_DIFFERENCE_HOLM
+    return holm_inconclusive_verdict(low, high, m.get("confidence") or CONFIDENCE)
+
+
 #: Metrics that a case of a codec does not perform, so that no ratio or comparison of
 #: them is printed: the single-process baseline (codec ``none``: scheduler and runner in
 #: one process) serializes nothing and sends no bytes, so its encode and decode times
@@ -262,14 +294,18 @@ def verdict_of(m: dict[str, Any]) -> str:
     significant difference with a ratio interval reaching beyond ``DETECTABLE``
     (summaries written before that verdict existed say "no significant difference"
     there); ``NO_DIFFERENCE_HOLM`` where it found none after Holm's adjustment while its
-    unadjusted ratio interval excludes 1 (summaries written before that verdict say
-    "no significant difference"); else its ``verdict``."""
+    unadjusted ratio interval excludes 1 and stays within ``DETECTABLE``, and
+    ``holm_inconclusive_verdict`` where that interval reaches beyond it (``holm_verdict``;
+    summaries written before these verdicts say "no significant difference" or
+    "inconclusive: the 95 % interval ... reaches beyond ±10 %" there); else its
+    ``verdict``."""
+    holm = holm_verdict(m)
+    if holm is not None:
+        return holm
     if m.get("significant") is False and inconclusive(m.get("ratio_ci_low"),
                                                       m.get("ratio_ci_high")):
         return inconclusive_verdict(m["ratio_ci_low"], m["ratio_ci_high"],
                                     confidence=m.get("confidence") or CONFIDENCE)
-    if m.get("verdict") == NO_DIFFERENCE and unadjusted_excludes_one(m):
-        return NO_DIFFERENCE_HOLM
     return m["verdict"]
 
 
@@ -585,8 +621,10 @@ class PairedComparison:
     def adjusted(self, p_adjusted: float, adjustment: str) -> "PairedComparison":
         """This comparison with its verdict taken from ``p_adjusted`` (significant when
         it is at most ``1 - confidence``), recorded as ``adjustment`` (e.g. ``holm``);
-        ``NO_DIFFERENCE_HOLM`` where Holm's finds no significant difference while the
-        unadjusted ratio interval excludes 1 and stays within ``DETECTABLE``.
+        where Holm's finds no significant difference while the unadjusted ratio interval
+        excludes 1, ``NO_DIFFERENCE_HOLM`` or, where that interval reaches beyond
+        ``DETECTABLE``, ``holm_inconclusive_verdict`` (``holm_verdict``): the reason is
+        the adjustment, not the interval.
         Raises ``ValueError`` on a comparison without a p-value."""
         if self.p_value is None:
             raise ValueError(f"{self.metric or 'comparison'} has no p-value to adjust")
@@ -597,10 +635,8 @@ class PairedComparison:
                                        self.treatment,
                                        (self.ratio_ci_low, self.ratio_ci_high),
                                        self.confidence))
-        if out.verdict == NO_DIFFERENCE and adjustment == "holm" \
-                and unadjusted_excludes_one(out.to_dict()):
-            out = replace(out, verdict=NO_DIFFERENCE_HOLM)
-        return out
+        holm = holm_verdict(out.to_dict()) if adjustment == "holm" else None
+        return out if holm is None else replace(out, verdict=holm)
 
     def _point(self) -> Optional[float]:
         return self.ratio
@@ -1062,7 +1098,9 @@ def summarize_pairs(pairs, group: Sequence[str] | None = None, method: str = "t"
     ``repetition``), ``compare_paired(send, cached)`` over the group's pairs.
 
     Each dict: the group's keys, ``n`` (pairs), ``send``/``cached`` (means, the
-    metric's unit), the point estimates that match ``method`` (``t``: ``diff`` the mean
+    metric's unit), ``send_geomean``/``cached_geomean`` (each arm's geometric mean over
+    the pairs, ``PairedComparison.baseline_geomean``: their quotient is the ``t`` ratio,
+    so they point its way; NaN where a value is 0 or negative), the point estimates that match ``method`` (``t``: ``diff`` the mean
     of send - cached and ``ratio`` the geometric mean of cached / send; ``bootstrap``
     and ``sign``: their medians), their ``confidence`` intervals ``diff_low``/
     ``diff_high`` and ``ratio_low``/``ratio_high`` (NaN with too few pairs, or for the
@@ -1088,7 +1126,9 @@ def summarize_pairs(pairs, group: Sequence[str] | None = None, method: str = "t"
         t_method = method == "t"
         row = dict(zip(group, key))
         row["n"] = cmp.n_pairs
-        row.update({SEND: float(g[SEND].mean()), CACHED: float(g[CACHED].mean())})
+        row.update({SEND: float(g[SEND].mean()), CACHED: float(g[CACHED].mean()),
+                    f"{SEND}_geomean": nan(cmp.baseline_geomean),
+                    f"{CACHED}_geomean": nan(cmp.treatment_geomean)})
         row.update(diff=cmp.diff_mean if t_method else cmp.diff_median,
                    diff_low=nan(cmp.diff_ci_low), diff_high=nan(cmp.diff_ci_high),
                    ratio=nan(cmp.ratio),

@@ -19,8 +19,8 @@ from ipc_bench.analysis import cores
 from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.results import case_unfinished
 from ipc_bench.analysis.stats import (ARRIVAL_BOUND, ARRIVAL_BOUND_KEYS, COMPARED_KEYS,
-                                      DETECTABLE, EXACT, INTERVAL_NAMES, min_pairs,
-                                      NO_DIFFERENCE_HOLM,
+                                      DETECTABLE, EXACT, INCONCLUSIVE_HOLM,
+                                      INTERVAL_NAMES, min_pairs, NO_DIFFERENCE_HOLM,
                                       SCHEDULE_BOUND_KEYS, SCHEDULES_DIFFER, arrival_bound,
                                       arms_by_repetition, diff_disagrees, paired_ratio,
                                       performed,
@@ -1025,8 +1025,8 @@ INCONCLUSIVE_NOTE = (f"inconclusive: no significant difference, but the ratio in
                      f"noisy to tell a {100 * DETECTABLE:.0f} % difference from none (more "
                      f"--repeat, or a quieter machine)")
 #: An inconclusive row's cell where its unadjusted interval excludes 1
-#: (``stats.unadjusted_excludes_one``), and where it does not.
-INCONCLUSIVE_HOLM = f"{INCONCLUSIVE}: not significant after Holm adjustment"
+#: (``stats.unadjusted_excludes_one``: ``stats.INCONCLUSIVE_HOLM``, how its verdict,
+#: ``stats.holm_inconclusive_verdict``, starts), and where it does not.
 INCONCLUSIVE_WIDE = f"{INCONCLUSIVE}: interval reaches beyond ±{100 * DETECTABLE:.0f} %"
 #: Under a table with a ``stats.NO_DIFFERENCE_HOLM`` row (its unadjusted interval
 #: excludes 1, within ±10 %): why its verdict and its interval seem to disagree.
@@ -1139,7 +1139,8 @@ def comparison_parts(c: dict[str, Any]) -> Optional[tuple[str, list[str], list[l
     parted = [row[0] for key, row in zip(keys, rows) if diff_disagrees(c["metrics"][key])]
     if parted:
         held = "\n".join(x for x in (diff_note(parted), held) if x)
-    if any(verdict_of(m).startswith(INCONCLUSIVE) for m in c["metrics"].values()):
+    if any(verdict_of(m).startswith(INCONCLUSIVE) and not unadjusted_excludes_one(m)
+           for m in c["metrics"].values()):  # a row inconclusive for its width
         held = "\n".join(x for x in (INCONCLUSIVE_NOTE, held) if x)
     if c.get("schedules_differ"):
         note = schedules_differ_note(bool(c.get("timed")), (base, treat),
