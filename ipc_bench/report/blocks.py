@@ -835,7 +835,7 @@ def _pair_rows(results, method: str) -> tuple[list[list[str]], dict[str, Any]]:
     interval / its point alone: pairs too few for ``method``'s interval), ``timed``
     (some row is a timed replay's: its tokens/s read ``output tokens/s (wall)``),
     ``arrival`` (some row is an arrival-bound replay's tokens/s, ``stats.arrival_bound``:
-    each arm's mean, no difference or ratio, ``- (arrival-bound)``)."""
+    each arm's geometric mean, no difference or ratio, ``- (arrival-bound)``)."""
     from ipc_bench.analysis import cores
     from ipc_bench.analysis.stats import (ARRIVAL_BOUND, ARRIVAL_BOUND_KEYS,
                                           SCHEDULES_DIFFER, arrival_bound, paired,
@@ -871,12 +871,44 @@ def _pair_rows(results, method: str) -> tuple[list[list[str]], dict[str, Any]]:
                 said["intervals" if r["ratio_low"] == r["ratio_low"] else "points"] += 1
             rows.append([str(r["workload"]), r["codec"],
                          tokens_name(key, metric(key).label, timed), str(r["n"]),
-                         pair_value(r[SEND] * scale), pair_value(r[CACHED] * scale),
+                         *arm_values(r, scale),
                          "-" if bound or held else pair_value(r["diff"] * scale),
                          f"- ({SCHEDULES_DIFFER})" if bound else
                          f"- ({ARRIVAL_BOUND})" if held else
                          ratio_text(r["ratio"], r["ratio_low"], r["ratio_high"])])
     return rows, said
+
+
+def arm_values(r: dict[str, Any], scale: float) -> list[str]:
+    """The send and cached cells of a pair table row (a ``stats.summarize_pairs`` row
+    ``r``, times ``scale``): each arm's geometric mean over the pairs, whose quotient is
+    the paired geometric-mean ratio beside them, so the arms and the ratio point one way
+    (arithmetic means need not: 508.53 against 477.81 µs beside a ratio of 1.006);
+    where a value is 0 or negative (no geometric mean), the arm's mean marked ``†``
+    (``PAIR_ARITHMETIC_MARK``)."""
+    out = []
+    for arm in (SEND, CACHED):
+        g = r.get(f"{arm}_geomean")
+        out.append(pair_value(g * scale) if g is not None and g == g else
+                   pair_value(r[arm] * scale) + PAIR_ARITHMETIC_MARK)
+    return out
+
+
+def _arms_caption(method: str, arith: bool) -> str:
+    """The pair table caption's sentence on its send and cached columns (``arm_values``),
+    by ``method`` (``--ci-method``); ``arith``: some cell is an arithmetic mean."""
+    return ("send, cached: each arm's geometric mean over the n repetitions, whose "
+            "quotient is the paired geometric-mean ratio, so the arms point the way "
+            "the `t` ratio does"
+            + ("" if method == "t" else
+               f" (the {method} ratio beside them is the median of the per-repetition "
+               "ratios, which can differ from their quotient)")
+            + (f"; `{PAIR_ARITHMETIC_MARK.strip()}`: an arm with a value of 0, its "
+               "arithmetic mean" if arith else "") + ".")
+
+
+#: Marks an arm's arithmetic mean in the pair table where it has no geometric mean.
+PAIR_ARITHMETIC_MARK = " †"
 
 
 def pair_value(value: Any) -> str:
@@ -1023,11 +1055,13 @@ def _pair_table(results) -> list[Block]:
     tokens = "output tokens/s" + (WALL if said["timed"] else "")
     summed = {metric(k).label for k in SUMMED_PAIR_ROWS}
     point = "mean" if method == "t" else "median"
-    return [("table", ["workload", "codec", "metric", "n", f"{SEND} (mean)", f"{CACHED} (mean)",
+    arith = any(PAIR_ARITHMETIC_MARK in c for r in rows for c in r[4:6])
+    return [("table", ["workload", "codec", "metric", "n", f"{SEND} (geometric mean)",
+                       f"{CACHED} (geometric mean)",
                        f"{SEND} - {CACHED} ({point})",
                        f"{CACHED}/{SEND} ({RATIO_POINTS.get(method, 'geometric mean')})"
                        + (" [95 %]" if said["intervals"] else "")], rows),
-            ("p", f"send, cached: means over the n repetitions. send - cached: paired by "
+            ("p", _arms_caption(method, arith) + f" send - cached: paired by "
                   f"repetition, the {'mean' if method == 't' else 'median'} of the "
                   f"per-repetition differences. "
                   + pair_ratio_caption(method, said["intervals"], said["points"])
@@ -1041,7 +1075,7 @@ def _pair_table(results) -> list[Block]:
                      "`out tok/s (wall)` in its case table." if said["timed"] else "")
                   + (" Where the arrivals set the pace of every case of a pair "
                      "(arrival-bound, summary `replay_pace`), its output tokens/s (wall) follow the trace, "
-                     "not the engine: no throughput figure, so each arm's mean alone, no "
+                     "not the engine: no throughput figure, so each arm's geometric mean alone, no "
                      f"difference or ratio (`- ({ARRIVAL_BOUND})`)." if said["arrival"]
                      else "")
                   + (" Pairs whose timings are left out show their bytes only: "
@@ -1049,7 +1083,7 @@ def _pair_table(results) -> list[Block]:
                   + (f" The arms of {_listed(differ, code=False)} ran different schedules "
                      f"({schedules_differ_cause(differ_timed, (SEND, CACHED))}), so their "
                      "per-step rows (bytes and times per step) would compare other batches "
-                     "as well as the policies: they give each arm's mean, no difference or "
+                     "as well as the policies: they give each arm's geometric mean, no difference or "
                      f"ratio (`- ({SCHEDULES_DIFFER})`), as the comparison block withholds "
                      f"their verdicts; {tokens}, over the whole run, stays compared"
                      + (" unless arrival-bound" if said["arrival"] else "") + ". "

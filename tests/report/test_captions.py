@@ -158,7 +158,8 @@ def test_the_terminal_and_the_report_give_one_ratio_labelled_one_way(runs, tmp_p
     assert cli.main(["report", str(runs / "both"), "--output", str(tmp_path / "rep"),
                      "--no-figures"]) == 0
     md = (tmp_path / "rep" / "report.md").read_text()
-    assert ("| send (mean) | cached (mean) | send - cached (mean) | cached/send (geometric "
+    assert ("| send (geometric mean) | cached (geometric mean) | send - cached (mean) | "
+            "cached/send (geometric "
             "mean) [95 %] |") in md
     row = next(ln for ln in md.splitlines()
                if ln.startswith("| num_running=4 | msgpack | output tokens/s | 2 |"))

@@ -154,9 +154,16 @@ def test_the_bytes_caption_says_the_gap_is_not_the_policys():
 
 
 def test_the_pair_table_gives_no_per_step_difference_where_schedules_differ():
+    import numpy as np
+
     (_, _, rows), (_, note) = blocks._pair_table(_results(DIFFERENT))
+    # the arms are geometric means over the pairs (the tokens/s vary by repetition)
+    cases = pd.DataFrame(DIFFERENT)
+    geo = {p: float(np.exp(np.log(cases[cases["policy"] == p]["output_tokens_per_s"]).mean()))
+           for p in ("send", "cached")}
+    assert (f"{geo['send']:,.2f}", f"{geo['cached']:,.2f}") == ("1,894.99", "1,504.99")
     assert [r[2:] for r in rows] == [
-        ["output tokens/s (wall)", "2", "1,895.00", "1,505.00", "390.00",
+        ["output tokens/s (wall)", "2", "1,894.99", "1,504.99", "390.00",
          "0.794 [0.736, 0.857]"],
         ["s2r payload B/step", "2", "1,862.00", "1,577.00", "-", "- (schedules differ)"],
         ["build µs/step", "2", "8.10", "3.20", "-", "- (schedules differ)"],
@@ -167,7 +174,7 @@ def test_the_pair_table_gives_no_per_step_difference_where_schedules_differ():
         " The arms of msgpack ran different schedules (schedule digests differ: a timed "
         "replay follows wall-clock arrivals), so their per-step rows (bytes and times per "
         "step) would compare other batches as well as the policies: they give each arm's "
-        "mean, no difference or ratio (`- (schedules differ)`), as the comparison block "
+        "geometric mean, no difference or ratio (`- (schedules differ)`), as the comparison block "
         "withholds their verdicts; output tokens/s (wall), over the whole run, stays compared. "
         "The s2r bytes' difference is not the policy's saving; send's own new_token_ids "
         "are in the findings.")

@@ -125,11 +125,35 @@ def test_the_pair_table_names_the_interval_kind_its_rows_show(method, n, header,
     assert caption in note
     point = "mean" if method == "t" else "median"
     # each column head names its one statistic
-    assert head[4:7] == ["send (mean)", "cached (mean)", f"send - cached ({point})"]
+    assert head[4:7] == ["send (geometric mean)", "cached (geometric mean)",
+                         f"send - cached ({point})"]
     assert (f"send - cached: paired by repetition, the {point} of the per-repetition "
             "differences. cached/send:") in note
     shown = _tokens_row(rows)[-1]
     assert ("[" in shown) == header.endswith("[95 %]")
+
+
+def test_the_pair_tables_arms_are_geometric_means_that_point_the_ratios_way():
+    """One row cannot point two ways: send's arithmetic mean above cached's beside a
+    ratio above 1. Three pairs where send is high once: means 366.67 against 350.00,
+    geometric means (100 x 100 x 900)^(1/3) = 208.01 against (110 x 110 x 830)^(1/3) =
+    215.75, whose quotient 1.0372 is the ratio column's geometric mean."""
+    import numpy as np
+
+    rows = []
+    for rep, (s, c) in enumerate(((100.0, 110.0), (100.0, 110.0), (900.0, 830.0))):
+        for policy, tps in (("send", s), ("cached", c)):
+            rows.append(_summary(policy, rep, tps, 6.0e6))
+    (_, head, table), (_, note) = blocks._pair_table(_results(rows))
+    row = _tokens_row(table)
+    send_g = float(np.exp(np.mean(np.log([100.0, 100.0, 900.0]))))
+    cached_g = float(np.exp(np.mean(np.log([110.0, 110.0, 830.0]))))
+    assert np.mean([100.0, 100.0, 900.0]) > np.mean([110.0, 110.0, 830.0])  # means: send
+    assert row[4:6] == [f"{send_g:,.2f}", f"{cached_g:,.2f}"] == ["208.01", "215.75"]
+    assert row[-1].startswith(f"{cached_g / send_g:.3f} ") and cached_g > send_g
+    assert note.startswith("send, cached: each arm's geometric mean over the n "
+                           "repetitions, whose quotient is the paired geometric-mean "
+                           "ratio")
 
 
 def test_a_pair_table_of_both_kinds_of_row_says_where_the_point_is_alone():
