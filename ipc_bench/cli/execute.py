@@ -53,7 +53,8 @@ from ipc_bench.harness.environment import (collect_metadata, cpu_usage_between,
 from ipc_bench.harness.spec import CaseError
 from ipc_bench.harness.supervisor import run_case
 from ipc_bench.harness.progress import case_progress, progress_enabled
-from ipc_bench.harness.run_folder import RunFolderError, RunWriter, default_run_dir
+from ipc_bench.harness.run_folder import (DIR_MODE, RunFolderError, RunWriter, default_run_dir,
+                                         run_in_progress)
 from ipc_bench.harness.scenario import ARM_ORDER, SCENARIO_OPTIONS
 from ipc_bench.harness.signals import Interrupted
 from ipc_bench.harness.spec import CaseResult
@@ -175,6 +176,8 @@ def claim_run_dir(args) -> tuple[Path, Optional[Path]]:
     claiming = False
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
+        if created is not None:  # a folder this run made: 0755 whatever the umask
+            os.chmod(run_dir, DIR_MODE)
         # claim the folder: of two runs given the same --output, one is refused
         claiming = True
         os.close(os.open(run_dir / ".claimed", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
@@ -196,11 +199,13 @@ def _write_reason(exc: OSError) -> str:
 
 def _holds_a_run(run_dir: Path) -> str:
     """What the refusal of a folder that is not empty adds where it holds a run (a
-    ``summary.json``; a killed run's folder, given again): its status and the way out;
-    ``''`` otherwise."""
+    ``summary.json``): that it is still going (``run_in_progress``), else (a killed
+    run's folder, given again) its status and the way out; ``''`` otherwise."""
     summary = run_dir / "summary.json"
     if not summary.is_file():
         return ""
+    if run_in_progress(run_dir):
+        return ": it holds a run still going (summary.json); give another --output"
     try:
         status = json.loads(summary.read_bytes()).get("status")
     except (OSError, ValueError, AttributeError):
@@ -551,14 +556,14 @@ class _Run:
         holds measured rows (cases that finished before it, or steps of this one: its
         ``failed_step`` past 0), else ``; run folder (nothing measured): DIR`` (a case
         that failed at its handshake: the folder stays, so a rerun needs another
-        ``--output``); exit code 1. A bug (any other exception) prints its traceback,
-        then ``bench.py: internal error in CASE: TYPE: MESSAGE`` with the same folder
-        pointer (a thread that could not start or a ``MemoryError`` is said in one
-        line, ``errors.resource_shortage_text``: a resource limit, not a bug)
-        (2 for sockets that could not be set up and for a process out of file
-        descriptors, ``errors.fd_shortage_text``: an ``EMFILE`` or ``ENFILE`` here, a
-        runner's report naming the limit, or the case's files that could not be
-        written for want of one)."""
+        ``--output``); exit code 1 (2 for sockets that could not be set up and for a
+        process out of file descriptors, ``errors.fd_shortage_text``: an ``EMFILE`` or
+        ``ENFILE`` here, a runner's report naming the limit, or the case's files that
+        could not be written for want of one). A thread that could not start or a
+        ``MemoryError`` is a resource limit, not a bug: its one line is
+        ``errors.resource_shortage_text``'s, exit 1. A bug (any other exception) prints
+        its traceback, then ``bench.py: internal error in CASE: TYPE: MESSAGE`` with the
+        same folder pointer."""
         case_id = result.spec.case_id
         if isinstance(exc, (CaseError, SchedulerError, ConfigError, EndpointError)):
             message = str(exc)

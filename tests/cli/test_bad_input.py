@@ -560,6 +560,13 @@ def test_an_output_that_holds_a_run_says_so(tmp_path, capsys):
     assert lines == [f"bench.py: error: output folder {killed} exists and is not empty: it "
                      "holds a run (summary.json); give another --output, or remove that "
                      "run first"]
+    import fcntl  # a run still going holds its claim: never "remove that run"
+
+    with open(killed / ".claimed", "wb") as claim:
+        fcntl.flock(claim, fcntl.LOCK_EX)
+        code, lines, out = _run_main(DS + ["--output", str(killed)], capsys)
+    assert lines == [f"bench.py: error: output folder {killed} exists and is not empty: it "
+                     "holds a run still going (summary.json); give another --output"]
 
 
 def test_an_output_that_is_a_dangling_symbolic_link_is_refused_as_one(tmp_path, capsys):

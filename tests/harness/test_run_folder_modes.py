@@ -33,3 +33,22 @@ def test_an_existing_empty_folder_keeps_its_mode(tmp_path):
     writer.finish("complete")
     assert _mode(given) == 0o1777
     assert _mode(given / "summary.json") == 0o644
+
+
+def test_a_run_folder_bench_py_makes_is_0755_whatever_the_umask(tmp_path):
+    """Through ``bench.py``: the folder is made before the writer opens it
+    (``claim_run_dir``), given or the default one."""
+    import subprocess
+    import sys
+
+    from analysis_run import REPO
+
+    run = tmp_path / "new" / "run"
+    proc = subprocess.run(
+        ["bash", "-c", 'umask 077 && exec "$0" bench.py --scenario decode-steady '
+         '--num-running 2 --steps 10 --warmup-steps 1 --codecs msgpack --policies send '
+         '--no-single-process --no-floor --quiet --output "$1"', sys.executable, str(run)],
+        cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert _mode(run) == 0o755
+    assert _mode(run / "summary.json") == 0o644
