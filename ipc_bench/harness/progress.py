@@ -1,4 +1,4 @@
-"""Progress bars for long runs: one tqdm bar per case, on a terminal only.
+"""Progress of long runs: one tqdm bar per case on a terminal, a line a minute elsewhere.
 
 A bar counts steps done out of the case's warm-up and counted steps (steady scenarios:
 the uncounted mixed steps take it a little past them), or out of its step limit, or
@@ -7,7 +7,8 @@ tokens/s since the case's first step and tqdm's ETA. Bars are drawn only when st
 error is a terminal and not in CI (the ``CI`` environment variable set, as GitHub
 Actions, GitLab CI and most others do). Elsewhere (a log file, a pipe, a CI job) a case
 writes instead one plain line a minute (``CaseHeartbeat``), so a long case is seen to
-advance and its end estimated; nothing at all with ``--quiet``.
+advance and the end of its steps estimated (its floor, after them, writes none);
+nothing at all with ``--quiet``.
 
 The bar is ``run_case``'s ``on_step`` callback, called after every step outside the
 timed region. To keep its cost per step to one comparison, it touches the bar only
@@ -113,22 +114,28 @@ class CaseHeartbeat(_Strided):
     standard error) every ``every_s`` seconds (60) of the case, none before, so a short
     case writes nothing::
 
-        [2/8] num_running=256/send/msgpack#0: 41,200 of 60,200 steps after 1 min 0 s, 3,310 tok/s; about 28 s left at this pace
+        [2/8] num_running=256/send/msgpack#0: 41,200 of 60,200 steps after 1 min 0 s, 3,310 tok/s; about 28 s of steps left at this pace, then the floor
 
-    The time left is the pace since the case's first step carried to ``total`` (none
-    without a total); tokens/s count from the first step, as the bar's do."""
+    ``after``: since the case began (its runner's start-up included). The time left is
+    the pace since the case's first step carried to ``total`` (none without a total);
+    ``floor``: the case replays its floor after its steps, which the estimate leaves
+    out. Tokens/s count from the first step, as the bar's do."""
 
     def __init__(self, desc: str, total: Optional[int], by_requests: bool,
                  stream: Optional[IO] = None, every_s: float = 60.0,
-                 interval_s: float = 1.0):
+                 interval_s: float = 1.0, floor: bool = False):
         super().__init__(total, by_requests, interval_s)
         self.desc = desc
         self.stream = stream
         self.every_s = every_s
+        self.floor = floor
         self.t_start = self.t_last
         self.t_shown = self.t_last
+        self.n_first: Optional[int] = None
 
     def _show(self, n: int, rate: Optional[float], now: float) -> None:
+        if self.n_first is None:  # the first step: the pace counts from here
+            self.n_first = n
         if now - self.t_shown < self.every_s:
             return
         self.t_shown = now
@@ -138,9 +145,11 @@ class CaseHeartbeat(_Strided):
         line = f"{self.desc}: {done} after {_duration(now - self.t_start)}"
         if rate is not None:
             line += f", {rate:,.0f} tok/s"
-        if self.total and 0 < n < self.total and now > self.t_start:
-            left = (self.total - n) * (now - self.t_start) / n
-            line += f"; about {_duration(left)} left at this pace"
+        if self.total and self.n_first < n < self.total and now > self.t_first:
+            left = (self.total - n) * (now - self.t_first) / (n - self.n_first)
+            unit = "requests" if self.by_requests else "steps"
+            line += (f"; about {_duration(left)} of {unit} left at this pace"
+                     + (", then the floor" if self.floor else ""))
         print(line, file=sys.stderr if self.stream is None else self.stream, flush=True)
 
 
@@ -173,4 +182,5 @@ def case_progress(spec, desc: str, stream: Optional[IO] = None,
             pass
     if bar:
         return CaseProgress(desc, total, by_requests, stream=stream)
-    return CaseHeartbeat(desc, total, by_requests, stream=stream)
+    return CaseHeartbeat(desc, total, by_requests, stream=stream,
+                         floor=bool(getattr(spec, "floor", False)))

@@ -115,12 +115,12 @@ def test_heartbeat_writes_a_line_a_minute_with_the_time_left(monkeypatch):
     assert len(lines) == 1, lines
     seq = int(lines[0].split(": ")[1].split()[0].replace(",", ""))  # the step it looked at
     assert 41_300 <= seq < 42_400  # at the first look a minute in (looks come every second)
-    elapsed = 0.5 + seq / 1000 + 20
+    elapsed = 0.5 + seq / 1000 + 20  # since the case began; its first step at 0.5 s
     rate = 256 * (seq - 1) / (elapsed - 0.5)
-    left = (60_200 - seq) * elapsed / seq
+    left = (60_200 - seq) * (elapsed - 0.5) / (seq - 1)  # the pace since the first step
     assert lines[0] == (f"[2/8] num_running=256/send/msgpack#0: {seq:,} of 60,200 steps "
                         f"after 1 min {round(elapsed) - 60} s, {rate:,.0f} tok/s; about "
-                        f"{round(left)} s left at this pace")
+                        f"{round(left)} s of steps left at this pace")
 
 
 def test_heartbeat_counts_requests_and_says_no_time_left_without_a_total(monkeypatch):
@@ -136,10 +136,41 @@ def test_heartbeat_counts_requests_and_says_no_time_left_without_a_total(monkeyp
     assert out.getvalue().splitlines()[-1] == "steps: 7 steps after 1 min 1 s"
 
 
-def test_case_progress_gives_a_heartbeat_off_a_terminal():
-    trace = types.SimpleNamespace(max_steps=None, make_workload=lambda: [0] * 7)
-    beat = case_progress(trace, "x", stream=io.StringIO(), bar=False)
+def test_case_progress_gives_a_heartbeat_off_a_terminal(monkeypatch):
+    clock, out = _Clock(monkeypatch), io.StringIO()
+    trace = types.SimpleNamespace(max_steps=None, make_workload=lambda: [0] * 7, floor=True)
+    beat = case_progress(trace, "x", stream=out, bar=False)
     assert isinstance(beat, CaseHeartbeat) and (beat.by_requests, beat.total) == (True, 7)
+    clock.now += 30
+    beat(1, 10, 0)  # the first step, after 30 s of start-up
+    clock.now += 40
+    beat(50, 500, 3)  # 3 of 7 requests in the 40 s since: 4 more take about 53 s
+    assert out.getvalue() == ("x: 3 of 7 requests after 1 min 10 s, 12 tok/s; about 53 s "
+                              "of requests left at this pace, then the floor\n")
+
+
+def test_the_terminal_gets_a_bar_and_a_log_a_line_a_minute(tmp_path, monkeypatch, capsys):
+    """What ``bench.py`` hands ``run_case``: a bar where ``progress_enabled``, else a
+    heartbeat (unless --quiet)."""
+    from ipc_bench import cli
+    from ipc_bench.cli import execute
+
+    seen = []
+    real = execute.case_progress
+
+    def spy(case, desc, bar=True):
+        seen.append(bar)
+        return real(case, desc, stream=io.StringIO(), bar=bar)
+
+    monkeypatch.setattr(execute, "case_progress", spy)
+    for enabled in (True, False):
+        monkeypatch.setattr(execute, "progress_enabled", lambda quiet: enabled)
+        assert cli.main(ARGS[1:] + ["--policies", "send", "--output",
+                                    str(tmp_path / str(enabled))]) == 0
+    assert seen == [True, False]
+    assert cli.main(ARGS[1:] + ["--policies", "send", "--quiet", "--output",
+                                str(tmp_path / "quiet")]) == 0
+    assert seen == [True, False]
 
 
 ARGS = ["bench.py", "--scenario", "decode-steady", "--num-running", "2", "--steps", "300",
