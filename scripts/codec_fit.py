@@ -30,7 +30,8 @@ says so.
 
 Exit status 0; 1 if a run fails; 2 for bad input (one line, before any run): an option
 out of range, a ``--json`` path that cannot be written, an ``--output`` folder that
-cannot be written in (or ``--output`` with both runs given: nothing is run), a run
+cannot be written in (or ``--output``, ``--steps`` or ``--repeat`` with both runs
+given: nothing is run), a run
 folder that cannot be read or lacks what the fit needs (a policy and codec at fewer than 3 batch sizes, a
 fitted policy and codec without a complete case at 1,024 in the check run).
 """

@@ -836,7 +836,8 @@ def _budget_cause(case: CaseSpec) -> str:
         k = case.scheduler.num_spec_tokens
         return (f"the decodes of {whose} take {_decode_tokens(case):,} tokens a step "
                 f"({k + 1} each: 1 + {_count(k, 'draft')}), more than "
-                f"--max-num-batched-tokens {budget} (no step decodes them all)")
+                f"--max-num-batched-tokens {budget} (each step leaves some of them to a "
+                f"later one)")
     return (f"--max-num-batched-tokens {budget} leaves {_count(left, 'token')} a step past "
             f"the decodes of {whose} for the prompts of the requests that "
             f"replace those that finish ({lo} to {hi} tokens each)")

@@ -194,7 +194,8 @@ OPTION_CASES = [
     # drafts whose decodes alone overrun the budget (was "leaves -256 tokens a step")
     (DS + ["--num-running", "256", "--num-spec-tokens", "32", "--num-blocks", "1000"],
      "the decodes of --num-running 256 take 8,448 tokens a step (33 each: 1 + 32 "
-     "drafts), more than --max-num-batched-tokens 8192 (no step decodes them all), so "
+     "drafts), more than --max-num-batched-tokens 8192 (each step leaves some of them to "
+     "a later one), so "
      "about 0.1 % of steps are pure decode: 1,000 counted steps would need about 690,000 "
      "steps in all, more than the cap of 10,176 (the warm-up or the first prompts' "
      "prefill, whichever ends later: 176 steps, then 10 steps per counted step); raise "
