@@ -65,15 +65,13 @@ class ModelMemoryError(ConfigError):
     """``check_model_memory``'s refusal: the one-line message, and its parts for a
     caller whose options differ from ``bench.py``'s: ``needs`` (what the model needs
     against the device's limit, naming no option: ``tiny needs 0.0 GiB of weights + ...;
-    the CPU limit is 6.0 GiB``), ``blocks_that_fit`` (KV cache blocks of this shape that
-    fit beside the weights; 0 where the weights alone do not fit) and
-    ``block_bytes`` (bytes a block)."""
+    the CPU limit is 6.0 GiB``) and ``blocks_that_fit`` (KV cache blocks of this shape
+    that fit beside the weights; 0 where the weights alone do not fit)."""
 
-    def __init__(self, needs: str, advice: str, blocks_that_fit: int, block_bytes: int):
+    def __init__(self, needs: str, advice: str, blocks_that_fit: int):
         super().__init__(f"{needs}: {advice}")
         self.needs = needs
         self.blocks_that_fit = blocks_that_fit
-        self.block_bytes = block_bytes
 
 
 class SchedulerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -445,4 +443,4 @@ def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device:
         f"{model.preset} needs {_gib(weights)} of weights + {_gib(kv)} of KV "
         f"cache (num_blocks {scheduler.num_blocks:,} x block_size {scheduler.block_size}), "
         f"{_gib(weights + kv, digits)} in all, on {device_label or device}; {where}",
-        advice, fit, per_block)
+        advice, fit)

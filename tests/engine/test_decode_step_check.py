@@ -167,7 +167,7 @@ def test_memory_refusal_does_not_depend_on_the_engines_words(monkeypatch, capsys
         raise ModelMemoryError("tiny needs X; the CPU limit is 6.0 GiB",
                                "give --num-blocks from 10 to 20, or --num-running 3 or "
                                "fewer (it sizes the KV cache here), or a smaller "
-                               "--model-preset", blocks_that_fit=130, block_bytes=8192)
+                               "--model-preset", blocks_that_fit=130)
 
     monkeypatch.setattr(dsc, "check_model_memory", refuse)
     assert dsc.main(["--device", "cpu", "--num-running", "4", "--context-max", "100"]) == 2
