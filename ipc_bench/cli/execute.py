@@ -49,7 +49,8 @@ from ipc_bench.errors import (fd_shortage_text, names_fd_limit, one_line, out_of
                               resource_shortage_text)
 from ipc_bench.harness import signals
 from ipc_bench.harness.environment import (collect_metadata, cpu_usage_between,
-                                           loaded_note, read_cpu_times, trace_record)
+                                           loaded_note, nice_note, read_cpu_times,
+                                           trace_record)
 from ipc_bench.harness.spec import CaseError
 from ipc_bench.harness.supervisor import run_case
 from ipc_bench.harness.progress import case_progress, progress_enabled
@@ -107,9 +108,9 @@ def run_cases(args, cases, scenario_report: Optional[Callable] = None,
             run.log(f"note: {note}")
         for line in swept:
             run.log(f"note: {line}")
-        loaded = loaded_note(metadata)
-        if loaded:
-            run.log(f"note: {loaded}")
+        for line in (loaded_note(metadata), nice_note(metadata)):
+            if line:
+                run.log(f"note: {line}")
         previous = set_sweep_sink(lambda line: run.log(f"note: {line}"))
         try:
             for i, case in enumerate(cases, 1):

@@ -501,6 +501,8 @@ def collect_metadata(*, include_hostname: bool = True,
       distinct governors joined by ``","`` when they differ; absent as above.
     - ``load_avg``: ``[1 min, 5 min, 15 min]`` run-queue load averages
       (floats, number of runnable tasks); absent where unsupported.
+    - ``niceness``: the process's nice value (``os.getpriority``; 0 unless started
+      under ``nice``; ``nice_note``).
     - ``packages``: ``{distribution: version}`` for the installed members of
       :data:`PACKAGES` (uninstalled ones are absent), plus ``libzmq`` (the
       ``zmq.zmq_version()`` of the bundled/linked libzmq) when pyzmq is
@@ -572,6 +574,19 @@ def _put_cpu(put: Callable[[str, Any], None], md: dict) -> None:
         put("cpu_freq_mhz", freq_gov[0])
         put("cpu_governor", freq_gov[1])
     put("load_avg", _guard(_load_avg))
+    put("niceness", _guard(os.getpriority, os.PRIO_PROCESS, 0))
+
+
+def nice_note(md: dict) -> Optional[str]:
+    """The ``note:`` of a run started at a lowered CPU priority (``niceness`` above 0:
+    ``nice -n N python bench.py ...``), ``None`` otherwise: its processes wait for the
+    machine's others, which its times then hold."""
+    nice = md.get("niceness")
+    if not isinstance(nice, int) or isinstance(nice, bool) or nice <= 0:
+        return None
+    return (f"this run runs at nice {nice} (a lowered CPU priority): on a busy machine "
+            "its processes wait for the others, and its times and tokens/s hold those "
+            "waits; bytes are exact whatever the priority")
 
 
 def read_cpu_times() -> dict:

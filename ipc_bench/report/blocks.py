@@ -19,7 +19,7 @@ from ipc_bench.analysis.pace import as_record
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC
 from ipc_bench.analysis.results import records as case_records
 from ipc_bench.engine.config import CACHED, SEND
-from ipc_bench.harness.environment import TIMING_ONLY_SETTINGS, loaded_at_start
+from ipc_bench.harness.environment import TIMING_ONLY_SETTINGS, loaded_at_start, nice_note
 from ipc_bench.report.findings import findings
 from ipc_bench.report.render import Block
 
@@ -1382,6 +1382,9 @@ def _state_notes(one, run_id: str) -> list[Block]:
                                f"average {load:.1f} on {cpus} CPUs): other work "
                                f"competed with {_processes_phrase(one.cases)}, so times and "
                                "tokens/s are noisy; bytes are exact whatever the load."))
+    nice = nice_note(md)
+    if nice:
+        blocks.append(("note", nice[0].upper() + nice[1:] + "."))
     return blocks
 
 
