@@ -497,12 +497,11 @@ def collect_metadata(*, include_hostname: bool = True,
       affinity set, in MHz (sysfs reports kHz), rounded to 0.1; absent
       when /sys/devices/system/cpu/cpuN/cpufreq is not readable (VMs,
       containers).
-    - ``cpu_governor``: the cpufreq scaling governor of those CPUs, or the
-      distinct governors joined by ``","`` when they differ; absent as above.
+    - ``cpu_governor``: the cpufreq scaling governor of those CPUs, or the distinct
+      governors joined by ``","``; absent as above.
     - ``load_avg``: ``[1 min, 5 min, 15 min]`` run-queue load averages
-      (floats, number of runnable tasks); absent where unsupported.
-    - ``niceness``: the process's nice value (``os.getpriority``; 0 unless started
-      under ``nice``; ``nice_note``).
+      (floats, number of runnable tasks); absent where unsupported. ``niceness``: the
+      process's nice value (``os.getpriority``; 0 unless under ``nice``: ``nice_note``).
     - ``packages``: ``{distribution: version}`` for the installed members of
       :data:`PACKAGES` (uninstalled ones are absent), plus ``libzmq`` (the
       ``zmq.zmq_version()`` of the bundled/linked libzmq) when pyzmq is
