@@ -512,9 +512,8 @@ def collect_metadata(*, include_hostname: bool = True,
       it is absent); the whole key is absent outside a checkout or without git.
     - ``notes``: the run's notes on what could not be recorded (``_git_info``); absent if none.
     - ``command_line``: ``command_line`` if given, else ``sys.argv`` (copied).
-    - ``start_time_utc``: ISO 8601 UTC timestamp of this call, e.g.
-      ``"2024-05-01T12:00:00.123456+00:00"``. (``end_time_utc``, in the same form,
-      is added by ``run_folder.RunFolder.finish`` when the run ends: ``run_interval``.)
+    - ``start_time_utc``: this call's ISO 8601 UTC time (``"2024-05-01T12:00:00.1+00:00"``;
+      ``end_time_utc``, so, by ``run_folder.RunFolder.finish``: ``run_interval``).
     - ``gpus`` (per GPU: ``nvidia-smi``'s name, driver, clocks, power limit ...;
       ``_nvidia_smi_gpus``, no torch import) and ``virtualization`` (DMI, CPU
       flag, systemd-detect-virt; ``_virtualization``): absent when unreadable.
