@@ -32,8 +32,8 @@ from typing import Any, Callable
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC as SINGLE_PROCESS
 from ipc_bench.analysis.stats import (ARRIVAL_BOUND, CONFIDENCE, DETECTABLE, INTERVAL_NAMES, ONE_PAIR,
                                       RATIO_POINTS, arm_geomeans, arrival_bound, inconclusive,
-                                      min_pairs, paired,
-                                      paired_ratio, ratio_interval,
+                                      compare_paired, min_pairs, paired,
+                                      paired_ratio, ratio_interval, ratio_phrase,
                                       results_ci_method, schedules_differ,
                                       summarize_pairs, token_ids_bytes, verdict_of)
 from ipc_bench.engine.config import CACHED, SEND
@@ -813,45 +813,92 @@ def _arms(frame) -> list[str]:
     return [a if isinstance(a, str) and a else p for a, p in zip(arms, frame["policy"])]
 
 
-def _single_process_findings(ok, where: Where) -> list[str]:
+def _single_process_findings(ok, where: Where, method: str = "t") -> list[str]:
     """The single-process baseline's tokens/s against the two-process msgpack case of
     the same arm, each arm apart (an async arm or an A/A copy is never averaged with
-    another), means over the arm's repetitions that both cases have (one of an
-    interrupted run left out with its twin, so the ratio is never of other samples);
-    a ratio above 1 is the cost of having IPC, one at or below 1 is said to measure
-    none (``_ipc_cost_clause``)."""
+    another), over the arm's repetitions that both cases have (one of an interrupted
+    run left out with its twin, so the ratio is never of other samples), paired by
+    repetition as the comparisons are (``_single_process_arm``): with 2+ pairs the
+    ratio is ``method``'s point (``t``: the geometric mean of the per-repetition
+    ratios, each arm's tok/s its geometric mean, whose quotient it is) with its
+    interval, the run's ``--ci-method``; with one repetition, one sample and no
+    interval. A ratio above 1 is the cost of having IPC, one at or below 1 is said to
+    measure none (``_ipc_cost_clause``)."""
     if not (ok["codec"] == SINGLE_PROCESS).any():
         return []
     out = []
     for workload, g in ok.groupby("workload", sort=False):
         g = g.assign(_arm=_arms(g))
-        parts, counts, ratios, unpaired = [], set(), {}, False
+        compared, unpaired = {}, False
         # each policy's own arm first, then its A/A copy or async arm
         for arm in sorted(set(g["_arm"]), key=lambda a: (a != a.split("+")[0].rstrip("'"), a)):
             one, two = (_tokens_by_repetition(g[(g["_arm"] == arm) & (g["codec"] == c)])
                         for c in (SINGLE_PROCESS, "msgpack"))
             paired = one.index.intersection(two.index)
-            left_out = len(paired) < max(len(one), len(two))
-            one, two = one[paired], two[paired]
-            single, base = one.mean(), two.mean()
-            if not (single == single and base == base and base > 0):
-                continue
-            unpaired |= left_out
-            counts |= {int(one.count()), int(two.count())}
-            ratios[arm] = f"{single / base:.2f}"
-            parts.append(f"{arm}: {single:,.0f} tok/s, {ratios[arm]}x its two-process "
-                         f"msgpack case ({base:,.0f} tok/s)")
-        if not parts:
+            cmp = _single_process_arm(one[paired], two[paired], method)
+            if cmp is not None:
+                compared[arm] = cmp
+                unpaired |= len(paired) < max(len(one), len(two))
+        if not compared:
             continue
-        n = max(counts)
-        over = ("one repetition" if n == 1 else f"means over {n} repetitions"
-                if len(counts) == 1 else f"means over up to {n} repetitions")
-        over += "" if not unpaired else (
-            ", each arm's over the repetitions both its cases finished")
+        counts = {c.n_pairs for c in compared.values()}
+        intervals = sum(c.ratio_ci_low is not None for c in compared.values())
+        ratios = {arm: f"{c.ratio:.2f}" for arm, c in compared.items()}
+        parts = [f"{arm}: {_single_process_part(c, max(counts) > 1)}"
+                 for arm, c in compared.items()]
         out.append(f"{where(workload)}, the single-process baseline (no IPC, no "
-                   f"serialization) runs, each arm against its own two-process case ({over}): "
+                   f"serialization) runs, each arm against its own two-process case "
+                   f"({_single_process_over(counts, unpaired, intervals, method)}): "
                    + "; ".join(parts) + ": " + _ipc_cost_clause(ratios) + ".")
     return out
+
+
+def _single_process_arm(one, two, method: str):
+    """``stats.compare_paired`` of one arm's two-process tok/s ``two`` (baseline) and
+    single-process tok/s ``one``, both by repetition over the same repetitions (the
+    statistic of ``stats.paired_ratio``: ``ratio`` is ``method``'s point, its interval
+    there where the pairs are enough, ``stats.min_pairs``); ``None`` without a pair or
+    with a value that is not positive."""
+    if len(one) == 0 or not ((one > 0).all() and (two > 0).all()):
+        return None
+    cmp = compare_paired(two.tolist(), one.tolist(), method=method)
+    return None if cmp.ratio is None else cmp
+
+
+def _single_process_part(cmp, repeated: bool) -> str:
+    """``64,858 tok/s, 4.84x [4.10, 5.71] its two-process msgpack case (13,408 tok/s)``
+    of one arm's comparison ``cmp`` (``_single_process_arm``): each case's tok/s its
+    geometric mean over the pairs (one repetition: the sample itself), the ratio with
+    its interval; an arm without one in a finding of several repetitions (``repeated``)
+    says why: ``(one repetition, no interval)``."""
+    ratio = f"{cmp.ratio:.2f}"
+    n = cmp.n_pairs
+    interval = (f" {ratio_interval(cmp.ratio_ci_low, cmp.ratio_ci_high, digits=2)}"
+                if cmp.ratio_ci_low is not None else "" if not repeated else
+                f" ({'one repetition' if n == 1 else f'{n} repetitions'}, no interval)")
+    return (f"{cmp.treatment_geomean:,.0f} tok/s, {ratio}x{interval} its two-process "
+            f"msgpack case ({cmp.baseline_geomean:,.0f} tok/s)")
+
+
+def _single_process_over(counts: set[int], unpaired: bool, intervals: int,
+                         method: str) -> str:
+    """What the single-process finding's figures are over: ``one repetition: one
+    sample, no interval``, or with 2+ the repetitions (``up to 3`` where arms differ),
+    the ratio's statistic and interval (``stats.ratio_phrase``; none where the pairs
+    are fewer than ``method``'s interval needs) and what each tok/s figure is."""
+    n = max(counts)
+    if n == 1:
+        over = "one repetition: one sample, no interval"
+    else:
+        over = (f"{n} repetitions" if len(counts) == 1 else f"up to {n} repetitions"
+                ) + ", " + ratio_phrase(method, interval=bool(intervals))
+        if not intervals:
+            over += (f", no interval: a {INTERVAL_NAMES[method]} interval needs >= "
+                     f"{min_pairs(method)} pairs")
+        over += "; tok/s: each case's geometric mean over them" + (
+            ", whose quotient is the ratio" if method == "t" else "")
+    return over + ("" if not unpaired else
+                   ", each arm's over the repetitions both its cases finished")
 
 
 def _tokens_by_repetition(cases) -> "pd.Series":
@@ -1380,9 +1427,9 @@ def findings(results) -> list[str]:
         out.insert(0, _repetitions_note(cases, tables["tput"]))
     ok = cases[cases["output_tokens_per_s"].notna()] if "output_tokens_per_s" in cases else cases
     out.extend(_token_bytes_findings(ok))
-    out.extend(_single_process_findings(ok, where))
+    method = results_ci_method(results.metadata)
+    out.extend(_single_process_findings(ok, where, method))
     if not timed:
-        method = results_ci_method(results.metadata)
         out.extend(_step_time_findings(cases, method) or _share_findings(
             cases, where, results.labels, method, recorded))
     if withheld:

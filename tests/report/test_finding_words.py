@@ -4,7 +4,9 @@ median step difference names its direction and base."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
+import scipy.stats
 
 from ipc_bench.report import findings
 from test_metrics import _summary
@@ -168,10 +170,12 @@ def test_the_single_process_finding_keeps_each_arm_apart():
                                  arm=arm, case_id=f"num_running=4/{arm}/{codec}#{rep}"))
     assert findings._single_process_findings(_cases(rows), _where) == [
         "At 4 running requests, the single-process baseline (no IPC, no serialization) "
-        "runs, each arm against its own two-process case (means over 2 repetitions): "
-        "cached: 235,000 tok/s, 2.35x its two-process msgpack case (100,000 tok/s); "
-        "cached+async: 152,000 tok/s, 1.90x its two-process msgpack case (80,000 tok/s): "
-        "the cost of having IPC at all."]
+        "runs, each arm against its own two-process case (2 repetitions, paired by "
+        "repetition: geometric mean of the per-repetition ratios [95 % Student-t "
+        "interval]; tok/s: each case's geometric mean over them, whose quotient is the "
+        "ratio): cached: 235,000 tok/s, 2.35x [2.35, 2.35] its two-process msgpack case "
+        "(100,000 tok/s); cached+async: 152,000 tok/s, 1.90x [1.90, 1.90] its two-process "
+        "msgpack case (80,000 tok/s): the cost of having IPC at all."]
 
 
 def test_the_single_process_finding_pairs_the_repetitions_both_cases_finished():
@@ -185,13 +189,23 @@ def test_the_single_process_finding_pairs_the_repetitions_both_cases_finished():
             dict(_summary("send", 1, 32_000.0, 100_000.0), codec="none"),
             dict(_summary("send", 0, 10_000.0, 100_000.0), codec="msgpack"),
             dict(_summary("send", 1, 12_000.0, 100_000.0), codec="msgpack")]
+    # send's two pairs: geometric means and the Student-t interval of the log ratios
+    one, two = np.array([30_000.0, 32_000.0]), np.array([10_000.0, 12_000.0])
+    logs = np.log(one / two)
+    half = scipy.stats.t.ppf(0.975, 1) * logs.std(ddof=1) / np.sqrt(2)
+    send_one, send_two = np.exp(np.log(one).mean()), np.exp(np.log(two).mean())
+    send_ratio = np.exp(logs.mean())
+    send_low, send_high = np.exp(logs.mean() - half), np.exp(logs.mean() + half)
     assert findings._single_process_findings(_cases(rows), _where) == [
         "At 4 running requests, the single-process baseline (no IPC, no serialization) "
-        "runs, each arm against its own two-process case (means over up to 2 "
-        "repetitions, each arm's over the repetitions both its cases finished): "
-        "cached: 34,509 tok/s, 3.23x its two-process msgpack case (10,696 tok/s); "
-        "send: 31,000 tok/s, 2.82x its two-process msgpack case (11,000 tok/s): the cost "
-        "of having IPC at all."]
+        "runs, each arm against its own two-process case (up to 2 repetitions, paired "
+        "by repetition: geometric mean of the per-repetition ratios [95 % Student-t "
+        "interval]; tok/s: each case's geometric mean over them, whose quotient is the "
+        "ratio, each arm's over the repetitions both its cases finished): "
+        "cached: 34,509 tok/s, 3.23x (one repetition, no interval) its two-process "
+        f"msgpack case (10,696 tok/s); send: {send_one:,.0f} tok/s, {send_ratio:.2f}x "
+        f"[{send_low:.2f}, {send_high:.2f}] its two-process msgpack case "
+        f"({send_two:,.0f} tok/s): the cost of having IPC at all."]
 
 
 def _tight_pair_finding(recorded):
@@ -265,21 +279,26 @@ def test_a_slower_single_process_is_not_called_the_cost_of_ipc():
                                  "cached": (95_000.0, 100_000.0)})
     assert findings._single_process_findings(_cases(rows), _where) == [
         "At 4 running requests, the single-process baseline (no IPC, no serialization) "
-        "runs, each arm against its own two-process case (means over 2 repetitions): "
-        "cached: 95,000 tok/s, 0.95x its two-process msgpack case (100,000 tok/s); send: "
-        "91,000 tok/s, 0.91x its two-process msgpack case (100,000 tok/s): the single "
+        "runs, each arm against its own two-process case (2 repetitions, paired by "
+        "repetition: geometric mean of the per-repetition ratios [95 % Student-t "
+        "interval]; tok/s: each case's geometric mean over them, whose quotient is the "
+        "ratio): cached: 95,000 tok/s, 0.95x [0.95, 0.95] its two-process msgpack case "
+        "(100,000 tok/s); send: 91,000 tok/s, 0.91x [0.91, 0.91] its two-process msgpack "
+        "case (100,000 tok/s): the single "
         "process was slower than the two-process case, so no cost of having IPC is "
         "measurable here."]
     mixed = _single_process_rows({"send": (91_000.0, 100_000.0),
                                   "cached": (235_000.0, 100_000.0)})
     assert findings._single_process_findings(_cases(mixed), _where)[0].endswith(
-        "cached: 235,000 tok/s, 2.35x its two-process msgpack case (100,000 tok/s); send: "
-        "91,000 tok/s, 0.91x its two-process msgpack case (100,000 tok/s): for cached, "
+        "cached: 235,000 tok/s, 2.35x [2.35, 2.35] its two-process msgpack case "
+        "(100,000 tok/s); send: 91,000 tok/s, 0.91x [0.91, 0.91] its two-process msgpack "
+        "case (100,000 tok/s): for cached, "
         "the cost of having IPC at all; for send, the single process was slower than the "
         "two-process case, so no cost of having IPC is measurable there.")
     even = _single_process_rows({"send": (100_001.0, 100_000.0)})
     assert findings._single_process_findings(_cases(even), _where)[0].endswith(
-        "1.00x its two-process msgpack case (100,000 tok/s): the single process was no "
+        "1.00x [1.00, 1.00] its two-process msgpack case (100,000 tok/s): the single "
+        "process was no "
         "faster than the two-process case, so no cost of having IPC is measurable here.")
 
 

@@ -58,7 +58,7 @@ def test_the_report_leaves_an_unfinished_case_out_and_names_it(finished_run, tmp
     # cached's single-process case did not finish: only send is compared, with its own arm
     assert (f"- At 4 running requests, the single-process baseline (no IPC, no "
             f"serialization) runs, each arm against its own two-process case (one "
-            f"repetition): send: {single:,.0f} tok/s, {single / two:.2f}x its two-process "
+            f"repetition: one sample, no interval): send: {single:,.0f} tok/s, {single / two:.2f}x its two-process "
             f"msgpack case ({two:,.0f} tok/s): the cost of having IPC at all.") in md
     body = _section(md, "## Findings", "## Configuration")
     assert "| cached | none |" not in body

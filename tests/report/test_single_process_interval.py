@@ -1,0 +1,82 @@
+"""The single-process finding's ratio is paired by repetition as the comparisons'
+are: the geometric mean of the per-repetition single / two-process ratios with the
+Student-t interval of their logs (the run's --ci-method's point and interval under
+another method), and one repetition is said to be one sample with no interval."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import scipy.stats
+
+from ipc_bench.report import findings
+from test_metrics import _summary
+
+SINGLE = {"send": [64_000.0, 61_500.0, 66_200.0], "cached": [63_000.0, 65_900.0, 62_100.0]}
+TWO = {"send": [15_100.0, 13_800.0, 16_400.0], "cached": [13_300.0, 14_100.0, 12_500.0]}
+
+HEAD = ("At 4 running requests, the single-process baseline (no IPC, no serialization) "
+        "runs, each arm against its own two-process case (")
+
+
+def _where(workload: str) -> str:
+    return "At 4 running requests"
+
+
+def _rows(reps: int) -> pd.DataFrame:
+    rows = []
+    for rep in range(reps):
+        for arm in ("send", "cached"):
+            for codec, tok in (("none", SINGLE[arm][rep]), ("msgpack", TWO[arm][rep])):
+                rows.append(dict(_summary(arm, rep, tok, 100_000.0), codec=codec,
+                                 case_id=f"num_running=4/{arm}/{codec}#{rep}",
+                                 run_id="run"))
+    return pd.DataFrame(rows)
+
+
+def _t_arm(arm: str) -> str:
+    one, two = np.array(SINGLE[arm]), np.array(TWO[arm])
+    logs = np.log(one / two)
+    mean = logs.mean()
+    half = scipy.stats.t.ppf(0.975, len(logs) - 1) * logs.std(ddof=1) / np.sqrt(len(logs))
+    geo_one, geo_two = np.exp(np.log(one).mean()), np.exp(np.log(two).mean())
+    assert np.isclose(geo_one / geo_two, np.exp(mean))  # the quotient is the ratio
+    return (f"{arm}: {geo_one:,.0f} tok/s, {np.exp(mean):.2f}x "
+            f"[{np.exp(mean - half):.2f}, {np.exp(mean + half):.2f}] its two-process "
+            f"msgpack case ({geo_two:,.0f} tok/s)")
+
+
+def test_repetitions_give_the_geometric_mean_ratio_and_its_student_t_interval():
+    assert findings._single_process_findings(_rows(3), _where) == [
+        HEAD + "3 repetitions, paired by repetition: geometric mean of the "
+        "per-repetition ratios [95 % Student-t interval]; tok/s: each case's geometric "
+        "mean over them, whose quotient is the ratio): " + _t_arm("cached") + "; "
+        + _t_arm("send") + ": the cost of having IPC at all."]
+    # the figures of this frame, pinned
+    text = findings._single_process_findings(_rows(3), _where)[0]
+    assert "cached: 63,646 tok/s, 4.79x [4.42, 5.19]" in text
+    assert "send: 63,871 tok/s, 4.24x [3.75, 4.80]" in text
+
+
+def test_the_ratio_follows_the_runs_ci_method():
+    # a sign-test interval needs >= 6 pairs: 3 give the median ratio and say so
+    text = findings._single_process_findings(_rows(3), _where, method="sign")[0]
+    ratio = {arm: np.median(np.array(SINGLE[arm]) / np.array(TWO[arm]))
+             for arm in ("send", "cached")}
+    assert text.startswith(
+        HEAD + "3 repetitions, paired by repetition: median of the per-repetition "
+        "ratios, no interval: a sign-test interval needs >= 6 pairs; tok/s: each case's "
+        "geometric mean over them): ")
+    assert f"cached: 63,646 tok/s, {ratio['cached']:.2f}x (3 repetitions, no " \
+           "interval) its two-process" in text
+    assert f"send: 63,871 tok/s, {ratio['send']:.2f}x (3 repetitions" in text
+
+
+def test_one_repetition_is_one_sample_with_no_interval():
+    one, two = SINGLE["send"][0], TWO["send"][0]
+    assert findings._single_process_findings(_rows(1), _where)[0].startswith(
+        HEAD + "one repetition: one sample, no interval): cached: "
+        f"{SINGLE['cached'][0]:,.0f} tok/s, {SINGLE['cached'][0] / TWO['cached'][0]:.2f}x "
+        f"its two-process msgpack case ({TWO['cached'][0]:,.0f} tok/s); send: "
+        f"{one:,.0f} tok/s, {one / two:.2f}x its two-process msgpack case "
+        f"({two:,.0f} tok/s): the cost")
