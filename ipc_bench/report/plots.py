@@ -1304,10 +1304,12 @@ def send_cost_share(results):
     """What ``send`` costs as a share of the step time, in %, for every workload and
     codec: the findings' share (``send_cost.mean_share`` over the pairs of
     ``send_cost_table`` by the runs' ``--ci-method``: the mean difference over the mean
-    of cached's step, with the mean difference's 95 % Student-t interval over that step
-    with 2+ pairs; for ``sign`` and ``bootstrap`` the median difference over the median
-    step with that method's interval of the median difference, none with fewer pairs
-    than it needs, the title saying so): solid, the whole
+    of cached's step, with the ratio estimator's 95 % Student-t interval for paired
+    samples with 2+ pairs; for ``sign`` and ``bootstrap`` the median difference over the
+    median step, with the sign-test interval of the per-pair shares or the percentile
+    interval of the pairs resampled together, none with fewer pairs than the method
+    needs, the title saying so; each interval carries cached's step noise as well as the
+    difference's, ``docs/comparisons.md``, share intervals): solid, the whole
     step's difference; dashed, the SchedulerOutput's build + encode + decode alone. Against the step time (the cached case's median step, ms; a fixed-step sweep
     spreads it) and against the running requests. The axis holds the points; an
     interval end far beyond them is cut at the edge and marked (``_bounded_errorbar``).
