@@ -1396,8 +1396,10 @@ def test_a_failed_case_points_at_partial_results_only_where_they_are(
     assert run.exists() is not removed
     if first:  # the folder named stays, and a rerun into it is refused
         assert cli.main(_TINY + ["--output", str(run)]) == 2
-        assert capsys.readouterr().err == (f"bench.py: error: output folder {run} exists "
-                                           "and is not empty\n")
+        assert capsys.readouterr().err == (
+            f"bench.py: error: output folder {run} exists and is not empty: it holds a run "
+            "(summary.json, status failed); give another --output, or remove that run "
+            "first\n")
 
 
 def test_a_signal_in_the_floor_keeps_the_case_as_finished_without_its_floor(
