@@ -253,6 +253,17 @@ def _repetitions_note(cases, keys) -> str:
             "(run with `--repeat N` for 95 % intervals).")
 
 
+def _arm_rates(t: dict[str, Any]) -> str:
+    """``; geometric means over repetitions: 256,372 → 235,704 tok/s`` for a tokens/s
+    pair row (``summarize_pairs``): the arms' geometric means, whose quotient is the
+    ``t`` ratio and which the pair table shows; their arithmetic means (``means over
+    repetitions``) where a value was 0 (no geometric mean)."""
+    send, cached = t.get("send_geomean"), t.get("cached_geomean")
+    if send is None or cached is None or send != send or cached != cached:
+        return f"; means over repetitions: {t[SEND]:,.0f} → {t[CACHED]:,.0f} tok/s"
+    return f"; geometric means over repetitions: {send:,.0f} → {cached:,.0f} tok/s"
+
+
 def _pair_tables(results) -> dict[str, dict[tuple, dict[str, Any]]]:
     """role -> {(workload, codec, transport, model): ``summarize_pairs`` row}."""
     method = results_ci_method(results.metadata)
@@ -612,7 +623,7 @@ def _pair_finding(cases, tables, key: tuple, where: Where, timed: bool,
         return (text + interval + f" (paired {point} over {t['n']} repetitions"
                 + ("" if interval else f", no interval{_too_few_pairs(t)}")
                 + _verdict_clause(t, metrics.get("output_tokens_per_s"))
-                + f"; means over repetitions: {t[SEND]:,.0f} → {t[CACHED]:,.0f} tok/s)."
+                + _arm_rates(t) + ")."
                 + off + _oversubscribed(cases, workload, codec, key[2]))
     return text + f" ({ONE_PAIR}: {t[SEND]:,.0f} → {t[CACHED]:,.0f} tok/s)." + off + \
         _oversubscribed(cases, workload, codec, key[2])

@@ -41,7 +41,7 @@ def test_the_tokens_finding_gives_the_paired_ratio_and_names_the_means():
         "tokens/s changes by -12.3 % "
         "[-95.0, +1450.0] % (paired geometric mean over 2 repetitions, inconclusive: the "
         "interval reaches beyond ±10 %, too few repetitions or too noisy to tell a 10 % "
-        "difference from none; means over repetitions: 71,800 → 58,980 tok/s).")
+        "difference from none; geometric means over repetitions: 66,030 → 57,941 tok/s).")
 
 
 def test_a_one_repetition_ratio_says_so_in_its_own_finding():
@@ -230,14 +230,14 @@ def test_a_pair_finding_states_its_verdict_and_that_its_interval_is_unadjusted()
     assert text.endswith(
         "output tokens/s changes by +6.5 % [+5.2, +7.7] % (paired geometric mean over 3 "
         "repetitions, not significant after Holm's correction over 6 timed metrics (p 0.022, "
-        "adjusted 0.131); the interval is unadjusted; means over repetitions: 100,000 → "
-        "106,433 tok/s).")
+        "adjusted 0.131); the interval is unadjusted; geometric means over repetitions: 99,666 → "
+        "106,098 tok/s).")
     text = _tight_pair_finding(dict(significant=True, adjustment="holm", p_value=0.002,
                                     p_adjusted=0.012, family_size=6))
     assert ("(paired geometric mean over 3 repetitions, significant after Holm's "
-            "correction over 6 timed metrics (p 0.002, adjusted 0.012); means") in text
+            "correction over 6 timed metrics (p 0.002, adjusted 0.012); geometric means") in text
     # without the run's recorded comparison: its own test, named unadjusted
-    assert "3 repetitions, significant (unadjusted test); means" in _tight_pair_finding(None)
+    assert "3 repetitions, significant (unadjusted test); geometric means" in _tight_pair_finding(None)
 
 
 def test_a_one_repetition_timed_replay_carries_the_caveat_before_its_latencies(tmp_path):

@@ -101,8 +101,8 @@ def test_too_few_pairs_for_the_methods_interval_say_so():
         "pairs)"]
     text = findings._pair_finding(res.cases, tables, key, _where, False)
     assert "output tokens/s changes by +0.9 % (paired median over 3 repetitions, no " \
-        "interval: a sign-test interval needs >= 6 pairs; means over repetitions: " \
-        "100,000 → 100,333 tok/s)." in text
+        "interval: a sign-test interval needs >= 6 pairs; geometric means over repetitions: " \
+        "99,666 → 99,926 tok/s)." in text
 
 
 def test_one_repetitions_time_clause_says_it_has_no_interval():
