@@ -1251,8 +1251,8 @@ def _send_cost_series(table, other: list, axes, withheld: dict,
             f", {n}={v:g}" if isinstance(v, float) else f", {n}={v}"
             for n, v in zip(other, key[1:]))
         color = palette[other_values.index(tuple(key[1:])) % len(palette)]
-        for col, style, what in (("diff", "-", "whole step"),
-                                 ("_s2r_diff", "--", "build+encode+decode")):
+        s2r = "build" if codec == SINGLE_PROCESS_CODEC else "build+encode+decode"
+        for col, style, what in (("diff", "-", "whole step"), ("_s2r_diff", "--", s2r)):
             if col not in g.columns or g[col].isna().all():
                 continue
             agg = []

@@ -115,3 +115,15 @@ def test_one_pair_per_point_draws_no_interval():
     whole = next(b for b in bars if b[6]["linestyle"] == "-")
     assert whole[2] == pytest.approx([10.0, -25.0])
     assert all(math.isnan(v) for v in whole[3] + whole[4])
+
+
+def test_the_single_process_series_is_named_build_alone():
+    """The single process has no encode or decode: its dashed series is its build."""
+    rows = _rows()
+    for s in list(rows):
+        one = dict(s, codec="none", case_id=s["case_id"].replace("msgpack", "none"))
+        rows.append(one)
+    fig = plots.send_cost_share(_results(rows))
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels == ["msgpack: whole step", "msgpack: build+encode+decode",
+                      "single process: whole step", "single process: build"]
