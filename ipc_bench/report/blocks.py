@@ -84,7 +84,7 @@ def _pp_bytes_caption(d: dict, arms: list[str], codecs: list[str]) -> str:
     return ("Payload bytes per step in each direction against the number of pipeline "
             f"stages N ({', '.join(str(n) for n in d.get('pp') or [])}){at}: each step "
             "carries one micro-batch of B / N requests, so a step's message shrinks with N "
-            "(mean over counted steps), one line per arm and codec"
+            "(mean over counted steps, repetitions pooled), one line per arm and codec"
             f"{per}: {_listed(arms)} ({', '.join(codecs)}). The runner → scheduler "
             "message is the same for both arms."
             + _arm_sentences(arms, d.get("unfinished") or ()))
@@ -96,7 +96,8 @@ def _bytes_caption(d: dict) -> str:
     if d.get("x") == "pp":
         return _pp_bytes_caption(d, arms, codecs)
     text = ("Payload bytes per step in each direction against the number of running "
-            f"requests (mean over counted steps), one line per arm and codec: "
+            f"requests (mean over counted steps, repetitions pooled), one line per arm and "
+            f"codec: "
             f"{_listed(arms)} ({', '.join(codecs)}).")
     if SEND in arms and CACHED in arms:
         text += (" `send` ships each request's new token ids to the runner, so its "
@@ -121,7 +122,8 @@ def _codec_time_caption(d: dict) -> str:
     arms = list(dict.fromkeys(a for a, _ in d["series"]))
     against = (", against the number of pipeline stages N (each step carries one "
                "micro-batch of B / N requests)" if d.get("x") == "pp" else "")
-    return ("Serializer time per step, both directions summed (the scheduler's "
+    return ("Serializer time per step (mean over counted steps, repetitions pooled), both "
+            "directions summed (the scheduler's "
             f"SchedulerOutput and the runner's ModelRunnerOutput){against}, one panel per codec "
             f"({', '.join(d['panels'])}), one line per arm: {_listed(arms)}."
             + _arm_sentences(arms, d.get("unfinished") or ()))
@@ -206,17 +208,24 @@ def ratio_withheld_sentence(d: dict) -> str:
 
 
 def _error_bar_words(d: dict) -> str:
-    """Which of the throughput figure's points have error bars (``d``: what it drew):
-    all (``error bars are 95 % intervals over repetitions.``), none (``one repetition
-    per case, so no error bars.``), or some (``partly_repeated``: ``error bars, where a
-    case repeated, are 95 % intervals over repetitions; run r1 has one repetition per
-    case, so no error bars.``, naming each run of one repetition, ``single_runs``)."""
+    """What the throughput figure's points are and which have error bars (``d``: what it
+    drew): with repetitions, each point the arithmetic mean over a case's repetitions
+    (where a cached/send panel is drawn, the pair table's arms are said to be geometric
+    means), with 95 % Student-t bars on all points (``error bars are 95 % Student-t
+    intervals.``) or some (``partly_repeated``: ``error bars, where a case repeated, are
+    95 % Student-t intervals; run r1 has one repetition per case, so no error bars.``,
+    naming each run of one repetition, ``single_runs``); none (``one repetition per
+    case, so no error bars.``)."""
     if not d.get("repeated"):
         return "one repetition per case, so no error bars."
+    text = "each point is the arithmetic mean over a case's repetitions"
+    if f"{CACHED}/{SEND}" in (d.get("panels") or ()):
+        text += (" (the pair table's arms are geometric means, a little lower where "
+                 "repetitions vary)")
     if not d.get("partly_repeated"):
-        return "error bars are 95 % intervals over repetitions."
+        return text + "; error bars are 95 % Student-t intervals."
     runs = list(d.get("single_runs") or ())
-    text = "error bars, where a case repeated, are 95 % intervals over repetitions"
+    text += "; error bars, where a case repeated, are 95 % Student-t intervals"
     if runs:
         text += (f"; run{'s' if len(runs) > 1 else ''} {_listed(runs)} "
                  f"{'have' if len(runs) > 1 else 'has'} one repetition per case, so no "
@@ -373,7 +382,8 @@ def _latency_caption(d: dict) -> str:
 #: Captions that need nothing from the figure beyond its name.
 FIXED_CAPTIONS = {
     "step_breakdown": (
-        "Where a scheduler step's time goes, mean µs per counted step: the stack sums "
+        "Where a scheduler step's time goes, mean µs per counted step (repetitions "
+        "pooled): the stack sums "
         "to the mean step time; transport is the send call plus the wait for the reply "
         "minus the runner's busy time. The hatched bar beside each stack is the "
         "runner's idle time (waiting for work), which overlaps the scheduler's parts."),

@@ -41,14 +41,16 @@ def test_an_aa_runs_captions_name_its_arms_and_no_cached_panel(runs, tmp_path, c
     copy = " `send'` is `send` run a second time (A/A: one policy against a copy of itself)."
     assert captions["bytes_per_step"] == (
         "Payload bytes per step in each direction against the number of running requests "
-        "(mean over counted steps), one line per arm and codec: `send` and `send'` "
+        "(mean over counted steps, repetitions pooled), one line per arm and codec: "
+        "`send` and `send'` "
         "(msgpack)." + copy)
     assert captions["throughput"] == (
         "Output tokens/s of every case (tokens sampled in counted steps over their busy "
         "wall time), one point per arm and codec: `send` and `send'`; one repetition per "
         "case, so no error bars." + copy)
     assert captions["codec_time_per_step"] == (
-        "Serializer time per step, both directions summed (the scheduler's SchedulerOutput "
+        "Serializer time per step (mean over counted steps, repetitions pooled), both "
+        "directions summed (the scheduler's SchedulerOutput "
         "and the runner's ModelRunnerOutput), one panel per codec (msgpack), one line per "
         "arm: `send` and `send'`." + copy)
     assert not any("cached" in c for c in captions.values())
@@ -59,8 +61,10 @@ def test_a_run_of_both_policies_gets_the_ratio_panel_and_the_box(runs, tmp_path)
     text = captions["throughput"]
     assert text.startswith(
         "Output tokens/s of every case (tokens sampled in counted steps over their busy "
-        "wall time), one point per arm and codec: `send` and `cached`; error bars are 95 % "
-        "intervals over repetitions. Right: cached/send, paired by repetition: geometric "
+        "wall time), one point per arm and codec: `send` and `cached`; each point is the "
+        "arithmetic mean over a case's repetitions (the pair table's arms are geometric "
+        "means, a little lower where repetitions vary); error bars are 95 % Student-t "
+        "intervals. Right: cached/send, paired by repetition: geometric "
         "mean of the per-repetition ratios [95 % Student-t interval] (above 1: cached "
         "faster).")
     # two repetitions give wide t intervals: the ends the bounded axes cut, if any, are
@@ -132,8 +136,9 @@ def test_captions_of_figures_drawn_without_some_parts():
                                                      ("cached+async", "msgpack")],
                                              panels=["tokens/s"], repeated=True)) == (
         "Output tokens/s of every case (tokens sampled in counted steps over their busy "
-        "wall time), one point per arm and codec: `cached` and `cached+async`; error bars "
-        "are 95 % intervals over repetitions. `cached+async` is `cached` with async "
+        "wall time), one point per arm and codec: `cached` and `cached+async`; each point "
+        "is the arithmetic mean over a case's repetitions; error bars are 95 % Student-t "
+        "intervals. `cached+async` is `cached` with async "
         "scheduling.")
 
 

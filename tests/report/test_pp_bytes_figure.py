@@ -37,7 +37,8 @@ def test_the_bytes_figure_of_several_pipeline_sizes_is_drawn_against_n(pp_run):
     assert blocks.caption("bytes_per_step", plots.drawn(fig)) == (
         "Payload bytes per step in each direction against the number of pipeline stages N "
         "(1, 2) at 4 running requests: each step carries one micro-batch of B / N requests, "
-        "so a step's message shrinks with N (mean over counted steps), one line per arm and "
+        "so a step's message shrinks with N (mean over counted steps, repetitions pooled), "
+        "one line per arm and "
         "codec: `send` and `direct` (msgpack). The runner → scheduler message is the same "
         "for both arms.")
 
@@ -82,7 +83,8 @@ def test_the_serializer_time_figure_of_several_pipeline_sizes_is_drawn_against_n
             encode[(steps["policy"] == arm) & (steps["pp"] == n)].mean() for n in (1, 2)])
     assert fig._suptitle.get_text() == "Serializer time per step against pipeline stages"
     assert blocks.caption("codec_time_per_step", plots.drawn(fig)).startswith(
-        "Serializer time per step, both directions summed (the scheduler's SchedulerOutput "
+        "Serializer time per step (mean over counted steps, repetitions pooled), both "
+        "directions summed (the scheduler's SchedulerOutput "
         "and the runner's ModelRunnerOutput), against the number of pipeline stages N (each "
         "step carries one micro-batch of B / N requests), one panel per codec (msgpack), one "
         "line per arm: `send` and `direct`.")
