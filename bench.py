@@ -12,7 +12,7 @@ try:
                                                   signal.SIGHUP))
         import sys
 
-        from ipc_bench.errors import missing_dependency_text
+        from ipc_bench.errors import missing_dependency_text, startup_shortage_text
 
         try:
             from ipc_bench.cli import main
@@ -24,6 +24,12 @@ try:
                 raise
             print(f"bench.py: error: {line}", file=sys.stderr)
             code = 2
+        except (MemoryError, SystemError) as exc:  # an import under a tight ulimit -v
+            line = startup_shortage_text(exc)
+            if line is None:
+                raise
+            print(f"bench.py: error: {line}", file=sys.stderr)
+            code = 1
         sys.exit(code)
 except KeyboardInterrupt:  # SIGINT before the mask above (Python's own handler)
     if __name__ != "__main__":

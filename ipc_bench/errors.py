@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import resource  # here, not where a failed allocation is being reported
 import sys
 from typing import Optional
 
@@ -154,6 +155,23 @@ def resource_shortage_text(exc: BaseException) -> Optional[str]:
         return ("out of memory (MemoryError): a memory limit (ulimit -v, a container's) "
                 "or the machine's memory is too small for this case")
     return None
+
+
+def startup_shortage_text(exc: BaseException) -> Optional[str]:
+    """The line for ``exc`` that escaped a ``bench.py`` command (in practice an import,
+    as a run's cases catch their own, ``resource_shortage_text``) under a memory limit
+    too small for it: a ``MemoryError``, or, where ``RLIMIT_AS`` is set (``ulimit
+    -v``), the ``SystemError`` CPython raises when an allocation fails inside an
+    import. Names the limit in MiB; ``None`` for any other error (a bug, which keeps
+    its traceback)."""
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    limited = soft != resource.RLIM_INFINITY
+    if not (isinstance(exc, MemoryError) or (limited and isinstance(exc, SystemError))):
+        return None
+    limit = (f"the address-space limit of {soft / 2**20:,.0f} MiB (ulimit -v)" if limited
+             else "a memory limit (a container's) or the machine's memory")
+    return (f"out of memory ({type(exc).__name__}): {limit} is too small for bench.py; "
+            "raise it")
 
 
 def fds_exhausted() -> bool:

@@ -43,3 +43,57 @@ def test_a_case_stopped_by_a_resource_limit_says_so_in_one_line(exc, words, tmp_
 def test_other_errors_are_not_called_a_limit():
     assert resource_shortage_text(RuntimeError("dictionary changed size")) is None
     assert resource_shortage_text(ValueError("can't start new thread")) is None
+
+
+
+#: Runs bench.py as ``python bench.py`` does, with an address-space limit (KiB, or
+#: none) and an import of the harness that fails as an allocation under ``ulimit -v``
+#: does (a MemoryError, or CPython's SystemError), at any machine's memory figures.
+_FAILING_IMPORT = """
+import resource, runpy, sys
+kib, error = int(sys.argv[1]), sys.argv[2]
+if kib:
+    resource.setrlimit(resource.RLIMIT_AS, (kib * 1024, resource.RLIM_INFINITY))
+class Fail:
+    def find_spec(self, name, path=None, target=None):
+        if name == "ipc_bench.cli.execute":
+            raise {"memory": MemoryError(), "system": SystemError(
+                "error return without exception set"), "value": ValueError("a bug")}[error]
+sys.meta_path.insert(0, Fail())
+sys.argv = ["bench.py", "--scenario", "decode-steady", "--output", "/nonexistent/x"]
+runpy.run_path("bench.py", run_name="__main__")
+"""
+
+
+def _failing_start(kib: int, error: str):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    return subprocess.run([sys.executable, "-c", _FAILING_IMPORT, str(kib), error],
+                          cwd=Path(__file__).resolve().parents[2], capture_output=True,
+                          text=True, timeout=120)
+
+
+@pytest.mark.parametrize("kib, error, exc", [(64 * 2**20, "memory", "MemoryError"),
+                                             (64 * 2**20, "system", "SystemError")])
+def test_an_import_out_of_memory_under_ulimit_v_says_so_in_one_line(kib, error, exc):
+    # found by lowering ulimit -v until the imports failed: a traceback, now one line
+    proc = _failing_start(kib, error)
+    assert (proc.returncode, proc.stderr) == (1, (
+        f"bench.py: error: out of memory ({exc}): the address-space limit of 65,536 MiB "
+        "(ulimit -v) is too small for bench.py; raise it\n"))
+
+
+def test_other_startup_errors_keep_their_traceback():
+    # a SystemError with no memory limit, or any other error, is a bug
+    for error, last in (("system", "SystemError: error return without exception set"),
+                        ("value", "ValueError: a bug")):
+        proc = _failing_start(0, error)
+        assert proc.returncode == 1
+        assert proc.stderr.startswith("Traceback (most recent call last):")
+        assert proc.stderr.rstrip().endswith(last)
+    proc = _failing_start(0, "memory")
+    assert (proc.returncode, proc.stderr) == (1, (
+        "bench.py: error: out of memory (MemoryError): a memory limit (a container's) or "
+        "the machine's memory is too small for bench.py; raise it\n"))
