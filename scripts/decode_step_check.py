@@ -89,7 +89,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ipc_bench.engine.config import (ConfigError, ModelConfig,  # noqa: E402
-                                     ModelMemoryError, SchedulerConfig, check_model_memory)
+                                     ModelMemoryError, SchedulerConfig, check_model_memory,
+                                     script_memory_refusal)
 from ipc_bench.cli.options import list_items, no_repeats  # noqa: E402
 from ipc_bench.harness import signals  # noqa: E402
 from ipc_bench.report.tables import (ROOFLINE_BELOW_ONE_NOTE, below_roofline,  # noqa: E402
@@ -384,7 +385,8 @@ def memory_refusal(sched: SchedulerConfig, model: ModelConfig, device: str,
     built on ``device`` (``free_bytes``: a GPU's free memory); otherwise the one line
     refusing it: the engine's figures (``ModelMemoryError.needs``: what the model
     needs, the device's limit) and this script's advice, made from the blocks that fit
-    (the engine's advice names ``bench.py``'s options): the largest --num-running and
+    (``script_memory_refusal``; the engine's advice names ``bench.py``'s options): the
+    largest --num-running and
     --context-max that fit, each at the other's value (one left out where none fits),
     or a smaller --preset.
 
@@ -395,21 +397,10 @@ def memory_refusal(sched: SchedulerConfig, model: ModelConfig, device: str,
     try:
         check_model_memory(sched, model, device, free_bytes)
     except ModelMemoryError as exc:
-        fit = exc.blocks_that_fit
-        needs = exc.needs
-    else:
-        return None
-    if fit < 1:
-        return f"{needs}: the weights alone do not fit: use a smaller --preset"
-    width = -(-(hi + extra) // BLOCK_SIZE)  # blocks per row
-    running = fit // width - 1  # the largest B whose B + 1 rows fit
-    context = (fit // sched.max_num_seqs) * BLOCK_SIZE - extra
-    options = ([f"--num-running (at most {running:,} at this --context-max)"]
-               if running >= 1 else []) + \
-              ([f"--context-max (at most {context:,} at this --num-running)"]
-               if context >= lo else [])
-    advice = (f"lower {' or '.join(options)}, or " if options else "") + "use a smaller --preset"
-    return f"{needs}: {advice}"
+        return script_memory_refusal(exc, block_size=BLOCK_SIZE, rows=sched.max_num_seqs,
+                                     context_max=hi, context_min=lo, extra_rows=1,
+                                     extra_tokens=extra)
+    return None
 
 
 def _check(args: argparse.Namespace) -> int:

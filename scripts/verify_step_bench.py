@@ -20,7 +20,11 @@ whether the greedy ids agree and the largest logit difference of the two paths.
     python scripts/verify_step_bench.py --preset cpu --vocab-size 128256 --reps 31
 
 On a loaded CPU only the ratio means anything; a GPU's ratio (many small launches per
-layer one by one) is not measured by it. Exit status 0, or 2 for bad input (one line).
+layer one by one) is not measured by it. Exit status 0, or 2 for bad input (one line),
+such as, on the CPU, a model whose weights and KV cache (the largest ``--num-running``
+rows of ``--context-max`` tokens) exceed the CPU limit: the line gives the largest
+``--num-running``, ``--context-max`` and ``--vocab-size`` that fit, each at the
+others' values.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import sys
 import time
 from pathlib import Path
 
+import msgspec
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -37,9 +42,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ipc_bench.cli.once import OnceParser  # noqa: E402
 from ipc_bench.cli.options import (MAX_MODEL_LEN, MAX_NUM_SEQS, MAX_SEED,  # noqa: E402
                                    _int_in, _parse_int, list_items, no_repeats)
-from ipc_bench.engine.config import (MAX_NUM_SPEC_TOKENS, ConfigError,  # noqa: E402
-                                     ModelConfig, ModelMemoryError, SchedulerConfig,
-                                     TORCH_PRESETS, check_model_memory)
+from ipc_bench.engine.config import (MAX_CPU_MODEL_BYTES,  # noqa: E402
+                                     MAX_NUM_SPEC_TOKENS, ConfigError, ModelConfig,
+                                     ModelMemoryError, SchedulerConfig, TORCH_PRESETS,
+                                     check_model_memory, kv_cache_bytes,
+                                     script_memory_refusal, weight_bytes)
 from ipc_bench.errors import one_line  # noqa: E402
 
 #: Tokens per KV block (the scheduler's default, as vLLM's).
@@ -177,26 +184,49 @@ def parse_args(argv=None) -> argparse.Namespace:
         raise BadInput(f"--context-max: must be at least --context-min "
                        f"({args.context_min}), got {args.context_max}")
     for n in args.num_running:
-        sched = scheduler_config(args, n)
         try:
-            sched.validate()
-            if args.device == "cpu":
-                check_model_memory(sched, model_config(args), "cpu")
-        except ModelMemoryError as err:
-            raise BadInput(f"--num-running {n}: {_own_advice(err)}") from None
+            scheduler_config(args, n).validate()
         except ConfigError as err:
             raise BadInput(f"--num-running {n}: {err}") from None
+    if args.device == "cpu":  # the largest size needs the most memory
+        rows = max(args.num_running)
+        sched = scheduler_config(args, rows)
+        try:
+            check_model_memory(sched, model_config(args), "cpu")
+        except ModelMemoryError as err:
+            raise BadInput(f"--num-running {rows}: {memory_refusal(err, args, sched)}") \
+                from None
+        except ConfigError as err:
+            raise BadInput(f"--num-running {rows}: {err}") from None
     return args
 
 
-def _own_advice(err: ModelMemoryError) -> str:
-    """``check_model_memory``'s refusal with this script's advice, made from its
-    figures (the engine's names ``bench.py``'s options): the KV cache is sized by
-    ``--num-running`` and ``--context-max``, and the model by ``--preset``."""
-    if err.blocks_that_fit < 1:
-        return f"{err.needs}: the weights alone do not fit: use a smaller --preset"
-    return (f"{err.needs}: lower --num-running or --context-max (num_blocks at most "
-            f"{err.blocks_that_fit:,}) or use a smaller --preset")
+def memory_refusal(err: ModelMemoryError, args: argparse.Namespace,
+                   sched: SchedulerConfig) -> str:
+    """``check_model_memory``'s refusal on the CPU of the largest ``--num-running``
+    (``sched``) as one line naming this script's options (``script_memory_refusal``:
+    the engine's advice names ``bench.py``'s): the largest ``--num-running`` (rows) at
+    this ``--context-max`` and ``--context-max`` (tokens) at this ``--num-running``
+    where blocks fit beside the weights, the largest ``--vocab-size`` (ids: the
+    embedding and LM head grow with it) at both where one of at least 2 fits, or a
+    smaller ``--preset``. Raises nothing."""
+    vocab = vocab_that_fits(sched, model_config(args))
+    more = ((f"--vocab-size (at most {vocab:,} at this --num-running and --context-max)",)
+            if vocab >= 2 else ())
+    return script_memory_refusal(err, block_size=BLOCK_SIZE, rows=sched.max_num_seqs,
+                                 context_max=args.context_max,
+                                 context_min=args.context_min, more=more)
+
+
+def vocab_that_fits(sched: SchedulerConfig, model: ModelConfig) -> int:
+    """The largest vocabulary (ids) at which ``model``'s float32 weights and the KV
+    cache of ``sched`` fit ``MAX_CPU_MODEL_BYTES`` together (``weight_bytes`` grows by
+    the same bytes per id); below 2 where none does. Raises ``ConfigError`` for an
+    unknown preset."""
+    base = weight_bytes(msgspec.structs.replace(model, vocab_size=1), "cpu")
+    per_id = weight_bytes(msgspec.structs.replace(model, vocab_size=2), "cpu") - base
+    room = MAX_CPU_MODEL_BYTES - kv_cache_bytes(sched, model, "cpu") - (base - per_id)
+    return room // per_id
 
 
 def main(argv=None) -> int:

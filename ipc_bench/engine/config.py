@@ -444,3 +444,36 @@ def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device:
         f"cache (num_blocks {scheduler.num_blocks:,} x block_size {scheduler.block_size}), "
         f"{_gib(weights + kv, digits)} in all, on {device_label or device}; {where}",
         advice, fit)
+
+
+def script_memory_refusal(err: ModelMemoryError, *, block_size: int, rows: int,
+                          context_max: int, context_min: int, extra_rows: int = 0,
+                          extra_tokens: int = 0, more: tuple[str, ...] = ()) -> str:
+    """``check_model_memory``'s refusal as one line for a script whose KV cache is
+    ``rows`` rows (its largest ``--num-running`` plus ``extra_rows``) of
+    ``ceil((context_max + extra_tokens) / block_size)`` blocks each, tokens per block
+    ``block_size``, rather than ``bench.py``'s ``--num-blocks``: the engine's figures
+    (``err.needs``) and advice made from ``err.blocks_that_fit`` naming the script's
+    own options. Where blocks fit beside the weights: the largest ``--num-running`` at
+    this ``--context-max`` (rows) and the largest ``--context-max`` at this
+    ``--num-running`` (tokens; left out below ``context_min``, the script's
+    ``--context-min``), each left out where none fits; then ``more`` (further bounds
+    the caller words, e.g. ``"--vocab-size (at most 9)"``), then a smaller
+    ``--preset``. Where none fits: ``the weights alone do not fit``, ``more``, a
+    smaller ``--preset``. Raises nothing.
+
+    For example ``tiny needs ...; the CPU limit is 6.0 GiB: lower --num-running (at
+    most 13 at this --context-max) or --context-max (at most 380 at this
+    --num-running), or use a smaller --preset``."""
+    fit = err.blocks_that_fit
+    options = list(more)
+    if fit >= 1:
+        width = -(-(context_max + extra_tokens) // block_size)
+        running = fit // width - extra_rows
+        context = (fit // rows) * block_size - extra_tokens
+        options[:0] = ([f"--num-running (at most {running:,} at this --context-max)"]
+                       if running >= 1 else []) + \
+                      ([f"--context-max (at most {context:,} at this --num-running)"]
+                       if context >= context_min else [])
+    advice = (f"lower {' or '.join(options)}, or " if options else "") + "use a smaller --preset"
+    return f"{err.needs}: " + ("" if fit >= 1 else "the weights alone do not fit: ") + advice

@@ -27,13 +27,29 @@ BAD_INPUT = [
      "scripts/hot_path_bench.py --list)"),
     ("hot_path_bench", ["--bogus"], "hot_path_bench.py: error: unrecognized arguments: "
      "--bogus"),
-    # the engine's memory refusal with this script's advice, from its figures
+    # the engine's memory refusal with this script's advice, from its figures: 196,383
+    # blocks fit, 785 rows of 250 blocks; 3 blocks a row at 60,000 rows (48 tokens) is
+    # below --context-min 64, and no vocabulary fits beside 457.8 GiB of cache
     ("verify_step_bench", ["--device", "cpu", "--preset", "cpu", "--num-running", "60000",
                            "--context-max", "4000"],
      "verify_step_bench: --num-running 60000: cpu needs 0.0 GiB of weights + 457.8 GiB of "
      "KV cache (num_blocks 15,000,000 x block_size 16), 457.8 GiB in all, on cpu; the CPU "
-     "limit is 6.0 GiB: lower --num-running or --context-max (num_blocks at most 196,383) "
-     "or use a smaller --preset"),
+     "limit is 6.0 GiB: lower --num-running (at most 785 at this --context-max), or use a "
+     "smaller --preset"),
+    # the largest size is the one checked: 65 blocks a row at 3,000 rows, 1,040 tokens
+    ("verify_step_bench", ["--device", "cpu", "--preset", "cpu", "--num-running",
+                           "16,3000,64", "--context-max", "4000"],
+     "verify_step_bench: --num-running 3000: cpu needs 0.0 GiB of weights + 22.9 GiB of "
+     "KV cache (num_blocks 750,000 x block_size 16), 22.9 GiB in all, on cpu; the CPU "
+     "limit is 6.0 GiB: lower --num-running (at most 785 at this --context-max) or "
+     "--context-max (at most 1,040 at this --num-running), or use a smaller --preset"),
+    # the cpu preset's weights grow by 1 KiB an id (embedding and LM head of 256 floats)
+    ("verify_step_bench", ["--device", "cpu", "--preset", "cpu", "--vocab-size",
+                           "2000000000"],
+     "verify_step_bench: --num-running 64: cpu needs 3814.7 GiB of weights + 0.1 GiB of "
+     "KV cache (num_blocks 2,048 x block_size 16), 3814.8 GiB in all, on cpu; the CPU "
+     "limit is 6.0 GiB: the weights alone do not fit: lower --vocab-size (at most "
+     "3,109,885 at this --num-running and --context-max), or use a smaller --preset"),
     ("verify_step_bench", ["--device", "cpu", "--preset", "llama-3.1-8b", "--num-running",
                            "4"],
      "verify_step_bench: --num-running 4: llama-3.1-8b needs 26.0 GiB of weights + 0.5 GiB "
@@ -175,6 +191,48 @@ def test_bad_input_is_one_line_and_exit_2(script, argv, line, tmp_path):
     out = run_script(script, *(a.replace("{missing}", missing) for a in argv))
     assert (out.returncode, out.stderr, out.stdout) == (
         2, line.replace("{missing}", missing) + "\n", "")
+
+
+#: (arguments refused, the end of the refusal, arguments at each bound it names (they
+#: fit), one more than each bound (refused)): at --vocab-size 2,000,000 (3.8 GiB of
+#: weights) and 500 rows at --context-max 4,000, each bound holds the other options as
+#: they are; at --vocab-size 2,000,000,000 the weights alone do not fit
+MEMORY_BOUNDS = [
+    (["--vocab-size", "2000000", "--num-running", "16,500", "--context-max", "4000"],
+     "lower --num-running (at most 285 at this --context-max) or --context-max (at most "
+     "2,272 at this --num-running) or --vocab-size (at most 1,142,653 at this "
+     "--num-running and --context-max), or use a smaller --preset",
+     [["--vocab-size", "2000000", "--num-running", "16,285", "--context-max", "4000"],
+      ["--vocab-size", "2000000", "--num-running", "16,500", "--context-max", "2272"],
+      ["--vocab-size", "1142653", "--num-running", "16,500", "--context-max", "4000"]],
+     [["--vocab-size", "2000000", "--num-running", "16,286", "--context-max", "4000"],
+      ["--vocab-size", "2000000", "--num-running", "16,500", "--context-max", "2273"],
+      ["--vocab-size", "1142654", "--num-running", "16,500", "--context-max", "4000"]]),
+    (["--vocab-size", "2000000000"],
+     "the weights alone do not fit: lower --vocab-size (at most 3,109,885 at this "
+     "--num-running and --context-max), or use a smaller --preset",
+     [["--vocab-size", "3109885"]], [["--vocab-size", "3109886"]]),
+]
+
+
+@pytest.mark.parametrize("argv,advice,fits,refused", MEMORY_BOUNDS,
+                         ids=[" ".join(a) for a, *_ in MEMORY_BOUNDS])
+def test_verify_step_bench_memory_bounds_are_the_largest_that_fit(argv, advice, fits,
+                                                                   refused):
+    """``verify_step_bench``'s memory refusal names bounds on its own options
+    (``--num-running``, ``--context-max``, ``--vocab-size``); each is the largest
+    value that ``check_model_memory`` lets through on the CPU."""
+    bench = load_script("verify_step_bench")
+    base = ["--device", "cpu", "--preset", "cpu"]
+    with pytest.raises(bench.BadInput) as refusal:
+        bench.parse_args(base + argv)
+    assert str(refusal.value).endswith("the CPU limit is 6.0 GiB: " + advice)
+    for more in fits:
+        assert bench.parse_args(base + more).device == "cpu"
+    for more in refused:
+        # just over the limit, the figures have more decimals: 6.003 GiB in all
+        with pytest.raises(bench.BadInput, match=r"the CPU limit is 6\.0+ GiB: lower "):
+            bench.parse_args(base + more)
 
 
 def test_hot_path_bench_lists_the_names_its_only_checks_and_its_examples_match():
