@@ -137,7 +137,16 @@ def stream_drift(stats: StreamStats) -> dict[str, Any]:
 
 
 def stream_summary(stats: StreamStats) -> dict[str, Any]:
-    """The fields ``summary.summarize_case`` gives a case, from the sums."""
+    """The fields ``summary.summarize_case`` gives a streamed case, from the sums.
+
+    Its byte figures are payload bytes (the encoded messages' lengths, ``steps.csv``'s
+    ``s2r_payload_bytes`` and ``r2s_payload_bytes``), none of them wire bytes:
+    ``s2r_payload_bytes_total`` and ``r2s_payload_bytes_total`` over every step, warm-up
+    included, and ``*_payload_bytes_per_step`` over the counted steps, without frame
+    heads or marker frames. A case kept whole gives wire totals instead
+    (``summary._wire_bytes``: ``s2r_wire_bytes_total``, ``r2s_wire_bytes_total``); the
+    sums here cannot (a frame's head depends on its own length), so a streamed case
+    has none. Raises nothing."""
     n = stats.num_counted_steps
     out: dict[str, Any] = dict(
         num_steps=n, num_warmup_steps=stats.num_warmup_steps,
