@@ -5,7 +5,8 @@ Per counted step (means unless named ``_median``), added to the case's summary:
 - ``tp``: N, the number of runner ranks; ``tp_cores``: CPUs of the scheduler's
   affinity mask, with ``--cpu-affinity`` of the case's sets together (absent, with the two flags below, when ranks started by hand read
   another machine's clock: they do not share this machine's cores); ``tp_oversubscribed``: fewer than N + 1 of them (the ranks and the
-  scheduler share cores: timings not comparable); ``tp_timings_withheld``: fewer than
+  scheduler share cores: timings not comparable, whatever the broadcast;
+  ``tp_core_warning`` words it); ``tp_timings_withheld``: fewer than
   N + 2 (``analysis.cores``: the tables leave the timings out, this file keeps them);
 - ``tp_s2r_bytes_written_per_step``: bytes the scheduler writes once per step: on
   the ring (``shm*``) the chunk head and payload (``shm_ring.ring_message_bytes``),
@@ -170,6 +171,31 @@ def tp_figures(result: CaseResult, c: np.ndarray) -> dict[str, Any]:
                    tp_lag_ns_median=float(np.median(lag)),
                    tp_slowest_rank_share=[float(x) for x in slowest])
     return out
+
+
+def tp_core_warning(summary: dict[str, Any]) -> Optional[str]:
+    """The warning of a ``--tp N`` case summary whose scheduler and N ranks
+    outnumbered its cores (``tp_oversubscribed``: fewer than N + 1 ``tp_cores``),
+    saying how they shared them, whatever the broadcast: spinning ring readers
+    (``shm``) hold a core each while they wait, ``--tp 4 with spinning readers (shm)
+    on 2 core(s): 5 processes share them; those timings are not comparable``; readers
+    that sleep while they wait (``ipc``, ``shm-block``, ``tcp``) all wake for the
+    same frame, so the ranks decode and run each step at once, ``--tp 4 over ipc on
+    2 core(s): the 4 ranks sleep between steps but wake together for each step's
+    broadcast, so 5 processes share the cores while they run it; those timings are
+    not comparable``. ``None`` for another case, one with enough cores, or one
+    without ``tp_cores`` (ranks started by hand on other machines). Raises nothing."""
+    n, cores = summary.get("tp"), summary.get("tp_cores")
+    if not summary.get("tp_oversubscribed") or n is None or cores is None:
+        return None
+    transport = summary.get("transport")
+    if RING_TRANSPORTS.get(transport) == "spin":
+        return (f"--tp {n} with spinning readers ({transport}) on {cores} core(s): "
+                f"{n + 1} processes share them; those timings are not comparable")
+    return (f"--tp {n} over {transport} on {cores} core(s): the {n} ranks sleep between "
+            "steps but wake together for each step's broadcast, so "
+            f"{n + 1} processes share the cores while they run it; those timings are not "
+            "comparable")
 
 
 def tp_saving(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
