@@ -53,7 +53,7 @@ from ipc_bench.analysis.soak import rss_summary, stream_summary
 from ipc_bench.analysis.stats import percentiles_ms
 from ipc_bench.analysis.pp import pp_figures
 from ipc_bench.analysis.send_cost import case_off_nominal, float_or_none
-from ipc_bench.analysis.tp import tp_figures
+from ipc_bench.analysis.tp import tp_core_warning, tp_figures
 from ipc_bench.harness.spec import (INPROC, RUNNER_COLUMNS, RUNNER_TIMESTAMP_COLUMNS,
                                     SCHED_COLUMNS, CaseResult)
 from ipc_bench.harness.recording import cut_at_max_model_len
@@ -1223,8 +1223,8 @@ def core_warnings(summary: dict[str, Any]) -> list[str]:
     """The warnings of a case whose processes outnumbered its cores (a fact of the
     machine and the case's N, the same for every case of that N; part of
     ``noise_warnings``): a ``--pp`` case's N stages and scheduler
-    (``pp_oversubscribed``), a ``--tp`` case's N spinning ``shm`` readers and scheduler
-    (``tp_oversubscribed``), a one-runner ``shm`` case's reader and scheduler
+    (``pp_oversubscribed``), a ``--tp`` case's N ranks and scheduler, whatever the
+    broadcast (``tp_oversubscribed``, ``tp.tp_core_warning``), a one-runner ``shm`` case's reader and scheduler
     (``shm_oversubscribed``). ``--pp 2 on 2 core(s): 3 processes share them; those
     timings are not comparable``. Empty when none."""
     warnings = []
@@ -1232,11 +1232,9 @@ def core_warnings(summary: dict[str, Any]) -> list[str]:
         n, n_cores = summary["pp"], summary["pp_cores"]
         warnings.append(f"--pp {n} on {n_cores} core(s): {n + 1} processes share them; "
                         "those timings are not comparable")
-    if (summary.get("tp_oversubscribed") and summary.get("tp_cores") is not None
-            and summary.get("transport") == "shm"):
-        n, n_cores = summary["tp"], summary["tp_cores"]
-        warnings.append(f"--tp {n} with spinning readers (shm) on {n_cores} core(s): "
-                        f"{n + 1} processes share them; those timings are not comparable")
+    tp = tp_core_warning(summary)
+    if tp:
+        warnings.append(tp)
     if summary.get("shm_oversubscribed") and summary.get("shm_cores") is not None:
         warnings.append(f"--transport shm with a spinning reader on {summary['shm_cores']} "
                         "core(s): 2 processes share them; those timings are not comparable")
@@ -1260,8 +1258,8 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
     (``cpu_usage`` from ``environment.cpu_usage_between``); ``core_warnings``: a ``--pp`` case whose N
     stages and scheduler outnumbered the cores (``pp_oversubscribed``: the warning
     ``scenarios/pp`` printed before the run once, now with the case, so a run refused
-    later prints its error alone); likewise a ``--tp`` case of spinning ``shm`` readers
-    with fewer than N + 1 cores (``tp_oversubscribed``) and a one-runner ``shm`` case
+    later prints its error alone); likewise a ``--tp`` case with fewer than N + 1 cores
+    (``tp_oversubscribed``, any broadcast) and a one-runner ``shm`` case
     with fewer than 2 (``shm_oversubscribed``); an ``x floor`` below 1
     (``floor_below_one_warning``); a replay whose warm-up scheduled most of its tokens
     (``warmup_tokens_warning``); a fixed-step case whose median model step is off its
