@@ -384,27 +384,28 @@ def _seconds(value: float) -> str:
 
 def drift_lines(summary: dict[str, Any]) -> list[str]:
     """Byte drift (``stream_drift``), one line per direction that has it, e.g. ``s2r
-    bytes per request per decode step: 112.11 -> 107.42 (-4.18 %)`` (baseline window
-    after warm-up -> end window); empty when the case had too few windows."""
+    payload bytes per request per decode step: 112.11 -> 107.42 (-4.18 %)`` (baseline
+    window after warm-up -> end window); empty when the case had too few windows."""
     out = []
     for d in ("s2r", "r2s"):
         v = _f(summary, f"{d}_decode_bytes_per_req_drift_pct")
         if v is not None:
-            out.append(f"{d} bytes per request per decode step: "
+            out.append(f"{d} payload bytes per request per decode step: "
                        f"{_f(summary, f'{d}_decode_bytes_per_req_baseline') or 0:.2f} -> "
                        f"{_f(summary, f'{d}_decode_bytes_per_req_end') or 0:.2f} ({v:+.2f} %)")
     return out
 
 
 #: What ``drift_lines`` compare, for the report's finding and section.
-DRIFT_WHAT = ("bytes per scheduled request in pure-decode steps, the baseline window "
-              "after warm-up -> the end window")
+DRIFT_WHAT = ("payload bytes per scheduled request in pure-decode steps, the baseline "
+              "window after warm-up -> the end window")
 
 
 def drift_finding(summary: dict[str, Any]) -> Optional[str]:
     """The report's finding on one soak case's byte drift: ``drift_lines`` verbatim,
-    e.g. ``Soak trace=soak:400/send/msgpack#0: byte drift (DRIFT_WHAT): s2r bytes per
-    request per decode step: 112.11 -> 107.42 (-4.18 %); r2s ...``; ``None`` without."""
+    e.g. ``Soak trace=soak:400/send/msgpack#0: byte drift (DRIFT_WHAT): s2r payload
+    bytes per request per decode step: 112.11 -> 107.42 (-4.18 %); r2s ...``; ``None``
+    without."""
     lines = drift_lines(summary)
     if not lines:
         return None

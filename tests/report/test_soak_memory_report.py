@@ -53,8 +53,8 @@ TOO_FEW = [f"{who} {what}: too few samples" for who in ("sched", "runner")
 DRIFT = dict(s2r_decode_bytes_per_req_baseline=112.11, s2r_decode_bytes_per_req_end=107.42,
              s2r_decode_bytes_per_req_drift_pct=-4.18, r2s_decode_bytes_per_req_baseline=97.65,
              r2s_decode_bytes_per_req_end=94.94, r2s_decode_bytes_per_req_drift_pct=-2.78)
-DRIFT_LINES = ["s2r bytes per request per decode step: 112.11 -> 107.42 (-4.18 %)",
-               "r2s bytes per request per decode step: 97.65 -> 94.94 (-2.78 %)"]
+DRIFT_LINES = ["s2r payload bytes per request per decode step: 112.11 -> 107.42 (-4.18 %)",
+               "r2s payload bytes per request per decode step: 97.65 -> 94.94 (-2.78 %)"]
 
 
 def test_the_terminal_prints_the_memory_lines():
@@ -150,13 +150,13 @@ def test_the_report_gives_the_terminals_drift_lines():
     res = results_of([s])
     assert drift_finding(s) in findings.findings(res)
     assert drift_finding(s) == (
-        "Soak trace=soak:300/send/msgpack#0: byte drift (bytes per scheduled request in "
-        "pure-decode steps, the baseline window after warm-up -> the end window): "
+        "Soak trace=soak:300/send/msgpack#0: byte drift (payload bytes per scheduled "
+        "request in pure-decode steps, the baseline window after warm-up -> the end window): "
         + "; ".join(DRIFT_LINES) + ".")
     built = blocks._soak_blocks(res, 3)
     assert built[-2:] == [
-        ("p", "Byte drift (bytes per scheduled request in pure-decode steps, the baseline "
-              "window after warm-up -> the end window):"), ("ul", DRIFT_LINES)]
+        ("p", "Byte drift (payload bytes per scheduled request in pure-decode steps, the "
+              "baseline window after warm-up -> the end window):"), ("ul", DRIFT_LINES)]
     # Drift alone (too few memory samples): the section gives it, with the steps.
     bare = {k: v for k, v in s.items() if "_growth_pct" not in k or "drift" in k}
     # (the memory lines say why no table: too few samples)
