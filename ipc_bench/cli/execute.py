@@ -53,7 +53,8 @@ from ipc_bench.harness.environment import (collect_metadata, cpu_usage_between,
                                            trace_record)
 from ipc_bench.harness.spec import CaseError
 from ipc_bench.harness.supervisor import run_case
-from ipc_bench.harness.progress import case_progress, progress_enabled
+from ipc_bench.harness.floor import set_floor_progress
+from ipc_bench.harness.progress import RunPace, case_progress, progress_enabled
 from ipc_bench.harness.run_folder import (DIR_MODE, RunFolderError, RunWriter, default_run_dir,
                                          run_in_progress)
 from ipc_bench.harness.scenario import ARM_ORDER, SCENARIO_OPTIONS
@@ -101,7 +102,8 @@ def run_cases(args, cases, scenario_report: Optional[Callable] = None,
         with signals.deferred():  # a signal here leaves no folder or a valid one
             writer = open_run_dir(args, metadata)
             run = _Run(writer.run_dir, writer, quiet=args.quiet, num_cases=len(cases),
-                       progress_bar=progress_enabled(args.quiet), remote=remote)
+                       progress_bar=progress_enabled(args.quiet), remote=remote,
+                       pace=RunPace(cases))
         run.log(f"ipc-bench: {args.scenario}, {len(cases)} case{'' if len(cases) == 1 else 's'}"
                 f" -> {one_line(str(run.run_dir))}")  # a line break in DIR escaped
         for note in metadata["notes"]:
@@ -393,6 +395,8 @@ class _Run:
     #: The cores warnings (``summary.core_warnings``) logged so far: each is logged
     #: under the first case that carries it (every case's summary keeps its own).
     cores_logged: set = field(default_factory=set)
+    #: The run's pace, for the heartbeat's estimate of the run left (off a terminal).
+    pace: Optional[RunPace] = None
 
     def log(self, msg: str) -> None:
         if not self.quiet:
@@ -413,8 +417,14 @@ class _Run:
             # written as interrupted before its first step, not left named running.
             self.writer.begin_case(case)
             if not self.quiet:
-                bar = case_progress(case, f"{tag} {case.case_id}", bar=self.progress_bar)
-            run_case(case, on_step=bar, result=result, sink=self.writer, remote=self.remote)
+                bar = case_progress(case, f"{tag} {case.case_id}", bar=self.progress_bar,
+                                    run=self.pace, index=i - 1)
+            previous = set_floor_progress(None if bar is None else bar.floor)
+            try:
+                run_case(case, on_step=bar, result=result, sink=self.writer,
+                         remote=self.remote)
+            finally:
+                set_floor_progress(previous)
         except Interrupted as exc:
             if (result.floor_interrupted or result.report_interrupted) and result.sched_rows:
                 self._interrupted_after_steps(result, exc, cpu_before)

@@ -26,6 +26,10 @@ other every quarter of the peer timeout (``wire.control.Heartbeat``: the schedul
 markers with ``KeepAlive``, which the runner's loop reads before the floor's marker;
 the runner ``KeepAlive`` on the control socket, which the scheduler's wait for
 ``FloorReady`` skips).
+
+Progress: ``set_floor_progress`` names a callable that ``replay_floor`` tells how far
+it is (the case's bar or heartbeat, ``progress``): as it begins, every so many steps
+(as the callable asks), as it ends; no floor step's time holds a call's.
 """
 
 from __future__ import annotations
@@ -41,6 +45,20 @@ from ipc_bench.wire.channel import FLOOR_REPLY, FLOOR_REQUEST, RunnerChannel
 from ipc_bench.wire.codecs import DecodeError, model_runner_output_codec, scheduler_output_codec
 from ipc_bench.wire.control import (BeginFloor, ErrorReport, FloorReady, Heartbeat,
                                     KeepAlive, beating, no_beat)
+
+#: ``progress(done, total)`` -> the count of steps done at which to call it next.
+FloorProgress = Callable[[int, int], int]
+_progress: Optional[FloorProgress] = None
+
+
+def set_floor_progress(progress: Optional[FloorProgress]) -> Optional[FloorProgress]:
+    """Have ``replay_floor`` call ``progress(done, total)`` from now on (``None``: call
+    nothing, the default): ``done`` of the floor's ``total`` steps replayed, 0 as it
+    begins (before its messages are decoded) and ``total`` as it ends; it returns the
+    count of steps done at which it wants its next call. Returns the one it replaces."""
+    global _progress
+    previous, _progress = _progress, progress
+    return previous
 
 
 def decode_all(decode, frames, beat: Callable[[], None] = no_beat) -> list:
@@ -72,6 +90,8 @@ def replay_floor(exchange, codec: str, frames: list[bytes], seqs: list[int]) -> 
     encode, decode = s_codec.encode, model_runner_output_codec(codec).decode
     perf = time.perf_counter_ns
     out = []
+    progress = _progress
+    next_i = len(frames) if progress is None else progress(0, len(frames)) - 1
     beat = exchange.heartbeat(fresh=False).beat  # after the end of the case's records
     with beating(beat):  # one call over the whole heap
         gc.collect()  # the case's garbage, before the messages exist (they all live on)
@@ -97,9 +117,14 @@ def replay_floor(exchange, codec: str, frames: list[bytes], seqs: list[int]) -> 
                                 f"runner: {exc}") from None
             t = perf()
             out.append(t - t_prev)
+            if i >= next_i:  # outside the floor's step times
+                next_i = progress(i + 1, len(msgs)) - 1
+                t = perf()
             t_prev = t
     finally:
         thaw_heap(owned)
+    if progress is not None:
+        progress(len(msgs), len(msgs))
     return out
 
 

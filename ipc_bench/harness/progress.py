@@ -6,14 +6,17 @@ requests finished out of the workload's requests (trace replays), shows output
 tokens/s since the case's first step and tqdm's ETA. Bars are drawn only when standard
 error is a terminal and not in CI (the ``CI`` environment variable set, as GitHub
 Actions, GitLab CI and most others do). Elsewhere (a log file, a pipe, a CI job) a case
-writes instead one plain line a minute (``CaseHeartbeat``), so a long case is seen to
-advance and the end of its steps estimated (its floor, after them, writes none);
-nothing at all with ``--quiet``.
+writes instead one plain line a minute (``CaseHeartbeat``), its wall-clock time first, so
+a long case is seen to advance, through its steps and then its floor, and the end of
+each estimated, and of the whole run where the cases' step counts are known
+(``RunPace``); nothing at all with ``--quiet``.
 
 The bar is ``run_case``'s ``on_step`` callback, called after every step outside the
-timed region. To keep its cost per step to one comparison, it touches the bar only
-every ``stride`` steps, a stride it re-sizes so that updates come about every
-``interval_s`` (0.1 s) whatever the step rate.
+timed region, and its ``floor`` method the floor's (``floor.set_floor_progress``),
+called outside the floor's step times. To keep its cost per step to one comparison, it
+touches the bar only every ``stride`` steps, a stride it re-sizes so that updates come
+about every ``interval_s`` (0.1 s) whatever the step rate. In the floor the bar starts
+again, named ``... floor``, counting the floor's steps.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import IO, Mapping, Optional
+from typing import IO, Callable, Mapping, NamedTuple, Optional, Sequence
 
 _FALSE = ("", "0", "false", "no")
 
@@ -45,8 +48,9 @@ def progress_enabled(quiet: bool, stream: Optional[IO] = None,
 class _Strided:
     """What a case's progress shares, callable as ``on_step(seq, num_output_tokens,
     num_finished)``: ``seq`` exchanges done, tokens sampled so far, requests finished
-    so far. It looks at the clock only every ``stride`` steps, a stride re-sized so
-    that looks come about every ``interval_s``, and hands each look to ``_show``.
+    so far; then ``floor(n, total)`` as its floor replays. It looks at the clock only
+    every ``stride`` steps, a stride re-sized so that looks come about every
+    ``interval_s``, and hands each look to ``_show`` (``_show_floor``).
     ``total``: steps (``by_requests`` false) or requests; ``None`` if unknown."""
 
     def __init__(self, total: Optional[int], by_requests: bool, interval_s: float):
@@ -59,6 +63,7 @@ class _Strided:
         self.t_first = self.t_last
         self.tokens_first = 0
         self.updates = 0
+        self.t_floor: Optional[float] = None  # when the floor began (``floor``)
 
     def __call__(self, seq: int, num_output_tokens: int = 0, num_finished: int = 0) -> None:
         if seq < self.next_seq:
@@ -72,14 +77,31 @@ class _Strided:
             rate = ((num_output_tokens - self.tokens_first) / (now - self.t_first)
                     if now > self.t_first else None)
         self._show(n, rate, now)
+        self._restride(now)
+        self.next_seq = seq + self.stride
+
+    def floor(self, n: int, total: int) -> int:
+        """The floor's progress (``floor.set_floor_progress``): ``n`` of its ``total``
+        steps replayed (0 as it begins, ``total`` as it ends); returns the count of
+        steps replayed at which to be called next, ``stride`` steps on."""
+        now = time.monotonic()
+        if self.t_floor is None:
+            self.t_floor = now
+        self._show_floor(n, total, now)
+        self._restride(now)
+        return n + self.stride
+
+    def _restride(self, now: float) -> None:
         dt = now - self.t_last
         want = self.stride * self.interval_s / dt if dt > 0 else self.stride * 10
         self.stride = int(max(1, min(self.stride * 10, want, 1_000_000)))
-        self.next_seq = seq + self.stride
         self.t_last = now
         self.updates += 1
 
     def _show(self, n: int, rate: Optional[float], now: float) -> None:
+        raise NotImplementedError
+
+    def _show_floor(self, n: int, total: int, now: float) -> None:
         raise NotImplementedError
 
     def close(self) -> None:
@@ -87,7 +109,8 @@ class _Strided:
 
 
 class CaseProgress(_Strided):
-    """A tqdm bar for one case (see ``_Strided`` for the call and ``total``)."""
+    """A tqdm bar for one case (see ``_Strided`` for the call and ``total``); in its
+    floor the bar starts again as ``DESC floor``, out of the floor's steps."""
 
     def __init__(self, desc: str, total: Optional[int], by_requests: bool,
                  stream: Optional[IO] = None, interval_s: float = 0.1):
@@ -97,6 +120,7 @@ class CaseProgress(_Strided):
         self.bar = tqdm(total=total, desc=desc, unit="req" if by_requests else "step",
                         file=sys.stderr if stream is None else stream, leave=False,
                         dynamic_ncols=True, mininterval=interval_s, smoothing=0.2)
+        self.in_floor = False
 
     def _show(self, n: int, rate: Optional[float], now: float) -> None:
         if n > self.bar.n:
@@ -104,38 +128,64 @@ class CaseProgress(_Strided):
         if rate is not None:
             self.bar.set_postfix_str(f"{rate:,.0f} tok/s", refresh=False)
 
+    def _show_floor(self, n: int, total: int, now: float) -> None:
+        if not self.in_floor:  # the same bar, from 0, counting the floor's steps
+            self.in_floor = True
+            self.bar.set_description_str(f"{self.bar.desc} floor", refresh=False)
+            self.bar.set_postfix_str("", refresh=False)
+            self.bar.unit = "step"
+            self.bar.reset(total=total)
+        if n > self.bar.n:
+            self.bar.update(n - self.bar.n)
+
     def close(self) -> None:
         """Remove the bar (the caller prints the case's result line)."""
         self.bar.close()
 
 
+def _stamp() -> str:
+    """The local time of day a heartbeat line begins with: ``15:42:07``."""
+    return time.strftime("%H:%M:%S")
+
+
 class CaseHeartbeat(_Strided):
     """One case's progress where no bar can be drawn: a line to ``stream`` (default
     standard error) every ``every_s`` seconds (60) of the case, none before, so a short
-    case writes nothing::
+    case writes nothing; its steps, then its floor::
 
-        [2/8] num_running=256/send/msgpack#0: 41,200 of 60,200 steps after 1 min 0 s, 3,310 tok/s; about 28 s of steps left at this pace, then the floor
+        15:42:07 [2/8] num_running=256/send/msgpack#0: 41,200 of 60,200 steps after 1 min 0 s, 3,310 tok/s; about 28 s of steps left at this pace, then the floor; about 9 min 40 s of the run left
+        15:43:07 [2/8] num_running=256/send/msgpack#0: floor 31,000 of 60,000 steps after 2 min 0 s; about 19 s of the floor left at this pace; about 8 min 50 s of the run left
 
+    ``stamp()``: the line's first word (default ``_stamp``: the local time of day).
     ``after``: since the case began (its runner's start-up included). The time left is
-    the pace since the case's first step carried to ``total`` (none without a total);
-    ``floor``: the case replays its floor after its steps, which the estimate leaves
-    out. Tokens/s count from the first step, as the bar's do."""
+    the pace since the case's first step (the floor's start) carried to ``total`` (the
+    floor's); none without a total. ``floor``: the case replays its floor after its
+    steps, which the steps' estimate leaves out. Tokens/s count from the first step, as
+    the bar's do. ``run``: the run's ``RunPace``, this case its ``index``-th (from 0):
+    the run left, where it can say (``RunPace.left_s``)."""
 
     def __init__(self, desc: str, total: Optional[int], by_requests: bool,
                  stream: Optional[IO] = None, every_s: float = 60.0,
-                 interval_s: float = 1.0, floor: bool = False):
+                 interval_s: float = 1.0, floor: bool = False,
+                 run: Optional["RunPace"] = None, index: int = 0,
+                 stamp: Optional[Callable[[], str]] = None):
         super().__init__(total, by_requests, interval_s)
         self.desc = desc
         self.stream = stream
         self.every_s = every_s
-        self.floor = floor
+        self.floor_after = floor
+        self.run, self.index, self.stamp = run, index, stamp or _stamp
         self.t_start = self.t_last
         self.t_shown = self.t_last
         self.n_first: Optional[int] = None
+        self.n_step, self.t_step = 0, self.t_last  # the latest look at the steps
+        self.floor_n, self.floor_total = 0, 0  # the latest look at the floor
+        self.t_floor_look = self.t_last
 
     def _show(self, n: int, rate: Optional[float], now: float) -> None:
         if self.n_first is None:  # the first step: the pace counts from here
             self.n_first = n
+        self.n_step, self.t_step = n, now
         if now - self.t_shown < self.every_s:
             return
         self.t_shown = now
@@ -145,12 +195,143 @@ class CaseHeartbeat(_Strided):
         line = f"{self.desc}: {done} after {_duration(now - self.t_start)}"
         if rate is not None:
             line += f", {rate:,.0f} tok/s"
-        if self.total and self.n_first < n < self.total and now > self.t_first:
-            left = (self.total - n) * (now - self.t_first) / (n - self.n_first)
+        pace = self.step_pace()
+        if self.total and n < self.total and pace is not None:
             unit = "requests" if self.by_requests else "steps"
-            line += (f"; about {_duration(left)} of {unit} left at this pace"
-                     + (", then the floor" if self.floor else ""))
-        print(line, file=sys.stderr if self.stream is None else self.stream, flush=True)
+            line += (f"; about {_duration((self.total - n) * pace)} of {unit} left at this "
+                     "pace" + (", then the floor" if self.floor_after else ""))
+        self._print(line)
+
+    def _show_floor(self, n: int, total: int, now: float) -> None:
+        self.floor_n, self.floor_total, self.t_floor_look = n, total, now
+        if now - self.t_shown < self.every_s:
+            return
+        self.t_shown = now
+        line = (f"{self.desc}: floor {n:,} of {total:,} step{'' if total == 1 else 's'} "
+                f"after {_duration(now - self.t_start)}")
+        pace = self.floor_pace()
+        if n < total and pace is not None:
+            line += f"; about {_duration((total - n) * pace)} of the floor left at this pace"
+        self._print(line)
+
+    def step_pace(self) -> Optional[float]:
+        """Seconds per step (request) since the first step, to the latest look at the
+        steps; ``None`` before two looks."""
+        if self.n_first is None or self.n_step <= self.n_first or self.t_step <= self.t_first:
+            return None
+        return (self.t_step - self.t_first) / (self.n_step - self.n_first)
+
+    def floor_pace(self) -> Optional[float]:
+        """Seconds per floor step since the floor began (its messages' decoding
+        included) to the latest look at it; ``None`` before the floor's first look
+        past 0."""
+        if self.t_floor is None or self.floor_n <= 0 or self.t_floor_look <= self.t_floor:
+            return None
+        return (self.t_floor_look - self.t_floor) / self.floor_n
+
+    def _print(self, line: str) -> None:
+        if self.run is not None:
+            left = self.run.left_s(self)
+            if left is not None:
+                line += f"; about {_duration(left)} of the run left"
+        print(f"{self.stamp()} {line}", file=sys.stderr if self.stream is None else self.stream,
+              flush=True)
+
+    def close(self) -> None:
+        """Tell the run's ``RunPace`` how the case went (``RunPace.finished``)."""
+        if self.run is not None:
+            self.run.finished(self, time.monotonic())
+
+
+class CasePlan(NamedTuple):
+    """A case's work, known before it runs: ``steps`` (warm-up and counted), ``floor``
+    (the floor's steps: its counted steps, 0 without a floor), ``key`` (the case
+    without its repetition: ``case_id`` up to ``#``) and ``transport``."""
+
+    steps: int
+    floor: int
+    key: str
+    transport: str
+
+
+def case_plan(spec) -> Optional[CasePlan]:
+    """The ``CasePlan`` of ``spec`` (a ``CaseSpec``); ``None`` when its steps are not
+    known before it runs (no ``counted_steps``: a trace replay, a step limit its
+    workload may not reach) or its time is not theirs (a timed replay:
+    ``trace_speedup``)."""
+    counted = getattr(spec, "counted_steps", None)
+    if counted is None or getattr(spec, "trace_speedup", None) is not None:
+        return None
+    return CasePlan(spec.warmup_steps + counted, counted if getattr(spec, "floor", False) else 0,
+                    str(spec.case_id).rsplit("#", 1)[0], str(getattr(spec, "transport", "")))
+
+
+class _Paces(NamedTuple):
+    step_s: float  # seconds per step
+    floor_s: Optional[float]  # per floor step (None: no floor replayed)
+    other_s: float  # the rest of the case: start-up, teardown, the previous case's writing
+
+
+class RunPace:
+    """The run's pace, for the heartbeat's ``about ... of the run left``: the
+    ``CasePlan`` of each of the run's ``cases`` (in the order they run) and the paces of
+    those finished (``finished``). The run left, from a case's heartbeat
+    (``left_s``): the rest of that case at its pace (its floor at the floor's pace,
+    before the floor at the last floor's pace over its case's step pace times this
+    case's, or, before any floor, this case's step pace), then each case after it at
+    the pace of the latest finished case of the same ``key`` (an earlier repetition),
+    else of the same transport, else at the current case's, with the time a finished
+    case spent outside its steps and floor (on average; the current case's start-up
+    before any finished). Rough: cases of other sizes or codecs run at other paces."""
+
+    def __init__(self, cases: Sequence):
+        self.plans = [case_plan(c) for c in cases]
+        self.paces: dict[str, _Paces] = {}  # by key, and by "transport " + transport
+        self.other_s: list[float] = []
+        self.floor_ratio: Optional[float] = None  # floor step over step, the latest
+        self.t_mark = time.monotonic()  # the run's start, then the latest case's end
+
+    def left_s(self, beat: CaseHeartbeat) -> Optional[float]:
+        """Seconds of the run left from ``beat``'s case on, as of its latest look;
+        ``None``
+        when some case left has no plan or the case has no pace yet."""
+        plans = self.plans[beat.index:]
+        step_s = beat.step_pace()
+        if not plans or None in plans or step_s is None:
+            return None
+        floor_s = beat.floor_pace()
+        if floor_s is None:
+            floor_s = step_s * (1.0 if self.floor_ratio is None else self.floor_ratio)
+        this = plans[0]
+        if beat.t_floor is not None:
+            left = max(0, this.floor - beat.floor_n) * floor_s
+        else:
+            left = max(0, this.steps - beat.n_step) * step_s + this.floor * floor_s
+        other_s = (sum(self.other_s) / len(self.other_s) if self.other_s
+                   else max(0.0, beat.t_first - beat.t_start))
+        current = _Paces(step_s, floor_s, other_s)
+        for plan in plans[1:]:
+            pace = (self.paces.get(plan.key) or self.paces.get("transport " + plan.transport)
+                    or current)
+            left += (pace.other_s + plan.steps * pace.step_s
+                     + plan.floor * (floor_s if pace.floor_s is None else pace.floor_s))
+        return left
+
+    def finished(self, beat: CaseHeartbeat, now: float) -> None:
+        """``beat``'s case ended at ``now``: keep its paces (when it had a plan and a
+        pace) for the cases after it."""
+        wall, self.t_mark = now - self.t_mark, now
+        plan = self.plans[beat.index] if beat.index < len(self.plans) else None
+        step_s, floor_s = beat.step_pace(), beat.floor_pace()
+        if plan is None or step_s is None:
+            return
+        steps = max(plan.steps, beat.n_step)
+        other = max(0.0, wall - steps * step_s - beat.floor_n * (floor_s or 0.0))
+        self.other_s.append(other)
+        if floor_s is not None:
+            self.floor_ratio = floor_s / step_s
+        self.paces[plan.key] = self.paces["transport " + plan.transport] = _Paces(
+            step_s, floor_s, other)
 
 
 def _duration(seconds: float) -> str:
@@ -163,10 +344,11 @@ def _duration(seconds: float) -> str:
     return f"{s // 3600} h {s % 3600 // 60} min"
 
 
-def case_progress(spec, desc: str, stream: Optional[IO] = None,
-                  bar: bool = True) -> _Strided:
+def case_progress(spec, desc: str, stream: Optional[IO] = None, bar: bool = True,
+                  run: Optional[RunPace] = None, index: int = 0) -> _Strided:
     """The progress of ``spec`` (a ``CaseSpec``): a tqdm bar (``bar``) or a line a
-    minute (``CaseHeartbeat``), counting requests finished out of the workload's length
+    minute (``CaseHeartbeat``, with the run's ``RunPace`` ``run``, this case its
+    ``index``-th from 0), counting requests finished out of the workload's length
     when the workload has one and the case has no step limit, else steps out of
     ``spec.warmup_steps + spec.counted_steps`` when it counts a number of steps, else
     out of ``spec.max_steps``."""
@@ -183,4 +365,4 @@ def case_progress(spec, desc: str, stream: Optional[IO] = None,
     if bar:
         return CaseProgress(desc, total, by_requests, stream=stream)
     return CaseHeartbeat(desc, total, by_requests, stream=stream,
-                         floor=bool(getattr(spec, "floor", False)))
+                         floor=bool(getattr(spec, "floor", False)), run=run, index=index)

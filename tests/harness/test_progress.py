@@ -91,11 +91,17 @@ def test_case_progress_picks_steps_or_requests():
 
 
 class _Clock:
-    """``time.monotonic`` for the progress module, moved by hand."""
+    """``time.monotonic`` for the progress module, moved by hand, and the heartbeat's
+    time of day (``progress._stamp``) read from it: 1000 s is ``00:16:40``."""
 
     def __init__(self, monkeypatch):
         self.now = 1000.0
         monkeypatch.setattr(progress.time, "monotonic", lambda: self.now)
+        monkeypatch.setattr(progress, "_stamp", lambda: _hms(self.now))
+
+
+def _hms(seconds: float) -> str:
+    return time.strftime("%H:%M:%S", time.gmtime(seconds))
 
 
 def test_heartbeat_writes_a_line_a_minute_with_the_time_left(monkeypatch):
@@ -118,7 +124,8 @@ def test_heartbeat_writes_a_line_a_minute_with_the_time_left(monkeypatch):
     elapsed = 0.5 + seq / 1000 + 20  # since the case began; its first step at 0.5 s
     rate = 256 * (seq - 1) / (elapsed - 0.5)
     left = (60_200 - seq) * (elapsed - 0.5) / (seq - 1)  # the pace since the first step
-    assert lines[0] == (f"[2/8] num_running=256/send/msgpack#0: {seq:,} of 60,200 steps "
+    assert lines[0] == (f"{_hms(1000 + elapsed)} [2/8] num_running=256/send/msgpack#0: "
+                        f"{seq:,} of 60,200 steps "
                         f"after 1 min {round(elapsed) - 60} s, {rate:,.0f} tok/s; about "
                         f"{round(left)} s of steps left at this pace")
 
@@ -129,11 +136,11 @@ def test_heartbeat_counts_requests_and_says_no_time_left_without_a_total(monkeyp
     beat(1, 4, 0)
     clock.now += 3725
     beat(20, 10, 1)  # past the stride a zero interval grows to
-    assert out.getvalue() == "trace: 1 request after 1 h 2 min, 0 tok/s\n"
+    assert out.getvalue() == "01:18:45 trace: 1 request after 1 h 2 min, 0 tok/s\n"
     beat = CaseHeartbeat("steps", total=None, by_requests=False, stream=out, interval_s=0.0)
     clock.now += 61
     beat(7, 0, 0)  # a case's first step a minute in (a slow start-up)
-    assert out.getvalue().splitlines()[-1] == "steps: 7 steps after 1 min 1 s"
+    assert out.getvalue().splitlines()[-1] == "01:19:46 steps: 7 steps after 1 min 1 s"
 
 
 def test_case_progress_gives_a_heartbeat_off_a_terminal(monkeypatch):
@@ -145,8 +152,132 @@ def test_case_progress_gives_a_heartbeat_off_a_terminal(monkeypatch):
     beat(1, 10, 0)  # the first step, after 30 s of start-up
     clock.now += 40
     beat(50, 500, 3)  # 3 of 7 requests in the 40 s since: 4 more take about 53 s
-    assert out.getvalue() == ("x: 3 of 7 requests after 1 min 10 s, 12 tok/s; about 53 s "
+    assert out.getvalue() == ("00:17:50 x: 3 of 7 requests after 1 min 10 s, 12 tok/s; about 53 s "
                               "of requests left at this pace, then the floor\n")
+
+
+def _steps(beat, clock, first, last, per_s, tokens=4):
+    """Steps ``first`` to ``last`` through ``beat``, ``per_s`` a second of the clock."""
+    t0 = clock.now
+    for seq in range(first, last + 1):
+        clock.now = t0 + (seq - first + 1) / per_s
+        beat(seq, tokens * seq, 0)
+
+
+def _floor(beat, clock, total, per_s):
+    """A floor of ``total`` steps, ``per_s`` a second, called as ``replay_floor`` calls."""
+    t0, next_n = clock.now, beat.floor(0, total)
+    for n in range(1, total + 1):
+        clock.now = t0 + n / per_s
+        if n >= next_n:
+            next_n = beat.floor(n, total)
+    beat.floor(total, total)
+
+
+def test_heartbeat_reports_the_floor_at_the_same_cadence(monkeypatch):
+    clock, out = _Clock(monkeypatch), io.StringIO()
+    beat = CaseHeartbeat("[1/2] c", total=3000, by_requests=False, stream=out,
+                         interval_s=0.0, floor=True)
+    clock.now += 10  # start-up
+    _steps(beat, clock, 1, 3000, per_s=100)  # 30 s of steps: no line yet
+    assert out.getvalue() == ""
+    clock.now += 5  # the floor begins 45 s into the case
+    _floor(beat, clock, 2950, per_s=50)  # 59 s of floor
+    lines = out.getvalue().splitlines()
+    # The first look a minute into the case: 15 s into the floor, 750 steps at 50 a second.
+    assert lines == ["00:17:40 [1/2] c: floor 750 of 2,950 steps after 1 min 0 s; about "
+                     "44 s of the floor left at this pace"]
+
+
+def test_heartbeat_says_how_much_of_the_run_is_left(monkeypatch):
+    clock, out = _Clock(monkeypatch), io.StringIO()
+    specs = [types.SimpleNamespace(case_id=f"n=2/{p}/msgpack#0", warmup_steps=1000,
+                                   counted_steps=5000, floor=True, transport="ipc",
+                                   max_steps=None)
+             for p in ("send", "cached")]
+    pace = progress.RunPace(specs)
+    beat = case_progress(specs[0], "[1/2] a", stream=out, bar=False, run=pace, index=0)
+    beat.interval_s = 0.0
+    clock.now += 6  # start-up: the next case's too, before any case finished
+    _steps(beat, clock, 1, 3001, per_s=50)  # the line at step 2,700, 60 s into the case
+    # Left: 3,300 steps at 50/s (66 s), a floor of 5,000 at the same pace before any
+    # floor (100 s), then the next case: 6 s + 6,000 steps (120 s) + its floor (100 s).
+    assert out.getvalue().splitlines() == [
+        "00:17:40 [1/2] a: 2,700 of 6,000 steps after 1 min 0 s, 200 tok/s; about 1 min 6 s "
+        "of steps left at this pace, then the floor; about 6 min 32 s of the run left"]
+    _steps(beat, clock, 3002, 6000, per_s=50)
+    clock.now += 1
+    _floor(beat, clock, 5000, per_s=100)  # twice as fast as the steps: 50 s
+    clock.now += 4
+    beat.close()  # 6 + 120 + 1 + 50 + 4 s: 11 s outside the steps and the floor
+    assert pace.other_s == [pytest.approx(11.0)] and pace.floor_ratio == pytest.approx(0.5)
+    out.seek(0)
+    out.truncate()
+    beat = case_progress(specs[1], "[2/2] b", stream=out, bar=False, run=pace, index=1)
+    beat.interval_s = 0.0
+    clock.now += 2
+    _steps(beat, clock, 1, 3001, per_s=100)  # the line at step 5,800: 60 s into the case
+    # Left: 200 steps (2 s), then its floor at the last floor's pace over its steps' (1/2
+    # of this case's step time): 5,000 x 0.005 s = 25 s. The run: the same.
+    _steps(beat, clock, 3002, 6000, per_s=100)
+    assert out.getvalue().splitlines() == [
+        "00:20:41 [2/2] b: 5,800 of 6,000 steps after 1 min 0 s, 400 tok/s; about 2 s of "
+        "steps left at this pace, then the floor; about 27 s of the run left"]
+
+
+def test_no_run_left_where_a_case_left_has_no_step_count(monkeypatch):
+    clock, out = _Clock(monkeypatch), io.StringIO()
+    steady = types.SimpleNamespace(case_id="s#0", warmup_steps=0, counted_steps=100,
+                                   floor=False, transport="ipc", max_steps=None)
+    timed = types.SimpleNamespace(case_id="t#0", warmup_steps=0, counted_steps=100,
+                                  floor=False, transport="ipc", max_steps=None,
+                                  trace_speedup=1.0)
+    trace = types.SimpleNamespace(case_id="r#0", warmup_steps=0, counted_steps=None,
+                                  floor=False, transport="ipc", max_steps=None,
+                                  make_workload=lambda: [0] * 7)
+    for later in (timed, trace):
+        beat = case_progress(steady, "s", stream=out, bar=False,
+                             run=progress.RunPace([steady, later]), index=0)
+        beat.interval_s = 0.0
+        _steps(beat, clock, 1, 100, per_s=1)
+        assert out.getvalue().splitlines()[-1].endswith("of steps left at this pace")
+    assert progress.case_plan(timed) is None and progress.case_plan(trace) is None
+
+
+def test_bar_counts_the_floor_on_the_same_bar():
+    out = io.StringIO()
+    bar = CaseProgress("[1/2] c", total=100, by_requests=False, stream=out, interval_s=0.0)
+    for seq in range(1, 101):
+        bar(seq, 4 * seq, 0)
+    assert bar.floor(0, 80) >= 1
+    assert (bar.bar.n, bar.bar.total, bar.bar.desc) == (0, 80, "[1/2] c floor")
+    bar.floor(80, 80)
+    bar.bar.refresh()
+    line = out.getvalue().split("\r")[-1]
+    assert line.startswith("[1/2] c floor: 100%") and "80/80" in line and "tok/s" not in line
+    bar.close()
+
+
+def test_a_run_off_a_terminal_reports_each_floor(tmp_path, monkeypatch):
+    """``replay_floor`` tells the case's heartbeat how far its floor is, up to its end."""
+    from ipc_bench import cli
+    from ipc_bench.cli import execute
+
+    out, real = io.StringIO(), execute.case_progress
+
+    def every_look(case, desc, bar=True, **kw):
+        beat = real(case, desc, stream=out, bar=False, **kw)
+        beat.every_s = 0.0  # a line at every look
+        return beat
+
+    monkeypatch.setattr(execute, "case_progress", every_look)
+    monkeypatch.setattr(execute, "progress_enabled", lambda quiet: False)
+    assert cli.main(ARGS[1:] + ["--policies", "send", "--output", str(tmp_path / "r")]) == 0
+    floors = [line.split(": ", 1)[1].split(" after")[0] for line in out.getvalue().splitlines()
+              if ": floor " in line]
+    assert floors[0] == "floor 0 of 300 steps" and floors[-1] == "floor 300 of 300 steps"
+    from ipc_bench.harness.floor import _progress
+    assert _progress is None  # the run's hook is gone once the case ends
 
 
 def test_the_terminal_gets_a_bar_and_a_log_a_line_a_minute(tmp_path, monkeypatch, capsys):
@@ -158,9 +289,9 @@ def test_the_terminal_gets_a_bar_and_a_log_a_line_a_minute(tmp_path, monkeypatch
     seen = []
     real = execute.case_progress
 
-    def spy(case, desc, bar=True):
+    def spy(case, desc, bar=True, **kw):
         seen.append(bar)
-        return real(case, desc, stream=io.StringIO(), bar=bar)
+        return real(case, desc, stream=io.StringIO(), bar=bar, **kw)
 
     monkeypatch.setattr(execute, "case_progress", spy)
     for enabled in (True, False):
