@@ -12,10 +12,10 @@ from typing import Sequence
 
 from ipc_bench.analysis.stats import METHODS
 from ipc_bench.cli.once import OnceParser
-from ipc_bench.engine.config import (ATTENTION_BACKENDS, DEVICES, MAX_NUM_BLOCKS,
-                                     MAX_NUM_SPEC_TOKENS, MAX_STEP_TIME_MS, MODELS,
-                                     POLICIES, ROOFLINE_SETTINGS, SPEC_MODELS, STEP_WAITS,
-                                     TORCH_PRESETS)
+from ipc_bench.engine.config import (ATTENTION_BACKENDS, DEVICES, EMULATED_DEFAULT_PRESET,
+                                     MAX_NUM_BLOCKS, MAX_NUM_SPEC_TOKENS, MAX_STEP_TIME_MS,
+                                     MODELS, POLICIES, ROOFLINE_SETTINGS, SPEC_MODELS,
+                                     STEP_WAITS, TORCH_PRESETS)
 from ipc_bench.engine.workloads import REQ_ID_FORMATS
 from ipc_bench.wire.codecs import CODECS
 from ipc_bench.wire.transport import POLL_SLICE_MS, TRANSPORTS
@@ -539,7 +539,8 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
                    "polling a GPU; step-time's default)")
     p.add_argument("--model-preset", metavar="NAME",
                    help="shape of the torch and emulated models: "
-                   + ", ".join(TORCH_PRESETS) + " (default cpu)")
+                   + ", ".join(TORCH_PRESETS) + " (default: cpu for torch, "
+                   + EMULATED_DEFAULT_PRESET + " for emulated)")
     p.add_argument("--torch-threads", type=_int_in(1, 1024), metavar="N",
                    help="torch threads in the runner process (default 1)")
     p.add_argument("--device", choices=DEVICES,

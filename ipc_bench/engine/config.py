@@ -20,6 +20,10 @@ POLICIES: tuple[str, ...] = (SEND, CACHED)
 MODELS: tuple[str, ...] = ("null", "fixed-step", "torch", "emulated")
 #: Models whose shape is ``ModelConfig.preset`` (the others ignore it).
 PRESET_MODELS: tuple[str, ...] = ("torch", "emulated")
+#: The emulated model's shape where no ``--model-preset`` is given: a public model's
+#: (the torch model's default, ``cpu``, is a 2-layer test shape whose emulated step is
+#: almost the null model's, which no one asking what send costs at a GPU step means).
+EMULATED_DEFAULT_PRESET = "llama-3.2-1b"
 DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda")
 #: ``--attention``: the torch model's decode attention (``engine.paged_attention``).
 ATTENTION_BACKENDS: tuple[str, ...] = ("auto", "gather", "flex", "varlen")

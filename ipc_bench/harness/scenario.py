@@ -42,8 +42,9 @@ import ipc_bench
 from ipc_bench.errors import one_line
 from ipc_bench.harness.spec import (ASYNC_ARM, INPROC, INPUT_ORACLE_INTERVAL, NO_CODEC,
                                      CaseSpec)
-from ipc_bench.engine.config import (CACHED, MAX_NUM_BLOCKS, POLICIES, PRESET_MODELS,
-                                     ConfigError, ModelConfig, SchedulerConfig, check_token_ids_spec,
+from ipc_bench.engine.config import (CACHED, EMULATED_DEFAULT_PRESET, MAX_NUM_BLOCKS,
+                                     POLICIES, PRESET_MODELS, ConfigError, ModelConfig,
+                                     SchedulerConfig, check_token_ids_spec,
                                      preset_vocab_size)
 from ipc_bench.engine.token_ids import read_histogram, token_id_distribution
 from ipc_bench.engine.traces import PUBLISHED_SHA256, load_azure_trace
@@ -196,7 +197,8 @@ class ScenarioOptions:
         ``--model-preset``, ``--torch-threads``, ``--device``, ``--attention``,
         ``--cuda-graphs``, ``--cuda-graph-sizes``, ``--roofline``, ``--vocab-size``,
         ``--token-ids`` (a histogram is read here: ``ConfigError`` on a bad one) and
-        ``--seed``. Vocabulary: ``--vocab-size``, else the preset's published one for the torch and
+        ``--seed``. Without ``--model-preset`` the emulated model takes
+        ``EMULATED_DEFAULT_PRESET`` (``llama-3.2-1b``), the torch model ``cpu``. Vocabulary: ``--vocab-size``, else the preset's published one for the torch and
         emulated models (``config.preset_vocab_size``), else 128,256.
         ``step_time_ms`` overrides ``--step-time-ms`` (for sweeps); otherwise that option
         takes one value here (``ConfigError`` if given several)."""
@@ -208,7 +210,9 @@ class ScenarioOptions:
         base = ModelConfig()
         name = self.model or default
         # an empty value given is refused as unknown, not read as the default
-        preset = base.preset if self.model_preset is None else self.model_preset
+        preset = self.model_preset
+        if preset is None:
+            preset = EMULATED_DEFAULT_PRESET if name == "emulated" else base.preset
         config = ModelConfig(
             name=name, seed=self.seed,
             step_time_ms=base.step_time_ms if step_time_ms is None else step_time_ms,

@@ -220,3 +220,16 @@ def test_the_terminal_names_the_repetition_of_each_emulated_step():
         "; mean emulated step ms: send/msgpack#0 0.604, send/msgpack#1 0.605")
     assert tables.model_time_lines([case(0)])[0].endswith(
         "; mean emulated step ms: send/msgpack 0.604")
+
+
+def test_without_a_preset_the_emulated_model_takes_a_public_shape():
+    # the torch model's default (cpu, a 2-layer test shape) emulated almost the null
+    # model's step, labelled "on NVIDIA H200": the emulated model takes llama-3.2-1b
+    from ipc_bench.harness.scenario import ScenarioOptions
+
+    emulated = ScenarioOptions(model="emulated").model_config()
+    assert (emulated.preset, emulated.vocab_size) == ("llama-3.2-1b", 128_256)
+    assert ScenarioOptions(model="torch").model_config().preset == "cpu"
+    assert ScenarioOptions(model="emulated", model_preset="cpu").model_config().preset == "cpu"
+    assert EmulatedModel(emulated, SchedulerConfig()).device == (
+        "emulated llama-3.2-1b on NVIDIA H200 (roofline, uncalibrated)")
