@@ -463,9 +463,21 @@ def label_names(metadata: dict[str, dict[str, Any]]) -> list[str]:
                    for k in (c.get("labels") or {})})
 
 
+def _lone_summary_hint(p: Path) -> str:
+    """What to do with a run's ``summary.json`` given alone (a published report's
+    ``<run>.summary.json``: no per-step files beside it), for ``check_run_dir``'s
+    refusal; ``""`` for any other file."""
+    if not p.name.endswith("summary.json"):
+        return ""
+    return (" (a run's summary.json alone, as published beside a report, holds its "
+            "per-case figures only: read them with pandas.json_normalize(json.load(open("
+            f"{str(p)!r}))['cases']); load reads whole run folders)")
+
+
 def check_run_dir(path: str | os.PathLike) -> Path:
     """``Path(path)`` if it is a run folder, else ``ResultsError`` (one line): ``PATH:
-    no such folder``, ``PATH: not a folder``, ``PATH: not a run folder (no
+    no such folder``, ``PATH: not a folder`` (for a lone ``summary.json``, how to read
+    it, ``_lone_summary_hint``), ``PATH: not a run folder (no
     summary.json)`` (and what it holds instead, ``_what_it_holds``: a rendered report,
     run folders), ``PATH: not a run folder (summary.json is not a file)``, or
     ``cannot read run folder PATH: REASON`` when the system will not look it up (a
@@ -473,7 +485,7 @@ def check_run_dir(path: str | os.PathLike) -> Path:
     p = Path(path)
     try:
         if not stat.S_ISDIR(_mode_of(p, p, "no such folder")):
-            raise ResultsError(f"{p}: not a folder")
+            raise ResultsError(f"{p}: not a folder{_lone_summary_hint(p)}")
         try:
             summary = _mode_of(p / "summary.json", p, "not a run folder (no summary.json)")
         except ResultsError as exc:

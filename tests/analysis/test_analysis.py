@@ -151,6 +151,25 @@ def test_load_bad_folders(tmp_path):
     assert str(err.value) == "None is not a path (a str, bytes or os.PathLike)"
 
 
+def test_a_published_summary_json_alone_is_refused_with_how_to_read_it():
+    import pandas as pd
+
+    published = Path(__file__).resolve().parents[2] / (
+        "results/published/decode-steady/decode-steady-r5.summary.json")
+    with pytest.raises(ResultsError) as err:
+        load(published)
+    assert str(err.value) == (
+        f"{published}: not a folder (a run's summary.json alone, as published beside a "
+        "report, holds its per-case figures only: read them with pandas.json_normalize("
+        f"json.load(open({str(published)!r}))['cases']); load reads whole run folders)")
+    # the way it gives works: one row per case of the published run
+    cases = pd.json_normalize(json.load(open(published))["cases"])
+    assert len(cases) == 120 and "output_tokens_per_s" in cases
+    with pytest.raises(ResultsError) as err:  # another file: no hint
+        load(published.with_name("report.md"))
+    assert str(err.value) == f"{published.with_name('report.md')}: not a folder"
+
+
 def test_load_takes_a_path_as_bytes(run_dir):
     """A path given as bytes (``os.fsencode``, what ``os.listdir(b".")`` gives) loads
     the run as its text form does."""
