@@ -361,6 +361,22 @@ def quiet_warnings_line(cases: Sequence[dict[str, Any]], run_dir: Path) -> Optio
             f"{one_line(str(run_dir / 'summary.json'))} (not shown: --quiet)")
 
 
+def warnings_count_line(cases: Sequence[dict[str, Any]], run_dir: Path) -> Optional[str]:
+    """The line a run (not ``--quiet``) ends with when its cases recorded warnings, so
+    that a log's end says what its middle holds: ``23 measurement warnings in 16 of 24
+    cases (printed under their case lines above): see DIR/summary.json, or Measurement
+    warnings in python bench.py report DIR``; ``None`` when they recorded none."""
+    counts = [len(s.get("warnings") or ()) for s in cases]
+    count, noted = sum(counts), sum(1 for n in counts if n)
+    if not count:
+        return None
+    folder = one_line(str(run_dir))
+    return (f"{count:,} measurement warning{'' if count == 1 else 's'} in {noted:,} of "
+            f"{len(cases):,} case{'' if len(cases) == 1 else 's'} (printed under their case "
+            f"lines above): see {one_line(str(run_dir / 'summary.json'))}, or Measurement "
+            f"warnings in python bench.py report {folder}")
+
+
 def _code_warnings(summary: dict[str, Any], metadata: dict[str, Any]) -> list[str]:
     """The warning of a case whose runner, started by hand, named other code
     (``runner_code``: ``environment.code_identity`` of its checkout) than this
@@ -783,7 +799,8 @@ class _Run:
         """After the last case: digests, paired comparisons, byte model and the
         scenario's report, the final status in ``summary.json``, then the tables, the
         ``note:`` lines (the digests'; ``floor_pair_notes``, not with ``--quiet``) (and,
-        with ``--quiet``, ``quiet_warnings_line`` after them); 1
+        with ``--quiet``, ``quiet_warnings_line`` after them), the ``results:`` line, then
+        (not with ``--quiet``) ``warnings_count_line`` on stderr; 1
         when a check found a problem, or when the tables could not be written to
         stdout (``console.stdout_failure``: ``summary.json`` is rewritten ``failed``
         with that reason in ``problems``)."""
@@ -820,6 +837,9 @@ class _Run:
         print("\n".join(t for t in text if t))
         print(f"\nresults: {one_line(str(self.run_dir))}")  # a line break in DIR escaped
         sys.stdout.flush()
+        count = warnings_count_line(writer.cases, self.run_dir)
+        if count is not None:  # on stderr, under the warnings' lines (not with --quiet)
+            self.log(count)
         for p in problems:
             print(one_line(f"bench.py: error: {p}"), file=sys.stderr)
         lost = stdout_failure(sys.stdout)

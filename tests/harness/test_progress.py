@@ -373,8 +373,34 @@ def test_each_cases_warnings_follow_its_line(tmp_path, monkeypatch, capsys):
     assert cli.main(ARGS[1:] + ["--output", str(run)]) == 0
     lines = capsys.readouterr().err.splitlines()
     assert lines[0] == f"ipc-bench: decode-steady, 2 cases -> {run}"
-    assert len(lines) == 5, lines
+    assert len(lines) == 6, lines
     for n, i in enumerate((1, 3), 1):  # each case's line, then its warning
         tag, case = lines[i].split(": ")[0].split()
         assert tag == f"[{n}/2]"
         assert lines[i + 1] == f"  warning: noisy {case}"
+    assert lines[5] == (f"2 measurement warnings in 2 of 2 cases (printed under their case "
+                        f"lines above): see {run}/summary.json, or Measurement warnings in "
+                        f"python bench.py report {run}")  # the run's last line
+
+
+def test_a_run_without_warnings_ends_with_its_results(tmp_path, monkeypatch, capsys):
+    from ipc_bench import cli
+    from ipc_bench.cli import execute
+
+    monkeypatch.setattr(execute, "noise_warnings", lambda summary, usage=None: [])
+    assert cli.main(ARGS[1:] + ["--output", str(tmp_path / "r")]) == 0
+    err = capsys.readouterr().err
+    assert "measurement warning" not in err
+
+
+def test_warnings_count_line_counts_the_cases_warnings(tmp_path):
+    from ipc_bench.cli.execute import warnings_count_line
+
+    assert warnings_count_line([{"warnings": []}, {}], tmp_path) is None
+    cases = [{"warnings": ["a"]}, {"warnings": []}, {"warnings": ["b", "c"]}]
+    assert warnings_count_line(cases, tmp_path) == (
+        f"3 measurement warnings in 2 of 3 cases (printed under their case lines above): "
+        f"see {tmp_path}/summary.json, or Measurement warnings in python bench.py report "
+        f"{tmp_path}")
+    assert warnings_count_line([{"warnings": ["a"]}], tmp_path).startswith(
+        "1 measurement warning in 1 of 1 case (")
