@@ -233,7 +233,9 @@ class CaseHeartbeat(_Strided):
         if self.run is not None:
             left = self.run.left_s(self)
             if left is not None:
-                line += f"; about {_duration(left)} of the run left"
+                line += f"; about {_duration(left[0])} of the run left" + "".join(
+                    f", besides {n} {transport} case{'' if n == 1 else 's'}"
+                    for transport, n in left[1].items())
         print(f"{self.stamp()} {line}", file=sys.stderr if self.stream is None else self.stream,
               flush=True)
 
@@ -280,9 +282,12 @@ class RunPace:
     before the floor at the last floor's pace over its case's step pace times this
     case's, or, before any floor, this case's step pace), then each case after it at
     the pace of the latest finished case of the same ``key`` (an earlier repetition),
-    else of the same transport, else at the current case's, with the time a finished
-    case spent outside its steps and floor (on average; the current case's start-up
-    before any finished). Rough: cases of other sizes or codecs run at other paces."""
+    else of the same transport, else, of the current case's transport, at its pace,
+    with the time a finished case spent outside its steps and floor (on average; the
+    current case's start-up before any finished). A case left of a transport no case
+    has run yet (the single-process ``inproc`` after two-process ones: several times
+    faster) is counted apart, not timed. Rough: cases of other sizes or codecs run at
+    other paces."""
 
     def __init__(self, cases: Sequence):
         self.plans = [case_plan(c) for c in cases]
@@ -291,10 +296,10 @@ class RunPace:
         self.floor_ratio: Optional[float] = None  # floor step over step, the latest
         self.t_mark = time.monotonic()  # the run's start, then the latest case's end
 
-    def left_s(self, beat: CaseHeartbeat) -> Optional[float]:
-        """Seconds of the run left from ``beat``'s case on, as of its latest look;
-        ``None``
-        when some case left has no plan or the case has no pace yet."""
+    def left_s(self, beat: CaseHeartbeat) -> Optional[tuple[float, dict[str, int]]]:
+        """Seconds of the run left from ``beat``'s case on, as of its latest look, and
+        the cases left untimed, by transport (none run yet); ``None`` when some case
+        left has no plan or the case has no pace yet."""
         plans = self.plans[beat.index:]
         step_s = beat.step_pace()
         if not plans or None in plans or step_s is None:
@@ -309,13 +314,16 @@ class RunPace:
             left = max(0, this.steps - beat.n_step) * step_s + this.floor * floor_s
         other_s = (sum(self.other_s) / len(self.other_s) if self.other_s
                    else max(0.0, beat.t_first - beat.t_start))
-        current = _Paces(step_s, floor_s, other_s)
+        current, untimed = _Paces(step_s, floor_s, other_s), {}
         for plan in plans[1:]:
             pace = (self.paces.get(plan.key) or self.paces.get("transport " + plan.transport)
-                    or current)
+                    or (current if plan.transport == this.transport else None))
+            if pace is None:
+                untimed[plan.transport] = untimed.get(plan.transport, 0) + 1
+                continue
             left += (pace.other_s + plan.steps * pace.step_s
                      + plan.floor * (floor_s if pace.floor_s is None else pace.floor_s))
-        return left
+        return left, untimed
 
     def finished(self, beat: CaseHeartbeat, now: float) -> None:
         """``beat``'s case ended at ``now``: keep its paces (when it had a plan and a

@@ -225,6 +225,28 @@ def test_heartbeat_says_how_much_of_the_run_is_left(monkeypatch):
         "steps left at this pace, then the floor; about 27 s of the run left"]
 
 
+def test_cases_of_a_transport_not_run_yet_are_counted_apart(monkeypatch):
+    clock, out = _Clock(monkeypatch), io.StringIO()
+    ipc = types.SimpleNamespace(case_id="a#0", warmup_steps=0, counted_steps=100,
+                                floor=False, transport="ipc", max_steps=None)
+    inproc = [types.SimpleNamespace(case_id=f"{p}#0", warmup_steps=0, counted_steps=100,
+                                    floor=False, transport="inproc", max_steps=None)
+              for p in ("b", "c")]
+    pace = progress.RunPace([ipc] + inproc)
+    beat = case_progress(ipc, "[1/3] a", stream=out, bar=False, run=pace, index=0)
+    beat.interval_s = 0.0
+    _steps(beat, clock, 1, 100, per_s=1)  # the line at step 60, 60 s in: 40 s left
+    assert out.getvalue().splitlines() == [
+        "00:17:40 [1/3] a: 60 of 100 steps after 1 min 0 s, 4 tok/s; about 40 s of steps "
+        "left at this pace; about 40 s of the run left, besides 2 inproc cases"]
+    beat.close()
+    beat = case_progress(inproc[0], "[2/3] b", stream=out, bar=False, run=pace, index=1)
+    beat.interval_s = 0.0
+    _steps(beat, clock, 1, 100, per_s=1)  # 40 s, then the last case at this pace: 100 s
+    assert out.getvalue().splitlines()[-1].endswith(
+        "about 40 s of steps left at this pace; about 2 min 20 s of the run left")
+
+
 def test_no_run_left_where_a_case_left_has_no_step_count(monkeypatch):
     clock, out = _Clock(monkeypatch), io.StringIO()
     steady = types.SimpleNamespace(case_id="s#0", warmup_steps=0, counted_steps=100,
