@@ -1116,10 +1116,14 @@ def _floor_findings(ok) -> list[str]:
     cases it covers ran a model that waits or computes (``tables.model_steps``: fixed-step,
     emulated, torch), the floor ran no model, so the finding says that the range
     includes that model's step instead of calling it the harness's overhead. Two cases
-    read ``both``, one ``the one`` (``_the_n``)."""
+    read ``both``, one ``the one`` (``_the_n``). Also left out and counted: the cases of
+    each send / cached pair whose floors the run's notes call not comparable
+    (``_incomparable_floors``), so that the range is of comparable floors alone."""
     if "step_to_floor_ratio" not in ok.columns or not ok["step_to_floor_ratio"].notna().any():
         return []
     known = ok[ok["step_to_floor_ratio"].notna()]
+    unlike = known["case_id"].isin(_incomparable_floors(ok)) if "case_id" in known.columns \
+        else pd.Series(False, index=known.index)
     r = known["step_to_floor_ratio"]
     is_async = (known["async_scheduling"] == True if "async_scheduling" in known.columns  # noqa: E712
                 else pd.Series(False, index=known.index))
@@ -1131,13 +1135,17 @@ def _floor_findings(ok) -> list[str]:
                       "`!`): that overhead is noise")
     if is_async.any():
         causes.append(_async_floor_cause(r[is_async]))
+    unlike &= ~is_async & (r >= 1)  # counted once, by the first cause that has it
+    if unlike.any():
+        causes.append(_incomparable_cause(int(unlike.sum())))
     noise = "; ".join(causes)
-    r = r[(r >= 1) & ~is_async]
+    r = r[(r >= 1) & ~is_async & ~unlike]
     if r.empty:
         return [f"No overhead over the floor can be read from this run: {noise}."]
     n = len(r)
     which = (("synchronous " if is_async.any() else "") + ("case" if n == 1 else "cases")
              + (" with `x floor` at or above 1" if below_sync
+                else " with a comparable floor" if unlike.any()
                 else " with a floor" if len(known) < len(ok) else ""))  # not the inproc ones
     low, high = f"{r.min():.2f}x", f"{r.max():.2f}x"
     floor = "the floor (the same recorded messages exchanged bare)"
@@ -1153,6 +1161,35 @@ def _floor_findings(ok) -> list[str]:
     return [f"The measured steps {span}; they include {steps}, which the floor does not "
             "run, so that ratio is not the harness's overhead alone"
             + (f"; {noise}, left out." if causes else ".")]
+
+
+def _incomparable_cause(k: int) -> str:
+    """Why ``_floor_findings`` leaves out ``k`` cases of ``_incomparable_floors``."""
+    if k == 1:
+        whose = "1 case whose floor is not comparable with its send / cached twin's"
+    else:
+        whose = f"{k} cases whose floors are not comparable with their send / cached twins'"
+    return (whose + ", as the notes under Measurement warnings say (the two floors differ "
+            "by more than their frames explain: the machine's noise)")
+
+
+def _incomparable_floors(ok) -> set[str]:
+    """The case ids of the send / cached pairs of ``ok`` (``Results.cases``) whose
+    floors ``summary.floor_pair_notes`` (the run's ``note:`` lines, the report's under
+    Measurement warnings) calls not comparable: both cases of each pair it notes."""
+    from ipc_bench.analysis.summary import floor_pair_notes
+
+    if "case_id" not in ok.columns:
+        return set()
+    records = ok.to_dict("records")
+    sends = [r for r in records if r.get("policy") == SEND]
+    out: set[str] = set()
+    for c in (r for r in records if r.get("policy") == CACHED):
+        for note in floor_pair_notes(sends + [c]):
+            for s in sends:
+                if note.startswith(f"the floors of {s['case_id']} and {c['case_id']} "):
+                    out |= {s["case_id"], c["case_id"]}
+    return out
 
 
 def _the_n(n: int, counted: bool) -> str:

@@ -95,11 +95,15 @@ def test_the_report_marks_it_and_leaves_it_out_of_the_floor_range(slow_floor_run
             "work) ran slower than the case: that case's overhead over the floor is noise; "
             "its warning says so") in md
     assert "async" not in md  # a synchronous run: the note speaks of its own cases
-    assert ("- The harness's measured steps take 3.25x the floor (the same recorded "
-            "messages exchanged bare) in the one case with `x floor` at or above 1; the "
-            "floor ran slower than the case "
-            "in 1 case (`x floor` below 1, marked `!`): that overhead is noise, "
-            "left out.") in md
+    # send's x floor, 3.25 against cached's 0.89, makes their floors differ by far more
+    # than their frames explain: the run's note calls them not comparable, so send's is
+    # left out of the range too, and counted apart
+    assert "so their floor tok/s and x floor are not comparable" in md
+    assert ("- No overhead over the floor can be read from this run: the floor ran slower "
+            "than the case in 1 case (`x floor` below 1, marked `!`): that overhead is "
+            "noise; 1 case whose floor is not comparable with its send / cached twin's, as "
+            "the notes under Measurement warnings say (the two floors differ by more than "
+            "their frames explain: the machine's noise).") in md
     assert f"- `num_running=4/cached/msgpack#0`: {SLOW}" in md
 
 
@@ -214,3 +218,36 @@ def test_the_floor_range_says_how_many_of_its_floors_are_noisy():
         "their `x floor` with it)."]
     quiet = ok.assign(floor_step_ns_block_cv=[0.01, 0.05, 0.03])
     assert findings._floor_findings(quiet)[0].endswith("across all 3 cases.")
+
+
+def test_floors_the_notes_call_not_comparable_are_left_out_of_the_range():
+    """The floors of repetition 0's send / cached pair differ by 60 µs where their
+    frames explain 1 µs: the run's note calls them not comparable, so both cases are
+    left out of the range and counted apart; repetition 1's pair is in it."""
+    import pandas as pd
+
+    from ipc_bench.analysis.summary import floor_pair_notes
+    from ipc_bench.report import findings
+
+    def case(policy, rep, floor_us, ratio):
+        return dict(case_id=f"num_running=4/{policy}/msgpack#{rep}", policy=policy,
+                    arm=policy, scenario="decode-steady", workload="num_running=4",
+                    codec="msgpack", transport="ipc", repetition=rep,
+                    async_scheduling=False, schedule_digest="d", model="null",
+                    floor_step_ns_mean=floor_us * 1e3, step_to_floor_ratio=ratio,
+                    encode_ns_per_step=6_000.0 if policy == "send" else 5_500.0,
+                    decode_ns_per_step=15_000.0 if policy == "send" else 14_500.0)
+
+    ok = pd.DataFrame([case("send", 0, 160.0, 1.5), case("cached", 0, 100.0, 3.9),
+                       case("send", 1, 101.0, 2.1), case("cached", 1, 100.0, 2.4)])
+    (note,) = floor_pair_notes(ok.to_dict("records"))
+    assert note.startswith("the floors of num_running=4/send/msgpack#0 and "
+                           "num_running=4/cached/msgpack#0 differ by more than")
+    assert findings._incomparable_floors(ok) == {"num_running=4/send/msgpack#0",
+                                                 "num_running=4/cached/msgpack#0"}
+    assert findings._floor_findings(ok) == [
+        "The harness's measured steps take 2.10x to 2.40x the floor (the same recorded "
+        "messages exchanged bare) across the 2 cases with a comparable floor; 2 cases "
+        "whose floors are not comparable with their send / cached twins', as the notes "
+        "under Measurement warnings say (the two floors differ by more than their frames "
+        "explain: the machine's noise), left out."]
